@@ -1,0 +1,578 @@
+"""Kùzu implementation of :class:`graphmem.core.ports.GraphStore`.
+
+Kùzu allows one process per database directory; a second one fails to take the
+lock. This adapter translates that (and every other Kùzu error) into graphmem's
+errors, keeps the schema versioned, and serialises access from threads.
+"""
+
+from __future__ import annotations
+
+import importlib.util  # noqa: F401  kuzu's COPY FROM arrow needs it imported
+import json
+import logging
+import os
+import threading
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import kuzu
+import numpy as np
+import pyarrow as pa
+
+from graphmem.adapters.kuzu_schema import (
+    ENTITY_TABLES,
+    MEMORY_COLUMNS,
+    SCHEMA_VERSION,
+    create_schema,
+    migrate,
+)
+from graphmem.core.models import (
+    Category,
+    Entity,
+    EntityKind,
+    Link,
+    LinkKind,
+    MemoryRecord,
+    Scope,
+    Status,
+)
+from graphmem.core.ports import Neighbour, StoredVectors, Vector, Visibility
+from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
+
+log = logging.getLogger(__name__)
+
+DB_DIRNAME = "graph.kuzu"
+OWNER_FILENAME = "owner.json"
+FTS_INDEX = "memory_text"
+# COPY is much faster than row inserts, but has fixed costs: below this, insert rows.
+COPY_MIN_ROWS = 64
+
+
+def _naive_utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    return None if value is None else value.replace(tzinfo=UTC)
+
+
+class KuzuGraphStore:
+    """A graphmem store in ``<data_dir>/graph.kuzu``."""
+
+    def __init__(self, data_dir: Path, *, dimension: int) -> None:
+        self.data_dir = data_dir
+        self.path = data_dir / DB_DIRNAME
+        self.dimension = dimension
+        self._lock = threading.RLock()
+        try:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"Cannot create the data dir {data_dir}: {exc.strerror}.") from exc
+        try:
+            self._db = kuzu.Database(str(self.path))
+        except RuntimeError as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLockedError(self._locked_message()) from exc
+            raise StoreError(
+                f"Cannot open the graph store at {self.path}: {exc}. If it was copied "
+                "or damaged, restore it from an export (`graphmem import`)."
+            ) from exc
+        self._conn = kuzu.Connection(self._db)
+        self._write_owner()
+        self._run("LOAD EXTENSION fts")
+        self._init_schema()
+
+    # -- lifecycle --------------------------------------------------------------
+
+    def _locked_message(self) -> str:
+        owner = ""
+        try:
+            info = json.loads((self.data_dir / OWNER_FILENAME).read_text("utf-8"))
+            owner = f" (process {info.get('pid')}: {info.get('command', '?')})"
+        except (OSError, ValueError):
+            pass
+        return (
+            f"Another process{owner} holds the graph store at {self.path}; Kùzu lets one "
+            "process open it at a time. Stop that process, or run this command through "
+            "it, or use another store with --data-dir."
+        )
+
+    def _write_owner(self) -> None:
+        import sys
+
+        info = {"pid": os.getpid(), "command": " ".join(os.path.basename(a) for a in sys.argv[:2])}
+        try:
+            (self.data_dir / OWNER_FILENAME).write_text(json.dumps(info), "utf-8")
+        except OSError:
+            log.debug("could not write the owner file", exc_info=True)
+
+    def _init_schema(self) -> None:
+        tables = {row[1] for row in self._rows("CALL show_tables() RETURN *")}
+        if "Memory" not in tables:
+            for statement in create_schema(self.dimension):
+                self._run(statement)
+            self._run(
+                f"CALL CREATE_FTS_INDEX('Memory', '{FTS_INDEX}', ['text'], stemmer := 'porter')"
+            )
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+            return
+        version = int(self.get_meta("schema_version") or 0)
+        if version > SCHEMA_VERSION:
+            raise StoreMismatchError(
+                f"The store at {self.path} has schema version {version}, newer than this "
+                f"graphmem understands ({SCHEMA_VERSION}). Upgrade graphmem."
+            )
+        for statement in migrate(version):
+            self._run(statement)
+        if version < SCHEMA_VERSION:
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+            self._db.close()
+
+    # -- low level --------------------------------------------------------------
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except RuntimeError as exc:
+            raise StoreError(f"The graph store failed: {exc}") from exc
+
+    def _run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
+        with self._lock, self._translated():
+            self._conn.execute(query, dict(params or {}))
+
+    def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
+        with self._lock, self._translated():
+            result = self._conn.execute(query, dict(params or {}))
+            assert not isinstance(result, list)
+            return result.get_all()
+
+    # -- metadata ---------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._rows("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+
+    # -- memories ---------------------------------------------------------------
+
+    def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None:
+        if not records:
+            return
+        if len(records) < COPY_MIN_ROWS:
+            with self._lock, self._transaction():
+                for i, record in enumerate(records):
+                    params = _memory_params(record)
+                    params["embedding"] = None if vectors is None else vectors[i].tolist()
+                    self._conn.execute(_CREATE_MEMORY, params)
+            return
+        table = _memory_table(records, vectors, self.dimension)
+        with self._lock, self._translated():
+            self._conn.execute("COPY Memory FROM $t", {"t": table})
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._translated():
+            self._conn.execute("BEGIN TRANSACTION")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
+        if not ids:
+            return {}
+        rows = self._rows(f"MATCH (m:Memory) WHERE m.id IN $ids RETURN {_MEMORY_RETURN}", {"ids": list(ids)})
+        return {row[0]: _memory_from_row(row) for row in rows}
+
+    def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
+        rows = self._rows(
+            f"MATCH (m:Memory) WHERE m.content_hash = $h RETURN {_MEMORY_RETURN}", {"h": content_hash}
+        )
+        return [_memory_from_row(row) for row in rows]
+
+    def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
+        unknown = set(changes) - set(MEMORY_COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown memory fields: {sorted(unknown)}")
+        sets = ", ".join(f"m.{name} = ${name}" for name in changes)
+        params: dict[str, Any] = {name: _to_db(value) for name, value in changes.items()}
+        params["id"] = memory_id
+        self._run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
+
+    def delete_memory(self, memory_id: str) -> None:
+        self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+
+    def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
+        where, params = _visibility_clause(visibility)
+        params.update(limit=limit, offset=offset)
+        rows = self._rows(
+            f"MATCH (m:Memory) WHERE {where} RETURN {_MEMORY_RETURN} "
+            "ORDER BY m.created_at DESC, m.id SKIP $offset LIMIT $limit",
+            params,
+        )
+        return [_memory_from_row(row) for row in rows]
+
+    def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]:
+        where = "m.project = $p" if project is not None else "true"
+        rows = self._rows(
+            f"MATCH (m:Memory) WHERE {where} RETURN {_MEMORY_RETURN} ORDER BY m.created_at, m.id",
+            {"p": project} if project is not None else {},
+        )
+        return [_memory_from_row(row) for row in rows]
+
+    def count_memories(self) -> dict[tuple[str, str, str], int]:
+        rows = self._rows("MATCH (m:Memory) RETURN m.category, m.scope, m.status, count(*)")
+        return {(row[0], row[1], row[2]): int(row[3]) for row in rows}
+
+    def last_in_session(self, session: str) -> str | None:
+        rows = self._rows(
+            "MATCH (m:Memory) WHERE m.session = $s RETURN m.id ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
+            {"s": session},
+        )
+        return rows[0][0] if rows else None
+
+    # -- search -----------------------------------------------------------------
+
+    def search_text(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]:
+        if not query.strip():
+            return []
+        where, params = _visibility_clause(visibility, alias="node")
+        params.update(q=query, limit=limit)
+        rows = self._rows(
+            f"CALL QUERY_FTS_INDEX('Memory', '{FTS_INDEX}', $q) WHERE {where} "
+            "RETURN node.id, score ORDER BY score DESC LIMIT $limit",
+            params,
+        )
+        return [(row[0], float(row[1])) for row in rows]
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
+        rows = self._rows(
+            "MATCH (m:Memory) WHERE m.embedding IS NULL RETURN m.id, m.text LIMIT $n", {"n": limit}
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
+        rows = [{"id": i, "e": v.tolist()} for i, v in zip(ids, vectors, strict=True)]
+        self._run("UNWIND $rows AS r MATCH (m:Memory {id: r.id}) SET m.embedding = r.e", {"rows": rows})
+
+    def clear_embeddings(self, dimension: int) -> None:
+        with self._lock, self._translated():
+            self._conn.execute("ALTER TABLE Memory DROP embedding")
+            self._conn.execute(f"ALTER TABLE Memory ADD embedding FLOAT[{dimension}]")
+        self.dimension = dimension
+
+    def load_vectors(self) -> StoredVectors:
+        with self._lock, self._translated():
+            result = self._conn.execute(
+                "MATCH (m:Memory) WHERE m.embedding IS NOT NULL "
+                "RETURN m.id, m.project, m.status, m.embedding"
+            )
+            assert not isinstance(result, list)
+            table = result.get_as_arrow()
+        ids = table.column(0).to_pylist()
+        if not ids:
+            return StoredVectors([], np.zeros((0, self.dimension), np.float32), [], [])
+        flat = table.column(3).combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        matrix = np.ascontiguousarray(flat.reshape(len(ids), -1), dtype=np.float32)
+        return StoredVectors(ids, matrix, table.column(1).to_pylist(), table.column(2).to_pylist())
+
+    def embedding_of(self, memory_id: str) -> Vector | None:
+        rows = self._rows("MATCH (m:Memory {id: $id}) RETURN m.embedding", {"id": memory_id})
+        if not rows or rows[0][0] is None:
+            return None
+        return np.asarray(rows[0][0], dtype=np.float32)
+
+    # -- entities and edges -----------------------------------------------------
+
+    def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        by_kind: dict[EntityKind, list[dict[str, Any]]] = defaultdict(list)
+        for entity in entities:
+            by_kind[entity.kind].append(
+                {"key": entity.key, "name": entity.name, "project": entity.project, "title": entity.title}
+            )
+        for kind, rows in by_kind.items():
+            self._run(
+                f"UNWIND $rows AS r MERGE (e:{kind.value} {{key: r.key}}) "
+                "SET e.name = r.name, e.project = r.project, "
+                "e.title = CASE WHEN r.title = '' THEN coalesce(e.title, '') ELSE r.title END",
+                {"rows": rows},
+            )
+
+    def get_entities(self, keys: Collection[str]) -> dict[str, Entity]:
+        by_kind: dict[str, list[str]] = defaultdict(list)
+        for key in keys:
+            label = key.split(":", 1)[0]
+            if label in ENTITY_TABLES:
+                by_kind[label].append(key)
+        found: dict[str, Entity] = {}
+        for label, group in by_kind.items():
+            rows = self._rows(
+                f"MATCH (e:{label}) WHERE e.key IN $keys RETURN e.key, e.name, e.project, e.title",
+                {"keys": group},
+            )
+            for row in rows:
+                found[row[0]] = _entity(label, row)
+        return found
+
+    def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
+        found: list[Entity] = []
+        for kind in kinds:
+            rows = self._rows(
+                f"MATCH (e:{kind.value}) WHERE e.name = $n OR e.key ENDS WITH $suffix "
+                "RETURN e.key, e.name, e.project, e.title LIMIT 20",
+                {"n": name, "suffix": f"::{name}"},
+            )
+            found.extend(_entity(kind.value, row) for row in rows)
+        return found
+
+    def all_entities(self) -> Iterable[Entity]:
+        found: list[Entity] = []
+        for label in ENTITY_TABLES:
+            rows = self._rows(f"MATCH (e:{label}) RETURN e.key, e.name, e.project, e.title ORDER BY e.key")
+            found.extend(_entity(label, row) for row in rows)
+        return found
+
+    def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
+        by_kind: dict[EntityKind, list[dict[str, str]]] = defaultdict(list)
+        for memory_id, entity in pairs:
+            by_kind[entity.kind].append({"m": memory_id, "e": entity.key})
+        for kind, rows in by_kind.items():
+            self._run(
+                f"UNWIND $rows AS r MATCH (m:Memory {{id: r.m}}) MATCH (e:{kind.value} {{key: r.e}}) "
+                "MERGE (m)-[:ABOUT]->(e)",
+                {"rows": rows},
+            )
+
+    def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
+        if not memory_ids:
+            return {}
+        rows = self._rows(
+            "MATCH (m:Memory)-[:ABOUT]->(e) WHERE m.id IN $ids "
+            "RETURN m.id, label(e), e.key, e.name, e.project, e.title",
+            {"ids": list(memory_ids)},
+        )
+        found: dict[str, list[Entity]] = defaultdict(list)
+        for row in rows:
+            found[row[0]].append(_entity(row[1], row[2:]))
+        return dict(found)
+
+    def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
+        if not entity_keys:
+            return {}
+        rows = self._rows(
+            "MATCH (m:Memory)-[:ABOUT]->(e) WHERE e.key IN $keys RETURN e.key, m.id",
+            {"keys": list(entity_keys)},
+        )
+        found: dict[str, list[str]] = defaultdict(list)
+        for key, memory_id in rows:
+            found[key].append(memory_id)
+        return dict(found)
+
+    def add_links(self, links: Sequence[Link]) -> None:
+        rows = [
+            {"s": link.source, "t": link.target, "k": link.kind.value, "c": _naive_utc(link.created_at)}
+            for link in links
+        ]
+        self._run(
+            "UNWIND $rows AS r MATCH (a:Memory {id: r.s}) MATCH (b:Memory {id: r.t}) "
+            "MERGE (a)-[x:RELATES {kind: r.k}]->(b) ON CREATE SET x.created_at = r.c",
+            {"rows": rows},
+        )
+
+    def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
+        rows = self._rows(
+            "MATCH (a:Memory {id: $s})-[x:RELATES {kind: $k}]->(b:Memory {id: $t}) "
+            "DELETE x RETURN count(*)",
+            {"s": source, "t": target, "k": kind.value},
+        )
+        return bool(rows and rows[0][0])
+
+    def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
+        if memory_ids is None:
+            where, params = "true", {}
+        else:
+            where, params = "a.id IN $ids OR b.id IN $ids", {"ids": list(memory_ids)}
+        rows = self._rows(
+            f"MATCH (a:Memory)-[x:RELATES]->(b:Memory) WHERE {where} "
+            "RETURN a.id, b.id, x.kind, x.created_at ORDER BY x.created_at, a.id, b.id",
+            params,
+        )
+        return [Link(r[0], r[1], LinkKind(r[2]), _aware(r[3]) or datetime.now(UTC)) for r in rows]
+
+    def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
+        if not pairs:
+            return
+        self._run(
+            "UNWIND $rows AS r MATCH (a:Memory {id: r.a}) MATCH (b:Memory {id: r.b}) MERGE (a)-[:NEXT]->(b)",
+            {"rows": [{"a": a, "b": b} for a, b in pairs]},
+        )
+
+    def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
+        if memory_ids is None:
+            where, params = "true", {}
+        else:
+            where, params = "a.id IN $ids", {"ids": list(memory_ids)}
+        rows = self._rows(f"MATCH (a:Memory)-[:NEXT]->(b:Memory) WHERE {where} RETURN a.id, b.id", params)
+        return [(r[0], r[1]) for r in rows]
+
+    def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
+        if not memory_ids:
+            return []
+        ids = {"ids": list(memory_ids), "limit": limit}
+        found: list[Neighbour] = []
+        rows = self._rows(
+            "MATCH (m:Memory)-[:ABOUT]->(e)<-[:ABOUT]-(o:Memory) WHERE m.id IN $ids AND o.id <> m.id "
+            "RETURN m.id, e.key, o.id LIMIT $limit",
+            ids,
+        )
+        found.extend(Neighbour(r[0], r[1], r[2]) for r in rows)
+        rows = self._rows(
+            "MATCH (m:Memory)-[x:RELATES]-(o:Memory) WHERE m.id IN $ids RETURN m.id, x.kind, o.id LIMIT $limit",
+            ids,
+        )
+        found.extend(Neighbour(r[0], r[1], r[2]) for r in rows)
+        rows = self._rows(
+            "MATCH (m:Memory)-[:NEXT]-(o:Memory) WHERE m.id IN $ids RETURN m.id, o.id LIMIT $limit", ids
+        )
+        found.extend(Neighbour(r[0], "next", r[1]) for r in rows)
+        return found
+
+
+# -- row mapping ------------------------------------------------------------------
+
+_MEMORY_FIELDS = (
+    "id",
+    "text",
+    "category",
+    "scope",
+    "project",
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "valid_to",
+    "status",
+    "content_hash",
+    "source",
+    "session",
+    "reinforced",
+)
+_MEMORY_RETURN = ", ".join(f"m.{name}" for name in _MEMORY_FIELDS) + ", m.embedding IS NOT NULL"
+_CREATE_MEMORY = (
+    "CREATE (:Memory {"
+    + ", ".join(f"{name}: ${name}" for name in (*_MEMORY_FIELDS, "seq", "embedding"))
+    + "})"
+)
+
+
+def _to_db(value: object) -> object:
+    if isinstance(value, datetime):
+        return _naive_utc(value)
+    if isinstance(value, (Category, Scope, Status)):
+        return value.value
+    return value
+
+
+_seq_lock = threading.Lock()
+_seq_counter = [0]
+
+
+def _next_seq() -> int:
+    # Orders memories stored within the same microsecond (a session's turns).
+    with _seq_lock:
+        _seq_counter[0] += 1
+        return _seq_counter[0]
+
+
+def _memory_params(record: MemoryRecord) -> dict[str, Any]:
+    params = {name: _to_db(getattr(record, name)) for name in _MEMORY_FIELDS}
+    params["seq"] = _next_seq()
+    return params
+
+
+def _memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimension: int) -> pa.Table:
+    columns: dict[str, Any] = {name: [] for name in MEMORY_COLUMNS}
+    for record in records:
+        params = _memory_params(record)
+        for name in MEMORY_COLUMNS:
+            if name != "embedding":
+                columns[name].append(params[name])
+    if vectors is None:
+        embedding = pa.nulls(len(records), pa.list_(pa.float32(), dimension))
+    else:
+        flat = pa.array(np.asarray(vectors, dtype=np.float32).reshape(-1))
+        embedding = pa.FixedSizeListArray.from_arrays(flat, dimension)
+    timestamp = pa.timestamp("us")
+    types = {
+        "created_at": timestamp,
+        "updated_at": timestamp,
+        "valid_from": timestamp,
+        "valid_to": timestamp,
+        "reinforced": pa.int64(),
+        "seq": pa.int64(),
+    }
+    arrays = [
+        embedding if name == "embedding" else pa.array(columns[name], types.get(name, pa.string()))
+        for name in MEMORY_COLUMNS
+    ]
+    return pa.table(arrays, names=list(MEMORY_COLUMNS))
+
+
+def _memory_from_row(row: Sequence[Any]) -> MemoryRecord:
+    (id_, text, category, scope, project, created, updated, valid_from, valid_to, status, chash, source,
+     session, reinforced, embedded) = row
+    return MemoryRecord(
+        id=id_,
+        text=text,
+        category=Category(category),
+        scope=Scope(scope),
+        project=project,
+        created_at=_aware(created) or datetime.now(UTC),
+        updated_at=_aware(updated) or datetime.now(UTC),
+        valid_from=_aware(valid_from) or datetime.now(UTC),
+        valid_to=_aware(valid_to),
+        status=Status(status),
+        content_hash=chash or "",
+        source=source or "user",
+        session=session,
+        reinforced=int(reinforced or 0),
+        embedded=bool(embedded),
+    )
+
+
+def _entity(label: str, row: Sequence[Any]) -> Entity:
+    key, name, project, title = row[:4]
+    return Entity(key=key, kind=EntityKind(label), name=name or key, project=project, title=title or "")
+
+
+def _visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, dict[str, Any]]:
+    clauses = [f"{alias}.status IN $statuses"]
+    params: dict[str, Any] = {"statuses": sorted(s.value for s in visibility.statuses)}
+    if visibility.project is None:
+        clauses.append(f"{alias}.scope = 'global'")
+    else:
+        clauses.append(f"({alias}.scope = 'global' OR {alias}.project = $project)")
+        params["project"] = visibility.project
+    if visibility.categories is not None:
+        clauses.append(f"{alias}.category IN $categories")
+        params["categories"] = sorted(c.value for c in visibility.categories)
+    if visibility.since is not None:
+        clauses.append(f"{alias}.created_at >= $since")
+        params["since"] = _naive_utc(visibility.since)
+    return " AND ".join(clauses), params

@@ -1,0 +1,134 @@
+"""The data graphmem works with: memories, entities, links, hits.
+
+Frozen dataclasses; no I/O. Times are timezone-aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+
+class Category(StrEnum):
+    """What kind of knowledge a memory holds."""
+
+    DECISION = "decision"
+    BLOCKER = "blocker"
+    PROCEDURE = "procedure"
+    FACT = "fact"
+    PREFERENCE = "preference"
+    DIRECTIVE = "directive"
+    EVENT = "event"
+    PLAN = "plan"
+    IDEA = "idea"
+    CONVERSATION = "conversation"
+
+
+# Categories where a newer memory on the same subject replaces the older one.
+SUPERSEDABLE = frozenset({Category.DECISION, Category.DIRECTIVE, Category.PREFERENCE, Category.PLAN})
+
+
+class Scope(StrEnum):
+    """Who sees a memory: every project (global) or one project."""
+
+    GLOBAL = "global"
+    PROJECT = "project"
+
+
+class Status(StrEnum):
+    """Lifecycle of a memory. Only ``active`` is in default recall."""
+
+    ACTIVE = "active"
+    RESOLVED = "resolved"  # a blocker that no longer blocks
+    SUPERSEDED = "superseded"  # replaced by a newer memory; has valid_to
+    ARCHIVED = "archived"  # soft-deleted by the user
+
+
+class LinkKind(StrEnum):
+    """How one memory relates to another (``RELATES`` edge kind)."""
+
+    SUPERSEDES = "supersedes"
+    CONTRADICTS = "contradicts"
+    EXTENDS = "extends"
+    RELATED = "related"
+
+
+class EntityKind(StrEnum):
+    """Things memories are about. The value is the store's node label."""
+
+    PROJECT = "Project"
+    FILE = "File"
+    SYMBOL = "Symbol"
+    MERGE_REQUEST = "MergeRequest"
+    ISSUE = "Issue"
+    EPIC = "Epic"
+    PERSON = "Person"
+    SESSION = "Session"
+    EXTERNAL_MODULE = "ExternalModule"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryRecord:
+    """One stored memory."""
+
+    id: str
+    text: str
+    category: Category
+    scope: Scope
+    project: str | None
+    created_at: datetime
+    updated_at: datetime
+    valid_from: datetime
+    valid_to: datetime | None = None
+    status: Status = Status.ACTIVE
+    content_hash: str = ""
+    source: str = "user"
+    session: str | None = None
+    reinforced: int = 0
+    embedded: bool = False
+
+    @property
+    def is_current(self) -> bool:
+        return self.status in (Status.ACTIVE, Status.RESOLVED)
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A thing a memory can be about: an MR, an issue, a file, a project..."""
+
+    key: str
+    kind: EntityKind
+    name: str  # how a user writes it: "!123", "group/proj#4", "src/app.py"
+    project: str | None = None
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A ``RELATES`` edge between two memories."""
+
+    source: str
+    target: str
+    kind: LinkKind
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelRank:
+    """Where one recall channel ranked a hit."""
+
+    channel: str
+    rank: int  # 1-based
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A recalled memory with its fused score and the reasons it was found."""
+
+    memory: MemoryRecord
+    score: float
+    channels: tuple[ChannelRank, ...]
+    path: tuple[str, ...] = ()  # graph path that reached it, e.g. ("!123", "m_ab12")
+    entities: tuple[Entity, ...] = field(default=())

@@ -1,0 +1,79 @@
+"""Text rules shared by every entry point: validation, hashing, token estimates."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+from graphmem.errors import InvalidInputError
+
+# A memory is a note, not a document: long enough for a decision with its reasons,
+# short enough to fit a prompt. Longer text is rejected, never truncated silently.
+MAX_TEXT_CHARS = 8_000
+
+# Rough English average for BERT/GPT-style tokenizers; used only for budgets.
+CHARS_PER_TOKEN = 4.0
+
+_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_SPACE_RE = re.compile(r"\s+")
+
+
+def validate_text(text: str, *, what: str = "text") -> str:
+    """Return ``text`` stripped, or raise when it is empty, too long or not text."""
+    if not isinstance(text, str):
+        raise InvalidInputError(f"{what} must be a string, got {type(text).__name__}.")
+    cleaned = text.strip()
+    if not cleaned:
+        raise InvalidInputError(f"{what} is empty: give the memory some words.")
+    if "\x00" in cleaned:
+        raise InvalidInputError(f"{what} contains a NUL character: pass plain text.")
+    if len(cleaned) > MAX_TEXT_CHARS:
+        raise InvalidInputError(
+            f"{what} is {len(cleaned):,} characters; the limit is {MAX_TEXT_CHARS:,}. "
+            "Split it into several memories, one idea each."
+        )
+    return cleaned
+
+
+def normalize(text: str) -> str:
+    """Case-, width- and whitespace-insensitive form used for exact-duplicate detection."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return _SPACE_RE.sub(" ", folded).strip()
+
+
+def content_hash(text: str) -> str:
+    """Stable hash of the normalized text (hex, 32 chars)."""
+    return hashlib.blake2b(normalize(text).encode("utf-8"), digest_size=16).hexdigest()
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens (letters and digits, inner apostrophes kept)."""
+    return [w.casefold() for w in _WORD_RE.findall(text)]
+
+
+def estimate_tokens(text: str) -> int:
+    """Approximate model tokens in ``text`` (at least 1 for non-empty text)."""
+    if not text:
+        return 0
+    return max(1, round(len(text) / CHARS_PER_TOKEN))
+
+
+def clean_fts_query(query: str) -> str:
+    """Words only: Kùzu's FTS keeps ``?`` in terms and treats ``*`` as match-all."""
+    return " ".join(words(query))
+
+
+def shingles(text: str, size: int = 3) -> frozenset[str]:
+    """Word n-grams of the normalized text, for near-duplicate checks."""
+    tokens = words(text)
+    if len(tokens) < size:
+        return frozenset({" ".join(tokens)}) if tokens else frozenset()
+    return frozenset(" ".join(tokens[i : i + size]) for i in range(len(tokens) - size + 1))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Jaccard similarity of two sets (0 when both are empty)."""
+    if not a and not b:
+        return 0.0
+    return len(a & b) / len(a | b)

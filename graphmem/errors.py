@@ -1,0 +1,81 @@
+"""The errors graphmem raises.
+
+Every error says what happened and what to do about it. Adapters translate
+third-party exceptions into these at their boundary; entry points present them
+(the CLI prints one line and exits with ``exit_code``).
+
+    GraphmemError
+     ├── InvalidInputError      bad text, category, scope, ref, option, file
+     │    └── ImportFileError    an import file with invalid records (line numbers)
+     ├── NotFoundError          no memory or entity with that id
+     ├── ConflictError          the operation contradicts the current state
+     ├── StoreError             the database failed
+     │    ├── StoreLockedError   another process holds the data dir
+     │    └── StoreMismatchError built with another embedding model / schema
+     ├── EmbedderError          the embedding model cannot be loaded or run
+     └── ConfigError            a setting is wrong
+"""
+
+from __future__ import annotations
+
+
+class GraphmemError(Exception):
+    """Base of every error graphmem raises on purpose."""
+
+    exit_code = 1
+
+
+class InvalidInputError(GraphmemError):
+    """The caller passed something graphmem cannot accept."""
+
+    exit_code = 2
+
+
+class ImportFileError(InvalidInputError):
+    """An import file holds invalid records; nothing was imported."""
+
+    def __init__(self, message: str, problems: list[tuple[int, str]]) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+class NotFoundError(GraphmemError):
+    """No memory or entity matches the given id or ref."""
+
+    exit_code = 3
+
+
+class ConflictError(GraphmemError):
+    """The operation does not fit the current state (e.g. resolving a non-blocker)."""
+
+    exit_code = 4
+
+
+class StoreError(GraphmemError):
+    """The graph store failed."""
+
+    exit_code = 5
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the database directory."""
+
+    exit_code = 6
+
+
+class StoreMismatchError(StoreError):
+    """The store was built with another embedding model, dimension or schema."""
+
+    exit_code = 7
+
+
+class EmbedderError(GraphmemError):
+    """The embedding model could not be loaded or run."""
+
+    exit_code = 8
+
+
+class ConfigError(GraphmemError):
+    """A setting is missing or wrong."""
+
+    exit_code = 9
