@@ -38,6 +38,7 @@ MEMORY_COLUMNS = (
     "session",
     "reinforced",
     "seq",
+    "search_text",
     "embedding",
 )
 
@@ -50,7 +51,7 @@ def create_schema(dimension: int) -> list[str]:
         "id STRING, text STRING, category STRING, scope STRING, project STRING, "
         "created_at TIMESTAMP, updated_at TIMESTAMP, valid_from TIMESTAMP, valid_to TIMESTAMP, "
         "status STRING, content_hash STRING, source STRING, session STRING, reinforced INT64, "
-        f"seq INT64, embedding FLOAT[{dimension}], PRIMARY KEY(id))",
+        f"seq INT64, search_text STRING, embedding FLOAT[{dimension}], PRIMARY KEY(id))",
     ]
     statements += [
         f"CREATE NODE TABLE {table}(key STRING, name STRING, project STRING, title STRING, "

@@ -40,6 +40,7 @@ from graphmem.core.models import (
     Scope,
     Status,
 )
+from graphmem.core.text import fold
 from graphmem.core.ports import Neighbour, StoredVectors, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
@@ -120,7 +121,7 @@ class KuzuGraphStore:
             for statement in create_schema(self.dimension):
                 self._run(statement)
             self._run(
-                f"CALL CREATE_FTS_INDEX('Memory', '{FTS_INDEX}', ['text'], stemmer := 'porter')"
+                f"CALL CREATE_FTS_INDEX('Memory', '{FTS_INDEX}', ['search_text'], stemmer := 'porter')"
             )
             self.set_meta("schema_version", str(SCHEMA_VERSION))
             return
@@ -213,6 +214,9 @@ class KuzuGraphStore:
             raise ValueError(f"unknown memory fields: {sorted(unknown)}")
         sets = ", ".join(f"m.{name} = ${name}" for name in changes)
         params: dict[str, Any] = {name: _to_db(value) for name, value in changes.items()}
+        if "text" in changes:
+            sets += ", m.search_text = $search_text"
+            params["search_text"] = fold(str(changes["text"]))
         params["id"] = memory_id
         self._run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
 
@@ -476,7 +480,7 @@ _MEMORY_FIELDS = (
 _MEMORY_RETURN = ", ".join(f"m.{name}" for name in _MEMORY_FIELDS) + ", m.embedding IS NOT NULL"
 _CREATE_MEMORY = (
     "CREATE (:Memory {"
-    + ", ".join(f"{name}: ${name}" for name in (*_MEMORY_FIELDS, "seq", "embedding"))
+    + ", ".join(f"{name}: ${name}" for name in (*_MEMORY_FIELDS, "seq", "search_text", "embedding"))
     + "})"
 )
 
@@ -503,6 +507,7 @@ def _next_seq() -> int:
 def _memory_params(record: MemoryRecord) -> dict[str, Any]:
     params = {name: _to_db(getattr(record, name)) for name in _MEMORY_FIELDS}
     params["seq"] = _next_seq()
+    params["search_text"] = fold(record.text)
     return params
 
 

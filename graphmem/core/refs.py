@@ -32,7 +32,8 @@ _REF_BODY = rf"(?P<ns>{_NS})?(?P<sigil>[!#&])(?P<iid>[0-9]+)"
 _TEXT_REF_RE = re.compile(rf"""(?<![^\s(\[{{,;:"']){_REF_BODY}(?=$|[\s.,;:)\]}}!?'"])""")
 _WHOLE_REF_RE = re.compile(_REF_BODY)
 
-_URL_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s<>\"'`]+")
+# The lookbehind keeps the scheme scan linear on long runs of letters.
+_URL_RE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s<>\"'`]+")
 _URL_TRAILING = ".,;:!?'\"]}>"
 _GITLAB_URL_RE = re.compile(
     r"https?://(?:[^/?#@\s]*@)?(?P<host>[^/?#\s]+)/"
@@ -51,6 +52,7 @@ _COLOUR_CONTEXT_RE = re.compile(
     re.IGNORECASE,
 )
 _COLOUR_DIGITS = frozenset({3, 4, 6, 8})
+_COLOUR_CONTEXT_CHARS = 40  # how far back "color:" may be; bounded so long lines stay linear
 _MASK = "\x00"  # neither a ref boundary nor a namespace character
 
 
@@ -72,9 +74,7 @@ class Ref:
 
     def __post_init__(self) -> None:
         if self.kind not in _SIGIL:
-            raise InvalidInputError(
-                f"A ref must be a merge request, issue or epic, not {self.kind.value}."
-            )
+            raise InvalidInputError(f"A ref must be a merge request, issue or epic, not {self.kind.value}.")
         if not 1 <= self.iid <= MAX_IID:
             raise InvalidInputError(f"A ref's number must be between 1 and {MAX_IID}, not {self.iid}.")
 
@@ -187,16 +187,23 @@ def _is_colour(ref: Ref, masked: str) -> bool:
         return False
     if len(ref.raw) - 1 not in _COLOUR_DIGITS:
         return False
-    line_start = masked.rfind("\n", 0, ref.start) + 1
-    return _COLOUR_CONTEXT_RE.search(masked, line_start, ref.start) is not None
+    context_start = max(ref.start - _COLOUR_CONTEXT_CHARS, masked.rfind("\n", 0, ref.start) + 1)
+    return _COLOUR_CONTEXT_RE.search(masked, context_start, ref.start) is not None
 
 
 def _strip_url_trailing(url: str) -> str:
-    while url and (
-        url[-1] in _URL_TRAILING or (url[-1] == ")" and url.count(")") > url.count("("))
-    ):
-        url = url[:-1]
-    return url
+    """``url`` without sentence punctuation after it; a ")" stays if it closes a "(" in the URL."""
+    open_parens = url.count("(")
+    close_parens = url.count(")")
+    end = len(url)
+    while end:
+        last = url[end - 1]
+        if last == ")" and close_parens > open_parens:
+            close_parens -= 1
+        elif last not in _URL_TRAILING:
+            break
+        end -= 1
+    return url[:end]
 
 
 def _mask_code(text: str) -> str:
@@ -226,7 +233,7 @@ _LINE_SUFFIX_RE = re.compile(r"(?::[0-9]+)+$|#L[0-9]+(?:-L?[0-9]+)?$")
 _PATH_TRAILING = ".,:;!?"
 _EXT_RE = re.compile(r"[A-Za-z0-9]{1,10}")
 _VERSION_STEM_RE = re.compile(r"[vV]?[0-9][0-9.]*")
-_ROOTED_PREFIXES = ("./", "../", "/", "~/")
+_PATH_PREFIXES = ("./", "../", "~/", "/")
 
 
 def find_path_candidates(text: str) -> list[str]:
@@ -270,9 +277,11 @@ def _is_path_shaped(token: str) -> bool:
         segments = [s for s in token.split("/") if s]
         if not any(c.isalpha() for c in token):
             return False  # "2024/05/01", "1/2"
+        if token.startswith("/") and len(segments) == 1 and not token.endswith("/"):
+            return _has_extension(last)  # "/help" is a slash command; "/setup.cfg" a file
         return (
             token.endswith("/")
-            or token.startswith(_ROOTED_PREFIXES)
+            or token.startswith(_PATH_PREFIXES)
             or len(segments) >= 3
             or _has_extension(last)
         )

@@ -59,9 +59,15 @@ def estimate_tokens(text: str) -> int:
     return max(1, round(len(text) / CHARS_PER_TOKEN))
 
 
+def fold(text: str) -> str:
+    """Accent- and case-folded text ("Kùzu" → "kuzu"), what the full-text index sees."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
 def clean_fts_query(query: str) -> str:
-    """Words only: Kùzu's FTS keeps ``?`` in terms and treats ``*`` as match-all."""
-    return " ".join(words(query))
+    """Folded words only: Kùzu's FTS keeps ``?`` in terms and treats ``*`` as match-all."""
+    return " ".join(words(fold(query)))
 
 
 def shingles(text: str, size: int = 3) -> frozenset[str]:

@@ -63,9 +63,7 @@ def parse_since(value: str, *, now: datetime) -> datetime:
     if duration is not None:
         unit = duration.group("unit")
         if unit == "M":
-            raise InvalidInputError(
-                f"{value!r} is ambiguous: write 'm' for minutes or 'mo' for months."
-            )
+            raise InvalidInputError(f"{value!r} is ambiguous: write 'm' for minutes or 'mo' for months.")
         return _subtract(now_utc, int(duration.group("amount")), unit.lower(), value)
     moment = _parse_iso(text)
     if moment is not None:

@@ -1,0 +1,76 @@
+"""Composition root: builds one Memory service from Settings.
+
+Only this module (and entry points through it) reads configuration and picks
+implementations. Opening is cheap: the embedding model loads on first use.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, SentenceTransformerEmbedder
+from graphmem.adapters.git import gitlab_path, project_root
+from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.core.ports import Embedder
+from graphmem.errors import StoreMismatchError
+from graphmem.service.memory import MemoryService
+from graphmem.service.semantic import SemanticIndex
+from graphmem.settings import Settings, load_settings
+
+
+def resolve_project(path: str | Path | None) -> str | None:
+    """The project (git toplevel) of ``path``, or of the current directory."""
+    root = project_root(Path(path or Path.cwd()).expanduser().resolve())
+    return str(root) if root else None
+
+
+def _namespace(project: str) -> str | None:
+    return gitlab_path(Path(project))
+
+
+def open_memory(
+    settings: Settings | None = None,
+    *,
+    data_dir: Path | None = None,
+    embedder: Embedder | None = None,
+    check_model: bool = True,
+) -> MemoryService:
+    """Open (creating if needed) the store and return the Memory service.
+
+    ``check_model=False`` skips the embedding-model check; only ``reindex`` uses it.
+    """
+    settings = settings or load_settings()
+    data_dir = Path(data_dir or settings.data_dir).expanduser()
+    if embedder is None:
+        embedder = SentenceTransformerEmbedder(settings.embedding.model)
+    dimension = DEFAULT_DIMENSION if embedder.model_name == DEFAULT_MODEL else embedder.dimension
+    store = KuzuGraphStore(data_dir, dimension=dimension)
+    try:
+        _check_model(store, embedder.model_name, dimension, enforce=check_model)
+    except BaseException:
+        store.close()
+        raise
+    return MemoryService(
+        store,
+        SemanticIndex(store, embedder),
+        data_dir=data_dir,
+        gitlab_namespace=_namespace,
+        plan=settings.recall.plan,
+        near_duplicate=settings.dedup.near_duplicate,
+        same_subject=settings.dedup.same_subject,
+    )
+
+
+def _check_model(store: KuzuGraphStore, model: str, dimension: int, *, enforce: bool) -> None:
+    stored_model = store.get_meta("embedding_model")
+    stored_dimension = store.get_meta("embedding_dimension")
+    if stored_model is None:
+        store.set_meta("embedding_model", model)
+        store.set_meta("embedding_dimension", str(dimension))
+        return
+    if enforce and (stored_model != model or stored_dimension != str(dimension)):
+        raise StoreMismatchError(
+            f"The store at {store.path} was embedded with {stored_model} ({stored_dimension} dims) "
+            f"but the configured model is {model} ({dimension} dims). Run `graphmem reindex` to "
+            "re-embed every memory with the configured model, or set [embedding] model back."
+        )

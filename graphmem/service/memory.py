@@ -1,0 +1,500 @@
+"""The Memory service: every use case of graphmem, called by the CLI, the MCP tools and Python.
+
+Entry points parse input and present results; everything else happens here.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+
+from graphmem.core.fusion import Plan, get_plan
+from graphmem.core.models import (
+    SUPERSEDABLE,
+    Category,
+    Entity,
+    EntityKind,
+    Link,
+    LinkKind,
+    MemoryRecord,
+    Scope,
+    Status,
+)
+from graphmem.core.ports import GraphStore, Visibility
+from graphmem.core.refs import find_path_candidates, find_refs
+from graphmem.core.dedup import is_near_duplicate, similarity
+from graphmem.core.text import clean_fts_query, content_hash, validate_text
+from graphmem.core.timeparse import to_utc, utc_now
+from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.service.recall import Recaller, RecallQuery, RecallResult
+from graphmem.service.semantic import SemanticIndex
+
+log = logging.getLogger(__name__)
+
+# Lexical candidates compared with a new memory for near-duplicates / same subject.
+DEDUP_CANDIDATES = 8
+MAX_LIST_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class RememberResult:
+    """What ``remember`` did: stored a new memory, or reinforced an existing one."""
+
+    memory: MemoryRecord
+    created: bool
+    duplicate_of: str | None = None  # set when an existing memory was reinforced
+    superseded: tuple[str, ...] = ()
+    entities: tuple[Entity, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDetail:
+    """One memory with what it is about and how it relates to others."""
+
+    memory: MemoryRecord
+    entities: tuple[Entity, ...]
+    links: tuple[Link, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    total: int
+    by_category: dict[str, int]
+    by_status: dict[str, int]
+    by_scope: dict[str, int]
+    entities: dict[str, int]
+    pending_embeddings: int
+    data_dir: str
+    model: str
+
+
+def parse_category(value: str | Category) -> Category:
+    try:
+        return Category(str(value).strip().lower())
+    except ValueError:
+        raise InvalidInputError(
+            f"Unknown category {value!r}; use one of: {', '.join(c.value for c in Category)}."
+        ) from None
+
+
+def parse_scope(value: str | Scope) -> Scope:
+    try:
+        return Scope(str(value).strip().lower())
+    except ValueError:
+        raise InvalidInputError(f"Unknown scope {value!r}; use 'global' or 'project'.") from None
+
+
+def parse_link_kind(value: str | LinkKind) -> LinkKind:
+    try:
+        return LinkKind(str(value).strip().lower())
+    except ValueError:
+        raise InvalidInputError(
+            f"Unknown link kind {value!r}; use one of: {', '.join(k.value for k in LinkKind)}."
+        ) from None
+
+
+def new_memory_id() -> str:
+    return f"mem_{uuid.uuid4().hex[:16]}"
+
+
+class MemoryService:
+    """Remember, recall, get context, and manage memories in one store."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        semantic: SemanticIndex | None,
+        *,
+        data_dir: Path,
+        gitlab_namespace: Callable[[str], str | None] = lambda project: None,
+        plan: str = "hybrid",
+        near_duplicate: float = 0.8,
+        same_subject: float = 0.5,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.store = store
+        self.semantic = semantic
+        self.data_dir = data_dir
+        self._namespace = gitlab_namespace
+        self._plan = get_plan(plan)
+        self._near_duplicate = near_duplicate
+        self._same_subject = same_subject
+        self._clock = clock
+        self._recaller = Recaller(store, semantic)
+        self._write_lock = threading.RLock()
+        self._session_tail: dict[str, str] = {}
+
+    def close(self) -> None:
+        if self.semantic is not None:
+            self.semantic.stop_background()
+        self.store.close()
+
+    # -- entities in text -----------------------------------------------------
+
+    def entities_in(self, text: str, project: str | None) -> list[Entity]:
+        """Entities a text names: GitLab refs, and files that exist in ``project``."""
+        namespace = self._namespace(project) if project else None
+        default_ns = namespace or project
+        found: list[Entity] = []
+        for ref in find_refs(text):
+            found.append(Entity(ref.key(default_ns), ref.kind, ref.name, project=project))
+        if project:
+            root = Path(project)
+            for candidate in find_path_candidates(text):
+                entity = file_entity(root, candidate)
+                if entity is not None and entity.key not in {e.key for e in found}:
+                    found.append(entity)
+        return found
+
+    # -- writing ----------------------------------------------------------------
+
+    def remember(
+        self,
+        text: str,
+        *,
+        category: str | Category = Category.FACT,
+        scope: str | Scope | None = None,
+        project: str | None = None,
+        supersedes: str | None = None,
+        session: str | None = None,
+        source: str = "user",
+        occurred_at: datetime | None = None,
+    ) -> RememberResult:
+        """Store a memory, or reinforce the existing one it repeats.
+
+        ``scope`` defaults to ``project`` inside a project (``global`` for
+        preferences and outside projects). A decision on the same subject as an
+        older one supersedes it; ``supersedes`` names the old one explicitly.
+        """
+        text = validate_text(text)
+        category = parse_category(category)
+        scope = self._default_scope(category, project) if scope is None else parse_scope(scope)
+        if scope is Scope.PROJECT and not project:
+            raise InvalidInputError(
+                "Scope 'project' needs a project: run inside a git repository or pass --project PATH."
+            )
+        owner = project if scope is Scope.PROJECT else None
+        now = self._clock()
+        when = to_utc(occurred_at) if occurred_at is not None else now
+        digest = content_hash(f"{scope.value}\x1f{owner or ''}\x1f{text}")
+        with self._write_lock:
+            old = self._get(supersedes) if supersedes else None
+            for existing in self.store.find_by_hash(digest):
+                if existing.status is not Status.SUPERSEDED or existing.id == supersedes:
+                    return self._reinforce(existing, now)
+            visibility = Visibility(owner, frozenset({Status.ACTIVE}))
+            similar = self._similar(text, visibility)
+            if old is None:
+                for candidate, _ in similar:
+                    if candidate.category is category and is_near_duplicate(
+                        text, candidate.text, self._near_duplicate
+                    ):
+                        return self._reinforce(candidate, now)
+            entities = self.entities_in(text, project)
+            record = MemoryRecord(
+                id=new_memory_id(),
+                text=text,
+                category=category,
+                scope=scope,
+                project=owner,
+                created_at=when,
+                updated_at=now,
+                valid_from=when,
+                content_hash=digest,
+                source=source,
+                session=session,
+            )
+            self.store.add_memories([record])
+            if entities:
+                self.store.upsert_entities(entities)
+                self.store.link_about([(record.id, e) for e in entities])
+            if session:
+                previous = self._session_tail.get(session) or self.store.last_in_session(session)
+                if previous and previous != record.id:
+                    self.store.add_next([(previous, record.id)])
+                self._session_tail[session] = record.id
+            replaced = [old] if old is not None else self._same_subject_as(record, entities, similar)
+            for previous in replaced:
+                self._supersede(record, previous, now)
+        if self.semantic is not None:
+            self.semantic.added()
+        return RememberResult(
+            record, True, superseded=tuple(p.id for p in replaced), entities=tuple(entities)
+        )
+
+    def _default_scope(self, category: Category, project: str | None) -> Scope:
+        if project is None or category is Category.PREFERENCE:
+            return Scope.GLOBAL
+        return Scope.PROJECT
+
+    def _similar(self, text: str, visibility: Visibility) -> list[tuple[MemoryRecord, float]]:
+        """Active memories that share words with ``text``, most similar first."""
+        hits = self.store.search_text(clean_fts_query(text), visibility, DEDUP_CANDIDATES)
+        records = self.store.get_memories([memory_id for memory_id, _ in hits])
+        scored = [(record, similarity(text, record.text)) for record in records.values()]
+        return sorted(scored, key=lambda pair: (-pair[1], pair[0].id))
+
+    def _same_subject_as(
+        self, record: MemoryRecord, entities: Sequence[Entity], similar: Sequence[tuple[MemoryRecord, float]]
+    ) -> list[MemoryRecord]:
+        """Older memories of the same kind that ``record`` replaces.
+
+        Only for categories where a newer statement replaces an older one, only in
+        the same scope, and only when the two share a subject: a named entity, or
+        most of their words.
+        """
+        if record.category not in SUPERSEDABLE:
+            return []
+        keys = {e.key for e in entities}
+        about = self.store.about([r.id for r, _ in similar]) if keys else {}
+        replaced = []
+        for other, similarity in similar:
+            if other.category is not record.category or other.scope is not record.scope:
+                continue
+            if other.project != record.project or other.id == record.id:
+                continue
+            shares_entity = bool(keys & {e.key for e in about.get(other.id, [])})
+            threshold = self._same_subject * (0.6 if shares_entity else 1.0)
+            if similarity >= threshold:
+                replaced.append(other)
+        return replaced[:1]
+
+    def _reinforce(self, existing: MemoryRecord, now: datetime) -> RememberResult:
+        changes: dict[str, object] = {"reinforced": existing.reinforced + 1, "updated_at": now}
+        self.store.update_memory(existing.id, changes)
+        updated = replace(existing, reinforced=existing.reinforced + 1, updated_at=now)
+        entities = self.store.about([existing.id]).get(existing.id, [])
+        return RememberResult(updated, False, duplicate_of=existing.id, entities=tuple(entities))
+
+    def _supersede(self, newer: MemoryRecord, older: MemoryRecord, now: datetime) -> None:
+        self.store.update_memory(
+            older.id, {"status": Status.SUPERSEDED, "valid_to": newer.valid_from, "updated_at": now}
+        )
+        self.store.add_links([Link(newer.id, older.id, LinkKind.SUPERSEDES, now)])
+        if self.semantic is not None:
+            self.semantic.status_changed(older.id, Status.SUPERSEDED)
+
+    def edit(self, memory_id: str, *, text: str | None = None, category: str | Category | None = None,
+             project: str | None = None) -> MemoryRecord:
+        """Change a memory's text and/or category (its id and history stay)."""
+        if text is None and category is None:
+            raise InvalidInputError("Nothing to change: give new text and/or --category.")
+        with self._write_lock:
+            record = self._get(memory_id)
+            changes: dict[str, object] = {"updated_at": self._clock()}
+            if text is not None:
+                text = validate_text(text)
+                changes["text"] = text
+                changes["content_hash"] = content_hash(
+                    f"{record.scope.value}\x1f{record.project or ''}\x1f{text}"
+                )
+                changes["embedding"] = None
+            if category is not None:
+                changes["category"] = parse_category(category)
+            self.store.update_memory(memory_id, changes)
+            if text is not None:
+                entities = self.entities_in(text, project or record.project)
+                if entities:
+                    self.store.upsert_entities(entities)
+                    self.store.link_about([(memory_id, e) for e in entities])
+                if self.semantic is not None:
+                    self.semantic.text_changed(memory_id)
+            return self._get(memory_id)
+
+    def _set_status(self, memory_id: str, status: Status, *, allowed_from: Iterable[Status],
+                    clear_valid_to: bool = False) -> MemoryRecord:
+        with self._write_lock:
+            record = self._get(memory_id)
+            if record.status is status:
+                return record
+            if record.status not in set(allowed_from):
+                raise ConflictError(
+                    f"Memory {memory_id} is {record.status.value}; cannot make it {status.value}."
+                )
+            changes: dict[str, object] = {"status": status, "updated_at": self._clock()}
+            if clear_valid_to:
+                changes["valid_to"] = None
+            self.store.update_memory(memory_id, changes)
+            if self.semantic is not None:
+                self.semantic.status_changed(memory_id, status)
+            return self._get(memory_id)
+
+    def archive(self, memory_id: str) -> MemoryRecord:
+        """Hide a memory from recall without deleting it (``restore`` brings it back)."""
+        return self._set_status(memory_id, Status.ARCHIVED, allowed_from=Status)
+
+    def restore(self, memory_id: str) -> MemoryRecord:
+        """Make an archived or superseded memory current again.
+
+        Undoes a supersession: the ``supersedes`` edges pointing at it are removed.
+        """
+        with self._write_lock:
+            record = self._get(memory_id)
+            if record.status is Status.SUPERSEDED:
+                for link in self.store.links([memory_id]):
+                    if link.kind is LinkKind.SUPERSEDES and link.target == memory_id:
+                        self.store.remove_link(link.source, link.target, link.kind)
+            return self._set_status(
+                memory_id, Status.ACTIVE, allowed_from=(Status.ARCHIVED, Status.SUPERSEDED),
+                clear_valid_to=True,
+            )
+
+    def resolve(self, memory_id: str) -> MemoryRecord:
+        """Mark a blocker as no longer blocking."""
+        self._require_blocker(memory_id)
+        return self._set_status(memory_id, Status.RESOLVED, allowed_from=(Status.ACTIVE,))
+
+    def unresolve(self, memory_id: str) -> MemoryRecord:
+        """Mark a resolved blocker as blocking again."""
+        self._require_blocker(memory_id)
+        return self._set_status(memory_id, Status.ACTIVE, allowed_from=(Status.RESOLVED,))
+
+    def _require_blocker(self, memory_id: str) -> None:
+        record = self._get(memory_id)
+        if record.category is not Category.BLOCKER:
+            raise ConflictError(
+                f"Memory {memory_id} is a {record.category.value}, not a blocker; only blockers resolve."
+            )
+
+    def delete(self, memory_id: str) -> MemoryRecord:
+        """Delete a memory and its edges for good."""
+        with self._write_lock:
+            record = self._get(memory_id)
+            self.store.delete_memory(memory_id)
+            if self.semantic is not None:
+                self.semantic.removed(memory_id)
+            return record
+
+    def link(self, source: str, target: str, kind: str | LinkKind) -> Link:
+        """Relate two memories: ``source`` supersedes / contradicts / extends / relates to ``target``."""
+        kind = parse_link_kind(kind)
+        if source == target:
+            raise InvalidInputError("A memory cannot be linked to itself: give two different ids.")
+        with self._write_lock:
+            newer, older = self._get(source), self._get(target)
+            now = self._clock()
+            if kind is LinkKind.SUPERSEDES:
+                self._supersede(newer, older, now)
+            else:
+                self.store.add_links([Link(source, target, kind, now)])
+            return Link(source, target, kind, now)
+
+    def unlink(self, source: str, target: str, kind: str | LinkKind) -> None:
+        """Remove a link; removing ``supersedes`` makes the target current again."""
+        kind = parse_link_kind(kind)
+        with self._write_lock:
+            if kind is LinkKind.SUPERSEDES and self._get(target).status is Status.SUPERSEDED:
+                self.restore(target)
+                return
+            if not self.store.remove_link(source, target, kind):
+                raise NotFoundError(f"No {kind.value} link from {source} to {target}.")
+
+    # -- reading ----------------------------------------------------------------
+
+    def _get(self, memory_id: str) -> MemoryRecord:
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise InvalidInputError("Give a memory id (as printed by remember, recall or list).")
+        found = self.store.get_memories([memory_id.strip()])
+        if not found:
+            raise NotFoundError(f"No memory with id {memory_id!r}: check `graphmem list`.")
+        return next(iter(found.values()))
+
+    def show(self, memory_id: str) -> MemoryDetail:
+        """One memory, its entities and its links."""
+        record = self._get(memory_id)
+        entities = self.store.about([record.id]).get(record.id, [])
+        return MemoryDetail(record, tuple(entities), tuple(self.store.links([record.id])))
+
+    def list(
+        self,
+        *,
+        project: str | None = None,
+        categories: Iterable[str | Category] | None = None,
+        statuses: Iterable[Status] | None = None,
+        since: datetime | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[MemoryRecord]:
+        """Memories visible from ``project``, newest first."""
+        if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
+            raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
+        visibility = Visibility(
+            project,
+            frozenset(statuses) if statuses else frozenset({Status.ACTIVE, Status.RESOLVED}),
+            frozenset(parse_category(c) for c in categories) if categories else None,
+            since,
+        )
+        return self.store.list_memories(visibility, limit=limit, offset=offset)
+
+    def stats(self) -> Stats:
+        counts = self.store.count_memories()
+        by_category: Counter[str] = Counter()
+        by_status: Counter[str] = Counter()
+        by_scope: Counter[str] = Counter()
+        for (category, scope, status), n in counts.items():
+            by_category[category] += n
+            by_status[status] += n
+            by_scope[scope] += n
+        entities = Counter(e.kind.value for e in self.store.all_entities())
+        model = self.semantic.embedder.model_name if self.semantic is not None else "none"
+        return Stats(
+            total=sum(counts.values()),
+            by_category=dict(by_category),
+            by_status=dict(by_status),
+            by_scope=dict(by_scope),
+            entities=dict(entities),
+            pending_embeddings=len(self.store.pending_embeddings(1_000_000)),
+            data_dir=str(self.data_dir),
+            model=model,
+        )
+
+    def recall(
+        self,
+        query: str,
+        *,
+        project: str | None = None,
+        limit: int = 10,
+        categories: Iterable[str | Category] | None = None,
+        since: datetime | None = None,
+        history: bool = False,
+        plan: str | Plan | None = None,
+    ) -> RecallResult:
+        """The memories most relevant to ``query``; nothing when nothing is relevant."""
+        if not isinstance(query, str):
+            raise InvalidInputError("The query must be text.")
+        if not 1 <= limit <= 200:
+            raise InvalidInputError("limit must be between 1 and 200.")
+        try:
+            chosen = plan if isinstance(plan, Plan) else get_plan(plan or self._plan.name)
+        except KeyError as exc:
+            raise InvalidInputError(str(exc.args[0])) from None
+        request = RecallQuery(
+            text=query,
+            project=project,
+            limit=limit,
+            categories=frozenset(parse_category(c) for c in categories) if categories else None,
+            since=since,
+            history=history,
+            entity_keys=tuple(e.key for e in self.entities_in(query, project)),
+        )
+        return self._recaller.recall(request, chosen)
+
+
+def file_entity(root: Path, candidate: str) -> Entity | None:
+    """The ``File`` entity for ``candidate`` when it names a file or folder inside ``root``."""
+    try:
+        path = Path(candidate).expanduser()
+        full = (path if path.is_absolute() else root / path).resolve()
+        relative = full.relative_to(root)
+    except (ValueError, OSError, RuntimeError):
+        return None
+    if not full.exists() or str(relative) == ".":
+        return None
+    name = relative.as_posix()
+    return Entity(f"File:{root}::{name}", EntityKind.FILE, name, project=str(root))

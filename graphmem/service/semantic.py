@@ -1,0 +1,159 @@
+"""The semantic side of the store: embedding backlog and the in-process vector index.
+
+Writes never wait for the model. New memories are stored without a vector; they
+are embedded in batches by the first thing that needs vectors (a recall, a
+background thread in a long-running process, ``reindex``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+from graphmem.adapters.vector_index import NumpyVectorIndex
+from graphmem.core.models import Status
+from graphmem.core.ports import Embedder, GraphStore, Vector
+
+log = logging.getLogger(__name__)
+
+# Memories embedded per model call and per store write.
+EMBED_CHUNK = 256
+# Queries kept in the query-embedding cache (repeated recalls of the same text).
+QUERY_CACHE_SIZE = 256
+
+
+class SemanticIndex:
+    """Embeds what is pending and answers cosine searches."""
+
+    def __init__(self, store: GraphStore, embedder: Embedder) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._index: NumpyVectorIndex | None = None
+        self._lock = threading.RLock()
+        self._query_cache: dict[str, Vector] = {}
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        return self._embedder
+
+    @property
+    def loaded(self) -> bool:
+        return self._index is not None
+
+    def index(self) -> NumpyVectorIndex:
+        """The vector index, loaded from the store on first use, backlog embedded."""
+        with self._lock:
+            if self._index is None:
+                index = NumpyVectorIndex(self._embedder.dimension)
+                index.load(self._store.load_vectors())
+                self._index = index
+            self.embed_pending()
+            return self._index
+
+    def embed_pending(self, progress: Callable[[int], None] | None = None) -> int:
+        """Embed every memory still without a vector; returns how many."""
+        done = 0
+        with self._lock:
+            while True:
+                batch = self._store.pending_embeddings(EMBED_CHUNK)
+                if not batch:
+                    return done
+                ids = [memory_id for memory_id, _ in batch]
+                vectors = self._embedder.embed([text for _, text in batch])
+                self._store.set_embeddings(ids, vectors)
+                if self._index is not None:
+                    records = self._store.get_memories(ids)
+                    kept = [i for i in ids if i in records]
+                    rows = [ids.index(i) for i in kept]
+                    self._index.add(
+                        kept,
+                        vectors[rows],
+                        [records[i].project for i in kept],
+                        [records[i].status.value for i in kept],
+                    )
+                done += len(batch)
+                if progress is not None:
+                    progress(len(batch))
+
+    def embed_query(self, text: str) -> Vector:
+        cached = self._query_cache.get(text)
+        if cached is None:
+            cached = self._embedder.embed([text])[0]
+            if len(self._query_cache) >= QUERY_CACHE_SIZE:
+                self._query_cache.pop(next(iter(self._query_cache)))
+            self._query_cache[text] = cached
+        return cached
+
+    def embed_texts(self, texts: list[str]) -> Vector:
+        return self._embedder.embed(texts)
+
+    def search(self, query: Vector, k: int, *, project: str | None,
+               statuses: frozenset[Status]) -> list[tuple[str, float]]:
+        return self.index().search(query, k, project=project, statuses={s.value for s in statuses})
+
+    def similarities(self, query: Vector, ids: list[str]) -> dict[str, float]:
+        return self.index().similarities(query, ids)
+
+    def vector(self, memory_id: str) -> Vector | None:
+        if self._index is not None:
+            found = self._index.vector(memory_id)
+            if found is not None:
+                return np.asarray(found)
+        return self._store.embedding_of(memory_id)
+
+    # -- keeping the index in step with writes ----------------------------------
+
+    def text_changed(self, memory_id: str) -> None:
+        """The memory's text changed: its vector is stale until re-embedded."""
+        if self._index is not None:
+            self._index.remove(memory_id)
+        self._wake.set()
+
+    def added(self) -> None:
+        self._wake.set()
+
+    def status_changed(self, memory_id: str, status: Status) -> None:
+        if self._index is not None:
+            self._index.set_status(memory_id, status.value)
+
+    def removed(self, memory_id: str) -> None:
+        if self._index is not None:
+            self._index.remove(memory_id)
+
+    def reset(self) -> None:
+        """Forget the loaded index (after reindex)."""
+        with self._lock:
+            self._index = None
+            self._query_cache.clear()
+
+    # -- background embedding (long-running processes) --------------------------
+
+    def start_background(self, interval_s: float = 1.0) -> None:
+        """Embed new memories in a daemon thread shortly after they are written."""
+        if self._thread is not None:
+            return
+
+        def run() -> None:
+            while not self._stop.is_set():
+                self._wake.wait(interval_s)
+                self._wake.clear()
+                try:
+                    self.index()
+                except Exception:  # keep the thread alive; the next write retries
+                    log.exception("background embedding failed")
+
+        self._thread = threading.Thread(target=run, name="graphmem-embed", daemon=True)
+        self._thread.start()
+
+    def stop_background(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None

