@@ -11,7 +11,8 @@ tuned on ``samples/dedup_pairs.jsonl`` (see docs/configuration.md).
 
 from __future__ import annotations
 
-from graphmem.core.text import fold, jaccard, shingles, words
+from graphmem.core.models import Scope
+from graphmem.core.text import content_hash, fold, jaccard, shingles, words
 
 FUNCTION_WORDS = frozenset(
     """a an the and or but if then so of to in on at by for with from as into onto about
@@ -48,3 +49,8 @@ def differing_content_words(a: str, b: str) -> set[str]:
 def is_near_duplicate(a: str, b: str, threshold: float) -> bool:
     """``b`` says what ``a`` says, in nearly the same words."""
     return similarity(a, b) >= threshold and not differing_content_words(a, b)
+
+
+def memory_hash(scope: Scope, project: str | None, text: str) -> str:
+    """The exact-duplicate key of a memory: its normalized text within its scope and project."""
+    return content_hash(f"{scope.value}\x1f{project or ''}\x1f{text}")

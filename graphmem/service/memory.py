@@ -13,7 +13,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import TextIO
 
+from graphmem.core.bundle import ContextBundle
 from graphmem.core.fusion import Plan, get_plan
 from graphmem.core.models import (
     SUPERSEDABLE,
@@ -28,10 +30,12 @@ from graphmem.core.models import (
 )
 from graphmem.core.ports import GraphStore, Visibility
 from graphmem.core.refs import find_path_candidates, find_refs
-from graphmem.core.dedup import is_near_duplicate, similarity
-from graphmem.core.text import clean_fts_query, content_hash, validate_text
+from graphmem.core.dedup import is_near_duplicate, memory_hash, similarity
+from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.service.context import ContextBuilder
+from graphmem.service.transfer import ExportSummary, ImportSummary, Progress, Transfer
 from graphmem.service.recall import Recaller, RecallQuery, RecallResult
 from graphmem.service.semantic import SemanticIndex
 
@@ -127,6 +131,8 @@ class MemoryService:
         self._same_subject = same_subject
         self._clock = clock
         self._recaller = Recaller(store, semantic)
+        self._transfer = Transfer(store, semantic, clock)
+        self._context = ContextBuilder(store, self.recall, self._project_namespace, file_entity, clock)
         self._write_lock = threading.RLock()
         self._session_tail: dict[str, str] = {}
 
@@ -134,6 +140,9 @@ class MemoryService:
         if self.semantic is not None:
             self.semantic.stop_background()
         self.store.close()
+
+    def _project_namespace(self, project: str) -> str | None:
+        return self._namespace(project)
 
     # -- entities in text -----------------------------------------------------
 
@@ -182,7 +191,7 @@ class MemoryService:
         owner = project if scope is Scope.PROJECT else None
         now = self._clock()
         when = to_utc(occurred_at) if occurred_at is not None else now
-        digest = content_hash(f"{scope.value}\x1f{owner or ''}\x1f{text}")
+        digest = memory_hash(scope, owner, text)
         with self._write_lock:
             old = self._get(supersedes) if supersedes else None
             for existing in self.store.find_by_hash(digest):
@@ -291,9 +300,7 @@ class MemoryService:
             if text is not None:
                 text = validate_text(text)
                 changes["text"] = text
-                changes["content_hash"] = content_hash(
-                    f"{record.scope.value}\x1f{record.project or ''}\x1f{text}"
-                )
+                changes["content_hash"] = memory_hash(record.scope, record.project, text)
                 changes["embedding"] = None
             if category is not None:
                 changes["category"] = parse_category(category)
@@ -484,6 +491,42 @@ class MemoryService:
             entity_keys=tuple(e.key for e in self.entities_in(query, project)),
         )
         return self._recaller.recall(request, chosen)
+
+    def get_context(
+        self, target: str, *, project: str | None = None, max_tokens: int = 1500
+    ) -> ContextBundle:
+        """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
+        return self._context.get_context(target, project=project, max_tokens=max_tokens)
+
+    # -- moving memories ----------------------------------------------------------
+
+    def export(self, out: TextIO, *, project: str | None = None, fmt: str = "jsonl") -> ExportSummary:
+        """Write memories as JSONL (lossless, importable) or Markdown (for reading)."""
+        return self._transfer.export(out, project=project, fmt=fmt)
+
+    def import_file(
+        self, path: Path, *, project: str | None = None, dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportSummary:
+        """Import a JSONL export: validates everything first, imports all or nothing."""
+        with self._write_lock:
+            return self._transfer.import_file(path, project=project, dry_run=dry_run, progress=progress)
+
+    def embed_pending(self, progress: Progress | None = None) -> int:
+        """Embed memories written since the model last ran; returns how many."""
+        return self.semantic.embed_pending(progress) if self.semantic is not None else 0
+
+    def reindex(self, progress: Progress | None = None) -> int:
+        """Re-embed every memory with the configured model (after changing it)."""
+        if self.semantic is None:
+            raise InvalidInputError("This store has no embedding model configured.")
+        embedder = self.semantic.embedder
+        with self._write_lock:
+            self.store.clear_embeddings(embedder.dimension)
+            self.store.set_meta("embedding_model", embedder.model_name)
+            self.store.set_meta("embedding_dimension", str(embedder.dimension))
+            self.semantic.reset()
+            return self.semantic.embed_pending(progress)
 
 
 def file_entity(root: Path, candidate: str) -> Entity | None:

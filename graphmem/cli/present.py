@@ -1,0 +1,207 @@
+"""Human and JSON output of the CLI.
+
+Results go to stdout; notes, progress and errors go to stderr so that
+``id=$(graphmem remember ...)`` and ``graphmem recall --json ... | jq`` work.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from graphmem.core.models import Hit, MemoryRecord, Status
+from graphmem.core.timeparse import format_age
+from graphmem.core.views import entity_view, hit_view, link_view, memory_view, why
+from graphmem.errors import GraphmemError, ImportFileError
+
+if TYPE_CHECKING:
+    from graphmem.service.memory import MemoryDetail, RememberResult, Stats
+    from graphmem.service.recall import RecallResult
+
+# Progress bars only for runs long enough to be worth watching.
+PROGRESS_MIN_RECORDS = 200
+# Characters of a memory's text shown on one line of ``list``.
+LIST_TEXT_CHARS = 100
+NO_HITS = "No memories clear the relevance floor for this query."
+
+
+def echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def note(message: str) -> None:
+    """A line for the person at the terminal, on stderr."""
+    click.echo(message, err=True)
+
+
+def error(exc: GraphmemError) -> None:
+    """``error: <message>`` on stderr, then the per-line problems of an import file."""
+    click.echo(f"error: {exc}", err=True)
+    if isinstance(exc, ImportFileError):
+        for line, message in exc.problems:
+            click.echo(f"line {line}: {message}", err=True)
+
+
+def one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+# -- remember -------------------------------------------------------------------
+
+
+def remembered(result: RememberResult) -> None:
+    """The id on stdout; what else happened on stderr."""
+    click.echo(result.memory.id)
+    if not result.created:
+        note(f"reinforced existing memory {result.duplicate_of} (seen {result.memory.reinforced + 1} times)")
+    for old in result.superseded:
+        note(f"supersedes {old}")
+    if result.entities:
+        note("about: " + ", ".join(e.name for e in result.entities))
+
+
+def remembered_json(result: RememberResult, *, now: datetime) -> dict[str, Any]:
+    return {
+        "id": result.memory.id,
+        "created": result.created,
+        "duplicate_of": result.duplicate_of,
+        "superseded": list(result.superseded),
+        "entities": [entity_view(e) for e in result.entities],
+        "memory": memory_view(result.memory, now=now),
+    }
+
+
+# -- recall ---------------------------------------------------------------------
+
+
+def hits(result: RecallResult, *, now: datetime) -> None:
+    if not result.semantic_ready:
+        note("note: the embedding model is not ready; these hits come from the other channels only.")
+    if not result.hits:
+        click.echo(NO_HITS)
+        return
+    for number, hit in enumerate(result.hits, start=1):
+        prefix = f"{number}. "
+        click.echo(f"{prefix}[{hit.memory.category.value}] {hit.memory.text}")
+        click.echo(" " * len(prefix) + hit_details(hit, now=now))
+
+
+def hit_details(hit: Hit, *, now: datetime) -> str:
+    record = hit.memory
+    parts = [record.id, record.scope.value]
+    if record.status is not Status.ACTIVE:
+        parts.append(record.status.value)
+    parts += [format_age(record.created_at, now=now), f"score {hit.score:.2f}", f"why: {why(hit)}"]
+    return " · ".join(parts)
+
+
+def recall_json(result: RecallResult, *, now: datetime) -> dict[str, Any]:
+    return {
+        "query": result.query,
+        "plan": result.plan,
+        "hits": [hit_view(hit, now=now) for hit in result.hits],
+        "took_ms": round(result.took_ms, 1),
+    }
+
+
+# -- show / list -----------------------------------------------------------------
+
+
+def detail(found: MemoryDetail, *, now: datetime) -> None:
+    record = found.memory
+    click.echo(f"{record.id}  [{record.category.value}]  {record.status.value}")
+    click.echo(record.text)
+    scope = record.scope.value + (f" ({record.project})" if record.project else "")
+    facts = [
+        f"scope: {scope}",
+        f"created {format_age(record.created_at, now=now)} ({record.created_at:%Y-%m-%d %H:%M} UTC)",
+    ]
+    if record.updated_at != record.created_at:
+        facts.append(f"updated {format_age(record.updated_at, now=now)}")
+    if record.valid_to is not None:
+        facts.append(f"valid until {record.valid_to:%Y-%m-%d %H:%M} UTC")
+    if record.reinforced:
+        facts.append(f"reinforced {record.reinforced}×")
+    if record.session:
+        facts.append(f"session {record.session}")
+    click.echo(" · ".join(facts))
+    if found.entities:
+        click.echo("about: " + ", ".join(f"{e.name} ({e.kind.value})" for e in found.entities))
+    for link in found.links:
+        if link.source == record.id:
+            click.echo(f"  {link.kind.value} → {link.target}")
+        else:
+            click.echo(f"  {link.kind.value} ← {link.source}")
+
+
+def detail_json(found: MemoryDetail, *, now: datetime) -> dict[str, Any]:
+    view = memory_view(found.memory, now=now)
+    view["entities"] = [entity_view(e) for e in found.entities]
+    view["links"] = [link_view(link) for link in found.links]
+    return view
+
+
+def memory_lines(records: Iterable[MemoryRecord], *, now: datetime) -> None:
+    shown = 0
+    for record in records:
+        status = "" if record.status is Status.ACTIVE else f" ({record.status.value})"
+        age = format_age(record.created_at, now=now)
+        click.echo(f"{record.id}  [{record.category.value}]{status}  {age}  {one_line(record.text, LIST_TEXT_CHARS)}")
+        shown += 1
+    if not shown:
+        click.echo("No memories match.")
+
+
+def memories_json(records: Iterable[MemoryRecord], *, now: datetime) -> dict[str, Any]:
+    return {"memories": [memory_view(record, now=now) for record in records]}
+
+
+def status_changed(verb: str, record: MemoryRecord) -> None:
+    click.echo(f"{verb} {record.id} (now {record.status.value})")
+
+
+# -- stats ------------------------------------------------------------------------
+
+
+def counts(values: Mapping[str, int]) -> str:
+    ordered = sorted(values.items(), key=lambda pair: (-pair[1], pair[0]))
+    return ", ".join(f"{name} {n}" for name, n in ordered) or "none"
+
+
+def stats(found: Stats) -> None:
+    click.echo(f"memories: {found.total}")
+    click.echo(f"  by status: {counts(found.by_status)}")
+    click.echo(f"  by category: {counts(found.by_category)}")
+    click.echo(f"  by scope: {counts(found.by_scope)}")
+    click.echo(f"entities: {counts(found.entities)}")
+    click.echo(f"pending embeddings: {found.pending_embeddings}")
+    click.echo(f"model: {found.model}")
+    click.echo(f"data dir: {found.data_dir}")
+
+
+def stats_json(found: Stats) -> dict[str, Any]:
+    return asdict(found)
+
+
+# -- progress ---------------------------------------------------------------------
+
+
+@contextmanager
+def progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A callback taking how many records were just done, drawing a bar on stderr.
+
+    The bar shows only on a terminal and only for more than ``PROGRESS_MIN_RECORDS``.
+    """
+    if not sys.stderr.isatty() or total <= PROGRESS_MIN_RECORDS:
+        yield lambda done: None
+        return
+    with click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True) as bar:
+        yield bar.update

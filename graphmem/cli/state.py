@@ -1,0 +1,70 @@
+"""What every command shares: the lazily opened Memory service and the project."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+import click
+
+if TYPE_CHECKING:
+    from graphmem.service.memory import MemoryService
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+class ServiceFactory(Protocol):
+    """Builds the Memory service; tests swap in one with a fake embedder."""
+
+    def __call__(self, data_dir: Path | None, *, check_model: bool = True) -> MemoryService: ...
+
+
+def open_default_service(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+    """The real service: settings from config and ``GRAPHMEM_*``, ``--data-dir`` winning."""
+    from graphmem.app import open_memory
+    from graphmem.settings import load_settings
+
+    return open_memory(load_settings(data_dir=data_dir), check_model=check_model)
+
+
+@dataclass
+class CliState:
+    """The context object of the ``graphmem`` group (``ctx.obj``)."""
+
+    data_dir: Path | None
+    project_path: Path | None
+    factory: ServiceFactory = open_default_service
+    _service: MemoryService | None = field(default=None, init=False, repr=False)
+    _project: str | None = field(default=None, init=False, repr=False)
+    _project_resolved: bool = field(default=False, init=False, repr=False)
+
+    @property
+    def service(self) -> MemoryService:
+        """The Memory service, opened on first use."""
+        return self.open_service()
+
+    def open_service(self, *, check_model: bool = True) -> MemoryService:
+        """Open the service once; ``check_model=False`` is for ``reindex`` only."""
+        if self._service is None:
+            self._service = self.factory(self.data_dir, check_model=check_model)
+        return self._service
+
+    @property
+    def project(self) -> str | None:
+        """The git toplevel of ``--project`` (default: the current directory), or None."""
+        if not self._project_resolved:
+            from graphmem.app import resolve_project
+
+            self._project = resolve_project(self.project_path)
+            self._project_resolved = True
+        return self._project
+
+    def close(self) -> None:
+        if self._service is not None:
+            service, self._service = self._service, None
+            service.close()
+
+
+pass_state = click.make_pass_decorator(CliState)

@@ -1,0 +1,176 @@
+"""Context bundles: the memories and entities about a target, grouped, under a token budget."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from graphmem.core.models import Category, Entity, Hit, Status
+from graphmem.core.text import estimate_tokens
+from graphmem.core.timeparse import format_age
+from graphmem.core.views import entity_view, why
+
+# Order of groups in a bundle: what an agent must obey or know first.
+GROUP_ORDER: tuple[Category, ...] = (
+    Category.DIRECTIVE,
+    Category.DECISION,
+    Category.BLOCKER,
+    Category.PROCEDURE,
+    Category.PREFERENCE,
+    Category.FACT,
+    Category.PLAN,
+    Category.IDEA,
+    Category.EVENT,
+    Category.CONVERSATION,
+)
+GROUP_TITLES = {
+    Category.DIRECTIVE: "Directives",
+    Category.DECISION: "Decisions",
+    Category.BLOCKER: "Blockers",
+    Category.PROCEDURE: "Procedures",
+    Category.PREFERENCE: "Preferences",
+    Category.FACT: "Facts",
+    Category.PLAN: "Plans",
+    Category.IDEA: "Ideas",
+    Category.EVENT: "Events",
+    Category.CONVERSATION: "Conversation",
+}
+# Tokens of Markdown around the items: title line, group headings, entity line.
+FRAME_TOKENS = 12
+GROUP_HEADING_TOKENS = 4
+MAX_RELATED_ENTITIES = 12
+
+
+@dataclass(frozen=True, slots=True)
+class BundleItem:
+    hit: Hit
+    line: str
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBundle:
+    """What is known about a target, ready to paste into a prompt."""
+
+    target: str
+    entity: Entity | None
+    groups: dict[Category, list[BundleItem]]
+    related: list[tuple[Entity, int]]
+    max_tokens: int
+    tokens: int
+    omitted: int
+    generated_at: datetime
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def markdown(self) -> str:
+        return render_markdown(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "entity": entity_view(self.entity) if self.entity else None,
+            "groups": {
+                category.value: [
+                    {
+                        "id": item.hit.memory.id,
+                        "text": item.hit.memory.text,
+                        "status": item.hit.memory.status.value,
+                        "scope": item.hit.memory.scope.value,
+                        "age": format_age(item.hit.memory.created_at, now=self.generated_at),
+                        "created_at": item.hit.memory.created_at.isoformat(),
+                        "score": item.hit.score,
+                        "why": why(item.hit),
+                    }
+                    for item in items
+                ]
+                for category, items in self.groups.items()
+            },
+            "related_entities": [
+                {**entity_view(entity), "memories": count} for entity, count in self.related
+            ],
+            "tokens": self.tokens,
+            "max_tokens": self.max_tokens,
+            "omitted": self.omitted,
+            "notes": list(self.notes),
+            "markdown": self.markdown,
+        }
+
+
+def _line(hit: Hit, now: datetime) -> str:
+    flags = []
+    if hit.memory.status is Status.RESOLVED:
+        flags.append("resolved")
+    elif hit.memory.status is Status.SUPERSEDED:
+        flags.append("superseded")
+    suffix = f" ({', '.join(flags)})" if flags else ""
+    age = format_age(hit.memory.created_at, now=now)
+    return f"- {hit.memory.text}{suffix} — {age}, `{hit.memory.id}`"
+
+
+def _entity_label(entity: Entity) -> str:
+    return f"{entity.name} ({entity.title})" if entity.title else entity.name
+
+
+def build_bundle(
+    target: str,
+    entity: Entity | None,
+    hits: Sequence[Hit],
+    related: Sequence[tuple[Entity, int]],
+    *,
+    max_tokens: int,
+    now: datetime,
+    notes: Sequence[str] = (),
+) -> ContextBundle:
+    """Take hits best first while they fit ``max_tokens``; then entities while they fit."""
+    header = f"## Memory: {_entity_label(entity) if entity else target}"
+    used = estimate_tokens(header) + FRAME_TOKENS + sum(estimate_tokens(n) for n in notes)
+    groups: dict[Category, list[BundleItem]] = {}
+    omitted = 0
+    for hit in hits:
+        line = _line(hit, now)
+        cost = estimate_tokens(line) + (0 if hit.memory.category in groups else GROUP_HEADING_TOKENS)
+        if used + cost > max_tokens:
+            omitted += 1
+            continue
+        groups.setdefault(hit.memory.category, []).append(BundleItem(hit, line, cost))
+        used += cost
+    kept_related: list[tuple[Entity, int]] = []
+    for entity_item, count in list(related)[:MAX_RELATED_ENTITIES]:
+        cost = estimate_tokens(_entity_label(entity_item)) + 2
+        if used + cost > max_tokens:
+            break
+        kept_related.append((entity_item, count))
+        used += cost
+    ordered = {category: groups[category] for category in GROUP_ORDER if category in groups}
+    return ContextBundle(
+        target=target,
+        entity=entity,
+        groups=ordered,
+        related=kept_related,
+        max_tokens=max_tokens,
+        tokens=used,
+        omitted=omitted,
+        generated_at=now,
+        notes=list(notes),
+    )
+
+
+def render_markdown(bundle: ContextBundle) -> str:
+    """The bundle as a Markdown block for a prompt."""
+    title = _entity_label(bundle.entity) if bundle.entity else bundle.target
+    lines = [f"## Memory: {title}"]
+    lines += [f"_{note}_" for note in bundle.notes]
+    if not bundle.groups:
+        lines.append("Nothing remembered about this yet.")
+    for category, items in bundle.groups.items():
+        lines.append(f"### {GROUP_TITLES[category]}")
+        lines += [item.line for item in items]
+    if bundle.related:
+        names = ", ".join(f"{_entity_label(e)} ({n})" for e, n in bundle.related)
+        lines.append(f"### Related\n{names}")
+    if bundle.omitted:
+        lines.append(f"_{bundle.omitted} more memories did not fit the {bundle.max_tokens}-token budget._")
+    return "\n".join(lines)

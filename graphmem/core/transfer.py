@@ -1,0 +1,239 @@
+"""The export file format (JSON Lines) and its validation.
+
+One JSON object per line, each with a ``type``::
+
+    {"type": "header", "format": "graphmem-export", "version": 1, ...}
+    {"type": "entity", "key": "Issue:group/proj#4", "kind": "Issue", "name": "#4", ...}
+    {"type": "memory", "id": "mem_…", "text": "…", "category": "decision", ..., "entities": [...]}
+    {"type": "link", "source": "mem_…", "target": "mem_…", "kind": "supersedes", ...}
+    {"type": "next", "source": "mem_…", "target": "mem_…"}
+
+Validation collects every problem with its line number before anything is
+imported.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from graphmem.core.models import (
+    Category,
+    Entity,
+    EntityKind,
+    Link,
+    LinkKind,
+    MemoryRecord,
+    Scope,
+    Status,
+)
+from graphmem.core.text import MAX_TEXT_CHARS, validate_text
+from graphmem.core.timeparse import to_utc
+from graphmem.core.views import entity_view, iso, link_view
+from graphmem.errors import InvalidInputError
+
+FORMAT_NAME = "graphmem-export"
+FORMAT_VERSION = 1
+MAX_LINE_CHARS = MAX_TEXT_CHARS * 4 + 20_000
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HeaderLine(_Record):
+    type: Literal["header"]
+    format: Literal["graphmem-export"]
+    version: int = Field(ge=1, le=FORMAT_VERSION)
+    exported_at: datetime | None = None
+    project: str | None = None
+    counts: dict[str, int] = {}
+
+
+class EntityLine(_Record):
+    type: Literal["entity"]
+    key: str = Field(min_length=3, max_length=2000)
+    kind: EntityKind
+    name: str = Field(min_length=1, max_length=2000)
+    project: str | None = None
+    title: str = ""
+
+    @field_validator("key")
+    @classmethod
+    def _key_has_kind(cls, key: str) -> str:
+        label = key.split(":", 1)[0]
+        if label not in {k.value for k in EntityKind}:
+            raise ValueError(f"entity key must start with a kind label such as 'Issue:', got {key!r}")
+        return key
+
+
+class MemoryLine(_Record):
+    type: Literal["memory"]
+    id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:-]+$")
+    text: str
+    category: Category
+    scope: Scope
+    project: str | None = None
+    status: Status = Status.ACTIVE
+    created_at: datetime
+    updated_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    source: str = "import"
+    session: str | None = None
+    reinforced: int = Field(0, ge=0)
+    entities: list[str] = []
+
+    @field_validator("text")
+    @classmethod
+    def _text_ok(cls, text: str) -> str:
+        try:
+            return validate_text(text)
+        except InvalidInputError as exc:
+            raise ValueError(str(exc)) from None
+
+    def to_record(self, content_hash: str, project: str | None) -> MemoryRecord:
+        created = to_utc(self.created_at)
+        return MemoryRecord(
+            id=self.id,
+            text=self.text,
+            category=self.category,
+            scope=self.scope,
+            project=project,
+            created_at=created,
+            updated_at=to_utc(self.updated_at) if self.updated_at else created,
+            valid_from=to_utc(self.valid_from) if self.valid_from else created,
+            valid_to=to_utc(self.valid_to) if self.valid_to else None,
+            status=self.status,
+            content_hash=content_hash,
+            source=self.source,
+            session=self.session,
+            reinforced=self.reinforced,
+        )
+
+
+class LinkLine(_Record):
+    type: Literal["link"]
+    source: str
+    target: str
+    kind: LinkKind
+    created_at: datetime | None = None
+
+
+class NextLine(_Record):
+    type: Literal["next"]
+    source: str
+    target: str
+
+
+Line = Annotated[HeaderLine | EntityLine | MemoryLine | LinkLine | NextLine, Field(discriminator="type")]
+_LINE = TypeAdapter(Line)
+
+
+@dataclass
+class ParsedExport:
+    """Every record of a file, by kind, with the line it came from."""
+
+    header: HeaderLine | None = None
+    entities: list[tuple[int, EntityLine]] = field(default_factory=list)
+    memories: list[tuple[int, MemoryLine]] = field(default_factory=list)
+    links: list[tuple[int, LinkLine]] = field(default_factory=list)
+    nexts: list[tuple[int, NextLine]] = field(default_factory=list)
+    problems: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def records(self) -> int:
+        return len(self.entities) + len(self.memories) + len(self.links) + len(self.nexts)
+
+
+def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
+    """Parse and validate JSONL lines; problems are collected, not raised."""
+    parsed = ParsedExport()
+    for number, raw in lines:
+        text = raw.strip()
+        if not text:
+            continue
+        if len(text) > MAX_LINE_CHARS:
+            parsed.problems.append((number, f"line is {len(text):,} characters; the limit is {MAX_LINE_CHARS:,}"))
+            continue
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            parsed.problems.append((number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        try:
+            record = _LINE.validate_python(data)
+        except ValidationError as exc:
+            parsed.problems.append((number, _describe(exc)))
+            continue
+        if isinstance(record, HeaderLine):
+            if parsed.header is not None:
+                parsed.problems.append((number, "a second header line"))
+            parsed.header = record
+        elif isinstance(record, EntityLine):
+            parsed.entities.append((number, record))
+        elif isinstance(record, MemoryLine):
+            parsed.memories.append((number, record))
+        elif isinstance(record, LinkLine):
+            parsed.links.append((number, record))
+        else:
+            parsed.nexts.append((number, record))
+    return parsed
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:3]:
+        where = ".".join(str(p) for p in error["loc"] if not isinstance(p, int) or len(error["loc"]) == 1)
+        message = error["msg"].removeprefix("Value error, ")
+        parts.append(f"{where}: {message}" if where else message)
+    return "; ".join(parts)
+
+
+def header_line(project: str | None, counts: dict[str, int], now: datetime) -> dict[str, Any]:
+    return {
+        "type": "header",
+        "format": FORMAT_NAME,
+        "version": FORMAT_VERSION,
+        "exported_at": iso(now),
+        "project": project,
+        "counts": counts,
+    }
+
+
+def entity_line(entity: Entity) -> dict[str, Any]:
+    view = entity_view(entity)
+    return {"type": "entity", **view}
+
+
+def memory_line(record: MemoryRecord, entity_keys: list[str]) -> dict[str, Any]:
+    return {
+        "type": "memory",
+        "id": record.id,
+        "text": record.text,
+        "category": record.category.value,
+        "scope": record.scope.value,
+        "project": record.project,
+        "status": record.status.value,
+        "created_at": iso(record.created_at),
+        "updated_at": iso(record.updated_at),
+        "valid_from": iso(record.valid_from),
+        "valid_to": iso(record.valid_to),
+        "source": record.source,
+        "session": record.session,
+        "reinforced": record.reinforced,
+        "entities": entity_keys,
+    }
+
+
+def link_line(link: Link) -> dict[str, Any]:
+    return {"type": "link", **link_view(link)}
+
+
+def next_line(source: str, target: str) -> dict[str, Any]:
+    return {"type": "next", "source": source, "target": target}

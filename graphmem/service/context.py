@@ -1,0 +1,99 @@
+"""get_context: what is known about an MR, issue, epic, file or free-text subject."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from graphmem.core.bundle import ContextBundle, build_bundle
+from graphmem.core.models import Entity, EntityKind, Hit, Status
+from graphmem.core.ports import GraphStore, Visibility
+from graphmem.core.refs import parse_ref
+from graphmem.core.text import MAX_TEXT_CHARS
+from graphmem.errors import InvalidInputError
+from graphmem.service.recall import RecallResult, _visible
+
+# Memories considered before the budget cuts: direct ones, then recalled ones.
+CONTEXT_CANDIDATES = 40
+
+Recall = Callable[..., RecallResult]
+FileEntity = Callable[[Path, str], Entity | None]
+
+
+class ContextBuilder:
+    """Resolves a target, gathers its memories and entities, and fits them to a budget."""
+
+    def __init__(
+        self,
+        store: GraphStore,
+        recall: Recall,
+        namespace: Callable[[str], str | None],
+        file_entity: FileEntity,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._store = store
+        self._recall = recall
+        self._namespace = namespace
+        self._file_entity = file_entity
+        self._clock = clock
+
+    def resolve(self, target: str, project: str | None) -> Entity | None:
+        """The entity ``target`` names (a ref or a file), or None for free text."""
+        ref = parse_ref(target)
+        if ref is not None:
+            namespace = (self._namespace(project) if project else None) or project
+            key = ref.key(namespace)
+            return self._store.get_entities([key]).get(key) or Entity(key, ref.kind, ref.name, project)
+        if project:
+            entity = self._file_entity(Path(project), target)
+            if entity is not None:
+                return self._store.get_entities([entity.key]).get(entity.key) or entity
+        known = self._store.find_entities(target, (EntityKind.FILE,))
+        return known[0] if len(known) == 1 else None
+
+    def get_context(self, target: str, *, project: str | None, max_tokens: int) -> ContextBundle:
+        target = target.strip() if isinstance(target, str) else ""
+        if not target:
+            raise InvalidInputError("Give a target: a ref like !123, a file path, or a few words.")
+        if len(target) > MAX_TEXT_CHARS:
+            raise InvalidInputError(f"The target is over {MAX_TEXT_CHARS:,} characters: shorten it.")
+        if not 50 <= max_tokens <= 32_000:
+            raise InvalidInputError("max_tokens must be between 50 and 32000.")
+        now = self._clock()
+        entity = self.resolve(target, project)
+        hits: list[Hit] = []
+        notes: list[str] = []
+        if entity is not None:
+            hits = self._direct(entity, project)
+            if not hits:
+                notes.append(f"No memory is linked to {entity.name} yet; showing related memories.")
+        query = entity.name if entity is not None and not entity.title else target
+        if entity is not None and entity.title:
+            query = f"{entity.name} {entity.title}"
+        recalled = self._recall(query, project=project, limit=CONTEXT_CANDIDATES).hits
+        seen = {h.memory.id for h in hits}
+        hits += [h for h in recalled if h.memory.id not in seen]
+        related = self._related(hits, entity)
+        return build_bundle(target, entity, hits, related, max_tokens=max_tokens, now=now, notes=notes)
+
+    def _direct(self, entity: Entity, project: str | None) -> list[Hit]:
+        """Memories linked to ``entity``, current first, newest first."""
+        ids = self._store.memories_about([entity.key]).get(entity.key, [])
+        records = self._store.get_memories(ids)
+        visibility = Visibility(project)
+        current = [r for r in records.values() if _visible(r, visibility)]
+        current.sort(key=lambda r: (r.status is not Status.ACTIVE, -r.created_at.timestamp(), r.id))
+        return [Hit(r, 1.0, (), (entity.name,)) for r in current[:CONTEXT_CANDIDATES]]
+
+    def _related(self, hits: list[Hit], entity: Entity | None) -> list[tuple[Entity, int]]:
+        about = self._store.about([h.memory.id for h in hits])
+        counts: Counter[str] = Counter()
+        by_key: dict[str, Entity] = {}
+        for entities in about.values():
+            for item in entities:
+                if entity is None or item.key != entity.key:
+                    counts[item.key] += 1
+                    by_key[item.key] = item
+        return [(by_key[key], n) for key, n in counts.most_common()]
