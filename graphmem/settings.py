@@ -59,7 +59,10 @@ class DedupSettings(BaseModel):
         0.8, gt=0, le=1, description="Word-overlap similarity at which a new memory reinforces an old one."
     )
     same_subject: float = Field(
-        0.5, gt=0, le=1, description="Similarity at which a decision on the same subject supersedes an older one."
+        0.5,
+        gt=0,
+        le=1,
+        description="Similarity at which a decision on the same subject supersedes an older one.",
     )
 
 
@@ -93,9 +96,7 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**values)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
         raise ConfigError(
             f"Invalid settings ({problems}). Check {default_config_file()} and GRAPHMEM_* variables."
         ) from exc

@@ -43,7 +43,7 @@ MEMORY_COLUMNS = (
 )
 
 
-def create_schema(dimension: int) -> list[str]:
+def create_schema() -> list[str]:
     """Statements that create the current schema in an empty database."""
     statements = [
         "CREATE NODE TABLE Meta(key STRING, value STRING, PRIMARY KEY(key))",
@@ -51,11 +51,10 @@ def create_schema(dimension: int) -> list[str]:
         "id STRING, text STRING, category STRING, scope STRING, project STRING, "
         "created_at TIMESTAMP, updated_at TIMESTAMP, valid_from TIMESTAMP, valid_to TIMESTAMP, "
         "status STRING, content_hash STRING, source STRING, session STRING, reinforced INT64, "
-        f"seq INT64, search_text STRING, embedding FLOAT[{dimension}], PRIMARY KEY(id))",
+        "seq INT64, search_text STRING, embedding FLOAT[], PRIMARY KEY(id))",
     ]
     statements += [
-        f"CREATE NODE TABLE {table}(key STRING, name STRING, project STRING, title STRING, "
-        "PRIMARY KEY(key))"
+        f"CREATE NODE TABLE {table}(key STRING, name STRING, project STRING, title STRING, PRIMARY KEY(key))"
         for table in ENTITY_TABLES
     ]
     about_pairs = ", ".join(f"FROM Memory TO {table}" for table in ENTITY_TABLES)
@@ -70,8 +69,7 @@ def create_schema(dimension: int) -> list[str]:
         "CREATE REL TABLE CHANGES(FROM MergeRequest TO File, FROM MergeRequest TO Symbol)",
         "CREATE REL TABLE CLOSES(FROM MergeRequest TO Issue)",
         "CREATE REL TABLE PART_OF(FROM Issue TO Epic, FROM Epic TO Epic)",
-        "CREATE REL TABLE AUTHORED(FROM Person TO MergeRequest, FROM Person TO Issue, "
-        "FROM Person TO Memory)",
+        "CREATE REL TABLE AUTHORED(FROM Person TO MergeRequest, FROM Person TO Issue, FROM Person TO Memory)",
     ]
     return statements
 

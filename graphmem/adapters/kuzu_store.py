@@ -51,6 +51,8 @@ OWNER_FILENAME = "owner.json"
 FTS_INDEX = "memory_text"
 # COPY is much faster than row inserts, but has fixed costs: below this, insert rows.
 COPY_MIN_ROWS = 64
+# Prepared statements kept per connection (query texts are few and fixed).
+PREPARED_CACHE_SIZE = 256
 
 
 def _naive_utc(value: datetime | None) -> datetime | None:
@@ -73,6 +75,7 @@ class KuzuGraphStore:
         self.path = data_dir / DB_DIRNAME
         self.dimension = dimension
         self._lock = threading.RLock()
+        self._prepared: dict[str, Any] = {}
         try:
             data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -118,11 +121,9 @@ class KuzuGraphStore:
     def _init_schema(self) -> None:
         tables = {row[1] for row in self._rows("CALL show_tables() RETURN *")}
         if "Memory" not in tables:
-            for statement in create_schema(self.dimension):
+            for statement in create_schema():
                 self._run(statement)
-            self._run(
-                f"CALL CREATE_FTS_INDEX('Memory', '{FTS_INDEX}', ['search_text'], stemmer := 'porter')"
-            )
+            self._run(f"CALL CREATE_FTS_INDEX('Memory', '{FTS_INDEX}', ['search_text'], stemmer := 'porter')")
             self.set_meta("schema_version", str(SCHEMA_VERSION))
             return
         version = int(self.get_meta("schema_version") or 0)
@@ -150,13 +151,27 @@ class KuzuGraphStore:
         except RuntimeError as exc:
             raise StoreError(f"The graph store failed: {exc}") from exc
 
+    def _execute(self, query: str, params: Mapping[str, Any] | None) -> Any:
+        """Run ``query`` with a prepared statement, prepared once per query text."""
+        if not params:
+            return self._conn.execute(query)
+        statement = self._prepared.get(query)
+        if statement is None:
+            statement = self._conn.prepare(query)
+            if not statement.is_success():
+                raise StoreError(f"The graph store rejected a query: {statement.get_error_message()}")
+            if len(self._prepared) >= PREPARED_CACHE_SIZE:
+                self._prepared.pop(next(iter(self._prepared)))
+            self._prepared[query] = statement
+        return self._conn.execute(statement, dict(params))
+
     def _run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
         with self._lock, self._translated():
-            self._conn.execute(query, dict(params or {}))
+            self._execute(query, params)
 
     def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
         with self._lock, self._translated():
-            result = self._conn.execute(query, dict(params or {}))
+            result = self._execute(query, params)
             assert not isinstance(result, list)
             return result.get_all()
 
@@ -179,7 +194,7 @@ class KuzuGraphStore:
                 for i, record in enumerate(records):
                     params = _memory_params(record)
                     params["embedding"] = None if vectors is None else vectors[i].tolist()
-                    self._conn.execute(_CREATE_MEMORY, params)
+                    self._execute(_CREATE_MEMORY, params)
             return
         table = _memory_table(records, vectors, self.dimension)
         with self._lock, self._translated():
@@ -277,16 +292,13 @@ class KuzuGraphStore:
         self._run("UNWIND $rows AS r MATCH (m:Memory {id: r.id}) SET m.embedding = r.e", {"rows": rows})
 
     def clear_embeddings(self, dimension: int) -> None:
-        with self._lock, self._translated():
-            self._conn.execute("ALTER TABLE Memory DROP embedding")
-            self._conn.execute(f"ALTER TABLE Memory ADD embedding FLOAT[{dimension}]")
+        self._run("MATCH (m:Memory) WHERE m.embedding IS NOT NULL SET m.embedding = NULL")
         self.dimension = dimension
 
     def load_vectors(self) -> StoredVectors:
         with self._lock, self._translated():
             result = self._conn.execute(
-                "MATCH (m:Memory) WHERE m.embedding IS NOT NULL "
-                "RETURN m.id, m.project, m.status, m.embedding"
+                "MATCH (m:Memory) WHERE m.embedding IS NOT NULL RETURN m.id, m.project, m.status, m.embedding"
             )
             assert not isinstance(result, list)
             table = result.get_as_arrow()
@@ -402,8 +414,7 @@ class KuzuGraphStore:
 
     def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
         rows = self._rows(
-            "MATCH (a:Memory {id: $s})-[x:RELATES {kind: $k}]->(b:Memory {id: $t}) "
-            "DELETE x RETURN count(*)",
+            "MATCH (a:Memory {id: $s})-[x:RELATES {kind: $k}]->(b:Memory {id: $t}) DELETE x RETURN count(*)",
             {"s": source, "t": target, "k": kind.value},
         )
         return bool(rows and rows[0][0])
@@ -519,10 +530,11 @@ def _memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimen
             if name != "embedding":
                 columns[name].append(params[name])
     if vectors is None:
-        embedding = pa.nulls(len(records), pa.list_(pa.float32(), dimension))
+        embedding = pa.nulls(len(records), pa.list_(pa.float32()))
     else:
-        flat = pa.array(np.asarray(vectors, dtype=np.float32).reshape(-1))
-        embedding = pa.FixedSizeListArray.from_arrays(flat, dimension)
+        matrix = np.asarray(vectors, dtype=np.float32)
+        offsets = pa.array(np.arange(0, matrix.size + 1, matrix.shape[1], dtype=np.int32))
+        embedding = pa.ListArray.from_arrays(offsets, pa.array(matrix.reshape(-1)))
     timestamp = pa.timestamp("us")
     types = {
         "created_at": timestamp,
@@ -540,8 +552,23 @@ def _memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimen
 
 
 def _memory_from_row(row: Sequence[Any]) -> MemoryRecord:
-    (id_, text, category, scope, project, created, updated, valid_from, valid_to, status, chash, source,
-     session, reinforced, embedded) = row
+    (
+        id_,
+        text,
+        category,
+        scope,
+        project,
+        created,
+        updated,
+        valid_from,
+        valid_to,
+        status,
+        chash,
+        source,
+        session,
+        reinforced,
+        embedded,
+    ) = row
     return MemoryRecord(
         id=id_,
         text=text,

@@ -48,8 +48,9 @@ class NumpyVectorIndex:
             self._reserve(len(stored.ids))
         self.add(stored.ids, stored.matrix, stored.projects, stored.statuses)
 
-    def add(self, ids: Sequence[str], vectors: Vector, projects: Sequence[str | None],
-            statuses: Sequence[str]) -> None:
+    def add(
+        self, ids: Sequence[str], vectors: Vector, projects: Sequence[str | None], statuses: Sequence[str]
+    ) -> None:
         """Insert or replace rows."""
         with self._lock:
             self._reserve(self._size + len(ids))
@@ -109,8 +110,9 @@ class NumpyVectorIndex:
         sims = self._matrix[[r for _, r in rows]] @ query
         return {memory_id: float(s) for (memory_id, _), s in zip(rows, sims, strict=True)}
 
-    def search(self, query: Vector, k: int, *, project: str | None,
-               statuses: Collection[str]) -> list[tuple[str, float]]:
+    def search(
+        self, query: Vector, k: int, *, project: str | None, statuses: Collection[str]
+    ) -> list[tuple[str, float]]:
         """Top ``k`` visible rows by cosine: global rows plus those of ``project``."""
         with self._lock:
             n = self._size

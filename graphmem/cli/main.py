@@ -9,8 +9,7 @@ from typing import Any
 
 import click
 
-from graphmem import __version__
-from graphmem.cli import maintenance, memories, retrieval, transfer
+from graphmem.cli import bench, maintenance, memories, retrieval, transfer
 from graphmem.cli.present import error
 from graphmem.cli.state import CliState, ServiceFactory, open_default_service
 from graphmem.errors import GraphmemError
@@ -56,7 +55,7 @@ def configure_logging(verbosity: int) -> None:
     help="A path inside the project; its git toplevel is the project (default: the current directory).",
 )
 @click.option("-v", "--verbose", count=True, help="Log to stderr: -v info, -vv debug.")
-@click.version_option(__version__, prog_name="graphmem")
+@click.version_option(package_name="graphmem", prog_name="graphmem")
 @click.pass_context
 def cli(ctx: click.Context, data_dir: Path | None, project_path: Path | None, verbose: int) -> None:
     """Local knowledge-graph memory for coding agents.
@@ -75,7 +74,7 @@ def cli(ctx: click.Context, data_dir: Path | None, project_path: Path | None, ve
     ctx.call_on_close(state.close)
 
 
-for module in (memories, retrieval, transfer, maintenance):
+for module in (memories, retrieval, transfer, maintenance, bench):
     for command in module.COMMANDS:
         cli.add_command(command)
 
@@ -83,3 +82,7 @@ for module in (memories, retrieval, transfer, maintenance):
 def main() -> None:
     """The ``graphmem`` console script."""
     cli(prog_name="graphmem")
+
+
+if __name__ == "__main__":
+    main()

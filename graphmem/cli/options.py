@@ -1,7 +1,8 @@
-"""Option types and decorators shared by several commands."""
+"""Choices, option parsers and option decorators shared by several commands."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, TypeVar
@@ -19,21 +20,14 @@ STATUS_CHOICE = click.Choice([*(s.value for s in Status), "all"], case_sensitive
 LINK_KIND_CHOICE = click.Choice([k.value for k in LinkKind], case_sensitive=False)
 
 
-class SinceType(click.ParamType):
+def to_since(ctx: click.Context, param: click.Parameter, value: str | None) -> datetime | None:
     """``--since``: ``30d``, ``2w``, ``today`` or an ISO date, as a UTC datetime."""
-
-    name = "when"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
-        if isinstance(value, datetime):
-            return value
-        try:
-            return parse_since(str(value), now=utc_now())
-        except InvalidInputError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-SINCE = SinceType()
+    if value is None:
+        return None
+    try:
+        return parse_since(value, now=utc_now())
+    except InvalidInputError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
 
 
 def json_option(func: F) -> F:
@@ -43,12 +37,13 @@ def json_option(func: F) -> F:
 def since_option(func: F) -> F:
     return click.option(
         "--since",
-        type=SINCE,
+        metavar="WHEN",
         default=None,
+        callback=to_since,
         help="Only memories created since then: 90m, 12h, 30d, 2w, 3mo, 1y, today or an ISO date.",
     )(func)
 
 
 def read_text(value: str) -> str:
     """``value``, or standard input when it is ``-``."""
-    return click.get_text_stream("stdin").read() if value == "-" else value
+    return sys.stdin.read() if value == "-" else value

@@ -24,6 +24,7 @@ from graphmem.errors import GraphmemError, ImportFileError
 if TYPE_CHECKING:
     from graphmem.service.memory import MemoryDetail, RememberResult, Stats
     from graphmem.service.recall import RecallResult
+    from graphmem.service.transfer import ExportSummary, ImportSummary
 
 # Progress bars only for runs long enough to be worth watching.
 PROGRESS_MIN_RECORDS = 200
@@ -135,11 +136,10 @@ def detail(found: MemoryDetail, *, now: datetime) -> None:
     click.echo(" · ".join(facts))
     if found.entities:
         click.echo("about: " + ", ".join(f"{e.name} ({e.kind.value})" for e in found.entities))
+    if found.links:
+        click.echo("links:")
     for link in found.links:
-        if link.source == record.id:
-            click.echo(f"  {link.kind.value} → {link.target}")
-        else:
-            click.echo(f"  {link.kind.value} ← {link.source}")
+        click.echo(f"  {link.source} {link.kind.value} {link.target}")
 
 
 def detail_json(found: MemoryDetail, *, now: datetime) -> dict[str, Any]:
@@ -154,7 +154,9 @@ def memory_lines(records: Iterable[MemoryRecord], *, now: datetime) -> None:
     for record in records:
         status = "" if record.status is Status.ACTIVE else f" ({record.status.value})"
         age = format_age(record.created_at, now=now)
-        click.echo(f"{record.id}  [{record.category.value}]{status}  {age}  {one_line(record.text, LIST_TEXT_CHARS)}")
+        click.echo(
+            f"{record.id}  [{record.category.value}]{status}  {age}  {one_line(record.text, LIST_TEXT_CHARS)}"
+        )
         shown += 1
     if not shown:
         click.echo("No memories match.")
@@ -194,14 +196,48 @@ def stats_json(found: Stats) -> dict[str, Any]:
 # -- progress ---------------------------------------------------------------------
 
 
+def progress_wanted() -> bool:
+    """Whether a progress bar can be seen: stderr is a terminal."""
+    return sys.stderr.isatty()
+
+
 @contextmanager
 def progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
     """A callback taking how many records were just done, drawing a bar on stderr.
 
     The bar shows only on a terminal and only for more than ``PROGRESS_MIN_RECORDS``.
     """
-    if not sys.stderr.isatty() or total <= PROGRESS_MIN_RECORDS:
+    if not progress_wanted() or total <= PROGRESS_MIN_RECORDS:
         yield lambda done: None
         return
     with click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True) as bar:
         yield bar.update
+
+
+# -- export / import / reindex ------------------------------------------------------
+
+
+def quantity(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def exported(summary: ExportSummary) -> None:
+    """On stderr: the export itself may be on stdout."""
+    note(
+        f"exported {quantity(summary.memories, 'memory', 'memories')}, "
+        f"{quantity(summary.entities, 'entity', 'entities')}, {quantity(summary.links, 'link', 'links')}"
+    )
+
+
+def imported(summary: ImportSummary) -> None:
+    verb = "would import" if summary.dry_run else "imported"
+    click.echo(
+        f"{verb} {quantity(summary.memories_added, 'memory', 'memories')} "
+        f"({summary.memories_skipped} already present), "
+        f"{quantity(summary.entities, 'entity', 'entities')}, {quantity(summary.links, 'link', 'links')} "
+        f"from {quantity(summary.records, 'record', 'records')}"
+    )
+
+
+def reindexed(count: int, model: str) -> None:
+    click.echo(f"re-embedded {quantity(count, 'memory', 'memories')} with {model}")

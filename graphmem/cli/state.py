@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol
 
 import click
 
 if TYPE_CHECKING:
     from graphmem.service.memory import MemoryService
-
-F = TypeVar("F", bound=Callable[..., object])
 
 
 class ServiceFactory(Protocol):

@@ -159,7 +159,9 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
         if not text:
             continue
         if len(text) > MAX_LINE_CHARS:
-            parsed.problems.append((number, f"line is {len(text):,} characters; the limit is {MAX_LINE_CHARS:,}"))
+            parsed.problems.append(
+                (number, f"line is {len(text):,} characters; the limit is {MAX_LINE_CHARS:,}")
+            )
             continue
         try:
             data = json.loads(text)

@@ -289,8 +289,14 @@ class MemoryService:
         if self.semantic is not None:
             self.semantic.status_changed(older.id, Status.SUPERSEDED)
 
-    def edit(self, memory_id: str, *, text: str | None = None, category: str | Category | None = None,
-             project: str | None = None) -> MemoryRecord:
+    def edit(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        category: str | Category | None = None,
+        project: str | None = None,
+    ) -> MemoryRecord:
         """Change a memory's text and/or category (its id and history stay)."""
         if text is None and category is None:
             raise InvalidInputError("Nothing to change: give new text and/or --category.")
@@ -314,8 +320,9 @@ class MemoryService:
                     self.semantic.text_changed(memory_id)
             return self._get(memory_id)
 
-    def _set_status(self, memory_id: str, status: Status, *, allowed_from: Iterable[Status],
-                    clear_valid_to: bool = False) -> MemoryRecord:
+    def _set_status(
+        self, memory_id: str, status: Status, *, allowed_from: Iterable[Status], clear_valid_to: bool = False
+    ) -> MemoryRecord:
         with self._write_lock:
             record = self._get(memory_id)
             if record.status is status:
@@ -348,7 +355,9 @@ class MemoryService:
                     if link.kind is LinkKind.SUPERSEDES and link.target == memory_id:
                         self.store.remove_link(link.source, link.target, link.kind)
             return self._set_status(
-                memory_id, Status.ACTIVE, allowed_from=(Status.ARCHIVED, Status.SUPERSEDED),
+                memory_id,
+                Status.ACTIVE,
+                allowed_from=(Status.ARCHIVED, Status.SUPERSEDED),
                 clear_valid_to=True,
             )
 
@@ -505,7 +514,11 @@ class MemoryService:
         return self._transfer.export(out, project=project, fmt=fmt)
 
     def import_file(
-        self, path: Path, *, project: str | None = None, dry_run: bool = False,
+        self,
+        path: Path,
+        *,
+        project: str | None = None,
+        dry_run: bool = False,
         progress: Progress | None = None,
     ) -> ImportSummary:
         """Import a JSONL export: validates everything first, imports all or nothing."""

@@ -9,9 +9,17 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import networkx as nx
-
-from graphmem.core.fusion import ENTITY, GRAPH, LEXICAL, SEMANTIC, Plan, weighted_rrf
+from graphmem.core.fusion import (
+    ENTITY,
+    GRAPH,
+    LEXICAL,
+    SEMANTIC,
+    Plan,
+    Spread,
+    convex_scores,
+    spread,
+    weighted_rrf,
+)
 from graphmem.core.models import Category, ChannelRank, Entity, Hit, MemoryRecord, Status
 from graphmem.core.ports import GraphStore, Vector, Visibility
 from graphmem.core.text import MAX_TEXT_CHARS, clean_fts_query
@@ -77,45 +85,42 @@ class Recaller:
         visibility = query.visibility()
         depth = max(plan.depth, query.limit)
         rankings: dict[str, list[tuple[str, float]]] = {}
-
         if plan.uses(LEXICAL):
             rankings[LEXICAL] = self._store.search_text(clean_fts_query(text), visibility, depth)
         query_vector: Vector | None = None
         if self._semantic is not None and (plan.uses(SEMANTIC) or plan.semantic_floor > 0):
             query_vector = self._semantic.embed_query(text)
-        if plan.uses(SEMANTIC) and query_vector is not None and self._semantic is not None:
+        if plan.uses(SEMANTIC) and query_vector is not None:
             rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
         if plan.uses(ENTITY) and query.entity_keys:
             rankings[ENTITY] = self._entity_channel(query.entity_keys)
 
-        seeds = weighted_rrf(rankings, plan.weights, k=plan.rrf_k)
-        records = self._store.get_memories([f.id for f in seeds[: depth * 2]])
-        seeds = [f for f in seeds if f.id in records and _visible(records[f.id], visibility)]
-        paths: dict[str, tuple[str, ...]] = {}
-        if plan.uses(GRAPH) and seeds:
-            graph_ranking, paths = self._graph_channel(seeds[: plan.graph_seeds], plan)
-            rankings[GRAPH] = graph_ranking
+        if plan.fusion == "rrf":
             fused = weighted_rrf(rankings, plan.weights, k=plan.rrf_k)
-            missing = [f.id for f in fused[: depth * 2] if f.id not in records]
-            records.update(self._store.get_memories(missing))
+            best = sum(w / (plan.rrf_k + 1) for w in plan.weights.values()) or 1.0
+            scored = [(f.id, f.score / best, list(f.channels)) for f in fused]
+            paths: dict[str, tuple[str, ...]] = {}
+            similarities = self._similarities(query_vector, [f.id for f in fused[: depth * 2]])
         else:
-            fused = seeds
-        candidates = [f for f in fused if f.id in records and _visible(records[f.id], visibility)]
-        candidates = candidates[: max(query.limit * 4, 40)]
+            scored, paths, similarities = self._convex(rankings, query_vector, plan)
 
-        similarities: dict[str, float] = {}
-        if query_vector is not None and self._semantic is not None:
-            similarities = self._semantic.similarities(query_vector, [f.id for f in candidates])
-        best = sum(w / (plan.rrf_k + 1) for w in plan.weights.values()) or 1.0
+        records = self._store.get_memories([item for item, _, _ in scored[: max(query.limit * 4, 40)]])
+        evidence = {item: channels for item, _, channels in scored}
+
+        def relevant(item: str) -> bool:
+            return item in evidence and _relevant(evidence[item], similarities.get(item), plan)
+
         hits: list[Hit] = []
-        passing: set[str] = set()
-        for item in candidates:
-            record = records[item.id]
-            if not _clears_floor(item.channels, similarities.get(item.id), plan, paths.get(item.id), passing):
+        for item, score, channels in scored:
+            record = records.get(item)
+            if record is None or not _visible(record, visibility):
                 continue
-            passing.add(item.id)
-            score = item.score / best * STATUS_WEIGHT.get(record.status, 1.0)
-            hits.append(Hit(record, round(score, 4), item.channels, paths.get(item.id, ())))
+            # Below the floor: nothing rather than noise. A graph hit rides on its source.
+            path = paths.get(item)
+            if not relevant(item) and not (path and relevant(path[0])):
+                continue
+            weight = STATUS_WEIGHT.get(record.status, 1.0)
+            hits.append(Hit(record, round(score * weight, 4), tuple(channels), paths.get(item, ())))
         hits.sort(key=lambda h: (-h.score, h.memory.id))
         hits = hits[: query.limit]
         entities = self._store.about([h.memory.id for h in hits])
@@ -133,9 +138,66 @@ class Recaller:
             semantic_ready=query_vector is not None,
         )
 
+    def _similarities(self, vector: Vector | None, ids: Sequence[str]) -> dict[str, float]:
+        if vector is None or self._semantic is None:
+            return {}
+        return self._semantic.similarities(vector, list(ids))
+
+    def _convex(
+        self,
+        rankings: Mapping[str, Sequence[tuple[str, float]]],
+        query_vector: Vector | None,
+        plan: Plan,
+    ) -> tuple[list[tuple[str, float, list[ChannelRank]]], dict[str, tuple[str, ...]], dict[str, float]]:
+        """Convex fusion of the channels, then spreading over the memory graph."""
+        lexical = dict(rankings.get(LEXICAL, ()))
+        entity = {item: 1.0 for item, _ in rankings.get(ENTITY, ())}
+        candidates = {*lexical, *entity, *(i for i, _ in rankings.get(SEMANTIC, ()))}
+        cosines = self._similarities(query_vector, list(candidates)) if plan.uses(SEMANTIC) else {}
+        base = convex_scores(lexical, cosines, entity, plan.weights, semantic_offset=plan.semantic_offset)
+        paths: dict[str, tuple[str, ...]] = {}
+        gains: dict[str, Spread] = {}
+        if plan.uses(GRAPH) and base:
+            seeds = sorted(base, key=lambda i: (-base[i], i))[: plan.graph_seeds]
+            adjacency, vias = self._neighbourhood(seeds, len(plan.hop_weights))
+            new = [n for n in adjacency if n not in base]
+            if new and plan.uses(SEMANTIC):
+                extra = self._similarities(query_vector, new)
+                cosines.update(extra)
+                base = convex_scores(
+                    lexical, cosines, entity, plan.weights, semantic_offset=plan.semantic_offset
+                )
+            gains = spread(base, adjacency, [w * plan.weights[GRAPH] for w in plan.hop_weights])
+            for item, gain in gains.items():
+                paths[item] = (gain.source, vias.get((gain.source, item), "graph"), item)
+        ranks = {
+            channel: {item: r for r, (item, _) in enumerate(ranking, 1)}
+            for channel, ranking in rankings.items()
+        }
+        totals = {
+            item: base.get(item, 0.0) + (gains[item].gain if item in gains else 0.0)
+            for item in {*base, *gains}
+        }
+        ordered = sorted(totals, key=lambda i: (-totals[i], i))
+        graph_rank = {item: r for r, item in enumerate(sorted(gains, key=lambda i: (-gains[i].gain, i)), 1)}
+        top = sum(plan.weights.get(c, 0.0) for c in (LEXICAL, SEMANTIC, ENTITY)) or 1.0
+        scored = []
+        for item in ordered:
+            channels = [
+                ChannelRank(channel, ranks[channel][item], dict(rankings[channel]).get(item, 0.0))
+                for channel in rankings
+                if item in ranks[channel]
+            ]
+            if item in gains:
+                channels.append(ChannelRank(GRAPH, graph_rank[item], gains[item].gain))
+            scored.append((item, min(1.0, totals[item] / top), channels))
+        return scored, paths, cosines
+
     # -- channels ---------------------------------------------------------------
 
-    def _semantic_channel(self, vector: Vector, visibility: Visibility, depth: int) -> list[tuple[str, float]]:
+    def _semantic_channel(
+        self, vector: Vector, visibility: Visibility, depth: int
+    ) -> list[tuple[str, float]]:
         assert self._semantic is not None
         over = depth * 3 if (visibility.categories or visibility.since) else depth
         found = self._semantic.search(vector, over, project=visibility.project, statuses=visibility.statuses)
@@ -155,59 +217,29 @@ class Recaller:
                     ranking.append((memory_id, 1.0))
         return ranking
 
-    def _graph_channel(self, seeds: Sequence[object], plan: Plan) -> tuple[list[tuple[str, float]], dict[str, tuple[str, ...]]]:
-        """Personalised PageRank from the seeds over their neighbourhood."""
-        graph: nx.Graph = nx.Graph()
-        personalization: dict[str, float] = {}
-        parents: dict[str, tuple[str, str]] = {}
-        frontier: list[str] = []
-        for seed in seeds:
-            seed_id = seed.id  # type: ignore[attr-defined]
-            personalization[_mem(seed_id)] = seed.score  # type: ignore[attr-defined]
-            graph.add_node(_mem(seed_id))
-            frontier.append(seed_id)
+    def _neighbourhood(
+        self, seeds: Sequence[str], hops: int
+    ) -> tuple[dict[str, list[str]], dict[tuple[str, str], str]]:
+        """Memory-to-memory adjacency around ``seeds`` (entities shared count as one hop)."""
+        adjacency: dict[str, set[str]] = {}
+        vias: dict[tuple[str, str], str] = {}
+        frontier = list(seeds)
         seen = set(frontier)
-        for _ in range(plan.graph_hops):
+        for _ in range(hops):
             if not frontier:
                 break
             next_frontier: list[str] = []
             for edge in self._store.neighbours(frontier, GRAPH_EDGE_LIMIT):
-                a, b = _mem(edge.memory_id), _mem(edge.other_id)
-                if ":" in edge.via:  # an entity key, not a RELATES/NEXT kind
-                    hub = f"e:{edge.via}"
-                    graph.add_edge(a, hub)
-                    graph.add_edge(hub, b)
-                else:
-                    graph.add_edge(a, b)
-                if edge.other_id not in seen:
-                    seen.add(edge.other_id)
-                    parents[edge.other_id] = (edge.memory_id, edge.via)
-                    next_frontier.append(edge.other_id)
+                a, b = edge.memory_id, edge.other_id
+                adjacency.setdefault(a, set()).add(b)
+                adjacency.setdefault(b, set()).add(a)
+                vias.setdefault((a, b), edge.via)
+                vias.setdefault((b, a), edge.via)
+                if b not in seen:
+                    seen.add(b)
+                    next_frontier.append(b)
             frontier = next_frontier
-        if graph.number_of_edges() == 0:
-            return [], {}
-        ranks = nx.pagerank(graph, alpha=plan.graph_alpha, personalization=personalization, max_iter=100, tol=1e-8)
-        ranking = sorted(
-            ((node[2:], score) for node, score in ranks.items() if node.startswith("m:")),
-            key=lambda pair: (-pair[1], pair[0]),
-        )
-        paths = {memory_id: _path(memory_id, parents) for memory_id in parents}
-        return ranking[: plan.depth], paths
-
-
-def _mem(memory_id: str) -> str:
-    return f"m:{memory_id}"
-
-
-def _path(memory_id: str, parents: Mapping[str, tuple[str, str]]) -> tuple[str, ...]:
-    """Seed → via → ... → memory, from the expansion's parent links."""
-    steps: list[str] = [memory_id]
-    current = memory_id
-    while current in parents and len(steps) < 8:
-        parent, via = parents[current]
-        steps += [via, parent]
-        current = parent
-    return tuple(reversed(steps))
+        return {item: sorted(n) for item, n in adjacency.items()}, vias
 
 
 def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
@@ -220,26 +252,16 @@ def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
     return visibility.since is None or record.created_at >= visibility.since
 
 
-def _clears_floor(
-    channels: Collection[ChannelRank],
-    similarity: float | None,
-    plan: Plan,
-    path: tuple[str, ...] | None,
-    passing: Collection[str],
-) -> bool:
-    """Whether a candidate is relevant enough to show at all."""
+def _relevant(channels: Collection[ChannelRank], similarity: float | None, plan: Plan) -> bool:
+    """Whether a candidate is relevant on its own evidence (graph spreading aside)."""
     found_by = {c.channel for c in channels}
     if ENTITY in found_by:
         return True
-    graph_only = found_by == {GRAPH}
-    if graph_only and not (path and path[0] in passing):
-        return False
     if similarity is None or math.isnan(similarity):
-        # Not embedded yet (or no model): trust the exact channels.
-        return bool(found_by & {LEXICAL, GRAPH})
+        return LEXICAL in found_by  # not embedded yet (or no model): trust the words
     if similarity >= plan.semantic_floor:
         return True
-    return bool(found_by & {LEXICAL, GRAPH}) and similarity >= plan.lexical_floor
+    return LEXICAL in found_by and similarity >= plan.lexical_floor
 
 
 def entities_named(entities: Sequence[Entity]) -> tuple[str, ...]:

@@ -93,8 +93,9 @@ class SemanticIndex:
     def embed_texts(self, texts: list[str]) -> Vector:
         return self._embedder.embed(texts)
 
-    def search(self, query: Vector, k: int, *, project: str | None,
-               statuses: frozenset[Status]) -> list[tuple[str, float]]:
+    def search(
+        self, query: Vector, k: int, *, project: str | None, statuses: frozenset[Status]
+    ) -> list[tuple[str, float]]:
         return self.index().search(query, k, project=project, statuses={s.value for s in statuses})
 
     def similarities(self, query: Vector, ids: list[str]) -> dict[str, float]:

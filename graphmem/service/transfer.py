@@ -70,9 +70,7 @@ class Transfer:
         """Write every memory (of ``project`` and global ones, or all when None)."""
         if fmt not in FORMATS:
             raise InvalidInputError(f"Unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}.")
-        memories = [
-            m for m in self._store.all_memories() if project is None or m.project in (None, project)
-        ]
+        memories = [m for m in self._store.all_memories() if project is None or m.project in (None, project)]
         ids = {m.id for m in memories}
         about = self._store.about(ids)
         entities: dict[str, Entity] = {e.key: e for es in about.values() for e in es}
@@ -129,9 +127,7 @@ class Transfer:
                 continue
             owner = (project or line.project) if line.scope is Scope.PROJECT else None
             digest = memory_hash(line.scope, owner, line.text)
-            duplicate = hashes.get(digest) or next(
-                (m.id for m in self._store.find_by_hash(digest)), None
-            )
+            duplicate = hashes.get(digest) or next((m.id for m in self._store.find_by_hash(digest)), None)
             if duplicate is not None:
                 id_map[line.id] = duplicate
                 continue
@@ -172,7 +168,9 @@ class Transfer:
         for number, source, target in endpoints:
             for memory_id in (source, target):
                 if memory_id not in ids and memory_id not in stored:
-                    parsed.problems.append((number, f"link endpoint {memory_id} is not a memory in the file or store"))
+                    parsed.problems.append(
+                        (number, f"link endpoint {memory_id} is not a memory in the file or store")
+                    )
 
     def _apply(
         self,
@@ -205,8 +203,12 @@ class Transfer:
             self._store.link_about(pairs)
         now = self._clock()
         links = [
-            Link(id_map.get(r.source, r.source), id_map.get(r.target, r.target), r.kind,
-                 to_utc(r.created_at) if r.created_at else now)
+            Link(
+                id_map.get(r.source, r.source),
+                id_map.get(r.target, r.target),
+                r.kind,
+                to_utc(r.created_at) if r.created_at else now,
+            )
             for _, r in parsed.links
         ]
         if links:
@@ -222,7 +224,9 @@ def _write(out: TextIO, record: dict[str, object]) -> None:
     out.write("\n")
 
 
-def _decoded(lines: Iterator[tuple[int, bytes]], problems: list[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+def _decoded(
+    lines: Iterator[tuple[int, bytes]], problems: list[tuple[int, str]]
+) -> Iterator[tuple[int, str]]:
     for number, raw in lines:
         try:
             yield number, raw.decode("utf-8")
@@ -256,4 +260,3 @@ def render_markdown_export(memories: list[MemoryRecord], project: str | None, no
             lines.append(f"- {memory.text}{status} — {memory.created_at:%Y-%m-%d}, `{memory.id}`")
         lines.append("")
     return "\n".join(lines)
-

@@ -1,0 +1,35 @@
+# The README's two commands are `make run` and `make test`.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+# torch 2.13.0 is the CPU build; a plain `torch` requirement pulls a 5.5 GB CUDA build.
+TORCH := torch==2.13.0
+
+.PHONY: run test lint bench-locomo bench-scale clean
+
+$(BIN)/graphmem: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet $(TORCH)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+run: $(BIN)/graphmem  ## set up, open the default store, load the model, report status
+	$(BIN)/graphmem status
+
+test: $(BIN)/graphmem  ## set up and run every test
+	$(BIN)/python -m pytest -q
+
+lint: $(BIN)/graphmem
+	$(BIN)/ruff check graphmem tests
+	$(BIN)/ruff format --check graphmem tests
+	$(BIN)/mypy graphmem
+
+bench-locomo: $(BIN)/graphmem
+	$(BIN)/graphmem bench locomo --data ../shared/data/locomo/locomo-dev.json
+
+bench-scale: $(BIN)/graphmem
+	$(BIN)/graphmem bench scale --memories 100000
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

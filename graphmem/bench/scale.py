@@ -1,0 +1,211 @@
+"""Scale benchmark: a store of N realistic memories, timed through the product's own paths.
+
+Reports remember p50, bulk import rate against the model's own batch throughput,
+warm recall p50/p95 (query embedding included), first recall from a cold process
+(a new ``graphmem recall`` process), and resident memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from graphmem.core.ports import Embedder
+
+COMPONENTS = [
+    "payments", "auth", "search", "billing", "notifications", "checkout", "inventory", "reports",
+    "scheduler", "importer", "exporter", "gateway", "cache", "queue", "webhooks", "admin panel",
+    "mobile app", "CLI", "graph store", "embedding worker", "rate limiter", "audit log", "sync job",
+]
+TECH = [
+    "PostgreSQL", "Redis", "Kùzu", "SQLite", "Kafka", "RabbitMQ", "gRPC", "GraphQL", "FastAPI",
+    "Django", "React", "TypeScript", "Go", "Rust", "Celery", "S3", "Terraform", "Docker", "nginx",
+    "OpenTelemetry", "pytest", "Playwright", "pnpm", "uv", "ruff", "mypy", "tree-sitter",
+]
+REASONS = [
+    "because it keeps latency under 50 ms", "since the old approach leaked connections",
+    "to avoid vendor lock-in", "because the team already knows it", "after the outage last week",
+    "to cut the CI time in half", "because it is simpler to operate", "to keep data on the machine",
+    "since retries were piling up", "because the license allows redistribution",
+]
+FILES = [
+    "src/{c}/service.py", "src/{c}/models.py", "src/{c}/api.ts", "cmd/{c}/main.go",
+    "lib/{c}/client.rs", "tests/test_{c}.py", "docs/{c}.md", "config/{c}.yaml",
+]
+TEMPLATES = [
+    ("decision", "We chose {t} for the {c} {r}."),
+    ("decision", "The {c} service now talks to {t} directly instead of through the {c2}, {r}."),
+    ("blocker", "The {c} tests fail on CI with a timeout against {t}; see #{n}."),
+    ("blocker", "Deploying {c} is blocked until !{n} is merged: {t} migration pending."),
+    ("procedure", "To rebuild the {c} index run `make {c2}-reindex` then restart {t}."),
+    ("procedure", "Release {c}: tag the commit, wait for the pipeline, then bump {f}."),
+    ("fact", "{f} holds the retry policy of the {c}; it uses exponential backoff with {t}."),
+    ("fact", "The {c} stores its state in {t}; the schema lives in {f}."),
+    ("preference", "Prefer {t} over hand-written code in the {c}."),
+    ("directive", "Never call {t} from the {c} request path; enqueue a job instead."),
+    ("event", "Incident: {c} went down for {m} minutes after a {t} upgrade (!{n})."),
+    ("plan", "Next sprint: move the {c} from {t} to {t2}, tracked in &{e}."),
+    ("idea", "Maybe cache {c} lookups in {t} to save a round trip."),
+]
+QUERIES = [
+    "why did we pick {t} for the {c}",
+    "how do I release the {c}",
+    "what is blocking {c} deploys",
+    "where is the retry policy of the {c}",
+    "{c} outage",
+    "should the {c} call {t} directly",
+    "{t} migration plan",
+]
+
+
+def synthetic_memories(n: int, seed: int = 7) -> list[dict[str, Any]]:
+    """``n`` distinct, realistic-looking developer memories as export records."""
+    rng = random.Random(seed)
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    records = []
+    for i in range(n):
+        category, template = rng.choice(TEMPLATES)
+        c, c2 = rng.sample(COMPONENTS, 2)
+        t, t2 = rng.sample(TECH, 2)
+        text = template.format(
+            c=c, c2=c2, t=t, t2=t2, r=rng.choice(REASONS), f=rng.choice(FILES).format(c=c.replace(" ", "_")),
+            n=rng.randint(1, 5000), e=rng.randint(1, 300), m=rng.randint(2, 90),
+        )
+        created = start + timedelta(minutes=7 * i)
+        records.append({
+            "type": "memory", "id": f"bench_{i:07d}", "text": f"{text} [{i}]", "category": category,
+            "scope": "global", "created_at": created.isoformat(),
+        })
+    return records
+
+
+def synthetic_queries(n: int, seed: int = 11) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        rng.choice(QUERIES).format(c=rng.choice(COMPONENTS), t=rng.choice(TECH)) + f" {i % 97}"
+        for i in range(n)
+    ]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
+
+
+def _rss_mb() -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def run(
+    memories: int,
+    embedder: Embedder,
+    *,
+    queries: int = 200,
+    cold_runs: int = 3,
+    data_dir: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Build the store and measure; returns the report as a dict."""
+    from graphmem.app import open_memory
+    from graphmem.settings import load_settings
+
+    say = progress or (lambda message: None)
+    workdir = Path(tempfile.mkdtemp(prefix="graphmem-scale-"))
+    data_dir = data_dir or workdir / "data"
+    export = workdir / "memories.jsonl"
+    records = synthetic_memories(memories)
+    with export.open("w", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record) + "\n")
+
+    sample = [r["text"] for r in records[: min(len(records), 2048)]]
+    embedder.embed(sample[:64])  # warm the model
+    started = time.perf_counter()
+    embedder.embed(sample)
+    model_rate = len(sample) / (time.perf_counter() - started)
+    say(f"model throughput {model_rate:.0f} texts/s")
+
+    memory = open_memory(load_settings(data_dir=data_dir), embedder=embedder)
+    try:
+        started = time.perf_counter()
+        memory.import_file(export)
+        import_s = time.perf_counter() - started
+        import_rate = memories / import_s
+        say(f"imported {memories} memories in {import_s:.1f}s")
+
+        remember_ms = []
+        for i, text in enumerate(synthetic_queries(200, seed=3)):
+            started = time.perf_counter()
+            memory.remember(f"Note {i}: {text} is handled by the on-call engineer", category="fact")
+            remember_ms.append((time.perf_counter() - started) * 1000)
+        memory.embed_pending()
+
+        recall_ms = []
+        texts = synthetic_queries(queries)
+        memory.recall(texts[0])  # loads the index
+        for text in texts:
+            started = time.perf_counter()
+            memory.recall(text, limit=10)
+            recall_ms.append((time.perf_counter() - started) * 1000)
+        rss = _rss_mb()
+    finally:
+        memory.close()
+
+    cold_s = []
+    child_rss = []
+    for i in range(cold_runs):
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "graphmem.cli.main", "--data-dir", str(data_dir), "recall", "--json",
+             texts[i % len(texts)]],
+            capture_output=True, text=True, check=False,
+            env={**os.environ, "GRAPHMEM_DATA_DIR": str(data_dir)},
+        )
+        cold_s.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            raise RuntimeError(f"cold recall failed: {done.stderr[-500:]}")
+        child_rss.append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+    return {
+        "memories": memories,
+        "remember_ms": {"p50": _percentile(remember_ms, 0.5), "p95": _percentile(remember_ms, 0.95)},
+        "import": {
+            "memories_per_s": round(import_rate, 1),
+            "model_texts_per_s": round(model_rate, 1),
+            "share_of_model": round(import_rate / model_rate, 3),
+        },
+        "recall_ms": {"p50": _percentile(recall_ms, 0.5), "p95": _percentile(recall_ms, 0.95)},
+        "first_recall_cold_s": round(statistics.median(cold_s), 2),
+        "rss_mb": {"warm_process": rss, "cold_recall_process_max": round(max(child_rss), 1)},
+        "data_dir": str(data_dir),
+    }
+
+
+def format_report(report: dict[str, Any]) -> str:
+    imp = report["import"]
+    return "\n".join([
+        f"scale benchmark, {report['memories']:,} memories",
+        f"remember      p50 {report['remember_ms']['p50']} ms, p95 {report['remember_ms']['p95']} ms",
+        f"bulk import   {imp['memories_per_s']:,} memories/s = {imp['share_of_model']:.0%} of the model's "
+        f"{imp['model_texts_per_s']:,} texts/s",
+        f"recall (warm) p50 {report['recall_ms']['p50']} ms, p95 {report['recall_ms']['p95']} ms",
+        f"first recall from a cold process: {report['first_recall_cold_s']} s",
+        f"RSS           {report['rss_mb']['warm_process']} MB (bench process), "
+        f"{report['rss_mb']['cold_recall_process_max']} MB (cold recall process)",
+    ])

@@ -1,0 +1,290 @@
+"""Commands that write or read single memories: remember, show, list, edit, lifecycle, links."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import click
+
+from graphmem.cli import present
+from graphmem.cli.options import (
+    CATEGORY_CHOICE,
+    LINK_KIND_CHOICE,
+    STATUS_CHOICE,
+    json_option,
+    read_text,
+    since_option,
+)
+from graphmem.cli.state import CliState, pass_state
+from graphmem.core.models import Category, Status
+from graphmem.core.timeparse import utc_now
+
+
+@click.command()
+@click.argument("text")
+@click.option(
+    "-c",
+    "--category",
+    type=CATEGORY_CHOICE,
+    default=Category.FACT.value,
+    show_default=True,
+    help="What kind of knowledge this is.",
+)
+@click.option(
+    "--scope",
+    type=click.Choice(["global", "project"], case_sensitive=False),
+    default=None,
+    help="Who sees it (default: project inside a git repository, global for preferences and outside).",
+)
+@click.option("--supersedes", metavar="ID", default=None, help="The memory this one replaces.")
+@click.option("--session", metavar="ID", default=None, help="Session id: chains memories of one session.")
+@json_option
+@pass_state
+def remember(
+    state: CliState,
+    text: str,
+    category: str,
+    scope: str | None,
+    supersedes: str | None,
+    session: str | None,
+    as_json: bool,
+) -> None:
+    """Store TEXT as a memory and print its id (TEXT "-" reads standard input).
+
+    Repeating a memory reinforces the existing one; a decision on the same
+    subject as an older decision supersedes it.
+
+    \b
+    Example:
+        $ graphmem remember -c decision "Payments retry 3 times with backoff, see !123"
+        mem_3f9a1c0b7d2e4a51
+        about: !123
+    """
+    result = state.service.remember(
+        read_text(text),
+        category=category,
+        scope=scope,
+        project=state.project,
+        supersedes=supersedes,
+        session=session,
+    )
+    if as_json:
+        present.echo_json(present.remembered_json(result, now=utc_now()))
+    else:
+        present.remembered(result)
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@json_option
+@pass_state
+def show(state: CliState, memory_id: str, as_json: bool) -> None:
+    """Show one memory with what it is about and its links.
+
+    \b
+    Example:
+        $ graphmem show mem_3f9a1c0b7d2e4a51
+        mem_3f9a1c0b7d2e4a51  [decision]  active
+        Payments retry 3 times with backoff, see !123
+        scope: project (/home/me/shop) · created 3 days ago (2024-05-01 09:12 UTC)
+        about: !123 (MergeRequest)
+    """
+    found = state.service.show(memory_id)
+    if as_json:
+        present.echo_json(present.detail_json(found, now=utc_now()))
+    else:
+        present.detail(found, now=utc_now())
+
+
+@click.command("list")
+@click.option(
+    "-c",
+    "--category",
+    "categories",
+    type=CATEGORY_CHOICE,
+    multiple=True,
+    help="Only this category (repeatable).",
+)
+@click.option(
+    "--status",
+    "statuses",
+    type=STATUS_CHOICE,
+    multiple=True,
+    help="Only this status (repeatable; default: active and resolved; 'all' for every status).",
+)
+@since_option
+@click.option("--limit", type=click.IntRange(1), default=50, show_default=True, help="How many to show.")
+@click.option("--offset", type=click.IntRange(0), default=0, show_default=True, help="How many to skip.")
+@json_option
+@pass_state
+def list_(
+    state: CliState,
+    categories: tuple[str, ...],
+    statuses: tuple[str, ...],
+    since: datetime | None,
+    limit: int,
+    offset: int,
+    as_json: bool,
+) -> None:
+    """List the memories visible from the project, newest first.
+
+    \b
+    Example:
+        $ graphmem list --category blocker --status all
+        mem_0c4e9a7b21d3f855  [blocker]  2 hours ago  CI fails on arm64: kuzu wheel missing
+        mem_71b2e0d9c3a4f6e8  [blocker] (resolved)  5 days ago  Staging DB is read-only until Monday
+    """
+    chosen = set(Status) if "all" in statuses else {Status(s) for s in statuses}
+    records = state.service.list(
+        project=state.project,
+        categories=categories or None,
+        statuses=chosen or None,
+        since=since,
+        limit=limit,
+        offset=offset,
+    )
+    if as_json:
+        present.echo_json(present.memories_json(records, now=utc_now()))
+    else:
+        present.memory_lines(records, now=utc_now())
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@click.argument("text", required=False)
+@click.option("-c", "--category", type=CATEGORY_CHOICE, default=None, help="The new category.")
+@pass_state
+def edit(state: CliState, memory_id: str, text: str | None, category: str | None) -> None:
+    """Change a memory's TEXT and/or category; its id and history stay ("-" reads stdin).
+
+    \b
+    Example:
+        $ graphmem edit mem_3f9a1c0b7d2e4a51 "Payments retry 5 times with backoff"
+        edited mem_3f9a1c0b7d2e4a51 (now active)
+    """
+    record = state.service.edit(
+        memory_id,
+        text=None if text is None else read_text(text),
+        category=category,
+        project=state.project,
+    )
+    present.status_changed("edited", record)
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@pass_state
+def archive(state: CliState, memory_id: str) -> None:
+    """Hide a memory from recall without deleting it (restore brings it back).
+
+    \b
+    Example:
+        $ graphmem archive mem_3f9a1c0b7d2e4a51
+        archived mem_3f9a1c0b7d2e4a51 (now archived)
+    """
+    present.status_changed("archived", state.service.archive(memory_id))
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@pass_state
+def restore(state: CliState, memory_id: str) -> None:
+    """Make an archived or superseded memory current again.
+
+    Restoring a superseded memory removes the supersedes links pointing at it.
+
+    \b
+    Example:
+        $ graphmem restore mem_3f9a1c0b7d2e4a51
+        restored mem_3f9a1c0b7d2e4a51 (now active)
+    """
+    present.status_changed("restored", state.service.restore(memory_id))
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@pass_state
+def delete(state: CliState, memory_id: str, yes: bool) -> None:
+    """Delete a memory and its links for good (archive keeps it instead).
+
+    \b
+    Example:
+        $ graphmem delete mem_3f9a1c0b7d2e4a51
+        Delete mem_3f9a1c0b7d2e4a51 "Payments retry 3 times with backoff, see !123"? [y/N]: y
+        deleted mem_3f9a1c0b7d2e4a51
+    """
+    if not yes:
+        record = state.service.show(memory_id).memory
+        question = f'Delete {record.id} "{present.one_line(record.text, 60)}"?'
+        if not click.confirm(question, default=False, err=True):
+            present.note(f"Kept {record.id}; nothing was deleted.")
+            raise click.exceptions.Exit(1)
+    click.echo(f"deleted {state.service.delete(memory_id).id}")
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@pass_state
+def resolve(state: CliState, memory_id: str) -> None:
+    """Mark a blocker as no longer blocking (only blockers resolve).
+
+    \b
+    Example:
+        $ graphmem resolve mem_0c4e9a7b21d3f855
+        resolved mem_0c4e9a7b21d3f855 (now resolved)
+    """
+    present.status_changed("resolved", state.service.resolve(memory_id))
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@pass_state
+def unresolve(state: CliState, memory_id: str) -> None:
+    """Mark a resolved blocker as blocking again.
+
+    \b
+    Example:
+        $ graphmem unresolve mem_0c4e9a7b21d3f855
+        unresolved mem_0c4e9a7b21d3f855 (now active)
+    """
+    present.status_changed("unresolved", state.service.unresolve(memory_id))
+
+
+@click.command()
+@click.argument("source", metavar="SOURCE")
+@click.argument("target", metavar="TARGET")
+@click.option("--kind", type=LINK_KIND_CHOICE, required=True, help="How SOURCE relates to TARGET.")
+@pass_state
+def link(state: CliState, source: str, target: str, kind: str) -> None:
+    """Relate two memories: SOURCE supersedes / contradicts / extends / relates to TARGET.
+
+    A supersedes link makes TARGET superseded (hidden from recall but in --history).
+
+    \b
+    Example:
+        $ graphmem link mem_71b2e0d9c3a4f6e8 mem_3f9a1c0b7d2e4a51 --kind extends
+        linked mem_71b2e0d9c3a4f6e8 extends mem_3f9a1c0b7d2e4a51
+    """
+    made = state.service.link(source, target, kind)
+    click.echo(f"linked {made.source} {made.kind.value} {made.target}")
+
+
+@click.command()
+@click.argument("source", metavar="SOURCE")
+@click.argument("target", metavar="TARGET")
+@click.option("--kind", type=LINK_KIND_CHOICE, required=True, help="The kind of link to remove.")
+@pass_state
+def unlink(state: CliState, source: str, target: str, kind: str) -> None:
+    """Remove a link; removing supersedes makes TARGET current again.
+
+    \b
+    Example:
+        $ graphmem unlink mem_71b2e0d9c3a4f6e8 mem_3f9a1c0b7d2e4a51 --kind extends
+        unlinked mem_71b2e0d9c3a4f6e8 extends mem_3f9a1c0b7d2e4a51
+    """
+    state.service.unlink(source, target, kind)
+    click.echo(f"unlinked {source} {kind} {target}")
+
+
+COMMANDS = (remember, show, list_, edit, archive, restore, delete, resolve, unresolve, link, unlink)

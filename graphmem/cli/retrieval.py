@@ -1,0 +1,103 @@
+"""Commands that find memories for a question or a target: recall, context."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import click
+
+from graphmem.cli import present
+from graphmem.cli.options import CATEGORY_CHOICE, json_option, since_option
+from graphmem.cli.state import CliState, pass_state
+from graphmem.core.fusion import PLANS
+from graphmem.core.timeparse import utc_now
+
+
+@click.command()
+@click.argument("query")
+@click.option(
+    "-n", "--limit", type=click.IntRange(1, 200), default=10, show_default=True, help="Most hits to show."
+)
+@click.option(
+    "-c",
+    "--category",
+    "categories",
+    type=CATEGORY_CHOICE,
+    multiple=True,
+    help="Only this category (repeatable).",
+)
+@since_option
+@click.option("--history", is_flag=True, help="Include superseded and archived memories.")
+@click.option(
+    "--plan",
+    type=click.Choice(list(PLANS)),
+    default=None,
+    help="Recall plan (default: [recall] plan in the config, hybrid).",
+)
+@json_option
+@pass_state
+def recall(
+    state: CliState,
+    query: str,
+    limit: int,
+    categories: tuple[str, ...],
+    since: datetime | None,
+    history: bool,
+    plan: str | None,
+    as_json: bool,
+) -> None:
+    """The memories most relevant to QUERY, best first, and why each was found.
+
+    When no memory is relevant enough it says so and exits 0.
+
+    \b
+    Example:
+        $ graphmem recall "why do payments retry"
+        1. [decision] Payments retry 3 times with backoff, see !123
+           mem_3f9a1c0b7d2e4a51 · project · 3 days ago · score 0.82 · why: lexical #1, semantic #1
+    """
+    result = state.service.recall(
+        query,
+        project=state.project,
+        limit=limit,
+        categories=categories or None,
+        since=since,
+        history=history,
+        plan=plan,
+    )
+    if as_json:
+        present.echo_json(present.recall_json(result, now=utc_now()))
+    else:
+        present.hits(result, now=utc_now())
+
+
+@click.command()
+@click.argument("target")
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(50, 32000),
+    default=1500,
+    show_default=True,
+    help="Token budget of the bundle.",
+)
+@json_option
+@pass_state
+def context(state: CliState, target: str, max_tokens: int, as_json: bool) -> None:
+    """What is known about TARGET: a file, a symbol, an MR (!123), an issue (#4) or a topic.
+
+    Prints a Markdown bundle of the relevant decisions, blockers and facts.
+
+    \b
+    Example:
+        $ graphmem context src/payments/retry.py
+        ## Context for src/payments/retry.py
+        - [decision] Payments retry 3 times with backoff, see !123 (3 days ago)
+    """
+    bundle = state.service.get_context(target, project=state.project, max_tokens=max_tokens)
+    if as_json:
+        present.echo_json(bundle.to_dict())
+    else:
+        click.echo(bundle.markdown)
+
+
+COMMANDS = (recall, context)

@@ -1,0 +1,62 @@
+"""Shared fixtures: fresh stores in ``tmp_path``, the real model once per session, a git project."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters.embedders import HashEmbedder, SentenceTransformerEmbedder
+from graphmem.app import open_memory
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+GITLAB_REMOTE = "git@gitlab.example.com:group/sub/proj.git"
+GITLAB_NAMESPACE = "group/sub/proj"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Tests never read the developer's config file or GRAPHMEM_* variables."""
+    for name in [n for n in os.environ if n.startswith("GRAPHMEM_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("GRAPHMEM_CONFIG", str(tmp_path / "no-such-config.toml"))
+
+
+@pytest.fixture
+def fake_memory(tmp_path: Path) -> Iterator[MemoryService]:
+    """A Memory service on a fresh Kùzu store with the deterministic hash embedder."""
+    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(256))
+    yield memory
+    memory.close()
+
+
+@pytest.fixture(scope="session")
+def real_embedder() -> SentenceTransformerEmbedder:
+    """The bundled MiniLM, loaded once per test session."""
+    embedder = SentenceTransformerEmbedder()
+    embedder.load()
+    return embedder
+
+
+@pytest.fixture
+def real_memory(tmp_path: Path, real_embedder: SentenceTransformerEmbedder) -> Iterator[MemoryService]:
+    """A Memory service on a fresh Kùzu store with the real embedding model."""
+    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=real_embedder)
+    yield memory
+    memory.close()
+
+
+@pytest.fixture
+def git_project(tmp_path: Path) -> str:
+    """A git repository with ``src/app.py``, ``README.md`` and a GitLab ``origin``; its resolved path."""
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def main() -> None:\n    print('hello')\n", "utf-8")
+    (root / "README.md").write_text("# proj\n", "utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "remote", "add", "origin", GITLAB_REMOTE], cwd=root, check=True)
+    return str(root.resolve())

@@ -1,0 +1,148 @@
+"""Context bundles: grouped memories under a token budget."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem.core.bundle import GROUP_ORDER, build_bundle, render_markdown
+from graphmem.core.models import Category, Entity, EntityKind, Hit, MemoryRecord, Scope, Status
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+MR = Entity("MergeRequest:group/proj!123", EntityKind.MERGE_REQUEST, "!123", title="Add the export")
+FILE = Entity("File:/src/proj::src/app.py", EntityKind.FILE, "src/app.py")
+_serial = itertools.count()
+
+
+def hit(
+    text: str,
+    category: Category = Category.FACT,
+    *,
+    memory_id: str | None = None,
+    status: Status = Status.ACTIVE,
+    days_old: int = 1,
+) -> Hit:
+    created = NOW - timedelta(days=days_old)
+    record = MemoryRecord(
+        id=memory_id or f"mem_{next(_serial)}",
+        text=text,
+        category=category,
+        scope=Scope.GLOBAL,
+        project=None,
+        created_at=created,
+        updated_at=created,
+        valid_from=created,
+        status=status,
+    )
+    return Hit(record, 1.0, ())
+
+
+def test_groups_follow_the_group_order_not_the_hit_order() -> None:
+    hits = [
+        hit("an idea", Category.IDEA),
+        hit("a fact", Category.FACT),
+        hit("a directive", Category.DIRECTIVE),
+        hit("a decision", Category.DECISION),
+    ]
+    bundle = build_bundle("t", None, hits, [], max_tokens=1000, now=NOW)
+    assert list(bundle.groups) == [Category.DIRECTIVE, Category.DECISION, Category.FACT, Category.IDEA]
+
+
+def test_items_in_a_group_keep_the_hit_order() -> None:
+    hits = [hit(f"decision {i}", Category.DECISION, memory_id=f"m{i}") for i in (3, 1, 2)]
+    bundle = build_bundle("t", None, hits, [], max_tokens=1000, now=NOW)
+    assert [item.hit.memory.id for item in bundle.groups[Category.DECISION]] == ["m3", "m1", "m2"]
+
+
+def test_hits_that_do_not_fit_are_counted_as_omitted() -> None:
+    hits = [hit("word " * 40, memory_id=f"m{i}") for i in range(10)]
+    bundle = build_bundle("t", None, hits, [], max_tokens=200, now=NOW)
+    kept = sum(len(items) for items in bundle.groups.values())
+    assert 0 < kept < 10
+    assert bundle.omitted == 10 - kept
+    assert bundle.tokens <= 200
+
+
+def test_a_smaller_hit_after_a_large_one_still_fits() -> None:
+    hits = [hit("big " * 400, memory_id="big"), hit("small", memory_id="small")]
+    bundle = build_bundle("t", None, hits, [], max_tokens=100, now=NOW)
+    assert [i.hit.memory.id for items in bundle.groups.values() for i in items] == ["small"]
+    assert bundle.omitted == 1
+
+
+def test_related_entities_are_kept_while_they_fit() -> None:
+    bundle = build_bundle("!123", MR, [hit("a fact")], [(FILE, 2)], max_tokens=500, now=NOW)
+    assert bundle.related == [(FILE, 2)]
+
+
+_categories = st.sampled_from(list(Category))
+_hits = st.lists(
+    st.tuples(st.text(min_size=1, max_size=300).filter(str.strip), _categories), max_size=30
+)
+
+
+@given(_hits, st.integers(50, 2000), st.text(min_size=1, max_size=40))
+def test_bundle_never_exceeds_its_budget(hit_specs: list[tuple[str, Category]], budget: int, target: str) -> None:
+    hits = [hit(text, category, memory_id=f"m{i}") for i, (text, category) in enumerate(hit_specs)]
+    related = [(FILE, 3), (MR, 1)]
+    bundle = build_bundle(target, None, hits, related, max_tokens=budget, now=NOW)
+    assert bundle.tokens <= budget
+
+
+@given(_hits, st.integers(50, 2000))
+def test_bundle_keeps_group_order_and_hit_order(hit_specs: list[tuple[str, Category]], budget: int) -> None:
+    hits = [hit(text, category, memory_id=f"m{i:03d}") for i, (text, category) in enumerate(hit_specs)]
+    bundle = build_bundle("t", None, hits, [], max_tokens=budget, now=NOW)
+    assert list(bundle.groups) == [c for c in GROUP_ORDER if c in bundle.groups]
+    for items in bundle.groups.values():
+        ids = [item.hit.memory.id for item in items]
+        assert ids == sorted(ids)
+    kept = sum(len(items) for items in bundle.groups.values())
+    assert kept + bundle.omitted == len(hits)
+
+
+def test_a_long_target_does_not_break_the_budget() -> None:
+    # get_context accepts targets up to 8,000 characters and budgets down to 50 tokens.
+    bundle = build_bundle("x" * 2000, None, [], [], max_tokens=50, now=NOW)
+    assert bundle.tokens <= 50
+
+
+def test_markdown_has_a_title_and_group_headings() -> None:
+    hits = [hit("We chose Kùzu", Category.DECISION), hit("CI is red on main", Category.BLOCKER)]
+    markdown = build_bundle("!123", MR, hits, [(FILE, 2)], max_tokens=1000, now=NOW).markdown
+    lines = markdown.splitlines()
+    assert lines[0] == "## Memory: !123 (Add the export)"
+    assert lines.index("### Decisions") < lines.index("### Blockers")
+    assert "### Related" in lines
+    assert "src/app.py (2)" in markdown
+
+
+def test_markdown_flags_resolved_and_superseded_memories() -> None:
+    hits = [
+        hit("CI is red on main", Category.BLOCKER, status=Status.RESOLVED),
+        hit("We chose SQLite", Category.DECISION, status=Status.SUPERSEDED),
+    ]
+    markdown = build_bundle("t", None, hits, [], max_tokens=1000, now=NOW).markdown
+    assert "CI is red on main (resolved)" in markdown
+    assert "We chose SQLite (superseded)" in markdown
+
+
+def test_markdown_says_when_nothing_is_remembered() -> None:
+    markdown = render_markdown(build_bundle("nothing here", None, [], [], max_tokens=100, now=NOW))
+    assert "Nothing remembered about this yet." in markdown
+
+
+def test_markdown_mentions_omitted_memories_and_the_budget() -> None:
+    hits = [hit("word " * 100, memory_id=f"m{i}") for i in range(5)]
+    markdown = build_bundle("t", None, hits, [], max_tokens=200, now=NOW).markdown
+    assert "did not fit the 200-token budget" in markdown
+
+
+def test_to_dict_lists_groups_by_category_value() -> None:
+    data = build_bundle("!123", MR, [hit("We chose Kùzu", Category.DECISION)], [], max_tokens=500, now=NOW).to_dict()
+    assert data["entity"]["key"] == MR.key
+    assert [item["text"] for item in data["groups"]["decision"]] == ["We chose Kùzu"]
+    assert data["tokens"] <= data["max_tokens"] == 500

@@ -1,0 +1,112 @@
+"""Near-duplicates (reinforce) versus different statements (store, or supersede)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem.core.dedup import differing_content_words, is_near_duplicate, memory_hash, similarity
+from graphmem.core.models import Scope
+
+THRESHOLD = 0.8  # the default [dedup] near_duplicate
+
+
+def test_identical_texts_are_fully_similar() -> None:
+    assert similarity("We deploy with make release", "We deploy with make release") == 1.0
+
+
+def test_texts_without_shared_words_are_not_similar() -> None:
+    assert similarity("We deploy with make release", "Lunch is at noon") == 0.0
+
+
+def test_similarity_ignores_case_accents_and_punctuation() -> None:
+    assert similarity("Kùzu is the graph store.", "kuzu IS the graph store") == 1.0
+
+
+@given(st.text(max_size=80), st.text(max_size=80))
+def test_similarity_is_symmetric_and_bounded(a: str, b: str) -> None:
+    assert similarity(a, b) == similarity(b, a)
+    assert 0.0 <= similarity(a, b) <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("We deploy with make release", "We deploy with `make release`."),
+        ("We deploy with make release", "we deploy with make release!"),
+        ("Always run `ruff format` before you push a branch", "Always run ruff format before you push a branch."),
+    ],
+)
+def test_formatting_and_function_words_make_a_near_duplicate(a: str, b: str) -> None:
+    assert is_near_duplicate(a, b, THRESHOLD)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("The CI cache lives in the shared runner bucket", "The CI cache lives in the shared runners bucket"),
+        ("It is fine to squash commits before merging", "It's fine to squash commits before merging"),
+        ("Deploy the service with helm", "Deployment of the service with helm"),
+    ],
+)
+def test_function_words_and_word_variants_are_not_differences(a: str, b: str) -> None:
+    assert differing_content_words(a, b) == set()
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        (
+            "We chose SQLite for the memory store because it is embedded",
+            "We chose DuckDB for the memory store because it is embedded",
+        ),
+        ("The API rate limit is 15 requests per second", "The API rate limit is 16 requests per second"),
+        (
+            "The staging database runs postgres15 on the shared cluster of the platform team",
+            "The staging database runs postgres16 on the shared cluster of the platform team",
+        ),
+    ],
+)
+def test_a_changed_name_or_number_is_not_a_near_duplicate(a: str, b: str) -> None:
+    assert not is_near_duplicate(a, b, THRESHOLD)
+
+
+def test_a_changed_version_inside_a_word_is_not_a_near_duplicate() -> None:
+    # The module docstring: a changed name or number "makes a different statement, never a duplicate".
+    a = "We run the nightly test suite with python2 on the legacy CI runners before every release"
+    b = "We run the nightly test suite with python3 on the legacy CI runners before every release"
+    assert not is_near_duplicate(a, b, THRESHOLD)
+
+
+def test_singular_and_plural_are_variants_not_different_words() -> None:
+    # The module docstring names "test"/"tests" as variants of one word.
+    assert differing_content_words("Run the unit tests before pushing", "Run the unit test before pushing") == set()
+
+
+def test_differing_content_words_skip_function_words() -> None:
+    assert differing_content_words("We use the cache", "We use a cache") == set()
+
+
+def test_differing_content_words_name_both_sides() -> None:
+    assert differing_content_words("We use SQLite", "We use DuckDB") == {"sqlite", "duckdb"}
+
+
+def test_low_overlap_is_not_a_near_duplicate_even_without_content_changes() -> None:
+    assert not is_near_duplicate("deploy", "we deploy it with the tool", THRESHOLD)
+
+
+def test_memory_hash_ignores_case_and_whitespace() -> None:
+    assert memory_hash(Scope.GLOBAL, None, "We  deploy\twith MAKE release") == memory_hash(
+        Scope.GLOBAL, None, "we deploy with make release"
+    )
+
+
+def test_memory_hash_separates_scopes_and_projects() -> None:
+    text = "We deploy with make release"
+    hashes = {
+        memory_hash(Scope.GLOBAL, None, text),
+        memory_hash(Scope.PROJECT, "/src/a", text),
+        memory_hash(Scope.PROJECT, "/src/b", text),
+    }
+    assert len(hashes) == 3

@@ -1,0 +1,131 @@
+"""Recall plans and weighted reciprocal-rank fusion."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem.core.fusion import ENTITY, GRAPH, LEXICAL, PLANS, SEMANTIC, get_plan, weighted_rrf
+
+Rankings = dict[str, list[tuple[str, float]]]
+
+_ids = st.sampled_from([f"m{i}" for i in range(12)])
+_ranking = st.lists(st.tuples(_ids, st.floats(-10, 10, allow_nan=False)), max_size=10)
+_rankings = st.dictionaries(st.sampled_from([LEXICAL, SEMANTIC, ENTITY, GRAPH]), _ranking, max_size=4)
+_weights = st.dictionaries(
+    st.sampled_from([LEXICAL, SEMANTIC, ENTITY, GRAPH]), st.floats(0, 5, allow_nan=False), max_size=4
+)
+
+
+def order(rankings: Mapping[str, Sequence[tuple[str, float]]], weights: Mapping[str, float]) -> list[str]:
+    return [fused.id for fused in weighted_rrf(rankings, weights)]
+
+
+def test_no_rankings_fuse_to_nothing() -> None:
+    assert weighted_rrf({}, {LEXICAL: 1.0}) == []
+
+
+def test_a_single_channel_keeps_its_order() -> None:
+    ranking = [("c", 9.0), ("a", 5.0), ("b", 1.0)]
+    assert order({LEXICAL: ranking}, {LEXICAL: 1.0}) == ["c", "a", "b"]
+
+
+def test_an_item_found_by_two_channels_beats_one_found_by_one() -> None:
+    rankings = {LEXICAL: [("solo", 1.0), ("both", 0.9)], SEMANTIC: [("both", 0.8)]}
+    assert order(rankings, {LEXICAL: 1.0, SEMANTIC: 1.0})[0] == "both"
+
+
+def test_a_channel_without_weight_is_ignored() -> None:
+    rankings = {LEXICAL: [("a", 1.0)], GRAPH: [("g", 1.0)]}
+    assert order(rankings, {LEXICAL: 1.0}) == ["a"]
+    assert order(rankings, {LEXICAL: 1.0, GRAPH: 0.0}) == ["a"]
+
+
+def test_score_is_the_weighted_reciprocal_rank_sum() -> None:
+    rankings = {LEXICAL: [("x", 3.0), ("a", 2.0)], SEMANTIC: [("a", 0.5)]}
+    fused = {f.id: f for f in weighted_rrf(rankings, {LEXICAL: 2.0, SEMANTIC: 1.0}, k=10)}
+    assert fused["a"].score == pytest.approx(2.0 / 12 + 1.0 / 11)
+
+
+def test_channels_record_one_based_rank_and_raw_score() -> None:
+    fused = weighted_rrf({LEXICAL: [("x", 3.0), ("a", 2.5)]}, {LEXICAL: 1.0})
+    channel = fused[1].channels[0]
+    assert (channel.channel, channel.rank, channel.score) == (LEXICAL, 2, 2.5)
+
+
+def test_a_repeated_item_counts_once_at_its_best_rank() -> None:
+    fused = weighted_rrf({LEXICAL: [("a", 1.0), ("b", 0.9), ("a", 0.5)]}, {LEXICAL: 1.0})
+    assert [(f.id, [c.rank for c in f.channels]) for f in fused] == [("a", [1]), ("b", [2])]
+
+
+def test_equal_scores_break_by_channel_count() -> None:
+    # 2/(k+1) == 1/(k+1) + 1/(k+1): "pair" is found by two channels, "solo" by one.
+    rankings = {LEXICAL: [("solo", 1.0)], SEMANTIC: [("pair", 1.0)], ENTITY: [("pair", 1.0)]}
+    assert order(rankings, {LEXICAL: 2.0, SEMANTIC: 1.0, ENTITY: 1.0}) == ["pair", "solo"]
+
+
+def test_equal_scores_and_channel_counts_break_by_id() -> None:
+    rankings = {LEXICAL: [("c", 1.0)], SEMANTIC: [("a", 1.0)]}
+    assert order(rankings, {LEXICAL: 1.0, SEMANTIC: 1.0}) == ["a", "c"]
+
+
+@given(_rankings, _weights)
+def test_fusion_is_deterministic(rankings: Rankings, weights: dict[str, float]) -> None:
+    assert weighted_rrf(rankings, weights) == weighted_rrf(rankings, weights)
+
+
+@given(_rankings, _weights)
+def test_fused_scores_are_non_increasing(rankings: Rankings, weights: dict[str, float]) -> None:
+    scores = [f.score for f in weighted_rrf(rankings, weights)]
+    assert scores == sorted(scores, reverse=True)
+
+
+@given(_rankings, _weights)
+def test_fusion_keeps_exactly_the_items_of_weighted_channels(
+    rankings: Rankings, weights: dict[str, float]
+) -> None:
+    expected = {item for ch, ranking in rankings.items() if weights.get(ch, 0) > 0 for item, _ in ranking}
+    assert set(order(rankings, weights)) == expected
+
+
+@given(_rankings, _weights, st.sampled_from([LEXICAL, SEMANTIC, ENTITY, GRAPH]), st.floats(0.01, 5))
+def test_more_weight_never_moves_a_channels_item_below_an_item_it_lacks(
+    rankings: Rankings, weights: dict[str, float], channel: str, extra: float
+) -> None:
+    before = order(rankings, weights)
+    heavier = {**weights, channel: weights.get(channel, 0.0) + extra}
+    after = order(rankings, heavier)
+    boosted = {item for item, _ in rankings.get(channel, [])}
+    for x in boosted & set(before):
+        for y in set(before) - boosted:
+            if before.index(x) < before.index(y):
+                assert after.index(x) < after.index(y)
+
+
+@given(_rankings, _weights, st.sampled_from([LEXICAL, SEMANTIC, ENTITY, GRAPH]), st.floats(0.01, 5))
+def test_more_weight_never_lowers_a_score(
+    rankings: Rankings, weights: dict[str, float], channel: str, extra: float
+) -> None:
+    before = {f.id: f.score for f in weighted_rrf(rankings, weights)}
+    heavier = {**weights, channel: weights.get(channel, 0.0) + extra}
+    after = {f.id: f.score for f in weighted_rrf(rankings, heavier)}
+    assert all(after[item] >= score for item, score in before.items())
+
+
+def test_get_plan_returns_the_named_preset() -> None:
+    assert get_plan("hybrid") is PLANS["hybrid"]
+    assert get_plan("lexical").uses(LEXICAL)
+    assert not get_plan("lexical").uses(SEMANTIC)
+
+
+def test_get_plan_names_the_known_plans_when_unknown() -> None:
+    with pytest.raises(KeyError) as raised:
+        get_plan("fastest")
+    assert "hybrid" in str(raised.value) and "fastest" in str(raised.value)
+
+
+def test_the_default_plan_uses_every_channel() -> None:
+    assert all(get_plan("hybrid").uses(c) for c in (LEXICAL, SEMANTIC, ENTITY, GRAPH))

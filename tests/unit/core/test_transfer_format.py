@@ -1,0 +1,213 @@
+"""The JSONL export format: lines written by the exporter parse back to the same data."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope, Status
+from graphmem.core.text import MAX_TEXT_CHARS
+from graphmem.core.transfer import (
+    MAX_LINE_CHARS,
+    HeaderLine,
+    LinkLine,
+    MemoryLine,
+    NextLine,
+    ParsedExport,
+    entity_line,
+    header_line,
+    link_line,
+    memory_line,
+    next_line,
+    parse_lines,
+)
+
+NOW = datetime(2025, 6, 1, 12, 0, 0, 123456, tzinfo=UTC)
+
+
+def record(text: str = "We chose Kùzu", **changes: object) -> MemoryRecord:
+    values: dict[str, object] = {
+        "id": "mem_0123456789abcdef",
+        "text": text,
+        "category": Category.DECISION,
+        "scope": Scope.PROJECT,
+        "project": "/src/proj",
+        "created_at": NOW,
+        "updated_at": NOW + timedelta(hours=1),
+        "valid_from": NOW,
+        "valid_to": None,
+        "status": Status.ACTIVE,
+        "content_hash": "h",
+        "source": "user",
+        "session": "s1",
+        "reinforced": 2,
+    }
+    values.update(changes)
+    return MemoryRecord(**values)  # type: ignore[arg-type]
+
+
+def parse(*records: dict[str, object]) -> ParsedExport:
+    return parse_lines(enumerate((json.dumps(r, ensure_ascii=False) for r in records), start=1))
+
+
+def parse_raw(*lines: str) -> ParsedExport:
+    return parse_lines(enumerate(lines, start=1))
+
+
+def round_trip(original: MemoryRecord) -> MemoryRecord:
+    parsed = parse(memory_line(original, []))
+    assert parsed.problems == []
+    [(_, line)] = parsed.memories
+    return line.to_record(original.content_hash, original.project)
+
+
+def test_a_memory_line_parses_back_to_the_same_record() -> None:
+    original = record(status=Status.SUPERSEDED, valid_to=NOW + timedelta(days=3))
+    assert round_trip(original) == original
+
+
+_valid_text = st.text(min_size=1, max_size=300).filter(lambda t: t.strip() == t and t and "\x00" not in t)
+_moments = st.datetimes(
+    min_value=datetime(1990, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(UTC)
+)
+
+
+@given(
+    _valid_text,
+    st.sampled_from(list(Category)),
+    st.sampled_from(list(Status)),
+    _moments,
+    st.one_of(st.none(), _moments),
+    st.one_of(st.none(), st.text(max_size=30)),
+    st.integers(0, 10_000),
+)
+def test_memory_lines_round_trip_arbitrary_text(
+    text: str,
+    category: Category,
+    status: Status,
+    created: datetime,
+    valid_to: datetime | None,
+    session: str | None,
+    reinforced: int,
+) -> None:
+    original = record(
+        text,
+        category=category,
+        status=status,
+        created_at=created,
+        updated_at=created,
+        valid_from=created,
+        valid_to=valid_to,
+        session=session,
+        reinforced=reinforced,
+    )
+    assert round_trip(original) == original
+
+
+def test_entity_link_next_and_header_lines_parse_back() -> None:
+    entity = Entity("MergeRequest:group/proj!12", EntityKind.MERGE_REQUEST, "!12", "/src/proj", "Add export")
+    link = Link("mem_a", "mem_b", LinkKind.CONTRADICTS, NOW)
+    parsed = parse(
+        header_line("/src/proj", {"memories": 0}, NOW), entity_line(entity), link_line(link), next_line("a", "b")
+    )
+    assert parsed.problems == []
+    assert parsed.header == HeaderLine(
+        type="header", format="graphmem-export", version=1, exported_at=NOW, project="/src/proj",
+        counts={"memories": 0},
+    )
+    [(_, e)] = parsed.entities
+    assert (e.key, e.kind, e.name, e.project, e.title) == (
+        entity.key, entity.kind, entity.name, entity.project, entity.title,
+    )
+    assert parsed.links == [(3, LinkLine(type="link", source="mem_a", target="mem_b", kind=LinkKind.CONTRADICTS,
+                                         created_at=NOW))]
+    assert parsed.nexts == [(4, NextLine(type="next", source="a", target="b"))]
+    assert parsed.records == 3
+
+
+def test_blank_lines_are_skipped() -> None:
+    parsed = parse_raw("", "   ", json.dumps(next_line("a", "b")))
+    assert parsed.problems == [] and len(parsed.nexts) == 1
+
+
+def test_invalid_json_names_its_line() -> None:
+    parsed = parse_raw(json.dumps(next_line("a", "b")), "{not json")
+    assert [number for number, _ in parsed.problems] == [2]
+    assert "not valid JSON" in parsed.problems[0][1]
+
+
+@pytest.mark.parametrize(
+    ("changes", "complaint"),
+    [
+        ({"category": "rumour"}, "category"),
+        ({"scope": "team"}, "scope"),
+        ({"text": "   "}, "empty"),
+        ({"text": "x" * (MAX_TEXT_CHARS + 1)}, "limit"),
+        ({"text": "a\x00b"}, "NUL"),
+        ({"id": "has space"}, "id"),
+        ({"reinforced": -1}, "reinforced"),
+        ({"colour": "red"}, "colour"),
+        ({"created_at": "yesterday"}, "created_at"),
+    ],
+)
+def test_invalid_memory_fields_are_problems(changes: dict[str, object], complaint: str) -> None:
+    line = {**memory_line(record(), []), **changes}
+    parsed = parse(line)
+    assert parsed.memories == []
+    [(number, message)] = parsed.problems
+    assert number == 1 and complaint in message
+
+
+def test_a_missing_field_is_a_problem() -> None:
+    line = memory_line(record(), [])
+    del line["created_at"]
+    [(_, message)] = parse(line).problems
+    assert "created_at" in message
+
+
+def test_an_unknown_record_type_is_a_problem() -> None:
+    assert len(parse({"type": "comment", "text": "hi"}).problems) == 1
+
+
+def test_an_entity_key_must_start_with_its_kind() -> None:
+    line = {**entity_line(Entity("Issue:#4", EntityKind.ISSUE, "#4")), "key": "Ticket:#4"}
+    [(_, message)] = parse(line).problems
+    assert "kind label" in message
+
+
+def test_a_second_header_is_a_problem() -> None:
+    header = header_line(None, {}, NOW)
+    assert parse(header, header).problems == [(2, "a second header line")]
+
+
+def test_a_newer_format_version_is_a_problem() -> None:
+    assert len(parse({**header_line(None, {}, NOW), "version": 2}).problems) == 1
+
+
+def test_an_overlong_line_is_a_problem_without_parsing_it() -> None:
+    [(number, message)] = parse_raw("x" * (MAX_LINE_CHARS + 1)).problems
+    assert number == 1 and "limit" in message
+
+
+def test_every_problem_is_collected_with_its_line_number() -> None:
+    good = json.dumps(memory_line(record(), []))
+    bad_category = json.dumps({**memory_line(record(), []), "category": "rumour"})
+    parsed = parse_raw(good, "oops", bad_category, "", "[1, 2]")
+    assert [number for number, _ in parsed.problems] == [2, 3, 5]
+    assert len(parsed.memories) == 1
+
+
+def test_memory_line_carries_its_entity_keys() -> None:
+    line = memory_line(record(), ["Issue:group/proj#4"])
+    [(_, parsed)] = parse(line).memories
+    assert isinstance(parsed, MemoryLine) and parsed.entities == ["Issue:group/proj#4"]
+
+
+def test_entity_line_requires_a_name() -> None:
+    line = {**entity_line(Entity("Issue:#4", EntityKind.ISSUE, "#4")), "name": ""}
+    [(_, message)] = parse(line).problems
+    assert "name" in message
