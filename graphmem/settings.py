@@ -56,7 +56,10 @@ class DedupSettings(BaseModel):
     """``[dedup]``: when a new memory repeats or replaces an existing one."""
 
     near_duplicate: float = Field(
-        0.8, gt=0, le=1, description="Word-overlap similarity at which a new memory reinforces an old one."
+        0.35,
+        gt=0,
+        le=1,
+        description="Word-overlap similarity at which a new memory reinforces an old one.",
     )
     same_subject: float = Field(
         0.5,

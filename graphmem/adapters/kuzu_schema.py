@@ -39,6 +39,7 @@ MEMORY_COLUMNS = (
     "reinforced",
     "seq",
     "search_text",
+    "embedded",
     "embedding",
 )
 
@@ -51,7 +52,7 @@ def create_schema() -> list[str]:
         "id STRING, text STRING, category STRING, scope STRING, project STRING, "
         "created_at TIMESTAMP, updated_at TIMESTAMP, valid_from TIMESTAMP, valid_to TIMESTAMP, "
         "status STRING, content_hash STRING, source STRING, session STRING, reinforced INT64, "
-        "seq INT64, search_text STRING, embedding FLOAT[], PRIMARY KEY(id))",
+        "seq INT64, search_text STRING, embedded BOOLEAN, embedding FLOAT[], PRIMARY KEY(id))",
     ]
     statements += [
         f"CREATE NODE TABLE {table}(key STRING, name STRING, project STRING, title STRING, PRIMARY KEY(key))"

@@ -23,6 +23,7 @@ import kuzu
 import numpy as np
 import pyarrow as pa
 
+from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.kuzu_schema import (
     ENTITY_TABLES,
     MEMORY_COLUMNS,
@@ -40,8 +41,8 @@ from graphmem.core.models import (
     Scope,
     Status,
 )
-from graphmem.core.text import fold
 from graphmem.core.ports import Neighbour, StoredVectors, Vector, Visibility
+from graphmem.core.text import fold
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,10 @@ OWNER_FILENAME = "owner.json"
 FTS_INDEX = "memory_text"
 # COPY is much faster than row inserts, but has fixed costs: below this, insert rows.
 COPY_MIN_ROWS = 64
+# Above this many ids, one scanning query beats separate primary-key lookups.
+LOOKUP_MAX_IDS = 200
+# Extra full-text hits taken before filtering by scope and status.
+FTS_TOP_SLACK = 50
 # Prepared statements kept per connection (query texts are few and fixed).
 PREPARED_CACHE_SIZE = 256
 
@@ -76,6 +81,7 @@ class KuzuGraphStore:
         self.dimension = dimension
         self._lock = threading.RLock()
         self._prepared: dict[str, Any] = {}
+        self._graph = GraphCache(self._load_graph)
         try:
             data_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -194,6 +200,7 @@ class KuzuGraphStore:
                 for i, record in enumerate(records):
                     params = _memory_params(record)
                     params["embedding"] = None if vectors is None else vectors[i].tolist()
+                    params["embedded"] = vectors is not None
                     self._execute(_CREATE_MEMORY, params)
             return
         table = _memory_table(records, vectors, self.dimension)
@@ -214,7 +221,13 @@ class KuzuGraphStore:
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
         if not ids:
             return {}
-        rows = self._rows(f"MATCH (m:Memory) WHERE m.id IN $ids RETURN {_MEMORY_RETURN}", {"ids": list(ids)})
+        unique = list(dict.fromkeys(ids))
+        if len(unique) > LOOKUP_MAX_IDS:
+            rows = self._rows(f"MATCH (m:Memory) WHERE m.id IN $ids RETURN {_MEMORY_RETURN}", {"ids": unique})
+        else:
+            # One primary-key lookup each: far cheaper than UNWIND or IN, which scan.
+            query = f"MATCH (m:Memory {{id: $id}}) RETURN {_MEMORY_RETURN}"
+            rows = [row for memory_id in unique for row in self._rows(query, {"id": memory_id})]
         return {row[0]: _memory_from_row(row) for row in rows}
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
@@ -229,6 +242,9 @@ class KuzuGraphStore:
             raise ValueError(f"unknown memory fields: {sorted(unknown)}")
         sets = ", ".join(f"m.{name} = ${name}" for name in changes)
         params: dict[str, Any] = {name: _to_db(value) for name, value in changes.items()}
+        if "embedding" in changes:
+            sets += ", m.embedded = $embedded"
+            params["embedded"] = changes["embedding"] is not None
         if "text" in changes:
             sets += ", m.search_text = $search_text"
             params["search_text"] = fold(str(changes["text"]))
@@ -237,6 +253,7 @@ class KuzuGraphStore:
 
     def delete_memory(self, memory_id: str) -> None:
         self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+        self._graph.memory_removed(memory_id)
 
     def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
         where, params = _visibility_clause(visibility)
@@ -275,30 +292,31 @@ class KuzuGraphStore:
         where, params = _visibility_clause(visibility, alias="node")
         params.update(q=query, limit=limit)
         rows = self._rows(
-            f"CALL QUERY_FTS_INDEX('Memory', '{FTS_INDEX}', $q) WHERE {where} "
+            f"CALL QUERY_FTS_INDEX('Memory', '{FTS_INDEX}', $q, top := $top) WHERE {where} "
             "RETURN node.id, score ORDER BY score DESC LIMIT $limit",
-            params,
+            {**params, "top": limit + FTS_TOP_SLACK},
         )
         return [(row[0], float(row[1])) for row in rows]
 
     def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
-        rows = self._rows(
-            "MATCH (m:Memory) WHERE m.embedding IS NULL RETURN m.id, m.text LIMIT $n", {"n": limit}
-        )
+        rows = self._rows("MATCH (m:Memory) WHERE NOT m.embedded RETURN m.id, m.text LIMIT $n", {"n": limit})
         return [(row[0], row[1]) for row in rows]
 
     def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
         rows = [{"id": i, "e": v.tolist()} for i, v in zip(ids, vectors, strict=True)]
-        self._run("UNWIND $rows AS r MATCH (m:Memory {id: r.id}) SET m.embedding = r.e", {"rows": rows})
+        self._run(
+            "UNWIND $rows AS r MATCH (m:Memory {id: r.id}) SET m.embedding = r.e, m.embedded = true",
+            {"rows": rows},
+        )
 
     def clear_embeddings(self, dimension: int) -> None:
-        self._run("MATCH (m:Memory) WHERE m.embedding IS NOT NULL SET m.embedding = NULL")
+        self._run("MATCH (m:Memory) WHERE m.embedded SET m.embedding = NULL, m.embedded = false")
         self.dimension = dimension
 
     def load_vectors(self) -> StoredVectors:
         with self._lock, self._translated():
             result = self._conn.execute(
-                "MATCH (m:Memory) WHERE m.embedding IS NOT NULL RETURN m.id, m.project, m.status, m.embedding"
+                "MATCH (m:Memory) WHERE m.embedded RETURN m.id, m.project, m.status, m.embedding"
             )
             assert not isinstance(result, list)
             table = result.get_as_arrow()
@@ -375,12 +393,13 @@ class KuzuGraphStore:
                 "MERGE (m)-[:ABOUT]->(e)",
                 {"rows": rows},
             )
+        self._graph.about_added((memory_id, entity.key) for memory_id, entity in pairs)
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
         if not memory_ids:
             return {}
         rows = self._rows(
-            "MATCH (m:Memory)-[:ABOUT]->(e) WHERE m.id IN $ids "
+            "UNWIND $ids AS i MATCH (m:Memory {id: i})-[:ABOUT]->(e) "
             "RETURN m.id, label(e), e.key, e.name, e.project, e.title",
             {"ids": list(memory_ids)},
         )
@@ -411,12 +430,15 @@ class KuzuGraphStore:
             "MERGE (a)-[x:RELATES {kind: r.k}]->(b) ON CREATE SET x.created_at = r.c",
             {"rows": rows},
         )
+        for link in links:
+            self._graph.related_added(link.source, link.target, link.kind.value)
 
     def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
         rows = self._rows(
             "MATCH (a:Memory {id: $s})-[x:RELATES {kind: $k}]->(b:Memory {id: $t}) DELETE x RETURN count(*)",
             {"s": source, "t": target, "k": kind.value},
         )
+        self._graph.related_removed(source, target)
         return bool(rows and rows[0][0])
 
     def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
@@ -438,6 +460,7 @@ class KuzuGraphStore:
             "UNWIND $rows AS r MATCH (a:Memory {id: r.a}) MATCH (b:Memory {id: r.b}) MERGE (a)-[:NEXT]->(b)",
             {"rows": [{"a": a, "b": b} for a, b in pairs]},
         )
+        self._graph.next_added(pairs)
 
     def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
         if memory_ids is None:
@@ -448,26 +471,17 @@ class KuzuGraphStore:
         return [(r[0], r[1]) for r in rows]
 
     def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
-        if not memory_ids:
-            return []
-        ids = {"ids": list(memory_ids), "limit": limit}
-        found: list[Neighbour] = []
-        rows = self._rows(
-            "MATCH (m:Memory)-[:ABOUT]->(e)<-[:ABOUT]-(o:Memory) WHERE m.id IN $ids AND o.id <> m.id "
-            "RETURN m.id, e.key, o.id LIMIT $limit",
-            ids,
-        )
-        found.extend(Neighbour(r[0], r[1], r[2]) for r in rows)
-        rows = self._rows(
-            "MATCH (m:Memory)-[x:RELATES]-(o:Memory) WHERE m.id IN $ids RETURN m.id, x.kind, o.id LIMIT $limit",
-            ids,
-        )
-        found.extend(Neighbour(r[0], r[1], r[2]) for r in rows)
-        rows = self._rows(
-            "MATCH (m:Memory)-[:NEXT]-(o:Memory) WHERE m.id IN $ids RETURN m.id, o.id LIMIT $limit", ids
-        )
-        found.extend(Neighbour(r[0], "next", r[1]) for r in rows)
-        return found
+        return self._graph.neighbours(memory_ids, limit)
+
+    def _load_graph(
+        self,
+    ) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], list[tuple[str, str]]]:
+        about = [(r[0], r[1]) for r in self._rows("MATCH (m:Memory)-[:ABOUT]->(e) RETURN m.id, e.key")]
+        relates = [
+            (r[0], r[1], r[2])
+            for r in self._rows("MATCH (a:Memory)-[x:RELATES]->(b:Memory) RETURN a.id, b.id, x.kind")
+        ]
+        return about, relates, self.next_pairs()
 
 
 # -- row mapping ------------------------------------------------------------------
@@ -488,10 +502,12 @@ _MEMORY_FIELDS = (
     "session",
     "reinforced",
 )
-_MEMORY_RETURN = ", ".join(f"m.{name}" for name in _MEMORY_FIELDS) + ", m.embedding IS NOT NULL"
+_MEMORY_RETURN = ", ".join(f"m.{name}" for name in _MEMORY_FIELDS) + ", m.embedded"
 _CREATE_MEMORY = (
     "CREATE (:Memory {"
-    + ", ".join(f"{name}: ${name}" for name in (*_MEMORY_FIELDS, "seq", "search_text", "embedding"))
+    + ", ".join(
+        f"{name}: ${name}" for name in (*_MEMORY_FIELDS, "seq", "search_text", "embedded", "embedding")
+    )
     + "})"
 )
 
@@ -526,6 +542,7 @@ def _memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimen
     columns: dict[str, Any] = {name: [] for name in MEMORY_COLUMNS}
     for record in records:
         params = _memory_params(record)
+        params["embedded"] = vectors is not None
         for name in MEMORY_COLUMNS:
             if name != "embedding":
                 columns[name].append(params[name])
@@ -543,6 +560,7 @@ def _memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimen
         "valid_to": timestamp,
         "reinforced": pa.int64(),
         "seq": pa.int64(),
+        "embedded": pa.bool_(),
     }
     arrays = [
         embedding if name == "embedding" else pa.array(columns[name], types.get(name, pa.string()))

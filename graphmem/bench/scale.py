@@ -24,24 +24,80 @@ from typing import Any
 from graphmem.core.ports import Embedder
 
 COMPONENTS = [
-    "payments", "auth", "search", "billing", "notifications", "checkout", "inventory", "reports",
-    "scheduler", "importer", "exporter", "gateway", "cache", "queue", "webhooks", "admin panel",
-    "mobile app", "CLI", "graph store", "embedding worker", "rate limiter", "audit log", "sync job",
+    "payments",
+    "auth",
+    "search",
+    "billing",
+    "notifications",
+    "checkout",
+    "inventory",
+    "reports",
+    "scheduler",
+    "importer",
+    "exporter",
+    "gateway",
+    "cache",
+    "queue",
+    "webhooks",
+    "admin panel",
+    "mobile app",
+    "CLI",
+    "graph store",
+    "embedding worker",
+    "rate limiter",
+    "audit log",
+    "sync job",
 ]
 TECH = [
-    "PostgreSQL", "Redis", "Kùzu", "SQLite", "Kafka", "RabbitMQ", "gRPC", "GraphQL", "FastAPI",
-    "Django", "React", "TypeScript", "Go", "Rust", "Celery", "S3", "Terraform", "Docker", "nginx",
-    "OpenTelemetry", "pytest", "Playwright", "pnpm", "uv", "ruff", "mypy", "tree-sitter",
+    "PostgreSQL",
+    "Redis",
+    "Kùzu",
+    "SQLite",
+    "Kafka",
+    "RabbitMQ",
+    "gRPC",
+    "GraphQL",
+    "FastAPI",
+    "Django",
+    "React",
+    "TypeScript",
+    "Go",
+    "Rust",
+    "Celery",
+    "S3",
+    "Terraform",
+    "Docker",
+    "nginx",
+    "OpenTelemetry",
+    "pytest",
+    "Playwright",
+    "pnpm",
+    "uv",
+    "ruff",
+    "mypy",
+    "tree-sitter",
 ]
 REASONS = [
-    "because it keeps latency under 50 ms", "since the old approach leaked connections",
-    "to avoid vendor lock-in", "because the team already knows it", "after the outage last week",
-    "to cut the CI time in half", "because it is simpler to operate", "to keep data on the machine",
-    "since retries were piling up", "because the license allows redistribution",
+    "because it keeps latency under 50 ms",
+    "since the old approach leaked connections",
+    "to avoid vendor lock-in",
+    "because the team already knows it",
+    "after the outage last week",
+    "to cut the CI time in half",
+    "because it is simpler to operate",
+    "to keep data on the machine",
+    "since retries were piling up",
+    "because the license allows redistribution",
 ]
 FILES = [
-    "src/{c}/service.py", "src/{c}/models.py", "src/{c}/api.ts", "cmd/{c}/main.go",
-    "lib/{c}/client.rs", "tests/test_{c}.py", "docs/{c}.md", "config/{c}.yaml",
+    "src/{c}/service.py",
+    "src/{c}/models.py",
+    "src/{c}/api.ts",
+    "cmd/{c}/main.go",
+    "lib/{c}/client.rs",
+    "tests/test_{c}.py",
+    "docs/{c}.md",
+    "config/{c}.yaml",
 ]
 TEMPLATES = [
     ("decision", "We chose {t} for the {c} {r}."),
@@ -79,14 +135,27 @@ def synthetic_memories(n: int, seed: int = 7) -> list[dict[str, Any]]:
         c, c2 = rng.sample(COMPONENTS, 2)
         t, t2 = rng.sample(TECH, 2)
         text = template.format(
-            c=c, c2=c2, t=t, t2=t2, r=rng.choice(REASONS), f=rng.choice(FILES).format(c=c.replace(" ", "_")),
-            n=rng.randint(1, 5000), e=rng.randint(1, 300), m=rng.randint(2, 90),
+            c=c,
+            c2=c2,
+            t=t,
+            t2=t2,
+            r=rng.choice(REASONS),
+            f=rng.choice(FILES).format(c=c.replace(" ", "_")),
+            n=rng.randint(1, 5000),
+            e=rng.randint(1, 300),
+            m=rng.randint(2, 90),
         )
         created = start + timedelta(minutes=7 * i)
-        records.append({
-            "type": "memory", "id": f"bench_{i:07d}", "text": f"{text} [{i}]", "category": category,
-            "scope": "global", "created_at": created.isoformat(),
-        })
+        records.append(
+            {
+                "type": "memory",
+                "id": f"bench_{i:07d}",
+                "text": f"{text} [{i}]",
+                "category": category,
+                "scope": "global",
+                "created_at": created.isoformat(),
+            }
+        )
     return records
 
 
@@ -173,9 +242,19 @@ def run(
     for i in range(cold_runs):
         started = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "graphmem.cli.main", "--data-dir", str(data_dir), "recall", "--json",
-             texts[i % len(texts)]],
-            capture_output=True, text=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "graphmem.cli.main",
+                "--data-dir",
+                str(data_dir),
+                "recall",
+                "--json",
+                texts[i % len(texts)],
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
             env={**os.environ, "GRAPHMEM_DATA_DIR": str(data_dir)},
         )
         cold_s.append(time.perf_counter() - started)
@@ -199,13 +278,15 @@ def run(
 
 def format_report(report: dict[str, Any]) -> str:
     imp = report["import"]
-    return "\n".join([
-        f"scale benchmark, {report['memories']:,} memories",
-        f"remember      p50 {report['remember_ms']['p50']} ms, p95 {report['remember_ms']['p95']} ms",
-        f"bulk import   {imp['memories_per_s']:,} memories/s = {imp['share_of_model']:.0%} of the model's "
-        f"{imp['model_texts_per_s']:,} texts/s",
-        f"recall (warm) p50 {report['recall_ms']['p50']} ms, p95 {report['recall_ms']['p95']} ms",
-        f"first recall from a cold process: {report['first_recall_cold_s']} s",
-        f"RSS           {report['rss_mb']['warm_process']} MB (bench process), "
-        f"{report['rss_mb']['cold_recall_process_max']} MB (cold recall process)",
-    ])
+    return "\n".join(
+        [
+            f"scale benchmark, {report['memories']:,} memories",
+            f"remember      p50 {report['remember_ms']['p50']} ms, p95 {report['remember_ms']['p95']} ms",
+            f"bulk import   {imp['memories_per_s']:,} memories/s = {imp['share_of_model']:.0%} of the model's "
+            f"{imp['model_texts_per_s']:,} texts/s",
+            f"recall (warm) p50 {report['recall_ms']['p50']} ms, p95 {report['recall_ms']['p95']} ms",
+            f"first recall from a cold process: {report['first_recall_cold_s']} s",
+            f"RSS           {report['rss_mb']['warm_process']} MB (bench process), "
+            f"{report['rss_mb']['cold_recall_process_max']} MB (cold recall process)",
+        ]
+    )

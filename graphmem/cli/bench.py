@@ -73,10 +73,16 @@ def locomo(data_path: Path, plans: tuple[str, ...], conversations: int | None, a
 
 
 @bench.command()
-@click.option("--memories", type=click.IntRange(min=100), default=100_000, show_default=True,
-              help="Size of the store to build.")
-@click.option("--queries", type=click.IntRange(min=10), default=200, show_default=True,
-              help="Warm recalls to time.")
+@click.option(
+    "--memories",
+    type=click.IntRange(min=100),
+    default=100_000,
+    show_default=True,
+    help="Size of the store to build.",
+)
+@click.option(
+    "--queries", type=click.IntRange(min=10), default=200, show_default=True, help="Warm recalls to time."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def scale(memories: int, queries: int, as_json: bool) -> None:
     """Speed and memory at scale: remember, bulk import, recall, cold start, RSS.

@@ -15,11 +15,10 @@ from graphmem.core.models import Scope
 from graphmem.core.text import content_hash, fold, jaccard, shingles, words
 
 FUNCTION_WORDS = frozenset(
-    """a an the and or but if then so of to in on at by for with from as into onto about
-    is are was were be been being am it its it's this that these those there here we our
-    us i me my you your he she they them their s t do does did done have has had will would
-    shall should can could may might must not no just also very really too please only""".split()
+    ["a", "an", "the", "and", "or", "but", "if", "then", "so", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "into", "onto", "about", "is", "are", "was", "were", "be", "been", "being", "am", "it", "its", "it's", "this", "that", "these", "those", "there", "here", "we", "our", "us", "i", "me", "my", "you", "your", "he", "she", "they", "them", "their", "s", "do", "does", "did", "done", "have", "has", "had", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "just", "also", "very", "really", "too", "please", "only", "always", "instead", "get", "gets", "got", "lives", "live", "sits", "more", "than", "over"]
 )
+# Words that flip a statement: both sides must have as many.
+NEGATIONS = frozenset({"not", "no", "never", "without", "nothing", "none", "cannot"})
 # Words sharing this many leading letters count as variants of one word.
 VARIANT_PREFIX = 5
 
@@ -30,9 +29,18 @@ def similarity(a: str, b: str) -> float:
     return jaccard(shingles(a, 1) | shingles(a, 2), shingles(b, 1) | shingles(b, 2))
 
 
+def _words(text: str) -> list[str]:
+    # "don't" → "do not", so negation counts the same however it is written
+    return words(fold(text).replace("n't", " not").replace("n’t", " not"))
+
+
+def _content(tokens: list[str]) -> list[str]:
+    return [t for t in tokens if t not in FUNCTION_WORDS and t not in NEGATIONS]
+
+
 def differing_content_words(a: str, b: str) -> set[str]:
     """Words on one side only that are neither function words nor variants of the other side."""
-    left, right = set(words(fold(a))), set(words(fold(b)))
+    left, right = set(_words(a)), set(_words(b))
     differing = set()
     for mine, theirs in ((left - right, right), (right - left, left)):
         for word in mine:
@@ -47,8 +55,18 @@ def differing_content_words(a: str, b: str) -> set[str]:
 
 
 def is_near_duplicate(a: str, b: str, threshold: float) -> bool:
-    """``b`` says what ``a`` says, in nearly the same words."""
-    return similarity(a, b) >= threshold and not differing_content_words(a, b)
+    """``b`` says what ``a`` says, in nearly the same words.
+
+    Also not when one side is negated and the other not, or when the same content
+    words come in another order ("from Kafka to RabbitMQ").
+    """
+    if similarity(a, b) < threshold or differing_content_words(a, b):
+        return False
+    left, right = _words(a), _words(b)
+    if sum(t in NEGATIONS for t in left) != sum(t in NEGATIONS for t in right):
+        return False
+    left_content, right_content = _content(left), _content(right)
+    return not (sorted(left_content) == sorted(right_content) and left_content != right_content)
 
 
 def memory_hash(scope: Scope, project: str | None, text: str) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TextIO
 
 from graphmem.core.bundle import ContextBundle
+from graphmem.core.dedup import is_near_duplicate, memory_hash, similarity
 from graphmem.core.fusion import Plan, get_plan
 from graphmem.core.models import (
     SUPERSEDABLE,
@@ -30,14 +31,13 @@ from graphmem.core.models import (
 )
 from graphmem.core.ports import GraphStore, Visibility
 from graphmem.core.refs import find_path_candidates, find_refs
-from graphmem.core.dedup import is_near_duplicate, memory_hash, similarity
 from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
 from graphmem.service.context import ContextBuilder
-from graphmem.service.transfer import ExportSummary, ImportSummary, Progress, Transfer
 from graphmem.service.recall import Recaller, RecallQuery, RecallResult
 from graphmem.service.semantic import SemanticIndex
+from graphmem.service.transfer import ExportSummary, ImportSummary, Progress, Transfer
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class MemoryService:
         data_dir: Path,
         gitlab_namespace: Callable[[str], str | None] = lambda project: None,
         plan: str = "hybrid",
-        near_duplicate: float = 0.8,
+        near_duplicate: float = 0.35,
         same_subject: float = 0.5,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:

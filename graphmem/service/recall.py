@@ -104,14 +104,21 @@ class Recaller:
         else:
             scored, paths, similarities = self._convex(rankings, query_vector, plan)
 
-        records = self._store.get_memories([item for item, _, _ in scored[: max(query.limit * 4, 40)]])
+        records: dict[str, MemoryRecord] = {}
         evidence = {item: channels for item, _, channels in scored}
 
         def relevant(item: str) -> bool:
             return item in evidence and _relevant(evidence[item], similarities.get(item), plan)
 
         hits: list[Hit] = []
-        for item, score, channels in scored:
+        chunk = max(query.limit * 2, 10)
+        for position, (item, score, channels) in enumerate(scored):
+            if len(hits) >= query.limit:
+                break
+            if position % chunk == 0:  # fetch records a chunk at a time, only as far as needed
+                records.update(
+                    self._store.get_memories([i for i, _, _ in scored[position : position + chunk]])
+                )
             record = records.get(item)
             if record is None or not _visible(record, visibility):
                 continue

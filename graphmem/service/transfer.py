@@ -13,9 +13,9 @@ from typing import TextIO
 import numpy as np
 
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
+from graphmem.core.dedup import memory_hash
 from graphmem.core.models import Entity, Link, MemoryRecord, Scope
 from graphmem.core.ports import GraphStore
-from graphmem.core.dedup import memory_hash
 from graphmem.core.timeparse import to_utc
 from graphmem.core.transfer import (
     ParsedExport,
