@@ -279,7 +279,8 @@ class KuzuGraphStore:
 
     def last_in_session(self, session: str) -> str | None:
         rows = self._rows(
-            "MATCH (m:Memory) WHERE m.session = $s RETURN m.id ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
+            "MATCH (m:Memory) WHERE m.session = $s "
+            "RETURN m.id ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
             {"s": session},
         )
         return rows[0][0] if rows else None

@@ -282,8 +282,8 @@ def format_report(report: dict[str, Any]) -> str:
         [
             f"scale benchmark, {report['memories']:,} memories",
             f"remember      p50 {report['remember_ms']['p50']} ms, p95 {report['remember_ms']['p95']} ms",
-            f"bulk import   {imp['memories_per_s']:,} memories/s = {imp['share_of_model']:.0%} of the model's "
-            f"{imp['model_texts_per_s']:,} texts/s",
+            f"bulk import   {imp['memories_per_s']:,} memories/s = {imp['share_of_model']:.0%} "
+            f"of the model's {imp['model_texts_per_s']:,} texts/s",
             f"recall (warm) p50 {report['recall_ms']['p50']} ms, p95 {report['recall_ms']['p95']} ms",
             f"first recall from a cold process: {report['first_recall_cold_s']} s",
             f"RSS           {report['rss_mb']['warm_process']} MB (bench process), "

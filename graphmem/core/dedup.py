@@ -15,7 +15,11 @@ from graphmem.core.models import Scope
 from graphmem.core.text import content_hash, fold, jaccard, shingles, words
 
 FUNCTION_WORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "if", "then", "so", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "into", "onto", "about", "is", "are", "was", "were", "be", "been", "being", "am", "it", "its", "it's", "this", "that", "these", "those", "there", "here", "we", "our", "us", "i", "me", "my", "you", "your", "he", "she", "they", "them", "their", "s", "do", "does", "did", "done", "have", "has", "had", "will", "would", "shall", "should", "can", "could", "may", "might", "must", "just", "also", "very", "really", "too", "please", "only", "always", "instead", "get", "gets", "got", "lives", "live", "sits", "more", "than", "over"]
+    """a an the and or but if then so of to in on at by for with from as into onto about is
+    are was were be been being am it its it's this that these those there here we our us
+    i me my you your he she they them their s do does did done have has had will would
+    shall should can could may might must just also very really too please only always
+    instead get gets got lives live sits more than over""".split()  # noqa: SIM905
 )
 # Words that flip a statement: both sides must have as many.
 NEGATIONS = frozenset({"not", "no", "never", "without", "nothing", "none", "cannot"})

@@ -263,14 +263,14 @@ class MemoryService:
         keys = {e.key for e in entities}
         about = self.store.about([r.id for r, _ in similar]) if keys else {}
         replaced = []
-        for other, similarity in similar:
+        for other, overlap in similar:
             if other.category is not record.category or other.scope is not record.scope:
                 continue
             if other.project != record.project or other.id == record.id:
                 continue
             shares_entity = bool(keys & {e.key for e in about.get(other.id, [])})
             threshold = self._same_subject * (0.6 if shares_entity else 1.0)
-            if similarity >= threshold:
+            if overlap >= threshold:
                 replaced.append(other)
         return replaced[:1]
 
