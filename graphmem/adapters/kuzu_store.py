@@ -399,11 +399,13 @@ class KuzuGraphStore:
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
         if not memory_ids:
             return {}
-        rows = self._rows(
-            "UNWIND $ids AS i MATCH (m:Memory {id: i})-[:ABOUT]->(e) "
-            "RETURN m.id, label(e), e.key, e.name, e.project, e.title",
-            {"ids": list(memory_ids)},
+        query = (
+            "MATCH (m:Memory {id: $id})-[:ABOUT]->(e) "
+            "RETURN m.id, label(e), e.key, e.name, e.project, e.title"
         )
+        rows = [
+            row for memory_id in dict.fromkeys(memory_ids) for row in self._rows(query, {"id": memory_id})
+        ]
         found: dict[str, list[Entity]] = defaultdict(list)
         for row in rows:
             found[row[0]].append(_entity(row[1], row[2:]))

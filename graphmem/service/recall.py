@@ -112,19 +112,20 @@ class Recaller:
 
         hits: list[Hit] = []
         chunk = max(query.limit * 2, 10)
-        for position, (item, score, channels) in enumerate(scored):
+        # Below the floor: nothing rather than noise. A graph hit rides on its source.
+        above = [
+            (item, score, channels)
+            for item, score, channels in scored
+            if relevant(item) or ((path := paths.get(item)) is not None and relevant(path[0]))
+        ]
+        for position, (item, score, channels) in enumerate(above):
             if len(hits) >= query.limit:
                 break
             if position % chunk == 0:  # fetch records a chunk at a time, only as far as needed
-                records.update(
-                    self._store.get_memories([i for i, _, _ in scored[position : position + chunk]])
-                )
+                batch = [i for i, _, _ in above[position : position + chunk]]
+                records.update(self._store.get_memories(batch))
             record = records.get(item)
             if record is None or not _visible(record, visibility):
-                continue
-            # Below the floor: nothing rather than noise. A graph hit rides on its source.
-            path = paths.get(item)
-            if not relevant(item) and not (path and relevant(path[0])):
                 continue
             weight = STATUS_WEIGHT.get(record.status, 1.0)
             hits.append(Hit(record, round(score * weight, 4), tuple(channels), paths.get(item, ())))

@@ -37,6 +37,7 @@ class SemanticIndex:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._maybe_pending = True  # something may be waiting for a vector
 
     @property
     def embedder(self) -> Embedder:
@@ -60,9 +61,12 @@ class SemanticIndex:
         """Embed every memory still without a vector; returns how many."""
         done = 0
         with self._lock:
+            if not self._maybe_pending:
+                return 0
             while True:
                 batch = self._store.pending_embeddings(EMBED_CHUNK)
                 if not batch:
+                    self._maybe_pending = False
                     return done
                 ids = [memory_id for memory_id, _ in batch]
                 vectors = self._embedder.embed([text for _, text in batch])
@@ -114,9 +118,11 @@ class SemanticIndex:
         """The memory's text changed: its vector is stale until re-embedded."""
         if self._index is not None:
             self._index.remove(memory_id)
+        self._maybe_pending = True
         self._wake.set()
 
     def added(self) -> None:
+        self._maybe_pending = True
         self._wake.set()
 
     def status_changed(self, memory_id: str, status: Status) -> None:
@@ -132,6 +138,7 @@ class SemanticIndex:
         with self._lock:
             self._index = None
             self._query_cache.clear()
+            self._maybe_pending = True
 
     # -- background embedding (long-running processes) --------------------------
 
