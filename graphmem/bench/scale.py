@@ -11,6 +11,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -114,6 +115,22 @@ TEMPLATES = [
     ("plan", "Next sprint: move the {c} from {t} to {t2}, tracked in &{e}."),
     ("idea", "Maybe cache {c} lookups in {t} to save a round trip."),
 ]
+# Words for identifiers and details, so the vocabulary grows with the store the way
+# real notes do (a few common words, a long tail of rare ones).
+DEV_WORDS = """account address adapter alert archive audit backoff balance batch bucket buffer build
+bundle cache callback cancel cart channel charge checksum chunk claim client cluster column commit
+config consumer context cookie coupon credit cursor customer dashboard deadline debounce decoder
+delivery digest discount dispatch document domain draft encoder endpoint entity event export
+feature fetch filter flag flush folder form gateway grant handler hash header health hook image
+index invoice job journal kernel key label lease ledger limit listener loader lock log mailer
+manifest mapper merchant message metric migration mutex node notice offset order owner packet page
+parser partition payload payout permission pipeline plan policy pool price profile prompt provider
+proxy publisher quota receipt record refund region registry release replica report request
+resolver retry role route rule runner schema scope secret segment sender session shard signal
+snapshot socket source span stream subscriber summary table task tenant thread ticket timer token
+topic trace tracker transfer trigger upload user validator vault vendor version voucher webhook
+widget worker workspace""".split()  # noqa: SIM905
+
 QUERIES = [
     "why did we pick {t} for the {c}",
     "how do I release the {c}",
@@ -123,6 +140,15 @@ QUERIES = [
     "should the {c} call {t} directly",
     "{t} migration plan",
 ]
+
+
+def _rare_word(rng: random.Random) -> str:
+    """A dev word, Zipf-like: a few are common, most are rare."""
+    return DEV_WORDS[int(len(DEV_WORDS) * rng.random() ** 2)]
+
+
+def _identifier(rng: random.Random) -> str:
+    return "_".join(_rare_word(rng) for _ in range(rng.randint(2, 3)))
 
 
 def synthetic_memories(n: int, seed: int = 7) -> list[dict[str, Any]]:
@@ -146,11 +172,12 @@ def synthetic_memories(n: int, seed: int = 7) -> list[dict[str, Any]]:
             m=rng.randint(2, 90),
         )
         created = start + timedelta(minutes=7 * i)
+        detail = f"Touches `{_identifier(rng)}` and the {_rare_word(rng)} {_rare_word(rng)}"
         records.append(
             {
                 "type": "memory",
                 "id": f"bench_{i:07d}",
-                "text": f"{text} [{i}]",
+                "text": f"{text} {detail} [{i}].",
                 "category": category,
                 "scope": "global",
                 "created_at": created.isoformat(),
@@ -162,8 +189,8 @@ def synthetic_memories(n: int, seed: int = 7) -> list[dict[str, Any]]:
 def synthetic_queries(n: int, seed: int = 11) -> list[str]:
     rng = random.Random(seed)
     return [
-        rng.choice(QUERIES).format(c=rng.choice(COMPONENTS), t=rng.choice(TECH)) + f" {i % 97}"
-        for i in range(n)
+        rng.choice(QUERIES).format(c=rng.choice(COMPONENTS), t=rng.choice(TECH)) + f" {_rare_word(rng)}"
+        for _ in range(n)
     ]
 
 
@@ -261,6 +288,10 @@ def run(
         if done.returncode != 0:
             raise RuntimeError(f"cold recall failed: {done.stderr[-500:]}")
         child_rss.append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+    if data_dir == workdir / "data":
+        shutil.rmtree(workdir, ignore_errors=True)
+    else:
+        export.unlink(missing_ok=True)
     return {
         "memories": memories,
         "remember_ms": {"p50": _percentile(remember_ms, 0.5), "p95": _percentile(remember_ms, 0.95)},
@@ -272,7 +303,6 @@ def run(
         "recall_ms": {"p50": _percentile(recall_ms, 0.5), "p95": _percentile(recall_ms, 0.95)},
         "first_recall_cold_s": round(statistics.median(cold_s), 2),
         "rss_mb": {"warm_process": rss, "cold_recall_process_max": round(max(child_rss), 1)},
-        "data_dir": str(data_dir),
     }
 
 

@@ -16,7 +16,11 @@ from graphmem.core.timeparse import utc_now
 @click.command()
 @click.argument("query")
 @click.option(
-    "-n", "--limit", type=click.IntRange(1, 200), default=10, show_default=True, help="Most hits to show."
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 200),
+    default=None,
+    help="Most hits to show (default: [recall] limit, 10).",
 )
 @click.option(
     "-c",
@@ -39,7 +43,7 @@ from graphmem.core.timeparse import utc_now
 def recall(
     state: CliState,
     query: str,
-    limit: int,
+    limit: int | None,
     categories: tuple[str, ...],
     since: datetime | None,
     history: bool,
@@ -76,13 +80,12 @@ def recall(
 @click.option(
     "--max-tokens",
     type=click.IntRange(50, 32000),
-    default=1500,
-    show_default=True,
-    help="Token budget of the bundle.",
+    default=None,
+    help="Token budget of the bundle (default: [recall] context_max_tokens, 1500).",
 )
 @json_option
 @pass_state
-def context(state: CliState, target: str, max_tokens: int, as_json: bool) -> None:
+def context(state: CliState, target: str, max_tokens: int | None, as_json: bool) -> None:
     """What is known about TARGET: a file, a symbol, an MR (!123), an issue (#4) or a topic.
 
     Prints a Markdown bundle of the relevant decisions, blockers and facts.

@@ -41,6 +41,7 @@ GROUP_TITLES = {
 FRAME_TOKENS = 12
 GROUP_HEADING_TOKENS = 4
 MAX_RELATED_ENTITIES = 12
+MAX_TITLE_CHARS = 80
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +115,12 @@ def _entity_label(entity: Entity) -> str:
     return f"{entity.name} ({entity.title})" if entity.title else entity.name
 
 
+def _title(entity: Entity | None, target: str) -> str:
+    """The bundle's heading, cut so that it never eats the budget."""
+    title = _entity_label(entity) if entity else target
+    return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1] + "…"
+
+
 def build_bundle(
     target: str,
     entity: Entity | None,
@@ -125,8 +132,13 @@ def build_bundle(
     notes: Sequence[str] = (),
 ) -> ContextBundle:
     """Take hits best first while they fit ``max_tokens``; then entities while they fit."""
-    header = f"## Memory: {_entity_label(entity) if entity else target}"
-    used = estimate_tokens(header) + FRAME_TOKENS + sum(estimate_tokens(n) for n in notes)
+    header = f"## Memory: {_title(entity, target)}"
+    used = estimate_tokens(header) + FRAME_TOKENS
+    kept_notes = []
+    for note in notes:
+        if used + estimate_tokens(note) <= max_tokens:
+            kept_notes.append(note)
+            used += estimate_tokens(note)
     groups: dict[Category, list[BundleItem]] = {}
     omitted = 0
     for hit in hits:
@@ -154,14 +166,13 @@ def build_bundle(
         tokens=used,
         omitted=omitted,
         generated_at=now,
-        notes=list(notes),
+        notes=kept_notes,
     )
 
 
 def render_markdown(bundle: ContextBundle) -> str:
     """The bundle as a Markdown block for a prompt."""
-    title = _entity_label(bundle.entity) if bundle.entity else bundle.target
-    lines = [f"## Memory: {title}"]
+    lines = [f"## Memory: {_title(bundle.entity, bundle.target)}"]
     lines += [f"_{note}_" for note in bundle.notes]
     if not bundle.groups:
         lines.append("Nothing remembered about this yet.")

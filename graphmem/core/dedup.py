@@ -23,8 +23,27 @@ FUNCTION_WORDS = frozenset(
 )
 # Words that flip a statement: both sides must have as many.
 NEGATIONS = frozenset({"not", "no", "never", "without", "nothing", "none", "cannot"})
-# Words sharing this many leading letters count as variants of one word.
-VARIANT_PREFIX = 5
+# Two words are variants of one word ("test"/"tests", "manage"/"managing") when,
+# after a shared stem of at least this many letters, what is left of each is an
+# inflection ending. Words with digits are never variants: "python2" is not "python3".
+VARIANT_STEM = 4
+INFLECTIONS = frozenset(
+    {"", "s", "es", "e", "ed", "d", "ing", "er", "ers", "ly", "ion", "ions", "ment", "ments"}
+)
+
+
+def are_variants(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` are inflections of one word."""
+    if a == b:
+        return True
+    if any(ch.isdigit() for ch in a + b):
+        return False
+    stem = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        stem += 1
+    return any(a[cut:] in INFLECTIONS and b[cut:] in INFLECTIONS for cut in range(VARIANT_STEM, stem + 1))
 
 
 def similarity(a: str, b: str) -> float:
@@ -50,9 +69,7 @@ def differing_content_words(a: str, b: str) -> set[str]:
         for word in mine:
             if word in FUNCTION_WORDS or word.replace("'", "") in FUNCTION_WORDS:
                 continue
-            if len(word) >= VARIANT_PREFIX and any(
-                len(t) >= VARIANT_PREFIX and t[:VARIANT_PREFIX] == word[:VARIANT_PREFIX] for t in theirs
-            ):
+            if any(are_variants(word, other) for other in theirs):
                 continue
             differing.add(word)
     return differing

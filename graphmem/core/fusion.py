@@ -174,7 +174,7 @@ def spread(
                 break
             source = max(frontier, key=lambda n: (base.get(n, 0.0), n))
             value = base.get(source, 0.0)
-            if value > 0:
+            if value > 0 and weight > 0:
                 total += weight * value
                 if best is None or weight * value > best[0]:
                     best = (weight * value, source, hops)

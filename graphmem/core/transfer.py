@@ -20,7 +20,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from graphmem.core.models import (
     Category,
@@ -63,13 +71,12 @@ class EntityLine(_Record):
     project: str | None = None
     title: str = ""
 
-    @field_validator("key")
-    @classmethod
-    def _key_has_kind(cls, key: str) -> str:
-        label = key.split(":", 1)[0]
-        if label not in {k.value for k in EntityKind}:
-            raise ValueError(f"entity key must start with a kind label such as 'Issue:', got {key!r}")
-        return key
+    @model_validator(mode="after")
+    def _key_matches_kind(self) -> EntityLine:
+        label = self.key.split(":", 1)[0]
+        if label != self.kind.value:
+            raise ValueError(f"entity key must start with its kind, '{self.kind.value}:', got {self.key!r}")
+        return self
 
 
 class MemoryLine(_Record):

@@ -118,6 +118,8 @@ class MemoryService:
         data_dir: Path,
         gitlab_namespace: Callable[[str], str | None] = lambda project: None,
         plan: str = "hybrid",
+        recall_limit: int = 10,
+        context_max_tokens: int = 1500,
         near_duplicate: float = 0.35,
         same_subject: float = 0.5,
         clock: Callable[[], datetime] = utc_now,
@@ -127,6 +129,8 @@ class MemoryService:
         self.data_dir = data_dir
         self._namespace = gitlab_namespace
         self._plan = get_plan(plan)
+        self._recall_limit = recall_limit
+        self._context_max_tokens = context_max_tokens
         self._near_duplicate = near_duplicate
         self._same_subject = same_subject
         self._clock = clock
@@ -137,8 +141,6 @@ class MemoryService:
         self._session_tail: dict[str, str] = {}
 
     def close(self) -> None:
-        if self.semantic is not None:
-            self.semantic.stop_background()
         self.store.close()
 
     def _project_namespace(self, project: str) -> str | None:
@@ -196,7 +198,7 @@ class MemoryService:
             old = self._get(supersedes) if supersedes else None
             for existing in self.store.find_by_hash(digest):
                 if existing.status is not Status.SUPERSEDED or existing.id == supersedes:
-                    return self._reinforce(existing, now)
+                    return self._reinforce(existing, now)  # an archived one comes back
             visibility = Visibility(owner, frozenset({Status.ACTIVE}))
             similar = self._similar(text, visibility)
             if old is None:
@@ -219,18 +221,21 @@ class MemoryService:
                 source=source,
                 session=session,
             )
+            # The session's last turn, looked up before this one becomes the last.
+            tail = (
+                (self._session_tail.get(session) or self.store.last_in_session(session)) if session else None
+            )
             self.store.add_memories([record])
             if entities:
                 self.store.upsert_entities(entities)
                 self.store.link_about([(record.id, e) for e in entities])
             if session:
-                previous = self._session_tail.get(session) or self.store.last_in_session(session)
-                if previous and previous != record.id:
-                    self.store.add_next([(previous, record.id)])
+                if tail:
+                    self.store.add_next([(tail, record.id)])
                 self._session_tail[session] = record.id
             replaced = [old] if old is not None else self._same_subject_as(record, entities, similar)
-            for previous in replaced:
-                self._supersede(record, previous, now)
+            for older in replaced:
+                self._supersede(record, older, now)
         if self.semantic is not None:
             self.semantic.added()
         return RememberResult(
@@ -276,8 +281,13 @@ class MemoryService:
 
     def _reinforce(self, existing: MemoryRecord, now: datetime) -> RememberResult:
         changes: dict[str, object] = {"reinforced": existing.reinforced + 1, "updated_at": now}
+        status = Status.ACTIVE if existing.status is Status.ARCHIVED else existing.status
+        if status is not existing.status:
+            changes["status"] = status
+            if self.semantic is not None:
+                self.semantic.status_changed(existing.id, status)
         self.store.update_memory(existing.id, changes)
-        updated = replace(existing, reinforced=existing.reinforced + 1, updated_at=now)
+        updated = replace(existing, reinforced=existing.reinforced + 1, updated_at=now, status=status)
         entities = self.store.about([existing.id]).get(existing.id, [])
         return RememberResult(updated, False, duplicate_of=existing.id, entities=tuple(entities))
 
@@ -297,27 +307,32 @@ class MemoryService:
         category: str | Category | None = None,
         project: str | None = None,
     ) -> MemoryRecord:
-        """Change a memory's text and/or category (its id and history stay)."""
+        """Change a memory's text and/or category (its id, links and history stay).
+
+        New text is re-read for refs and files: the memory is then about exactly
+        what the new text names.
+        """
         if text is None and category is None:
             raise InvalidInputError("Nothing to change: give new text and/or --category.")
+        new_category = parse_category(category) if category is not None else None
+        new_text = validate_text(text) if text is not None else None
         with self._write_lock:
             record = self._get(memory_id)
-            changes: dict[str, object] = {"updated_at": self._clock()}
-            if text is not None:
-                text = validate_text(text)
-                changes["text"] = text
-                changes["content_hash"] = memory_hash(record.scope, record.project, text)
-                changes["embedding"] = None
-            if category is not None:
-                changes["category"] = parse_category(category)
-            self.store.update_memory(memory_id, changes)
-            if text is not None:
-                entities = self.entities_in(text, project or record.project)
-                if entities:
-                    self.store.upsert_entities(entities)
-                    self.store.link_about([(memory_id, e) for e in entities])
+            now = self._clock()
+            if new_text is not None and new_text != record.text:
+                self.store.replace_text(
+                    memory_id,
+                    text=new_text,
+                    content_hash=memory_hash(record.scope, record.project, new_text),
+                    updated_at=now,
+                    entities=self.entities_in(new_text, project or record.project),
+                )
                 if self.semantic is not None:
                     self.semantic.text_changed(memory_id)
+            changes: dict[str, object] = {"updated_at": now}
+            if new_category is not None:
+                changes["category"] = new_category
+            self.store.update_memory(memory_id, changes)
             return self._get(memory_id)
 
     def _set_status(
@@ -405,6 +420,12 @@ class MemoryService:
         """Remove a link; removing ``supersedes`` makes the target current again."""
         kind = parse_link_kind(kind)
         with self._write_lock:
+            exists = any(
+                link.source == source and link.target == target and link.kind is kind
+                for link in self.store.links([target])
+            )
+            if not exists:
+                raise NotFoundError(f"No {kind.value} link from {source} to {target}.")
             if kind is LinkKind.SUPERSEDES and self._get(target).status is Status.SUPERSEDED:
                 self.restore(target)
                 return
@@ -444,7 +465,7 @@ class MemoryService:
             project,
             frozenset(statuses) if statuses else frozenset({Status.ACTIVE, Status.RESOLVED}),
             frozenset(parse_category(c) for c in categories) if categories else None,
-            since,
+            to_utc(since) if since is not None else None,
         )
         return self.store.list_memories(visibility, limit=limit, offset=offset)
 
@@ -475,7 +496,7 @@ class MemoryService:
         query: str,
         *,
         project: str | None = None,
-        limit: int = 10,
+        limit: int | None = None,
         categories: Iterable[str | Category] | None = None,
         since: datetime | None = None,
         history: bool = False,
@@ -484,6 +505,7 @@ class MemoryService:
         """The memories most relevant to ``query``; nothing when nothing is relevant."""
         if not isinstance(query, str):
             raise InvalidInputError("The query must be text.")
+        limit = self._recall_limit if limit is None else limit
         if not 1 <= limit <= 200:
             raise InvalidInputError("limit must be between 1 and 200.")
         try:
@@ -495,17 +517,18 @@ class MemoryService:
             project=project,
             limit=limit,
             categories=frozenset(parse_category(c) for c in categories) if categories else None,
-            since=since,
+            since=to_utc(since) if since is not None else None,
             history=history,
             entity_keys=tuple(e.key for e in self.entities_in(query, project)),
         )
         return self._recaller.recall(request, chosen)
 
     def get_context(
-        self, target: str, *, project: str | None = None, max_tokens: int = 1500
+        self, target: str, *, project: str | None = None, max_tokens: int | None = None
     ) -> ContextBundle:
         """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
-        return self._context.get_context(target, project=project, max_tokens=max_tokens)
+        budget = self._context_max_tokens if max_tokens is None else max_tokens
+        return self._context.get_context(target, project=project, max_tokens=budget)
 
     # -- moving memories ----------------------------------------------------------
 

@@ -20,7 +20,7 @@ from graphmem.core.fusion import (
     spread,
     weighted_rrf,
 )
-from graphmem.core.models import Category, ChannelRank, Entity, Hit, MemoryRecord, Status
+from graphmem.core.models import Category, ChannelRank, Hit, MemoryRecord, Status
 from graphmem.core.ports import GraphStore, Vector, Visibility
 from graphmem.core.text import MAX_TEXT_CHARS, clean_fts_query
 from graphmem.errors import InvalidInputError
@@ -88,9 +88,9 @@ class Recaller:
         if plan.uses(LEXICAL):
             rankings[LEXICAL] = self._store.search_text(clean_fts_query(text), visibility, depth)
         query_vector: Vector | None = None
-        if self._semantic is not None and (plan.uses(SEMANTIC) or plan.semantic_floor > 0):
+        if self._semantic is not None and plan.uses(SEMANTIC):
             query_vector = self._semantic.embed_query(text)
-        if plan.uses(SEMANTIC) and query_vector is not None:
+        if query_vector is not None:
             rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
         if plan.uses(ENTITY) and query.entity_keys:
             rankings[ENTITY] = self._entity_channel(query.entity_keys)
@@ -270,7 +270,3 @@ def _relevant(channels: Collection[ChannelRank], similarity: float | None, plan:
     if similarity >= plan.semantic_floor:
         return True
     return LEXICAL in found_by and similarity >= plan.lexical_floor
-
-
-def entities_named(entities: Sequence[Entity]) -> tuple[str, ...]:
-    return tuple(entity.key for entity in entities)

@@ -34,9 +34,6 @@ class SemanticIndex:
         self._index: NumpyVectorIndex | None = None
         self._lock = threading.RLock()
         self._query_cache: dict[str, Vector] = {}
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._maybe_pending = True  # something may be waiting for a vector
 
     @property
@@ -119,11 +116,9 @@ class SemanticIndex:
         if self._index is not None:
             self._index.remove(memory_id)
         self._maybe_pending = True
-        self._wake.set()
 
     def added(self) -> None:
         self._maybe_pending = True
-        self._wake.set()
 
     def status_changed(self, memory_id: str, status: Status) -> None:
         if self._index is not None:
@@ -139,29 +134,3 @@ class SemanticIndex:
             self._index = None
             self._query_cache.clear()
             self._maybe_pending = True
-
-    # -- background embedding (long-running processes) --------------------------
-
-    def start_background(self, interval_s: float = 1.0) -> None:
-        """Embed new memories in a daemon thread shortly after they are written."""
-        if self._thread is not None:
-            return
-
-        def run() -> None:
-            while not self._stop.is_set():
-                self._wake.wait(interval_s)
-                self._wake.clear()
-                try:
-                    self.index()
-                except Exception:  # keep the thread alive; the next write retries
-                    log.exception("background embedding failed")
-
-        self._thread = threading.Thread(target=run, name="graphmem-embed", daemon=True)
-        self._thread.start()
-
-    def stop_background(self) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None

@@ -14,7 +14,7 @@ import numpy as np
 
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
 from graphmem.core.dedup import memory_hash
-from graphmem.core.models import Entity, Link, MemoryRecord, Scope
+from graphmem.core.models import Entity, Link, MemoryRecord, Scope, Status
 from graphmem.core.ports import GraphStore
 from graphmem.core.timeparse import to_utc
 from graphmem.core.transfer import (
@@ -109,7 +109,7 @@ class Transfer:
         undecodable: list[tuple[int, str]] = []
         parsed = parse_lines(_decoded(_read_lines(path), undecodable))
         parsed.problems += undecodable
-        self._check_references(parsed)
+        self._check_references(parsed, project)
         if parsed.problems:
             shown = len(parsed.problems)
             raise ImportFileError(
@@ -127,11 +127,18 @@ class Transfer:
                 continue
             owner = (project or line.project) if line.scope is Scope.PROJECT else None
             digest = memory_hash(line.scope, owner, line.text)
-            duplicate = hashes.get(digest) or next((m.id for m in self._store.find_by_hash(digest)), None)
+            # A superseded memory is history, never the same memory as a current one.
+            duplicate = None
+            if line.status is not Status.SUPERSEDED:
+                duplicate = hashes.get(digest) or next(
+                    (m.id for m in self._store.find_by_hash(digest) if m.status is not Status.SUPERSEDED),
+                    None,
+                )
             if duplicate is not None:
                 id_map[line.id] = duplicate
                 continue
-            hashes[digest] = line.id
+            if line.status is not Status.SUPERSEDED:
+                hashes[digest] = line.id
             id_map[line.id] = line.id
             new.append((line.to_record(digest, owner), line.entities))
         summary = ImportSummary(
@@ -147,12 +154,17 @@ class Transfer:
         self._apply(parsed, new, id_map, progress)
         return summary
 
-    def _check_references(self, parsed: ParsedExport) -> None:
+    def _check_references(self, parsed: ParsedExport, project: str | None) -> None:
         ids: dict[str, int] = {}
         for number, memory in parsed.memories:
             if memory.id in ids:
                 parsed.problems.append((number, f"memory id {memory.id} repeats line {ids[memory.id]}"))
             ids.setdefault(memory.id, number)
+        for number, memory in parsed.memories:
+            if memory.scope is Scope.PROJECT and not (project or memory.project):
+                parsed.problems.append(
+                    (number, "scope 'project' needs a project: set 'project' or import with --project")
+                )
         keys = {e.key for _, e in parsed.entities}
         for number, memory in parsed.memories:
             unknown = [k for k in memory.entities if k not in keys]

@@ -372,10 +372,6 @@ def run_cli_process(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[s
     )
 
 
-@pytest.mark.xfail(
-    reason="kuzu segfaults in Database.close() after KuzuGraphStore.clear_embeddings on a reopened store",
-    strict=True,
-)
 def test_reindex_re_embeds_every_memory(invoke: Invoke, tmp_path: Path) -> None:
     remember(invoke)
 

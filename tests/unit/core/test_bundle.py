@@ -79,13 +79,13 @@ def test_related_entities_are_kept_while_they_fit() -> None:
 
 
 _categories = st.sampled_from(list(Category))
-_hits = st.lists(
-    st.tuples(st.text(min_size=1, max_size=300).filter(str.strip), _categories), max_size=30
-)
+_hits = st.lists(st.tuples(st.text(min_size=1, max_size=300).filter(str.strip), _categories), max_size=30)
 
 
 @given(_hits, st.integers(50, 2000), st.text(min_size=1, max_size=40))
-def test_bundle_never_exceeds_its_budget(hit_specs: list[tuple[str, Category]], budget: int, target: str) -> None:
+def test_bundle_never_exceeds_its_budget(
+    hit_specs: list[tuple[str, Category]], budget: int, target: str
+) -> None:
     hits = [hit(text, category, memory_id=f"m{i}") for i, (text, category) in enumerate(hit_specs)]
     related = [(FILE, 3), (MR, 1)]
     bundle = build_bundle(target, None, hits, related, max_tokens=budget, now=NOW)
@@ -142,7 +142,9 @@ def test_markdown_mentions_omitted_memories_and_the_budget() -> None:
 
 
 def test_to_dict_lists_groups_by_category_value() -> None:
-    data = build_bundle("!123", MR, [hit("We chose Kùzu", Category.DECISION)], [], max_tokens=500, now=NOW).to_dict()
+    data = build_bundle(
+        "!123", MR, [hit("We chose Kùzu", Category.DECISION)], [], max_tokens=500, now=NOW
+    ).to_dict()
     assert data["entity"]["key"] == MR.key
     assert [item["text"] for item in data["groups"]["decision"]] == ["We chose Kùzu"]
     assert data["tokens"] <= data["max_tokens"] == 500

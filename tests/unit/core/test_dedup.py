@@ -35,7 +35,10 @@ def test_similarity_is_symmetric_and_bounded(a: str, b: str) -> None:
     [
         ("We deploy with make release", "We deploy with `make release`."),
         ("We deploy with make release", "we deploy with make release!"),
-        ("Always run `ruff format` before you push a branch", "Always run ruff format before you push a branch."),
+        (
+            "Always run `ruff format` before you push a branch",
+            "Always run ruff format before you push a branch.",
+        ),
     ],
 )
 def test_formatting_and_function_words_make_a_near_duplicate(a: str, b: str) -> None:
@@ -81,7 +84,10 @@ def test_a_changed_version_inside_a_word_is_not_a_near_duplicate() -> None:
 
 def test_singular_and_plural_are_variants_not_different_words() -> None:
     # The module docstring names "test"/"tests" as variants of one word.
-    assert differing_content_words("Run the unit tests before pushing", "Run the unit test before pushing") == set()
+    assert (
+        differing_content_words("Run the unit tests before pushing", "Run the unit test before pushing")
+        == set()
+    )
 
 
 def test_differing_content_words_skip_function_words() -> None:

@@ -8,7 +8,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.core.fusion import ENTITY, GRAPH, LEXICAL, PLANS, SEMANTIC, get_plan, weighted_rrf
+from graphmem.core.fusion import (
+    ENTITY,
+    GRAPH,
+    LEXICAL,
+    PLANS,
+    SEMANTIC,
+    convex_scores,
+    get_plan,
+    spread,
+    weighted_rrf,
+)
 
 Rankings = dict[str, list[tuple[str, float]]]
 
@@ -129,3 +139,74 @@ def test_get_plan_names_the_known_plans_when_unknown() -> None:
 
 def test_the_default_plan_uses_every_channel() -> None:
     assert all(get_plan("hybrid").uses(c) for c in (LEXICAL, SEMANTIC, ENTITY, GRAPH))
+
+
+# -- convex fusion and graph spreading ----------------------------------------------------
+
+EQUAL = {LEXICAL: 1.0, SEMANTIC: 1.0, ENTITY: 1.0}
+
+
+def test_convex_gives_the_best_lexical_item_the_full_lexical_weight() -> None:
+    scores = convex_scores({"a": 8.0, "b": 2.0}, {}, {}, {LEXICAL: 2.0}, semantic_offset=0.2)
+    assert scores == {"a": pytest.approx(2.0), "b": pytest.approx(0.5)}
+
+
+def test_convex_counts_a_cosine_at_the_offset_as_zero() -> None:
+    scores = convex_scores({}, {"best": 0.8, "weak": 0.2, "worse": 0.1}, {}, EQUAL, semantic_offset=0.2)
+    assert scores == {"best": pytest.approx(1.0), "weak": 0.0, "worse": 0.0}
+
+
+def test_convex_adds_up_the_channels() -> None:
+    scores = convex_scores({"a": 1.0}, {"a": 0.6}, {"a": 1.0}, EQUAL, semantic_offset=0.2)
+    assert scores["a"] == pytest.approx(3.0)
+
+
+@given(
+    st.dictionaries(_ids, st.floats(0, 50), max_size=8),
+    st.dictionaries(_ids, st.floats(-1, 1), max_size=8),
+    st.dictionaries(_ids, st.just(1.0), max_size=3),
+    _weights,
+)
+def test_convex_scores_stay_between_zero_and_the_weight_sum(
+    lexical: dict[str, float], cosines: dict[str, float], entity: dict[str, float], weights: dict[str, float]
+) -> None:
+    scores = convex_scores(lexical, cosines, entity, weights, semantic_offset=0.2)
+    assert set(scores) == {*lexical, *cosines, *entity}
+    ceiling = sum(weights.get(c, 0.0) for c in (LEXICAL, SEMANTIC, ENTITY))
+    assert all(-1e-9 <= score <= ceiling + 1e-9 for score in scores.values())
+
+
+def test_spread_gives_an_item_a_share_of_its_best_neighbour() -> None:
+    gains = spread({"seed": 1.0, "weak": 0.1}, {"x": ["seed", "weak"], "seed": ["x"], "weak": ["x"]}, [0.5])
+    assert gains["x"].gain == pytest.approx(0.5)
+    assert (gains["x"].source, gains["x"].hops) == ("seed", 1)
+
+
+def test_spread_reaches_two_hops_with_the_second_weight() -> None:
+    adjacency = {"seed": ["mid"], "mid": ["seed", "far"], "far": ["mid"]}
+    gains = spread({"seed": 1.0}, adjacency, [0.5, 0.3])
+    assert gains["far"].gain == pytest.approx(0.3)
+    assert (gains["far"].source, gains["far"].hops) == ("seed", 2)
+
+
+def test_spread_with_a_zero_hop_weight_gains_nothing() -> None:
+    # The docstring: "Only items that gain something are returned."
+    assert spread({"seed": 1.0}, {"x": ["seed"]}, [0.0]) == {}
+
+
+def test_spread_leaves_isolated_items_alone() -> None:
+    assert spread({"a": 1.0, "b": 1.0}, {}, [0.5, 0.3]) == {}
+
+
+@given(
+    st.dictionaries(_ids, st.floats(0, 3, allow_subnormal=False), max_size=10),
+    st.dictionaries(_ids, st.lists(_ids, max_size=4), max_size=10),
+    st.lists(st.floats(0.01, 1), min_size=1, max_size=3),
+)
+def test_spread_gains_are_positive_and_bounded(
+    base: dict[str, float], adjacency: dict[str, list[str]], hop_weights: list[float]
+) -> None:
+    best = max(base.values(), default=0.0)
+    for gain in spread(base, adjacency, hop_weights).values():
+        assert 0 < gain.gain <= sum(hop_weights) * best + 1e-9
+        assert 1 <= gain.hops <= len(hop_weights)

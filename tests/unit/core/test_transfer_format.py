@@ -112,19 +112,31 @@ def test_entity_link_next_and_header_lines_parse_back() -> None:
     entity = Entity("MergeRequest:group/proj!12", EntityKind.MERGE_REQUEST, "!12", "/src/proj", "Add export")
     link = Link("mem_a", "mem_b", LinkKind.CONTRADICTS, NOW)
     parsed = parse(
-        header_line("/src/proj", {"memories": 0}, NOW), entity_line(entity), link_line(link), next_line("a", "b")
+        header_line("/src/proj", {"memories": 0}, NOW),
+        entity_line(entity),
+        link_line(link),
+        next_line("a", "b"),
     )
     assert parsed.problems == []
     assert parsed.header == HeaderLine(
-        type="header", format="graphmem-export", version=1, exported_at=NOW, project="/src/proj",
+        type="header",
+        format="graphmem-export",
+        version=1,
+        exported_at=NOW,
+        project="/src/proj",
         counts={"memories": 0},
     )
     [(_, e)] = parsed.entities
     assert (e.key, e.kind, e.name, e.project, e.title) == (
-        entity.key, entity.kind, entity.name, entity.project, entity.title,
+        entity.key,
+        entity.kind,
+        entity.name,
+        entity.project,
+        entity.title,
     )
-    assert parsed.links == [(3, LinkLine(type="link", source="mem_a", target="mem_b", kind=LinkKind.CONTRADICTS,
-                                         created_at=NOW))]
+    assert parsed.links == [
+        (3, LinkLine(type="link", source="mem_a", target="mem_b", kind=LinkKind.CONTRADICTS, created_at=NOW))
+    ]
     assert parsed.nexts == [(4, NextLine(type="next", source="a", target="b"))]
     assert parsed.records == 3
 
@@ -176,7 +188,7 @@ def test_an_unknown_record_type_is_a_problem() -> None:
 def test_an_entity_key_must_start_with_its_kind() -> None:
     line = {**entity_line(Entity("Issue:#4", EntityKind.ISSUE, "#4")), "key": "Ticket:#4"}
     [(_, message)] = parse(line).problems
-    assert "kind label" in message
+    assert "must start with its kind" in message
 
 
 def test_a_second_header_is_a_problem() -> None:

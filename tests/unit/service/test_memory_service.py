@@ -7,7 +7,7 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,7 +16,7 @@ import pytest
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
 from graphmem.core.fusion import CHANNELS, ENTITY
-from graphmem.core.models import Category, EntityKind, Link, LinkKind, Scope, Status
+from graphmem.core.models import Category, EntityKind, LinkKind, Scope, Status
 from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.errors import (
     ConflictError,
@@ -26,14 +26,15 @@ from graphmem.errors import (
     StoreMismatchError,
 )
 from graphmem.service.memory import MemoryService
+from graphmem.service.recall import RecallResult
 from graphmem.settings import load_settings
 
 NAMESPACE = "group/sub/proj"  # the GitLab path of the git_project fixture's origin
 
 
-def ids(result: object) -> list[str]:
+def ids(result: RecallResult) -> list[str]:
     """The memory ids of a recall result, best first."""
-    return [hit.memory.id for hit in result.hits]  # type: ignore[attr-defined]
+    return [hit.memory.id for hit in result.hits]
 
 
 def entity_keys(memory: MemoryService, memory_id: str) -> set[str]:
@@ -59,7 +60,9 @@ def test_remember_returns_the_new_memory(fake_memory: MemoryService) -> None:
 
 
 def test_remember_strips_the_text(fake_memory: MemoryService) -> None:
-    assert fake_memory.remember("  We deploy with make release \n").memory.text == "We deploy with make release"
+    assert (
+        fake_memory.remember("  We deploy with make release \n").memory.text == "We deploy with make release"
+    )
 
 
 def test_an_exact_duplicate_in_other_case_and_spacing_reinforces(fake_memory: MemoryService) -> None:
@@ -97,7 +100,9 @@ def test_a_decision_naming_another_tool_supersedes_the_old_one(fake_memory: Memo
     ]
 
 
-def test_a_decision_with_a_changed_version_supersedes_instead_of_reinforcing(fake_memory: MemoryService) -> None:
+def test_a_decision_with_a_changed_version_supersedes_instead_of_reinforcing(
+    fake_memory: MemoryService,
+) -> None:
     # A changed version number makes a different statement (core/dedup.py docstring).
     old = fake_memory.remember(
         "We run the nightly test suite with python2 on the legacy CI runners before every release",
@@ -230,7 +235,9 @@ def test_categories_and_scopes_are_case_insensitive(fake_memory: MemoryService) 
 # -- entities ----------------------------------------------------------------------------
 
 
-def test_refs_and_existing_files_in_text_become_entities(fake_memory: MemoryService, git_project: str) -> None:
+def test_refs_and_existing_files_in_text_become_entities(
+    fake_memory: MemoryService, git_project: str
+) -> None:
     text = (
         "Review !123 and #456 for &789, compare group/sub/project!12 and "
         "https://gitlab.example.com/group/sub/proj/-/merge_requests/77 before touching src/app.py"
@@ -271,6 +278,13 @@ def test_editing_text_updates_recall_and_entities(fake_memory: MemoryService) ->
     assert ids(fake_memory.recall("helm")) == [made.memory.id]
     assert ids(fake_memory.recall("make release")) == []
     assert "Issue:#456" in entity_keys(fake_memory, made.memory.id)
+
+
+def test_editing_text_drops_entities_the_text_no_longer_names(fake_memory: MemoryService) -> None:
+    made = fake_memory.remember("The flaky test is tracked in #456")
+    fake_memory.edit(made.memory.id, text="The flaky test is tracked in #789")
+    assert entity_keys(fake_memory, made.memory.id) == {"Issue:#789"}
+    assert fake_memory.get_context("#456").groups == {}
 
 
 # -- lifecycle ----------------------------------------------------------------------------
@@ -365,6 +379,16 @@ def test_unlink_removes_a_link(fake_memory: MemoryService) -> None:
         fake_memory.unlink(a.memory.id, b.memory.id, "contradicts")
 
 
+def test_unlinking_a_supersedes_link_that_does_not_exist_is_not_found(fake_memory: MemoryService) -> None:
+    old = fake_memory.remember("We use SQLite for the memory store", category="decision")
+    new = fake_memory.remember("We use DuckDB for the memory store", category="decision")
+    bystander = fake_memory.remember("Lunch is at noon")
+    with pytest.raises(NotFoundError):
+        fake_memory.unlink(bystander.memory.id, old.memory.id, "supersedes")
+    assert fake_memory.show(old.memory.id).memory.status is Status.SUPERSEDED
+    assert [(x.source, x.target) for x in fake_memory.store.links()] == [(new.memory.id, old.memory.id)]
+
+
 def test_a_memory_cannot_link_to_itself(fake_memory: MemoryService) -> None:
     a = fake_memory.remember("Deploys happen on Fridays")
     with pytest.raises(InvalidInputError, match="itself"):
@@ -391,10 +415,12 @@ def test_an_unknown_link_kind_is_invalid(fake_memory: MemoryService) -> None:
         lambda m, i: m.link(m.list()[0].id, i, "related"),
     ],
 )
-def test_an_unknown_id_is_not_found(fake_memory: MemoryService, operation: object) -> None:
+def test_an_unknown_id_is_not_found(
+    fake_memory: MemoryService, operation: Callable[[MemoryService, str], object]
+) -> None:
     fake_memory.remember("Deploys happen on Fridays")
     with pytest.raises(NotFoundError, match="mem_nope"):
-        operation(fake_memory, "mem_nope")  # type: ignore[operator]
+        operation(fake_memory, "mem_nope")
 
 
 def test_an_empty_id_is_invalid(fake_memory: MemoryService) -> None:
@@ -503,6 +529,12 @@ def test_recall_filters_by_since(fake_memory: MemoryService) -> None:
     assert ids(fake_memory.recall("we deploy", since=since)) == [recent.memory.id]
 
 
+def test_recall_takes_a_naive_since_as_utc(fake_memory: MemoryService) -> None:
+    # remember(occurred_at=...) and list(since=...) take naive datetimes as UTC; recall should too.
+    made = fake_memory.remember("We deploy with make release")
+    assert ids(fake_memory.recall("we deploy", since=datetime(2020, 1, 1))) == [made.memory.id]
+
+
 def test_recall_explains_each_hit(fake_memory: MemoryService) -> None:
     fake_memory.remember("We deploy with make release")
     result = fake_memory.recall("deploy with make")
@@ -524,9 +556,17 @@ def test_recall_finds_cypher_like_text_literally(fake_memory: MemoryService) -> 
 
 @pytest.mark.parametrize(
     ("query", "options"),
-    [("", {}), ("   ", {}), ("x" * (MAX_TEXT_CHARS + 1), {}), ("deploy", {"limit": 0}), ("deploy", {"plan": "x"})],
+    [
+        ("", {}),
+        ("   ", {}),
+        ("x" * (MAX_TEXT_CHARS + 1), {}),
+        ("deploy", {"limit": 0}),
+        ("deploy", {"plan": "x"}),
+    ],
 )
-def test_invalid_recalls_are_refused(fake_memory: MemoryService, query: str, options: dict[str, object]) -> None:
+def test_invalid_recalls_are_refused(
+    fake_memory: MemoryService, query: str, options: dict[str, object]
+) -> None:
     with pytest.raises(InvalidInputError):
         fake_memory.recall(query, **options)  # type: ignore[arg-type]
 
@@ -544,7 +584,9 @@ def test_a_single_channel_plan_reports_only_that_channel(fake_memory: MemoryServ
 def test_context_of_a_ref_groups_its_memories_and_lists_related_entities(
     fake_memory: MemoryService, git_project: str
 ) -> None:
-    decision = fake_memory.remember("In !123 we chose Kùzu over SQLite", category="decision", project=git_project)
+    decision = fake_memory.remember(
+        "In !123 we chose Kùzu over SQLite", category="decision", project=git_project
+    )
     blocker = fake_memory.remember("!123 is blocked by #456", category="blocker", project=git_project)
     fake_memory.remember("Lunch is at noon", project=git_project)
     bundle = fake_memory.get_context("!123", project=git_project)
@@ -556,7 +598,9 @@ def test_context_of_a_ref_groups_its_memories_and_lists_related_entities(
 
 
 def test_context_of_a_file_finds_memories_about_it(fake_memory: MemoryService, git_project: str) -> None:
-    about = fake_memory.remember("src/app.py must stay import-free", category="directive", project=git_project)
+    about = fake_memory.remember(
+        "src/app.py must stay import-free", category="directive", project=git_project
+    )
     bundle = fake_memory.get_context("src/app.py", project=git_project)
     assert bundle.entity is not None and bundle.entity.kind is EntityKind.FILE
     assert [i.hit.memory.id for i in bundle.groups[Category.DIRECTIVE]] == [about.memory.id]
@@ -583,8 +627,12 @@ def test_context_respects_max_tokens(fake_memory: MemoryService) -> None:
     assert bundle.omitted > 0
 
 
-@pytest.mark.parametrize(("target", "max_tokens"), [("", 500), ("  ", 500), ("deploy", 10), ("deploy", 40_000)])
-def test_invalid_context_requests_are_refused(fake_memory: MemoryService, target: str, max_tokens: int) -> None:
+@pytest.mark.parametrize(
+    ("target", "max_tokens"), [("", 500), ("  ", 500), ("deploy", 10), ("deploy", 40_000)]
+)
+def test_invalid_context_requests_are_refused(
+    fake_memory: MemoryService, target: str, max_tokens: int
+) -> None:
     with pytest.raises(InvalidInputError):
         fake_memory.get_context(target, max_tokens=max_tokens)
 
@@ -601,7 +649,7 @@ def test_context_markdown_has_headings(fake_memory: MemoryService, git_project: 
 
 
 def build_history(memory: MemoryService, project: str) -> None:
-    """Memories of every kind of state: superseded, resolved, archived, linked, in a session, with entities."""
+    """Memories in every state: superseded, resolved, archived, linked, in a session, with entities."""
     memory.remember("We use SQLite for the memory store", category="decision", project=project)
     memory.remember("We use Kùzu for the memory store, see !123", category="decision", project=project)
     blocker = memory.remember("CI is red because of #456", category="blocker", project=project, session="s")
@@ -624,13 +672,29 @@ def snapshot(memory: MemoryService) -> dict[str, object]:
     store = memory.store
     return {
         "memories": sorted(
-            (m.id, m.text, m.category, m.scope, m.project, m.created_at, m.updated_at, m.valid_from,
-             m.valid_to, m.status, m.content_hash, m.source, m.session, m.reinforced)
+            (
+                m.id,
+                m.text,
+                m.category,
+                m.scope,
+                m.project,
+                m.created_at,
+                m.updated_at,
+                m.valid_from,
+                m.valid_to,
+                m.status,
+                m.content_hash,
+                m.source,
+                m.session,
+                m.reinforced,
+            )
             for m in store.all_memories()
         ),
         "links": sorted((x.source, x.target, x.kind, x.created_at) for x in store.links()),
         "entities": sorted((e.key, e.kind, e.name, e.project, e.title) for e in store.all_entities()),
-        "about": sorted((k, sorted(v)) for k, v in store.memories_about([e.key for e in store.all_entities()]).items()),
+        "about": sorted(
+            (k, sorted(v)) for k, v in store.memories_about([e.key for e in store.all_entities()]).items()
+        ),
         "next": sorted(store.next_pairs()),
     }
 
@@ -662,7 +726,12 @@ def test_a_readopted_decision_survives_export_and_import(
 def test_unusual_text_survives_export_and_import(
     fake_memory: MemoryService, other_memory: MemoryService, tmp_path: Path
 ) -> None:
-    texts = ["line\nbreak and \u2028 separator", "NEL \x85 and\ttab", "emoji 🚀 and Kùzu", "MATCH (n) DETACH DELETE n; //'\"\\"]
+    texts = [
+        "line\nbreak and \u2028 separator",
+        "NEL \x85 and\ttab",
+        "emoji 🚀 and Kùzu",
+        "MATCH (n) DETACH DELETE n; //'\"\\",
+    ]
     for text in texts:
         fake_memory.remember(text)
     path = tmp_path / "export.jsonl"
@@ -753,8 +822,10 @@ def _memory_line(memory_id: str, **changes: object) -> str:
         (b"{not json", "not valid JSON"),
         (_memory_line("m_bad", category="rumour").encode(), "category"),
         (_memory_line("m_bad", entities=["Issue:#999"]).encode(), "unknown entities"),
-        (json.dumps({"type": "link", "source": "m1", "target": "mem_unknown", "kind": "related"}).encode(),
-         "mem_unknown"),
+        (
+            json.dumps({"type": "link", "source": "m1", "target": "mem_unknown", "kind": "related"}).encode(),
+            "mem_unknown",
+        ),
         (b'{"type": "memory", "text": "caf\xe9"}', "UTF-8"),
     ],
 )
@@ -787,15 +858,24 @@ def test_an_import_of_a_missing_file_is_invalid(fake_memory: MemoryService, tmp_
         fake_memory.import_file(tmp_path / "nope.jsonl")
 
 
-def test_an_import_may_link_to_memories_already_in_the_store(fake_memory: MemoryService, tmp_path: Path) -> None:
+def test_an_import_may_link_to_memories_already_in_the_store(
+    fake_memory: MemoryService, tmp_path: Path
+) -> None:
     here = fake_memory.remember("Already here").memory.id
     path = tmp_path / "more.jsonl"
     path.write_text(
-        "\n".join([_memory_line("m1"), json.dumps({"type": "link", "source": "m1", "target": here, "kind": "extends"})]),
+        "\n".join(
+            [
+                _memory_line("m1"),
+                json.dumps({"type": "link", "source": "m1", "target": here, "kind": "extends"}),
+            ]
+        ),
         "utf-8",
     )
     fake_memory.import_file(path)
-    assert [(x.source, x.target, x.kind) for x in fake_memory.show(here).links] == [("m1", here, LinkKind.EXTENDS)]
+    assert [(x.source, x.target, x.kind) for x in fake_memory.show(here).links] == [
+        ("m1", here, LinkKind.EXTENDS)
+    ]
 
 
 # -- embedding model ---------------------------------------------------------------------------
@@ -838,7 +918,10 @@ memory.close()
 
 def run_script(script: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script), str(data_dir)], capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", textwrap.dedent(script), str(data_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 

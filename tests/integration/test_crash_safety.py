@@ -1,0 +1,99 @@
+"""A killed import loses no acknowledged batch, leaves an openable store, and can be re-run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.service.transfer import IMPORT_BATCH
+from graphmem.settings import load_settings
+
+pytestmark = pytest.mark.integration
+
+MEMORIES = 20_000
+
+_IMPORT_SCRIPT = """
+import sys
+from pathlib import Path
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.settings import load_settings
+
+memory = open_memory(load_settings(data_dir=Path(sys.argv[1])), embedder=HashEmbedder(256))
+done = 0
+
+def progress(count):
+    global done
+    done += count
+    print(done, flush=True)
+
+memory.import_file(Path(sys.argv[2]), progress=progress)
+memory.close()
+print("DONE", flush=True)
+"""
+
+
+def write_export(path: Path, count: int) -> None:
+    with path.open("w", encoding="utf-8") as out:
+        header = {"type": "header", "format": "graphmem-export", "version": 1, "counts": {"memories": count}}
+        out.write(json.dumps(header) + "\n")
+        for i in range(count):
+            line = {
+                "type": "memory",
+                "id": f"mem_{i:08d}",
+                "text": f"Imported note {i}: service {i % 97} deploys from branch release-{i % 13}",
+                "category": "fact",
+                "scope": "global",
+                "created_at": "2024-05-01T12:00:00+00:00",
+            }
+            out.write(json.dumps(line) + "\n")
+
+
+def import_until_killed(data_dir: Path, export: Path, after: int) -> int:
+    """Import in a child and SIGKILL it once it acknowledged ``after`` memories; returns the last count."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_IMPORT_SCRIPT), str(data_dir), str(export)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    acknowledged = 0
+    try:
+        assert child.stdout is not None
+        for line in child.stdout:
+            if line.strip() == "DONE":
+                break
+            acknowledged = int(line)
+            if acknowledged >= after:
+                child.kill()
+                break
+    finally:
+        child.kill()
+        child.wait(timeout=60)
+    assert 0 < acknowledged < MEMORIES, f"the import was not interrupted: {child.stderr.read()[-2000:]}"  # type: ignore[union-attr]
+    return acknowledged
+
+
+def test_a_killed_import_keeps_acknowledged_batches_and_completes_when_rerun(tmp_path: Path) -> None:
+    export = tmp_path / "export.jsonl"
+    write_export(export, MEMORIES)
+    data_dir = tmp_path / "data"
+    acknowledged = import_until_killed(data_dir, export, after=2 * IMPORT_BATCH)
+
+    memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
+    try:
+        assert memory.stats().total >= acknowledged
+        summary = memory.import_file(export)
+        assert summary.memories_added + summary.memories_skipped == MEMORIES
+        stored = {record.id for record in memory.store.all_memories()}
+        assert stored == {f"mem_{i:08d}" for i in range(MEMORIES)}
+        assert memory.recall("service 42 deploys").hits
+    finally:
+        memory.close()

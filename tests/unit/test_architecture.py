@@ -1,0 +1,280 @@
+"""The import rules of docs/architecture.md, read from the source with ``ast``.
+
+Dependencies point one way: entry points (cli) → app → service → core, and
+adapters → core. Each rule is one test; a failure names the module, the line and
+the import that breaks it.
+
+An import counts wherever it is written (module level, class body, function body),
+and so do ``importlib.import_module("name")`` and ``__import__("name")`` with a
+literal name. Only rule (e) distinguishes *when* an import runs: the CLI may import
+heavy layers inside the function of a command, not while ``graphmem.cli`` loads.
+Imports under ``if TYPE_CHECKING:`` never run and count as neither.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "graphmem"
+
+# Third-party packages that do I/O or are slow to import: never in core.
+CORE_FORBIDDEN_THIRD_PARTY = (
+    "kuzu",
+    "torch",
+    "sentence_transformers",
+    "transformers",
+    "gitlab",
+    "fastmcp",
+    "click",
+    "pyarrow",
+    "networkx",
+    "tree_sitter",
+    "tree_sitter_language_pack",
+)
+CORE_FORBIDDEN_GRAPHMEM = (
+    "graphmem.adapters",
+    "graphmem.service",
+    "graphmem.app",
+    "graphmem.cli",
+    "graphmem.bench",
+)
+ADAPTERS_FORBIDDEN = ("graphmem.service", "graphmem.app", "graphmem.cli", "graphmem.bench")
+SERVICE_FORBIDDEN = (
+    "graphmem.app",
+    "graphmem.cli",
+    "graphmem.bench",
+    "kuzu",
+    "torch",
+    "sentence_transformers",
+)
+CLI_FORBIDDEN_AT_IMPORT_TIME = ("graphmem.app", "graphmem.service", "graphmem.adapters", "graphmem.bench")
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    """One imported module name in one graphmem module."""
+
+    module: str  # dotted name of the importing module, e.g. "graphmem.core.models"
+    path: str  # its file, relative to the repository, e.g. "graphmem/core/models.py"
+    line: int
+    name: str  # the imported module, e.g. "kuzu" or "graphmem.adapters.kuzu_store"
+    at_import_time: bool  # runs when the importing module is imported (not inside a function)
+
+    def __str__(self) -> str:
+        when = "at import time" if self.at_import_time else "inside a function"
+        return f"{self.path}:{self.line} ({self.module}) imports {self.name} {when}"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module of ``from <node.module> import ...``, resolving relative levels."""
+    if node.level == 0:
+        return node.module or ""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def _dynamic_import(node: ast.Call) -> str | None:
+    """The literal name of ``importlib.import_module("x")`` or ``__import__("x")``, if that is the call."""
+    func = node.func
+    is_dynamic = (isinstance(func, ast.Name) and func.id in {"__import__", "import_module"}) or (
+        isinstance(func, ast.Attribute) and func.attr == "import_module"
+    )
+    if not is_dynamic or not node.args:
+        return None
+    first = node.args[0]
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+
+
+class _Collector(ast.NodeVisitor):
+    def __init__(self, module: str, path: str, is_package: bool) -> None:
+        self.module = module
+        self.path = path
+        self.is_package = is_package
+        self.function_depth = 0
+        self.found: list[Import] = []
+
+    def _add(self, node: ast.AST, name: str) -> None:
+        line = getattr(node, "lineno", 0)
+        self.found.append(Import(self.module, self.path, line, name, self.function_depth == 0))
+
+    def _in_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) -> None:
+        self.function_depth += 1
+        self.generic_visit(node)
+        self.function_depth -= 1
+
+    visit_FunctionDef = _in_function
+    visit_AsyncFunctionDef = _in_function
+    visit_Lambda = _in_function
+
+    def visit_If(self, node: ast.If) -> None:
+        if _is_type_checking(node.test):
+            for child in node.orelse:  # the ``else`` of ``if TYPE_CHECKING`` does run
+                self.visit(child)
+            return
+        self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._add(node, alias.name)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = _absolute(node, self.module, self.is_package)
+        self._add(node, base)
+        for alias in node.names:
+            if alias.name != "*":
+                # ``from graphmem import app`` imports the module graphmem.app
+                self._add(node, f"{base}.{alias.name}" if base else alias.name)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _dynamic_import(node)
+        if name is not None:
+            self._add(node, name)
+        self.generic_visit(node)
+
+
+def imports_of(path: Path) -> list[Import]:
+    module = module_name(path)
+    relative = path.relative_to(PACKAGE.parent).as_posix()
+    collector = _Collector(module, relative, path.name == "__init__.py")
+    collector.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    return collector.found
+
+
+def all_imports() -> Iterator[Import]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        yield from imports_of(path)
+
+
+def matches(name: str, prefixes: Iterable[str]) -> bool:
+    """``name`` is one of ``prefixes`` or a submodule of one (``kuzu`` matches ``kuzu.database``)."""
+    return any(name == prefix or name.startswith(prefix + ".") for prefix in prefixes)
+
+
+def in_layer(found: Import, layer: str) -> bool:
+    return found.module == layer or found.module.startswith(layer + ".")
+
+
+def report(rule: str, violations: list[Import]) -> str:
+    return rule + ":\n" + "\n".join(f"  {v}" for v in sorted(set(violations), key=str))
+
+
+# -- the rules ------------------------------------------------------------------
+
+
+def test_core_imports_no_io_library_and_no_outer_layer() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if in_layer(found, "graphmem.core")
+        and matches(found.name, CORE_FORBIDDEN_THIRD_PARTY + CORE_FORBIDDEN_GRAPHMEM)
+    ]
+
+    assert not violations, report("graphmem/core must stay pure", violations)
+
+
+def test_adapters_import_no_service_app_cli_or_bench() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if in_layer(found, "graphmem.adapters") and matches(found.name, ADAPTERS_FORBIDDEN)
+    ]
+
+    assert not violations, report("graphmem/adapters must not import service, app, cli or bench", violations)
+
+
+def test_service_imports_no_entry_point_and_no_store_or_model_library() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if in_layer(found, "graphmem.service") and matches(found.name, SERVICE_FORBIDDEN)
+    ]
+
+    assert not violations, report(
+        "graphmem/service must not import app, cli, bench, kuzu, torch or sentence_transformers", violations
+    )
+
+
+def test_kuzu_is_imported_only_by_the_kuzu_adapters() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if matches(found.name, ("kuzu",))
+        and not (found.path.startswith("graphmem/adapters/kuzu_") and found.path.count("/") == 2)
+    ]
+
+    assert not violations, report("kuzu belongs in graphmem/adapters/kuzu_*.py only", violations)
+
+
+def test_sentence_transformers_is_imported_only_by_the_embedders_adapter() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if matches(found.name, ("sentence_transformers",)) and found.path != "graphmem/adapters/embedders.py"
+    ]
+
+    assert not violations, report(
+        "sentence_transformers belongs in graphmem/adapters/embedders.py only", violations
+    )
+
+
+def test_cli_imports_no_heavy_layer_at_import_time() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if in_layer(found, "graphmem.cli")
+        and found.at_import_time
+        and matches(found.name, CLI_FORBIDDEN_AT_IMPORT_TIME)
+    ]
+
+    assert not violations, report(
+        "graphmem/cli must import app, service, adapters and bench inside command functions", violations
+    )
+
+
+# -- the checker itself -------------------------------------------------------------
+
+
+def test_the_checker_sees_the_imports_it_must_police() -> None:
+    names = {(found.path, found.name) for found in all_imports()}
+
+    assert ("graphmem/adapters/kuzu_store.py", "kuzu") in names
+    assert ("graphmem/app.py", "graphmem.service.memory") in names
+
+
+def test_the_checker_tells_import_time_from_function_and_skips_type_checking(tmp_path: Path) -> None:
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "import kuzu\n"
+        "if TYPE_CHECKING:\n"
+        "    import torch\n"
+        "from . import sibling\n"
+        "def command():\n"
+        "    import graphmem.app\n"
+        "    importlib.import_module('fastmcp')\n"
+    )
+    collector = _Collector("graphmem.cli.example", "graphmem/cli/example.py", is_package=False)
+    collector.visit(ast.parse(source))
+    seen = {(found.name, found.at_import_time) for found in collector.found}
+
+    assert ("kuzu", True) in seen
+    assert ("graphmem.cli.sibling", True) in seen
+    assert ("graphmem.app", False) in seen
+    assert ("fastmcp", False) in seen
+    assert not any(name == "torch" for name, _ in seen)
