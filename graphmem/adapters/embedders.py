@@ -61,7 +61,7 @@ def _load_model(path: str) -> Any:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
 
-        transformers_logging.disable_progress_bar()
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
         return SentenceTransformer(path, device="cpu", local_files_only=True)
     except Exception as exc:  # torch and transformers raise many types; translate all

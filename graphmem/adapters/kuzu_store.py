@@ -8,9 +8,7 @@ errors, keeps the schema versioned, and serialises access from threads.
 from __future__ import annotations
 
 import importlib.util  # noqa: F401  kuzu's COPY FROM arrow needs it imported
-import json
 import logging
-import os
 import threading
 import warnings
 from collections import defaultdict
@@ -23,9 +21,21 @@ from typing import Any
 
 import kuzu
 import numpy as np
-import pyarrow as pa
 
+from graphmem.adapters.data_dir import locked_message, write_owner
 from graphmem.adapters.graph_cache import GraphCache
+from graphmem.adapters.kuzu_rows import (
+    CREATE_MEMORY,
+    MEMORY_RETURN,
+    aware,
+    entity_from_row,
+    memory_from_row,
+    memory_params,
+    memory_table,
+    naive_utc,
+    to_db,
+    visibility_clause,
+)
 from graphmem.adapters.kuzu_schema import (
     ENTITY_TABLES,
     MEMORY_COLUMNS,
@@ -34,17 +44,13 @@ from graphmem.adapters.kuzu_schema import (
     migrate,
 )
 from graphmem.core.models import (
-    Category,
     Entity,
     EntityKind,
     Link,
     LinkKind,
     MemoryRecord,
-    Scope,
-    Status,
 )
 from graphmem.core.ports import Neighbour, StoredVectors, Vector, Visibility
-from graphmem.core.text import fold
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
 log = logging.getLogger(__name__)
@@ -53,7 +59,6 @@ log = logging.getLogger(__name__)
 warnings.filterwarnings("ignore", message="The use of separate prepare", category=DeprecationWarning)
 
 DB_DIRNAME = "graph.kuzu"
-OWNER_FILENAME = "owner.json"
 FTS_INDEX = "memory_text"
 # COPY is much faster than row inserts, but has fixed costs: below this, insert rows.
 COPY_MIN_ROWS = 64
@@ -63,18 +68,6 @@ LOOKUP_MAX_IDS = 200
 FTS_TOP_SLACK = 50
 # Prepared statements kept per connection (query texts are few and fixed).
 PREPARED_CACHE_SIZE = 256
-
-
-def _naive_utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return value
-
-
-def _aware(value: datetime | None) -> datetime | None:
-    return None if value is None else value.replace(tzinfo=UTC)
 
 
 class KuzuGraphStore:
@@ -95,39 +88,17 @@ class KuzuGraphStore:
             self._db = kuzu.Database(str(self.path))
         except RuntimeError as exc:
             if "lock" in str(exc).lower():
-                raise StoreLockedError(self._locked_message()) from exc
+                raise StoreLockedError(locked_message(data_dir, self.path)) from exc
             raise StoreError(
                 f"Cannot open the graph store at {self.path}: {exc}. If it was copied "
                 "or damaged, restore it from an export (`graphmem import`)."
             ) from exc
         self._conn = kuzu.Connection(self._db)
-        self._write_owner()
+        write_owner(data_dir)
         self._run("LOAD EXTENSION fts")
         self._init_schema()
 
     # -- lifecycle --------------------------------------------------------------
-
-    def _locked_message(self) -> str:
-        owner = ""
-        try:
-            info = json.loads((self.data_dir / OWNER_FILENAME).read_text("utf-8"))
-            owner = f" (process {info.get('pid')}: {info.get('command', '?')})"
-        except (OSError, ValueError):
-            pass
-        return (
-            f"Another process{owner} holds the graph store at {self.path}; Kùzu lets one "
-            "process open it at a time. Stop that process, or run this command through "
-            "it, or use another store with --data-dir."
-        )
-
-    def _write_owner(self) -> None:
-        import sys
-
-        info = {"pid": os.getpid(), "command": " ".join(os.path.basename(a) for a in sys.argv[:2])}
-        try:
-            (self.data_dir / OWNER_FILENAME).write_text(json.dumps(info), "utf-8")
-        except OSError:
-            log.debug("could not write the owner file", exc_info=True)
 
     def _init_schema(self) -> None:
         tables = {row[1] for row in self._rows("CALL show_tables() RETURN *")}
@@ -184,7 +155,8 @@ class KuzuGraphStore:
         with self._lock, self._translated():
             result = self._execute(query, params)
             assert not isinstance(result, list)
-            return result.get_all()
+            rows: list[list[Any]] = result.get_all()
+            return rows
 
     # -- metadata ---------------------------------------------------------------
 
@@ -204,16 +176,16 @@ class KuzuGraphStore:
             with self._lock, self._transaction():
                 self._insert_rows(records, vectors)
             return
-        table = _memory_table(records, vectors, self.dimension)
+        table = memory_table(records, vectors, self.dimension)
         with self._lock, self._translated():
             self._conn.execute("COPY Memory FROM $t", {"t": table})
 
     def _insert_rows(self, records: Sequence[MemoryRecord], vectors: Vector | None) -> None:
         for i, record in enumerate(records):
-            params = _memory_params(record)
+            params = memory_params(record)
             params["embedding"] = None if vectors is None else vectors[i].tolist()
             params["embedded"] = vectors is not None
-            self._execute(_CREATE_MEMORY, params)
+            self._execute(CREATE_MEMORY, params)
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -231,25 +203,25 @@ class KuzuGraphStore:
             return {}
         unique = list(dict.fromkeys(ids))
         if len(unique) > LOOKUP_MAX_IDS:
-            rows = self._rows(f"MATCH (m:Memory) WHERE m.id IN $ids RETURN {_MEMORY_RETURN}", {"ids": unique})
+            rows = self._rows(f"MATCH (m:Memory) WHERE m.id IN $ids RETURN {MEMORY_RETURN}", {"ids": unique})
         else:
             # One primary-key lookup each: far cheaper than UNWIND or IN, which scan.
-            query = f"MATCH (m:Memory {{id: $id}}) RETURN {_MEMORY_RETURN}"
+            query = f"MATCH (m:Memory {{id: $id}}) RETURN {MEMORY_RETURN}"
             rows = [row for memory_id in unique for row in self._rows(query, {"id": memory_id})]
-        return {row[0]: _memory_from_row(row) for row in rows}
+        return {row[0]: memory_from_row(row) for row in rows}
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         rows = self._rows(
-            f"MATCH (m:Memory) WHERE m.content_hash = $h RETURN {_MEMORY_RETURN}", {"h": content_hash}
+            f"MATCH (m:Memory) WHERE m.content_hash = $h RETURN {MEMORY_RETURN}", {"h": content_hash}
         )
-        return [_memory_from_row(row) for row in rows]
+        return [memory_from_row(row) for row in rows]
 
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         unknown = set(changes) - set(MEMORY_COLUMNS)
         if unknown:
             raise ValueError(f"unknown memory fields: {sorted(unknown)}")
         sets = ", ".join(f"m.{name} = ${name}" for name in changes)
-        params: dict[str, Any] = {name: _to_db(value) for name, value in changes.items()}
+        params: dict[str, Any] = {name: to_db(value) for name, value in changes.items()}
         if "embedding" in changes:
             sets += ", m.embedded = $embedded"
             params["embedded"] = changes["embedding"] is not None
@@ -306,22 +278,22 @@ class KuzuGraphStore:
         self._graph.memory_removed(memory_id)
 
     def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
-        where, params = _visibility_clause(visibility)
+        where, params = visibility_clause(visibility)
         params.update(limit=limit, offset=offset)
         rows = self._rows(
-            f"MATCH (m:Memory) WHERE {where} RETURN {_MEMORY_RETURN} "
+            f"MATCH (m:Memory) WHERE {where} RETURN {MEMORY_RETURN} "
             "ORDER BY m.created_at DESC, m.id SKIP $offset LIMIT $limit",
             params,
         )
-        return [_memory_from_row(row) for row in rows]
+        return [memory_from_row(row) for row in rows]
 
     def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]:
         where = "m.project = $p" if project is not None else "true"
         rows = self._rows(
-            f"MATCH (m:Memory) WHERE {where} RETURN {_MEMORY_RETURN} ORDER BY m.created_at, m.id",
+            f"MATCH (m:Memory) WHERE {where} RETURN {MEMORY_RETURN} ORDER BY m.created_at, m.id",
             {"p": project} if project is not None else {},
         )
-        return [_memory_from_row(row) for row in rows]
+        return [memory_from_row(row) for row in rows]
 
     def count_memories(self) -> dict[tuple[str, str, str], int]:
         rows = self._rows("MATCH (m:Memory) RETURN m.category, m.scope, m.status, count(*)")
@@ -340,7 +312,7 @@ class KuzuGraphStore:
     def search_text(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]:
         if not query.strip():
             return []
-        where, params = _visibility_clause(visibility, alias="node")
+        where, params = visibility_clause(visibility, alias="node")
         params.update(q=query, limit=limit)
         rows = self._rows(
             f"CALL QUERY_FTS_INDEX('Memory', '{FTS_INDEX}', $q, top := $top) WHERE {where} "
@@ -413,7 +385,7 @@ class KuzuGraphStore:
                 {"keys": group},
             )
             for row in rows:
-                found[row[0]] = _entity(label, row)
+                found[row[0]] = entity_from_row(label, row)
         return found
 
     def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
@@ -424,14 +396,14 @@ class KuzuGraphStore:
                 "RETURN e.key, e.name, e.project, e.title LIMIT 20",
                 {"n": name, "suffix": f"::{name}"},
             )
-            found.extend(_entity(kind.value, row) for row in rows)
+            found.extend(entity_from_row(kind.value, row) for row in rows)
         return found
 
     def all_entities(self) -> Iterable[Entity]:
         found: list[Entity] = []
         for label in ENTITY_TABLES:
             rows = self._rows(f"MATCH (e:{label}) RETURN e.key, e.name, e.project, e.title ORDER BY e.key")
-            found.extend(_entity(label, row) for row in rows)
+            found.extend(entity_from_row(label, row) for row in rows)
         return found
 
     def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
@@ -458,7 +430,7 @@ class KuzuGraphStore:
         ]
         found: dict[str, list[Entity]] = defaultdict(list)
         for row in rows:
-            found[row[0]].append(_entity(row[1], row[2:]))
+            found[row[0]].append(entity_from_row(row[1], row[2:]))
         return dict(found)
 
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
@@ -475,7 +447,7 @@ class KuzuGraphStore:
 
     def add_links(self, links: Sequence[Link]) -> None:
         rows = [
-            {"s": link.source, "t": link.target, "k": link.kind.value, "c": _naive_utc(link.created_at)}
+            {"s": link.source, "t": link.target, "k": link.kind.value, "c": naive_utc(link.created_at)}
             for link in links
         ]
         self._run(
@@ -504,7 +476,7 @@ class KuzuGraphStore:
             "RETURN a.id, b.id, x.kind, x.created_at ORDER BY x.created_at, a.id, b.id",
             params,
         )
-        return [Link(r[0], r[1], LinkKind(r[2]), _aware(r[3]) or datetime.now(UTC)) for r in rows]
+        return [Link(r[0], r[1], LinkKind(r[2]), aware(r[3]) or datetime.now(UTC)) for r in rows]
 
     def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
         if not pairs:
@@ -535,147 +507,3 @@ class KuzuGraphStore:
             for r in self._rows("MATCH (a:Memory)-[x:RELATES]->(b:Memory) RETURN a.id, b.id, x.kind")
         ]
         return about, relates, self.next_pairs()
-
-
-# -- row mapping ------------------------------------------------------------------
-
-_MEMORY_FIELDS = (
-    "id",
-    "text",
-    "category",
-    "scope",
-    "project",
-    "created_at",
-    "updated_at",
-    "valid_from",
-    "valid_to",
-    "status",
-    "content_hash",
-    "source",
-    "session",
-    "reinforced",
-)
-_MEMORY_RETURN = ", ".join(f"m.{name}" for name in _MEMORY_FIELDS) + ", m.embedded"
-_CREATE_MEMORY = (
-    "CREATE (:Memory {"
-    + ", ".join(
-        f"{name}: ${name}" for name in (*_MEMORY_FIELDS, "seq", "search_text", "embedded", "embedding")
-    )
-    + "})"
-)
-
-
-def _to_db(value: object) -> object:
-    if isinstance(value, datetime):
-        return _naive_utc(value)
-    if isinstance(value, (Category, Scope, Status)):
-        return value.value
-    return value
-
-
-_seq_lock = threading.Lock()
-_seq_counter = [0]
-
-
-def _next_seq() -> int:
-    # Orders memories stored within the same microsecond (a session's turns).
-    with _seq_lock:
-        _seq_counter[0] += 1
-        return _seq_counter[0]
-
-
-def _memory_params(record: MemoryRecord) -> dict[str, Any]:
-    params = {name: _to_db(getattr(record, name)) for name in _MEMORY_FIELDS}
-    params["seq"] = _next_seq()
-    params["search_text"] = fold(record.text)
-    return params
-
-
-def _memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimension: int) -> pa.Table:
-    columns: dict[str, Any] = {name: [] for name in MEMORY_COLUMNS}
-    for record in records:
-        params = _memory_params(record)
-        params["embedded"] = vectors is not None
-        for name in MEMORY_COLUMNS:
-            if name != "embedding":
-                columns[name].append(params[name])
-    if vectors is None:
-        embedding = pa.nulls(len(records), pa.list_(pa.float32()))
-    else:
-        matrix = np.asarray(vectors, dtype=np.float32)
-        offsets = pa.array(np.arange(0, matrix.size + 1, matrix.shape[1], dtype=np.int32))
-        embedding = pa.ListArray.from_arrays(offsets, pa.array(matrix.reshape(-1)))
-    timestamp = pa.timestamp("us")
-    types = {
-        "created_at": timestamp,
-        "updated_at": timestamp,
-        "valid_from": timestamp,
-        "valid_to": timestamp,
-        "reinforced": pa.int64(),
-        "seq": pa.int64(),
-        "embedded": pa.bool_(),
-    }
-    arrays = [
-        embedding if name == "embedding" else pa.array(columns[name], types.get(name, pa.string()))
-        for name in MEMORY_COLUMNS
-    ]
-    return pa.table(arrays, names=list(MEMORY_COLUMNS))
-
-
-def _memory_from_row(row: Sequence[Any]) -> MemoryRecord:
-    (
-        id_,
-        text,
-        category,
-        scope,
-        project,
-        created,
-        updated,
-        valid_from,
-        valid_to,
-        status,
-        chash,
-        source,
-        session,
-        reinforced,
-        embedded,
-    ) = row
-    return MemoryRecord(
-        id=id_,
-        text=text,
-        category=Category(category),
-        scope=Scope(scope),
-        project=project,
-        created_at=_aware(created) or datetime.now(UTC),
-        updated_at=_aware(updated) or datetime.now(UTC),
-        valid_from=_aware(valid_from) or datetime.now(UTC),
-        valid_to=_aware(valid_to),
-        status=Status(status),
-        content_hash=chash or "",
-        source=source or "user",
-        session=session,
-        reinforced=int(reinforced or 0),
-        embedded=bool(embedded),
-    )
-
-
-def _entity(label: str, row: Sequence[Any]) -> Entity:
-    key, name, project, title = row[:4]
-    return Entity(key=key, kind=EntityKind(label), name=name or key, project=project, title=title or "")
-
-
-def _visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, dict[str, Any]]:
-    clauses = [f"{alias}.status IN $statuses"]
-    params: dict[str, Any] = {"statuses": sorted(s.value for s in visibility.statuses)}
-    if visibility.project is None:
-        clauses.append(f"{alias}.scope = 'global'")
-    else:
-        clauses.append(f"({alias}.scope = 'global' OR {alias}.project = $project)")
-        params["project"] = visibility.project
-    if visibility.categories is not None:
-        clauses.append(f"{alias}.category IN $categories")
-        params["categories"] = sorted(c.value for c in visibility.categories)
-    if visibility.since is not None:
-        clauses.append(f"{alias}.created_at >= $since")
-        params["since"] = _naive_utc(visibility.since)
-    return " AND ".join(clauses), params

@@ -128,8 +128,10 @@ class NumpyVectorIndex:
 
     def _visible(self, n: int, project: str | None, statuses: Collection[str]) -> npt.NDArray[np.bool_]:
         codes = [self._statuses[s] for s in statuses if s in self._statuses]
-        visible = np.isin(self._status_codes[:n], codes)
+        visible: npt.NDArray[np.bool_] = np.isin(self._status_codes[:n], codes)
         projects = self._project_codes[:n]
         if project is None or project not in self._projects:
-            return visible & (projects == _GLOBAL)
-        return visible & ((projects == _GLOBAL) | (projects == self._projects[project]))
+            visible &= projects == _GLOBAL
+        else:
+            visible &= (projects == _GLOBAL) | (projects == self._projects[project])
+        return visible

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
@@ -22,7 +21,6 @@ from graphmem.core.models import (
     SUPERSEDABLE,
     Category,
     Entity,
-    EntityKind,
     Link,
     LinkKind,
     MemoryRecord,
@@ -35,7 +33,15 @@ from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
 from graphmem.service.context import ContextBuilder
+from graphmem.service.inputs import (
+    file_entity,
+    new_memory_id,
+    parse_category,
+    parse_link_kind,
+    parse_scope,
+)
 from graphmem.service.recall import Recaller, RecallQuery, RecallResult
+from graphmem.service.results import MemoryDetail, RememberResult, Stats
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.transfer import ExportSummary, ImportSummary, Progress, Transfer
 
@@ -44,67 +50,6 @@ log = logging.getLogger(__name__)
 # Lexical candidates compared with a new memory for near-duplicates / same subject.
 DEDUP_CANDIDATES = 8
 MAX_LIST_LIMIT = 10_000
-
-
-@dataclass(frozen=True, slots=True)
-class RememberResult:
-    """What ``remember`` did: stored a new memory, or reinforced an existing one."""
-
-    memory: MemoryRecord
-    created: bool
-    duplicate_of: str | None = None  # set when an existing memory was reinforced
-    superseded: tuple[str, ...] = ()
-    entities: tuple[Entity, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class MemoryDetail:
-    """One memory with what it is about and how it relates to others."""
-
-    memory: MemoryRecord
-    entities: tuple[Entity, ...]
-    links: tuple[Link, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Stats:
-    total: int
-    by_category: dict[str, int]
-    by_status: dict[str, int]
-    by_scope: dict[str, int]
-    entities: dict[str, int]
-    pending_embeddings: int
-    data_dir: str
-    model: str
-
-
-def parse_category(value: str | Category) -> Category:
-    try:
-        return Category(str(value).strip().lower())
-    except ValueError:
-        raise InvalidInputError(
-            f"Unknown category {value!r}; use one of: {', '.join(c.value for c in Category)}."
-        ) from None
-
-
-def parse_scope(value: str | Scope) -> Scope:
-    try:
-        return Scope(str(value).strip().lower())
-    except ValueError:
-        raise InvalidInputError(f"Unknown scope {value!r}; use 'global' or 'project'.") from None
-
-
-def parse_link_kind(value: str | LinkKind) -> LinkKind:
-    try:
-        return LinkKind(str(value).strip().lower())
-    except ValueError:
-        raise InvalidInputError(
-            f"Unknown link kind {value!r}; use one of: {', '.join(k.value for k in LinkKind)}."
-        ) from None
-
-
-def new_memory_id() -> str:
-    return f"mem_{uuid.uuid4().hex[:16]}"
 
 
 class MemoryService:
@@ -563,17 +508,3 @@ class MemoryService:
             self.store.set_meta("embedding_dimension", str(embedder.dimension))
             self.semantic.reset()
             return self.semantic.embed_pending(progress)
-
-
-def file_entity(root: Path, candidate: str) -> Entity | None:
-    """The ``File`` entity for ``candidate`` when it names a file or folder inside ``root``."""
-    try:
-        path = Path(candidate).expanduser()
-        full = (path if path.is_absolute() else root / path).resolve()
-        relative = full.relative_to(root)
-    except (ValueError, OSError, RuntimeError):
-        return None
-    if not full.exists() or str(relative) == ".":
-        return None
-    name = relative.as_posix()
-    return Entity(f"File:{root}::{name}", EntityKind.FILE, name, project=str(root))

@@ -1,0 +1,171 @@
+"""Mapping between graphmem's records and Kùzu rows, parameters and Arrow tables."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS
+from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
+from graphmem.core.ports import Vector, Visibility
+from graphmem.core.text import fold
+
+
+def naive_utc(value: datetime | None) -> datetime | None:
+    """Kùzu's TIMESTAMP is naive: store UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def aware(value: datetime | None) -> datetime | None:
+    return None if value is None else value.replace(tzinfo=UTC)
+
+
+MEMORY_FIELDS = (
+    "id",
+    "text",
+    "category",
+    "scope",
+    "project",
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "valid_to",
+    "status",
+    "content_hash",
+    "source",
+    "session",
+    "reinforced",
+)
+MEMORY_RETURN = ", ".join(f"m.{name}" for name in MEMORY_FIELDS) + ", m.embedded"
+CREATE_MEMORY = (
+    "CREATE (:Memory {"
+    + ", ".join(
+        f"{name}: ${name}" for name in (*MEMORY_FIELDS, "seq", "search_text", "embedded", "embedding")
+    )
+    + "})"
+)
+
+
+def to_db(value: object) -> object:
+    if isinstance(value, datetime):
+        return naive_utc(value)
+    if isinstance(value, (Category, Scope, Status)):
+        return value.value
+    return value
+
+
+_seq_lock = threading.Lock()
+_seq_counter = [0]
+
+
+def _next_seq() -> int:
+    # Orders memories stored within the same microsecond (a session's turns).
+    with _seq_lock:
+        _seq_counter[0] += 1
+        return _seq_counter[0]
+
+
+def memory_params(record: MemoryRecord) -> dict[str, Any]:
+    params = {name: to_db(getattr(record, name)) for name in MEMORY_FIELDS}
+    params["seq"] = _next_seq()
+    params["search_text"] = fold(record.text)
+    return params
+
+
+def memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimension: int) -> pa.Table:
+    columns: dict[str, Any] = {name: [] for name in MEMORY_COLUMNS}
+    for record in records:
+        params = memory_params(record)
+        params["embedded"] = vectors is not None
+        for name in MEMORY_COLUMNS:
+            if name != "embedding":
+                columns[name].append(params[name])
+    if vectors is None:
+        embedding = pa.nulls(len(records), pa.list_(pa.float32()))
+    else:
+        matrix = np.asarray(vectors, dtype=np.float32)
+        offsets = pa.array(np.arange(0, matrix.size + 1, matrix.shape[1], dtype=np.int32))
+        embedding = pa.ListArray.from_arrays(offsets, pa.array(matrix.reshape(-1)))
+    timestamp = pa.timestamp("us")
+    types = {
+        "created_at": timestamp,
+        "updated_at": timestamp,
+        "valid_from": timestamp,
+        "valid_to": timestamp,
+        "reinforced": pa.int64(),
+        "seq": pa.int64(),
+        "embedded": pa.bool_(),
+    }
+    arrays = [
+        embedding if name == "embedding" else pa.array(columns[name], types.get(name, pa.string()))
+        for name in MEMORY_COLUMNS
+    ]
+    return pa.table(arrays, names=list(MEMORY_COLUMNS))
+
+
+def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
+    (
+        id_,
+        text,
+        category,
+        scope,
+        project,
+        created,
+        updated,
+        valid_from,
+        valid_to,
+        status,
+        chash,
+        source,
+        session,
+        reinforced,
+        embedded,
+    ) = row
+    return MemoryRecord(
+        id=id_,
+        text=text,
+        category=Category(category),
+        scope=Scope(scope),
+        project=project,
+        created_at=aware(created) or datetime.now(UTC),
+        updated_at=aware(updated) or datetime.now(UTC),
+        valid_from=aware(valid_from) or datetime.now(UTC),
+        valid_to=aware(valid_to),
+        status=Status(status),
+        content_hash=chash or "",
+        source=source or "user",
+        session=session,
+        reinforced=int(reinforced or 0),
+        embedded=bool(embedded),
+    )
+
+
+def entity_from_row(label: str, row: Sequence[Any]) -> Entity:
+    key, name, project, title = row[:4]
+    return Entity(key=key, kind=EntityKind(label), name=name or key, project=project, title=title or "")
+
+
+def visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, dict[str, Any]]:
+    clauses = [f"{alias}.status IN $statuses"]
+    params: dict[str, Any] = {"statuses": sorted(s.value for s in visibility.statuses)}
+    if visibility.project is None:
+        clauses.append(f"{alias}.scope = 'global'")
+    else:
+        clauses.append(f"({alias}.scope = 'global' OR {alias}.project = $project)")
+        params["project"] = visibility.project
+    if visibility.categories is not None:
+        clauses.append(f"{alias}.category IN $categories")
+        params["categories"] = sorted(c.value for c in visibility.categories)
+    if visibility.since is not None:
+        clauses.append(f"{alias}.created_at >= $since")
+        params["since"] = naive_utc(visibility.since)
+    return " AND ".join(clauses), params
