@@ -87,6 +87,20 @@ class SentenceTransformerEmbedder:
         """Load the model now instead of at the first call."""
         self._model()
 
+    def warm_up(self) -> None:
+        """Start loading the model in a background thread (imports take seconds).
+
+        The first ``embed`` waits for it; meanwhile the caller can open the store
+        and run the lexical channel.
+        """
+        threading.Thread(target=self._warm, name="graphmem-model-load", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            self._model()
+        except EmbedderError:
+            log.debug("warm-up failed; the first embed will raise", exc_info=True)
+
     @property
     def dimension(self) -> int:
         if self._dimension is None:
@@ -119,6 +133,9 @@ class HashEmbedder:
 
     For fast tests only; it knows no synonyms.
     """
+
+    def warm_up(self) -> None:
+        """Nothing to load."""
 
     def __init__(self, dimension: int = 256) -> None:
         self.model_name = f"hash-{dimension}"

@@ -47,8 +47,7 @@ def status(state: CliState) -> None:
         ready
     """
     service = state.service
-    if service.semantic is not None:
-        service.semantic.index()
+    service.load_model()
     present.stats(service.stats())
     click.echo("ready")
 

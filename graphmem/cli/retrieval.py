@@ -60,6 +60,8 @@ def recall(
         1. [decision] Payments retry 3 times with backoff, see !123
            mem_3f9a1c0b7d2e4a51 · project · 3 days ago · score 0.82 · why: lexical #1, semantic #1
     """
+    if plan != "lexical":
+        state.service.warm_up()  # the model loads while the store opens and searches
     result = state.service.recall(
         query,
         project=state.project,
@@ -96,6 +98,7 @@ def context(state: CliState, target: str, max_tokens: int | None, as_json: bool)
         ## Context for src/payments/retry.py
         - [decision] Payments retry 3 times with backoff, see !123 (3 days ago)
     """
+    state.service.warm_up()
     bundle = state.service.get_context(target, project=state.project, max_tokens=max_tokens)
     if as_json:
         present.echo_json(bundle.to_dict())

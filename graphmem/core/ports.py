@@ -55,6 +55,9 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> Vector: ...
 
+    def warm_up(self) -> None:
+        """Start loading the model in the background, if loading takes time."""
+
 
 class GraphStore(Protocol):
     """The graph database: memories, entities and the edges between them."""

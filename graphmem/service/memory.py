@@ -88,6 +88,21 @@ class MemoryService:
     def close(self) -> None:
         self.store.close()
 
+    def load_model(self) -> None:
+        """Load the model and the vectors now and embed what is pending.
+
+        Embeds a probe text, so a model that cannot run fails here, not at the
+        first recall.
+        """
+        if self.semantic is not None:
+            self.semantic.index()
+            self.semantic.embed_query("graphmem")
+
+    def warm_up(self) -> None:
+        """Start loading what recall needs (the embedding model) in the background."""
+        if self.semantic is not None:
+            self.semantic.embedder.warm_up()
+
     def _project_namespace(self, project: str) -> str | None:
         return self._namespace(project)
 

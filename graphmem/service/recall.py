@@ -89,6 +89,7 @@ class Recaller:
             rankings[LEXICAL] = self._store.search_text(clean_fts_query(text), visibility, depth)
         query_vector: Vector | None = None
         if self._semantic is not None and plan.uses(SEMANTIC):
+            self._semantic.index()  # load the vectors first: needs no model unless some are pending
             query_vector = self._semantic.embed_query(text)
         if query_vector is not None:
             rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
@@ -143,7 +144,7 @@ class Recaller:
             hits=hits,
             channels={name: len(ranking) for name, ranking in rankings.items()},
             took_ms=took,
-            semantic_ready=query_vector is not None,
+            semantic_ready=query_vector is not None or not plan.uses(SEMANTIC),
         )
 
     def _similarities(self, vector: Vector | None, ids: Sequence[str]) -> dict[str, float]:

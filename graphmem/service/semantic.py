@@ -1,8 +1,8 @@
 """The semantic side of the store: embedding backlog and the in-process vector index.
 
 Writes never wait for the model. New memories are stored without a vector; they
-are embedded in batches by the first thing that needs vectors (a recall, a
-background thread in a long-running process, ``reindex``).
+are embedded in batches by the first thing that needs vectors (a recall,
+``graphmem status``, ``reindex``); import embeds each batch before storing it.
 """
 
 from __future__ import annotations
