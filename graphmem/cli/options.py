@@ -45,5 +45,15 @@ def since_option(func: F) -> F:
 
 
 def read_text(value: str) -> str:
-    """``value``, or standard input when it is ``-``."""
-    return sys.stdin.read() if value == "-" else value
+    """``value``, or standard input (UTF-8) when it is ``-``."""
+    if value != "-":
+        return value
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        from graphmem.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"Standard input is not valid UTF-8 (byte {exc.start}): pass UTF-8 text."
+        ) from None

@@ -37,6 +37,10 @@ def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
+# Problems of an import file listed before "... and N more".
+MAX_PROBLEMS_SHOWN = 20
+
+
 def note(message: str) -> None:
     """A line for the person at the terminal, on stderr."""
     click.echo(message, err=True)
@@ -46,8 +50,11 @@ def error(exc: GraphmemError) -> None:
     """``error: <message>`` on stderr, then the per-line problems of an import file."""
     click.echo(f"error: {exc}", err=True)
     if isinstance(exc, ImportFileError):
-        for line, message in exc.problems:
+        for line, message in exc.problems[:MAX_PROBLEMS_SHOWN]:
             click.echo(f"line {line}: {message}", err=True)
+        hidden = len(exc.problems) - MAX_PROBLEMS_SHOWN
+        if hidden > 0:
+            click.echo(f"... and {hidden} more invalid lines", err=True)
 
 
 def one_line(text: str, limit: int) -> str:

@@ -28,12 +28,23 @@ def validate_text(text: str, *, what: str = "text") -> str:
         raise InvalidInputError(f"{what} is empty: give the memory some words.")
     if "\x00" in cleaned:
         raise InvalidInputError(f"{what} contains a NUL character: pass plain text.")
+    ensure_utf8(cleaned, what=what)
     if len(cleaned) > MAX_TEXT_CHARS:
         raise InvalidInputError(
             f"{what} is {len(cleaned):,} characters; the limit is {MAX_TEXT_CHARS:,}. "
             "Split it into several memories, one idea each."
         )
     return cleaned
+
+
+def ensure_utf8(text: str, *, what: str = "text") -> None:
+    """Raise when ``text`` holds lone surrogates (undecodable bytes read from a pipe or file)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"{what} is not valid UTF-8 (at character {exc.start}): pass UTF-8 text."
+        ) from None
 
 
 def normalize(text: str) -> str:

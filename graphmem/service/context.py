@@ -11,7 +11,7 @@ from graphmem.core.bundle import ContextBundle, build_bundle
 from graphmem.core.models import Entity, EntityKind, Hit, Status
 from graphmem.core.ports import GraphStore, Visibility
 from graphmem.core.refs import parse_ref
-from graphmem.core.text import MAX_TEXT_CHARS
+from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8
 from graphmem.errors import InvalidInputError
 from graphmem.service.recall import RecallResult, _visible
 
@@ -59,6 +59,7 @@ class ContextBuilder:
             raise InvalidInputError("Give a target: a ref like !123, a file path, or a few words.")
         if len(target) > MAX_TEXT_CHARS:
             raise InvalidInputError(f"The target is over {MAX_TEXT_CHARS:,} characters: shorten it.")
+        ensure_utf8(target, what="The target")
         if not 50 <= max_tokens <= 32_000:
             raise InvalidInputError("max_tokens must be between 50 and 32000.")
         now = self._clock()

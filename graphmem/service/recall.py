@@ -22,7 +22,7 @@ from graphmem.core.fusion import (
 )
 from graphmem.core.models import Category, ChannelRank, Hit, MemoryRecord, Status
 from graphmem.core.ports import GraphStore, Vector, Visibility
-from graphmem.core.text import MAX_TEXT_CHARS, clean_fts_query
+from graphmem.core.text import MAX_TEXT_CHARS, clean_fts_query, ensure_utf8
 from graphmem.errors import InvalidInputError
 from graphmem.service.semantic import SemanticIndex
 
@@ -82,6 +82,7 @@ class Recaller:
             raise InvalidInputError("The query is empty: say what you are looking for.")
         if len(text) > MAX_TEXT_CHARS:
             raise InvalidInputError(f"The query is over {MAX_TEXT_CHARS:,} characters: shorten it.")
+        ensure_utf8(text, what="The query")
         visibility = query.visibility()
         depth = max(plan.depth, query.limit)
         rankings: dict[str, list[tuple[str, float]]] = {}

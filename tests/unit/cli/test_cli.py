@@ -402,3 +402,25 @@ def test_help_imports_no_model_store_or_mcp_modules(tmp_path: Path) -> None:
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+def test_import_of_a_file_that_is_not_an_export_lists_only_the_first_problems(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    not_an_export = tmp_path / "notes.txt"
+    not_an_export.write_text("".join(f"plain line {i}\n" for i in range(50)), "utf-8")
+
+    result = invoke("import", str(not_an_export))
+
+    assert result.exit_code == 2
+    assert "line 20:" in result.stderr and "line 21:" not in result.stderr
+    assert "and 30 more invalid lines" in result.stderr
+    assert invoke("stats", "--json").exit_code == 0
+
+
+def test_remember_from_stdin_with_invalid_utf8_is_refused_and_stores_nothing(invoke: Invoke) -> None:
+    result = invoke("remember", "-", input=b"bad \xff\xfe bytes\n")  # type: ignore[arg-type]
+
+    assert result.exit_code == 2
+    assert "not valid UTF-8" in result.stderr
+    assert '"total": 0' in invoke("stats", "--json").stdout

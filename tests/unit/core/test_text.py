@@ -117,3 +117,8 @@ def test_shingles_are_word_ngrams() -> None:
 def test_jaccard_of_two_empty_sets_is_zero() -> None:
     assert jaccard(frozenset(), frozenset()) == 0.0
     assert jaccard(frozenset({"a", "b"}), frozenset({"b", "c"})) == pytest.approx(1 / 3)
+
+
+def test_text_with_undecodable_bytes_is_refused() -> None:
+    with pytest.raises(InvalidInputError, match="not valid UTF-8"):
+        validate_text(b"ok \xff".decode("utf-8", "surrogateescape"))
