@@ -92,6 +92,12 @@ class GraphCache:
 
     # -- reading ----------------------------------------------------------------
 
+    def has_entities(self, memory_id: str) -> bool:
+        """Whether the memory is about any entity."""
+        with self._lock:
+            self._ensure()
+            return bool(self._entities_of.get(memory_id))
+
     def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
         """Edges from ``memory_ids`` to other memories, at most ``limit``."""
         with self._lock:

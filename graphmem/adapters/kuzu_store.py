@@ -64,6 +64,8 @@ FTS_INDEX = "memory_text"
 COPY_MIN_ROWS = 64
 # Above this many ids, one scanning query beats separate primary-key lookups.
 LOOKUP_MAX_IDS = 200
+# Memory records kept in memory after a read (oldest dropped first).
+RECORD_CACHE_SIZE = 20_000
 # Extra full-text hits taken before filtering by scope and status.
 FTS_TOP_SLACK = 50
 # Prepared statements kept per connection (query texts are few and fixed).
@@ -79,6 +81,7 @@ class KuzuGraphStore:
         self.dimension = dimension
         self._lock = threading.RLock()
         self._prepared: dict[str, Any] = {}
+        self._records: dict[str, MemoryRecord] = {}  # read cache; this process is the only writer
         self._graph = GraphCache(self._load_graph)
         try:
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -201,14 +204,22 @@ class KuzuGraphStore:
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
         if not ids:
             return {}
-        unique = list(dict.fromkeys(ids))
-        if len(unique) > LOOKUP_MAX_IDS:
-            rows = self._rows(f"MATCH (m:Memory) WHERE m.id IN $ids RETURN {MEMORY_RETURN}", {"ids": unique})
-        else:
-            # One primary-key lookup each: far cheaper than UNWIND or IN, which scan.
-            query = f"MATCH (m:Memory {{id: $id}}) RETURN {MEMORY_RETURN}"
-            rows = [row for memory_id in unique for row in self._rows(query, {"id": memory_id})]
-        return {row[0]: memory_from_row(row) for row in rows}
+        with self._lock:
+            found = {i: self._records[i] for i in dict.fromkeys(ids) if i in self._records}
+            missing = [i for i in dict.fromkeys(ids) if i not in found]
+            if len(missing) > LOOKUP_MAX_IDS:
+                query = f"MATCH (m:Memory) WHERE m.id IN $ids RETURN {MEMORY_RETURN}"
+                rows = self._rows(query, {"ids": missing})
+            else:
+                # One primary-key lookup each: far cheaper than UNWIND or IN, which scan.
+                query = f"MATCH (m:Memory {{id: $id}}) RETURN {MEMORY_RETURN}"
+                rows = [row for memory_id in missing for row in self._rows(query, {"id": memory_id})]
+            for row in rows:
+                record = memory_from_row(row)
+                found[record.id] = self._records[record.id] = record
+            while len(self._records) > RECORD_CACHE_SIZE:
+                self._records.pop(next(iter(self._records)))
+            return found
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         rows = self._rows(
@@ -228,7 +239,9 @@ class KuzuGraphStore:
         if "text" in changes:
             raise ValueError("change a memory's text with replace_text")
         params["id"] = memory_id
-        self._run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
+        with self._lock:
+            self._run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
+            self._records.pop(memory_id, None)
 
     def replace_text(
         self,
@@ -247,6 +260,7 @@ class KuzuGraphStore:
         """
         with self._lock:
             record = self.get_memories([memory_id]).get(memory_id)
+            self._records.pop(memory_id, None)
             if record is None:
                 return
             links = self.links([memory_id])
@@ -274,7 +288,9 @@ class KuzuGraphStore:
                     self.link_about([(memory_id, entity) for entity in entities])
 
     def delete_memory(self, memory_id: str) -> None:
-        self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+        with self._lock:
+            self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+            self._records.pop(memory_id, None)
         self._graph.memory_removed(memory_id)
 
     def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
@@ -327,12 +343,16 @@ class KuzuGraphStore:
 
     def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
         rows = [{"id": i, "e": v.tolist()} for i, v in zip(ids, vectors, strict=True)]
-        self._run(
-            "UNWIND $rows AS r MATCH (m:Memory {id: r.id}) SET m.embedding = r.e, m.embedded = true",
-            {"rows": rows},
-        )
+        with self._lock:
+            self._run(
+                "UNWIND $rows AS r MATCH (m:Memory {id: r.id}) SET m.embedding = r.e, m.embedded = true",
+                {"rows": rows},
+            )
+            for memory_id in ids:
+                self._records.pop(memory_id, None)
 
     def clear_embeddings(self, dimension: int) -> None:
+        self._records.clear()
         self._run("MATCH (m:Memory) WHERE m.embedded SET m.embedding = NULL, m.embedded = false")
         self.dimension = dimension
 
@@ -419,6 +439,8 @@ class KuzuGraphStore:
         self._graph.about_added((memory_id, entity.key) for memory_id, entity in pairs)
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
+        # Most memories name no entity: the graph cache says which do, without a query.
+        memory_ids = [i for i in dict.fromkeys(memory_ids) if self._graph.has_entities(i)]
         if not memory_ids:
             return {}
         query = (

