@@ -82,6 +82,7 @@ class KuzuGraphStore:
         self._lock = threading.RLock()
         self._prepared: dict[str, Any] = {}
         self._records: dict[str, MemoryRecord] = {}  # read cache; this process is the only writer
+        self._hashes: dict[str, set[str]] | None = None
         self._graph = GraphCache(self._load_graph)
         try:
             data_dir.mkdir(parents=True, exist_ok=True)
@@ -175,13 +176,15 @@ class KuzuGraphStore:
     def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None:
         if not records:
             return
-        if len(records) < COPY_MIN_ROWS:
-            with self._lock, self._transaction():
-                self._insert_rows(records, vectors)
-            return
-        table = memory_table(records, vectors, self.dimension)
-        with self._lock, self._translated():
-            self._conn.execute("COPY Memory FROM $t", {"t": table})
+        with self._lock:
+            if len(records) < COPY_MIN_ROWS:
+                with self._transaction():
+                    self._insert_rows(records, vectors)
+            else:
+                table = memory_table(records, vectors, self.dimension)
+                with self._translated():
+                    self._conn.execute("COPY Memory FROM $t", {"t": table})
+            self._hashes_changed((), ((r.content_hash, r.id) for r in records))
 
     def _insert_rows(self, records: Sequence[MemoryRecord], vectors: Vector | None) -> None:
         for i, record in enumerate(records):
@@ -222,10 +225,26 @@ class KuzuGraphStore:
             return found
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
-        rows = self._rows(
-            f"MATCH (m:Memory) WHERE m.content_hash = $h RETURN {MEMORY_RETURN}", {"h": content_hash}
-        )
-        return [memory_from_row(row) for row in rows]
+        with self._lock:
+            ids = self._hash_index().get(content_hash, set())
+            return list(self.get_memories(sorted(ids)).values())
+
+    def _hash_index(self) -> dict[str, set[str]]:
+        """content hash → memory ids, loaded once (a column scan), then kept by our own writes."""
+        if self._hashes is None:
+            hashes: dict[str, set[str]] = defaultdict(set)
+            for content_hash, memory_id in self._rows("MATCH (m:Memory) RETURN m.content_hash, m.id"):
+                hashes[content_hash].add(memory_id)
+            self._hashes = hashes
+        return self._hashes
+
+    def _hashes_changed(self, removed: Iterable[tuple[str, str]], added: Iterable[tuple[str, str]]) -> None:
+        if self._hashes is None:
+            return
+        for content_hash, memory_id in removed:
+            self._hashes.get(content_hash, set()).discard(memory_id)
+        for content_hash, memory_id in added:
+            self._hashes.setdefault(content_hash, set()).add(memory_id)
 
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         unknown = set(changes) - set(MEMORY_COLUMNS)
@@ -286,11 +305,15 @@ class KuzuGraphStore:
                     self.add_next(nexts)
                 if entities:
                     self.link_about([(memory_id, entity) for entity in entities])
+            self._hashes_changed([(record.content_hash, memory_id)], [(content_hash, memory_id)])
 
     def delete_memory(self, memory_id: str) -> None:
         with self._lock:
+            record = self.get_memories([memory_id]).get(memory_id)
             self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
             self._records.pop(memory_id, None)
+            if record is not None:
+                self._hashes_changed([(record.content_hash, memory_id)], ())
         self._graph.memory_removed(memory_id)
 
     def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:

@@ -93,3 +93,14 @@ def is_near_duplicate(a: str, b: str, threshold: float) -> bool:
 def memory_hash(scope: Scope, project: str | None, text: str) -> str:
     """The exact-duplicate key of a memory: its normalized text within its scope and project."""
     return content_hash(f"{scope.value}\x1f{project or ''}\x1f{text}")
+
+
+# Words of a new memory searched for candidates it may repeat or replace.
+CANDIDATE_QUERY_WORDS = 8
+
+
+def candidate_query(text: str) -> str:
+    """The longest content words of ``text``: a repeat or rewording shares nearly all of
+    them, and a short query keeps the full-text search fast on a large store."""
+    content = dict.fromkeys(t for t in _content(_words(text)) if len(t) > 2)
+    return " ".join(sorted(content, key=lambda t: (-len(t), t))[:CANDIDATE_QUERY_WORDS])

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from graphmem.core.bundle import ContextBundle
-from graphmem.core.dedup import is_near_duplicate, memory_hash, similarity
+from graphmem.core.dedup import candidate_query, is_near_duplicate, memory_hash, similarity
 from graphmem.core.fusion import Plan, get_plan
 from graphmem.core.models import (
     SUPERSEDABLE,
@@ -209,7 +209,7 @@ class MemoryService:
 
     def _similar(self, text: str, visibility: Visibility) -> list[tuple[MemoryRecord, float]]:
         """Active memories that share words with ``text``, most similar first."""
-        hits = self.store.search_text(clean_fts_query(text), visibility, DEDUP_CANDIDATES)
+        hits = self.store.search_text(clean_fts_query(candidate_query(text)), visibility, DEDUP_CANDIDATES)
         records = self.store.get_memories([memory_id for memory_id, _ in hits])
         scored = [(record, similarity(text, record.text)) for record in records.values()]
         return sorted(scored, key=lambda pair: (-pair[1], pair[0].id))
