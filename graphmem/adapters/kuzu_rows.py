@@ -29,22 +29,8 @@ def aware(value: datetime | None) -> datetime | None:
     return None if value is None else value.replace(tzinfo=UTC)
 
 
-MEMORY_FIELDS = (
-    "id",
-    "text",
-    "category",
-    "scope",
-    "project",
-    "created_at",
-    "updated_at",
-    "valid_from",
-    "valid_to",
-    "status",
-    "content_hash",
-    "source",
-    "session",
-    "reinforced",
-)
+# The columns a MemoryRecord holds (the rest are the store's own).
+MEMORY_FIELDS = tuple(c for c in MEMORY_COLUMNS if c not in ("seq", "search_text", "embedded", "embedding"))
 MEMORY_RETURN = ", ".join(f"m.{name}" for name in MEMORY_FIELDS) + ", m.embedded"
 CREATE_MEMORY = (
     "CREATE (:Memory {"

@@ -42,7 +42,7 @@ from graphmem.core.models import (
 )
 from graphmem.core.text import MAX_TEXT_CHARS, validate_text
 from graphmem.core.timeparse import to_utc
-from graphmem.core.views import entity_view, iso, link_view
+from graphmem.core.views import entity_view, iso, link_view, memory_view
 from graphmem.errors import InvalidInputError
 
 FORMAT_NAME = "graphmem-export"
@@ -221,23 +221,9 @@ def entity_line(entity: Entity) -> dict[str, Any]:
 
 
 def memory_line(record: MemoryRecord, entity_keys: list[str]) -> dict[str, Any]:
-    return {
-        "type": "memory",
-        "id": record.id,
-        "text": record.text,
-        "category": record.category.value,
-        "scope": record.scope.value,
-        "project": record.project,
-        "status": record.status.value,
-        "created_at": iso(record.created_at),
-        "updated_at": iso(record.updated_at),
-        "valid_from": iso(record.valid_from),
-        "valid_to": iso(record.valid_to),
-        "source": record.source,
-        "session": record.session,
-        "reinforced": record.reinforced,
-        "entities": entity_keys,
-    }
+    view = memory_view(record)
+    del view["embedded"]  # not part of the format: import embeds again
+    return {"type": "memory", **view, "entities": entity_keys}
 
 
 def link_line(link: Link) -> dict[str, Any]:
