@@ -135,6 +135,8 @@ def run(
                     if not evidence:
                         continue
                     for plan in chosen:
+                        if memory.semantic is not None:
+                            memory.semantic.forget_queries()  # each plan pays for its own query vector
                         started = time.perf_counter()
                         hits = memory.recall(str(qa["question"]), limit=TOP_K, plan=plan).hits
                         latencies[plan.name].append((time.perf_counter() - started) * 1000)

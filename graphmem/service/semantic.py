@@ -91,6 +91,10 @@ class SemanticIndex:
             self._query_cache[text] = cached
         return cached
 
+    def forget_queries(self) -> None:
+        """Drop cached query vectors (benchmarks time each recall's own embedding)."""
+        self._query_cache.clear()
+
     def embed_texts(self, texts: list[str]) -> Vector:
         return self._embedder.embed(texts)
 
