@@ -8,9 +8,7 @@ warm recall p50/p95 (query embedding included), first recall from a cold process
 from __future__ import annotations
 
 import json
-import os
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -209,14 +207,43 @@ def _percentile(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
 
 
-def _rss_mb() -> float:
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return round(int(line.split()[1]) / 1024, 1)
-    except OSError:
-        pass
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+# Children report their own memory: a parent's resource.getrusage(RUSAGE_CHILDREN)
+# counts the parent's pages, which a child shares until it execs.
+COLD_RECALL_SCRIPT = """
+import sys
+from graphmem.cli.main import cli
+try:
+    cli.main(args=sys.argv[1:], prog_name="graphmem", standalone_mode=False)
+finally:
+    peak = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
+    print("graphmem-bench peak-rss-kb", peak, file=sys.stderr)
+"""
+SERVING_SCRIPT = """
+import json, sys
+from pathlib import Path
+from graphmem.app import open_memory
+from graphmem.settings import load_settings
+memory = open_memory(load_settings(data_dir=Path(sys.argv[1])))
+for text in json.loads(sys.argv[2]):
+    memory.recall(text)
+rss = [l for l in open("/proc/self/status") if l.startswith("VmRSS:")][0].split()[1]
+print("graphmem-bench rss-kb", rss, file=sys.stderr)
+memory.close()
+"""
+
+
+def _child(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"benchmark child failed: {done.stderr[-500:]}")
+    return done
+
+
+def _reported(stderr: str, name: str) -> float:
+    for line in stderr.splitlines():
+        if line.startswith(f"graphmem-bench {name} "):
+            return float(line.split()[-1])
+    raise RuntimeError(f"benchmark child did not report {name}: {stderr[-500:]}")
 
 
 def run(
@@ -271,34 +298,19 @@ def run(
             started = time.perf_counter()
             memory.recall(text, limit=10)
             recall_ms.append((time.perf_counter() - started) * 1000)
-        rss = _rss_mb()
     finally:
         memory.close()
 
     cold_s = []
-    child_rss = []
+    cold_peak_kb = []
     for i in range(cold_runs):
         started = time.perf_counter()
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "graphmem.cli.main",
-                "--data-dir",
-                str(data_dir),
-                "recall",
-                "--json",
-                texts[i % len(texts)],
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-            env={**os.environ, "GRAPHMEM_DATA_DIR": str(data_dir)},
+        done = _child(
+            COLD_RECALL_SCRIPT, "--data-dir", str(data_dir), "recall", "--json", texts[i % len(texts)]
         )
         cold_s.append(time.perf_counter() - started)
-        if done.returncode != 0:
-            raise RuntimeError(f"cold recall failed: {done.stderr[-500:]}")
-        child_rss.append(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+        cold_peak_kb.append(_reported(done.stderr, "peak-rss-kb"))
+    serving = _child(SERVING_SCRIPT, str(data_dir), json.dumps(texts[:50]))
     if data_dir == workdir / "data":
         shutil.rmtree(workdir, ignore_errors=True)
     else:
@@ -313,7 +325,10 @@ def run(
         },
         "recall_ms": {"p50": _percentile(recall_ms, 0.5), "p95": _percentile(recall_ms, 0.95)},
         "first_recall_cold_s": round(statistics.median(cold_s), 2),
-        "rss_mb": {"warm_process": rss, "cold_recall_process_max": round(max(child_rss), 1)},
+        "rss_mb": {
+            "serving_process": round(_reported(serving.stderr, "rss-kb") / 1024, 1),
+            "cold_recall_peak": round(max(cold_peak_kb) / 1024, 1),
+        },
     }
 
 
@@ -327,7 +342,7 @@ def format_report(report: dict[str, Any]) -> str:
             f"of the model's {imp['model_texts_per_s']:,} texts/s",
             f"recall (warm) p50 {report['recall_ms']['p50']} ms, p95 {report['recall_ms']['p95']} ms",
             f"first recall from a cold process: {report['first_recall_cold_s']} s",
-            f"RSS           {report['rss_mb']['warm_process']} MB (bench process), "
-            f"{report['rss_mb']['cold_recall_process_max']} MB (cold recall process)",
+            f"RSS           {report['rss_mb']['serving_process']} MB (a process serving recalls), "
+            f"{report['rss_mb']['cold_recall_peak']} MB peak (cold recall process)",
         ]
     )
