@@ -101,6 +101,17 @@ class SentenceTransformerEmbedder:
         except EmbedderError:
             log.debug("warm-up failed; the first embed will raise", exc_info=True)
 
+    def prepare_query_thread(self) -> None:
+        """Give this thread one core: a query is one short text, and the full-text
+        search runs at the same time on the other core (torch's thread count is
+        per thread, so bulk embedding elsewhere keeps every core)."""
+        try:
+            import torch
+
+            torch.set_num_threads(1)
+        except Exception:  # never break recall over a tuning step
+            log.debug("could not limit the query thread's cores", exc_info=True)
+
     @property
     def dimension(self) -> int:
         if self._dimension is None:
@@ -136,6 +147,9 @@ class HashEmbedder:
 
     def warm_up(self) -> None:
         """Nothing to load."""
+
+    def prepare_query_thread(self) -> None:
+        """Nothing to tune."""
 
     def __init__(self, dimension: int = 256) -> None:
         self.model_name = f"hash-{dimension}"

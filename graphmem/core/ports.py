@@ -58,6 +58,9 @@ class Embedder(Protocol):
     def warm_up(self) -> None:
         """Start loading the model in the background, if loading takes time."""
 
+    def prepare_query_thread(self) -> None:
+        """Called once in the thread that embeds queries, while the store searches in another."""
+
 
 class GraphStore(Protocol):
     """The graph database: memories, entities and the edges between them."""

@@ -6,6 +6,7 @@ import logging
 import math
 import time
 from collections.abc import Collection, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -74,6 +75,11 @@ class Recaller:
     def __init__(self, store: GraphStore, semantic: SemanticIndex | None) -> None:
         self._store = store
         self._semantic = semantic
+        self._pool = ThreadPoolExecutor(
+            max_workers=1,
+            thread_name_prefix="graphmem-query-embed",
+            initializer=semantic.embedder.prepare_query_thread if semantic is not None else None,
+        )
 
     def recall(self, query: RecallQuery, plan: Plan) -> RecallResult:
         started = time.perf_counter()
@@ -86,12 +92,14 @@ class Recaller:
         visibility = query.visibility()
         depth = max(plan.depth, query.limit)
         rankings: dict[str, list[tuple[str, float]]] = {}
-        if plan.uses(LEXICAL):
-            rankings[LEXICAL] = self._store.search_text(clean_fts_query(text), visibility, depth)
-        query_vector: Vector | None = None
+        embedding: Future[Vector] | None = None
         if self._semantic is not None and plan.uses(SEMANTIC):
             self._semantic.index()  # load the vectors first: needs no model unless some are pending
-            query_vector = self._semantic.embed_query(text)
+            # The model and the full-text search each leave a core idle: run them side by side.
+            embedding = self._pool.submit(self._semantic.embed_query, text)
+        if plan.uses(LEXICAL):
+            rankings[LEXICAL] = self._store.search_text(clean_fts_query(text), visibility, depth)
+        query_vector = embedding.result() if embedding is not None else None
         if query_vector is not None:
             rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
         if plan.uses(ENTITY) and query.entity_keys:

@@ -1,0 +1,80 @@
+"""The benchmark commands run end to end and report every figure (values are not asserted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters.embedders import HashEmbedder, SentenceTransformerEmbedder
+from graphmem.bench import locomo, scale
+
+
+def _qa(question: str, answer: str, evidence: list[str], category: int) -> dict[str, object]:
+    return {"question": question, "answer": answer, "evidence": evidence, "category": category}
+
+
+def _locomo_file(tmp_path: Path) -> Path:
+    """A two-session conversation in LoCoMo's shape, written for this test."""
+    conversation = {
+        "sample_id": "conv-test",
+        "conversation": {
+            "speaker_a": "Ana",
+            "speaker_b": "Ben",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a grey cat named Pixel last week."},
+                {"speaker": "Ben", "dia_id": "D1:2", "text": "Lovely! Does Pixel like the new flat?"},
+                {"speaker": "Ana", "dia_id": "D1:3", "text": "She sleeps on the radiator all day."},
+            ],
+            "session_2_date_time": "10:00 am on 20 May, 2023",
+            "session_2": [
+                {"speaker": "Ben", "dia_id": "D2:1", "text": "I started rock climbing at the gym downtown."},
+                {"speaker": "Ana", "dia_id": "D2:2", "text": "Climbing sounds scary, is it?"},
+            ],
+        },
+        "qa": [
+            _qa("What is the name of Ana's cat?", "Pixel", ["D1:1"], 4),
+            _qa("Which sport did Ben start?", "climbing", ["D2:1"], 4),
+            _qa("What did Ana say about the moon?", "nothing", [], 5),
+        ],
+    }
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([conversation]), "utf-8")
+    return path
+
+
+def test_locomo_reports_recall_per_category_for_each_plan(tmp_path: Path) -> None:
+    reports = locomo.run(_locomo_file(tmp_path), HashEmbedder(256), plans=("hybrid", "lexical"))
+
+    assert [r["plan"] for r in reports] == ["hybrid", "lexical"]
+    for report in reports:
+        overall = report["categories_1_4"]
+        assert overall["questions"] == 2
+        assert {"R@5", "R@10", "All@10", "NDCG@10"} <= overall.keys()
+        assert report["query_ms"]["p50"] is not None
+    assert "1-4 (all)" in locomo.format_report(reports[0])
+
+
+def test_locomo_finds_the_evidence_of_a_plain_question(tmp_path: Path) -> None:
+    [report] = locomo.run(_locomo_file(tmp_path), HashEmbedder(256), plans=("lexical",))
+
+    assert report["categories_1_4"]["R@10"] == 1.0
+
+
+@pytest.mark.integration
+def test_scale_reports_every_figure(real_embedder: SentenceTransformerEmbedder) -> None:
+    report = scale.run(200, real_embedder, queries=10, cold_runs=1)
+
+    assert report["memories"] == 200
+    for figure in (
+        report["remember_ms"]["p50"],
+        report["import"]["share_of_model"],
+        report["recall_ms"]["p95"],
+        report["first_recall_cold_s"],
+        report["rss_mb"]["serving_process"],
+        report["rss_mb"]["cold_recall_peak"],
+    ):
+        assert figure > 0
+    assert "first recall from a cold process" in scale.format_report(report)
