@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from platformdirs import user_config_path, user_data_path
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -78,6 +78,22 @@ class DedupSettings(BaseModel):
     )
 
 
+class ServerSettings(BaseModel):
+    """``[server]``: the daemon (``graphmem serve``) and how ``graphmem mcp`` reaches it."""
+
+    host: str = Field("127.0.0.1", description="Address to bind; anything but loopback needs api_key.")
+    port: int = Field(9824, ge=0, le=65535, description="TCP port; 0 picks a free one.")
+    max_request_bytes: int = Field(
+        2_000_000, ge=10_000, le=100_000_000, description="Largest HTTP request body accepted (413 above)."
+    )
+    session_ttl_seconds: int = Field(
+        300, ge=10, le=86_400, description="Agent sessions and claims expire without a heartbeat after this."
+    )
+    start_timeout_seconds: float = Field(
+        60, gt=0, le=600, description="How long `graphmem mcp` waits for a daemon it started."
+    )
+
+
 class Settings(BaseSettings):
     """Every setting of graphmem."""
 
@@ -89,6 +105,13 @@ class Settings(BaseSettings):
     embedding: EmbeddingSettings = EmbeddingSettings()
     recall: RecallSettings = RecallSettings()
     dedup: DedupSettings = DedupSettings()
+    server: ServerSettings = ServerSettings()
+    api_key: SecretStr | None = Field(
+        None, description="Bearer token the daemon requires (required when it binds beyond loopback)."
+    )
+    rate_limit: int = Field(
+        1200, ge=0, le=1_000_000, description="HTTP requests per minute per client; 0 turns the limit off."
+    )
 
     @classmethod
     def settings_customise_sources(

@@ -14,13 +14,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from graphmem.core.bundle import ContextBundle
+from graphmem.core.bundle import ContextBundle, build_bundle
 from graphmem.core.dedup import candidate_query, is_near_duplicate, memory_hash, similarity
 from graphmem.core.fusion import Plan, get_plan
 from graphmem.core.models import (
     SUPERSEDABLE,
     Category,
     Entity,
+    Hit,
     Link,
     LinkKind,
     MemoryRecord,
@@ -50,6 +51,13 @@ log = logging.getLogger(__name__)
 # Lexical candidates compared with a new memory for near-duplicates / same subject.
 DEDUP_CANDIDATES = 8
 MAX_LIST_LIMIT = 10_000
+# get_boot_context, in order: (categories, statuses, how many).
+BOOT_SECTIONS: tuple[tuple[tuple[Category, ...], tuple[Status, ...], int], ...] = (
+    ((Category.DIRECTIVE, Category.PREFERENCE), (Status.ACTIVE,), 30),
+    ((Category.BLOCKER,), (Status.ACTIVE,), 20),
+    ((Category.DECISION,), (Status.ACTIVE,), 15),
+    ((Category.PROCEDURE,), (Status.ACTIVE,), 10),
+)
 
 
 class MemoryService:
@@ -489,6 +497,19 @@ class MemoryService:
         """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
         budget = self._context_max_tokens if max_tokens is None else max_tokens
         return self._context.get_context(target, project=project, max_tokens=budget)
+
+    def boot_context(self, *, project: str | None = None, max_tokens: int | None = None) -> ContextBundle:
+        """What an agent should know at the start of a session: directives and
+        preferences (this project's and global), open blockers, recent decisions."""
+        budget = self._context_max_tokens if max_tokens is None else max_tokens
+        if not 50 <= budget <= 32_000:
+            raise InvalidInputError("max_tokens must be between 50 and 32000.")
+        hits: list[Hit] = []
+        for categories, statuses, limit in BOOT_SECTIONS:
+            records = self.list(project=project, categories=categories, statuses=statuses, limit=limit)
+            hits += [Hit(record, 1.0, (), ()) for record in records]
+        target = f"start of a session in {Path(project).name}" if project else "start of a session"
+        return build_bundle(target, None, hits, [], max_tokens=budget, now=self._clock())
 
     # -- moving memories ----------------------------------------------------------
 

@@ -93,7 +93,7 @@ class Recaller:
         depth = max(plan.depth, query.limit)
         rankings: dict[str, list[tuple[str, float]]] = {}
         embedding: Future[Vector] | None = None
-        if self._semantic is not None and plan.uses(SEMANTIC):
+        if self._semantic is not None and self._semantic.ready and plan.uses(SEMANTIC):
             self._semantic.index()  # load the vectors first: needs no model unless some are pending
             # The model and the full-text search each leave a core idle: run them side by side.
             embedding = self._pool.submit(self._semantic.embed_query, text)

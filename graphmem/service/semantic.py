@@ -31,6 +31,11 @@ class SemanticIndex:
     def __init__(self, store: GraphStore, embedder: Embedder) -> None:
         self._store = store
         self._embedder = embedder
+        # A daemon embeds the backlog in the background (``embed_pending(limit=...)``)
+        # and turns this off, so that a recall never waits for a batch to embed.
+        self.embed_on_read = True
+        # False while a daemon loads the model in the background: recall is then lexical.
+        self.ready = True
         self._index: NumpyVectorIndex | None = None
         self._lock = threading.RLock()
         self._query_cache: dict[str, Vector] = {}
@@ -51,17 +56,26 @@ class SemanticIndex:
                 index = NumpyVectorIndex(self._embedder.dimension)
                 index.load(self._store.load_vectors())
                 self._index = index
-            self.embed_pending()
+            if self.embed_on_read:
+                self.embed_pending()
             return self._index
 
-    def embed_pending(self, progress: Callable[[int], None] | None = None) -> int:
-        """Embed every memory still without a vector; returns how many."""
+    @property
+    def maybe_pending(self) -> bool:
+        """False when every memory is known to have its vector."""
+        return self._maybe_pending
+
+    def embed_pending(
+        self, progress: Callable[[int], None] | None = None, *, limit: int | None = None
+    ) -> int:
+        """Embed memories still without a vector (at most ``limit``); returns how many."""
         done = 0
         with self._lock:
             if not self._maybe_pending:
                 return 0
-            while True:
-                batch = self._store.pending_embeddings(EMBED_CHUNK)
+            while limit is None or done < limit:
+                chunk = EMBED_CHUNK if limit is None else min(EMBED_CHUNK, limit - done)
+                batch = self._store.pending_embeddings(chunk)
                 if not batch:
                     self._maybe_pending = False
                     return done
@@ -81,6 +95,7 @@ class SemanticIndex:
                 done += len(batch)
                 if progress is not None:
                     progress(len(batch))
+            return done
 
     def embed_query(self, text: str) -> Vector:
         cached = self._query_cache.get(text)

@@ -1,0 +1,88 @@
+"""The daemon and the MCP entry: serve, mcp, stop."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from graphmem.cli.state import CliState, pass_state
+
+
+@click.command()
+@click.option("--host", default=None, help="Address to bind (default: [server] host, 127.0.0.1).")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=None, help="Port (default: [server] port, 9824)."
+)
+@pass_state
+def serve(state: CliState, host: str | None, port: int | None) -> None:
+    """Run the daemon: MCP over HTTP at /mcp, plus /health, /stats and /metrics.
+
+    One daemon owns a data dir; `graphmem mcp` starts it when needed, so you
+    rarely run this yourself. It stops on Ctrl-C or `graphmem stop`.
+
+    \b
+    Example:
+        $ graphmem serve --port 9824
+        graphmem daemon: http://127.0.0.1:9824/mcp (data: ~/.local/share/graphmem)
+    """
+    from graphmem.server.daemon import serve as run
+    from graphmem.settings import load_settings
+
+    run(load_settings(data_dir=state.data_dir), host=host, port=port)
+
+
+@click.command()
+@pass_state
+def mcp(state: CliState) -> None:
+    """The stdio MCP server an MCP client launches (OpenCode: `graphmem install opencode`).
+
+    Lists the tools at once, starts the daemon if none serves the data dir, and
+    forwards every call to it. Logs go to stderr only.
+
+    \b
+    Example (what a client runs):
+        graphmem mcp
+    """
+    import logging
+    from importlib.metadata import version
+
+    from graphmem.server.proxy import main as run
+    from graphmem.settings import load_settings
+
+    if not logging.getLogger("graphmem").handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("graphmem mcp: %(levelname)s %(message)s"))
+        logging.getLogger("graphmem").addHandler(handler)
+        logging.getLogger("graphmem").setLevel(logging.WARNING)
+    settings = load_settings(data_dir=state.data_dir)
+    run(
+        settings.data_dir.expanduser(),
+        start_timeout=settings.server.start_timeout_seconds,
+        api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+        version=version("graphmem"),
+    )
+
+
+@click.command()
+@pass_state
+def stop(state: CliState) -> None:
+    """Stop the daemon serving the data dir (clients restart it when they need it).
+
+    \b
+    Example:
+        $ graphmem stop
+        Stopped the graphmem daemon (pid 4242) at http://127.0.0.1:9824.
+    """
+    from graphmem.server.lifecycle import stop_daemon
+    from graphmem.settings import load_settings
+
+    settings = load_settings(data_dir=state.data_dir)
+    info = stop_daemon(settings.data_dir.expanduser())
+    if info is None:
+        click.echo("No graphmem daemon serves this data dir.")
+    else:
+        click.echo(f"Stopped the graphmem daemon (pid {info.pid}) at {info.url}.")
+
+
+COMMANDS = [serve, mcp, stop]

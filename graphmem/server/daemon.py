@@ -1,0 +1,118 @@
+"""``graphmem serve``: the one process that owns the store, serving MCP over HTTP."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import ipaddress
+import logging
+import os
+import socket
+import sys
+import time
+from datetime import timedelta
+from importlib.metadata import version as package_version
+from pathlib import Path
+
+from graphmem.errors import ConfigError, ConflictError
+from graphmem.server.lifecycle import LOG_FILENAME, DaemonInfo, ServeLock
+from graphmem.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# A client probing the lock holds it for microseconds: retry that long before giving up.
+LOCK_RETRY_S = 1.0
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise ConflictError(
+                f"Port {port} on {host} is in use by another program: pass --port, or set "
+                "[server] port (0 picks a free port)."
+            ) from None
+        raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror}.") from None
+    sock.listen(128)
+    sock.set_inheritable(False)
+    return sock
+
+
+def _take_lock(data_dir: Path) -> ServeLock:
+    deadline = time.monotonic() + LOCK_RETRY_S
+    while True:
+        try:
+            return ServeLock(data_dir)
+        except ConflictError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
+def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:
+    """Run the daemon until SIGTERM / SIGINT. Raises graphmem errors for bad setups."""
+    import uvicorn
+
+    from graphmem.app import open_memory, resolve_project
+    from graphmem.server.http import build_app
+    from graphmem.server.runtime import Runtime
+
+    host = host or settings.server.host
+    port = settings.server.port if port is None else port
+    api_key = settings.api_key.get_secret_value() if settings.api_key else None
+    if not is_loopback(host) and not api_key:
+        raise ConfigError(
+            f"Binding {host} exposes the memory beyond this machine: set GRAPHMEM_API_KEY (clients "
+            "send it as a bearer token), or bind 127.0.0.1."
+        )
+    data_dir = Path(settings.data_dir).expanduser()
+    lock = _take_lock(data_dir)
+    try:
+        sock = _bind(host, port)
+        memory = open_memory(settings)
+        runtime = Runtime(
+            memory,
+            log_path=data_dir / LOG_FILENAME,
+            session_ttl=timedelta(seconds=settings.server.session_ttl_seconds),
+            resolve_project=resolve_project,
+            version=package_version("graphmem"),
+        )
+        app = build_app(
+            runtime,
+            max_bytes=settings.server.max_request_bytes,
+            api_key=api_key,
+            rate_limit=settings.rate_limit,
+        )
+        bound_host, bound_port = sock.getsockname()[:2]
+        url_host = f"[{bound_host}]" if ":" in bound_host else bound_host
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        server = uvicorn.Server(config)
+
+        runtime.start_worker()
+        lock.publish(DaemonInfo(os.getpid(), f"http://{url_host}:{bound_port}", str(data_dir), time.time(),
+                                runtime.version))  # fmt: skip
+        log.info("graphmem daemon serving %s at http://%s:%s/mcp", data_dir, url_host, bound_port)
+        print(f"graphmem daemon: http://{url_host}:{bound_port}/mcp (data: {data_dir})", file=sys.stderr)
+        try:
+            server.run(sockets=[sock])  # stops gracefully on SIGTERM and SIGINT
+        finally:
+            runtime.stop_worker()
+            memory.close()
+            with contextlib.suppress(OSError):
+                sock.close()
+    finally:
+        lock.release()

@@ -1,0 +1,192 @@
+"""Finding, starting and stopping the daemon that owns a data dir.
+
+A running daemon holds an exclusive ``flock`` on ``<data dir>/daemon.lock`` for its
+whole life and describes itself in ``daemon.json`` (pid, url). The lock, not the pid,
+says whether it is alive: the kernel drops it when the process dies, however it
+dies, so a stale ``daemon.json`` is recognised and ignored. Starting one takes a
+second lock (``daemon-start.lock``) so that two clients starting at once end with one
+daemon.
+
+Stdlib only: ``graphmem mcp`` imports this on its fast path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from graphmem.errors import ConflictError, StoreError
+
+INFO_FILENAME = "daemon.json"
+LOCK_FILENAME = "daemon.lock"
+START_LOCK_FILENAME = "daemon-start.lock"
+LOG_FILENAME = "daemon.log"
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonInfo:
+    pid: int
+    url: str  # base url, e.g. http://127.0.0.1:9824
+    data_dir: str
+    started_at: float
+    version: str
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.url}/mcp"
+
+
+def _lock_path(data_dir: Path) -> Path:
+    return data_dir / LOCK_FILENAME
+
+
+def _try_lock(handle: IO[Any]) -> bool:
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+class ServeLock:
+    """Held by the running daemon: one daemon per data dir."""
+
+    def __init__(self, data_dir: Path) -> None:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self._handle: IO[Any] | None = open(_lock_path(data_dir), "a+")  # noqa: SIM115 - held for life
+        self.data_dir = data_dir
+        if not _try_lock(self._handle):
+            self._handle.close()
+            self._handle = None
+            info = read_info(data_dir)
+            where = f" (pid {info.pid}, {info.url})" if info else ""
+            raise ConflictError(
+                f"A graphmem daemon{where} already serves {data_dir}. Use it, or stop it with "
+                "`graphmem stop`, or serve another store with --data-dir."
+            )
+
+    def publish(self, info: DaemonInfo) -> None:
+        path = self.data_dir / INFO_FILENAME
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(info)), "utf-8")
+        os.replace(tmp, path)
+
+    def release(self) -> None:
+        if self._handle is None:
+            return
+        with contextlib.suppress(OSError):
+            (self.data_dir / INFO_FILENAME).unlink()
+        self._handle.close()  # closing drops the flock
+        self._handle = None
+
+
+def daemon_alive(data_dir: Path) -> bool:
+    """True while some process holds the daemon lock of ``data_dir``."""
+    path = _lock_path(data_dir)
+    if not path.exists():
+        return False
+    with open(path, "a+") as handle:
+        if _try_lock(handle):
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return False
+        return True
+
+
+def read_info(data_dir: Path) -> DaemonInfo | None:
+    try:
+        raw = json.loads((data_dir / INFO_FILENAME).read_text("utf-8"))
+        return DaemonInfo(**raw)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def find_daemon(data_dir: Path) -> DaemonInfo | None:
+    """The daemon serving ``data_dir``, if one is alive and has published its address."""
+    if not daemon_alive(data_dir):
+        return None
+    return read_info(data_dir)
+
+
+def healthy(info: DaemonInfo, timeout: float = 2.0) -> bool:
+    """True when the daemon answers ``/health`` at all (200 or 503 both mean it is up)."""
+    try:
+        with urllib.request.urlopen(f"{info.url}/health", timeout=timeout):
+            return True
+    except urllib.error.HTTPError:
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def _start_lock(data_dir: Path) -> Iterator[None]:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir / START_LOCK_FILENAME, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def serve_command(data_dir: Path) -> list[str]:
+    return [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), "serve"]
+
+
+def ensure_daemon(data_dir: Path, *, timeout: float, env: Mapping[str, str] | None = None) -> DaemonInfo:
+    """The daemon of ``data_dir``, started (detached, logging to daemon.log) if none runs."""
+    info = find_daemon(data_dir)
+    if info is not None:
+        return info
+    with _start_lock(data_dir):
+        info = find_daemon(data_dir)  # another client may have started it meanwhile
+        if info is not None:
+            return info
+        log_path = data_dir / LOG_FILENAME
+        with open(log_path, "ab") as log:
+            process = subprocess.Popen(
+                serve_command(data_dir),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,  # outlives the client that started it
+                env=dict(env) if env is not None else None,
+            )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            info = find_daemon(data_dir)
+            if info is not None and info.pid == process.pid:
+                return info
+            code = process.poll()
+            if code is not None:
+                raise StoreError(
+                    f"The graphmem daemon exited with code {code} while starting; see {log_path}."
+                )
+            time.sleep(0.02)
+        raise StoreError(f"The graphmem daemon did not start within {timeout:.0f} s; see {log_path}.")
+
+
+def stop_daemon(data_dir: Path, timeout: float = 15.0) -> DaemonInfo | None:
+    """Ask the daemon of ``data_dir`` to stop (SIGTERM) and wait; None if none ran."""
+    info = find_daemon(data_dir)
+    if info is None:
+        return None
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(info.pid, 15)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not daemon_alive(data_dir):
+            return info
+        time.sleep(0.05)
+    raise StoreError(f"The graphmem daemon (pid {info.pid}) did not stop within {timeout:.0f} s.")

@@ -1,0 +1,250 @@
+"""``graphmem mcp``: the stdio MCP server a client launches, forwarding to the daemon.
+
+It answers ``initialize`` and ``tools/list`` itself, from the tool manifest shipped in
+the package, so the client sees the tools at once; meanwhile it finds the daemon of
+the data dir or starts one. Tool calls are forwarded over HTTP (the daemon's MCP is
+stateless, so nothing is lost when the daemon restarts): if the daemon has gone, the
+proxy starts it again and retries once, and otherwise answers with a tool error that
+says what happened — it never hangs. Tools that take a ``project`` get the proxy's
+working directory when the caller leaves it out.
+
+Only the standard library is imported here: this process starts with every client.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import os
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from graphmem.errors import GraphmemError
+from graphmem.server.lifecycle import DaemonInfo, ensure_daemon, find_daemon
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+CALL_TIMEOUT_S = 300.0
+MAX_WORKERS = 8
+
+
+def load_manifest() -> dict[str, Any]:
+    """The tools (and instructions) as the daemon lists them, shipped with the package."""
+    text = resources.files("graphmem.server").joinpath("manifest.json").read_text("utf-8")
+    manifest: dict[str, Any] = json.loads(text)
+    return manifest
+
+
+def _result(message_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": message_id, "result": result}
+
+
+def _error(message_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": message_id, "error": {"code": code, "message": message}}
+
+
+def _tool_error(message_id: Any, message: str) -> dict[str, Any]:
+    return _result(message_id, {"content": [{"type": "text", "text": message}], "isError": True})
+
+
+class DaemonUnavailable(Exception):
+    pass
+
+
+@dataclass
+class Proxy:
+    """Forwards one client's MCP messages to the daemon of ``data_dir``."""
+
+    data_dir: Path
+    project: str | None
+    version: str
+    start_timeout: float
+    api_key: str | None = None
+    manifest: dict[str, Any] = field(default_factory=load_manifest)
+    start: Callable[[Path, float], DaemonInfo] = lambda data_dir, timeout: ensure_daemon(
+        data_dir, timeout=timeout
+    )
+    _daemon: DaemonInfo | None = field(default=None, init=False)
+    _daemon_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _local: threading.local = field(default_factory=threading.local, init=False)
+
+    def __post_init__(self) -> None:
+        self._takes_project = {
+            tool["name"]
+            for tool in self.manifest["tools"]
+            if "project" in tool.get("inputSchema", {}).get("properties", {})
+        }
+        self._client_id = f"mcp-proxy-{os.getpid()}"
+
+    # -- the daemon -------------------------------------------------------------------
+
+    def daemon(self, *, restart: bool = False) -> DaemonInfo:
+        with self._daemon_lock:
+            if restart or self._daemon is None:
+                found = None if restart else find_daemon(self.data_dir)
+                self._daemon = found or self.start(self.data_dir, self.start_timeout)
+            return self._daemon
+
+    def warm(self) -> None:
+        """Find or start the daemon in the background, before the first call needs it."""
+
+        def run() -> None:
+            try:
+                self.daemon()
+            except GraphmemError as exc:
+                log.error("%s", exc)
+
+        threading.Thread(target=run, name="graphmem-daemon-start", daemon=True).start()
+
+    def _post(self, info: DaemonInfo, body: bytes) -> tuple[int, dict[str, str], bytes]:
+        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
+        target = urlsplit(info.url)
+        if connection is None or getattr(self._local, "url", None) != info.url:
+            connection = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port,
+                                                    timeout=CALL_TIMEOUT_S)  # fmt: skip
+            self._local.connection, self._local.url = connection, info.url
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "X-Graphmem-Client": self._client_id,
+        }
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        try:
+            connection.request("POST", "/mcp", body=body, headers=headers)
+            response = connection.getresponse()
+            return response.status, dict(response.getheaders()), response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            self._local.connection = None
+            raise DaemonUnavailable(str(exc)) from exc
+
+    def forward(self, message: dict[str, Any]) -> dict[str, Any]:
+        message_id = message.get("id")
+        body = json.dumps(message).encode()
+        try:
+            try:
+                status, headers, raw = self._post(self.daemon(), body)
+            except DaemonUnavailable:
+                log.warning("the daemon did not answer; starting it again")
+                status, headers, raw = self._post(self.daemon(restart=True), body)
+        except (DaemonUnavailable, GraphmemError) as exc:
+            return _tool_error(
+                message_id,
+                f"The graphmem daemon is unavailable ({exc}); see {self.data_dir / 'daemon.log'}. "
+                "Nothing was stored by this call.",
+            )
+        if status == 200:
+            try:
+                reply: dict[str, Any] = json.loads(raw)
+            except ValueError:
+                return _error(message_id, -32603, "The daemon sent a reply that is not JSON.")
+            reply["id"] = message_id
+            return reply
+        try:
+            detail = json.loads(raw).get("error", raw.decode(errors="replace"))
+        except ValueError:
+            detail = raw.decode(errors="replace")[:500]
+        if isinstance(detail, dict):
+            detail = detail.get("message", str(detail))
+        if status == 429:
+            return _tool_error(message_id, f"{detail} (retry after {headers.get('retry-after', '?')} s)")
+        return _tool_error(message_id, f"The daemon refused the call (HTTP {status}): {detail}")
+
+    # -- messages ---------------------------------------------------------------------
+
+    def handle(self, message: Any) -> dict[str, Any] | None:
+        """The reply to one client message (None for notifications)."""
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            return _error(None, -32600, "Invalid request: expected a JSON-RPC 2.0 object.")
+        method = message.get("method")
+        message_id = message.get("id")
+        if "id" not in message:
+            return None  # notifications (initialized, cancelled, ...) need no answer
+        if not isinstance(method, str):
+            return _error(message_id, -32600, "Invalid request: no method.")
+        params = message.get("params") or {}
+        if method == "initialize":
+            asked = params.get("protocolVersion") if isinstance(params, dict) else None
+            version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+            return _result(
+                message_id,
+                {
+                    "protocolVersion": version,
+                    "capabilities": {"tools": {"listChanged": False}},
+                    "serverInfo": {"name": "graphmem", "version": self.version},
+                    "instructions": self.manifest.get("instructions", ""),
+                },
+            )
+        if method == "ping":
+            return _result(message_id, {})
+        if method == "tools/list":
+            return _result(message_id, {"tools": self.manifest["tools"]})
+        if method in ("resources/list", "resources/templates/list", "prompts/list"):
+            key = {"resources/list": "resources", "prompts/list": "prompts"}.get(method, "resourceTemplates")
+            return _result(message_id, {key: []})
+        if method == "tools/call":
+            if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+                return _error(message_id, -32602, "tools/call needs params.name (a tool name).")
+            arguments = params.get("arguments")
+            if arguments is None:
+                arguments = {}
+            if not isinstance(arguments, dict):
+                return _error(message_id, -32602, "tools/call params.arguments must be an object.")
+            if params["name"] in self._takes_project and "project" not in arguments and self.project:
+                arguments = {**arguments, "project": self.project}
+            return self.forward({**message, "params": {**params, "arguments": arguments}})
+        return _error(message_id, -32601, f"Method not found: {method}.")
+
+
+def run_stdio(proxy: Proxy, stdin: TextIO, stdout: TextIO) -> None:
+    """Serve newline-delimited JSON-RPC on stdin/stdout until stdin closes."""
+    write_lock = threading.Lock()
+
+    def reply(answer: dict[str, Any] | None) -> None:
+        if answer is None:
+            return
+        line = json.dumps(answer, ensure_ascii=False)
+        with write_lock:
+            stdout.write(line + "\n")
+            stdout.flush()
+
+    def work(message: Any) -> None:
+        try:
+            reply(proxy.handle(message))
+        except Exception:  # one bad call must not take the client's session down
+            log.exception("proxy failed on a message")
+            message_id = message.get("id") if isinstance(message, dict) else None
+            reply(_error(message_id, -32603, "graphmem's proxy failed on this message; see its stderr."))
+
+    proxy.warm()
+    with ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="graphmem-proxy") as pool:
+        for line in stdin:
+            if not line.strip():
+                continue
+            try:
+                message = json.loads(line)
+            except ValueError:
+                reply(_error(None, -32700, "Parse error: each line must be one JSON-RPC message."))
+                continue
+            if isinstance(message, dict) and message.get("method") in ("initialize", "tools/list", "ping"):
+                reply(proxy.handle(message))  # answered in order, at once
+            else:
+                pool.submit(work, message)
+
+
+def main(data_dir: Path, *, start_timeout: float, api_key: str | None, version: str) -> None:
+    """Entry point of ``graphmem mcp``."""
+    project = os.getcwd()
+    proxy = Proxy(data_dir, project, version, start_timeout, api_key)
+    stdin = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    run_stdio(proxy, stdin, sys.stdout)

@@ -1,0 +1,171 @@
+"""What the daemon holds while it runs: the service, agent sessions, metrics, and the
+background worker that loads the model and embeds the backlog."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from graphmem.core.timeparse import utc_now
+from graphmem.errors import GraphmemError
+from graphmem.server.metrics import Metrics
+from graphmem.service.coordination import Coordinator
+from graphmem.service.memory import MemoryService
+
+log = logging.getLogger(__name__)
+
+# Memories embedded per background step: small, so a recall never waits long for the index.
+BACKGROUND_BATCH = 32
+# Health turns "degraded" while more than this many memories wait for a vector.
+BACKLOG_DEGRADED = 1000
+IDLE_POLL_S = 0.5
+
+
+class Runtime:
+    """The daemon's state, shared by the MCP tools and the HTTP routes."""
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        *,
+        log_path: Path,
+        session_ttl: timedelta,
+        resolve_project: Callable[[str | None], str | None],
+        version: str,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.memory = memory
+        self.log_path = log_path
+        self.version = version
+        self.now = clock
+        self.coordinator = Coordinator(clock, session_ttl)
+        self.metrics = Metrics()
+        self.metrics.watch(self._gauges)
+        self._resolve_project = resolve_project
+        self.started = time.monotonic()
+        self.model_error: str | None = None
+        self.store_error: str | None = None
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._worker: threading.Thread | None = None
+        semantic = memory.semantic
+        if semantic is not None:
+            semantic.embed_on_read = False  # the worker embeds; recall never waits for it
+            semantic.ready = False  # lexical until the model has loaded
+
+    # -- background work ----------------------------------------------------------
+
+    def start_worker(self) -> None:
+        self._worker = threading.Thread(target=self._work, name="graphmem-embedder", daemon=True)
+        self._worker.start()
+
+    def stop_worker(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._worker is not None:
+            self._worker.join(timeout)
+
+    def written(self) -> None:
+        """A memory was written: embed it soon."""
+        self._wake.set()
+
+    def _work(self) -> None:
+        semantic = self.memory.semantic
+        if semantic is None:
+            return
+        try:
+            self.memory.load_model()
+            semantic.ready = True
+            log.info("embedding model loaded")
+        except GraphmemError as exc:
+            self.model_error = str(exc)
+            log.error("the embedding model could not be loaded: %s", exc)
+            return
+        while not self._stop.is_set():
+            try:
+                done = semantic.embed_pending(limit=BACKGROUND_BATCH)
+                self.store_error = None
+            except GraphmemError as exc:
+                self.store_error = str(exc)
+                log.error("background embedding failed: %s", exc)
+                done = 0
+            if done == 0:
+                self._wake.wait(IDLE_POLL_S)
+                self._wake.clear()
+
+    # -- state ----------------------------------------------------------------------
+
+    def resolve_project(self, path: str | None) -> str | None:
+        return self._resolve_project(path) if path else None
+
+    @property
+    def model_loaded(self) -> bool:
+        semantic = self.memory.semantic
+        return semantic is not None and semantic.ready
+
+    def backlog(self) -> int:
+        return len(self.memory.store.pending_embeddings(BACKLOG_DEGRADED + 1))
+
+    def health(self) -> tuple[bool, list[str]]:
+        """(healthy, reasons it is not)."""
+        reasons: list[str] = []
+        if self.model_error:
+            reasons.append(f"embedding model unavailable: {self.model_error}")
+        elif not self.model_loaded:
+            reasons.append("embedding model still loading (recall is lexical until it has)")
+        if self.store_error:
+            reasons.append(f"store error: {self.store_error}")
+        try:
+            backlog = self.backlog()
+        except GraphmemError as exc:
+            reasons.append(f"store unavailable: {exc}")
+        else:
+            if backlog > BACKLOG_DEGRADED:
+                reasons.append(f"embedding backlog over {BACKLOG_DEGRADED} memories")
+        return not reasons, reasons
+
+    def uptime(self) -> float:
+        return round(time.monotonic() - self.started, 1)
+
+    def store_bytes(self) -> int:
+        path = self.memory.store.path if hasattr(self.memory.store, "path") else self.memory.data_dir
+        root = Path(path)
+        if root.is_file():
+            return root.stat().st_size
+        return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+
+    def status(self) -> dict[str, Any]:
+        stats = self.memory.stats()
+        healthy, reasons = self.health()
+        return {
+            "healthy": healthy,
+            "reasons": reasons,
+            "version": self.version,
+            "uptime_s": self.uptime(),
+            "data_dir": stats.data_dir,
+            "store_bytes": self.store_bytes(),
+            "model": stats.model,
+            "model_loaded": self.model_loaded,
+            "memories": stats.total,
+            "by_category": stats.by_category,
+            "by_status": stats.by_status,
+            "by_scope": stats.by_scope,
+            "entities": stats.entities,
+            "embedding_backlog": stats.pending_embeddings,
+            "active_sessions": len(self.coordinator.active()),
+        }
+
+    def _gauges(self) -> dict[str, object]:
+        stats = self.memory.stats()
+        return {
+            "by_category": stats.by_category,
+            "embedding_backlog": stats.pending_embeddings,
+            "active_sessions": len(self.coordinator.active()),
+            "model_loaded": self.model_loaded,
+            "uptime_seconds": self.uptime(),
+        }
