@@ -1,0 +1,127 @@
+"""Real graphmem daemons and proxies for integration tests, each on its own data dir.
+
+A daemon runs as ``python -m graphmem serve --port 0`` in a subprocess with a
+sandboxed environment (no user config, no GRAPHMEM_* from the developer's shell);
+tests talk to it over HTTP like any client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+START_TIMEOUT_S = 120.0
+
+
+def sandbox_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env["GRAPHMEM_CONFIG"] = str(data_dir.parent / "no-such-config.toml")
+    env["GRAPHMEM_DATA_DIR"] = str(data_dir)
+    env["GRAPHMEM_SERVER__PORT"] = "0"
+    env.update(extra)
+    return env
+
+
+@dataclass
+class Daemon:
+    process: subprocess.Popen[bytes]
+    data_dir: Path
+    url: str
+    log: Path
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.url}/mcp"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+def read_info(data_dir: Path) -> dict[str, Any] | None:
+    try:
+        info: dict[str, Any] = json.loads((data_dir / "daemon.json").read_text("utf-8"))
+        return info
+    except (OSError, ValueError):
+        return None
+
+
+def wait_for_info(data_dir: Path, pid: int | None = None, timeout: float = START_TIMEOUT_S) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = read_info(data_dir)
+        if info is not None and (pid is None or info["pid"] == pid):
+            return info
+        time.sleep(0.05)
+    raise AssertionError(f"no daemon published itself in {data_dir} within {timeout} s")
+
+
+def start_daemon(data_dir: Path, *args: str, **env: str) -> Daemon:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log = data_dir.parent / f"{data_dir.name}-serve.log"
+    with open(log, "ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "graphmem", "serve", *args],
+            env=sandbox_env(data_dir, **env),
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"daemon exited with {process.returncode}: {log.read_text()}")
+        info = read_info(data_dir)
+        if info is not None and info["pid"] == process.pid:
+            return Daemon(process, data_dir, info["url"], log)
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError(f"daemon did not start: {log.read_text()}")
+
+
+def http(
+    method: str, url: str, body: bytes | None = None, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+def rpc(url: str, method: str, params: dict[str, Any] | None = None, **headers: str) -> tuple[int, Any]:
+    """One JSON-RPC request to the daemon's /mcp; (status, parsed body)."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}).encode()
+    status, _, raw = http(
+        "POST",
+        url,
+        body,
+        {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers},
+    )
+    return status, json.loads(raw) if raw else None
+
+
+def wait_healthy(daemon: Daemon, timeout: float = START_TIMEOUT_S) -> dict[str, Any]:
+    """Wait until /health says healthy (the model has loaded)."""
+    deadline = time.monotonic() + timeout
+    body: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        status, _, raw = http("GET", f"{daemon.url}/health")
+        body = json.loads(raw)
+        if status == 200:
+            return body
+        time.sleep(0.2)
+    raise AssertionError(f"daemon never became healthy: {body}")

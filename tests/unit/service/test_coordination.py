@@ -1,0 +1,113 @@
+"""Agent sessions and claims: leases that expire without heartbeats."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.service.coordination import Coordinator
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, 12, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def coordinator(clock: Clock) -> Coordinator:
+    return Coordinator(clock, timedelta(seconds=60))
+
+
+def test_a_started_session_is_active_in_its_project_only(coordinator: Coordinator) -> None:
+    mine = coordinator.start("opencode/build", "/p/one", "refund bug")
+    coordinator.start("other", "/p/two")
+
+    assert [s.id for s in coordinator.active("/p/one")] == [mine.id]
+    assert coordinator.active("/p/one")[0].task == "refund bug"
+    assert len(coordinator.active()) == 2
+
+
+def test_sessions_expire_without_heartbeat_and_live_on_with_it(
+    coordinator: Coordinator, clock: Clock
+) -> None:
+    kept = coordinator.start("a", "/p")
+    lost = coordinator.start("b", "/p")
+    clock.advance(45)
+    coordinator.heartbeat(kept.id)
+    clock.advance(45)
+
+    assert [s.id for s in coordinator.active("/p")] == [kept.id]
+    with pytest.raises(NotFoundError, match="session_start again"):
+        coordinator.heartbeat(lost.id)
+
+
+def test_a_claim_is_exclusive_and_names_its_holder(coordinator: Coordinator) -> None:
+    first = coordinator.start("alice-agent", "/p")
+    second = coordinator.start("bob-agent", "/p")
+    coordinator.claim(first.id, "!123")
+
+    with pytest.raises(ConflictError, match="alice-agent"):
+        coordinator.claim(second.id, "!123")
+    assert coordinator.claim(first.id, "!123").session == first.id  # renewing is fine
+
+
+def test_claims_are_per_project(coordinator: Coordinator) -> None:
+    one = coordinator.start("a", "/p/one")
+    two = coordinator.start("b", "/p/two")
+    coordinator.claim(one.id, "src/app.py")
+
+    assert coordinator.claim(two.id, "src/app.py").project == "/p/two"
+
+
+def test_a_claim_expires_with_its_session_and_frees_the_item(coordinator: Coordinator, clock: Clock) -> None:
+    holder = coordinator.start("a", "/p")
+    waiting = coordinator.start("b", "/p")
+    coordinator.claim(holder.id, "#45")
+    clock.advance(61)
+    waiting = coordinator.start("b", "/p")
+
+    assert coordinator.claim(waiting.id, "#45").agent == "b"
+
+
+def test_release_and_end_free_claims(coordinator: Coordinator) -> None:
+    session = coordinator.start("a", "/p")
+    other = coordinator.start("b", "/p")
+    coordinator.claim(session.id, "!1")
+    coordinator.claim(session.id, "!2")
+
+    assert coordinator.release(session.id, "!1") is True
+    assert coordinator.release(other.id, "!2") is False  # not its claim
+    ended = coordinator.end(session.id)
+    assert ended.claims == ("!2",)
+    assert coordinator.claims("/p") == []
+    assert coordinator.claim(other.id, "!2").session == other.id
+
+
+def test_heartbeat_lists_the_session_claims(coordinator: Coordinator) -> None:
+    session = coordinator.start("a", "/p")
+    coordinator.claim(session.id, "src/x.py")
+
+    assert coordinator.heartbeat(session.id, task="now testing").claims == ("src/x.py",)
+
+
+@pytest.mark.parametrize(
+    ("agent", "item", "ttl"),
+    [("", "x", None), ("a", "  ", None), ("a", "x" * 201, None), ("a", "x", timedelta(days=2))],
+)
+def test_bad_input_is_refused(coordinator: Coordinator, agent: str, item: str, ttl: timedelta | None) -> None:
+    with pytest.raises(InvalidInputError):
+        session = coordinator.start(agent or "", "/p")
+        coordinator.claim(session.id, item, ttl)
