@@ -13,7 +13,8 @@ third-party exceptions into these at their boundary; entry points present them
      │    ├── StoreLockedError   another process holds the data dir
      │    └── StoreMismatchError built with another embedding model / schema
      ├── EmbedderError          the embedding model cannot be loaded or run
-     └── ConfigError            a setting is wrong
+     ├── ConfigError            a setting is wrong
+     └── IntegrationError       an agent client's files (OpenCode config) are invalid
 """
 
 from __future__ import annotations
@@ -79,3 +80,9 @@ class ConfigError(GraphmemError):
     """A setting is missing or wrong."""
 
     exit_code = 9
+
+
+class IntegrationError(GraphmemError):
+    """An agent client's files (OpenCode's config, AGENTS.md) are invalid or cannot be read or written."""
+
+    exit_code = 10

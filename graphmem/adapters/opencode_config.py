@@ -1,0 +1,311 @@
+"""OpenCode's files that ``graphmem install opencode`` changes: its config and AGENTS.md.
+
+Installing is planned before anything is written: a list of ``FileChange`` (a file's
+text before and after), which the CLI shows as a diff (``--dry-run``) or applies. An
+invalid file stops the plan, so nothing is half-installed. A further file (an OpenCode
+plugin, say) is one more ``FileChange`` in the plan.
+
+The config is edited as text (``graphmem.core.jsonc``), so the user's comments,
+trailing commas and formatting survive; files are replaced atomically.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+import stat
+import sys
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphmem.core import jsonc
+from graphmem.errors import IntegrationError, InvalidInputError
+
+SCHEMA_URL = "https://opencode.ai/config.json"
+SERVER_NAME = "graphmem"
+MCP_PATH = ("mcp", SERVER_NAME)
+# OpenCode's limit for listing a server's tools; `graphmem mcp` may first start the daemon.
+MCP_TIMEOUT_MS = 10_000
+DATA_DIR_VARIABLE = "GRAPHMEM_DATA_DIR"
+CONFIG_NAMES = ("opencode.jsonc", "opencode.json")  # OpenCode prefers the first when both exist
+AGENTS_NAME = "AGENTS.md"
+# What diff prints after a last line that has no newline.
+NO_NEWLINE_MARK = "\n\\ No newline at end of file\n"
+EMPTY_CONFIG = '{\n  "$schema": "' + SCHEMA_URL + '"\n}\n'
+
+SECTION_START = "<!-- graphmem:start -->"
+SECTION_END = "<!-- graphmem:end -->"
+# What the agent reads about graphmem; OpenCode names MCP tools "<server>_<tool>".
+SECTION_BODY = """\
+## Memory (graphmem)
+
+The `graphmem_*` tools are this project's long-term memory, shared across sessions and agents.
+
+- At the start of a session: `graphmem_get_boot_context`.
+- Before editing an MR (`!123`), an issue (`#45`), a file or a symbol: `graphmem_get_context` on it.
+- Before deciding something, or when stuck: `graphmem_recall`.
+- `graphmem_remember` decisions (with the why), blockers, procedures that worked, facts, and
+  the preferences and directives the user states.
+- `graphmem_update_memory` to resolve a blocker or to supersede a decision.
+- Other agents may work on this project too: `graphmem_session_start` when you begin,
+  `graphmem_session_heartbeat` while you work, `graphmem_session_end` with a summary when you
+  finish; `graphmem_claim_item` before working on an MR, issue or file, `graphmem_release_item`
+  when done.
+- `graphmem_delete_memory` only when the user asks; `graphmem_export_memories` and
+  `graphmem_import_memories` on request; `graphmem_memory_status` to check the server.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class OpenCodeFiles:
+    """Where one OpenCode scope (a project, or the user's global config) keeps what graphmem edits."""
+
+    config: Path
+    agents: Path
+
+
+def _config_in(directory: Path) -> Path:
+    for name in CONFIG_NAMES:
+        if (directory / name).is_file():
+            return directory / name
+    return directory / "opencode.json"
+
+
+def project_files(directory: Path) -> OpenCodeFiles:
+    """``DIR/opencode.jsonc`` (or ``opencode.json``) and ``DIR/AGENTS.md``."""
+    return OpenCodeFiles(_config_in(directory), directory / AGENTS_NAME)
+
+
+def global_files(environ: Mapping[str, str] | None = None) -> OpenCodeFiles:
+    """The user's files in ``$XDG_CONFIG_HOME/opencode`` (default ``~/.config/opencode``)."""
+    environ = os.environ if environ is None else environ
+    base = Path(environ.get("XDG_CONFIG_HOME") or Path.home() / ".config").expanduser()
+    directory = base / "opencode"
+    return OpenCodeFiles(_config_in(directory), directory / AGENTS_NAME)
+
+
+def graphmem_command() -> list[str]:
+    """The command OpenCode runs for the stdio server, with an absolute path so its PATH does not matter."""
+    found = shutil.which("graphmem")
+    if found:
+        return [str(Path(found).resolve()), "mcp"]
+    script = Path(sys.executable).parent / ("graphmem.exe" if os.name == "nt" else "graphmem")
+    if script.is_file():
+        return [str(script), "mcp"]
+    return [sys.executable, "-m", "graphmem", "mcp"]
+
+
+def server_entry(command: Sequence[str], data_dir: Path | None = None) -> dict[str, Any]:
+    """The ``mcp.graphmem`` member of OpenCode's config; ``data_dir`` pins the store."""
+    entry: dict[str, Any] = {"type": "local", "command": list(command)}
+    if data_dir is not None:
+        entry["environment"] = {DATA_DIR_VARIABLE: str(data_dir.expanduser().resolve())}
+    entry["enabled"] = True
+    entry["timeout"] = MCP_TIMEOUT_MS
+    return entry
+
+
+# -- the plan ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """One file's text before and after; None for a file that is absent or to be deleted."""
+
+    path: Path
+    before: str | None
+    after: str | None
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+    @property
+    def action(self) -> str:
+        """``created``, ``updated``, ``deleted`` or ``unchanged``."""
+        if not self.changed:
+            return "unchanged"
+        if self.before is None:
+            return "created"
+        return "deleted" if self.after is None else "updated"
+
+    def diff(self) -> str:
+        """A unified diff of the change (empty when nothing changes)."""
+        lines = difflib.unified_diff(
+            (self.before or "").splitlines(keepends=True),
+            (self.after or "").splitlines(keepends=True),
+            fromfile="/dev/null" if self.before is None else str(self.path),
+            tofile="/dev/null" if self.after is None else str(self.path),
+        )
+        return "".join(line if line.endswith("\n") else line + NO_NEWLINE_MARK for line in lines)
+
+
+def plan_install(files: OpenCodeFiles, entry: Mapping[str, Any]) -> list[FileChange]:
+    """Set ``mcp.graphmem`` to ``entry`` in the config and write graphmem's section of AGENTS.md."""
+    config = _read(files.config)
+    agents = _read(files.agents)
+    new_config = _edit_config(
+        files.config, config or EMPTY_CONFIG, lambda text: jsonc.set_value(text, MCP_PATH, entry)
+    )
+    return [
+        FileChange(files.config, config, new_config),
+        FileChange(files.agents, agents, with_section(agents or "", SECTION_BODY, files.agents)),
+    ]
+
+
+def plan_uninstall(files: OpenCodeFiles) -> list[FileChange]:
+    """Remove ``mcp.graphmem`` (and an ``mcp`` it leaves empty) and graphmem's section of AGENTS.md.
+
+    A file left with nothing of its own (a config holding only ``$schema``, an empty
+    AGENTS.md) is deleted.
+    """
+    config = _read(files.config)
+    agents = _read(files.agents)
+    new_config = config
+    if config is not None:
+        new_config = _edit_config(
+            files.config, config, lambda text: jsonc.remove_value(text, MCP_PATH, prune_empty=True)
+        )
+        if new_config != config and new_config == EMPTY_CONFIG:
+            new_config = None
+    new_agents = agents
+    if agents is not None:
+        new_agents = without_section(agents, files.agents)
+        if new_agents != agents and not new_agents.strip():
+            new_agents = None
+    return [FileChange(files.config, config, new_config), FileChange(files.agents, agents, new_agents)]
+
+
+def _edit_config(path: Path, text: str, edit: Callable[[str], str]) -> str:
+    try:
+        return edit(text)
+    except InvalidInputError as exc:
+        raise IntegrationError(
+            f"{path} is not valid JSON with comments ({exc}). Fix it and run the command again; "
+            "nothing was changed."
+        ) from None
+
+
+# -- AGENTS.md ----------------------------------------------------------------------
+
+
+def _newline(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def _section_span(text: str, path: Path) -> tuple[int, int] | None:
+    start = text.find(SECTION_START)
+    if start < 0:
+        return None
+    end = text.find(SECTION_END, start)
+    if end < 0:
+        line = text.count("\n", 0, start) + 1
+        raise IntegrationError(
+            f"{path} line {line} opens graphmem's section with {SECTION_START} but never closes it "
+            f"with {SECTION_END}: add the end marker (or remove the start marker) and run the command "
+            "again; nothing was changed."
+        )
+    return start, end + len(SECTION_END)
+
+
+def with_section(text: str, body: str, path: Path) -> str:
+    """``text`` with graphmem's marked section set to ``body``: replaced in place, or appended."""
+    newline = _newline(text)
+    block = newline.join([SECTION_START, *body.rstrip("\n").split("\n"), SECTION_END])
+    span = _section_span(text, path)
+    if span is not None:
+        return text[: span[0]] + block + text[span[1] :]
+    if not text:
+        return block + newline
+    base = text if text.endswith("\n") else text + newline
+    return base + newline + block + newline
+
+
+def without_section(text: str, path: Path) -> str:
+    """``text`` without graphmem's marked section and the blank line that set it apart."""
+    span = _section_span(text, path)
+    if span is None:
+        return text
+    start, end = span
+    newline = _newline(text)
+    before, after = text[:start], text[end:]
+    if after.startswith(newline):
+        after = after[len(newline) :]
+    if before.endswith(newline * 2):
+        before = before[: -len(newline)]
+    elif not before and after.startswith(newline):
+        after = after[len(newline) :]
+    return before + after
+
+
+# -- reading and writing --------------------------------------------------------------
+
+
+def _read(path: Path) -> str | None:
+    """The file's text with its line endings as they are, or None when it does not exist."""
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (FileNotFoundError, NotADirectoryError):  # a missing directory is created on write
+        return None
+    except UnicodeDecodeError as exc:
+        raise IntegrationError(
+            f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8 and run the command again."
+        ) from None
+    except OSError as exc:
+        raise IntegrationError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+
+
+def _writable(path: Path) -> None:
+    target = path.resolve()
+    directory = next((p for p in [target.parent, *target.parents] if p.exists()), None)
+    problem = None
+    if target.exists() and (not target.is_file() or not os.access(target, os.W_OK)):
+        problem = f"{target} is not a writable file"
+    elif directory is not None and not (directory.is_dir() and os.access(directory, os.W_OK | os.X_OK)):
+        problem = f"cannot create files in {directory}"
+    if problem is not None:
+        raise IntegrationError(
+            f"Cannot change {path}: {problem}. Fix its permissions (or run with --dry-run to see "
+            "the change and make it by hand); nothing was changed."
+        )
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` atomically (through its symlink), keeping its permissions."""
+    target = path.resolve()
+    temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = stat.S_IMODE(target.stat().st_mode) if target.exists() else None
+        try:
+            with temporary.open("x", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            if mode is not None:
+                temporary.chmod(mode)
+            os.replace(temporary, target)
+        finally:
+            temporary.unlink(missing_ok=True)
+    except OSError as exc:
+        raise IntegrationError(
+            f"Cannot write {path}: {exc.strerror or exc}. Check the permissions."
+        ) from None
+
+
+def apply(changes: Iterable[FileChange]) -> None:
+    """Write (or delete) every changed file, after checking that each one can be written."""
+    pending = [change for change in changes if change.changed]
+    for change in pending:
+        _writable(change.path)
+    for change in pending:
+        if change.after is None:
+            try:
+                change.path.unlink(missing_ok=True)
+            except OSError as exc:
+                raise IntegrationError(f"Cannot delete {change.path}: {exc.strerror or exc}.") from None
+        else:
+            _write(change.path, change.after)

@@ -1,0 +1,154 @@
+"""Commands that connect graphmem to agent clients: install, uninstall.
+
+They edit the client's files only; they never open the memory store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from graphmem.cli import present
+from graphmem.cli.state import CliState, pass_state
+
+if TYPE_CHECKING:
+    from graphmem.adapters.opencode_config import FileChange, OpenCodeFiles
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+INSTALLED_HINT = "Restart OpenCode; `opencode mcp list` should show graphmem connected."
+UNINSTALLED_HINT = "Restart OpenCode to drop graphmem's tools."
+
+
+def scope_options(func: F) -> F:
+    """``--global``, ``--project DIR`` and ``--dry-run``, shared by install and uninstall."""
+    func = click.option(
+        "--dry-run", is_flag=True, help="Print the diff of each file to change; write nothing."
+    )(func)
+    func = click.option(
+        "--project",
+        "project_dir",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        default=None,
+        help="The project directory (default: the git toplevel of the current directory, or the directory).",
+    )(func)
+    return click.option(
+        "--global", "use_global", is_flag=True, help="The user's config in $XDG_CONFIG_HOME/opencode instead."
+    )(func)
+
+
+def opencode_files(state: CliState, use_global: bool, project_dir: Path | None) -> OpenCodeFiles:
+    """The files of the scope the options name: global, ``--project DIR``, or the current project."""
+    from graphmem.adapters import opencode_config
+    from graphmem.adapters.git import project_root
+
+    if use_global and project_dir is not None:
+        raise click.UsageError("--global and --project cannot be used together: choose one.")
+    if use_global:
+        return opencode_config.global_files()
+    if project_dir is not None:
+        return opencode_config.project_files(project_dir.resolve())
+    # The group's --project (a path inside the project) also picks the project here.
+    start = (state.project_path or Path.cwd()).expanduser().resolve()
+    directory = start if start.is_dir() else start.parent
+    return opencode_config.project_files(project_root(directory) or directory)
+
+
+def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothing: str) -> None:
+    """Show the changes as diffs (dry run), or apply them and say what happened to each file."""
+    from graphmem.adapters.opencode_config import apply
+
+    changed = [change for change in changes if change.changed]
+    if dry_run:
+        for change in changed:
+            click.echo(change.diff(), nl=False)
+        files = "1 file" if len(changed) == 1 else f"{len(changed)} files"
+        present.note(f"dry run: {files} would change; nothing was written." if changed else nothing)
+        return
+    apply(changes)
+    for change in changes:
+        click.echo(f"{change.action} {change.path}")
+    present.note(hint if changed else nothing)
+
+
+@click.group()
+def install() -> None:
+    """Connect graphmem to an agent client (OpenCode): its MCP server entry and instructions.
+
+    \b
+    Example:
+        graphmem install opencode
+        graphmem install opencode --global --dry-run
+    """
+
+
+@install.command("opencode")
+@scope_options
+@pass_state
+def install_opencode(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
+    """Add graphmem to OpenCode: the MCP server in opencode.json(c), a section in AGENTS.md.
+
+    Comments and other settings in the config are kept. Running it again changes
+    nothing. With the global --data-dir, the server gets GRAPHMEM_DATA_DIR.
+
+    \b
+    Example:
+        $ graphmem install opencode
+        created /home/me/shop/opencode.json
+        updated /home/me/shop/AGENTS.md
+        Restart OpenCode; `opencode mcp list` should show graphmem connected.
+    """
+    from graphmem.adapters import opencode_config
+
+    files = opencode_files(state, use_global, project_dir)
+    entry = opencode_config.server_entry(opencode_config.graphmem_command(), state.data_dir)
+    carry_out(
+        opencode_config.plan_install(files, entry),
+        dry_run=dry_run,
+        hint=INSTALLED_HINT,
+        nothing="graphmem is already installed for OpenCode here; nothing changed.",
+    )
+
+
+@click.group()
+def uninstall() -> None:
+    """Disconnect graphmem from an agent client (OpenCode); memories are kept.
+
+    \b
+    Example:
+        graphmem uninstall opencode
+        graphmem uninstall opencode --global
+    """
+
+
+@uninstall.command("opencode")
+@scope_options
+@pass_state
+def uninstall_opencode(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
+    """Remove graphmem's MCP server and AGENTS.md section from OpenCode's files.
+
+    An mcp object left empty goes too, and so does a file left with nothing of its
+    own. The memory store is not touched.
+
+    \b
+    Example:
+        $ graphmem uninstall opencode
+        updated /home/me/shop/opencode.json
+        deleted /home/me/shop/AGENTS.md
+        Restart OpenCode to drop graphmem's tools.
+    """
+    from graphmem.adapters import opencode_config
+
+    files = opencode_files(state, use_global, project_dir)
+    carry_out(
+        opencode_config.plan_uninstall(files),
+        dry_run=dry_run,
+        hint=UNINSTALLED_HINT,
+        nothing="graphmem is not installed for OpenCode here; nothing changed.",
+    )
+
+
+COMMANDS = (install, uninstall)

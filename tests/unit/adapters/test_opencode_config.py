@@ -1,0 +1,431 @@
+"""OpenCode's config and AGENTS.md, planned and written in real files under ``tmp_path``."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters import opencode_config as oc
+from graphmem.core import jsonc
+from graphmem.errors import IntegrationError
+
+COMMAND = ["/opt/graphmem/bin/graphmem", "mcp"]
+ENTRY = oc.server_entry(COMMAND)
+
+OTHER_SETTINGS = {"$schema": oc.SCHEMA_URL, "model": "anthropic/claude-sonnet-4", "autoupdate": False}
+COMMENTED_JSONC = """\
+{
+  // my model; do not change
+  "model": "anthropic/claude-sonnet-4",
+  /* servers I use */
+  "mcp": {
+    "docs": {"type": "remote", "url": "https://example.invalid/mcp"}, // read-only
+  },
+  "theme": "dark", // trailing comma follows
+}
+"""
+USER_AGENTS = "# Shop\n\nRun `make test` before you commit.\n"
+
+
+def install(directory: Path, entry: dict[str, object] = ENTRY) -> list[oc.FileChange]:
+    changes = oc.plan_install(oc.project_files(directory), entry)
+    oc.apply(changes)
+    return changes
+
+
+def uninstall(directory: Path) -> list[oc.FileChange]:
+    changes = oc.plan_uninstall(oc.project_files(directory))
+    oc.apply(changes)
+    return changes
+
+
+def actions(changes: list[oc.FileChange]) -> list[tuple[str, str]]:
+    return [(change.action, change.path.name) for change in changes]
+
+
+# -- where the files are ------------------------------------------------------------
+
+
+def test_project_config_is_opencode_json_when_there_is_none(tmp_path: Path) -> None:
+    assert oc.project_files(tmp_path) == oc.OpenCodeFiles(tmp_path / "opencode.json", tmp_path / "AGENTS.md")
+
+
+def test_project_config_prefers_an_existing_opencode_jsonc(tmp_path: Path) -> None:
+    (tmp_path / "opencode.json").write_text("{}", "utf-8")
+    (tmp_path / "opencode.jsonc").write_text("{}", "utf-8")
+
+    assert oc.project_files(tmp_path).config == tmp_path / "opencode.jsonc"
+
+
+def test_global_files_live_under_xdg_config_home(tmp_path: Path) -> None:
+    files = oc.global_files({"XDG_CONFIG_HOME": str(tmp_path)})
+
+    assert files == oc.OpenCodeFiles(
+        tmp_path / "opencode" / "opencode.json", tmp_path / "opencode" / "AGENTS.md"
+    )
+
+
+def test_global_files_default_to_dot_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    assert oc.global_files({}).agents == tmp_path / ".config" / "opencode" / "AGENTS.md"
+
+
+# -- what the server entry is -------------------------------------------------------------
+
+
+def test_server_entry_runs_graphmem_mcp_with_a_timeout() -> None:
+    assert ENTRY == {"type": "local", "command": COMMAND, "enabled": True, "timeout": 10000}
+
+
+def test_server_entry_pins_the_data_dir_as_an_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    entry = oc.server_entry(COMMAND, Path("store"))
+
+    assert entry["environment"] == {"GRAPHMEM_DATA_DIR": str(tmp_path.resolve() / "store")}
+
+
+def test_graphmem_command_is_the_resolved_script_on_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "graphmem"
+    script.write_text("#!/bin/sh\n", "utf-8")
+    (tmp_path / "link").symlink_to(script)
+    monkeypatch.setattr(oc.shutil, "which", lambda name: str(tmp_path / "link"))
+
+    assert oc.graphmem_command() == [str(script.resolve()), "mcp"]
+
+
+def test_graphmem_command_falls_back_to_the_script_beside_python(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "graphmem").write_text("#!/bin/sh\n", "utf-8")
+    monkeypatch.setattr(oc.shutil, "which", lambda name: None)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+
+    assert oc.graphmem_command() == [str(tmp_path / "graphmem"), "mcp"]
+
+
+def test_graphmem_command_falls_back_to_python_dash_m(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(oc.shutil, "which", lambda name: None)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "python"))
+
+    assert oc.graphmem_command() == [str(tmp_path / "python"), "-m", "graphmem", "mcp"]
+
+
+# -- install ------------------------------------------------------------------------------
+
+
+def test_install_in_a_fresh_project_creates_both_files(tmp_path: Path) -> None:
+    changes = install(tmp_path)
+
+    assert actions(changes) == [("created", "opencode.json"), ("created", "AGENTS.md")]
+    config = json.loads((tmp_path / "opencode.json").read_text("utf-8"))
+    assert config == {"$schema": oc.SCHEMA_URL, "mcp": {"graphmem": ENTRY}}
+    agents = (tmp_path / "AGENTS.md").read_text("utf-8")
+    assert agents.startswith(oc.SECTION_START + "\n") and agents.endswith(oc.SECTION_END + "\n")
+
+
+def test_install_keeps_the_other_settings_of_an_existing_json(tmp_path: Path) -> None:
+    (tmp_path / "opencode.json").write_text(json.dumps(OTHER_SETTINGS, indent=2) + "\n", "utf-8")
+
+    install(tmp_path)
+
+    config = json.loads((tmp_path / "opencode.json").read_text("utf-8"))
+    assert config == {**OTHER_SETTINGS, "mcp": {"graphmem": ENTRY}}
+
+
+def test_install_changes_a_jsonc_only_where_the_member_goes(tmp_path: Path) -> None:
+    path = tmp_path / "opencode.jsonc"
+    path.write_text(COMMENTED_JSONC, "utf-8")
+
+    install(tmp_path)
+
+    inserted = (
+        '    "graphmem": {\n'
+        '      "type": "local",\n'
+        '      "command": ["/opt/graphmem/bin/graphmem", "mcp"],\n'
+        '      "enabled": true,\n'
+        '      "timeout": 10000\n'
+        "    },\n"
+    )
+    expected = COMMENTED_JSONC.replace("// read-only\n", "// read-only\n" + inserted)
+    assert path.read_text("utf-8") == expected
+    assert not (tmp_path / "opencode.json").exists()
+
+
+def test_install_twice_changes_nothing_the_second_time(tmp_path: Path) -> None:
+    (tmp_path / "opencode.jsonc").write_text(COMMENTED_JSONC, "utf-8")
+    (tmp_path / "AGENTS.md").write_text(USER_AGENTS, "utf-8")
+    install(tmp_path)
+    written = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+
+    again = install(tmp_path)
+
+    assert actions(again) == [("unchanged", "opencode.jsonc"), ("unchanged", "AGENTS.md")]
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == written
+
+
+def test_install_updates_a_stale_entry_and_section(tmp_path: Path) -> None:
+    install(tmp_path, oc.server_entry(["/old/graphmem", "mcp"]))
+    agents = tmp_path / "AGENTS.md"
+    agents.write_text(
+        "intro\n\n" + oc.SECTION_START + "\nold advice\n" + oc.SECTION_END + "\n\noutro\n", "utf-8"
+    )
+
+    changes = install(tmp_path)
+
+    assert actions(changes) == [("updated", "opencode.json"), ("updated", "AGENTS.md")]
+    assert jsonc.get_value((tmp_path / "opencode.json").read_text("utf-8"), oc.MCP_PATH) == ENTRY
+    text = agents.read_text("utf-8")
+    assert text.startswith("intro\n\n" + oc.SECTION_START) and text.endswith(oc.SECTION_END + "\n\noutro\n")
+    assert "old advice" not in text and "graphmem_recall" in text
+
+
+def test_install_appends_the_section_after_the_users_agents_md(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text(USER_AGENTS, "utf-8")
+
+    install(tmp_path)
+
+    text = (tmp_path / "AGENTS.md").read_text("utf-8")
+    assert text.startswith(USER_AGENTS + "\n" + oc.SECTION_START + "\n")
+
+
+def test_the_section_names_every_tool_and_stays_short() -> None:
+    tools = [
+        "get_boot_context",
+        "get_context",
+        "recall",
+        "remember",
+        "update_memory",
+        "session_start",
+        "session_heartbeat",
+        "session_end",
+        "claim_item",
+        "release_item",
+        "delete_memory",
+        "memory_status",
+        "export_memories",
+        "import_memories",
+    ]
+
+    assert [tool for tool in tools if f"`graphmem_{tool}`" not in oc.SECTION_BODY] == []
+    assert len(oc.SECTION_BODY.splitlines()) + 2 <= 25
+
+
+def test_install_keeps_windows_line_endings(tmp_path: Path) -> None:
+    (tmp_path / "opencode.json").write_bytes(b'{\r\n  "model": "x"\r\n}\r\n')
+    (tmp_path / "AGENTS.md").write_bytes(b"# Shop\r\n")
+
+    install(tmp_path)
+
+    for name in ("opencode.json", "AGENTS.md"):
+        data = (tmp_path / name).read_bytes()
+        assert data.count(b"\n") == data.count(b"\r\n"), name
+
+
+# -- uninstall ------------------------------------------------------------------------------
+
+
+def test_uninstall_gives_back_the_original_jsonc_and_agents_md(tmp_path: Path) -> None:
+    (tmp_path / "opencode.jsonc").write_text(COMMENTED_JSONC, "utf-8")
+    (tmp_path / "AGENTS.md").write_text(USER_AGENTS, "utf-8")
+    install(tmp_path)
+
+    changes = uninstall(tmp_path)
+
+    assert actions(changes) == [("updated", "opencode.jsonc"), ("updated", "AGENTS.md")]
+    assert (tmp_path / "opencode.jsonc").read_text("utf-8") == COMMENTED_JSONC
+    assert (tmp_path / "AGENTS.md").read_text("utf-8") == USER_AGENTS
+
+
+def test_uninstall_gives_back_a_json_without_mcp_exactly(tmp_path: Path) -> None:
+    original = json.dumps(OTHER_SETTINGS, indent=2) + "\n"
+    (tmp_path / "opencode.json").write_text(original, "utf-8")
+    install(tmp_path)
+
+    uninstall(tmp_path)
+
+    assert (tmp_path / "opencode.json").read_text("utf-8") == original
+
+
+def test_uninstall_removes_an_mcp_object_it_leaves_empty(tmp_path: Path) -> None:
+    (tmp_path / "opencode.json").write_text('{\n  "model": "x",\n  "mcp": {}\n}\n', "utf-8")
+    install(tmp_path)
+
+    uninstall(tmp_path)
+
+    assert (tmp_path / "opencode.json").read_text("utf-8") == '{\n  "model": "x"\n}\n'
+
+
+def test_uninstall_after_a_fresh_install_deletes_what_install_created(tmp_path: Path) -> None:
+    install(tmp_path)
+
+    changes = uninstall(tmp_path)
+
+    assert actions(changes) == [("deleted", "opencode.json"), ("deleted", "AGENTS.md")]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_uninstall_twice_changes_nothing_the_second_time(tmp_path: Path) -> None:
+    (tmp_path / "opencode.jsonc").write_text(COMMENTED_JSONC, "utf-8")
+    install(tmp_path)
+    uninstall(tmp_path)
+
+    again = uninstall(tmp_path)
+
+    assert actions(again) == [("unchanged", "opencode.jsonc"), ("unchanged", "AGENTS.md")]
+
+
+def test_uninstall_keeps_a_config_that_never_had_graphmem(tmp_path: Path) -> None:
+    (tmp_path / "opencode.json").write_text(oc.EMPTY_CONFIG, "utf-8")
+
+    changes = uninstall(tmp_path)
+
+    assert actions(changes)[0] == ("unchanged", "opencode.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("a\n\nSECTION\n\nb\n", "a\n\nb\n"),
+        ("a\nSECTION\nb\n", "a\nb\n"),
+        ("SECTION\n\nb\n", "b\n"),
+        ("a\n\n\nSECTION\n", "a\n\n"),
+        ("SECTION", ""),
+    ],
+)
+def test_removing_the_section_takes_its_blank_line_and_keeps_the_rest(text: str, expected: str) -> None:
+    section = oc.SECTION_START + "\nbody\n" + oc.SECTION_END
+
+    assert oc.without_section(text.replace("SECTION", section), Path("AGENTS.md")) == expected
+
+
+# -- errors --------------------------------------------------------------------------------
+
+
+def test_an_invalid_config_is_an_error_naming_file_and_line_and_nothing_changes(tmp_path: Path) -> None:
+    broken = '{\n  "model": "x"\n  "theme": "dark"\n}\n'
+    (tmp_path / "opencode.json").write_text(broken, "utf-8")
+
+    with pytest.raises(IntegrationError) as raised:
+        install(tmp_path)
+
+    assert str(tmp_path / "opencode.json") in str(raised.value) and "line 3" in str(raised.value)
+    assert (tmp_path / "opencode.json").read_text("utf-8") == broken
+    assert not (tmp_path / "AGENTS.md").exists()
+
+
+def test_uninstall_of_an_invalid_config_is_an_error_too(tmp_path: Path) -> None:
+    (tmp_path / "opencode.json").write_text('{"mcp": {"graphmem": }}', "utf-8")
+
+    with pytest.raises(IntegrationError, match="line 1, column 22"):
+        uninstall(tmp_path)
+
+
+def test_a_config_that_is_not_utf8_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "opencode.json").write_bytes(b'{"model": "\xff"}')
+
+    with pytest.raises(IntegrationError, match="not UTF-8"):
+        install(tmp_path)
+
+
+def test_a_section_that_is_never_closed_is_an_error(tmp_path: Path) -> None:
+    text = "# Shop\n\n" + oc.SECTION_START + "\nhalf a section\n"
+    (tmp_path / "AGENTS.md").write_text(text, "utf-8")
+
+    with pytest.raises(IntegrationError, match=r"line 3 .* never closes it"):
+        install(tmp_path)
+    assert (tmp_path / "AGENTS.md").read_text("utf-8") == text
+
+
+def test_a_read_only_file_is_an_error_before_anything_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "AGENTS.md").write_text(USER_AGENTS, "utf-8")
+    agents = str((tmp_path / "AGENTS.md").resolve())
+    real_access = os.access
+    monkeypatch.setattr(oc.os, "access", lambda path, mode: str(path) != agents and real_access(path, mode))
+    changes = oc.plan_install(oc.project_files(tmp_path), ENTRY)
+
+    with pytest.raises(IntegrationError, match=r"AGENTS\.md is not a writable file"):
+        oc.apply(changes)
+    assert not (tmp_path / "opencode.json").exists()
+
+
+def test_a_config_dir_that_cannot_be_created_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "config").write_text("a file, not a directory", "utf-8")
+    changes = oc.plan_install(oc.global_files({"XDG_CONFIG_HOME": str(tmp_path / "config")}), ENTRY)
+
+    with pytest.raises(IntegrationError, match="cannot create files in"):
+        oc.apply(changes)
+
+
+def test_a_failed_replace_is_an_error_and_leaves_no_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "opencode.json").write_text("{}\n", "utf-8")
+
+    def refuse(source: object, target: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(oc.os, "replace", refuse)
+
+    with pytest.raises(IntegrationError, match=r"Cannot write .*opencode\.json: Permission denied"):
+        install(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["opencode.json"]
+    assert (tmp_path / "opencode.json").read_text("utf-8") == "{}\n"
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def test_writing_keeps_the_file_mode(tmp_path: Path) -> None:
+    path = tmp_path / "opencode.json"
+    path.write_text("{}\n", "utf-8")
+    path.chmod(0o640)
+
+    install(tmp_path)
+
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_writing_through_a_symlink_changes_its_target(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "opencode.json").write_text("{}\n", "utf-8")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "opencode.json").symlink_to(dotfiles / "opencode.json")
+
+    install(project)
+
+    assert (project / "opencode.json").is_symlink()
+    assert jsonc.get_value((dotfiles / "opencode.json").read_text("utf-8"), oc.MCP_PATH) == ENTRY
+
+
+def test_diff_shows_a_created_file_against_dev_null(tmp_path: Path) -> None:
+    change = oc.FileChange(tmp_path / "AGENTS.md", None, "hello\n")
+
+    assert change.diff().splitlines() == [
+        "--- /dev/null",
+        f"+++ {tmp_path / 'AGENTS.md'}",
+        "@@ -0,0 +1 @@",
+        "+hello",
+    ]
+
+
+def test_diff_marks_a_last_line_without_newline(tmp_path: Path) -> None:
+    change = oc.FileChange(tmp_path / "a.json", "{}", "{ }")
+
+    assert "\\ No newline at end of file" in change.diff()

@@ -1,0 +1,255 @@
+"""``graphmem install opencode`` and ``graphmem uninstall opencode``, in process, on real files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from graphmem.adapters import opencode_config
+from graphmem.cli import main
+from graphmem.core import jsonc
+from graphmem.service.memory import MemoryService
+
+Invoke = Callable[..., Result]
+COMMAND = ["/opt/graphmem/bin/graphmem", "mcp"]
+ENTRY = {"type": "local", "command": COMMAND, "enabled": True, "timeout": 10000}
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "opencode.md"
+HINT = "Restart OpenCode; `opencode mcp list` should show graphmem connected."
+USER_JSONC = """\
+{
+  // shared with the team
+  "model": "anthropic/claude-sonnet-4",
+  "share": "disabled", /* no links */
+}
+"""
+
+
+@pytest.fixture
+def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
+    """Runs ``graphmem ARGS`` with the user's config dir in ``tmp_path``; opening the store fails the test."""
+
+    def no_store(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        raise AssertionError("install and uninstall must not open the memory store")
+
+    monkeypatch.setattr(main, "SERVICE_FACTORY", no_store)
+    monkeypatch.setattr(opencode_config, "graphmem_command", lambda: list(COMMAND))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    runner = CliRunner()
+
+    def run(*args: str) -> Result:
+        return runner.invoke(main.cli, list(args))
+
+    return run
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    directory = tmp_path / "shop"
+    directory.mkdir()
+    return directory
+
+
+def config_of(path: Path) -> object:
+    return json.loads(path.read_text("utf-8"))
+
+
+def test_install_in_a_fresh_project_creates_the_config_and_agents_md(invoke: Invoke, project: Path) -> None:
+    result = invoke("install", "opencode", "--project", str(project))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"created {project / 'opencode.json'}",
+        f"created {project / 'AGENTS.md'}",
+    ]
+    assert result.stderr.strip() == HINT
+    assert config_of(project / "opencode.json") == {
+        "$schema": "https://opencode.ai/config.json",
+        "mcp": {"graphmem": ENTRY},
+    }
+    assert "`graphmem_recall`" in (project / "AGENTS.md").read_text("utf-8")
+
+
+def test_install_again_says_nothing_changed(invoke: Invoke, project: Path) -> None:
+    invoke("install", "opencode", "--project", str(project))
+
+    again = invoke("install", "opencode", "--project", str(project))
+
+    assert again.exit_code == 0
+    assert again.stdout.splitlines() == [
+        f"unchanged {project / 'opencode.json'}",
+        f"unchanged {project / 'AGENTS.md'}",
+    ]
+    assert "already installed" in again.stderr
+
+
+def test_install_keeps_a_jsonc_with_comments_apart_from_the_new_member(invoke: Invoke, project: Path) -> None:
+    (project / "opencode.jsonc").write_text(USER_JSONC, "utf-8")
+
+    result = invoke("install", "opencode", "--project", str(project))
+
+    assert result.stdout.splitlines()[0] == f"updated {project / 'opencode.jsonc'}"
+    text = (project / "opencode.jsonc").read_text("utf-8")
+    head = USER_JSONC.removesuffix("}\n")
+    assert text.startswith(head + '  "mcp": {\n    "graphmem": {\n')
+    assert text.endswith("    }\n  },\n}\n")
+
+
+def test_install_with_data_dir_pins_it_in_the_environment(
+    invoke: Invoke, project: Path, tmp_path: Path
+) -> None:
+    invoke("--data-dir", str(tmp_path / "store"), "install", "opencode", "--project", str(project))
+
+    entry = jsonc.get_value((project / "opencode.json").read_text("utf-8"), ("mcp", "graphmem"))
+    assert entry["environment"] == {"GRAPHMEM_DATA_DIR": str((tmp_path / "store").resolve())}
+
+
+def test_install_defaults_to_the_git_toplevel_of_the_current_directory(
+    invoke: Invoke, git_project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(Path(git_project) / "src")
+
+    result = invoke("install", "opencode")
+
+    assert result.exit_code == 0, result.output
+    assert (Path(git_project) / "opencode.json").is_file()
+    assert not (Path(git_project) / "src" / "opencode.json").exists()
+
+
+def test_install_outside_git_uses_the_current_directory(
+    invoke: Invoke, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+
+    invoke("install", "opencode")
+
+    assert (project / "opencode.json").is_file()
+
+
+def test_install_follows_the_global_project_option(invoke: Invoke, git_project: str) -> None:
+    result = invoke("--project", str(Path(git_project) / "src" / "app.py"), "install", "opencode")
+
+    assert result.exit_code == 0, result.output
+    assert (Path(git_project) / "AGENTS.md").is_file()
+
+
+def test_install_global_writes_under_xdg_config_home(invoke: Invoke, tmp_path: Path) -> None:
+    result = invoke("install", "opencode", "--global")
+
+    directory = tmp_path / "xdg" / "opencode"
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"created {directory / 'opencode.json'}",
+        f"created {directory / 'AGENTS.md'}",
+    ]
+    assert config_of(directory / "opencode.json") == {
+        "$schema": "https://opencode.ai/config.json",
+        "mcp": {"graphmem": ENTRY},
+    }
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(invoke: Invoke, project: Path) -> None:
+    (project / "opencode.jsonc").write_text(USER_JSONC, "utf-8")
+
+    result = invoke("install", "opencode", "--project", str(project), "--dry-run")
+
+    assert result.exit_code == 0, result.output
+    assert f"--- {project / 'opencode.jsonc'}" in result.stdout
+    assert '+    "graphmem": {' in result.stdout
+    assert f"+++ {project / 'AGENTS.md'}" in result.stdout and "--- /dev/null" in result.stdout
+    assert "nothing was written" in result.stderr
+    assert (project / "opencode.jsonc").read_text("utf-8") == USER_JSONC
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_uninstall_gives_back_the_users_files(invoke: Invoke, project: Path) -> None:
+    (project / "opencode.jsonc").write_text(USER_JSONC, "utf-8")
+    (project / "AGENTS.md").write_text("# Shop\n\nBe kind.\n", "utf-8")
+    invoke("install", "opencode", "--project", str(project))
+
+    result = invoke("uninstall", "opencode", "--project", str(project))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"updated {project / 'opencode.jsonc'}",
+        f"updated {project / 'AGENTS.md'}",
+    ]
+    assert (project / "opencode.jsonc").read_text("utf-8") == USER_JSONC
+    assert (project / "AGENTS.md").read_text("utf-8") == "# Shop\n\nBe kind.\n"
+
+
+def test_uninstall_after_a_fresh_install_deletes_both_files(invoke: Invoke, project: Path) -> None:
+    invoke("install", "opencode", "--project", str(project))
+
+    result = invoke("uninstall", "opencode", "--project", str(project))
+
+    assert result.stdout.splitlines() == [
+        f"deleted {project / 'opencode.json'}",
+        f"deleted {project / 'AGENTS.md'}",
+    ]
+    assert list(project.iterdir()) == []
+
+
+def test_uninstall_again_says_nothing_changed(invoke: Invoke, project: Path) -> None:
+    result = invoke("uninstall", "opencode", "--project", str(project))
+
+    assert result.exit_code == 0
+    assert "not installed" in result.stderr
+    assert list(project.iterdir()) == []
+
+
+def test_uninstall_dry_run_writes_nothing(invoke: Invoke, project: Path) -> None:
+    invoke("install", "opencode", "--project", str(project))
+    before = {p.name: p.read_bytes() for p in project.iterdir()}
+
+    result = invoke("uninstall", "opencode", "--project", str(project), "--dry-run")
+
+    assert '-    "graphmem": {' in result.stdout and "+++ /dev/null" in result.stdout
+    assert {p.name: p.read_bytes() for p in project.iterdir()} == before
+
+
+def test_global_and_project_together_is_a_usage_error(invoke: Invoke, project: Path) -> None:
+    result = invoke("install", "opencode", "--global", "--project", str(project))
+
+    assert result.exit_code == 2
+    assert "--global and --project cannot be used together" in result.stderr
+    assert list(project.iterdir()) == []
+
+
+def test_a_project_that_does_not_exist_is_a_usage_error(invoke: Invoke, tmp_path: Path) -> None:
+    result = invoke("uninstall", "opencode", "--project", str(tmp_path / "nowhere"))
+
+    assert result.exit_code == 2
+    assert "does not exist" in result.stderr
+
+
+def test_an_invalid_config_is_an_error_and_nothing_is_written(invoke: Invoke, project: Path) -> None:
+    broken = '{\n  "model": "x",\n  "share": disabled\n}\n'
+    (project / "opencode.json").write_text(broken, "utf-8")
+
+    result = invoke("install", "opencode", "--project", str(project))
+
+    assert result.exit_code == 10
+    assert result.stderr.startswith(f"error: {project / 'opencode.json'} is not valid JSON with comments")
+    assert "line 3, column 12" in result.stderr
+    assert (project / "opencode.json").read_text("utf-8") == broken
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_an_unwritable_config_dir_is_an_error(invoke: Invoke, tmp_path: Path) -> None:
+    (tmp_path / "xdg").write_text("a file where the config dir should be", "utf-8")
+
+    result = invoke("install", "opencode", "--global")
+
+    assert result.exit_code == 10
+    assert result.stderr.startswith("error: Cannot change ")
+    assert "cannot create files in" in result.stderr
+
+
+def test_docs_show_the_agents_md_section_that_install_writes() -> None:
+    section = opencode_config.with_section("", opencode_config.SECTION_BODY, Path("AGENTS.md"))
+
+    assert "```markdown\n" + section + "```" in DOCS.read_text("utf-8")
