@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch 2.13.0 is the CPU build; a plain `torch` requirement pulls a 5.5 GB CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: run test lint bench-locomo bench-scale clean
+.PHONY: run test lint bench-locomo bench-scale bench-serve clean
 
 $(BIN)/graphmem: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,8 +14,8 @@ $(BIN)/graphmem: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-run: $(BIN)/graphmem  ## set up, open the default store, load the model, report status
-	$(BIN)/graphmem status
+run: $(BIN)/graphmem  ## set up and run the daemon on the default store and model (Ctrl-C stops it)
+	$(BIN)/graphmem serve
 
 test: $(BIN)/graphmem  ## set up and run every test
 	$(BIN)/python -m pytest -q
@@ -30,6 +30,9 @@ bench-locomo: $(BIN)/graphmem
 
 bench-scale: $(BIN)/graphmem
 	$(BIN)/graphmem bench scale --memories 100000
+
+bench-serve: $(BIN)/graphmem
+	$(BIN)/graphmem bench serve
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

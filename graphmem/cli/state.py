@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 import click
 
@@ -21,9 +21,17 @@ class ServiceFactory(Protocol):
 def open_default_service(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
     """The real service: settings from config and ``GRAPHMEM_*``, ``--data-dir`` winning."""
     from graphmem.app import open_memory
+    from graphmem.server.lifecycle import find_daemon
     from graphmem.settings import load_settings
 
-    return open_memory(load_settings(data_dir=data_dir), check_model=check_model)
+    settings = load_settings(data_dir=data_dir)
+    daemon = find_daemon(settings.data_dir.expanduser())
+    if daemon is not None:  # it owns the store: go through it (same verbs, same results)
+        from graphmem.server.remote import RemoteMemory
+
+        key = settings.api_key.get_secret_value() if settings.api_key else None
+        return cast("MemoryService", RemoteMemory(daemon, key))
+    return open_memory(settings, check_model=check_model)
 
 
 @dataclass

@@ -22,6 +22,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from graphmem.server import rpc
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 
@@ -183,6 +184,17 @@ def build_app(runtime: Runtime, *, max_bytes: int, api_key: str | None, rate_lim
     async def metrics(request: Request) -> Response:
         body = await anyio.to_thread.run_sync(runtime.metrics.render)
         return Response(body, media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    @mcp.custom_route("/rpc", methods=["POST"])
+    async def remote_call(request: Request) -> Response:
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return JSONResponse({"error": {"type": "InvalidInputError", "message": "Body is not JSON."}}, 400)
+        answer = await anyio.to_thread.run_sync(rpc.call, runtime.memory, body)
+        if isinstance(body, dict) and body.get("method") in rpc.WRITES:
+            runtime.written()
+        return JSONResponse(answer)
 
     return mcp.http_app(
         path="/mcp",

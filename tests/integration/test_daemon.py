@@ -68,15 +68,32 @@ def text_of(result: Any) -> str:
 
 def test_every_memory_tool_over_http(daemon: Daemon, project: Path) -> None:
     url, where = daemon.mcp_url, str(project)
-    kuzu = call(url, "remember", text="We chose Kùzu over SQLite for the graph store because it is "
-                "embedded and speaks Cypher; see !12", category="decision", project=where)  # fmt: skip
+    kuzu = call(
+        url,
+        "remember",
+        text="We chose Kùzu over SQLite for the graph store because it is "
+        "embedded and speaks Cypher; see !12",
+        category="decision",
+        project=where,
+    )
     assert kuzu["created"] and kuzu["memory"]["scope"] == "project"
     assert "!12" in kuzu["entities"]
-    again = call(url, "remember", text="We chose Kùzu over SQLite for the graph store because it is "
-                 "embedded and speaks Cypher; see !12", category="decision", project=where)  # fmt: skip
+    again = call(
+        url,
+        "remember",
+        text="We chose Kùzu over SQLite for the graph store because it is "
+        "embedded and speaks Cypher; see !12",
+        category="decision",
+        project=where,
+    )
     assert not again["created"] and again["duplicate_of"] == kuzu["id"]
-    rule = call(url, "remember", text="Never push directly to main; open a merge request",
-                category="directive", project=where)  # fmt: skip
+    rule = call(
+        url,
+        "remember",
+        text="Never push directly to main; open a merge request",
+        category="directive",
+        project=where,
+    )
     blocker = call(
         url, "remember", text="CI runners are out of disk space", category="blocker", project=where
     )
@@ -97,11 +114,21 @@ def test_every_memory_tool_over_http(daemon: Daemon, project: Path) -> None:
     resolved = call(url, "update_memory", id=blocker["id"], action="resolve")
     assert resolved["memory"]["status"] == "resolved"
     assert call(url, "update_memory", id=blocker["id"], action="unresolve")["memory"]["status"] == "active"
-    edited = call(url, "update_memory", id=rule["id"], action="edit",
-                  text="Never push directly to main or release branches")  # fmt: skip
+    edited = call(
+        url,
+        "update_memory",
+        id=rule["id"],
+        action="edit",
+        text="Never push directly to main or release branches",
+    )
     assert edited["memory"]["text"].endswith("release branches")
-    newer = call(url, "remember", text="We moved the graph store to DuckDB for analytics", category="fact",
-                 project=where)  # fmt: skip
+    newer = call(
+        url,
+        "remember",
+        text="We moved the graph store to DuckDB for analytics",
+        category="fact",
+        project=where,
+    )
     call(url, "update_memory", id=newer["id"], action="supersede", target_id=kuzu["id"])
     assert call(url, "recall", query="graph store Kùzu", project=where, history=True)["hits"]
     current = [h["id"] for h in call(url, "recall", query="graph store Kùzu", project=where)["hits"]]
@@ -153,8 +180,12 @@ def test_sessions_claims_and_summaries(daemon: Daemon, project: Path) -> None:
     boot = call(url, "get_boot_context", project=where)
     assert first["id"] in [s["id"] for s in boot["active_sessions"]]
 
-    ended = call(url, "session_end", session_id=first["id"],
-                 summary="Fixed the refund rounding bug in !77; the currency table still needs a test")  # fmt: skip
+    ended = call(
+        url,
+        "session_end",
+        session_id=first["id"],
+        summary="Fixed the refund rounding bug in !77; the currency table still needs a test",
+    )
     assert ended["summary_memory_id"]
     assert call(url, "claim_item", session_id=second["id"], item="!77")["claim"]["agent"] == "opencode/plan"
     assert call(url, "release_item", session_id=second["id"], item="!77")["released"] is True
@@ -185,13 +216,19 @@ def test_cypher_like_text_is_stored_and_found_literally(daemon: Daemon) -> None:
 
 
 def test_the_http_surface_rejects_bad_requests_and_keeps_serving(daemon: Daemon) -> None:
-    status, _, raw = http("POST", daemon.mcp_url, b"{not json",
-                          {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})  # fmt: skip
+    status, _, raw = http(
+        "POST",
+        daemon.mcp_url,
+        b"{not json",
+        {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+    )
     assert status == 400 and json.loads(raw)["error"]["code"] == -32700
     host, port = daemon.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=30) as sock:
-        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 3000000\r\n\r\n" + b"x" * 1000)  # fmt: skip
+        sock.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 3000000\r\n\r\n" + b"x" * 1000
+        )
         answer = sock.recv(4096).decode()
     assert answer.startswith("HTTP/1.1 413") and "bytes" in answer
     status, body = rpc(daemon.mcp_url, "tools/call", {"name": "no_such_tool", "arguments": {}})
@@ -199,8 +236,10 @@ def test_the_http_surface_rejects_bad_requests_and_keeps_serving(daemon: Daemon)
 
     # a client that disconnects mid-request
     with socket.create_connection((host, int(port))) as sock:
-        sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                     b"Content-Length: 5000\r\n\r\n{\"jsonrpc\": ")  # fmt: skip
+        sock.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b'Content-Length: 5000\r\n\r\n{"jsonrpc": '
+        )
     assert http("GET", f"{daemon.url}/health")[0] == 200
     assert call(daemon.mcp_url, "memory_status")["healthy"] is True
 
@@ -307,8 +346,17 @@ def test_two_clients_starting_at_once_share_one_daemon(tmp_path: Path, project: 
 def test_a_stale_daemon_file_is_ignored(tmp_path: Path, project: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    (data_dir / "daemon.json").write_text(json.dumps({"pid": 999999, "url": "http://127.0.0.1:9",
-        "data_dir": str(data_dir), "started_at": 0, "version": "0"}))  # fmt: skip
+    (data_dir / "daemon.json").write_text(
+        json.dumps(
+            {
+                "pid": 999999,
+                "url": "http://127.0.0.1:9",
+                "data_dir": str(data_dir),
+                "started_at": 0,
+                "version": "0",
+            }
+        )
+    )
     (data_dir / "daemon.lock").write_text("")
 
     async def go() -> dict[str, Any]:
@@ -376,3 +424,41 @@ def test_api_key_and_rate_limit(tmp_path: Path) -> None:
         assert "s3cret-key" not in guarded.log.read_text("utf-8")
     finally:
         guarded.stop()
+
+
+def graphmem_cli(data_dir: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "graphmem", *args],
+        env=sandbox_env(data_dir),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_cli_works_through_a_running_daemon(daemon: Daemon, project: Path, tmp_path: Path) -> None:
+    stored = graphmem_cli(
+        daemon.data_dir, "remember", "-c", "procedure", "Release with make release after tagging", cwd=project
+    )
+    assert stored.returncode == 0, stored.stderr
+    memory_id = stored.stdout.strip()
+    found = graphmem_cli(daemon.data_dir, "recall", "--json", "how do we release", cwd=project)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["hits"][0]["id"] == memory_id
+    over_mcp = call(daemon.mcp_url, "recall", query="how do we release", project=str(project))
+    assert over_mcp["hits"][0]["id"] == memory_id  # one memory, whichever door
+
+    missing = graphmem_cli(daemon.data_dir, "show", "mem_nope")
+    assert missing.returncode == 3 and "No memory with id" in missing.stderr
+    out = tmp_path / "export.jsonl"
+    assert graphmem_cli(daemon.data_dir, "export", "-o", str(out), cwd=project).returncode == 0
+    checked = graphmem_cli(daemon.data_dir, "import", "--dry-run", str(out), cwd=project)
+    assert checked.returncode == 0 and "already present" in checked.stdout
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(out.read_text("utf-8") + "not json\n", "utf-8")
+    refused = graphmem_cli(daemon.data_dir, "import", str(bad), cwd=project)
+    assert refused.returncode == 2 and "line" in refused.stderr
+    deleted = graphmem_cli(daemon.data_dir, "delete", "--yes", memory_id)
+    assert deleted.returncode == 0, deleted.stderr
+    assert graphmem_cli(daemon.data_dir, "show", memory_id).returncode == 3

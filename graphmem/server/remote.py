@@ -1,0 +1,93 @@
+"""The CLI's side of ``/rpc``: the Memory service of a running daemon, called like the local one."""
+
+from __future__ import annotations
+
+import http.client
+import inspect
+import json
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from graphmem import errors
+from graphmem.server import rpc
+from graphmem.server.lifecycle import DaemonInfo
+from graphmem.service.memory import MemoryService
+from graphmem.service.transfer import ExportSummary
+
+TIMEOUT_S = 3600.0  # imports of large files take a while
+
+
+class RemoteMemory:
+    """Forwards the Memory service's verbs to the daemon that owns the store."""
+
+    def __init__(self, info: DaemonInfo, api_key: str | None = None) -> None:
+        self.info = info
+        self.data_dir = Path(info.data_dir)
+        self._api_key = api_key
+        target = urlsplit(info.url)
+        self._connection = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port,
+                                                      timeout=TIMEOUT_S)  # fmt: skip
+
+    def _call(self, method: str, **arguments: Any) -> Any:
+        body = json.dumps({"method": method, "arguments": rpc.encode_arguments(method, arguments)}).encode()
+        headers = {"Content-Type": "application/json", "X-Graphmem-Client": "cli"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        try:
+            self._connection.request("POST", "/rpc", body, headers)
+            response = self._connection.getresponse()
+            raw = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise errors.StoreError(
+                f"The graphmem daemon at {self.info.url} (pid {self.info.pid}) holds the store but did "
+                f"not answer ({exc}). Stop it with `graphmem stop` and try again."
+            ) from exc
+        try:
+            answer = json.loads(raw)
+        except ValueError:
+            raise errors.StoreError(f"The daemon answered HTTP {response.status} with no JSON.") from None
+        if response.status != 200:
+            raise errors.StoreError(
+                f"The daemon refused the call (HTTP {response.status}): {answer.get('error')}"
+            )
+        if "error" in answer:
+            problem = answer["error"]
+            kind = getattr(errors, str(problem.get("type")), errors.GraphmemError)
+            if not (isinstance(kind, type) and issubclass(kind, errors.GraphmemError)):
+                kind = errors.GraphmemError
+            if kind is errors.ImportFileError:
+                raise errors.ImportFileError(
+                    problem["message"], [tuple(p) for p in problem.get("problems", [])]
+                )
+            raise kind(problem["message"])
+        return rpc.decode_result(method, answer["result"])
+
+    def __getattr__(self, method: str) -> Any:
+        if method not in rpc.METHODS:
+            raise AttributeError(method)
+        signature = inspect.signature(getattr(MemoryService, method))
+
+        def forward(*args: Any, **kwargs: Any) -> Any:
+            bound = signature.bind(None, *args, **kwargs).arguments
+            arguments = {k: v for k, v in bound.items() if k != "self" and k not in rpc.LOCAL_ONLY}
+            return self._call(method, **arguments)
+
+        return forward
+
+    def warm_up(self) -> None:
+        """The daemon has its model loaded (or loading) already."""
+
+    def export(self, out: TextIO, **arguments: Any) -> ExportSummary:
+        answer = self._call("export", **arguments)
+        out.write(answer["text"])
+        summary: ExportSummary = rpc.signature("export")[1].validate_python(answer["summary"])
+        return summary
+
+    def import_file(self, path: Path, **arguments: Any) -> Any:
+        """The daemon reads the file itself (it runs on this machine); no progress bar."""
+        arguments.pop("progress", None)
+        return self._call("import_file", path=Path(path).resolve(), **arguments)
+
+    def close(self) -> None:
+        self._connection.close()

@@ -1,0 +1,91 @@
+"""The daemon's ``/rpc`` route: the Memory service's verbs for the CLI, over HTTP.
+
+While a daemon owns the store no other process can open it, so the CLI sends its
+calls here (see ``graphmem.server.remote``). Arguments and results travel as JSON
+through pydantic, typed by the service's own signatures, so both sides get the same
+objects; graphmem's errors travel by class name and are raised again on the CLI side.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import typing
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from graphmem.errors import GraphmemError, ImportFileError, InvalidInputError
+from graphmem.service.memory import MemoryService
+
+# The verbs the CLI may call; ``export`` is special-cased (it writes to a stream).
+METHODS = frozenset(
+    {
+        "remember", "recall", "get_context", "boot_context", "show", "list", "edit", "archive",
+        "restore", "resolve", "unresolve", "delete", "link", "unlink", "stats", "import_file",
+        "embed_pending", "load_model", "export", "reindex",
+    }
+)  # fmt: skip
+# Verbs after which the daemon's embedder should look for new memories.
+WRITES = frozenset({"remember", "edit", "import_file", "restore", "reindex"})
+# Parameters that cannot cross a process boundary.
+LOCAL_ONLY = frozenset({"progress", "out"})
+
+
+@cache
+def signature(method: str) -> tuple[dict[str, TypeAdapter[Any]], TypeAdapter[Any]]:
+    """Adapters for the parameters and the result of ``MemoryService.<method>``."""
+    function = getattr(MemoryService, method)
+    hints = typing.get_type_hints(function)
+    params = {
+        name: TypeAdapter(hints[name])
+        for name in inspect.signature(function).parameters
+        if name != "self" and name not in LOCAL_ONLY
+    }
+    return params, TypeAdapter(hints.get("return", type(None)))
+
+
+def encode_arguments(method: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    params, _ = signature(method)
+    return {name: params[name].dump_python(value, mode="json") for name, value in arguments.items()}
+
+
+def decode_result(method: str, data: Any) -> Any:
+    if method == "export":
+        return data
+    return signature(method)[1].validate_python(data)
+
+
+def call(memory: MemoryService, request: Any) -> dict[str, Any]:
+    """Run one request ``{"method": ..., "arguments": {...}}``; the JSON answer."""
+    try:
+        if not isinstance(request, dict) or request.get("method") not in METHODS:
+            raise InvalidInputError(f"Unknown method; use one of: {', '.join(sorted(METHODS))}.")
+        method: str = request["method"]
+        raw = request.get("arguments") or {}
+        params, result = signature(method)
+        unknown = set(raw) - set(params)
+        if unknown:
+            raise InvalidInputError(f"Unknown argument(s) for {method}: {', '.join(sorted(unknown))}.")
+        try:
+            arguments = {name: params[name].validate_python(value) for name, value in raw.items()}
+        except ValidationError as exc:
+            raise InvalidInputError(f"Invalid arguments for {method}: {exc.errors()[0]['msg']}.") from None
+        if method == "export":
+            buffer = io.StringIO()
+            summary = memory.export(buffer, **arguments)
+            return {
+                "result": {"text": buffer.getvalue(), "summary": result.dump_python(summary, mode="json")}
+            }
+        if method == "import_file":
+            arguments["path"] = Path(arguments["path"])
+        verb: Callable[..., Any] = getattr(memory, method)
+        return {"result": result.dump_python(verb(**arguments), mode="json")}
+    except GraphmemError as exc:
+        error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+        if isinstance(exc, ImportFileError):
+            error["problems"] = exc.problems
+        return {"error": error}
