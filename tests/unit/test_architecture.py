@@ -14,6 +14,7 @@ Imports under ``if TYPE_CHECKING:`` never run and count as neither.
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,14 +36,17 @@ CORE_FORBIDDEN_THIRD_PARTY = (
     "tree_sitter_language_pack",
 )
 CORE_FORBIDDEN_GRAPHMEM = (
+    "graphmem.server",
     "graphmem.adapters",
     "graphmem.service",
     "graphmem.app",
     "graphmem.cli",
     "graphmem.bench",
 )
-ADAPTERS_FORBIDDEN = ("graphmem.service", "graphmem.app", "graphmem.cli", "graphmem.bench")
+ADAPTERS_FORBIDDEN = ("graphmem.service", "graphmem.app", "graphmem.cli", "graphmem.bench", "graphmem.server")
 SERVICE_FORBIDDEN = (
+    "graphmem.server",
+    "fastmcp",
     "graphmem.app",
     "graphmem.cli",
     "graphmem.bench",
@@ -50,7 +54,18 @@ SERVICE_FORBIDDEN = (
     "torch",
     "sentence_transformers",
 )
-CLI_FORBIDDEN_AT_IMPORT_TIME = ("graphmem.app", "graphmem.service", "graphmem.adapters", "graphmem.bench")
+CLI_FORBIDDEN_AT_IMPORT_TIME = (
+    "graphmem.app",
+    "graphmem.service",
+    "graphmem.adapters",
+    "graphmem.bench",
+    "graphmem.server",
+)
+# The web stack belongs to the daemon.
+SERVER_ONLY = ("fastmcp", "mcp", "uvicorn", "starlette", "prometheus_client")
+# `graphmem mcp` starts with every client and must list tools at once: stdlib only.
+PROXY_MODULES = ("graphmem.server.proxy", "graphmem.server.lifecycle")
+PROXY_MAY_IMPORT = ("graphmem.errors", "graphmem.server.lifecycle", "graphmem.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,3 +293,31 @@ def test_the_checker_tells_import_time_from_function_and_skips_type_checking(tmp
     assert ("graphmem.app", False) in seen
     assert ("fastmcp", False) in seen
     assert not any(name == "torch" for name, _ in seen)
+
+
+def test_the_web_stack_is_imported_only_by_the_server_and_its_benchmark() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if matches(found.name, SERVER_ONLY)
+        and not in_layer(found, "graphmem.server")
+        and not in_layer(found, "graphmem.bench")
+    ]
+
+    assert not violations, report("fastmcp, uvicorn, starlette belong in graphmem/server", violations)
+
+
+def test_the_stdio_proxy_imports_only_the_standard_library() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if found.module in PROXY_MODULES
+        and found.at_import_time
+        and not matches(found.name, PROXY_MAY_IMPORT)
+        and found.name.split(".")[0] not in sys.stdlib_module_names
+        and found.name != "__future__"
+    ]
+
+    assert not violations, report(
+        "graphmem mcp must start fast: stdlib only in proxy and lifecycle", violations
+    )
