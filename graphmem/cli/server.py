@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -14,8 +15,17 @@ from graphmem.cli.state import CliState, pass_state
 @click.option(
     "--port", type=click.IntRange(0, 65535), default=None, help="Port (default: [server] port, 9824)."
 )
+@click.option("--detach", is_flag=True, help="Start the daemon in the background and return once it serves.")
+@click.option(
+    "--start-timeout",
+    type=click.FloatRange(min=1),
+    default=None,
+    help="With --detach: seconds to wait for it (default: [server] start_timeout_seconds).",
+)
 @pass_state
-def serve(state: CliState, host: str | None, port: int | None) -> None:
+def serve(
+    state: CliState, host: str | None, port: int | None, detach: bool, start_timeout: float | None
+) -> None:
     """Run the daemon: MCP over HTTP at /mcp, plus /health, /stats and /metrics.
 
     One daemon owns a data dir; `graphmem mcp` starts it when needed, so you
@@ -25,11 +35,30 @@ def serve(state: CliState, host: str | None, port: int | None) -> None:
     Example:
         $ graphmem serve --port 9824
         graphmem daemon: http://127.0.0.1:9824/mcp (data: ~/.local/share/graphmem)
+        $ graphmem serve --detach
+        graphmem daemon (pid 4242): http://127.0.0.1:9824/mcp
     """
     from graphmem.server.daemon import serve as run
+    from graphmem.server.lifecycle import find_daemon, spawn_detached
     from graphmem.settings import load_settings
 
-    run(load_settings(data_dir=state.data_dir), host=host, port=port)
+    settings = load_settings(data_dir=state.data_dir)
+    if not detach:
+        run(settings, host=host, port=port)
+        return
+    data_dir = settings.data_dir.expanduser()
+    info = find_daemon(data_dir)
+    if info is None:
+        env = dict(os.environ)
+        env["GRAPHMEM_DATA_DIR"] = str(data_dir)
+        if host:
+            env["GRAPHMEM_SERVER__HOST"] = host
+        if port is not None:
+            env["GRAPHMEM_SERVER__PORT"] = str(port)
+        info = spawn_detached(
+            data_dir, timeout=start_timeout or settings.server.start_timeout_seconds, env=env
+        )
+    click.echo(f"graphmem daemon (pid {info.pid}): {info.mcp_url}")
 
 
 @click.command()
@@ -41,8 +70,8 @@ def mcp(state: CliState) -> None:
     forwards every call to it. Logs go to stderr only.
 
     \b
-    Example (what a client runs):
-        graphmem mcp
+    Example:
+        graphmem mcp     # what the client runs; it speaks MCP on stdin/stdout
     """
     import logging
     from importlib.metadata import version

@@ -144,8 +144,47 @@ def serve_command(data_dir: Path) -> list[str]:
     return [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), "serve"]
 
 
+def spawn_detached(data_dir: Path, *, timeout: float, env: Mapping[str, str] | None = None) -> DaemonInfo:
+    """Start a daemon in a session of its own, logging to daemon.log, and wait until it serves.
+
+    Used by ``graphmem serve --detach``: that launcher then exits, so the daemon is
+    no descendant of whoever ran it (OpenCode kills its MCP servers' process trees).
+    """
+    log_path = data_dir / LOG_FILENAME
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            serve_command(data_dir),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            env=dict(env) if env is not None else None,
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = find_daemon(data_dir)
+        if info is not None and info.pid == process.pid:
+            return info
+        code = process.poll()
+        if code is not None:
+            raise StoreError(
+                f"The graphmem daemon exited with code {code} while starting: {_last_line(log_path)}"
+            )
+        time.sleep(0.02)
+    raise StoreError(f"The graphmem daemon did not start within {timeout:.0f} s; see {log_path}.")
+
+
+def _last_line(path: Path) -> str:
+    try:
+        lines = [line for line in path.read_text("utf-8", errors="replace").splitlines() if line.strip()]
+    except OSError:
+        return f"see {path}"
+    return f"{lines[-1]} (log: {path})" if lines else f"see {path}"
+
+
 def ensure_daemon(data_dir: Path, *, timeout: float, env: Mapping[str, str] | None = None) -> DaemonInfo:
-    """The daemon of ``data_dir``, started (detached, logging to daemon.log) if none runs."""
+    """The daemon of ``data_dir``, started if none runs (two callers at once start one)."""
     info = find_daemon(data_dir)
     if info is not None:
         return info
@@ -153,28 +192,22 @@ def ensure_daemon(data_dir: Path, *, timeout: float, env: Mapping[str, str] | No
         info = find_daemon(data_dir)  # another client may have started it meanwhile
         if info is not None:
             return info
-        log_path = data_dir / LOG_FILENAME
-        with open(log_path, "ab") as log:
-            process = subprocess.Popen(
-                serve_command(data_dir),
+        try:
+            done = subprocess.run(
+                [*serve_command(data_dir), "--detach", "--start-timeout", str(timeout)],
                 stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # outlives the client that started it
+                capture_output=True,
+                text=True,
+                timeout=timeout + 30,
                 env=dict(env) if env is not None else None,
             )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            info = find_daemon(data_dir)
-            if info is not None and info.pid == process.pid:
-                return info
-            code = process.poll()
-            if code is not None:
-                raise StoreError(
-                    f"The graphmem daemon exited with code {code} while starting; see {log_path}."
-                )
-            time.sleep(0.02)
-        raise StoreError(f"The graphmem daemon did not start within {timeout:.0f} s; see {log_path}.")
+        except subprocess.TimeoutExpired:
+            raise StoreError(f"The graphmem daemon did not start within {timeout:.0f} s.") from None
+        info = find_daemon(data_dir)
+        if done.returncode != 0 or info is None:
+            problem = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no message"
+            raise StoreError(f"Could not start the graphmem daemon: {problem}")
+        return info
 
 
 def stop_daemon(data_dir: Path, timeout: float = 15.0) -> DaemonInfo | None:
