@@ -10,6 +10,18 @@ import click
 from graphmem.cli.state import CliState, pass_state
 
 
+def _log_to_stderr() -> None:
+    """The daemon logs graphmem's own messages (never memory text) at INFO."""
+    import logging
+
+    logger = logging.getLogger("graphmem")
+    if not logger.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+
+
 @click.command()
 @click.option("--host", default=None, help="Address to bind (default: [server] host, 127.0.0.1).")
 @click.option(
@@ -22,9 +34,17 @@ from graphmem.cli.state import CliState, pass_state
     default=None,
     help="With --detach: seconds to wait for it (default: [server] start_timeout_seconds).",
 )
+@click.option("--port-fallback", is_flag=True, hidden=True, help="Serve on a free port if the port is taken.")
+@click.option("--detached-child", is_flag=True, hidden=True, help="Set by --detach for the daemon it starts.")
 @pass_state
 def serve(
-    state: CliState, host: str | None, port: int | None, detach: bool, start_timeout: float | None
+    state: CliState,
+    host: str | None,
+    port: int | None,
+    detach: bool,
+    start_timeout: float | None,
+    port_fallback: bool,
+    detached_child: bool,
 ) -> None:
     """Run the daemon: MCP over HTTP at /mcp, plus /health, /stats and /metrics.
 
@@ -44,7 +64,8 @@ def serve(
 
     settings = load_settings(data_dir=state.data_dir)
     if not detach:
-        run(settings, host=host, port=port)
+        _log_to_stderr()
+        run(settings, host=host, port=port, port_fallback=port_fallback, detached=detached_child)
         return
     data_dir = settings.data_dir.expanduser()
     info = find_daemon(data_dir)
@@ -55,9 +76,9 @@ def serve(
             env["GRAPHMEM_SERVER__HOST"] = host
         if port is not None:
             env["GRAPHMEM_SERVER__PORT"] = str(port)
-        info = spawn_detached(
-            data_dir, timeout=start_timeout or settings.server.start_timeout_seconds, env=env
-        )
+        timeout = start_timeout or settings.server.start_timeout_seconds
+        fallback = port_fallback and port is None
+        info = spawn_detached(data_dir, timeout=timeout, env=env, port_fallback=fallback)
     click.echo(f"graphmem daemon (pid {info.pid}): {info.mcp_url}")
 
 

@@ -7,6 +7,7 @@ import errno
 import ipaddress
 import logging
 import os
+import signal
 import socket
 import sys
 import time
@@ -33,7 +34,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, *, fallback: bool = False) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -41,6 +42,9 @@ def _bind(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
+        if exc.errno == errno.EADDRINUSE and fallback and port != 0:
+            log.warning("port %s is in use; serving on a free port (clients read it from daemon.json)", port)
+            return _bind(host, 0)
         if exc.errno == errno.EADDRINUSE:
             raise ConflictError(
                 f"Port {port} on {host} is in use by another program: pass --port, or set "
@@ -66,7 +70,14 @@ def _take_lock(data_dir: Path) -> ServeLock:
             time.sleep(0.05)
 
 
-def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:
+def serve(
+    settings: Settings,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    port_fallback: bool = False,
+    detached: bool = False,
+) -> None:
     """Run the daemon until SIGTERM / SIGINT. Raises graphmem errors for bad setups."""
     import uvicorn
 
@@ -85,11 +96,11 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
     data_dir = Path(settings.data_dir).expanduser()
     lock = _take_lock(data_dir)
     try:
-        sock = _bind(host, port)
+        sock = _bind(host, port, fallback=port_fallback)
         memory = open_memory(settings)
         runtime = Runtime(
             memory,
-            log_path=data_dir / LOG_FILENAME,
+            log_hint=str(data_dir / LOG_FILENAME) if detached else "the daemon's stderr",
             session_ttl=timedelta(seconds=settings.server.session_ttl_seconds),
             resolve_project=resolve_project,
             version=package_version("graphmem"),
@@ -110,8 +121,11 @@ def serve(settings: Settings, *, host: str | None = None, port: int | None = Non
                                 runtime.version))  # fmt: skip
         log.info("graphmem daemon serving %s at http://%s:%s/mcp", data_dir, url_host, bound_port)
         print(f"graphmem daemon: http://{url_host}:{bound_port}/mcp (data: {data_dir})", file=sys.stderr)
+        # uvicorn stops gracefully on SIGTERM / SIGINT, then re-raises the signal under the
+        # handler that was there before it: make that one return, so the cleanup below runs.
+        signal.signal(signal.SIGTERM, lambda signum, frame: None)
         try:
-            server.run(sockets=[sock])  # stops gracefully on SIGTERM and SIGINT
+            server.run(sockets=[sock])
         finally:
             runtime.stop_worker()
             memory.close()

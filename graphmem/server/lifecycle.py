@@ -144,7 +144,9 @@ def serve_command(data_dir: Path) -> list[str]:
     return [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), "serve"]
 
 
-def spawn_detached(data_dir: Path, *, timeout: float, env: Mapping[str, str] | None = None) -> DaemonInfo:
+def spawn_detached(
+    data_dir: Path, *, timeout: float, env: Mapping[str, str] | None = None, port_fallback: bool = False
+) -> DaemonInfo:
     """Start a daemon in a session of its own, logging to daemon.log, and wait until it serves.
 
     Used by ``graphmem serve --detach``: that launcher then exits, so the daemon is
@@ -153,8 +155,9 @@ def spawn_detached(data_dir: Path, *, timeout: float, env: Mapping[str, str] | N
     log_path = data_dir / LOG_FILENAME
     data_dir.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
+        flags = ["--detached-child", *(["--port-fallback"] if port_fallback else [])]
         process = subprocess.Popen(
-            serve_command(data_dir),
+            [*serve_command(data_dir), *flags],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
@@ -194,7 +197,7 @@ def ensure_daemon(data_dir: Path, *, timeout: float, env: Mapping[str, str] | No
             return info
         try:
             done = subprocess.run(
-                [*serve_command(data_dir), "--detach", "--start-timeout", str(timeout)],
+                [*serve_command(data_dir), "--detach", "--start-timeout", str(timeout), "--port-fallback"],
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 text=True,

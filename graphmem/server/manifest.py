@@ -22,7 +22,7 @@ class _ListingOnly:
     """Enough of a Runtime to build the tools and list them (never called)."""
 
     memory = None
-    log_path = Path("daemon.log")
+    log_hint = "daemon.log"
     metrics = Metrics()
 
     def written(self) -> None:  # pragma: no cover - tools are never called here

@@ -13,6 +13,7 @@ Only the standard library is imported here: this process starts with every clien
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import logging
@@ -105,7 +106,7 @@ class Proxy:
 
         threading.Thread(target=run, name="graphmem-daemon-start", daemon=True).start()
 
-    def _post(self, info: DaemonInfo, body: bytes) -> tuple[int, dict[str, str], bytes]:
+    def _post(self, info: DaemonInfo, body: bytes) -> tuple[int, bytes]:
         connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
         target = urlsplit(info.url)
         if connection is None or getattr(self._local, "url", None) != info.url:
@@ -122,7 +123,7 @@ class Proxy:
         try:
             connection.request("POST", "/mcp", body=body, headers=headers)
             response = connection.getresponse()
-            return response.status, dict(response.getheaders()), response.read()
+            return response.status, response.read()
         except (OSError, http.client.HTTPException) as exc:
             connection.close()
             self._local.connection = None
@@ -133,10 +134,10 @@ class Proxy:
         body = json.dumps(message).encode()
         try:
             try:
-                status, headers, raw = self._post(self.daemon(), body)
+                status, raw = self._post(self.daemon(), body)
             except DaemonUnavailable:
                 log.warning("the daemon did not answer; starting it again")
-                status, headers, raw = self._post(self.daemon(restart=True), body)
+                status, raw = self._post(self.daemon(restart=True), body)
         except (DaemonUnavailable, GraphmemError) as exc:
             return _tool_error(
                 message_id,
@@ -157,7 +158,7 @@ class Proxy:
         if isinstance(detail, dict):
             detail = detail.get("message", str(detail))
         if status == 429:
-            return _tool_error(message_id, f"{detail} (retry after {headers.get('retry-after', '?')} s)")
+            return _tool_error(message_id, str(detail))  # says when to retry
         return _tool_error(message_id, f"The daemon refused the call (HTTP {status}): {detail}")
 
     # -- messages ---------------------------------------------------------------------
@@ -247,4 +248,5 @@ def main(data_dir: Path, *, start_timeout: float, api_key: str | None, version: 
     project = os.getcwd()
     proxy = Proxy(data_dir, project, version, start_timeout, api_key)
     stdin = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-    run_stdio(proxy, stdin, sys.stdout)
+    with contextlib.suppress(KeyboardInterrupt):  # the client stopped us: nothing to report
+        run_stdio(proxy, stdin, sys.stdout)

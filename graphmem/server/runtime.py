@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.core.timeparse import utc_now
-from graphmem.errors import GraphmemError
+from graphmem.errors import GraphmemError, InvalidInputError
 from graphmem.server.metrics import Metrics
 from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
@@ -33,14 +33,14 @@ class Runtime:
         self,
         memory: MemoryService,
         *,
-        log_path: Path,
+        log_hint: str,
         session_ttl: timedelta,
         resolve_project: Callable[[str | None], str | None],
         version: str,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.memory = memory
-        self.log_path = log_path
+        self.log_hint = log_hint  # where the daemon's log goes, for error messages
         self.version = version
         self.now = clock
         self.coordinator = Coordinator(clock, session_ttl)
@@ -101,7 +101,13 @@ class Runtime:
     # -- state ----------------------------------------------------------------------
 
     def resolve_project(self, path: str | None) -> str | None:
-        return self._resolve_project(path) if path else None
+        if not path:
+            return None
+        if not Path(path).expanduser().is_absolute():
+            raise InvalidInputError(
+                f"project {path!r} is relative: give the absolute path of the project directory."
+            )
+        return self._resolve_project(path)
 
     @property
     def model_loaded(self) -> bool:

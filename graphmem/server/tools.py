@@ -28,7 +28,7 @@ from graphmem.core.models import Category
 from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.core.timeparse import parse_since
 from graphmem.core.views import hit_view, link_view, memory_view
-from graphmem.errors import GraphmemError, InvalidInputError
+from graphmem.errors import GraphmemError, ImportFileError, InvalidInputError
 from graphmem.server.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -39,6 +39,7 @@ R = TypeVar("R")
 # Largest export returned inline; bigger ones must go to a file (``path``).
 MAX_INLINE_EXPORT_CHARS = 1_000_000
 MAX_IMPORT_CHARS = 20_000_000
+MAX_PROBLEMS_SHOWN = 20
 
 INSTRUCTIONS = """graphmem is the user's long-term memory across sessions and models.
 Call get_boot_context at the start of a session. Before editing, call get_context on the
@@ -64,7 +65,10 @@ Project = Annotated[
 ]
 MemoryId = Annotated[str, Field(description="A memory id such as mem_0123abcd4567ef89.", max_length=64)]
 SessionId = Annotated[str, Field(description="The id session_start returned.", max_length=64)]
-MaxTokens = Annotated[int, Field(description="Token budget of the bundle.", ge=50, le=32_000)]
+MaxTokens = Annotated[
+    int | None,
+    Field(description="Token budget of the bundle (default: [recall] context_max_tokens).", ge=50, le=32_000),
+]
 
 READ_ONLY = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
@@ -88,6 +92,13 @@ def _checked(runtime: Runtime, name: str) -> Callable[[Callable[P, R]], Callable
             outcome = "ok"
             try:
                 return function(*args, **kwargs)
+            except ImportFileError as exc:
+                outcome = type(exc).__name__
+                shown = exc.problems[:MAX_PROBLEMS_SHOWN]
+                lines = "\n".join(f"line {line}: {problem}" for line, problem in shown)
+                more = len(exc.problems) - len(shown)
+                tail = f"\n... and {more} more" if more > 0 else ""
+                raise ToolError(f"{exc}\n{lines}{tail}") from exc
             except GraphmemError as exc:
                 outcome = type(exc).__name__
                 raise ToolError(str(exc)) from exc
@@ -95,8 +106,8 @@ def _checked(runtime: Runtime, name: str) -> Callable[[Callable[P, R]], Callable
                 outcome = "internal"
                 log.exception("tool %s failed", name)
                 raise ToolError(
-                    f"graphmem failed inside {name} ({type(exc).__name__}); the daemon log "
-                    f"{runtime.log_path} has details. Stored memories are unaffected."
+                    f"graphmem failed inside {name} ({type(exc).__name__}); the daemon's log "
+                    f"({runtime.log_hint}) has details. Stored memories are unaffected."
                 ) from exc
             finally:
                 runtime.metrics.observe_call(name, outcome, time.perf_counter() - started)
@@ -203,7 +214,9 @@ def build_mcp(runtime: Runtime) -> FastMCP:
                 max_length=MAX_TEXT_CHARS,
             ),
         ],
-        limit: Annotated[int, Field(description="Most hits to return.", ge=1, le=50)] = 10,
+        limit: Annotated[
+            int | None, Field(description="Most hits to return (default: [recall] limit).", ge=1, le=50)
+        ] = None,
         categories: Annotated[
             list[CategoryName] | None, Field(description="Only these categories.", max_length=10)
         ] = None,
@@ -247,7 +260,7 @@ def build_mcp(runtime: Runtime) -> FastMCP:
                 max_length=MAX_TEXT_CHARS,
             ),
         ],
-        max_tokens: MaxTokens = 1500,
+        max_tokens: MaxTokens = None,
         project: Project = None,
     ) -> dict[str, Any]:
         """Everything known about an MR, issue, epic, file or subject, grouped by category
@@ -257,7 +270,7 @@ def build_mcp(runtime: Runtime) -> FastMCP:
         return {**bundle.to_dict(), "markdown": bundle.markdown}
 
     @tool(READ_ONLY)
-    def get_boot_context(max_tokens: MaxTokens = 1500, project: Project = None) -> dict[str, Any]:
+    def get_boot_context(max_tokens: MaxTokens = None, project: Project = None) -> dict[str, Any]:
         """What to know at the start of a session: directives and preferences (this project's
         and global), open blockers, recent decisions and procedures, and the other agents
         working on the project now. Call it once when a session starts."""
@@ -331,9 +344,9 @@ def build_mcp(runtime: Runtime) -> FastMCP:
                 "Deleting cannot be undone: call again with confirm=true, or archive it instead "
                 "(update_memory with action='archive')."
             )
-        return {"deleted": memory_view(memory.delete(id))}
+        return {"deleted": memory_view(memory.delete(id), now=runtime.now())}
 
-    @tool(READ_ONLY)
+    @tool(IDEMPOTENT_WRITE)  # it may write a file (never over an existing one unless asked)
     def export_memories(
         project: Project = None,
         format: Annotated[
@@ -347,12 +360,17 @@ def build_mcp(runtime: Runtime) -> FastMCP:
                 max_length=4096,
             ),
         ] = None,
+        overwrite: Annotated[bool, Field(description="Replace the file at path if it exists.")] = False,
     ) -> dict[str, Any]:
         """Export memories (this project's and global ones, or all when no project is
         given) with their links and entities, as JSONL (importable) or Markdown."""
         resolved = project_of(project)
         if path is not None:
             target = _absolute(path)
+            if target.exists() and not overwrite:
+                raise InvalidInputError(
+                    f"{target} exists: pass overwrite=true to replace it, or another path."
+                )
             partial = target.with_name(f".{target.name}.partial")
             with partial.open("w", encoding="utf-8") as out:
                 summary = memory.export(out, project=resolved, fmt=format)

@@ -31,7 +31,7 @@ def test_every_option_of_the_command_is_in_its_section(name: str) -> None:
     options = [
         opt
         for param in cli.commands[name].params
-        if isinstance(param, click.Option)
+        if isinstance(param, click.Option) and not param.hidden  # hidden: internal plumbing
         for opt in param.opts
         if opt.startswith("--") and opt != "--help"
     ]
