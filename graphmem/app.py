@@ -10,6 +10,7 @@ from pathlib import Path
 
 from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, SentenceTransformerEmbedder
 from graphmem.adapters.git import gitlab_path, project_root
+from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.ports import Embedder
 from graphmem.errors import StoreMismatchError
@@ -60,6 +61,7 @@ def open_memory(
         context_max_tokens=settings.recall.context_max_tokens,
         near_duplicate=settings.dedup.near_duplicate,
         same_subject=settings.dedup.same_subject,
+        code=KuzuCodeGraph(store),
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 ENTITY_TABLES = (
     "Project",
@@ -21,6 +21,34 @@ ENTITY_TABLES = (
     "Session",
     "ExternalModule",
 )
+
+# Columns of File and Symbol beyond an entity's (key, name, project, title).
+CODE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "File": (
+        ("path", "STRING"),
+        ("language", "STRING"),
+        ("content_hash", "STRING"),
+        ("size", "INT64"),
+        ("mtime_ns", "INT64"),
+        ("error_count", "INT64"),
+        ("parsed", "STRING"),  # the file's definitions and references, JSON (re-resolution input)
+        ("scanned_at", "TIMESTAMP"),
+        ("deleted_at", "TIMESTAMP"),
+    ),
+    "Symbol": (
+        ("path", "STRING"),
+        ("kind", "STRING"),
+        ("qualified_name", "STRING"),
+        ("start_line", "INT64"),
+        ("end_line", "INT64"),
+        ("signature", "STRING"),
+        ("docstring", "STRING"),
+        ("body_hash", "STRING"),
+        ("body_changed_at", "TIMESTAMP"),
+        ("deleted_at", "TIMESTAMP"),
+    ),
+}
+CO_CHANGES = "CREATE REL TABLE CO_CHANGES(FROM File TO File, count INT64)"
 
 MEMORY_COLUMNS = (
     "id",
@@ -55,7 +83,8 @@ def create_schema() -> list[str]:
         "seq INT64, search_text STRING, embedded BOOLEAN, embedding FLOAT[], PRIMARY KEY(id))",
     ]
     statements += [
-        f"CREATE NODE TABLE {table}(key STRING, name STRING, project STRING, title STRING, PRIMARY KEY(key))"
+        f"CREATE NODE TABLE {table}(key STRING, name STRING, project STRING, title STRING"
+        f"{''.join(f', {name} {kind}' for name, kind in CODE_COLUMNS.get(table, ()))}, PRIMARY KEY(key))"
         for table in ENTITY_TABLES
     ]
     about_pairs = ", ".join(f"FROM Memory TO {table}" for table in ENTITY_TABLES)
@@ -71,12 +100,23 @@ def create_schema() -> list[str]:
         "CREATE REL TABLE CLOSES(FROM MergeRequest TO Issue)",
         "CREATE REL TABLE PART_OF(FROM Issue TO Epic, FROM Epic TO Epic)",
         "CREATE REL TABLE AUTHORED(FROM Person TO MergeRequest, FROM Person TO Issue, FROM Person TO Memory)",
+        CO_CHANGES,
     ]
     return statements
 
 
+def _v2_code_graph() -> list[str]:
+    """Version 2: files and symbols carry what bootstrap learns; files that change together."""
+    statements = [
+        f"ALTER TABLE {table} ADD {name} {kind}"
+        for table, columns in CODE_COLUMNS.items()
+        for name, kind in columns
+    ]
+    return [*statements, CO_CHANGES]
+
+
 # version reached -> statements that bring the previous version to it
-_MIGRATIONS: dict[int, Callable[[], list[str]]] = {}
+_MIGRATIONS: dict[int, Callable[[], list[str]]] = {2: _v2_code_graph}
 
 
 def migrate(from_version: int) -> list[str]:

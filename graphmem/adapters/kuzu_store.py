@@ -21,6 +21,7 @@ from typing import Any
 
 import kuzu
 import numpy as np
+import pyarrow as pa
 
 from graphmem.adapters.data_dir import locked_message, write_owner
 from graphmem.adapters.graph_cache import GraphCache
@@ -161,6 +162,40 @@ class KuzuGraphStore:
             assert not isinstance(result, list)
             rows: list[list[Any]] = result.get_all()
             return rows
+
+    # -- for the other Kùzu adapters (the code graph) ---------------------------
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    def rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
+        return self._rows(query, params)
+
+    def run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
+        self._run(query, params)
+
+    def copy(self, table: str, data: pa.Table | None) -> None:
+        """Bulk-load ``data`` (columns in the table's order) into a node table."""
+        if data is None or data.num_rows == 0:
+            return
+        with self._lock, self._translated():
+            self._conn.execute(f"COPY {table} FROM $t", {"t": data})
+
+    def copy_edges(
+        self,
+        rel: str,
+        source: str,
+        target: str,
+        pairs: Sequence[tuple[str, str]],
+        columns: Mapping[str, Sequence[Any]] | None = None,
+    ) -> None:
+        """Bulk-load edges ``source key -> target key`` (plus property ``columns``)."""
+        if not pairs:
+            return
+        data = {"from": [a for a, _ in pairs], "to": [b for _, b in pairs], **(columns or {})}
+        with self._lock, self._translated():
+            self._conn.execute(f"COPY {rel} FROM $t (from='{source}', to='{target}')", {"t": pa.table(data)})
 
     # -- metadata ---------------------------------------------------------------
 

@@ -42,6 +42,8 @@ FRAME_TOKENS = 12
 GROUP_HEADING_TOKENS = 4
 MAX_RELATED_ENTITIES = 12
 MAX_TITLE_CHARS = 80
+# Share of a bundle's budget the code graph may take (the rest is for memories).
+CODE_SHARE = 0.4
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,8 @@ class ContextBundle:
     omitted: int
     generated_at: datetime
     notes: list[str] = field(default_factory=list)
+    # What the code graph knows of a file or symbol: (section title, lines), budgeted.
+    code: list[tuple[str, list[str]]] = field(default_factory=list)
 
     @property
     def markdown(self) -> str:
@@ -96,12 +100,13 @@ class ContextBundle:
             "max_tokens": self.max_tokens,
             "omitted": self.omitted,
             "notes": list(self.notes),
+            "code": {title: list(lines) for title, lines in self.code},
             "markdown": self.markdown,
         }
 
 
-def _line(hit: Hit, now: datetime) -> str:
-    flags = []
+def _line(hit: Hit, now: datetime, stale: str | None = None) -> str:
+    flags = [stale] if stale else []
     if hit.memory.status is Status.RESOLVED:
         flags.append("resolved")
     elif hit.memory.status is Status.SUPERSEDED:
@@ -130,6 +135,8 @@ def build_bundle(
     max_tokens: int,
     now: datetime,
     notes: Sequence[str] = (),
+    code: Sequence[tuple[str, Sequence[str]]] = (),
+    stale: dict[str, str] | None = None,
 ) -> ContextBundle:
     """Take hits best first while they fit ``max_tokens``; then entities while they fit."""
     header = f"## Memory: {_title(entity, target)}"
@@ -139,10 +146,23 @@ def build_bundle(
         if used + estimate_tokens(note) <= max_tokens:
             kept_notes.append(note)
             used += estimate_tokens(note)
+    kept_code: list[tuple[str, list[str]]] = []
+    code_budget = used + int(max_tokens * CODE_SHARE)
+    for title, lines in code:  # the code first, up to its share: what an edit needs
+        kept: list[str] = []
+        cost = GROUP_HEADING_TOKENS
+        for line in lines:
+            if used + cost + estimate_tokens(line) > code_budget:
+                break
+            kept.append(line)
+            cost += estimate_tokens(line)
+        if kept:
+            kept_code.append((title, kept))
+            used += cost
     groups: dict[Category, list[BundleItem]] = {}
     omitted = 0
     for hit in hits:
-        line = _line(hit, now)
+        line = _line(hit, now, (stale or {}).get(hit.memory.id))
         cost = estimate_tokens(line) + (0 if hit.memory.category in groups else GROUP_HEADING_TOKENS)
         if used + cost > max_tokens:
             omitted += 1
@@ -167,6 +187,7 @@ def build_bundle(
         omitted=omitted,
         generated_at=now,
         notes=kept_notes,
+        code=kept_code,
     )
 
 
@@ -174,6 +195,9 @@ def render_markdown(bundle: ContextBundle) -> str:
     """The bundle as a Markdown block for a prompt."""
     lines = [f"## Memory: {_title(bundle.entity, bundle.target)}"]
     lines += [f"_{note}_" for note in bundle.notes]
+    for title, code_lines in bundle.code:
+        lines.append(f"### {title}")
+        lines += code_lines
     if not bundle.groups:
         lines.append("Nothing remembered about this yet.")
     for category, items in bundle.groups.items():

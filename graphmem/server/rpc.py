@@ -26,11 +26,11 @@ METHODS = frozenset(
     {
         "remember", "recall", "get_context", "boot_context", "show", "list", "edit", "archive",
         "restore", "resolve", "unresolve", "delete", "link", "unlink", "stats", "import_file",
-        "embed_pending", "load_model", "export", "reindex",
+        "embed_pending", "load_model", "export", "reindex", "bootstrap",
     }
 )  # fmt: skip
 # Verbs after which the daemon's embedder should look for new memories.
-WRITES = frozenset({"remember", "edit", "import_file", "restore", "reindex"})
+WRITES = frozenset({"remember", "edit", "import_file", "restore", "reindex", "bootstrap"})
 # Parameters that cannot cross a process boundary.
 LOCAL_ONLY = frozenset({"progress", "out"})
 

@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.bundle import ContextBundle, build_bundle
 from graphmem.core.models import Entity, EntityKind, Hit, Status
-from graphmem.core.ports import GraphStore, Visibility
+from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.refs import parse_ref
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8
 from graphmem.errors import InvalidInputError
+from graphmem.service.code_context import (
+    file_sections,
+    find_symbol,
+    stale_flags,
+    symbol_entity,
+    symbol_sections,
+)
 from graphmem.service.recall import RecallResult, _visible
 
 # Memories considered before the budget cuts: direct ones, then recalled ones.
@@ -32,7 +39,9 @@ class ContextBuilder:
         namespace: Callable[[str], str | None],
         file_entity: FileEntity,
         clock: Callable[[], datetime],
+        code: CodeGraph | None = None,
     ) -> None:
+        self._code = code
         self._store = store
         self._recall = recall
         self._namespace = namespace
@@ -51,7 +60,13 @@ class ContextBuilder:
             if entity is not None:
                 return self._store.get_entities([entity.key]).get(entity.key) or entity
         known = self._store.find_entities(target, (EntityKind.FILE,))
-        return known[0] if len(known) == 1 else None
+        if len(known) == 1:
+            return known[0]
+        if self._code is not None:
+            symbol, _ = find_symbol(self._code, project, target)
+            if symbol is not None:
+                return symbol_entity(symbol, project or "")
+        return None
 
     def get_context(self, target: str, *, project: str | None, max_tokens: int) -> ContextBundle:
         target = target.strip() if isinstance(target, str) else ""
@@ -66,8 +81,16 @@ class ContextBuilder:
         entity = self.resolve(target, project)
         hits: list[Hit] = []
         notes: list[str] = []
+        code_sections: list[tuple[str, list[str]]] = []
+        extra_keys: list[str] = []
+        if entity is not None and self._code is not None:
+            code_sections, extra_keys = self._code_sections(entity)
+        elif entity is None and self._code is not None:
+            _, candidates = find_symbol(self._code, project, target)
+            if candidates:
+                notes.append("Several symbols match: " + "; ".join(candidates) + ". Give the qualified name.")
         if entity is not None:
-            hits = self._direct(entity, project)
+            hits = self._direct(entity, project, extra_keys)
             if not hits:
                 notes.append(f"No memory is linked to {entity.name} yet; showing related memories.")
         query = entity.name if entity is not None and not entity.title else target
@@ -77,11 +100,37 @@ class ContextBuilder:
         seen = {h.memory.id for h in hits}
         hits += [h for h in recalled if h.memory.id not in seen]
         related = self._related(hits, entity)
-        return build_bundle(target, entity, hits, related, max_tokens=max_tokens, now=now, notes=notes)
+        stale: dict[str, str] = {}
+        if self._code is not None and hits:
+            about = self._store.about([h.memory.id for h in hits])
+            stale = stale_flags(self._code, about, [h.memory for h in hits])
+        return build_bundle(
+            target,
+            entity,
+            hits,
+            related,
+            max_tokens=max_tokens,
+            now=now,
+            notes=notes,
+            code=code_sections,
+            stale=stale,
+        )
 
-    def _direct(self, entity: Entity, project: str | None) -> list[Hit]:
-        """Memories linked to ``entity``, current first, newest first."""
-        ids = self._store.memories_about([entity.key]).get(entity.key, [])
+    def _code_sections(self, entity: Entity) -> tuple[list[tuple[str, list[str]]], list[str]]:
+        assert self._code is not None
+        if entity.kind is EntityKind.FILE and entity.project:
+            return file_sections(self._code, entity.project, entity.name)
+        if entity.kind is EntityKind.SYMBOL:
+            symbol = self._code.symbols([entity.key]).get(entity.key)
+            if symbol is not None:
+                return symbol_sections(self._code, symbol), []
+        return [], []
+
+    def _direct(self, entity: Entity, project: str | None, extra_keys: Sequence[str] = ()) -> list[Hit]:
+        """Memories linked to ``entity`` (or to its symbols), current first, newest first."""
+        keys = [entity.key, *extra_keys]
+        found = self._store.memories_about(keys)
+        ids = list(dict.fromkeys(i for key in keys for i in found.get(key, [])))
         records = self._store.get_memories(ids)
         visibility = Visibility(project)
         current = [r for r in records.values() if _visible(r, visibility)]

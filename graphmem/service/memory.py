@@ -28,11 +28,12 @@ from graphmem.core.models import (
     Scope,
     Status,
 )
-from graphmem.core.ports import GraphStore, Visibility
+from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.refs import find_path_candidates, find_refs
 from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.service.code_context import find_symbol, symbol_candidates, symbol_entity
 from graphmem.service.context import ContextBuilder
 from graphmem.service.inputs import (
     file_entity,
@@ -42,7 +43,7 @@ from graphmem.service.inputs import (
     parse_scope,
 )
 from graphmem.service.recall import Recaller, RecallQuery, RecallResult
-from graphmem.service.results import MemoryDetail, RememberResult, Stats
+from graphmem.service.results import BootstrapReport, MemoryDetail, RememberResult, Stats
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.transfer import ExportSummary, ImportSummary, Progress, Transfer
 
@@ -51,6 +52,8 @@ log = logging.getLogger(__name__)
 # Lexical candidates compared with a new memory for near-duplicates / same subject.
 DEDUP_CANDIDATES = 8
 MAX_LIST_LIMIT = 10_000
+# Symbol names looked up per text (each is one query).
+MAX_SYMBOL_LOOKUPS = 6
 # get_boot_context, in order: (categories, statuses, how many).
 BOOT_SECTIONS: tuple[tuple[tuple[Category, ...], tuple[Status, ...], int], ...] = (
     ((Category.DIRECTIVE, Category.PREFERENCE), (Status.ACTIVE,), 30),
@@ -76,8 +79,10 @@ class MemoryService:
         near_duplicate: float = 0.35,
         same_subject: float = 0.5,
         clock: Callable[[], datetime] = utc_now,
+        code: CodeGraph | None = None,
     ) -> None:
         self.store = store
+        self.code = code
         self.semantic = semantic
         self.data_dir = data_dir
         self._namespace = gitlab_namespace
@@ -89,7 +94,7 @@ class MemoryService:
         self._clock = clock
         self._recaller = Recaller(store, semantic)
         self._transfer = Transfer(store, semantic, clock)
-        self._context = ContextBuilder(store, self.recall, self._project_namespace, file_entity, clock)
+        self._context = ContextBuilder(store, self.recall, self._project_namespace, file_entity, clock, code)
         self._write_lock = threading.RLock()
         self._session_tail: dict[str, str] = {}
 
@@ -117,7 +122,8 @@ class MemoryService:
     # -- entities in text -----------------------------------------------------
 
     def entities_in(self, text: str, project: str | None) -> list[Entity]:
-        """Entities a text names: GitLab refs, and files that exist in ``project``."""
+        """Entities a text names: GitLab refs, files that exist in ``project``, and its
+        code symbols (`RefundService.apply`, ``apply()``) when it has been bootstrapped."""
         namespace = self._namespace(project) if project else None
         default_ns = namespace or project
         found: list[Entity] = []
@@ -129,6 +135,11 @@ class MemoryService:
                 entity = file_entity(root, candidate)
                 if entity is not None and entity.key not in {e.key for e in found}:
                     found.append(entity)
+            if self.code is not None:
+                for name in symbol_candidates(text)[:MAX_SYMBOL_LOOKUPS]:
+                    symbol, _ = find_symbol(self.code, project, name)
+                    if symbol is not None and symbol.key not in {e.key for e in found}:
+                        found.append(symbol_entity(symbol, project))
         return found
 
     # -- writing ----------------------------------------------------------------
@@ -510,6 +521,26 @@ class MemoryService:
             hits += [Hit(record, 1.0, (), ()) for record in records]
         target = f"start of a session in {Path(project).name}" if project else "start of a session"
         return build_bundle(target, None, hits, [], max_tokens=budget, now=self._clock())
+
+    # -- the code graph ---------------------------------------------------------------
+
+    def bootstrap(
+        self, path: str | Path, *, history: int = 500, progress: Callable[[int, int], None] | None = None
+    ) -> BootstrapReport:
+        """Scan a repository into files, symbols and edges, facts from its docs, and its history.
+
+        Incremental: unchanged files cost a ``stat``; see ``service/bootstrap.py``.
+        """
+        from graphmem.service.bootstrap import Bootstrapper
+
+        if self.code is None:
+            raise InvalidInputError("This store has no code graph.")
+        if not 0 <= history <= 100_000:
+            raise InvalidInputError("history must be between 0 and 100000 commits.")
+        with self._write_lock:
+            return Bootstrapper(self, self.code, self._clock).run(
+                Path(path), history=history, progress=progress
+            )
 
     # -- moving memories ----------------------------------------------------------
 

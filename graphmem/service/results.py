@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from graphmem.core.models import Entity, Link, MemoryRecord
 
@@ -37,3 +37,22 @@ class Stats:
     pending_embeddings: int
     data_dir: str
     model: str
+
+
+@dataclass
+class BootstrapReport:
+    project: str
+    files: int = 0
+    parsed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    parse_errors: int = 0
+    symbols: int = 0
+    calls: dict[str, int] = field(default_factory=dict)
+    imports: int = 0
+    facts_added: int = 0
+    facts_updated: int = 0
+    facts_archived: int = 0
+    commits: int = 0
+    seconds: float = 0.0

@@ -1,0 +1,163 @@
+"""A repository's commit history, read with one ``git log``.
+
+``read_history`` never raises: outside a repository, in an empty one, without git,
+or when git fails or times out, there is no history to learn from and it returns
+what it has (usually nothing), logging why when that is unexpected.
+
+The output is parsed from NUL-separated tokens (``-z``), so file names with spaces,
+newlines or any other byte stay intact: each commit is a header token starting with
+``\\x1e`` (its fields separated by ``\\x1f``), then ``status`` / ``path`` tokens.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+from graphmem.core.commits import Commit
+
+log = logging.getLogger(__name__)
+
+# A bounded read of a few thousand commits takes well under a second; a minute means
+# something is wrong (a network filesystem, a huge repository): give up on history.
+HISTORY_TIMEOUT_S = 60.0
+
+_RECORD = "\x1e"
+_FIELD = "\x1f"
+# sha, parents, author (mailmap applied), email, author time (unix seconds), decorations
+# ("grafted" marks a shallow clone's boundary), subject, body.
+_FORMAT = _RECORD + _FIELD.join(["%H", "%P", "%aN", "%aE", "%at", "%D", "%s", "%b"])
+# An abbreviated or full SHA-1 / SHA-256 object name; anything else is not looked up.
+_SHA_RE = re.compile(r"[0-9a-fA-F]{4,64}")
+# "M", "A", "D", "T", "R100", "C075": a --name-status status; R and C are followed by two paths.
+_STATUS_RE = re.compile(r"[ACDMRTUXB][0-9]{0,3}")
+# Set when git runs hooks or is run from inside another repository's commands; they would
+# point git at that repository instead of ``root``.
+_GIT_LOCATION_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
+# Decorations of no ref at all: only the "grafted" mark remains.
+_NO_REFS = "refs/graphmem-decorates-no-ref"
+_EXPECTED_FAILURES = ("not a git repository", "bad revision 'HEAD'")  # outside git; no commits yet
+
+
+def read_history(root: Path, *, max_commits: int, since_sha: str | None = None) -> list[Commit]:
+    """The newest ``max_commits`` commits reachable from HEAD in ``root``, newest first.
+
+    With ``since_sha``, only the commits after it (``since_sha..HEAD``), still bounded;
+    when git does not know that commit (history rewritten, a shallow clone, a typo),
+    the bounded full read instead. File paths are relative to ``root`` (``--relative``):
+    bootstrapping a subdirectory of a repository sees only its own files. Renames are
+    a deletion and an addition (``--no-renames``); merge commits list no files.
+    """
+    if max_commits < 1:
+        return []
+    if since_sha is not None:
+        if _SHA_RE.fullmatch(since_sha):
+            output = _git_log(root, max_commits, f"{since_sha}..HEAD", quiet=True)
+            if output is not None:
+                return _parse(output)
+            log.info("git history: %s is not a known commit in %s; reading the full history", since_sha, root)
+        else:
+            log.info("git history: %r is not a commit sha; reading the full history", since_sha)
+    output = _git_log(root, max_commits, "HEAD", quiet=False)
+    return [] if output is None else _parse(output)
+
+
+def _git_log(root: Path, max_commits: int, revisions: str, *, quiet: bool) -> str | None:
+    args = [
+        "git",
+        "-c",
+        "log.showSignature=false",
+        "log",
+        f"--max-count={max_commits}",
+        f"--format={_FORMAT}",
+        f"--decorate-refs={_NO_REFS}",
+        "--encoding=UTF-8",
+        "--name-status",
+        "--no-renames",
+        "--relative",
+        "--no-color",
+        "-z",
+        revisions,
+        "--",
+    ]
+    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARIABLES}
+    env["LC_ALL"] = "C"  # English error messages, to tell "no commits yet" from a failure
+    try:
+        done = subprocess.run(
+            args, cwd=root, env=env, capture_output=True, timeout=HISTORY_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        log.warning("git history: git log in %s took over %.0f s; history skipped", root, HISTORY_TIMEOUT_S)
+        return None
+    except OSError as exc:  # git is not installed, or root is not a directory
+        log.info("git history: cannot run git in %s (%s); history skipped", root, exc)
+        return None
+    if done.returncode != 0:
+        error = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        first = error[0] if error else f"exit status {done.returncode}"
+        expected = quiet or any(text in first for text in _EXPECTED_FAILURES)
+        log.log(logging.DEBUG if expected else logging.WARNING, "git history: %s in %s", first, root)
+        return None
+    return done.stdout.decode("utf-8", "replace")
+
+
+def _parse(output: str) -> list[Commit]:
+    commits: list[Commit] = []
+    header: list[str] | None = None
+    files: list[str] = []
+    tokens = output.split("\0")
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
+        if token.startswith(_RECORD):
+            if header is not None:
+                commits.append(_commit(header, files))
+            header, files = token[1:].split(_FIELD, 7), []
+            continue
+        status = token.lstrip("\n")
+        if header is None or not _STATUS_RE.fullmatch(status):
+            continue  # the empty token after the last NUL
+        paths = 2 if status[0] in "RC" else 1
+        files.extend(path for path in tokens[index : index + paths] if path)
+        index += paths
+    if header is not None:
+        commits.append(_commit(header, files))
+    return commits
+
+
+def _commit(fields: list[str], files: list[str]) -> Commit:
+    fields = fields + [""] * (8 - len(fields))
+    sha, parents, name, email, seconds, decorations, subject, body = fields
+    parent_shas = tuple(parents.split())
+    grafted = "grafted" in (d.strip() for d in decorations.split(","))
+    return Commit(
+        sha=sha,
+        author_name=name,
+        author_email=email,
+        authored_at=_utc(seconds),
+        subject=subject,
+        body=body.strip(),
+        # A shallow clone's boundary commit "adds" the whole tree: that is no change.
+        files=() if grafted else tuple(dict.fromkeys(files)),
+        parents=parent_shas,
+    )
+
+
+def _utc(seconds: str) -> datetime:
+    try:
+        return datetime.fromtimestamp(int(seconds), UTC)
+    except (ValueError, OverflowError, OSError):
+        return datetime.fromtimestamp(0, UTC)

@@ -1,0 +1,337 @@
+"""The code graph in Kùzu: files, symbols, and the edges between them.
+
+Writes are bulk: new nodes and every edge go in with ``COPY`` from Arrow tables, one
+statement per table, never one per row. Symbols that memories are about are never
+deleted: when their code disappears they keep a ``deleted_at``, and when their body
+changes they get a new ``body_changed_at`` (what makes a memory "possibly stale").
+A pass stores symbols and edges first and the files' content hashes last, so an
+interrupted pass is simply done again by the next one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+from pydantic import TypeAdapter
+
+from graphmem.adapters.kuzu_rows import aware, naive_utc
+from graphmem.adapters.kuzu_schema import CODE_COLUMNS
+from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.core.code import ParsedFile
+from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
+
+_PARSED = TypeAdapter(ParsedFile)
+_TS = pa.timestamp("us")
+SYMBOL_FIELDS = (
+    "s.key, s.path, s.kind, s.name, s.qualified_name, s.start_line, s.end_line, s.signature, "
+    "s.docstring, s.body_hash, s.body_changed_at, s.deleted_at"
+)
+
+
+def _symbol(row: Sequence[Any]) -> SymbolInfo:
+    return SymbolInfo(
+        row[0],
+        row[1],
+        row[2] or "",
+        row[3] or "",
+        row[4] or "",
+        int(row[5] or 0),
+        int(row[6] or 0),
+        row[7] or "",
+        row[8],
+        row[9] or "",
+        aware(row[10]),
+        aware(row[11]),
+    )
+
+
+class KuzuCodeGraph:
+    """Code-graph reads and writes over the store's connection."""
+
+    def __init__(self, store: KuzuGraphStore) -> None:
+        self._store = store
+
+    # -- reading ----------------------------------------------------------------
+
+    def file_states(self, project: str) -> dict[str, FileState]:
+        rows = self._store.rows(
+            "MATCH (f:File) WHERE f.project = $p AND f.content_hash IS NOT NULL AND f.deleted_at IS NULL "
+            "RETURN f.path, f.content_hash, f.size, f.mtime_ns",
+            {"p": project},
+        )
+        return {r[0]: FileState(r[0], r[1], int(r[2] or 0), int(r[3] or 0)) for r in rows}
+
+    def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
+        rows = self._store.rows(
+            "MATCH (f:File) WHERE f.project = $p AND f.parsed IS NOT NULL AND f.deleted_at IS NULL "
+            "RETURN f.path, f.parsed",
+            {"p": project},
+        )
+        wanted = None if paths is None else set(paths)
+        return {r[0]: _PARSED.validate_json(r[1]) for r in rows if wanted is None or r[0] in wanted}
+
+    def symbols_in(self, project: str, path: str) -> list[SymbolInfo]:
+        rows = self._store.rows(
+            f"MATCH (s:Symbol) WHERE s.project = $p AND s.path = $path RETURN {SYMBOL_FIELDS} "
+            "ORDER BY s.start_line",
+            {"p": project, "path": path},
+        )
+        return [_symbol(r) for r in rows]
+
+    def find_symbols(self, project: str | None, name: str, limit: int = 10) -> list[SymbolInfo]:
+        """Symbols whose qualified name is ``name`` or ends with ``.name``."""
+        where = "(s.qualified_name = $n OR s.name = $n OR s.qualified_name ENDS WITH $dotted)"
+        params: dict[str, Any] = {"n": name, "dotted": f".{name}", "limit": limit}
+        if project is not None:
+            where += " AND s.project = $p"
+            params["p"] = project
+        rows = self._store.rows(
+            f"MATCH (s:Symbol) WHERE {where} RETURN {SYMBOL_FIELDS} ORDER BY s.deleted_at IS NOT NULL, s.key "
+            "LIMIT $limit",
+            params,
+        )
+        return [_symbol(r) for r in rows]
+
+    def symbols(self, keys: Collection[str]) -> dict[str, SymbolInfo]:
+        if not keys:
+            return {}
+        rows = self._store.rows(
+            f"MATCH (s:Symbol) WHERE s.key IN $keys RETURN {SYMBOL_FIELDS}", {"keys": list(keys)}
+        )
+        return {r[0]: _symbol(r) for r in rows}
+
+    def calls(
+        self, keys: Collection[str], *, incoming: bool, limit: int
+    ) -> list[tuple[SymbolInfo, str, str]]:
+        """(the other symbol, the given symbol's key, confidence) for calls into or out of ``keys``."""
+        if not keys:
+            return []
+        pattern = "(s:Symbol)-[c:CALLS]->(t:Symbol)" if incoming else "(t:Symbol)-[c:CALLS]->(s:Symbol)"
+        rows = self._store.rows(
+            f"MATCH {pattern} WHERE t.key IN $keys RETURN {SYMBOL_FIELDS}, t.key, c.confidence LIMIT $limit",
+            {"keys": list(keys), "limit": limit},
+        )
+        return [(_symbol(r[:12]), r[12], r[13]) for r in rows]
+
+    def imports(self, project: str, path: str, *, incoming: bool, limit: int) -> list[str]:
+        key = file_key(project, path)
+        if incoming:
+            query = "MATCH (a:File)-[:IMPORTS]->(b:File {key: $k}) RETURN a.path ORDER BY a.path LIMIT $limit"
+        else:
+            query = (
+                "MATCH (a:File {key: $k})-[:IMPORTS]->(b) RETURN coalesce(b.path, b.name) "
+                "ORDER BY label(b) DESC, b.key LIMIT $limit"
+            )
+        return [r[0] for r in self._store.rows(query, {"k": key, "limit": limit})]
+
+    def co_changes(self, project: str, path: str, limit: int) -> list[tuple[str, int]]:
+        rows = self._store.rows(
+            "MATCH (a:File {key: $k})-[c:CO_CHANGES]-(b:File) WHERE b.deleted_at IS NULL "
+            "RETURN b.path, c.count ORDER BY c.count DESC, b.path LIMIT $limit",
+            {"k": file_key(project, path), "limit": limit},
+        )
+        return [(r[0], int(r[1])) for r in rows]
+
+    def about_hashes(self, memory_ids: Collection[str]) -> dict[tuple[str, str], str | None]:
+        """(memory id, symbol key) -> the symbol's body hash when the memory was linked to it."""
+        if not memory_ids:
+            return {}
+        rows = self._store.rows(
+            "MATCH (m:Memory)-[a:ABOUT]->(s:Symbol) WHERE m.id IN $ids RETURN m.id, s.key, a.body_hash",
+            {"ids": list(memory_ids)},
+        )
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def stamp_about(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Record the current body hash on ABOUT edges from memories to symbols."""
+        for memory_id, key in pairs:
+            self._store.run(
+                "MATCH (m:Memory {id: $m})-[a:ABOUT]->(s:Symbol {key: $k}) SET a.body_hash = s.body_hash",
+                {"m": memory_id, "k": key},
+            )
+
+    # -- writing ----------------------------------------------------------------
+
+    def save(self, scan: CodeScan) -> None:
+        """Store a pass: symbols and nodes, then every edge of the project, then the file hashes."""
+        store, project = self._store, scan.project
+        at = naive_utc(scan.at)
+        assert at is not None
+        touched = sorted(set(scan.changed) | set(scan.removed))
+        with store.lock:
+            old = {
+                r[0]: (r[1], r[2], bool(r[3]))
+                for r in store.rows(
+                    "MATCH (s:Symbol) WHERE s.project = $p AND s.path IN $paths "
+                    "RETURN s.key, s.body_hash, s.body_changed_at, EXISTS { MATCH (:Memory)-[:ABOUT]->(s) }",
+                    {"p": project, "paths": touched},
+                )
+            }
+            new: dict[str, dict[str, Any]] = {}
+            for path, (parsed, _) in scan.changed.items():
+                for d in parsed.definitions:
+                    key = symbol_key(project, path, d.qualified_name)
+                    before = old.get(key)
+                    changed_at = at if before is None or before[0] != d.body_hash else before[1]
+                    new[key] = {
+                        "key": key,
+                        "name": d.name,
+                        "project": project,
+                        "title": d.signature[:200],
+                        "path": path,
+                        "kind": d.kind,
+                        "qualified_name": d.qualified_name,
+                        "start_line": d.start_line,
+                        "end_line": d.end_line,
+                        "signature": d.signature,
+                        "docstring": d.docstring,
+                        "body_hash": d.body_hash,
+                        "body_changed_at": changed_at,
+                        "deleted_at": None,
+                    }
+            linked = {key for key, (_, _, has_memories) in old.items() if has_memories}
+            store.run(
+                "MATCH (s:Symbol) WHERE s.key IN $keys DETACH DELETE s",
+                {"keys": [key for key in old if key not in linked]},
+            )
+            for key in linked:  # memories point at these: update in place, or mark deleted
+                row = new.pop(key, None)
+                if row is None:
+                    store.run("MATCH (s:Symbol {key: $k}) SET s.deleted_at = $at", {"k": key, "at": at})
+                else:
+                    sets = ", ".join(f"s.{name} = ${name}" for name in row if name != "key")
+                    store.run(f"MATCH (s:Symbol {{key: $key}}) SET {sets}", row)
+            store.set_meta(_dirty(project), "1")  # until the edges are in: see scan_interrupted
+            store.copy("Symbol", _table("Symbol", list(new.values()), SYMBOL_TYPES))
+            self._save_files(scan, at)
+            self._replace_edges(scan)
+            store.set_meta(_dirty(project), "0")
+
+    def scan_interrupted(self, project: str) -> bool:
+        """True when the last pass stopped before its edges were stored: redo every file."""
+        return self._store.get_meta(_dirty(project)) == "1"
+
+    def _save_files(self, scan: CodeScan, at: datetime) -> None:
+        store, project = self._store, scan.project
+        keys = [file_key(project, path) for path in scan.changed]
+        existing = {r[0] for r in store.rows("MATCH (f:File) WHERE f.key IN $k RETURN f.key", {"k": keys})}
+        rows = []
+        for path, (parsed, state) in scan.changed.items():
+            key = file_key(project, path)
+            row = {
+                "content_hash": state.content_hash,
+                "size": state.size,
+                "mtime_ns": state.mtime_ns,
+                "scanned_at": at,
+                "key": key,
+                "name": path,
+                "project": project,
+                "path": path,
+                "language": parsed.language,
+                "error_count": parsed.error_count,
+                "parsed": _PARSED.dump_json(parsed).decode(),
+                "deleted_at": None,
+            }
+            if key in existing:
+                sets = ", ".join(f"f.{name} = ${name}" for name in row if name != "key")
+                store.run(f"MATCH (f:File {{key: $key}}) SET {sets}", row)
+            else:
+                rows.append({**row, "title": ""})
+        store.copy("File", _table("File", rows, FILE_TYPES))
+        for path in scan.removed:
+            key = file_key(project, path)
+            remembered = store.rows(
+                "MATCH (f:File {key: $k}) RETURN EXISTS { MATCH (:Memory)-[:ABOUT]->(f) }", {"k": key}
+            )
+            if remembered and remembered[0][0]:
+                store.run(
+                    "MATCH (f:File {key: $k}) SET f.deleted_at = $at, f.content_hash = NULL, f.parsed = NULL",
+                    {"k": key, "at": at},
+                )
+            else:
+                store.run("MATCH (f:File {key: $k}) DETACH DELETE f", {"k": key})
+        modules = sorted({module for _, module in scan.edges.external})
+        known = {
+            r[0]
+            for r in store.rows("MATCH (e:ExternalModule) WHERE e.project = $p RETURN e.name", {"p": project})
+        }
+        fresh = [
+            {"key": module_key(project, m), "name": m, "project": project, "title": ""}
+            for m in modules
+            if m not in known
+        ]
+        store.copy("ExternalModule", _table("ExternalModule", fresh, {}))
+
+    def _replace_edges(self, scan: CodeScan) -> None:
+        store, project, edges = self._store, scan.project, scan.edges
+        for pattern in (
+            "(a:File)-[r:CONTAINS]->(:Symbol)",
+            "(a:Symbol)-[r:CONTAINS]->(:Symbol)",
+            "(a:Symbol)-[r:CALLS]->(:Symbol)",
+            "(a:Symbol)-[r:INHERITS]->(:Symbol)",
+            "(a:File)-[r:IMPORTS]->()",
+        ):
+            store.run(f"MATCH {pattern} WHERE a.project = $p DELETE r", {"p": project})
+        files = [(a, b) for a, b in edges.contains if a.startswith("File:")]
+        nested = [(a, b) for a, b in edges.contains if a.startswith("Symbol:")]
+        store.copy_edges("CONTAINS", "File", "Symbol", files)
+        store.copy_edges("CONTAINS", "Symbol", "Symbol", nested)
+        store.copy_edges(
+            "CALLS",
+            "Symbol",
+            "Symbol",
+            [(c.caller, c.callee) for c in edges.calls],
+            {"confidence": [c.confidence for c in edges.calls]},
+        )
+        store.copy_edges("INHERITS", "Symbol", "Symbol", edges.inherits)
+        imports = [(file_key(project, a), file_key(project, b)) for a, b in edges.imports]
+        store.copy_edges("IMPORTS", "File", "File", imports)
+        external = sorted({(file_key(project, a), module_key(project, m)) for a, m in edges.external})
+        store.copy_edges("IMPORTS", "File", "ExternalModule", external)
+
+    def touch(self, project: str, states: Sequence[FileState]) -> None:
+        """Files whose content is unchanged but whose mtime moved: remember the new mtime."""
+        for state in states:
+            self._store.run(
+                "MATCH (f:File {key: $k}) SET f.mtime_ns = $m",
+                {"k": file_key(project, state.path), "m": state.mtime_ns},
+            )
+
+    def replace_co_changes(self, project: str, pairs: dict[tuple[str, str], int]) -> None:
+        store = self._store
+        with store.lock:
+            store.run("MATCH (a:File)-[r:CO_CHANGES]->(:File) WHERE a.project = $p DELETE r", {"p": project})
+            live = set(self.file_states(project))
+            kept = [(a, b, n) for (a, b), n in pairs.items() if a in live and b in live]
+            store.copy_edges(
+                "CO_CHANGES",
+                "File",
+                "File",
+                [(file_key(project, a), file_key(project, b)) for a, b, _ in kept],
+                {"count": [n for _, _, n in kept]},
+            )
+
+
+SYMBOL_TYPES = {"start_line": pa.int64(), "end_line": pa.int64(), "body_changed_at": _TS, "deleted_at": _TS}
+FILE_TYPES = {
+    "size": pa.int64(),
+    "mtime_ns": pa.int64(),
+    "error_count": pa.int64(),
+    "scanned_at": _TS,
+    "deleted_at": _TS,
+}
+
+
+def _dirty(project: str) -> str:
+    return f"code_scan_dirty:{project}"
+
+
+def _table(table: str, rows: list[dict[str, Any]], types: dict[str, pa.DataType]) -> pa.Table | None:
+    """Rows as an Arrow table in the node table's column order (COPY maps by position)."""
+    if not rows:
+        return None
+    names = ["key", "name", "project", "title", *(name for name, _ in CODE_COLUMNS.get(table, ()))]
+    return pa.table({n: pa.array([r.get(n) for r in rows], types.get(n, pa.string())) for n in names})

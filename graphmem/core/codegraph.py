@@ -1,0 +1,308 @@
+"""The code graph of a project, resolved from parsed files: pure, no I/O.
+
+Parsing yields definitions and unresolved references per file (``core.code``). This
+module turns a whole project's worth of them into graph edges:
+
+- ``IMPORTS``: a file imports another project file, or an external module;
+- ``CALLS``: a symbol calls another, with the confidence of the resolution —
+  ``self`` (a method of the caller's own class), ``import`` (the name was imported
+  from the file that defines it), ``same_file``, ``unique_name`` (one definition in the
+  project has that name) or ``ambiguous`` (several do: each is linked, at most
+  ``MAX_AMBIGUOUS``; beyond that none — never "the first candidate");
+- ``INHERITS``: a class extends or implements another, resolved the same way.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from graphmem.core.code import Definition, ImportRef, ParsedFile
+
+MAX_AMBIGUOUS = 3
+MAX_BASES = 6  # levels of inheritance searched for self.method()
+SELF_RECEIVERS = frozenset({"self", "this", "cls", "super", "@", "$this", "static"})
+# Source roots a module path may be relative to.
+SOURCE_ROOTS = ("", "src/", "lib/", "app/", "pkg/", "internal/")
+EXTENSIONS = {
+    "python": (".py", "/__init__.py", ".pyi"),
+    "typescript": (".ts", ".tsx", ".d.ts", "/index.ts", "/index.tsx", ".js", "/index.js"),
+    "tsx": (".tsx", ".ts", "/index.tsx", "/index.ts", ".js"),
+    "javascript": (".js", ".mjs", ".cjs", ".jsx", "/index.js", ".ts"),
+    "ruby": (".rb",),
+    "rust": (".rs", "/mod.rs"),
+}
+
+
+def symbol_key(project: str, path: str, qualified_name: str) -> str:
+    """A symbol's identity: stable across edits that move it (no line numbers)."""
+    return f"Symbol:{project}::{path}::{qualified_name}"
+
+
+def file_key(project: str, path: str) -> str:
+    return f"File:{project}::{path}"
+
+
+def module_key(project: str, module: str) -> str:
+    return f"ExternalModule:{project}::{module}"
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    caller: str  # symbol key
+    callee: str  # symbol key
+    confidence: str
+
+
+@dataclass
+class ProjectCode:
+    """Every parsed file of a project, indexed for resolution."""
+
+    project: str
+    files: dict[str, ParsedFile] = field(default_factory=dict)  # path -> parsed
+    _by_name: dict[str, list[tuple[str, Definition]]] = field(default_factory=dict, init=False)
+    _by_qname: dict[tuple[str, str], Definition] = field(default_factory=dict, init=False)
+    _paths: frozenset[str] = field(default_factory=frozenset, init=False)
+    _bases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict, init=False)
+
+    def index(self) -> None:
+        by_name: dict[str, list[tuple[str, Definition]]] = defaultdict(list)
+        by_qname: dict[tuple[str, str], Definition] = {}
+        for path, parsed in self.files.items():
+            for definition in parsed.definitions:
+                by_name[definition.name].append((path, definition))
+                by_qname[(path, definition.qualified_name)] = definition
+        self._by_name = dict(by_name)
+        self._by_qname = by_qname
+        self._paths = frozenset(self.files)
+
+    # -- imports ----------------------------------------------------------------
+
+    def resolve_import(self, path: str, ref: ImportRef, language: str) -> list[str]:
+        """Project files an import names (empty: an external module)."""
+        module = ref.module.strip().strip("\"'<>")
+        if not module:
+            return []
+        directory = posixpath.dirname(path)
+        candidates: list[str] = []
+        if language == "python":
+            dots = len(module) - len(module.lstrip("."))
+            rest = module[dots:].replace(".", "/")
+            if dots:
+                base = directory
+                for _ in range(dots - 1):
+                    base = posixpath.dirname(base)
+                stems = [posixpath.join(base, rest) if rest else base]
+                # `from . import x` names modules: try them too
+                stems += [posixpath.join(stems[0], name) for name in ref.names]
+            else:
+                roots = [root + rest for root in SOURCE_ROOTS]
+                # `from pkg import mod` names a module first, else a name in pkg/__init__
+                stems = [f"{stem}/{name}" for stem in roots for name in ref.names] + roots
+            candidates = [stem + ext for stem in stems for ext in EXTENSIONS["python"]]
+        elif language in ("typescript", "tsx", "javascript"):
+            if not module.startswith("."):
+                return []
+            stem = posixpath.normpath(posixpath.join(directory, module))
+            candidates = [stem, *(stem + ext for ext in EXTENSIONS[language])]
+        elif language in ("c", "cpp"):
+            candidates = [posixpath.normpath(posixpath.join(directory, module)), module]
+            candidates += [p for p in self._paths if p.endswith("/" + module)]
+        elif language == "ruby":
+            stem = module if module.endswith(".rb") else module + ".rb"
+            candidates = [posixpath.normpath(posixpath.join(directory, stem)), stem, "lib/" + stem]
+        elif language == "rust":
+            parts = [p for p in module.replace("::", "/").split("/") if p not in ("crate", "self", "super")]
+            for cut in range(len(parts), 0, -1):
+                stem = "/".join(parts[:cut])
+                candidates += [root + stem + ext for root in ("src/", "") for ext in EXTENSIONS["rust"]]
+        elif language == "go":
+            tail = module.rsplit("/", 1)[-1]
+            found = [
+                p
+                for p in self._paths
+                if p.endswith(".go")
+                and posixpath.basename(posixpath.dirname(p)) == tail
+                and module.endswith(posixpath.dirname(p))
+            ]
+            return sorted(found)[:20]
+        else:  # java, kotlin, csharp, php: a dotted or backslashed type path
+            dotted = module.replace("\\", "/").replace(".", "/").lstrip("/")
+            suffixes = {"java": ".java", "kotlin": ".kt", "csharp": ".cs", "php": ".php"}
+            suffix = suffixes.get(language, "")
+            tails = [dotted + suffix, "/".join(dotted.split("/")[-2:]) + suffix]
+            candidates = [p for p in self._paths for t in tails if p == t or p.endswith("/" + t)]
+        seen: list[str] = []
+        for candidate in candidates:
+            if candidate in self._paths and candidate != path and candidate not in seen:
+                seen.append(candidate)
+        return seen[:1] if language not in ("go", "c", "cpp") else seen[:5]
+
+    # -- calls ----------------------------------------------------------------
+
+    def _imported_names(self, path: str) -> dict[str, list[str]]:
+        """Names a file imports -> the project files they come from (aliases included)."""
+        parsed = self.files[path]
+        names: dict[str, list[str]] = {}
+        for ref in parsed.imports:
+            targets = self.resolve_import(path, ref, parsed.language)
+            if not targets:
+                continue
+            for name in ref.names:
+                names[name] = targets
+            local = ref.alias or ref.module.rstrip("/").replace("\\", "/").split("/")[-1].split(".")[-1]
+            names.setdefault(local, targets)  # `import x` / `import x as y`: receiver x. / y.
+        return names
+
+    def _class_of(self, path: str, caller: str | None) -> str | None:
+        while caller:
+            definition = self._by_qname.get((path, caller))
+            if definition is None:
+                return None
+            if definition.kind in ("class", "interface", "type", "module"):
+                return definition.qualified_name
+            caller = definition.parent
+        return None
+
+    def _resolve(
+        self,
+        path: str,
+        name: str,
+        receiver: str | None,
+        caller: str | None,
+        imported: Mapping[str, list[str]],
+    ) -> tuple[list[tuple[str, Definition]], str]:
+        if receiver in SELF_RECEIVERS:
+            owner = self._class_of(path, caller)
+            at = (path, owner) if owner is not None else None
+            for _ in range(MAX_BASES):  # the class itself, then its bases
+                if at is None:
+                    break
+                own = self._by_qname.get((at[0], f"{at[1]}.{name}"))
+                if own is not None:
+                    return [(at[0], own)], "self"
+                at = self._bases.get(at)
+        via = imported.get(receiver or "") or imported.get(name)
+        if via:
+            found = [(p, d) for p, d in self._by_name.get(name, []) if p in via]
+            if found:
+                return found[:1], "import"
+        candidates = self._by_name.get(name, [])
+        if receiver is None or receiver in SELF_RECEIVERS:
+            same = [(p, d) for p, d in candidates if p == path and d.kind != "method"]
+            if len(same) == 1:
+                return same, "same_file"
+        if len(candidates) == 1:
+            return candidates, "unique_name"
+        if 1 < len(candidates) <= MAX_AMBIGUOUS:
+            return candidates, "ambiguous"
+        return [], ""
+
+    def _resolve_bases(self) -> None:
+        bases: dict[tuple[str, str], tuple[str, str]] = {}
+        for path, parsed in self.files.items():
+            imported = self._imported_names(path)
+            for inherit in parsed.inherits:
+                base = inherit.base.rsplit(".", 1)[-1].split("<", 1)[0].split("(", 1)[0].strip()
+                found, _ = self._resolve(path, base, None, None, imported)
+                classes = [(p, d) for p, d in found if d.kind in ("class", "interface", "type")]
+                if len(classes) == 1:
+                    bases[(path, inherit.child)] = (classes[0][0], classes[0][1].qualified_name)
+        self._bases = bases
+
+    def edges(self) -> CodeEdges:
+        """Resolve every reference of every file."""
+        self.index()
+        self._resolve_bases()
+        edges = CodeEdges()
+        for path, parsed in sorted(self.files.items()):
+            key_of = {
+                d.qualified_name: symbol_key(self.project, path, d.qualified_name) for d in parsed.definitions
+            }
+            for definition in parsed.definitions:
+                parent = key_of.get(definition.parent or "") if definition.parent else None
+                edges.contains.append(
+                    (parent or file_key(self.project, path), key_of[definition.qualified_name])
+                )
+            for ref in parsed.imports:
+                targets = self.resolve_import(path, ref, parsed.language)
+                for target in targets:
+                    edges.imports.append((path, target))
+                if not targets:
+                    edges.external.append((path, ref.module.strip().strip("\"'<>")))
+            imported = self._imported_names(path)
+            seen: set[tuple[str, str]] = set()
+            for call in parsed.calls:
+                if call.caller is None or call.caller not in key_of:
+                    continue
+                found, confidence = self._resolve(path, call.name, call.receiver, call.caller, imported)
+                source = key_of[call.caller]
+                for target_path, definition in found:
+                    callee = symbol_key(self.project, target_path, definition.qualified_name)
+                    if callee != source and (source, callee) not in seen:
+                        seen.add((source, callee))
+                        edges.calls.append(Call(source, callee, confidence))
+            for inherit in parsed.inherits:
+                base = self._bases.get((path, inherit.child))
+                if inherit.child in key_of and base is not None:
+                    edges.inherits.append((key_of[inherit.child], symbol_key(self.project, *base)))
+        edges.imports = sorted(set(edges.imports))
+        edges.external = sorted(set(edges.external))
+        return edges
+
+
+@dataclass
+class CodeEdges:
+    contains: list[tuple[str, str]] = field(default_factory=list)  # (file or symbol key, symbol key)
+    imports: list[tuple[str, str]] = field(default_factory=list)  # (path, path)
+    external: list[tuple[str, str]] = field(default_factory=list)  # (path, module)
+    calls: list[Call] = field(default_factory=list)
+    inherits: list[tuple[str, str]] = field(default_factory=list)  # (symbol key, symbol key)
+
+
+def confidence_counts(calls: Iterable[Call]) -> dict[str, int]:
+    counts: dict[str, int] = defaultdict(int)
+    for call in calls:
+        counts[call.confidence] += 1
+    return dict(counts)
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What decides whether a file must be parsed again."""
+
+    path: str
+    content_hash: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolInfo:
+    key: str
+    path: str
+    kind: str
+    name: str
+    qualified_name: str
+    start_line: int
+    end_line: int
+    signature: str
+    docstring: str | None
+    body_hash: str
+    body_changed_at: datetime | None
+    deleted_at: datetime | None
+
+
+@dataclass
+class CodeScan:
+    """One bootstrap pass over a project's code, ready to store."""
+
+    project: str
+    changed: dict[str, tuple[ParsedFile, FileState]]  # path -> what it holds now
+    removed: list[str]
+    code: ProjectCode  # every file, changed or not, for the edges
+    edges: CodeEdges
+    at: datetime

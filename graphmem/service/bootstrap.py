@@ -1,0 +1,226 @@
+"""bootstrap: a repository's code, docs and history into the graph, incrementally.
+
+One pass:
+
+1. list the files (``adapters.repo_files``); a file whose size and mtime are unchanged
+   costs a ``stat``; one whose bytes hash the same only has its mtime refreshed;
+2. parse what changed (tree-sitter, ``adapters.code_parser``);
+3. when anything changed or went away, resolve the edges of the whole project again
+   from the stored parse results (``core.codegraph``) and store the pass;
+4. docs and manifests become facts, directives and procedures, each linked to its
+   file and updated (not duplicated) on later passes; rules that disappeared are
+   archived;
+5. new commits (bounded history) become event memories linked to the files they
+   changed and to their author; files that change together get ``CO_CHANGES`` edges.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from graphmem.adapters.code_parser import CodeParser
+from graphmem.adapters.git_history import read_history
+from graphmem.adapters.repo_files import list_sources, read_source
+from graphmem.core.code import ParsedFile
+from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, confidence_counts, file_key
+from graphmem.core.commits import Commit, co_changes, commit_memory_text
+from graphmem.core.dedup import memory_hash
+from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
+from graphmem.core.ports import CodeGraph
+from graphmem.core.project_facts import extract_facts, interesting_doc
+from graphmem.errors import InvalidInputError
+from graphmem.service.memory import MemoryService
+from graphmem.service.results import BootstrapReport
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]  # (done, total)
+BOOTSTRAP_SOURCE = "bootstrap:"
+GIT_SOURCE = "git:"
+MAX_DOC_BYTES = 200_000
+
+
+class Bootstrapper:
+    def __init__(self, memory: MemoryService, code: CodeGraph, clock: Callable[[], datetime]) -> None:
+        self._memory = memory
+        self._store = memory.store
+        self._code = code
+        self._clock = clock
+        self._parser = CodeParser()
+
+    def run(self, root: Path, *, history: int = 500, progress: Progress | None = None) -> BootstrapReport:
+        started = time.perf_counter()
+        root = root.resolve()
+        if not root.is_dir():
+            raise InvalidInputError(f"{root} is not a directory: give the root of a repository.")
+        project = str(root)
+        report = BootstrapReport(project)
+        listing = list_sources(root)
+        skipped: Counter[str] = Counter(listing.skipped)
+        known = self._code.file_states(project)
+        stored = {} if self._code.scan_interrupted(project) else known
+        changed: dict[str, tuple[ParsedFile, FileState]] = {}
+        touched: list[FileState] = []
+        total = len(listing.files)
+        for done, source in enumerate(listing.files, 1):
+            before = stored.get(source.path)
+            if before is not None and before.size == source.size and before.mtime_ns == source.mtime_ns:
+                report.unchanged += 1
+            else:
+                content = read_source(root, source.path)
+                if isinstance(content, str):
+                    skipped[content] += 1
+                    continue
+                state = FileState(source.path, content.content_hash, source.size, source.mtime_ns)
+                if before is not None and before.content_hash == content.content_hash:
+                    touched.append(state)
+                    report.unchanged += 1
+                else:
+                    changed[source.path] = (self._parser.parse(content.data, source.language), state)
+            if progress is not None and (done % 50 == 0 or done == total):
+                progress(done, total)
+        removed = sorted(set(known) - {f.path for f in listing.files})
+        report.files = total
+        report.parsed, report.removed, report.skipped = len(changed), len(removed), dict(skipped)
+        report.parse_errors = sum(parsed.error_count for parsed, _ in changed.values())
+        if touched:
+            self._code.touch(project, touched)
+        if changed or removed:
+            code = ProjectCode(project, self._code.load_parsed(project))
+            for path in removed:
+                code.files.pop(path, None)
+            code.files.update({path: parsed for path, (parsed, _) in changed.items()})
+            edges = code.edges()
+            self._code.save(CodeScan(project, changed, removed, code, edges, self._clock()))
+            report.calls = confidence_counts(edges.calls)
+            report.imports = len(edges.imports)
+        report.symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
+        self._docs(root, project, listing.docs, report)
+        self._history(root, project, history, report)
+        if self._memory.semantic is not None:
+            self._memory.semantic.added()
+        report.seconds = round(time.perf_counter() - started, 2)
+        return report
+
+    # -- docs and manifests ---------------------------------------------------------
+
+    def _docs(self, root: Path, project: str, paths: list[str], report: BootstrapReport) -> None:
+        facts = []
+        for path in paths:
+            if not interesting_doc(path):
+                continue
+            try:
+                raw = (root / path).read_bytes()[:MAX_DOC_BYTES]
+            except OSError:
+                continue
+            facts += extract_facts(path, raw.decode("utf-8", "replace"))
+        existing = {
+            m.source: m
+            for m in self._store.all_memories(project)
+            if m.source.startswith(BOOTSTRAP_SOURCE) and m.project == project
+        }
+        now = self._clock()
+        seen: set[str] = set()
+        new_records: list[MemoryRecord] = []
+        links: list[tuple[str, Entity]] = []
+        for fact in facts:
+            source = BOOTSTRAP_SOURCE + fact.key
+            if source in seen:
+                continue
+            seen.add(source)
+            category = Category(fact.category)
+            old = existing.get(source)
+            if old is not None:
+                if old.text != fact.text:
+                    self._memory.edit(old.id, text=fact.text, project=project)
+                if old.status is Status.ARCHIVED:
+                    self._memory.restore(old.id)
+                if old.text != fact.text or old.status is Status.ARCHIVED:
+                    report.facts_updated += 1
+                continue
+            record = MemoryRecord(
+                id=f"mem_{_digest(source)}",
+                text=fact.text,
+                category=category,
+                scope=Scope.PROJECT,
+                project=project,
+                created_at=now,
+                updated_at=now,
+                valid_from=now,
+                source=source,
+                content_hash=memory_hash(Scope.PROJECT, project, fact.text),
+            )
+            new_records.append(record)
+            links.append(
+                (record.id, Entity(file_key(project, fact.source), EntityKind.FILE, fact.source, project))
+            )
+        if new_records:
+            self._store.add_memories(new_records)
+            self._store.upsert_entities(list({e.key: e for _, e in links}.values()))
+            self._store.link_about(links)
+            report.facts_added = len(new_records)
+        for source, old in existing.items():
+            if source not in seen and old.status is Status.ACTIVE:
+                self._memory.archive(old.id)  # the rule is gone from its file
+                report.facts_archived += 1
+
+    # -- history ----------------------------------------------------------------------
+
+    def _history(self, root: Path, project: str, depth: int, report: BootstrapReport) -> None:
+        if depth <= 0:
+            return
+        commits = read_history(root, max_commits=depth)
+        if not commits:
+            return
+        ids = {c.sha: f"mem_{c.sha[:16]}" for c in commits}
+        known = set(self._store.get_memories(list(ids.values())))
+        fresh: list[Commit] = [c for c in commits if ids[c.sha] not in known]
+        if fresh:
+            now = self._clock()
+            records = [
+                MemoryRecord(
+                    id=ids[c.sha],
+                    text=commit_memory_text(c),
+                    category=Category.EVENT,
+                    scope=Scope.PROJECT,
+                    project=project,
+                    created_at=c.authored_at,
+                    updated_at=now,
+                    valid_from=c.authored_at,
+                    source=GIT_SOURCE + c.sha,
+                    content_hash=memory_hash(Scope.PROJECT, project, GIT_SOURCE + c.sha),
+                )
+                for c in fresh
+            ]
+            self._store.add_memories(records)
+            live = set(self._code.file_states(project))
+            entities: dict[str, Entity] = {}
+            links: list[tuple[str, Entity]] = []
+            for commit in fresh:
+                person = Entity(
+                    f"Person:{commit.author_email or commit.author_name}",
+                    EntityKind.PERSON,
+                    commit.author_name,
+                    None,
+                )
+                entities[person.key] = person
+                links.append((ids[commit.sha], person))
+                for path in commit.files[:50]:
+                    if path in live:
+                        entity = Entity(file_key(project, path), EntityKind.FILE, path, project)
+                        entities[entity.key] = entity
+                        links.append((ids[commit.sha], entity))
+            self._store.upsert_entities(list(entities.values()))
+            self._store.link_about(links)
+            report.commits = len(fresh)
+        self._code.replace_co_changes(project, co_changes(commits))
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()

@@ -1,0 +1,11 @@
+int first(int x) {
+    return x + 1;
+}
+
+int ok(void) {
+    return first(1);
+}
+
+int broken(int x {
+    return x;
+}

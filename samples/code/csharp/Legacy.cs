@@ -1,0 +1,7 @@
+namespace Example.Legacy
+{
+    public class LegacyRefunds
+    {
+        public void Run() => Refunds.Apply();
+    }
+}

@@ -1,0 +1,1 @@
+"""A small shop: orders, payments and refunds (a fixture for graphmem's bootstrap tests)."""

@@ -1,0 +1,5 @@
+class Service:
+    """Base of every service."""
+
+    def log(self, message: str) -> None:
+        print(message)

@@ -1,0 +1,6 @@
+def fine() -> int:
+    return 1
+
+
+def broken(:
+    return

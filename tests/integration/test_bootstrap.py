@@ -1,0 +1,161 @@
+"""bootstrap on the fixture repository samples/repos/shop: code graph, facts, history, get_context."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.core.models import Category, Status
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+SHOP = Path(__file__).resolve().parents[2] / "samples" / "repos" / "shop"
+
+
+def git(root: Path, *args: str, author: str = "Ana Lopez", when: str = "2026-03-01T10:00:00Z") -> None:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": author,
+        "GIT_AUTHOR_EMAIL": f"{author.split()[0].lower()}@example.com",
+        "GIT_COMMITTER_NAME": author,
+        "GIT_COMMITTER_EMAIL": f"{author.split()[0].lower()}@example.com",
+        "GIT_AUTHOR_DATE": when,
+        "GIT_COMMITTER_DATE": when,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "HOME": str(root.parent),
+    }
+    subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    """The fixture repository with a short history: refund and money change together."""
+    root = tmp_path / "shop"
+    shutil.copytree(SHOP, root)
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Initial shop")
+    for n, who in enumerate(("Ana Lopez", "Ben Okafor")):
+        (root / "src/shop/money.py").write_text((root / "src/shop/money.py").read_text() + f"\n# rev {n}\n")
+        (root / "src/shop/refund.py").write_text((root / "src/shop/refund.py").read_text() + f"\n# rev {n}\n")
+        git(
+            root,
+            "commit",
+            "-qam",
+            f"Fix refund rounding, fixes #1{n}",
+            author=who,
+            when=f"2026-03-0{n + 2}T10:00:00Z",
+        )
+    return root.resolve()
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[MemoryService]:
+    service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
+    yield service
+    service.close()
+
+
+def test_bootstrap_builds_the_code_graph(memory: MemoryService, shop: Path) -> None:
+    report = memory.bootstrap(shop)
+
+    assert report.files == 8 and report.parsed == 8
+    assert report.parse_errors > 0  # broken.py: what parses is indexed
+    assert report.calls.get("self", 0) >= 2  # self.log, self.fee
+    assert report.calls.get("import", 0) >= 2  # round_half_even, to_cents, refund.refund_all
+    assert report.commits == 3
+    context = memory.get_context("src/shop/refund.py", project=str(shop), max_tokens=3000)
+    code = dict(context.code)
+    defines = "\n".join(next(lines for title, lines in context.code if title.startswith("Defines")))
+    assert "`RefundService.apply`" in defines and "`refund_all`" in defines
+    assert any("checkout.py" in line for line in code["Imported by"])
+    assert any("money.py" in line for line in code["Usually changes with"])
+    assert any(
+        "Fix refund rounding" in item.hit.memory.text for items in context.groups.values() for item in items
+    )
+
+
+def test_get_context_on_a_symbol_lists_callers_and_callees(memory: MemoryService, shop: Path) -> None:
+    memory.bootstrap(shop, history=0)
+
+    context = memory.get_context("RefundService.apply", project=str(shop))
+
+    assert context.entity is not None and context.entity.name == "RefundService.apply"
+    code = dict(context.code)
+    assert any("refund_all" in line for line in code["Called by"])
+    callees = "\n".join(code["Calls"])
+    assert "`round_half_even` (src/shop/money.py" in callees and "— import" in callees
+    assert "`RefundService.fee`" in callees and "— self" in callees
+
+
+def test_a_rescan_with_nothing_changed_parses_nothing_and_edits_are_incremental(
+    memory: MemoryService, shop: Path
+) -> None:
+    memory.bootstrap(shop, history=0)
+    again = memory.bootstrap(shop, history=0)
+    assert (again.parsed, again.unchanged, again.removed) == (0, 8, 0)
+
+    (shop / "src/shop/checkout.py").write_text("def pay(amount: float) -> int:\n    return 0\n")
+    (shop / "web/format.ts").unlink()
+    third = memory.bootstrap(shop, history=0)
+
+    assert (third.parsed, third.removed) == (1, 1)
+    context = memory.get_context("src/shop/refund.py", project=str(shop))
+    assert "Imported by" not in dict(context.code)  # checkout no longer imports refund
+
+
+def test_memories_about_a_symbol_become_possibly_stale_when_its_body_changes(
+    memory: MemoryService, shop: Path
+) -> None:
+    memory.bootstrap(shop, history=0)
+    note = memory.remember(
+        "RefundService.apply must round before the fee is taken", category="decision", project=str(shop)
+    )
+    assert any(e.name == "RefundService.apply" for e in note.entities)
+    fresh = memory.get_context("RefundService.apply", project=str(shop))
+    assert "possibly stale" not in fresh.markdown
+
+    refund = shop / "src/shop/refund.py"
+    refund.write_text(refund.read_text().replace("return self.fee(total)", "return self.fee(total) + 0"))
+    memory.bootstrap(shop, history=0)
+
+    context = memory.get_context("RefundService.apply", project=str(shop))
+    assert "possibly stale: RefundService.apply changed on" in context.markdown
+
+    refund.write_text(refund.read_text().replace("class RefundService(Service):", "class Refunds(Service):"))
+    memory.bootstrap(shop, history=0)
+    kept = memory.show(note.memory.id)
+    assert kept.memory.status is Status.ACTIVE  # the memory is kept; its symbol is marked deleted
+    assert "deleted on" in memory.get_context("RefundService.apply", project=str(shop)).markdown
+
+
+def test_docs_become_facts_and_directives_updated_not_duplicated(memory: MemoryService, shop: Path) -> None:
+    memory.bootstrap(shop, history=0)
+    directives = memory.list(project=str(shop), categories=[Category.DIRECTIVE])
+    assert any("card numbers" in d.text for d in directives)
+    assert memory.bootstrap(shop, history=0).facts_added == 0
+
+    agents = shop / "AGENTS.md"
+    agents.write_text(agents.read_text().replace("- Never log card numbers.\n", ""))
+    report = memory.bootstrap(shop, history=0)
+    assert report.facts_archived >= 1
+    assert not any("card numbers" in d.text for d in memory.list(project=str(shop), categories=["directive"]))
+
+
+def test_a_directory_outside_git_works_without_history(memory: MemoryService, tmp_path: Path) -> None:
+    root = tmp_path / "plain"
+    shutil.copytree(SHOP, root)
+    os.symlink("/etc", root / "src" / "escape")
+    (root / "src" / "outside.py").symlink_to("/etc/hostname")
+
+    report = memory.bootstrap(root)
+
+    assert report.files >= 8 and report.commits == 0
+    assert report.skipped.get("outside the project") == 1

@@ -1,0 +1,289 @@
+"""read_history: one ``git log`` over real temporary repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphmem.adapters import git_history
+from graphmem.adapters.git_history import read_history
+
+ANA = ("Ana Lopez", "ana@example.com")
+BO = ("Bo Chen", "bo@example.com")
+# No user or system git config: a developer's hooks, signing or templates cannot interfere.
+CLEAN_GIT = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={**os.environ, **CLEAN_GIT, **(env or {})},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout.strip()
+
+
+def init(repo: Path) -> Path:
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+def commit(
+    repo: Path,
+    message: str,
+    files: dict[str, str | None],
+    *,
+    author: tuple[str, str] = ANA,
+    date: str = "2026-03-02T10:00:00+01:00",
+) -> str:
+    """Write (or, for None, delete) ``files``, commit them, and return the new sha."""
+    for name, content in files.items():
+        path = repo / name
+        if content is None:
+            path.unlink()
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content, "utf-8")
+    git(repo, "add", "-A")
+    who = {
+        "GIT_AUTHOR_NAME": author[0],
+        "GIT_AUTHOR_EMAIL": author[1],
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_NAME": author[0],
+        "GIT_COMMITTER_EMAIL": author[1],
+        "GIT_COMMITTER_DATE": date,
+    }
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, env=who)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """Three commits by two authors on three days."""
+    root = init(tmp_path / "repo")
+    commit(root, "Add money helpers", {"src/money.py": "ROUND = 2\n", "README.md": "# shop\n"})
+    commit(
+        root,
+        "Fix refund rounding (fixes #12)",
+        {"src/refund.py": "x = 1\n", "src/money.py": "ROUND = 3\n"},
+        author=BO,
+        date="2026-03-03T23:30:00-05:00",
+    )
+    commit(
+        root,
+        "Docs: refunds\n\nWhy: people asked.\n",
+        {"docs/refunds.md": "# Refunds\n"},
+        date="2026-03-05T08:00:00Z",
+    )
+    return root
+
+
+def test_reads_commits_newest_first_with_author_time_message_and_files(repo: Path) -> None:
+    commits = read_history(repo, max_commits=10)
+
+    assert [c.subject for c in commits] == [
+        "Docs: refunds",
+        "Fix refund rounding (fixes #12)",
+        "Add money helpers",
+    ]
+    fix = commits[1]
+    assert (fix.author_name, fix.author_email) == BO
+    assert fix.authored_at == datetime(2026, 3, 4, 4, 30, tzinfo=UTC)
+    assert fix.files == ("src/money.py", "src/refund.py")
+    assert len(fix.sha) == 40 and fix.parents == (commits[2].sha,)
+    assert commits[0].body == "Why: people asked."
+    assert commits[2].parents == ()
+
+
+def test_max_commits_bounds_the_read(repo: Path) -> None:
+    assert [c.subject for c in read_history(repo, max_commits=1)] == ["Docs: refunds"]
+    assert read_history(repo, max_commits=0) == []
+
+
+def test_file_names_with_spaces_newlines_and_unicode_survive(tmp_path: Path) -> None:
+    root = init(tmp_path / "odd")
+    names = ["with space.md", "new\nline.txt", "ünïcödé/ファイル.py", '"quoted".txt', "tab\there.txt"]
+    commit(root, "Odd names", dict.fromkeys(names, "x\n"))
+
+    [only] = read_history(root, max_commits=5)
+
+    assert sorted(only.files) == sorted(names)
+
+
+def test_a_merge_lists_no_files_and_the_merged_commits_keep_theirs(repo: Path) -> None:
+    git(repo, "checkout", "-q", "-b", "feature")
+    commit(repo, "Feature work", {"src/feature.py": "f = 1\n"})
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "Main work", {"src/main.py": "m = 1\n"})
+    who = {
+        "GIT_AUTHOR_NAME": "Ana",
+        "GIT_AUTHOR_EMAIL": "a@x",
+        "GIT_COMMITTER_NAME": "Ana",
+        "GIT_COMMITTER_EMAIL": "a@x",
+    }
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "feature", env=who)
+
+    commits = read_history(repo, max_commits=10)
+    by_subject = {c.subject: c for c in commits}
+    merge = commits[0]
+
+    assert merge.is_merge and merge.files == ()
+    assert by_subject["Feature work"].files == ("src/feature.py",)
+    assert by_subject["Main work"].files == ("src/main.py",)
+    assert len(commits) == 6
+
+
+def test_a_rename_is_a_deletion_and_an_addition(repo: Path) -> None:
+    content = (repo / "src/refund.py").read_text("utf-8")
+    commit(repo, "Rename refund", {"src/refund.py": None, "src/refunds.py": content})
+
+    assert read_history(repo, max_commits=1)[0].files == ("src/refund.py", "src/refunds.py")
+
+
+def test_since_sha_reads_only_the_newer_commits(repo: Path) -> None:
+    head = git(repo, "rev-parse", "HEAD")
+    commit(repo, "Newer one", {"a.txt": "1\n"})
+    commit(repo, "Newer two", {"b.txt": "2\n"})
+
+    assert [c.subject for c in read_history(repo, max_commits=10, since_sha=head)] == [
+        "Newer two",
+        "Newer one",
+    ]
+    assert [c.subject for c in read_history(repo, max_commits=1, since_sha=head)] == ["Newer two"]
+    assert read_history(repo, max_commits=10, since_sha=git(repo, "rev-parse", "HEAD")) == []
+    assert len(read_history(repo, max_commits=10, since_sha=head[:8])) == 2
+
+
+@pytest.mark.parametrize("since", ["0123456789abcdef0123456789abcdef01234567", "HEAD~1", "main", ""])
+def test_an_unknown_or_invalid_since_sha_falls_back_to_the_bounded_full_read(repo: Path, since: str) -> None:
+    assert len(read_history(repo, max_commits=10, since_sha=since)) == 3
+
+
+def test_since_sha_is_never_passed_to_git_as_an_option(repo: Path, tmp_path: Path) -> None:
+    target = tmp_path / "written-by-git"
+
+    assert len(read_history(repo, max_commits=10, since_sha=f"--output={target}")) == 3
+    assert not target.exists()
+
+
+def test_a_rewritten_history_reads_what_is_not_yet_seen(repo: Path) -> None:
+    old_head = git(repo, "rev-parse", "HEAD")
+    git(repo, "reset", "-q", "--hard", "HEAD~1")
+    commit(repo, "Rewritten docs", {"docs/refunds.md": "# Refunds v2\n"})
+
+    assert [c.subject for c in read_history(repo, max_commits=10, since_sha=old_head)] == ["Rewritten docs"]
+
+
+def test_a_directory_outside_git_has_no_history(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+
+    assert read_history(tmp_path / "plain", max_commits=10) == []
+    assert read_history(tmp_path / "plain", max_commits=10, since_sha="abcdef12") == []
+
+
+def test_a_missing_directory_has_no_history(tmp_path: Path) -> None:
+    assert read_history(tmp_path / "nope", max_commits=10) == []
+
+
+def test_an_empty_repository_has_no_history(tmp_path: Path) -> None:
+    assert read_history(init(tmp_path / "empty"), max_commits=10) == []
+
+
+def test_a_shallow_clone_reads_what_is_there_and_its_boundary_changes_nothing(
+    repo: Path, tmp_path: Path
+) -> None:
+    clone = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "2", f"file://{repo}", str(clone))
+
+    commits = read_history(clone, max_commits=10)
+    first_sha = read_history(repo, max_commits=10)[-1].sha
+
+    assert [c.subject for c in commits] == ["Docs: refunds", "Fix refund rounding (fixes #12)"]
+    assert commits[0].files == ("docs/refunds.md",)
+    assert commits[1].files == ()  # grafted: its "diff" would be the whole tree
+    assert len(read_history(clone, max_commits=10, since_sha=first_sha)) == 2
+
+
+def test_a_depth_one_clone_has_one_commit(repo: Path, tmp_path: Path) -> None:
+    clone = tmp_path / "depth1"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(clone))
+
+    [only] = read_history(clone, max_commits=10)
+
+    assert only.subject == "Docs: refunds" and only.files == ()
+
+
+def test_a_subdirectory_sees_paths_relative_to_itself(repo: Path) -> None:
+    commits = read_history(repo / "src", max_commits=10)
+
+    assert commits[1].files == ("money.py", "refund.py")
+    assert commits[0].files == ()
+
+
+def test_git_variables_of_another_repository_are_ignored(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = init(tmp_path / "other")
+    commit(other, "Other repo", {"o.txt": "o\n"})
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+
+    assert len(read_history(repo, max_commits=10)) == 3
+
+
+def test_without_git_there_is_no_history(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(repo / "no-bin"))
+
+    assert read_history(repo, max_commits=10) == []
+
+
+def test_a_git_that_times_out_gives_no_history(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def slow(*args: Any, **kwargs: Any) -> None:
+        raise subprocess.TimeoutExpired(cmd="git log", timeout=kwargs["timeout"])
+
+    monkeypatch.setattr(git_history.subprocess, "run", slow)
+
+    assert read_history(repo, max_commits=10) == []
+
+
+def test_a_thousand_commits_read_well_under_a_second(tmp_path: Path) -> None:
+    root = init(tmp_path / "big")
+    stream: list[str] = []
+    for i in range(1_000):
+        message = f"Change {i}\n\nFixes #{i + 1}"
+        stream += [
+            "commit refs/heads/main",
+            f"author Ana <ana@example.com> {1_700_000_000 + i * 60} +0000",
+            f"committer Ana <ana@example.com> {1_700_000_000 + i * 60} +0000",
+            f"data {len(message)}",
+            message,
+        ]
+        for j in range(3):
+            content = f"{i}-{j}"
+            stream += [f"M 644 inline src/mod{(i + j) % 40}/file{j}.py", f"data {len(content)}", content]
+        stream.append("")
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=root,
+        input="\n".join(stream) + "\n",
+        text=True,
+        check=True,
+        env={**os.environ, **CLEAN_GIT},
+    )
+
+    started = time.perf_counter()
+    commits = read_history(root, max_commits=1_000)
+    elapsed = time.perf_counter() - started
+
+    assert len(commits) == 1_000
+    assert commits[0].subject == "Change 999" and len(commits[0].files) == 3
+    assert elapsed < 1.0

@@ -1,0 +1,181 @@
+"""Commits as memories: their text, the issues they close, the files that change together."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem.core.commits import Commit, closing_refs, co_changes, commit_memory_text
+from graphmem.core.refs import parse_ref
+
+WHEN = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
+
+
+def commit(
+    subject: str = "Fix refund rounding (fixes #12)",
+    *,
+    body: str = "",
+    files: tuple[str, ...] = ("src/payments/refund.py", "src/payments/money.py", "tests/test_refund.py"),
+    author: str = "Ana Lopez",
+    sha: str = "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b",
+    parents: tuple[str, ...] = ("f" * 40,),
+) -> Commit:
+    return Commit(sha, author, "ana@example.com", WHEN, subject, body, files, parents)
+
+
+# -- commit_memory_text -----------------------------------------------------------------------
+
+
+def test_memory_text_names_the_commit_author_day_subject_and_files() -> None:
+    assert commit_memory_text(commit()) == (
+        "Commit 1a2b3c4 by Ana Lopez on 2026-03-02: Fix refund rounding (fixes #12). "
+        "Changed src/payments/refund.py and 2 more files."
+    )
+
+
+@pytest.mark.parametrize(
+    ("files", "ending"),
+    [
+        (("a.py",), "Changed a.py."),
+        (("a.py", "b.py"), "Changed a.py and b.py."),
+        (tuple(f"f{i}.py" for i in range(1201)), "Changed f0.py and 1,200 more files."),
+    ],
+)
+def test_memory_text_lists_few_files_and_counts_the_rest(files: tuple[str, ...], ending: str) -> None:
+    assert commit_memory_text(commit(files=files)).endswith(ending)
+
+
+def test_memory_text_of_a_merge_has_no_file_sentence() -> None:
+    merge = commit("Merge branch 'refunds' into 'main'", files=(), parents=("a" * 40, "b" * 40))
+
+    assert merge.is_merge
+    assert (
+        commit_memory_text(merge)
+        == "Commit 1a2b3c4 by Ana Lopez on 2026-03-02: Merge branch 'refunds' into 'main'."
+    )
+
+
+def test_memory_text_keeps_the_why_and_drops_trailers() -> None:
+    body = (
+        "Banker's rounding lost a cent on\npartial refunds.\n\nSecond paragraph.\n\n"
+        "Signed-off-by: Ana Lopez <ana@example.com>"
+    )
+
+    text = commit_memory_text(commit("Round refunds half-up.", body=body, files=()))
+
+    assert text == (
+        "Commit 1a2b3c4 by Ana Lopez on 2026-03-02: Round refunds half-up. "
+        "Banker's rounding lost a cent on partial refunds."
+    )
+
+
+def test_memory_text_omits_a_body_made_only_of_trailers() -> None:
+    text = commit_memory_text(commit("Bump deps", body="Change-Id: I8f2e\nSigned-off-by: A <a@x>", files=()))
+
+    assert text == "Commit 1a2b3c4 by Ana Lopez on 2026-03-02: Bump deps."
+
+
+def test_memory_text_is_bounded_whatever_the_commit_holds() -> None:
+    huge = commit("word " * 5_000, body="why " * 5_000, files=("x" * 300,) + ("y",) * 10, author="N" * 500)
+
+    assert len(commit_memory_text(huge)) < 1_100
+
+
+def test_memory_text_without_author_name_uses_the_email() -> None:
+    anonymous = Commit("abcdef0123", "", "bot@example.com", WHEN, "Update lockfile", "", ())
+
+    assert (
+        commit_memory_text(anonymous) == "Commit abcdef0 by bot@example.com on 2026-03-02: Update lockfile."
+    )
+
+
+# -- closing_refs -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("Fix refund rounding (fixes #12)", ["#12"]),
+        ("Closes #1, #2 and #3", ["#1", "#2", "#3"]),
+        ("Resolves: #4", ["#4"]),
+        ("implements issue #5", ["#5"]),
+        ("Fixed #6 #7", ["#6", "#7"]),
+        ("closing group/proj#8", ["group/proj#8"]),
+        (
+            "Closes https://gitlab.example.com/group/proj/-/issues/9",
+            ["https://gitlab.example.com/group/proj/-/issues/9"],
+        ),
+        ("Subject\n\nBody text.\n\nFixes #10\nCloses #11.", ["#10", "#11"]),
+        ("CLOSES #13", ["#13"]),
+        ("Fixes #14, fixes #14", ["#14"]),
+    ],
+)
+def test_closing_refs_after_a_closing_keyword(message: str, expected: list[str]) -> None:
+    assert closing_refs(message) == expected
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "See #12",
+        "Related to #12",
+        "Fixes the bug in #12",
+        "prefix #12",
+        "bugfix #12",
+        "Fixes !12",  # a merge request is merged, not closed by a commit
+        "Fixes &3",
+        "Fixes `#12` in the docs",
+        "Fixes\n#12",
+        "Fixes https://github.com/owner/repo/issues/12",
+        "",
+    ],
+)
+def test_closing_refs_ignores_refs_that_are_not_closed(message: str) -> None:
+    assert closing_refs(message) == []
+
+
+def test_closing_refs_stop_at_the_first_word_that_is_no_ref() -> None:
+    assert closing_refs("Fixes #1 and also #2") == ["#1"]
+
+
+def test_closing_ref_texts_parse_back_into_refs() -> None:
+    refs = closing_refs("Closes #1 and group/proj#2, https://gitlab.example.com/g/p/-/issues/3")
+
+    assert [parse_ref(text).name for text in refs if parse_ref(text)] == ["#1", "group/proj#2", "g/p#3"]
+
+
+@given(st.text())
+def test_closing_refs_never_raise(message: str) -> None:
+    assert all(isinstance(ref, str) for ref in closing_refs(message))
+
+
+# -- co_changes ---------------------------------------------------------------------------------
+
+
+def test_co_changes_count_sorted_pairs_over_commits() -> None:
+    commits = [
+        commit(files=("b.py", "a.py")),
+        commit(files=("a.py", "b.py", "c.py")),
+        commit(files=("c.py",)),
+    ]
+
+    assert co_changes(commits) == {("a.py", "b.py"): 2, ("a.py", "c.py"): 1, ("b.py", "c.py"): 1}
+
+
+def test_co_changes_ignore_commits_with_too_many_files() -> None:
+    sweep = commit(files=tuple(f"f{i}.py" for i in range(51)))
+    small = commit(files=("a.py", "b.py"))
+
+    assert co_changes([sweep, small]) == {("a.py", "b.py"): 1}
+    assert len(co_changes([sweep], max_files_per_commit=51)) == 51 * 50 // 2
+
+
+def test_co_changes_count_a_file_listed_twice_once() -> None:
+    assert co_changes([commit(files=("a.py", "a.py", "b.py"))]) == {("a.py", "b.py"): 1}
+
+
+def test_co_changes_of_merges_and_single_files_are_empty() -> None:
+    assert co_changes([commit(files=()), commit(files=("a.py",))]) == {}
