@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -22,14 +23,26 @@ from graphmem.cli.state import CliState, pass_state
     show_default=True,
     help="Most recent commits to learn from (0: none).",
 )
+@click.option("--watch", is_flag=True, help="Keep scanning for changes until Ctrl-C.")
+@click.option(
+    "--interval",
+    type=click.FloatRange(0.1, 3600),
+    default=2.0,
+    show_default=True,
+    help="With --watch: seconds between scans (a change is picked up once it is this old).",
+)
 @json_option
 @pass_state
-def bootstrap(state: CliState, path: Path | None, history: int, as_json: bool) -> None:
+def bootstrap(
+    state: CliState, path: Path | None, history: int, watch: bool, interval: float, as_json: bool
+) -> None:
     """Scan a repository into files, symbols, calls and imports; its docs into facts
     and directives; its recent commits into events. Run it again any time: unchanged
     files cost nothing.
 
     PATH defaults to the current project (the git toplevel of the current directory).
+    With --watch it then re-scans every --interval seconds: each pass costs a stat per
+    file, and only changed files are parsed.
 
     \b
     Example:
@@ -72,6 +85,25 @@ def bootstrap(state: CliState, path: Path | None, history: int, as_json: bool) -
     )
     if report.skipped:
         click.echo("skipped: " + ", ".join(f"{why} {n:,}" for why, n in sorted(report.skipped.items())))
+    if watch:
+        _watch(state, root.resolve(), interval)
+
+
+def _watch(state: CliState, root: Path, interval: float) -> None:
+    click.echo(f"watching {root} (Ctrl-C stops)", err=True)
+    try:
+        while True:
+            time.sleep(interval)
+            report = state.service.bootstrap(root, history=0)
+            if report.parsed or report.removed:
+                click.echo(
+                    f"{time.strftime('%H:%M:%S')} {report.parsed} parsed, {report.removed} removed "
+                    f"in {report.seconds} s",
+                    nl=True,
+                )
+                sys.stdout.flush()
+    except KeyboardInterrupt:
+        click.echo("stopped watching", err=True)
 
 
 COMMANDS = [bootstrap]

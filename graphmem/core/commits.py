@@ -18,6 +18,7 @@ from graphmem.core.refs import find_refs
 
 MAX_SUBJECT_CHARS = 200
 MAX_BODY_CHARS = 300  # the first paragraph of the body: usually the "why"
+MAX_CLOSING_REFS = 20  # refs in one "Fixes #1, #2 and #3" list
 # Above this many files a commit is a reformat, a vendoring or a rename sweep: its
 # pairs say nothing about which files belong together (50 files already make 1,225 pairs).
 MAX_CO_CHANGE_FILES = 50
@@ -30,6 +31,11 @@ _CLOSING_KEYWORD_RE = re.compile(
 )
 _FIRST_GAP_RE = re.compile(r"(?:issues?[ \t]+)?", re.IGNORECASE)
 _NEXT_GAP_RE = re.compile(r"[ \t]*,?[ \t]*(?:and[ \t]+)?(?:issues?[ \t]+)?", re.IGNORECASE)
+# One word of a ref list with what may come before it: a comma or spaces, "and", "issue".
+_LIST_WORD_RE = re.compile(
+    r"(?:[ \t]*,[ \t]*|[ \t]+)?(?:and[ \t]+)?(?:issues?[ \t]+)?([^\s,]+)", re.IGNORECASE
+)
+_REF_LIKE_RE = re.compile(r"[#!&][0-9]|://")
 # "Signed-off-by: Ana <ana@example.com>", "Change-Id: I8f…": trailers, not prose ("Fixes: #12" stays).
 _TRAILER_RE = re.compile(r"^[A-Za-z]+(?:-[A-Za-z]+)+: \S")
 _SPACE_RE = re.compile(r"\s+")
@@ -94,17 +100,30 @@ def closing_refs(message: str) -> list[str]:
     """
     found: list[str] = []
     for keyword in _CLOSING_KEYWORD_RE.finditer(message):
-        line_end = message.find("\n", keyword.end())
-        tail = message[keyword.end() : len(message) if line_end < 0 else line_end]
+        segment = _ref_list(message, keyword.end())
         position, gap = 0, _FIRST_GAP_RE
-        for ref in find_refs(tail):
-            between = gap.fullmatch(tail, position, ref.start)
-            if between is None or ref.kind is not EntityKind.ISSUE:
+        for ref in find_refs(segment) if segment else []:
+            if gap.fullmatch(segment, position, ref.start) is None or ref.kind is not EntityKind.ISSUE:
                 break
             if ref.raw not in found:
                 found.append(ref.raw)
             position, gap = ref.end, _NEXT_GAP_RE
     return found
+
+
+def _ref_list(message: str, start: int) -> str:
+    """The run of ref-like words from ``start`` (``"#1, #2 and g/p#3"``); ``find_refs`` then checks them.
+
+    Cutting the run first keeps a long message with many keywords linear: ``find_refs``
+    only ever reads the few words after each keyword.
+    """
+    end = start
+    for _ in range(MAX_CLOSING_REFS):
+        word = _LIST_WORD_RE.match(message, end)
+        if word is None or _REF_LIKE_RE.search(word.group(1)) is None:
+            break
+        end = word.end()
+    return message[start:end]
 
 
 def co_changes(

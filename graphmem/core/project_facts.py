@@ -241,12 +241,14 @@ def _blocks(text: str, *, rst: bool = False, line_sentences: bool = False) -> li
     return blocks
 
 
-_INLINE_CODE_RE = re.compile(r"(`+)(.+?)\1")
-_IMAGE_RE = re.compile(r"!\[[^\]]*\]\([^)]*\)|!\[[^\]]*\]\[[^\]]*\]")
-_LINK_RE = re.compile(r"\[([^\]]*)\]\([^)]*\)|\[([^\]]*)\]\[[^\]]*\]")
-_AUTOLINK_RE = re.compile(r"<((?:https?|mailto):[^>\s]+)>")
-_TAG_RE = re.compile(r"</?[A-Za-z][^>]*>")
-_STRONG_RE = re.compile(r"\*\*(.+?)\*\*|(?<!\w)\*(\S(?:.*?\S)?)\*(?!\w)")
+# Inline patterns never scan past the next opening character, so a paragraph full of
+# unclosed "[", "*" or "<" stays linear.
+_INLINE_CODE_RE = re.compile(r"(`+)([^`]+)\1")
+_IMAGE_RE = re.compile(r"!\[[^\[\]]*\](?:\([^()\s]*\)|\[[^\[\]]*\])")
+_LINK_RE = re.compile(r"\[([^\[\]]*)\]\([^()\s]*\)|\[([^\[\]]*)\]\[[^\[\]]*\]")
+_AUTOLINK_RE = re.compile(r"<((?:https?|mailto):[^<>\s]+)>")
+_TAG_RE = re.compile(r"</?[A-Za-z][^<>]*>")
+_STRONG_RE = re.compile(r"\*\*([^*]+)\*\*|(?<![\w*])\*([^\s*](?:[^*]*[^\s*])?)\*(?![\w*])")
 _TASK_RE = re.compile(r"^\[[ xX]\]\s+")
 _SPACE_RE = re.compile(r"\s+")
 
@@ -292,25 +294,12 @@ _IMPERATIVES = frozenset({
 })
 # fmt: on
 # First words that read as well in lower case after "Directive from AGENTS.md: ".
-_LOWERABLE = _IMPERATIVES | frozenset(
-    {
-        "the",
-        "a",
-        "an",
-        "all",
-        "each",
-        "every",
-        "we",
-        "our",
-        "when",
-        "if",
-        "before",
-        "after",
-        "this",
-        "these",
-        "any",
-    }
-)
+# fmt: off
+_LOWERABLE = _IMPERATIVES | frozenset({
+    "the", "a", "an", "all", "each", "every", "we", "our", "when", "if", "before", "after", "this", "these",
+    "any",
+})
+# fmt: on
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`\"'(*\[])")
 _WORD_RE = re.compile(r"[^\W\d_]{2,}")
 
@@ -355,7 +344,7 @@ def _agent_rules(source: str, text: str) -> list[ProjectFact]:
 def _rule(category: str, source: str, block: _Block, text: str) -> ProjectFact:
     where = f"{source} ({block.section[-1]})" if block.section else source
     lead = "Directive from" if category == DIRECTIVE else "Noted in"
-    body = sentence(clip(_lower_first(text), MAX_FACT_CHARS))
+    body = _sentence(_clip(_lower_first(text), MAX_FACT_CHARS))
     return ProjectFact(category, f"{lead} {where}: {body}", source, f"{source}#{category}:{_slug(text)}")
 
 
@@ -413,6 +402,7 @@ _COMMANDS = frozenset({
     "brew", "pre-commit", "terraform",
 })
 # fmt: on
+_TRAILING_COMMENT_RE = re.compile(r"\s#\s.*$")
 _PROMPT_RE = re.compile(r"^(?:\$|%|PS>|PS [^>]*>)\s+")
 
 
@@ -445,7 +435,9 @@ def _commands(code: str, *, bare: bool) -> list[str]:
     prompted = [_PROMPT_RE.sub("", line) for line in lines if _PROMPT_RE.match(line)]
     commands: list[str] = []
     for line in prompted or lines:
-        command = _SPACE_RE.sub(" ", re.sub(r"\s+#\s.*$", "", line)).strip()
+        if len(line) > 2 * MAX_COMMAND_CHARS:
+            continue  # generated or pasted output, not a command to recall
+        command = _SPACE_RE.sub(" ", _TRAILING_COMMENT_RE.sub("", line)).strip()
         words = command.split(" ")
         if not command or command.startswith("#") or len(command) > MAX_COMMAND_CHARS:
             continue
@@ -474,13 +466,13 @@ def _readme(source: str, text: str) -> list[ProjectFact]:
     """The project's description (its first real paragraph) and its commands."""
     blocks = _blocks(text, rst=source.lower().endswith(".rst"))
     facts: list[ProjectFact] = []
-    title = next((clip(b.text, 60) for b in blocks if b.kind == "title"), "")
+    title = next((_clip(b.text, 60) for b in blocks if b.kind == "title"), "")
     for block in blocks:
         if block.section and not _ABOUT_HEADING_RE.search(block.section[-1]):
             break
         if block.kind == "paragraph" and len(_WORD_RE.findall(block.text)) >= 4:
             about = f"the project {title}" if title else "the project"
-            text = f"{source} describes {about}: {sentence(_first_sentences(block.text))}"
+            text = f"{source} describes {about}: {_sentence(_first_sentences(block.text))}"
             facts.append(ProjectFact(FACT, text, source, f"{source}#fact:description"))
             break
     return facts + _procedures(source, blocks)
@@ -494,11 +486,11 @@ def _docs_page(source: str, text: str) -> list[ProjectFact]:
     """One fact per page: the headings it covers, so recall can point to it."""
     blocks = _blocks(text)
     title = next((b.text for b in blocks if b.kind == "title"), "")
-    headings = list(dict.fromkeys(clip(b.text, 80) for b in blocks if b.kind == "heading"))
+    headings = list(dict.fromkeys(_clip(b.text, 80) for b in blocks if b.kind == "heading"))
     if not headings and not title:
         return []
-    name = f"{source} ({clip(title, 80)})" if title and headings else source
-    covered = names_phrase(headings or [title], MAX_DOC_HEADINGS)
+    name = f"{source} ({_clip(title, 80)})" if title and headings else source
+    covered = _names_phrase(headings or [title], MAX_DOC_HEADINGS)
     return [ProjectFact(FACT, f"{name} covers: {covered}.", source, f"{source}#fact:headings")]
 
 
@@ -511,7 +503,7 @@ def _first_sentences(paragraph: str) -> str:
         if len(kept) + len(part) + 1 > MAX_DESCRIPTION_CHARS:
             break
         kept = f"{kept} {part}".strip()
-    return kept or clip(paragraph, MAX_DESCRIPTION_CHARS)
+    return kept or _clip(paragraph, MAX_DESCRIPTION_CHARS)
 
 
 _MARKDOWN_READERS: dict[str, Callable[[str, str], list[ProjectFact]]] = {
@@ -563,8 +555,8 @@ _PYTHON_LIBRARIES = {
 # fmt: off
 _JS_FRAMEWORKS = {
     "next": "Next.js", "react": "React", "react-dom": "React", "vue": "Vue", "nuxt": "Nuxt",
-    "svelte": "Svelte",
-    "@sveltejs/kit": "SvelteKit", "@angular/core": "Angular", "express": "Express", "fastify": "Fastify",
+    "svelte": "Svelte", "@sveltejs/kit": "SvelteKit", "@angular/core": "Angular", "express": "Express",
+    "fastify": "Fastify",
     "koa": "Koa", "@nestjs/core": "NestJS", "hono": "Hono", "@remix-run/react": "Remix", "astro": "Astro",
     "solid-js": "Solid", "electron": "Electron", "react-native": "React Native", "expo": "Expo",
     "@prisma/client": "Prisma", "prisma": "Prisma", "typeorm": "TypeORM", "sequelize": "Sequelize",
@@ -621,12 +613,12 @@ def _pyproject(source: str, text: str) -> list[_Found]:
         )
     scripts = _table(project, "scripts") or _table(poetry, "scripts")
     commands = [
-        f"`{clip(n, 60)}` ({clip(target, 100)})" for n, target in scripts.items() if isinstance(target, str)
+        f"`{_clip(n, 60)}` ({_clip(target, 100)})" for n, target in scripts.items() if isinstance(target, str)
     ]
     if commands:
         noun = "commands" if len(commands) > 1 else "command"
         found.append(
-            (FACT, "scripts", f"The project installs the {noun} {names_phrase(commands, 5)} ({origin}).")
+            (FACT, "scripts", f"The project installs the {noun} {_names_phrase(commands, 5)} ({origin}).")
         )
     backend = _string(_table(data, "build-system"), "build-backend")
     if backend:
@@ -687,25 +679,26 @@ def _package_json(source: str, text: str) -> list[_Found]:
         language = "TypeScript" if "typescript" in dependencies or "typescript" in dev else "JavaScript"
         about = f": {description.rstrip('.')}" if description else ""
         found.append((FACT, "project", f"The {language} package {name}{about} ({origin})."))
-    manager_spec = _string(data, "packageManager")
+    manager_spec = _string(data, "packageManager")  # "pnpm@9.1.0+sha512.…"
     manager, _, version = manager_spec.partition("@")
     manager = manager if manager in _PACKAGE_MANAGERS else "npm"
     if manager_spec:
-        text = f"The project uses {manager} {version.split('+')[0]} as its package manager ({origin})."
-        found.append((FACT, "package-manager", text.replace("  ", " ")))
+        version = f" {version.split('+')[0]}" if version else ""
+        text = f"The project uses {manager}{version} as its package manager ({origin})."
+        found.append((FACT, "package-manager", text))
     engines = [f"{k} {v}" for k, v in _table(data, "engines").items() if isinstance(v, str)]
     if engines:
-        found.append((FACT, "engines", f"The project requires {names_phrase(engines, 5)} ({origin})."))
+        found.append((FACT, "engines", f"The project requires {_names_phrase(engines, 5)} ({origin})."))
     workspaces = _strings(data, "workspaces") or _strings(_table(data, "workspaces"), "packages")
     if workspaces:
         found.append(
-            (FACT, "workspaces", f"The project's workspaces are {names_phrase(workspaces, 10)} ({origin}).")
+            (FACT, "workspaces", f"The project's workspaces are {_names_phrase(workspaces, 10)} ({origin}).")
         )
     scripts = _table(data, "scripts")
     for script, purpose in _SCRIPT_PURPOSES.items():
         body = scripts.get(script)
         if isinstance(body, str) and body.strip():
-            text = f"{purpose} with `{manager} run {script}`{where} (runs `{clip(body, 120)}`; {origin})."
+            text = f"{purpose} with `{manager} run {script}`{where} (runs `{_clip(body, 120)}`; {origin})."
             found.append((PROCEDURE, f"script-{script}", text))
     if dependencies:
         found.append(
@@ -713,7 +706,7 @@ def _package_json(source: str, text: str) -> list[_Found]:
         )
     tools = list(dict.fromkeys(_JS_TOOLS[n] for n in [*dev, *dependencies] if n in _JS_TOOLS))
     if tools:
-        text = f"The project's development tools include {names_phrase(tools, MAX_STACK_NAMES)} ({origin})."
+        text = f"The project's development tools include {_names_phrase(tools, MAX_STACK_NAMES)} ({origin})."
         found.append((FACT, "tools", text))
     return found
 
@@ -735,7 +728,7 @@ def _go_mod(source: str, text: str) -> list[_Found]:
         elif len(words) >= 3 and words[0] == "require" and direct:
             requires.append(words[1])
         elif len(words) == 2:
-            single.setdefault(words[0], clip(words[1].strip('"'), 200))
+            single.setdefault(words[0], _clip(words[1].strip('"'), 200))
     module, go, toolchain = (single.get(name, "") for name in ("module", "go", "toolchain"))
     if not module:
         return []
@@ -743,7 +736,7 @@ def _go_mod(source: str, text: str) -> list[_Found]:
     version += f" with the {toolchain} toolchain" if toolchain else ""
     found = [(FACT, "module", f"The project is the Go module {module}{version} (from {source}).")]
     if requires:
-        uses = names_phrase([clip(r, 100) for r in dict.fromkeys(requires)], MAX_STACK_NAMES)
+        uses = _names_phrase([_clip(r, 100) for r in dict.fromkeys(requires)], MAX_STACK_NAMES)
         found.append((FACT, "stack", f"The project uses {uses} (from {source})."))
     return found
 
@@ -769,11 +762,11 @@ def _cargo_toml(source: str, text: str) -> list[_Found]:
         found.append((FACT, "rust", f"The project uses {' and '.join(parts)} ({origin})."))
     dependencies = list(dict.fromkeys([*_table(data, "dependencies"), *_table(workspace, "dependencies")]))
     if dependencies:
-        uses = names_phrase([clip(d, 60) for d in dependencies], MAX_STACK_NAMES)
+        uses = _names_phrase([_clip(d, 60) for d in dependencies], MAX_STACK_NAMES)
         found.append((FACT, "stack", f"The project uses {uses} ({origin})."))
     members = _strings(workspace, "members")
     if members:
-        text = f"The Cargo workspace has the members {names_phrase(members, 10)} ({origin})."
+        text = f"The Cargo workspace has the members {_names_phrase(members, 10)} ({origin})."
         found.append((FACT, "workspace", text))
     return found
 
@@ -808,7 +801,7 @@ def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
 
 def _string(data: dict[str, Any], key: str) -> str:
     value = data.get(key)
-    return clip(value, 200) if isinstance(value, str) else ""
+    return _clip(value, 200) if isinstance(value, str) else ""
 
 
 def _number(data: dict[str, Any], key: str) -> float | None:
@@ -819,7 +812,7 @@ def _number(data: dict[str, Any], key: str) -> float | None:
 def _strings(data: dict[str, Any], key: str) -> list[str]:
     value = data.get(key)
     items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-    return [clip(item, 200) for item in items if isinstance(item, str) and item.strip()]
+    return [_clip(item, 200) for item in items if isinstance(item, str) and item.strip()]
 
 
 def _stack(names: list[str], known: dict[str, str], *, python: bool = False) -> str:
@@ -827,8 +820,8 @@ def _stack(names: list[str], known: dict[str, str], *, python: bool = False) -> 
     keys = [re.sub(r"[-_.]+", "-", n).lower() if python else n for n in names]
     order = {name: index for index, name in enumerate(known.values())}
     famous = sorted((known[k] for k in keys if k in known), key=order.__getitem__)
-    others = [clip(n, 60) for n, k in zip(names, keys, strict=True) if k not in known]
-    return names_phrase(list(dict.fromkeys(famous + others)), MAX_STACK_NAMES)
+    others = [_clip(n, 60) for n, k in zip(names, keys, strict=True) if k not in known]
+    return _names_phrase(list(dict.fromkeys(famous + others)), MAX_STACK_NAMES)
 
 
 def _colon(details: list[str]) -> str:
@@ -838,7 +831,7 @@ def _colon(details: list[str]) -> str:
 # -- sentences ----------------------------------------------------------------------------------
 
 
-def names_phrase(names: list[str], limit: int) -> str:
+def _names_phrase(names: list[str], limit: int) -> str:
     """``"A"``, ``"A and B"``, ``"A, B and C"``; beyond ``limit`` names, ``"A, B and 5 more"``."""
     if len(names) > limit:
         return f"{', '.join(names[:limit])} and {len(names) - limit} more"
@@ -847,7 +840,7 @@ def names_phrase(names: list[str], limit: int) -> str:
     return f"{', '.join(names[:-1])} and {names[-1]}"
 
 
-def clip(text: str, limit: int) -> str:
+def _clip(text: str, limit: int) -> str:
     """``text`` on one line, cut at a word boundary with "…" when longer than ``limit``."""
     flat = _SPACE_RE.sub(" ", text).strip()
     if len(flat) <= limit:
@@ -856,6 +849,6 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
-def sentence(text: str) -> str:
+def _sentence(text: str) -> str:
     """``text`` ending with a full stop (unless it ends with one already, or ?, ! or …)."""
     return text if text.endswith((".", "!", "?", "…")) else text + "."

@@ -33,7 +33,7 @@ from graphmem.core.refs import find_path_candidates, find_refs
 from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
-from graphmem.service.code_context import find_symbol, symbol_candidates, symbol_entity
+from graphmem.service.code_context import code_neighbours, find_symbol, symbol_candidates, symbol_entity
 from graphmem.service.context import ContextBuilder
 from graphmem.service.inputs import (
     file_entity,
@@ -491,6 +491,7 @@ class MemoryService:
             chosen = plan if isinstance(plan, Plan) else get_plan(plan or self._plan.name)
         except KeyError as exc:
             raise InvalidInputError(str(exc.args[0])) from None
+        named = self.entities_in(query, project)
         request = RecallQuery(
             text=query,
             project=project,
@@ -498,7 +499,8 @@ class MemoryService:
             categories=frozenset(parse_category(c) for c in categories) if categories else None,
             since=to_utc(since) if since is not None else None,
             history=history,
-            entity_keys=tuple(e.key for e in self.entities_in(query, project)),
+            entity_keys=tuple(e.key for e in named),
+            neighbour_keys=tuple(code_neighbours(self.code, named)) if self.code is not None else (),
         )
         return self._recaller.recall(request, chosen)
 

@@ -29,6 +29,8 @@ from graphmem.service.semantic import SemanticIndex
 
 log = logging.getLogger(__name__)
 
+# Entity-channel score of a memory about a code neighbour of a named symbol or file.
+NEIGHBOUR_SCORE = 0.6
 # Edges fetched per hop of graph expansion: bounds work on hub entities.
 GRAPH_EDGE_LIMIT = 400
 # Multipliers on the fused score by status (only visible with --history or resolved).
@@ -51,6 +53,8 @@ class RecallQuery:
     since: datetime | None = None
     history: bool = False
     entity_keys: tuple[str, ...] = ()
+    # Entities next to the named ones in the code graph (the symbol's file, callers, callees).
+    neighbour_keys: tuple[str, ...] = ()
 
     def visibility(self) -> Visibility:
         statuses = frozenset(Status) if self.history else frozenset({Status.ACTIVE, Status.RESOLVED})
@@ -103,7 +107,7 @@ class Recaller:
         if query_vector is not None:
             rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
         if plan.uses(ENTITY) and query.entity_keys:
-            rankings[ENTITY] = self._entity_channel(query.entity_keys)
+            rankings[ENTITY] = self._entity_channel(query.entity_keys, query.neighbour_keys)
 
         if plan.fusion == "rrf":
             fused = weighted_rrf(rankings, plan.weights, k=plan.rrf_k)
@@ -224,15 +228,17 @@ class Recaller:
             found = [(i, s) for i, s in found if i in records and _visible(records[i], visibility)]
         return found[:depth]
 
-    def _entity_channel(self, keys: Sequence[str]) -> list[tuple[str, float]]:
-        about = self._store.memories_about(keys)
+    def _entity_channel(self, keys: Sequence[str], neighbours: Sequence[str] = ()) -> list[tuple[str, float]]:
+        """Memories about the named entities (score 1), then about their code neighbours."""
+        about = self._store.memories_about([*keys, *neighbours])
         ranking: list[tuple[str, float]] = []
         seen: set[str] = set()
-        for key in keys:
-            for memory_id in about.get(key, []):
-                if memory_id not in seen:
-                    seen.add(memory_id)
-                    ranking.append((memory_id, 1.0))
+        for group, score in ((keys, 1.0), (neighbours, NEIGHBOUR_SCORE)):
+            for key in group:
+                for memory_id in about.get(key, []):
+                    if memory_id not in seen:
+                        seen.add(memory_id)
+                        ranking.append((memory_id, score))
         return ranking
 
     def _neighbourhood(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -159,3 +162,39 @@ def test_a_directory_outside_git_works_without_history(memory: MemoryService, tm
 
     assert report.files >= 8 and report.commits == 0
     assert report.skipped.get("outside the project") == 1
+
+
+def test_recall_follows_the_code_graph_from_a_named_symbol(memory: MemoryService, shop: Path) -> None:
+    memory.bootstrap(shop, history=0)
+    fee = memory.remember(
+        "The fee() multiplier 0.99 was agreed with finance in March", category="decision", project=str(shop)
+    )
+    memory.remember("Deploys happen on Tuesdays", category="fact", project=str(shop))
+
+    hits = memory.recall("what does RefundService.apply depend on", project=str(shop)).hits
+
+    assert [h.memory.id for h in hits][:1] == [fee.memory.id]  # about its callee, RefundService.fee
+    assert any(c.channel == "entity" for c in hits[0].channels)
+
+
+def test_watch_picks_up_a_change(shop: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env.update(GRAPHMEM_CONFIG=str(tmp_path / "none.toml"), GRAPHMEM_DATA_DIR=str(tmp_path / "watch-data"))
+    command = [sys.executable, "-m", "graphmem", "bootstrap", str(shop), "--history", "0", "--watch"]
+    watcher = subprocess.Popen([*command, "--interval", "0.2"], env=env, stdout=subprocess.PIPE, text=True)
+    try:
+        assert watcher.stdout is not None
+        first = watcher.stdout.readline()
+        assert "parsed" in first
+        for _ in range(3):  # the summary lines of the first scan
+            watcher.stdout.readline()
+        time.sleep(0.5)
+        (shop / "src/shop/money.py").write_text("def cents(x: float) -> int:\n    return int(x * 100)\n")
+        deadline = time.monotonic() + 60
+        line = ""
+        while time.monotonic() < deadline and "1 parsed" not in line:
+            line = watcher.stdout.readline()
+        assert "1 parsed, 0 removed" in line
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(30)
