@@ -57,8 +57,9 @@ def read_history(root: Path, *, max_commits: int, since_sha: str | None = None) 
     With ``since_sha``, only the commits after it (``since_sha..HEAD``), still bounded;
     when git does not know that commit (history rewritten, a shallow clone, a typo),
     the bounded full read instead. File paths are relative to ``root`` (``--relative``):
-    bootstrapping a subdirectory of a repository sees only its own files. Renames are
-    a deletion and an addition (``--no-renames``); merge commits list no files.
+    bootstrapping a subdirectory of a repository sees only its own files (a commit that
+    changed only other folders lists none). Renames are a deletion and an addition
+    (``--no-renames``); merge commits list no files.
     """
     if max_commits < 1:
         return []

@@ -211,6 +211,9 @@ class Bootstrapper:
                 )
                 entities[person.key] = person
                 links.append((ids[commit.sha], person))
+                for entity in self._memory.refs_in(f"{commit.subject}\n{commit.body}", project):
+                    entities[entity.key] = entity  # `fixes #12`: the commit is about issue #12
+                    links.append((ids[commit.sha], entity))
                 for path in commit.files[:50]:
                     if path in live:
                         entity = Entity(file_key(project, path), EntityKind.FILE, path, project)

@@ -10,6 +10,8 @@ from graphmem.core.models import Entity, EntityKind, MemoryRecord
 from graphmem.core.ports import CodeGraph
 
 LIST_LIMIT = 25
+# Commits two files must share before "usually changes with" says so (one is chance).
+MIN_CO_CHANGES = 2
 # Looks like a code name: `apply`, `RefundService.apply`, `pkg::mod::fn`, `src/x.py::A.b`.
 SYMBOL_LIKE = re.compile(r"^[A-Za-z_][\w$]*(?:(?:\.|::|#)[A-Za-z_][\w$]*)*$|^[\w./-]+::[\w.$]+$")
 
@@ -82,9 +84,11 @@ def file_sections(code: CodeGraph, project: str, path: str) -> tuple[list[tuple[
     imported_by = code.imports(project, path, incoming=True, limit=LIST_LIMIT)
     if imported_by:
         sections.append(("Imported by", [f"- {item}" for item in imported_by]))
-    together = code.co_changes(project, path, limit=10)
+    together = [(other, n) for other, n in code.co_changes(project, path, limit=10) if n >= MIN_CO_CHANGES]
     if together:
-        sections.append(("Usually changes with", [f"- {other} ({n} commits)" for other, n in together]))
+        sections.append(
+            ("Usually changes with", [f"- {other} ({n} commits together)" for other, n in together])
+        )
     return sections, keys
 
 

@@ -121,14 +121,15 @@ class MemoryService:
 
     # -- entities in text -----------------------------------------------------
 
+    def refs_in(self, text: str, project: str | None) -> list[Entity]:
+        """The GitLab refs a text names (``!12``, ``#45``, ``group/proj&3``, URLs) as entities."""
+        namespace = (self._namespace(project) if project else None) or project
+        return [Entity(ref.key(namespace), ref.kind, ref.name, project=project) for ref in find_refs(text)]
+
     def entities_in(self, text: str, project: str | None) -> list[Entity]:
         """Entities a text names: GitLab refs, files that exist in ``project``, and its
         code symbols (`RefundService.apply`, ``apply()``) when it has been bootstrapped."""
-        namespace = self._namespace(project) if project else None
-        default_ns = namespace or project
-        found: list[Entity] = []
-        for ref in find_refs(text):
-            found.append(Entity(ref.key(default_ns), ref.kind, ref.name, project=project))
+        found = self.refs_in(text, project)
         if project:
             root = Path(project)
             for candidate in find_path_candidates(text):

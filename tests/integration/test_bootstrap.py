@@ -198,3 +198,26 @@ def test_watch_picks_up_a_change(shop: Path, tmp_path: Path) -> None:
     finally:
         watcher.send_signal(signal.SIGINT)
         watcher.wait(30)
+
+
+def test_commit_refs_link_the_commit_to_the_issue(memory: MemoryService, shop: Path) -> None:
+    memory.bootstrap(shop)
+
+    issue = memory.get_context("#11", project=str(shop))
+
+    assert any("fixes #11" in item.hit.memory.text for items in issue.groups.values() for item in items)
+
+
+def test_an_empty_repository_and_an_interrupted_scan(
+    memory: MemoryService, shop: Path, tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    report = memory.bootstrap(empty)
+    assert (report.files, report.commits) == (0, 0)
+
+    memory.bootstrap(shop, history=0)
+    memory.store.set_meta(f"code_scan_dirty:{shop}", "1")  # as if the last pass died before its edges
+    redone = memory.bootstrap(shop, history=0)
+    assert redone.parsed == 8 and redone.calls
