@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -90,20 +92,25 @@ def bootstrap(
 
 
 def _watch(state: CliState, root: Path, interval: float) -> None:
+    """Scan every ``interval`` seconds until Ctrl-C (or SIGTERM); a pass is never cut short."""
+    stop = threading.Event()
+
+    def request_stop(signum: int, frame: object) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     click.echo(f"watching {root} (Ctrl-C stops)", err=True)
     try:
-        while True:
-            time.sleep(interval)
+        while not stop.wait(interval):
             report = state.service.bootstrap(root, history=0)
             if report.parsed or report.removed:
-                click.echo(
-                    f"{time.strftime('%H:%M:%S')} {report.parsed} parsed, {report.removed} removed "
-                    f"in {report.seconds} s",
-                    nl=True,
-                )
+                stamp = time.strftime("%H:%M:%S")
+                click.echo(f"{stamp} {report.parsed} parsed, {report.removed} removed in {report.seconds} s")
                 sys.stdout.flush()
-    except KeyboardInterrupt:
-        click.echo("stopped watching", err=True)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    click.echo("stopped watching", err=True)
 
 
 COMMANDS = [bootstrap]
