@@ -15,6 +15,7 @@ from itertools import combinations
 
 from graphmem.core.models import EntityKind
 from graphmem.core.refs import find_refs
+from graphmem.core.text import clip, sentence
 
 MAX_SUBJECT_CHARS = 200
 MAX_BODY_CHARS = 300  # the first paragraph of the body: usually the "why"
@@ -38,7 +39,6 @@ _LIST_WORD_RE = re.compile(
 _REF_LIKE_RE = re.compile(r"[#!&][0-9]|://")
 # "Signed-off-by: Ana <ana@example.com>", "Change-Id: I8f…": trailers, not prose ("Fixes: #12" stays).
 _TRAILER_RE = re.compile(r"^[A-Za-z]+(?:-[A-Za-z]+)+: \S")
-_SPACE_RE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +78,12 @@ def commit_memory_text(commit: Commit) -> str:
     paragraph of the body are cut at a word boundary, so the text stays under ~700
     characters whatever the commit holds.
     """
-    author = _clip(commit.author_name, 80) or commit.author_email or "an unknown author"
-    subject = _sentence(_clip(commit.subject, MAX_SUBJECT_CHARS) or "(no message)")
+    author = clip(commit.author_name, 80) or commit.author_email or "an unknown author"
+    subject = sentence(clip(commit.subject, MAX_SUBJECT_CHARS) or "(no message)")
     parts = [f"Commit {commit.sha[:7]} by {author} on {commit.authored_at:%Y-%m-%d}: {subject}"]
     why = _first_paragraph(commit.body)
     if why:
-        parts.append(_sentence(_clip(why, MAX_BODY_CHARS)))
+        parts.append(sentence(clip(why, MAX_BODY_CHARS)))
     if commit.files:
         parts.append(f"Changed {_files_phrase(commit.files)}.")
     return " ".join(parts)
@@ -161,16 +161,3 @@ def _first_paragraph(body: str) -> str:
             break
         lines.append(line.strip())
     return " ".join(lines)
-
-
-def _clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut at a word boundary with "…" when longer than ``limit``."""
-    flat = _SPACE_RE.sub(" ", text).strip()
-    if len(flat) <= limit:
-        return flat
-    cut = flat[: limit - 1].rsplit(" ", 1)[0] or flat[: limit - 1]
-    return cut.rstrip(" ,;:") + "…"
-
-
-def _sentence(text: str) -> str:
-    return text if text.endswith((".", "!", "?", "…")) else text + "."

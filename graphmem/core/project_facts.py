@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmem.core.models import Category
+from graphmem.core.text import clip, sentence
 
 MAX_INPUT_CHARS = 500_000  # more than any hand-written doc; keeps one file's parse bounded
 MAX_RULES_PER_FILE = 50
@@ -344,7 +345,7 @@ def _agent_rules(source: str, text: str) -> list[ProjectFact]:
 def _rule(category: str, source: str, block: _Block, text: str) -> ProjectFact:
     where = f"{source} ({block.section[-1]})" if block.section else source
     lead = "Directive from" if category == DIRECTIVE else "Noted in"
-    body = _sentence(_clip(_lower_first(text), MAX_FACT_CHARS))
+    body = sentence(clip(_lower_first(text), MAX_FACT_CHARS))
     return ProjectFact(category, f"{lead} {where}: {body}", source, f"{source}#{category}:{_slug(text)}")
 
 
@@ -466,13 +467,13 @@ def _readme(source: str, text: str) -> list[ProjectFact]:
     """The project's description (its first real paragraph) and its commands."""
     blocks = _blocks(text, rst=source.lower().endswith(".rst"))
     facts: list[ProjectFact] = []
-    title = next((_clip(b.text, 60) for b in blocks if b.kind == "title"), "")
+    title = next((clip(b.text, 60) for b in blocks if b.kind == "title"), "")
     for block in blocks:
         if block.section and not _ABOUT_HEADING_RE.search(block.section[-1]):
             break
         if block.kind == "paragraph" and len(_WORD_RE.findall(block.text)) >= 4:
             about = f"the project {title}" if title else "the project"
-            text = f"{source} describes {about}: {_sentence(_first_sentences(block.text))}"
+            text = f"{source} describes {about}: {sentence(_first_sentences(block.text))}"
             facts.append(ProjectFact(FACT, text, source, f"{source}#fact:description"))
             break
     return facts + _procedures(source, blocks)
@@ -486,10 +487,10 @@ def _docs_page(source: str, text: str) -> list[ProjectFact]:
     """One fact per page: the headings it covers, so recall can point to it."""
     blocks = _blocks(text)
     title = next((b.text for b in blocks if b.kind == "title"), "")
-    headings = list(dict.fromkeys(_clip(b.text, 80) for b in blocks if b.kind == "heading"))
+    headings = list(dict.fromkeys(clip(b.text, 80) for b in blocks if b.kind == "heading"))
     if not headings and not title:
         return []
-    name = f"{source} ({_clip(title, 80)})" if title and headings else source
+    name = f"{source} ({clip(title, 80)})" if title and headings else source
     covered = _names_phrase(headings or [title], MAX_DOC_HEADINGS)
     return [ProjectFact(FACT, f"{name} covers: {covered}.", source, f"{source}#fact:headings")]
 
@@ -503,7 +504,7 @@ def _first_sentences(paragraph: str) -> str:
         if len(kept) + len(part) + 1 > MAX_DESCRIPTION_CHARS:
             break
         kept = f"{kept} {part}".strip()
-    return kept or _clip(paragraph, MAX_DESCRIPTION_CHARS)
+    return kept or clip(paragraph, MAX_DESCRIPTION_CHARS)
 
 
 _MARKDOWN_READERS: dict[str, Callable[[str, str], list[ProjectFact]]] = {
@@ -613,7 +614,7 @@ def _pyproject(source: str, text: str) -> list[_Found]:
         )
     scripts = _table(project, "scripts") or _table(poetry, "scripts")
     commands = [
-        f"`{_clip(n, 60)}` ({_clip(target, 100)})" for n, target in scripts.items() if isinstance(target, str)
+        f"`{clip(n, 60)}` ({clip(target, 100)})" for n, target in scripts.items() if isinstance(target, str)
     ]
     if commands:
         noun = "commands" if len(commands) > 1 else "command"
@@ -698,7 +699,7 @@ def _package_json(source: str, text: str) -> list[_Found]:
     for script, purpose in _SCRIPT_PURPOSES.items():
         body = scripts.get(script)
         if isinstance(body, str) and body.strip():
-            text = f"{purpose} with `{manager} run {script}`{where} (runs `{_clip(body, 120)}`; {origin})."
+            text = f"{purpose} with `{manager} run {script}`{where} (runs `{clip(body, 120)}`; {origin})."
             found.append((PROCEDURE, f"script-{script}", text))
     if dependencies:
         found.append(
@@ -728,7 +729,7 @@ def _go_mod(source: str, text: str) -> list[_Found]:
         elif len(words) >= 3 and words[0] == "require" and direct:
             requires.append(words[1])
         elif len(words) == 2:
-            single.setdefault(words[0], _clip(words[1].strip('"'), 200))
+            single.setdefault(words[0], clip(words[1].strip('"'), 200))
     module, go, toolchain = (single.get(name, "") for name in ("module", "go", "toolchain"))
     if not module:
         return []
@@ -736,7 +737,7 @@ def _go_mod(source: str, text: str) -> list[_Found]:
     version += f" with the {toolchain} toolchain" if toolchain else ""
     found = [(FACT, "module", f"The project is the Go module {module}{version} (from {source}).")]
     if requires:
-        uses = _names_phrase([_clip(r, 100) for r in dict.fromkeys(requires)], MAX_STACK_NAMES)
+        uses = _names_phrase([clip(r, 100) for r in dict.fromkeys(requires)], MAX_STACK_NAMES)
         found.append((FACT, "stack", f"The project uses {uses} (from {source})."))
     return found
 
@@ -762,7 +763,7 @@ def _cargo_toml(source: str, text: str) -> list[_Found]:
         found.append((FACT, "rust", f"The project uses {' and '.join(parts)} ({origin})."))
     dependencies = list(dict.fromkeys([*_table(data, "dependencies"), *_table(workspace, "dependencies")]))
     if dependencies:
-        uses = _names_phrase([_clip(d, 60) for d in dependencies], MAX_STACK_NAMES)
+        uses = _names_phrase([clip(d, 60) for d in dependencies], MAX_STACK_NAMES)
         found.append((FACT, "stack", f"The project uses {uses} ({origin})."))
     members = _strings(workspace, "members")
     if members:
@@ -801,7 +802,7 @@ def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
 
 def _string(data: dict[str, Any], key: str) -> str:
     value = data.get(key)
-    return _clip(value, 200) if isinstance(value, str) else ""
+    return clip(value, 200) if isinstance(value, str) else ""
 
 
 def _number(data: dict[str, Any], key: str) -> float | None:
@@ -812,7 +813,7 @@ def _number(data: dict[str, Any], key: str) -> float | None:
 def _strings(data: dict[str, Any], key: str) -> list[str]:
     value = data.get(key)
     items = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-    return [_clip(item, 200) for item in items if isinstance(item, str) and item.strip()]
+    return [clip(item, 200) for item in items if isinstance(item, str) and item.strip()]
 
 
 def _stack(names: list[str], known: dict[str, str], *, python: bool = False) -> str:
@@ -820,7 +821,7 @@ def _stack(names: list[str], known: dict[str, str], *, python: bool = False) -> 
     keys = [re.sub(r"[-_.]+", "-", n).lower() if python else n for n in names]
     order = {name: index for index, name in enumerate(known.values())}
     famous = sorted((known[k] for k in keys if k in known), key=order.__getitem__)
-    others = [_clip(n, 60) for n, k in zip(names, keys, strict=True) if k not in known]
+    others = [clip(n, 60) for n, k in zip(names, keys, strict=True) if k not in known]
     return _names_phrase(list(dict.fromkeys(famous + others)), MAX_STACK_NAMES)
 
 
@@ -838,17 +839,3 @@ def _names_phrase(names: list[str], limit: int) -> str:
     if len(names) <= 1:
         return "".join(names)
     return f"{', '.join(names[:-1])} and {names[-1]}"
-
-
-def _clip(text: str, limit: int) -> str:
-    """``text`` on one line, cut at a word boundary with "…" when longer than ``limit``."""
-    flat = _SPACE_RE.sub(" ", text).strip()
-    if len(flat) <= limit:
-        return flat
-    cut = flat[: limit - 1].rsplit(" ", 1)[0] or flat[: limit - 1]
-    return cut.rstrip(" ,;:") + "…"
-
-
-def _sentence(text: str) -> str:
-    """``text`` ending with a full stop (unless it ends with one already, or ?, ! or …)."""
-    return text if text.endswith((".", "!", "?", "…")) else text + "."

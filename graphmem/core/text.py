@@ -94,3 +94,17 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     if not a and not b:
         return 0.0
     return len(a & b) / len(a | b)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word boundary with "…" when longer than ``limit``."""
+    flat = _SPACE_RE.sub(" ", text).strip()
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 1].rsplit(" ", 1)[0] or flat[: limit - 1]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def sentence(text: str) -> str:
+    """``text`` ending with a full stop (unless it ends with one already, or ?, ! or …)."""
+    return text if text.endswith((".", "!", "?", "…")) else text + "."
