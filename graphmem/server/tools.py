@@ -9,11 +9,14 @@ text) and reported without internals.
 from __future__ import annotations
 
 import functools
+import inspect
 import io
 import logging
 import tempfile
 import time
+import typing
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, ParamSpec, TypeVar
@@ -22,13 +25,14 @@ from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, TypeAdapter, ValidationError
 
 from graphmem.core.models import Category
 from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.core.timeparse import parse_since
 from graphmem.core.views import hit_view, link_view, memory_view
 from graphmem.errors import GraphmemError, ImportFileError, InvalidInputError
+from graphmem.server.metrics import Metrics
 from graphmem.server.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -117,31 +121,69 @@ def _checked(runtime: Runtime, name: str) -> Callable[[Callable[P, R]], Callable
     return decorate
 
 
-class ArgumentCheck(Middleware):
-    """Names unknown arguments and lists the accepted ones (the schema forbids extras)."""
+@dataclass(frozen=True, slots=True)
+class Parameters:
+    """A tool's parameters, to check a call before it runs."""
 
-    def __init__(self, accepted: dict[str, list[str]]) -> None:
-        self._accepted = accepted
+    adapters: dict[str, TypeAdapter[Any]]
+    required: frozenset[str]
+
+    @classmethod
+    def of(cls, function: Callable[..., Any]) -> Parameters:
+        hints = typing.get_type_hints(function, include_extras=True)
+        signature = inspect.signature(function)
+        return cls(
+            {name: TypeAdapter(hints[name]) for name in signature.parameters},
+            frozenset(n for n, p in signature.parameters.items() if p.default is inspect.Parameter.empty),
+        )
+
+
+class ArgumentCheck(Middleware):
+    """Checks a call's arguments against the tool's parameters and says, in one line
+    per problem, what is wrong: unknown names (listing the accepted ones), missing
+    ones, wrong types and values out of bounds."""
+
+    def __init__(self, parameters: dict[str, Parameters], metrics: Metrics) -> None:
+        self._parameters = parameters
+        self._metrics = metrics
 
     async def on_call_tool(self, context: MiddlewareContext[Any], call_next: Any) -> Any:
         name = context.message.name
         arguments = context.message.arguments or {}
-        accepted = self._accepted.get(name)
-        if accepted is not None:
-            unknown = sorted(set(arguments) - set(accepted))
-            if unknown:
-                raise ToolError(
-                    f"Unknown argument(s) for {name}: {', '.join(unknown)}. "
-                    f"It accepts: {', '.join(accepted)}."
-                )
+        parameters = self._parameters.get(name)
+        if parameters is not None:
+            problem = self._problem(name, arguments, parameters)
+            if problem:
+                self._metrics.errors.labels("invalid_arguments").inc()
+                raise ToolError(problem)
         return await call_next(context)
+
+    @staticmethod
+    def _problem(name: str, arguments: dict[str, Any], parameters: Parameters) -> str | None:
+        accepted = list(parameters.adapters)
+        unknown = sorted(set(arguments) - set(accepted))
+        if unknown:
+            return f"Unknown argument(s) for {name}: {', '.join(unknown)}. It accepts: {', '.join(accepted)}."
+        missing = sorted(parameters.required - set(arguments))
+        if missing:
+            return f"{name} needs {', '.join(missing)}."
+        problems = []
+        for key, value in arguments.items():
+            try:
+                parameters.adapters[key].validate_python(value)
+            except ValidationError as exc:
+                error = exc.errors()[0]
+                problems.append(f"{key}: {error['msg']} (got {value!r:.60})")
+        if problems:
+            return f"Invalid arguments for {name}: {'; '.join(problems)}. Fix them and call again."
+        return None
 
 
 def build_mcp(runtime: Runtime) -> FastMCP:
     """The FastMCP server with every graphmem tool bound to ``runtime``."""
     mcp = FastMCP("graphmem", instructions=INSTRUCTIONS, mask_error_details=True)
     memory = runtime.memory
-    accepted: dict[str, list[str]] = {}
+    parameters: dict[str, Parameters] = {}
 
     def tool(annotations: ToolAnnotations) -> Callable[[Callable[P, R]], Callable[P, R]]:
         def register(function: Callable[P, R]) -> Callable[P, R]:
@@ -150,7 +192,7 @@ def build_mcp(runtime: Runtime) -> FastMCP:
             if not annotations.read_only_hint:
                 wrapped = _then(wrapped, runtime.written)
             mcp.tool(wrapped, name=name, annotations=annotations)
-            accepted[name] = [key for key in function.__annotations__ if key != "return"]
+            parameters[name] = Parameters.of(function)
             return wrapped
 
         return register
@@ -520,7 +562,7 @@ def build_mcp(runtime: Runtime) -> FastMCP:
         """Release an item this session claimed."""
         return {"released": runtime.coordinator.release(session_id, item), "item": item}
 
-    mcp.add_middleware(ArgumentCheck(accepted))
+    mcp.add_middleware(ArgumentCheck(parameters, runtime.metrics))
     return mcp
 
 

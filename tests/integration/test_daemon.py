@@ -197,7 +197,10 @@ def test_sessions_claims_and_summaries(daemon: Daemon, project: Path) -> None:
 def test_bad_arguments_get_messages_that_say_how_to_fix_the_call(daemon: Daemon) -> None:
     url = daemon.mcp_url
     assert "It accepts: query" in call_error(url, "recall", query="x", bogus=1)
-    assert "limit" in call_error(url, "recall", query="x", limit="many")
+    wrong_type = call_error(url, "recall", query="x", limit="many")
+    assert wrong_type.startswith("Invalid arguments for recall: limit:") and "'many'" in wrong_type
+    assert "errors.pydantic.dev" not in wrong_type
+    assert "less than or equal to 50" in call_error(url, "recall", query="x", limit=99)
     assert "category" in call_error(url, "remember", text="x", category="opinion")
     assert "8000" in call_error(url, "remember", text="x" * 9000) or "8,000" in call_error(
         url, "remember", text="x" * 9000
