@@ -207,5 +207,6 @@ def render_markdown(bundle: ContextBundle) -> str:
         names = ", ".join(f"{_entity_label(e)} ({n})" for e, n in bundle.related)
         lines.append(f"### Related\n{names}")
     if bundle.omitted:
-        lines.append(f"_{bundle.omitted} more memories did not fit the {bundle.max_tokens}-token budget._")
+        noun = "memory" if bundle.omitted == 1 else "memories"
+        lines.append(f"_{bundle.omitted} more {noun} did not fit the {bundle.max_tokens}-token budget._")
     return "\n".join(lines)
