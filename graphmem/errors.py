@@ -14,7 +14,14 @@ third-party exceptions into these at their boundary; entry points present them
      │    └── StoreMismatchError built with another embedding model / schema
      ├── EmbedderError          the embedding model cannot be loaded or run
      ├── ConfigError            a setting is wrong
-     └── IntegrationError       an agent client's files (OpenCode config) are invalid
+     ├── IntegrationError       an agent client's files (OpenCode config) are invalid
+     ├── GitLabError            GitLab could not answer (enrichment keeps the entity queued)
+     │    ├── GitLabAuthError        401: the token is missing, wrong or expired
+     │    ├── GitLabForbiddenError   403: the token may not see this project or entity
+     │    ├── GitLabNotFoundError    404: no such project, MR, issue or epic
+     │    ├── GitLabRateLimitedError 429: wait ``retry_after_s`` seconds
+     │    └── GitLabUnavailableError 5xx, timeout, refused connection, malformed answer
+     └── SessionStoreError      an agent client's session database cannot be read
 """
 
 from __future__ import annotations
@@ -86,3 +93,39 @@ class IntegrationError(GraphmemError):
     """An agent client's files (OpenCode's config, AGENTS.md) are invalid or cannot be read or written."""
 
     exit_code = 10
+
+
+class GitLabError(GraphmemError):
+    """GitLab could not answer a request; what was stored stays as it was."""
+
+    exit_code = 11
+
+
+class GitLabAuthError(GitLabError):
+    """GitLab refused the token (401): it is missing, wrong, revoked or expired."""
+
+
+class GitLabForbiddenError(GitLabError):
+    """The token may not see the project or entity (403)."""
+
+
+class GitLabNotFoundError(GitLabError):
+    """No such project, merge request, issue or epic (404) -- or it is hidden from the token."""
+
+
+class GitLabRateLimitedError(GitLabError):
+    """GitLab asked to slow down (429); try again after ``retry_after_s`` seconds."""
+
+    def __init__(self, message: str, retry_after_s: float) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class GitLabUnavailableError(GitLabError):
+    """GitLab is unreachable or answered garbage: 5xx, timeout, refused connection, bad JSON."""
+
+
+class SessionStoreError(GraphmemError):
+    """An agent client's session store (OpenCode's SQLite database) is missing, locked or unreadable."""
+
+    exit_code = 12

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS
-from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
+from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import Vector, Visibility
 from graphmem.core.text import fold
 
@@ -44,7 +44,7 @@ CREATE_MEMORY = (
 def to_db(value: object) -> object:
     if isinstance(value, datetime):
         return naive_utc(value)
-    if isinstance(value, (Category, Scope, Status)):
+    if isinstance(value, (Category, Scope, Status, Trust)):
         return value.value
     return value
 
@@ -114,6 +114,8 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         source,
         session,
         reinforced,
+        origin,
+        trust,
         embedded,
     ) = row
     return MemoryRecord(
@@ -132,6 +134,8 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         session=session,
         reinforced=int(reinforced or 0),
         embedded=bool(embedded),
+        origin=origin,
+        trust=Trust(trust) if trust else Trust.NORMAL,
     )
 
 

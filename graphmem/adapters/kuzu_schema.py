@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 ENTITY_TABLES = (
     "Project",
@@ -69,7 +69,11 @@ MEMORY_COLUMNS = (
     "search_text",
     "embedded",
     "embedding",
+    "origin",
+    "trust",
 )
+# Memory columns added after version 1, with their types (appended, as ALTER TABLE does).
+MEMORY_ADDED: tuple[tuple[str, str], ...] = (("origin", "STRING"), ("trust", "STRING"))
 
 
 def create_schema() -> list[str]:
@@ -80,7 +84,9 @@ def create_schema() -> list[str]:
         "id STRING, text STRING, category STRING, scope STRING, project STRING, "
         "created_at TIMESTAMP, updated_at TIMESTAMP, valid_from TIMESTAMP, valid_to TIMESTAMP, "
         "status STRING, content_hash STRING, source STRING, session STRING, reinforced INT64, "
-        "seq INT64, search_text STRING, embedded BOOLEAN, embedding FLOAT[], PRIMARY KEY(id))",
+        "seq INT64, search_text STRING, embedded BOOLEAN, embedding FLOAT[], "
+        + "".join(f"{name} {kind}, " for name, kind in MEMORY_ADDED)
+        + "PRIMARY KEY(id))",
     ]
     statements += [
         f"CREATE NODE TABLE {table}(key STRING, name STRING, project STRING, title STRING"
@@ -115,8 +121,13 @@ def _v2_code_graph() -> list[str]:
     return [*statements, CO_CHANGES]
 
 
+def _v3_provenance() -> list[str]:
+    """Version 3: where a learned memory came from (``origin``) and how far to trust it."""
+    return [f"ALTER TABLE Memory ADD {name} {kind}" for name, kind in MEMORY_ADDED]
+
+
 # version reached -> statements that bring the previous version to it
-_MIGRATIONS: dict[int, Callable[[], list[str]]] = {2: _v2_code_graph}
+_MIGRATIONS: dict[int, Callable[[], list[str]]] = {2: _v2_code_graph, 3: _v3_provenance}
 
 
 def migrate(from_version: int) -> list[str]:

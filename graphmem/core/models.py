@@ -45,6 +45,13 @@ class Status(StrEnum):
     ARCHIVED = "archived"  # soft-deleted by the user
 
 
+class Trust(StrEnum):
+    """How far a memory's text can be taken at its word."""
+
+    NORMAL = "normal"
+    LOW = "low"  # learned from text that tries to instruct the model ("ignore previous instructions ...")
+
+
 class LinkKind(StrEnum):
     """How one memory relates to another (``RELATES`` edge kind)."""
 
@@ -87,6 +94,8 @@ class MemoryRecord:
     session: str | None = None
     reinforced: int = 0
     embedded: bool = False
+    origin: str | None = None  # where in its source it was learned, e.g. an OpenCode message id
+    trust: Trust = Trust.NORMAL
 
     @property
     def is_current(self) -> bool:

@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo
+from graphmem.core.gitlab import EpicData, GitLabProbe, IssueData, MergeRequestData
 from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, MemoryRecord, Status
 
 Vector = npt.NDArray[np.float32]
@@ -134,3 +135,21 @@ class CodeGraph(Protocol):
     ) -> list[tuple[SymbolInfo, str, str]]: ...
     def imports(self, project: str, path: str, *, incoming: bool, limit: int) -> list[str]: ...
     def co_changes(self, project: str, path: str, limit: int) -> list[tuple[str, int]]: ...
+
+
+class GitLabClient(Protocol):
+    """One GitLab instance's REST API (``adapters/gitlab_api.py``; a fixture server in tests).
+
+    Every method raises a ``GitLabError`` subclass (see ``graphmem.errors``) and
+    nothing else; none ever logs or returns the token.
+    """
+
+    @property
+    def url(self) -> str: ...
+
+    def probe(self) -> GitLabProbe:
+        """Check the instance and the token (``GET /version`` or ``/user``)."""
+
+    def merge_request(self, project: str, iid: int) -> MergeRequestData: ...
+    def issue(self, project: str, iid: int) -> IssueData: ...
+    def epic(self, group: str, iid: int) -> EpicData: ...

@@ -39,6 +39,7 @@ from graphmem.core.models import (
     MemoryRecord,
     Scope,
     Status,
+    Trust,
 )
 from graphmem.core.text import MAX_TEXT_CHARS, validate_text
 from graphmem.core.timeparse import to_utc
@@ -94,6 +95,8 @@ class MemoryLine(_Record):
     source: str = "import"
     session: str | None = None
     reinforced: int = Field(0, ge=0)
+    origin: str | None = Field(None, max_length=500)
+    trust: Trust = Trust.NORMAL
     entities: list[str] = []
 
     @field_validator("text")
@@ -121,6 +124,8 @@ class MemoryLine(_Record):
             source=self.source,
             session=self.session,
             reinforced=self.reinforced,
+            origin=self.origin,
+            trust=self.trust,
         )
 
 

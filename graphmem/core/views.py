@@ -29,6 +29,8 @@ def memory_view(record: MemoryRecord, *, now: datetime | None = None) -> dict[st
         "session": record.session,
         "reinforced": record.reinforced,
         "embedded": record.embedded,
+        "origin": record.origin,
+        "trust": record.trust.value,
     }
     if now is not None:
         view["age"] = format_age(record.created_at, now=now)
