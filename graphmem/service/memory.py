@@ -27,6 +27,7 @@ from graphmem.core.models import (
     MemoryRecord,
     Scope,
     Status,
+    Trust,
 )
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.refs import find_path_candidates, find_refs
@@ -156,14 +157,19 @@ class MemoryService:
         session: str | None = None,
         source: str = "user",
         occurred_at: datetime | None = None,
+        origin: str | None = None,
+        trust: str | Trust = Trust.NORMAL,
     ) -> RememberResult:
         """Store a memory, or reinforce the existing one it repeats.
 
         ``scope`` defaults to ``project`` inside a project (``global`` for
         preferences and outside projects). A decision on the same subject as an
         older one supersedes it; ``supersedes`` names the old one explicitly.
+        ``origin`` says where in ``source`` it was learned (an OpenCode message id);
+        ``trust`` is ``low`` for text that tries to instruct the model.
         """
         text = validate_text(text)
+        trust = _parse_trust(trust)
         category = parse_category(category)
         scope = self._default_scope(category, project) if scope is None else parse_scope(scope)
         if scope is Scope.PROJECT and not project:
@@ -200,6 +206,8 @@ class MemoryService:
                 content_hash=digest,
                 source=source,
                 session=session,
+                origin=origin,
+                trust=trust,
             )
             # The session's last turn, looked up before this one becomes the last.
             tail = (
@@ -578,3 +586,12 @@ class MemoryService:
             self.store.set_meta("embedding_dimension", str(embedder.dimension))
             self.semantic.reset()
             return self.semantic.embed_pending(progress)
+
+
+def _parse_trust(value: str | Trust) -> Trust:
+    try:
+        return Trust(value)
+    except ValueError:
+        raise InvalidInputError(
+            f"Unknown trust {value!r}: use one of {', '.join(t.value for t in Trust)}."
+        ) from None
