@@ -7,6 +7,7 @@ Projects are full paths (``group/sub/project``), groups likewise (``group/sub``)
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -74,6 +75,8 @@ class MergeRequestData:
     changed_files: tuple[ChangedFile, ...]  # at most MAX_CHANGED_FILES
     changed_files_total: int  # every changed file, counted (GitLab's changes_count may say "1000+")
     closes: tuple[IssueRefData, ...]
+    # False when GitLab did not say how many files changed and ``changed_files_total`` is a lower bound
+    changed_files_total_exact: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,3 +122,43 @@ class GitLabProbe:
     url: str
     version: str | None  # GitLab's version, when the token may read it
     username: str | None  # whose token it is
+
+
+# A hunk header of a unified diff: "@@ -a,b +c,d @@ optional section heading" (",b" and ",d" optional).
+_HUNK_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+DESCRIPTION_CUT_NOTE = "\n\n[… description cut by graphmem at {limit} of {total} characters]"
+
+
+def hunk_ranges(diff: str) -> tuple[tuple[int, int], ...]:
+    """The new-file line ranges (1-based, inclusive) of each hunk of a unified ``diff``.
+
+    ``@@ -a,b +c,d @@`` gives ``(c, c + d - 1)``; a missing ``,d`` means one line. A hunk
+    that only removes lines (``+c,0``) gives ``(c, c)``, the line after which lines went, so
+    the symbol around a deletion counts as changed; ``+0,0`` (the file emptied or deleted)
+    gives nothing. Overlapping or touching ranges are merged; the result is sorted.
+    """
+    found: list[tuple[int, int]] = []
+    for match in _HUNK_RE.finditer(diff):
+        start, count = int(match.group(1)), int(match.group(2) or 1)
+        if count == 0:
+            if start == 0:
+                continue
+            found.append((start, start))
+        else:
+            found.append((start, start + count - 1))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(found):
+        if merged and start <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return tuple(merged)
+
+
+def cut_description(text: str | None, limit: int = MAX_DESCRIPTION_CHARS) -> str:
+    """``text`` (None: "") cut to at most ``limit`` characters, ending with a note when cut."""
+    text = text or ""
+    if len(text) <= limit:
+        return text
+    note = DESCRIPTION_CUT_NOTE.format(limit=limit, total=len(text))
+    return text[: max(limit - len(note), 0)].rstrip() + note
