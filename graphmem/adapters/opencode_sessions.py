@@ -1,0 +1,418 @@
+"""OpenCode's own session store, read-only: its SQLite database (``session``, ``message``, ``part``).
+
+OpenCode (1.18.x) keeps every session in ``$XDG_DATA_HOME/opencode/opencode.db`` (``OPENCODE_DB``
+overrides it), in WAL mode, while it runs. This reader:
+
+- opens it with ``mode=ro`` (never ``immutable=1``: the file changes under us) and a busy
+  timeout, never writes and never creates it;
+- checks the tables and columns it needs and names the missing ones;
+- lists sessions changed after a cursor ``(time_updated, id)``, in order, a batch at a time;
+- reads one session inside one read transaction (a consistent snapshot under WAL) into a
+  :class:`~graphmem.core.sessions.Transcript`, with every text bounded: tool outputs of
+  megabytes are cut in SQL (``substr``) before they reach Python, file and image parts keep
+  their name and type (never their bytes);
+- skips a part whose JSON is corrupt (and counts it), and reports a session whose messages
+  are unreadable or still being written as ``in_progress``, so the caller retries it later.
+
+Times in OpenCode's tables are epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from graphmem.core.sessions import SessionMessage, SessionPart, Transcript
+from graphmem.errors import SessionStoreError
+
+log = logging.getLogger(__name__)
+
+# The OpenCode releases whose schema this reader was checked against (named in schema errors).
+KNOWN_VERSIONS = "1.18.x"
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "session": ("id", "parent_id", "directory", "title", "time_created", "time_updated"),
+    "message": ("id", "session_id", "time_created", "time_updated", "data"),
+    "part": ("id", "message_id", "session_id", "time_created", "time_updated", "data"),
+}
+# A session longer than this is a loop or an import; its most recent messages are read.
+MAX_MESSAGES_PER_SESSION = 2_000
+# Parts read per message: a message with more is a runaway tool loop; the first ones are read.
+MAX_PARTS_PER_MESSAGE = 300
+# Text and reasoning parts: longer ones are pasted logs or files, not things said.
+MAX_TEXT_CHARS = 20_000
+# Tool outputs: the rules need the first error lines, not megabytes of build log.
+MAX_TOOL_OUTPUT_CHARS = 4_000
+# Tool inputs (compact JSON): commands and paths fit; a whole file written by `write` does not.
+MAX_TOOL_INPUT_CHARS = 2_000
+# Paths kept per part (patch parts can list hundreds).
+MAX_FILES_PER_PART = 100
+# Sessions listed per query: bounded memory however many sessions the store holds.
+SESSION_BATCH = 100
+# How long one statement waits for OpenCode's writer before SQLite says "locked".
+BUSY_TIMEOUT_MS = 2_000
+# Tries per read when the database stays locked (checkpoint, a long write), then a clear error.
+LOCK_RETRIES = 3
+LOCK_RETRY_PAUSE_S = 0.2
+TRUNCATED = "… [truncated: {omitted:,} more characters]"
+# Tool-input keys that hold a path the tool reads or writes.
+_PATH_KEYS = ("filePath", "file_path", "path", "filename")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """One row of OpenCode's ``session`` table (what is needed to decide whether to read it)."""
+
+    id: str
+    directory: str
+    title: str
+    parent_id: str | None
+    time_created_ms: int
+    time_updated_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRead:
+    """One session as read: its transcript, whether it is still being written, what was skipped."""
+
+    transcript: Transcript
+    in_progress: bool  # an assistant message not completed yet, or a message row unreadable
+    skipped_parts: int = 0  # parts with corrupt JSON (skipped, not fatal)
+    skipped_messages: int = 0  # messages with corrupt JSON
+    truncated_messages: int = 0  # messages left out beyond MAX_MESSAGES_PER_SESSION
+
+
+def find_database(explicit: str | Path | None = None, env: Mapping[str, str] | None = None) -> Path:
+    """Where OpenCode's database is: ``explicit``, else ``OPENCODE_DB``, else the XDG data dir.
+
+    Raises:
+        SessionStoreError: the file does not exist (nothing is created).
+    """
+    env = os.environ if env is None else env
+    if explicit:
+        path, origin = Path(explicit).expanduser(), "the path given"
+    elif env.get("OPENCODE_DB"):
+        path, origin = Path(env["OPENCODE_DB"]).expanduser(), "OPENCODE_DB"
+    else:
+        data_home = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
+        path, origin = Path(data_home).expanduser() / "opencode" / "opencode.db", "the default location"
+    if not path.is_file():
+        raise SessionStoreError(
+            f"No OpenCode database at {path} ({origin}). Run OpenCode once, or point to its "
+            "database with --db PATH, OPENCODE_DB or [ingest] opencode_db (`opencode db path` prints it)."
+        )
+    return path
+
+
+def _ms_to_datetime(ms: int | None) -> datetime:
+    return datetime.fromtimestamp((ms or 0) / 1000, tz=UTC)
+
+
+def _bounded(text: str | None, limit: int, full_length: int | None = None) -> str:
+    """``text`` cut to ``limit`` characters with a marker saying how much was left out."""
+    if not text:
+        return ""
+    length = len(text) if full_length is None else max(full_length, len(text))
+    if length <= limit:
+        return text
+    return text[:limit] + TRUNCATED.format(omitted=length - limit)
+
+
+class OpenCodeSessionStore:
+    """Read-only access to one OpenCode database. Not thread-safe: one per run."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        lock_retries: int = LOCK_RETRIES,
+        max_messages: int = MAX_MESSAGES_PER_SESSION,
+    ) -> None:
+        self.path = Path(path)
+        self._busy_timeout_ms = busy_timeout_ms
+        self._lock_retries = max(1, lock_retries)
+        self._max_messages = max_messages
+        if not self.path.is_file():
+            raise SessionStoreError(
+                f"No OpenCode database at {self.path}: check the path (nothing is created)."
+            )
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        try:
+            self._db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_ms / 1000, isolation_level=None)
+            self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        except sqlite3.Error as exc:
+            raise SessionStoreError(
+                f"Cannot open OpenCode's database {self.path} read-only ({exc}). Check that the file and "
+                "its folder are readable (SQLite needs the -wal/-shm files beside it in WAL mode)."
+            ) from exc
+        self.check_schema()
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> OpenCodeSessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _run(
+        self, what: str, statements: Sequence[tuple[str, Sequence[Any] | Mapping[str, Any]]]
+    ) -> list[list[tuple[Any, ...]]]:
+        """Run ``statements`` in one read transaction (one snapshot); retry while locked."""
+        for attempt in range(1, self._lock_retries + 1):
+            try:
+                self._db.execute("BEGIN")
+                try:
+                    return [self._db.execute(sql, params).fetchall() for sql, params in statements]
+                finally:
+                    self._db.execute("COMMIT")
+            except sqlite3.OperationalError as exc:
+                message = str(exc).lower()
+                if ("locked" in message or "busy" in message) and attempt < self._lock_retries:
+                    log.info("OpenCode's database is locked (%s); retrying %s", exc, what)
+                    time.sleep(LOCK_RETRY_PAUSE_S * attempt)
+                    continue
+                if "locked" in message or "busy" in message:
+                    raise SessionStoreError(
+                        f"OpenCode's database {self.path} stayed locked while reading {what} "
+                        f"({self._lock_retries} tries). Try again in a moment; nothing was stored from it."
+                    ) from exc
+                raise SessionStoreError(f"Cannot read {what} from {self.path}: {exc}.") from exc
+            except sqlite3.DatabaseError as exc:
+                raise SessionStoreError(
+                    f"OpenCode's database {self.path} is unreadable ({exc}) while reading {what}. "
+                    "Check it with `sqlite3 <file> 'PRAGMA integrity_check'`."
+                ) from exc
+        raise AssertionError("unreachable")
+
+    def check_schema(self) -> None:
+        """Fail clearly when the tables or columns this reader needs are missing.
+
+        Raises:
+            SessionStoreError: naming the missing columns and the OpenCode versions known to work.
+        """
+        statements = [(f"SELECT name FROM pragma_table_info('{table}')", ()) for table in REQUIRED_COLUMNS]
+        found = self._run("the schema", statements)
+        missing = [
+            f"{table}.{column}"
+            for (table, columns), rows in zip(REQUIRED_COLUMNS.items(), found, strict=True)
+            for column in columns
+            if column not in {row[0] for row in rows}
+        ]
+        if missing:
+            raise SessionStoreError(
+                f"{self.path} does not have the schema graphmem reads (missing: {', '.join(missing)}). "
+                f"It is not an OpenCode database or comes from an OpenCode version graphmem does not "
+                f"know; known to work: OpenCode {KNOWN_VERSIONS}. Upgrade graphmem, or report the "
+                "OpenCode version."
+            )
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    _SESSION_COLUMNS = "id, directory, title, parent_id, time_created, time_updated"
+
+    @staticmethod
+    def _session_row(row: tuple[Any, ...]) -> SessionRow:
+        return SessionRow(
+            id=str(row[0]),
+            directory=str(row[1] or ""),
+            title=str(row[2] or ""),
+            parent_id=str(row[3]) if row[3] else None,
+            time_created_ms=int(row[4] or 0),
+            time_updated_ms=int(row[5] or 0),
+        )
+
+    def changed_sessions(
+        self, after: tuple[int, str] | None = None, *, limit: int = SESSION_BATCH
+    ) -> list[SessionRow]:
+        """Sessions updated after ``after`` = ``(time_updated_ms, id)``, oldest change first."""
+        updated, session_id = after or (-1, "")
+        sql = (
+            f"SELECT {self._SESSION_COLUMNS} FROM session "
+            "WHERE time_updated > ? OR (time_updated = ? AND id > ?) "
+            "ORDER BY time_updated, id LIMIT ?"
+        )
+        rows = self._run("the session list", [(sql, (updated, updated, session_id, limit))])[0]
+        return [self._session_row(row) for row in rows]
+
+    def session(self, session_id: str) -> SessionRow | None:
+        """One session by id, or None."""
+        sql = f"SELECT {self._SESSION_COLUMNS} FROM session WHERE id = ?"
+        rows = self._run(f"session {session_id}", [(sql, (session_id,))])[0]
+        return self._session_row(rows[0]) if rows else None
+
+    # -- one session ------------------------------------------------------------------------
+
+    _MESSAGES_SQL = """
+        SELECT id, time_created, json_valid(data),
+               CASE WHEN json_valid(data) THEN json_extract(data, '$.role') END,
+               CASE WHEN json_valid(data) THEN json_extract(data, '$.agent') END,
+               CASE WHEN json_valid(data) THEN json_extract(data, '$.mode') END,
+               CASE WHEN json_valid(data) THEN json_extract(data, '$.time.completed') END,
+               CASE WHEN json_valid(data) THEN json_type(data, '$.error') END
+        FROM message WHERE session_id = ?
+        ORDER BY time_created DESC, id DESC LIMIT ?
+    """
+    _COUNT_SQL = "SELECT count(*) FROM message WHERE session_id = ?"
+    # Every text is cut in SQL, so a part of megabytes never reaches Python whole.
+    _PARTS_SQL = """
+        SELECT p.id, p.message_id, p.ok,
+               CASE WHEN ok THEN json_extract(p.data, '$.type') END,
+               CASE WHEN ok THEN substr(json_extract(p.data, '$.text'), 1, :text) END,
+               CASE WHEN ok THEN length(json_extract(p.data, '$.text')) END,
+               CASE WHEN ok THEN json_extract(p.data, '$.synthetic') END,
+               CASE WHEN ok THEN json_extract(p.data, '$.ignored') END,
+               CASE WHEN ok THEN json_extract(p.data, '$.tool') END,
+               CASE WHEN ok THEN json_extract(p.data, '$.state.status') END,
+               CASE WHEN ok AND json_type(p.data, '$.state.input') = 'object'
+                    THEN substr(json_extract(p.data, '$.state.input'), 1, :input) END,
+               CASE WHEN ok AND json_type(p.data, '$.state.input') = 'object'
+                    THEN length(json_extract(p.data, '$.state.input')) END,
+               CASE WHEN ok THEN substr(coalesce(json_extract(p.data, '$.state.output'),
+                                                 json_extract(p.data, '$.state.error')), 1, :output) END,
+               CASE WHEN ok THEN length(coalesce(json_extract(p.data, '$.state.output'),
+                                                 json_extract(p.data, '$.state.error'))) END,
+               CASE WHEN ok THEN json_extract(p.data, '$.mime') END,
+               CASE WHEN ok THEN coalesce(json_extract(p.data, '$.filename'),
+                                          json_extract(p.data, '$.source.path')) END,
+               CASE WHEN ok AND json_type(p.data, '$.files') = 'array'
+                    THEN json_extract(p.data, '$.files') END
+        FROM (SELECT *, json_valid(data) AS ok FROM part
+              WHERE session_id = :session AND message_id IN (
+                  SELECT id FROM message WHERE session_id = :session
+                  ORDER BY time_created DESC, id DESC LIMIT :messages)) AS p
+        ORDER BY p.message_id, p.id
+    """
+
+    def read(self, row: SessionRow) -> SessionRead:
+        """The session's transcript (its last ``MAX_MESSAGES_PER_SESSION`` messages), in order."""
+        bounds = {
+            "session": row.id,
+            "messages": self._max_messages,
+            "text": MAX_TEXT_CHARS,
+            "input": MAX_TOOL_INPUT_CHARS,
+            "output": MAX_TOOL_OUTPUT_CHARS,
+        }
+        messages, parts, count = self._run(
+            f"session {row.id}",
+            [
+                (self._MESSAGES_SQL, (row.id, self._max_messages)),
+                (self._PARTS_SQL, bounds),
+                (self._COUNT_SQL, (row.id,)),
+            ],
+        )
+        by_message: dict[str, list[SessionPart]] = {}
+        skipped_parts = 0
+        for part_row in parts:
+            if not part_row[2]:
+                skipped_parts += 1
+                log.warning("skipping part %s of session %s: its JSON is corrupt", part_row[0], row.id)
+                continue
+            bucket = by_message.setdefault(str(part_row[1]), [])
+            if len(bucket) < MAX_PARTS_PER_MESSAGE:
+                part = _part(part_row)
+                if part is not None:
+                    bucket.append(part)
+        in_progress = False
+        skipped_messages = 0
+        built: list[SessionMessage] = []
+        for message_id, created, valid, role, agent, mode, completed, error in reversed(messages):
+            if not valid:
+                # Possibly mid-write: the caller retries the session later, then skips the row.
+                skipped_messages += 1
+                in_progress = True
+                continue
+            if role == "assistant" and completed is None and error is None:
+                in_progress = True  # still streaming
+            built.append(
+                SessionMessage(
+                    id=str(message_id),
+                    role=str(role or ""),
+                    created_at=_ms_to_datetime(created),
+                    parts=tuple(by_message.get(str(message_id), ())),
+                    agent=str(agent or mode or ""),
+                )
+            )
+        transcript = Transcript(
+            session_id=row.id,
+            directory=row.directory,
+            title=row.title,
+            created_at=_ms_to_datetime(row.time_created_ms),
+            updated_at=_ms_to_datetime(row.time_updated_ms),
+            messages=tuple(built),
+            parent_id=row.parent_id,
+        )
+        return SessionRead(
+            transcript,
+            in_progress=in_progress,
+            skipped_parts=skipped_parts,
+            skipped_messages=skipped_messages,
+            truncated_messages=max(0, int(count[0][0]) - len(messages)),
+        )
+
+
+def _part(row: tuple[Any, ...]) -> SessionPart | None:
+    """One ``part`` row (already bounded in SQL) as a SessionPart; None for parts that teach nothing."""
+    (part_id, _message, _ok, kind, text, text_len, synthetic, ignored, tool, status,
+     tool_input, input_len, output, output_len, mime, filename, files_json) = row  # fmt: skip
+    kind = str(kind or "")
+    if kind in ("text", "reasoning"):
+        if synthetic or ignored or not text:
+            return None  # OpenCode's own insertions (file contents it read), not things said
+        return SessionPart(str(part_id), kind, text=_bounded(text, MAX_TEXT_CHARS, text_len))
+    if kind == "tool":
+        arguments = _json_object(tool_input)
+        return SessionPart(
+            str(part_id),
+            kind,
+            tool=str(tool or ""),
+            tool_input=_bounded(tool_input, MAX_TOOL_INPUT_CHARS, input_len),
+            tool_output=_bounded(output, MAX_TOOL_OUTPUT_CHARS, output_len),
+            status=str(status or ""),
+            files=_paths_in(arguments),
+        )
+    if kind == "file":
+        # The bytes live in a data: URL; only the name and type are kept.
+        name = str(filename or "")
+        return SessionPart(
+            str(part_id), kind, text=f"[{mime or 'file'}: {name}]", files=(name,) if name else ()
+        )
+    if kind == "patch":
+        return SessionPart(str(part_id), kind, files=_file_list(files_json))
+    return None  # step-start, step-finish, snapshot, agent, retry, compaction: bookkeeping
+
+
+def _json_object(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}  # cut by the bound: the paths are usually in the first keys, but not this time
+    return value if isinstance(value, dict) else {}
+
+
+def _paths_in(arguments: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(str(arguments[key]) for key in _PATH_KEYS if isinstance(arguments.get(key), str))
+
+
+def _file_list(files_json: str | None) -> tuple[str, ...]:
+    if not files_json:
+        return ()
+    try:
+        files = json.loads(files_json)
+    except ValueError:
+        return ()
+    return tuple(str(f) for f in files if isinstance(f, str))[:MAX_FILES_PER_PART]

@@ -1,0 +1,238 @@
+"""The OpenCode session reader against real SQLite databases shaped like OpenCode 1.18's."""
+
+from __future__ import annotations
+
+import base64
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.opencode_db import T0_MS, OpenCodeDB, text, tool
+
+from graphmem.adapters.opencode_sessions import (
+    MAX_TEXT_CHARS,
+    MAX_TOOL_OUTPUT_CHARS,
+    OpenCodeSessionStore,
+    find_database,
+)
+from graphmem.errors import SessionStoreError
+
+
+@pytest.fixture
+def oc(tmp_path: Path) -> Iterator[OpenCodeDB]:
+    db = OpenCodeDB(tmp_path / "opencode" / "opencode.db")
+    yield db
+    db.close()
+
+
+def read_all(path: Path) -> list:
+    with OpenCodeSessionStore(path) as store:
+        return [store.read(row) for row in store.changed_sessions()]
+
+
+def test_find_database_prefers_explicit_then_env_then_xdg(tmp_path: Path, oc: OpenCodeDB) -> None:
+    other = OpenCodeDB(tmp_path / "other.db")
+    other.close()
+    env = {"OPENCODE_DB": str(other.path), "XDG_DATA_HOME": str(tmp_path)}
+    assert find_database(oc.path, env) == oc.path
+    assert find_database(None, env) == other.path
+    assert find_database(None, {"XDG_DATA_HOME": str(tmp_path)}) == oc.path
+
+
+def test_missing_database_is_a_clear_error_and_nothing_is_created(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "opencode.db"
+    with pytest.raises(SessionStoreError, match=r"No OpenCode database at .*--db PATH"):
+        find_database(None, {"XDG_DATA_HOME": str(tmp_path / "nowhere")})
+    with pytest.raises(SessionStoreError, match="No OpenCode database"):
+        OpenCodeSessionStore(missing)
+    assert not missing.exists() and not missing.parent.exists()
+
+
+def test_reads_turns_tools_and_patches_in_order(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path), title="Billing")
+    oc.message(sid, "user", [text("We decided to use Postgres 16 for billing.")], at_ms=T0_MS + 100)
+    oc.message(
+        sid,
+        "assistant",
+        [
+            {"type": "step-start", "snapshot": "abc"},
+            tool("edit", {"filePath": str(tmp_path / "src/db.py"), "oldString": "a"}, "Edit applied."),
+            {
+                "type": "patch",
+                "hash": "abc",
+                "files": [str(tmp_path / "src/db.py"), str(tmp_path / "README.md")],
+            },
+            {"type": "reasoning", "text": "thinking about it"},
+            text("Done."),
+            {"type": "step-finish", "reason": "stop"},
+        ],
+        at_ms=T0_MS + 200,
+    )
+    (read,) = read_all(oc.path)
+    assert not read.in_progress
+    transcript = read.transcript
+    assert (
+        transcript.session_id == sid
+        and transcript.title == "Billing"
+        and transcript.directory == str(tmp_path)
+    )
+    user, assistant = transcript.messages
+    assert user.role == "user" and user.text == "We decided to use Postgres 16 for billing."
+    kinds = [p.type for p in assistant.parts]
+    assert kinds == ["tool", "patch", "reasoning", "text"]  # step bookkeeping left out
+    edit = assistant.parts[0]
+    assert edit.tool == "edit" and edit.status == "completed" and edit.tool_output == "Edit applied."
+    assert edit.files == (str(tmp_path / "src/db.py"),)
+    assert '"filePath"' in edit.tool_input
+    assert assistant.parts[1].files == (str(tmp_path / "src/db.py"), str(tmp_path / "README.md"))
+    assert assistant.text == "Done."
+
+
+def test_changed_sessions_follow_the_cursor_in_order(oc: OpenCodeDB, tmp_path: Path) -> None:
+    first = oc.session(str(tmp_path), at_ms=T0_MS)
+    second = oc.session(str(tmp_path), at_ms=T0_MS + 5)
+    third = oc.session(str(tmp_path), at_ms=T0_MS + 5)
+    with OpenCodeSessionStore(oc.path) as store:
+        rows = store.changed_sessions()
+        assert [r.id for r in rows] == [first, second, third]
+        assert [r.id for r in store.changed_sessions((T0_MS + 5, second))] == [third]
+        assert [r.id for r in store.changed_sessions(None, limit=2)] == [first, second]
+    oc.touch(first, T0_MS + 50)
+    with OpenCodeSessionStore(oc.path) as store:
+        assert [r.id for r in store.changed_sessions((T0_MS + 5, third))] == [first]
+
+
+def test_megabyte_tool_output_is_cut_with_a_marker(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    log = "x" * 3_000_000
+    oc.message(sid, "assistant", [tool("bash", {"command": "make"}, log)], at_ms=T0_MS + 1)
+    (read,) = read_all(oc.path)
+    output = read.transcript.messages[0].parts[0].tool_output
+    assert len(output) < MAX_TOOL_OUTPUT_CHARS + 100
+    assert output.startswith("xxx") and "truncated: 2,996,000 more characters" in output
+
+
+def test_huge_text_part_is_bounded(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.message(sid, "user", [text("é" * (MAX_TEXT_CHARS * 3))], at_ms=T0_MS + 1)
+    (read,) = read_all(oc.path)
+    assert len(read.transcript.messages[0].text) < MAX_TEXT_CHARS + 100
+
+
+def test_image_and_binary_parts_keep_their_name_never_their_bytes(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    payload = base64.b64encode(b"\x89PNG\r\n" + bytes(range(256)) * 400).decode()
+    oc.message(
+        sid,
+        "user",
+        [
+            text("Here is the screenshot"),
+            {
+                "type": "file",
+                "mime": "image/png",
+                "filename": "shot.png",
+                "url": f"data:image/png;base64,{payload}",
+            },
+        ],
+        at_ms=T0_MS + 1,
+    )
+    (read,) = read_all(oc.path)
+    parts = read.transcript.messages[0].parts
+    image = parts[1]
+    assert image.type == "file" and image.text == "[image/png: shot.png]" and image.files == ("shot.png",)
+    assert all(payload[:40] not in (p.text + p.tool_output + p.tool_input) for p in parts)
+
+
+def test_synthetic_text_is_left_out(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.message(sid, "user", [text("Read this"), text("<file contents>", synthetic=True)], at_ms=T0_MS + 1)
+    (read,) = read_all(oc.path)
+    assert read.transcript.messages[0].text == "Read this"
+
+
+def test_non_english_text_round_trips(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path), title="Kùzu 数据库")
+    oc.message(sid, "user", [text("Wir haben entschieden: 使用 Kùzu。 🚀")], at_ms=T0_MS + 1)
+    (read,) = read_all(oc.path)
+    assert read.transcript.title == "Kùzu 数据库"
+    assert read.transcript.messages[0].text == "Wir haben entschieden: 使用 Kùzu。 🚀"
+
+
+def test_a_corrupt_part_is_skipped_not_the_session(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.message(sid, "user", [text("kept"), {"__raw__": '{"type": "text", "text": "cut off'}], at_ms=T0_MS + 1)
+    (read,) = read_all(oc.path)
+    assert read.skipped_parts == 1 and not read.in_progress
+    assert read.transcript.messages[0].text == "kept"
+
+
+def test_a_message_mid_write_marks_the_session_in_progress(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.message(sid, "user", [text("hello")], at_ms=T0_MS + 1)
+    oc.message(sid, "assistant", [text("partial")], at_ms=T0_MS + 2, raw_data='{"role": "assistant", "ti')
+    (read,) = read_all(oc.path)
+    assert read.in_progress and read.skipped_messages == 1
+    assert [m.text for m in read.transcript.messages] == ["hello"]
+
+
+def test_a_streaming_assistant_message_marks_the_session_in_progress(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.message(sid, "assistant", [text("still typing")], at_ms=T0_MS + 1, completed=False)
+    (read,) = read_all(oc.path)
+    assert read.in_progress
+
+
+def test_huge_session_reads_its_most_recent_messages(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    for i in range(30):
+        oc.message(sid, "user", [text(f"message {i}")], at_ms=T0_MS + i * 10)
+    with OpenCodeSessionStore(oc.path, max_messages=10) as store:
+        read = store.read(store.changed_sessions()[0])
+    assert [m.text for m in read.transcript.messages] == [f"message {i}" for i in range(20, 30)]
+    assert read.truncated_messages == 20
+
+
+def test_another_schema_names_the_missing_columns(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE session (id text, directory text, title text, time_created integer);"
+        "CREATE TABLE message (id text, session_id text, data text);"
+    )
+    db.close()
+    with pytest.raises(SessionStoreError) as caught:
+        OpenCodeSessionStore(path)
+    message = str(caught.value)
+    assert "session.time_updated" in message and "message.time_created" in message and "part.id" in message
+    assert "1.18" in message
+
+
+def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "opencode.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(SessionStoreError, match=r"unreadable|Cannot"):
+        OpenCodeSessionStore(path)
+
+
+def test_a_locked_database_is_retried_then_reported(tmp_path: Path) -> None:
+    oc = OpenCodeDB(tmp_path / "opencode.db", wal=False)  # rollback journal: a writer locks readers out
+    sid = oc.session(str(tmp_path))
+    oc.message(sid, "user", [text("hi")], at_ms=T0_MS + 1)
+    with OpenCodeSessionStore(oc.path, busy_timeout_ms=50, lock_retries=2) as store:
+        row = store.changed_sessions()[0]
+        oc.db.execute("BEGIN EXCLUSIVE")
+        try:
+            with pytest.raises(SessionStoreError, match=r"stayed locked .*\(2 tries\)"):
+                store.read(row)
+        finally:
+            oc.db.execute("ROLLBACK")
+        assert store.read(row).transcript.messages[0].text == "hi"  # readable again once released
+    oc.close()
+
+
+def test_the_reader_never_writes(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.message(sid, "user", [text("hi")], at_ms=T0_MS + 1)
+    with OpenCodeSessionStore(oc.path) as store, pytest.raises(sqlite3.OperationalError, match="readonly"):
+        store._db.execute("DELETE FROM session")
