@@ -36,6 +36,7 @@ from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
 from graphmem.service.code_context import code_neighbours, find_symbol, symbol_candidates, symbol_entity
 from graphmem.service.context import ContextBuilder
+from graphmem.service.ingest import Ingester, IngestOptions, SessionExtractor
 from graphmem.service.inputs import (
     file_entity,
     new_memory_id,
@@ -44,7 +45,7 @@ from graphmem.service.inputs import (
     parse_scope,
 )
 from graphmem.service.recall import Recaller, RecallQuery, RecallResult
-from graphmem.service.results import BootstrapReport, MemoryDetail, RememberResult, Stats
+from graphmem.service.results import BootstrapReport, IngestReport, MemoryDetail, RememberResult, Stats
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.transfer import ExportSummary, ImportSummary, Progress, Transfer
 
@@ -81,6 +82,8 @@ class MemoryService:
         same_subject: float = 0.5,
         clock: Callable[[], datetime] = utc_now,
         code: CodeGraph | None = None,
+        ingest: IngestOptions | None = None,
+        session_extractor: SessionExtractor | None = None,
     ) -> None:
         self.store = store
         self.code = code
@@ -98,6 +101,8 @@ class MemoryService:
         self._context = ContextBuilder(store, self.recall, self._project_namespace, file_entity, clock, code)
         self._write_lock = threading.RLock()
         self._session_tail: dict[str, str] = {}
+        self._ingest = ingest or IngestOptions()
+        self._session_extractor = session_extractor
 
     def close(self) -> None:
         self.store.close()
@@ -552,6 +557,37 @@ class MemoryService:
             return Bootstrapper(self, self.code, self._clock).run(
                 Path(path), history=history, progress=progress
             )
+
+    # -- learning from agent sessions -------------------------------------------------
+
+    def ingest_opencode(
+        self,
+        *,
+        db_path: str | None = None,
+        since: datetime | None = None,
+        session_id: str | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> IngestReport:
+        """Learn from finished OpenCode sessions: decisions, blockers, procedures, preferences...
+
+        Reads OpenCode's SQLite store read-only (``db_path``, else ``[ingest] opencode_db``,
+        ``OPENCODE_DB``, the XDG data dir) from the stored cursor on, or every session
+        changed since ``since``; ``session_id`` ingests that one session now, finished or
+        not (the OpenCode plugin calls this on ``session.idle``). Idempotent: a session is
+        stored once, and again only with what its new messages teach. ``progress`` gets
+        the number of sessions looked at so far. See ``service/ingest.py``.
+        """
+        ingester = Ingester(
+            self,
+            options=self._ingest,
+            write_lock=self._write_lock,
+            clock=self._clock,
+            llm=self._session_extractor,
+        )
+        report = ingester.run(db_path=db_path, since=since, session_id=session_id, progress=progress)
+        if self.semantic is not None and report.memories:
+            self.semantic.added()
+        return report
 
     # -- moving memories ----------------------------------------------------------
 

@@ -56,3 +56,24 @@ class BootstrapReport:
     facts_archived: int = 0
     commits: int = 0
     seconds: float = 0.0
+
+
+@dataclass
+class IngestReport:
+    """What one ``ingest_opencode`` run did."""
+
+    db_path: str
+    extractor: str = "rules"  # rules, or llm (with the rules as fallback)
+    sessions_read: int = 0  # sessions looked at
+    sessions_ingested: int = 0  # stored (new, or grown since the last run)
+    sessions_unchanged: int = 0  # stored before and not changed since
+    sessions_pending: int = 0  # still active or being written: the next run looks again
+    sessions_skipped: int = 0  # unreadable this time (locked, corrupt): the next run retries
+    skipped_parts: int = 0  # parts with corrupt JSON, left out
+    memories: dict[str, int] = field(default_factory=dict)  # new memories by category
+    reinforced: int = 0  # learned items that repeated a stored memory
+    llm_sessions: int = 0  # sessions the LLM extractor read
+    llm_fallbacks: int = 0  # sessions where it failed and the rules ran instead
+    cursor: str | None = None  # the new cursor, "<time_updated_ms> <session id>", when it moved
+    errors: list[str] = field(default_factory=list)
+    seconds: float = 0.0

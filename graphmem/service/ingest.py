@@ -1,0 +1,475 @@
+"""Learning from finished OpenCode sessions: read, extract, redact, remember, link.
+
+``Ingester.run`` reads OpenCode's database (``adapters/opencode_sessions.py``) from the
+stored cursor on, and for each *finished* session (unchanged for ``idle_seconds``, or
+named explicitly by the OpenCode plugin):
+
+1. extracts what it teaches -- with the deterministic rules (``core/extraction.py``), or
+   with the configured LLM extractor, falling back to the rules on any failure;
+2. redacts every text (``core/redaction.py``) before it reaches the store;
+3. remembers each learned item with ``source="opencode"``, ``session=<session id>``,
+   ``origin=<message id>`` and its trust, in the project of the session's directory,
+   linked to the ``Session:<id>`` entity and to the files it names;
+4. writes (or rewrites) one summary ``event`` per session with its files and refs.
+
+Incremental and resumable: each session's progress is kept in the store's meta
+(``opencode_session:<id>``: the ``time_updated`` ingested, the last message ingested and
+the summary memory), written only once the session is stored; the run's cursor
+(``opencode_cursor``) moves past a session only when it and every session before it are
+done, so a crash mid-run repeats at most the session it was in, and a session still being
+written is revisited by the next run. Re-ingesting a session that grew stores only what its
+new messages teach. The service's write lock is held per session, never per run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from graphmem.adapters.git import project_root
+from graphmem.adapters.opencode_sessions import (
+    OpenCodeSessionStore,
+    SessionRead,
+    SessionRow,
+    find_database,
+)
+from graphmem.core.extraction import extract
+from graphmem.core.models import Category, Entity, EntityKind, Trust
+from graphmem.core.redaction import redact
+from graphmem.core.refs import find_refs
+from graphmem.core.sessions import Learned, Transcript
+from graphmem.core.timeparse import to_utc
+from graphmem.core.trust import looks_like_injection
+from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError, SessionStoreError
+from graphmem.service.results import IngestReport
+
+if TYPE_CHECKING:
+    from graphmem.service.memory import MemoryService
+
+log = logging.getLogger(__name__)
+
+SOURCE = "opencode"
+CURSOR_KEY = "opencode_cursor"
+SESSION_KEY = "opencode_session:{id}"
+# A session unchanged for this long is finished (OpenCode writes every few seconds while it works).
+DEFAULT_IDLE_S = 60.0
+# A session whose last message never completed (OpenCode crashed) is taken as it is after this.
+STALE_IN_PROGRESS_S = 3_600.0
+# Files named in a summary's text; all of them (up to MAX_LINKED_FILES) are linked.
+SUMMARY_FILES_SHOWN = 15
+MAX_LINKED_FILES = 100
+SUMMARY_REFS_SHOWN = 20
+# Category of learned text that tries to instruct the model: data to look at, never a rule to follow.
+LOW_TRUST_CATEGORY = Category.FACT
+
+IngestProgress = Callable[[int], None]
+
+
+class SessionExtractor(Protocol):
+    """Something that reads a transcript into learned items (the LLM extractor)."""
+
+    name: str
+
+    def extract(self, transcript: Transcript) -> list[Learned]:
+        """Raises anything on failure: the ingester falls back to the rules."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class IngestOptions:
+    """``[ingest]`` and the parts of ``[extraction]`` the ingester needs."""
+
+    opencode_db: str | None = None  # None: OPENCODE_DB, then the XDG data dir
+    idle_seconds: float = DEFAULT_IDLE_S
+    llm_max_sessions_per_run: int = 20
+
+
+@dataclass(slots=True)
+class _Mark:
+    """What is already stored from one session (kept as JSON in the store's meta)."""
+
+    updated_ms: int = -1
+    through_ms: int = -1  # creation time of the last message whose learnings are stored
+    summary: str | None = None  # id of the session's summary event
+
+    @classmethod
+    def parse(cls, raw: str | None) -> _Mark:
+        if not raw:
+            return cls()
+        try:
+            data = json.loads(raw)
+            return cls(int(data["updated"]), int(data["through"]), data.get("summary"))
+        except (ValueError, KeyError, TypeError):
+            return cls()
+
+    def dump(self) -> str:
+        return json.dumps({"updated": self.updated_ms, "through": self.through_ms, "summary": self.summary})
+
+
+@dataclass(slots=True)
+class _Run:
+    """Counters of one run, turned into the IngestReport at the end."""
+
+    report: IngestReport
+    llm_used: int = 0
+    categories: Counter[str] = field(default_factory=Counter)
+
+
+def _ms(moment: datetime) -> int:
+    return int(to_utc(moment).timestamp() * 1000)
+
+
+def parse_cursor(raw: str | None) -> tuple[int, str] | None:
+    """The stored cursor ``"<time_updated_ms> <session id>"`` as a tuple."""
+    if not raw:
+        return None
+    updated, _, session_id = raw.partition(" ")
+    try:
+        return int(updated), session_id
+    except ValueError:
+        return None
+
+
+class Ingester:
+    """Ingests OpenCode sessions into one Memory service. Safe to run from several threads."""
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        *,
+        options: IngestOptions,
+        write_lock: threading.RLock,
+        clock: Callable[[], datetime],
+        llm: SessionExtractor | None = None,
+    ) -> None:
+        self._memory = memory
+        self._options = options
+        self._lock = write_lock
+        self._clock = clock
+        self._llm = llm
+
+    def run(
+        self,
+        *,
+        db_path: str | None = None,
+        since: datetime | None = None,
+        session_id: str | None = None,
+        progress: IngestProgress | None = None,
+    ) -> IngestReport:
+        """Ingest the finished sessions changed since the cursor (or ``since``), or one session."""
+        started = time.perf_counter()
+        path = find_database(db_path or self._options.opencode_db)
+        run = _Run(IngestReport(db_path=str(path), extractor="llm" if self._llm else "rules"))
+        with OpenCodeSessionStore(path) as reader:
+            if session_id is not None:
+                self._one(reader, session_id, run)
+            else:
+                self._changed(reader, since, run, progress)
+        run.report.memories = dict(run.categories)
+        run.report.seconds = round(time.perf_counter() - started, 3)
+        return run.report
+
+    def _one(self, reader: OpenCodeSessionStore, session_id: str, run: _Run) -> None:
+        if not session_id.strip():
+            raise InvalidInputError(
+                "Give an OpenCode session id (ses_...), as `opencode session list` shows."
+            )
+        row = reader.session(session_id.strip())
+        if row is None:
+            raise NotFoundError(
+                f"No session {session_id!r} in OpenCode's database {reader.path}: "
+                "check the id with `opencode session list`, or the database with --db."
+            )
+        self._session(reader, row, run, explicit=True)
+
+    def _changed(
+        self,
+        reader: OpenCodeSessionStore,
+        since: datetime | None,
+        run: _Run,
+        progress: IngestProgress | None,
+    ) -> None:
+        cursor = parse_cursor(self._memory.store.get_meta(CURSOR_KEY))
+        position = (_ms(since) - 1, "") if since is not None else cursor
+        advance: tuple[int, str] | None = None  # the last session before the first one left pending
+        blocked = False
+        done = 0
+        while True:
+            rows = reader.changed_sessions(position)
+            if not rows:
+                break
+            for row in rows:
+                finished = self._session(reader, row, run, explicit=False)
+                blocked = blocked or not finished
+                if not blocked:
+                    advance = (row.time_updated_ms, row.id)
+                done += 1
+                if progress is not None:
+                    progress(done)
+            position = (rows[-1].time_updated_ms, rows[-1].id)
+        if advance is not None and (cursor is None or advance > cursor):
+            with self._lock:
+                stored = parse_cursor(self._memory.store.get_meta(CURSOR_KEY))
+                if stored is None or advance > stored:  # another run may have gone further
+                    self._memory.store.set_meta(CURSOR_KEY, f"{advance[0]} {advance[1]}")
+                    run.report.cursor = f"{advance[0]} {advance[1]}"
+
+    def _session(self, reader: OpenCodeSessionStore, row: SessionRow, run: _Run, *, explicit: bool) -> bool:
+        """Ingest one session if it is finished. Returns False when it must be revisited later."""
+        report = run.report
+        report.sessions_read += 1
+        key = SESSION_KEY.format(id=row.id)
+        if _Mark.parse(self._memory.store.get_meta(key)).updated_ms >= row.time_updated_ms:
+            report.sessions_unchanged += 1
+            return True
+        now_ms = _ms(self._clock())
+        age_s = (now_ms - row.time_updated_ms) / 1000
+        if not explicit and age_s < self._options.idle_seconds:
+            report.sessions_pending += 1  # still active: the next run looks again
+            return False
+        try:
+            read = reader.read(row)
+        except SessionStoreError as exc:
+            report.sessions_skipped += 1
+            report.errors.append(f"{row.id}: {exc}")
+            log.warning("session %s skipped: %s", row.id, exc)
+            return False
+        report.skipped_parts += read.skipped_parts
+        if read.in_progress and age_s < STALE_IN_PROGRESS_S:
+            report.sessions_pending += 1  # a message is still being written
+            return False
+        learned = self._extract(read.transcript, run)
+        with self._lock:
+            mark = _Mark.parse(self._memory.store.get_meta(key))  # another run may have stored it meanwhile
+            if mark.updated_ms >= row.time_updated_ms:
+                report.sessions_unchanged += 1
+                return True
+            self._store(read, learned, mark, run)
+            mark.updated_ms = row.time_updated_ms
+            self._memory.store.set_meta(key, mark.dump())
+        report.sessions_ingested += 1
+        return True
+
+    def _extract(self, transcript: Transcript, run: _Run) -> list[Learned]:
+        if self._llm is not None and run.llm_used < self._options.llm_max_sessions_per_run:
+            run.llm_used += 1
+            try:
+                found = self._llm.extract(transcript)
+                run.report.llm_sessions += 1
+                return found
+            except Exception as exc:  # any failure of the optional extractor: the rules still run
+                run.report.llm_fallbacks += 1
+                log.warning(
+                    "LLM extraction failed for session %s (%s); using the rules",
+                    transcript.session_id,
+                    exc,
+                )
+        return extract(transcript)
+
+    # -- storing ------------------------------------------------------------------------------
+
+    def _store(self, read: SessionRead, learned: list[Learned], mark: _Mark, run: _Run) -> None:
+        transcript = read.transcript
+        project = _project_of(transcript.directory)
+        root = Path(project) if project else None
+        session = Entity(
+            f"Session:{transcript.session_id}",
+            EntityKind.SESSION,
+            transcript.session_id,
+            project=project,
+            title=_clean(transcript.title)[:200],
+        )
+        self._memory.store.upsert_entities([session])
+        created = {m.id: m.created_at for m in transcript.messages}
+        # A message that tries to instruct the model taints what is learned from it.
+        tainted = {m.id for m in transcript.messages if looks_like_injection(m.text)}
+        through = mark.through_ms
+        for item in learned:
+            when = created.get(item.message_id)
+            if when is not None and _ms(when) <= mark.through_ms:
+                continue  # learned from a message an earlier run stored
+            if item.message_id in tainted or looks_like_injection(item.text):
+                item = replace(item, trust=Trust.LOW)
+            self._remember(item, transcript, project, root, session, when, run)
+            if when is not None:
+                through = max(through, _ms(when))
+        if transcript.messages:
+            through = max(through, _ms(transcript.messages[-1].created_at))
+        mark.through_ms = through
+        mark.summary = self._summarise(read, learned, project, root, session, mark.summary, run)
+
+    def _remember(
+        self,
+        item: Learned,
+        transcript: Transcript,
+        project: str | None,
+        root: Path | None,
+        session: Entity,
+        when: datetime | None,
+        run: _Run,
+    ) -> None:
+        text = _clean(item.text)
+        if not text:
+            return
+        category = item.category
+        if item.trust is Trust.LOW and category is not Category.EVENT:
+            category = LOW_TRUST_CATEGORY
+        try:
+            result = self._memory.remember(
+                text,
+                category=category,
+                project=project,
+                session=transcript.session_id,
+                source=SOURCE,
+                occurred_at=when,
+                origin=item.message_id,
+                trust=item.trust,
+            )
+        except InvalidInputError as exc:
+            run.report.errors.append(f"{transcript.session_id}/{item.message_id}: {exc}")
+            return
+        links = [session, *_file_entities(root, item.files)]
+        self._memory.store.upsert_entities(links)
+        self._memory.store.link_about([(result.memory.id, e) for e in links])
+        if result.created:
+            run.categories[category.value] += 1
+        else:
+            run.report.reinforced += 1
+
+    def _summarise(
+        self,
+        read: SessionRead,
+        learned: list[Learned],
+        project: str | None,
+        root: Path | None,
+        session: Entity,
+        previous: str | None,
+        run: _Run,
+    ) -> str | None:
+        """Write or rewrite the session's summary event; its id."""
+        transcript = read.transcript
+        users = [m for m in transcript.messages if m.role == "user" and m.text]
+        if not users:
+            return previous
+        files = _session_files(transcript, learned, root)
+        refs = _session_refs(transcript)
+        text = _clean(_summary_text(transcript, len(users), files, refs))
+        links = [session, *_file_entities(root, files[:MAX_LINKED_FILES])]
+        if previous is not None:
+            try:
+                self._memory.edit(previous, text=text, project=project)
+            except NotFoundError:
+                previous = None  # deleted by the user: write a new one
+            else:
+                self._memory.store.upsert_entities(links)
+                self._memory.store.link_about([(previous, e) for e in links])
+                return previous
+        result = self._memory.remember(
+            text,
+            category=Category.EVENT,
+            project=project,
+            session=transcript.session_id,
+            source=SOURCE,
+            occurred_at=transcript.created_at,
+            origin=transcript.session_id,
+        )
+        self._memory.store.upsert_entities(links)
+        self._memory.store.link_about([(result.memory.id, e) for e in links])
+        if result.created:
+            run.categories[Category.EVENT.value] += 1
+        return result.memory.id
+
+
+def _clean(text: str) -> str:
+    """The text as it may be stored: secrets redacted, surrounding space stripped."""
+    return redact(text).text.strip()
+
+
+def _project_of(directory: str) -> str | None:
+    """The session's project: the git toplevel of its directory.
+
+    A directory outside git is its own project; one that no longer exists keeps its
+    path, so what the session taught still belongs to where it was learned.
+    """
+    if not directory:
+        return None
+    path = Path(directory).expanduser()
+    if not path.is_absolute():
+        return None
+    try:
+        root = project_root(path)
+    except GraphmemError:
+        return str(path)  # gone since: keep the path it had
+    return str(root) if root else str(path.resolve())
+
+
+def _relative(root: Path | None, path: str) -> str | None:
+    """``path`` relative to ``root`` (or as written when there is no root), None outside it."""
+    candidate = Path(path).expanduser()
+    if root is None:
+        return candidate.as_posix() if not candidate.is_absolute() else None
+    full = candidate if candidate.is_absolute() else root / candidate
+    try:
+        relative = Path(*full.parts).relative_to(root)
+    except ValueError:
+        try:
+            relative = full.resolve().relative_to(root)
+        except (ValueError, OSError):
+            return None
+    name = relative.as_posix()
+    return None if name in ("", ".") or ".." in relative.parts else name
+
+
+def _file_entities(root: Path | None, paths: Iterable[str]) -> list[Entity]:
+    """``File`` entities for the paths inside the project (a file a tool wrote need not exist now)."""
+    if root is None:
+        return []
+    found: dict[str, Entity] = {}
+    for path in paths:
+        name = _relative(root, path)
+        if name is not None:
+            key = f"File:{root}::{name}"
+            found.setdefault(key, Entity(key, EntityKind.FILE, name, project=str(root)))
+    return list(found.values())
+
+
+def _session_files(transcript: Transcript, learned: list[Learned], root: Path | None) -> list[str]:
+    """Files the session touched (tool inputs, patches, attached files), project-relative, in order."""
+    seen: dict[str, None] = {}
+    paths = [f for m in transcript.messages for p in m.parts for f in p.files]
+    paths += [f for item in learned for f in item.files]
+    for path in paths:
+        name = _relative(root, path) if root is not None else path
+        if name:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def _session_refs(transcript: Transcript) -> list[str]:
+    seen: dict[str, None] = {}
+    for message in transcript.messages:
+        for part in message.parts:
+            for text in (part.text, part.tool_input):
+                for ref in find_refs(text):
+                    seen.setdefault(ref.name, None)
+    return list(seen)
+
+
+def _summary_text(transcript: Transcript, user_turns: int, files: list[str], refs: list[str]) -> str:
+    title = " ".join(transcript.title.split()) or transcript.session_id
+    parts = [f'OpenCode session "{title}" ({user_turns} user message{"s" if user_turns != 1 else ""})']
+    if files:
+        shown = ", ".join(files[:SUMMARY_FILES_SHOWN])
+        more = f" and {len(files) - SUMMARY_FILES_SHOWN} more" if len(files) > SUMMARY_FILES_SHOWN else ""
+        parts.append(f"touched {shown}{more}")
+    if refs:
+        parts.append("refs " + ", ".join(refs[:SUMMARY_REFS_SHOWN]))
+    return "; ".join(parts) + "."
