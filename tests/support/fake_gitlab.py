@@ -27,7 +27,8 @@ Pagination. A fixture holding a JSON list is paginated like GitLab: ``page`` and
 ``X-Total-Pages`` and ``rel="last"``, as GitLab does above 10,000 rows.
 
 Faults (:meth:`FakeGitLab.fail`), per route (a substring of the decoded route, e.g.
-``"merge_requests/12/diffs"``) or for every route, forever or for the next ``times`` requests:
+``"merge_requests/12/diffs"``) or for every route, optionally one ``page`` of a list, forever or
+for the next ``times`` requests:
 401, 403, 404, 429 (with ``Retry-After: <retry_after_s>`` when given), 500, 502, 503,
 ``"slow"`` (waits ``delay_s`` before answering normally; make it longer than the client's
 timeout), ``"malformed"`` (200 with ``Content-Type: application/json`` and a body that is not
@@ -44,8 +45,10 @@ in ``requests``; :meth:`FakeGitLab.count` counts those whose route contains a su
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -97,10 +100,15 @@ class Fault:
     times: int | None = None  # None: until cleared
     retry_after_s: float | None = None
     delay_s: float = 2.0
+    page: int | None = None  # None: every page of a list
     hits: int = field(default=0)
 
-    def matches(self, route: str) -> bool:
-        return (self.route is None or self.route in route) and (self.times is None or self.times > 0)
+    def matches(self, route: str, page: int) -> bool:
+        return (
+            (self.route is None or self.route in route)
+            and (self.page is None or self.page == page)
+            and (self.times is None or self.times > 0)
+        )
 
 
 def load_fixtures(root: Path = SAMPLES_DIR) -> dict[str, JSON]:
@@ -126,6 +134,7 @@ class FakeGitLab:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._port: int | None = None
+        self._connections: set[socket.socket] = set()
 
     # -- data -----------------------------------------------------------------------------------
 
@@ -194,15 +203,16 @@ class FakeGitLab:
         times: int | None = None,
         retry_after_s: float | None = None,
         delay_s: float = 2.0,
+        page: int | None = None,
     ) -> Fault:
         """Answer ``mode`` (a status in ``STATUS_FAULTS``, or ``"slow"``/``"malformed"``/``"html"``).
 
         ``route``: only requests whose decoded route contains it; ``times``: only the next
-        ``times`` matching requests. The newest matching fault wins.
+        ``times`` matching requests; ``page``: only that page of a list. The newest matching fault wins.
         """
         if mode not in STATUS_FAULTS and mode not in OTHER_FAULTS:
             raise ValueError(f"unknown fault {mode!r}: use one of {STATUS_FAULTS + OTHER_FAULTS}")
-        fault = Fault(mode, route, times, retry_after_s, delay_s)
+        fault = Fault(mode, route, times, retry_after_s, delay_s, page)
         with self._lock:
             self.faults.append(fault)
         return fault
@@ -212,10 +222,10 @@ class FakeGitLab:
         with self._lock:
             self.faults.clear()
 
-    def _take_fault(self, route: str) -> Fault | None:
+    def _take_fault(self, route: str, page: int = 1) -> Fault | None:
         with self._lock:
             for fault in reversed(self.faults):
-                if fault.matches(route):
+                if fault.matches(route, page):
                     fault.hits += 1
                     if fault.times is not None:
                         fault.times -= 1
@@ -291,7 +301,7 @@ class FakeGitLab:
         """Listen (again, on the same port after :meth:`stop` when it is still free)."""
         if self._server is not None:
             return self
-        server = ThreadingHTTPServer(("127.0.0.1", self._port or 0), _handler_for(self))
+        server = _Server(("127.0.0.1", self._port or 0), _handler_for(self))
         server.daemon_threads = True
         self._server = server
         self._port = int(server.server_address[1])
@@ -308,6 +318,11 @@ class FakeGitLab:
         if server is not None:
             server.shutdown()
             server.server_close()
+        with self._lock:
+            open_connections, self._connections = list(self._connections), set()
+        for connection in open_connections:  # kept-alive connections would go on being served
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
         if thread is not None:
             thread.join(timeout=5)
 
@@ -316,6 +331,11 @@ class FakeGitLab:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: a client that timed out closed the socket a slow answer writes to."""
 
 
 def pages(items: list[JSON], page: int, per_page: int) -> tuple[list[JSON], int]:
@@ -338,6 +358,16 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
+
+        def setup(self) -> None:
+            super().setup()
+            with gitlab._lock:
+                gitlab._connections.add(self.connection)
+
+        def finish(self) -> None:
+            with gitlab._lock:
+                gitlab._connections.discard(self.connection)
+            super().finish()
 
         def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
@@ -383,7 +413,7 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
             if self.headers.get("PRIVATE-TOKEN") != gitlab.token:
                 self._send_json(401, {"message": "401 Unauthorized"})
                 return
-            fault = gitlab._take_fault(route)
+            fault = gitlab._take_fault(route, max(_int(query.get("page"), 1), 1))
             if fault is not None and self._fault(fault):
                 return
             payload = gitlab.answer(route)
@@ -396,7 +426,9 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
             per_page = min(max(_int(query.get("per_page"), DEFAULT_PER_PAGE), 1), MAX_PER_PAGE)
             page = max(_int(query.get("page"), 1), 1)
             items, total_pages = pages(payload, page, per_page)
-            self._send_json(200, items, self._page_headers(parts.path, query, page, per_page, total_pages, len(payload)))
+            self._send_json(
+                200, items, self._page_headers(parts.path, query, page, per_page, total_pages, len(payload))
+            )
 
         def _page_headers(
             self, path: str, query: dict[str, str], page: int, per_page: int, total_pages: int, total: int
@@ -423,4 +455,3 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
             return headers
 
     return Handler
-
