@@ -2,8 +2,10 @@
 
 Installing is planned before anything is written: a list of ``FileChange`` (a file's
 text before and after), which the CLI shows as a diff (``--dry-run``) or applies. An
-invalid file stops the plan, so nothing is half-installed. A further file (an OpenCode
-plugin, say) is one more ``FileChange`` in the plan.
+invalid file stops the plan, so nothing is half-installed. The OpenCode plugin
+(``graphmem/integrations/opencode/graphmem.js``, shipped in the package) is the third
+file: copied into OpenCode's plugins directory, with the data dir baked in when
+``--data-dir`` was given.
 
 The config is edited as text (``graphmem.core.jsonc``), so the user's comments,
 trailing commas and formatting survive; files are replaced atomically.
@@ -11,7 +13,9 @@ trailing commas and formatting survive; files are replaced atomically.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import json
 import os
 import shutil
 import stat
@@ -19,6 +23,7 @@ import sys
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +38,11 @@ MCP_TIMEOUT_MS = 10_000
 DATA_DIR_VARIABLE = "GRAPHMEM_DATA_DIR"
 CONFIG_NAMES = ("opencode.jsonc", "opencode.json")  # OpenCode prefers the first when both exist
 AGENTS_NAME = "AGENTS.md"
+PLUGIN_DIR = Path("plugins")  # under .opencode/ in a project, under the config dir globally
+PLUGIN_NAME = "graphmem.js"
+# The plugin's first line carries this: a file without it is the user's, never overwritten.
+PLUGIN_MARKER = "graphmem plugin for OpenCode"
+PLUGIN_DATA_DIR_LINE = "const INSTALLED_DATA_DIR = null;"
 # What diff prints after a last line that has no newline.
 NO_NEWLINE_MARK = "\n\\ No newline at end of file\n"
 EMPTY_CONFIG = '{\n  "$schema": "' + SCHEMA_URL + '"\n}\n'
@@ -66,6 +76,7 @@ class OpenCodeFiles:
 
     config: Path
     agents: Path
+    plugin: Path
 
 
 def _config_in(directory: Path) -> Path:
@@ -77,7 +88,8 @@ def _config_in(directory: Path) -> Path:
 
 def project_files(directory: Path) -> OpenCodeFiles:
     """``DIR/opencode.jsonc`` (or ``opencode.json``) and ``DIR/AGENTS.md``."""
-    return OpenCodeFiles(_config_in(directory), directory / AGENTS_NAME)
+    plugin = directory / ".opencode" / PLUGIN_DIR / PLUGIN_NAME
+    return OpenCodeFiles(_config_in(directory), directory / AGENTS_NAME, plugin)
 
 
 def global_files(environ: Mapping[str, str] | None = None) -> OpenCodeFiles:
@@ -85,7 +97,7 @@ def global_files(environ: Mapping[str, str] | None = None) -> OpenCodeFiles:
     environ = os.environ if environ is None else environ
     base = Path(environ.get("XDG_CONFIG_HOME") or Path.home() / ".config").expanduser()
     directory = base / "opencode"
-    return OpenCodeFiles(_config_in(directory), directory / AGENTS_NAME)
+    return OpenCodeFiles(_config_in(directory), directory / AGENTS_NAME, directory / PLUGIN_DIR / PLUGIN_NAME)
 
 
 def graphmem_command() -> list[str]:
@@ -107,6 +119,21 @@ def server_entry(command: Sequence[str], data_dir: Path | None = None) -> dict[s
     entry["enabled"] = True
     entry["timeout"] = MCP_TIMEOUT_MS
     return entry
+
+
+def plugin_text(data_dir: Path | None = None) -> str:
+    """The plugin file as installed: the packaged one, with ``data_dir`` baked in when given."""
+    source = resources.files("graphmem") / "integrations" / "opencode" / PLUGIN_NAME
+    text = source.read_text("utf-8")
+    if data_dir is None:
+        return text
+    pinned = json.dumps(str(data_dir.expanduser().resolve()))
+    return text.replace(PLUGIN_DATA_DIR_LINE, f"const INSTALLED_DATA_DIR = {pinned};", 1)
+
+
+def is_our_plugin(text: str) -> bool:
+    """Whether a file is graphmem's plugin (any version): its first line says so."""
+    return PLUGIN_MARKER in text.split("\n", 1)[0]
 
 
 # -- the plan ---------------------------------------------------------------------
@@ -144,24 +171,37 @@ class FileChange:
         return "".join(line if line.endswith("\n") else line + NO_NEWLINE_MARK for line in lines)
 
 
-def plan_install(files: OpenCodeFiles, entry: Mapping[str, Any]) -> list[FileChange]:
-    """Set ``mcp.graphmem`` to ``entry`` in the config and write graphmem's section of AGENTS.md."""
+def plan_install(files: OpenCodeFiles, entry: Mapping[str, Any], plugin: str) -> list[FileChange]:
+    """Set ``mcp.graphmem`` to ``entry`` in the config, write graphmem's section of AGENTS.md and
+    the plugin file (``plugin``: its text).
+
+    An older copy of the plugin is replaced; a different file of the same name that is not
+    graphmem's stops the plan (nothing is written).
+    """
     config = _read(files.config)
     agents = _read(files.agents)
+    installed = _read(files.plugin)
+    if installed is not None and not is_our_plugin(installed):
+        raise IntegrationError(
+            f"{files.plugin} exists and is not graphmem's plugin: rename or remove it and run the "
+            "command again; nothing was changed."
+        )
     new_config = _edit_config(
         files.config, config or EMPTY_CONFIG, lambda text: jsonc.set_value(text, MCP_PATH, entry)
     )
     return [
         FileChange(files.config, config, new_config),
         FileChange(files.agents, agents, with_section(agents or "", SECTION_BODY, files.agents)),
+        FileChange(files.plugin, installed, plugin),
     ]
 
 
 def plan_uninstall(files: OpenCodeFiles) -> list[FileChange]:
-    """Remove ``mcp.graphmem`` (and an ``mcp`` it leaves empty) and graphmem's section of AGENTS.md.
+    """Remove ``mcp.graphmem`` (and an ``mcp`` it leaves empty), graphmem's section of AGENTS.md
+    and graphmem's plugin file.
 
     A file left with nothing of its own (a config holding only ``$schema``, an empty
-    AGENTS.md) is deleted.
+    AGENTS.md) is deleted. A plugin file that is not graphmem's is left alone.
     """
     config = _read(files.config)
     agents = _read(files.agents)
@@ -177,7 +217,13 @@ def plan_uninstall(files: OpenCodeFiles) -> list[FileChange]:
         new_agents = without_section(agents, files.agents)
         if new_agents != agents and not new_agents.strip():
             new_agents = None
-    return [FileChange(files.config, config, new_config), FileChange(files.agents, agents, new_agents)]
+    plugin = _read(files.plugin)
+    new_plugin = None if plugin is not None and is_our_plugin(plugin) else plugin
+    return [
+        FileChange(files.config, config, new_config),
+        FileChange(files.agents, agents, new_agents),
+        FileChange(files.plugin, plugin, new_plugin),
+    ]
 
 
 def _edit_config(path: Path, text: str, edit: Callable[[str], str]) -> str:
@@ -296,6 +342,14 @@ def _write(path: Path, text: str) -> None:
         ) from None
 
 
+def _remove_empty_plugin_dirs(plugin: Path) -> None:
+    """``plugins/`` (and a project's ``.opencode/``) when removing the plugin left them empty."""
+    for directory in (plugin.parent, plugin.parent.parent):
+        if directory.name in {PLUGIN_DIR.name, ".opencode"}:
+            with contextlib.suppress(OSError):  # not empty: the user's files stay
+                directory.rmdir()
+
+
 def apply(changes: Iterable[FileChange]) -> None:
     """Write (or delete) every changed file, after checking that each one can be written."""
     pending = [change for change in changes if change.changed]
@@ -307,5 +361,7 @@ def apply(changes: Iterable[FileChange]) -> None:
                 change.path.unlink(missing_ok=True)
             except OSError as exc:
                 raise IntegrationError(f"Cannot delete {change.path}: {exc.strerror or exc}.") from None
+            if change.path.name == PLUGIN_NAME:
+                _remove_empty_plugin_dirs(change.path)
         else:
             _write(change.path, change.after)

@@ -76,7 +76,7 @@ def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothin
 
 @click.group()
 def install() -> None:
-    """Connect graphmem to an agent client (OpenCode): its MCP server entry and instructions.
+    """Connect graphmem to an agent client (OpenCode): its MCP server entry, instructions and plugin.
 
     \b
     Example:
@@ -89,24 +89,29 @@ def install() -> None:
 @scope_options
 @pass_state
 def install_opencode(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
-    """Add graphmem to OpenCode: the MCP server in opencode.json(c), a section in AGENTS.md.
+    """Add graphmem to OpenCode: the MCP server in opencode.json(c), a section in AGENTS.md,
+    and the plugin that injects memory before each model call (.opencode/plugins/graphmem.js).
 
     Comments and other settings in the config are kept. Running it again changes
-    nothing. With the global --data-dir, the server gets GRAPHMEM_DATA_DIR.
+    nothing; after an upgrade it updates what changed. With the global --data-dir, the
+    server gets GRAPHMEM_DATA_DIR and the plugin has the data dir baked in. A plugin file
+    of the same name that is not graphmem's stops the command (nothing is written).
 
     \b
     Example:
         $ graphmem install opencode
         created /home/me/shop/opencode.json
         updated /home/me/shop/AGENTS.md
+        created /home/me/shop/.opencode/plugins/graphmem.js
         Restart OpenCode; `opencode mcp list` should show graphmem connected.
     """
     from graphmem.adapters import opencode_config
 
     files = opencode_files(state, use_global, project_dir)
     entry = opencode_config.server_entry(opencode_config.graphmem_command(), state.data_dir)
+    plugin = opencode_config.plugin_text(state.data_dir)
     carry_out(
-        opencode_config.plan_install(files, entry),
+        opencode_config.plan_install(files, entry, plugin),
         dry_run=dry_run,
         hint=INSTALLED_HINT,
         nothing="graphmem is already installed for OpenCode here; nothing changed.",
@@ -128,16 +133,18 @@ def uninstall() -> None:
 @scope_options
 @pass_state
 def uninstall_opencode(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
-    """Remove graphmem's MCP server and AGENTS.md section from OpenCode's files.
+    """Remove graphmem's MCP server, AGENTS.md section and plugin from OpenCode's files.
 
     An mcp object left empty goes too, and so does a file left with nothing of its
-    own. The memory store is not touched.
+    own. A plugin file that is not graphmem's is left alone. The memory store is not
+    touched.
 
     \b
     Example:
         $ graphmem uninstall opencode
         updated /home/me/shop/opencode.json
         deleted /home/me/shop/AGENTS.md
+        deleted /home/me/shop/.opencode/plugins/graphmem.js
         Restart OpenCode to drop graphmem's tools.
     """
     from graphmem.adapters import opencode_config

@@ -22,7 +22,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from graphmem.server import rpc
+from graphmem.server import plugin_routes, rpc
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 
@@ -195,6 +195,8 @@ def build_app(runtime: Runtime, *, max_bytes: int, api_key: str | None, rate_lim
         if isinstance(body, dict) and body.get("method") in rpc.WRITES:
             runtime.written()
         return JSONResponse(answer)
+
+    plugin_routes.register(mcp, runtime)  # /plugin/inject, /plugin/compaction, /plugin/ingest
 
     return mcp.http_app(
         path="/mcp",

@@ -19,6 +19,7 @@ COMMAND = ["/opt/graphmem/bin/graphmem", "mcp"]
 ENTRY = {"type": "local", "command": COMMAND, "enabled": True, "timeout": 10000}
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "opencode.md"
 HINT = "Restart OpenCode; `opencode mcp list` should show graphmem connected."
+PLUGIN = Path(".opencode") / "plugins" / "graphmem.js"
 USER_JSONC = """\
 {
   // shared with the team
@@ -57,14 +58,18 @@ def config_of(path: Path) -> object:
     return json.loads(path.read_text("utf-8"))
 
 
-def test_install_in_a_fresh_project_creates_the_config_and_agents_md(invoke: Invoke, project: Path) -> None:
+def test_install_in_a_fresh_project_creates_the_config_agents_md_and_plugin(
+    invoke: Invoke, project: Path
+) -> None:
     result = invoke("install", "opencode", "--project", str(project))
 
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
         f"created {project / 'opencode.json'}",
         f"created {project / 'AGENTS.md'}",
+        f"created {project / PLUGIN}",
     ]
+    assert (project / PLUGIN).read_text("utf-8") == opencode_config.plugin_text()
     assert result.stderr.strip() == HINT
     assert config_of(project / "opencode.json") == {
         "$schema": "https://opencode.ai/config.json",
@@ -82,6 +87,7 @@ def test_install_again_says_nothing_changed(invoke: Invoke, project: Path) -> No
     assert again.stdout.splitlines() == [
         f"unchanged {project / 'opencode.json'}",
         f"unchanged {project / 'AGENTS.md'}",
+        f"unchanged {project / PLUGIN}",
     ]
     assert "already installed" in again.stderr
 
@@ -105,6 +111,52 @@ def test_install_with_data_dir_pins_it_in_the_environment(
 
     entry = jsonc.get_value((project / "opencode.json").read_text("utf-8"), ("mcp", "graphmem"))
     assert entry["environment"] == {"GRAPHMEM_DATA_DIR": str((tmp_path / "store").resolve())}
+    pinned = json.dumps(str((tmp_path / "store").resolve()))
+    assert f"const INSTALLED_DATA_DIR = {pinned};" in (project / PLUGIN).read_text("utf-8")
+
+
+def test_install_without_data_dir_leaves_the_plugin_to_find_the_default(
+    invoke: Invoke, project: Path
+) -> None:
+    invoke("install", "opencode", "--project", str(project))
+
+    assert "const INSTALLED_DATA_DIR = null;" in (project / PLUGIN).read_text("utf-8")
+
+
+def test_install_updates_an_outdated_copy_of_the_plugin(invoke: Invoke, project: Path) -> None:
+    (project / PLUGIN).parent.mkdir(parents=True)
+    old = "// graphmem plugin for OpenCode (graphmem-plugin 0).\nexport const GraphmemPlugin = () => ({});\n"
+    (project / PLUGIN).write_text(old, "utf-8")
+
+    result = invoke("install", "opencode", "--project", str(project))
+
+    assert result.exit_code == 0, result.output
+    assert f"updated {project / PLUGIN}" in result.stdout.splitlines()
+    assert (project / PLUGIN).read_text("utf-8") == opencode_config.plugin_text()
+
+
+def test_install_stops_at_a_users_own_file_named_like_the_plugin(invoke: Invoke, project: Path) -> None:
+    (project / PLUGIN).parent.mkdir(parents=True)
+    mine = "export const Mine = async () => ({});\n"
+    (project / PLUGIN).write_text(mine, "utf-8")
+
+    result = invoke("install", "opencode", "--project", str(project))
+
+    assert result.exit_code == 10
+    assert f"{project / PLUGIN} exists and is not graphmem's plugin" in result.stderr
+    assert "rename or remove it" in result.stderr
+    assert (project / PLUGIN).read_text("utf-8") == mine
+    assert not (project / "opencode.json").exists() and not (project / "AGENTS.md").exists()
+
+
+def test_uninstall_leaves_a_users_own_file_named_like_the_plugin(invoke: Invoke, project: Path) -> None:
+    (project / PLUGIN).parent.mkdir(parents=True)
+    (project / PLUGIN).write_text("export const Mine = async () => ({});\n", "utf-8")
+
+    result = invoke("uninstall", "opencode", "--project", str(project))
+
+    assert result.exit_code == 0, result.output
+    assert (project / PLUGIN).is_file()
 
 
 def test_install_defaults_to_the_git_toplevel_of_the_current_directory(
@@ -144,6 +196,7 @@ def test_install_global_writes_under_xdg_config_home(invoke: Invoke, tmp_path: P
     assert result.stdout.splitlines() == [
         f"created {directory / 'opencode.json'}",
         f"created {directory / 'AGENTS.md'}",
+        f"created {directory / 'plugins' / 'graphmem.js'}",
     ]
     assert config_of(directory / "opencode.json") == {
         "$schema": "https://opencode.ai/config.json",
@@ -160,9 +213,10 @@ def test_dry_run_prints_a_diff_and_writes_nothing(invoke: Invoke, project: Path)
     assert f"--- {project / 'opencode.jsonc'}" in result.stdout
     assert '+    "graphmem": {' in result.stdout
     assert f"+++ {project / 'AGENTS.md'}" in result.stdout and "--- /dev/null" in result.stdout
-    assert "nothing was written" in result.stderr
+    assert f"+++ {project / PLUGIN}" in result.stdout and "+export const GraphmemPlugin" in result.stdout
+    assert "3 files would change" in result.stderr and "nothing was written" in result.stderr
     assert (project / "opencode.jsonc").read_text("utf-8") == USER_JSONC
-    assert not (project / "AGENTS.md").exists()
+    assert not (project / "AGENTS.md").exists() and not (project / ".opencode").exists()
 
 
 def test_uninstall_gives_back_the_users_files(invoke: Invoke, project: Path) -> None:
@@ -176,12 +230,13 @@ def test_uninstall_gives_back_the_users_files(invoke: Invoke, project: Path) -> 
     assert result.stdout.splitlines() == [
         f"updated {project / 'opencode.jsonc'}",
         f"updated {project / 'AGENTS.md'}",
+        f"deleted {project / PLUGIN}",
     ]
     assert (project / "opencode.jsonc").read_text("utf-8") == USER_JSONC
     assert (project / "AGENTS.md").read_text("utf-8") == "# Shop\n\nBe kind.\n"
 
 
-def test_uninstall_after_a_fresh_install_deletes_both_files(invoke: Invoke, project: Path) -> None:
+def test_uninstall_after_a_fresh_install_deletes_every_file(invoke: Invoke, project: Path) -> None:
     invoke("install", "opencode", "--project", str(project))
 
     result = invoke("uninstall", "opencode", "--project", str(project))
@@ -189,6 +244,7 @@ def test_uninstall_after_a_fresh_install_deletes_both_files(invoke: Invoke, proj
     assert result.stdout.splitlines() == [
         f"deleted {project / 'opencode.json'}",
         f"deleted {project / 'AGENTS.md'}",
+        f"deleted {project / PLUGIN}",
     ]
     assert list(project.iterdir()) == []
 
@@ -203,12 +259,12 @@ def test_uninstall_again_says_nothing_changed(invoke: Invoke, project: Path) -> 
 
 def test_uninstall_dry_run_writes_nothing(invoke: Invoke, project: Path) -> None:
     invoke("install", "opencode", "--project", str(project))
-    before = {p.name: p.read_bytes() for p in project.iterdir()}
+    before = {p: p.read_bytes() for p in project.rglob("*") if p.is_file()}
 
     result = invoke("uninstall", "opencode", "--project", str(project), "--dry-run")
 
     assert '-    "graphmem": {' in result.stdout and "+++ /dev/null" in result.stdout
-    assert {p.name: p.read_bytes() for p in project.iterdir()} == before
+    assert {p: p.read_bytes() for p in project.rglob("*") if p.is_file()} == before
 
 
 def test_global_and_project_together_is_a_usage_error(invoke: Invoke, project: Path) -> None:

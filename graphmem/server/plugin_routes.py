@@ -1,0 +1,212 @@
+"""The routes the OpenCode plugin calls: ``/plugin/inject``, ``/plugin/compaction``, ``/plugin/ingest``.
+
+They sit behind the same Guard as ``/mcp`` (body limit, API key, rate limit). Every
+body is validated here; a bad one is a 400 with ``{"error": "<what is wrong and how to
+fix it>"}``. Ingest is queued and answered at once (202): ``opencode run`` exits right
+after the session goes idle, so the plugin can only fire the request, not wait for it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import anyio.to_thread
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from graphmem.errors import GraphmemError
+from graphmem.server.runtime import Runtime
+from graphmem.service.injection import MAX_FILES, Injector, InjectRequest
+
+if TYPE_CHECKING:
+    from fastmcp import FastMCP
+
+log = logging.getLogger(__name__)
+
+# OpenCode's ids: "ses_…", "msg_…" (letters, digits, _ and -).
+Id = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+PathText = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
+# The user's message; longer ones are cut before recall anyway.
+MAX_TEXT_CHARS = 100_000
+# What the system prompt holds (OpenCode's own is ~10-40 kB with AGENTS.md).
+MAX_SYSTEM_CHARS = 400_000
+# Agents whose calls get no block: OpenCode's hidden title agent names the session.
+SKIPPED_AGENTS = frozenset({"title"})
+# Sessions waiting for ingest; more are dropped (the daemon's continuous ingest catches up).
+MAX_QUEUED_INGESTS = 1000
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+
+
+class InjectBody(_Body):
+    session_id: Id
+    message_id: Id
+    directory: PathText | None = None
+    agent: Annotated[str, StringConstraints(max_length=100)] = ""
+    text: Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS)] = ""
+    system: Annotated[str, StringConstraints(max_length=MAX_SYSTEM_CHARS)] = ""
+    files: Annotated[list[PathText], Field(max_length=MAX_FILES)] = []
+
+
+class CompactionBody(_Body):
+    session_id: Id
+    directory: PathText | None = None
+
+
+class IngestBody(_Body):
+    session_id: Id | None = None
+    directory: PathText | None = None
+    db_path: PathText | None = None  # OpenCode's database, as the plugin's OpenCode sees it
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def _problem(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "body"
+    return f"Invalid request: {where}: {first['msg']}."
+
+
+async def _parse(request: Request, model: type[_Body]) -> _Body | JSONResponse:
+    try:
+        raw = json.loads(await request.body())
+    except ValueError:
+        return _error(400, "The body is not JSON: send a JSON object.")
+    if not isinstance(raw, dict):
+        return _error(400, "The body must be a JSON object.")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        return _error(400, _problem(exc))
+
+
+def _directory(value: str | None) -> str | JSONResponse | None:
+    if value is None:
+        return None
+    path = Path(value)
+    if not path.is_absolute():
+        return _error(400, f"directory {value!r} is relative: send OpenCode's absolute project directory.")
+    return value if path.is_dir() else None  # a directory since removed: no project, no error
+
+
+class IngestQueue:
+    """One background thread that asks the service to ingest the sessions the plugin names."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+        self._queue: queue.Queue[tuple[str | None, str | None]] = queue.Queue(MAX_QUEUED_INGESTS)
+        self._pending: set[tuple[str | None, str | None]] = set()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(target=self._work, name="graphmem-plugin-ingest", daemon=True)
+        self._thread.start()
+
+    def put(self, session_id: str | None, db_path: str | None) -> bool:
+        """Queue one ingest (the same one twice is one); False when the queue is full."""
+        key = (session_id, db_path)
+        with self._lock:
+            if key in self._pending:
+                return True
+            try:
+                self._queue.put_nowait(key)
+            except queue.Full:
+                return False
+            self._pending.add(key)
+            return True
+
+    def _work(self) -> None:
+        while True:
+            key = self._queue.get()
+            with self._lock:
+                self._pending.discard(key)
+            session_id, db_path = key
+            try:
+                report = self._runtime.memory.ingest_opencode(db_path=db_path, session_id=session_id)
+                log.info("plugin ingest session=%s: %s", session_id or "(all new)", report)
+            except GraphmemError as exc:
+                log.warning("plugin ingest session=%s failed: %s", session_id, exc)
+            except Exception:  # the thread must survive anything one session does
+                log.exception("plugin ingest session=%s failed", session_id)
+            self._runtime.written()
+
+
+def register(mcp: FastMCP, runtime: Runtime, injector: Injector | None = None) -> Injector:
+    """Add the plugin's routes to the daemon's app; the injector they use."""
+    injector = injector or Injector(runtime.memory, runtime.resolve_project)
+    ingests = IngestQueue(runtime)
+
+    @mcp.custom_route("/plugin/inject", methods=["POST"])
+    async def inject(request: Request) -> Response:
+        body = await _parse(request, InjectBody)
+        if isinstance(body, JSONResponse):
+            return body
+        assert isinstance(body, InjectBody)
+        directory = _directory(body.directory)
+        if isinstance(directory, JSONResponse):
+            return directory
+        if body.agent in SKIPPED_AGENTS:
+            return JSONResponse({"block": "", "memory_ids": [], "skipped": body.agent})
+        call = InjectRequest(
+            session_id=body.session_id,
+            message_id=body.message_id,
+            directory=directory,
+            text=body.text,
+            system=body.system,
+            files=tuple(body.files),
+            agent=body.agent,
+        )
+        try:
+            done = await anyio.to_thread.run_sync(injector.inject, call)
+        except GraphmemError as exc:
+            return _error(500, f"{type(exc).__name__}: {exc}")
+        return JSONResponse(
+            {
+                "block": done.block,
+                "memory_ids": list(done.memory_ids),
+                "boot": done.boot,
+                "related": done.related,
+                "took_ms": done.took_ms,
+            }
+        )
+
+    @mcp.custom_route("/plugin/compaction", methods=["POST"])
+    async def compaction(request: Request) -> Response:
+        body = await _parse(request, CompactionBody)
+        if isinstance(body, JSONResponse):
+            return body
+        assert isinstance(body, CompactionBody)
+        directory = _directory(body.directory)
+        if isinstance(directory, JSONResponse):
+            return directory
+        try:
+            text = await anyio.to_thread.run_sync(injector.compaction, body.session_id, directory)
+        except GraphmemError as exc:
+            return _error(500, f"{type(exc).__name__}: {exc}")
+        return JSONResponse({"context": [text] if text else []})
+
+    @mcp.custom_route("/plugin/ingest", methods=["POST"])
+    async def ingest(request: Request) -> Response:
+        body = await _parse(request, IngestBody)
+        if isinstance(body, JSONResponse):
+            return body
+        assert isinstance(body, IngestBody)
+        if body.db_path is not None:
+            db = Path(body.db_path)
+            if not db.is_absolute() or not db.is_file():
+                return _error(
+                    400, f"db_path {body.db_path!r} is not an existing file: send an absolute path."
+                )
+        if not ingests.put(body.session_id, body.db_path):
+            return _error(503, "Too many sessions wait for ingest: retry later.")
+        return JSONResponse({"queued": True, "session_id": body.session_id}, status_code=202)
+
+    return injector

@@ -1,0 +1,221 @@
+"""What the OpenCode plugin adds before each model call, and into compaction.
+
+``Injector.inject`` answers one model call: the session's boot context (directives and
+preferences, open blockers, recent decisions — picked once per session, so the block
+stays byte-identical within it and providers' prompt caches keep hitting), then what
+recall finds for the current user message and the files in play, above recall's
+relevance floor. Memories the system prompt already holds (by id or by text) are left
+out; nothing to add gives "". ``Injector.compaction`` gives the conventions,
+decisions and open blockers that must survive OpenCode's compaction of a session.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from graphmem.core import injection
+from graphmem.core.injection import Prompt, Section
+from graphmem.core.models import Category, MemoryRecord, Status
+from graphmem.core.text import clip, estimate_tokens
+from graphmem.core.timeparse import utc_now
+from graphmem.errors import InvalidInputError
+from graphmem.service.memory import MemoryService
+
+log = logging.getLogger(__name__)
+
+# The whole block; about a page of a model's context, a few % of a small window.
+INJECT_MAX_TOKENS = 1200
+# What recall's part of the block may use at most; the rest goes to the boot context.
+RECALL_MAX_TOKENS = 500
+RECALL_LIMIT = 6
+COMPACTION_MAX_TOKENS = 1500
+# The user's message as a recall query: its start says what it is about; a pasted log
+# would only slow the search down.
+QUERY_MAX_CHARS = 1_000
+MAX_FILES = 20
+# Sessions whose boot context is kept; older ones are picked again when they come back.
+BOOT_CACHE_SESSIONS = 256
+PROJECT_CACHE_DIRS = 256
+CONVENTIONS = "Conventions (directives and preferences)"
+CONVENTION_CATEGORIES = (Category.DIRECTIVE, Category.PREFERENCE)
+ACTIVE = (Status.ACTIVE,)
+# (title, categories, statuses, how many): one section of a block.
+SectionSpec = tuple[str, tuple[Category, ...], tuple[Status, ...], int]
+BOOT_SECTIONS: tuple[SectionSpec, ...] = (
+    (CONVENTIONS, CONVENTION_CATEGORIES, ACTIVE, 20),
+    ("Open blockers", (Category.BLOCKER,), ACTIVE, 10),
+    ("Recent decisions", (Category.DECISION,), ACTIVE, 10),
+)
+RELATED_TITLE = "Related to this message"
+# Compaction keeps more of each: it replaces the conversation itself.
+COMPACTION_SECTIONS: tuple[SectionSpec, ...] = (
+    (CONVENTIONS, CONVENTION_CATEGORIES, ACTIVE, 30),
+    ("Decisions", (Category.DECISION,), ACTIVE, 20),
+    ("Open blockers", (Category.BLOCKER,), ACTIVE, 20),
+)
+COMPACTION_INTRO = (
+    "graphmem: the project's conventions, decisions and open blockers, to keep in the summary "
+    "so they survive compaction."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class InjectRequest:
+    """One model call as the plugin describes it (validated at the HTTP boundary)."""
+
+    session_id: str
+    message_id: str
+    directory: str | None
+    text: str  # the current user message ("" when the plugin does not know it)
+    system: str  # what the system prompt already holds
+    files: tuple[str, ...] = ()
+    agent: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Injection:
+    """The block (or "") and how it was made."""
+
+    block: str
+    memory_ids: tuple[str, ...]
+    boot: int  # memories from the boot context
+    related: int  # memories from recall
+    took_ms: float
+
+
+class Injector:
+    """Builds ``<memory>`` blocks for the plugin; thread-safe."""
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        resolve_project: Callable[[str | None], str | None],
+        *,
+        suspicious: Callable[[str], bool] = lambda text: False,
+        clock: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self._memory = memory
+        self._resolve = resolve_project
+        self._suspicious = suspicious
+        self._now = clock
+        self._lock = threading.Lock()
+        self._boot: OrderedDict[tuple[str, str | None], tuple[Section, ...]] = OrderedDict()
+        self._projects: OrderedDict[str, str | None] = OrderedDict()
+
+    def project(self, directory: str | None) -> str | None:
+        """The project of a directory (its git toplevel), cached: a lookup runs git."""
+        if not directory:
+            return None
+        with self._lock:
+            if directory in self._projects:
+                self._projects.move_to_end(directory)
+                return self._projects[directory]
+        project = self._resolve(directory)
+        with self._lock:
+            self._projects[directory] = project
+            while len(self._projects) > PROJECT_CACHE_DIRS:
+                self._projects.popitem(last=False)
+        return project
+
+    def _sections(self, specs: Sequence[SectionSpec], project: str | None) -> tuple[Section, ...]:
+        return tuple(
+            Section(title, tuple(self._memory.list(project=project, categories=cats, statuses=sts, limit=n)))
+            for title, cats, sts, n in specs
+        )
+
+    def boot(self, session_id: str, project: str | None) -> tuple[Section, ...]:
+        """The session's boot sections, picked on its first call and kept for the session."""
+        key = (session_id, project)
+        with self._lock:
+            cached = self._boot.get(key)
+            if cached is not None:
+                self._boot.move_to_end(key)
+                return cached
+        sections = self._sections(BOOT_SECTIONS, project)
+        with self._lock:
+            self._boot[key] = sections
+            while len(self._boot) > BOOT_CACHE_SESSIONS:
+                self._boot.popitem(last=False)
+        return sections
+
+    def related(self, request: InjectRequest, project: str | None) -> list[MemoryRecord]:
+        """What recall finds for the message and the files in play (nothing below the floor)."""
+        query = " ".join([clip(request.text.strip(), QUERY_MAX_CHARS), *request.files[:MAX_FILES]]).strip()
+        if not query:
+            return []
+        try:
+            result = self._memory.recall(query, project=project, limit=RECALL_LIMIT)
+        except InvalidInputError:  # e.g. a message of symbols only: nothing to look for
+            return []
+        return [hit.memory for hit in result.hits]
+
+    def inject(self, request: InjectRequest) -> Injection:
+        """The block for one model call, or "" when nothing clears the floor or all is in the prompt."""
+        started = time.perf_counter()
+        project = self.project(request.directory)
+        boot = self.boot(request.session_id, project)
+        related = self.related(request, project)
+        now = self._now()
+        prompt = Prompt.of(request.system)
+        boot_ids = {m.id for s in boot for m in s.memories}
+        extra = tuple(m for m in related if m.id not in boot_ids)
+        recall_part = injection.fit(
+            [Section(RELATED_TITLE, extra)],
+            prompt,
+            max_tokens=RECALL_MAX_TOKENS,
+            now=now,
+            suspicious=self._flagged(extra),
+        )
+        recall_ids = {i for _, lines in recall_part for i in injection.MEMORY_ID_RE.findall("\n".join(lines))}
+        boot_memories = [m for s in boot for m in s.memories]
+        boot_part = injection.fit(
+            boot,
+            prompt,
+            max_tokens=INJECT_MAX_TOKENS - _tokens(recall_part),
+            now=now,
+            suspicious=self._flagged(boot_memories),
+        )
+        fitted = boot_part + recall_part
+        block = injection.render(fitted)
+        ids = tuple(injection.MEMORY_ID_RE.findall(block))
+        boot_count = len(ids) - len(recall_ids)
+        took = (time.perf_counter() - started) * 1000
+        log.debug("inject session=%s memories=%d took=%.1fms", request.session_id, len(ids), took)
+        return Injection(block, ids, boot_count, len(recall_ids), round(took, 2))
+
+    def compaction(self, session_id: str, directory: str | None) -> str:
+        """What compaction must keep: conventions, decisions, open blockers ("" when there are none)."""
+        del session_id  # the same for every session of a project today
+        project = self.project(directory)
+        sections = self._sections(COMPACTION_SECTIONS, project)
+        memories = [m for s in sections for m in s.memories]
+        fitted = injection.fit(
+            sections,
+            Prompt(frozenset(), ""),
+            max_tokens=COMPACTION_MAX_TOKENS,
+            now=self._now(),
+            suspicious=self._flagged(memories),
+        )
+        block = injection.render(fitted)
+        return f"{COMPACTION_INTRO}\n{block}" if block else ""
+
+    def forget(self, session_id: str) -> None:
+        """Drop a session's boot context (it is picked again on its next call)."""
+        with self._lock:
+            for key in [k for k in self._boot if k[0] == session_id]:
+                del self._boot[key]
+
+    def _flagged(self, memories: Sequence[MemoryRecord]) -> list[str]:
+        return [m.id for m in memories if self._suspicious(m.text)]
+
+
+def _tokens(fitted: Sequence[tuple[str, Sequence[str]]]) -> int:
+    return sum(
+        estimate_tokens(title) + sum(estimate_tokens(line) for line in lines) for title, lines in fitted
+    )
