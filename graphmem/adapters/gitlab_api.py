@@ -506,8 +506,8 @@ class PythonGitLabClient:
                     continue
                 raise GitLabUnavailableError(
                     f"GitLab at {self._url} did not answer {what} within {self._timeout_s:g} s "
-                    f"({attempt + 1} attempts). Check the instance and your network, or allow a longer "
-                    "timeout."
+                    f"({attempt + 1} attempts). Check the instance and your network, or raise "
+                    "[gitlab] timeout_seconds."
                 ) from None
             except requests.ConnectionError as exc:
                 if not _cannot_connect(exc) and attempt < self._max_retries:
