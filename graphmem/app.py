@@ -6,6 +6,7 @@ implementations. Opening is cheap: the embedding model loads on first use.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, SentenceTransformerEmbedder
@@ -14,6 +15,7 @@ from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.ports import Embedder
 from graphmem.errors import StoreMismatchError
+from graphmem.service.ingest import IngestOptions, SessionExtractor
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import SemanticIndex
 from graphmem.settings import Settings, load_settings
@@ -62,6 +64,30 @@ def open_memory(
         near_duplicate=settings.dedup.near_duplicate,
         same_subject=settings.dedup.same_subject,
         code=KuzuCodeGraph(store),
+        ingest=IngestOptions(
+            opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
+            idle_seconds=settings.ingest.idle_seconds,
+            llm_max_sessions_per_run=settings.extraction.max_sessions_per_run,
+        ),
+        session_extractor=_session_extractor(settings),
+    )
+
+
+def _session_extractor(settings: Settings) -> SessionExtractor | None:
+    """The LLM extractor when ``[extraction] model`` is set; None means the rules alone."""
+    extraction = settings.extraction
+    if not extraction.model:
+        return None
+    from graphmem.adapters.llm_extractor import LLMExtractor
+
+    key = os.environ.get(extraction.api_key_env, "").strip() if extraction.api_key_env else ""
+    return LLMExtractor(
+        model=extraction.model,
+        base_url=extraction.base_url,
+        api_key=key or None,
+        max_input_tokens=extraction.max_input_tokens,
+        max_output_tokens=extraction.max_output_tokens,
+        timeout_s=extraction.timeout_seconds,
     )
 
 

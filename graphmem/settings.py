@@ -94,6 +94,49 @@ class ServerSettings(BaseModel):
     )
 
 
+class IngestSettings(BaseModel):
+    """``[ingest]``: learning from OpenCode sessions (``graphmem ingest opencode`` and the daemon)."""
+
+    enabled: bool = Field(
+        True, description="Whether the daemon ingests finished OpenCode sessions on its own."
+    )
+    interval_seconds: float = Field(
+        30, ge=1, le=86_400, description="How often the daemon looks for finished sessions."
+    )
+    idle_seconds: float = Field(
+        60, ge=0, le=86_400, description="A session unchanged for this long is finished and gets ingested."
+    )
+    opencode_db: Path | None = Field(
+        None,
+        description="OpenCode's database (default: OPENCODE_DB, then $XDG_DATA_HOME/opencode/opencode.db).",
+    )
+
+
+class ExtractionSettings(BaseModel):
+    """``[extraction]``: the optional LLM extractor (off unless ``model`` is set)."""
+
+    model: str | None = Field(None, description="Model name at base_url; unset: deterministic rules only.")
+    base_url: str = Field(
+        "https://api.openai.com/v1",
+        description="Any OpenAI-compatible endpoint (ends before /chat/completions).",
+    )
+    api_key_env: str | None = Field(
+        "OPENAI_API_KEY",
+        description="Name of the environment variable holding the key (never the key itself).",
+    )
+    max_sessions_per_run: int = Field(
+        20, ge=0, le=10_000, description="Sessions the LLM reads per run; the rest use the rules."
+    )
+    max_input_tokens: int = Field(
+        8_000,
+        ge=500,
+        le=1_000_000,
+        description="Transcript budget sent per session (about 4 characters a token).",
+    )
+    max_output_tokens: int = Field(1_000, ge=50, le=100_000, description="max_tokens asked of the model.")
+    timeout_seconds: float = Field(60, gt=0, le=600, description="Timeout of one request to the model.")
+
+
 class Settings(BaseSettings):
     """Every setting of graphmem."""
 
@@ -106,6 +149,8 @@ class Settings(BaseSettings):
     recall: RecallSettings = RecallSettings()
     dedup: DedupSettings = DedupSettings()
     server: ServerSettings = ServerSettings()
+    ingest: IngestSettings = IngestSettings()
+    extraction: ExtractionSettings = ExtractionSettings()
     api_key: SecretStr | None = Field(
         None, description="Bearer token the daemon requires (required when it binds beyond loopback)."
     )

@@ -12,7 +12,8 @@ Endpoints (under ``/v1``, the ``baseURL`` to configure):
   lines, a final chunk with ``finish_reason`` (``stop`` or ``tool_calls``) and ``usage``, then
   ``data: [DONE]``. Without it, one ``chat.completion`` JSON object.
 
-The script is a queue of replies, each a :class:`Text` or a :class:`ToolCall` (or the plain
+The script is a queue of replies, each a :class:`Text`, a :class:`ToolCall` or a :class:`Fail`
+(an HTTP error status, for clients' error paths) (or the plain
 forms ``"text"``, ``{"text": ...}``, ``{"tool": "stand_echo", "arguments": {...}}``). Every
 model request that is not a title request consumes one reply. After a tool-call reply, OpenCode
 runs the tool and sends a new request whose messages end with the ``role: "tool"`` message
@@ -69,13 +70,21 @@ class ToolCall:
     arguments: JSON = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """A reply that is an HTTP error: ``status`` with an OpenAI-style ``{"error": {"message": ...}}`` body."""
+
+    status: int
+    message: str = "scripted failure"
+
+
 Reply = Text | ToolCall
-ScriptItem = Reply | str | JSON
+ScriptItem = Reply | Fail | str | JSON
 
 
-def as_reply(item: ScriptItem) -> Reply:
-    """One script item in any accepted form, as a :class:`Text` or :class:`ToolCall`."""
-    if isinstance(item, Text | ToolCall):
+def as_reply(item: ScriptItem) -> Reply | Fail:
+    """One script item in any accepted form, as a :class:`Text`, :class:`ToolCall` or :class:`Fail`."""
+    if isinstance(item, Text | ToolCall | Fail):
         return item
     if isinstance(item, str):
         return Text(item)
@@ -134,7 +143,7 @@ class FakeLLM:
 
     def __init__(self, script: Iterable[ScriptItem] = ()) -> None:
         self._lock = threading.Lock()
-        self._script: deque[Reply] = deque(as_reply(i) for i in script)
+        self._script: deque[Reply | Fail] = deque(as_reply(i) for i in script)
         self._ids = itertools.count(1)
         self.requests: list[JSON] = []
         self.title_requests: list[JSON] = []
@@ -166,7 +175,7 @@ class FakeLLM:
         with self._lock:
             return len(self._script)
 
-    def _next_reply(self, body: JSON) -> Reply:
+    def _next_reply(self, body: JSON) -> Reply | Fail:
         with self._lock:
             self.all_requests.append(body)
             if is_title_request(body):
@@ -322,6 +331,9 @@ def _handler_for(llm: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 self._send_json(400, {"error": {"message": f"bad JSON: {exc}"}})
                 return
             reply = llm._next_reply(body)
+            if isinstance(reply, Fail):
+                self._send_json(reply.status, {"error": {"message": reply.message}})
+                return
             model = str(body.get("model") or MODEL_ID)
             if not body.get("stream"):
                 self._send_json(200, llm.completion(reply, model))
