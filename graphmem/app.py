@@ -7,14 +7,18 @@ implementations. Opening is cheap: the embedding model loads on first use.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, SentenceTransformerEmbedder
 from graphmem.adapters.git import gitlab_path, project_root
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
+from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.core.ports import Embedder
+from graphmem.core.ports import Embedder, GitLabClient
+from graphmem.core.timeparse import utc_now
 from graphmem.errors import StoreMismatchError
+from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.ingest import IngestOptions, SessionExtractor
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import SemanticIndex
@@ -53,17 +57,21 @@ def open_memory(
     except BaseException:
         store.close()
         raise
+    default_project = settings.gitlab.default_project
+    namespace = (lambda project: default_project) if default_project else _namespace
+    code = KuzuCodeGraph(store)
     return MemoryService(
         store,
         SemanticIndex(store, embedder),
         data_dir=data_dir,
-        gitlab_namespace=_namespace,
+        gitlab_namespace=namespace,
         plan=settings.recall.plan,
         recall_limit=settings.recall.limit,
         context_max_tokens=settings.recall.context_max_tokens,
         near_duplicate=settings.dedup.near_duplicate,
         same_subject=settings.dedup.same_subject,
-        code=KuzuCodeGraph(store),
+        code=code,
+        enricher=_enricher(settings, store, code, namespace),
         ingest=IngestOptions(
             opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
             idle_seconds=settings.ingest.idle_seconds,
@@ -71,6 +79,29 @@ def open_memory(
         ),
         session_extractor=_session_extractor(settings),
     )
+
+
+def _enricher(
+    settings: Settings, store: KuzuGraphStore, code: KuzuCodeGraph, namespace: Callable[[str], str | None]
+) -> Enricher:
+    """The GitLab enrichment queue; it fetches nothing unless ``[gitlab]`` has a token."""
+    gitlab = settings.gitlab
+    client: GitLabClient | None = None
+    if gitlab.configured:
+        from graphmem.adapters.gitlab_api import PythonGitLabClient
+
+        assert gitlab.token is not None
+        client = PythonGitLabClient(
+            gitlab.url, gitlab.token.get_secret_value(), timeout_s=gitlab.timeout_seconds
+        )
+    config = EnrichmentConfig(
+        url=gitlab.url,
+        enabled=gitlab.enabled,
+        token_set=gitlab.token is not None,
+        ttl_s=gitlab.ttl_seconds,
+        missing_ttl_s=gitlab.missing_ttl_seconds,
+    )
+    return Enricher(KuzuGitLabGraph(store), client, config, namespace=namespace, clock=utc_now, code=code)
 
 
 def _session_extractor(settings: Settings) -> SessionExtractor | None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from platformdirs import user_config_path, user_data_path
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -94,6 +94,77 @@ class ServerSettings(BaseModel):
     )
 
 
+# Environment variables that may hold the GitLab token, first found wins.
+GITLAB_TOKEN_VARIABLES = ("GRAPHMEM_GITLAB_TOKEN", "GITLAB_TOKEN")
+
+
+class GitLabSettings(BaseModel):
+    """``[gitlab]``: the instance that enriches ``!123``, ``#45`` and ``&7`` (see docs/gitlab.md).
+
+    The token comes from ``GRAPHMEM_GITLAB_TOKEN``, ``GITLAB_TOKEN`` or ``token_file``;
+    it is a ``SecretStr`` so that no repr, log or status ever shows it.
+    """
+
+    enabled: bool = Field(True, description="Fetch GitLab entities when a token is available.")
+    url: str = Field("https://gitlab.com", description="The instance: gitlab.com or a self-managed URL.")
+    default_project: str | None = Field(
+        None, description="group/sub/project that relative refs (!12, #4) belong to; else the origin remote."
+    )
+    token_file: Path | None = Field(
+        None, description="A file holding the token (read when no variable is set)."
+    )
+    token: SecretStr | None = Field(None, description="Filled from the environment or token_file.")
+    ttl_seconds: int = Field(
+        86_400, ge=60, le=30 * 86_400, description="An enriched entity is fetched again after this long."
+    )
+    missing_ttl_seconds: int = Field(
+        7 * 86_400,
+        ge=60,
+        le=365 * 86_400,
+        description="A 404 or 403 entity is asked for again after this long.",
+    )
+    timeout_seconds: float = Field(10, gt=0, le=300, description="Timeout of one request to GitLab.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_token(cls, values: Any) -> Any:
+        if not isinstance(values, dict) or values.get("token"):
+            return values
+        for name in GITLAB_TOKEN_VARIABLES:
+            if os.environ.get(name, "").strip():
+                return {**values, "token": os.environ[name].strip()}
+        token_file = values.get("token_file")
+        if token_file:
+            path = Path(str(token_file)).expanduser()
+            try:
+                token = path.read_text("utf-8").strip()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ValueError(f"cannot read the token file {path} ({type(exc).__name__})") from None
+            if not token:
+                raise ValueError(f"the token file {path} is empty")
+            return {**values, "token": token}
+        return values
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str) -> str:
+        if not url.startswith(("http://", "https://")) or len(url) < 10:
+            raise ValueError(f"GitLab url must start with https:// (or http://), not {url!r}")
+        return url.rstrip("/")
+
+    @field_validator("default_project")
+    @classmethod
+    def _project_path(cls, path: str | None) -> str | None:
+        if path is not None and (path.strip("/") != path or "/" not in path):
+            raise ValueError(f"default_project must look like group/project, not {path!r}")
+        return path
+
+    @property
+    def configured(self) -> bool:
+        """Enabled and with a token: only then does graphmem ask GitLab anything."""
+        return self.enabled and self.token is not None
+
+
 class IngestSettings(BaseModel):
     """``[ingest]``: learning from OpenCode sessions (``graphmem ingest opencode`` and the daemon)."""
 
@@ -151,6 +222,7 @@ class Settings(BaseSettings):
     server: ServerSettings = ServerSettings()
     ingest: IngestSettings = IngestSettings()
     extraction: ExtractionSettings = ExtractionSettings()
+    gitlab: GitLabSettings = Field(default_factory=GitLabSettings)
     api_key: SecretStr | None = Field(
         None, description="Bearer token the daemon requires (required when it binds beyond loopback)."
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 ENTITY_TABLES = (
     "Project",
@@ -50,6 +50,44 @@ CODE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 CO_CHANGES = "CREATE REL TABLE CO_CHANGES(FROM File TO File, count INT64)"
 
+# What enrichment stores on merge requests, issues and epics: where each stands in the
+# queue, then the facts GitLab gave (see adapters/kuzu_gitlab.py).
+_ENRICH_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("enrich_state", "STRING"),  # core.enrichment.EnrichState; NULL: never fetched (pending)
+    ("enrich_error", "STRING"),
+    ("enrich_attempts", "INT64"),
+    ("fetched_at", "TIMESTAMP"),
+    ("next_attempt", "TIMESTAMP"),
+    ("hops", "INT64"),  # how far from an entity a memory names (NULL: named itself)
+    ("state", "STRING"),
+    ("labels", "STRING[]"),
+    ("author", "STRING"),
+    ("created_at", "TIMESTAMP"),
+    ("updated_at", "TIMESTAMP"),
+    ("description", "STRING"),
+    ("web_url", "STRING"),
+)
+GITLAB_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "MergeRequest": (
+        *_ENRICH_COLUMNS,
+        ("draft", "BOOLEAN"),
+        ("milestone", "STRING"),
+        ("source_branch", "STRING"),
+        ("target_branch", "STRING"),
+        ("merged_at", "TIMESTAMP"),
+        ("changed_files_total", "INT64"),
+        ("changed_files", "STRING"),  # JSON: [{path, old_path, new, deleted, renamed, ranges}]
+    ),
+    "Issue": (*_ENRICH_COLUMNS, ("milestone", "STRING"), ("closed_at", "TIMESTAMP")),
+    "Epic": _ENRICH_COLUMNS,
+    "Person": (("username", "STRING"), ("web_url", "STRING")),
+}
+GITLAB_RELS = (
+    "CREATE REL TABLE ASSIGNED(FROM Person TO MergeRequest, FROM Person TO Issue)",
+    "CREATE REL TABLE REVIEWS(FROM Person TO MergeRequest)",
+    "CREATE REL TABLE RELATED_MR(FROM Issue TO MergeRequest)",
+)
+
 MEMORY_COLUMNS = (
     "id",
     "text",
@@ -90,7 +128,7 @@ def create_schema() -> list[str]:
     ]
     statements += [
         f"CREATE NODE TABLE {table}(key STRING, name STRING, project STRING, title STRING"
-        f"{''.join(f', {name} {kind}' for name, kind in CODE_COLUMNS.get(table, ()))}, PRIMARY KEY(key))"
+        f"{''.join(f', {name} {kind}' for name, kind in _extra_columns(table))}, PRIMARY KEY(key))"
         for table in ENTITY_TABLES
     ]
     about_pairs = ", ".join(f"FROM Memory TO {table}" for table in ENTITY_TABLES)
@@ -107,8 +145,14 @@ def create_schema() -> list[str]:
         "CREATE REL TABLE PART_OF(FROM Issue TO Epic, FROM Epic TO Epic)",
         "CREATE REL TABLE AUTHORED(FROM Person TO MergeRequest, FROM Person TO Issue, FROM Person TO Memory)",
         CO_CHANGES,
+        *GITLAB_RELS,
     ]
     return statements
+
+
+def _extra_columns(table: str) -> tuple[tuple[str, str], ...]:
+    """Columns of an entity table beyond (key, name, project, title)."""
+    return CODE_COLUMNS.get(table, ()) + GITLAB_COLUMNS.get(table, ())
 
 
 def _v2_code_graph() -> list[str]:
@@ -126,8 +170,18 @@ def _v3_provenance() -> list[str]:
     return [f"ALTER TABLE Memory ADD {name} {kind}" for name, kind in MEMORY_ADDED]
 
 
+def _v4_gitlab() -> list[str]:
+    """Version 4: GitLab enrichment: facts and queue state of MRs, issues, epics, people."""
+    statements = [
+        f"ALTER TABLE {table} ADD {name} {kind}"
+        for table, columns in GITLAB_COLUMNS.items()
+        for name, kind in columns
+    ]
+    return [*statements, *GITLAB_RELS]
+
+
 # version reached -> statements that bring the previous version to it
-_MIGRATIONS: dict[int, Callable[[], list[str]]] = {2: _v2_code_graph, 3: _v3_provenance}
+_MIGRATIONS: dict[int, Callable[[], list[str]]] = {2: _v2_code_graph, 3: _v3_provenance, 4: _v4_gitlab}
 
 
 def migrate(from_version: int) -> list[str]:

@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo
+from graphmem.core.enrichment import EnrichmentRow, EnrichState
 from graphmem.core.gitlab import EpicData, GitLabProbe, IssueData, MergeRequestData
 from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, MemoryRecord, Status
 
@@ -153,3 +154,55 @@ class GitLabClient(Protocol):
     def merge_request(self, project: str, iid: int) -> MergeRequestData: ...
     def issue(self, project: str, iid: int) -> IssueData: ...
     def epic(self, group: str, iid: int) -> EpicData: ...
+
+
+class GitLabGraph(Protocol):
+    """Merge requests, issues, epics and people, stored (see ``adapters/kuzu_gitlab.py``)."""
+
+    def rows(self, keys: Collection[str]) -> dict[str, EnrichmentRow]: ...
+    def all_rows(self) -> list[EnrichmentRow]: ...
+    def due(self, now: datetime, limit: int) -> list[EnrichmentRow]: ...
+    def counts(self) -> dict[str, int]: ...
+    def waiting(self, now: datetime) -> int: ...
+    def mark(
+        self,
+        key: str,
+        state: EnrichState,
+        *,
+        error: str | None,
+        attempts: int,
+        next_attempt: datetime | None,
+        fetched_at: datetime | None = None,
+    ) -> None: ...
+    def save_merge_request(
+        self,
+        key: str,
+        data: MergeRequestData,
+        *,
+        local: tuple[str, str] | None,
+        hops: int,
+        fetched_at: datetime,
+        next_attempt: datetime,
+        file_keys: Sequence[tuple[str, str]],
+        symbol_keys: Sequence[str],
+    ) -> None: ...
+    def save_issue(
+        self,
+        key: str,
+        data: IssueData,
+        *,
+        local: tuple[str, str] | None,
+        hops: int,
+        fetched_at: datetime,
+        next_attempt: datetime,
+    ) -> None: ...
+    def save_epic(
+        self, key: str, data: EpicData, *, hops: int, fetched_at: datetime, next_attempt: datetime
+    ) -> None: ...
+    def entities(self, keys: Collection[str]) -> dict[str, Entity]: ...
+    def merge_request(self, key: str) -> MergeRequestData | None: ...
+    def issue(self, key: str) -> IssueData | None: ...
+    def epic(self, key: str) -> EpicData | None: ...
+    def merge_requests_closing(self, issue_key: str) -> list[Entity]: ...
+    def changed_by(self, file_key: str, limit: int) -> list[tuple[Entity, str, datetime | None]]: ...
+    def changed_symbols(self, mr_key: str) -> list[str]: ...

@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.bundle import ContextBundle, build_bundle
+from graphmem.core.enrichment import GITLAB_KINDS, parse_key, relative_namespace
 from graphmem.core.models import Entity, EntityKind, Hit, Status
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.refs import parse_ref
@@ -20,6 +21,8 @@ from graphmem.service.code_context import (
     symbol_entity,
     symbol_sections,
 )
+from graphmem.service.enrichment import Enricher
+from graphmem.service.gitlab_context import changed_by, pending_note, ref_sections
 from graphmem.service.recall import RecallResult, _visible
 
 # Memories considered before the budget cuts: direct ones, then recalled ones.
@@ -40,8 +43,10 @@ class ContextBuilder:
         file_entity: FileEntity,
         clock: Callable[[], datetime],
         code: CodeGraph | None = None,
+        enricher: Enricher | None = None,
     ) -> None:
         self._code = code
+        self._enricher = enricher
         self._store = store
         self._recall = recall
         self._namespace = namespace
@@ -53,7 +58,7 @@ class ContextBuilder:
         ref = parse_ref(target)
         if ref is not None:
             namespace = (self._namespace(project) if project else None) or project
-            key = ref.key(namespace)
+            key = ref.key(relative_namespace(ref.kind, namespace))
             return self._store.get_entities([key]).get(key) or Entity(key, ref.kind, ref.name, project)
         if project:
             entity = self._file_entity(Path(project), target)
@@ -89,6 +94,10 @@ class ContextBuilder:
             _, candidates = find_symbol(self._code, project, target)
             if candidates:
                 notes.append("Several symbols match: " + "; ".join(candidates) + ". Give the qualified name.")
+        if entity is not None and self._enricher is not None:
+            more, keys, note = self._gitlab_sections(entity)
+            code_sections, extra_keys = [*code_sections, *more], [*extra_keys, *keys]
+            notes += [note] if note else []
         if entity is not None:
             hits = self._direct(entity, project, extra_keys)
             if not hits:
@@ -125,6 +134,22 @@ class ContextBuilder:
             if symbol is not None:
                 return symbol_sections(self._code, symbol), []
         return [], []
+
+    def _gitlab_sections(self, entity: Entity) -> tuple[list[tuple[str, list[str]]], list[str], str | None]:
+        """An MR's, issue's or epic's GitLab facts (or why there are none); a file's MRs."""
+        assert self._enricher is not None
+        graph = self._enricher.graph
+        if entity.kind is EntityKind.FILE:
+            return changed_by(graph, entity.key), [], None
+        if entity.kind not in GITLAB_KINDS:
+            return [], [], None
+        row = graph.rows([entity.key]).get(entity.key)
+        note = pending_note(entity, row, self._enricher.configured)
+        target = parse_key(entity.key)
+        root = entity.project
+        local = root if root and target and self._namespace(root) == target.namespace else None
+        sections, keys = ref_sections(graph, self._code, entity, local)
+        return sections, keys, note
 
     def _direct(self, entity: Entity, project: str | None, extra_keys: Sequence[str] = ()) -> list[Hit]:
         """Memories linked to ``entity`` (or to its symbols), current first, newest first."""

@@ -16,6 +16,7 @@ from typing import TextIO
 
 from graphmem.core.bundle import ContextBundle, build_bundle
 from graphmem.core.dedup import candidate_query, is_near_duplicate, memory_hash, similarity
+from graphmem.core.enrichment import EnrichReport, GitLabStatus, relative_namespace
 from graphmem.core.fusion import Plan, get_plan
 from graphmem.core.models import (
     SUPERSEDABLE,
@@ -30,12 +31,13 @@ from graphmem.core.models import (
     Trust,
 )
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
-from graphmem.core.refs import find_path_candidates, find_refs
+from graphmem.core.refs import find_path_candidates, find_refs, parse_ref
 from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
-from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.errors import ConfigError, ConflictError, InvalidInputError, NotFoundError
 from graphmem.service.code_context import code_neighbours, find_symbol, symbol_candidates, symbol_entity
 from graphmem.service.context import ContextBuilder
+from graphmem.service.enrichment import Enricher
 from graphmem.service.ingest import Ingester, IngestOptions, SessionExtractor
 from graphmem.service.inputs import (
     file_entity,
@@ -54,6 +56,8 @@ log = logging.getLogger(__name__)
 # Lexical candidates compared with a new memory for near-duplicates / same subject.
 DEDUP_CANDIDATES = 8
 MAX_LIST_LIMIT = 10_000
+# Refs one enrich call may name.
+MAX_ENRICH_REFS = 1_000
 # Symbol names looked up per text (each is one query).
 MAX_SYMBOL_LOOKUPS = 6
 # get_boot_context, in order: (categories, statuses, how many).
@@ -82,6 +86,7 @@ class MemoryService:
         same_subject: float = 0.5,
         clock: Callable[[], datetime] = utc_now,
         code: CodeGraph | None = None,
+        enricher: Enricher | None = None,
         ingest: IngestOptions | None = None,
         session_extractor: SessionExtractor | None = None,
     ) -> None:
@@ -98,7 +103,10 @@ class MemoryService:
         self._clock = clock
         self._recaller = Recaller(store, semantic)
         self._transfer = Transfer(store, semantic, clock)
-        self._context = ContextBuilder(store, self.recall, self._project_namespace, file_entity, clock, code)
+        self.enricher = enricher
+        self._context = ContextBuilder(
+            store, self.recall, self._project_namespace, file_entity, clock, code, enricher
+        )
         self._write_lock = threading.RLock()
         self._session_tail: dict[str, str] = {}
         self._ingest = ingest or IngestOptions()
@@ -130,7 +138,10 @@ class MemoryService:
     def refs_in(self, text: str, project: str | None) -> list[Entity]:
         """The GitLab refs a text names (``!12``, ``#45``, ``group/proj&3``, URLs) as entities."""
         namespace = (self._namespace(project) if project else None) or project
-        return [Entity(ref.key(namespace), ref.kind, ref.name, project=project) for ref in find_refs(text)]
+        return [
+            Entity(ref.key(relative_namespace(ref.kind, namespace)), ref.kind, ref.name, project=project)
+            for ref in find_refs(text)
+        ]
 
     def entities_in(self, text: str, project: str | None) -> list[Entity]:
         """Entities a text names: GitLab refs, files that exist in ``project``, and its
@@ -537,6 +548,55 @@ class MemoryService:
             hits += [Hit(record, 1.0, (), ()) for record in records]
         target = f"start of a session in {Path(project).name}" if project else "start of a session"
         return build_bundle(target, None, hits, [], max_tokens=budget, now=self._clock())
+
+    # -- GitLab ---------------------------------------------------------------------------
+
+    def enrich(
+        self,
+        refs: Sequence[str] | None = None,
+        *,
+        project: str | None = None,
+        all: bool = False,
+        refresh: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EnrichReport:
+        """Fetch GitLab facts now: for ``refs`` (``!12``, ``#4``, ``&7``, ``group/proj!12``,
+        URLs; relative ones resolved in ``project``), else for everything waiting, or with
+        ``all`` for every MR, issue and epic. Within ``[gitlab] ttl_seconds`` an enriched
+        entity is not asked again unless ``refresh``. ``progress(done, total)``.
+        """
+        if self.enricher is None:
+            raise ConfigError("This store has no GitLab enrichment: open it with graphmem.open_memory().")
+        keys = None
+        if refs:
+            if isinstance(refs, str) or len(refs) > MAX_ENRICH_REFS:
+                raise InvalidInputError(f"Give a list of at most {MAX_ENRICH_REFS} refs.")
+            entities = [self._ref_entity(token, project) for token in refs]
+            with self._write_lock:
+                self.store.upsert_entities(entities)
+            keys = [e.key for e in entities]
+        return self.enricher.enrich(keys, all=all, refresh=refresh, progress=progress)
+
+    def _ref_entity(self, token: str, project: str | None) -> Entity:
+        ref = parse_ref(token) if isinstance(token, str) and len(token) <= 2_000 else None
+        if ref is None:
+            raise InvalidInputError(
+                f"{str(token)[:80]!r} is not a GitLab ref. Use !12 (merge request), #4 (issue), &7 (epic), "
+                "group/project!12, group/project#4, group&7, or a GitLab URL of one."
+            )
+        namespace = (self._namespace(project) if project else None) or project
+        return Entity(ref.key(relative_namespace(ref.kind, namespace)), ref.kind, ref.name, project=project)
+
+    def enrich_due(self, limit: int = 10) -> int:
+        """Fetch a few entities whose enrichment is due (the daemon's worker); how many were tried."""
+        return self.enricher.run_due(limit) if self.enricher is not None else 0
+
+    def gitlab_status(self, *, probe: bool = False) -> GitLabStatus:
+        """Whether GitLab is configured, reachable, rate-limited, the token's state (never
+        the token), and how many entities wait for enrichment. ``probe`` asks GitLab now."""
+        if self.enricher is None:
+            raise ConfigError("This store has no GitLab enrichment: open it with graphmem.open_memory().")
+        return self.enricher.status(probe=probe)
 
     # -- the code graph ---------------------------------------------------------------
 

@@ -246,7 +246,7 @@ def test_refs_and_existing_files_in_text_become_entities(
     assert entity_keys(fake_memory, made.memory.id) == {
         f"MergeRequest:{NAMESPACE}!123",
         f"Issue:{NAMESPACE}#456",
-        f"Epic:{NAMESPACE}&789",
+        "Epic:group/sub&789",  # an epic belongs to the project's group
         "MergeRequest:group/sub/project!12",
         f"MergeRequest:{NAMESPACE}!77",
         f"File:{git_project}::src/app.py",

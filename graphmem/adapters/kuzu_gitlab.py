@@ -1,0 +1,684 @@
+"""GitLab entities in Kùzu: merge requests, issues, epics, people and their edges.
+
+An MR, issue or epic node is created wherever a ref is seen (``upsert_entities``);
+enrichment then fills its facts and its queue state (``enrich_state`` NULL means
+never fetched). Saving an entity replaces its outgoing edges in one locked step, so a
+failed fetch never leaves half an entity: GitLab errors happen before any write.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+from graphmem.adapters.kuzu_rows import aware, naive_utc
+from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.core.enrichment import MAX_HOPS, EnrichmentRow, EnrichState, parse_key, target_key
+from graphmem.core.gitlab import (
+    ChangedFile,
+    EpicData,
+    IssueData,
+    IssueRefData,
+    MergeRequestData,
+    Person,
+)
+from graphmem.core.models import Entity, EntityKind
+
+_ROW_FIELDS = (
+    "e.key, e.name, e.project, e.enrich_state, e.enrich_attempts, e.fetched_at, e.next_attempt, "
+    "e.updated_at, e.enrich_error, e.hops"
+)
+_LABELS = {EntityKind.MERGE_REQUEST: "MergeRequest", EntityKind.ISSUE: "Issue", EntityKind.EPIC: "Epic"}
+# A discovered entity is queued (pending) when it is this close; further ones are only linked.
+_QUEUED_HOPS = MAX_HOPS
+
+
+def _row(kind: EntityKind, row: Sequence[Any]) -> EnrichmentRow:
+    state = EnrichState(row[3]) if row[3] else EnrichState.PENDING
+    return EnrichmentRow(
+        key=row[0],
+        kind=kind,
+        name=row[1] or row[0],
+        project=row[2],
+        state=state,
+        attempts=int(row[4] or 0),
+        fetched_at=aware(row[5]),
+        next_attempt=aware(row[6]),
+        updated_at=aware(row[7]),
+        error=row[8],
+        hops=int(row[9] or 0),
+    )
+
+
+def person_key(username: str) -> str:
+    return f"Person:{username}"
+
+
+def _person(row: Sequence[Any]) -> Person:
+    return Person(username=row[0] or "", name=row[1] or "", web_url=row[2] or "")
+
+
+def _files_json(files: Sequence[ChangedFile]) -> str:
+    return json.dumps(
+        [
+            {
+                "path": f.new_path,
+                "old_path": f.old_path,
+                "new": f.new_file,
+                "deleted": f.deleted_file,
+                "renamed": f.renamed_file,
+                "ranges": [list(r) for r in f.ranges],
+            }
+            for f in files
+        ]
+    )
+
+
+def _files_from_json(raw: str | None) -> tuple[ChangedFile, ...]:
+    if not raw:
+        return ()
+    return tuple(
+        ChangedFile(
+            new_path=item["path"],
+            old_path=item.get("old_path") or item["path"],
+            new_file=bool(item.get("new")),
+            deleted_file=bool(item.get("deleted")),
+            renamed_file=bool(item.get("renamed")),
+            ranges=tuple((int(a), int(b)) for a, b in item.get("ranges", ())),
+        )
+        for item in json.loads(raw)
+    )
+
+
+class KuzuGitLabGraph:
+    """The GitLab part of the graph, over the store's connection."""
+
+    def __init__(self, store: KuzuGraphStore) -> None:
+        self._store = store
+
+    # -- the queue ------------------------------------------------------------------
+
+    def rows(self, keys: Collection[str]) -> dict[str, EnrichmentRow]:
+        """The queue state of each existing MR, issue or epic in ``keys``."""
+        found: dict[str, EnrichmentRow] = {}
+        for kind, label in _LABELS.items():
+            wanted = [key for key in keys if key.startswith(f"{label}:")]
+            if wanted:
+                for r in self._store.rows(
+                    f"MATCH (e:{label}) WHERE e.key IN $keys RETURN {_ROW_FIELDS}", {"keys": wanted}
+                ):
+                    found[r[0]] = _row(kind, r)
+        return found
+
+    def all_rows(self) -> list[EnrichmentRow]:
+        """Every MR, issue and epic, in key order."""
+        found: list[EnrichmentRow] = []
+        for kind, label in _LABELS.items():
+            found += [
+                _row(kind, r)
+                for r in self._store.rows(f"MATCH (e:{label}) RETURN {_ROW_FIELDS} ORDER BY e.key")
+            ]
+        return found
+
+    def due(self, now: datetime, limit: int) -> list[EnrichmentRow]:
+        """Entities to fetch now: never fetched first, then those whose next attempt has come.
+
+        A ``linked`` entity (found through another, too far to fetch) is due once a
+        memory is about it; an ``unresolvable`` one never is.
+        """
+        at = naive_utc(now)
+        found: list[EnrichmentRow] = []
+        for kind, label in _LABELS.items():
+            rows = self._store.rows(
+                f"MATCH (e:{label}) WHERE (e.enrich_state IS NULL OR e.enrich_state = 'pending' "
+                "OR (e.enrich_state = 'linked' AND EXISTS { MATCH (:Memory)-[:ABOUT]->(e) }) "
+                "OR (e.enrich_state IN ['ok', 'error', 'missing', 'forbidden'])) "
+                "AND (e.next_attempt IS NULL OR e.next_attempt <= $at) "
+                f"RETURN {_ROW_FIELDS} ORDER BY e.enrich_state IS NOT NULL, e.next_attempt, e.key "
+                "LIMIT $limit",
+                {"at": at, "limit": limit},
+            )
+            found += [_row(kind, r) for r in rows]
+        never = [r for r in found if r.fetched_at is None]
+        again = [r for r in found if r.fetched_at is not None]
+        return (never + again)[:limit]
+
+    def counts(self) -> dict[str, int]:
+        """How many MRs, issues and epics are in each enrichment state."""
+        counts: dict[str, int] = {}
+        for label in _LABELS.values():
+            for state, n in self._store.rows(
+                f"MATCH (e:{label}) RETURN coalesce(e.enrich_state, 'pending'), count(*)"
+            ):
+                counts[state] = counts.get(state, 0) + int(n)
+        return counts
+
+    def waiting(self, now: datetime) -> int:
+        """Entities never fetched, or failed and due again: what the queue still owes."""
+        at = naive_utc(now)
+        total = 0
+        for label in _LABELS.values():
+            rows = self._store.rows(
+                f"MATCH (e:{label}) WHERE e.enrich_state IS NULL OR e.enrich_state = 'pending' "
+                "OR (e.enrich_state = 'linked' AND EXISTS { MATCH (:Memory)-[:ABOUT]->(e) }) "
+                "OR (e.enrich_state = 'error' AND e.next_attempt <= $at) RETURN count(*)",
+                {"at": at},
+            )
+            total += int(rows[0][0]) if rows else 0
+        return total
+
+    def mark(
+        self,
+        key: str,
+        state: EnrichState,
+        *,
+        error: str | None,
+        attempts: int,
+        next_attempt: datetime | None,
+        fetched_at: datetime | None = None,
+    ) -> None:
+        """Record an attempt's outcome without touching the entity's facts."""
+        label = key.split(":", 1)[0]
+        sets = "e.enrich_state = $state, e.enrich_error = $error, e.enrich_attempts = $attempts, "
+        sets += "e.next_attempt = $next"
+        params: dict[str, Any] = {
+            "k": key,
+            "state": state.value,
+            "error": error,
+            "attempts": attempts,
+            "next": naive_utc(next_attempt),
+        }
+        if fetched_at is not None:
+            sets += ", e.fetched_at = $fetched"
+            params["fetched"] = naive_utc(fetched_at)
+        self._store.run(f"MATCH (e:{label} {{key: $k}}) SET {sets}", params)
+
+    # -- saving what GitLab said ----------------------------------------------------
+
+    def save_merge_request(
+        self,
+        key: str,
+        data: MergeRequestData,
+        *,
+        local: tuple[str, str] | None,
+        hops: int,
+        fetched_at: datetime,
+        next_attempt: datetime,
+        file_keys: Sequence[tuple[str, str]],
+        symbol_keys: Sequence[str],
+    ) -> None:
+        """Store an MR's facts and replace its edges: people, changed files and symbols
+        (``file_keys``: (File key, path)), closing issues."""
+        store = self._store
+        with store.lock:
+            self._save_node(
+                "MergeRequest",
+                key,
+                data.title,
+                fetched_at,
+                next_attempt,
+                {
+                    "state": data.state,
+                    "labels": list(data.labels),
+                    "author": data.author.username if data.author else None,
+                    "created_at": naive_utc(data.created_at),
+                    "updated_at": naive_utc(data.updated_at),
+                    "description": data.description,
+                    "web_url": data.web_url,
+                    "draft": data.draft,
+                    "milestone": data.milestone,
+                    "source_branch": data.source_branch,
+                    "target_branch": data.target_branch,
+                    "merged_at": naive_utc(data.merged_at),
+                    "changed_files_total": data.changed_files_total,
+                    "changed_files": _files_json(data.changed_files),
+                },
+            )
+            for rel in ("CHANGES", "CLOSES"):
+                store.run(f"MATCH (m:MergeRequest {{key: $k}})-[r:{rel}]->() DELETE r", {"k": key})
+            self._replace_people(key, "MergeRequest", data.author, data.assignees, data.reviewers)
+            file_project = local[1] if local is not None and local[0] == data.project else None
+            store.run(
+                "UNWIND $rows AS r MERGE (f:File {key: r.key}) "
+                "ON CREATE SET f.name = r.name, f.project = r.project, f.title = ''",
+                {"rows": [{"key": k, "name": path, "project": file_project} for k, path in file_keys]},
+            )
+            self._edges("CHANGES", "MergeRequest", "File", key, [k for k, _ in file_keys])
+            self._edges("CHANGES", "MergeRequest", "Symbol", key, list(symbol_keys))
+            issues = [target_key(EntityKind.ISSUE, i.project, i.iid) for i in data.closes]
+            self._discover("Issue", data.closes, issues, local, hops + 1)
+            self._edges("CLOSES", "MergeRequest", "Issue", key, issues)
+
+    def save_issue(
+        self,
+        key: str,
+        data: IssueData,
+        *,
+        local: tuple[str, str] | None,
+        hops: int,
+        fetched_at: datetime,
+        next_attempt: datetime,
+    ) -> None:
+        """Store an issue's facts and replace its edges: people, epic, related MRs."""
+        store = self._store
+        with store.lock:
+            self._save_node(
+                "Issue",
+                key,
+                data.title,
+                fetched_at,
+                next_attempt,
+                {
+                    "state": data.state,
+                    "labels": list(data.labels),
+                    "author": data.author.username if data.author else None,
+                    "created_at": naive_utc(data.created_at),
+                    "updated_at": naive_utc(data.updated_at),
+                    "description": data.description,
+                    "web_url": data.web_url,
+                    "milestone": data.milestone,
+                    "closed_at": naive_utc(data.closed_at),
+                },
+            )
+            for rel, target in (("PART_OF", "Epic"), ("RELATED_MR", "MergeRequest")):
+                store.run(f"MATCH (i:Issue {{key: $k}})-[r:{rel}]->(:{target}) DELETE r", {"k": key})
+            self._replace_people(key, "Issue", data.author, data.assignees, ())
+            if data.epic is not None:
+                epic = target_key(EntityKind.EPIC, *data.epic)
+                self._discover_keys(
+                    "Epic", [(epic, f"{data.epic[0]}&{data.epic[1]}", "", "")], None, hops + 1
+                )
+                self._edges("PART_OF", "Issue", "Epic", key, [epic])
+            merge_requests = [
+                target_key(EntityKind.MERGE_REQUEST, p, i) for p, i in data.related_merge_requests
+            ]
+            self._discover_keys(
+                "MergeRequest",
+                [
+                    (k, f"{p}!{i}", "", "")
+                    for k, (p, i) in zip(merge_requests, data.related_merge_requests, strict=True)
+                ],
+                local,
+                hops + 1,
+            )
+            self._edges("RELATED_MR", "Issue", "MergeRequest", key, merge_requests)
+
+    def save_epic(
+        self,
+        key: str,
+        data: EpicData,
+        *,
+        hops: int,
+        fetched_at: datetime,
+        next_attempt: datetime,
+    ) -> None:
+        """Store an epic's facts and replace its edges: parent epic, child issues and epics."""
+        store = self._store
+        with store.lock:
+            self._save_node(
+                "Epic",
+                key,
+                data.title,
+                fetched_at,
+                next_attempt,
+                {
+                    "state": data.state,
+                    "labels": list(data.labels),
+                    "author": data.author.username if data.author else None,
+                    "created_at": naive_utc(data.created_at),
+                    "updated_at": naive_utc(data.updated_at),
+                    "description": data.description,
+                    "web_url": data.web_url,
+                },
+            )
+            store.run("MATCH (e:Epic {key: $k})-[r:PART_OF]->(:Epic) DELETE r", {"k": key})
+            store.run("MATCH (:Issue)-[r:PART_OF]->(e:Epic {key: $k}) DELETE r", {"k": key})
+            store.run("MATCH (:Epic)-[r:PART_OF]->(e:Epic {key: $k}) DELETE r", {"k": key})
+            if data.parent is not None:
+                parent = target_key(EntityKind.EPIC, *data.parent)
+                self._discover_keys(
+                    "Epic", [(parent, f"{data.parent[0]}&{data.parent[1]}", "", "")], None, hops + 1
+                )
+                self._edges("PART_OF", "Epic", "Epic", key, [parent], reverse=False)
+            issues = [target_key(EntityKind.ISSUE, i.project, i.iid) for i in data.child_issues]
+            self._discover("Issue", data.child_issues, issues, None, hops + 1)
+            self._edges("PART_OF", "Issue", "Epic", key, issues, reverse=True)
+            children = [target_key(EntityKind.EPIC, g, i) for g, i in data.child_epics]
+            self._discover_keys(
+                "Epic",
+                [(k, f"{g}&{i}", "", "") for k, (g, i) in zip(children, data.child_epics, strict=True)],
+                None,
+                hops + 1,
+            )
+            self._edges("PART_OF", "Epic", "Epic", key, children, reverse=True)
+
+    def _save_node(
+        self,
+        label: str,
+        key: str,
+        title: str,
+        fetched_at: datetime,
+        next_attempt: datetime,
+        facts: dict[str, Any],
+    ) -> None:
+        params = {
+            **facts,
+            "k": key,
+            "title": title,
+            "fetched": naive_utc(fetched_at),
+            "next": naive_utc(next_attempt),
+        }
+        sets = ", ".join(f"e.{name} = ${name}" for name in facts)
+        self._store.run(
+            f"MATCH (e:{label} {{key: $k}}) SET {sets}, e.title = $title, e.enrich_state = 'ok', "
+            "e.enrich_error = NULL, e.enrich_attempts = 0, e.fetched_at = $fetched, e.next_attempt = $next",
+            params,
+        )
+
+    def _replace_people(
+        self,
+        key: str,
+        label: str,
+        author: Person | None,
+        assignees: Sequence[Person],
+        reviewers: Sequence[Person],
+    ) -> None:
+        store = self._store
+        for rel in ("AUTHORED", "ASSIGNED", "REVIEWS"):
+            if rel == "REVIEWS" and label != "MergeRequest":
+                continue
+            store.run(f"MATCH (:Person)-[r:{rel}]->(e:{label} {{key: $k}}) DELETE r", {"k": key})
+        people = {
+            p.username: p for p in (*([author] if author else []), *assignees, *reviewers) if p.username
+        }
+        store.run(
+            "UNWIND $rows AS r MERGE (p:Person {key: r.key}) "
+            "SET p.name = r.username, p.username = r.username, p.title = r.name, p.web_url = r.web_url",
+            {
+                "rows": [
+                    {
+                        "key": person_key(p.username),
+                        "username": p.username,
+                        "name": p.name,
+                        "web_url": p.web_url,
+                    }
+                    for p in people.values()
+                ]
+            },
+        )
+        for rel, group in (
+            ("AUTHORED", [author] if author else []),
+            ("ASSIGNED", assignees),
+            ("REVIEWS", reviewers),
+        ):
+            keys = [person_key(p.username) for p in group if p.username]
+            self._edges(rel, "Person", label, key, keys, reverse=True)
+
+    def _discover(
+        self,
+        label: str,
+        refs: Sequence[IssueRefData],
+        keys: Sequence[str],
+        local: tuple[str, str] | None,
+        hops: int,
+    ) -> None:
+        self._discover_keys(
+            label,
+            [(k, f"{r.project}#{r.iid}", r.title, r.state) for k, r in zip(keys, refs, strict=True)],
+            local,
+            hops,
+        )
+
+    def _discover_keys(
+        self, label: str, found: Sequence[tuple[str, str, str, str]], local: tuple[str, str] | None, hops: int
+    ) -> None:
+        """Nodes for entities found through another: queued when near enough, else linked.
+
+        An existing node keeps what it has; a ``linked`` one near enough becomes pending.
+        """
+        if not found:
+            return
+        queued = hops <= _QUEUED_HOPS
+        self._store.run(
+            f"UNWIND $rows AS r MERGE (e:{label} {{key: r.key}}) "
+            "ON CREATE SET e.name = r.name, e.project = r.project, e.title = r.title, e.state = r.state, "
+            "e.hops = $hops, e.enrich_state = $state "
+            "ON MATCH SET e.title = CASE WHEN e.title IS NULL OR e.title = '' THEN r.title ELSE e.title END, "
+            "e.enrich_state = CASE WHEN e.enrich_state = 'linked' AND $queued THEN 'pending' "
+            "ELSE e.enrich_state END",
+            {
+                "rows": [
+                    {"key": k, "name": name, "project": _project_of(k, local), "title": t, "state": s}
+                    for k, name, t, s in found
+                ],
+                "hops": hops,
+                "state": EnrichState.PENDING.value if queued else EnrichState.LINKED.value,
+                "queued": queued,
+            },
+        )
+
+    def _edges(
+        self, rel: str, source: str, target: str, key: str, others: Sequence[str], *, reverse: bool = False
+    ) -> None:
+        """Edges ``key -> other`` (``other -> key`` when ``reverse``), matched by key."""
+        if not others:
+            return
+        a, b = ("o", "n") if reverse else ("n", "o")
+        node_label, other_label = (target, source) if reverse else (source, target)
+        self._store.run(
+            f"MATCH (n:{node_label} {{key: $k}}) UNWIND $others AS other "
+            f"MATCH (o:{other_label} {{key: other}}) CREATE ({a})-[:{rel}]->({b})",
+            {"k": key, "others": list(dict.fromkeys(others))},
+        )
+
+    # -- reading --------------------------------------------------------------------
+
+    def entities(self, keys: Collection[str]) -> dict[str, Entity]:
+        """Titles and states of the MRs, issues and epics in ``keys`` (as entities)."""
+        found: dict[str, Entity] = {}
+        for kind, label in _LABELS.items():
+            wanted = [key for key in keys if key.startswith(f"{label}:")]
+            if wanted:
+                for r in self._store.rows(
+                    f"MATCH (e:{label}) WHERE e.key IN $keys RETURN e.key, e.name, e.project, e.title",
+                    {"keys": wanted},
+                ):
+                    found[r[0]] = Entity(r[0], kind, r[1] or r[0], r[2], r[3] or "")
+        return found
+
+    def merge_request(self, key: str) -> MergeRequestData | None:
+        """The stored MR, as GitLab last described it; None until it was fetched."""
+        store = self._store
+        rows = store.rows(
+            "MATCH (e:MergeRequest {key: $k}) WHERE e.enrich_state = 'ok' OR e.fetched_at IS NOT NULL "
+            "RETURN e.title, e.state, e.draft, e.labels, e.milestone, e.source_branch, e.target_branch, "
+            "e.merged_at, e.created_at, e.updated_at, e.description, e.web_url, e.changed_files, "
+            "e.changed_files_total",
+            {"k": key},
+        )
+        target = parse_key(key)
+        if not rows or target is None:
+            return None
+        r = rows[0]
+        people = self._people(key, "MergeRequest")
+        closes = tuple(
+            IssueRefData(t.namespace, t.iid, title or "", state or "")
+            for k, title, state in store.rows(
+                "MATCH (:MergeRequest {key: $k})-[:CLOSES]->(i:Issue) "
+                "RETURN i.key, i.title, i.state ORDER BY i.key",
+                {"k": key},
+            )
+            if (t := parse_key(k)) is not None
+        )
+        return MergeRequestData(
+            project=target.namespace,
+            iid=target.iid,
+            title=r[0] or "",
+            state=r[1] or "",
+            draft=bool(r[2]),
+            author=next(iter(people["AUTHORED"]), None),
+            assignees=tuple(people["ASSIGNED"]),
+            reviewers=tuple(people["REVIEWS"]),
+            labels=tuple(r[3] or ()),
+            milestone=r[4],
+            source_branch=r[5] or "",
+            target_branch=r[6] or "",
+            merged_at=aware(r[7]),
+            created_at=aware(r[8]),
+            updated_at=aware(r[9]),
+            description=r[10] or "",
+            web_url=r[11] or "",
+            changed_files=_files_from_json(r[12]),
+            changed_files_total=int(r[13] or 0),
+            closes=closes,
+        )
+
+    def issue(self, key: str) -> IssueData | None:
+        store = self._store
+        rows = store.rows(
+            "MATCH (e:Issue {key: $k}) WHERE e.fetched_at IS NOT NULL "
+            "RETURN e.title, e.state, e.labels, e.milestone, e.created_at, e.updated_at, e.closed_at, "
+            "e.description, e.web_url",
+            {"k": key},
+        )
+        target = parse_key(key)
+        if not rows or target is None:
+            return None
+        r = rows[0]
+        people = self._people(key, "Issue")
+        epics = [
+            (t.namespace, t.iid)
+            for (k,) in store.rows("MATCH (:Issue {key: $k})-[:PART_OF]->(e:Epic) RETURN e.key", {"k": key})
+            if (t := parse_key(k)) is not None
+        ]
+        related = [
+            (t.namespace, t.iid)
+            for (k,) in store.rows(
+                "MATCH (:Issue {key: $k})-[:RELATED_MR]->(m:MergeRequest) RETURN m.key ORDER BY m.key",
+                {"k": key},
+            )
+            if (t := parse_key(k)) is not None
+        ]
+        return IssueData(
+            project=target.namespace,
+            iid=target.iid,
+            title=r[0] or "",
+            state=r[1] or "",
+            author=next(iter(people["AUTHORED"]), None),
+            assignees=tuple(people["ASSIGNED"]),
+            labels=tuple(r[2] or ()),
+            milestone=r[3],
+            created_at=aware(r[4]),
+            updated_at=aware(r[5]),
+            closed_at=aware(r[6]),
+            description=r[7] or "",
+            web_url=r[8] or "",
+            epic=epics[0] if epics else None,
+            related_merge_requests=tuple(related),
+        )
+
+    def epic(self, key: str) -> EpicData | None:
+        store = self._store
+        rows = store.rows(
+            "MATCH (e:Epic {key: $k}) WHERE e.fetched_at IS NOT NULL "
+            "RETURN e.title, e.state, e.labels, e.created_at, e.updated_at, e.description, e.web_url, "
+            "e.author",
+            {"k": key},
+        )
+        target = parse_key(key)
+        if not rows or target is None:
+            return None
+        r = rows[0]
+        parents = [
+            (t.namespace, t.iid)
+            for (k,) in store.rows("MATCH (:Epic {key: $k})-[:PART_OF]->(p:Epic) RETURN p.key", {"k": key})
+            if (t := parse_key(k)) is not None
+        ]
+        issues = tuple(
+            IssueRefData(t.namespace, t.iid, title or "", state or "")
+            for k, title, state in store.rows(
+                "MATCH (i:Issue)-[:PART_OF]->(:Epic {key: $k}) RETURN i.key, i.title, i.state ORDER BY i.key",
+                {"k": key},
+            )
+            if (t := parse_key(k)) is not None
+        )
+        children = tuple(
+            (t.namespace, t.iid)
+            for (k,) in store.rows(
+                "MATCH (c:Epic)-[:PART_OF]->(:Epic {key: $k}) RETURN c.key ORDER BY c.key", {"k": key}
+            )
+            if (t := parse_key(k)) is not None
+        )
+        return EpicData(
+            group=target.namespace,
+            iid=target.iid,
+            title=r[0] or "",
+            state=r[1] or "",
+            author=Person(r[7]) if r[7] else None,
+            labels=tuple(r[2] or ()),
+            created_at=aware(r[3]),
+            updated_at=aware(r[4]),
+            description=r[5] or "",
+            web_url=r[6] or "",
+            parent=parents[0] if parents else None,
+            child_issues=issues,
+            child_epics=children,
+        )
+
+    def merge_requests_closing(self, issue_key: str) -> list[Entity]:
+        """The MRs that close an issue."""
+        rows = self._store.rows(
+            "MATCH (m:MergeRequest)-[:CLOSES]->(:Issue {key: $k}) "
+            "RETURN m.key, m.name, m.project, m.title, m.state "
+            "ORDER BY m.key",
+            {"k": issue_key},
+        )
+        return [Entity(r[0], EntityKind.MERGE_REQUEST, r[1] or r[0], r[2], r[3] or "") for r in rows]
+
+    def changed_by(self, file_key: str, limit: int) -> list[tuple[Entity, str, datetime | None]]:
+        """The MRs that changed a file: (MR, state, merged_at), latest first."""
+        rows = self._store.rows(
+            "MATCH (m:MergeRequest)-[:CHANGES]->(:File {key: $k}) "
+            "RETURN m.key, m.name, m.project, m.title, m.state, m.merged_at "
+            "ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
+            {"k": file_key, "limit": limit},
+        )
+        return [
+            (Entity(r[0], EntityKind.MERGE_REQUEST, r[1] or r[0], r[2], r[3] or ""), r[4] or "", aware(r[5]))
+            for r in rows
+        ]
+
+    def changed_symbols(self, mr_key: str) -> list[str]:
+        """Keys of the symbols an MR's diff touched (as linked when it was enriched)."""
+        rows = self._store.rows(
+            "MATCH (:MergeRequest {key: $k})-[:CHANGES]->(s:Symbol) RETURN s.key ORDER BY s.key",
+            {"k": mr_key},
+        )
+        return [r[0] for r in rows]
+
+    def _people(self, key: str, label: str) -> dict[str, list[Person]]:
+        people: dict[str, list[Person]] = {"AUTHORED": [], "ASSIGNED": [], "REVIEWS": []}
+        rels = ("AUTHORED", "ASSIGNED", "REVIEWS") if label == "MergeRequest" else ("AUTHORED", "ASSIGNED")
+        if label == "Epic":
+            return people
+        for rel in rels:
+            people[rel] = [
+                _person(r)
+                for r in self._store.rows(
+                    f"MATCH (p:Person)-[:{rel}]->(:{label} {{key: $k}}) "
+                    "RETURN p.username, p.title, p.web_url ORDER BY p.username",
+                    {"k": key},
+                )
+            ]
+        return people
+
+
+def _project_of(key: str, local: tuple[str, str] | None) -> str | None:
+    """The local project root of an MR or issue key whose GitLab project is ``local``'s."""
+    target = parse_key(key)
+    if local is None or target is None or target.kind is EntityKind.EPIC:
+        return None
+    path, root = local
+    return root if target.namespace == path else None

@@ -1,0 +1,402 @@
+"""The enrichment queue: GitLab facts for every MR, issue and epic graphmem has seen.
+
+The queue is the graph itself: every MR, issue or epic node a memory, a commit or a
+session names starts *pending* (``enrich_state`` NULL), whoever created it. The
+daemon's background worker (``server/runtime.py``) calls ``run_due`` between tool
+calls, never inside one; ``enrich`` does the same work synchronously for the CLI and
+the ``enrich_entity`` tool.
+
+Faults never touch what is stored: GitLab is asked first, and an entity is written
+only from a complete answer.
+
+- 401: the whole queue pauses (no retry storm) until an explicit ``enrich`` or a restart.
+- 404 / 403: the entity is ``missing`` / ``forbidden``, asked again after the long TTL.
+- 429: the queue waits for ``Retry-After``.
+- 5xx, timeouts, refused connections, garbage: exponential back-off, for the entity and
+  for the queue.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from graphmem.core.codegraph import file_key
+from graphmem.core.enrichment import (
+    EnrichmentRow,
+    EnrichReport,
+    EnrichState,
+    GitLabStatus,
+    Outcome,
+    backoff_s,
+    parse_key,
+    symbols_touched,
+)
+from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData
+from graphmem.core.models import EntityKind
+from graphmem.core.ports import CodeGraph, GitLabClient, GitLabGraph
+from graphmem.errors import (
+    ConfigError,
+    GitLabAuthError,
+    GitLabError,
+    GitLabForbiddenError,
+    GitLabNotFoundError,
+    GitLabRateLimitedError,
+)
+
+log = logging.getLogger(__name__)
+
+# Entities the background worker fetches per step (then it yields to the store's other users).
+STEP_LIMIT = 10
+# Back-off after 5xx / timeouts / refused connections: 2 s, 4 s, ... up to 15 minutes.
+BACKOFF_BASE_S = 2.0
+BACKOFF_CAP_S = 900.0
+# A synchronous enrich waits out a 429 this long at most; longer waits are left to the daemon.
+SYNC_RATE_WAIT_MAX_S = 30.0
+# Most entities one ``enrich --all`` or queue drain considers.
+MAX_BATCH = 100_000
+
+Progress = Callable[[int, int], None]
+_PROBLEMS = (Outcome.MISSING, Outcome.FORBIDDEN, Outcome.ERROR, Outcome.UNRESOLVABLE)
+
+
+@dataclass(frozen=True, slots=True)
+class EnrichmentConfig:
+    """What ``app`` passes from ``[gitlab]`` (never the token)."""
+
+    url: str = "https://gitlab.com"
+    enabled: bool = True
+    token_set: bool = False
+    ttl_s: float = 86_400
+    missing_ttl_s: float = 7 * 86_400
+
+
+class Enricher:
+    """Fetches MRs, issues and epics from GitLab into the graph, and knows how that goes."""
+
+    def __init__(
+        self,
+        graph: GitLabGraph,
+        client: GitLabClient | None,
+        config: EnrichmentConfig,
+        *,
+        namespace: Callable[[str], str | None],
+        clock: Callable[[], datetime],
+        code: CodeGraph | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.graph = graph
+        self.client = client
+        self.config = config
+        self._namespace = namespace
+        self._clock = clock
+        self._code = code
+        self._sleep = sleep
+        self._lock = threading.Lock()  # one fetch at a time: the worker or a caller
+        self._token = "unchecked" if client is not None else "missing"
+        self._reachable: bool | None = None
+        self._auth_paused = False
+        self._wait_until: datetime | None = None  # Retry-After, or the back-off after failures
+        self._rate_limited_until: datetime | None = None
+        self._failures = 0
+        self._last_error: str | None = None
+        self._user: str | None = None
+
+    @property
+    def configured(self) -> bool:
+        return self.client is not None
+
+    # -- the background worker ------------------------------------------------------
+
+    def run_due(self, limit: int = STEP_LIMIT) -> int:
+        """Fetch up to ``limit`` due entities; how many were tried (0: nothing to do now)."""
+        if self.client is None or self._auth_paused or self._waiting():
+            return 0
+        with self._lock:
+            rows = self.graph.due(self._clock(), limit)
+            tried = 0
+            for row in rows:
+                outcome = self._attempt(row, refresh=False)
+                if outcome is Outcome.DEFERRED:
+                    break
+                tried += 1
+            return tried
+
+    def _waiting(self) -> bool:
+        return self._wait_until is not None and self._clock() < self._wait_until
+
+    # -- explicit requests ------------------------------------------------------------
+
+    def enrich(
+        self,
+        keys: Sequence[str] | None,
+        *,
+        all: bool = False,
+        refresh: bool = False,
+        progress: Progress | None = None,
+    ) -> EnrichReport:
+        """Fetch ``keys`` (or everything due, or ``all``) now. Within the TTL an enriched
+        entity is not asked again unless ``refresh``; a 404 or 403 one only with ``all``
+        after its long TTL, or when named."""
+        if self.client is None:
+            raise ConfigError(self._not_configured())
+        now = self._clock()
+        if keys is not None:
+            found = self.graph.rows(keys)
+            rows = [found[key] for key in dict.fromkeys(keys) if key in found]
+        elif all:
+            rows = self.graph.all_rows()
+        else:
+            rows = self.graph.due(now, MAX_BATCH)
+        counts: Counter[str] = Counter()
+        problems: list[str] = []
+        paused: str | None = None
+        self._auth_paused = False  # asked for: try the token once more
+        seen: set[str] = set()
+        done = 0
+        with self._lock:
+            while rows:
+                for row in rows:
+                    seen.add(row.key)
+                    if paused is not None:
+                        counts[Outcome.DEFERRED.value] += 1
+                    elif self._is_fresh(row, now, named=keys is not None, refresh=refresh):
+                        counts[Outcome.FRESH.value] += 1
+                    else:
+                        outcome = self._attempt_waiting(row, refresh=refresh)
+                        counts[outcome.value] += 1
+                        if outcome is Outcome.DEFERRED:
+                            paused = self._pause_reason()
+                        elif outcome in _PROBLEMS:
+                            problems.append(f"{row.name}: {self._row_error(row.key)}")
+                    done += 1
+                    if progress is not None:
+                        progress(done, done + len(rows) - rows.index(row) - 1)
+                if keys is not None or paused is not None or len(seen) >= MAX_BATCH:
+                    break
+                # what this pass found (an MR's closing issues, their epic) is due now too
+                rows = [r for r in self.graph.due(self._clock(), MAX_BATCH) if r.key not in seen]
+        return EnrichReport(dict(counts), problems, paused)
+
+    def _is_fresh(self, row: EnrichmentRow, now: datetime, *, named: bool, refresh: bool) -> bool:
+        if refresh or row.next_attempt is None:
+            return False
+        if row.state is EnrichState.OK:
+            return row.next_attempt > now
+        if row.state in (EnrichState.MISSING, EnrichState.FORBIDDEN):
+            return not named and row.next_attempt > now
+        return False
+
+    def _attempt_waiting(self, row: EnrichmentRow, *, refresh: bool) -> Outcome:
+        """One attempt; a short 429 is waited out once, as a person would."""
+        outcome = self._attempt(row, refresh=refresh)
+        if outcome is Outcome.DEFERRED and self._rate_limited_until is not None and not self._auth_paused:
+            wait = (self._rate_limited_until - self._clock()).total_seconds()
+            if wait <= SYNC_RATE_WAIT_MAX_S:
+                self._sleep(max(wait, 0.0))
+                outcome = self._attempt(row, refresh=refresh)
+        return outcome
+
+    def _row_error(self, key: str) -> str:
+        row = self.graph.rows([key]).get(key)
+        return (row.error if row is not None and row.error else None) or "failed"
+
+    def _pause_reason(self) -> str | None:
+        if self._auth_paused:
+            return (
+                f"GitLab at {self.config.url} rejected the token (401): set a valid token in "
+                "GRAPHMEM_GITLAB_TOKEN, GITLAB_TOKEN or [gitlab] token_file, then restart the daemon."
+            )
+        if self._rate_limited_until is not None and self._clock() < self._rate_limited_until:
+            return f"GitLab asked to wait until {self._rate_limited_until:%H:%M:%S} UTC (429)."
+        if self._wait_until is not None and self._clock() < self._wait_until:
+            return (
+                f"GitLab is unreachable ({self._last_error}); retrying after {self._wait_until:%H:%M:%S} UTC."
+            )
+        return None
+
+    # -- one attempt ------------------------------------------------------------------
+
+    def _attempt(self, row: EnrichmentRow, *, refresh: bool) -> Outcome:
+        """Ask GitLab for one entity and store the answer, or record why not."""
+        assert self.client is not None
+        now = self._clock()
+        target = parse_key(row.key)
+        if target is None:
+            self.graph.mark(
+                row.key,
+                EnrichState.UNRESOLVABLE,
+                error=(
+                    "the ref names no GitLab project: write group/project!N, or set [gitlab] "
+                    "default_project, or give the repository an origin remote on GitLab"
+                ),
+                attempts=row.attempts + 1,
+                next_attempt=None,
+                fetched_at=now,
+            )
+            return Outcome.UNRESOLVABLE
+        data: MergeRequestData | IssueData | EpicData
+        try:
+            if target.kind is EntityKind.MERGE_REQUEST:
+                data = self.client.merge_request(target.namespace, target.iid)
+            elif target.kind is EntityKind.ISSUE:
+                data = self.client.issue(target.namespace, target.iid)
+            else:
+                data = self.client.epic(target.namespace, target.iid)
+        except GitLabAuthError as exc:
+            self._auth_paused, self._token, self._reachable = True, "rejected", True
+            self._last_error = str(exc)
+            log.warning("GitLab rejected the token; enrichment paused")
+            return Outcome.DEFERRED
+        except GitLabRateLimitedError as exc:
+            self._reachable = True
+            self._rate_limited_until = now + timedelta(seconds=max(exc.retry_after_s, 1.0))
+            self._wait_until = self._rate_limited_until
+            log.info("GitLab rate-limited enrichment for %.0f s", exc.retry_after_s)
+            return Outcome.DEFERRED
+        except (GitLabNotFoundError, GitLabForbiddenError) as exc:
+            self._answered()
+            missing = isinstance(exc, GitLabNotFoundError)
+            self.graph.mark(
+                row.key,
+                EnrichState.MISSING if missing else EnrichState.FORBIDDEN,
+                error=str(exc),
+                attempts=row.attempts + 1,
+                next_attempt=now + timedelta(seconds=self.config.missing_ttl_s),
+                fetched_at=now,
+            )
+            return Outcome.MISSING if missing else Outcome.FORBIDDEN
+        except GitLabError as exc:  # unavailable: 5xx, timeout, refused, malformed
+            self._failures += 1
+            self._reachable = False
+            self._last_error = str(exc)
+            pause = backoff_s(self._failures, base_s=BACKOFF_BASE_S, cap_s=BACKOFF_CAP_S)
+            self._wait_until = now + timedelta(seconds=pause)
+            attempts = row.attempts + 1
+            self.graph.mark(
+                row.key,
+                EnrichState.OK if row.state is EnrichState.OK else EnrichState.ERROR,
+                error=str(exc),
+                attempts=attempts,
+                next_attempt=now + timedelta(seconds=backoff_s(attempts, base_s=60.0, cap_s=86_400.0)),
+            )
+            log.info("GitLab unavailable (%s); backing off %.0f s", type(exc).__name__, pause)
+            return Outcome.ERROR
+        self._answered()
+        next_attempt = now + timedelta(seconds=self.config.ttl_s)
+        if (
+            not refresh
+            and row.state is EnrichState.OK
+            and row.updated_at is not None
+            and data.updated_at is not None
+            and abs((data.updated_at - row.updated_at).total_seconds()) < 1e-3
+        ):
+            self.graph.mark(
+                row.key, EnrichState.OK, error=None, attempts=0, next_attempt=next_attempt, fetched_at=now
+            )
+            return Outcome.UNCHANGED
+        self._save(row, data, now, next_attempt)
+        return Outcome.FETCHED
+
+    def _answered(self) -> None:
+        """GitLab answered (even 404/403): the token is good and it is reachable."""
+        self._token, self._reachable = "ok", True
+        self._failures = 0
+        self._wait_until = None
+        self._rate_limited_until = None
+        self._last_error = None
+
+    def _save(
+        self,
+        row: EnrichmentRow,
+        data: MergeRequestData | IssueData | EpicData,
+        now: datetime,
+        next_at: datetime,
+    ) -> None:
+        if isinstance(data, EpicData):
+            self.graph.save_epic(row.key, data, hops=row.hops, fetched_at=now, next_attempt=next_at)
+            return
+        local = self._local(row, data.project)
+        if isinstance(data, IssueData):
+            self.graph.save_issue(
+                row.key, data, local=local, hops=row.hops, fetched_at=now, next_attempt=next_at
+            )
+            return
+        files: list[tuple[str, str]] = []
+        symbols: list[str] = []
+        for changed in data.changed_files:
+            if local is not None:
+                files.append((file_key(local[1], changed.new_path), changed.new_path))
+                if self._code is not None and changed.ranges and not changed.deleted_file:
+                    in_file = self._code.symbols_in(local[1], changed.new_path)
+                    symbols += [s.key for s in symbols_touched(changed.ranges, in_file)]
+            else:
+                files.append((file_key(data.project, changed.new_path), changed.new_path))
+        self.graph.save_merge_request(
+            row.key,
+            data,
+            local=local,
+            hops=row.hops,
+            fetched_at=now,
+            next_attempt=next_at,
+            file_keys=files,
+            symbol_keys=symbols,
+        )
+
+    def _local(self, row: EnrichmentRow, project_path: str) -> tuple[str, str] | None:
+        """(GitLab project path, local root) when the entity's project is the local one."""
+        if row.project and self._namespace(row.project) == project_path:
+            return project_path, row.project
+        return None
+
+    # -- status ----------------------------------------------------------------------
+
+    def status(self, *, probe: bool = False) -> GitLabStatus:
+        """Whether GitLab is configured, reachable and accepts the token; what waits.
+
+        ``probe`` asks the instance now (one request); otherwise the last answer counts.
+        """
+        now = self._clock()
+        if probe and self.client is not None:
+            try:
+                found = self.client.probe()
+                self._user = found.username
+                self._answered()
+            except GitLabAuthError as exc:
+                self._token, self._reachable, self._last_error = "rejected", True, str(exc)
+                self._auth_paused = True
+            except GitLabRateLimitedError as exc:
+                self._reachable = True
+                self._rate_limited_until = now + timedelta(seconds=max(exc.retry_after_s, 1.0))
+            except GitLabError as exc:
+                self._reachable, self._last_error = False, str(exc)
+        limited = (
+            self._rate_limited_until if self._rate_limited_until and self._rate_limited_until > now else None
+        )
+        token = self._token if self.config.token_set else "missing"
+        return GitLabStatus(
+            configured=self.configured,
+            url=self.config.url,
+            enabled=self.config.enabled,
+            token=token,
+            reachable=self._reachable,
+            rate_limited_until=limited,
+            paused=self._pause_reason() if self.configured else self._not_configured(),
+            pending=self.graph.waiting(now),
+            by_state=self.graph.counts(),
+            last_error=self._last_error,
+            user=self._user,
+        )
+
+    def _not_configured(self) -> str:
+        if not self.config.enabled:
+            return "GitLab enrichment is off ([gitlab] enabled = false)."
+        return (
+            "GitLab is not configured: set GRAPHMEM_GITLAB_TOKEN (or GITLAB_TOKEN, or [gitlab] token_file) "
+            f"and [gitlab] url (now {self.config.url}); see docs/gitlab.md."
+        )
