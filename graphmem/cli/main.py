@@ -9,7 +9,18 @@ from typing import Any
 
 import click
 
-from graphmem.cli import bench, code, integrations, maintenance, memories, retrieval, server, transfer
+from graphmem.cli import (
+    bench,
+    code,
+    gitlab,
+    ingest,
+    integrations,
+    maintenance,
+    memories,
+    retrieval,
+    server,
+    transfer,
+)
 from graphmem.cli.present import error
 from graphmem.cli.state import CliState, ServiceFactory, open_default_service
 from graphmem.errors import GraphmemError
@@ -74,7 +85,7 @@ def cli(ctx: click.Context, data_dir: Path | None, project_path: Path | None, ve
     ctx.call_on_close(state.close)
 
 
-for module in (memories, retrieval, code, transfer, maintenance, integrations, bench, server):
+for module in (memories, retrieval, code, transfer, maintenance, integrations, bench, server, ingest, gitlab):
     for command in module.COMMANDS:
         cli.add_command(command)
 

@@ -27,10 +27,11 @@ METHODS = frozenset(
         "remember", "recall", "get_context", "boot_context", "show", "list", "edit", "archive",
         "restore", "resolve", "unresolve", "delete", "link", "unlink", "stats", "import_file",
         "embed_pending", "load_model", "export", "reindex", "bootstrap",
+        "ingest_opencode",
     }
 )  # fmt: skip
 # Verbs after which the daemon's embedder should look for new memories.
-WRITES = frozenset({"remember", "edit", "import_file", "restore", "reindex", "bootstrap"})
+WRITES = frozenset({"remember", "edit", "import_file", "restore", "reindex", "bootstrap", "ingest_opencode"})
 # Parameters that cannot cross a process boundary.
 LOCAL_ONLY = frozenset({"progress", "out"})
 
