@@ -101,7 +101,7 @@ _CONFIRMATION_RE = re.compile(
 )
 _RETRACTION_RE = re.compile(
     r"^(?:actually,?\s+)?(?:scratch\s+that|never\s*mind|forget\s+(?:it|that)|ignore\s+that|wait,?\s+no"
-    r"|no,?\s+wait|on\s+second\s+thought)\b",
+    r"|no,?\s+wait|on\s+second\s+thought)\s*(?:[,.!;:-]|$)",
     re.IGNORECASE,
 )
 
@@ -198,7 +198,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "preference.prefer",
         Category.PREFERENCE,
-        r"\b(?:i|we)\s+(?:really\s+|strongly\s+|generally\s+|usually\s+)?(?:prefer|'d\s+rather|would\s+rather)"
+        r"\b(?:i|we)(?:\s+really|\s+strongly|\s+generally|\s+usually)?(?:\s+prefer|'d\s+rather|\s+would\s+rather)"
         r"\s+(?P<obj>\S.*)",
     ),
     _rule(
