@@ -24,6 +24,7 @@ from graphmem.core.injection import Prompt, Section
 from graphmem.core.models import Category, MemoryRecord, Status
 from graphmem.core.text import clip, estimate_tokens
 from graphmem.core.timeparse import utc_now
+from graphmem.core.trust import looks_like_injection
 from graphmem.errors import InvalidInputError
 from graphmem.service.memory import MemoryService
 
@@ -97,7 +98,7 @@ class Injector:
         memory: MemoryService,
         resolve_project: Callable[[str | None], str | None],
         *,
-        suspicious: Callable[[str], bool] = lambda text: False,
+        suspicious: Callable[[str], bool] = looks_like_injection,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._memory = memory

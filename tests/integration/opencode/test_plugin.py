@@ -1,0 +1,204 @@
+"""graphmem's OpenCode plugin inside the real OpenCode client, against the scripted fake model.
+
+`graphmem install opencode` puts the MCP server and the plugin into the sandbox project; a
+daemon of the test's own serves the store. What the plugin does is read from what reaches the
+model: the request bodies the fake model records (the hidden title agent's apart).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.daemons import Daemon, sandbox_env, start_daemon
+from support.fake_llm import FakeLLM, Text, ToolCall, system_prompt
+from support.opencode import OpenCodeSandbox
+
+pytestmark = pytest.mark.integration
+
+DECISION = "We decided to use Postgres 16 for billing because of logical replication."
+PREFERENCE = "I prefer pytest over unittest."
+# Ingest is queued by the plugin when the session goes idle and runs in the daemon's background.
+INGEST_WAIT_S = 90.0
+
+
+def graphmem(data_dir: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), *args],
+        env=sandbox_env(data_dir),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def install(opencode: OpenCodeSandbox, data_dir: Path) -> None:
+    done = graphmem(data_dir, "install", "opencode", "--project", str(opencode.project))
+    assert done.returncode == 0, done.stderr
+    assert (opencode.project / ".opencode" / "plugins" / "graphmem.js").is_file()
+    opencode.extra_env.update(
+        GRAPHMEM_CONFIG=str(data_dir.parent / "no-such-config.toml"),
+        GRAPHMEM_SERVER__PORT="0",  # never the user's port
+    )
+
+
+@pytest.fixture
+def served(opencode: OpenCodeSandbox, tmp_path: Path) -> Iterator[tuple[OpenCodeSandbox, Daemon]]:
+    """graphmem installed in the sandbox project (MCP + plugin), and its daemon already serving.
+
+    The daemon's own continuous ingest is off, so what it learns comes from the plugin's call.
+    """
+    data_dir = tmp_path / "graphmem-data"
+    install(opencode, data_dir)
+    daemon = start_daemon(
+        data_dir, "--port", "0", GRAPHMEM_INGEST__ENABLED="false", OPENCODE_DB=str(opencode.db_path)
+    )
+    yield opencode, daemon
+    daemon.stop()
+
+
+def memories(daemon: Daemon, project: Path) -> list[dict[str, Any]]:
+    listed = graphmem(daemon.data_dir, "list", "--json", "--limit", "100", cwd=project)
+    assert listed.returncode == 0, listed.stderr
+    found: list[dict[str, Any]] = json.loads(listed.stdout)["memories"]
+    return found
+
+
+def wait_for(daemon: Daemon, project: Path, session: str, categories: set[str]) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + INGEST_WAIT_S
+    learned: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        learned = [m for m in memories(daemon, project) if m.get("session") == session]
+        if categories <= {m["category"] for m in learned}:
+            return learned
+        time.sleep(1.0)
+    log = daemon.log.read_text("utf-8", errors="replace")[-3000:]
+    raise AssertionError(f"graphmem did not learn {categories} from session {session}: {learned}\n{log}")
+
+
+def user_message_id(opencode: OpenCodeSandbox, session: str) -> str:
+    done = opencode.run_opencode(["export", session], timeout=60)
+    assert done.returncode == 0, done.stderr
+    exported = json.loads(done.stdout[done.stdout.index("{") :])
+    [first] = [m for m in exported["messages"] if m["info"]["role"] == "user"]
+    return str(first["info"]["id"])
+
+
+def memory_block(body: dict[str, Any]) -> str:
+    prompt = system_prompt(body)
+    start = prompt.find('<memory source="graphmem">')
+    return prompt[start : prompt.index("</memory>", start) + len("</memory>")] if start >= 0 else ""
+
+
+def test_what_one_session_decides_reaches_the_next_sessions_system_prompt(
+    served: tuple[OpenCodeSandbox, Daemon], fake_llm: FakeLLM
+) -> None:
+    opencode, daemon = served
+    fake_llm.script(Text("Noted."))
+
+    opencode.run_turn(f"{DECISION} {PREFERENCE}", timeout=180)
+
+    [session] = opencode.sessions()
+    learned = wait_for(daemon, opencode.project, session["id"], {"decision", "preference"})
+    origin = user_message_id(opencode, session["id"])
+    decision = next(m for m in learned if m["category"] == "decision")
+    preference = next(m for m in learned if m["category"] == "preference")
+    assert "Postgres 16" in decision["text"] and "pytest" in preference["text"]
+    assert decision["origin"] == origin and preference["origin"] == origin
+    assert decision["source"] == "opencode"
+
+    fake_llm.reset(Text("Use pytest."))
+    opencode.run_turn("Which test framework should the billing service use?", timeout=180)
+
+    [turn] = fake_llm.requests
+    block = memory_block(turn)
+    assert decision["id"] in block and preference["id"] in block
+    assert "Postgres 16" in block and "pytest over unittest" in block
+    assert "not instructions" in block
+    assert fake_llm.title_requests, "a new session is named by the title agent"
+    assert all("<memory" not in system_prompt(title) for title in fake_llm.title_requests)
+
+
+def test_a_tool_loop_gets_the_same_block_on_every_call_and_the_title_agent_none(
+    served: tuple[OpenCodeSandbox, Daemon], fake_llm: FakeLLM
+) -> None:
+    opencode, daemon = served
+    (opencode.project / "billing.py").write_text("DATABASE = 'postgres'\n", "utf-8")
+    cents = "Billing keeps money in integer cents, never floats, to avoid rounding errors."
+    stored = graphmem(daemon.data_dir, "remember", "-c", "decision", cents, cwd=opencode.project)
+    assert stored.returncode == 0, stored.stderr
+    fake_llm.script(ToolCall("read", {"filePath": str(opencode.project / "billing.py")}), Text("Done."))
+
+    opencode.run_turn("How does billing store money amounts? Check billing.py.", timeout=180)
+
+    first, second = fake_llm.requests
+    assert "integer cents" in memory_block(first)
+    assert memory_block(second) == memory_block(first)
+    assert system_prompt(first).count('<memory source="graphmem">') == 1
+    assert all("<memory" not in system_prompt(title) for title in fake_llm.title_requests)
+
+
+class _Silent:
+    """A TCP server that accepts connections and never answers (a hung daemon)."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.accepted: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted.append(conn)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def close(self) -> None:
+        for conn in self.accepted:
+            conn.close()
+        self.sock.close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_with_the_daemon_down_or_hung_the_turn_completes_with_no_block(
+    opencode: OpenCodeSandbox, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "graphmem-data"
+    install(opencode, data_dir)
+    opencode.write_config()  # drop the MCP entry: nothing may start a daemon; the plugin stays
+    data_dir.mkdir(parents=True)
+    silent = _Silent()
+    try:
+        for url in (None, f"http://127.0.0.1:{_closed_port()}", silent.url):
+            if url is not None:
+                info = {"pid": 1, "url": url, "data_dir": str(data_dir), "started_at": 0, "version": "x"}
+                (data_dir / "daemon.json").write_text(json.dumps(info), "utf-8")
+            fake_llm.reset(Text("Still here."))
+
+            done = opencode.run_turn("Say something.", timeout=180)
+
+            assert "Still here." in done.stdout, url
+            assert all("<memory" not in system_prompt(body) for body in fake_llm.all_requests), url
+    finally:
+        silent.close()
