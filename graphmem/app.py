@@ -76,6 +76,8 @@ def open_memory(
             opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
             idle_seconds=settings.ingest.idle_seconds,
             llm_max_sessions_per_run=settings.extraction.max_sessions_per_run,
+            background=settings.ingest.enabled,
+            interval_seconds=settings.ingest.interval_seconds,
         ),
         session_extractor=_session_extractor(settings),
     )

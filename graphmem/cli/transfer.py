@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
+from click.core import ParameterSource
 
 from graphmem.cli import present
 from graphmem.cli.state import CliState, pass_state
+
+if TYPE_CHECKING:
+    from graphmem.service.transfer import ImportSummary
 
 
 @click.command()
@@ -18,7 +22,7 @@ from graphmem.cli.state import CliState, pass_state
     type=click.Choice(["jsonl", "markdown"], case_sensitive=False),
     default="jsonl",
     show_default=True,
-    help="jsonl round-trips through import; markdown is for reading.",
+    help="jsonl round-trips through import; markdown is for reading (with --to: only MEMORY.md).",
 )
 @click.option(
     "-o",
@@ -30,44 +34,113 @@ from graphmem.cli.state import CliState, pass_state
 @click.option(
     "--all-projects", is_flag=True, help="Every project's memories, not only this project's and global ones."
 )
-@pass_state
-def export(state: CliState, fmt: str, output: TextIO, all_projects: bool) -> None:
-    """Write memories with their entities and links to a file or stdout.
+@click.option(
+    "--project",
+    "repository",
+    is_flag=True,
+    help="Only what this project shares with its team, with project-relative paths (no global memories).",
+)
+@click.option(
+    "--to",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path, resolve_path=True),
+    default=None,
+    help="Write the project export into this folder as memories.jsonl and MEMORY.md (implies --project).",
+)
+@click.option(
+    "--force", is_flag=True, help="With --to: replace memories.jsonl even if it holds memories not imported."
+)
+@click.pass_context
+def export(
+    ctx: click.Context,
+    fmt: str,
+    output: TextIO,
+    all_projects: bool,
+    repository: bool,
+    directory: Path | None,
+    force: bool,
+) -> None:
+    """Write memories with their entities and links to a file, stdout or a folder.
 
     Outside a git project, and with --all-projects, every memory is exported.
+
+    With --project, only the memories this project shares with its team:
+    project-scope, not archived, not low-trust, no conversation, nothing
+    `graphmem bootstrap` makes from the repository itself; paths are
+    project-relative and the output is the same bytes for the same memories.
+    With --to DIR, that export goes to DIR/memories.jsonl and a generated
+    DIR/MEMORY.md: commit them, and teammates `graphmem import DIR`.
 
     \b
     Example:
         $ graphmem export -o memories.jsonl
         exported 42 memories, 19 entities, 7 links
+        $ graphmem export --project --to .graphmem/
+        exported 12 memories, 5 entities, 2 links to /home/me/shop/.graphmem: wrote memories.jsonl, MEMORY.md
     """
-    summary = state.service.export(output, project=None if all_projects else state.project, fmt=fmt.lower())
+    state: CliState = ctx.obj
+    if all_projects and (repository or directory is not None):
+        raise click.UsageError("--all-projects exports every project: it cannot go with --project or --to.")
+    if directory is not None and ctx.get_parameter_source("output") is not ParameterSource.DEFAULT:
+        raise click.UsageError("Give --to (a folder) or --output (a file), not both.")
+    if force and directory is None:
+        raise click.UsageError("--force only applies to --to.")
+    if directory is not None:
+        written = state.service.export_dir(directory, project=state.project, fmt=fmt.lower(), force=force)
+        present.note(
+            f"exported {present.quantity(written.memories, 'memory', 'memories')}, "
+            f"{present.quantity(written.entities, 'entity', 'entities')}, "
+            f"{present.quantity(written.links, 'link', 'links')} to {directory}: "
+            + (f"wrote {', '.join(Path(p).name for p in written.written)}" if written.written else "")
+            + ("; " if written.written and written.unchanged else "")
+            + (f"{', '.join(Path(p).name for p in written.unchanged)} unchanged" if written.unchanged else "")
+        )
+        return
+    project = None if all_projects else state.project
+    summary = state.service.export(output, project=project, fmt=fmt.lower(), repository=repository)
     present.exported(summary)
 
 
 @click.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", metavar="FILE|DIR", type=click.Path(exists=True, path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Check the file and report; change nothing.")
 @pass_state
-def import_(state: CliState, file: Path, dry_run: bool) -> None:
-    """Read memories from FILE, a jsonl export; if any line is invalid nothing is imported.
+def import_(state: CliState, path: Path, dry_run: bool) -> None:
+    """Read memories from a jsonl export FILE, or DIR/memories.jsonl; all valid or nothing imported.
 
     Memories already in the store (same id, or same text in the same scope) are
-    skipped, so importing a file twice changes nothing.
+    skipped, so importing a file twice changes nothing; a memory whose id is
+    present but whose copy in the file is newer (a teammate resolved or
+    superseded it) is updated. Project-relative paths of a `--project` export
+    are re-rooted at this project's checkout.
 
     \b
     Example:
         $ graphmem import memories.jsonl
         imported 39 memories (3 already present), 19 entities, 7 links from 71 records
+        $ git pull && graphmem import .graphmem/
+        imported 2 memories (10 already present, 1 updated), 3 entities, 1 link from 18 records
     """
     service = state.service
     total = 0
     if present.progress_wanted() and not dry_run:
         # A checking pass sizes the progress bar; embedding dominates the cost anyway.
-        total = service.import_file(file, project=state.project, dry_run=True).memories_added
+        total = service.import_file(path, project=state.project, dry_run=True).memories_added
     with present.progress("importing", total) as callback:
-        summary = service.import_file(file, project=state.project, dry_run=dry_run, progress=callback)
-    present.imported(summary)
+        summary = service.import_file(path, project=state.project, dry_run=dry_run, progress=callback)
+    _imported(summary)
+
+
+def _imported(summary: ImportSummary) -> None:
+    verb = "would import" if summary.dry_run else "imported"
+    updated = f", {summary.memories_updated} updated" if summary.memories_updated else ""
+    click.echo(
+        f"{verb} {present.quantity(summary.memories_added, 'memory', 'memories')} "
+        f"({summary.memories_skipped} already present{updated}), "
+        f"{present.quantity(summary.entities, 'entity', 'entities')}, "
+        f"{present.quantity(summary.links, 'link', 'links')} "
+        f"from {present.quantity(summary.records, 'record', 'records')}"
+    )
 
 
 COMMANDS = (export, import_)

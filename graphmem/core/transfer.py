@@ -237,3 +237,48 @@ def link_line(link: Link) -> dict[str, Any]:
 
 def next_line(source: str, target: str) -> dict[str, Any]:
     return {"type": "next", "source": source, "target": target}
+
+
+# -- repository exports: project-relative, so the files fit any checkout ------------------
+
+# Stands for the project root in a repository export (``project`` fields and the
+# ``<Kind>:<root>::...`` keys of files, symbols and modules); never a real root, which is absolute.
+RELATIVE_ROOT = "."
+
+
+def repository_header_line() -> dict[str, Any]:
+    """The header of a repository export: constant (no time, no counts), so merges keep one."""
+    return {"type": "header", "format": FORMAT_NAME, "version": FORMAT_VERSION, "project": RELATIVE_ROOT}
+
+
+def relative_key(key: str, root: str) -> str:
+    """``File:/abs/root::src/a.py`` → ``File:.::src/a.py``; keys not under ``root`` are unchanged."""
+    kind, colon, rest = key.partition(":")
+    if colon and rest.startswith(root + "::"):
+        return f"{kind}:{RELATIVE_ROOT}{rest[len(root) :]}"
+    return key
+
+
+def rooted_key(key: str, root: str) -> str:
+    """The inverse of :func:`relative_key`: ``File:.::src/a.py`` → ``File:/abs/root::src/a.py``."""
+    kind, colon, rest = key.partition(":")
+    if colon and rest.startswith(RELATIVE_ROOT + "::"):
+        return f"{kind}:{root}{rest[len(RELATIVE_ROOT) :]}"
+    return key
+
+
+def relative_project(project: str | None, root: str) -> str | None:
+    return RELATIVE_ROOT if project == root else project
+
+
+def rooted_project(project: str | None, root: str) -> str | None:
+    return root if project == RELATIVE_ROOT else project
+
+
+def is_relative(key_or_project: str | None) -> bool:
+    """Whether a key or project field is project-relative (needs a root to import)."""
+    if key_or_project is None:
+        return False
+    if key_or_project == RELATIVE_ROOT:
+        return True
+    return key_or_project.partition(":")[2].startswith(RELATIVE_ROOT + "::")

@@ -28,6 +28,7 @@ METHODS = frozenset(
         "restore", "resolve", "unresolve", "delete", "link", "unlink", "stats", "import_file",
         "embed_pending", "load_model", "export", "reindex", "bootstrap",
         "ingest_opencode",
+        "export_dir",
     }
 )  # fmt: skip
 # Verbs after which the daemon's embedder should look for new memories.

@@ -7,6 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,28 @@ BACKGROUND_BATCH = 32
 # Health turns "degraded" while more than this many memories wait for a vector.
 BACKLOG_DEGRADED = 1000
 IDLE_POLL_S = 0.5
+
+
+@dataclass
+class IngestState:
+    """What the background ingest has done since the daemon started."""
+
+    runs: int = 0
+    last_run: datetime | None = None
+    last_error: str | None = None
+    sessions_ingested: int = 0
+    memories: dict[str, int] = field(default_factory=dict)  # new memories by category
+
+    def view(self, enabled: bool) -> dict[str, Any]:
+        """JSON-ready, for ``status()``."""
+        return {
+            "enabled": enabled,
+            "runs": self.runs,
+            "last_run": self.last_run.isoformat() if self.last_run else None,
+            "last_error": self.last_error,
+            "sessions_ingested": self.sessions_ingested,
+            "memories": dict(self.memories),
+        }
 
 
 class Runtime:
@@ -53,6 +76,8 @@ class Runtime:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._worker: threading.Thread | None = None
+        self._ingester: threading.Thread | None = None
+        self.ingest = IngestState()
         semantic = memory.semantic
         if semantic is not None:
             semantic.embed_on_read = False  # the worker embeds; recall never waits for it
@@ -63,12 +88,17 @@ class Runtime:
     def start_worker(self) -> None:
         self._worker = threading.Thread(target=self._work, name="graphmem-embedder", daemon=True)
         self._worker.start()
+        if self.memory.ingest_options.background:
+            self._ingester = threading.Thread(target=self._ingest_loop, name="graphmem-ingest", daemon=True)
+            self._ingester.start()
 
     def stop_worker(self, timeout: float = 10.0) -> None:
         self._stop.set()
         self._wake.set()
         if self._worker is not None:
             self._worker.join(timeout)
+        if self._ingester is not None:
+            self._ingester.join(timeout)
 
     def written(self) -> None:
         """A memory was written: embed it soon."""
@@ -97,6 +127,31 @@ class Runtime:
             if done == 0:
                 self._wake.wait(IDLE_POLL_S)
                 self._wake.clear()
+
+    def _ingest_loop(self) -> None:
+        """Ingest finished OpenCode sessions every ``[ingest] interval_seconds`` until stopped."""
+        interval = self.memory.ingest_options.interval_seconds
+        while not self._stop.wait(interval):
+            self.ingest_once()
+
+    def ingest_once(self) -> None:
+        """One background ingest run; its outcome goes to ``status()["ingest"]``, never raises."""
+        state = self.ingest
+        try:
+            report = self.memory.ingest_opencode()
+        except GraphmemError as exc:
+            if str(exc) != state.last_error:  # a missing database would otherwise log every 30 s
+                log.warning("background ingest: %s", exc)
+            state.last_error = str(exc)
+        else:
+            state.last_error = "; ".join(report.errors[:3]) or None
+            state.sessions_ingested += report.sessions_ingested
+            for category, count in report.memories.items():
+                state.memories[category] = state.memories.get(category, 0) + count
+            if report.memories:
+                self.written()
+        state.runs += 1
+        state.last_run = self.now()
 
     # -- state ----------------------------------------------------------------------
 
@@ -158,6 +213,7 @@ class Runtime:
             "model": stats.model,
             "model_loaded": self.model_loaded,
             "memories": stats.total,
+            "ingest": self.ingest.view(self.memory.ingest_options.background),
             "by_category": stats.by_category,
             "by_status": stats.by_status,
             "by_scope": stats.by_scope,

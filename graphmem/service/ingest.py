@@ -90,6 +90,8 @@ class IngestOptions:
     opencode_db: str | None = None  # None: OPENCODE_DB, then the XDG data dir
     idle_seconds: float = DEFAULT_IDLE_S
     llm_max_sessions_per_run: int = 20
+    background: bool = False  # whether the daemon ingests on its own ([ingest] enabled)
+    interval_seconds: float = 30.0  # how often it does
 
 
 @dataclass(slots=True)

@@ -620,6 +620,11 @@ class MemoryService:
 
     # -- learning from agent sessions -------------------------------------------------
 
+    @property
+    def ingest_options(self) -> IngestOptions:
+        """How sessions are ingested (``[ingest]``); the daemon reads ``background`` and its interval."""
+        return self._ingest
+
     def ingest_opencode(
         self,
         *,

@@ -16,6 +16,7 @@ class RememberResult:
     duplicate_of: str | None = None  # set when an existing memory was reinforced
     superseded: tuple[str, ...] = ()
     entities: tuple[Entity, ...] = ()
+    redacted: int = 0  # secrets replaced by [REDACTED:kind] before storing
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,15 +18,28 @@ from graphmem.core.models import Entity, Link, MemoryRecord, Scope, Status
 from graphmem.core.ports import GraphStore
 from graphmem.core.timeparse import to_utc
 from graphmem.core.transfer import (
+    RELATIVE_ROOT,
+    MemoryLine,
     ParsedExport,
     entity_line,
     header_line,
+    is_relative,
     link_line,
     memory_line,
     next_line,
     parse_lines,
+    rooted_key,
+    rooted_project,
 )
-from graphmem.errors import ImportFileError, InvalidInputError
+from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
+from graphmem.service.repository import (
+    REPOSITORY_FILE,
+    REPOSITORY_VIEW,
+    RepositoryExport,
+    folder_label,
+    snapshot,
+    write_if_changed,
+)
 from graphmem.service.semantic import SemanticIndex
 
 log = logging.getLogger(__name__)
@@ -54,6 +67,7 @@ class ImportSummary:
     entities: int
     links: int
     dry_run: bool
+    memories_updated: int = 0  # same id, newer in the file: its status, times and text taken
 
 
 class Transfer:
@@ -66,10 +80,19 @@ class Transfer:
 
     # -- export -------------------------------------------------------------------
 
-    def export(self, out: TextIO, *, project: str | None = None, fmt: str = "jsonl") -> ExportSummary:
-        """Write every memory (of ``project`` and global ones, or all when None)."""
-        if fmt not in FORMATS:
-            raise InvalidInputError(f"Unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}.")
+    def export(
+        self, out: TextIO, *, project: str | None = None, fmt: str = "jsonl", repository: bool = False
+    ) -> ExportSummary:
+        """Write every memory (of ``project`` and global ones, or all when None).
+
+        ``repository``: only what ``project`` shares with a team, project-relative (the
+        contents of ``.graphmem/``; see :mod:`graphmem.service.repository`).
+        """
+        _check_format(fmt)
+        if repository:
+            shared = snapshot(self._store, _required_project(project))
+            out.write(shared.jsonl if fmt == "jsonl" else shared.markdown)
+            return ExportSummary(len(shared.memory_ids), shared.entities, shared.links)
         memories = [m for m in self._store.all_memories() if project is None or m.project in (None, project)]
         ids = {m.id for m in memories}
         about = self._store.about(ids)
@@ -91,6 +114,69 @@ class Transfer:
                 _write(out, next_line(a, b))
         return ExportSummary(len(memories), len(entities), len(links))
 
+    def export_dir(
+        self, directory: Path, *, project: str | None, fmt: str = "jsonl", force: bool = False
+    ) -> RepositoryExport:
+        """Write the project's shared memories into ``directory`` (``memories.jsonl``, ``MEMORY.md``).
+
+        Files already up to date are left alone. Refuses, unless ``force``, when the
+        folder's ``memories.jsonl`` holds memories this store lacks (a teammate's, not
+        imported yet): the new file would drop them.
+        """
+        _check_format(fmt)
+        root = _required_project(project)
+        directory = Path(directory).expanduser()
+        if directory.exists() and not directory.is_dir():
+            raise InvalidInputError(f"{directory} is a file: give a folder (it is created when missing).")
+        shared = snapshot(self._store, root, folder_label(directory, root))
+        files = {REPOSITORY_VIEW: shared.markdown}
+        if fmt == "jsonl":
+            files = {REPOSITORY_FILE: shared.jsonl, **files}
+            if not force:
+                self._check_nothing_dropped(directory / REPOSITORY_FILE, root)
+        written: list[str] = []
+        unchanged: list[str] = []
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            for name, text in files.items():
+                path = directory / name
+                (written if write_if_changed(path, text) else unchanged).append(str(path))
+        except OSError as exc:
+            raise InvalidInputError(f"Cannot write to {directory}: {exc.strerror}.") from None
+        return RepositoryExport(
+            len(shared.memory_ids), shared.entities, shared.links, tuple(written), tuple(unchanged)
+        )
+
+    def _check_nothing_dropped(self, path: Path, root: str) -> None:
+        if not path.exists():
+            return
+        undecodable: list[tuple[int, str]] = []
+        parsed = parse_lines(_decoded(_read_lines(path), undecodable))
+        problems = sorted(parsed.problems + undecodable)
+        if problems:
+            number, message = problems[0]
+            raise ConflictError(
+                f"{path} has {len(problems)} invalid line(s) (line {number}: {message}); a merge conflict "
+                f"left in it? Resolve it and run `graphmem import {path.parent}`, or export with --force "
+                "to replace the file."
+            )
+        stored = self._store.get_memories([line.id for _, line in parsed.memories])
+        missing: list[str] = []  # not in the store, or newer there than here: not imported yet
+        for _, line in parsed.memories:
+            mine = stored.get(line.id)
+            if mine is not None:
+                if _stamp(line) > mine.updated_at:
+                    missing.append(line.id)
+            elif not self._store.find_by_hash(memory_hash(line.scope, _owner(line, root), line.text)):
+                missing.append(line.id)
+        if missing:
+            shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
+            raise ConflictError(
+                f"{path} holds {len(missing)} memor{'y' if len(missing) == 1 else 'ies'} this store lacks or "
+                f"has an older copy of ({shown}): run `graphmem import {path.parent}` first to merge them, "
+                "or export with --force to drop them from the file."
+            )
+
     # -- import -------------------------------------------------------------------
 
     def import_file(
@@ -103,12 +189,19 @@ class Transfer:
     ) -> ImportSummary:
         """Validate every record of ``path``; import all of them, or none.
 
-        Memories already present (same id, or same text in the same scope) are
-        skipped, so importing the same file twice changes nothing.
+        ``path`` may be a folder written by :meth:`export_dir`: its ``memories.jsonl``
+        is read, and project-relative keys are re-rooted at ``project``. A memory whose
+        id is present is updated when the file's copy is newer (``updated_at``), else
+        skipped; one with the same text in the same scope is skipped. Importing the
+        same file twice changes nothing.
         """
+        path = _export_file(path)
         undecodable: list[tuple[int, str]] = []
         parsed = parse_lines(_decoded(_read_lines(path), undecodable))
         parsed.problems += undecodable
+        if parsed.header is not None and parsed.header.project == RELATIVE_ROOT:
+            _keep_newest(parsed)  # a union merge of two exports may repeat a memory
+        _reroot(parsed, project)
         self._check_references(parsed, project)
         if parsed.problems:
             shown = len(parsed.problems)
@@ -121,9 +214,13 @@ class Transfer:
         # ids in the file -> ids in the store (a duplicate text maps onto the stored memory)
         id_map: dict[str, str] = {m.id: m.id for _, m in parsed.memories if m.id in existing}
         new: list[tuple[MemoryRecord, list[str]]] = []
+        updates: list[tuple[MemoryRecord, MemoryLine]] = []
         hashes: dict[str, str] = {}
         for _, line in parsed.memories:
             if line.id in existing:
+                stored = existing[line.id]
+                if _stamp(line) > stored.updated_at:
+                    updates.append((stored, line))
                 continue
             owner = (project or line.project) if line.scope is Scope.PROJECT else None
             digest = memory_hash(line.scope, owner, line.text)
@@ -144,15 +241,50 @@ class Transfer:
         summary = ImportSummary(
             records=parsed.records,
             memories_added=len(new),
-            memories_skipped=len(parsed.memories) - len(new),
+            memories_skipped=len(parsed.memories) - len(new) - len(updates),
             entities=len(parsed.entities),
             links=len(parsed.links),
             dry_run=dry_run,
+            memories_updated=len(updates),
         )
         if dry_run:
             return summary
         self._apply(parsed, new, id_map, progress)
+        self._update(updates)
         return summary
+
+    def _update(self, updates: list[tuple[MemoryRecord, MemoryLine]]) -> None:
+        """Take the newer copy's state: status, validity, times, category, trust, and text."""
+        renamed: list[tuple[str, str]] = []
+        for stored, line in updates:
+            incoming = line.to_record(stored.content_hash, stored.project)
+            if incoming.text != stored.text:
+                known = self._store.get_entities(line.entities)
+                self._store.replace_text(
+                    stored.id,
+                    text=incoming.text,
+                    content_hash=memory_hash(stored.scope, stored.project, incoming.text),
+                    updated_at=incoming.updated_at,
+                    entities=[known[k] for k in line.entities if k in known],
+                )
+                renamed.append((stored.id, incoming.text))
+            self._store.update_memory(
+                stored.id,
+                {
+                    "status": incoming.status,
+                    "category": incoming.category,
+                    "valid_from": incoming.valid_from,
+                    "valid_to": incoming.valid_to,
+                    "updated_at": incoming.updated_at,
+                    "reinforced": max(stored.reinforced, incoming.reinforced),
+                    "trust": incoming.trust,
+                },
+            )
+        if renamed and self._semantic is not None:
+            vectors = self._semantic.embed_texts([text for _, text in renamed]).astype(np.float32)
+            self._store.set_embeddings([memory_id for memory_id, _ in renamed], vectors)
+        if updates and self._semantic is not None and self._semantic.loaded:
+            self._semantic.reset()
 
     def _check_references(self, parsed: ParsedExport, project: str | None) -> None:
         ids: dict[str, int] = {}
@@ -229,6 +361,85 @@ class Transfer:
         self._store.add_next(nexts)
         if self._semantic is not None and self._semantic.loaded:
             self._semantic.reset()
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS:
+        raise InvalidInputError(f"Unknown export format {fmt!r}; use one of: {', '.join(FORMATS)}.")
+
+
+def _required_project(project: str | None) -> str:
+    if not project:
+        raise InvalidInputError(
+            "A project export needs a project: run it inside the git checkout, or pass --project PATH."
+        )
+    return project
+
+
+def _stamp(line: MemoryLine) -> datetime:
+    """When the line's copy of a memory last changed."""
+    return to_utc(line.updated_at or line.created_at)
+
+
+def _owner(line: MemoryLine, project: str | None) -> str | None:
+    return (project or line.project) if line.scope is Scope.PROJECT else None
+
+
+def _export_file(path: Path) -> Path:
+    """``path``, or the ``memories.jsonl`` of the folder ``path``."""
+    if not path.is_dir():
+        return path
+    inside = path / REPOSITORY_FILE
+    if not inside.is_file():
+        raise InvalidInputError(
+            f"{path} is a folder with no {REPOSITORY_FILE}: give an export file, or a folder written "
+            "by `graphmem export --project --to DIR`."
+        )
+    return inside
+
+
+def _keep_newest(parsed: ParsedExport) -> None:
+    """One line per memory id: the newest (by ``updated_at``; the later line on a tie)."""
+    newest: dict[str, tuple[int, MemoryLine]] = {}
+    for number, line in parsed.memories:
+        seen = newest.get(line.id)
+        if seen is None or _stamp(line) >= _stamp(seen[1]):
+            newest[line.id] = (number, line)
+    parsed.memories = sorted(newest.values(), key=lambda item: item[0])
+
+
+def _reroot(parsed: ParsedExport, project: str | None) -> None:
+    """Project-relative keys and projects (``.``) become ``project``'s; without one, problems."""
+    if project is None:
+        numbered = [(n, e.key) for n, e in parsed.entities] + [(n, e.project) for n, e in parsed.entities]
+        numbered += [(n, m.project) for n, m in parsed.memories if m.scope is Scope.PROJECT]
+        numbered += [(n, key) for n, m in parsed.memories for key in m.entities]
+        for number in sorted({n for n, value in numbered if is_relative(value)}):
+            parsed.problems.append(
+                (number, "a project-relative record ('.'): import it inside the project's checkout")
+            )
+        return
+    parsed.entities = [
+        (
+            n,
+            e.model_copy(
+                update={"key": rooted_key(e.key, project), "project": rooted_project(e.project, project)}
+            ),
+        )
+        for n, e in parsed.entities
+    ]
+    parsed.memories = [
+        (
+            n,
+            m.model_copy(
+                update={
+                    "project": rooted_project(m.project, project),
+                    "entities": [rooted_key(k, project) for k in m.entities],
+                }
+            ),
+        )
+        for n, m in parsed.memories
+    ]
 
 
 def _write(out: TextIO, record: dict[str, object]) -> None:

@@ -1,0 +1,135 @@
+"""``graphmem export --project --to DIR`` and ``graphmem import DIR``, run in process on real stores."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.cli import main
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+Invoke = Callable[..., Result]
+
+
+def checkout(parent: Path) -> Path:
+    root = parent / "shop"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def main() -> None:\n    pass\n", "utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root.resolve()
+
+
+@pytest.fixture
+def invoke(monkeypatch: pytest.MonkeyPatch) -> Invoke:
+    """Runs ``graphmem --data-dir DATA --project WHERE ARGS``."""
+
+    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        return open_memory(
+            load_settings(data_dir=data_dir), embedder=HashEmbedder(256), check_model=check_model
+        )
+
+    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
+    runner = CliRunner()
+
+    def run(*args: str, data: Path, where: Path) -> Result:
+        return runner.invoke(main.cli, ["--data-dir", str(data), "--project", str(where), *args])
+
+    return run
+
+
+def ok(result: Result) -> Result:
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_alice_exports_and_bob_imports_into_his_checkout(invoke: Invoke, tmp_path: Path) -> None:
+    alice, bob = checkout(tmp_path / "alice"), checkout(tmp_path / "bob")
+    a, b = tmp_path / "alice-data", tmp_path / "bob-data"
+    ok(invoke("remember", "-c", "decision", "Keep src/app.py free of I/O", data=a, where=alice))
+
+    exported = ok(invoke("export", "--project", "--to", str(alice / ".graphmem"), data=a, where=alice))
+    imported = ok(invoke("import", str(alice / ".graphmem"), data=b, where=bob))
+
+    assert "wrote memories.jsonl, MEMORY.md" in exported.stderr
+    assert imported.stdout.startswith("imported 1 memory (0 already present)")
+    listed = json.loads(ok(invoke("list", "--json", data=b, where=bob)).stdout)
+    assert [m["project"] for m in listed["memories"]] == [str(bob)]
+
+
+def test_a_second_export_reports_the_files_unchanged(invoke: Invoke, tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    data = tmp_path / "data"
+    ok(invoke("remember", "-c", "decision", "Keep src/app.py free of I/O", data=data, where=root))
+    ok(invoke("export", "--to", str(root / ".graphmem"), data=data, where=root))
+
+    again = ok(invoke("export", "--to", str(root / ".graphmem"), data=data, where=root))
+
+    assert "memories.jsonl, MEMORY.md unchanged" in again.stderr
+
+
+def test_export_project_to_stdout_is_project_relative(invoke: Invoke, tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    data = tmp_path / "data"
+    ok(invoke("remember", "-c", "decision", "Keep src/app.py free of I/O", data=data, where=root))
+
+    result = ok(invoke("export", "--project", data=data, where=root))
+
+    assert str(root) not in result.stdout
+    assert '"key": "File:.::src/app.py"' in result.stdout
+
+
+def test_export_refusing_to_drop_memories_exits_4(invoke: Invoke, tmp_path: Path) -> None:
+    alice, bob = checkout(tmp_path / "alice"), checkout(tmp_path / "bob")
+    ok(invoke("remember", "-c", "decision", "Alice's decision", data=tmp_path / "a", where=alice))
+    ok(invoke("export", "--to", str(bob / ".graphmem"), data=tmp_path / "a", where=alice))
+
+    refused = invoke("export", "--to", str(bob / ".graphmem"), data=tmp_path / "b", where=bob)
+    forced = invoke("export", "--to", str(bob / ".graphmem"), "--force", data=tmp_path / "b", where=bob)
+
+    assert refused.exit_code == 4
+    assert "graphmem import" in refused.stderr
+    assert forced.exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--all-projects", "--project"],
+        ["--to", "out", "-o", "file.jsonl"],
+        ["--force"],
+    ],
+)
+def test_conflicting_export_options_are_usage_errors(invoke: Invoke, tmp_path: Path, args: list[str]) -> None:
+    root = checkout(tmp_path)
+
+    result = invoke("export", *args, data=tmp_path / "data", where=root)
+
+    assert result.exit_code == 2
+    assert not (root / "out").exists()
+
+
+def test_export_project_outside_a_repository_says_what_to_do(invoke: Invoke, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+
+    result = invoke("export", "--to", str(tmp_path / "out"), data=tmp_path / "data", where=plain)
+
+    assert result.exit_code == 2
+    assert "needs a project" in result.stderr
+
+
+def test_import_of_a_folder_without_an_export_exits_2(invoke: Invoke, tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+
+    result = invoke("import", str(root), data=tmp_path / "data", where=root)
+
+    assert result.exit_code == 2
+    assert "no memories.jsonl" in result.stderr

@@ -1,0 +1,84 @@
+"""The daemon's background ingest: runs on its own, reports in status(), never raises."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from support.opencode_db import T0_MS, OpenCodeDB
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.server.runtime import Runtime
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+WAIT_S = 30.0  # generous bound for a 1 s interval on a loaded machine; not a timing assert
+
+
+@pytest.fixture
+def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MemoryService]:
+    monkeypatch.setenv("GRAPHMEM_INGEST__INTERVAL_SECONDS", "1")
+    service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
+    yield service
+    service.close()
+
+
+def runtime(memory: MemoryService) -> Runtime:
+    return Runtime(
+        memory,
+        log_hint="stderr",
+        session_ttl=timedelta(minutes=5),
+        resolve_project=lambda p: p,
+        version="test",
+    )
+
+
+def opencode_db(path: Path, project: str) -> Path:
+    db = OpenCodeDB(path)
+    sid = db.session(project, title="Background")
+    db.turn(sid, "We decided to run the ingest in the background.", "ok", at_ms=T0_MS + 1)
+    db.close()
+    return path
+
+
+def test_ingest_once_records_what_it_did(
+    memory: MemoryService, tmp_path: Path, git_project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENCODE_DB", str(opencode_db(tmp_path / "oc.db", git_project)))
+    state = runtime(memory)
+    state.ingest_once()
+    view = state.status()["ingest"]
+    assert view["enabled"] is True and view["runs"] == 1 and view["last_error"] is None
+    assert view["sessions_ingested"] == 1 and view["memories"].get("event") == 1
+    assert view["last_run"] is not None
+
+
+def test_a_missing_database_is_a_status_not_a_crash(
+    memory: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENCODE_DB", str(tmp_path / "absent.db"))
+    state = runtime(memory)
+    state.ingest_once()
+    state.ingest_once()
+    view = state.status()["ingest"]
+    assert view["runs"] == 2 and "No OpenCode database" in view["last_error"]
+
+
+def test_the_worker_ingests_on_its_own(
+    memory: MemoryService, tmp_path: Path, git_project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENCODE_DB", str(opencode_db(tmp_path / "oc.db", git_project)))
+    state = runtime(memory)
+    state.start_worker()
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while state.ingest.sessions_ingested == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        state.stop_worker()
+    assert state.ingest.sessions_ingested == 1
+    assert [m.session for m in memory.store.all_memories() if m.source == "opencode"]
