@@ -47,6 +47,7 @@ from graphmem.service.inputs import (
     parse_scope,
 )
 from graphmem.service.recall import Recaller, RecallQuery, RecallResult
+from graphmem.service.repository import RepositoryExport
 from graphmem.service.results import BootstrapReport, IngestReport, MemoryDetail, RememberResult, Stats
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.transfer import ExportSummary, ImportSummary, Progress, Transfer
@@ -656,9 +657,21 @@ class MemoryService:
 
     # -- moving memories ----------------------------------------------------------
 
-    def export(self, out: TextIO, *, project: str | None = None, fmt: str = "jsonl") -> ExportSummary:
-        """Write memories as JSONL (lossless, importable) or Markdown (for reading)."""
-        return self._transfer.export(out, project=project, fmt=fmt)
+    def export(
+        self, out: TextIO, *, project: str | None = None, fmt: str = "jsonl", repository: bool = False
+    ) -> ExportSummary:
+        """Write memories as JSONL (lossless, importable) or Markdown (for reading).
+
+        ``repository``: only the memories ``project`` shares with a team, project-relative.
+        """
+        return self._transfer.export(out, project=project, fmt=fmt, repository=repository)
+
+    def export_dir(
+        self, directory: Path, *, project: str | None, fmt: str = "jsonl", force: bool = False
+    ) -> RepositoryExport:
+        """Write the project's shared memories into a folder of its repository (``.graphmem/``)."""
+        with self._write_lock:  # one writer of the folder at a time
+            return self._transfer.export_dir(directory, project=project, fmt=fmt, force=force)
 
     def import_file(
         self,
@@ -668,7 +681,8 @@ class MemoryService:
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> ImportSummary:
-        """Import a JSONL export: validates everything first, imports all or nothing."""
+        """Import a JSONL export (or a ``.graphmem/`` folder): validates everything first,
+        imports all or nothing."""
         with self._write_lock:
             return self._transfer.import_file(path, project=project, dry_run=dry_run, progress=progress)
 
