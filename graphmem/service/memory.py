@@ -31,9 +31,11 @@ from graphmem.core.models import (
     Trust,
 )
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
+from graphmem.core.redaction import redact
 from graphmem.core.refs import find_path_candidates, find_refs, parse_ref
 from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
+from graphmem.core.trust import looks_like_injection
 from graphmem.errors import ConfigError, ConflictError, InvalidInputError, NotFoundError
 from graphmem.service.code_context import code_neighbours, find_symbol, symbol_candidates, symbol_entity
 from graphmem.service.context import ContextBuilder
@@ -186,7 +188,11 @@ class MemoryService:
         ``trust`` is ``low`` for text that tries to instruct the model.
         """
         text = validate_text(text)
+        redaction = redact(text)  # secrets never reach the store
+        text = validate_text(redaction.text)
         trust = _parse_trust(trust)
+        if source != "user" and looks_like_injection(text):
+            trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
         category = parse_category(category)
         scope = self._default_scope(category, project) if scope is None else parse_scope(scope)
         if scope is Scope.PROJECT and not project:
@@ -201,7 +207,8 @@ class MemoryService:
             old = self._get(supersedes) if supersedes else None
             for existing in self.store.find_by_hash(digest):
                 if existing.status is not Status.SUPERSEDED or existing.id == supersedes:
-                    return self._reinforce(existing, now)  # an archived one comes back
+                    # an archived one comes back
+                    return replace(self._reinforce(existing, now), redacted=redaction.count)
             visibility = Visibility(owner, frozenset({Status.ACTIVE}))
             similar = self._similar(text, visibility)
             if old is None:
@@ -209,7 +216,7 @@ class MemoryService:
                     if candidate.category is category and is_near_duplicate(
                         text, candidate.text, self._near_duplicate
                     ):
-                        return self._reinforce(candidate, now)
+                        return replace(self._reinforce(candidate, now), redacted=redaction.count)
             entities = self.entities_in(text, project)
             record = MemoryRecord(
                 id=new_memory_id(),
@@ -244,7 +251,11 @@ class MemoryService:
         if self.semantic is not None:
             self.semantic.added()
         return RememberResult(
-            record, True, superseded=tuple(p.id for p in replaced), entities=tuple(entities)
+            record,
+            True,
+            superseded=tuple(p.id for p in replaced),
+            entities=tuple(entities),
+            redacted=redaction.count,
         )
 
     def _default_scope(self, category: Category, project: str | None) -> Scope:
