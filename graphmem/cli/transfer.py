@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 import click
 from click.core import ParameterSource
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 @click.option(
     "-o",
     "--output",
-    type=click.File("w", encoding="utf-8", lazy=False),
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     default="-",
     help="File to write (default: stdout).",
 )
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 def export(
     ctx: click.Context,
     fmt: str,
-    output: TextIO,
+    output: Path,
     all_projects: bool,
     repository: bool,
     directory: Path | None,
@@ -97,7 +97,11 @@ def export(
         )
         return
     project = None if all_projects else state.project
-    summary = state.service.export(output, project=project, fmt=fmt.lower(), repository=repository)
+    # Opened only now: a usage error above must not truncate the file.
+    with click.open_file(str(output), "w", encoding="utf-8") as out:
+        summary = state.service.export(
+            cast("TextIO", out), project=project, fmt=fmt.lower(), repository=repository
+        )
     present.exported(summary)
 
 

@@ -103,17 +103,23 @@ def test_export_refusing_to_drop_memories_exits_4(invoke: Invoke, tmp_path: Path
     "args",
     [
         ["--all-projects", "--project"],
-        ["--to", "out", "-o", "file.jsonl"],
+        ["--to", "out", "-o", "kept.jsonl"],
         ["--force"],
     ],
 )
-def test_conflicting_export_options_are_usage_errors(invoke: Invoke, tmp_path: Path, args: list[str]) -> None:
+def test_conflicting_export_options_are_usage_errors(
+    invoke: Invoke, tmp_path: Path, args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
     root = checkout(tmp_path)
+    kept = Path("kept.jsonl")
+    kept.write_text("mine\n", "utf-8")
 
     result = invoke("export", *args, data=tmp_path / "data", where=root)
 
     assert result.exit_code == 2
-    assert not (root / "out").exists()
+    assert not Path("out").exists()
+    assert kept.read_text("utf-8") == "mine\n"
 
 
 def test_export_project_outside_a_repository_says_what_to_do(invoke: Invoke, tmp_path: Path) -> None:

@@ -492,3 +492,24 @@ def test_export_refuses_to_undo_a_teammates_newer_copy(
     bob.export_dir(directory, project=bob_root)
 
     assert [r["status"] for r in records(directory) if r["type"] == "memory"] == ["resolved"]
+
+
+def test_the_daemon_route_exports_a_folder_and_imports_it(
+    alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
+) -> None:
+    from graphmem.server import rpc
+
+    alice.remember("Refunds go through the payments queue", category="decision", project=alice_root)
+    directory = Path(alice_root) / ".graphmem"
+
+    exported = rpc.call(
+        alice, {"method": "export_dir", "arguments": {"directory": str(directory), "project": alice_root}}
+    )
+    imported = rpc.call(
+        bob, {"method": "import_file", "arguments": {"path": str(directory), "project": bob_root}}
+    )
+
+    assert exported["result"]["memories"] == 1
+    assert sorted(Path(p).name for p in exported["result"]["written"]) == ["MEMORY.md", "memories.jsonl"]
+    assert imported["result"]["memories_added"] == 1
+    assert list(memories_of(bob, bob_root)) == ["Refunds go through the payments queue"]
