@@ -516,13 +516,21 @@ class KuzuGraphStore:
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
         if not entity_keys:
             return {}
-        rows = self._rows(
-            "MATCH (m:Memory)-[:ABOUT]->(e) WHERE e.key IN $keys RETURN e.key, m.id",
-            {"keys": list(entity_keys)},
-        )
+        # One query per label: in Kùzu 0.11.3 an unlabelled `(e) WHERE e.key IN $keys` misses
+        # matches once a reopened store holds two or more File nodes.
+        by_label: dict[str, list[str]] = defaultdict(list)
+        for key in entity_keys:
+            label = key.split(":", 1)[0]
+            if label in ENTITY_TABLES:
+                by_label[label].append(key)
         found: dict[str, list[str]] = defaultdict(list)
-        for key, memory_id in rows:
-            found[key].append(memory_id)
+        for label, keys in by_label.items():
+            rows = self._rows(
+                f"MATCH (m:Memory)-[:ABOUT]->(e:{label}) WHERE e.key IN $keys RETURN e.key, m.id",
+                {"keys": keys},
+            )
+            for key, memory_id in rows:
+                found[key].append(memory_id)
         return dict(found)
 
     def add_links(self, links: Sequence[Link]) -> None:

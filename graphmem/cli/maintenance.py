@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from graphmem.cli import present
+from graphmem.cli.gitlab import status_lines
 from graphmem.cli.options import json_option
 from graphmem.cli.state import CliState, pass_state
 
@@ -44,11 +45,15 @@ def status(state: CliState) -> None:
         $ graphmem status
         memories: 42
         ...
+        gitlab: https://gitlab.com (reachable); token ok (alice)
+          waiting for enrichment: 3; by state: ok 40, pending 3
         ready
     """
     service = state.service
     service.load_model()
     present.stats(service.stats())
+    for line in status_lines(service.gitlab_status(probe=True)):
+        click.echo(line)
     click.echo("ready")
 
 

@@ -27,6 +27,7 @@ METHODS = frozenset(
         "remember", "recall", "get_context", "boot_context", "show", "list", "edit", "archive",
         "restore", "resolve", "unresolve", "delete", "link", "unlink", "stats", "import_file",
         "embed_pending", "load_model", "export", "reindex", "bootstrap",
+        "enrich", "gitlab_status",
         "ingest_opencode",
         "export_dir",
     }

@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -22,9 +22,13 @@ log = logging.getLogger(__name__)
 
 # Memories embedded per background step: small, so a recall never waits long for the index.
 BACKGROUND_BATCH = 32
+# MRs, issues and epics fetched per background step (one request or a few each).
+ENRICH_STEP = 5
 # Health turns "degraded" while more than this many memories wait for a vector.
 BACKLOG_DEGRADED = 1000
 IDLE_POLL_S = 0.5
+# The enrichment worker looks for due MRs, issues and epics this often when idle (a write wakes it).
+ENRICH_POLL_S = 5.0
 
 
 @dataclass
@@ -78,6 +82,9 @@ class Runtime:
         self._worker: threading.Thread | None = None
         self._ingester: threading.Thread | None = None
         self.ingest = IngestState()
+        self._enrich_wake = threading.Event()
+        self._enricher: threading.Thread | None = None
+        self.enrich_error: str | None = None
         semantic = memory.semantic
         if semantic is not None:
             semantic.embed_on_read = False  # the worker embeds; recall never waits for it
@@ -91,18 +98,39 @@ class Runtime:
         if self.memory.ingest_options.background:
             self._ingester = threading.Thread(target=self._ingest_loop, name="graphmem-ingest", daemon=True)
             self._ingester.start()
+        if self.memory.enricher is not None and self.memory.enricher.configured:
+            self._enricher = threading.Thread(target=self._enrich, name="graphmem-enricher", daemon=True)
+            self._enricher.start()
 
     def stop_worker(self, timeout: float = 10.0) -> None:
         self._stop.set()
         self._wake.set()
+        self._enrich_wake.set()
         if self._worker is not None:
             self._worker.join(timeout)
         if self._ingester is not None:
             self._ingester.join(timeout)
+        if self._enricher is not None:
+            self._enricher.join(timeout)
 
     def written(self) -> None:
-        """A memory was written: embed it soon."""
+        """A memory was written: embed it soon (and enrich the refs it names)."""
         self._wake.set()
+        self._enrich_wake.set()
+
+    def _enrich(self) -> None:
+        """Fetch due MRs, issues and epics from GitLab, a few at a time, off every tool call."""
+        while not self._stop.is_set():
+            try:
+                done = self.memory.enrich_due(ENRICH_STEP)
+                self.enrich_error = None
+            except GraphmemError as exc:
+                self.enrich_error = str(exc)
+                log.error("background enrichment failed: %s", exc)
+                done = 0
+            if done == 0:
+                self._enrich_wake.wait(ENRICH_POLL_S)
+                self._enrich_wake.clear()
 
     def _work(self) -> None:
         semantic = self.memory.semantic
@@ -220,7 +248,20 @@ class Runtime:
             "entities": stats.entities,
             "embedding_backlog": stats.pending_embeddings,
             "active_sessions": len(self.coordinator.active()),
+            "gitlab": self.gitlab_status(),
         }
+
+    def gitlab_status(self) -> dict[str, Any] | None:
+        """GitLab's part of the status, JSON-ready (never the token); None without enrichment."""
+        if self.memory.enricher is None:
+            return None
+        found = self.memory.gitlab_status()
+        view = asdict(found)
+        until = found.rate_limited_until
+        view["rate_limited_until"] = until.isoformat() if until else None
+        if self.enrich_error:
+            view["worker_error"] = self.enrich_error
+        return view
 
     def _gauges(self) -> dict[str, object]:
         stats = self.memory.stats()

@@ -81,6 +81,8 @@ WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHi
 IDEMPOTENT_WRITE = ToolAnnotations(
     readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False
 )
+# Asks GitLab (the open world) and stores what it says.
+FETCHES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True)
 DESTRUCTIVE = ToolAnnotations(
     readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False
 )
@@ -468,6 +470,37 @@ def build_mcp(runtime: Runtime) -> FastMCP:
         """The memory server's state: counts by category, embedding backlog, whether the
         model is loaded, live sessions, uptime. Use it when a tool misbehaves."""
         return runtime.status()
+
+    @tool(FETCHES)
+    def enrich_entity(
+        ref: Annotated[
+            str,
+            Field(
+                description="An MR (!123 or group/proj!123), issue (#45), epic (&6 or group&6), "
+                "or a GitLab URL of one.",
+                min_length=1,
+                max_length=2000,
+            ),
+        ],
+        refresh: Annotated[
+            bool, Field(description="Fetch again even if it was fetched within the TTL.")
+        ] = False,
+        project: Project = None,
+    ) -> dict[str, Any]:
+        """Fetch an MR, issue or epic from GitLab now: title, state, people, labels,
+        changed files and symbols, closing issues, epic. Refs in memories are enriched in
+        the background anyway; call this when get_context says a ref is not enriched yet
+        and you need it now. Fails with a fix-it message when GitLab is not configured."""
+        report = memory.enrich([ref], project=project_of(project), refresh=refresh)
+        outcome = next((name for name, n in report.counts.items() if n), "fresh")
+        return {
+            "ref": ref,
+            "outcome": outcome,
+            "counts": report.counts,
+            "problems": report.problems,
+            "paused": report.paused,
+            "gitlab": runtime.gitlab_status(),
+        }
 
     # -- coordination ---------------------------------------------------------
 

@@ -1,0 +1,92 @@
+"""GitLab: fetch MRs, issues and epics into the graph now."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+
+import click
+
+from graphmem.cli import present
+from graphmem.cli.options import json_option
+from graphmem.cli.state import CliState, pass_state
+from graphmem.core.enrichment import GitLabStatus
+
+
+@click.command()
+@click.argument("refs", nargs=-1, metavar="[REF]...")
+@click.option(
+    "--all", "everything", is_flag=True, help="Every MR, issue and epic in the store, not only those waiting."
+)
+@click.option(
+    "--refresh", is_flag=True, help="Fetch again even what was fetched within [gitlab] ttl_seconds."
+)
+@json_option
+@pass_state
+def enrich(state: CliState, refs: tuple[str, ...], everything: bool, refresh: bool, as_json: bool) -> None:
+    """Fetch GitLab facts for merge requests, issues and epics now.
+
+    With REFs (!12, #34, &5, group/project!12, group&5, or GitLab URLs; relative ones
+    belong to the current project), fetch those. Without, fetch everything waiting in
+    the enrichment queue (what memories, commits and sessions named), and what that
+    finds (an MR's closing issues, their epic). The daemon does the same in the
+    background; this does it now, with a progress bar on stderr.
+
+    \b
+    Example:
+        $ graphmem enrich '!12' '#34'
+        fetched 2
+        $ graphmem enrich --all --refresh
+        fetched 5, unchanged 1, missing 1
+        problems:
+          acme/shop/backend#99: 404 Not found
+    """
+    if refs and everything:
+        raise click.UsageError("Give REFs or --all, not both.")
+    bar = None
+    if present.progress_wanted() and not as_json:
+        bar = click.progressbar(length=1, label="enriching", file=sys.stderr, show_pos=True)
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.length = max(total, 1)
+            bar.update(done - bar.pos)
+
+    try:
+        report = state.service.enrich(
+            list(refs) or None, project=state.project, all=everything, refresh=refresh, progress=progress
+        )
+    finally:
+        if bar is not None:
+            bar.render_finish()
+    if as_json:
+        present.echo_json({**asdict(report), "total": report.total})
+        return
+    click.echo(present.counts(report.counts) if report.counts else "nothing to enrich")
+    if report.problems:
+        click.echo("problems:")
+        for line in report.problems:
+            click.echo(f"  {line}")
+    if report.paused:
+        present.note(f"stopped: {report.paused}")
+
+
+COMMANDS = [enrich]
+
+
+def status_lines(found: GitLabStatus) -> list[str]:
+    """What ``graphmem status`` says about GitLab (never the token)."""
+    if not found.configured:
+        return [f"gitlab: not configured — {found.paused}"]
+    reachable = {True: "reachable", False: "unreachable", None: "not asked yet"}[found.reachable]
+    lines = [
+        f"gitlab: {found.url} ({reachable}); token {found.token}" + (f" ({found.user})" if found.user else "")
+    ]
+    if found.rate_limited_until is not None:
+        lines.append(f"  rate-limited until {found.rate_limited_until:%Y-%m-%d %H:%M:%S} UTC")
+    if found.paused:
+        lines.append(f"  paused: {found.paused}")
+    elif found.last_error:
+        lines.append(f"  last error: {found.last_error}")
+    lines.append(f"  waiting for enrichment: {found.pending}; by state: {present.counts(found.by_state)}")
+    return lines
