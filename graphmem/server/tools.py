@@ -405,10 +405,29 @@ def build_mcp(runtime: Runtime) -> FastMCP:
             ),
         ] = None,
         overwrite: Annotated[bool, Field(description="Replace the file at path if it exists.")] = False,
+        repository: Annotated[
+            bool,
+            Field(
+                description="Only what the project shares with its team, project-relative (as `graphmem "
+                "export --project`); path is then a folder (e.g. <root>/.graphmem) that gets memories.jsonl "
+                "and MEMORY.md, and overwrite drops memories the folder has but the store lacks."
+            ),
+        ] = False,
     ) -> dict[str, Any]:
         """Export memories (this project's and global ones, or all when no project is
         given) with their links and entities, as JSONL (importable) or Markdown."""
         resolved = project_of(project)
+        if repository and path is not None:
+            folder = _absolute(path)
+            done = memory.export_dir(folder, project=resolved, fmt=format, force=overwrite)
+            return {
+                "path": str(folder),
+                "written": list(done.written),
+                "unchanged": list(done.unchanged),
+                "memories": done.memories,
+                "entities": done.entities,
+                "links": done.links,
+            }
         if path is not None:
             target = _absolute(path)
             if target.exists() and not overwrite:
@@ -417,11 +436,11 @@ def build_mcp(runtime: Runtime) -> FastMCP:
                 )
             partial = target.with_name(f".{target.name}.partial")
             with partial.open("w", encoding="utf-8") as out:
-                summary = memory.export(out, project=resolved, fmt=format)
+                summary = memory.export(out, project=resolved, fmt=format, repository=repository)
             partial.replace(target)
             return {"path": str(target), **_export_counts(summary)}
         buffer = io.StringIO()
-        summary = memory.export(buffer, project=resolved, fmt=format)
+        summary = memory.export(buffer, project=resolved, fmt=format, repository=repository)
         content = buffer.getvalue()
         if len(content) > MAX_INLINE_EXPORT_CHARS:
             raise InvalidInputError(
@@ -433,7 +452,12 @@ def build_mcp(runtime: Runtime) -> FastMCP:
     @tool(IDEMPOTENT_WRITE)
     def import_memories(
         path: Annotated[
-            str | None, Field(description="A JSONL export file (absolute path).", max_length=4096)
+            str | None,
+            Field(
+                description="A JSONL export file, or a folder holding memories.jsonl such as "
+                "<root>/.graphmem (absolute path).",
+                max_length=4096,
+            ),
         ] = None,
         content: Annotated[
             str | None,
@@ -444,7 +468,8 @@ def build_mcp(runtime: Runtime) -> FastMCP:
     ) -> dict[str, Any]:
         """Import a graphmem JSONL export. Every line is validated first: if any is
         invalid nothing is imported and the errors give line numbers. Importing the same
-        export twice adds nothing."""
+        export twice adds nothing; a memory already present is updated when the export's
+        copy is newer (a teammate resolved or superseded it)."""
         if (path is None) == (content is None):
             raise InvalidInputError("Give exactly one of path (a file) or content (JSONL text).")
         resolved = project_of(project)
@@ -461,6 +486,7 @@ def build_mcp(runtime: Runtime) -> FastMCP:
             "records": summary.records,
             "memories_added": summary.memories_added,
             "memories_skipped": summary.memories_skipped,
+            "memories_updated": summary.memories_updated,
             "entities": summary.entities,
             "links": summary.links,
         }

@@ -1,0 +1,86 @@
+"""The MCP tools export_memories(repository=True) and import_memories(path=<folder>), in process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastmcp import Client
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.server.runtime import Runtime
+from graphmem.server.tools import build_mcp
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+
+def checkout(parent: Path) -> str:
+    root = parent / "shop"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def main() -> None:\n    pass\n", "utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return str(root.resolve())
+
+
+def open_store(path: Path) -> MemoryService:
+    return open_memory(load_settings(data_dir=path), embedder=HashEmbedder(64))
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> Iterator[tuple[MemoryService, MemoryService]]:
+    alice, bob = open_store(tmp_path / "a"), open_store(tmp_path / "b")
+    yield alice, bob
+    alice.close()
+    bob.close()
+
+
+def call(memory: MemoryService, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    runtime = Runtime(
+        memory, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p, version="t"
+    )
+
+    async def run() -> dict[str, Any]:
+        async with Client(build_mcp(runtime)) as client:
+            result = await client.call_tool(tool, arguments)
+            data: dict[str, Any] = json.loads(result.content[0].text)  # type: ignore[union-attr]
+            return data
+
+    return asyncio.run(run())
+
+
+def test_an_agent_exports_the_project_folder_and_a_teammate_imports_it(
+    stores: tuple[MemoryService, MemoryService], tmp_path: Path
+) -> None:
+    alice, bob = stores
+    alice_root, bob_root = checkout(tmp_path / "alice"), checkout(tmp_path / "bob")
+    alice.remember("Keep src/app.py free of I/O", category="directive", project=alice_root)
+    folder = str(Path(alice_root) / ".graphmem")
+
+    exported = call(alice, "export_memories", {"project": alice_root, "repository": True, "path": folder})
+    imported = call(bob, "import_memories", {"path": folder, "project": bob_root})
+
+    assert exported["memories"] == 1
+    assert sorted(Path(p).name for p in exported["written"]) == ["MEMORY.md", "memories.jsonl"]
+    assert (imported["memories_added"], imported["memories_updated"]) == (1, 0)
+    about = {e.key for m in bob.store.all_memories(bob_root) for e in bob.show(m.id).entities}
+    assert about == {f"File:{bob_root}::src/app.py"}
+
+
+def test_a_repository_export_can_come_back_inline(
+    stores: tuple[MemoryService, MemoryService], tmp_path: Path
+) -> None:
+    alice, _ = stores
+    root = checkout(tmp_path)
+    alice.remember("Keep src/app.py free of I/O", category="directive", project=root)
+
+    exported = call(alice, "export_memories", {"project": root, "repository": True})
+
+    assert root not in exported["content"]
+    assert '"File:.::src/app.py"' in exported["content"]
