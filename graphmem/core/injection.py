@@ -8,7 +8,7 @@ block says that it is recalled data, not instructions, and marks low-trust items
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -86,30 +86,32 @@ def fit(
     max_tokens: int,
     now: datetime,
     suspicious: Iterable[str] = (),
+    lines: Mapping[str, str] | None = None,
 ) -> list[tuple[str, list[str]]]:
     """The lines of each section that are not in the prompt yet, each memory once, within ``max_tokens``.
 
     Sections keep their order; a memory that does not fit is left out, and later (shorter)
-    ones may still fit.
+    ones may still fit. ``lines`` holds lines already rendered, by memory id.
     """
+    rendered = lines or {}
     flagged = set(suspicious)
     seen: set[str] = set()
     used = estimate_tokens(PREAMBLE) + 8  # the tags and the section titles' share
     fitted: list[tuple[str, list[str]]] = []
     for section in sections:
-        lines: list[str] = []
+        kept: list[str] = []
         for memory in section.memories:
             if memory.id in seen or prompt.holds(memory):
                 continue
             seen.add(memory.id)
-            text = line(memory, now=now, suspicious=memory.id in flagged)
-            cost = estimate_tokens(text) + (0 if lines else estimate_tokens(section.title) + 2)
+            text = rendered.get(memory.id) or line(memory, now=now, suspicious=memory.id in flagged)
+            cost = estimate_tokens(text) + (0 if kept else estimate_tokens(section.title) + 2)
             if used + cost > max_tokens:
                 continue
             used += cost
-            lines.append(text)
-        if lines:
-            fitted.append((section.title, lines))
+            kept.append(text)
+        if kept:
+            fitted.append((section.title, kept))
     return fitted
 
 

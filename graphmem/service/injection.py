@@ -42,6 +42,8 @@ QUERY_MAX_CHARS = 1_000
 MAX_FILES = 20
 # Sessions whose boot context is kept; older ones are picked again when they come back.
 BOOT_CACHE_SESSIONS = 256
+# System prompts kept searchable (normalizing a 30 kB prompt costs ~2 ms; a session sends the same one).
+PROMPT_CACHE_SIZE = 32
 PROJECT_CACHE_DIRS = 256
 CONVENTIONS = "Conventions (directives and preferences)"
 CONVENTION_CATEGORIES = (Category.DIRECTIVE, Category.PREFERENCE)
@@ -80,6 +82,14 @@ class InjectRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class Boot:
+    """A session's boot sections, with their lines rendered once."""
+
+    sections: tuple[Section, ...]
+    lines: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True)
 class Injection:
     """The block (or "") and how it was made."""
 
@@ -106,7 +116,8 @@ class Injector:
         self._suspicious = suspicious
         self._now = clock
         self._lock = threading.Lock()
-        self._boot: OrderedDict[tuple[str, str | None], tuple[Section, ...]] = OrderedDict()
+        self._boot: OrderedDict[tuple[str, str | None], Boot] = OrderedDict()
+        self._prompts: OrderedDict[str, Prompt] = OrderedDict()
         self._projects: OrderedDict[str, str | None] = OrderedDict()
 
     def project(self, directory: str | None) -> str | None:
@@ -130,7 +141,7 @@ class Injector:
             for title, cats, sts, n in specs
         )
 
-    def boot(self, session_id: str, project: str | None) -> tuple[Section, ...]:
+    def boot(self, session_id: str, project: str | None) -> Boot:
         """The session's boot sections, picked on its first call and kept for the session."""
         key = (session_id, project)
         with self._lock:
@@ -139,11 +150,31 @@ class Injector:
                 self._boot.move_to_end(key)
                 return cached
         sections = self._sections(BOOT_SECTIONS, project)
+        now = self._now()
+        memories = {m.id: m for s in sections for m in s.memories}
+        lines = {
+            i: injection.line(m, now=now, suspicious=self._suspicious(m.text)) for i, m in memories.items()
+        }
+        boot = Boot(sections, lines)
         with self._lock:
-            self._boot[key] = sections
+            self._boot[key] = boot
             while len(self._boot) > BOOT_CACHE_SESSIONS:
                 self._boot.popitem(last=False)
-        return sections
+        return boot
+
+    def prompt(self, system: str) -> Prompt:
+        """What a system prompt holds, cached: a session sends the same prompt call after call."""
+        with self._lock:
+            found = self._prompts.get(system)
+            if found is not None:
+                self._prompts.move_to_end(system)
+                return found
+        prompt = Prompt.of(system)
+        with self._lock:
+            self._prompts[system] = prompt
+            while len(self._prompts) > PROMPT_CACHE_SIZE:
+                self._prompts.popitem(last=False)
+        return prompt
 
     def related(self, request: InjectRequest, project: str | None) -> list[MemoryRecord]:
         """What recall finds for the message and the files in play (nothing below the floor)."""
@@ -163,8 +194,8 @@ class Injector:
         boot = self.boot(request.session_id, project)
         related = self.related(request, project)
         now = self._now()
-        prompt = Prompt.of(request.system)
-        boot_ids = {m.id for s in boot for m in s.memories}
+        prompt = self.prompt(request.system)
+        boot_ids = set(boot.lines)
         extra = tuple(m for m in related if m.id not in boot_ids)
         recall_part = injection.fit(
             [Section(RELATED_TITLE, extra)],
@@ -174,13 +205,12 @@ class Injector:
             suspicious=self._flagged(extra),
         )
         recall_ids = {i for _, lines in recall_part for i in injection.MEMORY_ID_RE.findall("\n".join(lines))}
-        boot_memories = [m for s in boot for m in s.memories]
         boot_part = injection.fit(
-            boot,
+            boot.sections,
             prompt,
             max_tokens=INJECT_MAX_TOKENS - _tokens(recall_part),
             now=now,
-            suspicious=self._flagged(boot_memories),
+            lines=boot.lines,
         )
         fitted = boot_part + recall_part
         block = injection.render(fitted)
