@@ -29,7 +29,7 @@ from graphmem.core.transfer import (
 
 REPOSITORY_FILE = "memories.jsonl"
 REPOSITORY_VIEW = "MEMORY.md"
-DEFAULT_FOLDER = ".graphmem"
+DEFAULT_FOLDER = ".graphmem/"
 # Sources of memories the repository itself yields again (``graphmem bootstrap``: docs,
 # manifests, git history); every checkout makes its own.
 DERIVED_SOURCES = ("bootstrap:", "git:")

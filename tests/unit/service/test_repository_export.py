@@ -513,3 +513,35 @@ def test_the_daemon_route_exports_a_folder_and_imports_it(
     assert sorted(Path(p).name for p in exported["result"]["written"]) == ["MEMORY.md", "memories.jsonl"]
     assert imported["result"]["memories_added"] == 1
     assert list(memories_of(bob, bob_root)) == ["Refunds go through the payments queue"]
+
+
+def test_the_markdown_on_stdout_is_the_memory_md_file(alice: MemoryService, alice_root: str) -> None:
+    share(alice, alice_root)
+    directory = Path(alice_root) / ".graphmem"
+    alice.export_dir(directory, project=alice_root)
+    out = io.StringIO()
+
+    alice.export(out, project=alice_root, fmt="markdown", repository=True)
+
+    assert out.getvalue() == (directory / "MEMORY.md").read_text("utf-8")
+
+
+def test_unusual_text_round_trips_byte_for_byte(
+    alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
+) -> None:
+    for text in [
+        'Quotes " and \\ backslashes, tabs\tand ünïcödé 日本語 🚀',
+        "Two lines:\nthe second mentions `::` and File:.::x",
+        "Ends with a newline-like \u2028 separator",
+    ]:
+        alice.remember(text, category="fact", project=alice_root)
+    alice.export_dir(Path(alice_root) / ".graphmem", project=alice_root)
+    bob.import_file(Path(alice_root) / ".graphmem", project=bob_root)
+
+    bob.export_dir(Path(bob_root) / ".graphmem", project=bob_root)
+
+    for name in ("memories.jsonl", "MEMORY.md"):
+        assert (Path(bob_root) / ".graphmem" / name).read_bytes() == (
+            Path(alice_root) / ".graphmem" / name
+        ).read_bytes()
+    assert len((Path(bob_root) / ".graphmem" / "memories.jsonl").read_text("utf-8").split("\n")) == 5
