@@ -51,6 +51,9 @@ _FAILED_OUTPUT_RE = re.compile(
     r"|:\d+:(?:\d+:)? error:|\b\d+ failed\b|[Pp]ermission denied|\bundefined:",
     re.MULTILINE,
 )
+# The reader's marker for a cut output ("… [truncated: 12,345 more characters]").
+_TRUNCATED_RE = re.compile(r"\[truncated\b[^\]]*\]\s*$")
+_TRUNCATED_TAIL_CHARS = 200
 _EXCEPTION_LINE_RE = re.compile(r"^\s*(?:E\s+)?[\w.]*(?:Error|Exception):\s+\S")
 _ERROR_LINE_RE = re.compile(
     r"error|ERROR|FAILED|denied|not found|No such file|unauthorized|fatal|refused|undefined|cannot|can't",
@@ -96,6 +99,8 @@ def command_runs(message: SessionMessage) -> list[Run]:
                 continue
             output = redact(part.tool_output[:MAX_OUTPUT_CHARS]).text
             failed = part.status == "error" or bool(_FAILED_OUTPUT_RE.search(output))
+            if not failed and _TRUNCATED_RE.search(part.tool_output[-_TRUNCATED_TAIL_CHARS:]):
+                continue  # its end, where a failure shows, was cut: neither failed nor worked
             runs.append(Run(message.id, command, failed, _error_line(output) if failed else ""))
     return runs
 

@@ -302,6 +302,16 @@ def test_no_procedure_without_a_fix(parts: tuple[SessionPart, ...]) -> None:
     assert extract(_session(_message(1, "assistant", "", *parts))) == []
 
 
+def test_a_run_whose_output_was_cut_does_not_count_as_working() -> None:
+    long_output = "collected 900 items\n" + "." * 3_900 + "… [truncated: 52,113 more characters]"
+    parts = (
+        _bash(1, "pytest tests", "1 failed, 899 passed", "error"),
+        _edit(1, "src/app.py"),
+        _bash(2, "pytest tests", long_output),
+    )
+    assert extract(_session(_message(1, "assistant", "", *parts))) == []
+
+
 def test_a_completed_run_whose_output_shows_an_error_counts_as_failed() -> None:
     parts = (
         _bash(1, "go test ./...", "internal/store/pg_test.go:14:2: undefined: testcontainers\nFAIL"),
