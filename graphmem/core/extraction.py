@@ -64,7 +64,7 @@ _FILLER_RE = re.compile(
     r"""^(?:(?:ok(?:ay)?|so|alright|all\s+right|right|well|um+|uh+|hey|hi|btw|by\s+the\s+way|fyi|
         also|and|but|oh|ah|yeah|yes|yep|anyway|great|cool|thanks|thank\s+you|
         quick\s+context|for\s+context|context|for\s+the\s+record|heads\s+up|just\s+so\s+you\s+know|
-        note(?:\s+that)?|ps|remember(?:\s+that)?|keep\s+in\s+mind(?:\s+that)?)\b[\s,:;.!-]*)+""",
+        note\s+to\s+self|note(?:\s+that)?|ps|remember(?:\s+that)?|keep\s+in\s+mind(?:\s+that)?)\b[\s,:;.!-]*)+""",
     re.IGNORECASE | re.VERBOSE,
 )
 _QUESTION_START_RE = re.compile(
@@ -144,7 +144,7 @@ _RULES: tuple[_Rule, ...] = (
         "decision.we-decided",
         Category.DECISION,
         r"\b(?:we|i|the\s+team)\s+(?:have\s+|'ve\s+|finally\s+|just\s+|eventually\s+)?"
-        r"(?:decided|agreed|chose|picked|settled\s+on|went\s+with|opted\s+for)\s+(?:on\s+|to\s+)?(?P<obj>\S.*)",
+        r"(?:decided|agreed|chose|picked|settled\s+on|went\s+with|opted\s+for)\s*:?\s+(?:on\s+|to\s+)?(?P<obj>\S.*)",
     ),
     _rule(
         "decision.going-with",
@@ -188,7 +188,12 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "preference.always-never",
         Category.PREFERENCE,
-        r"^(?:please\s+)?(?:always|never|don'?t\s+ever|do\s+not\s+ever)\s+(?!mind\b)(?P<obj>\w+\s+\S.*)",
+        r"^(?:please\s+)?(?:always|never|don'?t\s+ever|do\s+not\s+ever)\s+(?!mind\b|again\b|ever\b)(?P<obj>\w+\s+\S.*)",
+    ),
+    _rule(
+        "preference.please-dont",
+        Category.PREFERENCE,
+        r"^please\s+(?:don'?t|do\s+not)\s+(?!worry\b|bother\b|mind\b)(?P<obj>\w+\s+\S.*)",
     ),
     _rule(
         "preference.use-instead",

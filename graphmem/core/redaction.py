@@ -175,6 +175,11 @@ _FLAG_RE = re.compile(
     r"(?P<q>[\"']?)(?P<secret>[^\s\"']{3,512})(?P=q)",
     re.IGNORECASE,
 )
+# "the admin password is Winter2024!": prose, so only a value that reads like a password.
+_PROSE_PASSWORD_RE = re.compile(
+    r"(?P<head>\b(?:password|passwd|passphrase|pwd)\s+(?:is|was|will\s+be)\s+[\"'`]?)(?P<secret>[^\s\"'`]{6,128})",
+    re.IGNORECASE,
+)
 # AWS secret access keys: 40 base64 characters after an aws-ish name.
 _AWS_SECRET_RE = re.compile(
     r"(?P<head>(?<![A-Za-z0-9])aws[A-Za-z0-9_.-]*secret[A-Za-z0-9_.-]*[\"']?\s*[:=]\s*[\"']?)"
@@ -237,6 +242,14 @@ def _password_value(value: str) -> bool:
     return " " not in value.strip() or (len(value) <= 64 and not re.search(r"\s\w+\s\w+", value))
 
 
+def _prose_password(value: str) -> bool:
+    """A word after "password is" that mixes letters with digits or symbols (not "required")."""
+    core = value.rstrip(".,;:)")
+    has_letter = any(c.isalpha() for c in core)
+    has_other = any(c.isdigit() or not c.isalnum() for c in core)
+    return len(core) >= 6 and has_letter and has_other and not re.fullmatch(r"[\w-]+\.[a-z]{2,4}", core)
+
+
 def _keyed_kind(head: str) -> str:
     name = _name_of(head)
     if "private" in name:
@@ -262,5 +275,6 @@ def redact(text: str) -> Redaction:
     out = _sub_value(_AWS_SECRET_RE, lambda _: "aws-secret-key", lambda _: True, out, found)
     out = _sub_value(_PASSWORD_RE, lambda _: "password", _password_value, out, found)
     out = _sub_value(_FLAG_RE, lambda _: "password", lambda _: True, out, found)
+    out = _sub_value(_PROSE_PASSWORD_RE, lambda _: "password", _prose_password, out, found)
     out = _sub_value(_KEYED_RE, _keyed_kind, _looks_random, out, found)
     return Redaction(out, len(found), tuple(sorted(set(found))))

@@ -67,6 +67,9 @@ _READ_ONLY = _word_set(
     "printenv tree wc file stat du df ps top history man sed awk jq diff sort uniq true false "
     "sleep clear"
 )
+# Programs whose failures depend on the repository's or the shell's state, not on a lesson
+# worth keeping: `git push` rejected, then `git pull --rebase`, is how git works everywhere.
+_STATEFUL = frozenset({"git", "cd", "export", "source", "."})
 _READ_ONLY_SUB = {
     "git": frozenset({"status", "log", "show", "diff", "branch", "blame", "remote", "fetch", "grep"}),
     "glab": frozenset({"view", "list", "status"}),
@@ -211,7 +214,7 @@ def _family(tokens: list[str]) -> tuple[str, ...]:
 
 def _read_only(tokens: list[str]) -> bool:
     program = tokens[0]
-    if program in _READ_ONLY:
+    if program in _READ_ONLY or program in _STATEFUL:
         return True
     subcommands = _READ_ONLY_SUB.get(program)
     return subcommands is not None and any(t in subcommands for t in tokens[1:3])

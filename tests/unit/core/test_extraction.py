@@ -64,6 +64,7 @@ def _one(items: list[Learned]) -> Learned:
         ("Let's use ruff instead of flake8 for linting.", "decision.lets-use"),
         ("Decision: API versions go in the URL path, not in a header.", "decision.label"),
         ("We're going with partial refunds only through the admin panel.", "decision.going-with"),
+        ("ok we decided: use Go for the worker service, not Python.", "decision.we-decided"),
     ],
 )
 def test_a_stated_decision_is_learned(text: str, rule: str) -> None:
@@ -178,6 +179,7 @@ def test_no_blocker_from_resolved_questions_or_bare_status(text: str) -> None:
         "Please use httpx instead of requests in new client code.",
         "I'd rather you run mypy with --strict from now on.",
         "I like dataclasses more than plain dicts for internal data.",
+        "Please don't use print statements in the release script.",
     ],
 )
 def test_a_preference_is_learned(text: str) -> None:
@@ -205,6 +207,9 @@ def test_a_project_rule_is_a_directive(text: str) -> None:
         "I prefer that.",
         "I like the new MR template.",
         "Bitte immer kleine Commits machen.",
+        "Never again will I touch that migration by hand.",
+        "I always forget to run the linter before pushing.",
+        "please don't worry about the docs for now.",
     ],
 )
 def test_no_preference_from_asides_reports_or_opinions(text: str) -> None:
@@ -293,6 +298,12 @@ def test_a_failure_fixed_by_another_command_names_that_command() -> None:
         (
             _bash(1, "cat missing.txt", "cat: missing.txt: No such file", "error"),
             _bash(2, "cat README.md", "# x"),
+        ),
+        # git's own state (a rejected push, then a rebase): how git works, not a project lesson
+        (
+            _bash(1, "git push", "! [rejected] main -> main (non-fast-forward)", "error"),
+            _bash(2, "git pull --rebase", "Successfully rebased"),
+            _bash(3, "git push", "main -> main"),
         ),
         # a failure with no success after it
         (_bash(1, "docker login -u dev", "unauthorized: HTTP Basic: Access denied", "error"),),

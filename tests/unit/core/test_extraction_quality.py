@@ -1,57 +1,58 @@
 """Extraction quality on the labelled sessions in samples/sessions/ stays at the measured level.
 
-A quality regression test, not a timing one: `graphmem bench extraction` measured
-precision 1.000 and recall 0.976 over all 45 sessions (docs/learning.md). The floors
-leave room for one wrong item per set, not for a rule that starts to misfire.
+A quality regression test, not a timing one. `graphmem bench extraction` measured
+(docs/learning.md): dev precision 1.000 / recall 1.000, held-out 1.000 / 0.941,
+stress 0.923 / 0.857. The floors leave room for about one wrong item per set, not for
+a rule that starts to misfire.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from graphmem.bench.extraction import load_sessions, score
 
 SESSIONS = Path(__file__).resolve().parents[3] / "samples" / "sessions"
-PRECISION_FLOOR = 0.95  # measured 1.000 on each set
-CATEGORY_PRECISION_FLOOR = 0.85  # measured 1.000 in every category
-RECALL_FLOOR = 0.9  # measured 1.000 (dev) and 0.941 (held-out)
+# set: (overall precision, precision in any category, overall recall)
+FLOORS = {
+    "dev": (0.95, 0.85, 0.9),  # measured 1.000, 1.000, 1.000
+    "heldout": (0.95, 0.85, 0.9),  # measured 1.000, 1.000, 0.941
+    "stress": (0.9, 0.65, 0.8),  # measured 0.923, 0.667 (blocker), 0.857
+}
 
 
-@pytest.fixture(scope="module", params=["dev", "heldout"])
-def result(request: pytest.FixtureRequest) -> dict[str, object]:
-    return score(load_sessions(SESSIONS / f"{request.param}.jsonl"))
+@pytest.fixture(scope="module", params=sorted(FLOORS))
+def measured(request: pytest.FixtureRequest) -> tuple[str, dict[str, Any]]:
+    return request.param, score(load_sessions(SESSIONS / f"{request.param}.jsonl"))
 
 
 def test_the_labelled_set_is_big_enough() -> None:
-    sessions = load_sessions(SESSIONS / "dev.jsonl") + load_sessions(SESSIONS / "heldout.jsonl")
+    sessions = [s for name in FLOORS for s in load_sessions(SESSIONS / f"{name}.jsonl")]
     assert len(sessions) >= 40
     assert sum(len(s.transcript.messages) for s in sessions) >= 200
 
 
-def test_overall_precision_stays_above_the_floor(result: dict[str, object]) -> None:
-    overall = result["overall"]
-    assert isinstance(overall, dict)
-    assert overall["precision"] >= PRECISION_FLOOR, result["false_positives"]
+def test_overall_precision_stays_above_the_floor(measured: tuple[str, dict[str, Any]]) -> None:
+    name, result = measured
+    assert result["overall"]["precision"] >= FLOORS[name][0], result["false_positives"]
 
 
-def test_every_categorys_precision_stays_above_the_floor(result: dict[str, object]) -> None:
-    categories = result["categories"]
-    assert isinstance(categories, dict)
+def test_every_categorys_precision_stays_above_the_floor(measured: tuple[str, dict[str, Any]]) -> None:
+    name, result = measured
     low = {
-        name: row["precision"]
-        for name, row in categories.items()
-        if row["precision"] < CATEGORY_PRECISION_FLOOR
+        c: row["precision"] for c, row in result["categories"].items() if row["precision"] < FLOORS[name][1]
     }
     assert not low, result["false_positives"]
 
 
-def test_recall_stays_above_the_floor(result: dict[str, object]) -> None:
-    overall = result["overall"]
-    assert isinstance(overall, dict)
-    assert overall["recall"] >= RECALL_FLOOR, result["misses"]
+def test_recall_stays_above_the_floor(measured: tuple[str, dict[str, Any]]) -> None:
+    name, result = measured
+    assert result["overall"]["recall"] >= FLOORS[name][2], result["misses"]
 
 
-def test_no_injection_becomes_an_instruction(result: dict[str, object]) -> None:
+def test_no_injection_becomes_an_instruction(measured: tuple[str, dict[str, Any]]) -> None:
+    _, result = measured
     assert result["low_trust_instructions"] == 0
