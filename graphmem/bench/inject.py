@@ -106,7 +106,10 @@ def run(
         try:
             url = _wait_loaded(data_dir)
             say(f"daemon ready at {url}")
+            load_before = os.getloadavg()[0]
             report = _measure(url, str(project), calls=calls, per_session=per_session)
+            # The machine is often shared: the load says how far the figures are its doing.
+            report["load_average"] = [round(load_before, 2), round(os.getloadavg()[0], 2)]
         finally:
             stop_daemon(data_dir)
             if daemon.poll() is None:
@@ -178,5 +181,7 @@ def format_report(report: dict[str, Any]) -> str:
             f"max {trip['max']} ms",
             f"daemon time: median {server['median']} ms, p95 {server['p95']} ms",
             f"first call of a session (boot context): median {first['median']} ms, p95 {first['p95']} ms",
+            f"load average (1 min) before / after: {report['load_average'][0]} / {report['load_average'][1]} "
+            f"on {os.cpu_count()} cores",
         ]
     )
