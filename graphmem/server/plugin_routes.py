@@ -36,8 +36,9 @@ PathText = Annotated[str, StringConstraints(min_length=1, max_length=4096)]
 MAX_TEXT_CHARS = 100_000
 # What the system prompt holds (OpenCode's own is ~10-40 kB with AGENTS.md).
 MAX_SYSTEM_CHARS = 400_000
-# Agents whose calls get no block: OpenCode's hidden title agent names the session.
-SKIPPED_AGENTS = frozenset({"title"})
+# Agents whose calls get no block: OpenCode's hidden ones (title names the session; compaction
+# gets what must survive through /plugin/compaction; summary describes the changes).
+SKIPPED_AGENTS = frozenset({"title", "compaction", "summary"})
 # Sessions waiting for ingest; more are dropped (the daemon's continuous ingest catches up).
 MAX_QUEUED_INGESTS = 1000
 

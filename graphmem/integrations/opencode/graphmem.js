@@ -2,8 +2,8 @@
 // removed by `graphmem uninstall opencode`; `install` updates it (edits here are overwritten).
 //
 // Before each model call it adds a <memory> block to the system prompt (boot context once per
-// session, then what recall finds for the current message), skipping OpenCode's hidden title
-// agent; it keeps conventions, decisions and open blockers through compaction; and it asks
+// session, then what recall finds for the current message), skipping OpenCode's hidden title,
+// compaction and summary agents; it keeps conventions, decisions and open blockers through compaction; and it asks
 // graphmem to learn from a session when the session goes idle or is compacted. It talks only to
 // the local graphmem daemon (found through daemon.json in graphmem's data dir), never waits
 // longer than its timeouts, and never throws into OpenCode: with no daemon it adds nothing.
@@ -26,7 +26,13 @@ const MAX_FILES = 20;
 const MAX_SESSIONS = 200; // per-session state kept (oldest dropped first)
 const MAX_CACHED_BLOCKS = 500;
 const INGEST_DEDUP_MS = 2000; // session.status idle and session.idle arrive together
-const TITLE_MARKER = "You are a title generator"; // OpenCode's hidden title agent's prompt
+// The prompts of OpenCode's hidden agents, which get no block: title (names the session),
+// compaction (gets what must survive through experimental.session.compacting) and summary.
+const HIDDEN_AGENT_MARKERS = [
+  "You are a title generator",
+  "You are a context summarization agent",
+  "Summarize what was done in this conversation",
+];
 const FILE_ARGS = ["filePath", "path", "file"];
 
 function dataDir() {
@@ -162,7 +168,9 @@ export const GraphmemPlugin = async ({ client, directory }) => {
         const sessionID = input?.sessionID;
         const system = output?.system;
         if (!sessionID || !Array.isArray(system)) return;
-        if (system.some((text) => typeof text === "string" && text.includes(TITLE_MARKER))) return;
+        // A hidden agent's prompt opens the system prompt (an AGENTS.md quoting it does not count).
+        const opening = String(system[0] ?? "").slice(0, 200);
+        if (HIDDEN_AGENT_MARKERS.some((marker) => opening.includes(marker))) return;
         const user = users.get(sessionID);
         if (!user) return;
         const inPlay = files.get(sessionID) ?? [];
