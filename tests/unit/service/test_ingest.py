@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -9,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.fake_llm import Fail, FakeLLM
 from support.opencode_db import T0_MS, OpenCodeDB, text, tool
 
+from graphmem.adapters.llm_extractor import LLMExtractor
 from graphmem.core.models import Category, EntityKind, MemoryRecord, Trust
 from graphmem.core.sessions import Learned, Transcript
 from graphmem.errors import NotFoundError, SessionStoreError
@@ -308,3 +311,39 @@ def test_memory_service_ingest_opencode_runs_the_rules(
     report = fake_memory.ingest_opencode(db_path=str(oc.path), progress=seen.append)
     assert report.extractor == "rules" and report.sessions_ingested == 1 and seen == [1]
     assert report.memories.get("event") == 1
+
+
+def test_the_llm_extractor_over_http_feeds_the_store_and_falls_back_on_failure(
+    fake_memory: MemoryService, oc: OpenCodeDB, git_project: str
+) -> None:
+    first = oc.session(git_project, at_ms=T0_MS)
+    asked, _ = oc.turn(first, "Billing stays on Postgres 16, final answer.", "ok", at_ms=T0_MS + 1)
+    second = oc.session(git_project, at_ms=T0_MS + 100)
+    oc.turn(second, "We decided to vendor the parser.", "ok", at_ms=T0_MS + 101)
+    item = {"category": "decision", "text": "Billing stays on Postgres 16.", "message_id": asked, "files": []}
+    with FakeLLM([json.dumps({"memories": [item]}), Fail(503, "overloaded")]) as llm:
+        extractor = LLMExtractor(model="fake-model", base_url=llm.base_url)
+        report = Ingester(
+            fake_memory,
+            options=IngestOptions(llm_max_sessions_per_run=5),
+            write_lock=threading.RLock(),
+            clock=lambda: LATER,
+            llm=extractor,
+        ).run(db_path=str(oc.path))
+    assert report.llm_sessions == 1 and report.llm_fallbacks == 1 and report.sessions_ingested == 2
+    texts = {m.text: m for m in learned(fake_memory)}
+    assert texts["Billing stays on Postgres 16."].origin == asked
+    assert "We decided to vendor the parser." in " ".join(texts)  # the rules read the second session
+
+
+def test_a_huge_non_english_session_is_ingested_within_bounds(
+    fake_memory: MemoryService, oc: OpenCodeDB, git_project: str
+) -> None:
+    sid = oc.session(git_project, title="Große Sitzung 大会话")
+    for i in range(300):
+        oc.message(sid, "user", [text(f"Nachricht {i}: 我们讨论了缓存。")], at_ms=T0_MS + i * 10)
+    oc.message(sid, "assistant", [tool("bash", {"command": "make"}, "ü" * 2_000_000)], at_ms=T0_MS + 5_000)
+    report = ingester(fake_memory, Scripted(decisions)).run(db_path=str(oc.path))
+    assert report.sessions_ingested == 1
+    (event,) = fake_memory.list(categories=["event"], project=git_project)
+    assert "Große Sitzung 大会话" in event.text and "(300 user messages)" in event.text
