@@ -171,9 +171,11 @@ class FileChange:
         return "".join(line if line.endswith("\n") else line + NO_NEWLINE_MARK for line in lines)
 
 
-def plan_install(files: OpenCodeFiles, entry: Mapping[str, Any], plugin: str) -> list[FileChange]:
+def plan_install(
+    files: OpenCodeFiles, entry: Mapping[str, Any], plugin: str | None = None
+) -> list[FileChange]:
     """Set ``mcp.graphmem`` to ``entry`` in the config, write graphmem's section of AGENTS.md and
-    the plugin file (``plugin``: its text).
+    the plugin file (``plugin``: its text; default: the packaged plugin, no data dir baked in).
 
     An older copy of the plugin is replaced; a different file of the same name that is not
     graphmem's stops the plan (nothing is written).
@@ -192,7 +194,7 @@ def plan_install(files: OpenCodeFiles, entry: Mapping[str, Any], plugin: str) ->
     return [
         FileChange(files.config, config, new_config),
         FileChange(files.agents, agents, with_section(agents or "", SECTION_BODY, files.agents)),
-        FileChange(files.plugin, installed, plugin),
+        FileChange(files.plugin, installed, plugin_text() if plugin is None else plugin),
     ]
 
 

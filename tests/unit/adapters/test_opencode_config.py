@@ -52,7 +52,9 @@ def actions(changes: list[oc.FileChange]) -> list[tuple[str, str]]:
 
 
 def test_project_config_is_opencode_json_when_there_is_none(tmp_path: Path) -> None:
-    assert oc.project_files(tmp_path) == oc.OpenCodeFiles(tmp_path / "opencode.json", tmp_path / "AGENTS.md")
+    assert oc.project_files(tmp_path) == oc.OpenCodeFiles(
+        tmp_path / "opencode.json", tmp_path / "AGENTS.md", tmp_path / ".opencode" / "plugins" / "graphmem.js"
+    )
 
 
 def test_project_config_prefers_an_existing_opencode_jsonc(tmp_path: Path) -> None:
@@ -66,7 +68,9 @@ def test_global_files_live_under_xdg_config_home(tmp_path: Path) -> None:
     files = oc.global_files({"XDG_CONFIG_HOME": str(tmp_path)})
 
     assert files == oc.OpenCodeFiles(
-        tmp_path / "opencode" / "opencode.json", tmp_path / "opencode" / "AGENTS.md"
+        tmp_path / "opencode" / "opencode.json",
+        tmp_path / "opencode" / "AGENTS.md",
+        tmp_path / "opencode" / "plugins" / "graphmem.js",
     )
 
 
@@ -129,7 +133,11 @@ def test_graphmem_command_falls_back_to_python_dash_m(
 def test_install_in_a_fresh_project_creates_both_files(tmp_path: Path) -> None:
     changes = install(tmp_path)
 
-    assert actions(changes) == [("created", "opencode.json"), ("created", "AGENTS.md")]
+    assert actions(changes) == [
+        ("created", "opencode.json"),
+        ("created", "AGENTS.md"),
+        ("created", "graphmem.js"),
+    ]
     config = json.loads((tmp_path / "opencode.json").read_text("utf-8"))
     assert config == {"$schema": oc.SCHEMA_URL, "mcp": {"graphmem": ENTRY}}
     agents = (tmp_path / "AGENTS.md").read_text("utf-8")
@@ -168,12 +176,16 @@ def test_install_twice_changes_nothing_the_second_time(tmp_path: Path) -> None:
     (tmp_path / "opencode.jsonc").write_text(COMMENTED_JSONC, "utf-8")
     (tmp_path / "AGENTS.md").write_text(USER_AGENTS, "utf-8")
     install(tmp_path)
-    written = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    written = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
 
     again = install(tmp_path)
 
-    assert actions(again) == [("unchanged", "opencode.jsonc"), ("unchanged", "AGENTS.md")]
-    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == written
+    assert actions(again) == [
+        ("unchanged", "opencode.jsonc"),
+        ("unchanged", "AGENTS.md"),
+        ("unchanged", "graphmem.js"),
+    ]
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == written
 
 
 def test_install_updates_a_stale_entry_and_section(tmp_path: Path) -> None:
@@ -185,7 +197,11 @@ def test_install_updates_a_stale_entry_and_section(tmp_path: Path) -> None:
 
     changes = install(tmp_path)
 
-    assert actions(changes) == [("updated", "opencode.json"), ("updated", "AGENTS.md")]
+    assert actions(changes) == [
+        ("updated", "opencode.json"),
+        ("updated", "AGENTS.md"),
+        ("unchanged", "graphmem.js"),
+    ]
     assert jsonc.get_value((tmp_path / "opencode.json").read_text("utf-8"), oc.MCP_PATH) == ENTRY
     text = agents.read_text("utf-8")
     assert text.startswith("intro\n\n" + oc.SECTION_START) and text.endswith(oc.SECTION_END + "\n\noutro\n")
@@ -244,7 +260,11 @@ def test_uninstall_gives_back_the_original_jsonc_and_agents_md(tmp_path: Path) -
 
     changes = uninstall(tmp_path)
 
-    assert actions(changes) == [("updated", "opencode.jsonc"), ("updated", "AGENTS.md")]
+    assert actions(changes) == [
+        ("updated", "opencode.jsonc"),
+        ("updated", "AGENTS.md"),
+        ("deleted", "graphmem.js"),
+    ]
     assert (tmp_path / "opencode.jsonc").read_text("utf-8") == COMMENTED_JSONC
     assert (tmp_path / "AGENTS.md").read_text("utf-8") == USER_AGENTS
 
@@ -273,7 +293,11 @@ def test_uninstall_after_a_fresh_install_deletes_what_install_created(tmp_path: 
 
     changes = uninstall(tmp_path)
 
-    assert actions(changes) == [("deleted", "opencode.json"), ("deleted", "AGENTS.md")]
+    assert actions(changes) == [
+        ("deleted", "opencode.json"),
+        ("deleted", "AGENTS.md"),
+        ("deleted", "graphmem.js"),
+    ]
     assert list(tmp_path.iterdir()) == []
 
 
@@ -284,7 +308,11 @@ def test_uninstall_twice_changes_nothing_the_second_time(tmp_path: Path) -> None
 
     again = uninstall(tmp_path)
 
-    assert actions(again) == [("unchanged", "opencode.jsonc"), ("unchanged", "AGENTS.md")]
+    assert actions(again) == [
+        ("unchanged", "opencode.jsonc"),
+        ("unchanged", "AGENTS.md"),
+        ("unchanged", "graphmem.js"),
+    ]
 
 
 def test_uninstall_keeps_a_config_that_never_had_graphmem(tmp_path: Path) -> None:
