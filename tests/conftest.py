@@ -19,8 +19,8 @@ GITLAB_REMOTE = "git@gitlab.example.com:group/sub/proj.git"
 
 @pytest.fixture(autouse=True)
 def _isolated_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Tests never read the developer's config file or GRAPHMEM_* variables."""
-    for name in [n for n in os.environ if n.startswith("GRAPHMEM_")]:
+    """Tests never read the developer's config file, GRAPHMEM_* variables or GitLab token."""
+    for name in [n for n in os.environ if n.startswith("GRAPHMEM_") or n in ("GITLAB_TOKEN", "OPENCODE_DB")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("GRAPHMEM_CONFIG", str(tmp_path / "no-such-config.toml"))
 
