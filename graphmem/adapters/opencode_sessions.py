@@ -51,6 +51,8 @@ MAX_PARTS_PER_MESSAGE = 300
 MAX_TEXT_CHARS = 20_000
 # Tool outputs: the rules need the first error lines, not megabytes of build log.
 MAX_TOOL_OUTPUT_CHARS = 4_000
+# ... and the last lines, where a failing test run or build says so.
+TOOL_OUTPUT_TAIL_CHARS = 1_500
 # Tool inputs (compact JSON): commands and paths fit; a whole file written by `write` does not.
 MAX_TOOL_INPUT_CHARS = 2_000
 # Paths kept per part (patch parts can list hundreds).
@@ -124,6 +126,17 @@ def _bounded(text: str | None, limit: int, full_length: int | None = None) -> st
     if length <= limit:
         return text
     return text[:limit] + TRUNCATED.format(omitted=length - limit)
+
+
+def _head_and_tail(head: str | None, tail: str | None, full_length: int | None) -> str:
+    """A tool output cut to its first and last characters, with a marker where it was cut."""
+    if not head:
+        return ""
+    length = max(full_length or 0, len(head))
+    if length <= MAX_TOOL_OUTPUT_CHARS or not tail:
+        return _bounded(head, MAX_TOOL_OUTPUT_CHARS, full_length)
+    kept = MAX_TOOL_OUTPUT_CHARS - len(tail)
+    return f"{head[:kept]}\n{TRUNCATED.format(omitted=length - kept - len(tail))}\n{tail}"
 
 
 class OpenCodeSessionStore:
@@ -284,6 +297,9 @@ class OpenCodeSessionStore:
                                                  json_extract(p.data, '$.state.error')), 1, :output) END,
                CASE WHEN ok THEN length(coalesce(json_extract(p.data, '$.state.output'),
                                                  json_extract(p.data, '$.state.error'))) END,
+               CASE WHEN ok THEN substr(coalesce(json_extract(p.data, '$.state.output'),
+                                                 json_extract(p.data, '$.state.error')), -:tail) END,
+               CASE WHEN ok THEN json_extract(p.data, '$.state.metadata.exit') END,
                CASE WHEN ok THEN json_extract(p.data, '$.mime') END,
                CASE WHEN ok THEN coalesce(json_extract(p.data, '$.filename'),
                                           json_extract(p.data, '$.source.path')) END,
@@ -304,6 +320,7 @@ class OpenCodeSessionStore:
             "text": MAX_TEXT_CHARS,
             "input": MAX_TOOL_INPUT_CHARS,
             "output": MAX_TOOL_OUTPUT_CHARS,
+            "tail": TOOL_OUTPUT_TAIL_CHARS,
         }
         messages, parts, count = self._run(
             f"session {row.id}",
@@ -366,7 +383,8 @@ class OpenCodeSessionStore:
 def _part(row: tuple[Any, ...]) -> SessionPart | None:
     """One ``part`` row (already bounded in SQL) as a SessionPart; None for parts that teach nothing."""
     (part_id, _message, _ok, kind, text, text_len, synthetic, ignored, tool, status,
-     tool_input, input_len, output, output_len, mime, filename, files_json) = row  # fmt: skip
+     tool_input, input_len, output, output_len, output_tail, exit_code, mime, filename,
+     files_json) = row  # fmt: skip
     kind = str(kind or "")
     if kind in ("text", "reasoning"):
         if synthetic or ignored or not text:
@@ -379,8 +397,9 @@ def _part(row: tuple[Any, ...]) -> SessionPart | None:
             kind,
             tool=str(tool or ""),
             tool_input=_bounded(tool_input, MAX_TOOL_INPUT_CHARS, input_len),
-            tool_output=_bounded(output, MAX_TOOL_OUTPUT_CHARS, output_len),
-            status=str(status or ""),
+            tool_output=_head_and_tail(output, output_tail, output_len),
+            # OpenCode's bash tool completes even when the command fails; its exit code says so.
+            status="error" if isinstance(exit_code, int) and exit_code != 0 else str(status or ""),
             files=_paths_in(arguments),
         )
     if kind == "file":

@@ -113,6 +113,28 @@ def test_megabyte_tool_output_is_cut_with_a_marker(oc: OpenCodeDB, tmp_path: Pat
     assert output.startswith("xxx") and "truncated: 2,996,000 more characters" in output
 
 
+def test_a_cut_output_keeps_its_end_where_failures_show(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    log = "collected 900 items\n" + "." * 100_000 + "\nFAILED tests/test_refund.py::test_rounding"
+    oc.message(sid, "assistant", [tool("bash", {"command": "pytest"}, log)], at_ms=T0_MS + 1)
+    (read,) = read_all(oc.path)
+    output = read.transcript.messages[0].parts[0].tool_output
+    assert len(output) < MAX_TOOL_OUTPUT_CHARS + 100
+    assert output.startswith("collected 900 items") and "truncated:" in output
+    assert output.endswith("FAILED tests/test_refund.py::test_rounding")
+
+
+def test_a_completed_shell_run_with_a_nonzero_exit_code_failed(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    failing = tool("bash", {"command": "make lint"}, "lint: 3 problems")
+    failing["state"]["metadata"] = {"exit": 2, "output": "lint: 3 problems"}
+    working = tool("bash", {"command": "make lint"}, "ok")
+    working["state"]["metadata"] = {"exit": 0, "output": "ok"}
+    oc.message(sid, "assistant", [failing, working], at_ms=T0_MS + 1)
+    (read,) = read_all(oc.path)
+    assert [p.status for p in read.transcript.messages[0].parts] == ["error", "completed"]
+
+
 def test_huge_text_part_is_bounded(oc: OpenCodeDB, tmp_path: Path) -> None:
     sid = oc.session(str(tmp_path))
     oc.message(sid, "user", [text("é" * (MAX_TEXT_CHARS * 3))], at_ms=T0_MS + 1)
