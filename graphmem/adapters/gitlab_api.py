@@ -1,22 +1,11 @@
-"""One GitLab instance's REST v4 API through python-gitlab: merge requests, issues, epics, a probe.
+"""One GitLab instance's merge requests, issues and epics, read into ``core.gitlab`` types.
 
-``PythonGitLabClient`` implements ``core.ports.GitLabClient``. It reads with the library's
-``http_get`` and paginated ``http_list(iterator=True)``, turns the JSON into the frozen types of
-``core.gitlab``, and translates every failure at this boundary into graphmem's ``GitLabError``
-tree; no python-gitlab or requests exception leaves this module:
-
-- 401 → ``GitLabAuthError`` at once (a wrong token does not improve with retries);
-- 403 → ``GitLabForbiddenError``; 404 → ``GitLabNotFoundError``;
-- 429 → waits ``Retry-After`` inside the call when it is at most ``MAX_INLINE_WAIT_S`` (within
-  ``max_retries``), else ``GitLabRateLimitedError(retry_after_s)`` so the caller's queue waits;
-- 5xx and timeouts → up to ``max_retries`` retries with exponential backoff, then
-  ``GitLabUnavailableError``; a refused connection or unknown host → ``GitLabUnavailableError`` at once;
-- an answer that is not JSON, or JSON of an unexpected shape → ``GitLabUnavailableError``.
-
-python-gitlab's own retrying is switched off (it would sleep for any ``Retry-After``, minutes
-included); this module's loop is the only one. Answers are cached in memory for
-``cache_ttl_s``, keyed by route. The token is sent as ``PRIVATE-TOKEN`` and appears in no log
-line, message, repr or result.
+``PythonGitLabClient`` implements ``core.ports.GitLabClient``. It knows which REST v4 routes say
+what (an MR's ``/diffs`` or ``/changes`` and ``/closes_issues``, an issue's epic and related MRs,
+an epic's parent and children) and reads their JSON into the frozen types of ``core.gitlab``; an
+answer of an unexpected shape becomes ``GitLabUnavailableError``. The requests themselves —
+retries, ``Retry-After``, the translation of every python-gitlab and requests error into the
+``GitLabError`` tree, the cache — are ``GitLabTransport``'s (``gitlab_transport.py``).
 """
 
 from __future__ import annotations
@@ -25,20 +14,21 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-import gitlab
-import gitlab.exceptions
-import requests
 from gitlab.utils import EncodedId
 
-from graphmem import __version__
+from graphmem.adapters.gitlab_transport import (
+    DEFAULT_CACHE_TTL_S,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    GitLabTransport,
+    JSONObject,
+    ListRead,
+)
 from graphmem.core.gitlab import (
     MAX_CHANGED_FILES,
     ChangedFile,
@@ -52,50 +42,21 @@ from graphmem.core.gitlab import (
     hunk_ranges,
 )
 from graphmem.errors import (
-    ConfigError,
     GitLabAuthError,
-    GitLabError,
     GitLabForbiddenError,
     GitLabNotFoundError,
-    GitLabRateLimitedError,
     GitLabUnavailableError,
 )
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
-JSONObject = dict[str, Any]
-
-DEFAULT_TIMEOUT_S = 10.0
-# Retries per request after a 5xx, a timeout or a short 429; 3 attempts in all by default.
-DEFAULT_MAX_RETRIES = 2
-DEFAULT_CACHE_TTL_S = 300.0
-BACKOFF_BASE_S = 0.5  # first wait after a 5xx or timeout; doubles each retry
-BACKOFF_MAX_S = 4.0
-# A Retry-After up to this is waited inside the call; a longer one is raised for the queue to wait.
-MAX_INLINE_WAIT_S = 5.0
-# GitLab sends Retry-After with every 429; if a proxy does not, wait this long before trying again.
-DEFAULT_RETRY_AFTER_S = 60.0
-PER_PAGE = 100  # GitLab's largest page: fewest requests
 MAX_CLOSING_ISSUES = 200
 MAX_RELATED_MERGE_REQUESTS = 200
 MAX_EPIC_CHILDREN = 500
-CACHE_MAX_ENTRIES = 2_048
-USER_AGENT = f"graphmem/{__version__} (+https://pypi.org/project/graphmem) python-gitlab/{gitlab.__version__}"
 
 # ".../api/v4/groups/7/epics/2" (an epic's _links.parent), "/groups/acme/shop/-/epics/5" (issue epic.url)
 _EPIC_LINK_RE = re.compile(r"/groups/(?P<group>[^?#]+?)(?:/-)?/epics/(?P<iid>\d+)/?$")
 _MR_URL_RE = re.compile(r"^https?://[^/]+(?:/.*?)?/(?P<project>[^/].*?)/-/merge_requests/(?P<iid>\d+)")
-_LIST_OPTIONS: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False, "max_retries": 0}
-
-
-@dataclass(frozen=True, slots=True)
-class _ListRead:
-    """The first items of a paginated list and how many it holds."""
-
-    items: tuple[JSONObject, ...]
-    total: int  # every item, or a lower bound when not ``exact``
-    exact: bool
 
 
 class PythonGitLabClient:
@@ -118,39 +79,19 @@ class PythonGitLabClient:
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        parts = urlsplit(url.strip())
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigError(
-                f"GitLab url {url.strip()!r} is not an http(s) URL: set [gitlab] url to the instance's "
-                "address, e.g. https://gitlab.com or https://example.com/gitlab."
-            )
-        if timeout_s <= 0 or max_retries < 0 or cache_ttl_s < 0:
-            raise ConfigError(
-                "GitLab client limits must be positive: timeout_s > 0, max_retries >= 0, cache_ttl_s >= 0."
-            )
-        self._url = f"{parts.scheme}://{parts.netloc}{parts.path.rstrip('/')}"
-        self._token = token or None
-        self._timeout_s = timeout_s
-        self._max_retries = max_retries
-        self._cache_ttl_s = cache_ttl_s
-        self._clock = clock
-        self._sleep = sleep
-        self._cache: dict[str, tuple[float, Any]] = {}
+        self._http = GitLabTransport(
+            url,
+            token,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            cache_ttl_s=cache_ttl_s,
+            ssl_verify=ssl_verify,
+            clock=clock,
+            sleep=sleep,
+        )
+        self._url = self._http.url
         self._group_paths: dict[int, str] = {}
         self._lock = threading.Lock()
-        self._last_headers = threading.local()
-        session = requests.Session()
-        session.hooks["response"].append(self._remember_headers)
-        self._gl = gitlab.Gitlab(
-            self._url,
-            private_token=self._token,
-            timeout=timeout_s,
-            ssl_verify=ssl_verify,
-            user_agent=USER_AGENT,
-            retry_transient_errors=False,
-            keep_base_url=True,  # pagination links follow the URL configured, not the server's external_url
-            session=session,
-        )
 
     def __repr__(self) -> str:
         return f"PythonGitLabClient(url={self._url!r})"
@@ -159,6 +100,10 @@ class PythonGitLabClient:
     def url(self) -> str:
         """The instance URL, without a trailing slash."""
         return self._url
+
+    def clear_cache(self) -> None:
+        """Forget every cached answer (``graphmem enrich --refresh``)."""
+        self._http.clear_cache()
 
     # -- the port -------------------------------------------------------------------------------
 
@@ -169,11 +114,11 @@ class PythonGitLabClient:
         instance is reachable and both fields are None.
         """
         username: str | None = None
-        if self._token is not None:
-            user = self._fetch("/user", "the token's user")
+        if self._http.has_token:
+            user = self._http.fetch("/user", "the token's user")
             username = _str(user.get("username")) or None
         try:
-            version = _str(self._fetch("/version", "the GitLab version").get("version")) or None
+            version = _str(self._http.fetch("/version", "the GitLab version").get("version")) or None
         except (GitLabAuthError, GitLabForbiddenError, GitLabNotFoundError):
             version = None  # reachable; this token (or none) may not read the version
         return GitLabProbe(url=self._url, version=version, username=username)
@@ -182,9 +127,11 @@ class PythonGitLabClient:
         """The merge request ``project!iid`` with its changed files (bounded) and closing issues."""
         what = f"merge request {_check_path(project, 'project')}!{_check_iid(iid)}"
         base = f"/projects/{EncodedId(project)}/merge_requests/{iid}"
-        raw = self._get(base, what)
+        raw = self._http.get(base, what)
         files, total, exact = self._changed_files(base, raw, what)
-        closes = self._optional_list(f"{base}/closes_issues", f"the issues {what} closes", MAX_CLOSING_ISSUES)
+        closes = self._http.optional_list(
+            f"{base}/closes_issues", f"the issues {what} closes", MAX_CLOSING_ISSUES
+        )
         with _shape(self._url, what):
             return MergeRequestData(
                 project=project,
@@ -214,8 +161,8 @@ class PythonGitLabClient:
         """The issue ``project#iid`` with its epic (group path, iid) and related merge requests."""
         what = f"issue {_check_path(project, 'project')}#{_check_iid(iid)}"
         base = f"/projects/{EncodedId(project)}/issues/{iid}"
-        raw = self._get(base, what)
-        related = self._optional_list(
+        raw = self._http.get(base, what)
+        related = self._http.optional_list(
             f"{base}/related_merge_requests",
             f"the merge requests related to {what}",
             MAX_RELATED_MERGE_REQUESTS,
@@ -246,10 +193,10 @@ class PythonGitLabClient:
         """The epic ``group&iid`` with its parent, child issues and child epics (each bounded)."""
         what = f"epic {_check_path(group, 'group')}&{_check_iid(iid)}"
         base = f"/groups/{EncodedId(group)}/epics/{iid}"
-        raw = self._get(base, what)
-        issues = self._optional_list(f"{base}/issues", f"the issues of {what}", MAX_EPIC_CHILDREN)
+        raw = self._http.get(base, what)
+        issues = self._http.optional_list(f"{base}/issues", f"the issues of {what}", MAX_EPIC_CHILDREN)
         # 403 here when the instance lacks multi-level epics (Ultimate): no child epics then.
-        epics = self._optional_list(f"{base}/epics", f"the child epics of {what}", MAX_EPIC_CHILDREN)
+        epics = self._http.optional_list(f"{base}/epics", f"the child epics of {what}", MAX_EPIC_CHILDREN)
         with _shape(self._url, what):
             return EpicData(
                 group=group,
@@ -280,19 +227,19 @@ class PythonGitLabClient:
         """
         stated = _changes_count(raw.get("changes_count"))
         try:
-            read = self._list(f"{base}/diffs", f"the diffs of {what}", MAX_CHANGED_FILES)
+            read = self._http.get_list(f"{base}/diffs", f"the diffs of {what}", MAX_CHANGED_FILES)
         except GitLabNotFoundError:
             logger.info("GitLab at %s has no /diffs route (older than 15.7): reading /changes", self._url)
-            changes = self._get(f"{base}/changes", f"the changes of {what}")
+            changes = self._http.get(f"{base}/changes", f"the changes of {what}")
             with _shape(self._url, f"the changes of {what}"):
                 items = [c for c in changes.get("changes") or [] if isinstance(c, dict)]
                 overflow = bool(changes.get("overflow"))
             exact = not overflow and (stated is None or stated[1])
             total = len(items) if exact else max(len(items), stated[0] if stated else 0)
-            read = _ListRead(tuple(items[:MAX_CHANGED_FILES]), total, exact)
+            read = ListRead(tuple(items[:MAX_CHANGED_FILES]), total, exact)
         if not read.exact and stated is not None:
             total, exact = (stated[0], True) if stated[1] else (max(read.total, stated[0]), False)
-            read = _ListRead(read.items, max(total, len(read.items)), exact)
+            read = ListRead(read.items, max(total, len(read.items)), exact)
         with _shape(self._url, f"the diffs of {what}"):
             files = tuple(_changed_file(d) for d in read.items)
         return files, read.total, read.exact
@@ -340,7 +287,7 @@ class PythonGitLabClient:
         if known is not None:
             return known
         try:
-            raw = self._get(f"/groups/{group_id}", f"group {group_id}", query={"with_projects": "false"})
+            raw = self._http.get(f"/groups/{group_id}", f"group {group_id}", query={"with_projects": "false"})
         except (GitLabForbiddenError, GitLabNotFoundError):
             return None
         path = _str(raw.get("full_path")) or None
@@ -348,208 +295,6 @@ class PythonGitLabClient:
             with self._lock:
                 self._group_paths[group_id] = path
         return path
-
-    # -- requests: cache, retries, errors -------------------------------------------------------
-
-    def _get(self, path: str, what: str, *, query: Mapping[str, str] | None = None) -> JSONObject:
-        """``GET path`` as a JSON object, from the cache when fresh."""
-        key = f"GET {path}?{sorted((query or {}).items())}"
-        return self._cached(key, lambda: self._fetch(path, what, query))
-
-    def _fetch(self, path: str, what: str, query: Mapping[str, str] | None = None) -> JSONObject:
-        def get() -> JSONObject:
-            result = self._gl.http_get(path, query_data=dict(query or {}), **_LIST_OPTIONS)
-            if isinstance(result, dict):
-                return result
-            if isinstance(result, requests.Response):
-                kind = result.headers.get("Content-Type", "no content type")
-                raise GitLabUnavailableError(
-                    f"GitLab at {self._url} answered {what} with {kind}, not JSON. Check that [gitlab] url "
-                    "is the GitLab instance's address (not a proxy or a sign-in page)."
-                )
-            raise GitLabUnavailableError(
-                f"GitLab at {self._url} answered {what} with a JSON {type(result).__name__}, not an "
-                "object. Check that [gitlab] url is the GitLab instance's address."
-            )
-
-        return self._call(get, what)
-
-    def _list(self, path: str, what: str, limit: int) -> _ListRead:
-        """The first ``limit`` items of a paginated list, read page by page; the total from ``X-Total``."""
-        key = f"LIST {path} {limit}"
-        return self._cached(key, lambda: self._read_list(path, what, limit))
-
-    def _optional_list(self, path: str, what: str, limit: int) -> _ListRead:
-        """Like ``_list``, but a list the token may not see (403, 404) is empty: the entity stands."""
-        try:
-            return self._list(path, what, limit)
-        except (GitLabForbiddenError, GitLabNotFoundError) as exc:
-            logger.info("%s", exc)
-            return _ListRead((), 0, False)
-
-    def _read_list(self, path: str, what: str, limit: int) -> _ListRead:
-        pages = self._call(
-            lambda: self._gl.http_list(path, iterator=True, per_page=PER_PAGE, **_LIST_OPTIONS), what
-        )
-        if not isinstance(pages, gitlab.GitlabList):
-            raise GitLabUnavailableError(f"GitLab at {self._url} did not page {what}.")  # pragma: no cover
-        items: list[JSONObject] = []
-        done = False
-        while len(items) < limit:
-            item = self._call(lambda: next(pages, None), what)
-            if item is None:
-                done = True
-                break
-            if not isinstance(item, dict):
-                raise GitLabUnavailableError(
-                    f"GitLab at {self._url} answered {what} with {type(item).__name__} items, not objects."
-                )
-            items.append(item)
-        if pages.total is not None:
-            return _ListRead(tuple(items), max(pages.total, len(items)), True)
-        if not done and self._call(lambda: next(pages, None), what) is None:
-            done = True  # exactly ``limit`` items
-        return _ListRead(tuple(items), len(items), done)
-
-    def _cached(self, key: str, load: Callable[[], T]) -> T:
-        now = self._clock()
-        with self._lock:
-            hit = self._cache.get(key)
-            if hit is not None and now - hit[0] < self._cache_ttl_s:
-                return hit[1]  # type: ignore[no-any-return]
-        value = load()
-        if self._cache_ttl_s > 0:
-            with self._lock:
-                if len(self._cache) >= CACHE_MAX_ENTRIES:
-                    self._cache.clear()  # crude but bounded: entries are cheap to fetch again
-                self._cache[key] = (self._clock(), value)
-        return value
-
-    def clear_cache(self) -> None:
-        """Forget every cached answer (``graphmem enrich --refresh``)."""
-        with self._lock:
-            self._cache.clear()
-
-    def _remember_headers(self, response: requests.Response, *args: object, **kwargs: object) -> None:
-        """Session hook: keep the rate-limit headers of the last answer (python-gitlab drops them)."""
-        headers = response.headers
-        self._last_headers.value = {
-            name: headers[name] for name in ("Retry-After", "RateLimit-Reset") if name in headers
-        }
-
-    def _retry_after_s(self) -> float:
-        headers: dict[str, str] = getattr(self._last_headers, "value", {})
-        return _retry_after(headers.get("Retry-After"), headers.get("RateLimit-Reset"))
-
-    def _call(self, request: Callable[[], T], what: str) -> T:
-        """Run one request, retrying transient faults within bounds; translate every error."""
-        attempt = 0
-        while True:
-            self._last_headers.value = {}
-            try:
-                return request()
-            except GitLabError:
-                raise
-            except gitlab.exceptions.GitlabAuthenticationError:
-                raise self._auth_error(what) from None
-            except gitlab.exceptions.GitlabHttpError as exc:
-                status = exc.response_code or 0
-                if status == 401:
-                    raise self._auth_error(what) from None
-                if status == 403:
-                    raise GitLabForbiddenError(
-                        f"GitLab at {self._url} does not let this token see {what} (403 Forbidden). Ask for "
-                        "access to the project or group, or use a token with the read_api scope."
-                    ) from None
-                if status == 404:
-                    raise GitLabNotFoundError(
-                        f"GitLab at {self._url} has no {what} (404 Not Found), or hides it from this token. "
-                        "Check the reference and its project or group path ([gitlab] default_project)."
-                    ) from None
-                if status == 429:
-                    wait_s = self._retry_after_s()
-                    if wait_s <= MAX_INLINE_WAIT_S and attempt < self._max_retries:
-                        attempt += 1
-                        self._wait(wait_s, what, "429 Too Many Requests", attempt)
-                        continue
-                    raise GitLabRateLimitedError(
-                        f"GitLab at {self._url} rate-limits requests (429 Too Many Requests) for {what}: "
-                        f"try again in {wait_s:g} s.",
-                        retry_after_s=wait_s,
-                    ) from None
-                if status >= 500:
-                    if attempt < self._max_retries:
-                        attempt += 1
-                        self._wait(_backoff_s(attempt), what, f"{status} {exc.error_message}", attempt)
-                        continue
-                    raise GitLabUnavailableError(
-                        f"GitLab at {self._url} failed {attempt + 1} times answering {what} "
-                        f"(last: {status}): it may be down or overloaded. Try again later."
-                    ) from None
-                raise GitLabError(
-                    f"GitLab at {self._url} refused the request for {what} ({status}): "
-                    f"{self._scrub(str(exc.error_message))}."
-                ) from None
-            except gitlab.exceptions.GitlabParsingError:
-                raise GitLabUnavailableError(
-                    f"GitLab at {self._url} answered {what} with malformed JSON. Check that [gitlab] url is "
-                    "the GitLab instance's address (not a proxy), then try again."
-                ) from None
-            except gitlab.exceptions.GitlabError as exc:
-                raise GitLabError(
-                    f"GitLab at {self._url} could not answer {what}: {self._scrub(str(exc))}."
-                ) from None
-            except requests.Timeout:
-                if attempt < self._max_retries:
-                    attempt += 1
-                    self._wait(_backoff_s(attempt), what, f"no answer within {self._timeout_s:g} s", attempt)
-                    continue
-                raise GitLabUnavailableError(
-                    f"GitLab at {self._url} did not answer {what} within {self._timeout_s:g} s "
-                    f"({attempt + 1} attempts). Check the instance and your network, or raise "
-                    "[gitlab] timeout_seconds."
-                ) from None
-            except requests.ConnectionError as exc:
-                if not _cannot_connect(exc) and attempt < self._max_retries:
-                    attempt += 1  # a dropped connection may be transient; a refused one is not
-                    self._wait(_backoff_s(attempt), what, "connection dropped", attempt)
-                    continue
-                raise GitLabUnavailableError(
-                    f"Cannot connect to GitLab at {self._url} for {what} (refused, unknown host or offline). "
-                    "Check [gitlab] url and your network; enrichment waits and tries again later."
-                ) from None
-            except (requests.RequestException, ValueError) as exc:
-                raise GitLabUnavailableError(
-                    f"GitLab at {self._url} could not answer {what}: {type(exc).__name__}. Try again later."
-                ) from None
-
-    def _auth_error(self, what: str) -> GitLabAuthError:
-        if self._token is None:
-            return GitLabAuthError(
-                f"GitLab at {self._url} needs a token to read {what} (401 Unauthorized). Set GITLAB_TOKEN "
-                "or GRAPHMEM_GITLAB_TOKEN (or [gitlab] token_file) to a token with the read_api scope."
-            )
-        return GitLabAuthError(
-            f"GitLab at {self._url} refused the token (401 Unauthorized) reading {what}: it is wrong, "
-            "revoked or expired. Check GITLAB_TOKEN / GRAPHMEM_GITLAB_TOKEN ([gitlab] token_file): "
-            "it needs the read_api scope."
-        )
-
-    def _wait(self, seconds: float, what: str, reason: str, attempt: int) -> None:
-        logger.warning(
-            "GitLab at %s: %s for %s; retry %d of %d in %.1f s",
-            self._url,
-            reason,
-            what,
-            attempt,
-            self._max_retries,
-            seconds,
-        )
-        self._sleep(seconds)
-
-    def _scrub(self, text: str) -> str:
-        """``text`` without the token, should a server or library ever echo it."""
-        return text.replace(self._token, "[token]") if self._token else text
 
 
 # -- JSON → core types ---------------------------------------------------------------------------
@@ -669,42 +414,3 @@ def _mr_ref(raw: JSONObject, project: str) -> tuple[str, int] | None:
 
 def _epic_ref(raw: JSONObject) -> tuple[str, int] | None:
     return _full_reference(raw, "&")
-
-
-def _backoff_s(attempt: int) -> float:
-    return float(min(BACKOFF_BASE_S * 2 ** (attempt - 1), BACKOFF_MAX_S))
-
-
-def _retry_after(retry_after: str | None, reset: str | None) -> float:
-    """Seconds to wait from ``Retry-After`` (seconds or an HTTP date), else ``RateLimit-Reset`` (epoch)."""
-    if retry_after:
-        try:
-            return max(float(retry_after), 0.0)
-        except ValueError:
-            pass
-        try:
-            return max((parsedate_to_datetime(retry_after) - datetime.now(UTC)).total_seconds(), 0.0)
-        except (TypeError, ValueError):
-            pass
-    if reset and reset.isdigit():
-        return max(float(reset) - time.time(), 0.0)
-    return DEFAULT_RETRY_AFTER_S
-
-
-def _cannot_connect(exc: BaseException) -> bool:
-    """Whether a connection error means "nobody there" (refused, unknown host) rather than a drop."""
-    seen: set[int] = set()
-    pending: list[BaseException | None] = [exc]
-    while pending:
-        current = pending.pop()
-        if current is None or id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError) or type(current).__name__ in (
-            "NewConnectionError",
-            "NameResolutionError",
-        ):
-            return True
-        pending.extend([current.__cause__, current.__context__, getattr(current, "reason", None)])
-        pending.extend(a for a in current.args if isinstance(a, BaseException))
-    return False

@@ -1,36 +1,34 @@
-"""GitLab entities in Kùzu: merge requests, issues, epics, people and their edges.
+"""GitLab entities in Kùzu: the enrichment queue, and saving MRs, issues, epics, people and their edges.
 
 An MR, issue or epic node is created wherever a ref is seen (``upsert_entities``);
 enrichment then fills its facts and its queue state (``enrich_state`` NULL means
 never fetched). Saving an entity replaces its outgoing edges in one locked step, so a
 failed fetch never leaves half an entity: GitLab errors happen before any write.
+Reading them back is ``kuzu_gitlab_reads.py``'s.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
+from graphmem.adapters.kuzu_gitlab_reads import LABELS, KuzuGitLabReads, files_json
 from graphmem.adapters.kuzu_rows import aware, naive_utc
-from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.enrichment import MAX_HOPS, EnrichmentRow, EnrichState, parse_key, target_key
 from graphmem.core.gitlab import (
-    ChangedFile,
     EpicData,
     IssueData,
     IssueRefData,
     MergeRequestData,
     Person,
 )
-from graphmem.core.models import Entity, EntityKind
+from graphmem.core.models import EntityKind
 
 _ROW_FIELDS = (
     "e.key, e.name, e.project, e.enrich_state, e.enrich_attempts, e.fetched_at, e.next_attempt, "
     "e.updated_at, e.enrich_error, e.hops"
 )
-_LABELS = {EntityKind.MERGE_REQUEST: "MergeRequest", EntityKind.ISSUE: "Issue", EntityKind.EPIC: "Epic"}
 # A discovered entity is queued (pending) when it is this close; further ones are only linked.
 _QUEUED_HOPS = MAX_HOPS
 
@@ -56,54 +54,16 @@ def person_key(username: str) -> str:
     return f"Person:{username}"
 
 
-def _person(row: Sequence[Any]) -> Person:
-    return Person(username=row[0] or "", name=row[1] or "", web_url=row[2] or "")
-
-
-def _files_json(files: Sequence[ChangedFile]) -> str:
-    return json.dumps(
-        [
-            {
-                "path": f.new_path,
-                "old_path": f.old_path,
-                "new": f.new_file,
-                "deleted": f.deleted_file,
-                "renamed": f.renamed_file,
-                "ranges": [list(r) for r in f.ranges],
-            }
-            for f in files
-        ]
-    )
-
-
-def _files_from_json(raw: str | None) -> tuple[ChangedFile, ...]:
-    if not raw:
-        return ()
-    return tuple(
-        ChangedFile(
-            new_path=item["path"],
-            old_path=item.get("old_path") or item["path"],
-            new_file=bool(item.get("new")),
-            deleted_file=bool(item.get("deleted")),
-            renamed_file=bool(item.get("renamed")),
-            ranges=tuple((int(a), int(b)) for a, b in item.get("ranges", ())),
-        )
-        for item in json.loads(raw)
-    )
-
-
-class KuzuGitLabGraph:
-    """The GitLab part of the graph, over the store's connection."""
-
-    def __init__(self, store: KuzuGraphStore) -> None:
-        self._store = store
+class KuzuGitLabGraph(KuzuGitLabReads):
+    """The GitLab part of the graph, over the store's connection: the enrichment queue and
+    saving what GitLab said (the reads are ``KuzuGitLabReads``'s)."""
 
     # -- the queue ------------------------------------------------------------------
 
     def rows(self, keys: Collection[str]) -> dict[str, EnrichmentRow]:
         """The queue state of each existing MR, issue or epic in ``keys``."""
         found: dict[str, EnrichmentRow] = {}
-        for kind, label in _LABELS.items():
+        for kind, label in LABELS.items():
             wanted = [key for key in keys if key.startswith(f"{label}:")]
             if wanted:
                 for r in self._store.rows(
@@ -115,7 +75,7 @@ class KuzuGitLabGraph:
     def all_rows(self) -> list[EnrichmentRow]:
         """Every MR, issue and epic, in key order."""
         found: list[EnrichmentRow] = []
-        for kind, label in _LABELS.items():
+        for kind, label in LABELS.items():
             found += [
                 _row(kind, r)
                 for r in self._store.rows(f"MATCH (e:{label}) RETURN {_ROW_FIELDS} ORDER BY e.key")
@@ -130,7 +90,7 @@ class KuzuGitLabGraph:
         """
         at = naive_utc(now)
         found: list[EnrichmentRow] = []
-        for kind, label in _LABELS.items():
+        for kind, label in LABELS.items():
             rows = self._store.rows(
                 f"MATCH (e:{label}) WHERE (e.enrich_state IS NULL OR e.enrich_state = 'pending' "
                 "OR (e.enrich_state = 'linked' AND EXISTS { MATCH (:Memory)-[:ABOUT]->(e) }) "
@@ -148,7 +108,7 @@ class KuzuGitLabGraph:
     def counts(self) -> dict[str, int]:
         """How many MRs, issues and epics are in each enrichment state."""
         counts: dict[str, int] = {}
-        for label in _LABELS.values():
+        for label in LABELS.values():
             for state, n in self._store.rows(
                 f"MATCH (e:{label}) RETURN coalesce(e.enrich_state, 'pending'), count(*)"
             ):
@@ -159,7 +119,7 @@ class KuzuGitLabGraph:
         """Entities never fetched, or failed and due again: what the queue still owes."""
         at = naive_utc(now)
         total = 0
-        for label in _LABELS.values():
+        for label in LABELS.values():
             rows = self._store.rows(
                 f"MATCH (e:{label}) WHERE e.enrich_state IS NULL OR e.enrich_state = 'pending' "
                 "OR (e.enrich_state = 'linked' AND EXISTS { MATCH (:Memory)-[:ABOUT]->(e) }) "
@@ -233,7 +193,7 @@ class KuzuGitLabGraph:
                     "target_branch": data.target_branch,
                     "merged_at": naive_utc(data.merged_at),
                     "changed_files_total": data.changed_files_total,
-                    "changed_files": _files_json(data.changed_files),
+                    "changed_files": files_json(data.changed_files),
                 },
             )
             for rel in ("CHANGES", "CLOSES"):
@@ -472,207 +432,6 @@ class KuzuGitLabGraph:
             f"MATCH (o:{other_label} {{key: other}}) CREATE ({a})-[:{rel}]->({b})",
             {"k": key, "others": list(dict.fromkeys(others))},
         )
-
-    # -- reading --------------------------------------------------------------------
-
-    def entities(self, keys: Collection[str]) -> dict[str, Entity]:
-        """Titles and states of the MRs, issues and epics in ``keys`` (as entities)."""
-        found: dict[str, Entity] = {}
-        for kind, label in _LABELS.items():
-            wanted = [key for key in keys if key.startswith(f"{label}:")]
-            if wanted:
-                for r in self._store.rows(
-                    f"MATCH (e:{label}) WHERE e.key IN $keys RETURN e.key, e.name, e.project, e.title",
-                    {"keys": wanted},
-                ):
-                    found[r[0]] = Entity(r[0], kind, r[1] or r[0], r[2], r[3] or "")
-        return found
-
-    def merge_request(self, key: str) -> MergeRequestData | None:
-        """The stored MR, as GitLab last described it; None until it was fetched."""
-        store = self._store
-        rows = store.rows(
-            "MATCH (e:MergeRequest {key: $k}) WHERE e.enrich_state = 'ok' OR e.fetched_at IS NOT NULL "
-            "RETURN e.title, e.state, e.draft, e.labels, e.milestone, e.source_branch, e.target_branch, "
-            "e.merged_at, e.created_at, e.updated_at, e.description, e.web_url, e.changed_files, "
-            "e.changed_files_total",
-            {"k": key},
-        )
-        target = parse_key(key)
-        if not rows or target is None:
-            return None
-        r = rows[0]
-        people = self._people(key, "MergeRequest")
-        closes = tuple(
-            IssueRefData(t.namespace, t.iid, title or "", state or "")
-            for k, title, state in store.rows(
-                "MATCH (:MergeRequest {key: $k})-[:CLOSES]->(i:Issue) "
-                "RETURN i.key, i.title, i.state ORDER BY i.key",
-                {"k": key},
-            )
-            if (t := parse_key(k)) is not None
-        )
-        return MergeRequestData(
-            project=target.namespace,
-            iid=target.iid,
-            title=r[0] or "",
-            state=r[1] or "",
-            draft=bool(r[2]),
-            author=next(iter(people["AUTHORED"]), None),
-            assignees=tuple(people["ASSIGNED"]),
-            reviewers=tuple(people["REVIEWS"]),
-            labels=tuple(r[3] or ()),
-            milestone=r[4],
-            source_branch=r[5] or "",
-            target_branch=r[6] or "",
-            merged_at=aware(r[7]),
-            created_at=aware(r[8]),
-            updated_at=aware(r[9]),
-            description=r[10] or "",
-            web_url=r[11] or "",
-            changed_files=_files_from_json(r[12]),
-            changed_files_total=int(r[13] or 0),
-            closes=closes,
-        )
-
-    def issue(self, key: str) -> IssueData | None:
-        store = self._store
-        rows = store.rows(
-            "MATCH (e:Issue {key: $k}) WHERE e.fetched_at IS NOT NULL "
-            "RETURN e.title, e.state, e.labels, e.milestone, e.created_at, e.updated_at, e.closed_at, "
-            "e.description, e.web_url",
-            {"k": key},
-        )
-        target = parse_key(key)
-        if not rows or target is None:
-            return None
-        r = rows[0]
-        people = self._people(key, "Issue")
-        epics = [
-            (t.namespace, t.iid)
-            for (k,) in store.rows("MATCH (:Issue {key: $k})-[:PART_OF]->(e:Epic) RETURN e.key", {"k": key})
-            if (t := parse_key(k)) is not None
-        ]
-        related = [
-            (t.namespace, t.iid)
-            for (k,) in store.rows(
-                "MATCH (:Issue {key: $k})-[:RELATED_MR]->(m:MergeRequest) RETURN m.key ORDER BY m.key",
-                {"k": key},
-            )
-            if (t := parse_key(k)) is not None
-        ]
-        return IssueData(
-            project=target.namespace,
-            iid=target.iid,
-            title=r[0] or "",
-            state=r[1] or "",
-            author=next(iter(people["AUTHORED"]), None),
-            assignees=tuple(people["ASSIGNED"]),
-            labels=tuple(r[2] or ()),
-            milestone=r[3],
-            created_at=aware(r[4]),
-            updated_at=aware(r[5]),
-            closed_at=aware(r[6]),
-            description=r[7] or "",
-            web_url=r[8] or "",
-            epic=epics[0] if epics else None,
-            related_merge_requests=tuple(related),
-        )
-
-    def epic(self, key: str) -> EpicData | None:
-        store = self._store
-        rows = store.rows(
-            "MATCH (e:Epic {key: $k}) WHERE e.fetched_at IS NOT NULL "
-            "RETURN e.title, e.state, e.labels, e.created_at, e.updated_at, e.description, e.web_url, "
-            "e.author",
-            {"k": key},
-        )
-        target = parse_key(key)
-        if not rows or target is None:
-            return None
-        r = rows[0]
-        parents = [
-            (t.namespace, t.iid)
-            for (k,) in store.rows("MATCH (:Epic {key: $k})-[:PART_OF]->(p:Epic) RETURN p.key", {"k": key})
-            if (t := parse_key(k)) is not None
-        ]
-        issues = tuple(
-            IssueRefData(t.namespace, t.iid, title or "", state or "")
-            for k, title, state in store.rows(
-                "MATCH (i:Issue)-[:PART_OF]->(:Epic {key: $k}) RETURN i.key, i.title, i.state ORDER BY i.key",
-                {"k": key},
-            )
-            if (t := parse_key(k)) is not None
-        )
-        children = tuple(
-            (t.namespace, t.iid)
-            for (k,) in store.rows(
-                "MATCH (c:Epic)-[:PART_OF]->(:Epic {key: $k}) RETURN c.key ORDER BY c.key", {"k": key}
-            )
-            if (t := parse_key(k)) is not None
-        )
-        return EpicData(
-            group=target.namespace,
-            iid=target.iid,
-            title=r[0] or "",
-            state=r[1] or "",
-            author=Person(r[7]) if r[7] else None,
-            labels=tuple(r[2] or ()),
-            created_at=aware(r[3]),
-            updated_at=aware(r[4]),
-            description=r[5] or "",
-            web_url=r[6] or "",
-            parent=parents[0] if parents else None,
-            child_issues=issues,
-            child_epics=children,
-        )
-
-    def merge_requests_closing(self, issue_key: str) -> list[Entity]:
-        """The MRs that close an issue."""
-        rows = self._store.rows(
-            "MATCH (m:MergeRequest)-[:CLOSES]->(:Issue {key: $k}) "
-            "RETURN m.key, m.name, m.project, m.title, m.state "
-            "ORDER BY m.key",
-            {"k": issue_key},
-        )
-        return [Entity(r[0], EntityKind.MERGE_REQUEST, r[1] or r[0], r[2], r[3] or "") for r in rows]
-
-    def changed_by(self, file_key: str, limit: int) -> list[tuple[Entity, str, datetime | None]]:
-        """The MRs that changed a file: (MR, state, merged_at), latest first."""
-        rows = self._store.rows(
-            "MATCH (m:MergeRequest)-[:CHANGES]->(:File {key: $k}) "
-            "RETURN m.key, m.name, m.project, m.title, m.state, m.merged_at "
-            "ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
-            {"k": file_key, "limit": limit},
-        )
-        return [
-            (Entity(r[0], EntityKind.MERGE_REQUEST, r[1] or r[0], r[2], r[3] or ""), r[4] or "", aware(r[5]))
-            for r in rows
-        ]
-
-    def changed_symbols(self, mr_key: str) -> list[str]:
-        """Keys of the symbols an MR's diff touched (as linked when it was enriched)."""
-        rows = self._store.rows(
-            "MATCH (:MergeRequest {key: $k})-[:CHANGES]->(s:Symbol) RETURN s.key ORDER BY s.key",
-            {"k": mr_key},
-        )
-        return [r[0] for r in rows]
-
-    def _people(self, key: str, label: str) -> dict[str, list[Person]]:
-        people: dict[str, list[Person]] = {"AUTHORED": [], "ASSIGNED": [], "REVIEWS": []}
-        rels = ("AUTHORED", "ASSIGNED", "REVIEWS") if label == "MergeRequest" else ("AUTHORED", "ASSIGNED")
-        if label == "Epic":
-            return people
-        for rel in rels:
-            people[rel] = [
-                _person(r)
-                for r in self._store.rows(
-                    f"MATCH (p:Person)-[:{rel}]->(:{label} {{key: $k}}) "
-                    "RETURN p.username, p.title, p.web_url ORDER BY p.username",
-                    {"k": key},
-                )
-            ]
-        return people
 
 
 def _project_of(key: str, local: tuple[str, str] | None) -> str | None:

@@ -9,12 +9,8 @@ from datetime import UTC, datetime
 import pytest
 from support.fake_gitlab import GROUP, PROJECT, TOKEN, FakeGitLab
 
-from graphmem.adapters.gitlab_api import (
-    MAX_INLINE_WAIT_S,
-    PER_PAGE,
-    USER_AGENT,
-    PythonGitLabClient,
-)
+from graphmem.adapters.gitlab_api import PythonGitLabClient
+from graphmem.adapters.gitlab_transport import MAX_INLINE_WAIT_S, PER_PAGE, USER_AGENT
 from graphmem.core.gitlab import MAX_CHANGED_FILES, MAX_DESCRIPTION_CHARS, ChangedFile, IssueRefData, Person
 from graphmem.errors import (
     ConfigError,
