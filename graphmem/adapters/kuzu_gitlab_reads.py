@@ -27,6 +27,54 @@ from graphmem.core.gitlab import (
 from graphmem.core.models import Entity, EntityKind
 
 LABELS = {EntityKind.MERGE_REQUEST: "MergeRequest", EntityKind.ISSUE: "Issue", EntityKind.EPIC: "Epic"}
+# GitLab's facts were saved at least once: every save sets web_url, no mark does (a 404 or 403
+# sets fetched_at too, with nothing to show).
+_SAVED = "e.web_url IS NOT NULL"
+
+_RELATED_FROM = ("MergeRequest", "Issue", "File", "Symbol")
+# (label of the keys asked about, query), in the order ``related_keys`` fills its limit. One label
+# per pattern: Kùzu 0.11.3 misses matches of an unlabelled ``(e) WHERE e.key IN $keys``.
+_RELATED: tuple[tuple[str, str], ...] = (
+    (
+        "MergeRequest",
+        "MATCH (m:MergeRequest)-[:CLOSES]->(i:Issue) WHERE m.key IN $keys "
+        "RETURN i.key ORDER BY i.key LIMIT $limit",
+    ),
+    (
+        "MergeRequest",
+        "MATCH (m:MergeRequest)-[:CLOSES]->(:Issue)-[:PART_OF]->(e:Epic) WHERE m.key IN $keys "
+        "RETURN e.key ORDER BY e.key LIMIT $limit",
+    ),
+    (
+        "Issue",
+        "MATCH (m:MergeRequest)-[:CLOSES]->(i:Issue) WHERE i.key IN $keys "
+        "RETURN m.key ORDER BY m.merged_at DESC, m.key LIMIT $limit",
+    ),
+    (
+        "Issue",
+        "MATCH (i:Issue)-[:PART_OF]->(e:Epic) WHERE i.key IN $keys RETURN e.key ORDER BY e.key LIMIT $limit",
+    ),
+    (
+        "File",
+        "MATCH (m:MergeRequest)-[:CHANGES]->(f:File) WHERE f.key IN $keys "
+        "RETURN m.key ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
+    ),
+    (
+        "Symbol",
+        "MATCH (m:MergeRequest)-[:CHANGES]->(s:Symbol) WHERE s.key IN $keys "
+        "RETURN m.key ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
+    ),
+    (
+        "MergeRequest",
+        "MATCH (m:MergeRequest)-[:CHANGES]->(f:File) WHERE m.key IN $keys "
+        "RETURN f.key ORDER BY f.key LIMIT $limit",
+    ),
+    (
+        "MergeRequest",
+        "MATCH (m:MergeRequest)-[:CHANGES]->(s:Symbol) WHERE m.key IN $keys "
+        "RETURN s.key ORDER BY s.key LIMIT $limit",
+    ),
+)
 
 
 def _person(row: Sequence[Any]) -> Person:
@@ -87,10 +135,10 @@ class KuzuGitLabReads:
         return found
 
     def merge_request(self, key: str) -> MergeRequestData | None:
-        """The stored MR, as GitLab last described it; None until it was fetched."""
+        """The stored MR, as GitLab last described it; None until GitLab described it once."""
         store = self._store
         rows = store.rows(
-            "MATCH (e:MergeRequest {key: $k}) WHERE e.enrich_state = 'ok' OR e.fetched_at IS NOT NULL "
+            f"MATCH (e:MergeRequest {{key: $k}}) WHERE {_SAVED} "
             "RETURN e.title, e.state, e.draft, e.labels, e.milestone, e.source_branch, e.target_branch, "
             "e.merged_at, e.created_at, e.updated_at, e.description, e.web_url, e.changed_files, "
             "e.changed_files_total",
@@ -136,7 +184,7 @@ class KuzuGitLabReads:
     def issue(self, key: str) -> IssueData | None:
         store = self._store
         rows = store.rows(
-            "MATCH (e:Issue {key: $k}) WHERE e.fetched_at IS NOT NULL "
+            f"MATCH (e:Issue {{key: $k}}) WHERE {_SAVED} "
             "RETURN e.title, e.state, e.labels, e.milestone, e.created_at, e.updated_at, e.closed_at, "
             "e.description, e.web_url",
             {"k": key},
@@ -180,7 +228,7 @@ class KuzuGitLabReads:
     def epic(self, key: str) -> EpicData | None:
         store = self._store
         rows = store.rows(
-            "MATCH (e:Epic {key: $k}) WHERE e.fetched_at IS NOT NULL "
+            f"MATCH (e:Epic {{key: $k}}) WHERE {_SAVED} "
             "RETURN e.title, e.state, e.labels, e.created_at, e.updated_at, e.description, e.web_url, "
             "e.author",
             {"k": key},
@@ -255,6 +303,24 @@ class KuzuGitLabReads:
             {"k": mr_key},
         )
         return [r[0] for r in rows]
+
+    def related_keys(self, keys: Collection[str], limit: int) -> list[str]:
+        """Keys one GitLab edge from ``keys`` (``keys`` themselves left out), at most ``limit``.
+
+        An MR's closing issues and their epics, an issue's closing MRs and its epic, the MRs
+        that changed a file or symbol (latest first), then an MR's changed files and symbols:
+        the few and telling before the many, so a huge MR's files never crowd out its issue.
+        """
+        wanted = {label: [k for k in keys if k.startswith(f"{label}:")] for label in _RELATED_FROM}
+        found: dict[str, None] = {}
+        for label, query in _RELATED:
+            if len(found) >= limit:
+                break
+            if wanted[label]:
+                for (key,) in self._store.rows(query, {"keys": wanted[label], "limit": limit}):
+                    if key not in keys:
+                        found.setdefault(key, None)
+        return list(found)[:limit]
 
     def _people(self, key: str, label: str) -> dict[str, list[Person]]:
         people: dict[str, list[Person]] = {"AUTHORED": [], "ASSIGNED": [], "REVIEWS": []}

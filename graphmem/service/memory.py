@@ -40,6 +40,7 @@ from graphmem.errors import ConfigError, ConflictError, InvalidInputError, NotFo
 from graphmem.service.code_context import code_neighbours, find_symbol, symbol_candidates, symbol_entity
 from graphmem.service.context import ContextBuilder
 from graphmem.service.enrichment import Enricher
+from graphmem.service.gitlab_context import gitlab_neighbours
 from graphmem.service.ingest import Ingester, IngestOptions, SessionExtractor
 from graphmem.service.inputs import (
     file_entity,
@@ -537,7 +538,8 @@ class MemoryService:
             since=to_utc(since) if since is not None else None,
             history=history,
             entity_keys=tuple(e.key for e in named),
-            neighbour_keys=tuple(code_neighbours(self.code, named)) if self.code is not None else (),
+            neighbour_keys=(tuple(code_neighbours(self.code, named)) if self.code is not None else ())
+            + gitlab_neighbours(self.enricher, named),
         )
         return self._recaller.recall(request, chosen)
 

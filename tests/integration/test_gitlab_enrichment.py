@@ -124,6 +124,17 @@ def test_a_ref_not_yet_enriched_says_so(memory: MemoryService, shop: str) -> Non
     assert any("not enriched yet" in note for note in bundle.notes)
 
 
+@pytest.mark.parametrize("ref", ["!77", "#77", "&77"])
+def test_a_ref_gitlab_does_not_know_says_so_without_empty_facts(
+    memory: MemoryService, shop: str, ref: str
+) -> None:
+    memory.remember(f"Look at {ref} later", project=shop)
+    assert memory.enrich(project=shop).counts == {"missing": 1}
+    bundle = memory.get_context(ref, project=shop)
+    assert any("GitLab has no" in note and "(404)" in note for note in bundle.notes)
+    assert bundle.code == [] and "****" not in bundle.markdown and "author unknown" not in bundle.markdown
+
+
 def test_enriching_again_within_the_ttl_asks_nothing_and_refresh_does(
     memory: MemoryService, shop: str, gitlab: FakeGitLab
 ) -> None:

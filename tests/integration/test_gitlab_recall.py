@@ -1,0 +1,125 @@
+"""Recall follows the GitLab graph: naming !12 finds memories about what it changed and closed.
+
+The real client against the fixture server, a real Kùzu store, the hash embedder: each memory
+below shares no word with its query, so only the GitLab edges stored by enrichment can find it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.fake_gitlab import TOKEN, FakeGitLab
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.core.models import Entity, EntityKind
+from graphmem.service.gitlab_context import RECALL_NEIGHBOUR_LIMIT, gitlab_neighbours
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+pytestmark = pytest.mark.integration
+
+SAMPLE_REPO = Path(__file__).resolve().parents[2] / "samples" / "repos" / "shop"
+MR = "MergeRequest:acme/shop/backend!12"
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> str:
+    """The sample repository as a git checkout whose origin is acme/shop/backend."""
+    root = tmp_path / "shop"
+    shutil.copytree(SAMPLE_REPO, root)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "remote", "add", "origin", "git@gitlab.example.com:acme/shop/backend.git"],
+        cwd=root,
+        check=True,
+    )
+    return str(root.resolve())
+
+
+@pytest.fixture
+def gitlab() -> Iterator[FakeGitLab]:
+    with FakeGitLab() as server:
+        yield server
+
+
+@pytest.fixture
+def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gitlab: FakeGitLab) -> Iterator[MemoryService]:
+    monkeypatch.delenv("GITLAB_TOKEN", raising=False)
+    monkeypatch.setenv("GRAPHMEM_GITLAB_TOKEN", TOKEN)
+    monkeypatch.setenv("GRAPHMEM_GITLAB__URL", gitlab.url)
+    monkeypatch.setenv("GRAPHMEM_GITLAB__TIMEOUT_SECONDS", "1")
+    service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
+    yield service
+    service.close()
+
+
+def recalled(memory: MemoryService, query: str, project: str) -> set[str]:
+    return {hit.memory.id for hit in memory.recall(query, project=project).hits}
+
+
+def test_naming_an_mr_recalls_memories_about_the_files_it_changed(memory: MemoryService, shop: str) -> None:
+    about_file = memory.remember("Fees are computed with Decimal in src/shop/refund.py", project=shop).memory
+    memory.enrich(["!12"], project=shop)
+    hits = memory.recall("what did !12 do", project=shop).hits
+    assert about_file.id in {hit.memory.id for hit in hits}
+    assert any(rank.channel == "entity" for hit in hits for rank in hit.channels)
+
+
+def test_without_enrichment_naming_an_mr_does_not_recall_its_files(memory: MemoryService, shop: str) -> None:
+    about_file = memory.remember("Fees are computed with Decimal in src/shop/refund.py", project=shop).memory
+    assert about_file.id not in recalled(memory, "what did !12 do", shop)
+
+
+def test_naming_an_mr_recalls_its_changed_symbols_closed_issue_and_epic(
+    memory: MemoryService, shop: str
+) -> None:
+    memory.bootstrap(shop, history=0)
+    about_symbol = memory.remember("RefundService.fee must stay idempotent", project=shop).memory
+    about_issue = memory.remember("Finance reported the cent error in #34", project=shop).memory
+    about_epic = memory.remember("Planning for acme/shop&5 slipped a quarter", project=shop).memory
+    unrelated = memory.remember("Checkout speaks three currencies since #35", project=shop).memory
+    memory.enrich(["!12", "#34"], project=shop)  # the issue's epic is known once #34 is enriched
+    found = recalled(memory, "what did !12 do", shop)
+    assert {about_symbol.id, about_issue.id, about_epic.id} <= found
+    assert unrelated.id not in found  # #35 is in the same epic, but two edges away
+
+
+def test_naming_an_issue_recalls_the_mr_that_closes_it_and_its_epic(memory: MemoryService, shop: str) -> None:
+    about_mr = memory.remember("Alice merged !12 after a long review", project=shop).memory
+    about_epic = memory.remember("Planning for acme/shop&5 slipped a quarter", project=shop).memory
+    before = recalled(memory, "status of #34", shop)
+    memory.enrich(["#34", "!12"], project=shop)
+    after = recalled(memory, "status of #34", shop)
+    assert about_mr.id not in before and about_epic.id not in before
+    assert {about_mr.id, about_epic.id} <= after
+
+
+def test_naming_a_file_recalls_the_mrs_that_changed_it(memory: MemoryService, shop: str) -> None:
+    about_mr = memory.remember("Alice merged !12 after a long review", project=shop).memory
+    memory.enrich(["!12"], project=shop)
+    assert about_mr.id in recalled(memory, "who touched src/shop/refund.py", shop)
+
+
+def test_closing_issues_come_before_changed_files_in_the_neighbours(memory: MemoryService, shop: str) -> None:
+    memory.enrich(["!12", "#34"], project=shop)
+    assert memory.enricher is not None
+    assert memory.enricher.graph.related_keys([MR], 1) == ["Issue:acme/shop/backend#34"]
+    related = memory.enricher.graph.related_keys([MR], 50)
+    assert related[:2] == ["Issue:acme/shop/backend#34", "Epic:acme/shop&5"]
+    assert f"File:{shop}::src/shop/refund.py" in related and MR not in related
+
+
+def test_a_huge_mr_adds_at_most_the_limit_of_neighbours(
+    memory: MemoryService, shop: str, gitlab: FakeGitLab
+) -> None:
+    gitlab.add_huge_merge_request(99, 600)
+    memory.enrich(["!99"], project=shop)
+    huge = Entity("MergeRequest:acme/shop/backend!99", EntityKind.MERGE_REQUEST, "!99", project=shop)
+    neighbours = gitlab_neighbours(memory.enricher, [huge])
+    assert len(neighbours) == RECALL_NEIGHBOUR_LIMIT
+    assert all(key.startswith(f"File:{shop}::src/gen/module_") for key in neighbours)
