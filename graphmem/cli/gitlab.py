@@ -77,7 +77,11 @@ COMMANDS = [enrich]
 def status_lines(found: GitLabStatus) -> list[str]:
     """What ``graphmem status`` says about GitLab (never the token)."""
     if not found.configured:
-        return [f"gitlab: not configured — {found.paused}"]
+        if not found.enabled:
+            return ["gitlab: off ([gitlab] enabled = false)"]
+        # paused says "GitLab is not configured: set ..."; the label says it already
+        how = (found.paused or "").removeprefix("GitLab is not configured: ")
+        return [f"gitlab: not configured — {how}"]
     reachable = {True: "reachable", False: "unreachable", None: "not asked yet"}[found.reachable]
     lines = [
         f"gitlab: {found.url} ({reachable}); token {found.token}" + (f" ({found.user})" if found.user else "")

@@ -209,8 +209,9 @@ class Enricher:
     def _pause_reason(self) -> str | None:
         if self._auth_paused:
             return (
-                f"GitLab at {self.config.url} rejected the token (401): set a valid token in "
-                "GRAPHMEM_GITLAB_TOKEN, GITLAB_TOKEN or [gitlab] token_file, then restart the daemon."
+                f"GitLab at {self.config.url} rejected the token (401): it is wrong, revoked or expired. "
+                "Set a valid one (read_api scope) in GRAPHMEM_GITLAB_TOKEN, GITLAB_TOKEN or [gitlab] "
+                "token_file; a running daemon reads it when it starts (`graphmem stop`, then run again)."
             )
         if self._rate_limited_until is not None and self._clock() < self._rate_limited_until:
             return f"GitLab asked to wait until {self._rate_limited_until:%H:%M:%S} UTC (429)."

@@ -58,7 +58,8 @@ def pending_note(entity: Entity, row: EnrichmentRow | None, configured: bool) ->
     if not configured:
         return f"{entity.name} is not enriched: GitLab is not configured (see docs/gitlab.md)."
     if row is not None and row.state is EnrichState.ERROR:
-        return f"{entity.name} is not enriched yet: GitLab failed ({row.error}); it will be retried."
+        why = row.error or "GitLab failed."
+        return f"{entity.name} is not enriched yet: {why}"
     return f"{entity.name} is not enriched yet: it is queued (`graphmem enrich` fetches it now)."
 
 

@@ -273,6 +273,17 @@ def test_offline_keeps_everything(memory: MemoryService, shop: str, gitlab: Fake
     memory_still_works(memory, shop)
 
 
+def test_get_context_while_offline_says_why_in_one_sentence(
+    memory: MemoryService, shop: str, gitlab: FakeGitLab
+) -> None:
+    memory.remember("see !12", project=shop)
+    gitlab.stop()
+    memory.enrich(project=shop)
+    [note] = memory.get_context("!12", project=shop).notes
+    assert note.startswith("!12 is not enriched yet: Cannot connect to GitLab at")
+    assert "tries again later" in note and "(Cannot" not in note
+
+
 def test_a_huge_mr_is_bounded_and_counted(memory: MemoryService, shop: str, gitlab: FakeGitLab) -> None:
     gitlab.add_huge_merge_request(99, 3_000)
     memory.enrich(["!99"], project=shop)
