@@ -32,14 +32,20 @@ def enrich(state: CliState, refs: tuple[str, ...], everything: bool, refresh: bo
     finds (an MR's closing issues, their epic). The daemon does the same in the
     background; this does it now, with a progress bar on stderr.
 
+    Counts are by outcome: fetched; unchanged (GitLab's updated_at did not move);
+    fresh (fetched within [gitlab] ttl_seconds: not asked, see --refresh); missing
+    (404), forbidden (403), error (GitLab failed: retried later) and unresolvable
+    (no project: write group/project!N), each listed under problems; deferred (not
+    tried: the token was rejected or GitLab asked to wait, said on stderr).
+
     \b
     Example:
         $ graphmem enrich '!12' '#34'
         fetched 2
-        $ graphmem enrich --all --refresh
-        fetched 5, unchanged 1, missing 1
+        $ graphmem enrich
+        fetched 3, missing 1
         problems:
-          acme/shop/backend#99: 404 Not found
+          #99: GitLab at https://gitlab.example.com has no issue acme/shop/backend#99 (404 Not Found), ...
     """
     if refs and everything:
         raise click.UsageError("Give REFs or --all, not both.")
