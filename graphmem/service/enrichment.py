@@ -296,6 +296,7 @@ class Enricher:
             and row.updated_at is not None
             and data.updated_at is not None
             and abs((data.updated_at - row.updated_at).total_seconds()) < 1e-3
+            and not self._symbols_moved(row, data)
         ):
             self.graph.mark(
                 row.key, EnrichState.OK, error=None, attempts=0, next_attempt=next_attempt, fetched_at=now
@@ -328,16 +329,11 @@ class Enricher:
                 row.key, data, local=local, hops=row.hops, fetched_at=now, next_attempt=next_at
             )
             return
-        files: list[tuple[str, str]] = []
-        symbols: list[str] = []
-        for changed in data.changed_files:
-            if local is not None:
-                files.append((file_key(local[1], changed.new_path), changed.new_path))
-                if self._code is not None and changed.ranges and not changed.deleted_file:
-                    in_file = self._code.symbols_in(local[1], changed.new_path)
-                    symbols += [s.key for s in symbols_touched(changed.ranges, in_file)]
-            else:
-                files.append((file_key(data.project, changed.new_path), changed.new_path))
+        files = [
+            (file_key(local[1] if local else data.project, c.new_path), c.new_path)
+            for c in data.changed_files
+        ]
+        symbols = self._touched_symbols(data, local)
         self.graph.save_merge_request(
             row.key,
             data,
@@ -348,6 +344,27 @@ class Enricher:
             file_keys=files,
             symbol_keys=symbols,
         )
+
+    def _touched_symbols(self, data: MergeRequestData, local: tuple[str, str] | None) -> list[str]:
+        """Keys of today's symbols whose lines the MR's hunks meet (its project checked out here)."""
+        if local is None or self._code is None:
+            return []
+        symbols: list[str] = []
+        for changed in data.changed_files:
+            if changed.ranges and not changed.deleted_file:
+                in_file = self._code.symbols_in(local[1], changed.new_path)
+                symbols += [s.key for s in symbols_touched(changed.ranges, in_file)]
+        return symbols
+
+    def _symbols_moved(self, row: EnrichmentRow, data: MergeRequestData | IssueData | EpicData) -> bool:
+        """Whether an MR GitLab did not change meets other symbols than those linked: the code
+        was scanned (or changed) since, so its ``CHANGES`` edges are saved again."""
+        if not isinstance(data, MergeRequestData):
+            return False
+        local = self._local(row, data.project)
+        if local is None or self._code is None:
+            return False
+        return set(self._touched_symbols(data, local)) != set(self.graph.changed_symbols(row.key))
 
     def _local(self, row: EnrichmentRow, project_path: str) -> tuple[str, str] | None:
         """(GitLab project path, local root) when the entity's project is the local one."""

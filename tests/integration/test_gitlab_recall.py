@@ -9,14 +9,18 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from support.fake_gitlab import TOKEN, FakeGitLab
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.gitlab_api import PythonGitLabClient
 from graphmem.app import open_memory
 from graphmem.core.models import Entity, EntityKind
+from graphmem.core.timeparse import utc_now
+from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.gitlab_context import RECALL_NEIGHBOUR_LIMIT, gitlab_neighbours
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
@@ -123,3 +127,26 @@ def test_a_huge_mr_adds_at_most_the_limit_of_neighbours(
     neighbours = gitlab_neighbours(memory.enricher, [huge])
     assert len(neighbours) == RECALL_NEIGHBOUR_LIMIT
     assert all(key.startswith(f"File:{shop}::src/gen/module_") for key in neighbours)
+
+
+def test_an_mr_enriched_before_the_scan_links_its_symbols_at_its_next_fetch(
+    memory: MemoryService, shop: str, gitlab: FakeGitLab
+) -> None:
+    memory.enrich(["!12"], project=shop)  # no code graph yet: no symbols to link
+    memory.bootstrap(shop, history=0)
+    about_symbol = memory.remember("RefundService.fee must stay idempotent", project=shop).memory
+    assert memory.enricher is not None and memory.code is not None
+    assert memory.enricher.graph.changed_symbols(MR) == []
+    assert about_symbol.id not in recalled(memory, "what did !12 do", shop)
+    # a day later the queue fetches !12 again; GitLab did not change it, the code graph did
+    tomorrow = Enricher(
+        memory.enricher.graph,
+        PythonGitLabClient(gitlab.url, TOKEN),
+        EnrichmentConfig(url=gitlab.url, token_set=True),
+        namespace=lambda root: "acme/shop/backend",
+        clock=lambda: utc_now() + timedelta(days=2),
+        code=memory.code,
+    )
+    assert tomorrow.enrich([MR]).counts == {"fetched": 1}
+    assert any(key.endswith("::RefundService.fee") for key in memory.enricher.graph.changed_symbols(MR))
+    assert about_symbol.id in recalled(memory, "what did !12 do", shop)
