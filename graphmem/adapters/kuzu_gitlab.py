@@ -172,6 +172,7 @@ class KuzuGitLabGraph(KuzuGitLabReads):
         """Store an MR's facts and replace its edges: people, changed files and symbols
         (``file_keys``: (File key, path)), closing issues."""
         store = self._store
+        self._saved = True
         with store.lock:
             self._save_node(
                 "MergeRequest",
@@ -223,6 +224,7 @@ class KuzuGitLabGraph(KuzuGitLabReads):
     ) -> None:
         """Store an issue's facts and replace its edges: people, epic, related MRs."""
         store = self._store
+        self._saved = True
         with store.lock:
             self._save_node(
                 "Issue",
@@ -276,6 +278,7 @@ class KuzuGitLabGraph(KuzuGitLabReads):
     ) -> None:
         """Store an epic's facts and replace its edges: parent epic, child issues and epics."""
         store = self._store
+        self._saved = True
         with store.lock:
             self._save_node(
                 "Epic",

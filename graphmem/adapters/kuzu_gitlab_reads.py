@@ -32,49 +32,39 @@ LABELS = {EntityKind.MERGE_REQUEST: "MergeRequest", EntityKind.ISSUE: "Issue", E
 _SAVED = "e.web_url IS NOT NULL"
 
 _RELATED_FROM = ("MergeRequest", "Issue", "File", "Symbol")
-# (label of the keys asked about, query), in the order ``related_keys`` fills its limit. One label
-# per pattern: Kùzu 0.11.3 misses matches of an unlabelled ``(e) WHERE e.key IN $keys``.
+# (label of the keys asked about, query returning (label, key) rows). Each Kùzu query costs about
+# 1 ms however small, so each label takes one or two; the unlabelled ``(x)`` are matched from a
+# labelled, filtered node (Kùzu 0.11.3 misses matches of an unlabelled ``(e) WHERE e.key IN $keys``).
 _RELATED: tuple[tuple[str, str], ...] = (
     (
         "MergeRequest",
-        "MATCH (m:MergeRequest)-[:CLOSES]->(i:Issue) WHERE m.key IN $keys "
-        "RETURN i.key ORDER BY i.key LIMIT $limit",
+        "MATCH (m:MergeRequest)-[:CLOSES|:CHANGES]->(x) WHERE m.key IN $keys "
+        "WITH label(x) AS l, x.key AS k RETURN l, k "
+        "ORDER BY CASE WHEN l = 'Issue' THEN 0 WHEN l = 'File' THEN 1 ELSE 2 END, k LIMIT $limit",
     ),
     (
         "MergeRequest",
         "MATCH (m:MergeRequest)-[:CLOSES]->(:Issue)-[:PART_OF]->(e:Epic) WHERE m.key IN $keys "
-        "RETURN e.key ORDER BY e.key LIMIT $limit",
+        "RETURN DISTINCT 'Epic', e.key LIMIT $limit",
     ),
     (
         "Issue",
-        "MATCH (m:MergeRequest)-[:CLOSES]->(i:Issue) WHERE i.key IN $keys "
-        "RETURN m.key ORDER BY m.merged_at DESC, m.key LIMIT $limit",
-    ),
-    (
-        "Issue",
-        "MATCH (i:Issue)-[:PART_OF]->(e:Epic) WHERE i.key IN $keys RETURN e.key ORDER BY e.key LIMIT $limit",
+        "MATCH (i:Issue)-[:CLOSES|:PART_OF]-(x) WHERE i.key IN $keys "
+        "RETURN label(x), x.key ORDER BY x.key LIMIT $limit",
     ),
     (
         "File",
         "MATCH (m:MergeRequest)-[:CHANGES]->(f:File) WHERE f.key IN $keys "
-        "RETURN m.key ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
+        "RETURN 'MergeRequest', m.key ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
     ),
     (
         "Symbol",
         "MATCH (m:MergeRequest)-[:CHANGES]->(s:Symbol) WHERE s.key IN $keys "
-        "RETURN m.key ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
-    ),
-    (
-        "MergeRequest",
-        "MATCH (m:MergeRequest)-[:CHANGES]->(f:File) WHERE m.key IN $keys "
-        "RETURN f.key ORDER BY f.key LIMIT $limit",
-    ),
-    (
-        "MergeRequest",
-        "MATCH (m:MergeRequest)-[:CHANGES]->(s:Symbol) WHERE m.key IN $keys "
-        "RETURN s.key ORDER BY s.key LIMIT $limit",
+        "RETURN 'MergeRequest', m.key ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
     ),
 )
+# The few and telling before the many: a huge MR's files never crowd out its issue and epic.
+_RELATED_ORDER = {"File": 1, "Symbol": 2}
 
 
 def _person(row: Sequence[Any]) -> Person:
@@ -120,6 +110,7 @@ class KuzuGitLabReads:
 
     def __init__(self, store: KuzuGraphStore) -> None:
         self._store = store
+        self._saved: bool | None = None  # any GitLab facts in the store (None: not asked yet)
 
     def entities(self, keys: Collection[str]) -> dict[str, Entity]:
         """Titles and states of the MRs, issues and epics in ``keys`` (as entities)."""
@@ -308,19 +299,28 @@ class KuzuGitLabReads:
         """Keys one GitLab edge from ``keys`` (``keys`` themselves left out), at most ``limit``.
 
         An MR's closing issues and their epics, an issue's closing MRs and its epic, the MRs
-        that changed a file or symbol (latest first), then an MR's changed files and symbols:
-        the few and telling before the many, so a huge MR's files never crowd out its issue.
+        that changed a file or symbol (latest first), then an MR's changed files and symbols.
+        Nothing is asked before GitLab's facts were ever saved in this store.
         """
-        wanted = {label: [k for k in keys if k.startswith(f"{label}:")] for label in _RELATED_FROM}
-        found: dict[str, None] = {}
+        if not self._anything_saved():
+            return []
+        found: dict[str, int] = {}
         for label, query in _RELATED:
-            if len(found) >= limit:
-                break
-            if wanted[label]:
-                for (key,) in self._store.rows(query, {"keys": wanted[label], "limit": limit}):
+            wanted = [k for k in keys if k.startswith(f"{label}:")]
+            if wanted:
+                for other_label, key in self._store.rows(query, {"keys": wanted, "limit": limit}):
                     if key not in keys:
-                        found.setdefault(key, None)
-        return list(found)[:limit]
+                        found.setdefault(key, _RELATED_ORDER.get(other_label, 0))
+        return sorted(found, key=found.__getitem__)[:limit]  # stable: each query's order within a rank
+
+    def _anything_saved(self) -> bool:
+        """Whether any MR, issue or epic has GitLab's facts (asked once, then kept by the saves)."""
+        if self._saved is None:
+            self._saved = any(
+                self._store.rows(f"MATCH (e:{label}) WHERE {_SAVED} RETURN e.key LIMIT 1")
+                for label in LABELS.values()
+            )
+        return self._saved
 
     def _people(self, key: str, label: str) -> dict[str, list[Person]]:
         people: dict[str, list[Person]] = {"AUTHORED": [], "ASSIGNED": [], "REVIEWS": []}
