@@ -1,4 +1,5 @@
-"""get_context: what is known about an MR, issue, epic, file or free-text subject."""
+"""get_context: what is known about an MR, issue, epic, file or free-text subject; and
+boot_context: what an agent should know when a session starts."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.bundle import ContextBundle, build_bundle
-from graphmem.core.enrichment import GITLAB_KINDS, parse_key, relative_namespace
-from graphmem.core.models import Entity, EntityKind, Hit, Status
+from graphmem.core.enrichment import GITLAB_KINDS, parse_key
+from graphmem.core.models import Category, Entity, EntityKind, Hit, Status
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.refs import parse_ref
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8
@@ -23,10 +24,18 @@ from graphmem.service.code_context import (
 )
 from graphmem.service.enrichment import Enricher
 from graphmem.service.gitlab_context import changed_by, pending_note, ref_sections
+from graphmem.service.memory_mentions import ref_entity
 from graphmem.service.recall import RecallResult, _visible
 
 # Memories considered before the budget cuts: direct ones, then recalled ones.
 CONTEXT_CANDIDATES = 40
+# boot_context, in order: (categories, statuses, how many).
+BOOT_SECTIONS: tuple[tuple[tuple[Category, ...], tuple[Status, ...], int], ...] = (
+    ((Category.DIRECTIVE, Category.PREFERENCE), (Status.ACTIVE,), 30),
+    ((Category.BLOCKER,), (Status.ACTIVE,), 20),
+    ((Category.DECISION,), (Status.ACTIVE,), 15),
+    ((Category.PROCEDURE,), (Status.ACTIVE,), 10),
+)
 
 Recall = Callable[..., RecallResult]
 FileEntity = Callable[[Path, str], Entity | None]
@@ -57,9 +66,8 @@ class ContextBuilder:
         """The entity ``target`` names (a ref or a file), or None for free text."""
         ref = parse_ref(target)
         if ref is not None:
-            namespace = (self._namespace(project) if project else None) or project
-            key = ref.key(relative_namespace(ref.kind, namespace))
-            return self._store.get_entities([key]).get(key) or Entity(key, ref.kind, ref.name, project)
+            named = ref_entity(ref, project, self._namespace)
+            return self._store.get_entities([named.key]).get(named.key) or named
         if project:
             entity = self._file_entity(Path(project), target)
             if entity is not None:
@@ -124,6 +132,19 @@ class ContextBuilder:
             code=code_sections,
             stale=stale,
         )
+
+    def boot_context(self, *, project: str | None, max_tokens: int) -> ContextBundle:
+        """Directives and preferences (this project's and global), open blockers, recent
+        decisions and procedures: what an agent should know when a session starts."""
+        if not 50 <= max_tokens <= 32_000:
+            raise InvalidInputError("max_tokens must be between 50 and 32000.")
+        hits: list[Hit] = []
+        for categories, statuses, limit in BOOT_SECTIONS:
+            visibility = Visibility(project, frozenset(statuses), frozenset(categories))
+            records = self._store.list_memories(visibility, limit=limit, offset=0)
+            hits += [Hit(record, 1.0, (), ()) for record in records]
+        target = f"start of a session in {Path(project).name}" if project else "start of a session"
+        return build_bundle(target, None, hits, [], max_tokens=max_tokens, now=self._clock())
 
     def _code_sections(self, entity: Entity) -> tuple[list[tuple[str, list[str]]], list[str]]:
         assert self._code is not None

@@ -1,11 +1,11 @@
-"""Reading what callers pass in: categories, scopes, link kinds, file paths."""
+"""Reading what callers pass in: categories, scopes, link kinds, trust, file paths."""
 
 from __future__ import annotations
 
 import uuid
 from pathlib import Path
 
-from graphmem.core.models import Category, Entity, EntityKind, LinkKind, Scope
+from graphmem.core.models import Category, Entity, EntityKind, LinkKind, Scope, Trust
 from graphmem.errors import InvalidInputError
 
 
@@ -31,6 +31,15 @@ def parse_link_kind(value: str | LinkKind) -> LinkKind:
     except ValueError:
         raise InvalidInputError(
             f"Unknown link kind {value!r}; use one of: {', '.join(k.value for k in LinkKind)}."
+        ) from None
+
+
+def parse_trust(value: str | Trust) -> Trust:
+    try:
+        return Trust(value)
+    except ValueError:
+        raise InvalidInputError(
+            f"Unknown trust {value!r}: use one of {', '.join(t.value for t in Trust)}."
         ) from None
 
 

@@ -12,19 +12,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
 
-from graphmem.core.bundle import ContextBundle, build_bundle
+from graphmem.core.bundle import ContextBundle
 from graphmem.core.dedup import candidate_query, is_near_duplicate, memory_hash, similarity
-from graphmem.core.enrichment import EnrichReport, GitLabStatus, relative_namespace
 from graphmem.core.fusion import Plan, get_plan
 from graphmem.core.models import (
     SUPERSEDABLE,
     Category,
     Entity,
-    Hit,
-    Link,
-    LinkKind,
     MemoryRecord,
     Scope,
     Status,
@@ -32,49 +27,48 @@ from graphmem.core.models import (
 )
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.redaction import redact
-from graphmem.core.refs import find_path_candidates, find_refs, parse_ref
 from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.core.trust import looks_like_injection
-from graphmem.errors import ConfigError, ConflictError, InvalidInputError, NotFoundError
-from graphmem.service.code_context import code_neighbours, find_symbol, symbol_candidates, symbol_entity
+from graphmem.errors import InvalidInputError
+from graphmem.service.code_context import code_neighbours
 from graphmem.service.context import ContextBuilder
 from graphmem.service.enrichment import Enricher
 from graphmem.service.gitlab_context import gitlab_neighbours
-from graphmem.service.ingest import Ingester, IngestOptions, SessionExtractor
+from graphmem.service.ingest import IngestOptions, SessionExtractor
 from graphmem.service.inputs import (
     file_entity,
     new_memory_id,
     parse_category,
-    parse_link_kind,
     parse_scope,
+    parse_trust,
 )
+from graphmem.service.memory_gitlab import GitLabVerbs
+from graphmem.service.memory_learning import LearningVerbs
+from graphmem.service.memory_lifecycle import LifecycleVerbs
+from graphmem.service.memory_mentions import Mentions
+from graphmem.service.memory_transfer import TransferVerbs
 from graphmem.service.recall import Recaller, RecallQuery, RecallResult
-from graphmem.service.repository import RepositoryExport
-from graphmem.service.results import BootstrapReport, IngestReport, MemoryDetail, RememberResult, Stats
+from graphmem.service.results import MemoryDetail, RememberResult, Stats
 from graphmem.service.semantic import SemanticIndex
-from graphmem.service.transfer import ExportSummary, ImportSummary, Progress, Transfer
+from graphmem.service.transfer import Progress, Transfer
 
 log = logging.getLogger(__name__)
 
 # Lexical candidates compared with a new memory for near-duplicates / same subject.
 DEDUP_CANDIDATES = 8
 MAX_LIST_LIMIT = 10_000
-# Refs one enrich call may name.
-MAX_ENRICH_REFS = 1_000
-# Symbol names looked up per text (each is one query).
-MAX_SYMBOL_LOOKUPS = 6
-# get_boot_context, in order: (categories, statuses, how many).
-BOOT_SECTIONS: tuple[tuple[tuple[Category, ...], tuple[Status, ...], int], ...] = (
-    ((Category.DIRECTIVE, Category.PREFERENCE), (Status.ACTIVE,), 30),
-    ((Category.BLOCKER,), (Status.ACTIVE,), 20),
-    ((Category.DECISION,), (Status.ACTIVE,), 15),
-    ((Category.PROCEDURE,), (Status.ACTIVE,), 10),
-)
 
 
-class MemoryService:
-    """Remember, recall, get context, and manage memories in one store."""
+class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, TransferVerbs):
+    """Remember, recall, get context, and manage memories in one store.
+
+    Writing, reading and the index are here; the other verbs live in modules beside
+    this one, mixed in: ``memory_mentions`` (the entities a text names),
+    ``memory_lifecycle`` (archive, restore, resolve, delete, link), ``memory_gitlab``
+    (enrich, GitLab status), ``memory_learning`` (bootstrap, ingest OpenCode sessions)
+    and ``memory_transfer`` (export, import).
+    """
 
     def __init__(
         self,
@@ -137,33 +131,6 @@ class MemoryService:
     def _project_namespace(self, project: str) -> str | None:
         return self._namespace(project)
 
-    # -- entities in text -----------------------------------------------------
-
-    def refs_in(self, text: str, project: str | None) -> list[Entity]:
-        """The GitLab refs a text names (``!12``, ``#45``, ``group/proj&3``, URLs) as entities."""
-        namespace = (self._namespace(project) if project else None) or project
-        return [
-            Entity(ref.key(relative_namespace(ref.kind, namespace)), ref.kind, ref.name, project=project)
-            for ref in find_refs(text)
-        ]
-
-    def entities_in(self, text: str, project: str | None) -> list[Entity]:
-        """Entities a text names: GitLab refs, files that exist in ``project``, and its
-        code symbols (`RefundService.apply`, ``apply()``) when it has been bootstrapped."""
-        found = self.refs_in(text, project)
-        if project:
-            root = Path(project)
-            for candidate in find_path_candidates(text):
-                entity = file_entity(root, candidate)
-                if entity is not None and entity.key not in {e.key for e in found}:
-                    found.append(entity)
-            if self.code is not None:
-                for name in symbol_candidates(text)[:MAX_SYMBOL_LOOKUPS]:
-                    symbol, _ = find_symbol(self.code, project, name)
-                    if symbol is not None and symbol.key not in {e.key for e in found}:
-                        found.append(symbol_entity(symbol, project))
-        return found
-
     # -- writing ----------------------------------------------------------------
 
     def remember(
@@ -191,7 +158,7 @@ class MemoryService:
         text = validate_text(text)
         redaction = redact(text)  # secrets never reach the store
         text = validate_text(redaction.text)
-        trust = _parse_trust(trust)
+        trust = parse_trust(trust)
         if source != "user" and looks_like_injection(text):
             trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
         category = parse_category(category)
@@ -308,14 +275,6 @@ class MemoryService:
         entities = self.store.about([existing.id]).get(existing.id, [])
         return RememberResult(updated, False, duplicate_of=existing.id, entities=tuple(entities))
 
-    def _supersede(self, newer: MemoryRecord, older: MemoryRecord, now: datetime) -> None:
-        self.store.update_memory(
-            older.id, {"status": Status.SUPERSEDED, "valid_to": newer.valid_from, "updated_at": now}
-        )
-        self.store.add_links([Link(newer.id, older.id, LinkKind.SUPERSEDES, now)])
-        if self.semantic is not None:
-            self.semantic.status_changed(older.id, Status.SUPERSEDED)
-
     def edit(
         self,
         memory_id: str,
@@ -352,112 +311,7 @@ class MemoryService:
             self.store.update_memory(memory_id, changes)
             return self._get(memory_id)
 
-    def _set_status(
-        self, memory_id: str, status: Status, *, allowed_from: Iterable[Status], clear_valid_to: bool = False
-    ) -> MemoryRecord:
-        with self._write_lock:
-            record = self._get(memory_id)
-            if record.status is status:
-                return record
-            if record.status not in set(allowed_from):
-                raise ConflictError(
-                    f"Memory {memory_id} is {record.status.value}; cannot make it {status.value}."
-                )
-            changes: dict[str, object] = {"status": status, "updated_at": self._clock()}
-            if clear_valid_to:
-                changes["valid_to"] = None
-            self.store.update_memory(memory_id, changes)
-            if self.semantic is not None:
-                self.semantic.status_changed(memory_id, status)
-            return self._get(memory_id)
-
-    def archive(self, memory_id: str) -> MemoryRecord:
-        """Hide a memory from recall without deleting it (``restore`` brings it back)."""
-        return self._set_status(memory_id, Status.ARCHIVED, allowed_from=Status)
-
-    def restore(self, memory_id: str) -> MemoryRecord:
-        """Make an archived or superseded memory current again.
-
-        Undoes a supersession: the ``supersedes`` edges pointing at it are removed.
-        """
-        with self._write_lock:
-            record = self._get(memory_id)
-            if record.status is Status.SUPERSEDED:
-                for link in self.store.links([memory_id]):
-                    if link.kind is LinkKind.SUPERSEDES and link.target == memory_id:
-                        self.store.remove_link(link.source, link.target, link.kind)
-            return self._set_status(
-                memory_id,
-                Status.ACTIVE,
-                allowed_from=(Status.ARCHIVED, Status.SUPERSEDED),
-                clear_valid_to=True,
-            )
-
-    def resolve(self, memory_id: str) -> MemoryRecord:
-        """Mark a blocker as no longer blocking."""
-        self._require_blocker(memory_id)
-        return self._set_status(memory_id, Status.RESOLVED, allowed_from=(Status.ACTIVE,))
-
-    def unresolve(self, memory_id: str) -> MemoryRecord:
-        """Mark a resolved blocker as blocking again."""
-        self._require_blocker(memory_id)
-        return self._set_status(memory_id, Status.ACTIVE, allowed_from=(Status.RESOLVED,))
-
-    def _require_blocker(self, memory_id: str) -> None:
-        record = self._get(memory_id)
-        if record.category is not Category.BLOCKER:
-            raise ConflictError(
-                f"Memory {memory_id} is a {record.category.value}, not a blocker; only blockers resolve."
-            )
-
-    def delete(self, memory_id: str) -> MemoryRecord:
-        """Delete a memory and its edges for good."""
-        with self._write_lock:
-            record = self._get(memory_id)
-            self.store.delete_memory(memory_id)
-            if self.semantic is not None:
-                self.semantic.removed(memory_id)
-            return record
-
-    def link(self, source: str, target: str, kind: str | LinkKind) -> Link:
-        """Relate two memories: ``source`` supersedes / contradicts / extends / relates to ``target``."""
-        kind = parse_link_kind(kind)
-        if source == target:
-            raise InvalidInputError("A memory cannot be linked to itself: give two different ids.")
-        with self._write_lock:
-            newer, older = self._get(source), self._get(target)
-            now = self._clock()
-            if kind is LinkKind.SUPERSEDES:
-                self._supersede(newer, older, now)
-            else:
-                self.store.add_links([Link(source, target, kind, now)])
-            return Link(source, target, kind, now)
-
-    def unlink(self, source: str, target: str, kind: str | LinkKind) -> None:
-        """Remove a link; removing ``supersedes`` makes the target current again."""
-        kind = parse_link_kind(kind)
-        with self._write_lock:
-            exists = any(
-                link.source == source and link.target == target and link.kind is kind
-                for link in self.store.links([target])
-            )
-            if not exists:
-                raise NotFoundError(f"No {kind.value} link from {source} to {target}.")
-            if kind is LinkKind.SUPERSEDES and self._get(target).status is Status.SUPERSEDED:
-                self.restore(target)
-                return
-            if not self.store.remove_link(source, target, kind):
-                raise NotFoundError(f"No {kind.value} link from {source} to {target}.")
-
     # -- reading ----------------------------------------------------------------
-
-    def _get(self, memory_id: str) -> MemoryRecord:
-        if not isinstance(memory_id, str) or not memory_id.strip():
-            raise InvalidInputError("Give a memory id (as printed by remember, recall or list).")
-        found = self.store.get_memories([memory_id.strip()])
-        if not found:
-            raise NotFoundError(f"No memory with id {memory_id!r}: check `graphmem list`.")
-        return next(iter(found.values()))
 
     def show(self, memory_id: str) -> MemoryDetail:
         """One memory, its entities and its links."""
@@ -554,150 +408,9 @@ class MemoryService:
         """What an agent should know at the start of a session: directives and
         preferences (this project's and global), open blockers, recent decisions."""
         budget = self._context_max_tokens if max_tokens is None else max_tokens
-        if not 50 <= budget <= 32_000:
-            raise InvalidInputError("max_tokens must be between 50 and 32000.")
-        hits: list[Hit] = []
-        for categories, statuses, limit in BOOT_SECTIONS:
-            records = self.list(project=project, categories=categories, statuses=statuses, limit=limit)
-            hits += [Hit(record, 1.0, (), ()) for record in records]
-        target = f"start of a session in {Path(project).name}" if project else "start of a session"
-        return build_bundle(target, None, hits, [], max_tokens=budget, now=self._clock())
+        return self._context.boot_context(project=project, max_tokens=budget)
 
-    # -- GitLab ---------------------------------------------------------------------------
-
-    def enrich(
-        self,
-        refs: Sequence[str] | None = None,
-        *,
-        project: str | None = None,
-        all: bool = False,
-        refresh: bool = False,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> EnrichReport:
-        """Fetch GitLab facts now: for ``refs`` (``!12``, ``#4``, ``&7``, ``group/proj!12``,
-        URLs; relative ones resolved in ``project``), else for everything waiting, or with
-        ``all`` for every MR, issue and epic. Within ``[gitlab] ttl_seconds`` an enriched
-        entity is not asked again unless ``refresh``. ``progress(done, total)``.
-        """
-        if self.enricher is None:
-            raise ConfigError("This store has no GitLab enrichment: open it with graphmem.open_memory().")
-        keys = None
-        if refs:
-            if isinstance(refs, str) or len(refs) > MAX_ENRICH_REFS:
-                raise InvalidInputError(f"Give a list of at most {MAX_ENRICH_REFS} refs.")
-            entities = [self._ref_entity(token, project) for token in refs]
-            with self._write_lock:
-                self.store.upsert_entities(entities)
-            keys = [e.key for e in entities]
-        return self.enricher.enrich(keys, all=all, refresh=refresh, progress=progress)
-
-    def _ref_entity(self, token: str, project: str | None) -> Entity:
-        ref = parse_ref(token) if isinstance(token, str) and len(token) <= 2_000 else None
-        if ref is None:
-            raise InvalidInputError(
-                f"{str(token)[:80]!r} is not a GitLab ref. Use !12 (merge request), #4 (issue), &7 (epic), "
-                "group/project!12, group/project#4, group&7, or a GitLab URL of one."
-            )
-        namespace = (self._namespace(project) if project else None) or project
-        return Entity(ref.key(relative_namespace(ref.kind, namespace)), ref.kind, ref.name, project=project)
-
-    def enrich_due(self, limit: int = 10) -> int:
-        """Fetch a few entities whose enrichment is due (the daemon's worker); how many were tried."""
-        return self.enricher.run_due(limit) if self.enricher is not None else 0
-
-    def gitlab_status(self, *, probe: bool = False) -> GitLabStatus:
-        """Whether GitLab is configured, reachable, rate-limited, the token's state (never
-        the token), and how many entities wait for enrichment. ``probe`` asks GitLab now."""
-        if self.enricher is None:
-            raise ConfigError("This store has no GitLab enrichment: open it with graphmem.open_memory().")
-        return self.enricher.status(probe=probe)
-
-    # -- the code graph ---------------------------------------------------------------
-
-    def bootstrap(
-        self, path: str | Path, *, history: int = 500, progress: Callable[[int, int], None] | None = None
-    ) -> BootstrapReport:
-        """Scan a repository into files, symbols and edges, facts from its docs, and its history.
-
-        Incremental: unchanged files cost a ``stat``; see ``service/bootstrap.py``.
-        """
-        from graphmem.service.bootstrap import Bootstrapper
-
-        if self.code is None:
-            raise InvalidInputError("This store has no code graph.")
-        if not 0 <= history <= 100_000:
-            raise InvalidInputError("history must be between 0 and 100000 commits.")
-        with self._write_lock:
-            return Bootstrapper(self, self.code, self._clock).run(
-                Path(path), history=history, progress=progress
-            )
-
-    # -- learning from agent sessions -------------------------------------------------
-
-    @property
-    def ingest_options(self) -> IngestOptions:
-        """How sessions are ingested (``[ingest]``); the daemon reads ``background`` and its interval."""
-        return self._ingest
-
-    def ingest_opencode(
-        self,
-        *,
-        db_path: str | None = None,
-        since: datetime | None = None,
-        session_id: str | None = None,
-        progress: Callable[[int], None] | None = None,
-    ) -> IngestReport:
-        """Learn from finished OpenCode sessions: decisions, blockers, procedures, preferences...
-
-        Reads OpenCode's SQLite store read-only (``db_path``, else ``[ingest] opencode_db``,
-        ``OPENCODE_DB``, the XDG data dir) from the stored cursor on, or every session
-        changed since ``since``; ``session_id`` ingests that one session now, finished or
-        not (the OpenCode plugin calls this on ``session.idle``). Idempotent: a session is
-        stored once, and again only with what its new messages teach. ``progress`` gets
-        the number of sessions looked at so far. See ``service/ingest.py``.
-        """
-        ingester = Ingester(
-            self,
-            options=self._ingest,
-            write_lock=self._write_lock,
-            clock=self._clock,
-            llm=self._session_extractor,
-        )
-        report = ingester.run(db_path=db_path, since=since, session_id=session_id, progress=progress)
-        if self.semantic is not None and report.memories:
-            self.semantic.added()
-        return report
-
-    # -- moving memories ----------------------------------------------------------
-
-    def export(
-        self, out: TextIO, *, project: str | None = None, fmt: str = "jsonl", repository: bool = False
-    ) -> ExportSummary:
-        """Write memories as JSONL (lossless, importable) or Markdown (for reading).
-
-        ``repository``: only the memories ``project`` shares with a team, project-relative.
-        """
-        return self._transfer.export(out, project=project, fmt=fmt, repository=repository)
-
-    def export_dir(
-        self, directory: Path, *, project: str | None, fmt: str = "jsonl", force: bool = False
-    ) -> RepositoryExport:
-        """Write the project's shared memories into a folder of its repository (``.graphmem/``)."""
-        with self._write_lock:  # one writer of the folder at a time
-            return self._transfer.export_dir(directory, project=project, fmt=fmt, force=force)
-
-    def import_file(
-        self,
-        path: Path,
-        *,
-        project: str | None = None,
-        dry_run: bool = False,
-        progress: Progress | None = None,
-    ) -> ImportSummary:
-        """Import a JSONL export (or a ``.graphmem/`` folder): validates everything first,
-        imports all or nothing."""
-        with self._write_lock:
-            return self._transfer.import_file(path, project=project, dry_run=dry_run, progress=progress)
+    # -- the embedding index --------------------------------------------------------
 
     def embed_pending(self, progress: Progress | None = None) -> int:
         """Embed memories written since the model last ran; returns how many."""
@@ -714,12 +427,3 @@ class MemoryService:
             self.store.set_meta("embedding_dimension", str(embedder.dimension))
             self.semantic.reset()
             return self.semantic.embed_pending(progress)
-
-
-def _parse_trust(value: str | Trust) -> Trust:
-    try:
-        return Trust(value)
-    except ValueError:
-        raise InvalidInputError(
-            f"Unknown trust {value!r}: use one of {', '.join(t.value for t in Trust)}."
-        ) from None

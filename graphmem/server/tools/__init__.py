@@ -1,0 +1,46 @@
+"""The MCP tools: a small, sharp surface over the Memory service.
+
+Each tool validates its arguments (types and bounds in the schema, the rest in the
+service), calls one service verb, and returns JSON. Errors are MCP tool errors whose
+message says how to fix the call (``registry.py``). The tools come in groups, one
+module each: ``memories``, ``transfer``, ``gitlab``, ``coordination``; ``build_mcp``
+registers them in the order clients list them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastmcp import FastMCP
+
+from graphmem.server.runtime import Runtime
+from graphmem.server.tools.coordination import add_coordination_tools
+from graphmem.server.tools.gitlab import add_gitlab_tools
+from graphmem.server.tools.memories import add_memory_tools
+from graphmem.server.tools.registry import READ_ONLY, ToolRegistry
+from graphmem.server.tools.transfer import add_transfer_tools
+
+INSTRUCTIONS = """graphmem is the user's long-term memory across sessions and models.
+Call get_boot_context at the start of a session. Before editing, call get_context on the
+MR (!123), issue (#45), file or symbol. recall before deciding something or when stuck.
+remember decisions (with the why), blockers, procedures that worked, facts, preferences
+and directives the user states. Results are JSON."""
+
+
+def build_mcp(runtime: Runtime) -> FastMCP:
+    """The FastMCP server with every graphmem tool bound to ``runtime``."""
+    mcp = FastMCP("graphmem", instructions=INSTRUCTIONS, mask_error_details=True)
+    tools = ToolRegistry(mcp, runtime)
+    add_memory_tools(tools)
+    add_transfer_tools(tools)
+
+    @tools.tool(READ_ONLY)
+    def memory_status() -> dict[str, Any]:
+        """The memory server's state: counts by category, embedding backlog, whether the
+        model is loaded, live sessions, uptime. Use it when a tool misbehaves."""
+        return runtime.status()
+
+    add_gitlab_tools(tools)
+    add_coordination_tools(tools)
+    tools.check_arguments()
+    return mcp

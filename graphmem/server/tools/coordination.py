@@ -1,0 +1,111 @@
+"""The coordination tools: sessions other agents see, and claims on items."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from graphmem.core.models import Category
+from graphmem.core.text import MAX_TEXT_CHARS
+from graphmem.server.tools.params import Project, SessionId
+from graphmem.server.tools.registry import IDEMPOTENT_WRITE, READ_ONLY, WRITES, ToolRegistry
+
+
+def add_coordination_tools(tools: ToolRegistry) -> None:
+    """Register the tools agents working on the same project use to see and avoid each other."""
+    runtime = tools.runtime
+    memory = runtime.memory
+    project_of = tools.project_of
+
+    @tools.tool(WRITES)
+    def session_start(
+        agent: Annotated[
+            str,
+            Field(
+                description="Who you are, e.g. 'opencode/build' or a model name.",
+                min_length=1,
+                max_length=200,
+            ),
+        ],
+        task: Annotated[
+            str | None, Field(description="What this session works on, in a few words.", max_length=200)
+        ] = None,
+        project: Project = None,
+    ) -> dict[str, Any]:
+        """Announce a working session so other agents on the project see it. Send
+        session_heartbeat every few minutes; sessions and claims expire without it."""
+        session = runtime.coordinator.start(agent, project_of(project), task)
+        return {"session": session.view(), "ttl_seconds": int(runtime.coordinator.ttl.total_seconds())}
+
+    @tools.tool(IDEMPOTENT_WRITE)
+    def session_heartbeat(
+        session_id: SessionId,
+        task: Annotated[str | None, Field(description="Update the task description.", max_length=200)] = None,
+    ) -> dict[str, Any]:
+        """Keep a session and its claims alive for another TTL."""
+        return {"session": runtime.coordinator.heartbeat(session_id, task).view()}
+
+    @tools.tool(WRITES)
+    def session_end(
+        session_id: SessionId,
+        summary: Annotated[
+            str | None,
+            Field(
+                description="What was done, decided and left open; stored as an event memory.",
+                max_length=MAX_TEXT_CHARS,
+            ),
+        ] = None,
+    ) -> dict[str, Any]:
+        """End a session, release its claims, and store its summary as an event memory."""
+        session = runtime.coordinator.end(session_id)
+        stored = None
+        if summary and summary.strip():
+            result = memory.remember(
+                summary, category=Category.EVENT, project=session.project, session=session.id, source="mcp"
+            )
+            stored = result.memory.id
+        return {"session": session.view(), "summary_memory_id": stored}
+
+    @tools.tool(READ_ONLY)
+    def active_sessions(
+        project: Project = None,
+        all_projects: Annotated[bool, Field(description="Sessions of every project.")] = False,
+    ) -> dict[str, Any]:
+        """Other agents working now (on this project, or on all), with what they claim."""
+        resolved = None if all_projects else project_of(project)
+        coordinator = runtime.coordinator
+        return {
+            "sessions": [s.view() for s in coordinator.active(resolved)],
+            "claims": [c.view() for c in coordinator.claims(resolved)],
+        }
+
+    @tools.tool(WRITES)
+    def claim_item(
+        session_id: SessionId,
+        item: Annotated[
+            str,
+            Field(
+                description="What to claim: '!123', '#45', a file path, a task name.",
+                min_length=1,
+                max_length=200,
+            ),
+        ],
+        ttl_seconds: Annotated[
+            int | None, Field(description="Lease length; default the session TTL.", ge=1, le=86_400)
+        ] = None,
+    ) -> dict[str, Any]:
+        """Claim an item exclusively so other agents leave it alone (renewing your own
+        claim is fine). Fails, naming the holder, when another live session holds it.
+        The claim expires without heartbeats."""
+        ttl = timedelta(seconds=ttl_seconds) if ttl_seconds else None
+        return {"claim": runtime.coordinator.claim(session_id, item, ttl).view()}
+
+    @tools.tool(IDEMPOTENT_WRITE)
+    def release_item(
+        session_id: SessionId,
+        item: Annotated[str, Field(description="The item claimed.", min_length=1, max_length=200)],
+    ) -> dict[str, Any]:
+        """Release an item this session claimed."""
+        return {"released": runtime.coordinator.release(session_id, item), "item": item}

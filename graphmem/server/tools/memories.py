@@ -1,0 +1,215 @@
+"""The memory tools: remember, recall, get_context, get_boot_context, update_memory, delete_memory."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from graphmem.core.text import MAX_TEXT_CHARS
+from graphmem.core.timeparse import parse_since
+from graphmem.core.views import hit_view, link_view, memory_view
+from graphmem.errors import InvalidInputError
+from graphmem.server.tools.params import (
+    CategoryName,
+    LinkKindName,
+    MaxTokens,
+    MemoryId,
+    Project,
+    ScopeName,
+    UpdateAction,
+)
+from graphmem.server.tools.registry import DESTRUCTIVE, READ_ONLY, WRITES, ToolRegistry
+
+
+def add_memory_tools(tools: ToolRegistry) -> None:
+    """Register the tools that store, find and change memories."""
+    runtime = tools.runtime
+    memory = runtime.memory
+    project_of = tools.project_of
+
+    @tools.tool(WRITES)
+    def remember(
+        text: Annotated[
+            str,
+            Field(
+                description="The memory, self-contained: say what and why (e.g. 'We chose Kùzu over "
+                "SQLite for the graph store because ...'). Refs like !123, #45 and file paths become links.",
+                min_length=1,
+                max_length=MAX_TEXT_CHARS,
+            ),
+        ],
+        category: Annotated[CategoryName, Field(description="What kind of knowledge it is.")] = "fact",
+        scope: Annotated[
+            ScopeName | None,
+            Field(
+                description="global: every project; project: this project only. Default: project "
+                "when a project is given (preferences: global)."
+            ),
+        ] = None,
+        project: Project = None,
+        supersedes: Annotated[
+            str | None, Field(description="Id of a memory this one replaces (closes it).", max_length=64)
+        ] = None,
+        session: Annotated[
+            str | None, Field(description="Session id to attach the memory to.", max_length=64)
+        ] = None,
+    ) -> dict[str, Any]:
+        """Store a memory: a decision (with the why), blocker, procedure that worked, fact,
+        preference or directive worth keeping across sessions. Repeats are stored once;
+        a near-duplicate reinforces the existing memory; a newer decision on the same
+        subject supersedes the older one."""
+        result = memory.remember(
+            text, category=category, scope=scope, project=project_of(project), supersedes=supersedes,
+            session=session, source="mcp",
+        )  # fmt: skip
+        return {
+            "id": result.memory.id,
+            "created": result.created,
+            "duplicate_of": result.duplicate_of,
+            "superseded": list(result.superseded),
+            "entities": [e.name for e in result.entities],
+            "memory": memory_view(result.memory, now=runtime.now()),
+        }
+
+    @tools.tool(READ_ONLY)
+    def recall(
+        query: Annotated[
+            str,
+            Field(
+                description="What you want to know, in words ('why did we pick kuzu', '!123 review').",
+                min_length=1,
+                max_length=MAX_TEXT_CHARS,
+            ),
+        ],
+        limit: Annotated[
+            int | None, Field(description="Most hits to return (default: [recall] limit).", ge=1, le=50)
+        ] = None,
+        categories: Annotated[
+            list[CategoryName] | None, Field(description="Only these categories.", max_length=10)
+        ] = None,
+        since: Annotated[
+            str | None,
+            Field(
+                description="Only memories created since: '30d', '12h', '2w', 'today' or an ISO date.",
+                max_length=40,
+            ),
+        ] = None,
+        history: Annotated[bool, Field(description="Include superseded and archived memories.")] = False,
+        project: Project = None,
+    ) -> dict[str, Any]:
+        """Find the memories relevant to a question, best first, each with why it was found.
+        Returns an empty list when nothing is relevant. Use before deciding something,
+        when stuck, or when the user refers to earlier work."""
+        now = runtime.now()
+        result = memory.recall(
+            query,
+            project=project_of(project),
+            limit=limit,
+            categories=categories,
+            since=parse_since(since, now=now) if since else None,
+            history=history,
+        )
+        return {
+            "query": result.query,
+            "hits": [hit_view(hit, now=now) for hit in result.hits],
+            "semantic_ready": result.semantic_ready,
+            "took_ms": round(result.took_ms, 1),
+        }
+
+    @tools.tool(READ_ONLY)
+    def get_context(
+        target: Annotated[
+            str,
+            Field(
+                description="An MR (!123 or group/proj!123), issue (#45), epic (&6), a file path, "
+                "or a few words.",
+                min_length=1,
+                max_length=MAX_TEXT_CHARS,
+            ),
+        ],
+        max_tokens: MaxTokens = None,
+        project: Project = None,
+    ) -> dict[str, Any]:
+        """Everything known about an MR, issue, epic, file or subject, grouped by category
+        and cut to a token budget. Call it before editing a file or working on an MR/issue.
+        `markdown` is ready to read."""
+        bundle = memory.get_context(target, project=project_of(project), max_tokens=max_tokens)
+        return {**bundle.to_dict(), "markdown": bundle.markdown}
+
+    @tools.tool(READ_ONLY)
+    def get_boot_context(max_tokens: MaxTokens = None, project: Project = None) -> dict[str, Any]:
+        """What to know at the start of a session: directives and preferences (this project's
+        and global), open blockers, recent decisions and procedures, and the other agents
+        working on the project now. Call it once when a session starts."""
+        resolved = project_of(project)
+        bundle = memory.boot_context(project=resolved, max_tokens=max_tokens)
+        sessions = runtime.coordinator.active(resolved)
+        return {
+            **bundle.to_dict(),
+            "markdown": bundle.markdown,
+            "active_sessions": [s.view() for s in sessions],
+        }
+
+    @tools.tool(WRITES)
+    def update_memory(
+        id: MemoryId,
+        action: Annotated[
+            UpdateAction,
+            Field(
+                description="edit: new text/category; archive/restore: hide or bring back; "
+                "resolve/unresolve: a blocker; link/unlink: relate to target_id with link_kind; "
+                "supersede: this memory replaces target_id."
+            ),
+        ],
+        text: Annotated[
+            str | None, Field(description="New text (edit).", min_length=1, max_length=MAX_TEXT_CHARS)
+        ] = None,
+        category: Annotated[CategoryName | None, Field(description="New category (edit).")] = None,
+        target_id: Annotated[
+            str | None, Field(description="The other memory (link, unlink, supersede).", max_length=64)
+        ] = None,
+        link_kind: Annotated[
+            LinkKindName, Field(description="How id relates to target_id (link, unlink).")
+        ] = "related",
+        project: Project = None,
+    ) -> dict[str, Any]:
+        """Change a memory: edit it, archive or restore it, resolve or reopen a blocker,
+        link it to another memory, or mark it as replacing (superseding) another. Every
+        change can be undone (restore, unresolve, unlink)."""
+        if action == "edit":
+            if text is None and category is None:
+                raise InvalidInputError("edit needs text or category (or both).")
+            record = memory.edit(id, text=text, category=category, project=project_of(project))
+            return {"action": action, "memory": memory_view(record, now=runtime.now())}
+        if action in ("archive", "restore", "resolve", "unresolve"):
+            verb = getattr(memory, action)
+            return {"action": action, "memory": memory_view(verb(id), now=runtime.now())}
+        if not target_id:
+            raise InvalidInputError(f"{action} needs target_id: the id of the other memory.")
+        kind = "supersedes" if action == "supersede" else link_kind
+        if action == "unlink":
+            memory.unlink(id, target_id, kind)
+            return {"action": action, "source": id, "target": target_id, "kind": kind}
+        link = memory.link(id, target_id, kind)
+        return {
+            "action": action,
+            "link": link_view(link),
+            "target": memory_view(memory.show(target_id).memory),
+        }
+
+    @tools.tool(DESTRUCTIVE)
+    def delete_memory(
+        id: MemoryId,
+        confirm: Annotated[
+            bool, Field(description="Must be true: deletion cannot be undone (archive can).")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Delete a memory for good, with its links. Only when the user asks; prefer
+        update_memory(action='archive'), which can be undone."""
+        if not confirm:
+            raise InvalidInputError(
+                "Deleting cannot be undone: call again with confirm=true, or archive it instead "
+                "(update_memory with action='archive')."
+            )
+        return {"deleted": memory_view(memory.delete(id), now=runtime.now())}

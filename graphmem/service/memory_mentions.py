@@ -1,0 +1,71 @@
+"""Which entities a text names: GitLab refs, files of the project, code symbols.
+
+Part of ``MemoryService`` (``service/memory.py``): every memory, query and edit is
+read for them, and the memory is then *about* what its text names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from graphmem.core.enrichment import relative_namespace
+from graphmem.core.models import Entity
+from graphmem.core.ports import CodeGraph
+from graphmem.core.refs import Ref, find_path_candidates, find_refs, parse_ref
+from graphmem.errors import InvalidInputError
+from graphmem.service.code_context import find_symbol, symbol_candidates, symbol_entity
+from graphmem.service.inputs import file_entity
+
+# Symbol names looked up per text (each is one query).
+MAX_SYMBOL_LOOKUPS = 6
+# Longest text read as one GitLab ref (a URL with a long project path fits).
+MAX_REF_CHARS = 2_000
+
+Namespace = Callable[[str], str | None]
+
+
+def ref_entity(ref: Ref, project: str | None, namespace: Namespace) -> Entity:
+    """The entity ``ref`` names, a relative ref (``!12``) resolved in ``project``'s GitLab
+    namespace (else its path)."""
+    resolved = (namespace(project) if project else None) or project
+    return Entity(ref.key(relative_namespace(ref.kind, resolved)), ref.kind, ref.name, project=project)
+
+
+def parse_ref_entity(token: str, project: str | None, namespace: Namespace) -> Entity:
+    """The entity a ref a caller typed names; a clear error when it is not a GitLab ref."""
+    ref = parse_ref(token) if isinstance(token, str) and len(token) <= MAX_REF_CHARS else None
+    if ref is None:
+        raise InvalidInputError(
+            f"{str(token)[:80]!r} is not a GitLab ref. Use !12 (merge request), #4 (issue), &7 (epic), "
+            "group/project!12, group/project#4, group&7, or a GitLab URL of one."
+        )
+    return ref_entity(ref, project, namespace)
+
+
+class Mentions:
+    """``MemoryService``'s readers of entities in text (mixed into it)."""
+
+    code: CodeGraph | None
+    _namespace: Namespace
+
+    def refs_in(self, text: str, project: str | None) -> list[Entity]:
+        """The GitLab refs a text names (``!12``, ``#45``, ``group/proj&3``, URLs) as entities."""
+        return [ref_entity(ref, project, self._namespace) for ref in find_refs(text)]
+
+    def entities_in(self, text: str, project: str | None) -> list[Entity]:
+        """Entities a text names: GitLab refs, files that exist in ``project``, and its
+        code symbols (`RefundService.apply`, ``apply()``) when it has been bootstrapped."""
+        found = self.refs_in(text, project)
+        if project:
+            root = Path(project)
+            for candidate in find_path_candidates(text):
+                entity = file_entity(root, candidate)
+                if entity is not None and entity.key not in {e.key for e in found}:
+                    found.append(entity)
+            if self.code is not None:
+                for name in symbol_candidates(text)[:MAX_SYMBOL_LOOKUPS]:
+                    symbol, _ = find_symbol(self.code, project, name)
+                    if symbol is not None and symbol.key not in {e.key for e in found}:
+                        found.append(symbol_entity(symbol, project))
+        return found
