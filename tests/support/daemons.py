@@ -22,7 +22,9 @@ START_TIMEOUT_S = 120.0
 
 
 def sandbox_env(data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    dropped = ("GITLAB_TOKEN", "OPENCODE_DB")  # the developer's GitLab and OpenCode stay out of tests
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_") and k not in dropped}
+    env["XDG_DATA_HOME"] = str(data_dir.parent / "xdg-data")  # no OpenCode database to ingest
     env["GRAPHMEM_CONFIG"] = str(data_dir.parent / "no-such-config.toml")
     env["GRAPHMEM_DATA_DIR"] = str(data_dir)
     env["GRAPHMEM_SERVER__PORT"] = "0"
