@@ -13,21 +13,19 @@ from __future__ import annotations
 import logging
 import re
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import Unpack
 from urllib.parse import urlsplit
 
 from gitlab.utils import EncodedId
 
 from graphmem.adapters.gitlab_transport import (
-    DEFAULT_CACHE_TTL_S,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT_S,
     GitLabTransport,
     JSONObject,
     ListRead,
+    TransportOptions,
 )
 from graphmem.core.gitlab import (
     MAX_CHANGED_FILES,
@@ -64,31 +62,12 @@ class PythonGitLabClient:
 
     ``url`` is the instance (``https://gitlab.com``, ``https://example.com/gitlab``); ``token`` a
     personal, project or group access token with the ``read_api`` scope (None: anonymous, public
-    data only). ``clock`` and ``sleep`` are for tests. Thread-safe.
+    data only). ``options`` are the transport's (timeouts, retries, cache TTL, TLS
+    verification; see ``GitLabTransport``). Thread-safe.
     """
 
-    def __init__(
-        self,
-        url: str,
-        token: str | None,
-        *,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        cache_ttl_s: float = DEFAULT_CACHE_TTL_S,
-        ssl_verify: bool | str = True,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self._http = GitLabTransport(
-            url,
-            token,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            cache_ttl_s=cache_ttl_s,
-            ssl_verify=ssl_verify,
-            clock=clock,
-            sleep=sleep,
-        )
+    def __init__(self, url: str, token: str | None, **options: Unpack[TransportOptions]) -> None:
+        self._http = GitLabTransport(url, token, **options)
         self._url = self._http.url
         self._group_paths: dict[int, str] = {}
         self._lock = threading.Lock()

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 from urllib.parse import urlsplit
 
 import gitlab
@@ -66,6 +66,17 @@ CACHE_MAX_ENTRIES = 2_048
 USER_AGENT = f"graphmem/{__version__} (+https://pypi.org/project/graphmem) python-gitlab/{gitlab.__version__}"
 
 _LIST_OPTIONS: dict[str, Any] = {"obey_rate_limit": False, "retry_transient_errors": False, "max_retries": 0}
+
+
+class TransportOptions(TypedDict, total=False):
+    """``GitLabTransport``'s keyword arguments, for whatever builds one (``PythonGitLabClient``)."""
+
+    timeout_s: float
+    max_retries: int
+    cache_ttl_s: float
+    ssl_verify: bool | str
+    clock: Callable[[], float]
+    sleep: Callable[[float], None]
 
 
 @dataclass(frozen=True, slots=True)

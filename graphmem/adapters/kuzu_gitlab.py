@@ -15,7 +15,14 @@ from typing import Any
 
 from graphmem.adapters.kuzu_gitlab_reads import LABELS, KuzuGitLabReads, files_json
 from graphmem.adapters.kuzu_rows import aware, naive_utc
-from graphmem.core.enrichment import MAX_HOPS, EnrichmentRow, EnrichState, parse_key, target_key
+from graphmem.core.enrichment import (
+    MAX_HOPS,
+    EnrichmentRow,
+    EnrichState,
+    GitLabTarget,
+    parse_key,
+    target_key,
+)
 from graphmem.core.gitlab import (
     EpicData,
     IssueData,
@@ -181,13 +188,7 @@ class KuzuGitLabGraph(KuzuGitLabReads):
                 fetched_at,
                 next_attempt,
                 {
-                    "state": data.state,
-                    "labels": list(data.labels),
-                    "author": data.author.username if data.author else None,
-                    "created_at": naive_utc(data.created_at),
-                    "updated_at": naive_utc(data.updated_at),
-                    "description": data.description,
-                    "web_url": data.web_url,
+                    **_facts(data),
                     "draft": data.draft,
                     "milestone": data.milestone,
                     "source_branch": data.source_branch,
@@ -232,38 +233,16 @@ class KuzuGitLabGraph(KuzuGitLabReads):
                 data.title,
                 fetched_at,
                 next_attempt,
-                {
-                    "state": data.state,
-                    "labels": list(data.labels),
-                    "author": data.author.username if data.author else None,
-                    "created_at": naive_utc(data.created_at),
-                    "updated_at": naive_utc(data.updated_at),
-                    "description": data.description,
-                    "web_url": data.web_url,
-                    "milestone": data.milestone,
-                    "closed_at": naive_utc(data.closed_at),
-                },
+                {**_facts(data), "milestone": data.milestone, "closed_at": naive_utc(data.closed_at)},
             )
             for rel, target in (("PART_OF", "Epic"), ("RELATED_MR", "MergeRequest")):
                 store.run(f"MATCH (i:Issue {{key: $k}})-[r:{rel}]->(:{target}) DELETE r", {"k": key})
             self._replace_people(key, "Issue", data.author, data.assignees, ())
-            if data.epic is not None:
-                epic = target_key(EntityKind.EPIC, *data.epic)
-                self._discover_keys(
-                    "Epic", [(epic, f"{data.epic[0]}&{data.epic[1]}", "", "")], None, hops + 1
-                )
-                self._edges("PART_OF", "Issue", "Epic", key, [epic])
-            merge_requests = [
-                target_key(EntityKind.MERGE_REQUEST, p, i) for p, i in data.related_merge_requests
-            ]
-            self._discover_keys(
-                "MergeRequest",
-                [
-                    (k, f"{p}!{i}", "", "")
-                    for k, (p, i) in zip(merge_requests, data.related_merge_requests, strict=True)
-                ],
-                local,
-                hops + 1,
+            epic = [data.epic] if data.epic is not None else []
+            epics = self._discover_targets(EntityKind.EPIC, epic, None, hops + 1)
+            self._edges("PART_OF", "Issue", "Epic", key, epics)
+            merge_requests = self._discover_targets(
+                EntityKind.MERGE_REQUEST, data.related_merge_requests, local, hops + 1
             )
             self._edges("RELATED_MR", "Issue", "MergeRequest", key, merge_requests)
 
@@ -286,35 +265,18 @@ class KuzuGitLabGraph(KuzuGitLabReads):
                 data.title,
                 fetched_at,
                 next_attempt,
-                {
-                    "state": data.state,
-                    "labels": list(data.labels),
-                    "author": data.author.username if data.author else None,
-                    "created_at": naive_utc(data.created_at),
-                    "updated_at": naive_utc(data.updated_at),
-                    "description": data.description,
-                    "web_url": data.web_url,
-                },
+                _facts(data),
             )
             store.run("MATCH (e:Epic {key: $k})-[r:PART_OF]->(:Epic) DELETE r", {"k": key})
             store.run("MATCH (:Issue)-[r:PART_OF]->(e:Epic {key: $k}) DELETE r", {"k": key})
             store.run("MATCH (:Epic)-[r:PART_OF]->(e:Epic {key: $k}) DELETE r", {"k": key})
-            if data.parent is not None:
-                parent = target_key(EntityKind.EPIC, *data.parent)
-                self._discover_keys(
-                    "Epic", [(parent, f"{data.parent[0]}&{data.parent[1]}", "", "")], None, hops + 1
-                )
-                self._edges("PART_OF", "Epic", "Epic", key, [parent], reverse=False)
+            parent = [data.parent] if data.parent is not None else []
+            parents = self._discover_targets(EntityKind.EPIC, parent, None, hops + 1)
+            self._edges("PART_OF", "Epic", "Epic", key, parents)
             issues = [target_key(EntityKind.ISSUE, i.project, i.iid) for i in data.child_issues]
             self._discover("Issue", data.child_issues, issues, None, hops + 1)
             self._edges("PART_OF", "Issue", "Epic", key, issues, reverse=True)
-            children = [target_key(EntityKind.EPIC, g, i) for g, i in data.child_epics]
-            self._discover_keys(
-                "Epic",
-                [(k, f"{g}&{i}", "", "") for k, (g, i) in zip(children, data.child_epics, strict=True)],
-                None,
-                hops + 1,
-            )
+            children = self._discover_targets(EntityKind.EPIC, data.child_epics, None, hops + 1)
             self._edges("PART_OF", "Epic", "Epic", key, children, reverse=True)
 
     def _save_node(
@@ -394,6 +356,18 @@ class KuzuGitLabGraph(KuzuGitLabReads):
             hops,
         )
 
+    def _discover_targets(
+        self,
+        kind: EntityKind,
+        targets: Sequence[tuple[str, int]],
+        local: tuple[str, str] | None,
+        hops: int,
+    ) -> list[str]:
+        """Nodes for MRs, issues or epics named by (project or group path, iid); their keys."""
+        found = [GitLabTarget(kind, namespace, iid) for namespace, iid in targets]
+        self._discover_keys(kind.value, [(t.key, t.name, "", "") for t in found], local, hops)
+        return [t.key for t in found]
+
     def _discover_keys(
         self, label: str, found: Sequence[tuple[str, str, str, str]], local: tuple[str, str] | None, hops: int
     ) -> None:
@@ -435,6 +409,19 @@ class KuzuGitLabGraph(KuzuGitLabReads):
             f"MATCH (o:{other_label} {{key: other}}) CREATE ({a})-[:{rel}]->({b})",
             {"k": key, "others": list(dict.fromkeys(others))},
         )
+
+
+def _facts(data: MergeRequestData | IssueData | EpicData) -> dict[str, Any]:
+    """The node properties MRs, issues and epics share."""
+    return {
+        "state": data.state,
+        "labels": list(data.labels),
+        "author": data.author.username if data.author else None,
+        "created_at": naive_utc(data.created_at),
+        "updated_at": naive_utc(data.updated_at),
+        "description": data.description,
+        "web_url": data.web_url,
+    }
 
 
 def _project_of(key: str, local: tuple[str, str] | None) -> str | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from graphmem.adapters.kuzu_rows import aware
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.core.enrichment import parse_key
+from graphmem.core.enrichment import GitLabTarget, parse_key
 from graphmem.core.gitlab import (
     ChangedFile,
     EpicData,
@@ -127,28 +127,18 @@ class KuzuGitLabReads:
 
     def merge_request(self, key: str) -> MergeRequestData | None:
         """The stored MR, as GitLab last described it; None until GitLab described it once."""
-        store = self._store
-        rows = store.rows(
-            f"MATCH (e:MergeRequest {{key: $k}}) WHERE {_SAVED} "
-            "RETURN e.title, e.state, e.draft, e.labels, e.milestone, e.source_branch, e.target_branch, "
+        saved = self._saved_node(
+            "MergeRequest",
+            key,
+            "e.title, e.state, e.draft, e.labels, e.milestone, e.source_branch, e.target_branch, "
             "e.merged_at, e.created_at, e.updated_at, e.description, e.web_url, e.changed_files, "
             "e.changed_files_total",
-            {"k": key},
         )
-        target = parse_key(key)
-        if not rows or target is None:
+        if saved is None:
             return None
-        r = rows[0]
+        r, target = saved
         people = self._people(key, "MergeRequest")
-        closes = tuple(
-            IssueRefData(t.namespace, t.iid, title or "", state or "")
-            for k, title, state in store.rows(
-                "MATCH (:MergeRequest {key: $k})-[:CLOSES]->(i:Issue) "
-                "RETURN i.key, i.title, i.state ORDER BY i.key",
-                {"k": key},
-            )
-            if (t := parse_key(k)) is not None
-        )
+        closes = self._issue_refs("MATCH (:MergeRequest {key: $k})-[:CLOSES]->(i:Issue)", key)
         return MergeRequestData(
             project=target.namespace,
             iid=target.iid,
@@ -173,31 +163,18 @@ class KuzuGitLabReads:
         )
 
     def issue(self, key: str) -> IssueData | None:
-        store = self._store
-        rows = store.rows(
-            f"MATCH (e:Issue {{key: $k}}) WHERE {_SAVED} "
-            "RETURN e.title, e.state, e.labels, e.milestone, e.created_at, e.updated_at, e.closed_at, "
+        saved = self._saved_node(
+            "Issue",
+            key,
+            "e.title, e.state, e.labels, e.milestone, e.created_at, e.updated_at, e.closed_at, "
             "e.description, e.web_url",
-            {"k": key},
         )
-        target = parse_key(key)
-        if not rows or target is None:
+        if saved is None:
             return None
-        r = rows[0]
+        r, target = saved
         people = self._people(key, "Issue")
-        epics = [
-            (t.namespace, t.iid)
-            for (k,) in store.rows("MATCH (:Issue {key: $k})-[:PART_OF]->(e:Epic) RETURN e.key", {"k": key})
-            if (t := parse_key(k)) is not None
-        ]
-        related = [
-            (t.namespace, t.iid)
-            for (k,) in store.rows(
-                "MATCH (:Issue {key: $k})-[:RELATED_MR]->(m:MergeRequest) RETURN m.key ORDER BY m.key",
-                {"k": key},
-            )
-            if (t := parse_key(k)) is not None
-        ]
+        epics = self._targets("MATCH (:Issue {key: $k})-[:PART_OF]->(x:Epic)", key)
+        related = self._targets("MATCH (:Issue {key: $k})-[:RELATED_MR]->(x:MergeRequest)", key)
         return IssueData(
             project=target.namespace,
             iid=target.iid,
@@ -217,37 +194,17 @@ class KuzuGitLabReads:
         )
 
     def epic(self, key: str) -> EpicData | None:
-        store = self._store
-        rows = store.rows(
-            f"MATCH (e:Epic {{key: $k}}) WHERE {_SAVED} "
-            "RETURN e.title, e.state, e.labels, e.created_at, e.updated_at, e.description, e.web_url, "
-            "e.author",
-            {"k": key},
+        saved = self._saved_node(
+            "Epic",
+            key,
+            "e.title, e.state, e.labels, e.created_at, e.updated_at, e.description, e.web_url, e.author",
         )
-        target = parse_key(key)
-        if not rows or target is None:
+        if saved is None:
             return None
-        r = rows[0]
-        parents = [
-            (t.namespace, t.iid)
-            for (k,) in store.rows("MATCH (:Epic {key: $k})-[:PART_OF]->(p:Epic) RETURN p.key", {"k": key})
-            if (t := parse_key(k)) is not None
-        ]
-        issues = tuple(
-            IssueRefData(t.namespace, t.iid, title or "", state or "")
-            for k, title, state in store.rows(
-                "MATCH (i:Issue)-[:PART_OF]->(:Epic {key: $k}) RETURN i.key, i.title, i.state ORDER BY i.key",
-                {"k": key},
-            )
-            if (t := parse_key(k)) is not None
-        )
-        children = tuple(
-            (t.namespace, t.iid)
-            for (k,) in store.rows(
-                "MATCH (c:Epic)-[:PART_OF]->(:Epic {key: $k}) RETURN c.key ORDER BY c.key", {"k": key}
-            )
-            if (t := parse_key(k)) is not None
-        )
+        r, target = saved
+        parents = self._targets("MATCH (:Epic {key: $k})-[:PART_OF]->(x:Epic)", key)
+        issues = self._issue_refs("MATCH (i:Issue)-[:PART_OF]->(:Epic {key: $k})", key)
+        children = tuple(self._targets("MATCH (x:Epic)-[:PART_OF]->(:Epic {key: $k})", key))
         return EpicData(
             group=target.namespace,
             iid=target.iid,
@@ -321,6 +278,26 @@ class KuzuGitLabReads:
                 for label in LABELS.values()
             )
         return self._saved
+
+    def _saved_node(self, label: str, key: str, columns: str) -> tuple[Sequence[Any], GitLabTarget] | None:
+        """``columns`` of the node ``key`` and its GitLab target; None until GitLab described it."""
+        rows = self._store.rows(f"MATCH (e:{label} {{key: $k}}) WHERE {_SAVED} RETURN {columns}", {"k": key})
+        target = parse_key(key)
+        return (rows[0], target) if rows and target is not None else None
+
+    def _targets(self, match: str, key: str) -> list[tuple[str, int]]:
+        """(path, iid) of the nodes ``x`` that ``match`` finds from ``key``, by key."""
+        rows = self._store.rows(f"{match} RETURN x.key ORDER BY x.key", {"k": key})
+        return [(t.namespace, t.iid) for (k,) in rows if (t := parse_key(k)) is not None]
+
+    def _issue_refs(self, match: str, key: str) -> tuple[IssueRefData, ...]:
+        """The issues ``i`` that ``match`` finds from ``key``, with their titles and states, by key."""
+        rows = self._store.rows(f"{match} RETURN i.key, i.title, i.state ORDER BY i.key", {"k": key})
+        return tuple(
+            IssueRefData(t.namespace, t.iid, title or "", state or "")
+            for k, title, state in rows
+            if (t := parse_key(k)) is not None
+        )
 
     def _people(self, key: str, label: str) -> dict[str, list[Person]]:
         people: dict[str, list[Person]] = {"AUTHORED": [], "ASSIGNED": [], "REVIEWS": []}

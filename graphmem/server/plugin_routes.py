@@ -8,12 +8,14 @@ after the session goes idle, so the plugin can only fire the request, not wait f
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import queue
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -68,8 +70,35 @@ class IngestBody(_Body):
     db_path: PathText | None = None  # OpenCode's database, as the plugin's OpenCode sees it
 
 
+B = TypeVar("B", bound=_Body)
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+class _Rejected(Exception):
+    """A request answered with an error before (or instead of) reaching the service."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
+
+
+def _answered(handler: Handler) -> Handler:
+    """A route whose rejections are answered with their status and graphmem's errors with a 500."""
+
+    @functools.wraps(handler)
+    async def answer(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except _Rejected as exc:
+            return _error(exc.status, str(exc))
+        except GraphmemError as exc:
+            return _error(500, f"{type(exc).__name__}: {exc}")
+
+    return answer
 
 
 def _problem(exc: ValidationError) -> str:
@@ -78,25 +107,25 @@ def _problem(exc: ValidationError) -> str:
     return f"Invalid request: {where}: {first['msg']}."
 
 
-async def _parse(request: Request, model: type[_Body]) -> _Body | JSONResponse:
+async def _parse(request: Request, model: type[B]) -> B:
     try:
         raw = json.loads(await request.body())
     except ValueError:
-        return _error(400, "The body is not JSON: send a JSON object.")
+        raise _Rejected(400, "The body is not JSON: send a JSON object.") from None
     if not isinstance(raw, dict):
-        return _error(400, "The body must be a JSON object.")
+        raise _Rejected(400, "The body must be a JSON object.")
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        return _error(400, _problem(exc))
+        raise _Rejected(400, _problem(exc)) from None
 
 
-def _directory(value: str | None) -> str | JSONResponse | None:
+def _directory(value: str | None) -> str | None:
     if value is None:
         return None
     path = Path(value)
     if not path.is_absolute():
-        return _error(400, f"directory {value!r} is relative: send OpenCode's absolute project directory.")
+        raise _Rejected(400, f"directory {value!r} is relative: send OpenCode's absolute project directory.")
     return value if path.is_dir() else None  # a directory since removed: no project, no error
 
 
@@ -146,14 +175,10 @@ def register(mcp: FastMCP, runtime: Runtime, injector: Injector | None = None) -
     ingests = IngestQueue(runtime)
 
     @mcp.custom_route("/plugin/inject", methods=["POST"])
+    @_answered
     async def inject(request: Request) -> Response:
         body = await _parse(request, InjectBody)
-        if isinstance(body, JSONResponse):
-            return body
-        assert isinstance(body, InjectBody)
         directory = _directory(body.directory)
-        if isinstance(directory, JSONResponse):
-            return directory
         if body.agent in SKIPPED_AGENTS:
             return JSONResponse({"block": "", "memory_ids": [], "skipped": body.agent})
         call = InjectRequest(
@@ -165,10 +190,7 @@ def register(mcp: FastMCP, runtime: Runtime, injector: Injector | None = None) -
             files=tuple(body.files),
             agent=body.agent,
         )
-        try:
-            done = await anyio.to_thread.run_sync(injector.inject, call)
-        except GraphmemError as exc:
-            return _error(500, f"{type(exc).__name__}: {exc}")
+        done = await anyio.to_thread.run_sync(injector.inject, call)
         return JSONResponse(
             {
                 "block": done.block,
@@ -180,34 +202,24 @@ def register(mcp: FastMCP, runtime: Runtime, injector: Injector | None = None) -
         )
 
     @mcp.custom_route("/plugin/compaction", methods=["POST"])
+    @_answered
     async def compaction(request: Request) -> Response:
         body = await _parse(request, CompactionBody)
-        if isinstance(body, JSONResponse):
-            return body
-        assert isinstance(body, CompactionBody)
         directory = _directory(body.directory)
-        if isinstance(directory, JSONResponse):
-            return directory
-        try:
-            text = await anyio.to_thread.run_sync(injector.compaction, body.session_id, directory)
-        except GraphmemError as exc:
-            return _error(500, f"{type(exc).__name__}: {exc}")
+        text = await anyio.to_thread.run_sync(injector.compaction, body.session_id, directory)
         return JSONResponse({"context": [text] if text else []})
 
     @mcp.custom_route("/plugin/ingest", methods=["POST"])
+    @_answered
     async def ingest(request: Request) -> Response:
         body = await _parse(request, IngestBody)
-        if isinstance(body, JSONResponse):
-            return body
-        assert isinstance(body, IngestBody)
         if body.db_path is not None:
             db = Path(body.db_path)
             if not db.is_absolute() or not db.is_file():
-                return _error(
-                    400, f"db_path {body.db_path!r} is not an existing file: send an absolute path."
-                )
+                problem = f"db_path {body.db_path!r} is not an existing file: send an absolute path."
+                raise _Rejected(400, problem)
         if not ingests.put(body.session_id, body.db_path):
-            return _error(503, "Too many sessions wait for ingest: retry later.")
+            raise _Rejected(503, "Too many sessions wait for ingest: retry later.")
         return JSONResponse({"queued": True, "session_id": body.session_id}, status_code=202)
 
     return injector

@@ -39,6 +39,27 @@ def _excerpt(text: str) -> list[str]:
     return [f"> {cut}"]
 
 
+def _details(labels: Sequence[str], milestone: str | None, web_url: str, description: str) -> list[str]:
+    """The lines an MR, issue and epic share after their first ones: labels, milestone, link, excerpt."""
+    lines = ["- labels: " + ", ".join(labels)] if labels else []
+    if milestone:
+        lines.append(f"- milestone: {milestone}")
+    if web_url:
+        lines.append(f"- {web_url}")
+    return lines + _excerpt(description)
+
+
+def _epic_lines(gitlab: GitLabGraph, epics: Sequence[tuple[str, int]]) -> tuple[list[str], list[str]]:
+    """A line per epic (``group&iid`` and its title when known) and their keys."""
+    keys = [target_key(EntityKind.EPIC, group, iid) for group, iid in epics]
+    known = gitlab.entities(keys)
+    lines = []
+    for (group, iid), key in zip(epics, keys, strict=True):
+        epic = known.get(key)
+        lines.append(f"- {group}&{iid}" + (f" {epic.title}" if epic is not None and epic.title else ""))
+    return lines, keys
+
+
 def _ranges(ranges: Sequence[tuple[int, int]]) -> str:
     shown = [f"L{a}" if a == b else f"L{a}–{b}" for a, b in ranges[:6]]
     more = f", +{len(ranges) - 6}" if len(ranges) > 6 else ""
@@ -93,13 +114,7 @@ def _merge_request(
         f"- branches `{mr.source_branch}` → `{mr.target_branch}`"
         + (f"; merged {mr.merged_at:%Y-%m-%d}" if mr.merged_at else ""),
     ]
-    if mr.labels:
-        facts.append("- labels: " + ", ".join(mr.labels))
-    if mr.milestone:
-        facts.append(f"- milestone: {mr.milestone}")
-    if mr.web_url:
-        facts.append(f"- {mr.web_url}")
-    facts += _excerpt(mr.description)
+    facts += _details(mr.labels, mr.milestone, mr.web_url, mr.description)
     sections: Sections = [("Merge request", facts)]
     extra: list[str] = []
     shown = mr.changed_files[:LIST_LIMIT]
@@ -164,21 +179,13 @@ def _issue(gitlab: GitLabGraph, entity: Entity, issue: IssueData) -> tuple[Secti
         f"- {issue.project}#{issue.iid} **{issue.title}** — {issue.state}",
         f"- author {_who(issue.author)}; assignees {_people(issue.assignees)}",
     ]
-    if issue.labels:
-        facts.append("- labels: " + ", ".join(issue.labels))
-    if issue.milestone:
-        facts.append(f"- milestone: {issue.milestone}")
-    if issue.web_url:
-        facts.append(f"- {issue.web_url}")
-    facts += _excerpt(issue.description)
+    facts += _details(issue.labels, issue.milestone, issue.web_url, issue.description)
     sections: Sections = [("Issue", facts)]
     extra: list[str] = []
     if issue.epic is not None:
-        epic_key = target_key(EntityKind.EPIC, *issue.epic)
-        epic = gitlab.entities([epic_key]).get(epic_key)
-        title = f" {epic.title}" if epic is not None and epic.title else ""
-        sections.append(("Epic", [f"- {issue.epic[0]}&{issue.epic[1]}{title}"]))
-        extra.append(epic_key)
+        lines, keys = _epic_lines(gitlab, [issue.epic])
+        sections.append(("Epic", lines))
+        extra += keys
     closing = gitlab.merge_requests_closing(entity.key)
     related = [target_key(EntityKind.MERGE_REQUEST, p, i) for p, i in issue.related_merge_requests]
     merge_requests = {e.key: e for e in closing}
@@ -199,19 +206,13 @@ def _epic(gitlab: GitLabGraph, epic: EpicData) -> tuple[Sections, list[str]]:
     facts = [f"- {epic.group}&{epic.iid} **{epic.title}** — {epic.state}"]
     if epic.author is not None:
         facts.append(f"- author @{epic.author.username}")
-    if epic.labels:
-        facts.append("- labels: " + ", ".join(epic.labels))
-    if epic.web_url:
-        facts.append(f"- {epic.web_url}")
-    facts += _excerpt(epic.description)
+    facts += _details(epic.labels, None, epic.web_url, epic.description)
     sections: Sections = [("Epic", facts)]
     extra: list[str] = []
     if epic.parent is not None:
-        parent_key = target_key(EntityKind.EPIC, *epic.parent)
-        parent = gitlab.entities([parent_key]).get(parent_key)
-        title = f" {parent.title}" if parent is not None and parent.title else ""
-        sections.append(("Parent epic", [f"- {epic.parent[0]}&{epic.parent[1]}{title}"]))
-        extra.append(parent_key)
+        lines, keys = _epic_lines(gitlab, [epic.parent])
+        sections.append(("Parent epic", lines))
+        extra += keys
     if epic.child_issues:
         sections.append(
             (
@@ -224,14 +225,7 @@ def _epic(gitlab: GitLabGraph, epic: EpicData) -> tuple[Sections, list[str]]:
         )
         extra += [target_key(EntityKind.ISSUE, i.project, i.iid) for i in epic.child_issues]
     if epic.child_epics:
-        keys = [target_key(EntityKind.EPIC, g, i) for g, i in epic.child_epics]
-        known = gitlab.entities(keys)
-        lines = []
-        for (group, iid), key in zip(epic.child_epics, keys, strict=True):
-            child = known.get(key)
-            lines.append(
-                f"- {group}&{iid}" + (f" {child.title}" if child is not None and child.title else "")
-            )
+        lines, keys = _epic_lines(gitlab, epic.child_epics)
         sections.append((f"Child epics ({len(epic.child_epics)})", lines[:LIST_LIMIT]))
         extra += keys
     return sections, extra

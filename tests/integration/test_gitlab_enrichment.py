@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ from typing import Any
 import pytest
 from fastmcp import Client
 from support.daemons import start_daemon, wait_healthy
-from support.fake_gitlab import TOKEN, FakeGitLab
+from support.fake_gitlab import TOKEN, FakeGitLab, shop_checkout
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -30,7 +28,6 @@ from graphmem.settings import load_settings
 
 pytestmark = pytest.mark.integration
 
-SAMPLE_REPO = Path(__file__).resolve().parents[2] / "samples" / "repos" / "shop"
 MR = "MergeRequest:acme/shop/backend!12"
 
 
@@ -43,15 +40,7 @@ def gitlab() -> Iterator[FakeGitLab]:
 @pytest.fixture
 def shop(tmp_path: Path) -> str:
     """The sample repository as a git checkout whose origin is acme/shop/backend."""
-    root = tmp_path / "shop"
-    shutil.copytree(SAMPLE_REPO, root)
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run(
-        ["git", "remote", "add", "origin", "git@gitlab.example.com:acme/shop/backend.git"],
-        cwd=root,
-        check=True,
-    )
-    return str(root.resolve())
+    return shop_checkout(tmp_path)
 
 
 def open_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, **env: str) -> MemoryService:

@@ -6,14 +6,12 @@ below shares no word with its query, so only the GitLab edges stored by enrichme
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from support.fake_gitlab import TOKEN, FakeGitLab
+from support.fake_gitlab import TOKEN, FakeGitLab, shop_checkout
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.gitlab_api import PythonGitLabClient
@@ -27,22 +25,13 @@ from graphmem.settings import load_settings
 
 pytestmark = pytest.mark.integration
 
-SAMPLE_REPO = Path(__file__).resolve().parents[2] / "samples" / "repos" / "shop"
 MR = "MergeRequest:acme/shop/backend!12"
 
 
 @pytest.fixture
 def shop(tmp_path: Path) -> str:
     """The sample repository as a git checkout whose origin is acme/shop/backend."""
-    root = tmp_path / "shop"
-    shutil.copytree(SAMPLE_REPO, root)
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    subprocess.run(
-        ["git", "remote", "add", "origin", "git@gitlab.example.com:acme/shop/backend.git"],
-        cwd=root,
-        check=True,
-    )
-    return str(root.resolve())
+    return shop_checkout(tmp_path)
 
 
 @pytest.fixture

@@ -41,6 +41,9 @@ iid) with thousands of changed files: ``/diffs`` paginated, ``/changes`` capped 
 
 Every request is recorded (:class:`Request`: method, raw path, decoded route, query, headers),
 in ``requests``; :meth:`FakeGitLab.count` counts those whose route contains a substring.
+
+The code the fixtures talk about: :func:`shop_checkout` copies ``samples/repos/shop`` into a git
+checkout whose ``origin`` is :data:`PROJECT`.
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import shutil
 import socket
+import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
@@ -58,6 +63,7 @@ from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "samples" / "gitlab"
+SAMPLE_REPO = Path(__file__).resolve().parents[2] / "samples" / "repos" / "shop"
 TOKEN = "glpat-fake-token-0123456789"
 PROJECT = "acme/shop/backend"
 GROUP = "acme/shop"
@@ -457,3 +463,15 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
             return headers
 
     return Handler
+
+
+def shop_checkout(parent: Path) -> str:
+    """The sample repository as a git checkout under ``parent`` whose origin is :data:`PROJECT`;
+    its resolved root."""
+    root = parent / "shop"
+    shutil.copytree(SAMPLE_REPO, root)
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(
+        ["git", "remote", "add", "origin", f"git@gitlab.example.com:{PROJECT}.git"], cwd=root, check=True
+    )
+    return str(root.resolve())

@@ -33,18 +33,20 @@ def checkout(parent: Path) -> str:
     return str(root.resolve())
 
 
-@pytest.fixture
-def alice(tmp_path: Path) -> Iterator[MemoryService]:
-    memory = open_memory(load_settings(data_dir=tmp_path / "alice-data"), embedder=HashEmbedder(256))
+def open_store(data_dir: Path) -> Iterator[MemoryService]:
+    memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
     yield memory
     memory.close()
+
+
+@pytest.fixture
+def alice(tmp_path: Path) -> Iterator[MemoryService]:
+    yield from open_store(tmp_path / "alice-data")
 
 
 @pytest.fixture
 def bob(tmp_path: Path) -> Iterator[MemoryService]:
-    memory = open_memory(load_settings(data_dir=tmp_path / "bob-data"), embedder=HashEmbedder(256))
-    yield memory
-    memory.close()
+    yield from open_store(tmp_path / "bob-data")
 
 
 @pytest.fixture
@@ -77,9 +79,40 @@ def share(memory: MemoryService, root: str) -> dict[str, str]:
     return {"old": old.memory.id, "new": new.memory.id, "blocker": blocker.memory.id}
 
 
+def folder(root: str) -> Path:
+    """A checkout's ``.graphmem/``."""
+    return Path(root) / ".graphmem"
+
+
+def export(memory: MemoryService, root: str, directory: Path | None = None, *, force: bool = False) -> Path:
+    """Export ``root``'s shared memories into ``directory`` (else its ``.graphmem/``); the folder."""
+    target = directory or folder(root)
+    memory.export_dir(target, project=root, force=force)
+    return target
+
+
+def hand_over(alice: MemoryService, alice_root: str, bob: MemoryService, bob_root: str) -> Path:
+    """Alice exports into her checkout's ``.graphmem/`` and Bob imports it into his; the folder."""
+    directory = export(alice, alice_root)
+    bob.import_file(directory, project=bob_root)
+    return directory
+
+
+def records_text(directory: Path) -> list[str]:
+    return (directory / "memories.jsonl").read_text("utf-8").splitlines()
+
+
 def records(directory: Path) -> list[dict[str, object]]:
-    lines = (directory / "memories.jsonl").read_text("utf-8").splitlines()
-    return [json.loads(line) for line in lines]
+    return [json.loads(line) for line in records_text(directory)]
+
+
+def memory_lines(directory: Path) -> list[dict[str, object]]:
+    return [r for r in records(directory) if r["type"] == "memory"]
+
+
+def same_files(a: Path, b: Path) -> bool:
+    """Whether two export folders hold the same ``memories.jsonl`` and ``MEMORY.md``, byte for byte."""
+    return all((a / name).read_bytes() == (b / name).read_bytes() for name in ("memories.jsonl", "MEMORY.md"))
 
 
 def memories_of(memory: MemoryService, root: str) -> dict[str, str]:
@@ -89,11 +122,10 @@ def memories_of(memory: MemoryService, root: str) -> dict[str, str]:
 
 def test_the_export_holds_only_what_the_team_shares(alice: MemoryService, alice_root: str) -> None:
     share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
 
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
 
-    texts = [r["text"] for r in records(directory) if r["type"] == "memory"]
+    texts = [r["text"] for r in memory_lines(directory)]
     assert texts == [
         "Payments retry 3 times, see !123 and src/payments/retry.py",
         "Payments retry 5 times with backoff",
@@ -104,23 +136,22 @@ def test_the_export_holds_only_what_the_team_shares(alice: MemoryService, alice_
 
 def test_the_export_is_project_relative(alice: MemoryService, alice_root: str) -> None:
     share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
 
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
 
     text = (directory / "memories.jsonl").read_text("utf-8")
     assert alice_root not in text
     keys = {r["key"] for r in records(directory) if r["type"] == "entity"}
     assert "File:.::src/payments/retry.py" in keys
     assert "Symbol:.::src/payments/retry.py::retry_payment" in keys
-    assert {r["project"] for r in records(directory) if r["type"] == "memory"} == {"."}
+    assert {r["project"] for r in memory_lines(directory)} == {"."}
 
 
 def test_an_unchanged_store_exports_the_same_bytes(
     alice: MemoryService, alice_root: str, tmp_path: Path
 ) -> None:
     share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
+    directory = folder(alice_root)
     first = alice.export_dir(directory, project=alice_root)
     before = {name: (directory / name).read_bytes() for name in ("memories.jsonl", "MEMORY.md")}
 
@@ -134,9 +165,8 @@ def test_an_unchanged_store_exports_the_same_bytes(
 
 def test_the_header_has_no_time_and_no_counts(alice: MemoryService, alice_root: str) -> None:
     share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
 
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
 
     assert records(directory)[0] == {
         "type": "header",
@@ -148,9 +178,8 @@ def test_the_header_has_no_time_and_no_counts(alice: MemoryService, alice_root: 
 
 def test_memory_md_groups_by_category_and_says_it_is_generated(alice: MemoryService, alice_root: str) -> None:
     ids = share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
 
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
 
     markdown = (directory / "MEMORY.md").read_text("utf-8")
     assert "do not edit" in markdown
@@ -177,8 +206,7 @@ def test_markdown_format_writes_only_memory_md(alice: MemoryService, alice_root:
 
 def test_a_repository_export_to_a_stream_is_the_jsonl_file(alice: MemoryService, alice_root: str) -> None:
     share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
     out = io.StringIO()
 
     alice.export(out, project=alice_root, repository=True)
@@ -207,8 +235,7 @@ def test_bobs_import_lands_in_bobs_checkout(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     ids = share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
 
     summary = bob.import_file(directory, project=bob_root)
 
@@ -225,8 +252,7 @@ def test_symbol_keys_are_re_rooted(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
 
     bob.import_file(directory, project=bob_root)
 
@@ -239,8 +265,7 @@ def test_supersedes_links_survive_the_trip(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     ids = share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
 
     bob.import_file(directory, project=bob_root)
 
@@ -254,24 +279,18 @@ def test_bobs_re_export_is_alices_file(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     share(alice, alice_root)
-    alice.export_dir(Path(alice_root) / ".graphmem", project=alice_root)
-    bob.import_file(Path(alice_root) / ".graphmem", project=bob_root)
+    hand_over(alice, alice_root, bob, bob_root)
 
-    bob.export_dir(Path(bob_root) / ".graphmem", project=bob_root)
+    export(bob, bob_root)
 
-    for name in ("memories.jsonl", "MEMORY.md"):
-        assert (Path(bob_root) / ".graphmem" / name).read_bytes() == (
-            Path(alice_root) / ".graphmem" / name
-        ).read_bytes()
+    assert same_files(folder(bob_root), folder(alice_root))
 
 
 def test_importing_twice_adds_nothing(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
-    bob.import_file(directory, project=bob_root)
+    directory = hand_over(alice, alice_root, bob, bob_root)
     count = len(list(bob.store.all_memories()))
 
     again = bob.import_file(directory, project=bob_root)
@@ -285,8 +304,7 @@ def test_the_same_text_from_a_teammate_is_not_added_again(
 ) -> None:
     alice.remember("Refunds go through the payments queue", category="decision", project=alice_root)
     bob.remember("Refunds go through the payments queue", category="decision", project=bob_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
 
     summary = bob.import_file(directory, project=bob_root)
 
@@ -298,9 +316,7 @@ def test_a_teammates_newer_status_propagates(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     blocker = alice.remember("The staging deploy fails on migrations", category="blocker", project=alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
-    bob.import_file(directory, project=bob_root)
+    directory = hand_over(alice, alice_root, bob, bob_root)
     alice.resolve(blocker.memory.id)
     newer = alice.remember("Payments retry 7 times", category="decision", project=alice_root)
     alice.export_dir(directory, project=alice_root)
@@ -316,9 +332,7 @@ def test_an_older_copy_does_not_undo_a_local_change(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     blocker = alice.remember("The staging deploy fails on migrations", category="blocker", project=alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
-    bob.import_file(directory, project=bob_root)
+    directory = hand_over(alice, alice_root, bob, bob_root)
     bob.resolve(blocker.memory.id)
 
     summary = bob.import_file(directory, project=bob_root)
@@ -331,9 +345,7 @@ def test_a_teammates_edited_text_propagates_and_is_found(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     fact = alice.remember("The payments service listens on port 8080", project=alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
-    bob.import_file(directory, project=bob_root)
+    directory = hand_over(alice, alice_root, bob, bob_root)
     alice.edit(fact.memory.id, text="The payments service listens on port 9090, see src/payments/retry.py")
     alice.export_dir(directory, project=alice_root)
 
@@ -350,9 +362,7 @@ def test_a_dry_run_reports_updates_and_changes_nothing(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     blocker = alice.remember("The staging deploy fails on migrations", category="blocker", project=alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
-    bob.import_file(directory, project=bob_root)
+    directory = hand_over(alice, alice_root, bob, bob_root)
     alice.resolve(blocker.memory.id)
     alice.export_dir(directory, project=alice_root)
 
@@ -374,8 +384,7 @@ def test_a_relative_export_needs_a_project_to_land_in(
     alice: MemoryService, bob: MemoryService, alice_root: str
 ) -> None:
     share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
 
     with pytest.raises(ImportFileError) as raised:
         bob.import_file(directory)
@@ -388,8 +397,7 @@ def test_an_invalid_line_in_the_folder_imports_nothing(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
     with (directory / "memories.jsonl").open("a", encoding="utf-8") as out:
         out.write("<<<<<<< HEAD\n")
 
@@ -400,16 +408,11 @@ def test_an_invalid_line_in_the_folder_imports_nothing(
     assert list(bob.store.all_memories()) == []
 
 
-def records_text(directory: Path) -> list[str]:
-    return (directory / "memories.jsonl").read_text("utf-8").splitlines()
-
-
 def test_a_union_merge_of_two_exports_imports_the_newest_copy(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     blocker = alice.remember("The staging deploy fails on migrations", category="blocker", project=alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
     before = records_text(directory)
     alice.resolve(blocker.memory.id)
     alice.export_dir(directory, project=alice_root)
@@ -427,8 +430,7 @@ def test_export_refuses_to_drop_a_teammates_memories(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     alice.remember("Refunds go through the payments queue", category="decision", project=alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
     before = (directory / "memories.jsonl").read_bytes()
     bob.remember("Invoices are numbered per year", category="decision", project=bob_root)
 
@@ -442,14 +444,14 @@ def test_export_after_import_keeps_both_sides(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     alice.remember("Refunds go through the payments queue", category="decision", project=alice_root)
-    directory = Path(bob_root) / ".graphmem"
+    directory = folder(bob_root)
     alice.export_dir(directory, project=alice_root)
     bob.remember("Invoices are numbered per year", category="decision", project=bob_root)
     bob.import_file(directory, project=bob_root)
 
     bob.export_dir(directory, project=bob_root)
 
-    texts = {r["text"] for r in records(directory) if r["type"] == "memory"}
+    texts = {r["text"] for r in memory_lines(directory)}
     assert texts == {"Refunds go through the payments queue", "Invoices are numbered per year"}
 
 
@@ -457,30 +459,29 @@ def test_force_drops_what_the_store_lacks(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     alice.remember("Refunds go through the payments queue", category="decision", project=alice_root)
-    directory = Path(bob_root) / ".graphmem"
+    directory = folder(bob_root)
     alice.export_dir(directory, project=alice_root)
 
     bob.export_dir(directory, project=bob_root, force=True)
 
-    assert [r for r in records(directory) if r["type"] == "memory"] == []
+    assert memory_lines(directory) == []
 
 
 def test_archiving_a_shared_memory_removes_it_from_the_export(alice: MemoryService, alice_root: str) -> None:
     fact = alice.remember("The payments service listens on port 8080", project=alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
     alice.archive(fact.memory.id)
 
     alice.export_dir(directory, project=alice_root)
 
-    assert [r for r in records(directory) if r["type"] == "memory"] == []
+    assert memory_lines(directory) == []
 
 
 def test_export_refuses_to_undo_a_teammates_newer_copy(
     alice: MemoryService, bob: MemoryService, alice_root: str, bob_root: str
 ) -> None:
     blocker = alice.remember("The staging deploy fails on migrations", category="blocker", project=alice_root)
-    directory = Path(bob_root) / ".graphmem"
+    directory = folder(bob_root)
     alice.export_dir(directory, project=alice_root)
     bob.import_file(directory, project=bob_root)
     alice.resolve(blocker.memory.id)
@@ -491,7 +492,7 @@ def test_export_refuses_to_undo_a_teammates_newer_copy(
     bob.import_file(directory, project=bob_root)
     bob.export_dir(directory, project=bob_root)
 
-    assert [r["status"] for r in records(directory) if r["type"] == "memory"] == ["resolved"]
+    assert [r["status"] for r in memory_lines(directory)] == ["resolved"]
 
 
 def test_the_daemon_route_exports_a_folder_and_imports_it(
@@ -500,7 +501,7 @@ def test_the_daemon_route_exports_a_folder_and_imports_it(
     from graphmem.server import rpc
 
     alice.remember("Refunds go through the payments queue", category="decision", project=alice_root)
-    directory = Path(alice_root) / ".graphmem"
+    directory = folder(alice_root)
 
     exported = rpc.call(
         alice, {"method": "export_dir", "arguments": {"directory": str(directory), "project": alice_root}}
@@ -517,8 +518,7 @@ def test_the_daemon_route_exports_a_folder_and_imports_it(
 
 def test_the_markdown_on_stdout_is_the_memory_md_file(alice: MemoryService, alice_root: str) -> None:
     share(alice, alice_root)
-    directory = Path(alice_root) / ".graphmem"
-    alice.export_dir(directory, project=alice_root)
+    directory = export(alice, alice_root)
     out = io.StringIO()
 
     alice.export(out, project=alice_root, fmt="markdown", repository=True)
@@ -535,13 +535,9 @@ def test_unusual_text_round_trips_byte_for_byte(
         "Ends with a newline-like \u2028 separator",
     ]:
         alice.remember(text, category="fact", project=alice_root)
-    alice.export_dir(Path(alice_root) / ".graphmem", project=alice_root)
-    bob.import_file(Path(alice_root) / ".graphmem", project=bob_root)
+    hand_over(alice, alice_root, bob, bob_root)
 
-    bob.export_dir(Path(bob_root) / ".graphmem", project=bob_root)
+    export(bob, bob_root)
 
-    for name in ("memories.jsonl", "MEMORY.md"):
-        assert (Path(bob_root) / ".graphmem" / name).read_bytes() == (
-            Path(alice_root) / ".graphmem" / name
-        ).read_bytes()
-    assert len((Path(bob_root) / ".graphmem" / "memories.jsonl").read_text("utf-8").split("\n")) == 5
+    assert same_files(folder(bob_root), folder(alice_root))
+    assert len((folder(bob_root) / "memories.jsonl").read_text("utf-8").split("\n")) == 5
