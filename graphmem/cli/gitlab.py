@@ -11,6 +11,7 @@ from graphmem.cli import present
 from graphmem.cli.options import json_option
 from graphmem.cli.state import CliState, pass_state
 from graphmem.core.enrichment import GitLabStatus
+from graphmem.errors import GitLabError
 
 
 @click.command()
@@ -37,6 +38,9 @@ def enrich(state: CliState, refs: tuple[str, ...], everything: bool, refresh: bo
     (404), forbidden (403), error (GitLab failed: retried later) and unresolvable
     (no project: write group/project!N), each listed under problems; deferred (not
     tried: the token was rejected or GitLab asked to wait, said on stderr).
+
+    Exits 11 when nothing got an answer because of a fault (token rejected, rate
+    limit, GitLab down or unreachable); a 404 or 403 is an answer and exits 0.
 
     \b
     Example:
@@ -66,15 +70,20 @@ def enrich(state: CliState, refs: tuple[str, ...], everything: bool, refresh: bo
         if bar is not None:
             bar.render_finish()
     if as_json:
-        present.echo_json({**asdict(report), "total": report.total})
-        return
-    click.echo(present.counts(report.counts) if report.counts else "nothing to enrich")
-    if report.problems:
-        click.echo("problems:")
-        for line in report.problems:
-            click.echo(f"  {line}")
-    if report.paused:
-        present.note(f"stopped: {report.paused}")
+        present.echo_json({**asdict(report), "total": report.total, "failed": report.failed})
+    else:
+        click.echo(present.counts(report.counts) if report.counts else "nothing to enrich")
+        if report.problems:
+            click.echo("problems:")
+            for line in report.problems:
+                click.echo(f"  {line}")
+        if report.paused:
+            present.note(f"stopped: {report.paused}")
+    if report.failed:
+        raise GitLabError(
+            "Nothing could be fetched from GitLab (see above); what is stored is unchanged. "
+            "Check `graphmem status`, then run graphmem enrich again."
+        )
 
 
 COMMANDS = [enrich]

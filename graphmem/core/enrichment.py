@@ -46,6 +46,12 @@ class Outcome(StrEnum):
     DEFERRED = "deferred"  # not tried: the token was rejected or GitLab asked to wait
 
 
+# GitLab answered about the entity (a 404 or 403 is an answer: the ref is wrong or hidden).
+ANSWERED_OUTCOMES = (Outcome.FETCHED, Outcome.UNCHANGED, Outcome.MISSING, Outcome.FORBIDDEN)
+# No answer because of a fault, not because of the entity.
+FAULT_OUTCOMES = (Outcome.ERROR, Outcome.DEFERRED)
+
+
 @dataclass(frozen=True, slots=True)
 class GitLabTarget:
     """What to ask GitLab for: a project's MR or issue, or a group's epic."""
@@ -148,6 +154,13 @@ class EnrichReport:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+    @property
+    def failed(self) -> bool:
+        """Whether a fault (a rejected token, a rate limit, GitLab down or unreachable) kept every
+        entity asked about from an answer: nothing fetched, unchanged, missing or forbidden."""
+        faults = sum(self.counts.get(o.value, 0) for o in FAULT_OUTCOMES)
+        return faults > 0 and not any(self.counts.get(o.value, 0) for o in ANSWERED_OUTCOMES)
 
 
 @dataclass(frozen=True, slots=True)
