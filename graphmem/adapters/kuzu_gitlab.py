@@ -122,16 +122,14 @@ class KuzuGitLabGraph(KuzuGitLabReads):
                 counts[state] = counts.get(state, 0) + int(n)
         return counts
 
-    def waiting(self, now: datetime) -> int:
-        """Entities never fetched, or failed and due again: what the queue still owes."""
-        at = naive_utc(now)
+    def waiting(self) -> int:
+        """Entities never fetched, or failed and waiting for their retry (due now or after a
+        back-off): what the queue still owes."""
         total = 0
         for label in LABELS.values():
             rows = self._store.rows(
-                f"MATCH (e:{label}) WHERE e.enrich_state IS NULL OR e.enrich_state = 'pending' "
-                "OR (e.enrich_state = 'linked' AND EXISTS { MATCH (:Memory)-[:ABOUT]->(e) }) "
-                "OR (e.enrich_state = 'error' AND e.next_attempt <= $at) RETURN count(*)",
-                {"at": at},
+                f"MATCH (e:{label}) WHERE e.enrich_state IS NULL OR e.enrich_state IN ['pending', 'error'] "
+                "OR (e.enrich_state = 'linked' AND EXISTS { MATCH (:Memory)-[:ABOUT]->(e) }) RETURN count(*)"
             )
             total += int(rows[0][0]) if rows else 0
         return total

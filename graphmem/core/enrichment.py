@@ -174,7 +174,7 @@ class GitLabStatus:
     reachable: bool | None  # None: not asked yet
     rate_limited_until: datetime | None
     paused: str | None
-    pending: int
+    pending: int  # never fetched, or failed and waiting for the retry
     by_state: dict[str, int]
     last_error: str | None = None
     user: str | None = None

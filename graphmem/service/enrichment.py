@@ -405,7 +405,7 @@ class Enricher:
             reachable=self._reachable,
             rate_limited_until=limited,
             paused=self._pause_reason() if self.configured else self._not_configured(),
-            pending=self.graph.waiting(now),
+            pending=self.graph.waiting(),
             by_state=self.graph.counts(),
             last_error=self._last_error,
             user=self._user,

@@ -21,6 +21,7 @@ from support.fake_gitlab import TOKEN, FakeGitLab, shop_checkout
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
+from graphmem.cli.gitlab import status_lines
 from graphmem.core.enrichment import EnrichState
 from graphmem.errors import ConfigError, InvalidInputError
 from graphmem.service.memory import MemoryService
@@ -260,6 +261,19 @@ def test_offline_keeps_everything(memory: MemoryService, shop: str, gitlab: Fake
     assert memory.enrich(project=shop).counts == {"error": 1}
     assert memory.gitlab_status(probe=True).reachable is False
     memory_still_works(memory, shop)
+
+
+def test_an_entity_waiting_for_its_retry_counts_as_waiting(
+    memory: MemoryService, shop: str, gitlab: FakeGitLab
+) -> None:
+    memory.remember("see !12", project=shop)
+    gitlab.stop()
+    memory.enrich(project=shop)  # fails: retried after a back-off
+
+    status = memory.gitlab_status()
+
+    assert status.by_state == {"error": 1} and status.pending == 1
+    assert any("waiting for enrichment: 1;" in line for line in status_lines(status))
 
 
 def test_get_context_while_offline_says_why_in_one_sentence(
