@@ -249,6 +249,30 @@ def test_sentence_transformers_is_imported_only_by_the_embedders_adapter() -> No
     )
 
 
+def test_python_gitlab_is_imported_only_by_the_gitlab_adapters() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if matches(found.name, ("gitlab", "requests"))
+        and found.path not in ("graphmem/adapters/gitlab_api.py", "graphmem/adapters/gitlab_transport.py")
+    ]
+
+    assert not violations, report(
+        "gitlab and requests belong in graphmem/adapters/gitlab_api.py and gitlab_transport.py", violations
+    )
+
+
+def test_tree_sitter_is_imported_only_by_the_code_parser() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if matches(found.name, ("tree_sitter", "tree_sitter_language_pack"))
+        and found.path != "graphmem/adapters/code_parser.py"
+    ]
+
+    assert not violations, report("tree_sitter belongs in graphmem/adapters/code_parser.py only", violations)
+
+
 def test_cli_imports_no_heavy_layer_at_import_time() -> None:
     violations = [
         found
