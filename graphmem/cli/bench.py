@@ -10,12 +10,14 @@ import click
 
 @click.group()
 def bench() -> None:
-    """Measure retrieval quality and speed (figures in docs/benchmarks.md).
+    """Measure recall and extraction quality, and the speed of recall, bootstrap,
+    ingest, the plugin's injection and the daemon (figures in docs/benchmarks.md).
 
     \b
     Example:
         graphmem bench locomo --data locomo-dev.json
         graphmem bench scale --memories 100000
+        graphmem bench extraction
     """
 
 

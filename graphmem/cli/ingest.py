@@ -40,7 +40,11 @@ def ingest() -> None:
     help="OpenCode's database (default: [ingest] opencode_db, OPENCODE_DB, the XDG data dir).",
 )
 @click.option(
-    "--session", "session_id", metavar="ID", default=None, help="Ingest this one session now (ses_...)."
+    "--session",
+    "session_id",
+    metavar="ID",
+    default=None,
+    help="Ingest this one session now (ses_...), finished or not.",
 )
 @json_option
 @pass_state
@@ -52,7 +56,8 @@ def opencode(
 
     Reads OpenCode's own database read-only, from where the last run stopped; a
     session still being written is picked up by a later run. Secrets are redacted
-    before anything is stored. The running daemon does this every 30 s on its own.
+    before anything is stored. A running daemon does this on its own every
+    [ingest] interval_seconds (30 s by default).
 
     \b
     Example:

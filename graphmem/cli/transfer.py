@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     "--project",
     "repository",
     is_flag=True,
-    help="Only what this project shares with its team, with project-relative paths (no global memories).",
+    help="Only what the project (global --project PATH, else the current directory) shares with its "
+    "team, with project-relative paths (no global memories).",
 )
 @click.option(
     "--to",
@@ -48,7 +49,11 @@ if TYPE_CHECKING:
     help="Write the project export into this folder as memories.jsonl and MEMORY.md (implies --project).",
 )
 @click.option(
-    "--force", is_flag=True, help="With --to: replace memories.jsonl even if it holds memories not imported."
+    "--force",
+    is_flag=True,
+    help="With --to: replace DIR/memories.jsonl even when it holds memories this store lacks or has an "
+    "older copy of (a teammate's, not imported yet), or is invalid; without it the export stops and says "
+    "to run `graphmem import DIR` first.",
 )
 @click.pass_context
 def export(
