@@ -155,6 +155,9 @@ class GitLabClient(Protocol):
     def issue(self, project: str, iid: int) -> IssueData: ...
     def epic(self, group: str, iid: int) -> EpicData: ...
 
+    def clear_cache(self) -> None:
+        """Forget cached answers, so the next calls ask the instance (``enrich --refresh``)."""
+
 
 class GitLabGraph(Protocol):
     """Merge requests, issues, epics and people, stored (see ``adapters/kuzu_gitlab.py``)."""

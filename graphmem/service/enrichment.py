@@ -145,6 +145,8 @@ class Enricher:
         after its long TTL, or when named."""
         if self.client is None:
             raise ConfigError(self._not_configured())
+        if refresh:
+            self.client.clear_cache()  # else a refresh within the client's cache TTL gets the old answer
         now = self._clock()
         if keys is not None:
             found = self.graph.rows(keys)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from fastmcp import Client
 from support.daemons import start_daemon, wait_healthy
-from support.fake_gitlab import TOKEN, FakeGitLab, shop_checkout
+from support.fake_gitlab import PROJECT, TOKEN, FakeGitLab, shop_checkout
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -133,6 +133,20 @@ def test_enriching_again_within_the_ttl_asks_nothing_and_refresh_does(
     assert memory.enrich(["!12"], project=shop).counts == {"fresh": 1}
     assert gitlab.count() == 0
     assert memory.enrich(["!12"], project=shop, refresh=True).counts == {"fetched": 1}
+
+
+def test_refresh_asks_the_instance_even_within_the_clients_cache(
+    memory: MemoryService, shop: str, gitlab: FakeGitLab
+) -> None:
+    memory.enrich(["!12"], project=shop)
+    route = f"/projects/{PROJECT}/merge_requests/12"
+    changed = gitlab.fixture(route)
+    changed.update(title="Refunds round half-up after all", updated_at="2026-11-20T09:00:00.000Z")
+    gitlab.set_route(route, changed)
+
+    memory.enrich(["!12"], project=shop, refresh=True)
+
+    assert "Refunds round half-up after all" in memory.get_context("!12", project=shop).markdown
 
 
 def test_bad_refs_name_the_accepted_forms(memory: MemoryService) -> None:
