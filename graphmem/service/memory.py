@@ -291,7 +291,7 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         if text is None and category is None:
             raise InvalidInputError("Nothing to change: give new text and/or --category.")
         new_category = parse_category(category) if category is not None else None
-        new_text = validate_text(text) if text is not None else None
+        new_text = validate_text(redact(text).text) if text is not None else None
         with self._write_lock:
             record = self._get(memory_id)
             now = self._clock()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from graphmem.core.models import Trust
 from graphmem.service.memory import MemoryService
 
@@ -48,3 +51,29 @@ def test_ordinary_agent_text_keeps_normal_trust(fake_memory: MemoryService) -> N
     result = fake_memory.remember("We decided to use Postgres instead of SQLite.", source="mcp")
 
     assert fake_memory.show(result.memory.id).memory.trust is Trust.NORMAL
+
+
+def test_edit_stores_no_secret(fake_memory: MemoryService) -> None:
+    memory_id = fake_memory.remember("The mirror job pushes with a deploy token").memory.id
+
+    edited = fake_memory.edit(memory_id, text=f"The mirror job pushes with GITLAB_TOKEN={TOKEN}")
+
+    assert TOKEN not in edited.text and "[REDACTED:gitlab-token]" in edited.text
+
+
+def test_import_stores_no_secret(fake_memory: MemoryService, tmp_path: Path) -> None:
+    line = {
+        "type": "memory",
+        "id": "mem_handwritten01",
+        "text": f"CI pushes with GITLAB_TOKEN={TOKEN}",
+        "category": "fact",
+        "scope": "global",
+        "created_at": "2026-11-01T10:00:00+00:00",
+    }
+    path = tmp_path / "import.jsonl"
+    path.write_text(json.dumps(line) + "\n", "utf-8")
+
+    fake_memory.import_file(path)
+
+    stored = fake_memory.show("mem_handwritten01").memory
+    assert TOKEN not in stored.text and "[REDACTED:gitlab-token]" in stored.text
