@@ -55,20 +55,8 @@ def bootstrap(
         skipped: vendored 1,203, generated 4
     """
     root = path or (Path(state.project) if state.project else Path.cwd())
-    bar = None
-    if present.progress_wanted() and not as_json:
-        bar = click.progressbar(length=1, label="scanning", file=sys.stderr, show_pos=True)
-
-    def progress(done: int, total: int) -> None:
-        if bar is not None:
-            bar.length = total
-            bar.update(done - bar.pos)
-
-    try:
+    with present.running_progress("scanning", shown=not as_json) as progress:
         report = state.service.bootstrap(root.resolve(), history=history, progress=progress)
-    finally:
-        if bar is not None:
-            bar.render_finish()
     if as_json:
         present.echo_json(asdict(report))
         return

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict
 
 import click
@@ -53,22 +52,10 @@ def enrich(state: CliState, refs: tuple[str, ...], everything: bool, refresh: bo
     """
     if refs and everything:
         raise click.UsageError("Give REFs or --all, not both.")
-    bar = None
-    if present.progress_wanted() and not as_json:
-        bar = click.progressbar(length=1, label="enriching", file=sys.stderr, show_pos=True)
-
-    def progress(done: int, total: int) -> None:
-        if bar is not None:
-            bar.length = max(total, 1)
-            bar.update(done - bar.pos)
-
-    try:
+    with present.running_progress("enriching", shown=not as_json) as progress:
         report = state.service.enrich(
             list(refs) or None, project=state.project, all=everything, refresh=refresh, progress=progress
         )
-    finally:
-        if bar is not None:
-            bar.render_finish()
     if as_json:
         present.echo_json({**asdict(report), "total": report.total, "failed": report.failed})
     else:

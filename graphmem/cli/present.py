@@ -221,6 +221,25 @@ def progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
         yield bar.update
 
 
+@contextmanager
+def running_progress(label: str, *, shown: bool = True) -> Iterator[Callable[[int, int], None]]:
+    """A callback taking (done, total) for work whose total grows as it goes (a scan, a
+    queue), drawing a bar on stderr when ``shown`` and stderr is a terminal."""
+    if not shown or not progress_wanted():
+        yield lambda done, total: None
+        return
+    bar = click.progressbar(length=1, label=label, file=sys.stderr, show_pos=True)
+
+    def update(done: int, total: int) -> None:
+        bar.length = max(total, 1)
+        bar.update(done - bar.pos)
+
+    try:
+        yield update
+    finally:
+        bar.render_finish()
+
+
 # -- export / import / reindex ------------------------------------------------------
 
 
