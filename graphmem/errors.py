@@ -22,6 +22,7 @@ third-party exceptions into these at their boundary; entry points present them
      │    ├── GitLabRateLimitedError 429: wait ``retry_after_s`` seconds
      │    └── GitLabUnavailableError 5xx, timeout, refused connection, malformed answer
      └── SessionStoreError      an agent client's session database cannot be read
+          └── NoSessionStoreError   none where it is by default: the client never ran here
 """
 
 from __future__ import annotations
@@ -129,3 +130,7 @@ class SessionStoreError(GraphmemError):
     """An agent client's session store (OpenCode's SQLite database) is missing, locked or unreadable."""
 
     exit_code = 12
+
+
+class NoSessionStoreError(SessionStoreError):
+    """No session database where the client keeps it by default: it has not run here (yet)."""

@@ -32,7 +32,7 @@ from typing import Any
 from urllib.parse import quote
 
 from graphmem.core.sessions import SessionMessage, SessionPart, Transcript
-from graphmem.errors import SessionStoreError
+from graphmem.errors import NoSessionStoreError, SessionStoreError
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,10 @@ def find_database(explicit: str | Path | None = None, env: Mapping[str, str] | N
         data_home = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
         path, origin = Path(data_home).expanduser() / "opencode" / "opencode.db", "the default location"
     if not path.is_file():
-        raise SessionStoreError(
+        # Nothing at the default location just means OpenCode has not run here; a path the
+        # user gave that leads nowhere is a mistake to report.
+        error = NoSessionStoreError if origin == "the default location" else SessionStoreError
+        raise error(
             f"No OpenCode database at {path} ({origin}). Run OpenCode once, or point to its "
             "database with --db PATH, OPENCODE_DB or [ingest] opencode_db (`opencode db path` prints it)."
         )

@@ -67,7 +67,8 @@ def bootstrap(
     )
     click.echo(f"{report.symbols:,} symbols; calls: {calls or 'none'}; {report.imports:,} imports")
     if report.parse_errors:
-        click.echo(f"syntax errors: {report.parse_errors:,} (what parses is indexed)")
+        worst = ", ".join(f"{path} ({n:,})" for path, n in report.parse_error_files)
+        click.echo(f"syntax errors: {report.parse_errors:,} in {worst} (what parses is indexed)")
     click.echo(
         f"facts: {report.facts_added} added, {report.facts_updated} updated, "
         f"{report.facts_archived} archived; "

@@ -110,7 +110,7 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
     "statuses",
     type=STATUS_CHOICE,
     multiple=True,
-    help="Only this status (repeatable; default: active and resolved; 'all' for every status).",
+    help="Only this status (repeatable; default: active; 'all' for every status).",
 )
 @since_option
 @click.option("--limit", type=click.IntRange(1), default=50, show_default=True, help="How many to show.")
@@ -134,7 +134,7 @@ def list_(
         mem_0c4e9a7b21d3f855  [blocker]  2 hours ago  CI fails on arm64: kuzu wheel missing
         mem_71b2e0d9c3a4f6e8  [blocker] (resolved)  5 days ago  Staging DB is read-only until Monday
     """
-    chosen = set(Status) if "all" in statuses else {Status(s) for s in statuses}
+    chosen = set(Status) if "all" in statuses else {Status(s) for s in statuses} or {Status.ACTIVE}
     records = state.service.list(
         project=state.project,
         categories=categories or None,
@@ -180,7 +180,7 @@ def archive(state: CliState, memory_id: str) -> None:
     \b
     Example:
         $ graphmem archive mem_3f9a1c0b7d2e4a51
-        archived mem_3f9a1c0b7d2e4a51 (now archived)
+        archived mem_3f9a1c0b7d2e4a51
     """
     present.status_changed("archived", state.service.archive(memory_id))
 
@@ -232,7 +232,7 @@ def resolve(state: CliState, memory_id: str) -> None:
     \b
     Example:
         $ graphmem resolve mem_0c4e9a7b21d3f855
-        resolved mem_0c4e9a7b21d3f855 (now resolved)
+        resolved mem_0c4e9a7b21d3f855
     """
     present.status_changed("resolved", state.service.resolve(memory_id))
 

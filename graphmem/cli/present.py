@@ -174,7 +174,11 @@ def memories_json(records: Iterable[MemoryRecord], *, now: datetime) -> dict[str
 
 
 def status_changed(verb: str, record: MemoryRecord) -> None:
-    click.echo(f"{verb} {record.id} (now {record.status.value})")
+    """One line per lifecycle verb; the status is named only when the verb does not say it."""
+    if verb == record.status.value:
+        click.echo(f"{verb} {record.id}")
+    else:
+        click.echo(f"{verb} {record.id} (now {record.status.value})")
 
 
 # -- stats ------------------------------------------------------------------------

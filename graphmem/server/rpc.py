@@ -53,7 +53,16 @@ def signature(method: str) -> tuple[dict[str, TypeAdapter[Any]], TypeAdapter[Any
 
 def encode_arguments(method: str, arguments: dict[str, Any]) -> dict[str, Any]:
     params, _ = signature(method)
-    return {name: params[name].dump_python(value, mode="json") for name, value in arguments.items()}
+    return {
+        name: params[name].dump_python(_as_iterator(value), mode="json") for name, value in arguments.items()
+    }
+
+
+def _as_iterator(value: Any) -> Any:
+    """Collections as iterators: pydantic serialises an ``Iterable[...]`` parameter as a generator
+    and warns about a tuple, list or set; the verbs' other collections are ``Sequence``s, which
+    take an iterator too."""
+    return iter(value) if isinstance(value, tuple | list | set | frozenset) else value
 
 
 def decode_result(method: str, data: Any) -> Any:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.core.timeparse import utc_now
-from graphmem.errors import GraphmemError, InvalidInputError
+from graphmem.errors import GraphmemError, InvalidInputError, NoSessionStoreError
 from graphmem.server.metrics import Metrics
 from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
@@ -38,6 +38,7 @@ class IngestState:
     runs: int = 0
     last_run: datetime | None = None
     last_error: str | None = None
+    waiting: str | None = None  # why there is nothing to read yet (OpenCode has not run here)
     sessions_ingested: int = 0
     memories: dict[str, int] = field(default_factory=dict)  # new memories by category
 
@@ -48,6 +49,7 @@ class IngestState:
             "runs": self.runs,
             "last_run": self.last_run.isoformat() if self.last_run else None,
             "last_error": self.last_error,
+            "waiting": self.waiting,
             "sessions_ingested": self.sessions_ingested,
             "memories": dict(self.memories),
         }
@@ -167,11 +169,16 @@ class Runtime:
         state = self.ingest
         try:
             report = self.memory.ingest_opencode()
+        except NoSessionStoreError as exc:  # OpenCode has not run here: nothing to learn yet
+            if str(exc) != state.waiting:
+                log.info("background ingest waits: %s", exc)
+            state.waiting, state.last_error = str(exc), None
         except GraphmemError as exc:
-            if str(exc) != state.last_error:  # a missing database would otherwise log every 30 s
+            if str(exc) != state.last_error:  # a broken database would otherwise log every 30 s
                 log.warning("background ingest: %s", exc)
-            state.last_error = str(exc)
+            state.waiting, state.last_error = None, str(exc)
         else:
+            state.waiting = None
             state.last_error = "; ".join(report.errors[:3]) or None
             state.sessions_ingested += report.sessions_ingested
             for category, count in report.memories.items():

@@ -44,6 +44,7 @@ Progress = Callable[[int, int], None]  # (done, total)
 BOOTSTRAP_SOURCE = "bootstrap:"
 GIT_SOURCE = "git:"
 MAX_DOC_BYTES = 200_000
+PARSE_ERROR_FILES_SHOWN = 5  # the report names the worst files, not all of them
 
 
 class Bootstrapper:
@@ -89,6 +90,10 @@ class Bootstrapper:
         report.files = total
         report.parsed, report.removed, report.skipped = len(changed), len(removed), dict(skipped)
         report.parse_errors = sum(parsed.error_count for parsed, _ in changed.values())
+        report.parse_error_files = sorted(
+            ((path, parsed.error_count) for path, (parsed, _) in changed.items() if parsed.error_count),
+            key=lambda pair: (-pair[1], pair[0]),
+        )[:PARSE_ERROR_FILES_SHOWN]
         if touched:
             self._code.touch(project, touched)
         if changed or removed:

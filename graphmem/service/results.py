@@ -49,6 +49,8 @@ class BootstrapReport:
     removed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     parse_errors: int = 0
+    # The files with the most syntax errors, worst first (path, errors), so the user can look.
+    parse_error_files: list[tuple[str, int]] = field(default_factory=list)
     symbols: int = 0
     calls: dict[str, int] = field(default_factory=dict)
     imports: int = 0

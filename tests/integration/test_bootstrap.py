@@ -71,6 +71,7 @@ def test_bootstrap_builds_the_code_graph(memory: MemoryService, shop: Path) -> N
 
     assert report.files == 8 and report.parsed == 8
     assert report.parse_errors > 0  # broken.py: what parses is indexed
+    assert [path for path, _ in report.parse_error_files] == ["src/shop/broken.py"]
     assert report.calls.get("self", 0) >= 2  # self.log, self.fee
     assert report.calls.get("import", 0) >= 2  # round_half_even, to_cents, refund.refund_all
     assert report.commits == 3

@@ -174,8 +174,19 @@ def test_resolve_on_a_non_blocker_exits_4(invoke: Invoke) -> None:
 def test_resolve_then_unresolve_a_blocker(invoke: Invoke) -> None:
     memory_id = remember(invoke, "CI fails on arm64 because the kuzu wheel is missing", "-c", "blocker")
 
-    assert "(now resolved)" in invoke("resolve", memory_id).stdout
-    assert "(now active)" in invoke("unresolve", memory_id).stdout
+    assert invoke("resolve", memory_id).stdout.strip() == f"resolved {memory_id}"
+    assert invoke("unresolve", memory_id).stdout.strip() == f"unresolved {memory_id} (now active)"
+
+
+def test_list_leaves_resolved_blockers_out_unless_asked(invoke: Invoke) -> None:
+    memory_id = remember(invoke, "CI fails on arm64 because the kuzu wheel is missing", "-c", "blocker")
+    invoke("resolve", memory_id)
+
+    default = json.loads(invoke("list", "--json").stdout)["memories"]
+    resolved = json.loads(invoke("list", "--status", "resolved", "--json").stdout)["memories"]
+
+    assert default == []
+    assert [m["id"] for m in resolved] == [memory_id]
 
 
 def test_archive_hides_a_memory_and_restore_brings_it_back(invoke: Invoke) -> None:

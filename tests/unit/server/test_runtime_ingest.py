@@ -57,7 +57,7 @@ def test_ingest_once_records_what_it_did(
     assert view["last_run"] is not None
 
 
-def test_a_missing_database_is_a_status_not_a_crash(
+def test_a_database_the_user_named_and_is_missing_is_an_error_not_a_crash(
     memory: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENCODE_DB", str(tmp_path / "absent.db"))
@@ -66,6 +66,20 @@ def test_a_missing_database_is_a_status_not_a_crash(
     state.ingest_once()
     view = state.status()["ingest"]
     assert view["runs"] == 2 and "No OpenCode database" in view["last_error"]
+    assert view["waiting"] is None
+
+
+def test_no_database_where_opencode_keeps_it_is_waiting_not_an_error(
+    memory: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv("OPENCODE_DB", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "no-opencode-here"))
+    state = runtime(memory)
+    with caplog.at_level("INFO", logger="graphmem"):
+        state.ingest_once()
+    view = state.status()["ingest"]
+    assert view["last_error"] is None and "No OpenCode database" in view["waiting"]
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
 
 
 def test_the_worker_ingests_on_its_own(
