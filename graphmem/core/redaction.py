@@ -75,8 +75,9 @@ _PLACEHOLDER_WORDS = frozenset(
 
 
 def _is_placeholder(value: str) -> bool:
-    bare = value.strip("'\"`").rstrip(")]}>,")
-    if not bare or _PLACEHOLDER_VALUE_RE.match(bare):
+    quoted = value.strip("'\"`")
+    bare = quoted.rstrip(")]}>,")
+    if not bare or _PLACEHOLDER_VALUE_RE.match(bare) or _PLACEHOLDER_VALUE_RE.match(quoted):
         return True
     lowered = bare.casefold()
     if lowered in _PLACEHOLDER_WORDS or lowered.split("[", 1)[0].split("(", 1)[0] in _PLACEHOLDER_WORDS:
@@ -115,31 +116,99 @@ def _looks_random(value: str) -> bool:
 _END = r"(?![A-Za-z0-9_-])"  # a token ends where its alphabet does
 _START = r"(?<![A-Za-z0-9_-])"
 
-# (kind, pattern): the whole match is the secret. Most specific first.
-_TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern))
-    for kind, pattern in (
-        ("anthropic-key", rf"{_START}sk-ant-[a-z]{{2,8}}\d{{2}}-[A-Za-z0-9_-]{{20,}}{_END}"),
-        ("openai-key", rf"{_START}sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{{20,}}{_END}"),
-        ("github-token", rf"{_START}gh[pousr]_[A-Za-z0-9]{{36,255}}{_END}"),
-        ("github-token", rf"{_START}github_pat_[A-Za-z0-9_]{{22,255}}{_END}"),
-        (
-            "gitlab-token",
-            rf"{_START}(?:glpat|gldt|glft|glsoat|glrt|glcbt|glimt|glptt|glagent|gloas|glffct|glsa)-"
-            rf"[A-Za-z0-9_-]{{20,1024}}{_END}",
-        ),
-        ("gitlab-token", rf"{_START}GR1348941[A-Za-z0-9_-]{{20,50}}{_END}"),
-        ("aws-access-key", rf"{_START}(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{{16}}{_END}"),
-        ("slack-token", rf"{_START}xox[abprseo]-[A-Za-z0-9-]{{10,}}{_END}"),
-        ("slack-webhook", r"https://hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
-        ("stripe-key", rf"{_START}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}{_END}"),
-        ("google-api-key", rf"{_START}AIza[0-9A-Za-z_-]{{35}}{_END}"),
-        ("npm-token", rf"{_START}npm_[A-Za-z0-9]{{36}}{_END}"),
-        ("pypi-token", rf"{_START}pypi-AgE[A-Za-z0-9_-]{{50,}}{_END}"),
-        ("huggingface-token", rf"{_START}hf_[A-Za-z0-9]{{34,}}{_END}"),
-        ("sendgrid-key", rf"{_START}SG\.[A-Za-z0-9_-]{{22}}\.[A-Za-z0-9_-]{{43}}{_END}"),
-        ("jwt", rf"{_START}eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{16,}}{_END}"),
-    )
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    """A provider's token format: the whole match is the secret.
+
+    ``hints`` are literal substrings every match contains: a text holding none of
+    them skips the pattern, so the common case (no secret) costs a few substring
+    searches, not a regex scan per provider.
+    """
+
+    kind: str
+    hints: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+
+def _token(kind: str, hints: tuple[str, ...], pattern: str) -> _Token:
+    return _Token(kind, hints, re.compile(pattern))
+
+
+_AWS_PREFIXES = ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA")
+_GITLAB_PREFIXES = (
+    "glpat", "gldt", "glft", "glsoat", "glrt", "glcbt", "glimt", "glptt", "glagent", "gloas", "glffct",
+)  # fmt: skip
+
+# Most specific first: a later, looser pattern never sees a token an earlier one took.
+_TOKENS: tuple[_Token, ...] = (
+    _token("anthropic-key", ("sk-ant-",), rf"{_START}sk-ant-[a-z]{{2,8}}\d{{2}}-[A-Za-z0-9_-]{{20,}}{_END}"),
+    _token("openai-key", ("sk-",), rf"{_START}sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{{20,}}{_END}"),
+    _token("github-token", ("gh",), rf"{_START}gh[pousr]_[A-Za-z0-9]{{36,255}}{_END}"),
+    _token("github-token", ("github_pat_",), rf"{_START}github_pat_[A-Za-z0-9_]{{22,255}}{_END}"),
+    _token(
+        "gitlab-token",
+        ("gl",),
+        rf"{_START}(?:{'|'.join(_GITLAB_PREFIXES)})-[A-Za-z0-9_-]{{20,1024}}{_END}",
+    ),
+    _token("gitlab-token", ("GR1348941",), rf"{_START}GR1348941[A-Za-z0-9_-]{{20,50}}{_END}"),
+    _token("aws-access-key", _AWS_PREFIXES, rf"{_START}(?:{'|'.join(_AWS_PREFIXES)})[A-Z0-9]{{16}}{_END}"),
+    _token("docker-token", ("dckr_",), rf"{_START}dckr_(?:pat|oat)_[A-Za-z0-9_-]{{20,}}{_END}"),
+    _token("slack-token", ("xox",), rf"{_START}xox[abprseo]-[A-Za-z0-9-]{{10,}}{_END}"),
+    _token(
+        "slack-token", ("xapp-",), rf"{_START}xapp-\d-[A-Za-z0-9]{{6,}}-\d{{6,}}-[A-Za-z0-9]{{20,}}{_END}"
+    ),
+    _token(
+        "slack-webhook",
+        ("hooks.slack.com",),
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/T[A-Za-z0-9_]+/[A-Za-z0-9_/]+",
+    ),
+    _token(
+        "discord-webhook",
+        ("discord",),
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{30,}",
+    ),
+    _token(
+        "discord-token",
+        ("M", "N", "O"),
+        rf"{_START}[MNO][A-Za-z0-9_-]{{23,27}}\.[A-Za-z0-9_-]{{6}}\.[A-Za-z0-9_-]{{27,40}}{_END}",
+    ),
+    _token("stripe-key", ("_live_", "_test_"), rf"{_START}(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{{16,}}{_END}"),
+    _token("stripe-key", ("whsec_",), rf"{_START}whsec_[A-Za-z0-9+/=]{{24,}}{_END}"),
+    _token("google-api-key", ("AIza",), rf"{_START}AIza[0-9A-Za-z_-]{{35}}{_END}"),
+    _token("google-oauth", ("GOCSPX-",), rf"{_START}GOCSPX-[A-Za-z0-9_-]{{24,}}{_END}"),
+    _token("google-oauth", ("ya29.",), rf"{_START}ya29\.[A-Za-z0-9_-]{{20,}}{_END}"),
+    _token(
+        "azure-key",
+        ("Q~",),
+        r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~-])",
+    ),
+    _token("npm-token", ("npm_",), rf"{_START}npm_[A-Za-z0-9]{{36}}{_END}"),
+    _token("pypi-token", ("pypi-AgE",), rf"{_START}pypi-AgE[A-Za-z0-9_-]{{50,}}{_END}"),
+    _token("huggingface-token", ("hf_",), rf"{_START}hf_[A-Za-z0-9]{{34,}}{_END}"),
+    _token("huggingface-token", ("api_org_",), rf"{_START}api_org_[A-Za-z0-9]{{34}}{_END}"),
+    _token("sendgrid-key", ("SG.",), rf"{_START}SG\.[A-Za-z0-9_-]{{22}}\.[A-Za-z0-9_-]{{43}}{_END}"),
+    _token("mailgun-key", ("key-",), rf"{_START}key-[0-9a-f]{{32}}{_END}"),
+    _token("mailchimp-key", ("-us",), rf"{_START}[0-9a-f]{{32}}-us\d{{1,2}}{_END}"),
+    _token("twilio-key", ("SK",), rf"{_START}SK[0-9a-fA-F]{{32}}{_END}"),
+    _token("telegram-token", (":AA",), r"(?<![\w:])\d{8,10}:AA[A-Za-z0-9_-]{30,40}(?![A-Za-z0-9_-])"),
+    _token("shopify-token", ("shp",), rf"{_START}shp(?:at|ca|pa|ss)_[a-fA-F0-9]{{32}}{_END}"),
+    _token("digitalocean-token", ("_v1_",), rf"{_START}do[opr]_v1_[a-f0-9]{{64}}{_END}"),
+    _token("sentry-token", ("sntry",), rf"{_START}sntry[su]_[A-Za-z0-9+/=_]{{40,}}"),
+    _token("atlassian-token", ("ATATT",), rf"{_START}ATATT3[A-Za-z0-9_=-]{{50,}}{_END}"),
+    _token("linear-key", ("lin_api_",), rf"{_START}lin_api_[A-Za-z0-9]{{40}}{_END}"),
+    _token("databricks-token", ("dapi",), rf"{_START}dapi[a-f0-9]{{32}}(?:-\d)?{_END}"),
+    _token("vault-token", ("hvs.", "hvb."), rf"{_START}hv[sb]\.[A-Za-z0-9_-]{{24,}}{_END}"),
+    _token("postman-key", ("PMAK-",), rf"{_START}PMAK-[a-f0-9]{{24}}-[a-f0-9]{{34}}{_END}"),
+    _token("grafana-token", ("glc_",), rf"{_START}glc_[A-Za-z0-9+/]{{32,}}={{0,2}}"),
+    _token("groq-key", ("gsk_",), rf"{_START}gsk_[A-Za-z0-9]{{48,}}{_END}"),
+    _token("age-secret-key", ("AGE-SECRET-KEY-1",), rf"{_START}AGE-SECRET-KEY-1[0-9A-Z]{{58}}{_END}"),
+    _token("newrelic-key", ("NRAK-",), rf"{_START}NRAK-[A-Z0-9]{{27}}{_END}"),
+    _token(
+        "jwt",
+        ("eyJ",),
+        rf"{_START}eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{16,}}{_END}",
+    ),
 )
 
 _PRIVATE_KEY_RE = re.compile(
@@ -153,25 +222,44 @@ _URL_CREDENTIALS_RE = re.compile(
 )
 # Authorization: Bearer <token>, Basic <base64>, token <token>
 _AUTH_HEADER_RE = re.compile(
-    r"(?P<head>\b(?:Proxy-)?Authorization\b[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token|token|bearer|Digest)\s+)"
+    r"(?P<head>\b(?:Proxy-)?Authorization\b[\"']?\s*[:=]\s*[\"']?(?:Bearer|Basic|Token|token|bearer|Digest|Bot)\s+)"
     r"(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
     re.IGNORECASE,
 )
 _BEARER_RE = re.compile(r"(?P<head>\bBearer\s+)(?P<secret>[A-Za-z0-9._~+/-]{20,}=*)")
-# Names whose value is a password: any non-placeholder value is a secret.
-_PASSWORD_NAME = r"[A-Za-z0-9_.-]*(?:password|passwd|passphrase|pwd)[A-Za-z0-9_.-]*"
-# Names whose value is a secret when it looks generated.
-_SECRET_NAME = (
-    r"[A-Za-z0-9_.-]*(?:secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key"
-    r"|auth[_-]?key|credentials?|client[_-]?secret|signing[_-]?key|_authToken)[A-Za-z0-9_.-]*"
+# Azure connection strings and SAS URLs: AccountKey=..., SharedAccessKey=..., sig=...
+_AZURE_RE = re.compile(
+    r"(?P<head>(?<![A-Za-z0-9])(?:AccountKey|SharedAccessKey|SharedSecret|PrimaryKey|SecondaryKey)\s*=\s*"
+    r"|[?&;]sig=)(?P<secret>[A-Za-z0-9+/%=_-]{16,})",
+    re.IGNORECASE,
 )
-_VALUE = r"""(?P<q>["'`])?(?P<secret>(?(q)[^"'`\n]{1,512}|[^\s"'`,;&]{1,512}))(?(q)(?P=q))"""
-_ASSIGN = r"""["']?\s*(?::=|=>|[:=])\s*"""
-_PASSWORD_RE = re.compile(rf"(?P<head>(?<![A-Za-z0-9])(?:{_PASSWORD_NAME}){_ASSIGN}){_VALUE}", re.IGNORECASE)
-_KEYED_RE = re.compile(rf"(?P<head>(?<![A-Za-z0-9])(?:{_SECRET_NAME}){_ASSIGN}){_VALUE}", re.IGNORECASE)
+# The password of a command line: mysql -pSECRET, docker login -p SECRET, sshpass -p SECRET,
+# curl -u user:SECRET. A bare -p elsewhere is a port or a path, so only these commands.
+_COMMAND_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
+    (hints, re.compile(pattern, re.IGNORECASE))
+    for hints, pattern in (
+        (
+            ("mysql", "mariadb"),
+            r"(?P<head>\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
+            r"[^\n|;&]*?(?<!\S)-p)(?P<q>[\"']?)(?P<secret>[^\s\"']+)(?P=q)",
+        ),
+        (
+            ("login", "sshpass"),
+            r"(?P<head>\b(?:(?:docker|podman|nerdctl|helm\s+registry|oras)\s+login\b[^\n|;&]*?|sshpass\s+)"
+            r"(?<!\S)-p\s+)(?P<q>[\"']?)(?P<secret>[^\s\"']+)(?P=q)",
+        ),
+        (
+            ("curl", "wget", "http"),
+            r"(?P<head>\b(?:curl|wget|http|https)\b[^\n|;&]*?(?<!\S)(?:-u|--user|--http-user)[\s=]+"
+            r"[\"']?[^\s:\"']+:)(?P<secret>[^\s\"'@]+)",
+        ),
+    )
+)
+_AZURE_HINTS = ("accountkey", "sharedaccesskey", "sharedsecret", "primarykey", "secondarykey", "sig=")
 # --password hunter2, --token=abc..., -p'secret' is too ambiguous to take.
 _FLAG_RE = re.compile(
-    r"(?P<head>(?<!\S)--(?:password|passwd|token|api-key|secret|auth-token|access-token)(?:=|\s+))"
+    r"(?P<head>(?<!\S)--(?:password|passwd|pass|token|api-key|apikey|secret|secret-key|client-secret"
+    r"|auth-token|access-token|access-key|private-key|registration-token|http-password)(?:=|\s+))"
     r"(?P<q>[\"']?)(?P<secret>[^\s\"']{3,512})(?P=q)",
     re.IGNORECASE,
 )
@@ -180,48 +268,86 @@ _PROSE_PASSWORD_RE = re.compile(
     r"(?P<head>\b(?:password|passwd|passphrase|pwd)\s+(?:is|was|will\s+be)\s+[\"'`]?)(?P<secret>[^\s\"'`]{6,128})",
     re.IGNORECASE,
 )
+# "the API key is 23a1cb8f...", "my token: 9fQ2...": prose, so only a value that looks generated.
+_PROSE_KEY_RE = re.compile(
+    r"(?P<head>\b(?P<name>api[ _-]?key|access[ _-]?key|secret[ _-]?key|private[ _-]?key|signing[ _-]?key"
+    r"|token|secret|client[ _-]?secret|auth(?:entication)?[ _-]?token|credentials?)"
+    r"(?:\s+(?:is|was|will\s+be|is\s+set\s+to|reads|=)\s+|\s*[:=]\s*)[\"'`]?)"
+    r"(?P<secret>[^\s\"'`]*[^\s\"'`.,;:!?)])",
+    re.IGNORECASE,
+)
 # AWS secret access keys: 40 base64 characters after an aws-ish name.
 _AWS_SECRET_RE = re.compile(
-    r"(?P<head>(?<![A-Za-z0-9])aws[A-Za-z0-9_.-]*secret[A-Za-z0-9_.-]*[\"']?\s*[:=]\s*[\"']?)"
+    r"(?P<head>(?<![A-Za-z0-9])aws[A-Za-z0-9_.-]*secret[A-Za-z0-9_.-]*[\"']?(?:\s*[:=]\s*|\s+)[\"']?)"
     r"(?P<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
     re.IGNORECASE,
 )
+# name = value, name: value, "name": "value", NAME := value. The name is one run of
+# identifier characters (possessive: no backtracking into it); whether it names a
+# password or a secret is decided in Python, on the name.
+_ASSIGNMENT_RE = re.compile(
+    r"""(?P<head>(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]++)["']?\s*(?::=|=>|[:=])\s*)"""
+    r"""(?P<q>["'`])?(?P<secret>(?(q)[^"'`\n]{1,512}|[^\s"'`,;&]{1,512}))(?(q)(?P=q))"""
+)
+_PASSWORD_WORDS = ("password", "passwd", "passphrase", "pwd")
+_SECRET_WORDS = (
+    "secret", "token", "apikey", "api_key", "api-key", "access_key", "access-key", "accesskey",
+    "private_key", "private-key", "privatekey", "auth_key", "auth-key", "authkey", "credential",
+    "signing_key", "signing-key", "signingkey", "encryption_key", "encryption-key", "master_key",
+    "master-key", "session_key", "session-key", "passcode",
+)  # fmt: skip
+_ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential")
 
 
-def _name_of(head: str) -> str:
-    return head.casefold()
-
-
-def _sub_whole(pattern: re.Pattern[str], kind: str, text: str, found: list[str]) -> str:
+def _sub_whole(token: _Token, text: str, found: list[str]) -> str:
     def replace(match: re.Match[str]) -> str:
         body = match.group(0)
         tail = body.split("_", 2)[-1] if "_" in body[:12] else body.split("-", 1)[-1]
         if _is_placeholder(tail) or "EXAMPLE" in body.upper():
             return body
-        found.append(kind)
-        return placeholder(kind)
+        found.append(token.kind)
+        return placeholder(token.kind)
 
-    return pattern.sub(replace, text)
+    return token.pattern.sub(replace, text)
 
 
-def _sub_value(
-    pattern: re.Pattern[str],
-    kind: Callable[[str], str],
-    accept: Callable[[str], bool],
-    text: str,
-    found: list[str],
-) -> str:
-    def replace(match: re.Match[str]) -> str:
+Judge = Callable[[str, str], "str | None"]  # (head, value) -> the kind, or None: not a secret
+
+
+def _sub_value(pattern: re.Pattern[str], judge: Judge, text: str, found: list[str]) -> str:
+    """Replace group ``secret`` of each match that ``judge`` names a kind for and that is
+    no placeholder. After a rejected match the search goes on from its value, so
+    ``key: "private_key_id": "..."`` still finds the second name."""
+    parts: list[str] = []
+    done = pos = 0
+    while (match := pattern.search(text, pos)) is not None:
         secret = match.group("secret")
-        if _is_placeholder(secret) or PLACEHOLDER_PREFIX in secret or not accept(secret):
-            return match.group(0)
-        found.append(kind(match.group("head")))
         start, end = match.span("secret")
-        offset = match.start()
-        whole = match.group(0)
-        return whole[: start - offset] + placeholder(kind(match.group("head"))) + whole[end - offset :]
+        kind = None
+        if not _is_placeholder(secret) and PLACEHOLDER_PREFIX not in secret:
+            kind = judge(text[match.start() : start], secret)
+        if kind is None:
+            pos = max(start, match.start() + 1)
+            continue
+        found.append(kind)
+        parts += [text[done:start], placeholder(kind)]
+        done = pos = max(end, match.end())
+    return "".join(parts) + text[done:] if parts else text
 
-    return pattern.sub(replace, text)
+
+def _private_key(_head: str, block: str) -> str | None:
+    """A private key block with key material in it, not a template (``<paste the key here>``)."""
+    parts = block.split("-----")
+    body = parts[2] if len(parts) > 2 else ""
+    return "private-key" if re.search(r"[A-Za-z0-9+/=]{12,}", body) else None
+
+
+def _always(kind: str) -> Judge:
+    return lambda _head, _value: kind
+
+
+def _when(kind: str, accept: Callable[[str], bool]) -> Judge:
+    return lambda _head, value: kind if accept(value) else None
 
 
 # Words that follow "password:" in prose ("Password: see the vault", "password: reset it").
@@ -250,8 +376,12 @@ def _prose_password(value: str) -> bool:
     return len(core) >= 6 and has_letter and has_other and not re.fullmatch(r"[\w-]+\.[a-z]{2,4}", core)
 
 
-def _keyed_kind(head: str) -> str:
-    name = _name_of(head)
+def _prose_key(value: str) -> bool:
+    """A word after "the API key is" that looks generated: no file name, path or URL."""
+    return _looks_random(value) and "/" not in value and not re.fullmatch(r"[\w-]+\.[a-z]{2,4}", value)
+
+
+def _keyed_kind(name: str) -> str:
     if "private" in name:
         return "private-key"
     if "token" in name:
@@ -261,20 +391,85 @@ def _keyed_kind(head: str) -> str:
     return "secret"
 
 
+# Last parts of a name that make it a setting about a secret, not the secret
+# (``password_min_length: 12``, ``token_url=...``, ``SECRET_FILE=/run/secrets/db``).
+_SETTING_SUFFIXES = frozenset(
+    {
+        "length", "len", "min", "max", "count", "limit", "policy", "file", "path", "dir", "url",
+        "uri", "endpoint", "hash", "field", "column", "rounds", "ttl", "expiry", "expires", "age",
+        "reset", "regex", "pattern", "prompt", "env", "var", "name", "type", "mode", "kind",
+        "enabled", "required", "timeout", "hint", "label", "help", "stdin", "command", "cmd", "size",
+        "budget", "bits", "format", "header", "version", "scope", "scopes", "rotation", "strength",
+    }
+)  # fmt: skip
+_NAME_PARTS_RE = re.compile(r"[_.-]+|(?<=[a-z])(?=[A-Z])")
+
+
+def _name_parts(head: str) -> list[str]:
+    name = re.split(r"[\"'\s:=]", head.strip(), maxsplit=1)[0] or head
+    return [part.casefold() for part in _NAME_PARTS_RE.split(name) if part]
+
+
+def _a_path(value: str) -> bool:
+    """A file path or file name: where a secret is kept, not the secret."""
+    return value.startswith(("/", "~/", "./", "../", "$")) or bool(
+        re.fullmatch(r"[\w.-]+\.(?:json|pem|key|crt|p12|txt|ya?ml|env|toml|ini|cfg|conf)", value)
+    )
+
+
+def _assignment(head: str, value: str) -> str | None:
+    """``name = value``: a password after a password-like name, a generated-looking value
+    after a secret-like one (``SECRET_KEY=``, ``api_key:``, ``_authToken=``)."""
+    parts = _name_parts(head)
+    if not parts or parts[-1] in _SETTING_SUFFIXES or (len(parts) > 1 and parts[-2] in ("min", "max")):
+        return None
+    name = "_".join(parts)
+    if any(word in name for word in _PASSWORD_WORDS) or "pass" in parts or "pw" in parts:
+        return "password" if _password_value(value) and not _a_path(value) else None
+    if any(word in name for word in _SECRET_WORDS) or parts[-1] == "key":
+        return _keyed_kind(name) if _looks_random(value) and not _a_path(value) else None
+    return None
+
+
+def _command_password(head: str, value: str) -> str | None:
+    return "password" if _password_value(value) and not value.startswith("-") else None
+
+
 def redact(text: str) -> Redaction:
     """``text`` with every secret it holds replaced by ``[REDACTED:<kind>]``; never raises."""
     if not text:
         return Redaction(text)
     found: list[str] = []
-    out = _sub_value(_PRIVATE_KEY_RE, lambda _: "private-key", lambda _: True, text, found)
-    for kind, pattern in _TOKEN_PATTERNS:
-        out = _sub_whole(pattern, kind, out, found)
-    out = _sub_value(_URL_CREDENTIALS_RE, lambda _: "password", lambda _: True, out, found)
-    out = _sub_value(_AUTH_HEADER_RE, lambda _: "bearer-token", lambda _: True, out, found)
-    out = _sub_value(_BEARER_RE, lambda _: "bearer-token", _looks_random, out, found)
-    out = _sub_value(_AWS_SECRET_RE, lambda _: "aws-secret-key", lambda _: True, out, found)
-    out = _sub_value(_PASSWORD_RE, lambda _: "password", _password_value, out, found)
-    out = _sub_value(_FLAG_RE, lambda _: "password", lambda _: True, out, found)
-    out = _sub_value(_PROSE_PASSWORD_RE, lambda _: "password", _prose_password, out, found)
-    out = _sub_value(_KEYED_RE, _keyed_kind, _looks_random, out, found)
+    out = text
+    if "PRIVATE KEY" in out:
+        out = _sub_value(_PRIVATE_KEY_RE, _private_key, out, found)
+    for token in _TOKENS:
+        if any(hint in out for hint in token.hints):
+            out = _sub_whole(token, out, found)
+    if "://" in out and "@" in out:
+        out = _sub_value(_URL_CREDENTIALS_RE, _always("password"), out, found)
+    lowered = out.casefold()
+    if "bearer" in lowered or "authorization" in lowered:
+        out = _sub_value(_AUTH_HEADER_RE, _always("bearer-token"), out, found)
+        out = _sub_value(_BEARER_RE, _when("bearer-token", _looks_random), out, found)
+    if "aws" in lowered:
+        out = _sub_value(_AWS_SECRET_RE, _always("aws-secret-key"), out, found)
+    if any(hint in lowered for hint in _AZURE_HINTS):
+        out = _sub_value(_AZURE_RE, _always("azure-key"), out, found)
+    for hints, pattern in _COMMAND_PASSWORDS:
+        if any(hint in lowered for hint in hints):
+            out = _sub_value(pattern, _command_password, out, found)
+    if "--" in out:
+        out = _sub_value(_FLAG_RE, _always("password"), out, found)
+    if any(word in lowered for word in _ASSIGNMENT_HINTS):
+        out = _sub_value(_PROSE_PASSWORD_RE, _when("password", _prose_password), out, found)
+        out = _sub_value(_ASSIGNMENT_RE, _assignment, out, found)
+        out = _sub_value(
+            _PROSE_KEY_RE, lambda head, value: _prose_kind(head) if _prose_key(value) else None, out, found
+        )
     return Redaction(out, len(found), tuple(sorted(set(found))))
+
+
+def _prose_kind(head: str) -> str:
+    name = head.casefold()
+    return "token" if "token" in name else "secret" if "key" not in name else "api-key"
