@@ -117,6 +117,7 @@ def recall_json(result: RecallResult, *, now: datetime) -> dict[str, Any]:
         "plan": result.plan,
         "hits": [hit_view(hit, now=now) for hit in result.hits],
         "took_ms": round(result.took_ms, 1),
+        "semantic_ready": result.semantic_ready,
     }
 
 

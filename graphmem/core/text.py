@@ -81,6 +81,34 @@ def clean_fts_query(query: str) -> str:
     return " ".join(words(fold(query)))
 
 
+# Agent-noun endings the full-text index's Porter stemmer keeps ("linter" stays "linter" while
+# "linting" becomes "lint"): a query word with one also asks for its base word.
+AGENT_ENDINGS = ("ers", "er", "ors", "or")
+MIN_BASE_LETTERS = 4
+
+
+def word_variants(word: str) -> list[str]:
+    """Other forms of ``word`` the stemmer does not join to it: "linter" → ["lint"],
+    "formatters" → ["format"], "runner" → ["run"]; none for short or non-alphabetic words."""
+    if not word.isalpha():
+        return []
+    for ending in AGENT_ENDINGS:
+        base = word[: -len(ending)]
+        if word.endswith(ending) and len(base) >= MIN_BASE_LETTERS:
+            if base[-1] == base[-2] and base[-1] not in "aeiouls":  # "formatt" → "format"
+                base = base[:-1]
+            return [base]
+    return []
+
+
+def lexical_query(query: str) -> str:
+    """``clean_fts_query`` plus each word's ``word_variants``: what recall's lexical channel
+    asks, so that "which linter" finds "Use ruff for linting" before any model is loaded."""
+    terms = words(fold(query))
+    extra = [v for w in terms for v in word_variants(w) if v not in terms]
+    return " ".join([*terms, *dict.fromkeys(extra)])
+
+
 def shingles(text: str, size: int = 3) -> frozenset[str]:
     """Word n-grams of the normalized text, for near-duplicate checks."""
     tokens = words(text)

@@ -23,7 +23,7 @@ from graphmem.core.fusion import (
 )
 from graphmem.core.models import Category, ChannelRank, Hit, MemoryRecord, Status
 from graphmem.core.ports import GraphStore, Vector, Visibility
-from graphmem.core.text import MAX_TEXT_CHARS, clean_fts_query, ensure_utf8
+from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query
 from graphmem.errors import InvalidInputError
 from graphmem.service.semantic import SemanticIndex
 
@@ -102,7 +102,7 @@ class Recaller:
             # The model and the full-text search each leave a core idle: run them side by side.
             embedding = self._pool.submit(self._semantic.embed_query, text)
         if plan.uses(LEXICAL):
-            rankings[LEXICAL] = self._store.search_text(clean_fts_query(text), visibility, depth)
+            rankings[LEXICAL] = self._store.search_text(lexical_query(text), visibility, depth)
         query_vector = embedding.result() if embedding is not None else None
         if query_vector is not None:
             rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
