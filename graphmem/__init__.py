@@ -20,12 +20,12 @@ __version__ = "0.1.0"
 __all__ = ["open_memory"]
 
 if TYPE_CHECKING:
-    from graphmem.app import open_memory
+    from graphmem.connect import open_memory
 
 
 def __getattr__(name: str) -> Any:
     if name == "open_memory":
-        from graphmem.app import open_memory
+        from graphmem.connect import open_memory
 
         return open_memory
     raise AttributeError(name)

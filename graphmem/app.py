@@ -11,10 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, SentenceTransformerEmbedder
-from graphmem.adapters.git import gitlab_path, project_root
+from graphmem.adapters.git import gitlab_path
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.connect import resolve_project as resolve_project  # re-exported: the daemon's
 from graphmem.core.ports import Embedder, GitLabClient
 from graphmem.core.timeparse import utc_now
 from graphmem.errors import StoreMismatchError
@@ -23,12 +24,6 @@ from graphmem.service.ingest import IngestOptions, SessionExtractor
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import SemanticIndex
 from graphmem.settings import Settings, load_settings
-
-
-def resolve_project(path: str | Path | None) -> str | None:
-    """The project (git toplevel) of ``path``, or of the current directory."""
-    root = project_root(Path(path or Path.cwd()).expanduser().resolve())
-    return str(root) if root else None
 
 
 def _namespace(project: str) -> str | None:

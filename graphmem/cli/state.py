@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 import click
 
@@ -19,19 +19,12 @@ class ServiceFactory(Protocol):
 
 
 def open_default_service(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
-    """The real service: settings from config and ``GRAPHMEM_*``, ``--data-dir`` winning."""
-    from graphmem.app import open_memory
-    from graphmem.server.lifecycle import find_daemon
-    from graphmem.settings import load_settings
+    """The real service: through the daemon when one holds the store, else the store itself
+    (``graphmem.connect.open_memory``); ``--data-dir`` wins over the settings. The CLI passes
+    the project to each call itself."""
+    from graphmem.connect import open_memory
 
-    settings = load_settings(data_dir=data_dir)
-    daemon = find_daemon(settings.data_dir.expanduser())
-    if daemon is not None:  # it owns the store: go through it (same verbs, same results)
-        from graphmem.server.remote import RemoteMemory
-
-        key = settings.api_key.get_secret_value() if settings.api_key else None
-        return cast("MemoryService", RemoteMemory(daemon, key))
-    return open_memory(settings, check_model=check_model)
+    return open_memory(data_dir=data_dir, check_model=check_model, project=None)
 
 
 @dataclass
@@ -60,7 +53,7 @@ class CliState:
     def project(self) -> str | None:
         """The git toplevel of ``--project`` (default: the current directory), or None."""
         if not self._project_resolved:
-            from graphmem.app import resolve_project
+            from graphmem.connect import resolve_project
 
             self._project = resolve_project(self.project_path)
             self._project_resolved = True

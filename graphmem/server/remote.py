@@ -16,13 +16,18 @@ from graphmem.service.memory import MemoryService
 from graphmem.service.transfer import ExportSummary
 
 TIMEOUT_S = 3600.0  # imports of large files take a while
+# The verbs that use the memory's own project when a call names none, like MemoryService's.
+OWN_PROJECT_VERBS = frozenset(
+    {"remember", "edit", "list", "recall", "get_context", "boot_context", "enrich", "import_file"}
+)
 
 
 class RemoteMemory:
     """Forwards the Memory service's verbs to the daemon that owns the store."""
 
-    def __init__(self, info: DaemonInfo, api_key: str | None = None) -> None:
+    def __init__(self, info: DaemonInfo, api_key: str | None = None, *, project: str | None = None) -> None:
         self.info = info
+        self.project = project  # what the verbs of OWN_PROJECT_VERBS use when a call names none
         self.data_dir = Path(info.data_dir)
         self._api_key = api_key
         target = urlsplit(info.url)
@@ -71,6 +76,8 @@ class RemoteMemory:
         def forward(*args: Any, **kwargs: Any) -> Any:
             bound = signature.bind(None, *args, **kwargs).arguments
             arguments = {k: v for k, v in bound.items() if k != "self" and k not in rpc.LOCAL_ONLY}
+            if method in OWN_PROJECT_VERBS and arguments.get("project") is None:
+                arguments["project"] = self.project
             return self._call(method, **arguments)
 
         return forward
@@ -87,6 +94,8 @@ class RemoteMemory:
     def import_file(self, path: Path, **arguments: Any) -> Any:
         """The daemon reads the file itself (it runs on this machine); no progress bar."""
         arguments.pop("progress", None)
+        if arguments.get("project") is None:
+            arguments["project"] = self.project
         return self._call("import_file", path=Path(path).resolve(), **arguments)
 
     def close(self) -> None:

@@ -92,6 +92,9 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         self.code = code
         self.semantic = semantic
         self.data_dir = data_dir
+        # The project a call that names none uses (``graphmem.open_memory`` sets the current
+        # directory's, like the CLI); None: no project.
+        self.project: str | None = None
         self._namespace = gitlab_namespace
         self._plan = get_plan(plan)
         self._recall_limit = recall_limit
@@ -131,6 +134,10 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
     def _project_namespace(self, project: str) -> str | None:
         return self._namespace(project)
 
+    def _own(self, project: str | None) -> str | None:
+        """``project``, or this memory's own project when the call names none."""
+        return self.project if project is None else project
+
     # -- writing ----------------------------------------------------------------
 
     def remember(
@@ -162,6 +169,7 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         if source != "user" and looks_like_injection(text):
             trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
         category = parse_category(category)
+        project = self._own(project)
         scope = self._default_scope(category, project) if scope is None else parse_scope(scope)
         if scope is Scope.PROJECT and not project:
             raise InvalidInputError(
@@ -290,6 +298,7 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         """
         if text is None and category is None:
             raise InvalidInputError("Nothing to change: give new text and/or --category.")
+        project = self._own(project)
         new_category = parse_category(category) if category is not None else None
         new_text = validate_text(redact(text).text) if text is not None else None
         with self._write_lock:
@@ -333,7 +342,7 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
             raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
         visibility = Visibility(
-            project,
+            self._own(project),
             frozenset(statuses) if statuses else frozenset({Status.ACTIVE, Status.RESOLVED}),
             frozenset(parse_category(c) for c in categories) if categories else None,
             to_utc(since) if since is not None else None,
@@ -383,6 +392,7 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
             chosen = plan if isinstance(plan, Plan) else get_plan(plan or self._plan.name)
         except KeyError as exc:
             raise InvalidInputError(str(exc.args[0])) from None
+        project = self._own(project)
         named = self.entities_in(query, project)
         request = RecallQuery(
             text=query,
@@ -402,13 +412,13 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
     ) -> ContextBundle:
         """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
         budget = self._context_max_tokens if max_tokens is None else max_tokens
-        return self._context.get_context(target, project=project, max_tokens=budget)
+        return self._context.get_context(target, project=self._own(project), max_tokens=budget)
 
     def boot_context(self, *, project: str | None = None, max_tokens: int | None = None) -> ContextBundle:
         """What an agent should know at the start of a session: directives and
         preferences (this project's and global), open blockers, recent decisions."""
         budget = self._context_max_tokens if max_tokens is None else max_tokens
-        return self._context.boot_context(project=project, max_tokens=budget)
+        return self._context.boot_context(project=self._own(project), max_tokens=budget)
 
     # -- the embedding index --------------------------------------------------------
 

@@ -26,6 +26,7 @@ class GitLabVerbs:
     enricher: Enricher | None
     _namespace: Namespace
     _write_lock: threading.RLock
+    project: str | None
 
     def enrich(
         self,
@@ -46,7 +47,8 @@ class GitLabVerbs:
         if refs:
             if isinstance(refs, str) or len(refs) > MAX_ENRICH_REFS:
                 raise InvalidInputError(f"Give a list of at most {MAX_ENRICH_REFS} refs.")
-            entities = [parse_ref_entity(token, project, self._namespace) for token in refs]
+            own = self.project if project is None else project
+            entities = [parse_ref_entity(token, own, self._namespace) for token in refs]
             with self._write_lock:
                 self.store.upsert_entities(entities)
             keys = [e.key for e in entities]

@@ -19,6 +19,7 @@ class TransferVerbs:
 
     _transfer: Transfer
     _write_lock: threading.RLock
+    project: str | None
 
     def export(
         self, out: TextIO, *, project: str | None = None, fmt: str = "jsonl", repository: bool = False
@@ -47,4 +48,5 @@ class TransferVerbs:
         """Import a JSONL export (or a ``.graphmem/`` folder): validates everything first,
         imports all or nothing."""
         with self._write_lock:
-            return self._transfer.import_file(path, project=project, dry_run=dry_run, progress=progress)
+            own = self.project if project is None else project
+            return self._transfer.import_file(path, project=own, dry_run=dry_run, progress=progress)

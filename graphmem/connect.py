@@ -1,0 +1,81 @@
+"""Opening the memory, whoever asks: through the daemon that holds the store, or the store itself.
+
+The one place that decides. ``graphmem.open_memory`` (the Python API) and every CLI
+command open the memory here: when a daemon serves the data dir (it holds the store,
+and Kùzu allows one process per store), the verbs go to it over ``/rpc`` and return
+the same objects and raise the same errors; otherwise the store opens in this
+process (``graphmem.app.open_memory``, the composition root).
+
+Light on purpose: the path through a daemon imports neither Kùzu nor pyarrow nor the
+embedding model, so a CLI call through a running daemon starts fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from graphmem.errors import StoreLockedError
+
+if TYPE_CHECKING:
+    from graphmem.core.ports import Embedder
+    from graphmem.service.memory import MemoryService
+    from graphmem.settings import Settings
+
+# ``project=HERE``: the project of the current directory, as the CLI resolves it.
+HERE = "."
+
+
+def resolve_project(path: str | Path | None) -> str | None:
+    """The project (git toplevel) of ``path``, or of the current directory; None outside a
+    repository. Raises ``InvalidInputError`` for a path that does not exist."""
+    from graphmem.adapters.git import project_root
+
+    root = project_root(Path(path or Path.cwd()).expanduser().resolve())
+    return str(root) if root else None
+
+
+def open_memory(
+    settings: Settings | None = None,
+    *,
+    data_dir: Path | None = None,
+    embedder: Embedder | None = None,
+    check_model: bool = True,
+    project: str | Path | None = HERE,
+) -> MemoryService:
+    """The memory of ``data_dir`` (default: the configured one), for this process.
+
+    Through the daemon when one serves the data dir, else the store opened here.
+    ``project`` is the project the verbs use when a call names none (``remember``,
+    ``edit``, ``list``, ``recall``, ``get_context``, ``boot_context``, ``enrich``,
+    ``import_file``): by default the git toplevel of the current directory, like the CLI;
+    None for no project. An explicit ``embedder`` cannot be used through a daemon (the
+    daemon embeds with its own model): that raises ``StoreLockedError`` saying so.
+    """
+    from graphmem.server.lifecycle import find_daemon
+
+    if settings is None:
+        from graphmem.settings import load_settings
+
+        settings = load_settings(data_dir=data_dir) if data_dir is not None else load_settings()
+    where = Path(data_dir or settings.data_dir).expanduser()
+    own_project = resolve_project(project) if project is not None else None
+    daemon = find_daemon(where)
+    if daemon is not None:
+        if embedder is not None:
+            raise StoreLockedError(
+                f"The graphmem daemon (pid {daemon.pid}, {daemon.url}) holds the store at {where} and "
+                f"embeds with its own model, so open_memory(embedder=...) cannot use {embedder.model_name}. "
+                "Call open_memory() without embedder= to go through the daemon, or stop it with "
+                "`graphmem stop` to open the store in this process."
+            )
+        from graphmem.server.remote import RemoteMemory
+
+        key = settings.api_key.get_secret_value() if settings.api_key else None
+        remote = RemoteMemory(daemon, key, project=own_project)
+        return cast("MemoryService", remote)
+    from graphmem.app import open_memory as open_store
+
+    memory = open_store(settings, data_dir=where, embedder=embedder, check_model=check_model)
+    memory.project = own_project
+    return memory
