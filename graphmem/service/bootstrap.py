@@ -7,11 +7,14 @@ One pass:
 2. parse what changed (tree-sitter, ``adapters.code_parser``);
 3. when anything changed or went away, resolve the edges of the whole project again
    from the stored parse results (``core.codegraph``) and store the pass;
-4. docs and manifests become facts, directives and procedures, each linked to its
-   file and updated (not duplicated) on later passes; rules that disappeared are
-   archived;
+4. docs and manifests, redacted first, become facts, directives and procedures, each
+   linked to its file and updated (not duplicated) on later passes; rules that
+   disappeared are archived;
 5. new commits (bounded history) become event memories linked to the files they
    changed and to their author; files that change together get ``CO_CHANGES`` edges.
+
+Every memory and entity is written through the store's redacting door
+(``service/redacting.py``), so commit messages lose their secrets too.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from graphmem.core.dedup import memory_hash
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
 from graphmem.core.ports import CodeGraph
 from graphmem.core.project_facts import extract_facts, interesting_doc
+from graphmem.core.redaction import redact
 from graphmem.errors import InvalidInputError
 from graphmem.service.memory import MemoryService
 from graphmem.service.results import BootstrapReport
@@ -124,7 +128,9 @@ class Bootstrapper:
                 raw = (root / path).read_bytes()[:MAX_DOC_BYTES]
             except OSError:
                 continue
-            facts += extract_facts(path, raw.decode("utf-8", "replace"))
+            # Redacted before the facts are read, so a fact's key (its slug) and its
+            # memory id never hold a secret its text loses.
+            facts += extract_facts(path, redact(raw.decode("utf-8", "replace")).text)
         existing = {
             m.source: m
             for m in self._store.all_memories(project)

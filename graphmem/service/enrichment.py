@@ -48,6 +48,7 @@ from graphmem.errors import (
     GitLabNotFoundError,
     GitLabRateLimitedError,
 )
+from graphmem.service.redacting import guard_gitlab
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +91,7 @@ class Enricher:
         code: CodeGraph | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.graph = graph
+        self.graph = guard_gitlab(graph)  # GitLab's titles and descriptions are redacted when saved
         self.client = client
         self.config = config
         self._namespace = namespace

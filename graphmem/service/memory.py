@@ -49,6 +49,7 @@ from graphmem.service.memory_lifecycle import LifecycleVerbs
 from graphmem.service.memory_mentions import Mentions
 from graphmem.service.memory_transfer import TransferVerbs
 from graphmem.service.recall import Recaller, RecallQuery, RecallResult
+from graphmem.service.redacting import guard_store
 from graphmem.service.results import MemoryDetail, RememberResult, Stats
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.transfer import Progress, Transfer
@@ -88,6 +89,7 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         ingest: IngestOptions | None = None,
         session_extractor: SessionExtractor | None = None,
     ) -> None:
+        store = guard_store(store)  # every write from here on passes redaction
         self.store = store
         self.code = code
         self.semantic = semantic

@@ -1,0 +1,278 @@
+"""The one door to the store: every text that reaches it passes ``core.redaction`` here.
+
+``MemoryService`` wraps the store it is given in a ``RedactingStore`` and ``Enricher``
+wraps its GitLab graph in a ``RedactingGitLabGraph`` before anything else sees them, so
+every write path -- remember, edit, import, ``/rpc``, bootstrap (docs, manifests, commit
+messages), GitLab titles and descriptions, session ingest, the LLM extractor's output,
+and any path added later -- writes through these two classes. Each write method of the
+ports (``core/ports.py``) is defined here and redacts the text it carries: memory text,
+source and origin, entity keys, names and titles, GitLab titles, descriptions, labels,
+milestones and error notes. Reads pass through unchanged (``__getattr__``).
+
+Callers that derive keys or ids from text redact it first (``remember``, ``bootstrap``),
+so a key never holds what the text loses; here a record's content hash is recomputed
+when redaction changed a text it was computed from. ``tests/unit/test_architecture.py``
+checks that every write method of the ports is defined here and calls ``redact``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from graphmem.core.dedup import memory_hash
+from graphmem.core.enrichment import EnrichState
+from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData
+from graphmem.core.models import Entity, Link, LinkKind, MemoryRecord
+from graphmem.core.ports import GitLabGraph, GraphStore, Vector
+from graphmem.core.redaction import redact
+
+# Port methods that only read: they pass through. Every other method of ``GraphStore``
+# and ``GitLabGraph`` writes and must be defined on the door below (the architecture
+# test fails otherwise), so a write method added to a port cannot skip redaction.
+STORE_READS = frozenset(
+    {
+        "close", "get_meta", "get_memories", "find_by_hash", "list_memories", "all_memories",
+        "count_memories", "last_in_session", "search_text", "pending_embeddings", "load_vectors",
+        "embedding_of", "get_entities", "find_entities", "all_entities", "about", "memories_about",
+        "links", "next_pairs", "neighbours",
+    }
+)  # fmt: skip
+GITLAB_READS = frozenset(
+    {
+        "rows", "all_rows", "due", "counts", "waiting", "entities", "merge_request", "issue", "epic",
+        "merge_requests_closing", "changed_by", "changed_symbols", "related_keys",
+    }
+)  # fmt: skip
+# Write methods whose arguments carry no text (ids, vectors, dimensions): defined on the
+# door to say so, they pass their arguments on as they are.
+NO_TEXT_WRITES = frozenset(
+    {"delete_memory", "set_embeddings", "clear_embeddings", "add_links", "remove_link", "add_next"}
+)
+
+
+def _clean_optional(text: str | None) -> str | None:
+    return None if text is None else redact(text).text
+
+
+def redact_record(record: MemoryRecord) -> MemoryRecord:
+    """``record`` with its text, source and origin redacted; the content hash follows the text."""
+    text, source = redact(record.text).text, redact(record.source).text
+    origin = _clean_optional(record.origin)
+    if (text, source, origin) == (record.text, record.source, record.origin):
+        return record
+    digest = record.content_hash
+    if text != record.text and digest == memory_hash(record.scope, record.project, record.text):
+        digest = memory_hash(record.scope, record.project, text)
+    return replace(record, text=text, source=source, origin=origin, content_hash=digest)
+
+
+def redact_entity(entity: Entity) -> Entity:
+    """``entity`` with its key, name and title redacted (the same key always redacts alike)."""
+    key, name, title = redact(entity.key).text, redact(entity.name).text, redact(entity.title).text
+    if (key, name, title) == (entity.key, entity.name, entity.title):
+        return entity
+    return replace(entity, key=key, name=name, title=title)
+
+
+def redact_changes(changes: Mapping[str, object]) -> dict[str, object]:
+    """Field changes with every plain string value redacted (enums and times pass)."""
+    return {
+        field: redact(value).text if type(value) is str else value  # str enums pass
+        for field, value in changes.items()
+    }
+
+
+class RedactingStore:
+    """A ``GraphStore`` whose write methods redact what they write (see the module doc)."""
+
+    def __init__(self, inner: GraphStore) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)  # the reads (STORE_READS)
+
+    # -- writes that carry text ----------------------------------------------------
+    def set_meta(self, key: str, value: str) -> None:
+        self.inner.set_meta(key, redact(value).text)
+
+    def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None:
+        self.inner.add_memories([redact_record(r) for r in records], vectors)
+
+    def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
+        self.inner.update_memory(memory_id, redact_changes(changes))
+
+    def replace_text(
+        self,
+        memory_id: str,
+        *,
+        text: str,
+        content_hash: str,
+        updated_at: datetime,
+        entities: Sequence[Entity],
+    ) -> None:
+        clean_text = redact(text).text
+        if clean_text != text:
+            stored = self.inner.get_memories([memory_id]).get(memory_id)
+            if stored is not None and content_hash == memory_hash(stored.scope, stored.project, text):
+                content_hash = memory_hash(stored.scope, stored.project, clean_text)
+        self.inner.replace_text(
+            memory_id,
+            text=clean_text,
+            content_hash=content_hash,
+            updated_at=updated_at,
+            entities=[redact_entity(e) for e in entities],
+        )
+
+    def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        self.inner.upsert_entities([redact_entity(e) for e in entities])
+
+    def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
+        self.inner.link_about([(memory_id, redact_entity(e)) for memory_id, e in pairs])
+
+    # -- writes that carry no text -----------------------------------------------
+    def delete_memory(self, memory_id: str) -> None:
+        self.inner.delete_memory(memory_id)
+
+    def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
+        self.inner.set_embeddings(ids, vectors)
+
+    def clear_embeddings(self, dimension: int) -> None:
+        self.inner.clear_embeddings(dimension)
+
+    def add_links(self, links: Sequence[Link]) -> None:
+        self.inner.add_links(links)
+
+    def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
+        return self.inner.remove_link(source, target, kind)
+
+    def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
+        self.inner.add_next(pairs)
+
+
+def guard_store(store: GraphStore) -> GraphStore:
+    """``store`` behind the door (once: a guarded store is returned as it is)."""
+    return store if isinstance(store, RedactingStore) else RedactingStore(store)
+
+
+# -- GitLab ------------------------------------------------------------------------
+
+
+def _refs(refs: tuple[IssueRefData, ...]) -> tuple[IssueRefData, ...]:
+    return tuple(replace(r, title=redact(r.title).text) for r in refs)
+
+
+def redact_merge_request(data: MergeRequestData) -> MergeRequestData:
+    """An MR with its title, description, labels, milestone, branches and closed issues' titles redacted."""
+    return replace(
+        data,
+        title=redact(data.title).text,
+        description=redact(data.description).text,
+        labels=tuple(redact(label).text for label in data.labels),
+        milestone=_clean_optional(data.milestone),
+        source_branch=redact(data.source_branch).text,
+        target_branch=redact(data.target_branch).text,
+        closes=_refs(data.closes),
+    )
+
+
+def redact_issue(data: IssueData) -> IssueData:
+    """An issue with its title, description, labels and milestone redacted."""
+    return replace(
+        data,
+        title=redact(data.title).text,
+        description=redact(data.description).text,
+        labels=tuple(redact(label).text for label in data.labels),
+        milestone=_clean_optional(data.milestone),
+    )
+
+
+def redact_epic(data: EpicData) -> EpicData:
+    """An epic with its title, description, labels and child issues' titles redacted."""
+    return replace(
+        data,
+        title=redact(data.title).text,
+        description=redact(data.description).text,
+        labels=tuple(redact(label).text for label in data.labels),
+        child_issues=_refs(data.child_issues),
+    )
+
+
+class RedactingGitLabGraph:
+    """A ``GitLabGraph`` whose saves redact GitLab's text (see the module doc)."""
+
+    def __init__(self, inner: GitLabGraph) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)  # the reads (GITLAB_READS)
+
+    def mark(
+        self,
+        key: str,
+        state: EnrichState,
+        *,
+        error: str | None,
+        attempts: int,
+        next_attempt: datetime | None,
+        fetched_at: datetime | None = None,
+    ) -> None:
+        self.inner.mark(
+            key,
+            state,
+            error=_clean_optional(error),
+            attempts=attempts,
+            next_attempt=next_attempt,
+            fetched_at=fetched_at,
+        )
+
+    def save_merge_request(
+        self,
+        key: str,
+        data: MergeRequestData,
+        *,
+        local: tuple[str, str] | None,
+        hops: int,
+        fetched_at: datetime,
+        next_attempt: datetime,
+        file_keys: Sequence[tuple[str, str]],
+        symbol_keys: Sequence[str],
+    ) -> None:
+        self.inner.save_merge_request(
+            key,
+            redact_merge_request(data),
+            local=local,
+            hops=hops,
+            fetched_at=fetched_at,
+            next_attempt=next_attempt,
+            file_keys=file_keys,
+            symbol_keys=symbol_keys,
+        )
+
+    def save_issue(
+        self,
+        key: str,
+        data: IssueData,
+        *,
+        local: tuple[str, str] | None,
+        hops: int,
+        fetched_at: datetime,
+        next_attempt: datetime,
+    ) -> None:
+        self.inner.save_issue(
+            key, redact_issue(data), local=local, hops=hops, fetched_at=fetched_at, next_attempt=next_attempt
+        )
+
+    def save_epic(
+        self, key: str, data: EpicData, *, hops: int, fetched_at: datetime, next_attempt: datetime
+    ) -> None:
+        self.inner.save_epic(
+            key, redact_epic(data), hops=hops, fetched_at=fetched_at, next_attempt=next_attempt
+        )
+
+
+def guard_gitlab(graph: GitLabGraph) -> GitLabGraph:
+    """``graph`` behind the door (once)."""
+    return graph if isinstance(graph, RedactingGitLabGraph) else RedactingGitLabGraph(graph)
