@@ -68,6 +68,11 @@ class ContextBundle:
     notes: list[str] = field(default_factory=list)
     # What the code graph knows of a file or symbol: (section title, lines), budgeted.
     code: list[tuple[str, list[str]]] = field(default_factory=list)
+    # Whether the graph holds the file, symbol, MR, issue or epic the target names: True,
+    # False (nothing is linked to it), None for a free-text topic.
+    found: bool | None = None
+    # Memories that mention related words but are not linked to the target: never "about" it.
+    related_memories: list[BundleItem] = field(default_factory=list)
 
     @property
     def markdown(self) -> str:
@@ -76,23 +81,16 @@ class ContextBundle:
     def to_dict(self) -> dict[str, Any]:
         return {
             "target": self.target,
+            "found": self.found,
             "entity": entity_view(self.entity) if self.entity else None,
             "groups": {
-                category.value: [
-                    {
-                        "id": item.hit.memory.id,
-                        "text": item.hit.memory.text,
-                        "status": item.hit.memory.status.value,
-                        "scope": item.hit.memory.scope.value,
-                        "age": format_age(item.hit.memory.created_at, now=self.generated_at),
-                        "created_at": item.hit.memory.created_at.isoformat(),
-                        "score": item.hit.score,
-                        "why": why(item.hit),
-                    }
-                    for item in items
-                ]
+                category.value: [self._item_view(item) for item in items]
                 for category, items in self.groups.items()
             },
+            "related_memories": [
+                {**self._item_view(item), "category": item.hit.memory.category.value}
+                for item in self.related_memories
+            ],
             "related_entities": [
                 {**entity_view(entity), "memories": count} for entity, count in self.related
             ],
@@ -104,8 +102,21 @@ class ContextBundle:
             "markdown": self.markdown,
         }
 
+    def _item_view(self, item: BundleItem) -> dict[str, Any]:
+        memory = item.hit.memory
+        return {
+            "id": memory.id,
+            "text": memory.text,
+            "status": memory.status.value,
+            "scope": memory.scope.value,
+            "age": format_age(memory.created_at, now=self.generated_at),
+            "created_at": memory.created_at.isoformat(),
+            "score": item.hit.score,
+            "why": why(item.hit),
+        }
 
-def _line(hit: Hit, now: datetime, stale: str | None = None) -> str:
+
+def _line(hit: Hit, now: datetime, stale: str | None = None, *, labelled: bool = False) -> str:
     flags = [stale] if stale else []
     if hit.memory.status is Status.RESOLVED:
         flags.append("resolved")
@@ -113,7 +124,8 @@ def _line(hit: Hit, now: datetime, stale: str | None = None) -> str:
         flags.append("superseded")
     suffix = f" ({', '.join(flags)})" if flags else ""
     age = format_age(hit.memory.created_at, now=now)
-    return f"- {hit.memory.text}{suffix} — {age}, `{hit.memory.id}`"
+    label = f"[{hit.memory.category.value}] " if labelled else ""
+    return f"- {label}{hit.memory.text}{suffix} — {age}, `{hit.memory.id}`"
 
 
 def _entity_label(entity: Entity) -> str:
@@ -137,8 +149,11 @@ def build_bundle(
     notes: Sequence[str] = (),
     code: Sequence[tuple[str, Sequence[str]]] = (),
     stale: dict[str, str] | None = None,
+    found: bool | None = None,
+    related_hits: Sequence[Hit] = (),
 ) -> ContextBundle:
-    """Take hits best first while they fit ``max_tokens``; then entities while they fit."""
+    """Take hits best first while they fit ``max_tokens``, then ``related_hits`` (memories
+    not linked to the target, shown apart as related), then entities while they fit."""
     header = f"## Memory: {_title(entity, target)}"
     used = estimate_tokens(header) + FRAME_TOKENS
     kept_notes = []
@@ -169,6 +184,15 @@ def build_bundle(
             continue
         groups.setdefault(hit.memory.category, []).append(BundleItem(hit, line, cost))
         used += cost
+    related_items: list[BundleItem] = []
+    for hit in related_hits:
+        line = _line(hit, now, (stale or {}).get(hit.memory.id), labelled=True)
+        cost = estimate_tokens(line) + (0 if related_items else GROUP_HEADING_TOKENS)
+        if used + cost > max_tokens:
+            omitted += 1
+            continue
+        related_items.append(BundleItem(hit, line, cost))
+        used += cost
     kept_related: list[tuple[Entity, int]] = []
     for entity_item, count in list(related)[:MAX_RELATED_ENTITIES]:
         cost = estimate_tokens(_entity_label(entity_item)) + 2
@@ -188,6 +212,8 @@ def build_bundle(
         generated_at=now,
         notes=kept_notes,
         code=kept_code,
+        found=found,
+        related_memories=related_items,
     )
 
 
@@ -203,6 +229,9 @@ def render_markdown(bundle: ContextBundle) -> str:
     for category, items in bundle.groups.items():
         lines.append(f"### {GROUP_TITLES[category]}")
         lines += [item.line for item in items]
+    if bundle.related_memories:
+        lines.append("### Related memories (not linked to it: they mention related words)")
+        lines += [item.line for item in bundle.related_memories]
     if bundle.related:
         names = ", ".join(f"{_entity_label(e)} ({n})" for e, n in bundle.related)
         lines.append(f"### Related\n{names}")

@@ -12,7 +12,7 @@ from graphmem.core.bundle import ContextBundle, build_bundle
 from graphmem.core.enrichment import GITLAB_KINDS, parse_key
 from graphmem.core.models import Category, Entity, EntityKind, Hit, Status
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
-from graphmem.core.refs import parse_ref
+from graphmem.core.refs import find_path_candidates, parse_ref
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8
 from graphmem.errors import InvalidInputError
 from graphmem.service.code_context import (
@@ -92,6 +92,7 @@ class ContextBuilder:
             raise InvalidInputError("max_tokens must be between 50 and 32000.")
         now = self._clock()
         entity = self.resolve(target, project)
+        found = self._found(target, entity)
         hits: list[Hit] = []
         notes: list[str] = []
         code_sections: list[tuple[str, list[str]]] = []
@@ -106,7 +107,9 @@ class ContextBuilder:
             more, keys, note = self._gitlab_sections(entity)
             code_sections, extra_keys = [*code_sections, *more], [*extra_keys, *keys]
             notes += [note] if note else []
-        if entity is not None:
+        if found is False:
+            notes.insert(0, not_in_graph_note(target, entity))
+        elif entity is not None:
             hits = self._direct(entity, project, extra_keys)
             if not hits:
                 notes.append(f"No memory is linked to {entity.name} yet; showing related memories.")
@@ -115,12 +118,17 @@ class ContextBuilder:
             query = f"{entity.name} {entity.title}"
         recalled = self._recall(query, project=project, limit=CONTEXT_CANDIDATES).hits
         seen = {h.memory.id for h in hits}
-        hits += [h for h in recalled if h.memory.id not in seen]
-        related = self._related(hits, entity)
+        others = [h for h in recalled if h.memory.id not in seen]
+        # A target that names something: only what is linked to it is about it; the rest
+        # mention related words and are shown apart. A topic: what recall finds is the answer.
+        related_hits = others if found is not None else []
+        hits += [] if found is not None else others
+        related = self._related([*hits, *related_hits], entity)
         stale: dict[str, str] = {}
-        if self._code is not None and hits:
-            about = self._store.about([h.memory.id for h in hits])
-            stale = stale_flags(self._code, about, [h.memory for h in hits])
+        shown = [*hits, *related_hits]
+        if self._code is not None and shown:
+            about = self._store.about([h.memory.id for h in shown])
+            stale = stale_flags(self._code, about, [h.memory for h in shown])
         return build_bundle(
             target,
             entity,
@@ -131,7 +139,19 @@ class ContextBuilder:
             notes=notes,
             code=code_sections,
             stale=stale,
+            found=found,
+            related_hits=related_hits,
         )
+
+    def _found(self, target: str, entity: Entity | None) -> bool | None:
+        """Whether the graph holds what ``target`` names; None for a free-text topic."""
+        if entity is not None:
+            if entity.kind is EntityKind.SYMBOL:
+                return True  # found in the code graph
+            return entity.key in self._store.get_entities([entity.key])
+        if parse_ref(target) is not None or find_path_candidates(target) == [target]:
+            return False
+        return None
 
     def boot_context(self, *, project: str | None, max_tokens: int) -> ContextBundle:
         """Directives and preferences (this project's and global), open blockers, recent
@@ -193,3 +213,14 @@ class ContextBuilder:
                     counts[item.key] += 1
                     by_key[item.key] = item
         return [(by_key[key], n) for key, n in counts.most_common()]
+
+
+def not_in_graph_note(target: str, entity: Entity | None) -> str:
+    """What a context for a file, symbol or ref the graph does not hold says first."""
+    hint = ""
+    if entity is not None and entity.kind is EntityKind.FILE:
+        hint = " (`graphmem bootstrap` scans the repository's code)"
+    return (
+        f"{target} is not in the graph: nothing is linked to it{hint}; "
+        "showing memories that mention related words."
+    )

@@ -345,3 +345,123 @@ def test_the_stdio_proxy_imports_only_the_standard_library() -> None:
     assert not violations, report(
         "graphmem mcp must start fast: stdlib only in proxy and lifecycle", violations
     )
+
+
+# -- the redaction door ------------------------------------------------------------------
+#
+# Every write to the memory store and the GitLab graph passes ``service/redacting.py``
+# (docs/learning.md, "Redaction"): the door defines every write method of the ports and
+# redacts in each, and outside the adapters nothing writes except through the door.
+
+PORTS = PACKAGE / "core" / "ports.py"
+DOOR = PACKAGE / "service" / "redacting.py"
+DOORS = {
+    "GraphStore": ("RedactingStore", "STORE_READS"),
+    "GitLabGraph": ("RedactingGitLabGraph", "GITLAB_READS"),
+}
+# The attributes that hold a guarded store, and the classes that hold them: MemoryService
+# (and its mixins) wraps its store first thing, Enricher its graph; the others are given
+# MemoryService's store (Transfer, Recaller, ContextBuilder) or the service (Bootstrapper,
+# Ingester). A new class that writes must be added here, and given a guarded store.
+GUARDED_RECEIVERS = ("self.store", "self._store", "self._memory.store", "self.graph")
+WRITING_CLASSES = frozenset(
+    {
+        "MemoryService", "Mentions", "LifecycleVerbs", "GitLabVerbs", "LearningVerbs", "TransferVerbs",
+        "Transfer", "Bootstrapper", "Ingester", "Enricher",
+    }
+)  # fmt: skip
+
+
+# Writes of graphmem's own metadata, not of anyone's text: app records the embedding model.
+METADATA_WRITERS = {"graphmem/app.py": ("set_meta",)}
+
+
+def _classes(path: Path) -> dict[str, ast.ClassDef]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.name: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
+
+
+def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
+    return {node.name: node for node in cls.body if isinstance(node, ast.FunctionDef)}
+
+
+def _frozenset_literal(path: Path, name: str) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            assert isinstance(node.value, ast.Call) and node.value.args
+            return set(ast.literal_eval(node.value.args[0]))
+    raise AssertionError(f"{name} is not defined in {path}")
+
+
+def _calls_redaction(function: ast.FunctionDef) -> bool:
+    names = {
+        node.func.id
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    return any(name.startswith(("redact", "_clean")) for name in names)
+
+
+def _port_writes() -> set[str]:
+    """The write methods that carry text (vectors, ids and links carry none)."""
+    ports = _classes(PORTS)
+    writes: set[str] = set()
+    for port, (_, reads_name) in DOORS.items():
+        writes |= set(_methods(ports[port])) - _frozenset_literal(DOOR, reads_name)
+    return writes - _frozenset_literal(DOOR, "NO_TEXT_WRITES")
+
+
+def test_every_write_method_of_the_store_ports_is_on_the_door_and_redacts() -> None:
+    ports, doors = _classes(PORTS), _classes(DOOR)
+    no_text = _frozenset_literal(DOOR, "NO_TEXT_WRITES")
+    problems = []
+    for port, (door, reads_name) in DOORS.items():
+        port_methods = set(_methods(ports[port]))
+        reads = _frozenset_literal(DOOR, reads_name)
+        defined = _methods(doors[door])
+        problems += [
+            f"{reads_name} names {m}, which {port} does not have" for m in sorted(reads - port_methods)
+        ]
+        for method in sorted(port_methods - reads):
+            if method not in defined:
+                problems.append(f"{port}.{method} writes but {door} does not define it: add it, redacting")
+            elif method not in no_text and not _calls_redaction(defined[method]):
+                problems.append(f"{door}.{method} does not call redact(): every write carrying text must")
+    assert not problems, "\n".join(problems)
+
+
+def test_outside_the_adapters_the_store_is_written_only_through_the_door() -> None:
+    writes = _port_writes()
+    violations = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent).as_posix()
+        if relative.startswith("graphmem/adapters/") or path == DOOR:
+            continue
+        allowed = METADATA_WRITERS.get(relative, ())
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for cls in [None, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
+            scope: ast.AST = tree if cls is None else cls
+            for node in ast.walk(scope):
+                if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                    continue
+                if node.func.attr not in writes or not isinstance(node.func.value, ast.Attribute | ast.Name):
+                    continue
+                if node.func.attr in allowed:
+                    continue
+                receiver = ast.unparse(node.func.value)
+                if receiver in GUARDED_RECEIVERS and cls is not None and cls.name in WRITING_CLASSES:
+                    continue
+                if receiver in GUARDED_RECEIVERS and cls is None:
+                    continue  # seen again, with its class, in the loop above
+                violations.append(f"{relative}:{node.lineno} {receiver}.{node.func.attr}(...)")
+    assert not violations, "store writes that may skip redaction:\n" + "\n".join(sorted(set(violations)))
+
+
+def test_the_service_and_the_enricher_guard_what_they_are_given_first() -> None:
+    memory = _methods(_classes(PACKAGE / "service" / "memory.py")["MemoryService"])["__init__"]
+    enricher = _methods(_classes(PACKAGE / "service" / "enrichment.py")["Enricher"])["__init__"]
+    assert ast.unparse(memory.body[0]) == "store = guard_store(store)"
+    assert any(ast.unparse(s) == "self.graph = guard_gitlab(graph)" for s in enricher.body)

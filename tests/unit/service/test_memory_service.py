@@ -616,7 +616,8 @@ def test_context_of_free_text_recalls_memories(fake_memory: MemoryService) -> No
 def test_context_of_an_unknown_ref_says_so(fake_memory: MemoryService) -> None:
     bundle = fake_memory.get_context("!999")
     assert bundle.groups == {}
-    assert any("No memory is linked to !999" in note for note in bundle.notes)
+    assert bundle.found is False
+    assert bundle.notes[0].startswith("!999 is not in the graph: nothing is linked to it")
 
 
 def test_context_respects_max_tokens(fake_memory: MemoryService) -> None:

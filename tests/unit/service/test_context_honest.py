@@ -1,0 +1,95 @@
+"""get_context says when its target is not in the graph, and never files related memories
+under the target as if they were about it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.core.models import Category
+from graphmem.service.memory import MemoryService
+
+REFUND = "src/payments/refund.py"
+
+
+def _group_ids(bundle_groups: dict[Category, list]) -> list[str]:  # type: ignore[type-arg]
+    return [item.hit.memory.id for items in bundle_groups.values() for item in items]
+
+
+def test_a_path_not_in_the_graph_says_so_and_shows_related_memories_apart(
+    fake_memory: MemoryService,
+) -> None:
+    commit = fake_memory.remember("Commit f031136: refund payments twice on retry", category="event")
+
+    bundle = fake_memory.get_context(REFUND)
+
+    assert bundle.found is False
+    assert bundle.entity is None
+    assert bundle.notes[0] == (
+        f"{REFUND} is not in the graph: nothing is linked to it; showing memories that mention related words."
+    )
+    assert bundle.groups == {}  # nothing under "Events" as if it were about the file
+    assert [item.hit.memory.id for item in bundle.related_memories] == [commit.memory.id]
+    markdown = bundle.markdown
+    assert "### Events" not in markdown
+    assert "### Related memories (not linked to it: they mention related words)" in markdown
+    assert f"- [event] {commit.memory.text}" in markdown
+    data = bundle.to_dict()
+    assert data["found"] is False
+    assert data["groups"] == {}
+    assert [m["id"] for m in data["related_memories"]] == [commit.memory.id]
+    assert data["related_memories"][0]["category"] == "event"
+
+
+def test_a_ref_in_the_graph_keeps_linked_memories_under_it_and_the_rest_apart(
+    fake_memory: MemoryService,
+) -> None:
+    linked = fake_memory.remember("Payments retry 3 times, see !123 and #45", category="decision")
+    other = fake_memory.remember("Issue #45 tracks the retry budget", category="fact")
+
+    bundle = fake_memory.get_context("!123")
+
+    assert bundle.found is True
+    assert _group_ids(bundle.groups) == [linked.memory.id]
+    assert [item.hit.memory.id for item in bundle.related_memories] == [other.memory.id]
+
+
+def test_a_topic_is_answered_by_recall_with_found_null(fake_memory: MemoryService) -> None:
+    made = fake_memory.remember("Deploy with make release", category="procedure")
+
+    bundle = fake_memory.get_context("how do we deploy")
+
+    assert bundle.found is None
+    assert _group_ids(bundle.groups) == [made.memory.id]
+    assert bundle.related_memories == []
+    assert bundle.to_dict()["found"] is None
+
+
+def test_the_cli_says_it_in_text_and_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphmem.app import open_memory
+    from graphmem.cli import main
+    from graphmem.settings import load_settings
+
+    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        return open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
+
+    data_dir = tmp_path / "data"
+    memory = factory(data_dir)
+    memory.remember("Commit f031136: refund payments twice on retry", category="event")
+    memory.close()
+    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
+    runner = CliRunner()
+    where = ["--data-dir", str(data_dir), "--project", str(tmp_path)]
+
+    text = runner.invoke(main.cli, [*where, "context", REFUND])
+    data = json.loads(runner.invoke(main.cli, [*where, "context", REFUND, "--json"]).output)
+
+    assert text.exit_code == 0, text.output
+    assert f"_{REFUND} is not in the graph: nothing is linked to it" in text.output
+    assert "### Events" not in text.output and "[event] Commit f031136" in text.output
+    assert data["found"] is False and data["entity"] is None and data["groups"] == {}
+    assert data["notes"][0].startswith(f"{REFUND} is not in the graph")
