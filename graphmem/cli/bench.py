@@ -206,11 +206,23 @@ def bootstrap_bench(path: Path, history: int, rescans: int, as_json: bool) -> No
     show_default=True,
     help="Messages per session (each session's first call picks its boot context).",
 )
+@click.option(
+    "--cache",
+    "cache_turns",
+    type=click.IntRange(2, 1000),
+    default=None,
+    metavar="TURNS",
+    help="Measure the prompt cache over a session of TURNS turns instead of latency.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def inject_bench(memories: int, calls: int, per_session: int, as_json: bool) -> None:
-    """Latency the OpenCode plugin adds per model call: /plugin/inject against a daemon.
+def inject_bench(memories: int, calls: int, per_session: int, cache_turns: int | None, as_json: bool) -> None:
+    """Latency the OpenCode plugin adds per model call, or (--cache) what it costs the prompt cache.
 
     Runs on a temporary store and daemon with the model loaded; yours are not touched.
+    With --cache it plays one session with the plugin off, the old behaviour (a block in
+    the system prompt, new every turn) and the new one (boot context once, recall in the
+    newest user message), and reports each request's cacheable share: the part that is
+    an unchanged prefix of the previous request.
 
     \b
     Example:
@@ -218,11 +230,26 @@ def inject_bench(memories: int, calls: int, per_session: int, as_json: bool) -> 
         inject: 300 calls on 3000 memories, a new session every 10 (300 got a block)
         added per model call (HTTP round trip): median 14.2 ms, p95 25.1 ms, max 40.3 ms
         ...
+        $ graphmem bench inject --memories 1000 --cache 12
+        prompt cache over one 12-turn session on 1000 memories
+        ...
+        plugin  cacheable  whole kept  injected/turn    max
+        off         95.6%       11/11            0.0      0
+        ...
     """
-    from graphmem.bench.inject import format_report, run
+    from graphmem.bench.inject import format_cache_report, format_report, run
 
-    report = run(memories=memories, calls=calls, per_session=per_session, progress=present_progress)
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    report = run(
+        memories=memories,
+        calls=calls,
+        per_session=per_session,
+        cache_turns=cache_turns or 0,
+        progress=present_progress,
+    )
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    else:
+        click.echo(format_cache_report(report) if cache_turns else format_report(report))
 
 
 def present_progress(message: str) -> None:

@@ -1,4 +1,5 @@
-"""The routes the OpenCode plugin calls: ``/plugin/inject``, ``/plugin/compaction``, ``/plugin/ingest``.
+"""The routes the OpenCode plugin calls: ``/plugin/boot``, ``/plugin/turn``, ``/plugin/compaction``,
+``/plugin/ingest`` (and ``/plugin/inject``, the single block of plugins installed before the split).
 
 They sit behind the same Guard as ``/mcp`` (body limit, API key, rate limit). Every
 body is validated here; a bad one is a 400 with ``{"error": "<what is wrong and how to
@@ -24,7 +25,8 @@ from starlette.responses import JSONResponse, Response
 
 from graphmem.errors import GraphmemError
 from graphmem.server.runtime import Runtime
-from graphmem.service.injection import MAX_FILES, Injector, InjectRequest
+from graphmem.service.injection import MAX_FILES, Injector, InjectRequest, Message, TurnRequest
+from graphmem.settings import PluginSettings
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -41,6 +43,8 @@ MAX_SYSTEM_CHARS = 400_000
 # Agents whose calls get no block: OpenCode's hidden ones (title names the session; compaction
 # gets what must survive through /plugin/compaction; summary describes the changes).
 SKIPPED_AGENTS = frozenset({"title", "compaction", "summary"})
+# User messages one call may name (the plugin sends the newest ones).
+MAX_MESSAGES = 500
 # Sessions waiting for ingest; more are dropped (the daemon's continuous ingest catches up).
 MAX_QUEUED_INGESTS = 1000
 
@@ -54,6 +58,33 @@ class InjectBody(_Body):
     message_id: Id
     directory: PathText | None = None
     agent: Annotated[str, StringConstraints(max_length=100)] = ""
+    text: Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS)] = ""
+    system: Annotated[str, StringConstraints(max_length=MAX_SYSTEM_CHARS)] = ""
+    files: Annotated[list[PathText], Field(max_length=MAX_FILES)] = []
+
+
+Agent = Annotated[str, StringConstraints(max_length=100)]
+TextHash = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+
+
+class BootBody(_Body):
+    session_id: Id
+    directory: PathText | None = None
+    agent: Agent = ""
+    system: Annotated[str, StringConstraints(max_length=MAX_SYSTEM_CHARS)] = ""
+
+
+class MessageBody(_Body):
+    id: Id
+    hash: TextHash
+    bare: bool = False
+
+
+class TurnBody(_Body):
+    session_id: Id
+    directory: PathText | None = None
+    agent: Agent = ""
+    messages: Annotated[list[MessageBody], Field(min_length=1, max_length=MAX_MESSAGES)]
     text: Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS)] = ""
     system: Annotated[str, StringConstraints(max_length=MAX_SYSTEM_CHARS)] = ""
     files: Annotated[list[PathText], Field(max_length=MAX_FILES)] = []
@@ -169,10 +200,64 @@ class IngestQueue:
             self._runtime.written()
 
 
+def _plugin_settings() -> PluginSettings:
+    """``[plugin]`` as the daemon's environment and config file set it (the daemon loaded them already)."""
+    from graphmem.settings import load_settings
+
+    try:
+        return load_settings().plugin
+    except GraphmemError:
+        return PluginSettings()
+
+
 def register(mcp: FastMCP, runtime: Runtime, injector: Injector | None = None) -> Injector:
     """Add the plugin's routes to the daemon's app; the injector they use."""
-    injector = injector or Injector(runtime.memory, runtime.resolve_project)
+    if injector is None:
+        budget = _plugin_settings()
+        injector = Injector(
+            runtime.memory,
+            runtime.resolve_project,
+            boot_max_tokens=budget.boot_max_tokens,
+            turn_max_tokens=budget.turn_max_tokens,
+        )
     ingests = IngestQueue(runtime)
+
+    @mcp.custom_route("/plugin/boot", methods=["POST"])
+    @_answered
+    async def boot(request: Request) -> Response:
+        body = await _parse(request, BootBody)
+        directory = _directory(body.directory)
+        if body.agent in SKIPPED_AGENTS:
+            return JSONResponse({"block": "", "memory_ids": [], "skipped": body.agent})
+        done = await anyio.to_thread.run_sync(injector.boot_block, body.session_id, directory, body.system)
+        return JSONResponse(
+            {"block": done.block, "memory_ids": list(done.memory_ids), "took_ms": done.took_ms}
+        )
+
+    @mcp.custom_route("/plugin/turn", methods=["POST"])
+    @_answered
+    async def turn(request: Request) -> Response:
+        body = await _parse(request, TurnBody)
+        directory = _directory(body.directory)
+        if body.agent in SKIPPED_AGENTS:
+            return JSONResponse({"blocks": {}, "memory_ids": [], "skipped": body.agent})
+        call = TurnRequest(
+            session_id=body.session_id,
+            directory=directory,
+            messages=tuple(Message(m.id, m.hash, m.bare) for m in body.messages),
+            text=body.text,
+            system=body.system,
+            files=tuple(body.files),
+        )
+        done = await anyio.to_thread.run_sync(injector.turn, call)
+        return JSONResponse(
+            {
+                "blocks": done.blocks,
+                "memory_ids": list(done.memory_ids),
+                "new": done.new,
+                "took_ms": done.took_ms,
+            }
+        )
 
     @mcp.custom_route("/plugin/inject", methods=["POST"])
     @_answered

@@ -1,12 +1,21 @@
-"""What the OpenCode plugin adds before each model call, and into compaction.
+"""What the OpenCode plugin adds to a session's model calls, and into compaction.
 
-``Injector.inject`` answers one model call: the session's boot context (directives and
-preferences, open blockers, recent decisions — picked once per session, so the block
-stays byte-identical within it and providers' prompt caches keep hitting), then what
-recall finds for the current user message and the files in play, above recall's
-relevance floor. Memories the system prompt already holds (by id or by text) are left
-out; nothing to add gives "". ``Injector.compaction`` gives the conventions,
-decisions and open blockers that must survive OpenCode's compaction of a session.
+Providers cache prompts by prefix, so what graphmem adds must never change bytes that an
+earlier request already sent. Two parts:
+
+- ``Injector.boot_block``: the session's boot context (directives and preferences, open
+  blockers, recent decisions) for the system prompt, picked on the session's first call
+  and kept, byte for byte, until the session is compacted (``compaction`` forgets it).
+- ``Injector.turn``: what recall finds for the newest user message and the files in play,
+  above recall's relevance floor, for that message only. The block applied to a message
+  (keyed by its id and a hash of its text) is kept and given back unchanged on every later
+  request, so earlier turns read exactly as they were sent; an edited message has a new
+  hash, hence a new block. A memory already shown by the boot block or by a block of a
+  message still in the conversation is not shown again unless its text changed.
+
+``Injector.inject`` is the older single block (boot and recall together, for the system
+prompt), kept for plugins installed before the split. ``Injector.compaction`` gives the
+conventions, decisions and open blockers that must survive OpenCode's compaction.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ from datetime import datetime
 from graphmem.core import injection
 from graphmem.core.injection import Prompt, Section
 from graphmem.core.models import Category, MemoryRecord, Status
-from graphmem.core.text import clip, estimate_tokens
+from graphmem.core.text import clip, content_hash, estimate_tokens
 from graphmem.core.timeparse import utc_now
 from graphmem.core.trust import looks_like_injection
 from graphmem.errors import InvalidInputError
@@ -34,6 +43,11 @@ log = logging.getLogger(__name__)
 INJECT_MAX_TOKENS = 1200
 # What recall's part of the block may use at most; the rest goes to the boot context.
 RECALL_MAX_TOKENS = 500
+# The defaults of [plugin] boot_max_tokens and turn_max_tokens: a first turn adds at most 1,200.
+BOOT_MAX_TOKENS = 700
+TURN_MAX_TOKENS = 500
+# User messages of a session whose block is kept (a session rarely has more).
+TURN_CACHE_MESSAGES = 2000
 RECALL_LIMIT = 6
 COMPACTION_MAX_TOKENS = 1500
 # The user's message as a recall query: its start says what it is about; a pasted log
@@ -82,6 +96,45 @@ class InjectRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class Message:
+    """A user message of the conversation as the plugin sees it: its id and a hash of its text."""
+
+    id: str
+    hash: str
+    bare: bool = False  # the plugin sent it without a block (the daemon did not answer in time)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """One model call's user messages, oldest first, the newest last (validated at the HTTP boundary)."""
+
+    session_id: str
+    directory: str | None
+    messages: tuple[Message, ...]
+    text: str  # the newest message's text
+    system: str = ""  # the system prompt, when the plugin knows it
+    files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """The block applied to one user message, and the memories it shows (``id:text-hash``)."""
+
+    block: str
+    shown: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """The blocks of a call's user messages (only those that have one) and how the newest was made."""
+
+    blocks: dict[str, str]
+    memory_ids: tuple[str, ...]  # the newest message's
+    new: bool  # whether the newest message's block was made by this call
+    took_ms: float
+
+
+@dataclass(frozen=True, slots=True)
 class Boot:
     """A session's boot sections, with their lines rendered once."""
 
@@ -110,8 +163,12 @@ class Injector:
         *,
         suspicious: Callable[[str], bool] = looks_like_injection,
         clock: Callable[[], datetime] = utc_now,
+        boot_max_tokens: int = BOOT_MAX_TOKENS,
+        turn_max_tokens: int = TURN_MAX_TOKENS,
     ) -> None:
         self._memory = memory
+        self.boot_max_tokens = boot_max_tokens
+        self.turn_max_tokens = turn_max_tokens
         self._resolve = resolve_project
         self._suspicious = suspicious
         self._now = clock
@@ -119,6 +176,8 @@ class Injector:
         self._boot: OrderedDict[tuple[str, str | None], Boot] = OrderedDict()
         self._prompts: OrderedDict[str, Prompt] = OrderedDict()
         self._projects: OrderedDict[str, str | None] = OrderedDict()
+        self._boot_blocks: OrderedDict[tuple[str, str | None], Applied] = OrderedDict()
+        self._turns: OrderedDict[str, OrderedDict[tuple[str, str], Applied]] = OrderedDict()
 
     def project(self, directory: str | None) -> str | None:
         """The project of a directory (its git toplevel), cached: a lookup runs git."""
@@ -176,7 +235,7 @@ class Injector:
                 self._prompts.popitem(last=False)
         return prompt
 
-    def related(self, request: InjectRequest, project: str | None) -> list[MemoryRecord]:
+    def related(self, request: InjectRequest | TurnRequest, project: str | None) -> list[MemoryRecord]:
         """What recall finds for the message and the files in play (nothing below the floor)."""
         query = " ".join([clip(request.text.strip(), QUERY_MAX_CHARS), *request.files[:MAX_FILES]]).strip()
         if not query:
@@ -220,9 +279,112 @@ class Injector:
         log.debug("inject session=%s memories=%d took=%.1fms", request.session_id, len(ids), took)
         return Injection(block, ids, boot_count, len(recall_ids), round(took, 2))
 
+    def boot_block(self, session_id: str, directory: str | None, system: str = "") -> Injection:
+        """The session's boot block for the system prompt ("" when there is none), the same bytes all session.
+
+        Picked on the session's first call (leaving out what ``system`` already holds) and kept
+        until ``forget`` (compaction) or until the daemon restarts.
+        """
+        started = time.perf_counter()
+        project = self.project(directory)
+        key = (session_id, project)
+        with self._lock:
+            kept = self._boot_blocks.get(key)
+            if kept is not None:
+                self._boot_blocks.move_to_end(key)
+        if kept is None:
+            boot = self.boot(session_id, project)
+            fitted = injection.fit(
+                boot.sections,
+                self.prompt(system),
+                max_tokens=self.boot_max_tokens,
+                now=self._now(),
+                lines=boot.lines,
+            )
+            block = injection.render(fitted)
+            shown = {m.id: m for s in boot.sections for m in s.memories}
+            kept = Applied(block, frozenset(_key(shown[i]) for i in injection.MEMORY_ID_RE.findall(block)))
+            with self._lock:
+                kept = self._boot_blocks.setdefault(key, kept)  # a concurrent first call wins
+                while len(self._boot_blocks) > BOOT_CACHE_SESSIONS:
+                    self._boot_blocks.popitem(last=False)
+        ids = tuple(injection.MEMORY_ID_RE.findall(kept.block))
+        took = round((time.perf_counter() - started) * 1000, 2)
+        return Injection(kept.block, ids, len(ids), 0, took)
+
+    def turn(self, request: TurnRequest) -> Turn:
+        """The blocks of the call's user messages: kept ones as they were, a new one for the newest.
+
+        Only the newest message may get a new block, and only once (per text): an older message
+        the daemon has no block for stays bare, as it was sent. The newest message's block holds
+        what recall finds that the boot block, the blocks of the conversation's other messages and
+        the system prompt do not show already; "" when nothing clears the floor.
+        """
+        started = time.perf_counter()
+        if not request.messages:
+            return Turn({}, (), False, 0.0)
+        *older, newest = request.messages
+        blocks: dict[str, str] = {}
+        shown: set[str] = set()
+        with self._lock:
+            kept = self._turns.get(request.session_id)
+            if kept is None:
+                kept = self._turns[request.session_id] = OrderedDict()
+                while len(self._turns) > BOOT_CACHE_SESSIONS:
+                    self._turns.popitem(last=False)
+            self._turns.move_to_end(request.session_id)
+            for message in request.messages:
+                if message.bare:
+                    kept[(message.id, message.hash)] = Applied("", frozenset())
+            for message in older:
+                applied = kept.get((message.id, message.hash))
+                if applied is not None and applied.block:
+                    blocks[message.id] = applied.block
+                    shown |= applied.shown
+            done = kept.get((newest.id, newest.hash))
+        if done is None:
+            done = self._new_turn(request, shown)
+            with self._lock:
+                kept = self._turns.setdefault(request.session_id, OrderedDict())
+                done = kept.setdefault((newest.id, newest.hash), done)
+                while len(kept) > TURN_CACHE_MESSAGES:
+                    kept.popitem(last=False)
+            new = True
+        else:
+            new = False
+        if done.block:
+            blocks[newest.id] = done.block
+        took = round((time.perf_counter() - started) * 1000, 2)
+        log.debug("turn session=%s new=%s took=%.1fms", request.session_id, new, took)
+        return Turn(blocks, tuple(injection.MEMORY_ID_RE.findall(done.block)), new, took)
+
+    def _new_turn(self, request: TurnRequest, shown: set[str]) -> Applied:
+        project = self.project(request.directory)
+        with self._lock:
+            boot_block = self._boot_blocks.get((request.session_id, project))
+        if boot_block is not None:
+            shown = shown | boot_block.shown
+            in_boot: set[str] = set()
+        else:  # the boot block is not picked yet: leave out what it may show
+            in_boot = set(self.boot(request.session_id, project).lines)
+        related = [m for m in self.related(request, project) if m.id not in in_boot and _key(m) not in shown]
+        fitted = injection.fit(
+            [Section(RELATED_TITLE, tuple(related))],
+            self.prompt(request.system),
+            max_tokens=self.turn_max_tokens,
+            now=self._now(),
+            suspicious=self._flagged(related),
+        )
+        block = injection.render(fitted)
+        by_id = {m.id: m for m in related}
+        return Applied(block, frozenset(_key(by_id[i]) for i in injection.MEMORY_ID_RE.findall(block)))
+
     def compaction(self, session_id: str, directory: str | None) -> str:
-        """What compaction must keep: conventions, decisions, open blockers ("" when there are none)."""
-        del session_id  # the same for every session of a project today
+        """What compaction must keep: conventions, decisions, open blockers ("" when there are none).
+
+        The session's boot block is picked again on its next call (what matters may have changed).
+        """
+        self.forget(session_id)
         project = self.project(directory)
         sections = self._sections(COMPACTION_SECTIONS, project)
         memories = [m for s in sections for m in s.memories]
@@ -241,9 +403,16 @@ class Injector:
         with self._lock:
             for key in [k for k in self._boot if k[0] == session_id]:
                 del self._boot[key]
+            for key in [k for k in self._boot_blocks if k[0] == session_id]:
+                del self._boot_blocks[key]
 
     def _flagged(self, memories: Sequence[MemoryRecord]) -> list[str]:
         return [m.id for m in memories if self._suspicious(m.text)]
+
+
+def _key(memory: MemoryRecord) -> str:
+    """A memory as shown: its id and its text (a memory whose text changed may be shown again)."""
+    return f"{memory.id}:{content_hash(memory.text)[:12]}"
 
 
 def _tokens(fitted: Sequence[tuple[str, Sequence[str]]]) -> int:

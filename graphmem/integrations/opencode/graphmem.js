@@ -1,14 +1,17 @@
 // graphmem plugin for OpenCode (graphmem-plugin 1). Installed by `graphmem install opencode`,
 // removed by `graphmem uninstall opencode`; `install` updates it (edits here are overwritten).
 //
-// Before each model call it adds a <memory> block to the system prompt (boot context once per
-// session, then what recall finds for the current message), skipping OpenCode's hidden title,
-// compaction and summary agents; it keeps conventions, decisions and open blockers through compaction; and it asks
-// graphmem to learn from a session when the session goes idle or is compacted. It talks only to
+// It keeps the model provider's prompt cache: the boot context (conventions, open blockers, recent
+// decisions) goes into the system prompt once per session and stays byte for byte until compaction;
+// what recall finds for a turn goes into that turn's user message only, as a marked <memory> part,
+// and every later request re-applies the same bytes to that message. OpenCode's hidden title,
+// compaction and summary agents get nothing. It keeps conventions, decisions and open blockers
+// through compaction, and asks graphmem to learn from a session when it goes idle or is compacted. It talks only to
 // the local graphmem daemon (found through daemon.json in graphmem's data dir), never waits
 // longer than its timeouts, and never throws into OpenCode: with no daemon it adds nothing.
 // GRAPHMEM_PLUGIN=off in OpenCode's environment turns it off.
 
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -16,7 +19,10 @@ import { join } from "node:path";
 // Set by `graphmem --data-dir DIR install opencode`; GRAPHMEM_DATA_DIR wins over it.
 const INSTALLED_DATA_DIR = null;
 
-const INJECT_TIMEOUT_MS = 300; // the most a model call waits for memory (answers take ~10-40 ms)
+// The most a model call waits for recall (answers take ~10-40 ms); GRAPHMEM_PLUGIN_TIMEOUT_MS
+// (50-10000) in OpenCode's environment changes it, e.g. on a slow or busy machine.
+const TURN_TIMEOUT_MS = timeoutFromEnv(300);
+const BOOT_TIMEOUT_MS = timeoutFromEnv(1000); // the boot context: asked once per session
 const COMPACTION_TIMEOUT_MS = 2000; // compaction itself takes seconds
 const INGEST_TIMEOUT_MS = 2000; // the daemon only queues the session
 const BACKOFF_MS = 30000; // after a slow or failing daemon, skip injection this long
@@ -24,7 +30,11 @@ const MAX_TEXT_CHARS = 100000;
 const MAX_SYSTEM_CHARS = 400000;
 const MAX_FILES = 20;
 const MAX_SESSIONS = 200; // per-session state kept (oldest dropped first)
-const MAX_CACHED_BLOCKS = 500;
+const MAX_CACHED_BLOCKS = 500; // user messages per session whose block is kept
+const MAX_MESSAGES = 200; // user messages one request to the daemon names (the newest)
+const MAX_BLOCK_CHARS = 40000;
+const BLOCK_OPEN = '<memory source="graphmem">';
+const HIDDEN_AGENTS = ["title", "compaction", "summary"];
 const INGEST_DEDUP_MS = 2000; // session.status idle and session.idle arrive together
 // The prompts of OpenCode's hidden agents, which get no block: title (names the session),
 // compaction (gets what must survive through experimental.session.compacting) and summary.
@@ -34,6 +44,11 @@ const HIDDEN_AGENT_MARKERS = [
   "Summarize what was done in this conversation",
 ];
 const FILE_ARGS = ["filePath", "path", "file"];
+
+function timeoutFromEnv(fallback) {
+  const asked = Number.parseInt(process.env.GRAPHMEM_PLUGIN_TIMEOUT_MS ?? "", 10);
+  return Number.isFinite(asked) && asked >= 50 && asked <= 10000 ? asked : fallback;
+}
 
 function dataDir() {
   const env = process.env;
@@ -92,13 +107,26 @@ function textOf(parts) {
     .slice(0, MAX_TEXT_CHARS);
 }
 
+// A user message's own text, hashed: its block is kept per id and text, so an edited message gets a new one.
+function hashOf(parts) {
+  return createHash("sha256").update(textOf(parts)).digest("hex").slice(0, 32);
+}
+
+function blockOf(value) {
+  return typeof value === "string" && value.length <= MAX_BLOCK_CHARS && value.startsWith(BLOCK_OPEN) ? value : "";
+}
+
 export const GraphmemPlugin = async ({ client, directory }) => {
   const off = ["off", "0", "false", "no"].includes(String(process.env.GRAPHMEM_PLUGIN ?? "").toLowerCase());
   if (off) return {};
 
   const users = new Map(); // sessionID -> { id, text, agent } of the latest user message
   const files = new Map(); // sessionID -> [paths in play], most recent last
-  const blocks = new Map(); // sessionID|messageID|files -> block ("" when nothing to add)
+  const boots = new Map(); // sessionID -> the boot block of its system prompt ("" when none)
+  const applied = new Map(); // sessionID -> Map("messageID|hash" -> the block that message carries, or "")
+  const owed = new Map(); // sessionID -> Set("messageID|hash") sent bare that the daemon has not heard of
+  const systems = new Map(); // sessionID -> its system prompt as last seen (graphmem's block left out)
+  const compacting = new Map(); // sessionID -> until when the next messages transform is compaction's
   const ingested = new Map(); // sessionID -> when ingest was last asked
   let quietUntil = 0;
   let failing = false;
@@ -142,6 +170,51 @@ export const GraphmemPlugin = async ({ client, directory }) => {
       .then(succeeded, failed);
   }
 
+  // Compaction replaces the conversation: the boot context is picked again, as it now is.
+  function compacted(sessionID) {
+    boots.delete(sessionID);
+  }
+
+  // The blocks of the request's user messages: kept ones as they are; for any not known yet (the
+  // newest, or all of them in a new OpenCode process) one call to the daemon, which keeps them too.
+  async function blocksFor(sessionID, wanted, newest) {
+    const kept = applied.get(sessionID) ?? new Map();
+    remember(applied, sessionID, kept, MAX_SESSIONS);
+    const missing = wanted.filter((w) => !kept.has(w.key));
+    if (!missing.length) return kept;
+    const debt = owed.get(sessionID) ?? new Set();
+    try {
+      if (Date.now() < quietUntil) throw new NoDaemon("graphmem's daemon failed a moment ago");
+      const answer = await post(
+        "/plugin/turn",
+        {
+          session_id: sessionID,
+          directory,
+          agent: typeof newest.info.agent === "string" ? newest.info.agent : "",
+          messages: wanted.map((w) => ({ id: w.id, hash: w.hash, bare: debt.has(w.key) })),
+          text: textOf(newest.parts),
+          system: systems.get(sessionID) ?? "",
+          files: files.get(sessionID) ?? [],
+        },
+        TURN_TIMEOUT_MS,
+      );
+      succeeded();
+      const blocks = answer?.blocks !== null && typeof answer?.blocks === "object" ? answer.blocks : {};
+      for (const w of missing) kept.set(w.key, blockOf(blocks[w.id]));
+      owed.delete(sessionID);
+    } catch (error) {
+      failed(error);
+      // They go out bare now, so they stay bare: the daemon hears so on the next call.
+      for (const w of missing) {
+        kept.set(w.key, "");
+        debt.add(w.key);
+      }
+      remember(owed, sessionID, debt, MAX_SESSIONS);
+    }
+    while (kept.size > MAX_CACHED_BLOCKS) kept.delete(kept.keys().next().value);
+    return kept;
+  }
+
   return {
     "chat.message": async (input, output) => {
       try {
@@ -150,11 +223,38 @@ export const GraphmemPlugin = async ({ client, directory }) => {
       } catch {}
     },
 
+    // Recall for this turn goes into the newest user message, as a marked text part; every earlier
+    // user message gets back, byte for byte, the block it was first sent with (OpenCode rebuilds the
+    // messages from its database for every request, without it). The prefix stays cacheable.
     "experimental.chat.messages.transform": async (_input, output) => {
       try {
-        const last = (output?.messages ?? []).findLast((m) => m?.info?.role === "user");
-        if (last) noteUser(last.info.sessionID, last.info, last.parts);
-      } catch {}
+        const messages = output?.messages;
+        if (!Array.isArray(messages)) return;
+        const userMessages = messages.filter(
+          (m) => m?.info?.role === "user" && typeof m.info.id === "string" && Array.isArray(m.parts),
+        );
+        const newest = userMessages.at(-1);
+        const sessionID = newest?.info?.sessionID;
+        if (typeof sessionID !== "string" || !sessionID) return;
+        noteUser(sessionID, newest.info, newest.parts);
+        const until = compacting.get(sessionID);
+        compacting.delete(sessionID);
+        if (until !== undefined && Date.now() < until) return; // the compaction agent's call
+        if (HIDDEN_AGENTS.includes(newest.info.agent)) return;
+        const wanted = userMessages.slice(-MAX_MESSAGES).map((message) => {
+          const hash = hashOf(message.parts);
+          return { message, id: message.info.id, hash, key: `${message.info.id}|${hash}` };
+        });
+        const kept = await blocksFor(sessionID, wanted, newest);
+        for (const w of wanted) {
+          const block = kept.get(w.key);
+          const id = `prt_graphmem_${w.id}`;
+          if (!block || w.message.parts.some((part) => part?.id === id)) continue;
+          w.message.parts.push({ id, sessionID, messageID: w.id, type: "text", text: block, synthetic: true });
+        }
+      } catch (error) {
+        failed(error);
+      }
     },
 
     "tool.execute.before": async (input, output) => {
@@ -163,6 +263,7 @@ export const GraphmemPlugin = async ({ client, directory }) => {
       } catch {}
     },
 
+    // The boot context goes into the system prompt once per session, the same bytes on every call.
     "experimental.chat.system.transform": async (input, output) => {
       try {
         const sessionID = input?.sessionID;
@@ -171,29 +272,20 @@ export const GraphmemPlugin = async ({ client, directory }) => {
         // A hidden agent's prompt opens the system prompt (an AGENTS.md quoting it does not count).
         const opening = String(system[0] ?? "").slice(0, 200);
         if (HIDDEN_AGENT_MARKERS.some((marker) => opening.includes(marker))) return;
-        const user = users.get(sessionID);
-        if (!user) return;
-        const inPlay = files.get(sessionID) ?? [];
-        const key = `${sessionID}|${user.id}|${inPlay.join("\n")}`;
-        let block = blocks.get(key);
+        const text = system.filter((s) => typeof s === "string").join("\n");
+        if (text.includes(BLOCK_OPEN)) return; // already there
+        remember(systems, sessionID, text.slice(-MAX_SYSTEM_CHARS), MAX_SESSIONS);
+        let block = boots.get(sessionID);
         if (block === undefined) {
           if (Date.now() < quietUntil) return;
           const answer = await post(
-            "/plugin/inject",
-            {
-              session_id: sessionID,
-              message_id: user.id,
-              directory,
-              agent: user.agent,
-              text: user.text,
-              system: system.join("\n").slice(-MAX_SYSTEM_CHARS),
-              files: inPlay,
-            },
-            INJECT_TIMEOUT_MS,
+            "/plugin/boot",
+            { session_id: sessionID, directory, agent: users.get(sessionID)?.agent ?? "", system: systems.get(sessionID) },
+            BOOT_TIMEOUT_MS,
           );
           succeeded();
-          block = typeof answer.block === "string" ? answer.block : "";
-          remember(blocks, key, block, MAX_CACHED_BLOCKS);
+          block = blockOf(answer?.block);
+          remember(boots, sessionID, block, MAX_SESSIONS);
         }
         if (block) system.push(block);
       } catch (error) {
@@ -203,14 +295,18 @@ export const GraphmemPlugin = async ({ client, directory }) => {
 
     "experimental.session.compacting": async (input, output) => {
       try {
-        if (!input?.sessionID || !Array.isArray(output?.context)) return;
+        if (!input?.sessionID) return;
+        remember(compacting, input.sessionID, Date.now() + COMPACTION_TIMEOUT_MS + 5000, MAX_SESSIONS);
+        compacted(input.sessionID);
+        if (!Array.isArray(output?.context)) return;
         const answer = await post(
           "/plugin/compaction",
           { session_id: input.sessionID, directory },
           COMPACTION_TIMEOUT_MS,
         );
         succeeded();
-        for (const text of answer.context ?? []) if (typeof text === "string" && text) output.context.push(text);
+        const context = Array.isArray(answer?.context) ? answer.context : [];
+        for (const text of context) if (typeof text === "string" && text) output.context.push(text);
       } catch (error) {
         failed(error);
       }
@@ -220,6 +316,7 @@ export const GraphmemPlugin = async ({ client, directory }) => {
       try {
         const type = event?.type;
         const sessionID = event?.properties?.sessionID;
+        if (type === "session.compacted" && sessionID) compacted(sessionID);
         if (type === "session.idle" || type === "session.compacted") ingest(sessionID);
         else if (type === "session.status" && event.properties?.status?.type === "idle") ingest(sessionID);
       } catch (error) {

@@ -7,6 +7,7 @@ model: the request bodies the fake model records (the hidden title agent's apart
 
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 import subprocess
@@ -62,6 +63,8 @@ def served(opencode: OpenCodeSandbox, tmp_path: Path) -> Iterator[tuple[OpenCode
     daemon = start_daemon(
         data_dir, "--port", "0", GRAPHMEM_INGEST__ENABLED="false", OPENCODE_DB=str(opencode.db_path)
     )
+    # The machine running the tests may be busy: what is asserted is where memory goes, not how fast.
+    opencode.extra_env["GRAPHMEM_PLUGIN_TIMEOUT_MS"] = "5000"
     yield opencode, daemon
     daemon.stop()
 
@@ -202,3 +205,87 @@ def test_with_the_daemon_down_or_hung_the_turn_completes_with_no_block(
             assert all("<memory" not in system_prompt(body) for body in fake_llm.all_requests), url
     finally:
         silent.close()
+
+
+# -- the prompt cache: a five-turn session -----------------------------------------------------------
+
+BOOT_DIRECTIVE = "Always run ruff format before committing any Python change."
+# (what the turn asks, the fact recall should bring to it or None)
+TURNS: tuple[tuple[str, str | None], ...] = (
+    (
+        "Which port does the staging database listen on?",
+        "The staging database listens on port 5433 behind the bastion host.",
+    ),
+    ("Write a haiku about autumn leaves.", None),
+    (
+        "How are invoice PDFs rendered?",
+        "Invoice PDFs are rendered with WeasyPrint from Jinja templates in billing/templates.",
+    ),
+    ("Tell me a joke about penguins.", None),
+    (
+        "Where do the CI runners cache pip wheels?",
+        "The CI runners cache pip wheels in /var/cache/ci-wheels between jobs.",
+    ),
+)
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def last_user_index(body: dict[str, Any]) -> int:
+    return max(i for i, m in enumerate(body["messages"]) if m.get("role") == "user")
+
+
+def user_text(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
+
+
+def remember(daemon: Daemon, project: Path, text: str, category: str) -> str:
+    done = graphmem(daemon.data_dir, "remember", "-c", category, "--json", text, cwd=project)
+    assert done.returncode == 0, done.stderr
+    return str(json.loads(done.stdout)["memory"]["id"])
+
+
+def test_a_five_turn_session_keeps_every_earlier_request_as_a_byte_identical_prefix(
+    served: tuple[OpenCodeSandbox, Daemon], fake_llm: FakeLLM
+) -> None:
+    opencode, daemon = served
+    boot_id = remember(daemon, opencode.project, BOOT_DIRECTIVE, "directive")
+    facts = {i: remember(daemon, opencode.project, fact, "fact") for i, (_, fact) in enumerate(TURNS) if fact}
+    fake_llm.script(*(Text(f"Answer {i}.") for i in range(len(TURNS))))
+
+    session = ""
+    for ask, _ in TURNS:
+        opencode.run_turn(ask, *(["--session", session] if session else []), timeout=180)
+        if not session:
+            [listed] = opencode.sessions()
+            session = listed["id"]
+
+    requests = fake_llm.requests
+    assert len(requests) == len(TURNS)
+    for before, now in itertools.pairwise(requests):
+        # (a) the whole previous request is the start of this one, byte for byte
+        assert canonical(now["messages"][: len(before["messages"])]) == canonical(before["messages"])
+        assert canonical(now.get("tools")) == canonical(before.get("tools"))
+    for turn, body in enumerate(requests):
+        newest = body["messages"][last_user_index(body)]
+        assert TURNS[turn][0] in user_text(newest)
+        # (c) the boot context is in the system prompt from the first turn on
+        assert boot_id in system_prompt(body) and BOOT_DIRECTIVE in system_prompt(body)
+        for fact_turn, fact_id in facts.items():
+            # (b) a turn's memory first appears in that turn's user message, never in the system prompt
+            assert fact_id not in system_prompt(body)
+            earlier = [m for m in body["messages"][: last_user_index(body)]]
+            if fact_turn == turn:
+                assert fact_id in user_text(newest) and "<memory" in user_text(newest)
+                assert fact_id not in canonical(earlier)
+            elif fact_turn > turn:
+                assert fact_id not in canonical(body["messages"])
+        if TURNS[turn][1] is None:
+            assert "<memory" not in user_text(newest)  # nothing cleared the floor: nothing added
+        assert user_text(newest).count(boot_id) == 0  # the boot context is not repeated per turn
+    assert all("<memory" not in canonical(title) for title in fake_llm.title_requests)

@@ -148,3 +148,77 @@ def test_the_routes_need_the_api_key_when_one_is_set(tmp_path: Path, project: Pa
         assert status == 200
     finally:
         secured.stop()
+
+
+def test_boot_answers_the_same_block_all_session(daemon: Daemon, project: Path) -> None:
+    body = {
+        "session_id": "ses_b1",
+        "directory": str(project),
+        "agent": "build",
+        "system": "You are opencode.",
+    }
+
+    first = post(daemon, "/plugin/boot", body)
+    again = post(daemon, "/plugin/boot", {**body, "system": "another prompt"})
+    hidden = post(daemon, "/plugin/boot", {**body, "agent": "compaction"})
+
+    assert first[0] == 200 and DECISION in first[1]["block"]
+    assert again[1]["block"] == first[1]["block"]
+    assert hidden[1] == {"block": "", "memory_ids": [], "skipped": "compaction"}
+
+
+def turn_body(project: Path, *messages: str, **changes: Any) -> dict[str, Any]:
+    body = {
+        "session_id": "ses_t1",
+        "directory": str(project),
+        "agent": "build",
+        "messages": [{"id": m, "hash": "h1"} for m in messages],
+        "text": "Which port does the billing database listen on?",
+    }
+    body.update(changes)
+    return body
+
+
+FACT = "The billing database listens on port 5433 behind the bastion host."
+
+
+def test_turn_gives_the_newest_message_its_block_and_keeps_it(daemon: Daemon, project: Path) -> None:
+    remember = {
+        "method": "remember",
+        "arguments": {"text": FACT, "category": "fact", "project": str(project)},
+    }
+    assert post(daemon, "/rpc", remember)[0] == 200
+    status, first = post(daemon, "/plugin/turn", turn_body(project, "msg_t1"))
+    _, later = post(daemon, "/plugin/turn", turn_body(project, "msg_t1", "msg_t2", text="Rename the CSS"))
+
+    assert status == 200 and FACT in first["blocks"]["msg_t1"] and first["new"] is True
+    assert DECISION not in first["blocks"]["msg_t1"]  # the boot context's: not repeated per turn
+    assert later["blocks"] == {"msg_t1": first["blocks"]["msg_t1"]}
+    assert first["memory_ids"] and first["took_ms"] >= 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"messages": []}, "messages: List should have at least 1 item"),
+        ({"messages": [{"id": "msg 1", "hash": "h"}]}, "messages.0.id: String should match pattern"),
+        ({"messages": [{"id": "msg_1"}]}, "messages.0.hash: Field required"),
+        ({"messages": [{"id": "msg_1", "hash": "h"}] * 501}, "messages: List should have at most 500"),
+        ({"messages": "msg_1"}, "messages: Input should be a valid list"),
+        ({"files": ["a"] * 21}, "files: List should have at most"),
+        ({"directory": "src/app"}, "is relative"),
+    ],
+)
+def test_turn_rejects_bad_input_with_a_clear_400(
+    daemon: Daemon, project: Path, changes: dict[str, Any], message: str
+) -> None:
+    status, answer = post(daemon, "/plugin/turn", turn_body(project, "msg_1", **changes))
+
+    assert status == 400
+    assert message in answer["error"]
+
+
+def test_turn_for_a_hidden_agent_is_empty(daemon: Daemon, project: Path) -> None:
+    status, answer = post(daemon, "/plugin/turn", turn_body(project, "msg_h1", agent="title"))
+
+    assert status == 200 and answer["blocks"] == {} and answer["skipped"] == "title"
