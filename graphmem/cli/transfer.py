@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, cast
+from typing import TYPE_CHECKING
 
 import click
 from click.core import ParameterSource
@@ -90,28 +91,48 @@ def export(
         raise click.UsageError("Give --to (a folder) or --output (a file), not both.")
     if force and directory is None:
         raise click.UsageError("--force only applies to --to.")
+    from graphmem.service.file_access import write_user_file
+
     if directory is not None:
-        written = state.service.export_dir(directory, project=state.project, fmt=fmt.lower(), force=force)
-        present.note(
-            f"exported {present.quantity(written.memories, 'memory', 'memories')}, "
-            f"{present.quantity(written.entities, 'entity', 'entities')}, "
-            f"{present.quantity(written.links, 'link', 'links')} to {directory}: "
-            + (f"wrote {', '.join(Path(p).name for p in written.written)}" if written.written else "")
-            + ("; " if written.written and written.unchanged else "")
-            + (f"{', '.join(Path(p).name for p in written.unchanged)} unchanged" if written.unchanged else "")
-        )
+        _export_to_folder(state, directory, fmt.lower(), force)
         return
     project = None if all_projects else state.project
-    # Opened only now: a usage error above must not truncate the file.
-    with click.open_file(str(output), "w", encoding="utf-8") as out:
-        summary = state.service.export(
-            cast("TextIO", out), project=project, fmt=fmt.lower(), repository=repository
-        )
+    buffer = io.StringIO()
+    summary = state.service.export(buffer, project=project, fmt=fmt.lower(), repository=repository)
+    if str(output) == "-":
+        click.echo(buffer.getvalue(), nl=False)
+    else:
+        write_user_file(output, buffer.getvalue())  # the CLI writes where the user says
     present.exported(summary)
 
 
+def _export_to_folder(state: CliState, directory: Path, fmt: str, force: bool) -> None:
+    """The project's shared memories into ``directory``: written by the CLI (the user chose the
+    folder), from the text the service (or the daemon) renders."""
+    from graphmem.service.file_access import REPOSITORY_FILE, read_if_present, write_user_folder
+    from graphmem.service.repository import folder_label
+
+    current = None if force or fmt != "jsonl" else read_if_present(directory / REPOSITORY_FILE)
+    shared = state.service.export_repository(
+        project=state.project,
+        fmt=fmt,
+        force=force,
+        current=current,
+        folder=folder_label(directory, state.project or ""),
+    )
+    written, unchanged = write_user_folder(directory, shared.files)
+    present.note(
+        f"exported {present.quantity(shared.memories, 'memory', 'memories')}, "
+        f"{present.quantity(shared.entities, 'entity', 'entities')}, "
+        f"{present.quantity(shared.links, 'link', 'links')} to {directory}: "
+        + (f"wrote {', '.join(Path(p).name for p in written)}" if written else "")
+        + ("; " if written and unchanged else "")
+        + (f"{', '.join(Path(p).name for p in unchanged)} unchanged" if unchanged else "")
+    )
+
+
 @click.command("import")
-@click.argument("path", metavar="FILE|DIR", type=click.Path(exists=True, path_type=Path))
+@click.argument("path", metavar="FILE|DIR", type=click.Path(path_type=Path))
 @click.option("--dry-run", is_flag=True, help="Check the file and report; change nothing.")
 @pass_state
 def import_(state: CliState, path: Path, dry_run: bool) -> None:
@@ -130,13 +151,18 @@ def import_(state: CliState, path: Path, dry_run: bool) -> None:
         $ git pull && graphmem import .graphmem/
         imported 2 memories (10 already present, 1 updated), 3 entities, 1 link from 18 records
     """
+    from graphmem.service.file_access import read_user_file
+
+    file, text = read_user_file(path)  # the CLI reads what the user names; the service gets text
     service = state.service
     total = 0
     if present.progress_wanted() and not dry_run:
         # A checking pass sizes the progress bar; embedding dominates the cost anyway.
-        total = service.import_file(path, project=state.project, dry_run=True).memories_added
+        total = service.import_text(text, name=str(file), project=state.project, dry_run=True).memories_added
     with present.progress("importing", total) as callback:
-        summary = service.import_file(path, project=state.project, dry_run=dry_run, progress=callback)
+        summary = service.import_text(
+            text, name=str(file), project=state.project, dry_run=dry_run, progress=callback
+        )
     _imported(summary)
 
 

@@ -77,7 +77,7 @@ class EntityLine(_Record):
     def _key_matches_kind(self) -> EntityLine:
         label = self.key.split(":", 1)[0]
         if label != self.kind.value:
-            raise ValueError(f"entity key must start with its kind, '{self.kind.value}:', got {self.key!r}")
+            raise ValueError(f"entity key must start with its kind, '{self.kind.value}:'")
         return self
 
 
@@ -202,12 +202,53 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
 
 
 def _describe(exc: ValidationError) -> str:
+    """The problems of one line: the field and what is wrong, never a value from the line."""
     parts = []
     for error in exc.errors()[:3]:
-        where = ".".join(str(p) for p in error["loc"] if not isinstance(p, int) or len(error["loc"]) == 1)
-        message = error["msg"].removeprefix("Value error, ")
+        kind = error["type"]
+        if kind == "union_tag_invalid":
+            parts.append("unknown record type: 'type' must be one of header, entity, memory, link, next")
+            continue
+        where = ".".join(
+            str(p) if p in _FIELD_NAMES else "(a field)" for p in error["loc"] if not isinstance(p, int)
+        )
+        if kind == "extra_forbidden":
+            record = str(error["loc"][0]) if error["loc"] and error["loc"][0] in _MODELS else ""
+            fields = ", ".join(f for f in _MODELS[record].model_fields if f != "type") if record else ""
+            message = (
+                f"a field {record} lines do not have (they have: {fields})" if record else "an unknown field"
+            )
+            where = record
+        elif kind in _OWN_MESSAGES:
+            message = error["msg"].removeprefix("Value error, ")
+        else:
+            message = _GENERIC.get(kind.split("_", 1)[0], "invalid value")
         parts.append(f"{where}: {message}" if where else message)
     return "; ".join(parts)
+
+
+_MODELS: dict[str, type[_Record]] = {
+    "header": HeaderLine, "entity": EntityLine, "memory": MemoryLine, "link": LinkLine, "next": NextLine,
+}  # fmt: skip
+# Field names (and record types) of the format: the only words of a line an error repeats.
+_FIELD_NAMES = frozenset(name for model in _MODELS.values() for name in model.model_fields) | frozenset(
+    _MODELS
+)
+# Pydantic messages that say what is expected, never what was given.
+_OWN_MESSAGES = frozenset(
+    {
+        "value_error", "missing", "literal_error", "enum", "string_too_short", "string_too_long",
+        "string_pattern_mismatch", "greater_than_equal", "less_than_equal", "string_type", "int_type",
+        "int_parsing", "bool_type", "bool_parsing", "list_type", "dict_type", "model_type",
+        "model_attributes_type", "union_tag_not_found", "datetime_type", "datetime_parsing",
+        "datetime_from_date_parsing", "int_from_float", "none_required",
+    }
+)  # fmt: skip
+_GENERIC = {
+    "datetime": "not a date-time (use ISO 8601)",
+    "int": "not a whole number",
+    "string": "not a string",
+}
 
 
 def header_line(project: str | None, counts: dict[str, int], now: datetime) -> dict[str, Any]:

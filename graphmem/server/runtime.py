@@ -16,6 +16,7 @@ from graphmem.core.timeparse import utc_now
 from graphmem.errors import GraphmemError, InvalidInputError, NoSessionStoreError
 from graphmem.server.metrics import Metrics
 from graphmem.service.coordination import Coordinator
+from graphmem.service.inputs import parse_project
 from graphmem.service.memory import MemoryService
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ class Runtime:
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self.memory = memory
+        memory.confine_files()  # what reaches the daemon (MCP tools, /rpc) is an agent's call
         self.log_hint = log_hint  # where the daemon's log goes, for error messages
         self.version = version
         self.now = clock
@@ -191,13 +193,17 @@ class Runtime:
     # -- state ----------------------------------------------------------------------
 
     def resolve_project(self, path: str | None) -> str | None:
-        if not path:
+        path = parse_project(path)  # no NUL, not longer than a path can be
+        if path is None:
             return None
         if not Path(path).expanduser().is_absolute():
             raise InvalidInputError(
-                f"project {path!r} is relative: give the absolute path of the project directory."
+                f"project {path[:200]!r} is relative: give the absolute path of the project directory."
             )
-        return self._resolve_project(path)
+        try:
+            return self._resolve_project(path)
+        except (OSError, ValueError, RuntimeError) as exc:
+            raise InvalidInputError(f"Cannot read the project {path[:200]!r}: {exc}.") from None
 
     @property
     def model_loaded(self) -> bool:

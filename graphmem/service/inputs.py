@@ -1,4 +1,7 @@
-"""Reading what callers pass in: categories, scopes, link kinds, trust, file paths."""
+"""Reading what callers pass in: categories, scopes, link kinds, trust, memory ids, paths, projects.
+
+Each kind of value is checked here, once, for every verb and surface.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,11 @@ import uuid
 from pathlib import Path
 
 from graphmem.core.models import Category, Entity, EntityKind, LinkKind, Scope, Trust
-from graphmem.errors import InvalidInputError
+from graphmem.errors import InvalidInputError, NotFoundError
+
+MAX_PATH_CHARS = 4096  # PATH_MAX on Linux
+MAX_NAME_BYTES = 255  # one part of a path (NAME_MAX)
+MAX_ID_CHARS = 200
 
 
 def parse_category(value: str | Category) -> Category:
@@ -43,6 +50,55 @@ def parse_trust(value: str | Trust) -> Trust:
         ) from None
 
 
+def parse_memory_id(value: object) -> str:
+    """A memory id as given, minus surrounding whitespace (``" mem_x "`` names ``mem_x``)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError("Give a memory id (as printed by remember, recall or list).")
+    memory_id = value.strip()
+    if len(memory_id) > MAX_ID_CHARS or any(c.isspace() or not c.isprintable() for c in memory_id):
+        raise unknown_memory(memory_id)
+    return memory_id
+
+
+def unknown_memory(memory_id: str) -> NotFoundError:
+    """The error every verb raises for an id no memory has."""
+    shown = memory_id if len(memory_id) <= 80 else memory_id[:80] + "..."
+    if not shown.isprintable() or any(c.isspace() for c in shown):
+        shown = repr(shown)
+    return NotFoundError(f"No memory with id {shown}: check the id with `graphmem list` or recall.")
+
+
+def parse_path(value: str, *, what: str = "path") -> Path:
+    """A path the operating system can take: no NUL, at most 4096 characters, parts of at most 255 bytes."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"Give a {what}.")
+    if "\x00" in value:
+        raise InvalidInputError(f"The {what} contains a NUL character: give a real path.")
+    if len(value) > MAX_PATH_CHARS:
+        raise InvalidInputError(
+            f"The {what} is {len(value):,} characters; a path has at most {MAX_PATH_CHARS:,}."
+        )
+    try:
+        parts = [part.encode("utf-8") for part in Path(value).parts]
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"The {what} is not valid UTF-8.") from None
+    if any(len(part) > MAX_NAME_BYTES for part in parts):
+        raise InvalidInputError(
+            f"A part of the {what} is over {MAX_NAME_BYTES} bytes, longer than any file name can be."
+        )
+    return Path(value)
+
+
+def parse_project(value: str | None) -> str | None:
+    """A project path as given (None or empty: no project), once it is a path at all."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError("The project must be a path.")
+    parse_path(value, what="project")
+    return value
+
+
 def new_memory_id() -> str:
     return f"mem_{uuid.uuid4().hex[:16]}"
 
@@ -53,9 +109,9 @@ def file_entity(root: Path, candidate: str) -> Entity | None:
         path = Path(candidate).expanduser()
         full = (path if path.is_absolute() else root / path).resolve()
         relative = full.relative_to(root)
-    except (ValueError, OSError, RuntimeError):
-        return None
-    if not full.exists() or str(relative) == ".":
+        if not full.exists() or str(relative) == ".":
+            return None
+    except (ValueError, OSError, RuntimeError):  # not a path this system can look up
         return None
     name = relative.as_posix()
     return Entity(f"File:{root}::{name}", EntityKind.FILE, name, project=str(root))

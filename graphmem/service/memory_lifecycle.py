@@ -13,7 +13,7 @@ from datetime import datetime
 from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status
 from graphmem.core.ports import GraphStore
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
-from graphmem.service.inputs import parse_link_kind
+from graphmem.service.inputs import parse_link_kind, parse_memory_id, unknown_memory
 from graphmem.service.semantic import SemanticIndex
 
 
@@ -26,13 +26,15 @@ class LifecycleVerbs:
     _write_lock: threading.RLock
 
     def _get(self, memory_id: str) -> MemoryRecord:
-        """The memory ``memory_id`` names, or an error that says how to find one."""
-        if not isinstance(memory_id, str) or not memory_id.strip():
-            raise InvalidInputError("Give a memory id (as printed by remember, recall or list).")
-        found = self.store.get_memories([memory_id.strip()])
-        if not found:
-            raise NotFoundError(f"No memory with id {memory_id!r}: check `graphmem list`.")
-        return next(iter(found.values()))
+        """The memory ``memory_id`` names (see ``parse_memory_id``), or ``No memory mem_x``.
+
+        Every verb goes on with the returned record's ``id``, never the id as given.
+        """
+        wanted = parse_memory_id(memory_id)
+        found = self.store.get_memories([wanted])
+        if wanted not in found:
+            raise unknown_memory(wanted)
+        return found[wanted]
 
     def _supersede(self, newer: MemoryRecord, older: MemoryRecord, now: datetime) -> None:
         """``newer`` replaces ``older``: close it and link the two."""
@@ -48,6 +50,7 @@ class LifecycleVerbs:
     ) -> MemoryRecord:
         with self._write_lock:
             record = self._get(memory_id)
+            memory_id = record.id
             if record.status is status:
                 return record
             if record.status not in set(allowed_from):
@@ -73,6 +76,7 @@ class LifecycleVerbs:
         """
         with self._write_lock:
             record = self._get(memory_id)
+            memory_id = record.id
             if record.status is Status.SUPERSEDED:
                 for link in self.store.links([memory_id]):
                     if link.kind is LinkKind.SUPERSEDES and link.target == memory_id:
@@ -105,14 +109,15 @@ class LifecycleVerbs:
         """Delete a memory and its edges for good."""
         with self._write_lock:
             record = self._get(memory_id)
-            self.store.delete_memory(memory_id)
+            self.store.delete_memory(record.id)
             if self.semantic is not None:
-                self.semantic.removed(memory_id)
+                self.semantic.removed(record.id)
             return record
 
     def link(self, source: str, target: str, kind: str | LinkKind) -> Link:
         """Relate two memories: ``source`` supersedes / contradicts / extends / relates to ``target``."""
         kind = parse_link_kind(kind)
+        source, target = parse_memory_id(source), parse_memory_id(target)
         if source == target:
             raise InvalidInputError("A memory cannot be linked to itself: give two different ids.")
         with self._write_lock:
@@ -127,6 +132,7 @@ class LifecycleVerbs:
     def unlink(self, source: str, target: str, kind: str | LinkKind) -> None:
         """Remove a link; removing ``supersedes`` makes the target current again."""
         kind = parse_link_kind(kind)
+        source, target = parse_memory_id(source), parse_memory_id(target)
         with self._write_lock:
             exists = any(
                 link.source == source and link.target == target and link.kind is kind

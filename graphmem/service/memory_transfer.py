@@ -1,25 +1,55 @@
-"""``MemoryService``'s transfer verbs: export, export into a repository, import.
+"""``MemoryService``'s transfer verbs: export, import, and their file forms.
 
-The work is ``Transfer``'s (``service/transfer.py``); this holds the service's write
-lock around what writes.
+The verbs that take text or a stream (``export``, ``export_repository``, ``import_text``)
+touch no file. The verbs that take a path (``export_file``, ``export_dir``,
+``import_file``) are what agents reach (MCP tools, ``/rpc``): every path passes
+:class:`~graphmem.service.file_access.FileAccess`, the one file-access policy. The
+work is ``Transfer``'s (``service/transfer.py``); this holds the write lock around
+what writes.
 """
 
 from __future__ import annotations
 
+import io
 import threading
 from pathlib import Path
 from typing import TextIO
 
-from graphmem.service.repository import RepositoryExport
-from graphmem.service.transfer import ExportSummary, ImportSummary, Progress, Transfer
+from graphmem.errors import InvalidInputError
+from graphmem.service.file_access import (
+    MAX_IMPORT_BYTES,
+    REPOSITORY_FILE,
+    FileAccess,
+    atomic_write,
+    decode_export,
+    read_if_present,
+    read_limited,
+    write_folder,
+)
+from graphmem.service.inputs import parse_project
+from graphmem.service.repository import DEFAULT_FOLDER, RepositoryExport, RepositoryFiles, folder_label
+from graphmem.service.transfer import ExportedFile, ExportSummary, ImportSummary, Progress, Transfer
 
 
 class TransferVerbs:
     """Moving memories in and out of the store (mixed into ``MemoryService``)."""
 
+    data_dir: Path
     _transfer: Transfer
     _write_lock: threading.RLock
-    project: str | None
+    _agent_files = False
+
+    @property
+    def file_access(self) -> FileAccess:
+        """Where the path verbs may read and write (see ``service/file_access.py``)."""
+        return FileAccess(self.data_dir, agent=self._agent_files)
+
+    def confine_files(self) -> None:
+        """Hold the path verbs to what an agent may touch, from now on (the daemon's service):
+        the project's ``.graphmem/`` and ``<data_dir>/exports/``; see ``service/file_access.py``."""
+        self._agent_files = True
+
+    # -- text and streams -----------------------------------------------------------
 
     def export(
         self, out: TextIO, *, project: str | None = None, fmt: str = "jsonl", repository: bool = False
@@ -28,14 +58,92 @@ class TransferVerbs:
 
         ``repository``: only the memories ``project`` shares with a team, project-relative.
         """
+        project = parse_project(project)
         return self._transfer.export(out, project=project, fmt=fmt, repository=repository)
+
+    def export_repository(
+        self,
+        *,
+        project: str | None,
+        fmt: str = "jsonl",
+        force: bool = False,
+        current: str | None = None,
+        folder: str = DEFAULT_FOLDER,
+    ) -> RepositoryFiles:
+        """The files of a repository export (``memories.jsonl``, ``MEMORY.md``) as text, for
+        the caller to write; ``current`` is the folder's ``memories.jsonl`` now, checked for
+        memories this store lacks unless ``force``."""
+        return self._transfer.repository_files(
+            project=parse_project(project), fmt=fmt, force=force, current=current, folder=folder
+        )
+
+    def import_text(
+        self,
+        text: str,
+        *,
+        name: str = "The export",
+        project: str | None = None,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportSummary:
+        """Import JSONL export text: validates everything first, imports all or nothing."""
+        if len(text) > MAX_IMPORT_BYTES:
+            raise InvalidInputError(
+                f"The export is over the {MAX_IMPORT_BYTES // (1024 * 1024)} MiB limit of an import: "
+                "split it."
+            )
+        project = parse_project(project)
+        with self._write_lock:
+            return self._transfer.import_text(
+                text, name=name[:4096], project=project, dry_run=dry_run, progress=progress
+            )
+
+    # -- paths: confined to the project's .graphmem/ and <data_dir>/exports/ -------------
+
+    def export_file(
+        self,
+        path: Path,
+        *,
+        project: str | None = None,
+        fmt: str = "jsonl",
+        repository: bool = False,
+        overwrite: bool = False,
+    ) -> ExportedFile:
+        """Write an export to ``path`` inside the project's ``.graphmem/`` or ``<data_dir>/exports/``
+        (a bare file name goes to the latter); an existing file only with ``overwrite`` and
+        only when graphmem wrote it."""
+        project = parse_project(project)
+        buffer = io.StringIO()
+        summary = self._transfer.export(buffer, project=project, fmt=fmt, repository=repository)
+        with self._write_lock:
+            target = self.file_access.writable_file(path, project, overwrite=overwrite)
+            atomic_write(target, buffer.getvalue().encode("utf-8"))
+        return ExportedFile(str(target), summary.memories, summary.entities, summary.links)
 
     def export_dir(
         self, directory: Path, *, project: str | None, fmt: str = "jsonl", force: bool = False
     ) -> RepositoryExport:
-        """Write the project's shared memories into a folder of its repository (``.graphmem/``)."""
+        """Write the project's shared memories into its ``.graphmem/`` folder (or a folder in
+        ``<data_dir>/exports/``): ``memories.jsonl`` and ``MEMORY.md``, each only when changed."""
+        project = parse_project(project)
         with self._write_lock:  # one writer of the folder at a time
-            return self._transfer.export_dir(directory, project=project, fmt=fmt, force=force)
+            folder = self.file_access.writable_folder(directory, project)
+            current = read_if_present(folder / REPOSITORY_FILE) if fmt == "jsonl" and not force else None
+            shared = self._transfer.repository_files(
+                project=project,
+                fmt=fmt,
+                force=force,
+                current=current,
+                current_name=str(folder / REPOSITORY_FILE),
+                folder=folder_label(folder, project or ""),
+            )
+            if not force:  # never over a file graphmem did not write
+                for name in shared.files:
+                    self.file_access.writable_file(folder / name, project, overwrite=True)
+            written, unchanged = write_folder(folder, shared.files)
+        return RepositoryExport(
+            shared.memories, shared.entities, shared.links, tuple(written), tuple(unchanged), str(folder)
+        )
 
     def import_file(
         self,
@@ -45,8 +153,9 @@ class TransferVerbs:
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> ImportSummary:
-        """Import a JSONL export (or a ``.graphmem/`` folder): validates everything first,
-        imports all or nothing."""
-        with self._write_lock:
-            own = self.project if project is None else project
-            return self._transfer.import_file(path, project=own, dry_run=dry_run, progress=progress)
+        """Import a JSONL export file (or a folder's ``memories.jsonl``) inside the project's
+        checkout or ``<data_dir>/exports/``: validates everything first, imports all or nothing."""
+        project = parse_project(project)
+        file = self.file_access.readable(path, project)
+        text = decode_export(read_limited(file), str(file))
+        return self.import_text(text, name=str(file), project=project, dry_run=dry_run, progress=progress)

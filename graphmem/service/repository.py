@@ -9,7 +9,6 @@ merge request shows one changed line per changed memory.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -49,6 +48,16 @@ class RepositorySnapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class RepositoryFiles:
+    """A repository export's files (name -> text, to write into the folder) and what they hold."""
+
+    files: dict[str, str]
+    memories: int
+    entities: int
+    links: int
+
+
+@dataclass(frozen=True, slots=True)
 class RepositoryExport:
     """What ``export_dir`` wrote: counts, and the files changed or already up to date."""
 
@@ -57,6 +66,7 @@ class RepositoryExport:
     links: int
     written: tuple[str, ...]
     unchanged: tuple[str, ...]
+    folder: str = ""  # the folder written, resolved
 
 
 def is_shared(memory: MemoryRecord, root: str) -> bool:
@@ -153,20 +163,6 @@ def _item(memory: MemoryRecord, names: list[str], replaced_by: str | None) -> st
 
 def _count(number: int, one: str, many: str) -> str:
     return f"{number} {one if number == 1 else many}"
-
-
-def write_if_changed(path: Path, text: str) -> bool:
-    """Replace ``path`` with ``text`` atomically unless it holds exactly that; whether it was written."""
-    data = text.encode("utf-8")
-    try:
-        if path.read_bytes() == data:
-            return False
-    except FileNotFoundError:
-        pass
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_bytes(data)
-    os.replace(partial, path)
-    return True
 
 
 def folder_label(directory: Path, root: str) -> str:

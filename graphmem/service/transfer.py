@@ -32,13 +32,13 @@ from graphmem.core.transfer import (
     rooted_project,
 )
 from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
+from graphmem.service.file_access import MARKDOWN_MARK
 from graphmem.service.repository import (
+    DEFAULT_FOLDER,
     REPOSITORY_FILE,
     REPOSITORY_VIEW,
-    RepositoryExport,
-    folder_label,
+    RepositoryFiles,
     snapshot,
-    write_if_changed,
 )
 from graphmem.service.semantic import SemanticIndex
 
@@ -54,6 +54,16 @@ Progress = Callable[[int], None]
 
 @dataclass(frozen=True, slots=True)
 class ExportSummary:
+    memories: int
+    entities: int
+    links: int
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedFile:
+    """Where ``export_file`` wrote, and what."""
+
+    path: str
     memories: int
     entities: int
     links: int
@@ -114,50 +124,41 @@ class Transfer:
                 _write(out, next_line(a, b))
         return ExportSummary(len(memories), len(entities), len(links))
 
-    def export_dir(
-        self, directory: Path, *, project: str | None, fmt: str = "jsonl", force: bool = False
-    ) -> RepositoryExport:
-        """Write the project's shared memories into ``directory`` (``memories.jsonl``, ``MEMORY.md``).
+    def repository_files(
+        self,
+        *,
+        project: str | None,
+        fmt: str = "jsonl",
+        force: bool = False,
+        current: str | None = None,
+        current_name: str = REPOSITORY_FILE,
+        folder: str = DEFAULT_FOLDER,
+    ) -> RepositoryFiles:
+        """The project's shared memories as the files of its ``.graphmem/`` folder (name -> text).
 
-        Files already up to date are left alone. Refuses, unless ``force``, when the
-        folder's ``memories.jsonl`` holds memories this store lacks (a teammate's, not
-        imported yet): the new file would drop them.
+        ``current``: the folder's ``memories.jsonl`` as it is now (``current_name`` names it
+        in errors). Refuses, unless ``force``, when it holds memories this store lacks (a
+        teammate's, not imported yet): the new file would drop them.
         """
         _check_format(fmt)
         root = _required_project(project)
-        directory = Path(directory).expanduser()
-        if directory.exists() and not directory.is_dir():
-            raise InvalidInputError(f"{directory} is a file: give a folder (it is created when missing).")
-        shared = snapshot(self._store, root, folder_label(directory, root))
+        shared = snapshot(self._store, root, folder)
         files = {REPOSITORY_VIEW: shared.markdown}
         if fmt == "jsonl":
             files = {REPOSITORY_FILE: shared.jsonl, **files}
-            if not force:
-                self._check_nothing_dropped(directory / REPOSITORY_FILE, root)
-        written: list[str] = []
-        unchanged: list[str] = []
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            for name, text in files.items():
-                path = directory / name
-                (written if write_if_changed(path, text) else unchanged).append(str(path))
-        except OSError as exc:
-            raise InvalidInputError(f"Cannot write to {directory}: {exc.strerror}.") from None
-        return RepositoryExport(
-            len(shared.memory_ids), shared.entities, shared.links, tuple(written), tuple(unchanged)
-        )
+            if current is not None and not force:
+                self._check_nothing_dropped(current, current_name, root)
+        return RepositoryFiles(files, len(shared.memory_ids), shared.entities, shared.links)
 
-    def _check_nothing_dropped(self, path: Path, root: str) -> None:
-        if not path.exists():
-            return
-        undecodable: list[tuple[int, str]] = []
-        parsed = parse_lines(_decoded(_read_lines(path), undecodable))
-        problems = sorted(parsed.problems + undecodable)
+    def _check_nothing_dropped(self, current: str, name: str, root: str) -> None:
+        folder = str(Path(name).parent) if name.endswith(REPOSITORY_FILE) else "DIR"
+        parsed = parse_lines(_numbered(current))
+        problems = sorted(parsed.problems)
         if problems:
             number, message = problems[0]
             raise ConflictError(
-                f"{path} has {len(problems)} invalid line(s) (line {number}: {message}); a merge conflict "
-                f"left in it? Resolve it and run `graphmem import {path.parent}`, or export with --force "
+                f"{name} has {len(problems)} invalid line(s) (line {number}: {message}); a merge conflict "
+                f"left in it? Resolve it and run `graphmem import {folder}`, or export with --force "
                 "to replace the file."
             )
         stored = self._store.get_memories([line.id for _, line in parsed.memories])
@@ -172,33 +173,30 @@ class Transfer:
         if missing:
             shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
             raise ConflictError(
-                f"{path} holds {len(missing)} memor{'y' if len(missing) == 1 else 'ies'} this store lacks or "
-                f"has an older copy of ({shown}): run `graphmem import {path.parent}` first to merge them, "
+                f"{name} holds {len(missing)} memor{'y' if len(missing) == 1 else 'ies'} this store lacks or "
+                f"has an older copy of ({shown}): run `graphmem import {folder}` first to merge them, "
                 "or export with --force to drop them from the file."
             )
 
     # -- import -------------------------------------------------------------------
 
-    def import_file(
+    def import_text(
         self,
-        path: Path,
+        text: str,
         *,
+        name: str = "The export",
         project: str | None = None,
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> ImportSummary:
-        """Validate every record of ``path``; import all of them, or none.
+        """Validate every record of the JSONL ``text``; import all of them, or none.
 
-        ``path`` may be a folder written by :meth:`export_dir`: its ``memories.jsonl``
-        is read, and project-relative keys are re-rooted at ``project``. A memory whose
-        id is present is updated when the file's copy is newer (``updated_at``), else
-        skipped; one with the same text in the same scope is skipped. Importing the
-        same file twice changes nothing.
+        ``name`` says where the text came from in errors. Project-relative keys (a
+        repository export) are re-rooted at ``project``. A memory whose id is present is
+        updated when the text's copy is newer (``updated_at``), else skipped; one with the
+        same text in the same scope is skipped. Importing the same text twice changes nothing.
         """
-        path = _export_file(path)
-        undecodable: list[tuple[int, str]] = []
-        parsed = parse_lines(_decoded(_read_lines(path), undecodable))
-        parsed.problems += undecodable
+        parsed = parse_lines(_numbered(text))
         if parsed.header is not None and parsed.header.project == RELATIVE_ROOT:
             _keep_newest(parsed)  # a union merge of two exports may repeat a memory
         _reroot(parsed, project)
@@ -206,7 +204,7 @@ class Transfer:
         if parsed.problems:
             shown = len(parsed.problems)
             raise ImportFileError(
-                f"{path} has {shown} invalid record{'s' if shown != 1 else ''}; nothing was imported. "
+                f"{name} has {shown} invalid record{'s' if shown != 1 else ''}; nothing was imported. "
                 "Fix the lines listed and run the import again.",
                 sorted(parsed.problems),
             )
@@ -290,7 +288,7 @@ class Transfer:
         ids: dict[str, int] = {}
         for number, memory in parsed.memories:
             if memory.id in ids:
-                parsed.problems.append((number, f"memory id {memory.id} repeats line {ids[memory.id]}"))
+                parsed.problems.append((number, f"the memory id of line {ids[memory.id]} again"))
             ids.setdefault(memory.id, number)
         for number, memory in parsed.memories:
             if memory.scope is Scope.PROJECT and not (project or memory.project):
@@ -304,7 +302,9 @@ class Transfer:
                 known = self._store.get_entities(unknown)
                 missing = [k for k in unknown if k not in known]
                 if missing:
-                    parsed.problems.append((number, f"unknown entities {missing}: add entity lines for them"))
+                    parsed.problems.append(
+                        (number, f"unknown entities ({len(missing)}): add entity lines for them")
+                    )
         endpoints = [(n, r.source, r.target) for n, r in parsed.links]
         endpoints += [(n, r.source, r.target) for n, r in parsed.nexts]
         outside = {i for _, s, t in endpoints for i in (s, t) if i not in ids}
@@ -312,9 +312,7 @@ class Transfer:
         for number, source, target in endpoints:
             for memory_id in (source, target):
                 if memory_id not in ids and memory_id not in stored:
-                    parsed.problems.append(
-                        (number, f"link endpoint {memory_id} is not a memory in the file or store")
-                    )
+                    parsed.problems.append((number, "a link endpoint is not a memory in the file or store"))
 
     def _apply(
         self,
@@ -385,19 +383,6 @@ def _owner(line: MemoryLine, project: str | None) -> str | None:
     return (project or line.project) if line.scope is Scope.PROJECT else None
 
 
-def _export_file(path: Path) -> Path:
-    """``path``, or the ``memories.jsonl`` of the folder ``path``."""
-    if not path.is_dir():
-        return path
-    inside = path / REPOSITORY_FILE
-    if not inside.is_file():
-        raise InvalidInputError(
-            f"{path} is a folder with no {REPOSITORY_FILE}: give an export file, or a folder written "
-            "by `graphmem export --project --to DIR`."
-        )
-    return inside
-
-
 def _keep_newest(parsed: ParsedExport) -> None:
     """One line per memory id: the newest (by ``updated_at``; the later line on a tie)."""
     newest: dict[str, tuple[int, MemoryLine]] = {}
@@ -447,32 +432,22 @@ def _write(out: TextIO, record: dict[str, object]) -> None:
     out.write("\n")
 
 
-def _decoded(
-    lines: Iterator[tuple[int, bytes]], problems: list[tuple[int, str]]
-) -> Iterator[tuple[int, str]]:
-    for number, raw in lines:
-        try:
-            yield number, raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            problems.append((number, f"invalid UTF-8 at byte {exc.start}: save the file as UTF-8"))
-
-
-def _read_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    try:
-        with path.open("rb") as handle:
-            yield from enumerate(handle, start=1)
-    except FileNotFoundError:
-        raise InvalidInputError(f"No such file: {path}.") from None
-    except IsADirectoryError:
-        raise InvalidInputError(f"{path} is a directory: give the export file (.jsonl).") from None
-    except OSError as exc:
-        raise InvalidInputError(f"Cannot read {path}: {exc.strerror}.") from None
+def _numbered(text: str) -> Iterator[tuple[int, str]]:
+    """The lines of ``text`` with their numbers; only ``\\n`` ends a line (JSON strings may hold
+    other line separators)."""
+    return enumerate(text.split("\n"), start=1)
 
 
 def render_markdown_export(memories: list[MemoryRecord], project: str | None, now: datetime) -> str:
     """A readable view of memories grouped by category (not an import format)."""
     title = f"Memories of {project}" if project else "Memories"
-    lines = [f"# {title}", "", f"Exported {now:%Y-%m-%d %H:%M} UTC. {len(memories)} memories.", ""]
+    lines = [
+        f"# {title}",
+        "",
+        f"{MARKDOWN_MARK}: a view for reading, not an import format. -->",
+        f"Exported {now:%Y-%m-%d %H:%M} UTC. {len(memories)} memories.",
+        "",
+    ]
     for category in GROUP_ORDER:
         group = [m for m in memories if m.category is category]
         if not group:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -35,16 +34,20 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
         path: Annotated[
             str | None,
             Field(
-                description="Write to this file (absolute path) instead of returning the text.",
+                description="Write to this file instead of returning the text: a path inside the "
+                "project's .graphmem/ folder or graphmem's export folder (<data_dir>/exports/), or a bare "
+                "file name, which goes to the export folder. Other places are refused.",
                 max_length=4096,
             ),
         ] = None,
-        overwrite: Annotated[bool, Field(description="Replace the file at path if it exists.")] = False,
+        overwrite: Annotated[
+            bool, Field(description="Replace the file at path if graphmem wrote it (never another file).")
+        ] = False,
         repository: Annotated[
             bool,
             Field(
                 description="Only what the project shares with its team, project-relative (as `graphmem "
-                "export --project`); path is then a folder (e.g. <root>/.graphmem) that gets memories.jsonl "
+                "export --project`); path is then a folder (<root>/.graphmem) that gets memories.jsonl "
                 "and MEMORY.md, and overwrite drops memories the folder has but the store lacks."
             ),
         ] = False,
@@ -53,10 +56,9 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
         given) with their links and entities, as JSONL (importable) or Markdown."""
         resolved = project_of(project)
         if repository and path is not None:
-            folder = _absolute(path)
-            done = memory.export_dir(folder, project=resolved, fmt=format, force=overwrite)
+            done = memory.export_dir(Path(path), project=resolved, fmt=format, force=overwrite)
             return {
-                "path": str(folder),
+                "path": done.folder,
                 "written": list(done.written),
                 "unchanged": list(done.unchanged),
                 "memories": done.memories,
@@ -64,16 +66,15 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
                 "links": done.links,
             }
         if path is not None:
-            target = _absolute(path)
-            if target.exists() and not overwrite:
-                raise InvalidInputError(
-                    f"{target} exists: pass overwrite=true to replace it, or another path."
-                )
-            partial = target.with_name(f".{target.name}.partial")
-            with partial.open("w", encoding="utf-8") as out:
-                summary = memory.export(out, project=resolved, fmt=format, repository=repository)
-            partial.replace(target)
-            return {"path": str(target), **_export_counts(summary)}
+            wrote = memory.export_file(
+                Path(path), project=resolved, fmt=format, repository=repository, overwrite=overwrite
+            )
+            return {
+                "path": wrote.path,
+                "memories": wrote.memories,
+                "entities": wrote.entities,
+                "links": wrote.links,
+            }
         buffer = io.StringIO()
         summary = memory.export(buffer, project=resolved, fmt=format, repository=repository)
         content = buffer.getvalue()
@@ -90,7 +91,9 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
             str | None,
             Field(
                 description="A JSONL export file, or a folder holding memories.jsonl such as "
-                "<root>/.graphmem (absolute path).",
+                "<root>/.graphmem: inside the project's checkout or graphmem's export folder "
+                "(<data_dir>/exports/; a bare file name is looked up there). Other places are refused: "
+                "pass the text as content instead.",
                 max_length=4096,
             ),
         ] = None,
@@ -109,13 +112,10 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
             raise InvalidInputError("Give exactly one of path (a file) or content (JSONL text).")
         resolved = project_of(project)
         if path is not None:
-            summary = memory.import_file(_absolute(path), project=resolved, dry_run=dry_run)
+            summary = memory.import_file(Path(path), project=resolved, dry_run=dry_run)
         else:
             assert content is not None
-            with tempfile.TemporaryDirectory() as scratch:
-                file = Path(scratch) / "import.jsonl"
-                file.write_text(content, "utf-8")
-                summary = memory.import_file(file, project=resolved, dry_run=dry_run)
+            summary = memory.import_text(content, name="The content", project=resolved, dry_run=dry_run)
         return {
             "dry_run": summary.dry_run,
             "records": summary.records,
@@ -125,15 +125,6 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
             "entities": summary.entities,
             "links": summary.links,
         }
-
-
-def _absolute(path: str) -> Path:
-    target = Path(path).expanduser()
-    if not target.is_absolute():
-        raise InvalidInputError(f"{path!r} is relative: give an absolute path (the server has its own cwd).")
-    if not target.parent.is_dir():
-        raise InvalidInputError(f"The folder {target.parent} does not exist.")
-    return target
 
 
 def _export_counts(summary: ExportSummary) -> dict[str, int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import subprocess
 from collections.abc import Iterator
 from datetime import timedelta
@@ -64,7 +65,8 @@ def test_an_agent_exports_the_project_folder_and_a_teammate_imports_it(
     folder = str(Path(alice_root) / ".graphmem")
 
     exported = call(alice, "export_memories", {"project": alice_root, "repository": True, "path": folder})
-    imported = call(bob, "import_memories", {"path": folder, "project": bob_root})
+    pulled = shutil.copytree(folder, Path(bob_root) / ".graphmem")  # git pull brings it to Bob's checkout
+    imported = call(bob, "import_memories", {"path": str(pulled), "project": bob_root})
 
     assert exported["memories"] == 1
     assert sorted(Path(p).name for p in exported["written"]) == ["MEMORY.md", "memories.jsonl"]

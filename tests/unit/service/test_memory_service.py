@@ -825,7 +825,7 @@ def _memory_line(memory_id: str, **changes: object) -> str:
         (_memory_line("m_bad", entities=["Issue:#999"]).encode(), "unknown entities"),
         (
             json.dumps({"type": "link", "source": "m1", "target": "mem_unknown", "kind": "related"}).encode(),
-            "mem_unknown",
+            "link endpoint is not a memory",
         ),
         (b'{"type": "memory", "text": "caf\xe9"}', "UTF-8"),
     ],
