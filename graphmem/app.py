@@ -10,7 +10,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, SentenceTransformerEmbedder
+from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, make_embedder
 from graphmem.adapters.git import gitlab_path
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
@@ -44,7 +44,7 @@ def open_memory(
     settings = settings or load_settings()
     data_dir = Path(data_dir or settings.data_dir).expanduser()
     if embedder is None:
-        embedder = SentenceTransformerEmbedder(settings.embedding.model)
+        embedder = make_embedder(settings.embedding.model)
     dimension = DEFAULT_DIMENSION if embedder.model_name == DEFAULT_MODEL else embedder.dimension
     store = KuzuGraphStore(data_dir, dimension=dimension)
     try:

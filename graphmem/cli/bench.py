@@ -51,7 +51,7 @@ def locomo(data_path: Path, plans: tuple[str, ...], conversations: int | None, a
         1-4 (all)          819   0.626   0.730   0.676    0.536
         ...
     """
-    from graphmem.adapters.embedders import SentenceTransformerEmbedder
+    from graphmem.adapters.embedders import make_embedder
     from graphmem.bench.locomo import format_report, run
     from graphmem.core.fusion import PLANS
     from graphmem.errors import InvalidInputError
@@ -60,7 +60,7 @@ def locomo(data_path: Path, plans: tuple[str, ...], conversations: int | None, a
     unknown = [p for p in plans if p not in PLANS]
     if unknown:
         raise InvalidInputError(f"Unknown plan(s) {unknown}; known plans: {', '.join(PLANS)}.")
-    embedder = SentenceTransformerEmbedder(load_settings().embedding.model)
+    embedder = make_embedder(load_settings().embedding.model)
     reports = run(
         data_path,
         embedder,
@@ -99,11 +99,11 @@ def scale(memories: int, queries: int, as_json: bool) -> None:
         remember      p50 3.1 ms, p95 5.0 ms
         ...
     """
-    from graphmem.adapters.embedders import SentenceTransformerEmbedder
+    from graphmem.adapters.embedders import make_embedder
     from graphmem.bench.scale import format_report, run
     from graphmem.settings import load_settings
 
-    embedder = SentenceTransformerEmbedder(load_settings().embedding.model)
+    embedder = make_embedder(load_settings().embedding.model)
     report = run(memories, embedder, queries=queries, progress=lambda m: click.echo(f"  {m}", err=True))
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
 

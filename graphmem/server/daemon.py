@@ -16,7 +16,7 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 
 from graphmem.errors import ConfigError, ConflictError
-from graphmem.server.lifecycle import LOG_FILENAME, DaemonInfo, ServeLock
+from graphmem.server.lifecycle import LOG_FILENAME, DaemonInfo, ServeLock, ensure_token
 from graphmem.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -82,12 +82,13 @@ def serve(
     import uvicorn
 
     from graphmem.app import open_memory, resolve_project
+    from graphmem.server.guard import Policy
     from graphmem.server.http import build_app
     from graphmem.server.runtime import Runtime
 
     host = host or settings.server.host
     port = settings.server.port if port is None else port
-    api_key = settings.api_key.get_secret_value() if settings.api_key else None
+    api_key = settings.api_key.get_secret_value().strip() if settings.api_key else None
     if not is_loopback(host) and not api_key:
         raise ConfigError(
             f"Binding {host} exposes the memory beyond this machine: set GRAPHMEM_API_KEY (clients "
@@ -96,6 +97,7 @@ def serve(
     data_dir = Path(settings.data_dir).expanduser()
     lock = _take_lock(data_dir)
     try:
+        token = ensure_token(data_dir)
         sock = _bind(host, port, fallback=port_fallback)
         memory = open_memory(settings)
         runtime = Runtime(
@@ -105,13 +107,17 @@ def serve(
             resolve_project=resolve_project,
             version=package_version("graphmem"),
         )
-        app = build_app(
-            runtime,
-            max_bytes=settings.server.max_request_bytes,
-            api_key=api_key,
-            rate_limit=settings.rate_limit,
-        )
         bound_host, bound_port = sock.getsockname()[:2]
+        named = [] if ipaddress.ip_address(bound_host).is_unspecified else [bound_host]
+        policy = Policy.build(
+            token=token,
+            api_key=api_key,
+            max_bytes=settings.server.max_request_bytes,
+            rate_limit=settings.rate_limit,
+            allowed_hosts=[*settings.server.allowed_hosts, *named],  # the address it binds is its own
+            allowed_origins=settings.server.allowed_origins,
+        )
+        app = build_app(runtime, policy)
         url_host = f"[{bound_host}]" if ":" in bound_host else bound_host
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
         server = uvicorn.Server(config)

@@ -5,7 +5,9 @@ whole life and describes itself in ``daemon.json`` (pid, url). The lock, not the
 says whether it is alive: the kernel drops it when the process dies, however it
 dies, so a stale ``daemon.json`` is recognised and ignored. Starting one takes a
 second lock (``daemon-start.lock``) so that two clients starting at once end with one
-daemon.
+daemon. ``daemon.token`` holds the local secret every client sends (mode 0600: a web
+page, or another user, cannot read it); it outlives the daemon, so an MCP client
+configured with it keeps working across restarts.
 
 Stdlib only: ``graphmem mcp`` imports this on its fast path.
 """
@@ -16,6 +18,8 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
+import stat
 import subprocess
 import sys
 import time
@@ -32,6 +36,9 @@ INFO_FILENAME = "daemon.json"
 LOCK_FILENAME = "daemon.lock"
 START_LOCK_FILENAME = "daemon-start.lock"
 LOG_FILENAME = "daemon.log"
+TOKEN_FILENAME = "daemon.token"
+# 32 random bytes, URL-safe base64: 43 characters.
+TOKEN_BYTES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +96,51 @@ class ServeLock:
             (self.data_dir / INFO_FILENAME).unlink()
         self._handle.close()  # closing drops the flock
         self._handle = None
+
+
+def read_token(data_dir: Path) -> str | None:
+    """The local secret of ``data_dir``, or None when no daemon has made one yet."""
+    try:
+        token = (data_dir / TOKEN_FILENAME).read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return token or None
+
+
+def _private(path: Path) -> bool:
+    """A regular file of this user that no one else may read."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o077
+
+
+def ensure_token(data_dir: Path) -> str:
+    """The local secret the daemon requires, made once (mode 0600) and kept across restarts.
+
+    A token file others could read (or a symlink, or another user's file) is replaced by a
+    new one: a secret that may have leaked protects nothing.
+    """
+    path = data_dir / TOKEN_FILENAME
+    token = read_token(data_dir) if _private(path) else None
+    if token is not None and len(token) >= TOKEN_BYTES:
+        return token
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    tmp = data_dir / f".{TOKEN_FILENAME}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # O_TRUNC keeps the mode of a leftover file
+            os.write(fd, f"{token}\n".encode("ascii"))
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise StoreError(f"Cannot write the daemon's token file {path}: {exc.strerror}.") from None
+    return token
 
 
 def daemon_alive(data_dir: Path) -> bool:

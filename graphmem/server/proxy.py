@@ -2,8 +2,9 @@
 
 It answers ``initialize`` and ``tools/list`` itself, from the tool manifest shipped in
 the package, so the client sees the tools at once; meanwhile it finds the daemon of
-the data dir or starts one. Tool calls are forwarded over HTTP (the daemon's MCP is
-stateless, so nothing is lost when the daemon restarts): if the daemon has gone, the
+the data dir or starts one. Tool calls are forwarded over HTTP, with the local token
+of ``daemon.token`` read at each call (the daemon's MCP is stateless, so nothing is
+lost when the daemon restarts): if the daemon has gone, the
 proxy starts it again and retries once, and otherwise answers with a tool error that
 says what happened — it never hangs. Tools that take a ``project`` get the proxy's
 working directory when the caller leaves it out.
@@ -29,7 +30,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from graphmem.errors import GraphmemError
-from graphmem.server.lifecycle import DaemonInfo, ensure_daemon, find_daemon
+from graphmem.server.lifecycle import DaemonInfo, ensure_daemon, find_daemon, read_token
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,6 @@ class Proxy:
             for tool in self.manifest["tools"]
             if "project" in tool.get("inputSchema", {}).get("properties", {})
         }
-        self._client_id = f"mcp-proxy-{os.getpid()}"
 
     # -- the daemon -------------------------------------------------------------------
 
@@ -113,13 +113,10 @@ class Proxy:
             connection = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port,
                                                     timeout=CALL_TIMEOUT_S)  # fmt: skip
             self._local.connection, self._local.url = connection, info.url
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "X-Graphmem-Client": self._client_id,
-        }
-        if self.api_key:
-            headers["Authorization"] = f"Bearer {self.api_key}"
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        secret = read_token(self.data_dir) or self.api_key  # the daemon's local secret, read each call
+        if secret:
+            headers["Authorization"] = f"Bearer {secret}"
         try:
             connection.request("POST", "/mcp", body=body, headers=headers)
             response = connection.getresponse()

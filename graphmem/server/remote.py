@@ -5,17 +5,20 @@ from __future__ import annotations
 import http.client
 import inspect
 import json
+import uuid
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from graphmem import errors
 from graphmem.server import rpc
-from graphmem.server.lifecycle import DaemonInfo
+from graphmem.server.lifecycle import DaemonInfo, read_token
 from graphmem.service.memory import MemoryService
 from graphmem.service.transfer import ExportSummary
 
 TIMEOUT_S = 3600.0  # imports of large files take a while
+# Largest import text sent in the request body (the daemon's default limit is 2,000,000 bytes).
+INLINE_IMPORT_CHARS = 1_500_000
 # The verbs that use the memory's own project when a call names none, like MemoryService's.
 OWN_PROJECT_VERBS = frozenset(
     {"remember", "edit", "list", "recall", "get_context", "boot_context", "enrich", "import_file"}
@@ -36,9 +39,10 @@ class RemoteMemory:
 
     def _call(self, method: str, **arguments: Any) -> Any:
         body = json.dumps({"method": method, "arguments": rpc.encode_arguments(method, arguments)}).encode()
-        headers = {"Content-Type": "application/json", "X-Graphmem-Client": "cli"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
+        headers = {"Content-Type": "application/json"}
+        secret = read_token(self.data_dir) or self._api_key  # the token file is the user's own
+        if secret:
+            headers["Authorization"] = f"Bearer {secret}"
         try:
             self._connection.request("POST", "/rpc", body, headers)
             response = self._connection.getresponse()
@@ -52,7 +56,7 @@ class RemoteMemory:
             answer = json.loads(raw)
         except ValueError:
             raise errors.StoreError(f"The daemon answered HTTP {response.status} with no JSON.") from None
-        if response.status != 200:
+        if response.status != 200 and not isinstance(answer.get("error"), dict):
             raise errors.StoreError(
                 f"The daemon refused the call (HTTP {response.status}): {answer.get('error')}"
             )
@@ -91,12 +95,27 @@ class RemoteMemory:
         summary: ExportSummary = rpc.signature("export")[1].validate_python(answer["summary"])
         return summary
 
-    def import_file(self, path: Path, **arguments: Any) -> Any:
-        """The daemon reads the file itself (it runs on this machine); no progress bar."""
+    def import_text(self, text: str, **arguments: Any) -> Any:
+        """Inline when the request stays small; a larger text goes through a file in the daemon's
+        export folder (request bodies are limited), which its ``import_file`` reads. No progress bar."""
         arguments.pop("progress", None)
-        if arguments.get("project") is None:
-            arguments["project"] = self.project
-        return self._call("import_file", path=Path(path).resolve(), **arguments)
+        if len(json.dumps(text)) <= INLINE_IMPORT_CHARS:
+            return self._call("import_text", text=text, **arguments)
+        name = str(arguments.pop("name", "The export"))
+        exports = self.data_dir / "exports"
+        exports.mkdir(parents=True, exist_ok=True, mode=0o700)
+        staged = exports / f".import-{uuid.uuid4().hex}.jsonl"
+        try:
+            staged.write_text(text, "utf-8")
+            return self._call("import_file", path=staged, **arguments)
+        except errors.ImportFileError as exc:
+            raise errors.ImportFileError(str(exc).replace(str(staged), name), exc.problems) from None
+        except OSError as exc:
+            raise errors.InvalidInputError(
+                f"Cannot hand the file to the daemon through {exports}: {exc}."
+            ) from None
+        finally:
+            staged.unlink(missing_ok=True)
 
     def close(self) -> None:
         self._connection.close()

@@ -29,11 +29,13 @@ METHODS = frozenset(
         "embed_pending", "load_model", "export", "reindex", "bootstrap",
         "enrich", "gitlab_status",
         "ingest_opencode",
-        "export_dir",
+        "export_dir", "export_repository", "import_text",
     }
 )  # fmt: skip
 # Verbs after which the daemon's embedder should look for new memories.
-WRITES = frozenset({"remember", "edit", "import_file", "restore", "reindex", "bootstrap", "ingest_opencode"})
+WRITES = frozenset(
+    {"remember", "edit", "import_file", "import_text", "restore", "reindex", "bootstrap", "ingest_opencode"}
+)
 # Parameters that cannot cross a process boundary.
 LOCAL_ONLY = frozenset({"progress", "out"})
 
@@ -71,21 +73,61 @@ def decode_result(method: str, data: Any) -> Any:
     return signature(method)[1].validate_python(data)
 
 
-def call(memory: MemoryService, request: Any) -> dict[str, Any]:
-    """Run one request ``{"method": ..., "arguments": {...}}``; the JSON answer."""
+def parse(request: Any) -> tuple[str, dict[str, Any]]:
+    """The method and validated arguments of ``{"method": ..., "arguments": {...}}``.
+
+    Raises ``InvalidInputError`` for a request that cannot run (the route answers 400):
+    an unknown method, arguments that are not an object, unknown, missing or invalid ones.
+    """
+    if not isinstance(request, dict) or request.get("method") not in METHODS:
+        raise InvalidInputError(f"Unknown method; use one of: {', '.join(sorted(METHODS))}.")
+    method: str = request["method"]
+    raw = request.get("arguments")
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise InvalidInputError(
+            f'"arguments" must be a JSON object of {method}\'s parameters, not {type(raw).__name__}.'
+        )
+    params, _ = signature(method)
+    unknown = set(raw) - set(params)
+    if unknown:
+        raise InvalidInputError(f"Unknown argument(s) for {method}: {', '.join(sorted(unknown))}.")
+    missing = [name for name in _required(method) if name not in raw]
+    if missing:
+        raise InvalidInputError(f"{method} needs the argument(s): {', '.join(missing)}.")
     try:
-        if not isinstance(request, dict) or request.get("method") not in METHODS:
-            raise InvalidInputError(f"Unknown method; use one of: {', '.join(sorted(METHODS))}.")
-        method: str = request["method"]
-        raw = request.get("arguments") or {}
-        params, result = signature(method)
-        unknown = set(raw) - set(params)
-        if unknown:
-            raise InvalidInputError(f"Unknown argument(s) for {method}: {', '.join(sorted(unknown))}.")
-        try:
-            arguments = {name: params[name].validate_python(value) for name, value in raw.items()}
-        except ValidationError as exc:
-            raise InvalidInputError(f"Invalid arguments for {method}: {exc.errors()[0]['msg']}.") from None
+        arguments = {name: params[name].validate_python(value) for name, value in raw.items()}
+    except ValidationError as exc:
+        raise InvalidInputError(f"Invalid arguments for {method}: {exc.errors()[0]['msg']}.") from None
+    return method, arguments
+
+
+@cache
+def _required(method: str) -> tuple[str, ...]:
+    """The parameters of ``MemoryService.<method>`` that have no default."""
+    return tuple(
+        name
+        for name, parameter in inspect.signature(getattr(MemoryService, method)).parameters.items()
+        if name != "self"
+        and name not in LOCAL_ONLY
+        and parameter.default is inspect.Parameter.empty
+        and parameter.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    )
+
+
+def error_answer(exc: GraphmemError) -> dict[str, Any]:
+    """``{"error": {"type", "message"[, "problems"]}}``: the CLI raises it again by class name."""
+    error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
+    if isinstance(exc, ImportFileError):
+        error["problems"] = exc.problems
+    return {"error": error}
+
+
+def run(memory: MemoryService, method: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Run a parsed request; ``{"result": ...}``, or the verb's graphmem error as ``{"error": ...}``."""
+    _, result = signature(method)
+    try:
         if method == "export":
             buffer = io.StringIO()
             summary = memory.export(buffer, **arguments)
@@ -97,7 +139,13 @@ def call(memory: MemoryService, request: Any) -> dict[str, Any]:
         verb: Callable[..., Any] = getattr(memory, method)
         return {"result": result.dump_python(verb(**arguments), mode="json")}
     except GraphmemError as exc:
-        error: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
-        if isinstance(exc, ImportFileError):
-            error["problems"] = exc.problems
-        return {"error": error}
+        return error_answer(exc)
+
+
+def call(memory: MemoryService, request: Any) -> dict[str, Any]:
+    """Run one request ``{"method": ..., "arguments": {...}}``; the JSON answer."""
+    try:
+        method, arguments = parse(request)
+    except InvalidInputError as exc:
+        return error_answer(exc)
+    return run(memory, method, arguments)

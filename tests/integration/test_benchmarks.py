@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.adapters.embedders import HashEmbedder, SentenceTransformerEmbedder
+from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
 from graphmem.bench import locomo, scale
 
 
@@ -64,7 +64,7 @@ def test_locomo_finds_the_evidence_of_a_plain_question(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_scale_reports_every_figure(real_embedder: SentenceTransformerEmbedder) -> None:
+def test_scale_reports_every_figure(real_embedder: OnnxEmbedder) -> None:
     report = scale.run(200, real_embedder, queries=10, cold_runs=1)
 
     assert report["memories"] == 200

@@ -18,7 +18,7 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
-from support.daemons import Daemon, http, read_info, rpc, sandbox_env, start_daemon, wait_healthy
+from support.daemons import Daemon, http, read_info, rpc, sandbox_env, start_daemon, token_for, wait_healthy
 
 from graphmem.server.manifest import MANIFEST_PATH
 
@@ -44,7 +44,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def call(url: str, tool: str, **arguments: Any) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
-        async with Client(url) as client:
+        async with Client(url, auth=token_for(url)) as client:
             result = await client.call_tool(tool, arguments)
             assert result.structured_content is not None
             return result.structured_content
@@ -54,7 +54,7 @@ def call(url: str, tool: str, **arguments: Any) -> dict[str, Any]:
 
 def call_error(url: str, tool: str, **arguments: Any) -> str:
     async def go() -> str:
-        async with Client(url) as client:
+        async with Client(url, auth=token_for(url)) as client:
             with pytest.raises(ToolError) as caught:
                 await client.call_tool(tool, arguments)
             return str(caught.value)
@@ -423,16 +423,18 @@ def test_binding_beyond_loopback_needs_an_api_key(tmp_path: Path) -> None:
 def test_api_key_and_rate_limit(tmp_path: Path) -> None:
     guarded = start_daemon(tmp_path / "data", GRAPHMEM_API_KEY="s3cret-key", GRAPHMEM_RATE_LIMIT="5")
     try:
-        assert rpc(guarded.mcp_url, "tools/list")[0] == 401
+        assert rpc(guarded.mcp_url, "tools/list", token=False)[0] == 401
         assert rpc(guarded.mcp_url, "tools/list", Authorization="Bearer wrong")[0] == 401
-        assert http("GET", f"{guarded.url}/health")[0] in (200, 503)  # health stays public
+        assert http("GET", f"{guarded.url}/health", token=False)[0] in (200, 503)  # health stays public
         auth = {"Authorization": "Bearer s3cret-key", "X-Graphmem-Client": "test"}
         statuses = [rpc(guarded.mcp_url, "tools/list", **auth)[0] for _ in range(6)]
         assert statuses == [200] * 5 + [429]
         status, headers, _ = http("GET", f"{guarded.url}/stats", headers=auth)
         assert status == 429 and int(headers["retry-after"]) >= 1
+        # the limit keys on who authenticated, not on a header the client chooses
         other = {**auth, "X-Graphmem-Client": "another"}
-        assert rpc(guarded.mcp_url, "tools/list", **other)[0] == 200  # per client
+        assert rpc(guarded.mcp_url, "tools/list", **other)[0] == 429
+        assert rpc(guarded.mcp_url, "tools/list")[0] == 200  # the local token is another principal
         assert "s3cret-key" not in guarded.log.read_text("utf-8")
     finally:
         guarded.stop()

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fastmcp import Client
-from support.daemons import start_daemon, wait_healthy
+from support.daemons import start_daemon, token_for, wait_healthy
 from support.fake_gitlab import PROJECT, TOKEN, FakeGitLab, shop_checkout
 
 from graphmem.adapters.embedders import HashEmbedder
@@ -337,7 +337,7 @@ def test_the_token_never_reaches_the_store_exports_logs_or_status(
 
 def call(url: str, tool: str, **arguments: Any) -> dict[str, Any]:
     async def go() -> dict[str, Any]:
-        async with Client(url) as client:
+        async with Client(url, auth=token_for(url)) as client:
             result = await client.call_tool(tool, arguments)
             assert result.structured_content is not None
             return result.structured_content

@@ -2,7 +2,10 @@
 
 A daemon runs as ``python -m graphmem serve --port 0`` in a subprocess with a
 sandboxed environment (no user config, no GRAPHMEM_* from the developer's shell);
-tests talk to it over HTTP like any client.
+tests talk to it over HTTP like any client. Like graphmem's own clients, ``http()`` and
+``rpc()`` send the daemon's local token (``daemon.token`` in its data dir) to any daemon
+found through ``read_info`` or ``start_daemon``, unless the caller passes its own
+``Authorization`` header or ``token=False`` (to play a client that has none).
 """
 
 from __future__ import annotations
@@ -19,6 +22,30 @@ from pathlib import Path
 from typing import Any
 
 START_TIMEOUT_S = 120.0
+# Daemon base url -> its local token, learnt from the data dir when the daemon is found.
+_TOKENS: dict[str, str] = {}
+
+
+def token_of(data_dir: Path) -> str | None:
+    """The local secret the daemon of ``data_dir`` requires (None before one has run)."""
+    try:
+        return (data_dir / "daemon.token").read_text("ascii").strip() or None
+    except OSError:
+        return None
+
+
+def token_for(url: str) -> str | None:
+    """The token of the daemon serving ``url`` (for ``fastmcp.Client(url, auth=...)``)."""
+    for base, token in _TOKENS.items():
+        if url == base or url.startswith(base + "/"):
+            return token
+    return None
+
+
+def auth_headers(url: str) -> dict[str, str]:
+    """``Authorization`` for the daemon serving ``url``, when its token is known."""
+    token = token_for(url)
+    return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 def sandbox_env(data_dir: Path, **extra: str) -> dict[str, str]:
@@ -43,6 +70,12 @@ class Daemon:
     def mcp_url(self) -> str:
         return f"{self.url}/mcp"
 
+    @property
+    def token(self) -> str:
+        token = token_of(self.data_dir)
+        assert token is not None, f"no daemon.token in {self.data_dir}"
+        return token
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.terminate()
@@ -56,9 +89,12 @@ class Daemon:
 def read_info(data_dir: Path) -> dict[str, Any] | None:
     try:
         info: dict[str, Any] = json.loads((data_dir / "daemon.json").read_text("utf-8"))
-        return info
     except (OSError, ValueError):
         return None
+    token = token_of(data_dir)
+    if token is not None and isinstance(info.get("url"), str):
+        _TOKENS[info["url"]] = token
+    return info
 
 
 def wait_for_info(data_dir: Path, pid: int | None = None, timeout: float = START_TIMEOUT_S) -> dict[str, Any]:
@@ -94,9 +130,18 @@ def start_daemon(data_dir: Path, *args: str, **env: str) -> Daemon:
 
 
 def http(
-    method: str, url: str, body: bytes | None = None, headers: dict[str, str] | None = None
+    method: str,
+    url: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    *,
+    token: bool = True,
 ) -> tuple[int, dict[str, str], bytes]:
-    request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+    """One request; (status, headers, body). Sends the daemon's token unless ``token=False``."""
+    headers = dict(headers or {})
+    if token and not any(name.lower() == "authorization" for name in headers):
+        headers.update(auth_headers(url))
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, dict(response.headers), response.read()
@@ -104,7 +149,9 @@ def http(
         return exc.code, dict(exc.headers), exc.read()
 
 
-def rpc(url: str, method: str, params: dict[str, Any] | None = None, **headers: str) -> tuple[int, Any]:
+def rpc(
+    url: str, method: str, params: dict[str, Any] | None = None, *, token: bool = True, **headers: str
+) -> tuple[int, Any]:
     """One JSON-RPC request to the daemon's /mcp; (status, parsed body)."""
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}).encode()
     status, _, raw = http(
@@ -112,6 +159,7 @@ def rpc(url: str, method: str, params: dict[str, Any] | None = None, **headers: 
         url,
         body,
         {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers},
+        token=token,
     )
     return status, json.loads(raw) if raw else None
 

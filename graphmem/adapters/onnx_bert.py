@@ -1,0 +1,268 @@
+"""An ONNX file for a BERT sentence encoder, made locally from its safetensors weights.
+
+The default model package ships all-MiniLM-L6-v2 as ``model.safetensors`` plus its
+``config.json``; nothing ships an ONNX file and nothing may be downloaded. So graphmem
+writes the graph itself: the standard BERT encoder (embeddings, ``num_hidden_layers``
+self-attention blocks, exact-erf GELU), then sentence-transformers' mean pooling over the
+attention mask and L2 normalisation, with the weights copied in unchanged (float32).
+
+The file is written once into a cache folder, named by the sha256 of the weights and by
+``GRAPH_VERSION`` (so a change of this builder makes a new file), atomically: a crash
+mid-write leaves no file that a later start would load. ``onnx`` and ``safetensors`` are
+imported only while building.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from graphmem.errors import EmbedderError
+
+log = logging.getLogger(__name__)
+
+# Bump when the graph below changes: cached files of older versions are then not used.
+GRAPH_VERSION = 1
+OPSET = 17
+WEIGHTS_FILE = "model.safetensors"
+_STAMP_SUFFIX = ".source.json"
+
+
+def weights_sha256(weights: Path) -> str:
+    digest = hashlib.sha256()
+    with weights.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def model_file(model_dir: Path, cache_dir: Path) -> Path:
+    """The ONNX file for the BERT model in ``model_dir``, building it into ``cache_dir`` if needed.
+
+    Hashing 90 MB of weights at every start costs time, so the weights' path, size and
+    mtime are remembered beside the file with the hash they had; the hash is computed
+    again only when one of them changes.
+    """
+    weights = model_dir / WEIGHTS_FILE
+    if not weights.is_file():
+        raise EmbedderError(
+            f"The embedding model at {model_dir} has no {WEIGHTS_FILE}; reinstall its package."
+        )
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise EmbedderError(
+            f"Cannot create the model cache folder {cache_dir}: {exc}. "
+            "Make it writable, or set GRAPHMEM_DATA_DIR to a writable folder."
+        ) from exc
+    sha = _known_sha(weights, cache_dir) or weights_sha256(weights)
+    target = cache_dir / f"minilm-{sha[:32]}-g{GRAPH_VERSION}.onnx"
+    if not target.is_file():
+        log.info("building the ONNX model file %s from %s", target, weights)
+        _write_atomically(target, build(model_dir))
+    _remember_sha(weights, cache_dir, sha)
+    return target
+
+
+def _stat_key(weights: Path) -> dict[str, Any]:
+    stat = weights.stat()
+    return {"path": str(weights.resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _stamp(weights: Path, cache_dir: Path) -> Path:
+    name = hashlib.sha256(str(weights.resolve()).encode()).hexdigest()[:16]
+    return cache_dir / f"weights-{name}{_STAMP_SUFFIX}"
+
+
+def _known_sha(weights: Path, cache_dir: Path) -> str | None:
+    try:
+        stamp = json.loads(_stamp(weights, cache_dir).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stamp, dict) or stamp.get("source") != _stat_key(weights):
+        return None
+    sha = stamp.get("sha256")
+    return sha if isinstance(sha, str) and len(sha) == 64 else None
+
+
+def _remember_sha(weights: Path, cache_dir: Path, sha: str) -> None:
+    payload = json.dumps({"source": _stat_key(weights), "sha256": sha}).encode()
+    try:
+        _write_atomically(_stamp(weights, cache_dir), payload)
+    except EmbedderError:
+        log.debug("could not remember the weights' hash; it is computed again next time", exc_info=True)
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise EmbedderError(
+            f"Cannot write {target}: {exc}. Free some disk space or fix its permissions."
+        ) from exc
+
+
+def build(model_dir: Path) -> bytes:
+    """The serialised ONNX model for the BERT encoder in ``model_dir``, pooled and normalised."""
+    try:
+        import onnx  # noqa: F401  (fail here with one clear message if it is missing)
+        from safetensors.numpy import load_file
+    except ImportError as exc:
+        raise EmbedderError(
+            f"Building the ONNX model file needs {exc.name}: pip install onnx safetensors"
+        ) from exc
+    try:
+        config = json.loads((model_dir / "config.json").read_text("utf-8"))
+        _check_supported(config)
+        weights = load_file(str(model_dir / WEIGHTS_FILE))
+        return _graph(config, weights).SerializeToString()  # type: ignore[no-any-return]
+    except Exception as exc:  # OSError, bad JSON, missing tensors, safetensors' own error type
+        raise EmbedderError(f"Cannot build an ONNX model from {model_dir}: {exc}") from exc
+
+
+def _check_supported(config: dict[str, Any]) -> None:
+    if config.get("model_type") != "bert" or config.get("hidden_act") != "gelu":
+        raise ValueError("only BERT models with exact GELU are supported")
+    if config.get("position_embedding_type", "absolute") != "absolute":
+        raise ValueError("only absolute position embeddings are supported")
+
+
+def _graph(config: dict[str, Any], w: dict[str, Any]) -> Any:
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    hidden = int(config["hidden_size"])
+    heads = int(config["num_attention_heads"])
+    head_dim = hidden // heads
+    eps = float(config.get("layer_norm_eps", 1e-12))
+    inits: list[Any] = []
+    nodes: list[Any] = []
+
+    def const(name: str, array: Any) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        return name
+
+    def node(op: str, inputs: list[str], name: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(op, inputs, [name], name=name, **attrs))
+        return name
+
+    def linear(x: str, prefix: str, out: str) -> str:
+        weight = const(f"{prefix}.weight_t", w[f"{prefix}.weight"].T.astype(np.float32))
+        bias = const(f"{prefix}.bias", w[f"{prefix}.bias"].astype(np.float32))
+        return node("Add", [node("MatMul", [x, weight], f"{out}_mm"), bias], out)
+
+    def layer_norm(x: str, prefix: str, out: str) -> str:
+        scale = const(f"{prefix}.weight", w[f"{prefix}.weight"].astype(np.float32))
+        bias = const(f"{prefix}.bias", w[f"{prefix}.bias"].astype(np.float32))
+        return node("LayerNormalization", [x, scale, bias], out, axis=-1, epsilon=eps)
+
+    const("one_f", np.array(1.0, np.float32))
+    const("half_f", np.array(0.5, np.float32))
+    const("sqrt2_f", np.array(math.sqrt(2.0), np.float32))
+    const("scale_f", np.array(1.0 / math.sqrt(head_dim), np.float32))
+    const("mask_min_f", np.array(np.finfo(np.float32).min, np.float32))
+    const("tiny_count_f", np.array(1e-9, np.float32))
+    const("tiny_norm_f", np.array(1e-12, np.float32))
+    const("axis1", np.array([1], np.int64))
+    const("axis_last", np.array([-1], np.int64))
+    const("axis0", np.array([0], np.int64))
+    const("axis0_start", np.array([0], np.int64))
+    const("split_heads", np.array([0, 0, heads, head_dim], np.int64))
+    const("merge_heads", np.array([0, 0, hidden], np.int64))
+
+    # Embeddings: word + position + token type 0 (graphmem embeds single sentences), LayerNorm.
+    words = node(
+        "Gather", [const("word_embeddings", w["embeddings.word_embeddings.weight"]), "input_ids"], "words"
+    )
+    length = node("Shape", ["input_ids"], "seq_len", start=1, end=2)
+    table = const("position_embeddings", w["embeddings.position_embeddings.weight"])
+    pos = node("Slice", [table, "axis0_start", length, "axis0"], "pos")
+    type0 = const("token_type_0", w["embeddings.token_type_embeddings.weight"][0])
+    summed = node("Add", [node("Add", [words, pos], "words_pos"), type0], "embedded")
+    x = layer_norm(summed, "embeddings.LayerNorm", "h0")
+
+    # Attention bias: 0 where the mask is 1, the lowest float where it is 0; shape [B, 1, 1, T].
+    mask_f = node("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
+    inverted = node("Sub", ["one_f", mask_f], "mask_inverted")
+    bias = node("Mul", [inverted, "mask_min_f"], "mask_bias_2d")
+    bias = node("Unsqueeze", [node("Unsqueeze", [bias, "axis1"], "mask_bias_3d"), "axis1"], "mask_bias")
+
+    for i in range(int(config["num_hidden_layers"])):
+        p = f"encoder.layer.{i}"
+        q = node(
+            "Transpose",
+            [node("Reshape", [linear(x, f"{p}.attention.self.query", f"q{i}"), "split_heads"], f"q{i}_r")],
+            f"q{i}_t",
+            perm=[0, 2, 1, 3],
+        )
+        k = node(
+            "Transpose",
+            [node("Reshape", [linear(x, f"{p}.attention.self.key", f"k{i}"), "split_heads"], f"k{i}_r")],
+            f"k{i}_t",
+            perm=[0, 2, 3, 1],
+        )
+        v = node(
+            "Transpose",
+            [node("Reshape", [linear(x, f"{p}.attention.self.value", f"v{i}"), "split_heads"], f"v{i}_r")],
+            f"v{i}_t",
+            perm=[0, 2, 1, 3],
+        )
+        scores = node(
+            "Add",
+            [node("Mul", [node("MatMul", [q, k], f"qk{i}"), "scale_f"], f"qk{i}_s"), bias],
+            f"scores{i}",
+        )
+        probs = node("Softmax", [scores], f"probs{i}", axis=-1)
+        context = node("Transpose", [node("MatMul", [probs, v], f"ctx{i}")], f"ctx{i}_t", perm=[0, 2, 1, 3])
+        context = node("Reshape", [context, "merge_heads"], f"ctx{i}_m")
+        attended = linear(context, f"{p}.attention.output.dense", f"attn_out{i}")
+        x = layer_norm(
+            node("Add", [attended, x], f"attn_res{i}"), f"{p}.attention.output.LayerNorm", f"h{i}_a"
+        )
+        inner = linear(x, f"{p}.intermediate.dense", f"inter{i}")
+        erf = node("Erf", [node("Div", [inner, "sqrt2_f"], f"inter{i}_d")], f"inter{i}_erf")
+        gelu = node(
+            "Mul",
+            [node("Mul", [inner, "half_f"], f"inter{i}_h"), node("Add", [erf, "one_f"], f"inter{i}_e1")],
+            f"gelu{i}",
+        )
+        out = linear(gelu, f"{p}.output.dense", f"ffn_out{i}")
+        x = layer_norm(node("Add", [out, x], f"ffn_res{i}"), f"{p}.output.LayerNorm", f"h{i + 1}")
+
+    # Mean pooling over real tokens (sum clamped at 1e-9), then L2 normalisation (norm clamped at 1e-12).
+    mask_3d = node("Unsqueeze", [mask_f, "axis_last"], "mask_3d")
+    token_sum = node("ReduceSum", [node("Mul", [x, mask_3d], "masked"), "axis1"], "token_sum", keepdims=0)
+    count = node(
+        "Max", [node("ReduceSum", [mask_3d, "axis1"], "token_count", keepdims=0), "tiny_count_f"], "count"
+    )
+    mean = node("Div", [token_sum, count], "mean")
+    square = node("ReduceSum", [node("Mul", [mean, mean], "mean_sq"), "axis_last"], "sq_sum", keepdims=1)
+    norm = node("Max", [node("Sqrt", [square], "norm_raw"), "tiny_norm_f"], "norm")
+    nodes.append(helper.make_node("Div", [mean, norm], ["sentence_embedding"], name="sentence_embedding"))
+
+    graph = helper.make_graph(
+        nodes,
+        "sentence_encoder",
+        [
+            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
+            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"]),
+        ],
+        [helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden])],
+        inits,
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="graphmem", ir_version=8
+    )
+    return model

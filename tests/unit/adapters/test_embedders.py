@@ -1,0 +1,108 @@
+"""Choosing the embedder, lazy imports, the torch extra's error, the ONNX file cache (no model run)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters import embedders, onnx_bert
+from graphmem.adapters.embedders import (
+    DEFAULT_MODEL,
+    OnnxEmbedder,
+    SentenceTransformerEmbedder,
+    make_embedder,
+)
+from graphmem.errors import EmbedderError
+
+
+def test_the_default_model_runs_on_onnx_runtime_and_keeps_its_name(tmp_path: Path) -> None:
+    embedder = make_embedder(DEFAULT_MODEL, cache_dir=tmp_path)
+
+    assert isinstance(embedder, OnnxEmbedder)
+    assert (embedder.model_name, embedder.dimension) == (DEFAULT_MODEL, 384)
+
+
+def test_another_local_model_directory_goes_to_sentence_transformers(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}", "utf-8")
+
+    embedder = make_embedder(str(tmp_path))
+
+    assert isinstance(embedder, SentenceTransformerEmbedder)
+    assert embedder.model_name == str(tmp_path.resolve())
+
+
+def test_a_directory_that_is_no_model_says_what_to_set(tmp_path: Path) -> None:
+    with pytest.raises(EmbedderError, match="not a local sentence-transformers model directory"):
+        make_embedder(str(tmp_path / "nowhere"))
+
+
+def test_another_model_without_the_torch_extra_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "config.json").write_text("{}", "utf-8")
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import fails as if not installed
+    embedders._load_model.cache_clear()
+    try:
+        with pytest.raises(EmbedderError, match=r"pip install 'graphmem\[torch\]'"):
+            SentenceTransformerEmbedder(str(tmp_path)).embed(["x"])
+    finally:
+        embedders._load_model.cache_clear()
+
+
+def test_an_empty_batch_needs_no_model(tmp_path: Path) -> None:
+    vectors = OnnxEmbedder(cache_dir=tmp_path / "cache").embed([])
+
+    assert vectors.shape == (0, 384)
+    assert not (tmp_path / "cache").exists()
+
+
+LAZY_SCRIPT = """
+import sys
+from graphmem.adapters.embedders import make_embedder
+make_embedder()
+print(",".join(m for m in ("onnxruntime", "onnx", "tokenizers", "safetensors", "torch") if m in sys.modules))
+"""
+
+
+def test_making_the_default_embedder_imports_no_runtime() -> None:
+    done = subprocess.run([sys.executable, "-c", LAZY_SCRIPT], capture_output=True, text=True, check=False)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
+
+
+def test_an_unwritable_cache_folder_is_an_embedder_error_that_says_what_to_do(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder", "utf-8")
+    model_dir = Path(embedders.resolve_model_path(DEFAULT_MODEL))
+
+    with pytest.raises(EmbedderError, match="Cannot create the model cache folder"):
+        onnx_bert.model_file(model_dir, blocker / "models")
+
+
+def test_a_model_folder_without_weights_says_to_reinstall(tmp_path: Path) -> None:
+    with pytest.raises(EmbedderError, match=r"no model\.safetensors; reinstall"):
+        onnx_bert.model_file(tmp_path, tmp_path / "cache")
+
+
+def test_a_model_that_is_not_bert_is_refused_with_the_reason(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "t5"}), "utf-8")
+    (tmp_path / "model.safetensors").write_bytes(b"")
+
+    with pytest.raises(EmbedderError, match="Cannot build an ONNX model"):
+        onnx_bert.build(tmp_path)
+
+
+def test_a_failed_write_leaves_no_partial_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(onnx_bert.os, "replace", fail)
+
+    with pytest.raises(EmbedderError, match="No space left"):
+        onnx_bert._write_atomically(tmp_path / "model.onnx", b"data")
+    assert list(tmp_path.iterdir()) == []

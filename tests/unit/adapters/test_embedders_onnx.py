@@ -1,0 +1,92 @@
+"""The default embedder on the real packaged weights: the same vectors as sentence-transformers gave.
+
+samples/embedding_reference.json holds 40 varied texts (long ones past 256 tokens,
+unicode, code, blank ones) and the vectors that SentenceTransformerEmbedder produced
+for them on torch before ONNX Runtime replaced it; no torch is needed here.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem.adapters import onnx_bert
+from graphmem.adapters.embedders import DEFAULT_MODEL, OnnxEmbedder, resolve_model_path
+
+pytestmark = pytest.mark.integration
+
+REFERENCE = Path(__file__).resolve().parents[3] / "samples" / "embedding_reference.json"
+
+
+def _reference() -> tuple[dict[str, object], list[str], np.ndarray]:
+    data = json.loads(REFERENCE.read_text("utf-8"))
+    texts = data["texts"]
+    raw = np.frombuffer(base64.b64decode(data["vectors_float16_b64"]), "<f2")
+    vectors = raw.reshape(len(texts), data["dimension"]).astype(np.float32)
+    return data, texts, vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_the_packaged_weights_are_the_ones_the_reference_was_made_with() -> None:
+    data, _, _ = _reference()
+    weights = Path(resolve_model_path(DEFAULT_MODEL)) / onnx_bert.WEIGHTS_FILE
+
+    assert onnx_bert.weights_sha256(weights) == data["weights_sha256"]
+
+
+def test_every_reference_text_embeds_as_sentence_transformers_did(real_embedder: OnnxEmbedder) -> None:
+    _, texts, expected = _reference()
+
+    vectors = real_embedder.embed(texts)
+
+    cosines = (vectors * expected).sum(axis=1)
+    assert vectors.shape == expected.shape
+    assert cosines.min() >= 0.999, [texts[i][:40] for i in np.flatnonzero(cosines < 0.999)]
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_text_embeds_the_same_alone_as_in_any_batch_order(real_embedder: OnnxEmbedder) -> None:
+    _, texts, _ = _reference()
+    batch = real_embedder.embed(texts)
+
+    reversed_batch = real_embedder.embed(texts[::-1])[::-1]
+    alone = np.stack([real_embedder.embed([text])[0] for text in texts[:8]])
+
+    assert np.allclose(reversed_batch, batch, atol=1e-5)
+    assert np.allclose(alone, batch[:8], atol=1e-5)
+
+
+def test_the_query_thread_gets_the_same_vectors(real_embedder: OnnxEmbedder) -> None:
+    _, texts, expected = _reference()
+    out: list[np.ndarray] = []
+
+    def query() -> None:
+        real_embedder.prepare_query_thread()
+        out.append(real_embedder.embed(texts[:5]))
+
+    worker = threading.Thread(target=query)
+    worker.start()
+    worker.join()
+
+    assert (out[0] * expected[:5]).sum(axis=1).min() >= 0.999
+
+
+def test_the_model_file_is_made_once_per_weights_and_then_reused(tmp_path: Path) -> None:
+    model_dir = Path(resolve_model_path(DEFAULT_MODEL))
+    data, _, _ = _reference()
+
+    made = onnx_bert.model_file(model_dir, tmp_path)
+    first_write = made.stat().st_mtime_ns
+    again = onnx_bert.model_file(model_dir, tmp_path)
+
+    assert made == again
+    assert made.name.startswith(f"minilm-{str(data['weights_sha256'])[:32]}-g{onnx_bert.GRAPH_VERSION}")
+    assert again.stat().st_mtime_ns == first_write
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    for note in tmp_path.glob("*.source.json"):  # a damaged note: the hash is computed again
+        note.write_text('{"source": "garbage', "utf-8")
+    assert onnx_bert.model_file(model_dir, tmp_path) == made
