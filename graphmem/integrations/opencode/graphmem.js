@@ -77,11 +77,21 @@ function daemonUrl() {
   return info.url;
 }
 
+// The daemon's local secret (daemon.token, readable only by this user), else GRAPHMEM_API_KEY.
+function daemonToken() {
+  try {
+    const token = readFileSync(join(dataDir(), "daemon.token"), "utf8").trim();
+    if (token) return token;
+  } catch {}
+  return (process.env.GRAPHMEM_API_KEY ?? "").trim();
+}
+
 // POST a JSON body to the daemon; the answer's JSON. The request is on its way before the
 // first await, so an event handler that cannot wait (opencode run exits) still sends it.
 async function post(path, body, timeoutMs) {
-  const headers = { "content-type": "application/json", "x-graphmem-client": `opencode-plugin/${process.pid}` };
-  if (process.env.GRAPHMEM_API_KEY) headers.authorization = `Bearer ${process.env.GRAPHMEM_API_KEY}`;
+  const headers = { "content-type": "application/json" };
+  const secret = daemonToken();
+  if (secret) headers.authorization = `Bearer ${secret}`;
   const response = await fetch(daemonUrl() + path, {
     method: "POST",
     headers,

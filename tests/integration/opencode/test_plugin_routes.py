@@ -30,16 +30,20 @@ def daemon(tmp_path_factory: pytest.TempPathFactory, project: Path) -> Iterator[
         "method": "remember",
         "arguments": {"text": DECISION, "category": "decision", "project": str(project)},
     }
-    status, _, raw = http("POST", f"{running.url}/rpc", json.dumps(body).encode())
+    status, _, raw = http(
+        "POST", f"{running.url}/rpc", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
     assert status == 200 and "result" in json.loads(raw), raw
     yield running
     running.stop()
 
 
-def post(daemon: Daemon, route: str, body: Any, **headers: str) -> tuple[int, dict[str, Any]]:
+def post(
+    daemon: Daemon, route: str, body: Any, *, token: bool = True, **headers: str
+) -> tuple[int, dict[str, Any]]:
     raw = body if isinstance(body, bytes) else json.dumps(body).encode()
     status, _, answer = http(
-        "POST", f"{daemon.url}{route}", raw, {"Content-Type": "application/json", **headers}
+        "POST", f"{daemon.url}{route}", raw, {"Content-Type": "application/json", **headers}, token=token
     )
     parsed: dict[str, Any] = json.loads(answer)
     return status, parsed
@@ -138,7 +142,7 @@ def test_the_routes_need_the_api_key_when_one_is_set(tmp_path: Path, project: Pa
     )
     try:
         for route in ("/plugin/inject", "/plugin/compaction", "/plugin/ingest"):
-            status, answer = post(secured, route, inject_body(project))
+            status, answer = post(secured, route, inject_body(project), token=False)
             assert status == 401 and "API key" in answer["error"], route
 
         status, _ = post(
