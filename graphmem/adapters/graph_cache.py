@@ -112,7 +112,9 @@ class GraphCache:
                     members = self._memories_of.get(key, set())
                     if len(members) > ENTITY_FANOUT:
                         continue
-                    found.extend(Neighbour(memory_id, key, o) for o in sorted(members) if o != memory_id)
+                    found.extend(
+                        Neighbour(memory_id, key, o, len(members)) for o in sorted(members) if o != memory_id
+                    )
                 if len(found) >= limit:
                     break
             return found[:limit]

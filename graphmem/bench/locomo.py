@@ -6,12 +6,19 @@ and session id; each question of categories 1–4 with evidence recalls the top 
 from that store. Recall@k is the share of evidence turns in the top k, All@k
 whether all of them are, NDCG@10 with binary relevance. Category 5 (adversarial)
 is reported separately.
+
+With ``distractors`` (a repository), the repository is bootstrapped once (code,
+docs facts and history, as ``graphmem bootstrap`` does) into a template store whose
+memories are then embedded; each conversation's store starts as a copy of it, and
+the questions are asked from inside that project, so every scraped commit and fact
+competes with the conversation's turns.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
 import statistics
 import tempfile
 import time
@@ -29,6 +36,7 @@ from graphmem.errors import InvalidInputError
 CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 MAIN_CATEGORIES = (1, 2, 3, 4)
 TOP_K = 10
+DISTRACTOR_HISTORY = 500  # commits bootstrapped as distractors: graphmem bootstrap's default
 
 
 @dataclass
@@ -106,19 +114,79 @@ def run(
     *,
     plans: Sequence[str | Plan] = ("hybrid",),
     conversations: int | None = None,
+    distractors: Path | None = None,
+    history: int = DISTRACTOR_HISTORY,
     progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Run the benchmark for each plan on the same stores; one report per plan."""
+    """Run the benchmark for each plan on the same stores; one report per plan.
+
+    ``distractors``: a repository bootstrapped (``history`` commits) into every
+    conversation's store before the questions.
+    """
+    chosen = [p if isinstance(p, Plan) else get_plan(p) for p in plans]
+    data = load(data_path)[:conversations]
+    if distractors is not None and not (distractors / ".git").exists():
+        raise InvalidInputError(
+            f"{distractors} is not a git repository: give the root of a clone "
+            "(git clone REPO.bundle /tmp/repo)."
+        )
+    with tempfile.TemporaryDirectory(prefix="graphmem-locomo-") as scratch:
+        template: Path | None = None
+        added: dict[str, Any] | None = None
+        if distractors is not None:
+            template = Path(scratch) / "template"
+            added = _bootstrap_template(distractors.resolve(), template, embedder, history)
+            if progress is not None:
+                progress(f"bootstrap of {distractors} ({added['memories']} memories)")
+        reports = _run(data, chosen, embedder, Path(scratch), template, added, progress)
+    return reports
+
+
+def _bootstrap_template(root: Path, template: Path, embedder: Embedder, history: int) -> dict[str, Any]:
+    """Bootstrap ``root`` into a store at ``template`` and embed what it learned."""
     from graphmem.app import open_memory
     from graphmem.settings import load_settings
 
-    chosen = [p if isinstance(p, Plan) else get_plan(p) for p in plans]
-    data = load(data_path)[:conversations]
+    started = time.perf_counter()
+    memory = open_memory(load_settings(data_dir=template), embedder=embedder)
+    try:
+        report = memory.bootstrap(root, history=history)
+        memory.embed_pending()
+        count = sum(1 for _ in memory.store.all_memories(report.project))
+    finally:
+        memory.close()
+    return {
+        "repo": str(root),
+        "project": report.project,
+        "memories": count,
+        "commits": report.commits,
+        "facts": report.facts_added,
+        "bootstrap_s": round(time.perf_counter() - started, 1),
+        "history": history,
+    }
+
+
+def _run(
+    data: list[dict[str, Any]],
+    chosen: list[Plan],
+    embedder: Embedder,
+    scratch: Path,
+    template: Path | None,
+    added: dict[str, Any] | None,
+    progress: Callable[[str], None] | None,
+) -> list[dict[str, Any]]:
+    from graphmem.app import open_memory
+    from graphmem.settings import load_settings
+
+    project = added["project"] if added is not None else None
     scores = {p.name: Scores() for p in chosen}
     latencies: dict[str, list[float]] = {p.name: [] for p in chosen}
-    for conversation in data:
-        with tempfile.TemporaryDirectory(prefix="graphmem-locomo-") as tmp:
-            memory = open_memory(load_settings(data_dir=Path(tmp)), embedder=embedder)
+    for number, conversation in enumerate(data):
+        store_dir = scratch / f"conversation-{number}"
+        if template is not None:
+            shutil.copytree(template, store_dir)  # a closed store copies as files
+        try:
+            memory = open_memory(load_settings(data_dir=store_dir), embedder=embedder)
             try:
                 memory_of: dict[str, str] = {}
                 for dia_id, session, text, when in turns(conversation):
@@ -138,21 +206,31 @@ def run(
                         if memory.semantic is not None:
                             memory.semantic.forget_queries()  # each plan pays for its own query vector
                         started = time.perf_counter()
-                        hits = memory.recall(str(qa["question"]), limit=TOP_K, plan=plan).hits
+                        question = str(qa["question"])
+                        hits = memory.recall(question, project=project, limit=TOP_K, plan=plan).hits
                         latencies[plan.name].append((time.perf_counter() - started) * 1000)
-                        ranked = [dia_of[h.memory.id] for h in hits]
+                        ranked = [dia_of.get(h.memory.id, set()) for h in hits]
                         scores[plan.name].add(int(qa["category"]), _metrics(ranked, evidence))
             finally:
                 memory.close()
+        finally:
+            shutil.rmtree(store_dir, ignore_errors=True)
         if progress is not None:
             progress(str(conversation.get("sample_id", "?")))
-    return [_report(plan.name, len(data), scores[plan.name], latencies[plan.name]) for plan in chosen]
+    return [_report(plan.name, len(data), scores[plan.name], latencies[plan.name], added) for plan in chosen]
 
 
-def _report(plan: str, conversations: int, scores: Scores, latencies: list[float]) -> dict[str, Any]:
+def _report(
+    plan: str,
+    conversations: int,
+    scores: Scores,
+    latencies: list[float],
+    distractors: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     return {
         "plan": plan,
         "conversations": conversations,
+        "distractors": distractors,
         "categories_1_4": scores.mean(MAIN_CATEGORIES),
         "by_category": {
             f"{c} {CATEGORY_NAMES[c]}": scores.mean((c,)) for c in sorted(scores.n) if scores.n[c]
@@ -166,6 +244,13 @@ def _report(plan: str, conversations: int, scores: Scores, latencies: list[float
 
 def format_report(report: dict[str, Any]) -> str:
     lines = [f"LoCoMo retrieval, plan {report['plan']}, {report['conversations']} conversations"]
+    added = report.get("distractors")
+    if added:
+        lines.append(
+            f"distractors: {added['repo']} bootstrapped once ({added['commits']} commits, "
+            f"{added['facts']} facts, {added['memories']} memories in {added['bootstrap_s']} s), "
+            "copied into each conversation's store"
+        )
     header = f"{'category':<16} {'n':>5} {'R@5':>7} {'R@10':>7} {'All@10':>7} {'NDCG@10':>8}"
     lines.append(header)
     rows = [("1-4 (all)", report["categories_1_4"]), *report["by_category"].items()]

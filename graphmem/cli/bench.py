@@ -36,12 +36,35 @@ def bench() -> None:
     help="Recall plan(s) to compare (repeatable; default: hybrid plus each channel alone).",
 )
 @click.option("--conversations", type=click.IntRange(min=1), default=None, help="Only the first N.")
+@click.option(
+    "--distractors",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="A git repository to bootstrap (code, docs, history) into each conversation's store first.",
+)
+@click.option(
+    "--history",
+    type=click.IntRange(min=0, max=100_000),
+    default=500,
+    show_default=True,
+    help="Commits of the --distractors repository to bootstrap.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
-def locomo(data_path: Path, plans: tuple[str, ...], conversations: int | None, as_json: bool) -> None:
+def locomo(
+    data_path: Path,
+    plans: tuple[str, ...],
+    conversations: int | None,
+    distractors: Path | None,
+    history: int,
+    as_json: bool,
+) -> None:
     """Retrieval quality on LoCoMo through the real remember/recall path.
 
     Each conversation goes into a fresh temporary store; each question recalls
     the top 10. Prints R@5, R@10, All@10, NDCG@10 per category and query latency.
+    With --distractors REPO, the repository is bootstrapped once and its store
+    copied into each conversation's store, and the questions are asked from
+    inside that project, so its commits and facts compete with the turns.
 
     \b
     Example:
@@ -50,6 +73,8 @@ def locomo(data_path: Path, plans: tuple[str, ...], conversations: int | None, a
         category             n     R@5    R@10  All@10  NDCG@10
         1-4 (all)          819   0.626   0.730   0.676    0.536
         ...
+        $ git clone click.bundle /tmp/click
+        $ graphmem bench locomo --data locomo-dev.json --plan hybrid --distractors /tmp/click
     """
     from graphmem.adapters.embedders import make_embedder
     from graphmem.bench.locomo import format_report, run
@@ -66,6 +91,8 @@ def locomo(data_path: Path, plans: tuple[str, ...], conversations: int | None, a
         embedder,
         plans=plans or ("hybrid", "lexical", "semantic"),
         conversations=conversations,
+        distractors=distractors,
+        history=history,
         progress=lambda name: click.echo(f"  done {name}", err=True),
     )
     if as_json:

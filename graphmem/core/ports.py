@@ -46,6 +46,7 @@ class Neighbour:
     memory_id: str
     via: str  # entity key, or the RELATES/NEXT kind
     other_id: str  # a memory id
+    fanout: int = 0  # memories about ``via`` when it is an entity; 0 for RELATES and NEXT
 
 
 class Embedder(Protocol):

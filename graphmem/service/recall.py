@@ -18,6 +18,8 @@ from graphmem.core.fusion import (
     Plan,
     Spread,
     convex_scores,
+    hub_weight,
+    source_prior,
     spread,
     weighted_rrf,
 )
@@ -132,18 +134,20 @@ class Recaller:
             for item, score, channels in scored
             if relevant(item) or ((path := paths.get(item)) is not None and relevant(path[0]))
         ]
+        # Status and source weights are at most 1: once ``limit`` hits are kept, a candidate
+        # whose unweighted score is below the last of them cannot enter, and the walk stops.
         for position, (item, score, channels) in enumerate(above):
-            if len(hits) >= query.limit:
+            if len(hits) >= query.limit and round(score, 4) < hits[query.limit - 1].score:
                 break
-            if position % chunk == 0:  # fetch records a chunk at a time, only as far as needed
+            if item not in records:  # fetch records a chunk at a time, only as far as needed
                 batch = [i for i, _, _ in above[position : position + chunk]]
                 records.update(self._store.get_memories(batch))
             record = records.get(item)
             if record is None or not _visible(record, visibility):
                 continue
-            weight = STATUS_WEIGHT.get(record.status, 1.0)
+            weight = STATUS_WEIGHT.get(record.status, 1.0) * source_prior(plan.source_priors, record.source)
             hits.append(Hit(record, round(score * weight, 4), tuple(channels), paths.get(item, ())))
-        hits.sort(key=lambda h: (-h.score, h.memory.id))
+            hits.sort(key=lambda h: (-h.score, h.memory.id))
         hits = hits[: query.limit]
         entities = self._store.about([h.memory.id for h in hits])
         hits = [
@@ -181,7 +185,7 @@ class Recaller:
         gains: dict[str, Spread] = {}
         if plan.uses(GRAPH) and base:
             seeds = sorted(base, key=lambda i: (-base[i], i))[: plan.graph_seeds]
-            adjacency, vias = self._neighbourhood(seeds, len(plan.hop_weights))
+            adjacency, vias, strengths = self._neighbourhood(seeds, len(plan.hop_weights), plan.hub_damping)
             new = [n for n in adjacency if n not in base]
             if new and plan.uses(SEMANTIC):
                 extra = self._similarities(query_vector, new)
@@ -189,7 +193,8 @@ class Recaller:
                 base = convex_scores(
                     lexical, cosines, entity, plan.weights, semantic_offset=plan.semantic_offset
                 )
-            gains = spread(base, adjacency, [w * plan.weights[GRAPH] for w in plan.hop_weights])
+            hops = [w * plan.weights[GRAPH] for w in plan.hop_weights]
+            gains = spread(base, adjacency, hops, strengths)
             for item, gain in gains.items():
                 paths[item] = (gain.source, vias.get((gain.source, item), "graph"), item)
         ranks = {
@@ -242,11 +247,16 @@ class Recaller:
         return ranking
 
     def _neighbourhood(
-        self, seeds: Sequence[str], hops: int
-    ) -> tuple[dict[str, list[str]], dict[tuple[str, str], str]]:
-        """Memory-to-memory adjacency around ``seeds`` (entities shared count as one hop)."""
+        self, seeds: Sequence[str], hops: int, damping: bool
+    ) -> tuple[dict[str, list[str]], dict[tuple[str, str], str], dict[tuple[str, str], float]]:
+        """Memory-to-memory adjacency around ``seeds`` (entities shared count as one hop).
+
+        Also the edge each pair is best joined by (``vias``) and its weight: with
+        ``damping``, an edge through an entity passes ``hub_weight`` of its fanout.
+        """
         adjacency: dict[str, set[str]] = {}
         vias: dict[tuple[str, str], str] = {}
+        strengths: dict[tuple[str, str], float] = {}
         frontier = list(seeds)
         seen = set(frontier)
         for _ in range(hops):
@@ -257,13 +267,15 @@ class Recaller:
                 a, b = edge.memory_id, edge.other_id
                 adjacency.setdefault(a, set()).add(b)
                 adjacency.setdefault(b, set()).add(a)
-                vias.setdefault((a, b), edge.via)
-                vias.setdefault((b, a), edge.via)
+                strength = hub_weight(edge.fanout) if damping else 1.0
+                if strength > strengths.get((a, b), 0.0):
+                    strengths[(a, b)] = strengths[(b, a)] = strength
+                    vias[(a, b)] = vias[(b, a)] = edge.via
                 if b not in seen:
                     seen.add(b)
                     next_frontier.append(b)
             frontier = next_frontier
-        return {item: sorted(n) for item, n in adjacency.items()}, vias
+        return {item: sorted(n) for item, n in adjacency.items()}, vias, strengths
 
 
 def _visible(record: MemoryRecord, visibility: Visibility) -> bool:

@@ -14,8 +14,11 @@ from graphmem.core.fusion import (
     LEXICAL,
     PLANS,
     SEMANTIC,
+    Plan,
     convex_scores,
     get_plan,
+    hub_weight,
+    source_prior,
     spread,
     weighted_rrf,
 )
@@ -210,3 +213,81 @@ def test_spread_gains_are_positive_and_bounded(
     for gain in spread(base, adjacency, hop_weights).values():
         assert 0 < gain.gain <= sum(hop_weights) * best + 1e-9
         assert 1 <= gain.hops <= len(hop_weights)
+
+
+# -- hub damping and source priors ---------------------------------------------------------
+
+
+def test_an_entity_two_memories_share_passes_its_whole_score() -> None:
+    assert hub_weight(0) == hub_weight(2) == 1.0  # RELATES / NEXT edges, and a pair
+
+
+def test_a_hub_passes_the_inverse_log_of_its_fanout() -> None:
+    assert hub_weight(4) == pytest.approx(0.5)
+    assert hub_weight(40) == pytest.approx(0.188, abs=1e-3)
+
+
+@given(st.integers(0, 10_000), st.integers(0, 10_000))
+def test_a_bigger_hub_never_passes_more(small: int, big: int) -> None:
+    small, big = sorted((small, big))
+    assert 0 < hub_weight(big) <= hub_weight(small) <= 1.0
+
+
+def test_spread_scales_a_neighbours_score_by_the_edge_weight() -> None:
+    adjacency = {"x": ["hubbed"], "hubbed": ["x"]}
+    weights = {("x", "hubbed"): 0.2, ("hubbed", "x"): 0.2}
+    gains = spread({"hubbed": 1.0}, adjacency, [0.5], weights)
+    assert gains["x"].gain == pytest.approx(0.1)
+
+
+def test_spread_prefers_a_weaker_source_through_a_stronger_edge() -> None:
+    # A hub neighbour with score 1.0 through a 0.2 edge is worth less than 0.5 through a pair edge.
+    adjacency = {"x": ["hubbed", "paired"], "hubbed": ["x"], "paired": ["x"]}
+    weights = {("x", "hubbed"): 0.2, ("hubbed", "x"): 0.2}
+    gains = spread({"hubbed": 1.0, "paired": 0.5}, adjacency, [0.5], weights)
+    assert gains["x"].source == "paired"
+    assert gains["x"].gain == pytest.approx(0.25)
+
+
+def test_spread_multiplies_the_edge_weights_along_two_hops() -> None:
+    adjacency = {"seed": ["mid"], "mid": ["seed", "far"], "far": ["mid"]}
+    weights = {("far", "mid"): 0.5, ("mid", "seed"): 0.4}
+    gains = spread({"seed": 1.0}, adjacency, [0.5, 0.3], weights)
+    assert gains["far"].gain == pytest.approx(0.3 * 0.5 * 0.4)
+
+
+@given(
+    st.dictionaries(_ids, st.floats(0, 3, allow_subnormal=False), max_size=10),
+    st.dictionaries(_ids, st.lists(_ids, max_size=4), max_size=10),
+    st.floats(0.01, 1),
+)
+def test_damped_edges_never_pass_more_than_undamped_ones(
+    base: dict[str, float], adjacency: dict[str, list[str]], damping: float
+) -> None:
+    edges = {(a, b): damping for a, ns in adjacency.items() for b in ns}
+    plain = spread(base, adjacency, [0.5, 0.3])
+    damped = spread(base, adjacency, [0.5, 0.3], edges)
+    for item, gain in damped.items():
+        assert gain.gain <= plain[item].gain + 1e-9
+
+
+def test_source_prior_takes_the_longest_matching_prefix() -> None:
+    priors = {"git:": 0.8, "git:vendor/": 0.5}
+    assert source_prior(priors, "git:abc123") == 0.8
+    assert source_prior(priors, "git:vendor/x") == 0.5
+    assert source_prior(priors, "user") == 1.0
+
+
+def test_every_plan_ranks_scraped_memories_below_what_people_said() -> None:
+    for plan in PLANS.values():
+        assert source_prior(plan.source_priors, "git:0123abcd") < 1.0  # a bootstrapped commit
+        assert source_prior(plan.source_priors, "bootstrap:README.md#setup") < 1.0  # a docs fact
+        for said in ("user", "mcp", "opencode"):
+            assert source_prior(plan.source_priors, said) == 1.0
+        assert plan.hub_damping
+
+
+@pytest.mark.parametrize("prior", [0.0, -0.5, 1.5])
+def test_a_plan_rejects_a_prior_outside_zero_to_one(prior: float) -> None:
+    with pytest.raises(ValueError, match="must be in"):
+        Plan("custom", {LEXICAL: 1.0}, source_priors={"git:": prior})
