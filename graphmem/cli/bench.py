@@ -165,6 +165,36 @@ def serve(clients: int, calls: int, cold_runs: int, as_json: bool) -> None:
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
 
 
+@bench.command(name="cli")
+@click.option(
+    "--repeats", type=click.IntRange(1, 50), default=3, show_default=True, help="Runs of each scenario."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def cli_bench(repeats: int, as_json: bool) -> None:
+    """The CLI's cold paths, each a fresh `graphmem` process: recall through a running
+    daemon, one-shot recall with no daemon, and the first recall right after a daemon
+    starts (does it find "Use ruff for linting" for "which linter" before the model is
+    ready?). Medians of --repeats runs, with the load average.
+
+    Runs on a temporary data dir and port; a daemon you already run is not touched.
+
+    \b
+    Example:
+        $ graphmem bench cli
+        scenario                                  median s  runs (s)                 load
+        ------------------------------------------------------------------------------
+        one-shot recall, no daemon                    2.41  2.52, 2.41, 2.38         0.61
+        first recall right after daemon start         0.52  0.61, 0.52, 0.50         0.70
+          found: [True, True, True], semantic_ready: [False, False, False]
+        recall through a running daemon               0.29  0.30, 0.29, 0.29         0.85
+        status through a running daemon               0.31  0.33, 0.31, 0.30         0.85
+    """
+    from graphmem.bench.cli import format_report, run
+
+    report = run(repeats=repeats)
+    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else format_report(report))
+
+
 @bench.command(name="ingest")
 @click.option(
     "--sessions", type=click.IntRange(1, 100_000), default=100, show_default=True, help="Sessions generated."
