@@ -184,7 +184,7 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         with self._write_lock:
             old = self._get(supersedes) if supersedes else None
             for existing in self.store.find_by_hash(digest):
-                if existing.status is not Status.SUPERSEDED or existing.id == supersedes:
+                if existing.status is not Status.SUPERSEDED or (old is not None and existing.id == old.id):
                     # an archived one comes back
                     return replace(self._reinforce(existing, now), redacted=redaction.count)
             visibility = Visibility(owner, frozenset({Status.ACTIVE}))
@@ -305,6 +305,7 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         new_text = validate_text(redact(text).text) if text is not None else None
         with self._write_lock:
             record = self._get(memory_id)
+            memory_id = record.id  # as stored: the id given may carry whitespace
             now = self._clock()
             if new_text is not None and new_text != record.text:
                 self.store.replace_text(
