@@ -153,18 +153,19 @@ def test_export_and_import_round_trip_through_the_tools(
     exported = call(url, "export_memories", project=where)
     assert exported["memories"] >= 1
     assert all(json.loads(line) for line in exported["content"].splitlines())
-    to_file = call(url, "export_memories", project=where, path=str(tmp_path / "out.jsonl"))
-    written = (tmp_path / "out.jsonl").read_text("utf-8").splitlines()
+    to_file = call(url, "export_memories", project=where, path="out.jsonl")  # into <data_dir>/exports/
+    written = Path(to_file["path"]).read_text("utf-8").splitlines()
     assert written[1:] == exported["content"].splitlines()[1:]  # the header has the export time
     assert to_file["memories"] == exported["memories"]
 
     checked = call(url, "import_memories", content=exported["content"], dry_run=True)
     assert checked["dry_run"] and checked["memories_added"] == 0
-    again = call(url, "import_memories", path=str(tmp_path / "out.jsonl"))
+    again = call(url, "import_memories", path="out.jsonl")
     assert again["memories_added"] == 0 and again["memories_skipped"] == exported["memories"]
     broken = exported["content"] + '{"type": "memory", "id": 5}\n'
     assert "line" in call_error(url, "import_memories", content=broken)
-    assert "relative" in call_error(url, "export_memories", path="out.jsonl")
+    assert "only inside" in call_error(url, "export_memories", path=str(tmp_path / "out.jsonl"))
+    assert not (tmp_path / "out.jsonl").exists()
 
 
 def test_sessions_claims_and_summaries(daemon: Daemon, project: Path) -> None:
