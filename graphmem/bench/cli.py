@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,6 +49,8 @@ class Timing:
     median_s: float
     runs_s: list[float]
     load_average: float
+    # CPU seconds (user + system) of the process: what the work costs whatever the load.
+    median_cpu_s: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
 
 
@@ -71,7 +74,14 @@ def _env(data_dir: Path) -> dict[str, str]:
     return env
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _graphmem(data_dir: Path, *args: str, cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Seconds from launch to exit, and what it printed; its CPU seconds go to ``_cpu``."""
+    cpu = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "graphmem", *args],
@@ -83,6 +93,7 @@ def _graphmem(data_dir: Path, *args: str, cwd: Path) -> tuple[float, subprocess.
         check=False,
     )
     took = time.perf_counter() - started
+    _cpu.append(_children_cpu() - cpu)
     if done.returncode != 0:
         raise RuntimeError(f"graphmem {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
     return took, done
@@ -128,8 +139,13 @@ def _wait_semantic(data_dir: Path, cwd: Path) -> None:
     raise RuntimeError("the daemon's model did not load in time")
 
 
-def _timing(name: str, runs: list[float], load: float, **details: Any) -> Timing:
-    return Timing(name, statistics.median(runs), [round(r, 3) for r in runs], load, details)
+_cpu: list[float] = []  # CPU seconds of each `graphmem` process run, in order
+
+
+def _timing(name: str, runs: list[float], cpu: list[float], load: float, **details: Any) -> Timing:
+    return Timing(
+        name, statistics.median(runs), [round(r, 3) for r in runs], load, statistics.median(cpu), details
+    )
 
 
 def run(repeats: int = 3) -> CliReport:
@@ -143,10 +159,12 @@ def run(repeats: int = 3) -> CliReport:
         _graphmem(data_dir, "recall", QUERY, cwd=cwd)  # embeds the seed once
 
         load = os.getloadavg()[0]
+        _cpu.clear()
         oneshot = [_graphmem(data_dir, "recall", QUERY, cwd=cwd)[0] for _ in range(repeats)]
-        timings = [_timing("one-shot recall, no daemon", oneshot, load)]
+        timings = [_timing("one-shot recall, no daemon", oneshot, _cpu[:], load)]
 
         first: list[float] = []
+        first_cpu: list[float] = []
         found: list[bool] = []
         ready: list[bool] = []
         load = os.getloadavg()[0]
@@ -155,33 +173,48 @@ def run(repeats: int = 3) -> CliReport:
             try:
                 took, done = _graphmem(data_dir, "recall", QUERY, "--json", cwd=cwd)
             finally:
+                first_cpu.append(_cpu[-1])
                 _stop(daemon)
             answer = json.loads(done.stdout)
             first.append(took)
             found.append(any(hit["text"] == SEED[0][1] for hit in answer["hits"]))
             ready.append(bool(answer.get("semantic_ready")))
         timings.append(
-            _timing("first recall right after daemon start", first, load, found=found, semantic_ready=ready)
+            _timing(
+                "first recall right after daemon start",
+                first,
+                first_cpu,
+                load,
+                found=found,
+                semantic_ready=ready,
+            )
         )
 
         daemon = _start_daemon(data_dir, cwd)
         try:
             _wait_semantic(data_dir, cwd)
             load = os.getloadavg()[0]
+            _cpu.clear()
             through = [_graphmem(data_dir, "recall", QUERY, cwd=cwd)[0] for _ in range(repeats)]
+            through_cpu = _cpu[:]
+            _cpu.clear()
             status = [_graphmem(data_dir, "status", cwd=cwd)[0] for _ in range(repeats)]
+            status_cpu = _cpu[:]
         finally:
             _stop(daemon)
-        timings.append(_timing("recall through a running daemon", through, load))
-        timings.append(_timing("status through a running daemon", status, load))
+        timings.append(_timing("recall through a running daemon", through, through_cpu, load))
+        timings.append(_timing("status through a running daemon", status, status_cpu, load))
     return CliReport(timings, repeats)
 
 
 def format_report(report: CliReport) -> str:
-    lines = [f"{'scenario':<40} {'median s':>9}  runs (s)                 load", "-" * 78]
+    lines = [f"{'scenario':<40} {'median s':>9} {'cpu s':>6}  runs (s)                 load", "-" * 85]
     for timing in report.timings:
         runs = ", ".join(f"{r:.2f}" for r in timing.runs_s)
-        lines.append(f"{timing.name:<40} {timing.median_s:>9.2f}  {runs:<24} {timing.load_average:.2f}")
+        lines.append(
+            f"{timing.name:<40} {timing.median_s:>9.2f} {timing.median_cpu_s:>6.2f}  {runs:<24} "
+            f"{timing.load_average:.2f}"
+        )
         if timing.details:
             extra = ", ".join(f"{key}: {value}" for key, value in timing.details.items())
             lines.append(f"  {extra}")

@@ -181,13 +181,13 @@ def cli_bench(repeats: int, as_json: bool) -> None:
     \b
     Example:
         $ graphmem bench cli
-        scenario                                  median s  runs (s)                 load
-        ------------------------------------------------------------------------------
-        one-shot recall, no daemon                    2.41  2.52, 2.41, 2.38         0.61
-        first recall right after daemon start         0.52  0.61, 0.52, 0.50         0.70
-          found: [True, True, True], semantic_ready: [False, False, False]
-        recall through a running daemon               0.29  0.30, 0.29, 0.29         0.85
-        status through a running daemon               0.31  0.33, 0.31, 0.30         0.85
+        scenario                                  median s  cpu s  runs (s)                 load
+        -------------------------------------------------------------------------------------
+        one-shot recall, no daemon                    6.39   1.64  6.51, 6.21, 6.39         12.83
+        first recall right after daemon start         7.12   0.93  7.17, 7.12, 6.29         14.58
+          found: [True, True, True], semantic_ready: [True, True, True]
+        recall through a running daemon               2.77   0.81  2.52, 2.77, 2.81         15.97
+        status through a running daemon               2.80   0.80  2.82, 2.80, 2.65         15.97
     """
     from graphmem.bench.cli import format_report, run
 
