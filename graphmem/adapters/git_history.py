@@ -51,8 +51,18 @@ _NO_REFS = "refs/graphmem-decorates-no-ref"
 _EXPECTED_FAILURES = ("not a git repository", "bad revision 'HEAD'")  # outside git; no commits yet
 
 
-def read_history(root: Path, *, max_commits: int, since_sha: str | None = None) -> list[Commit]:
+def read_history(
+    root: Path,
+    *,
+    max_commits: int,
+    since_sha: str | None = None,
+    before: datetime | None = None,
+    merges: bool = True,
+) -> list[Commit]:
     """The newest ``max_commits`` commits reachable from HEAD in ``root``, newest first.
+
+    With ``before``, only commits whose committer time is earlier (a benchmark's cut:
+    the history as it stood then); with ``merges=False``, no merge commits.
 
     With ``since_sha``, only the commits after it (``since_sha..HEAD``), still bounded;
     when git does not know that commit (history rewritten, a shallow clone, a typo),
@@ -63,19 +73,28 @@ def read_history(root: Path, *, max_commits: int, since_sha: str | None = None) 
     """
     if max_commits < 1:
         return []
+    filters = _filters(before, merges)
     if since_sha is not None:
         if _SHA_RE.fullmatch(since_sha):
-            output = _git_log(root, max_commits, f"{since_sha}..HEAD", quiet=True)
+            output = _git_log(root, max_commits, f"{since_sha}..HEAD", quiet=True, filters=filters)
             if output is not None:
                 return _parse(output)
             log.info("git history: %s is not a known commit in %s; reading the full history", since_sha, root)
         else:
             log.info("git history: %r is not a commit sha; reading the full history", since_sha)
-    output = _git_log(root, max_commits, "HEAD", quiet=False)
+    output = _git_log(root, max_commits, "HEAD", quiet=False, filters=filters)
     return [] if output is None else _parse(output)
 
 
-def _git_log(root: Path, max_commits: int, revisions: str, *, quiet: bool) -> str | None:
+def _filters(before: datetime | None, merges: bool) -> list[str]:
+    filters = [] if merges else ["--no-merges"]
+    if before is not None:
+        # --before keeps committer times <= the date: one second earlier is "strictly before".
+        filters.append(f"--before={int(before.timestamp()) - 1}")
+    return filters
+
+
+def _git_log(root: Path, max_commits: int, revisions: str, *, quiet: bool, filters: list[str]) -> str | None:
     args = [
         "git",
         "-c",
@@ -90,6 +109,7 @@ def _git_log(root: Path, max_commits: int, revisions: str, *, quiet: bool) -> st
         "--relative",
         "--no-color",
         "-z",
+        *filters,
         revisions,
         "--",
     ]

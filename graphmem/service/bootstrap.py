@@ -59,7 +59,15 @@ class Bootstrapper:
         self._clock = clock
         self._parser = CodeParser()
 
-    def run(self, root: Path, *, history: int = 500, progress: Progress | None = None) -> BootstrapReport:
+    def run(
+        self,
+        root: Path,
+        *,
+        history: int = 500,
+        progress: Progress | None = None,
+        history_before: datetime | None = None,
+        history_merges: bool = True,
+    ) -> BootstrapReport:
         started = time.perf_counter()
         root = root.resolve()
         if not root.is_dir():
@@ -111,7 +119,7 @@ class Bootstrapper:
             report.imports = len(edges.imports)
         report.symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
         self._docs(root, project, listing.docs, report)
-        self._history(root, project, history, report)
+        self._history(root, project, history, report, before=history_before, merges=history_merges)
         if self._memory.semantic is not None:
             self._memory.semantic.added()
         report.seconds = round(time.perf_counter() - started, 2)
@@ -183,10 +191,19 @@ class Bootstrapper:
 
     # -- history ----------------------------------------------------------------------
 
-    def _history(self, root: Path, project: str, depth: int, report: BootstrapReport) -> None:
+    def _history(
+        self,
+        root: Path,
+        project: str,
+        depth: int,
+        report: BootstrapReport,
+        *,
+        before: datetime | None = None,
+        merges: bool = True,
+    ) -> None:
         if depth <= 0:
             return
-        commits = read_history(root, max_commits=depth)
+        commits = read_history(root, max_commits=depth, before=before, merges=merges)
         if not commits:
             return
         ids = {c.sha: f"mem_{c.sha[:16]}" for c in commits}

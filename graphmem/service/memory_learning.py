@@ -33,11 +33,19 @@ class LearningVerbs:
     _session_extractor: SessionExtractor | None
 
     def bootstrap(
-        self, path: str | Path, *, history: int = 500, progress: Callable[[int, int], None] | None = None
+        self,
+        path: str | Path,
+        *,
+        history: int = 500,
+        progress: Callable[[int, int], None] | None = None,
+        history_before: datetime | None = None,
+        history_merges: bool = True,
     ) -> BootstrapReport:
         """Scan a repository into files, symbols and edges, facts from its docs, and its history.
 
         Incremental: unchanged files cost a ``stat``; see ``service/bootstrap.py``.
+        ``history_before`` keeps only commits older than that time and
+        ``history_merges=False`` leaves merge commits out (the code-memory benchmark's cut).
         """
         from graphmem.service.bootstrap import Bootstrapper  # it imports the service
 
@@ -47,7 +55,11 @@ class LearningVerbs:
             raise InvalidInputError("history must be between 0 and 100000 commits.")
         with self._write_lock:
             return Bootstrapper(self._service(), self.code, self._clock).run(
-                Path(path), history=history, progress=progress
+                Path(path),
+                history=history,
+                progress=progress,
+                history_before=history_before,
+                history_merges=history_merges,
             )
 
     @property

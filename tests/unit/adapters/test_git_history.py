@@ -143,6 +143,41 @@ def test_a_merge_lists_no_files_and_the_merged_commits_keep_theirs(repo: Path) -
     assert len(commits) == 6
 
 
+def test_before_keeps_only_older_commits_and_merges_can_be_left_out(repo: Path) -> None:
+    cut = datetime(2026, 3, 5, 8, 0, tzinfo=UTC)  # the third commit's time: strictly before it
+    assert [c.subject for c in read_history(repo, max_commits=10, before=cut)] == [
+        "Fix refund rounding (fixes #12)",
+        "Add money helpers",
+    ]
+    git(repo, "checkout", "-q", "-b", "feature", "HEAD~1")
+    commit(repo, "Feature work", {"src/feature.py": "f = 1\n"})
+    git(repo, "checkout", "-q", "main")
+    git(
+        repo,
+        "merge",
+        "-q",
+        "--no-ff",
+        "--no-edit",
+        "feature",
+        env={
+            "GIT_COMMITTER_NAME": "A",
+            "GIT_COMMITTER_EMAIL": "a@x",
+            "GIT_AUTHOR_NAME": "A",
+            "GIT_AUTHOR_EMAIL": "a@x",
+        },
+    )
+
+    commits = read_history(repo, max_commits=10, merges=False)
+    assert not any(c.is_merge for c in commits)
+    assert sorted(c.subject for c in commits) == [
+        "Add money helpers",
+        "Docs: refunds",
+        "Feature work",
+        "Fix refund rounding (fixes #12)",
+    ]
+    assert any(c.is_merge for c in read_history(repo, max_commits=10))
+
+
 def test_a_rename_is_a_deletion_and_an_addition(repo: Path) -> None:
     content = (repo / "src/refund.py").read_text("utf-8")
     commit(repo, "Rename refund", {"src/refund.py": None, "src/refunds.py": content})

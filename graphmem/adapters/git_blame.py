@@ -1,0 +1,266 @@
+"""What the code-memory benchmark asks git: commits, their changed lines, blame, file logs.
+
+Every call runs ``git`` in the repository it is given, with the locale fixed and the
+variables that would point git elsewhere removed. Nothing here writes to that
+repository: ``shared_checkout`` makes a separate clone that borrows its objects.
+
+Failures the caller can fix (not a repository, a shallow clone, no commits) raise
+``InvalidInputError`` with what to do; a git command that fails later raises
+``GraphmemError`` naming the command.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphmem.errors import GraphmemError, InvalidInputError
+
+GIT_TIMEOUT_S = 300.0
+_HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+_GIT_LOCATION_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+    "GIT_CEILING_DIRECTORIES",
+)
+_C_ESCAPES = {
+    "n": "\n",
+    "t": "\t",
+    '"': '"',
+    "\\": "\\",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "r": "\r",
+    "v": "\v",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    sha: str
+    committed_at: int  # committer time, unix seconds
+    parents: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class FileChange:
+    """One file's side of ``git diff -U0 C^ C``: old line ranges that were modified or
+    deleted, and old lines after which lines were only inserted."""
+
+    path: str  # the old path (the new one for an added file)
+    added: bool = False
+    changed: list[tuple[int, int]] = field(default_factory=list)  # (first, last), 1-based, inclusive
+    inserted_after: list[int] = field(default_factory=list)
+
+    @property
+    def old_lines(self) -> set[int]:
+        return {line for first, last in self.changed for line in range(first, last + 1)}
+
+
+def _env() -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARIABLES}
+    env["LC_ALL"] = "C"
+    return env
+
+
+def git(repo: Path, *args: str, check: bool = True) -> bytes:
+    """``git args`` in ``repo``; its standard output, or ``GraphmemError`` when it fails."""
+    command = ["git", "-c", "core.quotePath=false", "-c", "log.showSignature=false", *args]
+    try:
+        done = subprocess.run(
+            command, cwd=repo, env=_env(), capture_output=True, timeout=GIT_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise GraphmemError(f"git {args[0]} in {repo} took over {GIT_TIMEOUT_S:.0f} s.") from None
+    except OSError as exc:
+        raise GraphmemError(f"Cannot run git in {repo} ({exc}): is git installed?") from None
+    if check and done.returncode != 0:
+        first = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit {done.returncode}"])[
+            0
+        ]
+        raise GraphmemError(f"git {args[0]} failed in {repo}: {first}")
+    return done.stdout
+
+
+def check_repository(path: Path) -> Path:
+    """The repository's top folder (or git dir when bare); a clear error when ``path``
+    is no repository with history of its own."""
+    if not path.is_dir():
+        raise InvalidInputError(f"{path} is not a directory: give the path of a git repository.")
+    try:
+        inside = git(path, "rev-parse", "--is-inside-work-tree", "--is-bare-repository", check=False)
+    except GraphmemError as exc:
+        raise InvalidInputError(str(exc)) from None
+    flags = inside.decode().split()
+    if len(flags) != 2:
+        raise InvalidInputError(
+            f"{path} is not a git repository: give a clone with its history (git clone URL, not a download)."
+        )
+    root = path.resolve()
+    if flags[0] == "true":
+        root = Path(git(path, "rev-parse", "--show-toplevel").decode().strip()).resolve()
+    if git(root, "rev-parse", "--is-shallow-repository").decode().strip() == "true":
+        raise InvalidInputError(
+            f"{root} is a shallow clone: blame needs the whole history. "
+            "Run `git fetch --unshallow` in it first."
+        )
+    if not git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).strip():
+        raise InvalidInputError(f"{root} has no commits yet: there is no history to measure.")
+    return root
+
+
+def head(repo: Path) -> str:
+    return git(repo, "rev-parse", "HEAD^{commit}").decode().strip()
+
+
+def non_merge_commits(repo: Path) -> list[CommitInfo]:
+    """``git rev-list --no-merges HEAD``, newest first, with committer times and parents."""
+    out = git(repo, "log", "--no-merges", "--format=%H %ct %P", "HEAD", "--")
+    commits = []
+    for line in out.decode().splitlines():
+        sha, seconds, *parents = line.split()
+        commits.append(CommitInfo(sha, int(seconds), tuple(parents)))
+    return commits
+
+
+def all_commit_times(repo: Path) -> dict[str, int]:
+    """Committer time of every non-merge commit reachable from HEAD."""
+    return {c.sha: c.committed_at for c in non_merge_commits(repo)}
+
+
+def messages(repo: Path, shas: set[str]) -> dict[str, str]:
+    """Subject and body of each commit in ``shas`` (reachable from HEAD)."""
+    out = git(repo, "log", "--no-merges", "--encoding=UTF-8", "--format=%H%x1f%B%x1e", "HEAD", "--")
+    found: dict[str, str] = {}
+    for record in out.decode("utf-8", "replace").split("\x1e"):
+        sha, _, text = record.strip("\n").partition("\x1f")
+        if sha in shas:
+            found[sha] = text.strip()
+    return found
+
+
+def diff_changes(repo: Path, parent: str, sha: str) -> list[FileChange]:
+    """The old side of ``git diff -U0 --no-renames parent sha``, file by file."""
+    out = git(
+        repo,
+        "diff",
+        "-U0",
+        "--no-renames",
+        "--no-color",
+        "--no-ext-diff",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        parent,
+        sha,
+        "--",
+    )
+    changes: list[FileChange] = []
+    current: FileChange | None = None
+    for line in out.split(b"\n"):
+        if line.startswith(b"diff --git "):
+            current = None
+        elif line.startswith(b"--- "):
+            old = _path(line[4:], b"a/")
+            current = FileChange(old) if old is not None else None
+            if current is not None:
+                changes.append(current)
+        elif current is None and line.startswith(b"+++ "):
+            new = _path(line[4:], b"b/")
+            if new is not None:
+                changes.append(FileChange(new, added=True))
+        elif current is not None and line.startswith(b"@@ "):
+            match = _HUNK_RE.match(line)
+            if match is None:
+                continue
+            start, count = int(match.group(1)), int(match.group(2) or b"1")
+            if count:
+                current.changed.append((start, start + count - 1))
+            else:
+                current.inserted_after.append(start)
+    return changes
+
+
+def blame_commits(repo: Path, rev: str, path: str, ranges: list[tuple[int, int]]) -> set[str]:
+    """The commits ``git blame -w -s -l --root rev -- path`` gives for the lines in ``ranges``."""
+    if not ranges:
+        return set()
+    spans = [arg for first, last in ranges for arg in ("-L", f"{first},{last}")]
+    out = git(repo, "blame", "-w", "-s", "-l", "--root", *spans, rev, "--", path, check=False)
+    found = set()
+    for line in out.split(b"\n"):
+        token = line.split(b" ", 1)[0].lstrip(b"^")
+        if len(token) >= 40:
+            found.add(token.decode())
+    return found
+
+
+def file_at(repo: Path, rev: str, path: str) -> bytes | None:
+    out = subprocess.run(
+        ["git", "cat-file", "blob", f"{rev}:{path}"],
+        cwd=repo,
+        env=_env(),
+        capture_output=True,
+        timeout=GIT_TIMEOUT_S,
+    )
+    return out.stdout if out.returncode == 0 else None
+
+
+def file_log(repo: Path, paths: list[str]) -> list[str]:
+    """``git log --no-merges --format=%H HEAD -- paths``: the commits that touched them, newest first."""
+    out = git(repo, "log", "--no-merges", "--format=%H", "HEAD", "--", *(f":(literal){p}" for p in paths))
+    return out.decode().split()
+
+
+def tree_at(repo: Path, before: int) -> str:
+    """``git rev-list -1 --first-parent --before=<before> HEAD``."""
+    out = git(repo, "rev-list", "-1", "--first-parent", f"--before={before}", "HEAD", "--").decode().strip()
+    if not out:
+        raise InvalidInputError(f"{repo} has no commit before the cut: too little history to measure.")
+    return out
+
+
+def shared_checkout(repo: Path, tree: str, head_sha: str, dest: Path) -> None:
+    """A clone of ``repo`` in ``dest`` that borrows its objects: ``tree``'s files checked
+    out, HEAD at ``head_sha`` (so ``git log HEAD`` walks the repository's history)."""
+    git(repo, "clone", "--quiet", "--shared", "--no-checkout", "--no-hardlinks", str(repo), str(dest))
+    git(dest, "checkout", "--quiet", "--detach", tree)
+    git(dest, "reset", "--quiet", "--soft", head_sha)
+
+
+def _path(raw: bytes, prefix: bytes) -> str | None:
+    raw = raw.rstrip(b"\r")
+    if raw == b"/dev/null":
+        return None
+    text = raw.decode("utf-8", "surrogateescape")
+    if text.startswith('"') and text.endswith('"'):
+        text = _unquote(text[1:-1])
+    return text.removeprefix(prefix.decode())
+
+
+def _unquote(text: str) -> str:
+    out = bytearray()
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            nxt = text[index + 1]
+            if nxt in "01234567" and index + 3 < len(text) + 0:
+                out.append(int(text[index + 1 : index + 4], 8))
+                index += 4
+                continue
+            out += _C_ESCAPES.get(nxt, nxt).encode()
+            index += 2
+            continue
+        out += char.encode("utf-8", "surrogateescape")
+        index += 1
+    return out.decode("utf-8", "surrogateescape")
