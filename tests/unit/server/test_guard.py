@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -110,6 +111,11 @@ def test_every_route_but_health_needs_the_token(client: TestClient, method: str,
         method, path, content=b"{}", headers={**MCP_HEADERS, "Authorization": "Bearer nope"}
     )
     assert wrong.status_code == 401
+
+
+def test_websockets_are_refused(client: TestClient) -> None:
+    with pytest.raises(WebSocketDisconnect), client.websocket_connect("/mcp", headers=AUTH):
+        pass
 
 
 def test_health_needs_no_token(client: TestClient) -> None:
