@@ -8,8 +8,9 @@ attention mask and L2 normalisation, with the weights copied in unchanged (float
 
 The file is written once into a cache folder, named by the sha256 of the weights and by
 ``GRAPH_VERSION`` (so a change of this builder makes a new file), atomically: a crash
-mid-write leaves no file that a later start would load. ``onnx`` and ``safetensors`` are
-imported only while building.
+mid-write leaves no file that a later start would load. The ONNX protobuf is written
+directly (a dozen message fields: see ``_Proto``), so the ``onnx`` package (31 MB) is not
+needed; ``safetensors`` is imported only while building.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import logging
 import math
 import os
+import struct
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -28,7 +30,7 @@ from graphmem.errors import EmbedderError
 log = logging.getLogger(__name__)
 
 # Bump when the graph below changes: cached files of older versions are then not used.
-GRAPH_VERSION = 1
+GRAPH_VERSION = 2
 OPSET = 17
 WEIGHTS_FILE = "model.safetensors"
 _STAMP_SUFFIX = ".source.json"
@@ -117,17 +119,16 @@ def _write_atomically(target: Path, data: bytes) -> None:
 def build(model_dir: Path) -> bytes:
     """The serialised ONNX model for the BERT encoder in ``model_dir``, pooled and normalised."""
     try:
-        import onnx  # noqa: F401  (fail here with one clear message if it is missing)
         from safetensors.numpy import load_file
     except ImportError as exc:
         raise EmbedderError(
-            f"Building the ONNX model file needs {exc.name}: pip install onnx safetensors"
+            "Building the ONNX model file needs safetensors: pip install safetensors"
         ) from exc
     try:
         config = json.loads((model_dir / "config.json").read_text("utf-8"))
         _check_supported(config)
         weights = load_file(str(model_dir / WEIGHTS_FILE))
-        return _graph(config, weights).SerializeToString()  # type: ignore[no-any-return]
+        return _graph(config, weights)
     except Exception as exc:  # OSError, bad JSON, missing tensors, safetensors' own error type
         raise EmbedderError(f"Cannot build an ONNX model from {model_dir}: {exc}") from exc
 
@@ -139,9 +140,8 @@ def _check_supported(config: dict[str, Any]) -> None:
         raise ValueError("only absolute position embeddings are supported")
 
 
-def _graph(config: dict[str, Any], w: dict[str, Any]) -> Any:
+def _graph(config: dict[str, Any], w: dict[str, Any]) -> bytes:
     import numpy as np
-    from onnx import TensorProto, helper, numpy_helper
 
     hidden = int(config["hidden_size"])
     heads = int(config["num_attention_heads"])
@@ -151,11 +151,11 @@ def _graph(config: dict[str, Any], w: dict[str, Any]) -> Any:
     nodes: list[Any] = []
 
     def const(name: str, array: Any) -> str:
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(array), name))
+        inits.append(_Proto.tensor(name, np.asarray(array)))
         return name
 
     def node(op: str, inputs: list[str], name: str, **attrs: Any) -> str:
-        nodes.append(helper.make_node(op, inputs, [name], name=name, **attrs))
+        nodes.append(_Proto.node(op, inputs, name, attrs))
         return name
 
     def linear(x: str, prefix: str, out: str) -> str:
@@ -194,7 +194,7 @@ def _graph(config: dict[str, Any], w: dict[str, Any]) -> Any:
     x = layer_norm(summed, "embeddings.LayerNorm", "h0")
 
     # Attention bias: 0 where the mask is 1, the lowest float where it is 0; shape [B, 1, 1, T].
-    mask_f = node("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
+    mask_f = node("Cast", ["attention_mask"], "mask_f", to=_FLOAT)
     inverted = node("Sub", ["one_f", mask_f], "mask_inverted")
     bias = node("Mul", [inverted, "mask_min_f"], "mask_bias_2d")
     bias = node("Unsqueeze", [node("Unsqueeze", [bias, "axis1"], "mask_bias_3d"), "axis1"], "mask_bias")
@@ -250,19 +250,100 @@ def _graph(config: dict[str, Any], w: dict[str, Any]) -> Any:
     mean = node("Div", [token_sum, count], "mean")
     square = node("ReduceSum", [node("Mul", [mean, mean], "mean_sq"), "axis_last"], "sq_sum", keepdims=1)
     norm = node("Max", [node("Sqrt", [square], "norm_raw"), "tiny_norm_f"], "norm")
-    nodes.append(helper.make_node("Div", [mean, norm], ["sentence_embedding"], name="sentence_embedding"))
+    nodes.append(_Proto.node("Div", [mean, norm], "sentence_embedding", {}))
 
-    graph = helper.make_graph(
-        nodes,
-        "sentence_encoder",
+    graph = b"".join(
         [
-            helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", "tokens"]),
-            helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"]),
-        ],
-        [helper.make_tensor_value_info("sentence_embedding", TensorProto.FLOAT, ["batch", hidden])],
-        inits,
+            *(_Proto.field(1, n) for n in nodes),
+            _Proto.field(2, "sentence_encoder"),
+            *(_Proto.field(5, t) for t in inits),
+            _Proto.field(11, _Proto.value_info("input_ids", _INT64, ["batch", "tokens"])),
+            _Proto.field(11, _Proto.value_info("attention_mask", _INT64, ["batch", "tokens"])),
+            _Proto.field(12, _Proto.value_info("sentence_embedding", _FLOAT, ["batch", hidden])),
+        ]
     )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="graphmem", ir_version=8
+    opset = _Proto.field(1, "") + _Proto.integer(2, OPSET)
+    return b"".join(
+        [
+            _Proto.integer(1, IR_VERSION),
+            _Proto.field(2, "graphmem"),
+            _Proto.field(7, graph),
+            _Proto.field(8, opset),
+        ]
     )
-    return model
+
+
+_FLOAT = 1  # TensorProto.DataType
+_INT64 = 7
+IR_VERSION = 8
+
+
+class _Proto:
+    """The few ONNX protobuf messages the graph needs, in protobuf's wire format.
+
+    Field numbers are those of onnx.proto: ModelProto (ir_version 1, producer_name 2,
+    graph 7, opset_import 8), GraphProto (node 1, name 2, initializer 5, input 11,
+    output 12), NodeProto (input 1, output 2, name 3, op_type 4, attribute 5),
+    AttributeProto (name 1, f 2, i 3, ints 8, type 20), TensorProto (dims 1, data_type 2,
+    name 8, raw_data 9), ValueInfoProto (name 1, type 2), TypeProto (tensor_type 1),
+    TypeProto.Tensor (elem_type 1, shape 2), TensorShapeProto (dim 1), Dimension
+    (dim_value 1, dim_param 2), OperatorSetIdProto (domain 1, version 2).
+    """
+
+    @staticmethod
+    def varint(value: int) -> bytes:
+        value &= (1 << 64) - 1  # int64 as two's complement, like protobuf
+        out = bytearray()
+        while value > 0x7F:
+            out.append((value & 0x7F) | 0x80)
+            value >>= 7
+        out.append(value)
+        return bytes(out)
+
+    @staticmethod
+    def integer(number: int, value: int) -> bytes:
+        return _Proto.varint(number << 3) + _Proto.varint(value)
+
+    @staticmethod
+    def field(number: int, value: bytes | str) -> bytes:
+        data = value.encode() if isinstance(value, str) else value
+        return _Proto.varint(number << 3 | 2) + _Proto.varint(len(data)) + data
+
+    @staticmethod
+    def tensor(name: str, array: Any) -> bytes:
+        import numpy as np
+
+        if array.dtype == np.float32:
+            kind, raw = _FLOAT, array.astype("<f4").tobytes()
+        elif array.dtype == np.int64:
+            kind, raw = _INT64, array.astype("<i8").tobytes()
+        else:
+            raise ValueError(f"tensor {name} has unsupported dtype {array.dtype}")
+        dims = b"".join(_Proto.integer(1, int(d)) for d in array.shape)
+        return dims + _Proto.integer(2, kind) + _Proto.field(8, name) + _Proto.field(9, raw)
+
+    @staticmethod
+    def node(op: str, inputs: list[str], output: str, attrs: dict[str, Any]) -> bytes:
+        parts = [*(_Proto.field(1, i) for i in inputs), _Proto.field(2, output), _Proto.field(3, output)]
+        parts.append(_Proto.field(4, op))
+        parts.extend(_Proto.field(5, _Proto.attribute(key, value)) for key, value in sorted(attrs.items()))
+        return b"".join(parts)
+
+    @staticmethod
+    def attribute(name: str, value: Any) -> bytes:
+        head = _Proto.field(1, name)
+        if isinstance(value, float):
+            return head + _Proto.varint(2 << 3 | 5) + struct.pack("<f", value) + _Proto.integer(20, 1)
+        if isinstance(value, int):
+            return head + _Proto.integer(3, value) + _Proto.integer(20, 2)
+        if isinstance(value, list) and all(isinstance(v, int) for v in value):
+            return head + b"".join(_Proto.integer(8, v) for v in value) + _Proto.integer(20, 7)
+        raise ValueError(f"unsupported attribute {name}={value!r}")
+
+    @staticmethod
+    def value_info(name: str, elem_type: int, shape: list[str | int]) -> bytes:
+        dims = b"".join(
+            _Proto.field(1, _Proto.field(2, d) if isinstance(d, str) else _Proto.integer(1, d)) for d in shape
+        )
+        tensor_type = _Proto.integer(1, elem_type) + _Proto.field(2, dims)
+        return _Proto.field(1, name) + _Proto.field(2, _Proto.field(1, tensor_type))
