@@ -87,6 +87,11 @@ class FileAccess:
     def writable_file(self, path: str | Path, project: str | None, *, overwrite: bool) -> Path:
         """Where an agent's export file may go; an existing file only when graphmem wrote it."""
         target = self._place(path, project, self.folders(project), "write")
+        if self.agent and target in self.folders(project):  # a file there would block the folder
+            raise InvalidInputError(
+                f"{target} is the folder exports go into: give a file name inside it, such as "
+                f"{target / REPOSITORY_FILE}."
+            )
         if self.agent:
             _make_folder(target.parent, self.folders(project))
         elif not target.parent.is_dir():

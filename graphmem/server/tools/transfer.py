@@ -56,7 +56,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
         given) with their links and entities, as JSONL (importable) or Markdown."""
         resolved = project_of(project)
         if repository and path is not None:
-            done = memory.export_dir(Path(path), project=resolved, fmt=format, force=overwrite)
+            done = memory.export_dir(_path(path), project=resolved, fmt=format, force=overwrite)
             return {
                 "path": done.folder,
                 "written": list(done.written),
@@ -67,7 +67,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
             }
         if path is not None:
             wrote = memory.export_file(
-                Path(path), project=resolved, fmt=format, repository=repository, overwrite=overwrite
+                _path(path), project=resolved, fmt=format, repository=repository, overwrite=overwrite
             )
             return {
                 "path": wrote.path,
@@ -112,7 +112,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
             raise InvalidInputError("Give exactly one of path (a file) or content (JSONL text).")
         resolved = project_of(project)
         if path is not None:
-            summary = memory.import_file(Path(path), project=resolved, dry_run=dry_run)
+            summary = memory.import_file(_path(path), project=resolved, dry_run=dry_run)
         else:
             assert content is not None
             summary = memory.import_text(content, name="The content", project=resolved, dry_run=dry_run)
@@ -125,6 +125,13 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
             "entities": summary.entities,
             "links": summary.links,
         }
+
+
+def _path(path: str) -> Path:
+    """The path a call gives; an empty one is refused (``Path("")`` would mean the export folder)."""
+    if not path.strip():
+        raise InvalidInputError("path is empty: give a file name or path, or leave path out.")
+    return Path(path)
 
 
 def _export_counts(summary: ExportSummary) -> dict[str, int]:

@@ -170,6 +170,22 @@ def test_export_onto_a_folder_is_a_clear_error(daemon: Runtime, root: Path) -> N
     assert "is a folder" in message
 
 
+@pytest.mark.parametrize("path", ["{exports}", "{root}/.graphmem", ".", ""])
+def test_an_export_file_never_takes_the_place_of_graphmems_folders(
+    daemon: Runtime, root: Path, path: str
+) -> None:
+    """Found by the hostile suite: a file written at the export folder's own path blocked every
+    later export, and import_memories(path="") then imported that file."""
+    exports = Path(daemon.memory.data_dir).resolve() / "exports"
+    given = path.format(exports=exports, root=root)
+
+    message = refused(daemon, "export_memories", {"path": given, "project": str(root)})
+
+    assert "give a file name" in message
+    assert not exports.is_file() and not (root / ".graphmem").is_file()
+    assert "path is empty" in refused(daemon, "import_memories", {"path": ""})
+
+
 def test_the_rpc_verbs_are_confined_too(daemon: Runtime, root: Path, tmp_path: Path) -> None:
     remember(daemon.memory, root)
     secret = tmp_path / "secret.json"
