@@ -229,12 +229,11 @@ def tree_at(repo: Path, before: int) -> str:
     return out
 
 
-def shared_checkout(repo: Path, tree: str, head_sha: str, dest: Path) -> None:
-    """A clone of ``repo`` in ``dest`` that borrows its objects: ``tree``'s files checked
-    out, HEAD at ``head_sha`` (so ``git log HEAD`` walks the repository's history)."""
+def shared_checkout(repo: Path, tree: str, dest: Path) -> None:
+    """A clone of ``repo`` in ``dest`` that borrows its objects (every commit of ``repo``
+    can be read in it), with ``tree`` checked out as a detached HEAD."""
     git(repo, "clone", "--quiet", "--shared", "--no-checkout", "--no-hardlinks", str(repo), str(dest))
     git(dest, "checkout", "--quiet", "--detach", tree)
-    git(dest, "reset", "--quiet", "--soft", head_sha)
 
 
 def _path(raw: bytes, prefix: bytes) -> str | None:

@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 # A bounded read of a few thousand commits takes well under a second; a minute means
 # something is wrong (a network filesystem, a huge repository): give up on history.
 HISTORY_TIMEOUT_S = 60.0
+BLAME_TIMEOUT_S = 30.0  # one file's blame
 
 _RECORD = "\x1e"
 _FIELD = "\x1f"
@@ -58,11 +59,13 @@ def read_history(
     since_sha: str | None = None,
     before: datetime | None = None,
     merges: bool = True,
+    revision: str = "HEAD",
 ) -> list[Commit]:
     """The newest ``max_commits`` commits reachable from HEAD in ``root``, newest first.
 
     With ``before``, only commits whose committer time is earlier (a benchmark's cut:
-    the history as it stood then); with ``merges=False``, no merge commits.
+    the history as it stood then); with ``merges=False``, no merge commits; with
+    ``revision`` (a commit sha), the history reachable from it instead of HEAD.
 
     With ``since_sha``, only the commits after it (``since_sha..HEAD``), still bounded;
     when git does not know that commit (history rewritten, a shallow clone, a typo),
@@ -82,8 +85,35 @@ def read_history(
             log.info("git history: %s is not a known commit in %s; reading the full history", since_sha, root)
         else:
             log.info("git history: %r is not a commit sha; reading the full history", since_sha)
-    output = _git_log(root, max_commits, "HEAD", quiet=False, filters=filters)
+    if revision != "HEAD" and not _SHA_RE.fullmatch(revision):
+        log.info("git history: %r is not a commit sha; reading HEAD's history", revision)
+        revision = "HEAD"
+    output = _git_log(root, max_commits, revision, quiet=False, filters=filters)
     return [] if output is None else _parse(output)
+
+
+def line_commits(root: Path, path: str) -> list[str]:
+    """The commit that last changed each line of ``path`` at HEAD (``git blame -w``), in
+    line order: ``result[0]`` is line 1's sha. Empty when git cannot say (not committed,
+    binary, outside a repository, a timeout)."""
+    args = ["git", "blame", "-w", "-s", "-l", "--root", "HEAD", "--", path]
+    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARIABLES}
+    env["LC_ALL"] = "C"
+    try:
+        done = subprocess.run(
+            args, cwd=root, env=env, capture_output=True, timeout=BLAME_TIMEOUT_S, check=False
+        )
+    except (subprocess.TimeoutExpired, OSError) as exc:
+        log.info("git history: cannot blame %s in %s (%s)", path, root, exc)
+        return []
+    if done.returncode != 0:
+        return []
+    shas = []
+    for line in done.stdout.split(b"\n"):
+        token = line.split(b" ", 1)[0].lstrip(b"^")
+        if _SHA_RE.fullmatch(token.decode("ascii", "replace")):
+            shas.append(token.decode("ascii"))
+    return shas
 
 
 def _filters(before: datetime | None, merges: bool) -> list[str]:

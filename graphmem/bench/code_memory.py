@@ -254,7 +254,7 @@ def graphmem_run(
 
     with tempfile.TemporaryDirectory(prefix="graphmem-code-memory-") as scratch:
         checkout = Path(scratch) / protocol.root.name
-        git_blame.shared_checkout(protocol.root, protocol.tree, protocol.head, checkout)
+        git_blame.shared_checkout(protocol.root, protocol.tree, checkout)
         memory = open_memory(load_settings(data_dir=Path(scratch) / "data"), embedder=embedder)
         try:
             started = time.perf_counter()
@@ -263,6 +263,7 @@ def graphmem_run(
                 history=min(max(len(protocol.memories), 1), 100_000),
                 history_before=datetime.fromtimestamp(protocol.cut, UTC),
                 history_merges=False,
+                history_revision=protocol.head,
             )
             if progress is not None:
                 progress(f"bootstrapped {report.files} files, {report.commits} commits")

@@ -11,7 +11,10 @@ One pass:
    linked to its file and updated (not duplicated) on later passes; rules that
    disappeared are archived;
 5. new commits (bounded history) become event memories linked to the files they
-   changed and to their author; files that change together get ``CO_CHANGES`` edges.
+   changed and to their author; files that change together get ``CO_CHANGES`` edges;
+   each commit is also linked to the functions, methods and classes whose lines it
+   last changed at HEAD (``git blame -w`` of the files the new commits touched, the
+   innermost definition around each line, within ``BLAME_BUDGET_S``).
 
 Every memory and entity is written through the store's redacting door
 (``service/redacting.py``), so commit messages lose their secrets too.
@@ -28,10 +31,10 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.adapters.code_parser import CodeParser
-from graphmem.adapters.git_history import read_history
+from graphmem.adapters.git_history import line_commits, read_history
 from graphmem.adapters.repo_files import list_sources, read_source
-from graphmem.core.code import ParsedFile
-from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, confidence_counts, file_key
+from graphmem.core.code import Definition, ParsedFile
+from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, confidence_counts, file_key, symbol_key
 from graphmem.core.commits import Commit, co_changes, commit_memory_text
 from graphmem.core.dedup import memory_hash
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
@@ -49,6 +52,10 @@ BOOTSTRAP_SOURCE = "bootstrap:"
 GIT_SOURCE = "git:"
 MAX_DOC_BYTES = 200_000
 PARSE_ERROR_FILES_SHOWN = 5  # the report names the worst files, not all of them
+# Blaming the touched files links commits to symbols; past this many seconds in all, the
+# remaining files keep their file links only (a huge repository's first bootstrap).
+BLAME_BUDGET_S = 120.0
+BLAMED_KINDS = frozenset({"function", "method", "class", "interface"})
 
 
 class Bootstrapper:
@@ -67,6 +74,7 @@ class Bootstrapper:
         progress: Progress | None = None,
         history_before: datetime | None = None,
         history_merges: bool = True,
+        history_revision: str = "HEAD",
     ) -> BootstrapReport:
         started = time.perf_counter()
         root = root.resolve()
@@ -119,7 +127,15 @@ class Bootstrapper:
             report.imports = len(edges.imports)
         report.symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
         self._docs(root, project, listing.docs, report)
-        self._history(root, project, history, report, before=history_before, merges=history_merges)
+        self._history(
+            root,
+            project,
+            history,
+            report,
+            before=history_before,
+            merges=history_merges,
+            revision=history_revision,
+        )
         if self._memory.semantic is not None:
             self._memory.semantic.added()
         report.seconds = round(time.perf_counter() - started, 2)
@@ -200,10 +216,11 @@ class Bootstrapper:
         *,
         before: datetime | None = None,
         merges: bool = True,
+        revision: str = "HEAD",
     ) -> None:
         if depth <= 0:
             return
-        commits = read_history(root, max_commits=depth, before=before, merges=merges)
+        commits = read_history(root, max_commits=depth, before=before, merges=merges, revision=revision)
         if not commits:
             return
         ids = {c.sha: f"mem_{c.sha[:16]}" for c in commits}
@@ -250,7 +267,42 @@ class Bootstrapper:
             self._store.upsert_entities(list(entities.values()))
             self._store.link_about(links)
             report.commits = len(fresh)
+            self._link_symbols(root, project, {p for c in fresh for p in c.files[:50]}, ids)
         self._code.replace_co_changes(project, co_changes(commits))
+
+    def _link_symbols(self, root: Path, project: str, paths: set[str], ids: dict[str, str]) -> None:
+        """Link each commit to the innermost function, method or class around every line
+        of ``paths`` that it last changed (``git blame -w`` at HEAD)."""
+        parsed = self._code.load_parsed(project)
+        started = time.perf_counter()
+        links: dict[tuple[str, str], tuple[str, Entity]] = {}
+        for path in sorted(paths & parsed.keys()):
+            if time.perf_counter() - started > BLAME_BUDGET_S:
+                log.info("bootstrap: blame budget spent; later files keep their file links only")
+                break
+            definitions = [d for d in parsed[path].definitions if d.kind in BLAMED_KINDS]
+            if not definitions:
+                continue
+            shas = line_commits(root, path)
+            owners = _innermost(definitions, len(shas))
+            for line, sha in enumerate(shas, 1):
+                owner, memory_id = owners[line], ids.get(sha)
+                if owner is None or memory_id is None:
+                    continue
+                key = symbol_key(project, path, owner.qualified_name)
+                entity = Entity(key, EntityKind.SYMBOL, owner.qualified_name, project, owner.signature[:200])
+                links.setdefault((memory_id, key), (memory_id, entity))
+        if links:
+            self._store.link_about(list(links.values()))
+
+
+def _innermost(definitions: list[Definition], lines: int) -> list[Definition | None]:
+    """The innermost definition around each line (index 1..lines), or None."""
+    owners: list[Definition | None] = [None] * (lines + 1)
+    for definition in sorted(definitions, key=lambda d: d.start_line - d.end_line):
+        for line in range(max(definition.start_line, 1), min(definition.end_line, lines) + 1):
+            owners[line] = definition
+    return owners
 
 
 def _digest(text: str) -> str:

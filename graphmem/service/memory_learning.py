@@ -40,12 +40,14 @@ class LearningVerbs:
         progress: Callable[[int, int], None] | None = None,
         history_before: datetime | None = None,
         history_merges: bool = True,
+        history_revision: str = "HEAD",
     ) -> BootstrapReport:
         """Scan a repository into files, symbols and edges, facts from its docs, and its history.
 
         Incremental: unchanged files cost a ``stat``; see ``service/bootstrap.py``.
         ``history_before`` keeps only commits older than that time and
-        ``history_merges=False`` leaves merge commits out (the code-memory benchmark's cut).
+        ``history_merges=False`` leaves merge commits out, and ``history_revision`` (a sha)
+        walks the history from that commit instead of HEAD (the code-memory benchmark's cut).
         """
         from graphmem.service.bootstrap import Bootstrapper  # it imports the service
 
@@ -60,6 +62,7 @@ class LearningVerbs:
                 progress=progress,
                 history_before=history_before,
                 history_merges=history_merges,
+                history_revision=history_revision,
             )
 
     @property

@@ -172,3 +172,24 @@ def test_score_counts_recall_against_at_most_ten_and_the_first_hit() -> None:
     assert code_memory.score(["x"], truth) == (0.0, 0.0)
     many = frozenset(str(i) for i in range(20))
     assert code_memory.score([str(i) for i in range(10)], many) == (1.0, 1.0)
+
+
+def test_bootstrap_links_each_commit_to_the_symbols_whose_lines_it_last_changed(
+    synthetic: tuple[Repo, dict[str, str]], tmp_path: Path
+) -> None:
+    from graphmem.app import open_memory
+    from graphmem.settings import load_settings
+
+    repo, shas = synthetic
+    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
+    try:
+        memory.bootstrap(repo.root, history=100)
+        project = str(repo.root.resolve())
+        f3 = f"Symbol:{project}::src/app.py::f3"
+        f29 = f"Symbol:{project}::src/app.py::f29"
+        about = memory.store.memories_about([f3, f29])
+    finally:
+        memory.close()
+    # e3 wrote f3's body last and the root commit its header; m3's line is gone.
+    assert set(about[f3]) == {f"mem_{shas['e3'][:16]}", f"mem_{shas['root'][:16]}"}
+    assert about[f29] == [f"mem_{shas['root'][:16]}"]  # nothing rewrote f29
