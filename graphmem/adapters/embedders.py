@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from platformdirs import user_cache_path
 
+from graphmem.adapters.wordpiece import WordPieceTokenizer
 from graphmem.core.ports import Embedder, Vector
 from graphmem.core.text import fold, words
 from graphmem.errors import EmbedderError
@@ -71,7 +72,7 @@ def resolve_model_path(model: str) -> str:
 
 @dataclass(frozen=True)
 class _OnnxRuntime:
-    tokenizer: Any
+    tokenizer: WordPieceTokenizer
     bulk: Any  # InferenceSession using every core
     model_file: Path
 
@@ -80,26 +81,19 @@ class _OnnxRuntime:
 def _load_onnx(model_dir: str, cache_dir: str) -> _OnnxRuntime:
     try:
         import onnxruntime
-        from tokenizers import Tokenizer
     except ImportError as exc:
-        raise EmbedderError(
-            f"The embedding runtime is missing ({exc.name}): pip install onnxruntime tokenizers"
-        ) from exc
+        raise EmbedderError("The embedding runtime is missing: pip install onnxruntime") from exc
     from graphmem.adapters.onnx_bert import model_file
 
     root = Path(model_dir)
     try:
+        # Truncated to max_seq_length tokens ([CLS] and [SEP] included) as sentence-transformers does.
         max_tokens = int(
             json.loads((root / "sentence_bert_config.json").read_text("utf-8"))["max_seq_length"]
         )
-        pad_id = int(json.loads((root / "config.json").read_text("utf-8")).get("pad_token_id", 0))
-        tokenizer = Tokenizer.from_file(str(root / "tokenizer.json"))
-    except Exception as exc:  # OSError, bad JSON, and tokenizers raises plain Exception
+        tokenizer = WordPieceTokenizer(root / "tokenizer.json", max_tokens=max_tokens)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         raise EmbedderError(f"Could not read the embedding model's files at {root}: {exc}") from exc
-    # As sentence-transformers does: truncate to max_seq_length tokens ([CLS] and [SEP]
-    # included), pad each batch to its longest text.
-    tokenizer.enable_truncation(max_length=max_tokens)
-    tokenizer.enable_padding(pad_id=pad_id, pad_token=tokenizer.id_to_token(pad_id) or "[PAD]")
     path = model_file(root, Path(cache_dir))
     return _OnnxRuntime(tokenizer, _session(onnxruntime, path, threads=0), path)
 
@@ -182,13 +176,9 @@ class OnnxEmbedder:
         try:
             for start in range(0, len(order), EMBED_BATCH_SIZE):
                 rows = order[start : start + EMBED_BATCH_SIZE]
-                encoded = runtime.tokenizer.encode_batch([texts[i] for i in rows])
-                feed = {
-                    "input_ids": np.array([e.ids for e in encoded], np.int64),
-                    "attention_mask": np.array([e.attention_mask for e in encoded], np.int64),
-                }
-                out[rows] = session.run(None, feed)[0]
-        except Exception as exc:  # tokenizers and onnxruntime raise their own types; translate all
+                ids, mask = runtime.tokenizer.batch([texts[i] for i in rows])
+                out[rows] = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+        except Exception as exc:  # onnxruntime raises its own types; translate all
             raise EmbedderError(f"The embedding model failed: {exc}") from exc
         return out
 
