@@ -136,3 +136,12 @@ def clip(text: str, limit: int) -> str:
 def sentence(text: str) -> str:
     """``text`` ending with a full stop (unless it ends with one already, or ?, ! or …)."""
     return text if text.endswith((".", "!", "?", "…")) else text + "."
+
+
+def names_phrase(names: list[str], limit: int) -> str:
+    """``"A"``, ``"A and B"``, ``"A, B and C"``; beyond ``limit`` names, ``"A, B and 5 more"``."""
+    if len(names) > limit:
+        return f"{', '.join(names[:limit])} and {len(names) - limit} more"
+    if len(names) <= 1:
+        return "".join(names)
+    return f"{', '.join(names[:-1])} and {names[-1]}"
