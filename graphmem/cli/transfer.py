@@ -13,7 +13,7 @@ from graphmem.cli import present
 from graphmem.cli.state import CliState, pass_state
 
 if TYPE_CHECKING:
-    from graphmem.service.transfer import ImportSummary
+    from graphmem.service.results import ImportSummary
 
 
 @click.command()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import http.client
-import inspect
 import json
 import uuid
 from pathlib import Path
@@ -13,8 +12,8 @@ from urllib.parse import urlsplit
 from graphmem import errors
 from graphmem.server import rpc
 from graphmem.server.lifecycle import DaemonInfo, read_token
-from graphmem.service.memory import MemoryService
-from graphmem.service.transfer import ExportSummary
+from graphmem.server.rpc_types import VERBS
+from graphmem.service.results import ExportSummary
 
 TIMEOUT_S = 3600.0  # imports of large files take a while
 # Largest import text sent in the request body (the daemon's default limit is 2,000,000 bytes).
@@ -75,11 +74,9 @@ class RemoteMemory:
     def __getattr__(self, method: str) -> Any:
         if method not in rpc.METHODS:
             raise AttributeError(method)
-        signature = inspect.signature(getattr(MemoryService, method))
 
         def forward(*args: Any, **kwargs: Any) -> Any:
-            bound = signature.bind(None, *args, **kwargs).arguments
-            arguments = {k: v for k, v in bound.items() if k != "self" and k not in rpc.LOCAL_ONLY}
+            arguments = {k: v for k, v in _bind(method, args, kwargs).items() if k not in rpc.LOCAL_ONLY}
             if method in OWN_PROJECT_VERBS and arguments.get("project") is None:
                 arguments["project"] = self.project
             return self._call(method, **arguments)
@@ -92,7 +89,7 @@ class RemoteMemory:
     def export(self, out: TextIO, **arguments: Any) -> ExportSummary:
         answer = self._call("export", **arguments)
         out.write(answer["text"])
-        summary: ExportSummary = rpc.signature("export")[1].validate_python(answer["summary"])
+        summary: ExportSummary = rpc.result_type("export").validate_python(answer["summary"])
         return summary
 
     def import_text(self, text: str, **arguments: Any) -> Any:
@@ -119,3 +116,18 @@ class RemoteMemory:
 
     def close(self) -> None:
         self._connection.close()
+
+
+def _bind(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments by name, as ``MemoryService.<method>`` would bind them; the daemon
+    checks the names and values (an unknown or missing one is an ``InvalidInputError``)."""
+    positional = VERBS[method].positional
+    if len(args) > len(positional):
+        raise TypeError(
+            f"{method}() takes {len(positional)} positional argument(s) but {len(args)} were given"
+        )
+    bound = dict(zip(positional, args, strict=False))
+    twice = sorted(bound.keys() & kwargs.keys())
+    if twice:
+        raise TypeError(f"{method}() got multiple values for argument {twice[0]!r}")
+    return {**bound, **kwargs}

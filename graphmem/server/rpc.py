@@ -2,8 +2,11 @@
 
 While a daemon owns the store no other process can open it, so the CLI sends its
 calls here (see ``graphmem.server.remote``). Arguments and results travel as JSON
-through pydantic, typed by the service's own signatures, so both sides get the same
-objects; graphmem's errors travel by class name and are raised again on the CLI side.
+through pydantic, so both sides get the same objects: the daemon validates arguments
+against the service's own signatures; the CLI decodes results with the light
+declarations of ``graphmem.server.rpc_types`` (held equal to those signatures by a
+test), so it never imports the service. graphmem's errors travel by class name and are
+raised again on the CLI side.
 """
 
 from __future__ import annotations
@@ -14,24 +17,20 @@ import typing
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
 
 from graphmem.errors import GraphmemError, ImportFileError, InvalidInputError
-from graphmem.service.memory import MemoryService
+from graphmem.server.rpc_types import VERBS
 
-# The verbs the CLI may call; ``export`` is special-cased (it writes to a stream).
-METHODS = frozenset(
-    {
-        "remember", "recall", "get_context", "boot_context", "show", "list", "edit", "archive",
-        "restore", "resolve", "unresolve", "delete", "link", "unlink", "stats", "import_file",
-        "embed_pending", "load_model", "export", "reindex", "bootstrap",
-        "enrich", "gitlab_status",
-        "ingest_opencode",
-        "export_dir", "export_repository", "import_text",
-    }
-)  # fmt: skip
+if TYPE_CHECKING:
+    from graphmem.service.memory import MemoryService
+
+# The verbs the CLI may call (declared in ``rpc_types``); ``export`` is special-cased (it
+# writes to a stream).
+METHODS = frozenset(VERBS)
 # Verbs after which the daemon's embedder should look for new memories.
 WRITES = frozenset(
     {"remember", "edit", "import_file", "import_text", "restore", "reindex", "bootstrap", "ingest_opencode"}
@@ -42,7 +41,9 @@ LOCAL_ONLY = frozenset({"progress", "out"})
 
 @cache
 def signature(method: str) -> tuple[dict[str, TypeAdapter[Any]], TypeAdapter[Any]]:
-    """Adapters for the parameters and the result of ``MemoryService.<method>``."""
+    """Adapters for the parameters and the result of ``MemoryService.<method>`` (the daemon's side)."""
+    from graphmem.service.memory import MemoryService
+
     function = getattr(MemoryService, method)
     hints = typing.get_type_hints(function)
     params = {
@@ -54,23 +55,22 @@ def signature(method: str) -> tuple[dict[str, TypeAdapter[Any]], TypeAdapter[Any
 
 
 def encode_arguments(method: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    params, _ = signature(method)
-    return {
-        name: params[name].dump_python(_as_iterator(value), mode="json") for name, value in arguments.items()
-    }
+    """The CLI's side: the arguments as JSON (enums as their values, datetimes as ISO text,
+    paths as text, collections as lists), which the daemon validates with ``parse``."""
+    return {name: to_jsonable_python(value) for name, value in arguments.items()}
 
 
-def _as_iterator(value: Any) -> Any:
-    """Collections as iterators: pydantic serialises an ``Iterable[...]`` parameter as a generator
-    and warns about a tuple, list or set; the verbs' other collections are ``Sequence``s, which
-    take an iterator too."""
-    return iter(value) if isinstance(value, tuple | list | set | frozenset) else value
+@cache
+def result_type(method: str) -> TypeAdapter[Any]:
+    """The adapter of what ``method`` returns, from the light declarations of ``rpc_types``."""
+    return TypeAdapter(VERBS[method].result)
 
 
 def decode_result(method: str, data: Any) -> Any:
+    """The CLI's side: the daemon's JSON result as the verb's own objects."""
     if method == "export":
         return data
-    return signature(method)[1].validate_python(data)
+    return result_type(method).validate_python(data)
 
 
 def parse(request: Any) -> tuple[str, dict[str, Any]]:
@@ -106,6 +106,8 @@ def parse(request: Any) -> tuple[str, dict[str, Any]]:
 @cache
 def _required(method: str) -> tuple[str, ...]:
     """The parameters of ``MemoryService.<method>`` that have no default."""
+    from graphmem.service.memory import MemoryService
+
     return tuple(
         name
         for name, parameter in inspect.signature(getattr(MemoryService, method)).parameters.items()

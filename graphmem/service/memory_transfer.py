@@ -27,8 +27,9 @@ from graphmem.service.file_access import (
     write_folder,
 )
 from graphmem.service.inputs import parse_project
-from graphmem.service.repository import DEFAULT_FOLDER, RepositoryExport, RepositoryFiles, folder_label
-from graphmem.service.transfer import ExportedFile, ExportSummary, ImportSummary, Progress, Transfer
+from graphmem.service.repository import DEFAULT_FOLDER, folder_label
+from graphmem.service.results import ExportSummary, ImportSummary, RepositoryExport, RepositoryFiles
+from graphmem.service.transfer import ExportedFile, Progress, Transfer
 
 
 class TransferVerbs:

@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from graphmem.core.fusion import (
@@ -27,6 +27,7 @@ from graphmem.core.models import Category, ChannelRank, Hit, MemoryRecord, Statu
 from graphmem.core.ports import GraphStore, Vector, Visibility
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query
 from graphmem.errors import InvalidInputError
+from graphmem.service.results import RecallResult as RecallResult  # defined there, light
 from graphmem.service.semantic import SemanticIndex
 
 log = logging.getLogger(__name__)
@@ -61,18 +62,6 @@ class RecallQuery:
     def visibility(self) -> Visibility:
         statuses = frozenset(Status) if self.history else frozenset({Status.ACTIVE, Status.RESOLVED})
         return Visibility(self.project, statuses, self.categories, self.since)
-
-
-@dataclass(frozen=True, slots=True)
-class RecallResult:
-    """Ranked hits and how the recall ran."""
-
-    query: str
-    plan: str
-    hits: list[Hit]
-    channels: Mapping[str, int] = field(default_factory=dict)  # candidates per channel
-    took_ms: float = 0.0
-    semantic_ready: bool = True
 
 
 class Recaller:

@@ -47,28 +47,6 @@ class RepositorySnapshot:
     links: int
 
 
-@dataclass(frozen=True, slots=True)
-class RepositoryFiles:
-    """A repository export's files (name -> text, to write into the folder) and what they hold."""
-
-    files: dict[str, str]
-    memories: int
-    entities: int
-    links: int
-
-
-@dataclass(frozen=True, slots=True)
-class RepositoryExport:
-    """What ``export_dir`` wrote: counts, and the files changed or already up to date."""
-
-    memories: int
-    entities: int
-    links: int
-    written: tuple[str, ...]
-    unchanged: tuple[str, ...]
-    folder: str = ""  # the folder written, resolved
-
-
 def is_shared(memory: MemoryRecord, root: str) -> bool:
     """Whether a memory belongs in the repository export of the project at ``root``."""
     return (

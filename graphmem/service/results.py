@@ -1,10 +1,15 @@
-"""What the Memory service's management verbs return."""
+"""What the Memory service's verbs return.
+
+Light on purpose (models only): the CLI decodes a daemon's answers into these without
+importing the service (see ``graphmem.server.rpc_types``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from graphmem.core.models import Entity, Link, MemoryRecord
+from graphmem.core.models import Entity, Hit, Link, MemoryRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +85,55 @@ class IngestReport:
     cursor: str | None = None  # the new cursor, "<time_updated_ms> <session id>", when it moved
     errors: list[str] = field(default_factory=list)
     seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    """Ranked hits and how the recall ran."""
+
+    query: str
+    plan: str
+    hits: list[Hit]
+    channels: Mapping[str, int] = field(default_factory=dict)  # candidates per channel
+    took_ms: float = 0.0
+    semantic_ready: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ExportSummary:
+    memories: int
+    entities: int
+    links: int
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSummary:
+    records: int
+    memories_added: int
+    memories_skipped: int  # already present (same id or same text in the same scope)
+    entities: int
+    links: int
+    dry_run: bool
+    memories_updated: int = 0  # same id, newer in the file: its status, times and text taken
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryFiles:
+    """A repository export's files (name -> text, to write into the folder) and what they hold."""
+
+    files: dict[str, str]
+    memories: int
+    entities: int
+    links: int
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryExport:
+    """What ``export_dir`` wrote: counts, and the files changed or already up to date."""
+
+    memories: int
+    entities: int
+    links: int
+    written: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    folder: str = ""  # the folder written, resolved

@@ -37,9 +37,10 @@ from graphmem.service.repository import (
     DEFAULT_FOLDER,
     REPOSITORY_FILE,
     REPOSITORY_VIEW,
-    RepositoryFiles,
     snapshot,
 )
+from graphmem.service.results import ExportSummary as ExportSummary  # defined there, light
+from graphmem.service.results import ImportSummary, RepositoryFiles
 from graphmem.service.semantic import SemanticIndex
 
 log = logging.getLogger(__name__)
@@ -53,13 +54,6 @@ Progress = Callable[[int], None]
 
 
 @dataclass(frozen=True, slots=True)
-class ExportSummary:
-    memories: int
-    entities: int
-    links: int
-
-
-@dataclass(frozen=True, slots=True)
 class ExportedFile:
     """Where ``export_file`` wrote, and what."""
 
@@ -67,17 +61,6 @@ class ExportedFile:
     memories: int
     entities: int
     links: int
-
-
-@dataclass(frozen=True, slots=True)
-class ImportSummary:
-    records: int
-    memories_added: int
-    memories_skipped: int  # already present (same id or same text in the same scope)
-    entities: int
-    links: int
-    dry_run: bool
-    memories_updated: int = 0  # same id, newer in the file: its status, times and text taken
 
 
 class Transfer:

@@ -26,7 +26,7 @@ from graphmem.errors import (
     StoreMismatchError,
 )
 from graphmem.service.memory import MemoryService
-from graphmem.service.recall import RecallResult
+from graphmem.service.results import RecallResult
 from graphmem.settings import load_settings
 
 NAMESPACE = "group/sub/proj"  # the GitLab path of the git_project fixture's origin

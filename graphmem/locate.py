@@ -1,0 +1,77 @@
+"""Where the store is and the key that opens its daemon, read without the full settings.
+
+A call through a running daemon needs only these two settings (the daemon has its own
+for the rest), so the CLI and ``graphmem.open_memory`` read them here, with the same
+precedence as ``graphmem.settings.load_settings`` (a test holds the two equal): an
+explicit ``data_dir``, then ``GRAPHMEM_*`` variables (any letter case, like the
+settings), then the config file, then the defaults. This skips pydantic-settings and the
+validation of every other setting, which the process that opens the store does.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_config_path, user_data_path
+
+from graphmem.errors import ConfigError
+
+APP_NAME = "graphmem"
+ENV_PREFIX = "GRAPHMEM_"
+
+
+def default_config_file() -> Path:
+    return Path(os.environ.get("GRAPHMEM_CONFIG") or user_config_path(APP_NAME) / "config.toml")
+
+
+def default_data_dir() -> Path:
+    return user_data_path(APP_NAME)
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """The data dir (not yet expanded) and the API key of the daemon that may serve it."""
+
+    data_dir: Path
+    api_key: str | None
+
+
+def locate(data_dir: Path | None = None) -> Location:
+    """The data dir and API key as ``load_settings(data_dir=data_dir)`` would give them.
+
+    Raises ``ConfigError`` when the config file is not valid TOML or holds a ``data_dir`` or
+    ``api_key`` that is not text."""
+    environment = {name.lower(): value for name, value in os.environ.items()}
+    config = _read_config(default_config_file())
+
+    def setting(name: str) -> Any:
+        variable = (ENV_PREFIX + name).lower()
+        if variable in environment:
+            return environment[variable]
+        value = config.get(name)
+        if value is not None and not isinstance(value, str):
+            raise ConfigError(
+                f"Invalid settings ({name}: {type(value).__name__} is not text). Check "
+                f"{default_config_file()} and GRAPHMEM_* variables."
+            )
+        return value
+
+    where = data_dir if data_dir is not None else setting("data_dir")
+    key = (setting("api_key") or "").strip() or None  # a blank key is no key
+    return Location(Path(where) if where is not None else default_data_dir(), key)
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}.") from exc
+    except OSError as exc:
+        raise ConfigError(f"Cannot read {path} ({exc.strerror or exc}).") from exc

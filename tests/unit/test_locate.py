@@ -1,0 +1,86 @@
+"""The light reading of the data dir and the API key agrees with ``load_settings``, case by case."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from graphmem.errors import ConfigError
+from graphmem.locate import default_data_dir, locate
+from graphmem.settings import load_settings
+
+CASES = {
+    "defaults": ({}, "", None),
+    "config file": ({}, 'data_dir = "/from/config"\napi_key = " k1 "\n', None),
+    "variables over the config file": (
+        {"GRAPHMEM_DATA_DIR": "/from/env", "GRAPHMEM_API_KEY": "k2"},
+        'data_dir = "/from/config"\napi_key = "k1"\n',
+        None,
+    ),
+    "variables in any letter case": (
+        {"graphmem_data_dir": "/lower", "Graphmem_Api_Key": "mixed"},
+        'data_dir = "/from/config"\n',
+        None,
+    ),
+    "a blank key variable hides the file's key": ({"GRAPHMEM_API_KEY": "  "}, 'api_key = "k1"\n', None),
+    "an empty data dir variable": ({"GRAPHMEM_DATA_DIR": ""}, 'data_dir = "/from/config"\n', None),
+    "a relative and a home path": ({}, 'data_dir = "~/mem"\n', None),
+    "--data-dir over everything": (
+        {"GRAPHMEM_DATA_DIR": "/from/env"},
+        'data_dir = "/from/config"\n',
+        Path("/explicit"),
+    ),
+    "other settings do not matter": ({"GRAPHMEM_RECALL__LIMIT": "7"}, "[server]\nport = 9999\n", None),
+}
+
+
+@pytest.fixture
+def config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    for name in os.environ:
+        if name.upper().startswith("GRAPHMEM_") or name.upper() in ("GITLAB_TOKEN",):
+            monkeypatch.delenv(name)
+    path = tmp_path / "config.toml"
+    monkeypatch.setenv("GRAPHMEM_CONFIG", str(path))
+    return path
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_locate_reads_what_load_settings_reads(
+    case: str, config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    variables, text, data_dir = CASES[case]
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    if text:
+        config.write_text(text)
+    settings = load_settings(data_dir=data_dir)
+
+    location = locate(data_dir)
+
+    assert location.data_dir == settings.data_dir
+    assert location.api_key == (settings.api_key.get_secret_value() if settings.api_key else None)
+
+
+def test_with_nothing_set_the_store_is_in_the_user_data_dir(config: Path) -> None:
+    assert locate() == locate(None)
+    assert locate().data_dir == default_data_dir()
+    assert locate().api_key is None
+
+
+@pytest.mark.parametrize(
+    "text", ["data_dir = [", "data_dir = 3\n", "api_key = 12\n", 'data_dir = "/x"\ndata_dir = "/y"\n']
+)
+def test_a_config_file_both_refuse_is_a_config_error_naming_the_file(config: Path, text: str) -> None:
+    config.write_text(text)
+    with pytest.raises(ConfigError):
+        load_settings()
+    with pytest.raises(ConfigError, match=str(config)):
+        locate()
+
+
+def test_an_unreadable_config_file_is_a_config_error(config: Path) -> None:
+    config.mkdir()
+    with pytest.raises(ConfigError, match="Cannot read"):
+        locate()
