@@ -13,8 +13,9 @@ import json
 from typing import Any
 
 import anyio.to_thread
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from graphmem.errors import InvalidInputError
@@ -53,7 +54,7 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
     async def remote_call(request: Request) -> Response:
         try:
             body = json.loads(await request.body())
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
             return JSONResponse({"error": {"type": "InvalidInputError", "message": "Body is not JSON."}}, 400)
         try:
             method, arguments = rpc.parse(body)
@@ -66,7 +67,7 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
 
     plugin_routes.register(mcp, runtime)  # /plugin/inject, /plugin/compaction, /plugin/ingest
 
-    return mcp.http_app(
+    app = mcp.http_app(
         path="/mcp",
         stateless_http=True,
         json_response=True,
@@ -75,3 +76,28 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
             Middleware(Guard, policy=policy, metrics=runtime.metrics),
         ],
     )
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(ClientDisconnect, _client_gone)
+    return app
+
+
+ROUTES = "/mcp, /rpc and /plugin/* (POST), /health, /stats and /metrics (GET)"
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """A wrong path or method answers JSON that says what the daemon serves, like every other error."""
+    status = exc.status_code if isinstance(exc, HTTPException) else 400
+    path = request.url.path[:200]
+    if status == 404:
+        message = f"No route {path}: the daemon serves {ROUTES}."
+    elif status == 405:
+        message = f"{request.method} is not allowed on {path}: the daemon serves {ROUTES}."
+    else:
+        message = str(getattr(exc, "detail", "Bad request"))
+    headers = getattr(exc, "headers", None)
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    """The client hung up before sending its whole body: nothing ran, and no one is left to tell."""
+    return JSONResponse({"error": "The request ended before its body did: send the whole body."}, 400)

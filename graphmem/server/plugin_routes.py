@@ -141,7 +141,7 @@ def _problem(exc: ValidationError) -> str:
 async def _parse(request: Request, model: type[B]) -> B:
     try:
         raw = json.loads(await request.body())
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
         raise _Rejected(400, "The body is not JSON: send a JSON object.") from None
     if not isinstance(raw, dict):
         raise _Rejected(400, "The body must be a JSON object.")

@@ -231,7 +231,7 @@ def run_stdio(proxy: Proxy, stdin: TextIO, stdout: TextIO) -> None:
                 continue
             try:
                 message = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
                 reply(_error(None, -32700, "Parse error: each line must be one JSON-RPC message."))
                 continue
             if isinstance(message, dict) and message.get("method") in ("initialize", "tools/list", "ping"):

@@ -40,6 +40,7 @@ from graphmem.service.inputs import (
     file_entity,
     new_memory_id,
     parse_category,
+    parse_project,
     parse_scope,
     parse_trust,
 )
@@ -137,8 +138,9 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         return self._namespace(project)
 
     def _own(self, project: str | None) -> str | None:
-        """``project``, or this memory's own project when the call names none."""
-        return self.project if project is None else project
+        """``project`` (checked: a NUL or an over-long path is refused), or this memory's own
+        project when the call names none."""
+        return self.project if project is None else parse_project(project)
 
     # -- writing ----------------------------------------------------------------
 

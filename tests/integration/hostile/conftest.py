@@ -29,7 +29,7 @@ def stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stage]:
     daemon = start_daemon(
         root / "data",
         GRAPHMEM_INGEST__ENABLED="false",
-        GRAPHMEM_SERVER__RATE_LIMIT="0",
+        GRAPHMEM_RATE_LIMIT="0",
         HOME=str(home),
         XDG_CACHE_HOME=str(user_cache_path().resolve()),  # the model file built once, not again
     )

