@@ -110,7 +110,7 @@ class WordPieceTokenizer:
                 out.append(char)
         text = "".join(out)
         if self._strip_accents:
-            text = "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c)[0] != "M")
+            text = "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
         return text.lower() if self._lowercase else text
 
     @staticmethod

@@ -55,3 +55,11 @@ def test_a_batch_is_padded_to_its_longest_text_with_a_mask(tokenizer: WordPieceT
     assert ids.dtype == mask.dtype == np.int64
     assert mask.tolist() == [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]]
     assert ids[0, 3:].tolist() == [0, 0]
+
+
+def test_ids_equal_the_recorded_ones_of_hugging_face_tokenizers_in_many_scripts(
+    tokenizer: WordPieceTokenizer,
+) -> None:
+    cases = json.loads((REFERENCE.parent / "wordpiece_reference.json").read_text("utf-8"))["cases"]
+
+    assert [tokenizer.encode(case["text"]) for case in cases] == [case["ids"] for case in cases]
