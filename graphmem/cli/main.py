@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from pathlib import Path
@@ -9,18 +10,6 @@ from typing import Any
 
 import click
 
-from graphmem.cli import (
-    bench,
-    code,
-    gitlab,
-    ingest,
-    integrations,
-    maintenance,
-    memories,
-    retrieval,
-    server,
-    transfer,
-)
 from graphmem.cli.present import error
 from graphmem.cli.state import CliState, ServiceFactory, open_default_service
 from graphmem.errors import GraphmemError
@@ -28,9 +17,40 @@ from graphmem.errors import GraphmemError
 # Tests set this to build the service with a fake embedder; None means the real one.
 SERVICE_FACTORY: ServiceFactory | None = None
 
+# Each command and the module of ``graphmem.cli`` that defines it (in its ``COMMANDS``): a
+# command's module loads only when that command runs, or when ``--help`` lists them all, so
+# a call loads only what it uses (tests/unit/cli/test_main.py holds this map to the modules).
+COMMAND_MODULES = {
+    **dict.fromkeys(
+        ("remember", "show", "list", "edit", "archive", "restore", "delete", "resolve", "unresolve",
+         "link", "unlink"),
+        "memories",
+    ),
+    **dict.fromkeys(("recall", "context"), "retrieval"),
+    "bootstrap": "code",
+    **dict.fromkeys(("export", "import"), "transfer"),
+    **dict.fromkeys(("stats", "status", "reindex"), "maintenance"),
+    **dict.fromkeys(("install", "uninstall"), "integrations"),
+    "bench": "bench",
+    **dict.fromkeys(("serve", "mcp", "stop"), "server"),
+    "ingest": "ingest",
+    "enrich": "gitlab",
+}  # fmt: skip
+
 
 class GraphmemGroup(click.Group):
-    """Presents graphmem's own errors as one line and exits with their code."""
+    """Loads a command's module when the command is asked for; presents graphmem's own
+    errors as one line and exits with their code."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMAND_MODULES, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = COMMAND_MODULES.get(cmd_name)
+        if cmd_name not in self.commands and module is not None:
+            for command in importlib.import_module(f"graphmem.cli.{module}").COMMANDS:
+                self.add_command(command)
+        return self.commands.get(cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -85,9 +105,11 @@ def cli(ctx: click.Context, data_dir: Path | None, project_path: Path | None, ve
     ctx.call_on_close(state.close)
 
 
-for module in (memories, retrieval, code, transfer, maintenance, integrations, bench, server, ingest, gitlab):
-    for command in module.COMMANDS:
-        cli.add_command(command)
+def commands() -> dict[str, click.Command]:
+    """Every command by name, each module loaded (what ``graphmem --help`` lists)."""
+    with click.Context(cli) as ctx:
+        found = {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+    return {name: command for name, command in found.items() if command is not None}
 
 
 def main() -> None:

@@ -10,9 +10,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from graphmem.core.codegraph import SymbolInfo
 from graphmem.core.models import EntityKind
+
+if TYPE_CHECKING:
+    from graphmem.core.codegraph import SymbolInfo
 
 GITLAB_KINDS = (EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.EPIC)
 SIGILS = {EntityKind.MERGE_REQUEST: "!", EntityKind.ISSUE: "#", EntityKind.EPIC: "&"}

@@ -18,13 +18,10 @@ import contextlib
 import fcntl
 import json
 import os
-import secrets
 import stat
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -126,6 +123,8 @@ def ensure_token(data_dir: Path) -> str:
     token = read_token(data_dir) if _private(path) else None
     if token is not None and len(token) >= TOKEN_BYTES:
         return token
+    import secrets  # here: the CLI's way to a daemon never makes a token
+
     token = secrets.token_urlsafe(TOKEN_BYTES)
     tmp = data_dir / f".{TOKEN_FILENAME}.{os.getpid()}.tmp"
     try:
@@ -172,6 +171,9 @@ def find_daemon(data_dir: Path) -> DaemonInfo | None:
 
 def healthy(info: DaemonInfo, timeout: float = 2.0) -> bool:
     """True when the daemon answers ``/health`` at all (200 or 503 both mean it is up)."""
+    import urllib.error  # here: the CLI's way to a daemon never asks /health
+    import urllib.request
+
     try:
         with urllib.request.urlopen(f"{info.url}/health", timeout=timeout):
             return True

@@ -10,9 +10,8 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from graphmem import errors
-from graphmem.server import rpc
+from graphmem.server import rpc_types
 from graphmem.server.lifecycle import DaemonInfo, read_token
-from graphmem.server.rpc_types import VERBS
 from graphmem.service.results import ExportSummary
 
 TIMEOUT_S = 3600.0  # imports of large files take a while
@@ -37,7 +36,7 @@ class RemoteMemory:
                                                       timeout=TIMEOUT_S)  # fmt: skip
 
     def _call(self, method: str, **arguments: Any) -> Any:
-        body = json.dumps({"method": method, "arguments": rpc.encode_arguments(method, arguments)}).encode()
+        body = json.dumps({"method": method, "arguments": rpc_types.encode_arguments(arguments)}).encode()
         headers = {"Content-Type": "application/json"}
         secret = read_token(self.data_dir) or self._api_key  # the token file is the user's own
         if secret:
@@ -69,14 +68,14 @@ class RemoteMemory:
                     problem["message"], [tuple(p) for p in problem.get("problems", [])]
                 )
             raise kind(problem["message"])
-        return rpc.decode_result(method, answer["result"])
+        return rpc_types.decode_result(method, answer["result"])
 
     def __getattr__(self, method: str) -> Any:
-        if method not in rpc.METHODS:
+        if method not in rpc_types.METHODS:
             raise AttributeError(method)
 
         def forward(*args: Any, **kwargs: Any) -> Any:
-            arguments = {k: v for k, v in _bind(method, args, kwargs).items() if k not in rpc.LOCAL_ONLY}
+            arguments = _bind(method, args, kwargs)
             if method in OWN_PROJECT_VERBS and arguments.get("project") is None:
                 arguments["project"] = self.project
             return self._call(method, **arguments)
@@ -89,7 +88,7 @@ class RemoteMemory:
     def export(self, out: TextIO, **arguments: Any) -> ExportSummary:
         answer = self._call("export", **arguments)
         out.write(answer["text"])
-        summary: ExportSummary = rpc.result_type("export").validate_python(answer["summary"])
+        summary: ExportSummary = rpc_types.decode(ExportSummary, answer["summary"])
         return summary
 
     def import_text(self, text: str, **arguments: Any) -> Any:
@@ -119,9 +118,10 @@ class RemoteMemory:
 
 
 def _bind(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """A call's arguments by name, as ``MemoryService.<method>`` would bind them; the daemon
-    checks the names and values (an unknown or missing one is an ``InvalidInputError``)."""
-    positional = VERBS[method].positional
+    """A call's arguments by name, as ``MemoryService.<method>`` would bind them, without those
+    that stay in this process (a progress callback); the daemon checks the names and values
+    (an unknown or missing one is an ``InvalidInputError``)."""
+    positional = rpc_types.VERBS[method].positional
     if len(args) > len(positional):
         raise TypeError(
             f"{method}() takes {len(positional)} positional argument(s) but {len(args)} were given"
@@ -130,4 +130,4 @@ def _bind(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[st
     twice = sorted(bound.keys() & kwargs.keys())
     if twice:
         raise TypeError(f"{method}() got multiple values for argument {twice[0]!r}")
-    return {**bound, **kwargs}
+    return {k: v for k, v in {**bound, **kwargs}.items() if k not in rpc_types.LOCAL_ONLY}

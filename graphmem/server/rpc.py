@@ -1,12 +1,12 @@
 """The daemon's ``/rpc`` route: the Memory service's verbs for the CLI, over HTTP.
 
 While a daemon owns the store no other process can open it, so the CLI sends its
-calls here (see ``graphmem.server.remote``). Arguments and results travel as JSON
-through pydantic, so both sides get the same objects: the daemon validates arguments
-against the service's own signatures; the CLI decodes results with the light
-declarations of ``graphmem.server.rpc_types`` (held equal to those signatures by a
-test), so it never imports the service. graphmem's errors travel by class name and are
-raised again on the CLI side.
+calls here (see ``graphmem.server.remote``). This is the daemon's side: it validates
+arguments and dumps results with pydantic, typed by the service's own signatures. The
+CLI's side encodes and decodes with ``graphmem.server.rpc_types``, whose declarations a
+test holds equal to those signatures, so both sides get the same objects and the CLI
+imports neither the service nor pydantic. graphmem's errors travel by class name and
+are raised again on the CLI side.
 """
 
 from __future__ import annotations
@@ -17,33 +17,23 @@ import typing
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
-from pydantic_core import to_jsonable_python
 
 from graphmem.errors import GraphmemError, ImportFileError, InvalidInputError
-from graphmem.server.rpc_types import VERBS
+from graphmem.server.rpc_types import LOCAL_ONLY, METHODS
+from graphmem.service.memory import MemoryService
 
-if TYPE_CHECKING:
-    from graphmem.service.memory import MemoryService
-
-# The verbs the CLI may call (declared in ``rpc_types``); ``export`` is special-cased (it
-# writes to a stream).
-METHODS = frozenset(VERBS)
 # Verbs after which the daemon's embedder should look for new memories.
 WRITES = frozenset(
     {"remember", "edit", "import_file", "import_text", "restore", "reindex", "bootstrap", "ingest_opencode"}
 )
-# Parameters that cannot cross a process boundary.
-LOCAL_ONLY = frozenset({"progress", "out"})
 
 
 @cache
 def signature(method: str) -> tuple[dict[str, TypeAdapter[Any]], TypeAdapter[Any]]:
-    """Adapters for the parameters and the result of ``MemoryService.<method>`` (the daemon's side)."""
-    from graphmem.service.memory import MemoryService
-
+    """Adapters for the parameters and the result of ``MemoryService.<method>``."""
     function = getattr(MemoryService, method)
     hints = typing.get_type_hints(function)
     params = {
@@ -52,25 +42,6 @@ def signature(method: str) -> tuple[dict[str, TypeAdapter[Any]], TypeAdapter[Any
         if name != "self" and name not in LOCAL_ONLY
     }
     return params, TypeAdapter(hints.get("return", type(None)))
-
-
-def encode_arguments(method: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """The CLI's side: the arguments as JSON (enums as their values, datetimes as ISO text,
-    paths as text, collections as lists), which the daemon validates with ``parse``."""
-    return {name: to_jsonable_python(value) for name, value in arguments.items()}
-
-
-@cache
-def result_type(method: str) -> TypeAdapter[Any]:
-    """The adapter of what ``method`` returns, from the light declarations of ``rpc_types``."""
-    return TypeAdapter(VERBS[method].result)
-
-
-def decode_result(method: str, data: Any) -> Any:
-    """The CLI's side: the daemon's JSON result as the verb's own objects."""
-    if method == "export":
-        return data
-    return result_type(method).validate_python(data)
 
 
 def parse(request: Any) -> tuple[str, dict[str, Any]]:
@@ -106,8 +77,6 @@ def parse(request: Any) -> tuple[str, dict[str, Any]]:
 @cache
 def _required(method: str) -> tuple[str, ...]:
     """The parameters of ``MemoryService.<method>`` that have no default."""
-    from graphmem.service.memory import MemoryService
-
     return tuple(
         name
         for name, parameter in inspect.signature(getattr(MemoryService, method)).parameters.items()

@@ -396,10 +396,10 @@ HEAVY_MODULES = ("torch", "sentence_transformers", "kuzu", "fastmcp")
 HELP_SCRIPT = f"""
 import sys
 from click.testing import CliRunner
-from graphmem.cli.main import cli
+from graphmem.cli.main import cli, commands
 
 runner = CliRunner()
-for args in [["--help"], *([name, "--help"] for name in cli.commands)]:
+for args in [["--help"], *([name, "--help"] for name in commands())]:
     result = runner.invoke(cli, args)
     assert result.exit_code == 0, (args, result.output)
 print(",".join(m for m in {HEAVY_MODULES!r} if m in sys.modules))

@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 import pytest
 
-from graphmem.cli.main import cli
+from graphmem.cli.main import commands
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "cli.md"
-COMMANDS = sorted(cli.commands)
+COMMANDS = sorted(commands())
 
 
 def sections() -> dict[str, str]:
@@ -30,7 +30,7 @@ def test_every_option_of_the_command_is_in_its_section(name: str) -> None:
     body = sections().get(name, "")
     options = [
         opt
-        for param in cli.commands[name].params
+        for param in commands()[name].params
         if isinstance(param, click.Option) and not param.hidden  # hidden: internal plumbing
         for opt in param.opts
         if opt.startswith("--") and opt != "--help"
@@ -43,4 +43,4 @@ def test_every_option_of_the_command_is_in_its_section(name: str) -> None:
 
 @pytest.mark.parametrize("name", COMMANDS)
 def test_command_help_has_an_example(name: str) -> None:
-    assert "Example:" in (cli.commands[name].help or "")
+    assert "Example:" in (commands()[name].help or "")

@@ -1,0 +1,68 @@
+"""The ``graphmem`` group knows every command, and loads a command's module only when it is asked for."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import graphmem.cli
+from graphmem.cli.main import COMMAND_MODULES, commands
+
+
+def test_the_map_names_every_command_of_every_command_module() -> None:
+    defined: dict[str, str] = {}
+    for found in pkgutil.iter_modules(graphmem.cli.__path__):
+        module = importlib.import_module(f"graphmem.cli.{found.name}")
+        for command in getattr(module, "COMMANDS", ()):
+            assert command.name not in defined, f"{command.name} is defined twice"
+            defined[command.name] = found.name
+
+    assert defined == COMMAND_MODULES
+    assert set(commands()) == set(defined)
+
+
+PROGRAM = """
+import json, sys
+from click.testing import CliRunner
+from graphmem.cli.main import cli
+result = CliRunner().invoke(cli, sys.argv[1:])
+loaded = sorted(m for m in sys.modules if m.startswith("graphmem.cli."))
+print(json.dumps({"exit": result.exit_code, "output": result.output, "loaded": loaded}))
+"""
+
+
+def _run(tmp_path: Path, *args: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    report: dict[str, object] = json.loads(done.stdout)
+    return report
+
+
+def test_a_command_loads_its_own_module_and_no_other(tmp_path: Path) -> None:
+    report = _run(tmp_path, "recall", "--help")
+
+    assert report["exit"] == 0
+    assert "Example:" in str(report["output"])
+    modules = {name.removeprefix("graphmem.cli.") for name in report["loaded"]}  # type: ignore[attr-defined]
+    assert "retrieval" in modules
+    assert modules.isdisjoint(set(COMMAND_MODULES.values()) - {"retrieval"})
+
+
+def test_help_lists_every_command(tmp_path: Path) -> None:
+    report = _run(tmp_path, "--help")
+
+    listed = str(report["output"]).split("Commands:")[1].split()
+    assert set(COMMAND_MODULES) <= set(listed)
+
+
+def test_an_unknown_command_is_a_usage_error(tmp_path: Path) -> None:
+    report = _run(tmp_path, "recal")
+
+    assert report["exit"] == 2
+    assert "No such command 'recal'" in str(report["output"])
