@@ -183,11 +183,11 @@ def cli_bench(repeats: int, as_json: bool) -> None:
         $ graphmem bench cli
         scenario                                  median s  cpu s  runs (s)                 load
         -------------------------------------------------------------------------------------
-        one-shot recall, no daemon                    6.39   1.64  6.51, 6.21, 6.39         12.83
-        first recall right after daemon start         7.12   0.93  7.17, 7.12, 6.29         14.58
-          found: [True, True, True], semantic_ready: [True, True, True]
-        recall through a running daemon               2.77   0.81  2.52, 2.77, 2.81         15.97
-        status through a running daemon               2.80   0.80  2.82, 2.80, 2.65         15.97
+        one-shot recall, no daemon                    4.60   2.35  5.16, 4.61, 3.61         4.08
+        first recall right after daemon start         1.12   0.32  1.01, 1.53, 1.12         4.47
+          found: [True, True, True], semantic_ready: [False, False, False]
+        recall through a running daemon               0.45   0.27  0.54, 0.33, 0.45         5.00
+        status through a running daemon               0.49   0.28  0.50, 0.49, 0.38         5.00
     """
     from graphmem.bench.cli import format_report, run
 

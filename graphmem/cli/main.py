@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -64,6 +63,8 @@ def configure_logging(verbosity: int) -> None:
     """Log graphmem's messages to stderr: -v for info, -vv for debug."""
     if verbosity <= 0:
         return
+    import logging  # here: a call without -v does not need it
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger = logging.getLogger("graphmem")
