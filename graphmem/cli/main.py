@@ -21,11 +21,10 @@ SERVICE_FACTORY: ServiceFactory | None = None
 # a call loads only what it uses (tests/unit/cli/test_main.py holds this map to the modules).
 COMMAND_MODULES = {
     **dict.fromkeys(
-        ("remember", "show", "list", "edit", "archive", "restore", "delete", "resolve", "unresolve",
-         "link", "unlink"),
-        "memories",
+        ("remember", "show", "list", "edit", "unresolve", "link", "unlink"), "memories"
     ),
-    **dict.fromkeys(("recall", "context"), "retrieval"),
+    **dict.fromkeys(("archive", "restore", "delete", "resolve"), "lifecycle"),
+    **dict.fromkeys(("recall", "context", "boot"), "retrieval"),
     "bootstrap": "code",
     **dict.fromkeys(("export", "import"), "transfer"),
     **dict.fromkeys(("stats", "status", "reindex"), "maintenance"),

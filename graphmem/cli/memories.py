@@ -1,4 +1,4 @@
-"""Commands that write or read single memories: remember, show, list, edit, lifecycle, links."""
+"""Commands that write or read single memories: remember, show, list, edit, unresolve, links."""
 
 from __future__ import annotations
 
@@ -174,72 +174,6 @@ def edit(state: CliState, memory_id: str, text: str | None, category: str | None
 @click.command()
 @click.argument("memory_id", metavar="ID")
 @pass_state
-def archive(state: CliState, memory_id: str) -> None:
-    """Hide a memory from recall without deleting it (restore brings it back).
-
-    \b
-    Example:
-        $ graphmem archive mem_3f9a1c0b7d2e4a51
-        archived mem_3f9a1c0b7d2e4a51
-    """
-    present.status_changed("archived", state.service.archive(memory_id))
-
-
-@click.command()
-@click.argument("memory_id", metavar="ID")
-@pass_state
-def restore(state: CliState, memory_id: str) -> None:
-    """Make an archived or superseded memory current again.
-
-    Restoring a superseded memory removes the supersedes links pointing at it.
-
-    \b
-    Example:
-        $ graphmem restore mem_3f9a1c0b7d2e4a51
-        restored mem_3f9a1c0b7d2e4a51 (now active)
-    """
-    present.status_changed("restored", state.service.restore(memory_id))
-
-
-@click.command()
-@click.argument("memory_id", metavar="ID")
-@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
-@pass_state
-def delete(state: CliState, memory_id: str, yes: bool) -> None:
-    """Delete a memory and its links for good (archive keeps it instead).
-
-    \b
-    Example:
-        $ graphmem delete mem_3f9a1c0b7d2e4a51
-        Delete mem_3f9a1c0b7d2e4a51 "Payments retry 3 times with backoff, see !123"? [y/N]: y
-        deleted mem_3f9a1c0b7d2e4a51
-    """
-    if not yes:
-        record = state.service.show(memory_id).memory
-        question = f'Delete {record.id} "{present.one_line(record.text, 60)}"?'
-        if not click.confirm(question, default=False, err=True):
-            present.note(f"Kept {record.id}; nothing was deleted.")
-            raise click.exceptions.Exit(1)
-    click.echo(f"deleted {state.service.delete(memory_id).id}")
-
-
-@click.command()
-@click.argument("memory_id", metavar="ID")
-@pass_state
-def resolve(state: CliState, memory_id: str) -> None:
-    """Mark a blocker as no longer blocking (only blockers resolve).
-
-    \b
-    Example:
-        $ graphmem resolve mem_0c4e9a7b21d3f855
-        resolved mem_0c4e9a7b21d3f855
-    """
-    present.status_changed("resolved", state.service.resolve(memory_id))
-
-
-@click.command()
-@click.argument("memory_id", metavar="ID")
-@pass_state
 def unresolve(state: CliState, memory_id: str) -> None:
     """Mark a resolved blocker as blocking again.
 
@@ -287,4 +221,4 @@ def unlink(state: CliState, source: str, target: str, kind: str) -> None:
     click.echo(f"unlinked {source} {kind} {target}")
 
 
-COMMANDS = (remember, show, list_, edit, archive, restore, delete, resolve, unresolve, link, unlink)
+COMMANDS = (remember, show, list_, edit, unresolve, link, unlink)

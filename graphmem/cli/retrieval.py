@@ -1,4 +1,4 @@
-"""Commands that find memories for a question or a target: recall, context."""
+"""Commands that find memories for a question or a target: recall, context, boot."""
 
 from __future__ import annotations
 
@@ -106,4 +106,33 @@ def context(state: CliState, target: str, max_tokens: int | None, as_json: bool)
         click.echo(bundle.markdown)
 
 
-COMMANDS = (recall, context)
+@click.command()
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(50, 32000),
+    default=None,
+    help="Token budget of the bundle (default: [recall] context_max_tokens, 1500).",
+)
+@json_option
+@pass_state
+def boot(state: CliState, max_tokens: int | None, as_json: bool) -> None:
+    """What an agent should know at the start of a session (the MCP tool get_boot_context).
+
+    The project's and global directives and preferences, open blockers and recent
+    decisions, as a Markdown bundle under a token budget.
+
+    \b
+    Example:
+        $ graphmem boot
+        ## Memory: start of a session
+        ### Directives
+        - Run the linters before every commit — 2 days ago, `mem_1ec687eb29894501`
+    """
+    bundle = state.service.boot_context(project=state.project, max_tokens=max_tokens)
+    if as_json:
+        present.echo_json(bundle.to_dict())
+    else:
+        click.echo(bundle.markdown)
+
+
+COMMANDS = (recall, context, boot)

@@ -61,6 +61,7 @@ VERBS: dict[str, Verb] = {
     "boot_context": Verb((), ContextBundle),
     "show": Verb(_MEMORY_ID, MemoryDetail),
     "list": Verb((), list[MemoryRecord]),
+    "select": Verb((), list[MemoryRecord]),
     "edit": Verb(_MEMORY_ID, MemoryRecord),
     "archive": Verb(_MEMORY_ID, MemoryRecord),
     "restore": Verb(_MEMORY_ID, MemoryRecord),

@@ -333,6 +333,41 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         entities = self.store.about([record.id]).get(record.id, [])
         return MemoryDetail(record, tuple(entities), tuple(self.store.links([record.id])))
 
+    def select(
+        self,
+        *,
+        project: str | None = None,
+        categories: Iterable[str | Category] | None = None,
+        statuses: Iterable[Status] | None = None,
+        since: datetime | None = None,
+        before: datetime | None = None,
+    ) -> list[MemoryRecord]:
+        """Every memory visible from ``project`` that matches the filter, newest first: what a
+        bulk lifecycle verb acts on (``graphmem archive --category event --older-than 90d``).
+
+        ``since`` and ``before`` bound the creation time; without any statuses, active and
+        resolved memories match. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
+        visibility = Visibility(
+            self._own(project),
+            frozenset(statuses) if statuses else frozenset({Status.ACTIVE, Status.RESOLVED}),
+            frozenset(parse_category(c) for c in categories) if categories else None,
+            to_utc(since) if since is not None else None,
+        )
+        cutoff = to_utc(before) if before is not None else None
+        found: list[MemoryRecord] = []
+        offset = 0
+        while True:
+            page = self.store.list_memories(visibility, limit=MAX_LIST_LIMIT, offset=offset)
+            found += [r for r in page if cutoff is None or r.created_at < cutoff]
+            if len(found) > MAX_LIST_LIMIT:
+                raise InvalidInputError(
+                    f"Over {MAX_LIST_LIMIT} memories match: narrow the filter (a category, a status, "
+                    "an age) and run it again."
+                )
+            if len(page) < MAX_LIST_LIMIT:
+                return found
+            offset += MAX_LIST_LIMIT
+
     def list(
         self,
         *,

@@ -941,3 +941,32 @@ def test_reindex_lets_the_new_model_open_the_store(tmp_path: Path) -> None:
         reopened.stderr[-2000:]
     )
     assert reopened.returncode == 0, f"the reopened store crashed the process (exit {reopened.returncode})"
+
+
+# -- select (the filter of the bulk lifecycle verbs) ----------------------------------
+
+
+def test_select_picks_by_category_status_and_age(fake_memory: MemoryService) -> None:
+    now = datetime(2026, 5, 1, tzinfo=UTC)
+    fake_memory._clock = lambda: now - timedelta(days=120)
+    old_event = fake_memory.remember("Deployed release 1.2 to staging", category="event").memory.id
+    old_fact = fake_memory.remember("The staging host is stage-3", category="fact").memory.id
+    fake_memory._clock = lambda: now - timedelta(days=5)
+    new_event = fake_memory.remember("Deployed release 1.3 to production", category="event").memory.id
+    fake_memory._clock = lambda: now
+
+    picked = fake_memory.select(categories=["event"], before=now - timedelta(days=90))
+
+    assert [r.id for r in picked] == [old_event]
+    assert {r.id for r in fake_memory.select(before=now - timedelta(days=90))} == {old_event, old_fact}
+    assert [r.id for r in fake_memory.select(categories=["event"], since=now - timedelta(days=30))] == [
+        new_event
+    ]
+    fake_memory.archive(old_event)
+    assert fake_memory.select(categories=["event"], before=now - timedelta(days=90)) == []
+    assert [r.id for r in fake_memory.select(statuses=[Status.ARCHIVED])] == [old_event]
+
+
+def test_select_refuses_an_unknown_category(fake_memory: MemoryService) -> None:
+    with pytest.raises(InvalidInputError):
+        fake_memory.select(categories=["events"])

@@ -1,0 +1,261 @@
+"""The lifecycle commands: archive, restore, resolve, delete — of several ids, or of a filter.
+
+The filter is the service's (``select``), so the CLI, a daemon and the Python API pick the
+same memories; ``--dry-run`` lists them and changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, TypeVar
+
+import click
+
+from graphmem.cli import present
+from graphmem.cli.options import CATEGORY_CHOICE, STATUS_CHOICE, since_option, to_since
+from graphmem.cli.state import CliState, pass_state
+from graphmem.core.models import MemoryRecord, Status
+from graphmem.core.timeparse import utc_now
+from graphmem.errors import GraphmemError, InvalidInputError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def filter_options(func: F) -> F:
+    """IDS and the filter options every lifecycle command shares."""
+    for decorate in reversed(
+        (
+            click.argument("memory_ids", metavar="[ID]...", nargs=-1),
+            click.option(
+                "-c",
+                "--category",
+                "categories",
+                type=CATEGORY_CHOICE,
+                multiple=True,
+                help="Every memory of this category (repeatable).",
+            ),
+            click.option(
+                "--status",
+                "statuses",
+                type=STATUS_CHOICE,
+                multiple=True,
+                help="Every memory of this status (repeatable; 'all' for every status).",
+            ),
+            since_option,
+            click.option(
+                "--older-than",
+                metavar="AGE",
+                default=None,
+                callback=to_since,
+                help="Only memories created before then: 90d, 2w, 6mo, 1y or an ISO date.",
+            ),
+            click.option("--dry-run", is_flag=True, help="List what would change and change nothing."),
+        )
+    ):
+        func = decorate(func)
+    return func
+
+
+def targets(
+    state: CliState,
+    memory_ids: tuple[str, ...],
+    categories: tuple[str, ...],
+    statuses: tuple[str, ...],
+    since: datetime | None,
+    older_than: datetime | None,
+    *,
+    default_statuses: frozenset[Status],
+) -> list[MemoryRecord]:
+    """The memories named by id, then those the service's filter selects (each once)."""
+    filtered = bool(categories or statuses or since or older_than)
+    if not memory_ids and not filtered:
+        raise InvalidInputError(
+            "Name the memories: one or more ids, or a filter (--category, --status, --since, "
+            "--older-than), e.g. --category event --older-than 90d --dry-run."
+        )
+    chosen: dict[str, MemoryRecord] = {}
+    for memory_id in memory_ids:
+        record = state.service.show(memory_id).memory
+        chosen.setdefault(record.id, record)
+    if filtered:
+        wanted = set(Status) if "all" in statuses else {Status(s) for s in statuses} or default_statuses
+        for record in state.service.select(
+            project=state.project,
+            categories=categories or None,
+            statuses=wanted,
+            since=since,
+            before=older_than,
+        ):
+            chosen.setdefault(record.id, record)
+    return list(chosen.values())
+
+
+def apply(
+    verb: str,
+    records: list[MemoryRecord],
+    change: Callable[[str], MemoryRecord],
+    *,
+    dry_run: bool,
+    single: bool,
+) -> None:
+    """List (``dry_run``) or change each memory; a count of what changed at the end, or the
+    one line of a single id. An error on one memory is reported and the others go on; the
+    exit code is the first error's."""
+    if dry_run:
+        present.memory_lines(records, now=utc_now())
+        present.note(
+            f"would {verb} {present.quantity(len(records), 'memory', 'memories')} (dry run: nothing changed)"
+        )
+        return
+    changed = 0
+    failed: GraphmemError | None = None
+    past = {"archive": "archived", "restore": "restored", "resolve": "resolved", "delete": "deleted"}[verb]
+    for record in records:
+        try:
+            after = change(record.id)
+        except GraphmemError as exc:
+            present.error(exc)
+            failed = failed or exc
+            continue
+        if single:
+            if verb == "delete":
+                click.echo(f"deleted {after.id}")
+            else:
+                present.status_changed(past, after)
+        changed += verb == "delete" or after.status is not record.status
+    if not single:
+        click.echo(f"{past} {present.quantity(changed, 'memory', 'memories')}")
+    if failed is not None:
+        raise click.exceptions.Exit(failed.exit_code)
+
+
+@click.command()
+@filter_options
+@pass_state
+def archive(
+    state: CliState,
+    memory_ids: tuple[str, ...],
+    categories: tuple[str, ...],
+    statuses: tuple[str, ...],
+    since: datetime | None,
+    older_than: datetime | None,
+    dry_run: bool,
+) -> None:
+    """Hide memories from recall without deleting them (restore brings them back).
+
+    Name the memories by id, or by a filter (active and resolved ones by default).
+
+    \b
+    Example:
+        $ graphmem archive mem_3f9a1c0b7d2e4a51
+        archived mem_3f9a1c0b7d2e4a51
+        $ graphmem archive --category event --older-than 90d
+        archived 12 memories
+    """
+    records = targets(state, memory_ids, categories, statuses, since, older_than,
+                      default_statuses=frozenset({Status.ACTIVE, Status.RESOLVED}))  # fmt: skip
+    apply("archive", records, state.service.archive, dry_run=dry_run, single=_single(memory_ids, records))
+
+
+@click.command()
+@filter_options
+@pass_state
+def restore(
+    state: CliState,
+    memory_ids: tuple[str, ...],
+    categories: tuple[str, ...],
+    statuses: tuple[str, ...],
+    since: datetime | None,
+    older_than: datetime | None,
+    dry_run: bool,
+) -> None:
+    """Make archived or superseded memories current again (a filter picks archived ones).
+
+    Restoring a superseded memory removes the supersedes links pointing at it.
+
+    \b
+    Example:
+        $ graphmem restore mem_3f9a1c0b7d2e4a51
+        restored mem_3f9a1c0b7d2e4a51 (now active)
+        $ graphmem restore --category event --since 7d --dry-run
+    """
+    records = targets(state, memory_ids, categories, statuses, since, older_than,
+                      default_statuses=frozenset({Status.ARCHIVED}))  # fmt: skip
+    apply("restore", records, state.service.restore, dry_run=dry_run, single=_single(memory_ids, records))
+
+
+@click.command()
+@filter_options
+@pass_state
+def resolve(
+    state: CliState,
+    memory_ids: tuple[str, ...],
+    categories: tuple[str, ...],
+    statuses: tuple[str, ...],
+    since: datetime | None,
+    older_than: datetime | None,
+    dry_run: bool,
+) -> None:
+    """Mark blockers as no longer blocking (only blockers resolve; a filter picks active blockers).
+
+    \b
+    Example:
+        $ graphmem resolve mem_0c4e9a7b21d3f855
+        resolved mem_0c4e9a7b21d3f855
+        $ graphmem resolve --older-than 30d
+        resolved 3 memories
+    """
+    filtered = bool(categories or statuses or since or older_than)
+    blockers = categories or (("blocker",) if filtered else ())
+    records = targets(state, memory_ids, blockers, statuses, since, older_than,
+                      default_statuses=frozenset({Status.ACTIVE}))  # fmt: skip
+    apply("resolve", records, state.service.resolve, dry_run=dry_run, single=_single(memory_ids, records))
+
+
+@click.command()
+@filter_options
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@pass_state
+def delete(
+    state: CliState,
+    memory_ids: tuple[str, ...],
+    categories: tuple[str, ...],
+    statuses: tuple[str, ...],
+    since: datetime | None,
+    older_than: datetime | None,
+    dry_run: bool,
+    yes: bool,
+) -> None:
+    """Delete memories and their links for good (archive keeps them instead). Asks first.
+
+    \b
+    Example:
+        $ graphmem delete mem_3f9a1c0b7d2e4a51
+        Delete mem_3f9a1c0b7d2e4a51 "Payments retry 3 times with backoff, see !123"? [y/N]: y
+        deleted mem_3f9a1c0b7d2e4a51
+        $ graphmem delete --status archived --older-than 1y --yes
+        deleted 40 memories
+    """
+    records = targets(state, memory_ids, categories, statuses, since, older_than,
+                      default_statuses=frozenset({Status.ACTIVE, Status.RESOLVED}))  # fmt: skip
+    single = _single(memory_ids, records)
+    if not yes and not dry_run and records:
+        if single:
+            question = f'Delete {records[0].id} "{present.one_line(records[0].text, 60)}"?'
+        else:
+            present.memory_lines(records, now=utc_now())
+            question = f"Delete these {present.quantity(len(records), 'memory', 'memories')}?"
+        if not click.confirm(question, default=False, err=True):
+            kept = records[0].id if single else present.quantity(len(records), "memory", "memories")
+            present.note(f"Kept {kept}; nothing was deleted.")
+            raise click.exceptions.Exit(1)
+    apply("delete", records, state.service.delete, dry_run=dry_run, single=single)
+
+
+def _single(memory_ids: tuple[str, ...], records: list[MemoryRecord]) -> bool:
+    """One id and no filter: the one-line output of before."""
+    return len(memory_ids) == 1 and len(records) == 1
+
+
+COMMANDS = (archive, restore, resolve, delete)

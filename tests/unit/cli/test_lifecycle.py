@@ -1,0 +1,123 @@
+"""archive, restore, resolve and delete of several ids or of a filter, in process on a fresh store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+from click.testing import Result
+
+Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
+
+
+def remember(invoke: Invoke, text: str, category: str) -> str:
+    result = invoke("remember", "-c", category, text)
+    assert result.exit_code == 0, result.output
+    return result.stdout.strip()
+
+
+def statuses(invoke: Invoke) -> dict[str, str]:
+    listed = json.loads(invoke("list", "--status", "all", "--json").stdout)["memories"]
+    return {m["id"]: m["status"] for m in listed}
+
+
+@pytest.fixture
+def three(invoke: Invoke) -> tuple[str, str, str]:
+    return (
+        remember(invoke, "Deployed release 1.2 to staging", "event"),
+        remember(invoke, "Deployed release 1.3 to production", "event"),
+        remember(invoke, "We use Kuzu as the graph store", "decision"),
+    )
+
+
+def test_a_dry_run_lists_what_the_filter_picks_and_changes_nothing(
+    invoke: Invoke, three: tuple[str, ...]
+) -> None:
+    first, second, decision = three
+
+    result = invoke("archive", "--category", "event", "--older-than", "2999-01-01", "--dry-run")
+
+    assert result.exit_code == 0, result.output
+    assert {first, second} <= set(result.stdout.split()) and decision not in result.stdout
+    assert "would archive 2 memories" in result.stderr
+    assert set(statuses(invoke).values()) == {"active"}
+
+
+def test_archive_of_a_filter_says_how_many_changed(invoke: Invoke, three: tuple[str, ...]) -> None:
+    first, second, decision = three
+
+    result = invoke("archive", "--category", "event", "--older-than", "2999-01-01")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == "archived 2 memories"
+    assert statuses(invoke) == {first: "archived", second: "archived", decision: "active"}
+    again = invoke("restore", "--category", "event")
+    assert again.stdout.strip() == "restored 2 memories"
+    assert set(statuses(invoke).values()) == {"active"}
+
+
+def test_several_ids_change_together(invoke: Invoke, three: tuple[str, ...]) -> None:
+    first, second, decision = three
+
+    result = invoke("archive", first, decision)
+
+    assert result.stdout.strip() == "archived 2 memories"
+    assert statuses(invoke) == {first: "archived", second: "active", decision: "archived"}
+
+
+def test_one_id_keeps_its_one_line(invoke: Invoke, three: tuple[str, ...]) -> None:
+    assert invoke("archive", three[0]).stdout.strip() == f"archived {three[0]}"
+
+
+def test_nothing_named_is_refused_instead_of_acting_on_everything(
+    invoke: Invoke, three: tuple[str, ...]
+) -> None:
+    result = invoke("archive")
+
+    assert result.exit_code != 0
+    assert "--older-than" in result.stderr
+    assert set(statuses(invoke).values()) == {"active"}
+
+
+def test_a_wrong_age_is_a_usage_error(invoke: Invoke, three: tuple[str, ...]) -> None:
+    result = invoke("archive", "--older-than", "ninety days")
+
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+
+
+def test_resolve_by_filter_picks_blockers_only(invoke: Invoke, three: tuple[str, ...]) -> None:
+    blocker = remember(invoke, "CI fails on arm64: kuzu wheel missing", "blocker")
+
+    result = invoke("resolve", "--since", "1d")
+
+    assert result.stdout.strip() == "resolved 1 memory"
+    assert statuses(invoke)[blocker] == "resolved"
+
+
+def test_delete_of_a_filter_asks_first_and_yes_skips_the_question(
+    invoke: Invoke, three: tuple[str, ...]
+) -> None:
+    decision = three[2]
+
+    kept = invoke("delete", "--category", "event", input="n\n")
+    assert kept.exit_code == 1
+    assert "Delete these 2 memories?" in kept.stderr
+    assert len(statuses(invoke)) == 3
+
+    gone = invoke("delete", "--category", "event", "--yes")
+    assert gone.stdout.strip() == "deleted 2 memories"
+    assert set(statuses(invoke)) == {decision}
+
+
+def test_an_error_on_one_id_does_not_stop_the_others(invoke: Invoke, three: tuple[str, ...]) -> None:
+    decision = three[2]
+    blocker = remember(invoke, "CI fails on arm64: kuzu wheel missing", "blocker")
+
+    result = invoke("resolve", decision, blocker)
+
+    assert result.exit_code != 0
+    assert "not a blocker" in result.stderr
+    assert result.stdout.strip() == "resolved 1 memory"
+    assert statuses(invoke)[blocker] == "resolved"
