@@ -134,3 +134,12 @@ class SessionStoreError(GraphmemError):
 
 class NoSessionStoreError(SessionStoreError):
     """No session database where the client keeps it by default: it has not run here (yet)."""
+
+
+class ClaimConflictError(ConflictError):
+    """Another live session holds the item; ``held`` describes that claim (item, agent,
+    session, claimed_at, expires_at) when known."""
+
+    def __init__(self, message: str, held: dict[str, object] | None = None) -> None:
+        super().__init__(message)
+        self.held = held

@@ -33,6 +33,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("serve", "mcp", "stop"), "server"),
     "ingest": "ingest",
     "enrich": "gitlab",
+    **dict.fromkeys(("session", "claim", "release"), "coordination"),
 }  # fmt: skip
 
 

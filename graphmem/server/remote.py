@@ -19,7 +19,19 @@ TIMEOUT_S = 3600.0  # imports of large files take a while
 INLINE_IMPORT_CHARS = 1_500_000
 # The verbs that use the memory's own project when a call names none, like MemoryService's.
 OWN_PROJECT_VERBS = frozenset(
-    {"remember", "edit", "list", "select", "recall", "get_context", "boot_context", "enrich", "import_file"}
+    {
+        "remember",
+        "edit",
+        "list",
+        "select",
+        "recall",
+        "get_context",
+        "boot_context",
+        "enrich",
+        "import_file",
+        "session_start",
+        "active_sessions",
+    }
 )
 
 

@@ -27,6 +27,7 @@ from graphmem.core.bundle import ContextBundle
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
 from graphmem.core.models import Link, MemoryRecord
 from graphmem.errors import StoreError
+from graphmem.service.coordination import ActiveSessions, AgentSession, Claim, EndedSession
 from graphmem.service.results import (
     BootstrapReport,
     ExportSummary,
@@ -83,6 +84,12 @@ VERBS: dict[str, Verb] = {
     "enrich": Verb(("refs",), EnrichReport),
     "gitlab_status": Verb((), GitLabStatus),
     "ingest_opencode": Verb((), IngestReport),
+    "session_start": Verb(("agent",), AgentSession),
+    "session_heartbeat": Verb(("session_id",), AgentSession),
+    "session_end": Verb(("session_id",), EndedSession),
+    "active_sessions": Verb((), ActiveSessions),
+    "claim_item": Verb(("session_id", "item"), Claim),
+    "release_item": Verb(("session_id", "item"), bool),
 }
 # The verbs the CLI may call; ``export`` is special-cased (it writes to a stream).
 METHODS = frozenset(VERBS)

@@ -75,6 +75,7 @@ class Runtime:
         self.version = version
         self.now = clock
         self.coordinator = Coordinator(clock, session_ttl)
+        memory.coordinator = self.coordinator  # the service's session and claim verbs use it
         self.metrics = Metrics()
         self.metrics.watch(self._gauges)
         self._resolve_project = resolve_project

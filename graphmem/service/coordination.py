@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from graphmem.core.views import iso
-from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.errors import ClaimConflictError, ConflictError, InvalidInputError, NotFoundError
 
 DEFAULT_TTL = timedelta(minutes=5)
 MAX_TTL = timedelta(hours=24)
@@ -76,6 +76,22 @@ def _label(value: str | None, what: str, *, required: bool = False) -> str | Non
     if len(text) > MAX_LABEL_CHARS:
         raise InvalidInputError(f"{what} is over {MAX_LABEL_CHARS} characters: shorten it.")
     return " ".join(text.split())
+
+
+@dataclass(frozen=True, slots=True)
+class EndedSession:
+    """What ``session_end`` did: the session as it ended and the summary memory it left."""
+
+    session: AgentSession
+    summary_memory_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveSessions:
+    """The live sessions and their claims (of one project and of none, or of all)."""
+
+    sessions: list[AgentSession]
+    claims: list[Claim]
 
 
 @dataclass
@@ -171,10 +187,11 @@ class Coordinator:
             key = (session.project, name)
             held = self._claims.get(key)
             if held is not None and held.session != session.id:
-                raise ConflictError(
+                raise ClaimConflictError(
                     f"{name} is claimed by {held.agent} (session {held.session}) since "
                     f"{iso(held.claimed_at)} until {iso(held.expires_at)} unless renewed. "
-                    "Work on something else, or coordinate with that agent."
+                    "Work on something else, or coordinate with that agent.",
+                    held.view(),
                 )
             claim = Claim(name, session.project, session.id, session.agent, now, now + lease)
             if held is not None:

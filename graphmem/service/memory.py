@@ -44,6 +44,7 @@ from graphmem.service.inputs import (
     parse_scope,
     parse_trust,
 )
+from graphmem.service.memory_coordination import CoordinationVerbs
 from graphmem.service.memory_gitlab import GitLabVerbs
 from graphmem.service.memory_learning import LearningVerbs
 from graphmem.service.memory_lifecycle import LifecycleVerbs
@@ -62,14 +63,14 @@ DEDUP_CANDIDATES = 8
 MAX_LIST_LIMIT = 10_000
 
 
-class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, TransferVerbs):
+class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, TransferVerbs, CoordinationVerbs):
     """Remember, recall, get context, and manage memories in one store.
 
     Writing, reading and the index are here; the other verbs live in modules beside
     this one, mixed in: ``memory_mentions`` (the entities a text names),
     ``memory_lifecycle`` (archive, restore, resolve, delete, link), ``memory_gitlab``
-    (enrich, GitLab status), ``memory_learning`` (bootstrap, ingest OpenCode sessions)
-    and ``memory_transfer`` (export, import).
+    (enrich, GitLab status), ``memory_learning`` (bootstrap, ingest OpenCode sessions),
+    ``memory_transfer`` (export, import) and ``memory_coordination`` (sessions, claims).
     """
 
     def __init__(

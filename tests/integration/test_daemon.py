@@ -173,7 +173,10 @@ def test_sessions_claims_and_summaries(daemon: Daemon, project: Path) -> None:
     first = call(url, "session_start", agent="opencode/build", task="refund bug", project=where)["session"]
     second = call(url, "session_start", agent="opencode/plan", project=where)["session"]
     assert call(url, "claim_item", session_id=first["id"], item="!77")["claim"]["agent"] == "opencode/build"
-    assert "opencode/build" in call_error(url, "claim_item", session_id=second["id"], item="!77")
+    refused = call(url, "claim_item", session_id=second["id"], item="!77")
+    assert refused["claim"] is None
+    assert refused["conflict"]["agent"] == "opencode/build" and refused["conflict"]["session"] == first["id"]
+    assert refused["conflict"]["item"] == "!77" and "opencode/build" in refused["conflict"]["message"]
     active = call(url, "active_sessions", project=where)
     assert {s["id"] for s in active["sessions"]} >= {first["id"], second["id"]}
     assert [c["item"] for c in active["claims"]] == ["!77"]
@@ -477,3 +480,26 @@ def test_the_cli_works_through_a_running_daemon(daemon: Daemon, project: Path, t
     deleted = graphmem_cli(daemon.data_dir, "delete", "--yes", memory_id)
     assert deleted.returncode == 0, deleted.stderr
     assert graphmem_cli(daemon.data_dir, "show", memory_id).returncode == 3
+
+
+def test_sessions_and_claims_from_the_cli_through_the_daemon(daemon: Daemon, project: Path) -> None:
+    started = graphmem_cli(
+        daemon.data_dir, "session", "start", "ci/nightly", "--task", "flaky test", cwd=project
+    )
+    assert started.returncode == 0, started.stderr
+    session_id = started.stdout.strip()
+    other = call(daemon.mcp_url, "session_start", agent="opencode/plan", project=str(project))["session"]
+    assert call(daemon.mcp_url, "claim_item", session_id=other["id"], item="#9")["claim"]["item"] == "#9"
+
+    mine = graphmem_cli(daemon.data_dir, "claim", session_id, "src/refund.py", cwd=project)
+    taken = graphmem_cli(daemon.data_dir, "claim", session_id, "#9", cwd=project)
+    active = graphmem_cli(daemon.data_dir, "session", "active", "--json", cwd=project)
+    ended = graphmem_cli(
+        daemon.data_dir, "session", "end", session_id, "--summary", "Nightly flake was a race in refund"
+    )
+
+    assert mine.returncode == 0 and "src/refund.py" in mine.stdout
+    assert taken.returncode == 4 and "opencode/plan" in taken.stderr
+    assert {s["id"] for s in json.loads(active.stdout)["sessions"]} >= {session_id, other["id"]}
+    assert ended.returncode == 0 and "summary stored as mem_" in ended.stdout
+    assert graphmem_cli(daemon.data_dir, "session", "heartbeat", session_id).returncode == 3

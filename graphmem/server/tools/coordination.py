@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Annotated, Any
 
 from pydantic import Field
 
-from graphmem.core.models import Category
 from graphmem.core.text import MAX_TEXT_CHARS
+from graphmem.errors import ClaimConflictError
 from graphmem.server.tools.params import Project, SessionId
 from graphmem.server.tools.registry import IDEMPOTENT_WRITE, READ_ONLY, WRITES, ToolRegistry
 
@@ -36,7 +35,7 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
     ) -> dict[str, Any]:
         """Announce a working session so other agents on the project see it. Send
         session_heartbeat every few minutes; sessions and claims expire without it."""
-        session = runtime.coordinator.start(agent, project_of(project), task)
+        session = memory.session_start(agent, project=project_of(project), task=task)
         return {"session": session.view(), "ttl_seconds": int(runtime.coordinator.ttl.total_seconds())}
 
     @tools.tool(IDEMPOTENT_WRITE)
@@ -45,7 +44,7 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         task: Annotated[str | None, Field(description="Update the task description.", max_length=200)] = None,
     ) -> dict[str, Any]:
         """Keep a session and its claims alive for another TTL."""
-        return {"session": runtime.coordinator.heartbeat(session_id, task).view()}
+        return {"session": memory.session_heartbeat(session_id, task=task).view()}
 
     @tools.tool(WRITES)
     def session_end(
@@ -59,14 +58,8 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         ] = None,
     ) -> dict[str, Any]:
         """End a session, release its claims, and store its summary as an event memory."""
-        session = runtime.coordinator.end(session_id)
-        stored = None
-        if summary and summary.strip():
-            result = memory.remember(
-                summary, category=Category.EVENT, project=session.project, session=session.id, source="mcp"
-            )
-            stored = result.memory.id
-        return {"session": session.view(), "summary_memory_id": stored}
+        ended = memory.session_end(session_id, summary=summary, source="mcp")
+        return {"session": ended.session.view(), "summary_memory_id": ended.summary_memory_id}
 
     @tools.tool(READ_ONLY)
     def active_sessions(
@@ -74,12 +67,8 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         all_projects: Annotated[bool, Field(description="Sessions of every project.")] = False,
     ) -> dict[str, Any]:
         """Other agents working now (on this project, or on all), with what they claim."""
-        resolved = None if all_projects else project_of(project)
-        coordinator = runtime.coordinator
-        return {
-            "sessions": [s.view() for s in coordinator.active(resolved)],
-            "claims": [c.view() for c in coordinator.claims(resolved)],
-        }
+        found = memory.active_sessions(project=project_of(project), all_projects=all_projects)
+        return {"sessions": [s.view() for s in found.sessions], "claims": [c.view() for c in found.claims]}
 
     @tools.tool(WRITES)
     def claim_item(
@@ -97,10 +86,14 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         ] = None,
     ) -> dict[str, Any]:
         """Claim an item exclusively so other agents leave it alone (renewing your own
-        claim is fine). Fails, naming the holder, when another live session holds it.
-        The claim expires without heartbeats."""
-        ttl = timedelta(seconds=ttl_seconds) if ttl_seconds else None
-        return {"claim": runtime.coordinator.claim(session_id, item, ttl).view()}
+        claim is fine). When another live session holds it, nothing is claimed: the answer
+        is {"claim": null, "conflict": {item, agent, session, claimed_at, expires_at,
+        message}} naming the holder. The claim expires without heartbeats."""
+        try:
+            claim = memory.claim_item(session_id, item, ttl_seconds=ttl_seconds)
+        except ClaimConflictError as exc:
+            return {"claim": None, "conflict": {**(exc.held or {}), "message": str(exc)}}
+        return {"claim": claim.view(), "conflict": None}
 
     @tools.tool(IDEMPOTENT_WRITE)
     def release_item(
@@ -108,4 +101,4 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         item: Annotated[str, Field(description="The item claimed.", min_length=1, max_length=200)],
     ) -> dict[str, Any]:
         """Release an item this session claimed."""
-        return {"released": runtime.coordinator.release(session_id, item), "item": item}
+        return {"released": memory.release_item(session_id, item), "item": item}

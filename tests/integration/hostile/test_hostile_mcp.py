@@ -205,10 +205,12 @@ def test_conflicting_calls_at_the_same_moment(
             (mcp, "claim_item", {"session_id": first, "item": f"!9{round_}"}),
             (other, "claim_item", {"session_id": second, "item": f"!9{round_}"}),
         )
-        assert sum(r.ok for r in results) == 1, results  # exactly one holder
-        for result in results:
-            if not result.ok:
-                assert_clear(result.value)
+        assert all(r.ok for r in results), results  # a conflict is an answer, not an error
+        held = [r.value for r in results if r.value["claim"] is not None]
+        refused = [r.value["conflict"] for r in results if r.value["claim"] is None]
+        assert len(held) == 1 and len(refused) == 1, results  # exactly one holder
+        assert refused[0]["session"] == held[0]["claim"]["session"]
+        assert_clear(refused[0]["message"])
         assert snapshot(stage.daemon) == before
         return
     calls: list[tuple[Session, str, dict[str, Any]]]

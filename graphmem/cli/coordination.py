@@ -1,0 +1,180 @@
+"""Commands for agents sharing a daemon: session start/heartbeat/end/active, claim, release.
+
+The MCP tools session_start, session_heartbeat, session_end, active_sessions, claim_item
+and release_item, for scripts and people: sessions and claims live in the daemon, so these
+commands need one running (``graphmem serve``) and say so otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from graphmem.cli import present
+from graphmem.cli.options import json_option
+from graphmem.cli.state import CliState, pass_state
+
+if TYPE_CHECKING:
+    from graphmem.service.coordination import AgentSession, Claim
+
+
+def session_line(session: AgentSession) -> str:
+    parts = [session.id, session.agent, f"since {session.started_at:%Y-%m-%d %H:%M} UTC"]
+    if session.task:
+        parts.append(f"task: {session.task}")
+    if session.claims:
+        parts.append("claims: " + ", ".join(session.claims))
+    return " · ".join(parts)
+
+
+def claim_line(claim: Claim) -> str:
+    return f"{claim.item} · {claim.agent} ({claim.session}) · until {claim.expires_at:%Y-%m-%d %H:%M:%S} UTC"
+
+
+@click.group()
+def session() -> None:
+    """Announce, keep alive and end working sessions other agents see (needs the daemon).
+
+    \b
+    Example:
+        $ graphmem session start opencode/build --task "refund bug"
+        ses_5a0c2e9d71b4
+        $ graphmem session end ses_5a0c2e9d71b4 --summary "Fixed the double refund in !12"
+        ended ses_5a0c2e9d71b4 · summary stored as mem_0b3c1d2e4f5a6b7c
+    """
+
+
+@session.command("start")
+@click.argument("agent")
+@click.option("--task", default=None, help="What this session works on, in a few words.")
+@json_option
+@pass_state
+def session_start(state: CliState, agent: str, task: str | None, as_json: bool) -> None:
+    """Start a session for AGENT in the project and print its id.
+
+    \b
+    Example:
+        $ graphmem session start opencode/build --task "refund bug"
+        ses_5a0c2e9d71b4
+    """
+    started = state.service.session_start(agent, project=state.project, task=task)
+    if as_json:
+        present.echo_json(started.view())
+        return
+    click.echo(started.id)
+    present.note(
+        f"expires {started.expires_at:%H:%M:%S} UTC unless `graphmem session heartbeat {started.id}`"
+    )
+
+
+@session.command("heartbeat")
+@click.argument("session_id", metavar="SESSION")
+@click.option("--task", default=None, help="A new task description.")
+@json_option
+@pass_state
+def session_heartbeat(state: CliState, session_id: str, task: str | None, as_json: bool) -> None:
+    """Keep SESSION and its claims alive for another TTL.
+
+    \b
+    Example:
+        $ graphmem session heartbeat ses_5a0c2e9d71b4
+        ses_5a0c2e9d71b4 · opencode/build · since 2026-05-01 09:12 UTC · task: refund bug
+    """
+    kept = state.service.session_heartbeat(session_id, task=task)
+    if as_json:
+        present.echo_json(kept.view())
+    else:
+        click.echo(session_line(kept))
+
+
+@session.command("end")
+@click.argument("session_id", metavar="SESSION")
+@click.option("--summary", default=None, help="What was done; stored as an event memory.")
+@json_option
+@pass_state
+def session_end(state: CliState, session_id: str, summary: str | None, as_json: bool) -> None:
+    """End SESSION, release its claims, and store its summary as an event memory.
+
+    \b
+    Example:
+        $ graphmem session end ses_5a0c2e9d71b4 --summary "Fixed the double refund in !12"
+        ended ses_5a0c2e9d71b4 · summary stored as mem_0b3c1d2e4f5a6b7c
+    """
+    ended = state.service.session_end(session_id, summary=summary)
+    if as_json:
+        present.echo_json({"session": ended.session.view(), "summary_memory_id": ended.summary_memory_id})
+    elif ended.summary_memory_id:
+        click.echo(f"ended {ended.session.id} · summary stored as {ended.summary_memory_id}")
+    else:
+        click.echo(f"ended {ended.session.id}")
+
+
+@session.command("active")
+@click.option("--all-projects", is_flag=True, help="Sessions of every project.")
+@json_option
+@pass_state
+def active_sessions(state: CliState, all_projects: bool, as_json: bool) -> None:
+    """The agents working now on the project (or on all), with what they claim.
+
+    \b
+    Example:
+        $ graphmem session active
+        ses_5a0c2e9d71b4 · opencode/build · since 2026-05-01 09:12 UTC · claims: !12
+    """
+    found = state.service.active_sessions(project=state.project, all_projects=all_projects)
+    if as_json:
+        present.echo_json(
+            {"sessions": [s.view() for s in found.sessions], "claims": [c.view() for c in found.claims]}
+        )
+        return
+    for live in found.sessions:
+        click.echo(session_line(live))
+    if not found.sessions:
+        click.echo("No live sessions.")
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@click.argument("item")
+@click.option("--ttl", "ttl_seconds", type=click.IntRange(1, 86_400), default=None,
+              help="Lease length in seconds (default: the session TTL).")  # fmt: skip
+@json_option
+@pass_state
+def claim(state: CliState, session_id: str, item: str, ttl_seconds: int | None, as_json: bool) -> None:
+    """Claim ITEM ('!123', '#45', a path, a task) for SESSION so other agents leave it alone.
+
+    When another live session holds it, nothing is claimed: the holder is named and the
+    exit code is 4.
+
+    \b
+    Example:
+        $ graphmem claim ses_5a0c2e9d71b4 '!12'
+        !12 · opencode/build (ses_5a0c2e9d71b4) · until 2026-05-01 09:17:00 UTC
+    """
+    made = state.service.claim_item(session_id, item, ttl_seconds=ttl_seconds)
+    if as_json:
+        present.echo_json(made.view())
+    else:
+        click.echo(claim_line(made))
+
+
+@click.command()
+@click.argument("session_id", metavar="SESSION")
+@click.argument("item")
+@pass_state
+def release(state: CliState, session_id: str, item: str) -> None:
+    """Release ITEM that SESSION claimed (exit 1 when it held no such claim).
+
+    \b
+    Example:
+        $ graphmem release ses_5a0c2e9d71b4 '!12'
+        released !12
+    """
+    if not state.service.release_item(session_id, item):
+        present.note(f"{session_id} held no claim on {item}; nothing was released.")
+        raise click.exceptions.Exit(1)
+    click.echo(f"released {item}")
+
+
+COMMANDS = (session, claim, release)

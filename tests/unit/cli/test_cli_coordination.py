@@ -1,0 +1,64 @@
+"""session, claim and release: they need the daemon's coordinator (through a real daemon in
+tests/integration/test_daemon.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.cli import main
+from graphmem.service.coordination import Coordinator
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
+
+
+def test_without_a_daemon_the_commands_say_to_start_it(invoke: Invoke) -> None:
+    result = invoke("session", "start", "ci/nightly")
+
+    assert result.exit_code == 2
+    assert "graphmem serve" in result.stderr and "Traceback" not in result.output
+
+
+@pytest.fixture
+def shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
+    """Each call opens the store anew, with one coordinator for all, as a daemon holds it."""
+    coordinator = Coordinator(lambda: datetime(2026, 5, 1, 9, 0, tzinfo=UTC))
+
+    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
+        memory.coordinator = coordinator
+        return memory
+
+    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
+    runner = CliRunner()
+    return lambda *args: runner.invoke(main.cli, ["--data-dir", str(tmp_path / "data"), *args])
+
+
+def test_a_session_claims_releases_and_ends_with_a_summary(shared: Invoke) -> None:
+    session_id = shared("session", "start", "ci/nightly", "--task", "flaky test").stdout.strip()
+    other = shared("session", "start", "opencode/plan").stdout.strip()
+
+    claimed = shared("claim", session_id, "!12")
+    taken = shared("claim", other, "!12")
+    active = json.loads(shared("session", "active", "--json").stdout)
+    released = shared("release", session_id, "!12")
+    not_held = shared("release", session_id, "!12")
+    ended = shared("session", "end", session_id, "--summary", "The flaky test was a race in refund")
+
+    assert claimed.exit_code == 0 and claimed.stdout.startswith("!12 · ci/nightly")
+    assert taken.exit_code == 4 and "claimed by ci/nightly" in taken.stderr
+    assert [c["item"] for c in active["claims"]] == ["!12"]
+    assert released.stdout.strip() == "released !12" and not_held.exit_code == 1
+    memory_id = ended.stdout.split()[-1]
+    assert ended.stdout.startswith(f"ended {session_id}")
+    assert "race in refund" in shared("show", memory_id).stdout
+    assert "No live session" in shared("session", "heartbeat", session_id).stderr
