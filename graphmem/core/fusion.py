@@ -56,11 +56,29 @@ class Plan:
     semantic_floor: float = 0.30  # cosine a hit needs on its own to clear the floor
     lexical_floor: float = 0.18  # cosine a lexical or graph hit still needs (when embedded)
     hub_damping: bool = True  # an edge through an entity of n memories passes 1/log2(n)
+    # Entity channel: a memory scores the sum, over the named entities it is about, of each
+    # entity's specificity (``hub_weight`` of how many memories are about it), over the best
+    # such sum; off, every memory about a named entity scores 1.
+    entity_specificity: bool = True
+    # Share of an entity score that goes by age: the newest candidate keeps all of it, the
+    # oldest ``1 - entity_recency`` (newer changes more likely wrote the code as it is now).
+    entity_recency: float = 0.0
+    # Entity-channel weight of a memory about an entity one code or GitLab edge from a named
+    # one (and about none of the named ones).
+    neighbour_weight: float = 0.6
     # source prefix -> share of the fused score a memory from that source keeps
     source_priors: Mapping[str, float] = field(default_factory=lambda: SCRAPED_PRIORS)
     description: str = ""
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.neighbour_weight <= 1.0:
+            raise ValueError(
+                f"plan {self.name!r}: neighbour_weight must be in [0, 1], not {self.neighbour_weight}"
+            )
+        if not 0.0 <= self.entity_recency < 1.0:
+            raise ValueError(
+                f"plan {self.name!r}: entity_recency must be in [0, 1), not {self.entity_recency}"
+            )
         for prefix, prior in self.source_priors.items():
             if not 0.0 < prior <= 1.0:
                 raise ValueError(
@@ -75,12 +93,12 @@ PLANS: Mapping[str, Plan] = MappingProxyType(
     {
         "hybrid": Plan(
             "hybrid",
-            {LEXICAL: 1.0, SEMANTIC: 1.0, ENTITY: 1.0, GRAPH: 1.0},
+            {LEXICAL: 1.0, SEMANTIC: 1.0, ENTITY: 2.0, GRAPH: 1.0},
             description="All channels, convex fusion, graph spreading over two hops; the default.",
         ),
         "no-graph": Plan(
             "no-graph",
-            {LEXICAL: 1.0, SEMANTIC: 1.0, ENTITY: 1.0},
+            {LEXICAL: 1.0, SEMANTIC: 1.0, ENTITY: 2.0},
             description="Lexical, semantic and entity channels without graph spreading.",
         ),
         "rrf": Plan(
@@ -121,6 +139,51 @@ def get_plan(name: str) -> Plan:
         return PLANS[name]
     except KeyError:
         raise KeyError(f"unknown recall plan {name!r}; known plans: {', '.join(PLANS)}") from None
+
+
+def entity_scores(
+    about: Mapping[str, Sequence[str]],
+    groups: Sequence[tuple[Sequence[str], float]],
+    *,
+    specificity: bool = True,
+) -> dict[str, float]:
+    """Entity-channel score of each memory ``about`` a key of ``groups`` (keys, weight).
+
+    With ``specificity`` a memory gains ``weight × hub_weight(n)`` per key it is about
+    (``n`` memories are about that key), summed over the keys and divided by the best
+    sum: a memory about the named method and its file beats hundreds about the file
+    alone, one about two named symbols beats one about one. Without it, a memory scores
+    the weight of the first group naming one of its entities (every named one 1.0).
+    """
+    scores: dict[str, float] = {}
+    for keys, weight in groups:
+        # A later group only scores memories no earlier one did, and below all of those.
+        earlier = set(scores)
+        ceiling = min(scores.values(), default=1.0) if specificity else 1.0
+        for key in dict.fromkeys(keys):
+            members = [m for m in dict.fromkeys(about.get(key, ())) if m not in earlier]
+            gain = weight * ceiling * hub_weight(len(set(about.get(key, ())))) if specificity else weight
+            for memory_id in members:
+                if specificity:
+                    scores[memory_id] = scores.get(memory_id, 0.0) + gain
+                else:
+                    scores.setdefault(memory_id, gain)
+    best = max(scores.values(), default=0.0)
+    if specificity and best > 0:
+        scores = {item: score / best for item, score in scores.items()}
+    return scores
+
+
+def age_weighted(scores: Mapping[str, float], times: Mapping[str, float], share: float) -> dict[str, float]:
+    """``scores`` with ``share`` of each going by age rank: the newest keeps all, the oldest ``1 - share``.
+
+    Items without a time count as the oldest.
+    """
+    if share <= 0.0 or len(scores) < 2:
+        return dict(scores)
+    order = sorted(scores, key=lambda i: (times.get(i, float("-inf")), i))
+    last = len(order) - 1
+    return {item: scores[item] * (1.0 - share + share * rank / last) for rank, item in enumerate(order)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,9 @@ from graphmem.core.fusion import (
     SEMANTIC,
     Plan,
     Spread,
+    age_weighted,
     convex_scores,
+    entity_scores,
     hub_weight,
     source_prior,
     spread,
@@ -32,8 +34,6 @@ from graphmem.service.semantic import SemanticIndex
 
 log = logging.getLogger(__name__)
 
-# Entity-channel score of a memory about a code neighbour of a named symbol or file.
-NEIGHBOUR_SCORE = 0.6
 # Edges fetched per hop of graph expansion: bounds work on hub entities.
 GRAPH_EDGE_LIMIT = 400
 # Multipliers on the fused score by status (only visible with --history or resolved).
@@ -98,7 +98,7 @@ class Recaller:
         if query_vector is not None:
             rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
         if plan.uses(ENTITY) and query.entity_keys:
-            rankings[ENTITY] = self._entity_channel(query.entity_keys, query.neighbour_keys)
+            rankings[ENTITY] = self._entity_channel(query.entity_keys, query.neighbour_keys, plan)
 
         if plan.fusion == "rrf":
             fused = weighted_rrf(rankings, plan.weights, k=plan.rrf_k)
@@ -166,7 +166,7 @@ class Recaller:
     ) -> tuple[list[tuple[str, float, list[ChannelRank]]], dict[str, tuple[str, ...]], dict[str, float]]:
         """Convex fusion of the channels, then spreading over the memory graph."""
         lexical = dict(rankings.get(LEXICAL, ()))
-        entity = {item: 1.0 for item, _ in rankings.get(ENTITY, ())}
+        entity = dict(rankings.get(ENTITY, ()))
         candidates = {*lexical, *entity, *(i for i, _ in rankings.get(SEMANTIC, ()))}
         cosines = self._similarities(query_vector, list(candidates)) if plan.uses(SEMANTIC) else {}
         base = convex_scores(lexical, cosines, entity, plan.weights, semantic_offset=plan.semantic_offset)
@@ -222,18 +222,23 @@ class Recaller:
             found = [(i, s) for i, s in found if i in records and _visible(records[i], visibility)]
         return found[:depth]
 
-    def _entity_channel(self, keys: Sequence[str], neighbours: Sequence[str] = ()) -> list[tuple[str, float]]:
-        """Memories about the named entities (score 1), then about their code neighbours."""
+    def _entity_channel(
+        self, keys: Sequence[str], neighbours: Sequence[str], plan: Plan
+    ) -> list[tuple[str, float]]:
+        """Memories about the named entities, then about their code neighbours, best first.
+
+        Scores follow ``entity_scores`` (specific entities count more, evidence over several
+        named entities adds up), then ``age_weighted`` by the plan's ``entity_recency``.
+        """
         about = self._store.memories_about([*keys, *neighbours])
-        ranking: list[tuple[str, float]] = []
-        seen: set[str] = set()
-        for group, score in ((keys, 1.0), (neighbours, NEIGHBOUR_SCORE)):
-            for key in group:
-                for memory_id in about.get(key, []):
-                    if memory_id not in seen:
-                        seen.add(memory_id)
-                        ranking.append((memory_id, score))
-        return ranking
+        scores = entity_scores(
+            about, ((keys, 1.0), (neighbours, plan.neighbour_weight)), specificity=plan.entity_specificity
+        )
+        if plan.entity_recency > 0.0 and len(scores) > 1:
+            records = self._store.get_memories(list(scores))
+            times = {item: record.created_at.timestamp() for item, record in records.items()}
+            scores = age_weighted(scores, times, plan.entity_recency)
+        return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
 
     def _neighbourhood(
         self, seeds: Sequence[str], hops: int, damping: bool

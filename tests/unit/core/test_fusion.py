@@ -15,7 +15,9 @@ from graphmem.core.fusion import (
     PLANS,
     SEMANTIC,
     Plan,
+    age_weighted,
     convex_scores,
+    entity_scores,
     get_plan,
     hub_weight,
     source_prior,
@@ -291,3 +293,90 @@ def test_every_plan_ranks_scraped_memories_below_what_people_said() -> None:
 def test_a_plan_rejects_a_prior_outside_zero_to_one(prior: float) -> None:
     with pytest.raises(ValueError, match="must be in"):
         Plan("custom", {LEXICAL: 1.0}, source_priors={"git:": prior})
+
+
+# -- entity channel: specificity, summed evidence, age ----------------------------------
+
+
+def _busy_file_and_a_method() -> dict[str, list[str]]:
+    """40 commits about a file; two of them also about the method named with it."""
+    about = {"File:app.py": [f"c{i}" for i in range(40)], "Symbol:App.run": ["c3", "c7"]}
+    return about
+
+
+def test_a_memory_about_the_named_method_beats_the_many_about_its_file() -> None:
+    scores = entity_scores(_busy_file_and_a_method(), [(["File:app.py", "Symbol:App.run"], 1.0)])
+
+    assert scores["c3"] == scores["c7"] == 1.0
+    assert max(s for item, s in scores.items() if item not in {"c3", "c7"}) < 0.2
+
+
+def test_without_specificity_every_memory_about_a_named_entity_scores_one() -> None:
+    scores = entity_scores(
+        _busy_file_and_a_method(), [(["File:app.py", "Symbol:App.run"], 1.0)], specificity=False
+    )
+
+    assert set(scores.values()) == {1.0}
+
+
+def test_a_memory_about_two_named_symbols_beats_one_about_one() -> None:
+    about = {"Symbol:a": ["m1", "m2", "m3"], "Symbol:b": ["m1", "m4", "m5"]}
+    scores = entity_scores(about, [(["Symbol:a", "Symbol:b"], 1.0)])
+
+    assert scores["m1"] == 1.0
+    assert {scores[m] for m in ("m2", "m3", "m4", "m5")} == {0.5}
+
+
+def test_a_neighbour_counts_its_weight_times_its_specificity() -> None:
+    about = {"Symbol:named": ["m1"], "Symbol:caller": ["m2"]}
+    scores = entity_scores(about, [(["Symbol:named"], 1.0), (["Symbol:caller"], 0.6)])
+
+    assert scores == {"m1": 1.0, "m2": 0.6}
+
+
+def test_a_memory_one_edge_away_ranks_below_every_memory_about_a_named_entity() -> None:
+    about = {"File:busy.py": [f"c{i}" for i in range(300)], "Symbol:rare_caller": ["n1"]}
+    scores = entity_scores(about, [(["File:busy.py"], 1.0), (["Symbol:rare_caller"], 0.6)])
+
+    assert scores["n1"] == pytest.approx(0.6)
+    assert scores["n1"] < min(s for item, s in scores.items() if item != "n1")
+
+
+def test_a_memory_about_a_named_entity_takes_no_extra_from_its_neighbours() -> None:
+    about = {"Symbol:named": ["m1", "m2"], "Symbol:callee": ["m1"]}
+    scores = entity_scores(about, [(["Symbol:named"], 1.0), (["Symbol:callee"], 0.6)])
+
+    assert scores["m1"] == scores["m2"] == 1.0
+
+
+def test_a_repeated_key_or_memory_counts_once() -> None:
+    about = {"File:a": ["m1", "m1", "m2"]}
+
+    assert entity_scores(about, [(["File:a", "File:a"], 1.0)]) == {"m1": 1.0, "m2": 1.0}
+
+
+@given(st.dictionaries(st.sampled_from(["k1", "k2", "k3"]), st.lists(_ids, max_size=8), max_size=3))
+def test_entity_scores_are_in_zero_one_and_the_best_is_one(about: dict[str, list[str]]) -> None:
+    scores = entity_scores(about, [(list(about), 1.0)])
+
+    assert all(0.0 < s <= 1.0 for s in scores.values())
+    assert not scores or max(scores.values()) == pytest.approx(1.0)
+
+
+def test_age_weighting_keeps_the_newest_whole_and_takes_the_share_from_the_oldest() -> None:
+    weighted = age_weighted({"old": 1.0, "mid": 1.0, "new": 1.0}, {"old": 1, "mid": 2, "new": 3}, 0.2)
+
+    assert weighted == pytest.approx({"old": 0.8, "mid": 0.9, "new": 1.0})
+
+
+def test_age_weighting_is_only_a_tiebreak_between_specific_and_broad_evidence() -> None:
+    scores = entity_scores(_busy_file_and_a_method(), [(["File:app.py", "Symbol:App.run"], 1.0)])
+    times = {f"c{i}": float(i) for i in range(40)}  # c39 is the newest commit to the file
+    weighted = age_weighted(scores, times, 0.2)
+
+    assert sorted(weighted, key=lambda i: -weighted[i])[:3] == ["c7", "c3", "c39"]
+
+
+def test_a_plan_refuses_an_entity_recency_outside_zero_one() -> None:
+    with pytest.raises(ValueError, match="entity_recency"):
+        Plan("bad", {ENTITY: 1.0}, entity_recency=1.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import MappingProxyType
 
 from graphmem.core.fusion import PLANS, Plan
@@ -50,3 +51,33 @@ def test_a_memory_from_an_agent_or_a_session_keeps_its_whole_score(fake_memory: 
 
     assert {h.memory.id: h.score for h in hits} == weighted
     assert set(weighted) == set(ids.values())
+
+
+def test_a_memory_about_the_rarely_touched_named_file_beats_the_busy_files_crowd(
+    fake_memory: MemoryService, tmp_path: Path
+) -> None:
+    project = tmp_path / "repo"
+    project.mkdir()
+    for name in ("app.py", "util.py"):
+        (project / name).write_text("x = 1\n")
+    where = str(project)
+    for task in (
+        "fix the parser for tabs",
+        "fix the parser on empty input",
+        "the parser fails on unicode: fix",
+        "fix parser errors in nested blocks",
+        "fix the parser crash on comments",
+        "parser: fix the line numbers",
+        "fix the parser for long lines",
+        "fix the parser state leak",
+    ):
+        fake_memory.remember(f"{task} in app.py, util helpers py", project=where, category="event")
+    target = fake_memory.remember(
+        "util.py and app.py: the parser shares helpers now", project=where, category="event"
+    ).memory.id
+    query = "fix the parser in app.py and util.py"
+    # Before: every memory about a named entity scored 1 and the channel weighed 1.
+    before = Plan("before", {**HYBRID.weights, "entity": 1.0}, entity_specificity=False)
+
+    assert fake_memory.recall(query, project=where, plan=before).hits[0].memory.id != target
+    assert fake_memory.recall(query, project=where).hits[0].memory.id == target
