@@ -86,7 +86,7 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
         $ graphmem show mem_3f9a1c0b7d2e4a51
         mem_3f9a1c0b7d2e4a51  [decision]  active
         Payments retry 3 times with backoff, see !123
-        scope: project (/home/me/shop) · created 3 days ago (2024-05-01 09:12 UTC)
+        scope: project (/home/me/shop) · created 3 days ago (2024-05-01 09:12 UTC) · from the user
         about: !123 (MergeRequest)
     """
     found = state.service.show(memory_id)

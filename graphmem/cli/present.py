@@ -112,8 +112,35 @@ def hit_details(hit: Hit, *, now: datetime) -> str:
     parts = [record.id, record.scope.value]
     if record.status is not Status.ACTIVE:
         parts.append(record.status.value)
-    parts += [format_age(record.created_at, now=now), f"score {hit.score:.2f}", f"why: {why(hit)}"]
+    parts += [format_age(record.created_at, now=now), f"from {provenance(record)}"]
+    parts += [f"score {hit.score:.2f}", f"why: {why(hit)}"]
     return " · ".join(parts)
+
+
+def provenance(record: MemoryRecord) -> str:
+    """Where a memory came from, in words, from its ``source``, ``session`` and ``origin``:
+    the user, an agent over MCP, an OpenCode session, a file bootstrap read, a git commit,
+    GitLab or an import."""
+    source = record.source
+    kind, _, rest = source.partition(":")
+    if source == "user":
+        return f"the user (session {record.session})" if record.session else "the user"
+    if source == "mcp":
+        return f"an agent (MCP, session {record.session})" if record.session else "an agent (MCP)"
+    if source == "opencode":
+        where = f"OpenCode session {record.session}" if record.session else "an OpenCode session"
+        return where + (
+            f", message {record.origin}" if record.origin and record.origin != record.session else ""
+        )
+    if kind == "bootstrap" and rest:
+        return f"bootstrap of {rest.partition('#')[0]}"
+    if kind == "git" and rest:
+        return f"git commit {rest[:12]}"
+    if kind == "gitlab":
+        return f"GitLab {rest}".rstrip()
+    if source == "import":
+        return "an import"
+    return source
 
 
 def recall_json(result: RecallResult, *, now: datetime) -> dict[str, Any]:
@@ -144,8 +171,7 @@ def detail(found: MemoryDetail, *, now: datetime) -> None:
         facts.append(f"valid until {record.valid_to:%Y-%m-%d %H:%M} UTC")
     if record.reinforced:
         facts.append(f"reinforced {record.reinforced}×")
-    if record.session:
-        facts.append(f"session {record.session}")
+    facts.append(f"from {provenance(record)}")
     click.echo(" · ".join(facts))
     if found.entities:
         click.echo("about: " + ", ".join(f"{e.name} ({e.kind.value})" for e in found.entities))

@@ -58,7 +58,7 @@ def recall(
     Example:
         $ graphmem recall "why do payments retry"
         1. [decision] Payments retry 3 times with backoff, see !123
-           mem_3f9a1c0b7d2e4a51 · project · 3 days ago · score 0.82 · why: lexical #1, semantic #1
+           mem_3f9a1c0b7d2e4a51 · project · 3 days ago · from the user · score 0.82 · why: lexical #1
     """
     if plan != "lexical":
         state.service.warm_up()  # the model loads while the store opens and searches

@@ -1,0 +1,60 @@
+"""Human output says where each memory came from (``show`` and ``recall``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.cli.present import provenance
+from graphmem.core.models import Category, MemoryRecord, Scope
+from graphmem.settings import load_settings
+
+Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
+NOW = datetime(2026, 5, 1, tzinfo=UTC)
+
+
+def record(source: str, session: str | None = None, origin: str | None = None) -> MemoryRecord:
+    return MemoryRecord(
+        "mem_0123456789abcdef", "text", Category.FACT, Scope.GLOBAL, None, NOW, NOW, NOW,
+        source=source, session=session, origin=origin,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("memory", "said"),
+    [
+        (record("user"), "the user"),
+        (record("mcp", session="ses_1"), "an agent (MCP, session ses_1)"),
+        (record("opencode", session="ses_ab", origin="msg_9"), "OpenCode session ses_ab, message msg_9"),
+        (record("bootstrap:pyproject.toml#fact:python"), "bootstrap of pyproject.toml"),
+        (record("git:0123456789abcdef0123"), "git commit 0123456789ab"),
+        (record("gitlab:!12"), "GitLab !12"),
+        (record("import"), "an import"),
+    ],
+)
+def test_each_source_is_said_in_words(memory: MemoryRecord, said: str) -> None:
+    assert provenance(memory) == said
+
+
+def test_show_and_recall_say_where_a_memory_came_from(invoke: Invoke, tmp_path: Path) -> None:
+    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(256))
+    try:
+        learned = memory.remember(
+            "The refund job runs nightly at 02:00", source="opencode", session="ses_ab", origin="msg_9"
+        ).memory.id
+    finally:
+        memory.close()
+    typed = invoke("remember", "The refund queue is drained by hand on Fridays").stdout.strip()
+
+    shown = invoke("show", learned).stdout
+    found = invoke("recall", "refund job nightly", "--plan", "lexical").stdout
+
+    assert "from OpenCode session ses_ab, message msg_9" in shown
+    assert f"{learned} · global · just now · from OpenCode session ses_ab" in found
+    assert "from the user" in invoke("show", typed).stdout
