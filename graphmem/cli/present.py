@@ -295,7 +295,8 @@ def imported(summary: ImportSummary) -> None:
     verb = "would import" if summary.dry_run else "imported"
     click.echo(
         f"{verb} {quantity(summary.memories_added, 'memory', 'memories')} "
-        f"({summary.memories_skipped} already present), "
+        f"({summary.memories_skipped} already present"
+        f"{f', {summary.memories_updated} updated' if summary.memories_updated else ''}), "
         f"{quantity(summary.entities, 'entity', 'entities')}, {quantity(summary.links, 'link', 'links')} "
         f"from {quantity(summary.records, 'record', 'records')}"
     )

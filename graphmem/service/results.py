@@ -111,8 +111,8 @@ class ImportSummary:
     records: int
     memories_added: int
     memories_skipped: int  # already present (same id or same text in the same scope)
-    entities: int
-    links: int
+    entities: int  # entities the store did not hold yet
+    links: int  # links between memories the store did not hold yet
     dry_run: bool
     memories_updated: int = 0  # same id, newer in the file: its status, times and text taken
 

@@ -223,8 +223,8 @@ class Transfer:
             records=parsed.records,
             memories_added=len(new),
             memories_skipped=len(parsed.memories) - len(new) - len(updates),
-            entities=len(parsed.entities),
-            links=len(parsed.links),
+            entities=self._new_entities(parsed),
+            links=self._new_links(parsed, id_map),
             dry_run=dry_run,
             memories_updated=len(updates),
         )
@@ -233,6 +233,21 @@ class Transfer:
         self._apply(parsed, new, id_map, progress)
         self._update(updates)
         return summary
+
+    def _new_entities(self, parsed: ParsedExport) -> int:
+        """How many of the file's entities the store does not hold yet (what an import adds)."""
+        keys = {e.key for _, e in parsed.entities}
+        return len(keys - self._store.get_entities(keys).keys()) if keys else 0
+
+    def _new_links(self, parsed: ParsedExport, id_map: dict[str, str]) -> int:
+        """How many of the file's links the store does not hold yet, between the memories they
+        land on (a repeated memory maps onto the stored one)."""
+        wanted = {
+            (id_map.get(r.source, r.source), id_map.get(r.target, r.target), r.kind) for _, r in parsed.links
+        }
+        ends = {memory_id for source, target, _ in wanted for memory_id in (source, target)}
+        held = {(link.source, link.target, link.kind) for link in self._store.links(ends)} if ends else set()
+        return len(wanted - held)
 
     def _update(self, updates: list[tuple[MemoryRecord, MemoryLine]]) -> None:
         """Take the newer copy's state: status, validity, times, category, trust, and text."""

@@ -753,6 +753,22 @@ def test_importing_the_same_file_twice_adds_nothing(
     assert again.memories_added == 0
     assert again.memories_skipped == fake_memory.stats().total
     assert snapshot(other_memory) == before
+    assert (again.entities, again.links) == (0, 0)  # counts say what was added: nothing
+
+
+def test_an_import_counts_the_entities_and_links_it_adds(
+    fake_memory: MemoryService, other_memory: MemoryService, git_project: str, tmp_path: Path
+) -> None:
+    build_history(fake_memory, git_project)
+    path = tmp_path / "export.jsonl"
+    path.write_text(export_text(fake_memory), "utf-8")
+
+    checked = other_memory.import_file(path, dry_run=True)
+    first = other_memory.import_file(path)
+
+    assert first.entities == len(other_memory.store.all_entities()) > 0
+    assert first.links == len(other_memory.store.links()) > 0
+    assert (checked.entities, checked.links) == (first.entities, first.links)
 
 
 def test_a_dry_run_imports_nothing(

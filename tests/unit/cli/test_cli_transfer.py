@@ -1,0 +1,25 @@
+"""import says what it added: a repeated import adds no memory, entity nor link."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import Result
+
+Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
+
+
+def test_a_repeated_import_says_nothing_was_added(invoke: Invoke, tmp_path: Path) -> None:
+    first = invoke("remember", "-c", "decision", "Payments retry 3 times, see !12 and #4").stdout.strip()
+    second = invoke(
+        "remember", "-c", "decision", "Refunds never retry, unlike payments in !12"
+    ).stdout.strip()
+    assert invoke("link", second, first, "--kind", "related").exit_code == 0
+    out = tmp_path / "out.jsonl"
+    assert invoke("export", "-o", str(out)).exit_code == 0
+
+    again = invoke("import", str(out))
+
+    assert again.exit_code == 0, again.output
+    assert again.stdout.startswith("imported 0 memories (2 already present), 0 entities, 0 links from")
