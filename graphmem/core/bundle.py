@@ -73,6 +73,8 @@ class ContextBundle:
     found: bool | None = None
     # Memories that mention related words but are not linked to the target: never "about" it.
     related_memories: list[BundleItem] = field(default_factory=list)
+    # Of ``omitted``, the memories about the target (``hits``) that did not fit.
+    omitted_about: int = 0
 
     @property
     def markdown(self) -> str:
@@ -97,6 +99,7 @@ class ContextBundle:
             "tokens": self.tokens,
             "max_tokens": self.max_tokens,
             "omitted": self.omitted,
+            "omitted_about": self.omitted_about,
             "notes": list(self.notes),
             "code": {title: list(lines) for title, lines in self.code},
             "markdown": self.markdown,
@@ -153,7 +156,10 @@ def build_bundle(
     related_hits: Sequence[Hit] = (),
 ) -> ContextBundle:
     """Take hits best first while they fit ``max_tokens``, then ``related_hits`` (memories
-    not linked to the target, shown apart as related), then entities while they fit."""
+    not linked to the target, shown apart as related), then entities while they fit.
+
+    What is about the target comes first: while a hit did not fit, no related memory takes
+    the budget (a short generic fact never shows instead of a decision about the file)."""
     header = f"## Memory: {_title(entity, target)}"
     used = estimate_tokens(header) + FRAME_TOKENS
     kept_notes = []
@@ -184,11 +190,12 @@ def build_bundle(
             continue
         groups.setdefault(hit.memory.category, []).append(BundleItem(hit, line, cost))
         used += cost
+    omitted_about = omitted
     related_items: list[BundleItem] = []
     for hit in related_hits:
         line = _line(hit, now, (stale or {}).get(hit.memory.id), labelled=True)
         cost = estimate_tokens(line) + (0 if related_items else GROUP_HEADING_TOKENS)
-        if used + cost > max_tokens:
+        if omitted_about or used + cost > max_tokens:
             omitted += 1
             continue
         related_items.append(BundleItem(hit, line, cost))
@@ -209,6 +216,7 @@ def build_bundle(
         max_tokens=max_tokens,
         tokens=used,
         omitted=omitted,
+        omitted_about=omitted_about,
         generated_at=now,
         notes=kept_notes,
         code=kept_code,
@@ -224,7 +232,13 @@ def render_markdown(bundle: ContextBundle) -> str:
     for title, code_lines in bundle.code:
         lines.append(f"### {title}")
         lines += code_lines
-    if not bundle.groups:
+    if not bundle.groups and bundle.omitted_about:
+        noun = "memory is" if bundle.omitted_about == 1 else "memories are"
+        lines.append(
+            f"{bundle.omitted_about} {noun} remembered about this but did not fit the "
+            f"{bundle.max_tokens}-token budget: give a larger budget to see them."
+        )
+    elif not bundle.groups:
         lines.append("Nothing remembered about this yet.")
     for category, items in bundle.groups.items():
         lines.append(f"### {GROUP_TITLES[category]}")
@@ -235,7 +249,8 @@ def render_markdown(bundle: ContextBundle) -> str:
     if bundle.related:
         names = ", ".join(f"{_entity_label(e)} ({n})" for e, n in bundle.related)
         lines.append(f"### Related\n{names}")
-    if bundle.omitted:
-        noun = "memory" if bundle.omitted == 1 else "memories"
-        lines.append(f"_{bundle.omitted} more {noun} did not fit the {bundle.max_tokens}-token budget._")
+    more = bundle.omitted - (0 if bundle.groups else bundle.omitted_about)  # not said above
+    if more:
+        noun = "memory" if more == 1 else "memories"
+        lines.append(f"_{more} more {noun} did not fit the {bundle.max_tokens}-token budget._")
     return "\n".join(lines)

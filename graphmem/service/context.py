@@ -30,6 +30,9 @@ from graphmem.service.results import RecallResult
 
 # Memories considered before the budget cuts: direct ones, then recalled ones.
 CONTEXT_CANDIDATES = 40
+# Sources of memories graphmem derived itself (a file bootstrap read, a commit): about a
+# target, what people and agents remembered comes before them.
+DERIVED_SOURCES = ("bootstrap:", "git:")
 # boot_context, in order: (categories, statuses, how many).
 BOOT_SECTIONS: tuple[tuple[tuple[Category, ...], tuple[Status, ...], int], ...] = (
     ((Category.DIRECTIVE, Category.PREFERENCE), (Status.ACTIVE,), 30),
@@ -194,14 +197,22 @@ class ContextBuilder:
         return sections, keys, note
 
     def _direct(self, entity: Entity, project: str | None, extra_keys: Sequence[str] = ()) -> list[Hit]:
-        """Memories linked to ``entity`` (or to its symbols), current first, newest first."""
+        """Memories linked to ``entity`` (or to its symbols): current first, then what was
+        remembered before what graphmem derived (a manifest fact, a commit), newest first."""
         keys = [entity.key, *extra_keys]
         found = self._store.memories_about(keys)
         ids = list(dict.fromkeys(i for key in keys for i in found.get(key, [])))
         records = self._store.get_memories(ids)
         visibility = Visibility(project)
         current = [r for r in records.values() if _visible(r, visibility)]
-        current.sort(key=lambda r: (r.status is not Status.ACTIVE, -r.created_at.timestamp(), r.id))
+        current.sort(
+            key=lambda r: (
+                r.status is not Status.ACTIVE,
+                r.source.startswith(DERIVED_SOURCES),
+                -r.created_at.timestamp(),
+                r.id,
+            )
+        )
         return [Hit(r, 1.0, (), (entity.name,)) for r in current[:CONTEXT_CANDIDATES]]
 
     def _related(self, hits: list[Hit], entity: Entity | None) -> list[tuple[Entity, int]]:

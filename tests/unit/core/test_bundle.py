@@ -148,3 +148,31 @@ def test_to_dict_lists_groups_by_category_value() -> None:
     assert data["entity"]["key"] == MR.key
     assert [item["text"] for item in data["groups"]["decision"]] == ["We chose Kùzu"]
     assert data["tokens"] <= data["max_tokens"] == 500
+
+
+def test_memories_about_the_target_that_did_not_fit_are_not_called_nothing() -> None:
+    long = "We decided the checkout retries payment twice before failing: the gateway times out under load"
+    hits = [hit(long, Category.DECISION) for _ in range(3)]
+    bundle = build_bundle("src/app.py", FILE, hits, [], max_tokens=50, now=NOW)
+
+    text = render_markdown(bundle)
+
+    assert "Nothing remembered" not in text
+    assert "3 memories are remembered about this but did not fit the 50-token budget" in text
+    assert "more memories did not fit" not in text
+    assert (bundle.omitted, bundle.omitted_about) == (3, 3)
+
+
+def test_related_memories_never_take_the_budget_of_memories_about_the_target() -> None:
+    text = "We decided the checkout retries payment twice before failing: the gateway times out under load"
+    decision = hit(text + ", and the queue is not ready yet", Category.DECISION)
+    generic = hit("The project uses Python 3.11", Category.FACT)
+
+    bundle = build_bundle(
+        "src/app.py", FILE, [decision], [], max_tokens=50, now=NOW, found=True, related_hits=[generic]
+    )
+
+    assert bundle.related_memories == []
+    assert bundle.omitted == 2 and bundle.omitted_about == 1
+    assert "1 memory is remembered about this" in bundle.markdown
+    assert "_1 more memory did not fit" in bundle.markdown

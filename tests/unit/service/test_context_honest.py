@@ -93,3 +93,18 @@ def test_the_cli_says_it_in_text_and_json(tmp_path: Path, monkeypatch: pytest.Mo
     assert "### Events" not in text.output and "[event] Commit f031136" in text.output
     assert data["found"] is False and data["entity"] is None and data["groups"] == {}
     assert data["notes"][0].startswith(f"{REFUND} is not in the graph")
+
+
+def test_the_budget_goes_to_what_was_remembered_about_the_target_before_derived_facts(
+    fake_memory: MemoryService,
+) -> None:
+    decision = fake_memory.remember(
+        "We decided !123 retries payments 3 times with backoff because the gateway times out under load",
+        category="decision",
+    )
+    fake_memory.remember("!123 builds with Python 3.11", source="bootstrap:pyproject.toml#fact:python")
+
+    bundle = fake_memory.get_context("!123", max_tokens=85)
+
+    assert _group_ids(bundle.groups) == [decision.memory.id]
+    assert bundle.omitted_about == 1
