@@ -477,6 +477,9 @@ def test_the_cli_works_through_a_running_daemon(daemon: Daemon, project: Path, t
     bad.write_text(out.read_text("utf-8") + "not json\n", "utf-8")
     refused = graphmem_cli(daemon.data_dir, "import", str(bad), cwd=project)
     assert refused.returncode == 2 and "line" in refused.stderr
+    listed = graphmem_cli(daemon.data_dir, "archive", "--category", "procedure", "--dry-run", cwd=project)
+    assert listed.returncode == 0 and memory_id in listed.stdout, listed.stderr  # the service's filter
+    assert "would archive" in listed.stderr
     deleted = graphmem_cli(daemon.data_dir, "delete", "--yes", memory_id)
     assert deleted.returncode == 0, deleted.stderr
     assert graphmem_cli(daemon.data_dir, "show", memory_id).returncode == 3
