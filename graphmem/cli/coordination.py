@@ -14,6 +14,7 @@ import click
 from graphmem.cli import present
 from graphmem.cli.options import json_option
 from graphmem.cli.state import CliState, pass_state
+from graphmem.errors import GraphmemError
 
 if TYPE_CHECKING:
     from graphmem.service.coordination import AgentSession, Claim
@@ -172,7 +173,7 @@ def release(state: CliState, session_id: str, item: str) -> None:
         released !12
     """
     if not state.service.release_item(session_id, item):
-        present.note(f"{session_id} held no claim on {item}; nothing was released.")
+        present.error(GraphmemError(f"{session_id} held no claim on {item}; nothing was released."))
         raise click.exceptions.Exit(1)
     click.echo(f"released {item}")
 

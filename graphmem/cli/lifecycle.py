@@ -66,8 +66,9 @@ def targets(
     older_than: datetime | None,
     *,
     default_statuses: frozenset[Status],
-) -> list[MemoryRecord]:
-    """The memories named by id, then those the service's filter selects (each once)."""
+) -> tuple[list[MemoryRecord], GraphmemError | None]:
+    """The memories named by id, then those the service's filter selects (each once), and the
+    first error of an id among several that names no memory (printed; the others go on)."""
     filtered = bool(categories or statuses or since or older_than)
     if not memory_ids and not filtered:
         raise InvalidInputError(
@@ -75,8 +76,16 @@ def targets(
             "--older-than), e.g. --category event --older-than 90d --dry-run."
         )
     chosen: dict[str, MemoryRecord] = {}
+    unknown: GraphmemError | None = None
     for memory_id in memory_ids:
-        record = state.service.show(memory_id).memory
+        try:
+            record = state.service.show(memory_id).memory
+        except GraphmemError as exc:
+            if len(memory_ids) == 1 and not filtered:
+                raise
+            present.error(exc)  # reported; the other ids go on, the exit code is the first error's
+            unknown = unknown or exc
+            continue
         chosen.setdefault(record.id, record)
     if filtered:
         wanted = set(Status) if "all" in statuses else {Status(s) for s in statuses} or default_statuses
@@ -88,7 +97,7 @@ def targets(
             before=older_than,
         ):
             chosen.setdefault(record.id, record)
-    return list(chosen.values())
+    return list(chosen.values()), unknown
 
 
 def apply(
@@ -98,6 +107,7 @@ def apply(
     *,
     dry_run: bool,
     single: bool,
+    unknown: GraphmemError | None = None,
 ) -> None:
     """List (``dry_run``) or change each memory; a count of what changed at the end, or the
     one line of a single id. An error on one memory is reported and the others go on; the
@@ -107,9 +117,11 @@ def apply(
         present.note(
             f"would {verb} {present.quantity(len(records), 'memory', 'memories')} (dry run: nothing changed)"
         )
+        if unknown is not None:
+            raise click.exceptions.Exit(unknown.exit_code)
         return
     changed = 0
-    failed: GraphmemError | None = None
+    failed = unknown
     past = {"archive": "archived", "restore": "restored", "resolve": "resolved", "delete": "deleted"}[verb]
     for record in records:
         try:
@@ -153,9 +165,16 @@ def archive(
         $ graphmem archive --category event --older-than 90d
         archived 12 memories
     """
-    records = targets(state, memory_ids, categories, statuses, since, older_than,
-                      default_statuses=frozenset({Status.ACTIVE, Status.RESOLVED}))  # fmt: skip
-    apply("archive", records, state.service.archive, dry_run=dry_run, single=_single(memory_ids, records))
+    records, unknown = targets(state, memory_ids, categories, statuses, since, older_than,
+                               default_statuses=frozenset({Status.ACTIVE, Status.RESOLVED}))  # fmt: skip
+    apply(
+        "archive",
+        records,
+        state.service.archive,
+        dry_run=dry_run,
+        single=_single(memory_ids, records),
+        unknown=unknown,
+    )
 
 
 @click.command()
@@ -180,9 +199,16 @@ def restore(
         restored mem_3f9a1c0b7d2e4a51 (now active)
         $ graphmem restore --category event --since 7d --dry-run
     """
-    records = targets(state, memory_ids, categories, statuses, since, older_than,
-                      default_statuses=frozenset({Status.ARCHIVED}))  # fmt: skip
-    apply("restore", records, state.service.restore, dry_run=dry_run, single=_single(memory_ids, records))
+    records, unknown = targets(state, memory_ids, categories, statuses, since, older_than,
+                               default_statuses=frozenset({Status.ARCHIVED}))  # fmt: skip
+    apply(
+        "restore",
+        records,
+        state.service.restore,
+        dry_run=dry_run,
+        single=_single(memory_ids, records),
+        unknown=unknown,
+    )
 
 
 @click.command()
@@ -208,9 +234,16 @@ def resolve(
     """
     filtered = bool(categories or statuses or since or older_than)
     blockers = categories or (("blocker",) if filtered else ())
-    records = targets(state, memory_ids, blockers, statuses, since, older_than,
-                      default_statuses=frozenset({Status.ACTIVE}))  # fmt: skip
-    apply("resolve", records, state.service.resolve, dry_run=dry_run, single=_single(memory_ids, records))
+    records, unknown = targets(state, memory_ids, blockers, statuses, since, older_than,
+                               default_statuses=frozenset({Status.ACTIVE}))  # fmt: skip
+    apply(
+        "resolve",
+        records,
+        state.service.resolve,
+        dry_run=dry_run,
+        single=_single(memory_ids, records),
+        unknown=unknown,
+    )
 
 
 @click.command()
@@ -237,8 +270,8 @@ def delete(
         $ graphmem delete --status archived --older-than 1y --yes
         deleted 40 memories
     """
-    records = targets(state, memory_ids, categories, statuses, since, older_than,
-                      default_statuses=frozenset({Status.ACTIVE, Status.RESOLVED}))  # fmt: skip
+    records, unknown = targets(state, memory_ids, categories, statuses, since, older_than,
+                               default_statuses=frozenset({Status.ACTIVE, Status.RESOLVED}))  # fmt: skip
     single = _single(memory_ids, records)
     if not yes and not dry_run and records:
         if single:
@@ -250,7 +283,7 @@ def delete(
             kept = records[0].id if single else present.quantity(len(records), "memory", "memories")
             present.note(f"Kept {kept}; nothing was deleted.")
             raise click.exceptions.Exit(1)
-    apply("delete", records, state.service.delete, dry_run=dry_run, single=single)
+    apply("delete", records, state.service.delete, dry_run=dry_run, single=single, unknown=unknown)
 
 
 def _single(memory_ids: tuple[str, ...], records: list[MemoryRecord]) -> bool:

@@ -1,9 +1,12 @@
 """Hostile input to the CLI beside a running daemon: bad ids and options, huge and NUL
 arguments, files that are no files (a FIFO, devices, folders, binary and non-UTF-8 content),
-places nothing can be written. Every refusal is a non-zero exit with its reason on one
-stderr line and no traceback; afterwards the daemon is healthy and the stored memories are
-unchanged. Most cases run in this process (click's runner, a deadline so that a hang fails);
-the ones about a real process's exit and streams run ``graphmem`` itself, a few at a time.
+places nothing can be written, sessions and claims that do not exist, lifecycle filters that
+are wrong or pick nothing, unknown ids among good ones. Every refusal is a non-zero exit
+with its reason on one stderr line (one per id that names no memory) and no traceback;
+afterwards the daemon is healthy and the stored memories are unchanged, or changed exactly
+as a legitimate success says (the good ids of a mixed list). Most cases run in this process
+(click's runner, a deadline so that a hang fails); the ones about a real process's exit and
+streams run ``graphmem`` itself, a few at a time.
 """
 
 from __future__ import annotations
@@ -18,18 +21,29 @@ from dataclasses import dataclass
 import pytest
 from click.testing import CliRunner, Result
 from support.daemons import sandbox_env
-from support.hostile import SECRET, Stage, assert_clear, assert_healthy, assert_no_internal_failures, snapshot
+from support.hostile import (
+    SECRET,
+    Snapshot,
+    Stage,
+    assert_clear,
+    assert_healthy,
+    assert_no_internal_failures,
+    rpc_call,
+    snapshot,
+)
 
 from graphmem.cli import main
 
 pytestmark = pytest.mark.integration
 
-MIN_CASES = 50
+MIN_CASES = 191
 DEADLINE_S = 60.0
 MB = "word " * 200_000
 BOGUS = "mem_0000000000000000"
 
 Args = Callable[[Stage], list[str]]
+Changes = Callable[[Snapshot], Snapshot]
+FRESH: dict[str, str] = {}  # case name -> the memory or session it made before it ran
 
 
 @dataclass(frozen=True)
@@ -39,12 +53,22 @@ class CliCase:
     expect: str = "error"  # error | ok | any (a legitimate call with odd content)
     says: str = ""
     stdin: str = ""
+    changes: Changes | None = None  # the store after a legitimate success, from the one before
+    reasons: int = 1  # error lines: one per id that names no memory
 
 
 def case(
-    name: str, args: list[str] | Args, expect: str = "error", says: str = "", stdin: str = ""
+    name: str,
+    args: list[str] | Args,
+    expect: str = "error",
+    says: str = "",
+    stdin: str = "",
+    changes: Changes | None = None,
+    reasons: int = 1,
 ) -> CliCase:
-    return CliCase(name, args if callable(args) else (lambda _s, a=args: list(a)), expect, says, stdin)
+    return CliCase(
+        name, args if callable(args) else (lambda _s, a=args: list(a)), expect, says, stdin, changes, reasons
+    )
 
 
 def seeded(verb: str, *more: str, name: str = "decision", mangle: Callable[[str], str] = lambda i: i) -> Args:
@@ -151,10 +175,126 @@ def _files() -> list[CliCase]:
     ]
 
 
-CASES = _ids() + _options_and_args() + _targets() + _files()
+def fresh(name: str, kind: str = "memory") -> Callable[[Stage], str]:
+    """A memory (an event, or a ``kind``) or a session made for case ``name`` before its snapshot."""
+
+    def make(stage: Stage) -> str:
+        if kind == "session":
+            answer = rpc_call(stage.daemon, "session_start", agent="probe/cli", project=str(stage.project))
+            made: str = answer["result"]["id"]
+        else:
+            made = rpc_call(
+                stage.daemon, "remember", text=f"Hostile probe {name}: the nightly job ran",
+                category="event" if kind == "memory" else kind, project=str(stage.project),
+            )["result"]["memory"]["id"]  # fmt: skip
+        FRESH[name] = made
+        return made
+
+    return make
 
 
-def test_the_suite_has_at_least_50_cli_cases() -> None:
+def with_fresh(name: str, build: Callable[[str], list[str]], kind: str = "memory") -> Args:
+    return lambda s: build(fresh(name, kind)(s))
+
+
+def live(verb: str, *rest: str) -> Args:
+    """``verb`` on a session started for the case, then ``rest``."""
+    return lambda s: [verb, fresh(verb, "session")(s), *rest]
+
+
+def status_of(name: str, status: str) -> Changes:
+    def after(before: Snapshot) -> Snapshot:
+        memories = dict(before.memories)
+        old = memories[FRESH[name]]
+        memories[FRESH[name]] = (*old[:4], status, *old[5:])
+        return Snapshot(memories, before.links)
+
+    return after
+
+
+def deleted(name: str) -> Changes:
+    return lambda before: before.without(FRESH[name])
+
+
+def _session_cases() -> list[CliCase]:
+    ses = "ses_000000000000"
+    return [
+        case("boot-max-tokens-neg", ["boot", "--max-tokens", "-5"]),
+        case("boot-max-tokens-zero", ["boot", "--max-tokens", "0"]),
+        case("boot-max-tokens-huge", ["boot", "--max-tokens", "99999999999999999999"]),
+        case("boot-max-tokens-text", ["boot", "--max-tokens", "lots"]),
+        case("boot-json-min-budget", ["boot", "--max-tokens", "50", "--json"], "ok"),
+        case("session-start-empty-agent", ["session", "start", ""]),
+        case("session-start-agent-2000", ["session", "start", "a" * 2000]),
+        case("session-start-task-huge", ["session", "start", "probe/cli", "--task", MB]),
+        case("session-start-rtl-agent", ["session", "start", "\u202eliam/tnega"], "any"),
+        case("session-heartbeat-unknown", ["session", "heartbeat", ses]),
+        case("session-heartbeat-spaces", ["session", "heartbeat", "ses 0000 0000"]),
+        case("session-end-unknown", ["session", "end", ses, "--summary", "done"]),
+        case("session-end-empty", ["session", "end", ""]),
+        case("session-end-2000", ["session", "end", "s" * 2000]),
+        case("session-bogus-verb", ["session", "pause", ses]),
+        case("session-active-extra", ["session", "active", ses]),
+        case("claim-unknown-session", ["claim", ses, "!12"]),
+        case("claim-ttl-neg", live("claim", "!12", "--ttl", "-5")),
+        case("claim-ttl-zero", live("claim", "!12", "--ttl", "0")),
+        case("claim-ttl-huge", live("claim", "!12", "--ttl", "9" * 30)),
+        case("claim-ttl-text", live("claim", "!12", "--ttl", "forever")),
+        case("claim-empty-item", live("claim", "")),
+        case("claim-item-2000", live("claim", "x" * 2000)),
+        case("claim-item-zero-width", live("claim", "!\u200b12"), "any"),
+        case("claim-session-spaces", ["claim", "ses 0000", "!12"]),
+        case("release-unknown-session", ["release", ses, "!12"]),
+        case("release-unclaimed", live("release", "!99"), says="nothing was released"),
+        case("release-item-2000", live("release", "x" * 2000)),
+    ]  # fmt: skip
+
+
+def _bulk_cases() -> list[CliCase]:
+    out = []
+    for verb in ("archive", "restore", "resolve", "delete"):
+        yes = ["--yes"] if verb == "delete" else []
+        out += [
+            case(f"{verb}-nothing-named", [verb, *yes]),
+            case(f"{verb}-category-bogus", [verb, *yes, "--category", "admin"]),
+            case(f"{verb}-status-bogus", [verb, *yes, "--status", "deleted"]),
+            case(f"{verb}-since-garbage", [verb, *yes, "--since", "yesterday-ish"]),
+            case(f"{verb}-older-than-neg", [verb, *yes, "--older-than", "-5d"]),
+            case(f"{verb}-older-than-huge", [verb, *yes, "--older-than", "99999999d"]),
+            case(f"{verb}-since-future", [verb, *yes, "--since", "2999-01-01"], "ok", says=""),
+            case(f"{verb}-dry-run-all", [verb, "--status", "all", "--dry-run"], "ok"),
+        ]
+    out += [
+        case("archive-no-match", ["archive", "--category", "idea", "--older-than", "1y"], "ok"),
+        case("delete-filter-unconfirmed", ["delete", "--category", "decision"], says="abort"),
+        case("delete-status-all-unconfirmed", ["delete", "--status", "all"], says="abort"),
+        case("delete-filter-dry-run", ["delete", "--status", "all", "--dry-run"], "ok"),
+        case("archive-ids-dry-run", lambda s: ["archive", "--dry-run", *s.seeded.values()], "ok"),
+        case("archive-unknown-ids", ["archive", BOGUS, "mem_1111111111111111"], reasons=2),
+        case("delete-spaced-ids", ["delete", "--yes", "mem_0 0", "  "], reasons=2),
+        case(
+            "archive-good-and-unknown",
+            with_fresh("archive-good-and-unknown", lambda i: ["archive", i, BOGUS]),
+            changes=status_of("archive-good-and-unknown", "archived"), says=BOGUS,
+        ),
+        case(
+            "delete-good-and-unknown",
+            with_fresh("delete-good-and-unknown", lambda i: ["delete", "--yes", BOGUS, i]),
+            changes=deleted("delete-good-and-unknown"), says=BOGUS,
+        ),
+        case(
+            "resolve-good-and-not-blocker",
+            lambda s: ["resolve", fresh("resolve-good-and-not-blocker", "blocker")(s), s.seeded["decision"]],
+            changes=status_of("resolve-good-and-not-blocker", "resolved"), says="not a blocker",
+        ),
+    ]  # fmt: skip
+    return out
+
+
+CASES = _ids() + _options_and_args() + _targets() + _files() + _session_cases() + _bulk_cases()
+
+
+def test_the_suite_has_its_191_cli_cases() -> None:
     assert len(CASES) + len(PROCESS_CASES) >= MIN_CASES
     assert len({c.name for c in CASES}) == len(CASES)
 
@@ -189,18 +329,19 @@ def test_hostile_command(case: CliCase, stage: Stage, monkeypatch: pytest.Monkey
     elif case.expect == "ok":
         assert result.exit_code == 0, result.stderr
     if result.exit_code != 0:
-        assert_one_line(result.stderr, case.says)
+        assert_one_line(result.stderr, case.says, case.reasons)
     assert_healthy(stage.daemon)
     assert stage.untouched() == files
-    assert snapshot(stage.daemon) == before
+    expected = case.changes(before) if case.changes else before
+    assert snapshot(stage.daemon) == expected
 
 
-def assert_one_line(stderr: str, says: str = "") -> None:
+def assert_one_line(stderr: str, says: str = "", count: int = 1) -> None:
     """The reason on one line: graphmem's ``error: ...``, or click's ``Error: ...`` after its usage."""
     reasons = [
         line for line in stderr.splitlines() if line.lower().startswith("error:") or "Aborted!" in line
     ]
-    assert len(reasons) == 1, f"not one reason on stderr: {stderr[:500]!r}"
+    assert len(reasons) == count, f"not {count} reason on stderr: {stderr[:500]!r}"
     assert_clear(stderr)
     assert says.lower() in stderr.lower(), stderr
 

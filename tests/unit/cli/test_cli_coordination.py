@@ -58,6 +58,7 @@ def test_a_session_claims_releases_and_ends_with_a_summary(shared: Invoke) -> No
     assert taken.exit_code == 4 and "claimed by ci/nightly" in taken.stderr
     assert [c["item"] for c in active["claims"]] == ["!12"]
     assert released.stdout.strip() == "released !12" and not_held.exit_code == 1
+    assert not_held.stderr.startswith("error: ") and "nothing was released" in not_held.stderr
     memory_id = ended.stdout.split()[-1]
     assert ended.stdout.startswith(f"ended {session_id}")
     assert "race in refund" in shared("show", memory_id).stdout

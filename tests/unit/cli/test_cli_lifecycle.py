@@ -121,3 +121,26 @@ def test_an_error_on_one_id_does_not_stop_the_others(invoke: Invoke, three: tupl
     assert "not a blocker" in result.stderr
     assert result.stdout.strip() == "resolved 1 memory"
     assert statuses(invoke)[blocker] == "resolved"
+
+
+@pytest.mark.parametrize("verb", [["archive"], ["delete", "--yes"]])
+def test_an_unknown_id_among_several_is_reported_and_the_others_go_on(
+    invoke: Invoke, three: tuple[str, ...], verb: list[str]
+) -> None:
+    first, second, _ = three
+
+    result = invoke(*verb, "mem_0000000000000000", first)
+
+    assert result.exit_code == 3, result.output
+    assert result.stderr.count("error: ") == 1 and "mem_0000000000000000" in result.stderr
+    assert result.stdout.strip() == f"{'archived' if verb[0] == 'archive' else 'deleted'} 1 memory"
+    assert statuses(invoke).get(first, "deleted") != "active" and statuses(invoke)[second] == "active"
+
+
+def test_an_unknown_id_in_a_dry_run_is_reported_and_nothing_changes(
+    invoke: Invoke, three: tuple[str, ...]
+) -> None:
+    result = invoke("archive", "--dry-run", three[0], "mem_0000000000000000")
+
+    assert result.exit_code == 3 and "mem_0000000000000000" in result.stderr
+    assert set(statuses(invoke).values()) == {"active"}
