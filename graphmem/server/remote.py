@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import http.client
 import json
 import uuid
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from graphmem import errors
-from graphmem.server import rpc_types
+from graphmem.server import loopback, rpc_types
 from graphmem.server.lifecycle import DaemonInfo, read_token
 from graphmem.service.results import ExportSummary
 
@@ -44,8 +43,8 @@ class RemoteMemory:
         self.data_dir = Path(info.data_dir)
         self._api_key = api_key
         target = urlsplit(info.url)
-        self._connection = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port,
-                                                      timeout=TIMEOUT_S)  # fmt: skip
+        self._host = target.hostname or "127.0.0.1"
+        self._port = target.port or 80
 
     def _call(self, method: str, **arguments: Any) -> Any:
         body = json.dumps({"method": method, "arguments": rpc_types.encode_arguments(arguments)}).encode()
@@ -54,10 +53,8 @@ class RemoteMemory:
         if secret:
             headers["Authorization"] = f"Bearer {secret}"
         try:
-            self._connection.request("POST", "/rpc", body, headers)
-            response = self._connection.getresponse()
-            raw = response.read()
-        except (OSError, http.client.HTTPException) as exc:
+            status, raw = loopback.post(self._host, self._port, "/rpc", body, headers, TIMEOUT_S)
+        except (OSError, ValueError) as exc:
             raise errors.StoreError(
                 f"The graphmem daemon at {self.info.url} (pid {self.info.pid}) holds the store but did "
                 f"not answer ({exc}). Stop it with `graphmem stop` and try again."
@@ -65,11 +62,9 @@ class RemoteMemory:
         try:
             answer = json.loads(raw)
         except ValueError:
-            raise errors.StoreError(f"The daemon answered HTTP {response.status} with no JSON.") from None
-        if response.status != 200 and not isinstance(answer.get("error"), dict):
-            raise errors.StoreError(
-                f"The daemon refused the call (HTTP {response.status}): {answer.get('error')}"
-            )
+            raise errors.StoreError(f"The daemon answered HTTP {status} with no JSON.") from None
+        if status != 200 and not isinstance(answer.get("error"), dict):
+            raise errors.StoreError(f"The daemon refused the call (HTTP {status}): {answer.get('error')}")
         if "error" in answer:
             problem = answer["error"]
             kind = getattr(errors, str(problem.get("type")), errors.GraphmemError)
@@ -126,7 +121,7 @@ class RemoteMemory:
             staged.unlink(missing_ok=True)
 
     def close(self) -> None:
-        self._connection.close()
+        """Nothing to close: each call has its own connection."""
 
 
 def _bind(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The ``/rpc`` verbs: which parameters each takes by position, what it returns, and the JSON.
 
-Declared from the light result and model modules only, so that the CLI's side
+Declared by the name of each result type (``"module:Name"``), imported only for the verb
+being called, from the light result and model modules only, so that the CLI's side
 (``graphmem.server.remote``) binds a call, encodes its arguments and decodes the daemon's
 answer without importing the Memory service and all it pulls in (the store's ports,
 numpy, the ingest and transfer machinery), nor pydantic: a call through a daemon starts
@@ -13,6 +14,7 @@ hints, and every result this module decodes equal to what pydantic makes of the 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import types
 import typing
 from collections.abc import Mapping
@@ -23,23 +25,7 @@ from functools import cache
 from pathlib import PurePath
 from typing import Any
 
-from graphmem.core.bundle import ContextBundle
-from graphmem.core.enrichment import EnrichReport, GitLabStatus
-from graphmem.core.models import Link, MemoryRecord
 from graphmem.errors import StoreError
-from graphmem.service.coordination import ActiveSessions, AgentSession, Claim, EndedSession
-from graphmem.service.results import (
-    BootstrapReport,
-    ExportSummary,
-    ImportSummary,
-    IngestReport,
-    MemoryDetail,
-    RecallResult,
-    RememberResult,
-    RepositoryExport,
-    RepositoryFiles,
-    Stats,
-)
 
 NONE = type(None)
 
@@ -49,47 +35,65 @@ class Verb:
     """One verb of ``MemoryService`` as the CLI calls it through a daemon."""
 
     positional: tuple[str, ...]  # the parameters a call may pass by position, in order
-    result: Any  # the return type
+    returns: str  # the return type: "module:Name", "list[module:Name]", "int", "bool" or "None"
+
+    @property
+    def result(self) -> Any:
+        """The return type itself; only its own module is imported, on first use."""
+        return _resolve(self.returns)
+
+
+_PLAIN: dict[str, Any] = {"None": type(None), "int": int, "bool": bool}
+
+
+@cache
+def _resolve(declared: str) -> Any:
+    if declared.startswith("list[") and declared.endswith("]"):
+        return list[_resolve(declared[5:-1])]  # type: ignore[misc]
+    if declared in _PLAIN:
+        return _PLAIN[declared]
+    module, _, name = declared.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 _MEMORY_ID = ("memory_id",)
 _LINK = ("source", "target", "kind")
 
 VERBS: dict[str, Verb] = {
-    "remember": Verb(("text",), RememberResult),
-    "recall": Verb(("query",), RecallResult),
-    "get_context": Verb(("target",), ContextBundle),
-    "boot_context": Verb((), ContextBundle),
-    "show": Verb(_MEMORY_ID, MemoryDetail),
-    "list": Verb((), list[MemoryRecord]),
-    "select": Verb((), list[MemoryRecord]),
-    "edit": Verb(_MEMORY_ID, MemoryRecord),
-    "archive": Verb(_MEMORY_ID, MemoryRecord),
-    "restore": Verb(_MEMORY_ID, MemoryRecord),
-    "resolve": Verb(_MEMORY_ID, MemoryRecord),
-    "unresolve": Verb(_MEMORY_ID, MemoryRecord),
-    "delete": Verb(_MEMORY_ID, MemoryRecord),
-    "link": Verb(_LINK, Link),
-    "unlink": Verb(_LINK, NONE),
-    "stats": Verb((), Stats),
-    "import_file": Verb(("path",), ImportSummary),
-    "import_text": Verb(("text",), ImportSummary),
-    "embed_pending": Verb(("progress",), int),
-    "load_model": Verb((), NONE),
-    "reindex": Verb(("progress",), int),
-    "export": Verb(("out",), ExportSummary),  # the text travels beside the summary
-    "export_dir": Verb(("directory",), RepositoryExport),
-    "export_repository": Verb((), RepositoryFiles),
-    "bootstrap": Verb(("path",), BootstrapReport),
-    "enrich": Verb(("refs",), EnrichReport),
-    "gitlab_status": Verb((), GitLabStatus),
-    "ingest_opencode": Verb((), IngestReport),
-    "session_start": Verb(("agent",), AgentSession),
-    "session_heartbeat": Verb(("session_id",), AgentSession),
-    "session_end": Verb(("session_id",), EndedSession),
-    "active_sessions": Verb((), ActiveSessions),
-    "claim_item": Verb(("session_id", "item"), Claim),
-    "release_item": Verb(("session_id", "item"), bool),
+    "remember": Verb(("text",), "graphmem.service.results:RememberResult"),
+    "recall": Verb(("query",), "graphmem.service.results:RecallResult"),
+    "get_context": Verb(("target",), "graphmem.core.bundle:ContextBundle"),
+    "boot_context": Verb((), "graphmem.core.bundle:ContextBundle"),
+    "show": Verb(_MEMORY_ID, "graphmem.service.results:MemoryDetail"),
+    "list": Verb((), "list[graphmem.core.models:MemoryRecord]"),
+    "select": Verb((), "list[graphmem.core.models:MemoryRecord]"),
+    "edit": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
+    "archive": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
+    "restore": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
+    "resolve": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
+    "unresolve": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
+    "delete": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
+    "link": Verb(_LINK, "graphmem.core.models:Link"),
+    "unlink": Verb(_LINK, "None"),
+    "stats": Verb((), "graphmem.service.results:Stats"),
+    "import_file": Verb(("path",), "graphmem.service.results:ImportSummary"),
+    "import_text": Verb(("text",), "graphmem.service.results:ImportSummary"),
+    "embed_pending": Verb(("progress",), "int"),
+    "load_model": Verb((), "None"),
+    "reindex": Verb(("progress",), "int"),
+    "export": Verb(("out",), "graphmem.service.results:ExportSummary"),  # the text travels beside the summary
+    "export_dir": Verb(("directory",), "graphmem.service.results:RepositoryExport"),
+    "export_repository": Verb((), "graphmem.service.results:RepositoryFiles"),
+    "bootstrap": Verb(("path",), "graphmem.service.results:BootstrapReport"),
+    "enrich": Verb(("refs",), "graphmem.core.enrichment:EnrichReport"),
+    "gitlab_status": Verb((), "graphmem.core.enrichment:GitLabStatus"),
+    "ingest_opencode": Verb((), "graphmem.service.results:IngestReport"),
+    "session_start": Verb(("agent",), "graphmem.service.coordination:AgentSession"),
+    "session_heartbeat": Verb(("session_id",), "graphmem.service.coordination:AgentSession"),
+    "session_end": Verb(("session_id",), "graphmem.service.coordination:EndedSession"),
+    "active_sessions": Verb((), "graphmem.service.coordination:ActiveSessions"),
+    "claim_item": Verb(("session_id", "item"), "graphmem.service.coordination:Claim"),
+    "release_item": Verb(("session_id", "item"), "bool"),
 }
 # The verbs the CLI may call; ``export`` is special-cased (it writes to a stream).
 METHODS = frozenset(VERBS)
