@@ -29,9 +29,20 @@ HEAVY = (
     "pydantic",
     "pydantic_core",
     "pydantic_settings",
+    "ssl",  # through http.client: the CLI posts to the daemon on a plain socket
+    "email",
 )
 # graphmem's own modules that pull in the above, or are not needed to forward a call.
-HEAVY_OWN = ("graphmem.service.memory", "graphmem.settings", "graphmem.app", "graphmem.server.rpc")
+HEAVY_OWN = (
+    "graphmem.service.memory",
+    "graphmem.settings",
+    "graphmem.app",
+    "graphmem.server.rpc",
+    # result types of other verbs than recall
+    "graphmem.core.bundle",
+    "graphmem.core.enrichment",
+    "graphmem.service.coordination",
+)
 RESULT = {"query": "which linter", "plan": "hybrid", "hits": [], "took_ms": 1.0, "semantic_ready": False}
 
 
