@@ -50,9 +50,9 @@ from graphmem.service.memory_learning import LearningVerbs
 from graphmem.service.memory_lifecycle import LifecycleVerbs
 from graphmem.service.memory_mentions import Mentions
 from graphmem.service.memory_transfer import TransferVerbs
-from graphmem.service.recall import Recaller, RecallQuery, RecallResult
+from graphmem.service.recall import Recaller, RecallQuery
 from graphmem.service.redacting import guard_store
-from graphmem.service.results import MemoryDetail, RememberResult, Stats
+from graphmem.service.results import MemoryDetail, RecallResult, RememberResult, Stats
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.transfer import Progress, Transfer
 

@@ -29,7 +29,7 @@ from graphmem.core.models import Category, ChannelRank, Hit, MemoryRecord, Statu
 from graphmem.core.ports import GraphStore, Vector, Visibility
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query
 from graphmem.errors import InvalidInputError
-from graphmem.service.results import RecallResult as RecallResult  # defined there, light
+from graphmem.service.results import RecallResult
 from graphmem.service.semantic import SemanticIndex
 
 log = logging.getLogger(__name__)

@@ -39,8 +39,7 @@ from graphmem.service.repository import (
     REPOSITORY_VIEW,
     snapshot,
 )
-from graphmem.service.results import ExportSummary as ExportSummary  # defined there, light
-from graphmem.service.results import ImportSummary, RepositoryFiles
+from graphmem.service.results import ExportSummary, ImportSummary, RepositoryFiles
 from graphmem.service.semantic import SemanticIndex
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from pydantic import Field
 from graphmem.errors import InvalidInputError
 from graphmem.server.tools.params import Project
 from graphmem.server.tools.registry import IDEMPOTENT_WRITE, ToolRegistry
-from graphmem.service.transfer import ExportSummary
+from graphmem.service.results import ExportSummary
 
 # Largest export returned inline; bigger ones must go to a file (``path``).
 MAX_INLINE_EXPORT_CHARS = 1_000_000
