@@ -110,7 +110,7 @@ def _export_to_folder(state: CliState, directory: Path, fmt: str, force: bool) -
     """The project's shared memories into ``directory``: written by the CLI (the user chose the
     folder), from the text the service (or the daemon) renders."""
     from graphmem.service.file_access import REPOSITORY_FILE, read_if_present, write_user_folder
-    from graphmem.service.repository import folder_label
+    from graphmem.service.repository_export import folder_label
 
     current = None if force or fmt != "jsonl" else read_if_present(directory / REPOSITORY_FILE)
     shared = state.service.export_repository(

@@ -27,7 +27,7 @@ from graphmem.service.file_access import (
     write_folder,
 )
 from graphmem.service.inputs import parse_project
-from graphmem.service.repository import DEFAULT_FOLDER, folder_label
+from graphmem.service.repository_export import DEFAULT_FOLDER, folder_label
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryExport, RepositoryFiles
 from graphmem.service.transfer import ExportedFile, Progress, Transfer
 

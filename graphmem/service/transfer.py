@@ -33,7 +33,7 @@ from graphmem.core.transfer import (
 )
 from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
 from graphmem.service.file_access import MARKDOWN_MARK
-from graphmem.service.repository import (
+from graphmem.service.repository_export import (
     DEFAULT_FOLDER,
     REPOSITORY_FILE,
     REPOSITORY_VIEW,
@@ -78,7 +78,7 @@ class Transfer:
         """Write every memory (of ``project`` and global ones, or all when None).
 
         ``repository``: only what ``project`` shares with a team, project-relative (the
-        contents of ``.graphmem/``; see :mod:`graphmem.service.repository`).
+        contents of ``.graphmem/``; see :mod:`graphmem.service.repository_export`).
         """
         _check_format(fmt)
         if repository:
