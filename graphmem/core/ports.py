@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -12,9 +14,11 @@ import numpy.typing as npt
 
 from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo
+from graphmem.core.commits import Commit
 from graphmem.core.enrichment import EnrichmentRow, EnrichState
 from graphmem.core.gitlab import EpicData, GitLabProbe, IssueData, MergeRequestData
 from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, MemoryRecord, Status
+from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
 
 Vector = npt.NDArray[np.float32]
 
@@ -67,20 +71,31 @@ class Embedder(Protocol):
         """Called once in the thread that embeds queries, while the store searches in another."""
 
 
-class GraphStore(Protocol):
-    """The graph database: memories, entities and the edges between them."""
+# -- the memory store, by concern ---------------------------------------------------
+#
+# ``GraphStore`` is what the service is given; it is the union of the groups below, each
+# of which a second store (see docs/architecture.md, "A second store") implements and
+# tests/unit/adapters/test_store_contract.py checks, against Kùzu and the in-memory fake.
+# Every method here has a caller outside the adapters. Writes pass service/redacting.py.
+
+
+class StoreMeta(Protocol):
+    """The store's own key/value settings (schema version, embedding model) and closing it."""
 
     def close(self) -> None: ...
-
-    # -- metadata -----------------------------------------------------------
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
 
-    # -- memories -----------------------------------------------------------
+
+class MemoryRecords(Protocol):
+    """Memory nodes: add, read, change, delete, list and count them."""
+
     def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None: ...
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]: ...
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]: ...
-    def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None: ...
+    def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
+        """Set fields of a memory (not ``text``: see ``replace_text``); an unknown field: ValueError."""
+
     def replace_text(
         self,
         memory_id: str,
@@ -89,35 +104,81 @@ class GraphStore(Protocol):
         content_hash: str,
         updated_at: datetime,
         entities: Sequence[Entity],
-    ) -> None: ...
-    def delete_memory(self, memory_id: str) -> None: ...
-    def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]: ...
-    def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]: ...
-    def count_memories(self) -> dict[tuple[str, str, str], int]: ...
-    def last_in_session(self, session: str) -> str | None: ...
+    ) -> None:
+        """New text: the RELATES and NEXT edges stay, ABOUT becomes ``entities``, the vector is pending."""
 
-    # -- search -------------------------------------------------------------
-    def search_text(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]: ...
+    def delete_memory(self, memory_id: str) -> None:
+        """Remove the memory and every edge it has; its entities stay."""
+
+    def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
+        """Visible memories, newest first (``created_at`` descending, then id)."""
+
+    def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]:
+        """Every memory (only those whose project is ``project`` when given), oldest first."""
+
+    def count_memories(self) -> dict[tuple[str, str, str], int]:
+        """Memories by (category, scope, status) values."""
+
+    def last_in_session(self, session: str) -> str | None:
+        """The id of the memory of ``session`` stored last."""
+
+
+class MemorySearch(Protocol):
+    """Full-text search over memory text (accents and case folded, words stemmed)."""
+
+    def search_text(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]:
+        """Visible memories matching any word of ``query``, best first, with a positive score."""
+
+
+class MemoryVectors(Protocol):
+    """Each memory's embedding: what is still to embed, storing, clearing and loading vectors."""
+
     def pending_embeddings(self, limit: int) -> list[tuple[str, str]]: ...
     def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None: ...
     def clear_embeddings(self, dimension: int) -> None: ...
     def load_vectors(self) -> StoredVectors: ...
     def embedding_of(self, memory_id: str) -> Vector | None: ...
 
-    # -- entities and edges ---------------------------------------------------
-    def upsert_entities(self, entities: Sequence[Entity]) -> None: ...
+
+class EntityGraph(Protocol):
+    """Entities (files, MRs, issues, people...) and the ABOUT edges from memories to them."""
+
+    def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        """Create or update by key; an empty title keeps the known one."""
+
     def get_entities(self, keys: Collection[str]) -> dict[str, Entity]: ...
-    def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]: ...
+    def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
+        """Entities of ``kinds`` named ``name`` or whose key ends with ``::name``."""
+
     def all_entities(self) -> Iterable[Entity]: ...
-    def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None: ...
+    def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
+        """ABOUT edges from memory ids to (already upserted) entities; unknown ends are skipped."""
+
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]: ...
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]: ...
-    def add_links(self, links: Sequence[Link]) -> None: ...
+
+
+class MemoryLinks(Protocol):
+    """Edges between memories: RELATES (with a kind), NEXT (in a session), and both walked."""
+
+    def add_links(self, links: Sequence[Link]) -> None:
+        """RELATES edges, merged on (source, target, kind); unknown ends are skipped."""
+
     def remove_link(self, source: str, target: str, kind: LinkKind) -> bool: ...
-    def links(self, memory_ids: Collection[str] | None = None) -> list[Link]: ...
+    def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
+        """RELATES edges touching ``memory_ids`` (every edge when None), oldest first."""
+
     def add_next(self, pairs: Sequence[tuple[str, str]]) -> None: ...
-    def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]: ...
-    def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]: ...
+    def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
+        """NEXT edges starting at ``memory_ids`` (every edge when None)."""
+
+    def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
+        """Edges from ``memory_ids`` to other memories, at most ``limit``: NEXT, RELATES, then
+        through each shared entity with its fanout (hubs about more than 50 memories skipped)."""
+
+
+class GraphStore(StoreMeta, MemoryRecords, MemorySearch, MemoryVectors, EntityGraph, MemoryLinks, Protocol):
+    """The graph database: memories, entities and the edges between them (every group above)."""
 
 
 class CodeGraph(Protocol):
@@ -213,3 +274,121 @@ class GitLabGraph(Protocol):
     def related_keys(self, keys: Collection[str], limit: int) -> list[str]:
         """Keys one GitLab edge from ``keys``: closing issues and MRs, epics, changing MRs, changed
         files and symbols, at most ``limit``."""
+
+
+# -- what graphmem learns from: code, repository files, git, agent sessions ----------
+#
+# The sources that ``service/bootstrap.py`` and ``service/ingest.py`` read, each behind a
+# narrow port (only what the service calls); ``app`` picks the implementations and
+# passes them in a ``LearningSources``. Implemented in ``adapters``: ``code_parser.py``
+# (``TreeSitterParser``), ``repo_files.py`` (``RepositoryFileWalker``), ``git_history.py``
+# (``GitLog``), ``git.py`` (``GitToplevel``), ``opencode_sessions.py``
+# (``OpenCodeSessions``) and ``llm_extractor.py`` (``LLMExtractor``).
+
+
+class CodeParser(Protocol):
+    """Source bytes into definitions, calls, imports and inheritance (tree-sitter)."""
+
+    def parse(self, source: bytes, language: str) -> ParsedFile:
+        """Never raises on bad source: syntax errors are counted in ``ParsedFile.error_count``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One file of a repository to parse."""
+
+    path: str  # relative to the repository root, POSIX
+    language: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class SourceListing:
+    """A repository's files: those to parse, every listed path, and why the others were skipped."""
+
+    files: list[SourceFile] = field(default_factory=list)
+    docs: list[str] = field(default_factory=list)  # every listed path (for docs and manifests)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceContent:
+    data: bytes
+    content_hash: str
+
+
+class RepositoryFiles(Protocol):
+    """Which files of a repository to index, and their bytes."""
+
+    def list_sources(self, root: Path) -> SourceListing: ...
+
+    def read_source(self, root: Path, path: str) -> SourceContent | str:
+        """The file's bytes, or why it is skipped ("binary", "generated", "unreadable")."""
+
+
+class GitHistory(Protocol):
+    """A repository's commits and who last changed each line. Never raises: no git, no history."""
+
+    def read_history(
+        self, root: Path, *, max_commits: int, before: datetime | None, merges: bool, revision: str
+    ) -> list[Commit]:
+        """The newest ``max_commits`` commits reachable from ``revision``, newest first."""
+
+    def line_commits(self, root: Path, path: str) -> list[str]:
+        """The sha that last changed each line of ``path`` at HEAD, in line order (empty: unknown)."""
+
+
+class ProjectRoots(Protocol):
+    """Which project a directory belongs to."""
+
+    def project_root(self, path: Path) -> Path | None:
+        """The repository root containing ``path``, or None outside one; an ``InvalidInputError``
+        when ``path`` does not exist."""
+
+
+class SessionReader(Protocol):
+    """One opened agent-session database, read-only. Raises ``SessionStoreError`` on failure."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def changed_sessions(self, after: tuple[int, str] | None) -> list[SessionRow]:
+        """The next batch of sessions updated after ``(time_updated_ms, id)``, oldest change first."""
+
+    def session(self, session_id: str) -> SessionRow | None: ...
+
+    def read(self, row: SessionRow) -> SessionRead: ...
+
+    def close(self) -> None: ...
+
+
+class SessionSource(Protocol):
+    """Where an agent keeps its sessions (OpenCode's SQLite database)."""
+
+    def locate(self, explicit: str | None) -> Path:
+        """The database to read (``explicit``, else the agent's default); ``SessionStoreError`` if none."""
+
+    def open(self, path: Path) -> SessionReader: ...
+
+
+class SessionExtractor(Protocol):
+    """Something that reads a transcript into learned items (the LLM extractor)."""
+
+    name: str
+
+    def extract(self, transcript: Transcript) -> list[Learned]:
+        """Raises anything on failure: the ingester falls back to the rules."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LearningSources:
+    """The implementations bootstrap and ingest read from, picked by ``app``."""
+
+    new_parser: Callable[[], CodeParser]  # one parser per bootstrap: a parser is not thread-safe
+    files: RepositoryFiles
+    history: GitHistory
+    roots: ProjectRoots
+    sessions: SessionSource
+    extractor: SessionExtractor | None = None  # None: the extraction rules alone
