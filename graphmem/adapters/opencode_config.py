@@ -7,7 +7,7 @@ invalid file stops the plan, so nothing is half-installed. The OpenCode plugin
 file: copied into OpenCode's plugins directory, with the data dir baked in when
 ``--data-dir`` was given.
 
-The config is edited as text (``graphmem.core.jsonc``), so the user's comments,
+The config is edited as text (``graphmem.adapters.jsonc``), so the user's comments,
 trailing commas and formatting survive; files are replaced atomically.
 """
 
@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graphmem.core import jsonc
+from graphmem.adapters import jsonc
 from graphmem.errors import IntegrationError, InvalidInputError
 
 SCHEMA_URL = "https://opencode.ai/config.json"
@@ -209,9 +209,7 @@ def plan_uninstall(files: OpenCodeFiles) -> list[FileChange]:
     agents = _read(files.agents)
     new_config = config
     if config is not None:
-        new_config = _edit_config(
-            files.config, config, lambda text: jsonc.remove_value(text, MCP_PATH, prune_empty=True)
-        )
+        new_config = _edit_config(files.config, config, lambda text: jsonc.remove_value(text, MCP_PATH))
         if new_config != config and new_config == EMPTY_CONFIG:
             new_config = None
     new_agents = agents

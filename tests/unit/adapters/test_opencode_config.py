@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from graphmem.adapters import jsonc
 from graphmem.adapters import opencode_config as oc
-from graphmem.core import jsonc
 from graphmem.errors import IntegrationError
 
 COMMAND = ["/opt/graphmem/bin/graphmem", "mcp"]

@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from graphmem.adapters import opencode_config
+from graphmem.adapters import jsonc, opencode_config
 from graphmem.cli import main
-from graphmem.core import jsonc
 from graphmem.service.memory import MemoryService
 
 Invoke = Callable[..., Result]

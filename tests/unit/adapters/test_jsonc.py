@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.core import jsonc
+from graphmem.adapters import jsonc
 from graphmem.errors import InvalidInputError
 
 PATH = ("mcp", "graphmem")
@@ -51,18 +51,18 @@ ROUND_TRIPS = [
 ]
 
 
-def test_loads_reads_comments_and_trailing_commas() -> None:
-    assert jsonc.loads(COMMENTED) == {"model": "anthropic/claude-sonnet-4", "theme": "dark"}
+def test_get_value_reads_comments_and_trailing_commas() -> None:
+    assert jsonc.get_value(COMMENTED, ()) == {"model": "anthropic/claude-sonnet-4", "theme": "dark"}
 
 
-def test_loads_keeps_comment_markers_inside_strings() -> None:
+def test_get_value_keeps_comment_markers_inside_strings() -> None:
     text = '{"url": "http://x//y", "glob": "a/*b*/c", "q": "\\"//"}'
 
-    assert jsonc.loads(text) == json.loads(text)
+    assert jsonc.get_value(text, ()) == json.loads(text)
 
 
-def test_loads_takes_the_last_of_duplicate_keys_like_javascript() -> None:
-    assert jsonc.loads('{"a": 1, "a": 2}') == {"a": 2}
+def test_get_value_takes_the_last_of_duplicate_keys_like_javascript() -> None:
+    assert jsonc.get_value('{"a": 1, "a": 2}', ()) == {"a": 2}
 
 
 @given(
@@ -83,10 +83,10 @@ def test_loads_takes_the_last_of_duplicate_keys_like_javascript() -> None:
     ),
     st.sampled_from([None, 2, 4, "\t"]),
 )
-def test_loads_agrees_with_json_on_plain_json(document: dict[str, Any], indent: int | str | None) -> None:
+def test_get_value_agrees_with_json_on_plain_json(document: dict[str, Any], indent: int | str | None) -> None:
     text = json.dumps(document, indent=indent)
 
-    assert jsonc.loads(text) == json.loads(text)
+    assert jsonc.get_value(text, ()) == json.loads(text)
 
 
 def test_get_value_follows_the_key_path() -> None:
@@ -175,13 +175,13 @@ def test_set_then_remove_gives_back_the_original_text(text: str) -> None:
     installed = jsonc.set_value(text, PATH, ENTRY)
 
     assert jsonc.get_value(installed, PATH) == ENTRY
-    assert jsonc.remove_value(installed, PATH, prune_empty=True) == text
+    assert jsonc.remove_value(installed, PATH) == text
 
 
 def test_remove_prunes_an_mcp_object_left_empty() -> None:
     text = '{\n  "a": 1,\n  "mcp": {}\n}\n'
 
-    removed = jsonc.remove_value(jsonc.set_value(text, PATH, ENTRY), PATH, prune_empty=True)
+    removed = jsonc.remove_value(jsonc.set_value(text, PATH, ENTRY), PATH)
 
     assert removed == '{\n  "a": 1\n}\n'
 
@@ -189,19 +189,13 @@ def test_remove_prunes_an_mcp_object_left_empty() -> None:
 def test_an_empty_object_that_received_the_member_comes_back_closed_up() -> None:
     installed = jsonc.set_value("{\n}\n", PATH, ENTRY)
 
-    assert jsonc.remove_value(installed, PATH, prune_empty=True) == "{}\n"
-
-
-def test_remove_without_pruning_leaves_an_empty_object() -> None:
-    text = jsonc.set_value('{\n  "a": 1\n}\n', PATH, ENTRY)
-
-    assert jsonc.remove_value(text, PATH) == '{\n  "a": 1,\n  "mcp": {}\n}\n'
+    assert jsonc.remove_value(installed, PATH) == "{}\n"
 
 
 def test_remove_keeps_an_object_that_still_holds_comments() -> None:
     text = '{\n  "mcp": {\n    // servers\n    "graphmem": {}\n  }\n}\n'
 
-    assert jsonc.remove_value(text, PATH, prune_empty=True) == '{\n  "mcp": {\n    // servers\n  }\n}\n'
+    assert jsonc.remove_value(text, PATH) == '{\n  "mcp": {\n    // servers\n  }\n}\n'
 
 
 def test_remove_takes_a_member_in_the_middle_with_its_line_and_comment() -> None:
@@ -232,7 +226,7 @@ def test_remove_takes_every_duplicate_of_the_key() -> None:
 
 @pytest.mark.parametrize("text", ["", "{}", '{"mcp": {}}', '{"mcp": 1}', '{"a": {"graphmem": 1}}'])
 def test_remove_of_a_missing_member_changes_nothing(text: str) -> None:
-    assert jsonc.remove_value(text, PATH, prune_empty=True) == text
+    assert jsonc.remove_value(text, PATH) == text
 
 
 @pytest.mark.parametrize(
@@ -282,6 +276,6 @@ def commented_documents(draw: st.DrawFn) -> str:
 def test_any_commented_document_round_trips_and_keeps_its_values(text: str) -> None:
     installed = jsonc.set_value(text, PATH, ENTRY)
 
-    assert jsonc.loads(installed) == {**jsonc.loads(text), "mcp": {"graphmem": ENTRY}}
+    assert jsonc.get_value(installed, ()) == {**jsonc.get_value(text, ()), "mcp": {"graphmem": ENTRY}}
     assert jsonc.set_value(installed, PATH, ENTRY) == installed
-    assert jsonc.remove_value(installed, PATH, prune_empty=True) == text
+    assert jsonc.remove_value(installed, PATH) == text

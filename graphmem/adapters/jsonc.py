@@ -8,6 +8,7 @@ saying the line and column, which the caller prefixes with the file's name.
 
 Inserting a member and then removing it gives back the original text (with one
 exception: an empty object that received the member comes back as ``{}``).
+``adapters/opencode_config.py`` is the one user: it sets and removes ``mcp.graphmem``.
 """
 
 from __future__ import annotations
@@ -75,14 +76,10 @@ class _Edit:
     content: str
 
 
-def position(text: str, offset: int) -> tuple[int, int]:
-    """The 1-based line and column of ``offset`` in ``text``."""
-    line = text.count("\n", 0, offset) + 1
-    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
-
-
 def _fail(text: str, offset: int, reason: str) -> InvalidInputError:
-    line, column = position(text, offset)
+    """The error at ``offset``, with its 1-based line and column."""
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
     return InvalidInputError(f"line {line}, column {column}: {reason}")
 
 
@@ -207,24 +204,13 @@ class _Parser:
                 return Node("array", opening.start, after.end, items=tuple(items))
 
 
-def parse(text: str) -> Node | None:
-    """The top value of ``text``, or None when it holds only whitespace and comments."""
-    return _Parser(text).root
-
-
-def decode(text: str, node: Node) -> Any:
+def _decode(text: str, node: Node) -> Any:
     """The Python value of ``node`` (for duplicate keys the last one wins, as in JavaScript)."""
     if node.kind == "object":
-        return {member.key: decode(text, member.value) for member in node.members}
+        return {member.key: _decode(text, member.value) for member in node.members}
     if node.kind == "array":
-        return [decode(text, item) for item in node.items]
+        return [_decode(text, item) for item in node.items]
     return json.loads(text[node.start : node.end])
-
-
-def loads(text: str) -> Any:
-    """The Python value of the whole document (None when it is empty)."""
-    root = parse(text)
-    return None if root is None else decode(text, root)
 
 
 def _member(node: Node, key: str) -> Member | None:
@@ -239,8 +225,8 @@ def _root_object(text: str, root: Node) -> Node:
 
 
 def get_value(text: str, path: Sequence[str]) -> Any:
-    """The value at ``path`` (object keys from the top), or None when it is not there."""
-    root = parse(text)
+    """The value at ``path`` (object keys from the top; ``()`` is the whole document), or None."""
+    root = _Parser(text).root  # None when the text holds only blanks and comments
     if root is None:
         return None
     node = _root_object(text, root)
@@ -249,7 +235,7 @@ def get_value(text: str, path: Sequence[str]) -> Any:
         if member is None:
             return None
         node = member.value
-    return decode(text, node)
+    return _decode(text, node)
 
 
 # -- layout -----------------------------------------------------------------------
@@ -410,7 +396,7 @@ def set_value(text: str, path: Sequence[str], value: Any) -> str:
         if member is None:
             return _apply(text, _insert(text, parser, node, key, _nested(path[depth + 1 :], value)))
         if depth == len(path) - 1:
-            if _same(decode(text, member.value), value):
+            if _same(_decode(text, member.value), value):
                 return text
             if _is_multiline(text, node):
                 rendered = _render(
@@ -461,11 +447,11 @@ def _object_at(text: str, parser: _Parser, path: Sequence[str]) -> Node | None:
     return node
 
 
-def remove_value(text: str, path: Sequence[str], *, prune_empty: bool = False) -> str:
+def remove_value(text: str, path: Sequence[str]) -> str:
     """``text`` without the member at ``path`` (every member with that key), or unchanged.
 
-    An object left with no members and no comments is closed up to ``{}``; with
-    ``prune_empty`` such an object is removed from its parent too (never the top level).
+    An object left with no members and no comments is removed from its parent too; the
+    top level is closed up to ``{}``.
     """
     if not path:
         raise ValueError("remove_value needs a key path")
@@ -479,19 +465,19 @@ def remove_value(text: str, path: Sequence[str], *, prune_empty: bool = False) -
             break
         text = _apply(text, _removal(text, parser, node, indexes[-1]))
         removed = True
-    return _close_up(text, parents, prune_empty=prune_empty) if removed else text
+    return _close_up(text, parents) if removed else text
 
 
-def _close_up(text: str, path: Sequence[str], *, prune_empty: bool) -> str:
-    """Close up the object at ``path`` if nothing is left in it, or remove it (``prune_empty``)."""
+def _close_up(text: str, path: Sequence[str]) -> str:
+    """Remove the object at ``path`` if nothing is left in it (close up the top level to ``{}``)."""
     parser = _Parser(text)
     node = _object_at(text, parser, path)
     if node is None or node.members or _comments_within(parser, node.start, node.end):
         return text
-    if not (prune_empty and path):
+    if not path:
         return _apply(text, [_Edit(node.start + 1, node.end - node.start - 2, "")])
     *parents, key = path
     parent = _object_at(text, parser, parents)
     assert parent is not None  # it holds ``node``
     index = max(i for i, member in enumerate(parent.members) if member.key == key)
-    return _close_up(_apply(text, _removal(text, parser, parent, index)), parents, prune_empty=True)
+    return _close_up(_apply(text, _removal(text, parser, parent, index)), parents)
