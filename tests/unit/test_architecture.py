@@ -471,3 +471,18 @@ def test_the_service_and_the_enricher_guard_what_they_are_given_first() -> None:
     enricher = _methods(_classes(PACKAGE / "service" / "enrichment.py")["Enricher"])["__init__"]
     assert ast.unparse(memory.body[0]) == "store = guard_store(store)"
     assert any(ast.unparse(s) == "self.graph = guard_gitlab(graph)" for s in enricher.body)
+
+
+MAX_MODULE_LINES = 600  # past this a module usually holds two concerns; split it by what each part owns
+
+
+def test_no_module_is_longer_than_the_cap() -> None:
+    sizes = {path: len(path.read_text("utf-8").splitlines()) for path in PACKAGE.rglob("*.py")}
+    too_long = [
+        f"{path.relative_to(PACKAGE.parent)}: {lines} lines"
+        for path, lines in sorted(sizes.items())
+        if lines > MAX_MODULE_LINES
+    ]
+
+    assert len(sizes) > 100, "the size check found too few modules to police"
+    assert not too_long, f"modules over {MAX_MODULE_LINES} lines (split them):\n" + "\n".join(too_long)
