@@ -1,0 +1,429 @@
+"""An in-memory :class:`graphmem.core.ports.GraphStore`: the store fake for fast tests.
+
+Pure Python and numpy, thread-safe, nothing on disk. It keeps the contract the Kùzu
+store keeps (``tests/unit/adapters/test_store_contract.py`` runs the same tests
+against both): visibility filters, statuses, merged edges, edges dropped with their
+memory, vectors, graph neighbours with fanout, and a BM25 full-text search over
+folded, stemmed words with English stopwords left out. Scores differ from Kùzu's in
+value, not in what they rank first.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields, replace
+from datetime import UTC, datetime
+
+import numpy as np
+
+from graphmem.adapters.graph_cache import GraphCache
+from graphmem.adapters.memory_terms import terms
+from graphmem.core.models import (
+    Category,
+    Entity,
+    EntityKind,
+    Link,
+    LinkKind,
+    MemoryRecord,
+    Scope,
+    Status,
+    Trust,
+)
+from graphmem.core.ports import Neighbour, StoredVectors, Vector, Visibility
+from graphmem.errors import StoreError
+
+# BM25's usual constants (term saturation, length normalisation).
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Entities ``find_entities`` returns per kind, as the Kùzu store does.
+FIND_ENTITIES_LIMIT = 20
+
+_ENUM_FIELDS: dict[str, type[Category | Scope | Status | Trust]] = {
+    "category": Category,
+    "scope": Scope,
+    "status": Status,
+    "trust": Trust,
+}
+_TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_from", "valid_to"})
+# What ``update_memory`` may change: a record's fields but its id, its text (replace_text)
+# and the ``embedded`` flag (set with ``embedding``).
+UPDATABLE = frozenset(f.name for f in fields(MemoryRecord)) - {"id", "text", "embedded"} | {"embedding"}
+
+
+def _utc(value: datetime) -> datetime:
+    """Times as the Kùzu store returns them: aware, UTC (a naive time is taken as UTC)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _utc_or_none(value: datetime | None) -> datetime | None:
+    return None if value is None else _utc(value)
+
+
+def _stored(record: MemoryRecord, *, embedded: bool) -> MemoryRecord:
+    return replace(
+        record,
+        created_at=_utc(record.created_at),
+        updated_at=_utc(record.updated_at),
+        valid_from=_utc(record.valid_from),
+        valid_to=_utc_or_none(record.valid_to),
+        embedded=embedded,
+    )
+
+
+@dataclass(slots=True)
+class _Row:
+    record: MemoryRecord
+    seq: int  # orders memories stored within the same microsecond
+    terms: Counter[str]
+    vector: Vector | None = None
+    about: dict[str, EntityKind] = field(default_factory=dict)  # entity key -> kind, in link order
+
+
+class InMemoryGraphStore:
+    """A graphmem store held in this process's memory (see the module doc)."""
+
+    def __init__(self, *, dimension: int) -> None:
+        self.dimension = dimension
+        self._lock = threading.RLock()
+        self._closed = False
+        self._seq = 0
+        self._meta: dict[str, str] = {}
+        self._rows: dict[str, _Row] = {}
+        self._entities: dict[tuple[EntityKind, str], Entity] = {}
+        self._relates: dict[tuple[str, str, LinkKind], datetime] = {}
+        self._next: dict[tuple[str, str], None] = {}  # an ordered set
+
+    @contextmanager
+    def _open(self) -> Iterator[None]:
+        with self._lock:
+            if self._closed:
+                raise StoreError("The graph store is closed: open the memory again.")
+            yield
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+
+    # -- metadata ---------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        with self._open():
+            return self._meta.get(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._open():
+            self._meta[key] = value
+
+    # -- memories ---------------------------------------------------------------
+
+    def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None:
+        if vectors is not None and len(vectors) != len(records):
+            raise StoreError(f"{len(records)} memories came with {len(vectors)} vectors.")
+        with self._open():
+            ids = [r.id for r in records]
+            taken = sorted(
+                {i for i in ids if i in self._rows} | {i for i, n in Counter(ids).items() if n > 1}
+            )
+            if taken:
+                raise StoreError(f"The graph store failed: duplicated primary key {taken[0]!r} in Memory.")
+            for i, record in enumerate(records):
+                vector = None if vectors is None else np.array(vectors[i], dtype=np.float32)
+                self._insert(_stored(record, embedded=vector is not None), vector)
+
+    def _insert(self, record: MemoryRecord, vector: Vector | None) -> _Row:
+        self._seq += 1
+        row = _Row(record, self._seq, Counter(terms(record.text)), vector)
+        self._rows[record.id] = row
+        return row
+
+    def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
+        with self._open():
+            return {i: self._rows[i].record for i in dict.fromkeys(ids) if i in self._rows}
+
+    def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
+        with self._open():
+            found = [row.record for row in self._rows.values() if row.record.content_hash == content_hash]
+            return sorted(found, key=lambda r: r.id)
+
+    def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
+        unknown = set(changes) - UPDATABLE - {"text"}
+        if unknown:
+            raise ValueError(f"unknown memory fields: {sorted(unknown)}")
+        if "text" in changes:
+            raise ValueError("change a memory's text with replace_text")
+        with self._open():
+            row = self._rows.get(memory_id)
+            if row is None:
+                return
+            values = {
+                name: _field_value(name, value) for name, value in changes.items() if name != "embedding"
+            }
+            if "embedding" in changes:
+                embedding = changes["embedding"]
+                row.vector = None if embedding is None else np.array(embedding, dtype=np.float32)
+                values["embedded"] = row.vector is not None
+            row.record = replace(row.record, **values)  # type: ignore[arg-type]
+
+    def replace_text(
+        self,
+        memory_id: str,
+        *,
+        text: str,
+        content_hash: str,
+        updated_at: datetime,
+        entities: Sequence[Entity],
+    ) -> None:
+        with self._open():
+            old = self._rows.get(memory_id)
+            if old is None:
+                return
+            if entities:
+                self.upsert_entities(entities)
+            record = replace(
+                old.record, text=text, content_hash=content_hash, updated_at=_utc(updated_at), embedded=False
+            )
+            row = self._insert(record, None)  # a new node, as in Kùzu: seq moves, the vector goes
+            for entity in entities:
+                if (entity.kind, entity.key) in self._entities:
+                    row.about[entity.key] = entity.kind
+
+    def delete_memory(self, memory_id: str) -> None:
+        with self._open():
+            if self._rows.pop(memory_id, None) is None:
+                return
+            for key in [k for k in self._relates if memory_id in k[:2]]:
+                del self._relates[key]
+            for pair in [p for p in self._next if memory_id in p]:
+                del self._next[pair]
+
+    def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
+        with self._open():
+            found = [row.record for row in self._rows.values() if _visible(row.record, visibility)]
+        found.sort(key=lambda r: r.id)
+        found.sort(key=lambda r: r.created_at, reverse=True)
+        return found[max(offset, 0) : max(offset, 0) + max(limit, 0)]
+
+    def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]:
+        with self._open():
+            found = [r.record for r in self._rows.values() if project is None or r.record.project == project]
+        return sorted(found, key=lambda r: (r.created_at, r.id))
+
+    def count_memories(self) -> dict[tuple[str, str, str], int]:
+        with self._open():
+            return dict(
+                Counter(
+                    (r.record.category.value, r.record.scope.value, r.record.status.value)
+                    for r in self._rows.values()
+                )
+            )
+
+    def last_in_session(self, session: str) -> str | None:
+        with self._open():
+            rows = [row for row in self._rows.values() if row.record.session == session]
+            if not rows:
+                return None
+            return max(rows, key=lambda row: (row.record.created_at, row.seq)).record.id
+
+    # -- search -----------------------------------------------------------------
+
+    def search_text(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]:
+        asked = set(terms(query))
+        if not asked or limit <= 0:
+            return []
+        with self._open():
+            rows = list(self._rows.values())
+        if not rows:
+            return []
+        average = sum(r.terms.total() for r in rows) / len(rows)
+        frequency = Counter(t for r in rows for t in asked if t in r.terms)
+        scored = []
+        for row in rows:
+            if not asked & row.terms.keys() or not _visible(row.record, visibility):
+                continue
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * row.terms.total() / (average or 1))
+            score = sum(
+                _idf(len(rows), frequency[t]) * row.terms[t] * (BM25_K1 + 1) / (row.terms[t] + norm)
+                for t in asked
+                if t in row.terms
+            )
+            scored.append((row.record.id, score))
+        scored.sort(key=lambda hit: (-hit[1], hit[0]))
+        return scored[:limit]
+
+    # -- vectors ----------------------------------------------------------------
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
+        with self._open():
+            pending = [(i, row.record.text) for i, row in self._rows.items() if row.vector is None]
+        return pending[: max(limit, 0)]
+
+    def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
+        if len(ids) != len(vectors):
+            raise ValueError(f"{len(ids)} ids came with {len(vectors)} vectors")
+        with self._open():
+            for memory_id, vector in zip(ids, vectors, strict=True):
+                row = self._rows.get(memory_id)
+                if row is not None:
+                    row.vector = np.array(vector, dtype=np.float32)
+                    row.record = replace(row.record, embedded=True)
+
+    def clear_embeddings(self, dimension: int) -> None:
+        with self._open():
+            for row in self._rows.values():
+                row.vector = None
+                row.record = replace(row.record, embedded=False)
+            self.dimension = dimension
+
+    def load_vectors(self) -> StoredVectors:
+        with self._open():
+            rows = [row for row in self._rows.values() if row.vector is not None]
+        if not rows:
+            return StoredVectors([], np.zeros((0, self.dimension), np.float32), [], [])
+        matrix = np.ascontiguousarray(np.stack([row.vector for row in rows if row.vector is not None]))
+        return StoredVectors(
+            [r.record.id for r in rows],
+            matrix.astype(np.float32, copy=False),
+            [r.record.project for r in rows],
+            [r.record.status.value for r in rows],
+        )
+
+    def embedding_of(self, memory_id: str) -> Vector | None:
+        with self._open():
+            row = self._rows.get(memory_id)
+            return None if row is None or row.vector is None else row.vector.copy()
+
+    # -- entities ---------------------------------------------------------------
+
+    def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        with self._open():
+            for entity in entities:
+                known = self._entities.get((entity.kind, entity.key))
+                title = entity.title or (known.title if known is not None else "")
+                self._entities[(entity.kind, entity.key)] = replace(entity, title=title)
+
+    def get_entities(self, keys: Collection[str]) -> dict[str, Entity]:
+        with self._open():
+            found = (self._entities.get((kind, key)) for key in keys if (kind := _kind_of(key)) is not None)
+            return {entity.key: entity for entity in found if entity is not None}
+
+    def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
+        found: list[Entity] = []
+        with self._open():
+            for kind in kinds:
+                named = [
+                    e
+                    for (k, _), e in self._entities.items()
+                    if k is kind and (e.name == name or e.key.endswith(f"::{name}"))
+                ]
+                found += sorted(named, key=lambda e: e.key)[:FIND_ENTITIES_LIMIT]
+        return found
+
+    def all_entities(self) -> Iterable[Entity]:
+        with self._open():
+            entities = list(self._entities.values())
+        order = {kind: i for i, kind in enumerate(EntityKind)}
+        return sorted(entities, key=lambda e: (order[e.kind], e.key))
+
+    def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
+        with self._open():
+            for memory_id, entity in pairs:
+                row = self._rows.get(memory_id)
+                if row is not None and (entity.kind, entity.key) in self._entities:
+                    row.about.setdefault(entity.key, entity.kind)
+
+    def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
+        found: dict[str, list[Entity]] = {}
+        with self._open():
+            for memory_id in dict.fromkeys(memory_ids):
+                row = self._rows.get(memory_id)
+                if row is not None and row.about:
+                    found[memory_id] = [self._entities[(kind, key)] for key, kind in row.about.items()]
+        return found
+
+    def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
+        wanted = {key for key in entity_keys if _kind_of(key) is not None}
+        found: dict[str, list[str]] = {}
+        with self._open():
+            for memory_id, row in self._rows.items():
+                for key, kind in row.about.items():
+                    if key in wanted and _kind_of(key) is kind:
+                        found.setdefault(key, []).append(memory_id)
+        return found
+
+    # -- edges between memories -------------------------------------------------
+
+    def add_links(self, links: Sequence[Link]) -> None:
+        with self._open():
+            for link in links:
+                if link.source in self._rows and link.target in self._rows:
+                    created = _utc(link.created_at)
+                    self._relates.setdefault((link.source, link.target, link.kind), created)
+
+    def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
+        with self._open():
+            return self._relates.pop((source, target, kind), None) is not None
+
+    def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
+        wanted = None if memory_ids is None else set(memory_ids)
+        with self._open():
+            found = [
+                Link(source, target, kind, created)
+                for (source, target, kind), created in self._relates.items()
+                if wanted is None or source in wanted or target in wanted
+            ]
+        return sorted(found, key=lambda link: (link.created_at, link.source, link.target))
+
+    def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
+        with self._open():
+            for a, b in pairs:
+                if a in self._rows and b in self._rows:
+                    self._next[(a, b)] = None
+
+    def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
+        wanted = None if memory_ids is None else set(memory_ids)
+        with self._open():
+            return [(a, b) for a, b in self._next if wanted is None or a in wanted]
+
+    def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
+        with self._open():
+            about = [(memory_id, key) for memory_id, row in self._rows.items() for key in row.about]
+            relates = [(source, target, kind.value) for source, target, kind in self._relates]
+            nexts = list(self._next)
+        # The Kùzu store's own expansion, over a snapshot: the same order, fanout and hub cut.
+        return GraphCache(lambda: (about, relates, nexts)).neighbours(memory_ids, limit)
+
+
+def _kind_of(key: str) -> EntityKind | None:
+    """The entity kind a key names by its label prefix (``Issue:group/proj#4``), as Kùzu looks it up."""
+    label = key.split(":", 1)[0]
+    return EntityKind(label) if label in EntityKind.__members__.values() else None
+
+
+def _field_value(name: str, value: object) -> object:
+    if name in _ENUM_FIELDS and value is not None:
+        return _ENUM_FIELDS[name](str(value))
+    if name in _TIME_FIELDS:
+        return _utc(value) if isinstance(value, datetime) else value
+    return value
+
+
+def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
+    if record.status not in visibility.statuses:
+        return False
+    if record.scope is not Scope.GLOBAL and (
+        visibility.project is None or record.project != visibility.project
+    ):
+        return False
+    if visibility.categories is not None and record.category not in visibility.categories:
+        return False
+    since = _utc_or_none(visibility.since)
+    return since is None or record.created_at >= since
+
+
+def _idf(documents: int, containing: int) -> float:
+    """BM25's inverse document frequency, kept positive so that every match scores above 0."""
+    return math.log(1 + (documents - containing + 0.5) / (containing + 0.5))
