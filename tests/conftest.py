@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.memory_service import DIMENSION, in_memory_service
 
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
+from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.app import open_memory
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
@@ -29,6 +31,21 @@ def _isolated_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 def fake_memory(tmp_path: Path) -> Iterator[MemoryService]:
     """A Memory service on a fresh Kùzu store with the deterministic hash embedder."""
     memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(256))
+    yield memory
+    memory.close()
+
+
+@pytest.fixture
+def memory_store() -> InMemoryGraphStore:
+    """A fresh in-memory store (``adapters/memory_store.py``): the Kùzu store's contract, no Kùzu."""
+    return InMemoryGraphStore(dimension=DIMENSION)
+
+
+@pytest.fixture
+def memory_service(memory_store: InMemoryGraphStore, tmp_path: Path) -> Iterator[MemoryService]:
+    """A Memory service on ``memory_store`` with the hash embedder: for service logic that needs no
+    code graph or GitLab graph (those live in Kùzu: use ``fake_memory``)."""
+    memory = in_memory_service(tmp_path / "data", store=memory_store)
     yield memory
     memory.close()
 

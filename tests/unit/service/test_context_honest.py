@@ -21,11 +21,11 @@ def _group_ids(bundle_groups: dict[Category, list]) -> list[str]:  # type: ignor
 
 
 def test_a_path_not_in_the_graph_says_so_and_shows_related_memories_apart(
-    fake_memory: MemoryService,
+    memory_service: MemoryService,
 ) -> None:
-    commit = fake_memory.remember("Commit f031136: refund payments twice on retry", category="event")
+    commit = memory_service.remember("Commit f031136: refund payments twice on retry", category="event")
 
-    bundle = fake_memory.get_context(REFUND)
+    bundle = memory_service.get_context(REFUND)
 
     assert bundle.found is False
     assert bundle.entity is None
@@ -46,22 +46,22 @@ def test_a_path_not_in_the_graph_says_so_and_shows_related_memories_apart(
 
 
 def test_a_ref_in_the_graph_keeps_linked_memories_under_it_and_the_rest_apart(
-    fake_memory: MemoryService,
+    memory_service: MemoryService,
 ) -> None:
-    linked = fake_memory.remember("Payments retry 3 times, see !123 and #45", category="decision")
-    other = fake_memory.remember("Issue #45 tracks the retry budget", category="fact")
+    linked = memory_service.remember("Payments retry 3 times, see !123 and #45", category="decision")
+    other = memory_service.remember("Issue #45 tracks the retry budget", category="fact")
 
-    bundle = fake_memory.get_context("!123")
+    bundle = memory_service.get_context("!123")
 
     assert bundle.found is True
     assert _group_ids(bundle.groups) == [linked.memory.id]
     assert [item.hit.memory.id for item in bundle.related_memories] == [other.memory.id]
 
 
-def test_a_topic_is_answered_by_recall_with_found_null(fake_memory: MemoryService) -> None:
-    made = fake_memory.remember("Deploy with make release", category="procedure")
+def test_a_topic_is_answered_by_recall_with_found_null(memory_service: MemoryService) -> None:
+    made = memory_service.remember("Deploy with make release", category="procedure")
 
-    bundle = fake_memory.get_context("how do we deploy")
+    bundle = memory_service.get_context("how do we deploy")
 
     assert bundle.found is None
     assert _group_ids(bundle.groups) == [made.memory.id]
@@ -96,7 +96,7 @@ def test_the_cli_says_it_in_text_and_json(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_the_budget_goes_to_what_was_remembered_about_the_target_before_derived_facts(
-    fake_memory: MemoryService,
+    fake_memory: MemoryService,  # on Kùzu: the GitLab graph's 'not enriched' note takes budget too
 ) -> None:
     decision = fake_memory.remember(
         "We decided !123 retries payments 3 times with backoff because the gateway times out under load",

@@ -23,38 +23,38 @@ def _stated_and_scraped(memory: MemoryService) -> tuple[str, str]:
 
 
 def test_a_scraped_commit_that_matches_better_still_ranks_below_the_users_decision(
-    fake_memory: MemoryService,
+    memory_service: MemoryService,
 ) -> None:
-    stated, scraped = _stated_and_scraped(fake_memory)
-    unweighted = [h.memory.id for h in fake_memory.recall("kuzu graph store", plan=NO_PRIORS).hits]
+    stated, scraped = _stated_and_scraped(memory_service)
+    unweighted = [h.memory.id for h in memory_service.recall("kuzu graph store", plan=NO_PRIORS).hits]
     assert unweighted == [scraped, stated]  # on its words alone the commit wins
 
-    hits = fake_memory.recall("kuzu graph store").hits
+    hits = memory_service.recall("kuzu graph store").hits
 
     assert [h.memory.id for h in hits] == [stated, scraped]
     assert hits[1].score < hits[0].score
 
 
-def test_the_prior_applies_before_the_limit_cuts(fake_memory: MemoryService) -> None:
-    stated, _ = _stated_and_scraped(fake_memory)
+def test_the_prior_applies_before_the_limit_cuts(memory_service: MemoryService) -> None:
+    stated, _ = _stated_and_scraped(memory_service)
 
-    assert [h.memory.id for h in fake_memory.recall("kuzu graph store", limit=1).hits] == [stated]
+    assert [h.memory.id for h in memory_service.recall("kuzu graph store", limit=1).hits] == [stated]
 
 
-def test_a_memory_from_an_agent_or_a_session_keeps_its_whole_score(fake_memory: MemoryService) -> None:
+def test_a_memory_from_an_agent_or_a_session_keeps_its_whole_score(memory_service: MemoryService) -> None:
     ids = {
-        source: fake_memory.remember(f"The {word} cache holds recall results", source=source).memory.id
+        source: memory_service.remember(f"The {word} cache holds recall results", source=source).memory.id
         for source, word in (("mcp", "query"), ("opencode", "answer"), ("user", "result"))
     }
-    hits = fake_memory.recall("cache recall results", plan=NO_PRIORS).hits
-    weighted = {h.memory.id: h.score for h in fake_memory.recall("cache recall results").hits}
+    hits = memory_service.recall("cache recall results", plan=NO_PRIORS).hits
+    weighted = {h.memory.id: h.score for h in memory_service.recall("cache recall results").hits}
 
     assert {h.memory.id: h.score for h in hits} == weighted
     assert set(weighted) == set(ids.values())
 
 
 def test_a_memory_about_the_rarely_touched_named_file_beats_the_busy_files_crowd(
-    fake_memory: MemoryService, tmp_path: Path
+    memory_service: MemoryService, tmp_path: Path
 ) -> None:
     project = tmp_path / "repo"
     project.mkdir()
@@ -71,13 +71,13 @@ def test_a_memory_about_the_rarely_touched_named_file_beats_the_busy_files_crowd
         "fix the parser for long lines",
         "fix the parser state leak",
     ):
-        fake_memory.remember(f"{task} in app.py, util helpers py", project=where, category="event")
-    target = fake_memory.remember(
+        memory_service.remember(f"{task} in app.py, util helpers py", project=where, category="event")
+    target = memory_service.remember(
         "util.py and app.py: the parser shares helpers now", project=where, category="event"
     ).memory.id
     query = "fix the parser in app.py and util.py"
     # Before: every memory about a named entity scored 1 and the channel weighed 1.
     before = Plan("before", {**HYBRID.weights, "entity": 1.0}, entity_specificity=False)
 
-    assert fake_memory.recall(query, project=where, plan=before).hits[0].memory.id != target
-    assert fake_memory.recall(query, project=where).hits[0].memory.id == target
+    assert memory_service.recall(query, project=where, plan=before).hits[0].memory.id != target
+    assert memory_service.recall(query, project=where).hits[0].memory.id == target
