@@ -6,9 +6,9 @@ store is migrated in place when it is opened.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 ENTITY_TABLES = (
     "Project",
@@ -180,15 +180,26 @@ def _v4_gitlab() -> list[str]:
     return [*statements, *GITLAB_RELS]
 
 
+def _v5_lexical_index(indexes: Collection[str]) -> list[str]:
+    """Version 5: full-text search moves to ``lexical.sqlite3`` (adapters/lexical_index.py);
+    Kùzu stops keeping its own FTS index (``memory_text``) up to date on every write."""
+    if "memory_text" not in indexes:
+        return []
+    return ["LOAD EXTENSION fts", "CALL DROP_FTS_INDEX('Memory', 'memory_text')"]
+
+
 # version reached -> statements that bring the previous version to it
 _MIGRATIONS: dict[int, Callable[[], list[str]]] = {2: _v2_code_graph, 3: _v3_provenance, 4: _v4_gitlab}
 
 
-def migrate(from_version: int) -> list[str]:
-    """Statements that bring a store at ``from_version`` to ``SCHEMA_VERSION``."""
+def migrate(from_version: int, indexes: Collection[str] = ()) -> list[str]:
+    """Statements that bring a store at ``from_version`` to ``SCHEMA_VERSION``; ``indexes``
+    names the store's indexes (``CALL SHOW_INDEXES()``)."""
     statements: list[str] = []
     for version in range(from_version + 1, SCHEMA_VERSION + 1):
         step = _MIGRATIONS.get(version)
         if step is not None:
             statements += step()
+    if from_version < 5 <= SCHEMA_VERSION:
+        statements += _v5_lexical_index(indexes)
     return statements

@@ -44,6 +44,7 @@ from graphmem.adapters.kuzu_schema import (
     create_schema,
     migrate,
 )
+from graphmem.adapters.lexical_index import open_lexical_index, rebuild
 from graphmem.core.models import (
     Entity,
     EntityKind,
@@ -60,15 +61,12 @@ log = logging.getLogger(__name__)
 warnings.filterwarnings("ignore", message="The use of separate prepare", category=DeprecationWarning)
 
 DB_DIRNAME = "graph.kuzu"
-FTS_INDEX = "memory_text"
 # COPY is much faster than row inserts, but has fixed costs: below this, insert rows.
 COPY_MIN_ROWS = 64
 # Above this many ids, one scanning query beats separate primary-key lookups.
 LOOKUP_MAX_IDS = 200
 # Memory records kept in memory after a read (oldest dropped first).
 RECORD_CACHE_SIZE = 20_000
-# Extra full-text hits taken before filtering by scope and status.
-FTS_TOP_SLACK = 50
 # Prepared statements kept per connection (query texts are few and fixed).
 PREPARED_CACHE_SIZE = 256
 
@@ -100,8 +98,8 @@ class KuzuGraphStore:
             ) from exc
         self._conn = kuzu.Connection(self._db)
         write_owner(data_dir)
-        self._run("LOAD EXTENSION fts")
         self._init_schema()
+        self._lexical = open_lexical_index(data_dir, self)  # full-text search (adapters/lexical_index.py)
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -110,7 +108,6 @@ class KuzuGraphStore:
         if "Memory" not in tables:
             for statement in create_schema():
                 self._run(statement)
-            self._run(f"CALL CREATE_FTS_INDEX('Memory', '{FTS_INDEX}', ['search_text'], stemmer := 'porter')")
             self.set_meta("schema_version", str(SCHEMA_VERSION))
             return
         version = int(self.get_meta("schema_version") or 0)
@@ -119,13 +116,14 @@ class KuzuGraphStore:
                 f"The store at {self.path} has schema version {version}, newer than this "
                 f"graphmem understands ({SCHEMA_VERSION}). Upgrade graphmem."
             )
-        for statement in migrate(version):
+        for statement in migrate(version, {row[1] for row in self._rows("CALL SHOW_INDEXES() RETURN *")}):
             self._run(statement)
         if version < SCHEMA_VERSION:
             self.set_meta("schema_version", str(SCHEMA_VERSION))
 
     def close(self) -> None:
         with self._lock:
+            self._lexical.close()
             self._conn.close()
             self._db.close()
 
@@ -212,6 +210,7 @@ class KuzuGraphStore:
         if not records:
             return
         with self._lock:
+            self._lexical.mark(r.id for r in records)
             if len(records) < COPY_MIN_ROWS:
                 with self._transaction():
                     self._insert_rows(records, vectors)
@@ -219,6 +218,7 @@ class KuzuGraphStore:
                 table = memory_table(records, vectors, self.dimension)
                 with self._translated():
                     self._conn.execute("COPY Memory FROM $t", {"t": table})
+            self._lexical.add(records)
             self._hashes_changed((), ((r.content_hash, r.id) for r in records))
 
     def _insert_rows(self, records: Sequence[MemoryRecord], vectors: Vector | None) -> None:
@@ -294,7 +294,9 @@ class KuzuGraphStore:
             raise ValueError("change a memory's text with replace_text")
         params["id"] = memory_id
         with self._lock:
+            self._lexical.mark([memory_id], changes)
             self._run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
+            self._lexical.set_fields(memory_id, changes)
             self._records.pop(memory_id, None)
 
     def replace_text(
@@ -330,6 +332,7 @@ class KuzuGraphStore:
             )
             if entities:
                 self.upsert_entities(entities)
+            self._lexical.mark([memory_id])
             with self._transaction():
                 self._execute("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
                 self._graph.memory_removed(memory_id)
@@ -340,12 +343,15 @@ class KuzuGraphStore:
                     self.add_next(nexts)
                 if entities:
                     self.link_about([(memory_id, entity) for entity in entities])
+            self._lexical.add([updated])
             self._hashes_changed([(record.content_hash, memory_id)], [(content_hash, memory_id)])
 
     def delete_memory(self, memory_id: str) -> None:
         with self._lock:
             record = self.get_memories([memory_id]).get(memory_id)
+            self._lexical.mark([memory_id])
             self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+            self._lexical.remove([memory_id])
             self._records.pop(memory_id, None)
             if record is not None:
                 self._hashes_changed([(record.content_hash, memory_id)], ())
@@ -384,16 +390,12 @@ class KuzuGraphStore:
     # -- search -----------------------------------------------------------------
 
     def search_text(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]:
-        if not query.strip():
-            return []
-        where, params = visibility_clause(visibility, alias="node")
-        params.update(q=query, limit=limit)
-        rows = self._rows(
-            f"CALL QUERY_FTS_INDEX('Memory', '{FTS_INDEX}', $q, top := $top) WHERE {where} "
-            "RETURN node.id, score ORDER BY score DESC LIMIT $limit",
-            {**params, "top": limit + FTS_TOP_SLACK},
-        )
-        return [(row[0], float(row[1])) for row in rows]
+        with self._lock:
+            return self._lexical.search(query, visibility, limit)
+
+    def rebuild_text_index(self) -> int:  # graphmem reindex: index every memory's text again
+        with self._lock:
+            return rebuild(self._lexical, self)
 
     def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
         rows = self._rows("MATCH (m:Memory) WHERE NOT m.embedded RETURN m.id, m.text LIMIT $n", {"n": limit})

@@ -1,0 +1,419 @@
+"""The full-text index of memories: tantivy in ``<data_dir>/lexical.tantivy/``.
+
+Kùzu stays the store of record; this index is derived from it and is rebuilt from it
+whenever it is missing or out of date. BM25 over the accent-folded text, English
+stemming, the query's adjacent word pairs as phrases, and the filters of a
+:class:`Visibility` (status, scope and project, category, time) inside the query.
+
+Writes stay off the caller's path: a change is noted in the journal
+(``lexical.tantivy/pending``, one id a line, written before the store's own write), kept
+in memory (the *overlay*, searched alongside the index), and committed to tantivy by a
+background thread within ``COMMIT_DELAY`` seconds, after which the journal forgets it.
+At open, the ids still in the journal are read again from the store, so a memory the
+store acknowledged is found after a crash and one it deleted is never returned.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import math
+import os
+import shutil
+import threading
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import tantivy
+
+from graphmem.core.models import MemoryRecord
+from graphmem.core.ports import Visibility
+from graphmem.core.text import fold, words
+from graphmem.errors import StoreError
+
+log = logging.getLogger(__name__)
+
+DIRNAME = "lexical.tantivy"
+JOURNAL = "pending"
+META = "graphmem.json"
+# Bump when the schema or the analysis changes: an index of another version is rebuilt.
+INDEX_VERSION = "1"
+TOKEN_KEY = "lexical_index_token"  # the store's meta key naming the index that belongs to it
+COMMIT_DELAY = 0.5  # seconds a change waits in the overlay before the background commit
+WRITER_HEAP = 15_000_000  # bytes: tantivy's writer buffer (its minimum per thread)
+MAX_PHRASES = 8  # adjacent word pairs asked as phrases, at most
+K1, B = 1.2, 0.75  # tantivy's BM25 parameters, for scoring the overlay alike
+MAX_TOKEN_BYTES = 40  # tantivy's en_stem drops longer tokens
+FILTER_FIELDS = ("scope", "project", "status", "category", "created_at")
+
+# English words too common to find anything by (Kùzu's FTS dropped them too): a query of
+# them alone matches nothing, and leaving them out keeps queries from visiting every row.
+_STOPWORDS_TEXT = """
+a about above after again against all am an and any are aren't as at be because been before
+being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
+don't down during each few for from further had hadn't has hasn't have haven't having he he'd
+he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into
+is isn't it it's its itself let's me more most mustn't my myself no nor not of off on once only
+or other ought our ours ourselves out over own same shan't she she'd she'll she's should
+shouldn't so some such than that that's the their theirs them themselves then there there's
+these they they'd they'll they're they've this those through to too under until up very was
+wasn't we we'd we'll we're we've were weren't what what's when when's where where's which while
+who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours
+yourself yourselves
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("text", tokenizer_name="en_stem")
+    for name in ("scope", "project", "status", "category"):
+        builder.add_text_field(name, tokenizer_name="raw")
+    builder.add_integer_field("created_at", indexed=True, fast=True)
+    return builder.build()
+
+
+SCHEMA = _schema()
+_ANALYZER = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+    .filter(tantivy.Filter.lowercase())
+    .filter(tantivy.Filter.stemmer("english"))
+    .build()
+)
+
+
+def query_parts(query: str) -> tuple[list[str], list[str]]:
+    """The words of ``query`` to search (stopwords dropped) and its adjacent word pairs
+    (both words kept) to search as phrases."""
+    tokens = words(fold(query))
+    terms = list(dict.fromkeys(w for w in tokens if w not in STOPWORDS))
+    pairs = [
+        f"{a} {b}"
+        for a, b in itertools.pairwise(tokens)
+        if a != b and a not in STOPWORDS and b not in STOPWORDS
+    ]
+    return terms, list(dict.fromkeys(pairs))[:MAX_PHRASES]
+
+
+def match_expression(query: str) -> str:
+    """The tantivy query for ``query``: its phrases and words, any of them (BM25 adds up
+    what each matches); "" when no word is left. ``words`` yields no quote character."""
+    terms, pairs = query_parts(query)
+    if not terms:
+        return ""
+    return " ".join(f'"{part}"' for part in [*pairs, *terms])
+
+
+def _micros(record: MemoryRecord) -> int:
+    return int(record.created_at.timestamp() * 1_000_000)
+
+
+def _document(record: MemoryRecord) -> tantivy.Document:
+    return tantivy.Document(
+        id=record.id,
+        text=fold(record.text),
+        scope=record.scope.value,
+        project=record.project or "",
+        status=record.status.value,
+        category=record.category.value,
+        created_at=_micros(record),
+    )
+
+
+def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
+    if record.status not in visibility.statuses:
+        return False
+    if record.scope.value != "global" and (
+        visibility.project is None or record.project != visibility.project
+    ):
+        return False
+    if visibility.categories is not None and record.category not in visibility.categories:
+        return False
+    return visibility.since is None or record.created_at >= visibility.since
+
+
+def _filter_query(visibility: Visibility) -> tantivy.Query:
+    must = tantivy.Occur.Must
+    parts = [
+        (must, tantivy.Query.term_set_query(SCHEMA, "status", sorted(s.value for s in visibility.statuses)))
+    ]
+    in_scope = tantivy.Query.term_query(SCHEMA, "scope", "global")
+    if visibility.project is not None:
+        mine = tantivy.Query.term_query(SCHEMA, "project", visibility.project)
+        in_scope = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, in_scope), (tantivy.Occur.Should, mine)]
+        )
+    parts.append((must, in_scope))
+    if visibility.categories is not None:
+        categories = sorted(c.value for c in visibility.categories)
+        parts.append((must, tantivy.Query.term_set_query(SCHEMA, "category", categories)))
+    if visibility.since is not None:
+        since = int(visibility.since.timestamp() * 1_000_000)
+        parts.append(
+            (must, tantivy.Query.range_query(SCHEMA, "created_at", tantivy.FieldType.Integer, since, None))
+        )
+    return tantivy.Query.const_score_query(tantivy.Query.boolean_query(parts), 0.0)
+
+
+class Source(Protocol):
+    """What the index needs of the store of record (``KuzuGraphStore``)."""
+
+    def get_meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
+    def count_memories(self) -> Mapping[tuple[str, str, str], int]: ...
+    def get_memories(self, ids: Collection[str]) -> Mapping[str, MemoryRecord]: ...
+    def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]: ...
+
+
+class LexicalIndex:
+    """BM25 full-text search over memory texts, filtered by visibility."""
+
+    def __init__(self, directory: Path, source: Source) -> None:
+        self.directory = directory
+        self._source = source
+        self._lock = threading.Lock()  # guards the overlay, the journal and in-flight marks
+        self._overlay: dict[str, MemoryRecord | None] = {}  # id -> record, None: deleted
+        self._marked: Counter[str] = Counter()  # marked, the store's write not done yet
+        self._wake = threading.Condition(self._lock)
+        self._closed = False
+        self._commit_lock = threading.Lock()  # one commit at a time
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            self._index = tantivy.Index(SCHEMA, path=str(directory), reuse=True)
+            self._writer = self._index.writer(WRITER_HEAP, 1)
+        except (OSError, ValueError) as exc:
+            raise StoreError(
+                f"Cannot open the full-text index at {directory}: {exc}. Delete the folder; "
+                "graphmem rebuilds it from the store when it opens."
+            ) from exc
+        self._journal = open(directory / JOURNAL, "a", encoding="utf-8")  # noqa: SIM115
+        self._thread = threading.Thread(target=self._commit_loop, name="graphmem-lexical", daemon=True)
+        self._thread.start()
+
+    # -- state ------------------------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        try:
+            data = json.loads((self.directory / META).read_text("utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def count(self) -> int:
+        """Memories in the index (the overlay committed first)."""
+        self.flush()
+        return int(self._index.searcher().num_docs)
+
+    def journal(self) -> list[str]:
+        try:
+            lines = (self.directory / JOURNAL).read_text("utf-8").split()
+        except OSError:
+            return []
+        return list(dict.fromkeys(lines))
+
+    # -- writes -----------------------------------------------------------------
+
+    def mark(self, ids: Iterable[str], changes: Mapping[str, object] | None = None) -> None:
+        """Note in the journal that the store is about to change ``ids`` (before it does);
+        nothing to note when ``changes`` are given and no filter reads them."""
+        if changes is not None and not any(name in changes for name in FILTER_FIELDS):
+            return
+        ids = list(ids)
+        with self._lock:
+            self._marked.update(ids)
+            self._journal.write("".join(f"{memory_id}\n" for memory_id in ids))
+            self._journal.flush()  # in the OS's hands: survives the process being killed
+
+    def add(self, records: Sequence[MemoryRecord]) -> None:
+        """Index ``records`` (replacing any of the same id)."""
+        self._change({r.id: r for r in records})
+
+    def remove(self, ids: Collection[str]) -> None:
+        self._change(dict.fromkeys(ids))
+
+    def set_fields(self, memory_id: str, changes: Mapping[str, object]) -> None:
+        """After the store changed fields of ``memory_id``: re-index it if a filter reads them."""
+        if any(name in changes for name in FILTER_FIELDS):
+            self._change({memory_id: self._source.get_memories([memory_id]).get(memory_id)})
+
+    def _change(self, changes: Mapping[str, MemoryRecord | None]) -> None:
+        with self._lock:
+            self._overlay.update(changes)
+            self._marked.subtract(changes.keys())
+            self._marked = +self._marked
+            self._wake.notify()
+
+    def flush(self) -> None:
+        """Commit every change of the overlay now."""
+        with self._commit_lock:
+            with self._lock:
+                drained = dict(self._overlay)
+            if not drained:
+                return
+            for memory_id, record in drained.items():
+                self._writer.delete_documents_by_term("id", memory_id)
+                if record is not None:
+                    self._writer.add_document(_document(record))
+            self._writer.commit()
+            self._index.reload()
+            with self._lock:
+                for memory_id, record in drained.items():
+                    if self._overlay.get(memory_id, ...) is record:
+                        del self._overlay[memory_id]
+                self._rewrite_journal([*self._overlay, *self._marked])
+
+    def _rewrite_journal(self, ids: Iterable[str]) -> None:
+        """Keep only ``ids`` in the journal (a new file, renamed over the old one)."""
+        path = self.directory / JOURNAL
+        fresh = path.with_suffix(".new")
+        fresh.write_text("".join(f"{memory_id}\n" for memory_id in dict.fromkeys(ids)), "utf-8")
+        self._journal.close()
+        os.replace(fresh, path)
+        self._journal = open(path, "a", encoding="utf-8")  # noqa: SIM115
+
+    def _commit_loop(self) -> None:
+        while True:
+            with self._lock:
+                while not self._overlay and not self._closed:
+                    self._wake.wait()
+                if self._closed:
+                    return
+                self._wake.wait(COMMIT_DELAY)  # let a burst of writes gather
+            try:
+                self.flush()
+            except (OSError, ValueError, RuntimeError):
+                log.exception("Committing the full-text index failed; retrying.")
+                with self._lock:
+                    self._wake.wait(COMMIT_DELAY * 4)
+
+    def rebuild(self, records: Iterable[MemoryRecord], *, token: str) -> int:
+        """Replace the whole index by ``records``; it then belongs to the store ``token``."""
+        with self._commit_lock:
+            with self._lock:
+                self._overlay.clear()
+            self._writer.delete_all_documents()
+            count = 0
+            for record in records:
+                self._writer.add_document(_document(record))
+                count += 1
+            self._writer.commit()
+            self._index.reload()
+            (self.directory / META).write_text(
+                json.dumps({"version": INDEX_VERSION, "token": token}), "utf-8"
+            )
+            with self._lock:
+                self._rewrite_journal([*self._overlay, *self._marked])
+        return count
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._wake.notify()
+        self._thread.join()
+        try:
+            self.flush()
+        finally:
+            self._journal.close()
+            del self._writer  # releases tantivy's writer lock now, for a store opened again
+
+    # -- search -----------------------------------------------------------------
+
+    def search(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]:
+        """The ids of up to ``limit`` visible memories that match ``query``, best first,
+        with their BM25 scores (higher is better)."""
+        expression = match_expression(query)
+        if not expression or limit <= 0:
+            return []
+        with self._lock:
+            overlay = dict(self._overlay)
+        try:
+            text = self._index.parse_query(expression, ["text"])
+            combined = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, text), (tantivy.Occur.Must, _filter_query(visibility))]
+            )
+            searcher = self._index.searcher()
+            hits = searcher.search(combined, limit + len(overlay), count=False).hits
+            found = [(searcher.doc(address)["id"][0], float(score)) for score, address in hits]
+        except ValueError as exc:
+            raise StoreError(f"The full-text index failed: {exc}") from exc
+        found = [(memory_id, score) for memory_id, score in found if memory_id not in overlay]
+        if overlay:
+            found += _score_overlay(query, overlay, visibility, searcher)
+        found.sort(key=lambda hit: (-hit[1], hit[0]))  # ties by id: the same order every time
+        return found[:limit]
+
+
+def _score_overlay(
+    query: str, overlay: Mapping[str, MemoryRecord | None], visibility: Visibility, searcher: tantivy.Searcher
+) -> list[tuple[str, float]]:
+    """BM25 of the memories not committed yet, with the index's statistics (tantivy's formula)."""
+    terms, pairs = query_parts(query)
+    stems = list(dict.fromkeys(s for term in terms for s in _ANALYZER.analyze(term)))
+    phrases = [_ANALYZER.analyze(pair) for pair in pairs]
+    records = [r for r in overlay.values() if r is not None and _visible(r, visibility)]
+    if not stems or not records:
+        return []
+    total = int(searcher.num_docs) + len(records)
+    frequency = {s: int(searcher.doc_freq("text", s)) for s in stems}
+    idf = {s: math.log(1 + (total - df + 0.5) / (df + 0.5)) for s, df in frequency.items()}
+    analysed = {r.id: _ANALYZER.analyze(fold(r.text)) for r in records}
+    average = sum(len(tokens) for tokens in analysed.values()) / len(analysed) or 1.0
+    scored = []
+    for memory_id, tokens in analysed.items():
+        norm = K1 * (1 - B + B * len(tokens) / average)
+        counts = Counter(tokens)
+        score = sum(idf[s] * counts[s] * (K1 + 1) / (counts[s] + norm) for s in stems if counts[s])
+        for phrase in phrases:
+            hits = sum(
+                1 for i in range(len(tokens) - len(phrase) + 1) if tokens[i : i + len(phrase)] == phrase
+            )
+            if hits:
+                weight = sum(idf.get(s, 0.0) for s in phrase)
+                score += weight * hits * (K1 + 1) / (hits + norm)
+        if score > 0:
+            scored.append((memory_id, score))
+    return scored
+
+
+def open_lexical_index(data_dir: Path, store: Source) -> LexicalIndex:
+    """The index of ``store`` in ``data_dir``, brought up to date with it: rebuilt when
+    missing, unreadable, of another version or of another store, or holding another
+    number of memories; the memories the journal names are read again from the store."""
+    token = store.get_meta(TOKEN_KEY)
+    if token is None:
+        token = os.urandom(16).hex()
+        store.set_meta(TOKEN_KEY, token)
+    directory = data_dir / DIRNAME
+    try:
+        index = LexicalIndex(directory, store)
+    except StoreError:
+        log.warning("The full-text index at %s is unreadable: rebuilding it.", directory)
+        shutil.rmtree(directory, ignore_errors=True)
+        index = LexicalIndex(directory, store)
+    meta = index.meta()
+    if meta.get("version") != INDEX_VERSION or meta.get("token") != token:
+        rebuild(index, store)
+        return index
+    marked = index.journal()
+    if marked:
+        found = store.get_memories(marked)
+        index._change({memory_id: found.get(memory_id) for memory_id in marked})
+        index.flush()
+    if index.count() != sum(store.count_memories().values()):
+        log.warning("The full-text index at %s disagrees with the store: rebuilding it.", directory)
+        rebuild(index, store)
+    return index
+
+
+def rebuild(index: LexicalIndex, store: Source) -> int:
+    """Index every memory of ``store`` again (``graphmem reindex``, or at open)."""
+    token = store.get_meta(TOKEN_KEY) or os.urandom(16).hex()
+    store.set_meta(TOKEN_KEY, token)
+    count = index.rebuild(store.all_memories(), token=token)
+    log.info("Built the full-text index at %s from the store: %d memories.", index.directory, count)
+    return count

@@ -1,0 +1,350 @@
+"""The full-text index (tantivy) on its own and beside a real Kùzu store in ``tmp_path``."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Collection, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters import lexical_index
+from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.adapters.lexical_index import DIRNAME, META, LexicalIndex, match_expression
+from graphmem.core.models import Category, MemoryRecord, Scope, Status
+from graphmem.core.ports import Visibility
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+GLOBAL = Visibility(None)
+EVERYTHING = Visibility("/src/proj", frozenset(Status))
+
+
+def memory(memory_id: str, text: str, **changes: object) -> MemoryRecord:
+    values: dict[str, object] = {
+        "id": memory_id,
+        "text": text,
+        "category": Category.FACT,
+        "scope": Scope.GLOBAL,
+        "project": None,
+        "created_at": NOW,
+        "updated_at": NOW,
+        "valid_from": NOW,
+        "content_hash": f"hash-{memory_id}",
+    }
+    values.update(changes)
+    return MemoryRecord(**values)  # type: ignore[arg-type]
+
+
+def ids(hits: list[tuple[str, float]]) -> list[str]:
+    return [memory_id for memory_id, _ in hits]
+
+
+class Records:
+    """A store of record reduced to what the index reads back."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, MemoryRecord] = {}
+
+    def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
+        return {i: self.records[i] for i in ids if i in self.records}
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[LexicalIndex]:
+    index = LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
+    index.rebuild([], token="t")
+    yield index
+    index.close()
+
+
+def both_ways(index: LexicalIndex, query: str, visibility: Visibility, limit: int = 10) -> list[str]:
+    """The hits before the background commit (from the overlay) and after it, checked equal."""
+    before = ids(index.search(query, visibility, limit))
+    index.flush()
+    after = ids(index.search(query, visibility, limit))
+    assert before == after
+    return after
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
+    store = KuzuGraphStore(tmp_path / "data", dimension=8)
+    yield store
+    store.close()
+
+
+# -- the query ---------------------------------------------------------------------------
+
+
+def test_a_query_asks_its_words_and_its_adjacent_pairs_without_stopwords() -> None:
+    assert match_expression("Why did we pick Kùzu for the graph store?") == (
+        '"pick kuzu" "graph store" "pick" "kuzu" "graph" "store"'
+    )
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the of and", "???", '"', "*", "AND OR NOT"])
+def test_a_query_with_no_word_to_search_matches_nothing(index: LexicalIndex, query: str) -> None:
+    index.add([memory("m1", "the of and, or not")])
+    assert index.search(query, GLOBAL, 10) == []
+
+
+@pytest.mark.parametrize(
+    "query", ['a "quoted" word', "NEAR(x y)", "col:value", "x* -y ^z", "a) OR (b", "'; DROP TABLE docs; --"]
+)
+def test_fts5_syntax_in_a_query_is_searched_as_words(index: LexicalIndex, query: str) -> None:
+    index.add([memory("m1", "quoted near value table docs drop")])
+    assert set(ids(index.search(query, GLOBAL, 10))) <= {"m1"}
+    assert index.count() == 1
+
+
+# -- ranking -----------------------------------------------------------------------------
+
+
+def test_search_stems_and_folds_accents(index: LexicalIndex) -> None:
+    index.add([memory("m1", "We chose Kùzu for storing graphs."), memory("m2", "Unrelated note.")])
+    assert both_ways(index, "kuzu stores graph", GLOBAL) == ["m1"]
+
+
+def test_the_memory_with_the_words_in_order_ranks_first(index: LexicalIndex) -> None:
+    index.add(
+        [
+            memory("scrambled", "The store of the graph retries the payments webhook."),
+            memory("phrase", "Payments retries go through the graph store webhook."),
+        ]
+    )
+    assert both_ways(index, "graph store", GLOBAL) == ["phrase", "scrambled"]
+
+
+def test_scores_are_positive_and_best_first(index: LexicalIndex) -> None:
+    index.add([memory("a", "redis cache redis cache"), memory("b", "redis queue"), memory("c", "nothing")])
+    overlay = index.search("redis cache", GLOBAL, 10)
+    index.flush()
+    hits = index.search("redis cache", GLOBAL, 10)
+    assert ids(hits) == ids(overlay) == ["a", "b"]
+    assert hits[0][1] > hits[1][1] > 0
+    assert overlay[0][1] > overlay[1][1] > 0
+
+
+def test_limit_bounds_the_hits(index: LexicalIndex) -> None:
+    index.add([memory(f"m{i}", f"cache note {i}") for i in range(20)])
+    assert len(index.search("cache", GLOBAL, 5)) == 5
+    assert index.search("cache", GLOBAL, 0) == []
+
+
+# -- visibility --------------------------------------------------------------------------
+
+
+def test_search_keeps_only_what_the_visibility_allows(index: LexicalIndex) -> None:
+    index.add(
+        [
+            memory("global", "cache policy"),
+            memory("mine", "cache policy", scope=Scope.PROJECT, project="/src/proj"),
+            memory("theirs", "cache policy", scope=Scope.PROJECT, project="/src/other"),
+            memory("archived", "cache policy", status=Status.ARCHIVED),
+            memory("decision", "cache policy", category=Category.DECISION),
+            memory("old", "cache policy", created_at=NOW - timedelta(days=30)),
+        ]
+    )
+    assert set(both_ways(index, "cache", GLOBAL)) == {"global", "decision", "old"}
+    mine = Visibility("/src/proj")
+    assert set(both_ways(index, "cache", mine)) == {"global", "mine", "decision", "old"}
+    decisions = Visibility(None, categories=frozenset({Category.DECISION}))
+    assert both_ways(index, "cache", decisions) == ["decision"]
+    recent = Visibility(None, since=NOW - timedelta(days=1))
+    assert set(both_ways(index, "cache", recent)) == {"global", "decision"}
+    assert "archived" in both_ways(index, "cache", EVERYTHING)
+
+
+def test_changed_fields_change_what_is_visible(tmp_path: Path) -> None:
+    source = Records()
+    index = LexicalIndex(tmp_path / DIRNAME, source)  # type: ignore[arg-type]
+    try:
+        source.records["m1"] = memory("m1", "cache policy")
+        index.add([source.records["m1"]])
+        index.flush()
+        source.records["m1"] = memory("m1", "cache policy", status=Status.ARCHIVED)
+        index.set_fields("m1", {"status": Status.ARCHIVED})
+        assert both_ways(index, "cache", GLOBAL) == []
+        source.records["m1"] = memory("m1", "cache policy", scope=Scope.PROJECT, project="/src/proj")
+        index.set_fields("m1", {"status": Status.ACTIVE, "scope": Scope.PROJECT, "project": "/src/proj"})
+        assert both_ways(index, "cache", GLOBAL) == []
+        assert both_ways(index, "cache", Visibility("/src/proj")) == ["m1"]
+    finally:
+        index.close()
+
+
+def test_a_removed_or_replaced_memory_is_not_found_by_its_old_words(index: LexicalIndex) -> None:
+    index.add([memory("m1", "redis cache"), memory("m2", "redis queue")])
+    index.remove(["m1"])
+    index.add([memory("m2", "kafka topic")])
+    assert both_ways(index, "redis", EVERYTHING) == []
+    assert both_ways(index, "kafka", EVERYTHING) == ["m2"]
+    assert index.count() == 1
+
+
+def test_the_journal_names_what_is_not_committed_yet(index: LexicalIndex) -> None:
+    index.mark(["m1", "m2"])
+    assert index.journal() == ["m1", "m2"]
+    index.add([memory("m1", "x")])
+    index.flush()
+    assert index.journal() == ["m2"]  # marked, its write not done: kept
+    index.remove(["m2"])
+    index.flush()
+    assert index.journal() == []
+    index.mark(["m3"], {"reinforced": 2})  # no filter reads it: nothing to note
+    assert index.journal() == []
+
+
+def test_many_changes_before_a_commit_are_searched_from_the_overlay(index: LexicalIndex) -> None:
+    index.add([memory(f"m{i}", f"note {i} about redis") for i in range(30)])
+    index.flush()
+    index.remove([f"m{i}" for i in range(0, 30, 2)])
+    index.add([memory("new", "redis redis redis")])
+    found = ids(index.search("redis", GLOBAL, 100))
+    assert found[0] == "new"
+    assert set(found) == {"new", *(f"m{i}" for i in range(1, 30, 2))}
+    assert both_ways(index, "redis", GLOBAL, 100)[0] == "new"
+
+
+# -- beside the Kùzu store -----------------------------------------------------------------
+
+
+def test_the_store_searches_through_the_index_and_finds_it_again_after_reopening(tmp_path: Path) -> None:
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    store.add_memories([memory("m1", "We chose Redis for the cache."), memory("m2", "Deploy on Fridays.")])
+    store.close()
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    try:
+        assert ids(store.search_text("redis cache", GLOBAL, 10)) == ["m1"]
+    finally:
+        store.close()
+
+
+def test_the_store_keeps_the_index_current_through_every_write(store: KuzuGraphStore) -> None:
+    many = [memory(f"bulk{i}", f"bulk note {i} about kafka") for i in range(70)]  # COPY path
+    store.add_memories([memory("m1", "redis cache"), memory("m2", "redis queue"), *many])
+    assert len(store.search_text("kafka", GLOBAL, 100)) == 70
+    store.update_memory("m2", {"status": Status.ARCHIVED})
+    assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
+    store.replace_text("m1", text="postgres cache", content_hash="h", updated_at=NOW, entities=[])
+    assert store.search_text("redis", GLOBAL, 10) == []
+    assert ids(store.search_text("postgres", GLOBAL, 10)) == ["m1"]
+    store.delete_memory("m1")
+    assert store.search_text("postgres", EVERYTHING, 10) == []
+
+
+def test_a_deleted_memory_is_never_returned_even_after_a_crash_between_the_two_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    store.add_memories([memory("m1", "redis cache"), memory("m2", "redis queue")])
+    store.close()
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    with monkeypatch.context() as crash:
+        crash.setattr(LexicalIndex, "remove", lambda self, ids: (_ for _ in ()).throw(SystemExit("killed")))
+        with pytest.raises(SystemExit):
+            store.delete_memory("m1")  # Kùzu deleted it; the index did not hear of it
+        crash.setattr(LexicalIndex, "flush", lambda self: None)  # killed: nothing committed at close
+        store.close()
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    try:
+        assert ids(store.search_text("redis", EVERYTHING, 10)) == ["m2"]
+    finally:
+        store.close()
+
+
+def test_a_memory_acknowledged_by_the_store_is_found_after_a_crash_before_the_index_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    with monkeypatch.context() as crash:
+        crash.setattr(LexicalIndex, "add", lambda self, records: (_ for _ in ()).throw(SystemExit("killed")))
+        with pytest.raises(SystemExit):
+            store.add_memories([memory("m1", "redis cache")])
+        crash.setattr(LexicalIndex, "flush", lambda self: None)
+        store.close()
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    try:
+        assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
+    finally:
+        store.close()
+
+
+def test_a_text_change_the_index_missed_is_read_again_from_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    store.add_memories([memory("m1", "redis cache")])
+    with monkeypatch.context() as crash:
+        crash.setattr(LexicalIndex, "add", lambda self, records: (_ for _ in ()).throw(SystemExit("killed")))
+        with pytest.raises(SystemExit):
+            store.replace_text("m1", text="postgres cache", content_hash="h", updated_at=NOW, entities=[])
+        crash.setattr(LexicalIndex, "flush", lambda self: None)
+        store.close()
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    try:
+        assert store.search_text("redis", GLOBAL, 10) == []
+        assert ids(store.search_text("postgres", GLOBAL, 10)) == ["m1"]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("damage", ["missing", "garbage", "other store", "old version", "journal lost"])
+def test_an_index_that_is_missing_or_out_of_date_is_rebuilt_from_the_store_at_open(
+    tmp_path: Path, damage: str
+) -> None:
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    store.add_memories([memory("m1", "redis cache"), memory("m2", "kafka topic")])
+    store.close()
+    directory = tmp_path / DIRNAME
+    if damage == "missing":
+        shutil.rmtree(directory)
+    elif damage == "garbage":
+        for path in directory.iterdir():
+            if path.is_file() and not path.name.startswith("."):
+                path.write_bytes(b"not an index" * 10)
+    elif damage == "other store":
+        (directory / META).write_text('{"version": "1", "token": "another"}')
+    elif damage == "old version":
+        (directory / META).write_text('{"version": "0", "token": "x"}')
+    else:  # the store lost a memory behind the index's back, and no journal says so
+        store = KuzuGraphStore(tmp_path, dimension=8)
+        store.run("MATCH (m:Memory {id: 'm2'}) DETACH DELETE m")
+        store.close()
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    try:
+        assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
+        assert ids(store.search_text("kafka", GLOBAL, 10)) == ([] if damage == "journal lost" else ["m2"])
+    finally:
+        store.close()
+
+
+def test_rebuild_text_index_indexes_every_memory_again(store: KuzuGraphStore) -> None:
+    store.add_memories([memory("m1", "redis cache"), memory("m2", "kafka topic")])
+    assert store.rebuild_text_index() == 2
+    assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
+
+
+def test_a_schema_4_store_with_kuzu_fts_is_migrated_and_stops_keeping_it(tmp_path: Path) -> None:
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    store.add_memories([memory("m1", "redis cache")])
+    store.run("LOAD EXTENSION fts")
+    store.run("CALL CREATE_FTS_INDEX('Memory', 'memory_text', ['search_text'], stemmer := 'porter')")
+    store.set_meta("schema_version", "4")
+    store.close()
+    shutil.rmtree(tmp_path / DIRNAME)  # a store written before the index existed
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    try:
+        assert store.rows("CALL SHOW_INDEXES() RETURN *") == []
+        assert store.get_meta("schema_version") == "5"
+        store.add_memories([memory("m2", "redis queue")])
+        assert set(ids(store.search_text("redis", GLOBAL, 10))) == {"m1", "m2"}
+    finally:
+        store.close()
+
+
+def test_an_unusable_index_folder_is_a_store_error(tmp_path: Path) -> None:
+    (tmp_path / DIRNAME).write_text("a file where the folder goes")
+    with pytest.raises(lexical_index.StoreError, match="full-text index"):
+        LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
