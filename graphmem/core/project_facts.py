@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from graphmem.core.manifest_facts import MANIFESTS
+from graphmem.core.manifest_facts import MANIFESTS, read_manifest
 from graphmem.core.models import Category
 from graphmem.core.text import clip, names_phrase, sentence
 
@@ -120,7 +120,7 @@ def extract_facts(path: str, text: str) -> list[ProjectFact]:
         return []
     text = text[:MAX_INPUT_CHARS].removeprefix("\ufeff")
     if kind in MANIFESTS:
-        found = [ProjectFact(c, t, path, f"{path}#{c}:{slug}") for c, slug, t in MANIFESTS[kind](path, text)]
+        found = [ProjectFact(c, t, path, f"{path}#{c}:{slug}") for c, slug, t in read_manifest(kind, path, text)]
     else:
         found = _MARKDOWN_READERS[kind](path, text)
     unique: dict[str, ProjectFact] = {}
