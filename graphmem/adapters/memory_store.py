@@ -108,6 +108,30 @@ class InMemoryGraphStore:
         with self._lock:
             self._closed = True
 
+    # -- for the other in-memory adapters (the code graph) ----------------------
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    def put_entity(self, entity: Entity) -> None:
+        """Store ``entity`` as it is (its title too), as the code graph writes its nodes."""
+        with self._open():
+            self._entities[(entity.kind, entity.key)] = entity
+
+    def remove_entity(self, kind: EntityKind, key: str) -> None:
+        """Delete an entity node and the ABOUT edges to it."""
+        with self._open():
+            self._entities.pop((kind, key), None)
+            for row in self._rows.values():
+                if row.about.get(key) is kind:
+                    del row.about[key]
+
+    def is_about(self, kind: EntityKind, key: str) -> bool:
+        """Whether any memory is about the entity."""
+        with self._open():
+            return any(row.about.get(key) is kind for row in self._rows.values())
+
     # -- metadata ---------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:

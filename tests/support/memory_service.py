@@ -2,9 +2,10 @@
 
 ``in_memory_service()`` builds what ``graphmem.app.open_memory`` builds, on an
 ``InMemoryGraphStore`` (``adapters/memory_store.py``, held to the Kùzu store's contract by
-``tests/unit/adapters/test_store_contract.py``) and the deterministic hash embedder. There is
-no code graph and no GitLab graph (both live in Kùzu): a test of bootstrap, code context or
-GitLab enrichment uses ``fake_memory`` (a fresh Kùzu store) instead.
+``tests/unit/adapters/test_store_contract.py``), its code graph (``InMemoryCodeGraph``) and the
+deterministic hash embedder. There is no GitLab graph (it lives in Kùzu): a test of GitLab
+enrichment, or of what its notes cost a context's budget, uses ``fake_memory`` (a fresh Kùzu
+store) instead.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.core.ports import Embedder
 from graphmem.service.memory import MemoryService
@@ -29,4 +31,6 @@ def in_memory_service(
     store = store or InMemoryGraphStore(dimension=embedder.dimension)
     store.set_meta("embedding_model", embedder.model_name)
     store.set_meta("embedding_dimension", str(embedder.dimension))
-    return MemoryService(store, SemanticIndex(store, embedder), data_dir=data_dir)
+    return MemoryService(
+        store, SemanticIndex(store, embedder), data_dir=data_dir, code=InMemoryCodeGraph(store)
+    )

@@ -1,0 +1,258 @@
+"""An in-memory :class:`graphmem.core.ports.CodeGraph` beside an ``InMemoryGraphStore``.
+
+The code graph's files, symbols and external modules are entities of the store (so
+memories can be about them, and ``get_entities`` finds them); what only the code graph
+reads (paths, hashes, parsed files, edges) it keeps itself. It follows the Kùzu code
+graph's rules (``kuzu_code.py``), checked by ``tests/unit/adapters/test_code_graph_contract.py``:
+symbols and files that memories are about are marked deleted rather than removed, a
+symbol keeps its ``body_changed_at`` while its body hash stays, and a pass is marked
+interrupted until its edges are in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.core.code import ParsedFile
+from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
+from graphmem.core.models import Entity, EntityKind
+
+# Characters of a symbol's signature kept as its entity title (as the Kùzu code graph does).
+TITLE_CHARS = 200
+
+
+@dataclass(slots=True)
+class _File:
+    project: str
+    path: str
+    state: FileState | None  # None once deleted
+    parsed: ParsedFile | None
+    deleted_at: datetime | None = None
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class InMemoryCodeGraph:
+    """Files, symbols and their edges of every project, in memory (see the module doc)."""
+
+    def __init__(self, store: InMemoryGraphStore) -> None:
+        self._store = store
+        self._lock = store.lock
+        self._files: dict[str, _File] = {}  # file key -> file
+        self._symbols: dict[str, tuple[str, SymbolInfo]] = {}  # symbol key -> (project, symbol)
+        self._modules: dict[str, str] = {}  # module key -> module name
+        self._contains: set[tuple[str, str]] = set()
+        self._calls: dict[tuple[str, str], str] = {}  # (caller, callee) -> confidence
+        self._inherits: set[tuple[str, str]] = set()
+        self._imports: set[tuple[str, str]] = set()  # (file key, file or module key)
+        self._co_changes: dict[tuple[str, str], int] = {}  # (file key, file key) -> count
+
+    # -- reading ----------------------------------------------------------------
+
+    def file_states(self, project: str) -> dict[str, FileState]:
+        with self._lock:
+            return {
+                f.path: f.state
+                for f in self._files.values()
+                if f.project == project and f.state is not None and f.deleted_at is None
+            }
+
+    def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
+        wanted = None if paths is None else set(paths)
+        with self._lock:
+            return {
+                f.path: f.parsed
+                for f in self._files.values()
+                if f.project == project
+                and f.parsed is not None
+                and f.deleted_at is None
+                and (wanted is None or f.path in wanted)
+            }
+
+    def symbols_in(self, project: str, path: str) -> list[SymbolInfo]:
+        with self._lock:
+            found = [s for p, s in self._symbols.values() if p == project and s.path == path]
+        return sorted(found, key=lambda s: (s.start_line, s.key))
+
+    def find_symbols(self, project: str | None, name: str, limit: int = 10) -> list[SymbolInfo]:
+        with self._lock:
+            found = [
+                s
+                for p, s in self._symbols.values()
+                if (project is None or p == project)
+                and (s.qualified_name == name or s.name == name or s.qualified_name.endswith(f".{name}"))
+            ]
+        return sorted(found, key=lambda s: (s.deleted_at is not None, s.key))[: max(limit, 0)]
+
+    def symbols(self, keys: Collection[str]) -> dict[str, SymbolInfo]:
+        with self._lock:
+            return {key: self._symbols[key][1] for key in keys if key in self._symbols}
+
+    def calls(
+        self, keys: Collection[str], *, incoming: bool, limit: int
+    ) -> list[tuple[SymbolInfo, str, str]]:
+        wanted = set(keys)
+        with self._lock:
+            found = [
+                (self._symbols[other][1], given, confidence)
+                for (caller, callee), confidence in sorted(self._calls.items())
+                for given, other in [(callee, caller) if incoming else (caller, callee)]
+                if given in wanted and other in self._symbols
+            ]
+        return found[: max(limit, 0)]
+
+    def imports(self, project: str, path: str, *, incoming: bool, limit: int) -> list[str]:
+        key = file_key(project, path)
+        with self._lock:
+            if incoming:
+                found = sorted(self._files[a].path for a, b in self._imports if b == key and a in self._files)
+            else:
+                targets = sorted(
+                    (not b.startswith("File:"), b) for a, b in self._imports if a == key and self._known(b)
+                )
+                found = [self._files[b].path if b in self._files else self._modules[b] for _, b in targets]
+        return found[: max(limit, 0)]
+
+    def co_changes(self, project: str, path: str, limit: int) -> list[tuple[str, int]]:
+        key = file_key(project, path)
+        with self._lock:
+            found = [
+                (self._files[other].path, count)
+                for (a, b), count in self._co_changes.items()
+                for other in [b if a == key else a if b == key else ""]
+                if other in self._files and self._files[other].deleted_at is None
+            ]
+        return sorted(found, key=lambda pair: (-pair[1], pair[0]))[: max(limit, 0)]
+
+    def scan_interrupted(self, project: str) -> bool:
+        return self._store.get_meta(_dirty(project)) == "1"
+
+    def _known(self, key: str) -> bool:
+        return key in self._files or key in self._symbols or key in self._modules
+
+    # -- writing ----------------------------------------------------------------
+
+    def save(self, scan: CodeScan) -> None:
+        """Store a pass: symbols, then every edge of the project, then the files' states."""
+        at, project = _utc(scan.at), scan.project
+        touched = set(scan.changed) | set(scan.removed)
+        with self._lock:
+            old = {k: s for k, (p, s) in self._symbols.items() if p == project and s.path in touched}
+            fresh = {
+                symbol_key(project, path, d.qualified_name): SymbolInfo(
+                    symbol_key(project, path, d.qualified_name),
+                    path,
+                    d.kind,
+                    d.name,
+                    d.qualified_name,
+                    d.start_line,
+                    d.end_line,
+                    d.signature,
+                    d.docstring,
+                    d.body_hash,
+                    at,
+                    None,
+                )
+                for path, (parsed, _) in scan.changed.items()
+                for d in parsed.definitions
+            }
+            for key, gone in old.items():
+                if key not in fresh and self._store.is_about(EntityKind.SYMBOL, key):
+                    self._symbols[key] = (project, replace(gone, deleted_at=at))
+                elif key not in fresh:
+                    self._drop_symbol(key)
+            for key, symbol in fresh.items():
+                before = old.get(key)
+                if before is not None and before.body_hash == symbol.body_hash:
+                    symbol = replace(symbol, body_changed_at=before.body_changed_at)
+                self._symbols[key] = (project, symbol)
+                entity = Entity(key, EntityKind.SYMBOL, symbol.name, project, symbol.signature[:TITLE_CHARS])
+                self._store.put_entity(entity)
+            self._store.set_meta(_dirty(project), "1")  # until the edges are in
+            self._save_files(scan, at)
+            self._replace_edges(scan)
+            self._store.set_meta(_dirty(project), "0")
+
+    def _save_files(self, scan: CodeScan, at: datetime) -> None:
+        project = scan.project
+        for path, (parsed, state) in scan.changed.items():
+            key = file_key(project, path)
+            if key not in self._files:
+                self._store.put_entity(Entity(key, EntityKind.FILE, path, project))
+            self._files[key] = _File(project, path, state, parsed)
+        for path in scan.removed:
+            key = file_key(project, path)
+            if key not in self._files:
+                continue
+            if self._store.is_about(EntityKind.FILE, key):
+                self._files[key] = _File(project, path, None, None, at)
+            else:
+                del self._files[key]
+                self._store.remove_entity(EntityKind.FILE, key)
+                self._drop_edges(key)
+        for _, module in scan.edges.external:
+            key = module_key(project, module)
+            if key not in self._modules:
+                self._modules[key] = module
+                self._store.put_entity(Entity(key, EntityKind.EXTERNAL_MODULE, module, project))
+
+    def _replace_edges(self, scan: CodeScan) -> None:
+        project, edges = scan.project, scan.edges
+        mine = {k for k, f in self._files.items() if f.project == project}
+        mine |= {k for k, (p, _) in self._symbols.items() if p == project}
+        self._contains = {(a, b) for a, b in self._contains if a not in mine}
+        self._calls = {pair: c for pair, c in self._calls.items() if pair[0] not in mine}
+        self._inherits = {(a, b) for a, b in self._inherits if a not in mine}
+        self._imports = {(a, b) for a, b in self._imports if a not in mine}
+        self._contains |= {(a, b) for a, b in edges.contains if self._known(a) and self._known(b)}
+        self._calls.update(
+            {
+                (c.caller, c.callee): c.confidence
+                for c in edges.calls
+                if self._known(c.caller) and self._known(c.callee)
+            }
+        )
+        self._inherits |= {(a, b) for a, b in edges.inherits if self._known(a) and self._known(b)}
+        imports = [(file_key(project, a), file_key(project, b)) for a, b in edges.imports]
+        imports += [(file_key(project, a), module_key(project, m)) for a, m in edges.external]
+        self._imports |= {(a, b) for a, b in imports if self._known(a) and self._known(b)}
+
+    def _drop_symbol(self, key: str) -> None:
+        del self._symbols[key]
+        self._store.remove_entity(EntityKind.SYMBOL, key)
+        self._drop_edges(key)
+
+    def _drop_edges(self, key: str) -> None:
+        self._contains = {pair for pair in self._contains if key not in pair}
+        self._calls = {pair: c for pair, c in self._calls.items() if key not in pair}
+        self._inherits = {pair for pair in self._inherits if key not in pair}
+        self._imports = {pair for pair in self._imports if key not in pair}
+        self._co_changes = {pair: n for pair, n in self._co_changes.items() if key not in pair}
+
+    def touch(self, project: str, states: Sequence[FileState]) -> None:
+        with self._lock:
+            for state in states:
+                found = self._files.get(file_key(project, state.path))
+                if found is not None and found.state is not None:
+                    found.state = replace(found.state, mtime_ns=state.mtime_ns)
+
+    def replace_co_changes(self, project: str, pairs: dict[tuple[str, str], int]) -> None:
+        with self._lock:
+            self._co_changes = {
+                (a, b): n
+                for (a, b), n in self._co_changes.items()
+                if a in self._files and self._files[a].project != project
+            }
+            live = set(self.file_states(project))
+            for (a, b), count in pairs.items():
+                if a in live and b in live:
+                    self._co_changes[(file_key(project, a), file_key(project, b))] = count
+
+
+def _dirty(project: str) -> str:
+    return f"code_scan_dirty:{project}"

@@ -1,0 +1,207 @@
+"""The contract of ``core.ports.CodeGraph``, run against the Kùzu code graph and the in-memory one.
+
+Each store is given the same passes (``CodeScan``s built from hand-written parsed files, no
+parser) and must answer alike. A new code graph joins by adding itself to ``GRAPHS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters.kuzu_code import KuzuCodeGraph
+from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.adapters.memory_code import InMemoryCodeGraph
+from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.core.code import CallRef, Definition, ImportRef, ParsedFile
+from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key, symbol_key
+from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
+from graphmem.core.ports import CodeGraph, GraphStore
+
+PROJECT = "/src/proj"
+T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+T1 = T0 + timedelta(hours=1)
+
+GRAPHS: dict[str, Callable[[Path], tuple[GraphStore, CodeGraph]]] = {
+    "kuzu": lambda path: _kuzu(path),
+    "memory": lambda path: _memory(),
+}
+
+
+def _kuzu(path: Path) -> tuple[GraphStore, CodeGraph]:
+    store = KuzuGraphStore(path / "data", dimension=8)
+    return store, KuzuCodeGraph(store)
+
+
+def _memory() -> tuple[GraphStore, CodeGraph]:
+    store = InMemoryGraphStore(dimension=8)
+    return store, InMemoryCodeGraph(store)
+
+
+@pytest.fixture(params=sorted(GRAPHS))
+def graphs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[GraphStore, CodeGraph]]:
+    store, code = GRAPHS[request.param](tmp_path)
+    yield store, code
+    store.close()
+
+
+def function(name: str, line: int, body: str = "", parent: str | None = None) -> Definition:
+    qualified = f"{parent}.{name}" if parent else name
+    return Definition(
+        "function", name, qualified, line, line + 1, f"def {name}()", None, f"hash-{qualified}-{body}", parent
+    )
+
+
+def parsed(
+    *definitions: Definition, calls: tuple[CallRef, ...] = (), imports: tuple[ImportRef, ...] = ()
+) -> ParsedFile:
+    return ParsedFile("python", definitions, calls, imports, (), 0)
+
+
+def save(
+    code: CodeGraph, files: dict[str, ParsedFile], *, removed: tuple[str, ...] = (), at: datetime = T0
+) -> None:
+    """One bootstrap pass, as service/bootstrap.py stores it."""
+    project = ProjectCode(PROJECT, code.load_parsed(PROJECT))
+    for path in removed:
+        project.files.pop(path, None)
+    project.files.update(files)
+    changed = {path: (p, FileState(path, f"content-{path}-{at}", 10, 1)) for path, p in files.items()}
+    code.save(CodeScan(PROJECT, changed, list(removed), project, project.edges(), at))
+
+
+APP = parsed(
+    function("main", 3),
+    function("run", 8),
+    calls=(CallRef("helper", None, 4, "main"), CallRef("run", None, 5, "main")),
+    imports=(ImportRef("util", ("helper",), None, 1), ImportRef("requests", (), None, 2)),
+)
+UTIL = parsed(function("helper", 1), function("Tool", 5), function("apply", 6, parent="Tool"))
+
+
+def key(path: str, qualified: str) -> str:
+    return symbol_key(PROJECT, path, qualified)
+
+
+def remember_about(store: GraphStore, entity_key: str, kind: EntityKind) -> None:
+    record = MemoryRecord(
+        f"m-{entity_key}", "a note", Category.FACT, Scope.GLOBAL, None, T0, T0, T0, content_hash=entity_key
+    )
+    store.add_memories([record])
+    store.link_about([(record.id, Entity(entity_key, kind, entity_key))])
+
+
+def test_a_saved_pass_is_read_back(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    _, code = graphs
+    save(code, {"app.py": APP, "util.py": UTIL})
+    assert set(code.file_states(PROJECT)) == {"app.py", "util.py"}
+    assert code.file_states(PROJECT)["app.py"] == FileState("app.py", f"content-app.py-{T0}", 10, 1)
+    assert code.load_parsed(PROJECT) == {"app.py": APP, "util.py": UTIL}
+    assert code.load_parsed(PROJECT, ["util.py"]) == {"util.py": UTIL}
+    assert not code.scan_interrupted(PROJECT)
+    assert code.file_states("/elsewhere") == {}
+
+
+def test_symbols_are_listed_by_line_and_are_entities(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    store, code = graphs
+    save(code, {"util.py": UTIL})
+    assert [s.qualified_name for s in code.symbols_in(PROJECT, "util.py")] == ["helper", "Tool", "Tool.apply"]
+    helper = code.symbols([key("util.py", "helper"), "Symbol:nope"])
+    assert list(helper) == [key("util.py", "helper")]
+    assert helper[key("util.py", "helper")].body_changed_at == T0
+    entity = store.get_entities([key("util.py", "helper")])[key("util.py", "helper")]
+    assert (entity.kind, entity.name, entity.title) == (EntityKind.SYMBOL, "helper", "def helper()")
+    assert file_key(PROJECT, "util.py") in store.get_entities([file_key(PROJECT, "util.py")])
+
+
+def test_find_symbols_matches_names_and_qualified_suffixes(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    _, code = graphs
+    save(code, {"util.py": UTIL})
+    assert [s.key for s in code.find_symbols(PROJECT, "apply")] == [key("util.py", "Tool.apply")]
+    assert [s.key for s in code.find_symbols(None, "Tool.apply")] == [key("util.py", "Tool.apply")]
+    assert code.find_symbols("/elsewhere", "apply") == []
+    assert len(code.find_symbols(None, "helper", limit=0)) == 0
+
+
+def test_calls_are_followed_both_ways(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    _, code = graphs
+    save(code, {"app.py": APP, "util.py": UTIL})
+    main = key("app.py", "main")
+    outgoing = {(other.key, given) for other, given, _ in code.calls([main], incoming=False, limit=10)}
+    assert outgoing == {(key("util.py", "helper"), main), (key("app.py", "run"), main)}
+    incoming = code.calls([key("util.py", "helper")], incoming=True, limit=10)
+    assert [(other.key, given) for other, given, _ in incoming] == [(main, key("util.py", "helper"))]
+    assert len(code.calls([main], incoming=False, limit=1)) == 1
+
+
+def test_imports_name_files_first_then_external_modules(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    _, code = graphs
+    save(code, {"app.py": APP, "util.py": UTIL})
+    assert code.imports(PROJECT, "app.py", incoming=False, limit=10) == ["util.py", "requests"]
+    assert code.imports(PROJECT, "util.py", incoming=True, limit=10) == ["app.py"]
+    assert code.imports(PROJECT, "util.py", incoming=False, limit=10) == []
+
+
+def test_a_body_change_moves_body_changed_at_and_nothing_else_does(
+    graphs: tuple[GraphStore, CodeGraph],
+) -> None:
+    _, code = graphs
+    save(code, {"util.py": UTIL})
+    edited = parsed(
+        function("helper", 2, body="v2"), function("Tool", 6), function("apply", 7, parent="Tool")
+    )
+    save(code, {"util.py": edited}, at=T1)
+    symbols = code.symbols([key("util.py", "helper"), key("util.py", "Tool")])
+    assert symbols[key("util.py", "helper")].body_changed_at == T1
+    assert symbols[key("util.py", "Tool")].body_changed_at == T0
+    assert symbols[key("util.py", "Tool")].start_line == 6
+
+
+def test_a_removed_symbol_goes_unless_a_memory_is_about_it(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    store, code = graphs
+    save(code, {"util.py": UTIL})
+    remember_about(store, key("util.py", "Tool"), EntityKind.SYMBOL)
+    save(code, {"util.py": parsed(function("apply", 6, parent="Tool"))}, at=T1)
+    found = code.symbols([key("util.py", "helper"), key("util.py", "Tool"), key("util.py", "Tool.apply")])
+    assert key("util.py", "helper") not in found
+    assert store.get_entities([key("util.py", "helper")]) == {}
+    assert found[key("util.py", "Tool")].deleted_at == T1
+    assert found[key("util.py", "Tool.apply")].deleted_at is None
+    assert [s.key for s in code.find_symbols(None, "Tool")][-1] == key("util.py", "Tool")
+
+
+def test_a_removed_file_goes_unless_a_memory_is_about_it(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    store, code = graphs
+    save(code, {"app.py": APP, "util.py": UTIL})
+    remember_about(store, file_key(PROJECT, "app.py"), EntityKind.FILE)
+    save(code, {}, removed=("app.py", "util.py"), at=T1)
+    assert code.file_states(PROJECT) == {}
+    assert code.load_parsed(PROJECT) == {}
+    assert list(store.get_entities([file_key(PROJECT, "app.py"), file_key(PROJECT, "util.py")])) == [
+        file_key(PROJECT, "app.py")
+    ]
+    assert code.imports(PROJECT, "util.py", incoming=True, limit=10) == []
+
+
+def test_touch_records_a_new_mtime(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    _, code = graphs
+    save(code, {"util.py": UTIL})
+    state = code.file_states(PROJECT)["util.py"]
+    code.touch(PROJECT, [FileState("util.py", state.content_hash, state.size, 99)])
+    assert code.file_states(PROJECT)["util.py"].mtime_ns == 99
+
+
+def test_co_changes_keep_live_files_most_frequent_first(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    _, code = graphs
+    save(code, {"app.py": APP, "util.py": UTIL, "x.py": parsed()})
+    code.replace_co_changes(
+        PROJECT, {("app.py", "util.py"): 2, ("x.py", "app.py"): 5, ("app.py", "gone.py"): 9}
+    )
+    assert code.co_changes(PROJECT, "app.py", 10) == [("x.py", 5), ("util.py", 2)]
+    assert code.co_changes(PROJECT, "app.py", 1) == [("x.py", 5)]
+    code.replace_co_changes(PROJECT, {("util.py", "x.py"): 1})
+    assert code.co_changes(PROJECT, "app.py", 10) == []
+    assert code.co_changes(PROJECT, "x.py", 10) == [("util.py", 1)]
