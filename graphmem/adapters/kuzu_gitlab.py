@@ -200,11 +200,12 @@ class KuzuGitLabGraph(KuzuGitLabReads):
                 store.run(f"MATCH (m:MergeRequest {{key: $k}})-[r:{rel}]->() DELETE r", {"k": key})
             self._replace_people(key, "MergeRequest", data.author, data.assignees, data.reviewers)
             file_project = local[1] if local is not None and local[0] == data.project else None
-            store.run(
-                "UNWIND $rows AS r MERGE (f:File {key: r.key}) "
-                "ON CREATE SET f.name = r.name, f.project = r.project, f.title = ''",
-                {"rows": [{"key": k, "name": path, "project": file_project} for k, path in file_keys]},
-            )
+            if file_keys:  # Kùzu 0.11.3 cannot bind an UNWIND over an empty list
+                store.run(
+                    "UNWIND $rows AS r MERGE (f:File {key: r.key}) "
+                    "ON CREATE SET f.name = r.name, f.project = r.project, f.title = ''",
+                    {"rows": [{"key": k, "name": path, "project": file_project} for k, path in file_keys]},
+                )
             self._edges("CHANGES", "MergeRequest", "File", key, [k for k, _ in file_keys])
             self._edges("CHANGES", "MergeRequest", "Symbol", key, list(symbol_keys))
             issues = [target_key(EntityKind.ISSUE, i.project, i.iid) for i in data.closes]
@@ -316,21 +317,22 @@ class KuzuGitLabGraph(KuzuGitLabReads):
         people = {
             p.username: p for p in (*([author] if author else []), *assignees, *reviewers) if p.username
         }
-        store.run(
-            "UNWIND $rows AS r MERGE (p:Person {key: r.key}) "
-            "SET p.name = r.username, p.username = r.username, p.title = r.name, p.web_url = r.web_url",
-            {
-                "rows": [
-                    {
-                        "key": person_key(p.username),
-                        "username": p.username,
-                        "name": p.name,
-                        "web_url": p.web_url,
-                    }
-                    for p in people.values()
-                ]
-            },
-        )
+        if people:  # Kùzu 0.11.3 cannot bind an UNWIND over an empty list
+            store.run(
+                "UNWIND $rows AS r MERGE (p:Person {key: r.key}) "
+                "SET p.name = r.username, p.username = r.username, p.title = r.name, p.web_url = r.web_url",
+                {
+                    "rows": [
+                        {
+                            "key": person_key(p.username),
+                            "username": p.username,
+                            "name": p.name,
+                            "web_url": p.web_url,
+                        }
+                        for p in people.values()
+                    ]
+                },
+            )
         for rel, group in (
             ("AUTHORED", [author] if author else []),
             ("ASSIGNED", assignees),
