@@ -45,13 +45,7 @@ from graphmem.adapters.kuzu_schema import (
     migrate,
 )
 from graphmem.adapters.lexical_index import open_lexical_index, rebuild
-from graphmem.core.models import (
-    Entity,
-    EntityKind,
-    Link,
-    LinkKind,
-    MemoryRecord,
-)
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
 from graphmem.core.ports import Neighbour, StoredVectors, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
@@ -415,6 +409,7 @@ class KuzuGraphStore:
         self._records.clear()
         self._run("MATCH (m:Memory) WHERE m.embedded SET m.embedding = NULL, m.embedded = false")
         self.dimension = dimension
+        self.rebuild_text_index()  # `graphmem reindex` rebuilds every derived index
 
     def load_vectors(self) -> StoredVectors:
         with self._lock, self._translated():

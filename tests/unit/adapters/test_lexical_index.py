@@ -348,3 +348,11 @@ def test_an_unusable_index_folder_is_a_store_error(tmp_path: Path) -> None:
     (tmp_path / DIRNAME).write_text("a file where the folder goes")
     with pytest.raises(lexical_index.StoreError, match="full-text index"):
         LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
+
+
+def test_clearing_the_vectors_for_a_reindex_rebuilds_the_full_text_index(store: KuzuGraphStore) -> None:
+    store.add_memories([memory("m1", "redis cache")])
+    store._lexical.remove(["m1"])  # the index lost a memory the store holds
+    assert store.search_text("redis", GLOBAL, 10) == []
+    store.clear_embeddings(8)  # what `graphmem reindex` does first
+    assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
