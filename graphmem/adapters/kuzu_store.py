@@ -290,8 +290,8 @@ class KuzuGraphStore:
         with self._lock:
             self._lexical.mark([memory_id], changes)
             self._run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
-            self._lexical.set_fields(memory_id, changes)
             self._records.pop(memory_id, None)
+            self._lexical.set_fields(memory_id, changes)  # reads the changed record back
 
     def replace_text(
         self,

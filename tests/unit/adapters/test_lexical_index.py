@@ -225,6 +225,7 @@ def test_the_store_keeps_the_index_current_through_every_write(store: KuzuGraphS
     many = [memory(f"bulk{i}", f"bulk note {i} about kafka") for i in range(70)]  # COPY path
     store.add_memories([memory("m1", "redis cache"), memory("m2", "redis queue"), *many])
     assert len(store.search_text("kafka", GLOBAL, 100)) == 70
+    store.get_memories(["m1", "m2"])  # cached before the change
     store.update_memory("m2", {"status": Status.ARCHIVED})
     assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
     store.replace_text("m1", text="postgres cache", content_hash="h", updated_at=NOW, entities=[])
