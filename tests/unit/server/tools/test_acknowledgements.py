@@ -5,26 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from fastmcp import Client
 
-from graphmem.adapters.embedders import HashEmbedder
-from graphmem.app import open_memory
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
 
 
 @pytest.fixture
-def memory(tmp_path: Any) -> Iterator[MemoryService]:
-    service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
-    yield service
-    service.close()
+def memory(memory_service: MemoryService) -> MemoryService:
+    """The service on the in-memory store: what the tools answer does not depend on Kùzu."""
+    return memory_service
 
 
 def snapshot(memory: MemoryService) -> tuple[object, ...]:
