@@ -1,5 +1,5 @@
 """The transfer tools (export_memories, import_memories) with inline text, through an MCP
-client. Paths (what an agent may make graphmem read and write) are in test_tools_files.py."""
+client. Paths (what an agent may make graphmem read and write) are in test_files.py."""
 
 from __future__ import annotations
 

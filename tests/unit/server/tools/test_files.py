@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import subprocess
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -16,13 +15,11 @@ from typing import Any
 import pytest
 from fastmcp import Client
 
-from graphmem.adapters.embedders import HashEmbedder
-from graphmem.app import open_memory, resolve_project
+from graphmem.app import resolve_project
 from graphmem.server import rpc
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
 
 SECRET = "TOPSECRET-4f9a1c0b7d2e"
 
@@ -37,17 +34,16 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Runtime]:
-    """The daemon's state around a real store: its service is confined like the daemon's."""
-    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
-    yield Runtime(
-        memory,
+def daemon(memory_service: MemoryService) -> Runtime:
+    """The daemon's state around the in-memory store: its service is confined like the daemon's
+    (what may be read and written is the service's and the tools' business, not the store's)."""
+    return Runtime(
+        memory_service,
         log_hint="stderr",
         session_ttl=timedelta(minutes=5),
         resolve_project=resolve_project,
         version="t",
     )
-    memory.close()
 
 
 def call(runtime: Runtime, tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
@@ -267,7 +263,7 @@ def test_a_fifo_a_device_or_a_huge_file_is_refused_at_once(
     exports.mkdir(parents=True)
     (exports / "zero").symlink_to("/dev/zero")
     monkeypatch.setattr("graphmem.service.file_access.MAX_IMPORT_BYTES", 1024 * 1024)
-    monkeypatch.setattr("graphmem.service.memory_transfer.MAX_IMPORT_BYTES", 1024 * 1024)
+    monkeypatch.setattr("graphmem.service.transfer_files.MAX_IMPORT_BYTES", 1024 * 1024)
     (root / "big.jsonl").write_bytes(b"x" * (1024 * 1024 + 1))
 
     fifo = refused(daemon, "import_memories", {"path": str(root / "pipe.jsonl"), "project": str(root)})
