@@ -1,0 +1,172 @@
+"""What a repository's docs teach (samples/repos/facts): README and CONTRIBUTING commands and
+descriptions, agent instructions' rules, docs pages' headings, read through ``extract_facts``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphmem.core.doc_facts import MAX_PROCEDURES_PER_FILE, MAX_RULES_PER_FILE
+from graphmem.core.project_facts import ProjectFact, extract_facts
+
+SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "repos" / "facts"
+
+
+def sample(path: str) -> str:
+    return (SAMPLES / path).read_text("utf-8")
+
+
+def facts(path: str, text: str | None = None) -> list[ProjectFact]:
+    return extract_facts(path, sample(path) if text is None else text)
+
+
+def texts(path: str, category: str | None = None, text: str | None = None) -> list[str]:
+    return [f.text for f in facts(path, text) if category is None or f.category == category]
+
+
+# -- README and CONTRIBUTING -------------------------------------------------------------------
+
+
+def test_readme_description_is_its_first_paragraph_without_badges_or_markup() -> None:
+    assert texts("README.md", "fact") == [
+        "README.md describes the project Ledger: Ledger is the double-entry bookkeeping service "
+        "behind Acme Pay: every payment, refund and fee becomes balanced journal entries, "
+        "exposed over a REST API."
+    ]
+
+
+def test_readme_commands_become_procedures() -> None:
+    assert texts("README.md", "procedure") == [
+        "Set up the project with `python -m venv .venv`, then `source .venv/bin/activate`, "
+        'then `pip install -e ".[dev]"` (from README.md).',
+        "Run the tests with `make test` (from README.md).",
+        "Run the linters with `make lint` (from README.md).",
+        "Run the database migrations with `alembic upgrade head` (from README.md).",
+        "Start the server with `ledger serve --port 8080` (from README.md).",
+    ]
+
+
+def test_the_shop_readme_says_how_to_run_the_tests() -> None:
+    shop = (SAMPLES.parent / "shop" / "README.md").read_text("utf-8")
+
+    assert texts("README.md", text=shop) == [
+        "README.md describes the project shop: A small shop backend: orders, payments and refunds.",
+        "Run the tests with `make test` (from README.md).",
+    ]
+
+
+def test_code_outside_procedure_headings_and_bare_blocks_of_unknown_words_are_not_procedures() -> None:
+    readme = (
+        "# Tool\n\nA tool that does things well.\n\n## Example\n\n```sh\ntool --fast\n```\n\n"
+        "## Usage\n\n```\nsrc/\n  app.py\n```\n\n```\nmake run\n```\n\n"
+        "## Install\n\n```python\nimport tool\n```\n"
+    )
+
+    assert texts("README.md", "procedure", readme) == ["Run the project with `make run` (from README.md)."]
+
+
+def test_readme_procedures_are_bounded() -> None:
+    readme = "# Big\n\n## Commands\n\n```sh\n" + "\n".join(f"make target{i}" for i in range(40)) + "\n```\n"
+
+    assert len(texts("README.md", "procedure", readme)) == MAX_PROCEDURES_PER_FILE
+
+
+def test_an_rst_readme_gives_its_description() -> None:
+    rst = "======\nLedger\n======\n\n.. image:: badge.svg\n\nLedger keeps the books for Acme Pay.\n"
+
+    assert texts("README.rst", text=rst) == [
+        "README.rst describes the project Ledger: Ledger keeps the books for Acme Pay."
+    ]
+
+
+def test_contributing_gives_its_commands_and_no_description() -> None:
+    assert texts("CONTRIBUTING.md") == [
+        "Set up the project with `make dev-setup` (from CONTRIBUTING.md).",
+        "Run the tests with `make test` (from CONTRIBUTING.md).",
+        "Run the tests with `pytest tests/unit -k journal` (from CONTRIBUTING.md).",
+    ]
+
+
+# -- agent instructions ---------------------------------------------------------------------------
+
+
+def test_agents_md_rules_are_directives() -> None:
+    assert texts("AGENTS.md", "directive") == [
+        "Directive from AGENTS.md (Git): never push directly to `main`; open a merge request.",
+        "Directive from AGENTS.md (Git): rebase on `main` before asking for review.",
+        "Directive from AGENTS.md (Code): use `Decimal` for money, never `float`.",
+        "Directive from AGENTS.md (Code): always add an Alembic migration when a model changes.",
+        "Directive from AGENTS.md (Code): before committing: run `make lint`.",
+        "Directive from AGENTS.md (Code): before committing: run `make test`.",
+        "Directive from AGENTS.md (Code): prefer small functions.",
+    ]
+
+
+def test_agents_md_other_bullets_are_facts_and_its_commands_procedures() -> None:
+    assert texts("AGENTS.md", "fact") == [
+        "Noted in AGENTS.md (Code): the API layer lives in `src/ledger/api` "
+        "and the domain in `src/ledger/domain`."
+    ]
+    assert texts("AGENTS.md", "procedure") == ["Run the tests with `make test` (from AGENTS.md)."]
+
+
+def test_graphmem_own_section_is_ignored() -> None:
+    assert not [text for text in texts("AGENTS.md") if "graphmem" in text or "session" in text]
+
+
+def test_an_unterminated_graphmem_section_runs_to_the_end() -> None:
+    text = "- Never log secrets.\n<!-- graphmem:start -->\n- Always call graphmem_recall first.\n"
+
+    assert texts("AGENTS.md", text=text) == ["Directive from AGENTS.md: never log secrets."]
+
+
+def test_cursorrules_rules_may_be_written_one_per_line() -> None:
+    text = "You are an expert in TypeScript\nUse functional components\nNever use `any`\n"
+
+    assert texts(".cursorrules", text=text) == [
+        "Directive from .cursorrules: use functional components.",
+        "Directive from .cursorrules: never use `any`.",
+    ]
+
+
+def test_copilot_instructions_and_claude_md_are_agent_files() -> None:
+    text = "## Style\n\n* Don't add dependencies without asking.\n"
+
+    assert texts(".github/copilot-instructions.md", text=text) == [
+        "Directive from .github/copilot-instructions.md (Style): don't add dependencies without asking."
+    ]
+    assert texts("CLAUDE.md", text=text) == [
+        "Directive from CLAUDE.md (Style): don't add dependencies without asking."
+    ]
+
+
+def test_agent_rules_are_bounded() -> None:
+    text = "\n".join(f"- Always keep invariant number {i} true." for i in range(200))
+
+    assert len(facts("AGENTS.md", text)) == MAX_RULES_PER_FILE
+
+
+# -- docs -------------------------------------------------------------------------------------------
+
+
+def test_a_docs_page_is_one_fact_listing_its_headings() -> None:
+    assert facts("docs/guide.md") == [
+        ProjectFact(
+            "fact",
+            "docs/guide.md (Ledger guide) covers: "
+            "Accounts, Account types, Posting rules, Refunds and Reconciliation.",
+            "docs/guide.md",
+            "docs/guide.md#fact:headings",
+        )
+    ]
+
+
+def test_a_docs_page_lists_a_bounded_number_of_headings() -> None:
+    page = "# Big\n\n" + "\n\n".join(f"## Part {i}" for i in range(40))
+
+    [fact] = facts("docs/big.md", page)
+
+    assert fact.text.endswith("Part 14 and 25 more.")
+
+
+def test_a_docs_page_without_headings_gives_nothing() -> None:
+    assert facts("docs/notes.md", "just some text\n") == []
