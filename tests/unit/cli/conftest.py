@@ -1,4 +1,9 @@
-"""The ``invoke`` fixture: ``graphmem ARGS`` in process on a fresh store with the hash embedder."""
+"""The CLI in process on the in-memory store with the hash embedder.
+
+``in_memory_cli`` makes every command of a test open its service on one in-memory store per
+data dir, kept between commands as the Kùzu directory would be (``stores[data_dir]`` is it,
+to look at). ``invoke`` runs ``graphmem ARGS`` on a fresh data dir with it.
+"""
 
 from __future__ import annotations
 
@@ -7,28 +12,41 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from support.memory_service import DIMENSION, in_memory_service
 
-from graphmem.adapters.embedders import HashEmbedder
-from graphmem.app import open_memory
+from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.cli import main
 from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
 
 Invoke = Callable[..., Result]
 
 
+class KeptStore(InMemoryGraphStore):
+    """An in-memory store that outlives the service of one command, as a data dir does."""
+
+    def close(self) -> None:
+        """Each command closes its service; the next command of the test reads the same data."""
+
+
 @pytest.fixture
-def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
+def in_memory_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[Path, KeptStore]:
+    """Commands open their service on the in-memory store of their data dir; the stores by data dir."""
+    stores: dict[Path, KeptStore] = {}
+
+    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        folder = Path(data_dir or tmp_path / "default-data").resolve()
+        store = stores.setdefault(folder, KeptStore(dimension=DIMENSION))
+        return in_memory_service(folder, store=store)
+
+    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
+    return stores
+
+
+@pytest.fixture
+def invoke(tmp_path: Path, in_memory_cli: dict[Path, KeptStore]) -> Invoke:
     data_dir = tmp_path / "data"
     project = tmp_path / "work"
     project.mkdir()
-
-    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
-        return open_memory(
-            load_settings(data_dir=data_dir), embedder=HashEmbedder(256), check_model=check_model
-        )
-
-    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
     runner = CliRunner()
 
     def run(*args: str, input: str | None = None) -> Result:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -13,11 +12,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from graphmem.adapters.embedders import HashEmbedder
-from graphmem.app import open_memory
 from graphmem.cli import main
 from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
 
 Invoke = Callable[..., Result]
 ID_RE = re.compile(r"^mem_[0-9a-f]{16}$")
@@ -25,17 +21,12 @@ DECISION = "We decided to use Kuzu as the embedded graph store"
 
 
 @pytest.fixture
-def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    """Runs ``graphmem ARGS`` on a fresh data dir, outside any git project."""
+def invoke(tmp_path: Path, in_memory_cli: object) -> Invoke:
+    """Runs ``graphmem ARGS`` on a fresh data dir (its in-memory store: conftest.py), outside any
+    git project."""
     data_dir = tmp_path / "data"
     project = tmp_path / "work"
     project.mkdir()
-
-    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
-        settings = load_settings(data_dir=data_dir)
-        return open_memory(settings, embedder=HashEmbedder(256), check_model=check_model)
-
-    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
     runner = CliRunner()
 
     def run(*args: str, input: str | None = None, data: Path = data_dir, where: Path = project) -> Result:
@@ -347,48 +338,12 @@ def test_import_of_an_invalid_file_prints_line_numbers_and_exits_2(invoke: Invok
     assert "line 1: " in result.stderr
 
 
-CLI_SCRIPT = """
-import sys
-from graphmem.adapters.embedders import HashEmbedder
-from graphmem.app import open_memory
-from graphmem.cli import main
-from graphmem.settings import load_settings
-
-def factory(data_dir, *, check_model=True):
-    return open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256), check_model=check_model)
-
-main.SERVICE_FACTORY = factory
-main.cli(sys.argv[1:], prog_name="graphmem")
-"""
-
-
-def run_cli_process(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """``graphmem ARGS`` in a child process, so a crash in native code fails one test, not the run."""
-    return subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            CLI_SCRIPT,
-            "--data-dir",
-            str(tmp_path / "data"),
-            "--project",
-            str(tmp_path / "work"),
-            *args,
-        ],
-        cwd=tmp_path,
-        env={**os.environ, "GRAPHMEM_CONFIG": str(tmp_path / "no-config.toml")},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
-def test_reindex_re_embeds_every_memory(invoke: Invoke, tmp_path: Path) -> None:
+def test_reindex_re_embeds_every_memory(invoke: Invoke) -> None:
     remember(invoke)
 
-    done = run_cli_process(tmp_path, "reindex")
+    done = invoke("reindex")
 
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.output
     assert "re-embedded 1 memory with hash-256" in done.stdout
 
 

@@ -12,11 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from graphmem.adapters.embedders import HashEmbedder
-from graphmem.app import open_memory
 from graphmem.cli import main
-from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
 
 Invoke = Callable[..., Result]
 
@@ -31,13 +27,8 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def invoke(tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
-        return open_memory(
-            load_settings(data_dir=data_dir), embedder=HashEmbedder(256), check_model=check_model
-        )
-
-    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
+def invoke(tmp_path: Path, project: Path, in_memory_cli: object) -> Invoke:
+    """``graphmem ARGS`` in the project, on the data dir's in-memory store (conftest.py)."""
     runner = CliRunner()
 
     def run(*args: str) -> Result:
@@ -127,7 +118,8 @@ def test_a_long_context_target_is_answered(invoke: Invoke, target: str) -> None:
 
 
 def snapshot(tmp_path: Path) -> tuple[object, ...]:
-    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(256))
+    assert main.SERVICE_FACTORY is not None  # conftest.py's: the data dir's in-memory store
+    memory = main.SERVICE_FACTORY(tmp_path / "data")
     try:
         memories = sorted(
             (m.id, m.text, m.category.value, m.status.value) for m in memory.store.all_memories()

@@ -9,11 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from graphmem.adapters.embedders import HashEmbedder
-from graphmem.app import open_memory
+from graphmem.cli import main
 from graphmem.cli.present import provenance
 from graphmem.core.models import Category, MemoryRecord, Scope
-from graphmem.settings import load_settings
 
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
@@ -43,7 +41,8 @@ def test_each_source_is_said_in_words(memory: MemoryRecord, said: str) -> None:
 
 
 def test_show_and_recall_say_where_a_memory_came_from(invoke: Invoke, tmp_path: Path) -> None:
-    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(256))
+    assert main.SERVICE_FACTORY is not None  # conftest.py's: the data dir's in-memory store
+    memory = main.SERVICE_FACTORY(tmp_path / "data")
     try:
         learned = memory.remember(
             "The refund job runs nightly at 02:00", source="opencode", session="ses_ab", origin="msg_9"
