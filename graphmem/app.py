@@ -10,17 +10,21 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from graphmem.adapters.code_parser import TreeSitterParser
 from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, make_embedder
-from graphmem.adapters.git import gitlab_path
+from graphmem.adapters.git import GitToplevel, gitlab_path
+from graphmem.adapters.git_history import GitLog
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.adapters.opencode_sessions import OpenCodeSessions
+from graphmem.adapters.repo_files import RepositoryFileWalker
 from graphmem.connect import resolve_project as resolve_project  # re-exported: the daemon's
-from graphmem.core.ports import Embedder, GitLabClient
+from graphmem.core.ports import Embedder, GitLabClient, LearningSources, SessionExtractor
 from graphmem.core.timeparse import utc_now
 from graphmem.errors import StoreMismatchError
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
-from graphmem.service.ingest import IngestOptions, SessionExtractor
+from graphmem.service.ingest import IngestOptions
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import SemanticIndex
 from graphmem.settings import Settings, load_settings
@@ -74,7 +78,7 @@ def open_memory(
             background=settings.ingest.enabled,
             interval_seconds=settings.ingest.interval_seconds,
         ),
-        session_extractor=_session_extractor(settings),
+        sources=learning_sources(settings),
     )
 
 
@@ -99,6 +103,18 @@ def _enricher(
         missing_ttl_s=gitlab.missing_ttl_seconds,
     )
     return Enricher(KuzuGitLabGraph(store), client, config, namespace=namespace, clock=utc_now, code=code)
+
+
+def learning_sources(settings: Settings) -> LearningSources:
+    """What bootstrap and ingest read: tree-sitter, the files and history of git, OpenCode's sessions."""
+    return LearningSources(
+        new_parser=TreeSitterParser,
+        files=RepositoryFileWalker(),
+        history=GitLog(),
+        roots=GitToplevel(),
+        sessions=OpenCodeSessions(),
+        extractor=_session_extractor(settings),
+    )
 
 
 def _session_extractor(settings: Settings) -> SessionExtractor | None:

@@ -19,8 +19,8 @@ starting with ``_`` only feed predicates.
 
 This module nests definitions by their source ranges into qualified names, turns
 functions inside classes into methods, and reads signatures, docstrings and body hashes.
-Parsers and compiled queries are made once per language per ``CodeParser`` (compiling the
-TypeScript query alone takes ~40 ms). A ``CodeParser`` is not thread-safe: use one per thread.
+Parsers and compiled queries are made once per language per ``TreeSitterParser`` (compiling the
+TypeScript query alone takes ~40 ms). A ``TreeSitterParser`` is not thread-safe: use one per thread.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ class _Import:
     aliased: list[tuple[str | None, str]] = field(default_factory=list)  # (name, alias)
 
 
-class CodeParser:
+class TreeSitterParser:
     """Parses source files of the supported languages into ``ParsedFile`` data."""
 
     def __init__(self) -> None:

@@ -43,3 +43,10 @@ def gitlab_path(root: Path) -> str | None:
         return None
     match = _REMOTE_RE.match(url)
     return match.group("path") if match else None
+
+
+class GitToplevel:
+    """The ``ProjectRoots`` port: a directory's project is its git toplevel."""
+
+    def project_root(self, path: Path) -> Path | None:
+        return project_root(path)

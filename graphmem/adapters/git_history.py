@@ -212,3 +212,15 @@ def _utc(seconds: str) -> datetime:
         return datetime.fromtimestamp(int(seconds), UTC)
     except (ValueError, OverflowError, OSError):
         return datetime.fromtimestamp(0, UTC)
+
+
+class GitLog:
+    """The ``GitHistory`` port: ``read_history`` and ``line_commits`` above."""
+
+    def read_history(
+        self, root: Path, *, max_commits: int, before: datetime | None, merges: bool, revision: str
+    ) -> list[Commit]:
+        return read_history(root, max_commits=max_commits, before=before, merges=merges, revision=revision)
+
+    def line_commits(self, root: Path, path: str) -> list[str]:
+        return line_commits(root, path)

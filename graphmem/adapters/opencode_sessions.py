@@ -25,13 +25,12 @@ import os
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from graphmem.core.sessions import SessionMessage, SessionPart, Transcript
+from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
 from graphmem.errors import NoSessionStoreError, SessionStoreError
 
 log = logging.getLogger(__name__)
@@ -67,29 +66,6 @@ LOCK_RETRY_PAUSE_S = 0.2
 TRUNCATED = "… [truncated: {omitted:,} more characters]"
 # Tool-input keys that hold a path the tool reads or writes.
 _PATH_KEYS = ("filePath", "file_path", "path", "filename")
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRow:
-    """One row of OpenCode's ``session`` table (what is needed to decide whether to read it)."""
-
-    id: str
-    directory: str
-    title: str
-    parent_id: str | None
-    time_created_ms: int
-    time_updated_ms: int
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRead:
-    """One session as read: its transcript, whether it is still being written, what was skipped."""
-
-    transcript: Transcript
-    in_progress: bool  # an assistant message not completed yet, or a message row unreadable
-    skipped_parts: int = 0  # parts with corrupt JSON (skipped, not fatal)
-    skipped_messages: int = 0  # messages with corrupt JSON
-    truncated_messages: int = 0  # messages left out beyond MAX_MESSAGES_PER_SESSION
 
 
 def find_database(explicit: str | Path | None = None, env: Mapping[str, str] | None = None) -> Path:
@@ -381,6 +357,17 @@ class OpenCodeSessionStore:
             skipped_messages=skipped_messages,
             truncated_messages=max(0, int(count[0][0]) - len(messages)),
         )
+
+
+class OpenCodeSessions:
+    """OpenCode's session store as the ingester reads it (the ``SessionSource`` port)."""
+
+    def locate(self, explicit: str | None) -> Path:
+        """The database to read: ``explicit``, else ``OPENCODE_DB``, else the XDG data dir."""
+        return find_database(explicit)
+
+    def open(self, path: Path) -> OpenCodeSessionStore:
+        return OpenCodeSessionStore(path)
 
 
 def _part(row: tuple[Any, ...]) -> SessionPart | None:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.adapters import git_blame
-from graphmem.adapters.code_parser import CodeParser
+from graphmem.adapters.code_parser import TreeSitterParser
 from graphmem.core.code import language_for
 from graphmem.core.ports import Embedder
 from graphmem.errors import InvalidInputError
@@ -130,7 +130,7 @@ def prepare(repo: Path, eval_commits: int = 200, progress: Progress | None = Non
     cut = chosen[-1][0].committed_at
     memories = {c.sha: c.committed_at for c in commits if c.committed_at < cut}
     subjects = _subjects(root, {commit.sha for commit, _ in chosen})
-    parser = CodeParser()
+    parser = TreeSitterParser()
     cases = []
     for done, (commit, changes) in enumerate(chosen, 1):
         parent = commit.parents[0]
@@ -160,7 +160,7 @@ def _subjects(root: Path, shas: set[str]) -> dict[str, str]:
 
 
 def _symbols(
-    root: Path, parent: str, changes: list[git_blame.FileChange], parser: CodeParser
+    root: Path, parent: str, changes: list[git_blame.FileChange], parser: TreeSitterParser
 ) -> tuple[str, ...]:
     """Functions, methods and classes around the changed lines in ``parent``, innermost first."""
     names: list[str] = []

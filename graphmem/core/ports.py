@@ -326,6 +326,9 @@ class RepositoryFiles(Protocol):
     def read_source(self, root: Path, path: str) -> SourceContent | str:
         """The file's bytes, or why it is skipped ("binary", "generated", "unreadable")."""
 
+    def read_doc(self, root: Path, path: str, max_bytes: int) -> bytes | None:
+        """The first ``max_bytes`` of a document or manifest; None when it cannot be read."""
+
 
 class GitHistory(Protocol):
     """A repository's commits and who last changed each line. Never raises: no git, no history."""

@@ -1,7 +1,8 @@
 """Agent sessions as graphmem reads them (from OpenCode's store) and what it learns from them.
 
-Pure data; no I/O. ``adapters/opencode_sessions.py`` fills ``Transcript`` from
-OpenCode's SQLite database; ``core/extraction.py`` turns one into ``Learned`` items.
+Pure data; no I/O. ``adapters/opencode_sessions.py`` fills ``SessionRow``, ``SessionRead``
+and ``Transcript`` from OpenCode's SQLite database; ``core/extraction.py`` turns a
+transcript into ``Learned`` items.
 """
 
 from __future__ import annotations
@@ -63,3 +64,26 @@ class Learned:
     rule: str  # which rule found it ("decision.we-decided", "llm", ...)
     trust: Trust = Trust.NORMAL
     files: tuple[str, ...] = field(default=())  # paths it is about, as written in the session
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRow:
+    """One row of OpenCode's ``session`` table (what is needed to decide whether to read it)."""
+
+    id: str
+    directory: str
+    title: str
+    parent_id: str | None
+    time_created_ms: int
+    time_updated_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRead:
+    """One session as read: its transcript, whether it is still being written, what was skipped."""
+
+    transcript: Transcript
+    in_progress: bool  # an assistant message not completed yet, or a message row unreadable
+    skipped_parts: int = 0  # parts with corrupt JSON (skipped, not fatal)
+    skipped_messages: int = 0  # messages with corrupt JSON
+    truncated_messages: int = 0  # messages left out beyond the reader's bound (the oldest ones)

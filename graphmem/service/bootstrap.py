@@ -2,9 +2,9 @@
 
 One pass:
 
-1. list the files (``adapters.repo_files``); a file whose size and mtime are unchanged
+1. list the files (the ``RepositoryFiles`` port); a file whose size and mtime are unchanged
    costs a ``stat``; one whose bytes hash the same only has its mtime refreshed;
-2. parse what changed (tree-sitter, ``adapters.code_parser``);
+2. parse what changed (the ``CodeParser`` port: tree-sitter);
 3. when anything changed or went away, resolve the edges of the whole project again
    from the stored parse results (``core.codegraph``) and store the pass;
 4. docs and manifests, redacted first, become facts, directives and procedures, each
@@ -30,15 +30,12 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from graphmem.adapters.code_parser import CodeParser
-from graphmem.adapters.git_history import line_commits, read_history
-from graphmem.adapters.repo_files import list_sources, read_source
 from graphmem.core.code import Definition, ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, confidence_counts, file_key, symbol_key
 from graphmem.core.commits import Commit, co_changes, commit_memory_text
 from graphmem.core.dedup import memory_hash
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
-from graphmem.core.ports import CodeGraph
+from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFiles
 from graphmem.core.project_facts import extract_facts, interesting_doc
 from graphmem.core.redaction import redact
 from graphmem.errors import InvalidInputError
@@ -59,12 +56,23 @@ BLAMED_KINDS = frozenset({"function", "method", "class", "interface"})
 
 
 class Bootstrapper:
-    def __init__(self, memory: MemoryService, code: CodeGraph, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        memory: MemoryService,
+        code: CodeGraph,
+        clock: Callable[[], datetime],
+        *,
+        parser: CodeParser,
+        files: RepositoryFiles,
+        history: GitHistory,
+    ) -> None:
         self._memory = memory
         self._store = memory.store
         self._code = code
         self._clock = clock
-        self._parser = CodeParser()
+        self._parser = parser
+        self._files = files
+        self._git = history
 
     def run(
         self,
@@ -82,7 +90,7 @@ class Bootstrapper:
             raise InvalidInputError(f"{root} is not a directory: give the root of a repository.")
         project = str(root)
         report = BootstrapReport(project)
-        listing = list_sources(root)
+        listing = self._files.list_sources(root)
         skipped: Counter[str] = Counter(listing.skipped)
         known = self._code.file_states(project)
         stored = {} if self._code.scan_interrupted(project) else known
@@ -94,7 +102,7 @@ class Bootstrapper:
             if before is not None and before.size == source.size and before.mtime_ns == source.mtime_ns:
                 report.unchanged += 1
             else:
-                content = read_source(root, source.path)
+                content = self._files.read_source(root, source.path)
                 if isinstance(content, str):
                     skipped[content] += 1
                     continue
@@ -148,9 +156,8 @@ class Bootstrapper:
         for path in paths:
             if not interesting_doc(path):
                 continue
-            try:
-                raw = (root / path).read_bytes()[:MAX_DOC_BYTES]
-            except OSError:
+            raw = self._files.read_doc(root, path, MAX_DOC_BYTES)
+            if raw is None:
                 continue
             # Redacted before the facts are read, so a fact's key (its slug) and its
             # memory id never hold a secret its text loses.
@@ -220,7 +227,9 @@ class Bootstrapper:
     ) -> None:
         if depth <= 0:
             return
-        commits = read_history(root, max_commits=depth, before=before, merges=merges, revision=revision)
+        commits = self._git.read_history(
+            root, max_commits=depth, before=before, merges=merges, revision=revision
+        )
         if not commits:
             return
         ids = {c.sha: f"mem_{c.sha[:16]}" for c in commits}
@@ -283,7 +292,7 @@ class Bootstrapper:
             definitions = [d for d in parsed[path].definitions if d.kind in BLAMED_KINDS]
             if not definitions:
                 continue
-            shas = line_commits(root, path)
+            shas = self._git.line_commits(root, path)
             owners = _innermost(definitions, len(shas))
             for line, sha in enumerate(shas, 1):
                 owner, memory_id = owners[line], ids.get(sha)

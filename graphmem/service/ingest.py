@@ -1,8 +1,8 @@
 """Learning from finished OpenCode sessions: read, extract, redact, remember, link.
 
-``Ingester.run`` reads OpenCode's database (``adapters/opencode_sessions.py``) from the
-stored cursor on, and for each *finished* session (unchanged for ``idle_seconds``, or
-named explicitly by the OpenCode plugin):
+``Ingester.run`` reads OpenCode's database (the ``SessionSource`` port, implemented by
+``adapters/opencode_sessions.py``) from the stored cursor on, and for each *finished*
+session (unchanged for ``idle_seconds``, or named explicitly by the OpenCode plugin):
 
 1. extracts what it teaches -- with the deterministic rules (``core/extraction.py``), or
    with the configured LLM extractor, falling back to the rules on any failure;
@@ -29,23 +29,18 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from contextlib import closing
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from graphmem.adapters.git import project_root
-from graphmem.adapters.opencode_sessions import (
-    OpenCodeSessionStore,
-    SessionRead,
-    SessionRow,
-    find_database,
-)
 from graphmem.core.extraction import extract
 from graphmem.core.models import Category, Entity, EntityKind, Trust
+from graphmem.core.ports import ProjectRoots, SessionExtractor, SessionReader, SessionSource
 from graphmem.core.redaction import redact
 from graphmem.core.refs import find_refs
-from graphmem.core.sessions import Learned, Transcript
+from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
 from graphmem.core.timeparse import to_utc
 from graphmem.core.trust import looks_like_injection
 from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError, SessionStoreError
@@ -71,16 +66,6 @@ SUMMARY_REFS_SHOWN = 20
 LOW_TRUST_CATEGORY = Category.FACT
 
 IngestProgress = Callable[[int], None]
-
-
-class SessionExtractor(Protocol):
-    """Something that reads a transcript into learned items (the LLM extractor)."""
-
-    name: str
-
-    def extract(self, transcript: Transcript) -> list[Learned]:
-        """Raises anything on failure: the ingester falls back to the rules."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,12 +135,16 @@ class Ingester:
         options: IngestOptions,
         write_lock: threading.RLock,
         clock: Callable[[], datetime],
+        sessions: SessionSource,
+        roots: ProjectRoots,
         llm: SessionExtractor | None = None,
     ) -> None:
         self._memory = memory
         self._options = options
         self._lock = write_lock
         self._clock = clock
+        self._sessions = sessions
+        self._roots = roots
         self._llm = llm
 
     def run(
@@ -168,9 +157,9 @@ class Ingester:
     ) -> IngestReport:
         """Ingest the finished sessions changed since the cursor (or ``since``), or one session."""
         started = time.perf_counter()
-        path = find_database(db_path or self._options.opencode_db)
+        path = self._sessions.locate(db_path or self._options.opencode_db)
         run = _Run(IngestReport(db_path=str(path), extractor="llm" if self._llm else "rules"))
-        with OpenCodeSessionStore(path) as reader:
+        with closing(self._sessions.open(path)) as reader:
             if session_id is not None:
                 self._one(reader, session_id, run)
             else:
@@ -179,7 +168,7 @@ class Ingester:
         run.report.seconds = round(time.perf_counter() - started, 3)
         return run.report
 
-    def _one(self, reader: OpenCodeSessionStore, session_id: str, run: _Run) -> None:
+    def _one(self, reader: SessionReader, session_id: str, run: _Run) -> None:
         if not session_id.strip():
             raise InvalidInputError(
                 "Give an OpenCode session id (ses_...), as `opencode session list` shows."
@@ -194,7 +183,7 @@ class Ingester:
 
     def _changed(
         self,
-        reader: OpenCodeSessionStore,
+        reader: SessionReader,
         since: datetime | None,
         run: _Run,
         progress: IngestProgress | None,
@@ -224,7 +213,7 @@ class Ingester:
                     self._memory.store.set_meta(CURSOR_KEY, f"{advance[0]} {advance[1]}")
                     run.report.cursor = f"{advance[0]} {advance[1]}"
 
-    def _session(self, reader: OpenCodeSessionStore, row: SessionRow, run: _Run, *, explicit: bool) -> bool:
+    def _session(self, reader: SessionReader, row: SessionRow, run: _Run, *, explicit: bool) -> bool:
         """Ingest one session if it is finished. Returns False when it must be revisited later."""
         report = run.report
         report.sessions_read += 1
@@ -280,7 +269,7 @@ class Ingester:
 
     def _store(self, read: SessionRead, learned: list[Learned], mark: _Mark, run: _Run) -> None:
         transcript = read.transcript
-        project = _project_of(transcript.directory)
+        project = _project_of(transcript.directory, self._roots)
         root = Path(project) if project else None
         session = Entity(
             f"Session:{transcript.session_id}",
@@ -395,7 +384,7 @@ def _clean(text: str) -> str:
     return redact(text).text.strip()
 
 
-def _project_of(directory: str) -> str | None:
+def _project_of(directory: str, roots: ProjectRoots) -> str | None:
     """The session's project: the git toplevel of its directory.
 
     A directory outside git is its own project; one that no longer exists keeps its
@@ -407,7 +396,7 @@ def _project_of(directory: str) -> str | None:
     if not path.is_absolute():
         return None
     try:
-        root = project_root(path)
+        root = roots.project_root(path)
     except GraphmemError:
         return str(path)  # gone since: keep the path it had
     return str(root) if root else str(path.resolve())

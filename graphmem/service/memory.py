@@ -25,7 +25,7 @@ from graphmem.core.models import (
     Status,
     Trust,
 )
-from graphmem.core.ports import CodeGraph, GraphStore, Visibility
+from graphmem.core.ports import CodeGraph, GraphStore, LearningSources, Visibility
 from graphmem.core.redaction import redact
 from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
@@ -35,7 +35,7 @@ from graphmem.service.code_context import code_neighbours
 from graphmem.service.context import ContextBuilder
 from graphmem.service.enrichment import Enricher
 from graphmem.service.gitlab_context import gitlab_neighbours
-from graphmem.service.ingest import IngestOptions, SessionExtractor
+from graphmem.service.ingest import IngestOptions
 from graphmem.service.inputs import (
     file_entity,
     new_memory_id,
@@ -89,7 +89,7 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         code: CodeGraph | None = None,
         enricher: Enricher | None = None,
         ingest: IngestOptions | None = None,
-        session_extractor: SessionExtractor | None = None,
+        sources: LearningSources | None = None,
     ) -> None:
         store = guard_store(store)  # every write from here on passes redaction
         self.store = store
@@ -115,7 +115,7 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         self._write_lock = threading.RLock()
         self._session_tail: dict[str, str] = {}
         self._ingest = ingest or IngestOptions()
-        self._session_extractor = session_extractor
+        self._sources = sources  # what bootstrap and ingest read (code, git, sessions)
 
     def close(self) -> None:
         self.store.close()

@@ -12,9 +12,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from graphmem.core.ports import CodeGraph
+from graphmem.core.ports import CodeGraph, LearningSources
 from graphmem.errors import InvalidInputError
-from graphmem.service.ingest import Ingester, IngestOptions, SessionExtractor
+from graphmem.service.ingest import Ingester, IngestOptions
 from graphmem.service.results import BootstrapReport, IngestReport
 from graphmem.service.semantic import SemanticIndex
 
@@ -30,7 +30,7 @@ class LearningVerbs:
     _clock: Callable[[], datetime]
     _write_lock: threading.RLock
     _ingest: IngestOptions
-    _session_extractor: SessionExtractor | None
+    _sources: LearningSources | None
 
     def bootstrap(
         self,
@@ -55,8 +55,17 @@ class LearningVerbs:
             raise InvalidInputError("This store has no code graph.")
         if not 0 <= history <= 100_000:
             raise InvalidInputError("history must be between 0 and 100000 commits.")
+        sources = self._learning_sources()
         with self._write_lock:
-            return Bootstrapper(self._service(), self.code, self._clock).run(
+            bootstrapper = Bootstrapper(
+                self._service(),
+                self.code,
+                self._clock,
+                parser=sources.new_parser(),
+                files=sources.files,
+                history=sources.history,
+            )
+            return bootstrapper.run(
                 Path(path),
                 history=history,
                 progress=progress,
@@ -87,17 +96,28 @@ class LearningVerbs:
         stored once, and again only with what its new messages teach. ``progress`` gets
         the number of sessions looked at so far. See ``service/ingest.py``.
         """
+        sources = self._learning_sources()
         ingester = Ingester(
             self._service(),
             options=self._ingest,
             write_lock=self._write_lock,
             clock=self._clock,
-            llm=self._session_extractor,
+            sessions=sources.sessions,
+            roots=sources.roots,
+            llm=sources.extractor,
         )
         report = ingester.run(db_path=db_path, since=since, session_id=session_id, progress=progress)
         if self.semantic is not None and report.memories:
             self.semantic.added()
         return report
+
+    def _learning_sources(self) -> LearningSources:
+        if self._sources is None:
+            raise InvalidInputError(
+                "This Memory service was built without sources to learn from: open it with "
+                "graphmem.open_memory(), which gives it the code parser, git and OpenCode's sessions."
+            )
+        return self._sources
 
     def _service(self) -> MemoryService:
         return cast("MemoryService", self)  # only MemoryService mixes this in

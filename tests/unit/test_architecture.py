@@ -226,6 +226,47 @@ def test_service_imports_no_entry_point_and_no_store_or_model_library() -> None:
     )
 
 
+# Adapters the service may import, each with the reason it is no port. Every other external
+# system reaches the service through core/ports.py, its implementation picked by graphmem/app.py.
+SERVICE_MAY_IMPORT_ADAPTERS = {
+    "graphmem.adapters.vector_index": (
+        "SemanticIndex owns its in-process numpy index: no I/O, no third-party library, "
+        "no second implementation"
+    ),
+}
+
+
+def test_service_imports_adapters_only_from_the_allow_list() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if in_layer(found, "graphmem.service")
+        and matches(found.name, ("graphmem.adapters",))
+        and not matches(found.name, SERVICE_MAY_IMPORT_ADAPTERS)
+    ]
+
+    assert not violations, report(
+        "graphmem/service reaches adapters through core/ports.py (built in graphmem/app.py); "
+        "add a port, or name the adapter in SERVICE_MAY_IMPORT_ADAPTERS with the reason",
+        violations,
+    )
+
+
+def test_the_service_allow_list_names_only_adapters_the_service_imports() -> None:
+    used = {
+        allowed
+        for found in all_imports()
+        if in_layer(found, "graphmem.service")
+        for allowed in SERVICE_MAY_IMPORT_ADAPTERS
+        if matches(found.name, (allowed,))
+    }
+
+    assert used == set(SERVICE_MAY_IMPORT_ADAPTERS), (
+        f"no service module imports {sorted(set(SERVICE_MAY_IMPORT_ADAPTERS) - used)}: "
+        "drop it from SERVICE_MAY_IMPORT_ADAPTERS"
+    )
+
+
 def test_kuzu_is_imported_only_by_the_kuzu_adapters() -> None:
     violations = [
         found

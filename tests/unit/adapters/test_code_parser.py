@@ -16,7 +16,7 @@ from tree_sitter import Language, Query, QueryCursor
 from tree_sitter_language_pack import get_language, get_parser
 
 from graphmem.adapters import code_parser
-from graphmem.adapters.code_parser import CodeParser, body_hash, query_text
+from graphmem.adapters.code_parser import TreeSitterParser, body_hash, query_text
 from graphmem.core.code import LANGUAGES, ParsedFile
 from graphmem.errors import InvalidInputError
 
@@ -512,12 +512,12 @@ BROKEN: dict[str, tuple[str, Defs]] = {
 
 
 @pytest.fixture(scope="module")
-def parser() -> CodeParser:
-    return CodeParser()  # one per module: each query is compiled once
+def parser() -> TreeSitterParser:
+    return TreeSitterParser()  # one per module: each query is compiled once
 
 
 @pytest.fixture(scope="module")
-def parse(parser: CodeParser) -> Callable[[str, str], ParsedFile]:
+def parse(parser: TreeSitterParser) -> Callable[[str, str], ParsedFile]:
     def parse_sample(language: str, name: str) -> ParsedFile:
         return parser.parse((SAMPLES / language / name).read_bytes(), language)
 
@@ -635,17 +635,17 @@ def test_a_syntax_error_keeps_the_definitions_before_it(
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_garbage_input_never_raises(parser: CodeParser, language: str) -> None:
+def test_garbage_input_never_raises(parser: TreeSitterParser, language: str) -> None:
     parsed = parser.parse(b"\x00\xff}{ )( class def fn func <?php ::: \xe2\x82", language)
 
     assert parsed.error_count > 0
 
 
-def test_empty_input_gives_an_empty_file(parser: CodeParser) -> None:
+def test_empty_input_gives_an_empty_file(parser: TreeSitterParser) -> None:
     assert parser.parse(b"", "python") == ParsedFile("python", (), (), (), (), 0)
 
 
-def test_an_unknown_language_is_invalid_input(parser: CodeParser) -> None:
+def test_an_unknown_language_is_invalid_input(parser: TreeSitterParser) -> None:
     with pytest.raises(InvalidInputError, match=r"cobol.*python"):
         parser.parse(b"IDENTIFICATION DIVISION.", "cobol")
 
@@ -692,7 +692,7 @@ func (s *Service) Refund(p Payment,
 GO_EDITED = GO_METHOD.replace(b"-amount", b"amount")
 
 
-def only_definition(parser: CodeParser, source: bytes, language: str) -> tuple[str, str]:
+def only_definition(parser: TreeSitterParser, source: bytes, language: str) -> tuple[str, str]:
     (definition,) = parser.parse(source, language).definitions
     return definition.qualified_name, definition.body_hash
 
@@ -705,7 +705,7 @@ def only_definition(parser: CodeParser, source: bytes, language: str) -> tuple[s
     ],
 )
 def test_body_hash_survives_reformatting_and_changes_with_the_body(
-    parser: CodeParser, language: str, source: bytes, reformatted: bytes, edited: bytes
+    parser: TreeSitterParser, language: str, source: bytes, reformatted: bytes, edited: bytes
 ) -> None:
     name, original = only_definition(parser, source, language)
 
@@ -725,7 +725,7 @@ class Account:
 """
 
 
-def test_a_property_and_its_setter_are_one_symbol_hashed_together(parser: CodeParser) -> None:
+def test_a_property_and_its_setter_are_one_symbol_hashed_together(parser: TreeSitterParser) -> None:
     definitions = parser.parse(PROPERTY_WITH_SETTER, "python").definitions
     edited = PROPERTY_WITH_SETTER.replace(b"= value", b"= value.strip()")
     owner = {d.qualified_name: d for d in definitions}["Account.owner"]
@@ -739,7 +739,7 @@ def test_a_property_and_its_setter_are_one_symbol_hashed_together(parser: CodePa
     assert edited_owner.body_hash != owner.body_hash
 
 
-def test_overloads_are_one_symbol(parser: CodeParser) -> None:
+def test_overloads_are_one_symbol(parser: TreeSitterParser) -> None:
     source = b"""class Money {
   long cents(int units) { return units * 100L; }
   long cents(long units) { return units * 100; }
@@ -758,7 +758,7 @@ def test_body_hash_is_sixteen_hex_digits() -> None:
     assert int(digest, 16) >= 0
 
 
-def test_lines_added_above_change_lines_but_not_identity_or_hash(parser: CodeParser) -> None:
+def test_lines_added_above_change_lines_but_not_identity_or_hash(parser: TreeSitterParser) -> None:
     source = (SAMPLES / "python" / "refunds.py").read_bytes()
     shifted = source.replace(b"import logging\n", b"import logging\nimport json\n\n\n", 1)
 
@@ -813,7 +813,7 @@ def test_brace_language_signatures_and_docstrings(parse: Callable[[str, str], Pa
     assert ts["formatRefund"].signature == "export const formatRefund = (refund: RefundRecord): string"
 
 
-def test_a_trailing_comment_of_the_line_above_is_not_a_docstring(parser: CodeParser) -> None:
+def test_a_trailing_comment_of_the_line_above_is_not_a_docstring(parser: TreeSitterParser) -> None:
     source = b"x = compute()  # the total\ndef f():\n    return x\n"
 
     (definition,) = parser.parse(source, "python").definitions
@@ -821,7 +821,7 @@ def test_a_trailing_comment_of_the_line_above_is_not_a_docstring(parser: CodePar
     assert definition.docstring is None
 
 
-def test_signature_and_docstring_are_bounded(parser: CodeParser) -> None:
+def test_signature_and_docstring_are_bounded(parser: TreeSitterParser) -> None:
     params = ", ".join(f"argument_{i}: int" for i in range(40))
     source = f'def wide({params}) -> None:\n    """{"word " * 300}"""\n'.encode()
 
@@ -875,7 +875,7 @@ def test_each_query_is_compiled_once_per_parser(monkeypatch: pytest.MonkeyPatch)
         return Query(language, source)
 
     monkeypatch.setattr(code_parser, "Query", counting_query)
-    parser = CodeParser()
+    parser = TreeSitterParser()
     for _ in range(3):
         parser.parse(b"def f():\n    g()\n", "python")
         parser.parse(b"fn f() { g(); }\n", "rust")

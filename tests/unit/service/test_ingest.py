@@ -13,7 +13,9 @@ import pytest
 from support.fake_llm import Fail, FakeLLM
 from support.opencode_db import T0_MS, OpenCodeDB, text, tool
 
+from graphmem.adapters.git import GitToplevel
 from graphmem.adapters.llm_extractor import LLMExtractor
+from graphmem.adapters.opencode_sessions import OpenCodeSessions
 from graphmem.core.models import Category, EntityKind, MemoryRecord, Trust
 from graphmem.core.sessions import Learned, Transcript
 from graphmem.errors import NotFoundError, SessionStoreError
@@ -70,6 +72,8 @@ def ingester(
         options=IngestOptions(idle_seconds=idle_seconds, llm_max_sessions_per_run=1000),
         write_lock=threading.RLock(),
         clock=lambda: now,
+        sessions=OpenCodeSessions(),
+        roots=GitToplevel(),
         llm=extractor,
     )
 
@@ -328,6 +332,8 @@ def test_the_llm_extractor_over_http_feeds_the_store_and_falls_back_on_failure(
             options=IngestOptions(llm_max_sessions_per_run=5),
             write_lock=threading.RLock(),
             clock=lambda: LATER,
+            sessions=OpenCodeSessions(),
+            roots=GitToplevel(),
             llm=extractor,
         ).run(db_path=str(oc.path))
     assert report.llm_sessions == 1 and report.llm_fallbacks == 1 and report.sessions_ingested == 2

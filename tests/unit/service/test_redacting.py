@@ -22,6 +22,8 @@ from support.fake_gitlab import PROJECT, TOKEN, FakeGitLab, shop_checkout
 from support.opencode_db import T0_MS, OpenCodeDB, text
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.git import GitToplevel
+from graphmem.adapters.opencode_sessions import OpenCodeSessions
 from graphmem.app import open_memory
 from graphmem.cli import main
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
@@ -198,6 +200,8 @@ def test_session_ingest_and_the_extractors_output_store_no_secret(
             options=IngestOptions(idle_seconds=60, llm_max_sessions_per_run=10),
             write_lock=threading.RLock(),
             clock=lambda: later,
+            sessions=OpenCodeSessions(),
+            roots=GitToplevel(),
             llm=_Echoing(),
         )
         report = ingester.run(db_path=str(db.path))

@@ -1,0 +1,72 @@
+"""In-memory stand-ins for the sources bootstrap reads (core/ports.py): no git, no tree-sitter.
+
+The real ones (``TreeSitterParser``, ``RepositoryFileWalker``, ``GitLog``) are tested in
+tests/unit/adapters and, through bootstrap, in tests/integration/test_bootstrap.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from graphmem.core.code import ParsedFile
+from graphmem.core.commits import Commit
+from graphmem.core.ports import SourceContent, SourceFile, SourceListing
+
+EMPTY = ParsedFile("python", (), (), (), (), 0)
+
+
+@dataclass
+class FakeParser:
+    """Parses each source to what ``results`` says for its bytes (an empty file otherwise)."""
+
+    results: dict[bytes, ParsedFile] = field(default_factory=dict)
+    parsed: list[bytes] = field(default_factory=list)
+
+    def parse(self, source: bytes, language: str) -> ParsedFile:
+        self.parsed.append(source)
+        return self.results.get(source, EMPTY)
+
+
+@dataclass
+class FakeFiles:
+    """A repository's files as ``path -> (bytes, mtime_ns)``; a ``str`` instead of bytes is a skip reason."""
+
+    files: dict[str, tuple[bytes | str, int]] = field(default_factory=dict)
+    docs: dict[str, bytes] = field(default_factory=dict)
+
+    def list_sources(self, root: Path) -> SourceListing:
+        listing = SourceListing(docs=sorted([*self.files, *self.docs]))
+        for path, (data, mtime_ns) in sorted(self.files.items()):
+            listing.files.append(SourceFile(path, "python", len(data), mtime_ns))
+        return listing
+
+    def read_source(self, root: Path, path: str) -> SourceContent | str:
+        data = self.files[path][0]
+        if isinstance(data, str):
+            return data
+        return SourceContent(data, hashlib.blake2b(data, digest_size=16).hexdigest())
+
+    def read_doc(self, root: Path, path: str, max_bytes: int) -> bytes | None:
+        data = self.docs.get(path)
+        return None if data is None else data[:max_bytes]
+
+
+@dataclass
+class FakeHistory:
+    """Commits newest first, and who last changed each line of a file (``path -> [sha, ...]``)."""
+
+    commits: list[Commit] = field(default_factory=list)
+    blame: dict[str, list[str]] = field(default_factory=dict)
+    reads: int = 0
+
+    def read_history(
+        self, root: Path, *, max_commits: int, before: datetime | None, merges: bool, revision: str
+    ) -> list[Commit]:
+        self.reads += 1
+        return self.commits[:max_commits]
+
+    def line_commits(self, root: Path, path: str) -> list[str]:
+        return self.blame.get(path, [])
