@@ -45,6 +45,9 @@ TOKEN_KEY = "lexical_index_token"  # the store's meta key naming the index that 
 COMMIT_DELAY = 0.5  # seconds a change waits in the overlay before the background commit
 WRITER_HEAP = 15_000_000  # bytes: tantivy's writer buffer (its minimum per thread)
 MAX_PHRASES = 8  # adjacent word pairs asked as phrases, at most
+# A query of 3 to this many words is also asked whole, as one phrase (stopwords kept): the
+# sentence a user half-remembers ranks first when a memory holds it word for word.
+MAX_PHRASE_WORDS = 12
 K1, B = 1.2, 0.75  # tantivy's BM25 parameters, for scoring the overlay alike
 MAX_TOKEN_BYTES = 40  # tantivy's en_stem drops longer tokens
 FILTER_FIELDS = ("scope", "project", "status", "category", "created_at")
@@ -88,16 +91,18 @@ _ANALYZER = (
 
 
 def query_parts(query: str) -> tuple[list[str], list[str]]:
-    """The words of ``query`` to search (stopwords dropped) and its adjacent word pairs
-    (both words kept) to search as phrases."""
+    """The words of ``query`` to search (stopwords dropped) and the phrases to search: the
+    whole query when it is 3 to ``MAX_PHRASE_WORDS`` words long, and its adjacent pairs
+    of words that are no stopwords."""
     tokens = words(fold(query))
     terms = list(dict.fromkeys(w for w in tokens if w not in STOPWORDS))
+    whole = [" ".join(tokens)] if terms and 3 <= len(tokens) <= MAX_PHRASE_WORDS else []
     pairs = [
         f"{a} {b}"
         for a, b in itertools.pairwise(tokens)
         if a != b and a not in STOPWORDS and b not in STOPWORDS
     ]
-    return terms, list(dict.fromkeys(pairs))[:MAX_PHRASES]
+    return terms, whole + list(dict.fromkeys(pairs))[:MAX_PHRASES]
 
 
 def match_expression(query: str) -> str:

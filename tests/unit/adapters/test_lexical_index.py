@@ -77,9 +77,9 @@ def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
 # -- the query ---------------------------------------------------------------------------
 
 
-def test_a_query_asks_its_words_and_its_adjacent_pairs_without_stopwords() -> None:
+def test_a_query_asks_itself_as_a_phrase_and_its_words_and_pairs_without_stopwords() -> None:
     assert match_expression("Why did we pick Kùzu for the graph store?") == (
-        '"pick kuzu" "graph store" "pick" "kuzu" "graph" "store"'
+        '"why did we pick kuzu for the graph store" "pick kuzu" "graph store" "pick" "kuzu" "graph" "store"'
     )
 
 
@@ -114,6 +114,18 @@ def test_the_memory_with_the_words_in_order_ranks_first(index: LexicalIndex) -> 
         ]
     )
     assert both_ways(index, "graph store", GLOBAL) == ["phrase", "scrambled"]
+
+
+def test_a_half_remembered_sentence_finds_the_memory_that_holds_it_word_for_word(
+    index: LexicalIndex,
+) -> None:
+    index.add(
+        [
+            memory("words", "Going to the beach? The beach was closed, so we went to the park."),
+            memory("sentence", "We went to the beach and the park was closed."),
+        ]
+    )
+    assert both_ways(index, "went to the beach and the park", GLOBAL)[0] == "sentence"
 
 
 def test_scores_are_positive_and_best_first(index: LexicalIndex) -> None:
