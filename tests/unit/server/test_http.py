@@ -19,9 +19,9 @@ HEADERS = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json
 
 
 @pytest.fixture
-def client(fake_memory: MemoryService) -> Iterator[TestClient]:
+def client(memory_service: MemoryService) -> Iterator[TestClient]:
     runtime = Runtime(
-        fake_memory,
+        memory_service,
         log_hint="stderr",
         session_ttl=timedelta(minutes=5),
         resolve_project=lambda p: p,
@@ -52,13 +52,13 @@ def client(fake_memory: MemoryService) -> Iterator[TestClient]:
     ],
 )
 def test_a_call_that_cannot_run_is_a_400(
-    client: TestClient, fake_memory: MemoryService, body: Any, says: str
+    client: TestClient, memory_service: MemoryService, body: Any, says: str
 ) -> None:
     response = client.post("/rpc", json=body, headers=HEADERS)
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["type"] == "InvalidInputError" and says in error["message"]
-    assert fake_memory.list(limit=10) == []
+    assert memory_service.list(limit=10) == []
 
 
 def test_a_body_that_is_not_json_is_a_400(client: TestClient) -> None:
