@@ -1,6 +1,6 @@
 """docs/architecture.md's schema tables are the schema ``adapters/kuzu_schema.py`` creates:
 every node table with its columns and primary key, every relationship table with its
-endpoints and properties.
+endpoints and properties, and one row per schema version up to ``SCHEMA_VERSION``.
 
 In the docs a column is a backticked ``snake_case`` name outside parentheses; what is in
 parentheses is a note (``\\`id\\` (primary key, \\`mem_\\` + 16 hex digits)``).
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from graphmem.adapters.kuzu_schema import ENTITY_TABLES, create_schema
+from graphmem.adapters.kuzu_schema import ENTITY_TABLES, SCHEMA_VERSION, create_schema
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "architecture.md"
 SECTION = "## Storage: the Kùzu schema"
@@ -141,6 +141,14 @@ def test_each_relationship_table_has_the_documented_endpoints_and_properties() -
     }
 
     assert not wrong, f"docs/architecture.md's relationship tables differ from kuzu_schema.py: {wrong}"
+
+
+def test_the_docs_give_every_schema_version_up_to_the_current_one() -> None:
+    versions = [row[0] for row in _docs_table("Version | What it added")]
+    current = re.findall(r"`SCHEMA_VERSION` \(now (\d+)\)", DOCS.read_text(encoding="utf-8"))
+
+    assert versions == [str(v) for v in range(1, SCHEMA_VERSION + 1)]
+    assert current == [str(SCHEMA_VERSION)]
 
 
 def test_the_reading_of_the_docs_keeps_notes_out_of_the_columns() -> None:
