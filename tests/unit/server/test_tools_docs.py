@@ -1,5 +1,5 @@
-"""docs/mcp-tools.md describes every MCP tool as the daemon lists it: a section per tool,
-every parameter with its default and bounds, and the hints of the overview table.
+"""docs/mcp-tools.md describes every MCP tool as the daemon lists it: a section per tool
+with an example, every parameter with its type, default and bounds, and its hints.
 
 The tools come from ``tool_manifest()``, which builds the live FastMCP server from the
 tool functions' signatures (no store), so the docs are checked against the code itself.
@@ -93,6 +93,13 @@ PARAMETER_IDS = [f"{name}.{parameter}" for name, parameter, _ in PARAMETERS]
 @pytest.mark.parametrize("name", TOOLS)
 def test_every_tool_has_a_section(name: str) -> None:
     assert name in sections(), f"docs/mcp-tools.md has no '## {name}' section"
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_every_tool_section_has_an_example(name: str) -> None:
+    body = sections().get(name, "")
+
+    assert "Example" in body and "```json" in body, f"docs/mcp-tools.md '## {name}' shows no example"
 
 
 def test_no_section_names_a_tool_that_does_not_exist() -> None:
