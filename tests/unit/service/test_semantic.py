@@ -1,0 +1,163 @@
+"""The semantic index (``service/semantic.py``) on the in-memory store: the embedding backlog,
+cosine search with its filters, and the index kept in step with writes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import pytest
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.core.models import Category, MemoryRecord, Scope, Status
+from graphmem.core.ports import Vector
+from graphmem.service.semantic import SemanticIndex
+
+NOW = datetime(2026, 5, 1, tzinfo=UTC)
+ACTIVE = frozenset({Status.ACTIVE})
+DEPLOY = "Deploys to staging need a green pipeline"
+CACHE = "The build cache lives in /var/cache/shop"
+
+
+class CountingEmbedder(HashEmbedder):
+    """The hash embedder, counting the texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+@pytest.fixture
+def store() -> InMemoryGraphStore:
+    return InMemoryGraphStore(dimension=64)
+
+
+@pytest.fixture
+def embedder() -> CountingEmbedder:
+    return CountingEmbedder()
+
+
+@pytest.fixture
+def index(store: InMemoryGraphStore, embedder: CountingEmbedder) -> SemanticIndex:
+    return SemanticIndex(store, embedder)
+
+
+def add(store: InMemoryGraphStore, memory_id: str, text: str, project: str | None = None) -> MemoryRecord:
+    scope = Scope.PROJECT if project else Scope.GLOBAL
+    record = MemoryRecord(memory_id, text, Category.FACT, scope, project, NOW, NOW, NOW)
+    store.add_memories([record])
+    return record
+
+
+def found(index: SemanticIndex, text: str, project: str | None = None) -> list[str]:
+    return [memory_id for memory_id, _ in index.search(index.embed_query(text), 10, project=project,
+                                                        statuses=ACTIVE)]  # fmt: skip
+
+
+def test_the_backlog_is_embedded_once(index: SemanticIndex, store: InMemoryGraphStore) -> None:
+    add(store, "mem_0000000000000001", DEPLOY)
+    add(store, "mem_0000000000000002", CACHE)
+
+    first = index.embed_pending()
+    second = index.embed_pending()
+
+    assert (first, second) == (2, 0)
+    assert store.pending_embeddings(10) == []
+    assert index.maybe_pending is False
+
+
+def test_a_limit_embeds_at_most_that_many(index: SemanticIndex, store: InMemoryGraphStore) -> None:
+    for n in range(3):
+        add(store, f"mem_000000000000000{n}", f"{DEPLOY} {n}")
+
+    assert index.embed_pending(limit=2) == 2
+    assert len(store.pending_embeddings(10)) == 1
+
+
+def test_a_search_finds_the_memory_that_says_the_same_first(
+    index: SemanticIndex, store: InMemoryGraphStore
+) -> None:
+    add(store, "mem_0000000000000001", CACHE)
+    add(store, "mem_0000000000000002", DEPLOY)
+
+    hits = index.search(index.embed_query(DEPLOY), 10, project=None, statuses=ACTIVE)
+
+    assert hits[0][0] == "mem_0000000000000002"
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_search_in_a_project_leaves_other_projects_out(
+    index: SemanticIndex, store: InMemoryGraphStore
+) -> None:
+    add(store, "mem_0000000000000001", DEPLOY, project="/work/shop")
+    add(store, "mem_0000000000000002", DEPLOY + " too", project="/work/other")
+
+    assert "mem_0000000000000002" not in found(index, DEPLOY, project="/work/shop")
+    assert "mem_0000000000000001" in found(index, DEPLOY, project="/work/shop")
+
+
+def test_a_memory_whose_status_changed_leaves_an_active_only_search(
+    index: SemanticIndex, store: InMemoryGraphStore
+) -> None:
+    add(store, "mem_0000000000000001", DEPLOY)
+    index.index()
+
+    store.update_memory("mem_0000000000000001", {"status": Status.ARCHIVED})
+    index.status_changed("mem_0000000000000001", Status.ARCHIVED)
+
+    assert found(index, DEPLOY) == []
+
+
+def test_a_removed_memory_is_never_found(index: SemanticIndex, store: InMemoryGraphStore) -> None:
+    add(store, "mem_0000000000000001", DEPLOY)
+    index.index()
+
+    store.delete_memory("mem_0000000000000001")
+    index.removed("mem_0000000000000001")
+
+    assert found(index, DEPLOY) == []
+
+
+def test_a_changed_text_is_found_by_its_new_words(index: SemanticIndex, store: InMemoryGraphStore) -> None:
+    record = add(store, "mem_0000000000000001", DEPLOY)
+    index.index()
+
+    store.replace_text(record.id, text=CACHE, content_hash="cache", updated_at=NOW, entities=[])
+    index.text_changed(record.id)
+    hits = index.search(index.embed_query(CACHE), 1, project=None, statuses=ACTIVE)
+
+    assert hits[0][0] == record.id
+    assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_repeated_query_is_embedded_once(index: SemanticIndex, embedder: CountingEmbedder) -> None:
+    index.embed_query("which graph database")
+    index.embed_query("which graph database")
+
+    assert embedder.texts == ["which graph database"]
+
+
+def test_without_embed_on_read_a_search_leaves_the_backlog_to_the_worker(
+    index: SemanticIndex, store: InMemoryGraphStore
+) -> None:
+    add(store, "mem_0000000000000001", DEPLOY)
+    index.embed_on_read = False
+
+    assert found(index, DEPLOY) == []
+    assert len(store.pending_embeddings(10)) == 1
+
+
+def test_after_a_reset_the_index_is_read_again_from_the_store(
+    index: SemanticIndex, store: InMemoryGraphStore
+) -> None:
+    add(store, "mem_0000000000000001", DEPLOY)
+    index.index()
+    index.reset()
+
+    assert index.loaded is False
+    assert found(index, DEPLOY) == ["mem_0000000000000001"]
