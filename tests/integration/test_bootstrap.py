@@ -198,7 +198,10 @@ def test_watch_picks_up_a_change(shop: Path, tmp_path: Path) -> None:
         assert "1 parsed, 0 removed" in line
     finally:
         watcher.send_signal(signal.SIGINT)  # stops after the pass under way, never in the middle
-        assert watcher.wait(60) == 0
+        code = watcher.wait(60)
+        assert watcher.stdout is not None
+        watcher.stdout.close()
+    assert code == 0
 
 
 def test_commit_refs_link_the_commit_to_the_issue(memory: MemoryService, shop: Path) -> None:
