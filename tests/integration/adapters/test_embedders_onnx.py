@@ -60,6 +60,22 @@ def test_a_text_embeds_the_same_alone_as_in_any_batch_order(real_embedder: OnnxE
     assert np.allclose(alone, batch[:8], atol=1e-5)
 
 
+def test_long_texts_go_in_smaller_batches_with_the_same_vectors(real_embedder: OnnxEmbedder) -> None:
+    """Batches are cut by tokens (texts x padded length): 80 long texts and 80 short ones mixed
+    embed as each does alone, and every text gets its row."""
+    sentence = "the payments service retries the webhook with backoff "
+    long = [f"Release {i}: " + sentence * 30 for i in range(80)]
+    short = [f"note {i} about redis" for i in range(80)]
+    mixed = [text for pair in zip(long, short, strict=True) for text in pair]
+
+    batch = real_embedder.embed(mixed)
+    alone = np.stack([real_embedder.embed([text])[0] for text in (mixed[0], mixed[1], mixed[-2], mixed[-1])])
+
+    assert batch.shape == (160, real_embedder.dimension)
+    assert np.allclose(alone, batch[[0, 1, -2, -1]], atol=1e-5)
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-4)
+
+
 def test_the_query_thread_gets_the_same_vectors(real_embedder: OnnxEmbedder) -> None:
     _, texts, expected = _reference()
     out: list[np.ndarray] = []
