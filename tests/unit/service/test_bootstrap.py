@@ -1,8 +1,8 @@
-"""Bootstrapper on in-memory sources (tests/support/fake_sources.py): the pass's own logic.
+"""bootstrap on in-memory sources (tests/support/fake_sources.py) and the in-memory store.
 
-No git and no tree-sitter: the files, their parse results and the history are given. The
-store is real (``fake_memory``). The same passes on a real repository, with the real
-parser and git, are tests/integration/test_bootstrap.py.
+No git, no tree-sitter and no Kùzu: the files, their parse results and the history are
+given, so these tests hold the pass's own logic. The same passes on a real repository,
+with the real parser, git and Kùzu, are tests/integration/test_bootstrap.py.
 """
 
 from __future__ import annotations
@@ -11,157 +11,197 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from support.fake_sources import EMPTY, FakeFiles, FakeHistory, FakeParser
+from support.fake_sources import FakeFiles, FakeHistory, FakeParser
 
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.git import GitToplevel
+from graphmem.adapters.memory_code import InMemoryCodeGraph
+from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.opencode_sessions import OpenCodeSessions
 from graphmem.core.code import Definition, ParsedFile
 from graphmem.core.commits import Commit
-from graphmem.core.models import Category, EntityKind
-from graphmem.service.bootstrap import Bootstrapper
+from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord
+from graphmem.core.ports import LearningSources
 from graphmem.service.memory import MemoryService
+from graphmem.service.results import BootstrapReport
+from graphmem.service.semantic import SemanticIndex
 
-NOW = datetime(2026, 3, 10, tzinfo=UTC)
 APP = b"def main():\n    return 1\n"
 MAIN = Definition("function", "main", "main", 1, 2, "def main()", None, "h1", None)
 
 
-def commit(sha: str, *files: str, subject: str = "Change", email: str = "ana@example.com") -> Commit:
-    return Commit(sha, "Ana Lopez", email, datetime(2026, 3, 1, tzinfo=UTC), subject, "", files)
+def commit(sha: str, *files: str, subject: str = "Change") -> Commit:
+    return Commit(sha, "Ana Lopez", "ana@example.com", datetime(2026, 3, 1, tzinfo=UTC), subject, "", files)
 
 
-class Run:
-    """One repository (a real directory, fake contents) and the fakes a bootstrap reads."""
+class Repo:
+    """A repository (a real, empty directory; fake contents) and a service that bootstraps it."""
 
-    def __init__(self, memory: MemoryService, root: Path) -> None:
-        self.memory = memory
+    def __init__(self, root: Path, data_dir: Path) -> None:
         self.root = root
         self.parser = FakeParser({APP: ParsedFile("python", (MAIN,), (), (), (), 0)})
         self.files = FakeFiles({"src/app.py": (APP, 1)})
         self.history = FakeHistory()
-
-    def bootstrap(self, history: int = 500):  # type: ignore[no-untyped-def]
-        assert self.memory.code is not None
-        bootstrapper = Bootstrapper(
-            self.memory,
-            self.memory.code,
-            lambda: NOW,
-            parser=self.parser,
+        self.parsers_made = 0
+        self.store = InMemoryGraphStore(dimension=64)
+        sources = LearningSources(
+            new_parser=self._new_parser,
             files=self.files,
             history=self.history,
+            roots=GitToplevel(),
+            sessions=OpenCodeSessions(),
         )
-        return bootstrapper.run(self.root, history=history)
+        self.memory = MemoryService(
+            self.store,
+            SemanticIndex(self.store, HashEmbedder(64)),
+            data_dir=data_dir,
+            code=InMemoryCodeGraph(self.store),
+            sources=sources,
+        )
+
+    def _new_parser(self) -> FakeParser:
+        self.parsers_made += 1
+        return self.parser
+
+    def bootstrap(self, history: int = 500) -> BootstrapReport:
+        return self.memory.bootstrap(self.root, history=history)
+
+    def memories(self, category: Category) -> list[MemoryRecord]:
+        return [m for m in self.store.all_memories() if m.category is category]
+
+    def about(self, memory_id: str) -> list[Entity]:
+        return self.store.about([memory_id]).get(memory_id, [])
 
 
 @pytest.fixture
-def run(fake_memory: MemoryService, tmp_path: Path) -> Run:
+def repo(tmp_path: Path) -> Repo:
     root = tmp_path / "repo"
     root.mkdir()
-    return Run(fake_memory, root)
+    return Repo(root, tmp_path / "data")
 
 
-def test_a_file_unchanged_since_the_last_pass_is_not_read_again(run: Run) -> None:
-    first = run.bootstrap()
-    second = run.bootstrap()
+def test_a_file_unchanged_since_the_last_pass_is_not_read_again(repo: Repo) -> None:
+    first = repo.bootstrap()
+    second = repo.bootstrap()
 
     assert (first.parsed, first.symbols) == (1, 1)
     assert (second.parsed, second.unchanged) == (0, 1)
-    assert run.parser.parsed == [APP]
+    assert repo.parser.parsed == [APP]
 
 
-def test_a_file_touched_but_not_changed_is_not_parsed_again(run: Run) -> None:
-    run.bootstrap()
-    run.files.files["src/app.py"] = (APP, 2)  # a new mtime, the same bytes
+def test_each_pass_gets_a_parser_of_its_own(repo: Repo) -> None:
+    repo.bootstrap()
+    repo.bootstrap()
 
-    report = run.bootstrap()
+    assert repo.parsers_made == 2
+
+
+def test_a_file_touched_but_not_changed_is_not_parsed_again(repo: Repo) -> None:
+    repo.bootstrap()
+    repo.files.files["src/app.py"] = (APP, 2)  # a new mtime, the same bytes
+
+    report = repo.bootstrap()
 
     assert (report.parsed, report.unchanged) == (0, 1)
-    assert run.parser.parsed == [APP]
+    assert repo.parser.parsed == [APP]
 
 
-def test_files_the_walker_refuses_are_counted_by_reason(run: Run) -> None:
-    run.files.files["logo.py"] = ("binary", 1)
+def test_files_the_walker_refuses_are_counted_by_reason(repo: Repo) -> None:
+    repo.files.files["logo.py"] = ("binary", 1)
 
-    report = run.bootstrap()
+    report = repo.bootstrap()
 
     assert report.skipped == {"binary": 1}
-    assert report.files == 2 and report.parsed == 1
+    assert (report.files, report.parsed) == (2, 1)
 
 
-def test_parse_errors_name_the_worst_files(run: Run) -> None:
+def test_parse_errors_name_the_worst_files(repo: Repo) -> None:
     broken = b"def (:\n"
-    run.files.files["src/broken.py"] = (broken, 1)
-    run.parser.results[broken] = ParsedFile("python", (), (), (), (), 3)
+    repo.files.files["src/broken.py"] = (broken, 1)
+    repo.parser.results[broken] = ParsedFile("python", (), (), (), (), 3)
 
-    report = run.bootstrap()
+    report = repo.bootstrap()
 
     assert report.parse_errors == 3
     assert report.parse_error_files == [("src/broken.py", 3)]
 
 
-def test_a_removed_file_leaves_the_code_graph(run: Run) -> None:
-    run.bootstrap()
-    del run.files.files["src/app.py"]
+def test_a_removed_file_leaves_the_code_graph(repo: Repo) -> None:
+    repo.bootstrap()
+    del repo.files.files["src/app.py"]
 
-    report = run.bootstrap()
+    report = repo.bootstrap()
 
     assert (report.removed, report.symbols) == (1, 0)
 
 
-def test_agent_instructions_become_directives_once(run: Run) -> None:
-    run.files.docs["AGENTS.md"] = b"# Rules\n\n- Always run make test before pushing.\n"
+def test_agent_instructions_become_directives_once(repo: Repo) -> None:
+    repo.files.docs["AGENTS.md"] = b"# Rules\n\n- Always run make test before pushing.\n"
 
-    first = run.bootstrap()
-    second = run.bootstrap()
+    first = repo.bootstrap()
+    second = repo.bootstrap()
 
-    directives = [m for m in run.memory.store.all_memories() if m.category is Category.DIRECTIVE]
-    assert first.facts_added == 1 and second.facts_added == 0
-    assert [m.text for m in directives] == ["Directive from AGENTS.md: always run make test before pushing."]
+    assert (first.facts_added, second.facts_added) == (1, 0)
+    assert [m.text for m in repo.memories(Category.DIRECTIVE)] == [
+        "Directive from AGENTS.md: always run make test before pushing."
+    ]
 
 
-def test_an_unreadable_doc_is_skipped(run: Run) -> None:
-    run.files.files["AGENTS.md"] = (b"", 1)  # listed, but read_doc cannot read it
+def test_a_rule_gone_from_its_file_is_archived(repo: Repo) -> None:
+    repo.files.docs["AGENTS.md"] = b"# Rules\n\n- Always run make test before pushing.\n"
+    repo.bootstrap()
+    repo.files.docs["AGENTS.md"] = b"# Rules\n"
 
-    report = run.bootstrap()
+    report = repo.bootstrap()
+
+    assert report.facts_archived == 1
+
+
+def test_a_doc_that_cannot_be_read_gives_no_fact(repo: Repo) -> None:
+    repo.files.files["AGENTS.md"] = (b"- Always lint.\n", 1)  # listed, but read_doc has nothing
+
+    report = repo.bootstrap()
 
     assert report.facts_added == 0
 
 
-def test_commits_become_events_about_their_files_and_author_once(run: Run) -> None:
-    run.history.commits = [commit("a" * 40, "src/app.py", "gone.py", subject="Fix main, fixes #12")]
+def test_commits_become_events_about_their_files_author_and_refs_once(repo: Repo) -> None:
+    repo.history.commits = [commit("a" * 40, "src/app.py", "gone.py", subject="Fix main, fixes #12")]
 
-    first = run.bootstrap()
-    second = run.bootstrap()
+    first = repo.bootstrap()
+    second = repo.bootstrap()
 
     assert (first.commits, second.commits) == (1, 0)
-    event = run.memory.store.get_memories(["mem_" + "a" * 16])["mem_" + "a" * 16]
-    about = {e.kind: e.name for e in run.memory.store.about([event.id])[event.id]}
-    assert event.category is Category.EVENT and event.source == "git:" + "a" * 40
+    [event] = repo.memories(Category.EVENT)
+    about = {e.kind: e.name for e in repo.about(event.id)}
+    assert event.source == "git:" + "a" * 40
     assert about[EntityKind.FILE] == "src/app.py"  # gone.py is no file of the project now
     assert about[EntityKind.PERSON] == "Ana Lopez"
     assert about[EntityKind.ISSUE] == "#12"
 
 
-def test_a_commit_is_linked_to_the_function_whose_lines_it_last_changed(run: Run) -> None:
-    run.history.commits = [commit("b" * 40, "src/app.py")]
-    run.history.blame["src/app.py"] = ["b" * 40, "b" * 40]
+def test_a_commit_is_linked_to_the_function_whose_lines_it_last_changed(repo: Repo) -> None:
+    repo.history.commits = [commit("b" * 40, "src/app.py")]
+    repo.history.blame["src/app.py"] = ["b" * 40, "b" * 40]
 
-    run.bootstrap()
+    repo.bootstrap()
 
-    about = run.memory.store.about(["mem_" + "b" * 16])["mem_" + "b" * 16]
-    assert [e.name for e in about if e.kind is EntityKind.SYMBOL] == ["main"]
-
-
-def test_no_history_asked_reads_no_history(run: Run) -> None:
-    run.history.commits = [commit("c" * 40, "src/app.py")]
-
-    report = run.bootstrap(history=0)
-
-    assert report.commits == 0 and run.history.reads == 0
+    [event] = repo.memories(Category.EVENT)
+    assert [e.name for e in repo.about(event.id) if e.kind is EntityKind.SYMBOL] == ["main"]
 
 
-def test_an_empty_repository_gives_an_empty_report(run: Run) -> None:
-    run.files.files.clear()
+def test_no_history_asked_reads_no_history(repo: Repo) -> None:
+    repo.history.commits = [commit("c" * 40, "src/app.py")]
 
-    report = run.bootstrap()
+    report = repo.bootstrap(history=0)
+
+    assert report.commits == 0 and repo.history.reads == 0
+
+
+def test_an_empty_repository_gives_an_empty_report(repo: Repo) -> None:
+    repo.files.files.clear()
+
+    report = repo.bootstrap()
 
     assert (report.files, report.parsed, report.symbols, report.commits) == (0, 0, 0, 0)
-    assert run.parser.parsed == [] and EMPTY.definitions == ()
+    assert repo.parser.parsed == []
