@@ -28,12 +28,16 @@ from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.kuzu_rows import (
     CREATE_MEMORY,
     MEMORY_RETURN,
+    VECTOR_EXTENT,
+    VECTOR_PAGE,
+    VECTORS_BETWEEN,
     aware,
     entity_from_row,
     memory_from_row,
     memory_params,
     memory_table,
     naive_utc,
+    stored_vectors,
     to_db,
     visibility_clause,
 )
@@ -412,18 +416,15 @@ class KuzuGraphStore:
         self.rebuild_text_index()  # `graphmem reindex` rebuilds every derived index
 
     def load_vectors(self) -> StoredVectors:
-        with self._lock, self._translated():
-            result = self._conn.execute(
-                "MATCH (m:Memory) WHERE m.embedded RETURN m.id, m.project, m.status, m.embedding"
-            )
-            assert not isinstance(result, list)
-            table = result.get_as_arrow()
-        ids = table.column(0).to_pylist()
-        if not ids:
-            return StoredVectors([], np.zeros((0, self.dimension), np.float32), [], [])
-        flat = table.column(3).combine_chunks().flatten().to_numpy(zero_copy_only=False)
-        matrix = np.ascontiguousarray(flat.reshape(len(ids), -1), dtype=np.float32)
-        return StoredVectors(ids, matrix, table.column(1).to_pylist(), table.column(2).to_pylist())
+        with self._lock:
+            count, top = self._rows(VECTOR_EXTENT)[0]
+            return stored_vectors(self._vector_pages(-1 if top is None else top), count, self.dimension)
+
+    def _vector_pages(self, top: int) -> Iterator[pa.Table]:
+        for start in range(0, top + 1, VECTOR_PAGE):
+            with self._translated():
+                result = self._execute(VECTORS_BETWEEN, {"first": start, "stop": start + VECTOR_PAGE})
+                yield result.get_as_arrow()
 
     def embedding_of(self, memory_id: str) -> Vector | None:
         rows = self._rows("MATCH (m:Memory {id: $id}) RETURN m.embedding", {"id": memory_id})

@@ -145,3 +145,27 @@ print("CLOSED", flush=True)
     )
     assert done.returncode == 0, f"exit {done.returncode}: {done.stderr[-2000:]}"
     assert "CLOSED" in done.stdout
+
+
+def test_vectors_load_page_by_page_with_every_embedded_memory_once(
+    store: KuzuGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages of node offsets, with deleted and not yet embedded memories between them."""
+    import numpy as np
+
+    from graphmem.adapters import kuzu_store
+
+    monkeypatch.setattr(kuzu_store, "VECTOR_PAGE", 3)
+    vectors = np.eye(10, store.dimension, dtype=np.float32)
+    store.add_memories([memory(f"m{i}") for i in range(10)], vectors)
+    store.add_memories([memory("pending")])
+    store.delete_memory("m4")
+    store.delete_memory("m7")
+
+    loaded = store.load_vectors()
+
+    kept = [i for i in range(10) if i not in (4, 7)]
+    assert sorted(loaded.ids) == sorted(f"m{i}" for i in kept)
+    rows = dict(zip(loaded.ids, loaded.matrix.tolist(), strict=True))
+    assert all(rows[f"m{i}"] == vectors[i].tolist() for i in kept)
+    assert loaded.statuses == ["active"] * 8 and loaded.projects == [None] * 8
