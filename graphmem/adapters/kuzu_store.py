@@ -65,6 +65,9 @@ COPY_MIN_ROWS = 64
 LOOKUP_MAX_IDS = 200
 # Memory records kept in memory after a read (oldest dropped first).
 RECORD_CACHE_SIZE = 20_000
+# Kùzu's page cache (its default is 80% of the machine's memory, kept once read): the
+# serving process stays small, and a bulk COPY spills beyond it to disk.
+BUFFER_POOL_BYTES = 512 * 1024 * 1024
 # Prepared statements kept per connection (query texts are few and fixed).
 PREPARED_CACHE_SIZE = 256
 
@@ -86,7 +89,7 @@ class KuzuGraphStore:
         except OSError as exc:
             raise StoreError(f"Cannot create the data dir {data_dir}: {exc.strerror}.") from exc
         try:
-            self._db = kuzu.Database(str(self.path))
+            self._db = kuzu.Database(str(self.path), buffer_pool_size=BUFFER_POOL_BYTES)
         except RuntimeError as exc:
             if "lock" in str(exc).lower():
                 raise StoreLockedError(locked_message(data_dir, self.path)) from exc
