@@ -19,8 +19,9 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from graphmem.errors import InvalidInputError
-from graphmem.server import plugin_routes, rpc
+from graphmem.server import plugin_routes, rpc, rpc_stream
 from graphmem.server.guard import CatchTooLarge, Guard, Policy
+from graphmem.server.rpc_types import VERBS
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 
@@ -58,8 +59,11 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
             return JSONResponse({"error": {"type": "InvalidInputError", "message": "Body is not JSON."}}, 400)
         try:
             method, arguments = rpc.parse(body)
+            streamed = rpc_stream.wants_progress(body)
         except InvalidInputError as exc:  # a call that cannot run at all
             return JSONResponse(rpc.error_answer(exc), 400)
+        if streamed:
+            return _streamed_call(runtime, method, arguments)
         answer = await anyio.to_thread.run_sync(rpc.run, runtime.memory, method, arguments)
         if method in rpc.WRITES:
             runtime.written()
@@ -79,6 +83,23 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(ClientDisconnect, _client_gone)
     return app
+
+
+def _streamed_call(runtime: Runtime, method: str, arguments: dict[str, Any]) -> Response:
+    """``/rpc`` with ``"progress": true``: progress lines, then the answer (``rpc_stream``)."""
+    relay = rpc_stream.ProgressRelay(VERBS[method].progress)
+    callback = relay.callback()
+    if callback is not None:
+        arguments = {**arguments, "progress": callback}
+
+    def job() -> dict[str, Any]:
+        try:
+            return rpc.run(runtime.memory, method, arguments)
+        finally:
+            if method in rpc.WRITES:
+                runtime.written()
+
+    return rpc_stream.ProgressStream(job, relay, log_hint=runtime.log_hint)
 
 
 ROUTES = "/mcp, /rpc and /plugin/* (POST), /health, /stats and /metrics (GET)"

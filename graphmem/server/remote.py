@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
@@ -14,6 +15,7 @@ from graphmem.server.lifecycle import DaemonInfo, read_token
 from graphmem.service.results import ExportSummary
 
 TIMEOUT_S = 3600.0  # imports of large files take a while
+MAX_LINE = 64 * 1024 * 1024  # bytes of one line of a streamed answer (the last is the result)
 # Largest import text sent in the request body (the daemon's default limit is 2,000,000 bytes).
 INLINE_IMPORT_CHARS = 1_500_000
 # The verbs that use the memory's own project when a call names none, like MemoryService's.
@@ -46,14 +48,20 @@ class RemoteMemory:
         self._host = target.hostname or "127.0.0.1"
         self._port = target.port or 80
 
-    def _call(self, method: str, **arguments: Any) -> Any:
-        body = json.dumps({"method": method, "arguments": rpc_types.encode_arguments(arguments)}).encode()
+    def _call(self, method: str, progress: Callable[..., None] | None = None, **arguments: Any) -> Any:
+        """Run ``method`` on the daemon; with a ``progress`` callback (for a verb that reports
+        progress), the daemon streams it and the callback is called here as the verb goes."""
+        request: dict[str, Any] = {"method": method, "arguments": rpc_types.encode_arguments(arguments)}
+        shape = rpc_types.VERBS[method].progress
+        replay = _Replay(shape, progress) if progress is not None and shape is not None else None
+        if replay is not None:
+            request["progress"] = True
         headers = {"Content-Type": "application/json"}
         secret = read_token(self.data_dir) or self._api_key  # the token file is the user's own
         if secret:
             headers["Authorization"] = f"Bearer {secret}"
         try:
-            status, raw = loopback.post(self._host, self._port, "/rpc", body, headers, TIMEOUT_S)
+            status, raw = self._exchange(json.dumps(request).encode(), headers, replay)
         except (OSError, ValueError) as exc:
             raise errors.StoreError(
                 f"The graphmem daemon at {self.info.url} (pid {self.info.pid}) holds the store but did "
@@ -77,15 +85,30 @@ class RemoteMemory:
             raise kind(problem["message"])
         return rpc_types.decode_result(method, answer["result"])
 
+    def _exchange(self, body: bytes, headers: dict[str, str], replay: _Replay | None) -> tuple[int, bytes]:
+        """The status and the answer; a streamed answer's progress lines go to ``replay`` as
+        they arrive, and its last line is the answer."""
+        with loopback.open_post(self._host, self._port, "/rpc", body, headers, TIMEOUT_S) as answer:
+            if replay is None or answer.media_type != rpc_types.NDJSON:
+                return answer.status, answer.read()  # a refusal, or a daemon that does not stream
+            for line in answer.lines(MAX_LINE):
+                event = _event(line)
+                if "progress" not in event:
+                    return answer.status, line
+                replay(event["progress"])
+        raise loopback.LoopbackError("the streamed answer ended before its result")
+
     def __getattr__(self, method: str) -> Any:
         if method not in rpc_types.METHODS:
             raise AttributeError(method)
 
         def forward(*args: Any, **kwargs: Any) -> Any:
             arguments = _bind(method, args, kwargs)
+            progress = arguments.get("progress")
+            arguments = {k: v for k, v in arguments.items() if k not in rpc_types.LOCAL_ONLY}
             if method in OWN_PROJECT_VERBS and arguments.get("project") is None:
                 arguments["project"] = self.project
-            return self._call(method, **arguments)
+            return self._call(method, progress, **arguments)
 
         return forward
 
@@ -100,17 +123,17 @@ class RemoteMemory:
 
     def import_text(self, text: str, **arguments: Any) -> Any:
         """Inline when the request stays small; a larger text goes through a file in the daemon's
-        export folder (request bodies are limited), which its ``import_file`` reads. No progress bar."""
-        arguments.pop("progress", None)
+        export folder (request bodies are limited), which its ``import_file`` reads."""
+        progress = arguments.pop("progress", None)
         if len(json.dumps(text)) <= INLINE_IMPORT_CHARS:
-            return self._call("import_text", text=text, **arguments)
+            return self._call("import_text", progress, text=text, **arguments)
         name = str(arguments.pop("name", "The export"))
         exports = self.data_dir / "exports"
         exports.mkdir(parents=True, exist_ok=True, mode=0o700)
         staged = exports / f".import-{uuid.uuid4().hex}.jsonl"
         try:
             staged.write_text(text, "utf-8")
-            return self._call("import_file", path=staged, **arguments)
+            return self._call("import_file", progress, path=staged, **arguments)
         except errors.ImportFileError as exc:
             raise errors.ImportFileError(str(exc).replace(str(staged), name), exc.problems) from None
         except OSError as exc:
@@ -124,10 +147,52 @@ class RemoteMemory:
         """Nothing to close: each call has its own connection."""
 
 
+class _Replay:
+    """Calls a verb's local ``progress`` callback with what the daemon streams, in the
+    verb's own shape (``rpc_types.PROGRESS_SHAPES``)."""
+
+    def __init__(self, shape: str, callback: Callable[..., None]) -> None:
+        self.shape = shape
+        self.callback = callback
+        self.done = 0
+
+    def __call__(self, progress: Any) -> None:
+        fields = progress if isinstance(progress, dict) else {}
+        done, total = fields.get("done"), fields.get("total")
+        if not isinstance(done, int) or not _count(done) or not (total is None or _count(total)):
+            raise errors.StoreError(
+                f"The daemon's progress {str(progress)[:80]!r} does not fit this graphmem; a daemon "
+                "of another version? Restart it with `graphmem stop` and try again."
+            )
+        if self.shape == rpc_types.STEPS:
+            step, self.done = done - self.done, done
+            if step > 0:
+                self.callback(step)
+        elif self.shape == rpc_types.DONE:
+            self.callback(done)
+        else:
+            self.callback(done, done if total is None else total)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _event(line: bytes) -> dict[str, Any]:
+    """One line of a streamed answer: a JSON object."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        event = None
+    if not isinstance(event, dict):
+        raise errors.StoreError(f"The daemon streamed a line that is not a JSON object: {line[:80]!r}.")
+    return event
+
+
 def _bind(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-    """A call's arguments by name, as ``MemoryService.<method>`` would bind them, without those
-    that stay in this process (a progress callback); the daemon checks the names and values
-    (an unknown or missing one is an ``InvalidInputError``)."""
+    """A call's arguments by name, as ``MemoryService.<method>`` would bind them (those that
+    stay in this process, a progress callback, included); the daemon checks the names and
+    values (an unknown or missing one is an ``InvalidInputError``)."""
     positional = rpc_types.VERBS[method].positional
     if len(args) > len(positional):
         raise TypeError(
@@ -137,4 +202,4 @@ def _bind(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[st
     twice = sorted(bound.keys() & kwargs.keys())
     if twice:
         raise TypeError(f"{method}() got multiple values for argument {twice[0]!r}")
-    return {k: v for k, v in {**bound, **kwargs}.items() if k not in rpc_types.LOCAL_ONLY}
+    return {**bound, **kwargs}

@@ -36,6 +36,7 @@ class Verb:
 
     positional: tuple[str, ...]  # the parameters a call may pass by position, in order
     returns: str  # the return type: "module:Name", "list[module:Name]", "int", "bool" or "None"
+    progress: str | None = None  # how its ``progress`` callback is called: one of PROGRESS_SHAPES
 
     @property
     def result(self) -> Any:
@@ -55,6 +56,14 @@ def _resolve(declared: str) -> Any:
     module, _, name = declared.partition(":")
     return getattr(importlib.import_module(module), name)
 
+
+# How a verb calls its ``progress`` callback; through a daemon each call travels as
+# ``{"done": n, "total": m or null}`` (see ``graphmem.server.rpc_stream``) and is replayed.
+STEPS = "steps"  # progress(n): n more units done (embedding batches, imported records)
+DONE = "done"  # progress(done): units done so far, total unknown (sessions read)
+DONE_OF = "done_of"  # progress(done, total): units done so far of the total known so far
+PROGRESS_SHAPES = (STEPS, DONE, DONE_OF)
+NDJSON = "application/x-ndjson"  # the media type of a streamed answer
 
 _MEMORY_ID = ("memory_id",)
 _LINK = ("source", "target", "kind")
@@ -76,18 +85,18 @@ VERBS: dict[str, Verb] = {
     "link": Verb(_LINK, "graphmem.core.models:Link"),
     "unlink": Verb(_LINK, "None"),
     "stats": Verb((), "graphmem.service.results:Stats"),
-    "import_file": Verb(("path",), "graphmem.service.results:ImportSummary"),
-    "import_text": Verb(("text",), "graphmem.service.results:ImportSummary"),
-    "embed_pending": Verb(("progress",), "int"),
+    "import_file": Verb(("path",), "graphmem.service.results:ImportSummary", STEPS),
+    "import_text": Verb(("text",), "graphmem.service.results:ImportSummary", STEPS),
+    "embed_pending": Verb(("progress",), "int", STEPS),
     "load_model": Verb((), "None"),
-    "reindex": Verb(("progress",), "int"),
+    "reindex": Verb(("progress",), "int", STEPS),
     "export": Verb(("out",), "graphmem.service.results:ExportSummary"),  # the text travels beside the summary
     "export_dir": Verb(("directory",), "graphmem.service.results:RepositoryExport"),
     "export_repository": Verb((), "graphmem.service.results:RepositoryFiles"),
-    "bootstrap": Verb(("path",), "graphmem.service.results:BootstrapReport"),
-    "enrich": Verb(("refs",), "graphmem.core.enrichment:EnrichReport"),
+    "bootstrap": Verb(("path",), "graphmem.service.results:BootstrapReport", DONE_OF),
+    "enrich": Verb(("refs",), "graphmem.core.enrichment:EnrichReport", DONE_OF),
     "gitlab_status": Verb((), "graphmem.core.enrichment:GitLabStatus"),
-    "ingest_opencode": Verb((), "graphmem.service.results:IngestReport"),
+    "ingest_opencode": Verb((), "graphmem.service.results:IngestReport", DONE),
     "session_start": Verb(("agent",), "graphmem.service.coordination:AgentSession"),
     "session_heartbeat": Verb(("session_id",), "graphmem.service.coordination:AgentSession"),
     "session_end": Verb(("session_id",), "graphmem.service.coordination:EndedSession"),

@@ -17,7 +17,7 @@ import pytest
 
 from graphmem.errors import StoreError
 from graphmem.server import rpc
-from graphmem.server.rpc_types import METHODS, NONE, VERBS, decode, decode_result
+from graphmem.server.rpc_types import DONE_OF, METHODS, NONE, PROGRESS_SHAPES, VERBS, decode, decode_result
 from graphmem.service.memory import MemoryService
 from graphmem.service.results import ExportSummary, Stats
 
@@ -39,6 +39,22 @@ def test_the_declared_positional_parameters_are_the_services(method: str) -> Non
     parameters = inspect.signature(getattr(MemoryService, method)).parameters.values()
     expected = tuple(p.name for p in parameters if p.kind in POSITIONAL and p.name != "self")
     assert VERBS[method].positional == expected
+
+
+@pytest.mark.parametrize("method", sorted(METHODS))
+def test_a_declared_progress_shape_matches_the_services_callback(method: str) -> None:
+    """Every verb that takes a ``progress`` callback declares how it calls it (so that the
+    daemon can stream it), with as many arguments as the service's callback takes."""
+    hint = typing.get_type_hints(getattr(MemoryService, method)).get("progress")
+    shape = VERBS[method].progress
+    if hint is None:
+        assert shape is None
+        return
+    callbacks = [a for a in typing.get_args(hint) if a is not NONE]
+    assert len(callbacks) == 1, hint
+    taken = typing.get_args(callbacks[0])[0]
+    assert shape in PROGRESS_SHAPES
+    assert taken == ([int, int] if shape == DONE_OF else [int])
 
 
 def sample(kind: Any, full: bool) -> Any:

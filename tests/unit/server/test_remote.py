@@ -1,0 +1,154 @@
+"""The CLI's side of ``/rpc`` with progress: it asks for the stream only with a callback,
+replays each progress line in the verb's own shape, and refuses what does not fit."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphmem.errors import NotFoundError, StoreError
+from graphmem.server.lifecycle import DaemonInfo
+from graphmem.server.remote import RemoteMemory
+
+NDJSON_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n"
+
+
+def chunked(*lines: Any) -> bytes:
+    body = b""
+    for line in lines:
+        data = (line if isinstance(line, bytes) else json.dumps(line).encode()) + b"\n"
+        body += f"{len(data):x}\r\n".encode() + data + b"\r\n"
+    return NDJSON_HEAD + body + b"0\r\n\r\n"
+
+
+def plain(answer: Any) -> bytes:
+    body = json.dumps(answer).encode()
+    return b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (
+        len(body),
+        body,
+    )
+
+
+class Daemon:
+    """One fake daemon on 127.0.0.1 answering each request with the next of ``answers``."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.answers: list[bytes] = []
+        self.requests: list[dict[str, Any]] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            with connection:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    request += connection.recv(65536)
+                head, _, body = request.partition(b"\r\n\r\n")
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                while len(body) < length:
+                    body += connection.recv(65536)
+                self.requests.append(json.loads(body))
+                connection.sendall(self.answers.pop(0))
+
+    def memory(self, tmp_path: Path) -> RemoteMemory:
+        port = self.server.getsockname()[1]
+        return RemoteMemory(DaemonInfo(1, f"http://127.0.0.1:{port}", str(tmp_path), 0.0, "t"))
+
+
+@pytest.fixture
+def daemon() -> Iterator[Daemon]:
+    running = Daemon()
+    yield running
+    running.server.close()
+
+
+def test_a_callback_asks_for_progress_and_gets_each_step(daemon: Daemon, tmp_path: Path) -> None:
+    daemon.answers.append(
+        chunked(
+            {"progress": {"done": 3, "total": None}}, {"progress": {"done": 7, "total": None}}, {"result": 7}
+        )
+    )
+    steps: list[int] = []
+    assert daemon.memory(tmp_path).reindex(progress=steps.append) == 7
+    assert steps == [3, 4]  # reindex's callback takes how many more were done
+    assert daemon.requests == [{"method": "reindex", "arguments": {}, "progress": True}]
+
+
+def test_done_of_progress_is_replayed_as_done_and_total(daemon: Daemon, tmp_path: Path) -> None:
+    daemon.answers.append(
+        chunked(
+            {"progress": {"done": 50, "total": 120}},
+            {"progress": {"done": 120, "total": 120}},
+            {"error": {"type": "NotFoundError", "message": "gone"}},
+        )
+    )
+    seen: list[tuple[int, int]] = []
+    with pytest.raises(NotFoundError, match="gone"):
+        daemon.memory(tmp_path).enrich(["!1"], progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(50, 120), (120, 120)]  # the progress before the error still arrived
+    assert daemon.requests[0]["progress"] is True and "progress" not in daemon.requests[0]["arguments"]
+
+
+def test_no_callback_asks_for_the_plain_answer(daemon: Daemon, tmp_path: Path) -> None:
+    daemon.answers.append(plain({"result": 4}))
+    assert daemon.memory(tmp_path).reindex() == 4
+    assert daemon.requests == [{"method": "reindex", "arguments": {}}]
+
+
+def test_a_verb_without_progress_does_not_ask_even_with_a_callback(daemon: Daemon, tmp_path: Path) -> None:
+    daemon.answers.append(plain({"result": True}))
+    assert daemon.memory(tmp_path).release_item("ses_1", "#3") is True
+    assert "progress" not in daemon.requests[0]
+
+
+def test_a_daemon_that_does_not_stream_still_answers(daemon: Daemon, tmp_path: Path) -> None:
+    daemon.answers.append(plain({"result": 2}))  # an older daemon ignores "progress"
+    steps: list[int] = []
+    assert daemon.memory(tmp_path).reindex(progress=steps.append) == 2
+    assert steps == []
+
+
+def test_an_import_through_the_daemon_reports_progress(daemon: Daemon, tmp_path: Path) -> None:
+    summary = {
+        "records": 2,
+        "memories_added": 2,
+        "memories_skipped": 0,
+        "entities": 0,
+        "links": 0,
+        "dry_run": False,
+    }
+    daemon.answers.append(chunked({"progress": {"done": 2, "total": None}}, {"result": summary}))
+    steps: list[int] = []
+    result = daemon.memory(tmp_path).import_text("{}\n", name="x.jsonl", progress=steps.append)
+    assert result.memories_added == 2 and steps == [2]
+    assert daemon.requests[0]["progress"] is True
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        chunked({"progress": {"done": 1, "total": None}}),  # no result line
+        chunked(b"not json"),
+        chunked([1, 2]),
+        chunked({"progress": {"done": -1, "total": None}}, {"result": 1}),
+        chunked({"progress": {"done": "3"}}, {"result": 1}),
+        chunked({"progress": {"done": True, "total": None}}, {"result": 1}),
+        chunked({"progress": 5}, {"result": 1}),
+    ],
+    ids=["no-result", "not-json", "not-an-object", "negative", "text", "boolean", "not-a-dict"],
+)
+def test_a_stream_that_does_not_fit_is_a_store_error(daemon: Daemon, tmp_path: Path, answer: bytes) -> None:
+    daemon.answers.append(answer)
+    with pytest.raises(StoreError):
+        daemon.memory(tmp_path).reindex(progress=lambda step: None)
