@@ -378,11 +378,8 @@ class SessionSource(Protocol):
 class SessionExtractor(Protocol):
     """Something that reads a transcript into learned items (the LLM extractor)."""
 
-    name: str
-
     def extract(self, transcript: Transcript) -> list[Learned]:
         """Raises anything on failure: the ingester falls back to the rules."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)
