@@ -2,12 +2,18 @@
 
 Only this module (and entry points through it) reads configuration and picks
 implementations. Opening is cheap: the embedding model loads on first use.
+
+``open_memory`` opens the Kùzu store and its adapters; ``build_memory`` wires the service
+layer on any implementation of the ports (the tests' in-memory store too): the writer
+(the one door for writes), recall, context, listing, lifecycle, transfer, enrichment,
+bootstrap and ingest, handed to the ``MemoryService`` facade.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from graphmem.adapters.code_parser import TreeSitterParser
@@ -20,13 +26,30 @@ from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.opencode_sessions import OpenCodeSessions
 from graphmem.adapters.repo_files import RepositoryFileWalker
 from graphmem.connect import resolve_project as resolve_project  # re-exported: the daemon's
-from graphmem.core.ports import Embedder, GitLabClient, LearningSources, SessionExtractor
+from graphmem.core.ports import (
+    CodeGraph,
+    Embedder,
+    GitLabClient,
+    GraphStore,
+    LearningSources,
+    SessionExtractor,
+)
 from graphmem.core.timeparse import utc_now
 from graphmem.errors import StoreMismatchError
+from graphmem.service.bootstrap import Bootstrapper
+from graphmem.service.context import ContextBuilder
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
-from graphmem.service.ingest import IngestOptions
+from graphmem.service.ingest import Ingester, IngestOptions
+from graphmem.service.inputs import file_entity
+from graphmem.service.lifecycle import Lifecycle
+from graphmem.service.listing import Listing
 from graphmem.service.memory import MemoryService
+from graphmem.service.mentions import Mentions, Namespace
+from graphmem.service.recall import Recaller
 from graphmem.service.semantic import SemanticIndex
+from graphmem.service.transfer import Transfer
+from graphmem.service.transfer_files import TransferFiles
+from graphmem.service.writer import MemoryWriter
 from graphmem.settings import Settings, load_settings
 
 
@@ -59,26 +82,97 @@ def open_memory(
     default_project = settings.gitlab.default_project
     namespace = (lambda project: default_project) if default_project else _namespace
     code = KuzuCodeGraph(store)
-    return MemoryService(
+    return build_memory(
         store,
         SemanticIndex(store, embedder),
+        settings,
         data_dir=data_dir,
-        gitlab_namespace=namespace,
-        plan=settings.recall.plan,
-        recall_limit=settings.recall.limit,
-        context_max_tokens=settings.recall.context_max_tokens,
-        near_duplicate=settings.dedup.near_duplicate,
-        same_subject=settings.dedup.same_subject,
+        namespace=namespace,
         code=code,
         enricher=_enricher(settings, store, code, namespace),
-        ingest=IngestOptions(
-            opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
-            idle_seconds=settings.ingest.idle_seconds,
-            llm_max_sessions_per_run=settings.extraction.max_sessions_per_run,
-            background=settings.ingest.enabled,
-            interval_seconds=settings.ingest.interval_seconds,
-        ),
         sources=learning_sources(settings),
+    )
+
+
+def build_memory(
+    store: GraphStore,
+    semantic: SemanticIndex | None,
+    settings: Settings,
+    *,
+    data_dir: Path,
+    namespace: Namespace = lambda project: None,
+    code: CodeGraph | None = None,
+    enricher: Enricher | None = None,
+    sources: LearningSources | None = None,
+    clock: Callable[[], datetime] = utc_now,
+) -> MemoryService:
+    """The Memory service on ``store`` and its peers: every service object is built here, once.
+
+    ``namespace`` gives a project's GitLab path (relative refs); without ``code`` there is no
+    bootstrap, without ``enricher`` no GitLab, without ``sources`` no bootstrap or ingest.
+    """
+    mentions = Mentions(code, namespace)
+    writer = MemoryWriter(
+        store,
+        semantic,
+        mentions,
+        clock=clock,
+        near_duplicate=settings.dedup.near_duplicate,
+        same_subject=settings.dedup.same_subject,
+    )
+    store = writer.store  # every peer reads (and the writer writes) behind the redaction door
+    recaller = Recaller(
+        store,
+        semantic,
+        mentions=mentions,
+        code=code,
+        gitlab=enricher.graph if enricher is not None else None,
+        plan=settings.recall.plan,
+        limit=settings.recall.limit,
+    )
+    context = ContextBuilder(store, recaller.ask, namespace, file_entity, clock, code, enricher)
+    transfer = TransferFiles(Transfer(store, semantic, clock, writer), data_dir, writer.lock)
+    options = IngestOptions(
+        opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
+        idle_seconds=settings.ingest.idle_seconds,
+        llm_max_sessions_per_run=settings.extraction.max_sessions_per_run,
+        background=settings.ingest.enabled,
+        interval_seconds=settings.ingest.interval_seconds,
+    )
+    bootstrapper = ingester = None
+    if sources is not None:
+        if code is not None:
+            bootstrapper = Bootstrapper(
+                writer,
+                code,
+                clock,
+                refs_in=mentions.refs_in,
+                new_parser=sources.new_parser,
+                files=sources.files,
+                history=sources.history,
+            )
+        ingester = Ingester(
+            writer,
+            options=options,
+            clock=clock,
+            sessions=sources.sessions,
+            roots=sources.roots,
+            llm=sources.extractor,
+        )
+    return MemoryService(
+        writer=writer,
+        mentions=mentions,
+        recaller=recaller,
+        context=context,
+        listing=Listing(store, semantic, data_dir),
+        lifecycle=Lifecycle(writer),
+        transfer=transfer,
+        ingest=options,
+        enricher=enricher,
+        bootstrapper=bootstrapper,
+        ingester=ingester,
+        code=code,
+        context_max_tokens=settings.recall.context_max_tokens,
     )
 
 

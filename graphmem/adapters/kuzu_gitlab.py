@@ -15,6 +15,7 @@ from typing import Any
 
 from graphmem.adapters.kuzu_gitlab_reads import LABELS, KuzuGitLabReads, files_json
 from graphmem.adapters.kuzu_rows import aware, naive_utc
+from graphmem.core import keys
 from graphmem.core.enrichment import (
     MAX_HOPS,
     EnrichmentRow,
@@ -58,7 +59,7 @@ def _row(kind: EntityKind, row: Sequence[Any]) -> EnrichmentRow:
 
 
 def person_key(username: str) -> str:
-    return f"Person:{username}"
+    return keys.person_key(username=username)  # one person is one node (core/keys.py)
 
 
 class KuzuGitLabGraph(KuzuGitLabReads):

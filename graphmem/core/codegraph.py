@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from graphmem.core.code import Definition, ImportRef, ParsedFile
+from graphmem.core.keys import file_key as file_key  # the one File key (kept here for its users)
 
 MAX_AMBIGUOUS = 3
 MAX_BASES = 6  # levels of inheritance searched for self.method()
@@ -40,10 +41,6 @@ EXTENSIONS = {
 def symbol_key(project: str, path: str, qualified_name: str) -> str:
     """A symbol's identity: stable across edits that move it (no line numbers)."""
     return f"Symbol:{project}::{path}::{qualified_name}"
-
-
-def file_key(project: str, path: str) -> str:
-    return f"File:{project}::{path}"
 
 
 def module_key(project: str, module: str) -> str:

@@ -16,13 +16,12 @@ One pass:
    last changed at HEAD (``git blame -w`` of the files the new commits touched, the
    innermost definition around each line, within ``BLAME_BUDGET_S``).
 
-Every memory and entity is written through the store's redacting door
-(``service/redacting.py``), so commit messages lose their secrets too.
+Every memory and entity is written through the ``MemoryWriter`` (``service/writer.py``),
+behind the store's redacting door, so commit messages lose their secrets too.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections import Counter
@@ -31,20 +30,23 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.code import Definition, ParsedFile
-from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, confidence_counts, file_key, symbol_key
+from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, confidence_counts, symbol_key
 from graphmem.core.commits import Commit, co_changes, commit_memory_text
 from graphmem.core.dedup import memory_hash
+from graphmem.core.keys import file_key, memory_id, person_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
 from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFiles
 from graphmem.core.project_facts import extract_facts, interesting_doc
 from graphmem.core.redaction import redact
 from graphmem.errors import InvalidInputError
-from graphmem.service.memory import MemoryService
 from graphmem.service.results import BootstrapReport
+from graphmem.service.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]  # (done, total)
+RefsIn = Callable[[str, str | None], list[Entity]]  # the GitLab refs a text names (``Mentions.refs_in``)
+MAX_HISTORY = 100_000
 BOOTSTRAP_SOURCE = "bootstrap:"
 GIT_SOURCE = "git:"
 MAX_DOC_BYTES = 200_000
@@ -58,19 +60,21 @@ BLAMED_KINDS = frozenset({"function", "method", "class", "interface"})
 class Bootstrapper:
     def __init__(
         self,
-        memory: MemoryService,
+        writer: MemoryWriter,
         code: CodeGraph,
         clock: Callable[[], datetime],
         *,
-        parser: CodeParser,
+        refs_in: RefsIn,
+        new_parser: Callable[[], CodeParser],
         files: RepositoryFiles,
         history: GitHistory,
     ) -> None:
-        self._memory = memory
-        self._store = memory.store
+        self._writer = writer
+        self._store = writer.store  # read here, written through the writer
+        self._refs_in = refs_in
         self._code = code
         self._clock = clock
-        self._parser = parser
+        self._new_parser = new_parser  # one parser per pass: a parser is not thread-safe
         self._files = files
         self._git = history
 
@@ -84,7 +88,31 @@ class Bootstrapper:
         history_merges: bool = True,
         history_revision: str = "HEAD",
     ) -> BootstrapReport:
+        """One pass over the repository at ``root`` (see the module doc), under the write lock."""
+        if not 0 <= history <= MAX_HISTORY:
+            raise InvalidInputError(f"history must be between 0 and {MAX_HISTORY} commits.")
+        with self._writer.lock:
+            return self._run(
+                root,
+                history=history,
+                progress=progress,
+                history_before=history_before,
+                history_merges=history_merges,
+                history_revision=history_revision,
+            )
+
+    def _run(
+        self,
+        root: Path,
+        *,
+        history: int,
+        progress: Progress | None,
+        history_before: datetime | None,
+        history_merges: bool,
+        history_revision: str,
+    ) -> BootstrapReport:
         started = time.perf_counter()
+        parser = self._new_parser()
         root = root.resolve()
         if not root.is_dir():
             raise InvalidInputError(f"{root} is not a directory: give the root of a repository.")
@@ -111,7 +139,7 @@ class Bootstrapper:
                     touched.append(state)
                     report.unchanged += 1
                 else:
-                    changed[source.path] = (self._parser.parse(content.data, source.language), state)
+                    changed[source.path] = (parser.parse(content.data, source.language), state)
             if progress is not None and (done % 50 == 0 or done == total):
                 progress(done, total)
         removed = sorted(set(known) - {f.path for f in listing.files})
@@ -144,8 +172,6 @@ class Bootstrapper:
             merges=history_merges,
             revision=history_revision,
         )
-        if self._memory.semantic is not None:
-            self._memory.semantic.added()
         report.seconds = round(time.perf_counter() - started, 2)
         return report
 
@@ -180,14 +206,16 @@ class Bootstrapper:
             old = existing.get(source)
             if old is not None:
                 if old.text != fact.text:
-                    self._memory.edit(old.id, text=fact.text, project=project)
+                    self._writer.edit(old.id, text=fact.text, project=project)
                 if old.status is Status.ARCHIVED:
-                    self._memory.restore(old.id)
+                    self._writer.set_status(
+                        old.id, Status.ACTIVE, allowed_from=(Status.ARCHIVED,), clear_valid_to=True
+                    )
                 if old.text != fact.text or old.status is Status.ARCHIVED:
                     report.facts_updated += 1
                 continue
             record = MemoryRecord(
-                id=f"mem_{_digest(source)}",
+                id=memory_id(source),
                 text=fact.text,
                 category=category,
                 scope=Scope.PROJECT,
@@ -203,13 +231,11 @@ class Bootstrapper:
                 (record.id, Entity(file_key(project, fact.source), EntityKind.FILE, fact.source, project))
             )
         if new_records:
-            self._store.add_memories(new_records)
-            self._store.upsert_entities(list({e.key: e for _, e in links}.values()))
-            self._store.link_about(links)
+            self._writer.add(new_records, about=links)
             report.facts_added = len(new_records)
         for source, old in existing.items():
             if source not in seen and old.status is Status.ACTIVE:
-                self._memory.archive(old.id)  # the rule is gone from its file
+                self._writer.set_status(old.id, Status.ARCHIVED, allowed_from=Status)  # gone from its file
                 report.facts_archived += 1
 
     # -- history ----------------------------------------------------------------------
@@ -232,7 +258,7 @@ class Bootstrapper:
         )
         if not commits:
             return
-        ids = {c.sha: f"mem_{c.sha[:16]}" for c in commits}
+        ids = {c.sha: memory_id(commit=c.sha) for c in commits}
         known = set(self._store.get_memories(list(ids.values())))
         fresh: list[Commit] = [c for c in commits if ids[c.sha] not in known]
         if fresh:
@@ -252,20 +278,19 @@ class Bootstrapper:
                 )
                 for c in fresh
             ]
-            self._store.add_memories(records)
             live = set(self._code.file_states(project))
             entities: dict[str, Entity] = {}
             links: list[tuple[str, Entity]] = []
             for commit in fresh:
                 person = Entity(
-                    f"Person:{commit.author_email or commit.author_name}",
+                    person_key(email=commit.author_email, name=commit.author_name),
                     EntityKind.PERSON,
                     commit.author_name,
                     None,
                 )
                 entities[person.key] = person
                 links.append((ids[commit.sha], person))
-                for entity in self._memory.refs_in(f"{commit.subject}\n{commit.body}", project):
+                for entity in self._refs_in(f"{commit.subject}\n{commit.body}", project):
                     entities[entity.key] = entity  # `fixes #12`: the commit is about issue #12
                     links.append((ids[commit.sha], entity))
                 for path in commit.files[:50]:
@@ -273,8 +298,7 @@ class Bootstrapper:
                         entity = Entity(file_key(project, path), EntityKind.FILE, path, project)
                         entities[entity.key] = entity
                         links.append((ids[commit.sha], entity))
-            self._store.upsert_entities(list(entities.values()))
-            self._store.link_about(links)
+            self._writer.add(records, about=links)
             report.commits = len(fresh)
             self._link_symbols(root, project, {p for c in fresh for p in c.files[:50]}, ids)
         self._code.replace_co_changes(project, co_changes(commits))
@@ -301,8 +325,8 @@ class Bootstrapper:
                 key = symbol_key(project, path, owner.qualified_name)
                 entity = Entity(key, EntityKind.SYMBOL, owner.qualified_name, project, owner.signature[:200])
                 links.setdefault((memory_id, key), (memory_id, entity))
-        if links:
-            self._store.link_about(list(links.values()))
+        # The symbols are the code graph's: linked, not stored again.
+        self._writer.link_entities(list(links.values()), store_entities=False)
 
 
 def _innermost(definitions: list[Definition], lines: int) -> list[Definition | None]:
@@ -312,7 +336,3 @@ def _innermost(definitions: list[Definition], lines: int) -> list[Definition | N
         for line in range(max(definition.start_line, 1), min(definition.end_line, lines) + 1):
             owners[line] = definition
     return owners
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()

@@ -140,19 +140,3 @@ def stale_flags(
                     f"possibly stale: {symbol.qualified_name} changed on {symbol.body_changed_at.date()}"
                 )
     return flags
-
-
-def code_neighbours(code: CodeGraph, entities: Iterable[Entity], limit: int = 30) -> list[str]:
-    """Keys next to named files and symbols: a symbol's callers and callees, a file's
-    symbols and the files it imports or is imported by."""
-    found: list[str] = []
-    for entity in entities:
-        if entity.kind is EntityKind.SYMBOL:
-            for other, _, _ in code.calls([entity.key], incoming=True, limit=limit):
-                found.append(other.key)
-            for other, _, _ in code.calls([entity.key], incoming=False, limit=limit):
-                found.append(other.key)
-        elif entity.kind is EntityKind.FILE and entity.project:
-            found += [s.key for s in code.symbols_in(entity.project, entity.name)[:limit]]
-    named = {e.key for e in entities}
-    return [key for key in dict.fromkeys(found) if key not in named][:limit]

@@ -24,7 +24,7 @@ from graphmem.service.code_context import (
 )
 from graphmem.service.enrichment import Enricher
 from graphmem.service.gitlab_context import changed_by, pending_note, ref_sections
-from graphmem.service.memory_mentions import ref_entity
+from graphmem.service.mentions import ref_entity
 from graphmem.service.recall import _visible
 from graphmem.service.results import RecallResult
 

@@ -21,6 +21,11 @@ DEFAULT_TTL = timedelta(minutes=5)
 MAX_TTL = timedelta(hours=24)
 MAX_LABEL_CHARS = 200
 MAX_SESSIONS = 1000
+# What the service's session and claim verbs say when no daemon set a Coordinator.
+NO_DAEMON = (
+    "Sessions and claims live in the graphmem daemon, which other agents reach too: start it "
+    "with `graphmem serve` (or let an MCP client start it), then try again."
+)
 
 
 @dataclass(frozen=True, slots=True)

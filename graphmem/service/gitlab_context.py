@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from graphmem.core.codegraph import SymbolInfo, file_key
 from graphmem.core.enrichment import EnrichmentRow, EnrichState, symbols_touched, target_key
 from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData, Person
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.ports import CodeGraph, GitLabGraph
-from graphmem.service.enrichment import Enricher
 
 LIST_LIMIT = 25
 # Characters of a description shown in a bundle (the whole one is stored).
 DESCRIPTION_EXCERPT_CHARS = 600
 Sections = list[tuple[str, list[str]]]
-# Entities one GitLab edge from what a recall query names, whose memories join the entity channel:
-# as many as get_context lists per section, so a 3,000-file MR adds no more than a bundle shows.
-RECALL_NEIGHBOUR_LIMIT = LIST_LIMIT
-_NEIGHBOUR_KINDS = (EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.FILE, EntityKind.SYMBOL)
 
 
 def _who(person: Person | None) -> str:
@@ -241,15 +236,3 @@ def changed_by(gitlab: GitLabGraph, file_key: str) -> Sections:
         for mr, state, merged in found
     ]
     return [("Changed by", lines)]
-
-
-def gitlab_neighbours(
-    enricher: Enricher | None, entities: Iterable[Entity], limit: int = RECALL_NEIGHBOUR_LIMIT
-) -> tuple[str, ...]:
-    """Keys next to named entities in the stored GitLab graph, for recall: an MR's changed files
-    and symbols, the issues it closes and their epic; an issue's closing MRs and its epic; the
-    MRs that changed a file or symbol. Empty until enrichment stored those edges."""
-    keys = [e.key for e in entities if e.kind in _NEIGHBOUR_KINDS]
-    if enricher is None or not keys:
-        return ()
-    return tuple(enricher.graph.related_keys(keys, limit))

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -33,7 +32,6 @@ from contextlib import closing
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from graphmem.core.extraction import extract
 from graphmem.core.models import Category, Entity, EntityKind, Trust
@@ -45,9 +43,7 @@ from graphmem.core.timeparse import to_utc
 from graphmem.core.trust import looks_like_injection
 from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError, SessionStoreError
 from graphmem.service.results import IngestReport
-
-if TYPE_CHECKING:
-    from graphmem.service.memory import MemoryService
+from graphmem.service.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
 
@@ -106,6 +102,7 @@ class _Run:
     """Counters of one run, turned into the IngestReport at the end."""
 
     report: IngestReport
+    default_project: str | None = None  # where a session without a directory's memories go
     llm_used: int = 0
     categories: Counter[str] = field(default_factory=Counter)
 
@@ -126,22 +123,22 @@ def parse_cursor(raw: str | None) -> tuple[int, str] | None:
 
 
 class Ingester:
-    """Ingests OpenCode sessions into one Memory service. Safe to run from several threads."""
+    """Ingests OpenCode sessions through the ``MemoryWriter``. Safe to run from several threads."""
 
     def __init__(
         self,
-        memory: MemoryService,
+        writer: MemoryWriter,
         *,
         options: IngestOptions,
-        write_lock: threading.RLock,
         clock: Callable[[], datetime],
         sessions: SessionSource,
         roots: ProjectRoots,
         llm: SessionExtractor | None = None,
     ) -> None:
-        self._memory = memory
+        self._writer = writer
+        self._meta = writer.store  # the cursor and each session's progress (``StoreMeta``)
         self._options = options
-        self._lock = write_lock
+        self._lock = writer.lock
         self._clock = clock
         self._sessions = sessions
         self._roots = roots
@@ -154,11 +151,15 @@ class Ingester:
         since: datetime | None = None,
         session_id: str | None = None,
         progress: IngestProgress | None = None,
+        default_project: str | None = None,
     ) -> IngestReport:
-        """Ingest the finished sessions changed since the cursor (or ``since``), or one session."""
+        """Ingest the finished sessions changed since the cursor (or ``since``), or one session;
+        what a session without a directory teaches goes to ``default_project``."""
         started = time.perf_counter()
         path = self._sessions.locate(db_path or self._options.opencode_db)
-        run = _Run(IngestReport(db_path=str(path), extractor="llm" if self._llm else "rules"))
+        run = _Run(
+            IngestReport(db_path=str(path), extractor="llm" if self._llm else "rules"), default_project
+        )
         with closing(self._sessions.open(path)) as reader:
             if session_id is not None:
                 self._one(reader, session_id, run)
@@ -188,7 +189,7 @@ class Ingester:
         run: _Run,
         progress: IngestProgress | None,
     ) -> None:
-        cursor = parse_cursor(self._memory.store.get_meta(CURSOR_KEY))
+        cursor = parse_cursor(self._meta.get_meta(CURSOR_KEY))
         position = (_ms(since) - 1, "") if since is not None else cursor
         advance: tuple[int, str] | None = None  # the last session before the first one left pending
         blocked = False
@@ -208,9 +209,9 @@ class Ingester:
             position = (rows[-1].time_updated_ms, rows[-1].id)
         if advance is not None and (cursor is None or advance > cursor):
             with self._lock:
-                stored = parse_cursor(self._memory.store.get_meta(CURSOR_KEY))
+                stored = parse_cursor(self._meta.get_meta(CURSOR_KEY))
                 if stored is None or advance > stored:  # another run may have gone further
-                    self._memory.store.set_meta(CURSOR_KEY, f"{advance[0]} {advance[1]}")
+                    self._meta.set_meta(CURSOR_KEY, f"{advance[0]} {advance[1]}")
                     run.report.cursor = f"{advance[0]} {advance[1]}"
 
     def _session(self, reader: SessionReader, row: SessionRow, run: _Run, *, explicit: bool) -> bool:
@@ -218,7 +219,7 @@ class Ingester:
         report = run.report
         report.sessions_read += 1
         key = SESSION_KEY.format(id=row.id)
-        if _Mark.parse(self._memory.store.get_meta(key)).updated_ms >= row.time_updated_ms:
+        if _Mark.parse(self._meta.get_meta(key)).updated_ms >= row.time_updated_ms:
             report.sessions_unchanged += 1
             return True
         now_ms = _ms(self._clock())
@@ -239,13 +240,13 @@ class Ingester:
             return False
         learned = self._extract(read.transcript, run)
         with self._lock:
-            mark = _Mark.parse(self._memory.store.get_meta(key))  # another run may have stored it meanwhile
+            mark = _Mark.parse(self._meta.get_meta(key))  # another run may have stored it meanwhile
             if mark.updated_ms >= row.time_updated_ms:
                 report.sessions_unchanged += 1
                 return True
             self._store(read, learned, mark, run)
             mark.updated_ms = row.time_updated_ms
-            self._memory.store.set_meta(key, mark.dump())
+            self._meta.set_meta(key, mark.dump())
         report.sessions_ingested += 1
         return True
 
@@ -278,7 +279,7 @@ class Ingester:
             project=project,
             title=_clean(transcript.title)[:200],
         )
-        self._memory.store.upsert_entities([session])
+        self._writer.add_entities([session])
         created = {m.id: m.created_at for m in transcript.messages}
         # A message that tries to instruct the model taints what is learned from it.
         tainted = {m.id for m in transcript.messages if looks_like_injection(m.text)}
@@ -314,10 +315,10 @@ class Ingester:
         if item.trust is Trust.LOW and category is not Category.EVENT:
             category = LOW_TRUST_CATEGORY
         try:
-            result = self._memory.remember(
+            result = self._writer.remember(
                 text,
                 category=category,
-                project=project,
+                project=project if project is not None else run.default_project,
                 session=transcript.session_id,
                 source=SOURCE,
                 occurred_at=when,
@@ -327,9 +328,7 @@ class Ingester:
         except InvalidInputError as exc:
             run.report.errors.append(f"{transcript.session_id}/{item.message_id}: {exc}")
             return
-        links = [session, *_file_entities(root, item.files)]
-        self._memory.store.upsert_entities(links)
-        self._memory.store.link_about([(result.memory.id, e) for e in links])
+        self._writer.attach(result.memory.id, [session, *_file_entities(root, item.files)])
         if result.created:
             run.categories[category.value] += 1
         else:
@@ -356,24 +355,23 @@ class Ingester:
         links = [session, *_file_entities(root, files[:MAX_LINKED_FILES])]
         if previous is not None:
             try:
-                self._memory.edit(previous, text=text, project=project)
+                own = project if project is not None else run.default_project
+                self._writer.edit(previous, text=text, project=own)
             except NotFoundError:
                 previous = None  # deleted by the user: write a new one
             else:
-                self._memory.store.upsert_entities(links)
-                self._memory.store.link_about([(previous, e) for e in links])
+                self._writer.attach(previous, links)
                 return previous
-        result = self._memory.remember(
+        result = self._writer.remember(
             text,
             category=Category.EVENT,
-            project=project,
+            project=project if project is not None else run.default_project,
             session=transcript.session_id,
             source=SOURCE,
             occurred_at=transcript.created_at,
             origin=transcript.session_id,
         )
-        self._memory.store.upsert_entities(links)
-        self._memory.store.link_about([(result.memory.id, e) for e in links])
+        self._writer.attach(result.memory.id, links)
         if result.created:
             run.categories[Category.EVENT.value] += 1
         return result.memory.id

@@ -24,9 +24,10 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from graphmem.core import injection
 from graphmem.core.injection import Prompt, Section
@@ -35,7 +36,7 @@ from graphmem.core.text import clip, content_hash, estimate_tokens
 from graphmem.core.timeparse import utc_now
 from graphmem.core.trust import looks_like_injection
 from graphmem.errors import InvalidInputError
-from graphmem.service.memory import MemoryService
+from graphmem.service.results import RecallResult
 
 log = logging.getLogger(__name__)
 
@@ -153,12 +154,29 @@ class Injection:
     took_ms: float
 
 
+class Memories(Protocol):
+    """What the injector reads: ``MemoryService``'s ``list`` and ``recall``."""
+
+    def list(
+        self,
+        *,
+        project: str | None = None,
+        categories: Iterable[str | Category] | None = None,
+        statuses: Iterable[Status] | None = None,
+        since: datetime | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[MemoryRecord]: ...
+
+    def recall(self, query: str, *, project: str | None = None, limit: int | None = None) -> RecallResult: ...
+
+
 class Injector:
     """Builds ``<memory>`` blocks for the plugin; thread-safe."""
 
     def __init__(
         self,
-        memory: MemoryService,
+        memory: Memories,
         resolve_project: Callable[[str | None], str | None],
         *,
         suspicious: Callable[[str], bool] = looks_like_injection,

@@ -5,9 +5,9 @@ Each kind of value is checked here, once, for every verb and surface.
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
+from graphmem.core.keys import file_key
 from graphmem.core.models import Category, Entity, EntityKind, LinkKind, Scope, Trust
 from graphmem.errors import InvalidInputError, NotFoundError
 
@@ -99,10 +99,6 @@ def parse_project(value: str | None) -> str | None:
     return value
 
 
-def new_memory_id() -> str:
-    return f"mem_{uuid.uuid4().hex[:16]}"
-
-
 def file_entity(root: Path, candidate: str) -> Entity | None:
     """The ``File`` entity for ``candidate`` when it names a file or folder inside ``root``."""
     try:
@@ -114,4 +110,4 @@ def file_entity(root: Path, candidate: str) -> Entity | None:
     except (ValueError, OSError, RuntimeError):  # not a path this system can look up
         return None
     name = relative.as_posix()
-    return Entity(f"File:{root}::{name}", EntityKind.FILE, name, project=str(root))
+    return Entity(file_key(str(root), name), EntityKind.FILE, name, project=str(root))

@@ -1,124 +1,131 @@
 """The Memory service: every use case of graphmem, called by the CLI, the MCP tools and Python.
 
-Entry points parse input and present results; everything else happens here.
+``MemoryService`` is a facade: each verb resolves the project a call names (or this
+memory's own, ``project``) and hands the call to the peer service that owns it, all built
+by ``graphmem.app`` (the composition root):
+
+- ``MemoryWriter`` (``writer.py``): remember, edit -- every write of a memory passes it;
+- ``Lifecycle`` (``lifecycle.py``): archive, restore, resolve, unresolve, delete, link, unlink;
+- ``Listing`` (``listing.py``): show, select, list, stats;
+- ``Recaller`` (``recall.py``) and ``ContextBuilder`` (``context.py``): recall, get_context, boot;
+- ``TransferFiles`` (``transfer_files.py``): export and import, as text or through files;
+- ``Enricher`` (``enrichment.py``): enrich, the GitLab queue and its status;
+- ``Bootstrapper`` (``bootstrap.py``) and ``Ingester`` (``ingest.py``): what graphmem learns;
+- ``Coordinator`` (``coordination.py``, set by the daemon): sessions and claims.
+
+Entry points parse input and present results; nothing but delegation happens here.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TextIO
 
 from graphmem.core.bundle import ContextBundle
-from graphmem.core.dedup import candidate_query, is_near_duplicate, memory_hash, similarity
-from graphmem.core.fusion import Plan, get_plan
-from graphmem.core.models import (
-    SUPERSEDABLE,
-    Category,
-    Entity,
-    MemoryRecord,
-    Scope,
-    Status,
-    Trust,
-)
-from graphmem.core.ports import CodeGraph, GraphStore, LearningSources, Visibility
-from graphmem.core.redaction import redact
-from graphmem.core.text import clean_fts_query, validate_text
-from graphmem.core.timeparse import to_utc, utc_now
-from graphmem.core.trust import looks_like_injection
-from graphmem.errors import InvalidInputError
-from graphmem.service.code_context import code_neighbours
+from graphmem.core.enrichment import EnrichReport, GitLabStatus
+from graphmem.core.fusion import Plan
+from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord, Scope, Status, Trust
+from graphmem.core.ports import CodeGraph
+from graphmem.errors import ConfigError, InvalidInputError
+from graphmem.service.bootstrap import Bootstrapper
 from graphmem.service.context import ContextBuilder
-from graphmem.service.enrichment import Enricher
-from graphmem.service.gitlab_context import gitlab_neighbours
-from graphmem.service.ingest import IngestOptions
-from graphmem.service.inputs import (
-    file_entity,
-    new_memory_id,
-    parse_category,
-    parse_project,
-    parse_scope,
-    parse_trust,
+from graphmem.service.coordination import (
+    NO_DAEMON,
+    ActiveSessions,
+    AgentSession,
+    Claim,
+    Coordinator,
+    EndedSession,
 )
-from graphmem.service.memory_coordination import CoordinationVerbs
-from graphmem.service.memory_gitlab import GitLabVerbs
-from graphmem.service.memory_learning import LearningVerbs
-from graphmem.service.memory_lifecycle import LifecycleVerbs
-from graphmem.service.memory_mentions import Mentions
-from graphmem.service.memory_transfer import TransferVerbs
-from graphmem.service.recall import Recaller, RecallQuery
-from graphmem.service.redacting import guard_store
-from graphmem.service.results import MemoryDetail, RecallResult, RememberResult, Stats
+from graphmem.service.enrichment import Enricher
+from graphmem.service.file_access import FileAccess
+from graphmem.service.ingest import Ingester, IngestOptions
+from graphmem.service.inputs import parse_project
+from graphmem.service.lifecycle import Lifecycle
+from graphmem.service.listing import Listing
+from graphmem.service.mentions import Mentions, parse_ref_entities
+from graphmem.service.recall import Recaller
+from graphmem.service.repository_export import DEFAULT_FOLDER
+from graphmem.service.results import (
+    BootstrapReport,
+    ExportSummary,
+    ImportSummary,
+    IngestReport,
+    MemoryDetail,
+    RecallResult,
+    RememberResult,
+    RepositoryExport,
+    RepositoryFiles,
+    Stats,
+)
 from graphmem.service.semantic import SemanticIndex
-from graphmem.service.transfer import Progress, Transfer
+from graphmem.service.transfer import ExportedFile, Progress
+from graphmem.service.transfer_files import TransferFiles
+from graphmem.service.writer import MemoryWriter
 
-log = logging.getLogger(__name__)
+NO_SOURCES = (
+    "This Memory service was built without sources to learn from: open it with "
+    "graphmem.open_memory(), which gives it the code parser, git and OpenCode's sessions."
+)
 
-# Lexical candidates compared with a new memory for near-duplicates / same subject.
-DEDUP_CANDIDATES = 8
-MAX_LIST_LIMIT = 10_000
 
-
-class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, TransferVerbs, CoordinationVerbs):
-    """Remember, recall, get context, and manage memories in one store.
-
-    Writing, reading and the index are here; the other verbs live in modules beside
-    this one, mixed in: ``memory_mentions`` (the entities a text names),
-    ``memory_lifecycle`` (archive, restore, resolve, delete, link), ``memory_gitlab``
-    (enrich, GitLab status), ``memory_learning`` (bootstrap, ingest OpenCode sessions),
-    ``memory_transfer`` (export, import) and ``memory_coordination`` (sessions, claims).
-    """
+class MemoryService:
+    """Remember, recall, get context, and manage memories in one store (see the module doc)."""
 
     def __init__(
         self,
-        store: GraphStore,
-        semantic: SemanticIndex | None,
         *,
-        data_dir: Path,
-        gitlab_namespace: Callable[[str], str | None] = lambda project: None,
-        plan: str = "hybrid",
-        recall_limit: int = 10,
-        context_max_tokens: int = 1500,
-        near_duplicate: float = 0.35,
-        same_subject: float = 0.5,
-        clock: Callable[[], datetime] = utc_now,
-        code: CodeGraph | None = None,
+        writer: MemoryWriter,
+        mentions: Mentions,
+        recaller: Recaller,
+        context: ContextBuilder,
+        listing: Listing,
+        lifecycle: Lifecycle,
+        transfer: TransferFiles,
+        ingest: IngestOptions,
         enricher: Enricher | None = None,
-        ingest: IngestOptions | None = None,
-        sources: LearningSources | None = None,
+        bootstrapper: Bootstrapper | None = None,
+        ingester: Ingester | None = None,
+        code: CodeGraph | None = None,
+        context_max_tokens: int = 1500,
     ) -> None:
-        store = guard_store(store)  # every write from here on passes redaction
-        self.store = store
+        self._writer = writer
+        self.store = writer.store  # behind the redaction door
+        self.semantic: SemanticIndex | None = writer.semantic
         self.code = code
-        self.semantic = semantic
-        self.data_dir = data_dir
+        self.enricher = enricher
+        self.data_dir = transfer.data_dir
         # The project a call that names none uses (``graphmem.open_memory`` sets the current
         # directory's, like the CLI); None: no project.
         self.project: str | None = None
-        self._namespace = gitlab_namespace
-        self._plan = get_plan(plan)
-        self._recall_limit = recall_limit
+        self.coordinator: Coordinator | None = None  # set by the daemon
+        self._mentions = mentions
+        self._recaller = recaller
+        self._context = context
+        self._listing = listing
+        self._lifecycle = lifecycle
+        self._transfer = transfer
+        self._ingest = ingest
+        self._bootstrapper = bootstrapper
+        self._ingester = ingester
         self._context_max_tokens = context_max_tokens
-        self._near_duplicate = near_duplicate
-        self._same_subject = same_subject
-        self._clock = clock
-        self._recaller = Recaller(store, semantic)
-        self._transfer = Transfer(store, semantic, clock)
-        self.enricher = enricher
-        self._context = ContextBuilder(
-            store, self.recall, self._project_namespace, file_entity, clock, code, enricher
-        )
-        self._write_lock = threading.RLock()
-        self._session_tail: dict[str, str] = {}
-        self._ingest = ingest or IngestOptions()
-        self._sources = sources  # what bootstrap and ingest read (code, git, sessions)
+
+    @property
+    def writer(self) -> MemoryWriter:
+        """The one door for writing memories (``service/writer.py``)."""
+        return self._writer
 
     def close(self) -> None:
         self.store.close()
+
+    def _own(self, project: str | None) -> str | None:
+        """``project`` (checked: a NUL or an over-long path is refused), or this memory's own
+        project when the call names none."""
+        return self.project if project is None else parse_project(project)
+
+    # -- the model ------------------------------------------------------------------
 
     def load_model(self) -> None:
         """Load the model and the vectors now and embed what is pending.
@@ -135,15 +142,25 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         if self.semantic is not None:
             self.semantic.embedder.warm_up()
 
-    def _project_namespace(self, project: str) -> str | None:
-        return self._namespace(project)
+    def embed_pending(self, progress: Progress | None = None) -> int:
+        """Embed memories written since the model last ran; returns how many."""
+        return self.semantic.embed_pending(progress) if self.semantic is not None else 0
 
-    def _own(self, project: str | None) -> str | None:
-        """``project`` (checked: a NUL or an over-long path is refused), or this memory's own
-        project when the call names none."""
-        return self.project if project is None else parse_project(project)
+    def reindex(self, progress: Progress | None = None) -> int:
+        """Re-embed every memory with the configured model (after changing it)."""
+        return self._writer.reindex(progress)
 
-    # -- writing ----------------------------------------------------------------
+    # -- the entities a text names ----------------------------------------------------
+
+    def refs_in(self, text: str, project: str | None) -> list[Entity]:
+        """The GitLab refs a text names (``!12``, ``#45``, ``group/proj&3``, URLs) as entities."""
+        return self._mentions.refs_in(text, project)
+
+    def entities_in(self, text: str, project: str | None) -> list[Entity]:
+        """Entities a text names: GitLab refs, files that exist in ``project``, and its code symbols."""
+        return self._mentions.entities_in(text, project)
+
+    # -- writing ------------------------------------------------------------------------
 
     def remember(
         self,
@@ -167,126 +184,18 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         ``origin`` says where in ``source`` it was learned (an OpenCode message id);
         ``trust`` is ``low`` for text that tries to instruct the model.
         """
-        text = validate_text(text)
-        redaction = redact(text)  # secrets never reach the store
-        text = validate_text(redaction.text)
-        trust = parse_trust(trust)
-        if source != "user" and looks_like_injection(text):
-            trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
-        category = parse_category(category)
-        project = self._own(project)
-        scope = self._default_scope(category, project) if scope is None else parse_scope(scope)
-        if scope is Scope.PROJECT and not project:
-            raise InvalidInputError(
-                "Scope 'project' needs a project: run inside a git repository or pass --project PATH."
-            )
-        owner = project if scope is Scope.PROJECT else None
-        now = self._clock()
-        when = to_utc(occurred_at) if occurred_at is not None else now
-        digest = memory_hash(scope, owner, text)
-        with self._write_lock:
-            old = self._get(supersedes) if supersedes else None
-            for existing in self.store.find_by_hash(digest):
-                if existing.status is not Status.SUPERSEDED or (old is not None and existing.id == old.id):
-                    # an archived one comes back
-                    return replace(self._reinforce(existing, now), redacted=redaction.count)
-            visibility = Visibility(owner, frozenset({Status.ACTIVE}))
-            similar = self._similar(text, visibility)
-            if old is None:
-                for candidate, _ in similar:
-                    if candidate.category is category and is_near_duplicate(
-                        text, candidate.text, self._near_duplicate
-                    ):
-                        return replace(self._reinforce(candidate, now), redacted=redaction.count)
-            entities = self.entities_in(text, project)
-            record = MemoryRecord(
-                id=new_memory_id(),
-                text=text,
-                category=category,
-                scope=scope,
-                project=owner,
-                created_at=when,
-                updated_at=now,
-                valid_from=when,
-                content_hash=digest,
-                source=source,
-                session=session,
-                origin=origin,
-                trust=trust,
-            )
-            # The session's last turn, looked up before this one becomes the last.
-            tail = (
-                (self._session_tail.get(session) or self.store.last_in_session(session)) if session else None
-            )
-            self.store.add_memories([record])
-            if entities:
-                self.store.upsert_entities(entities)
-                self.store.link_about([(record.id, e) for e in entities])
-            if session:
-                if tail:
-                    self.store.add_next([(tail, record.id)])
-                self._session_tail[session] = record.id
-            replaced = [old] if old is not None else self._same_subject_as(record, entities, similar)
-            for older in replaced:
-                self._supersede(record, older, now)
-        if self.semantic is not None:
-            self.semantic.added()
-        return RememberResult(
-            record,
-            True,
-            superseded=tuple(p.id for p in replaced),
-            entities=tuple(entities),
-            redacted=redaction.count,
+        return self._writer.remember(
+            text,
+            category=category,
+            scope=scope,
+            project=self._own(project),
+            supersedes=supersedes,
+            session=session,
+            source=source,
+            occurred_at=occurred_at,
+            origin=origin,
+            trust=trust,
         )
-
-    def _default_scope(self, category: Category, project: str | None) -> Scope:
-        if project is None or category is Category.PREFERENCE:
-            return Scope.GLOBAL
-        return Scope.PROJECT
-
-    def _similar(self, text: str, visibility: Visibility) -> list[tuple[MemoryRecord, float]]:
-        """Active memories that share words with ``text``, most similar first."""
-        hits = self.store.search_text(clean_fts_query(candidate_query(text)), visibility, DEDUP_CANDIDATES)
-        records = self.store.get_memories([memory_id for memory_id, _ in hits])
-        scored = [(record, similarity(text, record.text)) for record in records.values()]
-        return sorted(scored, key=lambda pair: (-pair[1], pair[0].id))
-
-    def _same_subject_as(
-        self, record: MemoryRecord, entities: Sequence[Entity], similar: Sequence[tuple[MemoryRecord, float]]
-    ) -> list[MemoryRecord]:
-        """Older memories of the same kind that ``record`` replaces.
-
-        Only for categories where a newer statement replaces an older one, only in
-        the same scope, and only when the two share a subject: a named entity, or
-        most of their words.
-        """
-        if record.category not in SUPERSEDABLE:
-            return []
-        keys = {e.key for e in entities}
-        about = self.store.about([r.id for r, _ in similar]) if keys else {}
-        replaced = []
-        for other, overlap in similar:
-            if other.category is not record.category or other.scope is not record.scope:
-                continue
-            if other.project != record.project or other.id == record.id:
-                continue
-            shares_entity = bool(keys & {e.key for e in about.get(other.id, [])})
-            threshold = self._same_subject * (0.6 if shares_entity else 1.0)
-            if overlap >= threshold:
-                replaced.append(other)
-        return replaced[:1]
-
-    def _reinforce(self, existing: MemoryRecord, now: datetime) -> RememberResult:
-        changes: dict[str, object] = {"reinforced": existing.reinforced + 1, "updated_at": now}
-        status = Status.ACTIVE if existing.status is Status.ARCHIVED else existing.status
-        if status is not existing.status:
-            changes["status"] = status
-            if self.semantic is not None:
-                self.semantic.status_changed(existing.id, status)
-        self.store.update_memory(existing.id, changes)
-        updated = replace(existing, reinforced=existing.reinforced + 1, updated_at=now, status=status)
-        entities = self.store.about([existing.id]).get(existing.id, [])
-        return RememberResult(updated, False, duplicate_of=existing.id, entities=tuple(entities))
 
     def edit(
         self,
@@ -303,36 +212,43 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         """
         if text is None and category is None:
             raise InvalidInputError("Nothing to change: give new text and/or --category.")
-        project = self._own(project)
-        new_category = parse_category(category) if category is not None else None
-        new_text = validate_text(redact(text).text) if text is not None else None
-        with self._write_lock:
-            record = self._get(memory_id)
-            memory_id = record.id  # as stored: the id given may carry whitespace
-            now = self._clock()
-            if new_text is not None and new_text != record.text:
-                self.store.replace_text(
-                    memory_id,
-                    text=new_text,
-                    content_hash=memory_hash(record.scope, record.project, new_text),
-                    updated_at=now,
-                    entities=self.entities_in(new_text, project or record.project),
-                )
-                if self.semantic is not None:
-                    self.semantic.text_changed(memory_id)
-            changes: dict[str, object] = {"updated_at": now}
-            if new_category is not None:
-                changes["category"] = new_category
-            self.store.update_memory(memory_id, changes)
-            return self._get(memory_id)
+        return self._writer.edit(memory_id, text=text, category=category, project=self._own(project))
 
-    # -- reading ----------------------------------------------------------------
+    # -- lifecycle: status and links ------------------------------------------------------
+
+    def archive(self, memory_id: str) -> MemoryRecord:
+        """Hide a memory from recall without deleting it (``restore`` brings it back)."""
+        return self._lifecycle.archive(memory_id)
+
+    def restore(self, memory_id: str) -> MemoryRecord:
+        """Make an archived or superseded memory current again (a supersession is undone)."""
+        return self._lifecycle.restore(memory_id)
+
+    def resolve(self, memory_id: str) -> MemoryRecord:
+        """Mark a blocker as no longer blocking."""
+        return self._lifecycle.resolve(memory_id)
+
+    def unresolve(self, memory_id: str) -> MemoryRecord:
+        """Mark a resolved blocker as blocking again."""
+        return self._lifecycle.unresolve(memory_id)
+
+    def delete(self, memory_id: str) -> MemoryRecord:
+        """Delete a memory and its edges for good."""
+        return self._lifecycle.delete(memory_id)
+
+    def link(self, source: str, target: str, kind: str | LinkKind) -> Link:
+        """Relate two memories: ``source`` supersedes / contradicts / extends / relates to ``target``."""
+        return self._lifecycle.link(source, target, kind)
+
+    def unlink(self, source: str, target: str, kind: str | LinkKind) -> None:
+        """Remove a link; removing ``supersedes`` makes the target current again."""
+        self._lifecycle.unlink(source, target, kind)
+
+    # -- reading --------------------------------------------------------------------------
 
     def show(self, memory_id: str) -> MemoryDetail:
         """One memory, its entities and its links."""
-        record = self._get(memory_id)
-        entities = self.store.about([record.id]).get(record.id, [])
-        return MemoryDetail(record, tuple(entities), tuple(self.store.links([record.id])))
+        return self._listing.show(memory_id)
 
     def select(
         self,
@@ -348,26 +264,9 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
 
         ``since`` and ``before`` bound the creation time; without any statuses, active and
         resolved memories match. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
-        visibility = Visibility(
-            self._own(project),
-            frozenset(statuses) if statuses else frozenset({Status.ACTIVE, Status.RESOLVED}),
-            frozenset(parse_category(c) for c in categories) if categories else None,
-            to_utc(since) if since is not None else None,
+        return self._listing.select(
+            project=self._own(project), categories=categories, statuses=statuses, since=since, before=before
         )
-        cutoff = to_utc(before) if before is not None else None
-        found: list[MemoryRecord] = []
-        offset = 0
-        while True:
-            page = self.store.list_memories(visibility, limit=MAX_LIST_LIMIT, offset=offset)
-            found += [r for r in page if cutoff is None or r.created_at < cutoff]
-            if len(found) > MAX_LIST_LIMIT:
-                raise InvalidInputError(
-                    f"Over {MAX_LIST_LIMIT} memories match: narrow the filter (a category, a status, "
-                    "an age) and run it again."
-                )
-            if len(page) < MAX_LIST_LIMIT:
-                return found
-            offset += MAX_LIST_LIMIT
 
     def list(
         self,
@@ -380,37 +279,18 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         offset: int = 0,
     ) -> list[MemoryRecord]:
         """Memories visible from ``project``, newest first."""
-        if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
-            raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
-        visibility = Visibility(
-            self._own(project),
-            frozenset(statuses) if statuses else frozenset({Status.ACTIVE, Status.RESOLVED}),
-            frozenset(parse_category(c) for c in categories) if categories else None,
-            to_utc(since) if since is not None else None,
+        return self._listing.list(
+            project=self._own(project),
+            categories=categories,
+            statuses=statuses,
+            since=since,
+            limit=limit,
+            offset=offset,
         )
-        return self.store.list_memories(visibility, limit=limit, offset=offset)
 
     def stats(self) -> Stats:
-        counts = self.store.count_memories()
-        by_category: Counter[str] = Counter()
-        by_status: Counter[str] = Counter()
-        by_scope: Counter[str] = Counter()
-        for (category, scope, status), n in counts.items():
-            by_category[category] += n
-            by_status[status] += n
-            by_scope[scope] += n
-        entities = Counter(e.kind.value for e in self.store.all_entities())
-        model = self.semantic.embedder.model_name if self.semantic is not None else "none"
-        return Stats(
-            total=sum(counts.values()),
-            by_category=dict(by_category),
-            by_status=dict(by_status),
-            by_scope=dict(by_scope),
-            entities=dict(entities),
-            pending_embeddings=len(self.store.pending_embeddings(1_000_000)),
-            data_dir=str(self.data_dir),
-            model=model,
-        )
+        """Counts by category, status and scope, entities by kind, the embedding backlog."""
+        return self._listing.stats()
 
     def recall(
         self,
@@ -424,29 +304,15 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         plan: str | Plan | None = None,
     ) -> RecallResult:
         """The memories most relevant to ``query``; nothing when nothing is relevant."""
-        if not isinstance(query, str):
-            raise InvalidInputError("The query must be text.")
-        limit = self._recall_limit if limit is None else limit
-        if not 1 <= limit <= 200:
-            raise InvalidInputError("limit must be between 1 and 200.")
-        try:
-            chosen = plan if isinstance(plan, Plan) else get_plan(plan or self._plan.name)
-        except KeyError as exc:
-            raise InvalidInputError(str(exc.args[0])) from None
-        project = self._own(project)
-        named = self.entities_in(query, project)
-        request = RecallQuery(
-            text=query,
-            project=project,
+        return self._recaller.ask(
+            query,
+            project=self._own(project),
             limit=limit,
-            categories=frozenset(parse_category(c) for c in categories) if categories else None,
-            since=to_utc(since) if since is not None else None,
+            categories=categories,
+            since=since,
             history=history,
-            entity_keys=tuple(e.key for e in named),
-            neighbour_keys=(tuple(code_neighbours(self.code, named)) if self.code is not None else ())
-            + gitlab_neighbours(self.enricher, named),
+            plan=plan,
         )
-        return self._recaller.recall(request, chosen)
 
     def get_context(
         self, target: str, *, project: str | None = None, max_tokens: int | None = None
@@ -461,20 +327,238 @@ class MemoryService(Mentions, LifecycleVerbs, GitLabVerbs, LearningVerbs, Transf
         budget = self._context_max_tokens if max_tokens is None else max_tokens
         return self._context.boot_context(project=self._own(project), max_tokens=budget)
 
-    # -- the embedding index --------------------------------------------------------
+    # -- GitLab ---------------------------------------------------------------------------
 
-    def embed_pending(self, progress: Progress | None = None) -> int:
-        """Embed memories written since the model last ran; returns how many."""
-        return self.semantic.embed_pending(progress) if self.semantic is not None else 0
+    def enrich(
+        self,
+        refs: Sequence[str] | None = None,
+        *,
+        project: str | None = None,
+        all: bool = False,
+        refresh: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EnrichReport:
+        """Fetch GitLab facts now: for ``refs`` (``!12``, ``#4``, ``&7``, ``group/proj!12``,
+        URLs; relative ones resolved in ``project``), else for everything waiting, or with
+        ``all`` for every MR, issue and epic. Within ``[gitlab] ttl_seconds`` an enriched
+        entity is not asked again unless ``refresh``. ``progress(done, total)``.
+        """
+        enricher = self._enricher()
+        keys = None
+        if refs:
+            own = self.project if project is None else project
+            entities = parse_ref_entities(refs, own, self._mentions.namespace)
+            self._writer.add_entities(entities)
+            keys = [e.key for e in entities]
+        return enricher.enrich(keys, all=all, refresh=refresh, progress=progress)
 
-    def reindex(self, progress: Progress | None = None) -> int:
-        """Re-embed every memory with the configured model (after changing it)."""
-        if self.semantic is None:
-            raise InvalidInputError("This store has no embedding model configured.")
-        embedder = self.semantic.embedder
-        with self._write_lock:
-            self.store.clear_embeddings(embedder.dimension)
-            self.store.set_meta("embedding_model", embedder.model_name)
-            self.store.set_meta("embedding_dimension", str(embedder.dimension))
-            self.semantic.reset()
-            return self.semantic.embed_pending(progress)
+    def enrich_due(self, limit: int = 10) -> int:
+        """Fetch a few entities whose enrichment is due (the daemon's worker); how many were tried."""
+        return self.enricher.run_due(limit) if self.enricher is not None else 0
+
+    def gitlab_status(self, *, probe: bool = False) -> GitLabStatus:
+        """Whether GitLab is configured, reachable, rate-limited, the token's state (never
+        the token), and how many entities wait for enrichment. ``probe`` asks GitLab now."""
+        return self._enricher().status(probe=probe)
+
+    def _enricher(self) -> Enricher:
+        if self.enricher is None:
+            raise ConfigError("This store has no GitLab enrichment: open it with graphmem.open_memory().")
+        return self.enricher
+
+    # -- learning ---------------------------------------------------------------------------
+
+    def bootstrap(
+        self,
+        path: str | Path,
+        *,
+        history: int = 500,
+        progress: Callable[[int, int], None] | None = None,
+        history_before: datetime | None = None,
+        history_merges: bool = True,
+        history_revision: str = "HEAD",
+    ) -> BootstrapReport:
+        """Scan a repository into files, symbols and edges, facts from its docs, and its history.
+
+        Incremental: unchanged files cost a ``stat``; see ``service/bootstrap.py``.
+        ``history_before`` keeps only commits older than that time and
+        ``history_merges=False`` leaves merge commits out, and ``history_revision`` (a sha)
+        walks the history from that commit instead of HEAD (the code-memory benchmark's cut).
+        """
+        if self.code is None:
+            raise InvalidInputError("This store has no code graph.")
+        if self._bootstrapper is None:
+            raise InvalidInputError(NO_SOURCES)
+        return self._bootstrapper.run(
+            Path(path),
+            history=history,
+            progress=progress,
+            history_before=history_before,
+            history_merges=history_merges,
+            history_revision=history_revision,
+        )
+
+    @property
+    def ingest_options(self) -> IngestOptions:
+        """How sessions are ingested (``[ingest]``); the daemon reads ``background`` and its interval."""
+        return self._ingest
+
+    def ingest_opencode(
+        self,
+        *,
+        db_path: str | None = None,
+        since: datetime | None = None,
+        session_id: str | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> IngestReport:
+        """Learn from finished OpenCode sessions: decisions, blockers, procedures, preferences...
+
+        Reads OpenCode's SQLite store read-only (``db_path``, else ``[ingest] opencode_db``,
+        ``OPENCODE_DB``, the XDG data dir) from the stored cursor on, or every session
+        changed since ``since``; ``session_id`` ingests that one session now, finished or
+        not (the OpenCode plugin calls this on ``session.idle``). Idempotent: a session is
+        stored once, and again only with what its new messages teach. ``progress`` gets
+        the number of sessions looked at so far. See ``service/ingest.py``.
+        """
+        if self._ingester is None:
+            raise InvalidInputError(NO_SOURCES)
+        return self._ingester.run(
+            db_path=db_path,
+            since=since,
+            session_id=session_id,
+            progress=progress,
+            default_project=self.project,
+        )
+
+    # -- export and import ------------------------------------------------------------------
+
+    @property
+    def file_access(self) -> FileAccess:
+        """Where the path verbs may read and write (see ``service/file_access.py``)."""
+        return self._transfer.file_access
+
+    def confine_files(self) -> None:
+        """Hold the path verbs to what an agent may touch, from now on (the daemon's service):
+        the project's ``.graphmem/`` and ``<data_dir>/exports/``; see ``service/file_access.py``."""
+        self._transfer.confine_files()
+
+    def export(
+        self, out: TextIO, *, project: str | None = None, fmt: str = "jsonl", repository: bool = False
+    ) -> ExportSummary:
+        """Write memories as JSONL (lossless, importable) or Markdown (for reading).
+
+        ``repository``: only the memories ``project`` shares with a team, project-relative.
+        """
+        return self._transfer.export(out, project=project, fmt=fmt, repository=repository)
+
+    def export_repository(
+        self,
+        *,
+        project: str | None,
+        fmt: str = "jsonl",
+        force: bool = False,
+        current: str | None = None,
+        folder: str = DEFAULT_FOLDER,
+    ) -> RepositoryFiles:
+        """The files of a repository export (``memories.jsonl``, ``MEMORY.md``) as text, for
+        the caller to write; ``current`` is the folder's ``memories.jsonl`` now, checked for
+        memories this store lacks unless ``force``."""
+        return self._transfer.export_repository(
+            project=project, fmt=fmt, force=force, current=current, folder=folder
+        )
+
+    def import_text(
+        self,
+        text: str,
+        *,
+        name: str = "The export",
+        project: str | None = None,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportSummary:
+        """Import JSONL export text: validates everything first, imports all or nothing."""
+        return self._transfer.import_text(
+            text, name=name, project=project, dry_run=dry_run, progress=progress
+        )
+
+    def export_file(
+        self,
+        path: Path,
+        *,
+        project: str | None = None,
+        fmt: str = "jsonl",
+        repository: bool = False,
+        overwrite: bool = False,
+    ) -> ExportedFile:
+        """Write an export to ``path`` inside the project's ``.graphmem/`` or ``<data_dir>/exports/``
+        (a bare file name goes to the latter); an existing file only with ``overwrite`` and
+        only when graphmem wrote it."""
+        return self._transfer.export_file(
+            path, project=project, fmt=fmt, repository=repository, overwrite=overwrite
+        )
+
+    def export_dir(
+        self, directory: Path, *, project: str | None, fmt: str = "jsonl", force: bool = False
+    ) -> RepositoryExport:
+        """Write the project's shared memories into its ``.graphmem/`` folder (or a folder in
+        ``<data_dir>/exports/``): ``memories.jsonl`` and ``MEMORY.md``, each only when changed."""
+        return self._transfer.export_dir(directory, project=project, fmt=fmt, force=force)
+
+    def import_file(
+        self,
+        path: Path,
+        *,
+        project: str | None = None,
+        dry_run: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportSummary:
+        """Import a JSONL export file (or a folder's ``memories.jsonl``) inside the project's
+        checkout or ``<data_dir>/exports/``: validates everything first, imports all or nothing."""
+        return self._transfer.import_file(path, project=project, dry_run=dry_run, progress=progress)
+
+    # -- sessions and claims (the daemon's Coordinator) ----------------------------------------
+
+    def _coordinator(self) -> Coordinator:
+        if self.coordinator is None:
+            raise InvalidInputError(NO_DAEMON)
+        return self.coordinator
+
+    def session_start(
+        self, agent: str, *, project: str | None = None, task: str | None = None
+    ) -> AgentSession:
+        """Announce a working session other agents on the project see; it expires without
+        ``session_heartbeat``."""
+        return self._coordinator().start(agent, self._own(project), task)
+
+    def session_heartbeat(self, session_id: str, *, task: str | None = None) -> AgentSession:
+        """Keep a session and its claims alive for another TTL (and change its task)."""
+        return self._coordinator().heartbeat(session_id, task)
+
+    def session_end(
+        self, session_id: str, *, summary: str | None = None, source: str = "user"
+    ) -> EndedSession:
+        """End a session, release its claims, and store ``summary`` as an event memory."""
+        session = self._coordinator().end(session_id)
+        stored = None
+        if summary and summary.strip():
+            result = self.remember(
+                summary, category=Category.EVENT, project=session.project, session=session.id, source=source
+            )
+            stored = result.memory.id
+        return EndedSession(session, stored)
+
+    def active_sessions(self, *, project: str | None = None, all_projects: bool = False) -> ActiveSessions:
+        """The live sessions and claims of ``project`` (and of none), or of every project."""
+        coordinator = self._coordinator()
+        resolved = None if all_projects else self._own(project)
+        return ActiveSessions(coordinator.active(resolved), coordinator.claims(resolved))
+
+    def claim_item(self, session_id: str, item: str, *, ttl_seconds: int | None = None) -> Claim:
+        """Claim ``item`` for the session; a ``ClaimConflictError`` names the holder when
+        another live session holds it."""
+        ttl = timedelta(seconds=ttl_seconds) if ttl_seconds else None
+        return self._coordinator().claim(session_id, item, ttl)
+
+    def release_item(self, session_id: str, item: str) -> bool:
+        """Release an item the session claimed; False when it did not hold it."""
+        return self._coordinator().release(session_id, item)

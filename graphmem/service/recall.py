@@ -1,11 +1,16 @@
-"""Hybrid recall: lexical, semantic, entity and graph channels, fused and floored."""
+"""Hybrid recall: lexical, semantic, entity and graph channels, fused and floored.
+
+``Recaller.ask`` reads a caller's query (limits, plan, categories), the entities it names
+(``Mentions``) and their neighbours in the code graph and the GitLab graph
+(``code_neighbours``, ``gitlab_neighbours``), and runs the plan (``Recaller.recall``).
+"""
 
 from __future__ import annotations
 
 import logging
 import math
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,15 +25,19 @@ from graphmem.core.fusion import (
     age_weighted,
     convex_scores,
     entity_scores,
+    get_plan,
     hub_weight,
     source_prior,
     spread,
     weighted_rrf,
 )
-from graphmem.core.models import Category, ChannelRank, Hit, MemoryRecord, Status
-from graphmem.core.ports import GraphStore, Vector, Visibility
+from graphmem.core.models import Category, ChannelRank, Entity, EntityKind, Hit, MemoryRecord, Status
+from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, Vector, Visibility
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query
+from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
+from graphmem.service.inputs import parse_category
+from graphmem.service.mentions import Mentions
 from graphmem.service.results import RecallResult
 from graphmem.service.semantic import SemanticIndex
 
@@ -43,6 +52,13 @@ STATUS_WEIGHT: Mapping[Status, float] = {
     Status.SUPERSEDED: 0.7,
     Status.ARCHIVED: 0.6,
 }
+# Code-graph neighbours of the named files and symbols that join the entity channel.
+CODE_NEIGHBOUR_LIMIT = 30
+# Entities one GitLab edge from what a recall query names, whose memories join the entity channel:
+# as many as get_context lists per section, so a 3,000-file MR adds no more than a bundle shows.
+RECALL_NEIGHBOUR_LIMIT = 25
+_GITLAB_NEIGHBOUR_KINDS = (EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.FILE, EntityKind.SYMBOL)
+MAX_RECALL_LIMIT = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,14 +83,64 @@ class RecallQuery:
 class Recaller:
     """Runs a recall plan against the store."""
 
-    def __init__(self, store: GraphStore, semantic: SemanticIndex | None) -> None:
+    def __init__(
+        self,
+        store: GraphStore,
+        semantic: SemanticIndex | None,
+        *,
+        mentions: Mentions | None = None,
+        code: CodeGraph | None = None,
+        gitlab: GitLabGraph | None = None,
+        plan: str = "hybrid",
+        limit: int = 10,
+    ) -> None:
         self._store = store
         self._semantic = semantic
+        self._mentions = mentions
+        self._code = code
+        self._gitlab = gitlab
+        self._plan = get_plan(plan)
+        self._limit = limit
         self._pool = ThreadPoolExecutor(
             max_workers=1,
             thread_name_prefix="graphmem-query-embed",
             initializer=semantic.embedder.prepare_query_thread if semantic is not None else None,
         )
+
+    def ask(
+        self,
+        query: str,
+        *,
+        project: str | None,
+        limit: int | None = None,
+        categories: Iterable[str | Category] | None = None,
+        since: datetime | None = None,
+        history: bool = False,
+        plan: str | Plan | None = None,
+    ) -> RecallResult:
+        """The memories most relevant to ``query`` in ``project``; see ``MemoryService.recall``."""
+        if not isinstance(query, str):
+            raise InvalidInputError("The query must be text.")
+        limit = self._limit if limit is None else limit
+        if not 1 <= limit <= MAX_RECALL_LIMIT:
+            raise InvalidInputError(f"limit must be between 1 and {MAX_RECALL_LIMIT}.")
+        try:
+            chosen = plan if isinstance(plan, Plan) else get_plan(plan or self._plan.name)
+        except KeyError as exc:
+            raise InvalidInputError(str(exc.args[0])) from None
+        named = self._mentions.entities_in(query, project) if self._mentions is not None else []
+        request = RecallQuery(
+            text=query,
+            project=project,
+            limit=limit,
+            categories=frozenset(parse_category(c) for c in categories) if categories else None,
+            since=to_utc(since) if since is not None else None,
+            history=history,
+            entity_keys=tuple(e.key for e in named),
+            neighbour_keys=(tuple(code_neighbours(self._code, named)) if self._code is not None else ())
+            + gitlab_neighbours(self._gitlab, named),
+        )
+        return self.recall(request, chosen)
 
     def recall(self, query: RecallQuery, plan: Plan) -> RecallResult:
         started = time.perf_counter()
@@ -292,3 +358,33 @@ def _relevant(channels: Collection[ChannelRank], similarity: float | None, plan:
     if similarity >= plan.semantic_floor:
         return True
     return LEXICAL in found_by and similarity >= plan.lexical_floor
+
+
+def code_neighbours(
+    code: CodeGraph, entities: Iterable[Entity], limit: int = CODE_NEIGHBOUR_LIMIT
+) -> list[str]:
+    """Keys next to named files and symbols: a symbol's callers and callees, a file's
+    symbols and the files it imports or is imported by."""
+    found: list[str] = []
+    for entity in entities:
+        if entity.kind is EntityKind.SYMBOL:
+            for other, _, _ in code.calls([entity.key], incoming=True, limit=limit):
+                found.append(other.key)
+            for other, _, _ in code.calls([entity.key], incoming=False, limit=limit):
+                found.append(other.key)
+        elif entity.kind is EntityKind.FILE and entity.project:
+            found += [s.key for s in code.symbols_in(entity.project, entity.name)[:limit]]
+    named = {e.key for e in entities}
+    return [key for key in dict.fromkeys(found) if key not in named][:limit]
+
+
+def gitlab_neighbours(
+    gitlab: GitLabGraph | None, entities: Iterable[Entity], limit: int = RECALL_NEIGHBOUR_LIMIT
+) -> tuple[str, ...]:
+    """Keys next to named entities in the stored GitLab graph, for recall: an MR's changed files
+    and symbols, the issues it closes and their epic; an issue's closing MRs and its epic; the
+    MRs that changed a file or symbol. Empty until enrichment stored those edges."""
+    keys = [e.key for e in entities if e.kind in _GITLAB_NEIGHBOUR_KINDS]
+    if gitlab is None or not keys:
+        return ()
+    return tuple(gitlab.related_keys(keys, limit))

@@ -41,6 +41,7 @@ from graphmem.service.repository_export import (
 )
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryFiles
 from graphmem.service.semantic import SemanticIndex
+from graphmem.service.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +64,19 @@ class ExportedFile:
 
 
 class Transfer:
-    """Moves memories in and out of a store."""
+    """Moves memories in and out of a store (reading it; writing through the ``MemoryWriter``)."""
 
-    def __init__(self, store: GraphStore, semantic: SemanticIndex | None, clock: Callable[[], datetime]):
+    def __init__(
+        self,
+        store: GraphStore,
+        semantic: SemanticIndex | None,
+        clock: Callable[[], datetime],
+        writer: MemoryWriter,
+    ) -> None:
         self._store = store
         self._semantic = semantic
         self._clock = clock
+        self._writer = writer
 
     # -- export -------------------------------------------------------------------
 
@@ -229,8 +237,9 @@ class Transfer:
         )
         if dry_run:
             return summary
-        self._apply(parsed, new, id_map, progress)
-        self._update(updates)
+        with self._writer.lock:  # all or nothing among writers
+            self._apply(parsed, new, id_map, progress)
+            self._update(updates)
         return summary
 
     def _new_entities(self, parsed: ParsedExport) -> int:
@@ -255,15 +264,14 @@ class Transfer:
             incoming = line.to_record(stored.content_hash, stored.project)
             if incoming.text != stored.text:
                 known = self._store.get_entities(line.entities)
-                self._store.replace_text(
-                    stored.id,
-                    text=incoming.text,
-                    content_hash=memory_hash(stored.scope, stored.project, incoming.text),
+                self._writer.rewrite(
+                    stored,
+                    incoming.text,
                     updated_at=incoming.updated_at,
                     entities=[known[k] for k in line.entities if k in known],
                 )
                 renamed.append((stored.id, incoming.text))
-            self._store.update_memory(
+            self._writer.change(
                 stored.id,
                 {
                     "status": incoming.status,
@@ -277,9 +285,9 @@ class Transfer:
             )
         if renamed and self._semantic is not None:
             vectors = self._semantic.embed_texts([text for _, text in renamed]).astype(np.float32)
-            self._store.set_embeddings([memory_id for memory_id, _ in renamed], vectors)
-        if updates and self._semantic is not None and self._semantic.loaded:
-            self._semantic.reset()
+            self._writer.set_vectors([memory_id for memory_id, _ in renamed], vectors)
+        if updates:
+            self._writer.refresh_index()
 
     def _check_references(self, parsed: ParsedExport, project: str | None) -> None:
         ids: dict[str, int] = {}
@@ -319,8 +327,7 @@ class Transfer:
         progress: Progress | None,
     ) -> None:
         entities = [Entity(e.key, e.kind, e.name, e.project, e.title) for _, e in parsed.entities]
-        if entities:
-            self._store.upsert_entities(entities)
+        self._writer.add_entities(entities)
         known = {e.key: e for e in entities}
         for start in range(0, len(new), IMPORT_BATCH):
             batch = new[start : start + IMPORT_BATCH]
@@ -328,7 +335,7 @@ class Transfer:
             vectors = None
             if self._semantic is not None:
                 vectors = self._semantic.embed_texts([r.text for r in records]).astype(np.float32)
-            self._store.add_memories(records, vectors)
+            self._writer.add(records, vectors=vectors)
             if progress is not None:
                 progress(len(batch))
         # Edges last, idempotent (MERGE): re-running an interrupted import completes them.
@@ -338,8 +345,7 @@ class Transfer:
         for _, line in parsed.memories:
             target = id_map.get(line.id)
             pairs += [(target, known[k]) for k in line.entities if target and k in known]
-        if pairs:
-            self._store.link_about(pairs)
+        self._writer.link_entities(pairs, store_entities=False)
         now = self._clock()
         links = [
             Link(
@@ -350,12 +356,10 @@ class Transfer:
             )
             for _, r in parsed.links
         ]
-        if links:
-            self._store.add_links(links)
+        self._writer.relate(links)
         nexts = [(id_map.get(r.source, r.source), id_map.get(r.target, r.target)) for _, r in parsed.nexts]
-        self._store.add_next(nexts)
-        if self._semantic is not None and self._semantic.loaded:
-            self._semantic.reset()
+        self._writer.chain(nexts)
+        self._writer.refresh_index()
 
 
 def _check_format(fmt: str) -> None:

@@ -19,7 +19,7 @@ from graphmem.app import open_memory
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.timeparse import utc_now
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
-from graphmem.service.gitlab_context import RECALL_NEIGHBOUR_LIMIT, gitlab_neighbours
+from graphmem.service.recall import RECALL_NEIGHBOUR_LIMIT, gitlab_neighbours
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -113,7 +113,7 @@ def test_a_huge_mr_adds_at_most_the_limit_of_neighbours(
     gitlab.add_huge_merge_request(99, 600)
     memory.enrich(["!99"], project=shop)
     huge = Entity("MergeRequest:acme/shop/backend!99", EntityKind.MERGE_REQUEST, "!99", project=shop)
-    neighbours = gitlab_neighbours(memory.enricher, [huge])
+    neighbours = gitlab_neighbours(memory.enricher.graph, [huge])
     assert len(neighbours) == RECALL_NEIGHBOUR_LIMIT
     assert all(key.startswith(f"File:{shop}::src/gen/module_") for key in neighbours)
 

@@ -1,11 +1,10 @@
 """A Memory service on the in-memory store: service tests without Kùzu.
 
-``in_memory_service()`` builds what ``graphmem.app.open_memory`` builds, on an
+``in_memory_service()`` builds what ``graphmem.app.open_memory`` builds (with ``build_memory``), on an
 ``InMemoryGraphStore`` (``adapters/memory_store.py``, held to the Kùzu store's contract by
-``tests/unit/adapters/test_store_contract.py``), its code graph (``InMemoryCodeGraph``) and the
-deterministic hash embedder. There is no GitLab graph (it lives in Kùzu): a test of GitLab
-enrichment, or of what its notes cost a context's budget, uses ``fake_memory`` (a fresh Kùzu
-store) instead.
+``tests/unit/adapters/test_store_contract.py``), its code graph and GitLab graph
+(``InMemoryCodeGraph``, ``InMemoryGitLabGraph``, held to their own contract suites), an enricher
+with no GitLab client (as with no ``[gitlab]`` token), and the deterministic hash embedder.
 """
 
 from __future__ import annotations
@@ -13,11 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.git import gitlab_path
 from graphmem.adapters.memory_code import InMemoryCodeGraph
+from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.app import build_memory, learning_sources
 from graphmem.core.ports import Embedder
+from graphmem.core.timeparse import utc_now
+from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import SemanticIndex
+from graphmem.settings import load_settings
 
 DIMENSION = 256
 
@@ -25,12 +30,29 @@ DIMENSION = 256
 def in_memory_service(
     data_dir: Path, *, store: InMemoryGraphStore | None = None, embedder: Embedder | None = None
 ) -> MemoryService:
-    """A Memory service on ``store`` (a new in-memory store by default); ``data_dir`` holds only
-    what the service itself writes there (exports)."""
+    """A Memory service on ``store`` (a new in-memory store by default), composed by
+    ``graphmem.app.build_memory`` as ``open_memory`` composes it on Kùzu; ``data_dir`` holds
+    only what the service itself writes there (exports)."""
     embedder = embedder or HashEmbedder(DIMENSION)
     store = store or InMemoryGraphStore(dimension=embedder.dimension)
     store.set_meta("embedding_model", embedder.model_name)
     store.set_meta("embedding_dimension", str(embedder.dimension))
-    return MemoryService(
-        store, SemanticIndex(store, embedder), data_dir=data_dir, code=InMemoryCodeGraph(store)
+    code = InMemoryCodeGraph(store)
+
+    def namespace(project: str) -> str | None:
+        return gitlab_path(Path(project))  # as app.py: the project's GitLab remote
+
+    enricher = Enricher(
+        InMemoryGitLabGraph(store), None, EnrichmentConfig(), namespace=namespace, clock=utc_now, code=code
+    )
+    settings = load_settings(data_dir=data_dir)
+    return build_memory(
+        store,
+        SemanticIndex(store, embedder),
+        settings,
+        data_dir=data_dir,
+        namespace=namespace,
+        code=code,
+        enricher=enricher,
+        sources=learning_sources(settings),
     )

@@ -328,6 +328,52 @@ def test_cli_imports_no_heavy_layer_at_import_time() -> None:
     )
 
 
+def _service_arrows() -> dict[str, set[str]]:
+    """Module -> the graphmem.service modules it imports (wherever written), within graphmem/service."""
+    modules = {module_name(p) for p in (PACKAGE / "service").rglob("*.py")}
+    arrows: dict[str, set[str]] = {m: set() for m in modules}
+    for found in all_imports():
+        if found.module in modules and found.name in modules and found.name != found.module:
+            arrows[found.module].add(found.name)
+    return arrows
+
+
+def test_nothing_in_the_service_imports_the_facade() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if in_layer(found, "graphmem.service")
+        and found.module != "graphmem.service.memory"
+        and matches(found.name, ("graphmem.service.memory",))
+    ]
+
+    assert not violations, report(
+        "MemoryService (service/memory.py) is the entry points' facade: peer services get what they "
+        "need from app.py, never the facade",
+        violations,
+    )
+
+
+def test_the_service_modules_import_no_circle() -> None:
+    arrows = _service_arrows()
+    cycles: list[str] = []
+
+    def visit(module: str, path: list[str], done: set[str]) -> None:
+        for target in sorted(arrows[module]):
+            if target in path:
+                cycles.append(" -> ".join([*path[path.index(target) :], target]))
+            elif target not in done:
+                visit(target, [*path, target], done)
+        done.add(module)
+
+    done: set[str] = set()
+    for module in sorted(arrows):
+        if module not in done:
+            visit(module, [module], done)
+
+    assert not cycles, "import circles in graphmem/service:\n" + "\n".join(sorted(set(cycles)))
+
+
 # -- the checker itself -------------------------------------------------------------
 
 
@@ -400,17 +446,13 @@ DOORS = {
     "GraphStore": ("RedactingStore", "STORE_READS"),
     "GitLabGraph": ("RedactingGitLabGraph", "GITLAB_READS"),
 }
-# The attributes that hold a guarded store, and the classes that hold them: MemoryService
-# (and its mixins) wraps its store first thing, Enricher its graph; the others are given
-# MemoryService's store (Transfer, Recaller, ContextBuilder) or the service (Bootstrapper,
-# Ingester). A new class that writes must be added here, and given a guarded store.
-GUARDED_RECEIVERS = ("self.store", "self._store", "self._memory.store", "self.graph")
-WRITING_CLASSES = frozenset(
-    {
-        "MemoryService", "Mentions", "LifecycleVerbs", "GitLabVerbs", "LearningVerbs", "TransferVerbs",
-        "Transfer", "Bootstrapper", "Ingester", "Enricher",
-    }
-)  # fmt: skip
+# The attributes that hold a guarded store, and the classes that hold them: MemoryWriter
+# wraps its store first thing, Enricher its graph; the Ingester keeps its cursor in the
+# writer's store (``self._meta``). A new class that writes must be added here, and given a
+# guarded store -- and a memory, its entities and links are written by MemoryWriter only
+# (``test_only_the_writer_writes_memories``).
+GUARDED_RECEIVERS = ("self.store", "self._meta", "self.graph")
+WRITING_CLASSES = frozenset({"MemoryWriter", "Ingester", "Enricher"})
 
 
 # Writes of graphmem's own metadata, not of anyone's text: app records the embedding model.
@@ -507,11 +549,67 @@ def test_outside_the_adapters_the_store_is_written_only_through_the_door() -> No
     assert not violations, "store writes that may skip redaction:\n" + "\n".join(sorted(set(violations)))
 
 
-def test_the_service_and_the_enricher_guard_what_they_are_given_first() -> None:
-    memory = _methods(_classes(PACKAGE / "service" / "memory.py")["MemoryService"])["__init__"]
+def test_the_writer_and_the_enricher_guard_what_they_are_given_first() -> None:
+    writer = _methods(_classes(PACKAGE / "service" / "writer.py")["MemoryWriter"])["__init__"]
     enricher = _methods(_classes(PACKAGE / "service" / "enrichment.py")["Enricher"])["__init__"]
-    assert ast.unparse(memory.body[0]) == "store = guard_store(store)"
+    assert ast.unparse(writer.body[0]) == "store = guard_store(store)"
     assert any(ast.unparse(s) == "self.graph = guard_gitlab(graph)" for s in enricher.body)
+
+
+# -- the one door for writing memories ----------------------------------------------------
+#
+# ``service/writer.py`` (``MemoryWriter``) is the only service code that writes a memory, its
+# entities or its links: redaction, hashing, ids, the write lock and the semantic index's
+# bookkeeping happen there once. ``redacting.py`` is the door it writes through.
+
+WRITER = PACKAGE / "service" / "writer.py"
+MEMORY_WRITES = frozenset(
+    {
+        "add_memories", "update_memory", "replace_text", "delete_memory",
+        "upsert_entities", "link_about", "add_links", "remove_link", "add_next",
+    }
+)  # fmt: skip
+
+
+def memory_write_calls(path: Path) -> list[str]:
+    """Calls in ``path`` of a method named like one of the store's memory writes."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [
+        f"{path.relative_to(PACKAGE.parent).as_posix()}:{node.lineno} {ast.unparse(node.func)}(...)"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in MEMORY_WRITES
+    ]
+
+
+def test_the_memory_writes_are_the_store_ports_write_methods() -> None:
+    ports = _classes(PORTS)
+    store_methods = _protocol_methods(ports, "GraphStore")
+    reads = _frozenset_literal(DOOR, "STORE_READS")
+
+    assert not MEMORY_WRITES - (store_methods - reads), (
+        "MEMORY_WRITES names a method the store does not write"
+    )
+
+
+def test_only_the_writer_writes_memories() -> None:
+    violations = [
+        call
+        for path in sorted((PACKAGE / "service").rglob("*.py"))
+        if path not in (WRITER, DOOR)
+        for call in memory_write_calls(path)
+    ]
+
+    assert not violations, (
+        "only service/writer.py (MemoryWriter) may call the store's memory writes; call the writer:\n"
+        + "\n".join(violations)
+    )
+
+
+def test_the_writer_check_sees_a_write() -> None:
+    module = PACKAGE / "service" / "writer.py"
+    assert any("add_memories" in call for call in memory_write_calls(module))
 
 
 MAX_MODULE_LINES = 600  # past this a module usually holds two concerns; split it by what each part owns

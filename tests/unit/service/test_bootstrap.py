@@ -18,13 +18,14 @@ from graphmem.adapters.git import GitToplevel
 from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.opencode_sessions import OpenCodeSessions
+from graphmem.app import build_memory
 from graphmem.core.code import Definition, ParsedFile
 from graphmem.core.commits import Commit
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord
 from graphmem.core.ports import LearningSources
-from graphmem.service.memory import MemoryService
 from graphmem.service.results import BootstrapReport
 from graphmem.service.semantic import SemanticIndex
+from graphmem.settings import load_settings
 
 APP = b"def main():\n    return 1\n"
 MAIN = Definition("function", "main", "main", 1, 2, "def main()", None, "h1", None)
@@ -51,9 +52,10 @@ class Repo:
             roots=GitToplevel(),
             sessions=OpenCodeSessions(),
         )
-        self.memory = MemoryService(
+        self.memory = build_memory(
             self.store,
             SemanticIndex(self.store, HashEmbedder(64)),
+            load_settings(data_dir=data_dir),
             data_dir=data_dir,
             code=InMemoryCodeGraph(self.store),
             sources=sources,

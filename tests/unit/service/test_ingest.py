@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -68,9 +67,8 @@ def ingester(
     idle_seconds: float = 60,
 ) -> Ingester:
     return Ingester(
-        memory,
+        memory.writer,
         options=IngestOptions(idle_seconds=idle_seconds, llm_max_sessions_per_run=1000),
-        write_lock=threading.RLock(),
         clock=lambda: now,
         sessions=OpenCodeSessions(),
         roots=GitToplevel(),
@@ -196,17 +194,17 @@ def test_a_crash_mid_run_resumes_without_duplicates(
     oc.turn(first, "We decided first", "ok", at_ms=T0_MS + 1)
     second = oc.session(git_project, at_ms=T0_MS + 10)
     oc.turn(second, "We decided second (boom)", "ok", at_ms=T0_MS + 20)
-    original = fake_memory.remember
+    original = fake_memory.writer.remember  # what the ingester writes through
 
     def crash_on_boom(text: str, **kwargs: Any) -> RememberResult:
         if "boom" in text:
             raise KeyboardInterrupt  # the process dies in the middle of the second session
         return original(text, **kwargs)
 
-    monkeypatch.setattr(fake_memory, "remember", crash_on_boom)
+    monkeypatch.setattr(fake_memory.writer, "remember", crash_on_boom)
     with pytest.raises(KeyboardInterrupt):
         ingester(fake_memory, Scripted(decisions)).run(db_path=str(oc.path))
-    monkeypatch.setattr(fake_memory, "remember", original)
+    monkeypatch.setattr(fake_memory.writer, "remember", original)
     assert [m.text for m in learned(fake_memory)] == ["We decided first"]
     report = ingester(fake_memory, Scripted(decisions)).run(db_path=str(oc.path))
     assert report.sessions_ingested == 1
@@ -328,9 +326,8 @@ def test_the_llm_extractor_over_http_feeds_the_store_and_falls_back_on_failure(
     with FakeLLM([json.dumps({"memories": [item]}), Fail(503, "overloaded")]) as llm:
         extractor = LLMExtractor(model="fake-model", base_url=llm.base_url)
         report = Ingester(
-            fake_memory,
+            fake_memory.writer,
             options=IngestOptions(llm_max_sessions_per_run=5),
-            write_lock=threading.RLock(),
             clock=lambda: LATER,
             sessions=OpenCodeSessions(),
             roots=GitToplevel(),

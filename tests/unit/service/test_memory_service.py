@@ -964,12 +964,12 @@ def test_reindex_lets_the_new_model_open_the_store(tmp_path: Path) -> None:
 
 def test_select_picks_by_category_status_and_age(fake_memory: MemoryService) -> None:
     now = datetime(2026, 5, 1, tzinfo=UTC)
-    fake_memory._clock = lambda: now - timedelta(days=120)
+    fake_memory.writer.clock = lambda: now - timedelta(days=120)
     old_event = fake_memory.remember("Deployed release 1.2 to staging", category="event").memory.id
     old_fact = fake_memory.remember("The staging host is stage-3", category="fact").memory.id
-    fake_memory._clock = lambda: now - timedelta(days=5)
+    fake_memory.writer.clock = lambda: now - timedelta(days=5)
     new_event = fake_memory.remember("Deployed release 1.3 to production", category="event").memory.id
-    fake_memory._clock = lambda: now
+    fake_memory.writer.clock = lambda: now
 
     picked = fake_memory.select(categories=["event"], before=now - timedelta(days=90))
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import subprocess
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -196,9 +195,8 @@ def test_session_ingest_and_the_extractors_output_store_no_secret(
         db.message(session, "user", [text(NOTES)], at_ms=T0_MS + 100)
         later = datetime.fromtimestamp(T0_MS / 1000, tz=UTC) + timedelta(days=1)
         ingester = Ingester(
-            fake_memory,
+            fake_memory.writer,
             options=IngestOptions(idle_seconds=60, llm_max_sessions_per_run=10),
-            write_lock=threading.RLock(),
             clock=lambda: later,
             sessions=OpenCodeSessions(),
             roots=GitToplevel(),

@@ -1,12 +1,12 @@
 """Which entities a text names: GitLab refs, files of the project, code symbols.
 
-Part of ``MemoryService`` (``service/memory.py``): every memory, query and edit is
-read for them, and the memory is then *about* what its text names.
+Every memory, query and edit is read for them (``Mentions``), and the memory is then
+*about* what its text names; the writer, recall and ``enrich`` ask here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from graphmem.core.enrichment import relative_namespace
@@ -21,6 +21,8 @@ from graphmem.service.inputs import file_entity
 MAX_SYMBOL_LOOKUPS = 6
 # Longest text read as one GitLab ref (a URL with a long project path fits).
 MAX_REF_CHARS = 2_000
+# Refs one enrich call may name.
+MAX_ENRICH_REFS = 1_000
 
 Namespace = Callable[[str], str | None]
 
@@ -43,15 +45,23 @@ def parse_ref_entity(token: str, project: str | None, namespace: Namespace) -> E
     return ref_entity(ref, project, namespace)
 
 
-class Mentions:
-    """``MemoryService``'s readers of entities in text (mixed into it)."""
+def parse_ref_entities(refs: Sequence[str], project: str | None, namespace: Namespace) -> list[Entity]:
+    """The entities of the refs a caller typed (``enrich``): a list of at most ``MAX_ENRICH_REFS``."""
+    if isinstance(refs, str) or len(refs) > MAX_ENRICH_REFS:
+        raise InvalidInputError(f"Give a list of at most {MAX_ENRICH_REFS} refs.")
+    return [parse_ref_entity(token, project, namespace) for token in refs]
 
-    code: CodeGraph | None
-    _namespace: Namespace
+
+class Mentions:
+    """Reads the entities a text names, in the project's GitLab namespace and code graph."""
+
+    def __init__(self, code: CodeGraph | None, namespace: Namespace) -> None:
+        self.code = code
+        self.namespace = namespace
 
     def refs_in(self, text: str, project: str | None) -> list[Entity]:
         """The GitLab refs a text names (``!12``, ``#45``, ``group/proj&3``, URLs) as entities."""
-        return [ref_entity(ref, project, self._namespace) for ref in find_refs(text)]
+        return [ref_entity(ref, project, self.namespace) for ref in find_refs(text)]
 
     def entities_in(self, text: str, project: str | None) -> list[Entity]:
         """Entities a text names: GitLab refs, files that exist in ``project``, and its

@@ -1,11 +1,11 @@
-"""``MemoryService``'s transfer verbs: export, import, and their file forms.
+"""The transfer verbs: export, import, and their file forms.
 
 The verbs that take text or a stream (``export``, ``export_repository``, ``import_text``)
 touch no file. The verbs that take a path (``export_file``, ``export_dir``,
 ``import_file``) are what agents reach (MCP tools, ``/rpc``): every path passes
 :class:`~graphmem.service.file_access.FileAccess`, the one file-access policy. The
-work is ``Transfer``'s (``service/transfer.py``); this holds the write lock around
-what writes.
+work is ``Transfer``'s (``service/transfer.py``); this holds the writer's lock around
+what writes (an import, a file or folder written).
 """
 
 from __future__ import annotations
@@ -32,13 +32,14 @@ from graphmem.service.results import ExportSummary, ImportSummary, RepositoryExp
 from graphmem.service.transfer import ExportedFile, Progress, Transfer
 
 
-class TransferVerbs:
-    """Moving memories in and out of the store (mixed into ``MemoryService``)."""
+class TransferFiles:
+    """Moving memories in and out of the store, as text or through files."""
 
-    data_dir: Path
-    _transfer: Transfer
-    _write_lock: threading.RLock
-    _agent_files = False
+    def __init__(self, transfer: Transfer, data_dir: Path, write_lock: threading.RLock) -> None:
+        self._transfer = transfer
+        self.data_dir = data_dir
+        self._write_lock = write_lock
+        self._agent_files = False
 
     @property
     def file_access(self) -> FileAccess:

@@ -1,0 +1,51 @@
+"""How graphmem names what it stores: memory ids and the keys of the entities many producers share.
+
+One helper each, so that a memory is minted one way and a file or a person named by
+bootstrap, a session, a memory's text or GitLab is one node of the graph:
+
+- ``memory_id()``: a new memory's id (``mem_`` and 16 hex digits): random, or derived from
+  a seed (bootstrap's facts, whose seed is their source) or a commit's sha, so that a
+  later pass finds the memory it wrote before;
+- ``file_key(project, path)``: ``File:<project>::<path>``, the path relative to the project;
+- ``person_key(...)``: ``Person:<who>``, see ``person_key``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+
+MEMORY_ID_PREFIX = "mem_"
+# GitLab's and GitHub's private commit e-mails hold the username: ``123-alice@users.noreply.gitlab.com``.
+_NOREPLY = re.compile(r"^(?:\d+[-+])?(?P<username>[^@]+)@users\.noreply\.", re.IGNORECASE)
+
+
+def memory_id(seed: str | None = None, *, commit: str | None = None) -> str:
+    """A memory id: random; or the same for the same ``seed`` (a digest of it); or a commit's
+    (its sha's first 16 hex digits, so a commit is one memory however often it is read)."""
+    if commit is not None:
+        return MEMORY_ID_PREFIX + commit[:16]
+    if seed is not None:
+        return MEMORY_ID_PREFIX + hashlib.blake2b(seed.encode(), digest_size=8).hexdigest()
+    return MEMORY_ID_PREFIX + uuid.uuid4().hex[:16]
+
+
+def file_key(project: str, path: str) -> str:
+    """The key of the file ``path`` (relative, ``/``-separated) of ``project``."""
+    return f"File:{project}::{path}"
+
+
+def person_key(*, email: str | None = None, username: str | None = None, name: str | None = None) -> str:
+    """The key of a person: ``Person:<username>`` when the username is known (GitLab's users,
+    and git authors whose e-mail is GitLab's or GitHub's private ``users.noreply`` address),
+    else ``Person:<e-mail, lower-cased>``, else ``Person:<name>``."""
+    if not username and email:
+        noreply = _NOREPLY.match(email.strip())
+        if noreply is not None:
+            username = noreply["username"]
+    if username:
+        return f"Person:{username}"
+    if email and email.strip():
+        return f"Person:{email.strip().lower()}"
+    return f"Person:{(name or '').strip()}"

@@ -1,0 +1,99 @@
+"""The lifecycle verbs: archive, restore, resolve, unresolve, delete, link, unlink.
+
+Each changes one memory's status or its links and never its text (``edit`` does that);
+every change but ``delete`` can be undone. The rules are here; the writes are the
+writer's (``service/writer.py``).
+"""
+
+from __future__ import annotations
+
+from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status
+from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.service.inputs import parse_link_kind, parse_memory_id
+from graphmem.service.writer import MemoryWriter
+
+
+class Lifecycle:
+    """A memory's status and links."""
+
+    def __init__(self, writer: MemoryWriter) -> None:
+        self._writer = writer
+
+    def archive(self, memory_id: str) -> MemoryRecord:
+        """Hide a memory from recall without deleting it (``restore`` brings it back)."""
+        return self._writer.set_status(memory_id, Status.ARCHIVED, allowed_from=Status)
+
+    def restore(self, memory_id: str) -> MemoryRecord:
+        """Make an archived or superseded memory current again.
+
+        Undoes a supersession: the ``supersedes`` edges pointing at it are removed.
+        """
+        writer = self._writer
+        with writer.lock:
+            record = writer.get(memory_id)
+            memory_id = record.id
+            if record.status is Status.SUPERSEDED:
+                for link in writer.store.links([memory_id]):
+                    if link.kind is LinkKind.SUPERSEDES and link.target == memory_id:
+                        writer.unrelate(link.source, link.target, link.kind)
+            return writer.set_status(
+                memory_id,
+                Status.ACTIVE,
+                allowed_from=(Status.ARCHIVED, Status.SUPERSEDED),
+                clear_valid_to=True,
+            )
+
+    def resolve(self, memory_id: str) -> MemoryRecord:
+        """Mark a blocker as no longer blocking."""
+        self._require_blocker(memory_id)
+        return self._writer.set_status(memory_id, Status.RESOLVED, allowed_from=(Status.ACTIVE,))
+
+    def unresolve(self, memory_id: str) -> MemoryRecord:
+        """Mark a resolved blocker as blocking again."""
+        self._require_blocker(memory_id)
+        return self._writer.set_status(memory_id, Status.ACTIVE, allowed_from=(Status.RESOLVED,))
+
+    def _require_blocker(self, memory_id: str) -> None:
+        record = self._writer.get(memory_id)
+        if record.category is not Category.BLOCKER:
+            raise ConflictError(
+                f"Memory {memory_id} is a {record.category.value}, not a blocker; only blockers resolve."
+            )
+
+    def delete(self, memory_id: str) -> MemoryRecord:
+        """Delete a memory and its edges for good."""
+        return self._writer.delete(memory_id)
+
+    def link(self, source: str, target: str, kind: str | LinkKind) -> Link:
+        """Relate two memories: ``source`` supersedes / contradicts / extends / relates to ``target``."""
+        kind = parse_link_kind(kind)
+        source, target = parse_memory_id(source), parse_memory_id(target)
+        if source == target:
+            raise InvalidInputError("A memory cannot be linked to itself: give two different ids.")
+        writer = self._writer
+        with writer.lock:
+            newer, older = writer.get(source), writer.get(target)
+            now = writer.clock()
+            if kind is LinkKind.SUPERSEDES:
+                writer.supersede(newer, older, now)
+            else:
+                writer.relate([Link(source, target, kind, now)])
+            return Link(source, target, kind, now)
+
+    def unlink(self, source: str, target: str, kind: str | LinkKind) -> None:
+        """Remove a link; removing ``supersedes`` makes the target current again."""
+        kind = parse_link_kind(kind)
+        source, target = parse_memory_id(source), parse_memory_id(target)
+        writer = self._writer
+        with writer.lock:
+            exists = any(
+                link.source == source and link.target == target and link.kind is kind
+                for link in writer.store.links([target])
+            )
+            if not exists:
+                raise NotFoundError(f"No {kind.value} link from {source} to {target}.")
+            if kind is LinkKind.SUPERSEDES and writer.get(target).status is Status.SUPERSEDED:
+                self.restore(target)
+                return
+            if not writer.unrelate(source, target, kind):
+                raise NotFoundError(f"No {kind.value} link from {source} to {target}.")

@@ -1,0 +1,121 @@
+"""Reading memories as they are stored: one memory, a filtered list, the store's counts.
+
+``show``, ``list`` and ``stats`` answer the CLI and the tools; ``select`` is the filter
+of the bulk lifecycle commands (``graphmem archive --category event --older-than 90d``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+
+from graphmem.core.models import Category, MemoryRecord, Status
+from graphmem.core.ports import GraphStore, Visibility
+from graphmem.core.timeparse import to_utc
+from graphmem.errors import InvalidInputError
+from graphmem.service.inputs import parse_category, parse_memory_id, unknown_memory
+from graphmem.service.results import MemoryDetail, Stats
+from graphmem.service.semantic import SemanticIndex
+
+MAX_LIST_LIMIT = 10_000
+DEFAULT_STATUSES = frozenset({Status.ACTIVE, Status.RESOLVED})
+
+
+class Listing:
+    """Memories by id, by filter, and counted."""
+
+    def __init__(self, store: GraphStore, semantic: SemanticIndex | None, data_dir: Path) -> None:
+        self._store = store
+        self._semantic = semantic
+        self._data_dir = data_dir
+
+    def show(self, memory_id: str) -> MemoryDetail:
+        """One memory, its entities and its links."""
+        wanted = parse_memory_id(memory_id)
+        record = self._store.get_memories([wanted]).get(wanted)
+        if record is None:
+            raise unknown_memory(wanted)
+        entities = self._store.about([record.id]).get(record.id, [])
+        return MemoryDetail(record, tuple(entities), tuple(self._store.links([record.id])))
+
+    def select(
+        self,
+        *,
+        project: str | None,
+        categories: Iterable[str | Category] | None = None,
+        statuses: Iterable[Status] | None = None,
+        since: datetime | None = None,
+        before: datetime | None = None,
+    ) -> list[MemoryRecord]:
+        """Every memory visible from ``project`` matching the filter, newest first; see
+        ``MemoryService.select``. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
+        visibility = _visibility(project, categories, statuses, since)
+        cutoff = to_utc(before) if before is not None else None
+        found: list[MemoryRecord] = []
+        offset = 0
+        while True:
+            page = self._store.list_memories(visibility, limit=MAX_LIST_LIMIT, offset=offset)
+            found += [r for r in page if cutoff is None or r.created_at < cutoff]
+            if len(found) > MAX_LIST_LIMIT:
+                raise InvalidInputError(
+                    f"Over {MAX_LIST_LIMIT} memories match: narrow the filter (a category, a status, "
+                    "an age) and run it again."
+                )
+            if len(page) < MAX_LIST_LIMIT:
+                return found
+            offset += MAX_LIST_LIMIT
+
+    def list(
+        self,
+        *,
+        project: str | None,
+        categories: Iterable[str | Category] | None = None,
+        statuses: Iterable[Status] | None = None,
+        since: datetime | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[MemoryRecord]:
+        """Memories visible from ``project``, newest first."""
+        if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
+            raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
+        visibility = _visibility(project, categories, statuses, since)
+        return self._store.list_memories(visibility, limit=limit, offset=offset)
+
+    def stats(self) -> Stats:
+        """Counts by category, status and scope, entities by kind, the embedding backlog."""
+        counts = self._store.count_memories()
+        by_category: Counter[str] = Counter()
+        by_status: Counter[str] = Counter()
+        by_scope: Counter[str] = Counter()
+        for (category, scope, status), n in counts.items():
+            by_category[category] += n
+            by_status[status] += n
+            by_scope[scope] += n
+        entities = Counter(e.kind.value for e in self._store.all_entities())
+        model = self._semantic.embedder.model_name if self._semantic is not None else "none"
+        return Stats(
+            total=sum(counts.values()),
+            by_category=dict(by_category),
+            by_status=dict(by_status),
+            by_scope=dict(by_scope),
+            entities=dict(entities),
+            pending_embeddings=len(self._store.pending_embeddings(1_000_000)),
+            data_dir=str(self._data_dir),
+            model=model,
+        )
+
+
+def _visibility(
+    project: str | None,
+    categories: Iterable[str | Category] | None,
+    statuses: Iterable[Status] | None,
+    since: datetime | None,
+) -> Visibility:
+    return Visibility(
+        project,
+        frozenset(statuses) if statuses else DEFAULT_STATUSES,
+        frozenset(parse_category(c) for c in categories) if categories else None,
+        to_utc(since) if since is not None else None,
+    )
