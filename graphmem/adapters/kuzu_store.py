@@ -26,6 +26,8 @@ import pyarrow as pa
 from graphmem.adapters.data_dir import locked_message, write_owner
 from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.kuzu_rows import (
+    ADD_LINK,
+    ADD_LINKS,
     CREATE_MEMORY,
     MEMORY_RETURN,
     VECTOR_EXTENT,
@@ -539,11 +541,10 @@ class KuzuGraphStore:
             {"s": link.source, "t": link.target, "k": link.kind.value, "c": naive_utc(link.created_at)}
             for link in links
         ]
-        self._run(
-            "UNWIND $rows AS r MATCH (a:Memory {id: r.s}) MATCH (b:Memory {id: r.t}) "
-            "MERGE (a)-[x:RELATES {kind: r.k}]->(b) ON CREATE SET x.created_at = r.c",
-            {"rows": rows},
-        )
+        many = len(rows) > LOOKUP_MAX_IDS  # UNWIND scans every memory; a few go by primary key
+        with self._lock, self._translated():  # no transaction: replace_text runs this in its own
+            for params in [{"rows": rows}] if many else rows:
+                self._execute(ADD_LINKS if many else ADD_LINK, params)
         for link in links:
             self._graph.related_added(link.source, link.target, link.kind.value)
 

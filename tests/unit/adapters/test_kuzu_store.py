@@ -169,3 +169,24 @@ def test_vectors_load_page_by_page_with_every_embedded_memory_once(
     rows = dict(zip(loaded.ids, loaded.matrix.tolist(), strict=True))
     assert all(rows[f"m{i}"] == vectors[i].tolist() for i in kept)
     assert loaded.statuses == ["active"] * 8 and loaded.projects == [None] * 8
+
+
+@pytest.mark.parametrize("lookup_max_ids", [2, 200])
+def test_links_are_stored_once_whether_added_by_key_or_in_bulk(
+    store: KuzuGraphStore, monkeypatch: pytest.MonkeyPatch, lookup_max_ids: int
+) -> None:
+    """A few links go by primary-key lookups, many by one UNWIND: both store each link once."""
+    from graphmem.adapters import kuzu_store
+    from graphmem.core.models import Link, LinkKind
+
+    monkeypatch.setattr(kuzu_store, "LOOKUP_MAX_IDS", lookup_max_ids)
+    store.add_memories([memory(f"m{i}") for i in range(6)])
+    when = datetime(2025, 1, 2, tzinfo=UTC)
+    links = [Link(f"m{i}", f"m{i + 1}", LinkKind.RELATED, when) for i in range(5)]
+    links.append(Link("m0", "unknown", LinkKind.RELATED, when))
+
+    store.add_links(links)
+    store.add_links(links[:3])
+
+    stored = sorted((link.source, link.target, link.kind) for link in store.links())
+    assert stored == [(f"m{i}", f"m{i + 1}", LinkKind.RELATED) for i in range(5)]
