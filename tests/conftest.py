@@ -43,8 +43,8 @@ def memory_store() -> InMemoryGraphStore:
 
 @pytest.fixture
 def memory_service(memory_store: InMemoryGraphStore, tmp_path: Path) -> Iterator[MemoryService]:
-    """A Memory service on ``memory_store`` (and an in-memory code graph) with the hash embedder:
-    for service logic that needs no GitLab graph (it lives in Kùzu: use ``fake_memory``)."""
+    """A Memory service on ``memory_store`` (with in-memory code and GitLab graphs) and the hash
+    embedder: service logic without Kùzu (``fake_memory`` is the same service on a fresh Kùzu)."""
     memory = in_memory_service(tmp_path / "data", store=memory_store)
     yield memory
     memory.close()

@@ -96,15 +96,15 @@ def test_the_cli_says_it_in_text_and_json(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_the_budget_goes_to_what_was_remembered_about_the_target_before_derived_facts(
-    fake_memory: MemoryService,  # on Kùzu: the GitLab graph's 'not enriched' note takes budget too
+    memory_service: MemoryService,
 ) -> None:
-    decision = fake_memory.remember(
+    decision = memory_service.remember(
         "We decided !123 retries payments 3 times with backoff because the gateway times out under load",
         category="decision",
     )
-    fake_memory.remember("!123 builds with Python 3.11", source="bootstrap:pyproject.toml#fact:python")
+    memory_service.remember("!123 builds with Python 3.11", source="bootstrap:pyproject.toml#fact:python")
 
-    bundle = fake_memory.get_context("!123", max_tokens=85)
+    bundle = memory_service.get_context("!123", max_tokens=85)
 
     assert _group_ids(bundle.groups) == [decision.memory.id]
     assert bundle.omitted_about == 1
