@@ -77,7 +77,11 @@ def import_until_killed(data_dir: Path, export: Path, after: int) -> int:
     finally:
         child.kill()
         child.wait(timeout=60)
-    assert 0 < acknowledged < MEMORIES, f"the import was not interrupted: {child.stderr.read()[-2000:]}"  # type: ignore[union-attr]
+        errors = child.stderr.read()[-2000:] if child.stderr is not None else ""
+        for pipe in (child.stdout, child.stderr):
+            if pipe is not None:
+                pipe.close()
+    assert 0 < acknowledged < MEMORIES, f"the import was not interrupted: {errors}"
     return acknowledged
 
 
