@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Collection, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -369,3 +372,53 @@ def test_clearing_the_vectors_for_a_reindex_rebuilds_the_full_text_index(store: 
     assert store.search_text("redis", GLOBAL, 10) == []
     store.clear_embeddings(8)  # what `graphmem reindex` does first
     assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
+
+
+_KILLED_CHILD = """
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+from graphmem.adapters import lexical_index
+from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.core.models import Category, MemoryRecord, Scope
+
+lexical_index.COMMIT_DELAY = 3600  # nothing reaches tantivy before the kill
+now = datetime(2025, 6, 1, tzinfo=UTC)
+store = KuzuGraphStore(Path(sys.argv[1]), dimension=8)
+store.delete_memory("old")
+store.add_memories([MemoryRecord("new", "kafka topic", Category.FACT, Scope.GLOBAL, None, now, now, now)])
+print("acknowledged", flush=True)
+sys.stdin.read()  # killed here
+"""
+
+
+def test_after_kill_9_the_index_finds_what_the_store_acknowledged_and_not_what_it_deleted(
+    tmp_path: Path,
+) -> None:
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    store.add_memories([memory("old", "kafka queue"), memory("kept", "redis cache")])
+    store.close()
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_CHILD, str(tmp_path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "acknowledged"
+        assert (tmp_path / DIRNAME / "pending").read_text().split() == ["old", "new"]
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+        for pipe in (child.stdin, child.stdout):
+            if pipe is not None:
+                pipe.close()
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    try:
+        assert ids(store.search_text("kafka", EVERYTHING, 10)) == ["new"]
+        assert ids(store.search_text("redis", EVERYTHING, 10)) == ["kept"]
+        assert (tmp_path / DIRNAME / "pending").read_text() == ""
+    finally:
+        store.close()
