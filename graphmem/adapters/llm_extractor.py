@@ -197,6 +197,7 @@ class LLMExtractor:
             with urllib.request.urlopen(request, timeout=self._timeout_s) as response:
                 raw = response.read()
         except urllib.error.HTTPError as exc:
+            exc.close()  # the error holds the connection: close it now, not when it is collected
             raise LLMExtractionError(f"{self.url} answered HTTP {exc.code}") from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             raise LLMExtractionError(f"{self.url} could not be reached ({type(exc).__name__})") from None

@@ -177,7 +177,8 @@ def healthy(info: DaemonInfo, timeout: float = 2.0) -> bool:
     try:
         with urllib.request.urlopen(f"{info.url}/health", timeout=timeout):
             return True
-    except urllib.error.HTTPError:
+    except urllib.error.HTTPError as exc:  # a 503: up, but unhealthy
+        exc.close()  # the error holds the connection: close it now, not when it is collected
         return True
     except (OSError, ValueError):
         return False
