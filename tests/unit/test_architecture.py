@@ -607,6 +607,29 @@ def test_only_the_writer_writes_memories() -> None:
     )
 
 
+INDEX_BOOKKEEPING = frozenset({"added", "status_changed", "text_changed", "removed"})
+
+
+def test_only_the_writer_keeps_the_semantic_index_in_step_with_writes() -> None:
+    violations = []
+    for path in sorted((PACKAGE / "service").rglob("*.py")):
+        if path in (WRITER, PACKAGE / "service" / "semantic.py"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        violations += [
+            f"{path.relative_to(PACKAGE.parent).as_posix()}:{node.lineno} {ast.unparse(node.func)}(...)"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in INDEX_BOOKKEEPING
+            and ast.unparse(node.func.value).endswith("semantic")
+        ]
+
+    assert not violations, "the semantic index is told about writes by MemoryWriter only:\n" + "\n".join(
+        violations
+    )
+
+
 def test_the_writer_check_sees_a_write() -> None:
     module = PACKAGE / "service" / "writer.py"
     assert any("add_memories" in call for call in memory_write_calls(module))
