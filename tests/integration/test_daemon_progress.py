@@ -3,6 +3,7 @@ Python client and to the CLI's bar on a terminal (and nothing on a pipe)."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -12,8 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.daemons import Daemon, read_info, sandbox_env, start_daemon
+from support.daemons import Daemon, http, read_info, sandbox_env, start_daemon
 
+from graphmem.server import loopback
 from graphmem.server.lifecycle import DaemonInfo
 from graphmem.server.remote import RemoteMemory
 
@@ -58,6 +60,21 @@ def test_a_bootstrap_through_the_daemon_reports_its_progress(daemon: Daemon, tmp
     assert events[-1] == (FILES, FILES)
     again = remote(daemon).bootstrap(root, history=0)  # a client that does not ask: the plain answer
     assert again.files == FILES and again.unchanged == FILES
+
+
+def test_a_client_that_hangs_up_does_not_stop_the_bootstrap(daemon: Daemon, tmp_path: Path) -> None:
+    root = repository(tmp_path / "left")
+    port = int(daemon.url.rsplit(":", 1)[1])
+    body = {"method": "bootstrap", "arguments": {"path": str(root), "history": 0}, "progress": True}
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {daemon.token}"}
+    with loopback.open_post("127.0.0.1", port, "/rpc", json.dumps(body).encode(), headers, 60) as answer:
+        assert answer.media_type == "application/x-ndjson"
+        first = json.loads(next(answer.lines(65536)))  # the verb is under way; then hang up
+    assert "progress" in first or "result" in first
+    again = remote(daemon).bootstrap(root, history=0)  # waits for the first one's write lock
+    assert again.files == FILES and again.unchanged == FILES  # the first one finished and kept it all
+    assert http("GET", f"{daemon.url}/health")[0] in (200, 503)  # still serving
+    assert "Traceback" not in daemon.log.read_text("utf-8")
 
 
 def run_cli(daemon: Daemon, cwd: Path, *args: str, terminal: bool) -> tuple[int, str]:
