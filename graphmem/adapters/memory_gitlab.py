@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.core import keys
 from graphmem.core.enrichment import MAX_HOPS, EnrichmentRow, EnrichState, GitLabTarget, parse_key, target_key
 from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData, Person
 from graphmem.core.models import Entity, EntityKind
@@ -35,7 +36,7 @@ def _utc(value: datetime | None) -> datetime | None:
 
 
 def person_key(username: str) -> str:
-    return f"Person:{username}"
+    return keys.person_key(username=username)  # one person is one node (core/keys.py)
 
 
 @dataclass(slots=True)

@@ -34,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.extraction import extract
+from graphmem.core.keys import file_key
 from graphmem.core.models import Category, Entity, EntityKind, Trust
 from graphmem.core.ports import ProjectRoots, SessionExtractor, SessionReader, SessionSource
 from graphmem.core.redaction import redact
@@ -425,7 +426,7 @@ def _file_entities(root: Path | None, paths: Iterable[str]) -> list[Entity]:
     for path in paths:
         name = _relative(root, path)
         if name is not None:
-            key = f"File:{root}::{name}"
+            key = file_key(str(root), name)
             found.setdefault(key, Entity(key, EntityKind.FILE, name, project=str(root)))
     return list(found.values())
 
