@@ -1,0 +1,170 @@
+"""The OpenCode plugin's routes (``/plugin/*``) in process on the in-memory store: what each
+answers, and that a bad body is a 400 saying what is wrong, never a 500 or a traceback.
+The same routes over real HTTP beside a real daemon: tests/integration/opencode/test_plugin_routes.py."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from graphmem.errors import StoreError
+from graphmem.server.guard import Policy
+from graphmem.server.http import build_app
+from graphmem.server.runtime import Runtime
+from graphmem.service.memory import MemoryService
+
+TOKEN = "t" * 43
+HEADERS = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+DIRECTIVE = "Never push directly to main; open a merge request"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> str:
+    root = tmp_path / "shop"
+    root.mkdir()
+    return str(root)
+
+
+@pytest.fixture
+def client(memory_service: MemoryService, project: str) -> Iterator[TestClient]:
+    memory_service.remember(DIRECTIVE, category="directive", project=project)
+    runtime = Runtime(
+        memory_service, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p,
+        version="t",
+    )  # fmt: skip
+    app = build_app(runtime, Policy.build(token=TOKEN, api_key=None, max_bytes=1_000_000, rate_limit=0))
+    with TestClient(app, base_url="http://127.0.0.1:9824", raise_server_exceptions=False) as running:
+        yield running
+
+
+def post(client: TestClient, route: str, body: Any) -> tuple[int, dict[str, Any]]:
+    content = body if isinstance(body, bytes) else None
+    response = client.post(route, headers=HEADERS, content=content, json=None if content else body)
+    answer: dict[str, Any] = response.json()
+    return response.status_code, answer
+
+
+def test_boot_answers_the_projects_directives_as_a_block(client: TestClient, project: str) -> None:
+    status, answer = post(client, "/plugin/boot", {"session_id": "ses_1", "directory": project})
+
+    assert status == 200
+    assert DIRECTIVE in answer["block"]
+    assert len(answer["memory_ids"]) == 1
+
+
+def test_boot_is_the_same_block_all_session(
+    client: TestClient, project: str, memory_service: MemoryService
+) -> None:
+    _, first = post(client, "/plugin/boot", {"session_id": "ses_1", "directory": project})
+    memory_service.remember("Run the linters before every commit", category="directive", project=project)
+
+    _, again = post(client, "/plugin/boot", {"session_id": "ses_1", "directory": project})
+
+    assert again["block"] == first["block"]
+
+
+def test_opencodes_hidden_agents_get_no_block(client: TestClient, project: str) -> None:
+    status, answer = post(
+        client, "/plugin/boot", {"session_id": "ses_1", "directory": project, "agent": "title"}
+    )
+
+    assert status == 200
+    assert answer == {"block": "", "memory_ids": [], "skipped": "title"}
+
+
+def test_a_removed_directory_is_no_project_and_no_error(client: TestClient, tmp_path: Path) -> None:
+    status, answer = post(
+        client, "/plugin/boot", {"session_id": "ses_1", "directory": str(tmp_path / "gone")}
+    )
+
+    assert status == 200
+    assert DIRECTIVE not in answer["block"]
+
+
+def test_a_relative_directory_is_a_400_asking_for_an_absolute_one(client: TestClient) -> None:
+    status, answer = post(client, "/plugin/boot", {"session_id": "ses_1", "directory": "shop"})
+
+    assert status == 400
+    assert "is relative: send OpenCode's absolute project directory" in answer["error"]
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b"{not json", "The body is not JSON"),
+        ([1, 2], "The body must be a JSON object"),
+        ({"session_id": "ses 1"}, "Invalid request: session_id:"),
+        ({"session_id": "ses_1", "colour": "red"}, "Invalid request: colour:"),
+        ({}, "Invalid request: session_id:"),
+    ],
+)
+def test_a_bad_boot_body_is_a_400_saying_what_is_wrong(client: TestClient, body: Any, says: str) -> None:
+    status, answer = post(client, "/plugin/boot", body)
+
+    assert status == 400
+    assert answer["error"].startswith(says), answer
+
+
+def test_a_turn_names_at_least_one_message(client: TestClient, project: str) -> None:
+    status, answer = post(
+        client, "/plugin/turn", {"session_id": "ses_1", "directory": project, "messages": []}
+    )
+
+    assert status == 400
+    assert answer["error"].startswith("Invalid request: messages:")
+
+
+def test_a_turn_answers_blocks_for_its_messages(client: TestClient, project: str) -> None:
+    body = {
+        "session_id": "ses_1",
+        "directory": project,
+        "messages": [{"id": "msg_1", "hash": "h1"}],
+        "text": "may I push to main",
+    }
+
+    status, answer = post(client, "/plugin/turn", body)
+
+    assert status == 200
+    assert set(answer) == {"blocks", "memory_ids", "new", "took_ms"}
+
+
+def test_compaction_keeps_the_projects_directives(client: TestClient, project: str) -> None:
+    status, answer = post(client, "/plugin/compaction", {"session_id": "ses_1", "directory": project})
+
+    assert status == 200
+    assert len(answer["context"]) == 1 and DIRECTIVE in answer["context"][0]
+
+
+def test_an_ingest_is_queued_and_answered_at_once(client: TestClient) -> None:
+    status, answer = post(client, "/plugin/ingest", {"session_id": "ses_1"})
+
+    assert status == 202
+    assert answer == {"queued": True, "session_id": "ses_1"}
+
+
+def test_an_ingest_of_a_database_that_is_no_file_is_a_400(client: TestClient, tmp_path: Path) -> None:
+    status, answer = post(
+        client, "/plugin/ingest", {"session_id": "ses_1", "db_path": str(tmp_path / "none.db")}
+    )
+
+    assert status == 400
+    assert "is not an existing file: send an absolute path" in answer["error"]
+
+
+def test_a_store_failure_is_a_500_naming_the_error_not_a_traceback(
+    client: TestClient, project: str, memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(*args: object, **kwargs: object) -> None:
+        raise StoreError("The graph store is closed: open the memory again.")
+
+    monkeypatch.setattr(memory_service, "list", failing)
+
+    status, answer = post(client, "/plugin/boot", {"session_id": "ses_2", "directory": project})
+
+    assert status == 500
+    assert answer == {"error": "StoreError: The graph store is closed: open the memory again."}
