@@ -630,6 +630,30 @@ def test_only_the_writer_keeps_the_semantic_index_in_step_with_writes() -> None:
     )
 
 
+MINTED_PREFIXES = ("File:", "Person:", "mem_")
+
+
+def test_ids_and_shared_keys_are_minted_only_in_core_keys() -> None:
+    violations = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "core" / "keys.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.JoinedStr) and node.values):
+                continue
+            first = node.values[0]
+            if isinstance(first, ast.Constant) and str(first.value).startswith(MINTED_PREFIXES):
+                violations.append(
+                    f"{path.relative_to(PACKAGE.parent).as_posix()}:{node.lineno} {ast.unparse(node)}"
+                )
+
+    assert not violations, (
+        "memory ids and File/Person keys are minted by core/keys.py (memory_id, file_key, person_key):\n"
+        + "\n".join(violations)
+    )
+
+
 def test_the_writer_check_sees_a_write() -> None:
     module = PACKAGE / "service" / "writer.py"
     assert any("add_memories" in call for call in memory_write_calls(module))
