@@ -77,7 +77,7 @@ def resolve_model_path(model: str) -> str:
 @dataclass(frozen=True)
 class _OnnxRuntime:
     tokenizer: WordPieceTokenizer
-    bulk: Any  # InferenceSession using every core
+    bulk: Any  # InferenceSession using every core, for queries too
     model_file: Path
 
 
@@ -131,8 +131,6 @@ class OnnxEmbedder:
         self._model_dir = resolve_model_path(DEFAULT_MODEL)
         self._cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._lock = threading.Lock()
-        self._local = threading.local()
-        self._query_session: Any = None
 
     def _runtime(self) -> _OnnxRuntime:
         with self._lock:
@@ -158,25 +156,14 @@ class OnnxEmbedder:
             log.debug("warm-up failed; the first embed will raise", exc_info=True)
 
     def prepare_query_thread(self) -> None:
-        """Embed this thread's texts on a one-core session: a query is one short text, and
-        the full-text search runs at the same time on the other core."""
-        self._local.query = True
-
-    def _session_for_thread(self, runtime: _OnnxRuntime) -> Any:
-        if not getattr(self._local, "query", False):
-            return runtime.bulk
-        with self._lock:
-            if self._query_session is None:
-                import onnxruntime
-
-                self._query_session = _session(onnxruntime, runtime.model_file, threads=1)
-            return self._query_session
+        """Nothing to tune: queries share the one session. A second, one-core session for
+        queries held another copy of the model (about 120 MB of the serving process)."""
 
     def embed(self, texts: Sequence[str]) -> Vector:
         if not texts:
             return np.zeros((0, self.dimension), np.float32)
         runtime = self._runtime()
-        session = self._session_for_thread(runtime)
+        session = runtime.bulk
         out = np.empty((len(texts), self.dimension), np.float32)
         # Texts of similar length share a batch, as sentence-transformers does: less padding.
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
