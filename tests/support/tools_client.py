@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from fastmcp import Client, FastMCP
 
 from graphmem.server.runtime import Runtime
+from graphmem.server.tools import build_mcp
 
 # Seconds one call may take before the test fails: a tool that blocks must not hang the suite.
 CALL_TIMEOUT_S = 30
@@ -58,3 +60,14 @@ class Tools:
                 return {tool.name: tool for tool in await client.list_tools()}
 
         return asyncio.run(run())
+
+
+_SERVERS: weakref.WeakKeyDictionary[Runtime, FastMCP] = weakref.WeakKeyDictionary()
+
+
+def server_for(runtime: Runtime) -> FastMCP:
+    """The tools' server bound to ``runtime``, built once per runtime (building it takes a while)."""
+    server = _SERVERS.get(runtime)
+    if server is None:
+        server = _SERVERS[runtime] = build_mcp(runtime)
+    return server

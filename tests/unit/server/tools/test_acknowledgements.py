@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import weakref
 from datetime import timedelta
 from typing import Any
 
 import pytest
 from fastmcp import Client
+from support.tools_client import server_for
 
 from graphmem.server.runtime import Runtime
-from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
 
 
@@ -33,13 +34,22 @@ def snapshot(memory: MemoryService) -> tuple[object, ...]:
     return tuple(memories), tuple(links)
 
 
+_RUNTIMES: weakref.WeakKeyDictionary[MemoryService, Runtime] = weakref.WeakKeyDictionary()
+
+
 def call(memory: MemoryService, tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
-    runtime = Runtime(
-        memory, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p, version="t"
-    )
+    runtime = _RUNTIMES.get(memory)
+    if runtime is None:
+        runtime = _RUNTIMES[memory] = Runtime(
+            memory,
+            log_hint="stderr",
+            session_ttl=timedelta(minutes=5),
+            resolve_project=lambda p: p,
+            version="t",
+        )
 
     async def run() -> tuple[bool, str]:
-        async with Client(build_mcp(runtime)) as client:
+        async with Client(server_for(runtime)) as client:
             result = await client.call_tool(tool, arguments, raise_on_error=False)
             return result.is_error, result.content[0].text  # type: ignore[union-attr]
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 from fastmcp import Client
+from support.tools_client import server_for
 
 from graphmem.app import resolve_project
 from graphmem.server import rpc
 from graphmem.server.runtime import Runtime
-from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
 
 SECRET = "TOPSECRET-4f9a1c0b7d2e"
@@ -50,7 +50,7 @@ def call(runtime: Runtime, tool: str, arguments: dict[str, Any]) -> tuple[bool, 
     """(whether the tool failed, its text), with a deadline: a tool that blocks fails the test."""
 
     async def run() -> tuple[bool, str]:
-        async with Client(build_mcp(runtime)) as client:
+        async with Client(server_for(runtime)) as client:
             result = await asyncio.wait_for(client.call_tool(tool, arguments, raise_on_error=False), 60)
             return result.is_error, result.content[0].text  # type: ignore[union-attr]
 
