@@ -9,13 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.memory_service import in_memory_service
 
-from graphmem.adapters.embedders import HashEmbedder
-from graphmem.app import open_memory
 from graphmem.core.models import Status
 from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
 from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
 
 REMOTE = "git@gitlab.example.com:acme/shop.git"
 
@@ -34,7 +32,8 @@ def checkout(parent: Path) -> str:
 
 
 def open_store(data_dir: Path) -> Iterator[MemoryService]:
-    memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
+    """A teammate's memory on the in-memory store (the export and import are the service's)."""
+    memory = in_memory_service(data_dir)
     yield memory
     memory.close()
 
