@@ -4,7 +4,7 @@ One helper each, so that a memory is minted one way and a file or a person named
 bootstrap, a session, a memory's text or GitLab is one node of the graph:
 
 - ``memory_id()``: a new memory's id (``mem_`` and 16 hex digits): random, or derived from
-  a seed (bootstrap's facts, whose seed is their source) or a commit's sha, so that a
+  a seed (bootstrap's facts, whose seed is their project and source) or a commit's sha, so that a
   later pass finds the memory it wrote before;
 - ``file_key(project, path)``: ``File:<project>::<path>``, the path relative to the project;
 - ``person_key(...)``: ``Person:<who>``, see ``person_key``.

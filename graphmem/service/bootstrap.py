@@ -215,7 +215,7 @@ class Bootstrapper:
                     report.facts_updated += 1
                 continue
             record = MemoryRecord(
-                id=memory_id(source),
+                id=memory_id(f"{project}\n{source}"),  # two checkouts' facts are two memories
                 text=fact.text,
                 category=category,
                 scope=Scope.PROJECT,

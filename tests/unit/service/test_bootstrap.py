@@ -149,6 +149,19 @@ def test_agent_instructions_become_directives_once(repo: Repo) -> None:
     ]
 
 
+def test_two_checkouts_of_one_repository_each_get_their_facts(repo: Repo) -> None:
+    repo.files.docs["AGENTS.md"] = b"# Rules\n\n- Always run make test before pushing.\n"
+    other = repo.root.parent / "other-checkout"
+    other.mkdir()
+
+    first = repo.bootstrap()
+    second = repo.memory.bootstrap(other)
+
+    assert (first.facts_added, second.facts_added) == (1, 1)
+    directives = repo.memories(Category.DIRECTIVE)
+    assert sorted(m.project or "" for m in directives) == sorted([str(repo.root), str(other)])
+
+
 def test_a_rule_gone_from_its_file_is_archived(repo: Repo) -> None:
     repo.files.docs["AGENTS.md"] = b"# Rules\n\n- Always run make test before pushing.\n"
     repo.bootstrap()
