@@ -52,7 +52,7 @@ from graphmem.adapters.kuzu_schema import (
 )
 from graphmem.adapters.lexical_index import open_lexical_index, rebuild
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
-from graphmem.core.ports import Neighbour, StoredVectors, Vector, Visibility
+from graphmem.core.ports import Neighbour, StoredVectors, TextHits, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
 log = logging.getLogger(__name__)
@@ -390,11 +390,11 @@ class KuzuGraphStore:
         )
         return rows[0][0] if rows else None
 
-    # -- search -----------------------------------------------------------------
-
-    def search_text(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]:
+    def search_text(  # -- search ----------------------------------------------------
+        self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
+    ) -> TextHits:
         with self._lock:
-            return self._lexical.search(query, visibility, limit)
+            return self._lexical.search(query, visibility, limit, phrase)
 
     def rebuild_text_index(self) -> int:  # graphmem reindex: index every memory's text again
         with self._lock:

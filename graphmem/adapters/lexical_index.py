@@ -30,8 +30,8 @@ from typing import Protocol
 import tantivy
 
 from graphmem.core.models import MemoryRecord
-from graphmem.core.ports import Visibility
-from graphmem.core.text import fold, words
+from graphmem.core.ports import TextHits, Visibility
+from graphmem.core.text import fold, phrase_words, words
 from graphmem.errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -45,9 +45,11 @@ TOKEN_KEY = "lexical_index_token"  # the store's meta key naming the index that 
 COMMIT_DELAY = 0.5  # seconds a change waits in the overlay before the background commit
 WRITER_HEAP = 15_000_000  # bytes: tantivy's writer buffer (its minimum per thread)
 MAX_PHRASES = 8  # adjacent word pairs asked as phrases, at most
-# A query of 3 to this many words is also asked whole, as one phrase (stopwords kept): the
-# sentence a user half-remembers ranks first when a memory holds it word for word.
-MAX_PHRASE_WORDS = 12
+# Added to the score of a memory that holds the whole phrase (``core.text.phrase_words``):
+# above any BM25 score of a query of at most 12 words and their variants and pairs (under
+# 1,000 at a million memories), so such a memory comes first and is told apart
+# (``TextHits.exact``); small enough that tantivy's float32 keeps BM25 to 0.001.
+EXACT_BONUS = 1e4
 K1, B = 1.2, 0.75  # tantivy's BM25 parameters, for scoring the overlay alike
 MAX_TOKEN_BYTES = 40  # tantivy's en_stem drops longer tokens
 FILTER_FIELDS = ("scope", "project", "status", "category", "created_at")
@@ -90,25 +92,27 @@ _ANALYZER = (
 )
 
 
-def query_parts(query: str) -> tuple[list[str], list[str]]:
+def query_parts(query: str, phrase: str | None = None) -> tuple[list[str], list[str]]:
     """The words of ``query`` to search (stopwords dropped) and the phrases to search: the
-    whole query when it is 3 to ``MAX_PHRASE_WORDS`` words long, and its adjacent pairs
-    of words that are no stopwords."""
+    whole ``phrase`` (``query`` when not given) when ``phrase_words`` takes it for one, and
+    the adjacent pairs of words of ``query`` that are no stopwords."""
     tokens = words(fold(query))
-    terms = list(dict.fromkeys(w for w in tokens if w not in STOPWORDS))
-    whole = [" ".join(tokens)] if terms and 3 <= len(tokens) <= MAX_PHRASE_WORDS else []
-    pairs = [
-        f"{a} {b}"
-        for a, b in itertools.pairwise(tokens)
-        if a != b and a not in STOPWORDS and b not in STOPWORDS
-    ]
+    # A word the index drops (too long) is no term: a query of only such words asks nothing.
+    terms = list(dict.fromkeys(w for w in tokens if w not in STOPWORDS and _indexed(w)))
+    whole = [" ".join(w)] if terms and (w := phrase_words(query if phrase is None else phrase)) else []
+    kept = set(terms)
+    pairs = [f"{a} {b}" for a, b in itertools.pairwise(tokens) if a != b and a in kept and b in kept]
     return terms, whole + list(dict.fromkeys(pairs))[:MAX_PHRASES]
 
 
-def match_expression(query: str) -> str:
+def _indexed(word: str) -> bool:
+    return len(word.encode("utf-8")) < MAX_TOKEN_BYTES
+
+
+def match_expression(query: str, phrase: str | None = None) -> str:
     """The tantivy query for ``query``: its phrases and words, any of them (BM25 adds up
     what each matches); "" when no word is left. ``words`` yields no quote character."""
-    terms, pairs = query_parts(query)
+    terms, pairs = query_parts(query, phrase)
     if not terms:
         return ""
     return " ".join(f'"{part}"' for part in [*pairs, *terms])
@@ -328,16 +332,25 @@ class LexicalIndex:
 
     # -- search -----------------------------------------------------------------
 
-    def search(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]:
+    def search(self, query: str, visibility: Visibility, limit: int, phrase: str | None = None) -> TextHits:
         """The ids of up to ``limit`` visible memories that match ``query``, best first,
-        with their BM25 scores (higher is better)."""
-        expression = match_expression(query)
+        with their BM25 scores (higher is better); those that hold the whole ``phrase``
+        (``query`` when not given) word for word first, and named in ``exact``."""
+        expression = match_expression(query, phrase)
         if not expression or limit <= 0:
-            return []
+            return TextHits()
+        whole = " ".join(phrase_words(query if phrase is None else phrase))
         with self._lock:
             overlay = dict(self._overlay)
         try:
             text = self._index.parse_query(expression, ["text"])
+            if whole:  # a constant bonus for holding the phrase: ranks first, told apart
+                bonus = tantivy.Query.const_score_query(
+                    self._index.parse_query(f'"{whole}"', ["text"]), EXACT_BONUS
+                )
+                text = tantivy.Query.boolean_query(
+                    [(tantivy.Occur.Should, text), (tantivy.Occur.Should, bonus)]
+                )
             combined = tantivy.Query.boolean_query(
                 [(tantivy.Occur.Must, text), (tantivy.Occur.Must, _filter_query(visibility))]
             )
@@ -346,43 +359,63 @@ class LexicalIndex:
             found = [(searcher.doc(address)["id"][0], float(score)) for score, address in hits]
         except ValueError as exc:
             raise StoreError(f"The full-text index failed: {exc}") from exc
-        found = [(memory_id, score) for memory_id, score in found if memory_id not in overlay]
+        exact = {memory_id for memory_id, score in found if whole and score >= EXACT_BONUS}
+        found = [
+            (memory_id, score - EXACT_BONUS if memory_id in exact else score)
+            for memory_id, score in found
+            if memory_id not in overlay
+        ]
         if overlay:
-            found += _score_overlay(query, overlay, visibility, searcher)
-        found.sort(key=lambda hit: (-hit[1], hit[0]))  # ties by id: the same order every time
-        return found[:limit]
+            scored, held = _score_overlay(query, whole, overlay, visibility, searcher)
+            found += scored
+            exact |= held
+        # Whole-phrase holders first, then by score; ties by id: the same order every time.
+        found.sort(key=lambda hit: (hit[0] not in exact, -hit[1], hit[0]))
+        found = found[:limit]
+        return TextHits(found, exact.intersection(memory_id for memory_id, _ in found))
 
 
 def _score_overlay(
-    query: str, overlay: Mapping[str, MemoryRecord | None], visibility: Visibility, searcher: tantivy.Searcher
-) -> list[tuple[str, float]]:
-    """BM25 of the memories not committed yet, with the index's statistics (tantivy's formula)."""
-    terms, pairs = query_parts(query)
+    query: str,
+    whole: str,
+    overlay: Mapping[str, MemoryRecord | None],
+    visibility: Visibility,
+    searcher: tantivy.Searcher,
+) -> tuple[list[tuple[str, float]], set[str]]:
+    """BM25 of the memories not committed yet, with the index's statistics (tantivy's
+    formula), and those of them that hold the phrase ``whole``."""
+    terms, pairs = query_parts(query, whole)
     stems = list(dict.fromkeys(s for term in terms for s in _ANALYZER.analyze(term)))
     phrases = [_ANALYZER.analyze(pair) for pair in pairs]
     records = [r for r in overlay.values() if r is not None and _visible(r, visibility)]
     if not stems or not records:
-        return []
+        return [], set()
     total = int(searcher.num_docs) + len(records)
     frequency = {s: int(searcher.doc_freq("text", s)) for s in stems}
     idf = {s: math.log(1 + (total - df + 0.5) / (df + 0.5)) for s, df in frequency.items()}
     analysed = {r.id: _ANALYZER.analyze(fold(r.text)) for r in records}
     average = sum(len(tokens) for tokens in analysed.values()) / len(analysed) or 1.0
-    scored = []
+    held = _ANALYZER.analyze(whole) if whole else []
+    scored, exact = [], set()
     for memory_id, tokens in analysed.items():
         norm = K1 * (1 - B + B * len(tokens) / average)
         counts = Counter(tokens)
         score = sum(idf[s] * counts[s] * (K1 + 1) / (counts[s] + norm) for s in stems if counts[s])
         for phrase in phrases:
-            hits = sum(
-                1 for i in range(len(tokens) - len(phrase) + 1) if tokens[i : i + len(phrase)] == phrase
-            )
+            hits = _occurrences(tokens, phrase)
             if hits:
                 weight = sum(idf.get(s, 0.0) for s in phrase)
                 score += weight * hits * (K1 + 1) / (hits + norm)
         if score > 0:
             scored.append((memory_id, score))
-    return scored
+            if held and _occurrences(tokens, held):
+                exact.add(memory_id)
+    return scored, exact
+
+
+def _occurrences(tokens: Sequence[str], phrase: Sequence[str]) -> int:
+    size = len(phrase)
+    return sum(1 for i in range(len(tokens) - size + 1) if tokens[i : i + size] == phrase)
 
 
 def open_lexical_index(data_dir: Path, store: Source) -> LexicalIndex:

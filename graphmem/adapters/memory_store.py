@@ -4,8 +4,8 @@ Pure Python and numpy, thread-safe, nothing on disk. It keeps the contract the K
 store keeps (``tests/unit/adapters/test_store_contract.py`` runs the same tests
 against both): visibility filters, statuses, merged edges, edges dropped with their
 memory, vectors, graph neighbours with fanout, and a BM25 full-text search over
-folded, stemmed words with English stopwords left out. Scores differ from Kùzu's in
-value, not in what they rank first.
+folded, stemmed words with English stopwords left out, the memories that hold the
+whole phrase asked first. Scores differ from Kùzu's in value, not in what they rank first.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from graphmem.adapters.graph_cache import GraphCache
-from graphmem.adapters.memory_terms import terms
+from graphmem.adapters.memory_terms import holds, terms
 from graphmem.core.models import (
     Category,
     Entity,
@@ -33,7 +33,8 @@ from graphmem.core.models import (
     Status,
     Trust,
 )
-from graphmem.core.ports import Neighbour, StoredVectors, Vector, Visibility
+from graphmem.core.ports import Neighbour, StoredVectors, TextHits, Vector, Visibility
+from graphmem.core.text import phrase_words
 from graphmem.errors import StoreError
 
 # BM25's usual constants (term saturation, length normalisation).
@@ -254,17 +255,20 @@ class InMemoryGraphStore:
 
     # -- search -----------------------------------------------------------------
 
-    def search_text(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]:
+    def search_text(
+        self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
+    ) -> TextHits:
         asked = set(terms(query))
         if not asked or limit <= 0:
-            return []
+            return TextHits()
         with self._open():
             rows = list(self._rows.values())
         if not rows:
-            return []
+            return TextHits()
+        whole = phrase_words(query if phrase is None else phrase)
         average = sum(r.terms.total() for r in rows) / len(rows)
         frequency = Counter(t for r in rows for t in asked if t in r.terms)
-        scored = []
+        scored, exact = [], set()
         for row in rows:
             if not asked & row.terms.keys() or not _visible(row.record, visibility):
                 continue
@@ -275,8 +279,11 @@ class InMemoryGraphStore:
                 if t in row.terms
             )
             scored.append((row.record.id, score))
-        scored.sort(key=lambda hit: (-hit[1], hit[0]))
-        return scored[:limit]
+            if whole and holds(row.record.text, whole):
+                exact.add(row.record.id)
+        # Whole-phrase holders first, then by score; ties by id.
+        scored.sort(key=lambda hit: (hit[0] not in exact, -hit[1], hit[0]))
+        return TextHits(scored[:limit], exact.intersection(memory_id for memory_id, _ in scored[:limit]))
 
     # -- vectors ----------------------------------------------------------------
 

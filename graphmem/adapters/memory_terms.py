@@ -7,6 +7,8 @@ term, "linting" is "lint". Close to what the Kùzu store's index does, with no d
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from graphmem.core.text import fold, words
 
 # English words too common to find anything by: a query of them alone matches nothing.
@@ -25,6 +27,15 @@ _VOWELS = frozenset("aeiou")
 def terms(text: str) -> list[str]:
     """Folded words without stopwords, each stemmed (Porter's steps 1 and 5a)."""
     return [_stem(w) for w in words(fold(text)) if w not in STOPWORDS]
+
+
+def holds(text: str, phrase: Sequence[str]) -> bool:
+    """Whether ``text`` holds the folded words ``phrase`` in that order, each next to the
+    next (both stemmed, stopwords kept)."""
+    wanted = [_stem(w) for w in phrase]
+    tokens = [_stem(w) for w in words(fold(text))]
+    size = len(wanted)
+    return size > 0 and any(tokens[i : i + size] == wanted for i in range(len(tokens) - size + 1))
 
 
 def _consonant(word: str, i: int) -> bool:

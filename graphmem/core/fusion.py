@@ -55,6 +55,11 @@ class Plan:
     graph_seeds: int = 30  # best candidates the graph expands from
     semantic_floor: float = 0.30  # cosine a hit needs on its own to clear the floor
     lexical_floor: float = 0.18  # cosine a lexical or graph hit still needs (when embedded)
+    # A query of at least this many words that a memory holds word for word (the full-text
+    # index's ``TextHits.exact``) is a sentence the user half-remembers: that memory clears
+    # the floor and ranks first (score 1.0 before priors); 0 turns this off. Shorter queries
+    # are keywords that a terse commit subject holds by chance.
+    exact_phrase_words: int = 5
     hub_damping: bool = True  # an edge through an entity of n memories passes 1/log2(n)
     # Entity channel: a memory scores the sum, over the named entities it is about, of each
     # entity's specificity (``hub_weight`` of how many memories are about it), over the best
@@ -74,6 +79,11 @@ class Plan:
         if not 0.0 <= self.neighbour_weight <= 1.0:
             raise ValueError(
                 f"plan {self.name!r}: neighbour_weight must be in [0, 1], not {self.neighbour_weight}"
+            )
+        if self.exact_phrase_words < 0:
+            raise ValueError(
+                f"plan {self.name!r}: exact_phrase_words must be 0 (off) or more, "
+                f"not {self.exact_phrase_words}"
             )
         if not 0.0 <= self.entity_recency < 1.0:
             raise ValueError(

@@ -123,11 +123,28 @@ class MemoryRecords(Protocol):
         """The id of the memory of ``session`` stored last."""
 
 
+class TextHits(list[tuple[str, float]]):
+    """What ``search_text`` found: ``(memory id, score)`` pairs, best first, and ``exact``,
+    the ids among them whose text holds the asked phrase word for word (they come first)."""
+
+    def __init__(self, hits: Iterable[tuple[str, float]] = (), exact: Iterable[str] = ()) -> None:
+        super().__init__(hits)
+        self.exact = frozenset(exact)
+
+
 class MemorySearch(Protocol):
     """Full-text search over memory text (accents and case folded, words stemmed)."""
 
-    def search_text(self, query: str, visibility: Visibility, limit: int) -> list[tuple[str, float]]:
-        """Visible memories matching any word of ``query``, best first, with a positive score."""
+    def search_text(
+        self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
+    ) -> TextHits:
+        """Visible memories matching any word of ``query``, best first, with a positive score.
+
+        ``phrase`` (``query`` when not given) is also asked whole when it is a phrase
+        (``core.text.phrase_words``): a memory that holds its words in that order, each
+        adjacent to the next (folded and stemmed, stopwords kept), is in ``exact`` and comes
+        before every other hit.
+        """
 
 
 class MemoryVectors(Protocol):

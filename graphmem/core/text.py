@@ -109,6 +109,18 @@ def lexical_query(query: str) -> str:
     return " ".join([*terms, *dict.fromkeys(extra)])
 
 
+# A query of this many words is also asked whole, as one phrase (stopwords kept): the
+# sentence a user half-remembers ranks first when a memory holds it word for word.
+MIN_PHRASE_WORDS, MAX_PHRASE_WORDS = 3, 12
+
+
+def phrase_words(text: str) -> list[str]:
+    """The folded words of ``text`` when it is a phrase of ``MIN_PHRASE_WORDS`` to
+    ``MAX_PHRASE_WORDS`` words, which full-text search also asks whole; else none."""
+    tokens = words(fold(text))
+    return tokens if MIN_PHRASE_WORDS <= len(tokens) <= MAX_PHRASE_WORDS else []
+
+
 def shingles(text: str, size: int = 3) -> frozenset[str]:
     """Word n-grams of the normalized text, for near-duplicate checks."""
     tokens = words(text)

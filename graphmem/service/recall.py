@@ -33,7 +33,7 @@ from graphmem.core.fusion import (
 )
 from graphmem.core.models import Category, ChannelRank, Entity, EntityKind, Hit, MemoryRecord, Status
 from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, Vector, Visibility
-from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query
+from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
 from graphmem.service.inputs import parse_category
@@ -158,8 +158,12 @@ class Recaller:
             self._semantic.index()  # load the vectors first: needs no model unless some are pending
             # The model and the full-text search each leave a core idle: run them side by side.
             embedding = self._pool.submit(self._semantic.embed_query, text)
+        exact: frozenset[str] = frozenset()  # hold the whole query word for word
         if plan.uses(LEXICAL):
-            rankings[LEXICAL] = self._store.search_text(lexical_query(text), visibility, depth)
+            found = self._store.search_text(lexical_query(text), visibility, depth, phrase=text)
+            rankings[LEXICAL] = found
+            if 0 < plan.exact_phrase_words <= len(words(text)):
+                exact = found.exact
         query_vector = embedding.result() if embedding is not None else None
         if query_vector is not None:
             rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
@@ -175,11 +179,17 @@ class Recaller:
         else:
             scored, paths, similarities = self._convex(rankings, query_vector, plan)
 
+        if exact:  # the sentence the user half-remembers: evidence enough, and first
+            scored = [(i, 1.0 if i in exact else s, c) for i, s, c in scored]
+            scored.sort(key=lambda candidate: candidate[0] not in exact)
+        first = {item: n for n, item in enumerate(i for i, _, _ in scored if i in exact)}
         records: dict[str, MemoryRecord] = {}
         evidence = {item: channels for item, _, channels in scored}
 
         def relevant(item: str) -> bool:
-            return item in evidence and _relevant(evidence[item], similarities.get(item), plan)
+            return item in first or (
+                item in evidence and _relevant(evidence[item], similarities.get(item), plan)
+            )
 
         hits: list[Hit] = []
         chunk = query.limit + 5  # most candidates above the floor are visible
@@ -202,7 +212,7 @@ class Recaller:
                 continue
             weight = STATUS_WEIGHT.get(record.status, 1.0) * source_prior(plan.source_priors, record.source)
             hits.append(Hit(record, round(score * weight, 4), tuple(channels), paths.get(item, ())))
-            hits.sort(key=lambda h: (-h.score, h.memory.id))
+            hits.sort(key=lambda h: (-h.score, first.get(h.memory.id, len(first)), h.memory.id))
         hits = hits[: query.limit]
         entities = self._store.about([h.memory.id for h in hits])
         hits = [

@@ -14,7 +14,7 @@ import pytest
 
 from graphmem.adapters import lexical_index
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.lexical_index import DIRNAME, META, LexicalIndex, match_expression
+from graphmem.adapters.lexical_index import DIRNAME, EXACT_BONUS, META, LexicalIndex, match_expression
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import Visibility
 
@@ -129,6 +129,32 @@ def test_a_half_remembered_sentence_finds_the_memory_that_holds_it_word_for_word
         ]
     )
     assert both_ways(index, "went to the beach and the park", GLOBAL)[0] == "sentence"
+
+
+def test_the_memory_holding_the_phrase_is_named_exact_before_and_after_the_commit(
+    index: LexicalIndex,
+) -> None:
+    index.add(
+        [
+            memory("words", "Going to the beach? The beach was closed, so we went to the park."),
+            memory("sentence", "We went to the beach and the park was closed."),
+        ]
+    )
+    before = index.search("went to the beach and the park", GLOBAL, 10)
+    index.flush()
+    after = index.search("went to the beach and the park", GLOBAL, 10)
+    assert before.exact == after.exact == {"sentence"}
+    assert ids(before) == ids(after) == ["sentence", "words"]
+    assert all(0 < score < EXACT_BONUS for _, score in [*before, *after])  # BM25, the bonus taken off
+
+
+@pytest.mark.parametrize("word", ["x" * 60, "ünïcødé" * 9])
+def test_a_phrase_of_words_too_long_to_index_finds_nothing_and_fails_nothing(
+    index: LexicalIndex, word: str
+) -> None:
+    index.add([memory("m1", "a note")])
+    index.flush()
+    assert index.search(f"{word} {word} {word}", GLOBAL, 10) == []
 
 
 def test_scores_are_positive_and_best_first(index: LexicalIndex) -> None:

@@ -287,6 +287,36 @@ def test_full_text_search_ranks_more_matched_words_first(store: GraphStore) -> N
     assert all(score > 0 for _, score in hits)
 
 
+def test_a_memory_that_holds_the_whole_phrase_comes_first_and_is_named_exact(store: GraphStore) -> None:
+    store.add_memories(
+        [
+            memory("words", "Park, park, park: we went to the beach and then the park went quiet."),
+            memory("sentence", "Yesterday we went to the park with the kids and a long list of errands."),
+            memory("none", "an unrelated note about lunch"),
+        ]
+    )
+    hits = store.search_text("went to the park", EVERYONE, 10)
+    assert [i for i, _ in hits] == ["sentence", "words"]
+    assert hits.exact == {"sentence"}
+    assert all(score > 0 for _, score in hits)
+
+
+def test_the_phrase_asked_whole_can_differ_from_the_query(store: GraphStore) -> None:
+    store.add_memories([memory("sentence", "we went to the park"), memory("words", "park went to")])
+    assert store.search_text("went to the park walker", EVERYONE, 10).exact == frozenset()
+    hits = store.search_text("went to the park walker", EVERYONE, 10, phrase="went to the park")
+    assert hits.exact == {"sentence"}
+    assert hits[0][0] == "sentence"
+
+
+@pytest.mark.parametrize("query", ["the park", "we went to the park on a long sunny day with all the kids"])
+def test_fewer_than_three_or_more_than_twelve_words_are_no_phrase(store: GraphStore, query: str) -> None:
+    store.add_memories([memory("m1", query)])
+    hits = store.search_text(query, EVERYONE, 10)
+    assert [i for i, _ in hits] == ["m1"]
+    assert hits.exact == frozenset()
+
+
 def test_full_text_search_of_no_words_finds_nothing(store: GraphStore) -> None:
     store.add_memories([memory("m1", "the store of the memory")])
     assert found(store, "") == []

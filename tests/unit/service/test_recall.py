@@ -81,3 +81,55 @@ def test_a_memory_about_the_rarely_touched_named_file_beats_the_busy_files_crowd
 
     assert memory_service.recall(query, project=where, plan=before).hits[0].memory.id != target
     assert memory_service.recall(query, project=where).hits[0].memory.id == target
+
+
+# -- the sentence a user half-remembers ------------------------------------------------
+
+SENTENCE = "Yesterday we went to the park with the kids and a long list of errands."
+CROWD = "Park, park, park: we went to the beach and then the park went quiet."
+
+
+def test_a_memory_that_holds_the_query_word_for_word_ranks_first_with_full_score(
+    memory_service: MemoryService,
+) -> None:
+    crowd = memory_service.remember(CROWD).memory.id
+    sentence = memory_service.remember(SENTENCE).memory.id
+
+    hits = memory_service.recall("we went to the park", plan=NO_PRIORS).hits
+
+    assert [h.memory.id for h in hits][:2] == [sentence, crowd]
+    assert hits[0].score == 1.0 > hits[1].score
+
+
+def test_the_word_for_word_match_clears_a_floor_that_drops_every_other_candidate(
+    memory_service: MemoryService,
+) -> None:
+    memory_service.remember(CROWD)
+    sentence = memory_service.remember(SENTENCE).memory.id
+    strict = Plan("strict", HYBRID.weights, semantic_floor=1.01, lexical_floor=1.01)
+
+    assert [h.memory.id for h in memory_service.recall("went to the park with", plan=strict).hits] == [
+        sentence
+    ]
+    assert memory_service.recall("park went quiet beach", plan=strict).hits == []  # no phrase held
+
+
+def test_a_word_variant_added_to_the_query_does_not_hide_the_phrase(memory_service: MemoryService) -> None:
+    memory_service.remember("The linter runs ruff and the formatter runs black on every commit.")
+    held = memory_service.remember("Before the merge the formatter runs black over the code.").memory.id
+    strict = Plan("strict", HYBRID.weights, semantic_floor=1.01, lexical_floor=1.01)
+
+    # "formatter" also asks "format": the phrase is still the words as typed.
+    found = memory_service.recall("the merge the formatter runs", plan=strict).hits
+    assert [h.memory.id for h in found] == [held]
+
+
+def test_a_query_of_fewer_words_than_the_plan_asks_is_keywords_not_a_sentence(
+    memory_service: MemoryService,
+) -> None:
+    memory_service.remember(SENTENCE)
+    strict = Plan("strict", HYBRID.weights, semantic_floor=1.01, lexical_floor=1.01)
+
+    assert memory_service.recall("went to the park", plan=strict).hits == []
+    off = Plan("off", HYBRID.weights, semantic_floor=1.01, lexical_floor=1.01, exact_phrase_words=0)
+    assert memory_service.recall("went to the park with", plan=off).hits == []
