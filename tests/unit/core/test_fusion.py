@@ -380,3 +380,9 @@ def test_age_weighting_is_only_a_tiebreak_between_specific_and_broad_evidence() 
 def test_a_plan_refuses_an_entity_recency_outside_zero_one() -> None:
     with pytest.raises(ValueError, match="entity_recency"):
         Plan("bad", {ENTITY: 1.0}, entity_recency=1.0)
+
+
+def test_a_plan_refuses_a_negative_exact_phrase_length() -> None:
+    with pytest.raises(ValueError, match="exact_phrase_words"):
+        Plan("bad", {LEXICAL: 1.0}, exact_phrase_words=-1)
+    assert Plan("off", {LEXICAL: 1.0}, exact_phrase_words=0).exact_phrase_words == 0
