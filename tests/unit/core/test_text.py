@@ -14,6 +14,7 @@ from graphmem.core.text import (
     fold,
     jaccard,
     normalize,
+    phrase_words,
     shingles,
     validate_text,
     words,
@@ -122,3 +123,11 @@ def test_jaccard_of_two_empty_sets_is_zero() -> None:
 def test_text_with_undecodable_bytes_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="not valid UTF-8"):
         validate_text(b"ok \xff".decode("utf-8", "surrogateescape"))
+
+
+def test_a_phrase_is_three_to_twelve_folded_words_stopwords_kept() -> None:
+    assert phrase_words("Me when I was YOUNG, and it") == ["me", "when", "i", "was", "young", "and", "it"]
+    assert phrase_words("Kùzu graph store") == ["kuzu", "graph", "store"]
+    assert phrase_words("graph store") == []
+    assert phrase_words(" ".join(["word"] * 13)) == []
+    assert phrase_words("?! -- **") == []
