@@ -22,8 +22,8 @@ run: $(BIN)/graphmem  ## set up and run the daemon on the default store and mode
 test: $(BIN)/graphmem  ## set up and run every test
 	$(BIN)/python -m pytest -q
 
-test-unit: $(BIN)/graphmem  ## only the unit tests (fakes, no model, no daemon, no OpenCode): the quick loop
-	$(BIN)/python -m pytest -q tests/unit
+test-unit: $(BIN)/graphmem  ## only the unit tests (fakes, no model, no daemon, no OpenCode), one worker per core
+	$(BIN)/python -m pytest -q -n auto tests/unit
 
 lint: $(BIN)/graphmem
 	$(BIN)/ruff check graphmem tests
