@@ -321,6 +321,8 @@ class LexicalIndex:
 
     def close(self) -> None:
         with self._lock:
+            if self._closed:
+                return  # a store closed twice (a test's own close, then its fixture's)
             self._closed = True
             self._wake.notify()
         self._thread.join()

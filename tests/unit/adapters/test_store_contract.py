@@ -66,6 +66,12 @@ def found(store: GraphStore, query: str, visibility: Visibility = EVERYONE, limi
 # -- metadata -------------------------------------------------------------------------
 
 
+def test_closing_a_store_twice_is_harmless(store: GraphStore) -> None:
+    store.add_memories([memory("mem_closed_twice")])
+
+    store.close()  # the fixture closes it again
+
+
 def test_meta_values_can_be_replaced(store: GraphStore) -> None:
     store.set_meta("embedding_model", "a")
     store.set_meta("embedding_model", "b")
