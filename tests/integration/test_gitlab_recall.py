@@ -19,8 +19,8 @@ from graphmem.app import open_memory
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.timeparse import utc_now
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
-from graphmem.service.recall import RECALL_NEIGHBOUR_LIMIT, gitlab_neighbours
 from graphmem.service.memory import MemoryService
+from graphmem.service.recall import RECALL_NEIGHBOUR_LIMIT, gitlab_neighbours
 from graphmem.settings import load_settings
 
 pytestmark = pytest.mark.integration
