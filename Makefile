@@ -23,7 +23,7 @@ test: $(BIN)/graphmem  ## set up and run every test
 	$(BIN)/python -m pytest -q
 
 test-unit: $(BIN)/graphmem  ## only the unit tests (fakes, no model, no daemon, no OpenCode), one worker per core
-	$(BIN)/python -m pytest -q -n auto tests/unit
+	$(BIN)/python -m pytest -q -n auto --hypothesis-profile=dev tests/unit
 
 lint: $(BIN)/graphmem
 	$(BIN)/ruff check graphmem tests

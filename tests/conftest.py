@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from support.memory_service import DIMENSION, in_memory_service
 
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
@@ -17,6 +18,14 @@ from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
 GITLAB_REMOTE = "git@gitlab.example.com:group/sub/proj.git"
+
+# Hypothesis profiles (docs/testing.md), chosen with ``--hypothesis-profile=NAME``. Without the
+# option the property tests run Hypothesis's own "default" profile (100 examples each, or what a
+# test's own ``@settings`` asks for): that is what ``make test`` and CI run. "dev" is the quick
+# loop of ``make test-unit``: a tenth of the examples, and no per-example deadline, since a loaded
+# machine makes one example slow without anything being wrong.
+DEV_EXAMPLES = 10
+settings.register_profile("dev", max_examples=DEV_EXAMPLES, deadline=None)
 
 
 @pytest.fixture(autouse=True)
