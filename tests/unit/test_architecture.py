@@ -14,6 +14,7 @@ Imports under ``if TYPE_CHECKING:`` never run and count as neither.
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -164,12 +165,14 @@ class _Collector(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def imports_of(path: Path) -> list[Import]:
+@functools.cache
+def imports_of(path: Path) -> tuple[Import, ...]:
+    """The imports of one source file, parsed once per test run (every rule reads them all)."""
     module = module_name(path)
     relative = path.relative_to(PACKAGE.parent).as_posix()
     collector = _Collector(module, relative, path.name == "__init__.py")
     collector.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
-    return collector.found
+    return tuple(collector.found)
 
 
 def all_imports() -> Iterator[Import]:
