@@ -3,7 +3,9 @@
 Each test writes the same secrets (one of each kind that used to pass, plus a GitLab
 token) through one write path, then reads back everything the store holds -- memories,
 entities, GitLab rows -- and a full export, and asserts that none of the secrets is in
-any of it. All values are fake.
+any of it. All values are fake. The write paths run on the in-memory store
+(``memory_service``, composed by ``build_memory`` as on Kùzu); the door itself is checked on a
+fresh Kùzu store (``fake_memory``), as ``open_memory`` builds it.
 """
 
 from __future__ import annotations
@@ -74,17 +76,17 @@ def assert_no_secret(memory: MemoryService) -> None:
     assert leaked == [], f"stored in clear: {leaked}"
 
 
-def test_remember_stores_no_secret_of_any_kind(fake_memory: MemoryService) -> None:
-    result = fake_memory.remember(NOTES)
+def test_remember_stores_no_secret_of_any_kind(memory_service: MemoryService) -> None:
+    result = memory_service.remember(NOTES)
     assert result.redacted == len(SECRETS)
     assert "[REDACTED:telegram-token]" in result.memory.text
-    assert_no_secret(fake_memory)
+    assert_no_secret(memory_service)
 
 
-def test_rpc_remember_stores_no_secret(fake_memory: MemoryService) -> None:
-    answer = rpc.call(fake_memory, {"method": "remember", "arguments": {"text": NOTES}})
+def test_rpc_remember_stores_no_secret(memory_service: MemoryService) -> None:
+    answer = rpc.call(memory_service, {"method": "remember", "arguments": {"text": NOTES}})
     assert "result" in answer
-    assert_no_secret(fake_memory)
+    assert_no_secret(memory_service)
 
 
 def test_cli_remember_stores_no_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -106,14 +108,14 @@ def test_cli_remember_stores_no_secret(tmp_path: Path, monkeypatch: pytest.Monke
         memory.close()
 
 
-def test_edit_stores_no_secret(fake_memory: MemoryService) -> None:
-    memory_id = fake_memory.remember("The ops notes live in the wiki").memory.id
-    edited = fake_memory.edit(memory_id, text=NOTES)
+def test_edit_stores_no_secret(memory_service: MemoryService) -> None:
+    memory_id = memory_service.remember("The ops notes live in the wiki").memory.id
+    edited = memory_service.edit(memory_id, text=NOTES)
     assert "[REDACTED:docker-token]" in edited.text
-    assert_no_secret(fake_memory)
+    assert_no_secret(memory_service)
 
 
-def test_import_stores_no_secret_in_memories_or_entities(fake_memory: MemoryService) -> None:
+def test_import_stores_no_secret_in_memories_or_entities(memory_service: MemoryService) -> None:
     lines = [
         {"type": "entity", "key": "Session:ops", "kind": "Session", "name": "ops", "title": NOTES},
         {
@@ -126,13 +128,13 @@ def test_import_stores_no_secret_in_memories_or_entities(fake_memory: MemoryServ
             "entities": ["Session:ops"],
         },
     ]
-    folder = fake_memory.data_dir / "exports"  # where graphmem reads imports for an agent too
+    folder = memory_service.data_dir / "exports"  # where graphmem reads imports for an agent too
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "import.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
-    fake_memory.import_file(path)
-    assert "[REDACTED:twilio-key]" in fake_memory.show("mem_handwritten01").memory.text
-    assert_no_secret(fake_memory)
+    memory_service.import_file(path)
+    assert "[REDACTED:twilio-key]" in memory_service.show("mem_handwritten01").memory.text
+    assert_no_secret(memory_service)
 
 
 def _git(root: Path, *args: str) -> None:
@@ -140,7 +142,7 @@ def _git(root: Path, *args: str) -> None:
 
 
 def test_bootstrap_stores_no_secret_from_a_readme_or_a_commit_message(
-    fake_memory: MemoryService, tmp_path: Path
+    memory_service: MemoryService, tmp_path: Path
 ) -> None:
     root = tmp_path / "repo"
     root.mkdir()
@@ -167,13 +169,13 @@ def test_bootstrap_stores_no_secret_from_a_readme_or_a_commit_message(
         "-m",
         NOTES,
     )
-    report = fake_memory.bootstrap(root, history=10)
+    report = memory_service.bootstrap(root, history=10)
     assert report.facts_added >= 1 and report.commits == 1
-    sources = [m.source for m in fake_memory.store.all_memories()]
+    sources = [m.source for m in memory_service.store.all_memories()]
     assert any("redacted-gitlab-token" in source for source in sources)  # the key is made from redacted text
-    assert_no_secret(fake_memory)
+    assert_no_secret(memory_service)
     # A second pass finds the same (redacted) facts: nothing new, nothing archived.
-    again = fake_memory.bootstrap(root, history=10)
+    again = memory_service.bootstrap(root, history=10)
     assert (again.facts_added, again.facts_archived, again.commits) == (0, 0, 0)
 
 
@@ -187,7 +189,7 @@ class _Echoing:
 
 
 def test_session_ingest_and_the_extractors_output_store_no_secret(
-    fake_memory: MemoryService, tmp_path: Path, git_project: str
+    memory_service: MemoryService, tmp_path: Path, git_project: str
 ) -> None:
     db = OpenCodeDB(tmp_path / "opencode" / "opencode.db")
     try:
@@ -195,7 +197,7 @@ def test_session_ingest_and_the_extractors_output_store_no_secret(
         db.message(session, "user", [text(NOTES)], at_ms=T0_MS + 100)
         later = datetime.fromtimestamp(T0_MS / 1000, tz=UTC) + timedelta(days=1)
         ingester = Ingester(
-            fake_memory.writer,
+            memory_service.writer,
             options=IngestOptions(idle_seconds=60, llm_max_sessions_per_run=10),
             clock=lambda: later,
             sessions=OpenCodeSessions(),
@@ -206,7 +208,7 @@ def test_session_ingest_and_the_extractors_output_store_no_secret(
     finally:
         db.close()
     assert report.sessions_ingested == 1
-    assert_no_secret(fake_memory)
+    assert_no_secret(memory_service)
 
 
 @pytest.fixture
