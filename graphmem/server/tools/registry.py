@@ -15,6 +15,7 @@ import time
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import CodeType
 from typing import Any, ParamSpec, TypeVar
 
 from fastmcp import FastMCP
@@ -134,12 +135,24 @@ class Parameters:
 
     @classmethod
     def of(cls, function: Callable[..., Any]) -> Parameters:
+        """The parameters of ``function``, built once per tool definition: every server built in
+        one process (a test builds one per runtime) defines the same tools, and pydantic's
+        adapters take a while to build."""
+        known = _PARAMETERS.get(function.__code__)
+        if known is not None:
+            return known
         hints = typing.get_type_hints(function, include_extras=True)
         signature = inspect.signature(function)
-        return cls(
+        parameters = _PARAMETERS[function.__code__] = cls(
             {name: TypeAdapter(hints[name]) for name in signature.parameters},
             frozenset(n for n, p in signature.parameters.items() if p.default is inspect.Parameter.empty),
         )
+        return parameters
+
+
+# A tool's parameters by the code of its function (one code object per ``def``, whatever the
+# closure): the annotations, hence the adapters, are the same for every server built.
+_PARAMETERS: dict[CodeType, Parameters] = {}
 
 
 class ArgumentCheck(Middleware):
