@@ -94,12 +94,13 @@ _ANALYZER = (
 
 def query_parts(query: str, phrase: str | None = None) -> tuple[list[str], list[str]]:
     """The words of ``query`` to search (stopwords dropped) and the phrases to search: the
-    whole ``phrase`` (``query`` when not given) when ``phrase_words`` takes it for one, and
-    the adjacent pairs of words of ``query`` that are no stopwords."""
+    whole ``phrase`` (``query`` when not given) when ``phrase_words`` takes it for one and
+    the index keeps one of its words, and the adjacent pairs of words of ``query`` that are
+    no stopwords. A phrase of stopwords alone ("how have you been") is still asked whole."""
     tokens = words(fold(query))
     # A word the index drops (too long) is no term: a query of only such words asks nothing.
     terms = list(dict.fromkeys(w for w in tokens if w not in STOPWORDS and _indexed(w)))
-    whole = [" ".join(w)] if terms and (w := phrase_words(query if phrase is None else phrase)) else []
+    whole = [text] if (text := whole_phrase(query, phrase)) else []
     kept = set(terms)
     pairs = [f"{a} {b}" for a, b in itertools.pairwise(tokens) if a != b and a in kept and b in kept]
     return terms, whole + list(dict.fromkeys(pairs))[:MAX_PHRASES]
@@ -109,11 +110,18 @@ def _indexed(word: str) -> bool:
     return len(word.encode("utf-8")) < MAX_TOKEN_BYTES
 
 
+def whole_phrase(query: str, phrase: str | None = None) -> str:
+    """``phrase`` (``query`` when not given) as the index asks it whole; "" when it is no
+    phrase (``core.text.phrase_words``) or the index keeps none of its words."""
+    tokens = phrase_words(query if phrase is None else phrase)
+    return " ".join(tokens) if any(_indexed(w) for w in tokens) else ""
+
+
 def match_expression(query: str, phrase: str | None = None) -> str:
     """The tantivy query for ``query``: its phrases and words, any of them (BM25 adds up
     what each matches); "" when no word is left. ``words`` yields no quote character."""
     terms, pairs = query_parts(query, phrase)
-    if not terms:
+    if not terms and not pairs:
         return ""
     return " ".join(f'"{part}"' for part in [*pairs, *terms])
 
@@ -341,7 +349,7 @@ class LexicalIndex:
         expression = match_expression(query, phrase)
         if not expression or limit <= 0:
             return TextHits()
-        whole = " ".join(phrase_words(query if phrase is None else phrase))
+        whole = whole_phrase(query, phrase)
         with self._lock:
             overlay = dict(self._overlay)
         try:
@@ -390,10 +398,11 @@ def _score_overlay(
     stems = list(dict.fromkeys(s for term in terms for s in _ANALYZER.analyze(term)))
     phrases = [_ANALYZER.analyze(pair) for pair in pairs]
     records = [r for r in overlay.values() if r is not None and _visible(r, visibility)]
-    if not stems or not records:
+    if not (stems or phrases) or not records:
         return [], set()
     total = int(searcher.num_docs) + len(records)
-    frequency = {s: int(searcher.doc_freq("text", s)) for s in stems}
+    vocabulary = dict.fromkeys([*stems, *(s for phrase in phrases for s in phrase)])
+    frequency = {s: int(searcher.doc_freq("text", s)) for s in vocabulary}
     idf = {s: math.log(1 + (total - df + 0.5) / (df + 0.5)) for s, df in frequency.items()}
     analysed = {r.id: _ANALYZER.analyze(fold(r.text)) for r in records}
     average = sum(len(tokens) for tokens in analysed.values()) / len(analysed) or 1.0

@@ -259,18 +259,19 @@ class InMemoryGraphStore:
         self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
     ) -> TextHits:
         asked = set(terms(query))
-        if not asked or limit <= 0:
+        whole = phrase_words(query if phrase is None else phrase)
+        if not (asked or whole) or limit <= 0:
             return TextHits()
         with self._open():
             rows = list(self._rows.values())
         if not rows:
             return TextHits()
-        whole = phrase_words(query if phrase is None else phrase)
         average = sum(r.terms.total() for r in rows) / len(rows)
         frequency = Counter(t for r in rows for t in asked if t in r.terms)
         scored, exact = [], set()
         for row in rows:
-            if not asked & row.terms.keys() or not _visible(row.record, visibility):
+            held = bool(whole) and holds(row.record.text, whole)
+            if not (held or asked & row.terms.keys()) or not _visible(row.record, visibility):
                 continue
             norm = BM25_K1 * (1 - BM25_B + BM25_B * row.terms.total() / (average or 1))
             score = sum(
@@ -278,9 +279,10 @@ class InMemoryGraphStore:
                 for t in asked
                 if t in row.terms
             )
-            scored.append((row.record.id, score))
-            if whole and holds(row.record.text, whole):
+            if held:
                 exact.add(row.record.id)
+                score = score or 1.0  # a phrase of stopwords alone scores by being held
+            scored.append((row.record.id, score))
         # Whole-phrase holders first, then by score; ties by id.
         scored.sort(key=lambda hit: (hit[0] not in exact, -hit[1], hit[0]))
         return TextHits(scored[:limit], exact.intersection(memory_id for memory_id, _ in scored[:limit]))

@@ -57,9 +57,10 @@ class Plan:
     lexical_floor: float = 0.18  # cosine a lexical or graph hit still needs (when embedded)
     # A query of at least this many words that a memory holds word for word (the full-text
     # index's ``TextHits.exact``) is a sentence the user half-remembers: that memory clears
-    # the floor and ranks first (score 1.0 before priors); 0 turns this off. Shorter queries
-    # are keywords that a terse commit subject holds by chance.
-    exact_phrase_words: int = 5
+    # the floor and is raised to the best candidate's score, ahead of it on a tie; status
+    # weights and source priors then apply as to any hit, so a scraped commit that holds a
+    # few keywords stays below the user's own decision. 0 turns this off.
+    exact_phrase_words: int = 3
     hub_damping: bool = True  # an edge through an entity of n memories passes 1/log2(n)
     # Entity channel: a memory scores the sum, over the named entities it is about, of each
     # entity's specificity (``hub_weight`` of how many memories are about it), over the best

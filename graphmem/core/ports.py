@@ -143,7 +143,7 @@ class MemorySearch(Protocol):
         ``phrase`` (``query`` when not given) is also asked whole when it is a phrase
         (``core.text.phrase_words``): a memory that holds its words in that order, each
         adjacent to the next (folded and stemmed, stopwords kept), is in ``exact`` and comes
-        before every other hit.
+        before every other hit. A phrase of stopwords alone finds the memories that hold it.
         """
 
 

@@ -179,8 +179,9 @@ class Recaller:
         else:
             scored, paths, similarities = self._convex(rankings, query_vector, plan)
 
-        if exact:  # the sentence the user half-remembers: evidence enough, and first
-            scored = [(i, 1.0 if i in exact else s, c) for i, s, c in scored]
+        if exact:  # the sentence the user half-remembers: evidence enough, level with the best
+            level = max((s for _, s, _ in scored), default=0.0)
+            scored = [(i, level if i in exact else s, c) for i, s, c in scored]
             scored.sort(key=lambda candidate: candidate[0] not in exact)
         first = {item: n for n, item in enumerate(i for i, _, _ in scored if i in exact)}
         records: dict[str, MemoryRecord] = {}

@@ -86,10 +86,19 @@ def test_a_query_asks_itself_as_a_phrase_and_its_words_and_pairs_without_stopwor
     )
 
 
-@pytest.mark.parametrize("query", ["", "   ", "the of and", "???", '"', "*", "AND OR NOT"])
+@pytest.mark.parametrize("query", ["", "   ", "the of", "???", '"', "*", "OR NOT", "the not of"])
 def test_a_query_with_no_word_to_search_matches_nothing(index: LexicalIndex, query: str) -> None:
     index.add([memory("m1", "the of and, or not")])
     assert index.search(query, GLOBAL, 10) == []
+
+
+@pytest.mark.parametrize("query", ["the of and", "AND OR NOT"])
+def test_three_stopwords_are_a_phrase_found_where_they_stand_together(
+    index: LexicalIndex, query: str
+) -> None:
+    index.add([memory("m1", "the of and, or not"), memory("m2", "not or and of the")])
+    assert both_ways(index, query, GLOBAL) == ["m1"]
+    assert index.search(query, GLOBAL, 10).exact == {"m1"}
 
 
 @pytest.mark.parametrize(

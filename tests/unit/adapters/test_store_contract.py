@@ -323,6 +323,16 @@ def test_fewer_than_three_or_more_than_twelve_words_are_no_phrase(store: GraphSt
     assert hits.exact == frozenset()
 
 
+def test_a_phrase_of_stopwords_alone_finds_the_memories_that_hold_it(store: GraphStore) -> None:
+    store.add_memories(
+        [memory("said", "Hey! How have you been? Long time."), memory("other", "how are you, have you eaten")]
+    )
+    hits = store.search_text("How have you been", EVERYONE, 10)
+    assert [i for i, _ in hits] == ["said"]
+    assert hits.exact == {"said"} and hits[0][1] > 0
+    assert store.search_text("have you", EVERYONE, 10) == []  # two stopwords are no phrase
+
+
 def test_full_text_search_of_no_words_finds_nothing(store: GraphStore) -> None:
     store.add_memories([memory("m1", "the store of the memory")])
     assert found(store, "") == []

@@ -89,7 +89,7 @@ SENTENCE = "Yesterday we went to the park with the kids and a long list of erran
 CROWD = "Park, park, park: we went to the beach and then the park went quiet."
 
 
-def test_a_memory_that_holds_the_query_word_for_word_ranks_first_with_full_score(
+def test_a_memory_that_holds_the_query_word_for_word_ranks_first_level_with_the_best(
     memory_service: MemoryService,
 ) -> None:
     crowd = memory_service.remember(CROWD).memory.id
@@ -98,7 +98,17 @@ def test_a_memory_that_holds_the_query_word_for_word_ranks_first_with_full_score
     hits = memory_service.recall("we went to the park", plan=NO_PRIORS).hits
 
     assert [h.memory.id for h in hits][:2] == [sentence, crowd]
-    assert hits[0].score == 1.0 > hits[1].score
+    assert hits[0].score >= hits[1].score
+
+
+def test_a_scraped_commit_that_holds_the_keywords_still_ranks_below_the_users_decision(
+    memory_service: MemoryService,
+) -> None:
+    stated, scraped = _stated_and_scraped(memory_service)  # only the commit says "kuzu graph store"
+
+    hits = memory_service.recall("kuzu graph store").hits
+
+    assert [h.memory.id for h in hits] == [stated, scraped]
 
 
 def test_the_word_for_word_match_clears_a_floor_that_drops_every_other_candidate(
@@ -124,12 +134,22 @@ def test_a_word_variant_added_to_the_query_does_not_hide_the_phrase(memory_servi
     assert [h.memory.id for h in found] == [held]
 
 
-def test_a_query_of_fewer_words_than_the_plan_asks_is_keywords_not_a_sentence(
+def test_a_query_of_fewer_words_than_the_plan_asks_gets_no_word_for_word_rule(
     memory_service: MemoryService,
 ) -> None:
-    memory_service.remember(SENTENCE)
-    strict = Plan("strict", HYBRID.weights, semantic_floor=1.01, lexical_floor=1.01)
+    sentence = memory_service.remember(SENTENCE).memory.id
+    floors = {"semantic_floor": 1.01, "lexical_floor": 1.01}
 
-    assert memory_service.recall("went to the park", plan=strict).hits == []
-    off = Plan("off", HYBRID.weights, semantic_floor=1.01, lexical_floor=1.01, exact_phrase_words=0)
+    found = memory_service.recall("went to the park", plan=Plan("strict", HYBRID.weights, **floors)).hits
+    assert [h.memory.id for h in found] == [sentence]
+    five = Plan("five", HYBRID.weights, exact_phrase_words=5, **floors)
+    assert memory_service.recall("went to the park", plan=five).hits == []
+    off = Plan("off", HYBRID.weights, exact_phrase_words=0, **floors)
     assert memory_service.recall("went to the park with", plan=off).hits == []
+
+
+def test_a_sentence_of_stopwords_alone_finds_the_memory_that_says_it(memory_service: MemoryService) -> None:
+    memory_service.remember("Ben: how are you doing these days?")
+    said = memory_service.remember("Ana: Hey! How have you been? Long time.").memory.id
+
+    assert memory_service.recall("how have you been").hits[0].memory.id == said
