@@ -80,10 +80,13 @@ def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
 # -- the query ---------------------------------------------------------------------------
 
 
-def test_a_query_asks_itself_as_a_phrase_and_its_words_and_pairs_without_stopwords() -> None:
+def test_a_query_asks_its_words_and_pairs_without_stopwords_and_only_stopwords_as_a_phrase() -> None:
+    # The whole query is asked too, for EXACT_BONUS rather than BM25 (see search).
     assert match_expression("Why did we pick Kùzu for the graph store?") == (
-        '"why did we pick kuzu for the graph store" "pick kuzu" "graph store" "pick" "kuzu" "graph" "store"'
+        '"pick kuzu" "graph store" "pick" "kuzu" "graph" "store"'
     )
+    assert match_expression("How have you been?") == '"how have you been"'
+    assert match_expression("graph store", phrase="the graph store") == '"graph store" "graph" "store"'
 
 
 @pytest.mark.parametrize("query", ["", "   ", "the of", "???", '"', "*", "OR NOT", "the not of"])
