@@ -15,32 +15,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from support.records import memory
 
 from graphmem.adapters.kuzu_schema import SCHEMA_VERSION
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.core.models import Category, MemoryRecord, Scope, Status
+from graphmem.core.models import Status
 from graphmem.core.ports import Visibility
 
 DIM = 8
-NOW = datetime(2025, 6, 1, 12, 0, 0, 123456, tzinfo=UTC)
 EVERYONE = Visibility("/src/proj", frozenset(Status))
-
-
-def memory(memory_id: str, text: str | None = None, **changes: object) -> MemoryRecord:
-    values: dict[str, object] = {
-        "id": memory_id,
-        "text": text or f"memory {memory_id}",
-        "category": Category.FACT,
-        "scope": Scope.GLOBAL,
-        "project": None,
-        "created_at": NOW,
-        "updated_at": NOW,
-        "valid_from": NOW,
-        "content_hash": f"hash-{memory_id}",
-        "source": "test",
-    }
-    values.update(changes)
-    return MemoryRecord(**values)  # type: ignore[arg-type]
 
 
 def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
+from support.records import NOW, memory
 
 from graphmem.adapters.graph_cache import ENTITY_FANOUT
 from graphmem.adapters.kuzu_store import COPY_MIN_ROWS, KuzuGraphStore
 from graphmem.adapters.memory_store import InMemoryGraphStore
-from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope, Status
+from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, Scope, Status
 from graphmem.core.ports import GraphStore, Neighbour, Visibility
 from graphmem.errors import StoreError
 
 DIM = 8
-NOW = datetime(2025, 6, 1, 12, 0, 0, 123456, tzinfo=UTC)
 ISSUE = Entity("Issue:group/proj#4", EntityKind.ISSUE, "#4", "/src/proj", "Flaky test")
 FILE = Entity("File:/src/proj::src/app.py", EntityKind.FILE, "src/app.py", "/src/proj")
 EVERYONE = Visibility("/src/proj", frozenset(Status))
@@ -33,23 +33,6 @@ STORES: dict[str, Callable[[Path], GraphStore]] = {
     "kuzu": lambda path: KuzuGraphStore(path / "data", dimension=DIM),
     "memory": lambda path: InMemoryGraphStore(dimension=DIM),
 }
-
-
-def memory(memory_id: str, text: str | None = None, **changes: object) -> MemoryRecord:
-    values: dict[str, object] = {
-        "id": memory_id,
-        "text": text or f"memory {memory_id}",
-        "category": Category.FACT,
-        "scope": Scope.GLOBAL,
-        "project": None,
-        "created_at": NOW,
-        "updated_at": NOW,
-        "valid_from": NOW,
-        "content_hash": f"hash-{memory_id}",
-        "source": "test",
-    }
-    values.update(changes)
-    return MemoryRecord(**values)  # type: ignore[arg-type]
 
 
 @pytest.fixture(params=sorted(STORES))
