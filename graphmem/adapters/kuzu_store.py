@@ -2,20 +2,19 @@
 
 Kùzu allows one process per database directory; a second one fails to take the
 lock. This adapter translates that (and every other Kùzu error) into graphmem's
-errors, keeps the schema versioned, and serialises access from threads.
+errors, keeps the schema versioned, and serialises access from threads. The store
+is made of parts: the connection (``kuzu_connection.py``), entities and ABOUT edges
+(``kuzu_entities.py``), edges between memories (``kuzu_links.py``); memory records,
+their full-text search and vectors are here.
 """
 
 from __future__ import annotations
 
-import importlib.util  # noqa: F401  kuzu's COPY FROM arrow needs it imported
 import logging
-import threading
-import warnings
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,8 @@ import pyarrow as pa
 
 from graphmem.adapters.data_dir import locked_message, write_owner
 from graphmem.adapters.graph_cache import GraphCache
+from graphmem.adapters.kuzu_entities import KuzuEntities
+from graphmem.adapters.kuzu_links import KuzuMemoryLinks
 from graphmem.adapters.kuzu_rows import (
     ADD_LINK,
     ADD_LINKS,
@@ -33,8 +34,6 @@ from graphmem.adapters.kuzu_rows import (
     VECTOR_EXTENT,
     VECTOR_PAGE,
     VECTORS_BETWEEN,
-    aware,
-    entity_from_row,
     memory_from_row,
     memory_params,
     memory_table,
@@ -43,22 +42,13 @@ from graphmem.adapters.kuzu_rows import (
     to_db,
     visibility_clause,
 )
-from graphmem.adapters.kuzu_schema import (
-    ENTITY_TABLES,
-    MEMORY_COLUMNS,
-    SCHEMA_VERSION,
-    create_schema,
-    migrate,
-)
+from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS, SCHEMA_VERSION, create_schema, migrate
 from graphmem.adapters.lexical_index import open_lexical_index, rebuild
-from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
-from graphmem.core.ports import Neighbour, StoredVectors, TextHits, Vector, Visibility
+from graphmem.core.models import Entity, Link, MemoryRecord
+from graphmem.core.ports import StoredVectors, TextHits, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
 log = logging.getLogger(__name__)
-# Kùzu 0.11 deprecates separate prepare + execute, but preparing on every call
-# cost ~0.8 ms per query here; the prepared statements are kept (see _execute).
-warnings.filterwarnings("ignore", message="The use of separate prepare", category=DeprecationWarning)
 
 DB_DIRNAME = "graph.kuzu"
 # COPY is much faster than row inserts, but has fixed costs: below this, insert rows.
@@ -70,36 +60,35 @@ RECORD_CACHE_SIZE = 20_000
 # Kùzu's page cache (its default is 80% of the machine's memory, kept once read): the
 # serving process stays small, and a bulk COPY spills beyond it to disk.
 BUFFER_POOL_BYTES = 512 * 1024 * 1024
-# Prepared statements kept per connection (query texts are few and fixed).
-PREPARED_CACHE_SIZE = 256
 
 
-class KuzuGraphStore:
+def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"Cannot create the data dir {data_dir}: {exc.strerror}.") from exc
+    try:
+        return kuzu.Database(str(path), buffer_pool_size=BUFFER_POOL_BYTES)
+    except RuntimeError as exc:
+        if "lock" in str(exc).lower():
+            raise StoreLockedError(locked_message(data_dir, path)) from exc
+        raise StoreError(
+            f"Cannot open the graph store at {path}: {exc}. If it was copied "
+            "or damaged, restore it from an export (`graphmem import`)."
+        ) from exc
+
+
+class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks):
     """A graphmem store in ``<data_dir>/graph.kuzu``."""
 
     def __init__(self, data_dir: Path, *, dimension: int) -> None:
         self.data_dir = data_dir
         self.path = data_dir / DB_DIRNAME
         self.dimension = dimension
-        self._lock = threading.RLock()
-        self._prepared: dict[str, Any] = {}
+        super().__init__(_open_database(data_dir, self.path))
         self._records: dict[str, MemoryRecord] = {}  # read cache; this process is the only writer
         self._hashes: dict[str, set[str]] | None = None
         self._graph = GraphCache(self._load_graph)
-        try:
-            data_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(f"Cannot create the data dir {data_dir}: {exc.strerror}.") from exc
-        try:
-            self._db = kuzu.Database(str(self.path), buffer_pool_size=BUFFER_POOL_BYTES)
-        except RuntimeError as exc:
-            if "lock" in str(exc).lower():
-                raise StoreLockedError(locked_message(data_dir, self.path)) from exc
-            raise StoreError(
-                f"Cannot open the graph store at {self.path}: {exc}. If it was copied "
-                "or damaged, restore it from an export (`graphmem import`)."
-            ) from exc
-        self._conn = kuzu.Connection(self._db)
         write_owner(data_dir)
         self._init_schema()
         self._lexical = open_lexical_index(data_dir, self)  # full-text search (adapters/lexical_index.py)
@@ -127,85 +116,7 @@ class KuzuGraphStore:
     def close(self) -> None:
         with self._lock:
             self._lexical.close()
-            self._conn.close()
-            self._db.close()
-
-    # -- low level --------------------------------------------------------------
-
-    @contextmanager
-    def _translated(self) -> Iterator[None]:
-        try:
-            yield
-        except RuntimeError as exc:
-            raise StoreError(f"The graph store failed: {exc}") from exc
-
-    def _execute(self, query: str, params: Mapping[str, Any] | None) -> Any:
-        """Run ``query`` with a prepared statement, prepared once per query text."""
-        if not params:
-            return self._conn.execute(query)
-        statement = self._prepared.get(query)
-        if statement is None:
-            statement = self._conn.prepare(query)
-            if not statement.is_success():
-                raise StoreError(f"The graph store rejected a query: {statement.get_error_message()}")
-            if len(self._prepared) >= PREPARED_CACHE_SIZE:
-                self._prepared.pop(next(iter(self._prepared)))
-            self._prepared[query] = statement
-        return self._conn.execute(statement, dict(params))
-
-    def _run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
-        with self._lock, self._translated():
-            self._execute(query, params)
-
-    def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
-        with self._lock, self._translated():
-            result = self._execute(query, params)
-            assert not isinstance(result, list)
-            rows: list[list[Any]] = result.get_all()
-            return rows
-
-    # -- for the other Kùzu adapters (the code graph) ---------------------------
-
-    @property
-    def lock(self) -> threading.RLock:
-        return self._lock
-
-    def rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
-        return self._rows(query, params)
-
-    def run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
-        self._run(query, params)
-
-    def copy(self, table: str, data: pa.Table | None) -> None:
-        """Bulk-load ``data`` (columns in the table's order) into a node table."""
-        if data is None or data.num_rows == 0:
-            return
-        with self._lock, self._translated():
-            self._conn.execute(f"COPY {table} FROM $t", {"t": data})
-
-    def copy_edges(
-        self,
-        rel: str,
-        source: str,
-        target: str,
-        pairs: Sequence[tuple[str, str]],
-        columns: Mapping[str, Sequence[Any]] | None = None,
-    ) -> None:
-        """Bulk-load edges ``source key -> target key`` (plus property ``columns``)."""
-        if not pairs:
-            return
-        data = {"from": [a for a, _ in pairs], "to": [b for _, b in pairs], **(columns or {})}
-        with self._lock, self._translated():
-            self._conn.execute(f"COPY {rel} FROM $t (from='{source}', to='{target}')", {"t": pa.table(data)})
-
-    # -- metadata ---------------------------------------------------------------
-
-    def get_meta(self, key: str) -> str | None:
-        rows = self._rows("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
-        return rows[0][0] if rows else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        self._run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+            self._close_connection()
 
     # -- memories ---------------------------------------------------------------
 
@@ -230,17 +141,6 @@ class KuzuGraphStore:
             params["embedding"] = None if vectors is None else vectors[i].tolist()
             params["embedded"] = vectors is not None
             self._execute(CREATE_MEMORY, params)
-
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        with self._translated():
-            self._conn.execute("BEGIN TRANSACTION")
-            try:
-                yield
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
 
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
         if not ids:
@@ -437,104 +337,7 @@ class KuzuGraphStore:
             return None
         return np.asarray(rows[0][0], dtype=np.float32)
 
-    # -- entities and edges -----------------------------------------------------
-
-    def upsert_entities(self, entities: Sequence[Entity]) -> None:
-        by_kind: dict[EntityKind, list[dict[str, Any]]] = defaultdict(list)
-        for entity in entities:
-            by_kind[entity.kind].append(
-                {"key": entity.key, "name": entity.name, "project": entity.project, "title": entity.title}
-            )
-        for kind, rows in by_kind.items():
-            self._run(
-                f"UNWIND $rows AS r MERGE (e:{kind.value} {{key: r.key}}) "
-                "SET e.name = r.name, e.project = r.project, "
-                "e.title = CASE WHEN r.title = '' THEN coalesce(e.title, '') ELSE r.title END",
-                {"rows": rows},
-            )
-
-    def get_entities(self, keys: Collection[str]) -> dict[str, Entity]:
-        by_kind: dict[str, list[str]] = defaultdict(list)
-        for key in keys:
-            label = key.split(":", 1)[0]
-            if label in ENTITY_TABLES:
-                by_kind[label].append(key)
-        found: dict[str, Entity] = {}
-        for label, group in by_kind.items():
-            rows = self._rows(
-                f"MATCH (e:{label}) WHERE e.key IN $keys RETURN e.key, e.name, e.project, e.title",
-                {"keys": group},
-            )
-            for row in rows:
-                found[row[0]] = entity_from_row(label, row)
-        return found
-
-    def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
-        found: list[Entity] = []
-        for kind in kinds:
-            rows = self._rows(
-                f"MATCH (e:{kind.value}) WHERE e.name = $n OR e.key ENDS WITH $suffix "
-                "RETURN e.key, e.name, e.project, e.title LIMIT 20",
-                {"n": name, "suffix": f"::{name}"},
-            )
-            found.extend(entity_from_row(kind.value, row) for row in rows)
-        return found
-
-    def all_entities(self) -> Iterable[Entity]:
-        found: list[Entity] = []
-        for label in ENTITY_TABLES:
-            rows = self._rows(f"MATCH (e:{label}) RETURN e.key, e.name, e.project, e.title ORDER BY e.key")
-            found.extend(entity_from_row(label, row) for row in rows)
-        return found
-
-    def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
-        by_kind: dict[EntityKind, list[dict[str, str]]] = defaultdict(list)
-        for memory_id, entity in pairs:
-            by_kind[entity.kind].append({"m": memory_id, "e": entity.key})
-        for kind, rows in by_kind.items():
-            self._run(
-                f"UNWIND $rows AS r MATCH (m:Memory {{id: r.m}}) MATCH (e:{kind.value} {{key: r.e}}) "
-                "MERGE (m)-[:ABOUT]->(e)",
-                {"rows": rows},
-            )
-        self._graph.about_added((memory_id, entity.key) for memory_id, entity in pairs)
-
-    def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
-        # Most memories name no entity: the graph cache says which do, without a query.
-        memory_ids = [i for i in dict.fromkeys(memory_ids) if self._graph.has_entities(i)]
-        if not memory_ids:
-            return {}
-        query = (
-            "MATCH (m:Memory {id: $id})-[:ABOUT]->(e) "
-            "RETURN m.id, label(e), e.key, e.name, e.project, e.title"
-        )
-        rows = [
-            row for memory_id in dict.fromkeys(memory_ids) for row in self._rows(query, {"id": memory_id})
-        ]
-        found: dict[str, list[Entity]] = defaultdict(list)
-        for row in rows:
-            found[row[0]].append(entity_from_row(row[1], row[2:]))
-        return dict(found)
-
-    def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
-        if not entity_keys:
-            return {}
-        # One query per label: in Kùzu 0.11.3 an unlabelled `(e) WHERE e.key IN $keys` misses
-        # matches once a reopened store holds two or more File nodes.
-        by_label: dict[str, list[str]] = defaultdict(list)
-        for key in entity_keys:
-            label = key.split(":", 1)[0]
-            if label in ENTITY_TABLES:
-                by_label[label].append(key)
-        found: dict[str, list[str]] = defaultdict(list)
-        for label, keys in by_label.items():
-            rows = self._rows(
-                f"MATCH (m:Memory)-[:ABOUT]->(e:{label}) WHERE e.key IN $keys RETURN e.key, m.id",
-                {"keys": keys},
-            )
-            for key, memory_id in rows:
-                found[key].append(memory_id)
-        return dict(found)
+    # -- RELATES edges (the other edge methods are in kuzu_links.py) ---------------
 
     def add_links(self, links: Sequence[Link]) -> None:
         rows = [
@@ -547,53 +350,3 @@ class KuzuGraphStore:
                 self._execute(ADD_LINKS if many else ADD_LINK, params)
         for link in links:
             self._graph.related_added(link.source, link.target, link.kind.value)
-
-    def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
-        rows = self._rows(
-            "MATCH (a:Memory {id: $s})-[x:RELATES {kind: $k}]->(b:Memory {id: $t}) DELETE x RETURN count(*)",
-            {"s": source, "t": target, "k": kind.value},
-        )
-        self._graph.related_removed(source, target)
-        return bool(rows and rows[0][0])
-
-    def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
-        if memory_ids is None:
-            where, params = "true", {}
-        else:
-            where, params = "a.id IN $ids OR b.id IN $ids", {"ids": list(memory_ids)}
-        rows = self._rows(
-            f"MATCH (a:Memory)-[x:RELATES]->(b:Memory) WHERE {where} "
-            "RETURN a.id, b.id, x.kind, x.created_at ORDER BY x.created_at, a.id, b.id",
-            params,
-        )
-        return [Link(r[0], r[1], LinkKind(r[2]), aware(r[3]) or datetime.now(UTC)) for r in rows]
-
-    def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
-        if not pairs:
-            return
-        self._run(
-            "UNWIND $rows AS r MATCH (a:Memory {id: r.a}) MATCH (b:Memory {id: r.b}) MERGE (a)-[:NEXT]->(b)",
-            {"rows": [{"a": a, "b": b} for a, b in pairs]},
-        )
-        self._graph.next_added(pairs)
-
-    def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
-        if memory_ids is None:
-            where, params = "true", {}
-        else:
-            where, params = "a.id IN $ids", {"ids": list(memory_ids)}
-        rows = self._rows(f"MATCH (a:Memory)-[:NEXT]->(b:Memory) WHERE {where} RETURN a.id, b.id", params)
-        return [(r[0], r[1]) for r in rows]
-
-    def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
-        return self._graph.neighbours(memory_ids, limit)
-
-    def _load_graph(
-        self,
-    ) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], list[tuple[str, str]]]:
-        about = [(r[0], r[1]) for r in self._rows("MATCH (m:Memory)-[:ABOUT]->(e) RETURN m.id, e.key")]
-        relates = [
-            (r[0], r[1], r[2])
-            for r in self._rows("MATCH (a:Memory)-[x:RELATES]->(b:Memory) RETURN a.id, b.id, x.kind")
-        ]
-        return about, relates, self.next_pairs()

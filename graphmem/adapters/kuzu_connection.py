@@ -1,0 +1,135 @@
+"""The connection under graphmem's Kùzu store: running statements, and the store's meta.
+
+``KuzuConnection`` translates every Kùzu error into graphmem's, keeps one connection
+with its prepared statements, and serialises access from threads with one re-entrant
+lock. ``KuzuGraphStore`` (``kuzu_store.py``) and its parts
+(``kuzu_entities.py``, ``kuzu_links.py``) build on it; the code and GitLab graphs run
+their statements through it (``rows``, ``run``, ``copy``, ``copy_edges``).
+"""
+
+from __future__ import annotations
+
+import importlib.util  # noqa: F401  kuzu's COPY FROM arrow needs it imported
+import threading
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import kuzu
+import pyarrow as pa
+
+from graphmem.adapters.graph_cache import GraphCache
+from graphmem.errors import StoreError
+
+# Kùzu 0.11 deprecates separate prepare + execute, but preparing on every call
+# cost ~0.8 ms per query here; the prepared statements are kept (see _execute).
+warnings.filterwarnings("ignore", message="The use of separate prepare", category=DeprecationWarning)
+
+# Prepared statements kept per connection (query texts are few and fixed).
+PREPARED_CACHE_SIZE = 256
+
+
+class KuzuConnection:
+    """One connection to an open Kùzu database, its lock and its prepared statements."""
+
+    _graph: GraphCache  # the edges kept in memory (set by ``KuzuGraphStore``)
+
+    def __init__(self, db: kuzu.Database) -> None:
+        self._db = db
+        self._conn = kuzu.Connection(db)
+        self._lock = threading.RLock()
+        self._prepared: dict[str, Any] = {}
+
+    def _close_connection(self) -> None:
+        with self._lock:
+            self._conn.close()
+            self._db.close()
+
+    # -- low level --------------------------------------------------------------
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except RuntimeError as exc:
+            raise StoreError(f"The graph store failed: {exc}") from exc
+
+    def _execute(self, query: str, params: Mapping[str, Any] | None) -> Any:
+        """Run ``query`` with a prepared statement, prepared once per query text."""
+        if not params:
+            return self._conn.execute(query)
+        statement = self._prepared.get(query)
+        if statement is None:
+            statement = self._conn.prepare(query)
+            if not statement.is_success():
+                raise StoreError(f"The graph store rejected a query: {statement.get_error_message()}")
+            if len(self._prepared) >= PREPARED_CACHE_SIZE:
+                self._prepared.pop(next(iter(self._prepared)))
+            self._prepared[query] = statement
+        return self._conn.execute(statement, dict(params))
+
+    def _run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
+        with self._lock, self._translated():
+            self._execute(query, params)
+
+    def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
+        with self._lock, self._translated():
+            result = self._execute(query, params)
+            assert not isinstance(result, list)
+            rows: list[list[Any]] = result.get_all()
+            return rows
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._translated():
+            self._conn.execute("BEGIN TRANSACTION")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    # -- for the other Kùzu adapters (the code graph) ---------------------------
+
+    @property
+    def lock(self) -> threading.RLock:
+        return self._lock
+
+    def rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
+        return self._rows(query, params)
+
+    def run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
+        self._run(query, params)
+
+    def copy(self, table: str, data: pa.Table | None) -> None:
+        """Bulk-load ``data`` (columns in the table's order) into a node table."""
+        if data is None or data.num_rows == 0:
+            return
+        with self._lock, self._translated():
+            self._conn.execute(f"COPY {table} FROM $t", {"t": data})
+
+    def copy_edges(
+        self,
+        rel: str,
+        source: str,
+        target: str,
+        pairs: Sequence[tuple[str, str]],
+        columns: Mapping[str, Sequence[Any]] | None = None,
+    ) -> None:
+        """Bulk-load edges ``source key -> target key`` (plus property ``columns``)."""
+        if not pairs:
+            return
+        data = {"from": [a for a, _ in pairs], "to": [b for _, b in pairs], **(columns or {})}
+        with self._lock, self._translated():
+            self._conn.execute(f"COPY {rel} FROM $t (from='{source}', to='{target}')", {"t": pa.table(data)})
+
+    # -- metadata ---------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._rows("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})

@@ -1,0 +1,117 @@
+"""Entities and the ABOUT edges from memories to them, in graphmem's Kùzu store.
+
+Part of ``KuzuGraphStore`` (``kuzu_store.py``): the ``EntityGraph`` port over the entity
+tables of ``kuzu_schema.ENTITY_TABLES``, one query per entity kind.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
+
+from graphmem.adapters.kuzu_connection import KuzuConnection
+from graphmem.adapters.kuzu_rows import entity_from_row
+from graphmem.adapters.kuzu_schema import ENTITY_TABLES
+from graphmem.core.models import Entity, EntityKind
+
+
+class KuzuEntities(KuzuConnection):
+    """Entities by kind, and which memories are about which."""
+
+    def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        by_kind: dict[EntityKind, list[dict[str, Any]]] = defaultdict(list)
+        for entity in entities:
+            by_kind[entity.kind].append(
+                {"key": entity.key, "name": entity.name, "project": entity.project, "title": entity.title}
+            )
+        for kind, rows in by_kind.items():
+            self._run(
+                f"UNWIND $rows AS r MERGE (e:{kind.value} {{key: r.key}}) "
+                "SET e.name = r.name, e.project = r.project, "
+                "e.title = CASE WHEN r.title = '' THEN coalesce(e.title, '') ELSE r.title END",
+                {"rows": rows},
+            )
+
+    def get_entities(self, keys: Collection[str]) -> dict[str, Entity]:
+        by_kind: dict[str, list[str]] = defaultdict(list)
+        for key in keys:
+            label = key.split(":", 1)[0]
+            if label in ENTITY_TABLES:
+                by_kind[label].append(key)
+        found: dict[str, Entity] = {}
+        for label, group in by_kind.items():
+            rows = self._rows(
+                f"MATCH (e:{label}) WHERE e.key IN $keys RETURN e.key, e.name, e.project, e.title",
+                {"keys": group},
+            )
+            for row in rows:
+                found[row[0]] = entity_from_row(label, row)
+        return found
+
+    def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
+        found: list[Entity] = []
+        for kind in kinds:
+            rows = self._rows(
+                f"MATCH (e:{kind.value}) WHERE e.name = $n OR e.key ENDS WITH $suffix "
+                "RETURN e.key, e.name, e.project, e.title LIMIT 20",
+                {"n": name, "suffix": f"::{name}"},
+            )
+            found.extend(entity_from_row(kind.value, row) for row in rows)
+        return found
+
+    def all_entities(self) -> Iterable[Entity]:
+        found: list[Entity] = []
+        for label in ENTITY_TABLES:
+            rows = self._rows(f"MATCH (e:{label}) RETURN e.key, e.name, e.project, e.title ORDER BY e.key")
+            found.extend(entity_from_row(label, row) for row in rows)
+        return found
+
+    def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
+        by_kind: dict[EntityKind, list[dict[str, str]]] = defaultdict(list)
+        for memory_id, entity in pairs:
+            by_kind[entity.kind].append({"m": memory_id, "e": entity.key})
+        for kind, rows in by_kind.items():
+            self._run(
+                f"UNWIND $rows AS r MATCH (m:Memory {{id: r.m}}) MATCH (e:{kind.value} {{key: r.e}}) "
+                "MERGE (m)-[:ABOUT]->(e)",
+                {"rows": rows},
+            )
+        self._graph.about_added((memory_id, entity.key) for memory_id, entity in pairs)
+
+    def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
+        # Most memories name no entity: the graph cache says which do, without a query.
+        memory_ids = [i for i in dict.fromkeys(memory_ids) if self._graph.has_entities(i)]
+        if not memory_ids:
+            return {}
+        query = (
+            "MATCH (m:Memory {id: $id})-[:ABOUT]->(e) "
+            "RETURN m.id, label(e), e.key, e.name, e.project, e.title"
+        )
+        rows = [
+            row for memory_id in dict.fromkeys(memory_ids) for row in self._rows(query, {"id": memory_id})
+        ]
+        found: dict[str, list[Entity]] = defaultdict(list)
+        for row in rows:
+            found[row[0]].append(entity_from_row(row[1], row[2:]))
+        return dict(found)
+
+    def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
+        if not entity_keys:
+            return {}
+        # One query per label: in Kùzu 0.11.3 an unlabelled `(e) WHERE e.key IN $keys` misses
+        # matches once a reopened store holds two or more File nodes.
+        by_label: dict[str, list[str]] = defaultdict(list)
+        for key in entity_keys:
+            label = key.split(":", 1)[0]
+            if label in ENTITY_TABLES:
+                by_label[label].append(key)
+        found: dict[str, list[str]] = defaultdict(list)
+        for label, keys in by_label.items():
+            rows = self._rows(
+                f"MATCH (m:Memory)-[:ABOUT]->(e:{label}) WHERE e.key IN $keys RETURN e.key, m.id",
+                {"keys": keys},
+            )
+            for key, memory_id in rows:
+                found[key].append(memory_id)
+        return dict(found)

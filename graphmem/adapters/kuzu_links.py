@@ -1,0 +1,71 @@
+"""Edges between memories in graphmem's Kùzu store: RELATES (with a kind) and NEXT.
+
+Part of ``KuzuGraphStore`` (``kuzu_store.py``): the ``MemoryLinks`` port, and the load
+of every edge into the in-process ``GraphCache`` that graph expansion walks. Adding
+RELATES edges (``add_links``) is on the store itself: like ``get_memories`` it picks
+primary-key lookups or one bulk statement by ``LOOKUP_MAX_IDS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
+
+from graphmem.adapters.kuzu_connection import KuzuConnection
+from graphmem.adapters.kuzu_rows import aware
+from graphmem.core.models import Link, LinkKind
+from graphmem.core.ports import Neighbour
+
+
+class KuzuMemoryLinks(KuzuConnection):
+    """RELATES and NEXT edges: removed, listed, added (NEXT) and walked."""
+
+    def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
+        rows = self._rows(
+            "MATCH (a:Memory {id: $s})-[x:RELATES {kind: $k}]->(b:Memory {id: $t}) DELETE x RETURN count(*)",
+            {"s": source, "t": target, "k": kind.value},
+        )
+        self._graph.related_removed(source, target)
+        return bool(rows and rows[0][0])
+
+    def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
+        if memory_ids is None:
+            where, params = "true", {}
+        else:
+            where, params = "a.id IN $ids OR b.id IN $ids", {"ids": list(memory_ids)}
+        rows = self._rows(
+            f"MATCH (a:Memory)-[x:RELATES]->(b:Memory) WHERE {where} "
+            "RETURN a.id, b.id, x.kind, x.created_at ORDER BY x.created_at, a.id, b.id",
+            params,
+        )
+        return [Link(r[0], r[1], LinkKind(r[2]), aware(r[3]) or datetime.now(UTC)) for r in rows]
+
+    def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
+        if not pairs:
+            return
+        self._run(
+            "UNWIND $rows AS r MATCH (a:Memory {id: r.a}) MATCH (b:Memory {id: r.b}) MERGE (a)-[:NEXT]->(b)",
+            {"rows": [{"a": a, "b": b} for a, b in pairs]},
+        )
+        self._graph.next_added(pairs)
+
+    def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
+        if memory_ids is None:
+            where, params = "true", {}
+        else:
+            where, params = "a.id IN $ids", {"ids": list(memory_ids)}
+        rows = self._rows(f"MATCH (a:Memory)-[:NEXT]->(b:Memory) WHERE {where} RETURN a.id, b.id", params)
+        return [(r[0], r[1]) for r in rows]
+
+    def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
+        return self._graph.neighbours(memory_ids, limit)
+
+    def _load_graph(
+        self,
+    ) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], list[tuple[str, str]]]:
+        about = [(r[0], r[1]) for r in self._rows("MATCH (m:Memory)-[:ABOUT]->(e) RETURN m.id, e.key")]
+        relates = [
+            (r[0], r[1], r[2])
+            for r in self._rows("MATCH (a:Memory)-[x:RELATES]->(b:Memory) RETURN a.id, b.id, x.kind")
+        ]
+        return about, relates, self.next_pairs()
