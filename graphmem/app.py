@@ -25,6 +25,9 @@ from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.opencode_sessions import OpenCodeSessions
 from graphmem.adapters.repo_files import RepositoryFileWalker
+from graphmem.adapters.vector_files import DIRNAME as VECTORS_DIRNAME
+from graphmem.adapters.vector_files import VectorIndexFiles
+from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.connect import resolve_project as resolve_project  # re-exported: the daemon's
 from graphmem.core.ports import (
     CodeGraph,
@@ -84,7 +87,7 @@ def open_memory(
     code = KuzuCodeGraph(store)
     return build_memory(
         store,
-        SemanticIndex(store, embedder),
+        SemanticIndex(store, embedder, HnswVectorIndex, VectorIndexFiles(data_dir / VECTORS_DIRNAME)),
         settings,
         data_dir=data_dir,
         namespace=namespace,

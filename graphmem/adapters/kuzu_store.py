@@ -325,6 +325,9 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks):
             count, top = self._rows(VECTOR_EXTENT)[0]
             return stored_vectors(self._vector_pages(-1 if top is None else top), count, self.dimension)
 
+    def count_vectors(self) -> int:
+        return int(self._rows(VECTOR_EXTENT)[0][0])
+
     def _vector_pages(self, top: int) -> Iterator[pa.Table]:
         for start in range(0, top + 1, VECTOR_PAGE):
             with self._translated():

@@ -324,6 +324,10 @@ class InMemoryGraphStore:
             [r.record.status.value for r in rows],
         )
 
+    def count_vectors(self) -> int:
+        with self._open():
+            return sum(1 for row in self._rows.values() if row.vector is not None)
+
     def embedding_of(self, memory_id: str) -> Vector | None:
         with self._open():
             row = self._rows.get(memory_id)

@@ -18,6 +18,7 @@ from graphmem.server.metrics import Metrics
 from graphmem.service.coordination import Coordinator
 from graphmem.service.inputs import parse_project
 from graphmem.service.memory import MemoryService
+from graphmem.service.semantic import SemanticIndex
 
 log = logging.getLogger(__name__)
 
@@ -158,8 +159,16 @@ class Runtime:
                 log.error("background embedding failed: %s", exc)
                 done = 0
             if done == 0:
+                self._tidy_index(semantic)
                 self._wake.wait(IDLE_POLL_S)
                 self._wake.clear()
+
+    def _tidy_index(self, semantic: SemanticIndex) -> None:
+        """Idle: build or merge the vector index's graph, save it when due."""
+        try:
+            semantic.tidy()
+        except (GraphmemError, OSError, RuntimeError, ValueError) as exc:
+            log.error("vector index upkeep failed: %s", exc)
 
     def _ingest_loop(self) -> None:
         """Ingest finished OpenCode sessions every ``[ingest] interval_seconds`` until stopped."""

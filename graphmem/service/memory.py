@@ -118,7 +118,11 @@ class MemoryService:
         return self._writer
 
     def close(self) -> None:
-        self.store.close()
+        try:
+            if self.semantic is not None:
+                self.semantic.close()  # saves the vector index for the next run
+        finally:
+            self.store.close()
 
     def _own(self, project: str | None) -> str | None:
         """``project`` (checked: a NUL or an over-long path is refused), or this memory's own

@@ -3,19 +3,25 @@
 Writes never wait for the model. New memories are stored without a vector; they
 are embedded in batches by the first thing that needs vectors (a recall,
 ``graphmem status``, ``reindex``); import embeds each batch before storing it.
+
+The vector index is derived from the store's vectors. With ``files`` it is saved between
+runs (at close, and by ``tidy`` when many changes are unsaved) and restored at the first
+search instead of being read back from the store; the memories whose vector, status or
+project changed since the save are read again from the store, and a save that disagrees
+with the store is dropped and the index rebuilt from it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from graphmem.adapters.vector_index import NumpyVectorIndex
 from graphmem.core.models import Status
-from graphmem.core.ports import Embedder, GraphStore, Vector
+from graphmem.core.ports import Embedder, GraphStore, Vector, VectorIndex, VectorIndexFiles
 
 log = logging.getLogger(__name__)
 
@@ -23,20 +29,35 @@ log = logging.getLogger(__name__)
 EMBED_CHUNK = 256
 # Queries kept in the query-embedding cache (repeated recalls of the same text).
 QUERY_CACHE_SIZE = 256
+# The store's meta key naming the saved vector index that belongs to it.
+TOKEN_KEY = "vector_index_token"
+# Changes journaled since the last save after which ``tidy`` saves again (reading them back
+# from the store at open costs about a millisecond each).
+SAVE_AFTER_CHANGES = 2_000
+# More journaled changes than this at open: reading the whole store back is cheaper.
+MAX_REPLAYED = 20_000
 
 
 class SemanticIndex:
     """Embeds what is pending and answers cosine searches."""
 
-    def __init__(self, store: GraphStore, embedder: Embedder) -> None:
+    def __init__(
+        self,
+        store: GraphStore,
+        embedder: Embedder,
+        new_index: Callable[[int], VectorIndex],
+        files: VectorIndexFiles | None = None,
+    ) -> None:
         self._store = store
         self._embedder = embedder
+        self._new_index = new_index
+        self._files = files
         # A daemon embeds the backlog in the background (``embed_pending(limit=...)``)
         # and turns this off, so that a recall never waits for a batch to embed.
         self.embed_on_read = True
         # False while a daemon loads the model in the background: recall is then lexical.
         self.ready = True
-        self._index: NumpyVectorIndex | None = None
+        self._index: VectorIndex | None = None
         self._lock = threading.RLock()
         self._query_cache: dict[str, Vector] = {}
         self._maybe_pending = True  # something may be waiting for a vector
@@ -49,16 +70,79 @@ class SemanticIndex:
     def loaded(self) -> bool:
         return self._index is not None
 
-    def index(self) -> NumpyVectorIndex:
-        """The vector index, loaded from the store on first use, backlog embedded."""
+    def index(self) -> VectorIndex:
+        """The vector index, restored or loaded from the store on first use, backlog embedded."""
         with self._lock:
             if self._index is None:
-                index = NumpyVectorIndex(self._embedder.dimension)
-                index.load(self._store.load_vectors())
-                self._index = index
+                self._index = self._open_index()
             if self.embed_on_read:
                 self.embed_pending()
             return self._index
+
+    def _key(self) -> str:
+        token = self._store.get_meta(TOKEN_KEY)
+        if token is None:
+            token = os.urandom(16).hex()
+            self._store.set_meta(TOKEN_KEY, token)
+        return f"{token}:{self._embedder.model_name}:{self._embedder.dimension}"
+
+    def _open_index(self) -> VectorIndex:
+        index = self._new_index(self._embedder.dimension)
+        if self._files is not None:
+            marked = self._files.restore(index, self._key())
+            if marked is not None and len(marked) <= MAX_REPLAYED:
+                self._read_again(index, marked)
+                if len(index) == self._store.count_vectors():
+                    return index
+                log.warning("The saved vector index disagrees with the store: rebuilding it.")
+            index = self._new_index(self._embedder.dimension)
+        index.load(self._store.load_vectors())
+        return index
+
+    def _read_again(self, index: VectorIndex, ids: Sequence[str]) -> None:
+        """Bring the rows of ``ids`` in line with the store (changed since the save)."""
+        records = self._store.get_memories(ids)
+        for memory_id in ids:
+            record = records.get(memory_id)
+            vector = self._store.embedding_of(memory_id) if record is not None else None
+            if record is None or vector is None:
+                index.remove(memory_id)
+            else:
+                index.add([memory_id], vector[None, :], [record.project], [record.status.value])
+
+    def tidy(self) -> None:
+        """Background upkeep, off every caller's path (the daemon's worker when idle): build or
+        merge the index's graph, and save the index when many changes are unsaved."""
+        with self._lock:
+            index = self._index
+        if index is None:
+            return
+        changed = index.tidy()
+        if self._files is not None and (changed or self._files.unsaved >= SAVE_AFTER_CHANGES):
+            self._files.save(index, self._key())
+
+    def close(self) -> None:
+        """Save the index (when it changed) for the next run."""
+        with self._lock:
+            index, self._index = self._index, None
+            if self._files is None:
+                return
+            try:
+                if index is not None and (self._files.unsaved or getattr(index, "changed", True)):
+                    self._files.save(index, self._key())
+            finally:
+                self._files.close()
+
+    # -- marks: before the store changes a vector, a status or a project ------------------
+
+    def will_change(self, ids: Iterable[str]) -> None:
+        """The store is about to change the vector, status or project of ``ids``."""
+        if self._files is not None:
+            self._files.will_change(ids)
+
+    def _applied(self, ids: Iterable[str]) -> None:
+        if self._files is not None:
+            self._files.applied(ids)
 
     @property
     def maybe_pending(self) -> bool:
@@ -81,17 +165,9 @@ class SemanticIndex:
                     return done
                 ids = [memory_id for memory_id, _ in batch]
                 vectors = self._embedder.embed([text for _, text in batch])
+                self.will_change(ids)
                 self._store.set_embeddings(ids, vectors)
-                if self._index is not None:
-                    records = self._store.get_memories(ids)
-                    kept = [i for i in ids if i in records]
-                    rows = [ids.index(i) for i in kept]
-                    self._index.add(
-                        kept,
-                        vectors[rows],
-                        [records[i].project for i in kept],
-                        [records[i].status.value for i in kept],
-                    )
+                self.stored(ids, vectors)
                 done += len(batch)
                 if progress is not None:
                     progress(len(batch))
@@ -128,13 +204,28 @@ class SemanticIndex:
                 return np.asarray(found)
         return self._store.embedding_of(memory_id)
 
-    # -- keeping the index in step with writes ----------------------------------
+    # -- keeping the index in step with writes (each after ``will_change``) ----------
+
+    def stored(self, ids: Sequence[str], vectors: Vector) -> None:
+        """The store now holds ``vectors`` for ``ids`` (embedded here, or by an import)."""
+        with self._lock:
+            if self._index is not None:
+                records = self._store.get_memories(ids)
+                kept = [(row, records[i]) for row, i in enumerate(ids) if i in records]
+                self._index.add(
+                    [record.id for _, record in kept],
+                    vectors[[row for row, _ in kept]],
+                    [record.project for _, record in kept],
+                    [record.status.value for _, record in kept],
+                )
+        self._applied(ids)
 
     def text_changed(self, memory_id: str) -> None:
         """The memory's text changed: its vector is stale until re-embedded."""
         if self._index is not None:
             self._index.remove(memory_id)
         self._maybe_pending = True
+        self._applied([memory_id])
 
     def added(self) -> None:
         self._maybe_pending = True
@@ -142,14 +233,18 @@ class SemanticIndex:
     def status_changed(self, memory_id: str, status: Status) -> None:
         if self._index is not None:
             self._index.set_status(memory_id, status.value)
+        self._applied([memory_id])
 
     def removed(self, memory_id: str) -> None:
         if self._index is not None:
             self._index.remove(memory_id)
+        self._applied([memory_id])
 
     def reset(self) -> None:
-        """Forget the loaded index (after reindex)."""
+        """Forget the index and its save (after ``reindex`` cleared every vector)."""
         with self._lock:
             self._index = None
+            if self._files is not None:
+                self._files.discard()
             self._query_cache.clear()
             self._maybe_pending = True

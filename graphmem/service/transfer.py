@@ -286,8 +286,6 @@ class Transfer:
         if renamed and self._semantic is not None:
             vectors = self._semantic.embed_texts([text for _, text in renamed]).astype(np.float32)
             self._writer.set_vectors([memory_id for memory_id, _ in renamed], vectors)
-        if updates:
-            self._writer.refresh_index()
 
     def _check_references(self, parsed: ParsedExport, project: str | None) -> None:
         ids: dict[str, int] = {}
@@ -359,7 +357,6 @@ class Transfer:
         self._writer.relate(links)
         nexts = [(id_map.get(r.source, r.source), id_map.get(r.target, r.target)) for _, r in parsed.nexts]
         self._writer.chain(nexts)
-        self._writer.refresh_index()
 
 
 def _check_format(fmt: str) -> None:

@@ -249,6 +249,8 @@ class MemoryWriter:
         self, record: MemoryRecord, text: str, *, updated_at: datetime, entities: Sequence[Entity]
     ) -> None:
         """Give ``record`` new text (hashed here) about ``entities``; its vector is stale till re-embedded."""
+        if self.semantic is not None:
+            self.semantic.will_change([record.id])
         with self.lock:
             self.store.replace_text(
                 record.id,
@@ -262,6 +264,8 @@ class MemoryWriter:
 
     def change(self, memory_id: str, changes: Mapping[str, object]) -> None:
         """Change fields of a memory (``status``, ``category``, times, ``reinforced``, ``trust``)."""
+        if self.semantic is not None and ("status" in changes or "project" in changes):
+            self.semantic.will_change([memory_id])
         with self.lock:
             self.store.update_memory(memory_id, changes)
         status = changes.get("status")
@@ -299,6 +303,8 @@ class MemoryWriter:
         """Delete a memory and its edges for good."""
         with self.lock:
             record = self.get(memory_id)
+            if self.semantic is not None:
+                self.semantic.will_change([record.id])
             self.store.delete_memory(record.id)
         if self.semantic is not None:
             self.semantic.removed(record.id)
@@ -358,21 +364,26 @@ class MemoryWriter:
         their ``vectors`` when they have them), and what each is ``about``."""
         if not records:
             return
+        ids = [record.id for record in records]
+        if self.semantic is not None and vectors is not None:
+            self.semantic.will_change(ids)
         with self.lock:
             self.store.add_memories(records, vectors)
             self.link_entities(about)
         if self.semantic is not None:
-            self.semantic.added()
+            if vectors is not None:
+                self.semantic.stored(ids, vectors)
+            else:
+                self.semantic.added()
 
     def set_vectors(self, ids: Sequence[str], vectors: Vector) -> None:
         """Store vectors computed by the caller (an import embeds what it writes)."""
+        if self.semantic is not None:
+            self.semantic.will_change(ids)
         with self.lock:
             self.store.set_embeddings(ids, vectors)
-
-    def refresh_index(self) -> None:
-        """After a bulk write that brought vectors (import): the loaded vector index reloads."""
-        if self.semantic is not None and self.semantic.loaded:
-            self.semantic.reset()
+        if self.semantic is not None:
+            self.semantic.stored(ids, vectors)
 
     def reindex(self, progress: Callable[[int], None] | None = None) -> int:
         """Forget every vector and embed every memory with the configured model."""

@@ -16,6 +16,7 @@ from graphmem.adapters.git import gitlab_path
 from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory, learning_sources
 from graphmem.core.ports import Embedder
 from graphmem.core.timeparse import utc_now
@@ -48,7 +49,7 @@ def in_memory_service(
     settings = load_settings(data_dir=data_dir)
     return build_memory(
         store,
-        SemanticIndex(store, embedder),
+        SemanticIndex(store, embedder, HnswVectorIndex),
         settings,
         data_dir=data_dir,
         namespace=namespace,

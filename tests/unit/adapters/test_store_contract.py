@@ -398,6 +398,15 @@ def test_loaded_vectors_carry_project_and_status_in_id_order(store: GraphStore) 
     assert rows["b"][:2] == ("/src/proj", "resolved")
 
 
+def test_count_vectors_counts_the_memories_that_have_one(store: GraphStore) -> None:
+    assert store.count_vectors() == 0
+    store.add_memories([memory("a"), memory("b")], np.eye(2, DIM, dtype=np.float32))
+    store.add_memories([memory("c")])
+    assert store.count_vectors() == 2
+    store.delete_memory("a")
+    assert store.count_vectors() == 1
+
+
 def test_clearing_embeddings_makes_every_memory_pending(store: GraphStore) -> None:
     store.add_memories([memory("a"), memory("b")], np.eye(2, DIM, dtype=np.float32))
     store.clear_embeddings(4)

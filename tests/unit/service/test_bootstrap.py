@@ -18,6 +18,7 @@ from graphmem.adapters.git import GitToplevel
 from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.opencode_sessions import OpenCodeSessions
+from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.code import Definition, ParsedFile
 from graphmem.core.commits import Commit
@@ -54,7 +55,7 @@ class Repo:
         )
         self.memory = build_memory(
             self.store,
-            SemanticIndex(self.store, HashEmbedder(64)),
+            SemanticIndex(self.store, HashEmbedder(64), HnswVectorIndex),
             load_settings(data_dir=data_dir),
             data_dir=data_dir,
             code=InMemoryCodeGraph(self.store),

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.vector_files import VectorIndexFiles
+from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
-from graphmem.core.ports import Vector
+from graphmem.core.ports import StoredVectors, Vector
 from graphmem.service.semantic import SemanticIndex
 
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
@@ -44,7 +47,7 @@ def embedder() -> CountingEmbedder:
 
 @pytest.fixture
 def index(store: InMemoryGraphStore, embedder: CountingEmbedder) -> SemanticIndex:
-    return SemanticIndex(store, embedder)
+    return SemanticIndex(store, embedder, HnswVectorIndex)
 
 
 def add(store: InMemoryGraphStore, memory_id: str, text: str, project: str | None = None) -> MemoryRecord:
@@ -161,3 +164,107 @@ def test_after_a_reset_the_index_is_read_again_from_the_store(
 
     assert index.loaded is False
     assert found(index, DEPLOY) == ["mem_0000000000000001"]
+
+
+# -- the index saved between runs -------------------------------------------------------
+
+
+class LoadCountingStore(InMemoryGraphStore):
+    """The in-memory store, counting how often every vector is read back."""
+
+    loads = 0
+
+    def load_vectors(self) -> StoredVectors:
+        self.loads += 1
+        return super().load_vectors()
+
+
+@pytest.fixture
+def saved_store() -> LoadCountingStore:
+    return LoadCountingStore(dimension=64)
+
+
+def saving(store: InMemoryGraphStore, embedder: CountingEmbedder, directory: Path) -> SemanticIndex:
+    return SemanticIndex(store, embedder, HnswVectorIndex, VectorIndexFiles(directory))
+
+
+def test_a_closed_index_is_restored_without_reading_the_vectors_back(
+    saved_store: LoadCountingStore, embedder: CountingEmbedder, tmp_path: Path
+) -> None:
+    add(saved_store, "mem_0000000000000001", DEPLOY)
+    first = saving(saved_store, embedder, tmp_path)
+    assert found(first, DEPLOY) == ["mem_0000000000000001"]
+    first.close()
+
+    second = saving(saved_store, embedder, tmp_path)
+    assert found(second, DEPLOY) == ["mem_0000000000000001"]
+    assert saved_store.loads == 1  # only the first run read them from the store
+    second.close()
+
+
+@pytest.mark.parametrize("change", ["status", "delete", "text", "embedded"])
+def test_changes_after_the_save_are_read_again_after_a_crash(
+    saved_store: LoadCountingStore, embedder: CountingEmbedder, tmp_path: Path, change: str
+) -> None:
+    record = add(saved_store, "mem_0000000000000001", DEPLOY)
+    first = saving(saved_store, embedder, tmp_path)
+    first.index()
+    first.close()
+    journal = VectorIndexFiles(tmp_path)
+    crashed = SemanticIndex(saved_store, embedder, HnswVectorIndex, journal)
+    crashed.index()
+    # Written through the same steps as the writer's, then the process dies: no close, no save.
+    crashed.will_change([record.id])
+    if change == "status":
+        saved_store.update_memory(record.id, {"status": Status.ARCHIVED})
+        crashed.status_changed(record.id, Status.ARCHIVED)
+    elif change == "delete":
+        saved_store.delete_memory(record.id)
+        crashed.removed(record.id)
+    elif change == "text":
+        saved_store.replace_text(record.id, text=CACHE, content_hash="c", updated_at=NOW, entities=[])
+        crashed.text_changed(record.id)
+        crashed.embed_pending()
+    else:
+        add(saved_store, "mem_0000000000000002", CACHE)
+        crashed.embed_pending()
+    journal.close()  # the process dies: the journal is all that is left of the change
+
+    after = saving(saved_store, embedder, tmp_path)
+    best = after.search(after.embed_query(CACHE), 1, project=None, statuses=ACTIVE)
+    if change in ("status", "delete"):
+        assert best == []
+    else:
+        expected = "mem_0000000000000001" if change == "text" else "mem_0000000000000002"
+        assert best[0][0] == expected and best[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert saved_store.loads == 1  # caught up from the journal, not read back whole
+    after.close()
+
+
+def test_a_save_that_disagrees_with_the_store_is_rebuilt_from_it(
+    saved_store: LoadCountingStore, embedder: CountingEmbedder, tmp_path: Path
+) -> None:
+    add(saved_store, "mem_0000000000000001", DEPLOY)
+    first = saving(saved_store, embedder, tmp_path)
+    first.index()
+    first.close()
+    saved_store.delete_memory("mem_0000000000000001")  # behind the index's back: no journal
+
+    after = saving(saved_store, embedder, tmp_path)
+    assert found(after, DEPLOY) == []
+    assert saved_store.loads == 2
+    after.close()
+
+
+def test_a_reset_forgets_the_save(
+    saved_store: LoadCountingStore, embedder: CountingEmbedder, tmp_path: Path
+) -> None:
+    add(saved_store, "mem_0000000000000001", DEPLOY)
+    first = saving(saved_store, embedder, tmp_path)
+    first.index()
+    first.close()
+    again = saving(saved_store, embedder, tmp_path)
+    again.reset()
+    again.index()
+    assert saved_store.loads == 2
+    again.close()

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
+import numpy as np
 import pytest
 
 from graphmem.adapters.kuzu_store import KuzuGraphStore
@@ -33,6 +34,12 @@ class Bookkeeping:
 
     def added(self) -> None:
         self.calls.append(("added",))
+
+    def will_change(self, ids: Sequence[str]) -> None:
+        self.calls.append(("will_change", *ids))
+
+    def stored(self, ids: Sequence[str], vectors: object) -> None:
+        self.calls.append(("stored", *ids))
 
     def status_changed(self, memory_id: str, status: Status) -> None:
         self.calls.append(("status_changed", memory_id, status.value))
@@ -126,7 +133,7 @@ def test_edit_rewrites_the_text_and_marks_its_vector_stale(writer: MemoryWriter,
 
     assert TOKEN not in edited.text and "Postgres 16" in edited.text
     assert edited.content_hash == memory_hash(Scope.PROJECT, "/p", edited.text)
-    assert ("text_changed", memory.id) in index.calls
+    assert index.calls[-2:] == [("will_change", memory.id), ("text_changed", memory.id)]
 
 
 def test_a_status_change_is_told_to_the_index(writer: MemoryWriter, index: Bookkeeping) -> None:
@@ -135,7 +142,7 @@ def test_a_status_change_is_told_to_the_index(writer: MemoryWriter, index: Bookk
     archived = writer.set_status(memory.id, Status.ARCHIVED, allowed_from=Status)
 
     assert archived.status is Status.ARCHIVED
-    assert index.calls[-1] == ("status_changed", memory.id, "archived")
+    assert index.calls[-2:] == [("will_change", memory.id), ("status_changed", memory.id, "archived")]
 
 
 def test_a_status_change_from_a_state_not_allowed_is_a_conflict(writer: MemoryWriter) -> None:
@@ -165,9 +172,27 @@ def test_delete_removes_the_memory_and_its_vector(writer: MemoryWriter, index: B
 
     writer.delete(memory.id)
 
-    assert index.calls[-1] == ("removed", memory.id)
+    assert index.calls[-2:] == [("will_change", memory.id), ("removed", memory.id)]
     with pytest.raises(NotFoundError):
         writer.get(memory.id)
+
+
+def test_vectors_brought_by_the_caller_are_noted_before_and_stored_after(
+    writer: MemoryWriter, index: Bookkeeping
+) -> None:
+    records = [fact("Imported one."), fact("Imported two.")]
+
+    writer.add(records, vectors=np.eye(2, 8, dtype=np.float32))
+    writer.set_vectors([records[0].id], np.eye(1, 8, dtype=np.float32))
+
+    ids = tuple(r.id for r in records)
+    assert index.calls == [
+        ("will_change", *ids),
+        ("stored", *ids),
+        ("will_change", records[0].id),
+        ("stored", records[0].id),
+    ]
+    assert writer.store.count_vectors() == 2
 
 
 def test_a_session_chains_its_turns(writer: MemoryWriter) -> None:

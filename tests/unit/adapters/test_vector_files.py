@@ -1,0 +1,163 @@
+"""The vector index saved between runs: what is restored, what the journal brings back, and
+what makes a save unusable (then the caller rebuilds from the store)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem.adapters import vector_index
+from graphmem.adapters.vector_files import INDEX_FILE, VectorIndexFiles
+from graphmem.adapters.vector_index import HnswVectorIndex
+from graphmem.core.ports import Vector
+
+DIM = 8
+KEY = "token:model:8"
+CURRENT = {"active", "resolved"}
+
+
+def normalised(count: int, seed: int) -> Vector:
+    vectors = np.random.default_rng(seed).normal(size=(count, DIM)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def filled(count: int = 40, *, graph: bool = False) -> HnswVectorIndex:
+    index = HnswVectorIndex(DIM)
+    projects = [None if i % 2 else "/p" for i in range(count)]
+    index.add([f"m{i}" for i in range(count)], normalised(count, 1), projects, ["active"] * count)
+    if graph:
+        assert index.tidy()
+    return index
+
+
+def results(index: HnswVectorIndex, project: str | None = "/p") -> list[list[str]]:
+    return [
+        [memory_id for memory_id, _ in index.search(q, 5, project=project, statuses=CURRENT)]
+        for q in normalised(5, 2)
+    ]
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> Iterator[VectorIndexFiles]:
+    opened = VectorIndexFiles(tmp_path / "vectors")
+    yield opened
+    opened.close()
+
+
+def reopened(files: VectorIndexFiles) -> VectorIndexFiles:
+    files.close()
+    return VectorIndexFiles(files.directory)
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["exact", "graph"])
+def test_a_saved_index_is_restored_with_the_same_results(
+    files: VectorIndexFiles, graph: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
+    saved = filled(graph=graph)
+    saved.set_status("m3", "archived")
+    saved.remove("m5")
+    files.save(saved, KEY)
+
+    again = reopened(files)
+    restored = HnswVectorIndex(DIM)
+    assert again.restore(restored, KEY) == []
+    again.close()
+
+    assert len(restored) == len(saved) == 39 and "m5" not in restored
+    assert restored.graph_size == saved.graph_size
+    assert results(restored) == results(saved)
+    assert results(restored, None) == results(saved, None)
+    assert "m3" not in {i for row in results(restored, None) for i in row}
+
+
+def test_a_restored_graph_takes_new_rows_and_merges_them(
+    files: VectorIndexFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    monkeypatch.setattr(vector_index, "MERGE_AT_ROWS", 1)
+    files.save(filled(graph=True), KEY)
+    restored = HnswVectorIndex(DIM)
+    files.restore(restored, KEY)
+    new = normalised(1, 9)
+    restored.add(["new"], new, [None], ["active"])
+    assert restored.tidy()  # the mapped graph is copied, then the new row merged
+    assert restored.graph_size == 41
+    assert restored.search(new[0], 1, project=None, statuses=CURRENT)[0][0] == "new"
+    files.save(restored, KEY)  # the graph changed: written again, the old file removed
+    assert len(list(files.directory.glob("graph-*.usearch"))) == 1
+
+
+def test_the_journal_names_what_changed_after_the_save(files: VectorIndexFiles) -> None:
+    index = filled()
+    files.save(index, KEY)
+    files.will_change(["m1", "m2"])
+    files.applied(["m1", "m2"])
+
+    again = reopened(files)
+    assert again.restore(HnswVectorIndex(DIM), KEY) == ["m1", "m2"]
+    again.close()
+
+
+def test_a_save_keeps_in_the_journal_what_was_not_applied_yet(files: VectorIndexFiles) -> None:
+    files.will_change(["applied", "in-flight"])
+    files.applied(["applied"])
+    files.save(filled(), KEY)
+
+    assert files.journal() == ["in-flight"]
+    files.applied(["in-flight"])
+    files.save(filled(), KEY)
+    assert files.journal() == []
+
+
+@pytest.mark.parametrize("key", ["other-store:model:8", "token:other-model:8"])
+def test_a_save_of_another_store_or_model_is_not_used(files: VectorIndexFiles, key: str) -> None:
+    files.save(filled(), KEY)
+    assert files.restore(HnswVectorIndex(DIM), key) is None
+
+
+def test_no_save_restores_nothing(files: VectorIndexFiles) -> None:
+    assert files.restore(HnswVectorIndex(DIM), KEY) is None
+
+
+@pytest.mark.parametrize("damage", ["garbage index", "missing rows", "truncated arrays", "bad graph"])
+def test_a_damaged_save_is_not_used(
+    files: VectorIndexFiles, damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    files.save(filled(graph=True), KEY)
+    directory = files.directory
+    if damage == "garbage index":
+        (directory / INDEX_FILE).write_text("{not json", "utf-8")
+    elif damage == "missing rows":
+        next(directory.glob("rows-*.json")).unlink()
+    elif damage == "truncated arrays":
+        arrays = next(directory.glob("rows-*.npz"))
+        arrays.write_bytes(arrays.read_bytes()[:100])
+    else:
+        next(directory.glob("graph-*.usearch")).write_bytes(b"\0" * 64)
+    assert files.restore(HnswVectorIndex(DIM), KEY) is None
+
+
+def test_a_save_cut_short_leaves_the_previous_one(files: VectorIndexFiles) -> None:
+    first = filled(10)
+    files.save(first, KEY)
+    meta = json.loads((files.directory / INDEX_FILE).read_text("utf-8"))
+    # A later save that died before replacing index.json left its files behind.
+    (files.directory / "rows-99.json").write_text('{"ids": []', "utf-8")
+    restored = HnswVectorIndex(DIM)
+    assert files.restore(restored, KEY) == []
+    assert len(restored) == 10
+    assert json.loads((files.directory / INDEX_FILE).read_text("utf-8")) == meta
+
+
+def test_discard_forgets_the_save(files: VectorIndexFiles) -> None:
+    files.save(filled(), KEY)
+    files.discard()
+    assert files.restore(HnswVectorIndex(DIM), KEY) is None
+    assert [p.name for p in files.directory.iterdir()] == ["journal"]
