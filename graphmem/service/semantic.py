@@ -110,16 +110,18 @@ class SemanticIndex:
             else:
                 index.add([memory_id], vector[None, :], [record.project], [record.status.value])
 
-    def tidy(self) -> None:
+    def tidy(self) -> bool:
         """Background upkeep, off every caller's path (the daemon's worker when idle): build or
-        merge the index's graph, and save the index when many changes are unsaved."""
+        merge the index's graph, and save the index when many changes are unsaved. Whether
+        the graph changed (call again until it says no to finish the work)."""
         with self._lock:
             index = self._index
         if index is None:
-            return
+            return False
         changed = index.tidy()
         if self._files is not None and (changed or self._files.unsaved >= SAVE_AFTER_CHANGES):
             self._files.save(index, self._key())
+        return changed
 
     def close(self) -> None:
         """Save the index (when it changed) for the next run."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from graphmem.adapters import vector_index
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
 from graphmem.bench import locomo, scale
 
@@ -75,6 +76,21 @@ def test_scale_reports_every_figure(real_embedder: OnnxEmbedder) -> None:
         report["first_recall_cold_s"],
         report["rss_mb"]["serving_process"],
         report["rss_mb"]["cold_recall_peak"],
+        report["store_mb"],
     ):
         assert figure > 0
+    assert report["stored_vectors"] == "model"
     assert "first recall from a cold process" in scale.format_report(report)
+
+
+@pytest.mark.integration
+def test_scale_with_hash_vectors_builds_the_store_without_the_model(
+    real_embedder: OnnxEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 100)  # the graph is built and searched
+    report = scale.run(300, real_embedder, queries=10, cold_runs=1, hash_vectors=True)
+
+    assert report["stored_vectors"] == "hash"
+    assert report["import"]["share_of_model"] is None
+    assert report["recall_ms"]["p50"] > 0
+    assert "vectors from the hash embedder" in scale.format_report(report)
