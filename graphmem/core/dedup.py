@@ -11,6 +11,8 @@ tuned on ``samples/dedup_pairs.jsonl`` (see docs/configuration.md).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from graphmem.core.models import Scope
 from graphmem.core.text import content_hash, fold, jaccard, shingles, words
 
@@ -36,6 +38,8 @@ def are_variants(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` are inflections of one word."""
     if a == b:
         return True
+    if a[:VARIANT_STEM] != b[:VARIANT_STEM]:  # no shared stem: the cheap answer, asked most
+        return False
     if any(ch.isdigit() for ch in a + b):
         return False
     stem = 0
@@ -46,15 +50,30 @@ def are_variants(a: str, b: str) -> bool:
     return any(a[cut:] in INFLECTIONS and b[cut:] in INFLECTIONS for cut in range(VARIANT_STEM, stem + 1))
 
 
+# Texts whose words are kept between calls: a new memory is compared with each of its
+# candidates twice (``similarity``, then ``is_near_duplicate``) on the write path.
+WORD_CACHE_SIZE = 256
+
+
 def similarity(a: str, b: str) -> float:
     """Word unigram+bigram Jaccard overlap of two texts (0..1)."""
-    a, b = fold(a), fold(b)
-    return jaccard(shingles(a, 1) | shingles(a, 2), shingles(b, 1) | shingles(b, 2))
+    return jaccard(_grams(a), _grams(b))
+
+
+@lru_cache(maxsize=WORD_CACHE_SIZE)
+def _grams(text: str) -> frozenset[str]:
+    folded = fold(text)
+    return shingles(folded, 1) | shingles(folded, 2)
+
+
+@lru_cache(maxsize=WORD_CACHE_SIZE)
+def _word_tuple(text: str) -> tuple[str, ...]:
+    # "don't" → "do not", so negation counts the same however it is written
+    return tuple(words(fold(text).replace("n't", " not").replace("n’t", " not")))
 
 
 def _words(text: str) -> list[str]:
-    # "don't" → "do not", so negation counts the same however it is written
-    return words(fold(text).replace("n't", " not").replace("n’t", " not"))
+    return list(_word_tuple(text))
 
 
 def _content(tokens: list[str]) -> list[str]:
@@ -66,10 +85,13 @@ def differing_content_words(a: str, b: str) -> set[str]:
     left, right = set(_words(a)), set(_words(b))
     differing = set()
     for mine, theirs in ((left - right, right), (right - left, left)):
+        by_stem: dict[str, list[str]] = {}  # only words that start alike can be variants
+        for other in theirs:
+            by_stem.setdefault(other[:VARIANT_STEM], []).append(other)
         for word in mine:
             if word in FUNCTION_WORDS or word.replace("'", "") in FUNCTION_WORDS:
                 continue
-            if any(are_variants(word, other) for other in theirs):
+            if any(are_variants(word, other) for other in by_stem.get(word[:VARIANT_STEM], ())):
                 continue
             differing.add(word)
     return differing
