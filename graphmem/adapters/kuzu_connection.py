@@ -12,8 +12,8 @@ from __future__ import annotations
 import importlib.util  # noqa: F401  kuzu's COPY FROM arrow needs it imported
 import threading
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import kuzu
@@ -40,6 +40,9 @@ class KuzuConnection:
         self._conn = kuzu.Connection(db)
         self._lock = threading.RLock()
         self._prepared: dict[str, Any] = {}
+        # While a transaction is open: what to do once it commits (None: no transaction).
+        self._after_commit: list[Callable[[], None]] | None = None
+        self._failed = False  # a statement failed inside the open transaction: Kùzu rolled it back
 
     def _close_connection(self) -> None:
         with self._lock:
@@ -53,10 +56,17 @@ class KuzuConnection:
         try:
             yield
         except RuntimeError as exc:
+            if self._after_commit is not None:
+                self._failed = True  # Kùzu ends a transaction at its first error
             raise StoreError(f"The graph store failed: {exc}") from exc
+
+    def _check_open(self) -> None:
+        if self._failed:  # Kùzu is in auto-commit now: the transaction's later writes must not land
+            raise StoreError("The graph store failed earlier in this transaction; nothing of it was kept.")
 
     def _execute(self, query: str, params: Mapping[str, Any] | None) -> Any:
         """Run ``query`` with a prepared statement, prepared once per query text."""
+        self._check_open()
         if not params:
             return self._conn.execute(query)
         statement = self._prepared.get(query)
@@ -69,6 +79,12 @@ class KuzuConnection:
             self._prepared[query] = statement
         return self._conn.execute(statement, dict(params))
 
+    def _bulk(self, query: str, data: pa.Table) -> None:
+        """Run a ``COPY ... FROM $t`` of ``data`` (not prepared: the table differs every time)."""
+        with self._lock, self._translated():
+            self._check_open()
+            self._conn.execute(query, {"t": data})
+
     def _run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
         with self._lock, self._translated():
             self._execute(query, params)
@@ -80,16 +96,55 @@ class KuzuConnection:
             rows: list[list[Any]] = result.get_all()
             return rows
 
+    # -- transactions -----------------------------------------------------------
+
     @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        with self._translated():
-            self._conn.execute("BEGIN TRANSACTION")
+    def transaction(self) -> Iterator[None]:
+        """The writes inside the block are committed together, once, when it ends (durable
+        then), or none of them when it raises; inside an open transaction it is part of that
+        one. It holds the store's lock: other threads' store calls wait till it ends. What
+        the writes change in memory (``_then``) happens after the commit."""
+        with self._lock:
+            if self._after_commit is not None:
+                yield
+                return
+            with self._translated():
+                self._conn.execute("BEGIN TRANSACTION")
+            self._after_commit, self._failed = [], False
             try:
                 yield
+                if self._failed:
+                    raise StoreError("The graph store failed inside a transaction; nothing of it was kept.")
+                with self._translated():
+                    self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                self._after_commit = None
+                if not self._failed:
+                    self._rollback()
+                self._failed = False
+                self._rolled_back()
                 raise
-            self._conn.execute("COMMIT")
+            actions, self._after_commit = self._after_commit, None
+            self._committed()
+            for action in actions:
+                action()
+
+    def _rollback(self) -> None:
+        with suppress(RuntimeError):  # Kùzu already ended it (a failed COMMIT)
+            self._conn.execute("ROLLBACK")
+
+    def _then(self, action: Callable[[], None]) -> None:
+        """Run ``action`` (keeping an in-memory copy in step) now, or after the open transaction commits."""
+        if self._after_commit is None:
+            action()
+        else:
+            self._after_commit.append(action)
+
+    def _committed(self) -> None:
+        """The open transaction committed (before its ``_then`` actions run)."""
+
+    def _rolled_back(self) -> None:
+        """Forget what the rolled-back writes left in memory (the store's caches)."""
 
     # -- for the other Kùzu adapters (the code graph) ---------------------------
 
@@ -107,8 +162,7 @@ class KuzuConnection:
         """Bulk-load ``data`` (columns in the table's order) into a node table."""
         if data is None or data.num_rows == 0:
             return
-        with self._lock, self._translated():
-            self._conn.execute(f"COPY {table} FROM $t", {"t": data})
+        self._bulk(f"COPY {table} FROM $t", data)
 
     def copy_edges(
         self,
@@ -122,8 +176,7 @@ class KuzuConnection:
         if not pairs:
             return
         data = {"from": [a for a, _ in pairs], "to": [b for _, b in pairs], **(columns or {})}
-        with self._lock, self._translated():
-            self._conn.execute(f"COPY {rel} FROM $t (from='{source}', to='{target}')", {"t": pa.table(data)})
+        self._bulk(f"COPY {rel} FROM $t (from='{source}', to='{target}')", pa.table(data))
 
     # -- metadata ---------------------------------------------------------------
 

@@ -77,7 +77,8 @@ class KuzuEntities(KuzuConnection):
                 "MERGE (m)-[:ABOUT]->(e)",
                 {"rows": rows},
             )
-        self._graph.about_added((memory_id, entity.key) for memory_id, entity in pairs)
+        about = [(memory_id, entity.key) for memory_id, entity in pairs]
+        self._then(lambda: self._graph.about_added(about))
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
         # Most memories name no entity: the graph cache says which do, without a query.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
+from functools import partial
 
 from graphmem.adapters.kuzu_connection import KuzuConnection
 from graphmem.adapters.kuzu_rows import aware
@@ -25,7 +26,7 @@ class KuzuMemoryLinks(KuzuConnection):
             "MATCH (a:Memory {id: $s})-[x:RELATES {kind: $k}]->(b:Memory {id: $t}) DELETE x RETURN count(*)",
             {"s": source, "t": target, "k": kind.value},
         )
-        self._graph.related_removed(source, target)
+        self._then(partial(self._graph.related_removed, source, target))
         return bool(rows and rows[0][0])
 
     def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
@@ -47,7 +48,7 @@ class KuzuMemoryLinks(KuzuConnection):
             "UNWIND $rows AS r MATCH (a:Memory {id: r.a}) MATCH (b:Memory {id: r.b}) MERGE (a)-[:NEXT]->(b)",
             {"rows": [{"a": a, "b": b} for a, b in pairs]},
         )
-        self._graph.next_added(pairs)
+        self._then(partial(self._graph.next_added, list(pairs)))
 
     def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
         if memory_ids is None:

@@ -13,8 +13,10 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks):
         write_owner(data_dir)
         self._init_schema()
         self._lexical = open_lexical_index(data_dir, self)  # full-text search (adapters/lexical_index.py)
+        self._marked: list[str] = []  # ids marked in the lexical journal by the open transaction
 
     # -- lifecycle --------------------------------------------------------------
 
@@ -118,22 +121,40 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks):
             self._lexical.close()
             self._close_connection()
 
+    # -- transactions (``transaction`` itself is in kuzu_connection.py) ------------
+
+    def _mark(self, ids: Iterable[str], changes: Mapping[str, object] | None = None) -> None:
+        """Note ``ids`` in the full-text index's journal before the store changes them."""
+        ids = list(ids)
+        self._lexical.mark(ids, changes)
+        if self._after_commit is not None:
+            self._marked.extend(ids)
+
+    def _committed(self) -> None:
+        self._marked.clear()
+
+    def _rolled_back(self) -> None:
+        self._records.clear()  # may hold records read inside the transaction
+        self._hashes = None
+        self._graph = GraphCache(self._load_graph)
+        marked, self._marked = self._marked, []
+        self._lexical.refresh(marked)  # as the store holds them: unchanged
+
     # -- memories ---------------------------------------------------------------
 
     def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None:
         if not records:
             return
-        with self._lock:
-            self._lexical.mark(r.id for r in records)
-            if len(records) < COPY_MIN_ROWS:
-                with self._transaction():
+        few = len(records) < COPY_MIN_ROWS
+        with self._lock, self.transaction() if few else nullcontext():
+            self._mark(r.id for r in records)
+            if few:
+                with self._translated():
                     self._insert_rows(records, vectors)
             else:
-                table = memory_table(records, vectors, self.dimension)
-                with self._translated():
-                    self._conn.execute("COPY Memory FROM $t", {"t": table})
-            self._lexical.add(records)
+                self._bulk("COPY Memory FROM $t", memory_table(records, vectors, self.dimension))
             self._hashes_changed((), ((r.content_hash, r.id) for r in records))
+            self._then(partial(self._lexical.add, records))
 
     def _insert_rows(self, records: Sequence[MemoryRecord], vectors: Vector | None) -> None:
         for i, record in enumerate(records):
@@ -197,10 +218,10 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks):
             raise ValueError("change a memory's text with replace_text")
         params["id"] = memory_id
         with self._lock:
-            self._lexical.mark([memory_id], changes)
+            self._mark([memory_id], changes)
             self._run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
             self._records.pop(memory_id, None)
-            self._lexical.set_fields(memory_id, changes)  # reads the changed record back
+            self._then(partial(self._lexical.set_fields, memory_id, changes))  # reads the record back
 
     def replace_text(
         self,
@@ -217,7 +238,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks):
         update of the full-text-indexed column, Kùzu 0.11.3 fails every later COPY
         into the table (duplicated primary key), even after reopening.
         """
-        with self._lock:
+        with self.transaction():
             record = self.get_memories([memory_id]).get(memory_id)
             self._records.pop(memory_id, None)
             if record is None:
@@ -235,30 +256,30 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks):
             )
             if entities:
                 self.upsert_entities(entities)
-            self._lexical.mark([memory_id])
-            with self._transaction():
-                self._execute("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
-                self._graph.memory_removed(memory_id)
+            self._mark([memory_id])
+            self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+            self._then(partial(self._graph.memory_removed, memory_id))
+            with self._lock, self._translated():
                 self._insert_rows([updated], None)
-                if links:
-                    self.add_links(links)
-                if nexts:
-                    self.add_next(nexts)
-                if entities:
-                    self.link_about([(memory_id, entity) for entity in entities])
-            self._lexical.add([updated])
+            if links:
+                self.add_links(links)
+            if nexts:
+                self.add_next(nexts)
+            if entities:
+                self.link_about([(memory_id, entity) for entity in entities])
             self._hashes_changed([(record.content_hash, memory_id)], [(content_hash, memory_id)])
+            self._then(partial(self._lexical.add, [updated]))
 
     def delete_memory(self, memory_id: str) -> None:
         with self._lock:
             record = self.get_memories([memory_id]).get(memory_id)
-            self._lexical.mark([memory_id])
+            self._mark([memory_id])
             self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
-            self._lexical.remove([memory_id])
             self._records.pop(memory_id, None)
             if record is not None:
                 self._hashes_changed([(record.content_hash, memory_id)], ())
-        self._graph.memory_removed(memory_id)
+            self._then(partial(self._lexical.remove, [memory_id]))
+            self._then(partial(self._graph.memory_removed, memory_id))
 
     def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
         where, params = visibility_clause(visibility)
@@ -348,8 +369,12 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks):
             for link in links
         ]
         many = len(rows) > LOOKUP_MAX_IDS  # UNWIND scans every memory; a few go by primary key
-        with self._lock, self._translated():  # no transaction: replace_text runs this in its own
+        with self._lock, self._translated():
             for params in [{"rows": rows}] if many else rows:
                 self._execute(ADD_LINKS if many else ADD_LINK, params)
-        for link in links:
-            self._graph.related_added(link.source, link.target, link.kind.value)
+
+        def cache() -> None:
+            for link in links:
+                self._graph.related_added(link.source, link.target, link.kind.value)
+
+        self._then(cache)

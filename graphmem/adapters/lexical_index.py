@@ -260,6 +260,18 @@ class LexicalIndex:
         if any(name in changes for name in FILTER_FIELDS):
             self._change({memory_id: self._source.get_memories([memory_id]).get(memory_id)})
 
+    def refresh(self, ids: Sequence[str]) -> None:
+        """Index ``ids`` as the store holds them now: after the store's write of them was
+        rolled back (each id as often as it was marked), or at open for the journal's ids."""
+        if not ids:
+            return
+        found = self._source.get_memories(ids)
+        with self._lock:
+            self._overlay.update({memory_id: found.get(memory_id) for memory_id in ids})
+            self._marked.subtract(ids)
+            self._marked = +self._marked
+            self._wake.notify()
+
     def _change(self, changes: Mapping[str, MemoryRecord | None]) -> None:
         with self._lock:
             self._overlay.update(changes)
@@ -452,8 +464,7 @@ def open_lexical_index(data_dir: Path, store: Source) -> LexicalIndex:
         return index
     marked = index.journal()
     if marked:
-        found = store.get_memories(marked)
-        index._change({memory_id: found.get(memory_id) for memory_id in marked})
+        index.refresh(marked)
         index.flush()
     if index.count() != sum(store.count_memories().values()):
         log.warning("The full-text index at %s disagrees with the store: rebuilding it.", directory)

@@ -84,6 +84,18 @@ class _Row:
     about: dict[str, EntityKind] = field(default_factory=dict)  # entity key -> kind, in link order
 
 
+@dataclass(frozen=True, slots=True)
+class _State:
+    """Everything the store holds, copied: what a rolled-back transaction puts back."""
+
+    seq: int
+    meta: dict[str, str]
+    rows: dict[str, _Row]
+    entities: dict[tuple[EntityKind, str], Entity]
+    relates: dict[tuple[str, str, LinkKind], datetime]
+    nexts: dict[tuple[str, str], None]
+
+
 class InMemoryGraphStore:
     """A graphmem store held in this process's memory (see the module doc)."""
 
@@ -91,6 +103,8 @@ class InMemoryGraphStore:
         self.dimension = dimension
         self._lock = threading.RLock()
         self._closed = False
+        self._in_transaction = False
+        self._failed = False  # a write failed inside the open transaction
         self._seq = 0
         self._meta: dict[str, str] = {}
         self._rows: dict[str, _Row] = {}
@@ -103,11 +117,53 @@ class InMemoryGraphStore:
         with self._lock:
             if self._closed:
                 raise StoreError("The graph store is closed: open the memory again.")
-            yield
+            if self._failed:  # as Kùzu: a failed statement ends the transaction it was in
+                raise StoreError(
+                    "The graph store failed earlier in this transaction; nothing of it was kept."
+                )
+            try:
+                yield
+            except StoreError:
+                self._failed = self._in_transaction
+                raise
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The writes inside are kept together or, when the block raises, none of them (the
+        state is copied at the start and put back); other threads wait till it ends."""
+        with self._open():
+            if self._in_transaction:
+                yield
+                return
+            saved = self._snapshot()
+            self._in_transaction = True
+            try:
+                yield
+                if self._failed:
+                    raise StoreError("The graph store failed inside a transaction; nothing of it was kept.")
+            except BaseException:
+                self._restore(saved)
+                raise
+            finally:
+                self._in_transaction = self._failed = False
+
+    def _snapshot(self) -> _State:
+        return _State(
+            self._seq,
+            dict(self._meta),
+            {i: replace(row, about=dict(row.about)) for i, row in self._rows.items()},
+            dict(self._entities),
+            dict(self._relates),
+            dict(self._next),
+        )
+
+    def _restore(self, saved: _State) -> None:
+        self._seq, self._meta, self._rows = saved.seq, saved.meta, saved.rows
+        self._entities, self._relates, self._next = saved.entities, saved.relates, saved.nexts
 
     # -- for the other in-memory adapters (the code graph) ----------------------
 

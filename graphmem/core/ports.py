@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -80,11 +81,16 @@ class Embedder(Protocol):
 
 
 class StoreMeta(Protocol):
-    """The store's own key/value settings (schema version, embedding model) and closing it."""
+    """The store's own key/value settings (schema version, embedding model), closing it, and
+    writes grouped into one transaction."""
 
     def close(self) -> None: ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+    def transaction(self) -> AbstractContextManager[None]:
+        """The writes made inside the block are kept together, with one commit when it ends
+        (durable then), or none of them when it raises; inside an open transaction, part of
+        that one. Other threads' calls to the store wait till it ends."""
 
 
 class MemoryRecords(Protocol):

@@ -18,6 +18,7 @@ checks that every write method of the ports is defined here and calls ``redact``
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -49,8 +50,11 @@ GITLAB_READS = frozenset(
 # Write methods whose arguments carry no text (ids, vectors, dimensions): defined on the
 # door to say so, they pass their arguments on as they are.
 NO_TEXT_WRITES = frozenset(
-    {"delete_memory", "set_embeddings", "clear_embeddings", "add_links", "remove_link", "add_next"}
-)
+    {
+        "delete_memory", "set_embeddings", "clear_embeddings", "add_links", "remove_link", "add_next",
+        "transaction",
+    }
+)  # fmt: skip
 
 
 def _clean_optional(text: str | None) -> str | None:
@@ -150,6 +154,10 @@ class RedactingStore:
 
     def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
         self.inner.add_next(pairs)
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """The inner store's transaction: the writes inside still pass this door."""
+        return self.inner.transaction()
 
 
 def guard_store(store: GraphStore) -> GraphStore:

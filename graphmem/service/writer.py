@@ -155,17 +155,18 @@ class MemoryWriter:
             tail = (
                 (self._session_tail.get(session) or self.store.last_in_session(session)) if session else None
             )
-            self.store.add_memories([record])
-            if entities:
-                self.store.upsert_entities(entities)
-                self.store.link_about([(record.id, e) for e in entities])
-            if session:
+            replaced = [old] if old is not None else self._same_subject_as(record, entities, similar)
+            with self.store.transaction():  # one commit for all of it: acknowledged = durable
+                self.store.add_memories([record])
+                if entities:
+                    self.store.upsert_entities(entities)
+                    self.store.link_about([(record.id, e) for e in entities])
                 if tail:
                     self.store.add_next([(tail, record.id)])
+                for older in replaced:
+                    self.supersede(record, older, now)
+            if session:
                 self._session_tail[session] = record.id
-            replaced = [old] if old is not None else self._same_subject_as(record, entities, similar)
-            for older in replaced:
-                self.supersede(record, older, now)
         if self.semantic is not None:
             self.semantic.added()
         return RememberResult(

@@ -101,3 +101,57 @@ def test_a_killed_import_keeps_acknowledged_batches_and_completes_when_rerun(tmp
         assert memory.recall("service 42 deploys").hits
     finally:
         memory.close()
+
+
+_REMEMBER_SCRIPT = """
+import sys
+from pathlib import Path
+from graphmem.adapters import lexical_index
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.settings import load_settings
+
+lexical_index.COMMIT_DELAY = 3600  # nothing reaches the full-text index's files before the kill
+memory = open_memory(load_settings(data_dir=Path(sys.argv[1])), embedder=HashEmbedder(256))
+old = memory.remember("We deploy the billing service with Helm", category="decision", session="s1")
+new = memory.remember(
+    "We deploy the billing service with Kustomize now", category="decision", session="s1",
+    supersedes=old.memory.id,
+)
+print(old.memory.id, new.memory.id, flush=True)
+sys.stdin.read()  # killed here
+"""
+
+
+def test_what_remember_acknowledged_survives_a_kill_9(tmp_path: Path) -> None:
+    """The new memory, the session's NEXT edge and the supersession are on disk when remember returns."""
+    data_dir = tmp_path / "data"
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_REMEMBER_SCRIPT), str(data_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline().split()
+    finally:
+        child.kill()
+        child.wait(timeout=60)
+        errors = child.stderr.read()[-2000:] if child.stderr is not None else ""
+        for pipe in (child.stdin, child.stdout, child.stderr):
+            if pipe is not None:
+                pipe.close()
+    assert len(line) == 2, f"the child did not acknowledge: {errors}"
+    old, new = line
+
+    memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
+    try:
+        records = memory.store.get_memories([old, new])
+        assert records[old].status.value == "superseded" and records[new].status.value == "active"
+        assert [(link.source, link.target) for link in memory.store.links([new])] == [(new, old)]
+        assert memory.store.next_pairs([old]) == [(old, new)]
+        assert [hit.memory.id for hit in memory.recall("Kustomize").hits][:1] == [new]
+    finally:
+        memory.close()

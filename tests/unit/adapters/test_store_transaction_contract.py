@@ -1,0 +1,174 @@
+"""The contract of ``GraphStore.transaction``, run against every store: Kùzu and the in-memory fake.
+
+The writes of a transaction are kept together or not at all, and what the store keeps in
+memory beside them (the full-text index, the graph of edges, the hash index) follows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from support.records import NOW, memory
+
+from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, Status
+from graphmem.core.ports import GraphStore, Visibility
+from graphmem.errors import StoreError
+
+ISSUE = Entity("Issue:group/proj#4", EntityKind.ISSUE, "#4", "/src/proj", "Flaky test")
+EVERYONE = Visibility("/src/proj", frozenset(Status))
+
+STORES: dict[str, Callable[[Path], GraphStore]] = {
+    "kuzu": lambda path: KuzuGraphStore(path / "data", dimension=8),
+    "memory": lambda path: InMemoryGraphStore(dimension=8),
+}
+
+
+@pytest.fixture(params=sorted(STORES))
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
+    opened = STORES[request.param](tmp_path)
+    yield opened
+    opened.close()
+
+
+class Boom(Exception):
+    pass
+
+
+def found(store: GraphStore, query: str) -> list[str]:
+    return sorted(memory_id for memory_id, _ in store.search_text(query, EVERYONE, 10))
+
+
+def test_the_writes_of_a_transaction_are_all_kept(store: GraphStore) -> None:
+    store.add_memories([memory("old", "the old cache decision")])
+    with store.transaction():
+        store.add_memories([memory("new", "the new cache decision")])
+        store.upsert_entities([ISSUE])
+        store.link_about([("new", ISSUE)])
+        store.add_next([("old", "new")])
+        store.add_links([Link("new", "old", LinkKind.SUPERSEDES, NOW)])
+        store.update_memory("old", {"status": Status.SUPERSEDED})
+
+    assert store.get_memories(["old"])["old"].status is Status.SUPERSEDED
+    assert [e.key for e in store.about(["new"])["new"]] == [ISSUE.key]
+    assert store.next_pairs() == [("old", "new")]
+    assert [(link.source, link.target) for link in store.links()] == [("new", "old")]
+    assert found(store, "cache decision") == ["new", "old"]
+    assert {n.other_id for n in store.neighbours(["new"], 10)} == {"old"}
+
+
+def test_a_failure_inside_a_transaction_keeps_none_of_its_writes(store: GraphStore) -> None:
+    store.add_memories([memory("old", "the old cache decision")])
+    store.upsert_entities([ISSUE])
+    store.neighbours(["old"], 10)  # the graph of edges is loaded before the transaction
+
+    with pytest.raises(Boom), store.transaction():
+        store.add_memories([memory("new", "the new cache decision", content_hash="hash-new")])
+        store.link_about([("new", ISSUE)])
+        store.add_next([("old", "new")])
+        store.add_links([Link("new", "old", LinkKind.SUPERSEDES, NOW)])
+        store.update_memory("old", {"status": Status.SUPERSEDED})
+        raise Boom
+
+    assert store.get_memories(["old", "new"]).keys() == {"old"}
+    assert store.get_memories(["old"])["old"].status is Status.ACTIVE
+    assert store.find_by_hash("hash-new") == []
+    assert store.memories_about([ISSUE.key]) == {}
+    assert store.next_pairs() == [] and store.links() == []
+    assert store.neighbours(["old"], 10) == []
+    assert found(store, "cache decision") == ["old"]
+    assert sum(store.count_memories().values()) == 1
+
+
+def test_a_store_error_inside_a_transaction_keeps_none_of_its_writes(store: GraphStore) -> None:
+    store.add_memories([memory("old")])
+
+    with pytest.raises(StoreError), store.transaction():
+        store.add_memories([memory("new")])
+        store.add_memories([memory("old")])  # a duplicated id: the store refuses it
+
+    assert store.get_memories(["old", "new"]).keys() == {"old"}
+
+
+def test_a_store_error_caught_inside_a_transaction_still_ends_it_without_its_writes(
+    store: GraphStore,
+) -> None:
+    store.add_memories([memory("old")])
+
+    with pytest.raises(StoreError), store.transaction():
+        store.add_memories([memory("new")])
+        with contextlib.suppress(StoreError):  # a caller that goes on must not keep "new" alone
+            store.add_memories([memory("old")])
+        store.add_memories([memory("later")])
+
+    assert store.get_memories(["old", "new", "later"]).keys() == {"old"}
+
+
+def test_the_store_works_on_after_a_rolled_back_transaction(store: GraphStore) -> None:
+    with pytest.raises(Boom), store.transaction():
+        store.add_memories([memory("gone", "a rolled back zebra")])
+        raise Boom
+
+    store.add_memories([memory("gone", "a kept zebra")])
+
+    assert store.get_memories(["gone"])["gone"].text == "a kept zebra"
+    assert found(store, "zebra") == ["gone"]
+
+
+def test_a_transaction_inside_a_transaction_is_part_of_it(store: GraphStore) -> None:
+    with pytest.raises(Boom), store.transaction():
+        with store.transaction():
+            store.add_memories([memory("inner")])
+        store.add_memories([memory("outer")])
+        raise Boom
+
+    assert store.get_memories(["inner", "outer"]) == {}
+
+
+def test_a_replaced_text_and_a_deletion_roll_back_too(store: GraphStore) -> None:
+    store.add_memories([memory("a", "the parser uses regexes"), memory("b", "the walrus operator")])
+
+    with pytest.raises(Boom), store.transaction():
+        store.replace_text(
+            "a", text="the parser uses tree-sitter", content_hash="h2", updated_at=NOW, entities=[]
+        )
+        store.delete_memory("b")
+        raise Boom
+
+    assert store.get_memories(["a"])["a"].text == "the parser uses regexes"
+    assert found(store, "regexes") == ["a"] and found(store, "tree-sitter") == []
+    assert found(store, "walrus") == ["b"]
+
+
+def test_other_threads_wait_for_an_open_transaction(store: GraphStore) -> None:
+    seen: list[set[str]] = []
+    started = threading.Event()
+
+    def read() -> None:
+        started.set()
+        seen.append(set(store.get_memories(["first", "second"])))
+
+    with store.transaction():
+        store.add_memories([memory("first")])
+        reader = threading.Thread(target=read)
+        reader.start()
+        started.wait()
+        time.sleep(0.05)
+        store.add_memories([memory("second", created_at=NOW + timedelta(seconds=1))])
+    reader.join()
+
+    assert seen == [{"first", "second"}]  # never the transaction half done
+
+
+def test_a_transaction_of_nothing_is_harmless(store: GraphStore) -> None:
+    with store.transaction():
+        pass
+
+    assert store.list_memories(EVERYONE, limit=5) == []
