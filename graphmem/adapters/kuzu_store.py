@@ -47,7 +47,7 @@ from graphmem.adapters.kuzu_rows import (
 from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS, SCHEMA_VERSION, create_schema, migrate
 from graphmem.adapters.lexical_index import open_lexical_index, rebuild
 from graphmem.core.models import Entity, Link, MemoryRecord
-from graphmem.core.ports import StoredVectors, TextHits, Vector, Visibility
+from graphmem.core.ports import StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
 log = logging.getLogger(__name__)
@@ -316,6 +316,10 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks):
     ) -> TextHits:
         with self._lock:
             return self._lexical.search(query, visibility, limit, phrase)
+
+    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+        with self._lock:
+            return self._lexical.matches(query, visibility, limit)
 
     def rebuild_text_index(self) -> int:  # graphmem reindex: index every memory's text again
         with self._lock:

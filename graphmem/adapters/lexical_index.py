@@ -8,9 +8,14 @@ stemming, the query's adjacent word pairs as phrases, and the filters of a
 Writes stay off the caller's path: a change is noted in the journal
 (``lexical.tantivy/pending``, one id a line, written before the store's own write), kept
 in memory (the *overlay*, searched alongside the index), and committed to tantivy by a
-background thread within ``COMMIT_DELAY`` seconds, after which the journal forgets it.
-At open, the ids still in the journal are read again from the store, so a memory the
-store acknowledged is found after a crash and one it deleted is never returned.
+background thread ``COMMIT_DELAY`` seconds after the first change (at once past
+``COMMIT_MAX_CHANGES``), after which the journal forgets it. At open, the ids still in
+the journal are read again from the store, so a memory the store acknowledged is found
+after a crash and one it deleted is never returned.
+
+Besides the words, the index keeps each memory's text as written and its category,
+scope and project, so that ``matches`` answers remember's near-duplicate check without
+reading the records from the store.
 """
 
 from __future__ import annotations
@@ -22,15 +27,17 @@ import math
 import os
 import shutil
 import threading
+import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import tantivy
 
-from graphmem.core.models import MemoryRecord
-from graphmem.core.ports import TextHits, Visibility
+from graphmem.core.models import Category, MemoryRecord, Scope
+from graphmem.core.ports import TextHits, TextMatch, Visibility
 from graphmem.core.text import fold, phrase_words, words
 from graphmem.errors import StoreError
 
@@ -40,9 +47,12 @@ DIRNAME = "lexical.tantivy"
 JOURNAL = "pending"
 META = "graphmem.json"
 # Bump when the schema or the analysis changes: an index of another version is rebuilt.
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 TOKEN_KEY = "lexical_index_token"  # the store's meta key naming the index that belongs to it
-COMMIT_DELAY = 0.5  # seconds a change waits in the overlay before the background commit
+# Seconds a change waits in the overlay before the background commit. A tantivy commit
+# writes a segment, fsyncs it and starts two threads: the writes of half a minute share one.
+COMMIT_DELAY = 30.0
+COMMIT_MAX_CHANGES = 128  # changes waiting that start the commit at once (each search scores them)
 WRITER_HEAP = 15_000_000  # bytes: tantivy's writer buffer (its minimum per thread)
 MAX_PHRASES = 8  # adjacent word pairs asked as phrases, at most
 # Added to the score of a memory that holds the whole phrase (``core.text.phrase_words``):
@@ -76,8 +86,9 @@ def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", stored=True, tokenizer_name="raw")
     builder.add_text_field("text", tokenizer_name="en_stem")
+    builder.add_bytes_field("body", stored=True, indexed=False, fast=False)  # the text as written
     for name in ("scope", "project", "status", "category"):
-        builder.add_text_field(name, tokenizer_name="raw")
+        builder.add_text_field(name, stored=True, tokenizer_name="raw")
     builder.add_integer_field("created_at", indexed=True, fast=True)
     return builder.build()
 
@@ -136,12 +147,40 @@ def _document(record: MemoryRecord) -> tantivy.Document:
     return tantivy.Document(
         id=record.id,
         text=fold(record.text),
+        body=record.text.encode("utf-8"),
         scope=record.scope.value,
         project=record.project or "",
         status=record.status.value,
         category=record.category.value,
         created_at=_micros(record),
     )
+
+
+def _stored_match(doc: tantivy.Document) -> TextMatch:
+    return TextMatch(
+        doc["id"][0],
+        bytes(doc["body"][0]).decode("utf-8"),
+        Category(doc["category"][0]),
+        Scope(doc["scope"][0]),
+        doc["project"][0] or None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Change:
+    """A memory written since the last commit, its words analysed once for every search."""
+
+    record: MemoryRecord
+    tokens: list[str]
+    counts: Counter[str]
+    pairs: Counter[tuple[str, str]]  # adjacent tokens: the query's phrases are mostly pairs
+
+    @classmethod
+    def of(cls, record: MemoryRecord | None) -> _Change | None:
+        if record is None:
+            return None  # deleted
+        tokens = _ANALYZER.analyze(fold(record.text))
+        return cls(record, tokens, Counter(tokens), Counter(itertools.pairwise(tokens)))
 
 
 def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
@@ -196,7 +235,7 @@ class LexicalIndex:
         self.directory = directory
         self._source = source
         self._lock = threading.Lock()  # guards the overlay, the journal and in-flight marks
-        self._overlay: dict[str, MemoryRecord | None] = {}  # id -> record, None: deleted
+        self._overlay: dict[str, _Change | None] = {}  # id -> what it is now, None: deleted
         self._marked: Counter[str] = Counter()  # marked, the store's write not done yet
         self._wake = threading.Condition(self._lock)
         self._closed = False
@@ -266,13 +305,15 @@ class LexicalIndex:
         if not ids:
             return
         found = self._source.get_memories(ids)
+        changes = {memory_id: _Change.of(found.get(memory_id)) for memory_id in ids}
         with self._lock:
-            self._overlay.update({memory_id: found.get(memory_id) for memory_id in ids})
+            self._overlay.update(changes)
             self._marked.subtract(ids)
             self._marked = +self._marked
             self._wake.notify()
 
-    def _change(self, changes: Mapping[str, MemoryRecord | None]) -> None:
+    def _change(self, records: Mapping[str, MemoryRecord | None]) -> None:
+        changes = {memory_id: _Change.of(record) for memory_id, record in records.items()}
         with self._lock:
             self._overlay.update(changes)
             self._marked.subtract(changes.keys())
@@ -286,15 +327,15 @@ class LexicalIndex:
                 drained = dict(self._overlay)
             if not drained:
                 return
-            for memory_id, record in drained.items():
+            for memory_id, change in drained.items():
                 self._writer.delete_documents_by_term("id", memory_id)
-                if record is not None:
-                    self._writer.add_document(_document(record))
+                if change is not None:
+                    self._writer.add_document(_document(change.record))
             self._writer.commit()
             self._index.reload()
             with self._lock:
-                for memory_id, record in drained.items():
-                    if self._overlay.get(memory_id, ...) is record:
+                for memory_id, change in drained.items():
+                    if self._overlay.get(memory_id, ...) is change:
                         del self._overlay[memory_id]
                 self._rewrite_journal([*self._overlay, *self._marked])
 
@@ -312,9 +353,14 @@ class LexicalIndex:
             with self._lock:
                 while not self._overlay and not self._closed:
                     self._wake.wait()
+                deadline = time.monotonic() + COMMIT_DELAY  # let a burst of writes gather
+                while not self._closed and len(self._overlay) < COMMIT_MAX_CHANGES:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._wake.wait(left)
                 if self._closed:
                     return
-                self._wake.wait(COMMIT_DELAY)  # let a burst of writes gather
             try:
                 self.flush()
             except (OSError, ValueError, RuntimeError):
@@ -360,12 +406,24 @@ class LexicalIndex:
         """The ids of up to ``limit`` visible memories that match ``query``, best first,
         with their BM25 scores (higher is better); those that hold the whole ``phrase``
         (``query`` when not given) word for word first, and named in ``exact``."""
+        found, exact, _ = self._search(query, visibility, limit, phrase, keep=False)
+        return TextHits(found, exact)
+
+    def matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+        """``search``'s hits, each with its text, category, scope and project as indexed."""
+        found, _, kept = self._search(query, visibility, limit, None, keep=True)
+        return [kept[memory_id] for memory_id, _ in found]
+
+    def _search(
+        self, query: str, visibility: Visibility, limit: int, phrase: str | None, *, keep: bool
+    ) -> tuple[list[tuple[str, float]], set[str], dict[str, TextMatch]]:
         expression = match_expression(query, phrase)
         if not expression or limit <= 0:
-            return TextHits()
+            return [], set(), {}
         whole = whole_phrase(query, phrase)
         with self._lock:
             overlay = dict(self._overlay)
+        kept: dict[str, TextMatch] = {}
         try:
             text = self._index.parse_query(expression, ["text"])
             if whole:  # a constant bonus for holding the phrase: ranks first, told apart
@@ -375,19 +433,24 @@ class LexicalIndex:
                 text = tantivy.Query.boolean_query(
                     [(tantivy.Occur.Should, text), (tantivy.Occur.Should, bonus)]
                 )
-            combined = tantivy.Query.boolean_query(
-                [(tantivy.Occur.Must, text), (tantivy.Occur.Must, _filter_query(visibility))]
-            )
+            parts = [(tantivy.Occur.Must, text), (tantivy.Occur.Must, _filter_query(visibility))]
+            if overlay:  # their indexed state is stale: the overlay scores them
+                stale = tantivy.Query.term_set_query(SCHEMA, "id", list(overlay))
+                parts.append((tantivy.Occur.MustNot, stale))
             searcher = self._index.searcher()
-            hits = searcher.search(combined, limit + len(overlay), count=False).hits
-            found = [(searcher.doc(address)["id"][0], float(score)) for score, address in hits]
+            found = []
+            for score, address in searcher.search(
+                tantivy.Query.boolean_query(parts), limit, count=False
+            ).hits:
+                doc = searcher.doc(address)
+                found.append((doc["id"][0], float(score)))
+                if keep:
+                    kept[found[-1][0]] = _stored_match(doc)
         except ValueError as exc:
             raise StoreError(f"The full-text index failed: {exc}") from exc
         exact = {memory_id for memory_id, score in found if whole and score >= EXACT_BONUS}
         found = [
-            (memory_id, score - EXACT_BONUS if memory_id in exact else score)
-            for memory_id, score in found
-            if memory_id not in overlay
+            (memory_id, score - EXACT_BONUS if memory_id in exact else score) for memory_id, score in found
         ]
         if overlay:
             scored, held = _score_overlay(query, whole, overlay, visibility, searcher)
@@ -396,13 +459,21 @@ class LexicalIndex:
         # Whole-phrase holders first, then by score; ties by id: the same order every time.
         found.sort(key=lambda hit: (hit[0] not in exact, -hit[1], hit[0]))
         found = found[:limit]
-        return TextHits(found, exact.intersection(memory_id for memory_id, _ in found))
+        if keep:
+            kept.update((i, _as_match(overlay[i])) for i, _ in found if i not in kept)
+        return found, exact.intersection(memory_id for memory_id, _ in found), kept
+
+
+def _as_match(change: _Change | None) -> TextMatch:
+    assert change is not None  # only a memory the overlay holds scores
+    record = change.record
+    return TextMatch(record.id, record.text, record.category, record.scope, record.project)
 
 
 def _score_overlay(
     query: str,
     whole: str,
-    overlay: Mapping[str, MemoryRecord | None],
+    overlay: Mapping[str, _Change | None],
     visibility: Visibility,
     searcher: tantivy.Searcher,
 ) -> tuple[list[tuple[str, float]], set[str]]:
@@ -411,36 +482,43 @@ def _score_overlay(
     terms, pairs = query_parts(query, whole)
     stems = list(dict.fromkeys(s for term in terms for s in _ANALYZER.analyze(term)))
     phrases = [_ANALYZER.analyze(pair) for pair in pairs]
-    records = [r for r in overlay.values() if r is not None and _visible(r, visibility)]
-    if not (stems or phrases) or not records:
+    changes = [c for c in overlay.values() if c is not None and _visible(c.record, visibility)]
+    if not (stems or phrases) or not changes:
         return [], set()
-    total = int(searcher.num_docs) + len(records)
+    total = int(searcher.num_docs) + len(changes)
     vocabulary = dict.fromkeys([*stems, *(s for phrase in phrases for s in phrase)])
-    frequency = {s: int(searcher.doc_freq("text", s)) for s in vocabulary}
-    idf = {s: math.log(1 + (total - df + 0.5) / (df + 0.5)) for s, df in frequency.items()}
-    analysed = {r.id: _ANALYZER.analyze(fold(r.text)) for r in records}
-    average = sum(len(tokens) for tokens in analysed.values()) / len(analysed) or 1.0
     held = _ANALYZER.analyze(whole) if whole else []
+    average = sum(len(c.tokens) for c in changes) / len(changes) or 1.0
+    # Only a memory holding one of the stems or a phrase's first word can score.
+    wanted = set(stems) | {phrase[0] for phrase in phrases if phrase} | set(held[:1])
+    changes = [c for c in changes if not wanted.isdisjoint(c.counts.keys())]
+    frequency = {s: int(searcher.doc_freq("text", s)) for s in vocabulary} if changes else {}
+    idf = {s: math.log(1 + (total - df + 0.5) / (df + 0.5)) for s, df in frequency.items()}
     scored, exact = [], set()
-    for memory_id, tokens in analysed.items():
+    for change in changes:
+        tokens, counts = change.tokens, change.counts
         norm = K1 * (1 - B + B * len(tokens) / average)
-        counts = Counter(tokens)
-        score = sum(idf[s] * counts[s] * (K1 + 1) / (counts[s] + norm) for s in stems if counts[s])
+        score = sum(idf[s] * counts[s] * (K1 + 1) / (counts[s] + norm) for s in stems if s in counts)
         for phrase in phrases:
-            hits = _occurrences(tokens, phrase)
+            hits = _occurrences(change, phrase)
             if hits:
                 weight = sum(idf.get(s, 0.0) for s in phrase)
                 score += weight * hits * (K1 + 1) / (hits + norm)
         if score > 0:
-            scored.append((memory_id, score))
-            if held and _occurrences(tokens, held):
-                exact.add(memory_id)
+            scored.append((change.record.id, score))
+            if held and _occurrences(change, held):
+                exact.add(change.record.id)
     return scored, exact
 
 
-def _occurrences(tokens: Sequence[str], phrase: Sequence[str]) -> int:
-    size = len(phrase)
-    return sum(1 for i in range(len(tokens) - size + 1) if tokens[i : i + size] == phrase)
+def _occurrences(change: _Change, phrase: Sequence[str]) -> int:
+    """How often ``phrase`` stands in the change's tokens, word after word."""
+    if len(phrase) == 2:
+        return change.pairs.get((phrase[0], phrase[1]), 0)
+    if not phrase or any(word not in change.counts for word in phrase):
+        return 0
+    tokens, first, size = change.tokens, phrase[0], len(phrase)
+    return sum(1 for i, token in enumerate(tokens) if token == first and tokens[i : i + size] == phrase)
 
 
 def open_lexical_index(data_dir: Path, store: Source) -> LexicalIndex:

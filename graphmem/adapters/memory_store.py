@@ -33,7 +33,7 @@ from graphmem.core.models import (
     Status,
     Trust,
 )
-from graphmem.core.ports import Neighbour, StoredVectors, TextHits, Vector, Visibility
+from graphmem.core.ports import Neighbour, StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.core.text import phrase_words
 from graphmem.errors import StoreError
 
@@ -342,6 +342,12 @@ class InMemoryGraphStore:
         # Whole-phrase holders first, then by score; ties by id.
         scored.sort(key=lambda hit: (hit[0] not in exact, -hit[1], hit[0]))
         return TextHits(scored[:limit], exact.intersection(memory_id for memory_id, _ in scored[:limit]))
+
+    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+        hits = self.search_text(query, visibility, limit)
+        with self._open():
+            rows = [self._rows[memory_id].record for memory_id, _ in hits if memory_id in self._rows]
+        return [TextMatch(r.id, r.text, r.category, r.scope, r.project) for r in rows]
 
     # -- vectors ----------------------------------------------------------------
 

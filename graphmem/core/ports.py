@@ -18,7 +18,16 @@ from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo
 from graphmem.core.commits import Commit
 from graphmem.core.enrichment import EnrichmentRow, EnrichState
 from graphmem.core.gitlab import EpicData, GitLabProbe, IssueData, MergeRequestData
-from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, MemoryRecord, Status
+from graphmem.core.models import (
+    Category,
+    Entity,
+    EntityKind,
+    Link,
+    LinkKind,
+    MemoryRecord,
+    Scope,
+    Status,
+)
 from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
 
 Vector = npt.NDArray[np.float32]
@@ -138,6 +147,17 @@ class TextHits(list[tuple[str, float]]):
         self.exact = frozenset(exact)
 
 
+@dataclass(frozen=True, slots=True)
+class TextMatch:
+    """A memory ``text_matches`` found, with what comparing its text with another needs."""
+
+    id: str
+    text: str
+    category: Category
+    scope: Scope
+    project: str | None
+
+
 class MemorySearch(Protocol):
     """Full-text search over memory text (accents and case folded, words stemmed)."""
 
@@ -151,6 +171,10 @@ class MemorySearch(Protocol):
         adjacent to the next (folded and stemmed, stopwords kept), is in ``exact`` and comes
         before every other hit. A phrase of stopwords alone finds the memories that hold it.
         """
+
+    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+        """``search_text``'s hits, best first, each with its text, category, scope and project,
+        at the cost of the search alone (``remember``'s near-duplicate check)."""
 
 
 class MemoryVectors(Protocol):

@@ -37,7 +37,7 @@ from graphmem.core.models import (
     Status,
     Trust,
 )
-from graphmem.core.ports import GraphStore, Vector, Visibility
+from graphmem.core.ports import GraphStore, TextMatch, Vector, Visibility
 from graphmem.core.redaction import redact
 from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
@@ -134,7 +134,9 @@ class MemoryWriter:
                     if candidate.category is category and is_near_duplicate(
                         text, candidate.text, self._near_duplicate
                     ):
-                        return replace(self._reinforce(candidate, now), redacted=redaction.count)
+                        repeated = self.store.get_memories([candidate.id]).get(candidate.id)
+                        if repeated is not None:
+                            return replace(self._reinforce(repeated, now), redacted=redaction.count)
             entities = self.mentions.entities_in(text, project)
             record = MemoryRecord(
                 id=new_memory_id(),
@@ -155,7 +157,11 @@ class MemoryWriter:
             tail = (
                 (self._session_tail.get(session) or self.store.last_in_session(session)) if session else None
             )
-            replaced = [old] if old is not None else self._same_subject_as(record, entities, similar)
+            if old is not None:
+                replaced = [old]
+            else:
+                same = [other.id for other in self._same_subject_as(record, entities, similar)]
+                replaced = list(self.store.get_memories(same).values())
             with self.store.transaction():  # one commit for all of it: acknowledged = durable
                 self.store.add_memories([record])
                 if entities:
@@ -177,16 +183,18 @@ class MemoryWriter:
             redacted=redaction.count,
         )
 
-    def _similar(self, text: str, visibility: Visibility) -> list[tuple[MemoryRecord, float]]:
-        """Active memories that share words with ``text``, most similar first."""
-        hits = self.store.search_text(clean_fts_query(candidate_query(text)), visibility, DEDUP_CANDIDATES)
-        records = self.store.get_memories([memory_id for memory_id, _ in hits])
-        scored = [(record, similarity(text, record.text)) for record in records.values()]
+    def _similar(self, text: str, visibility: Visibility) -> list[tuple[TextMatch, float]]:
+        """Active memories that share words with ``text``, most similar first: their texts come
+        with the full-text search's hits, so no record is read."""
+        matches = self.store.text_matches(
+            clean_fts_query(candidate_query(text)), visibility, DEDUP_CANDIDATES
+        )
+        scored = [(match, similarity(text, match.text)) for match in matches]
         return sorted(scored, key=lambda pair: (-pair[1], pair[0].id))
 
     def _same_subject_as(
-        self, record: MemoryRecord, entities: Sequence[Entity], similar: Sequence[tuple[MemoryRecord, float]]
-    ) -> list[MemoryRecord]:
+        self, record: MemoryRecord, entities: Sequence[Entity], similar: Sequence[tuple[TextMatch, float]]
+    ) -> list[TextMatch]:
         """Older memories of the same kind that ``record`` replaces.
 
         Only for categories where a newer statement replaces an older one, only in

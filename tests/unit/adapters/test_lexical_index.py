@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Collection, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -460,3 +461,61 @@ def test_after_kill_9_the_index_finds_what_the_store_acknowledged_and_not_what_i
         assert (tmp_path / DIRNAME / "pending").read_text() == ""
     finally:
         store.close()
+
+
+# -- what remember's near-duplicate check reads ----------------------------------------------
+
+
+def test_matches_carry_the_text_as_written_and_its_fields_before_and_after_the_commit(
+    index: LexicalIndex,
+) -> None:
+    index.add(
+        [
+            memory("g", "Kùzu keeps the GRAPH store", category=Category.DECISION),
+            memory("p", "the graph store of a project", scope=Scope.PROJECT, project="/src/proj"),
+        ]
+    )
+    before = index.matches("graph store", EVERYTHING, 10)
+    index.flush()
+    after = index.matches("graph store", EVERYTHING, 10)
+
+    assert before == after
+    by_id = {match.id: match for match in after}
+    assert by_id["g"].text == "Kùzu keeps the GRAPH store"
+    assert (by_id["g"].category, by_id["g"].scope, by_id["g"].project) == (
+        Category.DECISION,
+        Scope.GLOBAL,
+        None,
+    )
+    assert (by_id["p"].scope, by_id["p"].project) == (Scope.PROJECT, "/src/proj")
+
+
+def test_matches_are_the_search_hits_in_their_order(index: LexicalIndex) -> None:
+    index.add([memory(f"m{i}", "redis " * (i + 1) + f"note {i}") for i in range(5)])
+    index.flush()
+    index.add([memory("new", "redis redis redis redis redis redis")])
+
+    assert [m.id for m in index.matches("redis", GLOBAL, 3)] == ids(index.search("redis", GLOBAL, 3))
+
+
+def test_a_changed_memory_is_matched_as_it_is_now_not_as_committed(index: LexicalIndex) -> None:
+    index.add([memory("m", "the cache uses redis")])
+    index.flush()
+    index.add([memory("m", "the cache uses redis cluster", category=Category.DECISION)])
+
+    [match] = index.matches("redis", GLOBAL, 10)
+    assert (match.text, match.category) == ("the cache uses redis cluster", Category.DECISION)
+
+
+def test_enough_waiting_changes_are_committed_without_waiting_for_the_delay(
+    index: LexicalIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lexical_index, "COMMIT_DELAY", 3600.0)
+    monkeypatch.setattr(lexical_index, "COMMIT_MAX_CHANGES", 10)
+    index.add([memory("first", "one change waits")])  # the loop waits out the delay from here
+    index.add([memory(f"m{i}", f"note {i}") for i in range(10)])
+
+    deadline = time.monotonic() + 60
+    while index._index.searcher().num_docs < 11 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the background commit, started by the number of changes
+    assert index._index.searcher().num_docs == 11

@@ -1,7 +1,8 @@
-"""The contract of ``GraphStore.transaction``, run against every store: Kùzu and the in-memory fake.
+"""What ``remember`` asks of every store (Kùzu and the in-memory fake) beyond the main contract.
 
-The writes of a transaction are kept together or not at all, and what the store keeps in
-memory beside them (the full-text index, the graph of edges, the hash index) follows.
+``transaction``: the writes of a transaction are kept together or not at all, and what the
+store keeps in memory beside them (the full-text index, the graph of edges, the hash index)
+follows. ``text_matches``: the full-text hits with what comparing texts needs.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from support.records import NOW, memory
 
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.memory_store import InMemoryGraphStore
-from graphmem.core.models import Entity, EntityKind, Link, LinkKind, Status
+from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, Scope, Status
 from graphmem.core.ports import GraphStore, Visibility
 from graphmem.errors import StoreError
 
@@ -172,3 +173,42 @@ def test_a_transaction_of_nothing_is_harmless(store: GraphStore) -> None:
         pass
 
     assert store.list_memories(EVERYONE, limit=5) == []
+
+
+# -- text_matches -------------------------------------------------------------------------
+
+
+def test_text_matches_are_the_search_hits_with_their_text_and_fields(store: GraphStore) -> None:
+    store.add_memories(
+        [
+            memory("g", "Kùzu keeps the GRAPH store", category=Category.DECISION),
+            memory("p", "the graph store of the project", scope=Scope.PROJECT, project="/src/proj"),
+            memory("other", "the graph store of another project", scope=Scope.PROJECT, project="/src/other"),
+            memory("none", "nothing in common"),
+        ]
+    )
+
+    matches = store.text_matches("graph store", EVERYONE, 10)
+
+    assert [m.id for m in matches] == [i for i, _ in store.search_text("graph store", EVERYONE, 10)]
+    by_id = {m.id: m for m in matches}
+    assert by_id.keys() == {"g", "p"}
+    assert (by_id["g"].text, by_id["g"].category, by_id["g"].project) == (
+        "Kùzu keeps the GRAPH store",
+        Category.DECISION,
+        None,
+    )
+    assert (by_id["p"].scope, by_id["p"].project) == (Scope.PROJECT, "/src/proj")
+
+
+def test_text_matches_follow_changes_and_deletions(store: GraphStore) -> None:
+    store.add_memories([memory("a", "the cache uses redis"), memory("b", "redis streams for events")])
+    store.replace_text(
+        "a", text="the cache uses redis cluster", content_hash="h2", updated_at=NOW, entities=[]
+    )
+    store.update_memory("a", {"category": Category.DECISION})
+    store.delete_memory("b")
+
+    assert [(m.id, m.text, m.category) for m in store.text_matches("redis", EVERYONE, 10)] == [
+        ("a", "the cache uses redis cluster", Category.DECISION)
+    ]
