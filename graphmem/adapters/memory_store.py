@@ -344,7 +344,7 @@ class InMemoryGraphStore:
         return TextHits(scored[:limit], exact.intersection(memory_id for memory_id, _ in scored[:limit]))
 
     def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
-        hits = self.search_text(query, visibility, limit)
+        hits = self.search_text(query, visibility, limit, phrase="")  # words only
         with self._open():
             rows = [self._rows[memory_id].record for memory_id, _ in hits if memory_id in self._rows]
         return [TextMatch(r.id, r.text, r.category, r.scope, r.project) for r in rows]

@@ -173,8 +173,9 @@ class MemorySearch(Protocol):
         """
 
     def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
-        """``search_text``'s hits, best first, each with its text, category, scope and project,
-        at the cost of the search alone (``remember``'s near-duplicate check)."""
+        """Visible memories matching any word of ``query`` (no phrase asked), best first, each
+        with its text, category, scope and project at the cost of the search alone
+        (``remember``'s near-duplicate check)."""
 
 
 class MemoryVectors(Protocol):

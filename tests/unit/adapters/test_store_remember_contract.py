@@ -190,7 +190,6 @@ def test_text_matches_are_the_search_hits_with_their_text_and_fields(store: Grap
 
     matches = store.text_matches("graph store", EVERYONE, 10)
 
-    assert [m.id for m in matches] == [i for i, _ in store.search_text("graph store", EVERYONE, 10)]
     by_id = {m.id: m for m in matches}
     assert by_id.keys() == {"g", "p"}
     assert (by_id["g"].text, by_id["g"].category, by_id["g"].project) == (
@@ -199,6 +198,19 @@ def test_text_matches_are_the_search_hits_with_their_text_and_fields(store: Grap
         None,
     )
     assert (by_id["p"].scope, by_id["p"].project) == (Scope.PROJECT, "/src/proj")
+
+
+def test_text_matches_rank_by_the_words_held_and_honour_the_limit(store: GraphStore) -> None:
+    store.add_memories(
+        [
+            memory("one", "redis for the cache"),
+            memory("two", "redis streams carry the cache events"),
+            memory("zero", "postgres holds the orders"),
+        ]
+    )
+
+    assert [m.id for m in store.text_matches("redis streams cache", EVERYONE, 10)][:1] == ["two"]
+    assert len(store.text_matches("redis streams cache", EVERYONE, 1)) == 1
 
 
 def test_text_matches_follow_changes_and_deletions(store: GraphStore) -> None:
