@@ -87,7 +87,7 @@ class HnswVectorIndex:
         self._tail = np.zeros((0, dimension), np.float32)
         self._tail_rows = np.zeros(0, np.int64)
         self._tail_size = 0
-        self._slot: dict[int, int] = {}  # row -> tail slot
+        self._slot = np.zeros(0, np.int64)  # per row: its slot in the tail, -1 when in the graph
         self._graph_is_view = False  # a read-only map of a saved file: copied before a merge
         self.graph_version = 0  # bumped whenever the graph changes (``vector_files`` saves it then)
         self.changed = False  # since the last save (``vector_files``)
@@ -120,7 +120,7 @@ class HnswVectorIndex:
             self._tail[:n] = stored.matrix
             self._tail_rows[:n] = np.arange(n)
             self._tail_size = n
-            self._slot = {row: row for row in range(n)}
+            self._slot[:n] = np.arange(n)
             self._project_codes[:n] = [self._project_code(p) for p in stored.projects]
             self._status_codes[:n] = [self._status_code(s) for s in stored.statuses]
             self._ids = list(stored.ids)
@@ -128,7 +128,8 @@ class HnswVectorIndex:
             self.changed = True
 
     def _reset(self) -> None:
-        self._ids, self._row, self._slot = [], {}, {}
+        self._ids, self._row = [], {}
+        self._slot = np.zeros(0, np.int64)
         self._project_codes = np.zeros(0, np.int32)
         self._status_codes = np.zeros(0, np.int8)
         self._in_graph = np.zeros(0, np.bool_)
@@ -146,7 +147,7 @@ class HnswVectorIndex:
             self._grow_tail(self._tail_size + len(ids))
             for memory_id, vector, project, status in zip(ids, vectors, projects, statuses, strict=True):
                 row = self._row.get(memory_id)
-                if row is not None and row in self._slot:  # still in the tail: replace in place
+                if row is not None and self._slot[row] >= 0:  # still in the tail: replace in place
                     self._tail[self._slot[row]] = vector
                 else:
                     if row is not None:
@@ -170,6 +171,7 @@ class HnswVectorIndex:
         self._project_codes = _grown(self._project_codes, capacity, _GLOBAL)
         self._status_codes = _grown(self._status_codes, capacity, _DEAD)
         self._in_graph = _grown(self._in_graph, capacity, False)
+        self._slot = _grown(self._slot, capacity, -1)
 
     def _grow_tail(self, size: int) -> None:
         capacity = len(self._tail)
@@ -221,13 +223,15 @@ class HnswVectorIndex:
     def _vectors(self, rows: Sequence[int]) -> npt.NDArray[np.float32]:
         """The vectors of ``rows`` (live or dead), float32, in order."""
         out = np.zeros((len(rows), self.dimension), np.float32)
-        in_tail = [(i, self._slot[r]) for i, r in enumerate(rows) if r in self._slot]
-        if in_tail:
-            out[[i for i, _ in in_tail]] = self._tail[[s for _, s in in_tail]]
-        in_graph = [(i, r) for i, r in enumerate(rows) if r not in self._slot]
-        if in_graph:
-            found = self._graph.get(np.array([r for _, r in in_graph], np.uint64), dtype=np.float32)
-            out[[i for i, _ in in_graph]] = np.stack(found) if isinstance(found, tuple) else found
+        if not len(rows):
+            return out
+        slots = self._slot[np.asarray(rows, np.int64)]
+        in_tail = slots >= 0
+        out[in_tail] = self._tail[slots[in_tail]]
+        if not in_tail.all():
+            keys = np.asarray(rows, np.uint64)[~in_tail]
+            found = self._graph.get(keys, dtype=np.float32)
+            out[~in_tail] = np.stack(found) if isinstance(found, tuple) else found
         return out
 
     def similarities(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
@@ -327,7 +331,7 @@ class HnswVectorIndex:
             self._graph_dead = int(np.count_nonzero(self._status_codes[rows] == _DEAD))  # meanwhile
             self._in_graph[:] = False
             self._in_graph[rows] = True
-            self._drop_from_tail(set(rows.tolist()))
+            self._drop_from_tail(rows.tolist())
             self.graph_version += 1
             self.changed = True
 
@@ -340,12 +344,12 @@ class HnswVectorIndex:
                     :MERGE_CHUNK_ROWS
                 ]
                 if not rows:
-                    self._drop_from_tail(set(self._tail_rows[:size].tolist()))
+                    self._drop_from_tail(self._tail_rows[:size].tolist())
                     return
                 self._writable_graph().add(np.array(rows, np.uint64), self._vectors(rows), threads=0)
                 self._in_graph[rows] = True
                 self._graph_rows += len(rows)
-                self._drop_from_tail(set(rows))
+                self._drop_from_tail(rows)
                 self.graph_version += 1
                 self.changed = True
 
@@ -356,16 +360,18 @@ class HnswVectorIndex:
             self._graph_is_view = False
         return self._graph
 
-    def _drop_from_tail(self, rows: set[int]) -> None:
-        keep = [s for s in range(self._tail_size) if int(self._tail_rows[s]) not in rows]
+    def _drop_from_tail(self, rows: Collection[int]) -> None:
+        old_rows = self._tail_rows[: self._tail_size]
+        keep = np.flatnonzero(~np.isin(old_rows, np.fromiter(rows, np.int64, len(rows))))
         size = len(keep)
         capacity = max(256, size * 2) if len(self._tail) > max(4 * size, 1024) else len(self._tail)
         tail = np.zeros((capacity, self.dimension), np.float32)
         tail_rows = np.full(capacity, -1, np.int64)
         tail[:size] = self._tail[keep]
-        tail_rows[:size] = self._tail_rows[keep]
+        tail_rows[:size] = old_rows[keep]
+        self._slot[old_rows] = -1
+        self._slot[tail_rows[:size]] = np.arange(size)
         self._tail, self._tail_rows, self._tail_size = tail, tail_rows, size
-        self._slot = {int(row): slot for slot, row in enumerate(tail_rows[:size])}
 
     # -- saving and restoring (adapters/vector_files.py) -----------------------------
 
@@ -401,7 +407,8 @@ class HnswVectorIndex:
             self._ids = list(state["ids"])
             n = len(self._ids)
             self._grow_rows(n)
-            self._row = {self._ids[row]: row for row in state["live"]}
+            live = [int(row) for row in state["live"]]
+            self._row = dict(zip([self._ids[row] for row in live], live, strict=True))
             self._projects = dict(state["projects"])
             self._statuses = dict(state["statuses"])
             self._project_codes[:n] = state["project_codes"]
@@ -416,7 +423,7 @@ class HnswVectorIndex:
             self._tail[:size] = state["tail"]
             self._tail_rows[:size] = state["tail_rows"]
             self._tail_size = size
-            self._slot = {int(row): slot for slot, row in enumerate(self._tail_rows[:size])}
+            self._slot[self._tail_rows[:size]] = np.arange(size)
             self.changed = False
 
 

@@ -274,10 +274,11 @@ class Recaller:
         ordered = sorted(totals, key=lambda i: (-totals[i], i))
         graph_rank = {item: r for r, item in enumerate(sorted(gains, key=lambda i: (-gains[i].gain, i)), 1)}
         top = sum(plan.weights.get(c, 0.0) for c in (LEXICAL, SEMANTIC, ENTITY)) or 1.0
+        channel_scores = {channel: dict(ranking) for channel, ranking in rankings.items()}
         scored = []
         for item in ordered:
             channels = [
-                ChannelRank(channel, ranks[channel][item], dict(rankings[channel]).get(item, 0.0))
+                ChannelRank(channel, ranks[channel][item], channel_scores[channel].get(item, 0.0))
                 for channel in rankings
                 if item in ranks[channel]
             ]
