@@ -37,6 +37,9 @@ HNSW_FROM_ROWS = 20_000
 MERGE_AT_ROWS = 2_048
 # Vectors added to the graph per lock hold during a merge (a recall waits at most this long).
 MERGE_CHUNK_ROWS = 512
+# Vectors added to a new graph between checks for ``interrupt`` (a closing daemon waits at
+# most this long for a build under way).
+BUILD_CHUNK_ROWS = 4_096
 # The graph is rebuilt without its dead rows once they are this share of it.
 DEAD_SHARE_REBUILD = 0.25
 # When the visible rows of the graph are this few, they are scanned exactly instead.
@@ -71,6 +74,7 @@ class HnswVectorIndex:
         self.dimension = dimension
         self._lock = threading.RLock()
         self._build_lock = threading.Lock()  # one build or merge at a time
+        self._interrupted = threading.Event()
         # Per row, in arrival order.
         self._ids: list[str] = []
         self._project_codes = np.zeros(0, np.int32)
@@ -313,19 +317,27 @@ class HnswVectorIndex:
                 else:
                     due = "merge" if self._tail_live() >= MERGE_AT_ROWS else ""
             if due == "build":
-                self._build()
-            elif due == "merge":
+                return self._build()
+            if due == "merge":
                 self._merge()
             return bool(due)
 
-    def _build(self) -> None:
-        """A new graph of every live row, built outside the lock, then swapped in."""
+    def interrupt(self) -> None:
+        """Stop a build or merge under way, leaving the index as it was (closing)."""
+        self._interrupted.set()
+
+    def _build(self) -> bool:
+        """A new graph of every live row, built outside the lock, then swapped in; False
+        when ``interrupt`` stopped it."""
         with self._lock:
             rows = np.array(sorted(self._row.values()), np.int64)
             vectors = self._vectors(rows.tolist())
         graph = new_graph(self.dimension)
-        if len(rows):
-            graph.add(rows.astype(np.uint64), vectors, threads=0)
+        for start in range(0, len(rows), BUILD_CHUNK_ROWS):
+            if self._interrupted.is_set():
+                return False
+            chunk = slice(start, start + BUILD_CHUNK_ROWS)
+            graph.add(rows[chunk].astype(np.uint64), vectors[chunk], threads=0)
         with self._lock:
             self._graph, self._graph_is_view, self._graph_rows = graph, False, len(rows)
             self._graph_dead = int(np.count_nonzero(self._status_codes[rows] == _DEAD))  # meanwhile
@@ -334,10 +346,11 @@ class HnswVectorIndex:
             self._drop_from_tail(rows.tolist())
             self.graph_version += 1
             self.changed = True
+        return True
 
     def _merge(self) -> None:
         """Move the tail's live rows into the graph, a chunk per lock hold."""
-        while True:
+        while not self._interrupted.is_set():
             with self._lock:
                 size = self._tail_size
                 rows = [int(r) for r in self._tail_rows[:size] if self._status_codes[r] != _DEAD][

@@ -213,6 +213,9 @@ class VectorIndex(Protocol):
     def tidy(self) -> bool:
         """Background upkeep (building or merging a graph); whether anything was done."""
 
+    def interrupt(self) -> None:
+        """Stop the upkeep under way (closing): the index stays as it was."""
+
 
 class VectorIndexFiles(Protocol):
     """Where a vector index is kept between runs, with the journal of the memories whose

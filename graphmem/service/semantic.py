@@ -124,7 +124,10 @@ class SemanticIndex:
         return changed
 
     def close(self) -> None:
-        """Save the index (when it changed) for the next run."""
+        """Stop any upkeep under way and save the index (when it changed) for the next run."""
+        index = self._index
+        if index is not None:
+            index.interrupt()
         with self._lock:
             index, self._index = self._index, None
             if self._files is None:

@@ -225,3 +225,13 @@ def test_the_graph_finds_what_the_exact_scan_finds(monkeypatch: pytest.MonkeyPat
     found = [ids(exact.search(q, 10, project=None, statuses=CURRENT)) for q in queries]
     agreement = sum(len(set(a) & set(b)) for a, b in zip(expected, found, strict=True)) / 200
     assert agreement >= 0.95
+
+
+@pytest.mark.usefixtures("graph_always")
+def test_an_interrupted_build_leaves_the_index_as_it_was() -> None:
+    index = HnswVectorIndex(DIM)
+    index.add([f"m{i}" for i in range(20)], normalised(20, 8), [None] * 20, ["active"] * 20)
+    index.interrupt()  # a closing daemon
+    assert not index.tidy()
+    assert index.graph_size == 0 and len(index) == 20
+    assert len(index.search(unit(1), 5, project=None, statuses=CURRENT)) == 5
