@@ -134,7 +134,7 @@ def build_memory(
         limit=settings.recall.limit,
     )
     context = ContextBuilder(store, recaller.ask, namespace, file_entity, clock, code, enricher)
-    transfer = TransferFiles(Transfer(store, semantic, clock, writer), data_dir, writer.lock)
+    transfer = TransferFiles(Transfer(store, semantic, clock, writer, code), data_dir, writer.lock)
     options = IngestOptions(
         opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
         idle_seconds=settings.ingest.idle_seconds,
@@ -167,7 +167,7 @@ def build_memory(
         mentions=mentions,
         recaller=recaller,
         context=context,
-        listing=Listing(store, semantic, data_dir),
+        listing=Listing(store, semantic, data_dir, code),
         lifecycle=Lifecycle(writer),
         transfer=transfer,
         ingest=options,

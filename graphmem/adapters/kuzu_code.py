@@ -3,7 +3,8 @@
 Writes are bulk: new nodes and every edge go in with ``COPY`` from Arrow tables, one
 statement per table, never one per row. Symbols that memories are about are never
 deleted: when their code disappears they keep a ``deleted_at``, and when their body
-changes they get a new ``body_changed_at`` (what makes a memory "possibly stale").
+changes they get a new ``body_changed_at`` (what makes a memory "possibly stale"; None
+while the body is the one the first pass saw).
 A pass stores symbols and edges first and the files' content hashes last, so an
 interrupted pass is simply done again by the next one.
 """
@@ -22,6 +23,7 @@ from graphmem.adapters.kuzu_schema import CODE_COLUMNS
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
+from graphmem.core.models import Entity, EntityKind
 
 _PARSED = TypeAdapter(ParsedFile)
 _TS = pa.timestamp("us")
@@ -135,6 +137,30 @@ class KuzuCodeGraph:
         )
         return [(r[0], int(r[1])) for r in rows]
 
+    def deleted_files(self, keys: Collection[str]) -> dict[str, datetime]:
+        if not keys:
+            return {}
+        rows = self._store.rows(
+            "MATCH (f:File) WHERE f.key IN $keys AND f.deleted_at IS NOT NULL RETURN f.key, f.deleted_at",
+            {"keys": list(keys)},
+        )
+        return {r[0]: at for r in rows if (at := aware(r[1])) is not None}
+
+    def code_links(self, limit: int) -> list[tuple[str, Entity]]:
+        symbols = self._store.rows(
+            "MATCH (m:Memory)-[:ABOUT]->(s:Symbol) "
+            "RETURN m.id, s.key, s.qualified_name, s.project LIMIT $limit",
+            {"limit": limit},
+        )
+        files = self._store.rows(
+            "MATCH (m:Memory)-[:ABOUT]->(f:File) WHERE f.deleted_at IS NOT NULL "
+            "RETURN m.id, f.key, f.name, f.project LIMIT $limit",
+            {"limit": max(limit - len(symbols), 0)},
+        )
+        return [(r[0], Entity(r[1], EntityKind.SYMBOL, r[2] or "", r[3])) for r in symbols] + [
+            (r[0], Entity(r[1], EntityKind.FILE, r[2] or "", r[3])) for r in files
+        ]
+
     def about_hashes(self, memory_ids: Collection[str]) -> dict[tuple[str, str], str | None]:
         """(memory id, symbol key) -> the symbol's body hash when the memory was linked to it."""
         if not memory_ids:
@@ -175,7 +201,8 @@ class KuzuCodeGraph:
                 for d in parsed.definitions:
                     key = symbol_key(project, path, d.qualified_name)
                     before = old.get(key)
-                    changed_at = at if before is None or before[0] != d.body_hash else before[1]
+                    # None until the body changes after graphmem first saw it
+                    changed_at = None if before is None else at if before[0] != d.body_hash else before[1]
                     new[key] = {
                         "key": key,
                         "name": d.name,

@@ -129,6 +129,28 @@ class InMemoryCodeGraph:
             ]
         return sorted(found, key=lambda pair: (-pair[1], pair[0]))[: max(limit, 0)]
 
+    def deleted_files(self, keys: Collection[str]) -> dict[str, datetime]:
+        with self._lock:
+            found = {key: self._files[key].deleted_at for key in keys if key in self._files}
+        return {key: at for key, at in found.items() if at is not None}
+
+    def code_links(self, limit: int) -> list[tuple[str, Entity]]:
+        with self._lock:
+            symbols = [
+                Entity(key, EntityKind.SYMBOL, symbol.qualified_name, project)
+                for key, (project, symbol) in sorted(self._symbols.items())
+            ]
+            files = [
+                Entity(key, EntityKind.FILE, f.path, f.project)
+                for key, f in sorted(self._files.items())
+                if f.deleted_at is not None
+            ]
+        found: list[tuple[str, Entity]] = []
+        for entities in (symbols, files):
+            about = self._store.memories_about([e.key for e in entities])
+            found += [(memory_id, e) for e in entities for memory_id in about.get(e.key, [])]
+        return found[: max(limit, 0)]
+
     def scan_interrupted(self, project: str) -> bool:
         return self._store.get_meta(_dirty(project)) == "1"
 
@@ -168,8 +190,8 @@ class InMemoryCodeGraph:
                     self._drop_symbol(key)
             for key, symbol in fresh.items():
                 before = old.get(key)
-                if before is not None and before.body_hash == symbol.body_hash:
-                    symbol = replace(symbol, body_changed_at=before.body_changed_at)
+                if before is None or before.body_hash == symbol.body_hash:  # as first seen: None
+                    symbol = replace(symbol, body_changed_at=before.body_changed_at if before else None)
                 self._symbols[key] = (project, symbol)
                 entity = Entity(key, EntityKind.SYMBOL, symbol.name, project, symbol.signature[:TITLE_CHARS])
                 self._store.put_entity(entity)

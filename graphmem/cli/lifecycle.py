@@ -1,4 +1,5 @@
-"""The lifecycle commands: archive, restore, resolve, delete — of several ids, or of a filter.
+"""The lifecycle commands: archive, restore, resolve, delete — of several ids, or of a filter —
+and confirm.
 
 The filter is the service's (``select``), so the CLI, a daemon and the Python API pick the
 same memories; ``--dry-run`` lists them and changes nothing.
@@ -286,9 +287,33 @@ def delete(
     apply("delete", records, state.service.delete, dry_run=dry_run, single=single, unknown=unknown)
 
 
+@click.command()
+@click.argument("memory_ids", metavar="ID...", nargs=-1, required=True)
+@pass_state
+def confirm(state: CliState, memory_ids: tuple[str, ...]) -> None:
+    """Mark memories as still valid after the code they are about changed: no longer "possibly stale".
+
+    \b
+    Example:
+        $ graphmem confirm mem_3f9a1c0b7d2e4a51
+        confirmed mem_3f9a1c0b7d2e4a51
+    """
+    failed: GraphmemError | None = None
+    for memory_id in memory_ids:
+        try:
+            record = state.service.confirm(memory_id)
+        except GraphmemError as exc:
+            present.error(exc)
+            failed = failed or exc
+            continue
+        click.echo(f"confirmed {record.id}" + (f" (still {record.stale})" if record.stale else ""))
+    if failed is not None:
+        raise click.exceptions.Exit(failed.exit_code)
+
+
 def _single(memory_ids: tuple[str, ...], records: list[MemoryRecord]) -> bool:
     """One id and no filter: the one-line output of before."""
     return len(memory_ids) == 1 and len(records) == 1
 
 
-COMMANDS = (archive, restore, resolve, delete)
+COMMANDS = (archive, restore, resolve, delete, confirm)

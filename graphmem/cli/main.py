@@ -23,7 +23,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(
         ("remember", "show", "list", "edit", "unresolve", "link", "unlink"), "memories"
     ),
-    **dict.fromkeys(("archive", "restore", "delete", "resolve"), "lifecycle"),
+    **dict.fromkeys(("archive", "restore", "delete", "resolve", "confirm"), "lifecycle"),
     **dict.fromkeys(("recall", "context", "boot"), "retrieval"),
     "bootstrap": "code",
     **dict.fromkeys(("export", "import"), "transfer"),

@@ -113,6 +113,7 @@ def hit_details(hit: Hit, *, now: datetime) -> str:
     if record.status is not Status.ACTIVE:
         parts.append(record.status.value)
     parts += [format_age(record.created_at, now=now), f"from {provenance(record)}"]
+    parts += [record.stale] if record.stale else []
     parts += [f"score {hit.score:.2f}", f"why: {why(hit)}"]
     return " · ".join(parts)
 
@@ -173,6 +174,8 @@ def detail(found: MemoryDetail, *, now: datetime) -> None:
         facts.append(f"reinforced {record.reinforced}×")
     facts.append(f"from {provenance(record)}")
     click.echo(" · ".join(facts))
+    if record.stale:
+        click.echo(f"note: {record.stale}")
     if found.entities:
         click.echo("about: " + ", ".join(f"{e.name} ({e.kind.value})" for e in found.entities))
     if found.links:
@@ -191,7 +194,9 @@ def detail_json(found: MemoryDetail, *, now: datetime) -> dict[str, Any]:
 def memory_lines(records: Iterable[MemoryRecord], *, now: datetime) -> None:
     shown = 0
     for record in records:
-        status = "" if record.status is Status.ACTIVE else f" ({record.status.value})"
+        flags = [] if record.status is Status.ACTIVE else [record.status.value]
+        flags += [record.stale] if record.stale else []
+        status = f" ({'; '.join(flags)})" if flags else ""
         age = format_age(record.created_at, now=now)
         click.echo(
             f"{record.id}  [{record.category.value}]{status}  {age}  {one_line(record.text, LIST_TEXT_CHARS)}"
@@ -227,13 +232,26 @@ def stats(found: Stats) -> None:
     click.echo(f"  by category: {counts(found.by_category)}")
     click.echo(f"  by scope: {counts(found.by_scope)}")
     click.echo(f"entities: {counts(found.entities)}")
+    share = f"{stale_share(found):.1%}"
+    click.echo(f"possibly stale: {found.stale} of {current_count(found)} current memories ({share})")
     click.echo(f"pending embeddings: {found.pending_embeddings}")
     click.echo(f"model: {found.model}")
     click.echo(f"data dir: {found.data_dir}")
 
 
+def current_count(found: Stats) -> int:
+    """Active and resolved memories: the ones recall shows."""
+    return found.by_status.get(Status.ACTIVE.value, 0) + found.by_status.get(Status.RESOLVED.value, 0)
+
+
+def stale_share(found: Stats) -> float:
+    """The share of current memories flagged stale (0 when there are none)."""
+    current = current_count(found)
+    return round(found.stale / current, 4) if current else 0.0
+
+
 def stats_json(found: Stats) -> dict[str, Any]:
-    return asdict(found)
+    return {**asdict(found), "stale_share": stale_share(found)}
 
 
 # -- progress ---------------------------------------------------------------------

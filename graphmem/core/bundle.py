@@ -116,10 +116,12 @@ class ContextBundle:
             "created_at": memory.created_at.isoformat(),
             "score": item.hit.score,
             "why": why(item.hit),
+            "stale": memory.stale,
         }
 
 
 def _line(hit: Hit, now: datetime, stale: str | None = None, *, labelled: bool = False) -> str:
+    stale = stale or hit.memory.stale
     flags = [stale] if stale else []
     if hit.memory.status is Status.RESOLVED:
         flags.append("resolved")

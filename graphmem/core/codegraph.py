@@ -289,7 +289,7 @@ class SymbolInfo:
     signature: str
     docstring: str | None
     body_hash: str
-    body_changed_at: datetime | None
+    body_changed_at: datetime | None  # None while the body is the one the first scan saw
     deleted_at: datetime | None
 
 

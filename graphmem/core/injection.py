@@ -75,6 +75,8 @@ def line(memory: MemoryRecord, *, now: datetime, suspicious: bool = False) -> st
     marks.append(f"[{memory.category.value}]")
     if memory.status is Status.RESOLVED:
         marks.append("[resolved]")
+    if memory.stale:
+        marks.append(f"[{_escape(memory.stale)}]")
     age = format_age(memory.created_at, now=now)
     return f"- {' '.join(marks)} {_escape(memory.text)} ({age}, {memory.id})"
 

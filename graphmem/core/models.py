@@ -96,6 +96,9 @@ class MemoryRecord:
     embedded: bool = False
     origin: str | None = None  # where in its source it was learned, e.g. an OpenCode message id
     trust: Trust = Trust.NORMAL
+    # Why it may no longer hold (the code it is about changed or is gone since): worked out
+    # when it is shown (``service/staleness.py``), never stored.
+    stale: str | None = None
 
     @property
     def is_current(self) -> bool:

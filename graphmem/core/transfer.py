@@ -99,6 +99,8 @@ class MemoryLine(_Record):
     origin: str | None = Field(None, max_length=500)
     trust: Trust = Trust.NORMAL
     entities: list[str] = []
+    # Why the exporting store thought it stale: for readers; an import works it out again.
+    stale: str | None = Field(None, max_length=2000)
 
     @field_validator("text")
     @classmethod
@@ -270,6 +272,8 @@ def entity_line(entity: Entity) -> dict[str, Any]:
 def memory_line(record: MemoryRecord, entity_keys: list[str]) -> dict[str, Any]:
     view = memory_view(record)
     del view["embedded"]  # not part of the format: import embeds again
+    if view["stale"] is None:
+        del view["stale"]  # said only of a stale memory
     return {"type": "memory", **view, "entities": entity_keys}
 
 

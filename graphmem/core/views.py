@@ -31,6 +31,7 @@ def memory_view(record: MemoryRecord, *, now: datetime | None = None) -> dict[st
         "embedded": record.embedded,
         "origin": record.origin,
         "trust": record.trust.value,
+        "stale": record.stale,
     }
     if now is not None:
         view["age"] = format_age(record.created_at, now=now)

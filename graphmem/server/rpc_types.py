@@ -81,6 +81,7 @@ VERBS: dict[str, Verb] = {
     "restore": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "resolve": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "unresolve": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
+    "confirm": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "delete": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "link": Verb(_LINK, "graphmem.core.models:Link"),
     "unlink": Verb(_LINK, "None"),

@@ -270,6 +270,8 @@ class Runtime:
             "by_scope": stats.by_scope,
             "entities": stats.entities,
             "embedding_backlog": stats.pending_embeddings,
+            "stale_memories": stats.stale,
+            "stale_share": _share(stats.stale, stats.by_status),
             "active_sessions": len(self.coordinator.active()),
             "gitlab": self.gitlab_status(),
         }
@@ -295,3 +297,9 @@ class Runtime:
             "model_loaded": self.model_loaded,
             "uptime_seconds": self.uptime(),
         }
+
+
+def _share(stale: int, by_status: dict[str, int]) -> float:
+    """The share of current (active and resolved) memories flagged stale."""
+    current = by_status.get("active", 0) + by_status.get("resolved", 0)
+    return round(stale / current, 4) if current else 0.0

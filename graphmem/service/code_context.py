@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 
 from graphmem.core.codegraph import SymbolInfo
-from graphmem.core.models import Entity, EntityKind, MemoryRecord
+from graphmem.core.models import Entity, EntityKind
 from graphmem.core.ports import CodeGraph
 
 LIST_LIMIT = 25
@@ -119,24 +119,3 @@ def _call_lines(pairs: Iterable[tuple[SymbolInfo, str]]) -> list[str]:
     order = {"self": 0, "import": 1, "same_file": 2, "unique_name": 3, "ambiguous": 4}
     ranked = sorted(pairs, key=lambda p: (order.get(p[1], 9), p[0].path, p[0].start_line))
     return [f"- `{s.qualified_name}` ({_where(s)}) — {confidence}" for s, confidence in ranked[:LIST_LIMIT]]
-
-
-def stale_flags(
-    code: CodeGraph, about: dict[str, list[Entity]], memories: Collection[MemoryRecord]
-) -> dict[str, str]:
-    """Memories about a symbol whose body changed after they were written: 'possibly stale'."""
-    keys = {e.key for entities in about.values() for e in entities if e.kind is EntityKind.SYMBOL}
-    symbols = code.symbols(keys)
-    flags: dict[str, str] = {}
-    for memory in memories:
-        for entity in about.get(memory.id, ()):
-            symbol = symbols.get(entity.key)
-            if symbol is None:
-                continue
-            if symbol.deleted_at is not None:
-                flags[memory.id] = f"about {symbol.qualified_name}, deleted on {symbol.deleted_at.date()}"
-            elif symbol.body_changed_at is not None and symbol.body_changed_at > memory.created_at:
-                flags[memory.id] = (
-                    f"possibly stale: {symbol.qualified_name} changed on {symbol.body_changed_at.date()}"
-                )
-    return flags

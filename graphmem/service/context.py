@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -15,18 +16,13 @@ from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.refs import find_path_candidates, parse_ref
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8
 from graphmem.errors import InvalidInputError
-from graphmem.service.code_context import (
-    file_sections,
-    find_symbol,
-    stale_flags,
-    symbol_entity,
-    symbol_sections,
-)
+from graphmem.service.code_context import file_sections, find_symbol, symbol_entity, symbol_sections
 from graphmem.service.enrichment import Enricher
 from graphmem.service.gitlab_context import changed_by, pending_note, ref_sections
 from graphmem.service.mentions import ref_entity
 from graphmem.service.recall import _visible
 from graphmem.service.results import RecallResult
+from graphmem.service.staleness import Staleness
 
 # Memories considered before the budget cuts: direct ones, then recalled ones.
 CONTEXT_CANDIDATES = 40
@@ -65,6 +61,7 @@ class ContextBuilder:
         self._namespace = namespace
         self._file_entity = file_entity
         self._clock = clock
+        self._staleness = Staleness(store, code)
 
     def resolve(self, target: str, project: str | None) -> Entity | None:
         """The entity ``target`` names (a ref or a file), or None for free text."""
@@ -128,11 +125,8 @@ class ContextBuilder:
         related_hits = others if found is not None else []
         hits += [] if found is not None else others
         related = self._related([*hits, *related_hits], entity)
-        stale: dict[str, str] = {}
-        shown = [*hits, *related_hits]
-        if self._code is not None and shown:
-            about = self._store.about([h.memory.id for h in shown])
-            stale = stale_flags(self._code, about, [h.memory for h in shown])
+        if self._code is not None and (hits or related_hits):
+            hits, related_hits = self._marked(hits), self._marked(related_hits)
         return build_bundle(
             target,
             entity,
@@ -142,10 +136,14 @@ class ContextBuilder:
             now=now,
             notes=notes,
             code=code_sections,
-            stale=stale,
             found=found,
             related_hits=related_hits,
         )
+
+    def _marked(self, hits: list[Hit]) -> list[Hit]:
+        """``hits`` with their memories' staleness (one lookup of what they are about)."""
+        records = self._staleness.annotate([h.memory for h in hits])
+        return [replace(h, memory=record) for h, record in zip(hits, records, strict=True)]
 
     def _found(self, target: str, entity: Entity | None) -> bool | None:
         """Whether the graph holds what ``target`` names; None for a free-text topic."""
@@ -166,7 +164,7 @@ class ContextBuilder:
         for categories, statuses, limit in BOOT_SECTIONS:
             visibility = Visibility(project, frozenset(statuses), frozenset(categories))
             records = self._store.list_memories(visibility, limit=limit, offset=0)
-            hits += [Hit(record, 1.0, (), ()) for record in records]
+            hits += [Hit(record, 1.0, (), ()) for record in self._staleness.annotate(records)]
         target = f"start of a session in {Path(project).name}" if project else "start of a session"
         return build_bundle(target, None, hits, [], max_tokens=max_tokens, now=self._clock())
 

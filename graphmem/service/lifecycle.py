@@ -1,4 +1,4 @@
-"""The lifecycle verbs: archive, restore, resolve, unresolve, delete, link, unlink.
+"""The lifecycle verbs: archive, restore, resolve, unresolve, confirm, delete, link, unlink.
 
 Each changes one memory's status or its links and never its text (``edit`` does that);
 every change but ``delete`` can be undone. The rules are here; the writes are the
@@ -59,6 +59,14 @@ class Lifecycle:
             raise ConflictError(
                 f"Memory {memory_id} is a {record.category.value}, not a blocker; only blockers resolve."
             )
+
+    def confirm(self, memory_id: str) -> MemoryRecord:
+        """Mark a memory as still valid now: a change to its code before now no longer flags it."""
+        writer = self._writer
+        with writer.lock:
+            record = writer.get(memory_id)
+            writer.change(record.id, {"updated_at": writer.clock()})
+            return writer.get(record.id)
 
     def delete(self, memory_id: str) -> MemoryRecord:
         """Delete a memory and its edges for good."""

@@ -8,16 +8,18 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.models import Category, MemoryRecord, Status
-from graphmem.core.ports import GraphStore, Visibility
+from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
 from graphmem.service.inputs import parse_category, parse_memory_id, unknown_memory
 from graphmem.service.results import MemoryDetail, Stats
 from graphmem.service.semantic import SemanticIndex
+from graphmem.service.staleness import Staleness
 
 MAX_LIST_LIMIT = 10_000
 DEFAULT_STATUSES = frozenset({Status.ACTIVE, Status.RESOLVED})
@@ -26,10 +28,13 @@ DEFAULT_STATUSES = frozenset({Status.ACTIVE, Status.RESOLVED})
 class Listing:
     """Memories by id, by filter, and counted."""
 
-    def __init__(self, store: GraphStore, semantic: SemanticIndex | None, data_dir: Path) -> None:
+    def __init__(
+        self, store: GraphStore, semantic: SemanticIndex | None, data_dir: Path, code: CodeGraph | None = None
+    ) -> None:
         self._store = store
         self._semantic = semantic
         self._data_dir = data_dir
+        self._staleness = Staleness(store, code)
 
     def show(self, memory_id: str) -> MemoryDetail:
         """One memory, its entities and its links."""
@@ -38,7 +43,13 @@ class Listing:
         if record is None:
             raise unknown_memory(wanted)
         entities = self._store.about([record.id]).get(record.id, [])
+        stale = self._staleness.flags([record], {record.id: entities}).get(record.id)
+        record = replace(record, stale=stale) if stale else record
         return MemoryDetail(record, tuple(entities), tuple(self._store.links([record.id])))
+
+    def marked(self, record: MemoryRecord) -> MemoryRecord:
+        """``record`` with its staleness, as ``show`` gives it."""
+        return self._staleness.annotate([record])[0]
 
     def select(
         self,
@@ -81,7 +92,7 @@ class Listing:
         if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
             raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
         visibility = _visibility(project, categories, statuses, since)
-        return self._store.list_memories(visibility, limit=limit, offset=offset)
+        return self._staleness.annotate(self._store.list_memories(visibility, limit=limit, offset=offset))
 
     def stats(self) -> Stats:
         """Counts by category, status and scope, entities by kind, the embedding backlog."""
@@ -104,6 +115,7 @@ class Listing:
             pending_embeddings=len(self._store.pending_embeddings(1_000_000)),
             data_dir=str(self._data_dir),
             model=model,
+            stale=self._staleness.count(),
         )
 
 

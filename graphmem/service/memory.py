@@ -19,6 +19,7 @@ Entry points parse input and present results; nothing but delegation happens her
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TextIO
@@ -61,6 +62,7 @@ from graphmem.service.results import (
     Stats,
 )
 from graphmem.service.semantic import SemanticIndex
+from graphmem.service.staleness import Staleness
 from graphmem.service.transfer import ExportedFile, Progress
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
@@ -111,6 +113,7 @@ class MemoryService:
         self._bootstrapper = bootstrapper
         self._ingester = ingester
         self._context_max_tokens = context_max_tokens
+        self._staleness = Staleness(self.store, code)
 
     @property
     def writer(self) -> MemoryWriter:
@@ -236,6 +239,10 @@ class MemoryService:
         """Mark a resolved blocker as blocking again."""
         return self._lifecycle.unresolve(memory_id)
 
+    def confirm(self, memory_id: str) -> MemoryRecord:
+        """Mark a memory as still valid: it is no longer "possibly stale" for earlier code changes."""
+        return self._listing.marked(self._lifecycle.confirm(memory_id))
+
     def delete(self, memory_id: str) -> MemoryRecord:
         """Delete a memory and its edges for good."""
         return self._lifecycle.delete(memory_id)
@@ -307,8 +314,9 @@ class MemoryService:
         history: bool = False,
         plan: str | Plan | None = None,
     ) -> RecallResult:
-        """The memories most relevant to ``query``; nothing when nothing is relevant."""
-        return self._recaller.ask(
+        """The memories most relevant to ``query``; nothing when nothing is relevant. A hit about
+        code that changed or went away since it was written says so (``stale``)."""
+        result = self._recaller.ask(
             query,
             project=self._own(project),
             limit=limit,
@@ -317,6 +325,7 @@ class MemoryService:
             history=history,
             plan=plan,
         )
+        return replace(result, hits=self._staleness.annotate_hits(result.hits))
 
     def get_context(
         self, target: str, *, project: str | None = None, max_tokens: int | None = None

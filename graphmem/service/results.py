@@ -43,6 +43,7 @@ class Stats:
     pending_embeddings: int
     data_dir: str
     model: str
+    stale: int = 0  # current memories about code that changed or went away since (``staleness.py``)
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
@@ -15,7 +15,7 @@ import numpy as np
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
 from graphmem.core.dedup import memory_hash
 from graphmem.core.models import Entity, Link, MemoryRecord, Scope, Status
-from graphmem.core.ports import GraphStore
+from graphmem.core.ports import CodeGraph, GraphStore
 from graphmem.core.timeparse import to_utc
 from graphmem.core.transfer import (
     RELATIVE_ROOT,
@@ -41,6 +41,7 @@ from graphmem.service.repository_export import (
 )
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryFiles
 from graphmem.service.semantic import SemanticIndex
+from graphmem.service.staleness import Staleness
 from graphmem.service.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,9 @@ class Transfer:
         semantic: SemanticIndex | None,
         clock: Callable[[], datetime],
         writer: MemoryWriter,
+        code: CodeGraph | None = None,
     ) -> None:
+        self._staleness = Staleness(store, code)
         self._store = store
         self._semantic = semantic
         self._clock = clock
@@ -96,6 +99,8 @@ class Transfer:
         memories = [m for m in self._store.all_memories() if project is None or m.project in (None, project)]
         ids = {m.id for m in memories}
         about = self._store.about(ids)
+        stale = self._staleness.flags(memories, about)
+        memories = [replace(m, stale=stale[m.id]) if m.id in stale else m for m in memories]
         entities: dict[str, Entity] = {e.key: e for es in about.values() for e in es}
         links = [link for link in self._store.links(ids) if link.source in ids and link.target in ids]
         nexts = [(a, b) for a, b in self._store.next_pairs(ids) if b in ids]
@@ -452,7 +457,9 @@ def render_markdown_export(memories: list[MemoryRecord], project: str | None, no
             continue
         lines += [f"## {GROUP_TITLES[category]}", ""]
         for memory in group:
-            status = "" if memory.status.value == "active" else f" _({memory.status.value})_"
+            notes = [] if memory.status.value == "active" else [memory.status.value]
+            notes += [memory.stale] if memory.stale else []
+            status = f" _({'; '.join(notes)})_" if notes else ""
             lines.append(f"- {memory.text}{status} — {memory.created_at:%Y-%m-%d}, `{memory.id}`")
         lines.append("")
     return "\n".join(lines)

@@ -36,8 +36,9 @@ def build_mcp(runtime: Runtime) -> FastMCP:
 
     @tools.tool(READ_ONLY)
     def memory_status() -> dict[str, Any]:
-        """The memory server's state: counts by category, embedding backlog, whether the
-        model is loaded, live sessions, uptime. Use it when a tool misbehaves."""
+        """The memory server's state: counts by category, embedding backlog, the share of
+        memories flagged stale, whether the model is loaded, live sessions, uptime. Use it
+        when a tool misbehaves."""
         return runtime.status()
 
     add_gitlab_tools(tools)

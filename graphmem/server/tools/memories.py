@@ -158,7 +158,8 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             UpdateAction,
             Field(
                 description="edit: new text/category; archive/restore: hide or bring back; "
-                "resolve/unresolve: a blocker; link/unlink: relate to target_id with link_kind; "
+                "resolve/unresolve: a blocker; confirm: still valid after its code changed (no longer "
+                "flagged stale); link/unlink: relate to target_id with link_kind; "
                 "supersede: this memory replaces target_id."
             ),
         ],
@@ -175,14 +176,14 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         project: Project = None,
     ) -> dict[str, Any]:
         """Change a memory: edit it, archive or restore it, resolve or reopen a blocker,
-        link it to another memory, or mark it as replacing (superseding) another. Every
-        change can be undone (restore, unresolve, unlink)."""
+        confirm it still holds after its code changed, link it to another memory, or mark it
+        as replacing (superseding) another. Every change can be undone (restore, unresolve, unlink)."""
         if action == "edit":
             if text is None and category is None:
                 raise InvalidInputError("edit needs text or category (or both).")
             record = memory.edit(id, text=text, category=category, project=project_of(project))
             return {"action": action, "memory": memory_view(record, now=runtime.now())}
-        if action in ("archive", "restore", "resolve", "unresolve"):
+        if action in ("archive", "restore", "resolve", "unresolve", "confirm"):
             verb = getattr(memory, action)
             return {"action": action, "memory": memory_view(verb(id), now=runtime.now())}
         if not target_id:

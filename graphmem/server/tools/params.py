@@ -12,7 +12,9 @@ CategoryName = Literal[
 ]  # fmt: skip
 ScopeName = Literal["global", "project"]
 LinkKindName = Literal["supersedes", "contradicts", "extends", "related"]
-UpdateAction = Literal["edit", "archive", "restore", "resolve", "unresolve", "link", "unlink", "supersede"]
+UpdateAction = Literal[
+    "edit", "archive", "restore", "resolve", "unresolve", "confirm", "link", "unlink", "supersede"
+]
 
 Project = Annotated[
     str | None,

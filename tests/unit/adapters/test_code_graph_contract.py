@@ -111,7 +111,7 @@ def test_symbols_are_listed_by_line_and_are_entities(graphs: tuple[GraphStore, C
     assert [s.qualified_name for s in code.symbols_in(PROJECT, "util.py")] == ["helper", "Tool", "Tool.apply"]
     helper = code.symbols([key("util.py", "helper"), "Symbol:nope"])
     assert list(helper) == [key("util.py", "helper")]
-    assert helper[key("util.py", "helper")].body_changed_at == T0
+    assert helper[key("util.py", "helper")].body_changed_at is None  # as first seen
     entity = store.get_entities([key("util.py", "helper")])[key("util.py", "helper")]
     assert (entity.kind, entity.name, entity.title) == (EntityKind.SYMBOL, "helper", "def helper()")
     assert file_key(PROJECT, "util.py") in store.get_entities([file_key(PROJECT, "util.py")])
@@ -156,7 +156,7 @@ def test_a_body_change_moves_body_changed_at_and_nothing_else_does(
     save(code, {"util.py": edited}, at=T1)
     symbols = code.symbols([key("util.py", "helper"), key("util.py", "Tool")])
     assert symbols[key("util.py", "helper")].body_changed_at == T1
-    assert symbols[key("util.py", "Tool")].body_changed_at == T0
+    assert symbols[key("util.py", "Tool")].body_changed_at is None
     assert symbols[key("util.py", "Tool")].start_line == 6
 
 
@@ -184,6 +184,33 @@ def test_a_removed_file_goes_unless_a_memory_is_about_it(graphs: tuple[GraphStor
         file_key(PROJECT, "app.py")
     ]
     assert code.imports(PROJECT, "util.py", incoming=True, limit=10) == []
+
+
+def test_deleted_files_names_only_the_files_that_left_the_code(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    store, code = graphs
+    save(code, {"app.py": APP, "util.py": UTIL})
+    remember_about(store, file_key(PROJECT, "app.py"), EntityKind.FILE)
+    save(code, {}, removed=("app.py",), at=T1)
+    asked = [file_key(PROJECT, "app.py"), file_key(PROJECT, "util.py"), file_key(PROJECT, "nope.py")]
+    assert code.deleted_files(asked) == {file_key(PROJECT, "app.py"): T1}
+    assert code.deleted_files([]) == {}
+
+
+def test_code_links_pair_memories_with_symbols_and_deleted_files(
+    graphs: tuple[GraphStore, CodeGraph],
+) -> None:
+    store, code = graphs
+    save(code, {"app.py": APP, "util.py": UTIL})
+    remember_about(store, key("util.py", "Tool"), EntityKind.SYMBOL)
+    remember_about(store, file_key(PROJECT, "util.py"), EntityKind.FILE)  # a live file: never stale
+    remember_about(store, file_key(PROJECT, "app.py"), EntityKind.FILE)
+    save(code, {}, removed=("app.py",), at=T1)
+    found = {(memory_id, e.key, e.kind, e.name) for memory_id, e in code.code_links(100)}
+    assert found == {
+        (f"m-{key('util.py', 'Tool')}", key("util.py", "Tool"), EntityKind.SYMBOL, "Tool"),
+        (f"m-{file_key(PROJECT, 'app.py')}", file_key(PROJECT, "app.py"), EntityKind.FILE, "app.py"),
+    }
+    assert len(code.code_links(1)) == 1
 
 
 def test_touch_records_a_new_mtime(graphs: tuple[GraphStore, CodeGraph]) -> None:

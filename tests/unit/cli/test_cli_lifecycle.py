@@ -144,3 +144,24 @@ def test_an_unknown_id_in_a_dry_run_is_reported_and_nothing_changes(
 
     assert result.exit_code == 3 and "mem_0000000000000000" in result.stderr
     assert set(statuses(invoke).values()) == {"active"}
+
+
+def test_confirm_says_each_memory_confirmed_and_moves_its_update_time(
+    invoke: Invoke, three: tuple[str, ...]
+) -> None:
+    decision = three[2]
+    before = json.loads(invoke("show", decision, "--json").stdout)["updated_at"]
+
+    result = invoke("confirm", decision, "mem_0000000000000000")
+
+    assert result.exit_code == 3, result.output
+    assert result.stdout.strip() == f"confirmed {decision}"
+    assert "mem_0000000000000000" in result.stderr
+    assert json.loads(invoke("show", decision, "--json").stdout)["updated_at"] > before
+
+
+def test_confirm_needs_an_id(invoke: Invoke) -> None:
+    result = invoke("confirm")
+
+    assert result.exit_code == 2
+    assert "ID" in result.stderr

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from click.testing import Result
 
-from graphmem.cli import main
+from graphmem.cli import main, present
 from graphmem.cli.present import provenance
-from graphmem.core.models import Category, MemoryRecord, Scope
+from graphmem.core.models import Category, Hit, MemoryRecord, Scope
+from graphmem.service.results import MemoryDetail, Stats
 
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
@@ -57,3 +59,28 @@ def test_show_and_recall_say_where_a_memory_came_from(invoke: Invoke, tmp_path: 
     assert "from OpenCode session ses_ab, message msg_9" in shown
     assert f"{learned} · global · just now · from OpenCode session ses_ab" in found
     assert "from the user" in invoke("show", typed).stdout
+
+
+STALE = "possibly stale: RefundService.apply changed on 2026-04-30"
+
+
+def test_recall_show_and_list_lines_say_a_memory_may_be_stale(capsys: pytest.CaptureFixture[str]) -> None:
+    memory = replace(record("user"), stale=STALE)
+
+    assert STALE in present.hit_details(Hit(memory, 0.5, ()), now=NOW)
+    present.memory_lines([memory], now=NOW)
+    listed = capsys.readouterr().out
+    present.detail(MemoryDetail(memory, (), ()), now=NOW)
+    shown = capsys.readouterr().out
+
+    assert f"({STALE})" in listed
+    assert f"note: {STALE}" in shown
+
+
+def test_stats_give_the_share_of_stale_memories(capsys: pytest.CaptureFixture[str]) -> None:
+    found = Stats(5, {"fact": 5}, {"active": 3, "resolved": 1, "archived": 1}, {}, {}, 0, "/d", "m", stale=1)
+
+    present.stats(found)
+
+    assert "possibly stale: 1 of 4 current memories (25.0%)" in capsys.readouterr().out
+    assert present.stats_json(found)["stale_share"] == 0.25

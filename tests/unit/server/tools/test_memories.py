@@ -199,3 +199,24 @@ def test_delete_with_confirm_deletes_for_good(tools: Tools, memory_service: Memo
 
     assert answer["deleted"]["id"] == memory_id
     assert memory_service.store.get_memories([memory_id]) == {}
+
+
+def test_update_memory_confirm_answers_the_memory_with_its_staleness(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    memory_id = remember(tools, "Payments retry 3 times", category="decision")
+    before = memory_service.show(memory_id).memory.updated_at
+
+    answer = tools.ok("update_memory", id=memory_id, action="confirm")
+
+    assert answer["action"] == "confirm"
+    assert answer["memory"]["id"] == memory_id and answer["memory"]["stale"] is None
+    assert memory_service.show(memory_id).memory.updated_at > before
+
+
+def test_memory_status_gives_the_share_of_stale_memories(tools: Tools) -> None:
+    remember(tools, "Payments retry 3 times", category="decision")
+
+    status = tools.ok("memory_status")
+
+    assert (status["stale_memories"], status["stale_share"]) == (0, 0.0)

@@ -1,0 +1,109 @@
+"""Which memories may no longer hold: the code they are about changed, or is gone, since.
+
+A memory about a symbol is *possibly stale* when the symbol's body changed after the memory
+was last written or confirmed (its ``updated_at``: remembering it again, editing it, or
+``confirm`` move it); a memory about a symbol or a file the code no longer holds says so.
+Every surface that shows memories asks ``Staleness`` once per answer, with the memories'
+entities it already holds: one lookup of the symbols and one of the files, never one per hit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
+
+from graphmem.core.models import Entity, EntityKind, Hit, MemoryRecord
+from graphmem.core.ports import CodeGraph, GraphStore
+
+# Code entities looked up per answer: bounds the cost of a recall, a list or an export
+# whose memories name thousands of files and symbols (a bootstrap commit names up to 50 files).
+STALE_LOOKUP_KEYS = 5_000
+# Memory-to-code links read to count the stale memories of a store (``stats``), and how many
+# memories are judged at a time (each names a few code entities: the lookups stay bounded).
+STALE_COUNT_LINKS = 200_000
+STALE_COUNT_CHUNK = 500
+
+
+class Staleness:
+    """Flags memories about code that changed or went away after they were written."""
+
+    def __init__(self, store: GraphStore, code: CodeGraph | None) -> None:
+        self._store = store
+        self._code = code
+
+    def flags(
+        self, memories: Iterable[MemoryRecord], about: Mapping[str, Sequence[Entity]]
+    ) -> dict[str, str]:
+        """Memory id -> why it may be stale, for the flagged ones among ``memories``."""
+        if self._code is None:
+            return {}
+        memories = list(memories)
+        symbol_keys: dict[str, None] = {}
+        file_keys: dict[str, None] = {}
+        for memory in memories:
+            for entity in about.get(memory.id, ()):
+                if entity.kind is EntityKind.SYMBOL:
+                    symbol_keys.setdefault(entity.key)
+                elif entity.kind is EntityKind.FILE:
+                    file_keys.setdefault(entity.key)
+        if not symbol_keys and not file_keys:
+            return {}
+        symbols = self._code.symbols(list(symbol_keys)[:STALE_LOOKUP_KEYS])
+        gone = self._code.deleted_files(list(file_keys)[:STALE_LOOKUP_KEYS])
+        flags: dict[str, str] = {}
+        for memory in memories:
+            changed: str | None = None
+            for entity in about.get(memory.id, ()):
+                symbol = symbols.get(entity.key)
+                if symbol is not None and symbol.deleted_at is not None:
+                    flags[memory.id] = (
+                        f"about `{symbol.qualified_name}`, which no longer exists "
+                        f"(deleted on {symbol.deleted_at.date()})"
+                    )
+                    break
+                if entity.key in gone:
+                    flags[memory.id] = (
+                        f"about {entity.name}, which no longer exists (deleted on {gone[entity.key].date()})"
+                    )
+                    break
+                when = symbol.body_changed_at if symbol is not None else None
+                if changed is None and symbol is not None and when is not None and when > memory.updated_at:
+                    changed = f"possibly stale: {symbol.qualified_name} changed on {when.date()}"
+            if changed is not None and memory.id not in flags:
+                flags[memory.id] = changed
+        return flags
+
+    def annotate(self, memories: Sequence[MemoryRecord]) -> list[MemoryRecord]:
+        """``memories`` with ``stale`` set on the flagged ones."""
+        if self._code is None or not memories:
+            return list(memories)
+        about = self._store.about([m.id for m in memories])
+        return _marked(memories, self.flags(memories, about))
+
+    def annotate_hits(self, hits: Sequence[Hit]) -> list[Hit]:
+        """``hits`` with ``stale`` set on the flagged memories (from the entities they carry)."""
+        if self._code is None or not hits:
+            return list(hits)
+        flags = self.flags([h.memory for h in hits], {h.memory.id: h.entities for h in hits})
+        return [
+            replace(h, memory=replace(h.memory, stale=flags[h.memory.id])) if h.memory.id in flags else h
+            for h in hits
+        ]
+
+    def count(self) -> int:
+        """How many current memories (active or resolved, of every project) are flagged."""
+        if self._code is None:
+            return 0
+        about: dict[str, list[Entity]] = {}
+        for memory_id, entity in self._code.code_links(STALE_COUNT_LINKS):
+            about.setdefault(memory_id, []).append(entity)
+        flagged = 0
+        ids = list(about)
+        for start in range(0, len(ids), STALE_COUNT_CHUNK):
+            records = self._store.get_memories(ids[start : start + STALE_COUNT_CHUNK])
+            flagged += len(self.flags([r for r in records.values() if r.is_current], about))
+        return flagged
+
+
+def _marked(memories: Sequence[MemoryRecord], flags: Mapping[str, str]) -> list[MemoryRecord]:
+    return [replace(m, stale=flags[m.id]) if m.id in flags else m for m in memories]
