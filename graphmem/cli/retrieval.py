@@ -88,7 +88,8 @@ def recall(
 @json_option
 @pass_state
 def context(state: CliState, target: str, max_tokens: int | None, as_json: bool) -> None:
-    """What is known about TARGET: a file, a symbol, an MR (!123), an issue (#4) or a topic.
+    """What is known about TARGET: a file, lines of a file (src/x.py:40-52), a symbol, an MR
+    (!123), an issue (#4) or a topic.
 
     Prints a Markdown bundle of the relevant decisions, blockers and facts.
 

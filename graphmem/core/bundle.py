@@ -130,7 +130,8 @@ def _line(hit: Hit, now: datetime, stale: str | None = None, *, labelled: bool =
     suffix = f" ({', '.join(flags)})" if flags else ""
     age = format_age(hit.memory.created_at, now=now)
     label = f"[{hit.memory.category.value}] " if labelled else ""
-    return f"- {label}{hit.memory.text}{suffix} — {age}, `{hit.memory.id}`"
+    reason = f"{hit.reason}; " if hit.reason else ""
+    return f"- {label}{hit.memory.text}{suffix} — {reason}{age}, `{hit.memory.id}`"
 
 
 def _entity_label(entity: Entity) -> str:

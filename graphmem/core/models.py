@@ -144,3 +144,4 @@ class Hit:
     channels: tuple[ChannelRank, ...]
     path: tuple[str, ...] = ()  # graph path that reached it, e.g. ("!123", "m_ab12")
     entities: tuple[Entity, ...] = field(default=())
+    reason: str = ""  # why it is there, when no channel says it (get_context of lines)

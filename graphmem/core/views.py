@@ -65,6 +65,8 @@ def why(hit: Hit) -> str:
     """One line: which channels found the hit, at which rank, through which path."""
     parts = [f"{c.channel} #{c.rank}" for c in hit.channels]
     text = ", ".join(parts)
+    if hit.reason:
+        return f"{hit.reason}; {text}" if text else hit.reason
     if hit.path and len(hit.path) > 1:
         text += " via " + " → ".join(hit.path)
     return text

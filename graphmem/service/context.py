@@ -19,6 +19,7 @@ from graphmem.errors import InvalidInputError
 from graphmem.service.code_context import file_sections, find_symbol, symbol_entity, symbol_sections
 from graphmem.service.enrichment import Enricher
 from graphmem.service.gitlab_context import changed_by, pending_note, ref_sections
+from graphmem.service.line_context import LineTarget, parse_line_target, range_hits, range_section
 from graphmem.service.mentions import ref_entity
 from graphmem.service.recall import _visible
 from graphmem.service.results import RecallResult
@@ -91,6 +92,12 @@ class ContextBuilder:
         ensure_utf8(target, what="The target")
         if not 50 <= max_tokens <= 32_000:
             raise InvalidInputError("max_tokens must be between 50 and 32000.")
+        lines = parse_line_target(target)
+        if lines is not None:
+            ranged = self._lines(target, lines, project, max_tokens)
+            if ranged is not None:
+                return ranged
+            target = lines.path  # a file graphmem cannot read lines of: what is known about it
         now = self._clock()
         entity = self.resolve(target, project)
         found = self._found(target, entity)
@@ -137,6 +144,54 @@ class ContextBuilder:
             notes=notes,
             code=code_sections,
             found=found,
+            related_hits=related_hits,
+        )
+
+    def _lines(
+        self, target: str, lines: LineTarget, project: str | None, max_tokens: int
+    ) -> ContextBundle | None:
+        """What is known about lines of a file (``src/x.py:40-52``); None when the file is
+        not one of the project's or there is no code graph."""
+        file = self._file_entity(Path(project), lines.path) if project and self._code is not None else None
+        if file is None or self._code is None:
+            return None
+        file = self._store.get_entities([file.key]).get(file.key) or file
+        visibility = Visibility(project)
+        hits, symbols = range_hits(
+            self._store,
+            self._code,
+            file,
+            lines,
+            visible=lambda record: _visible(record, visibility),
+            limit=CONTEXT_CANDIDATES,
+        )
+        sections = [range_section(lines, symbols)]
+        if symbols:
+            sections += symbol_sections(self._code, symbols[0])[1:]  # its callers and callees
+        notes = (
+            []
+            if hits
+            else [f"No memory is linked to {lines.label} of {file.name} yet; showing related ones."]
+        )
+        query = " ".join([file.name, *(f"`{s.qualified_name}`" for s in symbols[:3])])
+        seen = {h.memory.id for h in hits}
+        related_hits = [
+            h
+            for h in self._recall(query, project=project, limit=CONTEXT_CANDIDATES).hits
+            if h.memory.id not in seen
+        ]
+        hits, related_hits = self._marked(hits), self._marked(related_hits)
+        shown = Entity(file.key, file.kind, target, file.project, file.title)
+        return build_bundle(
+            target,
+            shown,
+            hits,
+            self._related([*hits, *related_hits], file),
+            max_tokens=max_tokens,
+            now=self._clock(),
+            notes=notes,
+            code=sections,
+            found=file.key in self._store.get_entities([file.key]),
             related_hits=related_hits,
         )
 

@@ -123,7 +123,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             str,
             Field(
                 description="An MR (!123 or group/proj!123), issue (#45), epic (&6), a file path, "
-                "or a few words.",
+                "lines of a file (src/app.py:40-52), a symbol, or a few words.",
                 min_length=1,
                 max_length=MAX_TEXT_CHARS,
             ),
@@ -131,9 +131,9 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         max_tokens: MaxTokens = None,
         project: Project = None,
     ) -> dict[str, Any]:
-        """Everything known about an MR, issue, epic, file or subject, grouped by category
-        and cut to a token budget. Call it before editing a file or working on an MR/issue.
-        `markdown` is ready to read."""
+        """Everything known about an MR, issue, epic, file, lines of a file or subject,
+        grouped by category and cut to a token budget. Call it before editing a file (or
+        lines of it) or working on an MR/issue. `markdown` is ready to read."""
         bundle = memory.get_context(target, project=project_of(project), max_tokens=max_tokens)
         return {**bundle.to_dict(), "markdown": bundle.markdown}
 
