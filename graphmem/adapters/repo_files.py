@@ -92,6 +92,9 @@ def list_sources(root: Path) -> SourceListing:
     if paths is None:
         paths = _walk_paths(root)
     for path in paths:
+        if not _utf8(path):  # a name git or the file system gave as bytes no text holds
+            listing.skipped["non-UTF-8 name"] += 1
+            continue
         parts = path.split("/")
         if any(part in VENDORED_DIRS for part in parts[:-1]):
             listing.skipped["vendored"] += 1
@@ -122,6 +125,14 @@ def list_sources(root: Path) -> SourceListing:
             continue
         listing.files.append(SourceFile(path, language, stat.st_size, stat.st_mtime_ns))
     return listing
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_source(root: Path, path: str) -> SourceContent | str:

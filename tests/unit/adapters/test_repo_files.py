@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -49,6 +50,19 @@ def test_in_git_ignored_files_are_not_listed_and_vendored_ones_are_counted(repo:
 
     assert [f.path for f in listing.files] == ["src/app.py"]
     assert listing.skipped == {"vendored": 1, "generated": 1}
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_a_file_whose_name_is_not_utf8_is_counted_and_skipped(repo: Path, in_git: bool) -> None:
+    if in_git:
+        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    with open(os.path.join(os.fsencode(repo), b"src", b"caf\xe9.py"), "wb") as file:
+        file.write(b"x = 1\n")
+
+    listing = WALKER.list_sources(repo)
+
+    assert [f.path for f in listing.files] == ["src/app.py"]
+    assert listing.skipped["non-UTF-8 name"] == 1
 
 
 def test_a_huge_file_is_skipped(repo: Path) -> None:
