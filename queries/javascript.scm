@@ -13,6 +13,14 @@
   name: (identifier) @name
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
 
+; `res.send = function send() {}`, `exports.parse = () => {}`, `Foo.prototype.bar = function () {}`:
+; a function assigned to a property belongs to the object (@owner), as CommonJS modules write them.
+(assignment_expression
+  left: (member_expression
+    object: [(identifier) (member_expression)] @owner
+    property: (property_identifier) @name)
+  right: [(arrow_function) (function_expression) (generator_function)]) @definition.function
+
 (class_declaration
   name: (identifier) @name) @definition.class
 

@@ -110,6 +110,7 @@ DEFINITIONS: dict[tuple[str, str], Defs] = {
         ("function", "refundAll"),
         ("function", "refundAll.one"),
         ("function", "receiptPath"),
+        ("method", "RefundService.prototype.total"),
     },
     ("javascript", "RefundBadge.jsx"): {
         ("constant", "COLORS"),
