@@ -214,8 +214,42 @@ def _utc(seconds: str) -> datetime:
         return datetime.fromtimestamp(0, UTC)
 
 
+def history_notes(root: Path) -> list[str]:
+    """What a person should know about ``root``'s history before trusting a bootstrap of it:
+    not a repository, no commits yet, or a shallow clone. Empty when the history is whole."""
+    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARIABLES}
+    env["LC_ALL"] = "C"
+
+    def ask(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=root, env=env, capture_output=True, timeout=HISTORY_TIMEOUT_S, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
+
+    if ask("rev-parse", "--is-inside-work-tree") != "true":
+        return [
+            f"{root} is not inside a git repository: its code is indexed, but there is no history to read."
+        ]
+    if ask("rev-parse", "--verify", "--quiet", "HEAD^{commit}") is None:
+        return [
+            f"{root} has no commits yet: its code is indexed; commit, then bootstrap again for its history."
+        ]
+    if ask("rev-parse", "--is-shallow-repository") == "true":
+        return [
+            f"{root} is a shallow clone: only the commits it holds are read, and blame stops at its "
+            "oldest one. Run `git fetch --unshallow`, then bootstrap again, for the whole history."
+        ]
+    return []
+
+
 class GitLog:
-    """The ``GitHistory`` port: ``read_history`` and ``line_commits`` above."""
+    """The ``GitHistory`` port: ``read_history``, ``line_commits`` and ``notes`` above."""
+
+    def notes(self, root: Path) -> list[str]:
+        return history_notes(root)
 
     def read_history(
         self, root: Path, *, max_commits: int, before: datetime | None, merges: bool, revision: str

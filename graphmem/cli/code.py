@@ -76,6 +76,8 @@ def bootstrap(
     )
     if report.skipped:
         click.echo("skipped: " + ", ".join(f"{why} {n:,}" for why, n in sorted(report.skipped.items())))
+    for note in report.notes:
+        click.echo(f"note: {note}", err=True)
     if watch:
         _watch(state, root.resolve(), interval)
 

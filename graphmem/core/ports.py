@@ -441,6 +441,10 @@ class GitHistory(Protocol):
     def line_commits(self, root: Path, path: str) -> list[str]:
         """The sha that last changed each line of ``path`` at HEAD, in line order (empty: unknown)."""
 
+    def notes(self, root: Path) -> list[str]:
+        """What to tell a person about the history of ``root`` (not a repository, no commits yet,
+        a shallow clone); empty when it is whole."""
+
 
 class ProjectRoots(Protocol):
     """Which project a directory belongs to."""

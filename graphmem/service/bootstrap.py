@@ -253,6 +253,7 @@ class Bootstrapper:
     ) -> None:
         if depth <= 0:
             return
+        report.notes += self._git.notes(root)
         commits = self._git.read_history(
             root, max_commits=depth, before=before, merges=merges, revision=revision
         )

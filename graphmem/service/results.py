@@ -65,6 +65,8 @@ class BootstrapReport:
     facts_archived: int = 0
     commits: int = 0
     seconds: float = 0.0
+    # What the person should know about the repository's history (a shallow clone, no commits).
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -61,6 +61,7 @@ class FakeHistory:
     commits: list[Commit] = field(default_factory=list)
     blame: dict[str, list[str]] = field(default_factory=dict)
     reads: int = 0
+    said: list[str] = field(default_factory=list)  # what ``notes`` says
 
     def read_history(
         self, root: Path, *, max_commits: int, before: datetime | None, merges: bool, revision: str
@@ -70,3 +71,6 @@ class FakeHistory:
 
     def line_commits(self, root: Path, path: str) -> list[str]:
         return self.blame.get(path, [])
+
+    def notes(self, root: Path) -> list[str]:
+        return list(self.said)

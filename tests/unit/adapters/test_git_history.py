@@ -322,3 +322,38 @@ def test_a_thousand_commits_read_well_under_a_second(tmp_path: Path) -> None:
     assert len(commits) == 1_000
     assert commits[0].subject == "Change 999" and len(commits[0].files) == 3
     assert elapsed < 1.0
+
+
+def test_history_notes_say_what_a_history_lacks(repo: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    shallow = tmp_path / "shallow-notes"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(shallow))
+
+    assert git_history.history_notes(repo) == []
+    assert "not inside a git repository" in git_history.history_notes(plain)[0]
+    assert "no commits yet" in git_history.history_notes(init(tmp_path / "empty"))[0]
+    assert "git fetch --unshallow" in git_history.history_notes(shallow)[0]
+
+
+def test_a_detached_head_reads_the_history_behind_it(repo: Path) -> None:
+    newest, older = read_history(repo, max_commits=2)
+    git(repo, "checkout", "-q", "--detach", older.sha)
+
+    assert read_history(repo, max_commits=10)[0].sha == older.sha
+    assert git_history.history_notes(repo) == []
+    assert newest.sha not in {c.sha for c in read_history(repo, max_commits=10)}
+
+
+def test_a_message_that_is_not_utf8_is_read_with_replacement_characters(repo: Path) -> None:
+    (repo / "x.txt").write_text("x", "utf-8")
+    git(repo, "add", "-A")
+    subprocess.run(
+        ["git", "-c", "i18n.commitEncoding=latin1", "commit", "-q", "-m", "caf\xe9".encode("latin1")],
+        cwd=repo, env={**os.environ, **CLEAN_GIT, "GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@x",
+                       "GIT_COMMITTER_NAME": "A", "GIT_COMMITTER_EMAIL": "a@x"}, check=True,
+    )  # fmt: skip
+
+    [newest] = read_history(repo, max_commits=1)
+
+    assert newest.subject.startswith("caf") and newest.subject.encode("utf-8")

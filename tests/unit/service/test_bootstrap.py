@@ -221,3 +221,12 @@ def test_an_empty_repository_gives_an_empty_report(repo: Repo) -> None:
 
     assert (report.files, report.parsed, report.symbols, report.commits) == (0, 0, 0, 0)
     assert repo.parser.parsed == []
+
+
+def test_what_the_history_lacks_is_reported(repo: Repo) -> None:
+    repo.history.said = ["a shallow clone: run git fetch --unshallow"]
+
+    report = repo.bootstrap()
+
+    assert report.notes == ["a shallow clone: run git fetch --unshallow"]
+    assert repo.bootstrap(history=0).notes == []  # no history asked: nothing to say about it
