@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 ENTITY_TABLES = (
     "Project",
@@ -114,6 +114,15 @@ MEMORY_COLUMNS = (
 MEMORY_ADDED: tuple[tuple[str, str], ...] = (("origin", "STRING"), ("trust", "STRING"))
 
 
+# Each memory's history (core/events.py): one node per change, found by memory id (no edges, so
+# that the history of a deleted memory stays readable); ``seq`` orders events of one instant.
+MEMORY_EVENT = (
+    "CREATE NODE TABLE MemoryEvent(id STRING, memory_id STRING, other_id STRING, at TIMESTAMP, "
+    "kind STRING, actor STRING, rule STRING, reason STRING, before STRING, after STRING, "
+    "undoes STRING, undone_by STRING, seq INT64, PRIMARY KEY(id))"
+)
+
+
 def create_schema() -> list[str]:
     """Statements that create the current schema in an empty database."""
     statements = [
@@ -146,6 +155,7 @@ def create_schema() -> list[str]:
         "CREATE REL TABLE AUTHORED(FROM Person TO MergeRequest, FROM Person TO Issue, FROM Person TO Memory)",
         CO_CHANGES,
         *GITLAB_RELS,
+        MEMORY_EVENT,
     ]
     return statements
 
@@ -188,8 +198,18 @@ def _v5_lexical_index(indexes: Collection[str]) -> list[str]:
     return ["LOAD EXTENSION fts", "CALL DROP_FTS_INDEX('Memory', 'memory_text')"]
 
 
+def _v6_history() -> list[str]:
+    """Version 6: each memory's history of changes (``MemoryEvent``)."""
+    return [MEMORY_EVENT]
+
+
 # version reached -> statements that bring the previous version to it
-_MIGRATIONS: dict[int, Callable[[], list[str]]] = {2: _v2_code_graph, 3: _v3_provenance, 4: _v4_gitlab}
+_MIGRATIONS: dict[int, Callable[[], list[str]]] = {
+    2: _v2_code_graph,
+    3: _v3_provenance,
+    4: _v4_gitlab,
+    6: _v6_history,
+}
 
 
 def migrate(from_version: int, indexes: Collection[str] = ()) -> list[str]:

@@ -22,6 +22,7 @@ import numpy as np
 
 from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.memory_terms import holds, terms
+from graphmem.core.events import MemoryEvent
 from graphmem.core.models import (
     Category,
     Entity,
@@ -111,6 +112,7 @@ class InMemoryGraphStore:
         self._entities: dict[tuple[EntityKind, str], Entity] = {}
         self._relates: dict[tuple[str, str, LinkKind], datetime] = {}
         self._next: dict[tuple[str, str], None] = {}  # an ordered set
+        self._events: dict[str, MemoryEvent] = {}  # in the order stored
 
     @contextmanager
     def _open(self) -> Iterator[None]:
@@ -494,6 +496,33 @@ class InMemoryGraphStore:
             nexts = list(self._next)
         # The Kùzu store's own expansion, over a snapshot: the same order, fanout and hub cut.
         return GraphCache(lambda: (about, relates, nexts)).neighbours(memory_ids, limit)
+
+    # -- history ------------------------------------------------------------------
+
+    def add_events(self, events: Sequence[MemoryEvent]) -> None:
+        with self._open():
+            for event in events:
+                if event.id in self._events:
+                    raise StoreError(f"Event {event.id} is stored already.")
+                self._events[event.id] = replace(event, at=_utc(event.at))
+
+    def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
+        with self._open():
+            found = [e for e in self._events.values() if memory_id in (e.memory_id, e.other_id)]
+        return found[::-1][:limit]
+
+    def get_event(self, event_id: str) -> MemoryEvent | None:
+        with self._open():
+            return self._events.get(event_id)
+
+    def set_undone(self, event_id: str, undone_by: str) -> None:
+        with self._open():
+            if event_id in self._events:
+                self._events[event_id] = replace(self._events[event_id], undone_by=undone_by)
+
+    def all_events(self) -> Iterable[MemoryEvent]:
+        with self._open():
+            return list(self._events.values())
 
 
 def _kind_of(key: str) -> EntityKind | None:

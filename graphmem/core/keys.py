@@ -3,6 +3,7 @@
 One helper each, so that a memory is minted one way and a file or a person named by
 bootstrap, a session, a memory's text or GitLab is one node of the graph:
 
+- ``event_id()``: a history event's id (``evt_`` and 16 hex digits, random);
 - ``memory_id()``: a new memory's id (``mem_`` and 16 hex digits): random, or derived from
   a seed (bootstrap's facts, whose seed is their project and source) or a commit's sha, so that a
   later pass finds the memory it wrote before;
@@ -17,6 +18,7 @@ import re
 import uuid
 
 MEMORY_ID_PREFIX = "mem_"
+EVENT_ID_PREFIX = "evt_"
 # GitLab's and GitHub's private commit e-mails hold the username: ``123-alice@users.noreply.gitlab.com``.
 _NOREPLY = re.compile(r"^(?:\d+[-+])?(?P<username>[^@]+)@users\.noreply\.", re.IGNORECASE)
 
@@ -29,6 +31,11 @@ def memory_id(seed: str | None = None, *, commit: str | None = None) -> str:
     if seed is not None:
         return MEMORY_ID_PREFIX + hashlib.blake2b(seed.encode(), digest_size=8).hexdigest()
     return MEMORY_ID_PREFIX + uuid.uuid4().hex[:16]
+
+
+def event_id() -> str:
+    """A new history event's id (``evt_`` and 16 hex digits, random)."""
+    return EVENT_ID_PREFIX + uuid.uuid4().hex[:16]
 
 
 def file_key(project: str, path: str) -> str:

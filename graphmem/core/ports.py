@@ -17,6 +17,7 @@ from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo
 from graphmem.core.commits import Commit
 from graphmem.core.enrichment import EnrichmentRow, EnrichState
+from graphmem.core.events import MemoryEvent
 from graphmem.core.gitlab import EpicData, GitLabProbe, IssueData, MergeRequestData
 from graphmem.core.models import (
     Category,
@@ -268,7 +269,22 @@ class MemoryLinks(Protocol):
         through each shared entity with its fanout (hubs about more than 50 memories skipped)."""
 
 
-class GraphStore(StoreMeta, MemoryRecords, MemorySearch, MemoryVectors, EntityGraph, MemoryLinks, Protocol):
+class MemoryHistory(Protocol):
+    """Each memory's history: the events that changed it (``core/events.py``)."""
+
+    def add_events(self, events: Sequence[MemoryEvent]) -> None: ...
+    def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
+        """Events whose ``memory_id`` or ``other_id`` is ``memory_id``, newest first (stored last first)."""
+
+    def get_event(self, event_id: str) -> MemoryEvent | None: ...
+    def set_undone(self, event_id: str, undone_by: str) -> None: ...
+    def all_events(self) -> Iterable[MemoryEvent]:
+        """Every event, oldest first."""
+
+
+class GraphStore(
+    StoreMeta, MemoryRecords, MemorySearch, MemoryVectors, EntityGraph, MemoryLinks, MemoryHistory, Protocol
+):
     """The graph database: memories, entities and the edges between them (every group above)."""
 
 

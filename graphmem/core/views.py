@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from graphmem.core.events import MemoryEvent, describe
 from graphmem.core.models import ChannelRank, Entity, Hit, Link, MemoryRecord
 from graphmem.core.timeparse import format_age
 
@@ -82,3 +83,22 @@ def hit_view(hit: Hit, *, now: datetime) -> dict[str, Any]:
     }
     view["entities"] = [entity.name for entity in hit.entities]
     return view
+
+
+def event_view(event: MemoryEvent) -> dict[str, Any]:
+    """One history event: what changed (``change``, and ``before``/``after``), who and why."""
+    return {
+        "id": event.id,
+        "memory_id": event.memory_id,
+        "other_id": event.other_id,
+        "at": iso(event.at),
+        "kind": event.kind.value,
+        "actor": event.actor,
+        "rule": event.rule,
+        "reason": event.reason,
+        "change": describe(event),
+        "before": event.before,
+        "after": event.after,
+        "undoes": event.undoes,
+        "undone_by": event.undone_by,
+    }

@@ -85,6 +85,8 @@ VERBS: dict[str, Verb] = {
     "delete": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "link": Verb(_LINK, "graphmem.core.models:Link"),
     "unlink": Verb(_LINK, "None"),
+    "history": Verb(_MEMORY_ID, "list[graphmem.core.events:MemoryEvent]"),
+    "undo": Verb(("event_id",), "graphmem.core.events:MemoryEvent"),
     "stats": Verb((), "graphmem.service.results:Stats"),
     "import_file": Verb(("path",), "graphmem.service.results:ImportSummary", STEPS),
     "import_text": Verb(("text",), "graphmem.service.results:ImportSummary", STEPS),

@@ -33,6 +33,7 @@ from graphmem.core.code import Definition, ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, confidence_counts, symbol_key
 from graphmem.core.commits import Commit, co_changes, commit_memory_text
 from graphmem.core.dedup import memory_hash
+from graphmem.core.events import Cause
 from graphmem.core.keys import file_key, memory_id, person_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
 from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFiles
@@ -48,6 +49,10 @@ Progress = Callable[[int, int], None]  # (done, total)
 RefsIn = Callable[[str, str | None], list[Entity]]  # the GitLab refs a text names (``Mentions.refs_in``)
 MAX_HISTORY = 100_000
 BOOTSTRAP_SOURCE = "bootstrap:"
+# Why bootstrap changes a fact it wrote before, as the fact's history says.
+_CHANGED = Cause("bootstrap", "its file says something else now")
+_BACK = Cause("bootstrap", "its file says it again")
+_GONE = Cause("bootstrap", "gone from its file")
 GIT_SOURCE = "git:"
 MAX_DOC_BYTES = 200_000
 PARSE_ERROR_FILES_SHOWN = 5  # the report names the worst files, not all of them
@@ -206,11 +211,12 @@ class Bootstrapper:
             old = existing.get(source)
             if old is not None:
                 if old.text != fact.text:
-                    self._writer.edit(old.id, text=fact.text, project=project)
+                    self._writer.edit(old.id, text=fact.text, project=project, cause=_CHANGED)
                 if old.status is Status.ARCHIVED:
                     self._writer.set_status(
-                        old.id, Status.ACTIVE, allowed_from=(Status.ARCHIVED,), clear_valid_to=True
-                    )
+                        old.id, Status.ACTIVE, allowed_from=(Status.ARCHIVED,), clear_valid_to=True,
+                        cause=_BACK,
+                    )  # fmt: skip
                 if old.text != fact.text or old.status is Status.ARCHIVED:
                     report.facts_updated += 1
                 continue
@@ -235,7 +241,7 @@ class Bootstrapper:
             report.facts_added = len(new_records)
         for source, old in existing.items():
             if source not in seen and old.status is Status.ACTIVE:
-                self._writer.set_status(old.id, Status.ARCHIVED, allowed_from=Status)  # gone from its file
+                self._writer.set_status(old.id, Status.ARCHIVED, allowed_from=Status, cause=_GONE)
                 report.facts_archived += 1
 
     # -- history ----------------------------------------------------------------------

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
+from graphmem.core.events import Cause
 from graphmem.core.extraction import extract
 from graphmem.core.keys import file_key
 from graphmem.core.models import Category, Entity, EntityKind, Trust
@@ -49,6 +50,7 @@ from graphmem.service.writer import MemoryWriter
 log = logging.getLogger(__name__)
 
 SOURCE = "opencode"
+_MORE = Cause(SOURCE, "the session went on")  # a session summary rewritten, in its history
 CURSOR_KEY = "opencode_cursor"
 SESSION_KEY = "opencode_session:{id}"
 # A session unchanged for this long is finished (OpenCode writes every few seconds while it works).
@@ -357,7 +359,7 @@ class Ingester:
         if previous is not None:
             try:
                 own = project if project is not None else run.default_project
-                self._writer.edit(previous, text=text, project=own)
+                self._writer.edit(previous, text=text, project=own, cause=_MORE)
             except NotFoundError:
                 previous = None  # deleted by the user: write a new one
             else:

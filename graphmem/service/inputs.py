@@ -5,6 +5,7 @@ Each kind of value is checked here, once, for every verb and surface.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from graphmem.core.keys import file_key
@@ -58,6 +59,16 @@ def parse_memory_id(value: object) -> str:
     if len(memory_id) > MAX_ID_CHARS or any(c.isspace() or not c.isprintable() for c in memory_id):
         raise unknown_memory(memory_id)
     return memory_id
+
+
+def parse_event_id(value: object) -> str:
+    """A history event's id (``evt_`` and 16 hex digits, as ``graphmem history`` prints it)."""
+    if not isinstance(value, str) or not re.fullmatch(r"evt_[0-9a-f]{16}", value.strip()):
+        shown = repr(value)[:80]
+        raise InvalidInputError(
+            f"{shown} is no event id: give one of `graphmem history MEMORY_ID` (evt_ and 16 hex digits)."
+        )
+    return value.strip()
 
 
 def unknown_memory(memory_id: str) -> NotFoundError:

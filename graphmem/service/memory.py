@@ -5,7 +5,8 @@ memory's own, ``project``) and hands the call to the peer service that owns it, 
 by ``graphmem.app`` (the composition root):
 
 - ``MemoryWriter`` (``writer.py``): remember, edit -- every write of a memory passes it;
-- ``Lifecycle`` (``lifecycle.py``): archive, restore, resolve, unresolve, delete, link, unlink;
+- ``Lifecycle`` (``lifecycle.py``): archive, restore, resolve, unresolve, delete, link, unlink,
+  history, undo;
 - ``Listing`` (``listing.py``): show, select, list, stats;
 - ``Recaller`` (``recall.py``) and ``ContextBuilder`` (``context.py``): recall, get_context, boot;
 - ``TransferFiles`` (``transfer_files.py``): export and import, as text or through files;
@@ -26,6 +27,7 @@ from typing import TextIO
 
 from graphmem.core.bundle import ContextBundle
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
+from graphmem.core.events import USER, Cause, MemoryEvent
 from graphmem.core.fusion import Plan
 from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import CodeGraph
@@ -211,33 +213,35 @@ class MemoryService:
         text: str | None = None,
         category: str | Category | None = None,
         project: str | None = None,
+        actor: str = USER,
     ) -> MemoryRecord:
-        """Change a memory's text and/or category (its id, links and history stay).
-
-        New text is re-read for refs and files: the memory is then about exactly
-        what the new text names.
-        """
+        """Change a memory's text and/or category (its id, links and history stay; the old
+        text is kept in its history). New text is re-read for refs and files: the memory is
+        then about exactly what the new text names."""
         if text is None and category is None:
             raise InvalidInputError("Nothing to change: give new text and/or --category.")
-        return self._writer.edit(memory_id, text=text, category=category, project=self._own(project))
+        own = self._own(project)
+        return self._writer.edit(memory_id, text=text, category=category, project=own, cause=Cause(actor))
 
     # -- lifecycle: status and links ------------------------------------------------------
 
-    def archive(self, memory_id: str) -> MemoryRecord:
+    # ``actor`` is who asks, as the history records it: ``user`` (CLI, Python) or ``agent`` (MCP).
+
+    def archive(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Hide a memory from recall without deleting it (``restore`` brings it back)."""
-        return self._lifecycle.archive(memory_id)
+        return self._lifecycle.archive(memory_id, actor=actor)
 
-    def restore(self, memory_id: str) -> MemoryRecord:
+    def restore(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Make an archived or superseded memory current again (a supersession is undone)."""
-        return self._lifecycle.restore(memory_id)
+        return self._lifecycle.restore(memory_id, actor=actor)
 
-    def resolve(self, memory_id: str) -> MemoryRecord:
+    def resolve(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Mark a blocker as no longer blocking."""
-        return self._lifecycle.resolve(memory_id)
+        return self._lifecycle.resolve(memory_id, actor=actor)
 
-    def unresolve(self, memory_id: str) -> MemoryRecord:
+    def unresolve(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Mark a resolved blocker as blocking again."""
-        return self._lifecycle.unresolve(memory_id)
+        return self._lifecycle.unresolve(memory_id, actor=actor)
 
     def confirm(self, memory_id: str) -> MemoryRecord:
         """Mark a memory as still valid: it is no longer "possibly stale" for earlier code changes."""
@@ -247,13 +251,21 @@ class MemoryService:
         """Delete a memory and its edges for good."""
         return self._lifecycle.delete(memory_id)
 
-    def link(self, source: str, target: str, kind: str | LinkKind) -> Link:
+    def link(self, source: str, target: str, kind: str | LinkKind, *, actor: str = USER) -> Link:
         """Relate two memories: ``source`` supersedes / contradicts / extends / relates to ``target``."""
-        return self._lifecycle.link(source, target, kind)
+        return self._lifecycle.link(source, target, kind, actor=actor)
 
-    def unlink(self, source: str, target: str, kind: str | LinkKind) -> None:
+    def unlink(self, source: str, target: str, kind: str | LinkKind, *, actor: str = USER) -> None:
         """Remove a link; removing ``supersedes`` makes the target current again."""
-        self._lifecycle.unlink(source, target, kind)
+        self._lifecycle.unlink(source, target, kind, actor=actor)
+
+    def history(self, memory_id: str, *, limit: int = 100) -> list[MemoryEvent]:
+        """A memory's changes, newest first, each with its ``id``, ``actor``, ``rule`` and ``reason``."""
+        return self._lifecycle.history(memory_id, limit=limit)
+
+    def undo(self, event_id: str, *, actor: str = USER) -> MemoryEvent:
+        """Reverse one event of a memory's history; refused when undone already or changed since."""
+        return self._lifecycle.undo(event_id, actor=actor)
 
     # -- reading --------------------------------------------------------------------------
 

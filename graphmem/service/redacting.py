@@ -25,6 +25,7 @@ from typing import Any
 
 from graphmem.core.dedup import memory_hash
 from graphmem.core.enrichment import EnrichState
+from graphmem.core.events import MemoryEvent
 from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData
 from graphmem.core.models import Entity, Link, LinkKind, MemoryRecord
 from graphmem.core.ports import GitLabGraph, GraphStore, Vector
@@ -39,6 +40,7 @@ STORE_READS = frozenset(
         "count_memories", "last_in_session", "search_text", "text_matches", "pending_embeddings",
         "load_vectors", "count_vectors", "embedding_of", "get_entities", "find_entities",
         "all_entities", "about", "memories_about", "links", "next_pairs", "neighbours",
+        "events_of", "get_event", "all_events",
     }
 )  # fmt: skip
 GITLAB_READS = frozenset(
@@ -52,7 +54,7 @@ GITLAB_READS = frozenset(
 NO_TEXT_WRITES = frozenset(
     {
         "delete_memory", "set_embeddings", "clear_embeddings", "add_links", "remove_link", "add_next",
-        "transaction",
+        "transaction", "set_undone",
     }
 )  # fmt: skip
 
@@ -79,6 +81,26 @@ def redact_entity(entity: Entity) -> Entity:
     if (key, name, title) == (entity.key, entity.name, entity.title):
         return entity
     return replace(entity, key=key, name=name, title=title)
+
+
+def redact_event(event: MemoryEvent) -> MemoryEvent:
+    """``event`` with its reason and every text its states hold redacted."""
+    return replace(
+        event,
+        reason=redact(event.reason).text,
+        before=_redact_json(event.before),
+        after=_redact_json(event.after),
+    )
+
+
+def _redact_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, list):
+        return [_redact_json(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _redact_json(v) for k, v in value.items()}
+    return value
 
 
 def redact_changes(changes: Mapping[str, object]) -> dict[str, object]:
@@ -130,6 +152,9 @@ class RedactingStore:
             entities=[redact_entity(e) for e in entities],
         )
 
+    def add_events(self, events: Sequence[MemoryEvent]) -> None:
+        self.inner.add_events([redact_event(e) for e in events])
+
     def upsert_entities(self, entities: Sequence[Entity]) -> None:
         self.inner.upsert_entities([redact_entity(e) for e in entities])
 
@@ -158,6 +183,9 @@ class RedactingStore:
     def transaction(self) -> AbstractContextManager[None]:
         """The inner store's transaction: the writes inside still pass this door."""
         return self.inner.transaction()
+
+    def set_undone(self, event_id: str, undone_by: str) -> None:
+        self.inner.set_undone(event_id, undone_by)
 
 
 def guard_store(store: GraphStore) -> GraphStore:

@@ -14,7 +14,9 @@ here, once:
 - the write lock (``lock``, re-entrant: a caller holding it may call any method);
 - the entities a memory's text names (``Mentions``) and the session chain (``NEXT``);
 - the semantic index's bookkeeping after a write (``added``, ``status_changed``,
-  ``text_changed``, ``removed``).
+  ``text_changed``, ``removed``);
+- the history: every change of a memory that is not its creation is recorded as an event
+  (``core/events.py``) with its ``Cause``, and ``undo`` reverses one.
 """
 
 from __future__ import annotations
@@ -25,6 +27,23 @@ from dataclasses import replace
 from datetime import datetime
 
 from graphmem.core.dedup import candidate_query, is_near_duplicate, memory_hash, similarity
+from graphmem.core.events import (
+    BY_USER,
+    FIELDS,
+    Cause,
+    EventKind,
+    MemoryEvent,
+    State,
+    actor_of,
+    differences,
+    field_state,
+    link_keys,
+    link_value,
+    parse_time,
+    time_value,
+    wanted_links,
+)
+from graphmem.core.keys import event_id as new_event_id
 from graphmem.core.keys import memory_id as new_memory_id
 from graphmem.core.models import (
     SUPERSEDABLE,
@@ -42,8 +61,15 @@ from graphmem.core.redaction import redact
 from graphmem.core.text import clean_fts_query, validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.core.trust import looks_like_injection
-from graphmem.errors import ConflictError, InvalidInputError
-from graphmem.service.inputs import parse_category, parse_memory_id, parse_scope, parse_trust, unknown_memory
+from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.service.inputs import (
+    parse_category,
+    parse_event_id,
+    parse_memory_id,
+    parse_scope,
+    parse_trust,
+    unknown_memory,
+)
 from graphmem.service.mentions import Mentions
 from graphmem.service.redacting import guard_store
 from graphmem.service.results import RememberResult
@@ -127,7 +153,8 @@ class MemoryWriter:
             for existing in self.store.find_by_hash(digest):
                 if existing.status is not Status.SUPERSEDED or (old is not None and existing.id == old.id):
                     # an archived one comes back
-                    return replace(self._reinforce(existing, now), redacted=redaction.count)
+                    reinforced = self._reinforce(existing, now, actor_of(source))
+                    return replace(reinforced, redacted=redaction.count)
             similar = self._similar(text, Visibility(owner, frozenset({Status.ACTIVE})))
             if old is None:
                 for candidate, _ in similar:
@@ -136,7 +163,8 @@ class MemoryWriter:
                     ):
                         repeated = self.store.get_memories([candidate.id]).get(candidate.id)
                         if repeated is not None:
-                            return replace(self._reinforce(repeated, now), redacted=redaction.count)
+                            reinforced = self._reinforce(repeated, now, actor_of(source))
+                            return replace(reinforced, redacted=redaction.count)
             entities = self.mentions.entities_in(text, project)
             record = MemoryRecord(
                 id=new_memory_id(),
@@ -169,8 +197,11 @@ class MemoryWriter:
                     self.store.link_about([(record.id, e) for e in entities])
                 if tail:
                     self.store.add_next([(tail, record.id)])
+                why = Cause(
+                    actor_of(source), f"replaced by {record.id}, a newer {category.value} on the subject"
+                )
                 for older in replaced:
-                    self.supersede(record, older, now)
+                    self.supersede(record, older, now, why)
             if session:
                 self._session_tail[session] = record.id
         if self.semantic is not None:
@@ -217,11 +248,18 @@ class MemoryWriter:
                 replaced.append(other)
         return replaced[:1]
 
-    def _reinforce(self, existing: MemoryRecord, now: datetime) -> RememberResult:
+    def _reinforce(self, existing: MemoryRecord, now: datetime, actor: str) -> RememberResult:
         status = Status.ACTIVE if existing.status is Status.ARCHIVED else existing.status
         changes: dict[str, object] = {"reinforced": existing.reinforced + 1, "updated_at": now}
         if status is not existing.status:
             changes["status"] = status
+            self._record(
+                existing.id,
+                EventKind.STATUS,
+                {"status": existing.status.value},
+                {"status": status.value},
+                Cause(actor, "remembered again"),
+            )
         self.change(existing.id, changes)
         updated = replace(existing, reinforced=existing.reinforced + 1, updated_at=now, status=status)
         entities = self.store.about([existing.id]).get(existing.id, [])
@@ -234,9 +272,10 @@ class MemoryWriter:
         text: str | None = None,
         category: str | Category | None = None,
         project: str | None = None,
+        cause: Cause = BY_USER,
     ) -> MemoryRecord:
         """Change a memory's text and/or category; new text is read for entities in ``project``
-        (else the memory's own). See ``MemoryService.edit``."""
+        (else the memory's own). The old text is kept in the history. See ``MemoryService.edit``."""
         if text is None and category is None:
             raise InvalidInputError("Nothing to change: give new text and/or --category.")
         new_category = parse_category(category) if category is not None else None
@@ -245,13 +284,22 @@ class MemoryWriter:
             record = self.get(memory_id)
             memory_id = record.id  # as stored: the id given may carry whitespace
             now = self.clock()
+            before: State = {}
+            after: State = {}
             if new_text is not None and new_text != record.text:
                 entities = self.mentions.entities_in(new_text, project or record.project)
+                known = self.store.about([memory_id]).get(memory_id, [])
+                before.update(text=record.text, about=[e.key for e in known])
+                after.update(text=new_text, about=[e.key for e in entities])
                 self.rewrite(record, new_text, updated_at=now, entities=entities)
             changes: dict[str, object] = {"updated_at": now}
             if new_category is not None:
                 changes["category"] = new_category
+                if new_category is not record.category:
+                    before["category"], after["category"] = record.category.value, new_category.value
             self.change(memory_id, changes)
+            if after:
+                self._record(memory_id, EventKind.EDIT, before, after, cause)
             return self.get(memory_id)
 
     def rewrite(
@@ -282,9 +330,17 @@ class MemoryWriter:
             self.semantic.status_changed(memory_id, status)
 
     def set_status(
-        self, memory_id: str, status: Status, *, allowed_from: Iterable[Status], clear_valid_to: bool = False
+        self,
+        memory_id: str,
+        status: Status,
+        *,
+        allowed_from: Iterable[Status],
+        clear_valid_to: bool = False,
+        cause: Cause = BY_USER,
+        unlink: Sequence[Link] = (),
     ) -> MemoryRecord:
-        """Move a memory to ``status`` from one of ``allowed_from`` (a ``ConflictError`` otherwise)."""
+        """Move a memory to ``status`` from one of ``allowed_from`` (a ``ConflictError`` otherwise),
+        removing the links ``unlink`` (a supersession undone) in the same recorded event."""
         with self.lock:
             record = self.get(memory_id)
             memory_id = record.id
@@ -295,18 +351,34 @@ class MemoryWriter:
                     f"Memory {memory_id} is {record.status.value}; cannot make it {status.value}."
                 )
             changes: dict[str, object] = {"status": status, "updated_at": self.clock()}
+            before: State = {"status": record.status.value}
+            after: State = {"status": status.value}
             if clear_valid_to:
                 changes["valid_to"] = None
+                before["valid_to"], after["valid_to"] = time_value(record.valid_to), None
+            if unlink:
+                before["links"], after["links"] = [link_value(link) for link in unlink], []
+                for link in unlink:
+                    self.store.remove_link(link.source, link.target, link.kind)
             self.change(memory_id, changes)
+            self._record(memory_id, EventKind.STATUS, before, after, cause)
             return self.get(memory_id)
 
-    def supersede(self, newer: MemoryRecord, older: MemoryRecord, now: datetime) -> None:
+    def supersede(
+        self, newer: MemoryRecord, older: MemoryRecord, now: datetime, cause: Cause = BY_USER
+    ) -> None:
         """``newer`` replaces ``older``: close it and link the two."""
+        link = Link(newer.id, older.id, LinkKind.SUPERSEDES, now)
         with self.lock:
+            had = [old for old in self.store.links([older.id]) if _same_link(old, link)]
             self.change(
                 older.id, {"status": Status.SUPERSEDED, "valid_to": newer.valid_from, "updated_at": now}
             )
-            self.store.add_links([Link(newer.id, older.id, LinkKind.SUPERSEDES, now)])
+            self.store.add_links([link])
+            before = {**field_state(older, ("status", "valid_to")), "links": [link_value(x) for x in had]}
+            after: State = {"status": Status.SUPERSEDED.value, "valid_to": time_value(newer.valid_from)}
+            after["links"] = [link_value(had[0] if had else link)]
+            self._record(older.id, EventKind.SUPERSEDE, before, after, cause, other_id=newer.id)
 
     def delete(self, memory_id: str) -> MemoryRecord:
         """Delete a memory and its edges for good."""
@@ -327,10 +399,36 @@ class MemoryWriter:
             with self.lock:
                 self.store.add_links(links)
 
-    def unrelate(self, source: str, target: str, kind: LinkKind) -> bool:
-        """Remove one link; False when there was none."""
+    def link(self, link: Link, cause: Cause = BY_USER) -> None:
+        """Add one link (not ``supersedes``: see ``supersede``), recorded in the source's history."""
         with self.lock:
-            return self.store.remove_link(source, target, kind)
+            if any(_same_link(old, link) for old in self.store.links([link.source])):
+                return  # there already: nothing changes
+            self.store.add_links([link])
+            self._record(
+                link.source, EventKind.LINK, {"links": []}, {"links": [link_value(link)]}, cause,
+                other_id=link.target,
+            )  # fmt: skip
+
+    def unlink(self, source: str, target: str, kind: LinkKind, cause: Cause = BY_USER) -> bool:
+        """Remove one link, recorded in the source's history; False when there was none."""
+        with self.lock:
+            had = [
+                old
+                for old in self.store.links([source])
+                if _same_link(old, Link(source, target, kind, old.created_at))
+            ]
+            if not had or not self.store.remove_link(source, target, kind):
+                return False
+            self._record(
+                source,
+                EventKind.UNLINK,
+                {"links": [link_value(had[0])]},
+                {"links": []},
+                cause,
+                other_id=target,
+            )
+            return True
 
     def chain(self, pairs: Sequence[tuple[str, str]]) -> None:
         """``NEXT`` edges between the turns of a session (an import's)."""
@@ -359,6 +457,90 @@ class MemoryWriter:
             if store_entities:
                 self.store.upsert_entities(list({e.key: e for _, e in pairs}.values()))
             self.store.link_about(pairs)
+
+    # -- history ----------------------------------------------------------------------------
+
+    def _record(
+        self,
+        memory_id: str,
+        kind: EventKind,
+        before: State,
+        after: State,
+        cause: Cause,
+        *,
+        other_id: str | None = None,
+        undoes: str | None = None,
+    ) -> MemoryEvent:
+        event = MemoryEvent(
+            id=new_event_id(),
+            memory_id=memory_id,
+            at=self.clock(),
+            kind=kind,
+            actor=cause.actor,
+            reason=cause.reason,
+            before=before,
+            after=after,
+            other_id=other_id,
+            rule=cause.rule,
+            undoes=undoes,
+        )
+        self.store.add_events([event])
+        return event
+
+    def undo(self, event_id: str, cause: Cause = BY_USER) -> MemoryEvent:
+        """Make the memory what it was before event ``event_id``; the undo is an event too.
+
+        Refused (``ConflictError``) when the event was undone already, its memory is gone, or
+        the memory changed since in what the event changed."""
+        wanted = parse_event_id(event_id)
+        with self.lock:
+            event = self.store.get_event(wanted)
+            if event is None:
+                raise NotFoundError(
+                    f"No event {wanted}: `graphmem history MEMORY_ID` lists a memory's events."
+                )
+            if event.undone_by:
+                raise ConflictError(f"Event {wanted} was undone already (by {event.undone_by}).")
+            ids = [event.memory_id, *([event.other_id] if event.other_id and link_keys(event) else [])]
+            found = self.store.get_memories(ids)
+            gone = [i for i in ids if i not in found]
+            if gone:
+                raise ConflictError(f"Memory {gone[0]} was deleted: event {wanted} cannot be undone.")
+            record = found[event.memory_id]
+            problems = differences(event, record, self.store.links([record.id]))
+            if problems:
+                raise ConflictError(
+                    f"Memory {record.id} changed since event {wanted} ({'; '.join(problems)}): undoing "
+                    f"it would lose that change. See `graphmem history {record.id}`; edit it instead."
+                )
+            self._apply(record, event)
+            why = Cause(cause.actor, cause.reason or f"undoes {event.id}", cause.rule)
+            done = self._record(
+                record.id, EventKind.UNDO, event.after, event.before, why,
+                other_id=event.other_id, undoes=event.id,
+            )  # fmt: skip
+            self.store.set_undone(event.id, done.id)
+            return done
+
+    def _apply(self, record: MemoryRecord, event: MemoryEvent) -> None:
+        """Make ``record`` what ``event.before`` says, in every part the event touched."""
+        state = event.before
+        now = self.clock()
+        if "text" in state:
+            entities = list(self.store.get_entities(state.get("about", [])).values())
+            self.rewrite(record, str(state["text"]), updated_at=now, entities=entities)
+        changes: dict[str, object] = {"updated_at": now}
+        for name in FIELDS:
+            if name in state:
+                changes[name] = _field(name, state[name])
+        self.change(record.id, changes)
+        wanted = {(x.source, x.target, x.kind.value): x for x in wanted_links(state)}
+        current = {(x.source, x.target, x.kind.value) for x in self.store.links([record.id])}
+        for key in link_keys(event):
+            if key in current and key not in wanted:
+                self.store.remove_link(key[0], key[1], LinkKind(key[2]))
+            elif key not in current and key in wanted:
+                self.store.add_links([wanted[key]])
 
     # -- many memories ---------------------------------------------------------------------
 
@@ -405,6 +587,19 @@ class MemoryWriter:
             self.store.set_meta("embedding_dimension", str(embedder.dimension))
             self.semantic.reset()
             return self.semantic.embed_pending(progress)
+
+
+def _same_link(a: Link, b: Link) -> bool:
+    return (a.source, a.target, a.kind) == (b.source, b.target, b.kind)
+
+
+def _field(name: str, value: object) -> object:
+    """A field's value as a state holds it, as the store takes it."""
+    if name == "category":
+        return Category(str(value))
+    if name == "status":
+        return Status(str(value))
+    return parse_time(value)  # valid_to, expires_at
 
 
 def _default_scope(category: Category, project: str | None) -> Scope:

@@ -564,7 +564,7 @@ WRITER = PACKAGE / "service" / "writer.py"
 MEMORY_WRITES = frozenset(
     {
         "add_memories", "update_memory", "replace_text", "delete_memory",
-        "upsert_entities", "link_about", "add_links", "remove_link", "add_next",
+        "upsert_entities", "link_about", "add_links", "remove_link", "add_next", "add_events", "set_undone",
     }
 )  # fmt: skip
 

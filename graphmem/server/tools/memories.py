@@ -1,4 +1,5 @@
-"""The memory tools: remember, recall, get_context, get_boot_context, update_memory, delete_memory."""
+"""The memory tools: remember, recall, get_context, get_boot_context, update_memory, get_history,
+delete_memory. A change an agent makes is recorded in the memory's history with the actor ``agent``."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from graphmem.core.events import AGENT
 from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.core.timeparse import parse_since
-from graphmem.core.views import hit_view, link_view, memory_view
+from graphmem.core.views import event_view, hit_view, link_view, memory_view
 from graphmem.errors import InvalidInputError
 from graphmem.server.tools.params import (
     CategoryName,
@@ -160,7 +162,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
                 description="edit: new text/category; archive/restore: hide or bring back; "
                 "resolve/unresolve: a blocker; confirm: still valid after its code changed (no longer "
                 "flagged stale); link/unlink: relate to target_id with link_kind; "
-                "supersede: this memory replaces target_id."
+                "supersede: this memory replaces target_id; undo: reverse event_id of its get_history."
             ),
         ],
         text: Annotated[
@@ -173,31 +175,64 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         link_kind: Annotated[
             LinkKindName, Field(description="How id relates to target_id (link, unlink).")
         ] = "related",
+        event_id: Annotated[
+            str | None,
+            Field(
+                description="The event of id's history to reverse (undo), from get_history.", max_length=64
+            ),
+        ] = None,
         project: Project = None,
     ) -> dict[str, Any]:
         """Change a memory: edit it, archive or restore it, resolve or reopen a blocker,
         confirm it still holds after its code changed, link it to another memory, or mark it
-        as replacing (superseding) another. Every change can be undone (restore, unresolve, unlink)."""
+        as replacing (superseding) another. Every change is in the memory's history
+        (get_history) and can be undone (action='undo')."""
         if action == "edit":
             if text is None and category is None:
                 raise InvalidInputError("edit needs text or category (or both).")
-            record = memory.edit(id, text=text, category=category, project=project_of(project))
+            record = memory.edit(id, text=text, category=category, project=project_of(project), actor=AGENT)
             return {"action": action, "memory": memory_view(record, now=runtime.now())}
         if action in ("archive", "restore", "resolve", "unresolve", "confirm"):
-            verb = getattr(memory, action)
-            return {"action": action, "memory": memory_view(verb(id), now=runtime.now())}
+            changed = memory.confirm(id) if action == "confirm" else getattr(memory, action)(id, actor=AGENT)
+            return {"action": action, "memory": memory_view(changed, now=runtime.now())}
+        if action == "undo":
+            return {"action": action, **_undo(id, event_id)}
         if not target_id:
             raise InvalidInputError(f"{action} needs target_id: the id of the other memory.")
         kind = "supersedes" if action == "supersede" else link_kind
         if action == "unlink":
-            memory.unlink(id, target_id, kind)
+            memory.unlink(id, target_id, kind, actor=AGENT)
             return {"action": action, "source": id, "target": target_id, "kind": kind}
-        link = memory.link(id, target_id, kind)
+        link = memory.link(id, target_id, kind, actor=AGENT)
         return {
             "action": action,
             "link": link_view(link),
             "target": memory_view(memory.show(target_id).memory),
         }
+
+    def _undo(memory_id: str, event_id: str | None) -> dict[str, Any]:
+        if not event_id:
+            raise InvalidInputError("undo needs event_id: an event id from get_history of this memory.")
+        wanted = memory.show(memory_id).memory.id
+        events = {e.id: e for e in memory.history(wanted, limit=500)}
+        if event_id.strip() not in events:
+            raise InvalidInputError(
+                f"Event {event_id.strip()[:64]} is not in the history of {wanted}: call get_history first."
+            )
+        done = memory.undo(event_id, actor=AGENT)
+        return {"event": event_view(done), "memory": memory_view(memory.show(done.memory_id).memory)}
+
+    @tools.tool(READ_ONLY)
+    def get_history(
+        id: MemoryId,
+        limit: Annotated[int, Field(description="Most events to return, newest first.", ge=1, le=500)] = 50,
+    ) -> dict[str, Any]:
+        """What changed a memory, newest first: edits (with the old text), archive/restore,
+        resolve/unresolve, supersessions, links, and what graphmem's rules did when the
+        forge changed (an MR merged, an issue closed), each with who, why (reason, rule)
+        and the event id that update_memory(action='undo', event_id=...) reverses."""
+        events = memory.history(id, limit=limit)
+        return {"memory_id": id.strip(), "events": [event_view(e) for e in events]}
 
     @tools.tool(DESTRUCTIVE)
     def delete_memory(

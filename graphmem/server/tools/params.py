@@ -13,7 +13,7 @@ CategoryName = Literal[
 ScopeName = Literal["global", "project"]
 LinkKindName = Literal["supersedes", "contradicts", "extends", "related"]
 UpdateAction = Literal[
-    "edit", "archive", "restore", "resolve", "unresolve", "confirm", "link", "unlink", "supersede"
+    "edit", "archive", "restore", "resolve", "unresolve", "confirm", "link", "unlink", "supersede", "undo"
 ]
 
 Project = Annotated[

@@ -58,3 +58,20 @@ def test_a_refused_request_changes_nothing(memory_service: MemoryService) -> Non
     rpc.call(memory_service, {"method": "remember", "arguments": {"text": "x", "category": "wish"}})
 
     assert list(memory_service.store.all_memories()) == []
+
+
+def test_history_and_undo_run_over_rpc_and_decode_on_the_cli_side(memory_service: MemoryService) -> None:
+    from graphmem.server.rpc_types import decode_result
+
+    made = memory_service.remember("CI is red on main", category="blocker").memory
+    memory_service.resolve(made.id)
+
+    listed = rpc.call(memory_service, {"method": "history", "arguments": {"memory_id": made.id}})
+    [event] = decode_result("history", json.loads(json.dumps(listed["result"])))
+    undone = rpc.call(memory_service, {"method": "undo", "arguments": {"event_id": event.id}})
+    again = rpc.call(memory_service, {"method": "undo", "arguments": {"event_id": event.id}})
+
+    assert event.after == {"status": "resolved"}
+    assert decode_result("undo", undone["result"]).undoes == event.id
+    assert again["error"]["type"] == "ConflictError"
+    assert memory_service.show(made.id).memory.status.value == "active"

@@ -220,3 +220,42 @@ def test_memory_status_gives_the_share_of_stale_memories(tools: Tools) -> None:
     status = tools.ok("memory_status")
 
     assert (status["stale_memories"], status["stale_share"]) == (0, 0.0)
+
+
+def test_get_history_lists_an_agents_changes_with_the_old_text(tools: Tools) -> None:
+    memory_id = remember(tools, "Deploys go out on Tuesdays", category="decision")
+    tools.ok("update_memory", id=memory_id, action="edit", text="Deploys go out on Thursdays")
+    tools.ok("update_memory", id=memory_id, action="archive")
+
+    events = tools.ok("get_history", id=memory_id)["events"]
+
+    assert [(e["kind"], e["actor"]) for e in events] == [("status", "agent"), ("edit", "agent")]
+    assert events[1]["before"]["text"] == "Deploys go out on Tuesdays"
+    assert events[0]["change"] == "status active → archived"
+
+
+def test_undo_through_update_memory_reverses_the_event(tools: Tools, memory_service: MemoryService) -> None:
+    memory_id = remember(tools, "CI is red on main", category="blocker")
+    tools.ok("update_memory", id=memory_id, action="resolve")
+    [event] = tools.ok("get_history", id=memory_id)["events"]
+
+    answer = tools.ok("update_memory", id=memory_id, action="undo", event_id=event["id"])
+
+    assert answer["event"]["undoes"] == event["id"]
+    assert answer["memory"]["status"] == "active"
+    assert memory_service.show(memory_id).memory.status is Status.ACTIVE
+    assert "undone already" in tools.refused(
+        "update_memory", id=memory_id, action="undo", event_id=event["id"]
+    )
+
+
+def test_undo_needs_an_event_of_that_memorys_history(tools: Tools) -> None:
+    first = remember(tools, "CI is red on main", category="blocker")
+    other = remember(tools, "The staging database is read-only", category="blocker")
+    tools.ok("update_memory", id=first, action="resolve")
+    [event] = tools.ok("get_history", id=first)["events"]
+
+    assert "needs event_id" in tools.refused("update_memory", id=first, action="undo")
+    assert "not in the history" in tools.refused(
+        "update_memory", id=other, action="undo", event_id=event["id"]
+    )

@@ -1,0 +1,72 @@
+"""A memory's history: history (what changed it, who, why) and undo (reverse one change)."""
+
+from __future__ import annotations
+
+import click
+
+from graphmem.cli import present
+from graphmem.cli.options import json_option
+from graphmem.cli.state import CliState, pass_state
+from graphmem.core.events import describe
+from graphmem.core.timeparse import format_age, utc_now
+from graphmem.core.views import event_view
+
+
+@click.command()
+@click.argument("memory_id", metavar="ID")
+@click.option(
+    "-n", "--limit", type=click.IntRange(1, 500), default=100, show_default=True, help="Most events listed."
+)
+@json_option
+@pass_state
+def history(state: CliState, memory_id: str, limit: int, as_json: bool) -> None:
+    """List the changes of a memory, newest first: edits (with the old text), status changes,
+    supersessions, links and what the forge's rules did, each with who and why.
+
+    Each line starts with the event's id, which `graphmem undo` takes.
+
+    \b
+    Example:
+        $ graphmem history mem_0c4e9a7b21d3f855
+        evt_5d1c9e0a7b3f2468  2 hours ago  rule mr-merged-resolves-blocker  status active → resolved
+            !123 merged on 2026-11-20
+        evt_9a2b4c6d8e0f1357  3 days ago  user  text edited
+            was: CI fails on arm64
+    """
+    events = state.service.history(memory_id, limit=limit)
+    if as_json:
+        present.echo_json({"memory_id": memory_id.strip(), "events": [event_view(e) for e in events]})
+        return
+    if not events:
+        click.echo("No changes since it was remembered.")
+        return
+    now = utc_now()
+    for event in events:
+        who = f"rule {event.rule}" if event.rule else event.actor
+        undone = f"  (undone by {event.undone_by})" if event.undone_by else ""
+        click.echo(f"{event.id}  {format_age(event.at, now=now)}  {who}  {describe(event)}{undone}")
+        if event.reason:
+            click.echo(f"    {present.one_line(event.reason, 200)}")
+        if "text" in event.before and event.kind.value != "undo":
+            click.echo(f"    was: {present.one_line(str(event.before['text']), 200)}")
+
+
+@click.command()
+@click.argument("event_id", metavar="EVENT_ID")
+@pass_state
+def undo(state: CliState, event_id: str) -> None:
+    """Reverse one change of a memory exactly (an EVENT_ID from `graphmem history`).
+
+    Refused when the change was undone already, or when the memory changed since in what
+    the change touched (undo the later change first). The undo is in the history too.
+
+    \b
+    Example:
+        $ graphmem undo evt_5d1c9e0a7b3f2468
+        undid evt_5d1c9e0a7b3f2468 on mem_0c4e9a7b21d3f855: status resolved → active
+    """
+    done = state.service.undo(event_id)
+    click.echo(f"undid {done.undoes} on {done.memory_id}: {describe(done)}")
+
+
+COMMANDS = (history, undo)

@@ -1,0 +1,103 @@
+"""The history part of the store contract (``core.ports.MemoryHistory``), on Kùzu and the in-memory fake."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from support.records import NOW, memory
+
+from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.core.events import EventKind, MemoryEvent
+from graphmem.core.ports import GraphStore
+from graphmem.errors import StoreError
+
+DIM = 8
+STORES: dict[str, Callable[[Path], GraphStore]] = {
+    "kuzu": lambda path: KuzuGraphStore(path / "data", dimension=DIM),
+    "memory": lambda path: InMemoryGraphStore(dimension=DIM),
+}
+
+
+@pytest.fixture(params=sorted(STORES))
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
+    opened = STORES[request.param](tmp_path)
+    yield opened
+    opened.close()
+
+
+def event(event_id: str, memory_id: str = "m1", **changes: object) -> MemoryEvent:
+    values: dict[str, object] = {
+        "id": event_id,
+        "memory_id": memory_id,
+        "at": NOW,
+        "kind": EventKind.EDIT,
+        "actor": "user",
+        "reason": "a typo",
+        "before": {"text": "old 'text' \"quoted\" ünïcode", "about": ["Issue:#4"]},
+        "after": {"text": "new text", "about": []},
+    }
+    values.update(changes)
+    return MemoryEvent(**values)  # type: ignore[arg-type]
+
+
+def test_an_event_reads_back_unchanged(store: GraphStore) -> None:
+    stored = event(
+        "evt_1", other_id="m2", rule="mr-merged-resolves-blocker", kind=EventKind.STATUS, undoes="evt_0"
+    )
+    store.add_events([stored])
+
+    assert store.get_event("evt_1") == stored
+    assert store.get_event("evt_missing") is None
+
+
+def test_events_of_a_memory_are_newest_first_and_include_links_to_it(store: GraphStore) -> None:
+    store.add_events([event("evt_a"), event("evt_b", "m2", other_id="m1"), event("evt_c", "m3")])
+    store.add_events([event("evt_d", at=NOW + timedelta(seconds=1))])
+
+    assert [e.id for e in store.events_of("m1", 10)] == ["evt_d", "evt_b", "evt_a"]
+    assert [e.id for e in store.events_of("m1", 2)] == ["evt_d", "evt_b"]
+    assert store.events_of("nobody", 10) == []
+
+
+def test_an_undone_event_names_its_undo(store: GraphStore) -> None:
+    store.add_events([event("evt_a")])
+    store.set_undone("evt_a", "evt_b")
+
+    assert store.get_event("evt_a").undone_by == "evt_b"  # type: ignore[union-attr]
+
+
+def test_all_events_are_oldest_first(store: GraphStore) -> None:
+    store.add_events([event("evt_z"), event("evt_a", "m2")])
+
+    assert [e.id for e in store.all_events()] == ["evt_z", "evt_a"]
+
+
+def test_an_event_id_is_stored_once(store: GraphStore) -> None:
+    store.add_events([event("evt_a")])
+
+    with pytest.raises(StoreError):
+        store.add_events([event("evt_a", reason="again")])
+    assert store.get_event("evt_a").reason == "a typo"  # type: ignore[union-attr]
+
+
+def test_events_stay_when_their_memory_is_deleted(store: GraphStore) -> None:
+    store.add_memories([memory("m1")])
+    store.add_events([event("evt_a")])
+    store.delete_memory("m1")
+
+    assert [e.id for e in store.events_of("m1", 10)] == ["evt_a"]
+
+
+def test_kuzu_keeps_events_and_their_order_across_a_restart(tmp_path: Path) -> None:
+    first = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+    first.add_events([event("evt_a"), event("evt_b")])
+    first.close()
+    second = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+    second.add_events([event("evt_c")])
+
+    assert [e.id for e in second.events_of("m1", 10)] == ["evt_c", "evt_b", "evt_a"]
+    second.close()

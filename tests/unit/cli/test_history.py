@@ -1,0 +1,71 @@
+"""graphmem history and undo, in process on a fresh in-memory store."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from click.testing import Result
+
+Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
+
+
+def remember(invoke: Invoke, text: str, category: str = "fact") -> str:
+    result = invoke("remember", "-c", category, text)
+    assert result.exit_code == 0, result.output
+    return result.stdout.strip()
+
+
+def test_history_prints_each_change_with_its_id_and_the_old_text(invoke: Invoke) -> None:
+    memory_id = remember(invoke, "CI fails on arm64", "blocker")
+    invoke("edit", memory_id, "CI fails on arm64: the kuzu wheel is missing")
+    invoke("resolve", memory_id)
+
+    result = invoke("history", memory_id)
+
+    lines = result.stdout.splitlines()
+    assert result.exit_code == 0
+    assert lines[0].startswith("evt_") and lines[0].endswith("user  status active → resolved")
+    assert lines[1].endswith("user  text edited")
+    assert lines[2] == "    was: CI fails on arm64"
+
+
+def test_history_json_gives_id_rule_and_reason_newest_first(invoke: Invoke) -> None:
+    memory_id = remember(invoke, "We deploy on Tuesdays")
+    invoke("archive", memory_id)
+    invoke("restore", memory_id)
+
+    events = json.loads(invoke("history", memory_id, "--json").stdout)["events"]
+
+    assert [e["after"]["status"] for e in events] == ["active", "archived"]
+    assert all({"id", "rule", "reason"} <= set(e) for e in events)
+
+
+def test_a_memory_never_changed_says_so(invoke: Invoke) -> None:
+    memory_id = remember(invoke, "We deploy on Tuesdays")
+
+    assert invoke("history", memory_id).stdout == "No changes since it was remembered.\n"
+
+
+def test_undo_reverses_one_event_and_a_second_undo_is_a_conflict(invoke: Invoke) -> None:
+    memory_id = remember(invoke, "We deploy on Tuesdays")
+    invoke("archive", memory_id)
+    event_id = json.loads(invoke("history", memory_id, "--json").stdout)["events"][0]["id"]
+
+    first = invoke("undo", event_id)
+    second = invoke("undo", event_id)
+
+    assert first.stdout == f"undid {event_id} on {memory_id}: status archived → active\n"
+    assert second.exit_code == 4 and "undone already" in second.stderr
+    shown = json.loads(invoke("show", memory_id, "--json").stdout)
+    assert shown["status"] == "active"
+
+
+def test_undo_of_no_event_id_exits_2_and_says_what_one_looks_like(invoke: Invoke) -> None:
+    result = invoke("undo", "mem_0123456789abcdef")
+
+    assert result.exit_code == 2 and "evt_ and 16 hex digits" in result.stderr
+
+
+def test_history_of_an_unknown_memory_exits_3(invoke: Invoke) -> None:
+    assert invoke("history", "mem_0000000000000000").exit_code == 3
