@@ -42,6 +42,7 @@ from graphmem.errors import StoreMismatchError
 from graphmem.service.bootstrap import Bootstrapper
 from graphmem.service.context import ContextBuilder
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
+from graphmem.service.forge_rules import ForgeRules
 from graphmem.service.ingest import Ingester, IngestOptions
 from graphmem.service.inputs import file_entity
 from graphmem.service.lifecycle import Lifecycle
@@ -124,6 +125,8 @@ def build_memory(
         same_subject=settings.dedup.same_subject,
     )
     store = writer.store  # every peer reads (and the writer writes) behind the redaction door
+    if enricher is not None:
+        enricher.listen(ForgeRules(writer, mentions).entity_changed)  # the forge's lifecycle rules
     recaller = Recaller(
         store,
         semantic,

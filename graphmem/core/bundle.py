@@ -127,6 +127,8 @@ def _line(hit: Hit, now: datetime, stale: str | None = None, *, labelled: bool =
         flags.append("resolved")
     elif hit.memory.status is Status.SUPERSEDED:
         flags.append("superseded")
+    elif hit.memory.status is Status.NOT_MERGED:
+        flags.append("not merged")
     suffix = f" ({', '.join(flags)})" if flags else ""
     age = format_age(hit.memory.created_at, now=now)
     label = f"[{hit.memory.category.value}] " if labelled else ""

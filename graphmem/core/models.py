@@ -37,12 +37,14 @@ class Scope(StrEnum):
 
 
 class Status(StrEnum):
-    """Lifecycle of a memory. Only ``active`` is in default recall."""
+    """Lifecycle of a memory. Default recall shows ``active``, ``resolved`` and ``not_merged``
+    (the last two ranked lower); boot context and injection only ``active``."""
 
     ACTIVE = "active"
     RESOLVED = "resolved"  # a blocker that no longer blocks
     SUPERSEDED = "superseded"  # replaced by a newer memory; has valid_to
     ARCHIVED = "archived"  # soft-deleted by the user
+    NOT_MERGED = "not_merged"  # a decision tied to an MR closed without merging (core/forge_rules.py)
 
 
 class Trust(StrEnum):

@@ -7,7 +7,9 @@ calls, never inside one; ``enrich`` does the same work synchronously for the CLI
 the ``enrich_entity`` tool.
 
 Faults never touch what is stored: GitLab is asked first, and an entity is written
-only from a complete answer.
+only from a complete answer. When a saved answer changes an entity's state (an MR
+merged or closed, an issue closed or reopened), the listeners ``listen`` added are told
+(``service/forge_rules.py`` applies the lifecycle rules to the memories about it).
 
 - 401: the whole queue pauses (no retry storm) until an explicit ``enrich`` or a restart.
 - 404 / 403: the entity is ``missing`` / ``forbidden``, asked again after the long TTL.
@@ -63,6 +65,9 @@ SYNC_RATE_WAIT_MAX_S = 30.0
 MAX_BATCH = 100_000
 
 Progress = Callable[[int, int], None]
+# Told of a state change: (entity key, its kind, the state stored before or None, the new
+# state, when it changed if GitLab says).
+StateListener = Callable[[str, EntityKind, str | None, str, datetime | None], object]
 _PROBLEMS = (Outcome.MISSING, Outcome.FORBIDDEN, Outcome.ERROR, Outcome.UNRESOLVABLE)
 
 
@@ -107,6 +112,11 @@ class Enricher:
         self._failures = 0
         self._last_error: str | None = None
         self._user: str | None = None
+        self._listeners: list[StateListener] = []
+
+    def listen(self, listener: StateListener) -> None:
+        """Call ``listener`` after each saved answer that changed an entity's state."""
+        self._listeners.append(listener)
 
     @property
     def configured(self) -> bool:
@@ -317,6 +327,35 @@ class Enricher:
         self._last_error = None
 
     def _save(
+        self,
+        row: EnrichmentRow,
+        data: MergeRequestData | IssueData | EpicData,
+        now: datetime,
+        next_at: datetime,
+    ) -> None:
+        before = self._stored_state(row)
+        self._store_answer(row, data, now, next_at)
+        if before != data.state:
+            changed_at = data.merged_at if isinstance(data, MergeRequestData) else None
+            if isinstance(data, IssueData):
+                changed_at = data.closed_at if data.state == "closed" else data.updated_at
+            for listener in self._listeners:
+                try:
+                    listener(row.key, row.kind, before, data.state, changed_at or data.updated_at)
+                except Exception:  # a rule's failure must not undo what GitLab said
+                    log.exception("a lifecycle rule failed for %s", row.key)
+
+    def _stored_state(self, row: EnrichmentRow) -> str | None:
+        """The entity's GitLab state as stored before this answer (None: never fetched)."""
+        if row.kind is EntityKind.MERGE_REQUEST:
+            stored: MergeRequestData | IssueData | EpicData | None = self.graph.merge_request(row.key)
+        elif row.kind is EntityKind.ISSUE:
+            stored = self.graph.issue(row.key)
+        else:
+            stored = self.graph.epic(row.key)
+        return stored.state if stored is not None else None
+
+    def _store_answer(
         self,
         row: EnrichmentRow,
         data: MergeRequestData | IssueData | EpicData,

@@ -262,7 +262,9 @@ class Injector:
             result = self._memory.recall(query, project=project, limit=RECALL_LIMIT)
         except InvalidInputError:  # e.g. a message of symbols only: nothing to look for
             return []
-        return [hit.memory for hit in result.hits]
+        # Only current memories: a blocker resolved, work done or a decision not merged (by a
+        # person or by a forge rule) is no longer what the model should act on.
+        return [hit.memory for hit in result.hits if hit.memory.status is Status.ACTIVE]
 
     def inject(self, request: InjectRequest) -> Injection:
         """The block for one model call, or "" when nothing clears the floor or all is in the prompt."""

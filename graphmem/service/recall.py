@@ -51,7 +51,10 @@ STATUS_WEIGHT: Mapping[Status, float] = {
     Status.RESOLVED: 0.8,
     Status.SUPERSEDED: 0.7,
     Status.ARCHIVED: 0.6,
+    Status.NOT_MERGED: 0.5,  # its MR was closed without merging: what it decided did not happen
 }
+# What default recall shows (``history`` shows every status).
+RECALLED = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED})
 # Code-graph neighbours of the named files and symbols that join the entity channel.
 CODE_NEIGHBOUR_LIMIT = 30
 # Entities one GitLab edge from what a recall query names, whose memories join the entity channel:
@@ -76,7 +79,7 @@ class RecallQuery:
     neighbour_keys: tuple[str, ...] = ()
 
     def visibility(self) -> Visibility:
-        statuses = frozenset(Status) if self.history else frozenset({Status.ACTIVE, Status.RESOLVED})
+        statuses = frozenset(Status) if self.history else RECALLED
         return Visibility(self.project, statuses, self.categories, self.since)
 
 

@@ -127,8 +127,8 @@ def render_memory_md(
 def _item(memory: MemoryRecord, names: list[str], replaced_by: str | None) -> str:
     text = "\n  ".join(line.rstrip() for line in memory.text.strip().splitlines())
     notes = [f"{memory.created_at:%Y-%m-%d}"]
-    if memory.status is Status.RESOLVED:
-        notes.insert(0, "resolved")
+    if memory.status in (Status.RESOLVED, Status.NOT_MERGED):
+        notes.insert(0, memory.status.value.replace("_", " "))
     if memory.status is Status.SUPERSEDED:
         notes.insert(
             0, f"{memory.category.value}, superseded" + (f" by `{replaced_by}`" if replaced_by else "")

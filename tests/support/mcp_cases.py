@@ -67,6 +67,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
     "get_context": {"target": "!12"},
     "get_boot_context": {},
     "update_memory": {"id": BOGUS, "action": "archive"},
+    "get_history": {"id": BOGUS},
     "delete_memory": {"id": BOGUS},
     "export_memories": {},
     "import_memories": {"content": ""},
@@ -81,7 +82,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
 }
 REQUIRED = {
     "remember": ["text"], "recall": ["query"], "get_context": ["target"], "update_memory": ["id", "action"],
-    "delete_memory": ["id"], "enrich_entity": ["ref"], "session_start": ["agent"],
+    "delete_memory": ["id"], "get_history": ["id"], "enrich_entity": ["ref"], "session_start": ["agent"],
     "session_heartbeat": ["session_id"], "session_end": ["session_id"], "claim_item": ["session_id", "item"],
     "release_item": ["session_id", "item"],
 }  # fmt: skip
@@ -92,6 +93,7 @@ STRINGS: list[tuple[str, str, dict[str, Any]]] = [
     ("get_context", "target", {}), ("update_memory", "id", {"action": "archive"}),
     ("update_memory", "text", {"id": BOGUS, "action": "edit"}),
     ("update_memory", "target_id", {"id": BOGUS, "action": "link"}), ("delete_memory", "id", {"confirm": True}),
+    ("get_history", "id", {}), ("update_memory", "event_id", {"id": BOGUS, "action": "undo"}),
     ("export_memories", "path", {}), ("import_memories", "path", {}), ("import_memories", "content", {}),
     ("enrich_entity", "ref", {}), ("session_start", "agent", {}), ("session_start", "task", {"agent": "a"}),
     ("session_heartbeat", "session_id", {}), ("session_end", "session_id", {}),
@@ -219,6 +221,9 @@ def _ids() -> list[Case]:
         case("link-no-target", "update_memory", lambda c: {"id": decision(c), "action": "link"}, says="target_id"),
         case("supersede-unknown", "update_memory", lambda c: {"id": decision(c), "action": "supersede", "target_id": BOGUS}),
         case("unlink-absent", "update_memory", lambda c: {"id": decision(c), "action": "unlink", "target_id": c.stage.seeded["blocker"]}),
+        case("undo-no-event", "update_memory", lambda c: {"id": decision(c), "action": "undo"}, says="event_id"),
+        case("undo-foreign-event", "update_memory", lambda c: {"id": decision(c), "action": "undo", "event_id": "evt_0123456789abcdef"}, says="not in the history"),
+        case("history-unknown", "get_history", {"id": BOGUS}, says="No memory"),
         case("edit-nothing", "update_memory", lambda c: {"id": decision(c), "action": "edit"}, says="text or category"),
         case("edit-empty-text", "update_memory", lambda c: {"id": decision(c), "action": "edit", "text": ""}),
         case("edit-blank-text", "update_memory", lambda c: {"id": c.victim(), "action": "edit", "text": "   \n\t "}),

@@ -255,3 +255,16 @@ def test_recall_leaves_out_the_boot_blocks_memories_and_keeps_to_the_turn_budget
 
 def test_a_call_with_no_messages_adds_nothing(injector: Injector, git_project: str) -> None:
     assert injector.turn(TurnRequest("ses_1", git_project, (), "hello")).blocks == {}
+
+
+def test_a_memory_no_longer_current_is_not_injected_though_recall_finds_it(
+    injector: Injector, memory_service: MemoryService, git_project: str
+) -> None:
+    blocker = memory_service.remember(BLOCKER, category="blocker", project=git_project).memory
+    memory_service.resolve(blocker.id)  # as a forge rule resolves it when its MR merges
+
+    done = injector.inject(request(git_project, "Why does the payments sandbox reject every refund?"))
+
+    recalled = memory_service.recall("payments sandbox refund", project=git_project)
+    assert blocker.id in {h.memory.id for h in recalled.hits}
+    assert blocker.id not in done.block
