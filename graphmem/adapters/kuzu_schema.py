@@ -200,7 +200,7 @@ def _v5_lexical_index(indexes: Collection[str]) -> list[str]:
 
 def _v6_history() -> list[str]:
     """Version 6: each memory's history of changes (``MemoryEvent``)."""
-    return [MEMORY_EVENT]
+    return [MEMORY_EVENT.replace("CREATE NODE TABLE", "CREATE NODE TABLE IF NOT EXISTS", 1)]
 
 
 # version reached -> statements that bring the previous version to it

@@ -101,3 +101,19 @@ def test_kuzu_keeps_events_and_their_order_across_a_restart(tmp_path: Path) -> N
 
     assert [e.id for e in second.events_of("m1", 10)] == ["evt_c", "evt_b", "evt_a"]
     second.close()
+
+
+def test_a_schema_5_store_is_migrated_and_gets_a_history(tmp_path: Path) -> None:
+    old = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+    old.add_memories([memory("m1")])
+    old.run("DROP TABLE MemoryEvent")  # a store written before the history existed
+    old.set_meta("schema_version", "5")
+    old.close()
+
+    store = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+    store.add_events([event("evt_a")])
+
+    assert store.get_meta("schema_version") == "6"
+    assert [e.id for e in store.events_of("m1", 10)] == ["evt_a"]
+    assert list(store.get_memories(["m1"])) == ["m1"]
+    store.close()
