@@ -18,6 +18,7 @@ from graphmem.adapters.gitlab_api import PythonGitLabClient
 from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.models import Category, Status
 from graphmem.core.timeparse import utc_now
@@ -51,9 +52,10 @@ def memory(tmp_path: Path, gitlab: FakeGitLab) -> Iterator[MemoryService]:
         InMemoryGitLabGraph(store), client, EnrichmentConfig(token_set=True), namespace=namespace,
         clock=utc_now, code=code,
     )  # fmt: skip
+    semantic = SemanticIndex(store, HashEmbedder(64), HnswVectorIndex)
     service = build_memory(
-        store, SemanticIndex(store, HashEmbedder(64)), load_settings(data_dir=tmp_path / "data"),
-        data_dir=tmp_path / "data", namespace=namespace, code=code, enricher=enricher,
+        store, semantic, load_settings(data_dir=tmp_path / "data"), data_dir=tmp_path / "data",
+        namespace=namespace, code=code, enricher=enricher,
     )  # fmt: skip
     service.project = str(tmp_path)
     yield service
