@@ -95,6 +95,7 @@ class _State:
     entities: dict[tuple[EntityKind, str], Entity]
     relates: dict[tuple[str, str, LinkKind], datetime]
     nexts: dict[tuple[str, str], None]
+    events: dict[str, MemoryEvent]
 
 
 class InMemoryGraphStore:
@@ -161,11 +162,13 @@ class InMemoryGraphStore:
             dict(self._entities),
             dict(self._relates),
             dict(self._next),
+            dict(self._events),
         )
 
     def _restore(self, saved: _State) -> None:
         self._seq, self._meta, self._rows = saved.seq, saved.meta, saved.rows
         self._entities, self._relates, self._next = saved.entities, saved.relates, saved.nexts
+        self._events = saved.events
 
     # -- for the other in-memory adapters (the code graph) ----------------------
 

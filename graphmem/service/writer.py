@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from graphmem.core.dedup import candidate_query, is_near_duplicate, memory_hash, similarity
+from graphmem.core.dedup import is_near_duplicate, memory_hash
 from graphmem.core.events import (
     BY_USER,
     FIELDS,
@@ -46,7 +46,6 @@ from graphmem.core.events import (
 from graphmem.core.keys import event_id as new_event_id
 from graphmem.core.keys import memory_id as new_memory_id
 from graphmem.core.models import (
-    SUPERSEDABLE,
     Category,
     Entity,
     Link,
@@ -56,9 +55,9 @@ from graphmem.core.models import (
     Status,
     Trust,
 )
-from graphmem.core.ports import GraphStore, TextMatch, Vector, Visibility
+from graphmem.core.ports import GraphStore, Vector, Visibility
 from graphmem.core.redaction import redact
-from graphmem.core.text import clean_fts_query, validate_text
+from graphmem.core.text import validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.core.trust import looks_like_injection
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
@@ -74,9 +73,7 @@ from graphmem.service.mentions import Mentions
 from graphmem.service.redacting import guard_store
 from graphmem.service.results import RememberResult
 from graphmem.service.semantic import SemanticIndex
-
-# Lexical candidates compared with a new memory for near-duplicates / same subject.
-DEDUP_CANDIDATES = 8
+from graphmem.service.subjects import same_subject_as, similar_memories
 
 
 class MemoryWriter:
@@ -155,7 +152,7 @@ class MemoryWriter:
                     # an archived one comes back
                     reinforced = self._reinforce(existing, now, actor_of(source))
                     return replace(reinforced, redacted=redaction.count)
-            similar = self._similar(text, Visibility(owner, frozenset({Status.ACTIVE})))
+            similar = similar_memories(self.store, text, Visibility(owner, frozenset({Status.ACTIVE})))
             if old is None:
                 for candidate, _ in similar:
                     if candidate.category is category and is_near_duplicate(
@@ -188,7 +185,10 @@ class MemoryWriter:
             if old is not None:
                 replaced = [old]
             else:
-                same = [other.id for other in self._same_subject_as(record, entities, similar)]
+                same = [
+                    other.id
+                    for other in same_subject_as(self.store, record, entities, similar, self._same_subject)
+                ]
                 replaced = list(self.store.get_memories(same).values())
             with self.store.transaction():  # one commit for all of it: acknowledged = durable
                 self.store.add_memories([record])
@@ -213,40 +213,6 @@ class MemoryWriter:
             entities=tuple(entities),
             redacted=redaction.count,
         )
-
-    def _similar(self, text: str, visibility: Visibility) -> list[tuple[TextMatch, float]]:
-        """Active memories that share words with ``text``, most similar first: their texts come
-        with the full-text search's hits, so no record is read."""
-        matches = self.store.text_matches(
-            clean_fts_query(candidate_query(text)), visibility, DEDUP_CANDIDATES
-        )
-        scored = [(match, similarity(text, match.text)) for match in matches]
-        return sorted(scored, key=lambda pair: (-pair[1], pair[0].id))
-
-    def _same_subject_as(
-        self, record: MemoryRecord, entities: Sequence[Entity], similar: Sequence[tuple[TextMatch, float]]
-    ) -> list[TextMatch]:
-        """Older memories of the same kind that ``record`` replaces.
-
-        Only for categories where a newer statement replaces an older one, only in
-        the same scope, and only when the two share a subject: a named entity, or
-        most of their words.
-        """
-        if record.category not in SUPERSEDABLE:
-            return []
-        keys = {e.key for e in entities}
-        about = self.store.about([r.id for r, _ in similar]) if keys else {}
-        replaced = []
-        for other, overlap in similar:
-            if other.category is not record.category or other.scope is not record.scope:
-                continue
-            if other.project != record.project or other.id == record.id:
-                continue
-            shares_entity = bool(keys & {e.key for e in about.get(other.id, [])})
-            threshold = self._same_subject * (0.6 if shares_entity else 1.0)
-            if overlap >= threshold:
-                replaced.append(other)
-        return replaced[:1]
 
     def _reinforce(self, existing: MemoryRecord, now: datetime, actor: str) -> RememberResult:
         status = Status.ACTIVE if existing.status is Status.ARCHIVED else existing.status

@@ -1,0 +1,54 @@
+"""What a new memory is measured against when it is written: the stored memories that share
+its words (near-duplicates to reinforce) and the older one it replaces (same subject).
+
+Reads only; ``MemoryWriter`` (``writer.py``) acts on what these find.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from graphmem.core.dedup import candidate_query, similarity
+from graphmem.core.models import SUPERSEDABLE, Entity, MemoryRecord
+from graphmem.core.ports import GraphStore, TextMatch, Visibility
+from graphmem.core.text import clean_fts_query
+
+# Lexical candidates compared with a new memory for near-duplicates / same subject.
+DEDUP_CANDIDATES = 8
+
+
+def similar_memories(store: GraphStore, text: str, visibility: Visibility) -> list[tuple[TextMatch, float]]:
+    """Visible memories that share words with ``text``, most similar first: their texts come
+    with the full-text search's hits, so no record is read."""
+    matches = store.text_matches(clean_fts_query(candidate_query(text)), visibility, DEDUP_CANDIDATES)
+    scored = [(match, similarity(text, match.text)) for match in matches]
+    return sorted(scored, key=lambda pair: (-pair[1], pair[0].id))
+
+
+def same_subject_as(
+    store: GraphStore,
+    record: MemoryRecord,
+    entities: Sequence[Entity],
+    similar: Sequence[tuple[TextMatch, float]],
+    same_subject: float,
+) -> list[TextMatch]:
+    """Older memories of the same kind that ``record`` replaces.
+
+    Only for categories where a newer statement replaces an older one, only in the same
+    scope, and only when the two share a subject: a named entity (the word overlap needed
+    is then 0.6 of ``same_subject``), or most of their words.
+    """
+    if record.category not in SUPERSEDABLE:
+        return []
+    keys = {e.key for e in entities}
+    about = store.about([r.id for r, _ in similar]) if keys else {}
+    replaced = []
+    for other, overlap in similar:
+        if other.category is not record.category or other.scope is not record.scope:
+            continue
+        if other.project != record.project or other.id == record.id:
+            continue
+        shares_entity = bool(keys & {e.key for e in about.get(other.id, [])})
+        if overlap >= same_subject * (0.6 if shares_entity else 1.0):
+            replaced.append(other)
+    return replaced[:1]
