@@ -87,6 +87,7 @@ def memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimens
         "updated_at": timestamp,
         "valid_from": timestamp,
         "valid_to": timestamp,
+        "expires_at": timestamp,
         "reinforced": pa.int64(),
         "seq": pa.int64(),
         "embedded": pa.bool_(),
@@ -116,6 +117,7 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         reinforced,
         origin,
         trust,
+        expires_at,
         embedded,
     ) = row
     return MemoryRecord(
@@ -136,6 +138,7 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         embedded=bool(embedded),
         origin=origin,
         trust=Trust(trust) if trust else Trust.NORMAL,
+        expires_at=aware(expires_at),
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 ENTITY_TABLES = (
     "Project",
@@ -109,9 +109,11 @@ MEMORY_COLUMNS = (
     "embedding",
     "origin",
     "trust",
+    "expires_at",
 )
 # Memory columns added after version 1, with their types (appended, as ALTER TABLE does).
 MEMORY_ADDED: tuple[tuple[str, str], ...] = (("origin", "STRING"), ("trust", "STRING"))
+MEMORY_EXPIRY = ("expires_at", "TIMESTAMP")  # version 7
 
 
 # Each memory's history (core/events.py): one node per change, found by memory id (no edges, so
@@ -132,7 +134,7 @@ def create_schema() -> list[str]:
         "created_at TIMESTAMP, updated_at TIMESTAMP, valid_from TIMESTAMP, valid_to TIMESTAMP, "
         "status STRING, content_hash STRING, source STRING, session STRING, reinforced INT64, "
         "seq INT64, search_text STRING, embedded BOOLEAN, embedding FLOAT[], "
-        + "".join(f"{name} {kind}, " for name, kind in MEMORY_ADDED)
+        + "".join(f"{name} {kind}, " for name, kind in (*MEMORY_ADDED, MEMORY_EXPIRY))
         + "PRIMARY KEY(id))",
     ]
     statements += [
@@ -203,12 +205,18 @@ def _v6_history() -> list[str]:
     return [MEMORY_EVENT.replace("CREATE NODE TABLE", "CREATE NODE TABLE IF NOT EXISTS", 1)]
 
 
+def _v7_expiry() -> list[str]:
+    """Version 7: a memory can carry an expiry (``remember --expires 14d``)."""
+    return [f"ALTER TABLE Memory ADD IF NOT EXISTS {MEMORY_EXPIRY[0]} {MEMORY_EXPIRY[1]}"]
+
+
 # version reached -> statements that bring the previous version to it
 _MIGRATIONS: dict[int, Callable[[], list[str]]] = {
     2: _v2_code_graph,
     3: _v3_provenance,
     4: _v4_gitlab,
     6: _v6_history,
+    7: _v7_expiry,
 }
 
 

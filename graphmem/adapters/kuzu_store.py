@@ -28,6 +28,7 @@ from graphmem.adapters.data_dir import locked_message, write_owner
 from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.kuzu_entities import KuzuEntities
 from graphmem.adapters.kuzu_events import KuzuHistory
+from graphmem.adapters.kuzu_expiry import KuzuExpiry
 from graphmem.adapters.kuzu_links import KuzuMemoryLinks
 from graphmem.adapters.kuzu_rows import (
     ADD_LINK,
@@ -81,7 +82,7 @@ def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
         ) from exc
 
 
-class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory):
+class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry):
     """A graphmem store in ``<data_dir>/graph.kuzu``."""
 
     def __init__(self, data_dir: Path, *, dimension: int) -> None:

@@ -50,7 +50,7 @@ _ENUM_FIELDS: dict[str, type[Category | Scope | Status | Trust]] = {
     "status": Status,
     "trust": Trust,
 }
-_TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_from", "valid_to"})
+_TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_from", "valid_to", "expires_at"})
 # What ``update_memory`` may change: a record's fields but its id, its text (replace_text)
 # and the ``embedded`` flag (set with ``embedding``).
 UPDATABLE = frozenset(f.name for f in fields(MemoryRecord)) - {"id", "text", "embedded"} | {"embedding"}
@@ -72,6 +72,7 @@ def _stored(record: MemoryRecord, *, embedded: bool) -> MemoryRecord:
         updated_at=_utc(record.updated_at),
         valid_from=_utc(record.valid_from),
         valid_to=_utc_or_none(record.valid_to),
+        expires_at=_utc_or_none(record.expires_at),
         embedded=embedded,
     )
 
@@ -499,6 +500,24 @@ class InMemoryGraphStore:
             nexts = list(self._next)
         # The Kùzu store's own expansion, over a snapshot: the same order, fanout and hub cut.
         return GraphCache(lambda: (about, relates, nexts)).neighbours(memory_ids, limit)
+
+    # -- expiry -------------------------------------------------------------------
+
+    def expiring(self, now: datetime, limit: int) -> list[MemoryRecord]:
+        with self._open():
+            found = [
+                row.record
+                for row in self._rows.values()
+                if row.record.expires_at is not None
+                and row.record.is_current
+                and row.record.expires_at <= _utc(now)
+            ]
+        return sorted(found, key=lambda r: (r.expires_at or now, r.id))[:limit]
+
+    def next_expiry(self) -> datetime | None:
+        with self._open():
+            times = [r.record.expires_at for r in self._rows.values() if r.record.is_current]
+        return min((t for t in times if t is not None), default=None)
 
     # -- history ------------------------------------------------------------------
 

@@ -1,15 +1,18 @@
-"""A memory's history: history (what changed it, who, why) and undo (reverse one change)."""
+"""A memory's history and upkeep: history (what changed it, who, why), undo (reverse one
+change) and review (what a person should confirm, edit or archive)."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import click
 
 from graphmem.cli import present
-from graphmem.cli.options import json_option
+from graphmem.cli.options import json_option, to_since
 from graphmem.cli.state import CliState, pass_state
 from graphmem.core.events import describe
 from graphmem.core.timeparse import format_age, utc_now
-from graphmem.core.views import event_view
+from graphmem.core.views import event_view, memory_view
 
 
 @click.command()
@@ -69,4 +72,48 @@ def undo(state: CliState, event_id: str) -> None:
     click.echo(f"undid {done.undoes} on {done.memory_id}: {describe(done)}")
 
 
-COMMANDS = (history, undo)
+@click.command()
+@click.option(
+    "--older-than",
+    metavar="AGE",
+    default=None,
+    callback=to_since,
+    help="Call a memory old when unchanged since then: 180d (the default), 1y or an ISO date.",
+)
+@click.option(
+    "-n", "--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="Most memories listed."
+)
+@json_option
+@pass_state
+def review(state: CliState, older_than: datetime | None, limit: int, as_json: bool) -> None:
+    """List the memories to look at again, each with why: expired (or expiring within a week),
+    contradicted, possibly stale (the code they are about changed), unconfirmed (learned from a
+    session and never repeated, or low trust) or old. Confirm one by remembering it again,
+    change it with `graphmem edit`, set it aside with `graphmem archive`.
+
+    \b
+    Example:
+        $ graphmem review
+        mem_5e2a9c0d1b3f4a68  [blocker] (archived)  Staging is frozen for the audit
+            expired 2 days ago
+        mem_0c4e9a7b21d3f855  [decision]  Refunds round half-up
+            contradicted by mem_71b2e0d9c3a4f6e8
+    """
+    items = state.service.review(project=state.project, older_than=older_than, limit=limit)
+    now = utc_now()
+    if as_json:
+        shown = [{**memory_view(i.memory, now=now), "reasons": list(i.reasons)} for i in items]
+        present.echo_json({"memories": shown})
+        return
+    if not items:
+        click.echo("Nothing to review.")
+        return
+    for item in items:
+        status = "" if item.memory.status.value == "active" else f" ({item.memory.status.value})"
+        text = present.one_line(item.memory.text, 100)
+        click.echo(f"{item.memory.id}  [{item.memory.category.value}]{status}  {text}")
+        for reason in item.reasons:
+            click.echo(f"    {reason}")
+
+
+COMMANDS = (history, undo, review)

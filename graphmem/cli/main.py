@@ -34,7 +34,7 @@ COMMAND_MODULES = {
     "ingest": "ingest",
     "enrich": "gitlab",
     **dict.fromkeys(("session", "claim", "release"), "coordination"),
-    **dict.fromkeys(("history", "undo"), "history"),
+    **dict.fromkeys(("history", "undo", "review"), "history"),
 }  # fmt: skip
 
 

@@ -17,7 +17,7 @@ from graphmem.cli.options import (
 )
 from graphmem.cli.state import CliState, pass_state
 from graphmem.core.models import Category, Status
-from graphmem.core.timeparse import utc_now
+from graphmem.core.timeparse import parse_until, utc_now
 
 
 @click.command()
@@ -38,6 +38,12 @@ from graphmem.core.timeparse import utc_now
 )
 @click.option("--supersedes", metavar="ID", default=None, help="The memory this one replaces.")
 @click.option("--session", metavar="ID", default=None, help="Session id: chains memories of one session.")
+@click.option(
+    "--expires",
+    metavar="WHEN",
+    default=None,
+    help="When it stops being true: 14d, 12h, 2w, 3mo or an ISO date; then it leaves recall and context.",
+)
 @json_option
 @pass_state
 def remember(
@@ -47,6 +53,7 @@ def remember(
     scope: str | None,
     supersedes: str | None,
     session: str | None,
+    expires: str | None,
     as_json: bool,
 ) -> None:
     """Store TEXT as a memory and print its id (TEXT "-" reads standard input).
@@ -59,7 +66,9 @@ def remember(
         $ graphmem remember -c decision "Payments retry 3 times with backoff, see !123"
         mem_3f9a1c0b7d2e4a51
         about: !123
+        $ graphmem remember -c blocker "Staging is frozen for the audit" --expires 14d
     """
+    expires_at = parse_until(expires, now=utc_now()) if expires is not None else None
     result = state.service.remember(
         read_text(text),
         category=category,
@@ -67,6 +76,7 @@ def remember(
         project=state.project,
         supersedes=supersedes,
         session=session,
+        expires_at=expires_at,
     )
     if as_json:
         present.echo_json(present.remembered_json(result, now=utc_now()))

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from graphmem.core.models import Link, LinkKind, MemoryRecord
+from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status
 
 USER = "user"  # a person, through the CLI or Python
 AGENT = "agent"  # a model, through the MCP tools
@@ -93,6 +93,15 @@ def field_state(record: MemoryRecord, names: Iterable[str]) -> State:
         if hasattr(state[name], "value"):  # an enum
             state[name] = state[name].value
     return state
+
+
+def field_value(name: str, value: object) -> object:
+    """A field's value as a state holds it (JSON), as a memory holds it."""
+    if name == "category":
+        return Category(str(value))
+    if name == "status":
+        return Status(str(value))
+    return parse_time(value)  # valid_to, expires_at
 
 
 def link_value(link: Link) -> list[str | None]:

@@ -101,10 +101,11 @@ class MemoryRecord:
     # Why it may no longer hold (the code it is about changed or is gone since): worked out
     # when it is shown (``service/staleness.py``), never stored.
     stale: str | None = None
+    expires_at: datetime | None = None  # after this it leaves recall and context (archived, in history)
 
     @property
     def is_current(self) -> bool:
-        return self.status in (Status.ACTIVE, Status.RESOLVED)
+        return self.status in (Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED)
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,6 +138,13 @@ class MemoryRecords(Protocol):
     def last_in_session(self, session: str) -> str | None:
         """The id of the memory of ``session`` stored last."""
 
+    def expiring(self, now: datetime, limit: int) -> list[MemoryRecord]:
+        """Current memories (active, resolved, not merged) whose ``expires_at`` is ``now`` or
+        earlier, soonest first, at most ``limit``."""
+
+    def next_expiry(self) -> datetime | None:
+        """The earliest ``expires_at`` of a current memory (None: no current memory expires)."""
+
 
 class TextHits(list[tuple[str, float]]):
     """What ``search_text`` found: ``(memory id, score)`` pairs, best first, and ``exact``,

@@ -71,6 +71,41 @@ def parse_since(value: str, *, now: datetime) -> datetime:
     raise InvalidInputError(f"Cannot read {value!r} as a time. Use {_ACCEPTED}.")
 
 
+def parse_until(value: str, *, now: datetime) -> datetime:
+    """The future moment ``value`` names, counting durations forward from ``now`` (an expiry).
+
+    ``"14d"`` is 14 days after ``now`` (the units of ``parse_since``); an ISO date or datetime
+    is taken as it is. A moment that is not after ``now`` is refused.
+
+    Raises:
+        InvalidInputError: ``value`` is none of these forms, or not in the future.
+    """
+    text = value.strip()
+    now_utc = to_utc(now)
+    duration = _DURATION_RE.fullmatch(text)
+    if duration is not None:
+        unit = duration.group("unit")
+        if unit == "M":
+            raise InvalidInputError(f"{value!r} is ambiguous: write 'm' for minutes or 'mo' for months.")
+        try:
+            moment = now_utc + int(duration.group("amount")) * _UNIT_DELTA[unit.lower()]
+        except OverflowError:
+            raise InvalidInputError(
+                f"{value!r} reaches further than a date can; use a smaller number."
+            ) from None
+    else:
+        found = _parse_iso(text)
+        if found is None:
+            raise InvalidInputError(
+                f'Cannot read {value!r} as an expiry. Use a duration such as "12h", "14d", "2w", "3mo" or '
+                '"1y", or an ISO date or datetime such as "2026-12-31".'
+            )
+        moment = found
+    if moment <= now_utc:
+        raise InvalidInputError(f"The expiry {value!r} has passed already: give a time in the future.")
+    return moment
+
+
 def format_age(moment: datetime, *, now: datetime) -> str:
     """How long before (or after) ``now`` ``moment`` is, in words.
 

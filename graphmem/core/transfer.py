@@ -98,6 +98,7 @@ class MemoryLine(_Record):
     reinforced: int = Field(0, ge=0)
     origin: str | None = Field(None, max_length=500)
     trust: Trust = Trust.NORMAL
+    expires_at: datetime | None = None
     entities: list[str] = []
     # Why the exporting store thought it stale: for readers; an import works it out again.
     stale: str | None = Field(None, max_length=2000)
@@ -129,6 +130,7 @@ class MemoryLine(_Record):
             reinforced=self.reinforced,
             origin=self.origin,
             trust=self.trust,
+            expires_at=to_utc(self.expires_at) if self.expires_at else None,
         )
 
 

@@ -33,6 +33,7 @@ def memory_view(record: MemoryRecord, *, now: datetime | None = None) -> dict[st
         "origin": record.origin,
         "trust": record.trust.value,
         "stale": record.stale,
+        "expires_at": iso(record.expires_at),
     }
     if now is not None:
         view["age"] = format_age(record.created_at, now=now)

@@ -88,6 +88,7 @@ VERBS: dict[str, Verb] = {
     "history": Verb(_MEMORY_ID, "list[graphmem.core.events:MemoryEvent]"),
     "undo": Verb(("event_id",), "graphmem.core.events:MemoryEvent"),
     "stats": Verb((), "graphmem.service.results:Stats"),
+    "review": Verb((), "list[graphmem.service.results:ReviewItem]"),
     "import_file": Verb(("path",), "graphmem.service.results:ImportSummary", STEPS),
     "import_text": Verb(("text",), "graphmem.service.results:ImportSummary", STEPS),
     "embed_pending": Verb(("progress",), "int", STEPS),

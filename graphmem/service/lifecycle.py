@@ -32,12 +32,14 @@ class Lifecycle:
     def restore(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Make an archived or superseded memory current again.
 
-        Undoes a supersession: the ``supersedes`` edges pointing at it are removed.
+        Undoes a supersession: the ``supersedes`` edges pointing at it are removed; an expired
+        memory loses its expiry.
         """
         writer = self._writer
         with writer.lock:
             record = writer.get(memory_id)
             memory_id = record.id
+            expired = record.expires_at is not None and record.expires_at <= writer.clock()
             drop: list[Link] = []
             if record.status is Status.SUPERSEDED:
                 drop = [
@@ -52,6 +54,7 @@ class Lifecycle:
                 clear_valid_to=True,
                 cause=Cause(actor),
                 unlink=drop,
+                clear_expiry=expired,  # else it would expire again at once
             )
 
     def resolve(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:

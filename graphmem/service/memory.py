@@ -7,7 +7,7 @@ by ``graphmem.app`` (the composition root):
 - ``MemoryWriter`` (``writer.py``): remember, edit -- every write of a memory passes it;
 - ``Lifecycle`` (``lifecycle.py``): archive, restore, resolve, unresolve, delete, link, unlink,
   history, undo;
-- ``Listing`` (``listing.py``): show, select, list, stats;
+- ``Listing`` (``listing.py``): show, select, list, stats; ``Review`` (``review.py``): review;
 - ``Recaller`` (``recall.py``) and ``ContextBuilder`` (``context.py``): recall, get_context, boot;
 - ``TransferFiles`` (``transfer_files.py``): export and import, as text or through files;
 - ``Enricher`` (``enrichment.py``): enrich, the GitLab queue and its status;
@@ -61,8 +61,10 @@ from graphmem.service.results import (
     RememberResult,
     RepositoryExport,
     RepositoryFiles,
+    ReviewItem,
     Stats,
 )
+from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.staleness import Staleness
 from graphmem.service.transfer import ExportedFile, Progress
@@ -110,6 +112,7 @@ class MemoryService:
         self._context = context
         self._listing = listing
         self._lifecycle = lifecycle
+        self._review = Review(self.store, code, writer.clock)
         self._transfer = transfer
         self._ingest = ingest
         self._bootstrapper = bootstrapper
@@ -184,15 +187,15 @@ class MemoryService:
         occurred_at: datetime | None = None,
         origin: str | None = None,
         trust: str | Trust = Trust.NORMAL,
+        expires_at: datetime | None = None,
     ) -> RememberResult:
         """Store a memory, or reinforce the existing one it repeats.
 
-        ``scope`` defaults to ``project`` inside a project (``global`` for
-        preferences and outside projects). A decision on the same subject as an
-        older one supersedes it; ``supersedes`` names the old one explicitly.
-        ``origin`` says where in ``source`` it was learned (an OpenCode message id);
-        ``trust`` is ``low`` for text that tries to instruct the model.
-        """
+        ``scope`` defaults to ``project`` inside a project (``global`` for preferences and outside
+        projects). A decision on the same subject as an older one supersedes it; ``supersedes``
+        names the old one explicitly. ``origin`` says where in ``source`` it was learned (an
+        OpenCode message id); ``trust`` is ``low`` for text that tries to instruct the model.
+        After ``expires_at`` it leaves recall, context and lists (archived, in its history)."""
         return self._writer.remember(
             text,
             category=category,
@@ -204,6 +207,7 @@ class MemoryService:
             occurred_at=occurred_at,
             origin=origin,
             trust=trust,
+            expires_at=expires_at,
         )
 
     def edit(
@@ -215,17 +219,14 @@ class MemoryService:
         project: str | None = None,
         actor: str = USER,
     ) -> MemoryRecord:
-        """Change a memory's text and/or category (its id, links and history stay; the old
-        text is kept in its history). New text is re-read for refs and files: the memory is
-        then about exactly what the new text names."""
+        """Change a memory's text and/or category (its id and links stay; the old text goes to its
+        history). New text is re-read for refs and files: the memory is about what it names."""
         if text is None and category is None:
             raise InvalidInputError("Nothing to change: give new text and/or --category.")
         own = self._own(project)
         return self._writer.edit(memory_id, text=text, category=category, project=own, cause=Cause(actor))
 
     # -- lifecycle: status and links ------------------------------------------------------
-
-    # ``actor`` is who asks, as the history records it: ``user`` (CLI, Python) or ``agent`` (MCP).
 
     def archive(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Hide a memory from recall without deleting it (``restore`` brings it back)."""
@@ -273,6 +274,12 @@ class MemoryService:
         """One memory, its entities and its links."""
         return self._listing.show(memory_id)
 
+    def review(self, *, project: str | None = None, older_than: datetime | None = None,
+               limit: int = 50) -> list[ReviewItem]:  # fmt: skip
+        """Memories to confirm, edit or archive (expired, contradicted, stale, unconfirmed, old), with why."""
+        self._writer.expire_due()
+        return self._review.review(project=self._own(project), older_than=older_than, limit=limit)
+
     def select(
         self,
         *,
@@ -302,6 +309,7 @@ class MemoryService:
         offset: int = 0,
     ) -> list[MemoryRecord]:
         """Memories visible from ``project``, newest first."""
+        self._writer.expire_due()
         return self._listing.list(
             project=self._own(project),
             categories=categories,
@@ -328,6 +336,7 @@ class MemoryService:
     ) -> RecallResult:
         """The memories most relevant to ``query``; nothing when nothing is relevant. A hit about
         code that changed or went away since it was written says so (``stale``)."""
+        self._writer.expire_due()  # what expired leaves recall, context and lists now
         result = self._recaller.ask(
             query,
             project=self._own(project),
@@ -344,12 +353,14 @@ class MemoryService:
     ) -> ContextBundle:
         """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
         budget = self._context_max_tokens if max_tokens is None else max_tokens
+        self._writer.expire_due()
         return self._context.get_context(target, project=self._own(project), max_tokens=budget)
 
     def boot_context(self, *, project: str | None = None, max_tokens: int | None = None) -> ContextBundle:
         """What an agent should know at the start of a session: directives and
         preferences (this project's and global), open blockers, recent decisions."""
         budget = self._context_max_tokens if max_tokens is None else max_tokens
+        self._writer.expire_due()
         return self._context.boot_context(project=self._own(project), max_tokens=budget)
 
     # -- GitLab ---------------------------------------------------------------------------

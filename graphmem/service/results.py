@@ -140,3 +140,11 @@ class RepositoryExport:
     written: tuple[str, ...]
     unchanged: tuple[str, ...]
     folder: str = ""  # the folder written, resolved
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewItem:
+    """A memory ``review`` asks a person to confirm, edit or archive, and why (one line each)."""
+
+    memory: MemoryRecord
+    reasons: tuple[str, ...]

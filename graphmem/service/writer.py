@@ -37,9 +37,9 @@ from graphmem.core.events import (
     actor_of,
     differences,
     field_state,
+    field_value,
     link_keys,
     link_value,
-    parse_time,
     time_value,
     wanted_links,
 )
@@ -98,6 +98,7 @@ class MemoryWriter:
         self._near_duplicate = near_duplicate
         self._same_subject = same_subject
         self._session_tail: dict[str, str] = {}
+        self._next_expiry: datetime | None = None  # None: not known (asked of the store when needed)
 
     def get(self, memory_id: str) -> MemoryRecord:
         """The memory ``memory_id`` names (see ``parse_memory_id``), or ``No memory mem_x``.
@@ -125,6 +126,7 @@ class MemoryWriter:
         occurred_at: datetime | None = None,
         origin: str | None = None,
         trust: str | Trust = Trust.NORMAL,
+        expires_at: datetime | None = None,
     ) -> RememberResult:
         """Store a memory in ``project`` (as the caller resolved it), or reinforce the one it repeats.
 
@@ -177,6 +179,7 @@ class MemoryWriter:
                 session=session,
                 origin=origin,
                 trust=trust,
+                expires_at=to_utc(expires_at) if expires_at is not None else None,
             )
             # The session's last turn, looked up before this one becomes the last.
             tail = (
@@ -291,6 +294,8 @@ class MemoryWriter:
             self.semantic.will_change([memory_id])
         with self.lock:
             self.store.update_memory(memory_id, changes)
+            if "status" in changes or "expires_at" in changes:
+                self._next_expiry = None  # a memory may expire sooner now
         status = changes.get("status")
         if self.semantic is not None and isinstance(status, Status):
             self.semantic.status_changed(memory_id, status)
@@ -304,6 +309,7 @@ class MemoryWriter:
         clear_valid_to: bool = False,
         cause: Cause = BY_USER,
         unlink: Sequence[Link] = (),
+        clear_expiry: bool = False,
     ) -> MemoryRecord:
         """Move a memory to ``status`` from one of ``allowed_from`` (a ``ConflictError`` otherwise),
         removing the links ``unlink`` (a supersession undone) in the same recorded event."""
@@ -322,6 +328,9 @@ class MemoryWriter:
             if clear_valid_to:
                 changes["valid_to"] = None
                 before["valid_to"], after["valid_to"] = time_value(record.valid_to), None
+            if clear_expiry and record.expires_at is not None:
+                changes["expires_at"] = None
+                before["expires_at"], after["expires_at"] = time_value(record.expires_at), None
             if unlink:
                 before["links"], after["links"] = [link_value(link) for link in unlink], []
                 for link in unlink:
@@ -453,6 +462,24 @@ class MemoryWriter:
         self.store.add_events([event])
         return event
 
+    def expire_due(self) -> int:
+        """Archive the current memories whose expiry has passed, each with an ``expiry`` event in its
+        history; how many. Asks the store only when the next expiry is due or not known."""
+        now = self.clock()
+        if self._next_expiry is None:
+            self._next_expiry = self.store.next_expiry() or datetime.max.replace(tzinfo=now.tzinfo)
+        if now < self._next_expiry:
+            return 0
+        with self.lock:
+            due = self.store.expiring(now, EXPIRE_BATCH)
+            for record in due:
+                when = f"{record.expires_at:%Y-%m-%d %H:%M} UTC" if record.expires_at else "now"
+                before, after = {"status": record.status.value}, {"status": Status.ARCHIVED.value}
+                self._record(record.id, EventKind.EXPIRY, before, after, Cause("expiry", f"expired {when}"))
+                self.change(record.id, {"status": Status.ARCHIVED, "updated_at": now})
+            self._next_expiry = None
+        return len(due)
+
     def undo(self, event_id: str, cause: Cause = BY_USER) -> MemoryEvent:
         """Make the memory what it was before event ``event_id``; the undo is an event too.
 
@@ -480,9 +507,13 @@ class MemoryWriter:
                     f"it would lose that change. See `graphmem history {record.id}`; edit it instead."
                 )
             self._apply(record, event)
+            before, after = dict(event.after), dict(event.before)
+            if event.kind is EventKind.EXPIRY:  # back for good: its expiry, passed, goes
+                before["expires_at"], after["expires_at"] = time_value(record.expires_at), None
+                self.change(record.id, {"expires_at": None})
             why = Cause(cause.actor, cause.reason or f"undoes {event.id}", cause.rule)
             done = self._record(
-                record.id, EventKind.UNDO, event.after, event.before, why,
+                record.id, EventKind.UNDO, before, after, why,
                 other_id=event.other_id, undoes=event.id,
             )  # fmt: skip
             self.store.set_undone(event.id, done.id)
@@ -498,7 +529,7 @@ class MemoryWriter:
         changes: dict[str, object] = {"updated_at": now}
         for name in FIELDS:
             if name in state:
-                changes[name] = _field(name, state[name])
+                changes[name] = field_value(name, state[name])
         self.change(record.id, changes)
         wanted = {(x.source, x.target, x.kind.value): x for x in wanted_links(state)}
         current = {(x.source, x.target, x.kind.value) for x in self.store.links([record.id])}
@@ -555,17 +586,12 @@ class MemoryWriter:
             return self.semantic.embed_pending(progress)
 
 
+# Memories archived per ``expire_due`` call (the next call goes on).
+EXPIRE_BATCH = 500
+
+
 def _same_link(a: Link, b: Link) -> bool:
     return (a.source, a.target, a.kind) == (b.source, b.target, b.kind)
-
-
-def _field(name: str, value: object) -> object:
-    """A field's value as a state holds it, as the store takes it."""
-    if name == "category":
-        return Category(str(value))
-    if name == "status":
-        return Status(str(value))
-    return parse_time(value)  # valid_to, expires_at
 
 
 def _default_scope(category: Category, project: str | None) -> Scope:

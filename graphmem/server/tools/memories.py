@@ -9,7 +9,7 @@ from pydantic import Field
 
 from graphmem.core.events import AGENT
 from graphmem.core.text import MAX_TEXT_CHARS
-from graphmem.core.timeparse import parse_since
+from graphmem.core.timeparse import parse_since, parse_until
 from graphmem.core.views import event_view, hit_view, link_view, memory_view
 from graphmem.errors import InvalidInputError
 from graphmem.server.tools.params import (
@@ -56,14 +56,23 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         session: Annotated[
             str | None, Field(description="Session id to attach the memory to.", max_length=64)
         ] = None,
+        expires: Annotated[
+            str | None,
+            Field(
+                description="When it stops being true ('14d', '12h', '2w', '3mo' or an ISO date): "
+                "then it leaves recall and context (kept in history). For temporary states.",
+                max_length=40,
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Store a memory: a decision (with the why), blocker, procedure that worked, fact,
         preference or directive worth keeping across sessions. Repeats are stored once;
         a near-duplicate reinforces the existing memory; a newer decision on the same
         subject supersedes the older one."""
+        expires_at = parse_until(expires, now=runtime.now()) if expires else None
         result = memory.remember(
             text, category=category, scope=scope, project=project_of(project), supersedes=supersedes,
-            session=session, source="mcp",
+            session=session, source="mcp", expires_at=expires_at,
         )  # fmt: skip
         return {
             "id": result.memory.id,

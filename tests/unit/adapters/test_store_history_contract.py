@@ -1,4 +1,5 @@
-"""The history part of the store contract (``core.ports.MemoryHistory``), on Kùzu and the in-memory fake."""
+"""The history part of the store contract (``core.ports.MemoryHistory``) and memories that expire
+(``MemoryRecords.expiring``, ``next_expiry``), on Kùzu and the in-memory fake."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from support.records import NOW, memory
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.core.events import EventKind, MemoryEvent
+from graphmem.core.models import Status
 from graphmem.core.ports import GraphStore
 from graphmem.errors import StoreError
 
@@ -113,7 +115,47 @@ def test_a_schema_5_store_is_migrated_and_gets_a_history(tmp_path: Path) -> None
     store = KuzuGraphStore(tmp_path / "data", dimension=DIM)
     store.add_events([event("evt_a")])
 
-    assert store.get_meta("schema_version") == "6"
+    assert store.get_meta("schema_version") == "7"
     assert [e.id for e in store.events_of("m1", 10)] == ["evt_a"]
     assert list(store.get_memories(["m1"])) == ["m1"]
     store.close()
+
+
+# -- expiry (MemoryRecords.expiring, next_expiry) -------------------------------------------
+
+
+def test_expiring_lists_current_memories_past_their_expiry_soonest_first(store: GraphStore) -> None:
+    store.add_memories(
+        [
+            memory("m_later", expires_at=NOW + timedelta(days=2)),
+            memory("m_soon", expires_at=NOW + timedelta(days=1)),
+            memory("m_never"),
+            memory("m_archived", expires_at=NOW, status=Status.ARCHIVED),
+            memory("m_not_merged", expires_at=NOW, status=Status.NOT_MERGED),
+        ]
+    )
+
+    assert [r.id for r in store.expiring(NOW + timedelta(days=3), 10)] == [
+        "m_not_merged",
+        "m_soon",
+        "m_later",
+    ]
+    assert [r.id for r in store.expiring(NOW + timedelta(days=3), 1)] == ["m_not_merged"]
+    assert store.expiring(NOW - timedelta(days=1), 10) == []
+    assert store.next_expiry() == NOW
+
+
+def test_an_expiry_reads_back_and_can_be_changed(store: GraphStore) -> None:
+    store.add_memories([memory("m1", expires_at=NOW + timedelta(days=1))])
+    assert store.get_memories(["m1"])["m1"].expires_at == NOW + timedelta(days=1)
+
+    store.update_memory("m1", {"expires_at": None})
+
+    assert store.get_memories(["m1"])["m1"].expires_at is None
+    assert store.next_expiry() is None
+
+
+def test_expiry_survives_bulk_loading(store: GraphStore) -> None:
+    store.add_memories([memory(f"m{i}", expires_at=NOW + timedelta(hours=i + 1)) for i in range(70)])
+
+    assert store.next_expiry() == NOW + timedelta(hours=1)

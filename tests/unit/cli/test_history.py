@@ -69,3 +69,31 @@ def test_undo_of_no_event_id_exits_2_and_says_what_one_looks_like(invoke: Invoke
 
 def test_history_of_an_unknown_memory_exits_3(invoke: Invoke) -> None:
     assert invoke("history", "mem_0000000000000000").exit_code == 3
+
+
+def test_remember_with_an_expiry_shows_it_and_refuses_one_that_passed(invoke: Invoke) -> None:
+    made = json.loads(
+        invoke("remember", "Staging is frozen for the audit", "--expires", "14d", "--json").stdout
+    )
+    late = invoke("remember", "Staging is frozen again", "--expires", "2020-01-01")
+
+    assert made["memory"]["expires_at"] is not None
+    assert late.exit_code == 2 and "passed already" in late.stderr
+
+
+def test_review_lists_what_to_look_at_with_why(invoke: Invoke) -> None:
+    old = remember(invoke, "Refunds round half-up", "decision")
+    new = remember(invoke, "Refund amounts are truncated to the cent")
+    invoke("link", new, old, "--kind", "contradicts")
+
+    text = invoke("review").stdout
+    listed = json.loads(invoke("review", "--json").stdout)["memories"]
+
+    assert f"{old}  [decision]  Refunds round half-up\n    contradicted by {new}\n" in text
+    assert {m["id"]: m["reasons"] for m in listed}[new] == [f"contradicts {old}"]
+
+
+def test_review_of_nothing_to_review_says_so(invoke: Invoke) -> None:
+    remember(invoke, "We deploy on Tuesdays")
+
+    assert invoke("review").stdout == "Nothing to review.\n"

@@ -1,0 +1,94 @@
+"""``review``: the memories a person should look at again -- expired or about to, contradicted,
+possibly stale (the code they are about changed), unconfirmed (learned, never repeated, or
+low trust), or old (unchanged for long) -- to confirm, edit or archive them in one pass.
+
+Reads only; each reason is one line a person can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from graphmem.core.models import LinkKind, MemoryRecord, Status, Trust
+from graphmem.core.ports import CodeGraph, GraphStore, Visibility
+from graphmem.core.timeparse import format_age
+from graphmem.errors import InvalidInputError
+from graphmem.service.results import ReviewItem
+from graphmem.service.staleness import Staleness
+
+# Memories looked at, newest first: past this the oldest are not reviewed (say so in docs).
+REVIEW_SCAN_MAX = 20_000
+_PAGE = 2_000
+# An expiry this close is worth a look now.
+EXPIRES_SOON = timedelta(days=7)
+MAX_REVIEW_LIMIT = 1_000
+# Sources of memories graphmem learned by itself from a person's sessions.
+LEARNED_SOURCES = ("opencode",)
+_SHOWN = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED, Status.ARCHIVED})
+
+
+class Review:
+    """Finds what to review (see the module doc)."""
+
+    def __init__(self, store: GraphStore, code: CodeGraph | None, clock: Callable[[], datetime]) -> None:
+        self._store = store
+        self._code = code
+        self._clock = clock
+
+    def review(self, *, project: str | None, older_than: datetime | None, limit: int) -> list[ReviewItem]:
+        """The memories to review, most pressing first: expired, contradicted, stale,
+        unconfirmed, then old (unchanged since ``older_than``; default 180 days ago)."""
+        if not 1 <= limit <= MAX_REVIEW_LIMIT:
+            raise InvalidInputError(f"limit must be between 1 and {MAX_REVIEW_LIMIT}, not {limit}.")
+        now = self._clock()
+        cutoff = older_than if older_than is not None else now - timedelta(days=180)
+        records = self._candidates(project)
+        current = {r.id: r for r in records if r.is_current}
+        reasons: dict[str, list[str]] = {r.id: [] for r in records}
+        for record in records:
+            if record.expires_at is not None:
+                if record.expires_at <= now and record.status is Status.ARCHIVED:
+                    reasons[record.id].append(f"expired {format_age(record.expires_at, now=now)}")
+                elif record.is_current and record.expires_at <= now + EXPIRES_SOON:
+                    reasons[record.id].append(f"expires {format_age(record.expires_at, now=now)}")
+        for link in self._store.links(list(current)) if current else []:
+            if link.kind is LinkKind.CONTRADICTS and link.source in current and link.target in current:
+                reasons[link.target].append(f"contradicted by {link.source}")
+                reasons[link.source].append(f"contradicts {link.target}")
+        if self._code is not None and current:
+            about = self._store.about(list(current))
+            for memory_id, flag in Staleness(self._store, self._code).flags(current.values(), about).items():
+                reasons[memory_id].append(flag)
+        for record in current.values():
+            if record.trust is Trust.LOW:
+                reasons[record.id].append("low trust: its text reads like instructions to the model")
+            elif record.source in LEARNED_SOURCES and record.reinforced == 0:
+                reasons[record.id].append(
+                    f"unconfirmed: learned from a session ({record.source}), never repeated"
+                )
+            if record.status is Status.ACTIVE and record.updated_at < cutoff:
+                reasons[record.id].append(f"old: unchanged since {record.updated_at:%Y-%m-%d}")
+        found = [ReviewItem(r, tuple(reasons[r.id])) for r in records if reasons[r.id]]
+        return sorted(found, key=_urgency)[:limit]
+
+    def _candidates(self, project: str | None) -> list[MemoryRecord]:
+        visibility = Visibility(project, _SHOWN)
+        found: list[MemoryRecord] = []
+        while len(found) < REVIEW_SCAN_MAX:
+            page = self._store.list_memories(visibility, limit=_PAGE, offset=len(found))
+            found += page
+            if len(page) < _PAGE:
+                break
+        return found
+
+
+_ORDER = ("expired", "expires", "contradict", "possibly stale", "about ", "low trust", "unconfirmed", "old")
+
+
+def _urgency(item: ReviewItem) -> tuple[int, datetime]:
+    first = min(
+        next((i for i, word in enumerate(_ORDER) if reason.startswith(word)), len(_ORDER))
+        for reason in item.reasons
+    )
+    return first, item.memory.updated_at
