@@ -7,6 +7,7 @@ One JSON object per line, each with a ``type``::
     {"type": "memory", "id": "mem_…", "text": "…", "category": "decision", ..., "entities": [...]}
     {"type": "link", "source": "mem_…", "target": "mem_…", "kind": "supersedes", ...}
     {"type": "next", "source": "mem_…", "target": "mem_…"}
+    {"type": "event", "id": "evt_…", "memory_id": "mem_…", "kind": "status", "before": {...}, ...}
 
 Validation collects every problem with its line number before anything is
 imported.
@@ -30,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import (
     Category,
     Entity,
@@ -44,7 +46,7 @@ from graphmem.core.models import (
 from graphmem.core.redaction import redact
 from graphmem.core.text import MAX_TEXT_CHARS, validate_text
 from graphmem.core.timeparse import to_utc
-from graphmem.core.views import entity_view, iso, link_view, memory_view
+from graphmem.core.views import entity_view, event_view, iso, link_view, memory_view
 from graphmem.errors import InvalidInputError
 
 FORMAT_NAME = "graphmem-export"
@@ -148,7 +150,68 @@ class NextLine(_Record):
     target: str
 
 
-Line = Annotated[HeaderLine | EntityLine | MemoryLine | LinkLine | NextLine, Field(discriminator="type")]
+_MAX_ID = 200
+
+
+class EventState(_Record):
+    """The parts of a memory an event touched (``core/events.py``): only these keys, each checked,
+    because ``undo`` applies them."""
+
+    text: str | None = Field(None, max_length=MAX_TEXT_CHARS)
+    about: list[Annotated[str, Field(max_length=2000)]] | None = Field(None, max_length=1000)
+    category: Category | None = None
+    status: Status | None = None
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
+    links: list[tuple[str, str, LinkKind, datetime | None]] | None = Field(None, max_length=100)
+
+    def state(self) -> dict[str, Any]:
+        """As the store keeps it: the keys the line gave, as JSON values (times in UTC)."""
+        data: dict[str, Any] = self.model_dump(mode="json", exclude_unset=True)
+        for name in ("valid_to", "expires_at"):
+            if data.get(name) is not None:
+                data[name] = to_utc(getattr(self, name)).isoformat()
+        if self.links is not None:
+            data["links"] = [[s, t, k.value, iso(to_utc(c)) if c else None] for s, t, k, c in self.links]
+        return data
+
+
+class EventLine(_Record):
+    type: Literal["event"]
+    id: str = Field(pattern=r"^evt_[0-9a-f]{16}$")
+    memory_id: str = Field(min_length=1, max_length=_MAX_ID)
+    other_id: str | None = Field(None, max_length=_MAX_ID)
+    at: datetime
+    kind: EventKind
+    actor: str = Field(min_length=1, max_length=_MAX_ID)
+    rule: str | None = Field(None, max_length=_MAX_ID)
+    reason: str = Field("", max_length=2000)
+    change: str | None = Field(None, max_length=4000)  # what history shows: written, not read
+    before: EventState = EventState()
+    after: EventState = EventState()
+    undoes: str | None = Field(None, pattern=r"^evt_[0-9a-f]{16}$")
+    undone_by: str | None = Field(None, pattern=r"^evt_[0-9a-f]{16}$")
+
+    def to_event(self, memory_id: str, other_id: str | None) -> MemoryEvent:
+        return MemoryEvent(
+            id=self.id,
+            memory_id=memory_id,
+            at=to_utc(self.at),
+            kind=self.kind,
+            actor=self.actor,
+            reason=redact(self.reason).text,
+            before=self.before.state(),
+            after=self.after.state(),
+            other_id=other_id,
+            rule=self.rule,
+            undoes=self.undoes,
+            undone_by=self.undone_by,
+        )
+
+
+Line = Annotated[
+    HeaderLine | EntityLine | MemoryLine | LinkLine | NextLine | EventLine, Field(discriminator="type")
+]
 _LINE = TypeAdapter(Line)
 
 
@@ -161,11 +224,12 @@ class ParsedExport:
     memories: list[tuple[int, MemoryLine]] = field(default_factory=list)
     links: list[tuple[int, LinkLine]] = field(default_factory=list)
     nexts: list[tuple[int, NextLine]] = field(default_factory=list)
+    events: list[tuple[int, EventLine]] = field(default_factory=list)
     problems: list[tuple[int, str]] = field(default_factory=list)
 
     @property
     def records(self) -> int:
-        return len(self.entities) + len(self.memories) + len(self.links) + len(self.nexts)
+        return len(self.entities) + len(self.memories) + len(self.links) + len(self.nexts) + len(self.events)
 
 
 def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
@@ -200,6 +264,8 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
             parsed.memories.append((number, record))
         elif isinstance(record, LinkLine):
             parsed.links.append((number, record))
+        elif isinstance(record, EventLine):
+            parsed.events.append((number, record))
         else:
             parsed.nexts.append((number, record))
     return parsed
@@ -211,18 +277,21 @@ def _describe(exc: ValidationError) -> str:
     for error in exc.errors()[:3]:
         kind = error["type"]
         if kind == "union_tag_invalid":
-            parts.append("unknown record type: 'type' must be one of header, entity, memory, link, next")
+            parts.append(
+                "unknown record type: 'type' must be one of header, entity, memory, link, next, event"
+            )
             continue
         where = ".".join(
             str(p) if p in _FIELD_NAMES else "(a field)" for p in error["loc"] if not isinstance(p, int)
         )
         if kind == "extra_forbidden":
-            record = str(error["loc"][0]) if error["loc"] and error["loc"][0] in _MODELS else ""
+            top = len(error["loc"]) == 2  # (record type, field); deeper: inside an event's state
+            record = str(error["loc"][0]) if top and error["loc"][0] in _MODELS else ""
             fields = ", ".join(f for f in _MODELS[record].model_fields if f != "type") if record else ""
             message = (
                 f"a field {record} lines do not have (they have: {fields})" if record else "an unknown field"
             )
-            where = record
+            where = record or where
         elif kind in _OWN_MESSAGES:
             message = error["msg"].removeprefix("Value error, ")
         else:
@@ -233,11 +302,12 @@ def _describe(exc: ValidationError) -> str:
 
 _MODELS: dict[str, type[_Record]] = {
     "header": HeaderLine, "entity": EntityLine, "memory": MemoryLine, "link": LinkLine, "next": NextLine,
+    "event": EventLine,
 }  # fmt: skip
 # Field names (and record types) of the format: the only words of a line an error repeats.
-_FIELD_NAMES = frozenset(name for model in _MODELS.values() for name in model.model_fields) | frozenset(
-    _MODELS
-)
+_FIELD_NAMES = frozenset(
+    name for model in (*_MODELS.values(), EventState) for name in model.model_fields
+) | frozenset(_MODELS)
 # Pydantic messages that say what is expected, never what was given.
 _OWN_MESSAGES = frozenset(
     {
@@ -285,6 +355,10 @@ def link_line(link: Link) -> dict[str, Any]:
 
 def next_line(source: str, target: str) -> dict[str, Any]:
     return {"type": "next", "source": source, "target": target}
+
+
+def event_line(event: MemoryEvent) -> dict[str, Any]:
+    return {"type": "event", **event_view(event)}
 
 
 # -- repository exports: project-relative, so the files fit any checkout ------------------

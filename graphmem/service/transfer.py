@@ -22,6 +22,7 @@ from graphmem.core.transfer import (
     MemoryLine,
     ParsedExport,
     entity_line,
+    event_line,
     header_line,
     is_relative,
     link_line,
@@ -104,6 +105,9 @@ class Transfer:
         entities: dict[str, Entity] = {e.key: e for es in about.values() for e in es}
         links = [link for link in self._store.links(ids) if link.source in ids and link.target in ids]
         nexts = [(a, b) for a, b in self._store.next_pairs(ids) if b in ids]
+        events = [
+            e for e in self._store.all_events() if e.memory_id in ids and (e.other_id or e.memory_id) in ids
+        ]
         if fmt == "markdown":
             out.write(render_markdown_export(memories, project, self._clock()))
         else:
@@ -117,6 +121,8 @@ class Transfer:
                 _write(out, link_line(link))
             for a, b in nexts:
                 _write(out, next_line(a, b))
+            for event in events:
+                _write(out, event_line(event))
         return ExportSummary(len(memories), len(entities), len(links))
 
     def repository_files(
@@ -315,6 +321,7 @@ class Transfer:
                     )
         endpoints = [(n, r.source, r.target) for n, r in parsed.links]
         endpoints += [(n, r.source, r.target) for n, r in parsed.nexts]
+        endpoints += [(n, r.memory_id, r.other_id or r.memory_id) for n, r in parsed.events]
         outside = {i for _, s, t in endpoints for i in (s, t) if i not in ids}
         stored = self._store.get_memories(outside) if outside else {}
         for number, source, target in endpoints:
@@ -362,6 +369,14 @@ class Transfer:
         self._writer.relate(links)
         nexts = [(id_map.get(r.source, r.source), id_map.get(r.target, r.target)) for _, r in parsed.nexts]
         self._writer.chain(nexts)
+        # History last: an event of a memory that kept its id, not stored yet (imported once).
+        kept = [
+            r for _, r in parsed.events
+            if id_map.get(r.memory_id, r.memory_id) == r.memory_id and self._store.get_event(r.id) is None
+        ]  # fmt: skip
+        self._writer.add_history(
+            [r.to_event(r.memory_id, r.other_id) for r in {r.id: r for r in kept}.values()]
+        )
 
 
 def _check_format(fmt: str) -> None:

@@ -388,22 +388,20 @@ class MemoryWriter:
     def unlink(self, source: str, target: str, kind: LinkKind, cause: Cause = BY_USER) -> bool:
         """Remove one link, recorded in the source's history; False when there was none."""
         with self.lock:
-            had = [
-                old
-                for old in self.store.links([source])
-                if _same_link(old, Link(source, target, kind, old.created_at))
-            ]
+            had = [old for old in self.store.links([source]) if (old.target, old.kind) == (target, kind)]
+            had = [old for old in had if old.source == source]
             if not had or not self.store.remove_link(source, target, kind):
                 return False
-            self._record(
-                source,
-                EventKind.UNLINK,
-                {"links": [link_value(had[0])]},
-                {"links": []},
-                cause,
-                other_id=target,
-            )
+            before: State = {"links": [link_value(had[0])]}
+            after: State = {"links": []}
+            self._record(source, EventKind.UNLINK, before, after, cause, other_id=target)
             return True
+
+    def add_history(self, events: Sequence[MemoryEvent]) -> None:
+        """Store events as they are (an import's: the history of the memories it brings)."""
+        if events:
+            with self.lock:
+                self.store.add_events(events)
 
     def chain(self, pairs: Sequence[tuple[str, str]]) -> None:
         """``NEXT`` edges between the turns of a session (an import's)."""

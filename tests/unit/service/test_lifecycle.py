@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
+import json
 from pathlib import Path
 
 import pytest
+from support.memory_service import in_memory_service
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
 from graphmem.core.events import AGENT, EventKind
 from graphmem.core.models import Category, LinkKind, Status
-from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.errors import ConflictError, ImportFileError, InvalidInputError, NotFoundError
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -215,3 +218,45 @@ def test_the_history_and_an_undo_survive_a_restart_on_kuzu(tmp_path: Path) -> No
 
     assert second.show(mem.id).memory.text == "Payments retry 3 times"
     second.close()
+
+
+# -- the history in exports -----------------------------------------------------------------
+
+
+def test_an_export_carries_the_history_and_an_import_brings_it_back_undoable(
+    memory_service: MemoryService, tmp_path: Path
+) -> None:
+    mem = memory_service.remember("Payments retry 3 times").memory
+    memory_service.edit(mem.id, text="Payments retry 5 times")
+    memory_service.archive(mem.id)
+    before = memory_service.history(mem.id)
+    buffer = io.StringIO()
+    memory_service.export(buffer)
+    other = in_memory_service(tmp_path / "other")
+
+    other.import_text(buffer.getvalue())
+    other.import_text(buffer.getvalue())  # twice: nothing repeats
+
+    assert other.history(mem.id) == before
+    other.undo(before[0].id)
+    other.undo(before[1].id)
+    assert other.show(mem.id).memory.text == "Payments retry 3 times"
+    other.close()
+
+
+def test_an_event_line_with_a_state_undo_could_not_apply_is_refused(memory_service: MemoryService) -> None:
+    mem = memory_service.remember("Payments retry 3 times").memory
+    buffer = io.StringIO()
+    memory_service.export(buffer)
+    bad = {
+        "type": "event", "id": "evt_0123456789abcdef", "memory_id": mem.id, "at": "2026-11-20",
+        "kind": "status", "actor": "user", "before": {"status": "bogus"}, "after": {"colour": "red"},
+    }  # fmt: skip
+
+    with pytest.raises(ImportFileError) as refused:
+        memory_service.import_text(buffer.getvalue() + json.dumps(bad) + "\n")
+
+    [(_, problem)] = refused.value.problems
+    assert "event.before.status: Input should be 'active'" in problem
+    assert "event.after.(a field): an unknown field" in problem
+    assert memory_service.history(mem.id) == []
