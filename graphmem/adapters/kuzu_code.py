@@ -97,6 +97,19 @@ class KuzuCodeGraph:
         )
         return [_symbol(r) for r in rows]
 
+    def unique_symbols(self, project: str, names: Collection[str]) -> dict[str, SymbolInfo]:
+        """name -> the one live symbol of ``project`` with that simple name (names shared by
+        several live symbols, or by none, are left out)."""
+        if not names:
+            return {}
+        rows = self._store.rows(
+            "MATCH (s:Symbol) WHERE s.project = $p AND s.name IN $names AND s.deleted_at IS NULL "
+            "WITH s.name AS n, count(*) AS c, min(s.key) AS k WHERE c = 1 RETURN n, k",
+            {"p": project, "names": sorted(set(names))},
+        )
+        found = self.symbols([k for _, k in rows])
+        return {n: found[k] for n, k in rows if k in found}
+
     def symbols(self, keys: Collection[str]) -> dict[str, SymbolInfo]:
         if not keys:
             return {}

@@ -24,43 +24,62 @@ from graphmem.core.gitlab import (
     MergeRequestData,
     Person,
 )
-from graphmem.core.models import Entity, EntityKind
+from graphmem.core.models import Entity, EntityKind, Step
 
 LABELS = {EntityKind.MERGE_REQUEST: "MergeRequest", EntityKind.ISSUE: "Issue", EntityKind.EPIC: "Epic"}
 # GitLab's facts were saved at least once: every save sets web_url, no mark does (a 404 or 403
 # sets fetched_at too, with nothing to show).
 _SAVED = "e.web_url IS NOT NULL"
 
-_RELATED_FROM = ("MergeRequest", "Issue", "File", "Symbol")
-# (label of the keys asked about, query returning (label, key) rows). Each Kùzu query costs about
-# 1 ms however small, so each label takes one or two; the unlabelled ``(x)`` are matched from a
-# labelled, filtered node (Kùzu 0.11.3 misses matches of an unlabelled ``(e) WHERE e.key IN $keys``).
-_RELATED: tuple[tuple[str, str], ...] = (
+# (label of the keys asked about, whether the walk follows the edge, query returning (asked key,
+# relation, label, other key) rows). Each Kùzu query costs about 1 ms however small, so each label
+# takes one or two; the unlabelled ``(x)`` are matched from a labelled, filtered node (Kùzu 0.11.3
+# misses matches of an unlabelled ``(e) WHERE e.key IN $keys``).
+_RELATED: tuple[tuple[str, bool, str], ...] = (
     (
         "MergeRequest",
-        "MATCH (m:MergeRequest)-[:CLOSES|:CHANGES]->(x) WHERE m.key IN $keys "
-        "WITH label(x) AS l, x.key AS k RETURN l, k "
-        "ORDER BY CASE WHEN l = 'Issue' THEN 0 WHEN l = 'File' THEN 1 ELSE 2 END, k LIMIT $limit",
-    ),
-    (
-        "MergeRequest",
-        "MATCH (m:MergeRequest)-[:CLOSES]->(:Issue)-[:PART_OF]->(e:Epic) WHERE m.key IN $keys "
-        "RETURN DISTINCT 'Epic', e.key LIMIT $limit",
+        True,
+        "MATCH (m:MergeRequest)-[r:CLOSES|:CHANGES]->(x) WHERE m.key IN $keys "
+        "WITH m.key AS a, label(r) AS rel, label(x) AS l, x.key AS k RETURN a, rel, l, k "
+        "ORDER BY CASE WHEN l = 'Issue' THEN 0 WHEN l = 'File' THEN 1 ELSE 2 END, k, a LIMIT $limit",
     ),
     (
         "Issue",
-        "MATCH (i:Issue)-[:CLOSES|:PART_OF]-(x) WHERE i.key IN $keys "
-        "RETURN label(x), x.key ORDER BY x.key LIMIT $limit",
+        True,
+        "MATCH (i:Issue)-[:PART_OF]->(x:Epic) WHERE i.key IN $keys "
+        "RETURN i.key, 'PART_OF', 'Epic', x.key ORDER BY x.key, i.key LIMIT $limit",
+    ),
+    (
+        "Issue",
+        False,
+        "MATCH (x:MergeRequest)-[:CLOSES]->(i:Issue) WHERE i.key IN $keys "
+        "RETURN i.key, 'CLOSES', 'MergeRequest', x.key ORDER BY x.key, i.key LIMIT $limit",
+    ),
+    (
+        "Epic",
+        True,
+        "MATCH (e:Epic)-[:PART_OF]->(x:Epic) WHERE e.key IN $keys "
+        "RETURN e.key, 'PART_OF', 'Epic', x.key ORDER BY x.key, e.key LIMIT $limit",
+    ),
+    (
+        "Epic",
+        False,
+        "MATCH (x)-[:PART_OF]->(e:Epic) WHERE e.key IN $keys "
+        "RETURN e.key, 'PART_OF', label(x), x.key ORDER BY label(x) DESC, x.key, e.key LIMIT $limit",
     ),
     (
         "File",
-        "MATCH (m:MergeRequest)-[:CHANGES]->(f:File) WHERE f.key IN $keys "
-        "RETURN 'MergeRequest', m.key ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
+        False,
+        "MATCH (x:MergeRequest)-[:CHANGES]->(f:File) WHERE f.key IN $keys "
+        "RETURN f.key, 'CHANGES', 'MergeRequest', x.key "
+        "ORDER BY x.merged_at DESC, x.updated_at DESC, x.key, f.key LIMIT $limit",
     ),
     (
         "Symbol",
-        "MATCH (m:MergeRequest)-[:CHANGES]->(s:Symbol) WHERE s.key IN $keys "
-        "RETURN 'MergeRequest', m.key ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
+        False,
+        "MATCH (x:MergeRequest)-[:CHANGES]->(s:Symbol) WHERE s.key IN $keys "
+        "RETURN s.key, 'CHANGES', 'MergeRequest', x.key "
+        "ORDER BY x.merged_at DESC, x.updated_at DESC, x.key, s.key LIMIT $limit",
     ),
 )
 # The few and telling before the many: a huge MR's files never crowd out its issue and epic.
@@ -252,23 +271,29 @@ class KuzuGitLabReads:
         )
         return [r[0] for r in rows]
 
-    def related_keys(self, keys: Collection[str], limit: int) -> list[str]:
-        """Keys one GitLab edge from ``keys`` (``keys`` themselves left out), at most ``limit``.
+    def related_edges(self, keys: Collection[str], limit: int) -> list[Step]:
+        """The GitLab edges from ``keys`` to other entities (``keys`` themselves left out), each
+        walked from the asked key, at most ``limit`` other ends, each once.
 
-        An MR's closing issues and their epics, an issue's closing MRs and its epic, the MRs
-        that changed a file or symbol (latest first), then an MR's changed files and symbols.
-        Nothing is asked before GitLab's facts were ever saved in this store.
+        An MR's closing issues, an issue's epic and closing MRs, an epic's parent, issues and
+        child epics, the MRs that changed a file or symbol (latest first), then an MR's changed
+        files and symbols. Nothing is asked before GitLab's facts were ever saved in this store.
         """
         if not self._anything_saved():
             return []
-        found: dict[str, int] = {}
-        for label, query in _RELATED:
-            wanted = [k for k in keys if k.startswith(f"{label}:")]
+        asked = set(keys)
+        found: dict[str, tuple[int, Step]] = {}
+        for label, forward, query in _RELATED:
+            wanted = sorted(k for k in asked if k.startswith(f"{label}:"))
             if wanted:
-                for other_label, key in self._store.rows(query, {"keys": wanted, "limit": limit}):
-                    if key not in keys:
-                        found.setdefault(key, _RELATED_ORDER.get(other_label, 0))
-        return sorted(found, key=found.__getitem__)[:limit]  # stable: each query's order within a rank
+                for start, relation, other_label, end in self._store.rows(
+                    query, {"keys": wanted, "limit": limit}
+                ):
+                    if end not in asked and end not in found:
+                        rank = _RELATED_ORDER.get(other_label, 0)
+                        found[end] = (rank, Step(start, relation, end, forward))
+        ordered = sorted(found.values(), key=lambda pair: pair[0])  # stable: each query's order
+        return [step for _, step in ordered][:limit]
 
     def _anything_saved(self) -> bool:
         """Whether any MR, issue or epic has GitLab's facts (asked once, then kept by the saves)."""

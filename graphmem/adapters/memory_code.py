@@ -11,6 +11,7 @@ interrupted until its edges are in.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -88,6 +89,17 @@ class InMemoryCodeGraph:
                 and (s.qualified_name == name or s.name == name or s.qualified_name.endswith(f".{name}"))
             ]
         return sorted(found, key=lambda s: (s.deleted_at is not None, s.key))[: max(limit, 0)]
+
+    def unique_symbols(self, project: str, names: Collection[str]) -> dict[str, SymbolInfo]:
+        wanted = set(names)
+        with self._lock:
+            live = [
+                s
+                for p, s in self._symbols.values()
+                if p == project and s.deleted_at is None and s.name in wanted
+            ]
+        counts = Counter(s.name for s in live)
+        return {s.name: s for s in live if counts[s.name] == 1}
 
     def symbols(self, keys: Collection[str]) -> dict[str, SymbolInfo]:
         with self._lock:

@@ -18,7 +18,7 @@ from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.core import keys
 from graphmem.core.enrichment import MAX_HOPS, EnrichmentRow, EnrichState, GitLabTarget, parse_key, target_key
 from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData, Person
-from graphmem.core.models import Entity, EntityKind
+from graphmem.core.models import Entity, EntityKind, Step
 
 KINDS = (EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.EPIC)
 # States fetched again once their next attempt has come.
@@ -394,40 +394,48 @@ class InMemoryGitLabGraph:
         with self._lock:
             return sorted(k for k in self._targets("CHANGES", source=mr_key) if k.startswith("Symbol:"))
 
-    def related_keys(self, keys: Collection[str], limit: int) -> list[str]:
+    def related_edges(self, keys: Collection[str], limit: int) -> list[Step]:
         with self._lock:
             if not any(node.data is not None for node in self._nodes.values()):
                 return []
             asked = set(keys)
-            found: dict[str, int] = {}
+            found: dict[str, tuple[int, Step]] = {}
 
-            def add(candidates: Sequence[str]) -> None:
-                for other in candidates[: max(limit, 0)]:
-                    if other not in asked:
-                        found.setdefault(other, _rank(other))
+            def add(steps: Sequence[Step]) -> None:
+                for step in steps[: max(limit, 0)]:
+                    if step.end not in asked and step.end not in found:
+                        found[step.end] = (_rank(step.end), step)
 
-            mrs = sorted(k for k in asked if k.startswith("MergeRequest:"))
-            issues = sorted(k for k in asked if k.startswith("Issue:"))
-            edges = [
-                (rel, pair)
-                for rel in ("CLOSES", "CHANGES")
-                for pair in self._edges.get(rel, {})
-                if pair[0] in mrs
-            ]
-            add(sorted({b for _, (_, b) in edges}, key=lambda k: (_rank(k), k)))
-            closed = {b for rel, (_, b) in edges if rel == "CLOSES"}
+            def edges(rel: str, label: str, *, forward: bool, to: str = "") -> list[Step]:
+                pairs = self._edges.get(rel, {})
+                walked = [
+                    Step(a if forward else b, rel, b if forward else a, forward)
+                    for a, b in pairs
+                    if (a if forward else b) in asked
+                    and (a if forward else b).startswith(f"{label}:")
+                    and (b if forward else a).startswith(to)
+                ]
+                return walked
+
+            mrs = edges("CLOSES", "MergeRequest", forward=True) + edges(
+                "CHANGES", "MergeRequest", forward=True
+            )
+            add(sorted(mrs, key=lambda s: (_rank(s.end), s.end, s.start)))
+            add(sorted(edges("PART_OF", "Issue", forward=True), key=lambda s: (s.end, s.start)))
+            add(sorted(edges("CLOSES", "Issue", forward=False), key=lambda s: (s.end, s.start)))
+            add(sorted(edges("PART_OF", "Epic", forward=True), key=lambda s: (s.end, s.start)))
             add(
                 sorted(
-                    {b for a, b in self._edges.get("PART_OF", {}) if a in closed and b.startswith("Epic:")}
+                    edges("PART_OF", "Epic", forward=False),
+                    key=lambda s: (not s.end.startswith("Issue:"), s.end, s.start),
                 )
             )
-            near = {b for rel in ("CLOSES", "PART_OF") for a, b in self._edges.get(rel, {}) if a in issues}
-            near |= {a for rel in ("CLOSES", "PART_OF") for a, b in self._edges.get(rel, {}) if b in issues}
-            add(sorted(near))
-            for prefix in ("File:", "Symbol:"):
-                wanted = {k for k in asked if k.startswith(prefix)}
-                add(self._latest_first({a for a, b in self._edges.get("CHANGES", {}) if b in wanted}))
-            return sorted(found, key=found.__getitem__)[: max(limit, 0)]
+            for label in ("File", "Symbol"):
+                changing = edges("CHANGES", label, forward=False)
+                order = {key: n for n, key in enumerate(self._latest_first({s.end for s in changing}))}
+                add(sorted(changing, key=lambda s: (order[s.end], s.start)))
+            ordered = sorted(found.values(), key=lambda pair: pair[0])
+            return [step for _, step in ordered][: max(limit, 0)]
 
     # -- helpers ----------------------------------------------------------------------
 

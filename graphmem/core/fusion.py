@@ -72,6 +72,9 @@ class Plan:
     # Entity-channel weight of a memory about an entity one code or GitLab edge from a named
     # one (and about none of the named ones).
     neighbour_weight: float = 0.6
+    # How many code or GitLab edges the entity channel follows from a named entity (0: only
+    # the named ones). Each hop's memories score ``neighbour_weight`` below all of the hop before.
+    entity_hops: int = 2
     # source prefix -> share of the fused score a memory from that source keeps
     source_priors: Mapping[str, float] = field(default_factory=lambda: SCRAPED_PRIORS)
     description: str = ""
@@ -81,6 +84,8 @@ class Plan:
             raise ValueError(
                 f"plan {self.name!r}: neighbour_weight must be in [0, 1], not {self.neighbour_weight}"
             )
+        if self.entity_hops not in (0, 1, 2):
+            raise ValueError(f"plan {self.name!r}: entity_hops must be 0, 1 or 2, not {self.entity_hops}")
         if self.exact_phrase_words < 0:
             raise ValueError(
                 f"plan {self.name!r}: exact_phrase_words must be 0 (off) or more, "
@@ -267,6 +272,7 @@ class Spread:
     gain: float
     source: str  # the neighbour whose score it took
     hops: int
+    route: tuple[str, ...] = ()  # the nodes from ``source`` to the item, both included
 
 
 def spread(
@@ -279,13 +285,14 @@ def spread(
 
     A neighbour's score counts times the weight of the best path to it (the product
     of its edges' ``edge_weights``, 1.0 for an edge not listed), so a hub passes
-    little. Only items that gain something are returned. Neighbours missing from
-    ``base`` count as zero.
+    little. Only items that gain something are returned, each with the path its best
+    gain came along. Neighbours missing from ``base`` count as zero.
     """
     weights = edge_weights or {}
     gains: dict[str, Spread] = {}
     for item in {*base, *adjacency}:
         reach = {item: 1.0}  # best path weight from item to each node of the frontier
+        came_from: dict[str, str] = {}  # node -> the node before it on its best path from item
         seen = {item}
         total = 0.0
         best: tuple[float, str, int] | None = None
@@ -297,6 +304,7 @@ def spread(
                         via = path * weights.get((node, n), 1.0)
                         if via > frontier.get(n, 0.0):
                             frontier[n] = via
+                            came_from[n] = node
             seen |= frontier.keys()
             if not frontier:
                 break
@@ -308,5 +316,8 @@ def spread(
                 if best is None or weight * value > best[0]:
                     best = (weight * value, source, hops)
         if best is not None:
-            gains[item] = Spread(total, best[1], best[2])
+            route = [best[1]]
+            while route[-1] != item:
+                route.append(came_from[route[-1]])
+            gains[item] = Spread(total, best[1], best[2], tuple(route))
     return gains

@@ -130,12 +130,33 @@ class Link:
 
 
 @dataclass(frozen=True, slots=True)
+class Step:
+    """One hop of the way recall reached a hit, walked from ``start`` to ``end``.
+
+    ``relation`` is the stored edge: ``ABOUT`` (memory → entity), ``CALLS``, ``CONTAINS``
+    (file → symbol), ``IMPORTS``, ``CHANGES`` (MR → file or symbol), ``CLOSES`` (MR → issue),
+    ``PART_OF`` (issue or epic → epic), or between two memories a ``RELATES`` kind
+    (``supersedes``, ``related``...) or ``next``. ``forward`` is False when the walk went
+    against the edge (from a file to the MR that changed it). The names are how a user
+    writes each end (``!12``, ``src/shop/checkout.py``, ``RefundService.fee``, a memory id).
+    """
+
+    start: str  # an entity key or a memory id
+    relation: str
+    end: str
+    forward: bool = True
+    start_name: str = ""
+    end_name: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class ChannelRank:
-    """Where one recall channel ranked a hit."""
+    """Where one recall channel ranked a hit, and the edges it walked to reach it."""
 
     channel: str
     rank: int  # 1-based
     score: float
+    steps: tuple[Step, ...] = ()  # entity and graph channels: from a named entity or a seed memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +166,9 @@ class Hit:
     memory: MemoryRecord
     score: float
     channels: tuple[ChannelRank, ...]
-    path: tuple[str, ...] = ()  # graph path that reached it, e.g. ("!123", "m_ab12")
+    # The walk that reached it, nodes and edges in turn: graph spreading's (memory, via, memory[,
+    # via, memory]) when it lifted the hit, else the entity channel's (entity key, relation, ...,
+    # "ABOUT", memory id); empty when only words and meaning found it.
+    path: tuple[str, ...] = ()
     entities: tuple[Entity, ...] = field(default=())
     reason: str = ""  # why it is there, when no channel says it (get_context of lines)

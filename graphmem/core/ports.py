@@ -28,6 +28,7 @@ from graphmem.core.models import (
     MemoryRecord,
     Scope,
     Status,
+    Step,
 )
 from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
 
@@ -306,6 +307,10 @@ class CodeGraph(Protocol):
     def replace_co_changes(self, project: str, pairs: dict[tuple[str, str], int]) -> None: ...
     def symbols_in(self, project: str, path: str) -> list[SymbolInfo]: ...
     def find_symbols(self, project: str | None, name: str, limit: int = 10) -> list[SymbolInfo]: ...
+    def unique_symbols(self, project: str, names: Collection[str]) -> dict[str, SymbolInfo]:
+        """name -> the one live symbol of ``project`` whose simple name it is; a name that several
+        live symbols share, or none, is left out (one query for all names)."""
+
     def symbols(self, keys: Collection[str]) -> dict[str, SymbolInfo]: ...
     def calls(
         self, keys: Collection[str], *, incoming: bool, limit: int
@@ -394,9 +399,11 @@ class GitLabGraph(Protocol):
     def merge_requests_closing(self, issue_key: str) -> list[Entity]: ...
     def changed_by(self, file_key: str, limit: int) -> list[tuple[Entity, str, datetime | None]]: ...
     def changed_symbols(self, mr_key: str) -> list[str]: ...
-    def related_keys(self, keys: Collection[str], limit: int) -> list[str]:
-        """Keys one GitLab edge from ``keys``: closing issues and MRs, epics, changing MRs, changed
-        files and symbols, at most ``limit``."""
+    def related_edges(self, keys: Collection[str], limit: int) -> list[Step]:
+        """The GitLab edges from ``keys`` to entities one edge away, walked from the asked key
+        (``Step.forward`` False against the edge): an MR's closing issues, an issue's epic and
+        closing MRs, an epic's parent, issues and child epics, the MRs that changed a file or
+        symbol, then an MR's changed files and symbols; at most ``limit``, each other end once."""
 
 
 # -- what graphmem learns from: code, repository files, git, agent sessions ----------

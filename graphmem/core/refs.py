@@ -301,3 +301,68 @@ def _has_extension(name: str) -> bool:
 def _looks_like_email(token: str) -> bool:
     user, at, domain = token.partition("@")
     return bool(at) and bool(user) and "/" not in token and "." in domain
+
+
+# --- bare code identifiers ----------------------------------------------------
+
+# A word standing alone: not part of a dotted name, a path, a ref or a call (``x.y``, ``a/b``,
+# ``!12``, ``f()``: other readers handle those), nor of a hyphenated word.
+_IDENTIFIER_RE = re.compile(r"(?<![\w.$/\\:@#!&~\-])[A-Za-z_][A-Za-z0-9_]*(?![\w$(/]|\.\w|::|-\w)")
+_CAMEL_RE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+MIN_PLAIN_IDENTIFIER_CHARS = 4
+# Plain lower-case words of at least four letters that a sentence about code uses in their
+# English sense even when a project defines a function of that name ("update the docs", "the
+# tests fail"): common English, then the generic verbs and nouns of programming prose. A plain
+# word outside this list is linked only when exactly one live symbol of the project has it as
+# its name (``graphmem.service.mentions``); `backticks` link any of them.
+COMMON_WORDS = frozenset(
+    """
+    about above after again against also always another because been before being below between
+    both cannot could does doing done down during each either else even ever every first from
+    have having here into just last least less like many more most much must never next none
+    only other over same should since some still such than that their them then there these
+    they this those though through thus under until upon very want were what when where which
+    while will with within without would your yours today tomorrow yesterday week weeks year
+    years month months time times thing things work works worked working make makes made need
+    needs needed used uses using look looks said says tell told know known think thought
+    instead maybe please thanks sure good better best right wrong fine slow fast true false
+    update updates updated change changes changed check checks checked test tests tested call
+    calls called return returns returned start starts started stop stops stopped open opens
+    opened close closes closed read reads write writes load loads save saves send sends build
+    builds create creates created delete deletes deleted remove removes removed handle handles
+    parse format print show shows list lists find finds fetch sort merge merged apply reset
+    clear init setup main help name names type types value values data file files path paths
+    text error errors user users item items config option options default result results input
+    output line lines code fixes fixed added adds move moves moved rename renamed support
+    supports allow allows runs running
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+
+
+def find_identifiers(text: str) -> list[str]:
+    """Bare words of ``text`` that may name a code symbol, each once: identifier-shaped ones first
+    (``refund_all``, ``refundAll``, ``RefundService``), then plain lower-case words of at least
+    four letters that are not common English (``cancel``), each group in order of appearance.
+
+    Code spans, URLs, paths, refs, dotted names and calls are left to the other readers, as are
+    dunder names and capitalised plain words (``Context`` starts sentences). These are candidates:
+    the caller links one only when the project's code graph knows it.
+    """
+    masked = _mask_code(text)
+    masked = _mask_spans(masked, [m.span() for m in _URL_RE.finditer(masked)])
+    shaped: dict[str, None] = {}
+    plain: dict[str, None] = {}
+    for match in _IDENTIFIER_RE.finditer(masked):
+        word = match.group()
+        if word.startswith("__") and word.endswith("__"):
+            continue
+        if "_" in word.strip("_") or _CAMEL_RE.search(word):
+            shaped.setdefault(word)
+        elif (
+            word.islower()
+            and word.isalpha()
+            and len(word) >= MIN_PLAIN_IDENTIFIER_CHARS
+            and word not in COMMON_WORDS
+        ):
+            plain.setdefault(word)
+    return [*shaped, *plain]

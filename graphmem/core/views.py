@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.core.events import MemoryEvent, describe
-from graphmem.core.models import ChannelRank, Entity, Hit, Link, MemoryRecord
+from graphmem.core.models import ChannelRank, Entity, Hit, Link, MemoryRecord, Step
 from graphmem.core.timeparse import format_age
 
 
@@ -59,18 +59,87 @@ def link_view(link: Link) -> dict[str, Any]:
     }
 
 
+# How each stored edge reads, walked along it and against it ("MR !12 changed src/x.py",
+# "src/x.py changed by MR !12"); an edge between two memories reads as its kind.
+_PHRASES = {
+    "ABOUT": ("is about", "is the subject of"),
+    "CALLS": ("calls", "called by"),
+    "CHANGES": ("changed", "changed by"),
+    "CLOSES": ("closes", "closed by"),
+    "CONTAINS": ("defines", "defined in"),
+    "IMPORTS": ("imports", "imported by"),
+    "PART_OF": ("is part of", "contains"),
+}
+# Entity kinds whose name alone does not say what they are.
+_KIND_WORDS = {"MergeRequest": "MR "}
+
+
+def step_name(key: str, name: str) -> str:
+    """How an explanation names one end of a step: ``MR !12``, ``#34``, ``src/x.py``, ``mem_...``."""
+    return _KIND_WORDS.get(key.split(":", 1)[0], "") + (name or key) if ":" in key else (name or key)
+
+
+def step_text(step: Step) -> str:
+    """One step in words: "MR !12 changed src/shop/checkout.py", "refund_all called by cancel"."""
+    forward, backward = _PHRASES.get(step.relation, (step.relation, step.relation))
+    verb = forward if step.forward else backward
+    return f"{step_name(step.start, step.start_name)} {verb} {step_name(step.end, step.end_name)}"
+
+
+def step_view(step: Step) -> dict[str, Any]:
+    return {
+        "from": step.start,
+        "edge": step.relation,
+        "to": step.end,
+        "forward": step.forward,
+        "text": step_text(step),
+    }
+
+
 def channel_view(rank: ChannelRank) -> dict[str, Any]:
-    return {"channel": rank.channel, "rank": rank.rank, "score": round(rank.score, 4)}
+    return {
+        "channel": rank.channel,
+        "rank": rank.rank,
+        "score": round(rank.score, 4),
+        "steps": [step_view(step) for step in rank.steps],
+    }
+
+
+def _walk(rank: ChannelRank) -> str:
+    """The edges a channel walked, in words: "MR !12 changed src/x.py", "&5 contains #34, closed by
+    MR !12" for the entity channel (the last edge, to the memory, goes without saying); the
+    memories and what joins each to the next for the graph."""
+    steps = rank.steps
+    if rank.channel == "graph":
+        parts = [step_name(steps[0].start, steps[0].start_name)]
+        for step in steps:  # through an entity both memories are about, else a link's kind
+            if step.relation != "ABOUT":
+                parts.append(step.relation)
+            parts.append(step_name(step.end, step.end_name))
+        return " → ".join(parts)
+    edges = [s for s in steps if s.relation != "ABOUT"]
+    if not edges:
+        return "about " + step_name(steps[-1].start, steps[-1].start_name)
+    text = step_text(edges[0])
+    for step in edges[1:]:
+        forward, backward = _PHRASES.get(step.relation, (step.relation, step.relation))
+        text += f", {forward if step.forward else backward} {step_name(step.end, step.end_name)}"
+    return text
 
 
 def why(hit: Hit) -> str:
-    """One line: which channels found the hit, at which rank, through which path."""
-    parts = [f"{c.channel} #{c.rank}" for c in hit.channels]
+    """One line: which channels found the hit, at which rank, through which edges."""
+    parts = []
+    for rank in hit.channels:
+        part = f"{rank.channel} #{rank.rank}"
+        if rank.steps:
+            part += (" " if rank.channel == "entity" and len(rank.steps) == 1 else " via ") + _walk(rank)
+        elif rank.channel == "graph" and len(hit.path) > 1:
+            part += " via " + " → ".join(hit.path)
+        parts.append(part)
     text = ", ".join(parts)
     if hit.reason:
         return f"{hit.reason}; {text}" if text else hit.reason
-    if hit.path and len(hit.path) > 1:
-        text += " via " + " → ".join(hit.path)
     return text
 
 

@@ -12,13 +12,15 @@ from pathlib import Path
 from graphmem.core.enrichment import relative_namespace
 from graphmem.core.models import Entity
 from graphmem.core.ports import CodeGraph
-from graphmem.core.refs import Ref, find_path_candidates, find_refs, parse_ref
+from graphmem.core.refs import Ref, find_identifiers, find_path_candidates, find_refs, parse_ref
 from graphmem.errors import InvalidInputError
 from graphmem.service.code_context import find_symbol, symbol_candidates, symbol_entity
 from graphmem.service.inputs import file_entity
 
 # Symbol names looked up per text (each is one query).
 MAX_SYMBOL_LOOKUPS = 6
+# Bare words looked up per text, all in one query (``CodeGraph.unique_symbols``).
+MAX_IDENTIFIER_LOOKUPS = 32
 # Longest text read as one GitLab ref (a URL with a long project path fits).
 MAX_REF_CHARS = 2_000
 # Refs one enrich call may name.
@@ -65,7 +67,9 @@ class Mentions:
 
     def entities_in(self, text: str, project: str | None) -> list[Entity]:
         """Entities a text names: GitLab refs, files that exist in ``project``, and its
-        code symbols (`RefundService.apply`, ``apply()``) when it has been bootstrapped."""
+        code symbols when it has been bootstrapped: written as code (`RefundService.apply`,
+        ``apply()``), or as a bare word that exactly one live symbol of the project is named
+        (``refund_all``, ``cancel``; see ``core.refs.find_identifiers``)."""
         found = self.refs_in(text, project)
         if project:
             root = Path(project)
@@ -74,8 +78,15 @@ class Mentions:
                 if entity is not None and entity.key not in {e.key for e in found}:
                     found.append(entity)
             if self.code is not None:
-                for name in symbol_candidates(text)[:MAX_SYMBOL_LOOKUPS]:
+                explicit = symbol_candidates(text)[:MAX_SYMBOL_LOOKUPS]
+                for name in explicit:
                     symbol, _ = find_symbol(self.code, project, name)
+                    if symbol is not None and symbol.key not in {e.key for e in found}:
+                        found.append(symbol_entity(symbol, project))
+                bare = [w for w in find_identifiers(text) if w not in explicit][:MAX_IDENTIFIER_LOOKUPS]
+                known = self.code.unique_symbols(project, bare) if bare else {}
+                for name in bare:
+                    symbol = known.get(name)
                     if symbol is not None and symbol.key not in {e.key for e in found}:
                         found.append(symbol_entity(symbol, project))
         return found

@@ -7,12 +7,13 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from graphmem.core.fusion import (
@@ -31,11 +32,12 @@ from graphmem.core.fusion import (
     spread,
     weighted_rrf,
 )
-from graphmem.core.models import Category, ChannelRank, Entity, EntityKind, Hit, MemoryRecord, Status
+from graphmem.core.models import Category, ChannelRank, Hit, MemoryRecord, Status, Step
 from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, Vector, Visibility
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
+from graphmem.service.entity_reach import graph_steps, path_of, reach
 from graphmem.service.inputs import parse_category
 from graphmem.service.mentions import Mentions
 from graphmem.service.results import RecallResult
@@ -55,12 +57,6 @@ STATUS_WEIGHT: Mapping[Status, float] = {
 }
 # What default recall shows (``history`` shows every status).
 RECALLED = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED})
-# Code-graph neighbours of the named files and symbols that join the entity channel.
-CODE_NEIGHBOUR_LIMIT = 30
-# Entities one GitLab edge from what a recall query names, whose memories join the entity channel:
-# as many as get_context lists per section, so a 3,000-file MR adds no more than a bundle shows.
-RECALL_NEIGHBOUR_LIMIT = 25
-_GITLAB_NEIGHBOUR_KINDS = (EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.FILE, EntityKind.SYMBOL)
 MAX_RECALL_LIMIT = 200
 
 
@@ -75,8 +71,11 @@ class RecallQuery:
     since: datetime | None = None
     history: bool = False
     entity_keys: tuple[str, ...] = ()
-    # Entities next to the named ones in the code graph (the symbol's file, callers, callees).
+    # Entities one code or GitLab edge from the named ones (a symbol's callers and callees, an
+    # MR's changed files), then two edges; and the edges that lead to each (``Reach``).
     neighbour_keys: tuple[str, ...] = ()
+    far_keys: tuple[str, ...] = ()
+    routes: Mapping[str, tuple[Step, ...]] = field(default_factory=dict)
 
     def visibility(self) -> Visibility:
         statuses = frozenset(Status) if self.history else RECALLED
@@ -132,6 +131,8 @@ class Recaller:
         except KeyError as exc:
             raise InvalidInputError(str(exc.args[0])) from None
         named = self._mentions.entities_in(query, project) if self._mentions is not None else []
+        hops = chosen.entity_hops if chosen.uses(ENTITY) else 0
+        near = reach(self._code, self._gitlab, named, hops)
         request = RecallQuery(
             text=query,
             project=project,
@@ -140,8 +141,9 @@ class Recaller:
             since=to_utc(since) if since is not None else None,
             history=history,
             entity_keys=tuple(e.key for e in named),
-            neighbour_keys=(tuple(code_neighbours(self._code, named)) if self._code is not None else ())
-            + gitlab_neighbours(self._gitlab, named),
+            neighbour_keys=near.keys(1),
+            far_keys=near.keys(2),
+            routes=near.routes,
         )
         return self.recall(request, chosen)
 
@@ -170,8 +172,9 @@ class Recaller:
         query_vector = embedding.result() if embedding is not None else None
         if query_vector is not None:
             rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
+        entity_steps: dict[str, tuple[Step, ...]] = {}
         if plan.uses(ENTITY) and query.entity_keys:
-            rankings[ENTITY] = self._entity_channel(query.entity_keys, query.neighbour_keys, plan)
+            rankings[ENTITY], entity_steps = self._entity_channel(query, plan)
 
         if plan.fusion == "rrf":
             fused = weighted_rrf(rankings, plan.weights, k=plan.rrf_k)
@@ -217,11 +220,7 @@ class Recaller:
             weight = STATUS_WEIGHT.get(record.status, 1.0) * source_prior(plan.source_priors, record.source)
             hits.append(Hit(record, round(score * weight, 4), tuple(channels), paths.get(item, ())))
             hits.sort(key=lambda h: (-h.score, first.get(h.memory.id, len(first)), h.memory.id))
-        hits = hits[: query.limit]
-        entities = self._store.about([h.memory.id for h in hits])
-        hits = [
-            Hit(h.memory, h.score, h.channels, h.path, tuple(entities.get(h.memory.id, ()))) for h in hits
-        ]
+        hits = self._explained(hits[: query.limit], entity_steps)
         took = (time.perf_counter() - started) * 1000
         log.debug("recall plan=%s hits=%d took=%.1fms", plan.name, len(hits), took)
         return RecallResult(
@@ -265,7 +264,11 @@ class Recaller:
             hops = [w * plan.weights[GRAPH] for w in plan.hop_weights]
             gains = spread(base, adjacency, hops, strengths)
             for item, gain in gains.items():
-                paths[item] = (gain.source, vias.get((gain.source, item), "graph"), item)
+                route = gain.route or (gain.source, item)
+                path = [route[0]]
+                for a, b in itertools.pairwise(route):
+                    path += [vias.get((a, b), "graph"), b]
+                paths[item] = tuple(path)
         ranks = {
             channel: {item: r for r, (item, _) in enumerate(ranking, 1)}
             for channel, ranking in rankings.items()
@@ -304,22 +307,80 @@ class Recaller:
         return found[:depth]
 
     def _entity_channel(
-        self, keys: Sequence[str], neighbours: Sequence[str], plan: Plan
-    ) -> list[tuple[str, float]]:
-        """Memories about the named entities, then about their code neighbours, best first.
+        self, query: RecallQuery, plan: Plan
+    ) -> tuple[list[tuple[str, float]], dict[str, tuple[Step, ...]]]:
+        """Memories about the named entities, then about those one and two code or GitLab
+        edges away, best first; and for each, the edges from a named entity to it.
 
         Scores follow ``entity_scores`` (specific entities count more, evidence over several
-        named entities adds up), then ``age_weighted`` by the plan's ``entity_recency``.
+        named entities adds up, each hop below all of the one before), then ``age_weighted``
+        by the plan's ``entity_recency``.
         """
-        about = self._store.memories_about([*keys, *neighbours])
-        scores = entity_scores(
-            about, ((keys, 1.0), (neighbours, plan.neighbour_weight)), specificity=plan.entity_specificity
-        )
+        named, near, far = query.entity_keys, query.neighbour_keys, query.far_keys
+        about = self._store.memories_about([*named, *near, *far])
+        groups = ((named, 1.0), (near, plan.neighbour_weight), (far, plan.neighbour_weight))
+        scores = entity_scores(about, groups, specificity=plan.entity_specificity)
         if plan.entity_recency > 0.0 and len(scores) > 1:
             records = self._store.get_memories(list(scores))
             times = {item: record.created_at.timestamp() for item, record in records.items()}
             scores = age_weighted(scores, times, plan.entity_recency)
-        return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))
+        steps: dict[str, tuple[Step, ...]] = {}
+        for keys, _ in groups:  # the way through the closest entity the memory is about
+            for key in keys:
+                for memory_id in about.get(key, ()):
+                    if memory_id in scores and memory_id not in steps:
+                        about_it = Step(key, "ABOUT", memory_id, False, end_name=memory_id)
+                        steps[memory_id] = (*query.routes.get(key, ()), about_it)
+        return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0])), steps
+
+    def _explained(self, hits: Sequence[Hit], entity_steps: Mapping[str, tuple[Step, ...]]) -> list[Hit]:
+        """``hits`` with the entities they are about and, on the entity and graph channels, the
+        edges that reached them, each end named as a user writes it (one entity read for all)."""
+        ids = [h.memory.id for h in hits]
+        entities = self._store.about(ids)
+        walks: dict[str, dict[str, tuple[Step, ...]]] = {}
+        for hit in hits:
+            walks[hit.memory.id] = {GRAPH: graph_steps(hit.path)} if len(hit.path) > 1 else {}
+            if hit.memory.id in entity_steps:
+                walks[hit.memory.id][ENTITY] = entity_steps[hit.memory.id]
+        keys = {
+            end
+            for walk in walks.values()
+            for steps in walk.values()
+            for step in steps
+            for end in (step.start, step.end)
+            if ":" in end
+        }
+        names = {  # as the walk named them (a symbol by its qualified name), else as stored
+            key: name
+            for walk in walks.values()
+            for steps in walk.values()
+            for step in steps
+            for key, name in ((step.start, step.start_name), (step.end, step.end_name))
+            if name
+        }
+        names.update({e.key: e.name for found in entities.values() for e in found if e.key not in names})
+        missing = keys - names.keys()
+        names.update({key: e.name for key, e in self._store.get_entities(missing).items()} if missing else {})
+        explained = []
+        for hit in hits:
+            walk = {
+                channel: tuple(
+                    replace(
+                        step,
+                        start_name=names.get(step.start, step.start),
+                        end_name=names.get(step.end, step.end),
+                    )
+                    for step in steps
+                )
+                for channel, steps in walks[hit.memory.id].items()
+            }
+            channels = tuple(replace(c, steps=walk.get(c.channel, ())) for c in hit.channels)
+            path = hit.path or path_of(walk.get(ENTITY, ()))
+            explained.append(
+                Hit(hit.memory, hit.score, channels, path, tuple(entities.get(hit.memory.id, ())))
+            )
+        return explained
 
     def _neighbourhood(
         self, seeds: Sequence[str], hops: int, damping: bool
@@ -373,33 +434,3 @@ def _relevant(channels: Collection[ChannelRank], similarity: float | None, plan:
     if similarity >= plan.semantic_floor:
         return True
     return LEXICAL in found_by and similarity >= plan.lexical_floor
-
-
-def code_neighbours(
-    code: CodeGraph, entities: Iterable[Entity], limit: int = CODE_NEIGHBOUR_LIMIT
-) -> list[str]:
-    """Keys next to named files and symbols: a symbol's callers and callees, a file's
-    symbols and the files it imports or is imported by."""
-    found: list[str] = []
-    for entity in entities:
-        if entity.kind is EntityKind.SYMBOL:
-            for other, _, _ in code.calls([entity.key], incoming=True, limit=limit):
-                found.append(other.key)
-            for other, _, _ in code.calls([entity.key], incoming=False, limit=limit):
-                found.append(other.key)
-        elif entity.kind is EntityKind.FILE and entity.project:
-            found += [s.key for s in code.symbols_in(entity.project, entity.name)[:limit]]
-    named = {e.key for e in entities}
-    return [key for key in dict.fromkeys(found) if key not in named][:limit]
-
-
-def gitlab_neighbours(
-    gitlab: GitLabGraph | None, entities: Iterable[Entity], limit: int = RECALL_NEIGHBOUR_LIMIT
-) -> tuple[str, ...]:
-    """Keys next to named entities in the stored GitLab graph, for recall: an MR's changed files
-    and symbols, the issues it closes and their epic; an issue's closing MRs and its epic; the
-    MRs that changed a file or symbol. Empty until enrichment stored those edges."""
-    keys = [e.key for e in entities if e.kind in _GITLAB_NEIGHBOUR_KINDS]
-    if gitlab is None or not keys:
-        return ()
-    return tuple(gitlab.related_keys(keys, limit))

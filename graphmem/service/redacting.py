@@ -46,7 +46,7 @@ STORE_READS = frozenset(
 GITLAB_READS = frozenset(
     {
         "rows", "all_rows", "due", "counts", "waiting", "entities", "merge_request", "issue", "epic",
-        "merge_requests_closing", "changed_by", "changed_symbols", "related_keys",
+        "merge_requests_closing", "changed_by", "changed_symbols", "related_edges",
     }
 )  # fmt: skip
 # Write methods whose arguments carry no text (ids, vectors, dimensions): defined on the

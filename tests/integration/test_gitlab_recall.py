@@ -18,9 +18,10 @@ from graphmem.adapters.gitlab_api import PythonGitLabClient
 from graphmem.app import open_memory
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.timeparse import utc_now
+from graphmem.core.views import why
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
+from graphmem.service.entity_reach import RECALL_NEIGHBOUR_LIMIT, gitlab_neighbours
 from graphmem.service.memory import MemoryService
-from graphmem.service.recall import RECALL_NEIGHBOUR_LIMIT, gitlab_neighbours
 from graphmem.settings import load_settings
 
 pytestmark = pytest.mark.integration
@@ -78,8 +79,18 @@ def test_naming_an_mr_recalls_its_changed_symbols_closed_issue_and_epic(
     unrelated = memory.remember("Checkout speaks three currencies since #35", project=shop).memory
     memory.enrich(["!12", "#34"], project=shop)  # the issue's epic is known once #34 is enriched
     found = recalled(memory, "what did !12 do", shop)
-    assert {about_symbol.id, about_issue.id, about_epic.id} <= found
-    assert unrelated.id not in found  # #35 is in the same epic, but two edges away
+    assert {about_symbol.id, about_issue.id, about_epic.id} <= found  # the epic two edges away
+    assert unrelated.id not in found  # #35 is in the same epic, three edges away
+
+
+def test_naming_an_epic_recalls_the_mr_that_closes_one_of_its_issues(
+    memory: MemoryService, shop: str
+) -> None:
+    about_mr = memory.remember("Alice merged !12 after a long review", project=shop).memory
+    memory.enrich(["&5", "#34", "!12"], project=shop)
+    hits = memory.recall("what happened in &5", project=shop).hits
+    hit = next(hit for hit in hits if hit.memory.id == about_mr.id)
+    assert "via &5 contains #34, closed by MR !12" in why(hit)
 
 
 def test_naming_an_issue_recalls_the_mr_that_closes_it_and_its_epic(memory: MemoryService, shop: str) -> None:
@@ -101,9 +112,10 @@ def test_naming_a_file_recalls_the_mrs_that_changed_it(memory: MemoryService, sh
 def test_closing_issues_come_before_changed_files_in_the_neighbours(memory: MemoryService, shop: str) -> None:
     memory.enrich(["!12", "#34"], project=shop)
     assert memory.enricher is not None
-    assert memory.enricher.graph.related_keys([MR], 1) == ["Issue:acme/shop/backend#34"]
-    related = memory.enricher.graph.related_keys([MR], 50)
-    assert related[:2] == ["Issue:acme/shop/backend#34", "Epic:acme/shop&5"]
+    first = memory.enricher.graph.related_edges([MR], 1)
+    assert [(s.relation, s.end) for s in first] == [("CLOSES", "Issue:acme/shop/backend#34")]
+    related = [s.end for s in memory.enricher.graph.related_edges([MR], 50)]
+    assert related[0] == "Issue:acme/shop/backend#34"
     assert f"File:{shop}::src/shop/refund.py" in related and MR not in related
 
 
@@ -115,7 +127,7 @@ def test_a_huge_mr_adds_at_most_the_limit_of_neighbours(
     huge = Entity("MergeRequest:acme/shop/backend!99", EntityKind.MERGE_REQUEST, "!99", project=shop)
     neighbours = gitlab_neighbours(memory.enricher.graph, [huge])
     assert len(neighbours) == RECALL_NEIGHBOUR_LIMIT
-    assert all(key.startswith(f"File:{shop}::src/gen/module_") for key in neighbours)
+    assert all(step.end.startswith(f"File:{shop}::src/gen/module_") for step in neighbours)
 
 
 def test_an_mr_enriched_before_the_scan_links_its_symbols_at_its_next_fetch(

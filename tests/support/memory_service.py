@@ -29,16 +29,20 @@ DIMENSION = 256
 
 
 def in_memory_service(
-    data_dir: Path, *, store: InMemoryGraphStore | None = None, embedder: Embedder | None = None
+    data_dir: Path,
+    *,
+    store: InMemoryGraphStore | None = None,
+    embedder: Embedder | None = None,
+    code: InMemoryCodeGraph | None = None,
 ) -> MemoryService:
-    """A Memory service on ``store`` (a new in-memory store by default), composed by
-    ``graphmem.app.build_memory`` as ``open_memory`` composes it on Kùzu; ``data_dir`` holds
-    only what the service itself writes there (exports)."""
+    """A Memory service on ``store`` (a new in-memory store by default) and ``code`` (a new code
+    graph on it by default), composed by ``graphmem.app.build_memory`` as ``open_memory`` composes
+    it on Kùzu; ``data_dir`` holds only what the service itself writes there (exports)."""
     embedder = embedder or HashEmbedder(DIMENSION)
     store = store or InMemoryGraphStore(dimension=embedder.dimension)
     store.set_meta("embedding_model", embedder.model_name)
     store.set_meta("embedding_dimension", str(embedder.dimension))
-    code = InMemoryCodeGraph(store)
+    code = code or InMemoryCodeGraph(store)
 
     def namespace(project: str) -> str | None:
         return gitlab_path(Path(project))  # as app.py: the project's GitLab remote

@@ -126,6 +126,22 @@ def test_find_symbols_matches_names_and_qualified_suffixes(graphs: tuple[GraphSt
     assert len(code.find_symbols(None, "helper", limit=0)) == 0
 
 
+def test_unique_symbols_names_only_what_one_live_symbol_is_called(
+    graphs: tuple[GraphStore, CodeGraph],
+) -> None:
+    store, code = graphs
+    save(code, {"app.py": APP, "util.py": UTIL, "jobs.py": parsed(function("run", 1), function("old", 4))})
+    remember_about(store, key("jobs.py", "old"), EntityKind.SYMBOL)  # kept, as deleted, once gone
+    save(code, {"jobs.py": parsed(function("run", 1))}, at=T1)
+    found = code.unique_symbols(PROJECT, ["helper", "apply", "run", "old", "nope"])
+    assert {name: s.key for name, s in found.items()} == {
+        "helper": key("util.py", "helper"),
+        "apply": key("util.py", "Tool.apply"),
+    }
+    assert code.unique_symbols("/elsewhere", ["helper"]) == {}
+    assert code.unique_symbols(PROJECT, []) == {}
+
+
 def test_calls_are_followed_both_ways(graphs: tuple[GraphStore, CodeGraph]) -> None:
     _, code = graphs
     save(code, {"app.py": APP, "util.py": UTIL})

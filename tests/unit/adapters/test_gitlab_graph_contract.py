@@ -318,20 +318,42 @@ def test_nothing_is_read_back_before_gitlab_described_it(graphs: tuple[GraphStor
     assert graph.issue(ISSUE) is None
     assert graph.epic(EPIC) is None
     assert graph.merge_request("MergeRequest:group/proj!404") is None
-    assert graph.related_keys([MR, ISSUE, FILE], 10) == []
+    assert graph.related_edges([MR, ISSUE, FILE], 10) == []
 
 
-def test_related_keys_walk_one_gitlab_edge(graphs: tuple[GraphStore, GitLabGraph]) -> None:
+def related(graph: GitLabGraph, keys: list[str], limit: int = 10) -> list[tuple[str, str, str, bool]]:
+    return [(s.start, s.relation, s.end, s.forward) for s in graph.related_edges(keys, limit)]
+
+
+def test_related_edges_walk_one_gitlab_edge_and_name_it(graphs: tuple[GraphStore, GitLabGraph]) -> None:
     store, graph = graphs
     named(store, MR)
     store.upsert_entities([Entity(SYMBOL, EntityKind.SYMBOL, "main", "/src/proj")])
     save_mr(graph)
     graph.save_issue(ISSUE, issue_data(), local=LOCAL, hops=1, fetched_at=T0, next_attempt=LATER)
-    assert graph.related_keys([MR], 10) == [ISSUE, EPIC, FILE, SYMBOL]
-    assert graph.related_keys([MR], 1) == [ISSUE]
-    assert graph.related_keys([ISSUE], 10) == [EPIC, MR]
-    assert graph.related_keys([FILE], 10) == [MR]
-    assert graph.related_keys([SYMBOL, MR], 10) == [ISSUE, EPIC, FILE]
+    assert related(graph, [MR]) == [
+        (MR, "CLOSES", ISSUE, True),
+        (MR, "CHANGES", FILE, True),
+        (MR, "CHANGES", SYMBOL, True),
+    ]
+    assert related(graph, [MR], 1) == [(MR, "CLOSES", ISSUE, True)]
+    assert related(graph, [ISSUE]) == [(ISSUE, "PART_OF", EPIC, True), (ISSUE, "CLOSES", MR, False)]
+    assert related(graph, [FILE]) == [(FILE, "CHANGES", MR, False)]
+    assert related(graph, [SYMBOL, MR]) == [(MR, "CLOSES", ISSUE, True), (MR, "CHANGES", FILE, True)]
+
+
+def test_related_edges_walk_from_an_epic_to_its_issues_and_parent(
+    graphs: tuple[GraphStore, GitLabGraph],
+) -> None:
+    store, graph = graphs
+    named(store, EPIC)
+    graph.save_epic(EPIC, epic_data(), hops=0, fetched_at=T0, next_attempt=LATER)
+    parent, child = target_key(EntityKind.EPIC, "group", 1), target_key(EntityKind.EPIC, "group", 8)
+    assert related(graph, [EPIC]) == [
+        (EPIC, "PART_OF", parent, True),
+        (EPIC, "PART_OF", ISSUE, False),
+        (EPIC, "PART_OF", child, False),
+    ]
 
 
 def test_a_merge_request_with_no_files_and_no_people_is_saved(graphs: tuple[GraphStore, GitLabGraph]) -> None:

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner, Result
 from support.memory_service import DIMENSION, in_memory_service
 
+from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.cli import main
 from graphmem.service.memory import MemoryService
@@ -32,11 +33,13 @@ class KeptStore(InMemoryGraphStore):
 def in_memory_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[Path, KeptStore]:
     """Commands open their service on the in-memory store of their data dir; the stores by data dir."""
     stores: dict[Path, KeptStore] = {}
+    code_graphs: dict[Path, InMemoryCodeGraph] = {}  # its code graph, kept with it
 
     def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
         folder = Path(data_dir or tmp_path / "default-data").resolve()
         store = stores.setdefault(folder, KeptStore(dimension=DIMENSION))
-        return in_memory_service(folder, store=store)
+        code = code_graphs.setdefault(folder, InMemoryCodeGraph(store))
+        return in_memory_service(folder, store=store, code=code)
 
     monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
     return stores

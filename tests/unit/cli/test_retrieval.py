@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 from click.testing import Result
 
@@ -28,3 +30,22 @@ def test_boot_refuses_a_budget_below_50(invoke: Invoke) -> None:
 
     assert result.exit_code == 2
     assert "--max-tokens" in result.stderr
+
+
+def test_recall_names_the_code_edge_that_reached_a_hit(invoke: Invoke, tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path / "work", check=True)  # a project
+    (tmp_path / "work" / "orders.py").write_text(
+        "def refund_all(order):\n    return order\n\n\ndef cancel(order):\n    refund_all(order)\n", "utf-8"
+    )
+    assert invoke("bootstrap", str(tmp_path / "work"), "--history", "0").exit_code == 0
+    stored = invoke("remember", "Refunds are idempotent: refund_all checks the ledger").stdout.strip()
+
+    shown = invoke("recall", "what does cancel do")
+    as_json = json.loads(invoke("recall", "what does cancel do", "--json").stdout)
+
+    assert shown.exit_code == 0, shown.output
+    assert "entity #1 via cancel calls refund_all" in shown.stdout
+    hit = next(h for h in as_json["hits"] if h["id"] == stored)
+    entity = next(c for c in hit["why"]["channels"] if c["channel"] == "entity")
+    assert entity["steps"][0]["text"] == "cancel calls refund_all"
+    assert hit["why"]["path"][1::2] == ["CALLS", "ABOUT"]

@@ -386,3 +386,15 @@ def test_a_plan_refuses_a_negative_exact_phrase_length() -> None:
     with pytest.raises(ValueError, match="exact_phrase_words"):
         Plan("bad", {LEXICAL: 1.0}, exact_phrase_words=-1)
     assert Plan("off", {LEXICAL: 1.0}, exact_phrase_words=0).exact_phrase_words == 0
+
+
+def test_spread_keeps_the_route_of_the_best_gain_from_source_to_item() -> None:
+    gains = spread({"a": 1.0}, {"a": ["b"], "b": ["a", "c"], "c": ["b"]}, [0.5, 0.3])
+    assert gains["b"].route == ("a", "b")
+    assert gains["c"].route == ("a", "b", "c")
+
+
+def test_a_plan_follows_at_most_two_entity_hops() -> None:
+    assert PLANS["hybrid"].entity_hops == 2
+    with pytest.raises(ValueError, match="entity_hops"):
+        Plan("far", {LEXICAL: 1.0}, entity_hops=3)

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem.core.models import EntityKind
-from graphmem.core.refs import MAX_IID, Ref, find_path_candidates, find_refs, parse_ref
+from graphmem.core.refs import MAX_IID, Ref, find_identifiers, find_path_candidates, find_refs, parse_ref
 from graphmem.errors import InvalidInputError
 
 MR, ISSUE, EPIC = EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.EPIC
@@ -324,3 +324,40 @@ def test_find_path_candidates_ignores_non_paths(text: str) -> None:
 @given(st.text())
 def test_find_path_candidates_never_raises(text: str) -> None:
     find_path_candidates(text)
+
+
+# --- bare identifiers ------------------------------------------------------------------
+
+
+def test_identifier_shaped_words_come_before_plain_ones() -> None:
+    text = "cancel calls refund_all, then RefundService and refundAll"
+    assert find_identifiers(text) == ["refund_all", "RefundService", "refundAll", "cancel"]
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("see src/shop/checkout.py", "checkout"),  # a path
+        ("Order.cancel is read as code already", "cancel"),
+        ("so is cancel()", "cancel"),
+        ("so is `cancel`", "cancel"),
+        ("https://example.com/cancel_order", "cancel_order"),
+        ("re-run the job", "run"),
+        ("__init__ is everywhere", "__init__"),
+        ("Cancel the order", "Cancel"),  # capitalised: starts a sentence
+        ("update the docs", "update"),  # common words
+        ("the job ran", "ran"),  # too short
+    ],
+)
+def test_what_is_no_bare_identifier(text: str, word: str) -> None:
+    assert word not in find_identifiers(text)
+
+
+def test_a_word_before_sentence_punctuation_is_still_a_candidate() -> None:
+    assert find_identifiers("Then cancel.") == ["cancel"]
+
+
+@given(st.text(max_size=300))
+def test_find_identifiers_never_raises_and_returns_words_of_the_text(text: str) -> None:
+    for word in find_identifiers(text):
+        assert word in text

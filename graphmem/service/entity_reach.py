@@ -1,0 +1,156 @@
+"""How far recall's entity channel reaches: the code and GitLab edges from the entities a query
+names, up to two hops, and the steps that explain each hit (``core.models.Step``).
+
+``reach`` walks from the named entities (``code_neighbours``, ``gitlab_neighbours``), then from
+what it found (``code_callers_and_callees``, ``gitlab_edges``), each hop a bounded number of
+batched queries; ``graph_steps`` spells out a graph-spreading path the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from graphmem.core.models import Entity, EntityKind, Step
+from graphmem.core.ports import CodeGraph, GitLabGraph
+
+# Code-graph neighbours of the named files and symbols that join the entity channel (per hop).
+CODE_NEIGHBOUR_LIMIT = 30
+# Entities one GitLab edge from what a recall query names, whose memories join the entity channel
+# (per hop): as many as get_context lists per section, so a 3,000-file MR adds no more than a
+# bundle shows.
+RECALL_NEIGHBOUR_LIMIT = 25
+_GITLAB_NEIGHBOUR_KINDS = (
+    EntityKind.MERGE_REQUEST,
+    EntityKind.ISSUE,
+    EntityKind.EPIC,
+    EntityKind.FILE,
+    EntityKind.SYMBOL,
+)
+
+
+def path_of(steps: Sequence[Step]) -> tuple[str, ...]:
+    """Steps as a path of nodes and edges in turn: (start, relation, end, relation, end...)."""
+    if not steps:
+        return ()
+    path = [steps[0].start]
+    for step in steps:
+        path += [step.relation, step.end]
+    return tuple(path)
+
+
+def graph_steps(path: Sequence[str]) -> tuple[Step, ...]:
+    """The steps of a graph-spreading path (memory, via, memory[, via, memory]): through a shared
+    entity two ``ABOUT`` edges (the second walked against it), else one ``RELATES`` kind or ``next``."""
+    steps: list[Step] = []
+    for n in range(0, len(path) - 2, 2):
+        a, via, b = path[n], path[n + 1], path[n + 2]
+        if ":" in via:
+            steps += [Step(a, "ABOUT", via, True, a), Step(via, "ABOUT", b, False, end_name=b)]
+        else:
+            steps.append(Step(a, via, b, True, a, b))
+    return tuple(steps)
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """Entities up to two code or GitLab edges from the ones a query names, and the way to each."""
+
+    hops: tuple[tuple[str, ...], ...] = ()  # keys one edge out, then two
+    routes: Mapping[str, tuple[Step, ...]] = field(default_factory=dict)
+
+    def keys(self, hop: int) -> tuple[str, ...]:
+        return self.hops[hop - 1] if len(self.hops) >= hop else ()
+
+
+def reach(code: CodeGraph | None, gitlab: GitLabGraph | None, named: Sequence[Entity], hops: int) -> Reach:
+    """What the entity channel follows from ``named``: ``hops`` (0–2) edges of the code graph
+    (callers, callees, a file's symbols) and of the stored GitLab graph (``gitlab_neighbours``).
+
+    Each hop is a bounded number of batched queries, whatever the number of entities: at most
+    ``CODE_NEIGHBOUR_LIMIT`` + ``RECALL_NEIGHBOUR_LIMIT`` entities join per hop.
+    """
+    routes: dict[str, tuple[Step, ...]] = {}
+    seen = {e.key for e in named}
+    layers: list[tuple[str, ...]] = []
+    frontier: list[Step] = []
+    for hop in range(1, hops + 1):
+        if hop == 1:
+            found = (code_neighbours(code, named) if code is not None else []) + list(
+                gitlab_neighbours(gitlab, named)
+            )
+        else:
+            keys = [s.end for s in frontier]
+            names = {s.end: s.end_name for s in frontier}
+            found = (code_callers_and_callees(code, keys, names) if code is not None else []) + list(
+                gitlab_edges(gitlab, keys)
+            )
+        layer: list[Step] = []
+        for step in found:
+            if step.end not in seen:
+                seen.add(step.end)
+                routes[step.end] = (*routes.get(step.start, ()), step)
+                layer.append(step)
+        layers.append(tuple(s.end for s in layer))
+        frontier = layer
+        if not frontier:
+            break
+    return Reach(tuple(layers), routes)
+
+
+def code_neighbours(
+    code: CodeGraph, entities: Iterable[Entity], limit: int = CODE_NEIGHBOUR_LIMIT
+) -> list[Step]:
+    """The code edges from named files and symbols, walked from them: a symbol's callers and
+    callees, a file's symbols."""
+    found: list[Step] = []
+    for entity in entities:
+        if entity.kind is EntityKind.SYMBOL:
+            for other, _, _ in code.calls([entity.key], incoming=True, limit=limit):
+                found.append(Step(entity.key, "CALLS", other.key, False, entity.name, other.qualified_name))
+            for other, _, _ in code.calls([entity.key], incoming=False, limit=limit):
+                found.append(Step(entity.key, "CALLS", other.key, True, entity.name, other.qualified_name))
+        elif entity.kind is EntityKind.FILE and entity.project:
+            found += [
+                Step(entity.key, "CONTAINS", s.key, True, entity.name, s.qualified_name)
+                for s in code.symbols_in(entity.project, entity.name)[:limit]
+            ]
+    named = {e.key for e in entities}
+    unique = {step.end: step for step in reversed(found) if step.end not in named}  # the first way wins
+    return [unique[key] for key in dict.fromkeys(s.end for s in found) if key in unique][:limit]
+
+
+def code_callers_and_callees(
+    code: CodeGraph, keys: Sequence[str], names: Mapping[str, str], limit: int = CODE_NEIGHBOUR_LIMIT
+) -> list[Step]:
+    """The callers and callees of the symbols among ``keys`` (two queries for all of them)."""
+    symbols = [k for k in keys if k.startswith(f"{EntityKind.SYMBOL.value}:")]
+    if not symbols:
+        return []
+    found = [
+        Step(given, "CALLS", other.key, not incoming, names.get(given, ""), other.qualified_name)
+        for incoming in (True, False)
+        for other, given, _ in code.calls(symbols, incoming=incoming, limit=limit)
+    ]
+    return found[:limit]
+
+
+def gitlab_neighbours(
+    gitlab: GitLabGraph | None, entities: Iterable[Entity], limit: int = RECALL_NEIGHBOUR_LIMIT
+) -> tuple[Step, ...]:
+    """The edges from named entities in the stored GitLab graph, for recall: an MR's changed files
+    and symbols and the issues it closes; an issue's closing MRs and its epic; an epic's issues
+    and its parent and child epics; the MRs that changed a file or symbol. Empty until enrichment
+    stored those edges."""
+    return gitlab_edges(gitlab, [e.key for e in entities if e.kind in _GITLAB_NEIGHBOUR_KINDS], limit)
+
+
+def gitlab_edges(
+    gitlab: GitLabGraph | None, keys: Sequence[str], limit: int = RECALL_NEIGHBOUR_LIMIT
+) -> tuple[Step, ...]:
+    """``GitLabGraph.related_edges`` of the keys it has edges for (none asked without any)."""
+    labels = tuple(f"{kind.value}:" for kind in _GITLAB_NEIGHBOUR_KINDS)
+    wanted = [k for k in keys if k.startswith(labels)]
+    if gitlab is None or not wanted:
+        return ()
+    return tuple(gitlab.related_edges(wanted, limit))

@@ -1,0 +1,82 @@
+"""A bare word in a memory or a query names a code symbol only when the project's code graph knows
+exactly one live symbol by that name (``Mentions.entities_in``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from graphmem.service.memory import MemoryService
+
+ORDERS = """
+def refund_all(order):
+    return order
+
+
+def cancel(order):
+    refund_all(order)
+
+
+def update(order):
+    return order
+
+
+class Order:
+    def close(self):
+        cancel(self)
+
+
+class Invoice:
+    def close(self):
+        pass
+"""
+
+
+@pytest.fixture
+def shop(memory_service: MemoryService, git_project: str) -> str:
+    (Path(git_project) / "src" / "orders.py").write_text(ORDERS, "utf-8")
+    memory_service.bootstrap(git_project, history=0)
+    return git_project
+
+
+def named(memory: MemoryService, text: str, project: str) -> list[str]:
+    return [e.name for e in memory.entities_in(text, project)]
+
+
+def test_a_bare_identifier_of_a_known_symbol_is_linked_when_remembered(
+    memory_service: MemoryService, shop: str
+) -> None:
+    stored = memory_service.remember("refund_all must stay idempotent", project=shop)
+    assert [e.name for e in stored.entities] == ["refund_all"]
+
+
+def test_a_bare_plain_word_that_one_symbol_is_called_is_linked(
+    memory_service: MemoryService, shop: str
+) -> None:
+    assert named(memory_service, "what does cancel do", shop) == ["cancel"]
+
+
+def test_a_bare_identifier_matches_when_recalled(memory_service: MemoryService, shop: str) -> None:
+    about = memory_service.remember(
+        "Refunds are idempotent since `refund_all` checks the ledger", project=shop
+    )
+    hits = memory_service.recall("is cancel safe to retry", project=shop).hits
+    assert about.memory.id in {h.memory.id for h in hits}
+
+
+def test_words_no_symbol_or_several_symbols_are_called_are_not_linked(
+    memory_service: MemoryService, shop: str
+) -> None:
+    assert named(memory_service, "we should close the refund ticket today", shop) == []  # two close()
+
+
+def test_common_words_and_capitalised_words_are_not_linked_even_when_a_symbol_has_them(
+    memory_service: MemoryService, shop: str
+) -> None:
+    assert named(memory_service, "we need to update the docs of the Order page", shop) == []
+    assert named(memory_service, "we need to `update` the docs", shop) == ["update"]
+
+
+def test_without_a_code_graph_no_bare_word_is_linked(memory_service: MemoryService, git_project: str) -> None:
+    assert named(memory_service, "what does cancel do with refund_all", git_project) == []
