@@ -80,10 +80,16 @@ def step_name(key: str, name: str) -> str:
 
 
 def step_text(step: Step) -> str:
-    """One step in words: "MR !12 changed src/shop/checkout.py", "refund_all called by cancel"."""
-    forward, backward = _PHRASES.get(step.relation, (step.relation, step.relation))
-    verb = forward if step.forward else backward
-    return f"{step_name(step.start, step.start_name)} {verb} {step_name(step.end, step.end_name)}"
+    """One step in words: "MR !12 changed src/shop/checkout.py", "refund_all called by cancel".
+
+    A link between two memories (``supersedes``, ``next``...) is walked either way and its
+    direction is not kept along the walk, so it reads "mem_a is linked to mem_b (supersedes)".
+    """
+    start, end = step_name(step.start, step.start_name), step_name(step.end, step.end_name)
+    if step.relation not in _PHRASES:
+        return f"{start} is linked to {end} ({step.relation})"
+    forward, backward = _PHRASES[step.relation]
+    return f"{start} {forward if step.forward else backward} {end}"
 
 
 def step_view(step: Step) -> dict[str, Any]:

@@ -52,3 +52,9 @@ def test_the_channel_view_carries_typed_steps() -> None:
         }
     ]
     assert channel_view(ChannelRank("lexical", 1, 2.0))["steps"] == []
+
+
+def test_a_link_between_memories_reads_without_a_direction_it_does_not_know() -> None:
+    assert step_text(Step("mem_a", "supersedes", "mem_b", True, "mem_a", "mem_b")) == (
+        "mem_a is linked to mem_b (supersedes)"
+    )
