@@ -3,15 +3,17 @@ names, up to two hops, and the steps that explain each hit (``core.models.Step``
 
 ``reach`` walks from the named entities (``code_neighbours``, ``gitlab_neighbours``), then from
 what it found (``code_callers_and_callees``, ``gitlab_edges``), each hop a bounded number of
-batched queries; ``graph_steps`` spells out a graph-spreading path the same way.
+batched queries; ``graph_steps`` spells out a graph-spreading path the same way, and
+``explained`` puts both on a hit with each end named (``step_names``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from graphmem.core.models import Entity, EntityKind, Step
+from graphmem.core.fusion import ENTITY, GRAPH
+from graphmem.core.models import Entity, EntityKind, Hit, Step
 from graphmem.core.ports import CodeGraph, GitLabGraph
 
 # Code-graph neighbours of the named files and symbols that join the entity channel (per hop).
@@ -27,6 +29,52 @@ _GITLAB_NEIGHBOUR_KINDS = (
     EntityKind.FILE,
     EntityKind.SYMBOL,
 )
+
+
+Walk = Mapping[str, tuple[Step, ...]]  # channel -> the steps it walked to one hit
+
+
+def walks_of(hit: Hit, entity_steps: tuple[Step, ...]) -> Walk:
+    """The steps that reached ``hit``: the entity channel's, and graph spreading's path."""
+    walk: dict[str, tuple[Step, ...]] = {}
+    if len(hit.path) > 1:
+        walk[GRAPH] = graph_steps(hit.path)
+    if entity_steps:
+        walk[ENTITY] = entity_steps
+    return walk
+
+
+def step_names(
+    walks: Iterable[Walk], about: Mapping[str, Sequence[Entity]]
+) -> tuple[dict[str, str], set[str]]:
+    """Names of the entities the walks pass through: as the walk named them (a symbol by its
+    qualified name), else as the hits' own entities are named; and the keys still unnamed."""
+    steps = [step for walk in walks for channel in walk.values() for step in channel]
+    names = {
+        key: name
+        for step in steps
+        for key, name in ((step.start, step.start_name), (step.end, step.end_name))
+        if name
+    }
+    for entities in about.values():
+        for entity in entities:
+            names.setdefault(entity.key, entity.name)
+    keys = {end for step in steps for end in (step.start, step.end) if ":" in end}  # not memory ids
+    return names, keys - names.keys()
+
+
+def explained(hit: Hit, walk: Walk, names: Mapping[str, str], about: Sequence[Entity]) -> Hit:
+    """``hit`` with its entities, each channel's steps with both ends named, and its path: graph
+    spreading's when it has one, else the entity channel's."""
+    named = {
+        channel: tuple(
+            replace(s, start_name=names.get(s.start, s.start), end_name=names.get(s.end, s.end))
+            for s in steps
+        )
+        for channel, steps in walk.items()
+    }
+    channels = tuple(replace(c, steps=named.get(c.channel, ())) for c in hit.channels)
+    return Hit(hit.memory, hit.score, channels, hit.path or path_of(named.get(ENTITY, ())), tuple(about))
 
 
 def path_of(steps: Sequence[Step]) -> tuple[str, ...]:

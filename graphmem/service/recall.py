@@ -13,7 +13,7 @@ import math
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from graphmem.core.fusion import (
@@ -37,7 +37,7 @@ from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, Vector, Visi
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
-from graphmem.service.entity_reach import graph_steps, path_of, reach
+from graphmem.service.entity_reach import explained, reach, step_names, walks_of
 from graphmem.service.inputs import parse_category
 from graphmem.service.mentions import Mentions
 from graphmem.service.results import RecallResult
@@ -336,51 +336,12 @@ class Recaller:
     def _explained(self, hits: Sequence[Hit], entity_steps: Mapping[str, tuple[Step, ...]]) -> list[Hit]:
         """``hits`` with the entities they are about and, on the entity and graph channels, the
         edges that reached them, each end named as a user writes it (one entity read for all)."""
-        ids = [h.memory.id for h in hits]
-        entities = self._store.about(ids)
-        walks: dict[str, dict[str, tuple[Step, ...]]] = {}
-        for hit in hits:
-            walks[hit.memory.id] = {GRAPH: graph_steps(hit.path)} if len(hit.path) > 1 else {}
-            if hit.memory.id in entity_steps:
-                walks[hit.memory.id][ENTITY] = entity_steps[hit.memory.id]
-        keys = {
-            end
-            for walk in walks.values()
-            for steps in walk.values()
-            for step in steps
-            for end in (step.start, step.end)
-            if ":" in end
-        }
-        names = {  # as the walk named them (a symbol by its qualified name), else as stored
-            key: name
-            for walk in walks.values()
-            for steps in walk.values()
-            for step in steps
-            for key, name in ((step.start, step.start_name), (step.end, step.end_name))
-            if name
-        }
-        names.update({e.key: e.name for found in entities.values() for e in found if e.key not in names})
-        missing = keys - names.keys()
-        names.update({key: e.name for key, e in self._store.get_entities(missing).items()} if missing else {})
-        explained = []
-        for hit in hits:
-            walk = {
-                channel: tuple(
-                    replace(
-                        step,
-                        start_name=names.get(step.start, step.start),
-                        end_name=names.get(step.end, step.end),
-                    )
-                    for step in steps
-                )
-                for channel, steps in walks[hit.memory.id].items()
-            }
-            channels = tuple(replace(c, steps=walk.get(c.channel, ())) for c in hit.channels)
-            path = hit.path or path_of(walk.get(ENTITY, ()))
-            explained.append(
-                Hit(hit.memory, hit.score, channels, path, tuple(entities.get(hit.memory.id, ())))
-            )
-        return explained
+        about = self._store.about([h.memory.id for h in hits])
+        walks = {h.memory.id: walks_of(h, entity_steps.get(h.memory.id, ())) for h in hits}
+        names, missing = step_names(walks.values(), about)
+        if missing:
+            names.update({key: e.name for key, e in self._store.get_entities(missing).items()})
+        return [explained(h, walks[h.memory.id], names, about.get(h.memory.id, ())) for h in hits]
 
     def _neighbourhood(
         self, seeds: Sequence[str], hops: int, damping: bool

@@ -19,6 +19,7 @@ from graphmem.core.gitlab import ChangedFile, EpicData, IssueData, IssueRefData,
 from graphmem.core.models import Entity, EntityKind, Hit
 from graphmem.core.timeparse import utc_now
 from graphmem.core.views import hit_view, why
+from graphmem.service.entity_reach import CODE_NEIGHBOUR_LIMIT, reach
 from graphmem.service.memory import MemoryService
 
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -229,3 +230,19 @@ def test_a_graph_hit_two_hops_away_names_both_hops(memory_service: MemoryService
     assert graph, "the memory two hops away is lifted by the graph"
     assert graph[0].path == (first.id, MR, middle.id, ISSUE, last.id)
     assert f" via {first.id} → MR !12 → {middle.id} → #34 → {last.id}" in why(graph[0])
+
+
+def test_each_hop_adds_at_most_its_limits_of_entities(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    callers = "\n".join(
+        f"def caller_{n}():\n    hub()\n\n\ndef outer_{n}():\n    caller_{n}()\n" for n in range(60)
+    )
+    (Path(git_project) / "src" / "hub.py").write_text(f"def hub():\n    pass\n\n\n{callers}", "utf-8")
+    memory_service.bootstrap(git_project, history=0)
+    hub = memory_service.entities_in("`hub`", git_project)
+    assert memory_service.code is not None
+    near = reach(memory_service.code, None, hub, 2)
+    assert len(near.keys(1)) == CODE_NEIGHBOUR_LIMIT
+    assert 0 < len(near.keys(2)) <= CODE_NEIGHBOUR_LIMIT
+    assert all(len(near.routes[key]) == 2 for key in near.keys(2))
