@@ -22,6 +22,8 @@ CODE_NEIGHBOUR_LIMIT = 30
 # (per hop): as many as get_context lists per section, so a 3,000-file MR adds no more than a
 # bundle shows.
 RECALL_NEIGHBOUR_LIMIT = 25
+# The relations of the stored GitLab graph (``GitLabGraph.related_edges``).
+GITLAB_RELATIONS = frozenset({"CHANGES", "CLOSES", "PART_OF"})
 _GITLAB_NEIGHBOUR_KINDS = (
     EntityKind.MERGE_REQUEST,
     EntityKind.ISSUE,
@@ -114,6 +116,9 @@ class Reach:
 def reach(code: CodeGraph | None, gitlab: GitLabGraph | None, named: Sequence[Entity], hops: int) -> Reach:
     """What the entity channel follows from ``named``: ``hops`` (0–2) edges of the code graph
     (callers, callees, a file's symbols) and of the stored GitLab graph (``gitlab_neighbours``).
+    Never two code edges in a row: callers of callers lowered blame recall on click
+    (docs/recall.md), so the second hop takes code edges only from what a GitLab edge led to
+    (an MR's changed symbol to its callers and callees).
 
     Each hop is a bounded number of batched queries, whatever the number of entities: at most
     ``CODE_NEIGHBOUR_LIMIT`` + ``RECALL_NEIGHBOUR_LIMIT`` entities join per hop.
@@ -127,10 +132,11 @@ def reach(code: CodeGraph | None, gitlab: GitLabGraph | None, named: Sequence[En
             found = (code_neighbours(code, named) if code is not None else []) + list(
                 gitlab_neighbours(gitlab, named)
             )
-        else:
+        else:  # GitLab edges from all; code edges only from what GitLab led to, never twice
             keys = [s.end for s in frontier]
+            via_gitlab = [s.end for s in frontier if s.relation in GITLAB_RELATIONS]
             names = {s.end: s.end_name for s in frontier}
-            found = (code_callers_and_callees(code, keys, names) if code is not None else []) + list(
+            found = (code_callers_and_callees(code, via_gitlab, names) if code is not None else []) + list(
                 gitlab_edges(gitlab, keys)
             )
         layer: list[Step] = []

@@ -68,8 +68,9 @@ class Mentions:
     def entities_in(self, text: str, project: str | None) -> list[Entity]:
         """Entities a text names: GitLab refs, files that exist in ``project``, and its
         code symbols when it has been bootstrapped: written as code (`RefundService.apply`,
-        ``apply()``), or as a bare word that exactly one live symbol of the project is named
-        (``refund_all``, ``cancel``; see ``core.refs.find_identifiers``)."""
+        ``apply()``), or, in a text that writes no code as code, as a bare word that exactly
+        one live symbol of the project is named (``refund_all``, ``cancel``; see
+        ``core.refs.find_identifiers``)."""
         found = self.refs_in(text, project)
         if project:
             root = Path(project)
@@ -83,7 +84,9 @@ class Mentions:
                     symbol, _ = find_symbol(self.code, project, name)
                     if symbol is not None and symbol.key not in {e.key for e in found}:
                         found.append(symbol_entity(symbol, project))
-                bare = [w for w in find_identifiers(text) if w not in explicit][:MAX_IDENTIFIER_LOOKUPS]
+                # A text that writes code as code (`x`, x(), Class.x) marks all of it: its bare
+                # words are prose (and linking them lowered blame recall on click).
+                bare = [] if explicit else find_identifiers(text)[:MAX_IDENTIFIER_LOOKUPS]
                 known = self.code.unique_symbols(project, bare) if bare else {}
                 for name in bare:
                     symbol = known.get(name)

@@ -80,3 +80,7 @@ def test_common_words_and_capitalised_words_are_not_linked_even_when_a_symbol_ha
 
 def test_without_a_code_graph_no_bare_word_is_linked(memory_service: MemoryService, git_project: str) -> None:
     assert named(memory_service, "what does cancel do with refund_all", git_project) == []
+
+
+def test_a_text_that_writes_code_as_code_links_no_bare_word(memory_service: MemoryService, shop: str) -> None:
+    assert named(memory_service, "`refund_all` is slow when cancel runs", shop) == ["refund_all"]
