@@ -24,7 +24,7 @@ KINDS = (EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.EPIC)
 # States fetched again once their next attempt has come.
 _REFETCHED = frozenset({EnrichState.OK, EnrichState.ERROR, EnrichState.MISSING, EnrichState.FORBIDDEN})
 _PEOPLE_RELS = ("AUTHORED", "ASSIGNED", "REVIEWS")
-# The few and telling before the many in ``related_keys``: issues and epics, files, symbols.
+# The few and telling before the many in ``related_edges``: issues and epics, files, symbols.
 _RANK = {EntityKind.FILE: 1, EntityKind.SYMBOL: 2}
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 

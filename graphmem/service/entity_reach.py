@@ -76,7 +76,9 @@ def explained(hit: Hit, walk: Walk, names: Mapping[str, str], about: Sequence[En
         for channel, steps in walk.items()
     }
     channels = tuple(replace(c, steps=named.get(c.channel, ())) for c in hit.channels)
-    return Hit(hit.memory, hit.score, channels, hit.path or path_of(named.get(ENTITY, ())), tuple(about))
+    return replace(
+        hit, channels=channels, path=hit.path or path_of(named.get(ENTITY, ())), entities=tuple(about)
+    )
 
 
 def path_of(steps: Sequence[Step]) -> tuple[str, ...]:
