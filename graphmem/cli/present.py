@@ -170,6 +170,11 @@ def detail(found: MemoryDetail, *, now: datetime) -> None:
         facts.append(f"updated {format_age(record.updated_at, now=now)}")
     if record.valid_to is not None:
         facts.append(f"valid until {record.valid_to:%Y-%m-%d %H:%M} UTC")
+    if record.expires_at is not None:
+        verb = "expires" if record.expires_at > now else "expired"
+        facts.append(
+            f"{verb} {format_age(record.expires_at, now=now)} ({record.expires_at:%Y-%m-%d %H:%M} UTC)"
+        )
     if record.reinforced:
         facts.append(f"reinforced {record.reinforced}×")
     facts.append(f"from {provenance(record)}")

@@ -97,3 +97,9 @@ def test_review_of_nothing_to_review_says_so(invoke: Invoke) -> None:
     remember(invoke, "We deploy on Tuesdays")
 
     assert invoke("review").stdout == "Nothing to review.\n"
+
+
+def test_show_says_when_a_memory_expires(invoke: Invoke) -> None:
+    memory_id = invoke("remember", "Staging is frozen for the audit", "--expires", "14d").stdout.strip()
+
+    assert " · expires in 13 days (" in invoke("show", memory_id).stdout  # 14 days less the seconds since
