@@ -193,3 +193,29 @@ def test_bootstrap_links_each_commit_to_the_symbols_whose_lines_it_last_changed(
     # e3 wrote f3's body last and the root commit its header; m3's line is gone.
     assert set(about[f3]) == {f"mem_{shas['e3'][:16]}", f"mem_{shas['root'][:16]}"}
     assert about[f29] == [f"mem_{shas['root'][:16]}"]  # nothing rewrote f29
+
+
+def test_a_detached_head_and_a_commit_whose_names_are_not_utf8_are_measured(
+    synthetic: tuple[Repo, dict[str, str]], tmp_path: Path
+) -> None:
+    repo, _ = synthetic
+    clone = tmp_path / "detached"
+    subprocess.run(["git", "clone", "-q", str(repo.root), str(clone)], check=True, capture_output=True)
+    app = (
+        (clone / "src" / "app.py").read_text("utf-8").replace('"v0"', '"w0"', 1)
+    )  # f25: the first not rewritten
+    (clone / "src" / "app.py").write_text(app, "utf-8")
+    with open(os.path.join(os.fsencode(clone), b"src", b"caf\xe9.py"), "wb") as file:
+        file.write(b"x = 1\n")
+    git = ["git", "-C", str(clone), "-c", "i18n.commitEncoding=latin1"]
+    subprocess.run([*git, "add", "-A"], env=repo.env, check=True, capture_output=True)
+    message = "Return w0 from f25 for the caf\xe9".encode("latin1")
+    subprocess.run([*git, "commit", "-q", "-m", message], env=repo.env, check=True, capture_output=True)
+    subprocess.run([*git, "checkout", "-q", "--detach", "HEAD"], check=True, capture_output=True)
+
+    report = code_memory.run(clone, HashEmbedder(64), eval_commits=EVAL_EDITS)
+
+    assert report["evaluated"] == EVAL_EDITS
+    protocol = code_memory.prepare(clone, eval_commits=EVAL_EDITS)
+    newest = protocol.cases[0]
+    assert newest.subject.startswith("Return w0 from f25 for the caf") and newest.symbols == ("f25",)
