@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.adapters.id_journal import IdJournal
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.ports import VectorIndex
 
@@ -54,7 +55,7 @@ class VectorIndexFiles:
         self._inflight: Counter[str] = Counter()  # marked, not applied to the index yet
         self._saved_graph: tuple[int, str] | None = None  # (graph_version, file) last saved
         directory.mkdir(parents=True, exist_ok=True)
-        self._journal = open(directory / JOURNAL, "a", encoding="utf-8")  # noqa: SIM115
+        self._journal = IdJournal(directory / JOURNAL)
 
     # -- the journal ------------------------------------------------------------------
 
@@ -64,8 +65,7 @@ class VectorIndexFiles:
         if not ids:
             return
         with self._lock:
-            self._journal.write("".join(f"{memory_id}\n" for memory_id in ids))
-            self._journal.flush()  # in the OS's hands: survives the process being killed
+            self._journal.append(ids)
             self._since_save += ids
             self._inflight.update(ids)
 
@@ -81,11 +81,7 @@ class VectorIndexFiles:
         return len(self._since_save)
 
     def journal(self) -> list[str]:
-        try:
-            lines = (self.directory / JOURNAL).read_text("utf-8").split()
-        except OSError:
-            return []
-        return list(dict.fromkeys(lines))
+        return self._journal.read()
 
     # -- saving -------------------------------------------------------------------------
 
@@ -127,7 +123,7 @@ class VectorIndexFiles:
             with self._lock:
                 later = self._since_save[cut:]
                 self._since_save = later
-                self._rewrite_journal([*pending, *self._inflight, *later])
+                self._journal.keep([*pending, *self._inflight, *later])
 
     def _next_number(self) -> int:
         numbers = [
@@ -160,14 +156,6 @@ class VectorIndexFiles:
         for path in self.directory.iterdir():
             if path.name not in keep and path.name not in (INDEX_FILE, JOURNAL):
                 path.unlink(missing_ok=True)
-
-    def _rewrite_journal(self, ids: Iterable[str]) -> None:
-        path = self.directory / JOURNAL
-        fresh = path.with_suffix(".new")
-        fresh.write_text("".join(f"{memory_id}\n" for memory_id in dict.fromkeys(ids)), "utf-8")
-        self._journal.close()
-        os.replace(fresh, path)
-        self._journal = open(path, "a", encoding="utf-8")  # noqa: SIM115
 
     def discard(self) -> None:
         """Forget the save (the vectors were cleared: ``reindex``)."""
