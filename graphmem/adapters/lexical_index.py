@@ -262,11 +262,7 @@ class LexicalIndex:
     # -- state ------------------------------------------------------------------
 
     def meta(self) -> dict[str, str]:
-        try:
-            data = json.loads((self.directory / META).read_text("utf-8"))
-        except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+        return _read_meta(self.directory)
 
     def count(self) -> int:
         """Memories in the index (the overlay committed first)."""
@@ -540,6 +536,14 @@ def _occurrences(change: _Change, phrase: Sequence[str]) -> int:
     return sum(1 for i, token in enumerate(tokens) if token == first and tokens[i : i + size] == phrase)
 
 
+def _read_meta(directory: Path) -> dict[str, str]:
+    try:
+        data = json.loads((directory / META).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
 def open_lexical_index(data_dir: Path, store: Source) -> LexicalIndex:
     """The index of ``store`` in ``data_dir``, brought up to date with it: rebuilt when
     missing, unreadable, of another version or of another store, or holding another
@@ -549,6 +553,10 @@ def open_lexical_index(data_dir: Path, store: Source) -> LexicalIndex:
         token = os.urandom(16).hex()
         store.set_meta(TOKEN_KEY, token)
     directory = data_dir / DIRNAME
+    built_for = _read_meta(directory).get("version")
+    if directory.exists() and built_for != INDEX_VERSION:  # its files may not open with this schema
+        log.info("The full-text index at %s is of version %s: building it again.", directory, built_for)
+        shutil.rmtree(directory, ignore_errors=True)
     try:
         index = LexicalIndex(directory, store)
     except StoreError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import subprocess
@@ -12,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import tantivy
 
 from graphmem.adapters import lexical_index
 from graphmem.adapters.kuzu_store import KuzuGraphStore
@@ -371,6 +373,28 @@ def test_an_index_that_is_missing_or_out_of_date_is_rebuilt_from_the_store_at_op
     try:
         assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
         assert ids(store.search_text("kafka", GLOBAL, 10)) == ([] if damage == "journal lost" else ["m2"])
+    finally:
+        store.close()
+
+
+def test_an_index_of_an_older_version_and_schema_is_built_again_at_open(tmp_path: Path) -> None:
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    store.add_memories([memory("m1", "redis cache")])
+    token = store.get_meta(lexical_index.TOKEN_KEY)
+    store.close()
+    directory = tmp_path / DIRNAME
+    shutil.rmtree(directory)
+    directory.mkdir()
+    older = tantivy.SchemaBuilder()
+    older.add_text_field("id", stored=True, tokenizer_name="raw")
+    older.add_text_field("text", tokenizer_name="en_stem")
+    tantivy.Index(older.build(), path=str(directory))
+    (directory / META).write_text(json.dumps({"version": "1", "token": token}))
+
+    store = KuzuGraphStore(tmp_path, dimension=8)
+    try:
+        assert [m.text for m in store.text_matches("redis", GLOBAL, 10)] == ["redis cache"]
+        assert json.loads((directory / META).read_text())["version"] == lexical_index.INDEX_VERSION
     finally:
         store.close()
 
