@@ -198,6 +198,11 @@ def _run(
                 for dia_id, memory_id in memory_of.items():
                     dia_of[memory_id].add(dia_id)
                 memory.embed_pending()
+                # Reopened, the store's full-text index is committed, as it is for memories
+                # written more than 30 s before a question: scores no longer depend on when
+                # its background commit happened to run, and every run gives the same figures.
+                memory.close()
+                memory = open_memory(load_settings(data_dir=store_dir), embedder=embedder)
                 for qa in conversation["qa"]:
                     evidence = {e for e in qa.get("evidence", []) if e in memory_of}
                     if not evidence:
