@@ -284,8 +284,14 @@ def test_the_shipped_manifest_is_what_the_daemon_lists(daemon: Daemon) -> None:
 
 
 def _stdio_client(data_dir: Path, cwd: Path) -> Client[StdioTransport]:
+    """A client of a new ``graphmem mcp`` proxy, ended with the client's ``async with``: FastMCP
+    keeps a stdio subprocess alive by default, and one still running when the transport is
+    collected, during some later test, fails that test with a ResourceWarning."""
     env = sandbox_env(data_dir)
-    return Client(StdioTransport(sys.executable, ["-m", "graphmem", "mcp"], env=env, cwd=str(cwd)))
+    transport = StdioTransport(
+        sys.executable, ["-m", "graphmem", "mcp"], env=env, cwd=str(cwd), keep_alive=False
+    )
+    return Client(transport)
 
 
 def test_stdio_proxy_starts_the_daemon_lists_tools_and_fills_in_the_project(
