@@ -36,6 +36,7 @@ from typing import Protocol
 
 import tantivy
 
+from graphmem.adapters.id_journal import IdJournal
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import TextHits, TextMatch, Visibility
 from graphmem.core.text import fold, phrase_words, words
@@ -255,7 +256,7 @@ class LexicalIndex:
                 f"Cannot open the full-text index at {directory}: {exc}. Delete the folder; "
                 "graphmem rebuilds it from the store when it opens."
             ) from exc
-        self._journal = open(directory / JOURNAL, "a", encoding="utf-8")  # noqa: SIM115
+        self._journal = IdJournal(directory / JOURNAL)
         self._thread = threading.Thread(target=self._commit_loop, name="graphmem-lexical", daemon=True)
         self._thread.start()
 
@@ -270,11 +271,7 @@ class LexicalIndex:
         return int(self._index.searcher().num_docs)
 
     def journal(self) -> list[str]:
-        try:
-            lines = (self.directory / JOURNAL).read_text("utf-8").split()
-        except OSError:
-            return []
-        return list(dict.fromkeys(lines))
+        return self._journal.read()
 
     # -- writes -----------------------------------------------------------------
 
@@ -286,8 +283,7 @@ class LexicalIndex:
         ids = list(ids)
         with self._lock:
             self._marked.update(ids)
-            self._journal.write("".join(f"{memory_id}\n" for memory_id in ids))
-            self._journal.flush()  # in the OS's hands: survives the process being killed
+            self._journal.append(ids)
 
     def add(self, records: Sequence[MemoryRecord]) -> None:
         """Index ``records`` (replacing any of the same id)."""
@@ -339,16 +335,7 @@ class LexicalIndex:
                 for memory_id, change in drained.items():
                     if self._overlay.get(memory_id, ...) is change:
                         del self._overlay[memory_id]
-                self._rewrite_journal([*self._overlay, *self._marked])
-
-    def _rewrite_journal(self, ids: Iterable[str]) -> None:
-        """Keep only ``ids`` in the journal (a new file, renamed over the old one)."""
-        path = self.directory / JOURNAL
-        fresh = path.with_suffix(".new")
-        fresh.write_text("".join(f"{memory_id}\n" for memory_id in dict.fromkeys(ids)), "utf-8")
-        self._journal.close()
-        os.replace(fresh, path)
-        self._journal = open(path, "a", encoding="utf-8")  # noqa: SIM115
+                self._journal.keep([*self._overlay, *self._marked])
 
     def _commit_loop(self) -> None:
         while True:
@@ -386,7 +373,7 @@ class LexicalIndex:
                 json.dumps({"version": INDEX_VERSION, "token": token}), "utf-8"
             )
             with self._lock:
-                self._rewrite_journal([*self._overlay, *self._marked])
+                self._journal.keep([*self._overlay, *self._marked])
         return count
 
     def close(self) -> None:

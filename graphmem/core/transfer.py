@@ -305,9 +305,8 @@ _MODELS: dict[str, type[_Record]] = {
     "event": EventLine,
 }  # fmt: skip
 # Field names (and record types) of the format: the only words of a line an error repeats.
-_FIELD_NAMES = frozenset(
-    name for model in (*_MODELS.values(), EventState) for name in model.model_fields
-) | frozenset(_MODELS)
+_LINE_MODELS: tuple[type[_Record], ...] = (*_MODELS.values(), EventState)
+_FIELD_NAMES = frozenset(name for model in _LINE_MODELS for name in model.model_fields) | frozenset(_MODELS)
 # Pydantic messages that say what is expected, never what was given.
 _OWN_MESSAGES = frozenset(
     {
