@@ -205,6 +205,7 @@ class VectorIndex(Protocol):
     project and status (``adapters/vector_index.py``)."""
 
     dimension: int
+    changed: bool  # since it was last saved or restored
 
     def __len__(self) -> int: ...
     def __contains__(self, memory_id: object) -> bool: ...
