@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphmem.core.dedup import candidate_query, similarity
-from graphmem.core.models import SUPERSEDABLE, Entity, MemoryRecord
+from graphmem.core.dedup import candidate_query, is_near_duplicate, similarity
+from graphmem.core.models import SUPERSEDABLE, Category, Entity, MemoryRecord
 from graphmem.core.ports import GraphStore, TextMatch, Visibility
 from graphmem.core.text import clean_fts_query
 
@@ -23,6 +23,22 @@ def similar_memories(store: GraphStore, text: str, visibility: Visibility) -> li
     matches = store.text_matches(clean_fts_query(candidate_query(text)), visibility, DEDUP_CANDIDATES)
     scored = [(match, similarity(text, match.text)) for match in matches]
     return sorted(scored, key=lambda pair: (-pair[1], pair[0].id))
+
+
+def near_duplicate_of(
+    store: GraphStore,
+    text: str,
+    category: Category,
+    similar: Sequence[tuple[TextMatch, float]],
+    threshold: float,
+) -> MemoryRecord | None:
+    """The stored memory of ``category`` that ``text`` repeats in other words (to reinforce)."""
+    for candidate, _ in similar:
+        if candidate.category is category and is_near_duplicate(text, candidate.text, threshold):
+            repeated = store.get_memories([candidate.id]).get(candidate.id)
+            if repeated is not None:
+                return repeated
+    return None
 
 
 def same_subject_as(

@@ -26,24 +26,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from graphmem.core.dedup import is_near_duplicate, memory_hash
+from graphmem.core.dedup import memory_hash
 from graphmem.core.events import (
     BY_USER,
-    FIELDS,
     Cause,
     EventKind,
     MemoryEvent,
     State,
     actor_of,
-    differences,
     field_state,
-    field_value,
-    link_keys,
     link_value,
     time_value,
-    wanted_links,
 )
-from graphmem.core.keys import event_id as new_event_id
 from graphmem.core.keys import memory_id as new_memory_id
 from graphmem.core.models import (
     Category,
@@ -60,10 +54,9 @@ from graphmem.core.redaction import redact
 from graphmem.core.text import validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.core.trust import looks_like_injection
-from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.errors import ConflictError, InvalidInputError
 from graphmem.service.inputs import (
     parse_category,
-    parse_event_id,
     parse_memory_id,
     parse_scope,
     parse_trust,
@@ -73,10 +66,11 @@ from graphmem.service.mentions import Mentions
 from graphmem.service.redacting import guard_store
 from graphmem.service.results import RememberResult
 from graphmem.service.semantic import SemanticIndex
-from graphmem.service.subjects import same_subject_as, similar_memories
+from graphmem.service.subjects import near_duplicate_of, same_subject_as, similar_memories
+from graphmem.service.writer_history import WriterHistory
 
 
-class MemoryWriter:
+class MemoryWriter(WriterHistory):
     """Writes memories, their entities and links; keeps the semantic index in step."""
 
     def __init__(
@@ -155,15 +149,11 @@ class MemoryWriter:
                     reinforced = self._reinforce(existing, now, actor_of(source))
                     return replace(reinforced, redacted=redaction.count)
             similar = similar_memories(self.store, text, Visibility(owner, frozenset({Status.ACTIVE})))
-            if old is None:
-                for candidate, _ in similar:
-                    if candidate.category is category and is_near_duplicate(
-                        text, candidate.text, self._near_duplicate
-                    ):
-                        repeated = self.store.get_memories([candidate.id]).get(candidate.id)
-                        if repeated is not None:
-                            reinforced = self._reinforce(repeated, now, actor_of(source))
-                            return replace(reinforced, redacted=redaction.count)
+            repeated = (
+                None if old else near_duplicate_of(self.store, text, category, similar, self._near_duplicate)
+            )
+            if repeated is not None:
+                return replace(self._reinforce(repeated, now, actor_of(source)), redacted=redaction.count)
             entities = self.mentions.entities_in(text, project)
             record = MemoryRecord(
                 id=new_memory_id(),
@@ -431,112 +421,6 @@ class MemoryWriter:
                 self.store.upsert_entities(list({e.key: e for _, e in pairs}.values()))
             self.store.link_about(pairs)
 
-    # -- history ----------------------------------------------------------------------------
-
-    def _record(
-        self,
-        memory_id: str,
-        kind: EventKind,
-        before: State,
-        after: State,
-        cause: Cause,
-        *,
-        other_id: str | None = None,
-        undoes: str | None = None,
-    ) -> MemoryEvent:
-        event = MemoryEvent(
-            id=new_event_id(),
-            memory_id=memory_id,
-            at=self.clock(),
-            kind=kind,
-            actor=cause.actor,
-            reason=cause.reason,
-            before=before,
-            after=after,
-            other_id=other_id,
-            rule=cause.rule,
-            undoes=undoes,
-        )
-        self.store.add_events([event])
-        return event
-
-    def expire_due(self) -> int:
-        """Archive the current memories whose expiry has passed, each with an ``expiry`` event in its
-        history; how many. Asks the store only when the next expiry is due or not known."""
-        now = self.clock()
-        if self._next_expiry is None:
-            self._next_expiry = self.store.next_expiry() or datetime.max.replace(tzinfo=now.tzinfo)
-        if now < self._next_expiry:
-            return 0
-        with self.lock:
-            due = self.store.expiring(now, EXPIRE_BATCH)
-            for record in due:
-                when = f"{record.expires_at:%Y-%m-%d %H:%M} UTC" if record.expires_at else "now"
-                before, after = {"status": record.status.value}, {"status": Status.ARCHIVED.value}
-                self._record(record.id, EventKind.EXPIRY, before, after, Cause("expiry", f"expired {when}"))
-                self.change(record.id, {"status": Status.ARCHIVED, "updated_at": now})
-            self._next_expiry = None
-        return len(due)
-
-    def undo(self, event_id: str, cause: Cause = BY_USER) -> MemoryEvent:
-        """Make the memory what it was before event ``event_id``; the undo is an event too.
-
-        Refused (``ConflictError``) when the event was undone already, its memory is gone, or
-        the memory changed since in what the event changed."""
-        wanted = parse_event_id(event_id)
-        with self.lock:
-            event = self.store.get_event(wanted)
-            if event is None:
-                raise NotFoundError(
-                    f"No event {wanted}: `graphmem history MEMORY_ID` lists a memory's events."
-                )
-            if event.undone_by:
-                raise ConflictError(f"Event {wanted} was undone already (by {event.undone_by}).")
-            ids = [event.memory_id, *([event.other_id] if event.other_id and link_keys(event) else [])]
-            found = self.store.get_memories(ids)
-            gone = [i for i in ids if i not in found]
-            if gone:
-                raise ConflictError(f"Memory {gone[0]} was deleted: event {wanted} cannot be undone.")
-            record = found[event.memory_id]
-            problems = differences(event, record, self.store.links([record.id]))
-            if problems:
-                raise ConflictError(
-                    f"Memory {record.id} changed since event {wanted} ({'; '.join(problems)}): undoing "
-                    f"it would lose that change. See `graphmem history {record.id}`; edit it instead."
-                )
-            self._apply(record, event)
-            before, after = dict(event.after), dict(event.before)
-            if event.kind is EventKind.EXPIRY:  # back for good: its expiry, passed, goes
-                before["expires_at"], after["expires_at"] = time_value(record.expires_at), None
-                self.change(record.id, {"expires_at": None})
-            why = Cause(cause.actor, cause.reason or f"undoes {event.id}", cause.rule)
-            done = self._record(
-                record.id, EventKind.UNDO, before, after, why,
-                other_id=event.other_id, undoes=event.id,
-            )  # fmt: skip
-            self.store.set_undone(event.id, done.id)
-            return done
-
-    def _apply(self, record: MemoryRecord, event: MemoryEvent) -> None:
-        """Make ``record`` what ``event.before`` says, in every part the event touched."""
-        state = event.before
-        now = self.clock()
-        if "text" in state:
-            entities = list(self.store.get_entities(state.get("about", [])).values())
-            self.rewrite(record, str(state["text"]), updated_at=now, entities=entities)
-        changes: dict[str, object] = {"updated_at": now}
-        for name in FIELDS:
-            if name in state:
-                changes[name] = field_value(name, state[name])
-        self.change(record.id, changes)
-        wanted = {(x.source, x.target, x.kind.value): x for x in wanted_links(state)}
-        current = {(x.source, x.target, x.kind.value) for x in self.store.links([record.id])}
-        for key in link_keys(event):
-            if key in current and key not in wanted:
-                self.store.remove_link(key[0], key[1], LinkKind(key[2]))
-            elif key not in current and key in wanted:
-                self.store.add_links([wanted[key]])
-
     # -- many memories ---------------------------------------------------------------------
 
     def add(
@@ -582,10 +466,6 @@ class MemoryWriter:
             self.store.set_meta("embedding_dimension", str(embedder.dimension))
             self.semantic.reset()
             return self.semantic.embed_pending(progress)
-
-
-# Memories archived per ``expire_due`` call (the next call goes on).
-EXPIRE_BATCH = 500
 
 
 def _same_link(a: Link, b: Link) -> bool:
