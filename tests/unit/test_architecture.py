@@ -603,8 +603,7 @@ def test_only_the_writer_writes_memories() -> None:
 
     assert not violations, (
         "only service/writer.py and writer_history.py (MemoryWriter) may call the store's memory writes; "
-        "call the writer:\n"
-        + "\n".join(violations)
+        "call the writer:\n" + "\n".join(violations)
     )
 
 
