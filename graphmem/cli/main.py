@@ -30,7 +30,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(("stats", "status", "reindex"), "maintenance"),
     **dict.fromkeys(("install", "uninstall"), "integrations"),
     "bench": "bench",
-    **dict.fromkeys(("serve", "mcp", "stop"), "server"),
+    **dict.fromkeys(("serve", "mcp", "stop", "ui"), "server"),
     "ingest": "ingest",
     "enrich": "gitlab",
     **dict.fromkeys(("session", "claim", "release"), "coordination"),

@@ -1,4 +1,4 @@
-"""The daemon and the MCP entry: serve, mcp, stop."""
+"""The daemon and its entries: serve, mcp, stop, ui."""
 
 from __future__ import annotations
 
@@ -135,4 +135,65 @@ def stop(state: CliState) -> None:
         click.echo(f"Stopped the graphmem daemon (pid {info.pid}) at {info.url}.")
 
 
-COMMANDS = [serve, mcp, stop]
+@click.command()
+@click.option("--print-url", is_flag=True, help="Print the signed-in URL instead of opening a browser.")
+@pass_state
+def ui(state: CliState, print_url: bool) -> None:
+    """Open the memory's web view in your browser, signed in (starts the daemon if none runs).
+
+    Search, browse, edit and delete memories and see the graph of memories, merge requests,
+    issues, files and symbols, at http://127.0.0.1:<port>/ui/ (see docs/ui.md). The URL
+    carries a one-time sign-in code, good for two minutes.
+
+    \b
+    Example:
+        $ graphmem ui
+        Opened the graphmem view: http://127.0.0.1:9824/ui/
+        $ graphmem ui --print-url
+        http://127.0.0.1:9824/ui/#code=Qm9...
+    """
+    import json
+    import webbrowser
+    from pathlib import Path
+    from urllib.parse import urlsplit
+
+    from graphmem.errors import StoreError
+    from graphmem.server import loopback
+    from graphmem.server.lifecycle import ensure_daemon, read_token
+    from graphmem.settings import load_settings
+
+    settings = load_settings(data_dir=state.data_dir)
+    data_dir = settings.data_dir.expanduser()
+    info = ensure_daemon(data_dir, timeout=settings.server.start_timeout_seconds)
+    secret = read_token(data_dir) or (settings.api_key.get_secret_value() if settings.api_key else "")
+    target = urlsplit(info.url)
+    headers = {"Content-Type": "application/json", "Authorization": f"Bearer {secret}"}
+    try:
+        status, raw = loopback.post(
+            target.hostname or "127.0.0.1", target.port or 80, "/ui/login", b"{}", headers, 30.0
+        )
+        path = json.loads(raw)["path"] if status == 200 else None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise StoreError(
+            f"The graphmem daemon at {info.url} did not answer ({exc}): try `graphmem stop`."
+        ) from None
+    if not isinstance(path, str):
+        raise StoreError(
+            f"The graphmem daemon at {info.url} refused to sign the view in (HTTP {status}): a daemon of an "
+            "older graphmem? Restart it with `graphmem stop`, then run `graphmem ui` again."
+        )
+    from urllib.parse import quote
+
+    from graphmem.connect import resolve_project
+
+    project = resolve_project(Path.cwd())  # the view starts in the current directory's project
+    url = info.url + path + (f"&project={quote(project, safe='/')}" if project else "")
+    if print_url:
+        click.echo(url)
+    elif webbrowser.open(url):
+        click.echo(f"Opened the graphmem view: {info.url}/ui/")
+    else:
+        click.echo(f"No browser to open here: open this URL within two minutes (it signs in once):\n{url}")
+
+
+COMMANDS = [serve, mcp, stop, ui]

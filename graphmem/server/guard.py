@@ -10,9 +10,14 @@ can even make its own name point there. So, in order:
 3. the declared body size must fit (413; a streamed body is cut at the same size);
 4. a body (POST, PUT, PATCH) must be JSON (415): a page's "simple" cross-site request
    (``text/plain``, forms) never reaches a route;
-5. every path but ``/health`` needs ``Authorization: Bearer <secret>`` (401): the
-   per-user token of ``daemon.token`` (mode 0600, which no page can read), or the
-   configured API key;
+5. every path but ``/health`` and the view's files (``GET /ui/…``, no data in them) needs
+   ``Authorization: Bearer <secret>`` (401): the per-user token of ``daemon.token`` (mode
+   0600, which no page can read), or the configured API key; or, for ``graphmem ui``'s
+   page, a session of ``ui_sessions.UiSessions``, good only on the view's routes
+   (``UI_SESSION_PATHS``) and only from the view's own origin (the ``Origin`` a browser
+   sets must be ``http://`` + ``Host``: a page of another port or site is refused even
+   with a stolen session); ``POST /ui/session``, which trades a one-time code for a
+   session, needs that same origin;
 6. a rate limit per authenticated principal and peer address (429 with
    ``Retry-After``), neither of which a client can choose.
 """
@@ -31,6 +36,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from graphmem.server.metrics import Metrics
+from graphmem.server.ui_sessions import UiSessions
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -41,6 +47,11 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 ANY = "*"
 PUBLIC_PATHS = frozenset({"/health"})
+UI_PREFIX = "/ui"  # the view's files: GET, public (they hold no data)
+UI_SIGN_IN = "/ui/session"  # a one-time code for a session: public, same origin only
+# What a view session may call; /rpc's verbs are narrowed further by the route (ui_routes.UI_VERBS).
+UI_SESSION_PATHS = frozenset({"/rpc", "/ui/graph", "/ui/context", "/ui/status", "/ui/signout"})
+PRINCIPAL = "graphmem.principal"  # the scope key the Guard leaves for routes: "local", "api-key", "ui"
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 JSON_TYPE = "application/json"
 WINDOW_S = 60.0
@@ -57,6 +68,13 @@ def host_name(value: str) -> str:
     else:
         name = value  # a bare name, or a bare IPv6 address
     return name.rstrip(".")
+
+
+def same_origin(origin: bytes | None, host: str) -> bool:
+    """Whether a browser's ``Origin`` is the daemon's own (``http://`` + the ``Host`` it asked)."""
+    return (
+        origin is not None and normalise_origin(origin.decode("latin-1")) == f"http://{host.strip().lower()}"
+    )
 
 
 def normalise_origin(origin: str) -> str:
@@ -142,10 +160,13 @@ class Refused(Exception):
 class Guard:
     """ASGI middleware applying a ``Policy`` to every HTTP request (see the module docstring)."""
 
-    def __init__(self, app: ASGIApp, *, policy: Policy, metrics: Metrics) -> None:
+    def __init__(
+        self, app: ASGIApp, *, policy: Policy, metrics: Metrics, sessions: UiSessions | None = None
+    ) -> None:
         self.app = app
         self.policy = policy
         self.metrics = metrics
+        self.sessions = sessions
         self._hits: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
@@ -215,7 +236,23 @@ class Guard:
                 )
         if path in PUBLIC_PATHS:
             return
+        view_file = path == UI_PREFIX or str(path).startswith(UI_PREFIX + "/")
+        if view_file and scope.get("method") in ("GET", "HEAD"):
+            return
+        if path == UI_SIGN_IN:
+            self._same_origin(origin, host)
+            return
         principal = policy.principal(headers.get(b"authorization", b""))
+        if principal is None and self._ui_session(headers.get(b"authorization", b"")):
+            if path not in UI_SESSION_PATHS:
+                raise Refused(
+                    403,
+                    "forbidden_path",
+                    f"A graphmem ui session may not call {str(path)[:100]}: it reaches "
+                    f"{', '.join(sorted(UI_SESSION_PATHS))} only.",
+                )
+            self._same_origin(origin, host)
+            principal = "ui"
         if principal is None:
             also = " or the API key (GRAPHMEM_API_KEY)" if policy.api_key else ""
             raise Refused(
@@ -236,6 +273,26 @@ class Guard:
                     f"retry in {math.ceil(wait)} s.",
                     {"retry-after": str(math.ceil(wait))},
                 )
+        scope[PRINCIPAL] = principal
+
+    def _ui_session(self, authorization: bytes) -> bool:
+        scheme, _, secret = authorization.partition(b" ")
+        return (
+            self.sessions is not None
+            and scheme.lower() == b"bearer"
+            and bool(secret.strip())
+            and self.sessions.valid(secret.strip())
+        )
+
+    @staticmethod
+    def _same_origin(origin: bytes | None, host: str) -> None:
+        if not same_origin(origin, host):
+            raise Refused(
+                403,
+                "forbidden_origin",
+                "Only graphmem ui's own page may use a view session or sign in: the request's Origin "
+                f"must be http://{host[:100]}. Open the view with `graphmem ui`.",
+            )
 
     def _admit(self, client: str) -> float:
         """0 when ``client`` may go on; else seconds until it may."""

@@ -1,5 +1,5 @@
-"""The daemon's HTTP app: MCP at ``/mcp``, plus ``/health``, ``/stats``, ``/metrics``, ``/rpc``
-and the plugin's routes.
+"""The daemon's HTTP app: MCP at ``/mcp``, plus ``/health``, ``/stats``, ``/metrics``, ``/rpc``,
+the plugin's routes and ``graphmem ui``'s (``ui_routes``).
 
 MCP runs stateless with JSON responses: every request stands alone, so a client (or
 the stdio proxy) survives a daemon restart without a session to re-establish. Every
@@ -19,16 +19,18 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from graphmem.errors import InvalidInputError
-from graphmem.server import plugin_routes, rpc, rpc_stream
-from graphmem.server.guard import CatchTooLarge, Guard, Policy
+from graphmem.server import plugin_routes, rpc, rpc_stream, ui_routes
+from graphmem.server.guard import PRINCIPAL, CatchTooLarge, Guard, Policy
 from graphmem.server.rpc_types import VERBS
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
+from graphmem.server.ui_sessions import UiSessions
 
 
 def build_app(runtime: Runtime, policy: Policy) -> Any:
     """The Starlette app the daemon serves."""
     mcp = build_mcp(runtime)
+    sessions = UiSessions()
 
     @mcp.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> Response:
@@ -57,6 +59,8 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
             body = json.loads(await request.body())
         except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
             return JSONResponse({"error": {"type": "InvalidInputError", "message": "Body is not JSON."}}, 400)
+        if request.scope.get(PRINCIPAL) == "ui" and not ui_routes.may_call(body):
+            return JSONResponse(rpc.error_answer(ui_routes.not_for_the_view(body)), 403)
         try:
             method, arguments = rpc.parse(body)
             streamed = rpc_stream.wants_progress(body)
@@ -70,6 +74,7 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
         return JSONResponse(answer)
 
     plugin_routes.register(mcp, runtime)  # /plugin/inject, /plugin/compaction, /plugin/ingest
+    ui_routes.register(mcp, runtime, sessions)  # /ui/ and its files, /ui/login, /ui/session, /ui/graph...
 
     app = mcp.http_app(
         path="/mcp",
@@ -77,7 +82,7 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
         json_response=True,
         middleware=[
             Middleware(CatchTooLarge, max_bytes=policy.max_bytes),
-            Middleware(Guard, policy=policy, metrics=runtime.metrics),
+            Middleware(Guard, policy=policy, metrics=runtime.metrics, sessions=sessions),
         ],
     )
     app.add_exception_handler(HTTPException, _http_error)
@@ -102,7 +107,7 @@ def _streamed_call(runtime: Runtime, method: str, arguments: dict[str, Any]) -> 
     return rpc_stream.ProgressStream(job, relay, log_hint=runtime.log_hint)
 
 
-ROUTES = "/mcp, /rpc and /plugin/* (POST), /health, /stats and /metrics (GET)"
+ROUTES = "/mcp, /rpc, /plugin/* and /ui/* (POST), /health, /stats, /metrics and /ui/ (GET)"
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

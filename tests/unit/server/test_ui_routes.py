@@ -1,0 +1,266 @@
+"""graphmem ui's routes: the page's files, signing in, the graph, context and status, and what a
+session may reach. Hostile input (bad ids, huge bodies, wrong types) gets a clear 4xx, never a 500."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from graphmem.server.guard import Policy
+from graphmem.server.http import build_app
+from graphmem.server.runtime import Runtime
+from graphmem.service.memory import MemoryService
+
+TOKEN = "t" * 43
+BASE = "http://127.0.0.1:9824"
+JSON = {"Content-Type": "application/json"}
+LOCAL = {**JSON, "Authorization": f"Bearer {TOKEN}"}
+MAX_BYTES = 100_000
+
+
+@pytest.fixture
+def client(memory_service: MemoryService) -> Iterator[TestClient]:
+    runtime = Runtime(
+        memory_service,
+        log_hint="stderr",
+        session_ttl=timedelta(minutes=5),
+        resolve_project=lambda p: p,
+        version="t",
+    )
+    policy = Policy.build(token=TOKEN, api_key=None, max_bytes=MAX_BYTES, rate_limit=0)
+    with TestClient(build_app(runtime, policy), base_url=BASE, raise_server_exceptions=False) as running:
+        yield running
+
+
+def sign_in(client: TestClient) -> dict[str, str]:
+    """The headers of the view's page once signed in: its session, its own Origin."""
+    code = client.post("/ui/login", json={}, headers=LOCAL).json()["code"]
+    answer = client.post("/ui/session", json={"code": code}, headers={**JSON, "Origin": BASE})
+    assert answer.status_code == 200, answer.text
+    return {**JSON, "Origin": BASE, "Authorization": f"Bearer {answer.json()['session']}"}
+
+
+def error_of(response: Any) -> str:
+    error = response.json()["error"]
+    return str(error["message"] if isinstance(error, dict) else error)
+
+
+# -- the page's files ---------------------------------------------------------------------
+
+
+def test_the_page_is_served_with_a_strict_content_security_policy(client: TestClient) -> None:
+    page = client.get("/ui/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy and "default-src 'none'" in policy and "unsafe" not in policy
+    assert "frame-ancestors 'none'" in policy and page.headers["x-content-type-options"] == "nosniff"
+    assert '<script type="module" src="app.js">' in page.text and "<script>" not in page.text
+
+
+@pytest.mark.parametrize("name", ["app.js", "api.js", "dom.js", "graph.js", "views.js"])
+def test_each_module_is_javascript(client: TestClient, name: str) -> None:
+    answer = client.get(f"/ui/{name}")
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/javascript")
+
+
+def test_the_bare_path_redirects_to_the_page(client: TestClient) -> None:
+    answer = client.get("/ui", follow_redirects=False)
+    assert answer.status_code == 308 and answer.headers["location"] == "/ui/"
+
+
+@pytest.mark.parametrize(
+    "path", ["/ui/nope.js", "/ui/..%2fhttp.py", "/ui/ui_routes.py", "/ui/%2e%2e", "/ui/" + "a" * 300 + ".js"]
+)
+def test_a_file_that_is_not_the_views_is_a_404(client: TestClient, path: str) -> None:
+    answer = client.get(path)
+    assert answer.status_code == 404 and "error" in answer.json()
+
+
+# -- signing in ---------------------------------------------------------------------------
+
+
+def test_a_sign_in_code_needs_the_local_token(client: TestClient) -> None:
+    answer = client.post("/ui/login", json={}, headers=JSON)
+    assert answer.status_code == 401 and "daemon.token" in error_of(answer)
+
+
+def test_a_code_opens_a_session_once(client: TestClient) -> None:
+    code = client.post("/ui/login", json={}, headers=LOCAL).json()["code"]
+    headers = {**JSON, "Origin": BASE}
+    assert client.post("/ui/session", json={"code": code}, headers=headers).status_code == 200
+    again = client.post("/ui/session", json={"code": code}, headers=headers)
+    assert again.status_code == 401 and "graphmem ui" in error_of(again)
+
+
+@pytest.mark.parametrize("origin", [None, "http://127.0.0.1:8000", "http://localhost:9824", "null"])
+def test_a_code_is_traded_only_by_the_views_own_origin(client: TestClient, origin: str | None) -> None:
+    code = client.post("/ui/login", json={}, headers=LOCAL).json()["code"]
+    headers = {**JSON, **({"Origin": origin} if origin else {})}
+    answer = client.post("/ui/session", json={"code": code}, headers=headers)
+    assert answer.status_code == 403
+    # the refused request did not spend the code
+    assert (
+        client.post("/ui/session", json={"code": code}, headers={**JSON, "Origin": BASE}).status_code == 200
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b"{nope", "not JSON"),
+        (b"[1]", "JSON object"),
+        (b'{"code": 5}', '"code" must be text'),
+        (b'{"code": "x", "admin": true}', "Unknown field"),
+        (b'{"code": "' + b"x" * 2000 + b'"}', "over 1000"),
+    ],
+)
+def test_a_bad_sign_in_body_is_a_400(client: TestClient, body: bytes, says: str) -> None:
+    answer = client.post("/ui/session", content=body, headers={**JSON, "Origin": BASE})
+    assert answer.status_code == 400 and says in error_of(answer)
+
+
+def test_a_form_post_or_a_huge_body_never_reaches_a_route(client: TestClient) -> None:
+    form = client.post(
+        "/ui/session", content=b"code=x", headers={"Origin": BASE, "Content-Type": "text/plain"}
+    )
+    assert form.status_code == 415
+    huge = client.post("/ui/session", content=b"x" * (MAX_BYTES + 1), headers={**JSON, "Origin": BASE})
+    assert huge.status_code == 413
+
+
+# -- what a session reaches ---------------------------------------------------------------
+
+
+def test_a_session_calls_the_service_verbs(client: TestClient, memory_service: MemoryService) -> None:
+    page = sign_in(client)
+    made = client.post("/rpc", json={"method": "remember", "arguments": {"text": "Use uv"}}, headers=page)
+    memory_id = made.json()["result"]["memory"]["id"]
+    edited = client.post(
+        "/rpc",
+        json={"method": "edit", "arguments": {"memory_id": memory_id, "text": "Use uv, not pip"}},
+        headers=page,
+    )
+    assert edited.status_code == 200 and memory_service.show(memory_id).memory.text == "Use uv, not pip"
+    assert [e.kind.value for e in memory_service.history(memory_id)] == ["edit"]
+
+
+@pytest.mark.parametrize("origin", [None, "http://127.0.0.1:8000", "https://evil.example"])
+def test_a_session_from_another_origin_is_refused(
+    client: TestClient, memory_service: MemoryService, origin: str | None
+) -> None:
+    page = sign_in(client)
+    headers = {k: v for k, v in page.items() if k != "Origin"} | ({"Origin": origin} if origin else {})
+    answer = client.post("/rpc", json={"method": "remember", "arguments": {"text": "x"}}, headers=headers)
+    assert answer.status_code == 403
+    assert memory_service.list(limit=5) == []
+
+
+@pytest.mark.parametrize(
+    "method", ["export_dir", "bootstrap", "import_file", "ingest_opencode", "claim_item"]
+)
+def test_a_session_may_not_call_verbs_the_view_does_not_need(client: TestClient, method: str) -> None:
+    args = {
+        "export_dir": {"directory": "/tmp/x"},
+        "bootstrap": {"path": "/"},
+        "import_file": {"path": "/etc/passwd"},
+        "ingest_opencode": {},
+        "claim_item": {"session_id": "s", "item": "i"},
+    }[method]
+    answer = client.post("/rpc", json={"method": method, "arguments": args}, headers=sign_in(client))
+    assert answer.status_code == 403 and "graphmem ui may not call" in error_of(answer)
+
+
+@pytest.mark.parametrize(("method", "path"), [("POST", "/mcp"), ("POST", "/plugin/inject"), ("GET", "/stats"),
+                                              ("GET", "/metrics"), ("POST", "/ui/login")])  # fmt: skip
+def test_a_session_reaches_only_the_views_routes(client: TestClient, method: str, path: str) -> None:
+    answer = client.request(method, path, json={} if method == "POST" else None, headers=sign_in(client))
+    assert answer.status_code == 403
+
+
+def test_a_session_is_not_the_local_token(client: TestClient) -> None:
+    page = sign_in(client)
+    assert (
+        client.post(
+            "/rpc", json={"method": "stats"}, headers={**page, "Authorization": "Bearer nope"}
+        ).status_code
+        == 401
+    )
+
+
+def test_signing_out_ends_the_session(client: TestClient) -> None:
+    page = sign_in(client)
+    assert client.post("/ui/signout", json={}, headers=page).json() == {"signed_out": True}
+    assert client.post("/rpc", json={"method": "stats"}, headers=page).status_code == 401
+
+
+# -- graph, context, status ---------------------------------------------------------------
+
+
+def test_the_graph_of_a_memory(client: TestClient, memory_service: MemoryService, git_project: str) -> None:
+    memory = memory_service.remember("Fees live in src/app.py", project=git_project).memory
+    answer = client.post("/ui/graph", json={"key": memory.id}, headers=sign_in(client))
+    found = answer.json()["result"]
+    assert found["center"]["key"] == memory.id
+    assert "src/app.py" in {node["label"] for node in found["nodes"]}
+
+
+def test_the_graph_of_a_target_it_names(
+    client: TestClient, memory_service: MemoryService, git_project: str
+) -> None:
+    memory_service.remember("Fees live in src/app.py", project=git_project)
+    answer = client.post(
+        "/ui/graph", json={"target": "src/app.py", "project": git_project}, headers=sign_in(client)
+    )
+    assert answer.json()["result"]["center"]["label"] == "src/app.py"
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "says"),
+    [
+        ({}, 400, 'Send "key"'),
+        ({"key": ""}, 400, 'Send "key"'),
+        ({"key": 12}, 400, '"key" must be text'),
+        ({"key": ["mem_x"]}, 400, '"key" must be text'),
+        ({"key": "mem_x", "limit": "9"}, 400, '"limit" must be a number'),
+        ({"key": "mem_x", "limit": True}, 400, '"limit" must be a number'),
+        ({"key": "mem_x", "limit": 10**9}, 400, "limit must be between"),
+        ({"key": "k" * 5000}, 400, "over 1000"),
+        ({"key": "mem_\u0000"}, 400, "memory id"),
+        ({"target": "nothing-known-here"}, 400, "names no MR"),
+        ({"key": "mem_0000000000000000"}, 200, "No memory"),
+        ({"key": "MergeRequest:a/b!1"}, 200, "No entity"),
+    ],
+)
+def test_a_bad_graph_request_says_what_to_send(
+    client: TestClient, body: dict[str, Any], status: int, says: str
+) -> None:
+    answer = client.post("/ui/graph", json=body, headers=sign_in(client))
+    assert answer.status_code == status and says in error_of(answer)
+
+
+def test_context_hands_the_bundle_and_its_markdown(
+    client: TestClient, memory_service: MemoryService, git_project: str
+) -> None:
+    memory_service.remember("Fees live in src/app.py", project=git_project)
+    body = {"target": "src/app.py", "project": git_project, "max_tokens": 500}
+    answer = client.post("/ui/context", json=body, headers=sign_in(client))
+    bundle = answer.json()["result"]
+    assert "Fees live in src/app.py" in bundle["markdown"] and bundle["max_tokens"] == 500
+
+
+@pytest.mark.parametrize(
+    ("body", "says"), [({}, 'Send "target"'), ({"target": "x", "max_tokens": "many"}, "a number")]
+)
+def test_a_bad_context_request_is_a_400(client: TestClient, body: dict[str, Any], says: str) -> None:
+    answer = client.post("/ui/context", json=body, headers=sign_in(client))
+    assert answer.status_code == 400 and says in error_of(answer)
+
+
+def test_status_brings_health_and_stats(client: TestClient, memory_service: MemoryService) -> None:
+    memory_service.remember("Use uv")
+    found = client.post("/ui/status", json={}, headers=sign_in(client)).json()["result"]
+    assert found["stats"]["memories"] == 1 and found["health"]["status"] in ("healthy", "degraded")

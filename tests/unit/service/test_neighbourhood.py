@@ -1,0 +1,119 @@
+"""The graph view's neighbourhoods: a memory's entities and links, an entity's memories and
+GitLab and code edges, each kind of edge capped with the rest counted, bad keys refused."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from graphmem.core.enrichment import target_key
+from graphmem.core.gitlab import ChangedFile, IssueRefData, MergeRequestData
+from graphmem.core.keys import file_key
+from graphmem.core.models import Entity, EntityKind
+from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.service.memory import MemoryService
+from graphmem.service.neighbourhood import EDGE_LIMIT, NeighbourhoodReader
+
+T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+NAMESPACE = "group/sub/proj"  # the git_project fixture's origin
+MR = target_key(EntityKind.MERGE_REQUEST, NAMESPACE, 12)
+ISSUE = target_key(EntityKind.ISSUE, NAMESPACE, 34)
+
+
+def reader(memory: MemoryService) -> NeighbourhoodReader:
+    assert memory.enricher is not None
+    return NeighbourhoodReader(memory.store, memory.code, memory.enricher.graph)
+
+
+def merged_mr(memory: MemoryService, project: str, files: list[str]) -> None:
+    """!12 changed ``files`` and closes #34, stored as enrichment stores them."""
+    assert memory.enricher is not None
+    memory.store.upsert_entities([Entity(MR, EntityKind.MERGE_REQUEST, "!12", project)])
+    data = MergeRequestData(
+        project=NAMESPACE, iid=12, title="Refund in one go", state="merged", draft=False, author=None,
+        assignees=(), reviewers=(), labels=(), milestone=None, source_branch="refund",
+        target_branch="main", merged_at=T0, created_at=T0, updated_at=T0, description="",
+        web_url="https://gitlab.example.com/group/sub/proj/-/merge_requests/12",
+        changed_files=tuple(ChangedFile(path, path) for path in files), changed_files_total=len(files),
+        closes=(IssueRefData(NAMESPACE, 34, "Refunds are slow", "closed"),),
+    )  # fmt: skip
+    memory.enricher.graph.save_merge_request(
+        MR,
+        data,
+        local=(NAMESPACE, project),
+        hops=0,
+        fetched_at=T0,
+        next_attempt=T0 + timedelta(days=1),
+        file_keys=[(file_key(project, path), path) for path in files],
+        symbol_keys=[],
+    )
+
+
+def test_a_memory_shows_what_it_is_about_and_what_it_links_to(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    first = memory_service.remember("!12 moved refunds into src/app.py", project=git_project).memory
+    second = memory_service.remember("Refunds run nightly", project=git_project).memory
+    memory_service.link(second.id, first.id, "extends")
+
+    found = reader(memory_service).around(first.id)
+
+    assert found.center.key == first.id and found.center.kind == "Memory"
+    kinds = {node.kind for node in found.nodes}
+    assert {"MergeRequest", "File", "Memory"} <= kinds
+    edges = {(e.source, e.relation, e.target) for e in found.edges}
+    assert (second.id, "extends", first.id) in edges
+    assert (first.id, "ABOUT", file_key(git_project, "src/app.py")) in edges
+
+
+def test_an_mr_shows_its_files_its_closed_issue_and_its_memories(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    about = memory_service.remember("Alice merged !12 after a long review", project=git_project).memory
+    merged_mr(memory_service, git_project, ["src/app.py", "README.md"])
+
+    found = reader(memory_service).around(MR)
+
+    labels = {node.label for node in found.nodes}
+    assert {"src/app.py", "README.md"} <= labels
+    edges = {(e.source, e.relation, e.target) for e in found.edges}
+    assert (MR, "CHANGES", file_key(git_project, "src/app.py")) in edges
+    assert (about.id, "ABOUT", MR) in edges
+    assert any(e.relation == "CLOSES" and e.target == ISSUE for e in found.edges)
+
+
+def test_a_hub_shows_a_bounded_number_of_neighbours_and_counts_the_rest(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    for n in range(EDGE_LIMIT + 6):
+        memory_service.remember(f"Note {n} about src/app.py number {n * 7919}", project=git_project)
+
+    found = reader(memory_service).around(file_key(git_project, "src/app.py"))
+
+    memories = [node for node in found.nodes if node.kind == "Memory"]
+    assert len(memories) == EDGE_LIMIT and found.more == 6
+
+
+def test_a_long_memory_is_cut_in_its_label(memory_service: MemoryService) -> None:
+    memory = memory_service.remember("word " * 200).memory
+    node = reader(memory_service).around(memory.id).center
+    assert len(node.label) <= 80 and node.label.endswith("…")
+
+
+@pytest.mark.parametrize("key", ["", "   ", "x" * 1001, "mem_\x00"])
+def test_a_bad_key_is_refused_with_what_a_key_is(memory_service: MemoryService, key: str) -> None:
+    with pytest.raises(InvalidInputError, match="memory id"):
+        reader(memory_service).around(key)
+
+
+@pytest.mark.parametrize("limit", [0, -1, 101])
+def test_a_limit_out_of_range_is_refused(memory_service: MemoryService, limit: int) -> None:
+    with pytest.raises(InvalidInputError, match="limit"):
+        reader(memory_service).around("mem_0000000000000000", limit=limit)
+
+
+@pytest.mark.parametrize("key", ["mem_0000000000000000", "MergeRequest:nope!1", "File:/x::y.py"])
+def test_an_unknown_node_is_not_found(memory_service: MemoryService, key: str) -> None:
+    with pytest.raises(NotFoundError):
+        reader(memory_service).around(key)
