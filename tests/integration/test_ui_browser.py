@@ -127,6 +127,18 @@ def test_signing_in_removes_the_code_from_the_address(page: Any) -> None:
     assert "code=" not in page.url and page.url.endswith("#/search")
 
 
+def test_graphmem_ui_prints_a_url_that_signs_in_once_in_its_project(browser: Any, world: World) -> None:
+    printed = world.cli("ui", "--print-url")
+    assert printed.returncode == 0, printed.stderr
+    url = printed.stdout.strip()
+    assert url.startswith(f"{world.daemon.url}/ui/#code=") and url.endswith(f"&project={world.shop}")
+    opened = browser.new_page()
+    opened.goto(url)
+    opened.wait_for_selector("body[data-ready='signed-in']")
+    assert opened.locator("#project").input_value() == world.shop
+    opened.close()
+
+
 def test_a_used_sign_in_link_does_not_sign_in_again(browser: Any, world: World) -> None:
     path = world.sign_in_path()
     first = browser.new_page()

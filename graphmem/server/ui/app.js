@@ -346,6 +346,7 @@ async function start() {
   } catch (error) {
     toast(error.message, true);
   }
+  $("project").value = api.project.get(); // the sign-in link may name the project to start in
   $("signed-out").hidden = signedIn;
   document.body.dataset.ready = signedIn ? "signed-in" : "signed-out";
   if (signedIn) await route();
