@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -77,7 +78,7 @@ def resolve_model_path(model: str) -> str:
 @dataclass(frozen=True)
 class _OnnxRuntime:
     tokenizer: WordPieceTokenizer
-    bulk: Any  # InferenceSession using every core, for queries too
+    session: Any  # InferenceSession on one core a call: a query, or one batch of a bulk embed
     model_file: Path
 
 
@@ -99,12 +100,17 @@ def _load_onnx(model_dir: str, cache_dir: str) -> _OnnxRuntime:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise EmbedderError(f"Could not read the embedding model's files at {root}: {exc}") from exc
     path = model_file(root, Path(cache_dir))
-    return _OnnxRuntime(tokenizer, _session(onnxruntime, path, threads=0), path)
+    return _OnnxRuntime(tokenizer, _session(onnxruntime, path), path)
 
 
-def _session(onnxruntime: Any, path: Path, *, threads: int) -> Any:
+def _session(onnxruntime: Any, path: Path) -> Any:
     options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads  # 0: one per core
+    # One core per call, and no spinning: a query's embedding runs beside the full-text
+    # search on the other core, and a bulk embed runs one batch per core instead
+    # (``_bulk_pool``). ONNX Runtime's own threads spin-wait between operators; on a loaded
+    # machine two spinning threads made one query 1.8x slower than one thread that does not.
+    options.intra_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.log_severity_level = 3  # errors only: shape-merge notices are not the user's business
     # No arena: it keeps the largest batch's buffers for the life of the process (about
     # 150 MB per session after one bulk embed); plain allocations go back after each call.
@@ -155,29 +161,41 @@ class OnnxEmbedder:
         except EmbedderError:
             log.debug("warm-up failed; the first embed will raise", exc_info=True)
 
-    def prepare_query_thread(self) -> None:
-        """Nothing to tune: queries share the one session. A second, one-core session for
-        queries held another copy of the model (about 120 MB of the serving process)."""
-
     def embed(self, texts: Sequence[str]) -> Vector:
         if not texts:
             return np.zeros((0, self.dimension), np.float32)
         runtime = self._runtime()
-        session = runtime.bulk
         out = np.empty((len(texts), self.dimension), np.float32)
         # Texts of similar length share a batch, as sentence-transformers does: less padding.
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        batches = []
+        start = 0
+        while start < len(order):
+            width = len(runtime.tokenizer.encode(texts[order[start]]))  # the batch's longest
+            batches.append(order[start : start + max(1, min(EMBED_BATCH_SIZE, EMBED_BATCH_TOKENS // width))])
+            start += len(batches[-1])
+
+        def run(rows: list[int]) -> None:
+            ids, mask = runtime.tokenizer.batch([texts[i] for i in rows])
+            out[rows] = runtime.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+
         try:
-            start = 0
-            while start < len(order):
-                width = len(runtime.tokenizer.encode(texts[order[start]]))  # the batch's longest
-                rows = order[start : start + max(1, min(EMBED_BATCH_SIZE, EMBED_BATCH_TOKENS // width))]
-                ids, mask = runtime.tokenizer.batch([texts[i] for i in rows])
-                out[rows] = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
-                start += len(rows)
+            if len(batches) == 1:
+                run(batches[0])  # a query: on the caller's thread, one core
+            else:
+                for _ in _bulk_pool().map(run, batches):  # one batch per core at a time
+                    pass
         except Exception as exc:  # onnxruntime raises its own types; translate all
             raise EmbedderError(f"The embedding model failed: {exc}") from exc
         return out
+
+
+@cache
+def _bulk_pool() -> ThreadPoolExecutor:
+    """The threads a bulk embed runs its batches on, one per core (ONNX Runtime releases the
+    GIL while it computes). Two one-core calls at once embedded as fast as one call on two
+    cores, and leave a query's call free of the other's spinning threads."""
+    return ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="graphmem-embed")
 
 
 @cache
@@ -240,17 +258,6 @@ class SentenceTransformerEmbedder:
         except EmbedderError:
             log.debug("warm-up failed; the first embed will raise", exc_info=True)
 
-    def prepare_query_thread(self) -> None:
-        """Give this thread one core: a query is one short text, and the full-text
-        search runs at the same time on the other core (torch's thread count is
-        per thread, so bulk embedding elsewhere keeps every core)."""
-        try:
-            import torch
-
-            torch.set_num_threads(1)
-        except Exception:  # never break recall over a tuning step
-            log.debug("could not limit the query thread's cores", exc_info=True)
-
     @property
     def dimension(self) -> int:
         if self._dimension is None:
@@ -286,9 +293,6 @@ class HashEmbedder:
 
     def warm_up(self) -> None:
         """Nothing to load."""
-
-    def prepare_query_thread(self) -> None:
-        """Nothing to tune."""
 
     def __init__(self, dimension: int = 256) -> None:
         self.model_name = f"hash-{dimension}"

@@ -20,26 +20,26 @@ reading the records from the store.
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
-import math
 import os
 import shutil
 import threading
 import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import tantivy
 
 from graphmem.adapters.id_journal import IdJournal
+from graphmem.adapters.lexical_analysis import ANALYZER, query_parts, whole_phrase
+from graphmem.adapters.lexical_overlay import Change, as_match, score_overlay
+from graphmem.core.keys import memory_id_number, numbered_memory_id
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import TextHits, TextMatch, Visibility
-from graphmem.core.text import fold, phrase_words, words
+from graphmem.core.text import fold
 from graphmem.errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -48,39 +48,19 @@ DIRNAME = "lexical.tantivy"
 JOURNAL = "pending"
 META = "graphmem.json"
 # Bump when the schema or the analysis changes: an index of another version is rebuilt.
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"
 TOKEN_KEY = "lexical_index_token"  # the store's meta key naming the index that belongs to it
 # Seconds a change waits in the overlay before the background commit. A tantivy commit
 # writes a segment, fsyncs it and starts two threads: the writes of half a minute share one.
 COMMIT_DELAY = 30.0
 COMMIT_MAX_CHANGES = 128  # changes waiting that start the commit at once (each search scores them)
 WRITER_HEAP = 15_000_000  # bytes: tantivy's writer buffer (its minimum per thread)
-MAX_PHRASES = 8  # adjacent word pairs asked as phrases, at most
 # Added to the score of a memory that holds the whole phrase (``core.text.phrase_words``):
 # above any BM25 score of a query of at most 12 words and their variants and pairs (under
 # 1,000 at a million memories), so such a memory comes first and is told apart
 # (``TextHits.exact``); small enough that tantivy's float32 keeps BM25 to 0.001.
 EXACT_BONUS = 1e4
-K1, B = 1.2, 0.75  # tantivy's BM25 parameters, for scoring the overlay alike
-MAX_TOKEN_BYTES = 40  # tantivy's en_stem drops longer tokens
 FILTER_FIELDS = ("scope", "project", "status", "category", "created_at")
-
-# English words too common to find anything by (Kùzu's FTS dropped them too): a query of
-# them alone matches nothing, and leaving them out keeps queries from visiting every row.
-_STOPWORDS_TEXT = """
-a about above after again against all am an and any are aren't as at be because been before
-being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
-don't down during each few for from further had hadn't has hasn't have haven't having he he'd
-he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into
-is isn't it it's its itself let's me more most mustn't my myself no nor not of off on once only
-or other ought our ours ourselves out over own same shan't she she'd she'll she's should
-shouldn't so some such than that that's the their theirs them themselves then there there's
-these they they'd they'll they're they've this those through to too under until up very was
-wasn't we we'd we'll we're we've were weren't what what's when when's where where's which while
-who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours
-yourself yourselves
-"""
-STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
 
 
 def _schema() -> tantivy.Schema:
@@ -91,53 +71,19 @@ def _schema() -> tantivy.Schema:
     for name in ("scope", "project", "status", "category"):
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
     builder.add_integer_field("created_at", indexed=True, fast=True)
+    # A ``mem_`` id's 16 hex digits as a signed 64-bit number: a search reads its hits' ids
+    # from this column instead of their stored documents (0.02 ms a hit). Ids of another
+    # shape (imported ones may be) have no key and are read from the stored document.
+    builder.add_integer_field("key", fast=True)
     return builder.build()
 
 
 SCHEMA = _schema()
-_ANALYZER = (
-    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-    .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
-    .filter(tantivy.Filter.lowercase())
-    .filter(tantivy.Filter.stemmer("english"))
-    .build()
-)
 
 
-def query_parts(query: str, phrase: str | None = None) -> tuple[list[str], list[str]]:
-    """The words of ``query`` to score by BM25 (stopwords dropped) and the phrases to score:
-    the adjacent pairs of words of ``query`` that are no stopwords; when there is neither,
-    the whole ``phrase`` (``whole_phrase``), so that a phrase of stopwords alone ("how have
-    you been") is still asked. Otherwise the whole phrase adds ``EXACT_BONUS`` in ``search``
-    rather than BM25: asking it twice cost about 1 ms a query at 100,000 memories."""
-    tokens = words(fold(query))
-    # A word the index drops (too long) is no term: a query of only such words asks nothing.
-    terms = list(dict.fromkeys(w for w in tokens if w not in STOPWORDS and _indexed(w)))
-    kept = set(terms)
-    pairs = [f"{a} {b}" for a, b in itertools.pairwise(tokens) if a != b and a in kept and b in kept]
-    if not terms and not pairs and (whole := whole_phrase(query, phrase)):
-        return terms, [whole]
-    return terms, list(dict.fromkeys(pairs))[:MAX_PHRASES]
-
-
-def _indexed(word: str) -> bool:
-    return len(word.encode("utf-8")) < MAX_TOKEN_BYTES
-
-
-def whole_phrase(query: str, phrase: str | None = None) -> str:
-    """``phrase`` (``query`` when not given) as the index asks it whole; "" when it is no
-    phrase (``core.text.phrase_words``) or the index keeps none of its words."""
-    tokens = phrase_words(query if phrase is None else phrase)
-    return " ".join(tokens) if any(_indexed(w) for w in tokens) else ""
-
-
-def match_expression(query: str, phrase: str | None = None) -> str:
-    """The tantivy query for ``query``: its phrases and words, any of them (BM25 adds up
-    what each matches); "" when no word is left. ``words`` yields no quote character."""
-    terms, pairs = query_parts(query, phrase)
-    if not terms and not pairs:
-        return ""
-    return " ".join(f'"{part}"' for part in [*pairs, *terms])
+def _id_of(searcher: tantivy.Searcher, number: int | None, address: tantivy.DocAddress) -> str:
+    """A hit's memory id: from its ``key`` column, else from its stored document."""
+    return numbered_memory_id(number) if number is not None else str(searcher.doc(address)["id"][0])
 
 
 def _micros(record: MemoryRecord) -> int:
@@ -145,7 +91,7 @@ def _micros(record: MemoryRecord) -> int:
 
 
 def _document(record: MemoryRecord) -> tantivy.Document:
-    return tantivy.Document(
+    doc = tantivy.Document(
         id=record.id,
         text=fold(record.text),
         body=record.text.encode("utf-8"),
@@ -155,6 +101,28 @@ def _document(record: MemoryRecord) -> tantivy.Document:
         category=record.category.value,
         created_at=_micros(record),
     )
+    key = memory_id_number(record.id)
+    if key is not None:
+        doc.add_integer("key", key)
+    return doc
+
+
+def _words_query(parts: Iterable[str]) -> tantivy.Query | None:
+    """Any of ``parts`` (each a word or a phrase), as the index analyses them; None: none
+    has a word the index keeps. Built from the analysed tokens rather than parsed: the
+    same query as tantivy's parser makes of quoted parts, without its parsing."""
+    queries = []
+    for part in parts:
+        tokens = ANALYZER.analyze(part)
+        if len(tokens) == 1:
+            queries.append(tantivy.Query.term_query(SCHEMA, "text", tokens[0]))
+        elif tokens:
+            queries.append(tantivy.Query.phrase_query(SCHEMA, "text", tokens))
+    if not queries:
+        return None
+    if len(queries) == 1:
+        return queries[0]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries])
 
 
 def _stored_match(doc: tantivy.Document) -> TextMatch:
@@ -165,35 +133,6 @@ def _stored_match(doc: tantivy.Document) -> TextMatch:
         Scope(doc["scope"][0]),
         doc["project"][0] or None,
     )
-
-
-@dataclass(frozen=True, slots=True)
-class _Change:
-    """A memory written since the last commit, its words analysed once for every search."""
-
-    record: MemoryRecord
-    tokens: list[str]
-    counts: Counter[str]
-    pairs: Counter[tuple[str, str]]  # adjacent tokens: the query's phrases are mostly pairs
-
-    @classmethod
-    def of(cls, record: MemoryRecord | None) -> _Change | None:
-        if record is None:
-            return None  # deleted
-        tokens = _ANALYZER.analyze(fold(record.text))
-        return cls(record, tokens, Counter(tokens), Counter(itertools.pairwise(tokens)))
-
-
-def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
-    if record.status not in visibility.statuses:
-        return False
-    if record.scope.value != "global" and (
-        visibility.project is None or record.project != visibility.project
-    ):
-        return False
-    if visibility.categories is not None and record.category not in visibility.categories:
-        return False
-    return visibility.since is None or record.created_at >= visibility.since
 
 
 def _hidden(visibility: Visibility) -> list[tantivy.Query]:
@@ -242,7 +181,7 @@ class LexicalIndex:
         self.directory = directory
         self._source = source
         self._lock = threading.Lock()  # guards the overlay, the journal and in-flight marks
-        self._overlay: dict[str, _Change | None] = {}  # id -> what it is now, None: deleted
+        self._overlay: dict[str, Change | None] = {}  # id -> what it is now, None: deleted
         self._marked: Counter[str] = Counter()  # marked, the store's write not done yet
         self._wake = threading.Condition(self._lock)
         self._closed = False
@@ -303,7 +242,7 @@ class LexicalIndex:
         if not ids:
             return
         found = self._source.get_memories(ids)
-        changes = {memory_id: _Change.of(found.get(memory_id)) for memory_id in ids}
+        changes = {memory_id: Change.of(found.get(memory_id)) for memory_id in ids}
         with self._lock:
             self._overlay.update(changes)
             self._marked.subtract(ids)
@@ -311,7 +250,7 @@ class LexicalIndex:
             self._wake.notify()
 
     def _change(self, records: Mapping[str, MemoryRecord | None]) -> None:
-        changes = {memory_id: _Change.of(record) for memory_id, record in records.items()}
+        changes = {memory_id: Change.of(record) for memory_id, record in records.items()}
         with self._lock:
             self._overlay.update(changes)
             self._marked.subtract(changes.keys())
@@ -420,18 +359,16 @@ class LexicalIndex:
         keep: bool,
     ) -> tuple[list[tuple[str, float]], set[str], dict[str, TextMatch]]:
         """BM25 of ``terms`` and the phrases ``pairs``, plus ``EXACT_BONUS`` for holding ``whole``."""
-        expression = " ".join(f'"{part}"' for part in [*pairs, *terms])
-        if not expression or limit <= 0:
+        text = _words_query([*pairs, *terms])
+        if text is None or limit <= 0:
             return [], set(), {}
         with self._lock:
             overlay = dict(self._overlay)
         kept: dict[str, TextMatch] = {}
         try:
-            text = self._index.parse_query(expression, ["text"])
-            if whole:  # a constant bonus for holding the phrase: ranks first, told apart
-                bonus = tantivy.Query.const_score_query(
-                    self._index.parse_query(f'"{whole}"', ["text"]), EXACT_BONUS
-                )
+            held = _words_query([whole]) if whole else None
+            if held is not None:  # a constant bonus for holding the phrase: ranks first, told apart
+                bonus = tantivy.Query.const_score_query(held, EXACT_BONUS)
                 text = tantivy.Query.boolean_query(
                     [(tantivy.Occur.Should, text), (tantivy.Occur.Should, bonus)]
                 )
@@ -440,14 +377,17 @@ class LexicalIndex:
                 hidden.append(tantivy.Query.term_set_query(SCHEMA, "id", list(overlay)))
             parts = [(tantivy.Occur.Should, text), *((tantivy.Occur.MustNot, q) for q in hidden)]
             searcher = self._index.searcher()
-            found = []
-            for score, address in searcher.search(
-                tantivy.Query.boolean_query(parts), limit, count=False
-            ).hits:
-                doc = searcher.doc(address)
-                found.append((doc["id"][0], float(score)))
-                if keep:
-                    kept[found[-1][0]] = _stored_match(doc)
+            hits = searcher.search(tantivy.Query.boolean_query(parts), limit, count=False).hits
+            if keep:
+                docs = [searcher.doc(address) for _, address in hits]
+                kept = {doc["id"][0]: _stored_match(doc) for doc in docs}
+                found = [(doc["id"][0], float(score)) for doc, (score, _) in zip(docs, hits, strict=True)]
+            else:
+                numbers = searcher.fast_field_values("key", [address for _, address in hits])
+                found = [
+                    (_id_of(searcher, number, address), float(score))
+                    for number, (score, address) in zip(numbers, hits, strict=True)
+                ]
         except ValueError as exc:
             raise StoreError(f"The full-text index failed: {exc}") from exc
         exact = {memory_id for memory_id, score in found if whole and score >= EXACT_BONUS}
@@ -455,72 +395,15 @@ class LexicalIndex:
             (memory_id, score - EXACT_BONUS if memory_id in exact else score) for memory_id, score in found
         ]
         if overlay:
-            scored, held = _score_overlay(terms, pairs, whole, overlay, visibility, searcher)
+            scored, held = score_overlay(terms, pairs, whole, overlay, visibility, searcher)
             found += scored
             exact |= held
         # Whole-phrase holders first, then by score; ties by id: the same order every time.
         found.sort(key=lambda hit: (hit[0] not in exact, -hit[1], hit[0]))
         found = found[:limit]
         if keep:
-            kept.update((i, _as_match(overlay[i])) for i, _ in found if i not in kept)
+            kept.update((i, as_match(overlay[i])) for i, _ in found if i not in kept)
         return found, exact.intersection(memory_id for memory_id, _ in found), kept
-
-
-def _as_match(change: _Change | None) -> TextMatch:
-    assert change is not None  # only a memory the overlay holds scores
-    record = change.record
-    return TextMatch(record.id, record.text, record.category, record.scope, record.project)
-
-
-def _score_overlay(
-    terms: list[str],
-    pairs: list[str],
-    whole: str,
-    overlay: Mapping[str, _Change | None],
-    visibility: Visibility,
-    searcher: tantivy.Searcher,
-) -> tuple[list[tuple[str, float]], set[str]]:
-    """BM25 of the memories not committed yet, with the index's statistics (tantivy's
-    formula), and those of them that hold the phrase ``whole``."""
-    stems = list(dict.fromkeys(s for term in terms for s in _ANALYZER.analyze(term)))
-    phrases = [_ANALYZER.analyze(pair) for pair in pairs]
-    changes = [c for c in overlay.values() if c is not None and _visible(c.record, visibility)]
-    if not (stems or phrases) or not changes:
-        return [], set()
-    total = int(searcher.num_docs) + len(changes)
-    vocabulary = dict.fromkeys([*stems, *(s for phrase in phrases for s in phrase)])
-    held = _ANALYZER.analyze(whole) if whole else []
-    average = sum(len(c.tokens) for c in changes) / len(changes) or 1.0
-    # Only a memory holding one of the stems or a phrase's first word can score.
-    wanted = set(stems) | {phrase[0] for phrase in phrases if phrase} | set(held[:1])
-    changes = [c for c in changes if not wanted.isdisjoint(c.counts.keys())]
-    frequency = {s: int(searcher.doc_freq("text", s)) for s in vocabulary} if changes else {}
-    idf = {s: math.log(1 + (total - df + 0.5) / (df + 0.5)) for s, df in frequency.items()}
-    scored, exact = [], set()
-    for change in changes:
-        tokens, counts = change.tokens, change.counts
-        norm = K1 * (1 - B + B * len(tokens) / average)
-        score = sum(idf[s] * counts[s] * (K1 + 1) / (counts[s] + norm) for s in stems if s in counts)
-        for phrase in phrases:
-            hits = _occurrences(change, phrase)
-            if hits:
-                weight = sum(idf.get(s, 0.0) for s in phrase)
-                score += weight * hits * (K1 + 1) / (hits + norm)
-        if score > 0:
-            scored.append((change.record.id, score))
-            if held and _occurrences(change, held):
-                exact.add(change.record.id)
-    return scored, exact
-
-
-def _occurrences(change: _Change, phrase: Sequence[str]) -> int:
-    """How often ``phrase`` stands in the change's tokens, word after word."""
-    if len(phrase) == 2:
-        return change.pairs.get((phrase[0], phrase[1]), 0)
-    if not phrase or any(word not in change.counts for word in phrase):
-        return 0
-    tokens, first, size = change.tokens, phrase[0], len(phrase)
-    return sum(1 for i, token in enumerate(tokens) if token == first and tokens[i : i + size] == phrase)
 
 
 def _read_meta(directory: Path) -> dict[str, str]:

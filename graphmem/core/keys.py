@@ -33,6 +33,24 @@ def memory_id(seed: str | None = None, *, commit: str | None = None) -> str:
     return MEMORY_ID_PREFIX + uuid.uuid4().hex[:16]
 
 
+_NUMBERED_ID = re.compile(r"mem_[0-9a-f]{16}")
+_SIGN = 1 << 63
+
+
+def memory_id_number(memory_id: str) -> int | None:
+    """A ``memory_id``'s 16 hex digits as a signed 64-bit number (what an index can keep
+    in a numeric column); None for an id of another shape (an import may bring its own)."""
+    if _NUMBERED_ID.fullmatch(memory_id) is None:
+        return None
+    value = int(memory_id[len(MEMORY_ID_PREFIX) :], 16)
+    return value - (_SIGN << 1) if value >= _SIGN else value
+
+
+def numbered_memory_id(number: int) -> str:
+    """The memory id whose ``memory_id_number`` is ``number``."""
+    return f"{MEMORY_ID_PREFIX}{number & ((_SIGN << 1) - 1):016x}"
+
+
 def event_id() -> str:
     """A new history event's id (``evt_`` and 16 hex digits, random)."""
     return EVENT_ID_PREFIX + uuid.uuid4().hex[:16]

@@ -79,9 +79,6 @@ class Embedder(Protocol):
     def warm_up(self) -> None:
         """Start loading the model in the background, if loading takes time."""
 
-    def prepare_query_thread(self) -> None:
-        """Called once in the thread that embeds queries, while the store searches in another."""
-
 
 # -- the memory store, by concern ---------------------------------------------------
 #

@@ -33,7 +33,7 @@ from graphmem.core.fusion import (
     weighted_rrf,
 )
 from graphmem.core.models import Category, ChannelRank, Hit, MemoryRecord, Status, Step
-from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, Vector, Visibility
+from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, TextHits, Vector, Visibility
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
@@ -103,11 +103,9 @@ class Recaller:
         self._gitlab = gitlab
         self._plan = get_plan(plan)
         self._limit = limit
-        self._pool = ThreadPoolExecutor(
-            max_workers=1,
-            thread_name_prefix="graphmem-query-embed",
-            initializer=semantic.embedder.prepare_query_thread if semantic is not None else None,
-        )
+        # The full-text search holds the GIL while it runs; the model lets go of it. So the
+        # search runs on this thread while the caller's embeds the query, each on a core.
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-recall-search")
 
     def ask(
         self,
@@ -158,18 +156,21 @@ class Recaller:
         visibility = query.visibility()
         depth = max(plan.depth, query.limit)
         rankings: dict[str, list[tuple[str, float]]] = {}
-        embedding: Future[Vector] | None = None
+        searched: Future[TextHits] | None = None
+        if plan.uses(LEXICAL):  # side by side with the query's embedding (see __init__)
+            searched = self._pool.submit(
+                self._store.search_text, lexical_query(text), visibility, depth, phrase=text
+            )
+        query_vector: Vector | None = None
         if self._semantic is not None and self._semantic.ready and plan.uses(SEMANTIC):
             self._semantic.index()  # load the vectors first: needs no model unless some are pending
-            # The model and the full-text search each leave a core idle: run them side by side.
-            embedding = self._pool.submit(self._semantic.embed_query, text)
+            query_vector = self._semantic.embed_query(text)
         exact: frozenset[str] = frozenset()  # hold the whole query word for word
-        if plan.uses(LEXICAL):
-            found = self._store.search_text(lexical_query(text), visibility, depth, phrase=text)
+        if searched is not None:
+            found = searched.result()
             rankings[LEXICAL] = found
             if 0 < plan.exact_phrase_words <= len(words(text)):
                 exact = found.exact
-        query_vector = embedding.result() if embedding is not None else None
         if query_vector is not None:
             rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
         entity_steps: dict[str, tuple[Step, ...]] = {}

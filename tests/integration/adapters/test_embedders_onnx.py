@@ -76,19 +76,23 @@ def test_long_texts_go_in_smaller_batches_with_the_same_vectors(real_embedder: O
     assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-4)
 
 
-def test_the_query_thread_gets_the_same_vectors(real_embedder: OnnxEmbedder) -> None:
+def test_embeds_from_several_threads_at_once_give_the_same_vectors(real_embedder: OnnxEmbedder) -> None:
+    # A recall embeds its query while a bulk embed runs its batches on the pool's threads.
     _, texts, expected = _reference()
-    out: list[np.ndarray] = []
+    out: dict[int, np.ndarray] = {}
 
-    def query() -> None:
-        real_embedder.prepare_query_thread()
-        out.append(real_embedder.embed(texts[:5]))
+    def query(n: int) -> None:
+        out[n] = real_embedder.embed(texts[:5] if n % 2 else texts * 3)
 
-    worker = threading.Thread(target=query)
-    worker.start()
-    worker.join()
+    workers = [threading.Thread(target=query, args=(n,)) for n in range(4)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
 
-    assert (out[0] * expected[:5]).sum(axis=1).min() >= 0.999
+    assert (out[1] * expected[:5]).sum(axis=1).min() >= 0.999
+    assert (out[0][: len(texts)] * expected).sum(axis=1).min() >= 0.999
+    assert np.allclose(out[0], out[2], atol=1e-5)
 
 
 def test_the_model_file_is_made_once_per_weights_and_then_reused(tmp_path: Path) -> None:

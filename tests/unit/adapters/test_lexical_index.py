@@ -17,7 +17,8 @@ import tantivy
 
 from graphmem.adapters import lexical_index
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.lexical_index import DIRNAME, EXACT_BONUS, META, LexicalIndex, match_expression
+from graphmem.adapters.lexical_analysis import query_parts
+from graphmem.adapters.lexical_index import DIRNAME, EXACT_BONUS, META, LexicalIndex
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import Visibility
 
@@ -85,11 +86,36 @@ def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
 
 def test_a_query_asks_its_words_and_pairs_without_stopwords_and_only_stopwords_as_a_phrase() -> None:
     # The whole query is asked too, for EXACT_BONUS rather than BM25 (see search).
-    assert match_expression("Why did we pick Kùzu for the graph store?") == (
-        '"pick kuzu" "graph store" "pick" "kuzu" "graph" "store"'
+    assert query_parts("Why did we pick Kùzu for the graph store?") == (
+        ["pick", "kuzu", "graph", "store"],
+        ["pick kuzu", "graph store"],
     )
-    assert match_expression("How have you been?") == '"how have you been"'
-    assert match_expression("graph store", phrase="the graph store") == '"graph store" "graph" "store"'
+    assert query_parts("How have you been?") == ([], ["how have you been"])
+    assert query_parts("graph store", phrase="the graph store") == (["graph", "store"], ["graph store"])
+
+
+@pytest.mark.parametrize(
+    "memory_id",
+    [
+        "mem_0000000000000000",
+        "mem_7fffffffffffffff",
+        "mem_8000000000000000",
+        "mem_ffffffffffffffff",
+        "mem_ABCDEF0123456789",
+        "mem_12",
+        "imported:note-7",
+        "mem_0123456789abcdef0",
+    ],
+)
+def test_every_shape_of_id_comes_back_as_written(index: LexicalIndex, memory_id: str) -> None:
+    # mem_ and 16 lower-case hex digits are read from the key column; any other id (an
+    # import may bring its own) from the stored document.
+    index.add(
+        [memory(memory_id, "the sprocket cache holds warm rows"), memory("mem_aaaaaaaaaaaaaaaa", "sprocket")]
+    )
+
+    assert set(both_ways(index, "sprocket cache", GLOBAL)) == {memory_id, "mem_aaaaaaaaaaaaaaaa"}
+    assert both_ways(index, "sprocket cache", GLOBAL)[0] == memory_id
 
 
 @pytest.mark.parametrize("query", ["", "   ", "the of", "???", '"', "*", "OR NOT", "the not of"])

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from graphmem.core.keys import file_key, memory_id, person_key
+import pytest
+
+from graphmem.core.keys import file_key, memory_id, memory_id_number, numbered_memory_id, person_key
 
 
 def test_a_new_memory_id_is_random_and_well_formed() -> None:
@@ -35,3 +37,16 @@ def test_a_private_noreply_commit_email_is_the_gitlab_user() -> None:
 
     assert git_author == person_key(username="alice")
     assert person_key(email="alice@users.noreply.github.com") == "Person:alice"
+
+
+@pytest.mark.parametrize("number", [0, 1, -1, 2**63 - 1, -(2**63), 0x0123456789ABCDEF])
+def test_a_memory_id_number_names_its_id_again(number: int) -> None:
+    memory = numbered_memory_id(number)
+
+    assert memory_id_number(memory) == number
+    assert memory_id_number(memory_id()) is not None
+
+
+@pytest.mark.parametrize("other", ["mem_12", "mem_0123456789ABCDEF", "note:7", "mem_0123456789abcdef0", ""])
+def test_an_id_of_another_shape_has_no_number(other: str) -> None:
+    assert memory_id_number(other) is None

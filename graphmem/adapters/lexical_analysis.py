@@ -1,0 +1,66 @@
+"""How the full-text index reads text: the analysis of its ``text`` field (tantivy's
+``en_stem``: words, long tokens dropped, lower-cased, English stems), the stopwords left
+out of queries, and the words and phrases a query asks (``LexicalIndex.search``)."""
+
+from __future__ import annotations
+
+import itertools
+
+import tantivy
+
+from graphmem.core.text import fold, phrase_words, words
+
+MAX_PHRASES = 8  # adjacent word pairs asked as phrases, at most
+MAX_TOKEN_BYTES = 40  # tantivy's en_stem drops longer tokens
+# English words too common to find anything by (Kùzu's FTS dropped them too): a query of
+# them alone matches nothing, and leaving them out keeps queries from visiting every row.
+_STOPWORDS_TEXT = """
+a about above after again against all am an and any are aren't as at be because been before
+being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
+don't down during each few for from further had hadn't has hasn't have haven't having he he'd
+he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm i've if in into
+is isn't it it's its itself let's me more most mustn't my myself no nor not of off on once only
+or other ought our ours ourselves out over own same shan't she she'd she'll she's should
+shouldn't so some such than that that's the their theirs them themselves then there there's
+these they they'd they'll they're they've this those through to too under until up very was
+wasn't we we'd we'll we're we've were weren't what what's when when's where where's which while
+who who's whom why why's with won't would wouldn't you you'd you'll you're you've your yours
+yourself yourselves
+"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+
+
+ANALYZER = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+    .filter(tantivy.Filter.lowercase())
+    .filter(tantivy.Filter.stemmer("english"))
+    .build()
+)
+
+
+def query_parts(query: str, phrase: str | None = None) -> tuple[list[str], list[str]]:
+    """The words of ``query`` to score by BM25 (stopwords dropped) and the phrases to score:
+    the adjacent pairs of words of ``query`` that are no stopwords; when there is neither,
+    the whole ``phrase`` (``whole_phrase``), so that a phrase of stopwords alone ("how have
+    you been") is still asked. Otherwise the whole phrase adds ``EXACT_BONUS`` in ``search``
+    rather than BM25: asking it twice cost about 1 ms a query at 100,000 memories."""
+    tokens = words(fold(query))
+    # A word the index drops (too long) is no term: a query of only such words asks nothing.
+    terms = list(dict.fromkeys(w for w in tokens if w not in STOPWORDS and _indexed(w)))
+    kept = set(terms)
+    pairs = [f"{a} {b}" for a, b in itertools.pairwise(tokens) if a != b and a in kept and b in kept]
+    if not terms and not pairs and (whole := whole_phrase(query, phrase)):
+        return terms, [whole]
+    return terms, list(dict.fromkeys(pairs))[:MAX_PHRASES]
+
+
+def _indexed(word: str) -> bool:
+    return len(word.encode("utf-8")) < MAX_TOKEN_BYTES
+
+
+def whole_phrase(query: str, phrase: str | None = None) -> str:
+    """``phrase`` (``query`` when not given) as the index asks it whole; "" when it is no
+    phrase (``core.text.phrase_words``) or the index keeps none of its words."""
+    tokens = phrase_words(query if phrase is None else phrase)
+    return " ".join(tokens) if any(_indexed(w) for w in tokens) else ""
