@@ -222,7 +222,28 @@ def test_an_edit_in_the_page_is_what_the_cli_shows(page: Any, world: World) -> N
     assert json.loads(shown.stdout)["text"] == "Deploys go out on Thursdays after the freeze"
     history = world.cli("history", memory_id)
     assert "Tuesdays" in history.stdout  # the old text went to its history, as from the CLI
+    assert "was: Deploys go out on Tuesdays" in page.locator("ol.history").inner_text()
     screenshot(page, "memory")
+
+
+def test_archive_restore_and_supersede_are_the_clis_verbs(page: Any, world: World) -> None:
+    memory_id = world.remember("Releases are cut from the main branch", category="decision")
+    go(page, f"#/memory/{memory_id}")
+    page.wait_for_selector("#memory-text")
+    page.get_by_role("button", name="Archive").click()
+    page.get_by_role("button", name="Restore").wait_for()
+    assert json.loads(world.cli("show", memory_id, "--json").stdout)["status"] == "archived"
+    page.get_by_role("button", name="Restore").click()
+    page.get_by_role("button", name="Archive").wait_for()
+    assert json.loads(world.cli("show", memory_id, "--json").stdout)["status"] == "active"
+    page.get_by_role("button", name="Supersede").click()
+    page.fill(".editor textarea", "Releases are cut from release branches since the 2.0 freeze")
+    page.get_by_role("button", name="Write and supersede").click()
+    page.wait_for_function(
+        "() => document.getElementById('memory-text')?.textContent.includes('release branches')"
+    )
+    assert json.loads(world.cli("show", memory_id, "--json").stdout)["status"] == "superseded"
+    assert "supersedes" in page.locator("#memory").inner_text()
 
 
 def test_a_delete_asks_first(page: Any, world: World) -> None:

@@ -110,8 +110,7 @@ async function openMemory(id) {
       el("span", { class: "meta", text: age(event.at), title: event.at }),
       event.undone_by ? el("span", { class: "tag", text: "undone" }) : null),
     event.reason ? el("div", { text: event.reason }) : null,
-    Object.keys(event.before).length ? el("div", { class: "quote", text: `before: ${JSON.stringify(event.before)}` }) : null,
-    Object.keys(event.after).length ? el("div", { class: "quote", text: `after: ${JSON.stringify(event.after)}` }) : null,
+    changes(event).map((line) => el("div", { class: "quote", text: line })),
     event.undone_by ? null : el("button", { type: "button", class: "ghost", text: "Undo",
       onclick: () => act(m.id, "undo", { event_id: event.id }, "Undone.") }))));
   box.replaceChildren(el("div", { class: "detail" },
@@ -121,6 +120,27 @@ async function openMemory(id) {
     el("div", {}, el("h3", { text: "Provenance" }), provenance,
       el("h3", { text: "About" }), detail.entities.length ? about : el("p", { class: "meta", text: "Nothing." }),
       el("h3", { text: "Links" }), detail.links.length ? links : el("p", { class: "meta", text: "None." }))));
+}
+
+/** What an event changed, a line each: "status active → resolved", "was: <the old text>", links. */
+function changes(event) {
+  const { before, after } = event;
+  const lines = [];
+  const short = (v) => (v === undefined || v === null ? "none" : /^\d{4}-\d\d-\d\dT/.test(String(v)) ? String(v).slice(0, 10) : String(v));
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (key === "about") continue;
+    if (key === "text") {
+      if (before.text !== undefined) lines.push(`was: ${before.text}`);
+    } else if (key === "links") {
+      const said = (links) => new Set((links || []).map((l) => `${l[0]} ${l[2]} ${l[1]}`));
+      const was = said(before.links), now = said(after.links);
+      for (const link of now) if (!was.has(link)) lines.push(`link added: ${link}`);
+      for (const link of was) if (!now.has(link)) lines.push(`link removed: ${link}`);
+    } else {
+      lines.push(`${key}: ${short(before[key])} → ${short(after[key])}`);
+    }
+  }
+  return lines;
 }
 
 function actions(m) {

@@ -225,6 +225,24 @@ CASES = [
     case("plugin-deep", post("/plugin/inject", DEEP), 400, 422),
     case("plugin-not-object", post("/plugin/inject", b"[1]"), 400, 422),
     case("plugin-ingest-garbage", post("/plugin/ingest", b'{"db": "/etc/passwd", "since": "yesterday"}'), 400, 202, 422),
+    # -- graphmem ui's routes: signing in, a session, the graph, context, the page's files ----------
+    case("ui-login-no-token", post("/ui/login", b"{}", False), 401, says="daemon.token"),
+    case("ui-session-no-origin", post("/ui/session", b'{"code": "x"}', False), 403, says="graphmem ui"),
+    case("ui-session-other-port", post("/ui/session", b'{"code": "x"}', False, Origin="http://127.0.0.1:1"), 403),
+    case("ui-session-wrong-code", lambda s: post("/ui/session", b'{"code": "x"}', False, Origin=s.daemon.url)(s), 401, says="graphmem ui"),
+    case("ui-session-form", lambda s: post("/ui/session", b"code=x", False, Origin=s.daemon.url, **{"Content-Type": "text/plain"})(s), 415),
+    case("ui-session-deep", lambda s: post("/ui/session", DEEP, False, Origin=s.daemon.url)(s), 400, says="JSON"),
+    case("ui-session-guess", lambda s: post("/rpc", STATS, False, Origin=s.daemon.url, Authorization="Bearer guess")(s), 401),
+    case("ui-graph-not-object", post("/ui/graph", b"[1]"), 400, says="JSON object"),
+    case("ui-graph-key-int", post("/ui/graph", b'{"key": 12}'), 400, says="must be text"),
+    case("ui-graph-unknown-field", post("/ui/graph", b'{"key": "mem_x", "cypher": "MATCH (n) DELETE n"}'), 400, says="Unknown field"),
+    case("ui-graph-limit-huge", post("/ui/graph", b'{"key": "mem_x", "limit": 1000000000}'), 400, says="limit"),
+    case("ui-graph-unknown-memory", post("/ui/graph", b'{"key": "mem_0000000000000000"}'), 200, says="No memory"),
+    case("ui-graph-deep", post("/ui/graph", DEEP), 400),
+    case("ui-context-no-target", post("/ui/context", b'{"max_tokens": 5}'), 400, says="target"),
+    case("ui-file-dotdot", raw(GET.format(path="/ui/%2e%2e%2fhttp.py")), 404),
+    case("ui-file-source", request("GET", "/ui/ui_routes.py", token=False), 404),
+    case("ui-file-token", request("GET", "/ui/daemon.token", token=False), 404),
 ]  # fmt: skip
 
 
