@@ -23,7 +23,8 @@ from support.browser import launch
 from support.daemons import Daemon, http, sandbox_env, start_daemon
 from support.fake_gitlab import TOKEN, FakeGitLab, shop_checkout
 
-pytestmark = pytest.mark.integration
+# The first test may install Chromium with apt (support/browser.py): room for that beside the run.
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
 
 HOSTILE = (
     '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> '
