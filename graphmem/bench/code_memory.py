@@ -269,6 +269,11 @@ def graphmem_run(
                 progress(f"bootstrapped {report.files} files, {report.commits} commits")
             memory.embed_pending()
             setup_s = time.perf_counter() - started
+            # Reopened, the store's full-text index is committed (as for memories written
+            # more than 30 s before a question): scores no longer depend on when its
+            # background commit happened to run, and every run gives the same figures.
+            memory.close()
+            memory = open_memory(load_settings(data_dir=Path(scratch) / "data"), embedder=embedder)
             project = str(checkout.resolve())
             results = []
             for case in protocol.cases:
