@@ -35,6 +35,7 @@ from tree_sitter import Node, Parser, Query, QueryCursor, QueryError
 from tree_sitter_language_pack import SupportedLanguage, get_language, get_parser
 
 from graphmem.core.code import LANGUAGES, CallRef, Definition, ImportRef, InheritRef, ParsedFile
+from graphmem.core.code_moves import fingerprint
 from graphmem.errors import GraphmemError, InvalidInputError
 
 SIGNATURE_MAX_CHARS = 200
@@ -324,6 +325,8 @@ class _Extraction:
         edit to any of them marks the symbol changed.
         """
         d = group[0]
+        text = "\n".join(self._text(other.node) for other in group)
+        shape, sketch = fingerprint(text, d.name)
         return Definition(
             kind=d.kind,
             name=d.name,
@@ -332,8 +335,10 @@ class _Extraction:
             end_line=_end_line(d.node),
             signature=self._signature(d.node),
             docstring=self._docstring(d.node),
-            body_hash=body_hash("\n".join(self._text(other.node) for other in group)),
+            body_hash=body_hash(text),
             parent=d.parent,
+            shape=shape,
+            sketch=sketch,
         )
 
     def _import_refs(self) -> tuple[ImportRef, ...]:

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 # something is wrong (a network filesystem, a huge repository): give up on history.
 HISTORY_TIMEOUT_S = 60.0
 BLAME_TIMEOUT_S = 30.0  # one file's blame
+MAX_RENAMES = 20_000  # file renames read between two scans; more is a rewrite, not a move
 
 _RECORD = "\x1e"
 _FIELD = "\x1f"
@@ -114,6 +115,50 @@ def line_commits(root: Path, path: str) -> list[str]:
         if _SHA_RE.fullmatch(token.decode("ascii", "replace")):
             shas.append(token.decode("ascii"))
     return shas
+
+
+def head_commit(root: Path) -> str | None:
+    """The sha of HEAD in ``root``; None outside a repository or before its first commit."""
+    done = _run_git(root, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"])
+    sha = done.decode("ascii", "replace").strip() if done is not None else ""
+    return sha if _SHA_RE.fullmatch(sha) else None
+
+
+def renames(root: Path, since: str) -> dict[str, str]:
+    """Old path -> new path of the files renamed between commit ``since`` and the working
+    tree (``git diff -M``, git's own similarity rule; committed, staged or only edited), paths
+    relative to ``root``. Empty when git cannot say (an unknown commit, no repository, a
+    timeout); at most ``MAX_RENAMES`` pairs."""
+    if not _SHA_RE.fullmatch(since):
+        return {}
+    args = ["diff", "-M", "--diff-filter=R", "--name-status", "--relative", "--no-color", "-z", since, "--"]
+    output = _run_git(root, args)
+    if output is None:
+        return {}
+    tokens = output.decode("utf-8", "surrogateescape").split("\0")
+    found: dict[str, str] = {}
+    i = 0
+    while i + 2 < len(tokens) and len(found) < MAX_RENAMES:
+        status, old, new = tokens[i : i + 3]
+        if status.startswith("R") and old and new:
+            found[old] = new
+            i += 3
+        else:
+            i += 1  # not a rename record: resynchronise on the next token
+    return found
+
+
+def _run_git(root: Path, args: list[str]) -> bytes | None:
+    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARIABLES}
+    env["LC_ALL"] = "C"
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=root, env=env, capture_output=True, timeout=HISTORY_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.info("git history: git %s in %s failed (%s)", args[0], root, exc)
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def _filters(before: datetime | None, merges: bool) -> list[str]:
@@ -246,7 +291,8 @@ def history_notes(root: Path) -> list[str]:
 
 
 class GitLog:
-    """The ``GitHistory`` port: ``read_history``, ``line_commits`` and ``notes`` above."""
+    """The ``GitHistory`` port: ``read_history``, ``line_commits``, ``notes``, ``head`` and
+    ``renames`` above."""
 
     def notes(self, root: Path) -> list[str]:
         return history_notes(root)
@@ -258,3 +304,9 @@ class GitLog:
 
     def line_commits(self, root: Path, path: str) -> list[str]:
         return line_commits(root, path)
+
+    def head(self, root: Path) -> str | None:
+        return head_commit(root)
+
+    def renames(self, root: Path, since: str) -> dict[str, str]:
+        return renames(root, since)

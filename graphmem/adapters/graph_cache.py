@@ -60,6 +60,15 @@ class GraphCache:
                     self._entities_of[memory_id].add(key)
                     self._memories_of[key].add(memory_id)
 
+    def about_moved(self, memory_ids: Iterable[str], old: str, new: str) -> None:
+        with self._lock:
+            if self._ready:
+                for memory_id in memory_ids:
+                    self._entities_of[memory_id].discard(old)
+                    self._entities_of[memory_id].add(new)
+                    self._memories_of[old].discard(memory_id)
+                    self._memories_of[new].add(memory_id)
+
     def related_added(self, source: str, target: str, kind: str) -> None:
         with self._lock:
             if self._ready:

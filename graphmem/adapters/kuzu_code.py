@@ -194,12 +194,18 @@ class KuzuCodeGraph:
 
     # -- writing ----------------------------------------------------------------
 
-    def save(self, scan: CodeScan) -> None:
-        """Store a pass: symbols and nodes, then every edge of the project, then the file hashes."""
+    def save(self, scan: CodeScan) -> dict[str, int]:
+        """Store a pass: symbols and nodes, then every edge of the project, then the file hashes.
+        The memories about a moved symbol or file move to its new key (``scan.moves``)."""
         store, project = self._store, scan.project
         at = naive_utc(scan.at)
         assert at is not None
         touched = sorted(set(scan.changed) | set(scan.removed))
+        moves = {
+            symbol_key(project, m.old_path, m.old_name): (symbol_key(project, m.new_path, m.new_name), m)
+            for m in scan.moves.symbols
+        }
+        carried: dict[str, int] = {}
         with store.lock:
             old = {
                 r[0]: (r[1], r[2], bool(r[3]))
@@ -232,6 +238,10 @@ class KuzuCodeGraph:
                         "body_changed_at": changed_at,
                         "deleted_at": None,
                     }
+            # A moved symbol keeps its body's age when only its name or file changed.
+            followed = {k: v for k, v in moves.items() if k in old and k not in new and v[0] in new}
+            for key, (target, move) in followed.items():
+                new[target]["body_changed_at"] = old[key][1] if move.same_body else at
             linked = {key for key, (_, _, has_memories) in old.items() if has_memories}
             store.run(
                 "MATCH (s:Symbol) WHERE s.key IN $keys DETACH DELETE s",
@@ -239,6 +249,8 @@ class KuzuCodeGraph:
             )
             for key in linked:  # memories point at these: update in place, or mark deleted
                 row = new.pop(key, None)
+                if key in followed:
+                    continue  # its memories move to the new symbol, below
                 if row is None:
                     store.run("MATCH (s:Symbol {key: $k}) SET s.deleted_at = $at", {"k": key, "at": at})
                 else:
@@ -246,15 +258,24 @@ class KuzuCodeGraph:
                     store.run(f"MATCH (s:Symbol {{key: $key}}) SET {sets}", row)
             store.set_meta(_dirty(project), "1")  # until the edges are in: see scan_interrupted
             store.copy("Symbol", _table("Symbol", list(new.values()), SYMBOL_TYPES))
-            self._save_files(scan, at)
+            for key in sorted(linked & followed.keys()):
+                carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key][0]))
+                store.run("MATCH (s:Symbol {key: $k}) DETACH DELETE s", {"k": key})
+            carried |= self._save_files(scan, at)
             self._replace_edges(scan)
+            if scan.head is not None:
+                store.set_meta(_head(project), scan.head)
             store.set_meta(_dirty(project), "0")
+        return {key: n for key, n in carried.items() if n}
+
+    def scanned_head(self, project: str) -> str | None:
+        return self._store.get_meta(_head(project))
 
     def scan_interrupted(self, project: str) -> bool:
         """True when the last pass stopped before its edges were stored: redo every file."""
         return self._store.get_meta(_dirty(project)) == "1"
 
-    def _save_files(self, scan: CodeScan, at: datetime) -> None:
+    def _save_files(self, scan: CodeScan, at: datetime) -> dict[str, int]:
         store, project = self._store, scan.project
         keys = [file_key(project, path) for path in scan.changed]
         existing = {r[0] for r in store.rows("MATCH (f:File) WHERE f.key IN $k RETURN f.key", {"k": keys})}
@@ -281,8 +302,12 @@ class KuzuCodeGraph:
             else:
                 rows.append({**row, "title": ""})
         store.copy("File", _table("File", rows, FILE_TYPES))
+        carried: dict[str, int] = {}
         for path in scan.removed:
             key = file_key(project, path)
+            moved_to = scan.moves.files.get(path)
+            if moved_to in scan.changed:  # renamed: its memories are about the new path now
+                carried[key] = len(store.move_about(EntityKind.FILE, key, file_key(project, moved_to)))
             remembered = store.rows(
                 "MATCH (f:File {key: $k}) RETURN EXISTS { MATCH (:Memory)-[:ABOUT]->(f) }", {"k": key}
             )
@@ -304,6 +329,7 @@ class KuzuCodeGraph:
             if m not in known
         ]
         store.copy("ExternalModule", _table("ExternalModule", fresh, {}))
+        return carried
 
     def _replace_edges(self, scan: CodeScan) -> None:
         store, project, edges = self._store, scan.project, scan.edges
@@ -367,6 +393,10 @@ FILE_TYPES = {
 
 def _dirty(project: str) -> str:
     return f"code_scan_dirty:{project}"
+
+
+def _head(project: str) -> str:
+    return f"code_scan_head:{project}"
 
 
 def _table(table: str, rows: list[dict[str, Any]], types: dict[str, pa.DataType]) -> pa.Table | None:

@@ -80,6 +80,25 @@ class KuzuEntities(KuzuConnection):
         about = [(memory_id, entity.key) for memory_id, entity in pairs]
         self._then(lambda: self._graph.about_added(about))
 
+    def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
+        """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``, ``new``
+        stored); the ids of the memories moved."""
+        label = kind.value
+        ids = [
+            r[0]
+            for r in self._rows(f"MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: $k}}) RETURN m.id", {"k": old})
+        ]
+        if not ids or old == new:
+            return []
+        self._run(
+            f"UNWIND $ids AS i MATCH (m:Memory {{id: i}}) MATCH (e:{label} {{key: $k}}) "
+            "MERGE (m)-[:ABOUT]->(e)",
+            {"ids": ids, "k": new},
+        )
+        self._run(f"MATCH (:Memory)-[a:ABOUT]->(e:{label} {{key: $k}}) DELETE a", {"k": old})
+        self._then(lambda: self._graph.about_moved(ids, old, new))
+        return ids
+
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
         # Most memories name no entity: the graph cache says which do, without a query.
         memory_ids = [i for i in dict.fromkeys(memory_ids) if self._graph.has_entities(i)]

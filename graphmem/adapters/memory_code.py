@@ -171,10 +171,16 @@ class InMemoryCodeGraph:
 
     # -- writing ----------------------------------------------------------------
 
-    def save(self, scan: CodeScan) -> None:
-        """Store a pass: symbols, then every edge of the project, then the files' states."""
+    def save(self, scan: CodeScan) -> dict[str, int]:
+        """Store a pass: symbols, then every edge of the project, then the files' states. The
+        memories about a moved symbol or file move to its new key (``scan.moves``)."""
         at, project = _utc(scan.at), scan.project
         touched = set(scan.changed) | set(scan.removed)
+        moves = {
+            symbol_key(project, m.old_path, m.old_name): (symbol_key(project, m.new_path, m.new_name), m)
+            for m in scan.moves.symbols
+        }
+        carried: dict[str, int] = {}
         with self._lock:
             old = {k: s for k, (p, s) in self._symbols.items() if p == project and s.path in touched}
             fresh = {
@@ -195,11 +201,7 @@ class InMemoryCodeGraph:
                 for path, (parsed, _) in scan.changed.items()
                 for d in parsed.definitions
             }
-            for key, gone in old.items():
-                if key not in fresh and self._store.is_about(EntityKind.SYMBOL, key):
-                    self._symbols[key] = (project, replace(gone, deleted_at=at))
-                elif key not in fresh:
-                    self._drop_symbol(key)
+            followed = {k: v for k, v in moves.items() if k in old and k not in fresh and v[0] in fresh}
             for key, symbol in fresh.items():
                 before = old.get(key)
                 if before is None or before.body_hash == symbol.body_hash:  # as first seen: None
@@ -207,13 +209,32 @@ class InMemoryCodeGraph:
                 self._symbols[key] = (project, symbol)
                 entity = Entity(key, EntityKind.SYMBOL, symbol.name, project, symbol.signature[:TITLE_CHARS])
                 self._store.put_entity(entity)
+            for key, (target, move) in followed.items():  # a moved symbol keeps its body's age
+                changed_at = old[key].body_changed_at if move.same_body else at
+                self._symbols[target] = (
+                    project,
+                    replace(self._symbols[target][1], body_changed_at=changed_at),
+                )
+                carried[key] = len(self._store.move_about(EntityKind.SYMBOL, key, target))
+            for key, gone in old.items():
+                if key not in fresh and self._store.is_about(EntityKind.SYMBOL, key):
+                    self._symbols[key] = (project, replace(gone, deleted_at=at))
+                elif key not in fresh:
+                    self._drop_symbol(key)
             self._store.set_meta(_dirty(project), "1")  # until the edges are in
-            self._save_files(scan, at)
+            carried |= self._save_files(scan, at)
             self._replace_edges(scan)
+            if scan.head is not None:
+                self._store.set_meta(_head(project), scan.head)
             self._store.set_meta(_dirty(project), "0")
+        return {key: n for key, n in carried.items() if n}
 
-    def _save_files(self, scan: CodeScan, at: datetime) -> None:
+    def scanned_head(self, project: str) -> str | None:
+        return self._store.get_meta(_head(project))
+
+    def _save_files(self, scan: CodeScan, at: datetime) -> dict[str, int]:
         project = scan.project
+        carried: dict[str, int] = {}
         for path, (parsed, state) in scan.changed.items():
             key = file_key(project, path)
             if key not in self._files:
@@ -223,6 +244,9 @@ class InMemoryCodeGraph:
             key = file_key(project, path)
             if key not in self._files:
                 continue
+            moved_to = scan.moves.files.get(path)
+            if moved_to in scan.changed:  # renamed: its memories are about the new path now
+                carried[key] = len(self._store.move_about(EntityKind.FILE, key, file_key(project, moved_to)))
             if self._store.is_about(EntityKind.FILE, key):
                 self._files[key] = _File(project, path, None, None, at)
             else:
@@ -234,6 +258,7 @@ class InMemoryCodeGraph:
             if key not in self._modules:
                 self._modules[key] = module
                 self._store.put_entity(Entity(key, EntityKind.EXTERNAL_MODULE, module, project))
+        return carried
 
     def _replace_edges(self, scan: CodeScan) -> None:
         project, edges = scan.project, scan.edges
@@ -290,3 +315,7 @@ class InMemoryCodeGraph:
 
 def _dirty(project: str) -> str:
     return f"code_scan_dirty:{project}"
+
+
+def _head(project: str) -> str:
+    return f"code_scan_head:{project}"

@@ -190,6 +190,19 @@ class InMemoryGraphStore:
                 if row.about.get(key) is kind:
                     del row.about[key]
 
+    def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
+        """Make the memories about entity ``old`` about ``new`` instead; the ids moved."""
+        moved: list[str] = []
+        with self._open():
+            if old == new or (kind, new) not in self._entities:
+                return moved
+            for memory_id, row in self._rows.items():
+                if row.about.get(old) is kind:
+                    del row.about[old]
+                    row.about.setdefault(new, kind)
+                    moved.append(memory_id)
+        return moved
+
     def is_about(self, kind: EntityKind, key: str) -> bool:
         """Whether any memory is about the entity."""
         with self._open():

@@ -15,6 +15,8 @@ from graphmem.cli import present
 from graphmem.cli.options import json_option
 from graphmem.cli.state import CliState, pass_state
 
+MOVES_PRINTED = 5  # moves described under the summary (--json has up to 20)
+
 
 @click.command()
 @click.argument("path", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
@@ -74,6 +76,14 @@ def bootstrap(
         f"{report.facts_archived} archived; "
         f"{report.commits} commits"
     )
+    if report.moved_symbols or report.moved_files or report.ambiguous_moves:
+        click.echo(
+            f"moved: {report.moved_symbols:,} symbols, {report.moved_files:,} files; "
+            f"{report.memories_moved:,} memory links followed them"
+            + (f"; {report.ambiguous_moves:,} ambiguous, left alone" if report.ambiguous_moves else "")
+        )
+        for line in report.moves[:MOVES_PRINTED]:
+            click.echo(f"  {line}")
     if report.skipped:
         click.echo("skipped: " + ", ".join(f"{why} {n:,}" for why, n in sorted(report.skipped.items())))
     for note in report.notes:

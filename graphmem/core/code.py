@@ -28,6 +28,11 @@ class Definition:
     docstring: str | None  # Python docstring or the comment block directly above
     body_hash: str  # stable under whitespace-only changes: a formatter run does not change it
     parent: str | None  # qualified name of the enclosing definition
+    # What a re-scan matches a renamed or moved symbol by (``core.code_moves.fingerprint``):
+    # the hash of its tokens with its own name normalised away, and a MinHash sketch of them.
+    # Empty in files parsed before graphmem kept them: those match by ``body_hash`` only.
+    shape: str = ""
+    sketch: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from graphmem.core.code import Definition, ImportRef, ParsedFile
+from graphmem.core.code_moves import MovePlan
 from graphmem.core.keys import file_key as file_key  # the one File key (kept here for its users)
 
 MAX_AMBIGUOUS = 3
@@ -303,3 +304,6 @@ class CodeScan:
     code: ProjectCode  # every file, changed or not, for the edges
     edges: CodeEdges
     at: datetime
+    # Symbols renamed or moved and files renamed (``core.code_moves``): their memories follow.
+    moves: MovePlan = field(default_factory=MovePlan)
+    head: str | None = None  # the commit checked out, for git's rename detection next time

@@ -299,8 +299,16 @@ class CodeGraph(Protocol):
 
     def file_states(self, project: str) -> dict[str, FileState]: ...
     def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]: ...
-    def save(self, scan: CodeScan) -> None: ...
+    def save(self, scan: CodeScan) -> dict[str, int]:
+        """Store a pass; the memories about the symbols and files ``scan.moves`` names move to
+        their new keys (the old ones are then removed). Returns old key -> memories moved."""
+        ...
+
     def scan_interrupted(self, project: str) -> bool: ...
+    def scanned_head(self, project: str) -> str | None:
+        """The commit the last pass of ``project`` saw checked out (``CodeScan.head``), if any."""
+        ...
+
     def touch(self, project: str, states: Sequence[FileState]) -> None: ...
     def replace_co_changes(self, project: str, pairs: dict[tuple[str, str], int]) -> None: ...
     def symbols_in(self, project: str, path: str) -> list[SymbolInfo]: ...
@@ -472,6 +480,13 @@ class GitHistory(Protocol):
     def notes(self, root: Path) -> list[str]:
         """What to tell a person about the history of ``root`` (not a repository, no commits yet,
         a shallow clone); empty when it is whole."""
+
+    def head(self, root: Path) -> str | None:
+        """The sha of the commit checked out in ``root`` (None: not a repository, no commits)."""
+
+    def renames(self, root: Path, since: str) -> dict[str, str]:
+        """Old path -> new path of the files git sees renamed between commit ``since`` and the
+        working tree (``git diff -M``); empty when git cannot say."""
 
 
 class ProjectRoots(Protocol):

@@ -16,6 +16,10 @@ One pass:
    last changed at HEAD (``git blame -w`` of the files the new commits touched, the
    innermost definition around each line, within ``BLAME_BUDGET_S``).
 
+A re-scan keeps memories on code that moved: a symbol renamed or moved to another file, and
+a file git saw renamed (``git diff -M`` since the commit the last pass saw), take the links
+of their old selves with them (``core.code_moves`` decides; the report says what moved).
+
 Every memory and entity is written through the ``MemoryWriter`` (``service/writer.py``),
 behind the store's redacting door, so commit messages lose their secrets too.
 """
@@ -30,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.code import Definition, ParsedFile
+from graphmem.core.code_moves import MovePlan, file_moves, plan_moves
 from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, confidence_counts, symbol_key
 from graphmem.core.commits import Commit, co_changes, commit_memory_text
 from graphmem.core.dedup import memory_hash
@@ -60,6 +65,7 @@ PARSE_ERROR_FILES_SHOWN = 5  # the report names the worst files, not all of them
 # remaining files keep their file links only (a huge repository's first bootstrap).
 BLAME_BUDGET_S = 120.0
 BLAMED_KINDS = frozenset({"function", "method", "class", "interface"})
+MOVES_SHOWN = 20  # moves the report describes, those that carried memories first
 
 
 class Bootstrapper:
@@ -158,12 +164,17 @@ class Bootstrapper:
         if touched:
             self._code.touch(project, touched)
         if changed or removed:
-            code = ProjectCode(project, self._code.load_parsed(project))
+            head = self._git.head(root)
+            previous = self._code.load_parsed(project)
+            code = ProjectCode(project, dict(previous))
             for path in removed:
                 code.files.pop(path, None)
             code.files.update({path: parsed for path, (parsed, _) in changed.items()})
             edges = code.edges()
-            self._code.save(CodeScan(project, changed, removed, code, edges, self._clock()))
+            moves = self._moves(root, project, previous, code.files, changed, {p: known[p] for p in removed})
+            scan = CodeScan(project, changed, removed, code, edges, self._clock(), moves, head)
+            carried = self._code.save(scan)
+            _record_moves(report, moves, carried, project)
             report.calls = confidence_counts(edges.calls)
             report.imports = len(edges.imports)
         report.symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
@@ -179,6 +190,25 @@ class Bootstrapper:
         )
         report.seconds = round(time.perf_counter() - started, 2)
         return report
+
+    def _moves(
+        self,
+        root: Path,
+        project: str,
+        before: dict[str, ParsedFile],
+        after: dict[str, ParsedFile],
+        changed: dict[str, tuple[ParsedFile, FileState]],
+        removed: dict[str, FileState],
+    ) -> MovePlan:
+        """The symbols and files this pass renamed or moved (``core.code_moves``): git's renames
+        since the commit the last pass saw, and bodies that stayed alike."""
+        if not removed and not any(path in before for path in changed):
+            return MovePlan()  # only new files: nothing can have moved
+        since = self._code.scanned_head(project)
+        renamed = self._git.renames(root, since) if removed and since else {}
+        added = {path: state.content_hash for path, (_, state) in changed.items() if path not in before}
+        files = file_moves({p: s.content_hash for p, s in removed.items()}, added, renamed)
+        return plan_moves(before, after, [*changed, *removed], files)
 
     # -- docs and manifests ---------------------------------------------------------
 
@@ -334,6 +364,28 @@ class Bootstrapper:
                 links.setdefault((memory_id, key), (memory_id, entity))
         # The symbols are the code graph's: linked, not stored again.
         self._writer.link_entities(list(links.values()), store_entities=False)
+
+
+def _record_moves(report: BootstrapReport, plan: MovePlan, carried: dict[str, int], project: str) -> None:
+    """Say in the report what moved and whose memories followed (``graphmem bootstrap`` prints it)."""
+    report.moved_symbols, report.moved_files = len(plan.symbols), len(plan.files)
+    report.memories_moved = sum(carried.values())
+    lines = []
+    for move in plan.symbols:
+        n = carried.get(symbol_key(project, move.old_path, move.old_name), 0)
+        lines.append((n, f"{move.describe()}: {n} memor{'y' if n == 1 else 'ies'} moved"))
+    for old, new in sorted(plan.files.items()):
+        n = carried.get(file_key(project, old), 0)
+        lines.append((n, f"{old} → {new} (file renamed): {n} memor{'y' if n == 1 else 'ies'} moved"))
+    lines.sort(key=lambda pair: -pair[0])  # the moves that carried memories first
+    report.moves = [line for _, line in lines[:MOVES_SHOWN]]
+    report.ambiguous_moves = plan.ambiguous_count
+    report.moves += plan.ambiguous[: max(MOVES_SHOWN - len(report.moves), 0)]
+    if plan.symbols or plan.files:
+        log.info(
+            "bootstrap: %d symbols and %d files moved, %d memory links followed; %d ambiguous",
+            len(plan.symbols), len(plan.files), report.memories_moved, plan.ambiguous_count,
+        )  # fmt: skip
 
 
 def _innermost(definitions: list[Definition], lines: int) -> list[Definition | None]:

@@ -64,6 +64,13 @@ class BootstrapReport:
     facts_updated: int = 0
     facts_archived: int = 0
     commits: int = 0
+    # Symbols renamed or moved, files renamed, since the last pass (``core.code_moves``), the
+    # memory links that followed them, and the symbols left alone because several were alike.
+    moved_symbols: int = 0
+    moved_files: int = 0
+    memories_moved: int = 0
+    ambiguous_moves: int = 0
+    moves: list[str] = field(default_factory=list)  # one line each, at most 20
     seconds: float = 0.0
     # What the person should know about the repository's history (a shallow clone, no commits).
     notes: list[str] = field(default_factory=list)

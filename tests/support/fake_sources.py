@@ -62,6 +62,7 @@ class FakeHistory:
     blame: dict[str, list[str]] = field(default_factory=dict)
     reads: int = 0
     said: list[str] = field(default_factory=list)  # what ``notes`` says
+    renamed: dict[str, str] = field(default_factory=dict)  # what ``renames`` says: old -> new path
 
     def read_history(
         self, root: Path, *, max_commits: int, before: datetime | None, merges: bool, revision: str
@@ -74,3 +75,9 @@ class FakeHistory:
 
     def notes(self, root: Path) -> list[str]:
         return list(self.said)
+
+    def head(self, root: Path) -> str | None:
+        return self.commits[0].sha if self.commits else None
+
+    def renames(self, root: Path, since: str) -> dict[str, str]:
+        return dict(self.renamed)

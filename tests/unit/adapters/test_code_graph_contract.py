@@ -17,6 +17,7 @@ from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.core.code import CallRef, Definition, ImportRef, ParsedFile
+from graphmem.core.code_moves import MovePlan, SymbolMove
 from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key, symbol_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.core.ports import CodeGraph, GraphStore
@@ -62,15 +63,22 @@ def parsed(
 
 
 def save(
-    code: CodeGraph, files: dict[str, ParsedFile], *, removed: tuple[str, ...] = (), at: datetime = T0
-) -> None:
+    code: CodeGraph,
+    files: dict[str, ParsedFile],
+    *,
+    removed: tuple[str, ...] = (),
+    at: datetime = T0,
+    moves: MovePlan | None = None,
+    head: str | None = None,
+) -> dict[str, int]:
     """One bootstrap pass, as service/bootstrap.py stores it."""
     project = ProjectCode(PROJECT, code.load_parsed(PROJECT))
     for path in removed:
         project.files.pop(path, None)
     project.files.update(files)
     changed = {path: (p, FileState(path, f"content-{path}-{at}", 10, 1)) for path, p in files.items()}
-    code.save(CodeScan(PROJECT, changed, list(removed), project, project.edges(), at))
+    scan = CodeScan(PROJECT, changed, list(removed), project, project.edges(), at, moves or MovePlan(), head)
+    return code.save(scan)
 
 
 APP = parsed(
@@ -248,3 +256,78 @@ def test_co_changes_keep_live_files_most_frequent_first(graphs: tuple[GraphStore
     code.replace_co_changes(PROJECT, {("util.py", "x.py"): 1})
     assert code.co_changes(PROJECT, "app.py", 10) == []
     assert code.co_changes(PROJECT, "x.py", 10) == [("util.py", 1)]
+
+
+def moved(old: tuple[str, str], new: tuple[str, str], *, same_body: bool = True) -> MovePlan:
+    return MovePlan(symbols=[SymbolMove(*old, *new, "renamed", 1.0 if same_body else 0.9, same_body)])
+
+
+def test_a_moved_symbol_takes_its_memories_and_keeps_its_body_age(
+    graphs: tuple[GraphStore, CodeGraph],
+) -> None:
+    store, code = graphs
+    save(code, {"util.py": UTIL})
+    remember_about(store, key("util.py", "helper"), EntityKind.SYMBOL)
+    renamed = parsed(function("assist", 1), function("Tool", 5), function("apply", 6, parent="Tool"))
+    carried = save(
+        code, {"util.py": renamed}, at=T1, moves=moved(("util.py", "helper"), ("util.py", "assist"))
+    )
+    assert carried == {key("util.py", "helper"): 1}
+    assert store.memories_about([key("util.py", "assist")]) == {
+        key("util.py", "assist"): [f"m-{key('util.py', 'helper')}"]
+    }
+    found = code.symbols([key("util.py", "helper"), key("util.py", "assist")])
+    assert list(found) == [key("util.py", "assist")]  # the old symbol is gone, not "deleted"
+    assert found[key("util.py", "assist")].body_changed_at is None  # a rename is no change
+    assert store.get_entities([key("util.py", "helper")]) == {}
+
+
+def test_a_symbol_moved_with_an_edit_is_marked_changed(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    store, code = graphs
+    save(code, {"util.py": UTIL})
+    remember_about(store, key("util.py", "helper"), EntityKind.SYMBOL)
+    plan = moved(("util.py", "helper"), ("lib.py", "helper"), same_body=False)
+    save(
+        code,
+        {"util.py": parsed(function("Tool", 5)), "lib.py": parsed(function("helper", 1))},
+        at=T1,
+        moves=plan,
+    )
+    [symbol] = code.symbols([key("lib.py", "helper")]).values()
+    assert symbol.body_changed_at == T1 and symbol.deleted_at is None
+    assert list(store.memories_about([key("lib.py", "helper")])) == [key("lib.py", "helper")]
+
+
+def test_a_move_without_memories_just_stores_the_new_symbol(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    _, code = graphs
+    save(code, {"util.py": UTIL})
+    renamed = parsed(function("assist", 1), function("Tool", 5), function("apply", 6, parent="Tool"))
+    carried = save(
+        code, {"util.py": renamed}, at=T1, moves=moved(("util.py", "helper"), ("util.py", "assist"))
+    )
+    assert carried == {}
+    assert list(code.symbols([key("util.py", "helper"), key("util.py", "assist")])) == [
+        key("util.py", "assist")
+    ]
+
+
+def test_a_renamed_file_takes_its_memories(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    store, code = graphs
+    save(code, {"app.py": APP, "util.py": UTIL})
+    remember_about(store, file_key(PROJECT, "util.py"), EntityKind.FILE)
+    plan = MovePlan(files={"util.py": "tools.py"})
+    carried = save(code, {"tools.py": UTIL}, removed=("util.py",), at=T1, moves=plan)
+    assert carried == {file_key(PROJECT, "util.py"): 1}
+    assert code.deleted_files([file_key(PROJECT, "util.py")]) == {}  # not a deleted file: moved
+    assert store.get_entities([file_key(PROJECT, "util.py")]) == {}
+    assert store.memories_about([file_key(PROJECT, "tools.py")]) == {
+        file_key(PROJECT, "tools.py"): [f"m-{file_key(PROJECT, 'util.py')}"]
+    }
+
+
+def test_the_last_pass_head_is_kept(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    _, code = graphs
+    assert code.scanned_head(PROJECT) is None
+    save(code, {"util.py": UTIL}, head="a" * 40)
+    save(code, {"app.py": APP}, at=T1)  # a pass outside git keeps what the last one saw
+    assert code.scanned_head(PROJECT) == "a" * 40

@@ -357,3 +357,27 @@ def test_a_message_that_is_not_utf8_is_read_with_replacement_characters(repo: Pa
     [newest] = read_history(repo, max_commits=1)
 
     assert newest.subject.startswith("caf") and newest.subject.encode("utf-8")
+
+
+def test_head_commit_is_the_checked_out_sha_and_none_outside_git(repo: Path, tmp_path: Path) -> None:
+    assert git_history.head_commit(repo) == git(repo, "rev-parse", "HEAD")
+    assert git_history.head_commit(init(tmp_path / "empty")) is None
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    assert git_history.head_commit(outside) is None
+
+
+def test_renames_since_a_commit_include_committed_and_staged_moves(repo: Path) -> None:
+    since = git(repo, "rev-parse", "HEAD")
+    content = (repo / "src/refund.py").read_text("utf-8")
+    commit(repo, "Rename refund", {"src/refund.py": None, "src/refunds.py": content})
+    git(repo, "mv", "README.md", "README.txt")  # staged, not committed
+
+    assert git_history.renames(repo, since) == {"src/refund.py": "src/refunds.py", "README.md": "README.txt"}
+    assert git_history.renames(repo / "src", since) == {"refund.py": "refunds.py"}  # relative to the root
+
+
+@pytest.mark.parametrize("since", ["0123456789abcdef0123456789abcdef01234567", "HEAD~1", "--output=x", ""])
+def test_renames_since_an_unknown_or_invalid_commit_are_none(repo: Path, since: str) -> None:
+    assert git_history.renames(repo, since) == {}
+    assert not (repo / "x").exists()
