@@ -78,8 +78,8 @@ def bootstrap(
     )
     if report.moved_symbols or report.moved_files or report.ambiguous_moves:
         click.echo(
-            f"moved: {report.moved_symbols:,} symbols, {report.moved_files:,} files; "
-            f"{report.memories_moved:,} memory links followed them"
+            f"moved: {_count(report.moved_symbols, 'symbol')}, {_count(report.moved_files, 'file')}; "
+            f"{_count(report.memories_moved, 'memory link')} followed them"
             + (f"; {report.ambiguous_moves:,} ambiguous, left alone" if report.ambiguous_moves else "")
         )
         for line in report.moves[:MOVES_PRINTED]:
@@ -90,6 +90,10 @@ def bootstrap(
         click.echo(f"note: {note}", err=True)
     if watch:
         _watch(state, root.resolve(), interval)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def _watch(state: CliState, root: Path, interval: float) -> None:

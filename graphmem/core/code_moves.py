@@ -9,8 +9,8 @@ new one. A removed symbol S is matched to an added symbol T when:
 - T is of S's kind, has S's qualified name in another file (*moved*) or sits in S's file
   (after any rename of it) under another name (*renamed*), and their bodies are
   near-identical: the Jaccard similarity of their normalised token 3-shingles (the
-  symbol's own name replaced by a placeholder, so a rename alone changes nothing) is at
-  least ``SIMILARITY_MIN``;
+  symbol's declared name replaced by a placeholder, so a rename alone changes nothing) is
+  at least ``SIMILARITY_MIN``;
 - and the match is unambiguous: S has exactly one such T and T exactly one such S.
   Otherwise nothing moves and the plan says which symbols were ambiguous.
 
@@ -28,7 +28,8 @@ import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import islice
+
+import numpy as np
 
 from graphmem.core.code import Definition, ParsedFile
 
@@ -46,23 +47,45 @@ MAX_MOVE_COMPARISONS = 200_000
 AMBIGUOUS_SHOWN = 20  # ambiguous symbols named in the plan; the rest are counted
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _NAME = "\x00"  # what the definition's own name becomes
+# Each distinct token's hash, kept across definitions and files (identifiers repeat).
+_TOKEN_CODES: dict[str, int] = {}
+MAX_CACHED_TOKENS = 200_000
+_FACTORS = (0x100000001B3, 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F)  # odd: shingle order counts
 
 
 def fingerprint(text: str, name: str) -> tuple[str, tuple[int, ...]]:
-    """(shape, sketch) of a definition's source ``text``: the hash of its tokens with ``name``
-    (and its last dotted segment) replaced, and the MinHash sketch of their 3-shingles."""
+    """(shape, sketch) of a definition's source ``text``: the hash of its tokens with the
+    declaration of ``name`` (its first occurrence, or of its last dotted segment) replaced,
+    and the MinHash sketch of their 3-shingles."""
     own = {name, name.rsplit(".", 1)[-1]}
-    tokens = [
-        _NAME if t in own else t
-        for t in (m.group() for m in islice(_TOKEN.finditer(text), MAX_FINGERPRINT_TOKENS))
-    ]
-    shape = hashlib.blake2b("\x1f".join(tokens).encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
-    width = min(SHINGLE_TOKENS, len(tokens))
-    shingles = {
-        zlib.crc32("\x1f".join(tokens[i : i + width]).encode("utf-8", "surrogatepass"))
-        for i in range(len(tokens) - width + 1)
-    }
-    return shape, tuple(sorted(heapq.nsmallest(SKETCH_SIZE, shingles)))
+    tokens = _TOKEN.findall(text)
+    del tokens[MAX_FINGERPRINT_TOKENS:]
+    # Only where it is declared (its first occurrence): the new name of a renamed function
+    # often appears in its body already ("refund" in a log line), and must not count there.
+    first = next((i for i, token in enumerate(tokens) if token in own), None)
+    if first is not None:
+        tokens[first] = _NAME
+    joined = "\x1f".join(tokens).encode("utf-8", "surrogatepass")
+    shape = hashlib.blake2b(joined, digest_size=12).hexdigest()
+    if not tokens:
+        return shape, ()
+    # Vectorised: each distinct token hashed once, shingles combined and mixed as integers.
+    if len(_TOKEN_CODES) > MAX_CACHED_TOKENS:
+        _TOKEN_CODES.clear()
+    for token in set(tokens).difference(_TOKEN_CODES):
+        _TOKEN_CODES[token] = zlib.crc32(token.encode("utf-8", "surrogatepass"))
+    codes = np.fromiter(map(_TOKEN_CODES.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+    width = min(SHINGLE_TOKENS, len(codes))
+    mixed = np.zeros(len(codes) - width + 1, dtype=np.uint64)
+    for offset, factor in zip(range(width), _FACTORS, strict=False):
+        mixed = mixed * np.uint64(factor) + codes[offset : offset + len(mixed)]
+    mixed ^= mixed >> np.uint64(29)
+    mixed *= np.uint64(0xBF58476D1CE4E5B9)
+    mixed ^= mixed >> np.uint64(32)
+    mixed &= np.uint64(0xFFFFFFFF)
+    if len(mixed) > 4 * SKETCH_SIZE:  # the smallest few, unsorted, in linear time
+        mixed = np.partition(mixed, 4 * SKETCH_SIZE)[: 4 * SKETCH_SIZE]
+    return shape, tuple(int(v) for v in np.unique(mixed)[:SKETCH_SIZE])
 
 
 def same_body(a: Definition, b: Definition) -> bool:

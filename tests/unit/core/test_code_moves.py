@@ -126,3 +126,10 @@ def test_file_moves_take_git_renames_then_unique_identical_bytes() -> None:
     removed = {"a.py": "h1", "b.py": "h2", "c.py": "h3", "d.py": "h3"}
     added = {"x.py": "h9", "y.py": "h2", "z.py": "h3"}
     assert file_moves(removed, added, {"a.py": "x.py", "q.py": "r.py"}) == {"a.py": "x.py", "b.py": "y.py"}
+
+
+def test_only_the_declared_name_is_normalised() -> None:
+    before = 'def apply(order):\n    log("refund " + order.id)\n    return order.total\n'
+    after = 'def refund(order):\n    log("refund " + order.id)\n    return order.total\n'
+    assert fingerprint(before, "apply")[0] == fingerprint(after, "refund")[0]
+    assert fingerprint(before, "apply")[0] != fingerprint(before.replace("total", "sum"), "apply")[0]
