@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphmem.adapters.code_parser import TreeSitterParser
 from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, make_embedder
@@ -38,7 +39,7 @@ from graphmem.core.ports import (
     SessionExtractor,
 )
 from graphmem.core.timeparse import utc_now
-from graphmem.errors import StoreMismatchError
+from graphmem.errors import ConfigError, StoreMismatchError
 from graphmem.service.bootstrap import Bootstrapper
 from graphmem.service.context import ContextBuilder
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
@@ -55,6 +56,9 @@ from graphmem.service.transfer import Transfer
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
 from graphmem.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from graphmem.adapters.postgres_migrate import MigrationReport
 
 
 def _namespace(project: str) -> str | None:
@@ -77,14 +81,16 @@ def open_memory(
     if embedder is None:
         embedder = make_embedder(settings.embedding.model)
     dimension = DEFAULT_DIMENSION if embedder.model_name == DEFAULT_MODEL else embedder.dimension
+    default_project = settings.gitlab.default_project
+    namespace = (lambda project: default_project) if default_project else _namespace
+    if settings.store.url:
+        return _open_postgres(settings, data_dir, embedder, dimension, namespace, check_model=check_model)
     store = KuzuGraphStore(data_dir, dimension=dimension)
     try:
-        _check_model(store, embedder.model_name, dimension, enforce=check_model)
+        _check_model(store, str(store.path), embedder.model_name, dimension, enforce=check_model)
     except BaseException:
         store.close()
         raise
-    default_project = settings.gitlab.default_project
-    namespace = (lambda project: default_project) if default_project else _namespace
     code = KuzuCodeGraph(store)
     return build_memory(
         store,
@@ -96,6 +102,37 @@ def open_memory(
         enricher=_enricher(settings, store, code, namespace),
         sources=learning_sources(settings),
     )
+
+
+def _open_postgres(
+    settings: Settings,
+    data_dir: Path,
+    embedder: Embedder,
+    dimension: int,
+    namespace: Namespace,
+    *,
+    check_model: bool,
+) -> MemoryService:
+    """The Memory service on a team's PostgreSQL store (``[store] url``, docs/team.md): recall
+    searches the database itself (full text and pgvector). The code graph and GitLab's are not
+    kept there yet: no bootstrap, no enrichment."""
+    from graphmem.adapters.postgres_store import PostgresGraphStore
+    from graphmem.adapters.postgres_vectors import PgVectorIndex
+
+    assert settings.store.url is not None
+    store = PostgresGraphStore(
+        settings.store.url,
+        dimension=dimension,
+        password=settings.store.password_value,
+        tls=settings.store.tls,
+    )
+    try:
+        _check_model(store, store.where, embedder.model_name, dimension, enforce=check_model)
+    except BaseException:
+        store.close()
+        raise
+    semantic = SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim))
+    return build_memory(store, semantic, settings, data_dir=data_dir, namespace=namespace)
 
 
 def build_memory(
@@ -205,6 +242,37 @@ def _enricher(
     return Enricher(KuzuGitLabGraph(store), client, config, namespace=namespace, clock=utc_now, code=code)
 
 
+def migrate_store(settings: Settings, target: int | None = None) -> MigrationReport:
+    """Apply (or with ``target``, roll back to) the PostgreSQL store's schema migrations
+    (``graphmem migrate``); the embedded store migrates itself when it opens."""
+    from graphmem.adapters.postgres_migrate import migrate
+
+    if not settings.store.url:
+        raise ConfigError(
+            "graphmem migrate changes the schema of a PostgreSQL store: set [store] url in the config "
+            "file or GRAPHMEM_STORE_URL (the embedded store migrates itself when it opens)."
+        )
+    return migrate(
+        settings.store.url, target=target, password=settings.store.password_value, tls=settings.store.tls
+    )
+
+
+def store_schema(settings: Settings) -> tuple[str, int, int]:
+    """Where the PostgreSQL store is, its schema version and the version this graphmem needs."""
+    from graphmem.adapters.postgres_connection import PostgresConnection
+    from graphmem.adapters.postgres_migrate import SCHEMA_VERSION, schema_version
+
+    if not settings.store.url:
+        raise ConfigError("No PostgreSQL store is configured: set [store] url or GRAPHMEM_STORE_URL.")
+    conn = PostgresConnection(
+        settings.store.url, password=settings.store.password_value, tls=settings.store.tls
+    )
+    try:
+        return conn.where, schema_version(conn), SCHEMA_VERSION
+    finally:
+        conn._close_connection()
+
+
 def learning_sources(settings: Settings) -> LearningSources:
     """What bootstrap and ingest read: tree-sitter, the files and history of git, OpenCode's sessions."""
     return LearningSources(
@@ -235,7 +303,7 @@ def _session_extractor(settings: Settings) -> SessionExtractor | None:
     )
 
 
-def _check_model(store: KuzuGraphStore, model: str, dimension: int, *, enforce: bool) -> None:
+def _check_model(store: GraphStore, where: str, model: str, dimension: int, *, enforce: bool) -> None:
     stored_model = store.get_meta("embedding_model")
     stored_dimension = store.get_meta("embedding_dimension")
     if stored_model is None:
@@ -244,7 +312,7 @@ def _check_model(store: KuzuGraphStore, model: str, dimension: int, *, enforce: 
         return
     if enforce and (stored_model != model or stored_dimension != str(dimension)):
         raise StoreMismatchError(
-            f"The store at {store.path} was embedded with {stored_model} ({stored_dimension} dims) "
+            f"The store at {where} was embedded with {stored_model} ({stored_dimension} dims) "
             f"but the configured model is {model} ({dimension} dims). Run `graphmem reindex` to "
             "re-embed every memory with the configured model, or set [embedding] model back."
         )

@@ -187,6 +187,88 @@ class GitLabSettings(BaseModel):
         return self.enabled and self.token is not None
 
 
+STORE_URL_VARIABLE = "GRAPHMEM_STORE_URL"
+STORE_PASSWORD_VARIABLE = "GRAPHMEM_STORE_PASSWORD"
+SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+
+
+class StoreSettings(BaseModel):
+    """``[store]``: where memories are kept (see docs/team.md). Without ``url``, the embedded
+    Kùzu store in the data dir (the default); with one, a PostgreSQL database a team shares.
+
+    ``url`` comes from ``GRAPHMEM_STORE_URL`` when it is set; the password from
+    ``GRAPHMEM_STORE_PASSWORD``, else ``password_file``, else libpq's own ``PGPASSWORD`` or
+    ``~/.pgpass``. The password is a ``SecretStr`` and no message shows the URL's.
+    """
+
+    url: str | None = Field(
+        None, description="postgresql://user@host:port/database of a team's store; none: embedded Kùzu."
+    )
+    password_file: Path | None = Field(None, description="A file holding the database password.")
+    password: SecretStr | None = Field(None, description="Filled from the environment or password_file.")
+    sslmode: str | None = Field(None, description="libpq's sslmode: require, verify-ca, verify-full...")
+    sslrootcert: Path | None = Field(None, description="CA certificate that signs the server's.")
+    sslcert: Path | None = Field(None, description="Client certificate (certificate authentication).")
+    sslkey: Path | None = Field(None, description="The client certificate's key.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_environment(cls, values: Any) -> Any:
+        if not isinstance(values, dict):
+            return values
+        values = dict(values)
+        if os.environ.get(STORE_URL_VARIABLE, "").strip():
+            values["url"] = os.environ[STORE_URL_VARIABLE].strip()
+        if values.get("password"):
+            return values
+        if os.environ.get(STORE_PASSWORD_VARIABLE, ""):
+            return {**values, "password": os.environ[STORE_PASSWORD_VARIABLE]}
+        password_file = values.get("password_file")
+        if password_file:
+            path = Path(str(password_file)).expanduser()
+            try:
+                password = path.read_text("utf-8").rstrip("\r\n")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ValueError(f"cannot read the password file {path} ({type(exc).__name__})") from None
+            if not password:
+                raise ValueError(f"the password file {path} is empty")
+            return {**values, "password": password}
+        return values
+
+    @field_validator("url")
+    @classmethod
+    def _postgres_url(cls, url: str | None) -> str | None:
+        if url is None or not url.strip():
+            return None
+        if not url.startswith(("postgresql://", "postgres://")):
+            # The URL is not repeated: it may hold a password.
+            raise ValueError(
+                "the store url must start with postgresql:// (or be left out for the embedded store)"
+            )
+        return url.strip()
+
+    @field_validator("sslmode")
+    @classmethod
+    def _ssl_mode(cls, mode: str | None) -> str | None:
+        if mode is not None and mode not in SSL_MODES:
+            raise ValueError(f"sslmode must be one of {', '.join(SSL_MODES)}, not {mode!r}")
+        return mode
+
+    @property
+    def tls(self) -> dict[str, str | None]:
+        """The TLS options as libpq names them (unset ones None)."""
+        return {
+            "sslmode": self.sslmode,
+            "sslrootcert": str(self.sslrootcert.expanduser()) if self.sslrootcert else None,
+            "sslcert": str(self.sslcert.expanduser()) if self.sslcert else None,
+            "sslkey": str(self.sslkey.expanduser()) if self.sslkey else None,
+        }
+
+    @property
+    def password_value(self) -> str | None:
+        return self.password.get_secret_value() if self.password is not None else None
+
+
 class IngestSettings(BaseModel):
     """``[ingest]``: learning from OpenCode sessions (``graphmem ingest opencode`` and the daemon)."""
 
@@ -257,6 +339,7 @@ class Settings(BaseSettings):
     extraction: ExtractionSettings = ExtractionSettings()
     plugin: PluginSettings = PluginSettings()
     gitlab: GitLabSettings = Field(default_factory=GitLabSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
     api_key: SecretStr | None = Field(
         None, description="Bearer token the daemon requires (required when it binds beyond loopback)."
     )

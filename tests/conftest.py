@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 from support.memory_service import DIMENSION, in_memory_service
+from support.postgres import PostgresServer
+from support.stores import MIGRATED
 
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
 from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.postgres_migrate import migrate
 from graphmem.app import open_memory
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
@@ -57,6 +60,20 @@ def memory_service(memory_store: InMemoryGraphStore, tmp_path: Path) -> Iterator
     memory = in_memory_service(tmp_path / "data", store=memory_store)
     yield memory
     memory.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server with pgvector, started for the session (each pytest-xdist worker has
+    its own) and stopped at its end; ``support/postgres.py`` says where it comes from. It has
+    a template database with graphmem's schema applied (``support/stores.py``)."""
+    server = PostgresServer()
+    try:
+        server.start()
+        server.new_template(MIGRATED, lambda url: migrate(url))
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -29,13 +29,24 @@ def terms(text: str) -> list[str]:
     return [_stem(w) for w in words(fold(text)) if w not in STOPWORDS]
 
 
+def tokens(text: str) -> list[str]:
+    """Every folded word of ``text``, in order and stemmed, stopwords kept (what a phrase is
+    matched against: the PostgreSQL store's ``terms``)."""
+    return [_stem(w) for w in words(fold(text))]
+
+
+def stem(word: str) -> str:
+    """One folded word, stemmed as ``terms`` does."""
+    return _stem(word)
+
+
 def holds(text: str, phrase: Sequence[str]) -> bool:
     """Whether ``text`` holds the folded words ``phrase`` in that order, each next to the
     next (both stemmed, stopwords kept)."""
     wanted = [_stem(w) for w in phrase]
-    tokens = [_stem(w) for w in words(fold(text))]
+    held = tokens(text)
     size = len(wanted)
-    return size > 0 and any(tokens[i : i + size] == wanted for i in range(len(tokens) - size + 1))
+    return size > 0 and any(held[i : i + size] == wanted for i in range(len(held) - size + 1))
 
 
 def _consonant(word: str, i: int) -> bool:

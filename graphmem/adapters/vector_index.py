@@ -70,6 +70,8 @@ def new_graph(dimension: int) -> Any:
 class HnswVectorIndex:
     """Cosine top-k over L2-normalised vectors, filtered by project and status."""
 
+    in_store = False  # derived from the store's vectors
+
     def __init__(self, dimension: int) -> None:
         self.dimension = dimension
         self._lock = threading.RLock()

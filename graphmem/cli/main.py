@@ -35,6 +35,7 @@ COMMAND_MODULES = {
     "enrich": "gitlab",
     **dict.fromkeys(("session", "claim", "release"), "coordination"),
     **dict.fromkeys(("history", "undo", "review"), "history"),
+    "migrate": "store",
 }  # fmt: skip
 
 

@@ -98,7 +98,8 @@ class StoreMeta(Protocol):
     def transaction(self) -> AbstractContextManager[None]:
         """The writes made inside the block are kept together, with one commit when it ends
         (durable then), or none of them when it raises; inside an open transaction, part of
-        that one. Other threads' calls to the store wait till it ends."""
+        that one. Other threads never see it half done: in Kùzu and the in-memory fake their
+        calls wait till it ends; PostgreSQL shows them the state before it till it commits."""
 
 
 class MemoryRecords(Protocol):
@@ -203,6 +204,9 @@ class VectorIndex(Protocol):
 
     dimension: int
     changed: bool  # since it was last saved or restored
+    # False: derived from the store's vectors (loaded from it at open, kept in step by the
+    # service); True: the store's own index, which holds every write already (pgvector).
+    in_store: bool
 
     def __len__(self) -> int: ...
     def __contains__(self, memory_id: object) -> bool: ...

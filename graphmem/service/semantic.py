@@ -89,6 +89,8 @@ class SemanticIndex:
 
     def _open_index(self) -> VectorIndex:
         index = self._new_index(self._embedder.dimension)
+        if index.in_store:  # the store's own index (pgvector): nothing to read back
+            return index
         if self._files is not None:
             marked = self._files.restore(index, self._key())
             if marked is not None and len(marked) <= MAX_REPLAYED:

@@ -25,6 +25,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "graphmem"
 # Third-party packages that do I/O or are slow to import: never in core.
 CORE_FORBIDDEN_THIRD_PARTY = (
     "kuzu",
+    "psycopg",
+    "psycopg_pool",
     "torch",
     "sentence_transformers",
     "transformers",
@@ -52,6 +54,8 @@ SERVICE_FORBIDDEN = (
     "graphmem.cli",
     "graphmem.bench",
     "kuzu",
+    "psycopg",
+    "psycopg_pool",
     "torch",
     "sentence_transformers",
 )
@@ -274,6 +278,17 @@ def test_kuzu_is_imported_only_by_the_kuzu_adapters() -> None:
     ]
 
     assert not violations, report("kuzu belongs in graphmem/adapters/kuzu_*.py only", violations)
+
+
+def test_psycopg_is_imported_only_by_the_postgres_adapters() -> None:
+    violations = [
+        found
+        for found in all_imports()
+        if matches(found.name, ("psycopg", "psycopg_pool"))
+        and not (found.path.startswith("graphmem/adapters/postgres_") and found.path.count("/") == 2)
+    ]
+
+    assert not violations, report("psycopg belongs in graphmem/adapters/postgres_*.py only", violations)
 
 
 def test_sentence_transformers_is_imported_only_by_the_embedders_adapter() -> None:

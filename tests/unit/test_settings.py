@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from graphmem.errors import ConfigError
@@ -43,3 +45,52 @@ def test_malformed_allowed_entries_are_config_errors(
     monkeypatch.setenv(variable, value)
     with pytest.raises(ConfigError, match="allowed_"):
         load_settings()
+
+
+# -- [store]: a team's PostgreSQL store ---------------------------------------------------
+
+
+def test_without_a_store_url_the_store_is_the_embedded_one() -> None:
+    assert load_settings().store.url is None
+
+
+def test_the_store_url_and_password_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHMEM_STORE_URL", " postgresql://graphmem@db.internal/graphmem ")
+    monkeypatch.setenv("GRAPHMEM_STORE_PASSWORD", "pa ss")
+    store = load_settings().store
+    assert store.url == "postgresql://graphmem@db.internal/graphmem"
+    assert store.password_value == "pa ss"
+    assert "pa ss" not in repr(store)
+
+
+def test_the_store_password_can_come_from_a_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    secret = tmp_path / "pg-password"
+    secret.write_text("s3cret\n", "utf-8")
+    monkeypatch.setenv("GRAPHMEM_STORE__PASSWORD_FILE", str(secret))
+    monkeypatch.setenv("GRAPHMEM_STORE__SSLMODE", "verify-full")
+    monkeypatch.setenv("GRAPHMEM_STORE__SSLROOTCERT", "/etc/ssl/db-ca.pem")
+    store = load_settings().store
+    assert store.password_value == "s3cret"
+    assert store.tls == {
+        "sslmode": "verify-full",
+        "sslrootcert": "/etc/ssl/db-ca.pem",
+        "sslcert": None,
+        "sslkey": None,
+    }
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("GRAPHMEM_STORE_URL", "mysql://root:hunter2@db/x", "must start with postgresql://"),
+        ("GRAPHMEM_STORE__SSLMODE", "always", "sslmode must be one of"),
+        ("GRAPHMEM_STORE__PASSWORD_FILE", "/nonexistent/pg-password", "cannot read the password file"),
+    ],
+)
+def test_bad_store_settings_are_config_errors_that_never_show_the_password(
+    monkeypatch: pytest.MonkeyPatch, variable: str, value: str, said: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError, match=said) as raised:
+        load_settings()
+    assert "hunter2" not in str(raised.value)

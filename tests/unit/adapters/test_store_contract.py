@@ -8,17 +8,17 @@ What only Kùzu does (COPY, the process lock, reopening, crashes) is in test_kuz
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 from support.records import NOW, memory
+from support.stores import STORES, open_store
 
 from graphmem.adapters.graph_cache import ENTITY_FANOUT
-from graphmem.adapters.kuzu_store import COPY_MIN_ROWS, KuzuGraphStore
-from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.kuzu_store import COPY_MIN_ROWS
 from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, Scope, Status
 from graphmem.core.ports import GraphStore, Neighbour, Visibility
 from graphmem.errors import StoreError
@@ -29,15 +29,10 @@ FILE = Entity("File:/src/proj::src/app.py", EntityKind.FILE, "src/app.py", "/src
 EVERYONE = Visibility("/src/proj", frozenset(Status))
 CYPHER = "MATCH (n) DETACH DELETE n; // ' \" \\ `"
 
-STORES: dict[str, Callable[[Path], GraphStore]] = {
-    "kuzu": lambda path: KuzuGraphStore(path / "data", dimension=DIM),
-    "memory": lambda path: InMemoryGraphStore(dimension=DIM),
-}
-
 
 @pytest.fixture(params=sorted(STORES))
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
-    opened = STORES[request.param](tmp_path)
+    opened = open_store(request.param, tmp_path, request, DIM)
     yield opened
     opened.close()
 

@@ -3,30 +3,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from support.records import NOW, memory
+from support.stores import STORES, open_store
 
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import Status
 from graphmem.core.ports import GraphStore
 from graphmem.errors import StoreError
 
 DIM = 8
-STORES: dict[str, Callable[[Path], GraphStore]] = {
-    "kuzu": lambda path: KuzuGraphStore(path / "data", dimension=DIM),
-    "memory": lambda path: InMemoryGraphStore(dimension=DIM),
-}
 
 
 @pytest.fixture(params=sorted(STORES))
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[GraphStore]:
-    opened = STORES[request.param](tmp_path)
+    opened = open_store(request.param, tmp_path, request, DIM)
     yield opened
     opened.close()
 

@@ -1,0 +1,245 @@
+"""Connections to a PostgreSQL store: a pool, transactions per thread, errors translated.
+
+Part of ``PostgresGraphStore`` (``postgres_store.py``). Connections come from a
+``psycopg_pool.ConnectionPool`` (checked before each use, so a server that restarted or
+failed over costs a reconnect, not an error); each call outside a transaction takes one in
+autocommit mode and gives it back. ``transaction`` binds one connection to the calling thread
+until the block ends: the calls of that thread inside it are one PostgreSQL transaction,
+while other threads (and other daemons) go on with theirs and see its writes only once it
+committed. Every SQL statement is a constant; values are always parameters.
+
+Errors become graphmem's: a server that cannot be reached, refuses the credentials or is read
+only is a ``StoreError`` saying which server (host, port and database, never the password)
+and what to check; a duplicated key is a ``StoreError``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import psycopg.conninfo
+from psycopg import errors as pg_errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from graphmem.errors import StoreError
+
+log = logging.getLogger(__name__)
+# The pool logs each failed attempt to connect as a warning: graphmem says it once, as an error.
+logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
+
+CONNECT_TIMEOUT_S = 10
+POOL_MAX = 8
+# A statement that runs longer than this is cancelled (a hung server never hangs a caller).
+STATEMENT_TIMEOUT_MS = 120_000
+
+
+def describe(url: str) -> str:
+    """Where ``url`` points, without its password: ``postgresql://user@host:port/db``."""
+    try:
+        params = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "an unreadable PostgreSQL URL"
+    user = f"{params['user']}@" if params.get("user") else ""
+    port = f":{params['port']}" if params.get("port") else ""
+    return f"postgresql://{user}{params.get('host') or 'localhost'}{port}/{params.get('dbname') or ''}"
+
+
+def conninfo(url: str, *, password: str | None = None, tls: Mapping[str, str | None] | None = None) -> str:
+    """The connection string for ``url`` with ``password`` and TLS options (``sslmode``,
+    ``sslrootcert``, ``sslcert``, ``sslkey``) added; a clear ``StoreError`` for a bad URL."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise StoreError(
+            "The store URL must start with postgresql:// (e.g. postgresql://graphmem@db.internal/graphmem)."
+        )
+    try:
+        params: dict[str, Any] = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        # libpq's message quotes the URL, password and all: it is not repeated.
+        raise StoreError(
+            "The store URL cannot be read: write it as postgresql://user@host:port/database "
+            "(with ?sslmode=... and other libpq options after it, if any)."
+        ) from None
+    if password:
+        params["password"] = password
+    for name, value in (tls or {}).items():
+        if value:
+            params[name] = value
+    params.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
+    params.setdefault("application_name", "graphmem")
+    return psycopg.conninfo.make_conninfo(**params)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0].rstrip(".") if text else type(exc).__name__
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
+
+
+class _Bound(threading.local):
+    conn: psycopg.Connection[Any] | None = None
+    after: list[Callable[[], None]] | None = None
+
+
+class PostgresConnection:
+    """A pool of connections to one PostgreSQL database (see the module doc)."""
+
+    def __init__(self, url: str, *, password: str | None = None, tls: Mapping[str, str | None] | None = None):
+        self.where = describe(url)
+        self._conninfo = conninfo(url, password=password, tls=tls)
+        self._pool = ConnectionPool(
+            self._conninfo,
+            kwargs={"autocommit": True},
+            min_size=1,
+            max_size=POOL_MAX,
+            open=False,
+            configure=_configure,
+            check=ConnectionPool.check_connection,
+            name="graphmem",
+        )
+        self._bound = _Bound()
+        self._closed = True
+        reason = self._why_not()  # one attempt first: a server that is down fails at once, clearly
+        if reason is None:
+            try:
+                self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S * 2)
+                self._closed = False
+                return
+            except PoolTimeout:
+                reason = self._why_not() or "it answered too late"
+        self._pool.close()
+        raise StoreError(
+            f"Cannot connect to the PostgreSQL store at {self.where}: {reason}. Check that the "
+            "server runs and is reachable, and the user, password and TLS settings ([store] in "
+            "the config file, or GRAPHMEM_STORE_URL and GRAPHMEM_STORE_PASSWORD)."
+        )
+
+    def _why_not(self) -> str | None:
+        """Why a connection cannot be made now (None: it can)."""
+        try:
+            with psycopg.connect(self._conninfo, autocommit=True):
+                return None
+        except psycopg.Error as exc:
+            return _first_line(exc)
+
+    def _close_connection(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._pool.close()
+
+    # -- running SQL ----------------------------------------------------------------
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        if self._closed:
+            raise StoreError("The graph store is closed.")
+        bound = self._bound.conn
+        if bound is not None:
+            yield bound
+            return
+        try:
+            with self._pool.connection(timeout=CONNECT_TIMEOUT_S * 3) as conn:
+                yield conn
+        except PoolTimeout:
+            reason = self._why_not() or f"all {POOL_MAX} connections were busy"
+            raise StoreError(
+                f"No connection to the PostgreSQL store at {self.where} could be had: {reason}."
+            ) from None
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except pg_errors.UniqueViolation as exc:
+            raise StoreError(f"Already stored: {_first_line(exc)}.") from None
+        except pg_errors.ReadOnlySqlTransaction:
+            raise StoreError(
+                f"The PostgreSQL store at {self.where} is read only (a replica, or a read-only role): "
+                "point writers at the primary with a role that may write."
+            ) from None
+        except pg_errors.InsufficientPrivilege as exc:
+            raise StoreError(
+                f"The PostgreSQL role may not do this at {self.where}: {_first_line(exc)}. "
+                "docs/team.md shows the grants of the writer and read-only roles."
+            ) from None
+        except pg_errors.QueryCanceled:
+            raise StoreError(f"A query to the PostgreSQL store at {self.where} took too long.") from None
+        except psycopg.OperationalError as exc:
+            raise StoreError(
+                f"Lost the connection to the PostgreSQL store at {self.where}: {_first_line(exc)}. "
+                "Nothing of the interrupted call was kept; try again."
+            ) from None
+        except psycopg.Error as exc:
+            raise StoreError(f"The PostgreSQL store failed: {_first_line(exc)}.") from None
+
+    def _rows(
+        self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None
+    ) -> list[tuple[Any, ...]]:
+        with self._translated(), self._connection() as conn:
+            return conn.execute(sql, params).fetchall()
+
+    def _run(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> int:
+        """Run one statement; the rows it changed."""
+        with self._translated(), self._connection() as conn:
+            return conn.execute(sql, params).rowcount
+
+    def _many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        if not rows:
+            return
+        with self._translated(), self._connection() as conn, conn.cursor() as cursor:
+            cursor.executemany(sql, rows)
+
+    # -- transactions ------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The writes inside the block are committed together, once, when it ends (durable
+        then), or none of them when it raises; inside an open transaction, part of that one.
+        Other threads do not wait: they see the writes once committed (PostgreSQL's MVCC)."""
+        if self._bound.conn is not None:
+            yield
+            return
+        with self._translated(), self._connection() as conn:
+            self._bound.conn, self._bound.after = conn, []
+            try:
+                with conn.transaction():
+                    yield
+            except BaseException:
+                self._bound.after = None
+                self._rolled_back()
+                raise
+            finally:
+                self._bound.conn = None
+            actions, self._bound.after = self._bound.after or [], None
+        for action in actions:
+            action()
+
+    def _then(self, action: Callable[[], None]) -> None:
+        """Run ``action`` now, or after the open transaction of this thread commits."""
+        if self._bound.after is None:
+            action()
+        else:
+            self._bound.after.append(action)
+
+    def _rolled_back(self) -> None:
+        """Forget what the rolled-back writes left in memory (the store's caches)."""
+
+    # -- metadata -----------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM graphmem_meta WHERE key = %s", (key,))
+        return str(rows[0][0]) if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._run(
+            "INSERT INTO graphmem_meta (key, value) VALUES (%s, %s) "
+            "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+            (key, value),
+        )

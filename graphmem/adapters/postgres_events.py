@@ -1,0 +1,108 @@
+"""Each memory's history and the memories that expire, in PostgreSQL.
+
+Part of ``PostgresGraphStore`` (``postgres_store.py``): the ``MemoryHistory`` port over table
+``memory_events`` (``before`` and ``after`` as ``jsonb``, ``seq`` a sequence that orders the
+events of one instant; no foreign key, so that the history of a deleted memory stays
+readable) and the expiry queries of ``MemoryRecords`` on the indexed ``expires_at``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from graphmem.adapters.postgres_connection import PostgresConnection
+from graphmem.adapters.postgres_rows import MEMORY_RETURN, memory_from_row, utc
+from graphmem.core.events import EventKind, MemoryEvent
+from graphmem.core.models import MemoryRecord, Status
+
+_FIELDS = "id, memory_id, at, kind, actor, reason, before, after, other_id, rule, undoes, undone_by"
+_CURRENT = sorted(s.value for s in (Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED))
+
+
+def _event(row: Sequence[Any]) -> MemoryEvent:
+    at = utc(row[2])
+    assert at is not None
+    return MemoryEvent(
+        id=row[0],
+        memory_id=row[1],
+        at=at,
+        kind=EventKind(row[3]),
+        actor=row[4] or "",
+        reason=row[5] or "",
+        before=dict(row[6] or {}),
+        after=dict(row[7] or {}),
+        other_id=row[8],
+        rule=row[9],
+        undoes=row[10],
+        undone_by=row[11],
+    )
+
+
+class PostgresHistory(PostgresConnection):
+    """The history and expiry parts of the PostgreSQL store (see the module doc)."""
+
+    def add_events(self, events: Sequence[MemoryEvent]) -> None:
+        rows = [
+            {
+                "id": e.id,
+                "memory_id": e.memory_id,
+                "other_id": e.other_id,
+                "at": utc(e.at),
+                "kind": e.kind.value,
+                "actor": e.actor,
+                "rule": e.rule,
+                "reason": e.reason,
+                "before": Jsonb(e.before),
+                "after": Jsonb(e.after),
+                "undoes": e.undoes,
+                "undone_by": e.undone_by,
+            }
+            for e in events
+        ]
+        with self.transaction():
+            self._many(
+                "INSERT INTO memory_events (id, memory_id, other_id, at, kind, actor, rule, reason, before, "
+                "after, undoes, undone_by) VALUES (%(id)s, %(memory_id)s, %(other_id)s, %(at)s, %(kind)s, "
+                "%(actor)s, %(rule)s, %(reason)s, %(before)s, %(after)s, %(undoes)s, %(undone_by)s)",
+                rows,
+            )
+
+    def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
+        rows = self._rows(
+            f"SELECT {_FIELDS} FROM memory_events WHERE memory_id = %(id)s OR other_id = %(id)s "
+            "ORDER BY seq DESC LIMIT %(limit)s",
+            {"id": memory_id, "limit": max(limit, 0)},
+        )
+        return [_event(row) for row in rows]
+
+    def get_event(self, event_id: str) -> MemoryEvent | None:
+        rows = self._rows(f"SELECT {_FIELDS} FROM memory_events WHERE id = %s", (event_id,))
+        return _event(rows[0]) if rows else None
+
+    def set_undone(self, event_id: str, undone_by: str) -> None:
+        self._run("UPDATE memory_events SET undone_by = %s WHERE id = %s", (undone_by, event_id))
+
+    def all_events(self) -> Iterable[MemoryEvent]:
+        return [_event(row) for row in self._rows(f"SELECT {_FIELDS} FROM memory_events ORDER BY seq")]
+
+    # -- expiry ---------------------------------------------------------------------------
+
+    def expiring(self, now: datetime, limit: int) -> list[MemoryRecord]:
+        rows = self._rows(
+            f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.expires_at IS NOT NULL "
+            "AND m.expires_at <= %(now)s AND m.status = ANY(%(current)s) "
+            "ORDER BY m.expires_at, m.id LIMIT %(limit)s",
+            {"now": utc(now), "current": _CURRENT, "limit": max(limit, 0)},
+        )
+        return [memory_from_row(row) for row in rows]
+
+    def next_expiry(self) -> datetime | None:
+        rows = self._rows(
+            "SELECT min(expires_at) FROM memories WHERE expires_at IS NOT NULL AND status = ANY(%s)",
+            (_CURRENT,),
+        )
+        return utc(rows[0][0]) if rows and rows[0][0] is not None else None

@@ -1,0 +1,194 @@
+"""Entities, ABOUT edges and the edges between memories in PostgreSQL.
+
+Part of ``PostgresGraphStore`` (``postgres_store.py``): the ``EntityGraph`` and ``MemoryLinks``
+ports over tables ``entities``, ``about``, ``links`` (RELATES) and ``next_links`` (NEXT), each
+edge table keyed by its ends (and kind) and indexed from its other end, with foreign keys that
+drop a memory's edges with it. Graph expansion (``neighbours``) reads only the edges of the
+asked memories and the memberships of their entities that are no hub, in three queries, and
+walks them as the other stores do (``adapters/graph_cache.py``): no copy of the graph is kept
+in the process, since other daemons write to the same tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Sequence
+
+from graphmem.adapters.graph_cache import ENTITY_FANOUT, GraphCache
+from graphmem.adapters.postgres_connection import PostgresConnection
+from graphmem.adapters.postgres_rows import utc
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind
+from graphmem.core.ports import Neighbour
+
+_ENTITY = "key, kind, name, project, title"
+
+
+def _entity(row: Sequence[object]) -> Entity:
+    key, kind, name, project, title = row
+    return Entity(str(key), EntityKind(kind), str(name or key), project, str(title or ""))  # type: ignore[arg-type]
+
+
+def _link(row: Sequence[object]) -> Link:
+    source, target, kind, created_at = row
+    at = utc(created_at)  # type: ignore[arg-type]
+    assert at is not None
+    return Link(str(source), str(target), LinkKind(str(kind)), at)
+
+
+class PostgresGraph(PostgresConnection):
+    """The entity and edge parts of the PostgreSQL store (see the module doc)."""
+
+    # -- entities -----------------------------------------------------------------------
+
+    def upsert_entities(self, entities: Sequence[Entity]) -> None:
+        rows = {
+            e.key: {
+                "key": e.key,
+                "kind": e.kind.value,
+                "name": e.name,
+                "project": e.project,
+                "title": e.title,
+            }
+            for e in entities
+        }
+        self._many(
+            f"INSERT INTO entities ({_ENTITY}) VALUES (%(key)s, %(kind)s, %(name)s, %(project)s, %(title)s) "
+            "ON CONFLICT (key) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, "
+            "project = EXCLUDED.project, "
+            "title = CASE WHEN EXCLUDED.title = '' THEN entities.title ELSE EXCLUDED.title END",
+            sorted(rows.values(), key=lambda row: str(row["key"])),  # one lock order: no deadlock
+        )
+
+    def get_entities(self, keys: Collection[str]) -> dict[str, Entity]:
+        if not keys:
+            return {}
+        rows = self._rows(f"SELECT {_ENTITY} FROM entities WHERE key = ANY(%s)", (list(keys),))
+        found = {str(row[0]): _entity(row) for row in rows}
+        return {key: found[key] for key in dict.fromkeys(keys) if key in found}
+
+    def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
+        rows = self._rows(
+            f"SELECT {_ENTITY} FROM entities WHERE kind = ANY(%(kinds)s) "
+            "AND (name = %(name)s OR right(key, length(%(name)s) + 2) = '::' || %(name)s) ORDER BY key",
+            {"kinds": [k.value for k in kinds], "name": name},
+        )
+        return [_entity(row) for row in rows]
+
+    def all_entities(self) -> Iterable[Entity]:
+        return [_entity(row) for row in self._rows(f"SELECT {_ENTITY} FROM entities ORDER BY key")]
+
+    def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
+        rows = sorted({(memory_id, entity.key) for memory_id, entity in pairs})
+        self._many(
+            "INSERT INTO about (memory_id, entity_key) SELECT m.id, e.key FROM memories m, entities e "
+            "WHERE m.id = %(m)s AND e.key = %(e)s ON CONFLICT DO NOTHING",
+            [{"m": m, "e": e} for m, e in rows],
+        )
+
+    def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
+        if not memory_ids:
+            return {}
+        rows = self._rows(
+            f"SELECT a.memory_id, {', '.join('e.' + c.strip() for c in _ENTITY.split(','))} "
+            "FROM about a JOIN entities e ON e.key = a.entity_key WHERE a.memory_id = ANY(%s) "
+            "ORDER BY a.memory_id, e.key",
+            (list(memory_ids),),
+        )
+        found: dict[str, list[Entity]] = {}
+        for row in rows:
+            found.setdefault(str(row[0]), []).append(_entity(row[1:]))
+        return found
+
+    def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
+        if not entity_keys:
+            return {}
+        rows = self._rows(
+            "SELECT entity_key, memory_id FROM about WHERE entity_key = ANY(%s) "
+            "ORDER BY entity_key, memory_id",
+            (list(entity_keys),),
+        )
+        found: dict[str, list[str]] = {}
+        for key, memory_id in rows:
+            found.setdefault(str(key), []).append(str(memory_id))
+        return found
+
+    # -- RELATES and NEXT -----------------------------------------------------------------
+
+    def add_links(self, links: Sequence[Link]) -> None:
+        rows = {
+            (link.source, link.target, link.kind.value): {
+                "s": link.source,
+                "t": link.target,
+                "k": link.kind.value,
+                "c": utc(link.created_at),
+            }
+            for link in reversed(links)  # the first of duplicates wins, as a merge keeps it
+        }
+        self._many(
+            "INSERT INTO links (source, target, kind, created_at) SELECT a.id, b.id, %(k)s, %(c)s "
+            "FROM memories a, memories b WHERE a.id = %(s)s AND b.id = %(t)s ON CONFLICT DO NOTHING",
+            [rows[key] for key in sorted(rows)],
+        )
+
+    def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
+        return (
+            self._run(
+                "DELETE FROM links WHERE source = %s AND target = %s AND kind = %s",
+                (source, target, kind.value),
+            )
+            > 0
+        )
+
+    def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
+        select = "SELECT source, target, kind, created_at FROM links"
+        if memory_ids is None:
+            rows = self._rows(f"{select} ORDER BY created_at, seq")
+        else:
+            rows = self._rows(
+                f"{select} WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s) ORDER BY created_at, seq",
+                {"ids": list(memory_ids)},
+            )
+        return [_link(row) for row in rows]
+
+    def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
+        self._many(
+            "INSERT INTO next_links (source, target) SELECT a.id, b.id FROM memories a, memories b "
+            "WHERE a.id = %(s)s AND b.id = %(t)s ON CONFLICT DO NOTHING",
+            [{"s": s, "t": t} for s, t in sorted(set(pairs))],
+        )
+
+    def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
+        if memory_ids is None:
+            rows = self._rows("SELECT source, target FROM next_links ORDER BY source, target")
+        else:
+            rows = self._rows(
+                "SELECT source, target FROM next_links WHERE source = ANY(%s) ORDER BY source, target",
+                (list(memory_ids),),
+            )
+        return [(str(s), str(t)) for s, t in rows]
+
+    def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
+        if not memory_ids or limit <= 0:
+            return []
+        ids = {"ids": list(memory_ids), "fanout": ENTITY_FANOUT}
+        nexts = self._rows(
+            "SELECT source, target FROM next_links WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s)", ids
+        )
+        relates = self._rows(
+            "SELECT source, target, kind FROM links WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s) "
+            "ORDER BY created_at, seq",
+            ids,
+        )
+        # Every member of the asked memories' entities, unless the entity is a hub.
+        about = self._rows(
+            "WITH small AS (SELECT a.entity_key FROM about a WHERE a.entity_key IN "
+            "(SELECT entity_key FROM about WHERE memory_id = ANY(%(ids)s)) "
+            "GROUP BY a.entity_key HAVING count(*) <= %(fanout)s) "
+            "SELECT a.memory_id, a.entity_key FROM about a JOIN small USING (entity_key)",
+            ids,
+        )
+        edges = (
+            [(str(m), str(k)) for m, k in about],
+            [(str(s), str(t), str(k)) for s, t, k in relates],
+            [(str(s), str(t)) for s, t in nexts],
+        )
+        return GraphCache(lambda: edges).neighbours(memory_ids, limit)

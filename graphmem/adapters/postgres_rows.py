@@ -1,0 +1,178 @@
+"""Mapping between graphmem's records and PostgreSQL rows: memories, vectors, visibility, and
+the text search's lexemes and queries.
+
+Full-text search runs in PostgreSQL on a ``tsvector`` graphmem writes itself: the memory's
+words as ``adapters/memory_terms.py`` analyses them (accents and case folded, Porter-stemmed,
+stopwords kept, each at its position), so that a query's words (stopwords dropped) and its
+phrase (words adjacent, ``<->``) match as in the other stores, whatever text search
+configuration the server has. Lexemes and queries are passed as parameters (``%s::tsvector``,
+``%s::tsquery``) built from word characters only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from graphmem.adapters.memory_terms import STOPWORDS, stem, tokens
+from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
+from graphmem.core.ports import Vector, Visibility
+from graphmem.core.text import fold, phrase_words, words
+
+# The columns of a MemoryRecord, in the order ``memory_from_row`` reads them (then whether
+# the memory has a vector).
+MEMORY_FIELDS = (
+    "id",
+    "text",
+    "category",
+    "scope",
+    "project",
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "valid_to",
+    "status",
+    "content_hash",
+    "source",
+    "session",
+    "reinforced",
+    "origin",
+    "trust",
+    "expires_at",
+)
+UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "text"} | {"embedding"}
+MEMORY_RETURN = ", ".join(f"m.{name}" for name in MEMORY_FIELDS) + ", m.embedding IS NOT NULL"
+INSERT_MEMORY = (
+    f"INSERT INTO memories ({', '.join(MEMORY_FIELDS)}, terms, embedding) VALUES ("
+    + ", ".join(f"%({name})s" for name in MEMORY_FIELDS)
+    + ", %(terms)s::tsvector, %(embedding)s::vector)"
+)
+# A lexeme longer than this is left out of the index (tsvector's limit is 2,047 bytes; a word
+# that long is a hash or a blob, found by nothing a person types).
+MAX_LEXEME_BYTES = 100
+# tsvector positions end at 16,383.
+MAX_POSITION = 16_383
+
+
+def utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def db_value(value: object) -> object:
+    if isinstance(value, datetime):
+        return utc(value)
+    if isinstance(value, (Category, Scope, Status, Trust)):
+        return value.value
+    return value
+
+
+def _lexeme(word: str) -> str | None:
+    word = word.replace("'", "").replace("’", "")
+    if not word or len(word.encode("utf-8")) > MAX_LEXEME_BYTES:
+        return None
+    return word
+
+
+def lexemes(text: str) -> str:
+    """The ``tsvector`` of ``text``: each analysed word with its positions."""
+    positions: dict[str, list[int]] = {}
+    for position, word in enumerate(tokens(text), start=1):
+        lexeme = _lexeme(word)
+        if lexeme is not None and position <= MAX_POSITION:
+            positions.setdefault(lexeme, []).append(position)
+    return " ".join(f"'{lexeme}':{','.join(map(str, at))}" for lexeme, at in positions.items())
+
+
+def words_query(query: str) -> str | None:
+    """Any word of ``query`` (stopwords dropped, stemmed), as a ``tsquery``; None when none is left."""
+    asked = dict.fromkeys(
+        lexeme for w in words(fold(query)) if w not in STOPWORDS and (lexeme := _lexeme(stem(w))) is not None
+    )
+    return " | ".join(f"'{lexeme}'" for lexeme in asked) or None
+
+
+def phrase_query(query: str, phrase: str | None) -> str | None:
+    """``phrase`` (``query`` when None) asked whole, each word next to the next, stopwords
+    kept; None when it is no phrase (``core.text.phrase_words``)."""
+    held = [_lexeme(stem(w)) for w in phrase_words(query if phrase is None else phrase)]
+    if not held or any(lexeme is None for lexeme in held):
+        return None
+    return " <-> ".join(f"'{lexeme}'" for lexeme in held)
+
+
+def vector_text(vector: Vector | Sequence[float]) -> str:
+    """A vector as pgvector reads it; float32 values round-trip exactly."""
+    return "[" + ",".join(repr(float(x)) for x in np.asarray(vector, dtype=np.float32).tolist()) + "]"
+
+
+def memory_params(record: MemoryRecord, vector: Vector | None) -> dict[str, Any]:
+    params = {name: db_value(getattr(record, name)) for name in MEMORY_FIELDS}
+    params["terms"] = lexemes(record.text)
+    params["embedding"] = None if vector is None else vector_text(vector)
+    return params
+
+
+def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
+    (
+        id_,
+        text,
+        category,
+        scope,
+        project,
+        created,
+        updated,
+        valid_from,
+        valid_to,
+        status,
+        chash,
+        source,
+        session,
+        reinforced,
+        origin,
+        trust,
+        expires_at,
+        embedded,
+    ) = row
+    return MemoryRecord(
+        id=id_,
+        text=text,
+        category=Category(category),
+        scope=Scope(scope),
+        project=project,
+        created_at=utc(created) or datetime.now(UTC),
+        updated_at=utc(updated) or datetime.now(UTC),
+        valid_from=utc(valid_from) or datetime.now(UTC),
+        valid_to=utc(valid_to),
+        status=Status(status),
+        content_hash=chash or "",
+        source=source or "user",
+        session=session,
+        reinforced=int(reinforced or 0),
+        embedded=bool(embedded),
+        origin=origin,
+        trust=Trust(trust) if trust else Trust.NORMAL,
+        expires_at=utc(expires_at),
+    )
+
+
+def visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, dict[str, Any]]:
+    """The SQL condition (named parameters) of the memories ``visibility`` lets a caller see."""
+    clauses = [f"{alias}.status = ANY(%(statuses)s)"]
+    params: dict[str, Any] = {"statuses": sorted(s.value for s in visibility.statuses)}
+    if visibility.project is None:
+        clauses.append(f"{alias}.scope = 'global'")
+    else:
+        clauses.append(f"({alias}.scope = 'global' OR {alias}.project = %(project)s)")
+        params["project"] = visibility.project
+    if visibility.categories is not None:
+        clauses.append(f"{alias}.category = ANY(%(categories)s)")
+        params["categories"] = sorted(c.value for c in visibility.categories)
+    if visibility.since is not None:
+        clauses.append(f"{alias}.created_at >= %(since)s")
+        params["since"] = utc(visibility.since)
+    return " AND ".join(clauses), params

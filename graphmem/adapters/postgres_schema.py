@@ -1,0 +1,140 @@
+"""The PostgreSQL schema of graphmem, as numbered migrations that apply and roll back.
+
+Each migration is a pair of SQL scripts: ``up`` takes the schema from version ``n - 1`` to
+``n``, ``down`` back. ``graphmem migrate`` applies them (``--to N`` rolls back to N); each runs
+in its own transaction with the version it reaches, under an advisory lock, so two daemons
+that migrate at once do it once. The version is in ``graphmem_migrations``; a store opened by
+an older graphmem than its schema refuses to run (``StoreMismatchError``). docs/team.md says
+what each table holds.
+
+Vectors are pgvector's ``vector`` (its dimension set by the store, ``PostgresGraphStore``,
+from the embedding model, with an HNSW index for cosine distance); the lexical channel's
+``terms`` are a ``tsvector`` the store writes from graphmem's own analysis (folded, stemmed,
+positions kept) with a GIN index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Taken by a migration (and by a store that sets its vector column up) so that two processes
+# never change the schema at once: pg_advisory_xact_lock's key.
+SCHEMA_LOCK_KEY = 0x6772_6D65  # "grme"
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    summary: str
+    up: str
+    down: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        1,
+        "memories, their edges, entities and history",
+        up="""
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TABLE graphmem_meta (key text PRIMARY KEY, value text NOT NULL);
+CREATE TABLE memories (
+    id text PRIMARY KEY,
+    text text NOT NULL,
+    category text NOT NULL,
+    scope text NOT NULL,
+    project text,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    valid_from timestamptz NOT NULL,
+    valid_to timestamptz,
+    status text NOT NULL,
+    content_hash text NOT NULL,
+    source text NOT NULL,
+    session text,
+    reinforced bigint NOT NULL DEFAULT 0,
+    origin text,
+    trust text NOT NULL,
+    expires_at timestamptz,
+    seq bigserial NOT NULL,
+    terms tsvector NOT NULL,
+    embedding vector
+);
+CREATE INDEX memories_terms ON memories USING gin (terms);
+CREATE INDEX memories_hash ON memories (content_hash);
+CREATE INDEX memories_created ON memories (created_at DESC, id);
+CREATE INDEX memories_project ON memories (project, created_at DESC);
+CREATE INDEX memories_session ON memories (session, created_at DESC, seq DESC) WHERE session IS NOT NULL;
+CREATE INDEX memories_expiry ON memories (expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX memories_pending ON memories (seq) WHERE embedding IS NULL;
+CREATE TABLE entities (
+    key text PRIMARY KEY,
+    kind text NOT NULL,
+    name text NOT NULL,
+    project text,
+    title text NOT NULL DEFAULT ''
+);
+CREATE INDEX entities_name ON entities (name);
+CREATE TABLE about (
+    memory_id text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    entity_key text NOT NULL REFERENCES entities (key) ON DELETE CASCADE,
+    PRIMARY KEY (memory_id, entity_key)
+);
+CREATE INDEX about_entity ON about (entity_key);
+CREATE TABLE links (
+    source text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    target text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    kind text NOT NULL,
+    created_at timestamptz NOT NULL,
+    seq bigserial NOT NULL,
+    PRIMARY KEY (source, target, kind)
+);
+CREATE INDEX links_target ON links (target);
+CREATE TABLE next_links (
+    source text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    target text NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    PRIMARY KEY (source, target)
+);
+CREATE INDEX next_links_target ON next_links (target);
+CREATE TABLE memory_events (
+    id text PRIMARY KEY,
+    memory_id text NOT NULL,
+    other_id text,
+    at timestamptz NOT NULL,
+    kind text NOT NULL,
+    actor text NOT NULL,
+    rule text,
+    reason text NOT NULL,
+    before jsonb NOT NULL,
+    after jsonb NOT NULL,
+    undoes text,
+    undone_by text,
+    seq bigserial NOT NULL
+);
+CREATE INDEX memory_events_memory ON memory_events (memory_id, seq DESC);
+CREATE INDEX memory_events_other ON memory_events (other_id, seq DESC) WHERE other_id IS NOT NULL;
+""",
+        down="""
+DROP TABLE memory_events;
+DROP TABLE next_links;
+DROP TABLE links;
+DROP TABLE about;
+DROP TABLE entities;
+DROP TABLE memories;
+DROP TABLE graphmem_meta;
+""",
+    ),
+)
+SCHEMA_VERSION = MIGRATIONS[-1].version
+
+VERSION_TABLE = (
+    "CREATE TABLE IF NOT EXISTS graphmem_migrations "
+    "(version integer PRIMARY KEY, summary text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+)
+
+
+def steps(current: int, target: int) -> list[tuple[Migration, bool]]:
+    """The migrations that take the schema from ``current`` to ``target``: each with whether
+    it is applied (``up``, True) or rolled back (``down``, False), in order."""
+    if target >= current:
+        return [(m, True) for m in MIGRATIONS if current < m.version <= target]
+    return [(m, False) for m in reversed(MIGRATIONS) if target < m.version <= current]

@@ -1,0 +1,314 @@
+"""PostgreSQL implementation of :class:`graphmem.core.ports.GraphStore`: one store a team shares.
+
+Many daemons, CLIs and bots use one database at once, so nothing the store answers comes from
+a copy in this process: memory records, full-text search (``tsvector`` + GIN, see
+``postgres_rows.py``), vector search (pgvector's HNSW, ``postgres_vectors.py``) and graph
+expansion (``postgres_graph.py``) are queries, and every write is a transaction that others
+see whole or not at all. The store's parts: connections and transactions
+(``postgres_connection.py``), the schema and its migrations (``postgres_schema.py``, applied
+by ``graphmem migrate``, ``postgres_migrate.py``), entities and edges (``postgres_graph.py``),
+history and expiry (``postgres_events.py``); memory records, text search and vectors are here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from graphmem.adapters.postgres_events import PostgresHistory
+from graphmem.adapters.postgres_graph import PostgresGraph
+from graphmem.adapters.postgres_migrate import check_schema
+from graphmem.adapters.postgres_rows import (
+    INSERT_MEMORY,
+    MEMORY_RETURN,
+    UPDATABLE,
+    db_value,
+    lexemes,
+    memory_from_row,
+    memory_params,
+    phrase_query,
+    vector_text,
+    visibility_clause,
+    words_query,
+)
+from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
+from graphmem.core.models import Category, Entity, MemoryRecord, Scope
+from graphmem.core.ports import StoredVectors, TextHits, TextMatch, Vector, Visibility
+from graphmem.errors import StoreMismatchError
+
+# The HNSW graph's candidate list is at least this long (pgvector's default ef_search).
+EF_SEARCH_MIN = 40
+
+
+class PostgresGraphStore(PostgresGraph, PostgresHistory):
+    """A graphmem store in a PostgreSQL database (its schema applied by ``graphmem migrate``)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        dimension: int,
+        password: str | None = None,
+        tls: Mapping[str, str | None] | None = None,
+    ) -> None:
+        super().__init__(url, password=password, tls=tls)
+        self.dimension = dimension
+        try:
+            check_schema(self)
+            self._set_dimension(dimension)
+        except BaseException:
+            self._close_connection()
+            raise
+
+    @property
+    def path(self) -> str:  # where the store is, as messages name it (no password)
+        return self.where
+
+    def close(self) -> None:
+        self._close_connection()
+
+    # -- the vector column: its dimension is the embedding model's ---------------------
+
+    def _set_dimension(self, dimension: int) -> None:
+        """Give ``memories.embedding`` the model's dimension and its HNSW index, unless it has them."""
+        rows = self._rows(
+            "SELECT a.atttypmod, to_regclass('memories_embedding') IS NOT NULL FROM pg_attribute a "
+            "WHERE a.attrelid = 'memories'::regclass AND a.attname = 'embedding'"
+        )
+        typmod, indexed = rows[0]
+        if typmod == dimension and indexed:
+            return
+        with self.transaction():
+            self._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+            other = self._rows(
+                "SELECT vector_dims(embedding) FROM memories WHERE embedding IS NOT NULL "
+                "AND vector_dims(embedding) <> %s LIMIT 1",
+                (dimension,),
+            )
+            if other:
+                raise StoreMismatchError(
+                    f"The store at {self.where} holds vectors of {other[0][0]} dimensions but the "
+                    f"configured model makes {dimension}. Run `graphmem reindex` with the store's "
+                    "model configured, or set [embedding] model back."
+                )
+            self._run("DROP INDEX IF EXISTS memories_embedding")
+            self._run(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dimension)})")
+            self._run("CREATE INDEX memories_embedding ON memories USING hnsw (embedding vector_cosine_ops)")
+
+    # -- memories -------------------------------------------------------------------------
+
+    def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None:
+        if not records:
+            return
+        rows = [memory_params(r, None if vectors is None else vectors[i]) for i, r in enumerate(records)]
+        with self.transaction():
+            self._many(INSERT_MEMORY, rows)
+
+    def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
+        if not ids:
+            return {}
+        wanted = list(dict.fromkeys(ids))
+        rows = self._rows(f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.id = ANY(%s)", (wanted,))
+        found = {record.id: record for record in map(memory_from_row, rows)}
+        return {i: found[i] for i in wanted if i in found}
+
+    def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
+        rows = self._rows(
+            f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.content_hash = %s ORDER BY m.id", (content_hash,)
+        )
+        return [memory_from_row(row) for row in rows]
+
+    def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
+        if "text" in changes:
+            raise ValueError("change a memory's text with replace_text")
+        unknown = set(changes) - UPDATABLE
+        if unknown:
+            raise ValueError(f"unknown memory fields: {sorted(unknown)}")
+        if not changes:
+            return
+        params: dict[str, Any] = {"id": memory_id}
+        sets = []
+        for name, value in changes.items():  # names are columns of UPDATABLE, never input
+            if name == "embedding":
+                sets.append("embedding = %(embedding)s::vector")
+                params[name] = None if value is None else vector_text(value)  # type: ignore[arg-type]
+            else:
+                sets.append(f"{name} = %({name})s")
+                params[name] = db_value(value)
+        self._run(f"UPDATE memories SET {', '.join(sets)} WHERE id = %(id)s", params)
+
+    def replace_text(
+        self,
+        memory_id: str,
+        *,
+        text: str,
+        content_hash: str,
+        updated_at: datetime,
+        entities: Sequence[Entity],
+    ) -> None:
+        with self.transaction():
+            changed = self._run(
+                "UPDATE memories SET text = %(text)s, content_hash = %(hash)s, updated_at = %(at)s, "
+                "terms = %(terms)s::tsvector, embedding = NULL WHERE id = %(id)s",
+                {
+                    "id": memory_id,
+                    "text": text,
+                    "hash": content_hash,
+                    "at": db_value(updated_at),
+                    "terms": lexemes(text),
+                },
+            )
+            if not changed:
+                return
+            self._run("DELETE FROM about WHERE memory_id = %s", (memory_id,))
+            if entities:
+                self.upsert_entities(entities)
+                self.link_about([(memory_id, entity) for entity in entities])
+
+    def delete_memory(self, memory_id: str) -> None:
+        self._run("DELETE FROM memories WHERE id = %s", (memory_id,))  # its edges go with it
+
+    def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
+        where, params = visibility_clause(visibility)
+        params.update(limit=max(limit, 0), offset=max(offset, 0))
+        rows = self._rows(
+            f"SELECT {MEMORY_RETURN} FROM memories m WHERE {where} "
+            "ORDER BY m.created_at DESC, m.id LIMIT %(limit)s OFFSET %(offset)s",
+            params,
+        )
+        return [memory_from_row(row) for row in rows]
+
+    def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]:
+        where = "WHERE m.project = %(p)s" if project is not None else ""
+        rows = self._rows(
+            f"SELECT {MEMORY_RETURN} FROM memories m {where} ORDER BY m.created_at, m.id", {"p": project}
+        )
+        return [memory_from_row(row) for row in rows]
+
+    def count_memories(self) -> dict[tuple[str, str, str], int]:
+        rows = self._rows("SELECT category, scope, status, count(*) FROM memories GROUP BY 1, 2, 3")
+        return {(str(c), str(s), str(t)): int(n) for c, s, t, n in rows}
+
+    def last_in_session(self, session: str) -> str | None:
+        rows = self._rows(
+            "SELECT id FROM memories WHERE session = %s ORDER BY created_at DESC, seq DESC LIMIT 1",
+            (session,),
+        )
+        return str(rows[0][0]) if rows else None
+
+    # -- full-text search ---------------------------------------------------------------------
+
+    def search_text(
+        self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
+    ) -> TextHits:
+        asked, whole = words_query(query), phrase_query(query, phrase)
+        if not (asked or whole) or limit <= 0:
+            return TextHits()
+        where, params = visibility_clause(visibility)
+        either = " | ".join(part for part in (asked, f"({whole})" if whole else None) if part)
+        params.update(either=either, words=asked, whole=whole, limit=limit)
+        rows = self._rows(
+            "SELECT id, exact, CASE WHEN rank > 0 THEN rank ELSE 1.0 END FROM ("
+            "SELECT m.id, coalesce(m.terms @@ %(whole)s::tsquery, false) AS exact, "
+            "coalesce(ts_rank(m.terms, %(words)s::tsquery), 0) AS rank "
+            f"FROM memories m WHERE m.terms @@ %(either)s::tsquery AND {where}) hits "
+            "ORDER BY exact DESC, rank DESC, id LIMIT %(limit)s",
+            params,
+        )
+        return TextHits(
+            ((str(i), float(score)) for i, _, score in rows), (str(i) for i, exact, _ in rows if exact)
+        )
+
+    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+        asked = words_query(query)
+        if not asked or limit <= 0:
+            return []
+        where, params = visibility_clause(visibility)
+        params.update(words=asked, limit=limit)
+        rows = self._rows(
+            "SELECT m.id, m.text, m.category, m.scope, m.project FROM memories m "
+            f"WHERE m.terms @@ %(words)s::tsquery AND {where} "
+            "ORDER BY ts_rank(m.terms, %(words)s::tsquery) DESC, m.id LIMIT %(limit)s",
+            params,
+        )
+        return [TextMatch(str(i), str(t), Category(c), Scope(s), p) for i, t, c, s, p in rows]
+
+    # -- vectors ------------------------------------------------------------------------------
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
+        rows = self._rows(
+            "SELECT id, text FROM memories WHERE embedding IS NULL ORDER BY seq LIMIT %s", (max(limit, 0),)
+        )
+        return [(str(i), str(t)) for i, t in rows]
+
+    def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
+        if len(ids) != len(vectors):
+            raise ValueError(f"{len(ids)} ids came with {len(vectors)} vectors")
+        with self.transaction():
+            self._many(
+                "UPDATE memories SET embedding = %(e)s::vector WHERE id = %(id)s",
+                [{"id": i, "e": vector_text(v)} for i, v in zip(ids, vectors, strict=True)],
+            )
+
+    def clear_embeddings(self, dimension: int) -> None:
+        self._run("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
+        self.dimension = dimension
+        self._set_dimension(dimension)
+
+    def load_vectors(self) -> StoredVectors:
+        rows = self._rows(
+            "SELECT id, project, status, embedding::real[] FROM memories "
+            "WHERE embedding IS NOT NULL ORDER BY seq"
+        )
+        if not rows:
+            return StoredVectors([], np.zeros((0, self.dimension), np.float32), [], [])
+        matrix = np.asarray([row[3] for row in rows], dtype=np.float32)
+        return StoredVectors(
+            [str(r[0]) for r in rows], matrix, [r[1] for r in rows], [str(r[2]) for r in rows]
+        )
+
+    def count_vectors(self) -> int:
+        return int(self._rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0])
+
+    def embedding_of(self, memory_id: str) -> Vector | None:
+        rows = self._rows("SELECT embedding::real[] FROM memories WHERE id = %s", (memory_id,))
+        if not rows or rows[0][0] is None:
+            return None
+        return np.asarray(rows[0][0], dtype=np.float32)
+
+    # -- what the vector index (postgres_vectors.py) asks ----------------------------------------
+
+    def nearest(
+        self, query: Vector, k: int, *, project: str | None, statuses: Collection[str]
+    ) -> list[tuple[str, float]]:
+        """The ``k`` memories whose vectors are nearest ``query`` by cosine (global ones and
+        those of ``project``, of ``statuses``), with their cosine similarity, best first."""
+        if k <= 0:
+            return []
+        params = {"q": vector_text(query), "k": k, "p": project, "s": sorted(statuses)}
+        with self.transaction():
+            # Filtered HNSW scans go on until k rows pass the filter (pgvector 0.8's iterative scans).
+            self._rows("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(EF_SEARCH_MIN, k)),))
+            self._rows("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            rows = self._rows(
+                "SELECT id, 1 - (embedding <=> %(q)s::vector) FROM memories "
+                "WHERE embedding IS NOT NULL AND status = ANY(%(s)s) "
+                "AND (project IS NULL OR project = %(p)s) "
+                "ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s",
+                params,
+            )
+        return sorted(((str(i), float(s)) for i, s in rows), key=lambda hit: (-hit[1], hit[0]))
+
+    def cosine(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
+        """The cosine similarity of ``query`` to each memory of ``ids`` that has a vector."""
+        if not ids:
+            return {}
+        rows = self._rows(
+            "SELECT id, 1 - (embedding <=> %s::vector) FROM memories "
+            "WHERE id = ANY(%s) AND embedding IS NOT NULL",
+            (vector_text(query), list(ids)),
+        )
+        return {str(i): float(s) for i, s in rows}

@@ -1,0 +1,64 @@
+"""The ``VectorIndex`` port over pgvector: recall's semantic channel asks PostgreSQL itself.
+
+The embedded store keeps an HNSW graph in the process (``vector_index.py``), derived from its
+vectors and kept in step with its own writes: right for one process, wrong for a shared
+database, since it would never see another daemon's memories. Here the index *is* the
+database's (``memories.embedding``, pgvector's HNSW index for cosine distance): searching
+asks it, and the changes the service reports (``add``, ``remove``, ``set_status``) are
+already in the rows the store wrote, so they do nothing. Nothing is saved between runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.core.ports import StoredVectors, Vector
+
+
+class PgVectorIndex:
+    """Cosine top-k of memory vectors, filtered by project and status, asked of PostgreSQL."""
+
+    changed = False  # nothing to save: the database holds it
+    in_store = True
+
+    def __init__(self, store: PostgresGraphStore, dimension: int) -> None:
+        self._store = store
+        self.dimension = dimension
+
+    def __len__(self) -> int:
+        return self._store.count_vectors()
+
+    def __contains__(self, memory_id: object) -> bool:
+        return isinstance(memory_id, str) and self._store.embedding_of(memory_id) is not None
+
+    def load(self, stored: StoredVectors) -> None:
+        """Nothing to load: the vectors are searched where they are."""
+
+    def add(
+        self, ids: Sequence[str], vectors: Vector, projects: Sequence[str | None], statuses: Sequence[str]
+    ) -> None:
+        """The store wrote them already."""
+
+    def set_status(self, memory_id: str, status: str) -> None:
+        """The store changed the row already."""
+
+    def remove(self, memory_id: str) -> None:
+        """The store changed the row already."""
+
+    def vector(self, memory_id: str) -> Vector | None:
+        return self._store.embedding_of(memory_id)
+
+    def similarities(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
+        return self._store.cosine(query, ids)
+
+    def search(
+        self, query: Vector, k: int, *, project: str | None, statuses: Collection[str]
+    ) -> list[tuple[str, float]]:
+        return self._store.nearest(query, k, project=project, statuses=statuses)
+
+    def tidy(self) -> bool:
+        return False  # PostgreSQL keeps its own index
+
+    def interrupt(self) -> None:
+        """No upkeep runs here."""

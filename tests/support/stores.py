@@ -1,0 +1,41 @@
+"""The stores the contract tests run against: Kùzu, the in-memory fake, and PostgreSQL.
+
+``STORES`` maps each store's name to what opens a fresh one in a test: ``tmp_path`` for Kùzu,
+a fresh database of the session's PostgreSQL server (``postgres_server`` in tests/conftest.py,
+``support/postgres.py``) with graphmem's schema already applied, copied from a template made
+once per session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.core.ports import GraphStore
+
+from .postgres import PostgresServer
+
+MIGRATED = "graphmem_migrated"
+
+
+def postgres_url(request: pytest.FixtureRequest) -> str:
+    """A fresh PostgreSQL database with graphmem's schema (``graphmem migrate`` applied); its URL."""
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    return server.new_database(MIGRATED)
+
+
+def open_store(name: str, tmp_path: Path, request: pytest.FixtureRequest, dimension: int) -> GraphStore:
+    """A fresh, empty store of kind ``name`` (a key of ``STORES``)."""
+    return STORES[name](tmp_path, request, dimension)
+
+
+STORES: dict[str, Callable[[Path, pytest.FixtureRequest, int], GraphStore]] = {
+    "kuzu": lambda path, _, dim: KuzuGraphStore(path / "data", dimension=dim),
+    "memory": lambda path, _, dim: InMemoryGraphStore(dimension=dim),
+    "postgres": lambda path, request, dim: PostgresGraphStore(postgres_url(request), dimension=dim),
+}

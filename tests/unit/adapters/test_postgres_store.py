@@ -1,0 +1,222 @@
+"""What only the PostgreSQL store does (the rest is the store contract, test_store_contract.py):
+schema migrations up and back, refusing a schema it does not know, errors that name the server
+but never the password, a read-only role, a lost connection, and many writers at once."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import psycopg
+import pytest
+from support.postgres import PostgresServer
+from support.records import memory
+from support.stores import postgres_url
+
+from graphmem.adapters.postgres_migrate import SCHEMA_VERSION, migrate
+from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, Status
+from graphmem.core.ports import Visibility
+from graphmem.errors import InvalidInputError, StoreError, StoreMismatchError
+
+DIM = 8
+EVERYONE = Visibility(None, frozenset(Status))
+TABLES = {"graphmem_meta", "memories", "entities", "about", "links", "next_links", "memory_events"}
+
+
+def tables(url: str) -> set[str]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+    return {row[0] for row in rows}
+
+
+@pytest.fixture
+def bare_url(postgres_server: PostgresServer) -> str:
+    """A database with pgvector and no graphmem schema."""
+    return postgres_server.new_database()
+
+
+@pytest.fixture
+def url(request: pytest.FixtureRequest) -> str:
+    """A database with graphmem's schema."""
+    return postgres_url(request)
+
+
+@pytest.fixture
+def store(url: str, request: pytest.FixtureRequest) -> PostgresGraphStore:
+    opened = PostgresGraphStore(url, dimension=DIM)
+    request.addfinalizer(opened.close)
+    return opened
+
+
+# -- migrations --------------------------------------------------------------------------
+
+
+def test_migrate_applies_every_step_then_rolls_back_to_nothing(bare_url: str) -> None:
+    report = migrate(bare_url)
+    assert (report.before, report.after) == (0, SCHEMA_VERSION)
+    assert [version for version, _, up in report.applied if up] == list(range(1, SCHEMA_VERSION + 1))
+    assert tables(bare_url) >= TABLES
+    assert migrate(bare_url).applied == ()  # nothing left to do
+
+    back = migrate(bare_url, target=0)
+    assert back.after == 0 and all(not up for _, _, up in back.applied)
+    assert tables(bare_url) == {"graphmem_migrations"}
+    assert migrate(bare_url).after == SCHEMA_VERSION  # and up again
+
+
+def test_migrating_to_an_unknown_version_is_refused(bare_url: str) -> None:
+    with pytest.raises(InvalidInputError, match="--to must be a schema version"):
+        migrate(bare_url, target=SCHEMA_VERSION + 1)
+
+
+def test_two_processes_migrating_at_once_apply_each_step_once(bare_url: str) -> None:
+    reports = []
+    threads = [threading.Thread(target=lambda: reports.append(migrate(bare_url))) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(len(r.applied) for r in reports) == [0, 0, SCHEMA_VERSION]
+    assert {r.after for r in reports} == {SCHEMA_VERSION}
+
+
+def test_a_database_without_the_schema_says_to_run_migrate(bare_url: str) -> None:
+    with pytest.raises(StoreMismatchError, match="Run `graphmem migrate`"):
+        PostgresGraphStore(bare_url, dimension=DIM)
+
+
+def test_a_schema_newer_than_this_graphmem_is_refused(bare_url: str) -> None:
+    migrate(bare_url)
+    with psycopg.connect(bare_url) as conn:
+        conn.execute("INSERT INTO graphmem_migrations (version, summary) VALUES (%s, 'future')", (99,))
+    with pytest.raises(StoreMismatchError, match="newer than this graphmem"):
+        PostgresGraphStore(bare_url, dimension=DIM)
+    with pytest.raises(StoreMismatchError, match="Upgrade graphmem"):
+        migrate(bare_url)
+
+
+def test_vectors_of_another_dimension_are_refused_at_open(store: PostgresGraphStore, url: str) -> None:
+    store.add_memories([memory("a")], np.ones((1, DIM), np.float32))
+    with pytest.raises(StoreMismatchError, match="graphmem reindex"):
+        PostgresGraphStore(url, dimension=DIM * 2)
+    store.clear_embeddings(DIM * 2)  # what reindex does first: then the column takes the new size
+    store.set_embeddings(["a"], np.ones((1, DIM * 2), np.float32))
+    assert store.load_vectors().matrix.shape == (1, DIM * 2)
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("mysql://root:hunter2@db/graphmem", "must start with postgresql://"),
+        ("postgresql://root:hunter2@127.0.0.1:1/graphmem", "Cannot connect to the PostgreSQL store"),
+        ("postgresql://root:hunter2@[::1/graphmem", "cannot be read"),
+    ],
+)
+def test_a_bad_or_unreachable_url_is_a_clear_error_without_the_password(url: str, said: str) -> None:
+    with pytest.raises(StoreError, match=said) as raised:
+        PostgresGraphStore(url, dimension=DIM)
+    assert "hunter2" not in str(raised.value)
+
+
+def test_an_unknown_role_is_a_clear_error_without_the_password(url: str) -> None:
+    wrong = url.replace("postgres@", "nobody_here@")
+    with pytest.raises(StoreError, match="Cannot connect") as raised:
+        PostgresGraphStore(wrong, dimension=DIM, password="hunter2")
+    assert "hunter2" not in str(raised.value) and "nobody_here" in str(raised.value)
+
+
+def test_a_read_only_role_reads_and_is_told_it_may_not_write(
+    url: str, request: pytest.FixtureRequest
+) -> None:
+    writer = PostgresGraphStore(url, dimension=DIM)
+    request.addfinalizer(writer.close)
+    writer.add_memories([memory("a", "the release train leaves on monday")])
+    with psycopg.connect(url, autocommit=True) as conn:
+        # The read-only role of docs/team.md.
+        conn.execute("CREATE ROLE graphmem_reader NOLOGIN")
+        conn.execute("GRANT USAGE ON SCHEMA public TO graphmem_reader")
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO graphmem_reader")
+        conn.execute("CREATE ROLE bot LOGIN IN ROLE graphmem_reader")
+    reader = PostgresGraphStore(url.replace("postgres@", "bot@"), dimension=DIM)
+    request.addfinalizer(reader.close)
+    assert [i for i, _ in reader.search_text("release", EVERYONE, 5)] == ["a"]
+    with pytest.raises(StoreError, match="may not"):
+        reader.add_memories([memory("b")])
+    assert sum(writer.count_memories().values()) == 1
+
+
+def test_a_connection_the_server_dropped_is_replaced_without_an_error(store: PostgresGraphStore) -> None:
+    store.add_memories([memory("a")])
+    with psycopg.connect(store._conninfo, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    assert list(store.get_memories(["a"])) == ["a"]  # the pool checks a connection before use
+
+
+def test_a_closed_store_says_so(store: PostgresGraphStore) -> None:
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.get_memories(["a"])
+
+
+# -- many writers -----------------------------------------------------------------------------
+
+ISSUE = Entity("Issue:group/proj#4", EntityKind.ISSUE, "#4", None, "Flaky test")
+
+
+def test_writers_on_separate_connections_lose_nothing_and_readers_never_see_half_a_write(
+    url: str, request: pytest.FixtureRequest
+) -> None:
+    """Four stores (as four daemons would open them) each write 25 memories, each with its
+    ABOUT edge and a RELATES link in one transaction, while a fifth reads: every memory it
+    sees has its edge and its link, and at the end none is missing."""
+    stores = [PostgresGraphStore(url, dimension=DIM) for _ in range(5)]
+    for opened in stores:
+        request.addfinalizer(opened.close)
+    stores[0].add_memories([memory("root")])
+    stores[0].upsert_entities([ISSUE])
+    done = threading.Event()
+    torn: list[str] = []
+    failures: list[BaseException] = []
+
+    def write(writer: PostgresGraphStore, prefix: str) -> None:
+        try:
+            for i in range(25):
+                memory_id = f"{prefix}{i}"
+                with writer.transaction():
+                    writer.add_memories([memory(memory_id, f"zebra crossing note {prefix} {i}")])
+                    writer.link_about([(memory_id, ISSUE)])
+                    writer.add_links(
+                        [Link(memory_id, "root", LinkKind.RELATED, memory(memory_id).created_at)]
+                    )
+        except BaseException as exc:
+            failures.append(exc)
+
+    def read(reader: PostgresGraphStore) -> None:
+        while not done.is_set():
+            seen = [i for i, _ in reader.search_text("zebra", EVERYONE, 200)]
+            about = reader.about(seen)
+            linked = {link.source for link in reader.links(seen)}
+            torn.extend(i for i in seen if i not in about or i not in linked)
+
+    writers = [threading.Thread(target=write, args=(s, p)) for s, p in zip(stores[:4], "abcd", strict=True)]
+    reader = threading.Thread(target=read, args=(stores[4],))
+    reader.start()
+    for thread in writers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    done.set()
+    reader.join()
+
+    assert not failures
+    assert torn == []
+    assert sum(stores[4].count_memories().values()) == 101
+    assert len(stores[4].memories_about([ISSUE.key])[ISSUE.key]) == 100
+    assert len(stores[4].links(["root"])) == 100
