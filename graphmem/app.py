@@ -273,6 +273,20 @@ def store_schema(settings: Settings) -> tuple[str, int, int]:
         conn._close_connection()
 
 
+def store_size_mb(settings: Settings) -> float:
+    """The PostgreSQL store's database size on disk, in MB (``bench scale``)."""
+    from graphmem.adapters.postgres_connection import PostgresConnection
+
+    assert settings.store.url is not None
+    conn = PostgresConnection(
+        settings.store.url, password=settings.store.password_value, tls=settings.store.tls
+    )
+    try:
+        return round(int(conn._rows("SELECT pg_database_size(current_database())")[0][0]) / 1e6, 1)
+    finally:
+        conn._close_connection()
+
+
 def learning_sources(settings: Settings) -> LearningSources:
     """What bootstrap and ingest read: tree-sitter, the files and history of git, OpenCode's sessions."""
     return LearningSources(

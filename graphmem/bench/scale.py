@@ -14,6 +14,7 @@ compared with the model's.
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import statistics
@@ -28,6 +29,8 @@ from typing import Any
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.core.ports import Embedder
+from graphmem.errors import InvalidInputError
+from graphmem.settings import STORE_URL_VARIABLE, Settings
 
 COMPONENTS = [
     "payments",
@@ -239,8 +242,11 @@ memory.close()
 """
 
 
-def _child(script: str, *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False)
+def _child(script: str, *args: str, store_url: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, STORE_URL_VARIABLE: store_url} if store_url else None
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=False, env=env
+    )
     if done.returncode != 0:
         raise RuntimeError(f"benchmark child failed: {done.stderr[-500:]}")
     return done
@@ -273,15 +279,55 @@ def run(
     cold_runs: int = 3,
     data_dir: Path | None = None,
     hash_vectors: bool = False,
+    store_url: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Build the store and measure; returns the report as a dict."""
-    from graphmem.app import open_memory
+    """Build the store and measure; returns the report as a dict.
+
+    ``store_url``: a PostgreSQL database to build the store in instead of a temporary Kùzu one
+    (docs/team.md). It must hold no graphmem schema: the benchmark applies it, and drops
+    graphmem's tables again at the end."""
+    from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings
 
     say = progress or (lambda message: None)
     workdir = Path(tempfile.mkdtemp(prefix="graphmem-scale-"))
     data_dir = data_dir or workdir / "data"
+
+    def settings() -> Settings:
+        return load_settings(data_dir=data_dir, store={"url": store_url} if store_url else None)
+
+    if store_url:
+        where, version, _ = store_schema(settings())
+        if version:
+            raise InvalidInputError(
+                f"{where} holds a graphmem schema already: point bench scale at an empty database "
+                "(it applies the schema, and drops graphmem's tables at the end)."
+            )
+        migrate_store(settings())
+    try:
+        return _measure(
+            memories, embedder, queries, cold_runs, data_dir, workdir, hash_vectors, store_url, settings, say
+        )
+    finally:
+        if store_url:
+            migrate_store(settings(), 0)
+
+
+def _measure(
+    memories: int,
+    embedder: Embedder,
+    queries: int,
+    cold_runs: int,
+    data_dir: Path,
+    workdir: Path,
+    hash_vectors: bool,
+    store_url: str | None,
+    settings: Callable[[], Settings],
+    say: Callable[[str], None],
+) -> dict[str, Any]:
+    from graphmem.app import open_memory, store_size_mb
+
     export = workdir / "memories.jsonl"
     records = synthetic_memories(memories)
     with export.open("w", encoding="utf-8") as out:
@@ -290,11 +336,12 @@ def run(
 
     sample = [r["text"] for r in records[: min(len(records), 1024)]]
     embedder.embed(sample[:64])  # warm the model
-    model_rate = _model_rate(embedder, sample)
+    # With hash vectors the import is not compared with the model: a glance at its rate will do.
+    model_rate = _model_rate(embedder, sample[:64], runs=1) if hash_vectors else _model_rate(embedder, sample)
     say(f"model throughput {model_rate:.0f} texts/s")
 
     importer = _NamedHashEmbedder(embedder) if hash_vectors else embedder
-    memory = open_memory(load_settings(data_dir=data_dir), embedder=importer)
+    memory = open_memory(settings(), embedder=importer)
     try:
         started = time.perf_counter()
         memory.import_file(export)
@@ -308,7 +355,7 @@ def run(
     finally:
         memory.close()
 
-    memory = open_memory(load_settings(data_dir=data_dir), embedder=embedder)
+    memory = open_memory(settings(), embedder=embedder)
     try:
         started = time.perf_counter()
         memory.load_model()
@@ -345,18 +392,25 @@ def run(
     for i in range(cold_runs):
         started = time.perf_counter()
         done = _child(
-            COLD_RECALL_SCRIPT, "--data-dir", str(data_dir), "recall", "--json", texts[i % len(texts)]
+            COLD_RECALL_SCRIPT,
+            "--data-dir",
+            str(data_dir),
+            "recall",
+            "--json",
+            texts[i % len(texts)],
+            store_url=store_url,
         )
         cold_s.append(time.perf_counter() - started)
         cold_peak_kb.append(_reported(done.stderr, "peak-rss-kb"))
-    serving = _child(SERVING_SCRIPT, str(data_dir), json.dumps(texts[:50]))
-    disk_mb = _size_mb(data_dir)
+    serving = _child(SERVING_SCRIPT, str(data_dir), json.dumps(texts[:50]), store_url=store_url)
+    disk_mb = store_size_mb(settings()) if store_url else _size_mb(data_dir)
     if data_dir == workdir / "data":
         shutil.rmtree(workdir, ignore_errors=True)
     else:
         export.unlink(missing_ok=True)
     return {
         "memories": memories,
+        "store": "postgresql" if store_url else "kuzu",
         "stored_vectors": "hash" if hash_vectors else "model",
         "remember_ms": {"p50": _percentile(remember_ms, 0.5), "p95": _percentile(remember_ms, 0.95)},
         "import": {
@@ -385,7 +439,8 @@ def format_report(report: dict[str, Any]) -> str:
     index = report["index"]
     return "\n".join(
         [
-            f"scale benchmark, {report['memories']:,} memories",
+            f"scale benchmark, {report['memories']:,} memories"
+            + (" on PostgreSQL" if report.get("store") == "postgresql" else ""),
             f"remember      p50 {report['remember_ms']['p50']} ms, p95 {report['remember_ms']['p95']} ms",
             f"bulk import   {imp['memories_per_s']:,} memories/s {share}",
             f"vector index  loaded in {index['vectors_loaded_s']} s, "

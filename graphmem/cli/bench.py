@@ -177,8 +177,16 @@ def phrase_bench(
     help="Store the imported memories' vectors from the deterministic hash embedder (for 1,000,000 "
     "memories: the model is too slow to embed them); queries and remembers still use the model.",
 )
+@click.option(
+    "--store",
+    "store_url",
+    default=None,
+    metavar="URL",
+    help="Build the store in this empty PostgreSQL database (postgresql://...) instead of a temporary "
+    "embedded one; graphmem's tables are dropped from it at the end.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def scale(memories: int, queries: int, hash_vectors: bool, as_json: bool) -> None:
+def scale(memories: int, queries: int, hash_vectors: bool, store_url: str | None, as_json: bool) -> None:
     """Speed and memory at scale: remember, bulk import, recall, cold start, RSS, disk.
 
     Builds a temporary store of N synthetic developer memories through import,
@@ -192,6 +200,7 @@ def scale(memories: int, queries: int, hash_vectors: bool, as_json: bool) -> Non
         remember      p50 3.1 ms, p95 5.0 ms
         ...
         $ graphmem bench scale --memories 1000000 --hash-vectors --json
+        $ graphmem bench scale --memories 10000 --store postgresql://bench@db.internal/scratch
     """
     from graphmem.adapters.embedders import make_embedder
     from graphmem.bench.scale import format_report, run
@@ -203,6 +212,7 @@ def scale(memories: int, queries: int, hash_vectors: bool, as_json: bool) -> Non
         embedder,
         queries=queries,
         hash_vectors=hash_vectors,
+        store_url=store_url,
         progress=lambda m: click.echo(f"  {m}", err=True),
     )
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import psycopg
 import pytest
+from support.postgres import PostgresServer
 
 from graphmem.adapters import vector_index
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
+from graphmem.adapters.postgres_migrate import migrate
 from graphmem.bench import locomo, scale
+from graphmem.errors import InvalidInputError
 
 
 def _qa(question: str, answer: str, evidence: list[str], category: int) -> dict[str, object]:
@@ -94,3 +98,22 @@ def test_scale_with_hash_vectors_builds_the_store_without_the_model(
     assert report["import"]["share_of_model"] is None
     assert report["recall_ms"]["p50"] > 0
     assert "vectors from the hash embedder" in scale.format_report(report)
+
+
+@pytest.mark.integration
+def test_scale_on_postgresql_builds_the_store_there_and_leaves_no_table_behind(
+    real_embedder: OnnxEmbedder, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.new_database()
+    report = scale.run(200, real_embedder, queries=10, cold_runs=1, hash_vectors=True, store_url=url)
+
+    assert report["store"] == "postgresql"
+    assert report["recall_ms"]["p50"] > 0 and report["first_recall_cold_s"] > 0
+    assert report["store_mb"] > 0
+    assert "on PostgreSQL" in scale.format_report(report)
+    with psycopg.connect(url) as conn:
+        left = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+    assert left == [("graphmem_migrations",)]
+    with pytest.raises(InvalidInputError, match="empty database"):
+        migrate(url)
+        scale.run(200, real_embedder, queries=10, cold_runs=1, hash_vectors=True, store_url=url)

