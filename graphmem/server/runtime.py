@@ -289,10 +289,10 @@ class Runtime:
         return view
 
     def _gauges(self) -> dict[str, object]:
-        stats = self.memory.stats()
+        gauges = self.memory.gauges()
         return {
-            "by_category": stats.by_category,
-            "embedding_backlog": stats.pending_embeddings,
+            "by_category": gauges.by_category,
+            "embedding_backlog": gauges.pending_embeddings,
             "active_sessions": len(self.coordinator.active()),
             "model_loaded": self.model_loaded,
             "uptime_seconds": self.uptime(),

@@ -17,7 +17,7 @@ from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
 from graphmem.service.inputs import parse_category, parse_memory_id, unknown_memory
-from graphmem.service.results import MemoryDetail, Stats
+from graphmem.service.results import Gauges, MemoryDetail, Stats
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.staleness import Staleness
 
@@ -93,6 +93,15 @@ class Listing:
             raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
         visibility = _visibility(project, categories, statuses, since)
         return self._staleness.annotate(self._store.list_memories(visibility, limit=limit, offset=offset))
+
+    def gauges(self) -> Gauges:
+        """Memories by category and the embedding backlog, for every /metrics scrape: not
+        the staleness count and the entities of ``stats``, which read every code link and
+        every entity (a fifth of a second on a repository of express's size)."""
+        by_category: Counter[str] = Counter()
+        for (category, _, _), n in self._store.count_memories().items():
+            by_category[category] += n
+        return Gauges(dict(by_category), len(self._store.pending_embeddings(1_000_000)))
 
     def stats(self) -> Stats:
         """Counts by category, status and scope, entities by kind, the embedding backlog."""

@@ -50,6 +50,7 @@ from graphmem.service.mentions import Mentions, parse_ref_entities
 from graphmem.service.recall import Recaller
 from graphmem.service.results import (
     BootstrapReport,
+    Gauges,
     IngestReport,
     MemoryDetail,
     RecallResult,
@@ -316,6 +317,10 @@ class MemoryService(TransferVerbs):
     def stats(self) -> Stats:
         """Counts by category, status and scope, entities by kind, the embedding backlog."""
         return self._listing.stats()
+
+    def gauges(self) -> Gauges:
+        """Memories by category and the embedding backlog: what every /metrics scrape reads."""
+        return self._listing.gauges()
 
     def recall(
         self,

@@ -47,6 +47,14 @@ class Stats:
 
 
 @dataclass
+class Gauges:
+    """What the daemon's /metrics reads on every scrape: counts the store keeps at hand."""
+
+    by_category: dict[str, int]
+    pending_embeddings: int
+
+
+@dataclass
 class BootstrapReport:
     project: str
     files: int = 0

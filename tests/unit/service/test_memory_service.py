@@ -478,6 +478,9 @@ def test_stats_count_memories_and_entities(memory_service: MemoryService) -> Non
     assert stats.by_scope == {"global": 3}
     assert stats.entities == {"Issue": 1}
     assert stats.model == "hash-256"
+    gauges = memory_service.gauges()  # what /metrics reads, without the entities and staleness
+    assert gauges.by_category == stats.by_category
+    assert gauges.pending_embeddings == stats.pending_embeddings
 
 
 def test_a_session_chains_its_memories(memory_service: MemoryService) -> None:
