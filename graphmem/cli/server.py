@@ -158,14 +158,20 @@ def ui(state: CliState, print_url: bool) -> None:
     from urllib.parse import urlsplit
 
     from graphmem.errors import StoreError
+    from graphmem.locate import locate
     from graphmem.server import loopback
-    from graphmem.server.lifecycle import ensure_daemon, read_token
-    from graphmem.settings import load_settings
+    from graphmem.server.lifecycle import find_daemon, read_token
 
-    settings = load_settings(data_dir=state.data_dir)
-    data_dir = settings.data_dir.expanduser()
-    info = ensure_daemon(data_dir, timeout=settings.server.start_timeout_seconds)
-    secret = read_token(data_dir) or (settings.api_key.get_secret_value() if settings.api_key else "")
+    location = locate(state.data_dir)  # the data dir and key alone: no full settings while a daemon runs
+    data_dir = location.data_dir.expanduser()
+    info = find_daemon(data_dir)
+    if info is None:
+        from graphmem.server.lifecycle import ensure_daemon
+        from graphmem.settings import load_settings
+
+        timeout = load_settings(data_dir=state.data_dir).server.start_timeout_seconds
+        info = ensure_daemon(data_dir, timeout=timeout)
+    secret = read_token(data_dir) or location.api_key or ""
     target = urlsplit(info.url)
     headers = {"Content-Type": "application/json", "Authorization": f"Bearer {secret}"}
     try:
