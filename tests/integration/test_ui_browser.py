@@ -140,6 +140,22 @@ def test_graphmem_ui_prints_a_url_that_signs_in_once_in_its_project(browser: Any
     opened.close()
 
 
+def test_graphmem_ui_starts_the_daemon_when_none_runs(tmp_path: Path) -> None:
+    env = sandbox_env(tmp_path / "data", GRAPHMEM_INGEST__ENABLED="false")
+    run = [sys.executable, "-m", "graphmem"]
+    try:
+        printed = subprocess.run(
+            [*run, "ui", "--print-url"], env=env, capture_output=True, text=True, timeout=300
+        )
+        assert printed.returncode == 0, printed.stderr
+        url = printed.stdout.strip()
+        assert "/ui/#code=" in url
+        status, _, raw = http("GET", url.split("#")[0], token=False)
+        assert status == 200 and b'src="app.js"' in raw
+    finally:
+        subprocess.run([*run, "stop"], env=env, capture_output=True, timeout=60)
+
+
 def test_a_used_sign_in_link_does_not_sign_in_again(browser: Any, world: World) -> None:
     path = world.sign_in_path()
     first = browser.new_page()
