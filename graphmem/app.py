@@ -114,8 +114,9 @@ def _open_postgres(
     check_model: bool,
 ) -> MemoryService:
     """The Memory service on a team's PostgreSQL store (``[store] url``, docs/team.md): recall
-    searches the database itself (full text and pgvector). The code graph and GitLab's are not
-    kept there yet: no bootstrap, no enrichment."""
+    searches the database itself (full text and pgvector), the code graph is kept there too.
+    GitLab's graph is not yet: no enrichment."""
+    from graphmem.adapters.postgres_code import PostgresCodeGraph
     from graphmem.adapters.postgres_store import PostgresGraphStore
     from graphmem.adapters.postgres_vectors import PgVectorIndex
 
@@ -132,7 +133,15 @@ def _open_postgres(
         store.close()
         raise
     semantic = SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim))
-    return build_memory(store, semantic, settings, data_dir=data_dir, namespace=namespace)
+    return build_memory(
+        store,
+        semantic,
+        settings,
+        data_dir=data_dir,
+        namespace=namespace,
+        code=PostgresCodeGraph(store),
+        sources=learning_sources(settings),
+    )
 
 
 def build_memory(

@@ -111,6 +111,26 @@ class PostgresGraph(PostgresConnection):
             found.setdefault(str(key), []).append(str(memory_id))
         return found
 
+    def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
+        """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``, ``new``
+        stored); the ids of the memories moved."""
+        if old == new:
+            return []
+        with self.transaction():
+            ids = [
+                str(row[0])
+                for row in self._rows(
+                    "DELETE FROM about a USING entities e WHERE a.entity_key = %s AND e.key = a.entity_key "
+                    "AND e.kind = %s RETURNING a.memory_id",
+                    (old, kind.value),
+                )
+            ]
+            self._many(
+                "INSERT INTO about (memory_id, entity_key) VALUES (%(m)s, %(e)s) ON CONFLICT DO NOTHING",
+                [{"m": memory_id, "e": new} for memory_id in sorted(ids)],
+            )
+        return ids
+
     # -- RELATES and NEXT -----------------------------------------------------------------
 
     def add_links(self, links: Sequence[Link]) -> None:

@@ -123,6 +123,71 @@ DROP TABLE memories;
 DROP TABLE graphmem_meta;
 """,
     ),
+    Migration(
+        2,
+        "the code graph: files, symbols and their edges",
+        up="""
+ALTER TABLE about ADD COLUMN body_hash text;
+CREATE TABLE code_files (
+    key text PRIMARY KEY REFERENCES entities (key) ON DELETE CASCADE,
+    project text NOT NULL,
+    path text NOT NULL,
+    language text,
+    content_hash text,
+    size bigint,
+    mtime_ns bigint,
+    error_count bigint,
+    parsed text,
+    scanned_at timestamptz,
+    deleted_at timestamptz
+);
+CREATE INDEX code_files_project ON code_files (project, path);
+CREATE TABLE code_symbols (
+    key text PRIMARY KEY REFERENCES entities (key) ON DELETE CASCADE,
+    project text NOT NULL,
+    path text NOT NULL,
+    kind text NOT NULL,
+    name text NOT NULL,
+    qualified_name text NOT NULL,
+    start_line bigint NOT NULL,
+    end_line bigint NOT NULL,
+    signature text NOT NULL,
+    docstring text,
+    body_hash text NOT NULL,
+    body_changed_at timestamptz,
+    deleted_at timestamptz
+);
+CREATE INDEX code_symbols_path ON code_symbols (project, path, start_line);
+CREATE INDEX code_symbols_name ON code_symbols (name);
+CREATE INDEX code_symbols_qualified ON code_symbols (qualified_name);
+CREATE TABLE code_edges (
+    kind text NOT NULL,
+    source text NOT NULL REFERENCES entities (key) ON DELETE CASCADE,
+    target text NOT NULL REFERENCES entities (key) ON DELETE CASCADE,
+    project text NOT NULL,
+    confidence text,
+    PRIMARY KEY (kind, source, target)
+);
+CREATE INDEX code_edges_target ON code_edges (kind, target);
+CREATE INDEX code_edges_project ON code_edges (project, kind);
+CREATE TABLE co_changes (
+    a text NOT NULL REFERENCES entities (key) ON DELETE CASCADE,
+    b text NOT NULL REFERENCES entities (key) ON DELETE CASCADE,
+    project text NOT NULL,
+    count bigint NOT NULL,
+    PRIMARY KEY (a, b)
+);
+CREATE INDEX co_changes_b ON co_changes (b);
+CREATE INDEX co_changes_project ON co_changes (project);
+""",
+        down="""
+DROP TABLE co_changes;
+DROP TABLE code_edges;
+DROP TABLE code_symbols;
+DROP TABLE code_files;
+ALTER TABLE about DROP COLUMN body_hash;
+""",
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -27,7 +27,8 @@ def migrate(state: CliState, target: int | None, show_status: bool) -> None:
     Example:
         $ GRAPHMEM_STORE_URL=postgresql://graphmem@db.internal/graphmem graphmem migrate
         applied 1: memories, their edges, entities and history
-        postgresql://graphmem@db.internal:5432/graphmem is at schema version 1 (this graphmem: 1)
+        applied 2: the code graph: files, symbols and their edges
+        postgresql://graphmem@db.internal:5432/graphmem is at schema version 2 (this graphmem: 2)
     """
     from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings

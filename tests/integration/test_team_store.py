@@ -141,3 +141,24 @@ def test_four_processes_writing_and_recalling_at_once_lose_nothing(
         assert all(f"rule number {i} for the {p} service" in texts for p in prefixes for i in range(count))
     finally:
         team.close()
+
+
+def test_bootstrap_keeps_the_code_graph_in_postgresql_for_every_daemon(
+    request: pytest.FixtureRequest, tmp_path: Path, git_project: str
+) -> None:
+    url = postgres_url(request)
+    one = on_postgres(url, tmp_path / "one")
+    try:
+        report = one.bootstrap(git_project, history=0)
+        assert (report.files, report.symbols) == (1, 1)
+        note = one.remember("main() prints the greeting; see src/app.py", project=git_project).memory
+    finally:
+        one.close()
+    other = on_postgres(url, tmp_path / "other")  # another developer's daemon
+    try:
+        assert other.bootstrap(git_project, history=0).unchanged == 1  # nothing parsed again
+        bundle = other.get_context("src/app.py", project=git_project)
+        assert bundle.found and bundle.code  # the file and its symbols, from the shared graph
+        assert note.id in {item.hit.memory.id for items in bundle.groups.values() for item in items}
+    finally:
+        other.close()

@@ -1,6 +1,7 @@
 """One real daemon (real Kùzu, the bundled model) for the whole hostile-input suite, a git
 project beside it with the traps a path can lead into, and a few seeded memories (global and
-project, linked, a blocker) so that "nothing changed" means something.
+project, linked, a blocker) so that "nothing changed" means something. The suite runs twice:
+on the embedded store, then with the daemon on a PostgreSQL store (docs/team.md).
 
 The daemon gets a home folder of its own: a path like ``~/.bashrc`` that got through would
 land there, where the suite looks for it, and never in the home of whoever runs the tests.
@@ -17,10 +18,13 @@ import pytest
 from platformdirs import user_cache_path
 from support.daemons import Daemon, start_daemon, wait_healthy
 from support.hostile import SECRET, Stage, assert_healthy, assert_no_internal_failures, rpc_call
+from support.stores import postgres_url
 
 
-@pytest.fixture(scope="package")
-def stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stage]:
+@pytest.fixture(scope="package", params=["kuzu", "postgres"])
+def stage(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stage]:
+    """The daemon on the embedded Kùzu store, then on a PostgreSQL one (docs/team.md)."""
+    store = {"GRAPHMEM_STORE_URL": postgres_url(request)} if request.param == "postgres" else {}
     root = tmp_path_factory.mktemp("hostile")
     home = (root / "home").resolve()
     (home / ".ssh").mkdir(parents=True)
@@ -32,6 +36,7 @@ def stage(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stage]:
         GRAPHMEM_RATE_LIMIT="0",
         HOME=str(home),
         XDG_CACHE_HOME=str(user_cache_path().resolve()),  # the model file built once, not again
+        **store,
     )
     try:
         wait_healthy(daemon)

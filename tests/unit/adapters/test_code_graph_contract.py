@@ -1,4 +1,5 @@
-"""The contract of ``core.ports.CodeGraph``, run against the Kùzu code graph and the in-memory one.
+"""The contract of ``core.ports.CodeGraph``, run against the Kùzu code graph, the PostgreSQL one and
+the in-memory one.
 
 Each store is given the same passes (``CodeScan``s built from hand-written parsed files, no
 parser) and must answer alike. A new code graph joins by adding itself to ``GRAPHS``.
@@ -11,11 +12,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from support.stores import postgres_url
 
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.postgres_code import PostgresCodeGraph
+from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.code import CallRef, Definition, ImportRef, ParsedFile
 from graphmem.core.code_moves import MovePlan, SymbolMove
 from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key, symbol_key
@@ -26,15 +30,21 @@ PROJECT = "/src/proj"
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 T1 = T0 + timedelta(hours=1)
 
-GRAPHS: dict[str, Callable[[Path], tuple[GraphStore, CodeGraph]]] = {
-    "kuzu": lambda path: _kuzu(path),
-    "memory": lambda path: _memory(),
+GRAPHS: dict[str, Callable[[Path, pytest.FixtureRequest], tuple[GraphStore, CodeGraph]]] = {
+    "kuzu": lambda path, _: _kuzu(path),
+    "memory": lambda path, _: _memory(),
+    "postgres": lambda _, request: _postgres(request),
 }
 
 
 def _kuzu(path: Path) -> tuple[GraphStore, CodeGraph]:
     store = KuzuGraphStore(path / "data", dimension=8)
     return store, KuzuCodeGraph(store)
+
+
+def _postgres(request: pytest.FixtureRequest) -> tuple[GraphStore, CodeGraph]:
+    store = PostgresGraphStore(postgres_url(request), dimension=8)
+    return store, PostgresCodeGraph(store)
 
 
 def _memory() -> tuple[GraphStore, CodeGraph]:
@@ -44,7 +54,7 @@ def _memory() -> tuple[GraphStore, CodeGraph]:
 
 @pytest.fixture(params=sorted(GRAPHS))
 def graphs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[GraphStore, CodeGraph]]:
-    store, code = GRAPHS[request.param](tmp_path)
+    store, code = GRAPHS[request.param](tmp_path, request)
     yield store, code
     store.close()
 

@@ -32,7 +32,8 @@ def test_migrate_applies_the_schema_says_its_version_and_rolls_back(
 
     assert run("migrate")[1].startswith("nothing to do")
     code, out, _ = run("migrate", "--to", "0")
-    assert code == 0 and out.startswith("rolled back 1: ")
+    assert code == 0 and out.startswith(f"rolled back {SCHEMA_VERSION}: ")
+    assert "\nrolled back 1: " in out
     assert "is at schema version 0" in run("migrate", "--status")[1]
 
 

@@ -1,0 +1,410 @@
+"""The code graph (``core.ports.CodeGraph``) in a team's PostgreSQL store.
+
+Files, symbols and external modules are rows of ``entities`` (so memories can be about them)
+with their details in ``code_files`` and ``code_symbols``; CONTAINS, CALLS, INHERITS and
+IMPORTS are rows of ``code_edges`` (``kind``, ``source``, ``target``), co-changes rows of
+``co_changes``; every one of them goes with its entity (foreign keys). The rules are the Kùzu
+code graph's (``kuzu_code.py``), held by ``tests/unit/adapters/test_code_graph_contract.py``:
+a symbol or file a memory is about is marked deleted rather than removed, a symbol keeps its
+``body_changed_at`` while its body hash stays, memories follow a moved symbol or file, and a
+pass is marked interrupted until its edges are in. A pass is one transaction: another daemon
+sees the project's code before it or after it, never half of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from graphmem.adapters.postgres_rows import utc
+from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.core.code import ParsedFile
+from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
+from graphmem.core.models import Entity, EntityKind
+
+_PARSED = TypeAdapter(ParsedFile)
+TITLE_CHARS = 200  # of a symbol's signature, as its entity's title
+_SYMBOL = (
+    "s.key, s.path, s.kind, s.name, s.qualified_name, s.start_line, s.end_line, s.signature, "
+    "s.docstring, s.body_hash, s.body_changed_at, s.deleted_at"
+)
+_SYMBOL_COLUMNS = [c.strip().removeprefix("s.") for c in _SYMBOL.split(",")]
+_INSERT_SYMBOL = (
+    f"INSERT INTO code_symbols (project, {', '.join(_SYMBOL_COLUMNS)}) VALUES (%(project)s, "
+    + ", ".join(f"%({c})s" for c in _SYMBOL_COLUMNS)
+    + ") ON CONFLICT (key) DO UPDATE SET "
+    + ", ".join(f"{c} = EXCLUDED.{c}" for c in _SYMBOL_COLUMNS if c != "key")
+)
+_INSERT_ENTITY = (
+    "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
+    "%(project)s, %(title)s) ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title"
+)
+
+
+def _symbol(row: Sequence[Any]) -> SymbolInfo:
+    return SymbolInfo(
+        row[0],
+        row[1],
+        row[2] or "",
+        row[3] or "",
+        row[4] or "",
+        int(row[5] or 0),
+        int(row[6] or 0),
+        row[7] or "",
+        row[8],
+        row[9] or "",
+        utc(row[10]),
+        utc(row[11]),
+    )
+
+
+class PostgresCodeGraph:
+    """Code-graph reads and writes over the PostgreSQL store's connections."""
+
+    def __init__(self, store: PostgresGraphStore) -> None:
+        self._store = store
+
+    # -- reading ----------------------------------------------------------------
+
+    def file_states(self, project: str) -> dict[str, FileState]:
+        rows = self._store._rows(
+            "SELECT path, content_hash, size, mtime_ns FROM code_files "
+            "WHERE project = %s AND deleted_at IS NULL AND content_hash IS NOT NULL",
+            (project,),
+        )
+        return {r[0]: FileState(r[0], r[1], int(r[2] or 0), int(r[3] or 0)) for r in rows}
+
+    def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
+        where = "" if paths is None else "AND path = ANY(%(paths)s)"
+        rows = self._store._rows(
+            "SELECT path, parsed FROM code_files WHERE project = %(p)s AND deleted_at IS NULL "
+            f"AND parsed IS NOT NULL {where}",
+            {"p": project, "paths": list(paths or ())},
+        )
+        return {r[0]: _PARSED.validate_json(r[1]) for r in rows}
+
+    def symbols_in(self, project: str, path: str) -> list[SymbolInfo]:
+        rows = self._store._rows(
+            f"SELECT {_SYMBOL} FROM code_symbols s WHERE s.project = %s AND s.path = %s "
+            "ORDER BY s.start_line, s.key",
+            (project, path),
+        )
+        return [_symbol(r) for r in rows]
+
+    def find_symbols(self, project: str | None, name: str, limit: int = 10) -> list[SymbolInfo]:
+        if limit <= 0:
+            return []
+        rows = self._store._rows(
+            f"SELECT {_SYMBOL} FROM code_symbols s WHERE (%(p)s::text IS NULL OR s.project = %(p)s) "
+            "AND (s.qualified_name = %(n)s OR s.name = %(n)s "
+            "OR right(s.qualified_name, length(%(n)s) + 1) = '.' || %(n)s) "
+            "ORDER BY s.deleted_at IS NOT NULL, s.key LIMIT %(limit)s",
+            {"p": project, "n": name, "limit": limit},
+        )
+        return [_symbol(r) for r in rows]
+
+    def unique_symbols(self, project: str, names: Collection[str]) -> dict[str, SymbolInfo]:
+        if not names:
+            return {}
+        rows = self._store._rows(
+            f"SELECT {_SYMBOL} FROM code_symbols s WHERE s.project = %(p)s AND s.deleted_at IS NULL "
+            "AND s.name = ANY(%(names)s) AND s.name IN (SELECT name FROM code_symbols "
+            "WHERE project = %(p)s AND deleted_at IS NULL AND name = ANY(%(names)s) "
+            "GROUP BY name HAVING count(*) = 1)",
+            {"p": project, "names": list(names)},
+        )
+        return {r[3]: _symbol(r) for r in rows}
+
+    def symbols(self, keys: Collection[str]) -> dict[str, SymbolInfo]:
+        if not keys:
+            return {}
+        rows = self._store._rows(f"SELECT {_SYMBOL} FROM code_symbols s WHERE s.key = ANY(%s)", (list(keys),))
+        return {r[0]: _symbol(r) for r in rows}
+
+    def calls(
+        self, keys: Collection[str], *, incoming: bool, limit: int
+    ) -> list[tuple[SymbolInfo, str, str]]:
+        if not keys or limit <= 0:
+            return []
+        given, other = ("target", "source") if incoming else ("source", "target")
+        rows = self._store._rows(
+            f"SELECT {_SYMBOL}, e.{given}, e.confidence FROM code_edges e "
+            f"JOIN code_symbols s ON s.key = e.{other} WHERE e.kind = 'calls' AND e.{given} = ANY(%s) "
+            "ORDER BY e.source, e.target LIMIT %s",
+            (list(keys), limit),
+        )
+        return [(_symbol(r[:12]), r[12], r[13] or "") for r in rows]
+
+    def imports(self, project: str, path: str, *, incoming: bool, limit: int) -> list[str]:
+        if limit <= 0:
+            return []
+        key = file_key(project, path)
+        if incoming:
+            rows = self._store._rows(
+                "SELECT f.path FROM code_edges e JOIN code_files f ON f.key = e.source "
+                "WHERE e.kind = 'imports' AND e.target = %s ORDER BY f.path LIMIT %s",
+                (key, limit),
+            )
+        else:
+            rows = self._store._rows(
+                "SELECT coalesce(f.path, n.name) FROM code_edges e JOIN entities n ON n.key = e.target "
+                "LEFT JOIN code_files f ON f.key = e.target WHERE e.kind = 'imports' AND e.source = %s "
+                "ORDER BY f.key IS NULL, e.target LIMIT %s",
+                (key, limit),
+            )
+        return [str(r[0]) for r in rows]
+
+    def co_changes(self, project: str, path: str, limit: int) -> list[tuple[str, int]]:
+        if limit <= 0:
+            return []
+        rows = self._store._rows(
+            "SELECT f.path, c.count FROM co_changes c JOIN code_files f "
+            "ON f.key = CASE WHEN c.a = %(k)s THEN c.b ELSE c.a END "
+            "WHERE (c.a = %(k)s OR c.b = %(k)s) AND f.deleted_at IS NULL "
+            "ORDER BY c.count DESC, f.path LIMIT %(limit)s",
+            {"k": file_key(project, path), "limit": limit},
+        )
+        return [(str(r[0]), int(r[1])) for r in rows]
+
+    def deleted_files(self, keys: Collection[str]) -> dict[str, datetime]:
+        if not keys:
+            return {}
+        rows = self._store._rows(
+            "SELECT key, deleted_at FROM code_files WHERE key = ANY(%s) AND deleted_at IS NOT NULL",
+            (list(keys),),
+        )
+        return {r[0]: at for r in rows if (at := utc(r[1])) is not None}
+
+    def code_links(self, limit: int) -> list[tuple[str, Entity]]:
+        if limit <= 0:
+            return []
+        rows = self._store._rows(
+            "(SELECT a.memory_id, s.key, s.qualified_name, s.project, 0 AS kind FROM about a "
+            "JOIN code_symbols s ON s.key = a.entity_key) UNION ALL "
+            "(SELECT a.memory_id, f.key, f.path, f.project, 1 FROM about a "
+            "JOIN code_files f ON f.key = a.entity_key WHERE f.deleted_at IS NOT NULL) "
+            "ORDER BY 5, 2, 1 LIMIT %s",
+            (limit,),
+        )
+        kinds = (EntityKind.SYMBOL, EntityKind.FILE)
+        return [(str(r[0]), Entity(r[1], kinds[r[4]], r[2] or "", r[3])) for r in rows]
+
+    def about_hashes(self, memory_ids: Collection[str]) -> dict[tuple[str, str], str | None]:
+        """(memory id, symbol key) -> the symbol's body hash when the memory was linked to it."""
+        if not memory_ids:
+            return {}
+        rows = self._store._rows(
+            "SELECT a.memory_id, a.entity_key, a.body_hash FROM about a "
+            "JOIN code_symbols s ON s.key = a.entity_key WHERE a.memory_id = ANY(%s)",
+            (list(memory_ids),),
+        )
+        return {(r[0], r[1]): r[2] for r in rows}
+
+    def stamp_about(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Record the current body hash on ABOUT edges from memories to symbols."""
+        self._store._many(
+            "UPDATE about a SET body_hash = s.body_hash FROM code_symbols s "
+            "WHERE a.memory_id = %(m)s AND a.entity_key = %(k)s AND s.key = a.entity_key",
+            [{"m": m, "k": k} for m, k in pairs],
+        )
+
+    def scanned_head(self, project: str) -> str | None:
+        return self._store.get_meta(_head(project))
+
+    def scan_interrupted(self, project: str) -> bool:
+        """True when the last pass stopped before its edges were stored: redo every file."""
+        return self._store.get_meta(_dirty(project)) == "1"
+
+    # -- writing ----------------------------------------------------------------
+
+    def save(self, scan: CodeScan) -> dict[str, int]:
+        """Store a pass, in one transaction: symbols, files and modules, then every edge of the
+        project. The memories about a moved symbol or file move to its new key (``scan.moves``)."""
+        store, project, at = self._store, scan.project, utc(scan.at)
+        touched = sorted(set(scan.changed) | set(scan.removed))
+        moves = {
+            symbol_key(project, m.old_path, m.old_name): (symbol_key(project, m.new_path, m.new_name), m)
+            for m in scan.moves.symbols
+        }
+        carried: dict[str, int] = {}
+        with store.transaction():
+            old = {
+                r[0]: (r[1], utc(r[2]), bool(r[3]))
+                for r in store._rows(
+                    "SELECT s.key, s.body_hash, s.body_changed_at, "
+                    "EXISTS (SELECT 1 FROM about a WHERE a.entity_key = s.key) "
+                    "FROM code_symbols s WHERE s.project = %s AND s.path = ANY(%s)",
+                    (project, touched),
+                )
+            }
+            new: dict[str, dict[str, Any]] = {}
+            for path, (parsed, _) in scan.changed.items():
+                for d in parsed.definitions:
+                    key = symbol_key(project, path, d.qualified_name)
+                    before = old.get(key)
+                    # None until the body changes after graphmem first saw it
+                    changed_at = None if before is None else at if before[0] != d.body_hash else before[1]
+                    new[key] = {
+                        "key": key,
+                        "project": project,
+                        "path": path,
+                        "kind": d.kind,
+                        "name": d.name,
+                        "qualified_name": d.qualified_name,
+                        "start_line": d.start_line,
+                        "end_line": d.end_line,
+                        "signature": d.signature,
+                        "docstring": d.docstring,
+                        "body_hash": d.body_hash,
+                        "body_changed_at": changed_at,
+                        "deleted_at": None,
+                    }
+            # A moved symbol keeps its body's age when only its name or file changed.
+            followed = {k: v for k, v in moves.items() if k in old and k not in new and v[0] in new}
+            for key, (target, move) in followed.items():
+                new[target]["body_changed_at"] = old[key][1] if move.same_body else at
+            gone = [key for key, (_, _, linked) in old.items() if key not in new and not linked]
+            store._run("DELETE FROM entities WHERE key = ANY(%s)", (gone,))  # details and edges too
+            store._run(
+                "UPDATE code_symbols SET deleted_at = %s WHERE key = ANY(%s)",
+                (
+                    at,
+                    [k for k, (_, _, linked) in old.items() if linked and k not in new and k not in followed],
+                ),
+            )
+            store.set_meta(_dirty(project), "1")  # until the edges are in: see scan_interrupted
+            rows = sorted(new.values(), key=lambda row: str(row["key"]))
+            store._many(
+                _INSERT_ENTITY,
+                [
+                    {
+                        "key": r["key"],
+                        "kind": EntityKind.SYMBOL.value,
+                        "name": r["name"],
+                        "project": project,
+                        "title": str(r["signature"])[:TITLE_CHARS],
+                    }
+                    for r in rows
+                ],
+            )
+            store._many(_INSERT_SYMBOL, rows)
+            for key in sorted(followed):
+                if old[key][2]:
+                    carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key][0]))
+                store._run("DELETE FROM entities WHERE key = %s", (key,))
+            carried |= self._save_files(scan, at)
+            self._replace_edges(scan)
+            if scan.head is not None:
+                store.set_meta(_head(project), scan.head)
+            store.set_meta(_dirty(project), "0")
+        return {key: n for key, n in carried.items() if n}
+
+    def _save_files(self, scan: CodeScan, at: datetime | None) -> dict[str, int]:
+        store, project = self._store, scan.project
+        files = [
+            {
+                "key": file_key(project, path),
+                "kind": EntityKind.FILE.value,
+                "name": path,
+                "project": project,
+                "title": "",
+                "path": path,
+                "language": parsed.language,
+                "content_hash": state.content_hash,
+                "size": state.size,
+                "mtime_ns": state.mtime_ns,
+                "error_count": parsed.error_count,
+                "parsed": _PARSED.dump_json(parsed).decode(),
+                "scanned_at": at,
+            }
+            for path, (parsed, state) in sorted(scan.changed.items())
+        ]
+        store._many(_INSERT_ENTITY, files)
+        columns = ("project", "path", "language", "content_hash", "size", "mtime_ns", "error_count", "parsed")
+        store._many(
+            f"INSERT INTO code_files (key, {', '.join(columns)}, scanned_at, deleted_at) VALUES (%(key)s, "
+            + ", ".join(f"%({c})s" for c in columns)
+            + ", %(scanned_at)s, NULL) ON CONFLICT (key) DO UPDATE SET "
+            + ", ".join(f"{c} = EXCLUDED.{c}" for c in (*columns, "scanned_at", "deleted_at")),
+            files,
+        )
+        carried: dict[str, int] = {}
+        for path in scan.removed:
+            key = file_key(project, path)
+            moved_to = scan.moves.files.get(path)
+            if moved_to in scan.changed:  # renamed: its memories are about the new path now
+                carried[key] = len(store.move_about(EntityKind.FILE, key, file_key(project, moved_to)))
+            if store._rows("SELECT 1 FROM about WHERE entity_key = %s LIMIT 1", (key,)):
+                store._run(
+                    "UPDATE code_files SET deleted_at = %s, content_hash = NULL, parsed = NULL "
+                    "WHERE key = %s",
+                    (at, key),
+                )
+                store._run("DELETE FROM code_edges WHERE source = %s OR target = %s", (key, key))
+                store._run("DELETE FROM co_changes WHERE a = %s OR b = %s", (key, key))
+            else:
+                store._run("DELETE FROM entities WHERE key = %s AND kind = %s", (key, EntityKind.FILE.value))
+        modules = sorted({module for _, module in scan.edges.external})
+        store._many(
+            "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
+            "%(project)s, '') ON CONFLICT (key) DO NOTHING",
+            [
+                {
+                    "key": module_key(project, m),
+                    "kind": EntityKind.EXTERNAL_MODULE.value,
+                    "name": m,
+                    "project": project,
+                }
+                for m in modules
+            ],
+        )
+        return carried
+
+    def _replace_edges(self, scan: CodeScan) -> None:
+        store, project, edges = self._store, scan.project, scan.edges
+        store._run("DELETE FROM code_edges WHERE project = %s", (project,))
+        rows: list[tuple[str, str, str, str | None]] = [("contains", a, b, None) for a, b in edges.contains]
+        rows += [("calls", c.caller, c.callee, c.confidence) for c in edges.calls]
+        rows += [("inherits", a, b, None) for a, b in edges.inherits]
+        rows += [("imports", file_key(project, a), file_key(project, b), None) for a, b in edges.imports]
+        rows += [("imports", file_key(project, a), module_key(project, m), None) for a, m in edges.external]
+        unique = {(kind, a, b): confidence for kind, a, b, confidence in rows}
+        store._many(
+            "INSERT INTO code_edges (kind, source, target, project, confidence) "
+            "SELECT %(kind)s, a.key, b.key, %(p)s, %(c)s FROM entities a, entities b "
+            "WHERE a.key = %(a)s AND b.key = %(b)s ON CONFLICT DO NOTHING",
+            [{"kind": k, "a": a, "b": b, "p": project, "c": c} for (k, a, b), c in sorted(unique.items())],
+        )
+
+    def touch(self, project: str, states: Sequence[FileState]) -> None:
+        """Files whose content is unchanged but whose mtime moved: remember the new mtime."""
+        self._store._many(
+            "UPDATE code_files SET mtime_ns = %(m)s WHERE key = %(k)s",
+            [{"k": file_key(project, s.path), "m": s.mtime_ns} for s in states],
+        )
+
+    def replace_co_changes(self, project: str, pairs: dict[tuple[str, str], int]) -> None:
+        store = self._store
+        with store.transaction():
+            store._run("DELETE FROM co_changes WHERE project = %s", (project,))
+            live = set(self.file_states(project))
+            store._many(
+                "INSERT INTO co_changes (a, b, project, count) VALUES (%(a)s, %(b)s, %(p)s, %(n)s) "
+                "ON CONFLICT (a, b) DO UPDATE SET count = EXCLUDED.count",
+                [
+                    {"a": file_key(project, a), "b": file_key(project, b), "p": project, "n": n}
+                    for (a, b), n in sorted(pairs.items())
+                    if a in live and b in live
+                ],
+            )
+
+
+def _dirty(project: str) -> str:
+    return f"code_scan_dirty:{project}"
+
+
+def _head(project: str) -> str:
+    return f"code_scan_head:{project}"
