@@ -181,7 +181,7 @@ class OnnxEmbedder:
 
         try:
             if len(batches) == 1:
-                run(batches[0])  # a query: on the caller's thread, one core
+                run(batches[0])  # a query, a remember, a background step: one core, this thread
             else:
                 for _ in _bulk_pool().map(run, batches):  # one batch per core at a time
                     pass

@@ -261,6 +261,7 @@ def test_the_http_surface_rejects_bad_requests_and_keeps_serving(daemon: Daemon)
 
 
 def test_health_stats_and_metrics(daemon: Daemon) -> None:
+    call(daemon.mcp_url, "remember", text="The metrics endpoint counts memories by category")
     call(daemon.mcp_url, "recall", query="anything at all")
     status, _, raw = http("GET", f"{daemon.url}/health")
     assert status == 200 and json.loads(raw)["status"] == "healthy"
