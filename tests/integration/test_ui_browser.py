@@ -200,6 +200,13 @@ def test_a_node_expands_with_the_keyboard(page: Any, world: World) -> None:
     go(page, "#/graph/!12")
     page.wait_for_selector("#graph .gnode.center")
     before = page.locator("#graph .gnode").count()
+    page.locator("#graph .gnode.center").focus()
+    for arrow in ("ArrowRight", "ArrowLeft", "ArrowUp", "ArrowDown"):
+        page.keyboard.press(arrow)  # to the nearest node that way, if there is one
+        if page.evaluate("() => !document.activeElement.classList.contains('center')"):
+            break
+    assert page.evaluate("() => document.activeElement.classList.contains('gnode')")
+    assert "!12" not in page.evaluate("() => document.activeElement.getAttribute('aria-label')")
     file_node = page.locator("#graph .gnode[aria-label$='src/shop/refund.py']")
     file_node.focus()
     page.keyboard.press("Enter")  # the file's own neighbours: the memory about it

@@ -4,6 +4,7 @@ GitLab and code edges, each kind of edge capped with the rest counted, bad keys 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -81,6 +82,35 @@ def test_an_mr_shows_its_files_its_closed_issue_and_its_memories(
     assert (MR, "CHANGES", file_key(git_project, "src/app.py")) in edges
     assert (about.id, "ABOUT", MR) in edges
     assert any(e.relation == "CLOSES" and e.target == ISSUE for e in found.edges)
+
+
+ORDERS = """
+def refund_all(order):
+    return order
+
+
+def cancel(order):
+    refund_all(order)
+"""
+
+
+def test_a_file_shows_its_symbols_and_a_symbol_its_calls(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    (Path(git_project) / "src" / "orders.py").write_text(ORDERS, "utf-8")
+    memory_service.bootstrap(git_project, history=0)
+    cancel = f"Symbol:{git_project}::src/orders.py::cancel"
+    refund_all = f"Symbol:{git_project}::src/orders.py::refund_all"
+
+    the_file = reader(memory_service).around(file_key(git_project, "src/orders.py"))
+    the_symbol = reader(memory_service).around(cancel)
+
+    assert {n.label for n in the_file.nodes if n.kind == "Symbol"} == {"cancel", "refund_all"}
+    assert (file_key(git_project, "src/orders.py"), "CONTAINS", cancel) in {
+        (e.source, e.relation, e.target) for e in the_file.edges
+    }
+    assert the_symbol.center.label == "cancel"
+    assert (cancel, "CALLS", refund_all) in {(e.source, e.relation, e.target) for e in the_symbol.edges}
 
 
 def test_a_hub_shows_a_bounded_number_of_neighbours_and_counts_the_rest(
