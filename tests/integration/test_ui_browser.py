@@ -247,6 +247,9 @@ def test_an_edit_in_the_page_is_what_the_cli_shows(page: Any, world: World) -> N
     history = world.cli("history", memory_id)
     assert "Tuesdays" in history.stdout  # the old text went to its history, as from the CLI
     assert "was: Deploys go out on Tuesdays" in page.locator("ol.history").inner_text()
+    page.locator("ol.history").get_by_role("button", name="Undo").click()  # and back, as graphmem undo
+    page.wait_for_function("() => document.getElementById('memory-text')?.textContent.includes('Tuesdays')")
+    assert json.loads(world.cli("show", memory_id, "--json").stdout)["text"] == "Deploys go out on Tuesdays"
     screenshot(page, "memory")
 
 
@@ -268,6 +271,20 @@ def test_archive_restore_and_supersede_are_the_clis_verbs(page: Any, world: Worl
     )
     assert json.loads(world.cli("show", memory_id, "--json").stdout)["status"] == "superseded"
     assert "supersedes" in page.locator("#memory").inner_text()
+
+
+def test_a_link_made_in_the_page_is_the_clis(page: Any, world: World) -> None:
+    source = world.remember("Payments retry three times with backoff", category="decision")
+    target = world.remember("The payment gateway rate-limits at 10 requests per second", category="fact")
+    go(page, f"#/memory/{source}")
+    page.wait_for_selector("#memory-text")
+    page.get_by_role("button", name="Link", exact=True).click()
+    page.select_option(".editor select", "extends")
+    page.fill(".editor input", target)
+    page.locator(".editor").get_by_role("button", name="Link").click()
+    page.wait_for_function(f"() => document.getElementById('memory')?.textContent.includes('{target}')")
+    links = json.loads(world.cli("show", source, "--json").stdout)["links"]
+    assert any(link["target"] == target and link["kind"] == "extends" for link in links), links
 
 
 def test_a_delete_asks_first(page: Any, world: World) -> None:

@@ -112,7 +112,7 @@ async function openMemory(id) {
     event.reason ? el("div", { text: event.reason }) : null,
     changes(event).map((line) => el("div", { class: "quote", text: line })),
     event.undone_by ? null : el("button", { type: "button", class: "ghost", text: "Undo",
-      onclick: () => act(m.id, "undo", { event_id: event.id }, "Undone.") }))));
+      onclick: () => act(m.id, "undo", { event_id: event.id }, "Undone.", false) }))));
   box.replaceChildren(el("div", { class: "detail" },
     el("div", {},
       el("p", { class: "memory-text", id: "memory-text", text: m.text }), tags(m), actions(m),
