@@ -81,9 +81,10 @@ def _schema() -> tantivy.Schema:
 SCHEMA = _schema()
 
 
-def _id_of(searcher: tantivy.Searcher, number: int | None, address: tantivy.DocAddress) -> str:
-    """A hit's memory id: from its ``key`` column, else from its stored document."""
-    return numbered_memory_id(number) if number is not None else str(searcher.doc(address)["id"][0])
+def _id_of(searcher: tantivy.Searcher, number: float | None, address: tantivy.DocAddress) -> str:
+    """A hit's memory id: from its ``key`` column (an integer column), else from its stored
+    document."""
+    return numbered_memory_id(int(number)) if number is not None else str(searcher.doc(address)["id"][0])
 
 
 def _micros(record: MemoryRecord) -> int:
@@ -117,7 +118,8 @@ def _words_query(parts: Iterable[str]) -> tantivy.Query | None:
         if len(tokens) == 1:
             queries.append(tantivy.Query.term_query(SCHEMA, "text", tokens[0]))
         elif tokens:
-            queries.append(tantivy.Query.phrase_query(SCHEMA, "text", tokens))
+            phrase: list[str | tuple[int, str]] = [*tokens]
+            queries.append(tantivy.Query.phrase_query(SCHEMA, "text", phrase))
     if not queries:
         return None
     if len(queries) == 1:
@@ -366,9 +368,9 @@ class LexicalIndex:
             overlay = dict(self._overlay)
         kept: dict[str, TextMatch] = {}
         try:
-            held = _words_query([whole]) if whole else None
-            if held is not None:  # a constant bonus for holding the phrase: ranks first, told apart
-                bonus = tantivy.Query.const_score_query(held, EXACT_BONUS)
+            holds = _words_query([whole]) if whole else None
+            if holds is not None:  # a constant bonus for holding the phrase: ranks first, told apart
+                bonus = tantivy.Query.const_score_query(holds, EXACT_BONUS)
                 text = tantivy.Query.boolean_query(
                     [(tantivy.Occur.Should, text), (tantivy.Occur.Should, bonus)]
                 )
