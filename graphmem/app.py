@@ -34,6 +34,7 @@ from graphmem.core.ports import (
     CodeGraph,
     Embedder,
     GitLabClient,
+    GitLabGraph,
     GraphStore,
     LearningSources,
     SessionExtractor,
@@ -99,7 +100,7 @@ def open_memory(
         data_dir=data_dir,
         namespace=namespace,
         code=code,
-        enricher=_enricher(settings, store, code, namespace),
+        enricher=_enricher(settings, KuzuGitLabGraph(store), code, namespace),
         sources=learning_sources(settings),
     )
 
@@ -114,9 +115,10 @@ def _open_postgres(
     check_model: bool,
 ) -> MemoryService:
     """The Memory service on a team's PostgreSQL store (``[store] url``, docs/team.md): recall
-    searches the database itself (full text and pgvector), the code graph is kept there too.
-    GitLab's graph is not yet: no enrichment."""
+    searches the database itself (full text and pgvector); the code graph and GitLab's are kept
+    there too."""
     from graphmem.adapters.postgres_code import PostgresCodeGraph
+    from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
     from graphmem.adapters.postgres_store import PostgresGraphStore
     from graphmem.adapters.postgres_vectors import PgVectorIndex
 
@@ -133,13 +135,15 @@ def _open_postgres(
         store.close()
         raise
     semantic = SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim))
+    code = PostgresCodeGraph(store)
     return build_memory(
         store,
         semantic,
         settings,
         data_dir=data_dir,
         namespace=namespace,
-        code=PostgresCodeGraph(store),
+        code=code,
+        enricher=_enricher(settings, PostgresGitLabGraph(store), code, namespace),
         sources=learning_sources(settings),
     )
 
@@ -229,7 +233,7 @@ def build_memory(
 
 
 def _enricher(
-    settings: Settings, store: KuzuGraphStore, code: KuzuCodeGraph, namespace: Callable[[str], str | None]
+    settings: Settings, graph: GitLabGraph, code: CodeGraph, namespace: Callable[[str], str | None]
 ) -> Enricher:
     """The GitLab enrichment queue; it fetches nothing unless ``[gitlab]`` has a token."""
     gitlab = settings.gitlab
@@ -248,7 +252,7 @@ def _enricher(
         ttl_s=gitlab.ttl_seconds,
         missing_ttl_s=gitlab.missing_ttl_seconds,
     )
-    return Enricher(KuzuGitLabGraph(store), client, config, namespace=namespace, clock=utc_now, code=code)
+    return Enricher(graph, client, config, namespace=namespace, clock=utc_now, code=code)
 
 
 def migrate_store(settings: Settings, target: int | None = None) -> MigrationReport:

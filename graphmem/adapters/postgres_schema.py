@@ -188,6 +188,47 @@ DROP TABLE code_files;
 ALTER TABLE about DROP COLUMN body_hash;
 """,
     ),
+    Migration(
+        3,
+        "GitLab: merge requests, issues, epics, people and their edges",
+        up="""
+CREATE TABLE gitlab_nodes (
+    key text PRIMARY KEY REFERENCES entities (key) ON DELETE CASCADE,
+    state text,
+    error text,
+    attempts bigint NOT NULL DEFAULT 0,
+    fetched_at timestamptz,
+    next_attempt timestamptz,
+    hops bigint NOT NULL DEFAULT 0,
+    data jsonb,
+    gl_state text,
+    updated_at timestamptz,
+    merged_at timestamptz
+);
+CREATE INDEX gitlab_nodes_due ON gitlab_nodes (state, next_attempt);
+CREATE TABLE gitlab_people (
+    key text PRIMARY KEY REFERENCES entities (key) ON DELETE CASCADE,
+    username text NOT NULL,
+    name text NOT NULL DEFAULT '',
+    web_url text NOT NULL DEFAULT ''
+);
+CREATE TABLE gitlab_edges (
+    rel text NOT NULL,
+    source text NOT NULL REFERENCES entities (key) ON DELETE CASCADE,
+    target text NOT NULL REFERENCES entities (key) ON DELETE CASCADE,
+    PRIMARY KEY (rel, source, target)
+);
+CREATE INDEX gitlab_edges_source ON gitlab_edges (source);
+CREATE INDEX gitlab_edges_target ON gitlab_edges (target);
+CREATE INDEX entities_kind ON entities (kind, key);
+""",
+        down="""
+DROP INDEX entities_kind;
+DROP TABLE gitlab_edges;
+DROP TABLE gitlab_people;
+DROP TABLE gitlab_nodes;
+""",
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -28,7 +28,8 @@ def migrate(state: CliState, target: int | None, show_status: bool) -> None:
         $ GRAPHMEM_STORE_URL=postgresql://graphmem@db.internal/graphmem graphmem migrate
         applied 1: memories, their edges, entities and history
         applied 2: the code graph: files, symbols and their edges
-        postgresql://graphmem@db.internal:5432/graphmem is at schema version 2 (this graphmem: 2)
+        applied 3: GitLab: merge requests, issues, epics, people and their edges
+        postgresql://graphmem@db.internal:5432/graphmem is at schema version 3 (this graphmem: 3)
     """
     from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings

@@ -1,4 +1,5 @@
-"""GitLab enrichment end to end: the real client against the fixture server, a real Kùzu store.
+"""GitLab enrichment end to end: the real client against the fixture server, a real Kùzu store
+(and the same on a PostgreSQL store).
 
 remember "... !12 ..." -> enrich -> get_context shows the MR's files, symbols (the sample
 repository is bootstrapped first), closing issue, epic and memories; every fault leaves
@@ -18,6 +19,7 @@ import pytest
 from fastmcp import Client
 from support.daemons import start_daemon, token_for, wait_healthy
 from support.fake_gitlab import PROJECT, TOKEN, FakeGitLab, shop_checkout
+from support.stores import postgres_url
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -54,9 +56,13 @@ def open_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, **env: 
     return open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
 
 
-@pytest.fixture
-def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gitlab: FakeGitLab) -> Iterator[MemoryService]:
-    service = open_with(tmp_path, monkeypatch, gitlab.url)
+@pytest.fixture(params=["kuzu", "postgres"])
+def memory(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gitlab: FakeGitLab
+) -> Iterator[MemoryService]:
+    """The service on the embedded store, then on a team's PostgreSQL store (docs/team.md)."""
+    store = {"GRAPHMEM_STORE_URL": postgres_url(request)} if request.param == "postgres" else {}
+    service = open_with(tmp_path, monkeypatch, gitlab.url, **store)
     yield service
     service.close()
 

@@ -1,4 +1,5 @@
-"""The contract of ``core.ports.GitLabGraph``, run against the Kùzu GitLab graph and the in-memory one.
+"""The contract of ``core.ports.GitLabGraph``, run against the Kùzu GitLab graph, the PostgreSQL one
+and the in-memory one.
 
 A new GitLab graph joins by adding itself to ``GRAPHS``. Orders where a store leaves them
 open (NULL times) are not asserted.
@@ -12,11 +13,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from support.stores import postgres_url
 
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
+from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.enrichment import EnrichState, target_key
 from graphmem.core.gitlab import ChangedFile, EpicData, IssueData, IssueRefData, MergeRequestData, Person
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
@@ -33,15 +37,21 @@ FILE = "File:/src/proj::src/app.py"
 SYMBOL = "Symbol:/src/proj::src/app.py::main"
 ALICE, BOB = Person("alice", "Alice A", "https://gl/alice"), Person("bob", "Bob B", "https://gl/bob")
 
-GRAPHS: dict[str, Callable[[Path], tuple[GraphStore, GitLabGraph]]] = {
-    "kuzu": lambda path: _kuzu(path),
-    "memory": lambda path: _memory(),
+GRAPHS: dict[str, Callable[[Path, pytest.FixtureRequest], tuple[GraphStore, GitLabGraph]]] = {
+    "kuzu": lambda path, _: _kuzu(path),
+    "memory": lambda path, _: _memory(),
+    "postgres": lambda _, request: _postgres(request),
 }
 
 
 def _kuzu(path: Path) -> tuple[GraphStore, GitLabGraph]:
     store = KuzuGraphStore(path / "data", dimension=8)
     return store, KuzuGitLabGraph(store)
+
+
+def _postgres(request: pytest.FixtureRequest) -> tuple[GraphStore, GitLabGraph]:
+    store = PostgresGraphStore(postgres_url(request), dimension=8)
+    return store, PostgresGitLabGraph(store)
 
 
 def _memory() -> tuple[GraphStore, GitLabGraph]:
@@ -51,7 +61,7 @@ def _memory() -> tuple[GraphStore, GitLabGraph]:
 
 @pytest.fixture(params=sorted(GRAPHS))
 def graphs(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[GraphStore, GitLabGraph]]:
-    store, graph = GRAPHS[request.param](tmp_path)
+    store, graph = GRAPHS[request.param](tmp_path, request)
     yield store, graph
     store.close()
 
