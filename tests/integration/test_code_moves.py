@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.memory_service import in_memory_service
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
-from tests.support.memory_service import in_memory_service
 
 DISCOUNT = '''def {name}(order, percent):
     """Take ``percent`` off every line of the order."""
@@ -177,6 +177,20 @@ def test_a_staged_git_mv_is_seen_before_it_is_committed(memory: MemoryService, r
 
     assert report.moved_files == 1
     assert "Create the shop" in context(memory, repo, "src/currency.py")
+
+
+def test_a_rename_with_a_small_edit_carries_and_flags_the_memories(memory: MemoryService, repo: Repo) -> None:
+    memory.bootstrap(repo.root)
+    note = decide(memory, repo, "`apply_discount` rounds each line to cents, never the total")
+    edited = DISCOUNT.format(name="discount_order").replace("round(line.price", "round(line.unit_price")
+    repo.write({"src/pricing.py": edited + "\n\n" + SHIPPING})
+    repo.commit("Rename apply_discount and use the unit price")
+
+    report = memory.bootstrap(repo.root)
+
+    assert about(memory, note) == {"src/pricing.py::discount_order"}
+    assert "alike" in report.moves[0] and "same body" not in report.moves[0]
+    assert "possibly stale: discount_order changed on" in context(memory, repo, "discount_order")
 
 
 def test_a_rename_with_a_rewritten_body_does_not_carry(memory: MemoryService, repo: Repo) -> None:
