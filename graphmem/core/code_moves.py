@@ -70,11 +70,16 @@ def fingerprint(text: str, name: str) -> tuple[str, tuple[int, ...]]:
     if not tokens:
         return shape, ()
     # Vectorised: each distinct token hashed once, shingles combined and mixed as integers.
-    if len(_TOKEN_CODES) > MAX_CACHED_TOKENS:
-        _TOKEN_CODES.clear()
-    for token in set(tokens).difference(_TOKEN_CODES):
-        _TOKEN_CODES[token] = zlib.crc32(token.encode("utf-8", "surrogatepass"))
-    codes = np.fromiter(map(_TOKEN_CODES.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
+    cache = _TOKEN_CODES
+    if len(cache) > MAX_CACHED_TOKENS:
+        cache.clear()
+    table: dict[str, int] = {}
+    for token in set(tokens):  # a local table: another thread clearing the cache loses nothing
+        code = cache.get(token)
+        if code is None:
+            code = cache[token] = zlib.crc32(token.encode("utf-8", "surrogatepass"))
+        table[token] = code
+    codes = np.fromiter(map(table.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
     width = min(SHINGLE_TOKENS, len(codes))
     mixed = np.zeros(len(codes) - width + 1, dtype=np.uint64)
     for offset, factor in zip(range(width), _FACTORS, strict=False):
