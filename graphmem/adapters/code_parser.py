@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import defaultdict
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import cast
@@ -195,9 +196,10 @@ class _Extraction:
             self._take(role, captures)
         refs = sorted(self.refs.values(), key=lambda r: (r.start, -r.end))
         kept = self._nest(list(self.defs.values()), refs)
+        prints = self._fingerprints(kept)
         return ParsedFile(
             language=self.language,
-            definitions=tuple(self._definition(group) for group in _by_qualified_name(kept)),
+            definitions=tuple(self._definition(group, prints) for group in _by_qualified_name(kept)),
             calls=tuple(
                 CallRef(
                     r.name, r.receiver, _line(r.node), r.container.qualified_name if r.container else None
@@ -318,7 +320,41 @@ class _Extraction:
 
     # -- results -------------------------------------------------------------------
 
-    def _definition(self, group: list[_Def]) -> Definition:
+    def _fingerprints(self, kept: list[_Def]) -> dict[str, tuple[str, str]]:
+        """Qualified name -> the fingerprint (``core.code_moves``) of its own text, each
+        definition nested in it replaced by that one's shape: every byte is read once, and a
+        class is the same but for its name when its own lines and its members' shapes are."""
+        nested: dict[int, list[_Def]] = defaultdict(list)  # id(definition) -> its direct members
+        stack: list[_Def] = []
+        for d in sorted(kept, key=lambda d: (d.node.start_byte, -d.node.end_byte)):
+            while stack and stack[-1].node.end_byte <= d.node.start_byte:
+                stack.pop()
+            outer = next((o for o in reversed(stack) if _encloses(o.node, d.node)), None)
+            if outer is not None:
+                nested[id(outer)].append(d)
+            stack.append(d)
+        shapes: dict[int, str] = {}
+        found: dict[str, tuple[str, str]] = {}
+        groups = _by_qualified_name(kept)  # the innermost first: a member's shape is ready
+        for group in sorted(groups, key=lambda g: max(d.node.end_byte - d.node.start_byte for d in g)):
+            text = "\n".join(self._own_text(d, nested[id(d)], shapes) for d in group)
+            found[group[0].qualified_name] = printed = fingerprint(text, group[0].name)
+            shapes.update((id(d), printed[0]) for d in group)
+        return found
+
+    def _own_text(self, d: _Def, members: list[_Def], shapes: dict[int, str]) -> str:
+        at, end = d.node.start_byte, d.node.end_byte
+        parts: list[str] = []
+        for member in members:  # in source order
+            shape = shapes.get(id(member))
+            if shape is None or member.node.start_byte < at:
+                continue  # overlapping: its text stays
+            parts += [self.source[at : member.node.start_byte].decode("utf-8", "replace"), f" {shape} "]
+            at = member.node.end_byte
+        parts.append(self.source[at:end].decode("utf-8", "replace"))
+        return "".join(parts)
+
+    def _definition(self, group: list[_Def], prints: dict[str, tuple[str, str]]) -> Definition:
         """One symbol per qualified name: overloads and redefinitions (a property's setter) share it.
 
         The first one gives lines, signature and docstring; the hash covers them all, so an
@@ -326,7 +362,7 @@ class _Extraction:
         """
         d = group[0]
         text = "\n".join(self._text(other.node) for other in group)
-        shape, sketch = fingerprint(text, d.name)
+        shape, sketch = prints[d.qualified_name]
         return Definition(
             kind=d.kind,
             name=d.name,
@@ -460,6 +496,15 @@ def body_hash(text: str) -> str:
     for trailing in (",)", ",]", ",}"):
         normal = normal.replace(trailing, trailing[1])
     return hashlib.blake2b(normal.encode("utf-8"), digest_size=BODY_HASH_BYTES).hexdigest()
+
+
+def _encloses(outer: Node, inner: Node) -> bool:
+    """Whether ``inner`` lies inside ``outer`` and is not the same range."""
+    return (
+        outer.start_byte <= inner.start_byte
+        and inner.end_byte <= outer.end_byte
+        and (outer.start_byte, outer.end_byte) != (inner.start_byte, inner.end_byte)
+    )
 
 
 def _by_qualified_name(defs: list[_Def]) -> list[list[_Def]]:

@@ -32,7 +32,7 @@ class Definition:
     # the hash of its tokens with its own name normalised away, and a MinHash sketch of them.
     # Empty in files parsed before graphmem kept them: those match by ``body_hash`` only.
     shape: str = ""
-    sketch: tuple[int, ...] = ()
+    sketch: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,10 +53,11 @@ MAX_CACHED_TOKENS = 200_000
 _FACTORS = (0x100000001B3, 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F)  # odd: shingle order counts
 
 
-def fingerprint(text: str, name: str) -> tuple[str, tuple[int, ...]]:
+def fingerprint(text: str, name: str) -> tuple[str, str]:
     """(shape, sketch) of a definition's source ``text``: the hash of its tokens with the
     declaration of ``name`` (its first occurrence, or of its last dotted segment) replaced,
-    and the MinHash sketch of their 3-shingles."""
+    and the MinHash sketch of their 3-shingles (``SKETCH_SIZE`` 32-bit values as 8 hex digits
+    each: a string stores and loads far faster than a list of numbers)."""
     own = {name, name.rsplit(".", 1)[-1]}
     tokens = _TOKEN.findall(text)
     del tokens[MAX_FINGERPRINT_TOKENS:]
@@ -68,7 +69,7 @@ def fingerprint(text: str, name: str) -> tuple[str, tuple[int, ...]]:
     joined = "\x1f".join(tokens).encode("utf-8", "surrogatepass")
     shape = hashlib.blake2b(joined, digest_size=12).hexdigest()
     if not tokens:
-        return shape, ()
+        return shape, ""
     # Vectorised: each distinct token hashed once, shingles combined and mixed as integers.
     cache = _TOKEN_CODES
     if len(cache) > MAX_CACHED_TOKENS:
@@ -90,7 +91,7 @@ def fingerprint(text: str, name: str) -> tuple[str, tuple[int, ...]]:
     mixed &= np.uint64(0xFFFFFFFF)
     if len(mixed) > 4 * SKETCH_SIZE:  # the smallest few, unsorted, in linear time
         mixed = np.partition(mixed, 4 * SKETCH_SIZE)[: 4 * SKETCH_SIZE]
-    return shape, tuple(int(v) for v in np.unique(mixed)[:SKETCH_SIZE])
+    return shape, "".join(f"{value:08x}" for value in sorted(set(mixed.tolist()))[:SKETCH_SIZE])
 
 
 def same_body(a: Definition, b: Definition) -> bool:
@@ -104,9 +105,14 @@ def similarity(a: Definition, b: Definition) -> float:
         return 1.0
     if not a.sketch or not b.sketch:
         return 0.0  # parsed before fingerprints existed: only exact bodies match
-    union = heapq.nsmallest(SKETCH_SIZE, set(a.sketch) | set(b.sketch))
-    both = set(a.sketch) & set(b.sketch)
+    mine, theirs = _values(a.sketch), _values(b.sketch)
+    union = heapq.nsmallest(SKETCH_SIZE, mine | theirs)
+    both = mine & theirs
     return sum(1 for value in union if value in both) / len(union)
+
+
+def _values(sketch: str) -> set[int]:
+    return {int(sketch[i : i + 8], 16) for i in range(0, len(sketch) - 7, 8)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -882,3 +882,36 @@ def test_each_query_is_compiled_once_per_parser(monkeypatch: pytest.MonkeyPatch)
         parser.parse(b"fn f() { g(); }\n", "rust")
 
     assert len(compiled) == 2
+
+
+REFUNDS = '''class {name}(Service):
+    """Gives money back."""
+
+    def apply(self, order_id, amount):
+        total = round_half_even(amount)
+        self.log(f"refund {{order_id}}: {{total}}")
+        return self.fee(total)
+
+    def fee(self, total):
+        return total * {rate}
+'''
+
+
+def test_a_class_renamed_has_the_same_shape_and_an_edited_member_changes_it(
+    parser: TreeSitterParser,
+) -> None:
+    def shapes(source: str) -> dict[str, str]:
+        found = parser.parse(source.encode(), "python").definitions
+        return {d.qualified_name.split(".", 1)[-1]: d.shape for d in found}
+
+    before = shapes(REFUNDS.format(name="RefundService", rate="0.99"))
+    renamed = shapes(REFUNDS.format(name="Refunds", rate="0.99"))
+    edited = shapes(REFUNDS.format(name="RefundService", rate="0.98"))
+
+    assert before["RefundService"] == renamed["Refunds"]  # only the declared name changed
+    assert before["apply"] == renamed["apply"] == edited["apply"]
+    assert before["fee"] != edited["fee"] and before["RefundService"] != edited["RefundService"]
+    assert all(
+        len(d.sketch) % 8 == 0 and d.sketch
+        for d in parser.parse(REFUNDS.format(name="R", rate="1").encode(), "python").definitions
+    )

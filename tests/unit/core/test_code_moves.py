@@ -47,8 +47,11 @@ def test_a_rename_alone_keeps_the_shape() -> None:
 
 
 def test_a_sketch_is_bounded_and_a_huge_body_is_cut() -> None:
-    shape, sketch = fingerprint("x = 1\n" * (MAX_FINGERPRINT_TOKENS * 2), "x")
-    assert len(sketch) <= SKETCH_SIZE and shape
+    huge = "".join(f"x{i} = {i}\n" for i in range(MAX_FINGERPRINT_TOKENS))  # 3 tokens a line
+    shape, sketch = fingerprint(huge, "x0")
+    assert len(sketch) == 8 * SKETCH_SIZE and shape
+    assert fingerprint(huge + "tail = 1\n", "x0") == (shape, sketch)  # past the cap: not read
+    assert len(fingerprint("def f(): pass", "f")[1]) == 8 * 4  # 6 tokens, 4 shingles
     assert fingerprint("", "f") == fingerprint("", "g")  # an empty body fingerprints too
 
 
