@@ -29,6 +29,7 @@ from graphmem.adapters.repo_files import RepositoryFileWalker
 from graphmem.adapters.vector_files import DIRNAME as VECTORS_DIRNAME
 from graphmem.adapters.vector_files import VectorIndexFiles
 from graphmem.adapters.vector_index import HnswVectorIndex
+from graphmem.connect import resolve_branch as resolve_branch  # re-exported: the daemon's
 from graphmem.connect import resolve_project as resolve_project  # re-exported: the daemon's
 from graphmem.core.ports import (
     CodeGraph,
@@ -42,6 +43,7 @@ from graphmem.core.ports import (
 from graphmem.core.timeparse import utc_now
 from graphmem.errors import ConfigError, StoreMismatchError
 from graphmem.service.bootstrap import Bootstrapper
+from graphmem.service.branches import BranchLifecycle
 from graphmem.service.context import ContextBuilder
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.forge_rules import ForgeRules
@@ -175,8 +177,11 @@ def build_memory(
         same_subject=settings.dedup.same_subject,
     )
     store = writer.store  # every peer reads (and the writer writes) behind the redaction door
+    roots = sources.roots if sources is not None else None
+    branches = BranchLifecycle(writer, namespace, enricher.graph if enricher is not None else None, roots)
     if enricher is not None:
         enricher.listen(ForgeRules(writer, mentions).entity_changed)  # the forge's lifecycle rules
+        enricher.listen(branches.state_changed)  # a branch's MR merged or closed
     recaller = Recaller(
         store,
         semantic,
@@ -229,6 +234,7 @@ def build_memory(
         ingester=ingester,
         code=code,
         context_max_tokens=settings.recall.context_max_tokens,
+        branches=branches,
     )
 
 

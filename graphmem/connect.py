@@ -29,12 +29,22 @@ HERE = "."
 
 
 def resolve_project(path: str | Path | None) -> str | None:
-    """The project (git toplevel) of ``path``, or of the current directory; None outside a
-    repository. Raises ``InvalidInputError`` for a path that does not exist."""
+    """The project of ``path``, or of the current directory: its repository's main checkout
+    (one project for every worktree of it); None outside a repository. Raises
+    ``InvalidInputError`` for a path that does not exist."""
     from graphmem.adapters.git import project_root
 
     root = project_root(Path(path or Path.cwd()).expanduser().resolve())
     return str(root) if root else None
+
+
+def resolve_branch(path: str | Path | None) -> str | None:
+    """The branch the checkout at ``path`` (or the current directory) is on, when it is not
+    the project's default branch; None on the default branch, a detached HEAD or outside a
+    repository."""
+    from graphmem.adapters.git import current_branch
+
+    return current_branch(Path(path or Path.cwd()).expanduser().resolve())
 
 
 def open_memory(
@@ -51,8 +61,10 @@ def open_memory(
     ``project`` is the project the verbs use when a call names none (``remember``,
     ``edit``, ``list``, ``recall``, ``get_context``, ``boot_context``, ``enrich``,
     ``import_file``): by default the git toplevel of the current directory, like the CLI;
-    None for no project. An explicit ``embedder`` cannot be used through a daemon (the
-    daemon embeds with its own model): that raises ``StoreLockedError`` saying so.
+    None for no project. The branch its checkout is on (when not the default) is the branch
+    ``remember`` writes on and ``recall``, ``get_context`` and ``boot_context`` see. An
+    explicit ``embedder`` cannot be used through a daemon (the daemon embeds with its own
+    model): that raises ``StoreLockedError`` saying so.
     """
     from graphmem.server.lifecycle import find_daemon
 
@@ -65,6 +77,7 @@ def open_memory(
         where = Path(data_dir or settings.data_dir).expanduser()
         key = settings.api_key.get_secret_value() if settings.api_key else None
     own_project = resolve_project(project) if project is not None else None
+    own_branch = resolve_branch(project) if own_project is not None else None
     daemon = find_daemon(where)
     if daemon is not None:
         if embedder is not None:
@@ -76,7 +89,7 @@ def open_memory(
             )
         from graphmem.server.remote import RemoteMemory
 
-        remote = RemoteMemory(daemon, key, project=own_project)
+        remote = RemoteMemory(daemon, key, project=own_project, branch=own_branch)
         return cast("MemoryService", remote)
     if settings is None:
         from graphmem.settings import load_settings
@@ -86,4 +99,5 @@ def open_memory(
 
     memory = open_store(settings, data_dir=where, embedder=embedder, check_model=check_model)
     memory.project = own_project
+    memory.branch = own_branch
     return memory

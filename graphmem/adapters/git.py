@@ -1,18 +1,31 @@
-"""What graphmem asks git: a directory's project root and its GitLab path."""
+"""What graphmem asks git: a directory's project and branch, a project's branches, its GitLab path.
+
+The project of a directory is its repository's main checkout: every worktree of one
+repository (``git worktree add``) is one project, so they share one memory. The branch of a
+directory is read from its own checkout, each call (it changes under a running daemon).
+"""
 
 from __future__ import annotations
 
 import re
 import subprocess
+import threading
+import time
 from functools import lru_cache
 from pathlib import Path
 
+from graphmem.core.branches import read_branch
 from graphmem.errors import InvalidInputError
 
 GIT_TIMEOUT_S = 5.0
+DEFAULT_BRANCH_TTL_S = 60.0  # how long a project's default branch is taken as read
+# A repository's own setting for its default branch, before origin/HEAD, main and master.
+DEFAULT_BRANCH_CONFIG = "graphmem.defaultBranch"
 
 # git@host:group/sub/proj.git, ssh://git@host:22/group/proj.git, https://host/group/proj(.git)
 _REMOTE_RE = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]+@)?[^:/]+(?::\d+)?[:/](?P<path>.+?)(?:\.git)?/?$")
+_HEADS = "refs/heads/"
+_ORIGIN = "refs/remotes/origin/"
 
 
 def _git(cwd: Path, *args: str) -> str | None:
@@ -20,19 +33,89 @@ def _git(cwd: Path, *args: str) -> str | None:
         done = subprocess.run(
             ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired, ValueError):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-@lru_cache(maxsize=64)
-def project_root(path: Path) -> Path | None:
-    """The git toplevel containing ``path``, or None outside a repository."""
+def _directory(path: Path) -> Path:
     if not path.exists():
         raise InvalidInputError(f"Project path {path} does not exist: pass an existing directory.")
-    directory = path if path.is_dir() else path.parent
-    top = _git(directory, "rev-parse", "--show-toplevel")
-    return Path(top).resolve() if top else None
+    return path if path.is_dir() else path.parent
+
+
+@lru_cache(maxsize=64)
+def project_root(path: Path) -> Path | None:
+    """The project containing ``path``: its repository's main checkout (the same for every
+    worktree of it), or its own toplevel when the repository has no main checkout (a bare
+    repository's worktrees, a submodule); None outside a repository."""
+    directory = _directory(path)
+    found = _git(directory, "rev-parse", "--path-format=absolute", "--show-toplevel", "--git-common-dir")
+    if found is None:  # a git older than 2.31, or no repository
+        own = _git(directory, "rev-parse", "--show-toplevel")
+        return Path(own).resolve() if own else None
+    lines = found.splitlines()
+    if len(lines) != 2:
+        return None
+    top, common = Path(lines[0]), Path(lines[1])
+    if common.name == ".git" and (common.parent / ".git").is_dir():
+        return common.parent.resolve()
+    return top.resolve()
+
+
+def current_branch(path: Path) -> str | None:
+    """The branch the checkout at ``path`` is on, when it is not its project's default branch
+    (``default_branch``): None on the default branch, on a detached HEAD, outside a repository,
+    or for a name graphmem does not keep (``core.branches.read_branch``)."""
+    directory = _directory(path)
+    head = _git(directory, "symbolic-ref", "-q", "HEAD")
+    if not head or not head.startswith(_HEADS):
+        return None  # detached, or no repository
+    branch = head.removeprefix(_HEADS)
+    root = project_root(path)
+    default = default_branch(root) if root is not None else None
+    if default is None or branch == default:
+        return None  # the default branch, or none known: then no memory carries a branch
+    return read_branch(branch)
+
+
+_defaults: dict[Path, tuple[float, str | None]] = {}
+_defaults_lock = threading.Lock()
+
+
+def default_branch(root: Path) -> str | None:
+    """The default branch of the repository at ``root``: ``git config graphmem.defaultBranch``,
+    else the branch ``origin/HEAD`` points to, else ``main``, else ``master`` (when the
+    repository has one); None when none of these exists (then no memory carries a branch)."""
+    now = time.monotonic()
+    with _defaults_lock:
+        cached = _defaults.get(root)
+    if cached is not None and now - cached[0] < DEFAULT_BRANCH_TTL_S:
+        return cached[1]
+    found = _git(root, "config", "--get", DEFAULT_BRANCH_CONFIG) or None
+    if found is None:
+        refs = _git(root, "for-each-ref", "--format=%(refname) %(symref)", "refs/remotes/origin/HEAD",
+                    f"{_HEADS}main", f"{_HEADS}master") or ""  # fmt: skip
+        names = dict(line.partition(" ")[::2] for line in refs.splitlines())
+        origin = names.get("refs/remotes/origin/HEAD", "")
+        if origin.startswith(_ORIGIN):
+            found = origin.removeprefix(_ORIGIN)
+        else:
+            found = next((b for b in ("main", "master") if f"{_HEADS}{b}" in names), None)
+    with _defaults_lock:
+        _defaults[root] = (now, found)
+    return found
+
+
+def local_branches(project: str) -> frozenset[str] | None:
+    """The local branches of ``project``'s repository; None when git cannot say."""
+    directory = Path(project)
+    if not directory.is_dir():
+        return None
+    listed = _git(directory, "for-each-ref", "--format=%(refname)", _HEADS)
+    if listed is None:
+        return None
+    return frozenset(line.removeprefix(_HEADS) for line in listed.splitlines() if line.startswith(_HEADS))
 
 
 @lru_cache(maxsize=64)
@@ -46,7 +129,10 @@ def gitlab_path(root: Path) -> str | None:
 
 
 class GitToplevel:
-    """The ``ProjectRoots`` port: a directory's project is its git toplevel."""
+    """The ``ProjectRoots`` port: a directory's project is its repository's main checkout."""
 
     def project_root(self, path: Path) -> Path | None:
         return project_root(path)
+
+    def local_branches(self, project: str) -> frozenset[str] | None:
+        return local_branches(project)

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS
+from graphmem.core.branches import place
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import StoredVectors, Vector, Visibility
 from graphmem.core.text import fold
@@ -118,6 +119,7 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         origin,
         trust,
         expires_at,
+        branch,
         embedded,
     ) = row
     return MemoryRecord(
@@ -139,6 +141,7 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         origin=origin,
         trust=Trust(trust) if trust else Trust.NORMAL,
         expires_at=aware(expires_at),
+        branch=branch or None,
     )
 
 
@@ -161,6 +164,12 @@ def visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, di
     if visibility.since is not None:
         clauses.append(f"{alias}.created_at >= $since")
         params["since"] = naive_utc(visibility.since)
+    if not visibility.all_branches:
+        if visibility.branch is None:
+            clauses.append(f"{alias}.branch IS NULL")
+        else:
+            clauses.append(f"({alias}.branch IS NULL OR {alias}.branch = $branch)")
+            params["branch"] = visibility.branch
     return " AND ".join(clauses), params
 
 
@@ -170,12 +179,12 @@ VECTOR_PAGE = 8192
 VECTOR_EXTENT = "MATCH (m:Memory) WHERE m.embedded RETURN count(*), max(offset(id(m)))"
 VECTORS_BETWEEN = (
     "MATCH (m:Memory) WHERE offset(id(m)) >= $first AND offset(id(m)) < $stop AND m.embedded "
-    "RETURN m.id, m.project, m.status, m.embedding"
+    "RETURN m.id, m.project, m.status, m.embedding, m.branch"
 )
 
 
 def stored_vectors(pages: Iterable[pa.Table], count: int, dimension: int) -> StoredVectors:
-    """The vectors of ``pages`` (id, project, status, embedding) in one float32 matrix,
+    """The vectors of ``pages`` (id, project, status, embedding, branch) in one float32 matrix,
     filled page by page; ``count`` rows at most."""
     matrix = np.zeros((count, dimension), np.float32)
     ids: list[str] = []
@@ -188,7 +197,8 @@ def stored_vectors(pages: Iterable[pa.Table], count: int, dimension: int) -> Sto
         flat = page.column(3).combine_chunks().flatten().to_numpy(zero_copy_only=False)
         matrix[len(ids) : len(ids) + n] = flat.reshape(page.num_rows, -1)[:n]
         ids += page.column(0).to_pylist()[:n]
-        projects += page.column(1).to_pylist()[:n]
+        branches = page.column(4).to_pylist()[:n]
+        projects += [place(p, b) for p, b in zip(page.column(1).to_pylist()[:n], branches, strict=True)]
         statuses += page.column(2).to_pylist()[:n]
     return StoredVectors(ids, matrix[: len(ids)], projects, statuses)
 

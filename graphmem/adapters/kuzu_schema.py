@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 ENTITY_TABLES = (
     "Project",
@@ -110,10 +110,12 @@ MEMORY_COLUMNS = (
     "origin",
     "trust",
     "expires_at",
+    "branch",
 )
 # Memory columns added after version 1, with their types (appended, as ALTER TABLE does).
 MEMORY_ADDED: tuple[tuple[str, str], ...] = (("origin", "STRING"), ("trust", "STRING"))
 MEMORY_EXPIRY = ("expires_at", "TIMESTAMP")  # version 7
+MEMORY_BRANCH = ("branch", "STRING")  # version 8
 
 
 # Each memory's history (core/events.py): one node per change, found by memory id (no edges, so
@@ -134,7 +136,7 @@ def create_schema() -> list[str]:
         "created_at TIMESTAMP, updated_at TIMESTAMP, valid_from TIMESTAMP, valid_to TIMESTAMP, "
         "status STRING, content_hash STRING, source STRING, session STRING, reinforced INT64, "
         "seq INT64, search_text STRING, embedded BOOLEAN, embedding FLOAT[], "
-        + "".join(f"{name} {kind}, " for name, kind in (*MEMORY_ADDED, MEMORY_EXPIRY))
+        + "".join(f"{name} {kind}, " for name, kind in (*MEMORY_ADDED, MEMORY_EXPIRY, MEMORY_BRANCH))
         + "PRIMARY KEY(id))",
     ]
     statements += [
@@ -210,6 +212,11 @@ def _v7_expiry() -> list[str]:
     return [f"ALTER TABLE Memory ADD IF NOT EXISTS {MEMORY_EXPIRY[0]} {MEMORY_EXPIRY[1]}"]
 
 
+def _v8_branch() -> list[str]:
+    """Version 8: a memory written on a branch carries it (``core/branches.py``)."""
+    return [f"ALTER TABLE Memory ADD IF NOT EXISTS {MEMORY_BRANCH[0]} {MEMORY_BRANCH[1]}"]
+
+
 # version reached -> statements that bring the previous version to it
 _MIGRATIONS: dict[int, Callable[[], list[str]]] = {
     2: _v2_code_graph,
@@ -217,6 +224,7 @@ _MIGRATIONS: dict[int, Callable[[], list[str]]] = {
     4: _v4_gitlab,
     6: _v6_history,
     7: _v7_expiry,
+    8: _v8_branch,
 }
 
 

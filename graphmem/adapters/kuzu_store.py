@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from graphmem.adapters.data_dir import locked_message, write_owner
 from graphmem.adapters.graph_cache import GraphCache
+from graphmem.adapters.kuzu_branches import KuzuBranches
 from graphmem.adapters.kuzu_entities import KuzuEntities
 from graphmem.adapters.kuzu_events import KuzuHistory
 from graphmem.adapters.kuzu_expiry import KuzuExpiry
@@ -82,7 +83,7 @@ def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
         ) from exc
 
 
-class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry):
+class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, KuzuBranches):
     """A graphmem store in ``<data_dir>/graph.kuzu``."""
 
     def __init__(self, data_dir: Path, *, dimension: int) -> None:

@@ -48,7 +48,7 @@ DIRNAME = "lexical.tantivy"
 JOURNAL = "pending"
 META = "graphmem.json"
 # Bump when the schema or the analysis changes: an index of another version is rebuilt.
-INDEX_VERSION = "3"
+INDEX_VERSION = "4"
 TOKEN_KEY = "lexical_index_token"  # the store's meta key naming the index that belongs to it
 # Seconds a change waits in the overlay before the background commit. A tantivy commit
 # writes a segment, fsyncs it and starts two threads: the writes of half a minute share one.
@@ -60,7 +60,7 @@ WRITER_HEAP = 15_000_000  # bytes: tantivy's writer buffer (its minimum per thre
 # 1,000 at a million memories), so such a memory comes first and is told apart
 # (``TextHits.exact``); small enough that tantivy's float32 keeps BM25 to 0.001.
 EXACT_BONUS = 1e4
-FILTER_FIELDS = ("scope", "project", "status", "category", "created_at")
+FILTER_FIELDS = ("scope", "project", "status", "category", "created_at", "branch")
 
 
 def _schema() -> tantivy.Schema:
@@ -68,7 +68,7 @@ def _schema() -> tantivy.Schema:
     builder.add_text_field("id", stored=True, tokenizer_name="raw")
     builder.add_text_field("text", tokenizer_name="en_stem")
     builder.add_bytes_field("body", stored=True, indexed=False, fast=False)  # the text as written
-    for name in ("scope", "project", "status", "category"):
+    for name in ("scope", "project", "status", "category", "branch"):  # branch: only when on one
         builder.add_text_field(name, stored=True, tokenizer_name="raw")
     builder.add_integer_field("created_at", indexed=True, fast=True)
     # A ``mem_`` id's 16 hex digits as a signed 64-bit number: a search reads its hits' ids
@@ -102,6 +102,8 @@ def _document(record: MemoryRecord) -> tantivy.Document:
         category=record.category.value,
         created_at=_micros(record),
     )
+    if record.branch is not None:
+        doc.add_text("branch", record.branch)
     key = memory_id_number(record.id)
     if key is not None:
         doc.add_integer("key", key)
@@ -134,6 +136,7 @@ def _stored_match(doc: tantivy.Document) -> TextMatch:
         Category(doc["category"][0]),
         Scope(doc["scope"][0]),
         doc["project"][0] or None,
+        doc.get_first("branch"),
     )
 
 
@@ -152,6 +155,12 @@ def _hidden(visibility: Visibility) -> list[tantivy.Query]:
             [(tantivy.Occur.Must, elsewhere), (tantivy.Occur.MustNot, mine)]
         )
     hidden.append(elsewhere)
+    if not visibility.all_branches:  # on a branch, and not on the caller's
+        other = [(tantivy.Occur.Must, tantivy.Query.regex_query(SCHEMA, "branch", ".+"))]
+        if visibility.branch is not None:
+            mine = tantivy.Query.term_query(SCHEMA, "branch", visibility.branch)
+            other.append((tantivy.Occur.MustNot, mine))
+        hidden.append(tantivy.Query.boolean_query(other))
     if visibility.categories is not None:
         categories = sorted(c.value for c in Category if c not in visibility.categories)
         if categories:

@@ -46,13 +46,15 @@ def visible(record: MemoryRecord, visibility: Visibility) -> bool:
         return False
     if visibility.categories is not None and record.category not in visibility.categories:
         return False
+    if not visibility.shows_branch(record.branch):
+        return False
     return visibility.since is None or record.created_at >= visibility.since
 
 
 def as_match(change: Change | None) -> TextMatch:
     assert change is not None  # only a memory the overlay holds scores
     record = change.record
-    return TextMatch(record.id, record.text, record.category, record.scope, record.project)
+    return TextMatch(record.id, record.text, record.category, record.scope, record.project, record.branch)
 
 
 def score_overlay(

@@ -22,6 +22,7 @@ import numpy as np
 
 from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.memory_terms import holds, terms
+from graphmem.core.branches import place
 from graphmem.core.events import MemoryEvent
 from graphmem.core.models import (
     Category,
@@ -366,7 +367,7 @@ class InMemoryGraphStore:
         hits = self.search_text(query, visibility, limit, phrase="")  # words only
         with self._open():
             rows = [self._rows[memory_id].record for memory_id, _ in hits if memory_id in self._rows]
-        return [TextMatch(r.id, r.text, r.category, r.scope, r.project) for r in rows]
+        return [TextMatch(r.id, r.text, r.category, r.scope, r.project, r.branch) for r in rows]
 
     # -- vectors ----------------------------------------------------------------
 
@@ -401,7 +402,7 @@ class InMemoryGraphStore:
         return StoredVectors(
             [r.record.id for r in rows],
             matrix.astype(np.float32, copy=False),
-            [r.record.project for r in rows],
+            [place(r.record.project, r.record.branch) for r in rows],
             [r.record.status.value for r in rows],
         )
 
@@ -532,6 +533,12 @@ class InMemoryGraphStore:
             times = [r.record.expires_at for r in self._rows.values() if r.record.is_current]
         return min((t for t in times if t is not None), default=None)
 
+    def branch_memories(self, project: str | None, branch: str | None, limit: int) -> list[MemoryRecord]:
+        with self._open():
+            found = [r.record for r in self._rows.values() if r.record.branch and r.record.is_current]
+        found = [r for r in found if project in (None, r.project) and branch in (None, r.branch)]
+        return sorted(found, key=lambda r: (r.created_at, r.id))[:limit]
+
     # -- history ------------------------------------------------------------------
 
     def add_events(self, events: Sequence[MemoryEvent]) -> None:
@@ -584,7 +591,7 @@ def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
     if visibility.categories is not None and record.category not in visibility.categories:
         return False
     since = _utc_or_none(visibility.since)
-    return since is None or record.created_at >= since
+    return (since is None or record.created_at >= since) and visibility.shows_branch(record.branch)
 
 
 def _idf(documents: int, containing: int) -> float:

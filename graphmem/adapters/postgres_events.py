@@ -100,6 +100,15 @@ class PostgresHistory(PostgresConnection):
         )
         return [memory_from_row(row) for row in rows]
 
+    def branch_memories(self, project: str | None, branch: str | None, limit: int) -> list[MemoryRecord]:
+        rows = self._rows(
+            f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.branch IS NOT NULL "
+            "AND m.status = ANY(%(current)s) AND (%(p)s::text IS NULL OR m.project = %(p)s) "
+            "AND (%(b)s::text IS NULL OR m.branch = %(b)s) ORDER BY m.created_at, m.id LIMIT %(limit)s",
+            {"current": _CURRENT, "p": project, "b": branch, "limit": max(limit, 0)},
+        )
+        return [memory_from_row(row) for row in rows]
+
     def next_expiry(self) -> datetime | None:
         rows = self._rows(
             "SELECT min(expires_at) FROM memories WHERE expires_at IS NOT NULL AND status = ANY(%s)",

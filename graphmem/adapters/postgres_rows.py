@@ -42,6 +42,7 @@ MEMORY_FIELDS = (
     "origin",
     "trust",
     "expires_at",
+    "branch",
 )
 UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "text"} | {"embedding"}
 MEMORY_RETURN = ", ".join(f"m.{name}" for name in MEMORY_FIELDS) + ", m.embedding IS NOT NULL"
@@ -136,6 +137,7 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         origin,
         trust,
         expires_at,
+        branch,
         embedded,
     ) = row
     return MemoryRecord(
@@ -157,6 +159,7 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         origin=origin,
         trust=Trust(trust) if trust else Trust.NORMAL,
         expires_at=utc(expires_at),
+        branch=branch,
     )
 
 
@@ -175,4 +178,7 @@ def visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, di
     if visibility.since is not None:
         clauses.append(f"{alias}.created_at >= %(since)s")
         params["since"] = utc(visibility.since)
+    if not visibility.all_branches:
+        clauses.append(f"({alias}.branch IS NULL OR {alias}.branch = %(branch)s)")
+        params["branch"] = visibility.branch  # NULL: no branch but none
     return " AND ".join(clauses), params

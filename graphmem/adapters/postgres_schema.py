@@ -229,6 +229,18 @@ DROP TABLE gitlab_people;
 DROP TABLE gitlab_nodes;
 """,
     ),
+    Migration(
+        4,
+        "the branch a memory was written on",
+        up="""
+ALTER TABLE memories ADD COLUMN branch text;
+CREATE INDEX memories_branch ON memories (project, branch) WHERE branch IS NOT NULL;
+""",
+        down="""
+DROP INDEX memories_branch;
+ALTER TABLE memories DROP COLUMN branch;
+""",
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -35,6 +35,7 @@ from graphmem.adapters.postgres_rows import (
     words_query,
 )
 from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
+from graphmem.core.branches import place
 from graphmem.core.models import Category, Entity, MemoryRecord, Scope
 from graphmem.core.ports import StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.errors import StoreMismatchError
@@ -229,12 +230,12 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory):
         where, params = visibility_clause(visibility)
         params.update(words=asked, limit=limit)
         rows = self._rows(
-            "SELECT m.id, m.text, m.category, m.scope, m.project FROM memories m "
+            "SELECT m.id, m.text, m.category, m.scope, m.project, m.branch FROM memories m "
             f"WHERE m.terms @@ %(words)s::tsquery AND {where} "
             "ORDER BY ts_rank(m.terms, %(words)s::tsquery) DESC, m.id LIMIT %(limit)s",
             params,
         )
-        return [TextMatch(str(i), str(t), Category(c), Scope(s), p) for i, t, c, s, p in rows]
+        return [TextMatch(str(i), str(t), Category(c), Scope(s), p, b) for i, t, c, s, p, b in rows]
 
     # -- vectors ------------------------------------------------------------------------------
 
@@ -260,14 +261,14 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory):
 
     def load_vectors(self) -> StoredVectors:
         rows = self._rows(
-            "SELECT id, project, status, embedding::real[] FROM memories "
+            "SELECT id, project, status, embedding::real[], branch FROM memories "
             "WHERE embedding IS NOT NULL ORDER BY seq"
         )
         if not rows:
             return StoredVectors([], np.zeros((0, self.dimension), np.float32), [], [])
         matrix = np.asarray([row[3] for row in rows], dtype=np.float32)
         return StoredVectors(
-            [str(r[0]) for r in rows], matrix, [r[1] for r in rows], [str(r[2]) for r in rows]
+            [str(r[0]) for r in rows], matrix, [place(r[1], r[4]) for r in rows], [str(r[2]) for r in rows]
         )
 
     def count_vectors(self) -> int:
@@ -282,13 +283,22 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory):
     # -- what the vector index (postgres_vectors.py) asks ----------------------------------------
 
     def nearest(
-        self, query: Vector, k: int, *, project: str | None, statuses: Collection[str]
+        self,
+        query: Vector,
+        k: int,
+        *,
+        project: str | None,
+        statuses: Collection[str],
+        branch: str | None = None,
+        all_branches: bool = False,
     ) -> list[tuple[str, float]]:
         """The ``k`` memories whose vectors are nearest ``query`` by cosine (global ones and
-        those of ``project``, of ``statuses``), with their cosine similarity, best first."""
+        those of ``project``, of ``statuses``; of those on a branch, the ones on ``branch``, or
+        all with ``all_branches``), with their cosine similarity, best first."""
         if k <= 0:
             return []
-        params = {"q": vector_text(query), "k": k, "p": project, "s": sorted(statuses)}
+        params = {"q": vector_text(query), "k": k, "p": project, "s": sorted(statuses), "b": branch}
+        on_branch = "" if all_branches else "AND (branch IS NULL OR branch = %(b)s) "
         with self.transaction():
             # Filtered HNSW scans go on until k rows pass the filter (pgvector 0.8's iterative scans).
             self._rows("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(EF_SEARCH_MIN, k)),))
@@ -297,7 +307,7 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory):
                 "SELECT id, 1 - (embedding <=> %(q)s::vector) FROM memories "
                 "WHERE embedding IS NOT NULL AND status = ANY(%(s)s) "
                 "AND (project IS NULL OR project = %(p)s) "
-                "ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s",
+                f"{on_branch}ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s",
                 params,
             )
         return sorted(((str(i), float(s)) for i, s in rows), key=lambda hit: (-hit[1], hit[0]))

@@ -53,9 +53,18 @@ class PgVectorIndex:
         return self._store.cosine(query, ids)
 
     def search(
-        self, query: Vector, k: int, *, project: str | None, statuses: Collection[str]
+        self,
+        query: Vector,
+        k: int,
+        *,
+        project: str | None,
+        statuses: Collection[str],
+        branch: str | None = None,
+        all_branches: bool = False,
     ) -> list[tuple[str, float]]:
-        return self._store.nearest(query, k, project=project, statuses=statuses)
+        return self._store.nearest(
+            query, k, project=project, statuses=statuses, branch=branch, all_branches=all_branches
+        )
 
     def tidy(self) -> bool:
         return False  # PostgreSQL keeps its own index

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from graphmem.core.branches import place, places_on
 from graphmem.core.ports import StoredVectors, Vector
 
 _GLOBAL = -1  # project code of global memories (no project)
@@ -250,15 +251,23 @@ class HnswVectorIndex:
         return {memory_id: float(s) for (memory_id, _), s in zip(pairs, sims, strict=True)}
 
     def search(
-        self, query: Vector, k: int, *, project: str | None, statuses: Collection[str]
+        self,
+        query: Vector,
+        k: int,
+        *,
+        project: str | None,
+        statuses: Collection[str],
+        branch: str | None = None,
+        all_branches: bool = False,
     ) -> list[tuple[str, float]]:
-        """Top ``k`` visible rows by cosine: global rows plus those of ``project``."""
+        """Top ``k`` visible rows by cosine: global rows plus those of ``project``, and of its
+        rows on a branch those on ``branch`` (all of them with ``all_branches``)."""
         query = np.asarray(query, np.float32)
         with self._lock:
             n = len(self._ids)
             if n == 0 or k <= 0:
                 return []
-            visible = self._visible(n, project, statuses)
+            visible = self._visible(n, statuses, self._places(project, branch, all_branches))
             found = self._search_tail(query, k, visible)
             if self._graph is not None:
                 found += self._search_graph(query, k, visible)
@@ -293,14 +302,25 @@ class HnswVectorIndex:
                 return [(int(r), float(s)) for r, s in zip(keys[kept], sims[kept], strict=True)][:k]
             want = min(self._graph_rows, want * 4)
 
-    def _visible(self, n: int, project: str | None, statuses: Collection[str]) -> npt.NDArray[np.bool_]:
+    def _places(self, project: str | None, branch: str | None, all_branches: bool) -> list[int]:
+        """The project codes a search sees beside the global rows' (see ``core.branches.place``)."""
+        if project is None:
+            return []
+        wanted = {project, place(project, branch)}
+        if all_branches:
+            wanted.update(key for key in self._projects if places_on(key, project))
+        return [self._projects[key] for key in wanted if key is not None and key in self._projects]
+
+    def _visible(self, n: int, statuses: Collection[str], places: list[int]) -> npt.NDArray[np.bool_]:
         codes = [self._statuses[s] for s in statuses if s in self._statuses]
         visible: npt.NDArray[np.bool_] = np.isin(self._status_codes[:n], codes)
         projects = self._project_codes[:n]
-        if project is None or project not in self._projects:
+        if not places:
             visible &= projects == _GLOBAL
+        elif len(places) == 1:
+            visible &= (projects == _GLOBAL) | (projects == places[0])
         else:
-            visible &= (projects == _GLOBAL) | (projects == self._projects[project])
+            visible &= (projects == _GLOBAL) | np.isin(projects, places)
         return visible
 
     # -- the graph ----------------------------------------------------------------

@@ -59,7 +59,8 @@ def remember(
     """Store TEXT as a memory and print its id (TEXT "-" reads standard input).
 
     Repeating a memory reinforces the existing one; a decision on the same
-    subject as an older decision supersedes it.
+    subject as an older decision supersedes it. Written while the checkout is on a
+    branch other than the default, the memory is seen on that branch until its MR merges.
 
     \b
     Example:
@@ -77,6 +78,7 @@ def remember(
         supersedes=supersedes,
         session=session,
         expires_at=expires_at,
+        branch=state.branch,
     )
     if as_json:
         present.echo_json(present.remembered_json(result, now=utc_now()))

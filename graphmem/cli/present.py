@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from graphmem.core.branches import on_branch
 from graphmem.core.models import Hit, MemoryRecord, Status
 from graphmem.core.timeparse import format_age
 from graphmem.core.views import entity_view, hit_view, link_view, memory_view, why
@@ -114,6 +115,7 @@ def hit_details(hit: Hit, *, now: datetime) -> str:
         parts.append(record.status.value)
     parts += [format_age(record.created_at, now=now), f"from {provenance(record)}"]
     parts += [record.stale] if record.stale else []
+    parts += [on_branch(record.branch)] if record.branch else []
     parts += [f"score {hit.score:.2f}", f"why: {why(hit)}"]
     return " · ".join(parts)
 
@@ -175,6 +177,8 @@ def detail(found: MemoryDetail, *, now: datetime) -> None:
         facts.append(
             f"{verb} {format_age(record.expires_at, now=now)} ({record.expires_at:%Y-%m-%d %H:%M} UTC)"
         )
+    if record.branch is not None:
+        facts.append(on_branch(record.branch))
     if record.reinforced:
         facts.append(f"reinforced {record.reinforced}×")
     facts.append(f"from {provenance(record)}")
@@ -201,6 +205,7 @@ def memory_lines(records: Iterable[MemoryRecord], *, now: datetime) -> None:
     for record in records:
         flags = [] if record.status is Status.ACTIVE else [record.status.value]
         flags += [record.stale] if record.stale else []
+        flags += [on_branch(record.branch)] if record.branch else []
         status = f" ({'; '.join(flags)})" if flags else ""
         age = format_age(record.created_at, now=now)
         click.echo(

@@ -38,6 +38,13 @@ from graphmem.core.timeparse import utc_now
     default=None,
     help="Recall plan (default: [recall] plan in the config, hybrid).",
 )
+@click.option(
+    "--branch",
+    default=None,
+    metavar="NAME",
+    help="See the memories of branch NAME as if checked out on it (default: the checkout's branch).",
+)
+@click.option("--all-branches", is_flag=True, help="Include every branch's memories, each marked.")
 @json_option
 @pass_state
 def recall(
@@ -48,17 +55,21 @@ def recall(
     since: datetime | None,
     history: bool,
     plan: str | None,
+    branch: str | None,
+    all_branches: bool,
     as_json: bool,
 ) -> None:
     """The memories most relevant to QUERY, best first, and why each was found.
 
-    When no memory is relevant enough it says so and exits 0.
+    When no memory is relevant enough it says so and exits 0. Memories written on a
+    branch are seen on that branch only (marked "on branch NAME"), unless --all-branches.
 
     \b
     Example:
         $ graphmem recall "why do payments retry"
         1. [decision] Payments retry 3 times with backoff, see !123
            mem_3f9a1c0b7d2e4a51 · project · 3 days ago · from the user · score 0.82 · why: lexical #1
+        $ graphmem recall "refund fees" --all-branches
     """
     if plan != "lexical":
         state.service.warm_up()  # the model loads while the store opens and searches
@@ -70,6 +81,8 @@ def recall(
         since=since,
         history=history,
         plan=plan,
+        branch=branch if branch is not None else state.branch,
+        all_branches=all_branches,
     )
     if as_json:
         present.echo_json(present.recall_json(result, now=utc_now()))
@@ -100,7 +113,9 @@ def context(state: CliState, target: str, max_tokens: int | None, as_json: bool)
         - [decision] Payments retry 3 times with backoff, see !123 (3 days ago)
     """
     state.service.warm_up()
-    bundle = state.service.get_context(target, project=state.project, max_tokens=max_tokens)
+    bundle = state.service.get_context(
+        target, project=state.project, max_tokens=max_tokens, branch=state.branch
+    )
     if as_json:
         present.echo_json(bundle.to_dict())
     else:
@@ -129,7 +144,7 @@ def boot(state: CliState, max_tokens: int | None, as_json: bool) -> None:
         ### Directives
         - Run the linters before every commit — 2 days ago, `mem_1ec687eb29894501`
     """
-    bundle = state.service.boot_context(project=state.project, max_tokens=max_tokens)
+    bundle = state.service.boot_context(project=state.project, max_tokens=max_tokens, branch=state.branch)
     if as_json:
         present.echo_json(bundle.to_dict())
     else:

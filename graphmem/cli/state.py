@@ -37,6 +37,8 @@ class CliState:
     _service: MemoryService | None = field(default=None, init=False, repr=False)
     _project: str | None = field(default=None, init=False, repr=False)
     _project_resolved: bool = field(default=False, init=False, repr=False)
+    _branch: str | None = field(default=None, init=False, repr=False)
+    _branch_resolved: bool = field(default=False, init=False, repr=False)
 
     @property
     def service(self) -> MemoryService:
@@ -58,6 +60,17 @@ class CliState:
             self._project = resolve_project(self.project_path)
             self._project_resolved = True
         return self._project
+
+    @property
+    def branch(self) -> str | None:
+        """The branch the checkout of ``--project`` (default: the current directory) is on, when
+        it is not the project's default branch; None otherwise."""
+        if not self._branch_resolved:
+            from graphmem.connect import resolve_branch
+
+            self._branch = resolve_branch(self.project_path) if self.project else None
+            self._branch_resolved = True
+        return self._branch
 
     def close(self) -> None:
         if self._service is not None:

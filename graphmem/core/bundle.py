@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from graphmem.core.branches import on_branch
 from graphmem.core.models import Category, Entity, Hit, Status
 from graphmem.core.text import estimate_tokens
 from graphmem.core.timeparse import format_age
@@ -117,6 +118,7 @@ class ContextBundle:
             "score": item.hit.score,
             "why": why(item.hit),
             "stale": memory.stale,
+            "branch": memory.branch,
         }
 
 
@@ -129,6 +131,8 @@ def _line(hit: Hit, now: datetime, stale: str | None = None, *, labelled: bool =
         flags.append("superseded")
     elif hit.memory.status is Status.NOT_MERGED:
         flags.append("not merged")
+    if hit.memory.branch is not None:
+        flags.append(on_branch(hit.memory.branch))
     suffix = f" ({', '.join(flags)})" if flags else ""
     age = format_age(hit.memory.created_at, now=now)
     label = f"[{hit.memory.category.value}] " if labelled else ""

@@ -22,7 +22,7 @@ from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status
 USER = "user"  # a person, through the CLI or Python
 AGENT = "agent"  # a model, through the MCP tools
 # The fields of a memory an event can change, besides ``text`` and ``links``.
-FIELDS = ("category", "status", "valid_to", "expires_at")
+FIELDS = ("category", "status", "valid_to", "expires_at", "branch")
 
 State = dict[str, Any]  # JSON values only: it is stored and exported as JSON
 
@@ -36,6 +36,7 @@ class EventKind(StrEnum):
     LINK = "link"
     UNLINK = "unlink"
     EXPIRY = "expiry"
+    BRANCH = "branch"  # its branch merged: a memory on it became a project memory
     UNDO = "undo"  # reverses the event it ``undoes``
 
 
@@ -101,6 +102,8 @@ def field_value(name: str, value: object) -> object:
         return Category(str(value))
     if name == "status":
         return Status(str(value))
+    if name == "branch":
+        return None if value is None else str(value)
     return parse_time(value)  # valid_to, expires_at
 
 
@@ -152,7 +155,10 @@ def describe(event: MemoryEvent) -> str:
     parts: list[str] = []
     for name in FIELDS:
         if name in event.after or name in event.before:
-            parts.append(f"{name} {_short(event.before.get(name))} → {_short(event.after.get(name))}")
+            before, after = event.before.get(name), event.after.get(name)
+            if name != "branch":
+                before, after = _short(before), _short(after)
+            parts.append(f"{name} {before or 'none'} → {after or 'none'}")
     if "text" in event.after:
         parts.append("text edited")
     added = _link_set(event.after) - _link_set(event.before)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from graphmem.core.branches import on_branch
 from graphmem.core.models import MemoryRecord, Status, Trust
 from graphmem.core.text import estimate_tokens, normalize
 from graphmem.core.timeparse import format_age
@@ -77,6 +78,8 @@ def line(memory: MemoryRecord, *, now: datetime, suspicious: bool = False) -> st
         marks.append("[resolved]")
     if memory.stale:
         marks.append(f"[{_escape(memory.stale)}]")
+    if memory.branch is not None:
+        marks.append(f"[{_escape(on_branch(memory.branch))}]")
     age = format_age(memory.created_at, now=now)
     return f"- {' '.join(marks)} {_escape(memory.text)} ({age}, {memory.id})"
 

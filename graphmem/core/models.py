@@ -102,6 +102,9 @@ class MemoryRecord:
     # when it is shown (``service/staleness.py``), never stored.
     stale: str | None = None
     expires_at: datetime | None = None  # after this it leaves recall and context (archived, in history)
+    # The branch it was written on, other than the default one (``core/branches.py``): seen on
+    # that branch only until its MR merges (then None: a project memory).
+    branch: str | None = None
 
     @property
     def is_current(self) -> bool:

@@ -37,12 +37,19 @@ Vector = npt.NDArray[np.float32]
 
 @dataclass(frozen=True, slots=True)
 class Visibility:
-    """Which memories a caller may see: global ones plus those of ``project``."""
+    """Which memories a caller may see: global ones plus those of ``project``; of those on a
+    branch, the ones on ``branch`` (all of them with ``all_branches``)."""
 
     project: str | None
     statuses: frozenset[Status] = frozenset({Status.ACTIVE, Status.RESOLVED})
     categories: frozenset[Category] | None = None
     since: datetime | None = None
+    branch: str | None = None  # the caller's branch (None: the default branch, or no branch)
+    all_branches: bool = False
+
+    def shows_branch(self, branch: str | None) -> bool:
+        """Whether a memory on ``branch`` (None: on no branch) is seen."""
+        return branch is None or self.all_branches or branch == self.branch
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +58,7 @@ class StoredVectors:
 
     ids: list[str]
     matrix: Vector  # (n, dim), L2-normalised rows
-    projects: list[str | None]
+    projects: list[str | None]  # places: the project, with the branch when on one (core.branches.place)
     statuses: list[str]
 
 
@@ -144,6 +151,10 @@ class MemoryRecords(Protocol):
     def next_expiry(self) -> datetime | None:
         """The earliest ``expires_at`` of a current memory (None: no current memory expires)."""
 
+    def branch_memories(self, project: str | None, branch: str | None, limit: int) -> list[MemoryRecord]:
+        """Current memories on a branch: of ``project`` and ``branch`` (None: any), oldest
+        first, at most ``limit``."""
+
 
 class TextHits(list[tuple[str, float]]):
     """What ``search_text`` found: ``(memory id, score)`` pairs, best first, and ``exact``,
@@ -163,6 +174,7 @@ class TextMatch:
     category: Category
     scope: Scope
     project: str | None
+    branch: str | None = None
 
 
 class MemorySearch(Protocol):
@@ -219,8 +231,19 @@ class VectorIndex(Protocol):
     def vector(self, memory_id: str) -> Vector | None: ...
     def similarities(self, query: Vector, ids: Collection[str]) -> dict[str, float]: ...
     def search(
-        self, query: Vector, k: int, *, project: str | None, statuses: Collection[str]
-    ) -> list[tuple[str, float]]: ...
+        self,
+        query: Vector,
+        k: int,
+        *,
+        project: str | None,
+        statuses: Collection[str],
+        branch: str | None = None,
+        all_branches: bool = False,
+    ) -> list[tuple[str, float]]:
+        """Top ``k``: global rows, ``project``'s, and those on its ``branch`` (on any of its
+        branches with ``all_branches``): ``projects`` given to ``add`` and ``load`` are places
+        (``core.branches.place``)."""
+
     def tidy(self) -> bool:
         """Background upkeep (building or merging a graph); whether anything was done."""
 
@@ -494,11 +517,15 @@ class GitHistory(Protocol):
 
 
 class ProjectRoots(Protocol):
-    """Which project a directory belongs to."""
+    """Which project a directory belongs to, and the branches its repository has."""
 
     def project_root(self, path: Path) -> Path | None:
-        """The repository root containing ``path``, or None outside one; an ``InvalidInputError``
-        when ``path`` does not exist."""
+        """The repository root containing ``path`` (the main checkout's, for every worktree of
+        one repository), or None outside one; an ``InvalidInputError`` when ``path`` does not exist."""
+
+    def local_branches(self, project: str) -> frozenset[str] | None:
+        """The names of the local branches of ``project``'s repository; None when git cannot
+        say (the directory is gone or no repository)."""
 
 
 class SessionReader(Protocol):

@@ -31,6 +31,7 @@ from pydantic import (
     model_validator,
 )
 
+from graphmem.core.branches import parse_branch
 from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import (
     Category,
@@ -101,9 +102,15 @@ class MemoryLine(_Record):
     origin: str | None = Field(None, max_length=500)
     trust: Trust = Trust.NORMAL
     expires_at: datetime | None = None
+    branch: str | None = None  # the branch it was written on (core/branches.py)
     entities: list[str] = []
     # Why the exporting store thought it stale: for readers; an import works it out again.
     stale: str | None = Field(None, max_length=2000)
+
+    @field_validator("branch")
+    @classmethod
+    def _branch_ok(cls, branch: str | None) -> str | None:
+        return _checked_branch(branch)
 
     @field_validator("text")
     @classmethod
@@ -133,7 +140,15 @@ class MemoryLine(_Record):
             origin=self.origin,
             trust=self.trust,
             expires_at=to_utc(self.expires_at) if self.expires_at else None,
+            branch=self.branch if self.scope is Scope.PROJECT else None,
         )
+
+
+def _checked_branch(branch: str | None) -> str | None:
+    try:
+        return parse_branch(branch)
+    except InvalidInputError as exc:
+        raise ValueError(str(exc)) from None
 
 
 class LinkLine(_Record):
@@ -163,7 +178,13 @@ class EventState(_Record):
     status: Status | None = None
     valid_to: datetime | None = None
     expires_at: datetime | None = None
+    branch: str | None = None
     links: list[tuple[str, str, LinkKind, datetime | None]] | None = Field(None, max_length=100)
+
+    @field_validator("branch")
+    @classmethod
+    def _branch_ok(cls, branch: str | None) -> str | None:
+        return _checked_branch(branch)
 
     def state(self) -> dict[str, Any]:
         """As the store keeps it: the keys the line gave, as JSON values (times in UTC)."""
@@ -345,6 +366,8 @@ def memory_line(record: MemoryRecord, entity_keys: list[str]) -> dict[str, Any]:
     del view["embedded"]  # not part of the format: import embeds again
     if view["stale"] is None:
         del view["stale"]  # said only of a stale memory
+    if view["branch"] is None:
+        del view["branch"]  # said only of a memory on a branch
     return {"type": "memory", **view, "entities": entity_keys}
 
 

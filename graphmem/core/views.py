@@ -34,6 +34,7 @@ def memory_view(record: MemoryRecord, *, now: datetime | None = None) -> dict[st
         "trust": record.trust.value,
         "stale": record.stale,
         "expires_at": iso(record.expires_at),
+        "branch": record.branch,  # None: seen on every branch
     }
     if now is not None:
         view["age"] = format_age(record.created_at, now=now)

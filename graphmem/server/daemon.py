@@ -81,7 +81,7 @@ def serve(
     """Run the daemon until SIGTERM / SIGINT. Raises graphmem errors for bad setups."""
     import uvicorn
 
-    from graphmem.app import open_memory, resolve_project
+    from graphmem.app import open_memory, resolve_branch, resolve_project
     from graphmem.server.guard import Policy
     from graphmem.server.http import build_app
     from graphmem.server.runtime import Runtime
@@ -105,6 +105,7 @@ def serve(
             log_hint=str(data_dir / LOG_FILENAME) if detached else "the daemon's stderr",
             session_ttl=timedelta(seconds=settings.server.session_ttl_seconds),
             resolve_project=resolve_project,
+            resolve_branch=resolve_branch,
             version=package_version("graphmem"),
         )
         bound_host, bound_port = sock.getsockname()[:2]

@@ -219,6 +219,7 @@ def register(mcp: FastMCP, runtime: Runtime, injector: Injector | None = None) -
             runtime.resolve_project,
             boot_max_tokens=budget.boot_max_tokens,
             turn_max_tokens=budget.turn_max_tokens,
+            resolve_branch=runtime.resolve_branch,
         )
     ingests = IngestQueue(runtime)
 

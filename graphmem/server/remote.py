@@ -36,12 +36,24 @@ OWN_PROJECT_VERBS = frozenset(
 )
 
 
+# The verbs that see (or write on) the branch of the memory's own checkout, like MemoryService's.
+OWN_BRANCH_VERBS = frozenset({"remember", "list", "recall", "get_context", "boot_context"})
+
+
 class RemoteMemory:
     """Forwards the Memory service's verbs to the daemon that owns the store."""
 
-    def __init__(self, info: DaemonInfo, api_key: str | None = None, *, project: str | None = None) -> None:
+    def __init__(
+        self,
+        info: DaemonInfo,
+        api_key: str | None = None,
+        *,
+        project: str | None = None,
+        branch: str | None = None,
+    ) -> None:
         self.info = info
         self.project = project  # what the verbs of OWN_PROJECT_VERBS use when a call names none
+        self.branch = branch  # and the branch of its checkout, for OWN_BRANCH_VERBS
         self.data_dir = Path(info.data_dir)
         self._api_key = api_key
         target = urlsplit(info.url)
@@ -108,6 +120,8 @@ class RemoteMemory:
             arguments = {k: v for k, v in arguments.items() if k not in rpc_types.LOCAL_ONLY}
             if method in OWN_PROJECT_VERBS and arguments.get("project") is None:
                 arguments["project"] = self.project
+                if method in OWN_BRANCH_VERBS and arguments.get("branch") is None and self.branch:
+                    arguments["branch"] = self.branch
             return self._call(method, progress, **arguments)
 
         return forward

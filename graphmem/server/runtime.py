@@ -31,6 +31,8 @@ BACKLOG_DEGRADED = 1000
 IDLE_POLL_S = 0.5
 # The enrichment worker looks for due MRs, issues and epics this often when idle (a write wakes it).
 ENRICH_POLL_S = 5.0
+# Seconds between two checks of deleted branches when idle (each runs git once per project).
+BRANCH_CHECK_S = 300.0
 
 
 @dataclass
@@ -69,6 +71,7 @@ class Runtime:
         resolve_project: Callable[[str | None], str | None],
         version: str,
         clock: Callable[[], datetime] = utc_now,
+        resolve_branch: Callable[[str], str | None] = lambda path: None,
     ) -> None:
         self.memory = memory
         memory.confine_files()  # what reaches the daemon (MCP tools, /rpc) is an agent's call
@@ -80,6 +83,8 @@ class Runtime:
         self.metrics = Metrics()
         self.metrics.watch(self._gauges)
         self._resolve_project = resolve_project
+        self._resolve_branch = resolve_branch
+        self._branches_checked = 0.0  # monotonic time of the last check of deleted branches
         self.started = time.monotonic()
         self.model_error: str | None = None
         self.store_error: str | None = None
@@ -160,6 +165,7 @@ class Runtime:
                 done = 0
             if done == 0:
                 self._tidy_index(semantic)
+                self._check_branches()
                 self._wake.wait(IDLE_POLL_S)
                 self._wake.clear()
 
@@ -214,6 +220,28 @@ class Runtime:
             return self._resolve_project(path)
         except (OSError, ValueError, RuntimeError) as exc:
             raise InvalidInputError(f"Cannot read the project {path[:200]!r}: {exc}.") from None
+
+    def resolve_branch(self, path: str | None) -> str | None:
+        """The branch the checkout at ``path`` is on, when not its default; None otherwise or
+        when git cannot say (``resolve_project`` checked the path first)."""
+        if self.resolve_project(path) is None or path is None:
+            return None
+        try:
+            return self._resolve_branch(path)
+        except (GraphmemError, OSError, ValueError, RuntimeError) as exc:
+            log.info("no branch for %s: %s", path[:200], exc)
+            return None
+
+    def _check_branches(self) -> None:
+        """Idle, at most every ``BRANCH_CHECK_S``: archive the memories of deleted branches."""
+        now = time.monotonic()
+        if now - self._branches_checked < BRANCH_CHECK_S:
+            return
+        self._branches_checked = now
+        try:
+            self.memory.check_branches()
+        except (GraphmemError, OSError) as exc:
+            log.error("branch check failed: %s", exc)
 
     @property
     def model_loaded(self) -> bool:

@@ -83,7 +83,10 @@ class ContextBuilder:
                 return symbol_entity(symbol, project or "")
         return None
 
-    def get_context(self, target: str, *, project: str | None, max_tokens: int) -> ContextBundle:
+    def get_context(
+        self, target: str, *, project: str | None, max_tokens: int, branch: str | None = None
+    ) -> ContextBundle:
+        """What is known about ``target`` in ``project``, as seen on ``branch`` (see ``MemoryService``)."""
         target = target.strip() if isinstance(target, str) else ""
         if not target:
             raise InvalidInputError("Give a target: a ref like !123, a file path, or a few words.")
@@ -94,7 +97,7 @@ class ContextBuilder:
             raise InvalidInputError("max_tokens must be between 50 and 32000.")
         lines = parse_line_target(target)
         if lines is not None:
-            ranged = self._lines(target, lines, project, max_tokens)
+            ranged = self._lines(target, lines, project, max_tokens, branch)
             if ranged is not None:
                 return ranged
             target = lines.path  # a file graphmem cannot read lines of: what is known about it
@@ -118,13 +121,13 @@ class ContextBuilder:
         if found is False:
             notes.insert(0, not_in_graph_note(target, entity))
         elif entity is not None:
-            hits = self._direct(entity, project, extra_keys)
+            hits = self._direct(entity, project, extra_keys, branch)
             if not hits:
                 notes.append(f"No memory is linked to {entity.name} yet; showing related memories.")
         query = entity.name if entity is not None and not entity.title else target
         if entity is not None and entity.title:
             query = f"{entity.name} {entity.title}"
-        recalled = self._recall(query, project=project, limit=CONTEXT_CANDIDATES).hits
+        recalled = self._recall(query, project=project, limit=CONTEXT_CANDIDATES, branch=branch).hits
         seen = {h.memory.id for h in hits}
         others = [h for h in recalled if h.memory.id not in seen]
         # A target that names something: only what is linked to it is about it; the rest
@@ -148,7 +151,7 @@ class ContextBuilder:
         )
 
     def _lines(
-        self, target: str, lines: LineTarget, project: str | None, max_tokens: int
+        self, target: str, lines: LineTarget, project: str | None, max_tokens: int, branch: str | None
     ) -> ContextBundle | None:
         """What is known about lines of a file (``src/x.py:40-52``); None when the file is
         not one of the project's or there is no code graph."""
@@ -156,7 +159,7 @@ class ContextBuilder:
         if file is None or self._code is None:
             return None
         file = self._store.get_entities([file.key]).get(file.key) or file
-        visibility = Visibility(project)
+        visibility = Visibility(project, branch=branch)
         hits, symbols = range_hits(
             self._store,
             self._code,
@@ -177,7 +180,7 @@ class ContextBuilder:
         seen = {h.memory.id for h in hits}
         related_hits = [
             h
-            for h in self._recall(query, project=project, limit=CONTEXT_CANDIDATES).hits
+            for h in self._recall(query, project=project, limit=CONTEXT_CANDIDATES, branch=branch).hits
             if h.memory.id not in seen
         ]
         hits, related_hits = self._marked(hits), self._marked(related_hits)
@@ -210,14 +213,16 @@ class ContextBuilder:
             return False
         return None
 
-    def boot_context(self, *, project: str | None, max_tokens: int) -> ContextBundle:
+    def boot_context(
+        self, *, project: str | None, max_tokens: int, branch: str | None = None
+    ) -> ContextBundle:
         """Directives and preferences (this project's and global), open blockers, recent
         decisions and procedures: what an agent should know when a session starts."""
         if not 50 <= max_tokens <= 32_000:
             raise InvalidInputError("max_tokens must be between 50 and 32000.")
         hits: list[Hit] = []
         for categories, statuses, limit in BOOT_SECTIONS:
-            visibility = Visibility(project, frozenset(statuses), frozenset(categories))
+            visibility = Visibility(project, frozenset(statuses), frozenset(categories), branch=branch)
             records = self._store.list_memories(visibility, limit=limit, offset=0)
             hits += [Hit(record, 1.0, (), ()) for record in self._staleness.annotate(records)]
         target = f"start of a session in {Path(project).name}" if project else "start of a session"
@@ -249,14 +254,16 @@ class ContextBuilder:
         sections, keys = ref_sections(graph, self._code, entity, local)
         return sections, keys, note
 
-    def _direct(self, entity: Entity, project: str | None, extra_keys: Sequence[str] = ()) -> list[Hit]:
+    def _direct(
+        self, entity: Entity, project: str | None, extra_keys: Sequence[str], branch: str | None
+    ) -> list[Hit]:
         """Memories linked to ``entity`` (or to its symbols): current first, then what was
         remembered before what graphmem derived (a manifest fact, a commit), newest first."""
         keys = [entity.key, *extra_keys]
         found = self._store.memories_about(keys)
         ids = list(dict.fromkeys(i for key in keys for i in found.get(key, [])))
         records = self._store.get_memories(ids)
-        visibility = Visibility(project)
+        visibility = Visibility(project, branch=branch)
         current = [r for r in records.values() if _visible(r, visibility)]
         current.sort(
             key=lambda r: (

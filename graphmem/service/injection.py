@@ -83,6 +83,10 @@ COMPACTION_INTRO = (
 )
 
 
+# A directory's project and the branch its checkout is on (None: the default branch).
+Place = tuple[str | None, str | None]
+
+
 @dataclass(frozen=True, slots=True)
 class InjectRequest:
     """One model call as the plugin describes it (validated at the HTTP boundary)."""
@@ -166,9 +170,13 @@ class Memories(Protocol):
         since: datetime | None = None,
         limit: int = 50,
         offset: int = 0,
+        branch: str | None = None,
+        all_branches: bool = True,
     ) -> list[MemoryRecord]: ...
 
-    def recall(self, query: str, *, project: str | None = None, limit: int | None = None) -> RecallResult: ...
+    def recall(
+        self, query: str, *, project: str | None = None, limit: int | None = None, branch: str | None = None
+    ) -> RecallResult: ...
 
 
 class Injector:
@@ -183,18 +191,20 @@ class Injector:
         clock: Callable[[], datetime] = utc_now,
         boot_max_tokens: int = BOOT_MAX_TOKENS,
         turn_max_tokens: int = TURN_MAX_TOKENS,
+        resolve_branch: Callable[[str], str | None] = lambda directory: None,
     ) -> None:
         self._memory = memory
         self.boot_max_tokens = boot_max_tokens
         self.turn_max_tokens = turn_max_tokens
         self._resolve = resolve_project
+        self._branch_of = resolve_branch  # read each call: a checkout changes branch
         self._suspicious = suspicious
         self._now = clock
         self._lock = threading.Lock()
-        self._boot: OrderedDict[tuple[str, str | None], Boot] = OrderedDict()
+        self._boot: OrderedDict[tuple[str, Place], Boot] = OrderedDict()
         self._prompts: OrderedDict[str, Prompt] = OrderedDict()
         self._projects: OrderedDict[str, str | None] = OrderedDict()
-        self._boot_blocks: OrderedDict[tuple[str, str | None], Applied] = OrderedDict()
+        self._boot_blocks: OrderedDict[tuple[str, Place], Applied] = OrderedDict()
         self._turns: OrderedDict[str, OrderedDict[tuple[str, str], Applied]] = OrderedDict()
 
     def project(self, directory: str | None) -> str | None:
@@ -212,21 +222,29 @@ class Injector:
                 self._projects.popitem(last=False)
         return project
 
-    def _sections(self, specs: Sequence[SectionSpec], project: str | None) -> tuple[Section, ...]:
-        return tuple(
-            Section(title, tuple(self._memory.list(project=project, categories=cats, statuses=sts, limit=n)))
-            for title, cats, sts, n in specs
-        )
+    def where(self, directory: str | None) -> Place:
+        """The project of a directory and the branch its checkout is on (None: the default)."""
+        project = self.project(directory)
+        return project, (self._branch_of(directory) if project and directory else None)
 
-    def boot(self, session_id: str, project: str | None) -> Boot:
+    def _sections(self, specs: Sequence[SectionSpec], place: Place) -> tuple[Section, ...]:
+        project, branch = place
+        return tuple(
+            Section(title, tuple(self._memory.list(
+                project=project, categories=cats, statuses=sts, limit=n, branch=branch, all_branches=False
+            )))
+            for title, cats, sts, n in specs
+        )  # fmt: skip
+
+    def boot(self, session_id: str, place: Place) -> Boot:
         """The session's boot sections, picked on its first call and kept for the session."""
-        key = (session_id, project)
+        key = (session_id, place)
         with self._lock:
             cached = self._boot.get(key)
             if cached is not None:
                 self._boot.move_to_end(key)
                 return cached
-        sections = self._sections(BOOT_SECTIONS, project)
+        sections = self._sections(BOOT_SECTIONS, place)
         now = self._now()
         memories = {m.id: m for s in sections for m in s.memories}
         lines = {
@@ -253,13 +271,13 @@ class Injector:
                 self._prompts.popitem(last=False)
         return prompt
 
-    def related(self, request: InjectRequest | TurnRequest, project: str | None) -> list[MemoryRecord]:
+    def related(self, request: InjectRequest | TurnRequest, place: Place) -> list[MemoryRecord]:
         """What recall finds for the message and the files in play (nothing below the floor)."""
         query = " ".join([clip(request.text.strip(), QUERY_MAX_CHARS), *request.files[:MAX_FILES]]).strip()
         if not query:
             return []
         try:
-            result = self._memory.recall(query, project=project, limit=RECALL_LIMIT)
+            result = self._memory.recall(query, project=place[0], limit=RECALL_LIMIT, branch=place[1])
         except InvalidInputError:  # e.g. a message of symbols only: nothing to look for
             return []
         # Only current memories: a blocker resolved, work done or a decision not merged (by a
@@ -269,9 +287,9 @@ class Injector:
     def inject(self, request: InjectRequest) -> Injection:
         """The block for one model call, or "" when nothing clears the floor or all is in the prompt."""
         started = time.perf_counter()
-        project = self.project(request.directory)
-        boot = self.boot(request.session_id, project)
-        related = self.related(request, project)
+        place = self.where(request.directory)
+        boot = self.boot(request.session_id, place)
+        related = self.related(request, place)
         now = self._now()
         prompt = self.prompt(request.system)
         boot_ids = set(boot.lines)
@@ -306,14 +324,14 @@ class Injector:
         until ``forget`` (compaction) or until the daemon restarts.
         """
         started = time.perf_counter()
-        project = self.project(directory)
-        key = (session_id, project)
+        place = self.where(directory)
+        key = (session_id, place)
         with self._lock:
             kept = self._boot_blocks.get(key)
             if kept is not None:
                 self._boot_blocks.move_to_end(key)
         if kept is None:
-            boot = self.boot(session_id, project)
+            boot = self.boot(session_id, place)
             fitted = injection.fit(
                 boot.sections,
                 self.prompt(system),
@@ -379,15 +397,15 @@ class Injector:
         return Turn(blocks, tuple(injection.MEMORY_ID_RE.findall(done.block)), new, took)
 
     def _new_turn(self, request: TurnRequest, shown: set[str]) -> Applied:
-        project = self.project(request.directory)
+        place = self.where(request.directory)
         with self._lock:
-            boot_block = self._boot_blocks.get((request.session_id, project))
+            boot_block = self._boot_blocks.get((request.session_id, place))
         if boot_block is not None:
             shown = shown | boot_block.shown
             in_boot: set[str] = set()
         else:  # the boot block is not picked yet: leave out what it may show
-            in_boot = set(self.boot(request.session_id, project).lines)
-        related = [m for m in self.related(request, project) if m.id not in in_boot and _key(m) not in shown]
+            in_boot = set(self.boot(request.session_id, place).lines)
+        related = [m for m in self.related(request, place) if m.id not in in_boot and _key(m) not in shown]
         fitted = injection.fit(
             [Section(RELATED_TITLE, tuple(related))],
             self.prompt(request.system),
@@ -405,8 +423,7 @@ class Injector:
         The session's boot block is picked again on its next call (what matters may have changed).
         """
         self.forget(session_id)
-        project = self.project(directory)
-        sections = self._sections(COMPACTION_SECTIONS, project)
+        sections = self._sections(COMPACTION_SECTIONS, self.where(directory))
         memories = [m for s in sections for m in s.memories]
         fitted = injection.fit(
             sections,

@@ -87,11 +87,16 @@ class Listing:
         since: datetime | None = None,
         limit: int = 50,
         offset: int = 0,
+        branch: str | None = None,
+        all_branches: bool = True,
     ) -> list[MemoryRecord]:
-        """Memories visible from ``project``, newest first."""
+        """Memories visible from ``project``, newest first: of those on a branch every one, or
+        without ``all_branches`` those on ``branch`` only."""
         if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
             raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
-        visibility = _visibility(project, categories, statuses, since)
+        visibility = replace(
+            _visibility(project, categories, statuses, since), branch=branch, all_branches=all_branches
+        )
         return self._staleness.annotate(self._store.list_memories(visibility, limit=limit, offset=offset))
 
     def gauges(self) -> Gauges:
@@ -139,4 +144,5 @@ def _visibility(
         frozenset(statuses) if statuses else DEFAULT_STATUSES,
         frozenset(parse_category(c) for c in categories) if categories else None,
         to_utc(since) if since is not None else None,
+        all_branches=True,  # lists are the inventory: a memory on a branch is listed, marked
     )

@@ -24,6 +24,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from graphmem.core.branches import parse_branch
 from graphmem.core.bundle import ContextBundle
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
 from graphmem.core.events import USER, Cause, MemoryEvent
@@ -32,6 +33,7 @@ from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord,
 from graphmem.core.ports import CodeGraph
 from graphmem.errors import ConfigError, InvalidInputError
 from graphmem.service.bootstrap import Bootstrapper
+from graphmem.service.branches import BranchChanges, BranchLifecycle
 from graphmem.service.context import ContextBuilder
 from graphmem.service.coordination import (
     NO_DAEMON,
@@ -91,6 +93,7 @@ class MemoryService(TransferVerbs):
         ingester: Ingester | None = None,
         code: CodeGraph | None = None,
         context_max_tokens: int = 1500,
+        branches: BranchLifecycle | None = None,
     ) -> None:
         self._writer = writer
         self.store = writer.store  # behind the redaction door
@@ -101,6 +104,9 @@ class MemoryService(TransferVerbs):
         # The project a call that names none uses (``graphmem.open_memory`` sets the current
         # directory's, like the CLI); None: no project.
         self.project: str | None = None
+        # The branch of that project's checkout when it is not the default (``connect`` sets it).
+        self.branch: str | None = None
+        self.branches = branches  # what a branch's merge, close or deletion does to its memories
         self.coordinator: Coordinator | None = None  # set by the daemon
         self._mentions = mentions
         self._recaller = recaller
@@ -131,6 +137,12 @@ class MemoryService(TransferVerbs):
         """``project`` (checked: a NUL or an over-long path is refused), or this memory's own
         project when the call names none."""
         return self.project if project is None else parse_project(project)
+
+    def _own_branch(self, project: str | None, branch: str | None) -> str | None:
+        """``branch`` (checked), or this memory's own when the call names none and is about its project."""
+        if branch is not None:
+            return parse_branch(branch)
+        return self.branch if project is None or project == self.project else None
 
     # -- the model ------------------------------------------------------------------
 
@@ -183,6 +195,7 @@ class MemoryService(TransferVerbs):
         origin: str | None = None,
         trust: str | Trust = Trust.NORMAL,
         expires_at: datetime | None = None,
+        branch: str | None = None,
     ) -> RememberResult:
         """Store a memory, or reinforce the existing one it repeats.
 
@@ -190,7 +203,9 @@ class MemoryService(TransferVerbs):
         projects). A decision on the same subject as an older one supersedes it; ``supersedes``
         names the old one explicitly. ``origin`` says where in ``source`` it was learned (an
         OpenCode message id); ``trust`` is ``low`` for text that tries to instruct the model.
-        After ``expires_at`` it leaves recall, context and lists (archived, in its history)."""
+        After ``expires_at`` it leaves recall, context and lists (archived, in its history). Written on
+        ``branch`` (the checkout's, not the default one), it is seen on that branch only until
+        the branch's MR merges (see ``service/branches.py``)."""
         return self._writer.remember(
             text,
             category=category,
@@ -203,6 +218,7 @@ class MemoryService(TransferVerbs):
             origin=origin,
             trust=trust,
             expires_at=expires_at,
+            branch=self._own_branch(project, branch),
         )
 
     def edit(
@@ -302,8 +318,11 @@ class MemoryService(TransferVerbs):
         since: datetime | None = None,
         limit: int = 50,
         offset: int = 0,
+        branch: str | None = None,
+        all_branches: bool = True,
     ) -> list[MemoryRecord]:
-        """Memories visible from ``project``, newest first."""
+        """Memories visible from ``project``, newest first: every branch's, or without
+        ``all_branches`` those seen on ``branch`` (by default the checkout's)."""
         self._writer.expire_due()
         return self._listing.list(
             project=self._own(project),
@@ -312,6 +331,8 @@ class MemoryService(TransferVerbs):
             since=since,
             limit=limit,
             offset=offset,
+            branch=self._own_branch(project, branch),
+            all_branches=all_branches,
         )
 
     def stats(self) -> Stats:
@@ -332,9 +353,13 @@ class MemoryService(TransferVerbs):
         since: datetime | None = None,
         history: bool = False,
         plan: str | Plan | None = None,
+        branch: str | None = None,
+        all_branches: bool = False,
     ) -> RecallResult:
         """The memories most relevant to ``query``; nothing when nothing is relevant. A hit about
-        code that changed or went away since it was written says so (``stale``)."""
+        code that changed or went away since it was written says so (``stale``). Memories on a
+        branch are seen on that branch (``branch``, by default the checkout's), every branch's
+        with ``all_branches``."""
         self._writer.expire_due()  # what expired leaves recall, context and lists now
         result = self._recaller.ask(
             query,
@@ -344,23 +369,34 @@ class MemoryService(TransferVerbs):
             since=since,
             history=history,
             plan=plan,
+            branch=self._own_branch(project, branch),
+            all_branches=all_branches,
         )
         return replace(result, hits=self._staleness.annotate_hits(result.hits))
 
     def get_context(
-        self, target: str, *, project: str | None = None, max_tokens: int | None = None
+        self,
+        target: str,
+        *,
+        project: str | None = None,
+        max_tokens: int | None = None,
+        branch: str | None = None,
     ) -> ContextBundle:
         """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
         budget = self._context_max_tokens if max_tokens is None else max_tokens
         self._writer.expire_due()
-        return self._context.get_context(target, project=self._own(project), max_tokens=budget)
+        own = self._own_branch(project, branch)
+        return self._context.get_context(target, project=self._own(project), max_tokens=budget, branch=own)
 
-    def boot_context(self, *, project: str | None = None, max_tokens: int | None = None) -> ContextBundle:
+    def boot_context(
+        self, *, project: str | None = None, max_tokens: int | None = None, branch: str | None = None
+    ) -> ContextBundle:
         """What an agent should know at the start of a session: directives and
         preferences (this project's and global), open blockers, recent decisions."""
         budget = self._context_max_tokens if max_tokens is None else max_tokens
         self._writer.expire_due()
-        return self._context.boot_context(project=self._own(project), max_tokens=budget)
+        own = self._own_branch(project, branch)
+        return self._context.boot_context(project=self._own(project), max_tokens=budget, branch=own)
 
     # -- GitLab ---------------------------------------------------------------------------
 
@@ -385,7 +421,19 @@ class MemoryService(TransferVerbs):
             entities = parse_ref_entities(refs, own, self._mentions.namespace)
             self._writer.add_entities(entities)
             keys = [e.key for e in entities]
-        return enricher.enrich(keys, all=all, refresh=refresh, progress=progress)
+        try:
+            report = enricher.enrich(keys, all=all, refresh=refresh, progress=progress)
+        except ConfigError:  # no GitLab: a branch deleted since still counts
+            self.check_branches()
+            raise
+        self.check_branches()  # after the MRs, so a merged branch's memories are promoted first
+        return report
+
+    def check_branches(self, *, project: str | None = None) -> BranchChanges:
+        """Archive the memories of branches deleted from their repository (``project``'s, or every
+        project's); the (memory id, rule) of each change. ``enrich``, ``bootstrap`` and the idle
+        daemon run it."""
+        return self.branches.check(project) if self.branches is not None else []
 
     def enrich_due(self, limit: int = 10) -> int:
         """Fetch a few entities whose enrichment is due (the daemon's worker); how many were tried."""
@@ -424,7 +472,7 @@ class MemoryService(TransferVerbs):
             raise InvalidInputError("This store has no code graph.")
         if self._bootstrapper is None:
             raise InvalidInputError(NO_SOURCES)
-        return self._bootstrapper.run(
+        report = self._bootstrapper.run(
             Path(path),
             history=history,
             progress=progress,
@@ -432,6 +480,8 @@ class MemoryService(TransferVerbs):
             history_merges=history_merges,
             history_revision=history_revision,
         )
+        self.check_branches(project=str(Path(path).resolve()))
+        return report
 
     @property
     def ingest_options(self) -> IngestOptions:

@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from graphmem.core.branches import parse_branch
 from graphmem.core.fusion import (
     ENTITY,
     GRAPH,
@@ -70,6 +71,8 @@ class RecallQuery:
     categories: frozenset[Category] | None = None
     since: datetime | None = None
     history: bool = False
+    branch: str | None = None  # the caller's branch: memories on another are left out
+    all_branches: bool = False  # ...unless this
     entity_keys: tuple[str, ...] = ()
     # Entities one code or GitLab edge from the named ones (a symbol's callers and callees, an
     # MR's changed files), then two edges; and the edges that lead to each (``Reach``).
@@ -79,7 +82,7 @@ class RecallQuery:
 
     def visibility(self) -> Visibility:
         statuses = frozenset(Status) if self.history else RECALLED
-        return Visibility(self.project, statuses, self.categories, self.since)
+        return Visibility(self.project, statuses, self.categories, self.since, self.branch, self.all_branches)
 
 
 class Recaller:
@@ -117,8 +120,11 @@ class Recaller:
         since: datetime | None = None,
         history: bool = False,
         plan: str | Plan | None = None,
+        branch: str | None = None,
+        all_branches: bool = False,
     ) -> RecallResult:
-        """The memories most relevant to ``query`` in ``project``; see ``MemoryService.recall``."""
+        """The memories most relevant to ``query`` in ``project`` (on ``branch``); see
+        ``MemoryService.recall``."""
         if not isinstance(query, str):
             raise InvalidInputError("The query must be text.")
         limit = self._limit if limit is None else limit
@@ -138,6 +144,8 @@ class Recaller:
             categories=frozenset(parse_category(c) for c in categories) if categories else None,
             since=to_utc(since) if since is not None else None,
             history=history,
+            branch=parse_branch(branch),
+            all_branches=bool(all_branches),
             entity_keys=tuple(e.key for e in named),
             neighbour_keys=near.keys(1),
             far_keys=near.keys(2),
@@ -301,7 +309,14 @@ class Recaller:
     ) -> list[tuple[str, float]]:
         assert self._semantic is not None
         over = depth * 3 if (visibility.categories or visibility.since) else depth
-        found = self._semantic.search(vector, over, project=visibility.project, statuses=visibility.statuses)
+        found = self._semantic.search(
+            vector,
+            over,
+            project=visibility.project,
+            statuses=visibility.statuses,
+            branch=visibility.branch,
+            all_branches=visibility.all_branches,
+        )
         if visibility.categories or visibility.since:
             records = self._store.get_memories([i for i, _ in found])
             found = [(i, s) for i, s in found if i in records and _visible(records[i], visibility)]
@@ -382,6 +397,8 @@ def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
     if record.project is not None and record.project != visibility.project and record.scope.value != "global":
         return False
     if visibility.categories is not None and record.category not in visibility.categories:
+        return False
+    if not visibility.shows_branch(record.branch):
         return False
     return visibility.since is None or record.created_at >= visibility.since
 

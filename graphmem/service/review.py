@@ -73,7 +73,7 @@ class Review:
         return sorted(found, key=_urgency)[:limit]
 
     def _candidates(self, project: str | None) -> list[MemoryRecord]:
-        visibility = Visibility(project, _SHOWN)
+        visibility = Visibility(project, _SHOWN, all_branches=True)
         found: list[MemoryRecord] = []
         while len(found) < REVIEW_SCAN_MAX:
             page = self._store.list_memories(visibility, limit=_PAGE, offset=len(found))

@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from graphmem.core.models import Status
+from graphmem.core.branches import place
+from graphmem.core.models import MemoryRecord, Status
 from graphmem.core.ports import Embedder, GraphStore, Vector, VectorIndex, VectorIndexFiles
 
 log = logging.getLogger(__name__)
@@ -111,7 +112,7 @@ class SemanticIndex:
             if record is None or vector is None:
                 index.remove(memory_id)
             else:
-                index.add([memory_id], vector[None, :], [record.project], [record.status.value])
+                index.add([memory_id], vector[None, :], [_place(record)], [record.status.value])
 
     def tidy(self) -> bool:
         """Background upkeep, off every caller's path (the daemon's worker when idle): build or
@@ -198,9 +199,25 @@ class SemanticIndex:
         return self._embedder.embed(texts)
 
     def search(
-        self, query: Vector, k: int, *, project: str | None, statuses: frozenset[Status]
+        self,
+        query: Vector,
+        k: int,
+        *,
+        project: str | None,
+        statuses: frozenset[Status],
+        branch: str | None = None,
+        all_branches: bool = False,
     ) -> list[tuple[str, float]]:
-        return self.index().search(query, k, project=project, statuses={s.value for s in statuses})
+        """The ``k`` nearest memories of ``project`` (and global ones) in ``statuses``; of those on a
+        branch, the ones on ``branch`` (all of them with ``all_branches``)."""
+        return self.index().search(
+            query,
+            k,
+            project=project,
+            statuses={s.value for s in statuses},
+            branch=branch,
+            all_branches=all_branches,
+        )
 
     def similarities(self, query: Vector, ids: list[str]) -> dict[str, float]:
         return self.index().similarities(query, ids)
@@ -223,7 +240,7 @@ class SemanticIndex:
                 self._index.add(
                     [record.id for _, record in kept],
                     vectors[[row for row, _ in kept]],
-                    [record.project for _, record in kept],
+                    [_place(record) for _, record in kept],
                     [record.status.value for _, record in kept],
                 )
         self._applied(ids)
@@ -243,6 +260,13 @@ class SemanticIndex:
             self._index.set_status(memory_id, status.value)
         self._applied([memory_id])
 
+    def moved(self, memory_id: str) -> None:
+        """The memory's branch changed (its MR merged): its row follows it."""
+        with self._lock:
+            if self._index is not None:
+                self._read_again(self._index, [memory_id])
+        self._applied([memory_id])
+
     def removed(self, memory_id: str) -> None:
         if self._index is not None:
             self._index.remove(memory_id)
@@ -256,3 +280,7 @@ class SemanticIndex:
                 self._files.discard()
             self._query_cache.clear()
             self._maybe_pending = True
+
+
+def _place(record: MemoryRecord) -> str | None:
+    return place(record.project, record.branch)

@@ -51,8 +51,9 @@ def same_subject_as(
     """Older memories of the same kind that ``record`` replaces.
 
     Only for categories where a newer statement replaces an older one, only in the same
-    scope, and only when the two share a subject: a named entity (the word overlap needed
-    is then 0.6 of ``same_subject``), or most of their words.
+    scope and on the same branch (what a branch decides must not replace anything before
+    it merges), and only when the two share a subject: a named entity (the word overlap
+    needed is then 0.6 of ``same_subject``), or most of their words.
     """
     if record.category not in SUPERSEDABLE:
         return []
@@ -62,7 +63,7 @@ def same_subject_as(
     for other, overlap in similar:
         if other.category is not record.category or other.scope is not record.scope:
             continue
-        if other.project != record.project or other.id == record.id:
+        if (other.project, other.branch) != (record.project, record.branch) or other.id == record.id:
             continue
         shares_entity = bool(keys & {e.key for e in about.get(other.id, [])})
         if overlap >= same_subject * (0.6 if shares_entity else 1.0):

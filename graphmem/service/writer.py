@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from graphmem.core.branches import parse_branch
 from graphmem.core.dedup import memory_hash
 from graphmem.core.events import (
     BY_USER,
@@ -121,10 +122,12 @@ class MemoryWriter(WriterHistory):
         origin: str | None = None,
         trust: str | Trust = Trust.NORMAL,
         expires_at: datetime | None = None,
+        branch: str | None = None,
     ) -> RememberResult:
         """Store a memory in ``project`` (as the caller resolved it), or reinforce the one it repeats.
 
-        See ``MemoryService.remember``."""
+        A project memory written on ``branch`` (the checkout's, not the default) carries it: it
+        repeats or supersedes only what that branch sees. See ``MemoryService.remember``."""
         text = validate_text(text)
         redaction = redact(text)  # secrets never reach the store
         text = validate_text(redaction.text)
@@ -138,17 +141,20 @@ class MemoryWriter(WriterHistory):
                 "Scope 'project' needs a project: run inside a git repository or pass --project PATH."
             )
         owner = project if scope is Scope.PROJECT else None
+        seen = Visibility(owner, frozenset({Status.ACTIVE}), branch=parse_branch(branch) if owner else None)
         now = self.clock()
         when = to_utc(occurred_at) if occurred_at is not None else now
         digest = memory_hash(scope, owner, text)
         with self.lock:
             old = self.get(supersedes) if supersedes else None
             for existing in self.store.find_by_hash(digest):
+                if not seen.shows_branch(existing.branch):
+                    continue  # another branch's: this one has its own
                 if existing.status is not Status.SUPERSEDED or (old is not None and existing.id == old.id):
                     # an archived one comes back
                     reinforced = self._reinforce(existing, now, actor_of(source))
                     return replace(reinforced, redacted=redaction.count)
-            similar = similar_memories(self.store, text, Visibility(owner, frozenset({Status.ACTIVE})))
+            similar = similar_memories(self.store, text, seen)
             repeated = (
                 None if old else near_duplicate_of(self.store, text, category, similar, self._near_duplicate)
             )
@@ -170,6 +176,7 @@ class MemoryWriter(WriterHistory):
                 origin=origin,
                 trust=trust,
                 expires_at=to_utc(expires_at) if expires_at is not None else None,
+                branch=seen.branch,
             )
             # The session's last turn, looked up before this one becomes the last.
             tail = (
@@ -279,8 +286,10 @@ class MemoryWriter(WriterHistory):
             self.semantic.text_changed(record.id)
 
     def change(self, memory_id: str, changes: Mapping[str, object]) -> None:
-        """Change fields of a memory (``status``, ``category``, times, ``reinforced``, ``trust``)."""
-        if self.semantic is not None and ("status" in changes or "project" in changes):
+        """Change fields of a memory (``status``, ``category``, times, ``reinforced``, ``trust``,
+        ``branch``)."""
+        moved = "project" in changes or "branch" in changes
+        if self.semantic is not None and ("status" in changes or moved):
             self.semantic.will_change([memory_id])
         with self.lock:
             self.store.update_memory(memory_id, changes)
@@ -289,6 +298,26 @@ class MemoryWriter(WriterHistory):
         status = changes.get("status")
         if self.semantic is not None and isinstance(status, Status):
             self.semantic.status_changed(memory_id, status)
+        if self.semantic is not None and moved:
+            self.semantic.moved(memory_id)
+
+    def leave_branch(self, memory_id: str, cause: Cause, *, archive: bool = False) -> MemoryRecord:
+        """Make a memory on a branch a project memory (its branch merged), or with ``archive`` an
+        archived one (its MR closed, its branch deleted: ``restore`` brings it back for every
+        branch), in one event that ``undo`` reverses."""
+        with self.lock:
+            record = self.get(memory_id)
+            if record.branch is None or not record.is_current:
+                return record
+            before: State = {"branch": record.branch}
+            after: State = {"branch": None}
+            changes: dict[str, object] = {"branch": None, "updated_at": self.clock()}
+            if archive:
+                before["status"], after["status"] = record.status.value, Status.ARCHIVED.value
+                changes["status"] = Status.ARCHIVED
+            self.change(record.id, changes)
+            self._record(record.id, EventKind.STATUS if archive else EventKind.BRANCH, before, after, cause)
+            return self.get(record.id)
 
     def set_status(
         self,

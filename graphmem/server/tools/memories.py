@@ -29,6 +29,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
     runtime = tools.runtime
     memory = runtime.memory
     project_of = tools.project_of
+    branch_of = tools.branch_of
 
     @tools.tool(WRITES)
     def remember(
@@ -68,11 +69,12 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         """Store a memory: a decision (with the why), blocker, procedure that worked, fact,
         preference or directive worth keeping across sessions. Repeats are stored once;
         a near-duplicate reinforces the existing memory; a newer decision on the same
-        subject supersedes the older one."""
+        subject supersedes the older one. Written on a branch other than the default, it is
+        seen on that branch until the branch's MR merges."""
         expires_at = parse_until(expires, now=runtime.now()) if expires else None
         result = memory.remember(
             text, category=category, scope=scope, project=project_of(project), supersedes=supersedes,
-            session=session, source="mcp", expires_at=expires_at,
+            session=session, source="mcp", expires_at=expires_at, branch=branch_of(project),
         )  # fmt: skip
         return {
             "id": result.memory.id,
@@ -108,6 +110,17 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         ] = None,
         history: Annotated[bool, Field(description="Include superseded and archived memories.")] = False,
         project: Project = None,
+        branch: Annotated[
+            str | None,
+            Field(
+                description="See the memories of this branch (e.g. 'feature/refunds') as if checked "
+                "out on it. Default: the branch the project's checkout is on.",
+                max_length=250,
+            ),
+        ] = None,
+        all_branches: Annotated[
+            bool, Field(description="Include the memories of every branch, each marked with its branch.")
+        ] = False,
     ) -> dict[str, Any]:
         """Find the memories relevant to a question, best first, each with why it was found.
         Returns an empty list when nothing is relevant. Use before deciding something,
@@ -120,6 +133,8 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             categories=categories,
             since=parse_since(since, now=now) if since else None,
             history=history,
+            branch=branch if branch is not None else branch_of(project),
+            all_branches=all_branches,
         )
         return {
             "query": result.query,
@@ -145,7 +160,9 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         """Everything known about an MR, issue, epic, file, lines of a file or subject,
         grouped by category and cut to a token budget. Call it before editing a file (or
         lines of it) or working on an MR/issue. `markdown` is ready to read."""
-        bundle = memory.get_context(target, project=project_of(project), max_tokens=max_tokens)
+        bundle = memory.get_context(
+            target, project=project_of(project), max_tokens=max_tokens, branch=branch_of(project)
+        )
         return {**bundle.to_dict(), "markdown": bundle.markdown}
 
     @tools.tool(READ_ONLY)
@@ -154,7 +171,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         and global), open blockers, recent decisions and procedures, and the other agents
         working on the project now. Call it once when a session starts."""
         resolved = project_of(project)
-        bundle = memory.boot_context(project=resolved, max_tokens=max_tokens)
+        bundle = memory.boot_context(project=resolved, max_tokens=max_tokens, branch=branch_of(project))
         sessions = runtime.coordinator.active(resolved)
         return {
             **bundle.to_dict(),

@@ -75,6 +75,10 @@ class ToolRegistry:
         """The project a call's ``project`` names (``graphmem mcp`` fills in its working directory)."""
         return self.runtime.resolve_project(path)
 
+    def branch_of(self, path: str | None) -> str | None:
+        """The branch the checkout at a call's ``project`` is on (None: the default branch)."""
+        return self.runtime.resolve_branch(path)
+
     def check_arguments(self) -> None:
         """Check every call against its tool's parameters before it runs (after the last tool)."""
         self.mcp.add_middleware(ArgumentCheck(self._parameters, self.runtime.metrics))

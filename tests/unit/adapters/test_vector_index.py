@@ -8,6 +8,7 @@ import pytest
 
 from graphmem.adapters import vector_index
 from graphmem.adapters.vector_index import HnswVectorIndex
+from graphmem.core.branches import place
 from graphmem.core.ports import StoredVectors, Vector
 
 DIM = 8
@@ -235,3 +236,29 @@ def test_an_interrupted_build_leaves_the_index_as_it_was() -> None:
     assert not index.tidy()
     assert index.graph_size == 0 and len(index) == 20
     assert len(index.search(unit(1), 5, project=None, statuses=CURRENT)) == 5
+
+
+def test_a_row_on_a_branch_is_seen_on_that_branch_only(index: HnswVectorIndex) -> None:
+    index.add(["f"], rows(unit(1, 0.15)), [place("/a", "feature/x")], ["active"])
+
+    assert set(ids(index.search(unit(1), 10, project="/a", statuses=CURRENT))) == {"g", "a"}
+    on_branch = index.search(unit(1), 10, project="/a", statuses=CURRENT, branch="feature/x")
+    assert set(ids(on_branch)) == {"g", "a", "f"}
+    elsewhere = index.search(unit(1), 10, project="/a", statuses=CURRENT, branch="feature/y")
+    assert set(ids(elsewhere)) == {"g", "a"}
+    every = index.search(unit(1), 10, project="/a", statuses=CURRENT, all_branches=True)
+    assert set(ids(every)) == {"g", "a", "f"}
+    assert set(ids(index.search(unit(1), 10, project="/b", statuses=CURRENT, all_branches=True))) == {
+        "g",
+        "b",
+    }
+
+
+def test_a_branch_of_a_project_with_no_other_row_is_found(index: HnswVectorIndex) -> None:
+    index.add(["n"], rows(unit(1, 0.15)), [place("/new", "feature/x")], ["active"])
+
+    assert set(ids(index.search(unit(1), 10, project="/new", statuses=CURRENT, branch="feature/x"))) == {
+        "g",
+        "n",
+    }
+    assert ids(index.search(unit(1), 10, project="/new", statuses=CURRENT)) == ["g"]

@@ -152,3 +152,25 @@ def test_a_stream_that_does_not_fit_is_a_store_error(daemon: Daemon, tmp_path: P
     daemon.answers.append(answer)
     with pytest.raises(StoreError):
         daemon.memory(tmp_path).reindex(progress=lambda step: None)
+
+
+def test_the_own_checkouts_branch_goes_with_the_verbs_that_see_branches(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    port = daemon.server.getsockname()[1]
+    info = DaemonInfo(1, f"http://127.0.0.1:{port}", str(tmp_path), 0.0, "t")
+    memory = RemoteMemory(info, project="/src/shop", branch="feature/fees")
+    daemon.answers += [plain({"result": 1}), plain({"result": 1}), plain({"result": 1})]
+
+    for call in (
+        lambda: memory.remember("Refunds keep the card fee"),
+        lambda: memory.recall("card fee", project="/src/other"),  # another project: not this branch
+        lambda: memory.recall("card fee", branch="main"),
+    ):
+        with pytest.raises(StoreError, match="does not fit"):  # the fake's answer: only the request counts
+            call()
+
+    sent = [request["arguments"] for request in daemon.requests]
+    assert (sent[0]["project"], sent[0]["branch"]) == ("/src/shop", "feature/fees")
+    assert "branch" not in sent[1]
+    assert sent[2]["branch"] == "main"

@@ -1,0 +1,89 @@
+"""What graphmem asks git, over real repositories: every worktree of a repository is one project,
+each checkout's own branch (None on the default branch or a detached HEAD), the default branch,
+the local branches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.git_repo import git, new_repo
+
+from graphmem.adapters.git import current_branch, default_branch, local_branches, project_root
+from graphmem.errors import InvalidInputError
+
+
+def test_every_worktree_of_a_repository_is_the_main_checkouts_project(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "shop")
+    git(repo, "worktree", "add", "-q", "-b", "feature/fees", str(tmp_path / "shop-fees"))
+    (repo / "src").mkdir()
+
+    assert project_root(tmp_path / "shop-fees") == repo
+    assert project_root(repo / "src") == repo
+    assert project_root(repo) == repo
+
+
+def test_each_worktree_reads_its_own_branch(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "shop")
+    git(repo, "worktree", "add", "-q", "-b", "feature/fees", str(tmp_path / "fees"))
+    git(repo, "worktree", "add", "-q", "-b", "fix/überweisung", str(tmp_path / "fix"))
+
+    assert current_branch(repo) is None  # main: the default branch
+    assert current_branch(tmp_path / "fees") == "feature/fees"
+    assert current_branch(tmp_path / "fix") == "fix/überweisung"
+    git(repo, "switch", "-q", "-c", "feature/other")
+    assert current_branch(repo) == "feature/other"  # read again on every call
+
+
+def test_a_detached_head_is_no_branch(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "shop")
+    git(repo, "switch", "-q", "-c", "feature/x")
+    git(repo, "checkout", "-q", "--detach")
+
+    assert current_branch(repo) is None
+
+
+def test_outside_a_repository_there_is_no_project_and_no_branch(tmp_path: Path) -> None:
+    assert project_root(tmp_path) is None
+    assert current_branch(tmp_path) is None
+    assert local_branches(str(tmp_path)) is None
+    assert local_branches(str(tmp_path / "gone")) is None
+    with pytest.raises(InvalidInputError, match="does not exist"):
+        current_branch(tmp_path / "gone")
+
+
+def test_the_default_branch_is_main_then_master(tmp_path: Path) -> None:
+    assert default_branch(new_repo(tmp_path / "a")) == "main"
+    assert default_branch(new_repo(tmp_path / "b", default="master")) == "master"
+    assert default_branch(new_repo(tmp_path / "c", default="trunk")) is None
+    assert current_branch(tmp_path / "c") is None  # no default known: no memory carries a branch
+
+
+def test_origin_head_names_the_default_branch(tmp_path: Path) -> None:
+    upstream = new_repo(tmp_path / "upstream", default="develop")
+    git(tmp_path, "clone", "-q", str(upstream), "clone")
+    clone = (tmp_path / "clone").resolve()
+    git(clone, "switch", "-q", "-c", "main")
+
+    assert default_branch(clone) == "develop"
+    assert current_branch(clone) == "main"
+
+
+def test_the_repositorys_own_setting_wins(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "shop")
+    git(repo, "config", "graphmem.defaultBranch", "develop")
+    git(repo, "switch", "-q", "-c", "develop")
+
+    assert current_branch(repo) is None
+    git(repo, "switch", "-q", "main")
+    assert current_branch(repo) == "main"
+
+
+def test_local_branches_are_every_branch_of_the_repository(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "shop")
+    git(repo, "branch", "feature/a/b")
+    git(repo, "worktree", "add", "-q", "-b", "fix/ü", str(tmp_path / "wt"))
+
+    assert local_branches(str(repo)) == {"main", "feature/a/b", "fix/ü"}
+    git(repo, "branch", "-D", "feature/a/b")
+    assert local_branches(str(repo)) == {"main", "fix/ü"}
