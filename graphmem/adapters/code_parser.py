@@ -36,7 +36,7 @@ from tree_sitter import Node, Parser, Query, QueryCursor, QueryError
 from tree_sitter_language_pack import SupportedLanguage, get_language, get_parser
 
 from graphmem.core.code import LANGUAGES, CallRef, Definition, ImportRef, InheritRef, ParsedFile
-from graphmem.core.code_moves import fingerprint
+from graphmem.core.code_moves import shape_of, sketches, tokens_of
 from graphmem.errors import GraphmemError, InvalidInputError
 
 SIGNATURE_MAX_CHARS = 200
@@ -334,13 +334,16 @@ class _Extraction:
                 nested[id(outer)].append(d)
             stack.append(d)
         shapes: dict[int, str] = {}
-        found: dict[str, tuple[str, str]] = {}
+        order: list[tuple[str, str, list[str]]] = []  # (qualified name, shape, tokens)
         groups = _by_qualified_name(kept)  # the innermost first: a member's shape is ready
         for group in sorted(groups, key=lambda g: max(d.node.end_byte - d.node.start_byte for d in g)):
             text = "\n".join(self._own_text(d, nested[id(d)], shapes) for d in group)
-            found[group[0].qualified_name] = printed = fingerprint(text, group[0].name)
-            shapes.update((id(d), printed[0]) for d in group)
-        return found
+            tokens = tokens_of(text, group[0].name)
+            shape = shape_of(tokens)
+            shapes.update((id(d), shape) for d in group)
+            order.append((group[0].qualified_name, shape, tokens))
+        drawn = sketches([tokens for _, _, tokens in order])  # the whole file's at once
+        return {name: (shape, sketch) for (name, shape, _), sketch in zip(order, drawn, strict=True)}
 
     def _own_text(self, d: _Def, members: list[_Def], shapes: dict[int, str]) -> str:
         at, end = d.node.start_byte, d.node.end_byte

@@ -26,10 +26,11 @@ import heapq
 import re
 import zlib
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from graphmem.core.code import Definition, ParsedFile
 
@@ -54,10 +55,15 @@ _FACTORS = (0x100000001B3, 0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F)  # odd: shing
 
 
 def fingerprint(text: str, name: str) -> tuple[str, str]:
-    """(shape, sketch) of a definition's source ``text``: the hash of its tokens with the
-    declaration of ``name`` (its first occurrence, or of its last dotted segment) replaced,
-    and the MinHash sketch of their 3-shingles (``SKETCH_SIZE`` 32-bit values as 8 hex digits
-    each: a string stores and loads far faster than a list of numbers)."""
+    """(shape, sketch) of a definition's source ``text``: ``shape_of`` and ``sketches`` of
+    its ``tokens_of``."""
+    tokens = tokens_of(text, name)
+    return shape_of(tokens), sketches([tokens])[0]
+
+
+def tokens_of(text: str, name: str) -> list[str]:
+    """The tokens of ``text`` (at most ``MAX_FINGERPRINT_TOKENS``), the declaration of ``name``
+    (its first occurrence, or of its last dotted segment) replaced by a placeholder."""
     own = {name, name.rsplit(".", 1)[-1]}
     tokens = _TOKEN.findall(text)
     del tokens[MAX_FINGERPRINT_TOKENS:]
@@ -66,11 +72,59 @@ def fingerprint(text: str, name: str) -> tuple[str, str]:
     first = next((i for i, token in enumerate(tokens) if token in own), None)
     if first is not None:
         tokens[first] = _NAME
-    joined = "\x1f".join(tokens).encode("utf-8", "surrogatepass")
-    shape = hashlib.blake2b(joined, digest_size=12).hexdigest()
-    if not tokens:
-        return shape, ""
-    # Vectorised: each distinct token hashed once, shingles combined and mixed as integers.
+    return tokens
+
+
+def shape_of(tokens: list[str]) -> str:
+    """The hash of a definition's tokens: equal when the code is the same but for its name."""
+    return hashlib.blake2b("\x1f".join(tokens).encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+
+
+def sketches(token_lists: Sequence[list[str]]) -> list[str]:
+    """The MinHash sketch of each list's 3-shingles (``SKETCH_SIZE`` smallest distinct 32-bit
+    hashes, as 8 hex digits each: a string stores and loads far faster than numbers), computed
+    for all the lists at once (one file's definitions: a few array operations, not a few per
+    definition). An empty list has an empty sketch."""
+    found = [""] * len(token_lists)
+    if not token_lists:
+        return found
+    codes = _codes([token for tokens in token_lists for token in tokens])
+    if not len(codes):
+        return found
+    lengths = np.fromiter(map(len, token_lists), dtype=np.int64, count=len(token_lists))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    owner = np.repeat(np.arange(len(token_lists), dtype=np.uint64), lengths)
+    size = np.repeat(lengths, lengths)  # the length of each token's list
+    at = np.arange(len(codes)) - np.repeat(starts, lengths)  # each token's place in its list
+    keys = []
+    for width in range(1, SHINGLE_TOKENS + 1):  # lists shorter than a shingle are one shingle
+        fits = size == width if width < SHINGLE_TOKENS else size >= width
+        first = np.flatnonzero(fits & (at <= size - width))  # where each shingle starts
+        if not len(first):
+            continue
+        mixed = np.zeros(len(first), dtype=np.uint64)
+        for offset, factor in zip(range(width), _FACTORS, strict=False):
+            mixed = mixed * np.uint64(factor) + codes[first + offset]
+        mixed ^= mixed >> np.uint64(29)
+        mixed *= np.uint64(0xBF58476D1CE4E5B9)
+        mixed ^= mixed >> np.uint64(32)
+        mixed &= np.uint64(0xFFFFFFFF)
+        keys.append((owner[first] << np.uint64(32)) | mixed)
+    ordered = np.unique(np.concatenate(keys))  # by list, then by hash; each pair once
+    lists_of = (ordered >> np.uint64(32)).astype(np.int64)
+    group_starts = np.searchsorted(lists_of, np.arange(len(token_lists)))
+    rank = np.arange(len(ordered)) - group_starts[lists_of]
+    kept = ordered[rank < SKETCH_SIZE]
+    kept_lists = (kept >> np.uint64(32)).astype(np.int64)
+    hexed = (kept & np.uint64(0xFFFFFFFF)).astype(">u4").tobytes().hex()
+    bounds = np.searchsorted(kept_lists, np.arange(len(token_lists) + 1))
+    for i in range(len(token_lists)):
+        found[i] = hexed[8 * bounds[i] : 8 * bounds[i + 1]]
+    return found
+
+
+def _codes(tokens: list[str]) -> npt.NDArray[np.uint64]:
+    """Each token's 32-bit hash, each distinct token hashed once (and kept for the next file)."""
     cache = _TOKEN_CODES
     if len(cache) > MAX_CACHED_TOKENS:
         cache.clear()
@@ -80,18 +134,7 @@ def fingerprint(text: str, name: str) -> tuple[str, str]:
         if code is None:
             code = cache[token] = zlib.crc32(token.encode("utf-8", "surrogatepass"))
         table[token] = code
-    codes = np.fromiter(map(table.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
-    width = min(SHINGLE_TOKENS, len(codes))
-    mixed = np.zeros(len(codes) - width + 1, dtype=np.uint64)
-    for offset, factor in zip(range(width), _FACTORS, strict=False):
-        mixed = mixed * np.uint64(factor) + codes[offset : offset + len(mixed)]
-    mixed ^= mixed >> np.uint64(29)
-    mixed *= np.uint64(0xBF58476D1CE4E5B9)
-    mixed ^= mixed >> np.uint64(32)
-    mixed &= np.uint64(0xFFFFFFFF)
-    if len(mixed) > 4 * SKETCH_SIZE:  # the smallest few, unsorted, in linear time
-        mixed = np.partition(mixed, 4 * SKETCH_SIZE)[: 4 * SKETCH_SIZE]
-    return shape, "".join(f"{value:08x}" for value in sorted(set(mixed.tolist()))[:SKETCH_SIZE])
+    return np.fromiter(map(table.__getitem__, tokens), dtype=np.uint64, count=len(tokens))
 
 
 def same_body(a: Definition, b: Definition) -> bool:
