@@ -63,6 +63,13 @@ def project_root(path: Path) -> Path | None:
     return top.resolve()
 
 
+def checkout_root(path: Path) -> Path | None:
+    """The toplevel of the checkout containing ``path``: a worktree's own (where its files and
+    its tools' config are), unlike ``project_root``; None outside a repository."""
+    top = _git(_directory(path), "rev-parse", "--show-toplevel")
+    return Path(top).resolve() if top else None
+
+
 def current_branch(path: Path) -> str | None:
     """The branch the checkout at ``path`` is on, when it is not its project's default branch
     (``default_branch``): None on the default branch, on a detached HEAD, outside a repository,

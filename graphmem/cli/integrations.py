@@ -43,7 +43,7 @@ def scope_options(func: F) -> F:
 def opencode_files(state: CliState, use_global: bool, project_dir: Path | None) -> OpenCodeFiles:
     """The files of the scope the options name: global, ``--project DIR``, or the current project."""
     from graphmem.adapters import opencode_config
-    from graphmem.adapters.git import project_root
+    from graphmem.adapters.git import checkout_root
 
     if use_global and project_dir is not None:
         raise click.UsageError("--global and --project cannot be used together: choose one.")
@@ -51,10 +51,11 @@ def opencode_files(state: CliState, use_global: bool, project_dir: Path | None) 
         return opencode_config.global_files()
     if project_dir is not None:
         return opencode_config.project_files(project_dir.resolve())
-    # The group's --project (a path inside the project) also picks the project here.
+    # The group's --project (a path inside the project) also picks the project here: the
+    # checkout's own toplevel, a worktree's included, where OpenCode reads its config.
     start = (state.project_path or Path.cwd()).expanduser().resolve()
     directory = start if start.is_dir() else start.parent
-    return opencode_config.project_files(project_root(directory) or directory)
+    return opencode_config.project_files(checkout_root(directory) or directory)
 
 
 def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothing: str) -> None:

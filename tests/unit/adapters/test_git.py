@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.git_repo import git, new_repo
 
-from graphmem.adapters.git import current_branch, default_branch, local_branches, project_root
+from graphmem.adapters.git import checkout_root, current_branch, default_branch, local_branches, project_root
 from graphmem.errors import InvalidInputError
 
 
@@ -87,3 +87,13 @@ def test_local_branches_are_every_branch_of_the_repository(tmp_path: Path) -> No
     assert local_branches(str(repo)) == {"main", "feature/a/b", "fix/ü"}
     git(repo, "branch", "-D", "feature/a/b")
     assert local_branches(str(repo)) == {"main", "fix/ü"}
+
+
+def test_a_worktrees_checkout_root_is_its_own(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "shop")
+    git(repo, "worktree", "add", "-q", "-b", "feature/fees", str(tmp_path / "fees"))
+    (tmp_path / "fees" / "src").mkdir()
+
+    assert checkout_root(tmp_path / "fees" / "src") == (tmp_path / "fees").resolve()
+    assert checkout_root(repo) == repo
+    assert checkout_root(tmp_path) is None
