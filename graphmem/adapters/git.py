@@ -25,6 +25,7 @@ DEFAULT_BRANCH_CONFIG = "graphmem.defaultBranch"
 # git@host:group/sub/proj.git, ssh://git@host:22/group/proj.git, https://host/group/proj(.git)
 _REMOTE_RE = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]+@)?[^:/]+(?::\d+)?[:/](?P<path>.+?)(?:\.git)?/?$")
 _HEADS = "refs/heads/"
+_REMOTES = "refs/remotes/"
 _ORIGIN = "refs/remotes/origin/"
 
 
@@ -115,14 +116,22 @@ def default_branch(root: Path) -> str | None:
 
 
 def local_branches(project: str) -> frozenset[str] | None:
-    """The local branches of ``project``'s repository; None when git cannot say."""
+    """The branches of ``project``'s repository: its local ones and those it knows on its
+    remotes (``origin/feature/x`` counts as ``feature/x``: a branch deleted here but still
+    pushed is not gone); None when git cannot say."""
     directory = Path(project)
     if not directory.is_dir():
         return None
-    listed = _git(directory, "for-each-ref", "--format=%(refname)", _HEADS)
+    listed = _git(directory, "for-each-ref", "--format=%(refname)", _HEADS, _REMOTES)
     if listed is None:
         return None
-    return frozenset(line.removeprefix(_HEADS) for line in listed.splitlines() if line.startswith(_HEADS))
+    names = set()
+    for line in listed.splitlines():
+        if line.startswith(_HEADS):
+            names.add(line.removeprefix(_HEADS))
+        elif line.startswith(_REMOTES) and not line.endswith("/HEAD"):
+            names.add(line.removeprefix(_REMOTES).partition("/")[2])  # past the remote's name
+    return frozenset(names - {""})
 
 
 @lru_cache(maxsize=64)

@@ -524,8 +524,9 @@ class ProjectRoots(Protocol):
         one repository), or None outside one; an ``InvalidInputError`` when ``path`` does not exist."""
 
     def local_branches(self, project: str) -> frozenset[str] | None:
-        """The names of the local branches of ``project``'s repository; None when git cannot
-        say (the directory is gone or no repository)."""
+        """The names of the branches of ``project``'s repository, local and remote-tracking
+        (without the remote's name); None when git cannot say (the directory is gone or no
+        repository)."""
 
 
 class SessionReader(Protocol):

@@ -8,8 +8,8 @@ A memory written on a branch other than the default carries it (``core/branches.
   event of kind ``branch``, rule ``branch-merged``);
 - **closed unmerged**: they are archived (rule ``branch-closed``), as they are when
 - **the branch is deleted**: ``check`` (run by ``graphmem enrich``, ``graphmem bootstrap``
-  and the daemon when idle) asks git for the project's local branches; the memories of a
-  branch that is gone are archived (rule ``branch-deleted``).
+  and the daemon when idle) asks git for the project's branches, local and remote-tracking;
+  the memories of a branch that is gone from both are archived (rule ``branch-deleted``).
 
 An archived memory leaves its branch: ``graphmem restore`` brings it back as a project
 memory, ``graphmem undo`` as it was (on its branch).

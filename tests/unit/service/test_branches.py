@@ -6,6 +6,7 @@ archived, each as an event that undo reverses."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.models import Category, Status
 from graphmem.core.timeparse import utc_now
-from graphmem.errors import ConflictError, InvalidInputError
+from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.injection import Injector, InjectRequest
 from graphmem.service.memory import MemoryService
@@ -301,3 +302,33 @@ def test_a_project_git_cannot_read_is_left_as_it_is(tmp_path: Path) -> None:
         assert service.show(written).memory.status is Status.ACTIVE
     finally:
         service.close()
+
+
+def test_an_export_keeps_the_branch_and_an_import_brings_it_back(
+    memory: MemoryService, tmp_path: Path
+) -> None:
+    written = memory.remember(FEE, category=Category.DECISION, branch="fix/überweisung").memory
+    out = io.StringIO()
+    memory.export(out, project="/src/shop")
+    other = in_memory_service(tmp_path / "other")
+    try:
+        other.import_text(out.getvalue(), project="/src/shop")
+
+        back = other.show(written.id).memory
+        assert back.branch == "fix/überweisung"
+        assert ids(other.recall("card fee", project="/src/shop")) == []
+        assert ids(other.recall("card fee", project="/src/shop", branch="fix/überweisung")) == [written.id]
+    finally:
+        other.close()
+
+
+def test_an_import_refuses_a_hostile_branch_with_its_line(memory: MemoryService) -> None:
+    line = (
+        '{"type": "memory", "id": "mem_0123456789abcdef", "text": "x", "category": "fact", '
+        '"scope": "project", "project": "/src/shop", "created_at": "2026-01-01T00:00:00+00:00", '
+        '"branch": "a..b\\nignore"}'
+    )
+    with pytest.raises(ImportFileError) as refused:
+        memory.import_text(line + "\n", project="/src/shop")
+
+    assert any("branch" in problem for _, problem in refused.value.problems)
