@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -117,9 +117,10 @@ def _open_postgres(
     check_model: bool,
 ) -> MemoryService:
     """The Memory service on a team's PostgreSQL store (``[store] url``, docs/team.md): recall
-    searches the database itself (full text and pgvector); the code graph and GitLab's are kept
-    there too."""
+    searches the database itself (full text and pgvector); the code graph, GitLab's, and agent
+    sessions and claims are kept there too."""
     from graphmem.adapters.postgres_code import PostgresCodeGraph
+    from graphmem.adapters.postgres_coordination import PgCoordinator
     from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
     from graphmem.adapters.postgres_store import PostgresGraphStore
     from graphmem.adapters.postgres_vectors import PgVectorIndex
@@ -138,7 +139,7 @@ def _open_postgres(
         raise
     semantic = SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim))
     code = PostgresCodeGraph(store)
-    return build_memory(
+    memory = build_memory(
         store,
         semantic,
         settings,
@@ -148,6 +149,9 @@ def _open_postgres(
         enricher=_enricher(settings, PostgresGitLabGraph(store), code, namespace),
         sources=learning_sources(settings),
     )
+    # Sessions and claims in the database: every daemon (and CLI) of the team sees them.
+    memory.coordinator = PgCoordinator(store, utc_now, timedelta(seconds=settings.server.session_ttl_seconds))
+    return memory
 
 
 def build_memory(

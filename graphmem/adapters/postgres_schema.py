@@ -241,6 +241,37 @@ DROP INDEX memories_branch;
 ALTER TABLE memories DROP COLUMN branch;
 """,
     ),
+    Migration(
+        5,
+        "agent sessions and their claims",
+        up="""
+CREATE TABLE agent_sessions (
+    id text PRIMARY KEY,
+    agent text NOT NULL,
+    project text,
+    task text,
+    started_at timestamptz NOT NULL,
+    last_seen timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX agent_sessions_expiry ON agent_sessions (expires_at);
+CREATE TABLE agent_claims (
+    project_key text NOT NULL,
+    item text NOT NULL,
+    project text,
+    session text NOT NULL REFERENCES agent_sessions (id) ON DELETE CASCADE,
+    agent text NOT NULL,
+    claimed_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    PRIMARY KEY (project_key, item)
+);
+CREATE INDEX agent_claims_session ON agent_claims (session);
+""",
+        down="""
+DROP TABLE agent_claims;
+DROP TABLE agent_sessions;
+""",
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

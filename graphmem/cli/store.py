@@ -29,7 +29,9 @@ def migrate(state: CliState, target: int | None, show_status: bool) -> None:
         applied 1: memories, their edges, entities and history
         applied 2: the code graph: files, symbols and their edges
         applied 3: GitLab: merge requests, issues, epics, people and their edges
-        postgresql://graphmem@db.internal:5432/graphmem is at schema version 3 (this graphmem: 3)
+        applied 4: the branch a memory was written on
+        applied 5: agent sessions and their claims
+        postgresql://graphmem@db.internal:5432/graphmem is at schema version 5 (this graphmem: 5)
     """
     from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings

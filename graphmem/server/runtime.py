@@ -15,7 +15,7 @@ from typing import Any
 from graphmem.core.timeparse import utc_now
 from graphmem.errors import GraphmemError, InvalidInputError, NoSessionStoreError
 from graphmem.server.metrics import Metrics
-from graphmem.service.coordination import Coordinator
+from graphmem.service.coordination import Coordination, Coordinator
 from graphmem.service.inputs import parse_project
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import SemanticIndex
@@ -78,7 +78,8 @@ class Runtime:
         self.log_hint = log_hint  # where the daemon's log goes, for error messages
         self.version = version
         self.now = clock
-        self.coordinator = Coordinator(clock, session_ttl)
+        # A team's store keeps sessions and claims for every daemon; else this daemon does.
+        self.coordinator: Coordination = memory.coordinator or Coordinator(clock, session_ttl)
         memory.coordinator = self.coordinator  # the service's session and claim verbs use it
         self.metrics = Metrics()
         self.metrics.watch(self._gauges)

@@ -2,7 +2,9 @@
 
 Sessions and claims are leases held in the daemon's memory: an agent that stops
 sending heartbeats loses them after ``ttl``. Nothing here is persisted — a
-session's lasting trace is the summary it leaves as an event memory when it ends.
+session's lasting trace is the summary it leaves as an event memory when it ends. On a
+team's PostgreSQL store they are kept there instead, for every daemon
+(``adapters/postgres_coordination.py``, the same ``core.coordination.Coordination`` port).
 """
 
 from __future__ import annotations
@@ -14,73 +16,27 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from graphmem.core.views import iso
-from graphmem.errors import ClaimConflictError, ConflictError, InvalidInputError, NotFoundError
+from graphmem.core.coordination import (
+    DEFAULT_TTL,
+    MAX_SESSIONS,
+    AgentSession,
+    Claim,
+    Coordination,
+    claimed_by,
+    label,
+    lease,
+    no_session,
+)
+from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
 
-DEFAULT_TTL = timedelta(minutes=5)
-MAX_TTL = timedelta(hours=24)
-MAX_LABEL_CHARS = 200
-MAX_SESSIONS = 1000
+__all__ = ["DEFAULT_TTL", "NO_DAEMON", "AgentSession", "Claim", "Coordination", "Coordinator"]
+
 # What the service's session and claim verbs say when no daemon set a Coordinator.
 NO_DAEMON = (
     "Sessions and claims live in the graphmem daemon, which other agents reach too: start it "
     "with `graphmem serve` (or let an MCP client start it), then try again."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class AgentSession:
-    id: str
-    agent: str
-    project: str | None
-    task: str | None
-    started_at: datetime
-    last_seen: datetime
-    expires_at: datetime
-    claims: tuple[str, ...] = ()
-
-    def view(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "agent": self.agent,
-            "project": self.project,
-            "task": self.task,
-            "started_at": iso(self.started_at),
-            "last_seen": iso(self.last_seen),
-            "expires_at": iso(self.expires_at),
-            "claims": list(self.claims),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    item: str
-    project: str | None
-    session: str
-    agent: str
-    claimed_at: datetime
-    expires_at: datetime
-
-    def view(self) -> dict[str, Any]:
-        return {
-            "item": self.item,
-            "project": self.project,
-            "session": self.session,
-            "agent": self.agent,
-            "claimed_at": iso(self.claimed_at),
-            "expires_at": iso(self.expires_at),
-        }
-
-
-def _label(value: str | None, what: str, *, required: bool = False) -> str | None:
-    text = (value or "").strip()
-    if not text:
-        if required:
-            raise InvalidInputError(f"{what} is empty: give a short name.")
-        return None
-    if len(text) > MAX_LABEL_CHARS:
-        raise InvalidInputError(f"{what} is over {MAX_LABEL_CHARS} characters: shorten it.")
-    return " ".join(text.split())
+_label = label
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +76,7 @@ class Coordinator:
     def _live(self, session_id: str, now: datetime) -> AgentSession:
         session = self._sessions.get((session_id or "").strip())
         if session is None:
-            raise NotFoundError(
-                f"No live session {session_id!r}: it ended, or expired after "
-                f"{int(self.ttl.total_seconds())} s without a heartbeat. Call session_start again."
-            )
+            raise NotFoundError(no_session(session_id, self.ttl))
         return session
 
     def start(self, agent: str, project: str | None, task: str | None = None) -> AgentSession:
@@ -183,22 +136,15 @@ class Coordinator:
         now = self.clock()
         name = _label(item, "The item", required=True)
         assert name is not None
-        lease = ttl or self.ttl
-        if not timedelta(seconds=1) <= lease <= MAX_TTL:
-            raise InvalidInputError("ttl_seconds must be between 1 and 86400.")
+        leased = lease(ttl, self.ttl)
         with self._lock:
             self._expire(now)
             session = self._live(session_id, now)
             key = (session.project, name)
             held = self._claims.get(key)
             if held is not None and held.session != session.id:
-                raise ClaimConflictError(
-                    f"{name} is claimed by {held.agent} (session {held.session}) since "
-                    f"{iso(held.claimed_at)} until {iso(held.expires_at)} unless renewed. "
-                    "Work on something else, or coordinate with that agent.",
-                    held.view(),
-                )
-            claim = Claim(name, session.project, session.id, session.agent, now, now + lease)
+                raise ClaimConflictError(claimed_by(name, held), held.view())
+            claim = Claim(name, session.project, session.id, session.agent, now, now + leased)
             if held is not None:
                 claim = replace(claim, claimed_at=held.claimed_at)
             self._claims[key] = claim

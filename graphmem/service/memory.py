@@ -40,7 +40,7 @@ from graphmem.service.coordination import (
     ActiveSessions,
     AgentSession,
     Claim,
-    Coordinator,
+    Coordination,
     EndedSession,
 )
 from graphmem.service.enrichment import Enricher
@@ -107,7 +107,7 @@ class MemoryService(TransferVerbs):
         # The branch of that project's checkout when it is not the default (``connect`` sets it).
         self.branch: str | None = None
         self.branches = branches  # what a branch's merge, close or deletion does to its memories
-        self.coordinator: Coordinator | None = None  # set by the daemon
+        self.coordinator: Coordination | None = None  # set by the daemon (or a team's store)
         self._mentions = mentions
         self._recaller = recaller
         self._context = context
@@ -517,7 +517,7 @@ class MemoryService(TransferVerbs):
 
     # -- sessions and claims (the daemon's Coordinator) ----------------------------------------
 
-    def _coordinator(self) -> Coordinator:
+    def _coordinator(self) -> Coordination:
         if self.coordinator is None:
             raise InvalidInputError(NO_DAEMON)
         return self.coordinator

@@ -1,11 +1,17 @@
-"""Agent sessions and claims: leases that expire without heartbeats."""
+"""Agent sessions and claims: leases that expire without heartbeats, kept by the daemon or in a
+team's PostgreSQL store (the same rules, each test run on both)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from support.stores import postgres_url
 
+from graphmem.adapters.postgres_coordination import PgCoordinator
+from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.core.coordination import Coordination
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
 from graphmem.service.coordination import Coordinator
 
@@ -26,12 +32,38 @@ def clock() -> Clock:
     return Clock()
 
 
-@pytest.fixture
-def coordinator(clock: Clock) -> Coordinator:
-    return Coordinator(clock, timedelta(seconds=60))
+@pytest.fixture(params=["memory", "postgres"])
+def coordinator(request: pytest.FixtureRequest, clock: Clock) -> Iterator[Coordination]:
+    """The daemon's own leases, and a team's in PostgreSQL (``adapters/postgres_coordination.py``)."""
+    if request.param == "memory":
+        yield Coordinator(clock, timedelta(seconds=60))
+        return
+    store = PostgresGraphStore(postgres_url(request), dimension=8)
+    yield PgCoordinator(store, clock, timedelta(seconds=60))
+    store.close()
 
 
-def test_a_started_session_is_active_in_its_project_only(coordinator: Coordinator) -> None:
+def test_two_daemons_on_one_store_see_each_others_sessions_and_claims(
+    request: pytest.FixtureRequest, clock: Clock
+) -> None:
+    url = postgres_url(request)
+    stores = [PostgresGraphStore(url, dimension=8) for _ in range(2)]
+    try:
+        one, two = (PgCoordinator(store, clock, timedelta(seconds=60)) for store in stores)
+        mine = one.start("alice-agent", "/p")
+        theirs = two.start("bob-agent", "/p")
+        one.claim(mine.id, "!12")
+        assert {s.id for s in two.active("/p")} == {mine.id, theirs.id}
+        with pytest.raises(ConflictError, match="alice-agent"):
+            two.claim(theirs.id, "!12")
+        one.end(mine.id)
+        assert two.claim(theirs.id, "!12").agent == "bob-agent"
+    finally:
+        for store in stores:
+            store.close()
+
+
+def test_a_started_session_is_active_in_its_project_only(coordinator: Coordination) -> None:
     mine = coordinator.start("opencode/build", "/p/one", "refund bug")
     coordinator.start("other", "/p/two")
 
@@ -41,7 +73,7 @@ def test_a_started_session_is_active_in_its_project_only(coordinator: Coordinato
 
 
 def test_sessions_expire_without_heartbeat_and_live_on_with_it(
-    coordinator: Coordinator, clock: Clock
+    coordinator: Coordination, clock: Clock
 ) -> None:
     kept = coordinator.start("a", "/p")
     lost = coordinator.start("b", "/p")
@@ -54,7 +86,7 @@ def test_sessions_expire_without_heartbeat_and_live_on_with_it(
         coordinator.heartbeat(lost.id)
 
 
-def test_a_claim_is_exclusive_and_names_its_holder(coordinator: Coordinator) -> None:
+def test_a_claim_is_exclusive_and_names_its_holder(coordinator: Coordination) -> None:
     first = coordinator.start("alice-agent", "/p")
     second = coordinator.start("bob-agent", "/p")
     coordinator.claim(first.id, "!123")
@@ -64,7 +96,7 @@ def test_a_claim_is_exclusive_and_names_its_holder(coordinator: Coordinator) -> 
     assert coordinator.claim(first.id, "!123").session == first.id  # renewing is fine
 
 
-def test_claims_are_per_project(coordinator: Coordinator) -> None:
+def test_claims_are_per_project(coordinator: Coordination) -> None:
     one = coordinator.start("a", "/p/one")
     two = coordinator.start("b", "/p/two")
     coordinator.claim(one.id, "src/app.py")
@@ -72,7 +104,7 @@ def test_claims_are_per_project(coordinator: Coordinator) -> None:
     assert coordinator.claim(two.id, "src/app.py").project == "/p/two"
 
 
-def test_a_claim_expires_with_its_session_and_frees_the_item(coordinator: Coordinator, clock: Clock) -> None:
+def test_a_claim_expires_with_its_session_and_frees_the_item(coordinator: Coordination, clock: Clock) -> None:
     holder = coordinator.start("a", "/p")
     waiting = coordinator.start("b", "/p")
     coordinator.claim(holder.id, "#45")
@@ -82,7 +114,7 @@ def test_a_claim_expires_with_its_session_and_frees_the_item(coordinator: Coordi
     assert coordinator.claim(waiting.id, "#45").agent == "b"
 
 
-def test_release_and_end_free_claims(coordinator: Coordinator) -> None:
+def test_release_and_end_free_claims(coordinator: Coordination) -> None:
     session = coordinator.start("a", "/p")
     other = coordinator.start("b", "/p")
     coordinator.claim(session.id, "!1")
@@ -96,7 +128,7 @@ def test_release_and_end_free_claims(coordinator: Coordinator) -> None:
     assert coordinator.claim(other.id, "!2").session == other.id
 
 
-def test_heartbeat_lists_the_session_claims(coordinator: Coordinator) -> None:
+def test_heartbeat_lists_the_session_claims(coordinator: Coordination) -> None:
     session = coordinator.start("a", "/p")
     coordinator.claim(session.id, "src/x.py")
 
@@ -107,7 +139,9 @@ def test_heartbeat_lists_the_session_claims(coordinator: Coordinator) -> None:
     ("agent", "item", "ttl"),
     [("", "x", None), ("a", "  ", None), ("a", "x" * 201, None), ("a", "x", timedelta(days=2))],
 )
-def test_bad_input_is_refused(coordinator: Coordinator, agent: str, item: str, ttl: timedelta | None) -> None:
+def test_bad_input_is_refused(
+    coordinator: Coordination, agent: str, item: str, ttl: timedelta | None
+) -> None:
     with pytest.raises(InvalidInputError):
         session = coordinator.start(agent or "", "/p")
         coordinator.claim(session.id, item, ttl)

@@ -1,0 +1,205 @@
+"""Agent sessions and claims in a team's PostgreSQL store: every daemon sees every agent's.
+
+The ``core.coordination.Coordination`` port, with the in-memory ``Coordinator``'s rules
+(``service/coordination.py``, held by ``tests/unit/service/test_coordination.py`` on both):
+leases that expire after ``ttl`` without a heartbeat, one claim per item and project. Sessions
+are rows of ``agent_sessions``, claims of ``agent_claims`` (keyed by project and item, gone with
+their session); each verb is one transaction, and a claim two daemons make at once goes to one
+of them (the primary key decides), the other told who holds it. Times come from ``clock``, as
+in the daemon, not from the server.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from graphmem.adapters.postgres_rows import utc
+from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.core.coordination import (
+    DEFAULT_TTL,
+    MAX_SESSIONS,
+    AgentSession,
+    Claim,
+    claimed_by,
+    label,
+    lease,
+    no_session,
+)
+from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
+
+_SESSION = "id, agent, project, task, started_at, last_seen, expires_at"
+_CLAIM = "item, project, session, agent, claimed_at, expires_at"
+
+
+def _claim(row: Sequence[Any]) -> Claim:
+    item, project, session, agent, claimed_at, expires_at = row
+    return Claim(str(item), project, str(session), str(agent), _at(claimed_at), _at(expires_at))
+
+
+def _at(value: datetime) -> datetime:
+    at = utc(value)
+    assert at is not None
+    return at
+
+
+class PgCoordinator:
+    """Live agent sessions and their claims, in PostgreSQL (see the module doc)."""
+
+    def __init__(
+        self, store: PostgresGraphStore, clock: Callable[[], datetime], ttl: timedelta = DEFAULT_TTL
+    ) -> None:
+        self._store = store
+        self.clock = clock
+        self.ttl = ttl
+
+    def _expire(self, now: datetime) -> None:
+        self._store._run("DELETE FROM agent_sessions WHERE expires_at <= %s", (now,))  # claims go too
+        self._store._run("DELETE FROM agent_claims WHERE expires_at <= %s", (now,))
+
+    def _session(self, row: Sequence[Any]) -> AgentSession:
+        session_id, agent, project, task, started_at, last_seen, expires_at = row
+        items = self._store._rows(
+            "SELECT item FROM agent_claims WHERE session = %s ORDER BY item", (session_id,)
+        )
+        return AgentSession(
+            str(session_id),
+            str(agent),
+            project,
+            task,
+            _at(started_at),
+            _at(last_seen),
+            _at(expires_at),
+            tuple(str(r[0]) for r in items),
+        )
+
+    def _live(self, session_id: str) -> AgentSession:
+        rows = self._store._rows(
+            f"SELECT {_SESSION} FROM agent_sessions WHERE id = %s FOR UPDATE", ((session_id or "").strip(),)
+        )
+        if not rows:
+            raise NotFoundError(no_session(session_id, self.ttl))
+        return self._session(rows[0])
+
+    def start(self, agent: str, project: str | None, task: str | None = None) -> AgentSession:
+        now = self.clock()
+        name = label(agent, "The agent name", required=True)
+        with self._store.transaction():
+            self._expire(now)
+            if int(self._store._rows("SELECT count(*) FROM agent_sessions")[0][0]) >= MAX_SESSIONS:
+                raise ConflictError(f"{MAX_SESSIONS} sessions are live: end some with session_end.")
+            session = AgentSession(
+                f"ses_{uuid.uuid4().hex[:12]}",
+                str(name),
+                project,
+                label(task, "The task"),
+                now,
+                now,
+                now + self.ttl,
+            )
+            self._store._run(
+                f"INSERT INTO agent_sessions ({_SESSION}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                (session.id, session.agent, project, session.task, now, now, session.expires_at),
+            )
+        return session
+
+    def heartbeat(self, session_id: str, task: str | None = None) -> AgentSession:
+        now = self.clock()
+        with self._store.transaction():
+            self._expire(now)
+            session = self._live(session_id)
+            self._store._run(
+                "UPDATE agent_sessions SET last_seen = %(now)s, expires_at = %(until)s, "
+                "task = CASE WHEN %(change)s THEN %(task)s ELSE task END WHERE id = %(id)s",
+                {
+                    "now": now,
+                    "until": now + self.ttl,
+                    "change": task is not None,
+                    "task": label(task, "The task") if task is not None else None,
+                    "id": session.id,
+                },
+            )
+            self._store._run(
+                "UPDATE agent_claims SET expires_at = greatest(expires_at, %s) WHERE session = %s",
+                (now + self.ttl, session.id),
+            )
+            return self._live(session.id)
+
+    def end(self, session_id: str) -> AgentSession:
+        now = self.clock()
+        with self._store.transaction():
+            self._expire(now)
+            session = self._live(session_id)
+            self._store._run("DELETE FROM agent_sessions WHERE id = %s", (session.id,))  # and its claims
+            return session
+
+    def active(self, project: str | None = None) -> list[AgentSession]:
+        now = self.clock()
+        with self._store.transaction():
+            self._expire(now)
+            rows = self._store._rows(
+                f"SELECT {_SESSION} FROM agent_sessions "
+                "WHERE %(p)s::text IS NULL OR project = %(p)s OR project IS NULL ORDER BY started_at, id",
+                {"p": project},
+            )
+            return [self._session(r) for r in rows]
+
+    def claim(self, session_id: str, item: str, ttl: timedelta | None = None) -> Claim:
+        now = self.clock()
+        name = label(item, "The item", required=True)
+        leased = lease(ttl, self.ttl)
+        with self._store.transaction():
+            self._expire(now)
+            session = self._live(session_id)
+            params = {
+                "key": session.project or "",
+                "item": name,
+                "project": session.project,
+                "session": session.id,
+                "agent": session.agent,
+                "now": now,
+                "until": now + leased,
+            }
+            # Renewing one's own claim keeps when it was first claimed; another's stays as it is.
+            self._store._run(
+                f"INSERT INTO agent_claims (project_key, {_CLAIM}) VALUES (%(key)s, %(item)s, %(project)s, "
+                "%(session)s, %(agent)s, %(now)s, %(until)s) ON CONFLICT (project_key, item) DO UPDATE "
+                "SET expires_at = EXCLUDED.expires_at WHERE agent_claims.session = EXCLUDED.session",
+                params,
+            )
+            held = _claim(
+                self._store._rows(
+                    f"SELECT {_CLAIM} FROM agent_claims WHERE project_key = %(key)s AND item = %(item)s",
+                    params,
+                )[0]
+            )
+        if held.session != session.id:
+            raise ClaimConflictError(claimed_by(str(name), held), held.view())
+        return held
+
+    def release(self, session_id: str, item: str) -> bool:
+        now = self.clock()
+        name = label(item, "The item", required=True)
+        with self._store.transaction():
+            self._expire(now)
+            session = self._live(session_id)
+            return (
+                self._store._run(
+                    "DELETE FROM agent_claims WHERE project_key = %s AND item = %s AND session = %s",
+                    (session.project or "", name, session.id),
+                )
+                > 0
+            )
+
+    def claims(self, project: str | None = None) -> list[Claim]:
+        now = self.clock()
+        with self._store.transaction():
+            self._expire(now)
+            rows = self._store._rows(
+                f"SELECT {_CLAIM} FROM agent_claims "
+                "WHERE %(p)s::text IS NULL OR project = %(p)s OR project IS NULL ORDER BY claimed_at, item",
+                {"p": project},
+            )
+        return [_claim(r) for r in rows]

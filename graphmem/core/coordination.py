@@ -1,0 +1,120 @@
+"""Agent sessions and the items they claim: the records, the rules on their labels, and the
+``Coordination`` port the daemon's verbs use.
+
+Implemented in memory by ``service/coordination.py`` (``Coordinator``: one daemon's leases)
+and in a team's PostgreSQL store by ``adapters/postgres_coordination.py`` (every daemon's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from graphmem.core.views import iso
+from graphmem.errors import InvalidInputError
+
+DEFAULT_TTL = timedelta(minutes=5)
+MAX_TTL = timedelta(hours=24)
+MAX_LABEL_CHARS = 200
+MAX_SESSIONS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSession:
+    id: str
+    agent: str
+    project: str | None
+    task: str | None
+    started_at: datetime
+    last_seen: datetime
+    expires_at: datetime
+    claims: tuple[str, ...] = ()
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "agent": self.agent,
+            "project": self.project,
+            "task": self.task,
+            "started_at": iso(self.started_at),
+            "last_seen": iso(self.last_seen),
+            "expires_at": iso(self.expires_at),
+            "claims": list(self.claims),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    item: str
+    project: str | None
+    session: str
+    agent: str
+    claimed_at: datetime
+    expires_at: datetime
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "item": self.item,
+            "project": self.project,
+            "session": self.session,
+            "agent": self.agent,
+            "claimed_at": iso(self.claimed_at),
+            "expires_at": iso(self.expires_at),
+        }
+
+
+def label(value: str | None, what: str, *, required: bool = False) -> str | None:
+    """An agent name, task or item as stored: blanks folded; None when empty (an error when
+    ``required``); an error when too long."""
+    text = (value or "").strip()
+    if not text:
+        if required:
+            raise InvalidInputError(f"{what} is empty: give a short name.")
+        return None
+    if len(text) > MAX_LABEL_CHARS:
+        raise InvalidInputError(f"{what} is over {MAX_LABEL_CHARS} characters: shorten it.")
+    return " ".join(text.split())
+
+
+def lease(ttl: timedelta | None, default: timedelta) -> timedelta:
+    """A claim's lease: ``ttl`` (``default`` when None), between 1 s and ``MAX_TTL``."""
+    chosen = ttl or default
+    if not timedelta(seconds=1) <= chosen <= MAX_TTL:
+        raise InvalidInputError("ttl_seconds must be between 1 and 86400.")
+    return chosen
+
+
+def no_session(session_id: str, ttl: timedelta) -> str:
+    return (
+        f"No live session {session_id!r}: it ended, or expired after "
+        f"{int(ttl.total_seconds())} s without a heartbeat. Call session_start again."
+    )
+
+
+def claimed_by(item: str, held: Claim) -> str:
+    return (
+        f"{item} is claimed by {held.agent} (session {held.session}) since "
+        f"{iso(held.claimed_at)} until {iso(held.expires_at)} unless renewed. "
+        "Work on something else, or coordinate with that agent."
+    )
+
+
+class Coordination(Protocol):
+    """Live agent sessions and the items they claim, expiring without heartbeats."""
+
+    def start(self, agent: str, project: str | None, task: str | None = None) -> AgentSession: ...
+    def heartbeat(self, session_id: str, task: str | None = None) -> AgentSession:
+        """Keep a session (and its claims) alive for another ttl."""
+
+    def end(self, session_id: str) -> AgentSession: ...
+    def active(self, project: str | None = None) -> list[AgentSession]:
+        """Live sessions, of ``project`` and of no project; all when ``project`` is None."""
+
+    def claim(self, session_id: str, item: str, ttl: timedelta | None = None) -> Claim:
+        """Claim ``item`` exclusively for ``session_id``; renewing one's own claim is fine."""
+
+    def release(self, session_id: str, item: str) -> bool:
+        """Release a claim; False when this session did not hold it."""
+
+    def claims(self, project: str | None = None) -> list[Claim]: ...
