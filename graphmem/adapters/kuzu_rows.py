@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS
+from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
 from graphmem.core.branches import place
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import StoredVectors, Vector, Visibility
@@ -98,51 +99,6 @@ def memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimens
         for name in MEMORY_COLUMNS
     ]
     return pa.table(arrays, names=list(MEMORY_COLUMNS))
-
-
-def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
-    (
-        id_,
-        text,
-        category,
-        scope,
-        project,
-        created,
-        updated,
-        valid_from,
-        valid_to,
-        status,
-        chash,
-        source,
-        session,
-        reinforced,
-        origin,
-        trust,
-        expires_at,
-        branch,
-        embedded,
-    ) = row
-    return MemoryRecord(
-        id=id_,
-        text=text,
-        category=Category(category),
-        scope=Scope(scope),
-        project=project,
-        created_at=aware(created) or datetime.now(UTC),
-        updated_at=aware(updated) or datetime.now(UTC),
-        valid_from=aware(valid_from) or datetime.now(UTC),
-        valid_to=aware(valid_to),
-        status=Status(status),
-        content_hash=chash or "",
-        source=source or "user",
-        session=session,
-        reinforced=int(reinforced or 0),
-        embedded=bool(embedded),
-        origin=origin,
-        trust=Trust(trust) if trust else Trust.NORMAL,
-        expires_at=aware(expires_at),
-        branch=branch or None,
-    )
 
 
 def entity_from_row(label: str, row: Sequence[Any]) -> Entity:

@@ -12,12 +12,14 @@ configuration the server has. Lexemes and queries are passed as parameters (``%s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from graphmem.adapters.memory_terms import STOPWORDS, stem, tokens
+from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
+from graphmem.adapters.record_rows import utc
 from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import Vector, Visibility
 from graphmem.core.text import fold, phrase_words, words
@@ -56,12 +58,6 @@ INSERT_MEMORY = (
 MAX_LEXEME_BYTES = 100
 # tsvector positions end at 16,383.
 MAX_POSITION = 16_383
-
-
-def utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def db_value(value: object) -> object:
@@ -116,51 +112,6 @@ def memory_params(record: MemoryRecord, vector: Vector | None) -> dict[str, Any]
     params["terms"] = lexemes(record.text)
     params["embedding"] = None if vector is None else vector_text(vector)
     return params
-
-
-def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
-    (
-        id_,
-        text,
-        category,
-        scope,
-        project,
-        created,
-        updated,
-        valid_from,
-        valid_to,
-        status,
-        chash,
-        source,
-        session,
-        reinforced,
-        origin,
-        trust,
-        expires_at,
-        branch,
-        embedded,
-    ) = row
-    return MemoryRecord(
-        id=id_,
-        text=text,
-        category=Category(category),
-        scope=Scope(scope),
-        project=project,
-        created_at=utc(created) or datetime.now(UTC),
-        updated_at=utc(updated) or datetime.now(UTC),
-        valid_from=utc(valid_from) or datetime.now(UTC),
-        valid_to=utc(valid_to),
-        status=Status(status),
-        content_hash=chash or "",
-        source=source or "user",
-        session=session,
-        reinforced=int(reinforced or 0),
-        embedded=bool(embedded),
-        origin=origin,
-        trust=Trust(trust) if trust else Trust.NORMAL,
-        expires_at=utc(expires_at),
-        branch=branch,
-    )
 
 
 def visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, dict[str, Any]]:
