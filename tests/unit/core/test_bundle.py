@@ -27,7 +27,7 @@ def hit(
 ) -> Hit:
     created = NOW - timedelta(days=days_old)
     record = MemoryRecord(
-        id=memory_id or f"mem_{next(_serial)}",
+        id=memory_id or f"mem_{next(_serial):016x}",  # one length: the ids are part of the budget
         text=text,
         category=category,
         scope=Scope.GLOBAL,
