@@ -191,6 +191,14 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
             ids = self._hash_index().get(content_hash, set())
             return list(self.get_memories(sorted(ids)).values())
 
+    def find_by_hashes(self, content_hashes: Collection[str]) -> dict[str, list[MemoryRecord]]:
+        with self._lock:
+            index = self._hash_index()
+            ids = {h: sorted(index[h]) for h in set(content_hashes) if index.get(h)}
+            records = self.get_memories([i for group in ids.values() for i in group])
+            found = {h: [records[i] for i in group if i in records] for h, group in ids.items()}
+            return {h: group for h, group in found.items() if group}
+
     def _hash_index(self) -> dict[str, set[str]]:
         """content hash → memory ids, loaded once (a column scan), then kept by our own writes."""
         if self._hashes is None:

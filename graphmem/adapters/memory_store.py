@@ -17,6 +17,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 
@@ -67,15 +68,8 @@ def _utc_or_none(value: datetime | None) -> datetime | None:
 
 
 def _stored(record: MemoryRecord, *, embedded: bool) -> MemoryRecord:
-    return replace(
-        record,
-        created_at=_utc(record.created_at),
-        updated_at=_utc(record.updated_at),
-        valid_from=_utc(record.valid_from),
-        valid_to=_utc_or_none(record.valid_to),
-        expires_at=_utc_or_none(record.expires_at),
-        embedded=embedded,
-    )
+    times: dict[str, Any] = {name: _utc_or_none(getattr(record, name)) for name in _TIME_FIELDS}
+    return replace(record, **times, embedded=embedded)
 
 
 @dataclass(slots=True)
@@ -246,9 +240,15 @@ class InMemoryGraphStore:
             return {i: self._rows[i].record for i in dict.fromkeys(ids) if i in self._rows}
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
+        return self.find_by_hashes([content_hash]).get(content_hash, [])
+
+    def find_by_hashes(self, content_hashes: Collection[str]) -> dict[str, list[MemoryRecord]]:
+        wanted, found = set(content_hashes), dict[str, list[MemoryRecord]]()
         with self._open():
-            found = [row.record for row in self._rows.values() if row.record.content_hash == content_hash]
-            return sorted(found, key=lambda r: r.id)
+            for row in sorted(self._rows.values(), key=lambda r: r.record.id):
+                if row.record.content_hash in wanted:
+                    found.setdefault(row.record.content_hash, []).append(row.record)
+        return found
 
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         unknown = set(changes) - UPDATABLE - {"text"}

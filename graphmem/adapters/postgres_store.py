@@ -30,7 +30,7 @@ from graphmem.adapters.postgres_rows import (
     memory_from_row,
     memory_params,
     phrase_query,
-    vector_text,
+    vector_param,
     visibility_clause,
     words_query,
 )
@@ -122,6 +122,18 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory):
         )
         return [memory_from_row(row) for row in rows]
 
+    def find_by_hashes(self, content_hashes: Collection[str]) -> dict[str, list[MemoryRecord]]:
+        if not content_hashes:
+            return {}
+        rows = self._rows(
+            f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.content_hash = ANY(%s) ORDER BY m.id",
+            (list(set(content_hashes)),),
+        )
+        found: dict[str, list[MemoryRecord]] = {}
+        for record in map(memory_from_row, rows):
+            found.setdefault(record.content_hash, []).append(record)
+        return found
+
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         if "text" in changes:
             raise ValueError("change a memory's text with replace_text")
@@ -135,7 +147,7 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory):
         for name, value in changes.items():  # names are columns of UPDATABLE, never input
             if name == "embedding":
                 sets.append("embedding = %(embedding)s::vector")
-                params[name] = None if value is None else vector_text(value)  # type: ignore[arg-type]
+                params[name] = None if value is None else vector_param(value)  # type: ignore[arg-type]
             else:
                 sets.append(f"{name} = %({name})s")
                 params[name] = db_value(value)
@@ -251,7 +263,7 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory):
         with self.transaction():
             self._many(
                 "UPDATE memories SET embedding = %(e)s::vector WHERE id = %(id)s",
-                [{"id": i, "e": vector_text(v)} for i, v in zip(ids, vectors, strict=True)],
+                [{"id": i, "e": vector_param(v)} for i, v in zip(ids, vectors, strict=True)],
             )
 
     def clear_embeddings(self, dimension: int) -> None:
@@ -297,7 +309,7 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory):
         all with ``all_branches``), with their cosine similarity, best first."""
         if k <= 0:
             return []
-        params = {"q": vector_text(query), "k": k, "p": project, "s": sorted(statuses), "b": branch}
+        params = {"q": vector_param(query), "k": k, "p": project, "s": sorted(statuses), "b": branch}
         on_branch = "" if all_branches else "AND (branch IS NULL OR branch = %(b)s) "
         with self.transaction():
             # Filtered HNSW scans go on until k rows pass the filter (pgvector 0.8's iterative scans).
@@ -319,6 +331,6 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory):
         rows = self._rows(
             "SELECT id, 1 - (embedding <=> %s::vector) FROM memories "
             "WHERE id = ANY(%s) AND embedding IS NOT NULL",
-            (vector_text(query), list(ids)),
+            (vector_param(query), list(ids)),
         )
         return {str(i): float(s) for i, s in rows}

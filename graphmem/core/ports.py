@@ -115,6 +115,10 @@ class MemoryRecords(Protocol):
     def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None: ...
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]: ...
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]: ...
+    def find_by_hashes(self, content_hashes: Collection[str]) -> dict[str, list[MemoryRecord]]:
+        """``find_by_hash`` of many hashes in one read (an import's): each hash that some
+        memory has → those memories, by id; hashes no memory has are left out."""
+
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         """Set fields of a memory (not ``text``: see ``replace_text``); an unknown field: ValueError."""
 

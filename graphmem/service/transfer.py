@@ -215,20 +215,23 @@ class Transfer:
         new: list[tuple[MemoryRecord, list[str]]] = []
         updates: list[tuple[MemoryRecord, MemoryLine]] = []
         hashes: dict[str, str] = {}
+        fresh = [line for _, line in parsed.memories if line.id not in existing]
+        # One read for every new line's hash (a round trip per line made a remote store's import slow).
+        digests = {line.id: memory_hash(line.scope, _owner(line, project), line.text) for line in fresh}
+        held = self._store.find_by_hashes(set(digests.values()))
         for _, line in parsed.memories:
             if line.id in existing:
                 stored = existing[line.id]
                 if _stamp(line) > stored.updated_at:
                     updates.append((stored, line))
                 continue
-            owner = (project or line.project) if line.scope is Scope.PROJECT else None
-            digest = memory_hash(line.scope, owner, line.text)
+            owner = _owner(line, project)
+            digest = digests[line.id]
             # A superseded memory is history, never the same memory as a current one.
             duplicate = None
             if line.status is not Status.SUPERSEDED:
                 duplicate = hashes.get(digest) or next(
-                    (m.id for m in self._store.find_by_hash(digest) if m.status is not Status.SUPERSEDED),
-                    None,
+                    (m.id for m in held.get(digest, []) if m.status is not Status.SUPERSEDED), None
                 )
             if duplicate is not None:
                 id_map[line.id] = duplicate

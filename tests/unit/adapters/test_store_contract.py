@@ -97,6 +97,15 @@ def test_find_by_hash_returns_every_memory_with_the_hash(store: GraphStore) -> N
     assert store.find_by_hash("unknown") == []
 
 
+def test_find_by_hashes_answers_many_hashes_at_once(store: GraphStore) -> None:
+    store.add_memories(
+        [memory("b", content_hash="h"), memory("a", content_hash="h"), memory("c", content_hash="g")]
+    )
+    found = store.find_by_hashes(["h", "g", "unknown"])
+    assert {h: [r.id for r in records] for h, records in found.items()} == {"h": ["a", "b"], "g": ["c"]}
+    assert store.find_by_hashes([]) == {}
+
+
 def test_update_memory_changes_the_given_fields(store: GraphStore) -> None:
     store.add_memories([memory("m1")])
     store.find_by_hash("hash-m1")  # a cached read must not outlive the update
