@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -280,13 +280,15 @@ def run(
     data_dir: Path | None = None,
     hash_vectors: bool = False,
     store_url: str | None = None,
+    clients: Sequence[int] = (),
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Build the store and measure; returns the report as a dict.
 
     ``store_url``: a PostgreSQL database to build the store in instead of a temporary Kùzu one
     (docs/team.md). It must hold no graphmem schema: the benchmark applies it, and drops
-    graphmem's tables again at the end."""
+    graphmem's tables again at the end. ``clients``: then that many concurrent clients on the
+    built store, each count in turn (``graphmem.bench.clients``), reported under ``concurrent``."""
     from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings
 
@@ -307,7 +309,17 @@ def run(
         migrate_store(settings())
     try:
         return _measure(
-            memories, embedder, queries, cold_runs, data_dir, workdir, hash_vectors, store_url, settings, say
+            memories,
+            embedder,
+            queries,
+            cold_runs,
+            data_dir,
+            workdir,
+            hash_vectors,
+            store_url,
+            settings,
+            say,
+            clients,
         )
     finally:
         if store_url:
@@ -325,6 +337,7 @@ def _measure(
     store_url: str | None,
     settings: Callable[[], Settings],
     say: Callable[[str], None],
+    clients: Sequence[int] = (),
 ) -> dict[str, Any]:
     from graphmem.app import open_memory, store_size_mb
 
@@ -387,6 +400,17 @@ def _measure(
     finally:
         memory.close()
 
+    concurrent = None
+    if clients:
+        from graphmem.bench import clients as concurrency
+
+        concurrent = concurrency.run(
+            list(clients),
+            data_dir,
+            store_url=store_url,
+            open_memory=lambda: open_memory(settings(), embedder=embedder),
+            progress=say,
+        )
     cold_s = []
     cold_peak_kb = []
     for i in range(cold_runs):
@@ -408,7 +432,7 @@ def _measure(
         shutil.rmtree(workdir, ignore_errors=True)
     else:
         export.unlink(missing_ok=True)
-    return {
+    report: dict[str, Any] = {
         "memories": memories,
         "store": "postgresql" if store_url else "kuzu",
         "stored_vectors": "hash" if hash_vectors else "model",
@@ -427,6 +451,9 @@ def _measure(
             "cold_recall_peak": round(max(cold_peak_kb) / 1024, 1),
         },
     }
+    if concurrent is not None:
+        report["concurrent"] = concurrent
+    return report
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -450,5 +477,12 @@ def format_report(report: dict[str, Any]) -> str:
             f"RSS           {report['rss_mb']['serving_process']} MB (a process serving recalls), "
             f"{report['rss_mb']['cold_recall_peak']} MB peak (cold recall process)",
             f"store on disk {report['store_mb']} MB",
+            *_concurrent_lines(report.get("concurrent")),
         ]
     )
+
+
+def _concurrent_lines(reports: list[dict[str, Any]] | None) -> list[str]:
+    from graphmem.bench.clients import format_lines
+
+    return ["concurrent clients, recall and remember 4:1:", *format_lines(reports)] if reports else []

@@ -185,8 +185,24 @@ def phrase_bench(
     help="Build the store in this empty PostgreSQL database (postgresql://...) instead of a temporary "
     "embedded one; graphmem's tables are dropped from it at the end.",
 )
+@click.option(
+    "--clients",
+    type=click.IntRange(1, 64),
+    multiple=True,
+    metavar="N",
+    help="Then N concurrent clients recalling and remembering on the built store for 20 s "
+    "(repeat for several counts: --clients 1 --clients 4 --clients 16). PostgreSQL: N processes; "
+    "the embedded store: N threads through one process.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def scale(memories: int, queries: int, hash_vectors: bool, store_url: str | None, as_json: bool) -> None:
+def scale(
+    memories: int,
+    queries: int,
+    hash_vectors: bool,
+    store_url: str | None,
+    clients: tuple[int, ...],
+    as_json: bool,
+) -> None:
     """Speed and memory at scale: remember, bulk import, recall, cold start, RSS, disk.
 
     Builds a temporary store of N synthetic developer memories through import,
@@ -201,6 +217,8 @@ def scale(memories: int, queries: int, hash_vectors: bool, store_url: str | None
         ...
         $ graphmem bench scale --memories 1000000 --hash-vectors --json
         $ graphmem bench scale --memories 10000 --store postgresql://bench@db.internal/scratch
+        $ graphmem bench scale --memories 100000 --hash-vectors --clients 1 --clients 4 --clients 16 \\
+            --store postgresql://bench@db.internal/scratch
     """
     from graphmem.adapters.embedders import make_embedder
     from graphmem.bench.scale import format_report, run
@@ -213,6 +231,7 @@ def scale(memories: int, queries: int, hash_vectors: bool, store_url: str | None
         queries=queries,
         hash_vectors=hash_vectors,
         store_url=store_url,
+        clients=clients,
         progress=lambda m: click.echo(f"  {m}", err=True),
     )
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))

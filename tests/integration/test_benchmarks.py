@@ -12,8 +12,10 @@ from support.postgres import PostgresServer
 from graphmem.adapters import vector_index
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
 from graphmem.adapters.postgres_migrate import migrate
-from graphmem.bench import locomo, scale
+from graphmem.app import open_memory
+from graphmem.bench import clients, locomo, scale
 from graphmem.errors import InvalidInputError
+from graphmem.settings import load_settings
 
 
 def _qa(question: str, answer: str, evidence: list[str], category: int) -> dict[str, object]:
@@ -117,3 +119,32 @@ def test_scale_on_postgresql_builds_the_store_there_and_leaves_no_table_behind(
     with pytest.raises(InvalidInputError, match="empty database"):
         migrate(url)
         scale.run(200, real_embedder, queries=10, cold_runs=1, hash_vectors=True, store_url=url)
+
+
+@pytest.mark.integration
+def test_concurrent_clients_on_postgresql_are_processes_whose_every_write_is_kept(
+    real_embedder: OnnxEmbedder, postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    url = postgres_server.new_database()
+    migrate(url)
+    settings = load_settings(data_dir=tmp_path / "data", store={"url": url})
+    memory = open_memory(settings, embedder=real_embedder)
+    memory.remember("The payments service retries with exponential backoff", category="fact")
+    memory.close()
+
+    [report] = clients.run(
+        [2],
+        tmp_path / "data",
+        store_url=url,
+        open_memory=lambda: pytest.fail("no process opens it"),
+        seconds=1,
+    )
+
+    assert (report["clients"], report["mode"], report["errors"]) == (2, "processes", 0)
+    assert report["recall_ms"]["calls"] > 0 and report["remember_ms"]["calls"] > 0
+    with psycopg.connect(url) as conn:
+        writers = conn.execute(
+            "SELECT DISTINCT split_part(text, ' note ', 1) FROM memories "
+            "WHERE text LIKE 'Client %' ORDER BY 1"
+        ).fetchall()
+    assert writers == [("Client 0",), ("Client 1",)]
