@@ -158,6 +158,13 @@ class PostgresConnection:
         try:
             yield
         except pg_errors.UniqueViolation as exc:
+            if exc.diag.constraint_name == "memories_pkey":  # row-level security hid the holder
+                taken = (exc.diag.message_detail or "").partition("=(")[2].partition(")")[0]
+                raise StoreError(
+                    f"Memory id {taken or '?'} is taken by a memory you cannot see (another person's "
+                    'global memory, docs/team.md "Scopes") or by one stored at the same moment: '
+                    "nothing of this call was kept."
+                ) from None
             raise StoreError(f"Already stored: {_first_line(exc)}.") from None
         except pg_errors.ReadOnlySqlTransaction:
             raise StoreError(

@@ -3,7 +3,8 @@
 Part of ``PostgresGraphStore`` (``postgres_store.py``): the ``MemoryHistory`` port over table
 ``memory_events`` (``before`` and ``after`` as ``jsonb``, ``seq`` a sequence that orders the
 events of one instant; no foreign key, so that the history of a deleted memory stays
-readable) and the expiry queries of ``MemoryRecords`` on the indexed ``expires_at``.
+readable; ``owner`` keeps the history of a user's global memory theirs, see
+``postgres_schema.py``, schema 6) and the expiry queries of ``MemoryRecords`` on the indexed ``expires_at``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import MemoryRecord, Status
 
 _FIELDS = "id, memory_id, at, kind, actor, reason, before, after, other_id, rule, undoes, undone_by"
+# An event about a global memory that has an owner (schema 6) is seen by that owner alone, like
+# the memory: the owner of the memory, or of the other memory it names.
+_PRIVATE_TO = (
+    "coalesce((SELECT m.owner FROM memories m WHERE m.id = %(memory_id)s AND m.scope = 'global'), "
+    "(SELECT m.owner FROM memories m WHERE m.id = %(other_id)s AND m.scope = 'global'))"
+)
 _CURRENT = sorted(s.value for s in (Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED))
 
 
@@ -66,8 +73,9 @@ class PostgresHistory(PostgresConnection):
         with self.transaction():
             self._many(
                 "INSERT INTO memory_events (id, memory_id, other_id, at, kind, actor, rule, reason, before, "
-                "after, undoes, undone_by) VALUES (%(id)s, %(memory_id)s, %(other_id)s, %(at)s, %(kind)s, "
-                "%(actor)s, %(rule)s, %(reason)s, %(before)s, %(after)s, %(undoes)s, %(undone_by)s)",
+                "after, undoes, undone_by, owner) VALUES (%(id)s, %(memory_id)s, %(other_id)s, %(at)s, "
+                "%(kind)s, %(actor)s, %(rule)s, %(reason)s, %(before)s, %(after)s, %(undoes)s, "
+                f"%(undone_by)s, {_PRIVATE_TO})",
                 rows,
             )
 

@@ -22,6 +22,11 @@ from dataclasses import dataclass
 SCHEMA_LOCK_KEY = 0x6772_6D65  # "grme"
 
 
+# Who sees a memory (schema 6): everyone sees project memories and the global ones from before
+# schema 6 (no owner); a global memory written since, only the role that wrote it.
+SEEN = "scope <> 'global' OR owner IS NULL OR owner = current_user::text"
+
+
 @dataclass(frozen=True, slots=True)
 class Migration:
     version: int
@@ -270,6 +275,49 @@ CREATE INDEX agent_claims_session ON agent_claims (session);
         down="""
 DROP TABLE agent_claims;
 DROP TABLE agent_sessions;
+""",
+    ),
+    Migration(
+        6,
+        "global memories belong to the role that wrote them (row-level security)",
+        # Memories from before keep owner NULL: team-global, seen by everyone as they were.
+        # The owner role and superusers bypass the policies (they administer the store).
+        up=f"""
+ALTER TABLE memories ADD COLUMN owner text;
+ALTER TABLE memories ALTER COLUMN owner SET DEFAULT current_user;
+CREATE INDEX memories_owner ON memories (owner) WHERE scope = 'global';
+ALTER TABLE memory_events ADD COLUMN owner text;
+ALTER TABLE memories ENABLE ROW LEVEL SECURITY;
+CREATE POLICY graphmem_seen ON memories USING ({SEEN});
+CREATE POLICY graphmem_written_by_self ON memories AS RESTRICTIVE FOR INSERT
+    WITH CHECK (owner = current_user::text);
+ALTER TABLE memory_events ENABLE ROW LEVEL SECURITY;
+CREATE POLICY graphmem_seen ON memory_events USING (owner IS NULL OR owner = current_user::text);
+ALTER TABLE about ENABLE ROW LEVEL SECURITY;
+CREATE POLICY graphmem_seen ON about USING (EXISTS (SELECT FROM memories m WHERE m.id = about.memory_id));
+ALTER TABLE links ENABLE ROW LEVEL SECURITY;
+CREATE POLICY graphmem_seen ON links USING (EXISTS (SELECT FROM memories m WHERE m.id = links.source)
+    AND EXISTS (SELECT FROM memories m WHERE m.id = links.target));
+ALTER TABLE next_links ENABLE ROW LEVEL SECURITY;
+CREATE POLICY graphmem_seen ON next_links
+    USING (EXISTS (SELECT FROM memories m WHERE m.id = next_links.source)
+    AND EXISTS (SELECT FROM memories m WHERE m.id = next_links.target));
+""",
+        down="""
+DROP POLICY graphmem_seen ON next_links;
+ALTER TABLE next_links DISABLE ROW LEVEL SECURITY;
+DROP POLICY graphmem_seen ON links;
+ALTER TABLE links DISABLE ROW LEVEL SECURITY;
+DROP POLICY graphmem_seen ON about;
+ALTER TABLE about DISABLE ROW LEVEL SECURITY;
+DROP POLICY graphmem_seen ON memory_events;
+ALTER TABLE memory_events DISABLE ROW LEVEL SECURITY;
+DROP POLICY graphmem_written_by_self ON memories;
+DROP POLICY graphmem_seen ON memories;
+ALTER TABLE memories DISABLE ROW LEVEL SECURITY;
+ALTER TABLE memory_events DROP COLUMN owner;
+DROP INDEX memories_owner;
+ALTER TABLE memories DROP COLUMN owner;
 """,
     ),
 )

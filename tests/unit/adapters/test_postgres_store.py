@@ -15,7 +15,7 @@ from support.stores import postgres_url
 
 from graphmem.adapters.postgres_migrate import SCHEMA_VERSION, migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.core.models import Entity, EntityKind, Link, LinkKind, Status
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, Scope, Status
 from graphmem.core.ports import Visibility
 from graphmem.errors import InvalidInputError, StoreError, StoreMismatchError
 
@@ -137,7 +137,9 @@ def test_a_read_only_role_reads_and_is_told_it_may_not_write(
 ) -> None:
     writer = PostgresGraphStore(url, dimension=DIM)
     request.addfinalizer(writer.close)
-    writer.add_memories([memory("a", "the release train leaves on monday")])
+    # A project memory: a global one would be the writer's own (schema 6, test_team_scopes.py).
+    train = memory("a", "the release train leaves on monday", scope=Scope.PROJECT, project="/p")
+    writer.add_memories([train])
     with psycopg.connect(url, autocommit=True) as conn:
         # The read-only role of docs/team.md.
         conn.execute("CREATE ROLE graphmem_reader NOLOGIN")
@@ -146,7 +148,7 @@ def test_a_read_only_role_reads_and_is_told_it_may_not_write(
         conn.execute("CREATE ROLE bot LOGIN IN ROLE graphmem_reader")
     reader = PostgresGraphStore(url.replace("postgres@", "bot@"), dimension=DIM)
     request.addfinalizer(reader.close)
-    assert [i for i, _ in reader.search_text("release", EVERYONE, 5)] == ["a"]
+    assert [i for i, _ in reader.search_text("release", Visibility("/p"), 5)] == ["a"]
     with pytest.raises(StoreError, match="may not"):
         reader.add_memories([memory("b")])
     assert sum(writer.count_memories().values()) == 1

@@ -1,0 +1,210 @@
+"""Scopes on a team's PostgreSQL store (docs/team.md, "Scopes"): a global memory is its
+writer's alone, a project memory everyone's. Two people, each logged in as their own role,
+use one database through the whole service: nothing of one's global memories reaches the
+other through any read path, nor can the other change it; the database itself refuses a
+hand-written query (row-level security)."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+from support.postgres import PostgresServer
+from support.stores import postgres_url
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.postgres_migrate import migrate
+from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.app import open_memory
+from graphmem.errors import NotFoundError, StoreError
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+pytestmark = pytest.mark.integration
+
+DIMENSION = 256
+PROJECT = "/src/shop"
+PRIVATE = "Alice keeps her dotfiles in a bare repository called cfgvault"
+SHARED = "The shop's cfgvault service signs every release artifact"
+
+
+def writer_role(admin_url: str, name: str) -> str:
+    """A login role with the writer grants of docs/team.md; its URL."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {name} LOGIN")
+        conn.execute(f"GRANT USAGE ON SCHEMA public TO {name}")
+        conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {name}")
+        conn.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {name}")
+    return admin_url.replace("postgres@", f"{name}@")
+
+
+def on_postgres(url: str, data_dir: Path) -> MemoryService:
+    return open_memory(load_settings(data_dir=data_dir, store={"url": url}), embedder=HashEmbedder(DIMENSION))
+
+
+@dataclass
+class Team:
+    admin_url: str
+    alice_url: str
+    bob_url: str
+    alice: MemoryService
+    bob: MemoryService
+
+
+def _roles(admin_url: str) -> tuple[str, str]:
+    PostgresGraphStore(admin_url, dimension=DIMENSION).close()  # the owner sizes the vector column
+    database = admin_url.rsplit("/", 1)[1]  # roles are the cluster's: one pair per database
+    return writer_role(admin_url, f"alice_{database}"), writer_role(admin_url, f"bob_{database}")
+
+
+@pytest.fixture
+def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
+    admin_url = postgres_url(request)
+    alice_url, bob_url = _roles(admin_url)
+    alice = on_postgres(alice_url, tmp_path / "alice")
+    bob = on_postgres(bob_url, tmp_path / "bob")
+    yield Team(admin_url, alice_url, bob_url, alice, bob)
+    alice.close()
+    bob.close()
+
+
+def exported(memory: MemoryService) -> str:
+    out = io.StringIO()
+    memory.export(out, project=None)
+    return out.getvalue()
+
+
+def test_a_global_memory_is_seen_by_its_writer_and_no_one_else(team: Team) -> None:
+    mine = team.alice.remember(PRIVATE, category="preference", scope="global").memory
+    shared = team.alice.remember(SHARED, category="fact", scope="project", project=PROJECT).memory
+    team.alice.embed_pending()
+    team.bob.embed_pending()
+
+    def ids(memory: MemoryService) -> set[str]:
+        return {hit.memory.id for hit in memory.recall("cfgvault bare repository", project=PROJECT).hits}
+
+    assert ids(team.alice) == {mine.id, shared.id}
+    assert ids(team.bob) == {shared.id}
+    assert {m.id for m in team.bob.list(project=PROJECT)} == {shared.id}
+    assert {m.id for m in team.bob.list(project=None)} == set()
+    assert team.bob.stats().total == 1 and team.alice.stats().total == 2
+    context = team.bob.get_context("cfgvault", project=PROJECT, max_tokens=2000)
+    seen = {item.hit.memory.id for items in context.groups.values() for item in items}
+    assert seen == {shared.id}
+    boot = team.bob.boot_context(project=PROJECT)
+    assert PRIVATE not in json.dumps(boot, default=str)
+    bob_export = exported(team.bob)
+    assert PRIVATE not in bob_export and mine.id not in bob_export and shared.id in bob_export
+    assert PRIVATE in exported(team.alice)
+
+
+def test_nothing_of_a_private_memory_reaches_another_through_its_links_or_history(team: Team) -> None:
+    shared = team.alice.remember(SHARED, category="fact", scope="project", project=PROJECT).memory
+    mine = team.alice.remember(PRIVATE, category="preference", scope="global").memory
+    team.alice.link(shared.id, mine.id, "related")
+    team.alice.edit(mine.id, text=PRIVATE + " on her laptop")
+    team.alice.embed_pending()
+    team.bob.embed_pending()
+    with pytest.raises(NotFoundError):
+        team.bob.show(mine.id)
+    with pytest.raises(NotFoundError):
+        team.bob.history(mine.id)
+    assert [link.target for link in team.bob.show(shared.id).links] == []
+    assert mine.id in {link.target for link in team.alice.show(shared.id).links}
+    hits = team.bob.recall("signs every release artifact", project=PROJECT).hits
+    assert [hit.memory.id for hit in hits] == [shared.id]  # the graph walk stops at what Bob may see
+    assert mine.id not in exported(team.bob)
+
+
+def test_another_user_cannot_change_a_private_memory(team: Team) -> None:
+    mine = team.alice.remember(PRIVATE, category="preference", scope="global").memory
+    theirs = team.bob.remember(SHARED, category="fact", scope="project", project=PROJECT).memory
+    before = exported(team.alice)
+    for change in (
+        lambda: team.bob.edit(mine.id, text="Bob was here"),
+        lambda: team.bob.archive(mine.id),
+        lambda: team.bob.delete(mine.id),
+        lambda: team.bob.remember("Dotfiles live in chezmoi now", category="preference", supersedes=mine.id),
+        lambda: team.bob.link(mine.id, theirs.id, "related"),
+    ):
+        with pytest.raises(NotFoundError, match=mine.id):
+            change()
+    assert exported(team.alice).splitlines()[1:] == before.splitlines()[1:]  # the header has a time
+
+
+def test_a_project_memory_is_everyones_to_read_and_change(team: Team) -> None:
+    shared = team.alice.remember(SHARED, category="fact", scope="project", project=PROJECT).memory
+    team.bob.edit(shared.id, text=SHARED + " with sigstore")
+    assert team.alice.show(shared.id).memory.text.endswith("with sigstore")
+    assert [e.kind.value for e in team.alice.history(shared.id)][:1] == ["edit"]
+
+
+def test_an_import_belongs_to_the_user_who_imports_it(team: Team, tmp_path: Path) -> None:
+    team.alice.remember(PRIVATE, category="preference", scope="global")
+    text = exported(team.alice)
+    with psycopg.connect(team.admin_url, autocommit=True) as conn:
+        conn.execute("DELETE FROM memories")
+    summary = team.bob.import_text(text)
+    assert summary.memories_added == 1
+    assert [m.text for m in team.bob.list(project=None)] == [PRIVATE]
+    assert team.alice.list(project=None) == []
+
+
+def test_the_database_itself_hides_a_private_memory_from_a_hand_written_query(team: Team) -> None:
+    team.alice.remember(PRIVATE, category="preference", scope="global")
+    team.alice.remember(SHARED, category="fact", scope="project", project=PROJECT)
+    with psycopg.connect(team.bob_url) as conn:
+        assert [r[0] for r in conn.execute("SELECT text FROM memories").fetchall()] == [SHARED]
+        events = conn.execute("SELECT count(*) FROM memory_events WHERE after::text LIKE '%dotfiles%'")
+        assert events.fetchone() == (0,)
+        assert conn.execute("UPDATE memories SET text = 'x' WHERE scope = 'global'").rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(
+                "INSERT INTO memories (id, text, category, scope, created_at, updated_at, valid_from, "
+                "status, content_hash, source, trust, terms, owner) VALUES ('mem_x', 'x', 'fact', "
+                "'global', now(), now(), now(), 'active', 'h', 'user', 'normal', '', %s)",
+                (team.alice_url.split("//")[1].split("@")[0],),
+            )
+
+
+def test_global_memories_from_before_the_migration_stay_everyones(
+    postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    url = postgres_server.new_database()
+    migrate(url, target=5)
+    before = on_postgres_at_five(url)
+    migrate(url)
+    _, bob_url = _roles(url)
+    bob = on_postgres(bob_url, tmp_path / "bob")
+    try:
+        assert [m.text for m in bob.list(project=None)] == [before]
+        bob.remember(PRIVATE, category="preference", scope="global")
+        with pytest.raises(StoreError, match="may not"):
+            migrate(bob_url, target=5)  # rolling back is the owner's, never a writer's
+    finally:
+        bob.close()
+
+
+def on_postgres_at_five(url: str) -> str:
+    """A global memory written before schema 6, with plain SQL (this graphmem needs 6)."""
+    text = "Team-wide: every service logs in JSON"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO memories (id, text, category, scope, created_at, updated_at, valid_from, status, "
+            "content_hash, source, trust, terms) VALUES ('mem_0123456789abcdef', %s, 'directive', 'global', "
+            "now(), now(), now(), 'active', 'h', 'user', 'normal', '')",
+            (text,),
+        )
+    return text
+
+
+def test_importing_an_id_another_user_holds_is_refused_and_keeps_nothing(team: Team) -> None:
+    team.alice.remember(PRIVATE, category="preference", scope="global")
+    with pytest.raises(StoreError, match="taken by a memory you cannot see"):
+        team.bob.import_text(exported(team.alice))
+    assert team.bob.list(project=None) == []
