@@ -85,6 +85,9 @@ class HnswVectorIndex:
         self._row: dict[str, int] = {}  # live memory id -> row
         self._projects: dict[str, int] = {}
         self._statuses: dict[str, int] = {}
+        # Visibility masks by (rows, statuses, places), until the codes change: a recall
+        # asks the same one as the recall before (0.6 ms each at 100,000 rows).
+        self._masks: dict[tuple[int, tuple[int, ...], tuple[int, ...]], npt.NDArray[np.bool_]] = {}
         # The graph (usearch keys are rows) and which rows it holds.
         self._graph: Any = None
         self._in_graph = np.zeros(0, np.bool_)
@@ -135,6 +138,7 @@ class HnswVectorIndex:
             self.changed = True
 
     def _reset(self) -> None:
+        self._masks.clear()
         self._ids, self._row = [], {}
         self._slot = np.zeros(0, np.int64)
         self._project_codes = np.zeros(0, np.int32)
@@ -168,6 +172,7 @@ class HnswVectorIndex:
                     self._tail_size += 1
                 self._project_codes[row] = self._project_code(project)
                 self._status_codes[row] = self._status_code(status)
+            self._masks.clear()
             self.changed = True
 
     def _grow_rows(self, size: int) -> None:
@@ -200,6 +205,7 @@ class HnswVectorIndex:
 
     def _kill(self, row: int) -> None:
         self._status_codes[row] = _DEAD
+        self._masks.clear()
         if self._in_graph[row]:
             self._graph_dead += 1
 
@@ -208,6 +214,7 @@ class HnswVectorIndex:
             row = self._row.get(memory_id)
             if row is not None:
                 self._status_codes[row] = self._status_code(status)
+                self._masks.clear()
                 self.changed = True
 
     def remove(self, memory_id: str) -> None:
@@ -299,7 +306,7 @@ class HnswVectorIndex:
             sims = 1.0 - np.asarray(matches.distances, np.float32)
             kept = visible[keys]
             if int(np.count_nonzero(kept)) >= min(k, shown) or want >= self._graph_rows:
-                return [(int(r), float(s)) for r, s in zip(keys[kept], sims[kept], strict=True)][:k]
+                return list(zip(keys[kept][:k].tolist(), sims[kept][:k].tolist(), strict=True))
             want = min(self._graph_rows, want * 4)
 
     def _places(self, project: str | None, branch: str | None, all_branches: bool) -> list[int]:
@@ -312,7 +319,18 @@ class HnswVectorIndex:
         return [self._projects[key] for key in wanted if key is not None and key in self._projects]
 
     def _visible(self, n: int, statuses: Collection[str], places: list[int]) -> npt.NDArray[np.bool_]:
-        codes = [self._statuses[s] for s in statuses if s in self._statuses]
+        """Which of the first ``n`` rows a search shows (read only: the mask is shared)."""
+        codes = sorted(self._statuses[s] for s in statuses if s in self._statuses)
+        key = (n, tuple(codes), tuple(sorted(places)))
+        cached = self._masks.get(key)
+        if cached is None:
+            if len(self._masks) >= 16:
+                self._masks.clear()
+            cached = self._masks[key] = self._mask(n, codes, places)
+            cached.flags.writeable = False
+        return cached
+
+    def _mask(self, n: int, codes: list[int], places: list[int]) -> npt.NDArray[np.bool_]:
         visible: npt.NDArray[np.bool_] = np.isin(self._status_codes[:n], codes)
         projects = self._project_codes[:n]
         if not places:
@@ -475,4 +493,5 @@ def _top(rows: npt.NDArray[np.int64], sims: npt.NDArray[Any], k: int) -> list[tu
         return []
     top = np.argpartition(-sims, k - 1)[:k]
     top = top[np.argsort(-sims[top])]
-    return [(int(rows[i]), float(sims[i])) for i in top if np.isfinite(sims[i])]
+    top = top[np.isfinite(sims[top])]
+    return list(zip(rows[top].tolist(), sims[top].tolist(), strict=True))

@@ -11,7 +11,7 @@ import itertools
 import logging
 import math
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -188,46 +188,51 @@ class Recaller:
         if plan.fusion == "rrf":
             fused = weighted_rrf(rankings, plan.weights, k=plan.rrf_k)
             best = sum(w / (plan.rrf_k + 1) for w in plan.weights.values()) or 1.0
-            scored = [(f.id, f.score / best, list(f.channels)) for f in fused]
+            scored = [(f.id, f.score / best) for f in fused]
+            channels_of = {f.id: list(f.channels) for f in fused}.__getitem__
             paths: dict[str, tuple[str, ...]] = {}
             similarities = self._similarities(query_vector, [f.id for f in fused[: depth * 2]])
         else:
-            scored, paths, similarities = self._convex(rankings, query_vector, plan)
+            scored, channels_of, paths, similarities = self._convex(rankings, query_vector, plan)
 
         if exact:  # the sentence the user half-remembers: evidence enough, level with the best
-            level = max((s for _, s, _ in scored), default=0.0)
-            scored = [(i, level if i in exact else s, c) for i, s, c in scored]
+            level = max((s for _, s in scored), default=0.0)
+            scored = [(i, level if i in exact else s) for i, s in scored]
             scored.sort(key=lambda candidate: candidate[0] not in exact)
-        first = {item: n for n, item in enumerate(i for i, _, _ in scored if i in exact)}
-        records: dict[str, MemoryRecord] = {}
-        evidence = {item: channels for item, _, channels in scored}
+        first = {item: n for n, item in enumerate(i for i, _ in scored if i in exact)}
+        candidates = {item for item, _ in scored}
 
         def relevant(item: str) -> bool:
             return item in first or (
-                item in evidence and _relevant(evidence[item], similarities.get(item), plan)
+                item in candidates and _relevant(channels_of(item), similarities.get(item), plan)
             )
 
-        hits: list[Hit] = []
-        chunk = query.limit + 5  # most candidates above the floor are visible
-        # Below the floor: nothing rather than noise. A graph hit rides on its source.
-        above = [
-            (item, score, channels)
-            for item, score, channels in scored
+        # Below the floor: nothing rather than noise. A graph hit rides on its source. Read
+        # as far as the walk below goes, not further: it mostly stops within a few chunks.
+        above = (
+            (item, score)
+            for item, score in scored
             if relevant(item) or ((path := paths.get(item)) is not None and relevant(path[0]))
-        ]
+        )
+        hits: list[Hit] = []
+        records: dict[str, MemoryRecord | None] = {}
+        chunk = query.limit + 5  # most candidates above the floor are visible
+        window: list[tuple[str, float]] = []
         # Status and source weights are at most 1: once ``limit`` hits are kept, a candidate
         # whose unweighted score is below the last of them cannot enter, and the walk stops.
-        for position, (item, score, channels) in enumerate(above):
+        while window or (window := list(itertools.islice(above, chunk))):
+            item, score = window.pop(0)
             if len(hits) >= query.limit and round(score, 4) < hits[query.limit - 1].score:
                 break
-            if item not in records:  # fetch records a chunk at a time, only as far as needed
-                batch = [i for i, _, _ in above[position : position + chunk]]
-                records.update(self._store.get_memories(batch))
-            record = records.get(item)
+            if item not in records:  # the records of a chunk at a time
+                batch = [item, *(other for other, _ in window)]
+                fetched = self._store.get_memories(batch)
+                records.update({other: fetched.get(other) for other in batch})
+            record = records[item]
             if record is None or not _visible(record, visibility):
                 continue
             weight = STATUS_WEIGHT.get(record.status, 1.0) * source_prior(plan.source_priors, record.source)
-            hits.append(Hit(record, round(score * weight, 4), tuple(channels), paths.get(item, ())))
+            hits.append(Hit(record, round(score * weight, 4), tuple(channels_of(item)), paths.get(item, ())))
             hits.sort(key=lambda h: (-h.score, first.get(h.memory.id, len(first)), h.memory.id))
         hits = self._explained(hits[: query.limit], entity_steps)
         took = (time.perf_counter() - started) * 1000
@@ -251,8 +256,15 @@ class Recaller:
         rankings: Mapping[str, Sequence[tuple[str, float]]],
         query_vector: Vector | None,
         plan: Plan,
-    ) -> tuple[list[tuple[str, float, list[ChannelRank]]], dict[str, tuple[str, ...]], dict[str, float]]:
-        """Convex fusion of the channels, then spreading over the memory graph."""
+    ) -> tuple[
+        list[tuple[str, float]],
+        Callable[[str], list[ChannelRank]],
+        dict[str, tuple[str, ...]],
+        dict[str, float],
+    ]:
+        """Convex fusion of the channels, then spreading over the memory graph: the candidates
+        best first with their scores, and how to name the channels that found one (asked of
+        the few the walk reaches, not of all of them)."""
         lexical = dict(rankings.get(LEXICAL, ()))
         entity = dict(rankings.get(ENTITY, ()))
         candidates = {*lexical, *entity, *(i for i, _ in rankings.get(SEMANTIC, ()))}
@@ -290,8 +302,8 @@ class Recaller:
         graph_rank = {item: r for r, item in enumerate(sorted(gains, key=lambda i: (-gains[i].gain, i)), 1)}
         top = sum(plan.weights.get(c, 0.0) for c in (LEXICAL, SEMANTIC, ENTITY)) or 1.0
         channel_scores = {channel: dict(ranking) for channel, ranking in rankings.items()}
-        scored = []
-        for item in ordered:
+
+        def channels_of(item: str) -> list[ChannelRank]:
             channels = [
                 ChannelRank(channel, ranks[channel][item], channel_scores[channel].get(item, 0.0))
                 for channel in rankings
@@ -299,8 +311,10 @@ class Recaller:
             ]
             if item in gains:
                 channels.append(ChannelRank(GRAPH, graph_rank[item], gains[item].gain))
-            scored.append((item, min(1.0, totals[item] / top), channels))
-        return scored, paths, cosines
+            return channels
+
+        scored = [(item, min(1.0, totals[item] / top)) for item in ordered]
+        return scored, channels_of, paths, cosines
 
     # -- channels ---------------------------------------------------------------
 
