@@ -89,12 +89,15 @@ def lexemes(text: str) -> str:
     return " ".join(f"'{lexeme}':{','.join(map(str, at))}" for lexeme, at in positions.items())
 
 
-def words_query(query: str) -> str | None:
-    """Any word of ``query`` (stopwords dropped, stemmed), as a ``tsquery``; None when none is left."""
-    asked = dict.fromkeys(
-        lexeme for w in words(fold(query)) if w not in STOPWORDS and (lexeme := _lexeme(stem(w))) is not None
+def query_lexemes(query: str) -> list[str]:
+    """The words of ``query`` as the index holds them (stopwords dropped, stemmed), each once."""
+    return list(
+        dict.fromkeys(
+            lexeme
+            for w in words(fold(query))
+            if w not in STOPWORDS and (lexeme := _lexeme(stem(w))) is not None
+        )
     )
-    return " | ".join(f"'{lexeme}'" for lexeme in asked) or None
 
 
 def phrase_query(query: str, phrase: str | None) -> str | None:

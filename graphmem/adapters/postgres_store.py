@@ -29,22 +29,21 @@ from graphmem.adapters.postgres_rows import (
     lexemes,
     memory_from_row,
     memory_params,
-    phrase_query,
     vector_param,
     visibility_clause,
-    words_query,
 )
 from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
+from graphmem.adapters.postgres_text import PostgresTextSearch
 from graphmem.core.branches import place
-from graphmem.core.models import Category, Entity, MemoryRecord, Scope
-from graphmem.core.ports import StoredVectors, TextHits, TextMatch, Vector, Visibility
+from graphmem.core.models import Entity, MemoryRecord
+from graphmem.core.ports import StoredVectors, Vector, Visibility
 from graphmem.errors import StoreMismatchError
 
 # The HNSW graph's candidate list is at least this long (pgvector's default ef_search).
 EF_SEARCH_MIN = 40
 
 
-class PostgresGraphStore(PostgresGraph, PostgresHistory):
+class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
     """A graphmem store in a PostgreSQL database (its schema applied by ``graphmem migrate``)."""
 
     def __init__(
@@ -211,43 +210,6 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory):
             (session,),
         )
         return str(rows[0][0]) if rows else None
-
-    # -- full-text search ---------------------------------------------------------------------
-
-    def search_text(
-        self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
-    ) -> TextHits:
-        asked, whole = words_query(query), phrase_query(query, phrase)
-        if not (asked or whole) or limit <= 0:
-            return TextHits()
-        where, params = visibility_clause(visibility)
-        either = " | ".join(part for part in (asked, f"({whole})" if whole else None) if part)
-        params.update(either=either, words=asked, whole=whole, limit=limit)
-        rows = self._rows(
-            "SELECT id, exact, CASE WHEN rank > 0 THEN rank ELSE 1.0 END FROM ("
-            "SELECT m.id, coalesce(m.terms @@ %(whole)s::tsquery, false) AS exact, "
-            "coalesce(ts_rank(m.terms, %(words)s::tsquery), 0) AS rank "
-            f"FROM memories m WHERE m.terms @@ %(either)s::tsquery AND {where}) hits "
-            "ORDER BY exact DESC, rank DESC, id LIMIT %(limit)s",
-            params,
-        )
-        return TextHits(
-            ((str(i), float(score)) for i, _, score in rows), (str(i) for i, exact, _ in rows if exact)
-        )
-
-    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
-        asked = words_query(query)
-        if not asked or limit <= 0:
-            return []
-        where, params = visibility_clause(visibility)
-        params.update(words=asked, limit=limit)
-        rows = self._rows(
-            "SELECT m.id, m.text, m.category, m.scope, m.project, m.branch FROM memories m "
-            f"WHERE m.terms @@ %(words)s::tsquery AND {where} "
-            "ORDER BY ts_rank(m.terms, %(words)s::tsquery) DESC, m.id LIMIT %(limit)s",
-            params,
-        )
-        return [TextMatch(str(i), str(t), Category(c), Scope(s), p, b) for i, t, c, s, p, b in rows]
 
     # -- vectors ------------------------------------------------------------------------------
 

@@ -116,12 +116,15 @@ def run(
     conversations: int | None = None,
     distractors: Path | None = None,
     history: int = DISTRACTOR_HISTORY,
+    store_url: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Run the benchmark for each plan on the same stores; one report per plan.
 
     ``distractors``: a repository bootstrapped (``history`` commits) into every
-    conversation's store before the questions.
+    conversation's store before the questions. ``store_url``: each conversation's store is
+    this empty PostgreSQL database instead of a temporary Kùzu one (the schema is applied
+    for it and dropped after it).
     """
     chosen = [p if isinstance(p, Plan) else get_plan(p) for p in plans]
     data = load(data_path)[:conversations]
@@ -130,6 +133,8 @@ def run(
             f"{distractors} is not a git repository: give the root of a clone "
             "(git clone REPO.bundle /tmp/repo)."
         )
+    if store_url and distractors is not None:
+        raise InvalidInputError("--distractors copies an embedded store: run it without --store.")
     with tempfile.TemporaryDirectory(prefix="graphmem-locomo-") as scratch:
         template: Path | None = None
         added: dict[str, Any] | None = None
@@ -138,7 +143,7 @@ def run(
             added = _bootstrap_template(distractors.resolve(), template, embedder, history)
             if progress is not None:
                 progress(f"bootstrap of {distractors} ({added['memories']} memories)")
-        reports = _run(data, chosen, embedder, Path(scratch), template, added, progress)
+        reports = _run(data, chosen, embedder, Path(scratch), template, added, progress, store_url)
     return reports
 
 
@@ -174,9 +179,19 @@ def _run(
     template: Path | None,
     added: dict[str, Any] | None,
     progress: Callable[[str], None] | None,
+    store_url: str | None = None,
 ) -> list[dict[str, Any]]:
-    from graphmem.app import open_memory
-    from graphmem.settings import load_settings
+    from graphmem.app import migrate_store, open_memory, store_schema
+    from graphmem.settings import Settings, load_settings
+
+    def settings(store_dir: Path) -> Settings:
+        return load_settings(data_dir=store_dir, store={"url": store_url} if store_url else None)
+
+    if store_url and store_schema(settings(scratch))[1]:
+        raise InvalidInputError(
+            "The --store database holds a graphmem schema already: point bench locomo at an empty "
+            "database (it applies the schema for each conversation and drops it after)."
+        )
 
     project = added["project"] if added is not None else None
     scores = {p.name: Scores() for p in chosen}
@@ -185,8 +200,10 @@ def _run(
         store_dir = scratch / f"conversation-{number}"
         if template is not None:
             shutil.copytree(template, store_dir)  # a closed store copies as files
+        if store_url:
+            migrate_store(settings(store_dir))
         try:
-            memory = open_memory(load_settings(data_dir=store_dir), embedder=embedder)
+            memory = open_memory(settings(store_dir), embedder=embedder)
             try:
                 memory_of: dict[str, str] = {}
                 for dia_id, session, text, when in turns(conversation):
@@ -202,7 +219,7 @@ def _run(
                 # written more than 30 s before a question: scores no longer depend on when
                 # its background commit happened to run, and every run gives the same figures.
                 memory.close()
-                memory = open_memory(load_settings(data_dir=store_dir), embedder=embedder)
+                memory = open_memory(settings(store_dir), embedder=embedder)
                 for qa in conversation["qa"]:
                     evidence = {e for e in qa.get("evidence", []) if e in memory_of}
                     if not evidence:
@@ -220,6 +237,8 @@ def _run(
                 memory.close()
         finally:
             shutil.rmtree(store_dir, ignore_errors=True)
+            if store_url:
+                migrate_store(settings(store_dir), 0)
         if progress is not None:
             progress(str(conversation.get("sample_id", "?")))
     return [_report(plan.name, len(data), scores[plan.name], latencies[plan.name], added) for plan in chosen]

@@ -50,6 +50,14 @@ def bench() -> None:
     show_default=True,
     help="Commits of the --distractors repository to bootstrap.",
 )
+@click.option(
+    "--store",
+    "store_url",
+    default=None,
+    metavar="URL",
+    help="Put each conversation in this empty PostgreSQL database (postgresql://...) instead of a "
+    "temporary embedded store; graphmem's tables are dropped from it after each.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
 def locomo(
     data_path: Path,
@@ -57,6 +65,7 @@ def locomo(
     conversations: int | None,
     distractors: Path | None,
     history: int,
+    store_url: str | None,
     as_json: bool,
 ) -> None:
     """Retrieval quality on LoCoMo through the real remember/recall path.
@@ -76,6 +85,7 @@ def locomo(
         ...
         $ git clone click.bundle /tmp/click
         $ graphmem bench locomo --data locomo-dev.json --plan hybrid --distractors /tmp/click
+        $ graphmem bench locomo --data locomo-dev.json --store postgresql://bench@db.internal/scratch
     """
     from graphmem.adapters.embedders import make_embedder
     from graphmem.bench.locomo import format_report, run
@@ -94,6 +104,7 @@ def locomo(
         conversations=conversations,
         distractors=distractors,
         history=history,
+        store_url=store_url,
         progress=lambda name: click.echo(f"  done {name}", err=True),
     )
     if as_json:

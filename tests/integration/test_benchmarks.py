@@ -70,6 +70,21 @@ def test_locomo_finds_the_evidence_of_a_plain_question(tmp_path: Path) -> None:
     assert report["categories_1_4"]["R@10"] == 1.0
 
 
+def test_locomo_on_postgresql_finds_the_evidence_there_and_leaves_no_table_behind(
+    tmp_path: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.new_database()
+    [report] = locomo.run(_locomo_file(tmp_path), HashEmbedder(256), plans=("lexical",), store_url=url)
+
+    assert report["categories_1_4"]["R@10"] == 1.0
+    with psycopg.connect(url) as conn:
+        left = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+    assert left == [("graphmem_migrations",)]
+    migrate(url)
+    with pytest.raises(InvalidInputError, match="empty database"):
+        locomo.run(_locomo_file(tmp_path), HashEmbedder(256), plans=("lexical",), store_url=url)
+
+
 @pytest.mark.integration
 def test_scale_reports_every_figure(real_embedder: OnnxEmbedder) -> None:
     report = scale.run(200, real_embedder, queries=10, cold_runs=1)

@@ -15,6 +15,7 @@ from support.stores import postgres_url
 
 from graphmem.adapters.postgres_migrate import SCHEMA_VERSION, migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.adapters.postgres_text import CANDIDATES_CAP
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, Scope, Status
 from graphmem.core.ports import Visibility
 from graphmem.errors import InvalidInputError, StoreError, StoreMismatchError
@@ -162,6 +163,26 @@ def test_a_connection_the_server_dropped_is_replaced_without_an_error(store: Pos
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
     assert list(store.get_memories(["a"])) == ["a"]  # the pool checks a connection before use
+
+
+def test_a_rare_word_outranks_two_common_ones(store: PostgresGraphStore) -> None:
+    store.add_memories([memory(f"c{i}", f"deploy the service, step {i}") for i in range(30)])
+    store.add_memories([memory("rare", "kafka lag on the consumer")])
+    hits = store.search_text("deploy service kafka", EVERYONE, 5)
+    assert hits[0][0] == "rare"  # ts_rank counts the words matched, not how rare they are
+
+
+def test_a_large_store_reads_only_the_memories_holding_its_rarest_word(store: PostgresGraphStore) -> None:
+    common = [memory(f"c{i:04d}", f"alpha gamma note {i}") for i in range(CANDIDATES_CAP + 500)]
+    store.add_memories([*common, memory("all", "alpha gamma beta"), memory("b1", "beta delta")])
+    store._run("ANALYZE memories")  # what autovacuum does after a bulk import
+    store._stats = None
+
+    _, _, chosen = store._plan(["alpha", "gamma", "beta"], [], 1)
+    hits = store.search_text("alpha gamma beta", EVERYONE, 2)
+
+    assert chosen == ["beta"]
+    assert [i for i, _ in hits] == ["all", "b1"]
 
 
 def test_a_closed_store_says_so(store: PostgresGraphStore) -> None:

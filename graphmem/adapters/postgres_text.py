@@ -1,0 +1,204 @@
+"""Full-text search in PostgreSQL: which memories to rank, and how (``search_text``, ``text_matches``).
+
+Part of ``PostgresGraphStore`` (``postgres_store.py``); the ``tsvector`` and the queries'
+lexemes are ``postgres_rows.py``'s.
+
+**Ranking.** Each query word a memory holds adds the word's inverse document frequency
+(BM25's ``ln(1 + (N - df + 0.5) / (df + 0.5))``); the memories that hold the asked phrase
+word for word come first. ``ts_rank`` knows no corpus statistics: under it a memory with two
+common words outranked one with the rare word that names what was asked.
+
+**Bounded work.** Any of a query's words is a large share of a big store: four words of the
+scale benchmark's questions match 19% of 100,000 memories, and reading and ranking all of
+them took 250 ms. So only the memories likeliest to reach the top are read: those holding one
+of the rarest words (taken rarest first while their estimated matches stay under
+:data:`CANDIDATES_CAP`, and at least until they reach the ``limit`` asked) and those holding
+the phrase (found through its rarest word, not its stopwords). A memory holding only more
+common words is left out: one of them scores less than one rarer word, but two or three
+together may score more, so on a large store this is an approximation of the full ranking,
+traded for bounded work. A small store (every word under the cap) is searched whole.
+
+**Statistics.** How common each word is comes from PostgreSQL's own statistics of the
+``terms`` column (``pg_stats.most_common_elems``, which ``ANALYZE`` and autovacuum keep),
+read once per :data:`STATS_REFRESH_S`; a word not among them is taken to be in half as many
+memories as the rarest there, at most :data:`RARE_SHARE_MAX` of them.
+A table never analysed yet (a new store) has none, and a role that row-level security
+applies to is shown none: then each word's memories are counted, up to :data:`COUNT_MAX`.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from graphmem.adapters.postgres_connection import PostgresConnection
+from graphmem.adapters.postgres_rows import phrase_query, query_lexemes, visibility_clause
+from graphmem.core.models import Category, Scope
+from graphmem.core.ports import TextHits, TextMatch, Visibility
+
+# Estimated memories past which rarer words alone pick the candidates (see the module doc):
+# ranking 2,000 rows costs a few ms.
+CANDIDATES_CAP = 2000
+# The largest share of memories a word missing from the statistics is taken to be in.
+RARE_SHARE_MAX = 0.005
+# Where counting a word's memories stops (no statistics): the cost of a count is bounded.
+COUNT_MAX = 5000
+# How long the word statistics are reused before they are read again (ANALYZE's own pace
+# is minutes).
+STATS_REFRESH_S = 60.0
+# Words of a query that are scored (the rest still find memories, unweighted): a query is a
+# question or a memory's text, and its score is one term per word.
+SCORED_MAX = 32
+
+
+def _score(words: int) -> str:
+    """The SQL of a memory's score: each of the query's first ``words`` lexemes it holds (the
+    parameters ``l0``, ``l1``, ...) adds its weight (``w0``, ``w1``, ...). Only numbers go
+    into the text; the lexemes and weights are parameters."""
+    terms = [f"CASE WHEN m.terms @@ %(l{i})s::tsquery THEN %(w{i})s::float8 ELSE 0 END" for i in range(words)]
+    return " + ".join(terms) or "0"
+
+
+@dataclass(frozen=True, slots=True)
+class _Stats:
+    """How common words are: ``rows`` memories, the share of them holding each common word,
+    and the share any other word is below (``rare``). ``counted``: exact counts instead."""
+
+    read_at: float
+    rows: float
+    shares: dict[str, float]
+    rare: float
+    counted: bool
+
+
+class PostgresTextSearch(PostgresConnection):
+    """``search_text`` and ``text_matches`` of the PostgreSQL store (see the module doc)."""
+
+    _stats: _Stats | None = None
+    _stats_lock = threading.Lock()
+
+    def search_text(
+        self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
+    ) -> TextHits:
+        lexemes, whole = query_lexemes(query), phrase_query(query, phrase)
+        if not (lexemes or whole) or limit <= 0:
+            return TextHits()
+        held = query_lexemes(query if phrase is None else phrase)  # the phrase's own words
+        rows = self._ranked("m.id", lexemes, (whole, held) if whole else None, visibility, limit)
+        # A phrase of stopwords only scores no word: it still ranks, as ts_rank's hits did.
+        hits = ((str(i), score if score > 0 else 1.0) for i, _, score in rows)
+        return TextHits(hits, (str(i) for i, exact, _ in rows if exact))
+
+    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+        lexemes = query_lexemes(query)
+        if not lexemes or limit <= 0:
+            return []
+        rows = self._ranked(
+            "m.id, m.text, m.category, m.scope, m.project, m.branch", lexemes, None, visibility, limit
+        )
+        return [TextMatch(str(i), str(t), Category(c), Scope(s), p, b) for (i, t, c, s, p, b), _, _ in rows]
+
+    def _ranked(
+        self,
+        columns: str,
+        lexemes: list[str],
+        phrase: tuple[str, list[str]] | None,
+        visibility: Visibility,
+        limit: int,
+    ) -> list[tuple[Any, bool, float]]:
+        """``columns`` of the best ``limit`` visible memories, whether each holds the phrase
+        (its ``tsquery`` and its words but stopwords), and its score; best first."""
+        whole, held = phrase if phrase else (None, [])
+        weights, matches, chosen = self._plan(lexemes, held, limit)
+        candidates = [f"'{lexeme}'" for lexeme in chosen]
+        if whole and not held:
+            candidates.append(f"({whole})")  # stopwords only: the index reads them all, rarely
+        elif held and not set(held) & set(chosen):
+            # Memories holding the phrase hold its rarest word: the index need not read the
+            # phrase's stopwords, which are in nearly every memory.
+            candidates.append(f"'{min(held, key=lambda word: (matches[word], word))}'")
+        if not candidates:
+            return []
+        where, params = visibility_clause(visibility)
+        scored = lexemes[:SCORED_MAX]
+        params.update(candidates=" | ".join(candidates), whole=whole, limit=limit)
+        for i, lexeme in enumerate(scored):
+            params[f"l{i}"], params[f"w{i}"] = f"'{lexeme}'", weights[lexeme]
+        rows = self._rows(
+            f"SELECT {columns}, coalesce(m.terms @@ %(whole)s::tsquery, false) AS exact, "
+            f"{_score(len(scored))} AS score "
+            f"FROM memories m WHERE m.terms @@ %(candidates)s::tsquery AND {where} "
+            "ORDER BY exact DESC, score DESC, m.id LIMIT %(limit)s",
+            params,
+        )
+        width = columns.count(",") + 1
+        return [(row[0] if width == 1 else row[:width], bool(row[-2]), float(row[-1])) for row in rows]
+
+    def _plan(
+        self, lexemes: list[str], held: list[str], limit: int
+    ) -> tuple[dict[str, float], dict[str, float], list[str]]:
+        """Each word's weight (its idf) and estimated matches (of ``lexemes`` and the phrase's
+        ``held``), and the words that pick the candidates."""
+        words = list(dict.fromkeys([*lexemes, *held]))
+        stats = self._word_stats(words)
+        rows = max(stats.rows, 1.0)
+        matches = {lexeme: stats.shares.get(lexeme, stats.rare) * rows for lexeme in words}
+        weights = {lexeme: math.log(1 + (rows - df + 0.5) / (df + 0.5)) for lexeme, df in matches.items()}
+        chosen: list[str] = []
+        expected = 0.0
+        for lexeme in sorted(lexemes, key=lambda word: (matches[word], word)):
+            if expected >= limit and expected + matches[lexeme] > CANDIDATES_CAP:
+                break
+            chosen.append(lexeme)
+            expected += matches[lexeme]
+        return weights, matches, chosen
+
+    def _word_stats(self, lexemes: list[str]) -> _Stats:
+        """The statistics of the ``terms`` column (cached; see the module doc)."""
+        with self._stats_lock:
+            stats = self._stats
+            if stats is None or time.monotonic() - stats.read_at > STATS_REFRESH_S:
+                stats = self._read_stats()
+            if stats.counted and any(lexeme not in stats.shares for lexeme in lexemes):
+                stats = self._counted(stats, lexemes)
+            self._stats = stats
+            return stats
+
+    def _read_stats(self) -> _Stats:
+        now = time.monotonic()
+        found = self._rows(
+            "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples "
+            "FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = current_schema() "
+            "AND s.tablename = 'memories' AND s.attname = 'terms' "
+            "WHERE c.oid = 'memories'::regclass"
+        )
+        words, shares, rows = found[0] if found else (None, None, -1)
+        if not words or not shares:
+            # Never analysed, or hidden: pg_stats shows no statistics of a table under row-level
+            # security to a role it applies to (docs/team.md). The planner's row count is shown.
+            if rows is None or rows <= 0:
+                rows = self._rows("SELECT count(*) FROM memories")[0][0]
+            return _Stats(now, float(rows), {}, 0.0, counted=True)
+        # The shares list ends with the smallest and largest share and the share of NULLs.
+        common = dict(zip(words, shares[: len(words)], strict=True))
+        # A word not among them: half the rarest one's share, at most 0.5% (as PostgreSQL's planner
+        # estimates it, ts_selfuncs.c).
+        rare = min(float(shares[len(words)]) / 2, RARE_SHARE_MAX)
+        return _Stats(now, float(rows), common, rare, counted=False)
+
+    def _counted(self, stats: _Stats, lexemes: list[str]) -> _Stats:
+        """``stats`` with the share of each of ``lexemes`` counted (no statistics to read);
+        a count stops at :data:`COUNT_MAX`: a word that common is only ranked, never a candidate."""
+        missing = [lexeme for lexeme in lexemes if lexeme not in stats.shares]
+        counts = self._rows(
+            "SELECT q.l, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @@ q.l::tsquery "
+            "LIMIT %(most)s) AS hit) FROM unnest(%(words)s::text[]) AS q(l)",
+            {"words": [f"'{lexeme}'" for lexeme in missing], "most": COUNT_MAX},
+        )
+        shares = dict(stats.shares)
+        for quoted, count in counts:
+            shares[str(quoted)[1:-1]] = int(count) / max(stats.rows, 1.0)
+        return _Stats(stats.read_at, stats.rows, shares, 0.0, counted=True)
