@@ -17,7 +17,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from graphmem.adapters.code_parser import TreeSitterParser
 from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, make_embedder
 from graphmem.adapters.git import GitToplevel, gitlab_path
 from graphmem.adapters.git_history import GitLog
@@ -33,6 +32,7 @@ from graphmem.connect import resolve_branch as resolve_branch  # re-exported: th
 from graphmem.connect import resolve_project as resolve_project  # re-exported: the daemon's
 from graphmem.core.ports import (
     CodeGraph,
+    CodeParser,
     Embedder,
     GitLabClient,
     GitLabGraph,
@@ -313,13 +313,20 @@ def store_size_mb(settings: Settings) -> float:
 def learning_sources(settings: Settings) -> LearningSources:
     """What bootstrap and ingest read: tree-sitter, the files and history of git, OpenCode's sessions."""
     return LearningSources(
-        new_parser=TreeSitterParser,
+        new_parser=_tree_sitter_parser,
         files=RepositoryFileWalker(),
         history=GitLog(),
         roots=GitToplevel(),
         sessions=OpenCodeSessions(),
         extractor=_session_extractor(settings),
     )
+
+
+def _tree_sitter_parser() -> CodeParser:
+    """A tree-sitter parser, its grammars imported by the first bootstrap, not by every command."""
+    from graphmem.adapters.code_parser import TreeSitterParser
+
+    return TreeSitterParser()
 
 
 def _session_extractor(settings: Settings) -> SessionExtractor | None:

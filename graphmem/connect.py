@@ -47,6 +47,21 @@ def resolve_branch(path: str | Path | None) -> str | None:
     return current_branch(Path(path or Path.cwd()).expanduser().resolve())
 
 
+def warm_model(data_dir: Path | None = None) -> None:
+    """Start loading the configured embedding model in the background when this process will
+    open the store at ``data_dir`` itself: a one-shot ``recall`` or ``context`` then builds the
+    model's session while it imports the store's modules and opens it, instead of after.
+    Nothing happens when a daemon serves the store (it has its own model loaded)."""
+    from graphmem.locate import locate
+    from graphmem.server.lifecycle import find_daemon
+
+    location = locate(data_dir)
+    if find_daemon(location.data_dir.expanduser()) is None:
+        from graphmem.adapters.embedders import preload
+
+        preload(location.model)
+
+
 def open_memory(
     settings: Settings | None = None,
     *,

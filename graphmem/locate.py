@@ -1,7 +1,8 @@
 """Where the store is and the key that opens its daemon, read without the full settings.
 
 A call through a running daemon needs only these two settings (the daemon has its own
-for the rest), so the CLI and ``graphmem.open_memory`` read them here, with the same
+for the rest), so the CLI and ``graphmem.open_memory`` read them here (and the embedding
+model's name, which a one-shot command starts loading before the rest), with the same
 precedence as ``graphmem.settings.load_settings`` (a test holds the two equal): an
 explicit ``data_dir``, then ``GRAPHMEM_*`` variables (any letter case, like the
 settings), then the config file, then the defaults. This skips pydantic-settings and the
@@ -34,10 +35,13 @@ def default_data_dir() -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Location:
-    """The data dir (not yet expanded) and the API key of the daemon that may serve it."""
+    """The data dir (not yet expanded) and the API key of the daemon that may serve it; and
+    the embedding model set by ``[embedding] model``, None for the default (a one-shot command
+    starts loading it while the store opens: ``graphmem.connect.warm_model``)."""
 
     data_dir: Path
     api_key: str | None
+    model: str | None = None
 
 
 def locate(data_dir: Path | None = None) -> Location:
@@ -48,11 +52,12 @@ def locate(data_dir: Path | None = None) -> Location:
     environment = {name.lower(): value for name, value in os.environ.items()}
     config = _read_config(default_config_file())
 
-    def setting(name: str) -> Any:
-        variable = (ENV_PREFIX + name).lower()
+    def setting(name: str, section: str | None = None) -> Any:
+        variable = (ENV_PREFIX + (f"{section}__{name}" if section else name)).lower()
         if variable in environment:
             return environment[variable]
-        value = config.get(name)
+        table = config.get(section, {}) if section else config
+        value = table.get(name) if isinstance(table, dict) else None
         if value is not None and not isinstance(value, str):
             raise ConfigError(
                 f"Invalid settings ({name}: {type(value).__name__} is not text). Check "
@@ -62,7 +67,8 @@ def locate(data_dir: Path | None = None) -> Location:
 
     where = data_dir if data_dir is not None else setting("data_dir")
     key = (setting("api_key") or "").strip() or None  # a blank key is no key
-    return Location(Path(where) if where is not None else default_data_dir(), key)
+    model = setting("model", "embedding") or None
+    return Location(Path(where) if where is not None else default_data_dir(), key, model)
 
 
 def _read_config(path: Path) -> dict[str, Any]:

@@ -82,6 +82,30 @@ class _OnnxRuntime:
     model_file: Path
 
 
+# One load of a model at a time in the process: a preload (``preload``) and the first
+# embed of an embedder wait for each other instead of building the same session twice.
+_LOADING = threading.Lock()
+
+
+def preload(model: str | None = None, *, cache_dir: Path | None = None) -> None:
+    """Start loading ``model`` (default: the bundled one) on a background thread, so that a
+    one-shot command's first embed finds it loaded: the session is built while the store
+    opens (ONNX Runtime releases the GIL while it builds). Only the bundled ONNX model is
+    preloaded; any other is loaded by its first use. Errors are the first embed's to raise."""
+    if (model or DEFAULT_MODEL) != DEFAULT_MODEL:
+        return
+    folder = str(Path(cache_dir) if cache_dir is not None else default_cache_dir())
+
+    def load() -> None:
+        try:
+            with _LOADING:
+                _load_onnx(resolve_model_path(DEFAULT_MODEL), folder)
+        except EmbedderError:
+            log.debug("preloading the model failed; the first embed will raise", exc_info=True)
+
+    threading.Thread(target=load, name="graphmem-model-preload", daemon=True).start()
+
+
 @cache
 def _load_onnx(model_dir: str, cache_dir: str) -> _OnnxRuntime:
     try:
@@ -136,10 +160,9 @@ class OnnxEmbedder:
     def __init__(self, *, cache_dir: Path | None = None) -> None:
         self._model_dir = resolve_model_path(DEFAULT_MODEL)
         self._cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        self._lock = threading.Lock()
 
     def _runtime(self) -> _OnnxRuntime:
-        with self._lock:
+        with _LOADING:
             return _load_onnx(self._model_dir, str(self._cache_dir))
 
     @property

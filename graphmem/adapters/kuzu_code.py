@@ -13,9 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 from pydantic import TypeAdapter
 
 from graphmem.adapters.kuzu_rows import aware, naive_utc
@@ -25,8 +24,10 @@ from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
 from graphmem.core.models import Entity, EntityKind
 
+if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
+    import pyarrow as pa
+
 _PARSED = TypeAdapter(ParsedFile)
-_TS = pa.timestamp("us")
 SYMBOL_FIELDS = (
     "s.key, s.path, s.kind, s.name, s.qualified_name, s.start_line, s.end_line, s.signature, "
     "s.docstring, s.body_hash, s.body_changed_at, s.deleted_at"
@@ -381,13 +382,19 @@ class KuzuCodeGraph:
             )
 
 
-SYMBOL_TYPES = {"start_line": pa.int64(), "end_line": pa.int64(), "body_changed_at": _TS, "deleted_at": _TS}
+# Column types other than text, by name (pyarrow is imported by a scan's write, not by a recall).
+SYMBOL_TYPES = {
+    "start_line": "int64",
+    "end_line": "int64",
+    "body_changed_at": "timestamp",
+    "deleted_at": "timestamp",
+}
 FILE_TYPES = {
-    "size": pa.int64(),
-    "mtime_ns": pa.int64(),
-    "error_count": pa.int64(),
-    "scanned_at": _TS,
-    "deleted_at": _TS,
+    "size": "int64",
+    "mtime_ns": "int64",
+    "error_count": "int64",
+    "scanned_at": "timestamp",
+    "deleted_at": "timestamp",
 }
 
 
@@ -399,9 +406,14 @@ def _head(project: str) -> str:
     return f"code_scan_head:{project}"
 
 
-def _table(table: str, rows: list[dict[str, Any]], types: dict[str, pa.DataType]) -> pa.Table | None:
+def _table(table: str, rows: list[dict[str, Any]], types: dict[str, str]) -> pa.Table | None:
     """Rows as an Arrow table in the node table's column order (COPY maps by position)."""
     if not rows:
         return None
+    import pyarrow as pa
+
+    kinds = {"int64": pa.int64(), "timestamp": pa.timestamp("us")}
     names = ["key", "name", "project", "title", *(name for name, _ in CODE_COLUMNS.get(table, ()))]
-    return pa.table({n: pa.array([r.get(n) for r in rows], types.get(n, pa.string())) for n in names})
+    return pa.table(
+        {n: pa.array([r.get(n) for r in rows], kinds[types[n]] if n in types else pa.string()) for n in names}
+    )

@@ -14,13 +14,15 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kuzu
-import pyarrow as pa
 
 from graphmem.adapters.graph_cache import GraphCache
 from graphmem.errors import StoreError
+
+if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
+    import pyarrow as pa
 
 # Kùzu 0.11 deprecates separate prepare + execute, but preparing on every call
 # cost ~0.8 ms per query here; the prepared statements are kept (see _execute).
@@ -175,6 +177,8 @@ class KuzuConnection:
         """Bulk-load edges ``source key -> target key`` (plus property ``columns``)."""
         if not pairs:
             return
+        import pyarrow as pa
+
         data = {"from": [a for a, _ in pairs], "to": [b for _, b in pairs], **(columns or {})}
         self._bulk(f"COPY {rel} FROM $t (from='{source}', to='{target}')", pa.table(data))
 

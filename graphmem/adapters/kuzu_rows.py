@@ -5,10 +5,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pyarrow as pa
 
 from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
@@ -16,6 +15,9 @@ from graphmem.core.branches import place
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import StoredVectors, Vector, Visibility
 from graphmem.core.text import fold
+
+if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
+    import pyarrow as pa
 
 
 def naive_utc(value: datetime | None) -> datetime | None:
@@ -70,6 +72,8 @@ def memory_params(record: MemoryRecord) -> dict[str, Any]:
 
 
 def memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimension: int) -> pa.Table:
+    import pyarrow as pa
+
     columns: dict[str, Any] = {name: [] for name in MEMORY_COLUMNS}
     for record in records:
         params = memory_params(record)

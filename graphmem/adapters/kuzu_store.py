@@ -18,11 +18,10 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import kuzu
 import numpy as np
-import pyarrow as pa
 
 from graphmem.adapters.data_dir import locked_message, write_owner
 from graphmem.adapters.graph_cache import GraphCache
@@ -52,6 +51,9 @@ from graphmem.adapters.lexical_index import open_lexical_index, rebuild
 from graphmem.core.models import Entity, Link, MemoryRecord
 from graphmem.core.ports import StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
+
+if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
+    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 

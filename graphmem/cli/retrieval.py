@@ -71,8 +71,9 @@ def recall(
            mem_3f9a1c0b7d2e4a51 · project · 3 days ago · from the user · score 0.82 · why: lexical #1
         $ graphmem recall "refund fees" --all-branches
     """
-    if plan != "lexical":
-        state.service.warm_up()  # the model loads while the store opens and searches
+    if plan != "lexical":  # the model loads while the store opens and searches
+        state.warm_model()
+        state.service.warm_up()
     result = state.service.recall(
         query,
         project=state.project,
@@ -112,6 +113,7 @@ def context(state: CliState, target: str, max_tokens: int | None, as_json: bool)
         ## Context for src/payments/retry.py
         - [decision] Payments retry 3 times with backoff, see !123 (3 days ago)
     """
+    state.warm_model()
     state.service.warm_up()
     bundle = state.service.get_context(
         target, project=state.project, max_tokens=max_tokens, branch=state.branch

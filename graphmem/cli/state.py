@@ -51,6 +51,15 @@ class CliState:
             self._service = self.factory(self.data_dir, check_model=check_model)
         return self._service
 
+    def warm_model(self) -> None:
+        """Before the service opens: start loading the embedding model, which a one-shot command
+        that opens the store itself would otherwise load after opening it. Only for the real
+        service (a test's factory brings its own embedder)."""
+        if self._service is None and self.factory is open_default_service:
+            from graphmem.connect import warm_model
+
+            warm_model(self.data_dir)
+
     @property
     def project(self) -> str | None:
         """The git toplevel of ``--project`` (default: the current directory), or None."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from graphmem.adapters.embedders import DEFAULT_MODEL
 from graphmem.errors import ConfigError
 from graphmem.locate import default_data_dir, locate
 from graphmem.settings import load_settings
@@ -33,6 +34,12 @@ CASES = {
         Path("/explicit"),
     ),
     "other settings do not matter": ({"GRAPHMEM_RECALL__LIMIT": "7"}, "[server]\nport = 9999\n", None),
+    "the model from the config file": ({}, '[embedding]\nmodel = "/models/mini"\n', None),
+    "the model from a variable": (
+        {"GRAPHMEM_EMBEDDING__MODEL": "/models/env"},
+        '[embedding]\nmodel = "/models/mini"\n',
+        None,
+    ),
 }
 
 
@@ -61,6 +68,7 @@ def test_locate_reads_what_load_settings_reads(
 
     assert location.data_dir == settings.data_dir
     assert location.api_key == (settings.api_key.get_secret_value() if settings.api_key else None)
+    assert (location.model or DEFAULT_MODEL) == settings.embedding.model
 
 
 def test_with_nothing_set_the_store_is_in_the_user_data_dir(config: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import threading
 import sys
 from pathlib import Path
 
@@ -106,3 +107,31 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path: Path, monkeypatch: pyte
     with pytest.raises(EmbedderError, match="No space left"):
         onnx_bert._write_atomically(tmp_path / "model.onnx", b"data")
     assert list(tmp_path.iterdir()) == []
+
+
+PRELOAD_SCRIPT = """
+import sys, threading
+from graphmem.adapters import embedders
+embedders.preload(cache_dir=sys.argv[1])
+loaders = [t for t in threading.enumerate() if t.name == "graphmem-model-preload"]
+vector = embedders.OnnxEmbedder(cache_dir=sys.argv[1]).embed(["which linter"])
+print(len(loaders), embedders._load_onnx.cache_info().misses, vector.shape[1])
+"""
+
+
+def test_a_preloaded_model_is_built_once_and_used_by_the_first_embed(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", PRELOAD_SCRIPT, str(tmp_path)], capture_output=True, text=True, check=False
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1", "1", "384"]  # one loader, one session built, a vector
+
+
+def test_only_the_bundled_model_is_preloaded(tmp_path: Path) -> None:
+    before = embedders._load_onnx.cache_info().misses
+
+    embedders.preload(str(tmp_path / "another-model"), cache_dir=tmp_path)
+
+    assert "graphmem-model-preload" not in {t.name for t in threading.enumerate()}
+    assert embedders._load_onnx.cache_info().misses == before
