@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,8 +39,10 @@ from graphmem.core.ports import (
     GitLabGraph,
     GraphStore,
     LearningSources,
+    ProjectRoots,
     SessionExtractor,
 )
+from graphmem.core.projects import checkout_path
 from graphmem.core.timeparse import utc_now
 from graphmem.errors import ConfigError, StoreMismatchError
 from graphmem.service.bootstrap import Bootstrapper
@@ -48,11 +51,11 @@ from graphmem.service.context import ContextBuilder
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.forge_rules import ForgeRules
 from graphmem.service.ingest import Ingester, IngestOptions
-from graphmem.service.inputs import file_entity
 from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.memory import MemoryService
 from graphmem.service.mentions import Mentions, Namespace
+from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.transfer import Transfer
@@ -64,8 +67,9 @@ if TYPE_CHECKING:
     from graphmem.adapters.postgres_migrate import MigrationReport
 
 
-def _namespace(project: str) -> str | None:
-    return gitlab_path(Path(project))
+def _namespace(roots: ProjectRoots, project: str) -> str | None:
+    root = roots.checkout(project)
+    return gitlab_path(root) if root is not None else None
 
 
 def open_memory(
@@ -85,9 +89,12 @@ def open_memory(
         embedder = make_embedder(settings.embedding.model)
     dimension = DEFAULT_DIMENSION if embedder.model_name == DEFAULT_MODEL else embedder.dimension
     default_project = settings.gitlab.default_project
-    namespace = (lambda project: default_project) if default_project else _namespace
+    sources = learning_sources(settings)
+    namespace = (lambda project: default_project) if default_project else partial(_namespace, sources.roots)
     if settings.store.url:
-        return _open_postgres(settings, data_dir, embedder, dimension, namespace, check_model=check_model)
+        return _open_postgres(
+            settings, data_dir, embedder, dimension, namespace, sources, check_model=check_model
+        )
     store = KuzuGraphStore(data_dir, dimension=dimension)
     try:
         _check_model(store, str(store.path), embedder.model_name, dimension, enforce=check_model)
@@ -103,7 +110,7 @@ def open_memory(
         namespace=namespace,
         code=code,
         enricher=_enricher(settings, KuzuGitLabGraph(store), code, namespace),
-        sources=learning_sources(settings),
+        sources=sources,
     )
 
 
@@ -113,6 +120,7 @@ def _open_postgres(
     embedder: Embedder,
     dimension: int,
     namespace: Namespace,
+    sources: LearningSources,
     *,
     check_model: bool,
 ) -> MemoryService:
@@ -147,7 +155,7 @@ def _open_postgres(
         namespace=namespace,
         code=code,
         enricher=_enricher(settings, PostgresGitLabGraph(store), code, namespace),
-        sources=learning_sources(settings),
+        sources=sources,
     )
     # Sessions and claims in the database: every daemon (and CLI) of the team sees them.
     memory.coordinator = PgCoordinator(store, utc_now, timedelta(seconds=settings.server.session_ttl_seconds))
@@ -171,7 +179,8 @@ def build_memory(
     ``namespace`` gives a project's GitLab path (relative refs); without ``code`` there is no
     bootstrap, without ``enricher`` no GitLab, without ``sources`` no bootstrap or ingest.
     """
-    mentions = Mentions(code, namespace)
+    roots = sources.roots if sources is not None else None
+    mentions = Mentions(code, namespace, roots.checkout if roots is not None else checkout_path)
     writer = MemoryWriter(
         store,
         semantic,
@@ -181,7 +190,7 @@ def build_memory(
         same_subject=settings.dedup.same_subject,
     )
     store = writer.store  # every peer reads (and the writer writes) behind the redaction door
-    roots = sources.roots if sources is not None else None
+    names = ProjectNames(roots, writer)
     branches = BranchLifecycle(writer, namespace, enricher.graph if enricher is not None else None, roots)
     if enricher is not None:
         enricher.listen(ForgeRules(writer, mentions).entity_changed)  # the forge's lifecycle rules
@@ -195,8 +204,8 @@ def build_memory(
         plan=settings.recall.plan,
         limit=settings.recall.limit,
     )
-    context = ContextBuilder(store, recaller.ask, namespace, file_entity, clock, code, enricher)
-    transfer = TransferFiles(Transfer(store, semantic, clock, writer, code), data_dir, writer.lock)
+    context = ContextBuilder(store, recaller.ask, namespace, names.file_entity, clock, code, enricher)
+    transfer = TransferFiles(Transfer(store, semantic, clock, writer, code), data_dir, writer.lock, names)
     options = IngestOptions(
         opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
         idle_seconds=settings.ingest.idle_seconds,
@@ -222,6 +231,7 @@ def build_memory(
             clock=clock,
             sessions=sources.sessions,
             roots=sources.roots,
+            names=names,
             llm=sources.extractor,
         )
     return MemoryService(
@@ -239,6 +249,7 @@ def build_memory(
         code=code,
         context_max_tokens=settings.recall.context_max_tokens,
         branches=branches,
+        names=names,
     )
 
 
@@ -316,7 +327,7 @@ def learning_sources(settings: Settings) -> LearningSources:
         new_parser=_tree_sitter_parser,
         files=RepositoryFileWalker(),
         history=GitLog(),
-        roots=GitToplevel(),
+        roots=GitToplevel(shared=settings.store.url is not None),
         sessions=OpenCodeSessions(),
         extractor=_session_extractor(settings),
     )

@@ -15,10 +15,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from graphmem.core.branches import read_branch
+from graphmem.core.projects import PROJECT_CONFIG, is_checkout_path, project_override, remote_name
 from graphmem.errors import InvalidInputError
 
 GIT_TIMEOUT_S = 5.0
 DEFAULT_BRANCH_TTL_S = 60.0  # how long a project's default branch is taken as read
+PROJECT_NAME_TTL_S = 60.0  # and a checkout's project name (git config, the origin remote)
 # A repository's own setting for its default branch, before origin/HEAD, main and master.
 DEFAULT_BRANCH_CONFIG = "graphmem.defaultBranch"
 
@@ -144,11 +146,49 @@ def gitlab_path(root: Path) -> str | None:
     return match.group("path") if match else None
 
 
+def shared_project_name(root: Path) -> str | None:
+    """The name the repository at ``root`` gives its project in a team's store
+    (``core.projects``): ``git config graphmem.project``, else its ``origin`` remote's; None
+    when it has neither (then its path names it)."""
+    override = _git(root, "config", "--get", PROJECT_CONFIG)
+    if override:
+        return project_override(override, str(root))
+    url = _git(root, "config", "--get", "remote.origin.url")
+    return remote_name(url) if url else None
+
+
 class GitToplevel:
-    """The ``ProjectRoots`` port: a directory's project is its repository's main checkout."""
+    """The ``ProjectRoots`` port: a directory's project is its repository's main checkout,
+    named by its path, or on a team's store (``shared``) by ``shared_project_name``. Which
+    checkout each name was last seen at is kept, for what reads the checkout's files."""
+
+    def __init__(self, *, shared: bool = False) -> None:
+        self.shared = shared
+        self._checkouts: dict[str, Path] = {}
+        self._names: dict[Path, tuple[float, str]] = {}  # root -> (when read, name)
+        self._lock = threading.Lock()
 
     def project_root(self, path: Path) -> Path | None:
         return project_root(path)
 
+    def project_name(self, root: Path) -> str:
+        now = time.monotonic()
+        with self._lock:
+            cached = self._names.get(root)
+        if cached is not None and now - cached[0] < PROJECT_NAME_TTL_S:
+            return cached[1]
+        name = (shared_project_name(root) if self.shared else None) or str(root)
+        with self._lock:
+            self._names[root] = (now, name)
+            self._checkouts[name] = root
+        return name
+
+    def checkout(self, project: str) -> Path | None:
+        if is_checkout_path(project):
+            return Path(project)
+        with self._lock:
+            return self._checkouts.get(project)
+
     def local_branches(self, project: str) -> frozenset[str] | None:
-        return local_branches(project)
+        root = self.checkout(project)
+        return local_branches(str(root)) if root is not None else None

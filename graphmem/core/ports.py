@@ -527,6 +527,14 @@ class ProjectRoots(Protocol):
         """The repository root containing ``path`` (the main checkout's, for every worktree of
         one repository), or None outside one; an ``InvalidInputError`` when ``path`` does not exist."""
 
+    def project_name(self, root: Path) -> str:
+        """The name the store keeps the project checked out at ``root`` under: its path, or on
+        a team's store its shared name (``core.projects``). Remembers the checkout for ``checkout``."""
+
+    def checkout(self, project: str) -> Path | None:
+        """Where ``project`` is checked out on this machine: its path, or the checkout a
+        ``project_name`` call last named so; None when not known here."""
+
     def local_branches(self, project: str) -> frozenset[str] | None:
         """The names of the branches of ``project``'s repository, local and remote-tracking
         (without the remote's name); None when git cannot say (the directory is gone or no

@@ -98,8 +98,10 @@ class Bootstrapper:
         history_before: datetime | None = None,
         history_merges: bool = True,
         history_revision: str = "HEAD",
+        project: str | None = None,
     ) -> BootstrapReport:
-        """One pass over the repository at ``root`` (see the module doc), under the write lock."""
+        """One pass over the repository at ``root`` (see the module doc), under the write lock;
+        its files and memories are ``project``'s (by default its path's, ``ProjectRoots.project_name``)."""
         if not 0 <= history <= MAX_HISTORY:
             raise InvalidInputError(f"history must be between 0 and {MAX_HISTORY} commits.")
         with self._writer.lock:
@@ -110,6 +112,7 @@ class Bootstrapper:
                 history_before=history_before,
                 history_merges=history_merges,
                 history_revision=history_revision,
+                project=project,
             )
 
     def _run(
@@ -121,13 +124,14 @@ class Bootstrapper:
         history_before: datetime | None,
         history_merges: bool,
         history_revision: str,
+        project: str | None,
     ) -> BootstrapReport:
         started = time.perf_counter()
         parser = self._new_parser()
         root = root.resolve()
         if not root.is_dir():
             raise InvalidInputError(f"{root} is not a directory: give the root of a repository.")
-        project = str(root)
+        project = project or str(root)
         report = BootstrapReport(project)
         listing = self._files.list_sources(root)
         skipped: Counter[str] = Counter(listing.skipped)

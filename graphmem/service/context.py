@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from pathlib import Path
 
 from graphmem.core.bundle import ContextBundle, build_bundle
 from graphmem.core.enrichment import GITLAB_KINDS, parse_key
@@ -39,7 +38,7 @@ BOOT_SECTIONS: tuple[tuple[tuple[Category, ...], tuple[Status, ...], int], ...] 
 )
 
 Recall = Callable[..., RecallResult]
-FileEntity = Callable[[Path, str], Entity | None]
+FileEntity = Callable[[str, str], Entity | None]  # (project, a path in it): ProjectNames.file_entity
 
 
 class ContextBuilder:
@@ -71,7 +70,7 @@ class ContextBuilder:
             named = ref_entity(ref, project, self._namespace)
             return self._store.get_entities([named.key]).get(named.key) or named
         if project:
-            entity = self._file_entity(Path(project), target)
+            entity = self._file_entity(project, target)
             if entity is not None:
                 return self._store.get_entities([entity.key]).get(entity.key) or entity
         known = self._store.find_entities(target, (EntityKind.FILE,))
@@ -155,7 +154,7 @@ class ContextBuilder:
     ) -> ContextBundle | None:
         """What is known about lines of a file (``src/x.py:40-52``); None when the file is
         not one of the project's or there is no code graph."""
-        file = self._file_entity(Path(project), lines.path) if project and self._code is not None else None
+        file = self._file_entity(project, lines.path) if project and self._code is not None else None
         if file is None or self._code is None:
             return None
         file = self._store.get_entities([file.key]).get(file.key) or file
@@ -225,7 +224,8 @@ class ContextBuilder:
             visibility = Visibility(project, frozenset(statuses), frozenset(categories), branch=branch)
             records = self._store.list_memories(visibility, limit=limit, offset=0)
             hits += [Hit(record, 1.0, (), ()) for record in self._staleness.annotate(records)]
-        target = f"start of a session in {Path(project).name}" if project else "start of a session"
+        name = project.rstrip("/").rsplit("/", 1)[-1] if project else ""  # a path's or a shared name's end
+        target = f"start of a session in {name}" if name else "start of a session"
         return build_bundle(target, None, hits, [], max_tokens=max_tokens, now=self._clock())
 
     def _code_sections(self, entity: Entity) -> tuple[list[tuple[str, list[str]]], list[str]]:

@@ -44,6 +44,7 @@ from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
 from graphmem.core.timeparse import to_utc
 from graphmem.core.trust import looks_like_injection
 from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError, SessionStoreError
+from graphmem.service.project_names import ProjectNames
 from graphmem.service.results import IngestReport
 from graphmem.service.writer import MemoryWriter
 
@@ -136,6 +137,7 @@ class Ingester:
         clock: Callable[[], datetime],
         sessions: SessionSource,
         roots: ProjectRoots,
+        names: ProjectNames | None = None,
         llm: SessionExtractor | None = None,
     ) -> None:
         self._writer = writer
@@ -145,6 +147,7 @@ class Ingester:
         self._clock = clock
         self._sessions = sessions
         self._roots = roots
+        self._names = names or ProjectNames(roots, writer)  # the checkout's project name
         self._llm = llm
 
     def run(
@@ -273,8 +276,9 @@ class Ingester:
 
     def _store(self, read: SessionRead, learned: list[Learned], mark: _Mark, run: _Run) -> None:
         transcript = read.transcript
-        project = _project_of(transcript.directory, self._roots)
-        root = Path(project) if project else None
+        checkout = _project_of(transcript.directory, self._roots)
+        root = Path(checkout) if checkout else None
+        project = self._names.of(checkout)
         session = Entity(
             f"Session:{transcript.session_id}",
             EntityKind.SESSION,
@@ -331,7 +335,7 @@ class Ingester:
         except InvalidInputError as exc:
             run.report.errors.append(f"{transcript.session_id}/{item.message_id}: {exc}")
             return
-        self._writer.attach(result.memory.id, [session, *_file_entities(root, item.files)])
+        self._writer.attach(result.memory.id, [session, *_file_entities(root, project, item.files)])
         if result.created:
             run.categories[category.value] += 1
         else:
@@ -355,7 +359,7 @@ class Ingester:
         files = _session_files(transcript, learned, root)
         refs = _session_refs(transcript)
         text = _clean(_summary_text(transcript, len(users), files, refs))
-        links = [session, *_file_entities(root, files[:MAX_LINKED_FILES])]
+        links = [session, *_file_entities(root, project, files[:MAX_LINKED_FILES])]
         if previous is not None:
             try:
                 own = project if project is not None else run.default_project
@@ -420,16 +424,17 @@ def _relative(root: Path | None, path: str) -> str | None:
     return None if name in ("", ".") or ".." in relative.parts else name
 
 
-def _file_entities(root: Path | None, paths: Iterable[str]) -> list[Entity]:
-    """``File`` entities for the paths inside the project (a file a tool wrote need not exist now)."""
-    if root is None:
+def _file_entities(root: Path | None, project: str | None, paths: Iterable[str]) -> list[Entity]:
+    """``File`` entities of ``project`` for the paths inside its checkout ``root`` (a file a
+    tool wrote need not exist now)."""
+    if root is None or project is None:
         return []
     found: dict[str, Entity] = {}
     for path in paths:
         name = _relative(root, path)
         if name is not None:
-            key = file_key(str(root), name)
-            found.setdefault(key, Entity(key, EntityKind.FILE, name, project=str(root)))
+            key = file_key(project, name)
+            found.setdefault(key, Entity(key, EntityKind.FILE, name, project=project))
     return list(found.values())
 
 

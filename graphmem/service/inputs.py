@@ -110,8 +110,9 @@ def parse_project(value: str | None) -> str | None:
     return value
 
 
-def file_entity(root: Path, candidate: str) -> Entity | None:
-    """The ``File`` entity for ``candidate`` when it names a file or folder inside ``root``."""
+def file_entity(root: Path, candidate: str, project: str | None = None) -> Entity | None:
+    """The ``File`` entity for ``candidate`` when it names a file or folder inside ``root``, the
+    checkout of ``project`` (by default: the project named by its path)."""
     try:
         path = Path(candidate).expanduser()
         full = (path if path.is_absolute() else root / path).resolve()
@@ -121,4 +122,5 @@ def file_entity(root: Path, candidate: str) -> Entity | None:
     except (ValueError, OSError, RuntimeError):  # not a path this system can look up
         return None
     name = relative.as_posix()
-    return Entity(file_key(str(root), name), EntityKind.FILE, name, project=str(root))
+    project = project or str(root)
+    return Entity(file_key(project, name), EntityKind.FILE, name, project=project)

@@ -49,6 +49,7 @@ from graphmem.service.inputs import parse_project
 from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.mentions import Mentions, parse_ref_entities
+from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
 from graphmem.service.results import (
     BootstrapReport,
@@ -94,6 +95,7 @@ class MemoryService(TransferVerbs):
         code: CodeGraph | None = None,
         context_max_tokens: int = 1500,
         branches: BranchLifecycle | None = None,
+        names: ProjectNames | None = None,
     ) -> None:
         self._writer = writer
         self.store = writer.store  # behind the redaction door
@@ -120,6 +122,7 @@ class MemoryService(TransferVerbs):
         self._ingester = ingester
         self._context_max_tokens = context_max_tokens
         self._staleness = Staleness(self.store, code)
+        self._names = names or ProjectNames(None, writer)  # a checkout's project name
 
     @property
     def writer(self) -> MemoryWriter:
@@ -135,8 +138,8 @@ class MemoryService(TransferVerbs):
 
     def _own(self, project: str | None) -> str | None:
         """``project`` (checked: a NUL or an over-long path is refused), or this memory's own
-        project when the call names none."""
-        return self.project if project is None else parse_project(project)
+        project when the call names none, by the name the store keeps it under (``ProjectNames``)."""
+        return self._names.of(self.project if project is None else parse_project(project))
 
     def _own_branch(self, project: str | None, branch: str | None) -> str | None:
         """``branch`` (checked), or this memory's own when the call names none and is about its project."""
@@ -417,7 +420,7 @@ class MemoryService(TransferVerbs):
         enricher = self._enricher()
         keys = None
         if refs:
-            own = self.project if project is None else project
+            own = self._own(project)
             entities = parse_ref_entities(refs, own, self._mentions.namespace)
             self._writer.add_entities(entities)
             keys = [e.key for e in entities]
@@ -479,8 +482,9 @@ class MemoryService(TransferVerbs):
             history_before=history_before,
             history_merges=history_merges,
             history_revision=history_revision,
+            project=self._names.of(str(Path(path).resolve())),
         )
-        self.check_branches(project=str(Path(path).resolve()))
+        self.check_branches(project=report.project)
         return report
 
     @property
@@ -512,7 +516,7 @@ class MemoryService(TransferVerbs):
             since=since,
             session_id=session_id,
             progress=progress,
-            default_project=self.project,
+            default_project=self._own(None),
         )
 
     # -- sessions and claims (the daemon's Coordinator) ----------------------------------------

@@ -12,6 +12,7 @@ from pathlib import Path
 from graphmem.core.enrichment import relative_namespace
 from graphmem.core.models import Entity
 from graphmem.core.ports import CodeGraph
+from graphmem.core.projects import checkout_path
 from graphmem.core.refs import Ref, find_identifiers, find_path_candidates, find_refs, parse_ref
 from graphmem.errors import InvalidInputError
 from graphmem.service.code_context import find_symbol, symbol_candidates, symbol_entity
@@ -57,9 +58,15 @@ def parse_ref_entities(refs: Sequence[str], project: str | None, namespace: Name
 class Mentions:
     """Reads the entities a text names, in the project's GitLab namespace and code graph."""
 
-    def __init__(self, code: CodeGraph | None, namespace: Namespace) -> None:
+    def __init__(
+        self,
+        code: CodeGraph | None,
+        namespace: Namespace,
+        checkout: Callable[[str], Path | None] = checkout_path,
+    ) -> None:
         self.code = code
         self.namespace = namespace
+        self.checkout = checkout  # where a project is checked out here (``ProjectRoots.checkout``)
 
     def refs_in(self, text: str, project: str | None) -> list[Entity]:
         """The GitLab refs a text names (``!12``, ``#45``, ``group/proj&3``, URLs) as entities."""
@@ -73,9 +80,9 @@ class Mentions:
         ``core.refs.find_identifiers``)."""
         found = self.refs_in(text, project)
         if project:
-            root = Path(project)
-            for candidate in find_path_candidates(text):
-                entity = file_entity(root, candidate)
+            root = self.checkout(project)  # None: not checked out here, no file to look for
+            candidates = find_path_candidates(text) if root is not None else []
+            for entity in (file_entity(root, c, project) for c in candidates if root is not None):
                 if entity is not None and entity.key not in {e.key for e in found}:
                     found.append(entity)
             if self.code is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
@@ -27,6 +28,7 @@ from graphmem.service.file_access import (
     write_folder,
 )
 from graphmem.service.inputs import parse_project
+from graphmem.service.project_names import ProjectNames
 from graphmem.service.repository_export import DEFAULT_FOLDER, folder_label
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryExport, RepositoryFiles
 from graphmem.service.transfer import ExportedFile, Progress, Transfer
@@ -35,8 +37,16 @@ from graphmem.service.transfer import ExportedFile, Progress, Transfer
 class TransferFiles:
     """Moving memories in and out of the store, as text or through files."""
 
-    def __init__(self, transfer: Transfer, data_dir: Path, write_lock: threading.RLock) -> None:
+    def __init__(
+        self,
+        transfer: Transfer,
+        data_dir: Path,
+        write_lock: threading.RLock,
+        names: ProjectNames | None = None,
+    ) -> None:
         self._transfer = transfer
+        # Files are read and written in the project's checkout; its memories are under its name.
+        self._name: Callable[[str | None], str | None] = names.of if names is not None else lambda p: p
         self.data_dir = data_dir
         self._write_lock = write_lock
         self._agent_files = False
@@ -60,7 +70,7 @@ class TransferFiles:
 
         ``repository``: only the memories ``project`` shares with a team, project-relative.
         """
-        project = parse_project(project)
+        project = self._name(parse_project(project))
         return self._transfer.export(out, project=project, fmt=fmt, repository=repository)
 
     def export_repository(
@@ -76,7 +86,7 @@ class TransferFiles:
         the caller to write; ``current`` is the folder's ``memories.jsonl`` now, checked for
         memories this store lacks unless ``force``."""
         return self._transfer.repository_files(
-            project=parse_project(project), fmt=fmt, force=force, current=current, folder=folder
+            project=self._name(parse_project(project)), fmt=fmt, force=force, current=current, folder=folder
         )
 
     def import_text(
@@ -94,7 +104,7 @@ class TransferFiles:
                 f"The export is over the {MAX_IMPORT_BYTES // (1024 * 1024)} MiB limit of an import: "
                 "split it."
             )
-        project = parse_project(project)
+        project = self._name(parse_project(project))
         with self._write_lock:
             return self._transfer.import_text(
                 text, name=name[:4096], project=project, dry_run=dry_run, progress=progress
@@ -116,7 +126,7 @@ class TransferFiles:
         only when graphmem wrote it."""
         project = parse_project(project)
         buffer = io.StringIO()
-        summary = self._transfer.export(buffer, project=project, fmt=fmt, repository=repository)
+        summary = self._transfer.export(buffer, project=self._name(project), fmt=fmt, repository=repository)
         with self._write_lock:
             target = self.file_access.writable_file(path, project, overwrite=overwrite)
             atomic_write(target, buffer.getvalue().encode("utf-8"))
@@ -132,7 +142,7 @@ class TransferFiles:
             folder = self.file_access.writable_folder(directory, project)
             current = read_if_present(folder / REPOSITORY_FILE) if fmt == "jsonl" and not force else None
             shared = self._transfer.repository_files(
-                project=project,
+                project=self._name(project),
                 fmt=fmt,
                 force=force,
                 current=current,

@@ -268,6 +268,15 @@ class MemoryWriter(WriterHistory):
                 self._record(memory_id, EventKind.EDIT, before, after, cause)
             return self.get(memory_id)
 
+    def rename_project(self, old: str, new: str) -> int:
+        """Move the memories stored under project ``old`` to ``new`` (a checkout's path to its
+        name on a team's store, ``MemoryService._named``), in one transaction; how many moved."""
+        with self.lock, self.store.transaction():
+            moved = [m for m in self.store.all_memories(old) if m.project == old]
+            for m in moved:
+                self.change(m.id, {"project": new, "content_hash": memory_hash(m.scope, new, m.text)})
+        return len(moved)
+
     def rewrite(
         self, record: MemoryRecord, text: str, *, updated_at: datetime, entities: Sequence[Entity]
     ) -> None:
