@@ -14,7 +14,8 @@ No npm is an error (:class:`OpenCodeUnavailable`), never a skip.
 Sandbox. :class:`OpenCodeSandbox` is one fresh OpenCode world under a temp directory:
 
 - ``home/`` is ``HOME`` and holds the ``XDG_CONFIG_HOME`` / ``XDG_DATA_HOME`` (OpenCode's SQLite
-  database, logs, snapshots) / ``XDG_CACHE_HOME`` / ``XDG_STATE_HOME`` directories;
+  database, logs, snapshots) / ``XDG_CACHE_HOME`` / ``XDG_STATE_HOME`` directories, and ``tmp/``,
+  OpenCode's ``TMPDIR``;
 - ``project/`` is a ``git init``-ed directory with an ``opencode.json`` (:attr:`OpenCodeSandbox.config`,
   rewritten by :meth:`OpenCodeSandbox.write_config`) that defines the provider ``fake``
   (``"npm": "@ai-sdk/openai-compatible"``, ``baseURL`` = the :class:`~fake_llm.FakeLLM`) and
@@ -275,7 +276,7 @@ class OpenCodeSandbox:
     @classmethod
     def create(cls, binary: Path, root: Path, llm: FakeLLM) -> OpenCodeSandbox:
         sandbox = cls(binary=binary, root=root, llm=llm)
-        for sub in (".config", ".local/share", ".cache", ".local/state"):
+        for sub in (".config", ".local/share", ".cache", ".local/state", "tmp"):
             (sandbox.home / sub).mkdir(parents=True, exist_ok=True)
         sandbox.project.mkdir(parents=True, exist_ok=True)
         git_env = {**os.environ, "HOME": str(sandbox.home), "GIT_CONFIG_NOSYSTEM": "1"}
@@ -324,6 +325,9 @@ class OpenCodeSandbox:
             XDG_DATA_HOME=str(self.home / ".local" / "share"),
             XDG_CACHE_HOME=str(self.home / ".cache"),
             XDG_STATE_HOME=str(self.home / ".local" / "state"),
+            # OpenCode, a Bun binary, unpacks a native library of 5.6 MB into the temp dir at
+            # every start and leaves it there: the sandbox's, removed with it.
+            TMPDIR=str(self.home / "tmp"),
             PWD=str(self.project),
         )
         env.update(OFFLINE_ENV)
