@@ -267,6 +267,31 @@ class _NamedHashEmbedder(HashEmbedder):
         self.model_name = real.model_name
 
 
+def _write_exports(records: list[dict[str, Any]], workdir: Path) -> list[Path]:
+    """``records`` as export files of whole lines, each half the import's size limit at most
+    (a million memories take about 450 MB)."""
+    from graphmem.service.file_access import MAX_IMPORT_BYTES
+
+    exports: list[Path] = []
+    out = None
+    size = 0
+    try:
+        for record in records:
+            line = (json.dumps(record) + "\n").encode("utf-8")
+            if out is None or size + len(line) > MAX_IMPORT_BYTES // 2:
+                if out is not None:
+                    out.close()
+                exports.append(workdir / f"memories-{len(exports) + 1}.jsonl")
+                out = exports[-1].open("wb")
+                size = 0
+            out.write(line)
+            size += len(line)
+    finally:
+        if out is not None:
+            out.close()
+    return exports
+
+
 def _size_mb(path: Path) -> float:
     return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6, 1)
 
@@ -341,11 +366,8 @@ def _measure(
 ) -> dict[str, Any]:
     from graphmem.app import open_memory, store_size_mb
 
-    export = workdir / "memories.jsonl"
     records = synthetic_memories(memories)
-    with export.open("w", encoding="utf-8") as out:
-        for record in records:
-            out.write(json.dumps(record) + "\n")
+    exports = _write_exports(records, workdir)
 
     sample = [r["text"] for r in records[: min(len(records), 1024)]]
     embedder.embed(sample[:64])  # warm the model
@@ -357,7 +379,8 @@ def _measure(
     memory = open_memory(settings(), embedder=importer)
     try:
         started = time.perf_counter()
-        memory.import_file(export)
+        for export in exports:  # a million memories are several files: an import reads 64 MiB at most
+            memory.import_file(export)
         import_s = time.perf_counter() - started
         import_rate = memories / import_s
         say(f"imported {memories} memories in {import_s:.1f}s")
@@ -431,7 +454,8 @@ def _measure(
     if data_dir == workdir / "data":
         shutil.rmtree(workdir, ignore_errors=True)
     else:
-        export.unlink(missing_ok=True)
+        for export in exports:
+            export.unlink(missing_ok=True)
     report: dict[str, Any] = {
         "memories": memories,
         "store": "postgresql" if store_url else "kuzu",

@@ -1,0 +1,31 @@
+"""The scale benchmark's export files: whole lines, under the import's size limit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from graphmem.bench.scale import _write_exports, synthetic_memories
+from graphmem.service import file_access
+
+
+def test_a_large_store_is_written_as_several_files_each_under_the_import_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(file_access, "MAX_IMPORT_BYTES", 8_000)
+    records = synthetic_memories(300)
+
+    exports = _write_exports(records, tmp_path)
+
+    assert len(exports) > 1
+    assert all(path.stat().st_size <= 4_000 for path in exports)
+    lines = [line for path in exports for line in path.read_text("utf-8").splitlines()]
+    assert [json.loads(line) for line in lines] == records  # each once, in order, whole
+
+
+def test_a_small_store_is_one_file(tmp_path: Path) -> None:
+    exports = _write_exports(synthetic_memories(100), tmp_path)
+
+    assert [path.name for path in exports] == ["memories-1.jsonl"]
