@@ -21,6 +21,8 @@ from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_migrate import migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.app import open_memory
+from graphmem.core.models import Status
+from graphmem.core.ports import Visibility
 from graphmem.errors import NotFoundError, StoreError
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
@@ -208,3 +210,19 @@ def test_importing_an_id_another_user_holds_is_refused_and_keeps_nothing(team: T
     with pytest.raises(StoreError, match="taken by a memory you cannot see"):
         team.bob.import_text(exported(team.alice))
     assert team.bob.list(project=None) == []
+
+
+def test_a_read_only_bot_sees_project_memories_and_no_ones_global_ones(team: Team) -> None:
+    team.alice.remember(PRIVATE, category="preference", scope="global")
+    shared = team.alice.remember(SHARED, category="fact", scope="project", project=PROJECT).memory
+    bot = team.admin_url.rsplit("/", 1)[1] + "_bot"
+    with psycopg.connect(team.admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {bot} LOGIN")
+        conn.execute(f"GRANT USAGE ON SCHEMA public TO {bot}")
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {bot}")
+    reader = PostgresGraphStore(team.admin_url.replace("postgres@", f"{bot}@"), dimension=DIMENSION)
+    try:
+        seen = reader.list_memories(Visibility(PROJECT, frozenset(Status)), limit=10)
+        assert [m.id for m in seen] == [shared.id]
+    finally:
+        reader.close()
