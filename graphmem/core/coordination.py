@@ -103,6 +103,8 @@ def claimed_by(item: str, held: Claim) -> str:
 class Coordination(Protocol):
     """Live agent sessions and the items they claim, expiring without heartbeats."""
 
+    ttl: timedelta  # how long a session lives without a heartbeat
+
     def start(self, agent: str, project: str | None, task: str | None = None) -> AgentSession: ...
     def heartbeat(self, session_id: str, task: str | None = None) -> AgentSession:
         """Keep a session (and its claims) alive for another ttl."""
