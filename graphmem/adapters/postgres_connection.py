@@ -1,8 +1,11 @@
 """Connections to a PostgreSQL store: a pool, transactions per thread, errors translated.
 
 Part of ``PostgresGraphStore`` (``postgres_store.py``). Connections come from a
-``psycopg_pool.ConnectionPool`` (checked before each use, so a server that restarted or
-failed over costs a reconnect, not an error); each call outside a transaction takes one in
+``psycopg_pool.ConnectionPool`` (checked before use when it sat idle in the pool for
+:data:`CHECK_IDLE_S`, so a server that restarted or failed over costs a reconnect, not an
+error; a connection in steady use is not checked, which cost a round trip per statement, and
+a read on one the server dropped meanwhile is asked again on another; a write on one fails
+with a clear error saying nothing was kept). Each call outside a transaction takes one in
 autocommit mode and gives it back. ``transaction`` binds one connection to the calling thread
 until the block ends: the calls of that thread inside it are one PostgreSQL transaction,
 while other threads (and other daemons) go on with theirs and see its writes only once it
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -36,6 +41,8 @@ CONNECT_TIMEOUT_S = 10
 POOL_MAX = 8
 # A statement that runs longer than this is cancelled (a hung server never hangs a caller).
 STATEMENT_TIMEOUT_MS = 120_000
+# A connection idle in the pool longer than this is checked (a round trip) before it is used.
+CHECK_IDLE_S = 5.0
 
 
 def describe(url: str) -> str:
@@ -83,6 +90,20 @@ def _configure(conn: psycopg.Connection[Any]) -> None:
     conn.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
 
 
+# When each pooled connection was last given back (the pool's ``reset`` hook records it).
+_returned: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
+
+
+def _mark_returned(conn: psycopg.Connection[Any]) -> None:
+    _returned[conn] = time.monotonic()
+
+
+def _check_if_idle(conn: psycopg.Connection[Any]) -> None:
+    """The pool's check: a round trip, only for a connection that sat idle (see the module doc)."""
+    if time.monotonic() - _returned.get(conn, 0.0) > CHECK_IDLE_S:
+        ConnectionPool.check_connection(conn)
+
+
 class _Bound(threading.local):
     conn: psycopg.Connection[Any] | None = None
     after: list[Callable[[], None]] | None = None
@@ -101,7 +122,8 @@ class PostgresConnection:
             max_size=POOL_MAX,
             open=False,
             configure=_configure,
-            check=ConnectionPool.check_connection,
+            reset=_mark_returned,
+            check=_check_if_idle,
             name="graphmem",
         )
         self._bound = _Bound()
@@ -179,6 +201,7 @@ class PostgresConnection:
         except pg_errors.QueryCanceled:
             raise StoreError(f"A query to the PostgreSQL store at {self.where} took too long.") from None
         except psycopg.OperationalError as exc:
+            self._pool.check()  # the other idle connections are likely gone too: replaced now
             raise StoreError(
                 f"Lost the connection to the PostgreSQL store at {self.where}: {_first_line(exc)}. "
                 "Nothing of the interrupted call was kept; try again."
@@ -189,8 +212,22 @@ class PostgresConnection:
     def _rows(
         self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None
     ) -> list[tuple[Any, ...]]:
-        with self._translated(), self._connection() as conn:
-            return conn.execute(sql, params).fetchall()
+        # A read outside a transaction may be asked again (it changes nothing), once per pooled
+        # connection the server may have dropped.
+        again = POOL_MAX if self._bound.conn is None and sql.startswith("SELECT") else 0
+        with self._translated():
+            while True:
+                try:
+                    with self._connection() as conn:
+                        return conn.execute(sql, params).fetchall()
+                except pg_errors.QueryCanceled:
+                    raise
+                except psycopg.OperationalError:
+                    if again <= 0:
+                        raise
+                    again -= 1
+                    log.info("a pooled connection to %s was dropped; reading again", self.where)
+                    self._pool.check()
 
     def _run(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> int:
         """Run one statement; the rows it changed."""

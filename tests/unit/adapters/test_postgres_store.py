@@ -185,6 +185,21 @@ def test_a_large_store_reads_only_the_memories_holding_its_rarest_word(store: Po
     assert [i for i, _ in hits] == ["all", "b1"]
 
 
+def test_a_write_on_a_connection_the_server_just_dropped_keeps_nothing_and_can_be_retried(
+    store: PostgresGraphStore,
+) -> None:
+    store.add_memories([memory("a")])
+    with psycopg.connect(store._conninfo, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    with pytest.raises(StoreError, match="Nothing of the interrupted call was kept"):
+        store.add_memories([memory("b")])  # a connection in steady use is not checked first
+    store.add_memories([memory("b")])
+    assert sorted(store.get_memories(["a", "b"])) == ["a", "b"]
+
+
 def test_a_closed_store_says_so(store: PostgresGraphStore) -> None:
     store.close()
     with pytest.raises(StoreError, match="closed"):
