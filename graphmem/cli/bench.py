@@ -87,7 +87,7 @@ def locomo(
         $ graphmem bench locomo --data locomo-dev.json --plan hybrid --distractors /tmp/click
         $ graphmem bench locomo --data locomo-dev.json --store postgresql://bench@db.internal/scratch
     """
-    from graphmem.adapters.embedders import make_embedder
+    from graphmem.app import configured_embedder
     from graphmem.bench.locomo import format_report, run
     from graphmem.core.fusion import PLANS
     from graphmem.errors import InvalidInputError
@@ -96,7 +96,7 @@ def locomo(
     unknown = [p for p in plans if p not in PLANS]
     if unknown:
         raise InvalidInputError(f"Unknown plan(s) {unknown}; known plans: {', '.join(PLANS)}.")
-    embedder = make_embedder(load_settings().embedding.model)
+    embedder = configured_embedder(load_settings())
     reports = run(
         data_path,
         embedder,
@@ -150,7 +150,7 @@ def phrase_bench(
         lexical        1.000       0      6.2
         plain-fts      1.000       0        -
     """
-    from graphmem.adapters.embedders import make_embedder
+    from graphmem.app import configured_embedder
     from graphmem.bench.phrase import format_report, run
     from graphmem.core.fusion import PLANS
     from graphmem.errors import InvalidInputError
@@ -159,7 +159,7 @@ def phrase_bench(
     unknown = [p for p in plans if p not in PLANS]
     if unknown:
         raise InvalidInputError(f"Unknown plan(s) {unknown}; known plans: {', '.join(PLANS)}.")
-    embedder = make_embedder(load_settings().embedding.model)
+    embedder = configured_embedder(load_settings())
     report = run(
         data_path,
         embedder,
@@ -231,11 +231,11 @@ def scale(
         $ graphmem bench scale --memories 100000 --hash-vectors --clients 1 --clients 4 --clients 16 \\
             --store postgresql://bench@db.internal/scratch
     """
-    from graphmem.adapters.embedders import make_embedder
+    from graphmem.app import configured_embedder
     from graphmem.bench.scale import format_report, run
     from graphmem.settings import load_settings
 
-    embedder = make_embedder(load_settings().embedding.model)
+    embedder = configured_embedder(load_settings())
     report = run(
         memories,
         embedder,
@@ -492,11 +492,11 @@ def code_memory_bench(repo: Path, eval_commits: int, as_json: bool) -> None:
         recency     0.271  0.155    105.5    505.0
         bm25        0.110  0.108     12.7     54.7
     """
-    from graphmem.adapters.embedders import make_embedder
+    from graphmem.app import configured_embedder
     from graphmem.bench.code_memory import format_report, run
     from graphmem.settings import load_settings
 
-    embedder = make_embedder(load_settings().embedding.model)
+    embedder = configured_embedder(load_settings())
     report = run(repo, embedder, eval_commits=eval_commits, progress=present_progress)
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
 

@@ -83,6 +83,10 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> Vector: ...
 
+    def embed_query(self, text: str) -> Vector:
+        """The one vector (1-D) a search asks with. It may be computed more cheaply than
+        ``embed``'s, within a cosine of 0.98 of it, since it is never stored."""
+
     def warm_up(self) -> None:
         """Start loading the model in the background, if loading takes time."""
 

@@ -185,7 +185,7 @@ class SemanticIndex:
     def embed_query(self, text: str) -> Vector:
         cached = self._query_cache.get(text)
         if cached is None:
-            cached = self._embedder.embed([text])[0]
+            cached = self._embedder.embed_query(text)
             if len(self._query_cache) >= QUERY_CACHE_SIZE:
                 self._query_cache.pop(next(iter(self._query_cache)))
             self._query_cache[text] = cached

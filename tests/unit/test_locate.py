@@ -35,6 +35,8 @@ CASES = {
     ),
     "other settings do not matter": ({"GRAPHMEM_RECALL__LIMIT": "7"}, "[server]\nport = 9999\n", None),
     "the model from the config file": ({}, '[embedding]\nmodel = "/models/mini"\n', None),
+    "exact queries from the config file": ({}, "[embedding]\nquantized_queries = false\n", None),
+    "exact queries from a variable": ({"GRAPHMEM_EMBEDDING__QUANTIZED_QUERIES": "Off"}, "", None),
     "the model from a variable": (
         {"GRAPHMEM_EMBEDDING__MODEL": "/models/env"},
         '[embedding]\nmodel = "/models/mini"\n',
@@ -69,6 +71,7 @@ def test_locate_reads_what_load_settings_reads(
     assert location.data_dir == settings.data_dir
     assert location.api_key == (settings.api_key.get_secret_value() if settings.api_key else None)
     assert (location.model or DEFAULT_MODEL) == settings.embedding.model
+    assert location.quantized_queries == settings.embedding.quantized_queries
 
 
 def test_with_nothing_set_the_store_is_in_the_user_data_dir(config: Path) -> None:
@@ -78,7 +81,14 @@ def test_with_nothing_set_the_store_is_in_the_user_data_dir(config: Path) -> Non
 
 
 @pytest.mark.parametrize(
-    "text", ["data_dir = [", "data_dir = 3\n", "api_key = 12\n", 'data_dir = "/x"\ndata_dir = "/y"\n']
+    "text",
+    [
+        "data_dir = [",
+        "data_dir = 3\n",
+        "api_key = 12\n",
+        'data_dir = "/x"\ndata_dir = "/y"\n',
+        '[embedding]\nquantized_queries = "sometimes"\n',
+    ],
 )
 def test_a_config_file_both_refuse_is_a_config_error_naming_the_file(config: Path, text: str) -> None:
     config.write_text(text)

@@ -110,3 +110,36 @@ def test_the_model_file_is_made_once_per_weights_and_then_reused(tmp_path: Path)
     for note in tmp_path.glob("*.source.json"):  # a damaged note: the hash is computed again
         note.write_text('{"source": "garbage', "utf-8")
     assert onnx_bert.model_file(model_dir, tmp_path) == made
+
+
+def test_a_query_on_the_8_bit_variant_is_close_to_the_exact_vector(real_embedder: OnnxEmbedder) -> None:
+    _, texts, expected = _reference()
+    sample = [text for text in texts if text.strip()][:16]
+    exact = real_embedder.embed(sample)
+
+    queries = np.stack([real_embedder.embed_query(text) for text in sample])
+
+    cosines = (queries * exact).sum(axis=1)
+    assert real_embedder.quantized_queries
+    assert cosines.min() >= 0.98, cosines.min()
+    assert not np.allclose(queries, exact, atol=1e-4)  # the variant ran, not the exact model
+    assert np.allclose(np.linalg.norm(queries, axis=1), 1.0, atol=1e-5)
+
+
+def test_without_quantized_queries_a_query_is_embedded_exactly(tmp_path: Path) -> None:
+    embedder = OnnxEmbedder(quantized_queries=False)
+
+    query = embedder.embed_query("which linter do we use")
+
+    assert np.allclose(query, embedder.embed(["which linter do we use"])[0], atol=1e-6)
+    assert not list(tmp_path.iterdir())  # no cache written here: the default cache holds the file
+
+
+def test_the_8_bit_variant_is_its_own_model_file(tmp_path: Path) -> None:
+    folder = Path(resolve_model_path(DEFAULT_MODEL))
+
+    exact = onnx_bert.model_file(folder, tmp_path)
+    quantized = onnx_bert.model_file(folder, tmp_path, quantized=True)
+
+    assert exact != quantized and quantized.name.endswith("-q8.onnx")
+    assert quantized.stat().st_size < exact.stat().st_size * 0.75  # 8-bit dense weights

@@ -114,18 +114,18 @@ import sys, threading
 from graphmem.adapters import embedders
 embedders.preload(cache_dir=sys.argv[1])
 loaders = [t for t in threading.enumerate() if t.name == "graphmem-model-preload"]
-vector = embedders.OnnxEmbedder(cache_dir=sys.argv[1]).embed(["which linter"])
-print(len(loaders), embedders._load_onnx.cache_info().misses, vector.shape[1])
+vector = embedders.OnnxEmbedder(cache_dir=sys.argv[1]).embed_query("which linter")
+print(len(loaders), embedders._load_onnx.cache_info().misses, vector.shape[0])
 """
 
 
-def test_a_preloaded_model_is_built_once_and_used_by_the_first_embed(tmp_path: Path) -> None:
+def test_a_preloaded_model_is_built_once_and_used_by_the_first_query(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", PRELOAD_SCRIPT, str(tmp_path)], capture_output=True, text=True, check=False
     )
 
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["1", "1", "384"]  # one loader, one session built, a vector
+    assert done.stdout.split() == ["1", "1", "384"]  # one loader, one query session built, a vector
 
 
 def test_only_the_bundled_model_is_preloaded(tmp_path: Path) -> None:
