@@ -324,15 +324,17 @@ def run(
     def settings() -> Settings:
         return load_settings(data_dir=data_dir, store={"url": store_url} if store_url else None)
 
-    if store_url:
-        where, version, _ = store_schema(settings())
-        if version:
-            raise InvalidInputError(
-                f"{where} holds a graphmem schema already: point bench scale at an empty database "
-                "(it applies the schema, and drops graphmem's tables at the end)."
-            )
-        migrate_store(settings())
+    migrated = False  # the schema is this run's: dropped at the end
     try:
+        if store_url:
+            where, version, _ = store_schema(settings())
+            if version:
+                raise InvalidInputError(
+                    f"{where} holds a graphmem schema already: point bench scale at an empty database "
+                    "(it applies the schema, and drops graphmem's tables at the end)."
+                )
+            migrate_store(settings())
+            migrated = True
         return _measure(
             memories,
             embedder,
@@ -347,8 +349,12 @@ def run(
             clients,
         )
     finally:
-        if store_url:
-            migrate_store(settings(), 0)
+        try:
+            if migrated:
+                migrate_store(settings(), 0)
+        finally:
+            # The export files, and the store unless ``data_dir`` was given: even after a failure.
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def _measure(
@@ -451,11 +457,6 @@ def _measure(
         cold_peak_kb.append(_reported(done.stderr, "peak-rss-kb"))
     serving = _child(SERVING_SCRIPT, str(data_dir), json.dumps(texts[:50]), store_url=store_url)
     disk_mb = store_size_mb(settings()) if store_url else _size_mb(data_dir)
-    if data_dir == workdir / "data":
-        shutil.rmtree(workdir, ignore_errors=True)
-    else:
-        for export in exports:
-            export.unlink(missing_ok=True)
     report: dict[str, Any] = {
         "memories": memories,
         "store": "postgresql" if store_url else "kuzu",

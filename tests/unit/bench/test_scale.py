@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
 
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.bench import scale
 from graphmem.bench.scale import _write_exports, synthetic_memories
 from graphmem.service import file_access
 
@@ -29,3 +32,17 @@ def test_a_small_store_is_one_file(tmp_path: Path) -> None:
     exports = _write_exports(synthetic_memories(100), tmp_path)
 
     assert [path.name for path in exports] == ["memories-1.jsonl"]
+
+
+def test_a_failed_run_leaves_no_temporary_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def fail(*args: object) -> dict[str, object]:
+        raise RuntimeError("the machine ran out of disk")
+
+    monkeypatch.setattr(scale, "_measure", fail)
+
+    with pytest.raises(RuntimeError, match="out of disk"):
+        scale.run(100, HashEmbedder(384))
+
+    assert list(tmp_path.iterdir()) == []
