@@ -113,7 +113,7 @@ def test_the_model_file_is_made_once_per_weights_and_then_reused(tmp_path: Path)
 
 
 def test_a_query_on_the_8_bit_variant_is_close_to_the_exact_vector(real_embedder: OnnxEmbedder) -> None:
-    _, texts, expected = _reference()
+    _, texts, _ = _reference()
     sample = [text for text in texts if text.strip()][:16]
     exact = real_embedder.embed(sample)
 
