@@ -7,8 +7,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from support.imports import command_imports
 
 HEAVY = (
     "kuzu",
@@ -85,32 +84,15 @@ def daemon(tmp_path: Path) -> Iterator[Path]:
         server.server_close()
 
 
-PROGRAM = """
-import json, sys
-from graphmem.cli.main import main
-sys.argv = ["graphmem", "recall", "which linter", "--json"]
-try:
-    main()
-except SystemExit as exit:
-    code = exit.code
-heavy = sorted(m for m in sys.modules if m.split(".")[0] in {heavy!r} or m in {own!r})
-print(json.dumps({{"exit": code, "heavy": heavy}}), file=sys.stderr)
-"""
-
-
 def test_a_recall_through_the_daemon_imports_no_heavy_library(daemon: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     env.update(GRAPHMEM_DATA_DIR=str(daemon), GRAPHMEM_CONFIG=str(tmp_path / "none.toml"))
-    done = subprocess.run(
-        [sys.executable, "-c", PROGRAM.format(heavy=set(HEAVY), own=set(HEAVY_OWN))],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
+
+    report, done = command_imports(
+        ["recall", "which linter", "--json"], {*HEAVY, *HEAVY_OWN}, cwd=tmp_path, env=env
     )
-    report = json.loads(done.stderr.strip().splitlines()[-1])
+
     assert report["exit"] in (0, None), done.stderr
     assert json.loads(done.stdout)["semantic_ready"] is False  # the daemon's answer, printed
     assert [call["method"] for call in _Daemon.calls] == ["recall"]
-    assert report["heavy"] == []
+    assert report["loaded"] == []
