@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 DB_DIRNAME = "graph.kuzu"
 # COPY is much faster than row inserts, but has fixed costs: below this, insert rows.
 COPY_MIN_ROWS = 64
-# Above this many ids, one scanning query beats separate primary-key lookups.
+# Above this many ids, one query of them all beats separate primary-key lookups.
 LOOKUP_MAX_IDS = 200
 # Memory records kept in memory after a read (oldest dropped first).
 RECORD_CACHE_SIZE = 20_000
@@ -175,10 +175,13 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
             found = {i: self._records[i] for i in dict.fromkeys(ids) if i in self._records}
             missing = [i for i in dict.fromkeys(ids) if i not in found]
             if len(missing) > LOOKUP_MAX_IDS:
-                query = f"MATCH (m:Memory) WHERE m.id IN $ids RETURN {MEMORY_RETURN}"
+                # The ids joined on the primary key: 20,000 of them in 0.1 s at 120,000
+                # memories, where ``WHERE m.id IN $ids`` compared every row with every id
+                # (2,000 took 1.9 s; an import of 20,000 spent 24 s there).
+                query = f"UNWIND $ids AS wanted MATCH (m:Memory {{id: wanted}}) RETURN {MEMORY_RETURN}"
                 rows = self._rows(query, {"ids": missing})
             else:
-                # One primary-key lookup each: far cheaper than UNWIND or IN, which scan.
+                # One primary-key lookup each: cheaper than one query for a few.
                 query = f"MATCH (m:Memory {{id: $id}}) RETURN {MEMORY_RETURN}"
                 rows = [row for memory_id in missing for row in self._rows(query, {"id": memory_id})]
             for row in rows:

@@ -78,6 +78,16 @@ def test_added_memories_read_back_unchanged(store: GraphStore, count: int) -> No
     assert store.get_memories([r.id for r in records]) == {r.id: r for r in records}
 
 
+def test_hundreds_of_ids_are_read_at_once_with_unknown_and_repeated_ones(store: GraphStore) -> None:
+    records = [memory(f"m{i:04d}") for i in range(450)]  # past one query per id (Kùzu: 200)
+    store.add_memories(records)
+    ids = [r.id for r in records]
+
+    found = store.get_memories([*ids, "nope", "nope", *ids[:5], "mem_0000000000000000"])
+
+    assert found == {r.id: r for r in records}
+
+
 def test_unknown_ids_are_left_out_of_get_memories(store: GraphStore) -> None:
     store.add_memories([memory("a")])
     assert list(store.get_memories(["nope", "a", "a"])) == ["a"]
