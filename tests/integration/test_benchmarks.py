@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import psycopg
@@ -134,6 +135,19 @@ def test_scale_on_postgresql_builds_the_store_there_and_leaves_no_table_behind(
     with pytest.raises(InvalidInputError, match="empty database"):
         migrate(url)
         scale.run(200, real_embedder, queries=10, cold_runs=1, hash_vectors=True, store_url=url)
+
+
+def test_scale_refusing_a_database_leaves_no_temporary_directory_behind(
+    postgres_server: PostgresServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = postgres_server.new_database()
+    migrate(url)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    with pytest.raises(InvalidInputError, match="empty database"):
+        scale.run(200, HashEmbedder(256), store_url=url)
+
+    assert not list(tmp_path.glob("graphmem-scale-*"))
 
 
 @pytest.mark.integration
