@@ -186,12 +186,14 @@ class OnnxEmbedder:
         self._runtime()
 
     def warm_up(self) -> None:
-        """Start loading the model in a background thread; the first ``embed`` waits for it."""
+        """Start loading the query session in a background thread; the first query waits for
+        it. The session for what is stored loads with the first ``embed``: a one-shot recall
+        never needs it (building both cost a cold recall 60 MB more at its peak)."""
         threading.Thread(target=self._warm, name="graphmem-model-load", daemon=True).start()
 
     def _warm(self) -> None:
         try:
-            self.load()
+            self._runtime(self.quantized_queries)
         except EmbedderError:
             log.debug("warm-up failed; the first embed will raise", exc_info=True)
 
