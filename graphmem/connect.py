@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from graphmem.errors import StoreLockedError
+from graphmem.errors import ConfigError, StoreLockedError
 
 if TYPE_CHECKING:
     from graphmem.core.ports import Embedder
@@ -51,11 +51,15 @@ def warm_model(data_dir: Path | None = None) -> None:
     """Start loading the configured embedding model in the background when this process will
     open the store at ``data_dir`` itself: a one-shot ``recall`` or ``context`` then builds the
     model's session while it imports the store's modules and opens it, instead of after.
-    Nothing happens when a daemon serves the store (it has its own model loaded)."""
+    Nothing happens when a daemon serves the store (it has its own model loaded), nor when the
+    settings cannot be read: opening the store says what is wrong with them."""
     from graphmem.locate import locate
     from graphmem.server.lifecycle import find_daemon
 
-    location = locate(data_dir)
+    try:
+        location = locate(data_dir)
+    except ConfigError:
+        return
     if find_daemon(location.data_dir.expanduser()) is None:
         from graphmem.adapters.embedders import preload
 

@@ -36,8 +36,9 @@ def default_data_dir() -> Path:
 @dataclass(frozen=True, slots=True)
 class Location:
     """The data dir (not yet expanded) and the API key of the daemon that may serve it; and
-    the embedding model set by ``[embedding] model``, None for the default (a one-shot command
-    starts loading it while the store opens: ``graphmem.connect.warm_model``)."""
+    the embedding model set by ``[embedding] model`` (None for the default) and whether its
+    queries run on the 8-bit variant, which a one-shot command starts loading while the store
+    opens (``graphmem.connect.warm_model``)."""
 
     data_dir: Path
     api_key: str | None

@@ -93,23 +93,13 @@ _LOADING = threading.Lock()
 def preload(
     model: str | None = None, *, cache_dir: Path | None = None, quantized_queries: bool = True
 ) -> None:
-    """Start loading ``model``'s query session (default: the bundled model) on a background
-    thread, so that a one-shot command's first query finds it loaded: the session is built
-    while the store opens (ONNX Runtime releases the GIL while it builds). Only the bundled
-    ONNX model is preloaded; any other is loaded by its first use. Errors are the first
-    embed's to raise."""
-    if (model or DEFAULT_MODEL) != DEFAULT_MODEL:
-        return
-    folder = str(Path(cache_dir) if cache_dir is not None else default_cache_dir())
-
-    def load() -> None:
-        try:
-            with _LOADING:
-                _load_onnx(resolve_model_path(DEFAULT_MODEL), folder, quantized_queries)
-        except EmbedderError:
-            log.debug("preloading the model failed; the first embed will raise", exc_info=True)
-
-    threading.Thread(target=load, name="graphmem-model-preload", daemon=True).start()
+    """Start loading ``model``'s query session (default: the bundled model) in the background,
+    so that a one-shot command's first query finds it loaded: the session is built while the
+    store opens (ONNX Runtime releases the GIL while it builds), and the store's own embedder
+    finds it in ``_load_onnx``'s cache. Only the bundled ONNX model is preloaded; any other is
+    loaded by its first use."""
+    if (model or DEFAULT_MODEL) == DEFAULT_MODEL:
+        OnnxEmbedder(cache_dir=cache_dir, quantized_queries=quantized_queries).warm_up()
 
 
 @cache

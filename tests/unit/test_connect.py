@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from click.testing import CliRunner
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.cli import main
-from graphmem.connect import open_memory, resolve_project
+from graphmem.connect import open_memory, resolve_project, warm_model
 from graphmem.core.models import Scope
 from graphmem.errors import StoreLockedError
 from graphmem.service.memory import MemoryService
@@ -119,3 +120,15 @@ def test_the_settings_name_the_embedders_default_model() -> None:
     from graphmem.adapters import embedders
 
     assert settings.DEFAULT_MODEL == embedders.DEFAULT_MODEL
+
+
+def test_warming_the_model_with_unreadable_settings_leaves_the_error_to_opening_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[embedding]\nquantized_queries = 1\n")
+    monkeypatch.setenv("GRAPHMEM_CONFIG", str(config))
+
+    warm_model(tmp_path / "data")  # no error, no model: the open that follows reports the settings
+
+    assert "graphmem-model-load" not in {t.name for t in threading.enumerate()}

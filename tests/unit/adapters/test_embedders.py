@@ -113,7 +113,7 @@ PRELOAD_SCRIPT = """
 import sys, threading
 from graphmem.adapters import embedders
 embedders.preload(cache_dir=sys.argv[1])
-loaders = [t for t in threading.enumerate() if t.name == "graphmem-model-preload"]
+loaders = [t for t in threading.enumerate() if t.name == "graphmem-model-load"]
 vector = embedders.OnnxEmbedder(cache_dir=sys.argv[1]).embed_query("which linter")
 print(len(loaders), embedders._load_onnx.cache_info().misses, vector.shape[0])
 """
@@ -133,5 +133,5 @@ def test_only_the_bundled_model_is_preloaded(tmp_path: Path) -> None:
 
     embedders.preload(str(tmp_path / "another-model"), cache_dir=tmp_path)
 
-    assert "graphmem-model-preload" not in {t.name for t in threading.enumerate()}
+    assert "graphmem-model-load" not in {t.name for t in threading.enumerate()}
     assert embedders._load_onnx.cache_info().misses == before
