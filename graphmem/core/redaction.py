@@ -435,6 +435,25 @@ def _command_password(head: str, value: str) -> str | None:
     return "password" if _password_value(value) and not value.startswith("-") else None
 
 
+# The providers' hints, each looked for once (several tokens share some), and the folded
+# text's hints as one pattern: most texts hold none, and one scan then skips every check
+# below it (43 µs a memory before, most of it these checks).
+_TOKEN_HINTS = tuple({hint: None for token in _TOKENS for hint in token.hints})
+_FOLDED_HINT_RE = re.compile(
+    "|".join(
+        re.escape(hint)
+        for hint in (
+            "bearer",
+            "authorization",
+            "aws",
+            *_AZURE_HINTS,
+            *(hint for hints, _ in _COMMAND_PASSWORDS for hint in hints),
+            *_ASSIGNMENT_HINTS,
+        )
+    )
+)
+
+
 def redact(text: str) -> Redaction:
     """``text`` with every secret it holds replaced by ``[REDACTED:<kind>]``; never raises."""
     if not text:
@@ -443,25 +462,27 @@ def redact(text: str) -> Redaction:
     out = text
     if "PRIVATE KEY" in out:
         out = _sub_value(_PRIVATE_KEY_RE, _private_key, out, found)
-    for token in _TOKENS:
-        if any(hint in out for hint in token.hints):
+    hints = {hint for hint in _TOKEN_HINTS if hint in out}
+    for token in _TOKENS if hints else ():
+        if not hints.isdisjoint(token.hints):
             out = _sub_whole(token, out, found)
     if "://" in out and "@" in out:
         out = _sub_value(_URL_CREDENTIALS_RE, _always("password"), out, found)
     lowered = out.casefold()
-    if "bearer" in lowered or "authorization" in lowered:
+    hinted = _FOLDED_HINT_RE.search(lowered) is not None
+    if hinted and ("bearer" in lowered or "authorization" in lowered):
         out = _sub_value(_AUTH_HEADER_RE, _always("bearer-token"), out, found)
         out = _sub_value(_BEARER_RE, _when("bearer-token", _looks_random), out, found)
-    if "aws" in lowered:
+    if hinted and "aws" in lowered:
         out = _sub_value(_AWS_SECRET_RE, _always("aws-secret-key"), out, found)
-    if any(hint in lowered for hint in _AZURE_HINTS):
+    if hinted and any(hint in lowered for hint in _AZURE_HINTS):
         out = _sub_value(_AZURE_RE, _always("azure-key"), out, found)
-    for hints, pattern in _COMMAND_PASSWORDS:
+    for hints, pattern in _COMMAND_PASSWORDS if hinted else ():
         if any(hint in lowered for hint in hints):
             out = _sub_value(pattern, _command_password, out, found)
     if "--" in out:
         out = _sub_value(_FLAG_RE, _always("password"), out, found)
-    if any(word in lowered for word in _ASSIGNMENT_HINTS):
+    if hinted and any(word in lowered for word in _ASSIGNMENT_HINTS):
         out = _sub_value(_PROSE_PASSWORD_RE, _when("password", _prose_password), out, found)
         out = _sub_value(_ASSIGNMENT_RE, _assignment, out, found)
         out = _sub_value(

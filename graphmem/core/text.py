@@ -72,6 +72,8 @@ def estimate_tokens(text: str) -> int:
 
 def fold(text: str) -> str:
     """Accent- and case-folded text ("Kùzu" → "kuzu"), what the full-text index sees."""
+    if text.isascii():  # nothing to decompose: most text, and the per-character walk is slow
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
 

@@ -74,6 +74,11 @@ def test_fold_removes_accents_and_case() -> None:
     assert fold("Kùzu ÉTÉ") == "kuzu ete"
 
 
+def test_fold_of_plain_ascii_is_its_lower_case_as_the_unicode_path_gives() -> None:
+    ascii_text = "".join(map(chr, range(128)))
+    assert fold(ascii_text) == ascii_text.lower() == fold(ascii_text + "é")[:-1]
+
+
 @given(st.text(max_size=200))
 def test_fold_is_idempotent(text: str) -> None:
     assert fold(fold(text)) == fold(text)
