@@ -9,6 +9,7 @@ text is embedded (or ``warm_up``), so ``--help`` stays fast.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -325,6 +326,12 @@ class SentenceTransformerEmbedder:
         return vector
 
 
+@functools.lru_cache(maxsize=65_536)
+def _bucket(word: str) -> int:
+    """A word's hash, the same in every process (Python's own ``hash`` of a str is not)."""
+    return int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest()[:4], "little")
+
+
 class HashEmbedder:
     """Deterministic bag-of-words vectors: texts sharing words are similar.
 
@@ -341,13 +348,10 @@ class HashEmbedder:
     def embed(self, texts: Sequence[str]) -> Vector:
         out = np.zeros((len(texts), self.dimension), np.float32)
         for row, text in enumerate(texts):
-            for word in words(fold(text)):
-                digest = hashlib.blake2b(word.encode(), digest_size=8).digest()
-                out[row, int.from_bytes(digest[:4], "little") % self.dimension] += 1.0
-            norm = float(np.linalg.norm(out[row]))
-            if norm:
-                out[row] /= norm
-        return out
+            buckets = [_bucket(word) % self.dimension for word in words(fold(text))]
+            out[row] = np.bincount(buckets, minlength=self.dimension)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.divide(out, norms, out=out, where=norms > 0)
 
     def embed_query(self, text: str) -> Vector:
         vector: Vector = self.embed([text])[0]
