@@ -49,7 +49,9 @@ log = logging.getLogger(__name__)
 
 # Memories stored (and embedded) per transaction during import: an acknowledged
 # batch survives a crash; a batch is large enough for COPY and the model's batching.
-IMPORT_BATCH = 512
+# Kùzu's COPY costs about 0.1 s a call beside its rows: 50,000 memories imported at
+# 2,000–2,500 a second in batches of 512 and 2,800–3,000 in batches of 4,096.
+IMPORT_BATCH = 4096
 FORMATS = ("jsonl", "markdown")
 
 Progress = Callable[[int], None]
