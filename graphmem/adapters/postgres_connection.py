@@ -9,7 +9,10 @@ with a clear error saying nothing was kept). Each call outside a transaction tak
 autocommit mode and gives it back. ``transaction`` binds one connection to the calling thread
 until the block ends: the calls of that thread inside it are one PostgreSQL transaction,
 while other threads (and other daemons) go on with theirs and see its writes only once it
-committed. Every SQL statement is a constant; values are always parameters.
+committed. A read may ask for server settings (``_rows(settings=...)``, the HNSW scan's): outside
+a transaction they are set for the connection's session and remembered with it, so a connection
+that has them already costs no round trip for them. Every SQL statement is a constant; values
+are always parameters.
 
 Errors become graphmem's: a server that cannot be reached, refuses the credentials or is read
 only is a ``StoreError`` saying which server (host, port and database, never the password)
@@ -96,6 +99,10 @@ _returned: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.W
 
 def _mark_returned(conn: psycopg.Connection[Any]) -> None:
     _returned[conn] = time.monotonic()
+
+
+# The session settings each pooled connection was given (``_rows(settings=...)``).
+_session: weakref.WeakKeyDictionary[psycopg.Connection[Any], dict[str, str]] = weakref.WeakKeyDictionary()
 
 
 def _check_if_idle(conn: psycopg.Connection[Any]) -> None:
@@ -210,8 +217,13 @@ class PostgresConnection:
             raise StoreError(f"The PostgreSQL store failed: {_first_line(exc)}.") from None
 
     def _rows(
-        self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None
+        self,
+        sql: str,
+        params: Mapping[str, Any] | Sequence[Any] | None = None,
+        *,
+        settings: Mapping[str, str] | None = None,
     ) -> list[tuple[Any, ...]]:
+        """The rows of one statement; ``settings``: server settings it runs under (see the module doc)."""
         # A read outside a transaction may be asked again (it changes nothing), once per pooled
         # connection the server may have dropped.
         again = POOL_MAX if self._bound.conn is None and sql.startswith("SELECT") else 0
@@ -219,6 +231,8 @@ class PostgresConnection:
             while True:
                 try:
                     with self._connection() as conn:
+                        if settings:
+                            self._apply(conn, settings)
                         return conn.execute(sql, params).fetchall()
                 except pg_errors.QueryCanceled:
                     raise
@@ -228,6 +242,21 @@ class PostgresConnection:
                     again -= 1
                     log.info("a pooled connection to %s was dropped; reading again", self.where)
                     self._pool.check()
+
+    def _apply(self, conn: psycopg.Connection[Any], settings: Mapping[str, str]) -> None:
+        """Give ``conn`` ``settings``: for the open transaction only, inside one (a rollback
+        would undo a session setting unseen); else for its session, once."""
+        local = self._bound.conn is not None
+        has = {} if local else _session.setdefault(conn, {})
+        changed = {name: value for name, value in settings.items() if has.get(name) != value}
+        if not changed:
+            return
+        names, values = list(changed), list(changed.values())
+        conn.execute(
+            "SELECT set_config(n, v, %s) FROM unnest(%s::text[], %s::text[]) AS s(n, v)",
+            (local, names, values),
+        )
+        has.update(changed)
 
     def _run(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> int:
         """Run one statement; the rows it changed."""

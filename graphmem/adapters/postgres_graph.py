@@ -4,7 +4,7 @@ Part of ``PostgresGraphStore`` (``postgres_store.py``): the ``EntityGraph`` and 
 ports over tables ``entities``, ``about``, ``links`` (RELATES) and ``next_links`` (NEXT), each
 edge table keyed by its ends (and kind) and indexed from its other end, with foreign keys that
 drop a memory's edges with it. Graph expansion (``neighbours``) reads only the edges of the
-asked memories and the memberships of their entities that are no hub, in three queries, and
+asked memories and the memberships of their entities that are no hub, in one query, and
 walks them as the other stores do (``adapters/graph_cache.py``): no copy of the graph is kept
 in the process, since other daemons write to the same tables.
 """
@@ -189,26 +189,23 @@ class PostgresGraph(PostgresConnection):
     def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
         if not memory_ids or limit <= 0:
             return []
-        ids = {"ids": list(memory_ids), "fanout": ENTITY_FANOUT}
-        nexts = self._rows(
-            "SELECT source, target FROM next_links WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s)", ids
-        )
-        relates = self._rows(
-            "SELECT source, target, kind FROM links WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s) "
-            "ORDER BY created_at, seq",
-            ids,
-        )
-        # Every member of the asked memories' entities, unless the entity is a hub.
-        about = self._rows(
-            "WITH small AS (SELECT a.entity_key FROM about a WHERE a.entity_key IN "
+        rows = self._rows(
+            # One statement for the three kinds of edge (a round trip each cost more than reading them).
+            "SELECT 0, source, target, NULL, NULL::timestamptz, NULL::bigint FROM next_links "
+            "WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s) "
+            "UNION ALL SELECT 1, source, target, kind, created_at, seq FROM links "
+            "WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s) "
+            # Every member of the asked memories' entities, unless the entity is a hub.
+            "UNION ALL SELECT 2, a.memory_id, a.entity_key, NULL, NULL, NULL FROM about a JOIN ("
+            "SELECT b.entity_key FROM about b WHERE b.entity_key IN "
             "(SELECT entity_key FROM about WHERE memory_id = ANY(%(ids)s)) "
-            "GROUP BY a.entity_key HAVING count(*) <= %(fanout)s) "
-            "SELECT a.memory_id, a.entity_key FROM about a JOIN small USING (entity_key)",
-            ids,
+            "GROUP BY b.entity_key HAVING count(*) <= %(fanout)s) AS small USING (entity_key) "
+            "ORDER BY 1, 5, 6",
+            {"ids": list(memory_ids), "fanout": ENTITY_FANOUT},
         )
         edges = (
-            [(str(m), str(k)) for m, k in about],
-            [(str(s), str(t), str(k)) for s, t, k in relates],
-            [(str(s), str(t)) for s, t in nexts],
+            [(str(m), str(k)) for tag, m, k, *_ in rows if tag == 2],
+            [(str(s), str(t), str(k)) for tag, s, t, k, *_ in rows if tag == 1],
+            [(str(s), str(t)) for tag, s, t, *_ in rows if tag == 0],
         )
         return GraphCache(lambda: edges).neighbours(memory_ids, limit)

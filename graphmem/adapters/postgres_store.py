@@ -273,17 +273,16 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
             return []
         params = {"q": vector_param(query), "k": k, "p": project, "s": sorted(statuses), "b": branch}
         on_branch = "" if all_branches else "AND (branch IS NULL OR branch = %(b)s) "
-        with self.transaction():
-            # Filtered HNSW scans go on until k rows pass the filter (pgvector 0.8's iterative scans).
-            self._rows("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(EF_SEARCH_MIN, k)),))
-            self._rows("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-            rows = self._rows(
-                "SELECT id, 1 - (embedding <=> %(q)s::vector) FROM memories "
-                "WHERE embedding IS NOT NULL AND status = ANY(%(s)s) "
-                "AND (project IS NULL OR project = %(p)s) "
-                f"{on_branch}ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s",
-                params,
-            )
+        rows = self._rows(
+            "SELECT id, 1 - (embedding <=> %(q)s::vector) FROM memories "
+            "WHERE embedding IS NOT NULL AND status = ANY(%(s)s) "
+            "AND (project IS NULL OR project = %(p)s) "
+            f"{on_branch}ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s",
+            params,
+            # Filtered HNSW scans go on until k rows pass the filter (pgvector 0.8's iterative
+            # scans); set once per pooled connection, not per search (a round trip each).
+            settings={"hnsw.ef_search": str(max(EF_SEARCH_MIN, k)), "hnsw.iterative_scan": "relaxed_order"},
+        )
         return sorted(((str(i), float(s)) for i, s in rows), key=lambda hit: (-hit[1], hit[0]))
 
     def cosine(self, query: Vector, ids: Collection[str]) -> dict[str, float]:

@@ -6,10 +6,15 @@ database, since it would never see another daemon's memories. Here the index *is
 database's (``memories.embedding``, pgvector's HNSW index for cosine distance): searching
 asks it, and the changes the service reports (``add``, ``remove``, ``set_status``) are
 already in the rows the store wrote, so they do nothing. Nothing is saved between runs.
+
+A recall asks the cosines of its candidates right after its search, and the search's hits are
+half of them: those are answered from the search the same thread just made with the same query
+vector, and only the others are asked of the database.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Sequence
 
 from graphmem.adapters.postgres_store import PostgresGraphStore
@@ -25,6 +30,7 @@ class PgVectorIndex:
     def __init__(self, store: PostgresGraphStore, dimension: int) -> None:
         self._store = store
         self.dimension = dimension
+        self._searched = threading.local()  # this thread's last search: (query, {id: cosine})
 
     def __len__(self) -> int:
         return self._store.count_vectors()
@@ -50,7 +56,11 @@ class PgVectorIndex:
         return self._store.embedding_of(memory_id)
 
     def similarities(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
-        return self._store.cosine(query, ids)
+        last = getattr(self._searched, "last", None)
+        known: dict[str, float] = last[1] if last is not None and last[0] is query else {}
+        found = {i: known[i] for i in ids if i in known}
+        found.update(self._store.cosine(query, [i for i in ids if i not in known]))
+        return found
 
     def search(
         self,
@@ -62,9 +72,11 @@ class PgVectorIndex:
         branch: str | None = None,
         all_branches: bool = False,
     ) -> list[tuple[str, float]]:
-        return self._store.nearest(
+        hits = self._store.nearest(
             query, k, project=project, statuses=statuses, branch=branch, all_branches=all_branches
         )
+        self._searched.last = (query, dict(hits))
+        return hits
 
     def tidy(self) -> bool:
         return False  # PostgreSQL keeps its own index

@@ -173,14 +173,19 @@ class Recaller:
         if self._semantic is not None and self._semantic.ready and plan.uses(SEMANTIC):
             self._semantic.index()  # load the vectors first: needs no model unless some are pending
             query_vector = self._semantic.embed_query(text)
+        # The vector search before the full-text search's answer: on a database store both
+        # run at once, each on its own connection.
+        nearest = (
+            self._semantic_channel(query_vector, visibility, depth) if query_vector is not None else None
+        )
         exact: frozenset[str] = frozenset()  # hold the whole query word for word
         if searched is not None:
             found = searched.result()
             rankings[LEXICAL] = found
             if 0 < plan.exact_phrase_words <= len(words(text)):
                 exact = found.exact
-        if query_vector is not None:
-            rankings[SEMANTIC] = self._semantic_channel(query_vector, visibility, depth)
+        if nearest is not None:
+            rankings[SEMANTIC] = nearest
         entity_steps: dict[str, tuple[Step, ...]] = {}
         if plan.uses(ENTITY) and query.entity_keys:
             rankings[ENTITY], entity_steps = self._entity_channel(query, plan)
