@@ -12,12 +12,17 @@ history and expiry (``postgres_events.py``); memory records, text search and vec
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+import logging
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+import psycopg
+from psycopg_pool import PoolTimeout
 
+from graphmem.adapters.postgres_connection import CONNECT_TIMEOUT_S
 from graphmem.adapters.postgres_events import PostgresHistory
 from graphmem.adapters.postgres_graph import PostgresGraph
 from graphmem.adapters.postgres_migrate import check_schema
@@ -39,8 +44,19 @@ from graphmem.core.models import Entity, MemoryRecord
 from graphmem.core.ports import StoredVectors, Vector, Visibility
 from graphmem.errors import StoreMismatchError
 
+log = logging.getLogger(__name__)
+
 # The HNSW graph's candidate list is at least this long (pgvector's default ef_search).
 EF_SEARCH_MIN = 40
+# Rows an import stores at least for the HNSW index to be put off (``vector_index_put_off``):
+# building it over 100,000 vectors took 50 s here, inserting them into it one by one 700 s.
+BULK_ROWS_MIN = 1000
+# Held (for its session) by an import that put the index off: pg_advisory_lock's key.
+BULK_LOCK_KEY = 0x6772_6D69  # "grmi"
+# maintenance_work_mem for building the index: what its graph needs (each vector and about this
+# many bytes of neighbours), at most this much of the server's memory.
+HNSW_ROW_OVERHEAD = 1024
+BUILD_MEMORY_MAX_KB = 512 * 1024
 
 
 class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
@@ -70,10 +86,11 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
     def close(self) -> None:
         self._close_connection()
 
-    # -- the vector column: its dimension is the embedding model's ---------------------
+    # -- the vector column (its dimension is the embedding model's) and its HNSW index --------
 
     def _set_dimension(self, dimension: int) -> None:
-        """Give ``memories.embedding`` the model's dimension and its HNSW index, unless it has them."""
+        """Give ``memories.embedding`` the model's dimension and its HNSW index, unless it has
+        them (or an import that put the index off is loading: it builds the index at its end)."""
         rows = self._rows(
             "SELECT a.atttypmod, to_regclass('memories_embedding') IS NOT NULL FROM pg_attribute a "
             "WHERE a.attrelid = 'memories'::regclass AND a.attname = 'embedding'"
@@ -83,6 +100,11 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
             return
         with self.transaction():
             self._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+            if (
+                typmod == dimension
+                and not self._rows("SELECT pg_try_advisory_xact_lock(%s)", (BULK_LOCK_KEY,))[0][0]
+            ):
+                return
             other = self._rows(
                 "SELECT vector_dims(embedding) FROM memories WHERE embedding IS NOT NULL "
                 "AND vector_dims(embedding) <> %s LIMIT 1",
@@ -96,7 +118,77 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
                 )
             self._run("DROP INDEX IF EXISTS memories_embedding")
             self._run(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dimension)})")
-            self._run("CREATE INDEX memories_embedding ON memories USING hnsw (embedding vector_cosine_ops)")
+            self._create_vector_index()
+
+    def _create_vector_index(self) -> None:
+        """Build the HNSW index (inside a transaction holding ``SCHEMA_LOCK_KEY``) in memory when
+        its graph fits in :data:`BUILD_MEMORY_MAX_KB`: built on disk it takes several times longer."""
+        vectors = self._rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0]
+        wanted = min(BUILD_MEMORY_MAX_KB, int(vectors) * (self.dimension * 4 + HNSW_ROW_OVERHEAD) // 1024)
+        has = self._rows("SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem'")[0][0]
+        if wanted > int(has):
+            self._rows("SELECT set_config('maintenance_work_mem', %s, true)", (f"{wanted}kB",))
+        # Bounded work, minutes at a million rows: the statement timeout is for hung servers.
+        self._rows("SELECT set_config('statement_timeout', '0', true)")
+        self._run(
+            "CREATE INDEX IF NOT EXISTS memories_embedding ON memories "
+            "USING hnsw (embedding vector_cosine_ops)"
+        )
+
+    @contextmanager
+    def vector_index_put_off(self, rows: int) -> Iterator[None]:
+        """The block stores ``rows`` memories with their vectors (an import): when the HNSW index
+        holds fewer vectors than that (a new store), it is dropped first and built once at the
+        end, a failed block's too, instead of taking each row (see :data:`BULK_ROWS_MIN`).
+
+        While it is off, searches scan the vectors (exact, slower) and other writers go on; a
+        store opened meanwhile does not build it (the loading import holds
+        :data:`BULK_LOCK_KEY` for its session), but one opened after an import that died does.
+        Only the table's owner may drop an index: for any other role nothing is put off."""
+        if rows < BULK_ROWS_MIN:
+            yield
+            return
+        try:
+            holder = self._pool.getconn(timeout=CONNECT_TIMEOUT_S * 3)
+        except PoolTimeout:
+            yield  # every connection busy: the import goes on the slow way
+            return
+        dropped = False
+        try:
+            with self._translated():
+                locked = holder.execute("SELECT pg_try_advisory_lock(%s)", (BULK_LOCK_KEY,)).fetchone()
+                if locked and locked[0]:
+                    dropped = self._drop_vector_index(rows)
+            yield
+        finally:
+            try:
+                if dropped:
+                    with self.transaction():
+                        self._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+                        self._create_vector_index()
+            finally:
+                with suppress(psycopg.Error):
+                    holder.execute("SELECT pg_advisory_unlock_all()")
+                self._pool.putconn(holder)
+
+    def _drop_vector_index(self, rows: int) -> bool:
+        """Drop the HNSW index if this role owns the table and the index holds fewer than ``rows``
+        vectors; whether it did."""
+        with self.transaction():
+            self._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+            found = self._rows(
+                "SELECT to_regclass('memories_embedding') IS NOT NULL, pg_has_role(c.relowner, 'USAGE') "
+                "FROM pg_class c WHERE c.oid = 'memories'::regclass"
+            )
+            indexed, owner = found[0]
+            if not (indexed and owner):
+                return False
+            held = self._rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0]
+            if int(held) >= rows:
+                return False
+            self._run("DROP INDEX memories_embedding")
+        log.info("the vector index is built again after the %d memories are stored", rows)
+        return True
 
     # -- memories -------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Collection, Sequence
+from contextlib import AbstractContextManager
 
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.ports import StoredVectors, Vector
@@ -77,6 +78,11 @@ class PgVectorIndex:
         )
         self._searched.last = (query, dict(hits))
         return hits
+
+    def bulk_load(self, rows: int) -> AbstractContextManager[None]:
+        """A new store's index is built once after an import instead of taking each row
+        (``PostgresGraphStore.vector_index_put_off``)."""
+        return self._store.vector_index_put_off(rows)
 
     def tidy(self) -> bool:
         return False  # PostgreSQL keeps its own index

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -361,6 +361,10 @@ class HnswVectorIndex:
             if due == "merge":
                 self._merge()
             return bool(due)
+
+    def bulk_load(self, rows: int) -> AbstractContextManager[None]:
+        """Nothing to put off: new rows wait in the exact tail, the graph is ``tidy``'s."""
+        return nullcontext()
 
     def interrupt(self) -> None:
         """Stop a build or merge under way, leaving the index as it was (closing)."""

@@ -252,6 +252,10 @@ class VectorIndex(Protocol):
         branches with ``all_branches``): ``projects`` given to ``add`` and ``load`` are places
         (``core.branches.place``)."""
 
+    def bulk_load(self, rows: int) -> AbstractContextManager[None]:
+        """The block stores ``rows`` memories with their vectors (an import): the index may put
+        its upkeep off till the block ends, whether it ends well or not."""
+
     def tidy(self) -> bool:
         """Background upkeep (building or merging a graph); whether anything was done."""
 

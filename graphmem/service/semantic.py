@@ -17,6 +17,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 
 import numpy as np
 
@@ -218,6 +219,15 @@ class SemanticIndex:
             branch=branch,
             all_branches=all_branches,
         )
+
+    def bulk_load(self, rows: int) -> AbstractContextManager[None]:
+        """The block stores ``rows`` memories with their vectors (an import): the index may put
+        its upkeep off till the block ends (``VectorIndex.bulk_load``). Asked of a new index
+        object when none is open: opening one may read every vector, and the answer does not
+        depend on them."""
+        with self._lock:
+            index = self._index
+        return (index or self._new_index(self._embedder.dimension)).bulk_load(rows)
 
     def similarities(self, query: Vector, ids: list[str]) -> dict[str, float]:
         return self.index().similarities(query, ids)

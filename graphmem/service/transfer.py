@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -344,15 +345,17 @@ class Transfer:
         entities = [Entity(e.key, e.kind, e.name, e.project, e.title) for _, e in parsed.entities]
         self._writer.add_entities(entities)
         known = {e.key: e for e in entities}
-        for start in range(0, len(new), IMPORT_BATCH):
-            batch = new[start : start + IMPORT_BATCH]
-            records = [record for record, _ in batch]
-            vectors = None
-            if self._semantic is not None:
-                vectors = self._semantic.embed_texts([r.text for r in records]).astype(np.float32)
-            self._writer.add(records, vectors=vectors)
-            if progress is not None:
-                progress(len(batch))
+        # A database's vector index may be built once at the end instead of taking each row.
+        with self._semantic.bulk_load(len(new)) if self._semantic is not None else nullcontext():
+            for start in range(0, len(new), IMPORT_BATCH):
+                batch = new[start : start + IMPORT_BATCH]
+                records = [record for record, _ in batch]
+                vectors = None
+                if self._semantic is not None:
+                    vectors = self._semantic.embed_texts([r.text for r in records]).astype(np.float32)
+                self._writer.add(records, vectors=vectors)
+                if progress is not None:
+                    progress(len(batch))
         # Edges last, idempotent (MERGE): re-running an interrupted import completes them.
         pairs: list[tuple[str, Entity]] = []
         wanted = {k for _, m in parsed.memories for k in m.entities if k not in known}

@@ -1,15 +1,17 @@
 """What the pgvector index of the PostgreSQL store does beyond the contract: the HNSW scan's
-settings kept on each pooled connection, and the cosines of a search's hits answered from it."""
+settings kept on each pooled connection, the cosines of a search's hits answered from it, and
+an import into a new store building the index once at its end."""
 
 from __future__ import annotations
 
 import numpy as np
+import psycopg
 import pytest
 from support.records import memory
 from support.stores import postgres_url
 
 from graphmem.adapters.postgres_connection import POOL_MAX
-from graphmem.adapters.postgres_store import EF_SEARCH_MIN, PostgresGraphStore
+from graphmem.adapters.postgres_store import BULK_ROWS_MIN, EF_SEARCH_MIN, PostgresGraphStore
 from graphmem.adapters.postgres_vectors import PgVectorIndex
 
 DIM = 8
@@ -17,8 +19,13 @@ ACTIVE = {"active"}
 
 
 @pytest.fixture
-def store(request: pytest.FixtureRequest) -> PostgresGraphStore:
-    opened = PostgresGraphStore(postgres_url(request), dimension=DIM)
+def url(request: pytest.FixtureRequest) -> str:
+    return postgres_url(request)
+
+
+@pytest.fixture
+def store(url: str, request: pytest.FixtureRequest) -> PostgresGraphStore:
+    opened = PostgresGraphStore(url, dimension=DIM)
     request.addfinalizer(opened.close)
     return opened
 
@@ -71,3 +78,75 @@ def test_the_cosines_of_a_search_s_hits_and_of_other_memories_are_the_database_s
     assert found == pytest.approx(store.cosine(query, ids))
     other = query.copy()  # another query: nothing of the last search is reused
     assert index.similarities(other, list(hits)) == pytest.approx(store.cosine(other, list(hits)))
+
+
+# -- an import into a new store: the HNSW index built once at the end ---------------------------
+
+
+def _indexed(store: PostgresGraphStore) -> bool:
+    return bool(store._rows("SELECT to_regclass('memories_embedding') IS NOT NULL")[0][0])
+
+
+def _add(store: PostgresGraphStore, n: int, prefix: str = "m") -> None:
+    store.add_memories([memory(f"{prefix}{i:05d}") for i in range(n)], _vectors(n))
+
+
+def test_an_import_into_a_new_store_builds_the_vector_index_once_at_its_end(
+    store: PostgresGraphStore,
+) -> None:
+    with store.vector_index_put_off(BULK_ROWS_MIN):
+        assert not _indexed(store)
+        _add(store, BULK_ROWS_MIN)
+        # Searches go on meanwhile (exact).
+        assert len(store.nearest(_vectors(1)[0], 5, project=None, statuses=ACTIVE)) == 5
+    assert _indexed(store)
+    built = store._rows(
+        "SELECT i.indisvalid, a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "JOIN pg_am a ON a.oid = c.relam WHERE i.indexrelid = 'memories_embedding'::regclass"
+    )
+    assert built == [(True, "hnsw")]
+
+
+def test_a_failed_import_leaves_the_vector_index_in_place(store: PostgresGraphStore) -> None:
+    with pytest.raises(RuntimeError, match="broke"), store.vector_index_put_off(BULK_ROWS_MIN):
+        _add(store, 10)
+        raise RuntimeError("broke")
+    assert _indexed(store)
+
+
+def test_a_small_import_or_a_store_holding_more_vectors_keeps_its_index(store: PostgresGraphStore) -> None:
+    with store.vector_index_put_off(BULK_ROWS_MIN - 1):
+        assert _indexed(store)
+    _add(store, BULK_ROWS_MIN)
+    with store.vector_index_put_off(BULK_ROWS_MIN):
+        assert _indexed(store)
+
+
+def test_a_store_opened_during_the_import_leaves_the_index_to_it_but_one_opened_after_builds_it(
+    store: PostgresGraphStore, url: str, request: pytest.FixtureRequest
+) -> None:
+    with store.vector_index_put_off(BULK_ROWS_MIN):
+        other = PostgresGraphStore(url, dimension=DIM)
+        request.addfinalizer(other.close)
+        assert not _indexed(other)
+    store._run("DROP INDEX memories_embedding")  # as an import that died would leave it
+    again = PostgresGraphStore(url, dimension=DIM)
+    request.addfinalizer(again.close)
+    assert _indexed(again)
+
+
+def test_a_role_that_does_not_own_the_table_imports_with_the_index_in_place(
+    store: PostgresGraphStore, url: str, request: pytest.FixtureRequest
+) -> None:
+    with psycopg.connect(store._conninfo, autocommit=True) as conn:
+        conn.execute("CREATE ROLE graphmem_writer NOLOGIN")  # docs/team.md's writer role
+        conn.execute("GRANT USAGE ON SCHEMA public TO graphmem_writer")
+        conn.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO graphmem_writer")
+        conn.execute("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO graphmem_writer")
+        conn.execute("CREATE ROLE dev LOGIN IN ROLE graphmem_writer")
+    writer = PostgresGraphStore(url.replace("postgres@", "dev@"), dimension=DIM)
+    request.addfinalizer(writer.close)
+    with writer.vector_index_put_off(BULK_ROWS_MIN):
+        assert _indexed(writer)
+        _add(writer, 20)
+    assert len(writer.nearest(_vectors(1)[0], 5, project=None, statuses=ACTIVE)) == 5
