@@ -29,6 +29,13 @@ def postgres_url(request: pytest.FixtureRequest) -> str:
     return server.new_database(MIGRATED)
 
 
+def opened_postgres(url: str, request: pytest.FixtureRequest, dimension: int) -> PostgresGraphStore:
+    """The PostgreSQL store at ``url``, closed when the test ends."""
+    store = PostgresGraphStore(url, dimension=dimension)
+    request.addfinalizer(store.close)
+    return store
+
+
 def open_store(name: str, tmp_path: Path, request: pytest.FixtureRequest, dimension: int) -> GraphStore:
     """A fresh, empty store of kind ``name`` (a key of ``STORES``)."""
     return STORES[name](tmp_path, request, dimension)

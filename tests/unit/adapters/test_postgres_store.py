@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from support.postgres import PostgresServer
 from support.records import memory
-from support.stores import postgres_url
+from support.stores import opened_postgres, postgres_url
 
 from graphmem.adapters.postgres_migrate import SCHEMA_VERSION, migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
@@ -45,9 +45,7 @@ def url(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def store(url: str, request: pytest.FixtureRequest) -> PostgresGraphStore:
-    opened = PostgresGraphStore(url, dimension=DIM)
-    request.addfinalizer(opened.close)
-    return opened
+    return opened_postgres(url, request, DIM)
 
 
 # -- migrations --------------------------------------------------------------------------

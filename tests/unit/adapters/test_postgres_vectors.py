@@ -8,7 +8,7 @@ import numpy as np
 import psycopg
 import pytest
 from support.records import memory
-from support.stores import postgres_url
+from support.stores import opened_postgres, postgres_url
 
 from graphmem.adapters.postgres_connection import POOL_MAX
 from graphmem.adapters.postgres_store import BULK_ROWS_MIN, EF_SEARCH_MIN, PostgresGraphStore
@@ -19,15 +19,8 @@ ACTIVE = {"active"}
 
 
 @pytest.fixture
-def url(request: pytest.FixtureRequest) -> str:
-    return postgres_url(request)
-
-
-@pytest.fixture
-def store(url: str, request: pytest.FixtureRequest) -> PostgresGraphStore:
-    opened = PostgresGraphStore(url, dimension=DIM)
-    request.addfinalizer(opened.close)
-    return opened
+def store(request: pytest.FixtureRequest) -> PostgresGraphStore:
+    return opened_postgres(postgres_url(request), request, DIM)
 
 
 def _vectors(n: int, seed: int = 3) -> np.ndarray:
@@ -123,29 +116,26 @@ def test_a_small_import_or_a_store_holding_more_vectors_keeps_its_index(store: P
 
 
 def test_a_store_opened_during_the_import_leaves_the_index_to_it_but_one_opened_after_builds_it(
-    store: PostgresGraphStore, url: str, request: pytest.FixtureRequest
+    store: PostgresGraphStore, request: pytest.FixtureRequest
 ) -> None:
+    url = store.where  # the test server's: no password to leave out
     with store.vector_index_put_off(BULK_ROWS_MIN):
-        other = PostgresGraphStore(url, dimension=DIM)
-        request.addfinalizer(other.close)
-        assert not _indexed(other)
+        assert not _indexed(opened_postgres(url, request, DIM))
     store._run("DROP INDEX memories_embedding")  # as an import that died would leave it
-    again = PostgresGraphStore(url, dimension=DIM)
-    request.addfinalizer(again.close)
-    assert _indexed(again)
+    assert _indexed(opened_postgres(url, request, DIM))
 
 
 def test_a_role_that_does_not_own_the_table_imports_with_the_index_in_place(
-    store: PostgresGraphStore, url: str, request: pytest.FixtureRequest
+    store: PostgresGraphStore, request: pytest.FixtureRequest
 ) -> None:
+    url = store.where  # the test server's: no password to leave out
     with psycopg.connect(store._conninfo, autocommit=True) as conn:
         conn.execute("CREATE ROLE graphmem_writer NOLOGIN")  # docs/team.md's writer role
         conn.execute("GRANT USAGE ON SCHEMA public TO graphmem_writer")
         conn.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO graphmem_writer")
         conn.execute("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO graphmem_writer")
         conn.execute("CREATE ROLE dev LOGIN IN ROLE graphmem_writer")
-    writer = PostgresGraphStore(url.replace("postgres@", "dev@"), dimension=DIM)
-    request.addfinalizer(writer.close)
+    writer = opened_postgres(url.replace("postgres@", "dev@"), request, DIM)
     with writer.vector_index_put_off(BULK_ROWS_MIN):
         assert _indexed(writer)
         _add(writer, 20)
