@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from graphmem.adapters.embedders import DEFAULT_MODEL, resolve_model_path
-from graphmem.adapters.wordpiece import WordPieceTokenizer
+from graphmem.adapters.wordpiece import _ASCII_WORD_RE, WordPieceTokenizer
 
 MODEL_DIR = Path(resolve_model_path(DEFAULT_MODEL))
 REFERENCE = Path(__file__).resolve().parents[3] / "samples" / "embedding_reference.json"
 
 
+@functools.cache
+def default_tokenizer() -> WordPieceTokenizer:
+    return WordPieceTokenizer(MODEL_DIR / "tokenizer.json", max_tokens=256)
+
+
 @pytest.fixture(scope="module")
 def tokenizer() -> WordPieceTokenizer:
-    return WordPieceTokenizer(MODEL_DIR / "tokenizer.json", max_tokens=256)
+    return default_tokenizer()
 
 
 def test_ids_equal_those_of_hugging_face_tokenizers(tokenizer: WordPieceTokenizer) -> None:
@@ -63,3 +71,11 @@ def test_ids_equal_the_recorded_ones_of_hugging_face_tokenizers_in_many_scripts(
     cases = json.loads((REFERENCE.parent / "wordpiece_reference.json").read_text("utf-8"))["cases"]
 
     assert [tokenizer.encode(case["text"]) for case in cases] == [case["ids"] for case in cases]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=300))
+def test_plain_ascii_takes_a_shortcut_to_the_same_words(text: str) -> None:
+    tokenizer = default_tokenizer()
+    shortcut = _ASCII_WORD_RE.findall(tokenizer._normalise(text))
+
+    assert shortcut == tokenizer._split(tokenizer._normalise_any(text))
