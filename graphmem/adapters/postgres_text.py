@@ -62,6 +62,18 @@ def _score(words: int) -> str:
     return " + ".join(terms) or "0"
 
 
+def _with_another(candidates: list[str], scored: list[str]) -> str | None:
+    """The ``tsquery`` of the memories holding one of ``candidates`` (quoted lexemes) and one
+    more of the ``scored`` words; None when there is no second word to hold."""
+    terms = []
+    for candidate in candidates:
+        others = [f"'{word}'" for word in scored if f"'{word}'" != candidate]
+        if not others or not candidate.startswith("'"):
+            return None
+        terms.append(f"({candidate} & ({' | '.join(others)}))")
+    return " | ".join(terms) or None
+
+
 @dataclass(frozen=True, slots=True)
 class _Stats:
     """How common words are: ``rows`` memories, the share of them holding each common word,
@@ -127,13 +139,26 @@ class PostgresTextSearch(PostgresConnection):
         params.update(candidates=" | ".join(candidates), whole=whole, limit=limit)
         for i, lexeme in enumerate(scored):
             params[f"l{i}"], params[f"w{i}"] = f"'{lexeme}'", weights[lexeme]
-        rows = self._rows(
+        select = (
             f"SELECT {columns}, coalesce(m.terms @@ %(whole)s::tsquery, false) AS exact, "
             f"{_score(len(scored))} AS score "
             f"FROM memories m WHERE m.terms @@ %(candidates)s::tsquery AND {where} "
-            "ORDER BY exact DESC, score DESC, m.id LIMIT %(limit)s",
-            params,
+            "ORDER BY exact DESC, score DESC, m.id LIMIT %(limit)s"
         )
+        rows = None
+        pairs = (
+            _with_another(candidates, scored) if not (whole and len(set(held) & set(scored)) < 2) else None
+        )
+        if pairs is not None:
+            # First the candidates that hold a second scored word: a candidate holding one only
+            # scores that word's weight at most, so if the last of these scores more, it is the
+            # same answer from a fraction of the rows.
+            rows = self._rows(select, {**params, "candidates": pairs})
+            alone = max((weights[w] for w in scored if f"'{w}'" in candidates), default=0.0)
+            if len(rows) < limit or not (rows[-1][-2] or float(rows[-1][-1]) > alone):
+                rows = None
+        if rows is None:
+            rows = self._rows(select, params)
         width = columns.count(",") + 1
         return [(row[0] if width == 1 else row[:width], bool(row[-2]), float(row[-1])) for row in rows]
 
