@@ -15,8 +15,9 @@ that user wherever the virtualenv lives), the cluster is ``initdb``-ed there (``
 superuser ``postgres``, UTF-8, C locale) and started on a free loopback port and a Unix socket
 in that directory, with durability off (``fsync``, ``synchronous_commit``, ``full_page_writes``:
 test data need not survive a crash of the machine; ``durable=True`` keeps PostgreSQL's defaults,
-for benchmarks). The server process is a child of the test
-process, which it quits with (``PR_SET_PDEATHSIG``): a killed test run leaves no server behind.
+for benchmarks, which also want ``shared_buffers`` larger than the tests' 64 MB). The server
+process is a child of the test process, which it quits with (``PR_SET_PDEATHSIG``): a killed
+test run leaves no server behind.
 :meth:`PostgresServer.stop` stops it (SIGINT, PostgreSQL's fast shutdown) and removes the
 directory; an ``atexit`` hook does so too, should the session end without the fixture's teardown.
 
@@ -101,8 +102,11 @@ def _server_user() -> str | None:
 class PostgresServer:
     """One PostgreSQL cluster in a temporary directory (see the module doc)."""
 
-    def __init__(self, *, durable: bool = False) -> None:
+    def __init__(self, *, durable: bool = False, shared_buffers: str = "64MB") -> None:
         self.durable = durable  # False: fsync and friends off (tests); True: PostgreSQL's defaults
+        # 64 MB for the tests' small databases; a benchmark's store needs its HNSW index and
+        # table in them (about 2.6 KB a memory at 384 dimensions, docs/team.md).
+        self.shared_buffers = shared_buffers
         self.root = Path(tempfile.mkdtemp(prefix="graphmem-pg-"))
         self.port = _free_port()
         self.user = _server_user()
@@ -167,7 +171,7 @@ class PostgresServer:
             f"-k{self.socket_dir}",
             "-clisten_addresses=127.0.0.1",
             "-cmax_connections=200",
-            "-cshared_buffers=64MB",
+            f"-cshared_buffers={self.shared_buffers}",
         ]
         if not self.durable:
             options += ["-cfsync=off", "-csynchronous_commit=off", "-cfull_page_writes=off"]
