@@ -320,6 +320,31 @@ DROP INDEX memories_owner;
 ALTER TABLE memories DROP COLUMN owner;
 """,
     ),
+    Migration(
+        7,
+        "the word statistics of the full-text search, for every role (a SECURITY DEFINER function)",
+        # pg_stats shows a table under row-level security to the roles that bypass it only: the
+        # writer and reader roles counted each query word's memories instead (COUNT_MAX rows a
+        # word). The function runs as the schema's owner and returns the statistics of the
+        # ``terms`` column: the most common words of all memories and their shares, never a
+        # memory. Its schema is written in at creation (its search_path is pinned, as a
+        # SECURITY DEFINER function's must be, so current_schema() would not find it).
+        up="""
+DO $migration$ BEGIN
+EXECUTE format(
+    'CREATE FUNCTION %1$I.graphmem_term_stats() '
+    'RETURNS TABLE (words text[], shares real[], memories real) LANGUAGE sql STABLE SECURITY DEFINER '
+    'SET search_path = pg_catalog, pg_temp AS $f$ '
+    'SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples '
+    'FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = %2$L AND s.tablename = %3$L '
+    'AND s.attname = %4$L WHERE c.oid = %5$L::regclass $f$',
+    current_schema(), current_schema(), 'memories', 'terms', quote_ident(current_schema()) || '.memories');
+END $migration$;
+""",
+        down="""
+DROP FUNCTION graphmem_term_stats();
+""",
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

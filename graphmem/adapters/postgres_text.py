@@ -27,11 +27,11 @@ else every candidate is read. Same ranking either way; a fifth to a third of the
 first read suffices (three searches in four of the scale benchmark's questions).
 
 **Statistics.** How common each word is comes from PostgreSQL's own statistics of the
-``terms`` column (``pg_stats.most_common_elems``, which ``ANALYZE`` and autovacuum keep),
+``terms`` column (``pg_stats.most_common_elems``, which ``ANALYZE`` and autovacuum keep, read
+through ``graphmem_term_stats()`` so that a role under row-level security sees them too),
 read once per :data:`STATS_REFRESH_S`; a word not among them is taken to be in half as many
-memories as the rarest there, at most :data:`RARE_SHARE_MAX` of them.
-A table never analysed yet (a new store) has none, and a role that row-level security
-applies to is shown none: then each word's memories are counted, up to :data:`COUNT_MAX`.
+memories as the rarest there, at most :data:`RARE_SHARE_MAX` of them. A table never analysed
+yet (a new store) has none: then each word's memories are counted, up to :data:`COUNT_MAX`.
 """
 
 from __future__ import annotations
@@ -202,16 +202,12 @@ class PostgresTextSearch(PostgresConnection):
 
     def _read_stats(self) -> _Stats:
         now = time.monotonic()
-        found = self._rows(
-            "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples "
-            "FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = current_schema() "
-            "AND s.tablename = 'memories' AND s.attname = 'terms' "
-            "WHERE c.oid = 'memories'::regclass"
-        )
+        # pg_stats, read as the schema's owner: it hides a table under row-level security from
+        # a role it applies to (schema 7, postgres_schema.py).
+        found = self._rows("SELECT words, shares, memories FROM graphmem_term_stats()")
         words, shares, rows = found[0] if found else (None, None, -1)
         if not words or not shares:
-            # Never analysed, or hidden: pg_stats shows no statistics of a table under row-level
-            # security to a role it applies to (docs/team.md). The planner's row count is shown.
+            # Never analysed (a new store): each word's memories are counted.
             if rows is None or rows <= 0:
                 rows = self._rows("SELECT count(*) FROM memories")[0][0]
             return _Stats(now, float(rows), {}, 0.0, counted=True)

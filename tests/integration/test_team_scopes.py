@@ -226,3 +226,19 @@ def test_a_read_only_bot_sees_project_memories_and_no_ones_global_ones(team: Tea
         assert [m.id for m in seen] == [shared.id]
     finally:
         reader.close()
+
+
+def test_a_role_under_row_level_security_reads_the_word_statistics_instead_of_counting(team: Team) -> None:
+    for i in range(30):
+        team.alice.remember(
+            f"The shop deploys service number {i} on fridays", scope="project", project=PROJECT
+        )
+    with psycopg.connect(team.admin_url, autocommit=True) as conn:
+        conn.execute("ANALYZE memories")
+    alice = PostgresGraphStore(team.alice_url, dimension=DIMENSION)
+    try:
+        stats = alice._read_stats()
+    finally:
+        alice.close()
+    assert not stats.counted and stats.rows >= 30
+    assert stats.shares.get("deploi", 0.0) > 0.5  # "deploys", stemmed
