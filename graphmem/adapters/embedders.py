@@ -351,7 +351,8 @@ class HashEmbedder:
             buckets = [_bucket(word) % self.dimension for word in words(fold(text))]
             out[row] = np.bincount(buckets, minlength=self.dimension)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=out, where=norms > 0)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
 
     def embed_query(self, text: str) -> Vector:
         vector: Vector = self.embed([text])[0]

@@ -100,8 +100,10 @@ class KuzuEntities(KuzuConnection):
         return ids
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
-        # Most memories name no entity: the graph cache says which do, without a query.
-        memory_ids = [i for i in dict.fromkeys(memory_ids) if self._graph.has_entities(i)]
+        # Most memories name no entity: the graph cache, once loaded, says which do.
+        memory_ids = [
+            i for i in dict.fromkeys(memory_ids) if not self._graph.ready or self._graph.has_entities(i)
+        ]
         if not memory_ids:
             return {}
         query = (

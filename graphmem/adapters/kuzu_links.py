@@ -8,18 +8,27 @@ primary-key lookups or one bulk statement by ``LOOKUP_MAX_IDS``.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from functools import partial
 
+from graphmem.adapters.graph_cache import ENTITY_FANOUT, GraphCache
 from graphmem.adapters.kuzu_connection import KuzuConnection
 from graphmem.adapters.kuzu_rows import aware
+from graphmem.adapters.kuzu_schema import ENTITY_TABLES
 from graphmem.core.models import Link, LinkKind
 from graphmem.core.ports import Neighbour
+
+# Graph expansions answered from the edges around their seeds before the store loads every
+# edge (a recall asks once or twice): a one-shot recall never loads them all.
+DIRECT_GRAPH_ASKS = 8
 
 
 class KuzuMemoryLinks(KuzuConnection):
     """RELATES and NEXT edges: removed, listed, added (NEXT) and walked."""
+
+    _graph_asks = 0  # expansions asked before the graph was loaded
 
     def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
         rows = self._rows(
@@ -59,7 +68,53 @@ class KuzuMemoryLinks(KuzuConnection):
         return [(r[0], r[1]) for r in rows]
 
     def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
+        with self._lock:
+            if not self._graph.ready:
+                self._graph_asks += 1
+                if self._graph_asks <= DIRECT_GRAPH_ASKS:  # see graph_cache.py
+                    edges = self._edges_around(memory_ids)
+                    return GraphCache(lambda: edges).neighbours(memory_ids, limit)
+                self._graph.load()
         return self._graph.neighbours(memory_ids, limit)
+
+    def _edges_around(
+        self, memory_ids: Collection[str]
+    ) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], list[tuple[str, str]]]:
+        """The edges ``GraphCache.neighbours`` walks from ``memory_ids``: their NEXT and RELATES
+        edges, and every memory about each of their entities but the hubs (left out, as the
+        walk skips them)."""
+        ids = {"ids": list(dict.fromkeys(memory_ids))}
+        nexts = self._rows(
+            "UNWIND $ids AS i MATCH (a:Memory {id: i})-[:NEXT]-(b:Memory) RETURN a.id, b.id", ids
+        )
+        relates = self._rows(
+            "UNWIND $ids AS i MATCH (a:Memory {id: i})-[x:RELATES]-(b:Memory) RETURN a.id, b.id, x.kind", ids
+        )
+        own = self._rows("UNWIND $ids AS i MATCH (m:Memory {id: i})-[:ABOUT]->(e) RETURN m.id, e.key", ids)
+        by_label: dict[str, set[str]] = defaultdict(set)
+        for _, key in own:
+            by_label[key.split(":", 1)[0]].add(key)
+        about: list[tuple[str, str]] = []
+        for label, keys in by_label.items():
+            if label not in ENTITY_TABLES:
+                continue
+            # Counted first: a hub's members (thousands, at scale) are never read.
+            counts = self._rows(
+                f"UNWIND $keys AS k MATCH (:Memory)-[:ABOUT]->(e:{label} {{key: k}}) RETURN e.key, count(*)",
+                {"keys": sorted(keys)},
+            )
+            small = [key for key, n in counts if n <= ENTITY_FANOUT]
+            if small:
+                members = self._rows(
+                    f"UNWIND $keys AS k MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: k}}) RETURN m.id, e.key",
+                    {"keys": small},
+                )
+                about += [(str(m), str(k)) for m, k in members]
+        return (
+            about,
+            [(str(a), str(b), str(kind)) for a, b, kind in relates],
+            [(str(a), str(b)) for a, b in nexts],
+        )
 
     def _load_graph(
         self,

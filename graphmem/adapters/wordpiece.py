@@ -42,9 +42,7 @@ _ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 # (which was about half of a short query's tokenizing): its control characters go, its
 # tab and line breaks become spaces (one translation), and its words and punctuation come
 # from one pattern.
-_ASCII_CLEANED = str.maketrans(
-    {**{chr(c): None for c in (*range(32), 127)}, **{c: " " for c in "\t\n\r"}}
-)
+_ASCII_CLEANED = str.maketrans({**{chr(c): None for c in (*range(32), 127)}, **{c: " " for c in "\t\n\r"}})
 _PUNCTUATION_CLASS = re.escape("".join(sorted(_ASCII_PUNCTUATION)))
 _ASCII_WORD_RE = re.compile(rf"[^\s{_PUNCTUATION_CLASS}]+|[{_PUNCTUATION_CLASS}]")
 _WORD_CACHE_LIMIT = 50_000

@@ -462,9 +462,9 @@ def redact(text: str) -> Redaction:
     out = text
     if "PRIVATE KEY" in out:
         out = _sub_value(_PRIVATE_KEY_RE, _private_key, out, found)
-    hints = {hint for hint in _TOKEN_HINTS if hint in out}
-    for token in _TOKENS if hints else ():
-        if not hints.isdisjoint(token.hints):
+    present = {hint for hint in _TOKEN_HINTS if hint in out}
+    for token in _TOKENS if present else ():
+        if not present.isdisjoint(token.hints):
             out = _sub_whole(token, out, found)
     if "://" in out and "@" in out:
         out = _sub_value(_URL_CREDENTIALS_RE, _always("password"), out, found)

@@ -15,12 +15,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from support.records import memory
+from support.records import NOW, memory
 
+from graphmem.adapters.graph_cache import ENTITY_FANOUT
+from graphmem.adapters.kuzu_links import DIRECT_GRAPH_ASKS
 from graphmem.adapters.kuzu_schema import SCHEMA_VERSION
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.core.models import Status
-from graphmem.core.ports import Visibility
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, Status
+from graphmem.core.ports import Neighbour, Visibility
 
 DIM = 8
 EVERYONE = Visibility("/src/proj", frozenset(Status))
@@ -173,3 +175,32 @@ def test_links_are_stored_once_whether_added_by_key_or_in_bulk(
 
     stored = sorted((link.source, link.target, link.kind) for link in store.links())
     assert stored == [(f"m{i}", f"m{i + 1}", LinkKind.RELATED) for i in range(5)]
+
+
+def test_graph_expansion_reads_the_edges_around_its_seeds_until_asked_often(store: KuzuGraphStore) -> None:
+    issue = Entity("Issue:group/proj#4", EntityKind.ISSUE, "#4", "/src/proj", "Flaky test")
+    hub = Entity("File:/src/proj::src/app.py", EntityKind.FILE, "src/app.py", "/src/proj")
+    store.add_memories([memory(f"m{i:03}") for i in range(ENTITY_FANOUT + 5)])
+    store.upsert_entities([issue, hub])
+    store.add_next([("m000", "m001"), ("m002", "m000")])
+    store.add_links(
+        [Link("m003", "m000", LinkKind.EXTENDS, NOW), Link("m000", "m004", LinkKind.RELATED, NOW)]
+    )
+    store.link_about([("m000", issue), ("m005", issue), ("m006", issue)])
+    store.link_about([(f"m{i:03}", hub) for i in range(ENTITY_FANOUT + 1)])
+    seeds = [["m000"], ["m005", "m001"], ["m003"], ["m100"], ["m000", "m006"]]
+
+    around = [store.neighbours(ids, 100) for ids in seeds]
+    assert not store._graph.ready  # a one-shot recall never loads every edge
+    assert around[0] == [
+        Neighbour("m000", "next", "m001"),
+        Neighbour("m000", "next", "m002"),
+        Neighbour("m000", "extends", "m003"),
+        Neighbour("m000", "related", "m004"),
+        Neighbour("m000", issue.key, "m005", 3),
+        Neighbour("m000", issue.key, "m006", 3),
+    ]
+    for _ in range(DIRECT_GRAPH_ASKS):
+        store.neighbours(["m000"], 1)
+    assert store._graph.ready
+    assert [store.neighbours(ids, 100) for ids in seeds] == around
