@@ -319,6 +319,11 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
         rows = self._rows("MATCH (m:Memory) RETURN m.category, m.scope, m.status, count(*)")
         return {(row[0], row[1], row[2]): int(row[3]) for row in rows}
 
+    def total_memories(self) -> int:
+        # Kùzu answers an unfiltered count from the table's row count (1 ms at 100,000 where
+        # the grouped count above read three columns: 20-130 ms).
+        return int(self._rows("MATCH (m:Memory) RETURN count(*)")[0][0])
+
     def last_in_session(self, session: str) -> str | None:
         rows = self._rows(
             "MATCH (m:Memory) WHERE m.session = $s "

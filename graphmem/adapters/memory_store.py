@@ -313,14 +313,14 @@ class InMemoryGraphStore:
             found = [r.record for r in self._rows.values() if project is None or r.record.project == project]
         return sorted(found, key=lambda r: (r.created_at, r.id))
 
+    def total_memories(self) -> int:
+        with self._open():
+            return len(self._rows)
+
     def count_memories(self) -> dict[tuple[str, str, str], int]:
         with self._open():
-            return dict(
-                Counter(
-                    (r.record.category.value, r.record.scope.value, r.record.status.value)
-                    for r in self._rows.values()
-                )
-            )
+            records = [row.record for row in self._rows.values()]
+        return dict(Counter((r.category.value, r.scope.value, r.status.value) for r in records))
 
     def last_in_session(self, session: str) -> str | None:
         with self._open():

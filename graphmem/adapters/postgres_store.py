@@ -292,6 +292,9 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
         )
         return [memory_from_row(row) for row in rows]
 
+    def total_memories(self) -> int:
+        return int(self._rows("SELECT count(*) FROM memories")[0][0])
+
     def count_memories(self) -> dict[tuple[str, str, str], int]:
         rows = self._rows("SELECT category, scope, status, count(*) FROM memories GROUP BY 1, 2, 3")
         return {(str(c), str(s), str(t)): int(n) for c, s, t, n in rows}

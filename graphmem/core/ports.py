@@ -149,6 +149,10 @@ class MemoryRecords(Protocol):
     def count_memories(self) -> dict[tuple[str, str, str], int]:
         """Memories by (category, scope, status) values."""
 
+    def total_memories(self) -> int:
+        """How many memories the store holds: what ``count_memories`` adds up to, without
+        reading them (a store that knows its row count answers from it)."""
+
     def last_in_session(self, session: str) -> str | None:
         """The id of the memory of ``session`` stored last."""
 

@@ -97,7 +97,11 @@ class SemanticIndex:
             marked = self._files.restore(index, self._key())
             if marked is not None and len(marked) <= MAX_REPLAYED:
                 self._read_again(index, marked)
-                if len(index) == self._store.count_vectors():
+                vectors = self._store.count_vectors()
+                if len(index) == vectors:
+                    # Every memory has its vector: no scan for one still waiting (a one-shot
+                    # recall's first call would make one: 60 ms at 100,000 memories).
+                    self._maybe_pending = vectors != self._store.total_memories()
                     return index
                 log.warning("The saved vector index disagrees with the store: rebuilding it.")
             index = self._new_index(self._embedder.dimension)

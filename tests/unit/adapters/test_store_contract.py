@@ -177,6 +177,7 @@ def test_count_memories_counts_by_category_scope_and_status(store: GraphStore) -
         [memory("a"), memory("b"), memory("c", category=Category.DECISION, status=Status.ARCHIVED)]
     )
     assert store.count_memories() == {("fact", "global", "active"): 2, ("decision", "global", "archived"): 1}
+    assert store.total_memories() == 3
 
 
 def test_last_in_session_is_the_latest_memory_of_the_session(store: GraphStore) -> None:

@@ -173,10 +173,15 @@ class LoadCountingStore(InMemoryGraphStore):
     """The in-memory store, counting how often every vector is read back."""
 
     loads = 0
+    pending_reads = 0
 
     def load_vectors(self) -> StoredVectors:
         self.loads += 1
         return super().load_vectors()
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
+        self.pending_reads += 1
+        return super().pending_embeddings(limit)
 
 
 @pytest.fixture
@@ -200,6 +205,26 @@ def test_a_closed_index_is_restored_without_reading_the_vectors_back(
     assert found(second, DEPLOY) == ["mem_0000000000000001"]
     assert saved_store.loads == 1  # only the first run read them from the store
     second.close()
+
+
+def test_a_restored_index_with_every_memory_embedded_looks_for_no_backlog(
+    saved_store: LoadCountingStore, embedder: CountingEmbedder, tmp_path: Path
+) -> None:
+    add(saved_store, "mem_0000000000000001", DEPLOY)
+    first = saving(saved_store, embedder, tmp_path)
+    first.index()
+    first.close()
+    saved_store.pending_reads = 0
+
+    second = saving(saved_store, embedder, tmp_path)
+    assert found(second, DEPLOY) == ["mem_0000000000000001"]
+    assert saved_store.pending_reads == 0  # a one-shot recall scans no memories for one
+    second.close()
+    add(saved_store, "mem_0000000000000002", CACHE)  # written by another run, not embedded
+
+    third = saving(saved_store, embedder, tmp_path)
+    assert found(third, CACHE)[0] == "mem_0000000000000002"
+    third.close()
 
 
 @pytest.mark.parametrize("change", ["status", "delete", "text", "embedded"])
