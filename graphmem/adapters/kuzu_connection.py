@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib.util  # noqa: F401  kuzu's COPY FROM arrow needs it imported
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,12 @@ warnings.filterwarnings("ignore", message="The use of separate prepare", categor
 
 # Prepared statements kept per connection (query texts are few and fixed).
 PREPARED_CACHE_SIZE = 256
+# Keys up to which one primary-key lookup each beats one UNWIND join of them all (``keyed_rows``),
+# measured at 100,000 memories: a node costs about 0.3 ms a lookup and the join about 10 ms;
+# walking edges from a node about 1 ms a lookup, where the join hashes the whole edge table
+# (50-350 ms, growing with the store).
+FEW_NODE_KEYS = 32
+FEW_EDGE_KEYS = 200
 
 
 class KuzuConnection:
@@ -98,6 +104,32 @@ class KuzuConnection:
             rows: list[list[Any]] = result.get_all()
             return rows
 
+    def _keyed(
+        self,
+        query: str,
+        keys: Iterable[str],
+        params: Mapping[str, Any] | None = None,
+        *,
+        few: int = FEW_NODE_KEYS,
+    ) -> list[list[Any]]:
+        """The rows of ``query`` for each of ``keys`` (each key once, in order; unknown ones
+        find nothing). ``query`` matches one node by its primary key ``$key``, as in
+        ``MATCH (f:File {key: $key})``.
+
+        Up to ``few`` keys it runs once per key; above, once for them all, as ``UNWIND $keys
+        AS wanted`` then ``query`` on ``wanted``: a join on the primary key's hash index.
+        ``WHERE f.key IN $keys`` instead compares every row of the table with every key
+        (5,000 symbol keys among 20,000 symbols: 1.0 s against 34 ms).
+        """
+        wanted = list(dict.fromkeys(keys))
+        given = dict(params or {})
+        with self._lock:
+            if len(wanted) > few:
+                return self._rows(
+                    f"UNWIND $keys AS wanted {query.replace('$key', 'wanted')}", {**given, "keys": wanted}
+                )
+            return [row for key in wanted for row in self._rows(query, {**given, "key": key})]
+
     # -- transactions -----------------------------------------------------------
 
     @contextmanager
@@ -159,6 +191,16 @@ class KuzuConnection:
 
     def run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
         self._run(query, params)
+
+    def keyed_rows(
+        self,
+        query: str,
+        keys: Iterable[str],
+        params: Mapping[str, Any] | None = None,
+        *,
+        few: int = FEW_NODE_KEYS,
+    ) -> list[list[Any]]:
+        return self._keyed(query, keys, params, few=few)
 
     def copy(self, table: str, data: pa.Table | None) -> None:
         """Bulk-load ``data`` (columns in the table's order) into a node table."""

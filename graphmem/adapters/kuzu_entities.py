@@ -10,7 +10,7 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from graphmem.adapters.kuzu_connection import KuzuConnection
+from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, KuzuConnection
 from graphmem.adapters.kuzu_rows import entity_from_row
 from graphmem.adapters.kuzu_schema import ENTITY_TABLES
 from graphmem.core.models import Entity, EntityKind
@@ -41,11 +41,8 @@ class KuzuEntities(KuzuConnection):
                 by_kind[label].append(key)
         found: dict[str, Entity] = {}
         for label, group in by_kind.items():
-            rows = self._rows(
-                f"MATCH (e:{label}) WHERE e.key IN $keys RETURN e.key, e.name, e.project, e.title",
-                {"keys": group},
-            )
-            for row in rows:
+            query = f"MATCH (e:{label} {{key: $key}}) RETURN e.key, e.name, e.project, e.title"
+            for row in self._keyed(query, group):
                 found[row[0]] = entity_from_row(label, row)
         return found
 
@@ -121,8 +118,8 @@ class KuzuEntities(KuzuConnection):
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
         if not entity_keys:
             return {}
-        # One query per label: in Kùzu 0.11.3 an unlabelled `(e) WHERE e.key IN $keys` misses
-        # matches once a reopened store holds two or more File nodes.
+        # Per label: in Kùzu 0.11.3 an unlabelled `(e) WHERE e.key IN $keys` misses matches
+        # once a reopened store holds two or more File nodes.
         by_label: dict[str, list[str]] = defaultdict(list)
         for key in entity_keys:
             label = key.split(":", 1)[0]
@@ -130,10 +127,7 @@ class KuzuEntities(KuzuConnection):
                 by_label[label].append(key)
         found: dict[str, list[str]] = defaultdict(list)
         for label, keys in by_label.items():
-            rows = self._rows(
-                f"MATCH (m:Memory)-[:ABOUT]->(e:{label}) WHERE e.key IN $keys RETURN e.key, m.id",
-                {"keys": keys},
-            )
-            for key, memory_id in rows:
+            query = f"MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: $key}}) RETURN e.key, m.id"
+            for key, memory_id in self._keyed(query, keys, few=FEW_EDGE_KEYS):
                 found[key].append(memory_id)
         return dict(found)

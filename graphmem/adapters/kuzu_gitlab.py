@@ -73,11 +73,8 @@ class KuzuGitLabGraph(KuzuGitLabReads):
         found: dict[str, EnrichmentRow] = {}
         for kind, label in LABELS.items():
             wanted = [key for key in keys if key.startswith(f"{label}:")]
-            if wanted:
-                for r in self._store.rows(
-                    f"MATCH (e:{label}) WHERE e.key IN $keys RETURN {_ROW_FIELDS}", {"keys": wanted}
-                ):
-                    found[r[0]] = _row(kind, r)
+            for r in self._store.keyed_rows(f"MATCH (e:{label} {{key: $key}}) RETURN {_ROW_FIELDS}", wanted):
+                found[r[0]] = _row(kind, r)
         return found
 
     def all_rows(self) -> list[EnrichmentRow]:

@@ -136,12 +136,9 @@ class KuzuGitLabReads:
         found: dict[str, Entity] = {}
         for kind, label in LABELS.items():
             wanted = [key for key in keys if key.startswith(f"{label}:")]
-            if wanted:
-                for r in self._store.rows(
-                    f"MATCH (e:{label}) WHERE e.key IN $keys RETURN e.key, e.name, e.project, e.title",
-                    {"keys": wanted},
-                ):
-                    found[r[0]] = Entity(r[0], kind, r[1] or r[0], r[2], r[3] or "")
+            query = f"MATCH (e:{label} {{key: $key}}) RETURN e.key, e.name, e.project, e.title"
+            for r in self._store.keyed_rows(query, wanted):
+                found[r[0]] = Entity(r[0], kind, r[1] or r[0], r[2], r[3] or "")
         return found
 
     def merge_request(self, key: str) -> MergeRequestData | None:

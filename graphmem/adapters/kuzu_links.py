@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from functools import partial
 
 from graphmem.adapters.graph_cache import ENTITY_FANOUT, GraphCache
-from graphmem.adapters.kuzu_connection import KuzuConnection
+from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, KuzuConnection
 from graphmem.adapters.kuzu_rows import aware
 from graphmem.adapters.kuzu_schema import ENTITY_TABLES
 from graphmem.core.models import Link, LinkKind
@@ -39,16 +39,25 @@ class KuzuMemoryLinks(KuzuConnection):
         return bool(rows and rows[0][0])
 
     def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
+        returned = "RETURN a.id, b.id, x.kind, x.created_at"
         if memory_ids is None:
-            where, params = "true", {}
+            rows = self._rows(f"MATCH (a:Memory)-[x:RELATES]->(b:Memory) {returned}")
         else:
-            where, params = "a.id IN $ids OR b.id IN $ids", {"ids": list(memory_ids)}
-        rows = self._rows(
-            f"MATCH (a:Memory)-[x:RELATES]->(b:Memory) WHERE {where} "
-            "RETURN a.id, b.id, x.kind, x.created_at ORDER BY x.created_at, a.id, b.id",
-            params,
-        )
-        return [Link(r[0], r[1], LinkKind(r[2]), aware(r[3]) or datetime.now(UTC)) for r in rows]
+            # From and to each id, by primary key: ``a.id IN $ids OR b.id IN $ids`` read every
+            # link (about 100 ms for one id at 100,000 memories, 9 s for 5,000).
+            with self._lock:
+                rows = [
+                    row
+                    for pattern in (
+                        "(a:Memory {id: $key})-[x:RELATES]->(b:Memory)",
+                        "(a:Memory)-[x:RELATES]->(b:Memory {id: $key})",
+                    )
+                    for row in self._keyed(f"MATCH {pattern} {returned}", memory_ids, few=FEW_EDGE_KEYS)
+                ]
+            # A link between two of the ids is found from both ends; (a, b, kind) is one link.
+            rows = list({(r[0], r[1], r[2]): r for r in rows}.values())
+        links = [Link(r[0], r[1], LinkKind(r[2]), aware(r[3]) or datetime.now(UTC)) for r in rows]
+        return sorted(links, key=lambda link: (link.created_at, link.source, link.target))
 
     def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
         if not pairs:
@@ -61,10 +70,10 @@ class KuzuMemoryLinks(KuzuConnection):
 
     def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
         if memory_ids is None:
-            where, params = "true", {}
+            rows = self._rows("MATCH (a:Memory)-[:NEXT]->(b:Memory) RETURN a.id, b.id")
         else:
-            where, params = "a.id IN $ids", {"ids": list(memory_ids)}
-        rows = self._rows(f"MATCH (a:Memory)-[:NEXT]->(b:Memory) WHERE {where} RETURN a.id, b.id", params)
+            query = "MATCH (a:Memory {id: $key})-[:NEXT]->(b:Memory) RETURN a.id, b.id"
+            rows = self._keyed(query, memory_ids, few=FEW_EDGE_KEYS)
         return [(r[0], r[1]) for r in rows]
 
     def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
