@@ -4,7 +4,7 @@
 with its prepared statements, and serialises access from threads with one re-entrant
 lock. ``KuzuGraphStore`` (``kuzu_store.py``) and its parts
 (``kuzu_entities.py``, ``kuzu_links.py``) build on it; the code and GitLab graphs run
-their statements through it (``rows``, ``run``, ``copy``, ``copy_edges``).
+their statements through it (``rows``, ``keyed_rows``, ``run``, ``copy``, ``copy_edges``).
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class KuzuConnection:
             rows: list[list[Any]] = result.get_all()
             return rows
 
-    def _keyed(
+    def keyed_rows(
         self,
         query: str,
         keys: Iterable[str],
@@ -191,16 +191,6 @@ class KuzuConnection:
 
     def run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
         self._run(query, params)
-
-    def keyed_rows(
-        self,
-        query: str,
-        keys: Iterable[str],
-        params: Mapping[str, Any] | None = None,
-        *,
-        few: int = FEW_NODE_KEYS,
-    ) -> list[list[Any]]:
-        return self._keyed(query, keys, params, few=few)
 
     def copy(self, table: str, data: pa.Table | None) -> None:
         """Bulk-load ``data`` (columns in the table's order) into a node table."""

@@ -200,7 +200,7 @@ class KuzuGitLabGraph(KuzuGitLabReads):
             file_project = local[1] if local is not None and local[0] == data.project else None
             if file_keys:  # Kùzu 0.11.3 cannot bind an UNWIND over an empty list
                 store.run(
-                    "UNWIND $rows AS r MERGE (f:File {key: r.key}) "
+                    "UNWIND $rows AS r WITH r, r.key AS k MERGE (f:File {key: k}) "  # kuzu_rows.ADD_LINKS
                     "ON CREATE SET f.name = r.name, f.project = r.project, f.title = ''",
                     {"rows": [{"key": k, "name": path, "project": file_project} for k, path in file_keys]},
                 )
@@ -317,7 +317,7 @@ class KuzuGitLabGraph(KuzuGitLabReads):
         }
         if people:  # Kùzu 0.11.3 cannot bind an UNWIND over an empty list
             store.run(
-                "UNWIND $rows AS r MERGE (p:Person {key: r.key}) "
+                "UNWIND $rows AS r WITH r, r.key AS k MERGE (p:Person {key: k}) "  # kuzu_rows.ADD_LINKS
                 "SET p.name = r.username, p.username = r.username, p.title = r.name, p.web_url = r.web_url",
                 {
                     "rows": [
@@ -377,7 +377,7 @@ class KuzuGitLabGraph(KuzuGitLabReads):
             return
         queued = hops <= _QUEUED_HOPS
         self._store.run(
-            f"UNWIND $rows AS r MERGE (e:{label} {{key: r.key}}) "
+            f"UNWIND $rows AS r WITH r, r.key AS k MERGE (e:{label} {{key: k}}) "  # kuzu_rows.ADD_LINKS
             "ON CREATE SET e.name = r.name, e.project = r.project, e.title = r.title, e.state = r.state, "
             "e.hops = $hops, e.enrich_state = $state "
             "ON MATCH SET e.title = CASE WHEN e.title IS NULL OR e.title = '' THEN r.title ELSE e.title END, "

@@ -52,7 +52,7 @@ class KuzuMemoryLinks(KuzuConnection):
                         "(a:Memory {id: $key})-[x:RELATES]->(b:Memory)",
                         "(a:Memory)-[x:RELATES]->(b:Memory {id: $key})",
                     )
-                    for row in self._keyed(f"MATCH {pattern} {returned}", memory_ids, few=FEW_EDGE_KEYS)
+                    for row in self.keyed_rows(f"MATCH {pattern} {returned}", memory_ids, few=FEW_EDGE_KEYS)
                 ]
             # A link between two of the ids is found from both ends; (a, b, kind) is one link.
             rows = list({(r[0], r[1], r[2]): r for r in rows}.values())
@@ -63,7 +63,8 @@ class KuzuMemoryLinks(KuzuConnection):
         if not pairs:
             return
         self._run(
-            "UNWIND $rows AS r MATCH (a:Memory {id: r.a}) MATCH (b:Memory {id: r.b}) MERGE (a)-[:NEXT]->(b)",
+            "UNWIND $rows AS r WITH r, r.a AS i MATCH (a:Memory {id: i}) "  # see kuzu_rows.ADD_LINKS
+            "WITH a, r, r.b AS j MATCH (b:Memory {id: j}) MERGE (a)-[:NEXT]->(b)",
             {"rows": [{"a": a, "b": b} for a, b in pairs]},
         )
         self._then(partial(self._graph.next_added, list(pairs)))
@@ -73,7 +74,7 @@ class KuzuMemoryLinks(KuzuConnection):
             rows = self._rows("MATCH (a:Memory)-[:NEXT]->(b:Memory) RETURN a.id, b.id")
         else:
             query = "MATCH (a:Memory {id: $key})-[:NEXT]->(b:Memory) RETURN a.id, b.id"
-            rows = self._keyed(query, memory_ids, few=FEW_EDGE_KEYS)
+            rows = self.keyed_rows(query, memory_ids, few=FEW_EDGE_KEYS)
         return [(r[0], r[1]) for r in rows]
 
     def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:

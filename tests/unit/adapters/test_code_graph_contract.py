@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 from support.stores import postgres_url
 
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
+from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_store import InMemoryGraphStore
@@ -169,6 +171,47 @@ def test_calls_are_followed_both_ways(graphs: tuple[GraphStore, CodeGraph]) -> N
     incoming = code.calls([key("util.py", "helper")], incoming=True, limit=10)
     assert [(other.key, given) for other, given, _ in incoming] == [(main, key("util.py", "helper"))]
     assert len(code.calls([main], incoming=False, limit=1)) == 1
+
+
+# Past the few keys Kùzu looks up one by one (kuzu_connection.py): one join for them all.
+MANY = FEW_EDGE_KEYS + 50
+NAMES = [f"f{i:03}" for i in range(MANY)]
+CHAIN = parsed(
+    *(function(name, 3 * i + 1) for i, name in enumerate(NAMES)),
+    calls=tuple(CallRef(NAMES[i + 1], None, 3 * i + 2, NAMES[i]) for i in range(MANY - 1)),
+)
+
+
+def test_many_symbols_are_read_and_followed_at_once(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    _, code = graphs
+    save(code, {"chain.py": CHAIN})
+    keys = [key("chain.py", name) for name in NAMES]
+    asked = [*keys, "Symbol:nope", *keys[:5]]
+
+    assert set(code.symbols(asked)) == set(keys)
+    callers = code.calls(asked, incoming=True, limit=10 * MANY)
+    assert sorted((other.key, given) for other, given, _ in callers) == list(pairwise(keys))
+    assert len(code.calls(asked, incoming=False, limit=10)) == 10
+    assert set(code.unique_symbols(PROJECT, [*NAMES, "nope", NAMES[0]])) == set(NAMES)
+
+
+def test_many_symbols_and_files_go_at_once(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    store, code = graphs
+    paths = [f"m{i:03}.py" for i in range(MANY)]
+    save(code, {"chain.py": CHAIN, **{path: parsed(function("x", 1)) for path in paths}})
+    remember_about(store, file_key(PROJECT, paths[0]), EntityKind.FILE)
+    remember_about(store, key("chain.py", NAMES[1]), EntityKind.SYMBOL)
+
+    save(code, {"chain.py": parsed(function(NAMES[0], 1))}, removed=tuple(paths), at=T1)
+
+    kept = code.symbols([key("chain.py", name) for name in NAMES])
+    assert {k: s.deleted_at for k, s in kept.items()} == {
+        key("chain.py", NAMES[0]): None,
+        key("chain.py", NAMES[1]): T1,
+    }
+    asked = [file_key(PROJECT, path) for path in [*paths, "nope.py", *paths[:5]]]
+    assert code.deleted_files(asked) == {file_key(PROJECT, paths[0]): T1}
+    assert set(code.file_states(PROJECT)) == {"chain.py"}
 
 
 def test_imports_name_files_first_then_external_modules(graphs: tuple[GraphStore, CodeGraph]) -> None:
