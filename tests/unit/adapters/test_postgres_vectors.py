@@ -100,6 +100,15 @@ def test_an_import_into_a_new_store_builds_the_vector_index_once_at_its_end(
     assert built == [(True, "hnsw")]
 
 
+def test_an_import_into_a_new_store_leaves_the_word_statistics_of_its_memories_read(
+    store: PostgresGraphStore,
+) -> None:
+    with store.vector_index_put_off(BULK_ROWS_MIN):
+        store.add_memories([memory(f"m{i:05d}", f"kafka lag note {i}") for i in range(BULK_ROWS_MIN)])
+    stats = store._read_stats()
+    assert not stats.counted and stats.shares.get("kafka") == pytest.approx(1.0)
+
+
 def test_a_failed_import_leaves_the_vector_index_in_place(store: PostgresGraphStore) -> None:
     with pytest.raises(RuntimeError, match="broke"), store.vector_index_put_off(BULK_ROWS_MIN):
         _add(store, 10)
