@@ -266,8 +266,12 @@ class PostgresConnection:
     def _many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
         if not rows:
             return
-        with self._translated(), self._connection() as conn, conn.cursor() as cursor:
-            cursor.executemany(sql, rows)
+        with self._translated(), self._connection() as conn:
+            if len(rows) == 1:  # a remember's: executemany's pipeline costs twice a plain statement
+                conn.execute(sql, rows[0])
+                return
+            with conn.cursor() as cursor:
+                cursor.executemany(sql, rows)
 
     # -- transactions ------------------------------------------------------------------
 
