@@ -166,10 +166,12 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
                     with self.transaction():
                         self._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
                         self._create_vector_index()
-                    # The planner's and the full-text search's statistics of the new rows now,
-                    # not when autovacuum comes: without them each new word of a search is
-                    # counted (postgres_text.py), 75 ms a remember after 100,000 were imported.
-                    self._run("ANALYZE memories")
+                    # What autovacuum would do a minute later, in the middle of the searches and
+                    # writes that follow (remember p50 58-76 ms in bench scale right after
+                    # 100,000 were imported): the new rows' visibility and statistics (without
+                    # these each new word of a search is counted, postgres_text.py). VACUUM
+                    # runs outside a transaction only.
+                    self._run("ANALYZE memories" if self._bound.conn else "VACUUM (ANALYZE) memories")
                     self._stats = None
             finally:
                 with suppress(psycopg.Error):
