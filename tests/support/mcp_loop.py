@@ -14,6 +14,7 @@ from fastmcp.exceptions import ToolError
 
 T = TypeVar("T")
 CALL_TIMEOUT_S = 90.0  # a hang fails the case instead of blocking the suite
+_STOPPED_LOOPS: list[asyncio.AbstractEventLoop] = []  # see McpLoop.close
 
 
 class Outcome:
@@ -60,6 +61,10 @@ class McpLoop:
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
+            # Stopped, and kept: a loop collected unclosed warns (so does its self-pipe, a Unix
+            # socket) in whatever test runs then, and a closed one breaks the clients'
+            # transports, which fastmcp's StdioTransport.__del__ still signals when collected.
+            _STOPPED_LOOPS.append(self._loop)
 
 
 class Session:
