@@ -193,6 +193,14 @@ def saving(store: InMemoryGraphStore, embedder: CountingEmbedder, directory: Pat
     return SemanticIndex(store, embedder, HnswVectorIndex, VectorIndexFiles(directory))
 
 
+def run_and_save(store: InMemoryGraphStore, embedder: CountingEmbedder, directory: Path) -> None:
+    """A run that stores DEPLOY's memory, loads the index and saves it at its close."""
+    add(store, "mem_0000000000000001", DEPLOY)
+    first = saving(store, embedder, directory)
+    first.index()
+    first.close()
+
+
 def test_a_closed_index_is_restored_without_reading_the_vectors_back(
     saved_store: LoadCountingStore, embedder: CountingEmbedder, tmp_path: Path
 ) -> None:
@@ -210,10 +218,7 @@ def test_a_closed_index_is_restored_without_reading_the_vectors_back(
 def test_a_restored_index_with_every_memory_embedded_looks_for_no_backlog(
     saved_store: LoadCountingStore, embedder: CountingEmbedder, tmp_path: Path
 ) -> None:
-    add(saved_store, "mem_0000000000000001", DEPLOY)
-    first = saving(saved_store, embedder, tmp_path)
-    first.index()
-    first.close()
+    run_and_save(saved_store, embedder, tmp_path)
     saved_store.pending_reads = 0
 
     second = saving(saved_store, embedder, tmp_path)
@@ -269,10 +274,7 @@ def test_changes_after_the_save_are_read_again_after_a_crash(
 def test_a_save_that_disagrees_with_the_store_is_rebuilt_from_it(
     saved_store: LoadCountingStore, embedder: CountingEmbedder, tmp_path: Path
 ) -> None:
-    add(saved_store, "mem_0000000000000001", DEPLOY)
-    first = saving(saved_store, embedder, tmp_path)
-    first.index()
-    first.close()
+    run_and_save(saved_store, embedder, tmp_path)
     saved_store.delete_memory("mem_0000000000000001")  # behind the index's back: no journal
 
     after = saving(saved_store, embedder, tmp_path)
