@@ -10,6 +10,7 @@ their statements through it (``rows``, ``keyed_rows``, ``run``, ``copy``, ``copy
 from __future__ import annotations
 
 import importlib.util  # noqa: F401  kuzu's COPY FROM arrow needs it imported
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -36,6 +37,7 @@ PREPARED_CACHE_SIZE = 256
 # (50-350 ms, growing with the store).
 FEW_NODE_KEYS = 32
 FEW_EDGE_KEYS = 200
+_KEY_PARAMETER = re.compile(r"\$key\b")  # ``keyed_rows``' parameter, not ``$keys`` or ``$key_x``
 
 
 class KuzuConnection:
@@ -125,9 +127,8 @@ class KuzuConnection:
         given = dict(params or {})
         with self._lock:
             if len(wanted) > few:
-                return self._rows(
-                    f"UNWIND $keys AS wanted {query.replace('$key', 'wanted')}", {**given, "keys": wanted}
-                )
+                joined = _KEY_PARAMETER.sub("wanted", query)
+                return self._rows(f"UNWIND $keys AS wanted {joined}", {**given, "keys": wanted})
             return [row for key in wanted for row in self._rows(query, {**given, "key": key})]
 
     # -- transactions -----------------------------------------------------------
