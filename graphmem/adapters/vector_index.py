@@ -101,6 +101,10 @@ class HnswVectorIndex:
         self._graph_is_view = False  # a read-only map of a saved file: copied before a merge
         self.graph_version = 0  # bumped whenever the graph changes (``vector_files`` saves it then)
         self.changed = False  # since the last save (``vector_files``)
+        # This thread's last search: (query, graph_version, rows list, {row: cosine}). A
+        # recall asks ``similarities`` of the same query next, and its vector search has
+        # already scored about half of the candidates (0.7 ms at 100,000 memories).
+        self._searched = threading.local()
 
     # -- size -------------------------------------------------------------------
 
@@ -234,6 +238,22 @@ class HnswVectorIndex:
             vector: Vector = self._vectors([row])[0]
             return vector
 
+    def _cosines(self, rows: Sequence[int], query: Vector) -> npt.NDArray[np.float32]:
+        """The cosine of ``query`` with the vector of each of ``rows``, as the searches score
+        them: the graph's rows against the query in half precision, as the graph itself
+        computes (within 3e-8 of its own scores; the query's rounding moves a cosine by at
+        most 5e-5), the tail's against the query as it is."""
+        if not len(rows):
+            return np.zeros(0, np.float32)
+        vectors = self._vectors(rows)
+        in_graph = self._slot[np.asarray(rows, np.int64)] < 0
+        if in_graph.all():
+            return vectors @ _half(query)
+        sims = vectors @ query
+        if in_graph.any():
+            sims[in_graph] = vectors[in_graph] @ _half(query)
+        return sims
+
     def _vectors(self, rows: Sequence[int]) -> npt.NDArray[np.float32]:
         """The vectors of ``rows`` (live or dead), float32, in order."""
         out = np.zeros((len(rows), self.dimension), np.float32)
@@ -250,12 +270,15 @@ class HnswVectorIndex:
 
     def similarities(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
         """Cosine of ``query`` with each of ``ids`` that has a vector."""
+        last = getattr(self._searched, "last", None)
         with self._lock:
+            known: dict[int, float] = {}
+            if last is not None and last[0] is query and last[2] is self._ids:
+                known = last[3] if last[1] == self.graph_version else {}
             pairs = [(memory_id, self._row[memory_id]) for memory_id in ids if memory_id in self._row]
-            if not pairs:
-                return {}
-            sims = self._vectors([row for _, row in pairs]) @ np.asarray(query, np.float32)
-        return {memory_id: float(s) for (memory_id, _), s in zip(pairs, sims, strict=True)}
+            todo = [row for _, row in pairs if row not in known]
+            sims = dict(zip(todo, self._cosines(todo, np.asarray(query, np.float32)).tolist(), strict=True))
+        return {memory_id: known[row] if row in known else sims[row] for memory_id, row in pairs}
 
     def search(
         self,
@@ -269,6 +292,7 @@ class HnswVectorIndex:
     ) -> list[tuple[str, float]]:
         """Top ``k`` visible rows by cosine: global rows plus those of ``project``, and of its
         rows on a branch those on ``branch`` (all of them with ``all_branches``)."""
+        asked = query
         query = np.asarray(query, np.float32)
         with self._lock:
             n = len(self._ids)
@@ -279,6 +303,7 @@ class HnswVectorIndex:
             if self._graph is not None:
                 found += self._search_graph(query, k, visible)
             found.sort(key=lambda pair: -pair[1])
+            self._searched.last = (asked, self.graph_version, self._ids, dict(found))
             return [(self._ids[row], sim) for row, sim in found[:k]]
 
     def _search_tail(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
@@ -296,7 +321,7 @@ class HnswVectorIndex:
             return []
         if shown <= EXACT_VISIBLE_ROWS:  # a narrow filter: the graph would be asked for most of it
             rows = np.flatnonzero(visible & in_graph)
-            return _top(rows, self._vectors(rows.tolist()) @ query, k)
+            return _top(rows, self._cosines(rows.tolist(), query), k)
         # Filters hide part of the graph: ask for enough that ``k`` visible ones come back.
         want = min(self._graph_rows, math.ceil(k * self._graph_rows / shown * 1.2) + 8)
         while True:
@@ -488,6 +513,11 @@ def _grown(array: npt.NDArray[Any], capacity: int, fill: Any) -> npt.NDArray[Any
     grown = np.full(capacity, fill, array.dtype)
     grown[: len(array)] = array
     return grown
+
+
+def _half(query: Vector) -> npt.NDArray[np.float32]:
+    """``query`` rounded to half precision, as the graph rounds it before it searches."""
+    return np.asarray(query, np.float32).astype(np.float16).astype(np.float32)
 
 
 def _top(rows: npt.NDArray[np.int64], sims: npt.NDArray[Any], k: int) -> list[tuple[int, float]]:

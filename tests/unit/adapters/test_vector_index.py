@@ -118,6 +118,33 @@ def test_similarities_cover_only_known_ids(index: HnswVectorIndex) -> None:
     assert set(sims) == {"g"} and sims["g"] == pytest.approx(1.0, abs=1e-3)
 
 
+@pytest.mark.usefixtures("graph_always")
+def test_similarities_agree_with_the_graphs_own_scores() -> None:
+    index = HnswVectorIndex(32)
+    vectors = normalised(300, 1, dim=32)
+    index.add([f"m{i}" for i in range(300)], vectors, [None] * 300, ["active"] * 300)
+    assert index.tidy() and index.graph_size == 300
+    query = normalised(1, 2, dim=32)[0]
+    scored = dict(index.search(query, 300, project=None, statuses=CURRENT))
+    asked_again = query.copy()  # another query object: nothing of the search is reused
+    sims = index.similarities(asked_again, [f"m{i}" for i in range(300)])
+    assert max(abs(sims[i] - scored[i]) for i in scored) < 1e-6
+    assert max(abs(sims[f"m{i}"] - float(vectors[i] @ query)) for i in range(300)) < 1e-3
+
+
+@pytest.mark.usefixtures("graph_always")
+def test_similarities_reuse_the_last_search_of_the_same_query_only_while_nothing_moved() -> None:
+    index = HnswVectorIndex(DIM)
+    index.add(["x", "y"], rows(unit(1, 0.1), unit(0, 1)), [None, None], ["active", "active"])
+    assert index.tidy()
+    query = unit(1)
+    found = dict(index.search(query, 1, project=None, statuses=CURRENT))
+    assert index.similarities(query, ["x", "y"])["x"] == found["x"]  # the search's own score
+    index.load(StoredVectors(["x", "y"], rows(unit(0, 1), unit(1)), [None, None], ["active", "active"]))
+    moved = index.similarities(query, ["x", "y"])  # rows renumbered: computed afresh
+    assert moved["x"] == pytest.approx(0.0, abs=1e-3) and moved["y"] == pytest.approx(1.0, abs=1e-3)
+
+
 def test_the_index_grows_beyond_its_first_allocation() -> None:
     index = HnswVectorIndex(DIM)
     rng = np.random.default_rng(7)
