@@ -15,20 +15,17 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from pydantic import TypeAdapter
-
 from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS
 from graphmem.adapters.kuzu_rows import aware, naive_utc
 from graphmem.adapters.kuzu_schema import CODE_COLUMNS
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.core.code import ParsedFile
+from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
 from graphmem.core.models import Entity, EntityKind
 
 if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
     import pyarrow as pa
 
-_PARSED = TypeAdapter(ParsedFile)
 SYMBOL_FIELDS = (
     "s.key, s.path, s.kind, s.name, s.qualified_name, s.start_line, s.end_line, s.signature, "
     "s.docstring, s.body_hash, s.body_changed_at, s.deleted_at"
@@ -75,7 +72,7 @@ class KuzuCodeGraph:
             {"p": project},
         )
         wanted = None if paths is None else set(paths)
-        return {r[0]: _PARSED.validate_json(r[1]) for r in rows if wanted is None or r[0] in wanted}
+        return {r[0]: parsed_from_json(r[1]) for r in rows if wanted is None or r[0] in wanted}
 
     def symbols_in(self, project: str, path: str) -> list[SymbolInfo]:
         rows = self._store.rows(
@@ -302,7 +299,7 @@ class KuzuCodeGraph:
                 "path": path,
                 "language": parsed.language,
                 "error_count": parsed.error_count,
-                "parsed": _PARSED.dump_json(parsed).decode(),
+                "parsed": parsed_to_json(parsed),
                 "deleted_at": None,
             }
             if key in existing:

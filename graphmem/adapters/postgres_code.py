@@ -17,15 +17,12 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import TypeAdapter
-
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.core.code import ParsedFile
+from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
 from graphmem.core.models import Entity, EntityKind
 
-_PARSED = TypeAdapter(ParsedFile)
 TITLE_CHARS = 200  # of a symbol's signature, as its entity's title
 _SYMBOL = (
     "s.key, s.path, s.kind, s.name, s.qualified_name, s.start_line, s.end_line, s.signature, "
@@ -84,7 +81,7 @@ class PostgresCodeGraph:
             f"AND parsed IS NOT NULL {where}",
             {"p": project, "paths": list(paths or ())},
         )
-        return {r[0]: _PARSED.validate_json(r[1]) for r in rows}
+        return {r[0]: parsed_from_json(r[1]) for r in rows}
 
     def symbols_in(self, project: str, path: str) -> list[SymbolInfo]:
         rows = self._store._rows(
@@ -317,7 +314,7 @@ class PostgresCodeGraph:
                 "size": state.size,
                 "mtime_ns": state.mtime_ns,
                 "error_count": parsed.error_count,
-                "parsed": _PARSED.dump_json(parsed).decode(),
+                "parsed": parsed_to_json(parsed),
                 "scanned_at": at,
             }
             for path, (parsed, state) in sorted(scan.changed.items())

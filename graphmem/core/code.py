@@ -10,7 +10,10 @@ only for display, never part of an identity.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from pathlib import PurePosixPath
+
+from pydantic import TypeAdapter
 
 DEFINITION_KINDS = frozenset({"function", "method", "class", "interface", "type", "constant", "module"})
 
@@ -121,3 +124,19 @@ def language_for(path: str) -> str | None:
     """The parser language of ``path`` from its extension (any case), or None when unsupported."""
     suffix = PurePosixPath(path.replace("\\", "/")).suffix.lower()
     return LANGUAGE_BY_EXTENSION.get(suffix)
+
+
+@cache
+def _parsed_adapter() -> TypeAdapter[ParsedFile]:
+    """Built at the first use: building it cost 15-35 ms of every command's start."""
+    return TypeAdapter(ParsedFile)
+
+
+def parsed_to_json(parsed: ParsedFile) -> str:
+    """``parsed`` as the JSON a store keeps of a file's parse."""
+    return _parsed_adapter().dump_json(parsed).decode()
+
+
+def parsed_from_json(text: str | bytes) -> ParsedFile:
+    """The parse a store kept as ``parsed_to_json`` wrote it."""
+    return _parsed_adapter().validate_json(text)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import graphmem.cli
-from graphmem.cli.main import COMMAND_MODULES, commands
+from graphmem.cli.main import COMMAND_GC_THRESHOLD, COMMAND_MODULES, commands
 
 
 def test_the_map_names_every_command_of_every_command_module() -> None:
@@ -66,3 +66,24 @@ def test_an_unknown_command_is_a_usage_error(tmp_path: Path) -> None:
 
     assert report["exit"] == 2
     assert "No such command 'recal'" in str(report["output"])
+
+
+GC_PROGRAM = """
+import gc, json, sys
+from graphmem.cli.main import main
+sys.argv = ["graphmem", "--help"]
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps({"threshold": gc.get_threshold()[0], "frozen": gc.get_freeze_count()}), file=sys.stderr)
+"""
+
+
+def test_a_command_collects_rarely_and_leaves_what_is_alive_to_the_exit(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", GC_PROGRAM], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["threshold"] == COMMAND_GC_THRESHOLD
+    assert report["frozen"] > 1000  # the modules and what the command built
