@@ -94,16 +94,17 @@ class KuzuMemoryLinks(KuzuConnection):
         edges, and every memory about each of their entities but the hubs (left out, as the
         walk skips them)."""
         # A few seeds one lookup each (see keyed_rows): 10 seeds at 100,000 memories 0.1 s, where
-        # UNWIND joined them with every NEXT, RELATES and ABOUT edge (0.4-0.6 s).
-        nexts = self.keyed_rows(
-            "MATCH (a:Memory {id: $key})-[:NEXT]-(b:Memory) RETURN a.id, b.id", memory_ids, few=FEW_EDGE_KEYS
-        )
-        relates = self.keyed_rows(
-            "MATCH (a:Memory {id: $key})-[x:RELATES]-(b:Memory) RETURN a.id, b.id, x.kind",
+        # UNWIND joined them with every NEXT, RELATES and ABOUT edge (0.4-0.6 s). All three
+        # kinds in one lookup: 30 seeds took 41 ms where a lookup per kind took 75-80 ms.
+        rows = self.keyed_rows(
+            "MATCH (a:Memory {id: $key})-[x:NEXT|RELATES|ABOUT]-(b) "
+            "RETURN a.id, label(x), b.id, b.key, x.kind",
             memory_ids,
             few=FEW_EDGE_KEYS,
         )
-        own = self.keyed_rows("MATCH (m:Memory {id: $key})-[:ABOUT]->(e) RETURN m.id, e.key", memory_ids)
+        nexts = [(a, b) for a, kind, b, _, _ in rows if kind == "NEXT"]
+        relates = [(a, b, how) for a, kind, b, _, how in rows if kind == "RELATES"]
+        own = [(a, key) for a, kind, _, key, _ in rows if kind == "ABOUT"]
         by_label: dict[str, set[str]] = defaultdict(set)
         for _, key in own:
             by_label[key.split(":", 1)[0]].add(key)
