@@ -1,6 +1,7 @@
-"""How the full-text index reads text: the analysis of its ``text`` field (tantivy's
-``en_stem``: words, long tokens dropped, lower-cased, English stems), the stopwords left
-out of queries, and the words and phrases a query asks (``LexicalIndex.search``)."""
+"""How the full-text index reads text: its fields (``SCHEMA``), the analysis of its ``text``
+field (tantivy's ``en_stem``: words, long tokens dropped, lower-cased, English stems), the
+stopwords left out of queries, and the words and phrases a query asks
+(``LexicalIndex.search``)."""
 
 from __future__ import annotations
 
@@ -64,3 +65,24 @@ def whole_phrase(query: str, phrase: str | None = None) -> str:
     phrase (``core.text.phrase_words``) or the index keeps none of its words."""
     tokens = phrase_words(query if phrase is None else phrase)
     return " ".join(tokens) if any(_indexed(w) for w in tokens) else ""
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw")
+    builder.add_text_field("text", tokenizer_name="en_stem")
+    builder.add_bytes_field("body", stored=True, indexed=False, fast=False)  # the text as written
+    for name in ("scope", "project", "status", "category", "branch"):  # branch: only when on one
+        builder.add_text_field(name, stored=True, tokenizer_name="raw")
+    builder.add_integer_field("created_at", indexed=True, fast=True)
+    # A ``mem_`` id's 16 hex digits as a signed 64-bit number: a search reads its hits' ids
+    # from this column instead of their stored documents (0.02 ms a hit). Ids of another
+    # shape (imported ones may be) have no key and are read from the stored document.
+    builder.add_integer_field("key", fast=True)
+    # What a hit's visibility is decided by, read from columns (``lexical_visibility``).
+    for name in ("code", "project_hash", "branch_hash"):
+        builder.add_integer_field(name, fast=True)
+    return builder.build()
+
+
+SCHEMA = _schema()

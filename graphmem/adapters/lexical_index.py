@@ -2,8 +2,9 @@
 
 Kùzu stays the store of record; this index is derived from it and is rebuilt from it
 whenever it is missing or out of date. BM25 over the accent-folded text, English
-stemming, the query's adjacent word pairs as phrases, and the filters of a
-:class:`Visibility` (status, scope and project, category, time) inside the query.
+stemming, the query's adjacent word pairs as phrases; the hits a :class:`Visibility`
+hides (status, scope and project, category, branch, time) are dropped by their columns
+after the search, or left out by the query when that is needed (``lexical_visibility``).
 
 Writes stay off the caller's path: a change is noted in the journal
 (``lexical.tantivy/pending``, one id a line, written before the store's own write), kept
@@ -28,17 +29,17 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from functools import cache
 from pathlib import Path
 from typing import Protocol
 
 import tantivy
 
 from graphmem.adapters.id_journal import IdJournal
-from graphmem.adapters.lexical_analysis import ANALYZER, query_parts, whole_phrase
+from graphmem.adapters.lexical_analysis import ANALYZER, SCHEMA, query_parts, whole_phrase
 from graphmem.adapters.lexical_overlay import Change, as_match, score_overlay
-from graphmem.core.keys import memory_id_number, numbered_memory_id
-from graphmem.core.models import Category, MemoryRecord, Scope, Status
+from graphmem.adapters.lexical_visibility import CODES_VERSION, Columns, top_hits
+from graphmem.core.keys import memory_id_number
+from graphmem.core.models import Category, MemoryRecord, Scope
 from graphmem.core.ports import TextHits, TextMatch, Visibility
 from graphmem.core.text import fold
 from graphmem.errors import StoreError
@@ -48,8 +49,9 @@ log = logging.getLogger(__name__)
 DIRNAME = "lexical.tantivy"
 JOURNAL = "pending"
 META = "graphmem.json"
-# Bump when the schema or the analysis changes: an index of another version is rebuilt.
-INDEX_VERSION = "4"
+# Bump when the schema or the analysis changes: an index of another version is rebuilt. The
+# visibility columns' codes add their own version (a change to the statuses, say).
+INDEX_VERSION = f"5.{CODES_VERSION}"
 TOKEN_KEY = "lexical_index_token"  # the store's meta key naming the index that belongs to it
 # Seconds a change waits in the overlay before the background commit. A tantivy commit
 # writes a segment, fsyncs it and starts two threads: the writes of half a minute share one.
@@ -64,35 +66,8 @@ EXACT_BONUS = 1e4
 FILTER_FIELDS = ("scope", "project", "status", "category", "created_at", "branch")
 
 
-def _schema() -> tantivy.Schema:
-    builder = tantivy.SchemaBuilder()
-    builder.add_text_field("id", stored=True, tokenizer_name="raw")
-    builder.add_text_field("text", tokenizer_name="en_stem")
-    builder.add_bytes_field("body", stored=True, indexed=False, fast=False)  # the text as written
-    for name in ("scope", "project", "status", "category", "branch"):  # branch: only when on one
-        builder.add_text_field(name, stored=True, tokenizer_name="raw")
-    builder.add_integer_field("created_at", indexed=True, fast=True)
-    # A ``mem_`` id's 16 hex digits as a signed 64-bit number: a search reads its hits' ids
-    # from this column instead of their stored documents (0.02 ms a hit). Ids of another
-    # shape (imported ones may be) have no key and are read from the stored document.
-    builder.add_integer_field("key", fast=True)
-    return builder.build()
-
-
-SCHEMA = _schema()
-
-
-def _id_of(searcher: tantivy.Searcher, number: float | None, address: tantivy.DocAddress) -> str:
-    """A hit's memory id: from its ``key`` column (an integer column), else from its stored
-    document."""
-    return numbered_memory_id(int(number)) if number is not None else str(searcher.doc(address)["id"][0])
-
-
-def _micros(record: MemoryRecord) -> int:
-    return int(record.created_at.timestamp() * 1_000_000)
-
-
 def _document(record: MemoryRecord) -> tantivy.Document:
+    columns = Columns.of(record)
     doc = tantivy.Document(
         id=record.id,
         text=fold(record.text),
@@ -101,7 +76,10 @@ def _document(record: MemoryRecord) -> tantivy.Document:
         project=record.project or "",
         status=record.status.value,
         category=record.category.value,
-        created_at=_micros(record),
+        created_at=columns.created_at,
+        code=columns.code,
+        project_hash=columns.project_hash,
+        branch_hash=columns.branch_hash,
     )
     if record.branch is not None:
         doc.add_text("branch", record.branch)
@@ -139,48 +117,6 @@ def _stored_match(doc: tantivy.Document) -> TextMatch:
         doc["project"][0] or None,
         doc.get_first("branch"),
     )
-
-
-@cache
-def _on_a_branch() -> tantivy.Query:
-    """The memories written on a branch: made once, since compiling the pattern into its
-    automaton took 1.8 ms, as long as the rest of a search."""
-    return tantivy.Query.regex_query(SCHEMA, "branch", ".+")
-
-
-def _hidden(visibility: Visibility) -> list[tantivy.Query]:
-    """Queries of the memories ``visibility`` hides, to leave out (``MustNot``): tantivy
-    still skips the postings that cannot reach the top (block-max WAND) around an
-    exclusion, not around a required filter, which cost three times as much."""
-    hidden = []
-    statuses = sorted(s.value for s in Status if s not in visibility.statuses)
-    if statuses:
-        hidden.append(tantivy.Query.term_set_query(SCHEMA, "status", statuses))
-    elsewhere = tantivy.Query.term_query(SCHEMA, "scope", Scope.PROJECT.value)  # not global...
-    if visibility.project is not None:  # ...and of another project
-        mine = tantivy.Query.term_query(SCHEMA, "project", visibility.project)
-        elsewhere = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Must, elsewhere), (tantivy.Occur.MustNot, mine)]
-        )
-    hidden.append(elsewhere)
-    if not visibility.all_branches:  # on a branch, and not on the caller's
-        other = [(tantivy.Occur.Must, _on_a_branch())]
-        if visibility.branch is not None:
-            mine = tantivy.Query.term_query(SCHEMA, "branch", visibility.branch)
-            other.append((tantivy.Occur.MustNot, mine))
-        hidden.append(tantivy.Query.boolean_query(other))
-    if visibility.categories is not None:
-        categories = sorted(c.value for c in Category if c not in visibility.categories)
-        if categories:
-            hidden.append(tantivy.Query.term_set_query(SCHEMA, "category", categories))
-    if visibility.since is not None:
-        since = int(visibility.since.timestamp() * 1_000_000)
-        hidden.append(
-            tantivy.Query.range_query(
-                SCHEMA, "created_at", tantivy.FieldType.Integer, None, since, include_upper=False
-            )
-        )
-    return hidden
 
 
 class Source(Protocol):
@@ -396,22 +332,14 @@ class LexicalIndex:
                 text = tantivy.Query.boolean_query(
                     [(tantivy.Occur.Should, text), (tantivy.Occur.Should, bonus)]
                 )
-            hidden = _hidden(visibility)
-            if overlay:  # their indexed state is stale: the overlay scores them
-                hidden.append(tantivy.Query.term_set_query(SCHEMA, "id", list(overlay)))
-            parts = [(tantivy.Occur.Should, text), *((tantivy.Occur.MustNot, q) for q in hidden)]
             searcher = self._searcher
-            hits = searcher.search(tantivy.Query.boolean_query(parts), limit, count=False).hits
+            hits = top_hits(searcher, text, visibility, overlay, limit)
+            found = [(hit.memory_id, hit.score) for hit in hits]
             if keep:
-                docs = [searcher.doc(address) for _, address in hits]
-                kept = {doc["id"][0]: _stored_match(doc) for doc in docs}
-                found = [(doc["id"][0], float(score)) for doc, (score, _) in zip(docs, hits, strict=True)]
-            else:
-                numbers = searcher.fast_field_values("key", [address for _, address in hits])
-                found = [
-                    (_id_of(searcher, number, address), float(score))
-                    for number, (score, address) in zip(numbers, hits, strict=True)
-                ]
+                kept = {
+                    hit.memory_id: _stored_match(searcher.doc(hit.address) if hit.doc is None else hit.doc)
+                    for hit in hits
+                }
         except ValueError as exc:
             raise StoreError(f"The full-text index failed: {exc}") from exc
         exact = {memory_id for memory_id, score in found if whole and score >= EXACT_BONUS}

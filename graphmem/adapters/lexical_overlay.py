@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import tantivy
 
 from graphmem.adapters.lexical_analysis import ANALYZER
+from graphmem.adapters.lexical_visibility import ColumnFilter, Columns
 from graphmem.core.models import MemoryRecord
 from graphmem.core.ports import TextMatch, Visibility
 from graphmem.core.text import fold
@@ -28,27 +29,14 @@ class Change:
     tokens: list[str]
     counts: Counter[str]
     pairs: Counter[tuple[str, str]]  # adjacent tokens: the query's phrases are mostly pairs
+    columns: Columns  # what its visibility is decided by, as the index will hold it
 
     @classmethod
     def of(cls, record: MemoryRecord | None) -> Change | None:
         if record is None:
             return None  # deleted
         tokens = ANALYZER.analyze(fold(record.text))
-        return cls(record, tokens, Counter(tokens), Counter(itertools.pairwise(tokens)))
-
-
-def visible(record: MemoryRecord, visibility: Visibility) -> bool:
-    if record.status not in visibility.statuses:
-        return False
-    if record.scope.value != "global" and (
-        visibility.project is None or record.project != visibility.project
-    ):
-        return False
-    if visibility.categories is not None and record.category not in visibility.categories:
-        return False
-    if not visibility.shows_branch(record.branch):
-        return False
-    return visibility.since is None or record.created_at >= visibility.since
+        return cls(record, tokens, Counter(tokens), Counter(itertools.pairwise(tokens)), Columns.of(record))
 
 
 def as_match(change: Change | None) -> TextMatch:
@@ -69,7 +57,8 @@ def score_overlay(
     formula), and those of them that hold the phrase ``whole``."""
     stems = list(dict.fromkeys(s for term in terms for s in ANALYZER.analyze(term)))
     phrases = [ANALYZER.analyze(pair) for pair in pairs]
-    changes = [c for c in overlay.values() if c is not None and visible(c.record, visibility)]
+    shows = ColumnFilter(visibility).shows
+    changes = [c for c in overlay.values() if c is not None and shows(*c.columns)]
     if not (stems or phrases) or not changes:
         return [], set()
     total = int(searcher.num_docs) + len(changes)

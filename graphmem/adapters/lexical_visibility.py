@@ -1,0 +1,242 @@
+"""Which of the full-text index's hits a :class:`Visibility` shows (``top_hits``).
+
+A search first asks its words alone, for more hits than it needs, and drops the hidden ones
+by their columns (``filtered_hits``): integer fast fields that tantivy reads without the
+stored documents. When that cannot be sure of the answer, it asks again with what the
+visibility hides left out of the query (``excluded_hits``, ``MustNot``). Both answer
+alike, to the score's last bit.
+
+The columns (``Columns``): ``code`` (the status, scope and category, one bit each), the
+64-bit hashes ``project_hash`` and ``branch_hash`` (0: none) and ``created_at``
+(microseconds). ``ColumnFilter`` is the one Python predicate of a visibility; the overlay's
+records go through it too (``Columns.of``). ``_hidden`` states the same rules as tantivy
+queries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import zlib
+from collections.abc import Collection
+from dataclasses import dataclass
+from functools import cache
+from typing import NamedTuple
+
+import tantivy
+
+from graphmem.adapters.lexical_analysis import SCHEMA
+from graphmem.core.keys import numbered_memory_id
+from graphmem.core.models import Category, MemoryRecord, Scope, Status
+from graphmem.core.ports import Visibility
+
+# One bit per status, scope and category, in declaration order: a change to these
+# enumerations changes ``CODES_VERSION``, which is part of the index's version.
+_BITS: dict[Status | Scope | Category, int] = {
+    member: 1 << i for i, member in enumerate([*Status, *Scope, *Category])
+}
+CODES_VERSION = f"{zlib.crc32('|'.join(f'{type(m).__name__}.{m.value}' for m in _BITS).encode()):08x}"
+_ALL_CATEGORIES = sum(_BITS[c] for c in Category)
+_GLOBAL = _BITS[Scope.GLOBAL]
+_NOT_SINCE = -(1 << 63)  # the smallest created_at
+
+
+def code(status: Status, scope: Scope, category: Category) -> int:
+    return _BITS[status] | _BITS[scope] | _BITS[category]
+
+
+def name_hash(name: str | None) -> int:
+    """A project's or a branch's name as a signed 64-bit number, never 0; 0 for none (None
+    or "", as the index's text fields hold them: empty)."""
+    if not name:
+        return 0
+    value = int.from_bytes(hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest(), "big", signed=True)
+    return value or 1
+
+
+def micros(record: MemoryRecord) -> int:
+    return int(record.created_at.timestamp() * 1_000_000)
+
+
+class Columns(NamedTuple):
+    """A memory's visibility columns, as the index holds them (``ColumnFilter.shows(*columns)``)."""
+
+    code: int
+    project_hash: int
+    branch_hash: int
+    created_at: int
+
+    @classmethod
+    def of(cls, record: MemoryRecord) -> Columns:
+        return cls(
+            code(record.status, record.scope, record.category),
+            name_hash(record.project),
+            name_hash(record.branch),
+            micros(record),
+        )
+
+
+class ColumnFilter:
+    """A :class:`Visibility` as a test of a memory's columns (``shows``)."""
+
+    __slots__ = ("all_branches", "branch", "categories", "project", "since", "statuses")
+
+    def __init__(self, visibility: Visibility) -> None:
+        self.statuses = sum(_BITS[s] for s in visibility.statuses)
+        categories = visibility.categories
+        self.categories = _ALL_CATEGORIES if categories is None else sum(_BITS[c] for c in categories)
+        # None: no project memory is shown (a hash is never None).
+        self.project = None if visibility.project is None else name_hash(visibility.project)
+        self.branch = name_hash(visibility.branch)
+        self.all_branches = visibility.all_branches
+        since = visibility.since
+        self.since = _NOT_SINCE if since is None else int(since.timestamp() * 1_000_000)
+
+    def shows(self, code: int, project_hash: int, branch_hash: int, created_at: int) -> bool:
+        """Whether a memory of these columns is visible: of a shown status and category,
+        global or of the caller's project, on no branch or the caller's, not too old."""
+        return (
+            code & self.statuses != 0
+            and code & self.categories != 0
+            and (code & _GLOBAL != 0 or project_hash == self.project)
+            and (branch_hash == 0 or self.all_branches or branch_hash == self.branch)
+            and created_at >= self.since
+        )
+
+
+@cache
+def _on_a_branch() -> tantivy.Query:
+    """The memories written on a branch: made once, since compiling the pattern into its
+    automaton took 1.8 ms, as long as the rest of a search."""
+    return tantivy.Query.regex_query(SCHEMA, "branch", ".+")
+
+
+def _hidden(visibility: Visibility) -> list[tantivy.Query]:
+    """Queries of the memories ``visibility`` hides, to leave out (``MustNot``): the same
+    rules as ``lexical_visibility.ColumnFilter``, for ``excluded_hits``. An exclusion cost
+    less than a required filter (a third of it), but still made a search twice as long."""
+    hidden = []
+    statuses = sorted(s.value for s in Status if s not in visibility.statuses)
+    if statuses:
+        hidden.append(tantivy.Query.term_set_query(SCHEMA, "status", statuses))
+    elsewhere = tantivy.Query.term_query(SCHEMA, "scope", Scope.PROJECT.value)  # not global...
+    if visibility.project is not None:  # ...and of another project
+        mine = tantivy.Query.term_query(SCHEMA, "project", visibility.project)
+        elsewhere = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, elsewhere), (tantivy.Occur.MustNot, mine)]
+        )
+    hidden.append(elsewhere)
+    if not visibility.all_branches:  # on a branch, and not on the caller's
+        other = [(tantivy.Occur.Must, _on_a_branch())]
+        if visibility.branch is not None:
+            mine = tantivy.Query.term_query(SCHEMA, "branch", visibility.branch)
+            other.append((tantivy.Occur.MustNot, mine))
+        hidden.append(tantivy.Query.boolean_query(other))
+    if visibility.categories is not None:
+        categories = sorted(c.value for c in Category if c not in visibility.categories)
+        if categories:
+            hidden.append(tantivy.Query.term_set_query(SCHEMA, "category", categories))
+    if visibility.since is not None:
+        since = int(visibility.since.timestamp() * 1_000_000)
+        hidden.append(
+            tantivy.Query.range_query(
+                SCHEMA, "created_at", tantivy.FieldType.Integer, None, since, include_upper=False
+            )
+        )
+    return hidden
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A visible memory the index found."""
+
+    memory_id: str
+    score: float
+    address: tantivy.DocAddress
+    doc: tantivy.Document | None  # its stored document, when the id was read from it
+
+
+def top_hits(
+    searcher: tantivy.Searcher,
+    query: tantivy.Query,
+    visibility: Visibility,
+    overlay: Collection[str],
+    limit: int,
+) -> list[Hit]:
+    """The ``limit`` best hits of ``query`` that ``visibility`` shows, but for the ids in
+    ``overlay``, best first: ``filtered_hits`` when they are sure to be the answer (most
+    searches), else ``excluded_hits``; the two answer alike."""
+    found = filtered_hits(searcher, query, visibility, overlay, limit)
+    return excluded_hits(searcher, query, visibility, overlay, limit) if found is None else found
+
+
+def first_depth(limit: int) -> int:
+    """Hits ``filtered_hits`` asks for, to find ``limit`` visible ones: enough that a filter
+    hiding half the matches still finds them at once."""
+    return 2 * limit + 16
+
+
+def filtered_hits(
+    searcher: tantivy.Searcher,
+    query: tantivy.Query,
+    visibility: Visibility,
+    overlay: Collection[str],
+    limit: int,
+) -> list[Hit] | None:
+    """``top_hits`` from ``query`` alone, asked for ``first_depth(limit)`` hits whose columns
+    say which are visible; None when fewer than ``limit`` of them are while more matches
+    exist. Half the time of ``excluded_hits``, where tantivy tested each match against
+    every exclusion.
+
+    The answer is the same: tantivy ranks hits by score, ties by ascending address
+    (documented since 0.26), so the hits it returns are the first of that order and the
+    visible ones among them the first visible ones."""
+    depth = first_depth(limit)
+    # The query as the only clause of a boolean one, as excluded_hits asks it: tantivy then
+    # scores each hit alike, to the bit (block-max WAND, for a query of words alone, adds
+    # the words' scores in another order).
+    whole = tantivy.Query.boolean_query([(tantivy.Occur.Should, query)])
+    hits = searcher.search(whole, depth, count=False).hits
+    every = len(hits) < depth  # every match is among them
+    addresses = [address for _, address in hits]
+    shows = ColumnFilter(visibility).shows
+    columns = [searcher.fast_field_values(name, addresses) for name in Columns._fields]
+    shown = [i for i, values in enumerate(zip(*columns, strict=True)) if shows(*values)]
+    if len(shown) < limit and not every:
+        return None
+    keys = searcher.fast_field_values("key", [addresses[i] for i in shown])
+    kept = []
+    for i, key in zip(shown, keys, strict=True):
+        hit = _hit(searcher, hits[i], key)
+        if hit.memory_id in overlay:
+            continue  # its indexed state is stale: the overlay scores it
+        kept.append(hit)
+        if len(kept) == limit:
+            return kept
+    return kept if every else None
+
+
+def excluded_hits(
+    searcher: tantivy.Searcher,
+    query: tantivy.Query,
+    visibility: Visibility,
+    overlay: Collection[str],
+    limit: int,
+) -> list[Hit]:
+    """``top_hits`` from ``query`` with what ``visibility`` hides and the overlay's ids left
+    out (``MustNot``)."""
+    hidden = _hidden(visibility)
+    if overlay:
+        hidden.append(tantivy.Query.term_set_query(SCHEMA, "id", list(overlay)))
+    parts = [(tantivy.Occur.Should, query), *((tantivy.Occur.MustNot, q) for q in hidden)]
+    hits = searcher.search(tantivy.Query.boolean_query(parts), limit, count=False).hits
+    keys = searcher.fast_field_values("key", [address for _, address in hits])
+    return [_hit(searcher, hit, key) for hit, key in zip(hits, keys, strict=True)]
+
+
+def _hit(searcher: tantivy.Searcher, hit: tuple[float, tantivy.DocAddress], key: object) -> Hit:
+    """The hit with its memory id: from its ``key`` column, else from its stored document."""
+    score, address = hit
+    if isinstance(key, int):
+        return Hit(numbered_memory_id(key), float(score), address, None)
+    doc = searcher.doc(address)
+    return Hit(str(doc["id"][0]), float(score), address, doc)

@@ -1,0 +1,218 @@
+"""The full-text index's visibility filter: the hits filtered by their columns after the
+search (``filtered_hits``) are those of the query that leaves the hidden ones out
+(``excluded_hits``), to the score's last bit, for random stores and visibilities."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters import lexical_index, lexical_visibility
+from graphmem.adapters.lexical_index import DIRNAME, LexicalIndex
+from graphmem.adapters.lexical_visibility import (
+    ColumnFilter,
+    Columns,
+    Hit,
+    excluded_hits,
+    filtered_hits,
+    first_depth,
+)
+from graphmem.core.models import Category, MemoryRecord, Scope, Status
+from graphmem.core.ports import TextHits, TextMatch, Visibility
+
+NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+WORDS = [
+    "kuzu",
+    "graph",
+    "store",
+    "ruff",
+    "lint",
+    "cache",
+    "deploy",
+    "schema",
+    "index",
+    "vector",
+    "query",
+    "branch",
+    "merge",
+    "token",
+]
+PROJECTS = [None, "/src/a", "/src/b"]
+BRANCHES = [None, "main-fix", "feature/x"]
+
+
+def memory(memory_id: str, text: str, **changes: object) -> MemoryRecord:
+    values: dict[str, object] = {
+        "id": memory_id,
+        "text": text,
+        "category": Category.FACT,
+        "scope": Scope.GLOBAL,
+        "project": None,
+        "created_at": NOW,
+        "updated_at": NOW,
+        "valid_from": NOW,
+        "content_hash": f"hash-{memory_id}",
+    }
+    values.update(changes)
+    return MemoryRecord(**values)  # type: ignore[arg-type]
+
+
+def random_memory(rng: random.Random, memory_id: str) -> MemoryRecord:
+    project = rng.choice(PROJECTS)
+    scope = Scope.PROJECT if project is not None and rng.random() < 0.7 else Scope.GLOBAL
+    words = rng.choices(WORDS[: rng.randint(3, len(WORDS))], k=rng.randint(1, 10))
+    return memory(
+        memory_id,
+        " ".join(words),
+        status=rng.choice(list(Status)),
+        scope=scope,
+        project=project,
+        branch=rng.choice(BRANCHES) if project is not None else None,
+        category=rng.choice(list(Category)),
+        created_at=NOW - timedelta(hours=rng.randint(0, 24 * 30)),
+    )
+
+
+def random_id(rng: random.Random, n: int) -> str:
+    return f"mem_{rng.getrandbits(64):016x}" if rng.random() < 0.7 else f"imported-{n}"
+
+
+def random_visibility(rng: random.Random) -> Visibility:
+    statuses = frozenset(s for s in Status if rng.random() < 0.5)
+    categories = frozenset(c for c in Category if rng.random() < 0.6)
+    return Visibility(
+        rng.choice(PROJECTS),
+        rng.choice([Visibility(None).statuses, statuses, frozenset(Status)]),
+        rng.choice([None, None, categories]),
+        rng.choice([None, None, NOW - timedelta(days=rng.randint(1, 30))]),
+        rng.choice(BRANCHES),
+        rng.random() < 0.2,
+    )
+
+
+class Records:
+    """A store of record reduced to what the index reads back."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, MemoryRecord] = {}
+
+    def get_memories(self, ids: object) -> dict[str, MemoryRecord]:
+        return {i: self.records[i] for i in ids if i in self.records}  # type: ignore[attr-defined]
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[LexicalIndex]:
+    index = LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
+    index.rebuild([], token="t")
+    yield index
+    index.close()
+
+
+def answers(index: LexicalIndex, query: str, visibility: Visibility, limit: int) -> tuple[TextHits, ...]:
+    return (
+        index.search(query, visibility, limit),
+        index.search(query, visibility, limit, phrase=query),
+    )
+
+
+def matches(index: LexicalIndex, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+    return index.matches(query, visibility, limit)
+
+
+def counting(calls: list[bool]) -> Callable[..., list[Hit] | None]:
+    def counted(*args: object) -> list[Hit] | None:
+        found = filtered_hits(*args)  # type: ignore[arg-type]
+        calls.append(found is not None)
+        return found
+
+    return counted
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_filtered_search_answers_as_the_query_that_leaves_the_hidden_out(
+    index: LexicalIndex, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    rng = random.Random(seed)
+    stored: list[str] = []
+    for batch in range(3):  # a segment each; too few to start the background commit
+        records = [random_memory(rng, random_id(rng, batch * 1000 + n)) for n in range(rng.randint(40, 120))]
+        index.add(records)
+        index.flush()
+        stored += [r.id for r in records]
+    # Changes waiting in the overlay: new memories, changed ones, deleted ones.
+    index.add([random_memory(rng, random_id(rng, 9000 + n)) for n in range(rng.randint(0, 30))])
+    index.add([random_memory(rng, memory_id) for memory_id in rng.sample(stored, rng.randint(0, 20))])
+    index.remove(rng.sample(stored, rng.randint(0, 10)))
+    committed = index._searcher.num_docs
+    filtered: list[bool] = []
+    monkeypatch.setattr(lexical_visibility, "filtered_hits", counting(filtered))
+    for _ in range(40):
+        visibility = random_visibility(rng)
+        query = " ".join(rng.sample(WORDS, rng.randint(1, 4)))
+        limit = rng.choice([1, 3, 8, 20, 50])
+        found = answers(index, query, visibility, limit), matches(index, query, visibility, limit)
+        with monkeypatch.context() as old:
+            old.setattr(lexical_index, "top_hits", excluded_hits)
+            expected = answers(index, query, visibility, limit), matches(index, query, visibility, limit)
+        assert found == expected, (query, visibility, limit)
+    assert index._searcher.num_docs == committed  # the overlay was searched throughout
+    assert 0 < sum(filtered) < len(filtered)  # both ways were taken
+
+
+def test_a_narrow_filter_asks_again_with_the_hidden_left_out_and_finds_them(index: LexicalIndex) -> None:
+    archived = [memory(f"a{n:03d}", "cache cache policy", status=Status.ARCHIVED) for n in range(60)]
+    active = [memory(f"v{n}", "cache policy in the deploy notes") for n in range(3)]
+    index.add([*archived, *active])
+    index.flush()
+    searcher = index._searcher
+    query = lexical_index._words_query(["cache"])
+    assert query is not None
+    visibility = Visibility(None)
+    first = searcher.search(query, first_depth(2), count=False).hits
+    assert len(first) == first_depth(2)  # more matches than asked, all archived
+    assert filtered_hits(searcher, query, visibility, set(), 2) is None
+    assert {memory_id for memory_id, _ in index.search("cache", visibility, 2)} < {"v0", "v1", "v2"}
+    assert len(index.search("cache", visibility, 5)) == 3
+
+
+@pytest.mark.parametrize("limit", [1, 3, 7, 30])
+def test_ties_across_segments_are_cut_where_the_query_that_leaves_the_hidden_out_cuts_them(
+    index: LexicalIndex, limit: int
+) -> None:
+    rng = random.Random(limit)
+    for batch in range(4):  # the same score everywhere, in four segments
+        statuses = [rng.choice([Status.ACTIVE, Status.ARCHIVED]) for _ in range(30)]
+        index.add([memory(f"m{batch}-{n:02d}", "cache policy", status=s) for n, s in enumerate(statuses)])
+        index.flush()
+    query = lexical_index._words_query(["cache"])
+    assert query is not None
+    found = filtered_hits(index._searcher, query, Visibility(None), set(), limit)
+    expected = excluded_hits(index._searcher, query, Visibility(None), set(), limit)
+    assert found is not None
+    assert [(h.memory_id, h.score) for h in found] == [(h.memory_id, h.score) for h in expected]
+
+
+@pytest.mark.parametrize(
+    ("changes", "visibility", "shown"),
+    [
+        ({}, Visibility(None), True),
+        ({"status": Status.ARCHIVED}, Visibility(None), False),
+        ({"scope": Scope.PROJECT, "project": "/p"}, Visibility(None), False),
+        ({"scope": Scope.PROJECT, "project": "/p"}, Visibility("/p"), True),
+        ({"scope": Scope.PROJECT, "project": "/p"}, Visibility("/q"), False),
+        ({"project": "/p", "branch": "b"}, Visibility("/p"), False),
+        ({"project": "/p", "branch": "b"}, Visibility("/p", branch="b"), True),
+        ({"project": "/p", "branch": "b"}, Visibility("/p", all_branches=True), True),
+        ({"category": Category.IDEA}, Visibility(None, categories=frozenset({Category.FACT})), False),
+        ({"created_at": NOW - timedelta(days=2)}, Visibility(None, since=NOW - timedelta(days=1)), False),
+        ({"created_at": NOW}, Visibility(None, since=NOW), True),
+    ],
+)
+def test_a_memory_s_columns_say_whether_a_visibility_shows_it(
+    changes: dict[str, object], visibility: Visibility, shown: bool
+) -> None:
+    assert ColumnFilter(visibility).shows(*Columns.of(memory("m", "text", **changes))) is shown
