@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.core.keys import memory_id
 from graphmem.core.ports import Embedder
 from graphmem.errors import InvalidInputError
 from graphmem.settings import STORE_URL_VARIABLE, Settings
@@ -184,7 +185,7 @@ def synthetic_memories(n: int, seed: int = 7) -> list[dict[str, Any]]:
         records.append(
             {
                 "type": "memory",
-                "id": f"bench_{i:07d}",
+                "id": memory_id(seed=f"bench-{i}"),  # shaped as remember's ids: the indexes key on them
                 "text": f"{text} {detail} [{i}].",
                 "category": category,
                 "scope": "global",
