@@ -569,3 +569,21 @@ def test_enough_waiting_changes_are_committed_without_waiting_for_the_delay(
     while index._index.searcher().num_docs < 11 and time.monotonic() < deadline:
         time.sleep(0.05)  # the background commit, started by the number of changes
     assert index._index.searcher().num_docs == 11
+
+
+def test_closing_finishes_the_merges_so_the_next_process_searches_few_segments(tmp_path: Path) -> None:
+    index = LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
+    index.rebuild([], token="t")
+    for batch in range(8):  # eight commits of a size: tantivy merges them, in the background
+        index.add([memory(f"m{batch}-{i}", f"note {i} of batch {batch} on the deploy") for i in range(3000)])
+        index.flush()
+    index.close()  # at once, while the merge runs
+    segments = json.loads((tmp_path / DIRNAME / "meta.json").read_text())["segments"]
+    assert sum(s["max_doc"] for s in segments) == 24_000
+    assert len(segments) < 8
+
+    again = LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
+    try:
+        assert len(again.search("batch deploy", GLOBAL, 50)) == 50
+    finally:
+        again.close()
