@@ -21,26 +21,11 @@ from graphmem.adapters.lexical_analysis import query_parts
 from graphmem.adapters.lexical_index import DIRNAME, EXACT_BONUS, META, LexicalIndex
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import Visibility
+from tests.support.records import memory
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 GLOBAL = Visibility(None)
 EVERYTHING = Visibility("/src/proj", frozenset(Status))
-
-
-def memory(memory_id: str, text: str, **changes: object) -> MemoryRecord:
-    values: dict[str, object] = {
-        "id": memory_id,
-        "text": text,
-        "category": Category.FACT,
-        "scope": Scope.GLOBAL,
-        "project": None,
-        "created_at": NOW,
-        "updated_at": NOW,
-        "valid_from": NOW,
-        "content_hash": f"hash-{memory_id}",
-    }
-    values.update(changes)
-    return MemoryRecord(**values)  # type: ignore[arg-type]
 
 
 def ids(hits: list[tuple[str, float]]) -> list[str]:

@@ -23,6 +23,7 @@ from graphmem.adapters.lexical_visibility import (
 )
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import TextHits, TextMatch, Visibility
+from tests.support.records import memory
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 WORDS = [
@@ -43,22 +44,6 @@ WORDS = [
 ]
 PROJECTS = [None, "/src/a", "/src/b"]
 BRANCHES = [None, "main-fix", "feature/x"]
-
-
-def memory(memory_id: str, text: str, **changes: object) -> MemoryRecord:
-    values: dict[str, object] = {
-        "id": memory_id,
-        "text": text,
-        "category": Category.FACT,
-        "scope": Scope.GLOBAL,
-        "project": None,
-        "created_at": NOW,
-        "updated_at": NOW,
-        "valid_from": NOW,
-        "content_hash": f"hash-{memory_id}",
-    }
-    values.update(changes)
-    return MemoryRecord(**values)  # type: ignore[arg-type]
 
 
 def random_memory(rng: random.Random, memory_id: str) -> MemoryRecord:
