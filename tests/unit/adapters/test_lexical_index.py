@@ -8,7 +8,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,8 +19,9 @@ from graphmem.adapters import lexical_index
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.lexical_analysis import query_parts
 from graphmem.adapters.lexical_index import DIRNAME, EXACT_BONUS, META, LexicalIndex
-from graphmem.core.models import Category, MemoryRecord, Scope, Status
+from graphmem.core.models import Category, Scope, Status
 from graphmem.core.ports import Visibility
+from tests.support.lexical import Records, empty_index
 from tests.support.records import memory
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -32,20 +33,9 @@ def ids(hits: list[tuple[str, float]]) -> list[str]:
     return [memory_id for memory_id, _ in hits]
 
 
-class Records:
-    """A store of record reduced to what the index reads back."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, MemoryRecord] = {}
-
-    def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
-        return {i: self.records[i] for i in ids if i in self.records}
-
-
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[LexicalIndex]:
-    index = LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
-    index.rebuild([], token="t")
+    index = empty_index(tmp_path)
     yield index
     index.close()
 
@@ -557,8 +547,7 @@ def test_enough_waiting_changes_are_committed_without_waiting_for_the_delay(
 
 
 def test_closing_finishes_the_merges_so_the_next_process_searches_few_segments(tmp_path: Path) -> None:
-    index = LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
-    index.rebuild([], token="t")
+    index = empty_index(tmp_path)
     for batch in range(8):  # eight commits of a size: tantivy merges them, in the background
         index.add([memory(f"m{batch}-{i}", f"note {i} of batch {batch} on the deploy") for i in range(3000)])
         index.flush()

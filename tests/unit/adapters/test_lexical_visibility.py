@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.adapters import lexical_index, lexical_visibility
-from graphmem.adapters.lexical_index import DIRNAME, LexicalIndex
+from graphmem.adapters.lexical_index import LexicalIndex
 from graphmem.adapters.lexical_visibility import (
     ColumnFilter,
     Columns,
@@ -23,6 +23,7 @@ from graphmem.adapters.lexical_visibility import (
 )
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import TextHits, TextMatch, Visibility
+from tests.support.lexical import empty_index
 from tests.support.records import memory
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -79,20 +80,9 @@ def random_visibility(rng: random.Random) -> Visibility:
     )
 
 
-class Records:
-    """A store of record reduced to what the index reads back."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, MemoryRecord] = {}
-
-    def get_memories(self, ids: object) -> dict[str, MemoryRecord]:
-        return {i: self.records[i] for i in ids if i in self.records}  # type: ignore[attr-defined]
-
-
 @pytest.fixture
 def index(tmp_path: Path) -> Iterator[LexicalIndex]:
-    index = LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
-    index.rebuild([], token="t")
+    index = empty_index(tmp_path)
     yield index
     index.close()
 
