@@ -121,8 +121,8 @@ def commands() -> dict[str, click.Command]:
 # one-shot recall imported its modules and opened the store (0.05-0.1 s of it), and at exit
 # it went over everything once more (0.2 s at 100,000 memories). So a command collects
 # rarely and, once it is done, leaves what is alive to the exit (``gc.freeze``); finalizers
-# still run as references go. ``graphmem serve`` goes back to the defaults once it serves
-# (``server.daemon``).
+# still run as references go. ``graphmem serve`` and ``graphmem mcp`` go back to the
+# defaults once they serve (``server.lifecycle.collect_as_long_running``).
 COMMAND_GC_THRESHOLD = 50_000
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import gc
 import ipaddress
 import logging
 import os
@@ -17,14 +16,19 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 
 from graphmem.errors import ConfigError, ConflictError
-from graphmem.server.lifecycle import LOG_FILENAME, DaemonInfo, ServeLock, ensure_token
+from graphmem.server.lifecycle import (
+    LOG_FILENAME,
+    DaemonInfo,
+    ServeLock,
+    collect_as_long_running,
+    ensure_token,
+)
 from graphmem.settings import Settings
 
 log = logging.getLogger(__name__)
 
 # A client probing the lock holds it for microseconds: retry that long before giving up.
 LOCK_RETRY_S = 1.0
-DAEMON_GC_THRESHOLDS = (700, 10, 10)  # CPython's defaults (``graphmem.cli.main`` raises them)
 
 
 def is_loopback(host: str) -> bool:
@@ -125,10 +129,7 @@ def serve(
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
         server = uvicorn.Server(config)
 
-        # What the daemon built to start is kept for its life: the collector need not go
-        # over it again, and from here on it collects at Python's usual pace.
-        gc.freeze()
-        gc.set_threshold(*DAEMON_GC_THRESHOLDS)
+        collect_as_long_running()
         runtime.start_worker()
         lock.publish(DaemonInfo(os.getpid(), f"http://{url_host}:{bound_port}", str(data_dir), time.time(),
                                 runtime.version))  # fmt: skip

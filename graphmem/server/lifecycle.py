@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import gc
 import json
 import os
 import stat
@@ -281,3 +282,16 @@ def stop_daemon(data_dir: Path, timeout: float = 15.0) -> DaemonInfo | None:
             return info
         time.sleep(0.05)
     raise StoreError(f"The graphmem daemon (pid {info.pid}) did not stop within {timeout:.0f} s.")
+
+
+# CPython's default thresholds of the cycle collector (``graphmem.cli.main`` raises them
+# for a command, which keeps what it builds until it exits).
+PYTHON_GC_THRESHOLDS = (700, 10, 10)
+
+
+def collect_as_long_running() -> None:
+    """For a process that serves until stopped (the daemon, ``graphmem mcp``), once it has
+    started: what it built to start is kept for its life, so the collector need not go over
+    it again (``gc.freeze``), and from here on it collects at Python's usual pace."""
+    gc.freeze()
+    gc.set_threshold(*PYTHON_GC_THRESHOLDS)

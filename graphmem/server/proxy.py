@@ -30,7 +30,13 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from graphmem.errors import GraphmemError
-from graphmem.server.lifecycle import DaemonInfo, ensure_daemon, find_daemon, read_token
+from graphmem.server.lifecycle import (
+    DaemonInfo,
+    collect_as_long_running,
+    ensure_daemon,
+    find_daemon,
+    read_token,
+)
 
 log = logging.getLogger(__name__)
 
@@ -244,6 +250,7 @@ def main(data_dir: Path, *, start_timeout: float, api_key: str | None, version: 
     """Entry point of ``graphmem mcp``."""
     project = os.getcwd()
     proxy = Proxy(data_dir, project, version, start_timeout, api_key)
+    collect_as_long_running()
     stdin = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
     with contextlib.suppress(KeyboardInterrupt):  # the client stopped us: nothing to report
         run_stdio(proxy, stdin, sys.stdout)

@@ -87,3 +87,22 @@ def test_a_command_collects_rarely_and_leaves_what_is_alive_to_the_exit(tmp_path
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["threshold"] == COMMAND_GC_THRESHOLD
     assert report["frozen"] > 1000  # the modules and what the command built
+
+
+SERVING_PROGRAM = """
+import gc, json, sys
+from graphmem.cli.main import COMMAND_GC_THRESHOLD
+from graphmem.server.lifecycle import collect_as_long_running
+gc.set_threshold(COMMAND_GC_THRESHOLD, 50, 50)  # as a command starts
+collect_as_long_running()  # the daemon and `graphmem mcp`, once started
+print(json.dumps({"threshold": gc.get_threshold(), "frozen": gc.get_freeze_count()}), file=sys.stderr)
+"""
+
+
+def test_a_process_that_serves_collects_at_pythons_pace_once_started(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SERVING_PROGRAM], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    assert report["threshold"] == [700, 10, 10]
+    assert report["frozen"] > 1000
