@@ -222,9 +222,10 @@ def _percentile(values: list[float], q: float) -> float:
 # counts the parent's pages, which a child shares until it execs.
 COLD_RECALL_SCRIPT = """
 import sys
-from graphmem.cli.main import cli
+from graphmem.cli.main import main
+sys.argv = ["graphmem", *sys.argv[1:]]
 try:
-    cli.main(args=sys.argv[1:], prog_name="graphmem", standalone_mode=False)
+    main()  # as the console script runs, the command's collector policy included
 finally:
     peak = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
     print("graphmem-bench peak-rss-kb", peak, file=sys.stderr)
