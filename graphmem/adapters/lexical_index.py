@@ -290,8 +290,10 @@ class LexicalIndex:
             # written by short processes (a one-shot command each) kept its small segments.
             # After an import of 100,000 memories (11 segments), searches took 30% longer
             # while a later process merged them.
-            self._writer.wait_merging_threads()
-            del self._writer  # releases tantivy's writer lock now, for a store opened again
+            try:
+                self._writer.wait_merging_threads()
+            finally:
+                del self._writer  # releases tantivy's writer lock now, for a store opened again
 
     # -- search -----------------------------------------------------------------
 

@@ -19,6 +19,7 @@ import hashlib
 import zlib
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from typing import NamedTuple
 
@@ -53,8 +54,9 @@ def name_hash(name: str | None) -> int:
     return value or 1
 
 
-def micros(record: MemoryRecord) -> int:
-    return int(record.created_at.timestamp() * 1_000_000)
+def micros(when: datetime) -> int:
+    """A time as the index's ``created_at`` column holds it: microseconds since the epoch."""
+    return int(when.timestamp() * 1_000_000)
 
 
 class Columns(NamedTuple):
@@ -71,7 +73,7 @@ class Columns(NamedTuple):
             code(record.status, record.scope, record.category),
             name_hash(record.project),
             name_hash(record.branch),
-            micros(record),
+            micros(record.created_at),
         )
 
 
@@ -88,8 +90,7 @@ class ColumnFilter:
         self.project = None if visibility.project is None else name_hash(visibility.project)
         self.branch = name_hash(visibility.branch)
         self.all_branches = visibility.all_branches
-        since = visibility.since
-        self.since = _NOT_SINCE if since is None else int(since.timestamp() * 1_000_000)
+        self.since = _NOT_SINCE if visibility.since is None else micros(visibility.since)
 
     def shows(self, code: int, project_hash: int, branch_hash: int, created_at: int) -> bool:
         """Whether a memory of these columns is visible: of a shown status and category,
@@ -136,7 +137,7 @@ def _hidden(visibility: Visibility) -> list[tantivy.Query]:
         if categories:
             hidden.append(tantivy.Query.term_set_query(SCHEMA, "category", categories))
     if visibility.since is not None:
-        since = int(visibility.since.timestamp() * 1_000_000)
+        since = micros(visibility.since)
         hidden.append(
             tantivy.Query.range_query(
                 SCHEMA, "created_at", tantivy.FieldType.Integer, None, since, include_upper=False

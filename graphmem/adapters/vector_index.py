@@ -270,15 +270,23 @@ class HnswVectorIndex:
 
     def similarities(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
         """Cosine of ``query`` with each of ``ids`` that has a vector."""
-        last = getattr(self._searched, "last", None)
         with self._lock:
-            known: dict[int, float] = {}
-            if last is not None and last[0] is query and last[2] is self._ids:
-                known = last[3] if last[1] == self.graph_version else {}
+            known = self._known_cosines(query)
             pairs = [(memory_id, self._row[memory_id]) for memory_id in ids if memory_id in self._row]
             todo = [row for _, row in pairs if row not in known]
             sims = dict(zip(todo, self._cosines(todo, np.asarray(query, np.float32)).tolist(), strict=True))
         return {memory_id: known[row] if row in known else sims[row] for memory_id, row in pairs}
+
+    def _known_cosines(self, query: Vector) -> dict[int, float]:
+        """This thread's last search's cosines by row, when it asked ``query`` and no row
+        has moved since (a merge or build bumps ``graph_version``; ``load`` and ``restore``
+        number the rows anew)."""
+        last = getattr(self._searched, "last", None)
+        if last is None:
+            return {}
+        asked, version, ids, cosines = last
+        fresh = asked is query and version == self.graph_version and ids is self._ids
+        return cosines if fresh else {}
 
     def search(
         self,
