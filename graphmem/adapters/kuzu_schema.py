@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
+# From this version the vectors are in the vector log, not in Kùzu (``kuzu_vectors.py``): no
+# Kùzu statement, the store moves them at open.
+VECTORS_OUT_OF_KUZU = 9
 
 ENTITY_TABLES = (
     "Project",

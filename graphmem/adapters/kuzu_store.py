@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import kuzu
 import numpy as np
@@ -35,25 +35,26 @@ from graphmem.adapters.kuzu_rows import (
     ADD_LINKS,
     CREATE_MEMORY,
     MEMORY_RETURN,
-    VECTOR_EXTENT,
-    VECTOR_PAGE,
-    VECTORS_BETWEEN,
     memory_from_row,
     memory_params,
     memory_table,
     naive_utc,
-    stored_vectors,
     to_db,
     visibility_clause,
 )
-from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS, SCHEMA_VERSION, create_schema, migrate
+from graphmem.adapters.kuzu_schema import (
+    MEMORY_COLUMNS,
+    SCHEMA_VERSION,
+    VECTORS_OUT_OF_KUZU,
+    create_schema,
+    migrate,
+)
+from graphmem.adapters.kuzu_vectors import VECTOR_LOG, KuzuVectors
 from graphmem.adapters.lexical_index import open_lexical_index, rebuild
+from graphmem.adapters.vector_log import VectorLog
 from graphmem.core.models import Entity, Link, MemoryRecord
-from graphmem.core.ports import StoredVectors, TextHits, TextMatch, Vector, Visibility
+from graphmem.core.ports import TextHits, TextMatch, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
-
-if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
-    import pyarrow as pa
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,15 @@ RECORD_CACHE_SIZE = 20_000
 # Kùzu's page cache (its default is 80% of the machine's memory, kept once read): the
 # serving process stays small, and a bulk COPY spills beyond it to disk.
 BUFFER_POOL_BYTES = 512 * 1024 * 1024
+# Kùzu writes its log into the database file (a checkpoint) when the log passes this size
+# after a commit. A checkpoint needs buffer pool memory for what the log changed: Kùzu's
+# own 16 MB needed more than the pool at 100,000 memories, and then every write failed.
+# A checkpoint also has a fixed cost (0.35 s at 100,000 memories), so not much smaller.
+CHECKPOINT_LOG_BYTES = 4 * 1024 * 1024
+# At close the log is written into the database when it is larger than this: the next
+# process then need not replay it (time and memory at its start); a smaller one is
+# replayed faster than a checkpoint takes.
+CLOSE_CHECKPOINT_BYTES = 1024 * 1024
 
 
 def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
@@ -75,7 +85,9 @@ def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
     except OSError as exc:
         raise StoreError(f"Cannot create the data dir {data_dir}: {exc.strerror}.") from exc
     try:
-        return kuzu.Database(str(path), buffer_pool_size=BUFFER_POOL_BYTES)
+        return kuzu.Database(
+            str(path), buffer_pool_size=BUFFER_POOL_BYTES, checkpoint_threshold=CHECKPOINT_LOG_BYTES
+        )
     except RuntimeError as exc:
         if "lock" in str(exc).lower():
             raise StoreLockedError(locked_message(data_dir, path)) from exc
@@ -85,7 +97,14 @@ def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
         ) from exc
 
 
-class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, KuzuBranches):
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, KuzuExpiry, KuzuBranches):
     """A graphmem store in ``<data_dir>/graph.kuzu``."""
 
     def __init__(self, data_dir: Path, *, dimension: int) -> None:
@@ -94,10 +113,12 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
         self.dimension = dimension
         super().__init__(_open_database(data_dir, self.path))
         self._records: dict[str, MemoryRecord] = {}  # read cache; this process is the only writer
+        self._pending: dict[str, None] | None = None  # memories without a vector (kuzu_vectors.py)
         self._hashes: dict[str, set[str]] | None = None
         self._graph = GraphCache(self._load_graph)
         write_owner(data_dir)
         self._init_schema()
+        self._vectors = VectorLog(data_dir / VECTOR_LOG, dimension)
         self._lexical = open_lexical_index(data_dir, self)  # full-text search (adapters/lexical_index.py)
         self._marked: list[str] = []  # ids marked in the lexical journal by the open transaction
 
@@ -108,6 +129,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
         if "Memory" not in tables:
             for statement in create_schema():
                 self._run(statement)
+            VectorLog.create(self.data_dir / VECTOR_LOG, self.dimension)  # no vector of another store
             self.set_meta("schema_version", str(SCHEMA_VERSION))
             return
         version = int(self.get_meta("schema_version") or 0)
@@ -118,13 +140,22 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
             )
         for statement in migrate(version, {row[1] for row in self._rows("CALL SHOW_INDEXES() RETURN *")}):
             self._run(statement)
+        if version < VECTORS_OUT_OF_KUZU:
+            self.copy_vectors_out(self.data_dir / VECTOR_LOG)
         if version < SCHEMA_VERSION:
             self.set_meta("schema_version", str(SCHEMA_VERSION))
 
     def close(self) -> None:
         with self._lock:
-            self._lexical.close()
-            self._close_connection()
+            try:
+                self._vectors.close()
+                if _size(self.path.with_name(f"{self.path.name}.wal")) > CLOSE_CHECKPOINT_BYTES:
+                    self._run("CHECKPOINT")
+            except (StoreError, OSError) as exc:  # what was acknowledged is in the log already
+                log.warning("Closing the graph store: %s", exc)
+            finally:
+                self._lexical.close()
+                self._close_connection()
 
     # -- transactions (``transaction`` itself is in kuzu_connection.py) ------------
 
@@ -141,6 +172,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
     def _rolled_back(self) -> None:
         self._records.clear()  # may hold records read inside the transaction
         self._hashes = None
+        self._pending = None  # may hold ids written inside it
         self._graph = GraphCache(self._load_graph)
         marked, self._marked = self._marked, []
         self._lexical.refresh(marked)  # as the store holds them: unchanged
@@ -155,17 +187,21 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
             self._mark(r.id for r in records)
             if few:
                 with self._translated():
-                    self._insert_rows(records, vectors)
+                    self._insert_rows(records)
             else:
-                self._bulk("COPY Memory FROM $t", memory_table(records, vectors, self.dimension))
+                self._bulk("COPY Memory FROM $t", memory_table(records, None, self.dimension))
+            ids = [r.id for r in records]
+            self._now_pending(ids)
+            if vectors is not None:  # once the memories are in (kuzu_vectors.py)
+                self._then(partial(self._put_vectors, ids, vectors))
             self._hashes_changed((), ((r.content_hash, r.id) for r in records))
             self._then(partial(self._lexical.add, records))
 
-    def _insert_rows(self, records: Sequence[MemoryRecord], vectors: Vector | None) -> None:
-        for i, record in enumerate(records):
+    def _insert_rows(self, records: Sequence[MemoryRecord]) -> None:
+        for record in records:
             params = memory_params(record)
-            params["embedding"] = None if vectors is None else vectors[i].tolist()
-            params["embedded"] = vectors is not None
+            params["embedding"] = None  # the vector log holds vectors (kuzu_vectors.py)
+            params["embedded"] = False
             self._execute(CREATE_MEMORY, params)
 
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
@@ -178,7 +214,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
             # ``WHERE m.id IN $ids`` took 1.9 s for 2,000), a few one lookup each.
             query = f"MATCH (m:Memory {{id: $key}}) RETURN {MEMORY_RETURN}"
             for row in self.keyed_rows(query, missing, few=LOOKUP_MAX_IDS):
-                record = memory_from_row(row)
+                record = self._as_embedded(memory_from_row(row))
                 found[record.id] = self._records[record.id] = record
             while len(self._records) > RECORD_CACHE_SIZE:
                 self._records.pop(next(iter(self._records)))
@@ -218,13 +254,20 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
         unknown = set(changes) - set(MEMORY_COLUMNS)
         if unknown:
             raise ValueError(f"unknown memory fields: {sorted(unknown)}")
-        sets = ", ".join(f"m.{name} = ${name}" for name in changes)
-        params: dict[str, Any] = {name: to_db(value) for name, value in changes.items()}
-        if "embedding" in changes:
-            sets += ", m.embedded = $embedded"
-            params["embedded"] = changes["embedding"] is not None
         if "text" in changes:
             raise ValueError("change a memory's text with replace_text")
+        changes = dict(changes)
+        if "embedding" in changes:  # in the vector log (kuzu_vectors.py)
+            vector = changes.pop("embedding")
+            with self._lock:
+                if vector is None:
+                    self._drop_vector(memory_id, pending=True)
+                else:
+                    self.set_embeddings([memory_id], np.asarray([vector], np.float32))
+            if not changes:
+                return
+        sets = ", ".join(f"m.{name} = ${name}" for name in changes)
+        params: dict[str, Any] = {name: to_db(value) for name, value in changes.items()}
         params["id"] = memory_id
         with self._lock:
             self._mark([memory_id], changes)
@@ -250,6 +293,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
         with self.transaction():
             record = self.get_memories([memory_id]).get(memory_id)
             self._records.pop(memory_id, None)
+            self._drop_vector(memory_id, pending=False)  # the old text's; the new text is pending
             if record is None:
                 return
             links = self.links([memory_id])
@@ -269,7 +313,8 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
             self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
             self._then(partial(self._graph.memory_removed, memory_id))
             with self._lock, self._translated():
-                self._insert_rows([updated], None)
+                self._insert_rows([updated])
+                self._now_pending([memory_id])
             if links:
                 self.add_links(links)
             if nexts:
@@ -285,6 +330,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
             self._mark([memory_id])
             self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
             self._records.pop(memory_id, None)
+            self._drop_vector(memory_id, pending=False)
             if record is not None:
                 self._hashes_changed([(record.content_hash, memory_id)], ())
             self._then(partial(self._lexical.remove, [memory_id]))
@@ -298,7 +344,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
             "ORDER BY m.created_at DESC, m.id SKIP $offset LIMIT $limit",
             params,
         )
-        return [memory_from_row(row) for row in rows]
+        return [self._as_embedded(memory_from_row(row)) for row in rows]
 
     def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]:
         where = "m.project = $p" if project is not None else "true"
@@ -306,7 +352,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
             f"MATCH (m:Memory) WHERE {where} RETURN {MEMORY_RETURN} ORDER BY m.created_at, m.id",
             {"p": project} if project is not None else {},
         )
-        return [memory_from_row(row) for row in rows]
+        return [self._as_embedded(memory_from_row(row)) for row in rows]
 
     def count_memories(self) -> dict[tuple[str, str, str], int]:
         rows = self._rows("MATCH (m:Memory) RETURN m.category, m.scope, m.status, count(*)")
@@ -339,47 +385,9 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuHistory, KuzuExpiry, Kuz
         with self._lock:
             return rebuild(self._lexical, self)
 
-    def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
-        rows = self._rows("MATCH (m:Memory) WHERE NOT m.embedded RETURN m.id, m.text LIMIT $n", {"n": limit})
-        return [(row[0], row[1]) for row in rows]
-
-    def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
-        rows = [{"id": i, "e": v.tolist()} for i, v in zip(ids, vectors, strict=True)]
-        with self._lock:
-            self._run(
-                # r.id named first: matched on the index (see kuzu_rows.ADD_LINKS)
-                "UNWIND $rows AS r WITH r, r.id AS i MATCH (m:Memory {id: i}) "
-                "SET m.embedding = r.e, m.embedded = true",
-                {"rows": rows},
-            )
-            for memory_id in ids:
-                self._records.pop(memory_id, None)
-
     def clear_embeddings(self, dimension: int) -> None:
-        self._records.clear()
-        self._run("MATCH (m:Memory) WHERE m.embedded SET m.embedding = NULL, m.embedded = false")
-        self.dimension = dimension
+        super().clear_embeddings(dimension)
         self.rebuild_text_index()  # `graphmem reindex` rebuilds every derived index
-
-    def load_vectors(self) -> StoredVectors:
-        with self._lock:
-            count, top = self._rows(VECTOR_EXTENT)[0]
-            return stored_vectors(self._vector_pages(-1 if top is None else top), count, self.dimension)
-
-    def count_vectors(self) -> int:
-        return int(self._rows(VECTOR_EXTENT)[0][0])
-
-    def _vector_pages(self, top: int) -> Iterator[pa.Table]:
-        for start in range(0, top + 1, VECTOR_PAGE):
-            with self._translated():
-                result = self._execute(VECTORS_BETWEEN, {"first": start, "stop": start + VECTOR_PAGE})
-                yield result.get_as_arrow()
-
-    def embedding_of(self, memory_id: str) -> Vector | None:
-        rows = self._rows("MATCH (m:Memory {id: $id}) RETURN m.embedding", {"id": memory_id})
-        if not rows or rows[0][0] is None:
-            return None
-        return np.asarray(rows[0][0], dtype=np.float32)
 
     # -- RELATES edges (the other edge methods are in kuzu_links.py) ---------------
 

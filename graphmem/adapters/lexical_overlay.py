@@ -68,18 +68,26 @@ def score_overlay(
     # Only a memory holding one of the stems or a phrase's first word can score.
     wanted = set(stems) | {phrase[0] for phrase in phrases if phrase} | set(held[:1])
     changes = [c for c in changes if not wanted.isdisjoint(c.counts.keys())]
-    frequency = {s: int(searcher.doc_freq("text", s)) for s in vocabulary} if changes else {}
+    if not changes:
+        return [], set()
+    frequency = {s: int(searcher.doc_freq("text", s)) for s in vocabulary}
     idf = {s: math.log(1 + (total - df + 0.5) / (df + 0.5)) for s, df in frequency.items()}
+    weights = [(s, idf[s]) for s in stems]
+    saturation = K1 + 1
     scored, exact = [], set()
-    for change in changes:
-        tokens, counts = change.tokens, change.counts
-        norm = K1 * (1 - B + B * len(tokens) / average)
-        score = sum(idf[s] * counts[s] * (K1 + 1) / (counts[s] + norm) for s in stems if s in counts)
+    for change in changes:  # a plain loop: a search of a burst of writes scores over 100 of them
+        counts = change.counts
+        norm = K1 * (1 - B + B * len(change.tokens) / average)
+        score = 0.0
+        for stem, weight in weights:
+            if stem in counts:
+                count = counts[stem]
+                score += weight * count * saturation / (count + norm)
         for phrase in phrases:
             hits = _occurrences(change, phrase)
             if hits:
                 weight = sum(idf.get(s, 0.0) for s in phrase)
-                score += weight * hits * (K1 + 1) / (hits + norm)
+                score += weight * hits * saturation / (hits + norm)
         if score > 0:
             scored.append((change.record.id, score))
             if held and _occurrences(change, held):

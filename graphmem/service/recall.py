@@ -221,11 +221,13 @@ class Recaller:
         )
         hits: list[Hit] = []
         records: dict[str, MemoryRecord | None] = {}
-        chunk = query.limit + 5  # most candidates above the floor are visible
         window: list[tuple[str, float]] = []
         # Status and source weights are at most 1: once ``limit`` hits are kept, a candidate
         # whose unweighted score is below the last of them cannot enter, and the walk stops.
-        while window or (window := list(itertools.islice(above, chunk))):
+        # The records are read as many at a time as hits are still missing: the candidates
+        # above the floor are mostly visible (the channels filter), and a record read for
+        # nothing cost 0.15 ms on Kùzu at 100,000 memories.
+        while window or (window := list(itertools.islice(above, max(query.limit - len(hits), 1)))):
             item, score = window.pop(0)
             if len(hits) >= query.limit and round(score, 4) < hits[query.limit - 1].score:
                 break

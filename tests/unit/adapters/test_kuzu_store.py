@@ -138,9 +138,9 @@ def test_vectors_load_page_by_page_with_every_embedded_memory_once(
     """Pages of node offsets, with deleted and not yet embedded memories between them."""
     import numpy as np
 
-    from graphmem.adapters import kuzu_store
+    from graphmem.adapters import kuzu_vectors
 
-    monkeypatch.setattr(kuzu_store, "VECTOR_PAGE", 3)
+    monkeypatch.setattr(kuzu_vectors, "VECTOR_PAGE", 3)
     vectors = np.eye(10, store.dimension, dtype=np.float32)
     store.add_memories([memory(f"m{i}") for i in range(10)], vectors)
     store.add_memories([memory("pending")])
@@ -204,3 +204,71 @@ def test_graph_expansion_reads_the_edges_around_its_seeds_until_asked_often(stor
         store.neighbours(["m000"], 1)
     assert store._graph.ready
     assert [store.neighbours(ids, 100) for ids in seeds] == around
+
+
+def test_vectors_written_one_at_a_time_neither_fill_kuzu_nor_leave_its_log(tmp_path: Path) -> None:
+    """What the daemon does: embed each memory as it comes. With the vectors in a Kùzu
+    column, about 800 of them filled Kùzu's buffer pool and every write failed after."""
+    import numpy as np
+
+    store = KuzuGraphStore(tmp_path / "data", dimension=384)
+    rng = np.random.default_rng(1)
+    for i in range(1_000):
+        store.add_memories([memory(f"m{i:04}")])
+        store.set_embeddings([f"m{i:04}"], rng.standard_normal((1, 384)).astype(np.float32))
+    assert store.count_vectors() == 1_000 and store.pending_embeddings(5) == []
+    store.close()
+
+    assert not (tmp_path / "data" / "graph.kuzu.wal").exists()  # checkpointed at close
+    again = KuzuGraphStore(tmp_path / "data", dimension=384)
+    try:
+        assert len(again.load_vectors().ids) == 1_000
+    finally:
+        again.close()
+
+
+def test_a_store_from_before_schema_9_has_its_vectors_moved_out_of_kuzu(tmp_path: Path) -> None:
+    import numpy as np
+
+    data = tmp_path / "data"
+    store = KuzuGraphStore(data, dimension=DIM)
+    store.add_memories([memory("a"), memory("b"), memory("c")])
+    old = np.eye(2, DIM, dtype=np.float32)  # as the store wrote them before: in the column
+    for memory_id, vector in zip(["a", "b"], old, strict=True):
+        store.run(
+            "MATCH (m:Memory {id: $id}) SET m.embedding = $e, m.embedded = true",
+            {"id": memory_id, "e": vector.tolist()},
+        )
+    store.set_meta("schema_version", "8")
+    store.close()
+    (data / "graph.vectors").unlink()
+
+    store = KuzuGraphStore(data, dimension=DIM)
+    try:
+        loaded = store.load_vectors()
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
+        assert dict(zip(loaded.ids, loaded.matrix.tolist(), strict=True)) == {
+            "a": old[0].tolist(),
+            "b": old[1].tolist(),
+        }
+        assert [memory_id for memory_id, _ in store.pending_embeddings(10)] == ["c"]
+        assert store.get_memories(["a"])["a"].embedded and not store.get_memories(["c"])["c"].embedded
+    finally:
+        store.close()
+
+
+def test_the_memories_without_a_vector_follow_writes_and_rollbacks(store: KuzuGraphStore) -> None:
+    import numpy as np
+
+    store.add_memories([memory("a"), memory("b")])
+    assert sorted(i for i, _ in store.pending_embeddings(10)) == ["a", "b"]  # read once here
+    store.set_embeddings(["a", "unknown"], np.ones((2, DIM), np.float32))
+    store.add_memories([memory("c")])
+    with pytest.raises(RuntimeError), store.transaction():
+        store.add_memories([memory("rolled-back")])
+        raise RuntimeError("abort")
+    store.replace_text("a", text="new words", content_hash="h2", updated_at=NOW, entities=[])
+    store.delete_memory("b")
+
+    assert sorted(i for i, _ in store.pending_embeddings(10)) == ["a", "c"]
+    assert store.embedding_of("unknown") is None and store.count_vectors() == 0

@@ -1,0 +1,218 @@
+"""The embedded store's vectors: one file, ``<data_dir>/graph.vectors``, appended to.
+
+Kùzu 0.11 keeps every change of a list column in its buffer pool until a checkpoint, and
+its checkpoint of such a column needs memory in proportion to the whole column. With the
+vectors in Kùzu, a daemon that embedded each memory as it came filled the 512 MB pool after
+about 800 memories, after which every write failed; at 100,000 memories a checkpoint after
+512 new vectors took 3 s and 1.2 GB. So the Kùzu store keeps its vectors here, and Kùzu the
+rest of each memory.
+
+The file is a header (``MAGIC``, the dimension, the id width) and records of one size: the
+id, padded with zero bytes to the width, and the float32 vector. A vector of NaNs says the
+id has none any more (a model's vectors are finite: ``put`` refuses others). The last
+record of an id wins. A write appends and flushes to the OS before it returns: it survives
+the process being killed, and a record torn by a kill is cut off at the next open. An id
+longer than the width writes the file again with a wider one.
+
+Only where each vector starts stays in memory, read at the first use in one pass over
+the records as a numpy array (a one-shot command that asks for no vector does not pay
+it); the file is written again without its dead records (``compact``) when they
+outweigh the live ones.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from graphmem.errors import StoreError
+
+MAGIC = b"GMVEC2\n"
+_HEADER = struct.Struct("<II")  # the dimension, the id width in bytes; after MAGIC
+HEADER_SIZE = len(MAGIC) + _HEADER.size
+ID_WIDTH = 24  # bytes: a `mem_` id is 20
+
+
+class VectorLog:
+    """The vectors in the file at ``path`` (created for ``dimension`` when missing)."""
+
+    def __init__(self, path: Path, dimension: int) -> None:
+        self.path = path
+        self._index: dict[bytes, int] | None = None  # id -> its record's number; None: not read
+        self._dead = 0  # records no longer read: replaced or removed vectors, removals
+        try:
+            if not path.exists() or path.stat().st_size < HEADER_SIZE:
+                self.create(path, dimension)
+            with open(path, "rb") as head:
+                start = head.read(HEADER_SIZE)
+            if not start.startswith(MAGIC):
+                raise StoreError(
+                    f"{path} is not a graphmem vectors file. Move it away: the memories are embedded again."
+                )
+            dimension, width = _HEADER.unpack_from(start, len(MAGIC))
+            self.dimension, self.width = int(dimension), int(width)
+            self._file = open(path, "a+b")  # noqa: SIM115
+        except OSError as exc:
+            raise StoreError(f"Cannot open the vectors at {path}: {exc.strerror or exc}.") from exc
+
+    @property
+    def _record(self) -> int:
+        return self.width + self.dimension * 4
+
+    @property
+    def _at(self) -> dict[bytes, int]:
+        if self._index is None:
+            self._index = self._read()
+        return self._index
+
+    # -- reads ------------------------------------------------------------------------
+
+    def __contains__(self, memory_id: object) -> bool:
+        return isinstance(memory_id, str) and memory_id.encode("utf-8") in self._at
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def ids(self) -> Iterator[str]:
+        return (key.decode("utf-8") for key in self._at)
+
+    def get(self, memory_id: str) -> npt.NDArray[np.float32] | None:
+        number = self._at.get(memory_id.encode("utf-8"))
+        if number is None:
+            return None
+        offset = HEADER_SIZE + number * self._record + self.width
+        data = os.pread(self._file.fileno(), self.dimension * 4, offset)
+        return np.frombuffer(data, "<f4").astype(np.float32)
+
+    def matrix(self, ids: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The vectors of ``ids`` (each must have one), a row each."""
+        if not ids:
+            return np.empty((0, self.dimension), np.float32)
+        rows = self._records()
+        at = self._at
+        numbers = np.fromiter((at[memory_id.encode("utf-8")] for memory_id in ids), np.int64, len(ids))
+        return np.asarray(rows["vector"][numbers], np.float32)
+
+    # -- writes -----------------------------------------------------------------------
+
+    def put(self, ids: Sequence[str], vectors: npt.ArrayLike) -> None:
+        matrix = np.asarray(vectors, np.float32).reshape(len(ids), -1)
+        if not len(ids):
+            return
+        if not np.isfinite(matrix).all():
+            raise StoreError("A vector with NaN or infinite values: the model's output is broken.")
+        index = self._at  # read first: reading may cut a torn record off the end
+        if matrix.shape[1] != self.dimension:
+            if index:
+                raise StoreError(
+                    f"A vector of {matrix.shape[1]} dimensions, where the store holds vectors of "
+                    f"{self.dimension}: run `graphmem reindex` after changing the model."
+                )
+            self.clear(matrix.shape[1])
+        keys = [memory_id.encode("utf-8") for memory_id in ids]
+        if max(len(key) for key in keys) > self.width:
+            self._rewrite(self._live(), max(len(key) for key in keys))
+        self._append(keys, matrix)
+
+    def remove(self, ids: Iterable[str]) -> None:
+        keys = [memory_id.encode("utf-8") for memory_id in dict.fromkeys(ids)]
+        gone = [key for key in keys if key in self._at]
+        if gone:
+            self._append(gone, np.full((len(gone), self.dimension), np.nan, np.float32))
+
+    def clear(self, dimension: int) -> None:
+        """Forget every vector; vectors of ``dimension`` come next."""
+        self._file.close()
+        self.create(self.path, dimension)
+        self._index, self._dead, self.dimension, self.width = {}, 0, dimension, ID_WIDTH
+        self._file = open(self.path, "a+b")  # noqa: SIM115
+
+    def compact(self, live: Collection[str]) -> None:
+        """Forget the vectors of memories not in ``live`` (the store's), and write the file
+        again without its dead records when they outweigh the kept ones."""
+        self.remove([memory_id for memory_id in self.ids() if memory_id not in live])
+        if self._dead > len(self._at):
+            self._rewrite(self._live(), self.width)
+
+    def close(self) -> None:
+        self._file.close()
+
+    # -- the file ---------------------------------------------------------------------
+
+    def _live(self) -> dict[str, npt.NDArray[np.float32]]:
+        ids = list(self.ids())
+        return dict(zip(ids, self.matrix(ids), strict=True))
+
+    def _append(self, keys: Sequence[bytes], matrix: npt.NDArray[np.float32]) -> None:
+        rows = np.zeros(len(keys), self._dtype())
+        rows["id"] = keys
+        rows["vector"] = matrix
+        try:
+            self._file.write(rows.tobytes())
+            self._file.flush()  # in the OS's hands: survives the process being killed
+        except OSError as exc:
+            raise StoreError(f"Cannot write the vectors at {self.path}: {exc.strerror or exc}.") from exc
+        index = self._at
+        number = len(index) + self._dead
+        for i, key in enumerate(keys):
+            if index.pop(key, None) is not None:
+                self._dead += 1
+            if np.isnan(matrix[i, 0]):
+                self._dead += 1
+            else:
+                index[key] = number + i
+
+    def _dtype(self) -> np.dtype[np.void]:
+        return np.dtype([("id", f"S{self.width}"), ("vector", "<f4", (self.dimension,))])
+
+    def _records(self) -> np.memmap[Any, np.dtype[np.void]]:
+        count = (self.path.stat().st_size - HEADER_SIZE) // self._record
+        return np.memmap(self.path, self._dtype(), mode="r", offset=HEADER_SIZE, shape=(count,))
+
+    def _read(self) -> dict[bytes, int]:
+        """The file's index of records, a torn last one cut off."""
+        try:
+            size = self.path.stat().st_size
+            whole = HEADER_SIZE + (size - HEADER_SIZE) // self._record * self._record
+            if whole != size:  # a record torn by a kill: cut off
+                self._file.flush()
+                os.truncate(self.path, whole)
+            if whole == HEADER_SIZE:
+                self._dead = 0
+                return {}
+            rows = self._records()
+        except OSError as exc:
+            raise StoreError(f"Cannot read the vectors at {self.path}: {exc.strerror or exc}.") from exc
+        keys: list[bytes] = rows["id"].tolist()  # zero bytes stripped, as ``_append`` got them
+        index = dict(zip(keys, range(len(keys)), strict=True))  # an id's last record wins
+        removed = np.isnan(rows["vector"][:, 0])
+        if removed.any():
+            gone = removed.tolist()
+            index = {key: number for key, number in index.items() if not gone[number]}
+        self._dead = len(keys) - len(index)
+        return index
+
+    def _rewrite(self, vectors: dict[str, npt.NDArray[np.float32]], width: int) -> None:
+        self._file.close()
+        self.create(self.path, self.dimension, width=width)
+        self._index, self._dead, self.width = {}, 0, width
+        self._file = open(self.path, "a+b")  # noqa: SIM115
+        if vectors:
+            keys = [memory_id.encode("utf-8") for memory_id in vectors]
+            self._append(keys, np.stack(list(vectors.values())))
+
+    @staticmethod
+    def create(path: Path, dimension: int, *, width: int = ID_WIDTH) -> None:
+        """Make ``path`` an empty vector log (replacing what is there)."""
+        fresh = path.with_name(f"{path.name}.new")
+        with open(fresh, "wb") as out:
+            out.write(MAGIC + _HEADER.pack(dimension, width))
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(fresh, path)

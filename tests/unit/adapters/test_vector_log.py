@@ -1,0 +1,115 @@
+"""The embedded store's vector file: appends that survive a kill, a torn record cut off,
+removals, compaction and the dimension."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphmem.adapters.vector_log import MAGIC, VectorLog
+from graphmem.errors import StoreError
+
+DIM = 4
+
+
+def vectors(n: int, start: float = 0.0) -> np.ndarray:
+    return np.arange(start, start + n * DIM, dtype=np.float32).reshape(n, DIM)
+
+
+def test_vectors_put_are_read_back_after_reopening(tmp_path: Path) -> None:
+    log = VectorLog(tmp_path / "v", DIM)
+    log.put(["a", "b", "c"], vectors(3))
+    log.put(["b"], vectors(1, 100.0))  # the last one wins
+    log.remove(["c", "unknown"])
+    log.close()
+
+    again = VectorLog(tmp_path / "v", DIM)
+    assert sorted(again.ids()) == ["a", "b"] and len(again) == 2 and "c" not in again
+    assert again.get("a").tolist() == vectors(3)[0].tolist()
+    assert again.get("b").tolist() == vectors(1, 100.0)[0].tolist()
+    assert again.get("c") is None
+    assert again.matrix(["b", "a"]).tolist() == [vectors(1, 100.0)[0].tolist(), vectors(3)[0].tolist()]
+    again.close()
+
+
+def test_a_put_survives_the_process_being_killed(tmp_path: Path) -> None:
+    code = """
+        import os, sys
+        import numpy as np
+        from pathlib import Path
+        from graphmem.adapters.vector_log import VectorLog
+        log = VectorLog(Path(sys.argv[1]), 4)
+        log.put(["kept"], np.ones((1, 4), np.float32))
+        os._exit(9)  # no close, no flush at exit
+    """
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code), str(tmp_path / "v")], timeout=60)
+    assert done.returncode == 9
+
+    log = VectorLog(tmp_path / "v", DIM)
+    assert log.get("kept").tolist() == [1.0] * DIM
+    log.close()
+
+
+def test_a_record_torn_by_a_kill_is_cut_off_and_the_log_goes_on(tmp_path: Path) -> None:
+    path = tmp_path / "v"
+    log = VectorLog(path, DIM)
+    log.put(["a"], vectors(1))
+    log.close()
+    whole = path.stat().st_size
+    with open(path, "ab") as out:
+        out.write(b"\x01\x05\x00torn!" + b"\x00" * 7)  # a record without all of its vector
+
+    log = VectorLog(path, DIM)
+    assert list(log.ids()) == ["a"] and path.stat().st_size == whole
+    log.put(["b"], vectors(1, 50.0))
+    log.close()
+    again = VectorLog(path, DIM)
+    assert again.get("b").tolist() == vectors(1, 50.0)[0].tolist() and again.get("a") is not None
+    again.close()
+
+
+def test_compaction_keeps_only_the_live_vectors_once_dead_ones_outweigh_them(tmp_path: Path) -> None:
+    path = tmp_path / "v"
+    log = VectorLog(path, DIM)
+    log.put(["a", "b"], vectors(2))
+    log.compact({"a", "b"})  # nothing dead: left as it is
+    size = path.stat().st_size
+    assert size > len(MAGIC)
+    for round_ in range(5):
+        log.put(["a"], vectors(1, float(round_)))
+    log.put(["orphan"], vectors(1))  # a memory the store no longer has
+
+    log.compact({"a", "b"})
+
+    assert sorted(log.ids()) == ["a", "b"] and path.stat().st_size == size
+    assert log.get("a").tolist() == vectors(1, 4.0)[0].tolist()
+    log.close()
+    again = VectorLog(path, DIM)
+    assert sorted(again.ids()) == ["a", "b"]
+    again.close()
+
+
+def test_clearing_forgets_every_vector_and_takes_the_new_dimension(tmp_path: Path) -> None:
+    log = VectorLog(tmp_path / "v", DIM)
+    log.put(["a"], vectors(1))
+    with pytest.raises(StoreError, match="graphmem reindex"):
+        log.put(["b"], np.ones((1, DIM + 2), np.float32))
+
+    log.clear(DIM + 2)
+    log.put(["b"], np.ones((1, DIM + 2), np.float32))
+    log.close()
+
+    again = VectorLog(tmp_path / "v", DIM)
+    assert again.dimension == DIM + 2 and list(again.ids()) == ["b"]
+    again.close()
+
+
+def test_a_file_that_is_no_vector_log_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "v").write_bytes(b"something else entirely")
+    with pytest.raises(StoreError, match=r"not a graphmem vectors file\. Move it away"):
+        VectorLog(tmp_path / "v", DIM)
