@@ -13,7 +13,7 @@ from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
 from graphmem.core.branches import place
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status, Trust
-from graphmem.core.ports import StoredVectors, Vector, Visibility
+from graphmem.core.ports import StoredVectors, Visibility
 from graphmem.core.text import fold
 
 if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
@@ -71,22 +71,19 @@ def memory_params(record: MemoryRecord) -> dict[str, Any]:
     return params
 
 
-def memory_table(records: Sequence[MemoryRecord], vectors: Vector | None, dimension: int) -> pa.Table:
+def memory_table(records: Sequence[MemoryRecord], *, embedded: bool) -> pa.Table:
+    """``records`` as columns for ``COPY Memory``; the vectors are not in Kùzu since schema 9
+    (``kuzu_vectors.py``), ``embedded`` says whether they are given."""
     import pyarrow as pa
 
     columns: dict[str, Any] = {name: [] for name in MEMORY_COLUMNS}
     for record in records:
         params = memory_params(record)
-        params["embedded"] = vectors is not None
+        params["embedded"] = embedded
         for name in MEMORY_COLUMNS:
             if name != "embedding":
                 columns[name].append(params[name])
-    if vectors is None:
-        embedding = pa.nulls(len(records), pa.list_(pa.float32()))
-    else:
-        matrix = np.asarray(vectors, dtype=np.float32)
-        offsets = pa.array(np.arange(0, matrix.size + 1, matrix.shape[1], dtype=np.int32))
-        embedding = pa.ListArray.from_arrays(offsets, pa.array(matrix.reshape(-1)))
+    embedding = pa.nulls(len(records), pa.list_(pa.float32()))
     timestamp = pa.timestamp("us")
     types = {
         "created_at": timestamp,

@@ -187,9 +187,9 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
             self._mark(r.id for r in records)
             if few:
                 with self._translated():
-                    self._insert_rows(records)
+                    self._insert_rows(records, embedded=vectors is not None)
             else:
-                self._bulk("COPY Memory FROM $t", memory_table(records, None, self.dimension))
+                self._bulk("COPY Memory FROM $t", memory_table(records, embedded=vectors is not None))
             ids = [r.id for r in records]
             self._now_pending(ids)
             if vectors is not None:  # once the memories are in (kuzu_vectors.py)
@@ -197,11 +197,11 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
             self._hashes_changed((), ((r.content_hash, r.id) for r in records))
             self._then(partial(self._lexical.add, records))
 
-    def _insert_rows(self, records: Sequence[MemoryRecord]) -> None:
+    def _insert_rows(self, records: Sequence[MemoryRecord], *, embedded: bool = False) -> None:
         for record in records:
             params = memory_params(record)
             params["embedding"] = None  # the vector log holds vectors (kuzu_vectors.py)
-            params["embedded"] = False
+            params["embedded"] = embedded  # so the records read back need no change (_as_embedded)
             self._execute(CREATE_MEMORY, params)
 
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:

@@ -113,3 +113,27 @@ def test_a_file_that_is_no_vector_log_is_refused_with_what_to_do(tmp_path: Path)
     (tmp_path / "v").write_bytes(b"something else entirely")
     with pytest.raises(StoreError, match=r"not a graphmem vectors file\. Move it away"):
         VectorLog(tmp_path / "v", DIM)
+
+
+def test_many_vectors_are_read_in_chunks_as_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphmem.adapters import vector_log
+
+    monkeypatch.setattr(vector_log, "CHUNK_RECORDS", 7)
+    monkeypatch.setattr(vector_log, "FEW_VECTORS", 3)
+    log = VectorLog(tmp_path / "v", DIM)
+    ids = [f"mem_{i:016x}" for i in range(50)]
+    log.put(ids, vectors(50))
+    log.put(ids[10:20], vectors(10, 1000.0))
+    log.remove(ids[30:35])
+    log.close()
+
+    again = VectorLog(tmp_path / "v", DIM)
+    kept = [memory_id for memory_id in ids if memory_id not in ids[30:35]]
+    wanted = kept[::-1]
+    expected = np.stack([again.get(memory_id) for memory_id in wanted])
+    assert sorted(again.ids()) == sorted(kept)
+    assert again.matrix(wanted).tolist() == expected.tolist()
+    assert again.get(ids[15]).tolist() == vectors(10, 1000.0)[5].tolist()
+    again.close()
