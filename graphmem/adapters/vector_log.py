@@ -37,7 +37,7 @@ MAGIC = b"GMVEC2\n"
 _HEADER = struct.Struct("<II")  # the dimension, the id width in bytes; after MAGIC
 HEADER_SIZE = len(MAGIC) + _HEADER.size
 ID_WIDTH = 24  # bytes: a `mem_` id is 20
-CHUNK_RECORDS = 8_192  # records read at a time
+CHUNK_RECORDS = 1_024  # records read at a time (1.6 MB of 384-dimension vectors)
 FEW_VECTORS = 256  # ``matrix`` reads up to this many one by one, more in one pass
 
 
