@@ -308,6 +308,7 @@ def run(
     hash_vectors: bool = False,
     store_url: str | None = None,
     clients: Sequence[int] = (),
+    writes: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Build the store and measure; returns the report as a dict.
@@ -315,7 +316,8 @@ def run(
     ``store_url``: a PostgreSQL database to build the store in instead of a temporary Kùzu one
     (docs/team.md). It must hold no graphmem schema: the benchmark applies it, and drops
     graphmem's tables again at the end. ``clients``: then that many concurrent clients on the
-    built store, each count in turn (``graphmem.bench.clients``), reported under ``concurrent``."""
+    built store, each count in turn (``graphmem.bench.clients``), reported under ``concurrent``.
+    ``writes``: then that many writes as the daemon makes them (``daemon_writes``)."""
     from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings
 
@@ -349,6 +351,7 @@ def run(
             settings,
             say,
             clients,
+            writes,
         )
     finally:
         try:
@@ -371,6 +374,7 @@ def _measure(
     settings: Callable[[], Settings],
     say: Callable[[str], None],
     clients: Sequence[int] = (),
+    writes: int = 0,
 ) -> dict[str, Any]:
     from graphmem.app import open_memory, store_size_mb
 
@@ -428,6 +432,7 @@ def _measure(
             started = time.perf_counter()
             memory.recall(text, limit=10)
             recall_ms.append((time.perf_counter() - started) * 1000)
+        written = _daemon_writes(memory, writes) if writes else None
     finally:
         memory.close()
 
@@ -478,9 +483,30 @@ def _measure(
             "cold_recall_peak": round(max(cold_peak_kb) / 1024, 1),
         },
     }
+    if written is not None:
+        report["daemon_writes"] = written
     if concurrent is not None:
         report["concurrent"] = concurrent
     return report
+
+
+def _daemon_writes(memory: Any, count: int) -> dict[str, Any]:
+    """``count`` writes as the daemon makes them: a ``remember``, then the background worker
+    embeds it, one memory at a time. The store must take them all: with the vectors in a
+    Kùzu column (schema 8) about 800 filled Kùzu's buffer pool, and every write failed after."""
+    remember_ms, embed_ms = [], []
+    for i, text in enumerate(synthetic_queries(count, seed=5)):
+        started = time.perf_counter()
+        memory.remember(f"Write {i}: {text} was reviewed by the platform team", category="fact")
+        stored = time.perf_counter()
+        memory.embed_pending()
+        remember_ms.append((stored - started) * 1000)
+        embed_ms.append((time.perf_counter() - stored) * 1000)
+    return {
+        "count": count,
+        "remember_ms": {"p50": _percentile(remember_ms, 0.5), "p95": _percentile(remember_ms, 0.95)},
+        "embed_ms": {"p50": _percentile(embed_ms, 0.5), "p95": _percentile(embed_ms, 0.95)},
+    }
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -504,9 +530,20 @@ def format_report(report: dict[str, Any]) -> str:
             f"RSS           {report['rss_mb']['serving_process']} MB (a process serving recalls), "
             f"{report['rss_mb']['cold_recall_peak']} MB peak (cold recall process)",
             f"store on disk {report['store_mb']} MB",
+            *_writes_lines(report.get("daemon_writes")),
             *_concurrent_lines(report.get("concurrent")),
         ]
     )
+
+
+def _writes_lines(written: dict[str, Any] | None) -> list[str]:
+    if not written:
+        return []
+    remember, embed = written["remember_ms"], written["embed_ms"]
+    return [
+        f"daemon writes {written['count']:,}: remember p50 {remember['p50']} ms, p95 {remember['p95']} ms; "
+        f"then its embedding p50 {embed['p50']} ms, p95 {embed['p95']} ms"
+    ]
 
 
 def _concurrent_lines(reports: list[dict[str, Any]] | None) -> list[str]:

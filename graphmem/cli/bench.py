@@ -205,6 +205,14 @@ def phrase_bench(
     "(repeat for several counts: --clients 1 --clients 4 --clients 16). PostgreSQL: N processes; "
     "the embedded store: N threads through one process.",
 )
+@click.option(
+    "--writes",
+    type=click.IntRange(0, 100_000),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Then N writes as the daemon makes them: a remember, then its embedding, one at a time.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def scale(
     memories: int,
@@ -212,6 +220,7 @@ def scale(
     hash_vectors: bool,
     store_url: str | None,
     clients: tuple[int, ...],
+    writes: int,
     as_json: bool,
 ) -> None:
     """Speed and memory at scale: remember, bulk import, recall, cold start, RSS, disk.
@@ -227,6 +236,7 @@ def scale(
         remember      p50 3.1 ms, p95 5.0 ms
         ...
         $ graphmem bench scale --memories 1000000 --hash-vectors --json
+        $ graphmem bench scale --memories 100000 --hash-vectors --writes 2000
         $ graphmem bench scale --memories 10000 --store postgresql://bench@db.internal/scratch
         $ graphmem bench scale --memories 100000 --hash-vectors --clients 1 --clients 4 --clients 16 \\
             --store postgresql://bench@db.internal/scratch
@@ -243,6 +253,7 @@ def scale(
         hash_vectors=hash_vectors,
         store_url=store_url,
         clients=clients,
+        writes=writes,
         progress=lambda m: click.echo(f"  {m}", err=True),
     )
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))

@@ -88,9 +88,12 @@ def test_locomo_on_postgresql_finds_the_evidence_there_and_leaves_no_table_behin
 
 @pytest.mark.integration
 def test_scale_reports_every_figure(real_embedder: OnnxEmbedder) -> None:
-    report = scale.run(200, real_embedder, queries=10, cold_runs=1)
+    report = scale.run(200, real_embedder, queries=10, cold_runs=1, writes=5)
 
     assert report["memories"] == 200
+    assert report["daemon_writes"]["count"] == 5
+    assert report["daemon_writes"]["remember_ms"]["p50"] > 0
+    assert report["daemon_writes"]["embed_ms"]["p50"] > 0
     for figure in (
         report["remember_ms"]["p50"],
         report["import"]["share_of_model"],
@@ -103,6 +106,7 @@ def test_scale_reports_every_figure(real_embedder: OnnxEmbedder) -> None:
         assert figure > 0
     assert report["stored_vectors"] == "model"
     assert "first recall from a cold process" in scale.format_report(report)
+    assert "daemon writes 5: remember p50" in scale.format_report(report)
 
 
 @pytest.mark.integration
