@@ -125,7 +125,8 @@ class KuzuVectors(KuzuConnection):
             yield self._rows(MEMORIES_BETWEEN, {"first": start, "stop": start + VECTOR_PAGE})
 
     def count_vectors(self) -> int:
-        return len(self._vectors)
+        with self._lock:
+            return len(self._vectors)
 
     def embedding_of(self, memory_id: str) -> Vector | None:
         with self._lock:

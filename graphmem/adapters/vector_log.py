@@ -129,7 +129,7 @@ class VectorLog:
             self.clear(matrix.shape[1])
         keys = [memory_id.encode("utf-8") for memory_id in ids]
         if max(len(key) for key in keys) > self.width:
-            self._rewrite(self._live(), max(len(key) for key in keys))
+            self._rewrite(max(len(key) for key in keys))
         self._append(keys, matrix)
 
     def remove(self, ids: Iterable[str]) -> None:
@@ -150,25 +150,18 @@ class VectorLog:
         again without its dead records when they outweigh the kept ones."""
         self.remove([memory_id for memory_id in self.ids() if memory_id not in live])
         if self._dead > len(self._at):
-            self._rewrite(self._live(), self.width)
+            self._rewrite(self.width)
 
     def close(self) -> None:
         self._file.close()
 
     # -- the file ---------------------------------------------------------------------
 
-    def _live(self) -> dict[str, npt.NDArray[np.float32]]:
-        ids = list(self.ids())
-        return dict(zip(ids, self.matrix(ids), strict=True))
-
     def _append(self, keys: Sequence[bytes], matrix: npt.NDArray[np.float32]) -> None:
         index = self._at  # read before the write, which it must not hold
         number = len(index) + self._dead  # the first new record's
-        rows = np.zeros(len(keys), self._dtype())
-        rows["id"] = keys
-        rows["vector"] = matrix
         try:
-            self._file.write(rows.tobytes())
+            self._file.write(self._records(keys, matrix, self.width))
             self._file.flush()  # in the OS's hands: survives the process being killed
         except OSError as exc:
             raise StoreError(f"Cannot write the vectors at {self.path}: {exc.strerror or exc}.") from exc
@@ -180,8 +173,14 @@ class VectorLog:
             else:
                 index[key] = number + i
 
-    def _dtype(self) -> np.dtype[np.void]:
-        return np.dtype([("id", f"S{self.width}"), ("vector", "<f4", (self.dimension,))])
+    def _dtype(self, width: int | None = None) -> np.dtype[np.void]:
+        return np.dtype([("id", f"S{width or self.width}"), ("vector", "<f4", (self.dimension,))])
+
+    def _records(self, keys: Sequence[bytes], matrix: npt.NDArray[np.float32], width: int) -> bytes:
+        rows = np.zeros(len(keys), self._dtype(width))
+        rows["id"] = keys
+        rows["vector"] = matrix
+        return rows.tobytes()
 
     def _chunks(self) -> Iterator[tuple[int, npt.NDArray[np.void]]]:
         """The records, ``CHUNK_RECORDS`` at a time, each chunk with its first record's number."""
@@ -215,21 +214,26 @@ class VectorLog:
         self._dead = len(keys) - len(index)
         return index
 
-    def _rewrite(self, vectors: dict[str, npt.NDArray[np.float32]], width: int) -> None:
+    def _rewrite(self, width: int) -> None:
+        """The live vectors alone, in a file ``width`` bytes wide for ids: written whole under
+        another name, then put in place of this one (a kill meanwhile leaves the old file)."""
+        keys = list(self._at)
+        matrix = self.matrix([key.decode("utf-8") for key in keys])
         self._file.close()
-        self.create(self.path, self.dimension, width=width)
-        self._index, self._dead, self.width = {}, 0, width
+        self._replace(self.path, self.dimension, width, self._records(keys, matrix, width))
+        self._index, self._dead, self.width = {key: number for number, key in enumerate(keys)}, 0, width
         self._file = open(self.path, "a+b")  # noqa: SIM115
-        if vectors:
-            keys = [memory_id.encode("utf-8") for memory_id in vectors]
-            self._append(keys, np.stack(list(vectors.values())))
+
+    @classmethod
+    def create(cls, path: Path, dimension: int) -> None:
+        """Make ``path`` an empty vector log (replacing what is there)."""
+        cls._replace(path, dimension, ID_WIDTH, b"")
 
     @staticmethod
-    def create(path: Path, dimension: int, *, width: int = ID_WIDTH) -> None:
-        """Make ``path`` an empty vector log (replacing what is there)."""
+    def _replace(path: Path, dimension: int, width: int, records: bytes) -> None:
         fresh = path.with_name(f"{path.name}.new")
         with open(fresh, "wb") as out:
-            out.write(MAGIC + _HEADER.pack(dimension, width))
+            out.write(MAGIC + _HEADER.pack(dimension, width) + records)
             out.flush()
             os.fsync(out.fileno())
         os.replace(fresh, path)

@@ -25,13 +25,16 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.core.keys import memory_id
 from graphmem.core.ports import Embedder
 from graphmem.errors import InvalidInputError
 from graphmem.settings import STORE_URL_VARIABLE, Settings
+
+if TYPE_CHECKING:
+    from graphmem.service.memory import MemoryService
 
 COMPONENTS = [
     "payments",
@@ -490,7 +493,7 @@ def _measure(
     return report
 
 
-def _daemon_writes(memory: Any, count: int) -> dict[str, Any]:
+def _daemon_writes(memory: MemoryService, count: int) -> dict[str, Any]:
     """``count`` writes as the daemon makes them: a ``remember``, then the background worker
     embeds it, one memory at a time. The store must take them all: with the vectors in a
     Kùzu column (schema 8) about 800 filled Kùzu's buffer pool, and every write failed after."""

@@ -137,3 +137,26 @@ def test_many_vectors_are_read_in_chunks_as_one_by_one(
     assert again.matrix(wanted).tolist() == expected.tolist()
     assert again.get(ids[15]).tolist() == vectors(10, 1000.0)[5].tolist()
     again.close()
+
+
+def test_a_compaction_whose_new_file_cannot_be_put_in_place_leaves_every_vector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "v"
+    log = VectorLog(path, DIM)
+    log.put(["a", "b"], vectors(2))
+    for round_ in range(3):
+        log.put(["a"], vectors(1, float(round_)))
+
+    def killed(*_: object) -> None:
+        raise OSError("killed before the new file was put in place")
+
+    monkeypatch.setattr("graphmem.adapters.vector_log.os.replace", killed)
+    with pytest.raises(OSError):
+        log.compact({"a", "b"})
+    monkeypatch.undo()
+
+    again = VectorLog(path, DIM)
+    assert again.get("a").tolist() == vectors(1, 2.0)[0].tolist()
+    assert again.get("b").tolist() == vectors(2)[1].tolist()
+    again.close()
