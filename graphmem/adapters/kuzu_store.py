@@ -202,7 +202,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
             params = memory_params(record)
             params["embedding"] = None  # the vector log holds vectors (kuzu_vectors.py)
             params["embedded"] = embedded  # so the records read back need no change (_as_embedded)
-            self._execute(CREATE_MEMORY, params)
+            self._write(CREATE_MEMORY, params)
 
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
         if not ids:
@@ -399,7 +399,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
         many = len(rows) > LOOKUP_MAX_IDS  # UNWIND's MERGE costs ~0.1 s however few; one each ~2 ms
         with self._lock, self._translated():
             for params in [{"rows": rows}] if many else rows:
-                self._execute(ADD_LINKS if many else ADD_LINK, params)
+                self._write(ADD_LINKS if many else ADD_LINK, params)
 
         def cache() -> None:
             for link in links:

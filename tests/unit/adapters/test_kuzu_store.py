@@ -23,6 +23,7 @@ from graphmem.adapters.kuzu_schema import SCHEMA_VERSION
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, Status
 from graphmem.core.ports import Neighbour, Visibility
+from graphmem.errors import StoreError
 
 DIM = 8
 EVERYONE = Visibility("/src/proj", frozenset(Status))
@@ -272,3 +273,45 @@ def test_the_memories_without_a_vector_follow_writes_and_rollbacks(store: KuzuGr
 
     assert sorted(i for i, _ in store.pending_embeddings(10)) == ["a", "c"]
     assert store.embedding_of("unknown") is None and store.count_vectors() == 0
+
+
+def test_a_transactions_lone_write_commits_on_its_own_and_a_failed_one_keeps_nothing(
+    store: KuzuGraphStore,
+) -> None:
+    sent: list[str] = []
+    execute = store._conn.execute
+
+    def spy(query: object, *args: object, **kwargs: object) -> object:
+        sent.append(query if isinstance(query, str) else "prepared")
+        return execute(query, *args, **kwargs)  # type: ignore[arg-type]
+
+    store._conn.execute = spy  # type: ignore[method-assign]
+    with store.transaction():
+        store.add_memories([memory("a")])
+    assert sent == ["prepared"]  # no BEGIN and COMMIT around it: Kùzu's auto-commit
+
+    with pytest.raises(StoreError), store.transaction():
+        store.add_memories([memory("a", text="the same id again")])  # fails at the block's end
+    with pytest.raises(StoreError), store.transaction():
+        store.add_memories([memory("b")])
+        store.add_memories([memory("a", text="the same id again")])  # fails: b goes too
+    assert "BEGIN TRANSACTION" in sent and "ROLLBACK" not in sent  # Kùzu ended it itself
+
+    assert list(store.get_memories(["a", "b"])) == ["a"]
+    assert store.get_memories(["a"])["a"].text == memory("a").text
+    store.add_memories([memory("c")])  # the store goes on
+    assert list(store.get_memories(["a", "b", "c"])) == ["a", "c"]
+
+
+def test_a_held_write_is_read_back_inside_its_transaction_and_rolled_back_with_it(
+    store: KuzuGraphStore,
+) -> None:
+    with pytest.raises(RuntimeError), store.transaction():
+        store.add_memories([memory("x")])
+        assert store.get_memories(["x"])["x"].text == memory("x").text  # Kùzu has it already
+        raise RuntimeError("abort")
+    assert store.get_memories(["x"]) == {}
+    with store.transaction():
+        pass  # nothing to write: nothing is sent
+    store.add_memories([memory("y")])
+    assert list(store.get_memories(["x", "y"])) == ["y"]
