@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -315,3 +316,26 @@ def test_a_held_write_is_read_back_inside_its_transaction_and_rolled_back_with_i
         pass  # nothing to write: nothing is sent
     store.add_memories([memory("y")])
     assert list(store.get_memories(["x", "y"])) == ["y"]
+
+
+def test_keyed_reads_split_over_two_connections_keep_the_keys_order(store: KuzuGraphStore) -> None:
+    store.add_memories([memory(i) for i in "abcdef"])
+    query = "MATCH (m:Memory {id: $key}) RETURN m.id"
+
+    rows = store.keyed_rows(query, ["f", "a", "unknown", "c", "a", "e"])
+
+    assert rows == [["f"], ["a"], ["c"], ["e"]]
+    assert any(t.name.startswith("graphmem-kuzu-read") for t in threading.enumerate())
+    with pytest.raises(StoreError, match="rejected a query"):
+        store.keyed_rows("MATCH (m:Nothing {id: $key}) RETURN m.id", ["a", "b", "c"])
+    store.close()
+    assert not any(t.name.startswith("graphmem-kuzu-read") for t in threading.enumerate())
+
+
+def test_keyed_reads_inside_a_transaction_see_its_writes(store: KuzuGraphStore) -> None:
+    with store.transaction():
+        store.add_memories([memory("x"), memory("y"), memory("z")])
+        store.add_memories([memory("w")])
+        assert sorted(store.get_memories(["w", "x", "y", "z"])) == ["w", "x", "y", "z"]
+    store._records.clear()
+    assert sorted(store.get_memories(["w", "x", "y", "z"])) == ["w", "x", "y", "z"]
