@@ -67,9 +67,7 @@ class KuzuCodeGraph:
 
     def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
         rows = self._store.rows(
-            "MATCH (f:File) WHERE f.project = $p AND f.parsed IS NOT NULL AND f.deleted_at IS NULL "
-            "RETURN f.path, f.parsed",
-            {"p": project},
+            "MATCH (f:FileParse) WHERE f.project = $p RETURN f.path, f.parsed", {"p": project}
         )
         wanted = None if paths is None else set(paths)
         return {r[0]: parsed_from_json(r[1]) for r in rows if wanted is None or r[0] in wanted}
@@ -285,9 +283,10 @@ class KuzuCodeGraph:
         store, project = self._store, scan.project
         keys = [file_key(project, path) for path in scan.changed]
         existing = {r[0] for r in store.keyed_rows("MATCH (f:File {key: $key}) RETURN f.key", keys)}
-        rows = []
+        rows, parses = [], []
         for path, (parsed, state) in scan.changed.items():
             key = file_key(project, path)
+            parses.append({"key": key, "project": project, "path": path, "parsed": parsed_to_json(parsed)})
             row = {
                 "content_hash": state.content_hash,
                 "size": state.size,
@@ -299,7 +298,6 @@ class KuzuCodeGraph:
                 "path": path,
                 "language": parsed.language,
                 "error_count": parsed.error_count,
-                "parsed": parsed_to_json(parsed),
                 "deleted_at": None,
             }
             if key in existing:
@@ -308,6 +306,15 @@ class KuzuCodeGraph:
             else:
                 rows.append({**row, "title": ""})
         store.copy("File", _table("File", rows, FILE_TYPES))
+        # Each changed or removed file's parse replaced, not updated (see kuzu_schema.FILE_PARSE)
+        store.keyed_rows(
+            "MATCH (f:FileParse {key: $key}) DELETE f",
+            [file_key(project, path) for path in [*scan.changed, *scan.removed]],
+        )
+        if parses:
+            import pyarrow as pa
+
+            store.copy("FileParse", pa.Table.from_pylist(parses))
         carried: dict[str, int] = {}
         for path in scan.removed:
             key = file_key(project, path)
@@ -319,7 +326,7 @@ class KuzuCodeGraph:
             )
             if remembered and remembered[0][0]:
                 store.run(
-                    "MATCH (f:File {key: $k}) SET f.deleted_at = $at, f.content_hash = NULL, f.parsed = NULL",
+                    "MATCH (f:File {key: $k}) SET f.deleted_at = $at, f.content_hash = NULL",
                     {"k": key, "at": at},
                 )
             else:

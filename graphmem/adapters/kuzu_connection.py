@@ -10,6 +10,7 @@ their statements through it (``rows``, ``keyed_rows``, ``run``, ``copy``, ``copy
 from __future__ import annotations
 
 import importlib.util  # noqa: F401  kuzu's COPY FROM arrow needs it imported
+import logging
 import re
 import threading
 import warnings
@@ -26,10 +27,21 @@ from graphmem.errors import StoreError
 if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
     import pyarrow as pa
 
+log = logging.getLogger(__name__)
+
 # Kùzu 0.11 deprecates separate prepare + execute, but preparing on every call
 # cost ~0.8 ms per query here; the prepared statements are kept (see _execute).
 warnings.filterwarnings("ignore", message="The use of separate prepare", category=DeprecationWarning)
 
+# Kùzu 0.11 keeps in its buffer pool what the writes since the last checkpoint replaced,
+# and that grows faster than the writes: single-row updates of a 4 KB string held 25 MB
+# after 100, 171 MB after 400 and filled the 512 MB pool at 721 (of 100-byte strings at
+# 16,310), and every write failed after. Kùzu checkpoints on its own only when its log
+# passes a size, which those updates do not reach in time. So every ``POOL_CHECK_WRITES``
+# committed writes the store reads how much of the pool is in use (``CALL bm_info()``,
+# 0.3 ms) and checkpoints when it grew by ``POOL_CHECKPOINT_BYTES`` since the last one.
+POOL_CHECK_WRITES = 16
+POOL_CHECKPOINT_BYTES = 128 * 1024 * 1024
 # Prepared statements kept per connection (query texts are few and fixed).
 PREPARED_CACHE_SIZE = 256
 # Keys up to which one primary-key lookup each beats one UNWIND join of them all (``keyed_rows``),
@@ -67,6 +79,8 @@ class KuzuConnection:
         # A second connection, and the thread it reads on: ``keyed_rows`` reads half of its
         # keys there while this one reads the other half (made at the first such read).
         self._side: tuple[kuzu.Connection, dict[str, Any], ThreadPoolExecutor] | None = None
+        self._writes = 0  # committed write statements since the pool was last looked at
+        self._pool_base = self._pool_used()  # the pool in use after the last checkpoint
 
     def _close_connection(self) -> None:
         with self._lock:
@@ -96,9 +110,28 @@ class KuzuConnection:
         """Run a write whose result nobody reads; the first of a transaction is held (``_held``)."""
         self._check_open()
         if self._after_commit is not None and not self._begun and self._held is None:
+            self._writes += 1
             self._held = (query, params)
             return
         self._execute(query, params)
+
+    def _pool_used(self) -> int:
+        rows: Any = self._conn.execute("CALL bm_info() RETURN mem_usage")  # one statement: one result
+        used: int = rows.get_all()[0][0]
+        return used
+
+    def _watch_pool(self) -> None:
+        """Checkpoint when the writes since the last checkpoint hold too much of Kùzu's pool
+        (see ``POOL_CHECK_WRITES``). Not inside a transaction: after it commits."""
+        if self._writes < POOL_CHECK_WRITES or self._after_commit is not None:
+            return
+        self._writes = 0
+        try:
+            if self._pool_used() - self._pool_base > POOL_CHECKPOINT_BYTES:
+                self._conn.execute("CHECKPOINT")
+                self._pool_base = self._pool_used()
+        except RuntimeError as exc:  # what was written is committed: the next check tries again
+            log.warning("The graph store could not checkpoint its log: %s", exc)
 
     def _begin(self) -> None:
         """Begin the open transaction in Kùzu, with the write it held, before any other statement."""
@@ -114,6 +147,8 @@ class KuzuConnection:
         """Run ``query`` with a prepared statement, prepared once per query text."""
         self._check_open()
         self._begin()
+        if _WRITES.search(query):
+            self._writes += 1
         if not params:
             return self._conn.execute(query)
         return self._conn.execute(_prepared(self._conn, self._prepared, query), dict(params))
@@ -124,16 +159,20 @@ class KuzuConnection:
             self._check_open()
             self._begin()
             self._conn.execute(query, {"t": data})
+            self._writes += 1
+            self._watch_pool()
 
     def _run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
         with self._lock, self._translated():
             self._write(query, params)
+            self._watch_pool()
 
     def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
         with self._lock, self._translated():
             result = self._execute(query, params)
             assert not isinstance(result, list)
             rows: list[list[Any]] = result.get_all()
+            self._watch_pool()
             return rows
 
     def keyed_rows(
@@ -222,6 +261,7 @@ class KuzuConnection:
                 self._rolled_back()
                 raise
             actions, self._after_commit, self._begun = self._after_commit, None, False
+            self._watch_pool()
             self._committed()
             for action in actions:
                 action()

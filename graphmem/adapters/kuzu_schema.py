@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 # From this version the vectors are in the vector log, not in Kùzu (``kuzu_vectors.py``): no
 # Kùzu statement, the store moves them at open.
 VECTORS_OUT_OF_KUZU = 9
@@ -34,7 +34,6 @@ CODE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("size", "INT64"),
         ("mtime_ns", "INT64"),
         ("error_count", "INT64"),
-        ("parsed", "STRING"),  # the file's definitions and references, JSON (re-resolution input)
         ("scanned_at", "TIMESTAMP"),
         ("deleted_at", "TIMESTAMP"),
     ),
@@ -52,6 +51,14 @@ CODE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 CO_CHANGES = "CREATE REL TABLE CO_CHANGES(FROM File TO File, count INT64)"
+# A file's definitions and references as JSON (what resolving calls and imports again
+# reads), apart from ``File``: a pass replaces a changed file's row (DELETE, then COPY),
+# never updates it. Kùzu 0.11 updating 6 KB strings in place, one row at a time: its
+# buffer pool full after about 700 (every write failing after) and, once a checkpoint
+# had run between them, most of the column read back empty.
+FILE_PARSE = (
+    "CREATE NODE TABLE FileParse(key STRING, project STRING, path STRING, parsed STRING, PRIMARY KEY(key))"
+)
 
 # What enrichment stores on merge requests, issues and epics: where each stands in the
 # queue, then the facts GitLab gave (see adapters/kuzu_gitlab.py).
@@ -163,6 +170,7 @@ def create_schema() -> list[str]:
         CO_CHANGES,
         *GITLAB_RELS,
         MEMORY_EVENT,
+        FILE_PARSE,
     ]
     return statements
 
@@ -173,13 +181,14 @@ def _extra_columns(table: str) -> tuple[tuple[str, str], ...]:
 
 
 def _v2_code_graph() -> list[str]:
-    """Version 2: files and symbols carry what bootstrap learns; files that change together."""
+    """Version 2: files and symbols carry what bootstrap learns; files that change together.
+    ``File.parsed`` too, which version 10 moves to ``FileParse``."""
     statements = [
         f"ALTER TABLE {table} ADD {name} {kind}"
         for table, columns in CODE_COLUMNS.items()
         for name, kind in columns
     ]
-    return [*statements, CO_CHANGES]
+    return [*statements, "ALTER TABLE File ADD parsed STRING", CO_CHANGES]
 
 
 def _v3_provenance() -> list[str]:
@@ -220,6 +229,22 @@ def _v8_branch() -> list[str]:
     return [f"ALTER TABLE Memory ADD IF NOT EXISTS {MEMORY_BRANCH[0]} {MEMORY_BRANCH[1]}"]
 
 
+def _v10_file_parse() -> list[str]:
+    """Version 10: the files' parses move from ``File.parsed`` to ``FileParse`` (the move
+    itself, when the store has the column: ``_v10_moved_parses``)."""
+    return [FILE_PARSE.replace("CREATE NODE TABLE", "CREATE NODE TABLE IF NOT EXISTS", 1)]
+
+
+def _v10_moved_parses(file_columns: Collection[str]) -> list[str]:
+    if "parsed" not in file_columns:
+        return []
+    return [
+        "COPY FileParse FROM (MATCH (f:File) WHERE f.parsed IS NOT NULL AND f.deleted_at IS NULL "
+        "RETURN f.key, f.project, f.path, f.parsed)",
+        "ALTER TABLE File DROP parsed",
+    ]
+
+
 # version reached -> statements that bring the previous version to it
 _MIGRATIONS: dict[int, Callable[[], list[str]]] = {
     2: _v2_code_graph,
@@ -228,12 +253,16 @@ _MIGRATIONS: dict[int, Callable[[], list[str]]] = {
     6: _v6_history,
     7: _v7_expiry,
     8: _v8_branch,
+    10: _v10_file_parse,
 }
 
 
-def migrate(from_version: int, indexes: Collection[str] = ()) -> list[str]:
+def migrate(
+    from_version: int, indexes: Collection[str] = (), file_columns: Collection[str] = ()
+) -> list[str]:
     """Statements that bring a store at ``from_version`` to ``SCHEMA_VERSION``; ``indexes``
-    names the store's indexes (``CALL SHOW_INDEXES()``)."""
+    names the store's indexes (``CALL SHOW_INDEXES()``), ``file_columns`` the columns its
+    ``File`` table has (``CALL table_info('File')``)."""
     statements: list[str] = []
     for version in range(from_version + 1, SCHEMA_VERSION + 1):
         step = _MIGRATIONS.get(version)
@@ -241,4 +270,8 @@ def migrate(from_version: int, indexes: Collection[str] = ()) -> list[str]:
             statements += step()
     if from_version < 5 <= SCHEMA_VERSION:
         statements += _v5_lexical_index(indexes)
+    if from_version < 10 <= SCHEMA_VERSION:
+        # the column as v2 added it (or as a store created before version 10 has it)
+        columns = {*file_columns, *(["parsed"] if from_version < 2 else [])}
+        statements += _v10_moved_parses(columns)
     return statements

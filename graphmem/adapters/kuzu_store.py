@@ -77,6 +77,8 @@ CHECKPOINT_LOG_BYTES = 4 * 1024 * 1024
 # process then need not replay it (time and memory at its start); a smaller one is
 # replayed faster than a checkpoint takes.
 CLOSE_CHECKPOINT_BYTES = 1024 * 1024
+# The pool a left log is replayed and checkpointed with, at open (``_checkpoint_left_log``).
+RECOVERY_POOL_BYTES = 2 * 1024 * 1024 * 1024
 
 
 def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
@@ -85,6 +87,8 @@ def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
     except OSError as exc:
         raise StoreError(f"Cannot create the data dir {data_dir}: {exc.strerror}.") from exc
     try:
+        if _size(_log_of(path)) > CLOSE_CHECKPOINT_BYTES:
+            _checkpoint_left_log(path)
         return kuzu.Database(
             str(path), buffer_pool_size=BUFFER_POOL_BYTES, checkpoint_threshold=CHECKPOINT_LOG_BYTES
         )
@@ -95,6 +99,25 @@ def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
             f"Cannot open the graph store at {path}: {exc}. If it was copied "
             "or damaged, restore it from an export (`graphmem import`)."
         ) from exc
+
+
+def _checkpoint_left_log(path: Path) -> None:
+    """Write into the database the log a process left (killed, or unable to checkpoint it),
+    with a pool large enough for what it replays: replayed into the usual pool, a log of
+    updates could fill it again, and then no checkpoint ever succeeds (a 2.5 MB log of code
+    graph updates: 700 MB to replay, its checkpoint failed at 512 MB and took 2.2 s at 1 GB)."""
+    log.info("Writing the log the last process left into the graph store at %s.", path)
+    db = kuzu.Database(str(path), buffer_pool_size=RECOVERY_POOL_BYTES)
+    try:
+        conn = kuzu.Connection(db)
+        conn.execute("CHECKPOINT")
+        conn.close()
+    finally:
+        db.close()
+
+
+def _log_of(path: Path) -> Path:
+    return path.with_name(f"{path.name}.wal")
 
 
 def _size(path: Path) -> int:
@@ -138,7 +161,9 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
                 f"The store at {self.path} has schema version {version}, newer than this "
                 f"graphmem understands ({SCHEMA_VERSION}). Upgrade graphmem."
             )
-        for statement in migrate(version, {row[1] for row in self._rows("CALL SHOW_INDEXES() RETURN *")}):
+        indexes = {row[1] for row in self._rows("CALL SHOW_INDEXES() RETURN *")}
+        file_columns = {row[1] for row in self._rows("CALL table_info('File') RETURN *")}
+        for statement in migrate(version, indexes, file_columns):
             self._run(statement)
         if version < VECTORS_OUT_OF_KUZU:
             self.copy_vectors_out(self.data_dir / VECTOR_LOG)
@@ -149,7 +174,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
         with self._lock:
             try:
                 self._vectors.close()
-                if _size(self.path.with_name(f"{self.path.name}.wal")) > CLOSE_CHECKPOINT_BYTES:
+                if _size(_log_of(self.path)) > CLOSE_CHECKPOINT_BYTES:
                     self._run("CHECKPOINT")
             except (StoreError, OSError) as exc:  # what was acknowledged is in the log already
                 log.warning("Closing the graph store: %s", exc)

@@ -283,7 +283,8 @@ def test_a_transactions_lone_write_commits_on_its_own_and_a_failed_one_keeps_not
     execute = store._conn.execute
 
     def spy(query: object, *args: object, **kwargs: object) -> object:
-        sent.append(query if isinstance(query, str) else "prepared")
+        if not (isinstance(query, str) and "bm_info" in query):  # the pool's watch (kuzu_connection.py)
+            sent.append(query if isinstance(query, str) else "prepared")
         return execute(query, *args, **kwargs)  # type: ignore[arg-type]
 
     store._conn.execute = spy  # type: ignore[method-assign]
@@ -339,3 +340,45 @@ def test_keyed_reads_inside_a_transaction_see_its_writes(store: KuzuGraphStore) 
         assert sorted(store.get_memories(["w", "x", "y", "z"])) == ["w", "x", "y", "z"]
     store._records.clear()
     assert sorted(store.get_memories(["w", "x", "y", "z"])) == ["w", "x", "y", "z"]
+
+
+def test_long_strings_updated_one_at_a_time_do_not_fill_kuzus_pool(store: KuzuGraphStore) -> None:
+    # Before the store watched Kùzu's pool: full at the 919th of these, every write failing after.
+    for i in range(1_500):
+        store.set_meta(f"note-{i % 500}", f"{i} " + "x" * 4_000)
+
+    assert store.get_meta("note-499") == "1499 " + "x" * 4_000
+    assert store._pool_used() < 256 * 1024 * 1024
+
+
+def test_a_log_left_that_the_pool_cannot_checkpoint_is_written_in_at_open(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    KuzuGraphStore(data, dimension=DIM).close()
+    left = run_python(
+        """
+        import os, sys, kuzu
+        db = kuzu.Database(sys.argv[1], buffer_pool_size=2 * 1024**3, auto_checkpoint=False)
+        conn = kuzu.Connection(db)
+        for i in range(900):
+            value = f"{i} " + "x" * 4000
+            conn.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": f"k{i % 50}", "v": value})
+        os._exit(0)  # killed: the log stays, never checkpointed
+        """,
+        str(data / "graph.kuzu"),
+    )
+    assert left.returncode == 0, left.stderr
+    assert (data / "graph.kuzu.wal").stat().st_size > 1024 * 1024
+
+    store = KuzuGraphStore(data, dimension=DIM)
+    try:
+        assert store.get_meta("k49") == "899 " + "x" * 4000
+        wal = data / "graph.kuzu.wal"
+        assert not wal.exists() or wal.stat().st_size < 1024 * 1024  # written into the database
+        store.set_meta("after", "a write")
+    finally:
+        store.close()
+    reopened = KuzuGraphStore(data, dimension=DIM)
+    try:
+        assert reopened.get_meta("after") == "a write"
+    finally:
+        reopened.close()

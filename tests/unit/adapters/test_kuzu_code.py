@@ -1,0 +1,101 @@
+"""What only the Kùzu code graph does: where the files' parses live, and moving them there.
+
+The behaviour every code graph shares is tested once, in test_code_graph_contract.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from graphmem.adapters.kuzu_code import KuzuCodeGraph
+from graphmem.adapters.kuzu_schema import SCHEMA_VERSION
+from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.core.code import Definition, ParsedFile, parsed_to_json
+from graphmem.core.code_moves import MovePlan
+from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key
+
+PROJECT = "/src/proj"
+T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
+    store = KuzuGraphStore(tmp_path / "data", dimension=8)
+    yield store
+    store.close()
+
+
+def module(path: str, version: int) -> ParsedFile:
+    """A file of 30 functions with long signatures: about 6 KB of JSON, as real modules parse."""
+    definitions = tuple(
+        Definition(
+            "function",
+            f"handle_{n}",
+            f"handle_{n}",
+            n * 5 + 1,
+            n * 5 + 4,
+            f"def handle_{n}(request: Request, session: Session, retries: int = {version}) -> Response",
+            None,
+            f"{path}-{n}-{version}",
+            None,
+        )
+        for n in range(30)
+    )
+    return ParsedFile("python", definitions, (), (), (), 0)
+
+
+def save_pass(code: KuzuCodeGraph, files: dict[str, ParsedFile], at: datetime) -> None:
+    project = ProjectCode(PROJECT, code.load_parsed(PROJECT))
+    project.files.update(files)
+    changed = {path: (p, FileState(path, f"content-{path}-{at}", 10, 1)) for path, p in files.items()}
+    code.save(CodeScan(PROJECT, changed, [], project, project.edges(), at, MovePlan(), None))
+
+
+def test_a_pass_that_changes_a_thousand_files_again_keeps_every_parse(store: KuzuGraphStore) -> None:
+    # With the parses updated in place in File: Kùzu's pool full in the second pass, or,
+    # when a checkpoint ran between the updates, most parses read back empty.
+    code = KuzuCodeGraph(store)
+    paths = [f"pkg/mod{n}.py" for n in range(1_000)]
+    for version in range(3):
+        save_pass(code, {path: module(path, version) for path in paths}, T0 + timedelta(hours=version))
+
+    loaded = code.load_parsed(PROJECT)
+    assert sorted(loaded) == sorted(paths)
+    assert all(loaded[path] == module(path, 2) for path in paths)
+
+
+def test_a_store_from_before_schema_10_has_its_parses_moved_out_of_file(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = KuzuGraphStore(data, dimension=8)
+    store.run("DROP TABLE FileParse")  # as schema 9 had it: the parse in a column of File
+    store.run("ALTER TABLE File ADD parsed STRING")
+    for path, parse, deleted in (("a.py", module("a.py", 1), None), ("gone.py", None, T0)):
+        store.run(
+            "CREATE (:File {key: $k, name: $p, project: $proj, title: '', path: $p, content_hash: 'h', "
+            "parsed: $j, deleted_at: $d})",
+            {
+                "k": file_key(PROJECT, path),
+                "p": path,
+                "proj": PROJECT,
+                "j": parsed_to_json(parse) if parse else None,
+                "d": deleted,
+            },
+        )
+    store.set_meta("schema_version", "9")
+    store.close()
+
+    store = KuzuGraphStore(data, dimension=8)
+    try:
+        code = KuzuCodeGraph(store)
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
+        assert code.load_parsed(PROJECT) == {"a.py": module("a.py", 1)}
+        columns = {row[1] for row in store.rows("CALL table_info('File') RETURN *")}
+        assert "parsed" not in columns and "path" in columns
+        save_pass(code, {"a.py": module("a.py", 2), "b.py": module("b.py", 2)}, T0)  # COPY File still fits
+        assert code.load_parsed(PROJECT) == {"a.py": module("a.py", 2), "b.py": module("b.py", 2)}
+    finally:
+        store.close()
