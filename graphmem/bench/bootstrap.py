@@ -2,12 +2,16 @@
 
 On a fresh temporary store: the first scan (listing, parsing, resolving, and every
 database write) as files/s and symbols/s; then the re-scan with nothing changed
-(median of several), per 1,000 files; then the re-scan after one file changed.
+(median of several), per 1,000 files; then the re-scan after one file changed; and, when
+asked, re-scans of a copy of the repository after every file in it changed (a branch
+switch, a formatter run), with the process's peak memory.
 """
 
 from __future__ import annotations
 
 import os
+import resource
+import shutil
 import statistics
 import tempfile
 import time
@@ -19,7 +23,7 @@ from graphmem.app import open_memory
 from graphmem.settings import load_settings
 
 
-def run(path: Path, *, history: int = 0, rescans: int = 3) -> dict[str, Any]:
+def run(path: Path, *, history: int = 0, rescans: int = 3, changed_rescans: int = 0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="graphmem-bootstrap-") as scratch:
         # The model plays no part in a scan (facts and commits are embedded later).
         memory = open_memory(load_settings(data_dir=Path(scratch) / "data"), embedder=HashEmbedder(64))
@@ -38,6 +42,7 @@ def run(path: Path, *, history: int = 0, rescans: int = 3) -> dict[str, Any]:
                 started = time.perf_counter()
                 memory.bootstrap(path, history=0)
                 one_change = round(time.perf_counter() - started, 3)
+            all_changed = _all_changed(memory, path, Path(scratch) / "copy", changed_rescans)
         finally:
             memory.close()
     rescan = statistics.median(again)
@@ -54,8 +59,29 @@ def run(path: Path, *, history: int = 0, rescans: int = 3) -> dict[str, Any]:
         "rescan_unchanged_s": round(rescan, 3),
         "rescan_per_1000_files_s": round(rescan * 1000 / max(first.files, 1), 3),
         "rescan_after_touching_one_file_s": one_change,
+        "rescan_all_changed_s": all_changed,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "commits": first.commits,
     }
+
+
+def _all_changed(memory: Any, path: Path, copy: Path, passes: int) -> float | None:
+    """The median of ``passes`` re-scans of a copy of ``path`` (``path`` is not touched),
+    each after a line was added to every file of the copy."""
+    if passes <= 0:
+        return None
+    shutil.copytree(path, copy, ignore=shutil.ignore_patterns(".git"), symlinks=True)
+    files = [p for p in copy.rglob("*") if p.is_file() and not p.is_symlink()]
+    memory.bootstrap(copy, history=0)
+    took = []
+    for _ in range(passes):
+        for file in files:
+            with file.open("ab") as out:
+                out.write(b"\n")
+        started = time.perf_counter()
+        memory.bootstrap(copy, history=0)
+        took.append(time.perf_counter() - started)
+    return round(statistics.median(took), 3)
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -68,7 +94,13 @@ def format_report(report: dict[str, Any]) -> str:
             f"calls         {report['calls']}",
             f"re-scan       {report['rescan_unchanged_s']} s with nothing changed "
             f"({report['rescan_per_1000_files_s']} s per 1,000 files); "
-            f"{report['rescan_after_touching_one_file_s']} s after touching one file",
+            f"{report['rescan_after_touching_one_file_s']} s after touching one file"
+            + (
+                f"; {report['rescan_all_changed_s']} s with every file changed"
+                if report["rescan_all_changed_s"] is not None
+                else ""
+            ),
+            f"memory        peak RSS {report['peak_rss_mb']} MB",
             f"skipped       {report['skipped']}; syntax errors {report['parse_errors']}",
         ]
     )

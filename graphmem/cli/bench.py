@@ -354,8 +354,15 @@ def ingest_bench(sessions: int, as_json: bool) -> None:
 @click.option(
     "--rescans", type=click.IntRange(1, 20), default=3, show_default=True, help="No-change re-scans."
 )
+@click.option(
+    "--changed-rescans",
+    type=click.IntRange(0, 20),
+    default=0,
+    show_default=True,
+    help="Re-scans of a copy of PATH after every file in it changed.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def bootstrap_bench(path: Path, history: int, rescans: int, as_json: bool) -> None:
+def bootstrap_bench(path: Path, history: int, rescans: int, changed_rescans: int, as_json: bool) -> None:
     """Bootstrap speed on a repository: files/s and symbols/s end to end, and re-scans.
 
     Runs on a temporary store; your own store is not touched.
@@ -369,7 +376,7 @@ def bootstrap_bench(path: Path, history: int, rescans: int, as_json: bool) -> No
     """
     from graphmem.bench.bootstrap import format_report, run
 
-    report = run(path.resolve(), history=history, rescans=rescans)
+    report = run(path.resolve(), history=history, rescans=rescans, changed_rescans=changed_rescans)
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
 
 
