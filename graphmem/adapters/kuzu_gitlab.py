@@ -285,6 +285,8 @@ class KuzuGitLabGraph(KuzuGitLabReads):
         next_attempt: datetime,
         facts: dict[str, Any],
     ) -> None:
+        """The node's facts, and its long texts replaced in ``GitLabText`` (kuzu_schema.GITLAB_TEXT)."""
+        texts = {name: facts.pop(name, None) for name in ("description", "changed_files")}
         params = {
             **facts,
             "k": key,
@@ -293,11 +295,19 @@ class KuzuGitLabGraph(KuzuGitLabReads):
             "next": naive_utc(next_attempt),
         }
         sets = ", ".join(f"e.{name} = ${name}" for name in facts)
-        self._store.run(
-            f"MATCH (e:{label} {{key: $k}}) SET {sets}, e.title = $title, e.enrich_state = 'ok', "
-            "e.enrich_error = NULL, e.enrich_attempts = 0, e.fetched_at = $fetched, e.next_attempt = $next",
-            params,
-        )
+        store = self._store
+        with store.transaction():
+            store.run(
+                f"MATCH (e:{label} {{key: $k}}) SET {sets}, e.title = $title, e.enrich_state = 'ok', "
+                "e.enrich_error = NULL, e.enrich_attempts = 0, e.fetched_at = $fetched, "
+                "e.next_attempt = $next",
+                params,
+            )
+            store.run("MATCH (t:GitLabText {key: $k}) DELETE t", {"k": key})
+            store.run(
+                "CREATE (:GitLabText {key: $k, description: $description, changed_files: $changed_files})",
+                {"k": key, **texts},
+            )
 
     def _replace_people(
         self,

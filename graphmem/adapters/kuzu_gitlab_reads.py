@@ -147,7 +147,7 @@ class KuzuGitLabReads:
             "MergeRequest",
             key,
             "e.title, e.state, e.draft, e.labels, e.milestone, e.source_branch, e.target_branch, "
-            "e.merged_at, e.created_at, e.updated_at, e.description, e.web_url, e.changed_files, "
+            "e.merged_at, e.created_at, e.updated_at, t.description, e.web_url, t.changed_files, "
             "e.changed_files_total",
         )
         if saved is None:
@@ -183,7 +183,7 @@ class KuzuGitLabReads:
             "Issue",
             key,
             "e.title, e.state, e.labels, e.milestone, e.created_at, e.updated_at, e.closed_at, "
-            "e.description, e.web_url",
+            "t.description, e.web_url",
         )
         if saved is None:
             return None
@@ -213,7 +213,7 @@ class KuzuGitLabReads:
         saved = self._saved_node(
             "Epic",
             key,
-            "e.title, e.state, e.labels, e.created_at, e.updated_at, e.description, e.web_url, e.author",
+            "e.title, e.state, e.labels, e.created_at, e.updated_at, t.description, e.web_url, e.author",
         )
         if saved is None:
             return None
@@ -303,7 +303,12 @@ class KuzuGitLabReads:
 
     def _saved_node(self, label: str, key: str, columns: str) -> tuple[Sequence[Any], GitLabTarget] | None:
         """``columns`` of the node ``key`` and its GitLab target; None until GitLab described it."""
-        rows = self._store.rows(f"MATCH (e:{label} {{key: $k}}) WHERE {_SAVED} RETURN {columns}", {"k": key})
+        rows = self._store.rows(
+            f"MATCH (e:{label} {{key: $k}}) WHERE {_SAVED} "
+            "OPTIONAL MATCH (t:GitLabText {key: $k}) "  # its long texts (kuzu_schema.GITLAB_TEXT)
+            f"RETURN {columns}",
+            {"k": key},
+        )
         target = parse_key(key)
         return (rows[0], target) if rows and target is not None else None
 

@@ -6,9 +6,9 @@ store is migrated in place when it is opened.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 # From this version the vectors are in the vector log, not in Kùzu (``kuzu_vectors.py``): no
 # Kùzu statement, the store moves them at open.
 VECTORS_OUT_OF_KUZU = 9
@@ -74,7 +74,6 @@ _ENRICH_COLUMNS: tuple[tuple[str, str], ...] = (
     ("author", "STRING"),
     ("created_at", "TIMESTAMP"),
     ("updated_at", "TIMESTAMP"),
-    ("description", "STRING"),
     ("web_url", "STRING"),
 )
 GITLAB_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -86,11 +85,26 @@ GITLAB_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
         ("target_branch", "STRING"),
         ("merged_at", "TIMESTAMP"),
         ("changed_files_total", "INT64"),
-        ("changed_files", "STRING"),  # JSON: [{path, old_path, new, deleted, renamed, ranges}]
     ),
     "Issue": (*_ENRICH_COLUMNS, ("milestone", "STRING"), ("closed_at", "TIMESTAMP")),
     "Epic": _ENRICH_COLUMNS,
     "Person": (("username", "STRING"), ("web_url", "STRING")),
+}
+# The long texts GitLab gives an MR, issue or epic, apart from its node, replaced (DELETE,
+# then CREATE, in one transaction) at each enrichment, never updated in place (see
+# FILE_PARSE): ``description``, and an MR's ``changed_files`` (JSON: [{path, old_path,
+# new, deleted, renamed, ranges}], up to 500 files). Kùzu 0.11 updating 6 KB
+# descriptions of 3,000 MRs in place, one after the other, even with a checkpoint each
+# time its pool had grown 128 MB: the pool full at the 2,511th, and 2,336 descriptions
+# read back wrong; replaced, 6,000 of them held 45 MB and read back right.
+GITLAB_TEXT = (
+    "CREATE NODE TABLE GitLabText(key STRING, description STRING, changed_files STRING, PRIMARY KEY(key))"
+)
+# What ``GitLabText`` took from each table (they were its columns from schema 4 to 10).
+GITLAB_TEXT_COLUMNS = {
+    "MergeRequest": ("description", "changed_files"),
+    "Issue": ("description",),
+    "Epic": ("description",),
 }
 GITLAB_RELS = (
     "CREATE REL TABLE ASSIGNED(FROM Person TO MergeRequest, FROM Person TO Issue)",
@@ -171,6 +185,7 @@ def create_schema() -> list[str]:
         *GITLAB_RELS,
         MEMORY_EVENT,
         FILE_PARSE,
+        GITLAB_TEXT,
     ]
     return statements
 
@@ -182,13 +197,14 @@ def _extra_columns(table: str) -> tuple[tuple[str, str], ...]:
 
 def _v2_code_graph() -> list[str]:
     """Version 2: files and symbols carry what bootstrap learns; files that change together.
-    ``File.parsed`` too, which version 10 moves to ``FileParse``."""
+    (It added ``File.parsed`` too, which version 10 moved to ``FileParse``: a store below
+    version 2 has no parse to move.)"""
     statements = [
         f"ALTER TABLE {table} ADD {name} {kind}"
         for table, columns in CODE_COLUMNS.items()
         for name, kind in columns
     ]
-    return [*statements, "ALTER TABLE File ADD parsed STRING", CO_CHANGES]
+    return [*statements, CO_CHANGES]
 
 
 def _v3_provenance() -> list[str]:
@@ -235,14 +251,35 @@ def _v10_file_parse() -> list[str]:
     return [FILE_PARSE.replace("CREATE NODE TABLE", "CREATE NODE TABLE IF NOT EXISTS", 1)]
 
 
-def _v10_moved_parses(file_columns: Collection[str]) -> list[str]:
-    if "parsed" not in file_columns:
+def _v10_moved_parses(columns: Mapping[str, Collection[str]]) -> list[str]:
+    if "parsed" not in columns.get("File", ()):
         return []
     return [
         "COPY FileParse FROM (MATCH (f:File) WHERE f.parsed IS NOT NULL AND f.deleted_at IS NULL "
         "RETURN f.key, f.project, f.path, f.parsed)",
         "ALTER TABLE File DROP parsed",
     ]
+
+
+def _v11_gitlab_text() -> list[str]:
+    """Version 11: the descriptions and an MR's changed files move to ``GitLabText`` (the
+    move itself, when the store has the columns: ``_v11_moved_texts``)."""
+    return [GITLAB_TEXT.replace("CREATE NODE TABLE", "CREATE NODE TABLE IF NOT EXISTS", 1)]
+
+
+def _v11_moved_texts(columns: Mapping[str, Collection[str]]) -> list[str]:
+    statements = []
+    for table, moved in GITLAB_TEXT_COLUMNS.items():
+        if not set(moved) <= set(columns.get(table, ())):
+            continue  # a store from before version 4: no GitLab facts to move
+        description, files = ("e.description", "e.changed_files" if "changed_files" in moved else "NULL")
+        statements += [
+            f"COPY GitLabText FROM (MATCH (e:{table}) WHERE e.description IS NOT NULL"
+            + (" OR e.changed_files IS NOT NULL" if "changed_files" in moved else "")
+            + f" RETURN e.key, {description}, CAST({files} AS STRING))",
+            *(f"ALTER TABLE {table} DROP {column}" for column in moved),
+        ]
+    return statements
 
 
 # version reached -> statements that bring the previous version to it
@@ -254,15 +291,18 @@ _MIGRATIONS: dict[int, Callable[[], list[str]]] = {
     7: _v7_expiry,
     8: _v8_branch,
     10: _v10_file_parse,
+    11: _v11_gitlab_text,
 }
 
 
 def migrate(
-    from_version: int, indexes: Collection[str] = (), file_columns: Collection[str] = ()
+    from_version: int,
+    indexes: Collection[str] = (),
+    columns: Mapping[str, Collection[str]] | None = None,
 ) -> list[str]:
     """Statements that bring a store at ``from_version`` to ``SCHEMA_VERSION``; ``indexes``
-    names the store's indexes (``CALL SHOW_INDEXES()``), ``file_columns`` the columns its
-    ``File`` table has (``CALL table_info('File')``)."""
+    names the store's indexes (``CALL SHOW_INDEXES()``), ``columns`` the columns of its
+    tables that a step moves (``CALL table_info(...)``, by table)."""
     statements: list[str] = []
     for version in range(from_version + 1, SCHEMA_VERSION + 1):
         step = _MIGRATIONS.get(version)
@@ -271,7 +311,7 @@ def migrate(
     if from_version < 5 <= SCHEMA_VERSION:
         statements += _v5_lexical_index(indexes)
     if from_version < 10 <= SCHEMA_VERSION:
-        # the column as v2 added it (or as a store created before version 10 has it)
-        columns = {*file_columns, *(["parsed"] if from_version < 2 else [])}
-        statements += _v10_moved_parses(columns)
+        statements += _v10_moved_parses(columns or {})
+    if from_version < 11 <= SCHEMA_VERSION:
+        statements += _v11_moved_texts(columns or {})
     return statements

@@ -43,6 +43,7 @@ from graphmem.adapters.kuzu_rows import (
     visibility_clause,
 )
 from graphmem.adapters.kuzu_schema import (
+    GITLAB_TEXT_COLUMNS,
     MEMORY_COLUMNS,
     SCHEMA_VERSION,
     VECTORS_OUT_OF_KUZU,
@@ -162,8 +163,11 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
                 f"graphmem understands ({SCHEMA_VERSION}). Upgrade graphmem."
             )
         indexes = {row[1] for row in self._rows("CALL SHOW_INDEXES() RETURN *")}
-        file_columns = {row[1] for row in self._rows("CALL table_info('File') RETURN *")}
-        for statement in migrate(version, indexes, file_columns):
+        columns = {
+            table: {row[1] for row in self._rows(f"CALL table_info('{table}') RETURN *")}
+            for table in ("File", *GITLAB_TEXT_COLUMNS)
+        }
+        for statement in migrate(version, indexes, columns):
             self._run(statement)
         if version < VECTORS_OUT_OF_KUZU:
             self.copy_vectors_out(self.data_dir / VECTOR_LOG)
