@@ -286,6 +286,7 @@ class KuzuCodeGraph:
         rows, parses = [], []
         for path, (parsed, state) in scan.changed.items():
             key = file_key(project, path)
+            # in FileParse's column order (COPY maps by position)
             parses.append({"key": key, "project": project, "path": path, "parsed": parsed_to_json(parsed)})
             row = {
                 "content_hash": state.content_hash,

@@ -110,8 +110,7 @@ class KuzuConnection:
         """Run a write whose result nobody reads; the first of a transaction is held (``_held``)."""
         self._check_open()
         if self._after_commit is not None and not self._begun and self._held is None:
-            self._writes += 1
-            self._held = (query, params)
+            self._held = (query, params)  # counted in ``_writes`` when it runs
             return
         self._execute(query, params)
 

@@ -286,7 +286,8 @@ class KuzuGitLabGraph(KuzuGitLabReads):
         facts: dict[str, Any],
     ) -> None:
         """The node's facts, and its long texts replaced in ``GitLabText`` (kuzu_schema.GITLAB_TEXT)."""
-        texts = {name: facts.pop(name, None) for name in ("description", "changed_files")}
+        texts = {name: facts.get(name) for name in ("description", "changed_files")}
+        facts = {name: value for name, value in facts.items() if name not in texts}
         params = {
             **facts,
             "k": key,

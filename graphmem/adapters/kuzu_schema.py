@@ -272,11 +272,10 @@ def _v11_moved_texts(columns: Mapping[str, Collection[str]]) -> list[str]:
     for table, moved in GITLAB_TEXT_COLUMNS.items():
         if not set(moved) <= set(columns.get(table, ())):
             continue  # a store from before version 4: no GitLab facts to move
-        description, files = ("e.description", "e.changed_files" if "changed_files" in moved else "NULL")
+        files = "e.changed_files" if "changed_files" in moved else "CAST(NULL AS STRING)"
         statements += [
-            f"COPY GitLabText FROM (MATCH (e:{table}) WHERE e.description IS NOT NULL"
-            + (" OR e.changed_files IS NOT NULL" if "changed_files" in moved else "")
-            + f" RETURN e.key, {description}, CAST({files} AS STRING))",
+            f"COPY GitLabText FROM (MATCH (e:{table}) WHERE e.description IS NOT NULL OR {files} IS NOT NULL "
+            f"RETURN e.key, e.description, {files})",
             *(f"ALTER TABLE {table} DROP {column}" for column in moved),
         ]
     return statements

@@ -108,11 +108,13 @@ def _checkpoint_left_log(path: Path) -> None:
     updates could fill it again, and then no checkpoint ever succeeds (a 2.5 MB log of code
     graph updates: 700 MB to replay, its checkpoint failed at 512 MB and took 2.2 s at 1 GB)."""
     log.info("Writing the log the last process left into the graph store at %s.", path)
-    db = kuzu.Database(str(path), buffer_pool_size=RECOVERY_POOL_BYTES)
+    db = kuzu.Database(str(path), buffer_pool_size=RECOVERY_POOL_BYTES)  # a lock error goes up
     try:
         conn = kuzu.Connection(db)
         conn.execute("CHECKPOINT")
         conn.close()
+    except RuntimeError as exc:  # the store still opens: its log is replayed as before
+        log.warning("Could not write the log left behind into the graph store: %s", exc)
     finally:
         db.close()
 
@@ -162,13 +164,14 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
                 f"The store at {self.path} has schema version {version}, newer than this "
                 f"graphmem understands ({SCHEMA_VERSION}). Upgrade graphmem."
             )
-        indexes = {row[1] for row in self._rows("CALL SHOW_INDEXES() RETURN *")}
-        columns = {
-            table: {row[1] for row in self._rows(f"CALL table_info('{table}') RETURN *")}
-            for table in ("File", *GITLAB_TEXT_COLUMNS)
-        }
-        for statement in migrate(version, indexes, columns):
-            self._run(statement)
+        if version < SCHEMA_VERSION:  # what the steps need to know, read only when there are steps
+            indexes = {row[1] for row in self._rows("CALL SHOW_INDEXES() RETURN *")}
+            columns = {
+                table: {row[1] for row in self._rows(f"CALL table_info('{table}') RETURN *")}
+                for table in ("File", *GITLAB_TEXT_COLUMNS)
+            }
+            for statement in migrate(version, indexes, columns):
+                self._run(statement)
         if version < VECTORS_OUT_OF_KUZU:
             self.copy_vectors_out(self.data_dir / VECTOR_LOG)
         if version < SCHEMA_VERSION:

@@ -16,11 +16,14 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
 from graphmem.settings import load_settings
+
+if TYPE_CHECKING:
+    from graphmem.service.memory import MemoryService
 
 
 def run(path: Path, *, history: int = 0, rescans: int = 3, changed_rescans: int = 0) -> dict[str, Any]:
@@ -65,7 +68,7 @@ def run(path: Path, *, history: int = 0, rescans: int = 3, changed_rescans: int 
     }
 
 
-def _all_changed(memory: Any, path: Path, copy: Path, passes: int) -> float | None:
+def _all_changed(memory: MemoryService, path: Path, copy: Path, passes: int) -> float | None:
     """The median of ``passes`` re-scans of a copy of ``path`` (``path`` is not touched),
     each after a line was added to every file of the copy."""
     if passes <= 0:
