@@ -41,6 +41,7 @@ from graphmem.core.ports import (
     LearningSources,
     ProjectRoots,
     SessionExtractor,
+    StoreLogin,
 )
 from graphmem.core.projects import checkout_path
 from graphmem.core.timeparse import utc_now
@@ -162,6 +163,7 @@ def _open_postgres(
         code=code,
         enricher=_enricher(settings, PostgresGitLabGraph(store), code, namespace),
         sources=sources,
+        login=store,
     )
     # Sessions and claims in the database: every daemon (and CLI) of the team sees them.
     memory.coordinator = PgCoordinator(store, utc_now, timedelta(seconds=settings.server.session_ttl_seconds))
@@ -179,11 +181,13 @@ def build_memory(
     enricher: Enricher | None = None,
     sources: LearningSources | None = None,
     clock: Callable[[], datetime] = utc_now,
+    login: StoreLogin | None = None,
 ) -> MemoryService:
     """The Memory service on ``store`` and its peers: every service object is built here, once.
 
     ``namespace`` gives a project's GitLab path (relative refs); without ``code`` there is no
-    bootstrap, without ``enricher`` no GitLab, without ``sources`` no bootstrap or ingest.
+    bootstrap, without ``enricher`` no GitLab, without ``sources`` no bootstrap or ingest;
+    ``login`` is a team's store's role (``stats`` says who the caller is).
     """
     roots = sources.roots if sources is not None else None
     mentions = Mentions(code, namespace, roots.checkout if roots is not None else checkout_path)
@@ -245,7 +249,7 @@ def build_memory(
         mentions=mentions,
         recaller=recaller,
         context=context,
-        listing=Listing(store, semantic, data_dir, code),
+        listing=Listing(store, semantic, data_dir, code, login),
         lifecycle=Lifecycle(writer),
         transfer=transfer,
         ingest=options,

@@ -40,7 +40,7 @@ from graphmem.adapters.postgres_rows import (
 from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
 from graphmem.adapters.postgres_text import PostgresTextSearch
 from graphmem.core.branches import place
-from graphmem.core.models import Entity, MemoryRecord
+from graphmem.core.models import Entity, LoginRole, MemoryRecord
 from graphmem.core.ports import StoredVectors, Vector, Visibility
 from graphmem.errors import StoreMismatchError
 
@@ -85,6 +85,18 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
 
     def close(self) -> None:
         self._close_connection()
+
+    def login_role(self) -> LoginRole:
+        """The role this store logs in with (``current_user``: who owns the global memories it
+        writes), whether it may store memories, and whether row-level security passes it by."""
+        name, writes, sees_all = self._rows(
+            "SELECT current_user::text, "
+            "has_table_privilege('memories', 'INSERT') AND NOT pg_is_in_recovery(), "
+            "NOT c.relrowsecurity OR r.rolsuper OR r.rolbypassrls "
+            "OR (NOT c.relforcerowsecurity AND pg_has_role(c.relowner, 'USAGE')) "
+            "FROM pg_roles r, pg_class c WHERE r.rolname = current_user AND c.oid = 'memories'::regclass"
+        )[0]
+        return LoginRole(str(name), bool(writes), bool(sees_all))
 
     # -- the vector column (its dimension is the embedding model's) and its HNSW index --------
 

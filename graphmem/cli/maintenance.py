@@ -14,7 +14,9 @@ from graphmem.cli.state import CliState, pass_state
 @json_option
 @pass_state
 def stats(state: CliState, as_json: bool) -> None:
-    """Count memories by status, category and scope, and entities by kind.
+    """Count memories by status, category and scope, and entities by kind; on a team's
+    PostgreSQL store, the role you log in with (whose global memories you see) and
+    whether it may write.
 
     \b
     Example:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from graphmem.core.branches import on_branch
-from graphmem.core.models import Hit, MemoryRecord, Status
+from graphmem.core.models import Hit, LoginRole, MemoryRecord, Status
 from graphmem.core.timeparse import format_age
 from graphmem.core.views import entity_view, hit_view, link_view, memory_view, why
 from graphmem.errors import GraphmemError, ImportFileError
@@ -247,6 +247,15 @@ def stats(found: Stats) -> None:
     click.echo(f"pending embeddings: {found.pending_embeddings}")
     click.echo(f"model: {found.model}")
     click.echo(f"data dir: {found.data_dir}")
+    if found.role is not None:
+        click.echo(f"role: {role_line(found.role)}")
+
+
+def role_line(role: LoginRole) -> str:
+    """The role a team's store logs in with, what it may do and whose global memories it sees."""
+    may = "reads and writes" if role.writes else "read-only"
+    seen = "everyone's" if role.sees_all else f"{role.name}'s own"
+    return f"{role.name} ({may}; global memories: {seen})"
 
 
 def current_count(found: Stats) -> int:

@@ -175,3 +175,12 @@ class Hit:
     path: tuple[str, ...] = ()
     entities: tuple[Entity, ...] = field(default=())
     reason: str = ""  # why it is there, when no channel says it (get_context of lines)
+
+
+@dataclass(frozen=True, slots=True)
+class LoginRole:
+    """Who a shared store's database knows the caller as: on PostgreSQL, ``current_user``."""
+
+    name: str
+    writes: bool  # may store memories (not a read-only role for bots, nor on a read replica)
+    sees_all: bool  # row-level security does not apply (owner, superuser): every global memory is seen

@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.models import Category, MemoryRecord, Status
-from graphmem.core.ports import CodeGraph, GraphStore, Visibility
+from graphmem.core.ports import CodeGraph, GraphStore, StoreLogin, Visibility
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
 from graphmem.service.inputs import parse_category, parse_memory_id, unknown_memory
@@ -29,9 +29,15 @@ class Listing:
     """Memories by id, by filter, and counted."""
 
     def __init__(
-        self, store: GraphStore, semantic: SemanticIndex | None, data_dir: Path, code: CodeGraph | None = None
+        self,
+        store: GraphStore,
+        semantic: SemanticIndex | None,
+        data_dir: Path,
+        code: CodeGraph | None = None,
+        login: StoreLogin | None = None,
     ) -> None:
         self._store = store
+        self._login = login  # a team's store: who it logs in as (stats says so)
         self._semantic = semantic
         self._data_dir = data_dir
         self._staleness = Staleness(store, code)
@@ -109,7 +115,8 @@ class Listing:
         return Gauges(dict(by_category), len(self._store.pending_embeddings(1_000_000)))
 
     def stats(self) -> Stats:
-        """Counts by category, status and scope, entities by kind, the embedding backlog."""
+        """Counts by category, status and scope, entities by kind, the embedding backlog, and on
+        a team's store the role it logs in with (whose global memories the counts include)."""
         counts = self._store.count_memories()
         by_category: Counter[str] = Counter()
         by_status: Counter[str] = Counter()
@@ -130,6 +137,7 @@ class Listing:
             data_dir=str(self._data_dir),
             model=model,
             stale=self._staleness.count(),
+            role=self._login.login_role() if self._login is not None else None,
         )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from graphmem.core.models import Entity, Hit, Link, MemoryRecord
+from graphmem.core.models import Entity, Hit, Link, LoginRole, MemoryRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +44,8 @@ class Stats:
     data_dir: str
     model: str
     stale: int = 0  # current memories about code that changed or went away since (``staleness.py``)
+    # The role a team's store logs in with (None: the embedded store, which has no login).
+    role: LoginRole | None = None
 
 
 @dataclass

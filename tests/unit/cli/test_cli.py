@@ -260,6 +260,11 @@ def test_stats_json_counts_memories(invoke: Invoke) -> None:
     assert data["model"] == "hash-256"
 
 
+def test_stats_on_a_store_without_a_login_say_nothing_of_a_role(invoke: Invoke) -> None:
+    assert "role" not in invoke("stats").stdout
+    assert json.loads(invoke("stats", "--json").stdout)["role"] is None
+
+
 def test_status_embeds_pending_memories_and_says_ready(invoke: Invoke) -> None:
     remember(invoke)
 

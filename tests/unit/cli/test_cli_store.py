@@ -1,11 +1,17 @@
-"""graphmem migrate on a real PostgreSQL database, and what the CLI says when the configured
-store cannot be used: one line, the right exit code, never a traceback or the password."""
+"""graphmem migrate on a real PostgreSQL database, what the CLI says when the configured
+store cannot be used: one line, the right exit code, never a traceback or the password, and
+the role ``graphmem stats`` says it logs in with (the writer and read-only roles of docs/team.md)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import psycopg
 import pytest
 from click.testing import CliRunner
 from support.postgres import PostgresServer
+from support.stores import MIGRATED
 
 from graphmem.adapters.postgres_migrate import SCHEMA_VERSION
 from graphmem.cli.main import cli
@@ -61,3 +67,84 @@ def test_an_unmigrated_store_points_at_migrate(
     code, _, err = run("list")
     assert code == 7  # StoreMismatchError
     assert "Run `graphmem migrate`" in err
+
+
+def _role(admin_url: str, name: str, group: str) -> str:
+    """A login role ``name`` in ``group`` (created with its grants from docs/team.md if new); its URL."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (group,)).fetchall():
+            conn.execute(f"CREATE ROLE {group} NOLOGIN")
+            conn.execute(f"GRANT USAGE ON SCHEMA public TO {group}")
+            if group.startswith("writer_"):
+                conn.execute(
+                    f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {group}"
+                )
+                conn.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {group}")
+            else:
+                conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {group}")
+        conn.execute(f"CREATE ROLE {name} LOGIN PASSWORD 'hunter2' IN ROLE {group}")
+    return admin_url.replace("postgres@", f"{name}@")
+
+
+@pytest.fixture
+def team_store(postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> str:
+    """A migrated database the owner has run a first command on (as docs/team.md says to do
+    once), and the CLI's data dir in ``tmp_path``; the owner's URL."""
+    url = postgres_server.new_database(MIGRATED)
+    monkeypatch.setenv("GRAPHMEM_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("GRAPHMEM_STORE_PASSWORD", "hunter2")
+    monkeypatch.setenv("GRAPHMEM_STORE_URL", url)
+    assert run("stats")[0] == 0  # the owner's first command records the model, sizes the vectors
+    return url
+
+
+def test_stats_on_a_team_store_names_the_writer_role_it_logs_in_with(
+    team_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = team_store.rsplit("/", 1)[1]
+    monkeypatch.setenv("GRAPHMEM_STORE_URL", _role(team_store, f"alice_{database}", f"writer_{database}"))
+
+    code, out, err = run("stats")
+    data = json.loads(run("stats", "--json")[1])
+
+    assert code == 0, err
+    assert (
+        out.splitlines()[-1]
+        == f"role: alice_{database} (reads and writes; global memories: alice_{database}'s own)"
+    )
+    assert data["role"] == {"name": f"alice_{database}", "writes": True, "sees_all": False}
+    assert "hunter2" not in out + err
+
+
+def test_stats_on_a_team_store_says_a_read_only_bots_role_may_not_write(
+    team_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = team_store.rsplit("/", 1)[1]
+    monkeypatch.setenv("GRAPHMEM_STORE_URL", _role(team_store, f"bot_{database}", f"reader_{database}"))
+
+    code, out, err = run("stats")
+    data = json.loads(run("stats", "--json")[1])
+
+    assert code == 0, err
+    assert out.splitlines()[-1] == f"role: bot_{database} (read-only; global memories: bot_{database}'s own)"
+    assert data["role"] == {"name": f"bot_{database}", "writes": False, "sees_all": False}
+    assert "hunter2" not in out + err
+
+
+def test_stats_on_a_team_store_says_the_owner_sees_everyones_global_memories(
+    team_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRAPHMEM_STORE_URL", team_store)  # the test server's superuser owns the tables
+
+    data = json.loads(run("stats", "--json")[1])
+
+    assert data["role"] == {"name": "postgres", "writes": True, "sees_all": True}
+
+
+def test_stats_on_the_embedded_store_says_nothing_of_a_role(tmp_path: Path) -> None:
+    code, out, err = run("--data-dir", str(tmp_path / "data"), "stats")
+    data = json.loads(run("--data-dir", str(tmp_path / "data"), "stats", "--json")[1])
+
+    assert code == 0, err
+    assert "role" not in out
+    assert data["role"] is None

@@ -12,7 +12,7 @@ from click.testing import Result
 
 from graphmem.cli import main, present
 from graphmem.cli.present import provenance
-from graphmem.core.models import Category, Hit, MemoryRecord, Scope
+from graphmem.core.models import Category, Hit, LoginRole, MemoryRecord, Scope
 from graphmem.service.results import MemoryDetail, Stats
 
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
@@ -84,3 +84,16 @@ def test_stats_give_the_share_of_stale_memories(capsys: pytest.CaptureFixture[st
 
     assert "possibly stale: 1 of 4 current memories (25.0%)" in capsys.readouterr().out
     assert present.stats_json(found)["stale_share"] == 0.25
+
+
+def test_stats_say_a_read_only_role_and_whose_global_memories_it_sees(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    found = Stats(0, {}, {}, {}, {}, 0, "/d", "m", role=LoginRole("review_bot", False, False))
+
+    present.stats(found)
+
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "role: review_bot (read-only; global memories: review_bot's own)"
+    )
+    assert present.stats_json(found)["role"] == {"name": "review_bot", "writes": False, "sees_all": False}

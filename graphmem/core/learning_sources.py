@@ -1,0 +1,158 @@
+"""The ports of the sources graphmem learns from: code, repository files, git, agent sessions.
+
+Part of ``core/ports.py`` (which re-exports every name here), kept apart by concern.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+from graphmem.core.code import ParsedFile
+from graphmem.core.commits import Commit
+from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
+
+# -- what graphmem learns from: code, repository files, git, agent sessions ----------
+#
+# The sources that ``service/bootstrap.py`` and ``service/ingest.py`` read, each behind a
+# narrow port (only what the service calls); ``app`` picks the implementations and
+# passes them in a ``LearningSources``. Implemented in ``adapters``: ``code_parser.py``
+# (``TreeSitterParser``), ``repo_files.py`` (``RepositoryFileWalker``), ``git_history.py``
+# (``GitLog``), ``git.py`` (``GitToplevel``), ``opencode_sessions.py``
+# (``OpenCodeSessions``) and ``llm_extractor.py`` (``LLMExtractor``).
+
+
+class CodeParser(Protocol):
+    """Source bytes into definitions, calls, imports and inheritance (tree-sitter)."""
+
+    def parse(self, source: bytes, language: str) -> ParsedFile:
+        """Never raises on bad source: syntax errors are counted in ``ParsedFile.error_count``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One file of a repository to parse."""
+
+    path: str  # relative to the repository root, POSIX
+    language: str
+    size: int
+    mtime_ns: int
+
+
+@dataclass(slots=True)
+class SourceListing:
+    """A repository's files: those to parse, every listed path, and why the others were skipped."""
+
+    files: list[SourceFile] = field(default_factory=list)
+    docs: list[str] = field(default_factory=list)  # every listed path (for docs and manifests)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceContent:
+    data: bytes
+    content_hash: str
+
+
+class RepositoryFiles(Protocol):
+    """Which files of a repository to index, and their bytes."""
+
+    def list_sources(self, root: Path) -> SourceListing: ...
+
+    def read_source(self, root: Path, path: str) -> SourceContent | str:
+        """The file's bytes, or why it is skipped ("binary", "generated", "unreadable")."""
+
+    def read_doc(self, root: Path, path: str, max_bytes: int) -> bytes | None:
+        """The first ``max_bytes`` of a document or manifest; None when it cannot be read."""
+
+
+class GitHistory(Protocol):
+    """A repository's commits and who last changed each line. Never raises: no git, no history."""
+
+    def read_history(
+        self, root: Path, *, max_commits: int, before: datetime | None, merges: bool, revision: str
+    ) -> list[Commit]:
+        """The newest ``max_commits`` commits reachable from ``revision``, newest first."""
+
+    def line_commits(self, root: Path, path: str) -> list[str]:
+        """The sha that last changed each line of ``path`` at HEAD, in line order (empty: unknown)."""
+
+    def notes(self, root: Path) -> list[str]:
+        """What to tell a person about the history of ``root`` (not a repository, no commits yet,
+        a shallow clone); empty when it is whole."""
+
+    def head(self, root: Path) -> str | None:
+        """The sha of the commit checked out in ``root`` (None: not a repository, no commits)."""
+
+    def renames(self, root: Path, since: str) -> dict[str, str]:
+        """Old path -> new path of the files git sees renamed between commit ``since`` and the
+        working tree (``git diff -M``); empty when git cannot say."""
+
+
+class ProjectRoots(Protocol):
+    """Which project a directory belongs to, and the branches its repository has."""
+
+    def project_root(self, path: Path) -> Path | None:
+        """The repository root containing ``path`` (the main checkout's, for every worktree of
+        one repository), or None outside one; an ``InvalidInputError`` when ``path`` does not exist."""
+
+    def project_name(self, root: Path) -> str:
+        """The name the store keeps the project checked out at ``root`` under: its path, or on
+        a team's store its shared name (``core.projects``). Remembers the checkout for ``checkout``."""
+
+    def checkout(self, project: str) -> Path | None:
+        """Where ``project`` is checked out on this machine: its path, or the checkout a
+        ``project_name`` call last named so; None when not known here."""
+
+    def local_branches(self, project: str) -> frozenset[str] | None:
+        """The names of the branches of ``project``'s repository, local and remote-tracking
+        (without the remote's name); None when git cannot say (the directory is gone or no
+        repository)."""
+
+
+class SessionReader(Protocol):
+    """One opened agent-session database, read-only. Raises ``SessionStoreError`` on failure."""
+
+    @property
+    def path(self) -> Path: ...
+
+    def changed_sessions(self, after: tuple[int, str] | None) -> list[SessionRow]:
+        """The next batch of sessions updated after ``(time_updated_ms, id)``, oldest change first."""
+
+    def session(self, session_id: str) -> SessionRow | None: ...
+
+    def read(self, row: SessionRow) -> SessionRead: ...
+
+    def close(self) -> None: ...
+
+
+class SessionSource(Protocol):
+    """Where an agent keeps its sessions (OpenCode's SQLite database)."""
+
+    def locate(self, explicit: str | None) -> Path:
+        """The database to read (``explicit``, else the agent's default); ``SessionStoreError`` if none."""
+
+    def open(self, path: Path) -> SessionReader: ...
+
+
+class SessionExtractor(Protocol):
+    """Something that reads a transcript into learned items (the LLM extractor)."""
+
+    def extract(self, transcript: Transcript) -> list[Learned]:
+        """Raises anything on failure: the ingester falls back to the rules."""
+
+
+@dataclass(frozen=True, slots=True)
+class LearningSources:
+    """The implementations bootstrap and ingest read from, picked by ``app``."""
+
+    new_parser: Callable[[], CodeParser]  # one parser per bootstrap: a parser is not thread-safe
+    files: RepositoryFiles
+    history: GitHistory
+    roots: ProjectRoots
+    sessions: SessionSource
+    extractor: SessionExtractor | None = None  # None: the extraction rules alone
