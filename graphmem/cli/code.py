@@ -84,6 +84,12 @@ def bootstrap(
         )
         for line in report.moves[:MOVES_PRINTED]:
             click.echo(f"  {line}")
+    if report.renamed_from is not None:
+        click.echo(
+            f"renamed: the code graph kept under {report.renamed_from} is now {report.project}'s; "
+            f"{_count(report.links_followed, 'memory link')} followed it"
+            + (f", {report.links_kept:,} kept on code it no longer has" if report.links_kept else "")
+        )
     if report.skipped:
         click.echo("skipped: " + ", ".join(f"{why} {n:,}" for why, n in sorted(report.skipped.items())))
     for note in report.notes:

@@ -48,6 +48,18 @@ def module_key(project: str, module: str) -> str:
     return f"ExternalModule:{project}::{module}"
 
 
+CODE_LABELS = ("File", "Symbol", "ExternalModule")  # the keys that name their project: <label>:<project>::...
+
+
+def key_in_project(key: str, old: str, new: str) -> str | None:
+    """The key of the same file, symbol or external module as ``key`` in project ``new``, when
+    ``key`` is one of project ``old``'s (None otherwise): same path, same qualified name."""
+    label, _, rest = key.partition(":")
+    if label not in CODE_LABELS or not rest.startswith(f"{old}::"):
+        return None
+    return f"{label}:{new}::{rest[len(old) + 2 :]}"
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
     caller: str  # symbol key

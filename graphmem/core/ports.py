@@ -307,6 +307,9 @@ class EntityGraph(Protocol):
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]: ...
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]: ...
+    def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
+        """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``; ``new``
+        must be stored); the ids of the memories moved (none when ``old`` is ``new``)."""
 
 
 class MemoryLinks(Protocol):

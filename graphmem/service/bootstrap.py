@@ -16,6 +16,10 @@ One pass:
    last changed at HEAD (``git blame -w`` of the files the new commits touched, the
    innermost definition around each line, within ``BLAME_BUDGET_S``).
 
+On a team's store, the first pass after a checkout's project was named otherwise than by its
+path moves the memories' links from the graph kept under the path to the new one, and removes
+the old graph (``service/renamed_code.py``; the report says how many links followed).
+
 A re-scan keeps memories on code that moved: a symbol renamed or moved to another file, and
 a file git saw renamed (``git diff -M`` since the commit the last pass saw), take the links
 of their old selves with them (``core.code_moves`` decides; the report says what moved).
@@ -45,6 +49,7 @@ from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFil
 from graphmem.core.project_facts import extract_facts, interesting_doc
 from graphmem.core.redaction import redact
 from graphmem.errors import InvalidInputError
+from graphmem.service.renamed_code import RenamedCode
 from graphmem.service.results import BootstrapReport
 from graphmem.service.writer import MemoryWriter
 
@@ -88,6 +93,7 @@ class Bootstrapper:
         self._new_parser = new_parser  # one parser per pass: a parser is not thread-safe
         self._files = files
         self._git = history
+        self._renamed = RenamedCode(writer, code, clock)
 
     def run(
         self,
@@ -181,6 +187,11 @@ class Bootstrapper:
             _record_moves(report, moves, carried, project)
             report.calls = confidence_counts(edges.calls)
             report.imports = len(edges.imports)
+        if project != str(root):  # named otherwise than by its path: the graph kept under the path follows
+            renamed = self._renamed.follow(str(root), project, root)
+            if renamed is not None:
+                report.renamed_from, report.links_followed = renamed.old, renamed.followed
+                report.links_kept = renamed.kept
         report.symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
         self._docs(root, project, listing.docs, report)
         self._history(

@@ -27,7 +27,7 @@ from graphmem.core.dedup import memory_hash
 from graphmem.core.enrichment import EnrichState
 from graphmem.core.events import MemoryEvent
 from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData
-from graphmem.core.models import Entity, Link, LinkKind, MemoryRecord
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
 from graphmem.core.ports import GitLabGraph, GraphStore, Vector
 from graphmem.core.redaction import redact
 
@@ -161,6 +161,10 @@ class RedactingStore:
 
     def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
         self.inner.link_about([(memory_id, redact_entity(e)) for memory_id, e in pairs])
+
+    def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
+        # Keys are stored redacted (``redact_entity``); redacting one twice changes nothing.
+        return self.inner.move_about(kind, redact(old).text, redact(new).text)
 
     # -- writes that carry no text -----------------------------------------------
     def delete_memory(self, memory_id: str) -> None:

@@ -81,6 +81,11 @@ class BootstrapReport:
     memories_moved: int = 0
     ambiguous_moves: int = 0
     moves: list[str] = field(default_factory=list)  # one line each, at most 20
+    # The checkout's code graph kept under its path till the project was named (a team's store,
+    # ``service/renamed_code.py``): the memory links that followed it to the name, those kept.
+    renamed_from: str | None = None
+    links_followed: int = 0
+    links_kept: int = 0
     seconds: float = 0.0
     # What the person should know about the repository's history (a shallow clone, no commits).
     notes: list[str] = field(default_factory=list)

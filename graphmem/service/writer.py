@@ -43,6 +43,7 @@ from graphmem.core.keys import memory_id as new_memory_id
 from graphmem.core.models import (
     Category,
     Entity,
+    EntityKind,
     Link,
     LinkKind,
     MemoryRecord,
@@ -458,6 +459,15 @@ class MemoryWriter(WriterHistory):
             if store_entities:
                 self.store.upsert_entities(list({e.key: e for _, e in pairs}.values()))
             self.store.link_about(pairs)
+
+    def move_links(self, kind: EntityKind, moves: Mapping[str, str], *, new: Sequence[Entity] = ()) -> int:
+        """Make the memories about each entity of ``moves`` (old key -> new key, both of ``kind``)
+        about the other instead, the ``new`` entities stored first, in one transaction; how many
+        memory links moved."""
+        with self.lock, self.store.transaction():
+            if new:
+                self.store.upsert_entities(list(new))
+            return sum(len(self.store.move_about(kind, old, key)) for old, key in sorted(moves.items()))
 
     # -- many memories ---------------------------------------------------------------------
 

@@ -532,3 +532,34 @@ def test_neighbours_skip_entities_shared_by_too_many_memories(store: GraphStore)
     assert store.neighbours(["m000"], 100) == []
     store.delete_memory("m050")
     assert len(store.neighbours(["m000"], 100)) == ENTITY_FANOUT - 1
+
+
+RENAMED = Entity(
+    "File:gitlab.com/shop/proj::src/app.py", EntityKind.FILE, "src/app.py", "gitlab.com/shop/proj"
+)
+
+
+def test_move_about_makes_the_memories_about_one_entity_about_another(store: GraphStore) -> None:
+    store.add_memories([memory("a"), memory("b"), memory("c")])
+    store.upsert_entities([FILE, RENAMED, ISSUE])
+    store.link_about([("a", FILE), ("b", FILE), ("b", ISSUE), ("c", ISSUE)])
+
+    moved = store.move_about(EntityKind.FILE, FILE.key, RENAMED.key)
+
+    assert sorted(moved) == ["a", "b"]
+    assert store.memories_about([FILE.key, RENAMED.key]) == {RENAMED.key: ["a", "b"]}
+    assert {m: sorted(e.key for e in es) for m, es in store.about(["a", "b", "c"]).items()} == {
+        "a": [RENAMED.key],
+        "b": sorted([RENAMED.key, ISSUE.key]),
+        "c": [ISSUE.key],
+    }
+
+
+def test_move_about_onto_an_entity_a_memory_is_already_about_keeps_one_edge(store: GraphStore) -> None:
+    store.add_memories([memory("a")])
+    store.upsert_entities([FILE, RENAMED])
+    store.link_about([("a", FILE), ("a", RENAMED)])
+
+    assert store.move_about(EntityKind.FILE, FILE.key, RENAMED.key) == ["a"]
+    assert [e.key for e in store.about(["a"])["a"]] == [RENAMED.key]
+    assert store.move_about(EntityKind.FILE, RENAMED.key, RENAMED.key) == []

@@ -1,0 +1,94 @@
+"""A renamed project's code graph: the memories' links follow it to the new name, the old one goes.
+
+On a team's store a checkout first named by its path is later kept under the repository's
+shared name (``ProjectNames.of``, docs/team.md): its memories move to the name at once
+(``MemoryWriter.rename_project``), but its code graph (files, symbols, external modules, keyed
+by project and path) is built again under the name by the checkout's next ``bootstrap``. Once
+that pass has stored the new graph, ``RenamedCode.follow`` finishes the move:
+
+- a memory about a file, symbol or external module of the old name is made about the same one
+  (same path, same qualified name) under the new name; a file the new graph does not hold but
+  the checkout has (a document a memory names) gets its entity under the new name;
+- the old name's code graph is then removed as a pass that removed every file would remove it.
+  A link to a file or symbol the new name does not have (deleted, or renamed, before the new
+  graph was built) is kept: its node stays, marked deleted, as for code a scan sees go, so the
+  memory keeps saying where it came from and is flagged possibly stale rather than losing its
+  place silently.
+
+Once done, a later pass finds no file left under the old name and does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from graphmem.core.code_moves import MovePlan
+from graphmem.core.codegraph import CodeEdges, CodeScan, ProjectCode, key_in_project
+from graphmem.core.models import Entity, EntityKind
+from graphmem.core.ports import CodeGraph
+from graphmem.service.writer import MemoryWriter
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class FollowedCode:
+    """What ``RenamedCode.follow`` did (``graphmem bootstrap`` prints it)."""
+
+    old: str  # the name the checkout's code graph was kept under
+    followed: int  # memory links moved to the same file, symbol or module under the new name
+    kept: int  # links to code the new name does not have, kept (to nodes marked deleted)
+    removed_files: int  # files of the old name's graph removed
+
+
+class RenamedCode:
+    """Moves a checkout's old code graph to its new name (see the module doc)."""
+
+    def __init__(self, writer: MemoryWriter, code: CodeGraph, clock: Callable[[], datetime]) -> None:
+        self._writer = writer
+        self._store = writer.store  # read here, written through the writer
+        self._code = code
+        self._clock = clock
+
+    def follow(self, old: str, new: str, root: Path) -> FollowedCode | None:
+        """After a pass stored ``new``'s graph from the checkout at ``root``: the links to ``old``'s
+        code follow to ``new``'s, and ``old``'s graph goes. None when there was nothing to do."""
+        if old == new:
+            return None
+        live = self._code.file_states(old)
+        if not live:
+            return None  # no graph under the old name (or it went at an earlier pass)
+        linked: dict[str, tuple[EntityKind, str]] = {}  # old key -> its kind and new key
+        for entity in self._store.all_entities():
+            target = key_in_project(entity.key, old, new)
+            if target is not None:
+                linked[entity.key] = (entity.kind, target)
+        about = self._store.memories_about(list(linked))
+        known = set(self._store.get_entities({linked[key][1] for key in about}))
+        followed = kept = 0
+        for kind in (EntityKind.FILE, EntityKind.SYMBOL, EntityKind.EXTERNAL_MODULE):
+            moves: dict[str, str] = {}
+            documents: list[Entity] = []
+            for key in sorted(k for k in about if linked[k][0] is kind):
+                target = linked[key][1]
+                path = target.split("::", 1)[1]
+                if target not in known and kind is EntityKind.FILE and (root / path).is_file():
+                    documents.append(Entity(target, kind, path, new))  # in the checkout, not parsed
+                elif target not in known:
+                    kept += len(about[key])
+                    continue
+                moves[key] = target
+            followed += self._writer.move_links(kind, moves, new=documents)
+        self._code.save(
+            CodeScan(old, {}, sorted(live), ProjectCode(old), CodeEdges(), self._clock(), MovePlan())
+        )
+        self._code.replace_co_changes(old, {})
+        log.info(
+            "bootstrap: %s's code now under %s: %d memory links followed, %d kept on deleted code",
+            old, new, followed, kept,
+        )  # fmt: skip
+        return FollowedCode(old, followed, kept, len(live))
