@@ -120,6 +120,7 @@ def test_after_a_rename_the_memories_links_follow_to_the_named_projects_code(
     assert about(store, "mem_00000000000000a4") == [file_key(NAME, "README.md")]
     assert about(store, "mem_00000000000000a3") == [retry]  # kept, on code marked deleted
     assert code.symbols([retry])[retry].deleted_at is not None
+    assert second.show("mem_00000000000000a3").memory.stale  # possibly stale: its code is gone
     assert code.file_states(old) == {}
     assert [s.key for s in code.symbols_in(old, "src/refunds.py")] == [retry]
     assert {m.project for m in store.all_memories()} == {NAME}  # moved when the name was first used
