@@ -251,15 +251,15 @@ class KuzuCodeGraph:
             store.keyed_rows(
                 "MATCH (s:Symbol {key: $key}) DETACH DELETE s", [k for k in old if k not in linked]
             )
-            for key in linked:  # memories point at these: update in place, or mark deleted
-                row = new.pop(key, None)
-                if key in followed:
-                    continue  # its memories move to the new symbol, below
-                if row is None:
-                    store.run("MATCH (s:Symbol {key: $k}) SET s.deleted_at = $at", {"k": key, "at": at})
-                else:
-                    sets = ", ".join(f"s.{name} = ${name}" for name in row if name != "key")
-                    store.run(f"MATCH (s:Symbol {{key: $key}}) SET {sets}", row)
+            # memories point at these: update in place, or mark deleted; its memories move to
+            # a followed symbol's new key, below
+            kept = sorted(linked - followed.keys())
+            store.keyed_rows(
+                "MATCH (s:Symbol {key: $key}) SET s.deleted_at = $at",
+                [k for k in kept if k not in new],
+                {"at": at},
+            )
+            self._update_symbols([new.pop(k) for k in kept if k in new])
             store.set_meta(_dirty(project), "1")  # until the edges are in: see scan_interrupted
             store.copy("Symbol", _table("Symbol", list(new.values()), SYMBOL_TYPES))
             for key in sorted(linked & followed.keys()):
@@ -283,7 +283,7 @@ class KuzuCodeGraph:
         store, project = self._store, scan.project
         keys = [file_key(project, path) for path in scan.changed]
         existing = {r[0] for r in store.keyed_rows("MATCH (f:File {key: $key}) RETURN f.key", keys)}
-        rows, parses = [], []
+        rows, updated, parses = [], [], []
         for path, (parsed, state) in scan.changed.items():
             key = file_key(project, path)
             # in FileParse's column order (COPY maps by position)
@@ -302,10 +302,16 @@ class KuzuCodeGraph:
                 "deleted_at": None,
             }
             if key in existing:
-                sets = ", ".join(f"f.{name} = ${name}" for name in row if name != "key")
-                store.run(f"MATCH (f:File {{key: $key}}) SET {sets}", row)
+                updated.append(row)
             else:
                 rows.append({**row, "title": ""})
+        for chunk in _chunks(updated):  # its key names the file: its name and path stay
+            store.run(
+                "UNWIND $rows AS r MATCH (f:File {key: r.key}) SET f.content_hash = r.content_hash, "
+                "f.size = r.size, f.mtime_ns = r.mtime_ns, f.scanned_at = r.scanned_at, "
+                "f.language = r.language, f.error_count = r.error_count, f.deleted_at = NULL",
+                {"rows": chunk},
+            )
         store.copy("File", _table("File", rows, FILE_TYPES))
         # Each changed or removed file's parse replaced, not updated (see kuzu_schema.FILE_PARSE)
         store.keyed_rows(
@@ -344,6 +350,43 @@ class KuzuCodeGraph:
         ]
         store.copy("ExternalModule", _table("ExternalModule", fresh, {}))
         return carried
+
+    def _update_symbols(self, rows: list[dict[str, Any]]) -> None:
+        """Update symbols that memories are about, found again by a pass (``rows`` as ``save``
+        builds them). Its texts are set only where they changed: Kùzu 0.11 updating long
+        strings in place fills its pool and can corrupt the column (``kuzu_schema.FILE_PARSE``),
+        and a pass that only moved lines (a line added above) leaves them as they were."""
+        store = self._store
+        texts = {
+            r[0]: (r[1], r[2], r[3])
+            for r in store.keyed_rows(
+                "MATCH (s:Symbol {key: $key}) RETURN s.key, s.title, s.signature, s.docstring",
+                [row["key"] for row in rows],
+            )
+        }
+        for chunk in _chunks(rows):  # its key names the symbol: its name, path and project stay
+            store.run(
+                "UNWIND $rows AS r MATCH (s:Symbol {key: r.key}) SET s.kind = r.kind, "
+                "s.start_line = r.start_line, s.end_line = r.end_line, s.body_hash = r.body_hash, "
+                "s.body_changed_at = CAST(r.body_changed_at AS TIMESTAMP), s.deleted_at = NULL",
+                {"rows": [{k: row[k] for k in _SYMBOL_PLACE} for row in chunk]},
+            )
+        rewritten = [
+            {
+                "key": row["key"],
+                "title": row["title"],
+                "signature": row["signature"],
+                "docstring": row["docstring"],
+            }
+            for row in rows
+            if texts.get(row["key"]) != (row["title"], row["signature"], row["docstring"])
+        ]
+        for chunk in _chunks(rewritten):
+            store.run(
+                "UNWIND $rows AS r MATCH (s:Symbol {key: r.key}) SET s.title = r.title, "
+                "s.signature = r.signature, s.docstring = CAST(r.docstring AS STRING)",
+                {"rows": chunk},
+            )
 
     def _replace_edges(self, scan: CodeScan) -> None:
         store, project, edges = self._store, scan.project, scan.edges
@@ -409,6 +452,16 @@ FILE_TYPES = {
     "scanned_at": "timestamp",
     "deleted_at": "timestamp",
 }
+
+
+# What a pass updates of a symbol found again, besides its texts (``_update_symbols``)
+_SYMBOL_PLACE = ("key", "kind", "start_line", "end_line", "body_hash", "body_changed_at")
+# Rows per ``UNWIND`` update: the pool is watched between statements (``kuzu_connection``)
+UPDATE_CHUNK = 500
+
+
+def _chunks(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    return [rows[i : i + UPDATE_CHUNK] for i in range(0, len(rows), UPDATE_CHUNK)]
 
 
 def _dirty(project: str) -> str:

@@ -6,6 +6,7 @@ The behaviour every code graph shares is tested once, in test_code_graph_contrac
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from graphmem.adapters.kuzu_schema import SCHEMA_VERSION
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.code import Definition, ParsedFile, parsed_to_json
 from graphmem.core.code_moves import MovePlan
-from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key
+from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key, symbol_key
+from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 
 PROJECT = "/src/proj"
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -66,6 +68,49 @@ def test_a_pass_that_changes_a_thousand_files_again_keeps_every_parse(store: Kuz
     loaded = code.load_parsed(PROJECT)
     assert sorted(loaded) == sorted(paths)
     assert all(loaded[path] == module(path, 2) for path in paths)
+
+
+def moved(parsed: ParsedFile, lines: int, docstring: str | None = None) -> ParsedFile:
+    """``parsed`` as after ``lines`` lines were added above its definitions (and a docstring)."""
+    definitions = tuple(
+        replace(d, start_line=d.start_line + lines, end_line=d.end_line + lines, docstring=docstring)
+        for d in parsed.definitions
+    )
+    return replace(parsed, definitions=definitions)
+
+
+def test_symbols_that_memories_are_about_follow_their_code_across_passes(store: KuzuGraphStore) -> None:
+    # 600 remembered symbols: more than one batch of updates (UPDATE_CHUNK)
+    code = KuzuCodeGraph(store)
+    paths = [f"pkg/mod{n}.py" for n in range(20)]
+    first = {path: module(path, 1) for path in paths}
+    save_pass(code, first, T0)
+    keys = [symbol_key(PROJECT, path, d.qualified_name) for path in paths for d in first[path].definitions]
+    records = [
+        MemoryRecord(f"m{n}", "a note", Category.FACT, Scope.GLOBAL, None, T0, T0, T0, content_hash=f"h{n}")
+        for n in range(len(keys))
+    ]
+    store.add_memories(records)
+    store.link_about([(r.id, Entity(k, EntityKind.SYMBOL, k)) for r, k in zip(records, keys, strict=True)])
+
+    save_pass(code, {path: moved(first[path], 3) for path in paths}, T0 + timedelta(hours=1))
+    found = code.symbols(keys)
+    assert len(found) == 600
+    handle = found[symbol_key(PROJECT, "pkg/mod7.py", "handle_4")]
+    assert (handle.start_line, handle.end_line, handle.docstring) == (24, 27, None)
+    assert handle.signature.startswith("def handle_4(request: Request")
+    assert handle.body_changed_at is None and handle.deleted_at is None
+
+    later = T0 + timedelta(hours=2)
+    second = {path: moved(first[path], 5, f"Handles {path}.") for path in paths[:10]}
+    second["pkg/mod0.py"] = replace(second["pkg/mod0.py"], definitions=second["pkg/mod0.py"].definitions[1:])
+    save_pass(code, second, later)
+    found = code.symbols(keys)
+    assert found[symbol_key(PROJECT, "pkg/mod3.py", "handle_2")].docstring == "Handles pkg/mod3.py."
+    assert found[symbol_key(PROJECT, "pkg/mod3.py", "handle_2")].start_line == 16
+    assert found[symbol_key(PROJECT, "pkg/mod15.py", "handle_2")].start_line == 14  # not in this pass
+    assert found[symbol_key(PROJECT, "pkg/mod0.py", "handle_0")].deleted_at == later
+    assert all(found[k].deleted_at is None for k in keys[1:])
 
 
 def test_a_store_from_before_schema_10_has_its_parses_moved_out_of_file(tmp_path: Path) -> None:
