@@ -5,9 +5,10 @@ with their details in ``code_files`` and ``code_symbols``; CONTAINS, CALLS, INHE
 IMPORTS are rows of ``code_edges`` (``kind``, ``source``, ``target``), co-changes rows of
 ``co_changes``; every one of them goes with its entity (foreign keys). The rules are the Kùzu
 code graph's (``kuzu_code.py``), held by ``tests/unit/adapters/test_code_graph_contract.py``:
-a symbol or file a memory is about is marked deleted rather than removed, a symbol keeps its
-``body_changed_at`` while its body hash stays, memories follow a moved symbol or file, and a
-pass is marked interrupted until its edges are in. A pass is one transaction: another daemon
+a symbol or file a memory is about (anyone's: ``remembered`` sees past row-level security) is
+marked deleted rather than removed, a symbol keeps its ``body_changed_at`` while its body hash
+stays, memories follow a moved symbol or file, and a pass is marked interrupted until its
+edges are in. A pass is one transaction: another daemon
 sees the project's code before it or after it, never half of it.
 """
 
@@ -228,15 +229,13 @@ class PostgresCodeGraph:
         }
         carried: dict[str, int] = {}
         with store.transaction():
-            old = {
-                r[0]: (r[1], utc(r[2]), bool(r[3]))
-                for r in store._rows(
-                    "SELECT s.key, s.body_hash, s.body_changed_at, "
-                    "EXISTS (SELECT 1 FROM about a WHERE a.entity_key = s.key) "
-                    "FROM code_symbols s WHERE s.project = %s AND s.path = ANY(%s)",
-                    (project, touched),
-                )
-            }
+            found = store._rows(
+                "SELECT s.key, s.body_hash, s.body_changed_at FROM code_symbols s "
+                "WHERE s.project = %s AND s.path = ANY(%s)",
+                (project, touched),
+            )
+            remembered = store.remembered([r[0] for r in found])  # anyone's memories: see remembered
+            old = {r[0]: (r[1], utc(r[2]), r[0] in remembered) for r in found}
             new: dict[str, dict[str, Any]] = {}
             for path, (parsed, _) in scan.changed.items():
                 for d in parsed.definitions:
@@ -291,7 +290,10 @@ class PostgresCodeGraph:
             for key in sorted(followed):
                 if old[key][2]:
                     carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key][0]))
-                store._run("DELETE FROM entities WHERE key = %s", (key,))
+            # another person's memories (row-level security) stay on the old key, marked deleted
+            hidden = store.remembered([key for key in followed if old[key][2]])
+            store._run("UPDATE code_symbols SET deleted_at = %s WHERE key = ANY(%s)", (at, sorted(hidden)))
+            store._run("DELETE FROM entities WHERE key = ANY(%s)", (sorted(followed.keys() - hidden),))
             carried |= self._save_files(scan, at)
             self._replace_edges(scan)
             if scan.head is not None:
@@ -330,20 +332,12 @@ class PostgresCodeGraph:
         )
         carried: dict[str, int] = {}
         for path in scan.removed:
-            key = file_key(project, path)
             moved_to = scan.moves.files.get(path)
             if moved_to in scan.changed:  # renamed: its memories are about the new path now
+                key = file_key(project, path)
                 carried[key] = len(store.move_about(EntityKind.FILE, key, file_key(project, moved_to)))
-            if store._rows("SELECT 1 FROM about WHERE entity_key = %s LIMIT 1", (key,)):
-                store._run(
-                    "UPDATE code_files SET deleted_at = %s, content_hash = NULL, parsed = NULL "
-                    "WHERE key = %s",
-                    (at, key),
-                )
-                store._run("DELETE FROM code_edges WHERE source = %s OR target = %s", (key, key))
-                store._run("DELETE FROM co_changes WHERE a = %s OR b = %s", (key, key))
-            else:
-                store._run("DELETE FROM entities WHERE key = %s AND kind = %s", (key, EntityKind.FILE.value))
+        if scan.removed:
+            self._remove_files(sorted(file_key(project, path) for path in scan.removed), at)
         modules = sorted({module for _, module in scan.edges.external})
         store._many(
             "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
@@ -359,6 +353,23 @@ class PostgresCodeGraph:
             ],
         )
         return carried
+
+    def _remove_files(self, keys: list[str], at: datetime | None) -> None:
+        """Files that left the code: kept, marked deleted, while any memory is about them (anyone's:
+        row-level security hides another person's from ``move_about``), else removed."""
+        store = self._store
+        kept = store.remembered(keys)
+        store._run(
+            "UPDATE code_files SET deleted_at = %s, content_hash = NULL, parsed = NULL WHERE key = ANY(%s)",
+            (at, sorted(kept)),
+        )
+        edges = {"k": sorted(kept)}  # a deleted file keeps no edge
+        store._run("DELETE FROM code_edges WHERE source = ANY(%(k)s) OR target = ANY(%(k)s)", edges)
+        store._run("DELETE FROM co_changes WHERE a = ANY(%(k)s) OR b = ANY(%(k)s)", edges)
+        store._run(
+            "DELETE FROM entities WHERE key = ANY(%s) AND kind = %s",
+            ([k for k in keys if k not in kept], EntityKind.FILE.value),
+        )
 
     def _replace_edges(self, scan: CodeScan) -> None:
         store, project, edges = self._store, scan.project, scan.edges

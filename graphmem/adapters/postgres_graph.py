@@ -111,9 +111,21 @@ class PostgresGraph(PostgresConnection):
             found.setdefault(str(key), []).append(str(memory_id))
         return found
 
+    def remembered(self, keys: Collection[str]) -> set[str]:
+        """The keys of ``keys`` that some memory is about, anyone's: the global memories row-level
+        security hides from this role included (``graphmem_remembered()``, schema 8), never which.
+        What decides whether an entity nobody remembers may go: ``memories_about`` sees only this
+        role's, and removing an entity takes every link to it (foreign keys)."""
+        if not keys:
+            return set()
+        rows = self._rows("SELECT * FROM graphmem_remembered(%s::text[])", (sorted(set(keys)),))
+        return {str(row[0]) for row in rows}
+
     def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
         """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``, ``new``
-        stored); the ids of the memories moved."""
+        stored); the ids of the memories moved. Only those this role sees: another person's global
+        memories stay about ``old`` (row-level security), so ``old`` may go only if ``remembered``
+        says nobody's are left."""
         if old == new:
             return []
         with self.transaction():

@@ -345,6 +345,33 @@ END $migration$;
 DROP FUNCTION graphmem_term_stats();
 """,
     ),
+    Migration(
+        8,
+        "which entities any memory is about, for every role (a SECURITY DEFINER function)",
+        # Row-level security hides another person's global memories and their ``about`` rows, so
+        # a pass of the code graph took a file or symbol only they remember for one nobody does,
+        # deleted it, and the foreign key took their link with it. The function runs as the
+        # schema's owner and answers, of the keys it is given, those some memory is about:
+        # never which memory, nor anything of it. ``row_security = off`` makes a role that row-
+        # level security would still apply to (FORCE ROW LEVEL SECURITY) fail rather than be
+        # answered from its own memories. EXECUTE is every role's (PUBLIC), as for
+        # graphmem_term_stats(); granted here so that default privileges cannot take it away.
+        up="""
+DO $migration$ BEGIN
+EXECUTE format(
+    'CREATE FUNCTION %1$I.graphmem_remembered(keys text[]) '
+    'RETURNS SETOF text LANGUAGE sql STABLE SECURITY DEFINER '
+    'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
+    'SELECT DISTINCT k FROM unnest(keys) AS k '
+    'WHERE EXISTS (SELECT FROM %1$I.about a WHERE a.entity_key = k) $f$',
+    current_schema());
+EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.graphmem_remembered(text[]) TO PUBLIC', current_schema());
+END $migration$;
+""",
+        down="""
+DROP FUNCTION graphmem_remembered(text[]);
+""",
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from support.postgres import PostgresServer
-from support.stores import postgres_url
+from support.stores import postgres_url, writer_role
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_migrate import migrate
@@ -33,16 +33,6 @@ DIMENSION = 256
 PROJECT = "/src/shop"
 PRIVATE = "Alice keeps her dotfiles in a bare repository called cfgvault"
 SHARED = "The shop's cfgvault service signs every release artifact"
-
-
-def writer_role(admin_url: str, name: str) -> str:
-    """A login role with the writer grants of docs/team.md; its URL."""
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f"CREATE ROLE {name} LOGIN")
-        conn.execute(f"GRANT USAGE ON SCHEMA public TO {name}")
-        conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {name}")
-        conn.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {name}")
-    return admin_url.replace("postgres@", f"{name}@")
 
 
 def on_postgres(url: str, data_dir: Path) -> MemoryService:

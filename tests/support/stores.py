@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from graphmem.adapters.kuzu_store import KuzuGraphStore
@@ -27,6 +28,17 @@ def postgres_url(request: pytest.FixtureRequest) -> str:
     """A fresh PostgreSQL database with graphmem's schema (``graphmem migrate`` applied); its URL."""
     server: PostgresServer = request.getfixturevalue("postgres_server")
     return server.new_database(MIGRATED)
+
+
+def writer_role(admin_url: str, name: str) -> str:
+    """A login role with the writer grants of docs/team.md on the database at ``admin_url`` (a
+    superuser's); its URL."""
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {name} LOGIN")
+        conn.execute(f"GRANT USAGE ON SCHEMA public TO {name}")
+        conn.execute(f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {name}")
+        conn.execute(f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {name}")
+    return admin_url.replace("postgres@", f"{name}@")
 
 
 def opened_postgres(url: str, request: pytest.FixtureRequest, dimension: int) -> PostgresGraphStore:

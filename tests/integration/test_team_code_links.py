@@ -1,0 +1,144 @@
+"""A bootstrap on a team's PostgreSQL store never takes another person's links (docs/team.md,
+"Scopes"). Row-level security hides Alice's global memories and their ``about`` rows from Bob;
+a pass Bob ran once took a file or symbol only Alice remembered for one nobody does, removed
+it, and the foreign key took her link with it. The code graph now asks
+``graphmem_remembered()`` (schema 8): the node stays, marked deleted, Alice's memory is still
+about it and flagged possibly stale, and Bob still sees nothing of her memory. Two writer
+roles, each through the whole service, on one database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+from support.git_repo import commit, git, new_repo
+from support.stores import postgres_url, writer_role
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.app import open_memory
+from graphmem.core.codegraph import file_key, symbol_key
+from graphmem.errors import NotFoundError
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+pytestmark = pytest.mark.integration
+
+DIMENSION = 64
+VOID_NOTE = "void() in src/ledger.py reverses a posting, never deletes it"
+LEDGER = "def post(entry):\n    return entry.amount\n\n\ndef void(entry):\n    return -entry.amount\n"
+POST_ONLY = LEDGER.split("\n\n\n")[0] + "\n"
+
+
+@dataclass
+class Team:
+    admin_url: str
+    alice: MemoryService
+    bob: MemoryService
+    checkout: Path
+    project: str
+
+    def about(self, memory_id: str) -> list[str]:
+        """Every entity the memory is about, read as the owner (row-level security does not apply)."""
+        with psycopg.connect(self.admin_url) as conn:
+            rows = conn.execute(
+                "SELECT entity_key FROM about WHERE memory_id = %s ORDER BY entity_key", (memory_id,)
+            )
+            return [str(r[0]) for r in rows.fetchall()]
+
+    def symbol_deleted(self, key: str) -> bool | None:
+        """Whether the code graph holds the symbol marked deleted (None: it holds no such symbol)."""
+        with psycopg.connect(self.admin_url) as conn:
+            row = conn.execute("SELECT deleted_at FROM code_symbols WHERE key = %s", (key,)).fetchone()
+            return None if row is None else row[0] is not None
+
+
+def _service(url: str, data_dir: Path, checkout: Path) -> MemoryService:
+    settings = load_settings(data_dir=data_dir, store={"url": url})
+    memory = open_memory(settings, embedder=HashEmbedder(DIMENSION))
+    memory.project = str(checkout)  # as graphmem.open_memory sets the current directory's
+    return memory
+
+
+@pytest.fixture
+def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
+    """Alice and Bob, writer roles of one database, each with a service in the same checkout
+    (src/ledger.py with ``post`` and ``void``), its code graph built by Alice."""
+    admin_url = postgres_url(request)
+    PostgresGraphStore(admin_url, dimension=DIMENSION).close()  # the owner sizes the vector column
+    database = admin_url.rsplit("/", 1)[1]  # roles are the cluster's: one pair per database
+    alice_url = writer_role(admin_url, f"alice_{database}")
+    bob_url = writer_role(admin_url, f"bob_{database}")
+    checkout = new_repo(tmp_path / "shop")
+    (checkout / "src").mkdir()
+    commit(checkout, "src/ledger.py", LEDGER)
+    alice = _service(alice_url, tmp_path / "alice", checkout)
+    bob = _service(bob_url, tmp_path / "bob", checkout)
+    project = alice.bootstrap(checkout, history=0).project
+    yield Team(admin_url, alice, bob, checkout, project)
+    alice.close()
+    bob.close()
+
+
+def _hidden_from_bob(team: Team, memory_id: str) -> None:
+    with pytest.raises(NotFoundError):
+        team.bob.show(memory_id)
+    assert memory_id not in {m.id for m in team.bob.list(project=None)}
+
+
+def test_a_file_only_another_person_remembers_is_kept_when_a_bootstrap_sees_it_go(team: Team) -> None:
+    note = team.alice.remember(
+        "Ledger rows are append-only, see src/ledger.py", scope="global", project=str(team.checkout)
+    ).memory
+    ledger = file_key(team.project, "src/ledger.py")
+    assert note.scope.value == "global" and team.about(note.id) == [ledger]
+    git(team.checkout, "rm", "-q", "src/ledger.py")
+    git(team.checkout, "commit", "-q", "-m", "drop the ledger")
+
+    assert team.bob.bootstrap(team.checkout, history=0).removed == 1
+
+    assert team.about(note.id) == [ledger]  # Alice's link survived Bob's pass
+    shown = team.alice.show(note.id)
+    assert [e.key for e in shown.entities] == [ledger]
+    assert shown.memory.stale and "src/ledger.py" in shown.memory.stale
+    assert team.bob.code is not None and ledger in team.bob.code.deleted_files([ledger])
+    _hidden_from_bob(team, note.id)
+
+
+def test_a_symbol_only_another_person_remembers_is_kept_when_a_bootstrap_sees_it_go(team: Team) -> None:
+    note = team.alice.remember(VOID_NOTE, scope="global", project=str(team.checkout)).memory
+    void = symbol_key(team.project, "src/ledger.py", "void")
+    assert void in team.about(note.id)
+    commit(team.checkout, "src/ledger.py", POST_ONLY)  # void is gone, the file stays
+
+    team.bob.bootstrap(team.checkout, history=0)
+
+    assert void in team.about(note.id)
+    assert team.symbol_deleted(void) is True
+    assert team.symbol_deleted(symbol_key(team.project, "src/ledger.py", "post")) is False
+    assert team.alice.show(note.id).memory.stale
+    _hidden_from_bob(team, note.id)
+
+
+def test_a_moved_symbol_takes_the_links_its_mover_sees_and_keeps_another_persons(team: Team) -> None:
+    mine = team.alice.remember(VOID_NOTE, scope="global", project=str(team.checkout)).memory
+    shared = team.bob.remember(
+        "void() in src/ledger.py is audited", scope="project", project=str(team.checkout)
+    ).memory
+    old = symbol_key(team.project, "src/ledger.py", "void")
+    new = symbol_key(team.project, "src/reversals.py", "void")
+    assert old in team.about(mine.id) and old in team.about(shared.id)
+    commit(team.checkout, "src/reversals.py", "def void(entry):\n    return -entry.amount\n")
+    commit(team.checkout, "src/ledger.py", POST_ONLY)  # void moved, its body the same
+
+    report = team.bob.bootstrap(team.checkout, history=0)
+
+    assert report.moved_symbols == 1
+    assert new in team.about(shared.id) and old not in team.about(shared.id)  # Bob's followed
+    assert old in team.about(mine.id)  # Alice's, which Bob cannot see, stayed
+    assert team.symbol_deleted(old) is True
+    assert team.alice.show(mine.id).memory.stale
+    _hidden_from_bob(team, mine.id)
