@@ -437,6 +437,23 @@ class KuzuCodeGraph:
                 {"count": [n for _, _, n in kept]},
             )
 
+    def remove_unused_modules(self, project: str) -> int:
+        """Remove ``project``'s external modules that no file imports and no memory is about (a
+        renamed project's old graph, once its files went); how many went."""
+        store = self._store
+        with store.lock, store.transaction():
+            unused = [
+                str(r[0])
+                for r in store.rows(
+                    "MATCH (e:ExternalModule) WHERE e.project = $p "
+                    "AND NOT EXISTS { MATCH (:File)-[:IMPORTS]->(e) } "
+                    "AND NOT EXISTS { MATCH (:Memory)-[:ABOUT]->(e) } RETURN e.key ORDER BY e.key",
+                    {"p": project},
+                )
+            ]
+            store.keyed_rows("MATCH (e:ExternalModule {key: $key}) DETACH DELETE e", unused)
+        return len(unused)
+
 
 # Column types other than text, by name (pyarrow is imported by a scan's write, not by a recall).
 SYMBOL_TYPES = {

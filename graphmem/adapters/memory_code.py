@@ -312,6 +312,23 @@ class InMemoryCodeGraph:
                 if a in live and b in live:
                     self._co_changes[(file_key(project, a), file_key(project, b))] = count
 
+    def remove_unused_modules(self, project: str) -> int:
+        """Remove ``project``'s external modules that no file imports and no memory is about."""
+        with self._lock:
+            imported = {target for _, target in self._imports}
+            unused = sorted(
+                key
+                for key, name in self._modules.items()
+                if key == module_key(project, name)
+                and key not in imported
+                and not self._store.is_about(EntityKind.EXTERNAL_MODULE, key)
+            )
+            for key in unused:
+                del self._modules[key]
+                self._store.remove_entity(EntityKind.EXTERNAL_MODULE, key)
+                self._drop_edges(key)
+        return len(unused)
+
 
 def _dirty(project: str) -> str:
     return f"code_scan_dirty:{project}"

@@ -409,6 +409,28 @@ class PostgresCodeGraph:
                 ],
             )
 
+    def remove_unused_modules(self, project: str) -> int:
+        """Remove ``project``'s external modules that no file imports and no memory is about,
+        anyone's (``remembered``: row-level security hides another person's); how many went."""
+        store = self._store
+        with store.transaction():
+            candidates = [
+                str(r[0])
+                for r in store._rows(
+                    # locked: a memory linked meanwhile waits, then finds its module gone (an error)
+                    "SELECT e.key FROM entities e WHERE e.kind = %s AND e.project = %s AND NOT EXISTS "
+                    "(SELECT FROM code_edges c WHERE c.kind = 'imports' AND c.target = e.key) "
+                    "ORDER BY e.key FOR UPDATE",
+                    (EntityKind.EXTERNAL_MODULE.value, project),
+                )
+            ]
+            unused = sorted(set(candidates) - store.remembered(candidates))
+            store._run(
+                "DELETE FROM entities WHERE key = ANY(%s) AND kind = %s",
+                (unused, EntityKind.EXTERNAL_MODULE.value),
+            )
+        return len(unused)
+
 
 def _dirty(project: str) -> str:
     return f"code_scan_dirty:{project}"

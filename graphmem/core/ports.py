@@ -395,6 +395,11 @@ class CodeGraph(Protocol):
         make a memory stale. At most ``limit`` pairs."""
         ...
 
+    def remove_unused_modules(self, project: str) -> int:
+        """Remove ``project``'s external modules that no file imports and no memory is about
+        (anyone's memory, on a team's store); how many went. A module a memory is about stays."""
+        ...
+
 
 class GitLabClient(Protocol):
     """One GitLab instance's REST API (``adapters/gitlab_api.py``; a fixture server in tests).

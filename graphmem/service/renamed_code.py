@@ -9,11 +9,13 @@ that pass has stored the new graph, ``RenamedCode.follow`` finishes the move:
 - a memory about a file, symbol or external module of the old name is made about the same one
   (same path, same qualified name) under the new name; a file the new graph does not hold but
   the checkout has (a document a memory names) gets its entity under the new name;
-- the old name's code graph is then removed as a pass that removed every file would remove it.
-  A link to a file or symbol the new name does not have (deleted, or renamed, before the new
-  graph was built) is kept: its node stays, marked deleted, as for code a scan sees go, so the
-  memory keeps saying where it came from and is flagged possibly stale rather than losing its
-  place silently.
+- the old name's code graph is then removed as a pass that removed every file would remove it,
+  and its external modules with it. A link to a file or symbol the new name does not have
+  (deleted, or renamed, before the new graph was built) is kept: its node stays, marked
+  deleted, as for code a scan sees go, so the memory keeps saying where it came from and is
+  flagged possibly stale rather than losing its place silently; a module a memory is still
+  about stays too. On a team's store that holds for another person's global memories, which
+  this role cannot see nor move: their links stay on the old name's nodes.
 
 Once done, a later pass finds no file left under the old name and does nothing.
 """
@@ -87,6 +89,7 @@ class RenamedCode:
             CodeScan(old, {}, sorted(live), ProjectCode(old), CodeEdges(), self._clock(), MovePlan())
         )
         self._code.replace_co_changes(old, {})
+        self._code.remove_unused_modules(old)  # but those a memory is about (kept, as files are)
         log.info(
             "bootstrap: %s's code now under %s: %d memory links followed, %d kept on deleted code",
             old, new, followed, kept,

@@ -26,7 +26,7 @@ from graphmem.adapters.postgres_code import PostgresCodeGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory, learning_sources
-from graphmem.core.codegraph import file_key, symbol_key
+from graphmem.core.codegraph import file_key, module_key, symbol_key
 from graphmem.core.models import Entity, EntityKind, Scope
 from graphmem.core.ports import CodeGraph, GraphStore
 from graphmem.service.memory import MemoryService
@@ -139,3 +139,25 @@ def test_a_later_bootstrap_of_the_named_project_has_nothing_left_to_move(
 
     assert (again.renamed_from, again.links_followed) == (None, 0)
     assert set(code.file_states(NAME)) == {"src/refunds.py"}
+
+
+def test_the_old_names_external_modules_go_but_one_a_memory_is_still_about(
+    graphs: tuple[GraphStore, CodeGraph], checkout: Path, tmp_path: Path
+) -> None:
+    store, code = graphs
+    old = str(checkout)
+    commit(checkout, "src/clients.py", "import requests\nimport yaml\n")
+    team_service(store, code, tmp_path / "first").bootstrap(checkout, history=0)
+    yaml, requests = module_key(old, "yaml"), module_key(old, "requests")
+    assert set(store.get_entities([yaml, requests])) == {yaml, requests}
+    store.add_memories([memory("mem_00000000000000b1", "yaml is pinned", scope=Scope.PROJECT, project=old)])
+    store.link_about([("mem_00000000000000b1", Entity(yaml, EntityKind.EXTERNAL_MODULE, "yaml"))])
+    commit(checkout, "src/clients.py", "import requests\n")  # the named project's code has no yaml
+    git(checkout, "config", "graphmem.project", NAME)
+
+    report = team_service(store, code, tmp_path / "second").bootstrap(checkout, history=0)
+
+    assert (report.renamed_from, report.links_kept) == (old, 1)
+    assert set(store.get_entities([yaml, requests])) == {yaml}  # kept for its memory
+    assert about(store, "mem_00000000000000b1") == [yaml]
+    assert module_key(NAME, "requests") in store.get_entities([module_key(NAME, "requests")])

@@ -20,7 +20,8 @@ from support.stores import postgres_url, writer_role
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.app import open_memory
-from graphmem.core.codegraph import file_key, symbol_key
+from graphmem.core.codegraph import file_key, module_key, symbol_key
+from graphmem.core.models import Entity, EntityKind
 from graphmem.errors import NotFoundError
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
@@ -142,3 +143,20 @@ def test_a_moved_symbol_takes_the_links_its_mover_sees_and_keeps_another_persons
     assert team.symbol_deleted(old) is True
     assert team.alice.show(mine.id).memory.stale
     _hidden_from_bob(team, mine.id)
+
+
+def test_an_unused_module_only_another_person_remembers_is_kept(team: Team) -> None:
+    commit(team.checkout, "src/clients.py", "import requests\nimport yaml\n")
+    team.alice.bootstrap(team.checkout, history=0)
+    yaml, requests = module_key(team.project, "yaml"), module_key(team.project, "requests")
+    note = team.alice.remember("yaml is pinned below 7", scope="global", project=str(team.checkout)).memory
+    team.alice.store.link_about([(note.id, Entity(yaml, EntityKind.EXTERNAL_MODULE, "yaml"))])
+    commit(team.checkout, "src/clients.py", "print('no imports')\n")
+    team.bob.bootstrap(team.checkout, history=0)
+    assert team.bob.code is not None
+
+    assert team.bob.code.remove_unused_modules(team.project) == 1
+
+    assert set(team.bob.store.get_entities([yaml, requests])) == {yaml}
+    assert yaml in team.about(note.id)
+    _hidden_from_bob(team, note.id)

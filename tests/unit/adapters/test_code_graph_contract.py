@@ -24,7 +24,7 @@ from graphmem.adapters.postgres_code import PostgresCodeGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.code import CallRef, Definition, ImportRef, ParsedFile
 from graphmem.core.code_moves import MovePlan, SymbolMove
-from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key, symbol_key
+from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key, module_key, symbol_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.core.ports import CodeGraph, GraphStore
 
@@ -261,6 +261,24 @@ def test_a_removed_file_goes_unless_a_memory_is_about_it(graphs: tuple[GraphStor
         file_key(PROJECT, "app.py")
     ]
     assert code.imports(PROJECT, "util.py", incoming=True, limit=10) == []
+
+
+def test_unused_external_modules_go_unless_imported_or_remembered(
+    graphs: tuple[GraphStore, CodeGraph],
+) -> None:
+    store, code = graphs
+    uses = {m: parsed(imports=(ImportRef(m, (), None, 1),)) for m in ("requests", "sqlalchemy", "click")}
+    save(code, {f"{m}_use.py": p for m, p in uses.items()})
+    modules = {m: module_key(PROJECT, m) for m in uses}
+    remember_about(store, modules["sqlalchemy"], EntityKind.EXTERNAL_MODULE)
+    save(code, {}, removed=("requests_use.py", "sqlalchemy_use.py"), at=T1)
+    assert set(store.get_entities(modules.values())) == set(modules.values())  # a pass keeps them
+
+    assert code.remove_unused_modules(PROJECT) == 1
+    assert set(store.get_entities(modules.values())) == {modules["sqlalchemy"], modules["click"]}
+    assert code.imports(PROJECT, "click_use.py", incoming=False, limit=10) == ["click"]
+    assert code.remove_unused_modules(PROJECT) == 0
+    assert code.remove_unused_modules("/elsewhere") == 0
 
 
 def test_deleted_files_names_only_the_files_that_left_the_code(graphs: tuple[GraphStore, CodeGraph]) -> None:
