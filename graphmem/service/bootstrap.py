@@ -173,26 +173,18 @@ class Bootstrapper:
         )[:PARSE_ERROR_FILES_SHOWN]
         if touched:
             self._code.touch(project, touched)
-        if changed or removed:
-            head = self._git.head(root)
-            previous = self._code.load_parsed(project)
-            code = ProjectCode(project, dict(previous))
-            for path in removed:
-                code.files.pop(path, None)
-            code.files.update({path: parsed for path, (parsed, _) in changed.items()})
-            edges = code.edges()
-            moves = self._moves(root, project, previous, code.files, changed, {p: known[p] for p in removed})
-            scan = CodeScan(project, changed, removed, code, edges, self._clock(), moves, head)
-            carried = self._code.save(scan)
-            _record_moves(report, moves, carried, project)
-            report.calls = confidence_counts(edges.calls)
-            report.imports = len(edges.imports)
+        symbols = (
+            self._save_code(root, project, changed, removed, known, report) if changed or removed else None
+        )
+        del changed  # the pass's parses: not held through the docs and history below
         if project != str(root):  # named otherwise than by its path: the graph kept under the path follows
             renamed = self._renamed.follow(str(root), project, root)
             if renamed is not None:
                 report.renamed_from, report.links_followed = renamed.old, renamed.followed
                 report.links_kept = renamed.kept
-        report.symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
+        if symbols is None:  # nothing changed: count what is stored
+            symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
+        report.symbols = symbols
         self._docs(root, project, listing.docs, report)
         self._history(
             root,
@@ -205,6 +197,32 @@ class Bootstrapper:
         )
         report.seconds = round(time.perf_counter() - started, 2)
         return report
+
+    def _save_code(
+        self,
+        root: Path,
+        project: str,
+        changed: dict[str, tuple[ParsedFile, FileState]],
+        removed: list[str],
+        known: dict[str, FileState],
+        report: BootstrapReport,
+    ) -> int:
+        """Store the pass's changed and removed files with the project's edges, built again
+        from every file's parse; the project's symbols after it."""
+        previous = self._code.load_parsed(project)
+        code = ProjectCode(project, dict(previous))
+        for path in removed:
+            code.files.pop(path, None)
+        code.files.update({path: parsed for path, (parsed, _) in changed.items()})
+        edges = code.edges()
+        moves = self._moves(root, project, previous, code.files, changed, {p: known[p] for p in removed})
+        del previous
+        scan = CodeScan(project, changed, removed, code, edges, self._clock(), moves, self._git.head(root))
+        carried = self._code.save(scan)
+        _record_moves(report, moves, carried, project)
+        report.calls = confidence_counts(edges.calls)
+        report.imports = len(edges.imports)
+        return sum(len(p.definitions) for p in code.files.values())
 
     def _moves(
         self,
