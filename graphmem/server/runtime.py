@@ -303,6 +303,8 @@ class Runtime:
             "stale_share": _share(stats.stale, stats.by_status),
             "active_sessions": len(self.coordinator.active()),
             "gitlab": self.gitlab_status(),
+            # as `graphmem stats --json` says it: a team's store's login role, None on the embedded one
+            "role": None if stats.role is None else asdict(stats.role),
         }
 
     def gitlab_status(self) -> dict[str, Any] | None:
