@@ -39,7 +39,7 @@ MERGE_AT_ROWS = 2_048
 # Vectors added to the graph per lock hold during a merge (a recall waits at most this long).
 MERGE_CHUNK_ROWS = 512
 # Vectors added to a new graph between checks for ``interrupt`` (a closing daemon waits at
-# most this long for a build under way).
+# most this long for a build under way), read from the tail a chunk at a time.
 BUILD_CHUNK_ROWS = 4_096
 # The graph is rebuilt without its dead rows once they are this share of it.
 DEAD_SHARE_REBUILD = 0.25
@@ -125,13 +125,19 @@ class HnswVectorIndex:
     # -- writes -----------------------------------------------------------------
 
     def load(self, stored: StoredVectors) -> None:
-        """Replace the contents with ``stored``, all in the exact tail until ``tidy``."""
+        """Replace the contents with ``stored``, all in the exact tail until ``tidy``. Its
+        matrix becomes the tail when it is a float32 array of its own (``load_vectors``
+        makes a new one): not a second copy of every vector (1.5 GB a million)."""
         n = len(stored.ids)
+        matrix = stored.matrix
         with self._lock:
             self._reset()
             self._grow_rows(n)
-            self._grow_tail(n)
-            self._tail[:n] = stored.matrix
+            if isinstance(matrix, np.ndarray) and _adoptable(matrix, (n, self.dimension)):
+                self._tail, self._tail_rows = matrix, np.full(n, -1, np.int64)
+            else:
+                self._grow_tail(n)
+                self._tail[:n] = matrix
             self._tail_rows[:n] = np.arange(n)
             self._tail_size = n
             self._slot[:n] = np.arange(n)
@@ -254,7 +260,7 @@ class HnswVectorIndex:
             sims[in_graph] = vectors[in_graph] @ _half(query)
         return sims
 
-    def _vectors(self, rows: Sequence[int]) -> npt.NDArray[np.float32]:
+    def _vectors(self, rows: Sequence[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The vectors of ``rows`` (live or dead), float32, in order."""
         out = np.zeros((len(rows), self.dimension), np.float32)
         if not len(rows):
@@ -408,13 +414,14 @@ class HnswVectorIndex:
         when ``interrupt`` stopped it."""
         with self._lock:
             rows = np.array(sorted(self._row.values()), np.int64)
-            vectors = self._vectors(rows.tolist())
         graph = new_graph(self.dimension)
         for start in range(0, len(rows), BUILD_CHUNK_ROWS):
             if self._interrupted.is_set():
                 return False
-            chunk = slice(start, start + BUILD_CHUNK_ROWS)
-            graph.add(rows[chunk].astype(np.uint64), vectors[chunk], threads=0)
+            chunk = rows[start : start + BUILD_CHUNK_ROWS]
+            with self._lock:  # a chunk's vectors at a time: not a float32 copy of them all
+                vectors = self._vectors(chunk)
+            graph.add(chunk.astype(np.uint64), vectors, threads=0)
         with self._lock:
             self._graph, self._graph_is_view, self._graph_rows = graph, False, len(rows)
             self._graph_dead = int(np.count_nonzero(self._status_codes[rows] == _DEAD))  # meanwhile
@@ -515,6 +522,18 @@ class HnswVectorIndex:
             self._tail_size = size
             self._slot[self._tail_rows[:size]] = np.arange(size)
             self.changed = False
+
+
+def _adoptable(matrix: npt.NDArray[Any], shape: tuple[int, int]) -> bool:
+    """Whether ``matrix`` can be the tail as it is: float32, C-ordered, writable, its own data."""
+    flags = matrix.flags
+    return (
+        matrix.dtype == np.float32
+        and matrix.shape == shape
+        and flags.c_contiguous
+        and flags.writeable
+        and flags.owndata
+    )
 
 
 def _grown(array: npt.NDArray[Any], capacity: int, fill: Any) -> npt.NDArray[Any]:

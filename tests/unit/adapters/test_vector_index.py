@@ -3,6 +3,9 @@ whether a search scans exactly (small indexes) or goes through the HNSW graph.""
 
 from __future__ import annotations
 
+import tracemalloc
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -289,3 +292,47 @@ def test_a_branch_of_a_project_with_no_other_row_is_found(index: HnswVectorIndex
         "n",
     }
     assert ids(index.search(unit(1), 10, project="/new", statuses=CURRENT)) == ["g"]
+
+
+def numpy_peak(run: Callable[[], object]) -> int:
+    """The most memory numpy held at once during ``run``, beyond what it held before (bytes)."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        run()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_load_takes_the_stored_matrix_without_copying_it() -> None:
+    n, dim = 20_000, 384  # 30 MB of float32
+    matrix = normalised(n, 11, dim=dim)
+    index = HnswVectorIndex(dim)
+    stored = StoredVectors([f"m{i}" for i in range(n)], matrix, [None] * n, ["active"] * n)
+    assert numpy_peak(lambda: index.load(stored)) < matrix.nbytes // 4
+    assert ids(index.search(matrix[123], 1, project=None, statuses=CURRENT)) == ["m123"]
+    index.add(["m5", "new"], normalised(2, 12, dim=dim), [None, None], ["active", "active"])  # grows the tail
+    assert len(index) == n + 1
+    assert ids(index.search(matrix[123], 1, project=None, statuses=CURRENT)) == ["m123"]
+
+
+def test_a_view_of_another_array_is_copied_on_load() -> None:
+    backing = normalised(4, 13)
+    index = HnswVectorIndex(DIM)
+    index.load(StoredVectors(["a", "b"], backing[:2], [None, None], ["active", "active"]))
+    index.add(["a"], rows(unit(0, 0, 0, 0, 1)), [None], ["active"])  # replaced in the tail
+    assert backing[0].tolist() == normalised(4, 13)[0].tolist()
+
+
+def test_the_graph_is_built_without_a_copy_of_every_vector(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
+    monkeypatch.setattr(vector_index, "BUILD_CHUNK_ROWS", 500)
+    n, dim = 5_000, 256  # 5 MB of float32; a chunk is 0.5 MB
+    index = HnswVectorIndex(dim)
+    vectors = normalised(n, 14, dim=dim)
+    index.add([f"m{i}" for i in range(n)], vectors, [None] * n, ["active"] * n)
+    assert numpy_peak(index.tidy) < vectors.nbytes // 2
+    assert index.graph_size == n
+    assert ids(index.search(vectors[77], 1, project=None, statuses=CURRENT)) == ["m77"]
