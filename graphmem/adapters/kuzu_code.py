@@ -63,14 +63,14 @@ class KuzuCodeGraph:
             "RETURN f.path, f.content_hash, f.size, f.mtime_ns",
             {"p": project},
         )
-        return {r[0]: FileState(r[0], r[1], int(r[2] or 0), int(r[3] or 0)) for r in rows}
+        parsed = self._store.parses.paths(project) if rows else set()
+        # A file without its parse (the parse store deleted) is not scanned: parsed again
+        return {r[0]: FileState(r[0], r[1], int(r[2] or 0), int(r[3] or 0)) for r in rows if r[0] in parsed}
 
     def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
-        rows = self._store.rows(
-            "MATCH (f:FileParse) WHERE f.project = $p RETURN f.path, f.parsed", {"p": project}
-        )
-        wanted = None if paths is None else set(paths)
-        return {r[0]: parsed_from_json(r[1]) for r in rows if wanted is None or r[0] in wanted}
+        return {
+            path: parsed_from_json(text) for path, text in self._store.parses.load(project, paths).items()
+        }
 
     def symbols_in(self, project: str, path: str) -> list[SymbolInfo]:
         rows = self._store.rows(
@@ -280,9 +280,13 @@ class KuzuCodeGraph:
         return self._store.get_meta(_dirty(project)) == "1"
 
     def _save_files(self, scan: CodeScan, at: datetime) -> dict[str, int]:
-        import pyarrow as pa
-
         store, project = self._store, scan.project
+        # The parses first: the content hashes below are what says a file was scanned
+        store.parses.replace(
+            project,
+            scan.removed,
+            ((path, parsed_to_json(parsed)) for path, (parsed, _) in scan.changed.items()),
+        )
         keys = [file_key(project, path) for path in scan.changed]
         existing = {r[0] for r in store.keyed_rows("MATCH (f:File {key: $key}) RETURN f.key", keys)}
         rows, updated = [], []
@@ -313,24 +317,6 @@ class KuzuCodeGraph:
                 {"rows": chunk},
             )
         store.copy("File", _table("File", rows, FILE_TYPES))
-        # Each changed or removed file's parse replaced, not updated (see kuzu_schema.FILE_PARSE)
-        store.keyed_rows(
-            "MATCH (f:FileParse {key: $key}) DELETE f",
-            [file_key(project, path) for path in [*scan.changed, *scan.removed]],
-        )
-        changed = list(scan.changed.items())
-        for start in range(0, len(changed), PARSE_CHUNK):
-            # in FileParse's column order (COPY maps by position)
-            parses = [
-                {
-                    "key": file_key(project, path),
-                    "project": project,
-                    "path": path,
-                    "parsed": parsed_to_json(parsed),
-                }
-                for path, (parsed, _) in changed[start : start + PARSE_CHUNK]
-            ]
-            store.copy("FileParse", pa.Table.from_pylist(parses))
         carried: dict[str, int] = {}
         for path in scan.removed:
             key = file_key(project, path)
@@ -484,9 +470,6 @@ FILE_TYPES = {
 _SYMBOL_PLACE = ("key", "kind", "start_line", "end_line", "body_hash", "body_changed_at")
 # Rows per ``UNWIND`` update: the pool is watched between statements (``kuzu_connection``)
 UPDATE_CHUNK = 500
-# Parses per ``COPY``: Kùzu's COPY takes about six times the size of what it loads for a
-# while (3,030 parses at once, 50 MB of JSON: the process 330 MB larger at its peak)
-PARSE_CHUNK = 250
 
 
 def _chunks(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

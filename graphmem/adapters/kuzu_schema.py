@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 # From this version the vectors are in the vector log, not in Kùzu (``kuzu_vectors.py``): no
 # Kùzu statement, the store moves them at open.
 VECTORS_OUT_OF_KUZU = 9
+# Version 12 moved the files' parses out of Kùzu (``FileParse``) to ``parse_store.py``.
+PARSES_OUT_OF_KUZU = 12
 
 ENTITY_TABLES = (
     "Project",
@@ -51,11 +53,11 @@ CODE_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
     ),
 }
 CO_CHANGES = "CREATE REL TABLE CO_CHANGES(FROM File TO File, count INT64)"
-# A file's definitions and references as JSON (what resolving calls and imports again
-# reads), apart from ``File``: a pass replaces a changed file's row (DELETE, then COPY),
-# never updates it. Kùzu 0.11 updating 6 KB strings in place, one row at a time: its
-# buffer pool full after about 700 (every write failing after) and, once a checkpoint
-# had run between them, most of the column read back empty.
+# Versions 10 and 11: a file's definitions and references as JSON, apart from ``File``: a
+# pass replaced a changed file's row (DELETE, then COPY), never updated it. Kùzu 0.11
+# updating 6 KB strings in place, one row at a time: its buffer pool full after about 700
+# (every write failing after) and, once a checkpoint had run between them, most of the
+# column read back empty. Version 12 moved the rows to ``parse_store.py`` and dropped it.
 FILE_PARSE = (
     "CREATE NODE TABLE FileParse(key STRING, project STRING, path STRING, parsed STRING, PRIMARY KEY(key))"
 )
@@ -184,7 +186,6 @@ def create_schema() -> list[str]:
         CO_CHANGES,
         *GITLAB_RELS,
         MEMORY_EVENT,
-        FILE_PARSE,
         GITLAB_TEXT,
     ]
     return statements

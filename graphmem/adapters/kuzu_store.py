@@ -45,6 +45,7 @@ from graphmem.adapters.kuzu_rows import (
 from graphmem.adapters.kuzu_schema import (
     GITLAB_TEXT_COLUMNS,
     MEMORY_COLUMNS,
+    PARSES_OUT_OF_KUZU,
     SCHEMA_VERSION,
     VECTORS_OUT_OF_KUZU,
     create_schema,
@@ -52,6 +53,7 @@ from graphmem.adapters.kuzu_schema import (
 )
 from graphmem.adapters.kuzu_vectors import VECTOR_LOG, KuzuVectors
 from graphmem.adapters.lexical_index import open_lexical_index, rebuild
+from graphmem.adapters.parse_store import PARSES_FILE, ParseStore
 from graphmem.adapters.vector_log import VectorLog
 from graphmem.core.models import Entity, Link, MemoryRecord
 from graphmem.core.ports import TextHits, TextMatch, Vector, Visibility
@@ -143,6 +145,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
         self._hashes: dict[str, set[str]] | None = None
         self._graph = GraphCache(self._load_graph)
         write_owner(data_dir)
+        self.parses = ParseStore(data_dir / PARSES_FILE)  # the files' parses (kuzu_code.py)
         self._init_schema()
         self._vectors = VectorLog(data_dir / VECTOR_LOG, dimension)
         self._lexical = open_lexical_index(data_dir, self)  # full-text search (adapters/lexical_index.py)
@@ -174,8 +177,23 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
                 self._run(statement)
         if version < VECTORS_OUT_OF_KUZU:
             self.copy_vectors_out(self.data_dir / VECTOR_LOG)
+        if version < PARSES_OUT_OF_KUZU:
+            self._move_parses_out()
         if version < SCHEMA_VERSION:
             self.set_meta("schema_version", str(SCHEMA_VERSION))
+
+    def _move_parses_out(self) -> None:
+        """Move ``FileParse``'s rows to the parse store, then drop the table (version 12;
+        a move cut short is done again at the next open: the parse store replaces)."""
+        if "FileParse" not in {row[1] for row in self._rows("CALL show_tables() RETURN *")}:
+            return
+        projects = [row[0] for row in self._rows("MATCH (f:FileParse) RETURN DISTINCT f.project")]
+        for project in projects:
+            rows = self._rows(
+                "MATCH (f:FileParse) WHERE f.project = $p RETURN f.path, f.parsed", {"p": project}
+            )
+            self.parses.replace(project, (), ((path, parsed) for path, parsed in rows))
+        self._run("DROP TABLE FileParse")
 
     def close(self) -> None:
         with self._lock:
@@ -186,6 +204,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
             except (StoreError, OSError) as exc:  # what was acknowledged is in the log already
                 log.warning("Closing the graph store: %s", exc)
             finally:
+                self.parses.close()
                 self._lexical.close()
                 self._close_connection()
 

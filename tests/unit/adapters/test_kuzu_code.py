@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from graphmem.adapters import kuzu_store
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
-from graphmem.adapters.kuzu_schema import SCHEMA_VERSION
+from graphmem.adapters.kuzu_schema import FILE_PARSE, SCHEMA_VERSION
 from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.adapters.parse_store import PARSES_FILE
 from graphmem.core.code import Definition, ParsedFile, parsed_to_json
 from graphmem.core.code_moves import MovePlan
 from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key, symbol_key
@@ -116,8 +118,7 @@ def test_symbols_that_memories_are_about_follow_their_code_across_passes(store: 
 def test_a_store_from_before_schema_10_has_its_parses_moved_out_of_file(tmp_path: Path) -> None:
     data = tmp_path / "data"
     store = KuzuGraphStore(data, dimension=8)
-    store.run("DROP TABLE FileParse")  # as schema 9 had it: the parse in a column of File
-    store.run("ALTER TABLE File ADD parsed STRING")
+    store.run("ALTER TABLE File ADD parsed STRING")  # as schema 9 had it: the parse in a column of File
     for path, parse, deleted in (("a.py", module("a.py", 1), None), ("gone.py", None, T0)):
         store.run(
             "CREATE (:File {key: $k, name: $p, project: $proj, title: '', path: $p, content_hash: 'h', "
@@ -140,7 +141,84 @@ def test_a_store_from_before_schema_10_has_its_parses_moved_out_of_file(tmp_path
         assert code.load_parsed(PROJECT) == {"a.py": module("a.py", 1)}
         columns = {row[1] for row in store.rows("CALL table_info('File') RETURN *")}
         assert "parsed" not in columns and "path" in columns
+        assert "FileParse" not in tables(store)  # moved on again by version 12
         save_pass(code, {"a.py": module("a.py", 2), "b.py": module("b.py", 2)}, T0)  # COPY File still fits
         assert code.load_parsed(PROJECT) == {"a.py": module("a.py", 2), "b.py": module("b.py", 2)}
+    finally:
+        store.close()
+
+
+def tables(store: KuzuGraphStore) -> set[str]:
+    return {row[1] for row in store.rows("CALL show_tables() RETURN *")}
+
+
+def test_a_store_from_before_schema_12_has_its_parses_moved_out_of_kuzu(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = KuzuGraphStore(data, dimension=8)
+    store.run(FILE_PARSE)  # as schema 11 had it: the parses in Kùzu's FileParse
+    for project, path in ((PROJECT, "a.py"), (PROJECT, "b.py"), ("/src/other", "a.py")):
+        store.run(
+            "CREATE (:File {key: $k, name: $p, project: $proj, title: '', path: $p, content_hash: 'h'})",
+            {"k": file_key(project, path), "p": path, "proj": project},
+        )
+        store.run(
+            "CREATE (:FileParse {key: $k, project: $proj, path: $p, parsed: $j})",
+            {"k": file_key(project, path), "p": path, "proj": project, "j": parsed_to_json(module(path, 3))},
+        )
+    store.set_meta("schema_version", "11")
+    store.close()
+
+    store = KuzuGraphStore(data, dimension=8)
+    try:
+        code = KuzuCodeGraph(store)
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
+        assert "FileParse" not in tables(store)
+        assert code.load_parsed(PROJECT) == {"a.py": module("a.py", 3), "b.py": module("b.py", 3)}
+        assert code.load_parsed("/src/other", ["a.py"]) == {"a.py": module("a.py", 3)}
+        assert set(code.file_states(PROJECT)) == {"a.py", "b.py"}
+    finally:
+        store.close()
+
+
+def test_files_whose_parses_were_lost_are_scanned_again(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = KuzuGraphStore(data, dimension=8)
+    save_pass(KuzuCodeGraph(store), {"a.py": module("a.py", 1), "b.py": module("b.py", 1)}, T0)
+    store.close()
+    for lost in data.glob(f"{PARSES_FILE}*"):  # deleted by hand, or never restored from a backup
+        lost.unlink()
+
+    store = KuzuGraphStore(data, dimension=8)
+    try:
+        code = KuzuCodeGraph(store)
+        assert code.file_states(PROJECT) == {}  # bootstrap parses every file again
+        save_pass(code, {"a.py": module("a.py", 2), "b.py": module("b.py", 2)}, T0 + timedelta(hours=1))
+        assert set(code.file_states(PROJECT)) == {"a.py", "b.py"}
+        assert code.load_parsed(PROJECT)["b.py"] == module("b.py", 2)
+    finally:
+        store.close()
+
+
+def test_two_projects_changing_every_file_keep_every_parse_in_a_small_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With the parses in Kùzu (schema 11): the checkpoint after the second project's pass
+    # needed more than the pool, and the pass failed ("The buffer pool is full").
+    monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", 64 * 1024 * 1024)
+    store = KuzuGraphStore(tmp_path / "data", dimension=8)
+    try:
+        paths = [f"pkg/mod{n}.py" for n in range(1_000)]
+        for project in (PROJECT, "/src/copy"):
+            code = KuzuCodeGraph(store)
+            for version in range(2):
+                files = {path: module(path, version) for path in paths}
+                saved = ProjectCode(project, code.load_parsed(project))
+                saved.files.update(files)
+                changed = {p: (f, FileState(p, f"c-{p}-{version}", 10, version)) for p, f in files.items()}
+                at = T0 + timedelta(hours=version)
+                code.save(CodeScan(project, changed, [], saved, saved.edges(), at, MovePlan(), None))
+        for project in (PROJECT, "/src/copy"):
+            loaded = code.load_parsed(project)
+            assert len(loaded) == 1_000 and loaded["pkg/mod9.py"] == module("pkg/mod9.py", 1)
     finally:
         store.close()

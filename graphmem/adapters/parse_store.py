@@ -1,0 +1,109 @@
+"""The embedded store's files' parses: a SQLite file beside Kùzu's (``<data_dir>/parses.sqlite3``).
+
+A parse is each file's definitions and references as JSON (``core.code.parsed_to_json``,
+about 12 KB for a Python module of a dozen functions), what a pass reads back to resolve
+every call and import of the project again and to match moved code. It is derived data,
+kept by path, replaced whole when its file changes.
+
+Not in Kùzu since schema 12. Kùzu 0.11 held these strings badly: updated in place they
+filled its buffer pool and corrupted the column (schema 10 made them rows of their own,
+deleted and loaded again), and even so the checkpoint after a re-scan that replaced the
+parses of 3,030 files, in a store holding 6,060, needed more than its 512 MB pool: the
+re-scan failed. SQLite replaces them in one transaction, in memory bounded by a page cache.
+
+Stored compressed (zlib, level 1: a fifth of the JSON, 0.13 ms a file). Committed with
+``synchronous=FULL`` before the pass records the files' new content hashes in Kùzu
+(``kuzu_code.py``): a file Kùzu calls scanned always has its parse here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import zlib
+from collections.abc import Collection, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from graphmem.errors import StoreError
+
+PARSES_FILE = "parses.sqlite3"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS parses ("
+    "project TEXT NOT NULL, path TEXT NOT NULL, parsed BLOB NOT NULL, PRIMARY KEY (project, path))"
+)
+
+
+class ParseStore:
+    """Each scanned file's parse, by project and path."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise StoreError(f"Cannot open the files' parses at {path}: {exc}.") from exc
+
+    def load(self, project: str, paths: Collection[str] | None = None) -> dict[str, str]:
+        """The JSON parse of each of ``project``'s files (of ``paths`` alone when given)."""
+        with self._lock, _errors(self.path):
+            if paths is None:
+                rows = self._db.execute("SELECT path, parsed FROM parses WHERE project = ?", (project,))
+                return {path: _text(blob) for path, blob in rows}
+            found: dict[str, str] = {}
+            for path in paths:
+                row = self._db.execute(
+                    "SELECT parsed FROM parses WHERE project = ? AND path = ?", (project, path)
+                ).fetchone()
+                if row is not None:
+                    found[path] = _text(row[0])
+            return found
+
+    def replace(self, project: str, dropped: Iterable[str], parses: Iterable[tuple[str, str]]) -> None:
+        """Delete the parses of ``dropped`` paths and store ``parses`` ((path, JSON) pairs,
+        read as they come: a pass's are not all held at once), in one transaction."""
+        with self._lock, _errors(self.path):
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "DELETE FROM parses WHERE project = ? AND path = ?", ((project, p) for p in dropped)
+                )
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO parses (project, path, parsed) VALUES (?, ?, ?)",
+                    ((project, path, zlib.compress(text.encode("utf-8"), 1)) for path, text in parses),
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def paths(self, project: str) -> set[str]:
+        """The paths of ``project`` that have a parse (a file without one is parsed again)."""
+        with self._lock, _errors(self.path):
+            return {
+                row[0] for row in self._db.execute("SELECT path FROM parses WHERE project = ?", (project,))
+            }
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+@contextmanager
+def _errors(path: Path) -> Iterator[None]:
+    """SQLite's errors as the store's (a full disk, a damaged file), naming the file."""
+    try:
+        yield
+    except (sqlite3.Error, zlib.error) as exc:
+        raise StoreError(
+            f"The files' parses at {path} could not be used: {exc}. Delete the file: the next "
+            "`graphmem bootstrap` parses the files again."
+        ) from exc
+
+
+def _text(blob: bytes) -> str:
+    return zlib.decompress(blob).decode("utf-8")
