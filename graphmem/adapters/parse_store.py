@@ -10,6 +10,7 @@ filled its buffer pool and corrupted the column (schema 10 made them rows of the
 deleted and loaded again), and even so the checkpoint after a re-scan that replaced the
 parses of 3,030 files, in a store holding 6,060, needed more than its 512 MB pool: the
 re-scan failed. SQLite replaces them in one transaction, in memory bounded by a page cache.
+The file is opened at the first use: a command that reads no parse (a recall) does not open it.
 
 Stored compressed (zlib, level 1: a fifth of the JSON, 0.13 ms a file). Committed with
 ``synchronous=FULL`` before the pass records the files' new content hashes in Kùzu
@@ -40,13 +41,18 @@ class ParseStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute(_SCHEMA)
-        except sqlite3.Error as exc:
-            raise StoreError(f"Cannot open the files' parses at {path}: {exc}.") from exc
+        self._opened: sqlite3.Connection | None = None  # at the first use (``_db``)
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """The connection, opened at the first use (under ``_lock``, in ``_errors``)."""
+        if self._opened is None:
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.execute(_SCHEMA)
+            self._opened = db
+        return self._opened
 
     def load(self, project: str, paths: Collection[str] | None = None) -> dict[str, str]:
         """The JSON parse of each of ``project``'s files (of ``paths`` alone when given)."""
@@ -90,7 +96,9 @@ class ParseStore:
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            if self._opened is not None:
+                self._opened.close()
+                self._opened = None
 
 
 @contextmanager

@@ -32,6 +32,7 @@ from graphmem.core.code_moves import MovePlan
 from graphmem.core.codegraph import CodeEdges, CodeScan, ProjectCode, key_in_project
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.ports import CodeGraph
+from graphmem.service.inputs import file_entity
 from graphmem.service.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,6 @@ class FollowedCode:
     old: str  # the name the checkout's code graph was kept under
     followed: int  # memory links moved to the same file, symbol or module under the new name
     kept: int  # links to code the new name does not have, kept (to nodes marked deleted)
-    removed_files: int  # files of the old name's graph removed
 
 
 class RenamedCode:
@@ -77,10 +77,13 @@ class RenamedCode:
             documents: list[Entity] = []
             for key in sorted(k for k in about if linked[k][0] is kind):
                 target = linked[key][1]
-                path = target.split("::", 1)[1]
-                if target not in known and kind is EntityKind.FILE and (root / path).is_file():
-                    documents.append(Entity(target, kind, path, new))  # in the checkout, not parsed
-                elif target not in known:
+                if target not in known and kind is EntityKind.FILE:
+                    # in the checkout, not parsed (a document): confined to it, as a mention is
+                    document = file_entity(root, target.split("::", 1)[1], new)
+                    if document is not None:
+                        documents.append(document)
+                        known.add(target := document.key)
+                if target not in known:
                     kept += len(about[key])
                     continue
                 moves[key] = target
@@ -94,4 +97,4 @@ class RenamedCode:
             "bootstrap: %s's code now under %s: %d memory links followed, %d kept on deleted code",
             old, new, followed, kept,
         )  # fmt: skip
-        return FollowedCode(old, followed, kept, len(live))
+        return FollowedCode(old, followed, kept)

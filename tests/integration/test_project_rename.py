@@ -94,17 +94,26 @@ def test_after_a_rename_the_memories_links_follow_to_the_named_projects_code(
         memory("mem_00000000000000a2", "refund is idempotent", scope=Scope.PROJECT, project=old),
         memory("mem_00000000000000a3", "retry backs off", scope=Scope.PROJECT, project=old),
         memory("mem_00000000000000a4", "the readme is the runbook", scope=Scope.PROJECT, project=old),
+        memory("mem_00000000000000a5", "a key that leaves the checkout", scope=Scope.PROJECT, project=old),
     ]
     store.add_memories(notes)
     code_file, readme = file_key(old, "src/refunds.py"), file_key(old, "README.md")
+    outside = file_key(old, "../outside.txt")  # a file exists there, beside the checkout
+    (checkout.parent / "outside.txt").write_text("not the project's\n")
     refund, retry = symbol_key(old, "src/refunds.py", "refund"), symbol_key(old, "src/refunds.py", "retry")
-    store.upsert_entities([Entity(readme, EntityKind.FILE, "README.md", old)])  # as a memory naming it
+    store.upsert_entities(
+        [
+            Entity(readme, EntityKind.FILE, "README.md", old),
+            Entity(outside, EntityKind.FILE, "../outside.txt", old),
+        ]
+    )  # as memories naming them
     store.link_about(
         [
             ("mem_00000000000000a1", Entity(code_file, EntityKind.FILE, "src/refunds.py")),
             ("mem_00000000000000a2", Entity(refund, EntityKind.SYMBOL, "refund")),
             ("mem_00000000000000a3", Entity(retry, EntityKind.SYMBOL, "retry")),
             ("mem_00000000000000a4", Entity(readme, EntityKind.FILE, "README.md")),
+            ("mem_00000000000000a5", Entity(outside, EntityKind.FILE, "../outside.txt")),
         ]
     )
     commit(checkout, "src/refunds.py", SOURCE.split("\n\n\n")[0] + "\n")  # retry is gone
@@ -114,7 +123,8 @@ def test_after_a_rename_the_memories_links_follow_to_the_named_projects_code(
     report = second.bootstrap(checkout, history=0)
 
     assert (report.project, report.renamed_from) == (NAME, old)
-    assert (report.links_followed, report.links_kept) == (3, 1)
+    assert (report.links_followed, report.links_kept) == (3, 2)
+    assert about(store, "mem_00000000000000a5") == [outside]  # not followed out of the checkout
     assert about(store, "mem_00000000000000a1") == [file_key(NAME, "src/refunds.py")]
     assert about(store, "mem_00000000000000a2") == [symbol_key(NAME, "src/refunds.py", "refund")]
     assert about(store, "mem_00000000000000a4") == [file_key(NAME, "README.md")]

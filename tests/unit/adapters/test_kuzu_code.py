@@ -21,6 +21,7 @@ from graphmem.core.code import Definition, ParsedFile, parsed_to_json
 from graphmem.core.code_moves import MovePlan
 from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key, symbol_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
+from graphmem.errors import StoreError
 
 PROJECT = "/src/proj"
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -220,5 +221,21 @@ def test_two_projects_changing_every_file_keep_every_parse_in_a_small_pool(
         for project in (PROJECT, "/src/copy"):
             loaded = code.load_parsed(project)
             assert len(loaded) == 1_000 and loaded["pkg/mod9.py"] == module("pkg/mod9.py", 1)
+    finally:
+        store.close()
+
+
+def test_a_damaged_parse_file_is_a_clear_error_that_says_what_to_do(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = KuzuGraphStore(data, dimension=8)
+    save_pass(KuzuCodeGraph(store), {"a.py": module("a.py", 1)}, T0)
+    store.close()
+    for written in data.glob(f"{PARSES_FILE}*"):
+        written.write_bytes(b"not a database, " * 512)
+
+    store = KuzuGraphStore(data, dimension=8)
+    try:
+        with pytest.raises(StoreError, match="Delete the file: the next `graphmem bootstrap` parses"):
+            KuzuCodeGraph(store).load_parsed(PROJECT)
     finally:
         store.close()

@@ -98,36 +98,24 @@ def team_store(postgres_server: PostgresServer, monkeypatch: pytest.MonkeyPatch,
     return url
 
 
-def test_stats_on_a_team_store_names_the_writer_role_it_logs_in_with(
-    team_store: str, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("person", "group", "writes", "may"),
+    [("alice", "writer", True, "reads and writes"), ("bot", "reader", False, "read-only")],
+    ids=["a person in the writer role", "a bot in the read-only role"],
+)
+def test_stats_on_a_team_store_names_the_role_it_logs_in_with_and_whether_it_may_write(
+    team_store: str, monkeypatch: pytest.MonkeyPatch, person: str, group: str, writes: bool, may: str
 ) -> None:
     database = team_store.rsplit("/", 1)[1]
-    monkeypatch.setenv("GRAPHMEM_STORE_URL", _role(team_store, f"alice_{database}", f"writer_{database}"))
+    login = f"{person}_{database}"
+    monkeypatch.setenv("GRAPHMEM_STORE_URL", _role(team_store, login, f"{group}_{database}"))
 
     code, out, err = run("stats")
     data = json.loads(run("stats", "--json")[1])
 
     assert code == 0, err
-    assert (
-        out.splitlines()[-1]
-        == f"role: alice_{database} (reads and writes; global memories: alice_{database}'s own)"
-    )
-    assert data["role"] == {"name": f"alice_{database}", "writes": True, "sees_all": False}
-    assert "hunter2" not in out + err
-
-
-def test_stats_on_a_team_store_says_a_read_only_bots_role_may_not_write(
-    team_store: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    database = team_store.rsplit("/", 1)[1]
-    monkeypatch.setenv("GRAPHMEM_STORE_URL", _role(team_store, f"bot_{database}", f"reader_{database}"))
-
-    code, out, err = run("stats")
-    data = json.loads(run("stats", "--json")[1])
-
-    assert code == 0, err
-    assert out.splitlines()[-1] == f"role: bot_{database} (read-only; global memories: bot_{database}'s own)"
-    assert data["role"] == {"name": f"bot_{database}", "writes": False, "sees_all": False}
+    assert out.splitlines()[-1] == f"role: {login} ({may}; global memories: {login}'s own)"
+    assert data["role"] == {"name": login, "writes": writes, "sees_all": False}
     assert "hunter2" not in out + err
 
 
