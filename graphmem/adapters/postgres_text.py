@@ -178,7 +178,8 @@ class PostgresTextSearch(PostgresConnection):
         words = list(dict.fromkeys([*lexemes, *held]))
         stats = self._word_stats(words)
         rows = max(stats.rows, 1.0)
-        matches = {lexeme: stats.shares.get(lexeme, stats.rare) * rows for lexeme in words}
+        # A word is in no more memories than there are (the statistics are estimates).
+        matches = {lexeme: min(stats.shares.get(lexeme, stats.rare) * rows, rows) for lexeme in words}
         weights = {lexeme: math.log(1 + (rows - df + 0.5) / (df + 0.5)) for lexeme, df in matches.items()}
         chosen: list[str] = []
         expected = 0.0
@@ -222,12 +223,19 @@ class PostgresTextSearch(PostgresConnection):
         """``stats`` with the share of each of ``lexemes`` counted (no statistics to read);
         a count stops at :data:`COUNT_MAX`: a word that common is only ranked, never a candidate."""
         missing = [lexeme for lexeme in lexemes if lexeme not in stats.shares]
+        # The memories are counted again with the words: the store grows while the statistics
+        # are reused, and a word counted among more memories than an older total would weigh
+        # less than nothing (BM25's idf turns negative past half the memories).
         counts = self._rows(
             "SELECT q.l, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @@ q.l::tsquery "
-            "LIMIT %(most)s) AS hit) FROM unnest(%(words)s::text[]) AS q(l)",
+            "LIMIT %(most)s) AS hit), (SELECT count(*) FROM memories) "
+            "FROM unnest(%(words)s::text[]) AS q(l)",
             {"words": [f"'{lexeme}'" for lexeme in missing], "most": COUNT_MAX},
         )
-        shares = dict(stats.shares)
-        for quoted, count in counts:
-            shares[str(quoted)[1:-1]] = int(count) / max(stats.rows, 1.0)
-        return _Stats(stats.read_at, stats.rows, shares, 0.0, counted=True)
+        rows = max(float(counts[0][2]) if counts else stats.rows, 1.0)
+        # The shares counted before are rescaled to the new total: a share is a count here.
+        scale = max(stats.rows, 1.0) / rows
+        shares = {word: share * scale for word, share in stats.shares.items()}
+        for quoted, count, _ in counts:
+            shares[str(quoted)[1:-1]] = int(count) / rows
+        return _Stats(stats.read_at, rows, shares, 0.0, counted=True)

@@ -74,3 +74,16 @@ def test_a_memory_whose_one_word_outweighs_two_common_ones_is_still_first(store:
     store.add_memories([memory("pair", "deploy service zeppelin"), memory("lone", "quokka sighting")])
     hits = store.search_text("deploy service quokka", EVERYONE, 2)
     assert hits[0][0] == "lone"
+
+
+def test_words_counted_after_the_store_grew_still_weigh_for_the_memories_holding_them(
+    request: pytest.FixtureRequest,
+) -> None:
+    store = opened_postgres(postgres_url(request), request, 8)
+    store.add_memories([memory("first", "an early note")])
+    store.search_text("early", EVERYONE, 5)  # a new store's statistics: one memory, counted
+    texts = ["charlie rule 7", "bravo rule 7", "delta rule 7", "charlie rule 8", "charlie rule 9"]
+    store.add_memories([memory(f"m{i}", text) for i, text in enumerate(texts)])
+    # Each word is now in more memories than the one counted first: none may weigh less than nothing.
+    assert store.text_matches("charlie rule 7", EVERYONE, 5)[0].id == "m0"
+    assert store.search_text("7 rule charlie", EVERYONE, 5)[0][0] == "m0"  # not as a phrase
