@@ -417,14 +417,13 @@ class PostgresCodeGraph:
             candidates = [
                 str(r[0])
                 for r in store._rows(
-                    # locked: a memory linked meanwhile waits, then finds its module gone (an error)
                     "SELECT e.key FROM entities e WHERE e.kind = %s AND e.project = %s AND NOT EXISTS "
                     "(SELECT FROM code_edges c WHERE c.kind = 'imports' AND c.target = e.key) "
-                    "ORDER BY e.key FOR UPDATE",
+                    "ORDER BY e.key",
                     (EntityKind.EXTERNAL_MODULE.value, project),
                 )
             ]
-            unused = sorted(set(candidates) - store.remembered(candidates))
+            unused = sorted(set(candidates) - store.remembered(candidates))  # locks them: see remembered
             store._run(
                 "DELETE FROM entities WHERE key = ANY(%s) AND kind = %s",
                 (unused, EntityKind.EXTERNAL_MODULE.value),

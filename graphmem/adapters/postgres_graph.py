@@ -115,10 +115,17 @@ class PostgresGraph(PostgresConnection):
         """The keys of ``keys`` that some memory is about, anyone's: the global memories row-level
         security hides from this role included (``graphmem_remembered()``, schema 8), never which.
         What decides whether an entity nobody remembers may go: ``memories_about`` sees only this
-        role's, and removing an entity takes every link to it (foreign keys)."""
+        role's, and removing an entity takes every link to it (foreign keys).
+
+        Ask it inside the transaction that removes the others: the entities are locked first (in
+        key order), so a memory being linked to one meanwhile waits for that transaction, then
+        stores the entity again (``upsert_entities``) instead of its link going with the removal."""
         if not keys:
             return set()
-        rows = self._rows("SELECT * FROM graphmem_remembered(%s::text[])", (sorted(set(keys)),))
+        wanted = sorted(set(keys))
+        with self.transaction():
+            self._rows("SELECT key FROM entities WHERE key = ANY(%s) ORDER BY key FOR UPDATE", (wanted,))
+            rows = self._rows("SELECT * FROM graphmem_remembered(%s::text[])", (wanted,))
         return {str(row[0]) for row in rows}
 
     def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
