@@ -259,3 +259,39 @@ def test_writers_on_separate_connections_lose_nothing_and_readers_never_see_half
     assert sum(stores[4].count_memories().values()) == 101
     assert len(stores[4].memories_about([ISSUE.key])[ISSUE.key]) == 100
     assert len(stores[4].links(["root"])) == 100
+
+
+def test_two_writers_locking_in_opposite_orders_are_one_done_and_one_told_to_try_again(
+    url: str, request: pytest.FixtureRequest
+) -> None:
+    one, other = PostgresGraphStore(url, dimension=DIM), PostgresGraphStore(url, dimension=DIM)
+    request.addfinalizer(one.close)
+    request.addfinalizer(other.close)
+    keys = ["Issue:group/proj#1", "Issue:group/proj#2"]
+    one.upsert_entities([Entity(key, EntityKind.ISSUE, key[-2:]) for key in keys])
+    both_hold_one = threading.Barrier(2, timeout=30)
+    outcomes: list[str] = []
+
+    def lock(writer: PostgresGraphStore, order: list[str]) -> None:
+        lock_sql = "SELECT key FROM entities WHERE key = %s FOR UPDATE"
+        try:
+            with writer.transaction():
+                writer._rows(lock_sql, (order[0],))
+                both_hold_one.wait()
+                writer._rows(lock_sql, (order[1],))  # the database finds the deadlock
+            outcomes.append("done")
+        except StoreError as exc:
+            outcomes.append(str(exc))
+
+    threads = [
+        threading.Thread(target=lock, args=(one, keys)),
+        threading.Thread(target=lock, args=(other, keys[::-1])),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    told = [outcome for outcome in outcomes if outcome != "done"]
+    assert len(told) == 1 and len(outcomes) == 2
+    assert "met another writer's at the same moment" in told[0]
+    assert "nothing of it was kept; try again" in told[0]
