@@ -115,6 +115,9 @@ class KuzuEntities(KuzuConnection):
             found[row[0]].append(entity_from_row(row[1], row[2:]))
         return dict(found)
 
+    def remembered(self, keys: Collection[str]) -> set[str]:
+        return set(self.memories_about(keys))  # one user: every memory is seen
+
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
         if not entity_keys:
             return {}

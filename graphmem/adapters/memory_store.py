@@ -63,12 +63,8 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def _utc_or_none(value: datetime | None) -> datetime | None:
-    return None if value is None else _utc(value)
-
-
 def _stored(record: MemoryRecord, *, embedded: bool) -> MemoryRecord:
-    times: dict[str, Any] = {name: _utc_or_none(getattr(record, name)) for name in _TIME_FIELDS}
+    times: dict[str, Any] = {name: _field_value(name, getattr(record, name)) for name in _TIME_FIELDS}
     return replace(record, **times, embedded=embedded)
 
 
@@ -463,6 +459,9 @@ class InMemoryGraphStore:
                     found[memory_id] = [self._entities[(kind, key)] for key, kind in row.about.items()]
         return found
 
+    def remembered(self, keys: Collection[str]) -> set[str]:
+        return set(self.memories_about(keys))  # one user: every memory is seen
+
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
         wanted = {key for key in entity_keys if _kind_of(key) is not None}
         found: dict[str, list[str]] = {}
@@ -590,7 +589,7 @@ def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
         return False
     if visibility.categories is not None and record.category not in visibility.categories:
         return False
-    since = _utc_or_none(visibility.since)
+    since = None if visibility.since is None else _utc(visibility.since)
     return (since is None or record.created_at >= since) and visibility.shows_branch(record.branch)
 
 

@@ -290,7 +290,8 @@ class PostgresCodeGraph:
             for key in sorted(followed):
                 if old[key][2]:
                     carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key][0]))
-            # another person's memories (row-level security) stay on the old key, marked deleted
+            # every memory's links moved (another person's too: graphmem_move_about); any left
+            # keep the old key, marked deleted
             hidden = store.remembered([key for key in followed if old[key][2]])
             store._run("UPDATE code_symbols SET deleted_at = %s WHERE key = ANY(%s)", (at, sorted(hidden)))
             store._run("DELETE FROM entities WHERE key = ANY(%s)", (sorted(followed.keys() - hidden),))

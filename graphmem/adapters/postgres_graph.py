@@ -130,24 +130,22 @@ class PostgresGraph(PostgresConnection):
 
     def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
         """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``, ``new``
-        stored); the ids of the memories moved. Only those this role sees: another person's global
-        memories stay about ``old`` (row-level security), so ``old`` may go only if ``remembered``
-        says nobody's are left."""
+        stored); the ids of the memories moved that this role sees. Another person's global
+        memories (row-level security hides them) move too, through ``graphmem_move_about()``
+        (schema 9), which answers only how many: their links follow a moved symbol or file
+        whoever's scan sees it move."""
         if old == new:
             return []
         with self.transaction():
             ids = [
                 str(row[0])
                 for row in self._rows(
-                    "DELETE FROM about a USING entities e WHERE a.entity_key = %s AND e.key = a.entity_key "
-                    "AND e.kind = %s RETURNING a.memory_id",
+                    "SELECT a.memory_id FROM about a JOIN entities e ON e.key = a.entity_key "
+                    "WHERE a.entity_key = %s AND e.kind = %s ORDER BY a.memory_id",
                     (old, kind.value),
                 )
             ]
-            self._many(
-                "INSERT INTO about (memory_id, entity_key) VALUES (%(m)s, %(e)s) ON CONFLICT DO NOTHING",
-                [{"m": memory_id, "e": new} for memory_id in sorted(ids)],
-            )
+            self._rows("SELECT graphmem_move_about(%s, %s, %s)", (old, new, kind.value))
         return ids
 
     # -- RELATES and NEXT -----------------------------------------------------------------

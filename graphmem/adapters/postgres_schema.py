@@ -372,6 +372,42 @@ END $migration$;
 DROP FUNCTION graphmem_remembered(text[]);
 """,
     ),
+    Migration(
+        9,
+        "every memory's links follow a moved file or symbol, for every writer (a SECURITY DEFINER function)",
+        # A code scan that saw a symbol or file move (or a project take a new name) moved the
+        # links this role sees; another person's global memories, hidden by row-level security,
+        # stayed on the old node, marked deleted, and nobody's later scan would move them. The
+        # function moves every link from ``from_key`` to ``to_key`` (both entities of ``entity_kind``) and
+        # answers how many, never which. It may change rows the caller cannot see, so only a
+        # role that may write ``about`` itself (the writer role, not the read-only one) may run it.
+        up="""
+DO $migration$ BEGIN
+EXECUTE format(
+    'CREATE FUNCTION %1$I.graphmem_move_about(from_key text, to_key text, entity_kind text) '
+    'RETURNS integer LANGUAGE plpgsql VOLATILE SECURITY DEFINER '
+    'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
+    'DECLARE moved integer; BEGIN '
+    'IF NOT (has_table_privilege(session_user, %2$L::regclass, ''INSERT'') '
+    'AND has_table_privilege(session_user, %2$L::regclass, ''DELETE'')) THEN '
+    'RAISE EXCEPTION ''permission denied for table about'' USING ERRCODE = ''insufficient_privilege''; '
+    'END IF; '
+    'WITH gone AS (DELETE FROM %1$I.about a USING %1$I.entities o, %1$I.entities n '
+    'WHERE a.entity_key = from_key AND o.key = from_key AND o.kind = entity_kind AND n.key = to_key '
+    'AND n.kind = entity_kind AND from_key <> to_key RETURNING a.memory_id), '
+    'added AS (INSERT INTO %1$I.about (memory_id, entity_key) SELECT g.memory_id, to_key FROM gone g '
+    'ON CONFLICT DO NOTHING RETURNING 1) '
+    'SELECT count(*) INTO moved FROM gone; '
+    'RETURN moved; END $f$',
+    current_schema(), quote_ident(current_schema()) || '.about');
+EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.graphmem_move_about(text, text, text) TO PUBLIC',
+    current_schema());
+END $migration$;
+""",
+        down="""
+DROP FUNCTION graphmem_move_about(text, text, text);
+""",
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -311,9 +311,16 @@ class EntityGraph(Protocol):
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]: ...
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]: ...
+    def remembered(self, keys: Collection[str]) -> set[str]:
+        """The keys of ``keys`` that some memory is about, anyone's: on a team's store row-level
+        security hides another person's global memories from ``memories_about``. What decides
+        whether an entity may go; asked inside the transaction that removes the others (a team's
+        store locks them until it ends)."""
+
     def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
         """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``; ``new``
-        must be stored); the ids of the memories moved (none when ``old`` is ``new``)."""
+        must be stored), anyone's; the ids of the memories moved that the caller sees (none when
+        ``old`` is ``new``)."""
 
 
 class MemoryLinks(Protocol):

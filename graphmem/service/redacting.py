@@ -40,7 +40,8 @@ STORE_READS = frozenset(
         "all_memories", "count_memories", "total_memories", "last_in_session", "expiring", "next_expiry",
         "search_text", "text_matches",
         "pending_embeddings", "load_vectors", "count_vectors", "embedding_of", "get_entities",
-        "find_entities", "all_entities", "about", "memories_about", "links", "next_pairs", "neighbours",
+        "find_entities", "all_entities", "about", "memories_about", "remembered", "links", "next_pairs",
+        "neighbours",
         "events_of", "get_event", "all_events", "branch_memories",
     }
 )  # fmt: skip

@@ -14,8 +14,9 @@ that pass has stored the new graph, ``RenamedCode.follow`` finishes the move:
   (deleted, or renamed, before the new graph was built) is kept: its node stays, marked
   deleted, as for code a scan sees go, so the memory keeps saying where it came from and is
   flagged possibly stale rather than losing its place silently; a module a memory is still
-  about stays too. On a team's store that holds for another person's global memories, which
-  this role cannot see nor move: their links stay on the old name's nodes.
+  about stays too. On a team's store another person's global memories, which this role cannot
+  see, follow as well (``GraphStore.remembered`` finds their links, ``move_about`` moves them);
+  the report counts only the links the caller sees.
 
 Once done, a later pass finds no file left under the old name and does nothing.
 """
@@ -69,13 +70,16 @@ class RenamedCode:
             target = key_in_project(entity.key, old, new)
             if target is not None:
                 linked[entity.key] = (entity.kind, target)
-        about = self._store.memories_about(list(linked))
-        known = set(self._store.get_entities({linked[key][1] for key in about}))
+        # Anyone's: on a team's store another person's global memories are hidden from
+        # memories_about, yet their links follow too (move_about moves them all).
+        remembered = self._store.remembered(list(linked))
+        about = self._store.memories_about(remembered)
+        known = set(self._store.get_entities({linked[key][1] for key in remembered}))
         followed = kept = 0
         for kind in (EntityKind.FILE, EntityKind.SYMBOL, EntityKind.EXTERNAL_MODULE):
             moves: dict[str, str] = {}
             documents: list[Entity] = []
-            for key in sorted(k for k in about if linked[k][0] is kind):
+            for key in sorted(k for k in remembered if linked[k][0] is kind):
                 target = linked[key][1]
                 if target not in known and kind is EntityKind.FILE:
                     # in the checkout, not parsed (a document): confined to it, as a mention is
@@ -84,7 +88,7 @@ class RenamedCode:
                         documents.append(document)
                         known.add(target := document.key)
                 if target not in known:
-                    kept += len(about[key])
+                    kept += len(about.get(key, ()))  # the links the caller sees
                     continue
                 moves[key] = target
             followed += self._writer.move_links(kind, moves, new=documents)

@@ -124,7 +124,7 @@ def test_a_symbol_only_another_person_remembers_is_kept_when_a_bootstrap_sees_it
     _hidden_from_bob(team, note.id)
 
 
-def test_a_moved_symbol_takes_the_links_its_mover_sees_and_keeps_another_persons(team: Team) -> None:
+def test_a_moved_symbol_takes_every_persons_links_and_shows_its_mover_only_their_own(team: Team) -> None:
     mine = team.alice.remember(VOID_NOTE, scope="global", project=str(team.checkout)).memory
     shared = team.bob.remember(
         "void() in src/ledger.py is audited", scope="project", project=str(team.checkout)
@@ -139,10 +139,42 @@ def test_a_moved_symbol_takes_the_links_its_mover_sees_and_keeps_another_persons
 
     assert report.moved_symbols == 1
     assert new in team.about(shared.id) and old not in team.about(shared.id)  # Bob's followed
-    assert old in team.about(mine.id)  # Alice's, which Bob cannot see, stayed
-    assert team.symbol_deleted(old) is True
-    assert team.alice.show(mine.id).memory.stale
+    assert new in team.about(mine.id) and old not in team.about(mine.id)  # and Alice's, unseen
+    assert team.symbol_deleted(old) is None  # nobody's memory is left on it: gone
+    shown = team.alice.show(mine.id)
+    assert new in [e.key for e in shown.entities] and not shown.memory.stale
     _hidden_from_bob(team, mine.id)
+
+
+def test_a_renamed_file_takes_another_persons_links_along(team: Team) -> None:
+    note = team.alice.remember(
+        "Ledger rows are append-only, see src/ledger.py", scope="global", project=str(team.checkout)
+    ).memory
+    old, new = file_key(team.project, "src/ledger.py"), file_key(team.project, "src/journal.py")
+    git(team.checkout, "mv", "src/ledger.py", "src/journal.py")
+    git(team.checkout, "commit", "-q", "-m", "the ledger is a journal now")
+
+    team.bob.bootstrap(team.checkout, history=0)
+
+    assert team.about(note.id) == [new]
+    assert [e.key for e in team.alice.show(note.id).entities] == [new]
+    assert team.bob.code is not None and old not in team.bob.code.deleted_files([old])
+    _hidden_from_bob(team, note.id)
+
+
+def test_a_renamed_project_takes_another_persons_links_to_its_code_along(team: Team) -> None:
+    note = team.alice.remember(VOID_NOTE, scope="global", project=str(team.checkout)).memory
+    old = symbol_key(team.project, "src/ledger.py", "void")
+    assert old in team.about(note.id)
+    git(team.checkout, "config", "graphmem.project", "ledger")  # the repository's shared name
+
+    report = team.bob.bootstrap(team.checkout, history=0)
+
+    assert (report.project, report.renamed_from) == ("ledger", team.project)
+    assert report.links_followed == 0  # Bob saw none of them
+    assert symbol_key("ledger", "src/ledger.py", "void") in team.about(note.id)
+    assert old not in team.about(note.id)
+    _hidden_from_bob(team, note.id)
 
 
 def test_an_unused_module_only_another_person_remembers_is_kept(team: Team) -> None:

@@ -151,6 +151,13 @@ def test_a_read_only_role_reads_and_is_told_it_may_not_write(
     with pytest.raises(StoreError, match="may not"):
         reader.add_memories([memory("b")])
     assert sum(writer.count_memories().values()) == 1
+    # Nor may it move links through graphmem_move_about(), which could reach rows it cannot see.
+    files = [Entity(f"File:/p::{name}", EntityKind.FILE, name, "/p") for name in ("a.py", "b.py")]
+    writer.upsert_entities(files)
+    writer.link_about([("a", files[0])])
+    with pytest.raises(StoreError, match="may not"):
+        reader.move_about(EntityKind.FILE, files[0].key, files[1].key)
+    assert writer.memories_about([files[0].key, files[1].key]) == {files[0].key: ["a"]}
 
 
 def test_a_connection_the_server_dropped_is_replaced_without_an_error(store: PostgresGraphStore) -> None:

@@ -563,3 +563,11 @@ def test_move_about_onto_an_entity_a_memory_is_already_about_keeps_one_edge(stor
     assert store.move_about(EntityKind.FILE, FILE.key, RENAMED.key) == ["a"]
     assert [e.key for e in store.about(["a"])["a"]] == [RENAMED.key]
     assert store.move_about(EntityKind.FILE, RENAMED.key, RENAMED.key) == []
+
+
+def test_remembered_names_the_entities_some_memory_is_about(store: GraphStore) -> None:
+    store.add_memories([memory("a")])
+    store.upsert_entities([FILE, RENAMED, ISSUE])
+    store.link_about([("a", FILE), ("a", ISSUE)])
+    assert store.remembered([FILE.key, RENAMED.key, ISSUE.key, "File:nowhere::x.py"]) == {FILE.key, ISSUE.key}
+    assert store.remembered([]) == set()
