@@ -37,8 +37,9 @@ def build_mcp(runtime: Runtime) -> FastMCP:
     @tools.tool(READ_ONLY)
     def memory_status() -> dict[str, Any]:
         """The memory server's state: counts by category, embedding backlog, the share of
-        memories flagged stale, whether the model is loaded, live sessions, uptime. Use it
-        when a tool misbehaves."""
+        memories flagged stale, whether the model is loaded, live sessions, uptime, GitLab's
+        queue and, on a team's store, the login role (whether it may write, whose global
+        memories it sees). Use it when a tool misbehaves."""
         return runtime.status()
 
     add_gitlab_tools(tools)
