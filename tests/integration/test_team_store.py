@@ -131,12 +131,17 @@ def test_a_large_import_into_a_new_team_store_builds_its_vector_index_at_the_end
     assert result.hits[0].memory.id == records[7]["id"]
 
 
-def test_four_processes_writing_and_recalling_at_once_lose_nothing(
+WRITERS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
+
+
+def test_ten_processes_writing_and_recalling_at_once_lose_nothing(
     postgres_server: PostgresServer, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
+    """Ten daemons of a team (each its own process and pool) remember and recall at once: each
+    finds every memory it wrote right after writing it, and none is lost."""
     url = postgres_url(request)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
-    count = 15
+    count = 8
     writers = [
         subprocess.Popen(
             [sys.executable, "-m", "support.team_writer", url, prefix, str(count)],
@@ -145,18 +150,19 @@ def test_four_processes_writing_and_recalling_at_once_lose_nothing(
             stderr=subprocess.PIPE,
             text=True,
         )
-        for prefix in ("alpha", "bravo", "charlie", "delta")
+        for prefix in WRITERS
     ]
     outputs = [writer.communicate(timeout=600) for writer in writers]
-    assert [writer.returncode for writer in writers] == [0] * 4, [err[-2000:] for _, err in outputs]
-    assert [int(out.strip()) for out, _ in outputs] == [count] * 4  # each found every own memory
+    assert [writer.returncode for writer in writers] == [0] * len(WRITERS), [
+        err[-2000:] for _, err in outputs
+    ]
+    assert [int(out.strip()) for out, _ in outputs] == [count] * len(WRITERS)  # each found every own memory
 
     team = on_postgres(url, tmp_path / "reader")
     try:
-        assert team.stats().total == 4 * count
+        assert team.stats().total == len(WRITERS) * count
         texts = " ".join(record.text for record in team.list(limit=100, project=None))
-        prefixes = ("alpha", "bravo", "charlie", "delta")
-        assert all(f"rule number {i} for the {p} service" in texts for p in prefixes for i in range(count))
+        assert all(f"rule number {i} for the {p} service" in texts for p in WRITERS for i in range(count))
     finally:
         team.close()
 
