@@ -334,7 +334,7 @@ def store_size_mb(settings: Settings) -> float:
 def learning_sources(settings: Settings) -> LearningSources:
     """What bootstrap and ingest read: tree-sitter, the files and history of git, OpenCode's sessions."""
     return LearningSources(
-        new_parser=_tree_sitter_parser,
+        new_parser=partial(_tree_sitter_parser, settings.bootstrap.parse_workers),
         files=RepositoryFileWalker(),
         history=GitLog(),
         roots=GitToplevel(shared=settings.store.url is not None),
@@ -343,11 +343,12 @@ def learning_sources(settings: Settings) -> LearningSources:
     )
 
 
-def _tree_sitter_parser() -> CodeParser:
-    """A tree-sitter parser, its grammars imported by the first bootstrap, not by every command."""
-    from graphmem.adapters.code_parser import TreeSitterParser
+def _tree_sitter_parser(workers: int) -> CodeParser:
+    """A tree-sitter parser on ``workers`` processes (0: one per core, see ``ParserPool``), its
+    grammars imported by the first bootstrap, not by every command."""
+    from graphmem.adapters.parse_pool import ParserPool
 
-    return TreeSitterParser()
+    return ParserPool(workers)
 
 
 def _session_extractor(settings: Settings) -> SessionExtractor | None:

@@ -275,6 +275,18 @@ class StoreSettings(BaseModel):
         return self.password.get_secret_value() if self.password is not None else None
 
 
+class BootstrapSettings(BaseModel):
+    """``[bootstrap]``: reading a repository into the code graph (``graphmem bootstrap``)."""
+
+    parse_workers: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="Processes that parse a pass's files: 0 = one per core, at most 4; 1 = parse in "
+        "graphmem's own process.",
+    )
+
+
 class IngestSettings(BaseModel):
     """``[ingest]``: learning from OpenCode sessions (``graphmem ingest opencode`` and the daemon)."""
 
@@ -342,6 +354,7 @@ class Settings(BaseSettings):
     dedup: DedupSettings = DedupSettings()
     server: ServerSettings = ServerSettings()
     ingest: IngestSettings = IngestSettings()
+    bootstrap: BootstrapSettings = BootstrapSettings()
     extraction: ExtractionSettings = ExtractionSettings()
     plugin: PluginSettings = PluginSettings()
     gitlab: GitLabSettings = Field(default_factory=GitLabSettings)

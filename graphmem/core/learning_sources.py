@@ -6,7 +6,7 @@ Part of ``core/ports.py`` (which re-exports every name here), kept apart by conc
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -20,10 +20,10 @@ from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
 #
 # The sources that ``service/bootstrap.py`` and ``service/ingest.py`` read, each behind a
 # narrow port (only what the service calls); ``app`` picks the implementations and
-# passes them in a ``LearningSources``. Implemented in ``adapters``: ``code_parser.py``
-# (``TreeSitterParser``), ``repo_files.py`` (``RepositoryFileWalker``), ``git_history.py``
-# (``GitLog``), ``git.py`` (``GitToplevel``), ``opencode_sessions.py``
-# (``OpenCodeSessions``) and ``llm_extractor.py`` (``LLMExtractor``).
+# passes them in a ``LearningSources``. Implemented in ``adapters``: ``parse_pool.py``
+# (``ParserPool``, over ``code_parser.py``'s ``TreeSitterParser``), ``repo_files.py``
+# (``RepositoryFileWalker``), ``git_history.py`` (``GitLog``), ``git.py`` (``GitToplevel``),
+# ``opencode_sessions.py`` (``OpenCodeSessions``) and ``llm_extractor.py`` (``LLMExtractor``).
 
 
 class CodeParser(Protocol):
@@ -31,6 +31,13 @@ class CodeParser(Protocol):
 
     def parse(self, source: bytes, language: str) -> ParsedFile:
         """Never raises on bad source: syntax errors are counted in ``ParsedFile.error_count``."""
+
+    def parse_many(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
+        """Each ``(source, language)`` parsed as ``parse`` would, in order (on several cores
+        when there are many)."""
+
+    def close(self) -> None:
+        """Stop what ``parse_many`` started; the parser is not used again."""
 
 
 @dataclass(frozen=True, slots=True)

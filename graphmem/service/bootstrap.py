@@ -45,7 +45,7 @@ from graphmem.core.dedup import memory_hash
 from graphmem.core.events import Cause
 from graphmem.core.keys import file_key, memory_id, person_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
-from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFiles
+from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFiles, SourceFile
 from graphmem.core.project_facts import extract_facts, interesting_doc
 from graphmem.core.redaction import redact
 from graphmem.errors import InvalidInputError
@@ -66,6 +66,10 @@ _GONE = Cause("bootstrap", "gone from its file")
 GIT_SOURCE = "git:"
 MAX_DOC_BYTES = 200_000
 PARSE_ERROR_FILES_SHOWN = 5  # the report names the worst files, not all of them
+# Files handed to the parser at a time (it may spread them over several cores), and the most
+# of their bytes held at once.
+PARSE_BATCH = 512
+PARSE_BATCH_BYTES = 32 * 1024 * 1024
 # Blaming the touched files links commits to symbols; past this many seconds in all, the
 # remaining files keep their file links only (a huge repository's first bootstrap).
 BLAME_BUDGET_S = 120.0
@@ -133,7 +137,6 @@ class Bootstrapper:
         project: str | None,
     ) -> BootstrapReport:
         started = time.perf_counter()
-        parser = self._new_parser()
         root = root.resolve()
         if not root.is_dir():
             raise InvalidInputError(f"{root} is not a directory: give the root of a repository.")
@@ -143,28 +146,16 @@ class Bootstrapper:
         skipped: Counter[str] = Counter(listing.skipped)
         known = self._code.file_states(project)
         stored = {} if self._code.scan_interrupted(project) else known
-        changed: dict[str, tuple[ParsedFile, FileState]] = {}
         touched: list[FileState] = []
-        total = len(listing.files)
-        for done, source in enumerate(listing.files, 1):
-            before = stored.get(source.path)
-            if before is not None and before.size == source.size and before.mtime_ns == source.mtime_ns:
-                report.unchanged += 1
-            else:
-                content = self._files.read_source(root, source.path)
-                if isinstance(content, str):
-                    skipped[content] += 1
-                    continue
-                state = FileState(source.path, content.content_hash, source.size, source.mtime_ns)
-                if before is not None and before.content_hash == content.content_hash:
-                    touched.append(state)
-                    report.unchanged += 1
-                else:
-                    changed[source.path] = (parser.parse(content.data, source.language), state)
-            if progress is not None and (done % 50 == 0 or done == total):
-                progress(done, total)
+        parser = self._new_parser()
+        try:
+            changed = self._parse_changed(
+                root, listing.files, stored, parser, report, skipped, touched, progress
+            )
+        finally:
+            parser.close()
         removed = sorted(set(known) - {f.path for f in listing.files})
-        report.files = total
+        report.files = len(listing.files)
         report.parsed, report.removed, report.skipped = len(changed), len(removed), dict(skipped)
         report.parse_errors = sum(parsed.error_count for parsed, _ in changed.values())
         report.parse_error_files = sorted(
@@ -197,6 +188,56 @@ class Bootstrapper:
         )
         report.seconds = round(time.perf_counter() - started, 2)
         return report
+
+    def _parse_changed(
+        self,
+        root: Path,
+        files: list[SourceFile],
+        stored: dict[str, FileState],
+        parser: CodeParser,
+        report: BootstrapReport,
+        skipped: Counter[str],
+        touched: list[FileState],
+        progress: Progress | None,
+    ) -> dict[str, tuple[ParsedFile, FileState]]:
+        """The files new or changed since ``stored``, parsed (:data:`PARSE_BATCH` at a time:
+        the parser may spread a batch over several cores); those only touched (same content)
+        go in ``touched``, unreadable ones in ``skipped``."""
+        changed: dict[str, tuple[ParsedFile, FileState]] = {}
+        batch: list[tuple[SourceFile, FileState, bytes]] = []
+
+        def parse_batch() -> None:
+            parsed = parser.parse_many([(data, source.language) for source, _, data in batch])
+            for (source, state, _), result in zip(batch, parsed, strict=True):
+                changed[source.path] = (result, state)
+            batch.clear()
+
+        held = 0  # bytes of the batch's files
+
+        total = len(files)
+        for done, source in enumerate(files, 1):
+            before = stored.get(source.path)
+            if before is not None and before.size == source.size and before.mtime_ns == source.mtime_ns:
+                report.unchanged += 1
+            else:
+                content = self._files.read_source(root, source.path)
+                if isinstance(content, str):
+                    skipped[content] += 1
+                    continue
+                state = FileState(source.path, content.content_hash, source.size, source.mtime_ns)
+                if before is not None and before.content_hash == content.content_hash:
+                    touched.append(state)
+                    report.unchanged += 1
+                else:
+                    batch.append((source, state, content.data))
+                    held += len(content.data)
+                    if len(batch) >= PARSE_BATCH or held >= PARSE_BATCH_BYTES:
+                        parse_batch()
+                        held = 0
+            if progress is not None and (done % 50 == 0 or done == total):
+                progress(done, total)
+        parse_batch()
+        return changed
 
     def _save_code(
         self,

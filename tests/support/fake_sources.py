@@ -7,6 +7,7 @@ tests/unit/adapters and, through bootstrap, in tests/integration/test_bootstrap.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,10 +25,19 @@ class FakeParser:
 
     results: dict[bytes, ParsedFile] = field(default_factory=dict)
     parsed: list[bytes] = field(default_factory=list)
+    batches: list[int] = field(default_factory=list)  # how many sources each parse_many had
+    closed: bool = False
 
     def parse(self, source: bytes, language: str) -> ParsedFile:
         self.parsed.append(source)
         return self.results.get(source, EMPTY)
+
+    def parse_many(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
+        self.batches.append(len(sources))
+        return [self.parse(source, language) for source, language in sources]
+
+    def close(self) -> None:
+        self.closed = True
 
 
 @dataclass

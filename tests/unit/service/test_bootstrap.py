@@ -24,6 +24,7 @@ from graphmem.core.code import Definition, ParsedFile
 from graphmem.core.commits import Commit
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord
 from graphmem.core.ports import LearningSources
+from graphmem.service import bootstrap
 from graphmem.service.results import BootstrapReport
 from graphmem.service.semantic import SemanticIndex
 from graphmem.settings import load_settings
@@ -97,6 +98,29 @@ def test_each_pass_gets_a_parser_of_its_own(repo: Repo) -> None:
     repo.bootstrap()
 
     assert repo.parsers_made == 2
+
+
+def test_changed_files_go_to_the_parser_in_batches_and_the_parser_is_closed_after_the_pass(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bootstrap, "PARSE_BATCH", 2)
+    repo.files.files.update({f"src/m{i}.py": (f"x = {i}\n".encode(), 1) for i in range(4)})
+
+    report = repo.bootstrap()
+
+    assert report.parsed == 5
+    assert repo.parser.batches == [2, 2, 1]  # each batch may go to several processes at once
+    assert repo.parser.closed
+
+
+def test_the_parser_is_closed_when_reading_files_fails(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    def unreadable(root: Path, path: str) -> None:
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(repo.files, "read_source", unreadable)
+    with pytest.raises(OSError):
+        repo.bootstrap()
+    assert repo.parser.closed
 
 
 def test_a_file_touched_but_not_changed_is_not_parsed_again(repo: Repo) -> None:

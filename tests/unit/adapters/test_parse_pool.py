@@ -1,0 +1,108 @@
+"""Parsing a pass's files on several processes gives what parsing each here gives, in order;
+a small batch starts no process; a worker that dies costs nothing but the speed
+(``adapters/parse_pool.py``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import graphmem
+from graphmem.adapters.code_parser import TreeSitterParser
+from graphmem.adapters.parse_pool import AUTO_WORKERS_MAX, PARALLEL_MIN, ParserPool, auto_workers
+
+OTHERS = [
+    (b"function add(a, b) { return a + b }\nclass Cart { total() { return add(1, 2) } }\n", "javascript"),
+    (b"package main\n\nfunc Sum(xs []int) int { return len(xs) }\n", "go"),
+    (b"def broken(:\n    return (\n", "python"),  # syntax errors are counted, not raised
+    (b"", "python"),
+]
+
+
+def _sources() -> list[tuple[bytes, str]]:
+    """graphmem's own modules and a few other languages: more than a small batch."""
+    package = Path(graphmem.__file__).parent
+    python = [(path.read_bytes(), "python") for path in sorted(package.rglob("*.py"))[:90]]
+    return python[:40] + OTHERS + python[40:]
+
+
+@pytest.fixture
+def pool() -> Iterator[ParserPool]:
+    opened = ParserPool(2)
+    yield opened
+    opened.close()
+
+
+def _worker_pids(pool: ParserPool) -> list[int]:
+    return [process.pid for process in pool._processes]
+
+
+def test_a_large_batch_parsed_on_processes_equals_each_file_parsed_here(pool: ParserPool) -> None:
+    sources = _sources()
+    assert len(sources) >= PARALLEL_MIN
+    here = TreeSitterParser()
+
+    parsed = pool.parse_many(sources)
+
+    assert parsed == [here.parse(source, language) for source, language in sources]
+    assert _worker_pids(pool)  # it did start workers
+    assert parsed[40].definitions and parsed[42].error_count > 0
+
+
+def test_a_small_batch_is_parsed_here_and_starts_no_process(pool: ParserPool) -> None:
+    parsed = pool.parse_many(OTHERS)
+    assert [p.language for p in parsed] == ["javascript", "go", "python", "python"]
+    assert pool._processes == []
+
+
+def test_one_worker_means_no_process(pool: ParserPool) -> None:
+    alone = ParserPool(1)
+    assert alone.parse_many(_sources()) == pool.parse_many(_sources())
+    assert alone._processes == []
+
+
+def test_a_worker_that_dies_costs_the_speed_not_the_parses(pool: ParserPool) -> None:
+    sources = _sources()
+    first = pool.parse_many(sources)
+    os.kill(_worker_pids(pool)[0], signal.SIGKILL)
+
+    again = pool.parse_many(sources)
+
+    assert again == first
+    assert pool.workers == 1 and pool._processes == []  # the rest of the pass is parsed here
+
+
+def test_close_stops_the_workers(pool: ParserPool) -> None:
+    pool.parse_many(_sources())
+    pids = _worker_pids(pool)
+
+    pool.close()
+
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_graphmem_package_in_the_current_directory_is_never_imported_by_a_worker(
+    pool: ParserPool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """bootstrap often runs inside the repository it reads: its files are not code to run."""
+    planted = tmp_path / "graphmem" / "adapters"
+    planted.mkdir(parents=True)
+    for folder in (tmp_path / "graphmem", planted):
+        (folder / "__init__.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').close()\n")
+    (planted / "parse_worker.py").write_text("raise SystemExit(3)\n")
+    monkeypatch.chdir(tmp_path)
+
+    assert pool.parse_many(_sources()) == [TreeSitterParser().parse(s, lang) for s, lang in _sources()]
+    assert pool.workers == 2  # no worker died
+    assert not (tmp_path / "ran").exists()
+
+
+def test_the_default_is_one_worker_per_core_at_most_four() -> None:
+    assert 1 <= auto_workers() <= AUTO_WORKERS_MAX
+    assert ParserPool(0).workers == auto_workers()
