@@ -90,7 +90,7 @@ class ParserPool:
                 try:
                     write_frame(process.stdin, list(chunk))
                     parsed = read_frame(process.stdout)
-                except (OSError, EOFError, ValueError):
+                except Exception:  # the worker died or answered garbage: its files are parsed here
                     with lock:
                         failed.append((start, chunk))
                     return
