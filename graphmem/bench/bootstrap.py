@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.parse_pool import auto_workers
 from graphmem.app import open_memory
 from graphmem.settings import load_settings
 
@@ -28,8 +29,9 @@ if TYPE_CHECKING:
 
 def run(path: Path, *, history: int = 0, rescans: int = 3, changed_rescans: int = 0) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="graphmem-bootstrap-") as scratch:
+        settings = load_settings(data_dir=Path(scratch) / "data")
         # The model plays no part in a scan (facts and commits are embedded later).
-        memory = open_memory(load_settings(data_dir=Path(scratch) / "data"), embedder=HashEmbedder(64))
+        memory = open_memory(settings, embedder=HashEmbedder(64))
         try:
             first = memory.bootstrap(path, history=history)
             again = []
@@ -64,6 +66,9 @@ def run(path: Path, *, history: int = 0, rescans: int = 3, changed_rescans: int 
         "rescan_after_touching_one_file_s": one_change,
         "rescan_all_changed_s": all_changed,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        # The largest child process's peak: a parser process's (or git's).
+        "parse_workers": settings.bootstrap.parse_workers or auto_workers(),
+        "worker_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "commits": first.commits,
     }
 
@@ -103,7 +108,8 @@ def format_report(report: dict[str, Any]) -> str:
                 if report["rescan_all_changed_s"] is not None
                 else ""
             ),
-            f"memory        peak RSS {report['peak_rss_mb']} MB",
+            f"memory        peak RSS {report['peak_rss_mb']} MB; {report['parse_workers']} parser "
+            f"processes, the largest {report['worker_peak_rss_mb']} MB",
             f"skipped       {report['skipped']}; syntax errors {report['parse_errors']}",
         ]
     )

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.parse_pool import ParserPool
 from graphmem.app import open_memory
 from graphmem.core.models import Category, Status
 from graphmem.service.memory import MemoryService
@@ -226,3 +227,41 @@ def test_an_empty_repository_and_an_interrupted_scan(
     memory.store.set_meta(f"code_scan_dirty:{shop}", "1")  # as if the last pass died before its edges
     redone = memory.bootstrap(shop, history=0)
     assert redone.parsed == 8 and redone.calls
+
+
+def test_a_pass_parsed_on_several_processes_stores_what_one_process_stores(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Enough files for the parser to spread them over worker processes (``[bootstrap]
+    parse_workers``): the stored parses, symbols and calls are those of parsing in-process."""
+    started: list[ParserPool] = []
+    start = ParserPool._start
+
+    def counted(pool: ParserPool) -> subprocess.Popen[bytes]:
+        started.append(pool)
+        return start(pool)
+
+    monkeypatch.setattr(ParserPool, "_start", counted)
+    repo = tmp_path / "many"
+    (repo / "pkg").mkdir(parents=True)
+    for i in range(90):
+        caller = f"    return step_{i - 1}(n) + 1\n" if i else "    return n\n"
+        (repo / "pkg" / f"step_{i}.py").write_text(
+            (f"from pkg.step_{i - 1} import step_{i - 1}\n\n\n" if i else "")
+            + f"def step_{i}(n):\n    '''Step {i}.'''\n{caller}\n\nclass Stage{i}:\n    def run(self):\n"
+            f"        return step_{i}(1)\n"
+        )
+    stored = []
+    for workers in (1, 2):
+        settings = load_settings(data_dir=tmp_path / f"data-{workers}", bootstrap={"parse_workers": workers})
+        memory = open_memory(settings, embedder=HashEmbedder(64))
+        try:
+            report = memory.bootstrap(repo, history=0)
+            assert memory.code is not None
+            parses = memory.code.load_parsed(report.project)
+            stored.append((report.parsed, report.symbols, report.calls, parses))
+        finally:
+            memory.close()
+    assert stored[0][:2] == (90, 90 * 3)
+    assert stored[0] == stored[1]
+    assert len(started) == 2  # the second pass's two workers; the first parsed in-process
