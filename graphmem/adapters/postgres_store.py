@@ -51,6 +51,12 @@ EF_SEARCH_MIN = 40
 # Rows an import stores at least for the HNSW index to be put off (``vector_index_put_off``):
 # building it over 100,000 vectors took 50 s here, inserting them into it one by one 700 s.
 BULK_ROWS_MIN = 1000
+# An import that brings more than a REBUILD_RATIO-th of the vectors the HNSW index holds puts
+# it off too: inserting a row into the graph costs 1-7 ms (more as it grows), building the whole
+# graph about 0.5 ms a row, so building it again is the cheaper up to about 5-13 times the rows.
+# A store loaded from several files (an import reads 64 MiB at most) took every file but the
+# first row by row: 1,000,000 memories at under 300 a second.
+REBUILD_RATIO = 8
 # Held (for its session) by an import that put the index off: pg_advisory_lock's key.
 BULK_LOCK_KEY = 0x6772_6D69  # "grmi"
 # maintenance_work_mem for building the index: what its graph needs (each vector and about this
@@ -150,8 +156,9 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
     @contextmanager
     def vector_index_put_off(self, rows: int) -> Iterator[None]:
         """The block stores ``rows`` memories with their vectors (an import): when the HNSW index
-        holds fewer vectors than that (a new store), it is dropped first and built once at the
-        end, a failed block's too, instead of taking each row (see :data:`BULK_ROWS_MIN`).
+        holds fewer than :data:`REBUILD_RATIO` times as many vectors (a new store, or one being
+        loaded from several files), it is dropped first and built once at the end, a failed
+        block's too, instead of taking each row (see :data:`BULK_ROWS_MIN`).
 
         While it is off, searches scan the vectors (exact, slower) and other writers go on; a
         store opened meanwhile does not build it (the loading import holds
@@ -191,8 +198,8 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
                 self._pool.putconn(holder)
 
     def _drop_vector_index(self, rows: int) -> bool:
-        """Drop the HNSW index if this role owns the table and the index holds fewer than ``rows``
-        vectors; whether it did."""
+        """Drop the HNSW index if this role owns the table and the index holds fewer than
+        :data:`REBUILD_RATIO` times ``rows`` vectors; whether it did."""
         with self.transaction():
             self._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
             found = self._rows(
@@ -203,7 +210,7 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
             if not (indexed and owner):
                 return False
             held = self._rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0]
-            if int(held) >= rows:
+            if int(held) >= rows * REBUILD_RATIO:
                 return False
             self._run("DROP INDEX memories_embedding")
         log.info("the vector index is built again after the %d memories are stored", rows)

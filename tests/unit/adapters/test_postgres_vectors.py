@@ -10,8 +10,9 @@ import pytest
 from support.records import memory
 from support.stores import opened_postgres, postgres_url
 
+from graphmem.adapters import postgres_store
 from graphmem.adapters.postgres_connection import POOL_MAX
-from graphmem.adapters.postgres_store import BULK_ROWS_MIN, EF_SEARCH_MIN, PostgresGraphStore
+from graphmem.adapters.postgres_store import BULK_ROWS_MIN, EF_SEARCH_MIN, REBUILD_RATIO, PostgresGraphStore
 from graphmem.adapters.postgres_vectors import PgVectorIndex
 
 DIM = 8
@@ -116,12 +117,20 @@ def test_a_failed_import_leaves_the_vector_index_in_place(store: PostgresGraphSt
     assert _indexed(store)
 
 
-def test_a_small_import_or_a_store_holding_more_vectors_keeps_its_index(store: PostgresGraphStore) -> None:
+def test_a_small_import_or_a_store_holding_many_times_its_vectors_keeps_its_index(
+    store: PostgresGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with store.vector_index_put_off(BULK_ROWS_MIN - 1):
         assert _indexed(store)
-    _add(store, BULK_ROWS_MIN)
-    with store.vector_index_put_off(BULK_ROWS_MIN):
-        assert _indexed(store)
+    monkeypatch.setattr(postgres_store, "BULK_ROWS_MIN", 10)  # a store of 80 stands for 8,000
+    _add(store, 10 * REBUILD_RATIO)
+    with store.vector_index_put_off(10):
+        assert _indexed(store)  # inserting 10 rows costs less than building 90
+    with store.vector_index_put_off(11):
+        assert not _indexed(store)  # the next file of a store being loaded: built again at its end
+        _add(store, 11, prefix="n")
+    assert _indexed(store)
+    assert len(store.nearest(_vectors(1)[0], 100, project=None, statuses=ACTIVE)) == 91
 
 
 def test_a_store_opened_during_the_import_leaves_the_index_to_it_but_one_opened_after_builds_it(
