@@ -66,9 +66,7 @@ def run(path: Path, *, history: int = 0, rescans: int = 3, changed_rescans: int 
         "rescan_after_touching_one_file_s": one_change,
         "rescan_all_changed_s": all_changed,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        # The largest child process's peak: a parser process's (or git's).
         "parse_workers": settings.bootstrap.parse_workers or auto_workers(),
-        "worker_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         "commits": first.commits,
     }
 
@@ -108,8 +106,8 @@ def format_report(report: dict[str, Any]) -> str:
                 if report["rescan_all_changed_s"] is not None
                 else ""
             ),
-            f"memory        peak RSS {report['peak_rss_mb']} MB; {report['parse_workers']} parser "
-            f"processes, the largest {report['worker_peak_rss_mb']} MB",
+            f"memory        peak RSS {report['peak_rss_mb']} MB; up to {report['parse_workers']} parser "
+            "processes",
             f"skipped       {report['skipped']}; syntax errors {report['parse_errors']}",
         ]
     )
