@@ -12,8 +12,10 @@ back in the order asked, the same as parsing each file here
 A worker is ``python -m graphmem.adapters.parse_worker``, not a ``multiprocessing`` child: those
 import the caller's main module again, which re-runs a script without a ``__main__`` guard and
 fails from a notebook or standard input. A worker that dies (killed, or a grammar crashing on a
-file) does not fail the pass: its files, and the rest of the pass, are parsed in this process,
-as before workers existed.
+file) does not fail the pass: another takes its place, and the files it held are parsed again
+one at a time, each in a worker of its own, so that a file that crashes the parser (a grammar's
+bug on hostile input) costs only itself: it is stored without symbols, as one syntax error,
+and never parsed in this process.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Sequence
+from contextlib import suppress
 
 from graphmem.adapters.code_parser import TreeSitterParser
 from graphmem.adapters.parse_worker import read_frame, write_frame
@@ -60,8 +63,11 @@ class ParserPool:
     """A ``CodeParser`` that parses large batches on ``workers`` processes (see the module doc);
     one per bootstrap pass, closed at its end."""
 
-    def __init__(self, workers: int = 0) -> None:
+    def __init__(self, workers: int = 0, *, command: Sequence[str] | None = None) -> None:
         self.workers = workers if workers > 0 else auto_workers()
+        # -P: the current directory (often the repository being read) is not put on the import
+        # path, so a `graphmem/` or `tree_sitter.py` there is never imported in its place.
+        self._command = list(command or [sys.executable, "-P", "-m", "graphmem.adapters.parse_worker"])
         self._here = TreeSitterParser()
         self._processes: list[subprocess.Popen[bytes]] = []
 
@@ -71,8 +77,14 @@ class ParserPool:
     def parse_many(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
         if self.workers <= 1 or len(sources) < PARALLEL_MIN:
             return [self._here.parse(source, language) for source, language in sources]
-        if not self._processes:
-            self._processes = [self._start() for _ in range(self.workers)]
+        try:
+            while len(self._processes) < self.workers:
+                self._processes.append(self._start())
+        except OSError as exc:
+            log.warning("bootstrap: no parser process could start (%s); parsing in this process", exc)
+            self.close()
+            self.workers = 1
+            return [self._here.parse(source, language) for source, language in sources]
         results: list[ParsedFile | None] = [None] * len(sources)
         waiting: deque[Chunk] = deque(
             (i, sources[i : i + CHUNK_FILES]) for i in range(0, len(sources), CHUNK_FILES)
@@ -80,58 +92,86 @@ class ParserPool:
         failed: list[Chunk] = []
         lock = threading.Lock()
 
-        def drive(process: subprocess.Popen[bytes]) -> None:
-            assert process.stdin is not None and process.stdout is not None
+        def drive(slot: int) -> None:
             while True:
                 with lock:
                     if not waiting:
                         return
                     start, chunk = waiting.popleft()
-                try:
-                    write_frame(process.stdin, list(chunk))
-                    parsed = read_frame(process.stdout)
-                except Exception:  # the worker died or answered garbage: its files are parsed here
+                parsed = self._ask(self._processes[slot], chunk)
+                if parsed is None:  # the worker died: its chunk is parsed again, a file at a time
                     with lock:
                         failed.append((start, chunk))
-                    return
+                    try:
+                        self._processes[slot] = self._start()
+                    except OSError:
+                        return
+                    continue
                 results[start : start + len(chunk)] = parsed
 
-        threads = [threading.Thread(target=drive, args=(p,), daemon=True) for p in self._processes]
+        threads = [threading.Thread(target=drive, args=(slot,), daemon=True) for slot in range(self.workers)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join()
-        if failed:
-            log.warning("bootstrap: a parser process died; parsing the rest of the pass in this process")
-            self.close()
-            self.workers = 1
-        for start, chunk in [*failed, *waiting]:  # waiting: every worker died before taking them
+        for start, chunk in failed:
+            results[start : start + len(chunk)] = [
+                self._alone(source, language) for source, language in chunk
+            ]
+        for start, chunk in waiting:  # no worker could be started again
             results[start : start + len(chunk)] = [self._here.parse(s, language) for s, language in chunk]
         return [parsed for parsed in results if parsed is not None]
 
+    def _ask(
+        self, process: subprocess.Popen[bytes], chunk: Sequence[tuple[bytes, str]]
+    ) -> list[ParsedFile] | None:
+        """The worker's parses of ``chunk``; None when it died (it is reaped)."""
+        assert process.stdin is not None and process.stdout is not None
+        with suppress(Exception):  # it died, or answered garbage: the caller parses again
+            write_frame(process.stdin, list(chunk))
+            parsed: list[ParsedFile] = read_frame(process.stdout)
+            if len(parsed) == len(chunk):
+                return parsed
+        self._stop(process, kill=True)
+        return None
+
+    def _alone(self, source: bytes, language: str) -> ParsedFile:
+        """One file of a chunk a worker died on, in a worker of its own: a file that crashes the
+        parser (a grammar's bug on hostile input) is stored without symbols, as unreadable, and
+        never parsed in this process."""
+        try:
+            process = self._start()
+        except OSError:
+            return self._here.parse(source, language)
+        parsed = self._ask(process, [(source, language)])
+        self._stop(process)
+        if parsed is None:
+            log.warning("bootstrap: a %s file crashed the parser; stored without its symbols", language)
+            return ParsedFile(language, (), (), (), (), 1)
+        return parsed[0]
+
     def _start(self) -> subprocess.Popen[bytes]:
-        # -P: the current directory (often the repository being read) is not put on the import
-        # path, so a `graphmem/` or `tree_sitter.py` there is never imported in its place.
         return subprocess.Popen(
-            [sys.executable, "-P", "-m", "graphmem.adapters.parse_worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
 
     def close(self) -> None:
         processes, self._processes = self._processes, []
         for process in processes:
-            try:
-                assert process.stdin is not None
-                process.stdin.close()  # the worker leaves at the end of its input
-            except OSError:
-                pass
-        for process in processes:
-            try:
-                process.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            if process.stdout is not None:
-                process.stdout.close()
+            self._stop(process)
+
+    @staticmethod
+    def _stop(process: subprocess.Popen[bytes], *, kill: bool = False) -> None:
+        """End ``process``: its input closed (a worker leaves at the end of it), killed if it
+        does not go within :data:`STOP_TIMEOUT_S` (at once with ``kill``), and reaped."""
+        for stream in (process.stdin, process.stdout):
+            with suppress(OSError):
+                if stream is not None:
+                    stream.close()
+        if kill:
+            process.kill()
+        try:
+            process.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()

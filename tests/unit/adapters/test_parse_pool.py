@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 import graphmem
 from graphmem.adapters.code_parser import TreeSitterParser
 from graphmem.adapters.parse_pool import AUTO_WORKERS_MAX, PARALLEL_MIN, ParserPool, auto_workers
+from graphmem.core.code import ParsedFile
 
 OTHERS = [
     (b"function add(a, b) { return a + b }\nclass Cart { total() { return add(1, 2) } }\n", "javascript"),
@@ -65,15 +67,38 @@ def test_one_worker_means_no_process(pool: ParserPool) -> None:
     assert alone._processes == []
 
 
-def test_a_worker_that_dies_costs_the_speed_not_the_parses(pool: ParserPool) -> None:
+def test_a_worker_that_dies_is_replaced_and_its_files_parsed_again(pool: ParserPool) -> None:
     sources = _sources()
     first = pool.parse_many(sources)
-    os.kill(_worker_pids(pool)[0], signal.SIGKILL)
+    killed = _worker_pids(pool)[0]
+    os.kill(killed, signal.SIGKILL)
 
     again = pool.parse_many(sources)
 
     assert again == first
-    assert pool.workers == 1 and pool._processes == []  # the rest of the pass is parsed here
+    assert len(_worker_pids(pool)) == 2 and killed not in _worker_pids(pool)
+
+
+def test_a_file_that_crashes_the_parser_costs_only_itself_and_never_runs_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    crashing = Path(__file__).parents[2] / "support" / "crashing_parse_worker.py"
+    pool = ParserPool(2, command=[sys.executable, str(crashing)])
+    here: list[bytes] = []
+    monkeypatch.setattr(pool._here, "parse", lambda source, language: here.append(source))
+    sources = _sources()
+    sources[17] = (b"CRASH = 'a grammar bug'\n", "python")
+    try:
+        parsed = pool.parse_many(sources)
+    finally:
+        pool.close()
+
+    real = TreeSitterParser()
+    assert parsed[17] == ParsedFile("python", (), (), (), (), 1)  # stored without symbols
+    assert [p for i, p in enumerate(parsed) if i != 17] == [
+        real.parse(s, language) for i, (s, language) in enumerate(sources) if i != 17
+    ]  # its chunk's other files parsed again, each alone
+    assert here == []  # nothing was parsed in this process
 
 
 def test_close_stops_the_workers(pool: ParserPool) -> None:
