@@ -12,10 +12,10 @@ back in the order asked, the same as parsing each file here
 A worker is ``python -m graphmem.adapters.parse_worker``, not a ``multiprocessing`` child: those
 import the caller's main module again, which re-runs a script without a ``__main__`` guard and
 fails from a notebook or standard input. A worker that dies (killed, or a grammar crashing on a
-file) does not fail the pass: another takes its place, and the files it held are parsed again
-one at a time, each in a worker of its own, so that a file that crashes the parser (a grammar's
-bug on hostile input) costs only itself: it is stored without symbols, as one syntax error,
-and never parsed in this process.
+file, or hung on one past :data:`CHUNK_TIMEOUT_S`) does not fail the pass: another takes its
+place, and the files it held are parsed again one at a time, each in a worker of its own, so
+that a file that crashes or hangs the parser (a grammar's bug on hostile input) costs only
+itself: it is stored without symbols, as one syntax error, and never parsed in this process.
 """
 
 from __future__ import annotations
@@ -44,6 +44,10 @@ AUTO_WORKERS_MAX = 4
 CHUNK_FILES = 8
 # How long a worker may take to leave once its input is closed.
 STOP_TIMEOUT_S = 5.0
+# How long a worker may take over one chunk before it is taken for hung and killed (a chunk of
+# 8 files takes milliseconds; a grammar looping on a hostile file never ends): its files are
+# then parsed again one at a time, as after a crash.
+CHUNK_TIMEOUT_S = 60.0
 
 
 def auto_workers() -> int:
@@ -127,11 +131,16 @@ class ParserPool:
     ) -> list[ParsedFile] | None:
         """The worker's parses of ``chunk``; None when it died (it is reaped)."""
         assert process.stdin is not None and process.stdout is not None
-        with suppress(Exception):  # it died, or answered garbage: the caller parses again
-            write_frame(process.stdin, list(chunk))
-            parsed: list[ParsedFile] = read_frame(process.stdout)
-            if len(parsed) == len(chunk):
-                return parsed
+        hung = threading.Timer(CHUNK_TIMEOUT_S, process.kill)  # its answer then ends early
+        hung.start()
+        try:
+            with suppress(Exception):  # it died, hung or answered garbage: the caller parses again
+                write_frame(process.stdin, list(chunk))
+                parsed: list[ParsedFile] = read_frame(process.stdout)
+                if len(parsed) == len(chunk):
+                    return parsed
+        finally:
+            hung.cancel()
         self._stop(process, kill=True)
         return None
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import graphmem
+from graphmem.adapters import parse_pool
 from graphmem.adapters.code_parser import TreeSitterParser
 from graphmem.adapters.parse_pool import AUTO_WORKERS_MAX, PARALLEL_MIN, ParserPool, auto_workers
 from graphmem.core.code import ParsedFile
@@ -79,15 +80,17 @@ def test_a_worker_that_dies_is_replaced_and_its_files_parsed_again(pool: ParserP
     assert len(_worker_pids(pool)) == 2 and killed not in _worker_pids(pool)
 
 
-def test_a_file_that_crashes_the_parser_costs_only_itself_and_never_runs_here(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("bug", [b"CRASH", b"HANG"])
+def test_a_file_that_crashes_or_hangs_the_parser_costs_only_itself_and_never_runs_here(
+    monkeypatch: pytest.MonkeyPatch, bug: bytes
 ) -> None:
     crashing = Path(__file__).parents[2] / "support" / "crashing_parse_worker.py"
     pool = ParserPool(2, command=[sys.executable, str(crashing)])
     here: list[bytes] = []
     monkeypatch.setattr(pool._here, "parse", lambda source, language: here.append(source))
+    monkeypatch.setattr(parse_pool, "CHUNK_TIMEOUT_S", 3.0)  # not an hour
     sources = _sources()
-    sources[17] = (b"CRASH = 'a grammar bug'\n", "python")
+    sources[17] = (bug + b" = 'a grammar bug'\n", "python")
     try:
         parsed = pool.parse_many(sources)
     finally:
