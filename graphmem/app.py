@@ -344,8 +344,8 @@ def learning_sources(settings: Settings) -> LearningSources:
 
 
 def _tree_sitter_parser(workers: int) -> CodeParser:
-    """A tree-sitter parser on ``workers`` processes (0: one per core, see ``ParserPool``), its
-    grammars imported by the first bootstrap, not by every command."""
+    """Tree-sitter in ``workers`` processes (0: one per core, at most 4; see ``ParserPool``): the
+    grammars are imported by the workers of a bootstrap, never by graphmem's process."""
     from graphmem.adapters.parse_pool import ParserPool
 
     return ParserPool(workers)

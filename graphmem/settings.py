@@ -282,8 +282,8 @@ class BootstrapSettings(BaseModel):
         0,
         ge=0,
         le=64,
-        description="Processes that parse a pass's files: 0 = one per core, at most 4; 1 = parse in "
-        "graphmem's own process.",
+        description="Processes that parse a bootstrap's files (never graphmem's own): 0 = one per core, "
+        "at most 4.",
     )
 
 

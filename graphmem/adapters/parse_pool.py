@@ -1,21 +1,24 @@
-"""Parsing a repository on several cores: the ``CodeParser`` that bootstrap uses.
+"""Parsing a repository in worker processes: the ``CodeParser`` that bootstrap uses.
 
-Extracting a file's definitions, calls and imports from its tree (``code_parser.py``) is
-Python code, so threads would share one core; the files of a pass are parsed by worker
-processes instead (``parse_worker.py``), each with its own ``TreeSitterParser``. Workers start
-at the first batch large enough to pay for them (:data:`PARALLEL_MIN` files: a worker imports
-tree-sitter and its grammars, about 0.3 s) and stop with the pass (``close``); a small pass (a
-few changed files, the usual re-scan) is parsed in this process and starts none. Results come
-back in the order asked, the same as parsing each file here
+Tree-sitter's grammars are C, and a repository is input nobody vetted: a grammar's bug on a
+hostile file must not take graphmem down, nor hang it. So no file is parsed in graphmem's
+process: worker processes (``parse_worker.py``) each hold a ``TreeSitterParser`` and parse the
+pass's files 8 at a time. Extracting definitions, calls and imports from a tree is Python
+code, which threads would run on one core; processes run it on several: up to ``workers`` of
+them, one per core and at most 4 by default, fewer when the pass has fewer chunks. They start
+at the pass's first files (about 0.3 s each to import tree-sitter and the grammars, while
+graphmem reads the files) and stop with the pass (``close``); a pass that parses nothing starts
+none. Results come back in the order asked, the same as parsing each file here
 (``tests/unit/adapters/test_parse_pool.py``).
 
-A worker is ``python -m graphmem.adapters.parse_worker``, not a ``multiprocessing`` child: those
-import the caller's main module again, which re-runs a script without a ``__main__`` guard and
-fails from a notebook or standard input. A worker that dies (killed, or a grammar crashing on a
-file, or hung on one past :data:`CHUNK_TIMEOUT_S`) does not fail the pass: another takes its
-place, and the files it held are parsed again one at a time, each in a worker of its own, so
-that a file that crashes or hangs the parser (a grammar's bug on hostile input) costs only
-itself: it is stored without symbols, as one syntax error, and never parsed in this process.
+A worker is ``python -P -m graphmem.adapters.parse_worker``, not a ``multiprocessing`` child:
+those import the caller's main module again, which re-runs a script without a ``__main__``
+guard and fails from a notebook or standard input. A worker that dies (a grammar crashing on a
+file, or killed) or hangs on a chunk past :data:`CHUNK_TIMEOUT_S` does not fail the pass: it is
+killed, another takes its place, and the files it held are parsed again one at a time, each in
+a worker of its own, so that a file that crashes or hangs the parser costs only itself: it is
+stored without symbols, as one syntax error. Only where no process can be started at all (a
+sandbox that forbids it) are the files parsed in graphmem's process, with a warning.
 """
 
 from __future__ import annotations
@@ -28,15 +31,16 @@ import threading
 from collections import deque
 from collections.abc import Sequence
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
-from graphmem.adapters.code_parser import TreeSitterParser
 from graphmem.adapters.parse_worker import read_frame, write_frame
 from graphmem.core.code import ParsedFile
 
+if TYPE_CHECKING:
+    from graphmem.adapters.code_parser import TreeSitterParser
+
 log = logging.getLogger(__name__)
 
-# Fewer files than this in a batch are parsed in this process (starting workers costs more).
-PARALLEL_MIN = 64
 # Workers by default (``[bootstrap] parse_workers = 0``): the cores, at most this many (each
 # holds its own grammars).
 AUTO_WORKERS_MAX = 4
@@ -64,31 +68,27 @@ Chunk = tuple[int, Sequence[tuple[bytes, str]]]  # the index of its first source
 
 
 class ParserPool:
-    """A ``CodeParser`` that parses large batches on ``workers`` processes (see the module doc);
-    one per bootstrap pass, closed at its end."""
+    """A ``CodeParser`` that parses a pass's files on up to ``workers`` processes (see the module
+    doc); one per bootstrap pass, closed at its end."""
 
     def __init__(self, workers: int = 0, *, command: Sequence[str] | None = None) -> None:
         self.workers = workers if workers > 0 else auto_workers()
         # -P: the current directory (often the repository being read) is not put on the import
         # path, so a `graphmem/` or `tree_sitter.py` there is never imported in its place.
         self._command = list(command or [sys.executable, "-P", "-m", "graphmem.adapters.parse_worker"])
-        self._here = TreeSitterParser()
+        self._here: TreeSitterParser | None = None  # the last resort: no process could start
         self._processes: list[subprocess.Popen[bytes]] = []
 
-    def parse(self, source: bytes, language: str) -> ParsedFile:
-        return self._here.parse(source, language)
-
     def parse_many(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
-        if self.workers <= 1 or len(sources) < PARALLEL_MIN:
-            return [self._here.parse(source, language) for source, language in sources]
+        if not sources:
+            return []
         try:
-            while len(self._processes) < self.workers:
+            while len(self._processes) < min(self.workers, -(-len(sources) // CHUNK_FILES)):
                 self._processes.append(self._start())
         except OSError as exc:
-            log.warning("bootstrap: no parser process could start (%s); parsing in this process", exc)
-            self.close()
-            self.workers = 1
-            return [self._here.parse(source, language) for source, language in sources]
+            if not self._processes:
+                log.warning("bootstrap: no parser process could start (%s); parsing in this process", exc)
+                return self._parse_here(sources)
         results: list[ParsedFile | None] = [None] * len(sources)
         waiting: deque[Chunk] = deque(
             (i, sources[i : i + CHUNK_FILES]) for i in range(0, len(sources), CHUNK_FILES)
@@ -113,7 +113,9 @@ class ParserPool:
                     continue
                 results[start : start + len(chunk)] = parsed
 
-        threads = [threading.Thread(target=drive, args=(slot,), daemon=True) for slot in range(self.workers)]
+        threads = [
+            threading.Thread(target=drive, args=(slot,), daemon=True) for slot in range(len(self._processes))
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -123,7 +125,7 @@ class ParserPool:
                 self._alone(source, language) for source, language in chunk
             ]
         for start, chunk in waiting:  # no worker could be started again
-            results[start : start + len(chunk)] = [self._here.parse(s, language) for s, language in chunk]
+            results[start : start + len(chunk)] = self._parse_here(chunk)
         return [parsed for parsed in results if parsed is not None]
 
     def _ask(
@@ -151,13 +153,20 @@ class ParserPool:
         try:
             process = self._start()
         except OSError:
-            return self._here.parse(source, language)
+            return self._parse_here([(source, language)])[0]
         parsed = self._ask(process, [(source, language)])
         self._stop(process)
         if parsed is None:
             log.warning("bootstrap: a %s file crashed the parser; stored without its symbols", language)
             return ParsedFile(language, (), (), (), (), 1)
         return parsed[0]
+
+    def _parse_here(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
+        from graphmem.adapters.code_parser import TreeSitterParser
+
+        if self._here is None:
+            self._here = TreeSitterParser()
+        return [self._here.parse(source, language) for source, language in sources]
 
     def _start(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen(

@@ -29,12 +29,10 @@ from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
 class CodeParser(Protocol):
     """Source bytes into definitions, calls, imports and inheritance (tree-sitter)."""
 
-    def parse(self, source: bytes, language: str) -> ParsedFile:
-        """Never raises on bad source: syntax errors are counted in ``ParsedFile.error_count``."""
-
     def parse_many(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
-        """Each ``(source, language)`` parsed as ``parse`` would, in order (on several cores
-        when there are many)."""
+        """Each ``(source, language)`` parsed, in order (on several cores when there are many).
+        Never raises on bad source: syntax errors are counted in ``ParsedFile.error_count``, and
+        a file the parser cannot read at all is one error and no symbols."""
 
     def close(self) -> None:
         """Stop what ``parse_many`` started; the parser is not used again."""

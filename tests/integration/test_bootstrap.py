@@ -232,8 +232,8 @@ def test_an_empty_repository_and_an_interrupted_scan(
 def test_a_pass_parsed_on_several_processes_stores_what_one_process_stores(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Enough files for the parser to spread them over worker processes (``[bootstrap]
-    parse_workers``): the stored parses, symbols and calls are those of parsing in-process."""
+    """The parser's worker processes (``[bootstrap] parse_workers``): the stored parses, symbols
+    and calls are the same from one worker as from two sharing the files."""
     started: list[ParserPool] = []
     start = ParserPool._start
 
@@ -264,4 +264,4 @@ def test_a_pass_parsed_on_several_processes_stores_what_one_process_stores(
             memory.close()
     assert stored[0][:2] == (90, 90 * 3)
     assert stored[0] == stored[1]
-    assert len(started) == 2  # the second pass's two workers; the first parsed in-process
+    assert len(started) == 3  # the first pass's one worker, the second's two

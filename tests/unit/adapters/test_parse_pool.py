@@ -1,6 +1,6 @@
-"""Parsing a pass's files on several processes gives what parsing each here gives, in order;
-a small batch starts no process; a worker that dies costs nothing but the speed
-(``adapters/parse_pool.py``)."""
+"""Parsing a pass's files in worker processes gives what parsing each here gives, in order; a
+worker that dies or hangs costs only the file that killed it; nothing is parsed in graphmem's
+own process unless no process can start (``adapters/parse_pool.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 import graphmem
 from graphmem.adapters import parse_pool
 from graphmem.adapters.code_parser import TreeSitterParser
-from graphmem.adapters.parse_pool import AUTO_WORKERS_MAX, PARALLEL_MIN, ParserPool, auto_workers
+from graphmem.adapters.parse_pool import AUTO_WORKERS_MAX, CHUNK_FILES, ParserPool, auto_workers
 from graphmem.core.code import ParsedFile
 
 OTHERS = [
@@ -44,28 +44,37 @@ def _worker_pids(pool: ParserPool) -> list[int]:
     return [process.pid for process in pool._processes]
 
 
-def test_a_large_batch_parsed_on_processes_equals_each_file_parsed_here(pool: ParserPool) -> None:
+def test_a_batch_parsed_on_processes_equals_each_file_parsed_here(pool: ParserPool) -> None:
     sources = _sources()
-    assert len(sources) >= PARALLEL_MIN
     here = TreeSitterParser()
 
     parsed = pool.parse_many(sources)
 
     assert parsed == [here.parse(source, language) for source, language in sources]
-    assert _worker_pids(pool)  # it did start workers
+    assert len(_worker_pids(pool)) == 2
     assert parsed[40].definitions and parsed[42].error_count > 0
 
 
-def test_a_small_batch_is_parsed_here_and_starts_no_process(pool: ParserPool) -> None:
+def test_a_few_files_start_one_worker_and_none_start_none(pool: ParserPool) -> None:
+    assert pool.parse_many([]) == [] and pool._processes == []
     parsed = pool.parse_many(OTHERS)
     assert [p.language for p in parsed] == ["javascript", "go", "python", "python"]
-    assert pool._processes == []
+    assert len(OTHERS) <= CHUNK_FILES and len(_worker_pids(pool)) == 1
 
 
-def test_one_worker_means_no_process(pool: ParserPool) -> None:
+def test_one_worker_parses_everything_in_one_process(pool: ParserPool) -> None:
     alone = ParserPool(1)
-    assert alone.parse_many(_sources()) == pool.parse_many(_sources())
-    assert alone._processes == []
+    try:
+        assert alone.parse_many(_sources()) == pool.parse_many(_sources())
+        assert len(_worker_pids(alone)) == 1
+    finally:
+        alone.close()
+
+
+def test_where_no_process_can_start_the_files_are_parsed_here(caplog: pytest.LogCaptureFixture) -> None:
+    pool = ParserPool(2, command=["/nonexistent/python", "-m", "graphmem.adapters.parse_worker"])
+    assert pool.parse_many(OTHERS) == [TreeSitterParser().parse(s, language) for s, language in OTHERS]
+    assert "no parser process could start" in caplog.text
 
 
 def test_a_worker_that_dies_is_replaced_and_its_files_parsed_again(pool: ParserPool) -> None:
@@ -86,8 +95,8 @@ def test_a_file_that_crashes_or_hangs_the_parser_costs_only_itself_and_never_run
 ) -> None:
     crashing = Path(__file__).parents[2] / "support" / "crashing_parse_worker.py"
     pool = ParserPool(2, command=[sys.executable, str(crashing)])
-    here: list[bytes] = []
-    monkeypatch.setattr(pool._here, "parse", lambda source, language: here.append(source))
+    here: list[object] = []
+    monkeypatch.setattr(pool, "_parse_here", here.append)
     monkeypatch.setattr(parse_pool, "CHUNK_TIMEOUT_S", 3.0)  # not an hour
     sources = _sources()
     sources[17] = (bug + b" = 'a grammar bug'\n", "python")
@@ -126,8 +135,8 @@ def test_a_graphmem_package_in_the_current_directory_is_never_imported_by_a_work
     (planted / "parse_worker.py").write_text("raise SystemExit(3)\n")
     monkeypatch.chdir(tmp_path)
 
+    # A planted parse_worker would have exited: every file would come back unparsed.
     assert pool.parse_many(_sources()) == [TreeSitterParser().parse(s, lang) for s, lang in _sources()]
-    assert pool.workers == 2  # no worker died
     assert not (tmp_path / "ran").exists()
 
 
