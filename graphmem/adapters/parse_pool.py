@@ -6,9 +6,8 @@ process: worker processes (``parse_worker.py``) each hold a ``TreeSitterParser``
 pass's files 8 at a time. Extracting definitions, calls and imports from a tree is Python
 code, which threads would run on one core; processes run it on several: up to ``workers`` of
 them, one per core and at most 4 by default, fewer when the pass has fewer chunks. They start
-at the pass's first files (about 0.3 s each to import tree-sitter and the grammars, while
-graphmem reads the files) and stop with the pass (``close``); a pass that parses nothing starts
-none. Results come back in the order asked, the same as parsing each file here
+with the pass's first batch (about 0.3 s to import tree-sitter and the grammars, side by side)
+and stop with the pass (``close``); a pass that parses nothing starts none. Results come back in the order asked, the same as parsing each file here
 (``tests/unit/adapters/test_parse_pool.py``).
 
 A worker is ``python -P -m graphmem.adapters.parse_worker``, not a ``multiprocessing`` child:
@@ -17,8 +16,10 @@ guard and fails from a notebook or standard input. A worker that dies (a grammar
 file, or killed) or hangs on a chunk past :data:`CHUNK_TIMEOUT_S` does not fail the pass: it is
 killed, another takes its place, and the files it held are parsed again one at a time, each in
 a worker of its own, so that a file that crashes or hangs the parser costs only itself: it is
-stored without symbols, as one syntax error. Only where no process can be started at all (a
-sandbox that forbids it) are the files parsed in graphmem's process, with a warning.
+stored without symbols, as one syntax error. After :data:`GIVE_UP_AFTER` such files a pass
+stops retrying: a repository of crafted files costs a timeout per chunk at most. Only where no
+process can be started at all (a sandbox that forbids it) are the files parsed in graphmem's
+process, with a warning.
 """
 
 from __future__ import annotations
@@ -49,9 +50,13 @@ CHUNK_FILES = 8
 # How long a worker may take to leave once its input is closed.
 STOP_TIMEOUT_S = 5.0
 # How long a worker may take over one chunk before it is taken for hung and killed (a chunk of
-# 8 files takes milliseconds; a grammar looping on a hostile file never ends): its files are
-# then parsed again one at a time, as after a crash.
-CHUNK_TIMEOUT_S = 60.0
+# 8 files takes milliseconds, a megabyte of generated code about a second; a grammar looping on
+# a hostile file never ends): its files are then parsed again one at a time, as after a crash.
+CHUNK_TIMEOUT_S = 20.0
+# Files a pass gives up on (each cost a crash or a timeout alone) before it stops trying the
+# files of a failed chunk one at a time: a repository of crafted files costs at most a timeout
+# per chunk, not one per file besides.
+GIVE_UP_AFTER = 8
 
 
 def auto_workers() -> int:
@@ -78,6 +83,7 @@ class ParserPool:
         self._command = list(command or [sys.executable, "-P", "-m", "graphmem.adapters.parse_worker"])
         self._here: TreeSitterParser | None = None  # the last resort: no process could start
         self._processes: list[subprocess.Popen[bytes]] = []
+        self._lost = 0  # files given up on in this pass
 
     def parse_many(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
         if not sources:
@@ -120,7 +126,7 @@ class ParserPool:
             thread.start()
         for thread in threads:
             thread.join()
-        for start, chunk in failed:
+        for start, chunk in sorted(failed, key=lambda failure: failure[0]):  # in the pass's order
             results[start : start + len(chunk)] = [
                 self._alone(source, language) for source, language in chunk
             ]
@@ -147,17 +153,21 @@ class ParserPool:
         return None
 
     def _alone(self, source: bytes, language: str) -> ParsedFile:
-        """One file of a chunk a worker died on, in a worker of its own: a file that crashes the
-        parser (a grammar's bug on hostile input) is stored without symbols, as unreadable, and
-        never parsed in this process."""
-        try:
-            process = self._start()
-        except OSError:
-            return self._parse_here([(source, language)])[0]
-        parsed = self._ask(process, [(source, language)])
-        self._stop(process)
+        """One file of a chunk a worker died on, in a worker of its own: a file that crashes or
+        hangs the parser (a grammar's bug on hostile input) is stored without symbols, as
+        unreadable, and never parsed in this process; so is every file of a failed chunk once
+        :data:`GIVE_UP_AFTER` files were lost."""
+        parsed = None
+        if self._lost < GIVE_UP_AFTER:
+            with suppress(OSError):
+                process = self._start()
+                parsed = self._ask(process, [(source, language)])
+                self._stop(process)
         if parsed is None:
-            log.warning("bootstrap: a %s file crashed the parser; stored without its symbols", language)
+            self._lost += 1
+            log.warning(
+                "bootstrap: a %s file crashed or hung the parser; stored without its symbols", language
+            )
             return ParsedFile(language, (), (), (), (), 1)
         return parsed[0]
 

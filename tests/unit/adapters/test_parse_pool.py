@@ -113,6 +113,29 @@ def test_a_file_that_crashes_or_hangs_the_parser_costs_only_itself_and_never_run
     assert here == []  # nothing was parsed in this process
 
 
+def test_a_pass_that_lost_enough_files_stops_retrying_them_one_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    crashing = Path(__file__).parents[2] / "support" / "crashing_parse_worker.py"
+    pool = ParserPool(2, command=[sys.executable, str(crashing)])
+    monkeypatch.setattr(parse_pool, "GIVE_UP_AFTER", 1)
+    sources = _sources()
+    for bad in (3, 30):  # in the first chunk and the fourth
+        sources[bad] = (b"CRASH = 1\n", "python")
+    try:
+        parsed = pool.parse_many(sources)
+    finally:
+        pool.close()
+
+    unread = ParsedFile("python", (), (), (), (), 1)
+    real = TreeSitterParser()
+    assert parsed[:3] == [real.parse(s, language) for s, language in sources[:3]]  # retried alone
+    assert parsed[3:8] == [unread] * 5  # the lost file, then the budget was spent
+    assert parsed[24:32] == [unread] * 8  # the fourth chunk: not retried
+    good = [i for i in range(len(sources)) if not (3 <= i < 8 or 24 <= i < 32)]
+    assert [parsed[i] for i in good] == [real.parse(*sources[i]) for i in good]
+
+
 def test_close_stops_the_workers(pool: ParserPool) -> None:
     pool.parse_many(_sources())
     pids = _worker_pids(pool)
