@@ -251,7 +251,7 @@ def _load_model(path: str) -> Any:
             f"{TORCH_EXTRA_HINT} (or set [embedding] model back to {DEFAULT_MODEL!r})"
         ) from exc
     try:
-        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call,unused-ignore]
 
         return SentenceTransformer(path, device="cpu", local_files_only=True)
     except Exception as exc:  # torch and transformers raise many types; translate all
