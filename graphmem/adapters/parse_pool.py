@@ -18,8 +18,9 @@ killed, another takes its place, and the files it held are parsed again one at a
 a worker of its own, so that a file that crashes or hangs the parser costs only itself: it is
 stored without symbols, as one syntax error. After :data:`GIVE_UP_AFTER` such files a pass
 stops retrying: a repository of crafted files costs a timeout per chunk at most. Only where no
-process can be started at all (a sandbox that forbids it) are the files parsed in graphmem's
-process, with a warning.
+worker can start at all (a sandbox that forbids processes, or a build whose interpreter is not
+Python: a worker first says it is ready, ``parse_worker.READY``) are the files parsed in
+graphmem's process, with a warning.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from collections.abc import Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from graphmem.adapters.parse_worker import read_frame, write_frame
+from graphmem.adapters.parse_worker import READY, read_frame, write_frame
 from graphmem.core.code import ParsedFile
 
 if TYPE_CHECKING:
@@ -88,13 +89,17 @@ class ParserPool:
     def parse_many(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
         if not sources:
             return []
-        try:
-            while len(self._processes) < min(self.workers, -(-len(sources) // CHUNK_FILES)):
-                self._processes.append(self._start())
-        except OSError as exc:
-            if not self._processes:
-                log.warning("bootstrap: no parser process could start (%s); parsing in this process", exc)
-                return self._parse_here(sources)
+        wanted = min(self.workers, -(-len(sources) // CHUNK_FILES)) - len(self._processes)
+        started: list[subprocess.Popen[bytes]] = []
+        with suppress(OSError):
+            while len(started) < wanted:
+                started.append(self._spawn())
+        for process in started:  # side by side: each imports the grammars
+            with suppress(OSError):
+                self._processes.append(self._ready(process))
+        if not self._processes:
+            log.warning("bootstrap: no parser process could start; parsing in this process")
+            return self._parse_here(sources)
         results: list[ParsedFile | None] = [None] * len(sources)
         waiting: deque[Chunk] = deque(
             (i, sources[i : i + CHUNK_FILES]) for i in range(0, len(sources), CHUNK_FILES)
@@ -179,9 +184,28 @@ class ParserPool:
         return [self._here.parse(source, language) for source, language in sources]
 
     def _start(self) -> subprocess.Popen[bytes]:
+        """A worker, started and ready; ``OSError`` when none can be."""
+        return self._ready(self._spawn())
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
         return subprocess.Popen(
             self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
         )
+
+    def _ready(self, process: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
+        """``process`` once it says it is a worker (:data:`READY`); ``OSError`` (it is stopped)
+        when it does not within :data:`CHUNK_TIMEOUT_S`: it is not a worker, or cannot be one."""
+        assert process.stdout is not None
+        hung = threading.Timer(CHUNK_TIMEOUT_S, process.kill)
+        hung.start()
+        try:
+            with suppress(Exception):
+                if read_frame(process.stdout) == READY:
+                    return process
+        finally:
+            hung.cancel()
+        self._stop(process, kill=True)
+        raise OSError(f"{' '.join(self._command[:3])} did not start as a parser process")
 
     def close(self) -> None:
         processes, self._processes = self._processes, []

@@ -1,8 +1,9 @@
 """One parser process of ``ParserPool`` (``parse_pool.py``).
 
-``python -m graphmem.adapters.parse_worker`` reads batches of ``(source, language)`` from its
-standard input and writes each batch's ``ParsedFile`` list to its standard output, each a
-pickled frame after its length (8 bytes, big-endian), until its input ends. Only its parent,
+``python -m graphmem.adapters.parse_worker`` first writes :data:`READY` once it has imported
+the parser, then reads batches of ``(source, language)`` from its standard input and writes
+each batch's ``ParsedFile`` list to its standard output, each a pickled frame after its length
+(8 bytes, big-endian), until its input ends. Only its parent,
 which started it, writes to it; nothing else is read. What the grammars might print goes to
 standard error, never into the frames.
 """
@@ -15,6 +16,11 @@ import sys
 from typing import IO, Any
 
 LENGTH_BYTES = 8
+# The largest frame either side accepts: 8 source files and their parses are a few megabytes.
+FRAME_MAX_BYTES = 256 * 1024 * 1024
+# The first frame of a worker that started: what tells a parser's crash on a file from a
+# command that is not a worker at all (a frozen build, a broken install).
+READY = "graphmem parse worker ready"
 
 
 def write_frame(stream: IO[bytes], value: Any) -> None:
@@ -30,6 +36,8 @@ def read_frame(stream: IO[bytes]) -> Any:
     if len(head) < LENGTH_BYTES:
         raise EOFError("the parser process's stream ended")
     size = int.from_bytes(head, "big")
+    if size > FRAME_MAX_BYTES:  # not this protocol's: never allocated
+        raise EOFError(f"a frame of {size} bytes from a parser process")
     data = stream.read(size)
     if len(data) < size:
         raise EOFError("the parser process's stream ended in a frame")
@@ -42,6 +50,7 @@ def main() -> None:
     from graphmem.adapters.code_parser import TreeSitterParser
 
     parser = TreeSitterParser()
+    write_frame(frames_out, READY)
     frames_in = sys.stdin.buffer
     while True:
         try:

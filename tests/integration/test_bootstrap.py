@@ -235,13 +235,13 @@ def test_a_pass_parsed_on_several_processes_stores_what_one_process_stores(
     """The parser's worker processes (``[bootstrap] parse_workers``): the stored parses, symbols
     and calls are the same from one worker as from two sharing the files."""
     started: list[ParserPool] = []
-    start = ParserPool._start
+    spawn = ParserPool._spawn
 
     def counted(pool: ParserPool) -> subprocess.Popen[bytes]:
         started.append(pool)
-        return start(pool)
+        return spawn(pool)
 
-    monkeypatch.setattr(ParserPool, "_start", counted)
+    monkeypatch.setattr(ParserPool, "_spawn", counted)
     repo = tmp_path / "many"
     (repo / "pkg").mkdir(parents=True)
     for i in range(90):

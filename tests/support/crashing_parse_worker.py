@@ -10,11 +10,12 @@ import sys
 import time
 
 from graphmem.adapters.code_parser import TreeSitterParser
-from graphmem.adapters.parse_worker import read_frame, write_frame
+from graphmem.adapters.parse_worker import READY, read_frame, write_frame
 
 
 def main() -> None:
     parser = TreeSitterParser()
+    write_frame(sys.stdout.buffer, READY)
     while True:
         try:
             batch = read_frame(sys.stdin.buffer)

@@ -71,9 +71,20 @@ def test_one_worker_parses_everything_in_one_process(pool: ParserPool) -> None:
         alone.close()
 
 
-def test_where_no_process_can_start_the_files_are_parsed_here(caplog: pytest.LogCaptureFixture) -> None:
-    pool = ParserPool(2, command=["/nonexistent/python", "-m", "graphmem.adapters.parse_worker"])
-    assert pool.parse_many(OTHERS) == [TreeSitterParser().parse(s, language) for s, language in OTHERS]
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["/nonexistent/python", "-m", "graphmem.adapters.parse_worker"],
+        [sys.executable, "-c", "print('not a parser')"],  # starts, but is no worker (a frozen build)
+    ],
+    ids=["cannot start", "not a worker"],
+)
+def test_where_no_worker_can_start_the_files_are_parsed_here(
+    caplog: pytest.LogCaptureFixture, command: list[str]
+) -> None:
+    pool = ParserPool(2, command=command)
+    sources = _sources()
+    assert pool.parse_many(sources) == [TreeSitterParser().parse(s, language) for s, language in sources]
     assert "no parser process could start" in caplog.text
 
 
