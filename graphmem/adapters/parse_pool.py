@@ -31,17 +31,18 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from graphmem.adapters.parse_worker import READY, read_frame, write_frame
-from graphmem.core.code import ParsedFile
+from graphmem.adapters.parse_worker import READY, read_frame, write_batch
+from graphmem.core.code import ParsedFile, parsed_from_json
 
 if TYPE_CHECKING:
     from graphmem.adapters.code_parser import TreeSitterParser
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Workers by default (``[bootstrap] parse_workers = 0``): the cores, at most this many (each
 # holds its own grammars).
@@ -60,9 +61,11 @@ CHUNK_TIMEOUT_S = 20.0
 GIVE_UP_AFTER = 8
 
 
-def auto_workers() -> int:
-    """The workers ``parse_workers = 0`` means: the cores this process may use, at most
-    :data:`AUTO_WORKERS_MAX`."""
+def worker_count(setting: int = 0) -> int:
+    """The workers ``[bootstrap] parse_workers = setting`` means: that many, or for 0 the cores
+    this process may use, at most :data:`AUTO_WORKERS_MAX`."""
+    if setting > 0:
+        return setting
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on Linux
@@ -78,7 +81,7 @@ class ParserPool:
     doc); one per bootstrap pass, closed at its end."""
 
     def __init__(self, workers: int = 0, *, command: Sequence[str] | None = None) -> None:
-        self.workers = workers if workers > 0 else auto_workers()
+        self.workers = worker_count(workers)
         # -P: the current directory (often the repository being read) is not put on the import
         # path, so a `graphmem/` or `tree_sitter.py` there is never imported in its place.
         self._command = list(command or [sys.executable, "-P", "-m", "graphmem.adapters.parse_worker"])
@@ -142,20 +145,15 @@ class ParserPool:
     def _ask(
         self, process: subprocess.Popen[bytes], chunk: Sequence[tuple[bytes, str]]
     ) -> list[ParsedFile] | None:
-        """The worker's parses of ``chunk``; None when it died (it is reaped)."""
-        assert process.stdin is not None and process.stdout is not None
-        hung = threading.Timer(CHUNK_TIMEOUT_S, process.kill)  # its answer then ends early
-        hung.start()
-        try:
-            with suppress(Exception):  # it died, hung or answered garbage: the caller parses again
-                write_frame(process.stdin, list(chunk))
-                parsed: list[ParsedFile] = read_frame(process.stdout)
-                if len(parsed) == len(chunk):
-                    return parsed
-        finally:
-            hung.cancel()
-        self._stop(process, kill=True)
-        return None
+        """The worker's parses of ``chunk``; None when it died, hung or answered something that
+        is not a parse (it is then stopped)."""
+
+        def exchange() -> list[ParsedFile]:
+            assert process.stdin is not None and process.stdout is not None
+            write_batch(process.stdin, chunk)
+            return [parsed_from_json(read_frame(process.stdout)) for _ in chunk]
+
+        return self._timed(process, exchange)
 
     def _alone(self, source: bytes, language: str) -> ParsedFile:
         """One file of a chunk a worker died on, in a worker of its own: a file that crashes or
@@ -196,16 +194,25 @@ class ParserPool:
         """``process`` once it says it is a worker (:data:`READY`); ``OSError`` (it is stopped)
         when it does not within :data:`CHUNK_TIMEOUT_S`: it is not a worker, or cannot be one."""
         assert process.stdout is not None
+        stdout = process.stdout
+        if self._timed(process, lambda: read_frame(stdout) == READY or None):
+            return process
+        raise OSError(f"{' '.join(self._command[:3])} did not start as a parser process")
+
+    def _timed(self, process: subprocess.Popen[bytes], talk: Callable[[], T | None]) -> T | None:
+        """What ``talk`` got from ``process`` within :data:`CHUNK_TIMEOUT_S` (the process is
+        killed then, which ends its answer); None, and the process stopped, when it failed."""
         hung = threading.Timer(CHUNK_TIMEOUT_S, process.kill)
         hung.start()
         try:
-            with suppress(Exception):
-                if read_frame(process.stdout) == READY:
-                    return process
+            with suppress(Exception):  # it died, hung or answered garbage: the caller decides
+                answer = talk()
+                if answer is not None:
+                    return answer
         finally:
             hung.cancel()
         self._stop(process, kill=True)
-        raise OSError(f"{' '.join(self._command[:3])} did not start as a parser process")
+        return None
 
     def close(self) -> None:
         processes, self._processes = self._processes, []

@@ -1,63 +1,91 @@
 """One parser process of ``ParserPool`` (``parse_pool.py``).
 
 ``python -m graphmem.adapters.parse_worker`` first writes :data:`READY` once it has imported
-the parser, then reads batches of ``(source, language)`` from its standard input and writes
-each batch's ``ParsedFile`` list to its standard output, each a pickled frame after its length
-(8 bytes, big-endian), until its input ends. Only its parent,
-which started it, writes to it; nothing else is read. What the grammars might print goes to
-standard error, never into the frames.
+the parser, then answers batches until its standard input ends. A batch is a frame holding
+how many files it has, then two frames a file: its language, its bytes. The answer is one
+frame a file: its parse as JSON (``core.code.parsed_to_json``), which the parent validates
+(``parsed_from_json``). A frame is its length (8 bytes, big-endian) and that many bytes.
+Nothing is pickled: the worker reads files nobody vetted, and its answers are data the parent
+checks, never code it would run. What the grammars might print goes to standard error, never
+into the frames.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import sys
-from typing import IO, Any
+from collections.abc import Sequence
+from typing import IO
 
 LENGTH_BYTES = 8
-# The largest frame either side accepts: 8 source files and their parses are a few megabytes.
-FRAME_MAX_BYTES = 256 * 1024 * 1024
+# The largest frame either side accepts: a source file is 1 MB at most (repo_files.py), its
+# parse as JSON a few times that.
+FRAME_MAX_BYTES = 64 * 1024 * 1024
 # The first frame of a worker that started: what tells a parser's crash on a file from a
 # command that is not a worker at all (a frozen build, a broken install).
-READY = "graphmem parse worker ready"
+READY = b"graphmem parse worker ready"
+# Files in one batch at most (the pool sends 8).
+BATCH_MAX = 1024
 
 
-def write_frame(stream: IO[bytes], value: Any) -> None:
-    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+def write_frame(stream: IO[bytes], data: bytes) -> None:
     stream.write(len(data).to_bytes(LENGTH_BYTES, "big"))
     stream.write(data)
-    stream.flush()
 
 
-def read_frame(stream: IO[bytes]) -> Any:
-    """The next frame's value; ``EOFError`` when the stream ended (between frames or in one)."""
+def read_frame(stream: IO[bytes]) -> bytes:
+    """The next frame's bytes; ``EOFError`` when the stream ended (between frames or in one) or
+    the frame is not this protocol's (longer than :data:`FRAME_MAX_BYTES`: never allocated)."""
     head = stream.read(LENGTH_BYTES)
     if len(head) < LENGTH_BYTES:
         raise EOFError("the parser process's stream ended")
     size = int.from_bytes(head, "big")
-    if size > FRAME_MAX_BYTES:  # not this protocol's: never allocated
+    if size > FRAME_MAX_BYTES:
         raise EOFError(f"a frame of {size} bytes from a parser process")
     data = stream.read(size)
     if len(data) < size:
         raise EOFError("the parser process's stream ended in a frame")
-    return pickle.loads(data)  # frames come from this process's own parent or child, never a file
+    return data
+
+
+def write_batch(stream: IO[bytes], sources: Sequence[tuple[bytes, str]]) -> None:
+    """``sources`` as the frames of one batch (see the module doc)."""
+    write_frame(stream, str(len(sources)).encode())
+    for source, language in sources:
+        write_frame(stream, language.encode())
+        write_frame(stream, source)
+    stream.flush()
+
+
+def read_batch(stream: IO[bytes]) -> list[tuple[bytes, str]]:
+    count = int(read_frame(stream))
+    if not 0 <= count <= BATCH_MAX:
+        raise EOFError(f"a batch of {count} files")
+    batch = []
+    for _ in range(count):
+        language = read_frame(stream).decode()
+        batch.append((read_frame(stream), language))
+    return batch
 
 
 def main() -> None:
     frames_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot corrupt a frame
     from graphmem.adapters.code_parser import TreeSitterParser
+    from graphmem.core.code import parsed_to_json
 
     parser = TreeSitterParser()
     write_frame(frames_out, READY)
+    frames_out.flush()
     frames_in = sys.stdin.buffer
     while True:
         try:
-            batch = read_frame(frames_in)
+            batch = read_batch(frames_in)
         except EOFError:
             return
-        write_frame(frames_out, [parser.parse(source, language) for source, language in batch])
+        for source, language in batch:
+            write_frame(frames_out, parsed_to_json(parser.parse(source, language)).encode())
+        frames_out.flush()
 
 
 if __name__ == "__main__":

@@ -205,9 +205,8 @@ class PostgresConnection:
                 f"The PostgreSQL role may not do this at {self.where}: {_first_line(exc)}. "
                 "docs/team.md shows the grants of the writer and read-only roles."
             ) from None
-        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure, pg_errors.ForeignKeyViolation):
-            # Two writers locked the same rows in opposite orders, or one removed what the other
-            # was linking to (a code scan's symbols): the database rolled this one back.
+        except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
+            # Two writers locked the same rows in opposite orders: the database rolled this one back.
             raise StoreError(
                 f"This call met another writer's at the same moment on the PostgreSQL store at {self.where}: "
                 "nothing of it was kept; try again."

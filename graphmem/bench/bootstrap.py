@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.adapters.embedders import HashEmbedder
-from graphmem.adapters.parse_pool import auto_workers
+from graphmem.adapters.parse_pool import worker_count
 from graphmem.app import open_memory
 from graphmem.settings import load_settings
 
@@ -66,7 +66,7 @@ def run(path: Path, *, history: int = 0, rescans: int = 3, changed_rescans: int 
         "rescan_after_touching_one_file_s": one_change,
         "rescan_all_changed_s": all_changed,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "parse_workers": settings.bootstrap.parse_workers or auto_workers(),
+        "parse_workers": worker_count(settings.bootstrap.parse_workers),
         "commits": first.commits,
     }
 

@@ -15,7 +15,7 @@ import pytest
 import graphmem
 from graphmem.adapters import parse_pool
 from graphmem.adapters.code_parser import TreeSitterParser
-from graphmem.adapters.parse_pool import AUTO_WORKERS_MAX, CHUNK_FILES, ParserPool, auto_workers
+from graphmem.adapters.parse_pool import AUTO_WORKERS_MAX, CHUNK_FILES, ParserPool, worker_count
 from graphmem.core.code import ParsedFile
 
 OTHERS = [
@@ -100,8 +100,8 @@ def test_a_worker_that_dies_is_replaced_and_its_files_parsed_again(pool: ParserP
     assert len(_worker_pids(pool)) == 2 and killed not in _worker_pids(pool)
 
 
-@pytest.mark.parametrize("bug", [b"CRASH", b"HANG"])
-def test_a_file_that_crashes_or_hangs_the_parser_costs_only_itself_and_never_runs_here(
+@pytest.mark.parametrize("bug", [b"CRASH", b"HANG", b"LIE"])
+def test_a_file_that_crashes_hangs_or_subverts_the_parser_costs_only_itself_and_never_runs_here(
     monkeypatch: pytest.MonkeyPatch, bug: bytes
 ) -> None:
     crashing = Path(__file__).parents[2] / "support" / "crashing_parse_worker.py"
@@ -175,5 +175,5 @@ def test_a_graphmem_package_in_the_current_directory_is_never_imported_by_a_work
 
 
 def test_the_default_is_one_worker_per_core_at_most_four() -> None:
-    assert 1 <= auto_workers() <= AUTO_WORKERS_MAX
-    assert ParserPool(0).workers == auto_workers()
+    assert 1 <= worker_count() <= AUTO_WORKERS_MAX
+    assert ParserPool(0).workers == worker_count() and ParserPool(3).workers == worker_count(3) == 3
