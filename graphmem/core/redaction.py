@@ -10,7 +10,9 @@ as a word, URLs without credentials, placeholders (``<token>``, ``${GITLAB_TOKEN
 type annotations (``password: str``). The provider patterns follow the
 ``detect-secrets`` plugins and the providers' documented token formats; a generic
 rule catches values after key-like names (``DB_PASSWORD=...``, ``"api_key": "..."``).
-``redact`` is idempotent and never raises.
+Secrets named in prose ("my password for the staging admin is ...", "our api key for the
+geocoder is ..."), ``.pgpass`` and ``.netrc`` entries and a Twilio auth token after its
+account SID go too. ``redact`` is idempotent and never raises.
 """
 
 from __future__ import annotations
@@ -263,18 +265,48 @@ _FLAG_RE = re.compile(
     r"(?P<q>[\"']?)(?P<secret>[^\s\"']{3,512})(?P=q)",
     re.IGNORECASE,
 )
-# "the admin password is Winter2024!": prose, so only a value that reads like a password.
+# What a secret named in prose is for: "my password *for the staging admin* is ...",
+# "our api key *for the geocoder* is ...". A few words, one line, no assignment in them.
+_PROSE_OWNER = r"(?:\s+(?:for|of|on|to|at)\s+[^\n:=\"'`]{1,60}?)?"
+# "the admin password is Winter2024!", "my password for the staging admin is hunter2-Prod",
+# "the password for the staging db: Xk9#mq2LpW": prose, so only a value that reads like a password.
 _PROSE_PASSWORD_RE = re.compile(
-    r"(?P<head>\b(?:password|passwd|passphrase|pwd)\s+(?:is|was|will\s+be)\s+[\"'`]?)(?P<secret>[^\s\"'`]{6,128})",
+    rf"(?P<head>\b(?:password|passwd|passphrase|pwd){_PROSE_OWNER}"
+    r"(?:\s+(?:is|was|will\s+be)\s+|(?<=\S)\s*:\s+)[\"'`]?)(?P<secret>[^\s\"'`]{6,128})",
     re.IGNORECASE,
 )
-# "the API key is 23a1cb8f...", "my token: 9fQ2...": prose, so only a value that looks generated.
+# "the API key is 23a1cb8f...", "my token: 9fQ2...", "our api key for the geocoder is 3f9a...":
+# prose, so only a value that looks generated.
 _PROSE_KEY_RE = re.compile(
     r"(?P<head>\b(?P<name>api[ _-]?key|access[ _-]?key|secret[ _-]?key|private[ _-]?key|signing[ _-]?key"
-    r"|token|secret|client[ _-]?secret|auth(?:entication)?[ _-]?token|credentials?)"
+    rf"|token|secret|client[ _-]?secret|auth(?:entication)?[ _-]?token|credentials?){_PROSE_OWNER}"
     r"(?:\s+(?:is|was|will\s+be|is\s+set\s+to|reads|=)\s+|\s*[:=]\s*)[\"'`]?)"
     r"(?P<secret>[^\s\"'`]*[^\s\"'`.,;:!?)])",
     re.IGNORECASE,
+)
+# A .pgpass line, host:port:database:user:password, alone on its line (or anywhere in a text
+# that names .pgpass): the password goes. Five fields exactly, so an IPv6 address, a MAC or a
+# time (10:30:45) is no entry; a password's own colons are escaped (\:).
+_PGPASS_FIELD = r"(?:[^\s:\\]|\\.)+"
+_PGPASS_RE = re.compile(
+    rf"(?P<head>(?:^|(?<=[\s`\"']))(?:[A-Za-z0-9_.-]+|\*|\[[0-9A-Fa-f:]+\]):(?:\d{{1,5}}|\*):"
+    rf"{_PGPASS_FIELD}:{_PGPASS_FIELD}:)(?P<secret>{_PGPASS_FIELD})(?=$|[\s`\"'])",
+    re.MULTILINE,
+)
+_PGPASS_LINE_RE = re.compile(rf"^\s*{_PGPASS_RE.pattern}\s*$", re.MULTILINE)
+# A .netrc entry: machine HOST login USER [account A] password SECRET, on one line or several.
+# The login is required: "machine learning password manager" is prose.
+_NETRC_FIELDS = r"(?:\s+(?:account|port|protocol)\s+\S+){0,3}"
+_NETRC_RE = re.compile(
+    rf"(?P<head>\b(?:machine\s+\S+|default){_NETRC_FIELDS}\s+login\s+\S+{_NETRC_FIELDS}\s+password\s+)"
+    r"(?P<q>[\"']?)(?P<secret>[^\s\"']+)(?P=q)",
+    re.IGNORECASE,
+)
+# A Twilio account SID (AC + 32 hex: an id, kept) and, up to 40 characters on, its auth token
+# (32 hex, unlabeled: "AC... / 9f8e..."): the token goes.
+_TWILIO_AUTH_RE = re.compile(
+    r"(?P<head>(?<![A-Za-z0-9])AC[0-9a-fA-F]{32}(?![A-Za-z0-9])[\s\S]{1,40}?)"
+    r"(?<![0-9a-fA-F])(?P<secret>[0-9a-fA-F]{32})(?![0-9a-zA-Z])"
 )
 # AWS secret access keys: 40 base64 characters after an aws-ish name.
 _AWS_SECRET_RE = re.compile(
@@ -314,7 +346,13 @@ def _sub_whole(token: _Token, text: str, found: list[str]) -> str:
 Judge = Callable[[str, str], "str | None"]  # (head, value) -> the kind, or None: not a secret
 
 
-def _sub_value(pattern: re.Pattern[str], judge: Judge, text: str, found: list[str]) -> str:
+def _sub_value(
+    pattern: re.Pattern[str],
+    judge: Judge,
+    text: str,
+    found: list[str],
+    is_placeholder: Callable[[str], bool] = _is_placeholder,
+) -> str:
     """Replace group ``secret`` of each match that ``judge`` names a kind for and that is
     no placeholder. After a rejected match the search goes on from its value, so
     ``key: "private_key_id": "..."`` still finds the second name."""
@@ -324,7 +362,7 @@ def _sub_value(pattern: re.Pattern[str], judge: Judge, text: str, found: list[st
         secret = match.group("secret")
         start, end = match.span("secret")
         kind = None
-        if not _is_placeholder(secret) and PLACEHOLDER_PREFIX not in secret:
+        if not is_placeholder(secret) and PLACEHOLDER_PREFIX not in secret:
             kind = judge(text[match.start() : start], secret)
         if kind is None:
             pos = max(start, match.start() + 1)
@@ -333,6 +371,17 @@ def _sub_value(pattern: re.Pattern[str], judge: Judge, text: str, found: list[st
         parts += [text[done:start], placeholder(kind)]
         done = pos = max(end, match.end())
     return "".join(parts) + text[done:] if parts else text
+
+
+def _prose_placeholder(value: str) -> bool:
+    """A placeholder after "password is", where a real password may carry the word "Example"
+    beside letters and digits of its own ("hunter2-Example"; "example123" stays a placeholder)."""
+    if not _is_placeholder(value):
+        return False
+    rest = re.sub(r"example|sample", "", value, flags=re.IGNORECASE).strip("-_.!'\"`")
+    if rest == value.strip("-_.!'\"`") or not rest:
+        return True
+    return _is_placeholder(rest) or not re.search(r"[A-Za-z]\d|\d[A-Za-z]", rest)
 
 
 def _private_key(_head: str, block: str) -> str | None:
@@ -369,11 +418,22 @@ def _password_value(value: str) -> bool:
 
 
 def _prose_password(value: str) -> bool:
-    """A word after "password is" that mixes letters with digits or symbols (not "required")."""
+    """A word after "password is" that mixes letters with digits or symbols (not "required",
+    not a file name, not words joined by dashes: "stored-in-vault")."""
     core = value.rstrip(".,;:)")
     has_letter = any(c.isalpha() for c in core)
     has_other = any(c.isdigit() or not c.isalnum() for c in core)
-    return len(core) >= 6 and has_letter and has_other and not re.fullmatch(r"[\w-]+\.[a-z]{2,4}", core)
+    return (
+        len(core) >= 6
+        and has_letter
+        and has_other
+        and not re.fullmatch(r"[\w-]+\.[a-z]{2,4}", core)
+        and not re.fullmatch(r"[a-z]+(?:[-_][a-z]+)+", core)
+    )
+
+
+def _prose_password_kind(_head: str, value: str) -> str | None:
+    return "password" if _prose_password(value) else None
 
 
 def _prose_key(value: str) -> bool:
@@ -435,6 +495,14 @@ def _command_password(head: str, value: str) -> str | None:
     return "password" if _password_value(value) and not value.startswith("-") else None
 
 
+_PGPASS_HINT_RE = re.compile(r":(?:\d{1,5}|\*):[^\s:]+:[^\s:]+:")
+
+
+def _pgpass_password(_head: str, value: str) -> str | None:
+    """The last field of a .pgpass entry, unless it is a number (a time or a counter)."""
+    return None if value.isdigit() and len(value) < 6 else "password"
+
+
 # The providers' hints, each looked for once (several tokens share some), and the folded
 # text's hints as one pattern: most texts hold none, and one scan then skips every check
 # below it (43 µs a memory before, most of it these checks).
@@ -482,8 +550,16 @@ def redact(text: str) -> Redaction:
             out = _sub_value(pattern, _command_password, out, found)
     if "--" in out:
         out = _sub_value(_FLAG_RE, _always("password"), out, found)
+    if "machine" in lowered or "default" in lowered:
+        out = _sub_value(_NETRC_RE, _command_password, out, found)
+    if "AC" in out:
+        out = _sub_value(_TWILIO_AUTH_RE, _always("twilio-auth-token"), out, found)
+    if _PGPASS_HINT_RE.search(out):
+        out = _sub_value(_PGPASS_LINE_RE, _pgpass_password, out, found)
+        if "pgpass" in lowered:
+            out = _sub_value(_PGPASS_RE, _pgpass_password, out, found)
     if hinted and any(word in lowered for word in _ASSIGNMENT_HINTS):
-        out = _sub_value(_PROSE_PASSWORD_RE, _when("password", _prose_password), out, found)
+        out = _sub_value(_PROSE_PASSWORD_RE, _prose_password_kind, out, found, _prose_placeholder)
         out = _sub_value(_ASSIGNMENT_RE, _assignment, out, found)
         out = _sub_value(
             _PROSE_KEY_RE, lambda head, value: _prose_kind(head) if _prose_key(value) else None, out, found

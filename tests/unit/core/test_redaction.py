@@ -74,6 +74,67 @@ def test_the_kinds_that_used_to_pass_are_redacted(text: str, secret: str, kind: 
     assert placeholder(kind) in result.text
 
 
+# Shapes that carry a secret with no token format and no NAME= before it. Fake values.
+_SID = "AC" + "3b9f0e2c7d1a4856b0c9e8f7a6d5c4b3"
+_AUTH = "8e4f1c2b9a7d6e5f0a1b2c3d4e5f6a7b"
+_GEOCODER = "c0ffee42" * 8
+NEW_SHAPES = [
+    ("my password for the staging admin is hunter2-Example", "hunter2-Example", "password"),
+    ("the password for the staging db: Xk9#mq2LpW, rotate it monthly", "Xk9#mq2LpW", "password"),
+    ("db.internal:5432:shop:app:S3cr3tPgPass", "S3cr3tPgPass", "password"),
+    ("~/.pgpass holds *:*:*:replicator:rep1\\:Pass", "rep1\\:Pass", "password"),
+    ("machine api.acme.dev login deploy password Zq8vN2xLk4", "Zq8vN2xLk4", "password"),
+    ("machine gitlab.acme.dev\n  login ci\n  password 'wQ7-pass-word'", "wQ7-pass-word", "password"),
+    (f"Twilio: {_SID} / {_AUTH}", _AUTH, "twilio-auth-token"),
+    (f"sid {_SID}\ntoken {_AUTH}", _AUTH, "twilio-auth-token"),
+    (f"our api key for the geocoder is {_GEOCODER}", _GEOCODER, "api-key"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), NEW_SHAPES, ids=lambda v: str(v)[:30])
+def test_secrets_in_prose_and_credential_files_are_redacted(text: str, secret: str, kind: str) -> None:
+    result = redact(text)
+    assert secret not in result.text
+    assert kind in result.kinds
+
+
+def test_a_twilio_account_sid_stays_beside_its_redacted_token() -> None:
+    result = redact(f"{_SID}:{_AUTH}")
+    assert result.text == f"{_SID}:{placeholder('twilio-auth-token')}"
+
+
+def test_a_pgpass_line_keeps_host_database_and_user() -> None:
+    result = redact("db.internal:5432:shop:app:S3cr3tPgPass")
+    assert result.text == "db.internal:5432:shop:app:[REDACTED:password]"
+
+
+# Prose about secrets and look-alikes of the shapes above: none is a secret.
+PROSE_ABOUT_SECRETS = [
+    "the password field is required",
+    "the password for the staging admin is in the vault",
+    "my password for root is your-password-1",
+    "the password for prod: see the vault entry",
+    "the password is stored-in-vault",
+    "api key rotation is documented in docs/ops.md",
+    "the api key for the geocoder is documented in docs/ops.md",
+    "the token for CI is in the CI variables",
+    "machine learning password manager",
+    "the default password policy is 12 characters",
+    "fixed in 3f2a9c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a1",
+    "2024-05-01 INFO request 550e8400-e29b-41d4-a716-446655440000 done",
+    f"{_SID} is the account SID, the token is in the vault",
+    f"{_SID} and commit 3f2a9c1d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a1",
+    "2001:db8:85a3:8d3:1319:8a2e:370:7348",
+    "00:1a:2b:3c:4d:5e",
+    "meeting at 10:30:45",
+]
+
+
+@pytest.mark.parametrize("line", PROSE_ABOUT_SECRETS, ids=lambda c: c[:40])
+def test_prose_about_secrets_survives_verbatim(line: str) -> None:
+    assert redact(line).text == line
+
+
 def test_prose_around_a_redacted_key_keeps_its_punctuation() -> None:
     result = redact("the API key is 23a1cb8f9d0e4b7c8a2f6e5d4c3b2a19.")
     assert result.text == "the API key is [REDACTED:api-key]."
