@@ -27,6 +27,7 @@ from graphmem.core.coordination import (
     label,
     lease,
     no_session,
+    task_label,
 )
 from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
 
@@ -94,7 +95,7 @@ class PgCoordinator:
                 f"ses_{uuid.uuid4().hex[:12]}",
                 str(name),
                 project,
-                label(task, "The task"),
+                task_label(task),
                 now,
                 now,
                 now + self.ttl,
@@ -117,7 +118,7 @@ class PgCoordinator:
                     "now": now,
                     "until": now + self.ttl,
                     "change": task is not None,
-                    "task": label(task, "The task") if task is not None else None,
+                    "task": task_label(task) if task is not None else None,
                     "id": session.id,
                 },
             )

@@ -1,5 +1,5 @@
 """Agent sessions and the items they claim: the records, the rules on their labels, and the
-``Coordination`` port the daemon's verbs use.
+``Coordination`` port the daemon's verbs use. A session's task is redacted like a memory's text.
 
 Implemented in memory by ``service/coordination.py`` (``Coordinator``: one daemon's leases)
 and in a team's PostgreSQL store by ``adapters/postgres_coordination.py`` (every daemon's).
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
+from graphmem.core.redaction import redact
 from graphmem.core.views import iso
 from graphmem.errors import InvalidInputError
 
@@ -22,6 +23,9 @@ MAX_SESSIONS = 1000
 
 @dataclass(frozen=True, slots=True)
 class AgentSession:
+    """A live session. Its ``task`` is free text other agents read: it never holds a secret,
+    whoever built the record (a row another daemon wrote included)."""
+
     id: str
     agent: str
     project: str | None
@@ -30,6 +34,10 @@ class AgentSession:
     last_seen: datetime
     expires_at: datetime
     claims: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.task:
+            object.__setattr__(self, "task", redact(self.task).text)
 
     def view(self) -> dict[str, Any]:
         return {
@@ -75,6 +83,13 @@ def label(value: str | None, what: str, *, required: bool = False) -> str | None
     if len(text) > MAX_LABEL_CHARS:
         raise InvalidInputError(f"{what} is over {MAX_LABEL_CHARS} characters: shorten it.")
     return " ".join(text.split())
+
+
+def task_label(value: str | None) -> str | None:
+    """A session's task as stored and shown: a label (see ``label``) with its secrets redacted,
+    since every agent on the project reads it ("deploy with password ..." keeps no password)."""
+    text = label(value, "The task")
+    return redact(text).text if text else text
 
 
 def lease(ttl: timedelta | None, default: timedelta) -> timedelta:

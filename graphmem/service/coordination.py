@@ -26,6 +26,7 @@ from graphmem.core.coordination import (
     label,
     lease,
     no_session,
+    task_label,
 )
 from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
 
@@ -88,9 +89,7 @@ class Coordinator:
             if len(self._sessions) >= MAX_SESSIONS:
                 raise ConflictError(f"{MAX_SESSIONS} sessions are live: end some with session_end.")
             session_id = f"ses_{uuid.uuid4().hex[:12]}"
-            session = AgentSession(
-                session_id, name, project, _label(task, "The task"), now, now, now + self.ttl
-            )
+            session = AgentSession(session_id, name, project, task_label(task), now, now, now + self.ttl)
             self._sessions[session_id] = session
             return session
 
@@ -102,7 +101,7 @@ class Coordinator:
             session = self._live(session_id, now)
             changes: dict[str, Any] = {"last_seen": now, "expires_at": now + self.ttl}
             if task is not None:
-                changes["task"] = _label(task, "The task")
+                changes["task"] = task_label(task)
             session = replace(session, **changes)
             self._sessions[session.id] = session
             for key, claim in list(self._claims.items()):

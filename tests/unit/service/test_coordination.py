@@ -11,7 +11,7 @@ from support.stores import postgres_url
 
 from graphmem.adapters.postgres_coordination import PgCoordinator
 from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.core.coordination import Coordination
+from graphmem.core.coordination import AgentSession, Coordination
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
 from graphmem.service.coordination import Coordinator
 
@@ -133,6 +133,40 @@ def test_heartbeat_lists_the_session_claims(coordinator: Coordination) -> None:
     coordinator.claim(session.id, "src/x.py")
 
     assert coordinator.heartbeat(session.id, task="now testing").claims == ("src/x.py",)
+
+
+_TOKEN = "glpat-" + "Zk3vQ8wR2mT6yB9nC4xL"
+
+
+def test_a_task_keeps_no_secret_when_started_or_changed(coordinator: Coordination) -> None:
+    started = coordinator.start("a", "/p", f"mirror with {_TOKEN}")
+    kept = coordinator.heartbeat(started.id, task="my password for the staging admin is hunter2-Prod")
+
+    assert started.task == "mirror with [REDACTED:gitlab-token]"
+    assert kept.task == "my password for the staging admin is [REDACTED:password]"
+    assert [s.task for s in coordinator.active("/p")] == [kept.task]
+    assert coordinator.end(started.id).task == kept.task
+
+
+def test_a_session_read_back_with_a_secret_in_its_task_shows_it_redacted(clock: Clock) -> None:
+    # A row another daemon wrote before tasks were redacted.
+    row = AgentSession("ses_1", "a", "/p", f"mirror with {_TOKEN}", clock.now, clock.now, clock.now)
+
+    assert row.view()["task"] == "mirror with [REDACTED:gitlab-token]"
+
+
+def test_a_task_is_stored_redacted_in_postgresql(request: pytest.FixtureRequest, clock: Clock) -> None:
+    store = PostgresGraphStore(postgres_url(request), dimension=8)
+    try:
+        coordinator = PgCoordinator(store, clock, timedelta(seconds=60))
+        session = coordinator.start("a", "/p", f"mirror with {_TOKEN}")
+        coordinator.heartbeat(coordinator.start("b", "/p").id, task=f"then {_TOKEN}")
+
+        stored = [str(row[0]) for row in store._rows("SELECT task FROM agent_sessions ORDER BY task")]
+        assert stored == ["mirror with [REDACTED:gitlab-token]", "then [REDACTED:gitlab-token]"]
+        assert session.task == stored[0]
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize(

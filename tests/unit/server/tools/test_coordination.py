@@ -108,3 +108,14 @@ def test_a_claim_by_an_unknown_session_claims_nothing(tools: Tools) -> None:
     tools.refused("claim_item", session_id="ses_nosuchsession", item="!123")
 
     assert tools.ok("claim_item", session_id=alice, item="!123")["conflict"] is None
+
+
+def test_a_task_is_shown_to_other_agents_without_its_secrets(tools: Tools) -> None:
+    token = "glpat-" + "Zk3vQ8wR2mT6yB9nC4xL"
+    tools.ok("session_start", agent="alice", task=f"mirror to gitlab with {token}", project=PROJECT)
+
+    listed = tools.ok("active_sessions", project=PROJECT)["sessions"]
+    boot = tools.ok("get_boot_context", project=PROJECT)["active_sessions"]
+
+    assert [s["task"] for s in listed] == ["mirror to gitlab with [REDACTED:gitlab-token]"]
+    assert [s["task"] for s in boot] == ["mirror to gitlab with [REDACTED:gitlab-token]"]
