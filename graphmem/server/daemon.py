@@ -88,6 +88,7 @@ def serve(
     import uvicorn
 
     from graphmem.app import open_memory, resolve_branch, resolve_project
+    from graphmem.server.connections import GuardedH11Protocol
     from graphmem.server.guard import Policy
     from graphmem.server.http import build_app
     from graphmem.server.runtime import Runtime
@@ -126,7 +127,10 @@ def serve(
         )
         app = build_app(runtime, policy)
         url_host = f"[{bound_host}]" if ":" in bound_host else bound_host
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        # GuardedH11Protocol: deadlines for request heads and bodies, a cap on connections.
+        config = uvicorn.Config(
+            app, log_level="warning", access_log=False, lifespan="on", http=GuardedH11Protocol
+        )
         server = uvicorn.Server(config)
 
         collect_as_long_running()

@@ -18,8 +18,10 @@ can even make its own name point there. So, in order:
    sets must be ``http://`` + ``Host``: a page of another port or site is refused even
    with a stolen session); ``POST /ui/session``, which trades a one-time code for a
    session, needs that same origin;
-6. a rate limit per authenticated principal and peer address (429 with
-   ``Retry-After``), neither of which a client can choose.
+6. a rate limit per principal (429 with ``Retry-After``): the local token, the API key and
+   the view's sessions each have a budget, whatever address a request comes from; requests
+   with a missing or wrong secret share one more budget of their own (``ANONYMOUS``), so
+   they can neither starve a client that holds the secret nor be sent without limit.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 ANY = "*"
-PUBLIC_PATHS = frozenset({"/health"})
+PUBLIC_PATHS = frozenset({"/health", "/identity"})  # /identity: the daemon proves it holds the token
+ANONYMOUS = "anonymous"  # the rate-limit bucket of every request with a missing or wrong secret
 UI_PREFIX = "/ui"  # the view's files: GET, public (they hold no data)
 UI_SIGN_IN = "/ui/session"  # a one-time code for a session: public, same origin only
 # What a view session may call; /rpc's verbs are narrowed further by the route (ui_routes.UI_VERBS).
@@ -254,6 +257,7 @@ class Guard:
             self._same_origin(origin, host)
             principal = "ui"
         if principal is None:
+            self._limit(ANONYMOUS)
             also = " or the API key (GRAPHMEM_API_KEY)" if policy.api_key else ""
             raise Refused(
                 401,
@@ -262,18 +266,22 @@ class Guard:
                 f"from the file daemon.token in graphmem's data dir{also}. graphmem mcp, the CLI and "
                 "the OpenCode plugin do this by themselves.",
             )
-        if policy.rate_limit:
-            peer = scope.get("client")
-            wait = self._admit(f"{principal}@{peer[0] if peer else 'unknown'}")
-            if wait > 0:
-                raise Refused(
-                    429,
-                    "rate_limited",
-                    f"Rate limit of {policy.rate_limit} requests per minute reached: "
-                    f"retry in {math.ceil(wait)} s.",
-                    {"retry-after": str(math.ceil(wait))},
-                )
+        self._limit(principal)
         scope[PRINCIPAL] = principal
+
+    def _limit(self, bucket: str) -> None:
+        """Raise a 429 when ``bucket`` (a principal, or ``ANONYMOUS``) used up its minute."""
+        if not self.policy.rate_limit:
+            return
+        wait = self._admit(bucket)
+        if wait > 0:
+            raise Refused(
+                429,
+                "rate_limited",
+                f"Rate limit of {self.policy.rate_limit} requests per minute reached: "
+                f"retry in {math.ceil(wait)} s.",
+                {"retry-after": str(math.ceil(wait))},
+            )
 
     def _ui_session(self, authorization: bytes) -> bool:
         scheme, _, secret = authorization.partition(b" ")

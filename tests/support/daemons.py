@@ -107,15 +107,24 @@ def wait_for_info(data_dir: Path, pid: int | None = None, timeout: float = START
     raise AssertionError(f"no daemon published itself in {data_dir} within {timeout} s")
 
 
-def start_daemon(data_dir: Path, *args: str, **env: str) -> Daemon:
+def start_daemon(data_dir: Path, *args: str, open_files: int | None = None, **env: str) -> Daemon:
+    """``open_files``: the daemon's soft limit of file descriptors (1,024 is a common default)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir.parent / f"{data_dir.name}-serve.log"
+
+    def limit_files() -> None:
+        import resource
+
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, hard))
+
     with open(log, "ab") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "graphmem", "serve", *args],
             env=sandbox_env(data_dir, **env),
             stdout=out,
             stderr=subprocess.STDOUT,
+            preexec_fn=limit_files if open_files is not None else None,
         )
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:

@@ -201,6 +201,36 @@ def test_the_rate_limit_keys_on_the_principal_not_on_a_header_the_client_picks(
         assert client.get("/stats", headers={"Authorization": "Bearer s3cret-key"}).status_code == 200
 
 
+def test_another_loopback_address_gets_no_fresh_budget(fake_memory: MemoryService) -> None:
+    runtime = Runtime(
+        fake_memory,
+        log_hint="stderr",
+        session_ttl=timedelta(minutes=5),
+        resolve_project=lambda p: p,
+        version="t",
+    )
+    app = build_app(runtime, Policy.build(token=TOKEN, api_key=None, max_bytes=100_000, rate_limit=2))
+    statuses = []
+    for peer in ("127.0.0.1", "127.0.0.2", "127.0.0.3"):
+        with TestClient(app, base_url=LOCAL, client=(peer, 40000)) as client:
+            statuses.append(client.get("/stats", headers=AUTH).status_code)
+    assert statuses == [200, 200, 429]
+
+
+def test_missing_or_wrong_secrets_share_one_budget_that_never_touches_the_tokens(
+    fake_memory: MemoryService,
+) -> None:
+    with client_for(fake_memory, rate_limit=3) as client:
+        wrong = [
+            client.get("/stats", headers={"Authorization": f"Bearer guess-{n}"}).status_code for n in range(3)
+        ]
+        assert wrong == [401, 401, 401]
+        assert client.get("/stats").status_code == 429  # no secret at all: the same bucket
+        assert client.get("/stats", headers={"Authorization": "Bearer guess-9"}).status_code == 429
+        assert [client.get("/stats", headers=AUTH).status_code for _ in range(3)] == [200, 200, 200]
+        assert client.get("/health").status_code in (200, 503)  # never limited
+
+
 def test_refusals_are_counted_in_the_metrics(fake_memory: MemoryService) -> None:
     with client_for(fake_memory) as client:
         _refuse_three_ways(client)
