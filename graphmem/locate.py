@@ -70,6 +70,11 @@ def locate(data_dir: Path | None = None) -> Location:
         return value
 
     where = data_dir if data_dir is not None else setting("data_dir")
+    if where is not None and not str(where).strip():  # an empty one would be the current directory
+        raise ConfigError(
+            "The data dir is empty (GRAPHMEM_DATA_DIR or data_dir in the config file): give a folder, "
+            "or unset it for the default."
+        )
     key = (setting("api_key") or "").strip() or None  # a blank key is no key
     model = setting("model", "embedding") or None
     quantized = setting("quantized_queries", "embedding", bool)

@@ -93,6 +93,12 @@ class ServerSettings(BaseModel):
     start_timeout_seconds: float = Field(
         60, gt=0, le=600, description="How long `graphmem mcp` waits for a daemon it started."
     )
+    log_max_bytes: int = Field(
+        5 * 1024 * 1024,
+        ge=64 * 1024,
+        le=1024 * 1024 * 1024,
+        description="Size at which daemon.log is rotated (three older files are kept).",
+    )
     allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Host names the daemon answers besides 127.0.0.1, localhost and ::1 ('*': any).",
@@ -365,6 +371,14 @@ class Settings(BaseSettings):
     rate_limit: int = Field(
         1200, ge=0, le=1_000_000, description="HTTP requests per minute per client; 0 turns the limit off."
     )
+
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _data_dir_given(cls, value: Any) -> Any:
+        """An empty data dir would be the current directory: refuse it (``locate`` does too)."""
+        if isinstance(value, str | Path) and not str(value).strip():
+            raise ValueError("data_dir is empty: give a folder, or unset it for the default")
+        return value
 
     @field_validator("api_key")
     @classmethod

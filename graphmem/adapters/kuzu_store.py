@@ -23,7 +23,7 @@ from typing import Any
 import kuzu
 import numpy as np
 
-from graphmem.adapters.data_dir import locked_message, write_owner
+from graphmem.adapters.data_dir import locked_message, make_private, write_owner
 from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.kuzu_branches import KuzuBranches
 from graphmem.adapters.kuzu_entities import KuzuEntities
@@ -86,7 +86,7 @@ RECOVERY_POOL_BYTES = 2 * 1024 * 1024 * 1024
 
 def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        make_private(data_dir)
     except OSError as exc:
         raise StoreError(f"Cannot create the data dir {data_dir}: {exc.strerror}.") from exc
     try:

@@ -142,7 +142,7 @@ class LexicalIndex:
         self._closed = False
         self._commit_lock = threading.Lock()  # one commit at a time
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
             self._index = tantivy.Index(SCHEMA, path=str(directory), reuse=True)
             self._writer = self._index.writer(WRITER_HEAP, 1)
             # The last commit's searcher, made again after each reload: making one per

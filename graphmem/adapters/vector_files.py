@@ -54,7 +54,7 @@ class VectorIndexFiles:
         self._since_save: list[str] = []  # marked since the last save began
         self._inflight: Counter[str] = Counter()  # marked, not applied to the index yet
         self._saved_graph: tuple[int, str] | None = None  # (graph_version, file) last saved
-        directory.mkdir(parents=True, exist_ok=True)
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._journal = IdJournal(directory / JOURNAL)
 
     # -- the journal ------------------------------------------------------------------

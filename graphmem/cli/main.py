@@ -12,7 +12,7 @@ import click
 
 from graphmem.cli.present import error
 from graphmem.cli.state import CliState, ServiceFactory, open_default_service
-from graphmem.errors import GraphmemError
+from graphmem.errors import ConfigError, GraphmemError
 
 # Tests set this to build the service with a fake embedder; None means the real one.
 SERVICE_FACTORY: ServiceFactory | None = None
@@ -75,10 +75,20 @@ def configure_logging(verbosity: int) -> None:
     logger.setLevel(logging.INFO if verbosity == 1 else logging.DEBUG)
 
 
+class DataDirPath(click.Path):
+    """``--data-dir``: a folder. An empty one (click would make it the current directory) stays
+    empty, for the group to refuse in one line."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return ""
+        return super().convert(value, param, ctx)
+
+
 @click.group(cls=GraphmemGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--data-dir",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=DataDirPath(file_okay=False, path_type=Path),
     default=None,
     help="Where the store lives (default: GRAPHMEM_DATA_DIR, the config file, or the user data dir).",
 )
@@ -103,6 +113,8 @@ def cli(ctx: click.Context, data_dir: Path | None, project_path: Path | None, ve
         graphmem remember -c decision "We use Kùzu for the graph store"
         graphmem recall "which graph database"
     """
+    if data_dir is not None and not str(data_dir).strip():
+        raise ConfigError("--data-dir is empty: give the store's folder, or leave it out for the default.")
     configure_logging(verbose)
     state = CliState(data_dir, project_path, SERVICE_FACTORY or open_default_service)
     ctx.obj = state
@@ -128,6 +140,9 @@ COMMAND_GC_THRESHOLD = 50_000
 
 def main() -> None:
     """The ``graphmem`` console script."""
+    from graphmem.adapters.data_dir import restrict_umask
+
+    restrict_umask()  # what this process and its children create is private (docs/operations.md)
     gc.set_threshold(COMMAND_GC_THRESHOLD, 50, 50)
     try:
         cli(prog_name="graphmem")

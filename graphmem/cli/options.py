@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from graphmem.core.models import Category, LinkKind, Status
+from graphmem.core.text import MAX_TEXT_CHARS, validate_text
 from graphmem.core.timeparse import parse_since, utc_now
 from graphmem.errors import InvalidInputError
 
@@ -45,15 +46,16 @@ def since_option(func: F) -> F:
 
 
 def read_text(value: str) -> str:
-    """``value``, or standard input (UTF-8) when it is ``-``."""
-    if value != "-":
-        return value
-    data = sys.stdin.buffer.read()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        from graphmem.errors import InvalidInputError
-
-        raise InvalidInputError(
-            f"Standard input is not valid UTF-8 (byte {exc.start}): pass UTF-8 text."
-        ) from None
+    """``value``, or standard input (UTF-8) when it is ``-``; checked against the text limit
+    here, so a text over it is never sent (to the daemon, or the service)."""
+    if value == "-":
+        data = sys.stdin.buffer.read()
+        try:
+            value = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(
+                f"Standard input is not valid UTF-8 (byte {exc.start}): pass UTF-8 text."
+            ) from None
+    if len(value) > MAX_TEXT_CHARS:
+        validate_text(value)  # raises when the text, stripped, is over the limit
+    return value

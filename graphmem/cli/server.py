@@ -4,22 +4,29 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import click
 
 from graphmem.cli.state import CliState, pass_state
 
 
-def _log_to_stderr() -> None:
-    """The daemon logs graphmem's own messages (never memory text) at INFO."""
-    import logging
+def _start_log(data_dir: Path, max_bytes: int, *, to_file: bool) -> None:
+    """The daemon's log (``server/daemon_log.py``): rotated ``daemon.log`` in the background, else
+    stderr; then its data dir made private (an older store's tightened, said in the log)."""
+    from graphmem.adapters.data_dir import make_private
+    from graphmem.errors import StoreError
+    from graphmem.server.daemon_log import log_to_file, log_to_stderr
 
-    logger = logging.getLogger("graphmem")
-    if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
+    try:
+        if to_file:
+            data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            log_to_file(data_dir, max_bytes)
+        else:
+            log_to_stderr()
+        make_private(data_dir)
+    except OSError as exc:
+        raise StoreError(f"Cannot prepare the data dir {data_dir}: {exc.strerror or exc}.") from None
 
 
 @click.command()
@@ -64,7 +71,7 @@ def serve(
 
     settings = load_settings(data_dir=state.data_dir)
     if not detach:
-        _log_to_stderr()
+        _start_log(settings.data_dir.expanduser(), settings.server.log_max_bytes, to_file=detached_child)
         run(settings, host=host, port=port, port_fallback=port_fallback, detached=detached_child)
         return
     data_dir = settings.data_dir.expanduser()
@@ -143,7 +150,8 @@ def ui(state: CliState, print_url: bool) -> None:
 
     Search, browse, edit and delete memories and see the graph of memories, merge requests,
     issues, files and symbols, at http://127.0.0.1:<port>/ui/ (see docs/ui.md). The URL
-    carries a one-time sign-in code, good for two minutes.
+    carries a one-time sign-in code, good for two minutes; the browser is handed a private
+    page in the data dir that leads there, never the code itself (other users could read it).
 
     \b
     Example:
@@ -154,7 +162,6 @@ def ui(state: CliState, print_url: bool) -> None:
     """
     import json
     import webbrowser
-    from pathlib import Path
     from urllib.parse import urlsplit
 
     from graphmem.errors import StoreError
@@ -196,10 +203,47 @@ def ui(state: CliState, print_url: bool) -> None:
     url = info.url + path + (f"&project={quote(project, safe='/')}" if project else "")
     if print_url:
         click.echo(url)
-    elif webbrowser.open(url):
+    elif webbrowser.open(_sign_in_page(data_dir, url).as_uri()):
         click.echo(f"Opened the graphmem view: {info.url}/ui/")
     else:
         click.echo(f"No browser to open here: open this URL within two minutes (it signs in once):\n{url}")
+
+
+SIGN_IN_PAGE = "ui-sign-in.html"
+
+
+def _sign_in_page(data_dir: Path, url: str) -> Path:
+    """A page (0600, in the private data dir) that sends the browser on to ``url``: the browser
+    is started with this file's name, never with the sign-in code, which any user of the machine
+    could read on its command line (``/proc/PID/cmdline``)."""
+    import html
+    import json
+
+    from graphmem.errors import StoreError
+
+    page = data_dir / SIGN_IN_PAGE
+    script_url = json.dumps(url).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = (
+        "<!doctype html><meta charset=utf-8><title>graphmem</title>"
+        f'<meta http-equiv="refresh" content="0;url={html.escape(url, quote=True)}">'
+        f"<script>location.replace({script_url})</script>"
+        f'<p>Opening <a href="{html.escape(url, quote=True)}">the graphmem view</a>.</p>\n'
+    )
+    partial = page.with_name(f".{SIGN_IN_PAGE}.{os.getpid()}.partial")
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # a leftover partial file keeps its mode through O_TRUNC
+            os.write(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+        os.replace(partial, page)
+    except OSError as exc:
+        raise StoreError(
+            f"Cannot write the sign-in page {page} ({exc.strerror or exc}): run `graphmem ui --print-url` "
+            "and open the URL yourself."
+        ) from None
+    return page
 
 
 COMMANDS = [serve, mcp, stop, ui]

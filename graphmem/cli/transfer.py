@@ -120,7 +120,10 @@ def _export_to_folder(state: CliState, directory: Path, fmt: str, force: bool) -
         current=current,
         folder=folder_label(directory, state.project or ""),
     )
-    written, unchanged = write_user_folder(directory, shared.files)
+    from graphmem.adapters.data_dir import user_umask
+
+    # Files meant to be committed: made as the user's umask makes files (git records no more).
+    written, unchanged = write_user_folder(directory, shared.files, 0o666 & ~user_umask())
     present.note(
         f"exported {present.quantity(shared.memories, 'memory', 'memories')}, "
         f"{present.quantity(shared.entities, 'entity', 'entities')}, "

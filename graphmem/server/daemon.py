@@ -128,8 +128,14 @@ def serve(
         app = build_app(runtime, policy)
         url_host = f"[{bound_host}]" if ":" in bound_host else bound_host
         # GuardedH11Protocol: deadlines for request heads and bodies, a cap on connections.
+        # log_config=None: uvicorn logs through the daemon's own log (server/daemon_log.py).
         config = uvicorn.Config(
-            app, log_level="warning", access_log=False, lifespan="on", http=GuardedH11Protocol
+            app,
+            log_level="warning",
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            http=GuardedH11Protocol,
         )
         server = uvicorn.Server(config)
 

@@ -37,6 +37,10 @@ LOG_FILENAME = "daemon.log"
 TOKEN_FILENAME = "daemon.token"
 # 32 random bytes, URL-safe base64: 43 characters.
 TOKEN_BYTES = 32
+# Only this user enters the data dir and reads what graphmem writes there: every memory is
+# in it (graphmem.adapters.data_dir tightens an older store's folder and files).
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +60,15 @@ def _lock_path(data_dir: Path) -> Path:
     return data_dir / LOCK_FILENAME
 
 
+def _private_opener(path: str, flags: int) -> int:
+    """``open(..., opener=_private_opener)``: a file this creates is 0600 whatever the umask."""
+    return os.open(path, flags, PRIVATE_FILE_MODE)
+
+
+def _make_data_dir(data_dir: Path) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+
+
 def _try_lock(handle: IO[Any]) -> bool:
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -68,8 +81,8 @@ class ServeLock:
     """Held by the running daemon: one daemon per data dir."""
 
     def __init__(self, data_dir: Path) -> None:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        self._handle: IO[Any] | None = open(_lock_path(data_dir), "a+")  # noqa: SIM115 - held for life
+        _make_data_dir(data_dir)
+        self._handle: IO[Any] | None = open(_lock_path(data_dir), "a+", opener=_private_opener)  # noqa: SIM115 - held for life
         self.data_dir = data_dir
         if not _try_lock(self._handle):
             self._handle.close()
@@ -84,7 +97,8 @@ class ServeLock:
     def publish(self, info: DaemonInfo) -> None:
         path = self.data_dir / INFO_FILENAME
         tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(info)), "utf-8")
+        with open(tmp, "w", encoding="utf-8", opener=_private_opener) as out:
+            out.write(json.dumps(asdict(info)))
         os.replace(tmp, path)
 
     def release(self) -> None:
@@ -148,7 +162,7 @@ def daemon_alive(data_dir: Path) -> bool:
     path = _lock_path(data_dir)
     if not path.exists():
         return False
-    with open(path, "a+") as handle:
+    with open(path, "a+", opener=_private_opener) as handle:
         if _try_lock(handle):
             fcntl.flock(handle, fcntl.LOCK_UN)
             return False
@@ -187,8 +201,8 @@ def healthy(info: DaemonInfo, timeout: float = 2.0) -> bool:
 
 @contextlib.contextmanager
 def _start_lock(data_dir: Path) -> Iterator[None]:
-    data_dir.mkdir(parents=True, exist_ok=True)
-    with open(data_dir / START_LOCK_FILENAME, "a+") as handle:
+    _make_data_dir(data_dir)
+    with open(data_dir / START_LOCK_FILENAME, "a+", opener=_private_opener) as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -209,8 +223,8 @@ def spawn_detached(
     no descendant of whoever ran it (OpenCode kills its MCP servers' process trees).
     """
     log_path = data_dir / LOG_FILENAME
-    data_dir.mkdir(parents=True, exist_ok=True)
-    with open(log_path, "ab") as log:
+    _make_data_dir(data_dir)
+    with open(log_path, "ab", opener=_private_opener) as log:
         flags = ["--detached-child", *(["--port-fallback"] if port_fallback else [])]
         process = subprocess.Popen(
             [*serve_command(data_dir), *flags],

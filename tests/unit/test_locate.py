@@ -26,7 +26,6 @@ CASES = {
         None,
     ),
     "a blank key variable hides the file's key": ({"GRAPHMEM_API_KEY": "  "}, 'api_key = "k1"\n', None),
-    "an empty data dir variable": ({"GRAPHMEM_DATA_DIR": ""}, 'data_dir = "/from/config"\n', None),
     "a relative and a home path": ({}, 'data_dir = "~/mem"\n', None),
     "--data-dir over everything": (
         {"GRAPHMEM_DATA_DIR": "/from/env"},
@@ -72,6 +71,24 @@ def test_locate_reads_what_load_settings_reads(
     assert location.api_key == (settings.api_key.get_secret_value() if settings.api_key else None)
     assert (location.model or DEFAULT_MODEL) == settings.embedding.model
     assert location.quantized_queries == settings.embedding.quantized_queries
+
+
+@pytest.mark.parametrize(
+    ("variables", "text"),
+    [({"GRAPHMEM_DATA_DIR": ""}, 'data_dir = "/from/config"\n'), ({}, 'data_dir = " "\n')],
+    ids=["an empty data dir variable", "an empty data dir in the config file"],
+)
+def test_an_empty_data_dir_is_refused_by_both(
+    variables: dict[str, str], text: str, config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty one would be the current directory: both say so, in one line."""
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    config.write_text(text)
+    with pytest.raises(ConfigError, match="The data dir is empty"):
+        locate()
+    with pytest.raises(ConfigError, match="data_dir is empty"):
+        load_settings()
 
 
 def test_with_nothing_set_the_store_is_in_the_user_data_dir(config: Path) -> None:
