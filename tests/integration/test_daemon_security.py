@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.daemons import Daemon, http, rpc, sandbox_env, start_daemon
+from support.daemons import Daemon, http, read_info, rpc, sandbox_env, start_daemon, wait_for_info
 
 pytestmark = pytest.mark.integration
 
@@ -121,3 +123,93 @@ def test_a_blank_api_key_does_not_open_the_daemon_beyond_loopback(tmp_path: Path
         timeout=120,
     )
     assert done.returncode != 0 and "GRAPHMEM_API_KEY" in done.stderr
+
+
+@pytest.fixture(scope="module")
+def background(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """A daemon started as every client starts one (``serve --detach``), on a store an older
+    graphmem left readable by everyone."""
+    data_dir = tmp_path_factory.mktemp("background") / "data"
+    data_dir.mkdir()
+    (data_dir / "exports").mkdir()
+    (data_dir / "exports" / "old.jsonl").write_text("{}\n", "utf-8")
+    for path in (data_dir, data_dir / "exports", data_dir / "exports" / "old.jsonl"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    env = sandbox_env(data_dir, GRAPHMEM_INGEST__ENABLED="false", GRAPHMEM_RATE_LIMIT="0")
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem", "serve", "--detach"], env=env, capture_output=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    info = read_info(data_dir)
+    assert info is not None
+    launcher = subprocess.Popen(["true"])  # the daemon is no child of the test's: it is stopped below
+    launcher.wait()
+    yield Daemon(launcher, data_dir, info["url"], data_dir / "daemon.log")
+    subprocess.run([sys.executable, "-m", "graphmem", "stop"], env=env, capture_output=True, timeout=120)
+
+
+def test_the_data_dir_and_every_file_in_it_are_the_users_alone(background: Daemon) -> None:
+    status, _, raw = http(
+        "POST", f"{background.url}/rpc", json.dumps(DIRECTIVE).encode(), {"Content-Type": "application/json"}
+    )
+    assert status == 200, raw
+    assert stat.S_IMODE(os.stat(background.data_dir).st_mode) == 0o700
+    loose = [
+        f"{path}: {oct(stat.S_IMODE(path.lstat().st_mode))}"
+        for path in background.data_dir.rglob("*")
+        if not path.is_symlink() and stat.S_IMODE(path.lstat().st_mode) & 0o077
+    ]
+    assert not loose, loose
+    assert "tightened the data dir" in background.log.read_text("utf-8")
+
+
+def test_a_flood_of_bad_requests_leaves_the_daemons_log_small(background: Daemon) -> None:
+    host, port = background.url.removeprefix("http://").split(":")
+    for _ in range(300):
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            sock.sendall(b"\x16\x03\x01 not http at all\r\n\r\n")
+            with contextlib.suppress(OSError):
+                sock.recv(4096)
+    assert http("GET", f"{background.url}/health")[0] in (200, 503)
+    log = background.log.read_text("utf-8")
+    assert 1 <= log.count("Invalid HTTP request") <= 2, log[-2000:]
+    assert "Traceback" not in log
+
+
+def test_accept_errors_are_one_line_not_a_traceback_per_retry(tmp_path: Path) -> None:
+    """A daemon out of file descriptors (too many connections held open) logs that once."""
+    import resource
+
+    data_dir = tmp_path / "data"
+    log = tmp_path / "serve.log"
+    limit = 200
+
+    def few_files() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    env = sandbox_env(data_dir, GRAPHMEM_INGEST__ENABLED="false", GRAPHMEM_RATE_LIMIT="0")
+    with open(log, "ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "graphmem", "serve"], env=env, stdout=out, stderr=out, preexec_fn=few_files
+        )
+    held: list[socket.socket] = []
+    try:
+        info = wait_for_info(data_dir, process.pid)
+        host, port = info["url"].removeprefix("http://").split(":")
+        for _ in range(limit + 50):  # more than the daemon can hold files for
+            held.append(socket.create_connection((host, int(port)), timeout=30))
+        deadline = time.monotonic() + 60
+        while "accept" not in log.read_text("utf-8") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for sock in held:
+            sock.close()
+        held.clear()
+        assert http("GET", f"{info['url']}/health")[0] in (200, 503)  # it accepts again
+        text = log.read_text("utf-8")  # before it stops (a retry pending at exit fails apart)
+    finally:
+        for sock in held:
+            sock.close()
+        process.terminate()
+        process.wait(30)
+    assert "out of system resource" in text, text[-2000:]
+    assert text.count("out of system resource") == 1 and "Traceback" not in text, text[-3000:]
