@@ -19,6 +19,10 @@ from graphmem.adapters.postgres_rows import utc
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind
 from graphmem.core.ports import Neighbour
 
+# The entities graphmem_remembered() and graphmem_move_about() answer for (schema 10): code, what
+# a scan keeps or moves.
+CODE_KINDS = frozenset({EntityKind.FILE, EntityKind.SYMBOL, EntityKind.EXTERNAL_MODULE})
+
 _ENTITY = "key, kind, name, project, title"
 
 
@@ -112,10 +116,12 @@ class PostgresGraph(PostgresConnection):
         return found
 
     def remembered(self, keys: Collection[str]) -> set[str]:
-        """The keys of ``keys`` that some memory is about, anyone's: the global memories row-level
-        security hides from this role included (``graphmem_remembered()``, schema 8), never which.
-        What decides whether an entity nobody remembers may go: ``memories_about`` sees only this
-        role's, and removing an entity takes every link to it (foreign keys).
+        """The keys of ``keys`` that some memory is about. Of files, symbols and external
+        modules, anyone's memories: the global memories row-level security hides from this role
+        included (``graphmem_remembered()``, schemas 8 and 10), never which. What decides whether
+        code nobody remembers may go: ``memories_about`` sees only this role's, and removing an
+        entity takes every link to it (foreign keys). Of other entities (an MR, an issue), the
+        memories this role sees only: nothing says what a hidden memory names.
 
         Ask it inside the transaction that removes the others: the entities are locked first (in
         key order), so a memory being linked to one meanwhile waits for that transaction, then
@@ -125,15 +131,20 @@ class PostgresGraph(PostgresConnection):
         wanted = sorted(set(keys))
         with self.transaction():
             self._rows("SELECT key FROM entities WHERE key = ANY(%s) ORDER BY key FOR UPDATE", (wanted,))
-            rows = self._rows("SELECT * FROM graphmem_remembered(%s::text[])", (wanted,))
+            rows = self._rows(
+                "SELECT k FROM graphmem_remembered(%(keys)s::text[]) AS k "
+                "UNION SELECT entity_key FROM about WHERE entity_key = ANY(%(keys)s)",
+                {"keys": wanted},
+            )
         return {str(row[0]) for row in rows}
 
     def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
         """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``, ``new``
-        stored); the ids of the memories moved that this role sees. Another person's global
-        memories (row-level security hides them) move too, through ``graphmem_move_about()``
-        (schema 9), which answers only how many: their links follow a moved symbol or file
-        whoever's scan sees it move."""
+        stored); the ids of the memories moved that this role sees. Of a file, symbol or external
+        module, another person's global memories (row-level security hides them) move too,
+        through ``graphmem_move_about()`` (schemas 9 and 10), which counts only the links this
+        role sees: their links follow moved code whoever's scan sees it move. Of other entities,
+        the links this role sees only."""
         if old == new:
             return []
         with self.transaction():
@@ -145,7 +156,20 @@ class PostgresGraph(PostgresConnection):
                     (old, kind.value),
                 )
             ]
-            self._rows("SELECT graphmem_move_about(%s, %s, %s)", (old, new, kind.value))
+            if kind in CODE_KINDS:
+                self._rows("SELECT graphmem_move_about(%s, %s, %s)", (old, new, kind.value))
+            elif ids:
+                self._run(
+                    "INSERT INTO about (memory_id, entity_key) SELECT memory_id, %(new)s FROM about "
+                    "WHERE entity_key = %(old)s AND EXISTS (SELECT FROM entities n WHERE n.key = %(new)s "
+                    "AND n.kind = %(kind)s) ON CONFLICT DO NOTHING",
+                    {"old": old, "new": new, "kind": kind.value},
+                )
+                self._run(
+                    "DELETE FROM about WHERE entity_key = %(old)s AND EXISTS (SELECT FROM entities n "
+                    "WHERE n.key = %(new)s AND n.kind = %(kind)s)",
+                    {"old": old, "new": new, "kind": kind.value},
+                )
         return ids
 
     # -- RELATES and NEXT -----------------------------------------------------------------

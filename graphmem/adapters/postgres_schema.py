@@ -17,6 +17,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphmem.adapters.postgres_functions import (
+    ANSWER_ONLY_WHAT_IS_SEEN_10,
+    MOVE_ABOUT_9,
+    REMEMBERED_8,
+    TERM_STATS_7,
+    UNDO_10,
+)
+
 # Taken by a migration (and by a store that sets its vector column up) so that two processes
 # never change the schema at once: pg_advisory_xact_lock's key.
 SCHEMA_LOCK_KEY = 0x6772_6D65  # "grme"
@@ -329,18 +337,7 @@ ALTER TABLE memories DROP COLUMN owner;
         # ``terms`` column: the most common words of all memories and their shares, never a
         # memory. Its schema is written in at creation (its search_path is pinned, as a
         # SECURITY DEFINER function's must be, so current_schema() would not find it).
-        up="""
-DO $migration$ BEGIN
-EXECUTE format(
-    'CREATE FUNCTION %1$I.graphmem_term_stats() '
-    'RETURNS TABLE (words text[], shares real[], memories real) LANGUAGE sql STABLE SECURITY DEFINER '
-    'SET search_path = pg_catalog, pg_temp AS $f$ '
-    'SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples '
-    'FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = %2$L AND s.tablename = %3$L '
-    'AND s.attname = %4$L WHERE c.oid = %5$L::regclass $f$',
-    current_schema(), current_schema(), 'memories', 'terms', quote_ident(current_schema()) || '.memories');
-END $migration$;
-""",
+        up=TERM_STATS_7,
         down="""
 DROP FUNCTION graphmem_term_stats();
 """,
@@ -356,18 +353,7 @@ DROP FUNCTION graphmem_term_stats();
         # level security would still apply to (FORCE ROW LEVEL SECURITY) fail rather than be
         # answered from its own memories. EXECUTE is every role's (PUBLIC), as for
         # graphmem_term_stats(); granted here so that default privileges cannot take it away.
-        up="""
-DO $migration$ BEGIN
-EXECUTE format(
-    'CREATE FUNCTION %1$I.graphmem_remembered(keys text[]) '
-    'RETURNS SETOF text LANGUAGE sql STABLE SECURITY DEFINER '
-    'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
-    'SELECT DISTINCT k FROM unnest(keys) AS k '
-    'WHERE EXISTS (SELECT FROM %1$I.about a WHERE a.entity_key = k) $f$',
-    current_schema());
-EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.graphmem_remembered(text[]) TO PUBLIC', current_schema());
-END $migration$;
-""",
+        up=REMEMBERED_8,
         down="""
 DROP FUNCTION graphmem_remembered(text[]);
 """,
@@ -381,32 +367,20 @@ DROP FUNCTION graphmem_remembered(text[]);
         # function moves every link from ``from_key`` to ``to_key`` (both entities of ``entity_kind``) and
         # answers how many, never which. It may change rows the caller cannot see, so only a
         # role that may write ``about`` itself (the writer role, not the read-only one) may run it.
-        up="""
-DO $migration$ BEGIN
-EXECUTE format(
-    'CREATE FUNCTION %1$I.graphmem_move_about(from_key text, to_key text, entity_kind text) '
-    'RETURNS integer LANGUAGE plpgsql VOLATILE SECURITY DEFINER '
-    'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
-    'DECLARE moved integer; BEGIN '
-    'IF NOT (has_table_privilege(session_user, %2$L::regclass, ''INSERT'') '
-    'AND has_table_privilege(session_user, %2$L::regclass, ''DELETE'')) THEN '
-    'RAISE EXCEPTION ''permission denied for table about'' USING ERRCODE = ''insufficient_privilege''; '
-    'END IF; '
-    'WITH gone AS (DELETE FROM %1$I.about a USING %1$I.entities o, %1$I.entities n '
-    'WHERE a.entity_key = from_key AND o.key = from_key AND o.kind = entity_kind AND n.key = to_key '
-    'AND n.kind = entity_kind AND from_key <> to_key RETURNING a.memory_id), '
-    'added AS (INSERT INTO %1$I.about (memory_id, entity_key) SELECT g.memory_id, to_key FROM gone g '
-    'ON CONFLICT DO NOTHING RETURNING 1) '
-    'SELECT count(*) INTO moved FROM gone; '
-    'RETURN moved; END $f$',
-    current_schema(), quote_ident(current_schema()) || '.about');
-EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.graphmem_move_about(text, text, text) TO PUBLIC',
-    current_schema());
-END $migration$;
-""",
+        up=MOVE_ABOUT_9,
         down="""
 DROP FUNCTION graphmem_move_about(text, text, text);
 """,
+    ),
+    Migration(
+        10,
+        "only an administrator changes a memory's owner; the functions answer only what the caller sees",
+        # The policies' USING was their WITH CHECK: a writer could make his global memory
+        # team-wide (owner NULL) or take a team-wide one. The word statistics were every
+        # memory's (a private memory's words among them), and a move counted every link moved
+        # (whether a hidden memory was about a ref). postgres_functions.py has the SQL and why.
+        up=ANSWER_ONLY_WHAT_IS_SEEN_10,
+        down=UNDO_10,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

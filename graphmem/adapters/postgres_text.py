@@ -27,11 +27,15 @@ else every candidate is read. Same ranking either way; a fifth to a third of the
 first read suffices (three searches in four of the scale benchmark's questions).
 
 **Statistics.** How common each word is comes from PostgreSQL's own statistics of the
-``terms`` column (``pg_stats.most_common_elems``, which ``ANALYZE`` and autovacuum keep, read
-through ``graphmem_term_stats()`` so that a role under row-level security sees them too),
-read once per :data:`STATS_REFRESH_S`; a word not among them is taken to be in half as many
-memories as the rarest there, at most :data:`RARE_SHARE_MAX` of them. A table never analysed
-yet (a new store) has none: then each word's memories are counted, up to :data:`COUNT_MAX`.
+``terms`` column (``most_common_elems``, which ``ANALYZE`` and autovacuum keep), read once per
+:data:`STATS_REFRESH_S`; a word not among them is taken to be in half as many memories as the
+rarest there, at most :data:`RARE_SHARE_MAX` of them. They are of the memories the role sees,
+never of another's: a role row-level security does not apply to (an administrator) reads
+``pg_stats`` of ``terms``; the others read the statistics of the shared memories (project
+ones and team-wide global ones, which every role sees) through ``graphmem_term_stats()``
+(schema 10) and count their own global memories holding each query word themselves (up to
+:data:`COUNT_MAX`), the database hiding everyone else's. A table never analysed yet (a new
+store) has none: then each word's memories the role sees are counted, up to :data:`COUNT_MAX`.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphmem.adapters.postgres_connection import PostgresConnection
@@ -60,6 +64,9 @@ STATS_REFRESH_S = 60.0
 # Words of a query that are scored (the rest still find memories, unweighted): a query is a
 # question or a memory's text, and its score is one term per word.
 SCORED_MAX = 32
+# The memories graphmem_term_stats() leaves out (those not of postgres_functions.SHARED): for a
+# role under row-level security, its own global memories.
+OWN_ROWS = "m.scope = 'global' AND m.owner IS NOT NULL"
 
 
 def _score(words: int) -> str:
@@ -84,14 +91,28 @@ def _with_another(candidates: list[str], scored: list[str]) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class _Stats:
-    """How common words are: ``rows`` memories, the share of them holding each common word,
-    and the share any other word is below (``rare``). ``counted``: exact counts instead."""
+    """How common words are among the memories a role sees: ``shares`` of the ``base``
+    memories holding each common word, ``rare`` the share any other word is below, and the
+    role's own global memories (``own_rows``, ``own``: how many of them hold a word counted),
+    when ``base`` are the shared ones only. ``counted``: exact counts of every word instead."""
 
     read_at: float
-    rows: float
+    base: float
     shares: dict[str, float]
     rare: float
     counted: bool
+    own_rows: float = 0.0
+    own: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rows(self) -> float:
+        """The memories the role sees."""
+        return self.base + self.own_rows
+
+    def matches(self, word: str) -> float:
+        """How many of them hold ``word`` (an estimate), at most all of them."""
+        held = self.shares.get(word, self.rare) * self.base + self.own.get(word, 0)
+        return min(held, max(self.rows, 1.0))
 
 
 class PostgresTextSearch(PostgresConnection):
@@ -179,7 +200,7 @@ class PostgresTextSearch(PostgresConnection):
         stats = self._word_stats(words)
         rows = max(stats.rows, 1.0)
         # A word is in no more memories than there are (the statistics are estimates).
-        matches = {lexeme: min(stats.shares.get(lexeme, stats.rare) * rows, rows) for lexeme in words}
+        matches = {lexeme: stats.matches(lexeme) for lexeme in words}
         weights = {lexeme: math.log(1 + (rows - df + 0.5) / (df + 0.5)) for lexeme, df in matches.items()}
         chosen: list[str] = []
         expected = 0.0
@@ -191,33 +212,48 @@ class PostgresTextSearch(PostgresConnection):
         return weights, matches, chosen
 
     def _word_stats(self, lexemes: list[str]) -> _Stats:
-        """The statistics of the ``terms`` column (cached; see the module doc)."""
+        """The statistics of the ``terms`` column this role may know (cached; see the module doc)."""
         with self._stats_lock:
             stats = self._stats
             if stats is None or time.monotonic() - stats.read_at > STATS_REFRESH_S:
                 stats = self._read_stats()
             if stats.counted and any(lexeme not in stats.shares for lexeme in lexemes):
                 stats = self._counted(stats, lexemes)
+            elif stats.own_rows > 0 and any(lexeme not in stats.own for lexeme in lexemes):
+                stats = self._own_counted(stats, lexemes)
             self._stats = stats
             return stats
 
     def _read_stats(self) -> _Stats:
         now = time.monotonic()
-        # pg_stats, read as the schema's owner: it hides a table under row-level security from
-        # a role it applies to (schema 7, postgres_schema.py).
-        found = self._rows("SELECT words, shares, memories FROM graphmem_term_stats()")
-        words, shares, rows = found[0] if found else (None, None, -1)
+        if self._rows("SELECT row_security_active('memories')")[0][0]:
+            # The shared memories' statistics, read as the schema's owner (schema 10,
+            # postgres_functions.py), and how many of this role's own global memories there are
+            # (row-level security shows it no one else's).
+            found = self._rows(
+                "SELECT t.words, t.shares, t.memories, (SELECT count(*) FROM memories m "
+                f"WHERE {OWN_ROWS}) FROM graphmem_term_stats() AS t"
+            )
+        else:
+            # Every memory is this role's to see: its own pg_stats (a view that hides a table under
+            # row-level security from a role it applies to).
+            found = self._rows(
+                "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples, 0 "
+                "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace LEFT JOIN pg_stats s "
+                "ON s.schemaname = n.nspname AND s.tablename = 'memories' AND s.attname = 'terms' "
+                "WHERE c.oid = 'memories'::regclass"
+            )
+        words, shares, rows, own = found[0] if found else (None, None, -1, 0)
         if not words or not shares:
-            # Never analysed (a new store): each word's memories are counted.
-            if rows is None or rows <= 0:
-                rows = self._rows("SELECT count(*) FROM memories")[0][0]
+            # Never analysed (a new store): each word's memories this role sees are counted.
+            rows = self._rows("SELECT count(*) FROM memories")[0][0]
             return _Stats(now, float(rows), {}, 0.0, counted=True)
         # The shares list ends with the smallest and largest share and the share of NULLs.
         common = dict(zip(words, shares[: len(words)], strict=True))
         # A word not among them: half the rarest one's share, at most 0.5% (as PostgreSQL's planner
         # estimates it, ts_selfuncs.c).
         rare = min(float(shares[len(words)]) / 2, RARE_SHARE_MAX)
-        return _Stats(now, float(rows), common, rare, counted=False)
+        return _Stats(now, max(float(rows), 0.0), common, rare, counted=False, own_rows=float(own))
 
     def _counted(self, stats: _Stats, lexemes: list[str]) -> _Stats:
         """``stats`` with the share of each of ``lexemes`` counted (no statistics to read);
@@ -239,3 +275,17 @@ class PostgresTextSearch(PostgresConnection):
         for quoted, count, _ in counts:
             shares[str(quoted)[1:-1]] = int(count) / rows
         return _Stats(stats.read_at, rows, shares, 0.0, counted=True)
+
+    def _own_counted(self, stats: _Stats, lexemes: list[str]) -> _Stats:
+        """``stats`` with how many of this role's own global memories hold each of ``lexemes``
+        (row-level security shows it no one else's), up to :data:`COUNT_MAX` a word."""
+        missing = [lexeme for lexeme in lexemes if lexeme not in stats.own]
+        counts = self._rows(
+            "SELECT q.l, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @@ q.l::tsquery "
+            f"AND {OWN_ROWS} LIMIT %(most)s) AS hit) FROM unnest(%(words)s::text[]) AS q(l)",
+            {"words": [f"'{lexeme}'" for lexeme in missing], "most": COUNT_MAX},
+        )
+        own = dict(stats.own)
+        for quoted, count in counts:
+            own[str(quoted)[1:-1]] = int(count)
+        return replace(stats, own=own)

@@ -1,0 +1,184 @@
+"""The functions and trigger graphmem's PostgreSQL schema creates, as each migration's SQL, and
+what each may reveal to whom (docs/team.md, "Scopes").
+
+Row-level security (schema 6) hides another person's global memories from the writer and reader
+roles. Three ``SECURITY DEFINER`` functions run as the schema's owner, past it, because a role
+cannot do its job from what it sees alone; each answers only what the caller may know:
+
+- ``graphmem_term_stats()``: how common words are, for BM25. Since schema 10 the statistics of
+  the *shared* memories only (project ones and team-wide global ones, which every role sees):
+  an extended statistics object (``memories_shared_terms``) keeps them beside ``terms``' own;
+  the caller adds its own global memories' words itself (``postgres_text.py``).
+- ``graphmem_remembered(keys)``: which of the given files, symbols or external modules any
+  memory is about (a scan keeps them); since schema 10 nothing of other entities (an MR, an
+  issue a hidden memory names).
+- ``graphmem_move_about(from_key, to_key, entity_kind)``: every link to a moved file, symbol or
+  external module follows it; since schema 10 it counts only the links the login may see.
+
+And a trigger (schema 10): only an administrator's role (one row-level security does not apply
+to) may change a memory's ``owner`` or ``scope``; the policies' ``USING`` is also their ``WITH
+CHECK``, which let a writer make his global memory team-wide (``owner = NULL``).
+
+Each function's text is frozen in the migration that creates it: a later version replaces it
+(``CREATE OR REPLACE``) and rolling that version back restores the one before, so the SQL of
+every version is kept here. The schema's name is written in at creation (``current_schema()``)
+since a ``SECURITY DEFINER`` function's ``search_path`` is pinned.
+"""
+
+from __future__ import annotations
+
+# Schema 7: the most common words of every memory, from pg_stats.
+TERM_STATS_7 = """
+DO $migration$ BEGIN
+EXECUTE format(
+    'CREATE OR REPLACE FUNCTION %1$I.graphmem_term_stats() '
+    'RETURNS TABLE (words text[], shares real[], memories real) LANGUAGE sql STABLE SECURITY DEFINER '
+    'SET search_path = pg_catalog, pg_temp AS $f$ '
+    'SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples '
+    'FROM pg_class c LEFT JOIN pg_stats s ON s.schemaname = %2$L AND s.tablename = %3$L '
+    'AND s.attname = %4$L WHERE c.oid = %5$L::regclass $f$',
+    current_schema(), current_schema(), 'memories', 'terms', quote_ident(current_schema()) || '.memories');
+END $migration$;
+"""
+
+# Schema 8: which of the keys any memory is about.
+REMEMBERED_8 = """
+DO $migration$ BEGIN
+EXECUTE format(
+    'CREATE OR REPLACE FUNCTION %1$I.graphmem_remembered(keys text[]) '
+    'RETURNS SETOF text LANGUAGE sql STABLE SECURITY DEFINER '
+    'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
+    'SELECT DISTINCT k FROM unnest(keys) AS k '
+    'WHERE EXISTS (SELECT FROM %1$I.about a WHERE a.entity_key = k) $f$',
+    current_schema());
+EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.graphmem_remembered(text[]) TO PUBLIC', current_schema());
+END $migration$;
+"""
+
+# Schema 9: every link moves; the answer counted them all.
+MOVE_ABOUT_9 = """
+DO $migration$ BEGIN
+EXECUTE format(
+    'CREATE OR REPLACE FUNCTION %1$I.graphmem_move_about(from_key text, to_key text, entity_kind text) '
+    'RETURNS integer LANGUAGE plpgsql VOLATILE SECURITY DEFINER '
+    'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
+    'DECLARE moved integer; BEGIN '
+    'IF NOT (has_table_privilege(session_user, %2$L::regclass, ''INSERT'') '
+    'AND has_table_privilege(session_user, %2$L::regclass, ''DELETE'')) THEN '
+    'RAISE EXCEPTION ''permission denied for table about'' USING ERRCODE = ''insufficient_privilege''; '
+    'END IF; '
+    'WITH gone AS (DELETE FROM %1$I.about a USING %1$I.entities o, %1$I.entities n '
+    'WHERE a.entity_key = from_key AND o.key = from_key AND o.kind = entity_kind AND n.key = to_key '
+    'AND n.kind = entity_kind AND from_key <> to_key RETURNING a.memory_id), '
+    'added AS (INSERT INTO %1$I.about (memory_id, entity_key) SELECT g.memory_id, to_key FROM gone g '
+    'ON CONFLICT DO NOTHING RETURNING 1) '
+    'SELECT count(*) INTO moved FROM gone; '
+    'RETURN moved; END $f$',
+    current_schema(), quote_ident(current_schema()) || '.about');
+EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.graphmem_move_about(text, text, text) TO PUBLIC',
+    current_schema());
+END $migration$;
+"""
+
+# Schema 10. The memories every role sees: ``SEEN`` (postgres_schema.py) but a role's own. The
+# statistics object keeps ``terms``' statistics over these rows only (NULL for the others).
+SHARED = "scope <> 'global' OR owner IS NULL"
+SHARED_TERMS = "memories_shared_terms"
+
+# The one change a policy cannot see (a policy sees the new row, never the old): who a memory
+# belongs to and whether it is global. The trigger's WHEN is resolved at creation, and the
+# function's search_path pinned: a caller's search_path cannot stand in for either.
+OWNER_KEPT_10 = """
+DO $migration$ BEGIN
+EXECUTE format(
+    'CREATE FUNCTION %1$I.graphmem_owner_kept() RETURNS trigger LANGUAGE plpgsql '
+    'SET search_path = pg_catalog, pg_temp AS $f$ BEGIN '
+    'IF row_security_active(TG_RELID) THEN '
+    'RAISE EXCEPTION ''only an administrator may change the owner or scope of memory %%'', OLD.id '
+    'USING ERRCODE = ''insufficient_privilege'', '
+    'HINT = ''Write a new memory instead; an administrator hands memories over (docs/team.md).''; '
+    'END IF; RETURN NEW; END $f$',
+    current_schema());
+END $migration$;
+CREATE TRIGGER graphmem_owner_kept BEFORE UPDATE OF owner, scope ON memories FOR EACH ROW
+    WHEN (OLD.owner IS DISTINCT FROM NEW.owner OR OLD.scope IS DISTINCT FROM NEW.scope)
+    EXECUTE FUNCTION graphmem_owner_kept();
+"""
+
+# Shares are of the shared memories (pg_stats_ext_exprs' frequencies are of its non-NULL rows),
+# ``memories`` how many they are: nothing of a global memory with an owner, whoever asks.
+TERM_STATS_10 = f"""
+CREATE STATISTICS {SHARED_TERMS} ON (CASE WHEN {SHARED} THEN terms END) FROM memories;
+ANALYZE memories;
+DO $migration$ BEGIN
+EXECUTE format(
+    'CREATE OR REPLACE FUNCTION %1$I.graphmem_term_stats() '
+    'RETURNS TABLE (words text[], shares real[], memories real) LANGUAGE plpgsql STABLE SECURITY DEFINER '
+    'SET search_path = pg_catalog, pg_temp AS $f$ BEGIN '
+    'IF NOT has_table_privilege(session_user, %2$L::regclass, ''SELECT'') THEN '
+    'RAISE EXCEPTION ''permission denied for table memories'' USING ERRCODE = ''insufficient_privilege''; '
+    'END IF; '
+    'RETURN QUERY SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, '
+    '(c.reltuples * (1 - coalesce(s.null_frac, 0)))::real '
+    'FROM pg_class c LEFT JOIN pg_stats_ext_exprs s ON s.statistics_schemaname = %1$L '
+    'AND s.statistics_name = %3$L WHERE c.oid = %2$L::regclass; END $f$',
+    current_schema(), quote_ident(current_schema()) || '.memories', '{SHARED_TERMS}');
+END $migration$;
+"""
+
+# Code only: what a scan keeps or moves. An MR or issue a hidden memory names stays unsaid.
+REMEMBERED_10 = """
+DO $migration$ BEGIN
+EXECUTE format(
+    'CREATE OR REPLACE FUNCTION %1$I.graphmem_remembered(keys text[]) '
+    'RETURNS SETOF text LANGUAGE sql STABLE SECURITY DEFINER '
+    'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
+    'SELECT DISTINCT k FROM unnest(keys) AS k '
+    'WHERE EXISTS (SELECT FROM %1$I.about a JOIN %1$I.entities e ON e.key = a.entity_key '
+    'WHERE a.entity_key = k AND e.kind IN (''File'', ''Symbol'', ''ExternalModule'')) $f$',
+    current_schema());
+END $migration$;
+"""
+
+# Every link still moves (another person's included: why the function exists); the answer
+# counts those of memories the login sees (the policy's SEEN, for session_user: current_user is
+# the owner here).
+MOVE_ABOUT_10 = """
+DO $migration$ BEGIN
+EXECUTE format(
+    'CREATE OR REPLACE FUNCTION %1$I.graphmem_move_about(from_key text, to_key text, entity_kind text) '
+    'RETURNS integer LANGUAGE plpgsql VOLATILE SECURITY DEFINER '
+    'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
+    'DECLARE moved integer; BEGIN '
+    'IF NOT (has_table_privilege(session_user, %2$L::regclass, ''INSERT'') '
+    'AND has_table_privilege(session_user, %2$L::regclass, ''DELETE'')) THEN '
+    'RAISE EXCEPTION ''permission denied for table about'' USING ERRCODE = ''insufficient_privilege''; '
+    'END IF; '
+    'IF entity_kind IS NULL OR entity_kind NOT IN (''File'', ''Symbol'', ''ExternalModule'') THEN '
+    'RAISE EXCEPTION ''graphmem_move_about moves links to code only (File, Symbol, ExternalModule), '
+    'not %%'', entity_kind USING ERRCODE = ''invalid_parameter_value''; '
+    'END IF; '
+    'WITH gone AS (DELETE FROM %1$I.about a USING %1$I.entities o, %1$I.entities n '
+    'WHERE a.entity_key = from_key AND o.key = from_key AND o.kind = entity_kind AND n.key = to_key '
+    'AND n.kind = entity_kind AND from_key <> to_key RETURNING a.memory_id), '
+    'added AS (INSERT INTO %1$I.about (memory_id, entity_key) SELECT g.memory_id, to_key FROM gone g '
+    'ON CONFLICT DO NOTHING RETURNING 1) '
+    'SELECT count(*) INTO moved FROM gone g JOIN %1$I.memories m ON m.id = g.memory_id '
+    'WHERE m.scope <> ''global'' OR m.owner IS NULL OR m.owner = session_user::text; '
+    'RETURN moved; END $f$',
+    current_schema(), quote_ident(current_schema()) || '.about');
+END $migration$;
+"""
+
+ANSWER_ONLY_WHAT_IS_SEEN_10 = OWNER_KEPT_10 + TERM_STATS_10 + REMEMBERED_10 + MOVE_ABOUT_10
+
+UNDO_10 = (
+    """
+DROP TRIGGER graphmem_owner_kept ON memories;
+DROP FUNCTION graphmem_owner_kept();
+"""
+    + TERM_STATS_7
+    + f"DROP STATISTICS {SHARED_TERMS};\n"
+    + REMEMBERED_8
+    + MOVE_ABOUT_9
+)
