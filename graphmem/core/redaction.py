@@ -176,7 +176,7 @@ _PROSE_OWNER = r"(?:\s+(?:for|of|on|to|at)\s+[^\n:=\"'`]{1,60}?)?"
 # "the password for the staging db: Xk9#mq2LpW": prose, so only a value that reads like a password.
 _PROSE_PASSWORD_RE = re.compile(
     rf"(?P<head>\b(?:password|passwd|passphrase|pwd){_PROSE_OWNER}"
-    r"(?:\s+(?:is|was|will\s+be)\s+|(?<=\S)\s*:\s+)[\"'`]?)(?P<secret>[^\s\"'`]{6,128})",
+    r"(?:\s+(?:is|was|will\s+be)\s+|(?<=\S)\s*:\s+)[\"'`]?)(?P<secret>[^\s\"'`]{5,127}[^\s\"'`.,;:)])",
     re.IGNORECASE,
 )
 # "the API key is 23a1cb8f...", "my token: 9fQ2...", "our api key for the geocoder is 3f9a...":
@@ -191,7 +191,7 @@ _PROSE_KEY_RE = re.compile(
 # A .pgpass line, host:port:database:user:password, alone on its line (or anywhere in a text
 # that names .pgpass): the password goes. Five fields exactly, so an IPv6 address, a MAC or a
 # time (10:30:45) is no entry; a password's own colons are escaped (\:).
-_PGPASS_FIELD = r"(?:[^\s:\\]|\\.)+"
+_PGPASS_FIELD = r"(?:[^\s:\\\"'`]|\\.)+"
 _PGPASS_RE = re.compile(
     rf"(?P<head>(?:^|(?<=[\s`\"']))(?:[A-Za-z0-9_.-]+|\*|\[[0-9A-Fa-f:]+\]):(?:\d{{1,5}}|\*):"
     rf"{_PGPASS_FIELD}:{_PGPASS_FIELD}:)(?P<secret>{_PGPASS_FIELD})(?=$|[\s`\"'])",
@@ -460,7 +460,7 @@ def redact(text: str) -> Redaction:
         out = _sub_value(_TWILIO_AUTH_RE, _always("twilio-auth-token"), out, found)
     if _PGPASS_HINT_RE.search(out):
         out = _sub_value(_PGPASS_LINE_RE, _pgpass_password, out, found)
-        if "pgpass" in lowered:
+        if ".pgpass" in lowered or "pgpassfile" in lowered:
             out = _sub_value(_PGPASS_RE, _pgpass_password, out, found)
     if hinted and any(word in lowered for word in _ASSIGNMENT_HINTS):
         out = _sub_value(_PROSE_PASSWORD_RE, _prose_password_kind, out, found, _prose_placeholder)

@@ -103,6 +103,11 @@ def test_a_twilio_account_sid_stays_beside_its_redacted_token() -> None:
     assert result.text == f"{_SID}:{placeholder('twilio-auth-token')}"
 
 
+def test_a_password_named_in_prose_keeps_the_punctuation_after_it() -> None:
+    result = redact("the password for the staging db: Xk9#mq2LpW, rotate it monthly")
+    assert result.text == "the password for the staging db: [REDACTED:password], rotate it monthly"
+
+
 def test_a_pgpass_line_keeps_host_database_and_user() -> None:
     result = redact("db.internal:5432:shop:app:S3cr3tPgPass")
     assert result.text == "db.internal:5432:shop:app:[REDACTED:password]"
