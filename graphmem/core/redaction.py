@@ -171,12 +171,13 @@ _FLAG_RE = re.compile(
 )
 # What a secret named in prose is for: "my password *for the staging admin* is ...",
 # "our api key *for the geocoder* is ...". A few words, one line, no assignment in them.
-_PROSE_OWNER = r"(?:\s+(?:for|of|on|to|at)\s+[^\n:=\"'`]{1,60}?)?"
+_OWNER = r"\s+(?:for|of|on|to|at)\s+[^\n:=\"'`]{1,60}?"
+_PROSE_OWNER = rf"(?:{_OWNER})?"
 # "the admin password is Winter2024!", "my password for the staging admin is hunter2-Prod",
 # "the password for the staging db: Xk9#mq2LpW": prose, so only a value that reads like a password.
 _PROSE_PASSWORD_RE = re.compile(
-    rf"(?P<head>\b(?:password|passwd|passphrase|pwd){_PROSE_OWNER}"
-    r"(?:\s+(?:is|was|will\s+be)\s+|(?<=\S)\s*:\s+)[\"'`]?)(?P<secret>[^\s\"'`]{5,127}[^\s\"'`.,;:)])",
+    rf"(?P<head>\b(?:password|passwd|passphrase|pwd)(?:{_PROSE_OWNER}\s+(?:is|was|will\s+be)\s+|{_OWNER}:\s+)"
+    r"[\"'`]?)(?P<secret>[^\s\"'`]{5,127}[^\s\"'`.,;:)])",
     re.IGNORECASE,
 )
 # "the API key is 23a1cb8f...", "my token: 9fQ2...", "our api key for the geocoder is 3f9a...":
@@ -333,6 +334,8 @@ def _prose_password(value: str) -> bool:
         and has_other
         and not re.fullmatch(r"[\w-]+\.[a-z]{2,4}", core)
         and not re.fullmatch(r"[a-z]+(?:[-_][a-z]+)+", core)
+        and not _a_path(core)
+        and "://" not in core
     )
 
 

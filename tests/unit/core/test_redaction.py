@@ -120,6 +120,8 @@ PROSE_ABOUT_SECRETS = [
     "my password for root is your-password-1",
     "the password for prod: see the vault entry",
     "the password is stored-in-vault",
+    "the password for the db: https://vault.corp/shop/db",
+    "pwd: /home/dev/shop-2",
     "api key rotation is documented in docs/ops.md",
     "the api key for the geocoder is documented in docs/ops.md",
     "the token for CI is in the CI variables",
