@@ -9,6 +9,7 @@ third-party exceptions into these at their boundary; entry points present them
      │    └── ImportFileError    an import file with invalid records (line numbers)
      ├── NotFoundError          no memory or entity with that id
      ├── ConflictError          the operation contradicts the current state
+ │    └── NotAllowedError    only a person may do this (an agent asked to)
      ├── StoreError             the database failed
      │    ├── StoreLockedError   another process holds the data dir
      │    └── StoreMismatchError built with another embedding model / schema
@@ -58,6 +59,11 @@ class ConflictError(GraphmemError):
     """The operation does not fit the current state (e.g. resolving a non-blocker)."""
 
     exit_code = 4
+
+
+class NotAllowedError(ConflictError):
+    """An agent asked for what only a person may do: change the standing of the user's own
+    memory (archive, replace, restore, delete, undo a person's change) or confirm a proposal."""
 
 
 class StoreError(GraphmemError):

@@ -10,9 +10,9 @@ from typing import Any
 
 from graphmem.adapters.kuzu_connection import KuzuConnection
 from graphmem.adapters.kuzu_rows import MEMORY_RETURN, memory_from_row
-from graphmem.core.models import MemoryRecord, Status
+from graphmem.core.models import CURRENT_STATUSES, MemoryRecord
 
-_CURRENT = sorted(s.value for s in (Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED))
+_CURRENT = sorted(s.value for s in CURRENT_STATUSES)
 
 
 class KuzuBranches(KuzuConnection):

@@ -18,7 +18,7 @@ from psycopg.types.json import Jsonb
 from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_rows import MEMORY_RETURN, memory_from_row, utc
 from graphmem.core.events import EventKind, MemoryEvent
-from graphmem.core.models import MemoryRecord, Status
+from graphmem.core.models import CURRENT_STATUSES, MemoryRecord
 
 _FIELDS = "id, memory_id, at, kind, actor, reason, before, after, other_id, rule, undoes, undone_by"
 # An event about a global memory that has an owner (schema 6) is seen by that owner alone, like
@@ -27,7 +27,7 @@ _PRIVATE_TO = (
     "coalesce((SELECT m.owner FROM memories m WHERE m.id = %(memory_id)s AND m.scope = 'global'), "
     "(SELECT m.owner FROM memories m WHERE m.id = %(other_id)s AND m.scope = 'global'))"
 )
-_CURRENT = sorted(s.value for s in (Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED))
+_CURRENT = sorted(s.value for s in CURRENT_STATUSES)
 
 
 def _event(row: Sequence[Any]) -> MemoryEvent:

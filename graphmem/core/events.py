@@ -17,12 +17,12 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status
+from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status, Trust
 
 USER = "user"  # a person, through the CLI or Python
 AGENT = "agent"  # a model, through the MCP tools
 # The fields of a memory an event can change, besides ``text`` and ``links``.
-FIELDS = ("category", "status", "valid_to", "expires_at", "branch")
+FIELDS = ("category", "status", "valid_to", "expires_at", "branch", "trust")
 
 State = dict[str, Any]  # JSON values only: it is stored and exported as JSON
 
@@ -104,6 +104,8 @@ def field_value(name: str, value: object) -> object:
         return Status(str(value))
     if name == "branch":
         return None if value is None else str(value)
+    if name == "trust":
+        return Trust(str(value))
     return parse_time(value)  # valid_to, expires_at
 
 
@@ -156,7 +158,7 @@ def describe(event: MemoryEvent) -> str:
     for name in FIELDS:
         if name in event.after or name in event.before:
             before, after = event.before.get(name), event.after.get(name)
-            if name != "branch":
+            if name not in ("branch", "trust"):
                 before, after = _short(before), _short(after)
             parts.append(f"{name} {before or 'none'} → {after or 'none'}")
     if "text" in event.after:

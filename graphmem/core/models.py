@@ -45,6 +45,14 @@ class Status(StrEnum):
     SUPERSEDED = "superseded"  # replaced by a newer memory; has valid_to
     ARCHIVED = "archived"  # soft-deleted by the user
     NOT_MERGED = "not_merged"  # a decision tied to an MR closed without merging (core/forge_rules.py)
+    # A directive or preference no person wrote (an agent's, an import's), or a person's memory an
+    # agent changed: recalled as data, never injected as a rule until a person confirms it
+    # (core/provenance.py).
+    PROPOSED = "proposed"
+
+
+# The statuses of a memory that still holds: recalled, expiring, moved with its branch.
+CURRENT_STATUSES = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED, Status.PROPOSED})
 
 
 class Trust(StrEnum):
@@ -52,6 +60,7 @@ class Trust(StrEnum):
 
     NORMAL = "normal"
     LOW = "low"  # learned from text that tries to instruct the model ("ignore previous instructions ...")
+    CONFIRMED = "confirmed"  # a person confirmed what an agent, a file or an import wrote
 
 
 class LinkKind(StrEnum):
@@ -108,7 +117,7 @@ class MemoryRecord:
 
     @property
     def is_current(self) -> bool:
-        return self.status in (Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED)
+        return self.status in CURRENT_STATUSES
 
 
 @dataclass(frozen=True, slots=True)

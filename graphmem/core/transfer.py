@@ -45,9 +45,11 @@ from graphmem.core.models import (
     Status,
     Trust,
 )
+from graphmem.core.provenance import proposes
 from graphmem.core.redaction import redact
 from graphmem.core.text import MAX_TEXT_CHARS, validate_text
 from graphmem.core.timeparse import to_utc
+from graphmem.core.trust import trust_of
 from graphmem.core.views import entity_view, event_view, iso, link_view, memory_view
 from graphmem.errors import InvalidInputError
 
@@ -123,8 +125,17 @@ class MemoryLine(_Record):
         except InvalidInputError as exc:
             raise ValueError(str(exc)) from None
 
-    def to_record(self, content_hash: str, project: str | None) -> MemoryRecord:
-        created = to_utc(self.created_at)
+    def to_record(
+        self, content_hash: str, project: str | None, *, source: str, now: datetime
+    ) -> MemoryRecord:
+        """The memory an import of this line stores from ``source`` (``import:NAME``, set by the
+        import's code path): the file says what it holds, never who wrote it or how far to
+        trust it. Provenance, trust and reinforcement are not taken from the file; times after
+        ``now`` are ``now``; a directive or preference is a proposal (core/provenance.py)."""
+        created = min(to_utc(self.created_at), now)
+        status = self.status
+        if status is Status.ACTIVE and proposes(source, self.category):
+            status = Status.PROPOSED
         return MemoryRecord(
             id=self.id,
             text=self.text,
@@ -132,16 +143,16 @@ class MemoryLine(_Record):
             scope=self.scope,
             project=project,
             created_at=created,
-            updated_at=to_utc(self.updated_at) if self.updated_at else created,
-            valid_from=to_utc(self.valid_from) if self.valid_from else created,
+            updated_at=min(to_utc(self.updated_at), now) if self.updated_at else created,
+            valid_from=min(to_utc(self.valid_from), now) if self.valid_from else created,
             valid_to=to_utc(self.valid_to) if self.valid_to else None,
-            status=self.status,
+            status=status,
             content_hash=content_hash,
-            source=self.source,
+            source=source,
             session=self.session,
-            reinforced=self.reinforced,
+            reinforced=0,
             origin=self.origin,
-            trust=self.trust,
+            trust=trust_of(self.text),
             expires_at=to_utc(self.expires_at) if self.expires_at else None,
             branch=self.branch if self.scope is Scope.PROJECT else None,
         )
@@ -182,6 +193,7 @@ class EventState(_Record):
     valid_to: datetime | None = None
     expires_at: datetime | None = None
     branch: str | None = None
+    trust: Trust | None = None
     links: list[tuple[str, str, LinkKind, datetime | None]] | None = Field(None, max_length=100)
 
     @field_validator("branch")
@@ -371,6 +383,7 @@ def entity_line(entity: Entity) -> dict[str, Any]:
 def memory_line(record: MemoryRecord, entity_keys: list[str]) -> dict[str, Any]:
     view = memory_view(record)
     del view["embedded"]  # not part of the format: import embeds again
+    del view["provenance"]  # said in words from ``source``: for readers of a view
     if view["stale"] is None:
         del view["stale"]  # said only of a stale memory
     if view["branch"] is None:
@@ -388,6 +401,21 @@ def next_line(source: str, target: str) -> dict[str, Any]:
 
 def event_line(event: MemoryEvent) -> dict[str, Any]:
     return {"type": "event", **event_view(event)}
+
+
+# What each person's store sets itself on import (core/provenance.py): left out of the
+# repository's file, so that everyone's re-export of it is the same bytes.
+PERSONAL_FIELDS = ("source", "reinforced", "trust")
+
+
+def repository_memory_line(record: MemoryRecord, entity_keys: list[str]) -> dict[str, Any]:
+    """A memory as the repository's file holds it: what it says, not who here confirmed it."""
+    line = memory_line(record, entity_keys)
+    for name in PERSONAL_FIELDS:
+        del line[name]
+    if record.status is Status.PROPOSED:
+        line["status"] = Status.ACTIVE.value  # each reader's store decides its standing again
+    return line
 
 
 # -- repository exports: project-relative, so the files fit any checkout ------------------

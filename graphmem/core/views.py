@@ -7,6 +7,7 @@ from typing import Any
 
 from graphmem.core.events import MemoryEvent, describe
 from graphmem.core.models import ChannelRank, Entity, Hit, Link, MemoryRecord, Step
+from graphmem.core.provenance import label
 from graphmem.core.timeparse import format_age
 
 
@@ -27,6 +28,7 @@ def memory_view(record: MemoryRecord, *, now: datetime | None = None) -> dict[st
         "valid_from": iso(record.valid_from),
         "valid_to": iso(record.valid_to),
         "source": record.source,
+        "provenance": label(record),  # who wrote it, in words (core/provenance.py)
         "session": record.session,
         "reinforced": record.reinforced,
         "embedded": record.embedded,

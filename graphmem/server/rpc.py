@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from graphmem.errors import GraphmemError, ImportFileError, InvalidInputError
-from graphmem.server.rpc_types import LOCAL_ONLY, METHODS
+from graphmem.server.rpc_types import LOCAL_ONLY, METHODS, set_by_path
 from graphmem.service.memory import MemoryService
 
 # Verbs after which the daemon's embedder should look for new memories.
@@ -39,7 +39,7 @@ def signature(method: str) -> tuple[dict[str, TypeAdapter[Any]], TypeAdapter[Any
     params = {
         name: TypeAdapter(hints[name])
         for name in inspect.signature(function).parameters
-        if name != "self" and name not in LOCAL_ONLY
+        if name != "self" and name not in LOCAL_ONLY and not set_by_path(method, name)
     }
     return params, TypeAdapter(hints.get("return", type(None)))
 
@@ -82,6 +82,7 @@ def _required(method: str) -> tuple[str, ...]:
         for name, parameter in inspect.signature(getattr(MemoryService, method)).parameters.items()
         if name != "self"
         and name not in LOCAL_ONLY
+        and not set_by_path(method, name)
         and parameter.default is inspect.Parameter.empty
         and parameter.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
     )

@@ -82,6 +82,7 @@ VERBS: dict[str, Verb] = {
     "resolve": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "unresolve": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "confirm": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
+    "reject": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "delete": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "link": Verb(_LINK, "graphmem.core.models:Link"),
     "unlink": Verb(_LINK, "None"),
@@ -112,6 +113,15 @@ VERBS: dict[str, Verb] = {
 METHODS = frozenset(VERBS)
 # Parameters that cannot cross a process boundary.
 LOCAL_ONLY = frozenset({"progress", "out"})
+# Who wrote a memory is set by the code path, never by a caller (core/provenance.py): ``/rpc`` is
+# the CLI's door, a person's, so these parameters keep the service's defaults (the user).
+PROVENANCE = frozenset({"actor", "trust", "origin"})
+PROVENANCE_OF = {"remember": PROVENANCE | {"source"}, "session_end": PROVENANCE | {"source"}}
+
+
+def set_by_path(method: str, name: str) -> bool:
+    """Whether ``method``'s parameter ``name`` is set by the code path, never by a ``/rpc`` caller."""
+    return name in PROVENANCE_OF.get(method, PROVENANCE)
 
 
 def encode_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:

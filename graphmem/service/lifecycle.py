@@ -9,10 +9,11 @@ writer's (``service/writer.py``).
 
 from __future__ import annotations
 
-from graphmem.core.events import USER, Cause, MemoryEvent
-from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status
-from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
-from graphmem.service.inputs import parse_link_kind, parse_memory_id, unknown_memory
+from graphmem.core.events import USER, Cause, MemoryEvent, State
+from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status, Trust
+from graphmem.core.provenance import acts_as_person, is_persons, proposes
+from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
+from graphmem.service.inputs import parse_event_id, parse_link_kind, parse_memory_id, unknown_memory
 from graphmem.service.writer import MemoryWriter
 
 # Events ``history`` returns at most.
@@ -27,6 +28,7 @@ class Lifecycle:
 
     def archive(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Hide a memory from recall without deleting it (``restore`` brings it back)."""
+        self._persons_only(memory_id, actor, "archive")
         return self._writer.set_status(memory_id, Status.ARCHIVED, allowed_from=Status, cause=Cause(actor))
 
     def restore(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
@@ -37,7 +39,7 @@ class Lifecycle:
         """
         writer = self._writer
         with writer.lock:
-            record = writer.get(memory_id)
+            record = self._persons_only(memory_id, actor, "restore")
             memory_id = record.id
             expired = record.expires_at is not None and record.expires_at <= writer.clock()
             drop: list[Link] = []
@@ -47,9 +49,15 @@ class Lifecycle:
                     for link in writer.store.links([memory_id])
                     if link.kind is LinkKind.SUPERSEDES and link.target == memory_id
                 ]
+            # A directive or preference no person wrote comes back as what it was: a proposal.
+            back = (
+                Status.PROPOSED
+                if proposes(record.source, record.category) and not is_persons(record)
+                else Status.ACTIVE
+            )
             return writer.set_status(
                 memory_id,
-                Status.ACTIVE,
+                back,
                 allowed_from=(Status.ARCHIVED, Status.SUPERSEDED),
                 clear_valid_to=True,
                 cause=Cause(actor),
@@ -78,17 +86,73 @@ class Lifecycle:
                 f"Memory {memory_id} is a {record.category.value}, not a blocker; only blockers resolve."
             )
 
-    def confirm(self, memory_id: str) -> MemoryRecord:
-        """Mark a memory as still valid now: a change to its code before now no longer flags it."""
+    def confirm(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
+        """Mark a memory as still valid now: a change to its code before now no longer flags it.
+
+        A person's confirmation also gives it their authority: a proposal becomes active, and
+        what an agent, a file or an import wrote is marked confirmed (a directive or preference
+        is then injected as a convention). Both are events in its history that ``undo`` reverses.
+        An agent's confirmation only clears the stale flag."""
         writer = self._writer
         with writer.lock:
             record = writer.get(memory_id)
+            if acts_as_person(actor):
+                before: State = {}
+                after: State = {}
+                changes: dict[str, object] = {}
+                if record.status is Status.PROPOSED:
+                    before["status"], after["status"] = record.status.value, Status.ACTIVE.value
+                    changes["status"] = Status.ACTIVE
+                if not is_persons(record):
+                    before["trust"], after["trust"] = record.trust.value, Trust.CONFIRMED.value
+                    changes["trust"] = Trust.CONFIRMED
+                if changes:
+                    writer.change_recorded(record.id, changes, before, after, Cause(actor, "confirmed"))
             writer.change(record.id, {"updated_at": writer.clock()})
             return writer.get(record.id)
 
-    def delete(self, memory_id: str) -> MemoryRecord:
+    def reject(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
+        """Turn down a proposal: an agent's change to a person's memory is undone; any other
+        proposal is archived (``restore`` brings it back, as a proposal)."""
+        if not acts_as_person(actor):
+            raise NotAllowedError(
+                "Only a person rejects a proposal: ask the user to run `graphmem reject ID`."
+            )
+        writer = self._writer
+        with writer.lock:
+            record = writer.get(memory_id)
+            if record.status is not Status.PROPOSED:
+                raise ConflictError(
+                    f"Memory {record.id} is {record.status.value}, not proposed: `graphmem archive` hides it."
+                )
+            if is_persons(record):
+                change = next(
+                    (e for e in writer.store.events_of(record.id, MAX_HISTORY)
+                     if e.after.get("status") == Status.PROPOSED.value and not e.undone_by),
+                    None,
+                )  # fmt: skip
+                if change is not None:
+                    writer.undo(change.id, Cause(actor, "rejected"))
+                    return writer.get(record.id)
+            return writer.set_status(
+                record.id, Status.ARCHIVED, allowed_from=(Status.PROPOSED,), cause=Cause(actor, "rejected")
+            )
+
+    def delete(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Delete a memory and its edges for good (its history stays readable)."""
+        self._persons_only(memory_id, actor, "delete")
         return self._writer.delete(memory_id)
+
+    def _persons_only(self, memory_id: str, actor: str, verb: str) -> MemoryRecord:
+        """The memory, when ``actor`` may ``verb`` it: only a person changes the standing of a
+        memory a person wrote or confirmed."""
+        record = self._writer.get(memory_id)
+        if not acts_as_person(actor) and is_persons(record):
+            raise NotAllowedError(
+                f"{record.id} is the user's own {record.category.value}: only they can {verb} it "
+                f"(`graphmem {verb} {record.id}`). Tell them what you would change and why."
+            )
+        return record
 
     def link(self, source: str, target: str, kind: str | LinkKind, *, actor: str = USER) -> Link:
         """Relate two memories: ``source`` supersedes / contradicts / extends / relates to ``target``."""
@@ -101,6 +165,7 @@ class Lifecycle:
             newer, older = writer.get(source), writer.get(target)
             now = writer.clock()
             if kind is LinkKind.SUPERSEDES:
+                self._persons_only(target, actor, "supersede")
                 writer.supersede(newer, older, now, Cause(actor))
             else:
                 writer.link(Link(source, target, kind, now), Cause(actor))
@@ -118,7 +183,10 @@ class Lifecycle:
             )
             if not exists:
                 raise NotFoundError(f"No {kind.value} link from {source} to {target}.")
-            if kind is LinkKind.SUPERSEDES and writer.get(target).status is Status.SUPERSEDED:
+            if (
+                kind is LinkKind.SUPERSEDES
+                and self._persons_only(target, actor, "restore").status is Status.SUPERSEDED
+            ):
                 self.restore(target, actor=actor)
                 return
             if not writer.unlink(source, target, kind, Cause(actor)):
@@ -138,5 +206,13 @@ class Lifecycle:
         return events
 
     def undo(self, event_id: str, *, actor: str = USER) -> MemoryEvent:
-        """Reverse one event of a memory's history exactly; returns the undo's own event."""
+        """Reverse one event of a memory's history exactly; returns the undo's own event. Only a
+        person undoes a person's change."""
+        if not acts_as_person(actor):
+            event = self._writer.store.get_event(parse_event_id(event_id))
+            if event is not None and acts_as_person(event.actor):
+                raise NotAllowedError(
+                    f"Event {event.id} is the user's own change: only they can undo it "
+                    f"(`graphmem undo {event.id}`)."
+                )
         return self._writer.undo(event_id, Cause(actor))

@@ -22,7 +22,7 @@ from graphmem.service.semantic import SemanticIndex
 from graphmem.service.staleness import Staleness
 
 MAX_LIST_LIMIT = 10_000
-DEFAULT_STATUSES = frozenset({Status.ACTIVE, Status.RESOLVED})
+DEFAULT_STATUSES = frozenset({Status.ACTIVE, Status.RESOLVED, Status.PROPOSED})
 
 
 class Listing:

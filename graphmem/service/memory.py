@@ -258,13 +258,20 @@ class MemoryService(TransferVerbs):
         """Mark a resolved blocker as blocking again."""
         return self._lifecycle.unresolve(memory_id, actor=actor)
 
-    def confirm(self, memory_id: str) -> MemoryRecord:
-        """Mark a memory as still valid: it is no longer "possibly stale" for earlier code changes."""
-        return self._listing.marked(self._lifecycle.confirm(memory_id))
+    def confirm(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
+        """Mark a memory as still valid: it is no longer "possibly stale" for earlier code changes.
+        A person's confirmation also makes a proposal theirs: a proposed directive or preference
+        becomes a convention."""
+        return self._listing.marked(self._lifecycle.confirm(memory_id, actor=actor))
 
-    def delete(self, memory_id: str) -> MemoryRecord:
+    def reject(self, memory_id: str) -> MemoryRecord:
+        """Turn down a proposal: an agent's change to the user's memory is undone, any other
+        proposal archived."""
+        return self._listing.marked(self._lifecycle.reject(memory_id))
+
+    def delete(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Delete a memory and its edges for good."""
-        return self._lifecycle.delete(memory_id)
+        return self._lifecycle.delete(memory_id, actor=actor)
 
     def link(self, source: str, target: str, kind: str | LinkKind, *, actor: str = USER) -> Link:
         """Relate two memories: ``source`` supersedes / contradicts / extends / relates to ``target``."""

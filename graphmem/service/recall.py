@@ -33,7 +33,7 @@ from graphmem.core.fusion import (
     spread,
     weighted_rrf,
 )
-from graphmem.core.models import Category, ChannelRank, Hit, MemoryRecord, Status, Step
+from graphmem.core.models import CURRENT_STATUSES, Category, ChannelRank, Hit, MemoryRecord, Status, Step
 from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, TextHits, Vector, Visibility
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc
@@ -55,9 +55,10 @@ STATUS_WEIGHT: Mapping[Status, float] = {
     Status.SUPERSEDED: 0.7,
     Status.ARCHIVED: 0.6,
     Status.NOT_MERGED: 0.5,  # its MR was closed without merging: what it decided did not happen
+    Status.PROPOSED: 0.9,  # no person confirmed it yet (core/provenance.py)
 }
 # What default recall shows (``history`` shows every status).
-RECALLED = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED})
+RECALLED = CURRENT_STATUSES
 MAX_RECALL_LIMIT = 200
 
 

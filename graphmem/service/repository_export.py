@@ -19,11 +19,11 @@ from graphmem.core.ports import GraphStore
 from graphmem.core.transfer import (
     entity_line,
     link_line,
-    memory_line,
     next_line,
     relative_key,
     relative_project,
     repository_header_line,
+    repository_memory_line,
 )
 
 REPOSITORY_FILE = "memories.jsonl"
@@ -82,7 +82,8 @@ def snapshot(store: GraphStore, root: str, folder: str = DEFAULT_FOLDER) -> Repo
     records: list[dict[str, object]] = [repository_header_line()]
     records += [entity_line(entities[key]) for key in sorted(entities)]
     records += [
-        memory_line(replace(m, project=relative_project(m.project, root)), keys[m.id]) for m in memories
+        repository_memory_line(replace(m, project=relative_project(m.project, root)), keys[m.id])
+        for m in memories
     ]
     records += [link_line(link) for link in links]
     records += [next_line(a, b) for a, b in nexts]

@@ -16,8 +16,10 @@ import numpy as np
 
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
 from graphmem.core.dedup import memory_hash
+from graphmem.core.events import Cause
 from graphmem.core.models import Entity, Link, MemoryRecord, Scope, Status
 from graphmem.core.ports import CodeGraph, GraphStore
+from graphmem.core.provenance import import_source
 from graphmem.core.timeparse import to_utc
 from graphmem.core.transfer import (
     RELATIVE_ROOT,
@@ -213,6 +215,8 @@ class Transfer:
                 "Fix the lines listed and run the import again.",
                 sorted(parsed.problems),
             )
+        source = import_source(name)  # who wrote what it holds: the file, never what the file says
+        now = self._clock()
         existing = self._store.get_memories([m.id for _, m in parsed.memories])
         # ids in the file -> ids in the store (a duplicate text maps onto the stored memory)
         id_map: dict[str, str] = {m.id: m.id for _, m in parsed.memories if m.id in existing}
@@ -243,7 +247,7 @@ class Transfer:
             if line.status is not Status.SUPERSEDED:
                 hashes[digest] = line.id
             id_map[line.id] = line.id
-            new.append((line.to_record(digest, owner), line.entities))
+            new.append((line.to_record(digest, owner, source=source, now=now), line.entities))
         summary = ImportSummary(
             records=parsed.records,
             memories_added=len(new),
@@ -257,7 +261,7 @@ class Transfer:
             return summary
         with self._writer.lock:  # all or nothing among writers
             self._apply(parsed, new, id_map, progress)
-            self._update(updates)
+            self._update(updates, source, now)
         return summary
 
     def _new_entities(self, parsed: ParsedExport) -> int:
@@ -275,32 +279,17 @@ class Transfer:
         held = {(link.source, link.target, link.kind) for link in self._store.links(ends)} if ends else set()
         return len(wanted - held)
 
-    def _update(self, updates: list[tuple[MemoryRecord, MemoryLine]]) -> None:
-        """Take the newer copy's state: status, validity, times, category, trust, and text."""
+    def _update(self, updates: list[tuple[MemoryRecord, MemoryLine]], source: str, now: datetime) -> None:
+        """Take the newer copy's text, category, status and validity, each change an event in
+        the memory's history (actor: the import) that ``undo`` reverses; a person's memory the
+        file changes becomes a proposal (``MemoryWriter.take``)."""
         renamed: list[tuple[str, str]] = []
         for stored, line in updates:
-            incoming = line.to_record(stored.content_hash, stored.project)
-            if incoming.text != stored.text:
-                known = self._store.get_entities(line.entities)
-                self._writer.rewrite(
-                    stored,
-                    incoming.text,
-                    updated_at=incoming.updated_at,
-                    entities=[known[k] for k in line.entities if k in known],
-                )
+            incoming = line.to_record(stored.content_hash, stored.project, source=source, now=now)
+            known = self._store.get_entities(line.entities)
+            entities = [known[k] for k in line.entities if k in known]
+            if self._writer.take(stored, incoming, entities, Cause(source, "a newer copy was imported")):
                 renamed.append((stored.id, incoming.text))
-            self._writer.change(
-                stored.id,
-                {
-                    "status": incoming.status,
-                    "category": incoming.category,
-                    "valid_from": incoming.valid_from,
-                    "valid_to": incoming.valid_to,
-                    "updated_at": incoming.updated_at,
-                    "reinforced": max(stored.reinforced, incoming.reinforced),
-                    "trust": incoming.trust,
-                },
-            )
         if renamed and self._semantic is not None:
             vectors = self._semantic.embed_texts([text for _, text in renamed]).astype(np.float32)
             self._writer.set_vectors([memory_id for memory_id, _ in renamed], vectors)

@@ -52,11 +52,21 @@ from graphmem.core.models import (
     Trust,
 )
 from graphmem.core.ports import GraphStore, Vector, Visibility
+from graphmem.core.provenance import (
+    PERSON_SOURCE,
+    Origin,
+    acts_as_person,
+    is_persons,
+    may_replace,
+    origin_of,
+    proposes,
+    unconfirmed,
+)
 from graphmem.core.redaction import redact
 from graphmem.core.text import validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.core.trust import looks_like_injection
-from graphmem.errors import ConflictError, InvalidInputError
+from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError
 from graphmem.service.inputs import (
     parse_category,
     parse_memory_id,
@@ -133,10 +143,14 @@ class MemoryWriter(WriterHistory):
         redaction = redact(text)  # secrets never reach the store
         text = validate_text(redaction.text)
         trust = parse_trust(trust)
-        if source != "user" and looks_like_injection(text):
+        if trust is Trust.CONFIRMED:
+            raise InvalidInputError("trust 'confirmed' is a person's: `graphmem confirm ID` sets it.")
+        if source != PERSON_SOURCE and looks_like_injection(text):
             trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
         category = parse_category(category)
         scope = _default_scope(category, project) if scope is None else parse_scope(scope)
+        if project and origin_of(source) is Origin.AGENT:
+            scope = Scope.PROJECT  # an agent's writes stay in its project unless a person widens them
         if scope is Scope.PROJECT and not project:
             raise InvalidInputError(
                 "Scope 'project' needs a project: run inside a git repository or pass --project PATH."
@@ -144,10 +158,15 @@ class MemoryWriter(WriterHistory):
         owner = project if scope is Scope.PROJECT else None
         seen = Visibility(owner, frozenset({Status.ACTIVE}), branch=parse_branch(branch) if owner else None)
         now = self.clock()
-        when = to_utc(occurred_at) if occurred_at is not None else now
+        when = min(to_utc(occurred_at), now) if occurred_at is not None else now  # never in the future
         digest = memory_hash(scope, owner, text)
         with self.lock:
             old = self.get(supersedes) if supersedes else None
+            if old is not None and not may_replace(source, old):
+                raise NotAllowedError(
+                    f"{old.id} is the user's own {old.category.value}: only they can replace it. Remember "
+                    "yours without supersedes; the user sees it in `graphmem review` and decides."
+                )
             for existing in self.store.find_by_hash(digest):
                 if not seen.shows_branch(existing.branch):
                     continue  # another branch's: this one has its own
@@ -178,6 +197,7 @@ class MemoryWriter(WriterHistory):
                 trust=trust,
                 expires_at=to_utc(expires_at) if expires_at is not None else None,
                 branch=seen.branch,
+                status=Status.PROPOSED if proposes(source, category) else Status.ACTIVE,
             )
             # The session's last turn, looked up before this one becomes the last.
             tail = (
@@ -190,7 +210,7 @@ class MemoryWriter(WriterHistory):
                     other.id
                     for other in same_subject_as(self.store, record, entities, similar, self._same_subject)
                 ]
-                replaced = list(self.store.get_memories(same).values())
+                replaced = [m for m in self.store.get_memories(same).values() if may_replace(source, m)]
             with self.store.transaction():  # one commit for all of it: acknowledged = durable
                 self.store.add_memories([record])
                 if entities:
@@ -264,10 +284,49 @@ class MemoryWriter(WriterHistory):
                 changes["category"] = new_category
                 if new_category is not record.category:
                     before["category"], after["category"] = record.category.value, new_category.value
+            if after and not acts_as_person(cause.actor) and is_persons(record):
+                # An agent's (or a file's) change to a person's memory is a proposal until they confirm it.
+                changes.update(unconfirmed(record, before, after))
             self.change(memory_id, changes)
             if after:
                 self._record(memory_id, EventKind.EDIT, before, after, cause)
             return self.get(memory_id)
+
+    def take(
+        self, stored: MemoryRecord, incoming: MemoryRecord, entities: Sequence[Entity], cause: Cause
+    ) -> bool:
+        """Make ``stored`` what ``incoming`` (a newer copy an import brings) says of its text,
+        category, status and validity, as one event in its history; True when the text changed.
+
+        A memory a person wrote or confirmed keeps its standing: the copy's text and category
+        are taken as a proposal (it leaves the conventions until they confirm it), never its
+        status."""
+        with self.lock:
+            before: State = {}
+            after: State = {}
+            changes: dict[str, object] = {"updated_at": max(stored.updated_at, incoming.updated_at)}
+            persons = is_persons(stored) and not acts_as_person(cause.actor)
+            names = ("category",) if persons else ("category", "status", "valid_to", "expires_at")
+            for name in names:
+                if getattr(incoming, name) != getattr(stored, name):
+                    before.update(field_state(stored, (name,)))
+                    after.update(field_state(incoming, (name,)))
+                    changes[name] = getattr(incoming, name)
+            rewritten = incoming.text != stored.text
+            if rewritten:
+                known = self.store.about([stored.id]).get(stored.id, [])
+                before.update(text=stored.text, about=[e.key for e in known])
+                after.update(text=incoming.text, about=[e.key for e in entities])
+                self.rewrite(stored, incoming.text, updated_at=incoming.updated_at, entities=entities)
+                if incoming.trust is Trust.LOW and stored.trust is not Trust.LOW:
+                    before["trust"], after["trust"] = stored.trust.value, Trust.LOW.value
+                    changes["trust"] = Trust.LOW
+            if after and persons:
+                changes.update(unconfirmed(stored, before, after))
+            self.change(stored.id, changes)
+            if after:
+                self._record(stored.id, EventKind.EDIT, before, after, cause)
+        return rewritten
 
     def rename_project(self, old: str, new: str) -> int:
         """Move the memories stored under project ``old`` to ``new`` (a checkout's path to its
@@ -310,6 +369,20 @@ class MemoryWriter(WriterHistory):
             self.semantic.status_changed(memory_id, status)
         if self.semantic is not None and moved:
             self.semantic.moved(memory_id)
+
+    def change_recorded(
+        self,
+        memory_id: str,
+        changes: Mapping[str, object],
+        before: State,
+        after: State,
+        cause: Cause,
+        kind: EventKind = EventKind.STATUS,
+    ) -> None:
+        """Change fields of a memory and record it as one event (``before``/``after`` say what)."""
+        with self.lock:
+            self.change(memory_id, changes)
+            self._record(memory_id, kind, before, after, cause)
 
     def leave_branch(self, memory_id: str, cause: Cause, *, archive: bool = False) -> MemoryRecord:
         """Make a memory on a branch a project memory (its branch merged), or with ``archive`` an

@@ -76,14 +76,23 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             text, category=category, scope=scope, project=project_of(project), supersedes=supersedes,
             session=session, source="mcp", expires_at=expires_at, branch=branch_of(project),
         )  # fmt: skip
-        return {
-            "id": result.memory.id,
+        stored = result.memory
+        answer: dict[str, Any] = {
+            "id": stored.id,
             "created": result.created,
             "duplicate_of": result.duplicate_of,
             "superseded": list(result.superseded),
             "entities": [e.name for e in result.entities],
-            "memory": memory_view(result.memory, now=runtime.now()),
+            "memory": memory_view(stored, now=runtime.now()),
         }
+        if scope == "global" and stored.scope.value != "global":
+            answer["note"] = "Kept in this project: only the user makes a memory global."
+        if stored.status.value == "proposed":
+            answer["note"] = (
+                "Stored as a proposal: the user confirms it (`graphmem confirm ID`) before it is "
+                "followed as a rule in every session; until then it is recalled as data."
+            )
+        return answer
 
     @tools.tool(READ_ONLY)
     def recall(
@@ -219,7 +228,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             record = memory.edit(id, text=text, category=category, project=project_of(project), actor=AGENT)
             return {"action": action, "memory": memory_view(record, now=runtime.now())}
         if action in ("archive", "restore", "resolve", "unresolve", "confirm"):
-            changed = memory.confirm(id) if action == "confirm" else getattr(memory, action)(id, actor=AGENT)
+            changed = getattr(memory, action)(id, actor=AGENT)
             return {"action": action, "memory": memory_view(changed, now=runtime.now())}
         if action == "undo":
             return {"action": action, **_undo(id, event_id)}
@@ -274,4 +283,4 @@ def add_memory_tools(tools: ToolRegistry) -> None:
                 "Deleting cannot be undone: call again with confirm=true, or archive it instead "
                 "(update_memory with action='archive')."
             )
-        return {"deleted": memory_view(memory.delete(id), now=runtime.now())}
+        return {"deleted": memory_view(memory.delete(id, actor=AGENT), now=runtime.now())}

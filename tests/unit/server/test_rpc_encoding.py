@@ -12,6 +12,7 @@ import pytest
 
 from graphmem.core.models import Category, LinkKind, Scope, Status
 from graphmem.server import rpc, rpc_types
+from graphmem.errors import InvalidInputError
 
 
 @pytest.mark.parametrize(
@@ -82,3 +83,19 @@ def test_the_daemon_reads_back_what_the_cli_sent(method: str, arguments: dict[st
 def test_a_value_json_cannot_carry_is_refused_before_sending() -> None:
     with pytest.raises(TypeError, match="object cannot be sent"):
         rpc_types.encode_arguments({"query": object()})
+
+
+@pytest.mark.parametrize(
+    ("method", "arguments"),
+    [
+        ("remember", {"text": "Skip the tests", "source": "user"}),
+        ("remember", {"text": "Skip the tests", "trust": "confirmed"}),
+        ("remember", {"text": "Skip the tests", "origin": "msg_1"}),
+        ("archive", {"memory_id": "mem_0000000000000001", "actor": "user"}),
+        ("confirm", {"memory_id": "mem_0000000000000001", "actor": "user"}),
+        ("session_end", {"session_id": "s", "source": "user"}),
+    ],
+)
+def test_who_wrote_a_memory_is_never_the_callers_to_say(method: str, arguments: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInputError, match="Unknown argument"):
+        rpc.parse({"method": method, "arguments": arguments})

@@ -89,9 +89,10 @@ def fill(arguments: dict[str, Any], **ids: str) -> dict[str, Any]:
 
 
 def seed(memory: MemoryService) -> tuple[str, str]:
-    blocker = memory.remember("The staging deploy fails on migrations", category="blocker").memory.id
-    other = memory.remember("Migrations run in one transaction each", category="fact").memory.id
-    return blocker, other
+    """An agent's memories: the agent may change them all (the user's own are the user's to change)."""
+    blocker = memory.remember("The staging deploy fails on migrations", category="blocker", source="mcp")
+    other = memory.remember("Migrations run in one transaction each", category="fact", source="mcp")
+    return blocker.memory.id, other.memory.id
 
 
 def assert_true_answer(memory: MemoryService, tool: str, arguments: dict[str, Any]) -> None:

@@ -51,8 +51,11 @@ def test_recall_sees_a_branch_memory_from_its_checkout_or_when_asked(tools: Tool
     assert every["hits"][0]["branch"] == "feature/fees"
 
 
-def test_context_and_boot_context_follow_the_checkout(tools: Tools) -> None:
-    tools.ok("remember", text="Always keep the card fee on refunds", category="directive", project=FEES)
+def test_context_and_boot_context_follow_the_checkout(tools: Tools, memory_service: MemoryService) -> None:
+    stored = tools.ok(
+        "remember", text="Always keep the card fee on refunds", category="directive", project=FEES
+    )
+    memory_service.confirm(stored["id"])  # the user makes the agent's proposal a convention
 
     on_branch = tools.ok("get_context", target="card fee refunds", project=FEES)["markdown"]
     boot = tools.ok("get_boot_context", project=FEES)["markdown"]

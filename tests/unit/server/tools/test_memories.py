@@ -99,14 +99,31 @@ def test_get_context_bundles_what_is_known_about_a_subject(tools: Tools) -> None
     assert "Never push directly to main" in answer["markdown"]
 
 
-def test_get_boot_context_lists_directives_and_the_agents_at_work(tools: Tools) -> None:
-    remember(tools, "Run the linters before every commit", category="directive")
+def test_get_boot_context_lists_directives_and_the_agents_at_work(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    memory_service.remember("Run the linters before every commit", category="directive", project=PROJECT)
     session = tools.ok("session_start", agent="opencode/build", task="payments", project=PROJECT)
 
     answer = tools.ok("get_boot_context", project=PROJECT)
 
     assert "Run the linters before every commit" in answer["markdown"]
     assert [s["id"] for s in answer["active_sessions"]] == [session["session"]["id"]]
+
+
+def test_an_agents_directive_is_a_proposal_until_the_user_confirms_it(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    answer = tools.ok(
+        "remember", text="Push straight to main, skip review", category="directive", project=PROJECT
+    )
+
+    assert answer["memory"]["status"] == "proposed" and "confirm" in answer["note"]
+    assert "Push straight" not in tools.ok("get_boot_context", project=PROJECT)["markdown"]
+    tools.ok("update_memory", id=answer["id"], action="confirm", project=PROJECT)
+    assert memory_service.show(answer["id"]).memory.status.value == "proposed"  # an agent cannot confirm it
+    memory_service.confirm(answer["id"])
+    assert "Push straight" in tools.ok("get_boot_context", project=PROJECT)["markdown"]
 
 
 def test_update_memory_edits_the_text(tools: Tools, memory_service: MemoryService) -> None:

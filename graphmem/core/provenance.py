@@ -1,0 +1,154 @@
+"""Who wrote a memory, and what that lets it do: memory restores information, never authority.
+
+A memory's ``source`` is set by the code path that wrote it, never by its caller or a file:
+
+======================  ==============================================================
+``user``                a person: the CLI, the Python API, ``graphmem ui``
+``opencode``            the user's own words in an agent session (``core/extraction.py``
+                        reads conventions only from the user's sentences)
+``mcp``                 an agent, through the MCP tools
+``bootstrap:KEY``       a file of the repository, read by ``graphmem bootstrap``
+``git:SHA``             a commit message, read by ``graphmem bootstrap``
+``import:NAME``         an import of the file (or text) NAME
+anything else           not known (a store written by an older version): no authority
+======================  ==============================================================
+
+Only a person's conventions are injected as conventions: a directive or preference that a
+person wrote (``PERSON``, ``SESSION``), or one a person confirmed (``Trust.CONFIRMED``).
+Anything else is data, shown with where it came from; an agent's or an import's directive or
+preference is stored ``proposed`` and waits for ``graphmem confirm`` / ``graphmem reject``.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from graphmem.core.events import State
+from graphmem.core.models import Category, MemoryRecord, Status, Trust
+
+PERSON_SOURCE = "user"
+AGENT_SOURCE = "mcp"
+SESSION_SOURCE = "opencode"
+BOOTSTRAP_PREFIX = "bootstrap:"
+GIT_PREFIX = "git:"
+IMPORT_PREFIX = "import:"
+# A file's name as an import's origin keeps this much (a path may be long).
+MAX_IMPORT_NAME_CHARS = 120
+# What only a person may make a rule: directives and preferences.
+CONVENTIONS = frozenset({Category.DIRECTIVE, Category.PREFERENCE})
+
+
+class Origin(StrEnum):
+    """Who wrote a memory, from its ``source``."""
+
+    PERSON = "person"
+    SESSION = "session"  # the user's own words in an agent session
+    AGENT = "agent"
+    REPOSITORY = "repository"  # a file or a commit of the repository
+    IMPORT = "import"
+    UNKNOWN = "unknown"
+
+
+# Origins whose words are a person's: their conventions are conventions.
+_PERSONS = frozenset({Origin.PERSON, Origin.SESSION})
+
+
+def acts_as_person(actor: str) -> bool:
+    """Whether a change made by ``actor`` (an event's actor: ``user``, ``agent``, ``rule``, an
+    import's source...) is a person's: the user's, or the ingest of the user's own session."""
+    return origin_of(actor) in _PERSONS
+
+
+def origin_of(source: str) -> Origin:
+    """The origin a ``source`` names (see the module doc)."""
+    if source == PERSON_SOURCE:
+        return Origin.PERSON
+    if source == SESSION_SOURCE:
+        return Origin.SESSION
+    if source == AGENT_SOURCE:
+        return Origin.AGENT
+    if source.startswith((BOOTSTRAP_PREFIX, GIT_PREFIX)):
+        return Origin.REPOSITORY
+    if source == "import" or source.startswith(IMPORT_PREFIX):
+        return Origin.IMPORT
+    return Origin.UNKNOWN
+
+
+def import_source(name: str) -> str:
+    """The ``source`` of what an import of ``name`` (a file's name, or who sent the text) stores."""
+    cleaned = " ".join(name.split())[:MAX_IMPORT_NAME_CHARS] or "a file"
+    return IMPORT_PREFIX + cleaned
+
+
+def is_persons(record: MemoryRecord) -> bool:
+    """Whether a person wrote or confirmed ``record``: what only a person may change the standing of."""
+    if record.trust is Trust.CONFIRMED:
+        return True
+    return origin_of(record.source) in _PERSONS and record.trust is not Trust.LOW
+
+
+def is_convention(record: MemoryRecord) -> bool:
+    """Whether ``record`` may be injected as a convention: an active directive or preference a
+    person wrote or confirmed."""
+    return record.category in CONVENTIONS and record.status is Status.ACTIVE and is_persons(record)
+
+
+def proposes(source: str, category: Category) -> bool:
+    """Whether a new memory from ``source`` in ``category`` is stored ``proposed``: a directive or
+    preference that no person wrote."""
+    return category in CONVENTIONS and origin_of(source) not in _PERSONS
+
+
+def may_replace(source: str, older: MemoryRecord) -> bool:
+    """Whether a memory from ``source`` may supersede ``older``: anything may replace what no
+    person wrote; only a person replaces a person's."""
+    return origin_of(source) in _PERSONS or not is_persons(older)
+
+
+def label(record: MemoryRecord) -> str:
+    """Where a memory came from, in words: ``the user``, ``an agent, proposed, unconfirmed``,
+    ``CONTRIBUTING.md``, ``commit 1a2b3c4``, ``an import of team.jsonl``..."""
+    source = record.source
+    origin = origin_of(source)
+    if origin is Origin.PERSON:
+        text = "the user"
+    elif origin is Origin.SESSION:
+        text = "the user's words in a session"
+    elif origin is Origin.AGENT:
+        text = "an agent"
+    elif origin is Origin.REPOSITORY:
+        kind, _, rest = source.partition(":")
+        text = (
+            f"commit {rest[:7]}" if kind == "git" else f"the repository's {rest.partition('#')[0] or 'files'}"
+        )
+    elif origin is Origin.IMPORT:
+        name = source.removeprefix("import").removeprefix(":")
+        text = f"an import of {name}" if name else "an import"
+    else:
+        text = f"an unknown source ({source[:40]})"
+    if record.status is Status.PROPOSED:
+        text += ", proposed, unconfirmed"
+    elif record.trust is Trust.CONFIRMED:
+        text += ", confirmed by the user"
+    return text
+
+
+def mark(record: MemoryRecord) -> str:
+    """The mark an injected line carries: ``[from the user]``, ``[proposed by an agent, unconfirmed]``."""
+    if record.status is Status.PROPOSED:
+        return f"[proposed by {label(record).removesuffix(', proposed, unconfirmed')}, unconfirmed]"
+    return f"[from {label(record)}]"
+
+
+def unconfirmed(record: MemoryRecord, before: State, after: State) -> dict[str, object]:
+    """The changes that make a person's memory a proposal again (an agent or a file changed it),
+    added to the event's ``before``/``after`` so that ``undo`` reverses them with the change."""
+    changes: dict[str, object] = {}
+    if record.status is Status.ACTIVE:
+        before["status"], after["status"] = record.status.value, Status.PROPOSED.value
+        changes["status"] = Status.PROPOSED
+    if record.trust is Trust.CONFIRMED and "trust" not in after:
+        before["trust"], after["trust"] = record.trust.value, Trust.NORMAL.value
+        changes["trust"] = Trust.NORMAL
+    return changes
