@@ -1,5 +1,5 @@
-"""The daemon's HTTP app: MCP at ``/mcp``, plus ``/health``, ``/stats``, ``/metrics``, ``/rpc``,
-the plugin's routes and ``graphmem ui``'s (``ui_routes``).
+"""The daemon's HTTP app: MCP at ``/mcp``, plus ``/health``, ``/identity`` (``identity``),
+``/stats``, ``/metrics``, ``/rpc``, the plugin's routes and ``graphmem ui``'s (``ui_routes``).
 
 MCP runs stateless with JSON responses: every request stands alone, so a client (or
 the stdio proxy) survives a daemon restart without a session to re-establish. Every
@@ -19,7 +19,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from graphmem.errors import InvalidInputError
-from graphmem.server import plugin_routes, rpc, rpc_stream, ui_routes
+from graphmem.server import identity, plugin_routes, rpc, rpc_stream, ui_routes
 from graphmem.server.guard import PRINCIPAL, CatchTooLarge, Guard, Policy
 from graphmem.server.rpc_types import VERBS
 from graphmem.server.runtime import Runtime
@@ -43,6 +43,20 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
             "version": runtime.version,
         }
         return JSONResponse(body, status_code=200 if healthy else 503)
+
+    @mcp.custom_route(identity.PATH, methods=["POST"])
+    async def prove_identity(request: Request) -> Response:
+        """Public: proves to a client that this process holds the token (``server/identity.py``)."""
+        try:
+            nonce = json.loads(await request.body()).get("nonce")
+        except (ValueError, RecursionError, AttributeError):
+            nonce = None
+        server = request.scope.get("server") or ("", 0)
+        answer = identity.answer(policy.token, policy.api_key, nonce, int(server[1] or 0))
+        if answer is None:
+            message = 'Send {"nonce": "<16 to 128 letters, digits, - or _>"} as JSON.'
+            return JSONResponse({"error": message}, 400)
+        return JSONResponse(answer)
 
     @mcp.custom_route("/stats", methods=["GET"])
     async def stats(request: Request) -> Response:
@@ -107,7 +121,7 @@ def _streamed_call(runtime: Runtime, method: str, arguments: dict[str, Any]) -> 
     return rpc_stream.ProgressStream(job, relay, log_hint=runtime.log_hint)
 
 
-ROUTES = "/mcp, /rpc, /plugin/* and /ui/* (POST), /health, /stats, /metrics and /ui/ (GET)"
+ROUTES = "/mcp, /rpc, /identity, /plugin/* and /ui/* (POST), /health, /stats, /metrics and /ui/ (GET)"
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

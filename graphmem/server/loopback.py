@@ -13,6 +13,9 @@ from __future__ import annotations
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+
+from graphmem.server import identity
 
 MAX_HEAD = 65_536  # bytes of status line and headers, and of a chunk's size line
 CHUNK = 65_536
@@ -134,11 +137,30 @@ class Answer:
             yield bytes(pending)
 
 
+@dataclass(frozen=True, slots=True)
+class Expected:
+    """The daemon a request with a secret is for: before sending it, the process at the other
+    end must prove it holds ``secret`` and is ``pid`` (``identity.verify``)."""
+
+    secret: str
+    pid: int
+    url: str
+
+
 @contextmanager
 def open_post(
-    host: str, port: int, path: str, body: bytes, headers: dict[str, str], timeout: float
+    host: str,
+    port: int,
+    path: str,
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    *,
+    expected: Expected | None = None,
 ) -> Iterator[Answer]:
-    """POST ``body`` to ``http://host:port/path``; the answer, to read before the block ends."""
+    """POST ``body`` to ``http://host:port/path``; the answer, to read before the block ends.
+    With ``expected``, only once the other end has proved it is that daemon (else
+    ``identity.NotTheDaemon``, and nothing of the request was sent)."""
     lines = [
         f"POST {path} HTTP/1.1",
         f"Host: {host}:{port}",
@@ -148,13 +170,24 @@ def open_post(
     lines += [f"{name}: {value}" for name, value in headers.items()]
     request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
     with socket.create_connection((host, port), timeout=timeout) as connection:
+        if expected is not None:
+            identity.verify(
+                connection, host=host, port=port, secret=expected.secret, pid=expected.pid, url=expected.url
+            )
         connection.sendall(request)
         yield Answer(connection)
 
 
 def post(
-    host: str, port: int, path: str, body: bytes, headers: dict[str, str], timeout: float
+    host: str,
+    port: int,
+    path: str,
+    body: bytes,
+    headers: dict[str, str],
+    timeout: float,
+    *,
+    expected: Expected | None = None,
 ) -> tuple[int, bytes]:
     """POST ``body`` to ``http://host:port/path``: the status and the body of the answer."""
-    with open_post(host, port, path, body, headers, timeout) as answer:
+    with open_post(host, port, path, body, headers, timeout, expected=expected) as answer:
         return answer.status, answer.read()

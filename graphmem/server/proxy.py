@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, TextIO
 from urllib.parse import urlsplit
 
-from graphmem.errors import GraphmemError
+from graphmem.errors import GraphmemError, StoreError
+from graphmem.server.identity import NotTheDaemon, verify
 from graphmem.server.lifecycle import (
     DaemonInfo,
     collect_as_long_running,
@@ -66,6 +67,24 @@ def _tool_error(message_id: Any, message: str) -> dict[str, Any]:
 
 class DaemonUnavailable(Exception):
     pass
+
+
+class _ProvenConnection(http.client.HTTPConnection):
+    """A keep-alive connection to the daemon that, each time it connects, has the other end
+    prove it is the daemon ``pid`` holding ``secret`` (``server/identity.py``) before any
+    request goes out: after a crash, whatever took the port gets no token and no call."""
+
+    def __init__(self, host: str, port: int, *, pid: int, url: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self.pid, self.url, self.secret = pid, url, ""
+
+    def connect(self) -> None:
+        super().connect()
+        try:
+            verify(self.sock, host=self.host, port=self.port, secret=self.secret, pid=self.pid, url=self.url)
+        except NotTheDaemon:
+            self.close()
+            raise
 
 
 @dataclass
@@ -113,16 +132,23 @@ class Proxy:
         threading.Thread(target=run, name="graphmem-daemon-start", daemon=True).start()
 
     def _post(self, info: DaemonInfo, body: bytes) -> tuple[int, bytes]:
-        connection: http.client.HTTPConnection | None = getattr(self._local, "connection", None)
+        connection: _ProvenConnection | None = getattr(self._local, "connection", None)
         target = urlsplit(info.url)
-        if connection is None or getattr(self._local, "url", None) != info.url:
-            connection = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port,
-                                                    timeout=CALL_TIMEOUT_S)  # fmt: skip
-            self._local.connection, self._local.url = connection, info.url
+        if connection is None or getattr(self._local, "daemon", None) != (info.url, info.pid):
+            if connection is not None:
+                connection.close()
+            connection = _ProvenConnection(target.hostname or "127.0.0.1", target.port or 80, pid=info.pid,
+                                           url=info.url, timeout=CALL_TIMEOUT_S)  # fmt: skip
+            self._local.connection, self._local.daemon = connection, (info.url, info.pid)
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         secret = read_token(self.data_dir) or self.api_key  # the daemon's local secret, read each call
-        if secret:
-            headers["Authorization"] = f"Bearer {secret}"
+        if not secret:
+            raise StoreError(
+                f"No daemon.token in {self.data_dir} and no GRAPHMEM_API_KEY: nothing proves the daemon "
+                f"at {info.url} is graphmem's, so nothing was sent."
+            )
+        connection.secret = secret
+        headers["Authorization"] = f"Bearer {secret}"
         try:
             connection.request("POST", "/mcp", body=body, headers=headers)
             response = connection.getresponse()
@@ -131,6 +157,9 @@ class Proxy:
             connection.close()
             self._local.connection = None
             raise DaemonUnavailable(str(exc)) from exc
+        except NotTheDaemon:  # nothing was sent
+            self._local.connection = None
+            raise
 
     def forward(self, message: dict[str, Any]) -> dict[str, Any]:
         message_id = message.get("id")
@@ -138,8 +167,10 @@ class Proxy:
         try:
             try:
                 status, raw = self._post(self.daemon(), body)
-            except DaemonUnavailable:
-                log.warning("the daemon did not answer; starting it again")
+            except (DaemonUnavailable, NotTheDaemon) as exc:
+                # Gone, or another process at its address (a daemon started since, or a squatter):
+                # find the daemon that holds the lock now, or start one.
+                log.warning("the daemon did not answer (%s); finding or starting it again", exc)
                 status, raw = self._post(self.daemon(restart=True), body)
         except (DaemonUnavailable, GraphmemError) as exc:
             return _tool_error(

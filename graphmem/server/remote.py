@@ -70,10 +70,15 @@ class RemoteMemory:
             request["progress"] = True
         headers = {"Content-Type": "application/json"}
         secret = read_token(self.data_dir) or self._api_key  # the token file is the user's own
-        if secret:
-            headers["Authorization"] = f"Bearer {secret}"
+        if not secret:
+            raise errors.StoreError(
+                f"No daemon.token in {self.data_dir} and no GRAPHMEM_API_KEY: nothing to prove the "
+                f"daemon at {self.info.url} is graphmem's. Stop it with `graphmem stop` and try again."
+            )
+        headers["Authorization"] = f"Bearer {secret}"
+        expected = loopback.Expected(secret, self.info.pid, self.info.url)
         try:
-            status, raw = self._exchange(json.dumps(request).encode(), headers, replay)
+            status, raw = self._exchange(json.dumps(request).encode(), headers, replay, expected)
         except (OSError, ValueError) as exc:
             raise errors.StoreError(
                 f"The graphmem daemon at {self.info.url} (pid {self.info.pid}) holds the store but did "
@@ -97,10 +102,16 @@ class RemoteMemory:
             raise kind(problem["message"])
         return rpc_types.decode_result(method, answer["result"])
 
-    def _exchange(self, body: bytes, headers: dict[str, str], replay: _Replay | None) -> tuple[int, bytes]:
-        """The status and the answer; a streamed answer's progress lines go to ``replay`` as
-        they arrive, and its last line is the answer."""
-        with loopback.open_post(self._host, self._port, "/rpc", body, headers, TIMEOUT_S) as answer:
+    def _exchange(
+        self, body: bytes, headers: dict[str, str], replay: _Replay | None, expected: loopback.Expected
+    ) -> tuple[int, bytes]:
+        """The status and the answer, once the daemon proved it is the one ``daemon.json`` names;
+        a streamed answer's progress lines go to ``replay`` as they arrive, and its last line is
+        the answer."""
+        opened = loopback.open_post(
+            self._host, self._port, "/rpc", body, headers, TIMEOUT_S, expected=expected
+        )
+        with opened as answer:
             if replay is None or answer.media_type != rpc_types.NDJSON:
                 return answer.status, answer.read()  # a refusal, or a daemon that does not stream
             for line in answer.lines(MAX_LINE):

@@ -69,8 +69,13 @@ CLI_FORBIDDEN_AT_IMPORT_TIME = (
 # The web stack belongs to the daemon.
 SERVER_ONLY = ("fastmcp", "mcp", "uvicorn", "starlette", "prometheus_client")
 # `graphmem mcp` starts with every client and must list tools at once: stdlib only.
-PROXY_MODULES = ("graphmem.server.proxy", "graphmem.server.lifecycle")
-PROXY_MAY_IMPORT = ("graphmem.errors", "graphmem.server.lifecycle", "graphmem.server")
+PROXY_MODULES = ("graphmem.server.proxy", "graphmem.server.lifecycle", "graphmem.server.identity")
+PROXY_MAY_IMPORT = (
+    "graphmem.errors",
+    "graphmem.server.lifecycle",
+    "graphmem.server.identity",
+    "graphmem.server",
+)
 
 
 @dataclass(frozen=True, slots=True)

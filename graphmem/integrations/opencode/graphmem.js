@@ -7,11 +7,12 @@
 // and every later request re-applies the same bytes to that message. OpenCode's hidden title,
 // compaction and summary agents get nothing. It keeps conventions, decisions and open blockers
 // through compaction, and asks graphmem to learn from a session when it goes idle or is compacted. It talks only to
-// the local graphmem daemon (found through daemon.json in graphmem's data dir), never waits
+// the local graphmem daemon (found through daemon.json in graphmem's data dir), sends it nothing secret before
+// the daemon has proved it holds the token (a program squatting on a crashed daemon's port gets nothing), never waits
 // longer than its timeouts, and never throws into OpenCode: with no daemon it adds nothing.
 // GRAPHMEM_PLUGIN=off in OpenCode's environment turns it off.
 
-import { createHash } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
@@ -66,14 +67,41 @@ function openCodeDb() {
 
 class NoDaemon extends Error {}
 
-function daemonUrl() {
+// The daemon daemon.json names: its url and pid.
+function daemonInfo() {
   let info;
   try {
     info = JSON.parse(readFileSync(join(dataDir(), "daemon.json"), "utf8"));
   } catch {
     throw new NoDaemon("no graphmem daemon is running");
   }
-  if (typeof info?.url !== "string") throw new NoDaemon("graphmem's daemon.json has no url");
+  if (typeof info?.url !== "string" || !Number.isInteger(info?.pid)) throw new NoDaemon("graphmem's daemon.json has no url or pid");
+  return info;
+}
+
+// Before the token or a prompt goes out, the program at the daemon's address proves it is the daemon
+// daemon.json names (after a crash any program may hold the port): it answers a fresh nonce with
+// HMAC-SHA256(token, "graphmem-identity-1\n" nonce "\n" pid "\n" port), which needs the token.
+async function provenDaemonUrl(secret, signal) {
+  const info = daemonInfo();
+  const nonce = randomBytes(16).toString("hex");
+  const response = await fetch(info.url + "/identity", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ nonce }),
+    signal,
+  });
+  const reply = await response.json().catch(() => ({}));
+  const port = new URL(info.url).port || "80";
+  const expected = Buffer.from(
+    createHmac("sha256", secret).update(`graphmem-identity-1\n${nonce}\n${info.pid}\n${port}`).digest("hex"),
+  );
+  const proven = [reply?.proof, reply?.key_proof].some(
+    (proof) => typeof proof === "string" && proof.length === expected.length && timingSafeEqual(Buffer.from(proof), expected),
+  );
+  if (reply?.pid !== info.pid || !proven) {
+    throw new Error(`sent nothing to ${info.url}: the program there is not the graphmem daemon (pid ${info.pid}) that daemon.json names`);
+  }
   return info.url;
 }
 
@@ -86,17 +114,18 @@ function daemonToken() {
   return (process.env.GRAPHMEM_API_KEY ?? "").trim();
 }
 
-// POST a JSON body to the daemon; the answer's JSON. The request is on its way before the
-// first await, so an event handler that cannot wait (opencode run exits) still sends it.
+// POST a JSON body to the daemon, once it proved itself; the answer's JSON. The identity request is
+// on its way before the first await.
 async function post(path, body, timeoutMs) {
-  const headers = { "content-type": "application/json" };
   const secret = daemonToken();
-  if (secret) headers.authorization = `Bearer ${secret}`;
-  const response = await fetch(daemonUrl() + path, {
+  if (!secret) throw new NoDaemon("no daemon.token in graphmem's data dir and no GRAPHMEM_API_KEY");
+  const signal = AbortSignal.timeout(timeoutMs);
+  const url = await provenDaemonUrl(secret, signal);
+  const response = await fetch(url + path, {
     method: "POST",
-    headers,
+    headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
     body: JSON.stringify(body),
-    signal: AbortSignal.timeout(timeoutMs),
+    signal,
   });
   const answer = await response.json().catch(() => ({}));
   if (!response.ok) throw new Error(`${path} answered ${response.status}: ${answer.error ?? "no message"}`);

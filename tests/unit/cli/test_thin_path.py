@@ -16,6 +16,8 @@ from typing import Any, ClassVar
 import pytest
 from support.imports import command_imports
 
+from graphmem.server import identity
+
 HEAVY = (
     "kuzu",
     "pyarrow",
@@ -42,6 +44,7 @@ HEAVY_OWN = (
     "graphmem.core.enrichment",
     "graphmem.service.coordination",
 )
+TOKEN = "t" * 43
 RESULT = {"query": "which linter", "plan": "hybrid", "hits": [], "took_ms": 1.0, "semantic_ready": False}
 
 
@@ -49,11 +52,16 @@ class _Daemon(BaseHTTPRequestHandler):
     """Answers ``/rpc`` as a daemon would, and remembers what it was asked."""
 
     calls: ClassVar[list[dict[str, Any]]] = []
+    protocol_version = "HTTP/1.1"  # a client proves the daemon on the connection its call then takes
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.calls.append(body)
-        raw = json.dumps({"result": RESULT}).encode()
+        if self.path == "/identity":
+            answer: Any = identity.answer(TOKEN, None, body["nonce"], self.server.server_address[1])
+        else:
+            self.calls.append(body)
+            answer = {"result": RESULT}
+        raw = json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(raw)))
@@ -74,6 +82,7 @@ def daemon(tmp_path: Path) -> Iterator[Path]:
     thread.start()
     info = {"pid": os.getpid(), "url": f"http://127.0.0.1:{server.server_port}", "data_dir": str(data_dir)}
     (data_dir / "daemon.json").write_text(json.dumps({**info, "started_at": 0.0, "version": "0.1.0"}))
+    (data_dir / "daemon.token").write_text(TOKEN + "\n", "ascii")
     _Daemon.calls = []
     try:
         with open(data_dir / "daemon.lock", "a+") as lock:

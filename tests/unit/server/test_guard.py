@@ -17,6 +17,7 @@ from starlette.websockets import WebSocketDisconnect
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
+from graphmem.server import identity
 from graphmem.server.guard import Policy, host_name
 from graphmem.server.http import build_app
 from graphmem.server.runtime import Runtime
@@ -229,6 +230,20 @@ def test_missing_or_wrong_secrets_share_one_budget_that_never_touches_the_tokens
         assert client.get("/stats", headers={"Authorization": "Bearer guess-9"}).status_code == 429
         assert [client.get("/stats", headers=AUTH).status_code for _ in range(3)] == [200, 200, 200]
         assert client.get("/health").status_code in (200, 503)  # never limited
+
+
+def test_identity_needs_no_token_and_proves_the_token_for_the_nonce_pid_and_port(client: TestClient) -> None:
+    import os
+
+    answer = client.post("/identity", json={"nonce": "n" * 32}, headers=JSON)
+    assert answer.status_code == 200
+    reply = answer.json()
+    assert reply["pid"] == os.getpid() and reply["key_proof"] is None
+    identity.check(reply, secret=TOKEN, nonce="n" * 32, pid=os.getpid(), port=9824, url=LOCAL)
+    with pytest.raises(identity.NotTheDaemon):  # the same proof does not hold for another port
+        identity.check(reply, secret=TOKEN, nonce="n" * 32, pid=os.getpid(), port=9825, url=LOCAL)
+    refused = client.post("/identity", json={"nonce": "short"}, headers=JSON)
+    assert refused.status_code == 400 and "nonce" in refused.json()["error"]
 
 
 def test_refusals_are_counted_in_the_metrics(fake_memory: MemoryService) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from graphmem.errors import NotFoundError, StoreError
+from graphmem.server import identity
 from graphmem.server.lifecycle import DaemonInfo
 from graphmem.server.remote import RemoteMemory
 
@@ -35,14 +36,38 @@ def plain(answer: Any) -> bytes:
     )
 
 
-class Daemon:
-    """One fake daemon on 127.0.0.1 answering each request with the next of ``answers``."""
+TOKEN = "t" * 43
+PID = 4242
 
-    def __init__(self) -> None:
+
+class Daemon:
+    """One fake daemon on 127.0.0.1 answering each request with the next of ``answers``; it
+    proves itself on ``/identity`` like the real one, with ``token`` (a squatter has none)."""
+
+    def __init__(self, token: str | None = TOKEN) -> None:
         self.server = socket.create_server(("127.0.0.1", 0))
+        self.token = token
         self.answers: list[bytes] = []
         self.requests: list[dict[str, Any]] = []
+        self.received = b""  # every byte any client sent
         threading.Thread(target=self._serve, daemon=True).start()
+
+    def _read(self, connection: socket.socket, pending: bytes) -> tuple[bytes, bytes, bytes]:
+        """(head, body, what follows) of the next request on ``connection``."""
+        request = pending
+        while b"\r\n\r\n" not in request:
+            chunk = connection.recv(65536)
+            if not chunk:
+                raise OSError("closed")
+            self.received += chunk
+            request += chunk
+        head, _, body = request.partition(b"\r\n\r\n")
+        length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+        while len(body) < length:
+            chunk = connection.recv(65536)
+            self.received += chunk
+            body += chunk
+        return head, body[:length], body[length:]
 
     def _serve(self) -> None:
         while True:
@@ -51,19 +76,30 @@ class Daemon:
             except OSError:
                 return
             with connection:
-                request = b""
-                while b"\r\n\r\n" not in request:
-                    request += connection.recv(65536)
-                head, _, body = request.partition(b"\r\n\r\n")
-                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
-                while len(body) < length:
-                    body += connection.recv(65536)
+                try:
+                    head, body, rest = self._read(connection, b"")
+                    if head.startswith(b"POST /identity "):
+                        connection.sendall(self._identity(json.loads(body)["nonce"]))
+                        head, body, rest = self._read(connection, rest)
+                except OSError:
+                    continue
                 self.requests.append(json.loads(body))
                 connection.sendall(self.answers.pop(0))
 
+    def _identity(self, nonce: str) -> bytes:
+        if self.token is None:  # a squatter: it answers what it can
+            return plain({"pid": PID, "proof": "0" * 64, "key_proof": None})
+        return plain(
+            {"pid": PID, "proof": identity.proof(self.token, nonce, PID, self.port), "key_proof": None}
+        )
+
+    @property
+    def port(self) -> int:
+        return int(self.server.getsockname()[1])
+
     def memory(self, tmp_path: Path) -> RemoteMemory:
-        port = self.server.getsockname()[1]
-        return RemoteMemory(DaemonInfo(1, f"http://127.0.0.1:{port}", str(tmp_path), 0.0, "t"))
+        (tmp_path / "daemon.token").write_text(TOKEN + "\n", "ascii")
+        return RemoteMemory(DaemonInfo(PID, f"http://127.0.0.1:{self.port}", str(tmp_path), 0.0, "t"))
 
 
 @pytest.fixture
@@ -157,8 +193,7 @@ def test_a_stream_that_does_not_fit_is_a_store_error(daemon: Daemon, tmp_path: P
 def test_the_own_checkouts_branch_goes_with_the_verbs_that_see_branches(
     daemon: Daemon, tmp_path: Path
 ) -> None:
-    port = daemon.server.getsockname()[1]
-    info = DaemonInfo(1, f"http://127.0.0.1:{port}", str(tmp_path), 0.0, "t")
+    info = daemon.memory(tmp_path).info
     memory = RemoteMemory(info, project="/src/shop", branch="feature/fees")
     daemon.answers += [plain({"result": 1}), plain({"result": 1}), plain({"result": 1})]
 
@@ -174,3 +209,27 @@ def test_the_own_checkouts_branch_goes_with_the_verbs_that_see_branches(
     assert (sent[0]["project"], sent[0]["branch"]) == ("/src/shop", "feature/fees")
     assert "branch" not in sent[1]
     assert sent[2]["branch"] == "main"
+
+
+def test_a_squatter_on_the_daemons_port_gets_neither_the_token_nor_the_call(tmp_path: Path) -> None:
+    squatter = Daemon(token=None)
+    squatter.answers.append(plain({"result": 1}))
+    try:
+        with pytest.raises(identity.NotTheDaemon, match="not the graphmem daemon") as refused:
+            squatter.memory(tmp_path).remember("The staging password is hunter2")
+    finally:
+        squatter.server.close()
+    assert "\n" not in str(refused.value)  # one line
+    assert TOKEN.encode() not in squatter.received and b"hunter2" not in squatter.received
+    assert squatter.requests == []
+
+
+def test_a_daemon_that_names_another_pid_is_not_the_one_daemon_json_names(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    daemon.answers.append(plain({"result": 1}))
+    info = daemon.memory(tmp_path).info
+    memory = RemoteMemory(DaemonInfo(PID + 1, info.url, info.data_dir, 0.0, "t"))
+    with pytest.raises(identity.NotTheDaemon, match="pid 4242"):
+        memory.reindex()
+    assert daemon.requests == []
