@@ -104,7 +104,7 @@ def test_the_budget_goes_to_what_was_remembered_about_the_target_before_derived_
     )
     memory_service.remember("!123 builds with Python 3.11", source="bootstrap:pyproject.toml#fact:python")
 
-    bundle = memory_service.get_context("!123", max_tokens=85)
+    bundle = memory_service.get_context("!123", max_tokens=105)
 
     assert _group_ids(bundle.groups) == [decision.memory.id]
     assert bundle.omitted_about == 1
