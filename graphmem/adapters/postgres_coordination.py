@@ -84,7 +84,10 @@ class PgCoordinator:
             raise NotFoundError(no_session(session_id, self.ttl))
         return self._session(rows[0])
 
-    def start(self, agent: str, project: str | None, task: str | None = None) -> AgentSession:
+    def start(
+        self, agent: str, project: str | None, task: str | None = None, owner: str | None = None
+    ) -> AgentSession:
+        # A team's sessions record no owner yet (no column): any client of the team may end them.
         now = self.clock()
         name = label(agent, "The agent name", required=True)
         with self._store.transaction():
@@ -128,7 +131,7 @@ class PgCoordinator:
             )
             return self._live(session.id)
 
-    def end(self, session_id: str) -> AgentSession:
+    def end(self, session_id: str, owner: str | None = None, force: bool = False) -> AgentSession:
         now = self.clock()
         with self._store.transaction():
             self._expire(now)
@@ -180,7 +183,7 @@ class PgCoordinator:
             raise ClaimConflictError(claimed_by(str(name), held), held.view())
         return held
 
-    def release(self, session_id: str, item: str) -> bool:
+    def release(self, session_id: str, item: str, owner: str | None = None, force: bool = False) -> bool:
         now = self.clock()
         name = label(item, "The item", required=True)
         with self._store.transaction():

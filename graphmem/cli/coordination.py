@@ -92,17 +92,22 @@ def session_heartbeat(state: CliState, session_id: str, task: str | None, as_jso
 @session.command("end")
 @click.argument("session_id", metavar="SESSION")
 @click.option("--summary", default=None, help="What was done; stored as an event memory.")
+@click.option("--force", is_flag=True, help="End it even though an agent (another client) started it.")
 @json_option
 @pass_state
-def session_end(state: CliState, session_id: str, summary: str | None, as_json: bool) -> None:
+def session_end(state: CliState, session_id: str, summary: str | None, force: bool, as_json: bool) -> None:
     """End SESSION, release its claims, and store its summary as an event memory.
+
+    A session an agent started through MCP is that agent's: ending it needs --force.
 
     \b
     Example:
         $ graphmem session end ses_5a0c2e9d71b4 --summary "Fixed the double refund in !12"
         ended ses_5a0c2e9d71b4 · summary stored as mem_0b3c1d2e4f5a6b7c
+        $ graphmem session end ses_9b1d3f0a2c4e --force
+        ended ses_9b1d3f0a2c4e
     """
-    ended = state.service.session_end(session_id, summary=summary)
+    ended = state.service.session_end(session_id, summary=summary, force=force)
     if as_json:
         present.echo_json({"session": ended.session.view(), "summary_memory_id": ended.summary_memory_id})
     elif ended.summary_memory_id:
@@ -163,16 +168,19 @@ def claim(state: CliState, session_id: str, item: str, ttl_seconds: int | None, 
 @click.command()
 @click.argument("session_id", metavar="SESSION")
 @click.argument("item")
+@click.option("--force", is_flag=True, help="Release it even though an agent (another client) holds it.")
 @pass_state
-def release(state: CliState, session_id: str, item: str) -> None:
+def release(state: CliState, session_id: str, item: str, force: bool) -> None:
     """Release ITEM that SESSION claimed (exit 1 when it held no such claim).
+
+    A claim of a session an agent started through MCP is that agent's: releasing it needs --force.
 
     \b
     Example:
         $ graphmem release ses_5a0c2e9d71b4 '!12'
         released !12
     """
-    if not state.service.release_item(session_id, item):
+    if not state.service.release_item(session_id, item, force=force):
         present.error(GraphmemError(f"{session_id} held no claim on {item}; nothing was released."))
         raise click.exceptions.Exit(1)
     click.echo(f"released {item}")

@@ -13,12 +13,15 @@ from typing import Any, Protocol
 
 from graphmem.core.redaction import redact
 from graphmem.core.views import iso
-from graphmem.errors import InvalidInputError
+from graphmem.errors import InvalidInputError, NotAllowedError
 
 DEFAULT_TTL = timedelta(minutes=5)
 MAX_TTL = timedelta(hours=24)
 MAX_LABEL_CHARS = 200
 MAX_SESSIONS = 1000
+# The owner of what a person starts through the CLI, ``/rpc`` or the Python API; an MCP client's
+# sessions are owned by that client (``server/tools/coordination.py``).
+PERSON = "person"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +37,7 @@ class AgentSession:
     last_seen: datetime
     expires_at: datetime
     claims: tuple[str, ...] = ()
+    owner: str | None = None  # the client that started it; never shown (None: anyone may end it)
 
     def __post_init__(self) -> None:
         if self.task:
@@ -92,6 +96,17 @@ def task_label(value: str | None) -> str | None:
     return redact(text).text if text else text
 
 
+def may_act(session: AgentSession, owner: str | None, *, force: bool, what: str, how: str) -> None:
+    """Raise ``NotAllowedError`` unless ``owner`` started ``session`` (or ``force``: a person's
+    override through the CLI). ``what`` is the act, ``how`` the CLI command that forces it."""
+    if force or session.owner is None or session.owner == owner:
+        return
+    raise NotAllowedError(
+        f"Session {session.id} ({session.agent}) was started by another client: only that client may "
+        f"{what}. Leave it to that agent (it expires without heartbeats), or, as a person, run `{how}`."
+    )
+
+
 def lease(ttl: timedelta | None, default: timedelta) -> timedelta:
     """A claim's lease: ``ttl`` (``default`` when None), between 1 s and ``MAX_TTL``."""
     chosen = ttl or default
@@ -120,18 +135,23 @@ class Coordination(Protocol):
 
     ttl: timedelta  # how long a session lives without a heartbeat
 
-    def start(self, agent: str, project: str | None, task: str | None = None) -> AgentSession: ...
+    def start(
+        self, agent: str, project: str | None, task: str | None = None, owner: str | None = None
+    ) -> AgentSession: ...
     def heartbeat(self, session_id: str, task: str | None = None) -> AgentSession:
         """Keep a session (and its claims) alive for another ttl."""
 
-    def end(self, session_id: str) -> AgentSession: ...
+    def end(self, session_id: str, owner: str | None = None, force: bool = False) -> AgentSession:
+        """End a session: only its owner may, unless ``force`` (``may_act``)."""
+
     def active(self, project: str | None = None) -> list[AgentSession]:
         """Live sessions, of ``project`` and of no project; all when ``project`` is None."""
 
     def claim(self, session_id: str, item: str, ttl: timedelta | None = None) -> Claim:
         """Claim ``item`` exclusively for ``session_id``; renewing one's own claim is fine."""
 
-    def release(self, session_id: str, item: str) -> bool:
-        """Release a claim; False when this session did not hold it."""
+    def release(self, session_id: str, item: str, owner: str | None = None, force: bool = False) -> bool:
+        """Release a claim (only the session's owner may, unless ``force``); False when this
+        session did not hold it."""
 
     def claims(self, project: str | None = None) -> list[Claim]: ...

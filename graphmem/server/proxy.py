@@ -100,6 +100,8 @@ class Proxy:
     start: Callable[[Path, float], DaemonInfo] = lambda data_dir, timeout: ensure_daemon(
         data_dir, timeout=timeout
     )
+    # Random per process, sent with every call: the daemon's sessions it starts belong to it.
+    client_id: str = field(default_factory=lambda: os.urandom(16).hex(), init=False)
     _daemon: DaemonInfo | None = field(default=None, init=False)
     _daemon_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _local: threading.local = field(default_factory=threading.local, init=False)
@@ -140,7 +142,11 @@ class Proxy:
             connection = _ProvenConnection(target.hostname or "127.0.0.1", target.port or 80, pid=info.pid,
                                            url=info.url, timeout=CALL_TIMEOUT_S)  # fmt: skip
             self._local.connection, self._local.daemon = connection, (info.url, info.pid)
-        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "X-Graphmem-Client": self.client_id,  # owns the sessions this client starts
+        }
         secret = read_token(self.data_dir) or self.api_key  # the daemon's local secret, read each call
         if not secret:
             raise StoreError(

@@ -115,7 +115,7 @@ METHODS = frozenset(VERBS)
 LOCAL_ONLY = frozenset({"progress", "out"})
 # Who wrote a memory is set by the code path, never by a caller (core/provenance.py): ``/rpc`` is
 # the CLI's door, a person's, so these parameters keep the service's defaults (the user).
-PROVENANCE = frozenset({"actor", "trust", "origin"})
+PROVENANCE = frozenset({"actor", "trust", "origin", "owner"})  # owner: of a session (coordination)
 PROVENANCE_OF = {"remember": PROVENANCE | {"source"}, "session_end": PROVENANCE | {"source"}}
 
 

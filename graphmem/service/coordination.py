@@ -25,6 +25,7 @@ from graphmem.core.coordination import (
     claimed_by,
     label,
     lease,
+    may_act,
     no_session,
     task_label,
 )
@@ -80,7 +81,9 @@ class Coordinator:
             raise NotFoundError(no_session(session_id, self.ttl))
         return session
 
-    def start(self, agent: str, project: str | None, task: str | None = None) -> AgentSession:
+    def start(
+        self, agent: str, project: str | None, task: str | None = None, owner: str | None = None
+    ) -> AgentSession:
         now = self.clock()
         name = _label(agent, "The agent name", required=True)
         assert name is not None
@@ -89,7 +92,9 @@ class Coordinator:
             if len(self._sessions) >= MAX_SESSIONS:
                 raise ConflictError(f"{MAX_SESSIONS} sessions are live: end some with session_end.")
             session_id = f"ses_{uuid.uuid4().hex[:12]}"
-            session = AgentSession(session_id, name, project, task_label(task), now, now, now + self.ttl)
+            session = AgentSession(
+                session_id, name, project, task_label(task), now, now, now + self.ttl, owner=owner
+            )
             self._sessions[session_id] = session
             return session
 
@@ -109,11 +114,13 @@ class Coordinator:
                     self._claims[key] = replace(claim, expires_at=max(claim.expires_at, now + self.ttl))
             return self._with_claims(session)
 
-    def end(self, session_id: str) -> AgentSession:
+    def end(self, session_id: str, owner: str | None = None, force: bool = False) -> AgentSession:
         now = self.clock()
         with self._lock:
             self._expire(now)
             session = self._with_claims(self._live(session_id, now))
+            how = f"graphmem session end {session.id} --force"
+            may_act(session, owner, force=force, what="end it", how=how)
             del self._sessions[session.id]
             self._expire(now)
             return session
@@ -149,13 +156,16 @@ class Coordinator:
             self._claims[key] = claim
             return claim
 
-    def release(self, session_id: str, item: str) -> bool:
-        """Release a claim; False when this session did not hold it."""
+    def release(self, session_id: str, item: str, owner: str | None = None, force: bool = False) -> bool:
+        """Release a claim (only the session's owner may, unless ``force``); False when this
+        session did not hold it."""
         now = self.clock()
         name = _label(item, "The item", required=True)
         with self._lock:
             self._expire(now)
             session = self._live(session_id, now)
+            how = f"graphmem release {session.id} '{name}' --force"
+            may_act(session, owner, force=force, what="release its claims", how=how)
             held = self._claims.get((session.project, name or ""))
             if held is None or held.session != session.id:
                 return False

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from graphmem.core.branches import parse_branch
 from graphmem.core.bundle import ContextBundle
+from graphmem.core.coordination import PERSON as OWNER_PERSON
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
 from graphmem.core.events import USER, Cause, MemoryEvent
 from graphmem.core.fusion import Plan
@@ -534,21 +535,29 @@ class MemoryService(TransferVerbs):
         return self.coordinator
 
     def session_start(
-        self, agent: str, *, project: str | None = None, task: str | None = None
+        self, agent: str, *, project: str | None = None, task: str | None = None, owner: str = OWNER_PERSON
     ) -> AgentSession:
         """Announce a working session other agents on the project see; it expires without
-        ``session_heartbeat``."""
-        return self._coordinator().start(agent, self._own(project), task)
+        ``session_heartbeat``. ``owner`` (set by the code path: a person, or an MCP client) is
+        the only client that may end it or release its claims."""
+        return self._coordinator().start(agent, self._own(project), task, owner)
 
     def session_heartbeat(self, session_id: str, *, task: str | None = None) -> AgentSession:
         """Keep a session and its claims alive for another TTL (and change its task)."""
         return self._coordinator().heartbeat(session_id, task)
 
     def session_end(
-        self, session_id: str, *, summary: str | None = None, source: str = "user"
+        self,
+        session_id: str,
+        *,
+        summary: str | None = None,
+        source: str = "user",
+        owner: str = OWNER_PERSON,
+        force: bool = False,
     ) -> EndedSession:
-        """End a session, release its claims, and store ``summary`` as an event memory."""
-        session = self._coordinator().end(session_id)
+        """End a session, release its claims, and store ``summary`` as an event memory. Only
+        the session's ``owner`` may, unless ``force`` (a person's override, from the CLI)."""
+        session = self._coordinator().end(session_id, owner, force)
         stored = None
         if summary and summary.strip():
             result = self.remember(
@@ -569,6 +578,9 @@ class MemoryService(TransferVerbs):
         ttl = timedelta(seconds=ttl_seconds) if ttl_seconds else None
         return self._coordinator().claim(session_id, item, ttl)
 
-    def release_item(self, session_id: str, item: str) -> bool:
-        """Release an item the session claimed; False when it did not hold it."""
-        return self._coordinator().release(session_id, item)
+    def release_item(
+        self, session_id: str, item: str, *, owner: str = OWNER_PERSON, force: bool = False
+    ) -> bool:
+        """Release an item the session claimed; False when it did not hold it. Only the session's
+        ``owner`` may, unless ``force`` (a person's override, from the CLI)."""
+        return self._coordinator().release(session_id, item, owner, force)

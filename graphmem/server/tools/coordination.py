@@ -1,15 +1,32 @@
-"""The coordination tools: sessions other agents see, and claims on items."""
+"""The coordination tools: sessions other agents see, and claims on items.
+
+A session belongs to the MCP client that started it (``client_owner``): only that client may
+end it or release its claims; another agent asking gets a ``NotAllowedError`` that says so.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
+from fastmcp.server.dependencies import get_http_headers
 from pydantic import Field
 
 from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.errors import ClaimConflictError
 from graphmem.server.tools.params import Project, SessionId
 from graphmem.server.tools.registry import IDEMPOTENT_WRITE, READ_ONLY, WRITES, ToolRegistry
+
+# `graphmem mcp` sends its own random id with every call; an agent chooses no header.
+CLIENT_HEADER = "x-graphmem-client"
+CLIENT_ID = re.compile(r"[0-9A-Za-z_-]{8,64}")
+
+
+def client_owner() -> str:
+    """The MCP client making this call: ``mcp:<id>`` of its ``graphmem mcp`` process, or ``mcp``
+    for a client that sends no id (all of those share one owner)."""
+    sent = get_http_headers(include={CLIENT_HEADER}).get(CLIENT_HEADER, "")
+    return f"mcp:{sent}" if CLIENT_ID.fullmatch(sent) else "mcp"
 
 
 def add_coordination_tools(tools: ToolRegistry) -> None:
@@ -35,7 +52,7 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
     ) -> dict[str, Any]:
         """Announce a working session so other agents on the project see it. Send
         session_heartbeat every few minutes; sessions and claims expire without it."""
-        session = memory.session_start(agent, project=project_of(project), task=task)
+        session = memory.session_start(agent, project=project_of(project), task=task, owner=client_owner())
         return {"session": session.view(), "ttl_seconds": int(runtime.coordinator.ttl.total_seconds())}
 
     @tools.tool(IDEMPOTENT_WRITE)
@@ -57,8 +74,9 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
             ),
         ] = None,
     ) -> dict[str, Any]:
-        """End a session, release its claims, and store its summary as an event memory."""
-        ended = memory.session_end(session_id, summary=summary, source="mcp")
+        """End a session you started, release its claims, and store its summary as an event
+        memory. Another client's session cannot be ended here."""
+        ended = memory.session_end(session_id, summary=summary, source="mcp", owner=client_owner())
         return {"session": ended.session.view(), "summary_memory_id": ended.summary_memory_id}
 
     @tools.tool(READ_ONLY)
@@ -100,5 +118,5 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         session_id: SessionId,
         item: Annotated[str, Field(description="The item claimed.", min_length=1, max_length=200)],
     ) -> dict[str, Any]:
-        """Release an item this session claimed."""
-        return {"released": memory.release_item(session_id, item), "item": item}
+        """Release an item a session you started claimed (another client's claims stay)."""
+        return {"released": memory.release_item(session_id, item, owner=client_owner()), "item": item}

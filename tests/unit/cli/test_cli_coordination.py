@@ -63,3 +63,38 @@ def test_a_session_claims_releases_and_ends_with_a_summary(shared: Invoke) -> No
     assert ended.stdout.startswith(f"ended {session_id}")
     assert "race in refund" in shared("show", memory_id).stdout
     assert "No live session" in shared("session", "heartbeat", session_id).stderr
+
+
+def test_an_agents_session_is_ended_or_its_claim_released_only_with_force(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    coordinator = Coordinator(lambda: datetime(2026, 5, 1, 9, 0, tzinfo=UTC))
+
+    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
+        memory.coordinator = coordinator
+        return memory
+
+    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
+    runner = CliRunner()
+
+    def cli(*args: str) -> Result:
+        return runner.invoke(main.cli, ["--data-dir", str(tmp_path / "data"), *args])
+
+    own = cli("session", "start", "alice").stdout.strip()
+    # What an MCP client's session is: owned by that client, not by the person at the CLI.
+    agents = coordinator.start("opencode/plan", None, owner="mcp:0123456789abcdef")
+    coordinator.claim(agents.id, "!7")
+
+    refused_release = cli("release", agents.id, "!7")
+    refused_end = cli("session", "end", agents.id)
+    forced_release = cli("release", agents.id, "!7", "--force")
+    forced_end = cli("session", "end", agents.id, "--force")
+    own_end = cli("session", "end", own)
+
+    assert refused_release.exit_code == 4 and "started by another client" in refused_release.stderr
+    assert refused_end.exit_code == 4 and f"graphmem session end {agents.id} --force" in refused_end.stderr
+    assert "Traceback" not in refused_end.output
+    assert forced_release.stdout.strip() == "released !7"
+    assert forced_end.exit_code == 0 and forced_end.stdout.strip() == f"ended {agents.id}"
+    assert own_end.exit_code == 0  # a person's own session needs no --force

@@ -12,7 +12,7 @@ from support.stores import postgres_url
 from graphmem.adapters.postgres_coordination import PgCoordinator
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.coordination import AgentSession, Coordination
-from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
 from graphmem.service.coordination import Coordinator
 
 
@@ -179,3 +179,18 @@ def test_bad_input_is_refused(
     with pytest.raises(InvalidInputError):
         session = coordinator.start(agent or "", "/p")
         coordinator.claim(session.id, item, ttl)
+
+
+def test_only_the_owner_ends_a_session_or_releases_its_claims_unless_forced(clock: Clock) -> None:
+    coordinator = Coordinator(clock, timedelta(seconds=60))
+    mine = coordinator.start("opencode/build", "/p", owner="mcp:aaaaaaaaaaaa")
+    coordinator.claim(mine.id, "!12")
+
+    with pytest.raises(NotAllowedError, match="started by another client"):
+        coordinator.release(mine.id, "!12", owner="mcp:bbbbbbbbbbbb")
+    with pytest.raises(NotAllowedError, match=f"graphmem session end {mine.id} --force"):
+        coordinator.end(mine.id, owner="person")
+    assert [c.item for c in coordinator.claims("/p")] == ["!12"]
+
+    assert coordinator.release(mine.id, "!12", owner="person", force=True) is True
+    assert coordinator.end(mine.id, owner="mcp:aaaaaaaaaaaa").id == mine.id

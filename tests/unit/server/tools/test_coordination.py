@@ -119,3 +119,27 @@ def test_a_task_is_shown_to_other_agents_without_its_secrets(tools: Tools) -> No
 
     assert [s["task"] for s in listed] == ["mirror to gitlab with [REDACTED:gitlab-token]"]
     assert [s["task"] for s in boot] == ["mirror to gitlab with [REDACTED:gitlab-token]"]
+
+
+def test_an_agent_cannot_end_a_session_or_release_a_claim_it_did_not_start(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    person = memory_service.session_start("alice/cli", project=PROJECT)  # started by a person
+    memory_service.claim_item(person.id, "!12")
+
+    ended = tools.refused("session_end", session_id=person.id, summary="done")
+    released = tools.refused("release_item", session_id=person.id, item="!12")
+
+    assert "started by another client" in ended and "--force" in ended
+    assert "started by another client" in released
+    listed = tools.ok("active_sessions", project=PROJECT)
+    assert [s["id"] for s in listed["sessions"]] == [person.id]
+    assert [c["item"] for c in listed["claims"]] == ["!12"]
+
+
+def test_an_agent_ends_its_own_session(tools: Tools) -> None:
+    own = start(tools, "opencode/build")
+    tools.ok("claim_item", session_id=own, item="!12")
+
+    assert tools.ok("release_item", session_id=own, item="!12")["released"] is True
+    assert tools.ok("session_end", session_id=own)["session"]["id"] == own
