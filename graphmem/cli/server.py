@@ -112,13 +112,26 @@ def mcp(state: CliState) -> None:
         handler.setFormatter(logging.Formatter("graphmem mcp: %(levelname)s %(message)s"))
         logging.getLogger("graphmem").addHandler(handler)
         logging.getLogger("graphmem").setLevel(logging.WARNING)
+    state.check_settings()  # as every reader: invalid values stop it, unknown keys are warned of
     settings = load_settings(data_dir=state.data_dir)
+    _check_daemon_store(settings)
     run(
         settings.data_dir.expanduser(),
         start_timeout=settings.server.start_timeout_seconds,
         api_key=settings.api_key.get_secret_value() if settings.api_key else None,
         version=version("graphmem"),
     )
+
+
+def _check_daemon_store(settings: Settings) -> None:
+    """A daemon already serving the data dir must serve the store these settings ask for."""
+    from graphmem.locate import describe_store
+    from graphmem.server.lifecycle import check_daemon_store, find_daemon
+
+    data_dir = settings.data_dir.expanduser()
+    daemon = find_daemon(data_dir)
+    if daemon is not None:
+        check_daemon_store(daemon, describe_store(data_dir, settings.store.url))
 
 
 @click.command()
@@ -183,7 +196,13 @@ def ui(state: CliState, print_url: bool) -> None:
     headers = {"Content-Type": "application/json", "Authorization": f"Bearer {secret}"}
     try:
         status, raw = loopback.post(
-            target.hostname or "127.0.0.1", target.port or 80, "/ui/login", b"{}", headers, 30.0
+            target.hostname or "127.0.0.1",
+            target.port or 80,
+            "/ui/login",
+            b"{}",
+            headers,
+            30.0,
+            expected=loopback.Expected(secret, info.pid, info.url),  # the token goes to the daemon only
         )
         path = json.loads(raw)["path"] if status == 200 else None
     except (OSError, ValueError, KeyError, TypeError) as exc:

@@ -84,7 +84,7 @@ def test_graphmem_ui_never_gives_the_browser_the_sign_in_code(
     opened: list[str] = []
     monkeypatch.setattr(lifecycle, "find_daemon", lambda data_dir: info)
     monkeypatch.setattr(lifecycle, "read_token", lambda data_dir: "token")
-    monkeypatch.setattr(loopback, "post", lambda *a: (200, f'{{"path": "/ui/#code={CODE}"}}'.encode()))
+    monkeypatch.setattr(loopback, "post", lambda *a, **k: (200, f'{{"path": "/ui/#code={CODE}"}}'.encode()))
     monkeypatch.setattr(webbrowser, "open", lambda url, *a, **k: opened.append(url) or True)
     monkeypatch.chdir(tmp_path)  # no project: the URL is the code's alone
     result = CliRunner().invoke(main.cli, ["--data-dir", str(data_dir), "ui"])
