@@ -361,11 +361,36 @@ def ingest_bench(sessions: int, as_json: bool) -> None:
     show_default=True,
     help="Re-scans of a copy of PATH after every file in it changed.",
 )
+@click.option(
+    "--then-ask",
+    is_flag=True,
+    help="Instead: bootstrap through a fresh daemon, then time context and recall calls while it embeds.",
+)
+@click.option(
+    "--ask-seconds",
+    type=click.FloatRange(1, 3600),
+    default=60.0,
+    show_default=True,
+    help="With --then-ask: how long to ask for.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def bootstrap_bench(path: Path, history: int, rescans: int, changed_rescans: int, as_json: bool) -> None:
+def bootstrap_bench(
+    path: Path,
+    history: int,
+    rescans: int,
+    changed_rescans: int,
+    then_ask: bool,
+    ask_seconds: float,
+    as_json: bool,
+) -> None:
     """Bootstrap speed on a repository: files/s and symbols/s end to end, and re-scans.
 
-    Runs on a temporary store; your own store is not touched.
+    With --then-ask: how soon the repository answers. A fresh daemon bootstraps it
+    (--history commits, 500 unless given), a person's memory is remembered, and for
+    --ask-seconds `graphmem context FILE` and `graphmem recall QUESTION` run one after the
+    other, each a CLI process timed end to end, while the daemon embeds the backlog.
+
+    Runs on a temporary store; your own store and daemon are not touched.
 
     \b
     Example:
@@ -373,7 +398,19 @@ def bootstrap_bench(path: Path, history: int, rescans: int, changed_rescans: int
         bootstrap benchmark: /home/me/src/flask
         first scan    83 files, 1,412 symbols in 0.6 s = 138.3 files/s, 2353.3 symbols/s
         ...
+        $ graphmem bench bootstrap ~/src/click --then-ask --history 500
+        bootstrap then ask: /home/me/src/click (history 500, bootstrap 9.8 s)
+        context  40 calls: p50 0.41 s, p95 0.62 s, max 0.7 s
+        ...
     """
+    if then_ask:
+        from graphmem.bench import bootstrap_ask
+
+        source = click.get_current_context().get_parameter_source("history")
+        commits = 500 if source is click.core.ParameterSource.DEFAULT else history
+        found = bootstrap_ask.run(path.resolve(), seconds=ask_seconds, history=commits)
+        click.echo(json.dumps(found, indent=2) if as_json else bootstrap_ask.format_report(found))
+        return
     from graphmem.bench.bootstrap import format_report, run
 
     report = run(path.resolve(), history=history, rescans=rescans, changed_rescans=changed_rescans)

@@ -82,7 +82,7 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
             return JSONResponse(rpc.error_answer(exc), 400)
         if streamed:
             return _streamed_call(runtime, method, arguments)
-        answer = await anyio.to_thread.run_sync(rpc.run, runtime.memory, method, arguments)
+        answer = await anyio.to_thread.run_sync(runtime.served, rpc.run, runtime.memory, method, arguments)
         if method in rpc.WRITES:
             runtime.written()
         return JSONResponse(answer)

@@ -250,7 +250,7 @@ def register(mcp: FastMCP, runtime: Runtime, injector: Injector | None = None) -
             system=body.system,
             files=tuple(body.files),
         )
-        done = await anyio.to_thread.run_sync(injector.turn, call)
+        done = await anyio.to_thread.run_sync(runtime.served, injector.turn, call)
         return JSONResponse(
             {
                 "blocks": done.blocks,
@@ -276,7 +276,7 @@ def register(mcp: FastMCP, runtime: Runtime, injector: Injector | None = None) -
             files=tuple(body.files),
             agent=body.agent,
         )
-        done = await anyio.to_thread.run_sync(injector.inject, call)
+        done = await anyio.to_thread.run_sync(runtime.served, injector.inject, call)
         return JSONResponse(
             {
                 "block": done.block,

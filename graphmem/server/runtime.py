@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -22,8 +23,12 @@ from graphmem.service.semantic import SemanticIndex
 
 log = logging.getLogger(__name__)
 
-# Memories embedded per background step: small, so a recall never waits long for the index.
-BACKGROUND_BATCH = 32
+# Memories embedded per background step: few enough to be one model call on one core (the
+# other core stays free for reads), and a step a read may overlap is short.
+BACKGROUND_BATCH = 8
+# The worker waits for the calls in flight to end before each step, but no longer than this:
+# under a steady stream of calls the backlog still drains.
+CALLS_FIRST_MAX_WAIT_S = 2.0
 # MRs, issues and epics fetched per background step (one request or a few each).
 ENRICH_STEP = 5
 # Health turns "degraded" while more than this many memories wait for a vector.
@@ -33,6 +38,32 @@ IDLE_POLL_S = 0.5
 ENRICH_POLL_S = 5.0
 # Seconds between two checks of deleted branches when idle (each runs git once per project).
 BRANCH_CHECK_S = 300.0
+
+
+class CallsInFlight:
+    """The clients' calls being served; the background worker steps aside while there are any
+    (reads are the user's; embedding the backlog can wait a moment)."""
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._idle = threading.Condition()
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        with self._idle:
+            self._count += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._count -= 1
+                if self._count == 0:
+                    self._idle.notify_all()
+
+    def wait_idle(self, timeout_s: float) -> bool:
+        """Wait until no call is in flight (at most ``timeout_s``); whether none is."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self._count == 0, timeout_s)
 
 
 @dataclass
@@ -82,6 +113,7 @@ class Runtime:
         self.coordinator: Coordination = memory.coordinator or Coordinator(clock, session_ttl)
         memory.coordinator = self.coordinator  # the service's session and claim verbs use it
         self.metrics = Metrics()
+        self.calls = CallsInFlight()  # the MCP tools, /rpc and the plugin's routes count here
         self.metrics.watch(self._gauges)
         self._resolve_project = resolve_project
         self._resolve_branch = resolve_branch
@@ -125,6 +157,11 @@ class Runtime:
         if self._enricher is not None:
             self._enricher.join(timeout)
 
+    def served(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """``function(*args, **kwargs)`` as a client's call: the background worker steps aside."""
+        with self.calls.serving():
+            return function(*args, **kwargs)
+
     def written(self) -> None:
         """A memory was written: embed it soon (and enrich the refs it names)."""
         self._wake.set()
@@ -150,6 +187,7 @@ class Runtime:
             return
         try:
             self.memory.load_model()
+            semantic.index()  # open the vectors here, not on the first read
             semantic.ready = True
             log.info("embedding model loaded")
         except GraphmemError as exc:
@@ -158,6 +196,7 @@ class Runtime:
             return
         while not self._stop.is_set():
             try:
+                self.calls.wait_idle(CALLS_FIRST_MAX_WAIT_S)
                 done = semantic.embed_pending(limit=BACKGROUND_BATCH)
                 self.store_error = None
             except GraphmemError as exc:

@@ -251,7 +251,10 @@ class Recaller:
             hits=hits,
             channels={name: len(ranking) for name, ranking in rankings.items()},
             took_ms=took,
-            semantic_ready=query_vector is not None or not plan.uses(SEMANTIC),
+            # False while some memories wait for their vectors: those are found by words,
+            # entities and the graph only.
+            semantic_ready=(query_vector is not None and self._semantic is not None and self._semantic.complete)
+            or not plan.uses(SEMANTIC),
         )
 
     def _similarities(self, vector: Vector | None, ids: Sequence[str]) -> dict[str, float]:

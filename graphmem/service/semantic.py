@@ -1,8 +1,12 @@
 """The semantic side of the store: embedding backlog and the in-process vector index.
 
 Writes never wait for the model. New memories are stored without a vector; they
-are embedded in batches by the first thing that needs vectors (a recall,
-``graphmem status``, ``reindex``); import embeds each batch before storing it.
+are embedded in batches by the daemon's worker, or, with no daemon, by the first thing that
+needs vectors (a recall embeds for at most ``EMBED_ON_READ_S``; ``graphmem status`` and
+``reindex`` embed all); import embeds each batch before storing it. What a person or an
+agent wrote is embedded before what was scraped (``added``), and no read waits for an
+embedding under way: the model runs outside the index's lock (``_lock``), which is held
+only to open the index and to add a batch's rows to it.
 
 The vector index is derived from the store's vectors. With ``files`` it is saved between
 runs (at close, and by ``tidy`` when many changes are unsaved) and restored at the first
@@ -16,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 
@@ -24,6 +29,7 @@ import numpy as np
 from graphmem.core.branches import place
 from graphmem.core.models import MemoryRecord, Status
 from graphmem.core.ports import Embedder, GraphStore, Vector, VectorIndex, VectorIndexFiles
+from graphmem.core.provenance import Origin, origin_of
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +45,13 @@ SAVE_AFTER_CHANGES = 2_000
 # More journaled changes than this at open: reading every vector back (3.8 s at 100,000 on a
 # quiet machine) is cheaper than a lookup each (about a millisecond).
 MAX_REPLAYED = 2_000
+# With no daemon (``embed_on_read``), a read embeds the backlog for at most this long and
+# answers with what has vectors: a store with 100,000 memories waiting answered only after
+# minutes when a read embedded them all.
+EMBED_ON_READ_S = 0.5
+# Whose memories are embedded first: the user's, their sessions' and their agents' own, before
+# what a bootstrap scraped or an import brought (those wait in write order).
+EMBEDDED_FIRST = frozenset({Origin.PERSON, Origin.SESSION, Origin.AGENT})
 
 
 class SemanticIndex:
@@ -61,9 +74,12 @@ class SemanticIndex:
         # False while a daemon loads the model in the background: recall is then lexical.
         self.ready = True
         self._index: VectorIndex | None = None
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # the index: opening it, adding rows; never held while embedding
+        self._embedding = threading.Lock()  # one embedding run at a time
         self._query_cache: dict[str, Vector] = {}
         self._maybe_pending = True  # something may be waiting for a vector
+        self._writes = 0  # memories written since the start: a scan that found none stays right
+        self._first: dict[str, None] = {}  # memories to embed before the store's backlog
 
     @property
     def embedder(self) -> Embedder:
@@ -74,13 +90,15 @@ class SemanticIndex:
         return self._index is not None
 
     def index(self) -> VectorIndex:
-        """The vector index, restored or loaded from the store on first use, backlog embedded."""
+        """The vector index, restored or loaded from the store on first use; with
+        ``embed_on_read``, the backlog embedded for at most ``EMBED_ON_READ_S`` first."""
         with self._lock:
             if self._index is None:
                 self._index = self._open_index()
-            if self.embed_on_read:
-                self.embed_pending()
-            return self._index
+            index = self._index
+        if self.embed_on_read:
+            self.embed_pending(budget_s=EMBED_ON_READ_S)
+        return index
 
     def _key(self) -> str:
         token = self._store.get_meta(TOKEN_KEY)
@@ -163,22 +181,37 @@ class SemanticIndex:
         """False when every memory is known to have its vector."""
         return self._maybe_pending
 
+    @property
+    def complete(self) -> bool:
+        """Every memory is known to have its vector: a semantic search sees them all."""
+        return not self._maybe_pending
+
     def embed_pending(
-        self, progress: Callable[[int], None] | None = None, *, limit: int | None = None
+        self,
+        progress: Callable[[int], None] | None = None,
+        *,
+        limit: int | None = None,
+        budget_s: float | None = None,
     ) -> int:
-        """Embed memories still without a vector (at most ``limit``); returns how many."""
+        """Embed memories still without a vector, people's first (at most ``limit``, and no
+        new batch after ``budget_s`` seconds); returns how many."""
         done = 0
-        with self._lock:
-            if not self._maybe_pending:
-                return 0
+        started = time.monotonic()
+        chunk_most = EMBED_CHUNK if budget_s is None else EMBED_CHUNK // 8  # a budget: small steps
+        with self._embedding:
             while limit is None or done < limit:
-                chunk = EMBED_CHUNK if limit is None else min(EMBED_CHUNK, limit - done)
-                batch = self._store.pending_embeddings(chunk)
+                if not self._maybe_pending:
+                    return done
+                if budget_s is not None and done and time.monotonic() - started >= budget_s:
+                    return done
+                writes = self._writes
+                batch = self._next_batch(chunk_most if limit is None else min(chunk_most, limit - done))
                 if not batch:
-                    self._maybe_pending = False
+                    if writes == self._writes:  # nothing written while looking
+                        self._maybe_pending = False
                     return done
                 ids = [memory_id for memory_id, _ in batch]
-                vectors = self._embedder.embed([text for _, text in batch])
+                vectors = self._embedder.embed([text for _, text in batch])  # no lock held
                 self.will_change(ids)
                 self._store.set_embeddings(ids, vectors)
                 self.stored(ids, vectors)
@@ -186,6 +219,24 @@ class SemanticIndex:
                 if progress is not None:
                     progress(len(batch))
             return done
+
+    def _next_batch(self, size: int) -> list[tuple[str, str]]:
+        """Up to ``size`` memories to embed: those ``added`` as people's first, then the store's
+        backlog in write order."""
+        batch: list[tuple[str, str]] = []
+        while self._first and len(batch) < size:
+            wanted = list(self._first)[: size - len(batch)]
+            records = self._store.get_memories(wanted)
+            for memory_id in wanted:
+                self._first.pop(memory_id, None)
+                record = records.get(memory_id)
+                if record is not None and not record.embedded:
+                    batch.append((memory_id, record.text))
+        if len(batch) < size:
+            taken = {memory_id for memory_id, _ in batch}
+            more = self._store.pending_embeddings(size - len(batch) + len(taken))
+            batch += [(i, text) for i, text in more if i not in taken][: size - len(batch)]
+        return batch
 
     def embed_query(self, text: str) -> Vector:
         cached = self._query_cache.get(text)
@@ -260,13 +311,20 @@ class SemanticIndex:
         self._applied(ids)
 
     def text_changed(self, memory_id: str) -> None:
-        """The memory's text changed: its vector is stale until re-embedded."""
+        """The memory's text changed (an edit): its vector is stale until re-embedded, first."""
         if self._index is not None:
             self._index.remove(memory_id)
+        self._first[memory_id] = None
+        self._writes += 1
         self._maybe_pending = True
         self._applied([memory_id])
 
-    def added(self) -> None:
+    def added(self, ids: Sequence[str] = (), *, source: str | None = None) -> None:
+        """Memories were stored without a vector; those of ``source`` are embedded before the
+        rest when a person, their session or their agent wrote them (``EMBEDDED_FIRST``)."""
+        if source is not None and origin_of(source) in EMBEDDED_FIRST:
+            self._first.update(dict.fromkeys(ids))
+        self._writes += 1
         self._maybe_pending = True
 
     def status_changed(self, memory_id: str, status: Status) -> None:
@@ -293,6 +351,7 @@ class SemanticIndex:
             if self._files is not None:
                 self._files.discard()
             self._query_cache.clear()
+            self._first.clear()
             self._maybe_pending = True
 
 

@@ -226,7 +226,7 @@ class MemoryWriter(WriterHistory):
             if session:
                 self._session_tail[session] = record.id
         if self.semantic is not None:
-            self.semantic.added()
+            self.semantic.added([record.id], source=record.source)
         return RememberResult(
             record,
             True,

@@ -93,7 +93,8 @@ def _checked(runtime: Runtime, name: str) -> Callable[[Callable[P, R]], Callable
             started = time.perf_counter()
             outcome = "ok"
             try:
-                return function(*args, **kwargs)
+                with runtime.calls.serving():  # the background worker steps aside
+                    return function(*args, **kwargs)
             except ImportFileError as exc:
                 outcome = type(exc).__name__
                 shown = exc.problems[:MAX_PROBLEMS_SHOWN]

@@ -1,0 +1,155 @@
+"""Reads never wait on the embedding backlog (``service/semantic.py``): the model runs outside
+the index's lock, a person's memories are embedded before scraped ones, a read with no daemon
+embeds for a bounded time, and recall says ``semantic_ready: false`` while vectors are missing."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.vector_index import HnswVectorIndex
+from graphmem.core.models import Category, MemoryRecord, Scope, Status
+from graphmem.core.ports import Vector
+from graphmem.service.memory import MemoryService
+from graphmem.service.semantic import EMBED_ON_READ_S, SemanticIndex
+
+NOW = datetime(2026, 5, 1, tzinfo=UTC)
+ACTIVE = frozenset({Status.ACTIVE})
+WAIT_S = 30.0  # how long a test waits for a thread that must finish: a hang, not a timing
+
+
+class GatedEmbedder(HashEmbedder):
+    """Embeds only once the test opens the gate; says when a batch has started."""
+
+    def __init__(self) -> None:
+        super().__init__(64)
+        self.started = threading.Event()
+        self.gate = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        self.started.set()
+        assert self.gate.wait(WAIT_S), "the test never opened the gate"
+        return super().embed(texts)
+
+
+class SlowEmbedder(HashEmbedder):
+    """Takes ``seconds`` per batch, counting the texts it embedded."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(64)
+        self.seconds = seconds
+        self.embedded = 0
+
+    def embed(self, texts: Sequence[str]) -> Vector:
+        time.sleep(self.seconds)
+        self.embedded += len(texts)
+        return super().embed(texts)
+
+
+def add(store: InMemoryGraphStore, index: SemanticIndex, n: int, source: str, text: str) -> str:
+    memory_id = f"mem_{n:016x}"
+    record = MemoryRecord(memory_id, text, Category.FACT, Scope.GLOBAL, None, NOW, NOW, NOW, source=source)
+    store.add_memories([record])
+    index.added([memory_id], source=source)
+    return memory_id
+
+
+def test_a_search_does_not_wait_for_a_batch_being_embedded() -> None:
+    store = InMemoryGraphStore(dimension=64)
+    embedder = GatedEmbedder()
+    index = SemanticIndex(store, embedder, HnswVectorIndex)
+    index.embed_on_read = False  # as in the daemon
+    add(store, index, 1, "git:abc", "Move to src directory")
+    index.index()
+    worker = threading.Thread(target=index.embed_pending, daemon=True)
+    worker.start()
+    assert embedder.started.wait(WAIT_S)
+    query = HashEmbedder(64).embed_query("src")
+    answered: list[list[tuple[str, float]]] = []
+    reader = threading.Thread(
+        target=lambda: answered.append(index.search(query, 5, project=None, statuses=ACTIVE)), daemon=True
+    )
+
+    reader.start()
+    reader.join(WAIT_S)
+    finished = not reader.is_alive()
+    embedder.gate.set()
+    worker.join(WAIT_S)
+
+    assert finished, "the search waited for the embedding under way"
+    assert answered == [[]]
+    assert index.complete is True
+
+
+def test_a_persons_memory_is_embedded_before_the_scraped_backlog() -> None:
+    store = InMemoryGraphStore(dimension=64)
+    index = SemanticIndex(store, HashEmbedder(64), HnswVectorIndex)
+    for n in range(1, 40):
+        add(store, index, n, f"git:{n:040x}", f"Commit number {n}")
+    mine = add(store, index, 99, "user", "Prefer pnpm over npm in every project")
+
+    done = index.embed_pending(limit=1)
+
+    assert done == 1
+    assert mine not in {memory_id for memory_id, _ in store.pending_embeddings(100)}
+
+
+def test_an_agents_memory_also_goes_first_but_an_imports_waits_its_turn() -> None:
+    store = InMemoryGraphStore(dimension=64)
+    index = SemanticIndex(store, HashEmbedder(64), HnswVectorIndex)
+    for n in range(1, 10):
+        add(store, index, n, f"bootstrap:README.md#{n}", f"Doc fact {n}")
+    imported = add(store, index, 50, "import:team.jsonl", "An imported fact")
+    agents = add(store, index, 60, "mcp", "The agent learned the deploy script")
+
+    index.embed_pending(limit=1)
+
+    waiting = {memory_id for memory_id, _ in store.pending_embeddings(100)}
+    assert agents not in waiting
+    assert imported in waiting
+
+
+class DeepBacklogStore(InMemoryGraphStore):
+    """The in-memory store, as if ``waiting`` memories had no vector yet (only the vector
+    methods the semantic index calls look at them: building 100,000 real rows took seconds)."""
+
+    def __init__(self, waiting: int) -> None:
+        super().__init__(dimension=64)
+        self.waiting = list(range(waiting))
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
+        return [(f"mem_{n:016x}", f"Commit {n}") for n in self.waiting[:limit]]
+
+    def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
+        done = {int(memory_id[4:], 16) for memory_id in ids}
+        self.waiting = [n for n in self.waiting if n not in done]
+
+
+def test_with_no_daemon_a_read_embeds_a_deep_backlog_for_a_bounded_time() -> None:
+    store = DeepBacklogStore(100_000)
+    embedder = SlowEmbedder(EMBED_ON_READ_S / 2)
+    index = SemanticIndex(store, embedder, HnswVectorIndex)
+
+    found = index.search(HashEmbedder(64).embed_query("commit"), 5, project=None, statuses=ACTIVE)
+
+    assert found == []
+    assert 0 < embedder.embedded <= 100
+    assert len(store.waiting) == 100_000 - embedder.embedded
+    assert index.complete is False
+
+
+def test_recall_says_semantic_not_ready_while_memories_wait_for_vectors(fake_memory: MemoryService) -> None:
+    assert fake_memory.semantic is not None
+    fake_memory.semantic.embed_on_read = False  # a daemon whose worker has not got to it yet
+    stored = fake_memory.remember("Use ruff for linting", category="directive").memory.id
+
+    waiting = fake_memory.recall("ruff linting")
+    fake_memory.embed_pending()
+    embedded = fake_memory.recall("ruff linting")
+
+    assert [hit.memory.id for hit in waiting.hits] == [stored]
+    assert (waiting.semantic_ready, embedded.semantic_ready) == (False, True)
