@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from graphmem.errors import ConfigError, StoreLockedError
+from graphmem.errors import StoreLockedError
 
 if TYPE_CHECKING:
     from graphmem.core.ports import Embedder
@@ -47,19 +47,37 @@ def resolve_branch(path: str | Path | None) -> str | None:
     return current_branch(Path(path or Path.cwd()).expanduser().resolve())
 
 
+def check_settings(data_dir: Path | None = None) -> tuple[Settings | None, list[str]]:
+    """Every setting validated, as every reader validates them (the CLI, the daemon, the plugin's
+    routes, ``graphmem mcp``), and the config file's unknown sections and keys as warnings.
+
+    The settings are None when nothing could make them other than the defaults (no config file,
+    no ``GRAPHMEM_*`` variable but the data dir): a call through a daemon then skips loading the
+    settings' modules. Raises ``ConfigError`` for an invalid value, whether a daemon runs or not.
+    """
+    from graphmem.locate import locate, settings_to_check
+
+    if not settings_to_check():
+        locate(data_dir)  # the data dir may still be given empty
+        return None, []
+    from graphmem.settings import load_settings, unknown_settings
+
+    settings = load_settings(data_dir=data_dir) if data_dir is not None else load_settings()
+    return settings, unknown_settings()
+
+
 def warm_model(data_dir: Path | None = None) -> None:
     """Start loading the configured embedding model in the background when this process will
     open the store at ``data_dir`` itself: a one-shot ``recall`` or ``context`` then builds the
     model's session while it imports the store's modules and opens it, instead of after.
-    Nothing happens when a daemon serves the store (it has its own model loaded), nor when the
-    settings cannot be read: opening the store says what is wrong with them."""
+    Nothing happens when a daemon serves the store (it has its own model loaded). Invalid
+    settings raise ``ConfigError`` before anything starts: a command that fails leaves no
+    model loading behind."""
     from graphmem.locate import locate
     from graphmem.server.lifecycle import find_daemon
 
-    try:
-        location = locate(data_dir)
-    except ConfigError:
-        return
+    check_settings(data_dir)
+    location = locate(data_dir)
     if find_daemon(location.data_dir.expanduser()) is None:
         from graphmem.adapters.embedders import preload
 
@@ -85,20 +103,25 @@ def open_memory(
     explicit ``embedder`` cannot be used through a daemon (the daemon embeds with its own
     model): that raises ``StoreLockedError`` saying so.
     """
-    from graphmem.server.lifecycle import find_daemon
+    from graphmem.locate import describe_store
+    from graphmem.server.lifecycle import check_daemon_store, find_daemon
 
-    if settings is None:  # only the data dir and the key, until the store opens here
+    if settings is None:
+        settings, _ = check_settings(data_dir)
+    if settings is None:  # the defaults: only the data dir and the key, until the store opens here
         from graphmem.locate import locate
 
         location = locate(data_dir)
-        where, key = location.data_dir.expanduser(), location.api_key
+        where, key, url = location.data_dir.expanduser(), location.api_key, None
     else:
         where = Path(data_dir or settings.data_dir).expanduser()
         key = settings.api_key.get_secret_value() if settings.api_key else None
+        url = settings.store.url
     own_project = resolve_project(project) if project is not None else None
     own_branch = resolve_branch(project) if own_project is not None else None
     daemon = find_daemon(where)
     if daemon is not None:
+        check_daemon_store(daemon, describe_store(where, url))
         if embedder is not None:
             raise StoreLockedError(
                 f"The graphmem daemon (pid {daemon.pid}, {daemon.url}) holds the store at {where} and "

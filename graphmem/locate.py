@@ -90,6 +90,46 @@ _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 
 
+# Variables that are no setting of their own, or that ``locate`` checks itself.
+_LOCATED_VARIABLES = frozenset({"graphmem_config", "graphmem_data_dir"})
+
+
+def settings_to_check() -> bool:
+    """Whether anything could make the settings other than their defaults: a config file, or a
+    ``GRAPHMEM_*`` variable besides the config file's path and the data dir. When nothing can,
+    the defaults are valid by construction and a call through a daemon skips loading them."""
+    if default_config_file().exists():
+        return True
+    return any(
+        name.lower().startswith(ENV_PREFIX.lower()) and name.lower() not in _LOCATED_VARIABLES
+        for name in os.environ
+    )
+
+
+def describe_store(data_dir: Path, url: str | None) -> str:
+    """The store that settings ask for, as a daemon publishes it and a client compares it:
+    the PostgreSQL store at ``url`` (without its password or options), else the embedded store
+    in ``data_dir``."""
+    if url:
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(url)
+            user = f"{parts.username}@" if parts.username else ""
+            port = f":{parts.port}" if parts.port else ""
+            where = f"{user}{parts.hostname or 'localhost'}{port}{parts.path}"
+        except ValueError:
+            where = "(an unreadable URL)"
+        return f"the PostgreSQL store postgresql://{where}"
+    return f"the embedded store in {data_dir.expanduser().resolve()}"
+
+
+def read_config() -> dict[str, Any]:
+    """The config file as TOML gives it ({} when there is none); ``ConfigError`` when it cannot
+    be read or is not TOML."""
+    return _read_config(default_config_file())
+
+
 def _flag(text: str, name: str) -> bool:
     """A yes/no variable, read as the settings read it."""
     folded = text.strip().lower()

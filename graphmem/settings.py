@@ -9,6 +9,7 @@ call through a daemon needs without this model.
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
 from pathlib import Path
@@ -24,7 +25,7 @@ from pydantic_settings import (
 
 from graphmem.core.fusion import PLANS
 from graphmem.errors import ConfigError
-from graphmem.locate import default_config_file, default_data_dir
+from graphmem.locate import default_config_file, default_data_dir, read_config
 
 # The bundled model: the same name as ``graphmem.adapters.embedders.DEFAULT_MODEL`` (a test
 # checks), written here so that reading the settings loads neither numpy nor a model runtime.
@@ -351,7 +352,12 @@ class Settings(BaseSettings):
     """Every setting of graphmem."""
 
     model_config = SettingsConfigDict(
-        env_prefix="GRAPHMEM_", env_nested_delimiter="__", extra="forbid", frozen=True
+        # Unknown keys of the file are no error but a warning (``unknown_settings``): a setting
+        # an older or newer graphmem names must not stop this one.
+        env_prefix="GRAPHMEM_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        frozen=True,
     )
 
     data_dir: Path = Field(default_factory=default_data_dir)
@@ -413,3 +419,36 @@ def load_settings(**overrides: Any) -> Settings:
         ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{default_config_file()} is not valid TOML: {exc}.") from exc
+
+
+def unknown_settings(config: dict[str, Any] | None = None) -> list[str]:
+    """One line per section or key of the config file (``config``: as read) that names no
+    setting, with the nearest known name: such a key is ignored, so a typo (``[recal]``,
+    ``limt``) would otherwise silently keep the default."""
+    if config is None:
+        config = read_config()
+    where = default_config_file()
+    notes = []
+    for name, value in config.items():
+        field = Settings.model_fields.get(name)
+        if field is None:
+            known = list(Settings.model_fields)
+            shown = f"[{name}]" if isinstance(value, dict) else name
+            notes.append(f"{shown} in {where} names no setting and is ignored{_nearest(name, known, value)}")
+            continue
+        model = field.annotation
+        if isinstance(value, dict) and isinstance(model, type) and issubclass(model, BaseModel):
+            known = list(model.model_fields)
+            for key in value:
+                if key not in model.model_fields:
+                    notes.append(
+                        f"[{name}] {key} in {where} names no setting and is ignored{_nearest(key, known)}"
+                    )
+    return notes
+
+
+def _nearest(name: str, known: list[str], value: Any = None) -> str:
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    if not close:
+        return f" (known: {', '.join(known)})"
+    return f" (did you mean [{close[0]}]?)" if isinstance(value, dict) else f" (did you mean {close[0]}?)"

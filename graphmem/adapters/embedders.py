@@ -89,6 +89,27 @@ class _OnnxRuntime:
 # One load of a model at a time in the process: a preload (``preload``) and the first
 # embed of an embedder wait for each other instead of building the same session twice.
 _LOADING = threading.Lock()
+# The warm-up threads started in this process (``warm_up``): an exit waits for them
+# (``settle_warm_ups``), since ONNX Runtime's C++ state must not be torn down under a thread
+# still building a session (that aborted a CLI call: "terminate called", exit 134).
+_WARM_UPS: list[threading.Thread] = []
+
+
+def _start_warm_up(target: Any) -> None:
+    thread = threading.Thread(target=target, name="graphmem-model-load", daemon=True)
+    _WARM_UPS.append(thread)
+    thread.start()
+
+
+def settle_warm_ups(timeout_s: float) -> bool:
+    """Wait up to ``timeout_s`` for every model warm-up of this process to end; True when none
+    is still running (the process may then exit as usual)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    for thread in list(_WARM_UPS):
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return not any(thread.is_alive() for thread in _WARM_UPS)
 
 
 def preload(
@@ -180,7 +201,7 @@ class OnnxEmbedder:
         """Start loading the query session in a background thread; the first query waits for
         it. The session for what is stored loads with the first ``embed``: a one-shot recall
         never needs it (building both cost a cold recall 60 MB more at its peak)."""
-        threading.Thread(target=self._warm, name="graphmem-model-load", daemon=True).start()
+        _start_warm_up(self._warm)
 
     def _warm(self) -> None:
         try:
@@ -287,7 +308,7 @@ class SentenceTransformerEmbedder:
         The first ``embed`` waits for it; meanwhile the caller can open the store
         and run the lexical channel.
         """
-        threading.Thread(target=self._warm, name="graphmem-model-load", daemon=True).start()
+        _start_warm_up(self._warm)
 
     def _warm(self) -> None:
         try:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from graphmem.cli.bench_repos import REPOSITORY_BENCHES
+
 
 @click.group()
 def bench() -> None:
@@ -511,49 +513,7 @@ def extraction_bench(data_path: Path, as_json: bool) -> None:
     click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
 
 
-@bench.command(name="code-memory")
-@click.option(
-    "--repo",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A git repository with its full history (not a shallow clone).",
-)
-@click.option(
-    "--eval-commits",
-    type=click.IntRange(20, 10_000),
-    default=200,
-    show_default=True,
-    help="Newest commits that change existing source lines to evaluate.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def code_memory_bench(repo: Path, eval_commits: int, as_json: bool) -> None:
-    """Blame recall: does memory bring back the past commits that wrote the lines a
-    change touches, given only the task's subject, its files and its symbols?
-
-    Bootstraps the repository as it was before its newest --eval-commits changes
-    (code and older commits as memories) into a temporary store, then recalls the
-    top 10 for each change; compares with two baselines on the same commits
-    (recency: newest commits to the files; bm25: the subject over commit messages).
-    Your repository and store are not touched. Protocol in docs/benchmarks.md.
-
-    \b
-    Example:
-        $ git clone click.bundle /tmp/click
-        $ graphmem bench code-memory --repo /tmp/click
-        code-memory benchmark (blame recall): /tmp/click
-        evaluated 119 of 200 commits; 1,703 memories (commits before 2023-07-04)
-        method       R@10    MRR   p50 ms   p95 ms
-        graphmem    ...
-        recency     0.271  0.155    105.5    505.0
-        bm25        0.110  0.108     12.7     54.7
-    """
-    from graphmem.app import configured_embedder
-    from graphmem.bench.code_memory import format_report, run
-    from graphmem.settings import load_settings
-
-    embedder = configured_embedder(load_settings())
-    report = run(repo, embedder, eval_commits=eval_commits, progress=present_progress)
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
-
+for _command in REPOSITORY_BENCHES:  # code-memory, people-first
+    bench.add_command(_command)
 
 COMMANDS = (bench,)

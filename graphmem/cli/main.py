@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import sys
@@ -24,7 +25,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(
         ("remember", "show", "list", "edit", "unresolve", "link", "unlink"), "memories"
     ),
-    **dict.fromkeys(("archive", "restore", "delete", "resolve", "confirm"), "lifecycle"),
+    **dict.fromkeys(("archive", "restore", "delete", "resolve", "confirm", "reject"), "lifecycle"),
     **dict.fromkeys(("recall", "context", "boot"), "retrieval"),
     "bootstrap": "code",
     **dict.fromkeys(("export", "import"), "transfer"),
@@ -138,16 +139,51 @@ def commands() -> dict[str, click.Command]:
 COMMAND_GC_THRESHOLD = 50_000
 
 
+# How long an exit waits for a model warm-up still running (building a session takes about
+# 0.5 s, a few seconds on a loaded machine); past it the process leaves without tearing the
+# interpreter down under that thread (``_leave``).
+EXIT_WAIT_S = 5.0
+
+
 def main() -> None:
     """The ``graphmem`` console script."""
     from graphmem.adapters.data_dir import restrict_umask
 
     restrict_umask()  # what this process and its children create is private (docs/operations.md)
     gc.set_threshold(COMMAND_GC_THRESHOLD, 50, 50)
+    code: int | str | None = 0
     try:
         cli(prog_name="graphmem")
+    except SystemExit as exc:
+        code = exc.code
     finally:
         gc.freeze()
+    _leave(code)
+
+
+def _leave(code: int | str | None) -> None:
+    """Exit with ``code`` once no background work can abort the exit: a model warm-up thread
+    inside ONNX Runtime while the interpreter finalizes ends the process with "terminate
+    called" (exit 134), whatever the command printed. So the exit waits for it, and a warm-up
+    that outlasts ``EXIT_WAIT_S`` (or a second Ctrl-C) is abandoned with ``os._exit`` once
+    the output is flushed."""
+    status = code if isinstance(code, int) else (0 if code is None else 1)
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+    embedders = sys.modules.get("graphmem.adapters.embedders")
+    if embedders is not None:
+        try:
+            settled = embedders.settle_warm_ups(EXIT_WAIT_S)
+        except KeyboardInterrupt:
+            settled, status = False, 130
+        if not settled:
+            import os
+
+            for stream in (sys.stdout, sys.stderr):
+                with contextlib.suppress(OSError, ValueError):
+                    stream.flush()
+            os._exit(status)
+    sys.exit(status)
 
 
 if __name__ == "__main__":

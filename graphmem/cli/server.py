@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from graphmem.cli.state import CliState, pass_state
+
+if TYPE_CHECKING:
+    from graphmem.settings import Settings
 
 
 def _start_log(data_dir: Path, max_bytes: int, *, to_file: bool) -> None:
@@ -112,13 +116,26 @@ def mcp(state: CliState) -> None:
         handler.setFormatter(logging.Formatter("graphmem mcp: %(levelname)s %(message)s"))
         logging.getLogger("graphmem").addHandler(handler)
         logging.getLogger("graphmem").setLevel(logging.WARNING)
+    state.check_settings()  # as every reader: invalid values stop it, unknown keys are warned of
     settings = load_settings(data_dir=state.data_dir)
+    _check_daemon_store(settings)
     run(
         settings.data_dir.expanduser(),
         start_timeout=settings.server.start_timeout_seconds,
         api_key=settings.api_key.get_secret_value() if settings.api_key else None,
         version=version("graphmem"),
     )
+
+
+def _check_daemon_store(settings: Settings) -> None:
+    """A daemon already serving the data dir must serve the store these settings ask for."""
+    from graphmem.locate import describe_store
+    from graphmem.server.lifecycle import check_daemon_store, find_daemon
+
+    data_dir = settings.data_dir.expanduser()
+    daemon = find_daemon(data_dir)
+    if daemon is not None:
+        check_daemon_store(daemon, describe_store(data_dir, settings.store.url))
 
 
 @click.command()

@@ -39,6 +39,7 @@ class CliState:
     _project_resolved: bool = field(default=False, init=False, repr=False)
     _branch: str | None = field(default=None, init=False, repr=False)
     _branch_resolved: bool = field(default=False, init=False, repr=False)
+    _settings_checked: bool = field(default=False, init=False, repr=False)
 
     @property
     def service(self) -> MemoryService:
@@ -48,13 +49,27 @@ class CliState:
     def open_service(self, *, check_model: bool = True) -> MemoryService:
         """Open the service once; ``check_model=False`` is for ``reindex`` only."""
         if self._service is None:
+            self.check_settings()
             self._service = self.factory(self.data_dir, check_model=check_model)
         return self._service
+
+    def check_settings(self) -> None:
+        """Validate every setting once, as every reader does, whether a daemon runs or not
+        (``ConfigError``, exit 9), and say on stderr which keys of the config file name nothing."""
+        if not self._settings_checked:
+            from graphmem.connect import check_settings
+
+            _, notes = check_settings(self.data_dir)
+            for note in notes:
+                click.echo(f"warning: {note}", err=True)
+            self._settings_checked = True
 
     def warm_model(self) -> None:
         """Before the service opens: start loading the embedding model, which a one-shot command
         that opens the store itself would otherwise load after opening it. Only for the real
-        service (a test's factory brings its own embedder)."""
+        service (a test's factory brings its own embedder); never when the settings are invalid
+        (the command fails: no model loading is left behind at its exit)."""
+        self.check_settings()
         if self._service is None and self.factory is open_default_service:
             from graphmem.connect import warm_model
 

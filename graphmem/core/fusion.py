@@ -16,8 +16,11 @@ history of thousands of commits must not bury the user's decision):
 * **hub damping**: an edge through an entity that ``n`` memories are about passes
   ``1 / log2(n)`` of a score (``hub_weight``): a file touched by 40 commits passes
   a fifth, a merge request two memories share passes all of it;
+* **topicless edges**: an edge through an entity that says who or where, not what (a
+  commit's author, the project), passes nothing (``carries_topic``);
 * **source priors**: the fused score of a memory a tool scraped (a commit, a fact
-  read from the docs) is multiplied by its source's prior (``source_prior``).
+  read from the docs) is multiplied by its source's prior (``source_prior``), unless a
+  person confirmed it.
 """
 
 from __future__ import annotations
@@ -37,8 +40,14 @@ CHANNELS = (LEXICAL, SEMANTIC, ENTITY, GRAPH)
 
 # Memory sources (prefixes of ``MemoryRecord.source``) written by tools rather than
 # said by a person or an agent, and the share of the fused score they keep: bootstrap
-# writes ``git:<sha>`` for commits and ``bootstrap:<file>#...`` for facts from docs.
-SCRAPED_PRIORS: Mapping[str, float] = MappingProxyType({"git:": 0.8, "bootstrap:": 0.9})
+# writes ``git:<sha>`` for commits and ``bootstrap:<file>#...`` for facts from docs and
+# manifests. Chosen by leave-one-out on the people-first protocol (docs/benchmarks.md):
+# a person's memory that answers a question as well as a commit or a docs fact comes first,
+# one a scraped memory answers about three times better does not. What a person confirmed
+# keeps its whole score whatever its source.
+SCRAPED_PRIORS: Mapping[str, float] = MappingProxyType({"git:": 0.35, "bootstrap:": 0.35})
+# Entities that say who or where, not what: a memory's author (``Person``), its project.
+TOPICLESS_KINDS = frozenset({"Person", "Project"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +71,9 @@ class Plan:
     # few keywords stays below the user's own decision. 0 turns this off.
     exact_phrase_words: int = 3
     hub_damping: bool = True  # an edge through an entity of n memories passes 1/log2(n)
+    # Entity kinds (node labels) whose edges carry no relevance in graph spreading: two commits
+    # by one author, or two memories of one project, share no topic.
+    topicless_kinds: frozenset[str] = TOPICLESS_KINDS
     # Entity channel: a memory scores the sum, over the named entities it is about, of each
     # entity's specificity (``hub_weight`` of how many memories are about it), over the best
     # such sum; off, every memory about a named entity scores 1.
@@ -72,6 +84,10 @@ class Plan:
     # Entity-channel weight of a memory about an entity one code or GitLab edge from a named
     # one (and about none of the named ones).
     neighbour_weight: float = 0.6
+    # Share of its entity score a memory keeps when what led to it is a symbol only a plain word
+    # of the query named ("exit", "cancel"), not code, a path or a ref: a word of prose may
+    # happen to be a method's name.
+    guessed_weight: float = 0.3  # chosen by leave-one-out on the people-first protocol
     # How many code or GitLab edges the entity channel follows from a named entity (0: only
     # the named ones). Each hop's memories score ``neighbour_weight`` below all of the hop before.
     entity_hops: int = 2
@@ -83,6 +99,10 @@ class Plan:
         if not 0.0 <= self.neighbour_weight <= 1.0:
             raise ValueError(
                 f"plan {self.name!r}: neighbour_weight must be in [0, 1], not {self.neighbour_weight}"
+            )
+        if not 0.0 <= self.guessed_weight <= 1.0:
+            raise ValueError(
+                f"plan {self.name!r}: guessed_weight must be in [0, 1], not {self.guessed_weight}"
             )
         if self.entity_hops not in (0, 1, 2):
             raise ValueError(f"plan {self.name!r}: entity_hops must be 0, 1 or 2, not {self.entity_hops}")
@@ -147,6 +167,13 @@ def hub_weight(fanout: int) -> float:
     that are no entity (``RELATES``, ``NEXT``) have fanout 0 and pass all of it.
     """
     return 1.0 if fanout <= 2 else 1.0 / math.log2(fanout)
+
+
+def carries_topic(via: str, topicless: frozenset[str]) -> bool:
+    """Whether a graph edge through ``via`` (an entity key ``Label:...``, or a link kind) may pass
+    relevance: every link does; an entity does unless its kind says who or where, not what."""
+    label, colon, _ = via.partition(":")
+    return not colon or label not in topicless
 
 
 def get_plan(name: str) -> Plan:

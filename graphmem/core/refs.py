@@ -339,6 +339,12 @@ COMMON_WORDS = frozenset(
 )
 
 
+def is_plain_word(word: str) -> bool:
+    """Whether an identifier is shaped like a word of prose (``cancel``), not like code
+    (``refund_all``, ``refundAll``, ``RefundService``)."""
+    return "_" not in word.strip("_") and not _CAMEL_RE.search(word)
+
+
 def find_identifiers(text: str) -> list[str]:
     """Bare words of ``text`` that may name a code symbol, each once: identifier-shaped ones first
     (``refund_all``, ``refundAll``, ``RefundService``), then plain lower-case words of at least
@@ -356,7 +362,7 @@ def find_identifiers(text: str) -> list[str]:
         word = match.group()
         if word.startswith("__") and word.endswith("__"):
             continue
-        if "_" in word.strip("_") or _CAMEL_RE.search(word):
+        if not is_plain_word(word):
             shaped.setdefault(word)
         elif (
             word.islower()

@@ -16,6 +16,7 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 
 from graphmem.errors import ConfigError, ConflictError
+from graphmem.locate import describe_store
 from graphmem.server.lifecycle import (
     LOG_FILENAME,
     DaemonInfo,
@@ -23,7 +24,7 @@ from graphmem.server.lifecycle import (
     collect_as_long_running,
     ensure_token,
 )
-from graphmem.settings import Settings
+from graphmem.settings import Settings, unknown_settings
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,8 @@ def serve(
     from graphmem.server.http import build_app
     from graphmem.server.runtime import Runtime
 
+    for note in unknown_settings():
+        log.warning("%s", note)
     host = host or settings.server.host
     port = settings.server.port if port is None else port
     api_key = settings.api_key.get_secret_value().strip() if settings.api_key else None
@@ -125,7 +128,7 @@ def serve(
             allowed_hosts=[*settings.server.allowed_hosts, *named],  # the address it binds is its own
             allowed_origins=settings.server.allowed_origins,
         )
-        app = build_app(runtime, policy)
+        app = build_app(runtime, policy, settings.plugin)
         url_host = f"[{bound_host}]" if ":" in bound_host else bound_host
         # GuardedH11Protocol: deadlines for request heads and bodies, a cap on connections.
         # log_config=None: uvicorn logs through the daemon's own log (server/daemon_log.py).
@@ -142,7 +145,7 @@ def serve(
         collect_as_long_running()
         runtime.start_worker()
         lock.publish(DaemonInfo(os.getpid(), f"http://{url_host}:{bound_port}", str(data_dir), time.time(),
-                                runtime.version))  # fmt: skip
+                                runtime.version, describe_store(data_dir, settings.store.url)))  # fmt: skip
         log.info("graphmem daemon serving %s at http://%s:%s/mcp", data_dir, url_host, bound_port)
         print(f"graphmem daemon: http://{url_host}:{bound_port}/mcp (data: {data_dir})", file=sys.stderr)
         # uvicorn stops gracefully on SIGTERM / SIGINT, then re-raises the signal under the

@@ -25,10 +25,12 @@ from graphmem.server.rpc_types import VERBS
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 from graphmem.server.ui_sessions import UiSessions
+from graphmem.settings import PluginSettings
 
 
-def build_app(runtime: Runtime, policy: Policy) -> Any:
-    """The Starlette app the daemon serves."""
+def build_app(runtime: Runtime, policy: Policy, plugin: PluginSettings | None = None) -> Any:
+    """The Starlette app the daemon serves; ``plugin``: the ``[plugin]`` settings the daemon
+    validated at start (default: the defaults)."""
     mcp = build_mcp(runtime)
     sessions = UiSessions()
 
@@ -87,7 +89,7 @@ def build_app(runtime: Runtime, policy: Policy) -> Any:
             runtime.written()
         return JSONResponse(answer)
 
-    plugin_routes.register(mcp, runtime)  # /plugin/inject, /plugin/compaction, /plugin/ingest
+    plugin_routes.register(mcp, runtime, plugin=plugin)  # /plugin/inject, /plugin/compaction, /plugin/ingest
     ui_routes.register(mcp, runtime, sessions)  # /ui/ and its files, /ui/login, /ui/session, /ui/graph...
 
     app = mcp.http_app(

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from graphmem.errors import ConflictError, StoreError
+from graphmem.errors import ConflictError, StoreError, StoreLockedError
 
 INFO_FILENAME = "daemon.json"
 LOCK_FILENAME = "daemon.lock"
@@ -50,6 +50,9 @@ class DaemonInfo:
     data_dir: str
     started_at: float
     version: str
+    # The store it serves (``graphmem.locate.describe_store``); "" from a daemon of an older
+    # graphmem, which is not checked.
+    store: str = ""
 
     @property
     def mcp_url(self) -> str:
@@ -182,6 +185,19 @@ def find_daemon(data_dir: Path) -> DaemonInfo | None:
     if not daemon_alive(data_dir):
         return None
     return read_info(data_dir)
+
+
+def check_daemon_store(info: DaemonInfo, asked: str) -> None:
+    """Raise ``StoreLockedError`` when the daemon ``info`` serves another store than ``asked``
+    (``graphmem.locate.describe_store`` of the caller's settings): a call never goes silently
+    to another store than its settings name (say ``GRAPHMEM_STORE_URL`` set, and a daemon on
+    the same data dir serving the embedded store)."""
+    if info.store and info.store != asked:
+        raise StoreLockedError(
+            f"The graphmem daemon (pid {info.pid}, {info.url}) on {info.data_dir} serves {info.store}, but "
+            f"your settings ask for {asked}. Stop it with `graphmem stop` (the next call starts one on "
+            "your store), or give your store another data dir (--data-dir or GRAPHMEM_DATA_DIR)."
+        )
 
 
 def healthy(info: DaemonInfo, timeout: float = 2.0) -> bool:

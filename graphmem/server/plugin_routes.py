@@ -200,20 +200,14 @@ class IngestQueue:
             self._runtime.written()
 
 
-def _plugin_settings() -> PluginSettings:
-    """``[plugin]`` as the daemon's environment and config file set it (the daemon loaded them already)."""
-    from graphmem.settings import load_settings
-
-    try:
-        return load_settings().plugin
-    except GraphmemError:
-        return PluginSettings()
-
-
-def register(mcp: FastMCP, runtime: Runtime, injector: Injector | None = None) -> Injector:
-    """Add the plugin's routes to the daemon's app; the injector they use."""
+def register(
+    mcp: FastMCP, runtime: Runtime, injector: Injector | None = None, *, plugin: PluginSettings | None = None
+) -> Injector:
+    """Add the plugin's routes to the daemon's app; the injector they use. ``plugin``: the
+    ``[plugin]`` settings the daemon validated at start (never read again here, where an
+    invalid file would silently become the defaults)."""
     if injector is None:
-        budget = _plugin_settings()
+        budget = plugin or PluginSettings()
         injector = Injector(
             runtime.memory,
             runtime.resolve_project,

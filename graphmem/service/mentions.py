@@ -13,7 +13,14 @@ from graphmem.core.enrichment import relative_namespace
 from graphmem.core.models import Entity
 from graphmem.core.ports import CodeGraph
 from graphmem.core.projects import checkout_path
-from graphmem.core.refs import Ref, find_identifiers, find_path_candidates, find_refs, parse_ref
+from graphmem.core.refs import (
+    Ref,
+    find_identifiers,
+    find_path_candidates,
+    find_refs,
+    is_plain_word,
+    parse_ref,
+)
 from graphmem.errors import InvalidInputError
 from graphmem.service.code_context import find_symbol, symbol_candidates, symbol_entity
 from graphmem.service.inputs import file_entity
@@ -73,12 +80,18 @@ class Mentions:
         return [ref_entity(ref, project, self.namespace) for ref in find_refs(text)]
 
     def entities_in(self, text: str, project: str | None) -> list[Entity]:
+        """Entities a text names (``named_in``)."""
+        return self.named_in(text, project)[0]
+
+    def named_in(self, text: str, project: str | None) -> tuple[list[Entity], frozenset[str]]:
         """Entities a text names: GitLab refs, files that exist in ``project``, and its
         code symbols when it has been bootstrapped: written as code (`RefundService.apply`,
         ``apply()``), or, in a text that writes no code as code, as a bare word that exactly
         one live symbol of the project is named (``refund_all``, ``cancel``; see
-        ``core.refs.find_identifiers``)."""
+        ``core.refs.find_identifiers``); and the keys of those only guessed from a plain word
+        (``cancel``: prose may use it as a word, where ``refund_all`` is written as code)."""
         found = self.refs_in(text, project)
+        guessed: set[str] = set()
         if project:
             root = self.checkout(project)  # None: not checked out here, no file to look for
             candidates = find_path_candidates(text) if root is not None else []
@@ -99,4 +112,6 @@ class Mentions:
                     symbol = known.get(name)
                     if symbol is not None and symbol.key not in {e.key for e in found}:
                         found.append(symbol_entity(symbol, project))
-        return found
+                        if is_plain_word(name):
+                            guessed.add(symbol.key)
+        return found, frozenset(guessed)

@@ -25,6 +25,7 @@ from graphmem.core.fusion import (
     Plan,
     Spread,
     age_weighted,
+    carries_topic,
     convex_scores,
     entity_scores,
     get_plan,
@@ -35,6 +36,7 @@ from graphmem.core.fusion import (
 )
 from graphmem.core.models import CURRENT_STATUSES, Category, ChannelRank, Hit, MemoryRecord, Status, Step
 from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, TextHits, Vector, Visibility
+from graphmem.core.provenance import is_persons
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
@@ -75,6 +77,7 @@ class RecallQuery:
     branch: str | None = None  # the caller's branch: memories on another are left out
     all_branches: bool = False  # ...unless this
     entity_keys: tuple[str, ...] = ()
+    guessed_keys: frozenset[str] = frozenset()  # of entity_keys, those a plain word may name
     # Entities one code or GitLab edge from the named ones (a symbol's callers and callees, an
     # MR's changed files), then two edges; and the edges that lead to each (``Reach``).
     neighbour_keys: tuple[str, ...] = ()
@@ -135,7 +138,7 @@ class Recaller:
             chosen = plan if isinstance(plan, Plan) else get_plan(plan or self._plan.name)
         except KeyError as exc:
             raise InvalidInputError(str(exc.args[0])) from None
-        named = self._mentions.entities_in(query, project) if self._mentions is not None else []
+        named, guessed = self._mentions.named_in(query, project) if self._mentions else ([], frozenset())
         hops = chosen.entity_hops if chosen.uses(ENTITY) else 0
         near = reach(self._code, self._gitlab, named, hops)
         request = RecallQuery(
@@ -148,6 +151,7 @@ class Recaller:
             branch=parse_branch(branch),
             all_branches=bool(all_branches),
             entity_keys=tuple(e.key for e in named),
+            guessed_keys=guessed,
             neighbour_keys=near.keys(1),
             far_keys=near.keys(2),
             routes=near.routes,
@@ -239,7 +243,8 @@ class Recaller:
             record = records[item]
             if record is None or not _visible(record, visibility):
                 continue
-            weight = STATUS_WEIGHT.get(record.status, 1.0) * source_prior(plan.source_priors, record.source)
+            prior = 1.0 if is_persons(record) else source_prior(plan.source_priors, record.source)
+            weight = STATUS_WEIGHT.get(record.status, 1.0) * prior
             hits.append(Hit(record, round(score * weight, 4), tuple(channels_of(item)), paths.get(item, ())))
             hits.sort(key=lambda h: (-h.score, first.get(h.memory.id, len(first)), h.memory.id))
         hits = self._explained(hits[: query.limit], entity_steps)
@@ -253,7 +258,9 @@ class Recaller:
             took_ms=took,
             # False while some memories wait for their vectors: those are found by words,
             # entities and the graph only.
-            semantic_ready=(query_vector is not None and self._semantic is not None and self._semantic.complete)
+            semantic_ready=(
+                query_vector is not None and self._semantic is not None and self._semantic.complete
+            )
             or not plan.uses(SEMANTIC),
         )
 
@@ -285,7 +292,7 @@ class Recaller:
         gains: dict[str, Spread] = {}
         if plan.uses(GRAPH) and base:
             seeds = sorted(base, key=lambda i: (-base[i], i))[: plan.graph_seeds]
-            adjacency, vias, strengths = self._neighbourhood(seeds, len(plan.hop_weights), plan.hub_damping)
+            adjacency, vias, strengths = self._neighbourhood(seeds, len(plan.hop_weights), plan)
             new = [n for n in adjacency if n not in base]
             if new and plan.uses(SEMANTIC):
                 extra = self._similarities(query_vector, new)
@@ -372,6 +379,12 @@ class Recaller:
                     if memory_id in scores and memory_id not in steps:
                         about_it = Step(key, "ABOUT", memory_id, False, end_name=memory_id)
                         steps[memory_id] = (*query.routes.get(key, ()), about_it)
+        if query.guessed_keys and plan.guessed_weight < 1.0:
+            # Reached from a symbol only a plain word named ("exit"): weaker evidence of topic.
+            scores = {
+                item: score * (plan.guessed_weight if steps[item][0].start in query.guessed_keys else 1.0)
+                for item, score in scores.items()
+            }
         return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0])), steps
 
     def _explained(self, hits: Sequence[Hit], entity_steps: Mapping[str, tuple[Step, ...]]) -> list[Hit]:
@@ -385,12 +398,13 @@ class Recaller:
         return [explained(h, walks[h.memory.id], names, about.get(h.memory.id, ())) for h in hits]
 
     def _neighbourhood(
-        self, seeds: Sequence[str], hops: int, damping: bool
+        self, seeds: Sequence[str], hops: int, plan: Plan
     ) -> tuple[dict[str, list[str]], dict[tuple[str, str], str], dict[tuple[str, str], float]]:
         """Memory-to-memory adjacency around ``seeds`` (entities shared count as one hop).
 
-        Also the edge each pair is best joined by (``vias``) and its weight: with
-        ``damping``, an edge through an entity passes ``hub_weight`` of its fanout.
+        Also the edge each pair is best joined by (``vias``) and its weight: with the plan's
+        ``hub_damping``, an edge through an entity passes ``hub_weight`` of its fanout; an edge
+        through an entity of its ``topicless_kinds`` (an author) is no edge at all.
         """
         adjacency: dict[str, set[str]] = {}
         vias: dict[tuple[str, str], str] = {}
@@ -402,10 +416,12 @@ class Recaller:
                 break
             next_frontier: list[str] = []
             for edge in self._store.neighbours(frontier, GRAPH_EDGE_LIMIT):
+                if not carries_topic(edge.via, plan.topicless_kinds):
+                    continue
                 a, b = edge.memory_id, edge.other_id
                 adjacency.setdefault(a, set()).add(b)
                 adjacency.setdefault(b, set()).add(a)
-                strength = hub_weight(edge.fanout) if damping else 1.0
+                strength = hub_weight(edge.fanout) if plan.hub_damping else 1.0
                 if strength > strengths.get((a, b), 0.0):
                     strengths[(a, b)] = strengths[(b, a)] = strength
                     vias[(a, b)] = vias[(b, a)] = edge.via

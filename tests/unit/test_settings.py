@@ -94,3 +94,22 @@ def test_bad_store_settings_are_config_errors_that_never_show_the_password(
     with pytest.raises(ConfigError, match=said) as raised:
         load_settings()
     assert "hunter2" not in str(raised.value)
+
+
+def test_unknown_sections_and_keys_are_ignored_with_the_setting_they_are_closest_to(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from graphmem.settings import unknown_settings
+
+    config = tmp_path / "config.toml"
+    config.write_text('datadir = "x"\n[recal]\nlimit = 3\n[recall]\nlimt = 4\n[zzz]\n', "utf-8")
+    monkeypatch.setenv("GRAPHMEM_CONFIG", str(config))
+
+    assert load_settings().recall.limit == 10
+    assert unknown_settings() == [
+        f"datadir in {config} names no setting and is ignored (did you mean data_dir?)",
+        f"[recal] in {config} names no setting and is ignored (did you mean [recall]?)",
+        f"[recall] limt in {config} names no setting and is ignored (did you mean limit?)",
+        f"[zzz] in {config} names no setting and is ignored (known: data_dir, embedding, recall, dedup, "
+        "server, ingest, bootstrap, extraction, plugin, gitlab, store, api_key, rate_limit)",
+    ]

@@ -16,6 +16,7 @@ from graphmem.core.fusion import (
     SEMANTIC,
     Plan,
     age_weighted,
+    carries_topic,
     convex_scores,
     entity_scores,
     get_plan,
@@ -398,3 +399,17 @@ def test_a_plan_follows_at_most_two_entity_hops() -> None:
     assert PLANS["hybrid"].entity_hops == 2
     with pytest.raises(ValueError, match="entity_hops"):
         Plan("far", {LEXICAL: 1.0}, entity_hops=3)
+
+
+def test_an_edge_through_an_author_or_a_project_carries_no_topic() -> None:
+    topicless = PLANS["hybrid"].topicless_kinds
+
+    assert not carries_topic("Person:mayank@example.com", topicless)
+    assert not carries_topic("Project:/src/shop", topicless)
+    assert carries_topic("File:/src/shop::cart.py", topicless)
+    assert carries_topic("supersedes", topicless)  # a link between two memories
+
+
+def test_a_plan_refuses_a_guessed_weight_outside_zero_to_one() -> None:
+    with pytest.raises(ValueError, match="guessed_weight"):
+        Plan("custom", {LEXICAL: 1.0}, guessed_weight=1.5)

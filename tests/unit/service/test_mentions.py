@@ -84,3 +84,21 @@ def test_without_a_code_graph_no_bare_word_is_linked(memory_service: MemoryServi
 
 def test_a_text_that_writes_code_as_code_links_no_bare_word(memory_service: MemoryService, shop: str) -> None:
     assert named(memory_service, "`refund_all` is slow when cancel runs", shop) == ["refund_all"]
+
+
+def test_a_symbol_only_a_plain_word_names_weighs_less_than_one_written_as_code(
+    memory_service: MemoryService, shop: str
+) -> None:
+    from dataclasses import replace
+
+    from graphmem.core.fusion import PLANS
+
+    plan = replace(PLANS["hybrid"], source_priors={})  # the entity channel alone decides
+    about_it = memory_service.remember("Note: `cancel` refunds through the ledger", project=shop).memory.id
+    said = memory_service.remember("An order may be cancelled only before it ships", project=shop).memory.id
+
+    as_word = memory_service.recall("may I cancel an order after it ships", project=shop, plan=plan).hits
+    as_code = memory_service.recall("may I `cancel` an order after it ships", project=shop, plan=plan).hits
+
+    assert [h.memory.id for h in as_word][:2] == [said, about_it]
+    assert [h.memory.id for h in as_code][0] == about_it

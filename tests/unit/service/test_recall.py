@@ -6,6 +6,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from graphmem.core.fusion import PLANS, Plan
+from graphmem.core.models import Entity, EntityKind
 from graphmem.service.memory import MemoryService
 
 HYBRID = PLANS["hybrid"]
@@ -153,3 +154,45 @@ def test_a_sentence_of_stopwords_alone_finds_the_memory_that_says_it(memory_serv
     said = memory_service.remember("Ana: Hey! How have you been? Long time.").memory.id
 
     assert memory_service.recall("how have you been").hits[0].memory.id == said
+
+
+def _by_one_author(memory: MemoryService, kind: EntityKind, key: str) -> tuple[str, str]:
+    """A commit that answers "retry budget" and one that says nothing of it, both about ``key``."""
+    on_topic = memory.remember(
+        "Commit 1111111: the retry budget is five attempts", category="event", source="git:1111111"
+    ).memory.id
+    other = memory.remember(
+        "Commit 2222222: reformat the changelog headings", category="event", source="git:2222222"
+    ).memory.id
+    entity = Entity(key, kind, key.partition(":")[2])
+    memory.store.upsert_entities([entity])
+    memory.store.link_about([(on_topic, entity), (other, entity)])
+    return on_topic, other
+
+
+def test_graph_spreading_passes_nothing_through_a_commits_author(memory_service: MemoryService) -> None:
+    _, other = _by_one_author(memory_service, EntityKind.PERSON, "Person:mayank@example.com")
+
+    hits = memory_service.recall("retry budget", limit=10).hits
+
+    assert other not in [h.memory.id for h in hits]
+
+
+def test_graph_spreading_still_passes_through_a_shared_file(memory_service: MemoryService) -> None:
+    _, other = _by_one_author(memory_service, EntityKind.FILE, "File:repo::src/retry.py")
+
+    hits = memory_service.recall("retry budget", limit=10).hits
+
+    assert other in [h.memory.id for h in hits]
+
+
+def test_a_commit_a_person_confirmed_keeps_its_whole_score(memory_service: MemoryService) -> None:
+    commit = memory_service.remember(
+        "Commit 3333333: the retry budget is five attempts", category="event", source="git:3333333"
+    ).memory.id
+    before = memory_service.recall("retry budget").hits[0].score
+    memory_service.confirm(commit)
+
+    after = memory_service.recall("retry budget").hits[0].score
+
+    assert after > before

@@ -1,0 +1,125 @@
+"""No CLI exit aborts: each error path of a one-shot ``recall``, run many times, never ends in
+"terminate called" (exit 134), whatever the model's warm-up thread is doing at that moment.
+
+``EXIT_PATH_RUNS`` (default 8) is the number of runs per path: 8 keep the test under a
+minute on two loaded cores; ``EXIT_PATH_RUNS=200`` is the figure in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from support.daemons import sandbox_env
+
+RUNS = int(os.environ.get("EXIT_PATH_RUNS", "8"))
+ABORTED = (134, -signal.SIGABRT)
+
+
+def aborted(code: int, stderr: str) -> bool:
+    return code in ABORTED or "terminate called" in stderr or "Fatal Python error" in stderr
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The ONNX model files, built once for every run of the module."""
+    folder = tmp_path_factory.mktemp("model-cache")
+    data = tmp_path_factory.mktemp("warm") / "data"
+    env = sandbox_env(data, XDG_CACHE_HOME=str(folder))
+    subprocess.run(
+        [sys.executable, "-m", "graphmem", "recall", "warm"], env=env, capture_output=True, check=True
+    )
+    return folder
+
+
+def recall(
+    data_dir: Path, cache: Path, config: Path, interrupt_after: float | None = None
+) -> tuple[int, str]:
+    env = sandbox_env(data_dir, XDG_CACHE_HOME=str(cache), GRAPHMEM_CONFIG=str(config))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphmem", "recall", "which database"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    if interrupt_after is not None:
+        time.sleep(interrupt_after)
+        process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    return process.returncode, stderr
+
+
+def run_many(one: Callable[[int], tuple[int, str]]) -> list[tuple[int, str]]:
+    with ThreadPoolExecutor(2) as pool:  # two at a time: the machine's cores, and a load for each other
+        return list(pool.map(one, range(RUNS)))
+
+
+HOLD_STORE = "import kuzu, sys; db = kuzu.Database(sys.argv[1]); print('ok', flush=True); sys.stdin.read()"
+
+
+@pytest.fixture
+def locked_store(tmp_path: Path) -> Iterator[Path]:
+    """A data dir whose Kùzu store another process (no daemon) holds open."""
+    data = tmp_path / "data"
+    data.mkdir()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_STORE, str(data / "graph.kuzu")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
+    yield data
+    assert holder.stdin is not None
+    holder.stdin.close()
+    holder.stdout.close()
+    holder.wait(30)
+
+
+@pytest.mark.timeout(900)
+def test_an_invalid_setting_never_aborts(tmp_path: Path, cache: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[recall]\nlimit = -5\n", "utf-8")
+
+    results = run_many(lambda n: recall(tmp_path / f"data{n}", cache, config))
+
+    assert [code for code, err in results if aborted(code, err)] == []
+    assert {code for code, _ in results} == {9}
+
+
+@pytest.mark.timeout(900)
+def test_a_locked_store_never_aborts(locked_store: Path, tmp_path: Path, cache: Path) -> None:
+    results = run_many(lambda n: recall(locked_store, cache, tmp_path / "no-config.toml"))
+
+    assert [code for code, err in results if aborted(code, err)] == []
+    assert {code for code, _ in results} == {6}, results[0][1]
+
+
+@pytest.mark.timeout(900)
+def test_a_missing_model_never_aborts(tmp_path: Path, cache: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[embedding]\nmodel = "{tmp_path / "no-such-model"}"\n', "utf-8")
+
+    results = run_many(lambda n: recall(tmp_path / f"data{n}", cache, config))
+
+    assert [code for code, err in results if aborted(code, err)] == []
+    assert all(code != 0 and "no-such-model" in err for code, err in results), results[0]
+
+
+@pytest.mark.timeout(900)
+def test_ctrl_c_during_the_warm_up_never_aborts(tmp_path: Path, cache: Path) -> None:
+    moments = random.Random(37)
+    delays = [moments.uniform(0.6, 1.8) for _ in range(RUNS)]  # once the warm-up runs, to the first query
+
+    results = run_many(lambda n: recall(tmp_path / f"data{n}", cache, tmp_path / "no-config.toml", delays[n]))
+
+    assert [code for code, err in results if aborted(code, err)] == []
+    assert "Traceback" not in "".join(err for _, err in results)
