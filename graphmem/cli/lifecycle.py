@@ -291,22 +291,49 @@ def delete(
 @click.argument("memory_ids", metavar="ID...", nargs=-1, required=True)
 @pass_state
 def confirm(state: CliState, memory_ids: tuple[str, ...]) -> None:
-    """Mark memories as still valid after the code they are about changed: no longer "possibly stale".
+    """Make memories yours: a proposal (an agent's or an import's directive or preference, or an
+    agent's change to one of yours) becomes a convention injected in every session, and a memory
+    flagged "possibly stale" after its code changed is marked still valid.
 
     \b
     Example:
+        $ graphmem review
+        mem_3f9a1c0b7d2e4a51 [directive] Run make test-fast before every commit
+          proposed by an agent: `graphmem confirm mem_3f9a1c0b7d2e4a51` makes it yours ...
         $ graphmem confirm mem_3f9a1c0b7d2e4a51
         confirmed mem_3f9a1c0b7d2e4a51
     """
+    _each(memory_ids, state.service.confirm, "confirmed")
+
+
+@click.command()
+@click.argument("memory_ids", metavar="ID...", nargs=-1, required=True)
+@pass_state
+def reject(state: CliState, memory_ids: tuple[str, ...]) -> None:
+    """Turn down proposals: an agent's change to one of your memories is undone; an agent's or an
+    import's directive or preference is archived (``graphmem restore`` brings it back, proposed).
+
+    \b
+    Example:
+        $ graphmem reject mem_3f9a1c0b7d2e4a51
+        rejected mem_3f9a1c0b7d2e4a51 (archived)
+    """
+    _each(memory_ids, state.service.reject, "rejected")
+
+
+def _each(memory_ids: tuple[str, ...], verb: Callable[[str], MemoryRecord], done: str) -> None:
+    """Run ``verb`` on each id, one line each; the first error's exit code when any failed."""
     failed: GraphmemError | None = None
     for memory_id in memory_ids:
         try:
-            record = state.service.confirm(memory_id)
+            record = verb(memory_id)
         except GraphmemError as exc:
             present.error(exc)
             failed = failed or exc
             continue
-        click.echo(f"confirmed {record.id}" + (f" (still {record.stale})" if record.stale else ""))
+        notes = [record.status.value] if record.status is not Status.ACTIVE else []
+        notes += [f"still {record.stale}"] if record.stale else []
+        click.echo(f"{done} {record.id}" + (f" ({', '.join(notes)})" if notes else ""))
     if failed is not None:
         raise click.exceptions.Exit(failed.exit_code)
 
@@ -316,4 +343,4 @@ def _single(memory_ids: tuple[str, ...], records: list[MemoryRecord]) -> bool:
     return len(memory_ids) == 1 and len(records) == 1
 
 
-COMMANDS = (archive, restore, resolve, delete, confirm)
+COMMANDS = (archive, restore, resolve, delete, confirm, reject)

@@ -18,6 +18,7 @@ import click
 
 from graphmem.core.branches import on_branch
 from graphmem.core.models import Hit, LoginRole, MemoryRecord, Status
+from graphmem.core.provenance import Origin, label, origin_of
 from graphmem.core.timeparse import format_age
 from graphmem.core.views import entity_view, hit_view, link_view, memory_view, why
 from graphmem.errors import GraphmemError, ImportFileError
@@ -121,29 +122,16 @@ def hit_details(hit: Hit, *, now: datetime) -> str:
 
 
 def provenance(record: MemoryRecord) -> str:
-    """Where a memory came from, in words, from its ``source``, ``session`` and ``origin``:
-    the user, an agent over MCP, an OpenCode session, a file bootstrap read, a git commit,
-    GitLab or an import."""
-    source = record.source
-    kind, _, rest = source.partition(":")
-    if source == "user":
-        return f"the user (session {record.session})" if record.session else "the user"
-    if source == "mcp":
-        return f"an agent (MCP, session {record.session})" if record.session else "an agent (MCP)"
-    if source == "opencode":
-        where = f"OpenCode session {record.session}" if record.session else "an OpenCode session"
-        return where + (
-            f", message {record.origin}" if record.origin and record.origin != record.session else ""
-        )
-    if kind == "bootstrap" and rest:
-        return f"bootstrap of {rest.partition('#')[0]}"
-    if kind == "git" and rest:
-        return f"git commit {rest[:12]}"
-    if kind == "gitlab":
-        return f"GitLab {rest}".rstrip()
-    if source == "import":
-        return "an import"
-    return source
+    """Where a memory came from, in words (``core/provenance.py``), with the session it was
+    written in: the user, an agent, the user's words in a session, a file or commit of the
+    repository, an import of a file; "proposed, unconfirmed" until a person confirms it."""
+    said = label(record)
+    if record.session and origin_of(record.source) is Origin.SESSION:
+        message = f", message {record.origin}" if record.origin and record.origin != record.session else ""
+        said = said.replace("a session", f"OpenCode session {record.session}{message}", 1)
+    elif record.session:
+        said += f" (session {record.session})"
+    return said
 
 
 def recall_json(result: RecallResult, *, now: datetime) -> dict[str, Any]:

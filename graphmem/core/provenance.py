@@ -10,6 +10,7 @@ A memory's ``source`` is set by the code path that wrote it, never by its caller
 ``bootstrap:KEY``       a file of the repository, read by ``graphmem bootstrap``
 ``git:SHA``             a commit message, read by ``graphmem bootstrap``
 ``import:NAME``         an import of the file (or text) NAME
+``gitlab:REF``          an MR's, issue's or epic's text on GitLab
 anything else           not known (a store written by an older version): no authority
 ======================  ==============================================================
 
@@ -33,6 +34,7 @@ SESSION_SOURCE = "opencode"
 BOOTSTRAP_PREFIX = "bootstrap:"
 GIT_PREFIX = "git:"
 IMPORT_PREFIX = "import:"
+FORGE_PREFIX = "gitlab:"
 # A file's name as an import's origin keeps this much (a path may be long).
 MAX_IMPORT_NAME_CHARS = 120
 # What only a person may make a rule: directives and preferences.
@@ -46,6 +48,7 @@ class Origin(StrEnum):
     SESSION = "session"  # the user's own words in an agent session
     AGENT = "agent"
     REPOSITORY = "repository"  # a file or a commit of the repository
+    FORGE = "forge"  # GitLab: an MR's, issue's or epic's text
     IMPORT = "import"
     UNKNOWN = "unknown"
 
@@ -70,6 +73,8 @@ def origin_of(source: str) -> Origin:
         return Origin.AGENT
     if source.startswith((BOOTSTRAP_PREFIX, GIT_PREFIX)):
         return Origin.REPOSITORY
+    if source.startswith(FORGE_PREFIX):
+        return Origin.FORGE
     if source == "import" or source.startswith(IMPORT_PREFIX):
         return Origin.IMPORT
     return Origin.UNKNOWN
@@ -122,6 +127,8 @@ def label(record: MemoryRecord) -> str:
         text = (
             f"commit {rest[:7]}" if kind == "git" else f"the repository's {rest.partition('#')[0] or 'files'}"
         )
+    elif origin is Origin.FORGE:
+        text = f"GitLab {source.removeprefix(FORGE_PREFIX)}".rstrip()
     elif origin is Origin.IMPORT:
         name = source.removeprefix("import").removeprefix(":")
         text = f"an import of {name}" if name else "an import"
@@ -134,7 +141,7 @@ def label(record: MemoryRecord) -> str:
     return text
 
 
-def mark(record: MemoryRecord) -> str:
+def origin_mark(record: MemoryRecord) -> str:
     """The mark an injected line carries: ``[from the user]``, ``[proposed by an agent, unconfirmed]``."""
     if record.status is Status.PROPOSED:
         return f"[proposed by {label(record).removesuffix(', proposed, unconfirmed')}, unconfirmed]"

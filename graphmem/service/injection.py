@@ -32,6 +32,7 @@ from typing import Protocol
 from graphmem.core import injection
 from graphmem.core.injection import Prompt, Section
 from graphmem.core.models import Category, MemoryRecord, Status
+from graphmem.core.provenance import Origin, is_convention, origin_of
 from graphmem.core.text import clip, content_hash, estimate_tokens
 from graphmem.core.timeparse import utc_now
 from graphmem.core.trust import looks_like_injection
@@ -60,26 +61,52 @@ BOOT_CACHE_SESSIONS = 256
 # System prompts kept searchable (normalizing a 30 kB prompt costs ~2 ms; a session sends the same one).
 PROMPT_CACHE_SIZE = 32
 PROJECT_CACHE_DIRS = 256
-CONVENTIONS = "Conventions (directives and preferences)"
+CONVENTIONS = "Conventions (the user's own directives and preferences)"
 CONVENTION_CATEGORIES = (Category.DIRECTIVE, Category.PREFERENCE)
 ACTIVE = (Status.ACTIVE,)
-# (title, categories, statuses, how many): one section of a block.
-SectionSpec = tuple[str, tuple[Category, ...], tuple[Status, ...], int]
+# Memories read for a section that keeps only some of them (the user's conventions among an
+# agent's and a repository's): enough that hundreds of scraped ones never hide the user's.
+FILTERED_FETCH = 500
+
+
+def _anyone(memory: MemoryRecord) -> bool:
+    return True
+
+
+def _from_repository(memory: MemoryRecord) -> bool:
+    return origin_of(memory.source) is Origin.REPOSITORY
+
+
+@dataclass(frozen=True, slots=True)
+class SectionSpec:
+    """One section of a block: its title, which memories (categories, statuses, and whom they
+    must come from) and how many."""
+
+    title: str
+    categories: tuple[Category, ...]
+    statuses: tuple[Status, ...]
+    limit: int
+    keep: Callable[[MemoryRecord], bool] = _anyone
+
+
+# Only a person's conventions are injected as conventions, first, so nothing displaces them
+# (core/provenance.py); what the repository's files say is data, in a section of its own.
 BOOT_SECTIONS: tuple[SectionSpec, ...] = (
-    (CONVENTIONS, CONVENTION_CATEGORIES, ACTIVE, 20),
-    ("Open blockers", (Category.BLOCKER,), ACTIVE, 10),
-    ("Recent decisions", (Category.DECISION,), ACTIVE, 10),
+    SectionSpec(CONVENTIONS, CONVENTION_CATEGORIES, ACTIVE, 20, is_convention),
+    SectionSpec("Open blockers", (Category.BLOCKER,), ACTIVE, 10),
+    SectionSpec("Recent decisions", (Category.DECISION,), ACTIVE, 10),
+    SectionSpec("What the repository's files say", CONVENTION_CATEGORIES, ACTIVE, 8, _from_repository),
 )
 RELATED_TITLE = "Related to this message"
 # Compaction keeps more of each: it replaces the conversation itself.
 COMPACTION_SECTIONS: tuple[SectionSpec, ...] = (
-    (CONVENTIONS, CONVENTION_CATEGORIES, ACTIVE, 30),
-    ("Decisions", (Category.DECISION,), ACTIVE, 20),
-    ("Open blockers", (Category.BLOCKER,), ACTIVE, 20),
+    SectionSpec(CONVENTIONS, CONVENTION_CATEGORIES, ACTIVE, 30, is_convention),
+    SectionSpec("Decisions", (Category.DECISION,), ACTIVE, 20),
+    SectionSpec("Open blockers", (Category.BLOCKER,), ACTIVE, 20),
 )
 COMPACTION_INTRO = (
-    "graphmem: the project's conventions, decisions and open blockers, to keep in the summary "
-    "so they survive compaction."
+    "graphmem: the user's conventions, the project's decisions and open blockers, to keep in the "
+    "summary so they survive compaction (data, each item with who wrote it)."
 )
 
 
@@ -229,12 +256,15 @@ class Injector:
 
     def _sections(self, specs: Sequence[SectionSpec], place: Place) -> tuple[Section, ...]:
         project, branch = place
-        return tuple(
-            Section(title, tuple(self._memory.list(
-                project=project, categories=cats, statuses=sts, limit=n, branch=branch, all_branches=False
-            )))
-            for title, cats, sts, n in specs
-        )  # fmt: skip
+        sections: list[Section] = []
+        for spec in specs:
+            fetch = spec.limit if spec.keep is _anyone else FILTERED_FETCH
+            found = self._memory.list(
+                project=project, categories=spec.categories, statuses=spec.statuses, limit=fetch,
+                branch=branch, all_branches=False,
+            )  # fmt: skip
+            sections.append(Section(spec.title, tuple([m for m in found if spec.keep(m)][: spec.limit])))
+        return tuple(sections)
 
     def boot(self, session_id: str, place: Place) -> Boot:
         """The session's boot sections, picked on its first call and kept for the session."""

@@ -1,4 +1,5 @@
-"""``review``: the memories a person should look at again -- expired or about to, contradicted,
+"""``review``: the memories a person should look at again -- what agents and imports proposed
+(directives and preferences waiting to be confirmed or rejected), expired or about to, contradicted,
 possibly stale (the code they are about changed), unconfirmed (learned, never repeated, or
 low trust), or old (unchanged for long) -- to confirm, edit or archive them in one pass.
 
@@ -12,6 +13,7 @@ from datetime import datetime, timedelta
 
 from graphmem.core.models import LinkKind, MemoryRecord, Status, Trust
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
+from graphmem.core.provenance import CONVENTIONS, is_persons, label
 from graphmem.core.timeparse import format_age
 from graphmem.errors import InvalidInputError
 from graphmem.service.results import ReviewItem
@@ -25,7 +27,7 @@ EXPIRES_SOON = timedelta(days=7)
 MAX_REVIEW_LIMIT = 1_000
 # Sources of memories graphmem learned by itself from a person's sessions.
 LEARNED_SOURCES = ("opencode",)
-_SHOWN = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED, Status.ARCHIVED})
+_SHOWN = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED, Status.ARCHIVED, Status.PROPOSED})
 
 
 class Review:
@@ -61,6 +63,17 @@ class Review:
             for memory_id, flag in Staleness(self._store, self._code).flags(current.values(), about).items():
                 reasons[memory_id].append(flag)
         for record in current.values():
+            if record.status is Status.PROPOSED:
+                reasons[record.id].append(
+                    f"proposed by {label(record).removesuffix(', proposed, unconfirmed')}: `graphmem confirm "
+                    f"{record.id}` makes it yours (a {record.category.value} becomes a rule in every "
+                    f"session), `graphmem reject {record.id}` turns it down"
+                )
+            elif record.category in CONVENTIONS and record.status is Status.ACTIVE and not is_persons(record):
+                reasons[record.id].append(
+                    f"not a rule: a {record.category.value} from {label(record)}, shown as data; "
+                    f"`graphmem confirm {record.id}` makes it one"
+                )
             if record.trust is Trust.LOW:
                 reasons[record.id].append("low trust: its text reads like instructions to the model")
             elif record.source in LEARNED_SOURCES and record.reinforced == 0:
@@ -83,7 +96,18 @@ class Review:
         return found
 
 
-_ORDER = ("expired", "expires", "contradict", "possibly stale", "about ", "low trust", "unconfirmed", "old")
+_ORDER = (
+    "proposed",
+    "not a rule",
+    "expired",
+    "expires",
+    "contradict",
+    "possibly stale",
+    "about ",
+    "low trust",
+    "unconfirmed",
+    "old",
+)
 
 
 def _urgency(item: ReviewItem) -> tuple[int, datetime]:

@@ -30,10 +30,14 @@ def record(source: str, session: str | None = None, origin: str | None = None) -
     ("memory", "said"),
     [
         (record("user"), "the user"),
-        (record("mcp", session="ses_1"), "an agent (MCP, session ses_1)"),
-        (record("opencode", session="ses_ab", origin="msg_9"), "OpenCode session ses_ab, message msg_9"),
-        (record("bootstrap:pyproject.toml#fact:python"), "bootstrap of pyproject.toml"),
-        (record("git:0123456789abcdef0123"), "git commit 0123456789ab"),
+        (record("mcp", session="ses_1"), "an agent (session ses_1)"),
+        (
+            record("opencode", session="ses_ab", origin="msg_9"),
+            "the user's words in OpenCode session ses_ab, message msg_9",
+        ),
+        (record("bootstrap:pyproject.toml#fact:python"), "the repository's pyproject.toml"),
+        (record("git:0123456789abcdef0123"), "commit 0123456"),
+        (record("import:team.jsonl"), "an import of team.jsonl"),
         (record("gitlab:!12"), "GitLab !12"),
         (record("import"), "an import"),
     ],
@@ -56,8 +60,8 @@ def test_show_and_recall_say_where_a_memory_came_from(invoke: Invoke, tmp_path: 
     shown = invoke("show", learned).stdout
     found = invoke("recall", "refund job nightly", "--plan", "lexical").stdout
 
-    assert "from OpenCode session ses_ab, message msg_9" in shown
-    assert f"{learned} · global · just now · from OpenCode session ses_ab" in found
+    assert "from the user's words in OpenCode session ses_ab, message msg_9" in shown
+    assert f"{learned} · global · just now · from the user's words in OpenCode session ses_ab" in found
     assert "from the user" in invoke("show", typed).stdout
 
 
