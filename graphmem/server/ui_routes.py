@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 UI_VERBS = frozenset(
     {
         "recall", "get_context", "show", "list", "history", "stats", "review",
-        "remember", "edit", "archive", "restore", "resolve", "unresolve", "confirm",
+        "remember", "edit", "archive", "restore", "resolve", "unresolve", "confirm", "reject",
         "delete", "link", "unlink", "undo",
     }
 )  # fmt: skip

@@ -92,7 +92,7 @@ async function openMemory(id) {
   const [detail, events] = await Promise.all([api.rpc("show", { memory_id: id }), api.rpc("history", { memory_id: id })]);
   const m = detail.memory;
   const facts = [["id", m.id], ["category", m.category], ["status", m.status], ["scope", m.scope],
-    ["project", m.project || "—"], ["source", m.source], ["session", m.session || "—"], ["origin", m.origin || "—"],
+    ["project", m.project || "—"], ["written by", m.provenance || m.source], ["source", m.source], ["session", m.session || "—"], ["origin", m.origin || "—"],
     ["trust", m.trust], ["created", `${m.created_at} (${age(m.created_at)})`], ["updated", m.updated_at],
     ["valid", `${m.valid_from} → ${m.valid_to || "now"}`], ["expires", m.expires_at || "never"],
     ["reinforced", m.reinforced], ["embedded", m.embedded ? "yes" : "not yet"], ["stale", m.stale || "no"]];
@@ -152,7 +152,10 @@ function actions(m) {
   else bar.append(button("Archive", () => act(m.id, "archive", {}, "Archived.")));
   if (m.status === "resolved") bar.append(button("Unresolve", () => act(m.id, "unresolve", {}, "Blocking again.")));
   else if (m.category === "blocker" && m.status === "active") bar.append(button("Resolve", () => act(m.id, "resolve", {}, "Resolved.")));
-  if (m.stale) bar.append(button("Confirm", () => act(m.id, "confirm", {}, "Confirmed as still true.")));
+  if (m.status === "proposed") {
+    bar.append(button("Confirm as yours", () => act(m.id, "confirm", {}, "Confirmed: it is yours now."), ""),
+      button("Reject", () => act(m.id, "reject", {}, "Rejected.")));
+  } else if (m.stale) bar.append(button("Confirm", () => act(m.id, "confirm", {}, "Confirmed as still true.")));
   bar.append(button("Supersede", () => openEditor(editor, "supersede", m)),
     button("Link", () => openEditor(editor, "link", m)),
     button("Graph", () => { location.hash = `#/graph/${encodeURIComponent(m.id)}`; }),

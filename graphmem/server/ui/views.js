@@ -4,7 +4,7 @@ import { age, el } from "./dom.js";
 
 export const CATEGORIES = ["decision", "blocker", "procedure", "fact", "preference", "directive", "event", "plan",
   "idea", "conversation"];
-export const STATUSES = ["active", "resolved", "superseded", "archived", "not_merged"];
+export const STATUSES = ["active", "proposed", "resolved", "superseded", "archived", "not_merged"];
 export const LINK_KINDS = ["supersedes", "contradicts", "extends", "related"];
 
 /** The tags under a memory: category, status, scope, age, stale. */
@@ -40,7 +40,8 @@ export function hitCard(hit, best) {
   }
   const score = el("div", { class: "score" }, el("span", { text: `score ${hit.score.toFixed(3)}` }),
     el("span", { class: "track wide" }, bar(hit.score / (best || 1))));
-  return memoryCard(hit.memory, [score, channels, pathOf(hit), hit.reason ? el("p", { class: "meta", text: hit.reason }) : null]);
+  const words = hit.why || hit.reason;  // why it is there, in words (core/views.py why())
+  return memoryCard(hit.memory, [score, channels, words ? el("p", { class: "meta why", text: `why: ${words}` }) : null, pathOf(hit)]);
 }
 
 /** A bar filled to ``share`` (0 to 1) of its track: a width set through the CSSOM, which the
@@ -59,16 +60,17 @@ export function pathOf(hit) {
   steps.forEach((step, i) => {
     if (i === 0 || steps[i - 1].end !== step.start) {
       if (i > 0) chain.append(el("span", { class: "rel", text: "·" }));
-      chain.append(nodeChip(step.start, step.start_name));
+      chain.append(nodeChip(step.start, step.start_name, hit.memory.id));
     }
     const arrow = step.forward ? `—${step.relation.toLowerCase()}→` : `←${step.relation.toLowerCase()}—`;
-    chain.append(el("span", { class: "rel", text: arrow }), nodeChip(step.end, step.end_name));
+    chain.append(el("span", { class: "rel", text: arrow }), nodeChip(step.end, step.end_name, hit.memory.id));
   });
   return chain;
 }
 
-function nodeChip(key, name) {
+function nodeChip(key, name, own) {
   const shown = key === name || !name ? key : name;
+  const memory = key === own ? "this memory" : "a memory";  // a memory's id reads as nothing
   return el("a", { class: "node", href: `#/graph/${encodeURIComponent(key)}`, title: key,
-    text: shown.startsWith("mem_") ? "this memory" : shown });
+    text: shown.startsWith("mem_") ? memory : shown });
 }

@@ -148,6 +148,18 @@ def test_a_session_calls_the_service_verbs(client: TestClient, memory_service: M
     assert [e.kind.value for e in memory_service.history(memory_id)] == ["edit"]
 
 
+@pytest.mark.parametrize(("method", "status"), [("confirm", "active"), ("reject", "archived")])
+def test_a_person_confirms_or_rejects_an_agents_proposal_in_the_page(
+    client: TestClient, memory_service: MemoryService, method: str, status: str
+) -> None:
+    proposal = memory_service.remember("Always squash merge", category="directive", source="mcp").memory
+    answer = client.post(
+        "/rpc", json={"method": method, "arguments": {"memory_id": proposal.id}}, headers=sign_in(client)
+    )
+    assert answer.status_code == 200 and answer.json()["result"]["status"] == status
+    assert memory_service.show(proposal.id).memory.status.value == status
+
+
 @pytest.mark.parametrize("origin", [None, "http://127.0.0.1:8000", "https://evil.example"])
 def test_a_session_from_another_origin_is_refused(
     client: TestClient, memory_service: MemoryService, origin: str | None
