@@ -32,7 +32,7 @@ class Bookkeeping:
     def __init__(self) -> None:
         self.calls: list[tuple[str, ...]] = []
 
-    def added(self) -> None:
+    def added(self, ids: Sequence[str] = (), *, source: str | None = None) -> None:
         self.calls.append(("added",))
 
     def will_change(self, ids: Sequence[str]) -> None:
