@@ -48,11 +48,20 @@ def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryServi
 
 
 def exported(memory: MemoryService) -> list[dict[str, object]]:
-    """Every line of a full export but the header (its time differs), in file order."""
+    """Every line of a full export but the header (its time differs), in file order, each
+    memory as what it holds: who wrote it and how far it is trusted are each store's own (an
+    import never takes them from the file, and a directive or preference comes in proposed)."""
     out = io.StringIO()
     memory.export(out, project=None)
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
-    return [line for line in lines if line["type"] != "header"]
+    return [_held(line) for line in lines if line["type"] != "header"]
+
+
+def _held(line: dict[str, object]) -> dict[str, object]:
+    if line["type"] != "memory":
+        return line
+    held = {k: v for k, v in line.items() if k not in ("source", "provenance", "reinforced", "trust")}
+    return {**held, "status": "active" if held["status"] == "proposed" else held["status"]}
 
 
 def fill(memory: MemoryService) -> None:
