@@ -184,6 +184,7 @@ class Hit:
     path: tuple[str, ...] = ()
     entities: tuple[Entity, ...] = field(default=())
     reason: str = ""  # why it is there, when no channel says it (get_context of lines)
+    why: str = ""  # why it is there in words, every channel's reason (``core.views.why``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,39 +114,87 @@ def channel_view(rank: ChannelRank) -> dict[str, Any]:
     }
 
 
-def _walk(rank: ChannelRank) -> str:
-    """The edges a channel walked, in words: "MR !12 changed src/x.py", "&5 contains #34, closed by
-    MR !12" for the entity channel (the last edge, to the memory, goes without saying); the
-    memories and what joins each to the next for the graph."""
-    steps = rank.steps
-    if rank.channel == "graph":
-        parts = [step_name(steps[0].start, steps[0].start_name)]
-        for step in steps:  # through an entity both memories are about, else a link's kind
-            if step.relation != "ABOUT":
-                parts.append(step.relation)
-            parts.append(step_name(step.end, step.end_name))
-        return " → ".join(parts)
-    edges = [s for s in steps if s.relation != "ABOUT"]
-    if not edges:
-        return "about " + step_name(steps[-1].start, steps[-1].start_name)
-    text = step_text(edges[0])
-    for step in edges[1:]:
-        forward, backward = _PHRASES.get(step.relation, (step.relation, step.relation))
-        text += f", {forward if step.forward else backward} {step_name(step.end, step.end_name)}"
+# How a channel that walked no edge found a hit, in words.
+_FOUND_BY = {"lexical": "its words match", "semantic": "close in meaning"}
+# An edge read from its far end back toward what the question named: "`refund_all`, which is
+# called by `cancel`" (walked along the edge, the far end is the edge's target).
+_WHICH = {
+    "CALLS": ("is called by", "calls"),
+    "CHANGES": ("was changed by", "changed"),
+    "CLOSES": ("is closed by", "closes"),
+    "CONTAINS": ("is defined in", "defines"),
+    "IMPORTS": ("is imported by", "imports"),
+    "PART_OF": ("contains", "is part of"),
+}
+# Entity kinds written as code in an explanation; refs (!12, #34, &5) and people read as they are.
+_CODE_KINDS = frozenset({"File", "Symbol", "ExternalModule"})
+# A link between two memories, as a graph hop through it reads.
+_LINK_WORDS = {"next": "the next turn of a session"}
+
+
+def entity_words(key: str, name: str) -> str:
+    """An entity as an explanation names it: `src/cart.py`, `Order.close`, !12, #34, Maria."""
+    kind = key.split(":", 1)[0]
+    shown = name or key.split("::")[-1]
+    return f"`{shown}`" if kind in _CODE_KINDS else shown
+
+
+def _mentions(text: str, key: str, name: str) -> bool:
+    """Whether ``text`` names the entity: its name, a file's base name or a symbol's last part."""
+    kind = key.split(":", 1)[0]
+    short = name.rsplit("/", 1)[-1] if kind == "File" else name.rsplit(".", 1)[-1]
+    return bool(name) and (name in text or (len(short) > 2 and short in text))
+
+
+def _entity_reason(hit: Hit, steps: tuple[Step, ...]) -> str:
+    """How the entity channel reached a hit: "mentions `HTTPAdapter`", "about `src/app.py`, which
+    was changed by !12" — from the entity the memory is about back to what the question named."""
+    about = next((s for s in reversed(steps) if s.relation == "ABOUT"), None)
+    if about is None:
+        return "about what the question names"
+    verb = "mentions" if _mentions(hit.memory.text, about.start, about.start_name) else "about"
+    text = f"{verb} {entity_words(about.start, about.start_name)}"
+    for step in reversed([s for s in steps if s.relation != "ABOUT"]):
+        along, against = _WHICH.get(step.relation, (f"is linked to ({step.relation})",) * 2)
+        text += f", which {along if step.forward else against} {entity_words(step.start, step.start_name)}"
     return text
 
 
-def why(hit: Hit) -> str:
-    """One line: which channels found the hit, at which rank, through which edges."""
-    parts = []
+def _graph_reason(hit: Hit, steps: tuple[Step, ...]) -> str:
+    """How graph spreading lifted a hit: "1 hop via `cart.py`", "2 hops via !12 → #34" — the
+    entities (or links) joining it to a memory that matched, never a memory's id."""
+    vias = [
+        entity_words(s.end, s.end_name) if s.relation == "ABOUT" else _LINK_WORDS.get(s.relation, s.relation)
+        for s in steps
+        if s.forward  # each hop once: through an entity, or along a link
+    ]
+    if not vias and len(hit.path) > 1:
+        vias = [_LINK_WORDS.get(v, v) if ":" not in v else entity_words(v, "") for v in hit.path[1::2]]
+    hops = len(vias)
+    return (
+        f"{hops} hop{'s' if hops != 1 else ''} via {' → '.join(vias)}"
+        if vias
+        else "near a memory that matched"
+    )
+
+
+def reasons(hit: Hit) -> list[tuple[str, str]]:
+    """Each channel that found ``hit`` and why, in words a person reads (no ids)."""
+    found: list[tuple[str, str]] = []
     for rank in hit.channels:
-        part = f"{rank.channel} #{rank.rank}"
-        if rank.steps:
-            part += (" " if rank.channel == "entity" and len(rank.steps) == 1 else " via ") + _walk(rank)
-        elif rank.channel == "graph" and len(hit.path) > 1:
-            part += " via " + " → ".join(hit.path)
-        parts.append(part)
-    text = ", ".join(parts)
+        if rank.channel == "entity":
+            found.append((rank.channel, _entity_reason(hit, rank.steps)))
+        elif rank.channel == "graph":
+            found.append((rank.channel, _graph_reason(hit, rank.steps)))
+        else:
+            found.append((rank.channel, _FOUND_BY.get(rank.channel, f"found by {rank.channel}")))
+    return found
+
+
+def why(hit: Hit) -> str:
+    """One line in words: why the hit is there ("its words match; mentions `HTTPAdapter`; 1 hop
+    via `cart.py`"); the ids and ranks are in ``hit_view``'s ``channels`` and ``path``."""
+    text = "; ".join(reason for _, reason in reasons(hit))
     if hit.reason:
         return f"{hit.reason}; {text}" if text else hit.reason
     return text
@@ -157,6 +205,7 @@ def hit_view(hit: Hit, *, now: datetime) -> dict[str, Any]:
     view["score"] = hit.score
     view["why"] = {
         "summary": why(hit),
+        "reasons": [{"channel": channel, "text": text} for channel, text in reasons(hit)],
         "channels": [channel_view(c) for c in hit.channels],
         "path": list(hit.path),
     }

@@ -13,7 +13,7 @@ import math
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from graphmem.core.branches import parse_branch
@@ -39,6 +39,7 @@ from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, TextHits, Ve
 from graphmem.core.provenance import is_persons
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc
+from graphmem.core.views import why
 from graphmem.errors import InvalidInputError
 from graphmem.service.entity_reach import explained, reach, step_names, walks_of
 from graphmem.service.inputs import parse_category
@@ -395,7 +396,8 @@ class Recaller:
         names, missing = step_names(walks.values(), about)
         if missing:
             names.update({key: e.name for key, e in self._store.get_entities(missing).items()})
-        return [explained(h, walks[h.memory.id], names, about.get(h.memory.id, ())) for h in hits]
+        told = [explained(h, walks[h.memory.id], names, about.get(h.memory.id, ())) for h in hits]
+        return [replace(h, why=why(h)) for h in told]
 
     def _neighbourhood(
         self, seeds: Sequence[str], hops: int, plan: Plan

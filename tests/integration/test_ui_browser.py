@@ -179,6 +179,8 @@ def test_search_returns_a_hit_and_draws_why(page: Any, world: World) -> None:
     assert "entity #" in channels
     path = card.locator(".path").inner_text()
     assert "!12" in path and "changes" in path and "src/shop/refund.py" in path
+    words = card.locator(".why").inner_text()
+    assert "`src/shop/refund.py`, which was changed by !12" in words and "mem_" not in words
     assert card.locator(".barline").count() >= 2  # the score and each channel drawn as bars
     screenshot(page, "search")
 

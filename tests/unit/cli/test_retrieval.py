@@ -44,7 +44,7 @@ def test_recall_names_the_code_edge_that_reached_a_hit(invoke: Invoke, tmp_path:
     as_json = json.loads(invoke("recall", "what does cancel do", "--json").stdout)
 
     assert shown.exit_code == 0, shown.output
-    assert "entity #1 via cancel calls refund_all" in shown.stdout
+    assert "why: close in meaning; mentions `refund_all`, which is called by `cancel`" in shown.stdout
     hit = next(h for h in as_json["hits"] if h["id"] == stored)
     entity = next(c for c in hit["why"]["channels"] if c["channel"] == "entity")
     assert entity["steps"][0]["text"] == "cancel calls refund_all"
