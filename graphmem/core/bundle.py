@@ -9,8 +9,8 @@ from typing import Any
 
 from graphmem.core.branches import on_branch
 from graphmem.core.models import Category, Entity, Hit, Status
-from graphmem.core.provenance import label
-from graphmem.core.text import estimate_tokens
+from graphmem.core.provenance import Origin, label, origin_of
+from graphmem.core.text import estimate_tokens, inert
 from graphmem.core.timeparse import format_age
 from graphmem.core.views import entity_view, why
 
@@ -47,8 +47,14 @@ FRAME_TOKENS = 12
 GROUP_HEADING_TOKENS = 4
 MAX_RELATED_ENTITIES = 12
 MAX_TITLE_CHARS = 80
-# Share of a bundle's budget the code graph may take (the rest is for memories).
+# Share of a bundle's budget that memories a person or an agent wrote about the target may take
+# before the code's structure has its share (what only this graph knows comes first).
+PEOPLE_SHARE = 0.5
+# Share of a bundle's budget the code graph's sections may take, split between them so that no
+# long one (158 definitions) crowds out a short one (what imports the file).
 CODE_SHARE = 0.4
+# The line that ends a cut section.
+MORE = "- …{} more"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +86,10 @@ class ContextBundle:
     related_memories: list[BundleItem] = field(default_factory=list)
     # Of ``omitted``, the memories about the target (``hits``) that did not fit.
     omitted_about: int = 0
+    # Of ``omitted_about``, the ones from the repository's history (commits, files it read).
+    omitted_history: int = 0
+    # Related entities left out (beyond the budget or the most shown).
+    omitted_related: int = 0
 
     @property
     def markdown(self) -> str:
@@ -105,6 +115,8 @@ class ContextBundle:
             "max_tokens": self.max_tokens,
             "omitted": self.omitted,
             "omitted_about": self.omitted_about,
+            "omitted_history": self.omitted_history,
+            "omitted_related": self.omitted_related,
             "notes": list(self.notes),
             "code": {title: list(lines) for title, lines in self.code},
             "markdown": self.markdown,
@@ -142,7 +154,8 @@ def _line(hit: Hit, now: datetime, stale: str | None = None, *, labelled: bool =
     age = format_age(hit.memory.created_at, now=now)
     kind = f"[{hit.memory.category.value}] " if labelled else ""
     reason = f"{hit.reason}; " if hit.reason else ""
-    return f"- {kind}{hit.memory.text}{suffix} — {reason}from {label(hit.memory)}, {age}, `{hit.memory.id}`"
+    text = inert(hit.memory.text)  # one line, with no look-alike of an origin mark
+    return f"- {kind}{text}{suffix} — {reason}from {label(hit.memory)}, {age}, `{hit.memory.id}`"
 
 
 def _entity_label(entity: Entity) -> str:
@@ -153,6 +166,57 @@ def _title(entity: Entity | None, target: str) -> str:
     """The bundle's heading, cut so that it never eats the budget."""
     title = _entity_label(entity) if entity else target
     return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1] + "…"
+
+
+def scraped(hit: Hit) -> bool:
+    """Whether the memory came from the repository (a commit, a file bootstrap read), not from a
+    person, a session, an agent or an import."""
+    return origin_of(hit.memory.source) is Origin.REPOSITORY
+
+
+def fit_sections(
+    code: Sequence[tuple[str, Sequence[str]]], budget: int
+) -> tuple[list[tuple[str, list[str]]], int]:
+    """The code's sections cut to ``budget`` tokens, and what they cost. The budget is shared:
+    each section gets an equal part, and what a short one leaves goes to the longer ones. A cut
+    section ends with "…N more"; no line is repeated within a section."""
+    unique = [(title, list(dict.fromkeys(lines))) for title, lines in code if lines]
+    wants = [GROUP_HEADING_TOKENS + sum(estimate_tokens(line) for line in lines) for _, lines in unique]
+    shares = [0] * len(unique)
+    left = max(budget, 0)
+    for turn, index in enumerate(sorted(range(len(unique)), key=wants.__getitem__)):
+        shares[index] = min(wants[index], left // (len(unique) - turn))
+        left -= shares[index]
+    kept: list[tuple[str, list[str]]] = []
+    used = 0
+    for (title, lines), share in zip(unique, shares, strict=True):
+        shown, cost = _cut(lines, share)
+        if shown:
+            kept.append((title, shown))
+            used += cost
+    return kept, used
+
+
+def _cut(lines: Sequence[str], share: int) -> tuple[list[str], int]:
+    """``lines`` within ``share`` tokens (heading included), ending with "…N more" when cut."""
+    cost = GROUP_HEADING_TOKENS + sum(estimate_tokens(line) for line in lines)
+    if cost <= share:
+        return list(lines), cost
+    cost = GROUP_HEADING_TOKENS + estimate_tokens(MORE.format(len(lines)))
+    shown: list[str] = []
+    for line in lines:
+        if cost + estimate_tokens(line) > share:
+            break
+        shown.append(line)
+        cost += estimate_tokens(line)
+    if cost > share:
+        return [], 0
+    return [*shown, MORE.format(len(lines) - len(shown))], cost
+
+
+def _listed(name: str, lines: Sequence[str]) -> bool:
+    """Whether a code section already names ``name`` (a file as its own line, a symbol in backticks)."""
+    return any(line == f"- {name}" or line.startswith(f"- {name} ") or f"`{name}`" in line for line in lines)
 
 
 def build_bundle(
@@ -169,11 +233,14 @@ def build_bundle(
     found: bool | None = None,
     related_hits: Sequence[Hit] = (),
 ) -> ContextBundle:
-    """Take hits best first while they fit ``max_tokens``, then ``related_hits`` (memories
-    not linked to the target, shown apart as related), then entities while they fit.
+    """Fit what is known about a target to ``max_tokens``, in this order of claim on the budget:
+    the memories about it that a person or an agent wrote (up to ``PEOPLE_SHARE``), the code's
+    sections (up to ``CODE_SHARE``, shared by ``fit_sections``), the rest of ``hits`` in their
+    order (the repository's history: the caller puts the most specific first), then
+    ``related_hits`` (memories not linked to the target, shown apart), then entities.
 
-    What is about the target comes first: while a hit did not fit, no related memory takes
-    the budget (a short generic fact never shows instead of a decision about the file)."""
+    While a memory about the target did not fit, no related memory takes the budget (a short
+    generic fact never shows instead of a decision about the file). Every cut is counted."""
     header = f"## Memory: {_title(entity, target)}"
     used = estimate_tokens(header) + FRAME_TOKENS
     kept_notes = []
@@ -181,31 +248,30 @@ def build_bundle(
         if used + estimate_tokens(note) <= max_tokens:
             kept_notes.append(note)
             used += estimate_tokens(note)
-    kept_code: list[tuple[str, list[str]]] = []
-    code_budget = used + int(max_tokens * CODE_SHARE)
-    for title, lines in code:  # the code first, up to its share: what an edit needs
-        kept: list[str] = []
-        cost = GROUP_HEADING_TOKENS
-        for line in lines:
-            if used + cost + estimate_tokens(line) > code_budget:
-                break
-            kept.append(line)
-            cost += estimate_tokens(line)
-        if kept:
-            kept_code.append((title, kept))
-            used += cost
     groups: dict[Category, list[BundleItem]] = {}
-    omitted = 0
-    for hit in hits:
+
+    def take(hit: Hit, limit: float) -> bool:
+        nonlocal used
         line = _line(hit, now, (stale or {}).get(hit.memory.id))
         cost = estimate_tokens(line) + (0 if hit.memory.category in groups else GROUP_HEADING_TOKENS)
         cost += 0 if groups else DATA_NOTE_TOKENS
-        if used + cost > max_tokens:
-            omitted += 1
-            continue
+        if used + cost > limit:
+            return False
         groups.setdefault(hit.memory.category, []).append(BundleItem(hit, line, cost))
         used += cost
-    omitted_about = omitted
+        return True
+
+    people_limit = used + max_tokens * PEOPLE_SHARE
+    waiting: list[Hit] = []
+    full = False  # people's are taken in their order till one passes their share; the rest wait
+    for hit in hits:
+        if scraped(hit) or full or not take(hit, people_limit):
+            full = full or not scraped(hit)
+            waiting.append(hit)
+    kept_code, cost = fit_sections(code, min(int(max_tokens * CODE_SHARE), max_tokens - used))
+    used += cost
+    left_out = [hit for hit in waiting if not take(hit, max_tokens)]
+    omitted = omitted_about = len(left_out)
     related_items: list[BundleItem] = []
     for hit in related_hits:
         line = _line(hit, now, (stale or {}).get(hit.memory.id), labelled=True)
@@ -216,8 +282,10 @@ def build_bundle(
             continue
         related_items.append(BundleItem(hit, line, cost))
         used += cost
+    code_lines = [line for _, lines in kept_code for line in lines]
+    unshown = [(e, n) for e, n in related if not _listed(e.name, code_lines)]
     kept_related: list[tuple[Entity, int]] = []
-    for entity_item, count in list(related)[:MAX_RELATED_ENTITIES]:
+    for entity_item, count in unshown[:MAX_RELATED_ENTITIES]:
         cost = estimate_tokens(_entity_label(entity_item)) + 2
         if used + cost > max_tokens:
             break
@@ -233,6 +301,8 @@ def build_bundle(
         tokens=used,
         omitted=omitted,
         omitted_about=omitted_about,
+        omitted_history=sum(1 for hit in left_out if scraped(hit)),
+        omitted_related=len(unshown) - len(kept_related),
         generated_at=now,
         notes=kept_notes,
         code=kept_code,
@@ -242,11 +312,16 @@ def build_bundle(
 
 
 def render_markdown(bundle: ContextBundle) -> str:
-    """The bundle as a Markdown block for a prompt."""
+    """The bundle as a Markdown block for a prompt: what people said about the target, the
+    code's sections, then the history (events), related memories and entities."""
     lines = [f"## Memory: {_title(bundle.entity, bundle.target)}"]
     if bundle.groups or bundle.related_memories:
         lines.append(DATA_NOTE)
     lines += [f"_{note}_" for note in bundle.notes]
+    for category, items in bundle.groups.items():
+        if category is not Category.EVENT:
+            lines.append(f"### {GROUP_TITLES[category]}")
+            lines += [item.line for item in items]
     for title, code_lines in bundle.code:
         lines.append(f"### {title}")
         lines += code_lines
@@ -258,17 +333,29 @@ def render_markdown(bundle: ContextBundle) -> str:
         )
     elif not bundle.groups:
         lines.append("Nothing remembered about this yet.")
-    for category, items in bundle.groups.items():
-        lines.append(f"### {GROUP_TITLES[category]}")
-        lines += [item.line for item in items]
+    if Category.EVENT in bundle.groups:
+        lines.append(f"### {GROUP_TITLES[Category.EVENT]}")
+        lines += [item.line for item in bundle.groups[Category.EVENT]]
     if bundle.related_memories:
         lines.append("### Related memories (not linked to it: they mention related words)")
         lines += [item.line for item in bundle.related_memories]
     if bundle.related:
         names = ", ".join(f"{_entity_label(e)} ({n})" for e, n in bundle.related)
-        lines.append(f"### Related\n{names}")
+        tail = f", …{bundle.omitted_related} more" if bundle.omitted_related else ""
+        lines.append(f"### Related\n{names}{tail}")
     more = bundle.omitted - (0 if bundle.groups else bundle.omitted_about)  # not said above
     if more:
         noun = "memory" if more == 1 else "memories"
-        lines.append(f"_{more} more {noun} did not fit the {bundle.max_tokens}-token budget._")
+        about = bundle.omitted_about if bundle.groups else 0
+        parts = [
+            f"{about - bundle.omitted_history} about it" if about > bundle.omitted_history else "",
+            f"{bundle.omitted_history} from its history" if about and bundle.omitted_history else "",
+            f"{more - about} related" if about and more > about else "",
+        ]
+        which = ", ".join(part for part in parts if part)
+        lines.append(
+            f"_{more} more {noun} did not fit the {bundle.max_tokens}-token budget"
+            + (f" ({which})" if which else "")
+            + "._"
+        )
     return "\n".join(lines)

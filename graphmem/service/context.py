@@ -13,7 +13,7 @@ from graphmem.core.enrichment import GITLAB_KINDS, parse_key
 from graphmem.core.models import Category, Entity, EntityKind, Hit, Status
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.refs import find_path_candidates, parse_ref
-from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8
+from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, words
 from graphmem.errors import InvalidInputError
 from graphmem.service.code_context import file_sections, find_symbol, symbol_entity, symbol_sections
 from graphmem.service.enrichment import Enricher
@@ -29,6 +29,9 @@ CONTEXT_CANDIDATES = 40
 # Sources of memories graphmem derived itself (a file bootstrap read, a commit): about a
 # target, what people and agents remembered comes before them.
 DERIVED_SOURCES = ("bootstrap:", "git:")
+# A file's name without its extension must be this long to count as naming it (``io``, ``db``
+# are words of too many texts).
+MIN_STEM_CHARS = 4
 # boot_context, in order: (categories, statuses, how many).
 BOOT_SECTIONS: tuple[tuple[tuple[Category, ...], tuple[Status, ...], int], ...] = (
     ((Category.DIRECTIVE, Category.PREFERENCE), (Status.ACTIVE,), 30),
@@ -131,6 +134,8 @@ class ContextBuilder:
         others = [h for h in recalled if h.memory.id not in seen]
         # A target that names something: only what is linked to it is about it; the rest
         # mention related words and are shown apart. A topic: what recall finds is the answer.
+        if found is False:  # nothing is linked to it: only what clearly names it may be shown
+            others = [h for h in others if names_it(target, h.memory.text)]
         related_hits = others if found is not None else []
         hits += [] if found is not None else others
         related = self._related([*hits, *related_hits], entity)
@@ -258,17 +263,25 @@ class ContextBuilder:
         self, entity: Entity, project: str | None, extra_keys: Sequence[str], branch: str | None
     ) -> list[Hit]:
         """Memories linked to ``entity`` (or to its symbols): current first, then what was
-        remembered before what graphmem derived (a manifest fact, a commit), newest first."""
+        remembered before what graphmem derived (a manifest fact, a commit), newest first; of
+        what graphmem derived, the most specific first: a commit that changed this file alone
+        says more about it than one that changed 40 (a reformatting, a move)."""
         keys = [entity.key, *extra_keys]
         found = self._store.memories_about(keys)
         ids = list(dict.fromkeys(i for key in keys for i in found.get(key, [])))
         records = self._store.get_memories(ids)
         visibility = Visibility(project, branch=branch)
         current = [r for r in records.values() if _visible(r, visibility)]
+        derived = [r.id for r in current if r.source.startswith(DERIVED_SOURCES)]
+        files = {
+            memory_id: sum(1 for e in about if e.kind is EntityKind.FILE)
+            for memory_id, about in self._store.about(derived).items()
+        }
         current.sort(
             key=lambda r: (
                 r.status is not Status.ACTIVE,
                 r.source.startswith(DERIVED_SOURCES),
+                files.get(r.id, 0),
                 -r.created_at.timestamp(),
                 r.id,
             )
@@ -285,6 +298,23 @@ class ContextBuilder:
                     counts[item.key] += 1
                     by_key[item.key] = item
         return [(by_key[key], n) for key, n in counts.most_common()]
+
+
+def names_it(target: str, text: str) -> bool:
+    """Whether ``text`` clearly names ``target``: the target itself, or a path's file name, or its
+    name without the extension as a word (``sessions.py``: "sessions" or "session")."""
+    folded = text.casefold()
+    target = target.strip().casefold()
+    if target in folded:
+        return True
+    name = target.rstrip("/").rsplit("/", 1)[-1]
+    if name != target and name in folded:
+        return True
+    stem = name.split(".", 1)[0]
+    if len(stem) < MIN_STEM_CHARS or (stem == name and "/" not in target):
+        return False
+    said = set(words(folded))
+    return stem in said or stem.removesuffix("s") in said
 
 
 def not_in_graph_note(target: str, entity: Entity | None) -> str:

@@ -9,6 +9,7 @@ from graphmem.core.enrichment import EnrichmentRow, EnrichState, symbols_touched
 from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData, Person
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.ports import CodeGraph, GitLabGraph
+from graphmem.core.text import inert
 
 LIST_LIMIT = 25
 # Characters of a description shown in a bundle (the whole one is stored).
@@ -27,7 +28,7 @@ def _people(people: Sequence[Person]) -> str:
 
 
 def _excerpt(text: str) -> list[str]:
-    flat = " ".join(text.split())
+    flat = inert(text)  # a description holding "[from the user]" does not pose as graphmem's mark
     if not flat:
         return []
     cut = flat if len(flat) <= DESCRIPTION_EXCERPT_CHARS else flat[: DESCRIPTION_EXCERPT_CHARS - 1] + "…"
@@ -112,7 +113,7 @@ def _merge_request(
     facts += _details(mr.labels, mr.milestone, mr.web_url, mr.description)
     sections: Sections = [("Merge request", facts)]
     extra: list[str] = []
-    shown = mr.changed_files[:LIST_LIMIT]
+    shown = mr.changed_files  # the bundle cuts what does not fit, saying how many it left out
     if mr.changed_files:
         title = f"Changed files ({len(mr.changed_files)}"
         title += f" of {mr.changed_files_total})" if mr.changed_files_total > len(mr.changed_files) else ")"
@@ -131,7 +132,7 @@ def _merge_request(
         sections.append(
             (
                 "Changed symbols",
-                [f"- {s.kind} `{s.qualified_name}` ({s.path}:{s.start_line})" for s in symbols[:LIST_LIMIT]],
+                [f"- {s.kind} `{s.qualified_name}` ({s.path}:{s.start_line})" for s in symbols],
             )
         )
         extra += [s.key for s in symbols]
@@ -190,7 +191,7 @@ def _issue(gitlab: GitLabGraph, entity: Entity, issue: IssueData) -> tuple[Secti
         closing_keys = {e.key for e in closing}
         lines = [
             f"- {e.name} {e.title}" + (" (closes it)" if e.key in closing_keys else "")
-            for e in list(merge_requests.values())[:LIST_LIMIT]
+            for e in merge_requests.values()
         ]
         sections.append(("Merge requests", lines))
         extra += list(merge_requests)
@@ -212,16 +213,13 @@ def _epic(gitlab: GitLabGraph, epic: EpicData) -> tuple[Sections, list[str]]:
         sections.append(
             (
                 f"Child issues ({len(epic.child_issues)})",
-                [
-                    f"- {i.project}#{i.iid} {i.title} ({i.state or '?'})"
-                    for i in epic.child_issues[:LIST_LIMIT]
-                ],
+                [f"- {i.project}#{i.iid} {i.title} ({i.state or '?'})" for i in epic.child_issues],
             )
         )
         extra += [target_key(EntityKind.ISSUE, i.project, i.iid) for i in epic.child_issues]
     if epic.child_epics:
         lines, keys = _epic_lines(gitlab, epic.child_epics)
-        sections.append((f"Child epics ({len(epic.child_epics)})", lines[:LIST_LIMIT]))
+        sections.append((f"Child epics ({len(epic.child_epics)})", lines))
         extra += keys
     return sections, extra
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
@@ -176,3 +177,59 @@ def test_related_memories_never_take_the_budget_of_memories_about_the_target() -
     assert bundle.omitted == 2 and bundle.omitted_about == 1
     assert "1 memory is remembered about this" in bundle.markdown
     assert "_1 more memory did not fit" in bundle.markdown
+
+
+def test_a_long_code_section_is_cut_with_how_many_it_left_out_and_a_short_one_stays_whole() -> None:
+    defines = [f"- function `step_{n}` L{n}–{n}: def step_{n}(order, cart, customer)" for n in range(200)]
+    imported_by = ["- shop/pay.py", "- shop/api.py"]
+
+    bundle = build_bundle(
+        "shop/cart.py", FILE, [], [], max_tokens=600, now=NOW,
+        code=[("Defines (200)", defines), ("Imported by (2)", imported_by)],
+    )  # fmt: skip
+
+    sections = dict(bundle.code)
+    shown = sections["Defines (200)"]
+    assert shown[-1] == f"- …{200 - (len(shown) - 1)} more"
+    assert sections["Imported by (2)"] == imported_by
+    assert bundle.tokens <= 600
+
+
+def test_a_line_is_never_listed_twice_in_a_section() -> None:
+    callers = ["- `charge` (shop/pay.py:3) — import", "- `charge` (shop/pay.py:3) — import"]
+
+    bundle = build_bundle(
+        "shop/cart.py", FILE, [], [], max_tokens=600, now=NOW, code=[("Called from", callers)]
+    )
+
+    assert dict(bundle.code)["Called from"] == callers[:1]
+
+
+def test_a_persons_decision_takes_the_budget_before_the_repositorys_history() -> None:
+    commits = [
+        replace(hit(f"Commit {n:07x}: tune the cart pipeline again and again", Category.EVENT),
+                memory=replace(hit("x").memory, id=f"mem_{n:016x}", text=f"Commit {n:07x}: tune the cart",
+                               category=Category.EVENT, source=f"git:{n:040x}"))
+        for n in range(30)
+    ]  # fmt: skip
+    decision = hit("We decided the cart rounds half to even", Category.DECISION)
+
+    bundle = build_bundle("shop/cart.py", FILE, [*commits, decision], [], max_tokens=300, now=NOW)
+
+    assert [item.hit for item in bundle.groups[Category.DECISION]] == [decision]
+    assert bundle.omitted_history == bundle.omitted_about > 0
+    assert f"({bundle.omitted_history} from its history)" in bundle.markdown
+
+
+def test_related_entities_already_in_the_code_sections_are_not_repeated_and_a_cut_says_so() -> None:
+    shown = Entity("File:/src/proj::shop/pay.py", EntityKind.FILE, "shop/pay.py")
+    many = [(Entity(f"Person:p{n}", EntityKind.PERSON, f"person {n}"), 1) for n in range(20)]
+
+    bundle = build_bundle(
+        "shop/cart.py", FILE, [hit("A fact")], [(shown, 5), *many], max_tokens=2000, now=NOW,
+        code=[("Imported by (1)", ["- shop/pay.py"])],
+    )  # fmt: skip
+
+    assert shown not in [entity for entity, _ in bundle.related]
+    assert bundle.omitted_related == 20 - len(bundle.related) > 0
+    assert f"…{bundle.omitted_related} more" in bundle.markdown
