@@ -76,12 +76,17 @@ def warm_model(data_dir: Path | None = None) -> None:
     from graphmem.locate import locate
     from graphmem.server.lifecycle import find_daemon
 
-    check_settings(data_dir)
-    location = locate(data_dir)
-    if find_daemon(location.data_dir.expanduser()) is None:
+    settings, _ = check_settings(data_dir)
+    if settings is None:
+        location = locate(data_dir)
+        where, model, quantized = location.data_dir, location.model, location.quantized_queries
+    else:
+        where = Path(data_dir or settings.data_dir)
+        model, quantized = settings.embedding.model, settings.embedding.quantized_queries
+    if find_daemon(where.expanduser()) is None:
         from graphmem.adapters.embedders import preload
 
-        preload(location.model, quantized_queries=location.quantized_queries)
+        preload(model, quantized_queries=quantized)
 
 
 def open_memory(

@@ -12,6 +12,7 @@ third-party exceptions into these at their boundary; entry points present them
  │    └── NotAllowedError    only a person may do this (an agent asked to)
      ├── StoreError             the database failed
      │    ├── StoreLockedError   another process holds the data dir
+     │    ├── StoreConflictError another writer's transaction won (nothing of this call kept)
      │    └── StoreMismatchError built with another embedding model / schema
      ├── EmbedderError          the embedding model cannot be loaded or run
      ├── ConfigError            a setting is wrong
@@ -76,6 +77,11 @@ class StoreLockedError(StoreError):
     """Another process holds the database directory."""
 
     exit_code = 6
+
+
+class StoreConflictError(StoreError):
+    """Another writer locked the same rows at the same moment (a deadlock or a serialization
+    failure): the database rolled this call back, and it may simply be tried again."""
 
 
 class StoreMismatchError(StoreError):

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from support import home_guard
+from support.home_guard import REAL_HOME, SHARED_CACHE, TOUCHED_REAL_HOME
 from support.memory_service import DIMENSION, in_memory_service
 from support.postgres import PostgresServer
 from support.stores import MIGRATED
@@ -31,11 +33,53 @@ DEV_EXAMPLES = 10
 settings.register_profile("dev", max_examples=DEV_EXAMPLES, deadline=None)
 
 
+home_guard.install()
+
+
 @pytest.fixture(autouse=True)
-def _isolated_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Tests never read the developer's config file, GRAPHMEM_* variables or GitLab token."""
+def _home_guard() -> Iterator[None]:
+    """Fails the test that touched the developer's home (see ``_home_audit``)."""
+    TOUCHED_REAL_HOME.clear()
+    yield
+    touched, TOUCHED_REAL_HOME[:] = list(TOUCHED_REAL_HOME), []
+    if touched:
+        pytest.fail(f"the test touched the real home {REAL_HOME}: " + "; ".join(touched[:5]), pytrace=False)
+
+
+def _own_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """Point HOME and the XDG folders at ``home`` (the model files at the shared cache)."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = graphmem tests\n\temail = tests@graphmem.invalid\n")
+    runtime = home / ".run"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(SHARED_CACHE))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The session's own HOME, for what session fixtures build before any test runs."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _own_home(monkeypatch, tmp_path_factory.mktemp("session-home"))
+        for name in [n for n in os.environ if n.startswith("GRAPHMEM_")]:
+            monkeypatch.delenv(name)
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every test has its own HOME, XDG folders and so its own default data dir and config file:
+    nothing it runs (in process or in a child) reads the developer's config, GRAPHMEM_*
+    variables or GitLab token, nor finds the developer's daemon, store or OpenCode."""
     for name in [n for n in os.environ if n.startswith("GRAPHMEM_") or n in ("GITLAB_TOKEN", "OPENCODE_DB")]:
         monkeypatch.delenv(name)
+    _own_home(monkeypatch, tmp_path_factory.mktemp("home"))
     monkeypatch.setenv("GRAPHMEM_CONFIG", str(tmp_path / "no-such-config.toml"))
 
 
@@ -63,17 +107,25 @@ def memory_service(memory_store: InMemoryGraphStore, tmp_path: Path) -> Iterator
 
 
 @pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+def postgres_server() -> PostgresServer:
     """A PostgreSQL server with pgvector, started for the session (each pytest-xdist worker has
     its own) and stopped at its end; ``support/postgres.py`` says where it comes from. It has
     a template database with graphmem's schema applied (``support/stores.py``)."""
     server = PostgresServer()
-    try:
-        server.start()
-        server.new_template(MIGRATED, lambda url: migrate(url))
-        yield server
-    finally:
-        server.stop()
+    _STOP_AT_THE_END.append(server)
+    server.start()
+    server.new_template(MIGRATED, lambda url: migrate(url))
+    return server
+
+
+# Servers stopped once every test ran (``pytest_sessionfinish``), not in a fixture's teardown:
+# that would run inside the last test using it and count against its time limit.
+_STOP_AT_THE_END: list[PostgresServer] = []
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    while _STOP_AT_THE_END:
+        _STOP_AT_THE_END.pop().stop()
 
 
 @pytest.fixture(scope="session")

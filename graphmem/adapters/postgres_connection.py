@@ -34,7 +34,7 @@ import psycopg.conninfo
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from graphmem.errors import StoreError
+from graphmem.errors import StoreConflictError, StoreError
 
 log = logging.getLogger(__name__)
 # The pool logs each failed attempt to connect as a warning: graphmem says it once, as an error.
@@ -207,7 +207,7 @@ class PostgresConnection:
             ) from None
         except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
             # Two writers locked the same rows in opposite orders: the database rolled this one back.
-            raise StoreError(
+            raise StoreConflictError(
                 f"This call met another writer's at the same moment on the PostgreSQL store at {self.where}: "
                 "nothing of it was kept; try again."
             ) from None

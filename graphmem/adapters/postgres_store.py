@@ -13,6 +13,7 @@ history and expiry (``postgres_events.py``); memory records, text search and vec
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -42,7 +43,7 @@ from graphmem.adapters.postgres_text import PostgresTextSearch
 from graphmem.core.branches import place
 from graphmem.core.models import Entity, LoginRole, MemoryRecord
 from graphmem.core.ports import StoredVectors, Vector, Visibility
-from graphmem.errors import StoreMismatchError
+from graphmem.errors import StoreConflictError, StoreMismatchError
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,10 @@ EF_SEARCH_MIN = 40
 # Rows an import stores at least for the HNSW index to be put off (``vector_index_put_off``):
 # building it over 100,000 vectors took 50 s here, inserting them into it one by one 700 s.
 BULK_ROWS_MIN = 1000
+# Tries of one set_embeddings that met another writer's transaction, and the pause before the
+# next (times the try's number): a lost race costs a retry, not the recall that embedded.
+SET_EMBEDDINGS_ATTEMPTS = 4
+CONFLICT_PAUSE_S = 0.05
 # An import that brings more than a REBUILD_RATIO-th of the vectors the HNSW index holds puts
 # it off too: inserting a row into the graph costs 1-7 ms (more as it grows), building the whole
 # graph about 0.5 ms a row, so building it again is the cheaper up to about 5-13 times the rows.
@@ -343,11 +348,22 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
     def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
         if len(ids) != len(vectors):
             raise ValueError(f"{len(ids)} ids came with {len(vectors)} vectors")
-        with self.transaction():
-            self._many(
-                "UPDATE memories SET embedding = %(e)s::vector WHERE id = %(id)s",
-                [{"id": i, "e": vector_param(v)} for i, v in zip(ids, vectors, strict=True)],
-            )
+        # In id order: every process embedding a shared backlog (each recall embeds what is
+        # pending, others' memories too) locks the rows in the same order, so two never deadlock;
+        # a conflict with another kind of write is tried again, the update being idempotent.
+        rows = sorted(
+            ({"id": i, "e": vector_param(v)} for i, v in zip(ids, vectors, strict=True)), key=_by_id
+        )
+        nested = self._bound.conn is not None  # then the caller's transaction is the one to retry
+        for attempt in range(1, SET_EMBEDDINGS_ATTEMPTS + 1):
+            try:
+                with self.transaction():
+                    self._many("UPDATE memories SET embedding = %(e)s::vector WHERE id = %(id)s", rows)
+                return
+            except StoreConflictError:
+                if attempt == SET_EMBEDDINGS_ATTEMPTS or nested:
+                    raise
+                time.sleep(CONFLICT_PAUSE_S * attempt)
 
     def clear_embeddings(self, dimension: int) -> None:
         self._run("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
@@ -416,3 +432,7 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
             (vector_param(query), list(ids)),
         )
         return {str(i): float(s) for i, s in rows}
+
+
+def _by_id(row: Mapping[str, Any]) -> str:
+    return str(row["id"])

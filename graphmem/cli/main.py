@@ -139,6 +139,33 @@ def commands() -> dict[str, click.Command]:
 COMMAND_GC_THRESHOLD = 50_000
 
 
+def quiet_dependency_warnings() -> None:
+    """Send Python warnings (a dependency's, such as platformdirs' ``RuntimeDirWarning`` on every
+    call where ``XDG_RUNTIME_DIR`` is unset) to graphmem's debug log instead of the terminal:
+    they are no business of the user's, and ``graphmem mcp``'s stderr is the client's log.
+    ``-W`` and ``PYTHONWARNINGS`` still show them."""
+    if sys.warnoptions:
+        return
+    import warnings
+
+    warnings.showwarning = _log_warning
+
+
+def _log_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    import logging
+
+    logging.getLogger("graphmem.warnings").debug(
+        "%s:%s: %s: %s", filename, lineno, category.__name__, message
+    )
+
+
 # How long an exit waits for a model warm-up still running (building a session takes about
 # 0.5 s, a few seconds on a loaded machine); past it the process leaves without tearing the
 # interpreter down under that thread (``_leave``).
@@ -150,6 +177,7 @@ def main() -> None:
     from graphmem.adapters.data_dir import restrict_umask
 
     restrict_umask()  # what this process and its children create is private (docs/operations.md)
+    quiet_dependency_warnings()
     gc.set_threshold(COMMAND_GC_THRESHOLD, 50, 50)
     code: int | str | None = 0
     try:

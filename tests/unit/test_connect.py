@@ -16,7 +16,7 @@ from graphmem.adapters.embedders import HashEmbedder
 from graphmem.cli import main
 from graphmem.connect import open_memory, resolve_project, warm_model
 from graphmem.core.models import Scope
-from graphmem.errors import StoreLockedError
+from graphmem.errors import ConfigError, StoreLockedError
 from graphmem.service.memory import MemoryService
 
 
@@ -122,13 +122,14 @@ def test_the_settings_name_the_embedders_default_model() -> None:
     assert settings.DEFAULT_MODEL == embedders.DEFAULT_MODEL
 
 
-def test_warming_the_model_with_unreadable_settings_leaves_the_error_to_opening_the_store(
+def test_warming_the_model_with_invalid_settings_raises_before_anything_loads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     config = tmp_path / "config.toml"
-    config.write_text("[embedding]\nquantized_queries = 1\n")
+    config.write_text("[recall]\nlimit = -5\n")
     monkeypatch.setenv("GRAPHMEM_CONFIG", str(config))
 
-    warm_model(tmp_path / "data")  # no error, no model: the open that follows reports the settings
+    with pytest.raises(ConfigError, match=r"recall.limit"):
+        warm_model(tmp_path / "data")  # the command fails: no model is left loading at its exit
 
     assert "graphmem-model-load" not in {t.name for t in threading.enumerate()}

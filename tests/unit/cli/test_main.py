@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -106,3 +107,33 @@ def test_a_process_that_serves_collects_at_pythons_pace_once_started(tmp_path: P
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["threshold"] == [700, 10, 10]
     assert report["frozen"] > 1000
+
+
+# A dependency that warns on every call, as platformdirs does when XDG_RUNTIME_DIR is unset.
+WARNING_DEPENDENCY = """
+import sys, warnings
+import platformdirs
+from graphmem import locate
+from graphmem.cli.main import main
+
+def data_path(name):
+    platformdirs.user_runtime_dir(name)  # RuntimeDirWarning: XDG_RUNTIME_DIR is not set
+    warnings.warn("a dependency's notice", UserWarning)
+    return original(name)
+
+original, locate.user_data_path = locate.user_data_path, data_path
+sys.argv = ["graphmem", "list"]
+main()
+"""
+
+
+def test_no_warning_of_a_dependency_reaches_the_terminal(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "PYTHONWARNINGS")}
+    done = subprocess.run(
+        [sys.executable, "-c", WARNING_DEPENDENCY], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert "No memories" in done.stdout or "mem_" in done.stdout or done.stdout == ""
+    assert done.stderr == ""
