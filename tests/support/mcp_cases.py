@@ -25,9 +25,19 @@ class Ctx:
     mcp: Session
 
     def victim(self) -> str:
-        """A fresh memory of the project, for a case that legitimately changes one."""
+        """A fresh memory an agent wrote in the project, for a case that legitimately changes one."""
         text = f"Victim memory {next(_serial)}: the staging deploy needs the VPN"
-        answer = rpc_call(self.stage.daemon, "remember", text=text, project=str(self.stage.project))
+        outcome = self.mcp.call("remember", {"text": text, "project": str(self.stage.project)})
+        assert outcome.ok, outcome
+        memory_id: str = outcome.value["id"]
+        return memory_id
+
+    def users(self) -> str:
+        """A fresh directive the user wrote (through the CLI's door): only they may retire it."""
+        text = f"User rule {next(_serial)}: run the linters before every commit"
+        answer = rpc_call(
+            self.stage.daemon, "remember", text=text, category="directive", project=str(self.stage.project)
+        )
         memory_id: str = answer["result"]["memory"]["id"]
         return memory_id
 
@@ -215,6 +225,10 @@ def _ids() -> list[Case]:
         case("padded-edit", "update_memory", lambda c: {"id": f"\t{c.victim()}\n", "action": "edit", "text": "The VPN is gone"}, "ok"),
         case("padded-delete", "delete_memory", lambda c: {"id": f" {c.victim()}", "confirm": True}, "ok"),
         case("delete-unconfirmed", "delete_memory", lambda c: {"id": c.victim()}, says="confirm=true"),
+        case("archive-the-users-rule", "update_memory", lambda c: {"id": c.users(), "action": "archive"},
+             says="only they can"),
+        case("delete-the-users-rule", "delete_memory", lambda c: {"id": c.users(), "confirm": True},
+             says="only they can"),
         case("resolve-not-a-blocker", "update_memory", lambda c: {"id": c.victim(), "action": "resolve"}),
         case("link-self", "update_memory", lambda c: {"id": decision(c), "action": "link", "target_id": decision(c)}),
         case("link-unknown-target", "update_memory", lambda c: {"id": decision(c), "action": "link", "target_id": BOGUS}),
