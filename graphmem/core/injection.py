@@ -15,7 +15,7 @@ from datetime import datetime
 from graphmem.core import provenance
 from graphmem.core.branches import on_branch
 from graphmem.core.models import MemoryRecord, Status, Trust
-from graphmem.core.text import estimate_tokens, normalize
+from graphmem.core.text import estimate_tokens, inert, normalize
 from graphmem.core.timeparse import format_age
 
 BLOCK_OPEN = '<memory source="graphmem">'
@@ -69,8 +69,8 @@ def low_trust(memory: MemoryRecord, suspicious: bool = False) -> bool:
 
 
 def _escape(text: str) -> str:
-    """Keeps a memory's text from closing (or opening) the block."""
-    return _TAG_RE.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", " ".join(text.split()))
+    """Keeps a memory's text from closing (or opening) the block, or posing as a mark."""
+    return _TAG_RE.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", inert(text))
 
 
 def line(memory: MemoryRecord, *, now: datetime, suspicious: bool = False) -> str:

@@ -147,6 +147,19 @@ def clip(text: str, limit: int) -> str:
     return cut.rstrip(" ,;:") + "…"
 
 
+# The marks graphmem puts before an item it shows ([from the user], [proposed by an agent, ...],
+# [low trust]): a text that holds one is shown with parentheses, so only graphmem's own marks read
+# as who wrote it.
+_FORGED_MARK_RE = re.compile(r"\[(?=\s*(?:from|proposed by|low trust)\b)([^\[\]]*)\]?", re.IGNORECASE)
+
+
+def inert(text: str) -> str:
+    """``text`` as one line of a block graphmem renders: its whitespace (newlines that would start a
+    heading or a list item of their own) collapsed, and its look-alikes of graphmem's marks
+    (``[from the user]``) turned into plain words in parentheses."""
+    return _FORGED_MARK_RE.sub(lambda m: f"({m.group(1).strip()})", " ".join(text.split()))
+
+
 def sentence(text: str) -> str:
     """``text`` ending with a full stop (unless it ends with one already, or ?, ! or …)."""
     return text if text.endswith((".", "!", "?", "…")) else text + "."
