@@ -116,6 +116,9 @@ def label(record: MemoryRecord) -> str:
     ``CONTRIBUTING.md``, ``commit 1a2b3c4``, ``an import of team.jsonl``..."""
     source = record.source
     origin = origin_of(source)
+    if record.status is Status.PROPOSED and origin in _PERSONS:
+        # Only an agent's or a file's change makes a person's memory a proposal: not their words.
+        return "a change to the user's memory by an agent or a file, proposed, unconfirmed"
     if origin is Origin.PERSON:
         text = "the user"
     elif origin is Origin.SESSION:

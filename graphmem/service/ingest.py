@@ -7,7 +7,8 @@ session (unchanged for ``idle_seconds``, or named explicitly by the OpenCode plu
 1. extracts what it teaches -- with the deterministic rules (``core/extraction.py``), or
    with the configured LLM extractor, falling back to the rules on any failure;
 2. redacts every text (``core/redaction.py``) before it reaches the store;
-3. remembers each learned item with ``source="opencode"``, ``session=<session id>``,
+3. remembers each learned item with ``source="opencode"`` (what the agent's own shell runs
+   taught: ``source="mcp"``, an agent's), ``session=<session id>``,
    ``origin=<message id>`` and its trust, in the project of the session's directory,
    linked to the ``Session:<id>`` entity and to the files it names;
 4. writes (or rewrites) one summary ``event`` per session with its files and refs.
@@ -38,6 +39,7 @@ from graphmem.core.extraction import extract
 from graphmem.core.keys import file_key
 from graphmem.core.models import Category, Entity, EntityKind, Trust
 from graphmem.core.ports import ProjectRoots, SessionExtractor, SessionReader, SessionSource
+from graphmem.core.provenance import AGENT_SOURCE
 from graphmem.core.redaction import redact
 from graphmem.core.refs import find_refs
 from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
@@ -51,6 +53,8 @@ from graphmem.service.writer import MemoryWriter
 log = logging.getLogger(__name__)
 
 SOURCE = "opencode"
+# What the agent's own shell runs taught (core/shell_runs.py): the agent's doing, never the user's words.
+AGENTS_RULES = ("procedure.retry", "procedure.error-fix")
 _MORE = Cause(SOURCE, "the session went on")  # a session summary rewritten, in its history
 CURSOR_KEY = "opencode_cursor"
 SESSION_KEY = "opencode_session:{id}"
@@ -327,7 +331,7 @@ class Ingester:
                 category=category,
                 project=project if project is not None else run.default_project,
                 session=transcript.session_id,
-                source=SOURCE,
+                source=AGENT_SOURCE if item.rule.startswith(AGENTS_RULES) else SOURCE,
                 occurred_at=when,
                 origin=item.message_id,
                 trust=item.trust,

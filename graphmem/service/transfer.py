@@ -260,7 +260,7 @@ class Transfer:
         if dry_run:
             return summary
         with self._writer.lock:  # all or nothing among writers
-            self._apply(parsed, new, id_map, progress)
+            self._apply(parsed, new, id_map, progress, source)
             self._update(updates, source, now)
         return summary
 
@@ -351,6 +351,7 @@ class Transfer:
         new: list[tuple[MemoryRecord, list[str]]],
         id_map: dict[str, str],
         progress: Progress | None,
+        source: str,
     ) -> None:
         entities = [Entity(e.key, e.kind, e.name, e.project, e.title) for _, e in parsed.entities]
         self._writer.add_entities(entities)
@@ -382,10 +383,17 @@ class Transfer:
         self._writer.relate(links)
         nexts = [(id_map.get(r.source, r.source), id_map.get(r.target, r.target)) for _, r in parsed.nexts]
         self._writer.chain(nexts)
-        # History last: an event of a memory that kept its id, not stored yet (imported once).
+        # History last: an event of a memory that kept its id, not stored yet (imported once), and
+        # only of a memory this file brought: a file never writes the history of the store's own
+        # memories (a forged "edit by the user" that an undo would apply).
+        ours = {r.id for r, _ in new} | {
+            m.id for m in self._store.get_memories([r.memory_id for _, r in parsed.events]).values()
+            if m.source == source
+        }  # fmt: skip
         kept = [
             r for _, r in parsed.events
-            if id_map.get(r.memory_id, r.memory_id) == r.memory_id and self._store.get_event(r.id) is None
+            if id_map.get(r.memory_id, r.memory_id) == r.memory_id and r.memory_id in ours
+            and self._store.get_event(r.id) is None
         ]  # fmt: skip
         self._writer.add_history(
             [r.to_event(r.memory_id, r.other_id) for r in {r.id: r for r in kept}.values()]

@@ -236,7 +236,8 @@ class MemoryWriter(WriterHistory):
         )
 
     def _reinforce(self, existing: MemoryRecord, now: datetime, actor: str) -> RememberResult:
-        status = Status.ACTIVE if existing.status is Status.ARCHIVED else existing.status
+        back = existing.status is Status.ARCHIVED and may_replace(actor, existing)  # a person's: by a person
+        status = Status.ACTIVE if back else existing.status
         changes: dict[str, object] = {"reinforced": existing.reinforced + 1, "updated_at": now}
         if status is not existing.status:
             changes["status"] = status
