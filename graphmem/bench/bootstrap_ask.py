@@ -126,8 +126,8 @@ def ask(bench: Bench, files: list[str], seconds: float) -> dict[str, Any]:
     person = bench.rpc("remember", text=PERSON_MEMORY, project=str(bench.repo))["memory"]["id"]
     started = time.perf_counter()
     backlog_start = int(bench.rpc("stats")["pending_embeddings"])
-    context_s: list[float] = []
-    recall_s: list[float] = []
+    context_s: list[tuple[float, float]] = []  # (seconds since asking began, seconds it took)
+    recall_s: list[tuple[float, float]] = []
     not_ready = 0
     drained_at: float | None = None
     person_at: float | None = None
@@ -135,9 +135,9 @@ def ask(bench: Bench, files: list[str], seconds: float) -> dict[str, Any]:
     turn = 0
     while time.perf_counter() - started < seconds:
         took, _ = bench.cli("context", files[turn % len(files)], "--json")
-        context_s.append(took)
+        context_s.append((time.perf_counter() - started, took))
         took, out = bench.cli("recall", questions[turn % len(questions)], "--json")
-        recall_s.append(took)
+        recall_s.append((time.perf_counter() - started, took))
         not_ready += not json.loads(out).get("semantic_ready", True)
         turn += 1
         now = time.perf_counter() - started
@@ -150,8 +150,19 @@ def ask(bench: Bench, files: list[str], seconds: float) -> dict[str, Any]:
     return {
         "seconds": seconds,
         "files": files,
-        "context": _summary(context_s),
-        "recall": _summary(recall_s),
+        "context": _summary([took for _, took in context_s]),
+        "recall": _summary([took for _, took in recall_s]),
+        # the same while the backlog was still being embedded, and once it had drained
+        "while_embedding": {
+            "context": _summary([took for at, took in context_s if drained_at is None or at <= drained_at]),
+            "recall": _summary([took for at, took in recall_s if drained_at is None or at <= drained_at]),
+        },
+        "after_drained": {
+            "context": _summary(
+                [took for at, took in context_s if drained_at is not None and at > drained_at]
+            ),
+            "recall": _summary([took for at, took in recall_s if drained_at is not None and at > drained_at]),
+        },
         "recall_semantic_not_ready": not_ready,
         "backlog_at_start": backlog_start,
         "backlog_drained_after_s": None if drained_at is None else round(drained_at, 1),
@@ -183,12 +194,12 @@ def run(path: Path, *, seconds: float = 60.0, history: int = 500) -> dict[str, A
 
 
 def format_report(report: dict[str, Any]) -> str:
-    def line(name: str) -> str:
-        found = report[name]
+    def line(name: str, part: dict[str, Any] = report, label: str = "") -> str:
+        found = part[name]
         if not found["calls"]:
-            return f"{name:<8} no call"
+            return f"{label or name:<8} no call"
         return (
-            f"{name:<8} {found['calls']} calls: p50 {found['p50_s']} s, p95 {found['p95_s']} s, "
+            f"{label or name:<8} {found['calls']} calls: p50 {found['p50_s']} s, p95 {found['p95_s']} s, "
             f"max {found['max_s']} s"
         )
 
@@ -201,6 +212,12 @@ def format_report(report: dict[str, Any]) -> str:
             f"asking for {report['seconds']:g} s, each call a CLI process, end to end:",
             line("context"),
             line("recall"),
+            "while the daemon embedded:",
+            line("context", report["while_embedding"], "  context"),
+            line("recall", report["while_embedding"], "  recall"),
+            "once the backlog had drained:",
+            line("context", report["after_drained"], "  context"),
+            line("recall", report["after_drained"], "  recall"),
             f"backlog  {report['backlog_at_start']:,} memories to embed when asking began; "
             + (f"drained after {drained} s" if drained is not None else "not drained by the end"),
             "person   their memory embedded after "

@@ -16,6 +16,7 @@ from graphmem.cli.options import json_option
 from graphmem.cli.state import CliState, pass_state
 
 MOVES_PRINTED = 5  # moves described under the summary (--json has up to 20)
+INTERRUPTED_EXIT = 130  # a shell's code for a command stopped by Ctrl-C
 
 
 @click.command()
@@ -57,8 +58,16 @@ def bootstrap(
         skipped: vendored 1,203, generated 4
     """
     root = path or (Path(state.project) if state.project else Path.cwd())
-    with present.running_progress("scanning", shown=not as_json) as progress:
-        report = state.service.bootstrap(root.resolve(), history=history, progress=progress)
+    try:
+        with present.running_progress("scanning", shown=not as_json) as progress:
+            report = state.service.bootstrap(root.resolve(), history=history, progress=progress)
+    except KeyboardInterrupt:
+        click.echo(
+            "\nbootstrap interrupted: what it stored is kept and answers; run `graphmem bootstrap` "
+            "again to finish (unchanged files cost nothing).",
+            err=True,
+        )
+        raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
     if as_json:
         present.echo_json(asdict(report))
         return

@@ -75,6 +75,9 @@ PARSE_BATCH_BYTES = 32 * 1024 * 1024
 BLAME_BUDGET_S = 120.0
 BLAMED_KINDS = frozenset({"function", "method", "class", "interface"})
 MOVES_SHOWN = 20  # moves the report describes, those that carried memories first
+# The store's meta key (then the project) saying a pass stored commits but was stopped (Ctrl-C,
+# kill -9) before linking them to the symbols they changed: the next pass links them all.
+LINKING_KEY = "bootstrap_linking:"
 
 
 class Bootstrapper:
@@ -372,7 +375,9 @@ class Bootstrapper:
         ids = {c.sha: memory_id(commit=c.sha) for c in commits}
         known = set(self._store.get_memories(list(ids.values())))
         fresh: list[Commit] = [c for c in commits if ids[c.sha] not in known]
+        unfinished = self._store.get_meta(LINKING_KEY + project) == "1"
         if fresh:
+            self._store.set_meta(LINKING_KEY + project, "1")
             now = self._clock()
             records = [
                 MemoryRecord(
@@ -411,7 +416,10 @@ class Bootstrapper:
                         links.append((ids[commit.sha], entity))
             self._writer.add(records, about=links)
             report.commits = len(fresh)
-            self._link_symbols(root, project, {p for c in fresh for p in c.files[:50]}, ids)
+        linking = commits if unfinished else fresh  # a stopped pass's commits are linked now
+        if linking:
+            self._link_symbols(root, project, {p for c in linking for p in c.files[:50]}, ids)
+            self._store.set_meta(LINKING_KEY + project, "0")
         self._code.replace_co_changes(project, co_changes(commits))
 
     def _link_symbols(self, root: Path, project: str, paths: set[str], ids: dict[str, str]) -> None:

@@ -49,6 +49,8 @@ MAX_REPLAYED = 2_000
 # answers with what has vectors: a store with 100,000 memories waiting answered only after
 # minutes when a read embedded them all.
 EMBED_ON_READ_S = 0.5
+# After a read spent that budget, the reads of the next seconds embed nothing (the same recall's).
+READ_PAUSE_S = 2.0
 # Whose memories are embedded first: the user's, their sessions' and their agents' own, before
 # what a bootstrap scraped or an import brought (those wait in write order).
 EMBEDDED_FIRST = frozenset({Origin.PERSON, Origin.SESSION, Origin.AGENT})
@@ -80,6 +82,7 @@ class SemanticIndex:
         self._maybe_pending = True  # something may be waiting for a vector
         self._writes = 0  # memories written since the start: a scan that found none stays right
         self._first: dict[str, None] = {}  # memories to embed before the store's backlog
+        self._read_embeds_after = 0.0  # monotonic time before which a read embeds nothing
 
     @property
     def embedder(self) -> Embedder:
@@ -91,14 +94,22 @@ class SemanticIndex:
 
     def index(self) -> VectorIndex:
         """The vector index, restored or loaded from the store on first use; with
-        ``embed_on_read``, the backlog embedded for at most ``EMBED_ON_READ_S`` first."""
+        ``embed_on_read``, the backlog embedded for at most ``EMBED_ON_READ_S`` first. A read
+        that spent it leaves the rest to the reads after ``READ_PAUSE_S`` (a recall opens the
+        index several times: its budget is spent once)."""
+        index = self._opened()
+        if self.embed_on_read and time.monotonic() >= self._read_embeds_after:
+            self.embed_pending(budget_s=EMBED_ON_READ_S)
+            if not self.complete:
+                self._read_embeds_after = time.monotonic() + READ_PAUSE_S
+        return index
+
+    def _opened(self) -> VectorIndex:
+        """The vector index, restored or loaded from the store on first use."""
         with self._lock:
             if self._index is None:
                 self._index = self._open_index()
-            index = self._index
-        if self.embed_on_read:
-            self.embed_pending(budget_s=EMBED_ON_READ_S)
-        return index
+            return self._index
 
     def _key(self) -> str:
         token = self._store.get_meta(TOKEN_KEY)

@@ -474,8 +474,13 @@ GUARDED_RECEIVERS = ("self.store", "self._meta", "self.graph")
 WRITING_CLASSES = frozenset({"MemoryWriter", "WriterHistory", "Ingester", "Enricher"})
 
 
-# Writes of graphmem's own metadata, not of anyone's text: app records the embedding model.
-METADATA_WRITERS = {"graphmem/app.py": ("set_meta",), "graphmem/service/semantic.py": ("set_meta",)}
+# Writes of graphmem's own metadata, not of anyone's text: app records the embedding model,
+# bootstrap whether a stopped pass left commits to link.
+METADATA_WRITERS = {
+    "graphmem/app.py": ("set_meta",),
+    "graphmem/service/semantic.py": ("set_meta",),
+    "graphmem/service/bootstrap.py": ("set_meta",),
+}
 
 
 def _classes(path: Path) -> dict[str, ast.ClassDef]:

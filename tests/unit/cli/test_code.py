@@ -7,7 +7,10 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import Result
+
+from graphmem.service.memory import MemoryService
 
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
 
@@ -35,3 +38,19 @@ def test_a_rescan_says_what_moved_and_how_many_memory_links_followed(invoke: Inv
     assert as_json["moves"] == [
         "`amount_due` → `still_due` in orders.py (renamed, same body): 1 memory moved"
     ]
+
+
+def test_ctrl_c_during_a_bootstrap_says_what_is_kept_and_how_to_finish(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(self: MemoryService, *args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MemoryService, "bootstrap", interrupted)
+
+    result = invoke("bootstrap", str(tmp_path / "work"))
+
+    assert result.exit_code == 130
+    assert "bootstrap interrupted: what it stored is kept" in result.stderr
+    assert "run `graphmem bootstrap` again to finish" in result.stderr
+    assert "Aborted" not in result.output

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from support.memory_service import in_memory_service
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import Vector
+from graphmem.errors import InvalidInputError
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import EMBED_ON_READ_S, SemanticIndex
 
@@ -153,3 +158,47 @@ def test_recall_says_semantic_not_ready_while_memories_wait_for_vectors(fake_mem
 
     assert [hit.memory.id for hit in waiting.hits] == [stored]
     assert (waiting.semantic_ready, embedded.semantic_ready) == (False, True)
+
+
+@pytest.fixture
+def backlogged(tmp_path: Path) -> Iterator[tuple[MemoryService, SlowEmbedder]]:
+    """A one-shot service (no daemon: reads embed) whose store has 100,000 memories waiting."""
+    embedder = SlowEmbedder(EMBED_ON_READ_S / 2)
+    memory = in_memory_service(tmp_path / "data", store=DeepBacklogStore(100_000), embedder=embedder)
+    yield memory, embedder
+    memory.close()
+
+
+def test_a_question_of_2000_words_is_answered_without_waiting_on_a_deep_backlog(
+    backlogged: tuple[MemoryService, SlowEmbedder],
+) -> None:
+    memory, embedder = backlogged
+    memory.remember("Retries use exponential backoff with jitter")
+    question = " ".join(["why", "do", "the", "retries", "use", "backoff"] * 334)[:7_999]
+
+    result = memory.recall(question)
+
+    assert len(question.split()) >= 1_300
+    assert [hit.memory.text for hit in result.hits] == ["Retries use exponential backoff with jitter"]
+    assert result.semantic_ready is False
+    assert embedder.embedded <= 100
+
+
+def test_a_question_of_punctuation_only_gets_an_answer_with_nothing_in_it(
+    backlogged: tuple[MemoryService, SlowEmbedder],
+) -> None:
+    memory, _ = backlogged
+    memory.remember("Retries use exponential backoff with jitter")
+
+    result = memory.recall("?!...;; -- ...")
+    bundle = memory.get_context("?!...;; -- ...")
+
+    assert result.hits == []
+    assert "Nothing remembered about this yet." in bundle.markdown
+
+
+def test_a_question_over_the_limit_says_how_to_fix_it(backlogged: tuple[MemoryService, SlowEmbedder]) -> None:
+    memory, _ = backlogged
+
+    with pytest.raises(InvalidInputError, match="shorten it"):
+        memory.recall(" ".join(["retries"] * 2_000))
