@@ -122,6 +122,8 @@ def ranks(
     """For each case, the 1-based rank of its memory in the top 10 of its question (None when
     absent), what ranked above it, and the time recall took."""
     rows: list[dict[str, Any]] = []
+    if cases:  # the symbol index built first, as a daemon's is by its first recall
+        memory.code_described(cases[0].query, project=project)
     for case, memory_id in zip(cases, ids, strict=True):
         started = time.perf_counter()
         hits = memory.recall(case.query, project=project, limit=TOP_K, plan=plan).hits

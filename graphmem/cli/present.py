@@ -139,6 +139,7 @@ def recall_json(result: RecallResult, *, now: datetime) -> dict[str, Any]:
         "query": result.query,
         "plan": result.plan,
         "hits": [hit_view(hit, now=now) for hit in result.hits],
+        "entities": [entity_view(e) for e in result.entities],  # named or described, best first
         "took_ms": round(result.took_ms, 1),
         "semantic_ready": result.semantic_ready,
     }

@@ -183,6 +183,11 @@ class MemoryService(TransferVerbs):
         """Entities a text names: GitLab refs, files that exist in ``project``, and its code symbols."""
         return self._mentions.entities_in(text, project)
 
+    def code_described(self, question: str, *, project: str | None = None) -> list[Entity]:
+        """The symbols ``question`` describes without naming them, best first (waits for the
+        project's symbol index, which ``recall`` builds in the background)."""
+        return self._recaller.described(question, self._own(project), wait=True)
+
     # -- writing ------------------------------------------------------------------------
 
     def remember(

@@ -34,13 +34,24 @@ from graphmem.core.fusion import (
     spread,
     weighted_rrf,
 )
-from graphmem.core.models import CURRENT_STATUSES, Category, ChannelRank, Hit, MemoryRecord, Status, Step
+from graphmem.core.models import (
+    CURRENT_STATUSES,
+    Category,
+    ChannelRank,
+    Entity,
+    EntityKind,
+    Hit,
+    MemoryRecord,
+    Status,
+    Step,
+)
 from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, TextHits, Vector, Visibility
 from graphmem.core.provenance import is_persons
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc
 from graphmem.core.views import why
 from graphmem.errors import InvalidInputError
+from graphmem.service.described_code import DescribedCode
 from graphmem.service.entity_reach import explained, reach, step_names, walks_of
 from graphmem.service.inputs import parse_category
 from graphmem.service.mentions import Mentions
@@ -109,6 +120,7 @@ class Recaller:
         self._mentions = mentions
         self._code = code
         self._gitlab = gitlab
+        self._described = DescribedCode(code) if code is not None else None
         self._plan = get_plan(plan)
         self._limit = limit
         # The full-text search holds the GIL while it runs; the model lets go of it. So the
@@ -142,6 +154,11 @@ class Recaller:
         named, guessed = self._mentions.named_in(query, project) if self._mentions else ([], frozenset())
         hops = chosen.entity_hops if chosen.uses(ENTITY) else 0
         near = reach(self._code, self._gitlab, named, hops)
+        # A question that names no code itself may describe some: weak evidence, as a plain word is.
+        described = (
+            self.described(query, project) if chosen.uses(ENTITY) and _names_no_code(named, guessed) else []
+        )
+        described = [e for e in described if e.key not in {n.key for n in named}]
         request = RecallQuery(
             text=query,
             project=project,
@@ -151,13 +168,21 @@ class Recaller:
             history=history,
             branch=parse_branch(branch),
             all_branches=bool(all_branches),
-            entity_keys=tuple(e.key for e in named),
-            guessed_keys=guessed,
+            entity_keys=tuple(e.key for e in [*named, *described]),
+            guessed_keys=guessed | {e.key for e in described},
             neighbour_keys=near.keys(1),
             far_keys=near.keys(2),
             routes=near.routes,
         )
-        return self.recall(request, chosen)
+        # What the question writes as code first, then what it describes, then its plain words.
+        ordered = sorted(named, key=lambda e: e.key in guessed)
+        found = [*ordered[: len(named) - len(guessed)], *described, *ordered[len(named) - len(guessed) :]]
+        return replace(self.recall(request, chosen), entities=found)
+
+    def described(self, question: str, project: str | None, *, wait: bool = False) -> list[Entity]:
+        """The symbols ``question`` describes in ``project`` without naming them (``DescribedCode``);
+        ``wait`` waits for the project's symbol index, else none until it is built."""
+        return self._described.entities_in(question, project, wait=wait) if self._described else []
 
     def recall(self, query: RecallQuery, plan: Plan) -> RecallResult:
         started = time.perf_counter()
@@ -444,6 +469,12 @@ def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
     if not visibility.shows_branch(record.branch):
         return False
     return visibility.since is None or record.created_at >= visibility.since
+
+
+def _names_no_code(named: Sequence[Entity], guessed: Collection[str]) -> bool:
+    """Whether a question names no file or symbol but by plain words (``guessed``)."""
+    code = (EntityKind.FILE, EntityKind.SYMBOL)
+    return not any(e.kind in code and e.key not in guessed for e in named)
 
 
 def _relevant(channels: Collection[ChannelRank], similarity: float | None, plan: Plan) -> bool:

@@ -122,6 +122,9 @@ class RecallResult:
     channels: Mapping[str, int] = field(default_factory=dict)  # candidates per channel
     took_ms: float = 0.0
     semantic_ready: bool = True
+    # The entities the question names, then the symbols it describes without naming them
+    # (``core.code_search``), best first: where ``get_context`` goes next.
+    entities: list[Entity] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from pydantic import Field
 from graphmem.core.events import AGENT
 from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.core.timeparse import parse_since, parse_until
-from graphmem.core.views import event_view, hit_view, link_view, memory_view
+from graphmem.core.views import entity_view, event_view, hit_view, link_view, memory_view
 from graphmem.errors import InvalidInputError
 from graphmem.server.tools.params import (
     CategoryName,
@@ -148,6 +148,8 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         return {
             "query": result.query,
             "hits": [hit_view(hit, now=now) for hit in result.hits],
+            # What the question names or describes, best first: get_context on one is the next call.
+            "entities": [entity_view(e) for e in result.entities],
             "semantic_ready": result.semantic_ready,
             "took_ms": round(result.took_ms, 1),
         }
