@@ -4,7 +4,10 @@
 // It keeps the model provider's prompt cache: the boot context (conventions, open blockers, recent
 // decisions) goes into the system prompt once per session and stays byte for byte until compaction;
 // what recall finds for a turn goes into that turn's user message only, as a marked <memory> part,
-// and every later request re-applies the same bytes to that message. OpenCode's hidden title,
+// and every later request re-applies the same bytes to that message. What it put where is kept in a
+// journal in graphmem's data dir (plugin-journal/<session>.json, written atomically, bounded), so
+// every later request, in this OpenCode process or the next (`opencode run -c`), replays it without
+// asking the daemon: a slow or restarted daemon can only leave the newest turn without its recall. OpenCode's hidden title,
 // compaction and summary agents get nothing. It keeps conventions, decisions and open blockers
 // through compaction, and asks graphmem to learn from a session when it goes idle or is compacted. It talks only to
 // the local graphmem daemon (found through daemon.json in graphmem's data dir), sends it nothing secret before
@@ -13,7 +16,7 @@
 // GRAPHMEM_PLUGIN=off in OpenCode's environment turns it off.
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
@@ -34,6 +37,10 @@ const MAX_SESSIONS = 200; // per-session state kept (oldest dropped first)
 const MAX_CACHED_BLOCKS = 500; // user messages per session whose block is kept
 const MAX_MESSAGES = 200; // user messages one request to the daemon names (the newest)
 const MAX_BLOCK_CHARS = 40000;
+const JOURNAL_VERSION = 1;
+const MAX_JOURNAL_SESSIONS = 200; // session files kept in the journal (the least recently written go first)
+const MAX_JOURNAL_BYTES = 2000000; // one session's file at most (its oldest messages' blocks go first)
+const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const BLOCK_OPEN = '<memory source="graphmem">';
 const HIDDEN_AGENTS = ["title", "compaction", "summary"];
 const INGEST_DEDUP_MS = 2000; // session.status idle and session.idle arrive together
@@ -155,15 +162,105 @@ function blockOf(value) {
   return typeof value === "string" && value.length <= MAX_BLOCK_CHARS && value.startsWith(BLOCK_OPEN) ? value : "";
 }
 
+// What the plugin put into a session's requests: the boot block of its system prompt (null: not
+// decided yet) and the block of each user message ("" when it went out bare), kept in one file per
+// session so that every OpenCode process replays the same bytes without a network wait. Only the
+// newest user message, not in the journal yet, ever waits for the daemon.
+class Journal {
+  constructor() {
+    this.sessions = new Map(); // sessionID -> { boot, blocks: Map("messageID|hash" -> block), owed: Set }
+  }
+
+  static folder() {
+    return join(dataDir(), "plugin-journal");
+  }
+
+  static file(sessionID) {
+    return SESSION_ID.test(sessionID) ? join(Journal.folder(), `${sessionID}.json`) : undefined;
+  }
+
+  static read(sessionID) {
+    const entry = { boot: null, blocks: new Map(), owed: new Set() };
+    const file = Journal.file(sessionID);
+    if (!file) return entry;
+    try {
+      const saved = JSON.parse(readFileSync(file, "utf8"));
+      if (saved?.v !== JOURNAL_VERSION) return entry;
+      if (typeof saved.boot === "string") entry.boot = blockOf(saved.boot);
+      for (const [key, block] of Object.entries(saved.blocks ?? {})) {
+        if (typeof block === "string") entry.blocks.set(key, blockOf(block));
+      }
+      for (const key of Array.isArray(saved.owed) ? saved.owed : []) if (typeof key === "string") entry.owed.add(key);
+    } catch {}
+    return entry;
+  }
+
+  load(sessionID) {
+    let entry = this.sessions.get(sessionID);
+    if (!entry) entry = Journal.read(sessionID);
+    remember(this.sessions, sessionID, entry, MAX_SESSIONS);
+    return entry;
+  }
+
+  // Written to a private temporary file, then renamed over the old one: a reader sees the old
+  // file or the new one, never half of it. What another process wrote meanwhile is kept.
+  save(sessionID) {
+    const entry = this.load(sessionID);
+    const file = Journal.file(sessionID);
+    if (!file) return;
+    try {
+      const folder = Journal.folder();
+      const fresh = !existsSync(file);
+      const disk = fresh ? undefined : Journal.read(sessionID);
+      for (const [key, block] of disk?.blocks ?? []) if (!entry.blocks.has(key)) entry.blocks.set(key, block);
+      if (entry.boot === null && disk?.boot != null && !entry.rechoose) entry.boot = disk.boot;
+      while (entry.blocks.size > MAX_CACHED_BLOCKS) entry.blocks.delete(entry.blocks.keys().next().value);
+      let text = this.serialize(entry);
+      while (text.length > MAX_JOURNAL_BYTES && entry.blocks.size) {
+        entry.blocks.delete(entry.blocks.keys().next().value);
+        text = this.serialize(entry);
+      }
+      mkdirSync(folder, { recursive: true, mode: 0o700 });
+      const partial = join(folder, `.${sessionID}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
+      writeFileSync(partial, text, { mode: 0o600 });
+      renameSync(partial, file);
+      if (fresh) Journal.prune(folder);
+    } catch {}
+  }
+
+  serialize(entry) {
+    return JSON.stringify({ v: JOURNAL_VERSION, boot: entry.boot, blocks: Object.fromEntries(entry.blocks), owed: [...entry.owed] });
+  }
+
+  // At most MAX_JOURNAL_SESSIONS session files: the least recently written go.
+  static prune(folder) {
+    const names = readdirSync(folder).filter((name) => name.endsWith(".json"));
+    if (names.length <= MAX_JOURNAL_SESSIONS) return;
+    const dated = names.map((name) => {
+      try {
+        return [statSync(join(folder, name)).mtimeMs, name];
+      } catch {
+        return [0, name];
+      }
+    });
+    dated.sort((a, b) => a[0] - b[0]);
+    for (const [, name] of dated.slice(0, names.length - MAX_JOURNAL_SESSIONS)) {
+      try {
+        unlinkSync(join(folder, name));
+      } catch {}
+    }
+  }
+}
+
 export const GraphmemPlugin = async ({ client, directory }) => {
   const off = ["off", "0", "false", "no"].includes(String(process.env.GRAPHMEM_PLUGIN ?? "").toLowerCase());
   if (off) return {};
 
   const users = new Map(); // sessionID -> { id, text, agent } of the latest user message
   const files = new Map(); // sessionID -> [paths in play], most recent last
-  const boots = new Map(); // sessionID -> the boot block of its system prompt ("" when none)
-  const applied = new Map(); // sessionID -> Map("messageID|hash" -> the block that message carries, or "")
-  const owed = new Map(); // sessionID -> Set("messageID|hash") sent bare that the daemon has not heard of
+  // Per session: its boot block, each user message's block, and the messages sent bare that the
+  // daemon has not heard of yet; kept across OpenCode processes.
+  const journal = new Journal();
   const systems = new Map(); // sessionID -> its system prompt as last seen (graphmem's block left out)
   const compacting = new Map(); // sessionID -> until when the next messages transform is compaction's
   const ingested = new Map(); // sessionID -> when ingest was last asked
@@ -211,17 +308,21 @@ export const GraphmemPlugin = async ({ client, directory }) => {
 
   // Compaction replaces the conversation: the boot context is picked again, as it now is.
   function compacted(sessionID) {
-    boots.delete(sessionID);
+    const entry = journal.load(sessionID);
+    if (entry.boot === null) return;
+    entry.boot = null;
+    entry.rechoose = true; // not the pre-compaction boot block another process may still have written
+    journal.save(sessionID);
   }
 
-  // The blocks of the request's user messages: kept ones as they are; for any not known yet (the
-  // newest, or all of them in a new OpenCode process) one call to the daemon, which keeps them too.
+  // The blocks of the request's user messages: those in the journal as they are, with no network
+  // wait; for any not in it (the newest; or, in a session older than the journal, earlier ones the
+  // daemon may still know) one call to the daemon. Whatever goes out is journaled before it does.
   async function blocksFor(sessionID, wanted, newest) {
-    const kept = applied.get(sessionID) ?? new Map();
-    remember(applied, sessionID, kept, MAX_SESSIONS);
+    const entry = journal.load(sessionID);
+    const kept = entry.blocks;
     const missing = wanted.filter((w) => !kept.has(w.key));
     if (!missing.length) return kept;
-    const debt = owed.get(sessionID) ?? new Set();
     try {
       if (Date.now() < quietUntil) throw new NoDaemon("graphmem's daemon failed a moment ago");
       const answer = await post(
@@ -230,7 +331,7 @@ export const GraphmemPlugin = async ({ client, directory }) => {
           session_id: sessionID,
           directory,
           agent: typeof newest.info.agent === "string" ? newest.info.agent : "",
-          messages: wanted.map((w) => ({ id: w.id, hash: w.hash, bare: debt.has(w.key) })),
+          messages: wanted.map((w) => ({ id: w.id, hash: w.hash, bare: entry.owed.has(w.key) })),
           text: textOf(newest.parts),
           system: systems.get(sessionID) ?? "",
           files: files.get(sessionID) ?? [],
@@ -240,17 +341,16 @@ export const GraphmemPlugin = async ({ client, directory }) => {
       succeeded();
       const blocks = answer?.blocks !== null && typeof answer?.blocks === "object" ? answer.blocks : {};
       for (const w of missing) kept.set(w.key, blockOf(blocks[w.id]));
-      owed.delete(sessionID);
+      entry.owed.clear();
     } catch (error) {
       failed(error);
       // They go out bare now, so they stay bare: the daemon hears so on the next call.
       for (const w of missing) {
         kept.set(w.key, "");
-        debt.add(w.key);
+        entry.owed.add(w.key);
       }
-      remember(owed, sessionID, debt, MAX_SESSIONS);
     }
-    while (kept.size > MAX_CACHED_BLOCKS) kept.delete(kept.keys().next().value);
+    journal.save(sessionID);
     return kept;
   }
 
@@ -314,17 +414,29 @@ export const GraphmemPlugin = async ({ client, directory }) => {
         const text = system.filter((s) => typeof s === "string").join("\n");
         if (text.includes(BLOCK_OPEN)) return; // already there
         remember(systems, sessionID, text.slice(-MAX_SYSTEM_CHARS), MAX_SESSIONS);
-        let block = boots.get(sessionID);
-        if (block === undefined) {
-          if (Date.now() < quietUntil) return;
-          const answer = await post(
-            "/plugin/boot",
-            { session_id: sessionID, directory, agent: users.get(sessionID)?.agent ?? "", system: systems.get(sessionID) },
-            BOOT_TIMEOUT_MS,
-          );
-          succeeded();
-          block = blockOf(answer?.block);
-          remember(boots, sessionID, block, MAX_SESSIONS);
+        // Decided once per session (until compaction) and journaled: a boot context the daemon was
+        // too slow to give is left out for the session, never added later (that would change
+        // the system prompt, which every cached prefix starts with).
+        const entry = journal.load(sessionID);
+        let block = entry.boot;
+        if (block === null) {
+          block = "";
+          try {
+            if (Date.now() >= quietUntil) {
+              const answer = await post(
+                "/plugin/boot",
+                { session_id: sessionID, directory, agent: users.get(sessionID)?.agent ?? "", system: systems.get(sessionID) },
+                BOOT_TIMEOUT_MS,
+              );
+              succeeded();
+              block = blockOf(answer?.block);
+            }
+          } catch (error) {
+            failed(error);
+          }
+          entry.boot = block;
+          entry.rechoose = false;
+          journal.save(sessionID);
         }
         if (block) system.push(block);
       } catch (error) {

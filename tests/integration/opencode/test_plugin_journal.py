@@ -1,0 +1,148 @@
+"""The OpenCode plugin replays what it injected from its journal, in every OpenCode process: a
+daemon that is gone, restarted or slow never changes an earlier user message nor the boot
+block of the system prompt; only the newest message may go without its recall.
+
+Each ``run_plugin`` is a new Node process loading the plugin as OpenCode does (one process per
+``opencode run`` turn); what it prints is what OpenCode would send.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.daemons import Daemon, http, start_daemon
+
+pytestmark = pytest.mark.integration
+
+PLUGIN = Path(__file__).resolve().parents[3] / "graphmem" / "integrations" / "opencode" / "graphmem.js"
+SESSION = "ses_journal"
+DIRECTIVE = "Always run ruff format before committing any Python change."
+FACT = "The staging database listens on port 5433 behind the bastion host."
+ASKS = (
+    "Which port does the staging database listen on?",
+    "Write a haiku about autumn leaves.",
+    "And what about the staging database again?",
+)
+# Runs one model call's hooks for the user messages named (oldest first) and prints what goes out.
+DRIVER = """
+const { GraphmemPlugin } = await import(process.argv[1]);
+const asked = JSON.parse(process.argv[3]);
+const logged = [];
+const client = { app: { log: async (entry) => { logged.push(entry.body.message); } } };
+const hooks = await GraphmemPlugin({ client, directory: process.argv[2] });
+const out = [];
+for (const call of asked.calls) {
+  const system = { system: ["You are OpenCode."] };
+  await hooks["experimental.chat.system.transform"]({ sessionID: call.session }, system);
+  const messages = { messages: call.asks.map((text, i) => ({
+    info: { id: `msg_${i + 1}`, role: "user", sessionID: call.session, agent: "build" },
+    parts: [{ type: "text", text }] })) };
+  await hooks["experimental.chat.messages.transform"]({}, messages);
+  out.push({ system: system.system, messages: messages.messages.map((m) => m.parts.map((p) => p.text)) });
+}
+console.log(JSON.stringify({ out, logged }));
+"""
+
+
+def run_plugin(
+    data_dir: Path, project: Path, *calls: tuple[str, tuple[str, ...]], timeout_ms: int = 300
+) -> Any:
+    node = shutil.which("node")
+    assert node is not None, "the plugin tests need Node.js (>= 20)"
+    asked = {"calls": [{"session": session, "asks": list(asks)} for session, asks in calls]}
+    done = subprocess.run(
+        [node, "--input-type=module", "-e", DRIVER, PLUGIN.as_uri(), str(project), json.dumps(asked)],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(project),
+            "GRAPHMEM_DATA_DIR": str(data_dir),
+            "GRAPHMEM_PLUGIN_TIMEOUT_MS": str(timeout_ms),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])["out"]
+
+
+def remember(daemon: Daemon, project: Path, text: str, category: str) -> None:
+    body = {"method": "remember", "arguments": {"text": text, "category": category, "project": str(project)}}
+    status, _, raw = http(
+        "POST", f"{daemon.url}/rpc", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    assert status == 200, raw
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root.resolve()
+
+
+def test_earlier_messages_and_the_boot_block_are_replayed_with_the_daemon_gone_and_restarted(
+    tmp_path: Path, project: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    daemon = start_daemon(data_dir, GRAPHMEM_INGEST__ENABLED="false")
+    try:
+        remember(daemon, project, DIRECTIVE, "directive")
+        remember(daemon, project, FACT, "fact")
+        [first] = run_plugin(data_dir, project, (SESSION, ASKS[:1]), timeout_ms=10_000)
+    finally:
+        daemon.stop()
+    assert any(DIRECTIVE in part for part in first["system"][1:])  # the boot block
+    assert any(FACT in part for part in first["messages"][0][1:])  # the first turn's recall
+
+    [gone] = run_plugin(data_dir, project, (SESSION, ASKS[:2]))  # no daemon at all
+
+    assert gone["system"] == first["system"]
+    assert gone["messages"][0] == first["messages"][0]
+    assert gone["messages"][1] == [ASKS[1]]  # only the newest went without recall
+
+    again = start_daemon(data_dir, GRAPHMEM_INGEST__ENABLED="false")
+    try:
+        [restarted] = run_plugin(data_dir, project, (SESSION, ASKS), timeout_ms=10_000)
+    finally:
+        again.stop()
+
+    assert restarted["system"] == first["system"]
+    assert restarted["messages"][:2] == gone["messages"]  # the whole previous request, byte for byte
+    assert restarted["messages"][2][0] == ASKS[2]
+
+
+def test_a_boot_block_the_daemon_was_too_slow_for_is_never_added_later(tmp_path: Path, project: Path) -> None:
+    data_dir = tmp_path / "data"
+    [before] = run_plugin(data_dir, project, (SESSION, ASKS[:1]))  # no daemon yet: decided without one
+    daemon = start_daemon(data_dir, GRAPHMEM_INGEST__ENABLED="false")
+    try:
+        remember(daemon, project, DIRECTIVE, "directive")
+        [after] = run_plugin(data_dir, project, (SESSION, ASKS[:2]), timeout_ms=10_000)
+    finally:
+        daemon.stop()
+
+    assert after["system"] == before["system"] == ["You are OpenCode."]
+    assert after["messages"][0] == before["messages"][0]
+
+
+def test_the_journal_is_private_and_bounded(tmp_path: Path, project: Path) -> None:
+    data_dir = tmp_path / "data"
+    sessions = [(f"ses_{n:03d}", ASKS[:1]) for n in range(205)]
+
+    run_plugin(data_dir, project, *sessions)
+
+    journal = data_dir / "plugin-journal"
+    files = sorted(journal.iterdir())
+    assert len(files) == 200 and files[-1].name == "ses_204.json"
+    assert stat.S_IMODE(journal.stat().st_mode) == 0o700
+    assert all(stat.S_IMODE(os.stat(f).st_mode) == 0o600 for f in files)
+    assert json.loads(files[-1].read_text("utf-8"))["boot"] == ""
