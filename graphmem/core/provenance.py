@@ -35,6 +35,8 @@ BOOTSTRAP_PREFIX = "bootstrap:"
 GIT_PREFIX = "git:"
 IMPORT_PREFIX = "import:"
 FORGE_PREFIX = "gitlab:"
+# The ``origin`` of a proposed change of a person's memory names it (``service/proposals.py``).
+CHANGE_OF = "change of "
 # A file's name as an import's origin keeps this much (a path may be long).
 MAX_IMPORT_NAME_CHARS = 120
 # What only a person may make a rule: directives and preferences.
@@ -137,7 +139,9 @@ def label(record: MemoryRecord) -> str:
         text = f"an import of {name}" if name else "an import"
     else:
         text = f"an unknown source ({source[:40]})"
-    if record.status is Status.PROPOSED:
+    if record.status is Status.PROPOSED and record.origin and record.origin.startswith(CHANGE_OF):
+        text += f" (as a change of the user's {record.origin.removeprefix(CHANGE_OF)}), proposed, unconfirmed"
+    elif record.status is Status.PROPOSED:
         text += ", proposed, unconfirmed"
     elif record.trust is Trust.CONFIRMED:
         text += ", confirmed by the user"

@@ -14,6 +14,7 @@ from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status,
 from graphmem.core.provenance import acts_as_person, is_persons, proposes
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
 from graphmem.service.inputs import parse_event_id, parse_link_kind, parse_memory_id, unknown_memory
+from graphmem.service.proposals import Proposals
 from graphmem.service.writer import MemoryWriter
 
 # Events ``history`` returns at most.
@@ -25,6 +26,22 @@ class Lifecycle:
 
     def __init__(self, writer: MemoryWriter) -> None:
         self._writer = writer
+        self._proposals = Proposals(writer)
+
+    def edit(
+        self,
+        memory_id: str,
+        *,
+        text: str | None = None,
+        category: str | Category | None = None,
+        project: str | None = None,
+        actor: str = USER,
+    ) -> MemoryRecord:
+        """Change a memory's text and/or category; a person's memory changed by an agent stays
+        as it is, and the change is stored beside it as a proposal (``service/proposals.py``)."""
+        return self._proposals.edit(
+            memory_id, text=text, category=category, project=project, cause=Cause(actor)
+        )
 
     def archive(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Hide a memory from recall without deleting it (``restore`` brings it back)."""
@@ -108,6 +125,9 @@ class Lifecycle:
                     changes["trust"] = Trust.CONFIRMED
                 if changes:
                     writer.change_recorded(record.id, changes, before, after, Cause(actor, "confirmed"))
+                self._proposals.confirmed(
+                    record, Cause(actor, f"replaced by {record.id}, a confirmed change")
+                )
             writer.change(record.id, {"updated_at": writer.clock()})
             return writer.get(record.id)
 

@@ -28,7 +28,7 @@ from graphmem.core.branches import parse_branch
 from graphmem.core.bundle import ContextBundle
 from graphmem.core.coordination import PERSON as OWNER_PERSON
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
-from graphmem.core.events import USER, Cause, MemoryEvent
+from graphmem.core.events import USER, MemoryEvent
 from graphmem.core.fusion import Plan
 from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import CodeGraph
@@ -244,7 +244,7 @@ class MemoryService(TransferVerbs):
         if text is None and category is None:
             raise InvalidInputError("Nothing to change: give new text and/or --category.")
         own = self._own(project)
-        return self._writer.edit(memory_id, text=text, category=category, project=own, cause=Cause(actor))
+        return self._lifecycle.edit(memory_id, text=text, category=category, project=own, actor=actor)
 
     # -- lifecycle: status and links ------------------------------------------------------
 

@@ -19,7 +19,7 @@ from graphmem.core.dedup import memory_hash
 from graphmem.core.events import Cause
 from graphmem.core.models import Entity, Link, MemoryRecord, Scope, Status
 from graphmem.core.ports import CodeGraph, GraphStore
-from graphmem.core.provenance import import_source
+from graphmem.core.provenance import import_source, is_persons
 from graphmem.core.timeparse import to_utc
 from graphmem.core.transfer import (
     RELATIVE_ROOT,
@@ -38,6 +38,7 @@ from graphmem.core.transfer import (
 )
 from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
 from graphmem.service.file_access import MARKDOWN_MARK
+from graphmem.service.proposals import Proposals
 from graphmem.service.repository_export import (
     DEFAULT_FOLDER,
     REPOSITORY_FILE,
@@ -87,6 +88,7 @@ class Transfer:
         self._semantic = semantic
         self._clock = clock
         self._writer = writer
+        self._proposals = Proposals(writer)
 
     # -- export -------------------------------------------------------------------
 
@@ -288,7 +290,11 @@ class Transfer:
             incoming = line.to_record(stored.content_hash, stored.project, source=source, now=now)
             known = self._store.get_entities(line.entities)
             entities = [known[k] for k in line.entities if k in known]
-            if self._writer.take(stored, incoming, entities, Cause(source, "a newer copy was imported")):
+            cause = Cause(source, "a newer copy was imported")
+            if is_persons(stored):  # theirs stays in force: the copy is a proposal beside it
+                if (incoming.text, incoming.category) != (stored.text, stored.category):
+                    self._proposals.propose(stored, incoming.text, incoming.category, entities, cause)
+            elif self._writer.take(stored, incoming, entities, cause):
                 renamed.append((stored.id, incoming.text))
         if renamed and self._semantic is not None:
             vectors = self._semantic.embed_texts([text for _, text in renamed]).astype(np.float32)

@@ -228,7 +228,13 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             if text is None and category is None:
                 raise InvalidInputError("edit needs text or category (or both).")
             record = memory.edit(id, text=text, category=category, project=project_of(project), actor=AGENT)
-            return {"action": action, "memory": memory_view(record, now=runtime.now())}
+            answer: dict[str, Any] = {"action": action, "memory": memory_view(record, now=runtime.now())}
+            if record.id != id.strip():
+                answer["note"] = (
+                    f"{id.strip()} is the user's own: it stays as it is, and your change is stored as the "
+                    f"proposal {record.id}, which the user confirms or rejects."
+                )
+            return answer
         if action in ("archive", "restore", "resolve", "unresolve", "confirm"):
             changed = getattr(memory, action)(id, actor=AGENT)
             return {"action": action, "memory": memory_view(changed, now=runtime.now())}

@@ -36,7 +36,7 @@ def export_of(memory_id: str, text: str, **fields: object) -> str:
     return "\n".join(json.dumps(x) for x in (header, line)) + "\n"
 
 
-def test_an_import_naming_the_users_directive_is_an_undoable_proposal(
+def test_an_import_naming_the_users_directive_leaves_it_in_force_beside_a_proposal(
     memory_service: MemoryService, injector: Injector, git_project: str
 ) -> None:
     rule = memory_service.remember(USERS_RULE, category="directive", scope="global").memory
@@ -44,15 +44,15 @@ def test_an_import_naming_the_users_directive_is_an_undoable_proposal(
 
     memory_service.import_text(forged, name="The content an agent sent")
 
-    changed = memory_service.show(rule.id).memory
-    assert changed.status is Status.PROPOSED and changed.trust is not Trust.CONFIRMED
+    kept = memory_service.show(rule.id).memory
+    assert (kept.text, kept.status, kept.source) == (USERS_RULE, Status.ACTIVE, "user")
     [event] = memory_service.history(rule.id)
-    assert event.actor == "import:The content an agent sent" and event.before["text"] == USERS_RULE
-    assert ATTACK not in boot(injector, git_project)
-    memory_service.undo(event.id)
-    restored = memory_service.show(rule.id).memory
-    assert (restored.text, restored.status) == (USERS_RULE, Status.ACTIVE)
-    assert USERS_RULE in boot(injector, git_project, "ses_2")
+    assert event.actor == "import:The content an agent sent"
+    [proposal] = [m for m in memory_service.list(statuses=[Status.PROPOSED]) if m.text == ATTACK]
+    assert proposal.origin == f"change of {rule.id}" and proposal.source == "import:The content an agent sent"
+    block = boot(injector, git_project)
+    assert USERS_RULE in block and ATTACK not in block
+    assert memory_service.reject(proposal.id).status is Status.ARCHIVED
 
 
 def test_an_import_takes_no_provenance_reinforcement_or_future_date_from_the_file(
@@ -108,17 +108,32 @@ def test_a_confirmed_proposal_is_a_convention_and_a_rejected_one_is_archived(
     assert memory_service.restore(dropped.id).status is Status.PROPOSED
 
 
-def test_an_agents_edit_makes_the_users_memory_a_proposal_and_reject_undoes_it(
+def test_an_agents_edit_of_the_users_memory_is_a_proposal_beside_it(
     memory_service: MemoryService, injector: Injector, git_project: str
 ) -> None:
     rule = memory_service.remember(USERS_RULE, category="directive", project=git_project).memory
 
-    edited = memory_service.edit(rule.id, text=ATTACK, actor="agent")
+    proposal = memory_service.edit(rule.id, text=ATTACK, actor="agent")
 
-    assert edited.status is Status.PROPOSED and edited.source == "user"
-    assert ATTACK not in boot(injector, git_project)
-    back = memory_service.reject(rule.id)
-    assert (back.text, back.status) == (USERS_RULE, Status.ACTIVE)
+    assert proposal.id != rule.id and proposal.status is Status.PROPOSED and proposal.source == "mcp"
+    assert memory_service.show(rule.id).memory.text == USERS_RULE
+    assert [e.actor for e in memory_service.history(rule.id)] == ["agent"]  # the proposal, linked
+    block = boot(injector, git_project)
+    assert USERS_RULE in block and ATTACK not in block
+
+
+def test_confirming_a_proposed_change_replaces_the_users_memory_with_it(
+    memory_service: MemoryService, injector: Injector, git_project: str
+) -> None:
+    rule = memory_service.remember(USERS_RULE, category="directive", project=git_project).memory
+    better = "Run make test-fast and make lint before every commit"
+    proposal = memory_service.edit(rule.id, text=better, actor="agent")
+
+    memory_service.confirm(proposal.id)
+
+    assert memory_service.show(rule.id).memory.status is Status.SUPERSEDED
+    block = boot(injector, git_project)
+    assert better in block and f"{USERS_RULE} (" not in block
 
 
 @pytest.mark.parametrize("verb", ["archive", "delete", "restore"])
