@@ -291,9 +291,9 @@ def delete(
 @click.argument("memory_ids", metavar="ID...", nargs=-1, required=True)
 @pass_state
 def confirm(state: CliState, memory_ids: tuple[str, ...]) -> None:
-    """Make memories yours: a proposal (an agent's or an import's directive or preference, or an
-    agent's change to one of yours) becomes a convention injected in every session, and a memory
-    flagged "possibly stale" after its code changed is marked still valid.
+    """Make memories yours: a proposal (an agent's or an import's directive or preference) becomes
+    a convention injected in every session, a proposed change of one of yours replaces it, and
+    a memory flagged "possibly stale" after its code changed is marked still valid.
 
     \b
     Example:
@@ -310,8 +310,9 @@ def confirm(state: CliState, memory_ids: tuple[str, ...]) -> None:
 @click.argument("memory_ids", metavar="ID...", nargs=-1, required=True)
 @pass_state
 def reject(state: CliState, memory_ids: tuple[str, ...]) -> None:
-    """Turn down proposals: an agent's change to one of your memories is undone; an agent's or an
-    import's directive or preference is archived (``graphmem restore`` brings it back, proposed).
+    """Turn down proposals: an agent's or an import's directive or preference, or its change of
+    one of your memories (yours stays as it is), is archived (``graphmem restore`` brings it
+    back, proposed).
 
     \b
     Example:

@@ -132,8 +132,9 @@ class Lifecycle:
             return writer.get(record.id)
 
     def reject(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Turn down a proposal: an agent's change to a person's memory is undone; any other
-        proposal is archived (``restore`` brings it back, as a proposal)."""
+        """Turn down a proposal: it is archived (``restore`` brings it back, as a proposal). A
+        person's memory that a re-read file made a proposal (``graphmem bootstrap``) gets that
+        change undone instead."""
         if not acts_as_person(actor):
             raise NotAllowedError(
                 "Only a person rejects a proposal: ask the user to run `graphmem reject ID`."

@@ -271,8 +271,7 @@ class MemoryService(TransferVerbs):
         return self._listing.marked(self._lifecycle.confirm(memory_id, actor=actor))
 
     def reject(self, memory_id: str) -> MemoryRecord:
-        """Turn down a proposal: an agent's change to the user's memory is undone, any other
-        proposal archived."""
+        """Turn down a proposal: it is archived (the user's memory it would change stays as it is)."""
         return self._listing.marked(self._lifecycle.reject(memory_id))
 
     def delete(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:

@@ -171,12 +171,6 @@ def test_a_hundred_poisoning_attempts_reach_no_rule_unmarked_and_change_nothing_
     assert not failures, "\n".join(failures[:40])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an agent's edit or an import's newer copy of the user's directive or preference makes it "
-    "proposed (graphmem/service/writer.py, by design of docs/security.md): the rule leaves the boot "
-    "block and compaction until the user runs graphmem confirm or reject",
-)
 def test_no_attempt_displaces_the_users_conventions(attacked: World) -> None:
     assert not attacked.tally.displaced, "\n".join(attacked.tally.displaced)
 
