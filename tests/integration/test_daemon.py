@@ -19,6 +19,7 @@ from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
 from support.daemons import Daemon, http, read_info, rpc, sandbox_env, start_daemon, token_for, wait_healthy
+from support.hostile import rpc_call
 
 from graphmem.server.manifest import MANIFEST_PATH
 
@@ -107,9 +108,13 @@ def test_every_memory_tool_over_http(daemon: Daemon, project: Path) -> None:
     context = call(url, "get_context", target="!12", project=where)
     assert context["entity"]["name"] == "!12"
     assert kuzu["id"] in context["markdown"] or "Kùzu" in context["markdown"]
+    assert rule["memory"]["status"] == "proposed"  # an agent's directive waits for the user
+    boot = call(url, "get_boot_context", project=where)
+    assert "Never push directly to main" not in boot["markdown"]
+    assert "CI runners are out of disk space — from an agent" in boot["markdown"]
+    rpc_call(daemon, "confirm", memory_id=rule["id"])  # the user's CLI
     boot = call(url, "get_boot_context", project=where)
     assert "Never push directly to main" in boot["markdown"]
-    assert "CI runners are out of disk space" in boot["markdown"]
 
     resolved = call(url, "update_memory", id=blocker["id"], action="resolve")
     assert resolved["memory"]["status"] == "resolved"
