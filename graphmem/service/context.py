@@ -12,6 +12,7 @@ from graphmem.core.bundle import ContextBundle, build_bundle
 from graphmem.core.enrichment import GITLAB_KINDS, parse_key
 from graphmem.core.models import Category, Entity, EntityKind, Hit, Status
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
+from graphmem.core.provenance import CONVENTIONS, is_convention
 from graphmem.core.refs import find_path_candidates, parse_ref
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, words
 from graphmem.errors import InvalidInputError
@@ -32,6 +33,8 @@ DERIVED_SOURCES = ("bootstrap:", "git:")
 # A file's name without its extension must be this long to count as naming it (``io``, ``db``
 # are words of too many texts).
 MIN_STEM_CHARS = 4
+# Directives and preferences read to find the user's own among an agent's and a repository's.
+CONVENTIONS_FETCH = 500
 # boot_context, in order: (categories, statuses, how many).
 BOOT_SECTIONS: tuple[tuple[tuple[Category, ...], tuple[Status, ...], int], ...] = (
     ((Category.DIRECTIVE, Category.PREFERENCE), (Status.ACTIVE,), 30),
@@ -220,14 +223,19 @@ class ContextBuilder:
     def boot_context(
         self, *, project: str | None, max_tokens: int, branch: str | None = None
     ) -> ContextBundle:
-        """Directives and preferences (this project's and global), open blockers, recent
-        decisions and procedures: what an agent should know when a session starts."""
+        """The user's own directives and preferences (this project's and global; an agent's or a
+        file's are not rules: core/provenance.py), open blockers, recent decisions and
+        procedures: what an agent should know when a session starts."""
         if not 50 <= max_tokens <= 32_000:
             raise InvalidInputError("max_tokens must be between 50 and 32000.")
         hits: list[Hit] = []
         for categories, statuses, limit in BOOT_SECTIONS:
             visibility = Visibility(project, frozenset(statuses), frozenset(categories), branch=branch)
-            records = self._store.list_memories(visibility, limit=limit, offset=0)
+            if set(categories) & CONVENTIONS:  # only the user's own: an agent's or a file's are data
+                found = self._store.list_memories(visibility, limit=CONVENTIONS_FETCH, offset=0)
+                records = [r for r in found if is_convention(r)][:limit]
+            else:
+                records = self._store.list_memories(visibility, limit=limit, offset=0)
             hits += [Hit(record, 1.0, (), ()) for record in self._staleness.annotate(records)]
         name = project.rstrip("/").rsplit("/", 1)[-1] if project else ""  # a path's or a shared name's end
         target = f"start of a session in {name}" if name else "start of a session"
