@@ -322,6 +322,31 @@ def reject(state: CliState, memory_ids: tuple[str, ...]) -> None:
     _each(memory_ids, state.service.reject, "rejected")
 
 
+@click.command()
+@click.argument("memory_ids", metavar="ID...", nargs=-1, required=True)
+@pass_state
+def widen(state: CliState, memory_ids: tuple[str, ...]) -> None:
+    """Make project memories global: an agent's memory stays in the project it was written in
+    until you widen it. Yours is stored for every project and supersedes the project one.
+
+    \b
+    Example:
+        $ graphmem widen mem_3f9a1c0b7d2e4a51
+        widened mem_3f9a1c0b7d2e4a51 → mem_91c2e7a04b5d3f68
+    """
+    failed: GraphmemError | None = None
+    for memory_id in memory_ids:
+        try:
+            record = state.service.widen(memory_id)
+        except GraphmemError as exc:
+            present.error(exc)
+            failed = failed or exc
+            continue
+        click.echo(f"widened {memory_id.strip()} → {record.id}")
+    if failed is not None:
+        raise click.exceptions.Exit(failed.exit_code)
+
+
 def _each(memory_ids: tuple[str, ...], verb: Callable[[str], MemoryRecord], done: str) -> None:
     """Run ``verb`` on each id, one line each; the first error's exit code when any failed."""
     failed: GraphmemError | None = None
@@ -344,4 +369,4 @@ def _single(memory_ids: tuple[str, ...], records: list[MemoryRecord]) -> bool:
     return len(memory_ids) == 1 and len(records) == 1
 
 
-COMMANDS = (archive, restore, resolve, delete, confirm, reject)
+COMMANDS = (archive, restore, resolve, delete, confirm, reject, widen)

@@ -25,7 +25,7 @@ COMMAND_MODULES = {
     **dict.fromkeys(
         ("remember", "show", "list", "edit", "unresolve", "link", "unlink"), "memories"
     ),
-    **dict.fromkeys(("archive", "restore", "delete", "resolve", "confirm", "reject"), "lifecycle"),
+    **dict.fromkeys(("archive", "restore", "delete", "resolve", "confirm", "reject", "widen"), "lifecycle"),
     **dict.fromkeys(("recall", "context", "boot"), "retrieval"),
     "bootstrap": "code",
     **dict.fromkeys(("export", "import"), "transfer"),

@@ -83,6 +83,7 @@ VERBS: dict[str, Verb] = {
     "unresolve": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "confirm": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "reject": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
+    "widen": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "delete": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
     "link": Verb(_LINK, "graphmem.core.models:Link"),
     "unlink": Verb(_LINK, "None"),

@@ -10,8 +10,8 @@ writer's (``service/writer.py``).
 from __future__ import annotations
 
 from graphmem.core.events import USER, Cause, MemoryEvent, State
-from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status, Trust
-from graphmem.core.provenance import acts_as_person, is_persons, proposes
+from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Scope, Status, Trust
+from graphmem.core.provenance import PERSON_SOURCE, acts_as_person, is_persons, proposes
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
 from graphmem.service.inputs import parse_event_id, parse_link_kind, parse_memory_id, unknown_memory
 from graphmem.service.proposals import Proposals
@@ -158,6 +158,23 @@ class Lifecycle:
             return writer.set_status(
                 record.id, Status.ARCHIVED, allowed_from=(Status.PROPOSED,), cause=Cause(actor, "rejected")
             )
+
+    def widen(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
+        """Make a project memory global: remembered again by the person for every project, the
+        project one superseded by it (an agent's writes stay in their project until then)."""
+        if not acts_as_person(actor):
+            raise NotAllowedError("Only the user makes a memory global: ask them to run `graphmem widen ID`.")
+        writer = self._writer
+        with writer.lock:
+            record = writer.get(memory_id)
+            if record.scope is Scope.GLOBAL:
+                return record
+            if not record.is_current:
+                raise ConflictError(f"Memory {record.id} is {record.status.value}: restore it first.")
+            return writer.remember(
+                record.text, category=record.category, scope=Scope.GLOBAL, supersedes=record.id,
+                source=PERSON_SOURCE,
+            ).memory  # fmt: skip
 
     def delete(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Delete a memory and its edges for good (its history stays readable)."""

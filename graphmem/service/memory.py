@@ -274,6 +274,11 @@ class MemoryService(TransferVerbs):
         """Turn down a proposal: it is archived (the user's memory it would change stays as it is)."""
         return self._listing.marked(self._lifecycle.reject(memory_id))
 
+    def widen(self, memory_id: str) -> MemoryRecord:
+        """Make a project memory global (an agent's stay in their project until the user does):
+        the user's own copy for every project, which supersedes it."""
+        return self._listing.marked(self._lifecycle.widen(memory_id))
+
     def delete(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Delete a memory and its edges for good."""
         return self._lifecycle.delete(memory_id, actor=actor)

@@ -86,7 +86,9 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             "memory": memory_view(stored, now=runtime.now()),
         }
         if scope == "global" and stored.scope.value != "global":
-            answer["note"] = "Kept in this project: only the user makes a memory global."
+            answer["note"] = (
+                "Kept in this project: only the user makes a memory global (`graphmem widen ID`)."
+            )
         if stored.status.value == "proposed":
             answer["note"] = (
                 "Stored as a proposal: the user confirms it (`graphmem confirm ID`) before it is "

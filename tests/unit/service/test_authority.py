@@ -11,6 +11,7 @@ import pytest
 from graphmem.core.models import Status, Trust
 from graphmem.errors import ConflictError, NotAllowedError
 from graphmem.service.injection import Injector
+from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.memory import MemoryService
 
 USERS_RULE = "Run make test-fast before every commit"
@@ -208,3 +209,18 @@ def test_review_lists_what_agents_proposed_first(memory_service: MemoryService, 
         first.reasons[0].startswith("proposed by an agent")
         and f"graphmem confirm {proposal.id}" in first.reasons[0]
     )
+
+
+def test_only_the_user_widens_an_agents_memory_to_every_project(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    note = memory_service.remember(
+        "The shared cache lives in Redis 7", project=git_project, source="mcp"
+    ).memory
+
+    with pytest.raises(NotAllowedError):
+        Lifecycle(memory_service.writer).widen(note.id, actor="agent")
+    wide = memory_service.widen(note.id)
+
+    assert (wide.scope.value, wide.source, wide.text) == ("global", "user", note.text)
+    assert memory_service.show(note.id).memory.status is Status.SUPERSEDED
