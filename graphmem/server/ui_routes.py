@@ -4,9 +4,10 @@ The page (``graphmem/server/ui/``: HTML, CSS and ES modules, no build step) is s
 files under ``/ui/`` with a strict Content-Security-Policy: scripts and styles from the
 daemon only, no inline script, no framing, no request to any other origin. Its data comes
 from the same verbs as the CLI's: ``/rpc`` (narrowed to ``UI_VERBS`` for a view session),
-plus ``/ui/graph`` (a node's neighbourhood, ``service/neighbourhood.py``), ``/ui/context``
-(``get_context``'s bundle with its Markdown) and ``/ui/status``
-(``/health`` and ``/stats`` in one). How a session is opened and why is in
+plus ``/ui/home`` (what needs a person, ``service/home.py``: it only reads), ``/ui/graph`` (a
+node's neighbourhood, ``service/neighbourhood.py``), ``/ui/context`` (``get_context``'s bundle
+with its Markdown) and ``/ui/status`` (``/health`` and ``/stats`` in one, with the project's
+counts). How a session is opened and why is in
 ``ui_sessions.py``; the Guard (``guard.py``) checks every request first.
 """
 
@@ -22,11 +23,13 @@ import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 
+from graphmem.core.views import event_view, memory_view
 from graphmem.errors import GraphmemError, InvalidInputError
 from graphmem.server.guard import PRINCIPAL
 from graphmem.server.rpc import error_answer
 from graphmem.server.runtime import Runtime
 from graphmem.server.ui_sessions import UiSessions
+from graphmem.service.home import Counts, Flagged, Home, HomePage, Short
 from graphmem.service.neighbourhood import EDGE_LIMIT, NeighbourhoodReader
 
 if TYPE_CHECKING:
@@ -116,6 +119,7 @@ def register(mcp: FastMCP, runtime: Runtime, sessions: UiSessions) -> None:
         runtime.memory.code,
         runtime.memory.enricher.graph if runtime.memory.enricher is not None else None,
     )
+    home = Home(runtime.memory.store, runtime.memory.code)
 
     @mcp.custom_route("/ui", methods=["GET"])
     async def ui_root(request: Request) -> Response:
@@ -186,14 +190,64 @@ def register(mcp: FastMCP, runtime: Runtime, sessions: UiSessions) -> None:
             return JSONResponse(error_answer(exc), 200, SECURITY_HEADERS)
         return JSONResponse({"result": bundle.to_dict()}, headers=SECURITY_HEADERS)
 
+    @mcp.custom_route("/ui/home", methods=["POST"])
+    async def ui_home(request: Request) -> Response:
+        """What needs a person in the project (``service/home.py``); reads only."""
+        try:
+            body = await _json_object(request, {"project": str})
+            project = await anyio.to_thread.run_sync(runtime.resolve_project, body.get("project") or None)
+            page = await anyio.to_thread.run_sync(home.page, project)
+        except InvalidInputError as exc:
+            return JSONResponse(error_answer(exc), 400, SECURITY_HEADERS)
+        except GraphmemError as exc:
+            return JSONResponse(error_answer(exc), 200, SECURITY_HEADERS)
+        return JSONResponse({"result": home_view(page)}, headers=SECURITY_HEADERS)
+
     @mcp.custom_route("/ui/status", methods=["POST"])
     async def ui_status(request: Request) -> Response:
+        try:
+            body = await _json_object(request, {"project": str}) if await request.body() else {}
+            project = await anyio.to_thread.run_sync(runtime.resolve_project, body.get("project") or None)
+            counts = await anyio.to_thread.run_sync(home.counts, project)
+        except InvalidInputError as exc:
+            return JSONResponse(error_answer(exc), 400, SECURITY_HEADERS)
         healthy, reasons = await anyio.to_thread.run_sync(runtime.health)
         status = await anyio.to_thread.run_sync(runtime.status)
         health = {"status": "healthy" if healthy else "degraded", "reasons": reasons,
                   "model_loaded": runtime.model_loaded, "uptime_s": runtime.uptime(),
                   "version": runtime.version}  # fmt: skip
-        return JSONResponse({"result": {"health": health, "stats": status}}, headers=SECURITY_HEADERS)
+        result = {"health": health, "stats": status, "project": {"name": project, **_counts_view(counts)}}
+        return JSONResponse({"result": result}, headers=SECURITY_HEADERS)
+
+
+def home_view(page: HomePage) -> dict[str, Any]:
+    """The home page as JSON: each memory as ``show`` gives it, each rule's change as ``history``."""
+
+    def short(found: Short) -> dict[str, Any]:
+        return {"items": [flagged(f) for f in found.items], "total": found.total}
+
+    def flagged(found: Flagged) -> dict[str, Any]:
+        return {"memory": memory_view(found.memory), "why": found.why}
+
+    return {
+        "project": page.project,
+        "proposed": short(page.proposed),
+        "stale": short(page.stale),
+        "blockers": short(page.blockers),
+        "forge": {
+            "items": [{"event": event_view(c.event), "memory": memory_view(c.memory)} for c in page.forge],
+            "total": page.forge_total,
+        },
+        "learned": [
+            {"session": s.session, "memories": [memory_view(m) for m in s.memories], "total": s.total}
+            for s in page.learned
+        ],
+        "counts": _counts_view(page.counts),
+    }
+
+
+def _counts_view(counts: Counts) -> dict[str, Any]:
+    return dataclasses.asdict(counts)
 
 
 def _node_key(runtime: Runtime, body: dict[str, Any]) -> str:

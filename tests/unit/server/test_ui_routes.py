@@ -276,3 +276,97 @@ def test_status_brings_health_and_stats(client: TestClient, memory_service: Memo
     memory_service.remember("Use uv")
     found = client.post("/ui/status", json={}, headers=sign_in(client)).json()["result"]
     assert found["stats"]["memories"] == 1 and found["health"]["status"] in ("healthy", "degraded")
+
+
+# -- the home page ------------------------------------------------------------------------
+
+
+def test_status_counts_the_project_beside_the_store(
+    client: TestClient, memory_service: MemoryService, git_project: str
+) -> None:
+    memory_service.remember("Fees live in src/app.py", category="decision", project=git_project)
+    memory_service.remember("Use uv", category="preference", scope="global")
+    answer = client.post("/ui/status", json={"project": git_project}, headers=sign_in(client))
+    project = answer.json()["result"]["project"]
+    assert project["name"] == git_project and project["total"] == 1 and project["store_total"] == 2
+    assert project["by_category"] == {"decision": 1}
+
+
+def test_home_lists_what_needs_a_person(
+    client: TestClient, memory_service: MemoryService, git_project: str
+) -> None:
+    from graphmem.core.events import Cause
+    from graphmem.core.models import Status
+
+    proposal = memory_service.remember(
+        "Always squash merge", category="directive", source="mcp", project=git_project
+    ).memory
+    blocker = memory_service.remember(
+        "Releases wait for the audit", category="blocker", project=git_project
+    ).memory
+    done = memory_service.remember("Blocked until !13 merges", category="blocker", project=git_project).memory
+    memory_service.writer.set_status(
+        done.id,
+        Status.RESOLVED,
+        allowed_from=(Status.ACTIVE,),
+        cause=Cause("rule", "!13 merged", "mr-merged"),
+    )
+    learned = memory_service.remember(
+        "The test suite needs Redis running", project=git_project, session="ses_1", source="opencode"
+    ).memory
+    memory_service.remember("Elsewhere: deploys on Fridays", project="/elsewhere")
+
+    answer = client.post("/ui/home", json={"project": git_project}, headers=sign_in(client))
+
+    home = answer.json()["result"]
+    assert [i["memory"]["id"] for i in home["proposed"]["items"]] == [proposal.id]
+    assert "agent" in home["proposed"]["items"][0]["memory"]["provenance"]
+    assert [i["memory"]["id"] for i in home["blockers"]["items"]] == [blocker.id]
+    [change] = home["forge"]["items"]
+    assert change["memory"]["id"] == done.id and change["event"]["reason"] == "!13 merged"
+    assert change["event"]["undone_by"] is None and change["event"]["id"]
+    assert home["learned"][0]["session"] == "ses_1"
+    assert [m["id"] for m in home["learned"][0]["memories"]] == [learned.id]
+    assert home["counts"]["total"] == 4 and home["counts"]["store_total"] == 5
+    assert home["counts"]["by_category"]["blocker"] == 2
+
+
+def test_home_lists_memories_the_code_changed_under(
+    client: TestClient, memory_service: MemoryService, git_project: str
+) -> None:
+    from unit.service.test_staleness import parsed, scan
+
+    scan(memory_service, git_project, {"src/app.py": parsed("v1")})
+    note = memory_service.remember(
+        "main() must print the greeting before it returns", category="decision", project=git_project
+    ).memory
+    scan(memory_service, git_project, {"src/app.py": parsed("v2")})
+    home = client.post("/ui/home", json={"project": git_project}, headers=sign_in(client)).json()["result"]
+    [item] = home["stale"]["items"]
+    assert item["memory"]["id"] == note.id and item["why"].startswith("possibly stale: main changed")
+
+
+def test_home_only_reads(client: TestClient, memory_service: MemoryService, git_project: str) -> None:
+    from datetime import UTC, datetime
+
+    expired = memory_service.writer.remember(
+        "The freeze ends on Monday",
+        category="blocker",
+        project=git_project,
+        expires_at=datetime(2020, 1, 1, tzinfo=UTC),
+    ).memory
+    store = memory_service.store
+    before = (list(store.all_events()), store.get_memories([expired.id])[expired.id])
+    answer = client.post("/ui/home", json={"project": git_project}, headers=sign_in(client))
+    assert answer.status_code == 200
+    assert (list(store.all_events()), store.get_memories([expired.id])[expired.id]) == before
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [(b"[]", "JSON object"), (b'{"project": 3}', '"project" must be text'),
+     (b'{"project": "rel/ative"}', "relative"), (b'{"projects": "/x"}', "Unknown field")],
+)  # fmt: skip
+def test_a_bad_home_request_is_a_400(client: TestClient, body: bytes, says: str) -> None:
+    answer = client.post("/ui/home", content=body, headers=sign_in(client))
+    assert answer.status_code == 400 and says in error_of(answer)
