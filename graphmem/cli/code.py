@@ -63,8 +63,8 @@ def bootstrap(
             report = state.service.bootstrap(root.resolve(), history=history, progress=progress)
     except KeyboardInterrupt:
         click.echo(
-            "\nbootstrap interrupted: what it stored is kept and answers; run `graphmem bootstrap` "
-            "again to finish (unchanged files cost nothing).",
+            "\nbootstrap interrupted: what it stored is kept and answers (through a daemon, the scan "
+            "goes on there); run `graphmem bootstrap` again to finish (unchanged files cost nothing).",
             err=True,
         )
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None

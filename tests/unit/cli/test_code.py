@@ -51,6 +51,6 @@ def test_ctrl_c_during_a_bootstrap_says_what_is_kept_and_how_to_finish(
     result = invoke("bootstrap", str(tmp_path / "work"))
 
     assert result.exit_code == 130
-    assert "bootstrap interrupted: what it stored is kept" in result.stderr
+    assert "bootstrap interrupted: what it stored is kept and answers" in result.stderr
     assert "run `graphmem bootstrap` again to finish" in result.stderr
     assert "Aborted" not in result.output
