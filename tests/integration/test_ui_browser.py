@@ -109,6 +109,8 @@ def page(browser: Any, world: World) -> Iterator[Any]:
     opened.set_viewport_size(WIDE)
     opened.goto(world.daemon.url + world.sign_in_path())
     opened.wait_for_selector("body[data-ready='signed-in']")
+    go(opened, "#/search")
+    opened.wait_for_selector("#query", state="visible")
     yield opened
     opened.close()
     assert errors == [], errors
@@ -124,8 +126,14 @@ def screenshot(page: Any, name: str) -> None:
         page.screenshot(path=str(Path(SCREENSHOTS) / f"ui-{name}.png"), full_page=False)
 
 
-def test_signing_in_removes_the_code_from_the_address(page: Any) -> None:
-    assert "code=" not in page.url and page.url.endswith("#/search")
+def test_signing_in_removes_the_code_from_the_address_and_opens_the_home_page(
+    browser: Any, world: World
+) -> None:
+    opened = browser.new_page()
+    opened.goto(world.daemon.url + world.sign_in_path())
+    opened.wait_for_selector("#home .panel")
+    assert "code=" not in opened.url and opened.url.endswith("#/home")
+    opened.close()
 
 
 def test_graphmem_ui_prints_a_url_that_signs_in_once_in_its_project(browser: Any, world: World) -> None:
@@ -185,38 +193,49 @@ def test_search_returns_a_hit_and_draws_why(page: Any, world: World) -> None:
     screenshot(page, "search")
 
 
-def test_the_graph_of_an_mr_shows_its_files(page: Any, world: World) -> None:
-    go(page, "#/graph/!12")
-    page.wait_for_selector("#graph .gnode.center")
-    labels = page.locator("#graph .gnode").evaluate_all(
-        "nodes => nodes.map(n => n.getAttribute('aria-label'))"
+def drawn(page: Any, graph: str = "graph") -> list[str]:
+    """The nodes a graph draws, as "kind: label" (read from cytoscape.js through the page)."""
+    found: list[str] = page.evaluate(
+        "id => document.getElementById(id).graph.cy.nodes().map(n => `${n.data('kind')}: ${n.data('label')}`)",
+        graph,
     )
-    assert "merge request: !12" in labels
-    assert any(label.endswith("src/shop/refund.py") for label in labels), labels
-    relations = page.locator("#graph .edge-label").evaluate_all("nodes => nodes.map(n => n.textContent)")
+    return found
+
+
+def open_graph(page: Any, fragment: str) -> None:
+    go(page, fragment)
+    page.wait_for_function("() => Number(document.getElementById('graph').dataset.nodes) > 1")
+
+
+def test_the_graph_of_an_mr_shows_its_files(page: Any, world: World) -> None:
+    open_graph(page, "#/graph/!12")
+    nodes = drawn(page)
+    assert "MergeRequest: !12" in nodes
+    assert any(node.endswith("src/shop/refund.py") for node in nodes), nodes
+    relations = page.evaluate("() => document.getElementById('graph').graph.cy.edges().map(e => e.data('relation'))")
     assert "changes" in relations and "closes" in relations
     screenshot(page, "graph")
 
 
 def test_a_node_expands_with_the_keyboard(page: Any, world: World) -> None:
-    go(page, "#/graph/!12")
-    page.wait_for_selector("#graph .gnode.center")
-    before = page.locator("#graph .gnode").count()
-    page.locator("#graph .gnode.center").focus()
+    open_graph(page, "#/graph/!12")
+    before = len(drawn(page))
+    page.focus("#graph")
+    assert "!12" in page.locator("#graph-side").inner_text()  # the centre is selected first
     for arrow in ("ArrowRight", "ArrowLeft", "ArrowUp", "ArrowDown"):
         page.keyboard.press(arrow)  # to the nearest node that way, if there is one
-        if page.evaluate("() => !document.activeElement.classList.contains('center')"):
+        if "!12" not in page.locator("#graph-side").inner_text():
             break
-    assert page.evaluate("() => document.activeElement.classList.contains('gnode')")
-    assert "!12" not in page.evaluate("() => document.activeElement.getAttribute('aria-label')")
-    file_node = page.locator("#graph .gnode[aria-label$='src/shop/refund.py']")
-    file_node.focus()
-    page.keyboard.press("Enter")  # the file's own neighbours: the memory about it
-    page.wait_for_function(f"() => document.querySelectorAll('#graph .gnode').length > {before}")
-    labels = page.locator("#graph .gnode").evaluate_all(
-        "nodes => nodes.map(n => n.getAttribute('aria-label'))"
+    assert "!12" not in page.locator("#graph-side").inner_text()
+    page.evaluate(
+        "() => { const g = document.getElementById('graph').graph;"
+        " g.select(g.cy.nodes().filter(n => n.data('label') === 'src/shop/refund.py')[0].id()); }"
     )
-    assert any("computed with Decimal" in label for label in labels)
+    page.keyboard.press("Enter")  # the file's own neighbours: the memory about it
+    page.wait_for_function(f"() => Number(document.getElementById('graph').dataset.nodes) > {before}")
+    assert any("computed with Decimal" in node for node in drawn(page))
+    page.keyboard.press("-")  # and back
+    page.wait_for_function(f"() => Number(document.getElementById('graph').dataset.nodes) === {before}")
 
 
 def test_keyboard_alone_searches_and_opens_a_memory(page: Any, world: World) -> None:
@@ -420,7 +439,7 @@ def test_context_shows_the_bundle_and_its_tokens(page: Any, world: World) -> Non
     page.wait_for_function("() => document.getElementById('context-markdown').textContent.length > 0")
     assert "computed with Decimal" in page.locator("#context-markdown").inner_text()
     assert "tokens" in page.locator("#context-meta").inner_text()
-    assert page.locator("#context-graph .gnode").count() >= 2
+    assert len(drawn(page, "context-graph")) >= 2
     screenshot(page, "context")
 
 
@@ -434,8 +453,8 @@ def test_status_shows_the_figures(page: Any, world: World) -> None:
 
 def test_a_narrow_window_has_no_sideways_scroll(page: Any, world: World) -> None:
     page.set_viewport_size(NARROW)
-    for fragment, ready in (("#/search?q=refund", "#hits li"), ("#/graph/!12", "#graph .gnode"),
-                            ("#/browse", "#memories li")):  # fmt: skip
+    for fragment, ready in (("#/search?q=refund", "#hits li"), ("#/graph/!12", "#graph canvas"),
+                            ("#/browse", "#memories li"), ("#/home", "#home .panel")):  # fmt: skip
         go(page, fragment)
         page.wait_for_selector(ready)
         assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"], fragment
@@ -458,8 +477,7 @@ def test_the_theme_toggle_switches_dark_and_light(page: Any, world: World) -> No
     page.wait_for_selector("body[data-ready='signed-in']")
     assert page.evaluate(background) == "rgb(13, 17, 23)"
     if SCREENSHOTS:
-        go(page, "#/graph/!12")
-        page.wait_for_selector("#graph .gnode.center")
+        open_graph(page, "#/graph/!12")
         screenshot(page, "dark")
 
 

@@ -18,7 +18,7 @@ export async function signIn() {
   if (params.has("project")) localStorage.setItem(PROJECT, params.get("project"));
   if (code) {
     // The code leaves the address bar and the history at once: it is good only once anyway.
-    history.replaceState(null, "", `${location.pathname}#/search`);
+    history.replaceState(null, "", `${location.pathname}#/home`);
     const answer = await post("/ui/session", { code }, false);
     sessionStorage.setItem(SESSION, answer.session);
   }
@@ -76,5 +76,10 @@ export async function context(target, maxTokens) {
 }
 
 export async function status() {
-  return (await post("/ui/status", {})).result;
+  return (await post("/ui/status", { project: project.get().trim() || null })).result;
+}
+
+/** What needs a person in the project (``/ui/home``; it only reads). */
+export async function home() {
+  return (await post("/ui/home", { project: project.get().trim() || null })).result;
 }

@@ -2,10 +2,10 @@
 
 import * as api from "./api.js";
 import { $, age, confirmDialog, el, toast } from "./dom.js";
-import { Graph, kindName, MAX_NODES } from "./graph.js";
+import { FIRST_LIMIT, Graph, kindName, MAX_NODES } from "./graph.js";
 import { CATEGORIES, hitCard, LINK_KINDS, memoryCard, STATUSES, tags } from "./views.js";
 
-const VIEWS = ["search", "browse", "memory", "graph", "context", "status"];
+const VIEWS = ["home", "search", "browse", "memory", "graph", "context", "status"];
 const PAGE = 50;
 let graph, contextGraph, browseOffset = 0;
 
@@ -18,7 +18,7 @@ function showView(name) {
 }
 
 async function route() {
-  const hash = location.hash.startsWith("#/") ? location.hash.slice(2) : "search";
+  const hash = location.hash.startsWith("#/") ? location.hash.slice(2) : "home";
   const [path, query = ""] = hash.split("?");
   const [name, ...rest] = path.split("/");
   const arg = decodeURIComponent(rest.join("/"));
@@ -26,8 +26,9 @@ async function route() {
   if (!VIEWS.includes(name)) return;
   showView(name);
   try {
-    if (name === "search") await search(params.get("q") || "");
-    else if (name === "browse") await browse(true);
+    if (name === "home") await showHome();
+    else if (name === "search") await search(params.get("q") || "");
+    else if (name === "browse") { browseFilters(params); await browse(true); }
     else if (name === "memory") await openMemory(arg);
     else if (name === "graph") await openGraph(arg);
     else if (name === "context") await openContext(params.get("target") || "");
@@ -35,6 +36,63 @@ async function route() {
   } catch (error) {
     toast(error.message, true);
   }
+}
+
+// -- home: what needs a person ------------------------------------------------------------
+
+async function showHome() {
+  $("home-meta").textContent = "Loading…";
+  const home = await api.home();
+  const where = home.project ? `In ${home.project}` : "Global memories only (name a project above)";
+  const c = home.counts;
+  $("home-meta").textContent = `${where}: ${c.total} memor${c.total === 1 ? "y" : "ies"} here, ${c.store_total} in the store.`;
+  const memoryLink = (m, text = m.text) => el("a", { class: "item-text", href: `#/memory/${encodeURIComponent(m.id)}`, text });
+  const button = (label, handler, cls = "ghost") => el("button", { type: "button", class: cls, text: label, onclick: handler });
+  const steer = (verb, args, done) => run(async () => { await api.rpc(verb, args); toast(done); await showHome(); });
+  const more = (shown, total, href, what) => (total > shown
+    ? el("p", { class: "meta" }, el("a", { href, text: `and ${total - shown} more ${what}` })) : null);
+  const panel = (id, title, total, items, empty, after = null) => el("section", { class: "panel", id, "aria-labelledby": `${id}-h` },
+    el("h3", { id: `${id}-h` }, title, el("span", { class: "count", text: String(total) })),
+    items.length ? el("ul", { class: "items" }, items) : el("p", { class: "meta", text: empty }), after);
+
+  const proposed = home.proposed.items.map(({ memory: m }) => el("li", { "data-id": m.id }, memoryLink(m),
+    el("div", { class: "meta", text: `${m.category}, proposed by ${m.provenance.replace(/, proposed, unconfirmed$/, "")}` }),
+    el("div", { class: "actions" },
+      button("Confirm as yours", () => steer("confirm", { memory_id: m.id }, "Confirmed: it is yours now."), ""),
+      button("Reject", () => steer("reject", { memory_id: m.id }, "Rejected.")))));
+  const stale = home.stale.items.map(({ memory: m, why }) => el("li", { "data-id": m.id }, memoryLink(m),
+    el("div", { class: "meta stale-why", text: why }),
+    el("div", { class: "actions" }, button("Still true", () => steer("confirm", { memory_id: m.id }, "Confirmed as still true.")))));
+  const blockers = home.blockers.items.map(({ memory: m }) => el("li", { "data-id": m.id }, memoryLink(m),
+    el("div", { class: "meta", text: `${age(m.created_at)}, from ${m.provenance}` })));
+  const forge = home.forge.items.map(({ event, memory: m }) => el("li", { "data-id": m.id }, memoryLink(m),
+    el("div", { class: "meta", text: `${event.change || event.kind}: ${event.reason} (${event.rule}, ${age(event.at)})` }),
+    event.undone_by ? el("span", { class: "tag", text: "undone" })
+      : el("div", { class: "actions" }, button("Undo", () => steer("undo", { event_id: event.id }, "Undone.")))));
+  const learned = home.learned.map((s) => el("li", {},
+    el("div", { class: "meta", text: `session ${s.session}: ${s.total} memor${s.total === 1 ? "y" : "ies"}` }),
+    el("ul", { class: "items inner" }, s.memories.map((m) => el("li", { "data-id": m.id }, memoryLink(m),
+      el("span", { class: "meta", text: ` ${m.category}, ${age(m.created_at)}` }))))));
+  const counts = el("div", { class: "figures small" }, figure(c.total, "memories here"), figure(c.store_total, "in the whole store"),
+    Object.entries(c.by_category).map(([k, n]) => el("a", { class: "figure", href: `#/browse?category=${k}` },
+      el("div", { class: "n", text: n }), el("div", { class: "what", text: k }))));
+  $("home").replaceChildren(
+    panel("home-proposed", "Waiting for your confirmation", home.proposed.total, proposed,
+      "Nothing proposed: no agent or import wants a rule of yours.",
+      more(proposed.length, home.proposed.total, "#/browse?status=proposed", "proposed")),
+    panel("home-stale", "Possibly stale: the code changed", home.stale.total, stale,
+      "No memory is about code that changed since."),
+    panel("home-blockers", "Open blockers", home.blockers.total, blockers, "No open blocker.",
+      more(blockers.length, home.blockers.total, "#/browse?category=blocker&status=active", "blockers")),
+    panel("home-forge", "Resolved by the forge lately", home.forge.total, forge,
+      "The forge's rules changed nothing (an MR merged or an issue closed resolves what waited for it)."),
+    panel("home-learned", "Learned in the last sessions", home.learned.reduce((a, s) => a + s.total, 0), learned,
+      "Nothing learned from agent sessions yet."),
+    panel("home-counts", "This project", c.total, [], "", counts));
+}
+
+function figure(n, what) {
+  return el("div", { class: "figure" }, el("div", { class: "n", text: n }), el("div", { class: "what", text: what }));
 }
 
 // -- search -------------------------------------------------------------------------------
@@ -57,6 +115,11 @@ function submitSearch() {
 }
 
 // -- browse -------------------------------------------------------------------------------
+
+function browseFilters(params) {
+  if (params.has("category")) $("f-category").value = params.get("category");
+  if (params.has("status")) $("f-status").value = params.get("status");
+}
 
 async function browse(fresh) {
   if (fresh) browseOffset = 0;
@@ -218,17 +281,18 @@ async function openGraph(key) {
   $("graph-target").value = key;
   if (!key) { $("graph-meta").textContent = "Name a memory, an MR, an issue or a file, or open one from a hit."; return; }
   $("graph-meta").textContent = "Loading…";
-  const found = await api.graph(key.includes(":") || key.startsWith("mem_") ? { key } : { target: key });
+  const asked = key.includes(":") || key.startsWith("mem_") ? { key } : { target: key };
+  const found = await api.graph({ ...asked, limit: FIRST_LIMIT });
   graph.show(found);
   describeGraph(found, true);
   graph.select(found.center.key, false);
 }
 
-async function expand(key) {
+async function expand(key, limit = FIRST_LIMIT) {
   await run(async () => {
-    const found = await api.graph({ key });
-    if (!graph.merge(found, graph.nodes.get(key)?.hop ?? 0)) {
-      toast(`Not expanded: the drawing would pass ${MAX_NODES} nodes. Open the node to centre it instead.`, true);
+    const found = await api.graph({ key, limit });
+    if (!graph.merge(found, limit)) {
+      toast(`Not drawn: the drawing would pass ${MAX_NODES} nodes. Collapse a node, or centre on this one.`, true);
       return;
     }
     describeGraph(found, false);
@@ -237,15 +301,18 @@ async function expand(key) {
 }
 
 function describeGraph(found, fresh) {
-  const more = found.more ? ` ${found.more} more not drawn (each kind of edge shows ${found.nodes.length ? "its first" : "none"}).` : "";
-  $("graph-meta").textContent = `${fresh ? "Around" : "Expanded"} ${found.center.label}: ${graph.size} nodes.${more} ` +
-    "Tab to a node; Enter expands it, O opens it, arrows move.";
-  $("graph-list").replaceChildren(...[...graph.nodes.values()].map((n) =>
-    el("li", {}, el("a", { href: `#/graph/${encodeURIComponent(n.key)}`, text: n.label }), ` ${kindName(n.kind)}`)));
+  const more = found.more ? ` ${found.more} more not drawn yet: select “+${found.more} more” and press Enter.` : "";
+  $("graph-meta").textContent = `${fresh ? "Around" : "Expanded"} ${found.center.label}: ${graph.size} nodes ` +
+    `(drawn in ${Math.round(graph.lastDrawMs)} ms).${more} Click a node or press Enter to expand it, minus to collapse, O to open.`;
 }
 
 function selectNode(node) {
   if (!node) return;
+  if (node.kind === "more") {
+    $("graph-side").replaceChildren(el("h3", { text: node.label }), el("p", { class: "meta",
+      text: "Neighbours not drawn yet. Enter (or a click) draws more of them." }));
+    return;
+  }
   $("graph-side").replaceChildren(el("div", {},
     el("h3", { text: kindName(node.kind) }),
     el("p", { class: node.kind === "Memory" ? "memory-text" : "", text: node.label }),
@@ -253,7 +320,9 @@ function selectNode(node) {
     node.status ? el("p", { class: "meta", text: node.status }) : null,
     el("p", { class: "mono meta", text: node.key }),
     el("div", { class: "actions" },
-      el("button", { type: "button", text: "Expand", onclick: () => expand(node.key) }),
+      node.expanded && node.key !== graph.centre
+        ? el("button", { type: "button", text: "Collapse", onclick: () => graph.collapse(node.key) })
+        : el("button", { type: "button", text: "Expand", onclick: () => expand(node.key) }),
       el("button", { type: "button", class: "ghost", text: "Centre here",
         onclick: () => { location.hash = `#/graph/${encodeURIComponent(node.key)}`; } }),
       node.kind === "Memory" ? el("button", { type: "button", class: "ghost", text: "Open",
@@ -291,20 +360,28 @@ async function openContext(target) {
   }
   contextGraph.show({ center: { key: centre.key, kind: centre.kind, label: centre.name, title: centre.title || "", status: "" },
     nodes: nodes.slice(0, MAX_NODES - 1), edges, more: 0 });
+  contextGraph.select(centre.key, false);
 }
 
 // -- status -------------------------------------------------------------------------------
 
 async function showStatus() {
-  const { health, stats } = await api.status();
-  const figure = (n, what) => el("div", { class: "figure" }, el("div", { class: "n", text: n }), el("div", { class: "what", text: what }));
+  const { health, stats, project } = await api.status();
+  const here = project.name ? "in this project" : "global";
+  const both = (table, mine) => el("div", { class: "figures" }, Object.entries(table).map(([k, n]) =>
+    el("div", { class: "figure" }, el("div", { class: "n" }, String(mine[k] || 0), el("span", { class: "of", text: ` of ${n}` })),
+      el("div", { class: "what", text: `${k} (${here} of the store's)` }))));
   const ingest = stats.ingest || {};
   const gitlab = stats.gitlab;
   $("status").replaceChildren(
     el("p", {}, el("strong", { class: health.status, text: health.status }),
       health.reasons.length ? `: ${health.reasons.join("; ")}` : "", ` — graphmem ${health.version}, up ${Math.round(health.uptime_s)} s`),
+    el("p", { class: "meta", text: project.name ? `Figures of ${project.name}, each beside the whole store's.`
+      : "Figures of the global memories (name a project above), each beside the whole store's." }),
     el("div", { class: "figures" },
-      figure(stats.memories, "memories"), figure(stats.embedding_backlog, "waiting for a vector"),
+      el("div", { class: "figure" }, el("div", { class: "n" }, String(project.total), el("span", { class: "of", text: ` of ${stats.memories}` })),
+        el("div", { class: "what", text: `memories ${here} (of the store's)` })),
+      figure(stats.embedding_backlog, "waiting for a vector"),
       figure(health.model_loaded ? "loaded" : "loading", `model ${stats.model}`),
       figure(`${Math.round((stats.stale_share || 0) * 100)}%`, `possibly stale (${stats.stale_memories})`),
       figure(stats.active_sessions, "agent sessions"),
@@ -312,7 +389,8 @@ async function showStatus() {
       figure(ingest.enabled ? `${ingest.runs} runs` : "off", `ingest${ingest.last_error ? `: ${ingest.last_error}` : ""}`),
       figure(gitlab ? (gitlab.token || "—") : "off", `GitLab enrichment${gitlab && gitlab.waiting !== undefined ? `, ${gitlab.waiting} waiting` : ""}`),
       figure(`${(stats.store_bytes / 1e6).toFixed(1)} MB`, `store in ${stats.data_dir}`)),
-    el("h3", { text: "By category" }), counts(stats.by_category), el("h3", { text: "By status" }), counts(stats.by_status),
+    el("h3", { text: "By category" }), both(stats.by_category, project.by_category),
+    el("h3", { text: "By status" }), both(stats.by_status, project.by_status),
     el("h3", { text: "Entities" }), counts(stats.entities));
 }
 
@@ -331,7 +409,14 @@ function theme() {
       ? document.documentElement.dataset.theme === "dark" : matchMedia("(prefers-color-scheme: dark)").matches;
     document.documentElement.dataset.theme = dark ? "light" : "dark";
     localStorage.setItem("graphmem.theme", document.documentElement.dataset.theme);
+    restyle();
   });
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", restyle);
+}
+
+function restyle() {
+  graph?.restyle();
+  contextGraph?.restyle();
 }
 
 function wire() {
@@ -352,10 +437,19 @@ function wire() {
   $("skip").addEventListener("click", (e) => { e.preventDefault(); $("main").focus(); });
   document.addEventListener("keydown", (e) => {
     const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement?.tagName);
-    if (e.key === "/" && !typing) { e.preventDefault(); location.hash = "#/search"; $("query").focus(); }
+    if (e.key === "/" && !typing) {
+      e.preventDefault();
+      if (!location.hash.startsWith("#/search")) location.hash = "#/search";
+      showView("search"); // at once, so that the field can take the focus
+      $("query").focus();
+    }
   });
-  graph = new Graph($("graph"), { onSelect: selectNode, onExpand: expand, onOpen: openNode });
-  contextGraph = new Graph($("context-graph"), { onSelect: () => {}, onExpand: () => {}, onOpen: openNode });
+  graph = new Graph($("graph"), { onSelect: selectNode, onExpand: (key) => expand(key), onMore: expand, onOpen: openNode },
+    { legend: $("graph-legend"), list: $("graph-list") });
+  contextGraph = new Graph($("context-graph"), { onSelect: () => {}, onExpand: () => {}, onMore: () => {}, onOpen: openNode });
+  $("zoom-in").addEventListener("click", () => graph.zoomBy(1.25));
+  $("zoom-out").addEventListener("click", () => graph.zoomBy(0.8));
+  $("zoom-fit").addEventListener("click", () => graph.fit());
   window.addEventListener("hashchange", route);
   document.addEventListener("signed-out", () => { $("signed-out").hidden = false; });
 }

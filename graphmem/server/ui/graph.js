@@ -1,190 +1,288 @@
-// The graph view: a small force layout on SVG, written for this page (see docs/ui.md#the-graph).
-// Nodes start on rings around the centre (one ring per hop), then a fixed number of steps of
-// repulsion, springs and a pull to the centre settle them: the same data lays out the same way.
+// The graph view, drawn with cytoscape.js (vendored: cytoscape.js is cytoscape 3.35.0's
+// dist/cytoscape.esm.min.mjs, MIT, cytoscape-LICENSE.txt; see docs/ui.md#the-graph).
+// Each kind of node has its colour and shape (KINDS, and the legend beside the drawing); an
+// edge names its kind on hover and around the selected node. A node's neighbours come a few
+// per kind of edge; "+N more" asks for more, Expand adds a node's own, Collapse takes them back.
 
-import { svg } from "./dom.js";
+import cytoscape from "./cytoscape.js";
+import { el, svg } from "./dom.js";
 
-export const MAX_NODES = 160; // a bigger drawing stops being readable: expand less, or open a node
-const STEPS = 240;
-const SPRING = 90;
-const LABEL_CHARS = 26;
-const MIN_VIEW = [640, 400];
-const KINDS = new Set(["Memory", "MergeRequest", "Issue", "Epic", "File", "Symbol"]);
+export const MAX_NODES = 160; // a bigger drawing stops being readable: collapse, or centre on a node
+export const FIRST_LIMIT = 8; // neighbours per kind of edge drawn at first (the rest: "+N more")
+const MORE_STEP = 16; // each "+N more" asks for this many more per kind of edge
+const MAX_LIMIT = 100; // what /ui/graph gives at most per kind of edge
+const LABEL_CHARS = 34;
+const MIN_ZOOM = 0.8; // labels stay readable: a bigger graph is panned, not shrunk below this
+const MORE = "more";
+
+/** Each kind's name, shape (cytoscape's) and colour (a CSS variable, so both themes apply). */
+export const KINDS = {
+  Memory: { name: "memory", shape: "round-rectangle", colour: "--node-memory" },
+  MergeRequest: { name: "merge request", shape: "diamond", colour: "--node-mr" },
+  Issue: { name: "issue", shape: "triangle", colour: "--node-issue" },
+  Epic: { name: "epic", shape: "star", colour: "--node-epic" },
+  File: { name: "file", shape: "rectangle", colour: "--node-file" },
+  Symbol: { name: "symbol", shape: "ellipse", colour: "--node-symbol" },
+  other: { name: "other (project, module…)", shape: "hexagon", colour: "--node-other" },
+  [MORE]: { name: "more not drawn yet", shape: "tag", colour: "--muted" },
+};
+const kindOf = (kind) => (kind in KINDS ? kind : "other");
 
 export class Graph {
-  /** @param {SVGSVGElement} root  @param {{onSelect, onExpand, onOpen}} handlers */
-  constructor(root, handlers) {
+  /** @param {HTMLElement} root  @param {{onSelect, onExpand, onMore, onOpen}} handlers */
+  constructor(root, handlers, { legend = null, list = null } = {}) {
     this.root = root;
     this.handlers = handlers;
-    this.nodes = new Map(); // key -> {key, kind, label, title, status, x, y, hop}
-    this.edges = new Map(); // "source|relation|target" -> edge
+    this.legend = legend;
+    this.list = list;
     this.centre = null;
     this.selected = null;
+    this.lastDrawMs = 0;
+    this.cy = cytoscape({
+      container: root, style: this.style(), minZoom: 0.2, maxZoom: 3, wheelSensitivity: 0.3,
+      boxSelectionEnabled: false, autoungrabify: false,
+    });
+    root.graph = this; // the browser tests read positions through it
+    this.cy.on("tap", "node", (event) => this.tapped(event.target.id()));
+    this.cy.on("dbltap", "node", (event) => this.handlers.onOpen(this.node(event.target.id())));
+    this.cy.on("mouseover", "edge", (event) => this.hover(event.target, true));
+    this.cy.on("mouseout", "edge", (event) => this.hover(event.target, false));
     root.addEventListener("keydown", (event) => this.onKey(event));
+    root.addEventListener("focus", () => { if (!this.selected && this.centre) this.select(this.centre); });
   }
 
-  get size() { return this.nodes.size; }
+  /** Every node drawn (not the "+N more" ones), as {key, kind, label, title, status}. */
+  get nodes() {
+    return new Map(this.cy.nodes().filter((n) => n.data("kind") !== MORE).map((n) => [n.id(), this.node(n.id())]));
+  }
+
+  get size() { return this.cy.nodes().filter((n) => n.data("kind") !== MORE).length; }
+
+  node(key) {
+    const n = this.cy.getElementById(key);
+    return n.nonempty() ? { key: n.id(), ...n.data() } : undefined;
+  }
 
   /** Replace the drawing with a neighbourhood (``/ui/graph``'s answer). */
-  show(found) {
-    this.nodes.clear();
-    this.edges.clear();
+  show(found, limit = FIRST_LIMIT) {
+    this.cy.elements().remove();
     this.centre = found.center.key;
-    this.merge(found, 0);
+    this.selected = null;
+    this.merge(found, limit);
   }
 
-  /** Add a neighbourhood around a node already drawn; false when it would pass MAX_NODES. */
-  merge(found, hop) {
-    const fresh = [found.center, ...found.nodes].filter((n) => !this.nodes.has(n.key));
-    if (this.nodes.size + fresh.length > MAX_NODES) return false;
-    const origin = this.nodes.get(found.center.key);
-    let turn = 0;
-    for (const node of [found.center, ...found.nodes]) {
-      if (this.nodes.has(node.key)) continue;
-      const angle = (turn += 2.39996); // the golden angle: new nodes spread evenly, the same way each time
-      const near = node.key === found.center.key;
-      this.nodes.set(node.key, {
-        ...node,
-        hop: near ? hop : hop + 1,
-        x: (origin ? origin.x : 0) + (near ? 0 : Math.cos(angle) * SPRING),
-        y: (origin ? origin.y : 0) + (near ? 0 : Math.sin(angle) * SPRING),
-      });
+  /** Add a neighbourhood around a node drawn already; false when it would pass MAX_NODES. */
+  merge(found, limit = FIRST_LIMIT) {
+    const key = found.center.key;
+    const fresh = [found.center, ...found.nodes].filter((n) => this.cy.getElementById(n.key).empty());
+    if (this.size + fresh.length > MAX_NODES) return false;
+    const started = performance.now();
+    const origin = this.cy.getElementById(key);
+    const at = origin.nonempty() ? origin.position() : { x: 0, y: 0 };
+    const added = [];
+    fresh.forEach((node, i) => {
+      const angle = i * 2.39996; // the golden angle: new nodes spread evenly, the same way each time
+      const near = node.key === key;
+      added.push({ group: "nodes", data: {
+        id: node.key, kind: node.kind, label: node.label, title: node.title || "", status: node.status || "",
+        short: short(node.label), shape: kindOf(node.kind), by: near ? null : key,
+      }, position: near ? { ...at } : { x: at.x + Math.cos(angle) * 140, y: at.y + Math.sin(angle) * 140 } });
+    });
+    for (const edge of found.edges) {
+      const id = `${edge.source}|${edge.relation}|${edge.target}`;
+      if (this.cy.getElementById(id).empty()) {
+        added.push({ group: "edges", data: { id, source: edge.source, target: edge.target,
+          relation: edge.relation.toLowerCase().replaceAll("_", " ") } });
+      }
     }
-    for (const edge of found.edges) this.edges.set(`${edge.source}|${edge.relation}|${edge.target}`, edge);
-    this.layout(origin === undefined);
-    this.draw();
+    this.cy.getElementById(`${MORE}:${key}`).remove();
+    if (found.more > 0) {
+      added.push({ group: "nodes", data: { id: `${MORE}:${key}`, kind: MORE, shape: MORE, of: key,
+        label: `+${found.more} more`, short: `+${found.more} more`, title: "", status: "", by: key } },
+      { group: "edges", data: { id: `${MORE}|${key}`, source: key, target: `${MORE}:${key}`, relation: "more" },
+        classes: MORE });
+    }
+    this.cy.add(added);
+    this.cy.getElementById(key).data({ expanded: true, limit });
+    this.layout();
+    this.lastDrawMs = performance.now() - started;
+    this.root.dataset.nodes = String(this.size);
+    this.describe();
     return true;
   }
 
-  layout(fromRings) {
-    const nodes = [...this.nodes.values()];
-    if (fromRings) ringStart(nodes, this.centre);
-    const index = new Map(nodes.map((n, i) => [n.key, i]));
-    const links = [...this.edges.values()]
-      .map((e) => [index.get(e.source), index.get(e.target)])
-      .filter(([a, b]) => a !== undefined && b !== undefined);
-    for (let step = 0; step < STEPS; step++) {
-      const heat = 1 - step / STEPS;
-      const force = nodes.map(() => [0, 0]);
-      for (let i = 0; i < nodes.length; i++) {
-        for (let j = i + 1; j < nodes.length; j++) {
-          let dx = nodes[i].x - nodes[j].x, dy = nodes[i].y - nodes[j].y;
-          let d2 = dx * dx + dy * dy;
-          if (d2 < 1) { dx = (i - j) * 0.5; dy = 1; d2 = 1; }
-          const push = 2600 / d2;
-          force[i][0] += dx * push; force[i][1] += dy * push;
-          force[j][0] -= dx * push; force[j][1] -= dy * push;
-        }
-      }
-      for (const [a, b] of links) {
-        const dx = nodes[b].x - nodes[a].x, dy = nodes[b].y - nodes[a].y;
-        const d = Math.max(Math.hypot(dx, dy), 1);
-        const pull = (d - SPRING) / d * 0.08;
-        force[a][0] += dx * pull; force[a][1] += dy * pull;
-        force[b][0] -= dx * pull; force[b][1] -= dy * pull;
-      }
-      nodes.forEach((n, i) => {
-        if (n.key === this.centre) return;
-        const fx = force[i][0] - n.x * 0.01, fy = force[i][1] - n.y * 0.01;
-        const move = Math.min(Math.hypot(fx, fy), 30 * heat + 1);
-        const scale = move / Math.max(Math.hypot(fx, fy), 1e-9);
-        n.x += fx * scale; n.y += fy * scale;
+  /** Take back what expanding ``key`` added (and what expanding those added), never the centre. */
+  collapse(key) {
+    const gone = new Set();
+    for (let grew = true; grew;) {
+      grew = false;
+      this.cy.nodes().forEach((n) => {
+        const by = n.data("by");
+        if (!gone.has(n.id()) && n.id() !== this.centre && (by === key || gone.has(by))) { gone.add(n.id()); grew = true; }
       });
     }
+    this.cy.remove(this.cy.collection([...gone].map((id) => this.cy.getElementById(id))));
+    this.cy.getElementById(key).data({ expanded: false });
+    this.root.dataset.nodes = String(this.size);
+    this.describe();
+    this.select(key);
+    return gone.size;
   }
 
-  draw() {
-    const root = this.root;
-    root.replaceChildren();
-    const nodes = [...this.nodes.values()];
-    if (!nodes.length) return;
-    const xs = nodes.map((n) => n.x), ys = nodes.map((n) => n.y);
-    const pad = 70;
-    const [x0, x1, y0, y1] = [Math.min(...xs) - pad, Math.max(...xs) + pad, Math.min(...ys) - 30, Math.max(...ys) + 40];
-    // A few nodes are not drawn huge: the box is at least MIN_VIEW wide and tall, centred on them.
-    const width = Math.max(x1 - x0, MIN_VIEW[0]), height = Math.max(y1 - y0, MIN_VIEW[1]);
-    const left = (x0 + x1 - width) / 2, top = (y0 + y1 - height) / 2;
-    root.setAttribute("viewBox", `${left} ${top} ${width} ${height}`);
-    const edges = svg("g", { class: "edges" });
-    for (const edge of this.edges.values()) {
-      const a = this.nodes.get(edge.source), b = this.nodes.get(edge.target);
-      if (!a || !b) continue;
-      edges.append(
-        svg("line", { class: "edge", x1: a.x, y1: a.y, x2: b.x, y2: b.y }),
-        svg("text", { class: "edge-label", x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 - 3, "text-anchor": "middle",
-          text: edge.relation.toLowerCase() }),
-      );
+  layout() {
+    this.cy.resize();
+    const centre = this.cy.getElementById(this.centre);
+    this.cy.layout({
+      name: "cose", animate: false, randomize: false, fit: false, nodeDimensionsIncludeLabels: true,
+      idealEdgeLength: () => 110, nodeRepulsion: () => 90000, nodeOverlap: 40, gravity: 0.4,
+      numIter: 600, componentSpacing: 80,
+    }).run();
+    this.cy.fit(undefined, 30);
+    if (this.cy.zoom() < MIN_ZOOM) {
+      this.cy.zoom(MIN_ZOOM);
+      this.cy.center(this.selected ? this.cy.getElementById(this.selected) : centre);
     }
-    const group = svg("g", { class: "nodes" });
-    for (const node of nodes) {
-      const kind = KINDS.has(node.kind) ? node.kind : "other";
-      const label = node.label.length > LABEL_CHARS ? `${node.label.slice(0, LABEL_CHARS - 1)}…` : node.label;
-      const classes = ["gnode", node.key === this.centre ? "center" : "", node.key === this.selected ? "selected" : ""];
-      const item = svg("g", {
-        class: classes.join(" ").trim(), tabindex: 0, role: "button", "data-key": node.key,
-        "aria-label": `${kindName(node.kind)}: ${node.label}`,
-        transform: `translate(${node.x} ${node.y})`,
-        onclick: () => this.select(node.key),
-        ondblclick: () => this.handlers.onExpand(node.key),
-        onfocus: () => this.select(node.key, false),
-      },
-      svg("title", { text: `${kindName(node.kind)}: ${node.label}${node.title ? ` (${node.title})` : ""}` }),
-      svg("circle", { r: node.key === this.centre ? 13 : 9, class: `k-${kind}` }),
-      svg("text", { y: 24, "text-anchor": "middle", text: label }));
-      group.append(item);
-    }
-    root.append(edges, group);
+    if (this.cy.zoom() > 1.4) { this.cy.zoom(1.4); this.cy.center(); }
+    this.cy.nodes().removeClass("centre");
+    centre.addClass("centre");
+  }
+
+  zoomBy(factor) {
+    const box = this.root.getBoundingClientRect();
+    this.cy.zoom({ level: this.cy.zoom() * factor, renderedPosition: { x: box.width / 2, y: box.height / 2 } });
+  }
+
+  fit() { this.cy.fit(undefined, 30); }
+
+  tapped(key) {
+    const node = this.node(key);
+    if (!node) return;
+    this.select(key, false);
+    if (node.kind === MORE) this.handlers.onMore(node.of, this.moreLimit(node.of));
+    else if (!node.expanded) this.handlers.onExpand(key);
+  }
+
+  moreLimit(key) {
+    return Math.min((this.cy.getElementById(key).data("limit") || FIRST_LIMIT) + MORE_STEP, MAX_LIMIT);
   }
 
   select(key, focus = true) {
+    const n = this.cy.getElementById(key);
+    if (n.empty()) return;
     this.selected = key;
-    for (const item of this.root.querySelectorAll(".gnode")) {
-      item.classList.toggle("selected", item.dataset.key === key);
-      if (focus && item.dataset.key === key && document.activeElement !== item) item.focus();
-    }
-    this.handlers.onSelect(this.nodes.get(key));
+    this.cy.elements().removeClass("selected named");
+    n.addClass("selected");
+    n.connectedEdges().addClass("named"); // the selected node's edges say their kind
+    const box = this.cy.extent(), p = n.position();
+    if (p.x < box.x1 || p.x > box.x2 || p.y < box.y1 || p.y > box.y2) this.cy.center(n);
+    if (focus && document.activeElement !== this.root) this.root.focus();
+    this.handlers.onSelect(this.node(key));
   }
 
-  /** Enter or + expands the focused node, O opens it, arrows move to the nearest node that way. */
+  /** An edge under the pointer says its kind (and keeps saying it while its node is selected). */
+  hover(edge, over) {
+    const selected = edge.source().hasClass("selected") || edge.target().hasClass("selected");
+    if (over) edge.addClass("named");
+    else if (!selected) edge.removeClass("named");
+    this.root.title = over ? `${edge.source().data("short")} —${edge.data("relation")}→ ${edge.target().data("short")}` : "";
+  }
+
+  /** Enter or + expands (or draws more), - collapses, O opens, arrows move to the nearest node that way. */
   onKey(event) {
-    const key = event.target?.dataset?.key;
+    const key = this.selected;
     if (!key) return;
-    if (event.key === "Enter" || event.key === "+") { event.preventDefault(); this.handlers.onExpand(key); }
-    else if (event.key === "o" || event.key === "O") { event.preventDefault(); this.handlers.onOpen(this.nodes.get(key)); }
+    const node = this.node(key);
+    if (event.key === "Enter" || event.key === "+") {
+      event.preventDefault();
+      if (node.kind === MORE) this.handlers.onMore(node.of, this.moreLimit(node.of));
+      else this.handlers.onExpand(key);
+    } else if (event.key === "-") { event.preventDefault(); this.collapse(key); }
+    else if (event.key === "o" || event.key === "O") { event.preventDefault(); if (node.kind !== MORE) this.handlers.onOpen(node); }
     else if (event.key.startsWith("Arrow")) { event.preventDefault(); this.moveFrom(key, event.key); }
   }
 
   moveFrom(key, arrow) {
-    const from = this.nodes.get(key);
+    const from = this.cy.getElementById(key).position();
     const [dx, dy] = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }[arrow];
     let best = null, bestScore = Infinity;
-    for (const node of this.nodes.values()) {
-      const vx = node.x - from.x, vy = node.y - from.y;
+    this.cy.nodes().forEach((n) => {
+      const p = n.position(), vx = p.x - from.x, vy = p.y - from.y;
       const along = vx * dx + vy * dy;
-      if (node.key === key || along <= 0) continue;
-      const score = Math.hypot(vx, vy) + Math.abs(vx * dy - vy * dx);
-      if (score < bestScore) { best = node; bestScore = score; }
+      if (n.id() === key || along <= 0) return;
+      const score = Math.hypot(vx, vy) + 2 * Math.abs(vx * dy - vy * dx);
+      if (score < bestScore) { best = n.id(); bestScore = score; }
+    });
+    if (best) this.select(best);
+  }
+
+  /** The legend (the kinds drawn, with their shape and count) and the nodes as a list of links. */
+  describe() {
+    const counts = {};
+    this.cy.nodes().forEach((n) => { const k = n.data("shape"); counts[k] = (counts[k] || 0) + 1; });
+    if (this.legend) {
+      this.legend.replaceChildren(...Object.entries(KINDS).filter(([k]) => counts[k]).map(([k, kind]) =>
+        el("li", { "data-kind": k }, swatch(k), ` ${kind.name}`, el("span", { class: "meta", text: ` ${counts[k]}` }))),
+      el("li", { class: "meta", text: "Hover an edge (or select a node) to see what links them." }));
     }
-    if (best) this.select(best.key);
+    if (this.list) {
+      this.list.replaceChildren(...[...this.nodes.values()].map((n) => el("li", { "data-key": n.key, "data-kind": n.kind },
+        el("a", { href: `#/graph/${encodeURIComponent(n.key)}`, text: n.label }), ` ${kindName(n.kind)}`)));
+    }
+  }
+
+  /** Colours follow the theme: read the page's CSS variables again. */
+  restyle() { this.cy.style(this.style()); }
+
+  style() {
+    const css = getComputedStyle(document.documentElement);
+    const v = (name) => css.getPropertyValue(name).trim() || "#888";
+    const shapes = Object.entries(KINDS).map(([k, kind]) => ({
+      selector: `node[shape = "${k}"]`, style: { shape: kind.shape, "background-color": v(kind.colour) } }));
+    return [
+      { selector: "node", style: {
+        label: "data(short)", width: 26, height: 26, "font-size": 13, color: v("--fg"), "text-valign": "bottom",
+        "text-margin-y": 5, "text-wrap": "ellipsis", "text-max-width": 180, "min-zoomed-font-size": 8,
+        "text-background-color": v("--bg"), "text-background-opacity": 0.85, "text-background-padding": 2,
+        "text-background-shape": "round-rectangle", "border-width": 2, "border-color": v("--bg"),
+        "font-family": "system-ui, sans-serif" } },
+      ...shapes,
+      { selector: 'node[shape = "Memory"]', style: { width: 34, height: 22 } },
+      { selector: `node[shape = "${MORE}"]`, style: { width: 22, height: 16, color: v("--muted"), "font-style": "italic" } },
+      { selector: "node.centre", style: { width: 40, height: 40, "border-color": v("--fg"), "border-width": 3, "font-weight": "bold" } },
+      { selector: 'node.centre[shape = "Memory"]', style: { width: 50, height: 32 } },
+      { selector: "node.selected", style: { "border-color": v("--focus"), "border-width": 5 } },
+      { selector: "edge", style: { width: 1.5, "line-color": v("--edge"), "target-arrow-color": v("--edge"),
+        "target-arrow-shape": "triangle", "arrow-scale": 0.8, "curve-style": "bezier", "font-size": 11,
+        color: v("--fg"), "text-background-color": v("--bg"), "text-background-opacity": 0.9,
+        "text-background-padding": 2, "text-rotation": "autorotate" } },
+      { selector: "edge.named", style: { label: "data(relation)", width: 2.5, "line-color": v("--accent"),
+        "target-arrow-color": v("--accent") } },
+      { selector: `edge.${MORE}`, style: { "line-style": "dashed", "target-arrow-shape": "none" } },
+    ];
   }
 }
 
-function ringStart(nodes, centre) {
-  const rings = new Map();
-  for (const node of nodes) {
-    if (node.key === centre) { node.x = 0; node.y = 0; continue; }
-    if (!rings.has(node.hop)) rings.set(node.hop, []);
-    rings.get(node.hop).push(node);
-  }
-  for (const [hop, ring] of rings) {
-    ring.forEach((node, i) => {
-      const angle = (2 * Math.PI * i) / ring.length + hop * 0.4;
-      node.x = Math.cos(angle) * SPRING * Math.max(hop, 1) * 1.6;
-      node.y = Math.sin(angle) * SPRING * Math.max(hop, 1) * 1.6;
-    });
-  }
+/** A small drawing of a kind's shape, for the legend (filled by the same CSS variable). */
+export function swatch(kind) {
+  const shapes = {
+    "round-rectangle": svg("rect", { x: 1, y: 4, width: 16, height: 10, rx: 3 }),
+    diamond: svg("polygon", { points: "9,1 17,9 9,17 1,9" }),
+    triangle: svg("polygon", { points: "9,1 17,16 1,16" }),
+    star: svg("polygon", { points: "9,1 11,7 17,7 12,11 14,17 9,13 4,17 6,11 1,7 7,7" }),
+    rectangle: svg("rect", { x: 2, y: 2, width: 14, height: 14 }),
+    ellipse: svg("circle", { cx: 9, cy: 9, r: 8 }),
+    hexagon: svg("polygon", { points: "5,2 13,2 17,9 13,16 5,16 1,9" }),
+    tag: svg("polygon", { points: "1,4 12,4 17,9 12,14 1,14" }),
+  };
+  return svg("svg", { class: `swatch k-${kind}`, width: 18, height: 18, viewBox: "0 0 18 18", "aria-hidden": "true" },
+    shapes[KINDS[kind].shape]);
+}
+
+function short(label) {
+  const text = String(label || "");
+  return text.length > LABEL_CHARS ? `${text.slice(0, LABEL_CHARS - 1)}…` : text;
 }
 
 export function kindName(kind) {
-  return { MergeRequest: "merge request", Memory: "memory" }[kind] || kind.toLowerCase();
+  return { MergeRequest: "merge request", Memory: "memory" }[kind] || String(kind).toLowerCase();
 }
