@@ -30,6 +30,12 @@ CONTEXT_CANDIDATES = 40
 # Sources of memories graphmem derived itself (a file bootstrap read, a commit): about a
 # target, what people and agents remembered comes before them.
 DERIVED_SOURCES = ("bootstrap:", "git:")
+# What a bundle says while recall is not semantic yet (a daemon loading its model, or embedding a
+# backlog): recall's ``semantic_ready: false``.
+NOT_EMBEDDED_NOTE = (
+    "Search by meaning is not ready yet (memories still being embedded, or the model loading): "
+    "related memories are found by their words, entities and the graph for now."
+)
 # A file's name without its extension must be this long to count as naming it (``io``, ``db``
 # are words of too many texts).
 MIN_STEM_CHARS = 4
@@ -132,7 +138,10 @@ class ContextBuilder:
         query = entity.name if entity is not None and not entity.title else target
         if entity is not None and entity.title:
             query = f"{entity.name} {entity.title}"
-        recalled = self._recall(query, project=project, limit=CONTEXT_CANDIDATES, branch=branch).hits
+        answer = self._recall(query, project=project, limit=CONTEXT_CANDIDATES, branch=branch)
+        recalled = answer.hits
+        if not answer.semantic_ready:
+            notes.append(NOT_EMBEDDED_NOTE)
         seen = {h.memory.id for h in hits}
         others = [h for h in recalled if h.memory.id not in seen]
         # A target that names something: only what is linked to it is about it; the rest

@@ -19,6 +19,7 @@ from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import Vector
 from graphmem.errors import InvalidInputError
+from graphmem.service.context import NOT_EMBEDDED_NOTE
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import EMBED_ON_READ_S, SemanticIndex
 
@@ -202,3 +203,16 @@ def test_a_question_over_the_limit_says_how_to_fix_it(backlogged: tuple[MemorySe
 
     with pytest.raises(InvalidInputError, match="shorten it"):
         memory.recall(" ".join(["retries"] * 2_000))
+
+
+def test_a_context_says_when_memories_still_wait_for_their_vectors(fake_memory: MemoryService) -> None:
+    assert fake_memory.semantic is not None
+    fake_memory.semantic.embed_on_read = False  # a daemon whose worker has not got to it yet
+    fake_memory.remember("Checkout retries payments twice")
+
+    waiting = fake_memory.get_context("checkout retries")
+    fake_memory.embed_pending()
+    embedded = fake_memory.get_context("checkout retries")
+
+    assert NOT_EMBEDDED_NOTE in waiting.notes
+    assert NOT_EMBEDDED_NOTE not in embedded.notes
