@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import click
+try:  # Ctrl-C while the command line's modules load: a quiet exit (130), not a traceback
+    import click
 
-from graphmem.cli.present import error
-from graphmem.cli.state import CliState, ServiceFactory, open_default_service
-from graphmem.errors import ConfigError, GraphmemError
+    from graphmem.cli.present import error
+    from graphmem.cli.state import CliState, ServiceFactory, open_default_service
+    from graphmem.errors import ConfigError, GraphmemError
+except KeyboardInterrupt:
+    raise SystemExit(130) from None
 
 # Tests set this to build the service with a fake embedder; None means the real one.
 SERVICE_FACTORY: ServiceFactory | None = None
@@ -61,6 +64,12 @@ class GraphmemGroup(click.Group):
         except GraphmemError as exc:
             error(exc)
             ctx.exit(exc.exit_code)
+        except ImportError as exc:
+            # Ctrl-C while a compiled module (Kùzu's, ONNX Runtime's) initialises comes out as
+            # "ImportError: initialization failed": it is the Ctrl-C, not a broken install.
+            if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
+                raise click.Abort() from None
+            raise
 
 
 def configure_logging(verbosity: int) -> None:

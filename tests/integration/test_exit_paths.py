@@ -53,10 +53,24 @@ def recall(
         text=True,
     )
     if interrupt_after is not None:
+        warming_up(process.pid)
         time.sleep(interrupt_after)
         process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=120)
     return process.returncode, stderr
+
+
+def warming_up(pid: int, timeout: float = 120.0) -> None:
+    """Wait until the process has begun loading the model: ONNX Runtime, which only the
+    warm-up thread loads this early, is mapped into it (or the process has ended)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if "onnxruntime" in Path(f"/proc/{pid}/maps").read_text("utf-8", errors="replace"):
+                return
+        except OSError:
+            return  # gone already
+        time.sleep(0.01)
 
 
 def run_many(one: Callable[[int], tuple[int, str]]) -> list[tuple[int, str]]:
@@ -91,7 +105,7 @@ def test_an_invalid_setting_never_aborts(tmp_path: Path, cache: Path) -> None:
 
     results = run_many(lambda n: recall(tmp_path / f"data{n}", cache, config))
 
-    assert [code for code, err in results if aborted(code, err)] == []
+    assert [(code, err[-1500:]) for code, err in results if aborted(code, err)] == []
     assert {code for code, _ in results} == {9}
 
 
@@ -99,7 +113,7 @@ def test_an_invalid_setting_never_aborts(tmp_path: Path, cache: Path) -> None:
 def test_a_locked_store_never_aborts(locked_store: Path, tmp_path: Path, cache: Path) -> None:
     results = run_many(lambda n: recall(locked_store, cache, tmp_path / "no-config.toml"))
 
-    assert [code for code, err in results if aborted(code, err)] == []
+    assert [(code, err[-1500:]) for code, err in results if aborted(code, err)] == []
     assert {code for code, _ in results} == {6}, results[0][1]
 
 
@@ -110,16 +124,16 @@ def test_a_missing_model_never_aborts(tmp_path: Path, cache: Path) -> None:
 
     results = run_many(lambda n: recall(tmp_path / f"data{n}", cache, config))
 
-    assert [code for code, err in results if aborted(code, err)] == []
-    assert all(code != 0 and "no-such-model" in err for code, err in results), results[0]
+    assert [(code, err[-1500:]) for code, err in results if aborted(code, err)] == []
+    assert [(code, err) for code, err in results if code == 0 or "no-such-model" not in err] == []
 
 
 @pytest.mark.timeout(900)
 def test_ctrl_c_during_the_warm_up_never_aborts(tmp_path: Path, cache: Path) -> None:
     moments = random.Random(37)
-    delays = [moments.uniform(0.6, 1.8) for _ in range(RUNS)]  # once the warm-up runs, to the first query
+    delays = [moments.uniform(0.0, 0.5) for _ in range(RUNS)]  # after the warm-up began: while it builds
 
     results = run_many(lambda n: recall(tmp_path / f"data{n}", cache, tmp_path / "no-config.toml", delays[n]))
 
-    assert [code for code, err in results if aborted(code, err)] == []
-    assert "Traceback" not in "".join(err for _, err in results)
+    assert [(code, err[-1500:]) for code, err in results if aborted(code, err)] == []
+    assert [err for _, err in results if "Traceback" in err] == []
