@@ -8,7 +8,6 @@ shows (``ui-*.png``), so the pictures are those of a passing run.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,8 +19,9 @@ from typing import Any
 
 import pytest
 from support.browser import launch
-from support.daemons import Daemon, http, sandbox_env, start_daemon
+from support.daemons import http, sandbox_env, start_daemon
 from support.fake_gitlab import TOKEN, FakeGitLab, shop_checkout
+from support.ui import NARROW, SCREENSHOTS, WIDE, World, go, screenshot
 
 # The first test may install Chromium with apt (support/browser.py): room for that beside the run.
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(2400)]
@@ -30,47 +30,6 @@ HOSTILE = (
     '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> '
     "[click me](javascript:window.__pwned=3) <b>bold</b> &amp; the refund queue"
 )
-# Read at import: the tests' autouse fixture clears GRAPHMEM_* variables before each test runs.
-SCREENSHOTS = os.environ.get("GRAPHMEM_UI_SCREENSHOTS")
-NARROW = {"width": 360, "height": 740}
-WIDE = {"width": 1280, "height": 860}
-
-
-class World:
-    """A daemon on a shop checkout whose !12 is enriched from the fixture GitLab."""
-
-    def __init__(self, daemon: Daemon, shop: str) -> None:
-        self.daemon = daemon
-        self.shop = shop
-
-    def call(self, method: str, **arguments: Any) -> Any:
-        body = json.dumps({"method": method, "arguments": arguments}).encode()
-        status, _, raw = http("POST", f"{self.daemon.url}/rpc", body, {"Content-Type": "application/json"})
-        answer = json.loads(raw)
-        assert status == 200 and "result" in answer, answer
-        return answer["result"]
-
-    def remember(self, text: str, **arguments: Any) -> str:
-        memory_id: str = self.call("remember", text=text, project=self.shop, **arguments)["memory"]["id"]
-        return memory_id
-
-    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "graphmem", *args],
-            env=sandbox_env(self.daemon.data_dir),
-            cwd=self.shop,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-
-    def sign_in_path(self) -> str:
-        status, _, raw = http(
-            "POST", f"{self.daemon.url}/ui/login", b"{}", {"Content-Type": "application/json"}
-        )
-        assert status == 200, raw
-        path: str = json.loads(raw)["path"]
-        return f"{path}&project={self.shop}"
 
 
 @pytest.fixture(scope="module")
@@ -114,16 +73,6 @@ def page(browser: Any, world: World) -> Iterator[Any]:
     yield opened
     opened.close()
     assert errors == [], errors
-
-
-def go(page: Any, fragment: str) -> None:
-    page.evaluate("fragment => { location.hash = fragment; }", fragment)
-
-
-def screenshot(page: Any, name: str) -> None:
-    if SCREENSHOTS:
-        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"ui-{name}.png"), full_page=False)
 
 
 def test_signing_in_removes_the_code_from_the_address_and_opens_the_home_page(
@@ -196,7 +145,8 @@ def test_search_returns_a_hit_and_draws_why(page: Any, world: World) -> None:
 def drawn(page: Any, graph: str = "graph") -> list[str]:
     """The nodes a graph draws, as "kind: label" (read from cytoscape.js through the page)."""
     found: list[str] = page.evaluate(
-        "id => document.getElementById(id).graph.cy.nodes().map(n => `${n.data('kind')}: ${n.data('label')}`)",
+        "id => document.getElementById(id).graph.cy.nodes()"
+        ".map(n => `${n.data('kind')}: ${n.data('label')}`)",
         graph,
     )
     return found
@@ -212,9 +162,11 @@ def test_the_graph_of_an_mr_shows_its_files(page: Any, world: World) -> None:
     nodes = drawn(page)
     assert "MergeRequest: !12" in nodes
     assert any(node.endswith("src/shop/refund.py") for node in nodes), nodes
-    relations = page.evaluate("() => document.getElementById('graph').graph.cy.edges().map(e => e.data('relation'))")
+    relations = page.evaluate(
+        "() => document.getElementById('graph').graph.cy.edges().map(e => e.data('relation'))"
+    )
     assert "changes" in relations and "closes" in relations
-    screenshot(page, "graph")
+    screenshot(page, "graph-mr")
 
 
 def test_a_node_expands_with_the_keyboard(page: Any, world: World) -> None:
@@ -448,7 +400,6 @@ def test_status_shows_the_figures(page: Any, world: World) -> None:
     page.wait_for_selector("#status .figure")
     text = page.locator("#status").inner_text()
     assert "memories" in text and "waiting for a vector" in text and "GitLab enrichment" in text
-    screenshot(page, "status")
 
 
 def test_a_narrow_window_has_no_sideways_scroll(page: Any, world: World) -> None:

@@ -14,6 +14,7 @@ const MAX_LIMIT = 100; // what /ui/graph gives at most per kind of edge
 const LABEL_CHARS = 34;
 const MIN_ZOOM = 0.8; // labels stay readable: a bigger graph is panned, not shrunk below this
 const MORE = "more";
+const FORCE_MAX = 80; // nodes laid out by force; past this, in rings (see layout())
 
 /** Each kind's name, shape (cytoscape's) and colour (a CSS variable, so both themes apply). */
 export const KINDS = {
@@ -38,6 +39,7 @@ export class Graph {
     this.centre = null;
     this.selected = null;
     this.lastDrawMs = 0;
+    this.maxNodes = MAX_NODES;
     this.cy = cytoscape({
       container: root, style: this.style(), minZoom: 0.2, maxZoom: 3, wheelSensitivity: 0.3,
       boxSelectionEnabled: false, autoungrabify: false,
@@ -75,7 +77,7 @@ export class Graph {
   merge(found, limit = FIRST_LIMIT) {
     const key = found.center.key;
     const fresh = [found.center, ...found.nodes].filter((n) => this.cy.getElementById(n.key).empty());
-    if (this.size + fresh.length > MAX_NODES) return false;
+    if (this.size + fresh.length > this.maxNodes) return false;
     const started = performance.now();
     const origin = this.cy.getElementById(key);
     const at = origin.nonempty() ? origin.position() : { x: 0, y: 0 };
@@ -132,11 +134,14 @@ export class Graph {
   layout() {
     this.cy.resize();
     const centre = this.cy.getElementById(this.centre);
-    this.cy.layout({
-      name: "cose", animate: false, randomize: false, fit: false, nodeDimensionsIncludeLabels: true,
-      idealEdgeLength: () => 110, nodeRepulsion: () => 90000, nodeOverlap: 40, gravity: 0.4,
-      numIter: 600, componentSpacing: 80,
-    }).run();
+    // A force layout reads best for a neighbourhood; its cost grows with the square of the
+    // nodes, so a big drawing is laid out in rings by how many expansions away a node is.
+    const options = this.cy.nodes().length <= FORCE_MAX
+      ? { name: "cose", idealEdgeLength: () => 70, nodeRepulsion: () => 5000, nodeOverlap: 12, gravity: 1,
+        numIter: 400, componentSpacing: 60, randomize: false, nodeDimensionsIncludeLabels: true }
+      : { name: "concentric", concentric: (n) => -this.depth(n.id()), levelWidth: () => 1, minNodeSpacing: 18,
+        spacingFactor: 1, avoidOverlap: true };
+    this.cy.layout({ ...options, animate: false, fit: false }).run();
     this.cy.fit(undefined, 30);
     if (this.cy.zoom() < MIN_ZOOM) {
       this.cy.zoom(MIN_ZOOM);
@@ -153,6 +158,13 @@ export class Graph {
   }
 
   fit() { this.cy.fit(undefined, 30); }
+
+  /** How many expansions away from the centre a node was drawn. */
+  depth(key) {
+    let depth = 0;
+    for (let n = this.cy.getElementById(key); n.nonempty() && n.data("by"); n = this.cy.getElementById(n.data("by"))) depth++;
+    return depth;
+  }
 
   tapped(key) {
     const node = this.node(key);
@@ -172,7 +184,7 @@ export class Graph {
     this.selected = key;
     this.cy.elements().removeClass("selected named");
     n.addClass("selected");
-    n.connectedEdges().addClass("named"); // the selected node's edges say their kind
+    if (key !== this.centre) n.connectedEdges().addClass("named"); // its edges say their kind
     const box = this.cy.extent(), p = n.position();
     if (p.x < box.x1 || p.x > box.x2 || p.y < box.y1 || p.y > box.y2) this.cy.center(n);
     if (focus && document.activeElement !== this.root) this.root.focus();
