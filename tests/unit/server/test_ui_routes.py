@@ -370,3 +370,13 @@ def test_home_only_reads(client: TestClient, memory_service: MemoryService, git_
 def test_a_bad_home_request_is_a_400(client: TestClient, body: bytes, says: str) -> None:
     answer = client.post("/ui/home", content=body, headers=sign_in(client))
     assert answer.status_code == 400 and says in error_of(answer)
+
+
+def test_the_vendored_graph_library_is_the_pinned_cytoscape_with_its_licence(client: TestClient) -> None:
+    from importlib import resources
+
+    served = client.get("/ui/cytoscape.js")
+    assert served.status_code == 200 and served.headers["content-type"].startswith("text/javascript")
+    assert 'version="3.35.0"' in served.text and "eval(" not in served.text  # what docs/ui.md names
+    licence = resources.files("graphmem.server").joinpath("ui", "cytoscape-LICENSE.txt").read_text("utf-8")
+    assert "The Cytoscape Consortium" in licence and "Permission is hereby granted" in licence
