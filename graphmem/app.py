@@ -213,6 +213,7 @@ def build_memory(
         gitlab=enricher.graph if enricher is not None else None,
         plan=settings.recall.plan,
         limit=settings.recall.limit,
+        clock=clock,
     )
     context = ContextBuilder(store, recaller.ask, namespace, names.file_entity, clock, code, enricher)
     transfer = TransferFiles(Transfer(store, semantic, clock, writer, code), data_dir, writer.lock, names)
@@ -249,7 +250,7 @@ def build_memory(
         mentions=mentions,
         recaller=recaller,
         context=context,
-        listing=Listing(store, semantic, data_dir, code, login),
+        listing=Listing(store, semantic, data_dir, code, login, clock),
         lifecycle=Lifecycle(writer),
         transfer=transfer,
         ingest=options,

@@ -12,7 +12,16 @@ import numpy as np
 from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
 from graphmem.core.branches import place
-from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status, Trust
+from graphmem.core.models import (
+    CURRENT_STATUSES,
+    Category,
+    Entity,
+    EntityKind,
+    MemoryRecord,
+    Scope,
+    Status,
+    Trust,
+)
 from graphmem.core.ports import StoredVectors, Visibility
 from graphmem.core.text import fold
 
@@ -127,6 +136,13 @@ def visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, di
         else:
             clauses.append(f"({alias}.branch IS NULL OR {alias}.branch = $branch)")
             params["branch"] = visibility.branch
+    if visibility.hides_expired and visibility.expired_by is not None:  # counts as archived
+        clauses.append(
+            f"({alias}.expires_at IS NULL OR {alias}.expires_at > $expired_by "
+            f"OR NOT ({alias}.status IN $current))"
+        )
+        params["expired_by"] = naive_utc(visibility.expired_by)
+        params["current"] = sorted(s.value for s in CURRENT_STATUSES)
     return " AND ".join(clauses), params
 
 

@@ -590,6 +590,8 @@ def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
     if visibility.categories is not None and record.category not in visibility.categories:
         return False
     since = None if visibility.since is None else _utc(visibility.since)
+    if not visibility.shows_expiry(record):
+        return False
     return (since is None or record.created_at >= since) and visibility.shows_branch(record.branch)
 
 

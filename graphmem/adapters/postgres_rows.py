@@ -24,7 +24,7 @@ from psycopg.pq import Format
 from graphmem.adapters.memory_terms import STOPWORDS, stem, tokens
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
 from graphmem.adapters.record_rows import utc as utc  # the PostgreSQL adapters' one conversion
-from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
+from graphmem.core.models import CURRENT_STATUSES, Category, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import Vector, Visibility
 from graphmem.core.text import fold, phrase_words, words
 
@@ -163,4 +163,11 @@ def visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, di
     if not visibility.all_branches:
         clauses.append(f"({alias}.branch IS NULL OR {alias}.branch = %(branch)s)")
         params["branch"] = visibility.branch  # NULL: no branch but none
+    if visibility.hides_expired and visibility.expired_by is not None:  # counts as archived
+        clauses.append(
+            f"({alias}.expires_at IS NULL OR {alias}.expires_at > %(expired_by)s "
+            f"OR NOT ({alias}.status = ANY(%(current)s)))"
+        )
+        params["expired_by"] = utc(visibility.expired_by)
+        params["current"] = sorted(s.value for s in CURRENT_STATUSES)
     return " AND ".join(clauses), params

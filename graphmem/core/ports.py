@@ -56,10 +56,24 @@ class Visibility:
     since: datetime | None = None
     branch: str | None = None  # the caller's branch (None: the default branch, or no branch)
     all_branches: bool = False
+    # A current memory whose expiry is at or before this counts as archived, before the daemon's
+    # worker or the next write archives it: a read writes nothing. None: stored statuses only.
+    expired_by: datetime | None = None
 
     def shows_branch(self, branch: str | None) -> bool:
         """Whether a memory on ``branch`` (None: on no branch) is seen."""
         return branch is None or self.all_branches or branch == self.branch
+
+    @property
+    def hides_expired(self) -> bool:
+        """Whether a current memory past its expiry is left out (archived ones are not shown)."""
+        return self.expired_by is not None and Status.ARCHIVED not in self.statuses
+
+    def shows_expiry(self, record: MemoryRecord) -> bool:
+        """Whether ``record`` is seen as far as its expiry goes (see ``expired_by``)."""
+        if not self.hides_expired or self.expired_by is None or record.expires_at is None:
+            return True
+        return not record.is_current or record.expires_at > self.expired_by
 
 
 @dataclass(frozen=True, slots=True)

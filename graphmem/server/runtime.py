@@ -184,6 +184,7 @@ class Runtime:
     def _work(self) -> None:
         semantic = self.memory.semantic
         if semantic is None:
+            self._housekeeping()
             return
         try:
             self.memory.load_model()
@@ -193,6 +194,7 @@ class Runtime:
         except GraphmemError as exc:
             self.model_error = str(exc)
             log.error("the embedding model could not be loaded: %s", exc)
+            self._housekeeping()
             return
         while not self._stop.is_set():
             try:
@@ -204,10 +206,23 @@ class Runtime:
                 log.error("background embedding failed: %s", exc)
                 done = 0
             if done == 0:
+                self._expire()
                 self._tidy_index(semantic)
                 self._check_branches()
                 self._wake.wait(IDLE_POLL_S)
                 self._wake.clear()
+
+    def _housekeeping(self) -> None:
+        """Without embeddings: only archive what expired, when idle, until stopped."""
+        while not self._stop.wait(IDLE_POLL_S):
+            self._expire()
+
+    def _expire(self) -> None:
+        """Idle: archive the memories whose expiry has passed (reads leave them out meanwhile)."""
+        try:
+            self.memory.expire_due()
+        except GraphmemError as exc:
+            log.error("archiving expired memories failed: %s", exc)
 
     def _tidy_index(self, semantic: SemanticIndex) -> None:
         """Idle: build or merge the vector index's graph, save it when due."""

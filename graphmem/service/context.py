@@ -175,7 +175,7 @@ class ContextBuilder:
         if file is None or self._code is None:
             return None
         file = self._store.get_entities([file.key]).get(file.key) or file
-        visibility = Visibility(project, branch=branch)
+        visibility = Visibility(project, branch=branch, expired_by=self._clock())
         hits, symbols = range_hits(
             self._store,
             self._code,
@@ -239,7 +239,9 @@ class ContextBuilder:
             raise InvalidInputError("max_tokens must be between 50 and 32000.")
         hits: list[Hit] = []
         for categories, statuses, limit in BOOT_SECTIONS:
-            visibility = Visibility(project, frozenset(statuses), frozenset(categories), branch=branch)
+            visibility = Visibility(
+                project, frozenset(statuses), frozenset(categories), branch=branch, expired_by=self._clock()
+            )
             if set(categories) & CONVENTIONS:  # only the user's own: an agent's or a file's are data
                 found = self._store.list_memories(visibility, limit=CONVENTIONS_FETCH, offset=0)
                 records = [r for r in found if is_convention(r)][:limit]
@@ -287,7 +289,7 @@ class ContextBuilder:
         found = self._store.memories_about(keys)
         ids = list(dict.fromkeys(i for key in keys for i in found.get(key, [])))
         records = self._store.get_memories(ids)
-        visibility = Visibility(project, branch=branch)
+        visibility = Visibility(project, branch=branch, expired_by=self._clock())
         current = [r for r in records.values() if _visible(r, visibility)]
         derived = [r.id for r in current if r.source.startswith(DERIVED_SOURCES)]
         files = {

@@ -7,14 +7,14 @@ of the bulk lifecycle commands (``graphmem archive --category event --older-than
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.models import Category, MemoryRecord, Status
 from graphmem.core.ports import CodeGraph, GraphStore, StoreLogin, Visibility
-from graphmem.core.timeparse import to_utc
+from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.errors import InvalidInputError
 from graphmem.service.inputs import parse_category, parse_memory_id, unknown_memory
 from graphmem.service.results import Gauges, MemoryDetail, Stats
@@ -35,8 +35,10 @@ class Listing:
         data_dir: Path,
         code: CodeGraph | None = None,
         login: StoreLogin | None = None,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._store = store
+        self._clock = clock  # what expired by now is not listed (see ``Visibility.expired_by``)
         self._login = login  # a team's store: who it logs in as (stats says so)
         self._semantic = semantic
         self._data_dir = data_dir
@@ -68,7 +70,7 @@ class Listing:
     ) -> list[MemoryRecord]:
         """Every memory visible from ``project`` matching the filter, newest first; see
         ``MemoryService.select``. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
-        visibility = _visibility(project, categories, statuses, since)
+        visibility = _visibility(project, categories, statuses, since, self._clock())
         cutoff = to_utc(before) if before is not None else None
         found: list[MemoryRecord] = []
         offset = 0
@@ -101,7 +103,9 @@ class Listing:
         if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
             raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
         visibility = replace(
-            _visibility(project, categories, statuses, since), branch=branch, all_branches=all_branches
+            _visibility(project, categories, statuses, since, self._clock()),
+            branch=branch,
+            all_branches=all_branches,
         )
         return self._staleness.annotate(self._store.list_memories(visibility, limit=limit, offset=offset))
 
@@ -146,6 +150,7 @@ def _visibility(
     categories: Iterable[str | Category] | None,
     statuses: Iterable[Status] | None,
     since: datetime | None,
+    now: datetime,
 ) -> Visibility:
     return Visibility(
         project,
@@ -153,4 +158,5 @@ def _visibility(
         frozenset(parse_category(c) for c in categories) if categories else None,
         to_utc(since) if since is not None else None,
         all_branches=True,  # lists are the inventory: a memory on a branch is listed, marked
+        expired_by=now,
     )

@@ -215,7 +215,8 @@ class MemoryService(TransferVerbs):
         After ``expires_at`` it leaves recall, context and lists (archived, in its history). Written on
         ``branch`` (the checkout's, not the default one), it is seen on that branch only until
         the branch's MR merges (see ``service/branches.py``)."""
-        return self._writer.remember(
+        self._writer.expire_due()  # a write archives what expired; reads only leave it out
+        found = self._writer.remember(
             text,
             category=category,
             scope=scope,
@@ -229,6 +230,15 @@ class MemoryService(TransferVerbs):
             expires_at=expires_at,
             branch=self._own_branch(project, branch),
         )
+        if expires_at is not None:
+            self._writer.expiry_changed()
+        return found
+
+    def expire_due(self) -> int:
+        """Archive the memories whose expiry has passed, each with an ``expiry`` event; how many.
+        The daemon's idle worker and every ``remember`` run it; reads never do (they leave such
+        memories out without writing)."""
+        return self._writer.expire_due()
 
     def edit(
         self,
@@ -308,7 +318,6 @@ class MemoryService(TransferVerbs):
     def review(self, *, project: str | None = None, older_than: datetime | None = None,
                limit: int = 50) -> list[ReviewItem]:  # fmt: skip
         """Memories to confirm, edit or archive (expired, contradicted, stale, unconfirmed, old), with why."""
-        self._writer.expire_due()
         return self._review.review(project=self._own(project), older_than=older_than, limit=limit)
 
     def select(
@@ -343,7 +352,6 @@ class MemoryService(TransferVerbs):
     ) -> list[MemoryRecord]:
         """Memories visible from ``project``, newest first: every branch's, or without
         ``all_branches`` those seen on ``branch`` (by default the checkout's)."""
-        self._writer.expire_due()
         return self._listing.list(
             project=self._own(project),
             categories=categories,
@@ -380,7 +388,6 @@ class MemoryService(TransferVerbs):
         code that changed or went away since it was written says so (``stale``). Memories on a
         branch are seen on that branch (``branch``, by default the checkout's), every branch's
         with ``all_branches``."""
-        self._writer.expire_due()  # what expired leaves recall, context and lists now
         result = self._recaller.ask(
             query,
             project=self._own(project),
@@ -404,7 +411,6 @@ class MemoryService(TransferVerbs):
     ) -> ContextBundle:
         """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
         budget = self._context_max_tokens if max_tokens is None else max_tokens
-        self._writer.expire_due()
         own = self._own_branch(project, branch)
         return self._context.get_context(target, project=self._own(project), max_tokens=budget, branch=own)
 
@@ -414,7 +420,6 @@ class MemoryService(TransferVerbs):
         """What an agent should know at the start of a session: directives and
         preferences (this project's and global), open blockers, recent decisions."""
         budget = self._context_max_tokens if max_tokens is None else max_tokens
-        self._writer.expire_due()
         own = self._own_branch(project, branch)
         return self._context.boot_context(project=self._own(project), max_tokens=budget, branch=own)
 

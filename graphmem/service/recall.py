@@ -48,7 +48,7 @@ from graphmem.core.models import (
 from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, TextHits, Vector, Visibility
 from graphmem.core.provenance import is_persons
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
-from graphmem.core.timeparse import to_utc
+from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.core.views import why
 from graphmem.errors import InvalidInputError
 from graphmem.service.described_code import DescribedCode
@@ -95,10 +95,19 @@ class RecallQuery:
     neighbour_keys: tuple[str, ...] = ()
     far_keys: tuple[str, ...] = ()
     routes: Mapping[str, tuple[Step, ...]] = field(default_factory=dict)
+    expired_by: datetime | None = None  # the time of the question: what expired by then is not recalled
 
     def visibility(self) -> Visibility:
         statuses = frozenset(Status) if self.history else RECALLED
-        return Visibility(self.project, statuses, self.categories, self.since, self.branch, self.all_branches)
+        return Visibility(
+            self.project,
+            statuses,
+            self.categories,
+            self.since,
+            self.branch,
+            self.all_branches,
+            self.expired_by,
+        )
 
 
 class Recaller:
@@ -114,8 +123,10 @@ class Recaller:
         gitlab: GitLabGraph | None = None,
         plan: str = "hybrid",
         limit: int = 10,
+        clock: Callable[[], datetime] = utc_now,
     ) -> None:
         self._store = store
+        self._clock = clock
         self._semantic = semantic
         self._mentions = mentions
         self._code = code
@@ -173,6 +184,7 @@ class Recaller:
             neighbour_keys=near.keys(1),
             far_keys=near.keys(2),
             routes=near.routes,
+            expired_by=self._clock(),
         )
         # What the question writes as code first, then what it describes, then its plain words.
         ordered = sorted(named, key=lambda e: e.key in guessed)
@@ -466,7 +478,7 @@ def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
         return False
     if visibility.categories is not None and record.category not in visibility.categories:
         return False
-    if not visibility.shows_branch(record.branch):
+    if not visibility.shows_branch(record.branch) or not visibility.shows_expiry(record):
         return False
     return visibility.since is None or record.created_at >= visibility.since
 

@@ -9,6 +9,7 @@ Reads only; each reason is one line a person can act on.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from graphmem.core.models import LinkKind, MemoryRecord, Status, Trust
@@ -45,7 +46,7 @@ class Review:
             raise InvalidInputError(f"limit must be between 1 and {MAX_REVIEW_LIMIT}, not {limit}.")
         now = self._clock()
         cutoff = older_than if older_than is not None else now - timedelta(days=180)
-        records = self._candidates(project)
+        records = [_as_seen(r, now) for r in self._candidates(project)]
         current = {r.id: r for r in records if r.is_current}
         reasons: dict[str, list[str]] = {r.id: [] for r in records}
         for record in records:
@@ -94,6 +95,14 @@ class Review:
             if len(page) < _PAGE:
                 break
         return found
+
+
+def _as_seen(record: MemoryRecord, now: datetime) -> MemoryRecord:
+    """``record`` as a read sees it at ``now``: archived once its expiry has passed, before the
+    daemon's worker or the next write archives it in the store (a review writes nothing)."""
+    if record.is_current and record.expires_at is not None and record.expires_at <= now:
+        return replace(record, status=Status.ARCHIVED)
+    return record
 
 
 _ORDER = (

@@ -152,6 +152,22 @@ def test_list_memories_filters_by_category_and_since(store: GraphStore) -> None:
     assert [r.id for r in store.list_memories(visibility, limit=10)] == ["new"]
 
 
+def test_a_current_memory_past_its_expiry_is_listed_only_with_the_archived(store: GraphStore) -> None:
+    store.add_memories(
+        [
+            memory("expired", expires_at=NOW - timedelta(hours=1)),
+            memory("later", expires_at=NOW + timedelta(hours=1)),
+            memory("superseded", status=Status.SUPERSEDED, expires_at=NOW - timedelta(hours=1)),
+            memory("forever"),
+        ]
+    )
+    seen = Visibility(None, frozenset({Status.ACTIVE, Status.SUPERSEDED}), expired_by=NOW)
+
+    assert {r.id for r in store.list_memories(seen, limit=10)} == {"later", "superseded", "forever"}
+    with_archived = Visibility(None, frozenset(Status), expired_by=NOW)
+    assert len(store.list_memories(with_archived, limit=10)) == 4
+
+
 def test_list_memories_pages_newest_first(store: GraphStore) -> None:
     store.add_memories([memory(f"m{i}", created_at=NOW + timedelta(minutes=i)) for i in range(5)])
     visibility = Visibility(None)

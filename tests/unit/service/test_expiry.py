@@ -1,5 +1,6 @@
-"""Memories that expire (``remember(expires_at=...)``, ``MemoryWriter.expire_due``) and ``review``,
-on the in-memory store with a clock the test moves."""
+"""Memories that expire (``remember(expires_at=...)``, ``expire_due``) and ``review``, on the
+in-memory store with a clock the test moves. Reads leave an expired memory out without writing;
+the daemon's idle worker and the next ``remember`` archive it."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def boot_ids(memory: MemoryService) -> set[str]:
     return {m["id"] for items in memory.boot_context().to_dict()["groups"].values() for m in items}
 
 
-def test_a_memory_is_recalled_until_it_expires_then_leaves_recall_boot_and_lists(
+def test_a_memory_is_recalled_until_it_expires_then_leaves_recall_context_boot_and_lists(
     memory: MemoryService, clock: Clock
 ) -> None:
     memory_id = frozen(memory, clock)
@@ -77,7 +78,41 @@ def test_a_memory_is_recalled_until_it_expires_then_leaves_recall_boot_and_lists
     assert memory_id not in boot_ids(memory)
     assert memory_id not in {m.id for m in memory.list()}
     assert memory_id in {m.id for m in memory.list(statuses=set(Status))}
+    bundle = memory.get_context("staging frozen payments audit").to_dict()
+    shown = [m for items in bundle["groups"].values() for m in items] + bundle["related_memories"]
+    assert memory_id not in {m["id"] for m in shown}
+
+
+def test_reads_leave_an_expired_memory_out_and_the_worker_archives_it(
+    memory: MemoryService, clock: Clock
+) -> None:
+    memory_id = frozen(memory, clock)
+    clock.now += timedelta(days=15)
+
+    assert memory_id not in ids(memory)
+    assert memory.show(memory_id).memory.status is Status.ACTIVE and memory.history(memory_id) == []
+    assert memory.expire_due() == 1
     assert memory.show(memory_id).memory.status is Status.ARCHIVED
+
+
+def test_a_write_archives_what_expired(memory: MemoryService, clock: Clock) -> None:
+    memory_id = frozen(memory, clock)
+    clock.now += timedelta(days=15)
+
+    memory.remember("The release train leaves on Thursdays")
+
+    assert memory.show(memory_id).memory.status is Status.ARCHIVED
+
+
+def test_a_memory_written_to_expire_sooner_than_any_other_is_archived_when_due(
+    memory: MemoryService, clock: Clock
+) -> None:
+    memory.remember("We deploy on Tuesdays")
+    memory.expire_due()  # nothing expires: the writer remembers so until a memory expires sooner
+    memory_id = frozen(memory, clock, days=1)
+    clock.now += timedelta(days=2)
+
+    assert memory.expire_due() == 1 and memory.show(memory_id).memory.status is Status.ARCHIVED
 
 
 def test_an_expiry_is_an_event_in_the_history_and_undo_brings_the_memory_back_for_good(
@@ -85,7 +120,7 @@ def test_an_expiry_is_an_event_in_the_history_and_undo_brings_the_memory_back_fo
 ) -> None:
     memory_id = frozen(memory, clock)
     clock.now += timedelta(days=15)
-    memory.recall("anything at all")
+    memory.expire_due()
     [event] = memory.history(memory_id)
 
     memory.undo(event.id)
@@ -100,7 +135,7 @@ def test_an_expiry_is_an_event_in_the_history_and_undo_brings_the_memory_back_fo
 def test_restoring_an_expired_memory_drops_its_expiry(memory: MemoryService, clock: Clock) -> None:
     memory_id = frozen(memory, clock)
     clock.now += timedelta(days=15)
-    memory.list()
+    memory.expire_due()
 
     memory.restore(memory_id)
 
