@@ -133,11 +133,6 @@ def non_merge_commits(repo: Path) -> list[CommitInfo]:
     return commits
 
 
-def all_commit_times(repo: Path) -> dict[str, int]:
-    """Committer time of every non-merge commit reachable from HEAD."""
-    return {c.sha: c.committed_at for c in non_merge_commits(repo)}
-
-
 def messages(repo: Path, shas: set[str]) -> dict[str, str]:
     """Subject and body of each commit in ``shas`` (reachable from HEAD)."""
     out = git(repo, "log", "--no-merges", "--encoding=UTF-8", "--format=%H%x1f%B%x1e", "HEAD", "--")

@@ -177,25 +177,6 @@ class KuzuCodeGraph:
             (r[0], Entity(r[1], EntityKind.FILE, r[2] or "", r[3])) for r in files
         ]
 
-    def about_hashes(self, memory_ids: Collection[str]) -> dict[tuple[str, str], str | None]:
-        """(memory id, symbol key) -> the symbol's body hash when the memory was linked to it."""
-        if not memory_ids:
-            return {}
-        rows = self._store.keyed_rows(
-            "MATCH (m:Memory {id: $key})-[a:ABOUT]->(s:Symbol) RETURN m.id, s.key, a.body_hash",
-            memory_ids,
-            few=FEW_EDGE_KEYS,
-        )
-        return {(r[0], r[1]): r[2] for r in rows}
-
-    def stamp_about(self, pairs: Sequence[tuple[str, str]]) -> None:
-        """Record the current body hash on ABOUT edges from memories to symbols."""
-        for memory_id, key in pairs:
-            self._store.run(
-                "MATCH (m:Memory {id: $m})-[a:ABOUT]->(s:Symbol {key: $k}) SET a.body_hash = s.body_hash",
-                {"m": memory_id, "k": key},
-            )
-
     # -- writing ----------------------------------------------------------------
 
     def save(self, scan: CodeScan) -> dict[str, int]:

@@ -190,25 +190,6 @@ class PostgresCodeGraph:
         kinds = (EntityKind.SYMBOL, EntityKind.FILE)
         return [(str(r[0]), Entity(r[1], kinds[r[4]], r[2] or "", r[3])) for r in rows]
 
-    def about_hashes(self, memory_ids: Collection[str]) -> dict[tuple[str, str], str | None]:
-        """(memory id, symbol key) -> the symbol's body hash when the memory was linked to it."""
-        if not memory_ids:
-            return {}
-        rows = self._store._rows(
-            "SELECT a.memory_id, a.entity_key, a.body_hash FROM about a "
-            "JOIN code_symbols s ON s.key = a.entity_key WHERE a.memory_id = ANY(%s)",
-            (list(memory_ids),),
-        )
-        return {(r[0], r[1]): r[2] for r in rows}
-
-    def stamp_about(self, pairs: Sequence[tuple[str, str]]) -> None:
-        """Record the current body hash on ABOUT edges from memories to symbols."""
-        self._store._many(
-            "UPDATE about a SET body_hash = s.body_hash FROM code_symbols s "
-            "WHERE a.memory_id = %(m)s AND a.entity_key = %(k)s AND s.key = a.entity_key",
-            [{"m": m, "k": k} for m, k in pairs],
-        )
-
     def scanned_head(self, project: str) -> str | None:
         return self._store.get_meta(_head(project))
 

@@ -5,11 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
-from graphmem.core.commits import Commit, closing_refs, co_changes, commit_memory_text
-from graphmem.core.refs import parse_ref
+from graphmem.core.commits import Commit, co_changes, commit_memory_text
 
 WHEN = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 
@@ -90,66 +87,6 @@ def test_memory_text_without_author_name_uses_the_email() -> None:
     assert (
         commit_memory_text(anonymous) == "Commit abcdef0 by bot@example.com on 2026-03-02: Update lockfile."
     )
-
-
-# -- closing_refs -------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("message", "expected"),
-    [
-        ("Fix refund rounding (fixes #12)", ["#12"]),
-        ("Closes #1, #2 and #3", ["#1", "#2", "#3"]),
-        ("Resolves: #4", ["#4"]),
-        ("implements issue #5", ["#5"]),
-        ("Fixed #6 #7", ["#6", "#7"]),
-        ("closing group/proj#8", ["group/proj#8"]),
-        (
-            "Closes https://gitlab.example.com/group/proj/-/issues/9",
-            ["https://gitlab.example.com/group/proj/-/issues/9"],
-        ),
-        ("Subject\n\nBody text.\n\nFixes #10\nCloses #11.", ["#10", "#11"]),
-        ("CLOSES #13", ["#13"]),
-        ("Fixes #14, fixes #14", ["#14"]),
-    ],
-)
-def test_closing_refs_after_a_closing_keyword(message: str, expected: list[str]) -> None:
-    assert closing_refs(message) == expected
-
-
-@pytest.mark.parametrize(
-    "message",
-    [
-        "See #12",
-        "Related to #12",
-        "Fixes the bug in #12",
-        "prefix #12",
-        "bugfix #12",
-        "Fixes !12",  # a merge request is merged, not closed by a commit
-        "Fixes &3",
-        "Fixes `#12` in the docs",
-        "Fixes\n#12",
-        "Fixes https://github.com/owner/repo/issues/12",
-        "",
-    ],
-)
-def test_closing_refs_ignores_refs_that_are_not_closed(message: str) -> None:
-    assert closing_refs(message) == []
-
-
-def test_closing_refs_stop_at_the_first_word_that_is_no_ref() -> None:
-    assert closing_refs("Fixes #1 and also #2") == ["#1"]
-
-
-def test_closing_ref_texts_parse_back_into_refs() -> None:
-    refs = closing_refs("Closes #1 and group/proj#2, https://gitlab.example.com/g/p/-/issues/3")
-
-    assert [parse_ref(text).name for text in refs if parse_ref(text)] == ["#1", "group/proj#2", "g/p#3"]
-
-
-@given(st.text())
-def test_closing_refs_never_raise(message: str) -> None:
-    assert all(isinstance(ref, str) for ref in closing_refs(message))
 
 
 # -- co_changes ---------------------------------------------------------------------------------
