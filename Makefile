@@ -44,8 +44,11 @@ setup: $(RUNTIME)  ## set up .venv with what runs, as make run does, without sta
 run: $(RUNTIME)  ## set up and run the daemon on the default store and model (Ctrl-C stops it)
 	$(BIN)/graphmem serve
 
+# The unit tests on one worker per core (each is independent of the others, as make test-unit
+# runs them), then the integration tests one at a time (they share daemons, servers and caches).
 test: $(TESTING)  ## set up (what runs and the test tools) and run every test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto tests/unit
+	$(BIN)/python -m pytest -q tests/integration
 
 test-unit: $(TESTING)  ## only the unit tests (fakes, no model, no daemon, no OpenCode), one worker per core
 	$(BIN)/python -m pytest -q -n auto --hypothesis-profile=dev tests/unit

@@ -4,6 +4,7 @@ own process unless no process can start (``adapters/parse_pool.py``)."""
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import sys
@@ -26,11 +27,28 @@ OTHERS = [
 ]
 
 
-def _sources() -> list[tuple[bytes, str]]:
-    """graphmem's own modules and a few other languages: more than a small batch."""
+# graphmem's own modules in a batch: 56 files with OTHERS, seven chunks (CHUNK_FILES), so two
+# workers share it and a lost chunk can be the fourth.
+PYTHON_FILES = 52
+
+
+@functools.cache
+def _batch() -> tuple[tuple[bytes, str], ...]:
     package = Path(graphmem.__file__).parent
-    python = [(path.read_bytes(), "python") for path in sorted(package.rglob("*.py"))[:90]]
-    return python[:40] + OTHERS + python[40:]
+    python = [(path.read_bytes(), "python") for path in sorted(package.rglob("*.py"))[:PYTHON_FILES]]
+    return tuple(python[:40] + OTHERS + python[40:])
+
+
+def _sources() -> list[tuple[bytes, str]]:
+    """graphmem's own modules and a few other languages: more than a small batch (a new list)."""
+    return list(_batch())
+
+
+@functools.cache
+def _parsed_here(sources: tuple[tuple[bytes, str], ...]) -> list[ParsedFile]:
+    """What parsing each of ``sources`` in this process gives (once per module: tests compare)."""
+    here = TreeSitterParser()
+    return [here.parse(source, language) for source, language in sources]
 
 
 @pytest.fixture
@@ -46,11 +64,10 @@ def _worker_pids(pool: ParserPool) -> list[int]:
 
 def test_a_batch_parsed_on_processes_equals_each_file_parsed_here(pool: ParserPool) -> None:
     sources = _sources()
-    here = TreeSitterParser()
 
     parsed = pool.parse_many(sources)
 
-    assert parsed == [here.parse(source, language) for source, language in sources]
+    assert parsed == _parsed_here(_batch())
     assert len(_worker_pids(pool)) == 2
     assert parsed[40].definitions and parsed[42].error_count > 0
 
@@ -65,7 +82,7 @@ def test_a_few_files_start_one_worker_and_none_start_none(pool: ParserPool) -> N
 def test_one_worker_parses_everything_in_one_process(pool: ParserPool) -> None:
     alone = ParserPool(1)
     try:
-        assert alone.parse_many(_sources()) == pool.parse_many(_sources())
+        assert alone.parse_many(_sources()) == pool.parse_many(_sources()) == _parsed_here(_batch())
         assert len(_worker_pids(alone)) == 1
     finally:
         alone.close()
@@ -83,8 +100,7 @@ def test_where_no_worker_can_start_the_files_are_parsed_here(
     caplog: pytest.LogCaptureFixture, command: list[str]
 ) -> None:
     pool = ParserPool(2, command=command)
-    sources = _sources()
-    assert pool.parse_many(sources) == [TreeSitterParser().parse(s, language) for s, language in sources]
+    assert pool.parse_many(_sources()) == _parsed_here(_batch())
     assert "no parser process could start" in caplog.text
 
 
@@ -116,10 +132,10 @@ def test_a_file_that_crashes_hangs_or_subverts_the_parser_costs_only_itself_and_
     finally:
         pool.close()
 
-    real = TreeSitterParser()
+    expected = _parsed_here(_batch())
     assert parsed[17] == ParsedFile("python", (), (), (), (), 1)  # stored without symbols
     assert [p for i, p in enumerate(parsed) if i != 17] == [
-        real.parse(s, language) for i, (s, language) in enumerate(sources) if i != 17
+        p for i, p in enumerate(expected) if i != 17
     ]  # its chunk's other files parsed again, each alone
     assert here == []  # nothing was parsed in this process
 
@@ -139,12 +155,12 @@ def test_a_pass_that_lost_enough_files_stops_retrying_them_one_at_a_time(
         pool.close()
 
     unread = ParsedFile("python", (), (), (), (), 1)
-    real = TreeSitterParser()
-    assert parsed[:3] == [real.parse(s, language) for s, language in sources[:3]]  # retried alone
+    expected = _parsed_here(_batch())
+    assert parsed[:3] == expected[:3]  # retried alone
     assert parsed[3:8] == [unread] * 5  # the lost file, then the budget was spent
     assert parsed[24:32] == [unread] * 8  # the fourth chunk: not retried
     good = [i for i in range(len(sources)) if not (3 <= i < 8 or 24 <= i < 32)]
-    assert [parsed[i] for i in good] == [real.parse(*sources[i]) for i in good]
+    assert [parsed[i] for i in good] == [expected[i] for i in good]
 
 
 def test_close_stops_the_workers(pool: ParserPool) -> None:
@@ -170,7 +186,7 @@ def test_a_graphmem_package_in_the_current_directory_is_never_imported_by_a_work
     monkeypatch.chdir(tmp_path)
 
     # A planted parse_worker would have exited: every file would come back unparsed.
-    assert pool.parse_many(_sources()) == [TreeSitterParser().parse(s, lang) for s, lang in _sources()]
+    assert pool.parse_many(_sources()) == _parsed_here(_batch())
     assert not (tmp_path / "ran").exists()
 
 
