@@ -98,3 +98,12 @@ def test_the_expired_memory_is_left_out_of_reads_until_archived(
     [reasons] = [i.reasons for i in memory_service.review() if i.memory.id == expired]
     assert reasons[0].startswith("expired ") and reasons[0].endswith(" ago")
     assert memory_service.show(expired).memory.status is Status.ACTIVE
+
+
+def test_the_daemons_idle_worker_archives_what_expired(
+    tools: Tools, memory_service: MemoryService, expired: str
+) -> None:
+    tools.runtime._expire()  # what the embedding worker does when it has nothing to embed
+
+    assert memory_service.show(expired).memory.status is Status.ARCHIVED
+    assert [e.actor for e in memory_service.history(expired)] == ["expiry"]
