@@ -216,7 +216,7 @@ class MemoryService(TransferVerbs):
         ``branch`` (the checkout's, not the default one), it is seen on that branch only until
         the branch's MR merges (see ``service/branches.py``)."""
         self._writer.expire_due()  # a write archives what expired; reads only leave it out
-        found = self._writer.remember(
+        return self._writer.remember(
             text,
             category=category,
             scope=scope,
@@ -230,9 +230,6 @@ class MemoryService(TransferVerbs):
             expires_at=expires_at,
             branch=self._own_branch(project, branch),
         )
-        if expires_at is not None:
-            self._writer.expiry_changed()
-        return found
 
     def expire_due(self) -> int:
         """Archive the memories whose expiry has passed, each with an ``expiry`` event; how many.

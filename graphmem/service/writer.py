@@ -1,10 +1,9 @@
 """The one door for writing memories: ``MemoryWriter``.
 
-Every service code path that writes a memory, its entities or its links -- remember,
-edit, the lifecycle verbs, bootstrap's facts and commit events, import, session ingest,
-``enrich``'s refs -- calls this object, and only this object calls the store's write
-methods (``tests/unit/test_architecture.py`` fails otherwise). So each of these happens
-here, once:
+Every service code path that writes a memory, its entities or its links -- remember, edit, the lifecycle
+verbs, bootstrap's facts and commit events, import, session ingest, ``enrich``'s refs -- calls this
+object, and only this object calls the store's write methods (``tests/unit/test_architecture.py`` fails
+otherwise). So each of these happens here, once:
 
 - redaction: the store is wrapped by ``service/redacting.py`` (``guard_store``) first
   thing, and ``remember``/``edit`` redact before they derive a hash or read entities;
@@ -13,8 +12,7 @@ here, once:
 - ids and keys: ``core.keys`` (``memory_id``, ``file_key``, ``person_key``);
 - the write lock (``lock``, re-entrant: a caller holding it may call any method);
 - the entities a memory's text names (``Mentions``) and the session chain (``NEXT``);
-- the semantic index's bookkeeping after a write (``added``, ``status_changed``,
-  ``text_changed``, ``removed``);
+- the semantic index's bookkeeping (``added``, ``status_changed``, ``text_changed``, ``removed``);
 - the history: every change of a memory that is not its creation is recorded as an event
   (``core/events.py``) with its ``Cause``, and ``undo`` reverses one.
 """
@@ -223,6 +221,7 @@ class MemoryWriter(WriterHistory):
                 )
                 for older in replaced:
                     self.supersede(record, older, now, why)
+            self._next_expiry = None if record.expires_at else self._next_expiry  # it may expire first
             if session:
                 self._session_tail[session] = record.id
         if self.semantic is not None:
@@ -561,6 +560,7 @@ class MemoryWriter(WriterHistory):
             self.semantic.will_change(ids)
         with self.lock:
             self.store.add_memories(records, vectors)
+            self._next_expiry = None if any(r.expires_at for r in records) else self._next_expiry
             self.link_entities(about)
         if self.semantic is not None:
             if vectors is not None:

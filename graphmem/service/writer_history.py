@@ -95,10 +95,6 @@ class WriterHistory:
             self._next_expiry = None
         return len(due)
 
-    def expiry_changed(self) -> None:
-        """A memory may expire sooner now: the next ``expire_due`` asks the store again."""
-        self._next_expiry = None
-
     def undo(self, event_id: str, cause: Cause = BY_USER) -> MemoryEvent:
         """Make the memory what it was before event ``event_id``; the undo is an event too.
 
