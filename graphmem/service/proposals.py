@@ -25,7 +25,6 @@ from graphmem.service.inputs import parse_category
 from graphmem.service.writer import MemoryWriter
 
 
-
 def changed_memory(record: MemoryRecord) -> str | None:
     """The memory a proposal would replace, when it is a proposed change of one."""
     if record.status is Status.PROPOSED and record.origin and record.origin.startswith(CHANGE_OF):

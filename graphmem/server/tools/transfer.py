@@ -115,7 +115,9 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
             summary = memory.import_file(_path(path), project=resolved, dry_run=dry_run)
         else:
             assert content is not None
-            summary = memory.import_text(content, name="The content an agent sent", project=resolved, dry_run=dry_run)
+            summary = memory.import_text(
+                content, name="The content an agent sent", project=resolved, dry_run=dry_run
+            )
         return {
             "dry_run": summary.dry_run,
             "records": summary.records,

@@ -22,7 +22,6 @@ from graphmem.core.models import (
     Trust,
 )
 from graphmem.core.text import MAX_TEXT_CHARS
-from graphmem.core.trust import trust_of
 from graphmem.core.transfer import (
     MAX_LINE_CHARS,
     HeaderLine,
@@ -37,6 +36,7 @@ from graphmem.core.transfer import (
     next_line,
     parse_lines,
 )
+from graphmem.core.trust import trust_of
 
 NOW = datetime(2025, 6, 1, 12, 0, 0, 123456, tzinfo=UTC)
 

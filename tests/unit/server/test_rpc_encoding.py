@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from graphmem.core.models import Category, LinkKind, Scope, Status
-from graphmem.server import rpc, rpc_types
 from graphmem.errors import InvalidInputError
+from graphmem.server import rpc, rpc_types
 
 
 @pytest.mark.parametrize(

@@ -101,4 +101,4 @@ def test_a_symbol_only_a_plain_word_names_weighs_less_than_one_written_as_code(
     as_code = memory_service.recall("may I `cancel` an order after it ships", project=shop, plan=plan).hits
 
     assert [h.memory.id for h in as_word][:2] == [said, about_it]
-    assert [h.memory.id for h in as_code][0] == about_it
+    assert as_code[0].memory.id == about_it
