@@ -24,6 +24,13 @@ RUNS = int(os.environ.get("EXIT_PATH_RUNS", "8"))
 ABORTED = (134, -signal.SIGABRT)
 
 
+def interpreter_notice(stderr: str) -> bool:
+    """CPython's own note when Ctrl-C lands in its import machinery's lock callback ("Exception
+    ignored in: <function _get_module_lock.<locals>.cb ...>"): no program code runs there to
+    catch it (1 run in 200 here); the process still exits as interrupted."""
+    return stderr.startswith("Exception ignored in: <function _get_module_lock")
+
+
 def aborted(code: int, stderr: str) -> bool:
     return code in ABORTED or "terminate called" in stderr or "Fatal Python error" in stderr
 
@@ -136,4 +143,4 @@ def test_ctrl_c_during_the_warm_up_never_aborts(tmp_path: Path, cache: Path) -> 
     results = run_many(lambda n: recall(tmp_path / f"data{n}", cache, tmp_path / "no-config.toml", delays[n]))
 
     assert [(code, err[-1500:]) for code, err in results if aborted(code, err)] == []
-    assert [err for _, err in results if "Traceback" in err] == []
+    assert [err for _, err in results if "Traceback" in err and not interpreter_notice(err)] == []
