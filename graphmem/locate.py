@@ -75,6 +75,11 @@ def locate(data_dir: Path | None = None) -> Location:
             "The data dir is empty (GRAPHMEM_DATA_DIR or data_dir in the config file): give a folder, "
             "or unset it for the default."
         )
+    if where is not None and os.path.exists(where) and not os.path.isdir(where):
+        raise ConfigError(
+            f"The data dir {where} is not a folder (--data-dir, GRAPHMEM_DATA_DIR or data_dir in the "
+            "config file): give a folder, or unset it for the default."
+        )
     key = (setting("api_key") or "").strip() or None  # a blank key is no key
     model = setting("model", "embedding") or None
     quantized = setting("quantized_queries", "embedding", bool)

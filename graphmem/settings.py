@@ -384,6 +384,8 @@ class Settings(BaseSettings):
         """An empty data dir would be the current directory: refuse it (``locate`` does too)."""
         if isinstance(value, str | Path) and not str(value).strip():
             raise ValueError("data_dir is empty: give a folder, or unset it for the default")
+        if isinstance(value, str | Path) and os.path.exists(value) and not os.path.isdir(value):
+            raise ValueError(f"data_dir {value} is not a folder: give a folder, or unset it for the default")
         return value
 
     @field_validator("api_key")

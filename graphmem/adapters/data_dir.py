@@ -18,6 +18,8 @@ import stat
 import sys
 from pathlib import Path
 
+from graphmem.errors import InvalidInputError
+
 log = logging.getLogger(__name__)
 
 OWNER_FILENAME = "owner.json"
@@ -62,6 +64,10 @@ def make_private(data_dir: Path) -> None:
     info = data_dir.lstat()
     if stat.S_ISLNK(info.st_mode):
         info = data_dir.stat()
+    if not stat.S_ISDIR(info.st_mode):  # never change the mode of a file or device (/dev/null)
+        raise InvalidInputError(
+            f"The data dir {data_dir} is not a folder: give a folder with --data-dir or GRAPHMEM_DATA_DIR."
+        )
     if not info.st_mode & OTHERS_BITS or info.st_uid != os.getuid():
         return  # private already (so is what it holds), or not ours to change
     os.chmod(data_dir, stat.S_IMODE(info.st_mode) & ~OTHERS_BITS)

@@ -342,7 +342,9 @@ def render_markdown(bundle: ContextBundle) -> str:
     if bundle.related:
         names = ", ".join(f"{_entity_label(e)} ({n})" for e, n in bundle.related)
         tail = f", …{bundle.omitted_related} more" if bundle.omitted_related else ""
-        lines.append(f"### Related\n{names}{tail}")
+        # An MR's, issue's or epic's title is the forge's text: the heading says so.
+        titled = " (titles from GitLab)" if any(e.title for e, _ in bundle.related) else ""
+        lines.append(f"### Related{titled}\n{names}{tail}")
     more = bundle.omitted - (0 if bundle.groups else bundle.omitted_about)  # not said above
     if more:
         noun = "memory" if more == 1 else "memories"

@@ -90,7 +90,7 @@ def test_naming_an_epic_recalls_the_mr_that_closes_one_of_its_issues(
     memory.enrich(["&5", "#34", "!12"], project=shop)
     hits = memory.recall("what happened in &5", project=shop).hits
     hit = next(hit for hit in hits if hit.memory.id == about_mr.id)
-    assert "via &5 contains #34, closed by MR !12" in why(hit)
+    assert "mentions !12, which closes #34, which is part of &5" in why(hit)
 
 
 def test_naming_an_issue_recalls_the_mr_that_closes_it_and_its_epic(memory: MemoryService, shop: str) -> None:

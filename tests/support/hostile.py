@@ -39,6 +39,9 @@ class Stage:
     home: Path  # the daemon's $HOME
     fifo: Path  # a FIFO inside the project
     seeded: dict[str, str]  # name -> memory id
+    # What points a CLI or proxy at the daemon's store (GRAPHMEM_STORE_URL on PostgreSQL): a
+    # caller whose settings ask for another store than the daemon's is refused.
+    store_env: dict[str, str] = field(default_factory=dict)
 
     @property
     def exports(self) -> Path:

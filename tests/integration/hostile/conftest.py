@@ -66,7 +66,7 @@ def stage(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
             ),
         }
         rpc_call(daemon, "link", source=seeded["decision"], target=seeded["global"], kind="related")
-        yield Stage(daemon, project, outside, home, fifo, seeded)
+        yield Stage(daemon, project, outside, home, fifo, seeded, store)
         assert_healthy(daemon)
         assert_no_internal_failures(daemon)
     finally:

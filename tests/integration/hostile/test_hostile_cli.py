@@ -304,7 +304,9 @@ def invoke(stage: Stage, args: list[str], stdin: str = "") -> Result:
     done: list[Result] = []
     worker = threading.Thread(
         target=lambda: done.append(
-            CliRunner().invoke(main.cli, ["--data-dir", str(stage.daemon.data_dir), *args], input=stdin)
+            CliRunner().invoke(
+                main.cli, ["--data-dir", str(stage.daemon.data_dir), *args], input=stdin, env=stage.store_env
+            )
         ),
         daemon=True,
     )
@@ -364,7 +366,7 @@ ProcessResult = tuple[int | None, str, str]
 @pytest.fixture(scope="module")
 def process_results(stage: Stage) -> Iterator[dict[str, ProcessResult]]:
     """Every process case run as ``graphmem ...`` (two at a time), the store compared around the batch."""
-    env = sandbox_env(stage.daemon.data_dir)
+    env = sandbox_env(stage.daemon.data_dir, **stage.store_env)
     files, before = stage.untouched(), snapshot(stage.daemon)
 
     def run(args: list[str]) -> ProcessResult:

@@ -262,7 +262,7 @@ STDIO_CASES: list[tuple[str, str, dict[str, Any]]] = [
 
 
 def test_hostile_calls_through_the_stdio_proxy(stage: Stage, loop: McpLoop) -> None:
-    env = sandbox_env(stage.daemon.data_dir, HOME=str(stage.home))
+    env = sandbox_env(stage.daemon.data_dir, HOME=str(stage.home), **stage.store_env)
     transport = StdioTransport(sys.executable, ["-m", "graphmem", "mcp"], env=env, cwd=str(stage.project))
     proxy = loop.connect(Client(transport))
     for name, tool, arguments in STDIO_CASES:
@@ -282,7 +282,7 @@ def test_the_stdio_proxy_answers_a_message_nested_too_deep_and_keeps_serving(sta
     done = subprocess.run(
         [sys.executable, "-m", "graphmem", "mcp"],
         input=lines,
-        env=sandbox_env(stage.daemon.data_dir, HOME=str(stage.home)),
+        env=sandbox_env(stage.daemon.data_dir, HOME=str(stage.home), **stage.store_env),
         cwd=stage.project,
         capture_output=True,
         timeout=120,

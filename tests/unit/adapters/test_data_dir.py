@@ -11,6 +11,7 @@ import pytest
 
 from graphmem.adapters import data_dir
 from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.errors import InvalidInputError
 
 
 def mode(path: Path) -> int:
@@ -63,3 +64,13 @@ def test_private_opener_makes_0600_whatever_the_umask(tmp_path: Path) -> None:
     finally:
         os.umask(previous)
     assert mode(tmp_path / "f") == 0o600
+
+
+def test_a_data_dir_that_is_a_device_is_refused_and_left_as_it_was() -> None:
+    device = Path("/dev/null")
+    mode = device.stat().st_mode
+
+    with pytest.raises(InvalidInputError, match="not a folder"):
+        data_dir.make_private(device)
+
+    assert device.stat().st_mode == mode
