@@ -17,13 +17,13 @@ from graphmem.core.events import MemoryEvent
 from graphmem.core.models import Category, MemoryRecord, Status
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.service.forge_rules import RULE_ACTOR
+from graphmem.service.listing import scan
 from graphmem.service.staleness import Staleness
 
 # Items each list of the home page shows; the rest are counted ("and 12 more").
 SHOWN = 5
 # Memories looked at, newest first (as ``graphmem review``): past this the oldest are not.
 HOME_SCAN_MAX = 20_000
-_PAGE = 2_000
 # Sessions whose memories "learned lately" shows, newest first.
 LAST_SESSIONS = 3
 _VISIBLE = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED, Status.PROPOSED})
@@ -128,13 +128,7 @@ class Home:
 
     def _visible(self, project: str | None) -> list[MemoryRecord]:
         visibility = Visibility(project, _VISIBLE, all_branches=True)
-        found: list[MemoryRecord] = []
-        while len(found) < HOME_SCAN_MAX:
-            page = self._store.list_memories(visibility, limit=_PAGE, offset=len(found))
-            found += page
-            if len(page) < _PAGE:
-                break
-        return found
+        return scan(self._store, visibility, HOME_SCAN_MAX)
 
     def _rule_changes(self, project: str | None) -> tuple[list[RuleChange], int]:
         """The forge rules' changes of memories seen from ``project``, newest first."""

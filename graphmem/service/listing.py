@@ -22,6 +22,21 @@ from graphmem.service.semantic import SemanticIndex
 from graphmem.service.staleness import Staleness
 
 MAX_LIST_LIMIT = 10_000
+# Memories read a page at a time by a scan over many (review, the page's home).
+SCAN_PAGE = 2_000
+
+
+def scan(store: GraphStore, visibility: Visibility, most: int) -> list[MemoryRecord]:
+    """The memories ``visibility`` shows, newest first, ``most`` at most, read a page at a time."""
+    found: list[MemoryRecord] = []
+    while len(found) < most:
+        page = store.list_memories(visibility, limit=SCAN_PAGE, offset=len(found))
+        found += page
+        if len(page) < SCAN_PAGE:
+            break
+    return found
+
+
 DEFAULT_STATUSES = frozenset({Status.ACTIVE, Status.RESOLVED, Status.PROPOSED})
 
 

@@ -17,12 +17,12 @@ from graphmem.core.ports import CodeGraph, GraphStore, Visibility
 from graphmem.core.provenance import CONVENTIONS, is_persons, label
 from graphmem.core.timeparse import format_age
 from graphmem.errors import InvalidInputError
+from graphmem.service.listing import scan
 from graphmem.service.results import ReviewItem
 from graphmem.service.staleness import Staleness
 
 # Memories looked at, newest first: past this the oldest are not reviewed (say so in docs).
 REVIEW_SCAN_MAX = 20_000
-_PAGE = 2_000
 # An expiry this close is worth a look now.
 EXPIRES_SOON = timedelta(days=7)
 MAX_REVIEW_LIMIT = 1_000
@@ -88,13 +88,7 @@ class Review:
 
     def _candidates(self, project: str | None) -> list[MemoryRecord]:
         visibility = Visibility(project, _SHOWN, all_branches=True)
-        found: list[MemoryRecord] = []
-        while len(found) < REVIEW_SCAN_MAX:
-            page = self._store.list_memories(visibility, limit=_PAGE, offset=len(found))
-            found += page
-            if len(page) < _PAGE:
-                break
-        return found
+        return scan(self._store, visibility, REVIEW_SCAN_MAX)
 
 
 def _as_seen(record: MemoryRecord, now: datetime) -> MemoryRecord:
