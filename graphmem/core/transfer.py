@@ -45,7 +45,7 @@ from graphmem.core.models import (
     Status,
     Trust,
 )
-from graphmem.core.provenance import proposes
+from graphmem.core.provenance import CHANGE_OF, proposes
 from graphmem.core.redaction import redact
 from graphmem.core.text import MAX_TEXT_CHARS, validate_text
 from graphmem.core.timeparse import to_utc
@@ -151,7 +151,8 @@ class MemoryLine(_Record):
             source=source,
             session=self.session,
             reinforced=0,
-            origin=self.origin,
+            # What a proposal would replace is set by the code path that proposed it, never by a file.
+            origin=None if self.origin and self.origin.startswith(CHANGE_OF) else self.origin,
             trust=trust_of(self.text),
             expires_at=to_utc(self.expires_at) if self.expires_at else None,
             branch=self.branch if self.scope is Scope.PROJECT else None,

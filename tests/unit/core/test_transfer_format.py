@@ -262,3 +262,8 @@ def test_entity_line_requires_a_name() -> None:
     line = {**entity_line(Entity("Issue:#4", EntityKind.ISSUE, "#4")), "name": ""}
     [(_, message)] = parse(line).problems
     assert "name" in message
+
+
+def test_an_import_never_names_what_a_proposal_would_replace() -> None:
+    stored = round_trip(record(status=Status.PROPOSED, origin="change of mem_0123456789abcdef"))
+    assert stored.origin is None
