@@ -16,7 +16,7 @@ from support.postgres import PostgresServer
 from support.stores import MIGRATED
 
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
-from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.postgres_migrate import migrate
 from graphmem.app import open_memory
 from graphmem.service.memory import MemoryService
@@ -92,13 +92,13 @@ def fake_memory(tmp_path: Path) -> Iterator[MemoryService]:
 
 
 @pytest.fixture
-def memory_store() -> InMemoryGraphStore:
-    """A fresh in-memory store (``adapters/memory_store.py``): the Kùzu store's contract, no Kùzu."""
-    return InMemoryGraphStore(dimension=DIMENSION)
+def memory_store() -> FakeGraphStore:
+    """A fresh in-memory store (``adapters/fake_store.py``): the Kùzu store's contract, no Kùzu."""
+    return FakeGraphStore(dimension=DIMENSION)
 
 
 @pytest.fixture
-def memory_service(memory_store: InMemoryGraphStore, tmp_path: Path) -> Iterator[MemoryService]:
+def memory_service(memory_store: FakeGraphStore, tmp_path: Path) -> Iterator[MemoryService]:
     """A Memory service on ``memory_store`` (with in-memory code and GitLab graphs) and the hash
     embedder: service logic without Kùzu (``fake_memory`` is the same service on a fresh Kùzu)."""
     memory = in_memory_service(tmp_path / "data", store=memory_store)

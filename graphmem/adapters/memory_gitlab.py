@@ -1,4 +1,4 @@
-"""An in-memory :class:`graphmem.core.ports.GitLabGraph` beside an ``InMemoryGraphStore``.
+"""An in-memory :class:`graphmem.core.ports.GitLabGraph` beside a ``FakeGraphStore``.
 
 MRs, issues, epics and people are the store's entities (memories are about them, and a
 ref seen in a memory creates one); what enrichment adds (queue state, GitLab's facts)
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.core import keys
 from graphmem.core.enrichment import MAX_HOPS, EnrichmentRow, EnrichState, GitLabTarget, parse_key, target_key
 from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData, Person
@@ -56,7 +56,7 @@ class _Node:
 class InMemoryGitLabGraph:
     """The GitLab part of the graph, in memory (see the module doc)."""
 
-    def __init__(self, store: InMemoryGraphStore) -> None:
+    def __init__(self, store: FakeGraphStore) -> None:
         self._store = store
         self._lock = store.lock
         self._nodes: dict[str, _Node] = {}

@@ -2,7 +2,7 @@
 the text search's lexemes and queries.
 
 Full-text search runs in PostgreSQL on a ``tsvector`` graphmem writes itself: the memory's
-words as ``adapters/memory_terms.py`` analyses them (accents and case folded, Porter-stemmed,
+words as ``adapters/search_terms.py`` analyses them (accents and case folded, Porter-stemmed,
 stopwords kept, each at its position), so that a query's words (stopwords dropped) and its
 phrase (words adjacent, ``<->``) match as in the other stores, whatever text search
 configuration the server has. Lexemes and queries are passed as parameters (``%s::tsvector``,
@@ -21,9 +21,9 @@ import psycopg
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
-from graphmem.adapters.memory_terms import STOPWORDS, stem, tokens
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
 from graphmem.adapters.record_rows import utc as utc  # the PostgreSQL adapters' one conversion
+from graphmem.adapters.search_terms import STOPWORDS, stem, tokens
 from graphmem.core.models import CURRENT_STATUSES, Category, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import Vector, Visibility
 from graphmem.core.text import fold, phrase_words, words

@@ -17,11 +17,11 @@ from support.records import memory
 from support.stores import postgres_url
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.git import GitToplevel
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.memory_code import InMemoryCodeGraph
-from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.postgres_code import PostgresCodeGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.vector_index import HnswVectorIndex
@@ -44,7 +44,7 @@ GRAPHS: dict[str, Callable[[Path, pytest.FixtureRequest], tuple[GraphStore, Code
         store := KuzuGraphStore(path / "kuzu", dimension=DIMENSION),
         KuzuCodeGraph(store),
     ),
-    "memory": lambda path, _: (store := InMemoryGraphStore(dimension=DIMENSION), InMemoryCodeGraph(store)),
+    "memory": lambda path, _: (store := FakeGraphStore(dimension=DIMENSION), FakeCodeGraph(store)),
     "postgres": lambda path, request: (
         store := PostgresGraphStore(postgres_url(request), dimension=DIMENSION),
         PostgresCodeGraph(store),

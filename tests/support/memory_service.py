@@ -1,9 +1,9 @@
 """A Memory service on the in-memory store: service tests without Kùzu.
 
 ``in_memory_service()`` builds what ``graphmem.app.open_memory`` builds (with ``build_memory``), on an
-``InMemoryGraphStore`` (``adapters/memory_store.py``, held to the Kùzu store's contract by
+``FakeGraphStore`` (``adapters/fake_store.py``, held to the Kùzu store's contract by
 ``tests/unit/adapters/test_store_contract.py``), its code graph and GitLab graph
-(``InMemoryCodeGraph``, ``InMemoryGitLabGraph``, held to their own contract suites), an enricher
+(``FakeCodeGraph``, ``InMemoryGitLabGraph``, held to their own contract suites), an enricher
 with no GitLab client (as with no ``[gitlab]`` token), and the deterministic hash embedder.
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.git import gitlab_path
-from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
-from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory, learning_sources
 from graphmem.core.ports import Embedder
@@ -31,18 +31,18 @@ DIMENSION = 256
 def in_memory_service(
     data_dir: Path,
     *,
-    store: InMemoryGraphStore | None = None,
+    store: FakeGraphStore | None = None,
     embedder: Embedder | None = None,
-    code: InMemoryCodeGraph | None = None,
+    code: FakeCodeGraph | None = None,
 ) -> MemoryService:
     """A Memory service on ``store`` (a new in-memory store by default) and ``code`` (a new code
     graph on it by default), composed by ``graphmem.app.build_memory`` as ``open_memory`` composes
     it on Kùzu; ``data_dir`` holds only what the service itself writes there (exports)."""
     embedder = embedder or HashEmbedder(DIMENSION)
-    store = store or InMemoryGraphStore(dimension=embedder.dimension)
+    store = store or FakeGraphStore(dimension=embedder.dimension)
     store.set_meta("embedding_model", embedder.model_name)
     store.set_meta("embedding_dimension", str(embedder.dimension))
-    code = code or InMemoryCodeGraph(store)
+    code = code or FakeCodeGraph(store)
 
     def namespace(project: str) -> str | None:
         return gitlab_path(Path(project))  # as app.py: the project's GitLab remote

@@ -14,8 +14,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.ports import GraphStore
 
@@ -55,6 +55,6 @@ def open_store(name: str, tmp_path: Path, request: pytest.FixtureRequest, dimens
 
 STORES: dict[str, Callable[[Path, pytest.FixtureRequest, int], GraphStore]] = {
     "kuzu": lambda path, _, dim: KuzuGraphStore(path / "data", dimension=dim),
-    "memory": lambda path, _, dim: InMemoryGraphStore(dimension=dim),
+    "memory": lambda path, _, dim: FakeGraphStore(dimension=dim),
     "postgres": lambda path, request, dim: PostgresGraphStore(postgres_url(request), dimension=dim),
 }

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from support.stores import postgres_url
 
+from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.memory_code import InMemoryCodeGraph
-from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.postgres_code import PostgresCodeGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.code import CallRef, Definition, ImportRef, ParsedFile
@@ -50,8 +50,8 @@ def _postgres(request: pytest.FixtureRequest) -> tuple[GraphStore, CodeGraph]:
 
 
 def _memory() -> tuple[GraphStore, CodeGraph]:
-    store = InMemoryGraphStore(dimension=8)
-    return store, InMemoryCodeGraph(store)
+    store = FakeGraphStore(dimension=8)
+    return store, FakeCodeGraph(store)
 
 
 @pytest.fixture(params=sorted(GRAPHS))

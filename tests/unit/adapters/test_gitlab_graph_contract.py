@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from support.stores import postgres_url
 
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
-from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.enrichment import EnrichState, target_key
@@ -55,7 +55,7 @@ def _postgres(request: pytest.FixtureRequest) -> tuple[GraphStore, GitLabGraph]:
 
 
 def _memory() -> tuple[GraphStore, GitLabGraph]:
-    store = InMemoryGraphStore(dimension=8)
+    store = FakeGraphStore(dimension=8)
     return store, InMemoryGitLabGraph(store)
 
 

@@ -7,17 +7,17 @@ from typing import Any
 
 from support.memory_service import DIMENSION, in_memory_service
 
-from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.bench import clients
 from graphmem.errors import StoreError
 from graphmem.service.memory import MemoryService
 
 
 def test_clients_in_threads_report_both_kinds_of_call_and_no_error(tmp_path: Path) -> None:
-    stores: list[InMemoryGraphStore] = []
+    stores: list[FakeGraphStore] = []
 
     def open_memory() -> MemoryService:
-        stores.append(InMemoryGraphStore(dimension=DIMENSION))
+        stores.append(FakeGraphStore(dimension=DIMENSION))
         return in_memory_service(tmp_path, store=stores[-1])
 
     reports = clients.run([1, 3], tmp_path, store_url=None, open_memory=open_memory, seconds=0.3)

@@ -14,15 +14,15 @@ import pytest
 from click.testing import CliRunner, Result
 from support.memory_service import DIMENSION, in_memory_service
 
-from graphmem.adapters.memory_code import InMemoryCodeGraph
-from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.cli import main
 from graphmem.service.memory import MemoryService
 
 Invoke = Callable[..., Result]
 
 
-class KeptStore(InMemoryGraphStore):
+class KeptStore(FakeGraphStore):
     """An in-memory store that outlives the service of one command, as a data dir does."""
 
     def close(self) -> None:
@@ -33,12 +33,12 @@ class KeptStore(InMemoryGraphStore):
 def in_memory_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[Path, KeptStore]:
     """Commands open their service on the in-memory store of their data dir; the stores by data dir."""
     stores: dict[Path, KeptStore] = {}
-    code_graphs: dict[Path, InMemoryCodeGraph] = {}  # its code graph, kept with it
+    code_graphs: dict[Path, FakeCodeGraph] = {}  # its code graph, kept with it
 
     def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
         folder = Path(data_dir or tmp_path / "default-data").resolve()
         store = stores.setdefault(folder, KeptStore(dimension=DIMENSION))
-        code = code_graphs.setdefault(folder, InMemoryCodeGraph(store))
+        code = code_graphs.setdefault(folder, FakeCodeGraph(store))
         return in_memory_service(folder, store=store, code=code)
 
     monkeypatch.setattr(main, "SERVICE_FACTORY", factory)

@@ -14,9 +14,9 @@ import pytest
 from support.fake_sources import FakeFiles, FakeHistory, FakeParser
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.git import GitToplevel
-from graphmem.adapters.memory_code import InMemoryCodeGraph
-from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.opencode_sessions import OpenCodeSessions
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
@@ -46,7 +46,7 @@ class Repo:
         self.files = FakeFiles({"src/app.py": (APP, 1)})
         self.history = FakeHistory()
         self.parsers_made = 0
-        self.store = InMemoryGraphStore(dimension=64)
+        self.store = FakeGraphStore(dimension=64)
         sources = LearningSources(
             new_parser=self._new_parser,
             files=self.files,
@@ -59,7 +59,7 @@ class Repo:
             SemanticIndex(self.store, HashEmbedder(64), HnswVectorIndex),
             load_settings(data_dir=data_dir),
             data_dir=data_dir,
-            code=InMemoryCodeGraph(self.store),
+            code=FakeCodeGraph(self.store),
             sources=sources,
         )
 

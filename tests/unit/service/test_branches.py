@@ -17,10 +17,10 @@ from support.git_repo import git, new_repo
 from support.memory_service import in_memory_service
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.gitlab_api import PythonGitLabClient
-from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
-from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.models import Category, Status
@@ -182,8 +182,8 @@ def gitlab() -> Iterator[FakeGitLab]:
 @pytest.fixture
 def forge(tmp_path: Path, gitlab: FakeGitLab) -> Iterator[MemoryService]:
     """A Memory service whose enricher asks the fixture server; its project is acme/shop/backend."""
-    store = InMemoryGraphStore(dimension=64)
-    code = InMemoryCodeGraph(store)
+    store = FakeGraphStore(dimension=64)
+    code = FakeCodeGraph(store)
     client = PythonGitLabClient(gitlab.url, TOKEN, timeout_s=2, max_retries=0, cache_ttl_s=0)
 
     def namespace(project: str) -> str | None:

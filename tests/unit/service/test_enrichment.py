@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
-from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.core.enrichment import EnrichState, target_key
 from graphmem.core.gitlab import EpicData, GitLabProbe, IssueData, MergeRequestData
 from graphmem.core.models import Entity, EntityKind
@@ -82,7 +82,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def graph() -> Iterator[InMemoryGitLabGraph]:
-    store = InMemoryGraphStore(dimension=8)
+    store = FakeGraphStore(dimension=8)
     store.upsert_entities([Entity(MR_KEY, EntityKind.MERGE_REQUEST, f"{PROJECT}!12")])
     yield InMemoryGitLabGraph(store)
     store.close()

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from graphmem.adapters.embedders import HashEmbedder
-from graphmem.adapters.memory_code import InMemoryCodeGraph
-from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.events import EventKind
@@ -41,10 +41,10 @@ def clock() -> Clock:
 
 @pytest.fixture
 def memory(tmp_path: Path, clock: Clock) -> Iterator[MemoryService]:
-    store = InMemoryGraphStore(dimension=64)
+    store = FakeGraphStore(dimension=64)
     service = build_memory(
         store, SemanticIndex(store, HashEmbedder(64), HnswVectorIndex), load_settings(data_dir=tmp_path),
-        data_dir=tmp_path, code=InMemoryCodeGraph(store), clock=clock,
+        data_dir=tmp_path, code=FakeCodeGraph(store), clock=clock,
     )  # fmt: skip
     yield service
     service.close()

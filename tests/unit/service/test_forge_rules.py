@@ -14,10 +14,10 @@ import pytest
 from support.fake_gitlab import PROJECT, TOKEN, FakeGitLab
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.gitlab_api import PythonGitLabClient
-from graphmem.adapters.memory_code import InMemoryCodeGraph
 from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
-from graphmem.adapters.memory_store import InMemoryGraphStore
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.models import Category, Status
@@ -41,8 +41,8 @@ def gitlab() -> Iterator[FakeGitLab]:
 @pytest.fixture
 def memory(tmp_path: Path, gitlab: FakeGitLab) -> Iterator[MemoryService]:
     """A Memory service whose enricher asks the fixture server; its project is acme/shop/backend."""
-    store = InMemoryGraphStore(dimension=64)
-    code = InMemoryCodeGraph(store)
+    store = FakeGraphStore(dimension=64)
+    code = FakeCodeGraph(store)
     client = PythonGitLabClient(gitlab.url, TOKEN, timeout_s=2, max_retries=0, cache_ttl_s=0)
 
     def namespace(project: str) -> str | None:

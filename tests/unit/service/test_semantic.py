@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.adapters.embedders import HashEmbedder
-from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.vector_files import VectorIndexFiles
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
@@ -36,8 +36,8 @@ class CountingEmbedder(HashEmbedder):
 
 
 @pytest.fixture
-def store() -> InMemoryGraphStore:
-    return InMemoryGraphStore(dimension=64)
+def store() -> FakeGraphStore:
+    return FakeGraphStore(dimension=64)
 
 
 @pytest.fixture
@@ -46,11 +46,11 @@ def embedder() -> CountingEmbedder:
 
 
 @pytest.fixture
-def index(store: InMemoryGraphStore, embedder: CountingEmbedder) -> SemanticIndex:
+def index(store: FakeGraphStore, embedder: CountingEmbedder) -> SemanticIndex:
     return SemanticIndex(store, embedder, HnswVectorIndex)
 
 
-def add(store: InMemoryGraphStore, memory_id: str, text: str, project: str | None = None) -> MemoryRecord:
+def add(store: FakeGraphStore, memory_id: str, text: str, project: str | None = None) -> MemoryRecord:
     scope = Scope.PROJECT if project else Scope.GLOBAL
     record = MemoryRecord(memory_id, text, Category.FACT, scope, project, NOW, NOW, NOW)
     store.add_memories([record])
@@ -62,7 +62,7 @@ def found(index: SemanticIndex, text: str, project: str | None = None) -> list[s
                                                         statuses=ACTIVE)]  # fmt: skip
 
 
-def test_the_backlog_is_embedded_once(index: SemanticIndex, store: InMemoryGraphStore) -> None:
+def test_the_backlog_is_embedded_once(index: SemanticIndex, store: FakeGraphStore) -> None:
     add(store, "mem_0000000000000001", DEPLOY)
     add(store, "mem_0000000000000002", CACHE)
 
@@ -74,7 +74,7 @@ def test_the_backlog_is_embedded_once(index: SemanticIndex, store: InMemoryGraph
     assert index.maybe_pending is False
 
 
-def test_a_limit_embeds_at_most_that_many(index: SemanticIndex, store: InMemoryGraphStore) -> None:
+def test_a_limit_embeds_at_most_that_many(index: SemanticIndex, store: FakeGraphStore) -> None:
     for n in range(3):
         add(store, f"mem_000000000000000{n}", f"{DEPLOY} {n}")
 
@@ -83,7 +83,7 @@ def test_a_limit_embeds_at_most_that_many(index: SemanticIndex, store: InMemoryG
 
 
 def test_a_search_finds_the_memory_that_says_the_same_first(
-    index: SemanticIndex, store: InMemoryGraphStore
+    index: SemanticIndex, store: FakeGraphStore
 ) -> None:
     add(store, "mem_0000000000000001", CACHE)
     add(store, "mem_0000000000000002", DEPLOY)
@@ -94,9 +94,7 @@ def test_a_search_finds_the_memory_that_says_the_same_first(
     assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
 
 
-def test_a_search_in_a_project_leaves_other_projects_out(
-    index: SemanticIndex, store: InMemoryGraphStore
-) -> None:
+def test_a_search_in_a_project_leaves_other_projects_out(index: SemanticIndex, store: FakeGraphStore) -> None:
     add(store, "mem_0000000000000001", DEPLOY, project="/work/shop")
     add(store, "mem_0000000000000002", DEPLOY + " too", project="/work/other")
 
@@ -105,7 +103,7 @@ def test_a_search_in_a_project_leaves_other_projects_out(
 
 
 def test_a_memory_whose_status_changed_leaves_an_active_only_search(
-    index: SemanticIndex, store: InMemoryGraphStore
+    index: SemanticIndex, store: FakeGraphStore
 ) -> None:
     add(store, "mem_0000000000000001", DEPLOY)
     index.index()
@@ -116,7 +114,7 @@ def test_a_memory_whose_status_changed_leaves_an_active_only_search(
     assert found(index, DEPLOY) == []
 
 
-def test_a_removed_memory_is_never_found(index: SemanticIndex, store: InMemoryGraphStore) -> None:
+def test_a_removed_memory_is_never_found(index: SemanticIndex, store: FakeGraphStore) -> None:
     add(store, "mem_0000000000000001", DEPLOY)
     index.index()
 
@@ -126,7 +124,7 @@ def test_a_removed_memory_is_never_found(index: SemanticIndex, store: InMemoryGr
     assert found(index, DEPLOY) == []
 
 
-def test_a_changed_text_is_found_by_its_new_words(index: SemanticIndex, store: InMemoryGraphStore) -> None:
+def test_a_changed_text_is_found_by_its_new_words(index: SemanticIndex, store: FakeGraphStore) -> None:
     record = add(store, "mem_0000000000000001", DEPLOY)
     index.index()
 
@@ -146,7 +144,7 @@ def test_a_repeated_query_is_embedded_once(index: SemanticIndex, embedder: Count
 
 
 def test_without_embed_on_read_a_search_leaves_the_backlog_to_the_worker(
-    index: SemanticIndex, store: InMemoryGraphStore
+    index: SemanticIndex, store: FakeGraphStore
 ) -> None:
     add(store, "mem_0000000000000001", DEPLOY)
     index.embed_on_read = False
@@ -156,7 +154,7 @@ def test_without_embed_on_read_a_search_leaves_the_backlog_to_the_worker(
 
 
 def test_after_a_reset_the_index_is_read_again_from_the_store(
-    index: SemanticIndex, store: InMemoryGraphStore
+    index: SemanticIndex, store: FakeGraphStore
 ) -> None:
     add(store, "mem_0000000000000001", DEPLOY)
     index.index()
@@ -169,7 +167,7 @@ def test_after_a_reset_the_index_is_read_again_from_the_store(
 # -- the index saved between runs -------------------------------------------------------
 
 
-class LoadCountingStore(InMemoryGraphStore):
+class LoadCountingStore(FakeGraphStore):
     """The in-memory store, counting how often every vector is read back."""
 
     loads = 0
@@ -189,11 +187,11 @@ def saved_store() -> LoadCountingStore:
     return LoadCountingStore(dimension=64)
 
 
-def saving(store: InMemoryGraphStore, embedder: CountingEmbedder, directory: Path) -> SemanticIndex:
+def saving(store: FakeGraphStore, embedder: CountingEmbedder, directory: Path) -> SemanticIndex:
     return SemanticIndex(store, embedder, HnswVectorIndex, VectorIndexFiles(directory))
 
 
-def run_and_save(store: InMemoryGraphStore, embedder: CountingEmbedder, directory: Path) -> None:
+def run_and_save(store: FakeGraphStore, embedder: CountingEmbedder, directory: Path) -> None:
     """A run that stores DEPLOY's memory, loads the index and saves it at its close."""
     add(store, "mem_0000000000000001", DEPLOY)
     first = saving(store, embedder, directory)

@@ -14,7 +14,7 @@ import pytest
 from support.memory_service import in_memory_service
 
 from graphmem.adapters.embedders import HashEmbedder
-from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import Vector
@@ -56,7 +56,7 @@ class SlowEmbedder(HashEmbedder):
         return super().embed(texts)
 
 
-def add(store: InMemoryGraphStore, index: SemanticIndex, n: int, source: str, text: str) -> str:
+def add(store: FakeGraphStore, index: SemanticIndex, n: int, source: str, text: str) -> str:
     memory_id = f"mem_{n:016x}"
     record = MemoryRecord(memory_id, text, Category.FACT, Scope.GLOBAL, None, NOW, NOW, NOW, source=source)
     store.add_memories([record])
@@ -65,7 +65,7 @@ def add(store: InMemoryGraphStore, index: SemanticIndex, n: int, source: str, te
 
 
 def test_a_search_does_not_wait_for_a_batch_being_embedded() -> None:
-    store = InMemoryGraphStore(dimension=64)
+    store = FakeGraphStore(dimension=64)
     embedder = GatedEmbedder()
     index = SemanticIndex(store, embedder, HnswVectorIndex)
     index.embed_on_read = False  # as in the daemon
@@ -92,7 +92,7 @@ def test_a_search_does_not_wait_for_a_batch_being_embedded() -> None:
 
 
 def test_a_persons_memory_is_embedded_before_the_scraped_backlog() -> None:
-    store = InMemoryGraphStore(dimension=64)
+    store = FakeGraphStore(dimension=64)
     index = SemanticIndex(store, HashEmbedder(64), HnswVectorIndex)
     for n in range(1, 40):
         add(store, index, n, f"git:{n:040x}", f"Commit number {n}")
@@ -105,7 +105,7 @@ def test_a_persons_memory_is_embedded_before_the_scraped_backlog() -> None:
 
 
 def test_an_agents_memory_also_goes_first_but_an_imports_waits_its_turn() -> None:
-    store = InMemoryGraphStore(dimension=64)
+    store = FakeGraphStore(dimension=64)
     index = SemanticIndex(store, HashEmbedder(64), HnswVectorIndex)
     for n in range(1, 10):
         add(store, index, n, f"bootstrap:README.md#{n}", f"Doc fact {n}")
@@ -119,7 +119,7 @@ def test_an_agents_memory_also_goes_first_but_an_imports_waits_its_turn() -> Non
     assert imported in waiting
 
 
-class DeepBacklogStore(InMemoryGraphStore):
+class DeepBacklogStore(FakeGraphStore):
     """The in-memory store, as if ``waiting`` memories had no vector yet (only the vector
     methods the semantic index calls look at them: building 100,000 real rows took seconds)."""
 

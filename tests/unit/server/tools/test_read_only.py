@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from support.tools_client import Tools
 
-from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.core.models import Category, Status
 from graphmem.service.memory import MemoryService
 
@@ -40,7 +40,7 @@ SERVICE_READS: dict[str, Callable[[MemoryService, str], object]] = {
 }
 
 
-def snapshot(store: InMemoryGraphStore) -> tuple[object, ...]:
+def snapshot(store: FakeGraphStore) -> tuple[object, ...]:
     """The memories and their events. Not whether a memory has its vector yet: without a daemon,
     a search embeds the backlog first (an index of the text, not the memory)."""
     memories = sorted((replace(r, embedded=False) for r in store.all_memories()), key=lambda r: r.id)
@@ -67,7 +67,7 @@ def test_every_read_only_tool_is_called_here(tools: Tools) -> None:
 
 @pytest.mark.parametrize("name", sorted(READ_ONLY_CALLS))
 def test_a_read_only_tool_leaves_the_store_as_it_was(
-    tools: Tools, memory_store: InMemoryGraphStore, expired: str, name: str
+    tools: Tools, memory_store: FakeGraphStore, expired: str, name: str
 ) -> None:
     before = snapshot(memory_store)
     arguments = {
@@ -82,7 +82,7 @@ def test_a_read_only_tool_leaves_the_store_as_it_was(
 
 @pytest.mark.parametrize("verb", sorted(SERVICE_READS))
 def test_a_read_verb_leaves_the_store_as_it_was(
-    memory_service: MemoryService, memory_store: InMemoryGraphStore, expired: str, verb: str
+    memory_service: MemoryService, memory_store: FakeGraphStore, expired: str, verb: str
 ) -> None:
     before = snapshot(memory_store)
 

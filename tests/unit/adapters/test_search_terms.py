@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem.adapters.memory_terms import terms
+from graphmem.adapters.search_terms import terms
 
 
 def test_accents_and_case_are_folded_and_stopwords_dropped() -> None:

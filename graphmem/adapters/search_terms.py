@@ -1,4 +1,4 @@
-"""Words as a full-text index sees them, for the in-memory store's search.
+"""Words as a full-text index sees them: the fake store's search and PostgreSQL's lexemes.
 
 Accents and case folded (``core.text.fold``), English stopwords left out, each word
 stemmed with Porter's steps 1 and 5a: "deploying", "deployed" and "deploys" are one

@@ -1,4 +1,4 @@
-"""An in-memory :class:`graphmem.core.ports.CodeGraph` beside an ``InMemoryGraphStore``.
+"""An in-memory :class:`graphmem.core.ports.CodeGraph` beside a ``FakeGraphStore``.
 
 The code graph's files, symbols and external modules are entities of the store (so
 memories can be about them, and ``get_entities`` finds them); what only the code graph
@@ -16,7 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from graphmem.adapters.memory_store import InMemoryGraphStore
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
 from graphmem.core.models import Entity, EntityKind
@@ -38,10 +38,10 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-class InMemoryCodeGraph:
+class FakeCodeGraph:
     """Files, symbols and their edges of every project, in memory (see the module doc)."""
 
-    def __init__(self, store: InMemoryGraphStore) -> None:
+    def __init__(self, store: FakeGraphStore) -> None:
         self._store = store
         self._lock = store.lock
         self._files: dict[str, _File] = {}  # file key -> file

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.adapters.graph_cache import GraphCache
-from graphmem.adapters.memory_terms import holds, terms
+from graphmem.adapters.search_terms import holds, terms
 from graphmem.core.branches import place
 from graphmem.core.events import MemoryEvent
 from graphmem.core.models import (
@@ -90,7 +90,7 @@ class _State:
     events: dict[str, MemoryEvent]
 
 
-class InMemoryGraphStore:
+class FakeGraphStore:
     """A graphmem store held in this process's memory (see the module doc)."""
 
     def __init__(self, *, dimension: int) -> None:
