@@ -23,12 +23,14 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from graphmem.bench.cross_validation import Grid, format_cross_validation, leave_one_out, plan_grid
 from graphmem.core.fusion import Plan, get_plan
 from graphmem.core.ports import Embedder
 from graphmem.errors import InvalidInputError
@@ -37,6 +39,27 @@ CATEGORY_NAMES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-ho
 MAIN_CATEGORIES = (1, 2, 3, 4)
 TOP_K = 10
 DISTRACTOR_HISTORY = 500  # commits bootstrapped as distractors: graphmem bootstrap's default
+# What ``bench locomo --cross-validate`` chooses among, around the default plan: how much the
+# semantic and graph channels count against the lexical one, how far graph spreading passes a
+# score, and the cosine that counts as nothing.
+DEFAULT_GRID: Mapping[str, Sequence[float | tuple[float, ...]]] = MappingProxyType(
+    {
+        "weights.semantic": (0.7, 1.0, 1.5),
+        "weights.graph": (0.5, 1.0),
+        "hop_weights": ((0.5, 0.3), (0.3, 0.15)),
+        "semantic_offset": (0.2, 0.3),
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """How one plan answered one question: its metrics and how long the recall took."""
+
+    conversation: str
+    category: int
+    metrics: dict[str, float]
+    ms: float
 
 
 @dataclass
@@ -45,6 +68,13 @@ class Scores:
 
     n: dict[int, int] = field(default_factory=lambda: defaultdict(int))
     sums: dict[int, dict[str, float]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+
+    @classmethod
+    def of(cls, answers: Iterable[Answer]) -> Scores:
+        scores = cls()
+        for answer in answers:
+            scores.add(answer.category, answer.metrics)
+        return scores
 
     def add(self, category: int, metrics: dict[str, float]) -> None:
         self.n[category] += 1
@@ -128,6 +158,65 @@ def run(
     """
     chosen = [p if isinstance(p, Plan) else get_plan(p) for p in plans]
     data = load(data_path)[:conversations]
+    added, answers = _answer(data, chosen, embedder, distractors, history, store_url, progress, timed=True)
+    return [_report(plan.name, len(data), answers[plan.name], added) for plan in chosen]
+
+
+def cross_validate(
+    data_path: Path,
+    embedder: Embedder,
+    *,
+    base: str = "hybrid",
+    grid: Grid = DEFAULT_GRID,
+    metric: str = "R@10",
+    conversations: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Leave one conversation out: the plan chosen from ``grid`` on the others, scored on it.
+
+    Every candidate of ``plan_grid(base, grid)`` answers every question of categories 1–4;
+    ``metric`` of each question is the score. The report holds the shipped plan's figure,
+    the tuned one (the best candidate on every conversation), the cross-validated one, each
+    fold's choice, and the cross-validated figure by category.
+    """
+    candidates = plan_grid(get_plan(base), grid)
+    data = load(data_path)[:conversations]
+    _, answers = _answer(data, candidates, embedder, None, 0, None, progress, timed=False)
+    main = {plan: [a for a in said if a.category in MAIN_CATEGORIES] for plan, said in answers.items()}
+    folds = list(dict.fromkeys(a.conversation for a in main[candidates[0].name]))
+    if metric not in (main[candidates[0].name][0].metrics if main[candidates[0].name] else {}):
+        raise InvalidInputError(f"Unknown metric {metric!r}: use R@5, R@10, All@10 or NDCG@10.")
+    scores = {
+        plan: {fold: [a.metrics[metric] for a in plan_answers if a.conversation == fold] for fold in folds}
+        for plan, plan_answers in main.items()
+    }
+    result = leave_one_out(scores)
+    held_out = [a for fold in result.folds for a in main[fold.chosen] if a.conversation == fold.name]
+    by_category = Scores.of(held_out)
+    return {
+        "benchmark": "locomo",
+        "metric": metric,
+        "conversations": len(data),
+        "candidates": len(candidates),
+        "grid": {key: list(values) for key, values in grid.items()},
+        **result.as_dict(),
+        "cross_validated_by_category": {
+            f"{c} {CATEGORY_NAMES[c]}": by_category.mean((c,)) for c in sorted(by_category.n)
+        },
+    }
+
+
+def _answer(
+    data: list[dict[str, Any]],
+    chosen: list[Plan],
+    embedder: Embedder,
+    distractors: Path | None,
+    history: int,
+    store_url: str | None,
+    progress: Callable[[str], None] | None,
+    *,
+    timed: bool,
+) -> tuple[dict[str, Any] | None, dict[str, list[Answer]]]:
     if distractors is not None and not (distractors / ".git").exists():
         raise InvalidInputError(
             f"{distractors} is not a git repository: give the root of a clone "
@@ -143,8 +232,10 @@ def run(
             added = _bootstrap_template(distractors.resolve(), template, embedder, history)
             if progress is not None:
                 progress(f"bootstrap of {distractors} ({added['memories']} memories)")
-        reports = _run(data, chosen, embedder, Path(scratch), template, added, progress, store_url)
-    return reports
+        answers = _run(
+            data, chosen, embedder, Path(scratch), template, added, progress, store_url, timed=timed
+        )
+    return added, answers
 
 
 def _bootstrap_template(root: Path, template: Path, embedder: Embedder, history: int) -> dict[str, Any]:
@@ -180,7 +271,9 @@ def _run(
     added: dict[str, Any] | None,
     progress: Callable[[str], None] | None,
     store_url: str | None = None,
-) -> list[dict[str, Any]]:
+    *,
+    timed: bool = True,
+) -> dict[str, list[Answer]]:
     from graphmem.app import migrate_store, open_memory, store_schema
     from graphmem.settings import Settings, load_settings
 
@@ -194,8 +287,7 @@ def _run(
         )
 
     project = added["project"] if added is not None else None
-    scores = {p.name: Scores() for p in chosen}
-    latencies: dict[str, list[float]] = {p.name: [] for p in chosen}
+    answers: dict[str, list[Answer]] = {p.name: [] for p in chosen}
     for number, conversation in enumerate(data):
         store_dir = scratch / f"conversation-{number}"
         if template is not None:
@@ -220,19 +312,22 @@ def _run(
                 # its background commit happened to run, and every run gives the same figures.
                 memory.close()
                 memory = open_memory(settings(store_dir), embedder=embedder)
+                label = str(conversation.get("sample_id", number))
                 for qa in conversation["qa"]:
                     evidence = {e for e in qa.get("evidence", []) if e in memory_of}
                     if not evidence:
                         continue
                     for plan in chosen:
-                        if memory.semantic is not None:
+                        if timed and memory.semantic is not None:
                             memory.semantic.forget_queries()  # each plan pays for its own query vector
                         started = time.perf_counter()
                         question = str(qa["question"])
                         hits = memory.recall(question, project=project, limit=TOP_K, plan=plan).hits
-                        latencies[plan.name].append((time.perf_counter() - started) * 1000)
+                        elapsed_ms = (time.perf_counter() - started) * 1000
                         ranked = [dia_of.get(h.memory.id, set()) for h in hits]
-                        scores[plan.name].add(int(qa["category"]), _metrics(ranked, evidence))
+                        answers[plan.name].append(
+                            Answer(label, int(qa["category"]), _metrics(ranked, evidence), elapsed_ms)
+                        )
             finally:
                 memory.close()
         finally:
@@ -241,16 +336,17 @@ def _run(
                 migrate_store(settings(store_dir), 0)
         if progress is not None:
             progress(str(conversation.get("sample_id", "?")))
-    return [_report(plan.name, len(data), scores[plan.name], latencies[plan.name], added) for plan in chosen]
+    return answers
 
 
 def _report(
     plan: str,
     conversations: int,
-    scores: Scores,
-    latencies: list[float],
+    answers: Sequence[Answer],
     distractors: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    scores = Scores.of(answers)
+    latencies = [answer.ms for answer in answers]
     return {
         "plan": plan,
         "conversations": conversations,
@@ -287,4 +383,18 @@ def format_report(report: dict[str, Any]) -> str:
         )
     q = report["query_ms"]
     lines.append(f"query latency: p50 {q['p50']} ms, p95 {q['p95']} ms")
+    return "\n".join(lines)
+
+
+def format_cross_validation_report(report: dict[str, Any]) -> str:
+    lines = format_cross_validation(
+        f"LoCoMo, {report['metric']} of categories 1-4, leave one of {report['conversations']} "
+        f"conversations out, {report['candidates']} candidate plans",
+        report,
+    )
+    lines.append(f"cross-validated {report['metric']} by category:")
+    lines += [
+        f"  {name:<16} {m['questions']:>5} {m[report['metric']]:>7.3f}"
+        for name, m in report["cross_validated_by_category"].items()
+    ]
     return "\n".join(lines)

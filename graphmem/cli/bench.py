@@ -60,6 +60,12 @@ def bench() -> None:
     help="Put each conversation in this empty PostgreSQL database (postgresql://...) instead of a "
     "temporary embedded store; graphmem's tables are dropped from it after each.",
 )
+@click.option(
+    "--cross-validate",
+    is_flag=True,
+    help="Leave one conversation out: choose among variations of the (one) --plan on the others, "
+    "score the choice on it; prints the shipped, tuned and cross-validated R@10.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
 def locomo(
     data_path: Path,
@@ -68,6 +74,7 @@ def locomo(
     distractors: Path | None,
     history: int,
     store_url: str | None,
+    cross_validate: bool,
     as_json: bool,
 ) -> None:
     """Retrieval quality on LoCoMo through the real remember/recall path.
@@ -88,9 +95,11 @@ def locomo(
         $ git clone click.bundle /tmp/click
         $ graphmem bench locomo --data locomo-dev.json --plan hybrid --distractors /tmp/click
         $ graphmem bench locomo --data locomo-dev.json --store postgresql://bench@db.internal/scratch
+        $ graphmem bench locomo --data locomo-dev.json --cross-validate
     """
     from graphmem.app import configured_embedder
-    from graphmem.bench.locomo import format_report, run
+    from graphmem.bench.locomo import cross_validate as leave_one_out
+    from graphmem.bench.locomo import format_cross_validation_report, format_report, run
     from graphmem.core.fusion import PLANS
     from graphmem.errors import InvalidInputError
     from graphmem.settings import load_settings
@@ -98,7 +107,25 @@ def locomo(
     unknown = [p for p in plans if p not in PLANS]
     if unknown:
         raise InvalidInputError(f"Unknown plan(s) {unknown}; known plans: {', '.join(PLANS)}.")
+    if cross_validate and (len(plans) > 1 or distractors is not None or store_url):
+        raise InvalidInputError(
+            "--cross-validate varies one plan on embedded stores: give at most one --plan, "
+            "and no --distractors or --store."
+        )
     embedder = configured_embedder(load_settings())
+    if cross_validate:
+        result = leave_one_out(
+            data_path,
+            embedder,
+            base=plans[0] if plans else "hybrid",
+            conversations=conversations,
+            progress=lambda name: click.echo(f"  done {name}", err=True),
+        )
+        if as_json:
+            click.echo(json.dumps(result, indent=2))
+        else:
+            click.echo(format_cross_validation_report(result))
+        return
     reports = run(
         data_path,
         embedder,
