@@ -4,8 +4,9 @@ A memory's ``source`` is set by the code path that wrote it, never by its caller
 
 ======================  ==============================================================
 ``user``                a person: the CLI, the Python API, ``graphmem ui``
-``opencode``            the user's own words in an agent session (``core/extraction.py``
-                        reads conventions only from the user's sentences)
+``opencode``,           the user's own words in an agent session of that client (OpenCode,
+``claude-code``,        Claude Code, Codex CLI): ``core/extraction.py`` reads conventions
+``codex``               only from the user's sentences
 ``mcp``                 an agent, through the MCP tools
 ``bootstrap:KEY``       a file of the repository, read by ``graphmem bootstrap``
 ``git:SHA``             a commit message, read by ``graphmem bootstrap``
@@ -31,6 +32,10 @@ from graphmem.core.models import Category, MemoryRecord, Status, Trust
 PERSON_SOURCE = "user"
 AGENT_SOURCE = "mcp"
 SESSION_SOURCE = "opencode"
+CLAUDE_CODE_SOURCE = "claude-code"
+CODEX_SOURCE = "codex"
+# The clients whose sessions graphmem learns from: what it reads there is the user's own words.
+SESSION_SOURCES = frozenset({SESSION_SOURCE, CLAUDE_CODE_SOURCE, CODEX_SOURCE})
 BOOTSTRAP_PREFIX = "bootstrap:"
 GIT_PREFIX = "git:"
 IMPORT_PREFIX = "import:"
@@ -69,7 +74,7 @@ def origin_of(source: str) -> Origin:
     """The origin a ``source`` names (see the module doc)."""
     if source == PERSON_SOURCE:
         return Origin.PERSON
-    if source == SESSION_SOURCE:
+    if source in SESSION_SOURCES:
         return Origin.SESSION
     if source == AGENT_SOURCE:
         return Origin.AGENT

@@ -1,4 +1,8 @@
-"""Files graphmem installs into agent clients (``opencode/graphmem.js``: the OpenCode plugin).
+"""graphmem inside agent clients.
 
-Data, not Python: ``adapters/opencode_config.py`` reads them with ``importlib.resources``.
+- Files installed into a client, data rather than Python (``opencode/graphmem.js``: the
+  OpenCode plugin, read by ``adapters/opencode_config.py`` with ``importlib.resources``).
+- The hook side shared by the clients whose hooks are commands (Claude Code, Codex CLI):
+  ``hook_input`` reads a hook's stdin as hostile input, ``hook_client`` reaches the daemon's
+  ``/plugin/*`` routes within a deadline, never raising into the client's turn.
 """

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from graphmem.core.models import LinkKind, MemoryRecord, Status, Trust
 from graphmem.core.ports import CodeGraph, GraphStore, Visibility
-from graphmem.core.provenance import CONVENTIONS, is_persons, label
+from graphmem.core.provenance import CONVENTIONS, SESSION_SOURCES, is_persons, label
 from graphmem.core.timeparse import format_age
 from graphmem.errors import InvalidInputError
 from graphmem.service.listing import scan
@@ -26,8 +26,8 @@ REVIEW_SCAN_MAX = 20_000
 # An expiry this close is worth a look now.
 EXPIRES_SOON = timedelta(days=7)
 MAX_REVIEW_LIMIT = 1_000
-# Sources of memories graphmem learned by itself from a person's sessions.
-LEARNED_SOURCES = ("opencode",)
+# Sources of memories graphmem learned by itself from a person's sessions (OpenCode, Claude Code, Codex).
+LEARNED_SOURCES = SESSION_SOURCES
 _SHOWN = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED, Status.ARCHIVED, Status.PROPOSED})
 
 
