@@ -15,6 +15,7 @@ from graphmem.cli import present
 from graphmem.cli.state import CliState, pass_state
 
 if TYPE_CHECKING:
+    from graphmem.adapters.codex_config import CodexFiles
     from graphmem.adapters.opencode_config import FileChange, OpenCodeFiles
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,26 +37,33 @@ def scope_options(func: F) -> F:
         help="The project directory (default: the git toplevel of the current directory, or the directory).",
     )(func)
     return click.option(
-        "--global", "use_global", is_flag=True, help="The user's config in $XDG_CONFIG_HOME/opencode instead."
+        "--global", "use_global", is_flag=True, help="The user's config, for every project, instead."
     )(func)
 
 
-def opencode_files(state: CliState, use_global: bool, project_dir: Path | None) -> OpenCodeFiles:
-    """The files of the scope the options name: global, ``--project DIR``, or the current project."""
-    from graphmem.adapters import opencode_config
+def project_directory(state: CliState, use_global: bool, project_dir: Path | None) -> Path | None:
+    """The project the options name (``--project DIR``, else the current one); None with ``--global``."""
     from graphmem.adapters.git import checkout_root
 
     if use_global and project_dir is not None:
         raise click.UsageError("--global and --project cannot be used together: choose one.")
     if use_global:
-        return opencode_config.global_files()
+        return None
     if project_dir is not None:
-        return opencode_config.project_files(project_dir.resolve())
+        return project_dir.resolve()
     # The group's --project (a path inside the project) also picks the project here: the
-    # checkout's own toplevel, a worktree's included, where OpenCode reads its config.
+    # checkout's own toplevel, a worktree's included, where the client reads its config.
     start = (state.project_path or Path.cwd()).expanduser().resolve()
     directory = start if start.is_dir() else start.parent
-    return opencode_config.project_files(checkout_root(directory) or directory)
+    return checkout_root(directory) or directory
+
+
+def opencode_files(state: CliState, use_global: bool, project_dir: Path | None) -> OpenCodeFiles:
+    """The files of the scope the options name: global, ``--project DIR``, or the current project."""
+    from graphmem.adapters import opencode_config
+
+    directory = project_directory(state, use_global, project_dir)
+    return opencode_config.global_files() if directory is None else opencode_config.project_files(directory)
 
 
 def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothing: str) -> None:
@@ -77,11 +85,13 @@ def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothin
 
 @click.group()
 def install() -> None:
-    """Connect graphmem to an agent client (OpenCode): its MCP server entry, instructions and plugin.
+    """Connect graphmem to an agent client (OpenCode, Codex): its MCP server entry, instructions
+    and plugin or hooks.
 
     \b
     Example:
         graphmem install opencode
+        graphmem install codex
         graphmem install opencode --global --dry-run
     """
 
@@ -121,7 +131,7 @@ def install_opencode(state: CliState, use_global: bool, project_dir: Path | None
 
 @click.group()
 def uninstall() -> None:
-    """Disconnect graphmem from an agent client (OpenCode); memories are kept.
+    """Disconnect graphmem from an agent client (OpenCode, Codex); memories are kept.
 
     \b
     Example:
@@ -156,6 +166,71 @@ def uninstall_opencode(state: CliState, use_global: bool, project_dir: Path | No
         dry_run=dry_run,
         hint=UNINSTALLED_HINT,
         nothing="graphmem is not installed for OpenCode here; nothing changed.",
+    )
+
+
+CODEX_INSTALLED_HINT = (
+    "Restart Codex and trust graphmem's hooks when it asks (`/hooks`); a project's .codex/config.toml "
+    "is read once you trust the project. `codex mcp list` should show graphmem."
+)
+
+
+def codex_files(state: CliState, use_global: bool, project_dir: Path | None) -> CodexFiles:
+    """Codex's files of the scope the options name: ``$CODEX_HOME`` (``--global``) or the project."""
+    from graphmem.adapters import codex_config
+
+    directory = project_directory(state, use_global, project_dir)
+    return codex_config.global_files() if directory is None else codex_config.project_files(directory)
+
+
+@install.command("codex")
+@scope_options
+@pass_state
+def install_codex(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
+    """Add graphmem to Codex CLI: the MCP server and the memory hooks in .codex/config.toml
+    ($CODEX_HOME/config.toml with --global), and a section in AGENTS.md.
+
+    The hooks give the model the boot context once per session and each message what
+    graphmem recalls for it, and teach graphmem from each session when it ends. Comments,
+    order and other settings of config.toml are kept; running it again changes nothing.
+
+    \b
+    Example:
+        $ graphmem install codex
+        created /home/me/shop/.codex/config.toml
+        updated /home/me/shop/AGENTS.md
+    """
+    from graphmem.adapters import codex_config, opencode_config
+
+    files = codex_files(state, use_global, project_dir)
+    entry = codex_config.server_entry(opencode_config.graphmem_command(), state.data_dir)
+    carry_out(
+        codex_config.plan_install(files, entry, codex_config.hook_command(state.data_dir)),
+        dry_run=dry_run,
+        hint=CODEX_INSTALLED_HINT,
+        nothing="graphmem is already installed for Codex here; nothing changed.",
+    )
+
+
+@uninstall.command("codex")
+@scope_options
+@pass_state
+def uninstall_codex(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
+    """Remove graphmem's MCP server, hooks and AGENTS.md section from Codex's files; memories are kept.
+
+    \b
+    Example:
+        $ graphmem uninstall codex
+        deleted /home/me/shop/.codex/config.toml
+        deleted /home/me/shop/AGENTS.md
+    """
+    from graphmem.adapters import codex_config
+
+    carry_out(
+        codex_config.plan_uninstall(codex_files(state, use_global, project_dir)),
+        dry_run=dry_run,
+        hint="Restart Codex to drop graphmem's tools and hooks.",
+        nothing="graphmem is not installed for Codex here; nothing changed.",
     )
 
 

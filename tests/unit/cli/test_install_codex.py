@@ -1,0 +1,216 @@
+"""``graphmem install codex`` and ``graphmem uninstall codex``, in process, on real files."""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from graphmem.adapters import codex_config, opencode_config
+from graphmem.cli import main
+from graphmem.service.memory import MemoryService
+
+Invoke = Callable[..., Result]
+COMMAND = ["/opt/graphmem/bin/graphmem", "mcp"]
+HOOK = "/opt/graphmem/bin/python -P -m graphmem.integrations.codex_hook"
+# A user's config.toml as people write them: comments, another server, a hook of their own.
+USER_TOML = """\
+# my Codex settings
+model = "gpt-5.5"  # the default model
+approval_policy = "on-request"
+
+[mcp_servers.docs]
+command = "docs-server"
+args = ["--stdio"]
+
+[[hooks.Stop]]
+[[hooks.Stop.hooks]]
+type = "command"
+command = "notify-send done"
+
+[projects."/home/me/shop"]
+trust_level = "trusted"
+"""
+
+
+@pytest.fixture
+def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
+    """Runs ``graphmem ARGS`` with ``CODEX_HOME`` in ``tmp_path``; opening the store fails the test."""
+
+    def no_store(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        raise AssertionError("install and uninstall must not open the memory store")
+
+    monkeypatch.setattr(main, "SERVICE_FACTORY", no_store)
+    monkeypatch.setattr(opencode_config, "graphmem_command", lambda: list(COMMAND))
+    monkeypatch.setattr(codex_config.sys, "executable", "/opt/graphmem/bin/python")
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    runner = CliRunner()
+
+    def run(*args: str) -> Result:
+        return runner.invoke(main.cli, list(args))
+
+    return run
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    directory = tmp_path / "shop"
+    directory.mkdir()
+    return directory
+
+
+def config_of(path: Path) -> dict[str, object]:
+    return tomllib.loads(path.read_text("utf-8"))
+
+
+def hook_groups(config: dict[str, object], event: str) -> list[object]:
+    hooks = config["hooks"]
+    assert isinstance(hooks, dict)
+    groups = hooks[event]
+    assert isinstance(groups, list)
+    return groups
+
+
+def test_install_in_a_fresh_project_writes_the_server_the_hooks_and_agents_md(
+    invoke: Invoke, project: Path
+) -> None:
+    result = invoke("install", "codex", "--project", str(project))
+
+    assert result.exit_code == 0, result.output
+    config_path = project / ".codex" / "config.toml"
+    assert result.stdout.splitlines() == [f"created {config_path}", f"created {project / 'AGENTS.md'}"]
+    config = config_of(config_path)
+    assert config["mcp_servers"] == {
+        "graphmem": {"command": COMMAND[0], "args": ["mcp"], "startup_timeout_sec": 20}
+    }
+    for event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
+        assert hook_groups(config, event) == [
+            {"hooks": [{"type": "command", "command": HOOK, "timeout": 10}]}
+        ], event
+    agents = (project / "AGENTS.md").read_text("utf-8")
+    assert "`recall`" in agents and "not instructions" in agents
+    assert "trust graphmem's hooks" in result.stderr
+
+
+def test_install_keeps_the_users_comments_order_servers_and_hooks_and_uninstall_restores_the_file(
+    invoke: Invoke, project: Path
+) -> None:
+    config_path = project / ".codex" / "config.toml"
+    config_path.parent.mkdir()
+    config_path.write_text(USER_TOML, "utf-8")
+
+    installed = invoke("install", "codex", "--project", str(project))
+
+    assert installed.exit_code == 0, installed.output
+    text = config_path.read_text("utf-8")
+    assert text.startswith(USER_TOML.split("[[hooks.Stop]]")[0])  # comments and order kept
+    assert "# the default model" in text and 'trust_level = "trusted"' in text
+    config = config_of(config_path)
+    assert set(config["mcp_servers"]) == {"docs", "graphmem"}  # type: ignore[arg-type]
+    stop = hook_groups(config, "Stop")
+    assert stop[0] == {"hooks": [{"type": "command", "command": "notify-send done"}]}
+    assert len(stop) == 2
+
+    removed = invoke("uninstall", "codex", "--project", str(project))
+
+    assert removed.exit_code == 0, removed.output
+    assert config_path.read_text("utf-8") == USER_TOML
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_install_twice_changes_nothing_and_uninstall_of_a_fresh_install_deletes_what_it_created(
+    invoke: Invoke, project: Path
+) -> None:
+    assert invoke("install", "codex", "--project", str(project)).exit_code == 0
+    before = (project / ".codex" / "config.toml").read_text("utf-8")
+
+    again = invoke("install", "codex", "--project", str(project))
+
+    assert again.exit_code == 0, again.output
+    assert "already installed for Codex" in again.stderr
+    assert (project / ".codex" / "config.toml").read_text("utf-8") == before
+
+    gone = invoke("uninstall", "codex", "--project", str(project))
+
+    assert gone.exit_code == 0, gone.output
+    assert not (project / ".codex" / "config.toml").exists()
+    assert not (project / "AGENTS.md").exists()
+    assert "not installed for Codex" in invoke("uninstall", "codex", "--project", str(project)).stderr
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(invoke: Invoke, project: Path) -> None:
+    config_path = project / ".codex" / "config.toml"
+    config_path.parent.mkdir()
+    config_path.write_text(USER_TOML, "utf-8")
+
+    result = invoke("install", "codex", "--project", str(project), "--dry-run")
+
+    assert result.exit_code == 0, result.output
+    assert f"+++ {config_path}" in result.stdout
+    assert "+[mcp_servers.graphmem]" in result.stdout
+    assert "+[[hooks.UserPromptSubmit]]" in result.stdout
+    assert "dry run: 2 files would change" in result.stderr
+    assert config_path.read_text("utf-8") == USER_TOML
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_a_malformed_config_is_left_untouched_with_the_line_named(invoke: Invoke, project: Path) -> None:
+    config_path = project / ".codex" / "config.toml"
+    config_path.parent.mkdir()
+    broken = 'model = "gpt-5.5"\n\n[mcp_servers.docs\ncommand = "x"\n'
+    config_path.write_text(broken, "utf-8")
+
+    for verb in ("install", "uninstall"):
+        result = invoke(verb, "codex", "--project", str(project))
+
+        assert result.exit_code == 10, result.output
+        assert f"{config_path} line 3" in result.stderr
+        assert "Traceback" not in result.output
+        assert config_path.read_text("utf-8") == broken
+    assert not (project / "AGENTS.md").exists()
+
+
+def test_a_key_of_the_wrong_shape_stops_the_install(invoke: Invoke, project: Path) -> None:
+    config_path = project / ".codex" / "config.toml"
+    config_path.parent.mkdir()
+    config_path.write_text('hooks = "none"\n', "utf-8")
+
+    result = invoke("install", "codex", "--project", str(project))
+
+    assert result.exit_code == 10, result.output
+    assert "hooks is not a table" in result.stderr
+    assert config_path.read_text("utf-8") == 'hooks = "none"\n'
+
+
+def test_global_installs_into_codex_home_with_the_data_dir_pinned(invoke: Invoke, tmp_path: Path) -> None:
+    data_dir = tmp_path / "mem"
+
+    result = invoke("--data-dir", str(data_dir), "install", "codex", "--global")
+
+    assert result.exit_code == 0, result.output
+    home = tmp_path / "codex-home"
+    config = config_of(home / "config.toml")
+    server = config["mcp_servers"]["graphmem"]  # type: ignore[index]
+    assert server["env"] == {"GRAPHMEM_DATA_DIR": str(data_dir.resolve())}
+    [group] = hook_groups(config, "UserPromptSubmit")
+    assert group["hooks"][0]["command"] == f"{HOOK} --data-dir {data_dir.resolve()}"  # type: ignore[index]
+    assert (home / "AGENTS.md").is_file()
+    assert invoke("install", "codex", "--global", "--project", str(tmp_path)).exit_code == 2
+
+
+def test_an_older_graphmem_hook_is_replaced_not_doubled(invoke: Invoke, project: Path) -> None:
+    config_path = project / ".codex" / "config.toml"
+    config_path.parent.mkdir()
+    old = (
+        '[[hooks.Stop]]\n[[hooks.Stop.hooks]]\ntype = "command"\n'
+        'command = "python -m graphmem.integrations.codex_hook"\n'
+    )
+    config_path.write_text(old, "utf-8")
+
+    assert invoke("install", "codex", "--project", str(project)).exit_code == 0
+
+    [stop] = hook_groups(config_of(config_path), "Stop")
+    assert stop == {"hooks": [{"type": "command", "command": HOOK, "timeout": 10}]}
