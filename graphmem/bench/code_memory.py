@@ -27,15 +27,18 @@ import re
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from graphmem.adapters import git_blame
 from graphmem.adapters.code_parser import TreeSitterParser
+from graphmem.bench.cross_validation import Grid, format_cross_validation, leave_one_out, plan_grid
 from graphmem.core.code import language_for
+from graphmem.core.fusion import Plan, get_plan
 from graphmem.core.ports import Embedder
 from graphmem.errors import InvalidInputError
 
@@ -65,6 +68,17 @@ SYMBOL_KINDS = frozenset({"function", "method", "class"})
 MAX_QUERY_FILES = 20
 MAX_QUERY_SYMBOLS = 20
 METHODS = ("graphmem", "recency", "bm25")
+# What ``bench code-memory --cross-validate`` chooses among, around the default plan: how much
+# the entity channel (the files and symbols a change names) counts, how much a memory one code
+# edge away keeps, whether newer commits gain, and how much graph spreading counts.
+DEFAULT_GRID: Mapping[str, Sequence[float | tuple[float, ...]]] = MappingProxyType(
+    {
+        "weights.entity": (2.0, 1.0, 3.0),
+        "neighbour_weight": (0.6, 0.4),
+        "entity_recency": (0.0, 0.3),
+        "weights.graph": (1.0, 0.5),
+    }
+)
 # Lower-cased word tokens: letters, digits and "_" (``show_default`` stays one token).
 _TOKEN_RE = re.compile(r"\w+")
 
@@ -249,9 +263,18 @@ def graphmem_run(
     protocol: Protocol, embedder: Embedder, progress: Progress | None = None
 ) -> tuple[list[tuple[list[str], float]], dict[str, Any]]:
     """Bootstrap the cut into a fresh store, then one recall per commit, as the plugin asks."""
+    results, store = _recalls(protocol, embedder, (None,), progress)
+    return results[None], store
+
+
+def _recalls(
+    protocol: Protocol, embedder: Embedder, plans: Sequence[Plan | None], progress: Progress | None
+) -> tuple[dict[str | None, list[tuple[list[str], float]]], dict[str, Any]]:
+    """Each plan's recall of every case from one bootstrapped store (``None``: the configured plan)."""
     from graphmem.app import open_memory
     from graphmem.settings import load_settings
 
+    results: dict[str | None, list[tuple[list[str], float]]] = {}
     with tempfile.TemporaryDirectory(prefix="graphmem-code-memory-") as scratch:
         checkout = Path(scratch) / protocol.root.name
         git_blame.shared_checkout(protocol.root, protocol.tree, checkout)
@@ -275,20 +298,66 @@ def graphmem_run(
             memory.close()
             memory = open_memory(load_settings(data_dir=Path(scratch) / "data"), embedder=embedder)
             project = str(checkout.resolve())
-            results = []
-            for case in protocol.cases:
-                started = time.perf_counter()
-                found = memory.recall(case.query(), project=project, limit=TOP_K)
-                elapsed = (time.perf_counter() - started) * 1000
-                ranked = [
-                    h.memory.source.removeprefix("git:")
-                    for h in found.hits
-                    if h.memory.source.startswith("git:")
-                ]
-                results.append((ranked, elapsed))
+            for plan in plans:
+                answered = results.setdefault(plan.name if plan else None, [])
+                for case in protocol.cases:
+                    started = time.perf_counter()
+                    found = memory.recall(case.query(), project=project, limit=TOP_K, plan=plan)
+                    elapsed = (time.perf_counter() - started) * 1000
+                    ranked = [
+                        h.memory.source.removeprefix("git:")
+                        for h in found.hits
+                        if h.memory.source.startswith("git:")
+                    ]
+                    answered.append((ranked, elapsed))
         finally:
             memory.close()
     return results, {"commits": report.commits, "files": report.files, "setup_s": round(setup_s, 1)}
+
+
+def cross_validate(
+    repos: Sequence[Path],
+    embedder: Embedder,
+    *,
+    base: str = "hybrid",
+    grid: Grid = DEFAULT_GRID,
+    eval_commits: int = 200,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Leave one repository out: the plan chosen from ``grid`` on the others, scored on it (R@10)."""
+    if len(repos) < 2:
+        raise InvalidInputError("Cross-validation needs two repositories or more: give --repo twice.")
+    candidates = plan_grid(get_plan(base), grid)
+    scores: dict[str, dict[str, list[float]]] = {plan.name: {} for plan in candidates}
+    names = [repo.name for repo in repos]
+    if len(set(names)) < len(names):  # two clones of one name: tell the folds apart by path
+        names = [str(repo) for repo in repos]
+    for repo, name in zip(repos, names, strict=True):
+        protocol = prepare(repo, eval_commits, progress)
+        results, _ = _recalls(protocol, embedder, candidates, progress)
+        for plan in candidates:
+            scores[plan.name][name] = [
+                score(ranked, case.truth)[0]
+                for (ranked, _), case in zip(results[plan.name], protocol.cases, strict=True)
+            ]
+    return {
+        "benchmark": "code-memory",
+        "metric": "R@10",
+        "repositories": [str(repo) for repo in repos],
+        "candidates": len(candidates),
+        "grid": {key: list(values) for key, values in grid.items()},
+        **leave_one_out(scores).as_dict(),
+    }
+
+
+def format_cross_validation_report(report: dict[str, Any]) -> str:
+    return "\n".join(
+        format_cross_validation(
+            f"code-memory (blame recall), R@10, leave one of {len(report['repositories'])} repositories "
+            f"out, {report['candidates']} candidate plans",
+            report,
+        )
+    )
 
 
 def run(

@@ -16,9 +16,11 @@ def _progress(message: str) -> None:
 @click.command(name="code-memory")
 @click.option(
     "--repo",
+    "repos",
     required=True,
+    multiple=True,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="A git repository with its full history (not a shallow clone).",
+    help="A git repository with its full history (not a shallow clone); repeat for several.",
 )
 @click.option(
     "--eval-commits",
@@ -27,8 +29,16 @@ def _progress(message: str) -> None:
     show_default=True,
     help="Newest commits that change existing source lines to evaluate.",
 )
+@click.option(
+    "--cross-validate",
+    is_flag=True,
+    help="Leave one repository out: choose among variations of the default plan on the others, "
+    "score the choice on it (two --repo or more).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def code_memory_bench(repo: Path, eval_commits: int, as_json: bool) -> None:
+def code_memory_bench(
+    repos: tuple[Path, ...], eval_commits: int, cross_validate: bool, as_json: bool
+) -> None:
     """Blame recall: does memory bring back the past commits that wrote the lines a
     change touches, given only the task's subject, its files and its symbols?
 
@@ -48,14 +58,29 @@ def code_memory_bench(repo: Path, eval_commits: int, as_json: bool) -> None:
         graphmem    ...
         recency     0.271  0.155    105.5    505.0
         bm25        0.110  0.108     12.7     54.7
+        $ graphmem bench code-memory --repo /tmp/click --repo /tmp/express --cross-validate
     """
     from graphmem.app import configured_embedder
-    from graphmem.bench.code_memory import format_report, run
+    from graphmem.bench import code_memory
+    from graphmem.errors import InvalidInputError
     from graphmem.settings import load_settings
 
+    if cross_validate and len(repos) < 2:
+        raise InvalidInputError("--cross-validate leaves one repository out: give --repo twice or more.")
     embedder = configured_embedder(load_settings())
-    report = run(repo, embedder, eval_commits=eval_commits, progress=_progress)
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    if cross_validate:
+        result = code_memory.cross_validate(repos, embedder, eval_commits=eval_commits, progress=_progress)
+        click.echo(
+            json.dumps(result, indent=2) if as_json else code_memory.format_cross_validation_report(result)
+        )
+        return
+    reports = [
+        code_memory.run(repo, embedder, eval_commits=eval_commits, progress=_progress) for repo in repos
+    ]
+    if as_json:
+        click.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))
+    else:
+        click.echo("\n\n".join(code_memory.format_report(report) for report in reports))
 
 
 @click.command(name="people-first")

@@ -219,3 +219,32 @@ def test_a_detached_head_and_a_commit_whose_names_are_not_utf8_are_measured(
     protocol = code_memory.prepare(clone, eval_commits=EVAL_EDITS)
     newest = protocol.cases[0]
     assert newest.subject.startswith("Return w0 from f25 for the caf") and newest.symbols == ("f25",)
+
+
+def test_cross_validation_leaves_each_repository_out_once(tmp_path: Path) -> None:
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    first, _ = build(tmp_path / "one")
+    second, _ = build(tmp_path / "two", memory_edits=12, eval_edits=22)
+    grid = {"weights.entity": (2.0, 1.0)}
+
+    report = code_memory.cross_validate(
+        [first.root, second.root], HashEmbedder(64), grid=grid, eval_commits=EVAL_EDITS
+    )
+
+    assert report["candidates"] == 2
+    assert [(fold["held_out"], fold["questions"]) for fold in report["folds"]] == [
+        (str(first.root), EVAL_EDITS),  # both clones are named "repo": the folds go by path
+        (str(second.root), 22),
+    ]
+    assert 0.0 <= report["cross_validated"] <= report["tuned"]["score"] <= 1.0
+    assert "cross-validated" in code_memory.format_cross_validation_report(report)
+
+
+def test_cross_validation_needs_two_repositories(synthetic: tuple[Repo, dict[str, str]]) -> None:
+    result = CliRunner().invoke(
+        cli, ["bench", "code-memory", "--repo", str(synthetic[0].root), "--cross-validate"]
+    )
+
+    assert result.exit_code == 2
+    assert "--repo twice" in result.stderr and "Traceback" not in result.output
