@@ -8,6 +8,13 @@ agent wrote is embedded before what was scraped (``added``), and no read waits f
 embedding under way: the model runs outside the index's lock (``_lock``), which is held
 only to open the index and to add a batch's rows to it.
 
+With no daemon, a read embeds what a person, their session or their agent wrote through this
+process (``added``) also while reads pause on a backlog (``READ_PAUSE_S``): a memory without
+a vector scores nothing on the semantic channel, so its near-duplicates that have one outranked
+it, and a writer's recall right after its remember missed the memory it had just written (a
+team store's backlog is every writer's memories, which one read's budget does not finish).
+Those are few (one a remember), at most ``OWN_ON_READ_MAX`` a read.
+
 The vector index is derived from the store's vectors. With ``files`` it is saved between
 runs (at close, and by ``tidy`` when many changes are unsaved) and restored at the first
 search instead of being read back from the store; the memories whose vector, status or
@@ -49,8 +56,10 @@ MAX_REPLAYED = 2_000
 # answers with what has vectors: a store with 100,000 memories waiting answered only after
 # minutes when a read embedded them all.
 EMBED_ON_READ_S = 0.5
-# After a read spent that budget, the reads of the next seconds embed nothing (the same recall's).
+# After a read spent that budget, the reads of the next seconds embed nothing (the same recall's)
+# but what this process wrote itself, at most this many a read.
 READ_PAUSE_S = 2.0
+OWN_ON_READ_MAX = EMBED_CHUNK // 8
 # Whose memories are embedded first: the user's, their sessions' and their agents' own, before
 # what a bootstrap scraped or an import brought (those wait in write order).
 EMBEDDED_FIRST = frozenset({Origin.PERSON, Origin.SESSION, Origin.AGENT})
@@ -96,12 +105,18 @@ class SemanticIndex:
         """The vector index, restored or loaded from the store on first use; with
         ``embed_on_read``, the backlog embedded for at most ``EMBED_ON_READ_S`` first. A read
         that spent it leaves the rest to the reads after ``READ_PAUSE_S`` (a recall opens the
-        index several times: its budget is spent once)."""
+        index several times: its budget is spent once), but for what this process wrote itself
+        (see the module doc)."""
         index = self._opened()
-        if self.embed_on_read and time.monotonic() >= self._read_embeds_after:
+        if not self.embed_on_read:
+            return index
+        if time.monotonic() >= self._read_embeds_after:
             self.embed_pending(budget_s=EMBED_ON_READ_S)
             if not self.complete:
                 self._read_embeds_after = time.monotonic() + READ_PAUSE_S
+        elif self._first:
+            with self._embedding:
+                self._embed(self._first_batch(OWN_ON_READ_MAX))
         return index
 
     def _opened(self) -> VectorIndex:
@@ -221,19 +236,24 @@ class SemanticIndex:
                     if writes == self._writes:  # nothing written while looking
                         self._maybe_pending = False
                     return done
-                ids = [memory_id for memory_id, _ in batch]
-                vectors = self._embedder.embed([text for _, text in batch])  # no lock held
-                self.will_change(ids)
-                self._store.set_embeddings(ids, vectors)
-                self.stored(ids, vectors)
+                self._embed(batch)
                 done += len(batch)
                 if progress is not None:
                     progress(len(batch))
             return done
 
-    def _next_batch(self, size: int) -> list[tuple[str, str]]:
-        """Up to ``size`` memories to embed: those ``added`` as people's first, then the store's
-        backlog in write order."""
+    def _embed(self, batch: Sequence[tuple[str, str]]) -> None:
+        """Embed and store the vectors of ``batch`` (ids and texts), holding ``_embedding``."""
+        if not batch:
+            return
+        ids = [memory_id for memory_id, _ in batch]
+        vectors = self._embedder.embed([text for _, text in batch])  # no lock held
+        self.will_change(ids)
+        self._store.set_embeddings(ids, vectors)
+        self.stored(ids, vectors)
+
+    def _first_batch(self, size: int) -> list[tuple[str, str]]:
+        """Up to ``size`` of the memories ``added`` as people's that still have no vector."""
         batch: list[tuple[str, str]] = []
         while self._first and len(batch) < size:
             wanted = list(self._first)[: size - len(batch)]
@@ -243,6 +263,12 @@ class SemanticIndex:
                 record = records.get(memory_id)
                 if record is not None and not record.embedded:
                     batch.append((memory_id, record.text))
+        return batch
+
+    def _next_batch(self, size: int) -> list[tuple[str, str]]:
+        """Up to ``size`` memories to embed: those ``added`` as people's first, then the store's
+        backlog in write order."""
+        batch = self._first_batch(size)
         if len(batch) < size:
             taken = {memory_id for memory_id, _ in batch}
             more = self._store.pending_embeddings(size - len(batch) + len(taken))

@@ -19,6 +19,7 @@ from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import Vector
 from graphmem.errors import InvalidInputError
+from graphmem.service import semantic
 from graphmem.service.context import NOT_EMBEDDED_NOTE
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import EMBED_ON_READ_S, SemanticIndex
@@ -216,3 +217,22 @@ def test_a_context_says_when_memories_still_wait_for_their_vectors(fake_memory: 
 
     assert NOT_EMBEDDED_NOTE in waiting.notes
     assert NOT_EMBEDDED_NOTE not in embedded.notes
+
+
+def test_with_no_daemon_a_read_finds_the_memory_just_written_while_reads_pause_on_a_backlog(
+    backlogged: tuple[MemoryService, SlowEmbedder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer recalls what it just wrote: while reads pause on a backlog they did not finish
+    (a team store's is every writer's memories), the newest memory is embedded anyway, else
+    its near-duplicates, which have vectors, outranked it (ten writers on PostgreSQL)."""
+    memory, _ = backlogged
+    monkeypatch.setattr(semantic, "READ_PAUSE_S", 3600.0)  # the pause outlasts the test, however slow
+    for i in range(7):
+        memory.remember(f"Writer alpha decided rule number {i} for the alpha service")
+    memory.recall("alpha service rule number 6")  # spends a read's budget on the backlog: reads pause
+    newest = memory.remember("Writer alpha decided rule number 7 for the alpha service").memory
+
+    result = memory.recall("alpha service rule number 7", limit=5)
+
+    assert result.hits[0].memory.id == newest.id
+    assert result.semantic_ready is False  # the backlog still waits
