@@ -1,0 +1,341 @@
+"""Codex CLI's session files, read as hostile input: one rollout JSONL into a ``SessionRead``.
+
+Codex (0.169) writes each session to ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl``
+(``archived_sessions/`` once archived), one JSON object a line: ``{"timestamp", "type",
+"payload"}``. What graphmem reads from it:
+
+- ``session_meta``: the session's id and working directory (``cwd``);
+- ``event_msg`` ``item_completed`` items ``UserMessage`` (what the user typed: never Codex's
+  environment context, ``AGENTS.md`` or a hook's added context, graphmem's own memory among
+  them) and ``AgentMessage`` (the model's answers);
+- ``response_item`` ``function_call`` / ``function_call_output`` pairs: the agent's tool runs
+  (``exec_command`` is a shell run, so ``core/shell_runs.py`` learns procedures from it).
+
+Confined and bounded: the path must be a regular file (not a symlink) inside one of Codex's
+session folders, named ``rollout-<time>-<id>.jsonl``, and its ``session_meta`` must carry that
+id (else the ingester finds no such session); at most ``MAX_FILE_BYTES`` are read, a line
+longer than ``MAX_LINE_BYTES`` or not JSON is skipped (counted), and a last line cut short
+(Codex still writing, or a truncated copy) is skipped. Every refusal is a
+``SessionStoreError`` saying what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import stat
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from graphmem.adapters.codex_config import codex_home
+from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
+from graphmem.core.timeparse import to_utc
+from graphmem.errors import SessionStoreError
+
+KNOWN_VERSIONS = "0.169.x"
+# The session folders under $CODEX_HOME that Codex writes rollouts to.
+SESSION_FOLDERS = ("sessions", "archived_sessions")
+MAX_FILE_BYTES = 64_000_000
+MAX_LINE_BYTES = 4_000_000
+MAX_MESSAGES = 2_000  # the most recent are kept
+MAX_TEXT_CHARS = 20_000
+MAX_TOOL_INPUT_CHARS = 2_000
+MAX_TOOL_OUTPUT_CHARS = 4_000
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
+# Codex's shell tools, read as the shell runs core/shell_runs.py knows ("bash").
+SHELL_TOOLS = frozenset({"exec_command", "shell", "local_shell", "container.exec"})
+_EXIT_CODE = re.compile(r"exited with code (\d+)")
+
+
+def session_roots(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """Codex's session folders: under ``$CODEX_HOME``, else ``~/.codex``."""
+    return tuple(codex_home(environ) / folder for folder in SESSION_FOLDERS)
+
+
+class CodexSessions:
+    """Codex's session files as the ingester reads them (the ``SessionSource`` port). Each read
+    names its file (the hook's ``transcript_path``); ``locate`` checks it is one graphmem may
+    read, inside ``roots`` (default: Codex's session folders)."""
+
+    def __init__(self, roots: Sequence[Path] | None = None) -> None:
+        self._roots = tuple(roots) if roots is not None else None
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        return self._roots if self._roots is not None else session_roots()
+
+    def locate(self, explicit: str | None) -> Path:
+        if not explicit:
+            raise SessionStoreError("Name the Codex session file to read (the hook's transcript_path).")
+        return confined_session_file(explicit, self.roots)
+
+    def open(self, path: Path) -> CodexSessionFile:
+        return CodexSessionFile(path)
+
+
+def session_id_of(name: str) -> str:
+    """The session id a file name claims: ``rollout-<YYYY-MM-DDTHH-MM-SS>-<id>.jsonl``."""
+    stem = name.removeprefix("rollout-").removesuffix(".jsonl")
+    return (
+        stem[len("YYYY-MM-DDTHH-MM-SS-") :] if name.startswith("rollout-") and name.endswith(".jsonl") else ""
+    )
+
+
+def confined_session_file(path: str, roots: Sequence[Path]) -> Path:
+    """``path`` as a session file graphmem may read: absolute, a regular file (no symlink) named
+    ``rollout-...-<id>.jsonl``, inside one of ``roots`` once resolved. Raises ``SessionStoreError``."""
+    given = Path(path)
+    if not given.is_absolute() or "\x00" in path:
+        raise SessionStoreError(f"{path[:300]!r} is not an absolute path to a Codex session file.")
+    if not SESSION_ID.fullmatch(session_id_of(given.name)):
+        raise SessionStoreError(
+            f"{given.name[:200]!r} is not a Codex session file (rollout-<time>-<id>.jsonl)."
+        )
+    try:
+        info = given.lstat()
+        real = given.resolve(strict=True)
+    except OSError as exc:
+        raise _unreadable(path, exc) from None
+    if stat.S_ISLNK(info.st_mode):
+        raise SessionStoreError(f"{path} is a symlink: graphmem reads only Codex's own session files.")
+    if not stat.S_ISREG(info.st_mode):
+        raise SessionStoreError(f"{path} is not a regular file.")
+    if not any(_inside(real, root) for root in roots):
+        folders = ", ".join(str(root) for root in roots)
+        raise SessionStoreError(
+            f"{path} is outside Codex's session folders ({folders}): not read. A CODEX_HOME of your "
+            "own must be in the graphmem daemon's environment too."
+        )
+    return real
+
+
+class CodexSessionFile:
+    """One session file, read-only (a ``SessionReader``): read once, bounded, when first asked."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._read: SessionRead | None = None
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def close(self) -> None:
+        pass
+
+    def changed_sessions(self, after: tuple[int, str] | None) -> list[SessionRow]:
+        return []  # one file is one session: it is always named
+
+    def session(self, session_id: str) -> SessionRow | None:
+        if session_id_of(self._path.name) != session_id:
+            return None
+        read = self._parse()
+        transcript = read.transcript
+        if transcript.session_id != session_id:
+            return None  # the file's session_meta names another session
+        created, updated = _ms(transcript.created_at), _ms(transcript.updated_at)
+        return SessionRow(session_id, transcript.directory, transcript.title, None, created, updated)
+
+    def read(self, row: SessionRow) -> SessionRead:
+        return self._parse()
+
+    def _parse(self) -> SessionRead:
+        if self._read is None:
+            try:
+                with self._path.open("rb") as handle:
+                    data = handle.read(MAX_FILE_BYTES)
+            except OSError as exc:
+                raise _unreadable(str(self._path), exc) from None
+            self._read = _parse(data)
+        return self._read
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _unreadable(path: str, exc: OSError) -> SessionStoreError:
+    return SessionStoreError(f"Cannot read Codex's session file {path}: {exc.strerror or exc}.")
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+class _Builder:
+    """Messages as the lines go by: user messages, and the agent's text and tool runs between them."""
+
+    def __init__(self) -> None:
+        self.messages: list[SessionMessage] = []
+        self.parts: list[SessionPart] = []  # the agent's, since the last user message
+        self.agent_id = ""
+        self.agent_at: datetime | None = None
+        self.calls: dict[str, tuple[str, str]] = {}  # call id -> (tool, input)
+
+    def user(self, item_id: str, text: str, when: datetime) -> None:
+        self.close_agent()
+        part = SessionPart(f"{item_id}:text", "text", text=text)
+        self.messages.append(SessionMessage(item_id, "user", when, (part,)))
+
+    def agent_text(self, item_id: str, text: str, when: datetime) -> None:
+        self._agent(item_id, when)
+        self.parts.append(SessionPart(f"{item_id}:text", "text", text=text))
+
+    def call(self, call_id: str, name: str, arguments: str, when: datetime) -> None:
+        self._agent(call_id, when)
+        if name in SHELL_TOOLS:
+            command = _command(arguments)
+            self.calls[call_id] = ("bash", json.dumps({"command": command})[:MAX_TOOL_INPUT_CHARS])
+        else:
+            self.calls[call_id] = (name[:100], arguments[:MAX_TOOL_INPUT_CHARS])
+
+    def output(self, call_id: str, output: str) -> None:
+        tool, tool_input = self.calls.pop(call_id, ("", ""))
+        if not tool:
+            return
+        code = _EXIT_CODE.search(output[:2_000])
+        status = "error" if code is not None and code.group(1) != "0" else "completed"
+        self.parts.append(
+            SessionPart(
+                f"{call_id}:tool",
+                "tool",
+                tool=tool,
+                tool_input=tool_input,
+                tool_output=output[-MAX_TOOL_OUTPUT_CHARS:],
+                status=status,
+            )
+        )
+
+    def _agent(self, item_id: str, when: datetime) -> None:
+        if not self.agent_id:
+            self.agent_id, self.agent_at = item_id, when
+
+    def close_agent(self) -> None:
+        if self.parts and self.agent_at is not None:
+            self.messages.append(SessionMessage(self.agent_id, "assistant", self.agent_at, tuple(self.parts)))
+        self.parts, self.agent_id, self.agent_at = [], "", None
+
+
+def _parse(data: bytes) -> SessionRead:
+    skipped = 0
+    meta: dict[str, Any] = {}
+    first: datetime | None = None
+    last: datetime | None = None
+    built = _Builder()
+    for line in _lines(data):
+        if line is None:
+            skipped += 1
+            continue
+        when = _time(line.get("timestamp"))
+        first = first or when
+        last = when or last
+        kind, payload = line.get("type"), line.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if kind == "session_meta" and not meta:
+            meta = payload
+        elif kind == "event_msg" and payload.get("type") == "item_completed":
+            _item(built, payload.get("item"), when or last or _EPOCH)
+        elif kind == "response_item":
+            _response_item(built, payload, when or last or _EPOCH)
+    built.close_agent()
+    session_id = str(meta.get("id") or meta.get("session_id") or "")[:128]
+    messages = built.messages[-MAX_MESSAGES:]
+    created = _time(meta.get("timestamp")) or first or _EPOCH
+    title = next((m.text for m in messages if m.role == "user"), "")[:200]
+    transcript = Transcript(
+        session_id=session_id,
+        directory=str(meta.get("cwd") or ""),
+        title=title,
+        created_at=created,
+        updated_at=last or created,
+        messages=tuple(messages),
+    )
+    return SessionRead(
+        transcript,
+        in_progress=False,
+        skipped_parts=skipped,
+        truncated_messages=len(built.messages) - len(messages),
+    )
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _lines(data: bytes) -> Iterator[dict[str, Any] | None]:
+    """Each complete line's JSON object; None for one that is too long or not a JSON object.
+    A last line without its newline (still being written, or cut) is left out."""
+    complete = data[: data.rfind(b"\n") + 1]
+    for raw in complete.split(b"\n"):
+        if not raw.strip():
+            continue
+        if len(raw) > MAX_LINE_BYTES:
+            yield None
+            continue
+        try:
+            value = json.loads(raw)
+        except (ValueError, RecursionError):
+            yield None
+            continue
+        yield value if isinstance(value, dict) else None
+
+
+def _item(built: _Builder, item: Any, when: datetime) -> None:
+    if not isinstance(item, dict):
+        return
+    kind, item_id = item.get("type"), str(item.get("id") or "")[:128]
+    text = _text(item.get("content"))
+    if not item_id or not text:
+        return
+    if kind == "UserMessage":
+        built.user(item_id, text, when)
+    elif kind == "AgentMessage":
+        built.agent_text(item_id, text, when)
+
+
+def _response_item(built: _Builder, payload: Mapping[str, Any], when: datetime) -> None:
+    kind = payload.get("type")
+    call_id = str(payload.get("call_id") or "")[:128]
+    if not call_id:
+        return
+    if kind == "function_call":
+        built.call(call_id, str(payload.get("name") or ""), str(payload.get("arguments") or ""), when)
+    elif kind == "function_call_output":
+        output = payload.get("output")
+        built.output(
+            call_id, output if isinstance(output, str) else json.dumps(output)[:MAX_TOOL_OUTPUT_CHARS]
+        )
+
+
+def _text(content: Any) -> str:
+    parts = content if isinstance(content, list) else []
+    texts = [str(p.get("text")) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return "\n".join(texts)[:MAX_TEXT_CHARS]
+
+
+def _command(arguments: str) -> str:
+    try:
+        value = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return arguments[:MAX_TOOL_INPUT_CHARS]
+    if isinstance(value, dict):
+        command = value.get("cmd", value.get("command", ""))
+        if isinstance(command, list):
+            return " ".join(str(word) for word in command)[:MAX_TOOL_INPUT_CHARS]
+        return str(command)[:MAX_TOOL_INPUT_CHARS]
+    return ""
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return to_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
