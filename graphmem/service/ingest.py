@@ -1,21 +1,23 @@
-"""Learning from finished OpenCode sessions: read, extract, redact, remember, link.
+"""Learning from finished agent sessions: read, extract, redact, remember, link.
 
-``Ingester.run`` reads OpenCode's database (the ``SessionSource`` port, implemented by
-``adapters/opencode_sessions.py``) from the stored cursor on, and for each *finished*
-session (unchanged for ``idle_seconds``, or named explicitly by the OpenCode plugin):
+``Ingester.run`` reads a client's sessions (the ``SessionSource`` port: OpenCode's database,
+``adapters/opencode_sessions.py``; a Claude Code transcript, ``adapters/claude_code_transcripts.py``)
+from the stored cursor on, and for each *finished* session (unchanged for ``idle_seconds``, or
+named explicitly by the client's plugin or hook):
 
 1. extracts what it teaches -- with the deterministic rules (``core/extraction.py``), or
    with the configured LLM extractor, falling back to the rules on any failure;
 2. redacts every text (``core/redaction.py``) before it reaches the store;
-3. remembers each learned item with ``source="opencode"`` (what the agent's own shell runs
-   taught: ``source="mcp"``, an agent's), ``session=<session id>``,
+3. remembers each learned item with the client's source (``opencode``, ``claude-code``: the
+   user's own words; what the agent's own shell runs taught: ``source="mcp"``, an agent's),
+   ``session=<session id>``,
    ``origin=<message id>`` and its trust, in the project of the session's directory,
    linked to the ``Session:<id>`` entity and to the files it names;
 4. writes (or rewrites) one summary ``event`` per session with its files and refs.
 
 Incremental and resumable: each session's progress is kept in the store's meta
-(``opencode_session:<id>``: the ``time_updated`` ingested, the last message ingested and
-the summary memory), written only once the session is stored; the run's cursor
+(``<source>_session:<id>``, e.g. ``opencode_session:<id>``: the ``time_updated`` ingested,
+the last message ingested and the summary memory), written only once the session is stored; the run's cursor
 (``opencode_cursor``) moves past a session only when it and every session before it are
 done, so a crash mid-run repeats at most the session it was in, and a session still being
 written is revisited by the next run. Re-ingesting a session that grew stores only what its
@@ -39,7 +41,7 @@ from graphmem.core.extraction import extract
 from graphmem.core.keys import file_key
 from graphmem.core.models import Category, Entity, EntityKind, Trust
 from graphmem.core.ports import ProjectRoots, SessionExtractor, SessionReader, SessionSource
-from graphmem.core.provenance import AGENT_SOURCE
+from graphmem.core.provenance import AGENT_SOURCE, CLAUDE_CODE_SOURCE, SESSION_SOURCE
 from graphmem.core.redaction import redact
 from graphmem.core.refs import find_refs
 from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
@@ -52,12 +54,10 @@ from graphmem.service.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
 
-SOURCE = "opencode"
 # What the agent's own shell runs taught (core/shell_runs.py): the agent's doing, never the user's words.
 AGENTS_RULES = ("procedure.retry", "procedure.error-fix")
-_MORE = Cause(SOURCE, "the session went on")  # a session summary rewritten, in its history
 CURSOR_KEY = "opencode_cursor"
-SESSION_KEY = "opencode_session:{id}"
+SESSION_KEY = "{source}_session:{id}"
 # A session unchanged for this long is finished (OpenCode writes every few seconds while it works).
 DEFAULT_IDLE_S = 60.0
 # A session whose last message never completed (OpenCode crashed) is taken as it is after this.
@@ -70,6 +70,20 @@ SUMMARY_REFS_SHOWN = 20
 LOW_TRUST_CATEGORY = Category.FACT
 
 IngestProgress = Callable[[int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionClient:
+    """The client whose sessions an ``Ingester`` reads: the ``source`` of what it learns (and of
+    its session's progress in the store's meta), and its name in words."""
+
+    source: str
+    name: str
+    how_to_list: str  # where the user finds a session's id
+
+
+OPENCODE = SessionClient(SESSION_SOURCE, "OpenCode", "`opencode session list`")
+CLAUDE_CODE = SessionClient(CLAUDE_CODE_SOURCE, "Claude Code", "the hook's session_id")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +145,7 @@ def parse_cursor(raw: str | None) -> tuple[int, str] | None:
 
 
 class Ingester:
-    """Ingests OpenCode sessions through the ``MemoryWriter``. Safe to run from several threads."""
+    """Ingests one client's sessions through the ``MemoryWriter``. Safe to run from several threads."""
 
     def __init__(
         self,
@@ -143,7 +157,10 @@ class Ingester:
         roots: ProjectRoots,
         names: ProjectNames | None = None,
         llm: SessionExtractor | None = None,
+        client: SessionClient = OPENCODE,
     ) -> None:
+        self._client = client
+        self._more = Cause(client.source, "the session went on")  # a summary rewritten, in its history
         self._writer = writer
         self._meta = writer.store  # the cursor and each session's progress (``StoreMeta``)
         self._options = options
@@ -182,13 +199,13 @@ class Ingester:
     def _one(self, reader: SessionReader, session_id: str, run: _Run) -> None:
         if not session_id.strip():
             raise InvalidInputError(
-                "Give an OpenCode session id (ses_...), as `opencode session list` shows."
+                f"Give a {self._client.name} session id, as {self._client.how_to_list} shows."
             )
         row = reader.session(session_id.strip())
         if row is None:
             raise NotFoundError(
-                f"No session {session_id!r} in OpenCode's database {reader.path}: "
-                "check the id with `opencode session list`, or the database with --db."
+                f"No session {session_id!r} in {self._client.name}'s store {reader.path}: "
+                f"check the id with {self._client.how_to_list}, or the database with --db."
             )
         self._session(reader, row, run, explicit=True)
 
@@ -228,7 +245,7 @@ class Ingester:
         """Ingest one session if it is finished. Returns False when it must be revisited later."""
         report = run.report
         report.sessions_read += 1
-        key = SESSION_KEY.format(id=row.id)
+        key = SESSION_KEY.format(source=self._client.source, id=row.id)
         if _Mark.parse(self._meta.get_meta(key)).updated_ms >= row.time_updated_ms:
             report.sessions_unchanged += 1
             return True
@@ -331,7 +348,7 @@ class Ingester:
                 category=category,
                 project=project if project is not None else run.default_project,
                 session=transcript.session_id,
-                source=AGENT_SOURCE if item.rule.startswith(AGENTS_RULES) else SOURCE,
+                source=AGENT_SOURCE if item.rule.startswith(AGENTS_RULES) else self._client.source,
                 occurred_at=when,
                 origin=item.message_id,
                 trust=item.trust,
@@ -362,12 +379,12 @@ class Ingester:
             return previous
         files = _session_files(transcript, learned, root)
         refs = _session_refs(transcript)
-        text = _clean(_summary_text(transcript, len(users), files, refs))
+        text = _clean(_summary_text(self._client.name, transcript, len(users), files, refs))
         links = [session, *_file_entities(root, project, files[:MAX_LINKED_FILES])]
         if previous is not None:
             try:
                 own = project if project is not None else run.default_project
-                self._writer.edit(previous, text=text, project=own, cause=_MORE)
+                self._writer.edit(previous, text=text, project=own, cause=self._more)
             except NotFoundError:
                 previous = None  # deleted by the user: write a new one
             else:
@@ -378,7 +395,7 @@ class Ingester:
             category=Category.EVENT,
             project=project if project is not None else run.default_project,
             session=transcript.session_id,
-            source=SOURCE,
+            source=self._client.source,
             occurred_at=transcript.created_at,
             origin=transcript.session_id,
         )
@@ -464,9 +481,11 @@ def _session_refs(transcript: Transcript) -> list[str]:
     return list(seen)
 
 
-def _summary_text(transcript: Transcript, user_turns: int, files: list[str], refs: list[str]) -> str:
+def _summary_text(
+    client: str, transcript: Transcript, user_turns: int, files: list[str], refs: list[str]
+) -> str:
     title = " ".join(transcript.title.split()) or transcript.session_id
-    parts = [f'OpenCode session "{title}" ({user_turns} user message{"s" if user_turns != 1 else ""})']
+    parts = [f'{client} session "{title}" ({user_turns} user message{"s" if user_turns != 1 else ""})']
     if files:
         shown = ", ".join(files[:SUMMARY_FILES_SHOWN])
         more = f" and {len(files) - SUMMARY_FILES_SHOWN} more" if len(files) > SUMMARY_FILES_SHOWN else ""

@@ -1,0 +1,316 @@
+"""Claude Code's session transcripts, read-only: one JSONL file per session.
+
+Claude Code (2.1.x) writes each session to ``<config>/projects/<project slug>/<session id>.jsonl``,
+where ``<config>`` is ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, and names that file in every
+hook's input (``transcript_path``). Each line is one JSON object; the ones read here:
+
+- ``{"type": "user", "message": {"role": "user", "content": "..." | [blocks]}, "uuid", "timestamp",
+  "cwd", "sessionId", "isMeta"?, "isSidechain"?}``: the user's words (text blocks), or the
+  results of tool calls (``tool_result`` blocks, matched to their call by ``tool_use_id``);
+- ``{"type": "assistant", "message": {"id", "content": [text | thinking | tool_use blocks]}, ...}``:
+  one line per content block, several lines sharing the message's ``id``;
+- everything else (attachments, which hold the hooks' additional context graphmem itself
+  added; summaries, snapshots, costs) is not the conversation and is skipped.
+
+The path is hostile input (it comes from a hook, through the daemon's route): it must be an
+absolute path to a regular file, not a symlink, inside ``<config>/projects`` once resolved,
+named ``<session id>.jsonl``; anything else is a ``SessionStoreError`` saying why. The file is
+read up to ``MAX_TRANSCRIPT_BYTES`` (a longer one is read from its end), every text is bounded,
+a line that is not JSON (a transcript cut mid-write) is skipped and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
+from graphmem.core.timeparse import to_utc
+from graphmem.errors import SessionStoreError
+
+CONFIG_DIR_VARIABLE = "CLAUDE_CONFIG_DIR"
+# A session longer than this is read from its end (its latest turns are what is new).
+MAX_TRANSCRIPT_BYTES = 32_000_000
+MAX_LINE_BYTES = 4_000_000
+MAX_MESSAGES_PER_SESSION = 2_000
+MAX_TEXT_CHARS = 20_000
+MAX_TOOL_INPUT_CHARS = 2_000
+MAX_TOOL_OUTPUT_CHARS = 4_000
+MAX_FILES_PER_PART = 100
+TITLE_CHARS = 80
+# Tool-input keys that hold a path the tool reads or writes.
+_PATH_KEYS = ("file_path", "notebook_path", "path", "filePath")
+
+
+def config_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Claude Code's config folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
+    env = os.environ if environ is None else environ
+    configured = env.get(CONFIG_DIR_VARIABLE, "").strip()
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"
+
+
+def transcripts_root(environ: Mapping[str, str] | None = None) -> Path:
+    """Where Claude Code keeps the user's session transcripts."""
+    return config_dir(environ) / "projects"
+
+
+def confined_transcript(path: str, session_id: str, root: Path | None = None) -> Path:
+    """``path`` as a transcript graphmem may read: absolute, a regular file (no symlink), inside
+    ``root`` (default: ``transcripts_root()``) once resolved, named ``<session_id>.jsonl``.
+    Raises ``SessionStoreError`` saying what is wrong."""
+    given = Path(path)
+    where = (root or transcripts_root()).expanduser()
+    if not given.is_absolute():
+        raise SessionStoreError(
+            f"transcript_path {path[:200]!r} is not absolute: send Claude Code's own path."
+        )
+    if given.name != f"{session_id}.jsonl":
+        raise SessionStoreError(
+            f"transcript_path {path[:200]!r} is not the transcript of session {session_id} "
+            f"(Claude Code names it {session_id}.jsonl)."
+        )
+    try:
+        info = os.lstat(given)
+        resolved = given.resolve(strict=True)
+        inside = resolved.is_relative_to(where.resolve())
+    except OSError as exc:
+        raise SessionStoreError(f"Cannot read the transcript {path[:200]}: {exc.strerror or exc}.") from None
+    if stat.S_ISLNK(info.st_mode):
+        raise SessionStoreError(
+            f"The transcript {path[:200]} is a symlink: graphmem reads only Claude Code's own files."
+        )
+    if not stat.S_ISREG(info.st_mode):
+        raise SessionStoreError(f"The transcript {path[:200]} is not a regular file.")
+    if not inside:
+        raise SessionStoreError(
+            f"The transcript {path[:200]} is outside Claude Code's sessions ({where}): graphmem reads "
+            f"nothing else. Set {CONFIG_DIR_VARIABLE} for the daemon as Claude Code has it."
+        )
+    return resolved
+
+
+@dataclass
+class _Building:
+    """What one pass over the lines gathers."""
+
+    directory: str = ""
+    first: datetime | None = None
+    last: datetime | None = None
+    title: str = ""
+    skipped: int = 0
+    messages: list[SessionMessage] = field(default_factory=list)
+    tools: dict[str, int] = field(default_factory=dict)  # tool_use id -> index in messages
+
+
+class ClaudeCodeTranscript:
+    """One transcript file, read-only (a ``SessionReader``)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def close(self) -> None:
+        pass
+
+    def changed_sessions(self, after: tuple[int, str] | None) -> list[SessionRow]:
+        return []  # one file is one session: it is always named
+
+    def session(self, session_id: str) -> SessionRow | None:
+        if self._path.name != f"{session_id}.jsonl":
+            return None
+        built = self._build()
+        created = built.first or _mtime(self._path)
+        updated = built.last or created
+        return SessionRow(session_id, built.directory, built.title, None, _ms(created), _ms(updated))
+
+    def read(self, row: SessionRow) -> SessionRead:
+        built = self._build()
+        messages = built.messages[-MAX_MESSAGES_PER_SESSION:]
+        transcript = Transcript(
+            session_id=row.id,
+            directory=row.directory,
+            title=row.title,
+            created_at=_from_ms(row.time_created_ms),
+            updated_at=_from_ms(row.time_updated_ms),
+            messages=tuple(messages),
+        )
+        return SessionRead(
+            transcript,
+            in_progress=False,
+            skipped_messages=built.skipped,
+            truncated_messages=len(built.messages) - len(messages),
+        )
+
+    def _lines(self) -> Iterator[bytes]:
+        try:
+            fd = os.open(self._path, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError as exc:
+            raise SessionStoreError(
+                f"Cannot read the transcript {self._path}: {exc.strerror or exc}."
+            ) from None
+        with os.fdopen(fd, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size > MAX_TRANSCRIPT_BYTES:
+                handle.seek(size - MAX_TRANSCRIPT_BYTES)
+                handle.readline()  # the rest of a line cut by the seek
+            read = 0
+            for line in handle:
+                read += len(line)
+                if read > MAX_TRANSCRIPT_BYTES:
+                    return  # grown since: what is past the bound waits for the next read
+                yield line
+
+    def _build(self) -> _Building:
+        built = _Building()
+        for raw in self._lines():
+            entry = _entry(raw)
+            if entry is None:
+                if raw.strip():
+                    built.skipped += 1
+                continue
+            kind = entry.get("type")
+            if kind not in ("user", "assistant") or entry.get("isSidechain") or entry.get("isMeta"):
+                continue
+            when = _when(entry.get("timestamp"))
+            if when is not None:
+                built.first = built.first or when
+                built.last = when if built.last is None or when > built.last else built.last
+            if not built.directory and isinstance(entry.get("cwd"), str):
+                built.directory = entry["cwd"][:4096]
+            message = entry.get("message")
+            if isinstance(message, dict):
+                _add(built, kind, entry, message, when or built.last or _mtime(self._path))
+        return built
+
+
+def _entry(raw: bytes) -> dict[str, Any] | None:
+    if len(raw) > MAX_LINE_BYTES:
+        return None
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _add(
+    built: _Building, role: str, entry: Mapping[str, Any], message: Mapping[str, Any], when: datetime
+) -> None:
+    content = message.get("content")
+    blocks: Iterable[Any] = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+    if not isinstance(blocks, list):
+        return
+    parts: list[SessionPart] = []
+    ident = str(entry.get("uuid") or "")[:128]
+    for index, block in enumerate(blocks):
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(SessionPart(f"{ident}:{index}", "text", text=block["text"][:MAX_TEXT_CHARS]))
+        elif kind == "tool_use" and role == "assistant":
+            parts.append(_tool_use(block, ident, index))
+        elif kind == "tool_result" and role == "user":
+            _tool_result(built, block)
+    if not parts:
+        return
+    if role == "user" and not built.title:
+        built.title = " ".join(parts[0].text.split())[:TITLE_CHARS]
+    group = str(message.get("id") or ident) if role == "assistant" else ident
+    previous = built.messages[-1] if built.messages else None
+    if previous is not None and role == "assistant" and previous.role == "assistant" and previous.id == group:
+        built.messages[-1] = SessionMessage(group, role, previous.created_at, previous.parts + tuple(parts))
+    else:
+        built.messages.append(SessionMessage(group or f"line{len(built.messages)}", role, when, tuple(parts)))
+    for part in parts:
+        if part.type == "tool":  # its result comes in a later line
+            built.tools[part.id] = len(built.messages) - 1
+
+
+def _tool_use(block: Mapping[str, Any], ident: str, index: int) -> SessionPart:
+    given = block.get("input")
+    arguments: dict[str, Any] = given if isinstance(given, dict) else {}
+    files = tuple(str(arguments[k])[:4096] for k in _PATH_KEYS if isinstance(arguments.get(k), str))
+    return SessionPart(
+        str(block.get("id") or f"{ident}:{index}")[:128],
+        "tool",
+        tool=str(block.get("name") or "").lower()[:100],
+        tool_input=json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)[:MAX_TOOL_INPUT_CHARS],
+        status="running",
+        files=files[:MAX_FILES_PER_PART],
+    )
+
+
+def _tool_result(built: _Building, block: Mapping[str, Any]) -> None:
+    """The result of a call: its output and status go into the assistant's tool part."""
+    call = str(block.get("tool_use_id"))
+    at = built.tools.get(call)
+    if at is None or at >= len(built.messages):
+        return
+    output = block.get("content")
+    if isinstance(output, list):
+        output = "\n".join(str(b.get("text", "")) for b in output if isinstance(b, dict))
+    text = str(output or "")
+    status = "error" if block.get("is_error") else "completed"
+    message = built.messages[at]
+    parts = tuple(
+        replace(p, tool_output=_bounded(text), status=status) if p.id == call else p for p in message.parts
+    )
+    built.messages[at] = SessionMessage(message.id, message.role, message.created_at, parts, message.agent)
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= MAX_TOOL_OUTPUT_CHARS:
+        return text
+    head = MAX_TOOL_OUTPUT_CHARS * 2 // 3
+    return text[:head] + "\n…\n" + text[-(MAX_TOOL_OUTPUT_CHARS - head) :]
+
+
+def _when(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return to_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
+
+
+def _mtime(path: Path) -> datetime:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    except OSError:
+        return datetime.now(UTC)
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _from_ms(ms: int) -> datetime:
+    return datetime.fromtimestamp(ms / 1000, UTC)
+
+
+class ClaudeCodeTranscripts:
+    """Claude Code's transcripts as the ingester reads them (the ``SessionSource`` port). Each
+    read names its file; ``locate`` only checks it is a transcript graphmem may read (the session
+    id is its file name)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self._root = root
+
+    def locate(self, explicit: str | None) -> Path:
+        if not explicit:
+            raise SessionStoreError("Name the Claude Code transcript to read (the hook's transcript_path).")
+        return confined_transcript(explicit, Path(explicit).stem, self._root)
+
+    def open(self, path: Path) -> ClaudeCodeTranscript:
+        return ClaudeCodeTranscript(path)

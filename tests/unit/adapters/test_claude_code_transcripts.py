@@ -1,0 +1,116 @@
+"""Reading a Claude Code transcript: the conversation only (never the hooks' own context), bounded,
+and only a file inside Claude Code's sessions folder: a hook's path is hostile input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from support.claude_transcript import TranscriptWriter, text, tool_use
+
+from graphmem.adapters.claude_code_transcripts import (
+    ClaudeCodeTranscripts,
+    config_dir,
+    confined_transcript,
+    transcripts_root,
+)
+from graphmem.errors import SessionStoreError
+
+SESSION = "0b5c3e8e-3f5a-4c43-9a0e-1f2d3c4b5a69"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "claude" / "projects"
+
+
+@pytest.fixture
+def session(root: Path) -> TranscriptWriter:
+    writer = TranscriptWriter(root, SESSION, "/home/me/shop")
+    writer.user("We decided to use PostgreSQL 16 for the shop database.")
+    writer.attachment('<memory source="graphmem">- [fact] an injected memory</memory>')
+    writer.assistant(text("Noted."), tool_use("toolu_1", "Bash", {"command": "make test"}))
+    writer.tool_result("toolu_1", "FAILED tests/test_cart.py::test_total", error=True)
+    writer.assistant(tool_use("toolu_2", "Edit", {"file_path": "/home/me/shop/cart.py", "old_string": "a"}))
+    writer.tool_result("toolu_2", "ok")
+    writer.user("<command-name>/status</command-name>", isMeta=True)
+    return writer
+
+
+def read(root: Path, path: Path, session_id: str = SESSION):  # type: ignore[no-untyped-def]
+    source = ClaudeCodeTranscripts(root)
+    reader = source.open(source.locate(str(path)))
+    row = reader.session(session_id)
+    assert row is not None
+    return row, reader.read(row)
+
+
+def test_the_conversation_is_read_without_the_hooks_context_or_meta_lines(
+    root: Path, session: TranscriptWriter
+) -> None:
+    row, done = read(root, session.path)
+    assert row.directory == "/home/me/shop"
+    assert row.title == "We decided to use PostgreSQL 16 for the shop database."
+    messages = done.transcript.messages
+    assert [m.role for m in messages] == ["user", "assistant", "assistant"]
+    assert "injected memory" not in " ".join(p.text for m in messages for p in m.parts)
+    bash = messages[1].parts[1]
+    assert (bash.tool, bash.status, bash.tool_output) == (
+        "bash",
+        "error",
+        "FAILED tests/test_cart.py::test_total",
+    )
+    assert messages[2].parts[0].files == ("/home/me/shop/cart.py",)
+    assert row.time_updated_ms > row.time_created_ms
+
+
+def test_a_line_cut_mid_write_is_skipped_and_counted(root: Path, session: TranscriptWriter) -> None:
+    with session.path.open("a", encoding="utf-8") as out:
+        out.write('{"type": "user", "message": {"role": "user", "content": "We decided')
+    _, done = read(root, session.path)
+    assert done.skipped_messages == 1
+    assert len(done.transcript.messages) == 3
+
+
+def test_a_path_outside_claude_codes_sessions_is_refused(tmp_path: Path, root: Path) -> None:
+    elsewhere = TranscriptWriter(tmp_path / "elsewhere", SESSION, "/x")
+    with pytest.raises(SessionStoreError, match="outside Claude Code's sessions"):
+        confined_transcript(str(elsewhere.path), SESSION, root)
+
+
+def test_dot_dot_out_of_the_sessions_folder_is_refused(tmp_path: Path, root: Path) -> None:
+    TranscriptWriter(tmp_path / "elsewhere", SESSION, "/x")
+    root.mkdir(parents=True)
+    sneaky = root / ".." / ".." / "elsewhere" / "-home-me-shop" / f"{SESSION}.jsonl"
+    with pytest.raises(SessionStoreError, match="outside Claude Code's sessions"):
+        confined_transcript(str(sneaky), SESSION, root)
+
+
+def test_a_symlinked_transcript_is_refused(tmp_path: Path, root: Path) -> None:
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text('{"type": "user", "message": {"role": "user", "content": "private"}}\n')
+    link = root / "-home-me-shop" / f"{SESSION}.jsonl"
+    link.parent.mkdir(parents=True)
+    os.symlink(secret, link)
+    with pytest.raises(SessionStoreError, match="is a symlink"):
+        confined_transcript(str(link), SESSION, root)
+
+
+@pytest.mark.parametrize(
+    ("path", "problem"),
+    [("relative/s.jsonl", "is not absolute"), ("/nowhere/other.jsonl", "not the transcript of session")],
+)
+def test_a_path_that_is_no_transcript_of_the_session_is_refused(root: Path, path: str, problem: str) -> None:
+    with pytest.raises(SessionStoreError, match=problem):
+        confined_transcript(path, SESSION, root)
+
+
+def test_a_missing_transcript_says_so(root: Path) -> None:
+    with pytest.raises(SessionStoreError, match="Cannot read the transcript"):
+        confined_transcript(str(root / "p" / f"{SESSION}.jsonl"), SESSION, root)
+
+
+def test_the_sessions_folder_follows_claude_config_dir(tmp_path: Path) -> None:
+    assert config_dir({"CLAUDE_CONFIG_DIR": str(tmp_path)}) == tmp_path
+    assert transcripts_root({}) == Path.home() / ".claude" / "projects"

@@ -1,0 +1,82 @@
+"""Learning from a Claude Code session's transcript: through the one write door, redacted, with
+``source="claude-code"`` and the session as provenance; once, however often the hooks ask."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from support.claude_transcript import TranscriptWriter, text
+
+from graphmem.adapters.claude_code_transcripts import ClaudeCodeTranscripts
+from graphmem.adapters.git import GitToplevel
+from graphmem.core.models import Category, MemoryRecord
+from graphmem.errors import SessionStoreError
+from graphmem.service.ingest import CLAUDE_CODE, Ingester, IngestOptions
+from graphmem.service.memory import MemoryService
+
+SESSION = "6f1d2c3b-4a59-4e8d-9c7b-a1b2c3d4e5f6"
+LATER = datetime(2026, 12, 2, tzinfo=UTC)
+
+
+def ingester(memory: MemoryService, root: Path) -> Ingester:
+    return Ingester(
+        memory.writer,
+        options=IngestOptions(),
+        clock=lambda: LATER,
+        sessions=ClaudeCodeTranscripts(root),
+        roots=GitToplevel(),
+        client=CLAUDE_CODE,
+    )
+
+
+def stored(memory: MemoryService) -> list[MemoryRecord]:
+    return [m for m in memory.store.all_memories() if m.source == "claude-code"]
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "claude" / "projects"
+
+
+def test_a_sessions_decision_is_learned_with_the_client_and_session_as_provenance(
+    memory_service: MemoryService, root: Path, git_project: str
+) -> None:
+    session = TranscriptWriter(root, SESSION, git_project)
+    session.user("We decided to pin PostgreSQL 16; the password is hunter2secret99 in .env (token ghp_"
+                 "abcdefghijklmnopqrstuvwxyz0123456789).")  # fmt: skip
+    session.assistant(text("Understood."))
+    report = ingester(memory_service, root).run(db_path=str(session.path), session_id=SESSION)
+    assert report.sessions_ingested == 1
+    decision = next(m for m in stored(memory_service) if m.category is Category.DECISION)
+    assert "PostgreSQL 16" in decision.text and "ghp_abcdef" not in decision.text
+    assert decision.session == SESSION and decision.project == git_project
+    summary = next(m for m in stored(memory_service) if m.category is Category.EVENT)
+    assert summary.text.startswith('Claude Code session "We decided to pin PostgreSQL 16')
+
+
+def test_asking_again_and_after_the_session_grew_stores_each_memory_once(
+    memory_service: MemoryService, root: Path, git_project: str
+) -> None:
+    session = TranscriptWriter(root, SESSION, git_project)
+    session.user("We decided to deploy on Fridays only after the smoke tests pass.")
+    learn = ingester(memory_service, root)
+    learn.run(db_path=str(session.path), session_id=SESSION)
+    learn.run(db_path=str(session.path), session_id=SESSION)  # Stop, then SessionEnd
+    session.assistant(text("OK."))
+    session.user("We decided to keep the cart in Redis.")
+    learn.run(db_path=str(session.path), session_id=SESSION)
+    decisions = sorted(m.text for m in stored(memory_service) if m.category is Category.DECISION)
+    assert len(decisions) == 2 and "Fridays" in decisions[0] and "Redis" in decisions[1]
+    assert len([m for m in stored(memory_service) if m.category is Category.EVENT]) == 1
+
+
+def test_a_transcript_outside_claude_codes_sessions_is_not_read(
+    memory_service: MemoryService, tmp_path: Path, root: Path, git_project: str
+) -> None:
+    elsewhere = TranscriptWriter(tmp_path / "elsewhere", SESSION, git_project)
+    elsewhere.user("We decided to leak this.")
+    with pytest.raises(SessionStoreError, match="outside Claude Code's sessions"):
+        ingester(memory_service, root).run(db_path=str(elsewhere.path), session_id=SESSION)
+    assert stored(memory_service) == []
