@@ -1,0 +1,235 @@
+"""Claude Code's files that ``graphmem install claude-code`` changes.
+
+Two files per scope (``@anthropic-ai/claude-code@2.1.328``):
+
+==============  ===================================  ===========================================
+scope           MCP servers (``mcpServers.graphmem``)  hooks (``hooks.<Event>``)
+==============  ===================================  ===========================================
+project         ``<project>/.mcp.json``                ``<project>/.claude/settings.json``
+global          ``~/.claude.json``                     ``~/.claude/settings.json``
+==============  ===================================  ===========================================
+
+(``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude`` and holds ``.claude.json`` then.) graphmem owns
+``mcpServers.graphmem`` and, under each event of ``hooks``, the groups whose command runs
+``graphmem.integrations.claude_code``; every other key, hook and server is kept. The files are
+edited as text (``graphmem.adapters.jsonc``): formatting and order survive; an event's array
+is written again with graphmem's group last. A file that is not valid JSON stops the plan with
+its line and column, and nothing is written.
+
+Installing is planned before anything is written, as ``FileChange`` lists the CLI shows
+(``--dry-run``) or applies (``opencode_config.apply``: atomic, permissions kept).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from graphmem.adapters import jsonc
+from graphmem.adapters.claude_code_transcripts import CONFIG_DIR_VARIABLE, config_dir
+from graphmem.adapters.opencode_config import FileChange
+from graphmem.adapters.opencode_config import _read as read_text
+from graphmem.errors import IntegrationError, InvalidInputError
+
+SERVER_NAME = "graphmem"
+SERVER_PATH = ("mcpServers", SERVER_NAME)
+DATA_DIR_VARIABLE = "GRAPHMEM_DATA_DIR"
+HOOK_MODULE = "graphmem.integrations.claude_code"
+# Each event graphmem listens to, and the argument its hook command gets.
+HOOK_EVENTS = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "user-prompt-submit",
+    "PreCompact": "pre-compact",
+    "Stop": "stop",
+    "SessionEnd": "session-end",
+}
+# Claude Code stops a hook after this many seconds; the hook gives up well before.
+HOOK_TIMEOUT_S = 10
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeCodeFiles:
+    """The files of one scope: where the MCP server goes, and where the hooks go."""
+
+    servers: Path
+    settings: Path
+
+
+def project_files(directory: Path) -> ClaudeCodeFiles:
+    return ClaudeCodeFiles(directory / ".mcp.json", directory / ".claude" / "settings.json")
+
+
+def global_files(environ: Mapping[str, str] | None = None) -> ClaudeCodeFiles:
+    """The user's own: ``~/.claude.json`` and ``~/.claude/settings.json``; with ``$CLAUDE_CONFIG_DIR``,
+    both in that folder."""
+    env = os.environ if environ is None else environ
+    folder = config_dir(env)
+    moved = bool(env.get(CONFIG_DIR_VARIABLE, "").strip())
+    return ClaudeCodeFiles(
+        folder / ".claude.json" if moved else Path.home() / ".claude.json", folder / "settings.json"
+    )
+
+
+def server_entry(command: Sequence[str], data_dir: Path | None = None) -> dict[str, Any]:
+    """``mcpServers.graphmem``: the stdio server; ``data_dir`` pins the store."""
+    entry: dict[str, Any] = {"type": "stdio", "command": command[0], "args": list(command[1:])}
+    if data_dir is not None:
+        entry["env"] = {DATA_DIR_VARIABLE: str(data_dir.expanduser().resolve())}
+    return entry
+
+
+def hook_command(event: str, data_dir: Path | None = None, python: str | None = None) -> str:
+    """The shell command Claude Code runs for ``event`` (``session-start``...): this Python,
+    isolated from the project's own modules (``-P``)."""
+    words = [python or sys.executable, "-P", "-m", HOOK_MODULE, event]
+    if data_dir is not None:
+        words += ["--data-dir", str(data_dir.expanduser().resolve())]
+    return shlex.join(words)
+
+
+def is_ours(group: Any) -> bool:
+    """Whether a hook group is graphmem's: one of its hooks runs graphmem's Claude Code hook."""
+    hooks = group.get("hooks") if isinstance(group, Mapping) else None
+    if not isinstance(hooks, list):
+        return False
+    return any(isinstance(h, Mapping) and HOOK_MODULE in str(h.get("command", "")) for h in hooks)
+
+
+def _group(command: str) -> dict[str, Any]:
+    return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_S}]}
+
+
+# -- the plan ---------------------------------------------------------------------------
+
+
+def plan_install(
+    files: ClaudeCodeFiles, entry: Mapping[str, Any], data_dir: Path | None = None, python: str | None = None
+) -> list[FileChange]:
+    """Set ``mcpServers.graphmem`` to ``entry`` and graphmem's hook group of each event (other
+    groups of the event kept, before it)."""
+    servers = read_text(files.servers)
+    settings = read_text(files.settings)
+    new_servers = _edit(
+        files.servers, servers or "{}\n", lambda text: jsonc.set_value(text, SERVER_PATH, entry)
+    )
+    new_settings = settings or "{}\n"
+    for event, argument in HOOK_EVENTS.items():
+        command = hook_command(argument, data_dir, python)
+        new_settings = _edit(files.settings, new_settings, partial(_with_hook, event=event, command=command))
+    return [
+        FileChange(files.servers, servers, new_servers),
+        FileChange(files.settings, settings, new_settings),
+    ]
+
+
+def plan_uninstall(files: ClaudeCodeFiles) -> list[FileChange]:
+    """Remove ``mcpServers.graphmem`` and graphmem's hook groups (an event, ``hooks`` or
+    ``mcpServers`` left empty goes too; a file left as ``{}`` that install created is deleted)."""
+    servers = read_text(files.servers)
+    settings = read_text(files.settings)
+    new_servers = servers
+    if servers is not None:
+        new_servers = _edit(files.servers, servers, lambda text: jsonc.remove_value(text, SERVER_PATH))
+        new_servers = None if new_servers != servers and _empty(new_servers) else new_servers
+    new_settings = settings
+    if settings is not None:
+        for event in HOOK_EVENTS:
+            new_settings = _edit(files.settings, new_settings or "{}", partial(_without_hook, event=event))
+        new_settings = None if new_settings != settings and _empty(new_settings or "") else new_settings
+    return [
+        FileChange(files.servers, servers, new_servers),
+        FileChange(files.settings, settings, new_settings),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """What of graphmem a Claude Code scope holds (for ``graphmem doctor``)."""
+
+    files: ClaudeCodeFiles
+    server: bool
+    hooks: tuple[str, ...]  # the events graphmem's hook is set for
+    problem: str = ""  # a file cannot be read
+
+    @property
+    def complete(self) -> bool:
+        return self.server and set(self.hooks) == set(HOOK_EVENTS)
+
+    def describe(self) -> str:
+        if self.problem:
+            return f"cannot tell: {self.problem}"
+        if not self.server and not self.hooks:
+            return "not installed"
+        parts = [f"MCP server in {self.files.servers}" if self.server else "no MCP server"]
+        missing = [e for e in HOOK_EVENTS if e not in self.hooks]
+        parts.append(
+            f"hooks in {self.files.settings}" + (f" (missing {', '.join(missing)})" if missing else "")
+            if self.hooks
+            else "no hooks"
+        )
+        return "; ".join(parts) + ("" if self.complete else ": run `graphmem install claude-code` again")
+
+
+def installed(files: ClaudeCodeFiles) -> Installed:
+    """What ``graphmem install claude-code`` left in ``files``; never raises."""
+    try:
+        servers = _parsed(files.servers, read_text(files.servers) or "{}", SERVER_PATH)
+        hooks = {
+            event: _parsed(files.settings, read_text(files.settings) or "{}", ("hooks", event))
+            for event in HOOK_EVENTS
+        }
+    except IntegrationError as exc:
+        return Installed(files, False, (), str(exc))
+    events = tuple(
+        e for e, groups in hooks.items() if isinstance(groups, list) and any(is_ours(g) for g in groups)
+    )
+    return Installed(files, servers is not None, events)
+
+
+# -- editing the text -------------------------------------------------------------------
+
+
+def _with_hook(text: str, event: str, command: str) -> str:
+    groups = jsonc.get_value(text, ("hooks", event))
+    kept = [g for g in groups if not is_ours(g)] if isinstance(groups, list) else []
+    if groups is not None and not isinstance(groups, list):
+        raise InvalidInputError(f"hooks.{event} is not a list of hook groups")
+    wanted = [*kept, _group(command)]
+    return text if groups == wanted else jsonc.set_value(text, ("hooks", event), wanted)
+
+
+def _without_hook(text: str, event: str) -> str:
+    groups = jsonc.get_value(text, ("hooks", event))
+    if not isinstance(groups, list) or not any(is_ours(g) for g in groups):
+        return text
+    kept = [g for g in groups if not is_ours(g)]
+    if kept:
+        return jsonc.set_value(text, ("hooks", event), kept)
+    return jsonc.remove_value(text, ("hooks", event))
+
+
+def _edit(path: Path, text: str, edit: Callable[[str], Any]) -> Any:
+    try:
+        result = edit(text)
+    except InvalidInputError as exc:
+        raise IntegrationError(
+            f"{path} is not valid JSON ({exc}). Fix it and run the command again; nothing was changed."
+        ) from None
+    return result
+
+
+def _parsed(path: Path, text: str, where: Sequence[str]) -> Any:
+    return _edit(path, text, lambda t: jsonc.get_value(t, where))
+
+
+def _empty(text: str) -> bool:
+    try:
+        return jsonc.get_value(text, ()) in ({}, None)
+    except InvalidInputError:
+        return False

@@ -1,0 +1,275 @@
+"""Claude Code's hooks: graphmem's memory in every session, with no tool call.
+
+``python -P -m graphmem.integrations.claude_code EVENT`` is the command ``graphmem install
+claude-code`` registers for each hook (``-P``: a ``graphmem/`` folder in the project is never
+imported); Claude Code runs it with the hook's JSON on stdin (``@anthropic-ai/claude-code@2.1.328``:
+``session_id``, ``transcript_path``, ``cwd``, ``hook_event_name``, and per event ``source``,
+``prompt`` / ``prompt_id``, ``trigger``, ``reason``; a subagent's hooks also carry ``agent_id``).
+
+==================  ===========================================================================
+``session-start``   the boot context, as ``additionalContext``: on ``startup`` and ``clear``, and
+                    after ``compact`` (compaction dropped it); never on ``resume``, whose
+                    transcript already holds the one the session started with
+``user-prompt-      what recall finds for the prompt, as ``additionalContext``; the prompt's id
+submit``            and a hash of its text are journaled per session so a memory shown on an
+                    earlier turn is not shown again
+``pre-compact``     the conventions, decisions and open blockers compaction must keep, printed
+                    as text (Claude Code adds a PreCompact hook's output to its compaction
+                    instructions)
+``stop``,           asks the daemon to learn the session from its transcript (queued; the
+``session-end``     daemon reads the file, confined to Claude Code's sessions folder)
+==================  ===========================================================================
+
+Where Claude Code puts ``additionalContext`` keeps the prompt cache: both hooks' context becomes
+a ``<system-reminder>`` text block of the user message it was given for (before the prompt),
+stored in the transcript as an attachment of that message and sent again, byte for byte, on
+every later request of the session (``--continue`` and ``--resume`` included). Nothing graphmem
+adds ever changes the system prompt, the tools, or an earlier message.
+
+The hook never breaks the turn: whatever goes wrong (bad input, no daemon, a slow one) it adds
+nothing, exits 0 and writes one line to ``hooks.log`` in graphmem's data dir.
+``GRAPHMEM_PLUGIN=off`` in Claude Code's environment turns it off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from graphmem.integrations.hook_client import HookClient
+from graphmem.integrations.hook_input import HookInputError, path_text, read_input, session_id, text
+
+log = logging.getLogger(__name__)
+
+CLIENT = "claude-code"
+EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "stop", "session-end")
+# Claude Code's names for them (``hookEventName`` of the answer, keys of settings.json's hooks).
+EVENT_NAMES = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "pre-compact": "PreCompact",
+    "stop": "Stop",
+    "session-end": "SessionEnd",
+}
+# The most a call waits (the daemon answers in tens of ms); GRAPHMEM_PLUGIN_TIMEOUT_MS
+# (50-10000) in Claude Code's environment sets the turn's and the boot context's.
+TURN_DEADLINE_S = 0.3
+BOOT_DEADLINE_S = 1.0
+COMPACTION_DEADLINE_S = 2.0
+INGEST_DEADLINE_S = 2.0
+# The prompt as the daemon reads it (recall reads its first 1,000 characters).
+MAX_TEXT_CHARS = 100_000
+# Claude Code keeps 10,000 characters of a PreCompact hook's output.
+MAX_COMPACTION_CHARS = 9_000
+# Prompts of a session whose id and hash are kept (the daemon hears of the newest ones).
+MAX_JOURNAL_MESSAGES = 200
+JOURNAL_FOLDER = "hook-journal"
+LOG_FILENAME = "hooks.log"
+LOG_MAX_BYTES = 1_000_000
+BOOT_SOURCES = frozenset({"startup", "clear", "compact"})
+OFF = frozenset({"off", "0", "false", "no"})
+
+
+def _deadline(default_s: float) -> float:
+    asked = os.environ.get("GRAPHMEM_PLUGIN_TIMEOUT_MS", "")
+    try:
+        value = int(asked)
+    except ValueError:
+        return default_s
+    return value / 1000 if 50 <= value <= 10_000 else default_s
+
+
+class ClaudeCodeHooks:
+    """Answers one hook event; never raises."""
+
+    def __init__(self, client: HookClient) -> None:
+        self._client = client
+        self._handlers: dict[str, Callable[[Mapping[str, Any]], str]] = {
+            "session-start": self._session_start,
+            "user-prompt-submit": self._user_prompt,
+            "pre-compact": self._pre_compact,
+            "stop": self._learn,
+            "session-end": self._learn,
+        }
+
+    def answer(self, event: str, stream: IO[bytes]) -> str:
+        """What to print on stdout for ``event`` with the hook's input on ``stream`` ("" for nothing)."""
+        try:
+            if str(os.environ.get("GRAPHMEM_PLUGIN", "")).lower() in OFF:
+                return ""
+            given = read_input(stream)
+            if given.get("agent_id"):
+                return ""  # a subagent's turn: the memory is the main session's
+            return self._handlers[event](given)
+        except HookInputError as exc:
+            log.warning("%s: %s; added nothing", event, exc)
+        except Exception:  # the hook never breaks the user's turn
+            log.exception("%s failed; added nothing", event)
+        return ""
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _session_start(self, given: Mapping[str, Any]) -> str:
+        if given.get("source") not in BOOT_SOURCES:
+            return ""
+        body = {
+            "session_id": session_id(given.get("session_id")),
+            "directory": path_text(given.get("cwd"), "cwd"),
+        }
+        answer = self._client.call("/plugin/boot", body, _deadline(BOOT_DEADLINE_S))
+        return _context("SessionStart", answer.get("block"))
+
+    def _user_prompt(self, given: Mapping[str, Any]) -> str:
+        session = session_id(given.get("session_id"))
+        prompt = text(given.get("prompt"), MAX_TEXT_CHARS)
+        digest = hashlib.sha256(prompt.encode("utf-8", errors="replace")).hexdigest()[:32]
+        prompt_id = given.get("prompt_id")
+        ident = prompt_id if isinstance(prompt_id, str) and _is_id(prompt_id) else f"p{digest[:24]}"
+        journal = Journal(self._client.data_dir()[0], session)
+        older = journal.messages()
+        body = {
+            "session_id": session,
+            "directory": path_text(given.get("cwd"), "cwd"),
+            "messages": [*older, {"id": ident, "hash": digest}],
+            "text": prompt,
+        }
+        answer = self._client.call("/plugin/turn", body, _deadline(TURN_DEADLINE_S))
+        blocks = answer.get("blocks")
+        block = blocks.get(ident) if isinstance(blocks, dict) else None
+        journal.add(ident, digest, bare="blocks" not in answer)
+        return _context("UserPromptSubmit", block)
+
+    def _pre_compact(self, given: Mapping[str, Any]) -> str:
+        body = {
+            "session_id": session_id(given.get("session_id")),
+            "directory": path_text(given.get("cwd"), "cwd"),
+        }
+        answer = self._client.call("/plugin/compaction", body, COMPACTION_DEADLINE_S)
+        found = answer.get("context")
+        texts = [t for t in found if isinstance(t, str) and t] if isinstance(found, list) else []
+        return "\n\n".join(texts)[:MAX_COMPACTION_CHARS]
+
+    def _learn(self, given: Mapping[str, Any]) -> str:
+        from graphmem.adapters.claude_code_transcripts import confined_transcript
+        from graphmem.errors import SessionStoreError
+
+        session = session_id(given.get("session_id"))
+        transcript = path_text(given.get("transcript_path"), "transcript_path")
+        if transcript is None:
+            raise HookInputError("no transcript_path: nothing to learn from")
+        try:
+            confined_transcript(transcript, session)
+        except SessionStoreError as exc:
+            raise HookInputError(str(exc)) from None
+        body = {
+            "client": CLIENT,
+            "session_id": session,
+            "directory": path_text(given.get("cwd"), "cwd"),
+            "transcript_path": transcript,
+        }
+        self._client.call("/plugin/ingest", body, INGEST_DEADLINE_S)
+        return ""
+
+
+def _is_id(value: str) -> bool:
+    try:
+        session_id(value)
+    except HookInputError:
+        return False
+    return True
+
+
+def _context(event: str, block: Any) -> str:
+    """The hook's answer carrying ``block`` as additional context ("" for no block)."""
+    if not isinstance(block, str) or not block.startswith('<memory source="graphmem">'):
+        return ""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}})
+
+
+class Journal:
+    """The prompts of one session the daemon was told of (their ids and text hashes), in a file
+    per session (``hook-journal/claude-code/<session>.json``, 0600 in a 0700 folder, written
+    to a temporary file and renamed): each hook is a process of its own, and the daemon leaves
+    out of a turn what an earlier turn's block already showed only when it hears of those turns."""
+
+    def __init__(self, data_dir: Path, session: str) -> None:
+        self._folder = data_dir / JOURNAL_FOLDER / CLIENT
+        self._file = self._folder / f"{session}.json"
+
+    def messages(self) -> list[dict[str, Any]]:
+        try:
+            saved = json.loads(self._file.read_text("utf-8"))
+        except (OSError, ValueError):
+            return []
+        rows = saved.get("messages") if isinstance(saved, dict) else None
+        if not isinstance(rows, list):
+            return []
+        kept = [
+            r for r in rows if isinstance(r, list) and len(r) == 3 and all(isinstance(x, str) for x in r[:2])
+        ]
+        return [{"id": r[0], "hash": r[1], "bare": bool(r[2])} for r in kept[-MAX_JOURNAL_MESSAGES:]]
+
+    def add(self, ident: str, digest: str, *, bare: bool) -> None:
+        rows = [[m["id"], m["hash"], m["bare"]] for m in self.messages() if m["id"] != ident]
+        rows = [*rows, [ident, digest, bare]][-MAX_JOURNAL_MESSAGES:]
+        try:
+            self._folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            partial = self._folder / f".{self._file.stem}.{os.getpid()}.tmp"
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump({"v": 1, "messages": rows}, out)
+            os.replace(partial, self._file)
+        except OSError as exc:
+            log.warning("could not keep the prompt journal %s: %s", self._file, exc.strerror or exc)
+
+
+def log_to_file(data_dir: Path) -> None:
+    """The hooks' one-line log, ``hooks.log`` in the data dir (rotated at 1 MB); never the
+    terminal. A data dir that cannot be written leaves the hooks without a log, never broken."""
+    from logging.handlers import RotatingFileHandler
+
+    with contextlib.suppress(OSError):
+        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handler = RotatingFileHandler(data_dir / LOG_FILENAME, maxBytes=LOG_MAX_BYTES, backupCount=1)
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)s graphmem hook claude-code %(message)s")
+        )
+        root = logging.getLogger("graphmem")
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -P -m graphmem.integrations.claude_code EVENT [--data-dir DIR]``: read the hook's
+    input on stdin, print the answer (if any) on stdout; always 0."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="graphmem.integrations.claude_code", add_help=False)
+    parser.add_argument("event", nargs="?", default="")
+    parser.add_argument("--data-dir", type=Path, default=None)
+    known, _ = parser.parse_known_args(argv)
+    client = HookClient(known.data_dir)
+    try:
+        log_to_file(client.data_dir()[0])
+    except Exception as exc:  # a config that cannot be read: the turn goes on without memory
+        print(f"graphmem hook claude-code: {exc}", file=sys.stderr)
+        return 0
+    if known.event not in EVENTS:
+        log.warning("unknown event %r (one of %s); added nothing", str(known.event)[:40], ", ".join(EVENTS))
+        return 0
+    answer = ClaudeCodeHooks(client).answer(known.event, sys.stdin.buffer)
+    if answer:
+        sys.stdout.write(answer + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - run by Claude Code, tested through main()
+    raise SystemExit(main())

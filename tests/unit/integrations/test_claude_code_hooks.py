@@ -1,0 +1,180 @@
+"""Claude Code's hooks: the boot context once per session, each prompt's recall, what compaction
+keeps, learning the session when it stops or ends; hostile input adds nothing and logs one line."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.claude_transcript import TranscriptWriter
+
+from graphmem.integrations import claude_code
+from graphmem.integrations.claude_code import ClaudeCodeHooks
+
+SESSION = "0b5c3e8e-3f5a-4c43-9a0e-1f2d3c4b5a69"
+BLOCK = '<memory source="graphmem">\n- [fact] The staging database listens on port 5433.\n</memory>'
+BOOT = '<memory source="graphmem">\n## Conventions\n- [directive] Never push to main.\n</memory>'
+
+
+class Daemon:
+    """Stands in for ``HookClient``: records each call, answers what the route would."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self._data_dir = data_dir
+        self.silent = False
+
+    def data_dir(self) -> tuple[Path, str | None]:
+        return self._data_dir, None
+
+    def call(self, path: str, body: Mapping[str, Any], deadline_s: float) -> dict[str, Any]:
+        self.calls.append((path, dict(body)))
+        if self.silent:
+            return {}
+        if path == "/plugin/boot":
+            return {"block": BOOT}
+        if path == "/plugin/turn":
+            return {"blocks": {body["messages"][-1]["id"]: BLOCK}}
+        if path == "/plugin/compaction":
+            return {"context": ["Keep: never push to main."]}
+        return {"queued": True}
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Daemon:
+    return Daemon(tmp_path / "data")
+
+
+@pytest.fixture
+def claude_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "claude"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(folder))
+    monkeypatch.delenv("GRAPHMEM_PLUGIN", raising=False)
+    return folder
+
+
+def hook(daemon: Daemon, event: str, **given: Any) -> str:
+    body = {"session_id": SESSION, "cwd": "/home/me/shop", **given}
+    return ClaudeCodeHooks(daemon).answer(event, io.BytesIO(json.dumps(body).encode()))  # type: ignore[arg-type]
+
+
+def context(answer: str) -> str:
+    output = json.loads(answer)["hookSpecificOutput"]
+    assert set(output) == {"hookEventName", "additionalContext"}
+    return str(output["additionalContext"])
+
+
+@pytest.mark.parametrize("source", ["startup", "clear", "compact"])
+def test_a_session_that_starts_gets_the_boot_context(daemon: Daemon, claude_dir: Path, source: str) -> None:
+    assert context(hook(daemon, "session-start", source=source)) == BOOT
+    assert daemon.calls == [("/plugin/boot", {"session_id": SESSION, "directory": "/home/me/shop"})]
+
+
+def test_a_resumed_session_gets_no_second_boot_context(daemon: Daemon, claude_dir: Path) -> None:
+    assert hook(daemon, "session-start", source="resume") == ""
+    assert daemon.calls == []
+
+
+def test_each_prompt_gets_its_recall_and_names_the_earlier_prompts(daemon: Daemon, claude_dir: Path) -> None:
+    first = hook(daemon, "user-prompt-submit", prompt="Where does staging listen?", prompt_id="p-1")
+    second = hook(daemon, "user-prompt-submit", prompt="And production?", prompt_id="p-2")
+    assert context(first) == BLOCK and context(second) == BLOCK
+    assert json.loads(first)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    named = [m["id"] for m in daemon.calls[1][1]["messages"]]
+    assert named == ["p-1", "p-2"]
+    assert daemon.calls[1][1]["text"] == "And production?"
+
+
+def test_a_prompt_the_daemon_did_not_answer_goes_bare_and_the_daemon_hears_so(
+    daemon: Daemon, claude_dir: Path
+) -> None:
+    daemon.silent = True
+    assert hook(daemon, "user-prompt-submit", prompt="first", prompt_id="p-1") == ""
+    daemon.silent = False
+    hook(daemon, "user-prompt-submit", prompt="second", prompt_id="p-2")
+    first_hash = daemon.calls[0][1]["messages"][0]["hash"]
+    assert daemon.calls[1][1]["messages"][0] == {"id": "p-1", "hash": first_hash, "bare": True}
+
+
+def test_a_one_megabyte_prompt_is_sent_cut(daemon: Daemon, claude_dir: Path) -> None:
+    assert context(hook(daemon, "user-prompt-submit", prompt="x" * 1_000_000, prompt_id="p-1")) == BLOCK
+    assert len(daemon.calls[0][1]["text"]) == claude_code.MAX_TEXT_CHARS
+
+
+@pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "pre-compact"])
+def test_a_subagents_hook_gets_nothing(daemon: Daemon, claude_dir: Path, event: str) -> None:
+    assert hook(daemon, event, source="startup", prompt="hi", agent_id="agent-1") == ""
+    assert daemon.calls == []
+
+
+def test_a_session_id_with_dot_dot_adds_nothing_and_says_why(
+    daemon: Daemon, claude_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="graphmem.integrations.claude_code"):
+        assert hook(daemon, "user-prompt-submit", session_id="../../etc/passwd", prompt="hi") == ""
+    assert daemon.calls == [] and not (daemon.data_dir()[0] / "hook-journal").exists()
+    assert "session_id '../../etc/passwd' is not an id" in caplog.text
+    assert "Traceback" not in caplog.text
+
+
+def test_input_that_is_not_json_adds_nothing(
+    daemon: Daemon, claude_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="graphmem.integrations.claude_code"):
+        assert ClaudeCodeHooks(daemon).answer("stop", io.BytesIO(b"{not json")) == ""  # type: ignore[arg-type]
+    assert "not JSON" in caplog.text
+
+
+def test_compaction_gets_what_must_survive_as_text(daemon: Daemon, claude_dir: Path) -> None:
+    assert hook(daemon, "pre-compact", trigger="auto") == "Keep: never push to main."
+
+
+def test_a_session_that_stops_is_named_to_the_daemon_to_learn(daemon: Daemon, claude_dir: Path) -> None:
+    session = TranscriptWriter(claude_dir / "projects", SESSION, "/home/me/shop")
+    assert hook(daemon, "stop", transcript_path=str(session.path)) == ""
+    assert daemon.calls == [("/plugin/ingest", {
+        "client": "claude-code", "session_id": SESSION, "directory": "/home/me/shop",
+        "transcript_path": str(session.path),
+    })]  # fmt: skip
+
+
+def test_a_transcript_outside_claude_codes_sessions_is_not_sent(
+    daemon: Daemon, claude_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    elsewhere = TranscriptWriter(tmp_path / "elsewhere", SESSION, "/home/me/shop")
+    with caplog.at_level(logging.WARNING, logger="graphmem.integrations.claude_code"):
+        assert hook(daemon, "session-end", transcript_path=str(elsewhere.path), reason="other") == ""
+    assert daemon.calls == []
+    assert "outside Claude Code's sessions" in caplog.text
+
+
+def test_graphmem_plugin_off_turns_the_hooks_off(
+    daemon: Daemon, claude_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRAPHMEM_PLUGIN", "off")
+    assert hook(daemon, "session-start", source="startup") == ""
+    assert daemon.calls == []
+
+
+def test_the_command_answers_on_stdout_and_exits_0(
+    tmp_path: Path, claude_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(claude_code, "HookClient", lambda data_dir: Daemon(tmp_path / "data"))
+    monkeypatch.setattr(
+        "sys.stdin",
+        io.TextIOWrapper(io.BytesIO(json.dumps({"session_id": SESSION, "source": "startup"}).encode())),
+    )
+    assert claude_code.main(["session-start"]) == 0
+    assert context(capsys.readouterr().out) == BOOT
+    assert claude_code.main(["no-such-event"]) == 0
+    assert capsys.readouterr().out == ""
+    assert "unknown event 'no-such-event'" in (tmp_path / "data" / "hooks.log").read_text()
+    for handler in logging.getLogger("graphmem").handlers[:]:  # the command's log, for this process only
+        if getattr(handler, "baseFilename", "").startswith(str(tmp_path)):
+            logging.getLogger("graphmem").removeHandler(handler)
+            handler.close()
