@@ -7,6 +7,12 @@ invalid file stops the plan, so nothing is half-installed. The OpenCode plugin
 file: copied into OpenCode's plugins directory, with the data dir baked in when
 ``--data-dir`` was given.
 
+One layout serves OpenCode 1 and 2, so install never asks which one runs: both load every
+``.js`` file of ``.opencode/plugins/`` (and of ``plugins/`` in the global config dir) with no
+config entry, and the one plugin file carries both entry points; OpenCode 2 reads OpenCode 1's
+``mcp.<name>`` entries (it migrates them). Nothing goes under OpenCode 2's ``plugins`` key,
+which OpenCode 1 rejects as an unknown key. See docs/opencode.md.
+
 The config is edited as text (``graphmem.adapters.jsonc``), so the user's comments,
 trailing commas and formatting survive; files are replaced atomically.
 """
@@ -17,6 +23,7 @@ import contextlib
 import difflib
 import json
 import os
+import re
 import shutil
 import stat
 import sys
@@ -43,6 +50,9 @@ PLUGIN_NAME = "graphmem.js"
 # The plugin's first line carries this: a file without it is the user's, never overwritten.
 PLUGIN_MARKER = "graphmem plugin for OpenCode"
 PLUGIN_DATA_DIR_LINE = "const INSTALLED_DATA_DIR = null;"
+PLUGIN_VERSION = re.compile(r"\(graphmem-plugin (\d+)\)")
+# The first plugin version with OpenCode 2's entry point (`setup`) beside OpenCode 1's (`server`).
+DUAL_PLUGIN_VERSION = 2
 # What diff prints after a last line that has no newline.
 NO_NEWLINE_MARK = "\n\\ No newline at end of file\n"
 EMPTY_CONFIG = '{\n  "$schema": "' + SCHEMA_URL + '"\n}\n'
@@ -134,6 +144,57 @@ def plugin_text(data_dir: Path | None = None) -> str:
 def is_our_plugin(text: str) -> bool:
     """Whether a file is graphmem's plugin (any version): its first line says so."""
     return PLUGIN_MARKER in text.split("\n", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """What of graphmem one OpenCode scope holds, as ``graphmem doctor`` reports it."""
+
+    files: OpenCodeFiles
+    server: bool  # mcp.graphmem in the config
+    plugin_version: int | None  # graphmem's plugin file and its version (None: none)
+    plugin_current: bool  # the plugin file is the packaged one (its data dir aside)
+
+    def describe(self) -> str:
+        """One line: the MCP server, the plugin and which OpenCode versions it loads in."""
+        if not self.server and self.plugin_version is None:
+            return "not installed"
+        parts = [f"MCP server in {self.files.config}" if self.server else "no MCP server entry"]
+        if self.plugin_version is None:
+            parts.append("no plugin")
+        else:
+            loads = "OpenCode 1 and 2" if self.plugin_version >= DUAL_PLUGIN_VERSION else "OpenCode 1 only"
+            parts.append(
+                f"plugin {self.files.plugin} (graphmem-plugin {self.plugin_version}, loads in {loads})"
+            )
+            if not self.plugin_current:
+                parts.append("outdated: run `graphmem install opencode` again")
+        return "; ".join(parts)
+
+
+def inspect(files: OpenCodeFiles) -> Installed:
+    """What graphmem installed in ``files`` (an unreadable or invalid file counts as none)."""
+    try:
+        config = _read(files.config)
+        plugin = _read(files.plugin)
+    except IntegrationError:
+        config = plugin = None
+    try:
+        server = config is not None and jsonc.get_value(config, MCP_PATH) is not None
+    except InvalidInputError:
+        server = False
+    version = None
+    if plugin is not None and is_our_plugin(plugin):
+        found = PLUGIN_VERSION.search(plugin.split("\n", 1)[0])
+        version = int(found.group(1)) if found else 1
+    current = plugin is not None and _without_data_dir(plugin) == plugin_text()
+    return Installed(files, server, version, current)
+
+
+def _without_data_dir(text: str) -> str:
+    return re.sub(
+        r"^const INSTALLED_DATA_DIR = .*;$", PLUGIN_DATA_DIR_LINE, text, count=1, flags=re.MULTILINE
+    )
 
 
 # -- the plan ---------------------------------------------------------------------

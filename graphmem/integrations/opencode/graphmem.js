@@ -1,5 +1,7 @@
-// graphmem plugin for OpenCode (graphmem-plugin 1). Installed by `graphmem install opencode`,
+// graphmem plugin for OpenCode (graphmem-plugin 2). Installed by `graphmem install opencode`,
 // removed by `graphmem uninstall opencode`; `install` updates it (edits here are overwritten).
+// One file for OpenCode 1 and 2: its default export carries the id both need, OpenCode 1's `server`
+// and OpenCode 2's `setup`; each loads it from the plugins directory it reads by itself.
 //
 // It keeps the model provider's prompt cache: the boot context (conventions, open blockers, recent
 // decisions) goes into the system prompt once per session and stays byte for byte until compaction;
@@ -7,18 +9,20 @@
 // and every later request re-applies the same bytes to that message. What it put where is kept in a
 // journal in graphmem's data dir (plugin-journal/<session>.json, written atomically, bounded), so
 // every later request, in this OpenCode process or the next (`opencode run -c`), replays it without
-// asking the daemon: a slow or restarted daemon can only leave the newest turn without its recall. OpenCode's hidden title,
-// compaction and summary agents get nothing. It keeps conventions, decisions and open blockers
-// through compaction, and asks graphmem to learn from a session when it goes idle or is compacted. It talks only to
-// the local graphmem daemon (found through daemon.json in graphmem's data dir), sends it nothing secret before
-// the daemon has proved it holds the token (a program squatting on a crashed daemon's port gets nothing), never waits
-// longer than its timeouts, and never throws into OpenCode: with no daemon it adds nothing.
+// asking the daemon: a slow or restarted daemon can only leave the newest turn without its recall.
+// OpenCode's hidden title, compaction and summary agents and OpenCode 2's subagent sessions get nothing.
+// It keeps conventions, decisions and open blockers through compaction, and asks graphmem to learn
+// from a session when it goes idle or is compacted. It talks only to the local graphmem daemon (found
+// through daemon.json in graphmem's data dir), sends it nothing secret before the daemon has proved it
+// holds the token (a program squatting on a crashed daemon's port gets nothing), never waits longer
+// than its timeouts, and never throws into OpenCode: with no daemon it adds nothing.
 // GRAPHMEM_PLUGIN=off in OpenCode's environment turns it off.
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 // Set by `graphmem --data-dir DIR install opencode`; GRAPHMEM_DATA_DIR wins over it.
 const INSTALLED_DATA_DIR = null;
@@ -153,11 +157,6 @@ function textOf(parts) {
     .slice(0, MAX_TEXT_CHARS);
 }
 
-// A user message's own text, hashed: its block is kept per id and text, so an edited message gets a new one.
-function hashOf(parts) {
-  return createHash("sha256").update(textOf(parts)).digest("hex").slice(0, 32);
-}
-
 function blockOf(value) {
   return typeof value === "string" && value.length <= MAX_BLOCK_CHARS && value.startsWith(BLOCK_OPEN) ? value : "";
 }
@@ -252,113 +251,181 @@ class Journal {
   }
 }
 
-export const GraphmemPlugin = async ({ client, directory }) => {
-  const off = ["off", "0", "false", "no"].includes(String(process.env.GRAPHMEM_PLUGIN ?? "").toLowerCase());
-  if (off) return {};
+// What the plugin knows and does, whichever OpenCode hosts it: the hooks of OpenCode 1 (`server`) and
+// of OpenCode 2 (`setup`) below only translate their host's shapes into these calls.
+class Memory {
+  constructor(directory, log) {
+    this.directory = directory;
+    this.log = log; // one line in the host's log; never the terminal
+    this.users = new Map(); // sessionID -> { id, text, agent } of the latest user message
+    this.files = new Map(); // sessionID -> [paths in play], most recent last
+    // Per session: its boot block, each user message's block, and the messages sent bare that the
+    // daemon has not heard of yet; kept across OpenCode processes.
+    this.journal = new Journal();
+    this.systems = new Map(); // sessionID -> its system prompt as last seen (graphmem's block left out)
+    this.ingested = new Map(); // sessionID -> when ingest was last asked
+    this.quietUntil = 0;
+    this.failing = false;
+  }
 
-  const users = new Map(); // sessionID -> { id, text, agent } of the latest user message
-  const files = new Map(); // sessionID -> [paths in play], most recent last
-  // Per session: its boot block, each user message's block, and the messages sent bare that the
-  // daemon has not heard of yet; kept across OpenCode processes.
-  const journal = new Journal();
-  const systems = new Map(); // sessionID -> its system prompt as last seen (graphmem's block left out)
-  const compacting = new Map(); // sessionID -> until when the next messages transform is compaction's
-  const ingested = new Map(); // sessionID -> when ingest was last asked
-  let quietUntil = 0;
-  let failing = false;
-
-  // At most one log line per failure streak, in OpenCode's own log (never on the terminal).
-  function failed(error) {
-    if (!(error instanceof NoDaemon)) quietUntil = Date.now() + BACKOFF_MS;
-    if (failing) return;
-    failing = true;
+  // At most one log line per failure streak.
+  failed(error) {
+    if (!(error instanceof NoDaemon)) this.quietUntil = Date.now() + BACKOFF_MS;
+    if (this.failing) return;
+    this.failing = true;
     try {
-      client?.app
-        ?.log?.({ body: { service: "graphmem", level: "warn", message: `graphmem plugin: ${error?.message ?? error}` } })
-        ?.catch?.(() => {});
+      this.log(`graphmem plugin: ${error?.message ?? error}`);
     } catch {}
   }
 
-  function succeeded() {
-    failing = false;
+  succeeded() {
+    this.failing = false;
   }
 
-  function noteUser(sessionID, message, parts) {
-    if (!sessionID || !message?.id || message.role !== "user") return;
-    const known = users.get(sessionID);
-    if (known?.id === message.id && known.text) return;
-    remember(users, sessionID, { id: message.id, text: textOf(parts), agent: message.agent ?? "" }, MAX_SESSIONS);
+  noteUser(sessionID, id, text, agent) {
+    if (!sessionID || typeof id !== "string" || !id) return;
+    const known = this.users.get(sessionID);
+    if (known?.id === id && known.text) return;
+    const entry = { id, text: String(text ?? "").slice(0, MAX_TEXT_CHARS), agent: typeof agent === "string" ? agent : "" };
+    remember(this.users, sessionID, entry, MAX_SESSIONS);
   }
 
-  function noteFile(sessionID, path) {
+  noteFile(sessionID, path) {
     if (!sessionID || typeof path !== "string" || !path || path.length > 4096) return;
-    const list = (files.get(sessionID) ?? []).filter((known) => known !== path);
+    const list = (this.files.get(sessionID) ?? []).filter((known) => known !== path);
     list.push(path);
-    remember(files, sessionID, list.slice(-MAX_FILES), MAX_SESSIONS);
+    remember(this.files, sessionID, list.slice(-MAX_FILES), MAX_SESSIONS);
   }
 
-  function ingest(sessionID) {
-    if (!sessionID) return;
+  ingest(sessionID) {
+    if (typeof sessionID !== "string" || !sessionID) return;
     const now = Date.now();
-    if (now - (ingested.get(sessionID) ?? 0) < INGEST_DEDUP_MS) return;
-    remember(ingested, sessionID, now, MAX_SESSIONS);
-    post("/plugin/ingest", { session_id: sessionID, directory, db_path: openCodeDb() }, INGEST_TIMEOUT_MS)
-      .then(succeeded, failed);
+    if (now - (this.ingested.get(sessionID) ?? 0) < INGEST_DEDUP_MS) return;
+    remember(this.ingested, sessionID, now, MAX_SESSIONS);
+    post("/plugin/ingest", { session_id: sessionID, directory: this.directory, db_path: openCodeDb() }, INGEST_TIMEOUT_MS)
+      .then(() => this.succeeded(), (error) => this.failed(error));
   }
 
   // Compaction replaces the conversation: the boot context is picked again, as it now is.
-  function compacted(sessionID) {
-    const entry = journal.load(sessionID);
+  compacted(sessionID) {
+    const entry = this.journal.load(sessionID);
     if (entry.boot === null) return;
     entry.boot = null;
     entry.rechoose = true; // not the pre-compaction boot block another process may still have written
-    journal.save(sessionID);
+    this.journal.save(sessionID);
   }
 
-  // The blocks of the request's user messages: those in the journal as they are, with no network
-  // wait; for any not in it (the newest; or, in a session older than the journal, earlier ones the
-  // daemon may still know) one call to the daemon. Whatever goes out is journaled before it does.
-  async function blocksFor(sessionID, wanted, newest) {
-    const entry = journal.load(sessionID);
+  // The system prompt's boot block: "" when there is none. Decided once per session (until
+  // compaction) and journaled: a boot context the daemon was too slow to give is left out for the
+  // session, never added later (that would change the system prompt, which every cached prefix
+  // starts with). `texts` is the system prompt as the host has it; null when it already holds a block.
+  async boot(sessionID, texts, agent) {
+    const text = texts.filter((s) => typeof s === "string").join("\n");
+    if (text.includes(BLOCK_OPEN)) return null; // already there
+    remember(this.systems, sessionID, text.slice(-MAX_SYSTEM_CHARS), MAX_SESSIONS);
+    const entry = this.journal.load(sessionID);
+    if (entry.boot !== null) return entry.boot;
+    let block = "";
+    try {
+      if (Date.now() >= this.quietUntil) {
+        const answer = await post(
+          "/plugin/boot",
+          { session_id: sessionID, directory: this.directory, agent: agent ?? "", system: this.systems.get(sessionID) },
+          BOOT_TIMEOUT_MS,
+        );
+        this.succeeded();
+        block = blockOf(answer?.block);
+      }
+    } catch (error) {
+      this.failed(error);
+    }
+    entry.boot = block;
+    entry.rechoose = false;
+    this.journal.save(sessionID);
+    return block;
+  }
+
+  // The block of each user message of a request (oldest first: { id, text }): those in the journal
+  // as they are, with no network wait; for any not in it (the newest; or, in a session older than
+  // the journal, earlier ones the daemon may still know) one call to the daemon. Whatever goes out
+  // is journaled before it does. Answers a Map id -> block ("" for none).
+  async turn(sessionID, messages, agent) {
+    const wanted = messages.slice(-MAX_MESSAGES).map(({ id, text }) => {
+      const hash = createHash("sha256").update(text).digest("hex").slice(0, 32);
+      return { id, hash, key: `${id}|${hash}` };
+    });
+    const newest = messages.at(-1);
+    const entry = this.journal.load(sessionID);
     const kept = entry.blocks;
     const missing = wanted.filter((w) => !kept.has(w.key));
-    if (!missing.length) return kept;
-    try {
-      if (Date.now() < quietUntil) throw new NoDaemon("graphmem's daemon failed a moment ago");
-      const answer = await post(
-        "/plugin/turn",
-        {
-          session_id: sessionID,
-          directory,
-          agent: typeof newest.info.agent === "string" ? newest.info.agent : "",
-          messages: wanted.map((w) => ({ id: w.id, hash: w.hash, bare: entry.owed.has(w.key) })),
-          text: textOf(newest.parts),
-          system: systems.get(sessionID) ?? "",
-          files: files.get(sessionID) ?? [],
-        },
-        TURN_TIMEOUT_MS,
-      );
-      succeeded();
-      const blocks = answer?.blocks !== null && typeof answer?.blocks === "object" ? answer.blocks : {};
-      for (const w of missing) kept.set(w.key, blockOf(blocks[w.id]));
-      entry.owed.clear();
-    } catch (error) {
-      failed(error);
-      // They go out bare now, so they stay bare: the daemon hears so on the next call.
-      for (const w of missing) {
-        kept.set(w.key, "");
-        entry.owed.add(w.key);
+    if (missing.length) {
+      try {
+        if (Date.now() < this.quietUntil) throw new NoDaemon("graphmem's daemon failed a moment ago");
+        const answer = await post(
+          "/plugin/turn",
+          {
+            session_id: sessionID,
+            directory: this.directory,
+            agent: typeof agent === "string" ? agent : "",
+            messages: wanted.map((w) => ({ id: w.id, hash: w.hash, bare: entry.owed.has(w.key) })),
+            text: newest.text,
+            system: this.systems.get(sessionID) ?? "",
+            files: this.files.get(sessionID) ?? [],
+          },
+          TURN_TIMEOUT_MS,
+        );
+        this.succeeded();
+        const blocks = answer?.blocks !== null && typeof answer?.blocks === "object" ? answer.blocks : {};
+        for (const w of missing) kept.set(w.key, blockOf(blocks[w.id]));
+        entry.owed.clear();
+      } catch (error) {
+        this.failed(error);
+        // They go out bare now, so they stay bare: the daemon hears so on the next call.
+        for (const w of missing) {
+          kept.set(w.key, "");
+          entry.owed.add(w.key);
+        }
       }
+      this.journal.save(sessionID);
     }
-    journal.save(sessionID);
-    return kept;
+    return new Map(wanted.map((w) => [w.id, kept.get(w.key) ?? ""]));
   }
+
+  // What must survive compaction (conventions, decisions, open blockers): texts for the summary's prompt.
+  async compaction(sessionID) {
+    this.compacted(sessionID);
+    try {
+      const answer = await post("/plugin/compaction", { session_id: sessionID, directory: this.directory }, COMPACTION_TIMEOUT_MS);
+      this.succeeded();
+      return (Array.isArray(answer?.context) ? answer.context : []).filter((text) => typeof text === "string" && text);
+    } catch (error) {
+      this.failed(error);
+      return [];
+    }
+  }
+}
+
+function pluginOff() {
+  return ["off", "0", "false", "no"].includes(String(process.env.GRAPHMEM_PLUGIN ?? "").toLowerCase());
+}
+
+// OpenCode 1 (`opencode-ai` 1.x): `server(input)` answers the hooks object. Verified by the real
+// client (tests/integration/opencode/test_plugin.py).
+async function server({ client, directory }) {
+  if (pluginOff()) return {};
+  const memory = new Memory(directory, (message) => {
+    client?.app?.log?.({ body: { service: "graphmem", level: "warn", message } })?.catch?.(() => {});
+  });
+  const compacting = new Map(); // sessionID -> until when the next messages transform is compaction's
 
   return {
     "chat.message": async (input, output) => {
       try {
-        noteUser(input?.sessionID ?? output?.message?.sessionID, output?.message, output?.parts);
-        for (const part of output?.parts ?? []) if (part?.type === "file") noteFile(input?.sessionID, part.filename);
+        const message = output?.message;
+        if (message?.role === "user") {
+          memory.noteUser(input?.sessionID ?? message.sessionID, message.id, textOf(output?.parts), message.agent);
+        }
+        for (const part of output?.parts ?? []) if (part?.type === "file") memory.noteFile(input?.sessionID, part.filename);
       } catch {}
     },
 
@@ -369,36 +436,31 @@ export const GraphmemPlugin = async ({ client, directory }) => {
       try {
         const messages = output?.messages;
         if (!Array.isArray(messages)) return;
-        const userMessages = messages.filter(
-          (m) => m?.info?.role === "user" && typeof m.info.id === "string" && Array.isArray(m.parts),
-        );
-        const newest = userMessages.at(-1);
+        const users = messages.filter((m) => m?.info?.role === "user" && typeof m.info.id === "string" && Array.isArray(m.parts));
+        const newest = users.at(-1);
         const sessionID = newest?.info?.sessionID;
         if (typeof sessionID !== "string" || !sessionID) return;
-        noteUser(sessionID, newest.info, newest.parts);
+        memory.noteUser(sessionID, newest.info.id, textOf(newest.parts), newest.info.agent);
         const until = compacting.get(sessionID);
         compacting.delete(sessionID);
         if (until !== undefined && Date.now() < until) return; // the compaction agent's call
         if (HIDDEN_AGENTS.includes(newest.info.agent)) return;
-        const wanted = userMessages.slice(-MAX_MESSAGES).map((message) => {
-          const hash = hashOf(message.parts);
-          return { message, id: message.info.id, hash, key: `${message.info.id}|${hash}` };
-        });
-        const kept = await blocksFor(sessionID, wanted, newest);
-        for (const w of wanted) {
-          const block = kept.get(w.key);
-          const id = `prt_graphmem_${w.id}`;
-          if (!block || w.message.parts.some((part) => part?.id === id)) continue;
-          w.message.parts.push({ id, sessionID, messageID: w.id, type: "text", text: block, synthetic: true });
+        const asked = users.map((m) => ({ id: m.info.id, text: textOf(m.parts), message: m }));
+        const blocks = await memory.turn(sessionID, asked, newest.info.agent);
+        for (const { id, message } of asked.slice(-MAX_MESSAGES)) {
+          const block = blocks.get(id);
+          const partID = `prt_graphmem_${id}`;
+          if (!block || message.parts.some((part) => part?.id === partID)) continue;
+          message.parts.push({ id: partID, sessionID, messageID: id, type: "text", text: block, synthetic: true });
         }
       } catch (error) {
-        failed(error);
+        memory.failed(error);
       }
     },
 
     "tool.execute.before": async (input, output) => {
       try {
-        for (const name of FILE_ARGS) noteFile(input?.sessionID, output?.args?.[name]);
+        for (const name of FILE_ARGS) memory.noteFile(input?.sessionID, output?.args?.[name]);
       } catch {}
     },
 
@@ -411,36 +473,10 @@ export const GraphmemPlugin = async ({ client, directory }) => {
         // A hidden agent's prompt opens the system prompt (an AGENTS.md quoting it does not count).
         const opening = String(system[0] ?? "").slice(0, 200);
         if (HIDDEN_AGENT_MARKERS.some((marker) => opening.includes(marker))) return;
-        const text = system.filter((s) => typeof s === "string").join("\n");
-        if (text.includes(BLOCK_OPEN)) return; // already there
-        remember(systems, sessionID, text.slice(-MAX_SYSTEM_CHARS), MAX_SESSIONS);
-        // Decided once per session (until compaction) and journaled: a boot context the daemon was
-        // too slow to give is left out for the session, never added later (that would change
-        // the system prompt, which every cached prefix starts with).
-        const entry = journal.load(sessionID);
-        let block = entry.boot;
-        if (block === null) {
-          block = "";
-          try {
-            if (Date.now() >= quietUntil) {
-              const answer = await post(
-                "/plugin/boot",
-                { session_id: sessionID, directory, agent: users.get(sessionID)?.agent ?? "", system: systems.get(sessionID) },
-                BOOT_TIMEOUT_MS,
-              );
-              succeeded();
-              block = blockOf(answer?.block);
-            }
-          } catch (error) {
-            failed(error);
-          }
-          entry.boot = block;
-          entry.rechoose = false;
-          journal.save(sessionID);
-        }
+        const block = await memory.boot(sessionID, system, memory.users.get(sessionID)?.agent);
         if (block) system.push(block);
       } catch (error) {
-        failed(error);
+        memory.failed(error);
       }
     },
 
@@ -448,18 +484,13 @@ export const GraphmemPlugin = async ({ client, directory }) => {
       try {
         if (!input?.sessionID) return;
         remember(compacting, input.sessionID, Date.now() + COMPACTION_TIMEOUT_MS + 5000, MAX_SESSIONS);
-        compacted(input.sessionID);
-        if (!Array.isArray(output?.context)) return;
-        const answer = await post(
-          "/plugin/compaction",
-          { session_id: input.sessionID, directory },
-          COMPACTION_TIMEOUT_MS,
-        );
-        succeeded();
-        const context = Array.isArray(answer?.context) ? answer.context : [];
-        for (const text of context) if (typeof text === "string" && text) output.context.push(text);
+        if (!Array.isArray(output?.context)) {
+          memory.compacted(input.sessionID);
+          return;
+        }
+        for (const text of await memory.compaction(input.sessionID)) output.context.push(text);
       } catch (error) {
-        failed(error);
+        memory.failed(error);
       }
     },
 
@@ -467,12 +498,159 @@ export const GraphmemPlugin = async ({ client, directory }) => {
       try {
         const type = event?.type;
         const sessionID = event?.properties?.sessionID;
-        if (type === "session.compacted" && sessionID) compacted(sessionID);
-        if (type === "session.idle" || type === "session.compacted") ingest(sessionID);
-        else if (type === "session.status" && event.properties?.status?.type === "idle") ingest(sessionID);
+        if (type === "session.compacted" && sessionID) memory.compacted(sessionID);
+        if (type === "session.idle" || type === "session.compacted") memory.ingest(sessionID);
+        else if (type === "session.status" && event.properties?.status?.type === "idle") memory.ingest(sessionID);
       } catch (error) {
-        failed(error);
+        memory.failed(error);
       }
     },
   };
-};
+}
+
+// OpenCode 2 (`@opencode/plugin` 2.x): `setup(ctx)` registers hooks on the context's domains. Read from
+// anomalyco/opencode's source and verified by a host stand-in, not a real client (the shapes, file by
+// file, with the commit each was read at, are in docs/opencode.md and
+// tests/integration/opencode/v2_host.mjs):
+// - ctx.session.hook("context", e): the primary agent loop's request, rebuilt for every call from the
+//   session's history: e.sessionID, e.agent, e.kind ("primary"), e.system (SystemPart[]:
+//   { type: "text", text }), e.messages (Message[]: { id, role, content: ContentPart[] }). Title,
+//   compaction and generate requests have hooks of their own, which get no block.
+// - ctx.session.hook("prompt", e): a user prompt at admission: e.sessionID, e.messageID, e.prompt.text,
+//   e.prompt.files ({ uri, name }).
+// - ctx.session.hook("compaction", e): the compaction request (its e.system gets what must survive).
+// - ctx.tool.hook("execute.before", e): e.sessionID, e.tool, e.input (the files a tool touches).
+// - ctx.event.subscribe(): an async iterable of { type, data: { sessionID, ... } }; a turn ends with
+//   session.execution.succeeded, a compaction with session.compaction.ended.
+// - ctx.session.get({ sessionID }): the session; one with a parentID is a subagent's, which gets nothing.
+// - ctx.location.directory: the project directory. There is no log in a Promise plugin's context.
+async function setup(ctx) {
+  if (pluginOff()) return;
+  const directory = typeof ctx?.location?.directory === "string" ? ctx.location.directory : process.cwd();
+  const memory = new Memory(directory, () => {}); // a V2 Promise plugin has no log to write to
+  const subagents = new Map(); // sessionID -> whether it is a subagent's (a child session)
+  const stop = new AbortController();
+
+  // A session OpenCode could not describe in time counts as the user's own, and is asked about again.
+  async function isSubagent(sessionID) {
+    if (subagents.has(sessionID)) return subagents.get(sessionID);
+    let timer;
+    try {
+      const session = await Promise.race([
+        ctx.session.get({ sessionID }),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error("OpenCode did not describe the session in time")), TURN_TIMEOUT_MS);
+        }),
+      ]);
+      const info = session?.data ?? session;
+      const child = typeof info?.parentID === "string" && info.parentID !== "";
+      remember(subagents, sessionID, child, MAX_SESSIONS);
+      return child;
+    } catch {
+      return false; // not the daemon's failure: no backoff
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const textOfContent = (content) =>
+    (Array.isArray(content) ? content : [])
+      .filter((part) => part?.type === "text" && typeof part.text === "string")
+      .map((part) => part.text)
+      .join("\n")
+      .slice(0, MAX_TEXT_CHARS);
+
+  async function hook(domain, name, callback) {
+    try {
+      await domain?.hook?.(name, async (event) => {
+        try {
+          await callback(event);
+        } catch (error) {
+          memory.failed(error);
+        }
+      });
+    } catch (error) {
+      memory.failed(error);
+    }
+  }
+
+  await hook(ctx?.session, "prompt", (event) => {
+    const sessionID = event?.sessionID;
+    memory.noteUser(sessionID, event?.messageID, event?.prompt?.text);
+    for (const file of event?.prompt?.files ?? []) {
+      const uri = typeof file?.uri === "string" ? file.uri : "";
+      memory.noteFile(sessionID, uri.startsWith("file://") ? fileURLToPath(uri) : file?.name);
+    }
+  });
+
+  // The boot block at the end of the system prompt; each user message's block appended to its content
+  // (the request is rebuilt from history for every call, so every earlier message gets its bytes back).
+  await hook(ctx?.session, "context", async (event) => {
+    const sessionID = event?.sessionID;
+    if (typeof sessionID !== "string" || !sessionID || !Array.isArray(event.system) || !Array.isArray(event.messages)) return;
+    if ((event.kind !== undefined && event.kind !== "primary") || HIDDEN_AGENTS.includes(event.agent)) return;
+    if (await isSubagent(sessionID)) return;
+    const users = event.messages
+      .filter((m) => m?.role === "user" && typeof m.id === "string" && m.id)
+      .map((m) => ({ id: m.id, text: textOfContent(m.content) }));
+    const texts = event.system.map((part) => (part?.type === "text" ? part.text : ""));
+    const boot = memory.boot(sessionID, texts, event.agent);
+    const turn = users.length ? memory.turn(sessionID, users, event.agent) : Promise.resolve(new Map());
+    const [block, blocks] = await Promise.all([boot, turn]);
+    if (block) event.system.push({ type: "text", text: block });
+    if (!blocks.size) return;
+    event.messages = event.messages.map((message) => {
+      const extra = message?.role === "user" ? blocks.get(message.id) : "";
+      if (!extra || !Array.isArray(message.content)) return message;
+      if (message.content.some((part) => part?.type === "text" && part.text === extra)) return message;
+      return { ...message, content: [...message.content, { type: "text", text: extra }] };
+    });
+  });
+
+  await hook(ctx?.session, "compaction", async (event) => {
+    const sessionID = event?.sessionID;
+    if (typeof sessionID !== "string" || !sessionID) return;
+    const texts = await memory.compaction(sessionID);
+    if (Array.isArray(event.system)) for (const text of texts) event.system.push({ type: "text", text });
+  });
+
+  await hook(ctx?.tool, "execute.before", (event) => {
+    const input = event?.input;
+    if (input === null || typeof input !== "object") return;
+    for (const name of FILE_ARGS) memory.noteFile(event.sessionID, input[name]);
+  });
+
+  // Events arrive on an async iterable for as long as the plugin lives: read in the background.
+  let events;
+  try {
+    events = ctx?.event?.subscribe?.();
+  } catch (error) {
+    memory.failed(error);
+  }
+  if (events && typeof events[Symbol.asyncIterator] === "function") {
+    (async () => {
+      try {
+        for await (const event of events) {
+          if (stop.signal.aborted) break;
+          const sessionID = event?.data?.sessionID ?? event?.durable?.aggregateID;
+          if (event?.type === "session.compaction.ended") memory.compacted(sessionID);
+          if (event?.type === "session.execution.succeeded" || event?.type === "session.compaction.ended") {
+            memory.ingest(sessionID);
+          }
+        }
+      } catch (error) {
+        if (!stop.signal.aborted) memory.failed(error);
+      }
+    })();
+  }
+
+  return async () => {
+    stop.abort();
+    try {
+      await events?.return?.();
+    } catch {}
+  };
+}
+
+// One default export for both: OpenCode 1 calls `server`, OpenCode 2 calls `setup`; both need the id.
+export default { id: "graphmem", setup, server };

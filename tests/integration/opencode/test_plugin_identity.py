@@ -20,10 +20,10 @@ PLUGIN = Path(__file__).resolve().parents[3] / "graphmem" / "integrations" / "op
 SECRET_PROMPT = "You are the billing agent. The staging password is hunter2."
 # Loads the plugin, runs the hooks of one turn, and prints what OpenCode would send and what it logged.
 DRIVER = """
-const { GraphmemPlugin } = await import(process.argv[1]);
+const { default: plugin } = await import(process.argv[1]);
 const logged = [];
 const client = { app: { log: async (entry) => { logged.push(entry.body.message); } } };
-const hooks = await GraphmemPlugin({ client, directory: process.argv[2] });
+const hooks = await plugin.server({ client, directory: process.argv[2] });
 const system = { system: [process.env.SECRET_PROMPT] };
 await hooks["experimental.chat.system.transform"]({ sessionID: "ses_1" }, system);
 const user = { info: { id: "msg_1", role: "user", sessionID: "ses_1", agent: "build" },

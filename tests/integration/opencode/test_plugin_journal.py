@@ -32,11 +32,11 @@ ASKS = (
 )
 # Runs one model call's hooks for the user messages named (oldest first) and prints what goes out.
 DRIVER = """
-const { GraphmemPlugin } = await import(process.argv[1]);
+const { default: plugin } = await import(process.argv[1]);
 const asked = JSON.parse(process.argv[3]);
 const logged = [];
 const client = { app: { log: async (entry) => { logged.push(entry.body.message); } } };
-const hooks = await GraphmemPlugin({ client, directory: process.argv[2] });
+const hooks = await plugin.server({ client, directory: process.argv[2] });
 const out = [];
 for (const call of asked.calls) {
   const system = { system: ["You are OpenCode."] };

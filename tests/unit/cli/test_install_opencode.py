@@ -212,7 +212,8 @@ def test_dry_run_prints_a_diff_and_writes_nothing(invoke: Invoke, project: Path)
     assert f"--- {project / 'opencode.jsonc'}" in result.stdout
     assert '+    "graphmem": {' in result.stdout
     assert f"+++ {project / 'AGENTS.md'}" in result.stdout and "--- /dev/null" in result.stdout
-    assert f"+++ {project / PLUGIN}" in result.stdout and "+export const GraphmemPlugin" in result.stdout
+    assert f"+++ {project / PLUGIN}" in result.stdout
+    assert '+export default { id: "graphmem", setup, server };' in result.stdout
     assert "3 files would change" in result.stderr and "nothing was written" in result.stderr
     assert (project / "opencode.jsonc").read_text("utf-8") == USER_JSONC
     assert not (project / "AGENTS.md").exists() and not (project / ".opencode").exists()
@@ -308,3 +309,10 @@ def test_docs_show_the_agents_md_section_that_install_writes() -> None:
     section = opencode_config.with_section("", opencode_config.SECTION_BODY, Path("AGENTS.md"))
 
     assert "```markdown\n" + section + "```" in DOCS.read_text("utf-8")
+
+
+def test_a_plugin_installed_with_a_data_dir_is_current() -> None:
+    pinned = opencode_config.plugin_text(Path("/srv/graphmem"))
+
+    assert pinned != opencode_config.plugin_text()
+    assert opencode_config._without_data_dir(pinned) == opencode_config.plugin_text()

@@ -1,0 +1,261 @@
+"""graphmem's OpenCode plugin in OpenCode 2, through a host stand-in (``v2_host.mjs``).
+
+OpenCode 2 (2.3.x) is not installable on the machines these tests run on; the stand-in loads the
+same plugin file the OpenCode 1 real-client tests use, calls its ``setup(ctx)`` and each hook with
+the shapes OpenCode 2's source defines (the source files and commits are listed in the stand-in),
+and prints what each request would send and every request the plugin made to the daemon.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.daemons import Daemon, http, start_daemon
+
+pytestmark = pytest.mark.integration
+
+PLUGIN = Path(__file__).resolve().parents[3] / "graphmem" / "integrations" / "opencode" / "graphmem.js"
+HOST = Path(__file__).with_name("v2_host.mjs")
+SESSION = "ses_v2main"
+SYSTEM = ["You are OpenCode, an interactive coding agent.", "Instructions from: AGENTS.md"]
+DIRECTIVE = "Always run ruff format before committing any Python change."
+# Five turns; the odd ones ask about something graphmem knows.
+TURNS = (
+    ("Which port does the staging database listen on?", "The staging database listens on port 5433."),
+    ("Write a haiku about autumn leaves.", None),
+    (
+        "How is the billing service deployed to production?",
+        "Billing deploys to production with make release.",
+    ),
+    ("Write a limerick about a cat.", None),
+    (
+        "Which queue does the invoice worker consume from?",
+        "The invoice worker consumes from the ledger-invoices queue.",
+    ),
+)
+
+
+def host(
+    data_dir: Path,
+    project: Path,
+    steps: list[dict[str, Any]],
+    timeout_ms: int = 10_000,
+    **sessions: dict[str, str],
+) -> Any:
+    node = shutil.which("node")
+    assert node is not None, "the plugin tests need Node.js (>= 20)"
+    script = {"directory": str(project), "sessions": sessions, "steps": steps}
+    done = subprocess.run(
+        [node, str(HOST), PLUGIN.as_uri(), json.dumps(script)],
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(project),
+            "GRAPHMEM_DATA_DIR": str(data_dir),
+            # The machine running the tests may be busy: what is asserted is where memory goes.
+            "GRAPHMEM_PLUGIN_TIMEOUT_MS": str(timeout_ms),
+        },
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def conversation(upto: int, *, tool_call: bool = False) -> list[dict[str, Any]]:
+    """The steps of turn ``upto`` (1-based): the prompt, then the request rebuilt from the history."""
+    messages: list[dict[str, str]] = []
+    for n, (ask, _) in enumerate(TURNS[:upto], 1):
+        messages.append({"id": f"msg_u{n}", "role": "user", "text": ask})
+        if n < upto:
+            messages.append({"id": f"msg_a{n}", "role": "assistant", "text": f"Answer {n}."})
+    ask = TURNS[upto - 1][0]
+    steps: list[dict[str, Any]] = [
+        {"do": "prompt", "sessionID": SESSION, "messageID": f"msg_u{upto}", "text": ask},
+        {"do": "context", "sessionID": SESSION, "system": SYSTEM, "messages": messages},
+    ]
+    if tool_call:  # the agent loop calls the model again after a tool ran, with the same history before it
+        steps.append(
+            {"do": "tool", "sessionID": SESSION, "tool": "read", "input": {"filePath": "billing.py"}}
+        )
+        looped = [*messages, {"id": f"msg_a{upto}", "role": "assistant", "text": f"Answer {upto}."}]
+        steps.append({"do": "context", "sessionID": SESSION, "system": SYSTEM, "messages": looped})
+    return steps
+
+
+def remember(daemon: Daemon, project: Path, text: str, category: str) -> None:
+    body = {"method": "remember", "arguments": {"text": text, "category": category, "project": str(project)}}
+    status, _, raw = http(
+        "POST", f"{daemon.url}/rpc", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    assert status == 200, raw
+
+
+def paths(run: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    return [request for request in run["requests"] if request["path"] == path]
+
+
+def sent(result: dict[str, Any]) -> str:
+    """What the request sends, as bytes would compare: its system prompt and messages."""
+    return json.dumps([result["system"], result["messages"]])
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root.resolve()
+
+
+@pytest.fixture
+def served(tmp_path: Path, project: Path) -> Iterator[Daemon]:
+    daemon = start_daemon(tmp_path / "data", GRAPHMEM_INGEST__ENABLED="false")
+    try:
+        remember(daemon, project, DIRECTIVE, "directive")
+        for _, fact in TURNS:
+            if fact:
+                remember(daemon, project, fact, "fact")
+        yield daemon
+    finally:
+        daemon.stop()
+
+
+def test_the_plugin_loads_as_opencode_2_loads_it_and_registers_its_hooks(
+    tmp_path: Path, project: Path
+) -> None:
+    run = host(tmp_path / "data", project, [])
+
+    assert run["loaded"] == {"id": "graphmem", "setup": True, "server": True}
+    assert sorted(run["registered"]["session"]) == ["compaction", "context", "prompt"]
+    assert run["registered"]["tool"] == ["execute.before"]
+    assert run["cleanup"] == "function"
+
+
+def test_five_turns_keep_every_earlier_byte_with_boot_once_and_recall_in_each_turns_message(
+    served: Daemon, project: Path
+) -> None:
+    steps = [step for n in range(1, 6) for step in conversation(n, tool_call=n == 3)]
+
+    run = host(served.data_dir, project, steps)
+
+    calls = run["results"]
+    assert len(calls) == 6  # five turns, the third with a tool call
+    boot = calls[0]["system"][len(SYSTEM) :]
+    assert len(boot) == 1 and DIRECTIVE in boot[0] and boot[0].startswith('<memory source="graphmem">')
+    assert all(call["system"] == calls[0]["system"] for call in calls)  # the same bytes all session
+    assert len(paths(run, "/plugin/boot")) == 1
+    assert len(paths(run, "/plugin/turn")) == 5  # one per user message, none for the tool loop's call
+    for before, after in itertools.pairwise(calls):  # every request starts with the previous one
+        assert after["messages"][: len(before["messages"])] == before["messages"]
+    last = {message["id"]: message["texts"] for message in calls[-1]["messages"]}
+    assert [last[f"msg_u{n}"][0] for n in range(1, 6)] == [ask for ask, _ in TURNS]
+    # Each memory is recalled once, into the user message of its turn (or of an earlier turn it also
+    # answered), and never into the system prompt.
+    for n, (_, fact) in enumerate(TURNS, 1):
+        if fact:
+            shown = [m for m in range(1, 6) if any(fact in text for text in last[f"msg_u{m}"][1:])]
+            assert len(shown) == 1 and shown[0] <= n, (n, shown)
+            assert all(fact not in text for text in calls[-1]["system"])
+    assert any(TURNS[0][1] in text for text in last["msg_u1"][1:])  # type: ignore[operator]
+    assert all(len(texts) == 1 for key, texts in last.items() if key.startswith("msg_a"))
+
+
+def test_a_new_process_replays_the_same_bytes_from_the_journal_with_the_daemon_gone(
+    tmp_path: Path, project: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    daemon = start_daemon(data_dir, GRAPHMEM_INGEST__ENABLED="false")
+    try:
+        remember(daemon, project, DIRECTIVE, "directive")
+        remember(daemon, project, TURNS[0][1] or "", "fact")
+        first = host(data_dir, project, conversation(1))
+    finally:
+        daemon.stop()
+
+    replayed = host(data_dir, project, conversation(2))  # OpenCode restarted; no daemon now
+
+    [before], [after] = first["results"], replayed["results"]
+    assert after["system"] == before["system"] and DIRECTIVE in before["system"][-1]
+    assert after["messages"][:1] == before["messages"] and len(before["messages"][0]["texts"]) == 2
+    assert after["messages"][-1]["texts"] == [TURNS[1][0]]  # only the newest went without recall
+    assert paths(replayed, "/plugin/boot") == []
+
+
+def test_a_subagents_session_and_the_title_request_get_nothing(served: Daemon, project: Path) -> None:
+    child = "ses_v2child"
+    messages = [{"id": "msg_c1", "role": "user", "text": TURNS[0][0]}]
+    steps = [
+        {"do": "prompt", "sessionID": child, "messageID": "msg_c1", "text": TURNS[0][0]},
+        {"do": "context", "sessionID": child, "agent": "explore", "system": SYSTEM, "messages": messages},
+        {"do": "title", "sessionID": SESSION, "system": ["You are a title generator."], "messages": messages},
+    ]
+
+    run = host(served.data_dir, project, steps, **{child: {"parentID": SESSION}})
+
+    subagent, title = run["results"]
+    assert subagent["system"] == SYSTEM and subagent["messages"] == [
+        {"id": "msg_c1", "role": "user", "texts": [TURNS[0][0]]}
+    ]
+    assert title["system"] == ["You are a title generator."] and len(title["messages"][0]["texts"]) == 1
+    assert run["requests"] == []
+
+
+def test_with_no_daemon_every_turn_goes_out_as_it_came(tmp_path: Path, project: Path) -> None:
+    steps = [step for n in range(1, 4) for step in conversation(n)]
+    steps.append({"do": "event", "type": "session.execution.succeeded", "sessionID": SESSION})
+
+    run = host(tmp_path / "no-daemon", project, steps)
+
+    assert [call["system"] for call in run["results"]] == [SYSTEM] * 3
+    assert all(len(m["texts"]) == 1 for call in run["results"] for m in call["messages"])
+    assert run["requests"] == []  # no daemon.json: nothing was even tried
+
+
+def test_a_finished_session_is_handed_to_the_daemon_to_learn_and_compaction_keeps_conventions(
+    served: Daemon, project: Path
+) -> None:
+    steps = [
+        *conversation(1),
+        {"do": "event", "type": "session.execution.succeeded", "sessionID": SESSION},
+        {"do": "compaction", "sessionID": SESSION, "system": ["Summarize the conversation."], "messages": []},
+        {"do": "event", "type": "session.compaction.ended", "sessionID": SESSION},
+    ]
+
+    run = host(served.data_dir, project, steps)
+
+    ingests = paths(run, "/plugin/ingest")
+    assert ingests and all((r["status"], r["body"]["session_id"]) == (202, SESSION) for r in ingests)
+    compaction = run["results"][1]
+    assert any(DIRECTIVE in text for text in compaction["system"][1:])
+    journal = json.loads((served.data_dir / "plugin-journal" / f"{SESSION}.json").read_text("utf-8"))
+    assert journal["boot"] is None  # picked again on the first call after compaction
+
+
+def test_a_daemon_that_never_answers_costs_the_turn_its_memory_not_the_turn(
+    tmp_path: Path, project: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()
+    with socket.socket() as hung:  # accepts connections (the backlog) and never answers
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(8)
+        port = hung.getsockname()[1]
+        info = {"url": f"http://127.0.0.1:{port}", "pid": os.getpid()}
+        (data_dir / "daemon.json").write_text(json.dumps(info), "utf-8")
+        (data_dir / "daemon.token").write_text("secret", "utf-8")
+
+        run = host(data_dir, project, conversation(1), timeout_ms=300)
+
+    [call] = run["results"]
+    assert call["system"] == SYSTEM and call["messages"][0]["texts"] == [TURNS[0][0]]
+    assert run["requests"] and all(request["status"] == 0 for request in run["requests"])
