@@ -7,10 +7,12 @@
 - ``opencode``: a fresh :class:`~support.opencode.OpenCodeSandbox` (temp HOME + git project whose
   ``opencode.json`` points at ``fake_llm``); ``opencode.add_mcp(name, server)``,
   ``opencode.run_turn(prompt)``, ``opencode.mcp_list()``, ``opencode.run_opencode(args)``.
+- ``project``: an empty git project (for the tests that load the plugin in Node, with no OpenCode).
 """
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,3 +42,12 @@ def fake_llm() -> Iterator[FakeLLM]:
 def opencode(opencode_binary: Path, fake_llm: FakeLLM, tmp_path: Path) -> OpenCodeSandbox:
     """A sandboxed OpenCode (own HOME/XDG dirs, git project) whose model is ``fake_llm``."""
     return OpenCodeSandbox.create(opencode_binary, tmp_path / "opencode", fake_llm)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty git project, its path resolved."""
+    root = tmp_path / "project"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    return root.resolve()

@@ -5,18 +5,16 @@ gets neither, and what it answers is injected nowhere."""
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import http, start_daemon
+from support.daemons import start_daemon
+from support.opencode import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
 from support.squatter import INJECTED, Squatter
 
 pytestmark = pytest.mark.integration
 
-PLUGIN = Path(__file__).resolve().parents[3] / "graphmem" / "integrations" / "opencode" / "graphmem.js"
 SECRET_PROMPT = "You are the billing agent. The staging password is hunter2."
 # Loads the plugin, runs the hooks of one turn, and prints what OpenCode would send and what it logged.
 DRIVER = """
@@ -37,23 +35,10 @@ console.log(JSON.stringify({ system, messages, compaction, logged }));
 
 
 def run_plugin(data_dir: Path, project: Path) -> dict[str, Any]:
-    node = shutil.which("node")
-    assert node is not None, "the plugin tests need Node.js (>= 20)"
-    done = subprocess.run(
-        [node, "--input-type=module", "-e", DRIVER, PLUGIN.as_uri(), str(project)],
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(project),
-            "GRAPHMEM_DATA_DIR": str(data_dir),
-            "GRAPHMEM_PLUGIN_TIMEOUT_MS": "5000",
-            "SECRET_PROMPT": SECRET_PROMPT,
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
+    args = ["--input-type=module", "-e", DRIVER, PLUGIN_FILE.as_uri(), str(project)]
+    result: dict[str, Any] = run_plugin_in_node(
+        args, data_dir, project, timeout_ms=5000, SECRET_PROMPT=SECRET_PROMPT
     )
-    assert done.returncode == 0, done.stderr
-    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
 
@@ -80,25 +65,13 @@ def test_a_squatter_on_the_daemons_port_gets_no_token_no_prompt_and_injects_noth
     assert "not the graphmem daemon" in line and "\n" not in line
 
 
-def test_the_real_daemon_proves_itself_and_its_boot_context_is_injected(tmp_path: Path) -> None:
-    project = tmp_path / "project"
-    project.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+def test_the_real_daemon_proves_itself_and_its_boot_context_is_injected(
+    tmp_path: Path, project: Path
+) -> None:
     daemon = start_daemon(tmp_path / "data", GRAPHMEM_INGEST__ENABLED="false")
     try:
-        body = {
-            "method": "remember",
-            "arguments": {
-                "text": "Always run ruff format before committing.",
-                "category": "directive",
-                "project": str(project.resolve()),
-            },
-        }
-        status, _, raw = http(
-            "POST", f"{daemon.url}/rpc", json.dumps(body).encode(), {"Content-Type": "application/json"}
-        )
-        assert status == 200, raw
-        seen = run_plugin(daemon.data_dir, project.resolve())
+        remember_over_rpc(daemon.url, project, "Always run ruff format before committing.", "directive")
+        seen = run_plugin(daemon.data_dir, project)
     finally:
         daemon.stop()
     assert seen["logged"] == []

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import Daemon, http, start_daemon
+from support.daemons import Daemon, start_daemon
+from support.opencode import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
 
 pytestmark = pytest.mark.integration
 
-PLUGIN = Path(__file__).resolve().parents[3] / "graphmem" / "integrations" / "opencode" / "graphmem.js"
 SESSION = "ses_journal"
 DIRECTIVE = "Always run ruff format before committing any Python change."
 FACT = "The staging database listens on port 5433 behind the bastion host."
@@ -54,39 +52,13 @@ console.log(JSON.stringify({ out, logged }));
 def run_plugin(
     data_dir: Path, project: Path, *calls: tuple[str, tuple[str, ...]], timeout_ms: int = 300
 ) -> Any:
-    node = shutil.which("node")
-    assert node is not None, "the plugin tests need Node.js (>= 20)"
     asked = {"calls": [{"session": session, "asks": list(asks)} for session, asks in calls]}
-    done = subprocess.run(
-        [node, "--input-type=module", "-e", DRIVER, PLUGIN.as_uri(), str(project), json.dumps(asked)],
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(project),
-            "GRAPHMEM_DATA_DIR": str(data_dir),
-            "GRAPHMEM_PLUGIN_TIMEOUT_MS": str(timeout_ms),
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])["out"]
+    args = ["--input-type=module", "-e", DRIVER, PLUGIN_FILE.as_uri(), str(project), json.dumps(asked)]
+    return run_plugin_in_node(args, data_dir, project, timeout_ms=timeout_ms)["out"]
 
 
 def remember(daemon: Daemon, project: Path, text: str, category: str) -> None:
-    body = {"method": "remember", "arguments": {"text": text, "category": category, "project": str(project)}}
-    status, _, raw = http(
-        "POST", f"{daemon.url}/rpc", json.dumps(body).encode(), {"Content-Type": "application/json"}
-    )
-    assert status == 200, raw
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root.resolve()
+    remember_over_rpc(daemon.url, project, text, category)
 
 
 def test_earlier_messages_and_the_boot_block_are_replayed_with_the_daemon_gone_and_restarted(

@@ -11,19 +11,17 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import Daemon, http, start_daemon
+from support.daemons import Daemon, start_daemon
+from support.opencode import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
 
 pytestmark = pytest.mark.integration
 
-PLUGIN = Path(__file__).resolve().parents[3] / "graphmem" / "integrations" / "opencode" / "graphmem.js"
 HOST = Path(__file__).with_name("v2_host.mjs")
 SESSION = "ses_v2main"
 SYSTEM = ["You are OpenCode, an interactive coding agent.", "Instructions from: AGENTS.md"]
@@ -48,27 +46,13 @@ def host(
     data_dir: Path,
     project: Path,
     steps: list[dict[str, Any]],
-    timeout_ms: int = 10_000,
+    timeout_ms: int = 10_000,  # the machine may be busy: what is asserted is where memory goes
     **sessions: dict[str, str],
 ) -> Any:
-    node = shutil.which("node")
-    assert node is not None, "the plugin tests need Node.js (>= 20)"
     script = {"directory": str(project), "sessions": sessions, "steps": steps}
-    done = subprocess.run(
-        [node, str(HOST), PLUGIN.as_uri(), json.dumps(script)],
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(project),
-            "GRAPHMEM_DATA_DIR": str(data_dir),
-            # The machine running the tests may be busy: what is asserted is where memory goes.
-            "GRAPHMEM_PLUGIN_TIMEOUT_MS": str(timeout_ms),
-        },
-        capture_output=True,
-        text=True,
-        timeout=180,
+    return run_plugin_in_node(
+        [str(HOST), PLUGIN_FILE.as_uri(), json.dumps(script)], data_dir, project, timeout_ms=timeout_ms
     )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def conversation(upto: int, *, tool_call: bool = False) -> list[dict[str, Any]]:
@@ -93,11 +77,7 @@ def conversation(upto: int, *, tool_call: bool = False) -> list[dict[str, Any]]:
 
 
 def remember(daemon: Daemon, project: Path, text: str, category: str) -> None:
-    body = {"method": "remember", "arguments": {"text": text, "category": category, "project": str(project)}}
-    status, _, raw = http(
-        "POST", f"{daemon.url}/rpc", json.dumps(body).encode(), {"Content-Type": "application/json"}
-    )
-    assert status == 200, raw
+    remember_over_rpc(daemon.url, project, text, category)
 
 
 def paths(run: dict[str, Any], path: str) -> list[dict[str, Any]]:
@@ -107,14 +87,6 @@ def paths(run: dict[str, Any], path: str) -> list[dict[str, Any]]:
 def sent(result: dict[str, Any]) -> str:
     """What the request sends, as bytes would compare: its system prompt and messages."""
     return json.dumps([result["system"], result["messages"]])
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root.resolve()
 
 
 @pytest.fixture
