@@ -1,11 +1,11 @@
-"""Commands that connect graphmem to agent clients: install, uninstall.
+"""Commands that connect graphmem to agent clients: install, uninstall, doctor.
 
 They edit the client's files only; they never open the memory store.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -234,4 +234,53 @@ def uninstall_codex(state: CliState, use_global: bool, project_dir: Path | None,
     )
 
 
-COMMANDS = (install, uninstall)
+def doctor_daemon(state: CliState) -> Iterator[str]:
+    """Whether the daemon of graphmem's data dir runs and answers."""
+    from graphmem.locate import locate
+    from graphmem.server.lifecycle import find_daemon, healthy
+
+    data_dir = locate(state.data_dir).data_dir
+    info = find_daemon(data_dir)
+    if info is None:
+        yield f"daemon: not running for {data_dir} (a client's `graphmem mcp` starts it, or `graphmem serve`)"
+    elif healthy(info):
+        yield f"daemon: reachable at {info.url} (pid {info.pid}, data dir {data_dir})"
+    else:
+        yield f"daemon: pid {info.pid} does not answer at {info.url}: run `graphmem stop`"
+
+
+def doctor_opencode(state: CliState) -> Iterator[str]:
+    """What graphmem installed for OpenCode, in this project and globally."""
+    from graphmem.adapters import opencode_config
+
+    project = project_directory(state, False, None) or Path.cwd()
+    found = opencode_config.inspect(opencode_config.project_files(project))
+    yield f"opencode (project {project}): {found.describe()}"
+    yield f"opencode (global): {opencode_config.inspect(opencode_config.global_files()).describe()}"
+
+
+# One check per line group of `graphmem doctor`: the daemon, then each client.
+DOCTOR_CHECKS: tuple[Callable[[CliState], Iterator[str]], ...] = (doctor_daemon, doctor_opencode)
+
+
+@click.command()
+@pass_state
+def doctor(state: CliState) -> None:
+    """Say what graphmem installed in each agent client and whether its daemon is reachable.
+
+    It reads the clients' files and asks the daemon's /health; it changes nothing.
+
+    \b
+    Example:
+        $ graphmem doctor
+        daemon: reachable at http://127.0.0.1:9824 (pid 4242, data dir /home/me/.local/share/graphmem)
+        opencode (project /home/me/shop): MCP server in /home/me/shop/opencode.json; plugin
+        /home/me/shop/.opencode/plugins/graphmem.js (graphmem-plugin 2, loads in OpenCode 1 and 2)
+        opencode (global): not installed
+    """
+    for check in DOCTOR_CHECKS:
+        for line in check(state):
+            click.echo(line)
+
+
+COMMANDS = (install, uninstall, doctor)

@@ -33,7 +33,7 @@ COMMAND_MODULES = {
     "bootstrap": "code",
     **dict.fromkeys(("export", "import"), "transfer"),
     **dict.fromkeys(("stats", "status", "reindex"), "maintenance"),
-    **dict.fromkeys(("install", "uninstall"), "integrations"),
+    **dict.fromkeys(("install", "uninstall", "doctor"), "integrations"),
     "bench": "bench",
     **dict.fromkeys(("serve", "mcp", "stop", "ui"), "server"),
     "ingest": "ingest",

@@ -311,6 +311,38 @@ def test_docs_show_the_agents_md_section_that_install_writes() -> None:
     assert "```markdown\n" + section + "```" in DOCS.read_text("utf-8")
 
 
+def test_doctor_says_what_is_installed_where_and_that_no_daemon_runs(
+    invoke: Invoke, project: Path, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    before = invoke("--data-dir", str(data_dir), "--project", str(project), "doctor")
+    invoke("install", "opencode", "--project", str(project))
+
+    after = invoke("--data-dir", str(data_dir), "--project", str(project), "doctor")
+
+    assert before.exit_code == after.exit_code == 0, after.output
+    assert f"opencode (project {project}): not installed" in before.stdout
+    assert f"daemon: not running for {data_dir}" in after.stdout
+    assert (
+        f"opencode (project {project}): MCP server in {project / 'opencode.json'}; plugin {project / PLUGIN} "
+        "(graphmem-plugin 2, loads in OpenCode 1 and 2)" in after.stdout
+    )
+    assert "opencode (global): not installed" in after.stdout
+    assert not data_dir.exists()  # doctor changes nothing
+
+
+def test_doctor_calls_a_plugin_that_loads_only_in_opencode_1_outdated(invoke: Invoke, project: Path) -> None:
+    (project / PLUGIN).parent.mkdir(parents=True)
+    (project / PLUGIN).write_text("// graphmem plugin for OpenCode (graphmem-plugin 1).\n", "utf-8")
+
+    result = invoke("--project", str(project), "doctor")
+
+    assert (
+        f"no MCP server entry; plugin {project / PLUGIN} (graphmem-plugin 1, loads in OpenCode 1 only); "
+        "outdated: run `graphmem install opencode` again" in result.stdout
+    )
+
+
 def test_a_plugin_installed_with_a_data_dir_is_current() -> None:
     pinned = opencode_config.plugin_text(Path("/srv/graphmem"))
 
