@@ -14,6 +14,7 @@ from support.home_guard import REAL_HOME, SHARED_CACHE, TOUCHED_REAL_HOME
 from support.memory_service import DIMENSION, in_memory_service
 from support.postgres import PostgresServer
 from support.stores import MIGRATED
+from support.worker_groups import group_by_shared_fixtures
 
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
 from graphmem.adapters.fake_store import FakeGraphStore
@@ -34,6 +35,13 @@ settings.register_profile("dev", max_examples=DEV_EXAMPLES, deadline=None)
 
 
 home_guard.install()
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (``--dist loadgroup``)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that share a fixture wider than one test share a pytest-xdist worker
+    (``support/worker_groups.py``, docs/testing.md)."""
+    group_by_shared_fixtures(items)
 
 
 @pytest.fixture(autouse=True)
