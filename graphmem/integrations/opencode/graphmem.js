@@ -599,11 +599,14 @@ async function setup(ctx) {
     const [block, blocks] = await Promise.all([boot, turn]);
     if (block) event.system.push({ type: "text", text: block });
     if (!blocks.size) return;
+    // A blank line first, as OpenCode 2 separates a message's text parts (a provider that joins
+    // them would otherwise run the block into the user's last word).
     event.messages = event.messages.map((message) => {
-      const extra = message?.role === "user" ? blocks.get(message.id) : "";
-      if (!extra || !Array.isArray(message.content)) return message;
-      if (message.content.some((part) => part?.type === "text" && part.text === extra)) return message;
-      return { ...message, content: [...message.content, { type: "text", text: extra }] };
+      const block = message?.role === "user" ? blocks.get(message.id) : "";
+      if (!block || !Array.isArray(message.content)) return message;
+      const text = `\n\n${block}`;
+      if (message.content.some((part) => part?.type === "text" && part.text === text)) return message;
+      return { ...message, content: [...message.content, { type: "text", text }] };
     });
   });
 

@@ -139,6 +139,7 @@ def test_five_turns_keep_every_earlier_byte_with_boot_once_and_recall_in_each_tu
             assert len(shown) == 1 and shown[0] <= n, (n, shown)
             assert all(fact not in text for text in calls[-1]["system"])
     assert any(TURNS[0][1] in text for text in last["msg_u1"][1:])  # type: ignore[operator]
+    assert last["msg_u1"][1].startswith('\n\n<memory source="graphmem">')  # a text part of its own
     assert all(len(texts) == 1 for key, texts in last.items() if key.startswith("msg_a"))
 
 
