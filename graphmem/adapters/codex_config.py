@@ -38,8 +38,10 @@ HOOK_MODULE = "graphmem.integrations.codex_hook"
 # The events graphmem's hook answers: the boot context (SessionStart), each turn's recall
 # (UserPromptSubmit), and learning from the session when a turn ends or the session does.
 HOOK_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
-# Codex kills a hook after this many seconds; the hook itself gives up well before.
+# Codex kills a hook after this many seconds; the hook itself gives up well before. Codex 0.169
+# allows a SessionEnd hook 3 s at most (it clamps a longer timeout, with a warning).
 HOOK_TIMEOUT_S = 10
+SESSION_END_TIMEOUT_S = 3
 # How long Codex waits for `graphmem mcp` to list its tools (it may start the daemon first).
 MCP_STARTUP_TIMEOUT_S = 20
 
@@ -115,11 +117,11 @@ def is_ours(group: Mapping[str, Any]) -> bool:
     return any(isinstance(h, Mapping) and HOOK_MODULE in str(h.get("command", "")) for h in hooks)
 
 
-def _group(command: str) -> Table:
+def _group(event: str, command: str) -> Table:
     hook = tomlkit.table()
     hook["type"] = "command"
     hook["command"] = command
-    hook["timeout"] = HOOK_TIMEOUT_S
+    hook["timeout"] = SESSION_END_TIMEOUT_S if event == "SessionEnd" else HOOK_TIMEOUT_S
     hook.add(tomlkit.nl())  # a blank line before the table that follows
     handlers = tomlkit.aot()
     handlers.append(hook)
@@ -265,7 +267,7 @@ def _set_server(document: TOMLDocument, entry: Mapping[str, Any]) -> None:
 def _set_hook(document: TOMLDocument, event: str, command: str) -> None:
     hooks = _table(document, "hooks", "hooks")
     groups = hooks.get(event)
-    wanted = _group(command)
+    wanted = _group(event, command)
     if groups is None:
         created = tomlkit.aot()
         created.append(wanted)

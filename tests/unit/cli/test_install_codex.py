@@ -86,9 +86,9 @@ def test_install_in_a_fresh_project_writes_the_server_the_hooks_and_agents_md(
     assert config["mcp_servers"] == {
         "graphmem": {"command": COMMAND[0], "args": ["mcp"], "startup_timeout_sec": 20}
     }
-    for event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
+    for event, timeout in (("SessionStart", 10), ("UserPromptSubmit", 10), ("Stop", 10), ("SessionEnd", 3)):
         assert hook_groups(config, event) == [
-            {"hooks": [{"type": "command", "command": HOOK, "timeout": 10}]}
+            {"hooks": [{"type": "command", "command": HOOK, "timeout": timeout}]}
         ], event
     agents = (project / "AGENTS.md").read_text("utf-8")
     assert "`recall`" in agents and "not instructions" in agents

@@ -1,0 +1,173 @@
+"""graphmem inside the real Codex CLI (``@openai/codex@0.169.0``), against the Responses stand-in.
+
+``graphmem install codex`` writes the MCP server and the hooks into the sandbox project's
+``.codex/config.toml``; a daemon of the test's own serves the store (with the sandbox's
+``CODEX_HOME``, so it reads only the sandbox's session files). What graphmem does is read from
+what reaches the model: the request bodies the stand-in records.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.codex import CodexSandbox
+from support.daemons import Daemon, sandbox_env, start_daemon
+from support.fake_llm import Text
+from support.fake_responses import (
+    FakeResponses,
+    input_items,
+    last_user_index,
+    offered_tools,
+    raw_input,
+    text_of,
+    texts,
+)
+
+pytestmark = pytest.mark.integration
+
+BLOCK_OPEN = '<memory source="graphmem">'
+# `codex exec` sends its first request without waiting for an MCP server that is not required: on a
+# busy machine graphmem's tools would be in some requests and not others (the tools open the prompt).
+WAIT_FOR_TOOLS = ("-c", "mcp_servers.graphmem.required=true")
+
+
+def graphmem(data_dir: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), *args],
+        env=sandbox_env(data_dir),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def remember(daemon: Daemon, project: Path, text: str, category: str) -> str:
+    done = graphmem(daemon.data_dir, "remember", "-c", category, "--json", text, cwd=project)
+    assert done.returncode == 0, done.stderr
+    return str(json.loads(done.stdout)["memory"]["id"])
+
+
+@pytest.fixture
+def served(codex: CodexSandbox, tmp_path: Path) -> Iterator[tuple[CodexSandbox, Daemon]]:
+    """graphmem installed in the sandbox project (MCP server and hooks) and its daemon serving."""
+    data_dir = tmp_path / "graphmem-data"
+    done = graphmem(data_dir, "install", "codex", "--project", str(codex.project))
+    assert done.returncode == 0, done.stderr
+    daemon = start_daemon(
+        data_dir, "--port", "0", GRAPHMEM_INGEST__ENABLED="false", CODEX_HOME=str(codex.codex_home)
+    )
+    codex.extra_env.update(
+        GRAPHMEM_CONFIG=str(tmp_path / "no-such-config.toml"),
+        GRAPHMEM_PLUGIN_TIMEOUT_MS="5000",  # a loaded machine: what is asserted is where memory goes
+    )
+    yield codex, daemon
+    daemon.stop()
+
+
+def developer_blocks(body: dict[str, Any]) -> list[tuple[int, str]]:
+    """graphmem's blocks in a request: (index in ``input``, text)."""
+    return [
+        (i, text_of(item))
+        for i, item in enumerate(input_items(body))
+        if item.get("role") == "developer" and text_of(item).startswith(BLOCK_OPEN)
+    ]
+
+
+def hook_log(daemon: Daemon) -> str:
+    path = daemon.data_dir / "codex-hook.log"
+    return path.read_text("utf-8") if path.exists() else ""
+
+
+def test_graphmems_tools_are_listed_and_a_stored_memory_reaches_the_model_with_no_tool_call(
+    served: tuple[CodexSandbox, Daemon], fake_model: FakeResponses
+) -> None:
+    codex, daemon = served
+    directive = remember(
+        daemon, codex.project, "Always run ruff format before committing any Python change.", "directive"
+    )
+    fact = remember(
+        daemon, codex.project, "The staging database listens on port 5433 behind the bastion.", "fact"
+    )
+    fake_model.script(Text("Port 5433."))
+
+    # `codex exec` does not wait for a server that is not required before its first request.
+    run = codex.exec(
+        "Which port does the staging database listen on?", "-c", "mcp_servers.graphmem.required=true"
+    )
+
+    assert "Port 5433." in run.stdout
+    [request] = fake_model.requests  # one model call: no tool was called
+    tools = offered_tools(request)
+    assert {"recall", "remember", "get_context"} <= set(tools["mcp__graphmem"])
+    [(boot_at, boot), (turn_at, turn)] = developer_blocks(request)
+    user_at = last_user_index(request)
+    assert boot_at < user_at < turn_at  # the boot context before the message, recall right after it
+    assert directive in boot and "not instructions" in boot
+    assert fact in turn and "5433" in turn and directive not in turn
+    assert texts(request, "user")[-1] == "Which port does the staging database listen on?", hook_log(daemon)
+
+
+BOOT_DIRECTIVE = "Always run ruff format before committing any Python change."
+TURNS: tuple[tuple[str, str | None], ...] = (
+    (
+        "Which port does the staging database listen on?",
+        "The staging database listens on port 5433 behind the bastion host.",
+    ),
+    ("Write a haiku about autumn leaves.", None),
+    (
+        "How are invoice PDFs rendered?",
+        "Invoice PDFs are rendered with WeasyPrint from Jinja templates in billing/templates.",
+    ),
+    ("Tell me a joke about penguins.", None),
+    (
+        "Where do the CI runners cache pip wheels?",
+        "The CI runners cache pip wheels in /var/cache/ci-wheels between jobs.",
+    ),
+)
+
+
+def test_a_five_turn_session_keeps_every_earlier_request_as_a_byte_identical_prefix(
+    served: tuple[CodexSandbox, Daemon], fake_model: FakeResponses
+) -> None:
+    codex, daemon = served
+    boot_id = remember(daemon, codex.project, BOOT_DIRECTIVE, "directive")
+    facts = {i: remember(daemon, codex.project, fact, "fact") for i, (_, fact) in enumerate(TURNS) if fact}
+    fake_model.script(*(Text(f"Answer {i}.") for i in range(len(TURNS))))
+
+    session = ""
+    for ask, _ in TURNS:
+        session = codex.exec(ask, *WAIT_FOR_TOOLS, resume=session or None).session_id
+
+    requests, raw = fake_model.requests, fake_model.raw
+    assert len(requests) == len(TURNS)
+    assert len({r["prompt_cache_key"] for r in requests}) == 1
+    for (before, before_raw), (now, now_raw) in itertools.pairwise(zip(requests, raw, strict=True)):
+        # the whole previous request is the start of this one up to its newest user message, byte for byte
+        head = input_items(now)[: len(input_items(before))]
+        assert head == input_items(before)
+        assert len(input_items(before)) <= last_user_index(now)
+        assert raw_input(now_raw).startswith(raw_input(before_raw))
+        assert now["tools"] == before["tools"] and now.get("instructions") == before.get("instructions")
+    for turn, body in enumerate(requests):
+        blocks = developer_blocks(body)
+        newest = last_user_index(body)
+        assert texts(body, "user")[-1] == TURNS[turn][0]
+        assert sum(boot_id in text for _, text in blocks) == 1  # the boot context once, from turn 1 on
+        for fact_turn, fact_id in facts.items():
+            where = [i for i, text in blocks if fact_id in text]
+            if fact_turn == turn:
+                assert where == [newest + 1], hook_log(daemon)  # right after this turn's message
+            elif fact_turn > turn:
+                assert where == []
+            else:
+                assert len(where) == 1 and where[0] < newest  # as it was sent, not again
+        if TURNS[turn][1] is None:
+            assert all(i < newest for i, _ in blocks)  # nothing cleared the floor: nothing added

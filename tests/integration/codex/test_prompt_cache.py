@@ -1,0 +1,116 @@
+"""The prompt cache in the real Codex CLI with graphmem off and on: one six-turn session each
+(``codex exec``, then ``codex exec resume``), memories relevant on turns 1, 3 and 5.
+
+For each request after the first: the **cacheable share** (the share of its bytes -- the
+tools, then ``input`` as Codex sent it -- that are an unchanged prefix of the previous
+request's) and whether it keeps the whole previous request; per turn, the tokens graphmem
+injected (its blocks' characters / 4). With ``-s`` it prints the table of docs/benchmarks.md
+("Codex: the prompt cache in the real client"). Asserted: with graphmem every turn keeps the
+whole previous request, and the share is within 2 points of graphmem off.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.codex import CodexSandbox
+from support.daemons import Daemon, sandbox_env, start_daemon
+from support.fake_llm import Text
+from support.fake_responses import FakeResponses, common_prefix, input_items, raw_input, text_of
+
+pytestmark = pytest.mark.integration
+
+BLOCK_OPEN = '<memory source="graphmem">'
+DIRECTIVE = "Always run ruff format before committing any Python change."
+FACTS = (
+    "The staging database listens on port 5433 behind the bastion host.",
+    "Invoice PDFs are rendered with WeasyPrint from Jinja templates in billing/templates.",
+    "The CI runners cache pip wheels in /var/cache/ci-wheels between jobs.",
+)
+TURNS = (
+    "Which port does the staging database listen on?",
+    "Write a haiku about autumn leaves.",
+    "How are invoice PDFs rendered?",
+    "Tell me a joke about penguins.",
+    "Where do the CI runners cache pip wheels?",
+    "Thanks, that is all for today.",
+)
+# A model answer of about 200 tokens.
+ANSWER = "Here is what I found. " + "The details follow in order, one step at a time. " * 16
+
+
+def graphmem(data_dir: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), *args],
+        env=sandbox_env(data_dir),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def play(codex: CodexSandbox, model: FakeResponses, *options: str) -> list[bytes]:
+    model.reset(*(Text(f"{ANSWER}({turn})") for turn in range(len(TURNS))))
+    session = ""
+    for ask in TURNS:
+        session = codex.exec(ask, *options, resume=session or None).session_id
+    assert len(model.raw) == len(TURNS)
+    return list(model.raw)
+
+
+def prompt(body: bytes) -> bytes:
+    """What the provider caches by prefix: the tools (they open the prompt), then the input."""
+    tools = json.dumps(json.loads(body).get("tools"), sort_keys=True).encode()
+    return tools + b"\n" + raw_input(body)
+
+
+def measure(raw: list[bytes]) -> tuple[float, int, list[int]]:
+    """Mean cacheable share, turns keeping the whole previous request, tokens injected per turn."""
+    shares, kept = [], 0
+    for before, now in itertools.pairwise(prompt(r) for r in raw):
+        shares.append(common_prefix(before, now) / len(now))
+        kept += now.startswith(before)
+    injected, seen = [], 0
+    for body in raw:
+        items = input_items(json.loads(body))
+        blocks = [text_of(i) for i in items[seen:] if text_of(i).startswith(BLOCK_OPEN)]
+        injected.append(sum(len(b) for b in blocks) // 4)
+        seen = len(items)
+    return statistics.mean(shares), kept, injected
+
+
+def test_graphmem_keeps_the_prompt_cache_of_a_codex_session(
+    codex: CodexSandbox, fake_model: FakeResponses, tmp_path: Path
+) -> None:
+    off = measure(play(codex, fake_model))
+
+    data_dir = tmp_path / "graphmem-data"
+    assert graphmem(data_dir, "install", "codex", "--project", str(codex.project)).returncode == 0
+    daemon: Daemon = start_daemon(data_dir, "--port", "0", CODEX_HOME=str(codex.codex_home))
+    try:
+        codex.extra_env.update(GRAPHMEM_CONFIG=str(tmp_path / "none.toml"), GRAPHMEM_PLUGIN_TIMEOUT_MS="5000")
+        for text, category in ((DIRECTIVE, "directive"), *((fact, "fact") for fact in FACTS)):
+            done = graphmem(data_dir, "remember", "-c", category, text, cwd=codex.project)
+            assert done.returncode == 0, done.stderr
+        # `codex exec` does not wait for an MCP server that is not required: the tools would come and go.
+        on = measure(play(codex, fake_model, "-c", "mcp_servers.graphmem.required=true"))
+    finally:
+        daemon.stop()
+
+    pairs = len(TURNS) - 1
+    print("\n| graphmem | Cacheable share | Turns keeping the previous request | Tokens injected per turn |")
+    for name, (share, kept, injected) in (("off", off), ("on", on)):
+        tokens = f"{statistics.mean(injected):,.0f} ({max(injected):,})"
+        print(f"| {name} | {share:.1%} | {kept} of {pairs} | {tokens} |")
+    print("tokens injected per turn (on):", on[2])
+    assert on[1] == pairs  # every turn keeps the whole previous request
+    assert on[0] >= off[0] - 0.02
+    assert on[2][0] > 0 and on[2][2] > 0 and on[2][4] > 0  # the boot context and recall went in
+    assert on[2][1] == 0 and on[2][3] == 0  # small talk: nothing cleared the floor

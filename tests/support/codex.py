@@ -1,0 +1,226 @@
+"""Drive the real Codex CLI, sandboxed and offline, against the Responses stand-in of ``fake_responses``.
+
+Install. :func:`ensure_codex` installs ``@openai/codex@CODEX_VERSION`` with npm into
+``<repo>/.cache/openai-codex-<version>/`` (``$CODEX_HARNESS_CACHE`` replaces ``<repo>/.cache``)
+once, under the same lock-and-stamp scheme as ``support.opencode`` (a staging directory renamed
+into place once ``codex --version`` answers the pinned version). The package's platform binary
+comes from its optional dependency (``@openai/codex-linux-x64``); ``bin/codex.js`` runs it. No
+npm is an error (:class:`CodexUnavailable`), never a skip.
+
+Sandbox. :class:`CodexSandbox` is one fresh Codex world under a temp directory:
+
+- ``home/`` is ``HOME``; ``codex-home/`` is ``CODEX_HOME``, whose ``config.toml`` selects the
+  provider ``fake`` (``wire_api = "responses"``, ``base_url`` = the stand-in) and model
+  ``fake-model``, and trusts the project (so Codex reads the project's ``.codex/config.toml``);
+- ``project/`` is a ``git init``-ed directory.
+
+Codex runs with ``OPENAI_*``/``CODEX_*`` variables of the outer environment removed. Quirks: Codex
+runs a hook only once the user trusted it; the tests pass ``--dangerously-bypass-hook-trust`` (what
+the user does by answering Codex's prompt). ``codex exec`` prints its session id on stderr
+(``session id: ...``); :meth:`CodexSandbox.exec` returns it. A run takes ~1 s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .fake_responses import MODEL_ID, FakeResponses
+from .opencode import _file_lock, _version_of
+
+CODEX_VERSION = "0.169.0"
+CODEX_PACKAGE = f"@openai/codex@{CODEX_VERSION}"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CACHE_DIR = (
+    Path(os.environ.get("CODEX_HARNESS_CACHE") or REPO_ROOT / ".cache") / f"openai-codex-{CODEX_VERSION}"
+)
+INSTALL_TIMEOUT = 600.0
+DEFAULT_TIMEOUT = 120.0
+PROVIDER_ID = "fake"
+_DROPPED_ENV = re.compile(r"^(OPENAI_.*|CODEX_.*|.*_API_KEY|npm_config_.*)$", re.IGNORECASE)
+_SESSION_LINE = re.compile(r"^session id: ([0-9a-f-]{36})$", re.MULTILINE)
+
+
+class CodexUnavailable(RuntimeError):
+    """Codex cannot be installed here (no npm, install failed): the tests must fail, not skip."""
+
+
+def codex_binary(cache_dir: Path = CACHE_DIR) -> Path:
+    return cache_dir / "node_modules" / ".bin" / "codex"
+
+
+def _npm_install(target: Path) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise CodexUnavailable(
+            f"npm is not on PATH: the Codex tests need Node.js and npm to install {CODEX_PACKAGE}."
+        )
+    target.mkdir(parents=True)
+    (target / "package.json").write_text('{"name": "graphmem-codex-cache", "private": true}\n', "utf-8")
+    cmd = [
+        npm,
+        "install",
+        "--prefix",
+        str(target),
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        CODEX_PACKAGE,
+    ]
+    try:
+        done = subprocess.run(
+            cmd, cwd=target, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise CodexUnavailable(f"`{' '.join(cmd)}` took over {INSTALL_TIMEOUT:.0f} s") from exc
+    if done.returncode != 0:
+        raise CodexUnavailable(f"`{' '.join(cmd)}` failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    version = _version_of(codex_binary(target))
+    if version != f"codex-cli {CODEX_VERSION}":
+        raise CodexUnavailable(
+            f"{codex_binary(target)} --version printed {version!r}, expected {CODEX_VERSION}"
+        )
+
+
+def _installed(cache_dir: Path) -> bool:
+    stamp = cache_dir / ".installed"
+    return (
+        codex_binary(cache_dir).exists()
+        and stamp.is_file()
+        and stamp.read_text("utf-8").strip() == CODEX_VERSION
+    )
+
+
+def ensure_codex(cache_dir: Path = CACHE_DIR) -> Path:
+    """The path of the Codex launcher, installing it into ``cache_dir`` first if needed."""
+    if not _installed(cache_dir):
+        with _file_lock(cache_dir.with_name(cache_dir.name + ".lock")):
+            if not _installed(cache_dir):
+                staging = cache_dir.with_name(f"{cache_dir.name}.tmp-{os.getpid()}")
+                shutil.rmtree(staging, ignore_errors=True)
+                try:
+                    _npm_install(staging)
+                    (staging / ".installed").write_text(CODEX_VERSION + "\n", "utf-8")
+                    shutil.rmtree(cache_dir, ignore_errors=True)
+                    staging.rename(cache_dir)
+                finally:
+                    shutil.rmtree(staging, ignore_errors=True)
+    return codex_binary(cache_dir)
+
+
+@dataclass(frozen=True, slots=True)
+class CodexRun:
+    """One ``codex exec``: its output and the session (thread) id it printed."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    session_id: str
+
+
+@dataclass
+class CodexSandbox:
+    """A fresh HOME, CODEX_HOME and git project for Codex, wired to a :class:`FakeResponses`."""
+
+    binary: Path
+    root: Path
+    model: FakeResponses
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def codex_home(self) -> Path:
+        return self.root / "codex-home"
+
+    @property
+    def project(self) -> Path:
+        return self.root / "project"
+
+    @property
+    def sessions(self) -> Path:
+        """Where Codex writes its session files (``sessions/YYYY/MM/DD/rollout-*.jsonl``)."""
+        return self.codex_home / "sessions"
+
+    @classmethod
+    def create(cls, binary: Path, root: Path, model: FakeResponses) -> CodexSandbox:
+        sandbox = cls(binary=binary, root=root, model=model)
+        for directory in (sandbox.home, sandbox.codex_home, sandbox.project):
+            directory.mkdir(parents=True, exist_ok=True)
+        git_env = {**os.environ, "HOME": str(sandbox.home), "GIT_CONFIG_NOSYSTEM": "1"}
+        subprocess.run(["git", "init", "-q"], cwd=sandbox.project, env=git_env, check=True, timeout=30)
+        sandbox.write_user_config()
+        return sandbox
+
+    def write_user_config(self, extra: str = "") -> Path:
+        """``$CODEX_HOME/config.toml``: the fake provider selected, the project trusted, ``extra`` after."""
+        path = self.codex_home / "config.toml"
+        path.write_text(
+            f'model = "{MODEL_ID}"\n'
+            f'model_provider = "{PROVIDER_ID}"\n\n'
+            f"[model_providers.{PROVIDER_ID}]\n"
+            'name = "Fake Responses (tests)"\n'
+            f'base_url = "{self.model.base_url}"\n'
+            'wire_api = "responses"\n\n'
+            f'[projects."{self.project}"]\n'
+            'trust_level = "trusted"\n' + extra,
+            "utf-8",
+        )
+        return path
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not _DROPPED_ENV.match(k)}
+        env.update(HOME=str(self.home), CODEX_HOME=str(self.codex_home), PWD=str(self.project), NO_COLOR="1")
+        env.update(self.extra_env)
+        return env
+
+    def run_codex(
+        self, args: Sequence[str], timeout: float = DEFAULT_TIMEOUT
+    ) -> subprocess.CompletedProcess[str]:
+        """``codex <args>`` in the project, stdin closed; on timeout its process group is killed."""
+        cmd = [str(self.binary), *args]
+        with subprocess.Popen(
+            cmd,
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        ) as proc:
+            try:
+                stdout, stderr = proc.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                stdout, stderr = proc.communicate()
+                raise subprocess.TimeoutExpired(cmd, timeout, stdout, stderr) from None
+        return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+
+    def exec(
+        self, prompt: str, *options: str, resume: str | None = None, timeout: float = DEFAULT_TIMEOUT
+    ) -> CodexRun:
+        """One headless turn (``codex exec``, or ``codex exec resume ID`` to continue a session);
+        ``options`` go after ``exec`` (``-c key=value``, ...)."""
+        flags = ["--skip-git-repo-check", "--dangerously-bypass-hook-trust", *options]
+        args = ["exec", *flags, "resume", resume, prompt] if resume else ["exec", *flags, prompt]
+        done = self.run_codex(args, timeout=timeout)
+        found = _SESSION_LINE.search(done.stderr) or _SESSION_LINE.search(done.stdout)
+        if done.returncode != 0 or found is None:
+            raise AssertionError(f"codex exec failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+        return CodexRun(done.returncode, done.stdout, done.stderr, found.group(1))
+
+    def session_file(self, session_id: str) -> Path:
+        [found] = self.sessions.rglob(f"rollout-*-{session_id}.jsonl")
+        return found
