@@ -457,3 +457,25 @@ def test_diff_marks_a_last_line_without_newline(tmp_path: Path) -> None:
     change = oc.FileChange(tmp_path / "a.json", "{}", "{ }")
 
     assert "\\ No newline at end of file" in change.diff()
+
+
+def test_inspect_reads_what_install_wrote_and_takes_a_broken_config_for_none(tmp_path: Path) -> None:
+    files = oc.project_files(tmp_path)
+    assert oc.inspect(files).describe() == "not installed"
+
+    install(tmp_path)
+    found = oc.inspect(files)
+    assert (found.server, found.plugin_version, found.plugin_current) == (True, 2, True)
+
+    files.config.write_text('{"mcp": {"graphmem": ', "utf-8")  # cut short
+    broken = oc.inspect(files)
+    assert (broken.server, broken.plugin_version) == (False, 2)
+    assert broken.describe().startswith("no MCP server entry; plugin ")
+
+
+def test_a_plugin_file_of_the_users_own_is_no_plugin_of_graphmems(tmp_path: Path) -> None:
+    files = oc.project_files(tmp_path)
+    files.plugin.parent.mkdir(parents=True)
+    files.plugin.write_text("export default { id: 'mine', setup() {} };\n", "utf-8")
+
+    assert oc.inspect(files).plugin_version is None
