@@ -190,6 +190,18 @@ class Installed:
     def complete(self) -> bool:
         return self.server and set(self.hooks) == set(HOOK_EVENTS) and self.section
 
+    def describe(self) -> str:
+        """One line for ``graphmem doctor``."""
+        if self.problem:
+            return self.problem
+        if not (self.server or self.hooks or self.section):
+            return "not installed"
+        parts = [f"MCP server in {self.config}" if self.server else "no MCP server entry"]
+        parts.append(f"hooks: {', '.join(self.hooks)}" if self.hooks else "no hooks")
+        parts.append("AGENTS.md section" if self.section else "no AGENTS.md section")
+        missing = "" if self.complete else "; incomplete: run `graphmem install codex` again"
+        return "; ".join(parts) + missing
+
 
 def installed(files: CodexFiles) -> Installed:
     """What ``graphmem install codex`` left in ``files``; never raises."""

@@ -214,3 +214,21 @@ def test_an_older_graphmem_hook_is_replaced_not_doubled(invoke: Invoke, project:
 
     [stop] = hook_groups(config_of(config_path), "Stop")
     assert stop == {"hooks": [{"type": "command", "command": HOOK, "timeout": 10}]}
+
+
+def test_what_is_installed_is_described_for_doctor(invoke: Invoke, project: Path) -> None:
+    files = codex_config.project_files(project)
+    assert codex_config.installed(files).describe() == "not installed"
+
+    assert invoke("install", "codex", "--project", str(project)).exit_code == 0
+
+    found = codex_config.installed(files)
+    assert found.complete
+    assert found.describe() == (
+        f"MCP server in {files.config}; hooks: SessionStart, UserPromptSubmit, Stop, SessionEnd; "
+        "AGENTS.md section"
+    )
+    files.agents.unlink()
+    assert codex_config.installed(files).describe().endswith("incomplete: run `graphmem install codex` again")
+    files.config.write_text("[mcp_servers\n", "utf-8")
+    assert "line 1" in codex_config.installed(files).describe()
