@@ -122,6 +122,8 @@ class FakeResponses:
         self.requests: list[JSON] = []
         self.raw: list[bytes] = []
         self.exhausted = 0
+        # The input tokens each answer reports: a client compacts once they pass its limit.
+        self.input_tokens = 10
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -207,11 +209,11 @@ class FakeResponses:
             }
             started, middle = item, []
         usage = {
-            "input_tokens": 10,
+            "input_tokens": self.input_tokens,
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": 5,
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": 15,
+            "total_tokens": self.input_tokens + 5,
         }
         response = {"id": response_id, "object": "response", "model": MODEL_ID}
         return [

@@ -171,3 +171,28 @@ def test_a_five_turn_session_keeps_every_earlier_request_as_a_byte_identical_pre
                 assert len(where) == 1 and where[0] < newest  # as it was sent, not again
         if TURNS[turn][1] is None:
             assert all(i < newest for i, _ in blocks)  # nothing cleared the floor: nothing added
+
+
+def test_compaction_gets_nothing_and_what_must_be_kept_comes_back_after_it(
+    served: tuple[CodexSandbox, Daemon], fake_model: FakeResponses
+) -> None:
+    codex, daemon = served
+    decision = remember(daemon, codex.project, "We decided to keep money in integer cents.", "decision")
+    fake_model.script(Text("First answer."), Text("Summary of the conversation."), Text("Second answer."))
+    fake_model.input_tokens = 100_000  # past the limit below: Codex compacts before the next turn
+    first = codex.exec("How do we store money?")
+
+    codex.exec(
+        "And how do we round it?", "-c", "model_auto_compact_token_limit=1000", resume=first.session_id
+    )
+
+    _, compaction, after = fake_model.requests
+    # Codex's own compaction call (no user turn, no hook) gets no block of graphmem's.
+    assert texts(compaction, "user")[-1].startswith("You are performing a CONTEXT CHECKPOINT COMPACTION")
+    assert len(developer_blocks(compaction)) == len(developer_blocks(fake_model.requests[0]))
+    # After it, before the next message: what compaction must keep (the decision among it).
+    kept = [
+        text_of(i) for i in input_items(after) if text_of(i).startswith("graphmem: the user's conventions")
+    ]
+    assert len(kept) == 1 and decision in kept[0], hook_log(daemon)
+    assert texts(after, "user")[-1] == "And how do we round it?"
