@@ -22,6 +22,7 @@ Installing is planned before anything is written, as ``FileChange`` lists the CL
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -146,6 +147,14 @@ def plan_uninstall(files: ClaudeCodeFiles) -> list[FileChange]:
         FileChange(files.servers, servers, new_servers),
         FileChange(files.settings, settings, new_settings),
     ]
+
+
+def tidy(files: ClaudeCodeFiles) -> None:
+    """After uninstall: a project's ``.claude/`` folder left empty goes too (the user's files stay)."""
+    folder = files.settings.parent
+    if folder.name == ".claude" and folder.parent == files.servers.parent:
+        with contextlib.suppress(OSError):  # not empty, or not ours to remove
+            folder.rmdir()
 
 
 @dataclass(frozen=True, slots=True)

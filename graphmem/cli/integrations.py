@@ -15,6 +15,7 @@ from graphmem.cli import present
 from graphmem.cli.state import CliState, pass_state
 
 if TYPE_CHECKING:
+    from graphmem.adapters.claude_code_config import ClaudeCodeFiles
     from graphmem.adapters.codex_config import CodexFiles
     from graphmem.adapters.opencode_config import FileChange, OpenCodeFiles
 
@@ -234,6 +235,83 @@ def uninstall_codex(state: CliState, use_global: bool, project_dir: Path | None,
     )
 
 
+def claude_code_files(state: CliState, use_global: bool, project_dir: Path | None) -> ClaudeCodeFiles:
+    """Claude Code's files of the scope the options name: global, ``--project DIR``, or this project."""
+    from graphmem.adapters import claude_code_config
+
+    directory = project_directory(state, use_global, project_dir)
+    return (
+        claude_code_config.global_files()
+        if directory is None
+        else claude_code_config.project_files(directory)
+    )
+
+
+@install.command("claude-code")
+@scope_options
+@pass_state
+def install_claude_code(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
+    """Add graphmem to Claude Code: the MCP server in .mcp.json (~/.claude.json with --global) and
+    the memory hooks in .claude/settings.json (~/.claude/settings.json).
+
+    The hooks give the model the boot context once per session and each prompt what graphmem
+    recalls for it, keep what matters through compaction, and teach graphmem from each session's
+    transcript. Other settings, hooks and servers are kept; running it again changes nothing.
+
+    \b
+    Example:
+        $ graphmem install claude-code
+        created /home/me/shop/.mcp.json
+        created /home/me/shop/.claude/settings.json
+    """
+    from graphmem.adapters import claude_code_config, opencode_config
+
+    files = claude_code_files(state, use_global, project_dir)
+    entry = claude_code_config.server_entry(opencode_config.graphmem_command(), state.data_dir)
+    carry_out(
+        claude_code_config.plan_install(files, entry, state.data_dir),
+        dry_run=dry_run,
+        hint="Restart Claude Code; `claude mcp list` should show graphmem connected.",
+        nothing="graphmem is already installed for Claude Code here; nothing changed.",
+    )
+
+
+@uninstall.command("claude-code")
+@scope_options
+@pass_state
+def uninstall_claude_code(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
+    """Remove graphmem's MCP server and hooks from Claude Code's files; memories are kept.
+
+    \b
+    Example:
+        $ graphmem uninstall claude-code
+        deleted /home/me/shop/.mcp.json
+        deleted /home/me/shop/.claude/settings.json
+    """
+    from graphmem.adapters import claude_code_config
+
+    files = claude_code_files(state, use_global, project_dir)
+    carry_out(
+        claude_code_config.plan_uninstall(files),
+        dry_run=dry_run,
+        hint="Restart Claude Code to drop graphmem's tools and hooks.",
+        nothing="graphmem is not installed for Claude Code here; nothing changed.",
+    )
+    if not dry_run:
+        claude_code_config.tidy(files)
+
+
+def doctor_claude_code(state: CliState) -> Iterator[str]:
+    """What graphmem installed for Claude Code, in this project and globally."""
+    from graphmem.adapters import claude_code_config
+
+    project = project_directory(state, False, None) or Path.cwd()
+    found = claude_code_config.installed(claude_code_config.project_files(project))
+    yield f"claude-code (project {project}): {found.describe()}"
+    found = claude_code_config.installed(claude_code_config.global_files())
+    yield f"claude-code (global): {found.describe()}"
+
+
 def doctor_daemon(state: CliState) -> Iterator[str]:
     """Whether the daemon of graphmem's data dir runs and answers."""
     from graphmem.locate import locate
@@ -260,7 +338,11 @@ def doctor_opencode(state: CliState) -> Iterator[str]:
 
 
 # One check per line group of `graphmem doctor`: the daemon, then each client.
-DOCTOR_CHECKS: tuple[Callable[[CliState], Iterator[str]], ...] = (doctor_daemon, doctor_opencode)
+DOCTOR_CHECKS: tuple[Callable[[CliState], Iterator[str]], ...] = (
+    doctor_daemon,
+    doctor_opencode,
+    doctor_claude_code,
+)
 
 
 @click.command()

@@ -45,7 +45,7 @@ from typing import IO, Any
 from graphmem.integrations.hook_client import HookClient
 from graphmem.integrations.hook_input import HookInputError, path_text, read_input, session_id, text
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("graphmem.integrations.claude_code")  # also when run as __main__
 
 CLIENT = "claude-code"
 EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "stop", "session-end")
