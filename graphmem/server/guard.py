@@ -52,7 +52,7 @@ PUBLIC_PATHS = frozenset({"/health", "/identity"})  # /identity: the daemon prov
 ANONYMOUS = "anonymous"  # the rate-limit bucket of every request with a missing or wrong secret
 UI_PREFIX = "/ui"  # the view's files: GET, public (they hold no data)
 UI_SIGN_IN = "/ui/session"  # a one-time code for a session: public, same origin only
-# What a view session may call; /rpc's verbs are narrowed further by the route (ui_routes.UI_VERBS).
+# What a view session may call; /rpc's verbs are narrowed further by the route (ui_routes.may_call).
 UI_SESSION_PATHS = frozenset({"/rpc", "/ui/home", "/ui/graph", "/ui/context", "/ui/status", "/ui/signout"})
 PRINCIPAL = "graphmem.principal"  # the scope key the Guard leaves for routes: "local", "api-key", "ui"
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})

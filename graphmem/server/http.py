@@ -85,7 +85,7 @@ def build_app(runtime: Runtime, policy: Policy, plugin: PluginSettings | None = 
         if streamed:
             return _streamed_call(runtime, method, arguments)
         answer = await anyio.to_thread.run_sync(runtime.served, rpc.run, runtime.memory, method, arguments)
-        if method in rpc.WRITES:
+        if VERBS[method].writes:
             runtime.written()
         return JSONResponse(answer)
 
@@ -117,7 +117,7 @@ def _streamed_call(runtime: Runtime, method: str, arguments: dict[str, Any]) -> 
         try:
             return rpc.run(runtime.memory, method, arguments)
         finally:
-            if method in rpc.WRITES:
+            if VERBS[method].writes:
                 runtime.written()
 
     return rpc_stream.ProgressStream(job, relay, log_hint=runtime.log_hint)

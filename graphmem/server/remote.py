@@ -12,32 +12,13 @@ from urllib.parse import urlsplit
 from graphmem import errors
 from graphmem.server import loopback, rpc_types
 from graphmem.server.lifecycle import DaemonInfo, read_token
+from graphmem.server.verbs import Binding
 from graphmem.service.results import ExportSummary
 
 TIMEOUT_S = 3600.0  # imports of large files take a while
 MAX_LINE = 64 * 1024 * 1024  # bytes of one line of a streamed answer (the last is the result)
 # Largest import text sent in the request body (the daemon's default limit is 2,000,000 bytes).
 INLINE_IMPORT_CHARS = 1_500_000
-# The verbs that use the memory's own project when a call names none, like MemoryService's.
-OWN_PROJECT_VERBS = frozenset(
-    {
-        "remember",
-        "edit",
-        "list",
-        "select",
-        "recall",
-        "get_context",
-        "boot_context",
-        "enrich",
-        "import_file",
-        "session_start",
-        "active_sessions",
-    }
-)
-
-
-# The verbs that see (or write on) the branch of the memory's own checkout, like MemoryService's.
-OWN_BRANCH_VERBS = frozenset({"remember", "list", "recall", "get_context", "boot_context"})
 
 
 class RemoteMemory:
@@ -52,8 +33,8 @@ class RemoteMemory:
         branch: str | None = None,
     ) -> None:
         self.info = info
-        self.project = project  # what the verbs of OWN_PROJECT_VERBS use when a call names none
-        self.branch = branch  # and the branch of its checkout, for OWN_BRANCH_VERBS
+        self.project = project  # what a verb bound to the caller's project uses when a call names none
+        self.branch = branch  # and the branch of its checkout, for a verb bound to the branch too
         self.data_dir = Path(info.data_dir)
         self._api_key = api_key
         target = urlsplit(info.url)
@@ -122,16 +103,17 @@ class RemoteMemory:
         raise loopback.LoopbackError("the streamed answer ended before its result")
 
     def __getattr__(self, method: str) -> Any:
-        if method not in rpc_types.METHODS:
+        if method not in rpc_types.VERBS:
             raise AttributeError(method)
+        binds = rpc_types.VERBS[method].binds
 
         def forward(*args: Any, **kwargs: Any) -> Any:
             arguments = _bind(method, args, kwargs)
             progress = arguments.get("progress")
             arguments = {k: v for k, v in arguments.items() if k not in rpc_types.LOCAL_ONLY}
-            if method in OWN_PROJECT_VERBS and arguments.get("project") is None:
+            if binds is not Binding.NONE and arguments.get("project") is None:
                 arguments["project"] = self.project
-                if method in OWN_BRANCH_VERBS and arguments.get("branch") is None and self.branch:
+                if binds is Binding.BRANCH and arguments.get("branch") is None and self.branch:
                     arguments["branch"] = self.branch
             return self._call(method, progress, **arguments)
 

@@ -22,13 +22,8 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from graphmem.errors import GraphmemError, ImportFileError, InvalidInputError
-from graphmem.server.rpc_types import LOCAL_ONLY, METHODS, set_by_path
+from graphmem.server.rpc_types import LOCAL_ONLY, VERBS, set_by_path
 from graphmem.service.memory import MemoryService
-
-# Verbs after which the daemon's embedder should look for new memories.
-WRITES = frozenset(
-    {"remember", "edit", "import_file", "import_text", "restore", "reindex", "bootstrap", "ingest_opencode"}
-)
 
 
 @cache
@@ -50,8 +45,12 @@ def parse(request: Any) -> tuple[str, dict[str, Any]]:
     Raises ``InvalidInputError`` for a request that cannot run (the route answers 400):
     an unknown method, arguments that are not an object, unknown, missing or invalid ones.
     """
-    if not isinstance(request, dict) or request.get("method") not in METHODS:
-        raise InvalidInputError(f"Unknown method; use one of: {', '.join(sorted(METHODS))}.")
+    if (
+        not isinstance(request, dict)
+        or not isinstance(request.get("method"), str)
+        or request["method"] not in VERBS
+    ):
+        raise InvalidInputError(f"Unknown method; use one of: {', '.join(sorted(VERBS))}.")
     method: str = request["method"]
     raw = request.get("arguments")
     if raw is None:

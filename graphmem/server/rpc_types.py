@@ -1,6 +1,6 @@
-"""The ``/rpc`` verbs: which parameters each takes by position, what it returns, and the JSON.
+"""The ``/rpc`` verbs and their JSON: the table's (``server/verbs.py``) that ``/rpc`` serves.
 
-Declared by the name of each result type (``"module:Name"``), imported only for the verb
+Each declares its result type by name (``"module:Name"``), imported only for the verb
 being called, from the light result and model modules only, so that the CLI's side
 (``graphmem.server.remote``) binds a call, encodes its arguments and decodes the daemon's
 answer without importing the Memory service and all it pulls in (the store's ports,
@@ -14,11 +14,9 @@ hints, and every result this module decodes equal to what pydantic makes of the 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import types
 import typing
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from enum import Enum
 from functools import cache
@@ -26,103 +24,44 @@ from pathlib import PurePath
 from typing import Any
 
 from graphmem.errors import StoreError
+from graphmem.server import verbs
+from graphmem.server.verbs import DONE as DONE
+from graphmem.server.verbs import DONE_OF as DONE_OF
+from graphmem.server.verbs import PROGRESS_SHAPES as PROGRESS_SHAPES
+from graphmem.server.verbs import STEPS as STEPS
+from graphmem.server.verbs import Verb
 
 NONE = type(None)
-
-
-@dataclass(frozen=True, slots=True)
-class Verb:
-    """One verb of ``MemoryService`` as the CLI calls it through a daemon."""
-
-    positional: tuple[str, ...]  # the parameters a call may pass by position, in order
-    returns: str  # the return type: "module:Name", "list[module:Name]", "int", "bool" or "None"
-    progress: str | None = None  # how its ``progress`` callback is called: one of PROGRESS_SHAPES
-
-    @property
-    def result(self) -> Any:
-        """The return type itself; only its own module is imported, on first use."""
-        return _resolve(self.returns)
-
-
-_PLAIN: dict[str, Any] = {"None": type(None), "int": int, "bool": bool}
-
-
-@cache
-def _resolve(declared: str) -> Any:
-    if declared.startswith("list[") and declared.endswith("]"):
-        return list[_resolve(declared[5:-1])]  # type: ignore[misc]
-    if declared in _PLAIN:
-        return _PLAIN[declared]
-    module, _, name = declared.partition(":")
-    return getattr(importlib.import_module(module), name)
-
-
-# How a verb calls its ``progress`` callback; through a daemon each call travels as
-# ``{"done": n, "total": m or null}`` (see ``graphmem.server.rpc_stream``) and is replayed.
-STEPS = "steps"  # progress(n): n more units done (embedding batches, imported records)
-DONE = "done"  # progress(done): units done so far, total unknown (sessions read)
-DONE_OF = "done_of"  # progress(done, total): units done so far of the total known so far
-PROGRESS_SHAPES = (STEPS, DONE, DONE_OF)
 NDJSON = "application/x-ndjson"  # the media type of a streamed answer
 
-_MEMORY_ID = ("memory_id",)
-_LINK = ("source", "target", "kind")
 
-VERBS: dict[str, Verb] = {
-    "remember": Verb(("text",), "graphmem.service.results:RememberResult"),
-    "recall": Verb(("query",), "graphmem.service.results:RecallResult"),
-    "get_context": Verb(("target",), "graphmem.core.bundle:ContextBundle"),
-    "boot_context": Verb((), "graphmem.core.bundle:ContextBundle"),
-    "show": Verb(_MEMORY_ID, "graphmem.service.results:MemoryDetail"),
-    "list": Verb((), "list[graphmem.core.models:MemoryRecord]"),
-    "select": Verb((), "list[graphmem.core.models:MemoryRecord]"),
-    "edit": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
-    "archive": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
-    "restore": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
-    "resolve": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
-    "unresolve": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
-    "confirm": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
-    "reject": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
-    "widen": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
-    "delete": Verb(_MEMORY_ID, "graphmem.core.models:MemoryRecord"),
-    "link": Verb(_LINK, "graphmem.core.models:Link"),
-    "unlink": Verb(_LINK, "None"),
-    "history": Verb(_MEMORY_ID, "list[graphmem.core.events:MemoryEvent]"),
-    "undo": Verb(("event_id",), "graphmem.core.events:MemoryEvent"),
-    "stats": Verb((), "graphmem.service.results:Stats"),
-    "review": Verb((), "list[graphmem.service.results:ReviewItem]"),
-    "import_file": Verb(("path",), "graphmem.service.results:ImportSummary", STEPS),
-    "import_text": Verb(("text",), "graphmem.service.results:ImportSummary", STEPS),
-    "embed_pending": Verb(("progress",), "int", STEPS),
-    "load_model": Verb((), "None"),
-    "reindex": Verb(("progress",), "int", STEPS),
-    "export": Verb(("out",), "graphmem.service.results:ExportSummary"),  # the text travels beside the summary
-    "export_dir": Verb(("directory",), "graphmem.service.results:RepositoryExport"),
-    "export_repository": Verb((), "graphmem.service.results:RepositoryFiles"),
-    "bootstrap": Verb(("path",), "graphmem.service.results:BootstrapReport", DONE_OF),
-    "enrich": Verb(("refs",), "graphmem.core.enrichment:EnrichReport", DONE_OF),
-    "gitlab_status": Verb((), "graphmem.core.enrichment:GitLabStatus"),
-    "ingest_opencode": Verb((), "graphmem.service.results:IngestReport", DONE),
-    "session_start": Verb(("agent",), "graphmem.service.coordination:AgentSession"),
-    "session_heartbeat": Verb(("session_id",), "graphmem.service.coordination:AgentSession"),
-    "session_end": Verb(("session_id",), "graphmem.service.coordination:EndedSession"),
-    "active_sessions": Verb((), "graphmem.service.coordination:ActiveSessions"),
-    "claim_item": Verb(("session_id", "item"), "graphmem.service.coordination:Claim"),
-    "release_item": Verb(("session_id", "item"), "bool"),
-}
-# The verbs the CLI may call; ``export`` is special-cased (it writes to a stream).
+class _RpcVerbs(Mapping[str, Verb]):
+    """The verbs of the table (``server/verbs.py``) that ``/rpc`` serves, read at each use."""
+
+    def __getitem__(self, name: str) -> Verb:
+        found = verbs.VERBS[name]
+        if not found.rpc:
+            raise KeyError(name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return (name for name, found in verbs.VERBS.items() if found.rpc)
+
+    def __len__(self) -> int:
+        return sum(1 for found in verbs.VERBS.values() if found.rpc)
+
+
+VERBS: Mapping[str, Verb] = _RpcVerbs()
+# The verbs the CLI may call, as the table declares them now; ``export`` is special-cased (it
+# writes to a stream).
 METHODS = frozenset(VERBS)
 # Parameters that cannot cross a process boundary.
 LOCAL_ONLY = frozenset({"progress", "out"})
-# Who wrote a memory is set by the code path, never by a caller (core/provenance.py): ``/rpc`` is
-# the CLI's door, a person's, so these parameters keep the service's defaults (the user).
-PROVENANCE = frozenset({"actor", "trust", "origin", "owner"})  # owner: of a session (coordination)
-PROVENANCE_OF = {"remember": PROVENANCE | {"source"}, "session_end": PROVENANCE | {"source"}}
 
 
 def set_by_path(method: str, name: str) -> bool:
     """Whether ``method``'s parameter ``name`` is set by the code path, never by a ``/rpc`` caller."""
-    return name in PROVENANCE_OF.get(method, PROVENANCE)
+    return name in verbs.VERBS[method].set_by_path
 
 
 def encode_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:

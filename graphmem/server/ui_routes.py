@@ -3,12 +3,13 @@
 The page (``graphmem/server/ui/``: HTML, CSS and ES modules, no build step) is served as
 files under ``/ui/`` with a strict Content-Security-Policy: scripts and styles from the
 daemon only, no inline script, no framing, no request to any other origin. Its data comes
-from the same verbs as the CLI's: ``/rpc`` (narrowed to ``UI_VERBS`` for a view session),
-plus ``/ui/home`` (what needs a person, ``service/home.py``: it only reads), ``/ui/graph`` (a
-node's neighbourhood, ``service/neighbourhood.py``), ``/ui/context`` (``get_context``'s bundle
-with its Markdown) and ``/ui/status`` (``/health`` and ``/stats`` in one, with the project's
-counts). How a session is opened and why is in
-``ui_sessions.py``; the Guard (``guard.py``) checks every request first.
+from the same verbs as the CLI's: ``/rpc`` (narrowed for a view session to the verbs the
+table, ``server/verbs.py``, opens to the view), plus ``/ui/home`` (what needs a person,
+``service/home.py``: it only reads), ``/ui/graph`` (a node's neighbourhood,
+``service/neighbourhood.py``), ``/ui/context`` (``get_context``'s bundle with its Markdown)
+and ``/ui/status`` (``/health`` and ``/stats`` in one, with the project's counts). How a
+session is opened and why is in ``ui_sessions.py``; the Guard (``guard.py``) checks every
+request first.
 """
 
 from __future__ import annotations
@@ -29,22 +30,13 @@ from graphmem.server.guard import PRINCIPAL
 from graphmem.server.rpc import error_answer
 from graphmem.server.runtime import Runtime
 from graphmem.server.ui_sessions import UiSessions
+from graphmem.server.verbs import verb
 from graphmem.service.home import Counts, Flagged, Home, HomePage, Short
 from graphmem.service.neighbourhood import EDGE_LIMIT, NeighbourhoodReader
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
 
-# The /rpc verbs the view calls: reading, and the steering verbs of the CLI (so redaction,
-# dedup and history hold). Not the verbs that read or write files, import, export, bootstrap,
-# ingest or coordinate agents: a view session needs none of them.
-UI_VERBS = frozenset(
-    {
-        "recall", "get_context", "show", "list", "history", "stats", "review",
-        "remember", "edit", "archive", "restore", "resolve", "unresolve", "confirm", "reject",
-        "delete", "link", "unlink", "undo",
-    }
-)  # fmt: skip
 UI_FILE = re.compile(r"[a-z][a-z0-9_-]{0,40}\.(html|js|css|svg)")
 MEDIA_TYPES = {
     "html": "text/html; charset=utf-8",
@@ -69,8 +61,12 @@ MAX_FIELD_CHARS = 1000
 
 
 def may_call(request: Any) -> bool:
-    """Whether a view session may send this ``/rpc`` request (checked before it is parsed)."""
-    return isinstance(request, dict) and request.get("method") in UI_VERBS
+    """Whether a view session may send this ``/rpc`` request (checked before it is parsed): the
+    verbs the table (``server/verbs.py``) opens to the view (``ui=True``), reading and the CLI's
+    steering verbs, so redaction, dedup and history hold. Not the verbs that read or write files,
+    import, export, bootstrap, ingest or coordinate agents: a view session needs none of them."""
+    found = verb(request.get("method")) if isinstance(request, dict) else None
+    return found is not None and found.rpc and found.ui
 
 
 def not_for_the_view(request: Any) -> InvalidInputError:

@@ -7,7 +7,7 @@ end it or release its claims; another agent asking gets a ``NotAllowedError`` th
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastmcp.server.dependencies import get_http_headers
 from pydantic import Field
@@ -15,7 +15,15 @@ from pydantic import Field
 from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.errors import ClaimConflictError
 from graphmem.server.tools.params import Project, SessionId
-from graphmem.server.tools.registry import IDEMPOTENT_WRITE, READ_ONLY, WRITES, ToolRegistry
+from graphmem.server.tools.registry import ToolRegistry
+from graphmem.server.tools.results import (
+    Claimed,
+    Released,
+    SessionEnded,
+    SessionKept,
+    Sessions,
+    SessionStarted,
+)
 
 # `graphmem mcp` sends its own random id with every call; an agent chooses no header.
 CLIENT_HEADER = "x-graphmem-client"
@@ -35,7 +43,7 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
     memory = runtime.memory
     project_of = tools.project_of
 
-    @tools.tool(WRITES)
+    @tools.tool()
     def session_start(
         agent: Annotated[
             str,
@@ -49,21 +57,21 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
             str | None, Field(description="What this session works on, in a few words.", max_length=200)
         ] = None,
         project: Project = None,
-    ) -> dict[str, Any]:
+    ) -> SessionStarted:
         """Announce a working session so other agents on the project see it. Send
         session_heartbeat every few minutes; sessions and claims expire without it."""
         session = memory.session_start(agent, project=project_of(project), task=task, owner=client_owner())
         return {"session": session.view(), "ttl_seconds": int(runtime.coordinator.ttl.total_seconds())}
 
-    @tools.tool(IDEMPOTENT_WRITE)
+    @tools.tool()
     def session_heartbeat(
         session_id: SessionId,
         task: Annotated[str | None, Field(description="Update the task description.", max_length=200)] = None,
-    ) -> dict[str, Any]:
+    ) -> SessionKept:
         """Keep a session and its claims alive for another TTL."""
         return {"session": memory.session_heartbeat(session_id, task=task).view()}
 
-    @tools.tool(WRITES)
+    @tools.tool()
     def session_end(
         session_id: SessionId,
         summary: Annotated[
@@ -73,22 +81,22 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
                 max_length=MAX_TEXT_CHARS,
             ),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> SessionEnded:
         """End a session you started, release its claims, and store its summary as an event
         memory. Another client's session cannot be ended here."""
         ended = memory.session_end(session_id, summary=summary, source="mcp", owner=client_owner())
         return {"session": ended.session.view(), "summary_memory_id": ended.summary_memory_id}
 
-    @tools.tool(READ_ONLY)
+    @tools.tool()
     def active_sessions(
         project: Project = None,
         all_projects: Annotated[bool, Field(description="Sessions of every project.")] = False,
-    ) -> dict[str, Any]:
+    ) -> Sessions:
         """Other agents working now (on this project, or on all), with what they claim."""
         found = memory.active_sessions(project=project_of(project), all_projects=all_projects)
         return {"sessions": [s.view() for s in found.sessions], "claims": [c.view() for c in found.claims]}
 
-    @tools.tool(WRITES)
+    @tools.tool()
     def claim_item(
         session_id: SessionId,
         item: Annotated[
@@ -102,7 +110,7 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         ttl_seconds: Annotated[
             int | None, Field(description="Lease length; default the session TTL.", ge=1, le=86_400)
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> Claimed:
         """Claim an item exclusively so other agents leave it alone (renewing your own
         claim is fine). When another live session holds it, nothing is claimed: the answer
         is {"claim": null, "conflict": {item, agent, session, claimed_at, expires_at,
@@ -113,10 +121,10 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
             return {"claim": None, "conflict": {**(exc.held or {}), "message": str(exc)}}
         return {"claim": claim.view(), "conflict": None}
 
-    @tools.tool(IDEMPOTENT_WRITE)
+    @tools.tool()
     def release_item(
         session_id: SessionId,
         item: Annotated[str, Field(description="The item claimed.", min_length=1, max_length=200)],
-    ) -> dict[str, Any]:
+    ) -> Released:
         """Release an item a session you started claimed (another client's claims stay)."""
         return {"released": memory.release_item(session_id, item, owner=client_owner()), "item": item}

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from pydantic import Field
 
 from graphmem.server.tools.params import Project
-from graphmem.server.tools.registry import FETCHES, ToolRegistry
+from graphmem.server.tools.registry import ToolRegistry
+from graphmem.server.tools.results import Enriched
 
 
 def add_gitlab_tools(tools: ToolRegistry) -> None:
@@ -16,7 +17,7 @@ def add_gitlab_tools(tools: ToolRegistry) -> None:
     memory = runtime.memory
     project_of = tools.project_of
 
-    @tools.tool(FETCHES)
+    @tools.tool()
     def enrich_entity(
         ref: Annotated[
             str,
@@ -31,7 +32,7 @@ def add_gitlab_tools(tools: ToolRegistry) -> None:
             bool, Field(description="Fetch again even if it was fetched within the TTL.")
         ] = False,
         project: Project = None,
-    ) -> dict[str, Any]:
+    ) -> Enriched:
         """Fetch an MR, issue or epic from GitLab now: title, state, people, labels,
         changed files and symbols, closing issues, epic. Refs in memories are enriched in
         the background anyway; call this when get_context says a ref is not enriched yet

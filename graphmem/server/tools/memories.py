@@ -3,7 +3,7 @@ delete_memory. A change an agent makes is recorded in the memory's history with 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, cast
 
 from pydantic import Field
 
@@ -21,7 +21,16 @@ from graphmem.server.tools.params import (
     ScopeName,
     UpdateAction,
 )
-from graphmem.server.tools.registry import DESTRUCTIVE, READ_ONLY, WRITES, ToolRegistry
+from graphmem.server.tools.registry import ToolRegistry
+from graphmem.server.tools.results import (
+    BootContext,
+    Context,
+    Deleted,
+    History,
+    Recalled,
+    Remembered,
+    Updated,
+)
 
 
 def add_memory_tools(tools: ToolRegistry) -> None:
@@ -31,7 +40,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
     project_of = tools.project_of
     branch_of = tools.branch_of
 
-    @tools.tool(WRITES)
+    @tools.tool()
     def remember(
         text: Annotated[
             str,
@@ -65,7 +74,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
                 max_length=40,
             ),
         ] = None,
-    ) -> dict[str, Any]:
+    ) -> Remembered:
         """Store a memory: a decision (with the why), blocker, procedure that worked, fact,
         preference or directive worth keeping across sessions. Repeats are stored once;
         a near-duplicate reinforces the existing memory; a newer decision on the same
@@ -77,7 +86,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             session=session, source="mcp", expires_at=expires_at, branch=branch_of(project),
         )  # fmt: skip
         stored = result.memory
-        answer: dict[str, Any] = {
+        answer: Remembered = {
             "id": stored.id,
             "created": result.created,
             "duplicate_of": result.duplicate_of,
@@ -96,7 +105,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             )
         return answer
 
-    @tools.tool(READ_ONLY)
+    @tools.tool()
     def recall(
         query: Annotated[
             str,
@@ -132,7 +141,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         all_branches: Annotated[
             bool, Field(description="Include the memories of every branch, each marked with its branch.")
         ] = False,
-    ) -> dict[str, Any]:
+    ) -> Recalled:
         """Find the memories relevant to a question, best first, each with why it was found.
         Returns an empty list when nothing is relevant. Use before deciding something,
         when stuck, or when the user refers to earlier work."""
@@ -156,7 +165,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             "took_ms": round(result.took_ms, 1),
         }
 
-    @tools.tool(READ_ONLY)
+    @tools.tool()
     def get_context(
         target: Annotated[
             str,
@@ -169,30 +178,26 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         ],
         max_tokens: MaxTokens = None,
         project: Project = None,
-    ) -> dict[str, Any]:
+    ) -> Context:
         """Everything known about an MR, issue, epic, file, lines of a file or subject,
         grouped by category and cut to a token budget. Call it before editing a file (or
         lines of it) or working on an MR/issue. `markdown` is ready to read."""
         bundle = memory.get_context(
             target, project=project_of(project), max_tokens=max_tokens, branch=branch_of(project)
         )
-        return {**bundle.to_dict(), "markdown": bundle.markdown}
+        return cast(Context, bundle.to_dict())  # with its Markdown
 
-    @tools.tool(READ_ONLY)
-    def get_boot_context(max_tokens: MaxTokens = None, project: Project = None) -> dict[str, Any]:
+    @tools.tool()
+    def get_boot_context(max_tokens: MaxTokens = None, project: Project = None) -> BootContext:
         """What to know at the start of a session: directives and preferences (this project's
         and global), open blockers, recent decisions and procedures, and the other agents
         working on the project now. Call it once when a session starts."""
         resolved = project_of(project)
         bundle = memory.boot_context(project=resolved, max_tokens=max_tokens, branch=branch_of(project))
         sessions = runtime.coordinator.active(resolved)
-        return {
-            **bundle.to_dict(),
-            "markdown": bundle.markdown,
-            "active_sessions": [s.view() for s in sessions],
-        }
+        return {**cast(Context, bundle.to_dict()), "active_sessions": [s.view() for s in sessions]}
 
-    @tools.tool(WRITES)
+    @tools.tool()
     def update_memory(
         id: MemoryId,
         action: Annotated[
@@ -221,7 +226,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             ),
         ] = None,
         project: Project = None,
-    ) -> dict[str, Any]:
+    ) -> Updated:
         """Change a memory: edit it, archive or restore it, resolve or reopen a blocker,
         confirm it still holds after its code changed, link it to another memory, or mark it
         as replacing (superseding) another. Every change is in the memory's history
@@ -230,7 +235,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             if text is None and category is None:
                 raise InvalidInputError("edit needs text or category (or both).")
             record = memory.edit(id, text=text, category=category, project=project_of(project), actor=AGENT)
-            answer: dict[str, Any] = {"action": action, "memory": memory_view(record, now=runtime.now())}
+            answer: Updated = {"action": action, "memory": memory_view(record, now=runtime.now())}
             if record.id != id.strip():
                 answer["note"] = (
                     f"{id.strip()} is the user's own: it stays as it is, and your change is stored as the "
@@ -241,7 +246,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             changed = getattr(memory, action)(id, actor=AGENT)
             return {"action": action, "memory": memory_view(changed, now=runtime.now())}
         if action == "undo":
-            return {"action": action, **_undo(id, event_id)}
+            return _undo(id, event_id)
         if not target_id:
             raise InvalidInputError(f"{action} needs target_id: the id of the other memory.")
         kind = "supersedes" if action == "supersede" else link_kind
@@ -255,7 +260,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             "target": memory_view(memory.show(target_id).memory),
         }
 
-    def _undo(memory_id: str, event_id: str | None) -> dict[str, Any]:
+    def _undo(memory_id: str, event_id: str | None) -> Updated:
         if not event_id:
             raise InvalidInputError("undo needs event_id: an event id from get_history of this memory.")
         wanted = memory.show(memory_id).memory.id
@@ -265,13 +270,14 @@ def add_memory_tools(tools: ToolRegistry) -> None:
                 f"Event {event_id.strip()[:64]} is not in the history of {wanted}: call get_history first."
             )
         done = memory.undo(event_id, actor=AGENT)
-        return {"event": event_view(done), "memory": memory_view(memory.show(done.memory_id).memory)}
+        shown = memory.show(done.memory_id).memory
+        return {"action": "undo", "event": event_view(done), "memory": memory_view(shown)}
 
-    @tools.tool(READ_ONLY)
+    @tools.tool()
     def get_history(
         id: MemoryId,
         limit: Annotated[int, Field(description="Most events to return, newest first.", ge=1, le=500)] = 50,
-    ) -> dict[str, Any]:
+    ) -> History:
         """What changed a memory, newest first: edits (with the old text), archive/restore,
         resolve/unresolve, supersessions, links, and what graphmem's rules did when the
         forge changed (an MR merged, an issue closed), each with who, why (reason, rule)
@@ -279,13 +285,13 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         events = memory.history(id, limit=limit)
         return {"memory_id": id.strip(), "events": [event_view(e) for e in events]}
 
-    @tools.tool(DESTRUCTIVE)
+    @tools.tool()
     def delete_memory(
         id: MemoryId,
         confirm: Annotated[
             bool, Field(description="Must be true: deletion cannot be undone (archive can).")
         ] = False,
-    ) -> dict[str, Any]:
+    ) -> Deleted:
         """Delete a memory for good, with its links. Only when the user asks; prefer
         update_memory(action='archive'), which can be undone."""
         if not confirm:

@@ -1,9 +1,14 @@
-"""How every tool is registered: its call checked, timed and counted, its errors presented.
+"""How every tool is registered: from the table of verbs, its call checked, timed and counted,
+its errors presented.
 
-``ToolRegistry.tool`` wraps a plain function: graphmem's errors become MCP tool errors
-whose message says how to fix the call, unexpected failures are logged (without memory
-text) and reported without internals, and a write tells the runtime it happened.
-``ArgumentCheck`` reads a call's arguments against the tool's parameters before it runs.
+The tools are the table's (``server/verbs.py``), in its order, each annotated with the
+effect of the verbs it exposes. ``ToolRegistry.tool`` takes a tool's own function (its
+parameters described for the model, its answer shaped); a tool the table names with no
+function of its own is made from the verb's method (``made_from``). Each is wrapped:
+graphmem's errors become MCP tool errors whose message says how to fix the call, unexpected
+failures are logged (without memory text) and reported without internals, and a tool that
+is not read-only tells the runtime it wrote. ``ArgumentCheck`` reads a call's arguments
+against the tool's parameters before it runs.
 """
 
 from __future__ import annotations
@@ -25,8 +30,12 @@ from mcp.types import ToolAnnotations
 from pydantic import TypeAdapter, ValidationError
 
 from graphmem.errors import GraphmemError, ImportFileError
+from graphmem.server import verbs
 from graphmem.server.metrics import Metrics
+from graphmem.server.rpc_types import LOCAL_ONLY
 from graphmem.server.runtime import Runtime
+from graphmem.server.verbs import Binding, Effect, Owner, Verb
+from graphmem.service.memory import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -35,18 +44,15 @@ R = TypeVar("R")
 
 MAX_PROBLEMS_SHOWN = 20
 
-READ_ONLY = ToolAnnotations(
-    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-)
-WRITES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
-IDEMPOTENT_WRITE = ToolAnnotations(
-    readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False
-)
-# Asks GitLab (the open world) and stores what it says.
-FETCHES = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=True)
-DESTRUCTIVE = ToolAnnotations(
-    readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False
-)
+
+def hints(effect: Effect) -> ToolAnnotations:
+    """MCP's hints for a tool of this effect."""
+    return ToolAnnotations(
+        readOnlyHint=effect.read_only,
+        destructiveHint=effect.destructive,
+        idempotentHint=effect.idempotent,
+        openWorldHint=effect.open_world,
+    )
 
 
 class ToolRegistry:
@@ -55,21 +61,34 @@ class ToolRegistry:
     def __init__(self, mcp: FastMCP, runtime: Runtime) -> None:
         self.mcp = mcp
         self.runtime = runtime
-        self._parameters: dict[str, Parameters] = {}
+        self._functions: dict[str, Callable[..., Any]] = {}
 
-    def tool(self, annotations: ToolAnnotations) -> Callable[[Callable[P, R]], Callable[P, R]]:
-        """Register the decorated function as the tool of its name, checked and timed."""
+    def tool(self) -> Callable[[Callable[P, R]], Callable[P, R]]:
+        """Take the decorated function as the tool of its name, which the table must declare;
+        ``register`` adds it."""
 
-        def register(function: Callable[P, R]) -> Callable[P, R]:
+        def take(function: Callable[P, R]) -> Callable[P, R]:
             name = function.__name__
-            wrapped = _checked(self.runtime, name)(function)
-            if not annotations.read_only_hint:
-                wrapped = _then(wrapped, self.runtime.written)
-            self.mcp.tool(wrapped, name=name, annotations=annotations)
-            self._parameters[name] = Parameters.of(function)
-            return wrapped
+            if name not in verbs.tools():
+                raise ValueError(f"No verb of server/verbs.py names the tool {name}: declare it there.")
+            self._functions[name] = function
+            return function
 
-        return register
+        return take
+
+    def register(self) -> None:
+        """Add the table's tools, in its order (each tool's own function, or one made from its
+        verb), and check every call against its tool's parameters before it runs."""
+        parameters: dict[str, Parameters] = {}
+        for name, exposed in verbs.tools().items():
+            function = self._functions.get(name) or made_from(exposed, self.runtime)
+            effect = verbs.tool_effect(exposed)
+            wrapped = _checked(self.runtime, name)(function)
+            if not effect.read_only:
+                wrapped = _then(wrapped, self.runtime.written)
+            self.mcp.tool(wrapped, name=name, annotations=hints(effect))
+            parameters[name] = Parameters.of(function)
+        self.mcp.add_middleware(ArgumentCheck(parameters, self.runtime.metrics))
 
     def project_of(self, path: str | None) -> str | None:
         """The project a call's ``project`` names (``graphmem mcp`` fills in its working directory)."""
@@ -79,9 +98,42 @@ class ToolRegistry:
         """The branch the checkout at a call's ``project`` is on (None: the default branch)."""
         return self.runtime.resolve_branch(path)
 
-    def check_arguments(self) -> None:
-        """Check every call against its tool's parameters before it runs (after the last tool)."""
-        self.mcp.add_middleware(ArgumentCheck(self._parameters, self.runtime.metrics))
+
+def made_from(exposed: tuple[Verb, ...], runtime: Runtime) -> Callable[..., Any]:
+    """The tool of a verb that has no function of its own: the verb's method, with the
+    parameters a caller may set (a bound verb's ``project`` is resolved as the other tools'
+    is, its branch is the checkout's), its docstring and its result."""
+    if len(exposed) != 1:
+        raise ValueError(f"The tool {exposed[0].tool} exposes several verbs: give it a function of its own.")
+    [verb] = exposed
+    owner: type = MemoryService if verb.owner is Owner.MEMORY else Runtime
+    method = getattr(owner, verb.name)
+    hints = typing.get_type_hints(method, include_extras=True)
+    bound = verb.binds is not Binding.NONE
+    parameters = [
+        parameter.replace(annotation=hints[parameter.name])
+        for parameter in list(inspect.signature(method).parameters.values())[1:]
+        if parameter.name not in LOCAL_ONLY
+        and parameter.name not in verb.set_by_path
+        and not (verb.binds is Binding.BRANCH and parameter.name == "branch")
+        and parameter.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    returns = hints.get("return", type(None))
+
+    def call(**arguments: Any) -> Any:
+        target = runtime.memory if verb.owner is Owner.MEMORY else runtime
+        if bound:
+            path = arguments.get("project")
+            arguments["project"] = runtime.resolve_project(path)
+            if verb.binds is Binding.BRANCH:
+                arguments["branch"] = runtime.resolve_branch(path)
+        return getattr(target, verb.name)(**arguments)
+
+    call.__name__ = call.__qualname__ = str(verb.tool)
+    call.__doc__ = method.__doc__
+    call.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
+    return call
 
 
 def _checked(runtime: Runtime, name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -143,12 +195,13 @@ class Parameters:
         """The parameters of ``function``, built once per tool definition: every server built in
         one process (a test builds one per runtime) defines the same tools, and pydantic's
         adapters take a while to build."""
-        known = _PARAMETERS.get(function.__code__)
+        key = (function.__code__, function.__name__)  # the tools made from verbs share one code
+        known = _PARAMETERS.get(key)
         if known is not None:
             return known
         hints = typing.get_type_hints(function, include_extras=True)
         signature = inspect.signature(function)
-        parameters = _PARAMETERS[function.__code__] = cls(
+        parameters = _PARAMETERS[key] = cls(
             {name: TypeAdapter(hints[name]) for name in signature.parameters},
             frozenset(n for n, p in signature.parameters.items() if p.default is inspect.Parameter.empty),
         )
@@ -156,8 +209,8 @@ class Parameters:
 
 
 # A tool's parameters by the code of its function (one code object per ``def``, whatever the
-# closure): the annotations, hence the adapters, are the same for every server built.
-_PARAMETERS: dict[CodeType, Parameters] = {}
+# closure) and its name: the annotations, hence the adapters, are the same for every server built.
+_PARAMETERS: dict[tuple[CodeType, str], Parameters] = {}
 
 
 class ArgumentCheck(Middleware):

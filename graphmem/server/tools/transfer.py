@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from graphmem.errors import InvalidInputError
 from graphmem.server.tools.params import Project
-from graphmem.server.tools.registry import IDEMPOTENT_WRITE, ToolRegistry
-from graphmem.service.results import ExportSummary
+from graphmem.server.tools.registry import ToolRegistry
+from graphmem.server.tools.results import Exported, Imported
 
 # Largest export returned inline; bigger ones must go to a file (``path``).
 MAX_INLINE_EXPORT_CHARS = 1_000_000
@@ -24,7 +24,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
     memory = runtime.memory
     project_of = tools.project_of
 
-    @tools.tool(IDEMPOTENT_WRITE)  # it may write a file (never over an existing one unless asked)
+    @tools.tool()  # it may write a file (never over an existing one unless asked)
     def export_memories(
         project: Project = None,
         format: Annotated[
@@ -51,7 +51,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
                 "and MEMORY.md, and overwrite drops memories the folder has but the store lacks."
             ),
         ] = False,
-    ) -> dict[str, Any]:
+    ) -> Exported:
         """Export memories (this project's and global ones, or all when no project is
         given) with their links and entities, as JSONL (importable) or Markdown."""
         resolved = project_of(project)
@@ -83,9 +83,15 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
                 f"The export is {len(content):,} characters, over the {MAX_INLINE_EXPORT_CHARS:,} returned "
                 "inline: pass path to write it to a file."
             )
-        return {"format": format, "content": content, **_export_counts(summary)}
+        return {
+            "format": format,
+            "content": content,
+            "memories": summary.memories,
+            "entities": summary.entities,
+            "links": summary.links,
+        }
 
-    @tools.tool(IDEMPOTENT_WRITE)
+    @tools.tool()
     def import_memories(
         path: Annotated[
             str | None,
@@ -103,7 +109,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
         ] = None,
         dry_run: Annotated[bool, Field(description="Validate only; import nothing.")] = False,
         project: Project = None,
-    ) -> dict[str, Any]:
+    ) -> Imported:
         """Import a graphmem JSONL export. Every line is validated first: if any is
         invalid nothing is imported and the errors give line numbers. Importing the same
         export twice adds nothing; a memory already present is updated when the export's
@@ -134,7 +140,3 @@ def _path(path: str) -> Path:
     if not path.strip():
         raise InvalidInputError("path is empty: give a file name or path, or leave path out.")
     return Path(path)
-
-
-def _export_counts(summary: ExportSummary) -> dict[str, int]:
-    return {"memories": summary.memories, "entities": summary.entities, "links": summary.links}

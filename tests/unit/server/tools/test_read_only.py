@@ -1,9 +1,11 @@
-"""The read-only hints are true: every tool annotated read-only, and every read verb of the
-service, leaves the store as it was -- memories and events -- even when a memory has expired
-(a read leaves it out; the daemon's idle worker or the next write archives it)."""
+"""The read-only hints are true: every tool annotated read-only, and every verb the table of
+verbs (``server/verbs.py``) classifies read-only, leaves the store as it was -- memories and
+events -- even when a memory has expired (a read leaves it out; the daemon's idle worker or
+the next write archives it)."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -14,6 +16,8 @@ from support.tools_client import Tools
 
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.core.models import Category, Status
+from graphmem.server.runtime import Runtime
+from graphmem.server.verbs import VERBS, Owner
 from graphmem.service.memory import MemoryService
 
 # Arguments of each read-only tool's call; a tool annotated read-only later must be added here.
@@ -37,6 +41,10 @@ SERVICE_READS: dict[str, Callable[[MemoryService, str], object]] = {
     "history": lambda m, expired: m.history(expired),
     "stats": lambda m, _: m.stats(),
     "gauges": lambda m, _: m.gauges(),
+    "export": lambda m, _: m.export(io.StringIO()),
+    "export_repository": lambda m, _: m.export_repository(project="/src/shop"),
+    "gitlab_status": lambda m, _: m.gitlab_status(),
+    "active_sessions": lambda m, _: m.active_sessions(all_projects=True),
 }
 
 
@@ -65,6 +73,12 @@ def test_every_read_only_tool_is_called_here(tools: Tools) -> None:
     assert annotated == set(READ_ONLY_CALLS)
 
 
+def test_every_verb_classified_read_only_is_called_here() -> None:
+    """The Memory service's; the daemon's own (``status``) is the memory_status tool's."""
+    classified = {v.name for v in VERBS.values() if v.effect.read_only and v.owner is Owner.MEMORY}
+    assert classified <= set(SERVICE_READS)
+
+
 @pytest.mark.parametrize("name", sorted(READ_ONLY_CALLS))
 def test_a_read_only_tool_leaves_the_store_as_it_was(
     tools: Tools, memory_store: FakeGraphStore, expired: str, name: str
@@ -82,8 +96,9 @@ def test_a_read_only_tool_leaves_the_store_as_it_was(
 
 @pytest.mark.parametrize("verb", sorted(SERVICE_READS))
 def test_a_read_verb_leaves_the_store_as_it_was(
-    memory_service: MemoryService, memory_store: FakeGraphStore, expired: str, verb: str
+    runtime: Runtime, memory_service: MemoryService, memory_store: FakeGraphStore, expired: str, verb: str
 ) -> None:
+    """``runtime``: the service served as the daemon serves it (sessions live in its coordinator)."""
     before = snapshot(memory_store)
 
     SERVICE_READS[verb](memory_service, expired)
