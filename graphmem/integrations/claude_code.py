@@ -33,17 +33,15 @@ nothing, exits 0 and writes one line to ``hooks.log`` in graphmem's data dir.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import logging
-import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from graphmem.integrations.hook_client import HookClient
 from graphmem.integrations.hook_input import HookInputError, path_text, read_input, session_id, text
+from graphmem.integrations.hook_journal import Journal, context, deadline, log_to_file, turned_off
 
 log = logging.getLogger("graphmem.integrations.claude_code")  # also when run as __main__
 
@@ -67,22 +65,7 @@ INGEST_DEADLINE_S = 2.0
 MAX_TEXT_CHARS = 100_000
 # Claude Code keeps 10,000 characters of a PreCompact hook's output.
 MAX_COMPACTION_CHARS = 9_000
-# Prompts of a session whose id and hash are kept (the daemon hears of the newest ones).
-MAX_JOURNAL_MESSAGES = 200
-JOURNAL_FOLDER = "hook-journal"
-LOG_FILENAME = "hooks.log"
-LOG_MAX_BYTES = 1_000_000
 BOOT_SOURCES = frozenset({"startup", "clear", "compact"})
-OFF = frozenset({"off", "0", "false", "no"})
-
-
-def _deadline(default_s: float) -> float:
-    asked = os.environ.get("GRAPHMEM_PLUGIN_TIMEOUT_MS", "")
-    try:
-        value = int(asked)
-    except ValueError:
-        return default_s
-    return value / 1000 if 50 <= value <= 10_000 else default_s
 
 
 class ClaudeCodeHooks:
@@ -101,7 +84,7 @@ class ClaudeCodeHooks:
     def answer(self, event: str, stream: IO[bytes]) -> str:
         """What to print on stdout for ``event`` with the hook's input on ``stream`` ("" for nothing)."""
         try:
-            if str(os.environ.get("GRAPHMEM_PLUGIN", "")).lower() in OFF:
+            if turned_off():
                 return ""
             given = read_input(stream)
             if given.get("agent_id"):
@@ -122,8 +105,8 @@ class ClaudeCodeHooks:
             "session_id": session_id(given.get("session_id")),
             "directory": path_text(given.get("cwd"), "cwd"),
         }
-        answer = self._client.call("/plugin/boot", body, _deadline(BOOT_DEADLINE_S))
-        return _context("SessionStart", answer.get("block"))
+        answer = self._client.call("/plugin/boot", body, deadline(BOOT_DEADLINE_S))
+        return context("SessionStart", answer.get("block"))
 
     def _user_prompt(self, given: Mapping[str, Any]) -> str:
         session = session_id(given.get("session_id"))
@@ -131,7 +114,7 @@ class ClaudeCodeHooks:
         digest = hashlib.sha256(prompt.encode("utf-8", errors="replace")).hexdigest()[:32]
         prompt_id = given.get("prompt_id")
         ident = prompt_id if isinstance(prompt_id, str) and _is_id(prompt_id) else f"p{digest[:24]}"
-        journal = Journal(self._client.data_dir()[0], session)
+        journal = Journal(self._client.data_dir()[0], CLIENT, session)
         older = journal.messages()
         body = {
             "session_id": session,
@@ -139,11 +122,11 @@ class ClaudeCodeHooks:
             "messages": [*older, {"id": ident, "hash": digest}],
             "text": prompt,
         }
-        answer = self._client.call("/plugin/turn", body, _deadline(TURN_DEADLINE_S))
+        answer = self._client.call("/plugin/turn", body, deadline(TURN_DEADLINE_S))
         blocks = answer.get("blocks")
         block = blocks.get(ident) if isinstance(blocks, dict) else None
         journal.add(ident, digest, bare="blocks" not in answer)
-        return _context("UserPromptSubmit", block)
+        return context("UserPromptSubmit", block)
 
     def _pre_compact(self, given: Mapping[str, Any]) -> str:
         body = {
@@ -185,66 +168,6 @@ def _is_id(value: str) -> bool:
     return True
 
 
-def _context(event: str, block: Any) -> str:
-    """The hook's answer carrying ``block`` as additional context ("" for no block)."""
-    if not isinstance(block, str) or not block.startswith('<memory source="graphmem">'):
-        return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}})
-
-
-class Journal:
-    """The prompts of one session the daemon was told of (their ids and text hashes), in a file
-    per session (``hook-journal/claude-code/<session>.json``, 0600 in a 0700 folder, written
-    to a temporary file and renamed): each hook is a process of its own, and the daemon leaves
-    out of a turn what an earlier turn's block already showed only when it hears of those turns."""
-
-    def __init__(self, data_dir: Path, session: str) -> None:
-        self._folder = data_dir / JOURNAL_FOLDER / CLIENT
-        self._file = self._folder / f"{session}.json"
-
-    def messages(self) -> list[dict[str, Any]]:
-        try:
-            saved = json.loads(self._file.read_text("utf-8"))
-        except (OSError, ValueError):
-            return []
-        rows = saved.get("messages") if isinstance(saved, dict) else None
-        if not isinstance(rows, list):
-            return []
-        kept = [
-            r for r in rows if isinstance(r, list) and len(r) == 3 and all(isinstance(x, str) for x in r[:2])
-        ]
-        return [{"id": r[0], "hash": r[1], "bare": bool(r[2])} for r in kept[-MAX_JOURNAL_MESSAGES:]]
-
-    def add(self, ident: str, digest: str, *, bare: bool) -> None:
-        rows = [[m["id"], m["hash"], m["bare"]] for m in self.messages() if m["id"] != ident]
-        rows = [*rows, [ident, digest, bare]][-MAX_JOURNAL_MESSAGES:]
-        try:
-            self._folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            partial = self._folder / f".{self._file.stem}.{os.getpid()}.tmp"
-            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({"v": 1, "messages": rows}, out)
-            os.replace(partial, self._file)
-        except OSError as exc:
-            log.warning("could not keep the prompt journal %s: %s", self._file, exc.strerror or exc)
-
-
-def log_to_file(data_dir: Path) -> None:
-    """The hooks' one-line log, ``hooks.log`` in the data dir (rotated at 1 MB); never the
-    terminal. A data dir that cannot be written leaves the hooks without a log, never broken."""
-    from logging.handlers import RotatingFileHandler
-
-    with contextlib.suppress(OSError):
-        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handler = RotatingFileHandler(data_dir / LOG_FILENAME, maxBytes=LOG_MAX_BYTES, backupCount=1)
-        handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)s graphmem hook claude-code %(message)s")
-        )
-        root = logging.getLogger("graphmem")
-        root.addHandler(handler)
-        root.setLevel(logging.INFO)
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -P -m graphmem.integrations.claude_code EVENT [--data-dir DIR]``: read the hook's
     input on stdin, print the answer (if any) on stdout; always 0."""
@@ -257,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     known, _ = parser.parse_known_args(argv)
     client = HookClient(known.data_dir)
     try:
-        log_to_file(client.data_dir()[0])
+        log_to_file(client.data_dir()[0], CLIENT)
     except Exception as exc:  # a config that cannot be read: the turn goes on without memory
         print(f"graphmem hook claude-code: {exc}", file=sys.stderr)
         return 0

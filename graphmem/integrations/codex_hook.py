@@ -13,16 +13,16 @@ byte, on every later request of the session (``codex exec resume`` included). So
   conversation.
 - ``UserPromptSubmit``: what recall finds for this message (``/plugin/turn``), right after it:
   never in a part of the prompt an earlier request sent. A subagent's prompt (``agent_id`` set)
-  gets nothing. The session's earlier turns are named to the daemon (from a small file per
-  session in graphmem's data dir, ``codex-hook/<session>.json``) so a memory one of them showed
-  is not shown again.
+  gets nothing. The session's earlier turns are named to the daemon (``hook_journal.Journal``)
+  so a memory one of them showed is not shown again.
 - ``Stop`` (the turn ended) and ``SessionEnd``: the daemon is asked to learn from the session
   file (``/plugin/ingest`` with ``client`` ``codex``); it queues the work and answers at once.
+  A path that is not one of Codex's session files is refused here already, with its reason.
 
 It never breaks a turn: the daemon is reached through ``HookClient`` (started when none runs,
 proven before anything is sent, bounded deadlines, ``{}`` on any failure); bad input
 (``hook_input``: a 1 MB prompt, a session id with ``../``, a path that is not absolute) is one
-line in ``<data dir>/codex-hook.log`` and no output; any other failure too. It always exits 0.
+line in ``hooks.log`` in graphmem's data dir and no output; any other failure too. It always exits 0.
 ``GRAPHMEM_PLUGIN=off`` in Codex's environment turns it off.
 
 Standard library and graphmem's stdlib-only modules: it starts on every user turn.
@@ -34,21 +34,19 @@ import argparse
 import hashlib
 import json
 import logging
-import logging.handlers
-import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from graphmem.integrations import hook_input
 from graphmem.integrations.hook_client import HookClient
 from graphmem.integrations.hook_input import HookInputError
+from graphmem.integrations.hook_journal import Journal, context, deadline, log_to_file, turned_off
 
-log = logging.getLogger("graphmem.codex_hook")
+log = logging.getLogger("graphmem.integrations.codex_hook")  # also when run as __main__
 
 CLIENT = "codex"
-LOG_FILENAME = "codex-hook.log"
-STATE_FOLDER = "codex-hook"
 # The most a turn waits for recall, and a session's start for its boot context (seconds);
 # GRAPHMEM_PLUGIN_TIMEOUT_MS (50-10000) in Codex's environment sets both.
 TURN_DEADLINE_S = 0.5
@@ -56,131 +54,96 @@ BOOT_DEADLINE_S = 1.0
 COMPACTION_DEADLINE_S = 2.0
 INGEST_DEADLINE_S = 1.0  # the daemon only queues the session
 MAX_TEXT_CHARS = 100_000  # what the daemon reads of a message
-MAX_BLOCK_CHARS = 40_000
-MAX_TURNS_KEPT = 200  # earlier turns named to the daemon
-BLOCK_OPEN = '<memory source="graphmem">'
-OFF_VALUES = frozenset({"off", "0", "false", "no"})
-
-
-def deadline(fallback: float) -> float:
-    asked = os.environ.get("GRAPHMEM_PLUGIN_TIMEOUT_MS", "")
-    try:
-        value = int(asked)
-    except ValueError:
-        return fallback
-    return value / 1000 if 50 <= value <= 10_000 else fallback
-
-
-def answer(event: str, context: str) -> dict[str, Any]:
-    """What Codex reads from the hook's stdout: ``context`` as the event's additional context."""
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+MAX_COMPACTION_CHARS = 40_000
 
 
 class CodexHook:
-    """Answers one Codex hook event (``handle``), through a ``HookClient``."""
+    """Answers one Codex hook event through a ``HookClient``; never raises."""
 
-    def __init__(self, client: HookClient, state_dir: Path | None) -> None:
+    def __init__(self, client: HookClient, data_dir: Path) -> None:
         self._client = client
-        self._state_dir = state_dir
+        self._data_dir = data_dir
 
-    def handle(self, data: dict[str, Any]) -> dict[str, Any] | None:
-        """The hook's answer to ``data`` (None: nothing to add). Raises ``HookInputError``."""
-        event = data.get("hook_event_name")
-        session = hook_input.session_id(data.get("session_id"))
-        directory = hook_input.path_text(data.get("cwd"), "cwd")
+    def answer(self, stream: IO[bytes]) -> str:
+        """What to print on stdout for the event on ``stream`` ("" for nothing)."""
+        event = "?"
+        try:
+            given = hook_input.read_input(stream)
+            event = str(given.get("hook_event_name"))[:40]
+            if turned_off():
+                return ""
+            return self.handle(given)
+        except HookInputError as exc:
+            log.warning("%s: %s; added nothing", event, exc)
+        except Exception:  # never a traceback to Codex: one entry in the hooks' log
+            log.exception("%s failed; added nothing", event)
+        return ""
+
+    def handle(self, given: Mapping[str, Any]) -> str:
+        """The answer to one event ("" for nothing). Raises ``HookInputError`` on bad input."""
+        event = given.get("hook_event_name")
+        session = hook_input.session_id(given.get("session_id"))
+        directory = hook_input.path_text(given.get("cwd"), "cwd")
         if event == "SessionStart":
-            return self._start(session, directory, data.get("source"))
+            return self._start(session, directory, given.get("source"))
         if event == "UserPromptSubmit":
-            return self._prompt(session, directory, data)
+            return self._prompt(session, directory, given)
         if event in ("Stop", "SessionEnd"):
-            self._ingest(session, directory, data)
-            return None
+            self._learn(session, directory, given)
+            return ""
         raise HookInputError(f"hook_event_name {str(event)[:40]!r} is not an event graphmem answers")
 
-    def _start(self, session: str, directory: str | None, source: Any) -> dict[str, Any] | None:
+    def _start(self, session: str, directory: str | None, source: Any) -> str:
         if source in ("startup", "clear"):
             body = {"session_id": session, "directory": directory, "agent": ""}
-            block = _block(self._client.call("/plugin/boot", body, deadline(BOOT_DEADLINE_S)).get("block"))
-            return answer("SessionStart", block) if block else None
+            found = self._client.call("/plugin/boot", body, deadline(BOOT_DEADLINE_S))
+            return context("SessionStart", found.get("block"))
         if source == "compact":
             body = {"session_id": session, "directory": directory}
-            done = self._client.call("/plugin/compaction", body, COMPACTION_DEADLINE_S)
-            context = "\n".join(t for t in done.get("context") or [] if isinstance(t, str) and t)
-            return answer("SessionStart", context[:MAX_BLOCK_CHARS]) if context else None
-        return None  # resume, fork: the session already holds its boot context
+            found = self._client.call("/plugin/compaction", body, COMPACTION_DEADLINE_S)
+            texts = found.get("context")
+            kept = "\n".join(t for t in texts if isinstance(t, str) and t) if isinstance(texts, list) else ""
+            if not kept:
+                return ""
+            wrapped = {"hookEventName": "SessionStart", "additionalContext": kept[:MAX_COMPACTION_CHARS]}
+            return json.dumps({"hookSpecificOutput": wrapped})
+        return ""  # resume, fork: the session already holds its boot context
 
-    def _prompt(self, session: str, directory: str | None, data: dict[str, Any]) -> dict[str, Any] | None:
-        if data.get("agent_id") or data.get("agent_type"):
-            return None  # a subagent's turn: nothing
-        turn = hook_input.session_id(data.get("turn_id"))
-        text = hook_input.text(data.get("prompt"), MAX_TEXT_CHARS)
+    def _prompt(self, session: str, directory: str | None, given: Mapping[str, Any]) -> str:
+        if given.get("agent_id") or given.get("agent_type"):
+            return ""  # a subagent's turn: nothing
+        turn = hook_input.session_id(given.get("turn_id"))
+        text = hook_input.text(given.get("prompt"), MAX_TEXT_CHARS)
         digest = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]
-        earlier = [t for t in self._turns(session) if t[0] != turn]
-        messages = [{"id": i, "hash": h} for i, h in earlier] + [{"id": turn, "hash": digest}]
-        body = {"session_id": session, "directory": directory, "messages": messages, "text": text}
-        blocks = self._client.call("/plugin/turn", body, deadline(TURN_DEADLINE_S)).get("blocks")
-        self._keep(session, [*earlier, (turn, digest)])
-        block = _block(blocks.get(turn) if isinstance(blocks, dict) else None)
-        return answer("UserPromptSubmit", block) if block else None
+        journal = Journal(self._data_dir, CLIENT, session)
+        earlier = [m for m in journal.messages() if m["id"] != turn]
+        body = {
+            "session_id": session,
+            "directory": directory,
+            "messages": [*earlier, {"id": turn, "hash": digest}],
+            "text": text,
+        }
+        found = self._client.call("/plugin/turn", body, deadline(TURN_DEADLINE_S))
+        blocks = found.get("blocks")
+        journal.add(turn, digest, bare="blocks" not in found)
+        return context("UserPromptSubmit", blocks.get(turn) if isinstance(blocks, dict) else None)
 
-    def _ingest(self, session: str, directory: str | None, data: dict[str, Any]) -> None:
-        path = hook_input.path_text(data.get("transcript_path"), "transcript_path")
+    def _learn(self, session: str, directory: str | None, given: Mapping[str, Any]) -> None:
+        from graphmem.adapters.codex_sessions import confined_session_file, session_id_of, session_roots
+        from graphmem.errors import SessionStoreError
+
+        path = hook_input.path_text(given.get("transcript_path"), "transcript_path")
         if path is None:
             log.info("%s: no transcript_path (an ephemeral session): nothing to learn", session)
             return
+        try:
+            confined_session_file(path, session_roots())
+        except SessionStoreError as exc:
+            raise HookInputError(str(exc)) from None
+        if session_id_of(Path(path).name) != session:
+            raise HookInputError(f"transcript_path {Path(path).name[:200]!r} is not session {session}'s file")
         body = {"client": CLIENT, "session_id": session, "directory": directory, "transcript_path": path}
         self._client.call("/plugin/ingest", body, INGEST_DEADLINE_S)
-
-    # -- the session's earlier turns ----------------------------------------------------------
-
-    def _state(self, session: str) -> Path | None:
-        return self._state_dir / f"{session}.json" if self._state_dir is not None else None
-
-    def _turns(self, session: str) -> list[tuple[str, str]]:
-        state = self._state(session)
-        try:
-            saved = json.loads(state.read_text("utf-8")) if state is not None else []
-        except (OSError, ValueError):
-            return []
-        return [
-            (t[0], t[1])
-            for t in saved if isinstance(saved, list)
-            if isinstance(t, list) and len(t) == 2 and all(isinstance(v, str) and v for v in t)
-        ][-MAX_TURNS_KEPT:]  # fmt: skip
-
-    def _keep(self, session: str, turns: list[tuple[str, str]]) -> None:
-        state = self._state(session)
-        if state is None:
-            return
-        try:
-            state.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            partial = state.with_name(f".{state.name}.{os.getpid()}.tmp")
-            partial.write_text(json.dumps([list(t) for t in turns[-MAX_TURNS_KEPT:]]), "utf-8")
-            partial.chmod(0o600)
-            partial.replace(state)
-        except OSError as exc:
-            log.warning("%s: could not keep the session's turns in %s: %s", session, state, exc)
-
-
-def _block(value: Any) -> str:
-    ok = isinstance(value, str) and len(value) <= MAX_BLOCK_CHARS and value.startswith(BLOCK_OPEN)
-    return value if ok and isinstance(value, str) else ""
-
-
-def _log_to(data_dir: Path | None) -> None:
-    handler: logging.Handler = logging.StreamHandler(sys.stderr)
-    if data_dir is not None:
-        try:
-            data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            handler = logging.handlers.RotatingFileHandler(
-                data_dir / LOG_FILENAME, maxBytes=1_000_000, backupCount=1, encoding="utf-8"
-            )
-        except OSError:
-            pass
-    handler.setFormatter(logging.Formatter("%(asctime)s codex-hook %(levelname)s %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -189,29 +152,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data-dir", type=Path, default=None)
     known, _ = parser.parse_known_args(argv)
     client = HookClient(known.data_dir)
-    data_dir: Path | None = None
     try:
         data_dir = client.data_dir()[0]
-    except Exception as exc:  # a broken config: the turn goes on without memory
-        print(f"graphmem codex hook: {exc}", file=sys.stderr)
-    _log_to(data_dir)
-    try:
-        data = hook_input.read_input(sys.stdin.buffer)
-        if str(os.environ.get("GRAPHMEM_PLUGIN", "")).lower() in OFF_VALUES:
-            return 0
-        hook = CodexHook(client, data_dir / STATE_FOLDER if data_dir is not None else None)
-        result = hook.handle(data)
-    except HookInputError as exc:
-        log.warning("%s; added nothing", exc)
+    except Exception as exc:  # a config that cannot be read: the turn goes on without memory
+        print(f"graphmem hook codex: {exc}", file=sys.stderr)
         return 0
-    except Exception:  # never a traceback to Codex: one entry in the hook's log
-        log.exception("the hook failed; added nothing")
-        return 0
-    if result is not None:
-        sys.stdout.write(json.dumps(result))
+    log_to_file(data_dir, CLIENT)
+    answer = CodexHook(client, data_dir).answer(sys.stdin.buffer)
+    if answer:
+        sys.stdout.write(answer + "\n")
         sys.stdout.flush()
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # pragma: no cover - run by Codex, tested through main()
+    raise SystemExit(main())

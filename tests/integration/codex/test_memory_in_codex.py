@@ -82,7 +82,7 @@ def developer_blocks(body: dict[str, Any]) -> list[tuple[int, str]]:
 
 
 def hook_log(daemon: Daemon) -> str:
-    path = daemon.data_dir / "codex-hook.log"
+    path = daemon.data_dir / "hooks.log"
     return path.read_text("utf-8") if path.exists() else ""
 
 
