@@ -337,11 +337,22 @@ def doctor_opencode(state: CliState) -> Iterator[str]:
     yield f"opencode (global): {opencode_config.inspect(opencode_config.global_files()).describe()}"
 
 
+def doctor_codex(state: CliState) -> Iterator[str]:
+    """What graphmem installed for Codex, in this project and in ``$CODEX_HOME``."""
+    from graphmem.adapters import codex_config
+
+    project = project_directory(state, False, None) or Path.cwd()
+    found = codex_config.installed(codex_config.project_files(project))
+    yield f"codex (project {project}): {found.describe()}"
+    yield f"codex (global): {codex_config.installed(codex_config.global_files()).describe()}"
+
+
 # One check per line group of `graphmem doctor`: the daemon, then each client.
 DOCTOR_CHECKS: tuple[Callable[[CliState], Iterator[str]], ...] = (
     doctor_daemon,
     doctor_opencode,
     doctor_claude_code,
+    doctor_codex,
 )
 
 

@@ -232,3 +232,16 @@ def test_what_is_installed_is_described_for_doctor(invoke: Invoke, project: Path
     assert codex_config.installed(files).describe().endswith("incomplete: run `graphmem install codex` again")
     files.config.write_text("[mcp_servers\n", "utf-8")
     assert "line 1" in codex_config.installed(files).describe()
+
+
+def test_doctor_has_a_line_for_codex_in_the_project_and_globally(invoke: Invoke, project: Path) -> None:
+    before = invoke("--project", str(project), "doctor")
+    invoke("install", "codex", "--project", str(project))
+
+    after = invoke("--project", str(project), "doctor")
+
+    assert before.exit_code == after.exit_code == 0, after.output
+    assert f"codex (project {project}): not installed" in before.stdout
+    config = project / ".codex" / "config.toml"
+    assert f"codex (project {project}): MCP server in {config}; hooks: SessionStart" in after.stdout
+    assert "codex (global): not installed" in after.stdout
