@@ -175,7 +175,7 @@ class Journal {
   }
 
   static file(sessionID) {
-    return SESSION_ID.test(sessionID) ? join(Journal.folder(), `${sessionID}.json`) : undefined;
+    return typeof sessionID === "string" && SESSION_ID.test(sessionID) ? join(Journal.folder(), `${sessionID}.json`) : undefined;
   }
 
   static read(sessionID) {
@@ -626,18 +626,19 @@ async function setup(ctx) {
   // Events arrive on an async iterable for as long as the plugin lives: read in the background.
   let events;
   try {
-    events = ctx?.event?.subscribe?.();
+    events = ctx?.event?.subscribe?.()?.[Symbol.asyncIterator]?.();
   } catch (error) {
     memory.failed(error);
   }
-  if (events && typeof events[Symbol.asyncIterator] === "function") {
+  if (typeof events?.next === "function") {
     (async () => {
       try {
-        for await (const event of events) {
-          if (stop.signal.aborted) break;
+        for (let next = await events.next(); !next.done && !stop.signal.aborted; next = await events.next()) {
+          const event = next.value;
           const sessionID = event?.data?.sessionID ?? event?.durable?.aggregateID;
-          if (event?.type === "session.compaction.ended") memory.compacted(sessionID);
-          if (event?.type === "session.execution.succeeded" || event?.type === "session.compaction.ended") {
+          if (typeof sessionID !== "string" || !sessionID) continue;
+          if (event.type === "session.compaction.ended") memory.compacted(sessionID);
+          if (event.type === "session.execution.succeeded" || event.type === "session.compaction.ended") {
             memory.ingest(sessionID);
           }
         }

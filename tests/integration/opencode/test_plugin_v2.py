@@ -199,6 +199,7 @@ def test_a_finished_session_is_handed_to_the_daemon_to_learn_and_compaction_keep
 ) -> None:
     steps = [
         *conversation(1),
+        {"do": "event", "type": "session.execution.succeeded", "sessionID": ""},  # names no session
         {"do": "event", "type": "session.execution.succeeded", "sessionID": SESSION},
         {"do": "compaction", "sessionID": SESSION, "system": ["Summarize the conversation."], "messages": []},
         {"do": "event", "type": "session.compaction.ended", "sessionID": SESSION},
@@ -210,6 +211,7 @@ def test_a_finished_session_is_handed_to_the_daemon_to_learn_and_compaction_keep
     assert ingests and all((r["status"], r["body"]["session_id"]) == (202, SESSION) for r in ingests)
     compaction = run["results"][1]
     assert any(DIRECTIVE in text for text in compaction["system"][1:])
+    assert sorted(path.name for path in (served.data_dir / "plugin-journal").iterdir()) == [f"{SESSION}.json"]
     journal = json.loads((served.data_dir / "plugin-journal" / f"{SESSION}.json").read_text("utf-8"))
     assert journal["boot"] is None  # picked again on the first call after compaction
 
