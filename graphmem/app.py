@@ -49,6 +49,7 @@ from graphmem.errors import ConfigError, StoreMismatchError
 from graphmem.service.bootstrap import Bootstrapper
 from graphmem.service.branches import BranchLifecycle
 from graphmem.service.context import ContextBuilder
+from graphmem.service.coordination import Coordination, Coordinator
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.forge_rules import ForgeRules
 from graphmem.service.ingest import Ingester, IngestOptions
@@ -56,9 +57,12 @@ from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.memory import MemoryService
 from graphmem.service.mentions import Mentions, Namespace
+from graphmem.service.parts import MemoryParts
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
+from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
+from graphmem.service.staleness import Staleness
 from graphmem.service.transfer import Transfer
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
@@ -115,6 +119,15 @@ def open_memory(
     )
 
 
+def serve_memory(settings: Settings) -> MemoryService:
+    """The daemon's Memory service (``graphmem serve``): the store opened as ``open_memory`` opens
+    it, its path verbs held to what an agent may touch, sessions and claims kept by the daemon
+    (or, on a team's store, by the database)."""
+    memory = open_memory(settings)
+    ttl = timedelta(seconds=settings.server.session_ttl_seconds)
+    return memory.serving(memory.coordinator or Coordinator(utc_now, ttl))
+
+
 def configured_embedder(settings: Settings) -> Embedder:
     """The embedder ``[embedding]`` names (its model loads on first use)."""
     embedding = settings.embedding
@@ -154,7 +167,7 @@ def _open_postgres(
         raise
     semantic = SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim))
     code = PostgresCodeGraph(store)
-    memory = build_memory(
+    return build_memory(
         store,
         semantic,
         settings,
@@ -164,10 +177,9 @@ def _open_postgres(
         enricher=_enricher(settings, PostgresGitLabGraph(store), code, namespace),
         sources=sources,
         login=store,
+        # Sessions and claims in the database: every daemon (and CLI) of the team sees them.
+        coordinator=PgCoordinator(store, utc_now, timedelta(seconds=settings.server.session_ttl_seconds)),
     )
-    # Sessions and claims in the database: every daemon (and CLI) of the team sees them.
-    memory.coordinator = PgCoordinator(store, utc_now, timedelta(seconds=settings.server.session_ttl_seconds))
-    return memory
 
 
 def build_memory(
@@ -182,12 +194,14 @@ def build_memory(
     sources: LearningSources | None = None,
     clock: Callable[[], datetime] = utc_now,
     login: StoreLogin | None = None,
+    coordinator: Coordination | None = None,
 ) -> MemoryService:
     """The Memory service on ``store`` and its peers: every service object is built here, once.
 
     ``namespace`` gives a project's GitLab path (relative refs); without ``code`` there is no
     bootstrap, without ``enricher`` no GitLab, without ``sources`` no bootstrap or ingest;
-    ``login`` is a team's store's role (``stats`` says who the caller is).
+    ``login`` is a team's store's role (``stats`` says who the caller is); ``coordinator``
+    keeps sessions and claims (a team's store's; else only a daemon has one).
     """
     roots = sources.roots if sources is not None else None
     mentions = Mentions(code, namespace, roots.checkout if roots is not None else checkout_path)
@@ -245,23 +259,27 @@ def build_memory(
             names=names,
             llm=sources.extractor,
         )
-    return MemoryService(
+    parts = MemoryParts(
         writer=writer,
         mentions=mentions,
         recaller=recaller,
         context=context,
         listing=Listing(store, semantic, data_dir, code, login, clock),
         lifecycle=Lifecycle(writer),
+        review=Review(store, code, clock),
+        staleness=Staleness(store, code),
         transfer=transfer,
         ingest=options,
+        names=names,
         enricher=enricher,
         bootstrapper=bootstrapper,
         ingester=ingester,
         code=code,
-        context_max_tokens=settings.recall.context_max_tokens,
         branches=branches,
-        names=names,
+        coordinator=coordinator,
+        context_max_tokens=settings.recall.context_max_tokens,
     )
+    return MemoryService(parts)
 
 
 def _enricher(

@@ -145,6 +145,4 @@ def open_memory(
     from graphmem.app import open_memory as open_store
 
     memory = open_store(settings, data_dir=where, embedder=embedder, check_model=check_model)
-    memory.project = own_project
-    memory.branch = own_branch
-    return memory
+    return memory.bound(own_project, own_branch)

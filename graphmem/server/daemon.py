@@ -88,7 +88,7 @@ def serve(
     """Run the daemon until SIGTERM / SIGINT. Raises graphmem errors for bad setups."""
     import uvicorn
 
-    from graphmem.app import open_memory, resolve_branch, resolve_project
+    from graphmem.app import resolve_branch, resolve_project, serve_memory
     from graphmem.server.connections import GuardedH11Protocol
     from graphmem.server.guard import Policy
     from graphmem.server.http import build_app
@@ -109,7 +109,7 @@ def serve(
     try:
         token = ensure_token(data_dir)
         sock = _bind(host, port, fallback=port_fallback)
-        memory = open_memory(settings)
+        memory = serve_memory(settings)
         runtime = Runtime(
             memory,
             log_hint=str(data_dir / LOG_FILENAME) if detached else "the daemon's stderr",

@@ -104,14 +104,18 @@ class Runtime:
         clock: Callable[[], datetime] = utc_now,
         resolve_branch: Callable[[str], str | None] = lambda path: None,
     ) -> None:
-        self.memory = memory
-        memory.confine_files()  # what reaches the daemon (MCP tools, /rpc) is an agent's call
         self.log_hint = log_hint  # where the daemon's log goes, for error messages
         self.version = version
         self.now = clock
         # A team's store keeps sessions and claims for every daemon; else this daemon does.
-        self.coordinator: Coordination = memory.coordinator or Coordinator(clock, session_ttl)
-        memory.coordinator = self.coordinator  # the service's session and claim verbs use it
+        # What reaches the daemon (MCP tools, /rpc) is an agent's call: the daemon's service
+        # (``graphmem.app.serve_memory``) holds its path verbs to what an agent may touch and
+        # keeps sessions and claims; a service that is not that yet is served as that.
+        if not memory.serves_agents:
+            memory = memory.serving(memory.coordinator or Coordinator(clock, session_ttl))
+        self.memory = memory
+        assert memory.coordinator is not None  # serves_agents
+        self.coordinator: Coordination = memory.coordinator
         self.metrics = Metrics()
         self.calls = CallsInFlight()  # the MCP tools, /rpc and the plugin's routes count here
         self.metrics.watch(self._gauges)

@@ -445,7 +445,7 @@ class Bootstrapper:
                 entity = Entity(key, EntityKind.SYMBOL, owner.qualified_name, project, owner.signature[:200])
                 links.setdefault((memory_id, key), (memory_id, entity))
         # The symbols are the code graph's: linked, not stored again.
-        self._writer.link_entities(list(links.values()), store_entities=False)
+        self._writer.attach(list(links.values()), store_entities=False)
 
 
 def _record_moves(report: BootstrapReport, plan: MovePlan, carried: dict[str, int], project: str) -> None:

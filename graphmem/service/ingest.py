@@ -356,7 +356,8 @@ class Ingester:
         except InvalidInputError as exc:
             run.report.errors.append(f"{transcript.session_id}/{item.message_id}: {exc}")
             return
-        self._writer.attach(result.memory.id, [session, *_file_entities(root, project, item.files)])
+        entities = [session, *_file_entities(root, project, item.files)]
+        self._writer.attach([(result.memory.id, e) for e in entities])
         if result.created:
             run.categories[category.value] += 1
         else:
@@ -388,7 +389,7 @@ class Ingester:
             except NotFoundError:
                 previous = None  # deleted by the user: write a new one
             else:
-                self._writer.attach(previous, links)
+                self._writer.attach([(previous, e) for e in links])
                 return previous
         result = self._writer.remember(
             text,
@@ -399,7 +400,7 @@ class Ingester:
             occurred_at=transcript.created_at,
             origin=transcript.session_id,
         )
-        self._writer.attach(result.memory.id, links)
+        self._writer.attach([(result.memory.id, e) for e in links])
         if result.created:
             run.categories[Category.EVENT.value] += 1
         return result.memory.id

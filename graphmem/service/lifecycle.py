@@ -9,7 +9,7 @@ writer's (``service/writer.py``).
 
 from __future__ import annotations
 
-from graphmem.core.events import USER, Cause, MemoryEvent, State
+from graphmem.core.events import USER, Cause, EventKind, MemoryEvent, State
 from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Scope, Status, Trust
 from graphmem.core.provenance import PERSON_SOURCE, acts_as_person, is_persons, proposes
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
@@ -124,11 +124,14 @@ class Lifecycle:
                     before["trust"], after["trust"] = record.trust.value, Trust.CONFIRMED.value
                     changes["trust"] = Trust.CONFIRMED
                 if changes:
-                    writer.change_recorded(record.id, changes, before, after, Cause(actor, "confirmed"))
+                    writer.set_fields(record.id, changes)
+                    writer.history.record(
+                        record.id, EventKind.STATUS, before, after, Cause(actor, "confirmed")
+                    )
                 self._proposals.confirmed(
                     record, Cause(actor, f"replaced by {record.id}, a confirmed change")
                 )
-            writer.change(record.id, {"updated_at": writer.clock()})
+            writer.set_fields(record.id, {"updated_at": writer.clock()})
             return writer.get(record.id)
 
     def reject(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
@@ -153,7 +156,7 @@ class Lifecycle:
                     None,
                 )  # fmt: skip
                 if change is not None:
-                    writer.undo(change.id, Cause(actor, "rejected"))
+                    writer.history.undo(change.id, Cause(actor, "rejected"))
                     return writer.get(record.id)
             return writer.set_status(
                 record.id, Status.ARCHIVED, allowed_from=(Status.PROPOSED,), cause=Cause(actor, "rejected")
@@ -253,4 +256,4 @@ class Lifecycle:
                     f"Event {event.id} is the user's own change: only they can undo it "
                     f"(`graphmem undo {event.id}`)."
                 )
-        return self._writer.undo(event_id, Cause(actor))
+        return self._writer.history.undo(event_id, Cause(actor))

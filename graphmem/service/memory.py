@@ -1,18 +1,16 @@
 """The Memory service: every use case of graphmem, called by the CLI, the MCP tools and Python.
 
 ``MemoryService`` is a facade: each verb resolves the project a call names (or this
-memory's own, ``project``) and hands the call to the peer service that owns it, all built
-by ``graphmem.app`` (the composition root):
+memory's own, ``project``) and hands the call to the part that owns it (``MemoryParts``,
+``parts.py``, built once by ``graphmem.app``, the composition root):
 
 - ``MemoryWriter`` (``writer.py``): remember, edit -- every write of a memory passes it;
 - ``Lifecycle`` (``lifecycle.py``): archive, restore, resolve, unresolve, delete, link, unlink,
-  history, undo;
-- ``Listing`` (``listing.py``): show, select, list, stats; ``Review`` (``review.py``): review;
+  history, undo; ``Listing`` (``listing.py``): show, select, list, stats; ``Review``: review;
 - ``Recaller`` (``recall.py``) and ``ContextBuilder`` (``context.py``): recall, get_context, boot;
 - ``TransferFiles`` (``transfer_files.py``): export and import, as text or through files;
-- ``Enricher`` (``enrichment.py``): enrich, the GitLab queue and its status;
-- ``Bootstrapper`` (``bootstrap.py``) and ``Ingester`` (``ingest.py``): what graphmem learns;
-- ``Coordinator`` (``coordination.py``, set by the daemon): sessions and claims.
+- ``Enricher`` (``enrichment.py``): enrich; ``Bootstrapper`` and ``Ingester``: what it learns;
+- ``Coordinator`` (``coordination.py``, the daemon's or a team store's): sessions and claims.
 
 Entry points parse input and present results; nothing but delegation happens here.
 """
@@ -31,11 +29,8 @@ from graphmem.core.enrichment import EnrichReport, GitLabStatus
 from graphmem.core.events import USER, MemoryEvent
 from graphmem.core.fusion import Plan
 from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord, Scope, Status, Trust
-from graphmem.core.ports import CodeGraph
 from graphmem.errors import ConfigError, InvalidInputError
-from graphmem.service.bootstrap import Bootstrapper
-from graphmem.service.branches import BranchChanges, BranchLifecycle
-from graphmem.service.context import ContextBuilder
+from graphmem.service.branches import BranchChanges
 from graphmem.service.coordination import (
     NO_DAEMON,
     ActiveSessions,
@@ -45,13 +40,10 @@ from graphmem.service.coordination import (
     EndedSession,
 )
 from graphmem.service.enrichment import Enricher
-from graphmem.service.ingest import Ingester, IngestOptions
+from graphmem.service.ingest import IngestOptions
 from graphmem.service.inputs import parse_project
-from graphmem.service.lifecycle import Lifecycle
-from graphmem.service.listing import Listing
-from graphmem.service.mentions import Mentions, parse_ref_entities
-from graphmem.service.project_names import ProjectNames
-from graphmem.service.recall import Recaller
+from graphmem.service.mentions import parse_ref_entities
+from graphmem.service.parts import MemoryParts, PartVerb
 from graphmem.service.results import (
     BootstrapReport,
     Gauges,
@@ -62,12 +54,9 @@ from graphmem.service.results import (
     ReviewItem,
     Stats,
 )
-from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
-from graphmem.service.staleness import Staleness
 from graphmem.service.transfer import Progress
 from graphmem.service.transfer_files import TransferFiles
-from graphmem.service.transfer_verbs import TransferVerbs
 from graphmem.service.writer import MemoryWriter
 
 NO_SOURCES = (
@@ -76,59 +65,73 @@ NO_SOURCES = (
 )
 
 
-class MemoryService(TransferVerbs):
-    """Remember, recall, get context, and manage memories in one store (see the module doc)."""
+class MemoryService:
+    """Remember, recall, get context, and manage memories in one store (see the module doc). A
+    value: ``bound`` and ``serving`` give another one on the same parts; nothing changes it."""
 
-    def __init__(
-        self,
-        *,
-        writer: MemoryWriter,
-        mentions: Mentions,
-        recaller: Recaller,
-        context: ContextBuilder,
-        listing: Listing,
-        lifecycle: Lifecycle,
-        transfer: TransferFiles,
-        ingest: IngestOptions,
-        enricher: Enricher | None = None,
-        bootstrapper: Bootstrapper | None = None,
-        ingester: Ingester | None = None,
-        code: CodeGraph | None = None,
-        context_max_tokens: int = 1500,
-        branches: BranchLifecycle | None = None,
-        names: ProjectNames | None = None,
-    ) -> None:
-        self._writer = writer
-        self.store = writer.store  # behind the redaction door
-        self.semantic: SemanticIndex | None = writer.semantic
-        self.code = code
-        self.enricher = enricher
-        self.data_dir = transfer.data_dir
-        # The project a call that names none uses (``graphmem.open_memory`` sets the current
-        # directory's, like the CLI); None: no project.
-        self.project: str | None = None
-        # The branch of that project's checkout when it is not the default (``connect`` sets it).
-        self.branch: str | None = None
-        self.branches = branches  # what a branch's merge, close or deletion does to its memories
-        self.coordinator: Coordination | None = None  # set by the daemon (or a team's store)
-        self._mentions = mentions
-        self._recaller = recaller
-        self._context = context
-        self._listing = listing
-        self._lifecycle = lifecycle
-        self._review = Review(self.store, code, writer.clock)
-        self._transfer = transfer
-        self._ingest = ingest
-        self._bootstrapper = bootstrapper
-        self._ingester = ingester
-        self._context_max_tokens = context_max_tokens
-        self._staleness = Staleness(self.store, code)
-        self._names = names or ProjectNames(None, writer)  # a checkout's project name
+    def __init__(self, parts: MemoryParts, *, project: str | None = None, branch: str | None = None) -> None:
+        self._parts = parts
+        self.store = parts.writer.store  # behind the redaction door
+        self.semantic: SemanticIndex | None = parts.writer.semantic
+        self.code = parts.code
+        self.enricher = parts.enricher
+        self.data_dir = parts.transfer.data_dir
+        self._project = project
+        self._branch = branch
+        self._mentions = parts.mentions
+        self._recaller = parts.recaller
+        self._context = parts.context
+        self._listing = parts.listing
+        self._lifecycle = parts.lifecycle
+        self._names = parts.names  # a checkout's project name
+
+    # export and import are the transfer part's own verbs (``transfer_files.py``)
+    export = PartVerb(lambda parts: parts.transfer, TransferFiles.export)
+    export_repository = PartVerb(lambda parts: parts.transfer, TransferFiles.export_repository)
+    import_text = PartVerb(lambda parts: parts.transfer, TransferFiles.import_text)
+    export_file = PartVerb(lambda parts: parts.transfer, TransferFiles.export_file)
+    export_dir = PartVerb(lambda parts: parts.transfer, TransferFiles.export_dir)
+    import_file = PartVerb(lambda parts: parts.transfer, TransferFiles.import_file)
+
+    @property
+    def parts(self) -> MemoryParts:
+        """What this service is made of (``service/parts.py``), shared by every value of it."""
+        return self._parts
+
+    @property
+    def project(self) -> str | None:
+        """The project a call that names none uses (``open_memory``: the current directory's)."""
+        return self._project
+
+    @property
+    def branch(self) -> str | None:
+        """The branch of that project's checkout, when it is not the default one."""
+        return self._branch
+
+    @property
+    def coordinator(self) -> Coordination | None:
+        """Sessions and claims: the daemon's (or a team's store's); None in a plain process."""
+        return self._parts.coordinator
+
+    @property
+    def serves_agents(self) -> bool:
+        """Whether this is the daemon's service (``serving``): path verbs confined, a coordinator."""
+        return self._parts.transfer.agent_files and self._parts.coordinator is not None
+
+    def bound(self, project: str | None, branch: str | None = None) -> MemoryService:
+        """This service for the checkout of ``project`` on ``branch``: the same parts."""
+        return MemoryService(self._parts, project=project, branch=branch)
+
+    def serving(self, coordinator: Coordination) -> MemoryService:
+        """This service as the daemon serves it: its path verbs held to what an agent may touch
+        (``service/file_access.py``), ``coordinator`` its sessions and claims."""
+        parts = replace(self._parts, transfer=self._parts.transfer.confined(), coordinator=coordinator)
+        return MemoryService(parts, project=self._project, branch=self._branch)
 
     @property
     def writer(self) -> MemoryWriter:
         """The one door for writing memories (``service/writer.py``)."""
-        return self._writer
+        return self._parts.writer
 
     def close(self) -> None:
         try:
@@ -140,13 +143,13 @@ class MemoryService(TransferVerbs):
     def _own(self, project: str | None) -> str | None:
         """``project`` (checked: a NUL or an over-long path is refused), or this memory's own
         project when the call names none, by the name the store keeps it under (``ProjectNames``)."""
-        return self._names.of(self.project if project is None else parse_project(project))
+        return self._names.of(self._project if project is None else parse_project(project))
 
     def _own_branch(self, project: str | None, branch: str | None) -> str | None:
         """``branch`` (checked), or this memory's own when the call names none and is about its project."""
         if branch is not None:
             return parse_branch(branch)
-        return self.branch if project is None or project == self.project else None
+        return self._branch if project is None or project == self._project else None
 
     # -- the model ------------------------------------------------------------------
 
@@ -171,7 +174,7 @@ class MemoryService(TransferVerbs):
 
     def reindex(self, progress: Progress | None = None) -> int:
         """Re-embed every memory with the configured model (after changing it)."""
-        return self._writer.reindex(progress)
+        return self._parts.writer.reindex(progress)
 
     # -- the entities a text names ----------------------------------------------------
 
@@ -215,8 +218,8 @@ class MemoryService(TransferVerbs):
         After ``expires_at`` it leaves recall, context and lists (archived, in its history). Written on
         ``branch`` (the checkout's, not the default one), it is seen on that branch only until
         the branch's MR merges (see ``service/branches.py``)."""
-        self._writer.expire_due()  # a write archives what expired; reads only leave it out
-        return self._writer.remember(
+        self._parts.writer.history.expire_due()  # a write archives what expired; reads only leave it out
+        return self._parts.writer.remember(
             text,
             category=category,
             scope=scope,
@@ -235,7 +238,7 @@ class MemoryService(TransferVerbs):
         """Archive the memories whose expiry has passed, each with an ``expiry`` event; how many.
         The daemon's idle worker and every ``remember`` run it; reads never do (they leave such
         memories out without writing)."""
-        return self._writer.expire_due()
+        return self._parts.writer.history.expire_due()
 
     def edit(
         self,
@@ -315,7 +318,7 @@ class MemoryService(TransferVerbs):
     def review(self, *, project: str | None = None, older_than: datetime | None = None,
                limit: int = 50) -> list[ReviewItem]:  # fmt: skip
         """Memories to confirm, edit or archive (expired, contradicted, stale, unconfirmed, old), with why."""
-        return self._review.review(project=self._own(project), older_than=older_than, limit=limit)
+        return self._parts.review.review(project=self._own(project), older_than=older_than, limit=limit)
 
     def select(
         self,
@@ -396,7 +399,7 @@ class MemoryService(TransferVerbs):
             branch=self._own_branch(project, branch),
             all_branches=all_branches,
         )
-        return replace(result, hits=self._staleness.annotate_hits(result.hits))
+        return replace(result, hits=self._parts.staleness.annotate_hits(result.hits))
 
     def get_context(
         self,
@@ -407,7 +410,7 @@ class MemoryService(TransferVerbs):
         branch: str | None = None,
     ) -> ContextBundle:
         """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
-        budget = self._context_max_tokens if max_tokens is None else max_tokens
+        budget = self._parts.context_max_tokens if max_tokens is None else max_tokens
         own = self._own_branch(project, branch)
         return self._context.get_context(target, project=self._own(project), max_tokens=budget, branch=own)
 
@@ -416,7 +419,7 @@ class MemoryService(TransferVerbs):
     ) -> ContextBundle:
         """What an agent should know at the start of a session: directives and
         preferences (this project's and global), open blockers, recent decisions."""
-        budget = self._context_max_tokens if max_tokens is None else max_tokens
+        budget = self._parts.context_max_tokens if max_tokens is None else max_tokens
         own = self._own_branch(project, branch)
         return self._context.boot_context(project=self._own(project), max_tokens=budget, branch=own)
 
@@ -441,7 +444,7 @@ class MemoryService(TransferVerbs):
         if refs:
             own = self._own(project)
             entities = parse_ref_entities(refs, own, self._mentions.namespace)
-            self._writer.add_entities(entities)
+            self._parts.writer.add_entities(entities)
             keys = [e.key for e in entities]
         try:
             report = enricher.enrich(keys, all=all, refresh=refresh, progress=progress)
@@ -455,7 +458,7 @@ class MemoryService(TransferVerbs):
         """Archive the memories of branches deleted from their repository (``project``'s, or every
         project's); the (memory id, rule) of each change. ``enrich``, ``bootstrap`` and the idle
         daemon run it."""
-        return self.branches.check(project) if self.branches is not None else []
+        return self._parts.branches.check(project) if self._parts.branches is not None else []
 
     def enrich_due(self, limit: int = 10) -> int:
         """Fetch a few entities whose enrichment is due (the daemon's worker); how many were tried."""
@@ -492,9 +495,9 @@ class MemoryService(TransferVerbs):
         """
         if self.code is None:
             raise InvalidInputError("This store has no code graph.")
-        if self._bootstrapper is None:
+        if self._parts.bootstrapper is None:
             raise InvalidInputError(NO_SOURCES)
-        report = self._bootstrapper.run(
+        report = self._parts.bootstrapper.run(
             Path(path),
             history=history,
             progress=progress,
@@ -509,7 +512,7 @@ class MemoryService(TransferVerbs):
     @property
     def ingest_options(self) -> IngestOptions:
         """How sessions are ingested (``[ingest]``); the daemon reads ``background`` and its interval."""
-        return self._ingest
+        return self._parts.ingest
 
     def ingest_opencode(
         self,
@@ -528,9 +531,9 @@ class MemoryService(TransferVerbs):
         stored once, and again only with what its new messages teach. ``progress`` gets
         the number of sessions looked at so far. See ``service/ingest.py``.
         """
-        if self._ingester is None:
+        if self._parts.ingester is None:
             raise InvalidInputError(NO_SOURCES)
-        return self._ingester.run(
+        return self._parts.ingester.run(
             db_path=db_path,
             since=since,
             session_id=session_id,
@@ -541,9 +544,9 @@ class MemoryService(TransferVerbs):
     # -- sessions and claims (the daemon's Coordinator) ----------------------------------------
 
     def _coordinator(self) -> Coordination:
-        if self.coordinator is None:
+        if self._parts.coordinator is None:
             raise InvalidInputError(NO_DAEMON)
-        return self.coordinator
+        return self._parts.coordinator
 
     def session_start(
         self, agent: str, *, project: str | None = None, task: str | None = None, owner: str = OWNER_PERSON

@@ -375,7 +375,7 @@ class Transfer:
         for _, line in parsed.memories:
             target = id_map.get(line.id)
             pairs += [(target, known[k]) for k in line.entities if target and k in known]
-        self._writer.link_entities(pairs, store_entities=False)
+        self._writer.attach(pairs, store_entities=False)
         now = self._clock()
         links = [
             Link(
@@ -386,7 +386,7 @@ class Transfer:
             )
             for _, r in parsed.links
         ]
-        self._writer.relate(links)
+        self._writer.link_all(links)
         nexts = [(id_map.get(r.source, r.source), id_map.get(r.target, r.target)) for _, r in parsed.nexts]
         self._writer.chain(nexts)
         # History last: an event of a memory that kept its id, not stored yet (imported once), and

@@ -43,23 +43,31 @@ class TransferFiles:
         data_dir: Path,
         write_lock: threading.RLock,
         names: ProjectNames | None = None,
+        *,
+        agent_files: bool = False,
     ) -> None:
         self._transfer = transfer
+        self._names = names
         # Files are read and written in the project's checkout; its memories are under its name.
         self._name: Callable[[str | None], str | None] = names.of if names is not None else lambda p: p
         self.data_dir = data_dir
         self._write_lock = write_lock
-        self._agent_files = False
+        self._agent_files = agent_files
 
     @property
     def file_access(self) -> FileAccess:
         """Where the path verbs may read and write (see ``service/file_access.py``)."""
         return FileAccess(self.data_dir, agent=self._agent_files)
 
-    def confine_files(self) -> None:
-        """Hold the path verbs to what an agent may touch, from now on (the daemon's service):
+    @property
+    def agent_files(self) -> bool:
+        """Whether the path verbs are held to what an agent may touch (see ``confined``)."""
+        return self._agent_files
+
+    def confined(self) -> TransferFiles:
+        """These verbs with their paths held to what an agent may touch (the daemon's service):
         the project's ``.graphmem/`` and ``<data_dir>/exports/``; see ``service/file_access.py``."""
-        self._agent_files = True
+        return TransferFiles(self._transfer, self.data_dir, self._write_lock, self._names, agent_files=True)
 
     # -- text and streams -----------------------------------------------------------
 

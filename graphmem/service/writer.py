@@ -13,8 +13,8 @@ otherwise). So each of these happens here, once:
 - the write lock (``lock``, re-entrant: a caller holding it may call any method);
 - the entities a memory's text names (``Mentions``) and the session chain (``NEXT``);
 - the semantic index's bookkeeping (``added``, ``status_changed``, ``text_changed``, ``removed``);
-- the history: every change of a memory that is not its creation is recorded as an event
-  (``core/events.py``) with its ``Cause``, and ``undo`` reverses one.
+- the history (its part ``history``, ``writer_history.py``): every change of a memory but its
+  creation is an event (``core/events.py``) with its ``Cause``; ``history.undo`` reverses one.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ from graphmem.service.subjects import near_duplicate_of, same_subject_as, simila
 from graphmem.service.writer_history import WriterHistory
 
 
-class MemoryWriter(WriterHistory):
+class MemoryWriter:
     """Writes memories, their entities and links; keeps the semantic index in step."""
 
     def __init__(
@@ -102,7 +102,7 @@ class MemoryWriter(WriterHistory):
         self._near_duplicate = near_duplicate
         self._same_subject = same_subject
         self._session_tail: dict[str, str] = {}
-        self._next_expiry: datetime | None = None  # None: not known (asked of the store when needed)
+        self.history = WriterHistory(self)  # events, expiry and undo
 
     def get(self, memory_id: str) -> MemoryRecord:
         """The memory ``memory_id`` names (see ``parse_memory_id``), or ``No memory mem_x``.
@@ -221,7 +221,7 @@ class MemoryWriter(WriterHistory):
                 )
                 for older in replaced:
                     self.supersede(record, older, now, why)
-            self._next_expiry = None if record.expires_at else self._next_expiry  # it may expire first
+            self.history.expiry_changed(record.expires_at)  # it may expire first
             if session:
                 self._session_tail[session] = record.id
         if self.semantic is not None:
@@ -240,14 +240,14 @@ class MemoryWriter(WriterHistory):
         changes: dict[str, object] = {"reinforced": existing.reinforced + 1, "updated_at": now}
         if status is not existing.status:
             changes["status"] = status
-            self._record(
+            self.history.record(
                 existing.id,
                 EventKind.STATUS,
                 {"status": existing.status.value},
                 {"status": status.value},
                 Cause(actor, "remembered again"),
             )
-        self.change(existing.id, changes)
+        self.set_fields(existing.id, changes)
         updated = replace(existing, reinforced=existing.reinforced + 1, updated_at=now, status=status)
         entities = self.store.about([existing.id]).get(existing.id, [])
         return RememberResult(updated, False, duplicate_of=existing.id, entities=tuple(entities))
@@ -278,7 +278,7 @@ class MemoryWriter(WriterHistory):
                 known = self.store.about([memory_id]).get(memory_id, [])
                 before.update(text=record.text, about=[e.key for e in known])
                 after.update(text=new_text, about=[e.key for e in entities])
-                self.rewrite(record, new_text, updated_at=now, entities=entities)
+                self.set_text(record, new_text, updated_at=now, entities=entities)
             changes: dict[str, object] = {"updated_at": now}
             if new_category is not None:
                 changes["category"] = new_category
@@ -287,9 +287,9 @@ class MemoryWriter(WriterHistory):
             if after and not acts_as_person(cause.actor) and is_persons(record):
                 # An agent's (or a file's) change to a person's memory is a proposal until they confirm it.
                 changes.update(unconfirmed(record, before, after))
-            self.change(memory_id, changes)
+            self.set_fields(memory_id, changes)
             if after:
-                self._record(memory_id, EventKind.EDIT, before, after, cause)
+                self.history.record(memory_id, EventKind.EDIT, before, after, cause)
             return self.get(memory_id)
 
     def take(
@@ -317,15 +317,15 @@ class MemoryWriter(WriterHistory):
                 known = self.store.about([stored.id]).get(stored.id, [])
                 before.update(text=stored.text, about=[e.key for e in known])
                 after.update(text=incoming.text, about=[e.key for e in entities])
-                self.rewrite(stored, incoming.text, updated_at=incoming.updated_at, entities=entities)
+                self.set_text(stored, incoming.text, updated_at=incoming.updated_at, entities=entities)
                 if incoming.trust is Trust.LOW and stored.trust is not Trust.LOW:
                     before["trust"], after["trust"] = stored.trust.value, Trust.LOW.value
                     changes["trust"] = Trust.LOW
             if after and persons:
                 changes.update(unconfirmed(stored, before, after))
-            self.change(stored.id, changes)
+            self.set_fields(stored.id, changes)
             if after:
-                self._record(stored.id, EventKind.EDIT, before, after, cause)
+                self.history.record(stored.id, EventKind.EDIT, before, after, cause)
         return rewritten
 
     def rename_project(self, old: str, new: str) -> int:
@@ -334,10 +334,10 @@ class MemoryWriter(WriterHistory):
         with self.lock, self.store.transaction():
             moved = [m for m in self.store.all_memories(old) if m.project == old]
             for m in moved:
-                self.change(m.id, {"project": new, "content_hash": memory_hash(m.scope, new, m.text)})
+                self.set_fields(m.id, {"project": new, "content_hash": memory_hash(m.scope, new, m.text)})
         return len(moved)
 
-    def rewrite(
+    def set_text(
         self, record: MemoryRecord, text: str, *, updated_at: datetime, entities: Sequence[Entity]
     ) -> None:
         """Give ``record`` new text (hashed here) about ``entities``; its vector is stale till re-embedded."""
@@ -354,7 +354,7 @@ class MemoryWriter(WriterHistory):
         if self.semantic is not None:
             self.semantic.text_changed(record.id)
 
-    def change(self, memory_id: str, changes: Mapping[str, object]) -> None:
+    def set_fields(self, memory_id: str, changes: Mapping[str, object]) -> None:
         """Change fields of a memory (``status``, ``category``, times, ``reinforced``, ``trust``,
         ``branch``)."""
         moved = "project" in changes or "branch" in changes
@@ -363,26 +363,12 @@ class MemoryWriter(WriterHistory):
         with self.lock:
             self.store.update_memory(memory_id, changes)
             if "status" in changes or "expires_at" in changes:
-                self._next_expiry = None  # a memory may expire sooner now
+                self.history.expiry_changed()  # a memory may expire sooner now
         status = changes.get("status")
         if self.semantic is not None and isinstance(status, Status):
             self.semantic.status_changed(memory_id, status)
         if self.semantic is not None and moved:
             self.semantic.moved(memory_id)
-
-    def change_recorded(
-        self,
-        memory_id: str,
-        changes: Mapping[str, object],
-        before: State,
-        after: State,
-        cause: Cause,
-        kind: EventKind = EventKind.STATUS,
-    ) -> None:
-        """Change fields of a memory and record it as one event (``before``/``after`` say what)."""
-        with self.lock:
-            self.change(memory_id, changes)
-            self._record(memory_id, kind, before, after, cause)
 
     def leave_branch(self, memory_id: str, cause: Cause, *, archive: bool = False) -> MemoryRecord:
         """Make a memory on a branch a project memory (its branch merged), or with ``archive`` an
@@ -398,8 +384,9 @@ class MemoryWriter(WriterHistory):
             if archive:
                 before["status"], after["status"] = record.status.value, Status.ARCHIVED.value
                 changes["status"] = Status.ARCHIVED
-            self.change(record.id, changes)
-            self._record(record.id, EventKind.STATUS if archive else EventKind.BRANCH, before, after, cause)
+            self.set_fields(record.id, changes)
+            kind = EventKind.STATUS if archive else EventKind.BRANCH
+            self.history.record(record.id, kind, before, after, cause)
             return self.get(record.id)
 
     def set_status(
@@ -437,8 +424,8 @@ class MemoryWriter(WriterHistory):
                 before["links"], after["links"] = [link_value(link) for link in unlink], []
                 for link in unlink:
                     self.store.remove_link(link.source, link.target, link.kind)
-            self.change(memory_id, changes)
-            self._record(memory_id, EventKind.STATUS, before, after, cause)
+            self.set_fields(memory_id, changes)
+            self.history.record(memory_id, EventKind.STATUS, before, after, cause)
             return self.get(memory_id)
 
     def supersede(
@@ -448,14 +435,14 @@ class MemoryWriter(WriterHistory):
         link = Link(newer.id, older.id, LinkKind.SUPERSEDES, now)
         with self.lock:
             had = [old for old in self.store.links([older.id]) if _same_link(old, link)]
-            self.change(
+            self.set_fields(
                 older.id, {"status": Status.SUPERSEDED, "valid_to": newer.valid_from, "updated_at": now}
             )
             self.store.add_links([link])
             before = {**field_state(older, ("status", "valid_to")), "links": [link_value(x) for x in had]}
             after: State = {"status": Status.SUPERSEDED.value, "valid_to": time_value(newer.valid_from)}
             after["links"] = [link_value(had[0] if had else link)]
-            self._record(older.id, EventKind.SUPERSEDE, before, after, cause, other_id=newer.id)
+            self.history.record(older.id, EventKind.SUPERSEDE, before, after, cause, other_id=newer.id)
 
     def delete(self, memory_id: str) -> MemoryRecord:
         """Delete a memory and its edges for good."""
@@ -470,8 +457,8 @@ class MemoryWriter(WriterHistory):
 
     # -- links and entities --------------------------------------------------------------
 
-    def relate(self, links: Sequence[Link]) -> None:
-        """Add links between memories (``RELATES``: supersedes, contradicts, extends, relates to)."""
+    def link_all(self, links: Sequence[Link]) -> None:
+        """Store links between memories as they are (an import's: its history comes with it)."""
         if links:
             with self.lock:
                 self.store.add_links(links)
@@ -482,7 +469,7 @@ class MemoryWriter(WriterHistory):
             if any(_same_link(old, link) for old in self.store.links([link.source])):
                 return  # there already: nothing changes
             self.store.add_links([link])
-            self._record(
+            self.history.record(
                 link.source, EventKind.LINK, {"links": []}, {"links": [link_value(link)]}, cause,
                 other_id=link.target,
             )  # fmt: skip
@@ -496,7 +483,7 @@ class MemoryWriter(WriterHistory):
                 return False
             before: State = {"links": [link_value(had[0])]}
             after: State = {"links": []}
-            self._record(source, EventKind.UNLINK, before, after, cause, other_id=target)
+            self.history.record(source, EventKind.UNLINK, before, after, cause, other_id=target)
             return True
 
     def add_history(self, events: Sequence[MemoryEvent]) -> None:
@@ -516,16 +503,9 @@ class MemoryWriter(WriterHistory):
             with self.lock:
                 self.store.upsert_entities(entities)
 
-    def attach(self, memory_id: str, entities: Sequence[Entity]) -> None:
-        """Store ``entities`` and make the memory about them."""
-        if entities:
-            with self.lock:
-                self.store.upsert_entities(entities)
-                self.store.link_about([(memory_id, e) for e in entities])
-
-    def link_entities(self, pairs: Sequence[tuple[str, Entity]], *, store_entities: bool = True) -> None:
-        """Make each memory about its entity; ``store_entities=False`` when they are stored already
-        (a code graph's symbols)."""
+    def attach(self, pairs: Sequence[tuple[str, Entity]], *, store_entities: bool = True) -> None:
+        """Make each memory about its entity, storing the entities first (new ones, or new names
+        and titles of known ones) unless ``store_entities=False`` (a code graph's symbols)."""
         if not pairs:
             return
         with self.lock:
@@ -560,8 +540,8 @@ class MemoryWriter(WriterHistory):
             self.semantic.will_change(ids)
         with self.lock:
             self.store.add_memories(records, vectors)
-            self._next_expiry = None if any(r.expires_at for r in records) else self._next_expiry
-            self.link_entities(about)
+            self.history.expiry_changed(*(r.expires_at for r in records))
+            self.attach(about)
         if self.semantic is not None:
             if vectors is not None:
                 self.semantic.stored(ids, vectors)

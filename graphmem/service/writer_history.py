@@ -1,5 +1,6 @@
-"""The history part of the one door for writes (``MemoryWriter`` inherits it): recording an
-event of a memory's change, archiving what expired, and undoing an event.
+"""The writer's history part (``MemoryWriter.history``): recording an event of a memory's
+change, archiving what expired, and undoing an event. It owns the next expiry it knows and
+writes through its writer (the store, the lock, ``change`` and ``rewrite``).
 
 Part of ``writer.py``: the architecture test lets these two modules alone call the store's
 memory writes.
@@ -7,9 +8,8 @@ memory writes.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from graphmem.core.events import (
     BY_USER,
@@ -25,32 +25,32 @@ from graphmem.core.events import (
     wanted_links,
 )
 from graphmem.core.keys import event_id as new_event_id
-from graphmem.core.models import Entity, LinkKind, MemoryRecord, Status
-from graphmem.core.ports import GraphStore
+from graphmem.core.models import LinkKind, MemoryRecord, Status
 from graphmem.errors import ConflictError, NotFoundError
 from graphmem.service.inputs import parse_event_id
+
+if TYPE_CHECKING:
+    from graphmem.service.writer import MemoryWriter
 
 # Memories archived per ``expire_due`` call (the next call goes on).
 EXPIRE_BATCH = 500
 
 
 class WriterHistory:
-    """Events of a memory's changes, expiry and undo, over the writer's store and lock."""
+    """Events of a memory's changes, expiry and undo, written through ``writer``."""
 
-    store: GraphStore
-    clock: Callable[[], datetime]
-    lock: threading.RLock
-    _next_expiry: datetime | None
+    def __init__(self, writer: MemoryWriter) -> None:
+        self._writer = writer
+        self.store = writer.store  # the writer's: behind the redaction door
+        self._next_expiry: datetime | None = None  # None: not known (asked of the store when needed)
 
-    def change(self, memory_id: str, changes: Mapping[str, object]) -> None:
-        raise NotImplementedError  # MemoryWriter's
+    def expiry_changed(self, *due: datetime | None) -> None:
+        """Memories now expire at ``due`` (None: never; no argument: not known): the next expiry
+        is asked of the store again when one may come sooner than the one known."""
+        if not due or any(when is not None for when in due):
+            self._next_expiry = None
 
-    def rewrite(
-        self, record: MemoryRecord, text: str, *, updated_at: datetime, entities: Sequence[Entity]
-    ) -> None:
-        raise NotImplementedError  # MemoryWriter's
-
-    def _record(
+    def record(
         self,
         memory_id: str,
         kind: EventKind,
@@ -64,7 +64,7 @@ class WriterHistory:
         event = MemoryEvent(
             id=new_event_id(),
             memory_id=memory_id,
-            at=self.clock(),
+            at=self._writer.clock(),
             kind=kind,
             actor=cause.actor,
             reason=cause.reason,
@@ -80,18 +80,18 @@ class WriterHistory:
     def expire_due(self) -> int:
         """Archive the current memories whose expiry has passed, each with an ``expiry`` event in its
         history; how many. Asks the store only when the next expiry is due or not known."""
-        now = self.clock()
+        now = self._writer.clock()
         if self._next_expiry is None:
             self._next_expiry = self.store.next_expiry() or datetime.max.replace(tzinfo=now.tzinfo)
         if now < self._next_expiry:
             return 0
-        with self.lock:
+        with self._writer.lock:
             due = self.store.expiring(now, EXPIRE_BATCH)
             for record in due:
                 when = f"{record.expires_at:%Y-%m-%d %H:%M} UTC" if record.expires_at else "now"
                 before, after = {"status": record.status.value}, {"status": Status.ARCHIVED.value}
-                self._record(record.id, EventKind.EXPIRY, before, after, Cause("expiry", f"expired {when}"))
-                self.change(record.id, {"status": Status.ARCHIVED, "updated_at": now})
+                self.record(record.id, EventKind.EXPIRY, before, after, Cause("expiry", f"expired {when}"))
+                self._writer.set_fields(record.id, {"status": Status.ARCHIVED, "updated_at": now})
             self._next_expiry = None
         return len(due)
 
@@ -101,7 +101,7 @@ class WriterHistory:
         Refused (``ConflictError``) when the event was undone already, its memory is gone, or
         the memory changed since in what the event changed."""
         wanted = parse_event_id(event_id)
-        with self.lock:
+        with self._writer.lock:
             event = self.store.get_event(wanted)
             if event is None:
                 raise NotFoundError(
@@ -125,9 +125,9 @@ class WriterHistory:
             before, after = dict(event.after), dict(event.before)
             if event.kind is EventKind.EXPIRY:  # back for good: its expiry, passed, goes
                 before["expires_at"], after["expires_at"] = time_value(record.expires_at), None
-                self.change(record.id, {"expires_at": None})
+                self._writer.set_fields(record.id, {"expires_at": None})
             why = Cause(cause.actor, cause.reason or f"undoes {event.id}", cause.rule)
-            done = self._record(
+            done = self.record(
                 record.id, EventKind.UNDO, before, after, why,
                 other_id=event.other_id, undoes=event.id,
             )  # fmt: skip
@@ -137,15 +137,15 @@ class WriterHistory:
     def _apply(self, record: MemoryRecord, event: MemoryEvent) -> None:
         """Make ``record`` what ``event.before`` says, in every part the event touched."""
         state = event.before
-        now = self.clock()
+        now = self._writer.clock()
         if "text" in state:
             entities = list(self.store.get_entities(state.get("about", [])).values())
-            self.rewrite(record, str(state["text"]), updated_at=now, entities=entities)
+            self._writer.set_text(record, str(state["text"]), updated_at=now, entities=entities)
         changes: dict[str, object] = {"updated_at": now}
         for name in FIELDS:
             if name in state:
                 changes[name] = field_value(name, state[name])
-        self.change(record.id, changes)
+        self._writer.set_fields(record.id, changes)
         wanted = {(x.source, x.target, x.kind.value): x for x in wanted_links(state)}
         current = {(x.source, x.target, x.kind.value) for x in self.store.links([record.id])}
         for key in link_keys(event):

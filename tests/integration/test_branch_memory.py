@@ -48,7 +48,7 @@ def memory(
     monkeypatch.setenv("GRAPHMEM_GITLAB_TOKEN", TOKEN)
     monkeypatch.setenv("GRAPHMEM_GITLAB__URL", gitlab.url)
     service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
-    service.project = str(repo)
+    service = service.bound(str(repo))
     yield service
     service.close()
 

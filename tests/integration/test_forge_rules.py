@@ -36,7 +36,7 @@ def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gitlab: FakeGitLab) 
     monkeypatch.setenv("GRAPHMEM_GITLAB_TOKEN", TOKEN)
     monkeypatch.setenv("GRAPHMEM_GITLAB__URL", gitlab.url)
     service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
-    service.project = shop_checkout(tmp_path)
+    service = service.bound(shop_checkout(tmp_path))
     yield service
     service.close()
 

@@ -60,8 +60,7 @@ class Team:
 def _service(url: str, data_dir: Path, checkout: Path) -> MemoryService:
     settings = load_settings(data_dir=data_dir, store={"url": url})
     memory = open_memory(settings, embedder=HashEmbedder(DIMENSION))
-    memory.project = str(checkout)  # as graphmem.open_memory sets the current directory's
-    return memory
+    return memory.bound(str(checkout))  # as graphmem.open_memory binds the current directory's
 
 
 @pytest.fixture

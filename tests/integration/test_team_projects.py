@@ -31,8 +31,7 @@ DECISION = "Refunds go through src/refunds.py and never call the card network tw
 def service(url: str | None, data_dir: Path, checkout: Path) -> MemoryService:
     settings = load_settings(data_dir=data_dir, store={"url": url} if url else None)
     opened = open_memory(settings, embedder=HashEmbedder(DIMENSION))
-    opened.project = str(checkout)  # as graphmem.open_memory sets the current directory's
-    return opened
+    return opened.bound(str(checkout))  # as graphmem.open_memory binds the current directory's
 
 
 @pytest.fixture

@@ -301,8 +301,7 @@ def test_each_writers_bootstrap_moves_everyones_links(team: Team, mover: str) ->
     commit(checkout, "src/ledger.py", LEDGER)
     me = team.writer(mover)
     other = team.bob if mover == "alice" else team.alice
-    for service in (me, other):
-        service.project = str(checkout)
+    me, other = me.bound(str(checkout)), other.bound(str(checkout))
     project = me.bootstrap(checkout, history=0).project
     theirs = other.remember("void() in src/ledger.py reverses a posting", scope="global").memory
     ours = me.remember("void() in src/ledger.py is audited", scope="project", project=str(checkout)).memory

@@ -35,8 +35,7 @@ def shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
 
     def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
         memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
-        memory.coordinator = coordinator
-        return memory
+        return memory.serving(coordinator)
 
     monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
     runner = CliRunner()
@@ -72,8 +71,7 @@ def test_an_agents_session_is_ended_or_its_claim_released_only_with_force(
 
     def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
         memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
-        memory.coordinator = coordinator
-        return memory
+        return memory.serving(coordinator)
 
     monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
     runner = CliRunner()

@@ -40,7 +40,7 @@ FEE = "Provider refunds keep the card fee, decided for the ledger rewrite"
 @pytest.fixture
 def memory(tmp_path: Path) -> Iterator[MemoryService]:
     service = in_memory_service(tmp_path / "data")
-    service.project = "/src/shop"
+    service = service.bound("/src/shop")
     yield service
     service.close()
 
@@ -60,7 +60,7 @@ def test_a_memory_written_on_a_branch_carries_it(memory: MemoryService) -> None:
 
 
 def test_the_checkouts_own_branch_is_used_when_a_call_names_none(memory: MemoryService) -> None:
-    memory.branch = "feature/fees"
+    memory = memory.bound(memory.project, "feature/fees")
 
     written = memory.remember(FEE, category=Category.DECISION).memory
 
@@ -198,7 +198,7 @@ def forge(tmp_path: Path, gitlab: FakeGitLab) -> Iterator[MemoryService]:
         store, semantic, load_settings(data_dir=tmp_path / "d"), data_dir=tmp_path / "d",
         namespace=namespace, code=code, enricher=enricher,
     )  # fmt: skip
-    service.project = "/src/shop"
+    service = service.bound("/src/shop")
     yield service
     service.close()
 

@@ -57,7 +57,7 @@ def memory(tmp_path: Path, gitlab: FakeGitLab) -> Iterator[MemoryService]:
         store, semantic, load_settings(data_dir=tmp_path / "data"), data_dir=tmp_path / "data",
         namespace=namespace, code=code, enricher=enricher,
     )  # fmt: skip
-    service.project = str(tmp_path)
+    service = service.bound(str(tmp_path))
     yield service
     service.close()
 

@@ -17,7 +17,7 @@ def test_without_a_coordinator_the_verbs_say_to_start_the_daemon(memory_service:
 
 
 def test_a_conflict_carries_the_holders_claim(memory_service: MemoryService) -> None:
-    memory_service.coordinator = Coordinator(lambda: datetime(2026, 5, 1, tzinfo=UTC))
+    memory_service = memory_service.serving(Coordinator(lambda: datetime(2026, 5, 1, tzinfo=UTC)))
     first = memory_service.session_start("opencode/build", project="/p")
     second = memory_service.session_start("opencode/plan", project="/p")
     memory_service.claim_item(first.id, "!12")

@@ -208,7 +208,7 @@ def test_attach_stores_the_entities_and_links_them(writer: MemoryWriter) -> None
     memory = writer.remember("Session summary.", project="/p").memory
     session = Entity("Session:ses_9", EntityKind.SESSION, "ses_9", "/p")
 
-    writer.attach(memory.id, [session])
+    writer.attach([(memory.id, session)])
 
     assert writer.store.get_entities([session.key])
     assert session.key in {e.key for e in writer.store.about([memory.id])[memory.id]}

@@ -1,0 +1,88 @@
+"""What the Memory service is made of: ``MemoryParts``, the frozen bundle ``graphmem.app`` (the
+composition root) builds once and ``MemoryService`` (``memory.py``) hands each verb to."""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+
+from graphmem.core.ports import CodeGraph
+from graphmem.service.bootstrap import Bootstrapper
+from graphmem.service.branches import BranchLifecycle
+from graphmem.service.context import ContextBuilder
+from graphmem.service.coordination import Coordination
+from graphmem.service.enrichment import Enricher
+from graphmem.service.ingest import Ingester, IngestOptions
+from graphmem.service.lifecycle import Lifecycle
+from graphmem.service.listing import Listing
+from graphmem.service.mentions import Mentions
+from graphmem.service.project_names import ProjectNames
+from graphmem.service.recall import Recaller
+from graphmem.service.review import Review
+from graphmem.service.staleness import Staleness
+from graphmem.service.transfer_files import TransferFiles
+from graphmem.service.writer import MemoryWriter
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryParts:
+    """What the Memory service is made of, each part owning its concern: built once, by
+    ``graphmem.app`` (the composition root), and never changed after."""
+
+    writer: MemoryWriter
+    mentions: Mentions
+    recaller: Recaller
+    context: ContextBuilder
+    listing: Listing
+    lifecycle: Lifecycle
+    review: Review
+    staleness: Staleness
+    transfer: TransferFiles
+    ingest: IngestOptions
+    names: ProjectNames
+    enricher: Enricher | None = None
+    bootstrapper: Bootstrapper | None = None
+    ingester: Ingester | None = None
+    code: CodeGraph | None = None
+    branches: BranchLifecycle | None = None  # what a branch's merge, close or deletion does
+    coordinator: Coordination | None = None  # sessions and claims: a daemon's, or a team's store's
+    context_max_tokens: int = 1500
+
+
+class Composed(Protocol):
+    """A service made of ``MemoryParts``."""
+
+    @property
+    def parts(self) -> MemoryParts: ...
+
+
+Part = TypeVar("Part")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class PartVerb(Generic[Part, P, R]):
+    """A verb of the service that is one of its parts' own, as it is: ``MemoryService.export``
+    is ``TransferFiles.export`` on the service's transfer part (its signature, types and doc,
+    for mypy, ``inspect`` and ``help`` alike)."""
+
+    def __init__(self, part: Callable[[MemoryParts], Part], verb: Callable[Concatenate[Part, P], R]) -> None:
+        self._part = part
+        self._verb = verb
+        self.__doc__ = verb.__doc__
+
+    @overload
+    def __get__(self, service: None, owner: type[object]) -> Callable[Concatenate[Part, P], R]: ...
+
+    @overload
+    def __get__(self, service: Composed, owner: type[object]) -> Callable[P, R]: ...
+
+    def __get__(
+        self, service: Composed | None, owner: type[object]
+    ) -> Callable[Concatenate[Part, P], R] | Callable[P, R]:
+        if service is None:
+            return self._verb
+        bound: Callable[P, R] = types.MethodType(self._verb, self._part(service.parts))
+        return bound
