@@ -6,7 +6,7 @@ Part of ``core/ports.py`` (which re-exports every name here), kept apart by conc
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -161,3 +161,5 @@ class LearningSources:
     roots: ProjectRoots
     sessions: SessionSource
     extractor: SessionExtractor | None = None  # None: the extraction rules alone
+    # The clients whose sessions are files the hook names (Claude Code, Codex), by their source.
+    session_files: Mapping[str, SessionSource] = field(default_factory=dict)

@@ -12,9 +12,10 @@ from support.claude_transcript import TranscriptWriter, text
 from graphmem.adapters.claude_code_transcripts import ClaudeCodeTranscripts
 from graphmem.adapters.git import GitToplevel
 from graphmem.core.models import Category, MemoryRecord
-from graphmem.errors import SessionStoreError
+from graphmem.errors import InvalidInputError, SessionStoreError
 from graphmem.service.ingest import CLAUDE_CODE, Ingester, IngestOptions
 from graphmem.service.memory import MemoryService
+from graphmem.service.session_files import SessionFiles
 
 SESSION = "6f1d2c3b-4a59-4e8d-9c7b-a1b2c3d4e5f6"
 LATER = datetime(2026, 12, 2, tzinfo=UTC)
@@ -80,3 +81,14 @@ def test_a_transcript_outside_claude_codes_sessions_is_not_read(
     with pytest.raises(SessionStoreError, match="outside Claude Code's sessions"):
         ingester(memory_service, root).run(db_path=str(elsewhere.path), session_id=SESSION)
     assert stored(memory_service) == []
+
+
+def test_session_files_ingest_the_named_clients_session_and_refuse_an_unknown_client(
+    memory_service: MemoryService, root: Path, git_project: str
+) -> None:
+    session = TranscriptWriter(root, SESSION, git_project)
+    session.user("We decided to ship the cart rewrite behind a flag.")
+    files = SessionFiles({"claude-code": ingester(memory_service, root)})
+    assert files.ingest_session("claude-code", str(session.path), SESSION).sessions_ingested == 1
+    with pytest.raises(InvalidInputError, match=r"from 'cursor' sessions \(known: claude-code\)"):
+        files.ingest_session("cursor", str(session.path), SESSION)

@@ -1,0 +1,34 @@
+"""Learning from the sessions a client keeps in files its hook names (Claude Code's transcripts).
+
+``SessionFiles`` holds one ``Ingester`` per such client (built by ``graphmem.app``, each over the
+client's ``SessionSource``, which reads a file only inside the client's own sessions folder) and
+ingests the one session a hook names: as ``ingest_opencode`` does for an OpenCode session, once,
+and again only with what its new messages teach. The daemon's ``/plugin/ingest`` route calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from graphmem.errors import InvalidInputError
+from graphmem.service.ingest import CLAUDE_CODE, Ingester, SessionClient
+from graphmem.service.results import IngestReport
+
+# The clients whose sessions are files a hook names, by their source.
+SESSION_CLIENTS: Mapping[str, SessionClient] = {CLAUDE_CODE.source: CLAUDE_CODE}
+
+
+class SessionFiles:
+    """The ingesters of the clients whose sessions are files, by the client's source."""
+
+    def __init__(self, ingesters: Mapping[str, Ingester] | None = None) -> None:
+        self._ingesters = dict(ingesters or {})
+
+    def ingest_session(self, client: str, path: str, session_id: str) -> IngestReport:
+        """Learn from the session ``session_id`` of ``client`` (``claude-code``) kept in the file
+        ``path``, as the client's hook names it."""
+        ingester = self._ingesters.get(client)
+        if ingester is None:
+            known = ", ".join(sorted(self._ingesters)) or "none"
+            raise InvalidInputError(f"graphmem does not learn from {client!r} sessions (known: {known}).")
+        return ingester.run(db_path=path, session_id=session_id)
