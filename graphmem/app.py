@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -97,26 +98,42 @@ def open_memory(
     sources = learning_sources(settings)
     namespace = (lambda project: default_project) if default_project else partial(_namespace, sources.roots)
     if settings.store.url:
-        return _open_postgres(
-            settings, data_dir, embedder, dimension, namespace, sources, check_model=check_model
-        )
-    store = KuzuGraphStore(data_dir, dimension=dimension)
-    try:
-        _check_model(store, str(store.path), embedder.model_name, dimension, enforce=check_model)
-    except BaseException:
-        store.close()
-        raise
-    code = KuzuCodeGraph(store)
+        opened = _open_postgres(settings, embedder, dimension, check_model=check_model)
+    else:
+        opened = _open_kuzu(data_dir, embedder, dimension, check_model=check_model)
     return build_memory(
-        store,
-        SemanticIndex(store, embedder, HnswVectorIndex, VectorIndexFiles(data_dir / VECTORS_DIRNAME)),
+        opened.store,
+        opened.semantic,
         settings,
         data_dir=data_dir,
         namespace=namespace,
-        code=code,
-        enricher=_enricher(settings, KuzuGitLabGraph(store), code, namespace),
+        code=opened.code,
+        enricher=_enricher(settings, opened.gitlab, opened.code, namespace),
         sources=sources,
+        login=opened.login,
+        coordinator=opened.coordinator,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    """One store technology's adapters, opened: what ``build_memory`` wires the service on."""
+
+    store: GraphStore
+    semantic: SemanticIndex
+    code: CodeGraph
+    gitlab: GitLabGraph
+    login: StoreLogin | None = None  # a team's store's role
+    coordinator: Coordination | None = None  # sessions and claims kept in the store
+
+
+def _open_kuzu(data_dir: Path, embedder: Embedder, dimension: int, *, check_model: bool) -> _Opened:
+    """The embedded Kùzu store in ``data_dir``, its HNSW vector index saved beside it."""
+    store = KuzuGraphStore(data_dir, dimension=dimension)
+    _check_model(store, str(store.path), embedder.model_name, dimension, enforce=check_model)
+    files = VectorIndexFiles(data_dir / VECTORS_DIRNAME)
+    semantic = SemanticIndex(store, embedder, HnswVectorIndex, files)
+    return _Opened(store, semantic, KuzuCodeGraph(store), KuzuGitLabGraph(store))
 
 
 def serve_memory(settings: Settings) -> MemoryService:
@@ -134,19 +151,10 @@ def configured_embedder(settings: Settings) -> Embedder:
     return make_embedder(embedding.model, quantized_queries=embedding.quantized_queries)
 
 
-def _open_postgres(
-    settings: Settings,
-    data_dir: Path,
-    embedder: Embedder,
-    dimension: int,
-    namespace: Namespace,
-    sources: LearningSources,
-    *,
-    check_model: bool,
-) -> MemoryService:
-    """The Memory service on a team's PostgreSQL store (``[store] url``, docs/team.md): recall
-    searches the database itself (full text and pgvector); the code graph, GitLab's, and agent
-    sessions and claims are kept there too."""
+def _open_postgres(settings: Settings, embedder: Embedder, dimension: int, *, check_model: bool) -> _Opened:
+    """A team's PostgreSQL store (``[store] url``, docs/team.md): recall searches the database
+    itself (full text and pgvector); the code graph, GitLab's, and agent sessions and claims are
+    kept there too."""
     from graphmem.adapters.postgres_code import PostgresCodeGraph
     from graphmem.adapters.postgres_coordination import PgCoordinator
     from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
@@ -160,22 +168,12 @@ def _open_postgres(
         password=settings.store.password_value,
         tls=settings.store.tls,
     )
-    try:
-        _check_model(store, store.where, embedder.model_name, dimension, enforce=check_model)
-    except BaseException:
-        store.close()
-        raise
-    semantic = SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim))
-    code = PostgresCodeGraph(store)
-    return build_memory(
+    _check_model(store, store.where, embedder.model_name, dimension, enforce=check_model)
+    return _Opened(
         store,
-        semantic,
-        settings,
-        data_dir=data_dir,
-        namespace=namespace,
-        code=code,
-        enricher=_enricher(settings, PostgresGitLabGraph(store), code, namespace),
-        sources=sources,
+        SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim)),
+        PostgresCodeGraph(store),
+        PostgresGitLabGraph(store),
         login=store,
         # Sessions and claims in the database: every daemon (and CLI) of the team sees them.
         coordinator=PgCoordinator(store, utc_now, timedelta(seconds=settings.server.session_ttl_seconds)),
@@ -389,6 +387,16 @@ def _session_extractor(settings: Settings) -> SessionExtractor | None:
 
 
 def _check_model(store: GraphStore, where: str, model: str, dimension: int, *, enforce: bool) -> None:
+    """Record the embedding model of a new store; refuse (closing the store) one embedded with
+    another model unless not ``enforce``d."""
+    try:
+        _check_stored_model(store, where, model, dimension, enforce=enforce)
+    except BaseException:
+        store.close()
+        raise
+
+
+def _check_stored_model(store: GraphStore, where: str, model: str, dimension: int, *, enforce: bool) -> None:
     stored_model = store.get_meta("embedding_model")
     stored_dimension = store.get_meta("embedding_dimension")
     if stored_model is None:

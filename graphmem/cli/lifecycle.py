@@ -7,9 +7,11 @@ same memories; ``--dry-run`` lists them and changes nothing.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -21,10 +23,45 @@ from graphmem.core.timeparse import utc_now
 from graphmem.errors import GraphmemError, InvalidInputError
 
 F = TypeVar("F", bound=Callable[..., Any])
+# What a filter picks when it names no status: current memories (archive, delete), archived
+# ones (restore), active blockers (resolve).
+CURRENT = frozenset({Status.ACTIVE, Status.RESOLVED})
+ARCHIVED = frozenset({Status.ARCHIVED})
+ACTIVE = frozenset({Status.ACTIVE})
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a lifecycle command was given: ids and/or a filter, and whether only to list them."""
+
+    memory_ids: tuple[str, ...]
+    categories: tuple[str, ...]
+    statuses: tuple[str, ...]
+    since: datetime | None
+    older_than: datetime | None
+    dry_run: bool
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.categories or self.statuses or self.since or self.older_than)
 
 
 def filter_options(func: F) -> F:
-    """IDS and the filter options every lifecycle command shares."""
+    """IDS and the filter options every lifecycle command shares, given to it as one ``Selection``."""
+
+    @functools.wraps(func)
+    def command(
+        memory_ids: tuple[str, ...],
+        categories: tuple[str, ...],
+        statuses: tuple[str, ...],
+        since: datetime | None,
+        older_than: datetime | None,
+        dry_run: bool,
+        **more: Any,
+    ) -> Any:
+        return func(Selection(memory_ids, categories, statuses, since, older_than, dry_run), **more)
+
+    decorated: Callable[..., Any] = command
     for decorate in reversed(
         (
             click.argument("memory_ids", metavar="[ID]...", nargs=-1),
@@ -54,66 +91,58 @@ def filter_options(func: F) -> F:
             click.option("--dry-run", is_flag=True, help="List what would change and change nothing."),
         )
     ):
-        func = decorate(func)
-    return func
+        decorated = decorate(decorated)
+    return cast(F, decorated)
 
 
 def targets(
-    state: CliState,
-    memory_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    statuses: tuple[str, ...],
-    since: datetime | None,
-    older_than: datetime | None,
-    *,
-    default_statuses: frozenset[Status],
+    state: CliState, chosen: Selection, *, default_statuses: frozenset[Status]
 ) -> tuple[list[MemoryRecord], GraphmemError | None]:
     """The memories named by id, then those the service's filter selects (each once), and the
     first error of an id among several that names no memory (printed; the others go on)."""
-    filtered = bool(categories or statuses or since or older_than)
-    if not memory_ids and not filtered:
+    filtered = chosen.filtered
+    if not chosen.memory_ids and not filtered:
         raise InvalidInputError(
             "Name the memories: one or more ids, or a filter (--category, --status, --since, "
             "--older-than), e.g. --category event --older-than 90d --dry-run."
         )
-    chosen: dict[str, MemoryRecord] = {}
+    found: dict[str, MemoryRecord] = {}
     unknown: GraphmemError | None = None
-    for memory_id in memory_ids:
+    for memory_id in chosen.memory_ids:
         try:
             record = state.service.show(memory_id).memory
         except GraphmemError as exc:
-            if len(memory_ids) == 1 and not filtered:
+            if len(chosen.memory_ids) == 1 and not filtered:
                 raise
             present.error(exc)  # reported; the other ids go on, the exit code is the first error's
             unknown = unknown or exc
             continue
-        chosen.setdefault(record.id, record)
+        found.setdefault(record.id, record)
     if filtered:
+        statuses = chosen.statuses
         wanted = set(Status) if "all" in statuses else {Status(s) for s in statuses} or default_statuses
         for record in state.service.select(
             project=state.project,
-            categories=categories or None,
+            categories=chosen.categories or None,
             statuses=wanted,
-            since=since,
-            before=older_than,
+            since=chosen.since,
+            before=chosen.older_than,
         ):
-            chosen.setdefault(record.id, record)
-    return list(chosen.values()), unknown
+            found.setdefault(record.id, record)
+    return list(found.values()), unknown
 
 
 def apply(
     verb: str,
     records: list[MemoryRecord],
+    unknown: GraphmemError | None,
     change: Callable[[str], MemoryRecord],
-    *,
-    dry_run: bool,
-    single: bool,
-    unknown: GraphmemError | None = None,
+    chosen: Selection,
 ) -> None:
-    """List (``dry_run``) or change each memory; a count of what changed at the end, or the
+    """List (``--dry-run``) or change each memory; a count of what changed at the end, or the
     one line of a single id. An error on one memory is reported and the others go on; the
     exit code is the first error's."""
-    if dry_run:
+    if chosen.dry_run:
         present.memory_lines(records, now=utc_now())
         present.note(
             f"would {verb} {present.quantity(len(records), 'memory', 'memories')} (dry run: nothing changed)"
@@ -121,6 +150,7 @@ def apply(
         if unknown is not None:
             raise click.exceptions.Exit(unknown.exit_code)
         return
+    single = _single(chosen, records)
     changed = 0
     failed = unknown
     past = {"archive": "archived", "restore": "restored", "resolve": "resolved", "delete": "deleted"}[verb]
@@ -146,15 +176,7 @@ def apply(
 @click.command()
 @filter_options
 @pass_state
-def archive(
-    state: CliState,
-    memory_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    statuses: tuple[str, ...],
-    since: datetime | None,
-    older_than: datetime | None,
-    dry_run: bool,
-) -> None:
+def archive(state: CliState, chosen: Selection) -> None:
     """Hide memories from recall without deleting them (restore brings them back).
 
     Name the memories by id, or by a filter (active and resolved ones by default).
@@ -166,30 +188,13 @@ def archive(
         $ graphmem archive --category event --older-than 90d
         archived 12 memories
     """
-    records, unknown = targets(state, memory_ids, categories, statuses, since, older_than,
-                               default_statuses=frozenset({Status.ACTIVE, Status.RESOLVED}))  # fmt: skip
-    apply(
-        "archive",
-        records,
-        state.service.archive,
-        dry_run=dry_run,
-        single=_single(memory_ids, records),
-        unknown=unknown,
-    )
+    apply("archive", *targets(state, chosen, default_statuses=CURRENT), state.service.archive, chosen)
 
 
 @click.command()
 @filter_options
 @pass_state
-def restore(
-    state: CliState,
-    memory_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    statuses: tuple[str, ...],
-    since: datetime | None,
-    older_than: datetime | None,
-    dry_run: bool,
-) -> None:
+def restore(state: CliState, chosen: Selection) -> None:
     """Make archived or superseded memories current again (a filter picks archived ones).
 
     Restoring a superseded memory removes the supersedes links pointing at it.
@@ -200,30 +205,13 @@ def restore(
         restored mem_3f9a1c0b7d2e4a51 (now active)
         $ graphmem restore --category event --since 7d --dry-run
     """
-    records, unknown = targets(state, memory_ids, categories, statuses, since, older_than,
-                               default_statuses=frozenset({Status.ARCHIVED}))  # fmt: skip
-    apply(
-        "restore",
-        records,
-        state.service.restore,
-        dry_run=dry_run,
-        single=_single(memory_ids, records),
-        unknown=unknown,
-    )
+    apply("restore", *targets(state, chosen, default_statuses=ARCHIVED), state.service.restore, chosen)
 
 
 @click.command()
 @filter_options
 @pass_state
-def resolve(
-    state: CliState,
-    memory_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    statuses: tuple[str, ...],
-    since: datetime | None,
-    older_than: datetime | None,
-    dry_run: bool,
-) -> None:
+def resolve(state: CliState, chosen: Selection) -> None:
     """Mark blockers as no longer blocking (only blockers resolve; a filter picks active blockers).
 
     \b
@@ -233,17 +221,12 @@ def resolve(
         $ graphmem resolve --older-than 30d
         resolved 3 memories
     """
-    filtered = bool(categories or statuses or since or older_than)
-    blockers = categories or (("blocker",) if filtered else ())
-    records, unknown = targets(state, memory_ids, blockers, statuses, since, older_than,
-                               default_statuses=frozenset({Status.ACTIVE}))  # fmt: skip
+    blockers = replace(chosen, categories=chosen.categories or (("blocker",) if chosen.filtered else ()))
     apply(
         "resolve",
-        records,
+        *targets(state, blockers, default_statuses=ACTIVE),
         state.service.resolve,
-        dry_run=dry_run,
-        single=_single(memory_ids, records),
-        unknown=unknown,
+        chosen,
     )
 
 
@@ -251,16 +234,7 @@ def resolve(
 @filter_options
 @click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @pass_state
-def delete(
-    state: CliState,
-    memory_ids: tuple[str, ...],
-    categories: tuple[str, ...],
-    statuses: tuple[str, ...],
-    since: datetime | None,
-    older_than: datetime | None,
-    dry_run: bool,
-    yes: bool,
-) -> None:
+def delete(state: CliState, chosen: Selection, yes: bool) -> None:
     """Delete memories and their links for good (archive keeps them instead). Asks first.
 
     \b
@@ -271,10 +245,9 @@ def delete(
         $ graphmem delete --status archived --older-than 1y --yes
         deleted 40 memories
     """
-    records, unknown = targets(state, memory_ids, categories, statuses, since, older_than,
-                               default_statuses=frozenset({Status.ACTIVE, Status.RESOLVED}))  # fmt: skip
-    single = _single(memory_ids, records)
-    if not yes and not dry_run and records:
+    records, unknown = targets(state, chosen, default_statuses=CURRENT)
+    single = _single(chosen, records)
+    if not yes and not chosen.dry_run and records:
         if single:
             question = f'Delete {records[0].id} "{present.one_line(records[0].text, 60)}"?'
         else:
@@ -284,7 +257,7 @@ def delete(
             kept = records[0].id if single else present.quantity(len(records), "memory", "memories")
             present.note(f"Kept {kept}; nothing was deleted.")
             raise click.exceptions.Exit(1)
-    apply("delete", records, state.service.delete, dry_run=dry_run, single=single, unknown=unknown)
+    apply("delete", records, unknown, state.service.delete, chosen)
 
 
 @click.command()
@@ -364,9 +337,9 @@ def _each(memory_ids: tuple[str, ...], verb: Callable[[str], MemoryRecord], done
         raise click.exceptions.Exit(failed.exit_code)
 
 
-def _single(memory_ids: tuple[str, ...], records: list[MemoryRecord]) -> bool:
+def _single(chosen: Selection, records: list[MemoryRecord]) -> bool:
     """One id and no filter: the one-line output of before."""
-    return len(memory_ids) == 1 and len(records) == 1
+    return len(chosen.memory_ids) == 1 and len(records) == 1
 
 
 COMMANDS = (archive, restore, resolve, delete, confirm, reject, widen)

@@ -26,4 +26,3 @@ def memory_service(memory_store: GraphStore, tmp_path: Path) -> Iterator[MemoryS
     memory = in_memory_service(tmp_path / "data", store=memory_store)
     yield memory.serving(Coordinator(utc_now, SESSION_TTL))
     memory.close()
-
