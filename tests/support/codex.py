@@ -2,8 +2,8 @@
 
 Install. :func:`ensure_codex` installs ``@openai/codex@CODEX_VERSION`` with npm into
 ``<repo>/.cache/openai-codex-<version>/`` (``$CODEX_HARNESS_CACHE`` replaces ``<repo>/.cache``)
-once, under the same lock-and-stamp scheme as ``support.opencode`` (a staging directory renamed
-into place once ``codex --version`` answers the pinned version). The package's platform binary
+once, through ``support.npm_client`` (locked, staged, accepted once ``codex --version`` answers
+the pinned version). The package's platform binary
 comes from its optional dependency (``@openai/codex-linux-x64``); ``bin/codex.js`` runs it. No
 npm is an error (:class:`CodexUnavailable`), never a skip.
 
@@ -22,18 +22,15 @@ the user does by answering Codex's prompt). ``codex exec`` prints its session id
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-import shutil
-import signal
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .fake_responses import MODEL_ID, FakeResponses
-from .opencode import _file_lock, _version_of
+from .npm_client import ClientUnavailable, ensure_installed, run_in_group, version_of
 
 CODEX_VERSION = "0.169.0"
 CODEX_PACKAGE = f"@openai/codex@{CODEX_VERSION}"
@@ -41,77 +38,28 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 CACHE_DIR = (
     Path(os.environ.get("CODEX_HARNESS_CACHE") or REPO_ROOT / ".cache") / f"openai-codex-{CODEX_VERSION}"
 )
-INSTALL_TIMEOUT = 600.0
 DEFAULT_TIMEOUT = 120.0
 PROVIDER_ID = "fake"
 _DROPPED_ENV = re.compile(r"^(OPENAI_.*|CODEX_.*|.*_API_KEY|npm_config_.*)$", re.IGNORECASE)
 _SESSION_LINE = re.compile(r"^session id: ([0-9a-f-]{36})$", re.MULTILINE)
-
-
-class CodexUnavailable(RuntimeError):
-    """Codex cannot be installed here (no npm, install failed): the tests must fail, not skip."""
+CodexUnavailable = ClientUnavailable
 
 
 def codex_binary(cache_dir: Path = CACHE_DIR) -> Path:
     return cache_dir / "node_modules" / ".bin" / "codex"
 
 
-def _npm_install(target: Path) -> None:
-    npm = shutil.which("npm")
-    if npm is None:
-        raise CodexUnavailable(
-            f"npm is not on PATH: the Codex tests need Node.js and npm to install {CODEX_PACKAGE}."
-        )
-    target.mkdir(parents=True)
-    (target / "package.json").write_text('{"name": "graphmem-codex-cache", "private": true}\n', "utf-8")
-    cmd = [
-        npm,
-        "install",
-        "--prefix",
-        str(target),
-        "--no-audit",
-        "--no-fund",
-        "--loglevel=error",
-        CODEX_PACKAGE,
-    ]
-    try:
-        done = subprocess.run(
-            cmd, cwd=target, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise CodexUnavailable(f"`{' '.join(cmd)}` took over {INSTALL_TIMEOUT:.0f} s") from exc
-    if done.returncode != 0:
-        raise CodexUnavailable(f"`{' '.join(cmd)}` failed ({done.returncode}):\n{done.stderr[-4000:]}")
-    version = _version_of(codex_binary(target))
+def _check(directory: Path) -> None:
+    version = version_of(codex_binary(directory))
     if version != f"codex-cli {CODEX_VERSION}":
-        raise CodexUnavailable(
-            f"{codex_binary(target)} --version printed {version!r}, expected {CODEX_VERSION}"
+        raise ClientUnavailable(
+            f"{codex_binary(directory)} --version printed {version!r}, expected {CODEX_VERSION}"
         )
-
-
-def _installed(cache_dir: Path) -> bool:
-    stamp = cache_dir / ".installed"
-    return (
-        codex_binary(cache_dir).exists()
-        and stamp.is_file()
-        and stamp.read_text("utf-8").strip() == CODEX_VERSION
-    )
 
 
 def ensure_codex(cache_dir: Path = CACHE_DIR) -> Path:
     """The path of the Codex launcher, installing it into ``cache_dir`` first if needed."""
-    if not _installed(cache_dir):
-        with _file_lock(cache_dir.with_name(cache_dir.name + ".lock")):
-            if not _installed(cache_dir):
-                staging = cache_dir.with_name(f"{cache_dir.name}.tmp-{os.getpid()}")
-                shutil.rmtree(staging, ignore_errors=True)
-                try:
-                    _npm_install(staging)
-                    (staging / ".installed").write_text(CODEX_VERSION + "\n", "utf-8")
-                    shutil.rmtree(cache_dir, ignore_errors=True)
-                    staging.rename(cache_dir)
-                finally:
-                    shutil.rmtree(staging, ignore_errors=True)
+    ensure_installed(CODEX_PACKAGE, CODEX_VERSION, cache_dir, _check)
     return codex_binary(cache_dir)
 
 
@@ -188,25 +136,7 @@ class CodexSandbox:
         self, args: Sequence[str], timeout: float = DEFAULT_TIMEOUT
     ) -> subprocess.CompletedProcess[str]:
         """``codex <args>`` in the project, stdin closed; on timeout its process group is killed."""
-        cmd = [str(self.binary), *args]
-        with subprocess.Popen(
-            cmd,
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        ) as proc:
-            try:
-                stdout, stderr = proc.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                stdout, stderr = proc.communicate()
-                raise subprocess.TimeoutExpired(cmd, timeout, stdout, stderr) from None
-        return subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
+        return run_in_group([str(self.binary), *args], cwd=self.project, env=self.env, timeout=timeout)
 
     def exec(
         self, prompt: str, *options: str, resume: str | None = None, timeout: float = DEFAULT_TIMEOUT

@@ -59,6 +59,18 @@ def sandbox_env(data_dir: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+def graphmem_cli(data_dir: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``graphmem --data-dir DATA_DIR ARGS`` in the sandbox's environment (``cwd``: the project)."""
+    return subprocess.run(
+        [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), *args],
+        env=sandbox_env(data_dir),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 @dataclass
 class Daemon:
     process: subprocess.Popen[bytes]

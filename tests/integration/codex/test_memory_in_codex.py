@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.codex import CodexSandbox
-from support.daemons import Daemon, sandbox_env, start_daemon
+from support.daemons import Daemon, graphmem_cli, start_daemon
 from support.fake_llm import Text
 from support.fake_responses import (
     FakeResponses,
@@ -29,6 +27,7 @@ from support.fake_responses import (
     text_of,
     texts,
 )
+from support.session_scenario import BOOT_DIRECTIVE, TURNS
 
 pytestmark = pytest.mark.integration
 
@@ -38,19 +37,8 @@ BLOCK_OPEN = '<memory source="graphmem">'
 WAIT_FOR_TOOLS = ("-c", "mcp_servers.graphmem.required=true")
 
 
-def graphmem(data_dir: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), *args],
-        env=sandbox_env(data_dir),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def remember(daemon: Daemon, project: Path, text: str, category: str) -> str:
-    done = graphmem(daemon.data_dir, "remember", "-c", category, "--json", text, cwd=project)
+    done = graphmem_cli(daemon.data_dir, "remember", "-c", category, "--json", text, cwd=project)
     assert done.returncode == 0, done.stderr
     return str(json.loads(done.stdout)["memory"]["id"])
 
@@ -59,7 +47,7 @@ def remember(daemon: Daemon, project: Path, text: str, category: str) -> str:
 def served(codex: CodexSandbox, tmp_path: Path) -> Iterator[tuple[CodexSandbox, Daemon]]:
     """graphmem installed in the sandbox project (MCP server and hooks) and its daemon serving."""
     data_dir = tmp_path / "graphmem-data"
-    done = graphmem(data_dir, "install", "codex", "--project", str(codex.project))
+    done = graphmem_cli(data_dir, "install", "codex", "--project", str(codex.project))
     assert done.returncode == 0, done.stderr
     daemon = start_daemon(
         data_dir, "--port", "0", GRAPHMEM_INGEST__ENABLED="false", CODEX_HOME=str(codex.codex_home)
@@ -115,26 +103,7 @@ def test_graphmems_tools_are_listed_and_a_stored_memory_reaches_the_model_with_n
     assert texts(request, "user")[-1] == "Which port does the staging database listen on?", hook_log(daemon)
 
 
-BOOT_DIRECTIVE = "Always run ruff format before committing any Python change."
-TURNS: tuple[tuple[str, str | None], ...] = (
-    (
-        "Which port does the staging database listen on?",
-        "The staging database listens on port 5433 behind the bastion host.",
-    ),
-    ("Write a haiku about autumn leaves.", None),
-    (
-        "How are invoice PDFs rendered?",
-        "Invoice PDFs are rendered with WeasyPrint from Jinja templates in billing/templates.",
-    ),
-    ("Tell me a joke about penguins.", None),
-    (
-        "Where do the CI runners cache pip wheels?",
-        "The CI runners cache pip wheels in /var/cache/ci-wheels between jobs.",
-    ),
-)
-
-
-def test_a_five_turn_session_keeps_every_earlier_request_as_a_byte_identical_prefix(
+def test_a_six_turn_session_keeps_every_earlier_request_as_a_byte_identical_prefix(
     served: tuple[CodexSandbox, Daemon], fake_model: FakeResponses
 ) -> None:
     codex, daemon = served

@@ -14,52 +14,26 @@ from __future__ import annotations
 import itertools
 import json
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from support.codex import CodexSandbox
-from support.daemons import Daemon, sandbox_env, start_daemon
+from support.daemons import Daemon, graphmem_cli, start_daemon
 from support.fake_llm import Text
 from support.fake_responses import FakeResponses, common_prefix, input_items, raw_input, text_of
+from support.session_scenario import BOOT_DIRECTIVE, FACTS, TURNS
 
 pytestmark = pytest.mark.integration
 
 BLOCK_OPEN = '<memory source="graphmem">'
-DIRECTIVE = "Always run ruff format before committing any Python change."
-FACTS = (
-    "The staging database listens on port 5433 behind the bastion host.",
-    "Invoice PDFs are rendered with WeasyPrint from Jinja templates in billing/templates.",
-    "The CI runners cache pip wheels in /var/cache/ci-wheels between jobs.",
-)
-TURNS = (
-    "Which port does the staging database listen on?",
-    "Write a haiku about autumn leaves.",
-    "How are invoice PDFs rendered?",
-    "Tell me a joke about penguins.",
-    "Where do the CI runners cache pip wheels?",
-    "Thanks, that is all for today.",
-)
 # A model answer of about 200 tokens.
 ANSWER = "Here is what I found. " + "The details follow in order, one step at a time. " * 16
-
-
-def graphmem(data_dir: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), *args],
-        env=sandbox_env(data_dir),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def play(codex: CodexSandbox, model: FakeResponses, *options: str) -> list[bytes]:
     model.reset(*(Text(f"{ANSWER}({turn})") for turn in range(len(TURNS))))
     session = ""
-    for ask in TURNS:
+    for ask, _ in TURNS:
         session = codex.exec(ask, *options, resume=session or None).session_id
     assert len(model.raw) == len(TURNS)
     return list(model.raw)
@@ -92,12 +66,12 @@ def test_graphmem_keeps_the_prompt_cache_of_a_codex_session(
     off = measure(play(codex, fake_model))
 
     data_dir = tmp_path / "graphmem-data"
-    assert graphmem(data_dir, "install", "codex", "--project", str(codex.project)).returncode == 0
+    assert graphmem_cli(data_dir, "install", "codex", "--project", str(codex.project)).returncode == 0
     daemon: Daemon = start_daemon(data_dir, "--port", "0", CODEX_HOME=str(codex.codex_home))
     try:
         codex.extra_env.update(GRAPHMEM_CONFIG=str(tmp_path / "none.toml"), GRAPHMEM_PLUGIN_TIMEOUT_MS="5000")
-        for text, category in ((DIRECTIVE, "directive"), *((fact, "fact") for fact in FACTS)):
-            done = graphmem(data_dir, "remember", "-c", category, text, cwd=codex.project)
+        for text, category in ((BOOT_DIRECTIVE, "directive"), *((fact, "fact") for fact in FACTS)):
+            done = graphmem_cli(data_dir, "remember", "-c", category, text, cwd=codex.project)
             assert done.returncode == 0, done.stderr
         # `codex exec` does not wait for an MCP server that is not required: the tools would come and go.
         on = measure(play(codex, fake_model, "-c", "mcp_servers.graphmem.required=true"))
