@@ -21,8 +21,7 @@ SKIPPED = {
     "make run": "sets up the venv and runs the daemon for good",
     "make test": "runs the whole test suite",
     "source .venv/bin/activate": "the tests already run in the venv (its bin/ is on PATH)",
-    "graphmem install opencode": "edits the user's OpenCode config",
-    "opencode mcp list": "needs the OpenCode client",
+    "graphmem install": "edits the user's agent client config",
 }
 # A placeholder the reader fills in: the id the blocker's `remember` printed.
 PLACEHOLDER = "mem_…"
