@@ -41,7 +41,7 @@ from graphmem.core.extraction import extract
 from graphmem.core.keys import file_key
 from graphmem.core.models import Category, Entity, EntityKind, Trust
 from graphmem.core.ports import ProjectRoots, SessionExtractor, SessionReader, SessionSource
-from graphmem.core.provenance import AGENT_SOURCE, CLAUDE_CODE_SOURCE, SESSION_SOURCE
+from graphmem.core.provenance import AGENT_SOURCE, CLAUDE_CODE_SOURCE, CODEX_SOURCE, SESSION_SOURCE
 from graphmem.core.redaction import redact
 from graphmem.core.refs import find_refs
 from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
@@ -84,6 +84,7 @@ class SessionClient:
 
 OPENCODE = SessionClient(SESSION_SOURCE, "OpenCode", "`opencode session list`")
 CLAUDE_CODE = SessionClient(CLAUDE_CODE_SOURCE, "Claude Code", "the hook's session_id")
+CODEX = SessionClient(CODEX_SOURCE, "Codex", "the hook's session_id (`codex resume` lists them)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,5 @@
-"""Learning from the sessions a client keeps in files its hook names (Claude Code's transcripts).
+"""Learning from the sessions a client keeps in files its hook names (Claude Code's transcripts,
+Codex's session files).
 
 ``SessionFiles`` holds one ``Ingester`` per such client (built by ``graphmem.app``, each over the
 client's ``SessionSource``, which reads a file only inside the client's own sessions folder) and
@@ -11,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from graphmem.errors import InvalidInputError
-from graphmem.service.ingest import CLAUDE_CODE, Ingester, SessionClient
+from graphmem.service.ingest import CLAUDE_CODE, CODEX, Ingester, SessionClient
 from graphmem.service.results import IngestReport
 
 # The clients whose sessions are files a hook names, by their source.
-SESSION_CLIENTS: Mapping[str, SessionClient] = {CLAUDE_CODE.source: CLAUDE_CODE}
+SESSION_CLIENTS: Mapping[str, SessionClient] = {client.source: client for client in (CLAUDE_CODE, CODEX)}
 
 
 class SessionFiles:
@@ -25,7 +26,7 @@ class SessionFiles:
         self._ingesters = dict(ingesters or {})
 
     def ingest_session(self, client: str, path: str, session_id: str) -> IngestReport:
-        """Learn from the session ``session_id`` of ``client`` (``claude-code``) kept in the file
+        """Learn from the session ``session_id`` of ``client`` (``claude-code``, ``codex``) kept in the file
         ``path``, as the client's hook names it."""
         ingester = self._ingesters.get(client)
         if ingester is None:
