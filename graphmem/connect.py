@@ -74,7 +74,7 @@ def warm_model(data_dir: Path | None = None) -> None:
     settings raise ``ConfigError`` before anything starts: a command that fails leaves no
     model loading behind."""
     from graphmem.locate import locate
-    from graphmem.server.lifecycle import find_daemon
+    from graphmem.server.daemon_process import find_daemon
 
     settings, _ = check_settings(data_dir)
     if settings is None:
@@ -109,7 +109,7 @@ def open_memory(
     model): that raises ``StoreLockedError`` saying so.
     """
     from graphmem.locate import describe_store
-    from graphmem.server.lifecycle import check_daemon_store, find_daemon
+    from graphmem.server.daemon_process import check_daemon_store, find_daemon
 
     if settings is None:
         settings, _ = check_settings(data_dir)

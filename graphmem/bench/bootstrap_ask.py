@@ -22,7 +22,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from graphmem.server.lifecycle import read_token, spawn_detached, stop_daemon
+from graphmem.server.daemon_process import read_token, spawn_detached, stop_daemon
 
 SOURCE_SUFFIXES = frozenset({".py", ".js", ".ts", ".go", ".rs", ".java", ".rb", ".php", ".c", ".cpp"})
 # Files asked about: the repository's largest source files (most to say about them).

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphmem.server.lifecycle import read_info
+from graphmem.server.daemon_process import read_info
 
 SEED = (
     ("directive", "Use ruff for linting"),

@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 
 from graphmem.bench.scale import synthetic_memories, synthetic_queries
 from graphmem.core.text import estimate_tokens
-from graphmem.server.lifecycle import find_daemon, stop_daemon
+from graphmem.server.daemon_process import find_daemon, stop_daemon
 
 START_TIMEOUT_S = 180.0
 # OpenCode's own system prompt with an AGENTS.md is some 10-40 kB; the daemon searches it.

@@ -28,7 +28,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from graphmem.bench.scale import synthetic_memories, synthetic_queries
-from graphmem.server.lifecycle import find_daemon, stop_daemon
+from graphmem.server.daemon_process import find_daemon, stop_daemon
 
 INIT = {
     "protocolVersion": "2025-06-18",

@@ -315,7 +315,7 @@ def doctor_claude_code(state: CliState) -> Iterator[str]:
 def doctor_daemon(state: CliState) -> Iterator[str]:
     """Whether the daemon of graphmem's data dir runs and answers."""
     from graphmem.locate import locate
-    from graphmem.server.lifecycle import find_daemon, healthy
+    from graphmem.server.daemon_process import find_daemon, healthy
 
     data_dir = locate(state.data_dir).data_dir
     info = find_daemon(data_dir)

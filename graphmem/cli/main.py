@@ -144,7 +144,7 @@ def commands() -> dict[str, click.Command]:
 # it went over everything once more (0.2 s at 100,000 memories). So a command collects
 # rarely and, once it is done, leaves what is alive to the exit (``gc.freeze``); finalizers
 # still run as references go. ``graphmem serve`` and ``graphmem mcp`` go back to the
-# defaults once they serve (``server.lifecycle.collect_as_long_running``).
+# defaults once they serve (``server.daemon_process.collect_as_long_running``).
 COMMAND_GC_THRESHOLD = 50_000
 
 

@@ -70,7 +70,7 @@ def serve(
         graphmem daemon (pid 4242): http://127.0.0.1:9824/mcp
     """
     from graphmem.server.daemon import serve as run
-    from graphmem.server.lifecycle import find_daemon, spawn_detached
+    from graphmem.server.daemon_process import find_daemon, spawn_detached
     from graphmem.settings import load_settings
 
     settings = load_settings(data_dir=state.data_dir)
@@ -130,7 +130,7 @@ def mcp(state: CliState) -> None:
 def _check_daemon_store(settings: Settings) -> None:
     """A daemon already serving the data dir must serve the store these settings ask for."""
     from graphmem.locate import describe_store
-    from graphmem.server.lifecycle import check_daemon_store, find_daemon
+    from graphmem.server.daemon_process import check_daemon_store, find_daemon
 
     data_dir = settings.data_dir.expanduser()
     daemon = find_daemon(data_dir)
@@ -148,7 +148,7 @@ def stop(state: CliState) -> None:
         $ graphmem stop
         Stopped the graphmem daemon (pid 4242) at http://127.0.0.1:9824.
     """
-    from graphmem.server.lifecycle import stop_daemon
+    from graphmem.server.daemon_process import stop_daemon
     from graphmem.settings import load_settings
 
     settings = load_settings(data_dir=state.data_dir)
@@ -184,13 +184,13 @@ def ui(state: CliState, print_url: bool) -> None:
     from graphmem.errors import StoreError
     from graphmem.locate import locate
     from graphmem.server import loopback
-    from graphmem.server.lifecycle import find_daemon, read_token
+    from graphmem.server.daemon_process import find_daemon, read_token
 
     location = locate(state.data_dir)  # the data dir and key alone: no full settings while a daemon runs
     data_dir = location.data_dir.expanduser()
     info = find_daemon(data_dir)
     if info is None:
-        from graphmem.server.lifecycle import ensure_daemon
+        from graphmem.server.daemon_process import ensure_daemon
         from graphmem.settings import load_settings
 
         timeout = load_settings(data_dir=state.data_dir).server.start_timeout_seconds

@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 
 from graphmem.errors import GraphmemError
 from graphmem.server import loopback
-from graphmem.server.lifecycle import DaemonInfo, find_daemon, read_token
+from graphmem.server.daemon_process import DaemonInfo, find_daemon, read_token
 
 log = logging.getLogger(__name__)
 
@@ -205,7 +205,7 @@ def start_daemon(data_dir: Path, env: Mapping[str, str] | None = None) -> None:
 
 def _start_and_wait(data_dir: Path) -> int:
     """The detached starter: ``ensure_daemon``, then exit (0 once the daemon serves)."""
-    from graphmem.server.lifecycle import ensure_daemon
+    from graphmem.server.daemon_process import ensure_daemon
 
     try:
         ensure_daemon(data_dir, timeout=DAEMON_START_TIMEOUT_S)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from graphmem.errors import ConfigError, ConflictError
 from graphmem.locate import describe_store
-from graphmem.server.lifecycle import (
+from graphmem.server.daemon_process import (
     LOG_FILENAME,
     DaemonInfo,
     ServeLock,

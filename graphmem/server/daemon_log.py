@@ -27,7 +27,7 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import cast
 
-from graphmem.server.lifecycle import LOG_FILENAME, PRIVATE_FILE_MODE
+from graphmem.server.daemon_process import LOG_FILENAME, PRIVATE_FILE_MODE
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_BACKUPS = 3  # daemon.log.1 .. daemon.log.3 beside daemon.log

@@ -30,14 +30,14 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from graphmem.errors import GraphmemError, StoreError
-from graphmem.server.identity import NotTheDaemon, verify
-from graphmem.server.lifecycle import (
+from graphmem.server.daemon_process import (
     DaemonInfo,
     collect_as_long_running,
     ensure_daemon,
     find_daemon,
     read_token,
 )
+from graphmem.server.identity import NotTheDaemon, verify
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from graphmem import errors
 from graphmem.server import loopback, rpc_types
-from graphmem.server.lifecycle import DaemonInfo, read_token
+from graphmem.server.daemon_process import DaemonInfo, read_token
 from graphmem.server.verbs import Binding
 from graphmem.service.results import ExportSummary
 

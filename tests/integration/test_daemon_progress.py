@@ -16,7 +16,7 @@ import pytest
 from support.daemons import Daemon, http, read_info, sandbox_env, start_daemon
 
 from graphmem.server import loopback
-from graphmem.server.lifecycle import DaemonInfo
+from graphmem.server.daemon_process import DaemonInfo
 from graphmem.server.remote import RemoteMemory
 
 pytestmark = pytest.mark.integration

@@ -69,10 +69,10 @@ CLI_FORBIDDEN_AT_IMPORT_TIME = (
 # The web stack belongs to the daemon.
 SERVER_ONLY = ("fastmcp", "mcp", "uvicorn", "starlette", "prometheus_client")
 # `graphmem mcp` starts with every client and must list tools at once: stdlib only.
-PROXY_MODULES = ("graphmem.server.proxy", "graphmem.server.lifecycle", "graphmem.server.identity")
+PROXY_MODULES = ("graphmem.server.proxy", "graphmem.server.daemon_process", "graphmem.server.identity")
 PROXY_MAY_IMPORT = (
     "graphmem.errors",
-    "graphmem.server.lifecycle",
+    "graphmem.server.daemon_process",
     "graphmem.server.identity",
     "graphmem.server",
 )
@@ -448,7 +448,7 @@ def test_the_stdio_proxy_imports_only_the_standard_library() -> None:
     ]
 
     assert not violations, report(
-        "graphmem mcp must start fast: stdlib only in proxy and lifecycle", violations
+        "graphmem mcp must start fast: stdlib only in proxy and daemon_process", violations
     )
 
 

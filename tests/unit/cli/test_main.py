@@ -93,7 +93,7 @@ def test_a_command_collects_rarely_and_leaves_what_is_alive_to_the_exit(tmp_path
 SERVING_PROGRAM = """
 import gc, json, sys
 from graphmem.cli.main import COMMAND_GC_THRESHOLD
-from graphmem.server.lifecycle import collect_as_long_running
+from graphmem.server.daemon_process import collect_as_long_running
 gc.set_threshold(COMMAND_GC_THRESHOLD, 50, 50)  # as a command starts
 collect_as_long_running()  # the daemon and `graphmem mcp`, once started
 print(json.dumps({"threshold": gc.get_threshold(), "frozen": gc.get_freeze_count()}), file=sys.stderr)

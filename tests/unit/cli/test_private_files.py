@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 
 from graphmem.cli import main
 from graphmem.core.text import MAX_TEXT_CHARS
-from graphmem.server import lifecycle, loopback
+from graphmem.server import daemon_process, loopback
 from graphmem.service.memory import MemoryService
 
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
@@ -80,10 +80,10 @@ def test_graphmem_ui_never_gives_the_browser_the_sign_in_code(
 ) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir(mode=0o700)
-    info = lifecycle.DaemonInfo(os.getpid(), "http://127.0.0.1:9824", str(data_dir), 0.0, "0")
+    info = daemon_process.DaemonInfo(os.getpid(), "http://127.0.0.1:9824", str(data_dir), 0.0, "0")
     opened: list[str] = []
-    monkeypatch.setattr(lifecycle, "find_daemon", lambda data_dir: info)
-    monkeypatch.setattr(lifecycle, "read_token", lambda data_dir: "token")
+    monkeypatch.setattr(daemon_process, "find_daemon", lambda data_dir: info)
+    monkeypatch.setattr(daemon_process, "read_token", lambda data_dir: "token")
     monkeypatch.setattr(loopback, "post", lambda *a, **k: (200, f'{{"path": "/ui/#code={CODE}"}}'.encode()))
     monkeypatch.setattr(webbrowser, "open", lambda url, *a, **k: opened.append(url) or True)
     monkeypatch.chdir(tmp_path)  # no project: the URL is the code's alone

@@ -20,7 +20,7 @@ from support.squatter import Squatter
 from graphmem.integrations import hook_client
 from graphmem.integrations.hook_client import BACKOFF_FILENAME, HookClient
 from graphmem.server import identity
-from graphmem.server.lifecycle import DaemonInfo, ServeLock, ensure_token
+from graphmem.server.daemon_process import DaemonInfo, ServeLock, ensure_token
 
 BLOCK = '<memory source="graphmem">\n- [fact] The staging database listens on port 5433.\n</memory>'
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from support.squatter import Squatter
 
-from graphmem.server.lifecycle import DaemonInfo
+from graphmem.server.daemon_process import DaemonInfo
 from graphmem.server.proxy import Proxy
 
 TOKEN = "t" * 43

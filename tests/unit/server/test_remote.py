@@ -14,7 +14,7 @@ import pytest
 
 from graphmem.errors import NotFoundError, StoreError
 from graphmem.server import identity
-from graphmem.server.lifecycle import DaemonInfo
+from graphmem.server.daemon_process import DaemonInfo
 from graphmem.server.remote import RemoteMemory
 
 NDJSON_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n"

@@ -17,9 +17,9 @@ from starlette.testclient import TestClient
 from support.tools_client import Tools
 
 from graphmem.server import ui_routes, verbs
+from graphmem.server.daemon_process import DaemonInfo
 from graphmem.server.guard import Policy
 from graphmem.server.http import build_app
-from graphmem.server.lifecycle import DaemonInfo
 from graphmem.server.remote import RemoteMemory
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp

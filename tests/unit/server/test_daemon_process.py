@@ -6,7 +6,7 @@ import os
 import stat
 from pathlib import Path
 
-from graphmem.server.lifecycle import TOKEN_FILENAME, ensure_token, read_token
+from graphmem.server.daemon_process import TOKEN_FILENAME, ensure_token, read_token
 
 
 def mode(path: Path) -> int:
