@@ -342,7 +342,7 @@ def cli_bench(repeats: int, as_json: bool) -> None:
         recall through a running daemon               0.45   0.27  0.54, 0.33, 0.45         5.00
         status through a running daemon               0.49   0.28  0.50, 0.49, 0.38         5.00
     """
-    from graphmem.bench.cli import format_report, run
+    from graphmem.bench.cold_paths import format_report, run
 
     report = run(repeats=repeats)
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else format_report(report))
