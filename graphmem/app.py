@@ -53,11 +53,13 @@ from graphmem.service.context import ContextBuilder
 from graphmem.service.coordination import Coordination, Coordinator
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.forge_rules import ForgeRules
+from graphmem.service.home import Home
 from graphmem.service.ingest import Ingester, IngestOptions
 from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.memory import MemoryService
 from graphmem.service.mentions import Mentions, Namespace
+from graphmem.service.neighbourhood import NeighbourhoodReader
 from graphmem.service.parts import MemoryParts
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
@@ -266,6 +268,8 @@ def build_memory(
         lifecycle=Lifecycle(writer),
         review=Review(store, code, clock),
         staleness=Staleness(store, code),
+        neighbourhood=NeighbourhoodReader(store, code, enricher.graph if enricher is not None else None),
+        home=Home(store, code),
         transfer=transfer,
         ingest=options,
         names=names,

@@ -31,8 +31,8 @@ from graphmem.server.rpc import error_answer
 from graphmem.server.runtime import Runtime
 from graphmem.server.ui_sessions import UiSessions
 from graphmem.server.verbs import verb
-from graphmem.service.home import Counts, Flagged, Home, HomePage, Short
-from graphmem.service.neighbourhood import EDGE_LIMIT, NeighbourhoodReader
+from graphmem.service.home import Counts, Flagged, HomePage, Short
+from graphmem.service.neighbourhood import EDGE_LIMIT
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -110,12 +110,7 @@ async def _json_object(request: Request, fields: dict[str, type]) -> dict[str, A
 
 def register(mcp: FastMCP, runtime: Runtime, sessions: UiSessions) -> None:
     """Add the view's routes to the daemon's app."""
-    reader = NeighbourhoodReader(
-        runtime.memory.store,
-        runtime.memory.code,
-        runtime.memory.enricher.graph if runtime.memory.enricher is not None else None,
-    )
-    home = Home(runtime.memory.store, runtime.memory.code)
+    reader, home = runtime.memory.parts.neighbourhood, runtime.memory.parts.home  # built by graphmem.app
 
     @mcp.custom_route("/ui", methods=["GET"])
     async def ui_root(request: Request) -> Response:

@@ -14,10 +14,12 @@ from graphmem.service.branches import BranchLifecycle
 from graphmem.service.context import ContextBuilder
 from graphmem.service.coordination import Coordination
 from graphmem.service.enrichment import Enricher
+from graphmem.service.home import Home
 from graphmem.service.ingest import Ingester, IngestOptions
 from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.mentions import Mentions
+from graphmem.service.neighbourhood import NeighbourhoodReader
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
 from graphmem.service.review import Review
@@ -42,6 +44,8 @@ class MemoryParts:
     transfer: TransferFiles
     ingest: IngestOptions
     names: ProjectNames
+    neighbourhood: NeighbourhoodReader  # the page's graph around a memory or entity
+    home: Home  # the page's home: counts, what to review, recent changes
     enricher: Enricher | None = None
     bootstrapper: Bootstrapper | None = None
     ingester: Ingester | None = None
