@@ -143,7 +143,7 @@ def test_the_end_of_a_turn_and_of_the_session_ask_the_daemon_to_learn_from_the_s
     assert client.calls == [("/plugin/ingest", expected), ("/plugin/ingest", expected)]
 
 
-def test_a_session_file_outside_codexs_sessions_or_of_another_session_is_refused_before_the_daemon_is_asked(
+def test_a_session_file_outside_codexs_sessions_of_another_session_or_a_symlink_is_refused_before_asking(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
@@ -160,6 +160,10 @@ def test_a_session_file_outside_codexs_sessions_or_of_another_session_is_refused
         hook.handle(event("SessionEnd", transcript_path=str(elsewhere), reason="other"))
     with pytest.raises(HookInputError, match="is not session"):
         hook.handle(event("SessionEnd", transcript_path=str(other), reason="other"))
+    link = other.with_name(f"rollout-2026-12-01T18-54-30-{SESSION}.jsonl")
+    link.symlink_to(elsewhere)
+    with pytest.raises(HookInputError, match="symlink"):
+        hook.handle(event("SessionEnd", transcript_path=str(link), reason="other"))
     assert client.calls == []
 
 
