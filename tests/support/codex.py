@@ -133,22 +133,28 @@ class CodexSandbox:
         return env
 
     def run_codex(
-        self, args: Sequence[str], timeout: float = DEFAULT_TIMEOUT
+        self, args: Sequence[str], timeout: float = DEFAULT_TIMEOUT, input: str | None = None
     ) -> subprocess.CompletedProcess[str]:
-        """``codex <args>`` in the project, stdin closed; on timeout its process group is killed."""
-        return run_in_group([str(self.binary), *args], cwd=self.project, env=self.env, timeout=timeout)
+        """``codex <args>`` in the project, stdin ``input`` (or closed); on timeout its process
+        group is killed."""
+        return run_in_group(
+            [str(self.binary), *args], cwd=self.project, env=self.env, timeout=timeout, input=input
+        )
 
     def exec(
         self, prompt: str, *options: str, resume: str | None = None, timeout: float = DEFAULT_TIMEOUT
     ) -> CodexRun:
         """One headless turn (``codex exec``, or ``codex exec resume ID`` to continue a session);
-        ``options`` go after ``exec`` (``-c key=value``, ...)."""
+        ``options`` go after ``exec`` (``-c key=value``, ...). The prompt goes on stdin (``-``):
+        an argument is limited to 128 kB."""
         flags = ["--skip-git-repo-check", "--dangerously-bypass-hook-trust", *options]
-        args = ["exec", *flags, "resume", resume, prompt] if resume else ["exec", *flags, prompt]
-        done = self.run_codex(args, timeout=timeout)
+        args = ["exec", *flags, "resume", resume, "-"] if resume else ["exec", *flags, "-"]
+        done = self.run_codex(args, timeout=timeout, input=prompt)
         found = _SESSION_LINE.search(done.stderr) or _SESSION_LINE.search(done.stdout)
         if done.returncode != 0 or found is None:
-            raise AssertionError(f"codex exec failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+            raise AssertionError(
+                f"codex exec failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+            )
         return CodexRun(done.returncode, done.stdout, done.stderr, found.group(1))
 
     def session_file(self, session_id: str) -> Path:
