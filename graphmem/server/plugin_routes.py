@@ -1,5 +1,6 @@
-"""The routes the OpenCode plugin calls: ``/plugin/boot``, ``/plugin/turn``, ``/plugin/compaction``,
-``/plugin/ingest`` (and ``/plugin/inject``, the single block of plugins installed before the split).
+"""The routes the OpenCode plugin and the Claude Code and Codex hooks call: ``/plugin/boot``,
+``/plugin/turn``, ``/plugin/compaction``, ``/plugin/ingest`` (and ``/plugin/inject``, the single
+block of plugins installed before the split).
 
 They sit behind the same Guard as ``/mcp`` (body limit, API key, rate limit). Every
 body is validated here; a bad one is a 400 with ``{"error": "<what is wrong and how to
@@ -16,7 +17,7 @@ import queue
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -96,9 +97,12 @@ class CompactionBody(_Body):
 
 
 class IngestBody(_Body):
+    # Whose session: OpenCode's (in its database), or a Claude Code or Codex one (in a file).
+    client: Literal["opencode", "claude-code", "codex"] = "opencode"
     session_id: Id | None = None
     directory: PathText | None = None
     db_path: PathText | None = None  # OpenCode's database, as the plugin's OpenCode sees it
+    transcript_path: PathText | None = None  # the session's file (Claude Code, Codex), as the hook names it
 
 
 B = TypeVar("B", bound=_Body)
@@ -165,15 +169,16 @@ class IngestQueue:
 
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        self._queue: queue.Queue[tuple[str | None, str | None]] = queue.Queue(MAX_QUEUED_INGESTS)
-        self._pending: set[tuple[str | None, str | None]] = set()
+        self._queue: queue.Queue[tuple[str, str | None, str | None]] = queue.Queue(MAX_QUEUED_INGESTS)
+        self._pending: set[tuple[str, str | None, str | None]] = set()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._work, name="graphmem-plugin-ingest", daemon=True)
         self._thread.start()
 
-    def put(self, session_id: str | None, db_path: str | None) -> bool:
-        """Queue one ingest (the same one twice is one); False when the queue is full."""
-        key = (session_id, db_path)
+    def put(self, session_id: str | None, path: str | None, client: str = "opencode") -> bool:
+        """Queue one ingest of ``client``'s session (from OpenCode's database, or the session's
+        file): the same one twice is one; False when the queue is full."""
+        key = (client, session_id, path)
         with self._lock:
             if key in self._pending:
                 return True
@@ -189,9 +194,13 @@ class IngestQueue:
             key = self._queue.get()
             with self._lock:
                 self._pending.discard(key)
-            session_id, db_path = key
+            client, session_id, path = key
             try:
-                report = self._runtime.memory.ingest_opencode(db_path=db_path, session_id=session_id)
+                if client == "opencode":
+                    report = self._runtime.memory.ingest_opencode(db_path=path, session_id=session_id)
+                else:
+                    files = self._runtime.memory.parts.session_files  # Claude Code's transcripts
+                    report = files.ingest_session(client, path or "", session_id or "")
                 log.info("plugin ingest session=%s: %s", session_id or "(all new)", report)
             except GraphmemError as exc:
                 log.warning("plugin ingest session=%s failed: %s", session_id, exc)
@@ -293,12 +302,13 @@ def register(
     @_answered
     async def ingest(request: Request) -> Response:
         body = await _parse(request, IngestBody)
-        if body.db_path is not None:
-            db = Path(body.db_path)
-            if not db.is_absolute() or not db.is_file():
-                problem = f"db_path {body.db_path!r} is not an existing file: send an absolute path."
-                raise _Rejected(400, problem)
-        if not ingests.put(body.session_id, body.db_path):
+        path = body.db_path if body.client == "opencode" else body.transcript_path
+        name = "db_path" if body.client == "opencode" else "transcript_path"
+        if body.client != "opencode" and (path is None or body.session_id is None):
+            raise _Rejected(400, f"A {body.client} ingest names its session_id and transcript_path.")
+        if path is not None and (not Path(path).is_absolute() or not Path(path).is_file()):
+            raise _Rejected(400, f"{name} {path!r} is not an existing file: send an absolute path.")
+        if not ingests.put(body.session_id, path, body.client):
             raise _Rejected(503, "Too many sessions wait for ingest: retry later.")
         return JSONResponse({"queued": True, "session_id": body.session_id}, status_code=202)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
 from graphmem.core.ports import CodeGraph
@@ -23,6 +23,7 @@ from graphmem.service.neighbourhood import NeighbourhoodReader
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
 from graphmem.service.review import Review
+from graphmem.service.session_files import SessionFiles
 from graphmem.service.staleness import Staleness
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
@@ -49,6 +50,7 @@ class MemoryParts:
     enricher: Enricher | None = None
     bootstrapper: Bootstrapper | None = None
     ingester: Ingester | None = None
+    session_files: SessionFiles = field(default_factory=SessionFiles)  # Claude Code's, Codex's
     code: CodeGraph | None = None
     branches: BranchLifecycle | None = None  # what a branch's merge, close or deletion does
     coordinator: Coordination | None = None  # sessions and claims: a daemon's, or a team's store's

@@ -168,3 +168,23 @@ def test_a_store_failure_is_a_500_naming_the_error_not_a_traceback(
 
     assert status == 500
     assert answer == {"error": "StoreError: The graph store is closed: open the memory again."}
+
+
+def test_a_claude_code_ingest_names_its_transcript(client: TestClient, tmp_path: Path) -> None:
+    status, answer = post(client, "/plugin/ingest", {"client": "claude-code", "session_id": "s-1"})
+    assert status == 400
+    assert answer["error"] == "A claude-code ingest names its session_id and transcript_path."
+
+    missing = str(tmp_path / "s-1.jsonl")
+    body = {"client": "claude-code", "session_id": "s-1", "transcript_path": missing}
+    status, answer = post(client, "/plugin/ingest", body)
+    assert status == 400 and "is not an existing file" in answer["error"]
+
+    Path(missing).write_text("{}\n")
+    status, answer = post(client, "/plugin/ingest", body)
+    assert status == 202 and answer == {"queued": True, "session_id": "s-1"}
+
+
+def test_an_ingest_of_an_unknown_client_is_a_400(client: TestClient) -> None:
+    status, answer = post(client, "/plugin/ingest", {"client": "cursor", "session_id": "s-1"})
+    assert status == 400 and answer["error"].startswith("Invalid request: client:")
