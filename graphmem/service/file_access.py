@@ -28,7 +28,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphmem.core.transfer import FORMAT_NAME
+from graphmem.core.export_format import FORMAT_NAME
 from graphmem.errors import ImportFileError, InvalidInputError
 from graphmem.service.inputs import parse_path, parse_project
 

@@ -14,9 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
-from graphmem.core.models import Category, Entity, Link, MemoryRecord, Scope, Status, Trust
-from graphmem.core.ports import GraphStore
-from graphmem.core.transfer import (
+from graphmem.core.export_format import (
     entity_line,
     link_line,
     next_line,
@@ -25,6 +23,8 @@ from graphmem.core.transfer import (
     repository_header_line,
     repository_memory_line,
 )
+from graphmem.core.models import Category, Entity, Link, MemoryRecord, Scope, Status, Trust
+from graphmem.core.ports import GraphStore
 
 REPOSITORY_FILE = "memories.jsonl"
 REPOSITORY_VIEW = "MEMORY.md"

@@ -17,11 +17,7 @@ import numpy as np
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
 from graphmem.core.dedup import memory_hash
 from graphmem.core.events import Cause
-from graphmem.core.models import Entity, Link, MemoryRecord, Scope, Status
-from graphmem.core.ports import CodeGraph, GraphStore
-from graphmem.core.provenance import import_source, is_persons
-from graphmem.core.timeparse import to_utc
-from graphmem.core.transfer import (
+from graphmem.core.export_format import (
     RELATIVE_ROOT,
     MemoryLine,
     ParsedExport,
@@ -36,6 +32,10 @@ from graphmem.core.transfer import (
     rooted_key,
     rooted_project,
 )
+from graphmem.core.models import Entity, Link, MemoryRecord, Scope, Status
+from graphmem.core.ports import CodeGraph, GraphStore
+from graphmem.core.provenance import import_source, is_persons
+from graphmem.core.timeparse import to_utc
 from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
 from graphmem.service.file_access import MARKDOWN_MARK
 from graphmem.service.proposals import Proposals

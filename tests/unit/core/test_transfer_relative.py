@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.core.transfer import (
+from graphmem.core.export_format import (
     RELATIVE_ROOT,
     is_relative,
     relative_key,

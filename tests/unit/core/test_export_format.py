@@ -10,19 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.core.models import (
-    Category,
-    Entity,
-    EntityKind,
-    Link,
-    LinkKind,
-    MemoryRecord,
-    Scope,
-    Status,
-    Trust,
-)
-from graphmem.core.text import MAX_TEXT_CHARS
-from graphmem.core.transfer import (
+from graphmem.core.export_format import (
     MAX_LINE_CHARS,
     HeaderLine,
     LinkLine,
@@ -36,6 +24,18 @@ from graphmem.core.transfer import (
     next_line,
     parse_lines,
 )
+from graphmem.core.models import (
+    Category,
+    Entity,
+    EntityKind,
+    Link,
+    LinkKind,
+    MemoryRecord,
+    Scope,
+    Status,
+    Trust,
+)
+from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.core.trust import trust_of
 
 NOW = datetime(2025, 6, 1, 12, 0, 0, 123456, tzinfo=UTC)
