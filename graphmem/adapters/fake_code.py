@@ -18,11 +18,18 @@ from datetime import UTC, datetime
 
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.core.code import ParsedFile
-from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
+from graphmem.core.codegraph import (
+    TITLE_CHARS,
+    CodeScan,
+    FileState,
+    SymbolInfo,
+    file_key,
+    module_key,
+    symbol_key,
+)
 from graphmem.core.models import Entity, EntityKind
 
 # Characters of a symbol's signature kept as its entity title (as the Kùzu code graph does).
-TITLE_CHARS = 200
 
 
 @dataclass(slots=True)

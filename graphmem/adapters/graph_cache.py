@@ -64,6 +64,14 @@ class GraphCache:
             self._next[b].add(a)
         self._ready = True
 
+    def reset(self) -> None:
+        """Forget every edge (a rolled-back transaction's may be among them): they are
+        loaded again at the next ask that needs them all."""
+        with self._lock:
+            self._ready = False
+            for edges in (self._entities_of, self._memories_of, self._related, self._next):
+                edges.clear()
+
     # -- kept in step with the store's writes ---------------------------------
 
     def about_added(self, pairs: Iterable[tuple[str, str]]) -> None:

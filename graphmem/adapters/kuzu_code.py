@@ -19,34 +19,20 @@ from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS
 from graphmem.adapters.kuzu_rows import aware, naive_utc
 from graphmem.adapters.kuzu_schema import CODE_COLUMNS
 from graphmem.adapters.kuzu_store import KuzuGraphStore
+from graphmem.adapters.record_rows import SYMBOL_RETURN, symbol_from_row
 from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
-from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
+from graphmem.core.codegraph import (
+    CodeScan,
+    FileState,
+    SymbolInfo,
+    file_key,
+    module_key,
+    symbol_rows,
+)
 from graphmem.core.models import Entity, EntityKind
 
 if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
     import pyarrow as pa
-
-SYMBOL_FIELDS = (
-    "s.key, s.path, s.kind, s.name, s.qualified_name, s.start_line, s.end_line, s.signature, "
-    "s.docstring, s.body_hash, s.body_changed_at, s.deleted_at"
-)
-
-
-def _symbol(row: Sequence[Any]) -> SymbolInfo:
-    return SymbolInfo(
-        row[0],
-        row[1],
-        row[2] or "",
-        row[3] or "",
-        row[4] or "",
-        int(row[5] or 0),
-        int(row[6] or 0),
-        row[7] or "",
-        row[8],
-        row[9] or "",
-        aware(row[10]),
-        aware(row[11]),
-    )
 
 
 class KuzuCodeGraph:
@@ -58,7 +44,7 @@ class KuzuCodeGraph:
     # -- reading ----------------------------------------------------------------
 
     def file_states(self, project: str) -> dict[str, FileState]:
-        rows = self._store.rows(
+        rows = self._store.db.rows(
             "MATCH (f:File) WHERE f.project = $p AND f.content_hash IS NOT NULL AND f.deleted_at IS NULL "
             "RETURN f.path, f.content_hash, f.size, f.mtime_ns",
             {"p": project},
@@ -73,12 +59,12 @@ class KuzuCodeGraph:
         }
 
     def symbols_in(self, project: str, path: str) -> list[SymbolInfo]:
-        rows = self._store.rows(
-            f"MATCH (s:Symbol) WHERE s.project = $p AND s.path = $path RETURN {SYMBOL_FIELDS} "
+        rows = self._store.db.rows(
+            f"MATCH (s:Symbol) WHERE s.project = $p AND s.path = $path RETURN {SYMBOL_RETURN} "
             "ORDER BY s.start_line",
             {"p": project, "path": path},
         )
-        return [_symbol(r) for r in rows]
+        return [symbol_from_row(r) for r in rows]
 
     def find_symbols(self, project: str | None, name: str, limit: int = 10) -> list[SymbolInfo]:
         """Symbols whose qualified name is ``name`` or ends with ``.name``."""
@@ -87,12 +73,12 @@ class KuzuCodeGraph:
         if project is not None:
             where += " AND s.project = $p"
             params["p"] = project
-        rows = self._store.rows(
-            f"MATCH (s:Symbol) WHERE {where} RETURN {SYMBOL_FIELDS} ORDER BY s.deleted_at IS NOT NULL, s.key "
+        rows = self._store.db.rows(
+            f"MATCH (s:Symbol) WHERE {where} RETURN {SYMBOL_RETURN} ORDER BY s.deleted_at IS NOT NULL, s.key "
             "LIMIT $limit",
             params,
         )
-        return [_symbol(r) for r in rows]
+        return [symbol_from_row(r) for r in rows]
 
     def unique_symbols(self, project: str, names: Collection[str]) -> dict[str, SymbolInfo]:
         """name -> the one live symbol of ``project`` with that simple name (names shared by
@@ -101,7 +87,7 @@ class KuzuCodeGraph:
             return {}
         # UNWIND joins the names on equality (5,000 names: 59 ms); ``s.name IN $names``
         # compared every symbol with every name (1.5 s).
-        rows = self._store.rows(
+        rows = self._store.db.rows(
             "UNWIND $names AS wanted MATCH (s:Symbol) "
             "WHERE s.name = wanted AND s.project = $p AND s.deleted_at IS NULL "
             "WITH s.name AS n, count(*) AS c, min(s.key) AS k WHERE c = 1 RETURN n, k",
@@ -113,8 +99,8 @@ class KuzuCodeGraph:
     def symbols(self, keys: Collection[str]) -> dict[str, SymbolInfo]:
         if not keys:
             return {}
-        rows = self._store.keyed_rows(f"MATCH (s:Symbol {{key: $key}}) RETURN {SYMBOL_FIELDS}", keys)
-        return {r[0]: _symbol(r) for r in rows}
+        rows = self._store.db.keyed_rows(f"MATCH (s:Symbol {{key: $key}}) RETURN {SYMBOL_RETURN}", keys)
+        return {r[0]: symbol_from_row(r) for r in rows}
 
     def calls(
         self, keys: Collection[str], *, incoming: bool, limit: int
@@ -127,13 +113,13 @@ class KuzuCodeGraph:
             if incoming
             else "(t:Symbol {key: $key})-[c:CALLS]->(s:Symbol)"
         )
-        rows = self._store.keyed_rows(
-            f"MATCH {pattern} RETURN {SYMBOL_FIELDS}, t.key, c.confidence LIMIT $limit",
+        rows = self._store.db.keyed_rows(
+            f"MATCH {pattern} RETURN {SYMBOL_RETURN}, t.key, c.confidence LIMIT $limit",
             keys,
             {"limit": limit},
             few=FEW_EDGE_KEYS,
         )
-        return [(_symbol(r[:12]), r[12], r[13]) for r in rows[:limit]]
+        return [(symbol_from_row(r[:12]), r[12], r[13]) for r in rows[:limit]]
 
     def imports(self, project: str, path: str, *, incoming: bool, limit: int) -> list[str]:
         key = file_key(project, path)
@@ -144,10 +130,10 @@ class KuzuCodeGraph:
                 "MATCH (a:File {key: $k})-[:IMPORTS]->(b) RETURN coalesce(b.path, b.name) "
                 "ORDER BY label(b) DESC, b.key LIMIT $limit"
             )
-        return [r[0] for r in self._store.rows(query, {"k": key, "limit": limit})]
+        return [r[0] for r in self._store.db.rows(query, {"k": key, "limit": limit})]
 
     def co_changes(self, project: str, path: str, limit: int) -> list[tuple[str, int]]:
-        rows = self._store.rows(
+        rows = self._store.db.rows(
             "MATCH (a:File {key: $k})-[c:CO_CHANGES]-(b:File) WHERE b.deleted_at IS NULL "
             "RETURN b.path, c.count ORDER BY c.count DESC, b.path LIMIT $limit",
             {"k": file_key(project, path), "limit": limit},
@@ -157,18 +143,18 @@ class KuzuCodeGraph:
     def deleted_files(self, keys: Collection[str]) -> dict[str, datetime]:
         if not keys:
             return {}
-        rows = self._store.keyed_rows(
+        rows = self._store.db.keyed_rows(
             "MATCH (f:File {key: $key}) WHERE f.deleted_at IS NOT NULL RETURN f.key, f.deleted_at", keys
         )
         return {r[0]: at for r in rows if (at := aware(r[1])) is not None}
 
     def code_links(self, limit: int) -> list[tuple[str, Entity]]:
-        symbols = self._store.rows(
+        symbols = self._store.db.rows(
             "MATCH (m:Memory)-[:ABOUT]->(s:Symbol) "
             "RETURN m.id, s.key, s.qualified_name, s.project LIMIT $limit",
             {"limit": limit},
         )
-        files = self._store.rows(
+        files = self._store.db.rows(
             "MATCH (m:Memory)-[:ABOUT]->(f:File) WHERE f.deleted_at IS NOT NULL "
             "RETURN m.id, f.key, f.name, f.project LIMIT $limit",
             {"limit": max(limit - len(symbols), 0)},
@@ -186,66 +172,36 @@ class KuzuCodeGraph:
         at = naive_utc(scan.at)
         assert at is not None
         touched = sorted(set(scan.changed) | set(scan.removed))
-        moves = {
-            symbol_key(project, m.old_path, m.old_name): (symbol_key(project, m.new_path, m.new_name), m)
-            for m in scan.moves.symbols
-        }
         carried: dict[str, int] = {}
-        with store.lock:
+        with store.db.lock:
             old = {  # joined on the path, as unique_symbols joins names (Kùzu cannot UNWIND [])
                 r[0]: (r[1], r[2], bool(r[3]))
-                for r in store.rows(
+                for r in store.db.rows(
                     "UNWIND $paths AS wanted MATCH (s:Symbol) WHERE s.path = wanted AND s.project = $p "
                     "RETURN s.key, s.body_hash, s.body_changed_at, EXISTS { MATCH (:Memory)-[:ABOUT]->(s) }",
                     {"p": project, "paths": touched},
                 )
                 if touched
             }
-            new: dict[str, dict[str, Any]] = {}
-            for path, (parsed, _) in scan.changed.items():
-                for d in parsed.definitions:
-                    key = symbol_key(project, path, d.qualified_name)
-                    before = old.get(key)
-                    # None until the body changes after graphmem first saw it
-                    changed_at = None if before is None else at if before[0] != d.body_hash else before[1]
-                    new[key] = {
-                        "key": key,
-                        "name": d.name,
-                        "project": project,
-                        "title": d.signature[:200],
-                        "path": path,
-                        "kind": d.kind,
-                        "qualified_name": d.qualified_name,
-                        "start_line": d.start_line,
-                        "end_line": d.end_line,
-                        "signature": d.signature,
-                        "docstring": d.docstring,
-                        "body_hash": d.body_hash,
-                        "body_changed_at": changed_at,
-                        "deleted_at": None,
-                    }
-            # A moved symbol keeps its body's age when only its name or file changed.
-            followed = {k: v for k, v in moves.items() if k in old and k not in new and v[0] in new}
-            for key, (target, move) in followed.items():
-                new[target]["body_changed_at"] = old[key][1] if move.same_body else at
+            new, followed = symbol_rows(scan, old, at)
             linked = {key for key, (_, _, has_memories) in old.items() if has_memories}
-            store.keyed_rows(
+            store.db.keyed_rows(
                 "MATCH (s:Symbol {key: $key}) DETACH DELETE s", [k for k in old if k not in linked]
             )
             # memories point at these: update in place, or mark deleted; its memories move to
             # a followed symbol's new key, below
             kept = sorted(linked - followed.keys())
-            store.keyed_rows(
+            store.db.keyed_rows(
                 "MATCH (s:Symbol {key: $key}) SET s.deleted_at = $at",
                 [k for k in kept if k not in new],
                 {"at": at},
             )
             self._update_symbols([new.pop(k) for k in kept if k in new])
             store.set_meta(_dirty(project), "1")  # until the edges are in: see scan_interrupted
-            store.copy("Symbol", _table("Symbol", list(new.values()), SYMBOL_TYPES))
+            store.db.copy("Symbol", _table("Symbol", list(new.values()), SYMBOL_TYPES))
             for key in sorted(linked & followed.keys()):
-                carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key][0]))
-                store.run("MATCH (s:Symbol {key: $k}) DETACH DELETE s", {"k": key})
+                carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key]))
+                store.db.run("MATCH (s:Symbol {key: $k}) DETACH DELETE s", {"k": key})
             carried |= self._save_files(scan, at)
             self._replace_edges(scan)
             if scan.head is not None:
@@ -269,7 +225,7 @@ class KuzuCodeGraph:
             ((path, parsed_to_json(parsed)) for path, (parsed, _) in scan.changed.items()),
         )
         keys = [file_key(project, path) for path in scan.changed]
-        existing = {r[0] for r in store.keyed_rows("MATCH (f:File {key: $key}) RETURN f.key", keys)}
+        existing = {r[0] for r in store.db.keyed_rows("MATCH (f:File {key: $key}) RETURN f.key", keys)}
         rows, updated = [], []
         for path, (parsed, state) in scan.changed.items():
             key = file_key(project, path)
@@ -291,40 +247,38 @@ class KuzuCodeGraph:
             else:
                 rows.append({**row, "title": ""})
         for chunk in _chunks(updated):  # its key names the file: its name and path stay
-            store.run(
+            store.db.run(
                 "UNWIND $rows AS r MATCH (f:File {key: r.key}) SET f.content_hash = r.content_hash, "
                 "f.size = r.size, f.mtime_ns = r.mtime_ns, f.scanned_at = r.scanned_at, "
                 "f.language = r.language, f.error_count = r.error_count, f.deleted_at = NULL",
                 {"rows": chunk},
             )
-        store.copy("File", _table("File", rows, FILE_TYPES))
+        store.db.copy("File", _table("File", rows, FILE_TYPES))
         carried: dict[str, int] = {}
         for path in scan.removed:
             key = file_key(project, path)
             moved_to = scan.moves.files.get(path)
             if moved_to in scan.changed:  # renamed: its memories are about the new path now
                 carried[key] = len(store.move_about(EntityKind.FILE, key, file_key(project, moved_to)))
-            remembered = store.rows(
+            remembered = store.db.rows(
                 "MATCH (f:File {key: $k}) RETURN EXISTS { MATCH (:Memory)-[:ABOUT]->(f) }", {"k": key}
             )
             if remembered and remembered[0][0]:
-                store.run(
+                store.db.run(
                     "MATCH (f:File {key: $k}) SET f.deleted_at = $at, f.content_hash = NULL",
                     {"k": key, "at": at},
                 )
             else:
-                store.run("MATCH (f:File {key: $k}) DETACH DELETE f", {"k": key})
+                store.db.run("MATCH (f:File {key: $k}) DETACH DELETE f", {"k": key})
         modules = sorted({module for _, module in scan.edges.external})
-        known = {
-            r[0]
-            for r in store.rows("MATCH (e:ExternalModule) WHERE e.project = $p RETURN e.name", {"p": project})
-        }
+        query = "MATCH (e:ExternalModule) WHERE e.project = $p RETURN e.name"
+        known = {r[0] for r in store.db.rows(query, {"p": project})}
         fresh = [
             {"key": module_key(project, m), "name": m, "project": project, "title": ""}
             for m in modules
             if m not in known
         ]
-        store.copy("ExternalModule", _table("ExternalModule", fresh, {}))
+        store.db.copy("ExternalModule", _table("ExternalModule", fresh, {}))
         return carried
 
     def _update_symbols(self, rows: list[dict[str, Any]]) -> None:
@@ -335,13 +289,13 @@ class KuzuCodeGraph:
         store = self._store
         texts = {
             r[0]: (r[1], r[2], r[3])
-            for r in store.keyed_rows(
+            for r in store.db.keyed_rows(
                 "MATCH (s:Symbol {key: $key}) RETURN s.key, s.title, s.signature, s.docstring",
                 [row["key"] for row in rows],
             )
         }
         for chunk in _chunks(rows):  # its key names the symbol: its name, path and project stay
-            store.run(
+            store.db.run(
                 "UNWIND $rows AS r MATCH (s:Symbol {key: r.key}) SET s.kind = r.kind, "
                 "s.start_line = r.start_line, s.end_line = r.end_line, s.body_hash = r.body_hash, "
                 "s.body_changed_at = CAST(r.body_changed_at AS TIMESTAMP), s.deleted_at = NULL",
@@ -358,7 +312,7 @@ class KuzuCodeGraph:
             if texts.get(row["key"]) != (row["title"], row["signature"], row["docstring"])
         ]
         for chunk in _chunks(rewritten):
-            store.run(
+            store.db.run(
                 "UNWIND $rows AS r MATCH (s:Symbol {key: r.key}) SET s.title = r.title, "
                 "s.signature = r.signature, s.docstring = CAST(r.docstring AS STRING)",
                 {"rows": chunk},
@@ -373,39 +327,40 @@ class KuzuCodeGraph:
             "(a:Symbol)-[r:INHERITS]->(:Symbol)",
             "(a:File)-[r:IMPORTS]->()",
         ):
-            store.run(f"MATCH {pattern} WHERE a.project = $p DELETE r", {"p": project})
+            store.db.run(f"MATCH {pattern} WHERE a.project = $p DELETE r", {"p": project})
         files = [(a, b) for a, b in edges.contains if a.startswith("File:")]
         nested = [(a, b) for a, b in edges.contains if a.startswith("Symbol:")]
-        store.copy_edges("CONTAINS", "File", "Symbol", files)
-        store.copy_edges("CONTAINS", "Symbol", "Symbol", nested)
-        store.copy_edges(
+        store.db.copy_edges("CONTAINS", "File", "Symbol", files)
+        store.db.copy_edges("CONTAINS", "Symbol", "Symbol", nested)
+        store.db.copy_edges(
             "CALLS",
             "Symbol",
             "Symbol",
             [(c.caller, c.callee) for c in edges.calls],
             {"confidence": [c.confidence for c in edges.calls]},
         )
-        store.copy_edges("INHERITS", "Symbol", "Symbol", edges.inherits)
+        store.db.copy_edges("INHERITS", "Symbol", "Symbol", edges.inherits)
         imports = [(file_key(project, a), file_key(project, b)) for a, b in edges.imports]
-        store.copy_edges("IMPORTS", "File", "File", imports)
+        store.db.copy_edges("IMPORTS", "File", "File", imports)
         external = sorted({(file_key(project, a), module_key(project, m)) for a, m in edges.external})
-        store.copy_edges("IMPORTS", "File", "ExternalModule", external)
+        store.db.copy_edges("IMPORTS", "File", "ExternalModule", external)
 
     def touch(self, project: str, states: Sequence[FileState]) -> None:
         """Files whose content is unchanged but whose mtime moved: remember the new mtime."""
         for state in states:
-            self._store.run(
+            self._store.db.run(
                 "MATCH (f:File {key: $k}) SET f.mtime_ns = $m",
                 {"k": file_key(project, state.path), "m": state.mtime_ns},
             )
 
     def replace_co_changes(self, project: str, pairs: dict[tuple[str, str], int]) -> None:
         store = self._store
-        with store.lock:
-            store.run("MATCH (a:File)-[r:CO_CHANGES]->(:File) WHERE a.project = $p DELETE r", {"p": project})
+        with store.db.lock:
+            query = "MATCH (a:File)-[r:CO_CHANGES]->(:File) WHERE a.project = $p DELETE r"
+            store.db.run(query, {"p": project})
             live = set(self.file_states(project))
             kept = [(a, b, n) for (a, b), n in pairs.items() if a in live and b in live]
-            store.copy_edges(
+            store.db.copy_edges(
                 "CO_CHANGES",
                 "File",
                 "File",
@@ -417,17 +372,17 @@ class KuzuCodeGraph:
         """Remove ``project``'s external modules that no file imports and no memory is about (a
         renamed project's old graph, once its files went); how many went."""
         store = self._store
-        with store.lock, store.transaction():
+        with store.db.lock, store.transaction():
             unused = [
                 str(r[0])
-                for r in store.rows(
+                for r in store.db.rows(
                     "MATCH (e:ExternalModule) WHERE e.project = $p "
                     "AND NOT EXISTS { MATCH (:File)-[:IMPORTS]->(e) } "
                     "AND NOT EXISTS { MATCH (:Memory)-[:ABOUT]->(e) } RETURN e.key ORDER BY e.key",
                     {"p": project},
                 )
             ]
-            store.keyed_rows("MATCH (e:ExternalModule {key: $key}) DETACH DELETE e", unused)
+            store.db.keyed_rows("MATCH (e:ExternalModule {key: $key}) DETACH DELETE e", unused)
         return len(unused)
 
 

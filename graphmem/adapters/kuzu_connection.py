@@ -2,9 +2,10 @@
 
 ``KuzuConnection`` translates every Kùzu error into graphmem's, keeps one connection
 with its prepared statements, and serialises access from threads with one re-entrant
-lock. ``KuzuGraphStore`` (``kuzu_store.py``) and its parts
-(``kuzu_entities.py``, ``kuzu_links.py``) build on it; the code and GitLab graphs run
-their statements through it (``rows``, ``keyed_rows``, ``run``, ``copy``, ``copy_edges``).
+lock. It is the connection part of ``KuzuGraphStore`` (``kuzu_store.py``, its ``db``): the
+store's other parts (``kuzu_entities.py``, ``kuzu_links.py``, ``kuzu_vectors.py``,
+``kuzu_events.py``, ...) are given it, and the code and GitLab graphs run their statements
+through it (``rows``, ``keyed_rows``, ``run``, ``copy``, ``copy_edges``, ``transaction``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 import kuzu
 
-from graphmem.adapters.graph_cache import GraphCache
 from graphmem.errors import StoreError
 
 if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
@@ -58,12 +58,21 @@ _KEY_PARAMETER = re.compile(r"\$key\b")  # ``keyed_rows``' parameter, not ``$key
 
 
 class KuzuConnection:
-    """One connection to an open Kùzu database, its lock and its prepared statements."""
+    """One connection to an open Kùzu database, its lock and its prepared statements.
 
-    _graph: GraphCache  # the edges kept in memory (set by ``KuzuGraphStore``)
+    ``committed`` runs when a transaction commits (before its ``then`` actions), and
+    ``rolled_back`` when one rolls back: the store forgets what its caches hold then."""
 
-    def __init__(self, db: kuzu.Database) -> None:
+    def __init__(
+        self,
+        db: kuzu.Database,
+        *,
+        committed: Callable[[], None] = lambda: None,
+        rolled_back: Callable[[], None] = lambda: None,
+    ) -> None:
         self._db = db
+        self._committed = committed
+        self._rolled_back = rolled_back
         self._conn = kuzu.Connection(db)
         self._lock = threading.RLock()
         self._prepared: dict[str, Any] = {}
@@ -82,7 +91,8 @@ class KuzuConnection:
         self._writes = 0  # committed write statements since the pool was last looked at
         self._pool_base = self._pool_used()  # the pool in use after the last checkpoint
 
-    def _close_connection(self) -> None:
+    def close(self) -> None:
+        """Close the connections and the database."""
         with self._lock:
             if self._side is not None:
                 side, _, thread = self._side
@@ -94,7 +104,9 @@ class KuzuConnection:
     # -- low level --------------------------------------------------------------
 
     @contextmanager
-    def _translated(self) -> Iterator[None]:
+    def translated(self) -> Iterator[None]:
+        """Kùzu's errors inside the block raised as ``StoreError`` (a transaction's first
+        error fails the whole transaction)."""
         try:
             yield
         except RuntimeError as exc:
@@ -106,8 +118,9 @@ class KuzuConnection:
         if self._failed:  # Kùzu is in auto-commit now: the transaction's later writes must not land
             raise StoreError("The graph store failed earlier in this transaction; nothing of it was kept.")
 
-    def _write(self, query: str, params: Mapping[str, Any] | None) -> None:
-        """Run a write whose result nobody reads; the first of a transaction is held (``_held``)."""
+    def write(self, query: str, params: Mapping[str, Any] | None) -> None:
+        """Run a write whose result nobody reads (the caller holds ``lock``, inside ``translated``);
+        the first of a transaction is held (``_held``)."""
         self._check_open()
         if self._after_commit is not None and not self._begun and self._held is None:
             self._held = (query, params)  # counted in ``_writes`` when it runs
@@ -152,22 +165,24 @@ class KuzuConnection:
             return self._conn.execute(query)
         return self._conn.execute(_prepared(self._conn, self._prepared, query), dict(params))
 
-    def _bulk(self, query: str, data: pa.Table) -> None:
+    def bulk(self, query: str, data: pa.Table) -> None:
         """Run a ``COPY ... FROM $t`` of ``data`` (not prepared: the table differs every time)."""
-        with self._lock, self._translated():
+        with self._lock, self.translated():
             self._check_open()
             self._begin()
             self._conn.execute(query, {"t": data})
             self._writes += 1
             self._watch_pool()
 
-    def _run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
-        with self._lock, self._translated():
-            self._write(query, params)
+    def run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
+        """Run a statement whose result nobody reads."""
+        with self._lock, self.translated():
+            self.write(query, params)
             self._watch_pool()
 
-    def _rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
-        with self._lock, self._translated():
+    def rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
+        """The rows of one statement."""
+        with self._lock, self.translated():
             result = self._execute(query, params)
             assert not isinstance(result, list)
             rows: list[list[Any]] = result.get_all()
@@ -196,18 +211,18 @@ class KuzuConnection:
         with self._lock:
             if len(wanted) > few:
                 joined = _KEY_PARAMETER.sub("wanted", query)
-                return self._rows(f"UNWIND $keys AS wanted {joined}", {**given, "keys": wanted})
+                return self.rows(f"UNWIND $keys AS wanted {joined}", {**given, "keys": wanted})
             if len(wanted) < SPLIT_MIN_KEYS or self._after_commit is not None or _WRITES.search(query):
                 # Inside a transaction only this connection sees its writes; and Kùzu takes
                 # one write transaction at a time.
-                return [row for key in wanted for row in self._rows(query, {**given, "key": key})]
+                return [row for key in wanted for row in self.rows(query, {**given, "key": key})]
             half = len(wanted) // 2
             later = self._side_reads(query, [{**given, "key": key} for key in wanted[half:]])
             try:
-                first = [row for key in wanted[:half] for row in self._rows(query, {**given, "key": key})]
+                first = [row for key in wanted[:half] for row in self.rows(query, {**given, "key": key})]
             finally:
                 later.exception()  # waits: the second connection is done before the lock goes
-            with self._translated():
+            with self.translated():
                 return first + later.result()
 
     def _side_reads(self, query: str, each: list[dict[str, Any]]) -> Future[list[list[Any]]]:
@@ -235,7 +250,7 @@ class KuzuConnection:
         """The writes inside the block are committed together, once, when it ends (durable
         then), or none of them when it raises; inside an open transaction it is part of that
         one. It holds the store's lock: other threads' store calls wait till it ends. What
-        the writes change in memory (``_then``) happens after the commit."""
+        the writes change in memory (``then``) happens after the commit."""
         with self._lock:
             if self._after_commit is not None:
                 yield
@@ -246,7 +261,7 @@ class KuzuConnection:
                 if self._failed:
                     raise StoreError("The graph store failed inside a transaction; nothing of it was kept.")
                 held, self._held = self._held, None
-                with self._translated():
+                with self.translated():
                     if self._begun:
                         self._conn.execute("COMMIT")
                     elif held is not None:  # the only write: Kùzu commits it on its own
@@ -269,36 +284,37 @@ class KuzuConnection:
         with suppress(RuntimeError):  # Kùzu already ended it (a failed COMMIT)
             self._conn.execute("ROLLBACK")
 
-    def _then(self, action: Callable[[], None]) -> None:
+    def then(self, action: Callable[[], None]) -> None:
         """Run ``action`` (keeping an in-memory copy in step) now, or after the open transaction commits."""
         if self._after_commit is None:
             action()
         else:
             self._after_commit.append(action)
 
-    def _committed(self) -> None:
-        """The open transaction committed (before its ``_then`` actions run)."""
-
-    def _rolled_back(self) -> None:
-        """Forget what the rolled-back writes left in memory (the store's caches)."""
-
-    # -- for the other Kùzu adapters (the code graph) ---------------------------
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a ``transaction`` block is open."""
+        return self._after_commit is not None
 
     @property
     def lock(self) -> threading.RLock:
+        """The lock every call holds: a caller holding it makes several calls one step."""
         return self._lock
 
-    def rows(self, query: str, params: Mapping[str, Any] | None = None) -> list[list[Any]]:
-        return self._rows(query, params)
+    # -- bulk loads and reads -----------------------------------------------------
 
-    def run(self, query: str, params: Mapping[str, Any] | None = None) -> None:
-        self._run(query, params)
+    def arrow(self, query: str, params: Mapping[str, Any]) -> pa.Table:
+        """The rows of one statement as a pyarrow table."""
+        with self._lock, self.translated():
+            result = self._execute(query, params)
+            table: pa.Table = result.get_as_arrow()
+            return table
 
     def copy(self, table: str, data: pa.Table | None) -> None:
         """Bulk-load ``data`` (columns in the table's order) into a node table."""
         if data is None or data.num_rows == 0:
             return
-        self._bulk(f"COPY {table} FROM $t", data)
+        self.bulk(f"COPY {table} FROM $t", data)
 
     def copy_edges(
         self,
@@ -314,16 +330,16 @@ class KuzuConnection:
         import pyarrow as pa
 
         data = {"from": [a for a, _ in pairs], "to": [b for _, b in pairs], **(columns or {})}
-        self._bulk(f"COPY {rel} FROM $t (from='{source}', to='{target}')", pa.table(data))
+        self.bulk(f"COPY {rel} FROM $t (from='{source}', to='{target}')", pa.table(data))
 
     # -- metadata ---------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        rows = self._rows("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
+        rows = self.rows("MATCH (m:Meta {key: $k}) RETURN m.value", {"k": key})
         return rows[0][0] if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
-        self._run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+        self.run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
 
 
 def _prepared(conn: kuzu.Connection, prepared: dict[str, Any], query: str) -> Any:

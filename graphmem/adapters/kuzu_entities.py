@@ -1,7 +1,8 @@
 """Entities and the ABOUT edges from memories to them, in graphmem's Kùzu store.
 
-Part of ``KuzuGraphStore`` (``kuzu_store.py``): the ``EntityGraph`` port over the entity
-tables of ``kuzu_schema.ENTITY_TABLES``, one query per entity kind.
+A part of ``KuzuGraphStore`` (``kuzu_store.py``), given the store's connection and its edge
+cache: the ``EntityGraph`` port over the entity tables of ``kuzu_schema.ENTITY_TABLES``, one
+query per entity kind.
 """
 
 from __future__ import annotations
@@ -10,14 +11,19 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
+from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, KuzuConnection
 from graphmem.adapters.kuzu_rows import entity_from_row
 from graphmem.adapters.kuzu_schema import ENTITY_TABLES
 from graphmem.core.models import Entity, EntityKind
 
 
-class KuzuEntities(KuzuConnection):
+class KuzuEntities:
     """Entities by kind, and which memories are about which."""
+
+    def __init__(self, db: KuzuConnection, graph: GraphCache) -> None:
+        self._db = db
+        self._graph = graph  # the store's copy of the edges, kept in step with these writes
 
     def upsert_entities(self, entities: Sequence[Entity]) -> None:
         by_kind: dict[EntityKind, list[dict[str, Any]]] = defaultdict(list)
@@ -26,7 +32,7 @@ class KuzuEntities(KuzuConnection):
                 {"key": entity.key, "name": entity.name, "project": entity.project, "title": entity.title}
             )
         for kind, rows in by_kind.items():
-            self._run(
+            self._db.run(
                 # r.key named first: matched on the index (see kuzu_rows.ADD_LINKS)
                 f"UNWIND $rows AS r WITH r, r.key AS k MERGE (e:{kind.value} {{key: k}}) "
                 "SET e.name = r.name, e.project = r.project, "
@@ -43,14 +49,14 @@ class KuzuEntities(KuzuConnection):
         found: dict[str, Entity] = {}
         for label, group in by_kind.items():
             query = f"MATCH (e:{label} {{key: $key}}) RETURN e.key, e.name, e.project, e.title"
-            for row in self.keyed_rows(query, group):
+            for row in self._db.keyed_rows(query, group):
                 found[row[0]] = entity_from_row(label, row)
         return found
 
     def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
         found: list[Entity] = []
         for kind in kinds:
-            rows = self._rows(
+            rows = self._db.rows(
                 f"MATCH (e:{kind.value}) WHERE e.name = $n OR e.key ENDS WITH $suffix "
                 "RETURN e.key, e.name, e.project, e.title LIMIT 20",
                 {"n": name, "suffix": f"::{name}"},
@@ -61,7 +67,7 @@ class KuzuEntities(KuzuConnection):
     def all_entities(self) -> Iterable[Entity]:
         found: list[Entity] = []
         for label in ENTITY_TABLES:
-            rows = self._rows(f"MATCH (e:{label}) RETURN e.key, e.name, e.project, e.title ORDER BY e.key")
+            rows = self._db.rows(f"MATCH (e:{label}) RETURN e.key, e.name, e.project, e.title ORDER BY e.key")
             found.extend(entity_from_row(label, row) for row in rows)
         return found
 
@@ -70,13 +76,13 @@ class KuzuEntities(KuzuConnection):
         for memory_id, entity in pairs:
             by_kind[entity.kind].append({"m": memory_id, "e": entity.key})
         for kind, rows in by_kind.items():
-            self._run(
+            self._db.run(
                 f"UNWIND $rows AS r WITH r, r.m AS i MATCH (m:Memory {{id: i}}) "
                 f"WITH m, r, r.e AS k MATCH (e:{kind.value} {{key: k}}) MERGE (m)-[:ABOUT]->(e)",
                 {"rows": rows},
             )
         about = [(memory_id, entity.key) for memory_id, entity in pairs]
-        self._then(lambda: self._graph.about_added(about))
+        self._db.then(lambda: self._graph.about_added(about))
 
     def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
         """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``, ``new``
@@ -84,17 +90,19 @@ class KuzuEntities(KuzuConnection):
         label = kind.value
         ids = [
             r[0]
-            for r in self._rows(f"MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: $k}}) RETURN m.id", {"k": old})
+            for r in self._db.rows(
+                f"MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: $k}}) RETURN m.id", {"k": old}
+            )
         ]
         if not ids or old == new:
             return []
-        self._run(
+        self._db.run(
             f"UNWIND $ids AS i MATCH (m:Memory {{id: i}}) MATCH (e:{label} {{key: $k}}) "
             "MERGE (m)-[:ABOUT]->(e)",
             {"ids": ids, "k": new},
         )
-        self._run(f"MATCH (:Memory)-[a:ABOUT]->(e:{label} {{key: $k}}) DELETE a", {"k": old})
-        self._then(lambda: self._graph.about_moved(ids, old, new))
+        self._db.run(f"MATCH (:Memory)-[a:ABOUT]->(e:{label} {{key: $k}}) DELETE a", {"k": old})
+        self._db.then(lambda: self._graph.about_moved(ids, old, new))
         return ids
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
@@ -109,7 +117,7 @@ class KuzuEntities(KuzuConnection):
             "RETURN m.id, label(e), e.key, e.name, e.project, e.title"
         )
         # Each lookup walks ABOUT to every entity table (2-15 ms): the join wins from a few dozen.
-        rows = self.keyed_rows(query, memory_ids)
+        rows = self._db.keyed_rows(query, memory_ids)
         found: dict[str, list[Entity]] = defaultdict(list)
         for row in rows:
             found[row[0]].append(entity_from_row(row[1], row[2:]))
@@ -131,6 +139,6 @@ class KuzuEntities(KuzuConnection):
         found: dict[str, list[str]] = defaultdict(list)
         for label, keys in by_label.items():
             query = f"MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: $key}}) RETURN e.key, m.id"
-            for key, memory_id in self.keyed_rows(query, keys, few=FEW_EDGE_KEYS):
+            for key, memory_id in self._db.keyed_rows(query, keys, few=FEW_EDGE_KEYS):
                 found[key].append(memory_id)
         return dict(found)

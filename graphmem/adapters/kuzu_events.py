@@ -1,6 +1,6 @@
 """Each memory's history in Kùzu: the ``MemoryEvent`` nodes (``core/events.py``).
 
-Part of ``KuzuGraphStore`` (``kuzu_store.py``): the ``MemoryHistory`` port, over the store's
+A part of ``KuzuGraphStore`` (``kuzu_store.py``): the ``MemoryHistory`` port, over the store's
 connection and lock.
 ``before`` and ``after`` are stored as JSON text; ``seq`` orders the events of one instant.
 """
@@ -12,14 +12,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from graphmem.adapters.kuzu_connection import KuzuConnection
-from graphmem.adapters.kuzu_rows import aware, naive_utc
-from graphmem.core.events import EventKind, MemoryEvent
+from graphmem.adapters.kuzu_rows import naive_utc
+from graphmem.adapters.record_rows import EVENT_FIELDS, event_from_row
+from graphmem.core.events import MemoryEvent
 from graphmem.errors import StoreError
 
-_FIELDS = (
-    "e.id, e.memory_id, e.at, e.kind, e.actor, e.reason, e.before, e.after, e.other_id, e.rule, "
-    "e.undoes, e.undone_by"
-)
+_FIELDS = ", ".join(f"e.{name}" for name in EVENT_FIELDS)
 _CREATE = (
     "CREATE (:MemoryEvent {id: $id, memory_id: $memory_id, other_id: $other_id, at: $at, kind: $kind, "
     "actor: $actor, rule: $rule, reason: $reason, before: $before, after: $after, undoes: $undoes, "
@@ -27,40 +25,23 @@ _CREATE = (
 )
 
 
-def _event(row: Sequence[Any]) -> MemoryEvent:
-    at = aware(row[2])
-    assert at is not None
-    return MemoryEvent(
-        id=row[0],
-        memory_id=row[1],
-        at=at,
-        kind=EventKind(row[3]),
-        actor=row[4] or "",
-        reason=row[5] or "",
-        before=json.loads(row[6] or "{}"),
-        after=json.loads(row[7] or "{}"),
-        other_id=row[8],
-        rule=row[9],
-        undoes=row[10],
-        undone_by=row[11],
-    )
-
-
-class KuzuHistory(KuzuConnection):
+class KuzuHistory:
     """The history part of the Kùzu store (see the module doc)."""
 
-    _event_seq: int | None = None
+    def __init__(self, db: KuzuConnection) -> None:
+        self._db = db
+        self._event_seq: int | None = None  # the last event's seq, read at the first event added
 
     def add_events(self, events: Sequence[MemoryEvent]) -> None:
-        with self.lock:
+        with self._db.lock:
             for event in events:
-                if self.rows("MATCH (e:MemoryEvent {id: $id}) RETURN e.id", {"id": event.id}):
+                if self._db.rows("MATCH (e:MemoryEvent {id: $id}) RETURN e.id", {"id": event.id}):
                     raise StoreError(f"Event {event.id} is stored already.")
-                self.run(_CREATE, self._params(event))
+                self._db.run(_CREATE, self._params(event))
 
     def _params(self, event: MemoryEvent) -> dict[str, Any]:
         if self._event_seq is None:
-            found = self.rows("MATCH (e:MemoryEvent) RETURN max(e.seq)")
+            found = self._db.rows("MATCH (e:MemoryEvent) RETURN max(e.seq)")
             self._event_seq = int(found[0][0] or 0) if found else 0
         self._event_seq += 1
         return {
@@ -80,19 +61,24 @@ class KuzuHistory(KuzuConnection):
         }
 
     def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
-        rows = self.rows(
+        rows = self._db.rows(
             f"MATCH (e:MemoryEvent) WHERE e.memory_id = $id OR e.other_id = $id RETURN {_FIELDS} "
             "ORDER BY e.seq DESC LIMIT $limit",
             {"id": memory_id, "limit": limit},
         )
-        return [_event(row) for row in rows]
+        return [event_from_row(row) for row in rows]
 
     def get_event(self, event_id: str) -> MemoryEvent | None:
-        rows = self.rows(f"MATCH (e:MemoryEvent {{id: $id}}) RETURN {_FIELDS}", {"id": event_id})
-        return _event(rows[0]) if rows else None
+        rows = self._db.rows(f"MATCH (e:MemoryEvent {{id: $id}}) RETURN {_FIELDS}", {"id": event_id})
+        return event_from_row(rows[0]) if rows else None
 
     def set_undone(self, event_id: str, undone_by: str) -> None:
-        self.run("MATCH (e:MemoryEvent {id: $id}) SET e.undone_by = $by", {"id": event_id, "by": undone_by})
+        self._db.run(
+            "MATCH (e:MemoryEvent {id: $id}) SET e.undone_by = $by", {"id": event_id, "by": undone_by}
+        )
 
     def all_events(self) -> Iterable[MemoryEvent]:
-        return [_event(row) for row in self.rows(f"MATCH (e:MemoryEvent) RETURN {_FIELDS} ORDER BY e.seq")]
+        return [
+            event_from_row(row)
+            for row in self._db.rows(f"MATCH (e:MemoryEvent) RETURN {_FIELDS} ORDER BY e.seq")
+        ]

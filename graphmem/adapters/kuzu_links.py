@@ -1,9 +1,9 @@
 """Edges between memories in graphmem's Kùzu store: RELATES (with a kind) and NEXT.
 
-Part of ``KuzuGraphStore`` (``kuzu_store.py``): the ``MemoryLinks`` port, and the load
-of every edge into the in-process ``GraphCache`` that graph expansion walks. Adding
-RELATES edges (``add_links``) is on the store itself: like ``get_memories`` it picks
-primary-key lookups or one bulk statement by ``LOOKUP_MAX_IDS``.
+A part of ``KuzuGraphStore`` (``kuzu_store.py``), given the store's connection and its edge
+cache: the ``MemoryLinks`` port, and the load of every edge into the in-process
+``GraphCache`` that graph expansion walks (``load_edges``). Adding RELATES edges
+(``add_links``) picks a MERGE per link or one bulk statement by ``LOOKUP_MAX_IDS``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from functools import partial
 
 from graphmem.adapters.graph_cache import ENTITY_FANOUT, GraphCache
 from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, KuzuConnection
-from graphmem.adapters.kuzu_rows import aware
+from graphmem.adapters.kuzu_rows import ADD_LINK, ADD_LINKS, aware, naive_utc
 from graphmem.adapters.kuzu_schema import ENTITY_TABLES
 from graphmem.core.models import Link, LinkKind
 from graphmem.core.ports import Neighbour
@@ -25,34 +25,60 @@ from graphmem.core.ports import Neighbour
 DIRECT_GRAPH_ASKS = 8
 
 
-class KuzuMemoryLinks(KuzuConnection):
+# Above this many links, one UNWIND of them all beats a MERGE each (and above this many ids,
+# ``KuzuGraphStore.get_memories`` reads them in one query).
+LOOKUP_MAX_IDS = 200
+
+
+class KuzuMemoryLinks:
     """RELATES and NEXT edges: removed, listed, added (NEXT) and walked."""
 
-    _graph_asks = 0  # expansions asked before the graph was loaded
+    def __init__(self, db: KuzuConnection, graph: GraphCache) -> None:
+        self._db = db
+        self._graph = graph  # the store's copy of the edges, kept in step with these writes
+        self._graph_asks = 0  # expansions asked before the graph was loaded
+
+    def add_links(self, links: Sequence[Link]) -> None:
+        rows = [
+            {"s": link.source, "t": link.target, "k": link.kind.value, "c": naive_utc(link.created_at)}
+            for link in links
+        ]
+        many = len(rows) > LOOKUP_MAX_IDS  # UNWIND's MERGE costs ~0.1 s however few; one each ~2 ms
+        with self._db.lock, self._db.translated():
+            for params in [{"rows": rows}] if many else rows:
+                self._db.write(ADD_LINKS if many else ADD_LINK, params)
+
+        def cache() -> None:
+            for link in links:
+                self._graph.related_added(link.source, link.target, link.kind.value)
+
+        self._db.then(cache)
 
     def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
-        rows = self._rows(
+        rows = self._db.rows(
             "MATCH (a:Memory {id: $s})-[x:RELATES {kind: $k}]->(b:Memory {id: $t}) DELETE x RETURN count(*)",
             {"s": source, "t": target, "k": kind.value},
         )
-        self._then(partial(self._graph.related_removed, source, target))
+        self._db.then(partial(self._graph.related_removed, source, target))
         return bool(rows and rows[0][0])
 
     def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
         returned = "RETURN a.id, b.id, x.kind, x.created_at"
         if memory_ids is None:
-            rows = self._rows(f"MATCH (a:Memory)-[x:RELATES]->(b:Memory) {returned}")
+            rows = self._db.rows(f"MATCH (a:Memory)-[x:RELATES]->(b:Memory) {returned}")
         else:
             # From and to each id, by primary key: ``a.id IN $ids OR b.id IN $ids`` read every
             # link (about 100 ms for one id at 100,000 memories, 9 s for 5,000).
-            with self._lock:
+            with self._db.lock:
                 rows = [
                     row
                     for pattern in (
                         "(a:Memory {id: $key})-[x:RELATES]->(b:Memory)",
                         "(a:Memory)-[x:RELATES]->(b:Memory {id: $key})",
                     )
-                    for row in self.keyed_rows(f"MATCH {pattern} {returned}", memory_ids, few=FEW_EDGE_KEYS)
+                    for row in self._db.keyed_rows(
+                        f"MATCH {pattern} {returned}", memory_ids, few=FEW_EDGE_KEYS
+                    )
                 ]
             # A link between two of the ids is found from both ends; (a, b, kind) is one link.
             rows = list({(r[0], r[1], r[2]): r for r in rows}.values())
@@ -62,23 +88,23 @@ class KuzuMemoryLinks(KuzuConnection):
     def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
         if not pairs:
             return
-        self._run(
+        self._db.run(
             "UNWIND $rows AS r WITH r, r.a AS i MATCH (a:Memory {id: i}) "  # see kuzu_rows.ADD_LINKS
             "WITH a, r, r.b AS j MATCH (b:Memory {id: j}) MERGE (a)-[:NEXT]->(b)",
             {"rows": [{"a": a, "b": b} for a, b in pairs]},
         )
-        self._then(partial(self._graph.next_added, list(pairs)))
+        self._db.then(partial(self._graph.next_added, list(pairs)))
 
     def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
         if memory_ids is None:
-            rows = self._rows("MATCH (a:Memory)-[:NEXT]->(b:Memory) RETURN a.id, b.id")
+            rows = self._db.rows("MATCH (a:Memory)-[:NEXT]->(b:Memory) RETURN a.id, b.id")
         else:
             query = "MATCH (a:Memory {id: $key})-[:NEXT]->(b:Memory) RETURN a.id, b.id"
-            rows = self.keyed_rows(query, memory_ids, few=FEW_EDGE_KEYS)
+            rows = self._db.keyed_rows(query, memory_ids, few=FEW_EDGE_KEYS)
         return [(r[0], r[1]) for r in rows]
 
     def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
-        with self._lock:
+        with self._db.lock:
             if not self._graph.ready:
                 self._graph_asks += 1
                 if self._graph_asks <= DIRECT_GRAPH_ASKS:  # see graph_cache.py
@@ -96,7 +122,7 @@ class KuzuMemoryLinks(KuzuConnection):
         # A few seeds one lookup each (see keyed_rows): 10 seeds at 100,000 memories 0.1 s, where
         # UNWIND joined them with every NEXT, RELATES and ABOUT edge (0.4-0.6 s). All three
         # kinds in one lookup: 30 seeds took 41 ms where a lookup per kind took 75-80 ms.
-        rows = self.keyed_rows(
+        rows = self._db.keyed_rows(
             "MATCH (a:Memory {id: $key})-[x:NEXT|RELATES|ABOUT]-(b) "
             "RETURN a.id, label(x), b.id, b.key, x.kind",
             memory_ids,
@@ -113,13 +139,13 @@ class KuzuMemoryLinks(KuzuConnection):
             if label not in ENTITY_TABLES:
                 continue
             # Counted first: a hub's members (thousands, at scale) are never read.
-            counts = self.keyed_rows(
+            counts = self._db.keyed_rows(
                 f"MATCH (:Memory)-[:ABOUT]->(e:{label} {{key: $key}}) RETURN e.key, count(*)",
                 sorted(keys),
                 few=FEW_EDGE_KEYS,
             )
             small = [key for key, n in counts if n <= ENTITY_FANOUT]
-            members = self.keyed_rows(
+            members = self._db.keyed_rows(
                 f"MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: $key}}) RETURN m.id, e.key",
                 small,
                 few=FEW_EDGE_KEYS,
@@ -131,12 +157,12 @@ class KuzuMemoryLinks(KuzuConnection):
             [(str(a), str(b)) for a, b in nexts],
         )
 
-    def _load_graph(
+    def load_edges(
         self,
     ) -> tuple[list[tuple[str, str]], list[tuple[str, str, str]], list[tuple[str, str]]]:
-        about = [(r[0], r[1]) for r in self._rows("MATCH (m:Memory)-[:ABOUT]->(e) RETURN m.id, e.key")]
+        about = [(r[0], r[1]) for r in self._db.rows("MATCH (m:Memory)-[:ABOUT]->(e) RETURN m.id, e.key")]
         relates = [
             (r[0], r[1], r[2])
-            for r in self._rows("MATCH (a:Memory)-[x:RELATES]->(b:Memory) RETURN a.id, b.id, x.kind")
+            for r in self._db.rows("MATCH (a:Memory)-[x:RELATES]->(b:Memory) RETURN a.id, b.id, x.kind")
         ]
         return about, relates, self.next_pairs()

@@ -2,10 +2,16 @@
 
 Kùzu allows one process per database directory; a second one fails to take the
 lock. This adapter translates that (and every other Kùzu error) into graphmem's
-errors, keeps the schema versioned, and serialises access from threads. The store
-is made of parts: the connection (``kuzu_connection.py``), entities and ABOUT edges
-(``kuzu_entities.py``), edges between memories (``kuzu_links.py``); memory records,
-their full-text search and vectors are here.
+errors, keeps the schema versioned, and serialises access from threads.
+
+The store is composed of parts that each own their state, all given its connection part
+(``db``, ``kuzu_connection.py``: the connection, its lock, transactions, errors translated):
+entities and ABOUT edges (``kuzu_entities.py``), edges between memories (``kuzu_links.py``),
+vectors (``kuzu_vectors.py``), history (``kuzu_events.py``), expiry and
+branches (``kuzu_scans.py``). The entity and link parts keep the store's edge cache
+(``graph_cache.py``) in step. The memory records, their caches and their full-text index
+(``lexical_index.py``) are this module's; the ports of the other parts are delegated to them
+(``store_parts.StoreParts``). The code and GitLab graphs run their statements through ``db``.
 """
 
 from __future__ import annotations
@@ -25,23 +31,20 @@ import numpy as np
 
 from graphmem.adapters.data_dir import locked_message, make_private, write_owner
 from graphmem.adapters.graph_cache import GraphCache
-from graphmem.adapters.kuzu_branches import KuzuBranches
+from graphmem.adapters.kuzu_connection import KuzuConnection
 from graphmem.adapters.kuzu_entities import KuzuEntities
 from graphmem.adapters.kuzu_events import KuzuHistory
-from graphmem.adapters.kuzu_expiry import KuzuExpiry
-from graphmem.adapters.kuzu_links import KuzuMemoryLinks
+from graphmem.adapters.kuzu_links import LOOKUP_MAX_IDS, KuzuMemoryLinks
 from graphmem.adapters.kuzu_rows import (
-    ADD_LINK,
-    ADD_LINKS,
     CREATE_MEMORY,
     MEMORY_RETURN,
     memory_from_row,
     memory_params,
     memory_table,
-    naive_utc,
     to_db,
     visibility_clause,
 )
+from graphmem.adapters.kuzu_scans import KuzuScans
 from graphmem.adapters.kuzu_schema import (
     GITLAB_TEXT_COLUMNS,
     MEMORY_COLUMNS,
@@ -51,12 +54,13 @@ from graphmem.adapters.kuzu_schema import (
     create_schema,
     migrate,
 )
-from graphmem.adapters.kuzu_vectors import VECTOR_LOG, KuzuVectors
+from graphmem.adapters.kuzu_vectors import VECTOR_LOG, KuzuVectors, copy_vectors_out
 from graphmem.adapters.lexical_index import open_lexical_index, rebuild
 from graphmem.adapters.parse_store import PARSES_FILE, ParseStore
+from graphmem.adapters.store_parts import StoreParts
 from graphmem.adapters.vector_log import VectorLog
-from graphmem.core.models import Entity, Link, MemoryRecord
-from graphmem.core.ports import TextHits, TextMatch, Vector, Visibility
+from graphmem.core.models import Entity, MemoryRecord
+from graphmem.core.ports import StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
 log = logging.getLogger(__name__)
@@ -64,8 +68,6 @@ log = logging.getLogger(__name__)
 DB_DIRNAME = "graph.kuzu"
 # COPY is much faster than row inserts, but has fixed costs: below this, insert rows.
 COPY_MIN_ROWS = 64
-# Above this many ids, one query of them all beats separate primary-key lookups.
-LOOKUP_MAX_IDS = 200
 # Memory records kept in memory after a read (oldest dropped first).
 RECORD_CACHE_SIZE = 20_000
 # Kùzu's page cache (its default is 80% of the machine's memory, kept once read): the
@@ -132,89 +134,102 @@ def _size(path: Path) -> int:
         return 0
 
 
-class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, KuzuExpiry, KuzuBranches):
+class KuzuGraphStore(StoreParts):
     """A graphmem store in ``<data_dir>/graph.kuzu``."""
 
     def __init__(self, data_dir: Path, *, dimension: int) -> None:
         self.data_dir = data_dir
         self.path = data_dir / DB_DIRNAME
-        self.dimension = dimension
-        super().__init__(_open_database(data_dir, self.path))
+        self.db = KuzuConnection(
+            _open_database(data_dir, self.path), committed=self._committed, rolled_back=self._rolled_back
+        )
+        self._lock = self.db.lock
         self._records: dict[str, MemoryRecord] = {}  # read cache; this process is the only writer
-        self._pending: dict[str, None] | None = None  # memories without a vector (kuzu_vectors.py)
         self._hashes: dict[str, set[str]] | None = None
-        self._graph = GraphCache(self._load_graph)
+        self._graph = GraphCache(lambda: links.load_edges())  # the edges, kept in memory
+        links = KuzuMemoryLinks(self.db, self._graph)
+        super().__init__(
+            connection=self.db,
+            entities=KuzuEntities(self.db, self._graph),
+            links=links,
+            history=KuzuHistory(self.db),
+            scans=KuzuScans(self.db),
+        )
         write_owner(data_dir)
         self.parses = ParseStore(data_dir / PARSES_FILE)  # the files' parses (kuzu_code.py)
-        self._init_schema()
-        self._vectors = VectorLog(data_dir / VECTOR_LOG, dimension)
+        self._init_schema(dimension)
+        self.vectors = KuzuVectors(self.db, data_dir / VECTOR_LOG, dimension)
         self._lexical = open_lexical_index(data_dir, self)  # full-text search (adapters/lexical_index.py)
         self._marked: list[str] = []  # ids marked in the lexical journal by the open transaction
 
+    @property
+    def dimension(self) -> int:
+        return self.vectors.dimension
+
     # -- lifecycle --------------------------------------------------------------
 
-    def _init_schema(self) -> None:
-        tables = {row[1] for row in self._rows("CALL show_tables() RETURN *")}
+    def _init_schema(self, dimension: int) -> None:
+        tables = {row[1] for row in self.db.rows("CALL show_tables() RETURN *")}
         if "Memory" not in tables:
             for statement in create_schema():
-                self._run(statement)
-            VectorLog.create(self.data_dir / VECTOR_LOG, self.dimension)  # no vector of another store
-            self.set_meta("schema_version", str(SCHEMA_VERSION))
+                self.db.run(statement)
+            VectorLog.create(self.data_dir / VECTOR_LOG, dimension)  # no vector of another store
+            self.db.set_meta("schema_version", str(SCHEMA_VERSION))
             return
-        version = int(self.get_meta("schema_version") or 0)
+        version = int(self.db.get_meta("schema_version") or 0)
         if version > SCHEMA_VERSION:
             raise StoreMismatchError(
                 f"The store at {self.path} has schema version {version}, newer than this "
                 f"graphmem understands ({SCHEMA_VERSION}). Upgrade graphmem."
             )
         if version < SCHEMA_VERSION:  # what the steps need to know, read only when there are steps
-            indexes = {row[1] for row in self._rows("CALL SHOW_INDEXES() RETURN *")}
+            indexes = {row[1] for row in self.db.rows("CALL SHOW_INDEXES() RETURN *")}
             columns = {
-                table: {row[1] for row in self._rows(f"CALL table_info('{table}') RETURN *")}
+                table: {row[1] for row in self.db.rows(f"CALL table_info('{table}') RETURN *")}
                 for table in ("File", *GITLAB_TEXT_COLUMNS)
             }
             for statement in migrate(version, indexes, columns):
-                self._run(statement)
+                self.db.run(statement)
         if version < VECTORS_OUT_OF_KUZU:
-            self.copy_vectors_out(self.data_dir / VECTOR_LOG)
+            copy_vectors_out(self.db, self.data_dir / VECTOR_LOG, dimension)
         if version < PARSES_OUT_OF_KUZU:
             self._move_parses_out()
         if version < SCHEMA_VERSION:
-            self.set_meta("schema_version", str(SCHEMA_VERSION))
+            self.db.set_meta("schema_version", str(SCHEMA_VERSION))
 
     def _move_parses_out(self) -> None:
         """Move ``FileParse``'s rows to the parse store, then drop the table (version 12;
         a move cut short is done again at the next open: the parse store replaces)."""
-        if "FileParse" not in {row[1] for row in self._rows("CALL show_tables() RETURN *")}:
+        if "FileParse" not in {row[1] for row in self.db.rows("CALL show_tables() RETURN *")}:
             return
-        projects = [row[0] for row in self._rows("MATCH (f:FileParse) RETURN DISTINCT f.project")]
+        projects = [row[0] for row in self.db.rows("MATCH (f:FileParse) RETURN DISTINCT f.project")]
         for project in projects:
-            rows = self._rows(
+            rows = self.db.rows(
                 "MATCH (f:FileParse) WHERE f.project = $p RETURN f.path, f.parsed", {"p": project}
             )
             self.parses.replace(project, (), ((path, parsed) for path, parsed in rows))
-        self._run("DROP TABLE FileParse")
+        self.db.run("DROP TABLE FileParse")
 
     def close(self) -> None:
         with self._lock:
             try:
-                self._vectors.close()
+                self.vectors.close()
                 if _size(_log_of(self.path)) > CLOSE_CHECKPOINT_BYTES:
-                    self._run("CHECKPOINT")
+                    self.db.run("CHECKPOINT")
             except (StoreError, OSError) as exc:  # what was acknowledged is in the log already
                 log.warning("Closing the graph store: %s", exc)
             finally:
                 self.parses.close()
                 self._lexical.close()
-                self._close_connection()
+                self.db.close()
 
-    # -- transactions (``transaction`` itself is in kuzu_connection.py) ------------
+    # -- transactions (kuzu_connection.py) ------------------------------------------
 
     def _mark(self, ids: Iterable[str], changes: Mapping[str, object] | None = None) -> None:
         """Note ``ids`` in the full-text index's journal before the store changes them."""
         ids = list(ids)
         self._lexical.mark(ids, changes)
-        if self._after_commit is not None:
+        if self.db.in_transaction:
             self._marked.extend(ids)
 
     def _committed(self) -> None:
@@ -223,8 +238,8 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
     def _rolled_back(self) -> None:
         self._records.clear()  # may hold records read inside the transaction
         self._hashes = None
-        self._pending = None  # may hold ids written inside it
-        self._graph = GraphCache(self._load_graph)
+        self.vectors.forget_pending()  # may hold ids written inside it
+        self._graph.reset()
         marked, self._marked = self._marked, []
         self._lexical.refresh(marked)  # as the store holds them: unchanged
 
@@ -234,26 +249,26 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
         if not records:
             return
         few = len(records) < COPY_MIN_ROWS
-        with self._lock, self.transaction() if few else nullcontext():
+        with self._lock, self.db.transaction() if few else nullcontext():
             self._mark(r.id for r in records)
             if few:
-                with self._translated():
+                with self.db.translated():
                     self._insert_rows(records, embedded=vectors is not None)
             else:
-                self._bulk("COPY Memory FROM $t", memory_table(records, embedded=vectors is not None))
+                self.db.bulk("COPY Memory FROM $t", memory_table(records, embedded=vectors is not None))
             ids = [r.id for r in records]
-            self._now_pending(ids)
+            self.vectors.now_pending(ids)
             if vectors is not None:  # once the memories are in (kuzu_vectors.py)
-                self._then(partial(self._put_vectors, ids, vectors))
+                self.db.then(partial(self._put_vectors, ids, vectors))
             self._hashes_changed((), ((r.content_hash, r.id) for r in records))
-            self._then(partial(self._lexical.add, records))
+            self.db.then(partial(self._lexical.add, records))
 
     def _insert_rows(self, records: Sequence[MemoryRecord], *, embedded: bool = False) -> None:
         for record in records:
             params = memory_params(record)
             params["embedding"] = None  # the vector log holds vectors (kuzu_vectors.py)
             params["embedded"] = embedded  # so the records read back need no change (_as_embedded)
-            self._write(CREATE_MEMORY, params)
+            self.db.write(CREATE_MEMORY, params)
 
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
         if not ids:
@@ -264,8 +279,8 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
             # Many ids joined on the primary key (20,000 in 0.1 s at 120,000 memories, where
             # ``WHERE m.id IN $ids`` took 1.9 s for 2,000), a few one lookup each.
             query = f"MATCH (m:Memory {{id: $key}}) RETURN {MEMORY_RETURN}"
-            for row in self.keyed_rows(query, missing, few=LOOKUP_MAX_IDS):
-                record = self._as_embedded(memory_from_row(row))
+            for row in self.db.keyed_rows(query, missing, few=LOOKUP_MAX_IDS):
+                record = self.vectors.as_embedded(memory_from_row(row))
                 found[record.id] = self._records[record.id] = record
             while len(self._records) > RECORD_CACHE_SIZE:
                 self._records.pop(next(iter(self._records)))
@@ -288,7 +303,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
         """content hash → memory ids, loaded once (a column scan), then kept by our own writes."""
         if self._hashes is None:
             hashes: dict[str, set[str]] = defaultdict(set)
-            for content_hash, memory_id in self._rows("MATCH (m:Memory) RETURN m.content_hash, m.id"):
+            for content_hash, memory_id in self.db.rows("MATCH (m:Memory) RETURN m.content_hash, m.id"):
                 hashes[content_hash].add(memory_id)
             self._hashes = hashes
         return self._hashes
@@ -312,7 +327,7 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
             vector = changes.pop("embedding")
             with self._lock:
                 if vector is None:
-                    self._drop_vector(memory_id, pending=True)
+                    self.vectors.drop(memory_id, pending=True)
                 else:
                     self.set_embeddings([memory_id], np.asarray([vector], np.float32))
             if not changes:
@@ -322,9 +337,9 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
         params["id"] = memory_id
         with self._lock:
             self._mark([memory_id], changes)
-            self._run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
+            self.db.run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
             self._records.pop(memory_id, None)
-            self._then(partial(self._lexical.set_fields, memory_id, changes))  # reads the record back
+            self.db.then(partial(self._lexical.set_fields, memory_id, changes))  # reads the record back
 
     def replace_text(
         self,
@@ -341,16 +356,16 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
         update of the full-text-indexed column, Kùzu 0.11.3 fails every later COPY
         into the table (duplicated primary key), even after reopening.
         """
-        with self.transaction():
+        with self.db.transaction():
             record = self.get_memories([memory_id]).get(memory_id)
             self._records.pop(memory_id, None)
-            self._drop_vector(memory_id, pending=False)  # the old text's; the new text is pending
+            self.vectors.drop(memory_id, pending=False)  # the old text's; the new text is pending
             if record is None:
                 return
             links = self.links([memory_id])
             nexts = [
                 (r[0], r[1])
-                for r in self._rows(
+                for r in self.db.rows(
                     "MATCH (a:Memory)-[:NEXT]->(b:Memory) WHERE a.id = $id OR b.id = $id RETURN a.id, b.id",
                     {"id": memory_id},
                 )
@@ -361,11 +376,11 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
             if entities:
                 self.upsert_entities(entities)
             self._mark([memory_id])
-            self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
-            self._then(partial(self._graph.memory_removed, memory_id))
-            with self._lock, self._translated():
+            self.db.run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+            self.db.then(partial(self._graph.memory_removed, memory_id))
+            with self._lock, self.db.translated():
                 self._insert_rows([updated])
-                self._now_pending([memory_id])
+                self.vectors.now_pending([memory_id])
             if links:
                 self.add_links(links)
             if nexts:
@@ -373,49 +388,49 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
             if entities:
                 self.link_about([(memory_id, entity) for entity in entities])
             self._hashes_changed([(record.content_hash, memory_id)], [(content_hash, memory_id)])
-            self._then(partial(self._lexical.add, [updated]))
+            self.db.then(partial(self._lexical.add, [updated]))
 
     def delete_memory(self, memory_id: str) -> None:
         with self._lock:
             record = self.get_memories([memory_id]).get(memory_id)
             self._mark([memory_id])
-            self._run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+            self.db.run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
             self._records.pop(memory_id, None)
-            self._drop_vector(memory_id, pending=False)
+            self.vectors.drop(memory_id, pending=False)
             if record is not None:
                 self._hashes_changed([(record.content_hash, memory_id)], ())
-            self._then(partial(self._lexical.remove, [memory_id]))
-            self._then(partial(self._graph.memory_removed, memory_id))
+            self.db.then(partial(self._lexical.remove, [memory_id]))
+            self.db.then(partial(self._graph.memory_removed, memory_id))
 
     def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
         where, params = visibility_clause(visibility)
         params.update(limit=limit, offset=offset)
-        rows = self._rows(
+        rows = self.db.rows(
             f"MATCH (m:Memory) WHERE {where} RETURN {MEMORY_RETURN} "
             "ORDER BY m.created_at DESC, m.id SKIP $offset LIMIT $limit",
             params,
         )
-        return [self._as_embedded(memory_from_row(row)) for row in rows]
+        return [self.vectors.as_embedded(memory_from_row(row)) for row in rows]
 
     def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]:
         where = "m.project = $p" if project is not None else "true"
-        rows = self._rows(
+        rows = self.db.rows(
             f"MATCH (m:Memory) WHERE {where} RETURN {MEMORY_RETURN} ORDER BY m.created_at, m.id",
             {"p": project} if project is not None else {},
         )
-        return [self._as_embedded(memory_from_row(row)) for row in rows]
+        return [self.vectors.as_embedded(memory_from_row(row)) for row in rows]
 
     def count_memories(self) -> dict[tuple[str, str, str], int]:
-        rows = self._rows("MATCH (m:Memory) RETURN m.category, m.scope, m.status, count(*)")
+        rows = self.db.rows("MATCH (m:Memory) RETURN m.category, m.scope, m.status, count(*)")
         return {(row[0], row[1], row[2]): int(row[3]) for row in rows}
 
     def total_memories(self) -> int:
         # Kùzu answers an unfiltered count from the table's row count (1 ms at 100,000 where
         # the grouped count above read three columns: 20-130 ms).
-        return int(self._rows("MATCH (m:Memory) RETURN count(*)")[0][0])
+        return int(self.db.rows("MATCH (m:Memory) RETURN count(*)")[0][0])
 
     def last_in_session(self, session: str) -> str | None:
-        rows = self._rows(
+        rows = self.db.rows(
             "MATCH (m:Memory) WHERE m.session = $s "
             "RETURN m.id ORDER BY m.created_at DESC, m.seq DESC LIMIT 1",
             {"s": session},
@@ -436,24 +451,37 @@ class KuzuGraphStore(KuzuEntities, KuzuMemoryLinks, KuzuVectors, KuzuHistory, Ku
         with self._lock:
             return rebuild(self._lexical, self)
 
+    # -- vectors (kept by kuzu_vectors.py) -------------------------------------------
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
+        with self._lock:
+            wanted = self.vectors.pending(limit)
+            found = self.get_memories(wanted)
+            self.vectors.not_pending(i for i in wanted if i not in found)  # their write was rolled back
+            return [(memory_id, found[memory_id].text) for memory_id in wanted if memory_id in found]
+
+    def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
+        with self._lock:
+            found = self.get_memories(ids)  # a vector of no memory is not kept
+            rows = [i for i, memory_id in enumerate(ids) if memory_id in found]
+            self._put_vectors([ids[i] for i in rows], np.asarray(vectors, np.float32)[rows])
+
+    def _put_vectors(self, ids: Sequence[str], vectors: Vector) -> None:
+        self.vectors.put(ids, vectors)
+        for memory_id in ids:
+            self._records.pop(memory_id, None)  # read again: now embedded
+
     def clear_embeddings(self, dimension: int) -> None:
-        super().clear_embeddings(dimension)
+        with self._lock:
+            self._records.clear()
+            self.vectors.clear(dimension)
         self.rebuild_text_index()  # `graphmem reindex` rebuilds every derived index
 
-    # -- RELATES edges (the other edge methods are in kuzu_links.py) ---------------
+    def load_vectors(self) -> StoredVectors:
+        return self.vectors.load_vectors()
 
-    def add_links(self, links: Sequence[Link]) -> None:
-        rows = [
-            {"s": link.source, "t": link.target, "k": link.kind.value, "c": naive_utc(link.created_at)}
-            for link in links
-        ]
-        many = len(rows) > LOOKUP_MAX_IDS  # UNWIND's MERGE costs ~0.1 s however few; one each ~2 ms
-        with self._lock, self._translated():
-            for params in [{"rows": rows}] if many else rows:
-                self._write(ADD_LINKS if many else ADD_LINK, params)
+    def count_vectors(self) -> int:
+        return self.vectors.count_vectors()
 
-        def cache() -> None:
-            for link in links:
-                self._graph.related_added(link.source, link.target, link.kind.value)
-
-        self._then(cache)
+    def embedding_of(self, memory_id: str) -> Vector | None:
+        return self.vectors.embedding_of(memory_id)

@@ -1,6 +1,7 @@
 """Memory vectors of the Kùzu store, kept in ``<data_dir>/graph.vectors`` (``vector_log.py``).
 
-Part of ``KuzuGraphStore`` (``kuzu_store.py``). Kùzu holds the memories and the graph; their
+A part of ``KuzuGraphStore`` (``kuzu_store.py``), over the store's connection: it owns the
+vector log and the memories still without a vector. Kùzu holds the memories and the graph; their
 vectors live in the vector log, written as they come (one append, durable when it returns):
 Kùzu 0.11 cannot take vectors one at a time (see ``vector_log.py``). A memory has a vector
 when the log holds one for it, and its record says so (``embedded``).
@@ -17,12 +18,10 @@ Stores written before schema version 9 kept their vectors in Kùzu's ``embedding
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from graphmem.adapters.kuzu_connection import KuzuConnection
 from graphmem.adapters.kuzu_rows import VECTOR_EXTENT, VECTOR_PAGE, VECTORS_BETWEEN, stored_vectors
@@ -43,69 +42,74 @@ MEMORIES_BETWEEN = (
 MEMORY_EXTENT = "MATCH (m:Memory) RETURN max(offset(id(m)))"
 
 
-class KuzuVectors(KuzuConnection):
+class KuzuVectors:
     """The vectors part of the Kùzu store (see the module doc)."""
 
-    dimension: int
-    _records: dict[str, MemoryRecord]
-    _vectors: VectorLog
-    _pending: dict[str, None] | None  # the memories without a vector; None: not read yet
-    get_memories: Callable[[Collection[str]], dict[str, MemoryRecord]]  # the store's
+    def __init__(self, db: KuzuConnection, path: Path, dimension: int) -> None:
+        self._db = db
+        self.dimension = dimension
+        self._log = VectorLog(path, dimension)
+        self._pending: dict[str, None] | None = None  # the memories without a vector; None: not read yet
 
-    def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
-        with self._lock:
+    def close(self) -> None:
+        self._log.close()
+
+    # -- the memories without a vector -----------------------------------------------
+
+    def pending(self, limit: int) -> list[str]:
+        """Up to ``limit`` memories without a vector, the oldest written first."""
+        with self._db.lock:
             if self._pending is None:
-                rows = self._rows("MATCH (m:Memory) RETURN m.id")
-                self._pending = {row[0]: None for row in rows if row[0] not in self._vectors}
-            wanted = list(itertools.islice(self._pending, limit))
-            found = self.get_memories(wanted)
-            for memory_id in wanted:
-                if memory_id not in found:  # its write was rolled back
-                    del self._pending[memory_id]
-            return [(memory_id, found[memory_id].text) for memory_id in wanted if memory_id in found]
+                rows = self._db.rows("MATCH (m:Memory) RETURN m.id")
+                self._pending = {row[0]: None for row in rows if row[0] not in self._log}
+            return list(itertools.islice(self._pending, limit))
 
-    def _now_pending(self, ids: Iterable[str]) -> None:
+    def not_pending(self, ids: Iterable[str]) -> None:
+        """Memories that are gone (their write was rolled back)."""
+        if self._pending is not None:
+            for memory_id in ids:
+                self._pending.pop(memory_id, None)
+
+    def now_pending(self, ids: Iterable[str]) -> None:
         """Memories just written without a vector."""
         if self._pending is not None:
             self._pending.update(dict.fromkeys(ids))
 
-    def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
-        with self._lock:
-            found = self.get_memories(ids)  # a vector of no memory is not kept
-            rows = [i for i, memory_id in enumerate(ids) if memory_id in found]
-            self._put_vectors([ids[i] for i in rows], np.asarray(vectors, np.float32)[rows])
+    def forget_pending(self) -> None:
+        """Read the memories without a vector again at the next ask (a rollback)."""
+        self._pending = None
 
-    def _put_vectors(self, ids: Sequence[str], vectors: Vector) -> None:
-        self._vectors.put(ids, vectors)
-        for memory_id in ids:
-            self._records.pop(memory_id, None)
-            if self._pending is not None:
-                self._pending.pop(memory_id, None)
+    # -- vectors ------------------------------------------------------------------------
 
-    def _drop_vector(self, memory_id: str, *, pending: bool) -> None:
+    def put(self, ids: Sequence[str], vectors: Vector) -> None:
+        """Keep the vectors of memories the store holds."""
+        self._log.put(ids, vectors)
+        self.not_pending(ids)
+
+    def drop(self, memory_id: str, *, pending: bool) -> None:
         """The memory's text changed (``pending``: it needs a vector again) or it is gone."""
-        self._vectors.remove([memory_id])
+        self._log.remove([memory_id])
         if self._pending is not None:
             if pending:
                 self._pending[memory_id] = None
             else:
                 self._pending.pop(memory_id, None)
 
-    def _as_embedded(self, record: MemoryRecord) -> MemoryRecord:
+    def as_embedded(self, record: MemoryRecord) -> MemoryRecord:
         """``record`` as read from Kùzu, ``embedded`` when the log holds its vector."""
-        embedded = record.id in self._vectors
+        embedded = record.id in self._log
         return record if record.embedded is embedded else replace(record, embedded=embedded)
 
-    def clear_embeddings(self, dimension: int) -> None:
-        with self._lock:
-            self._records.clear()
-            self._vectors.clear(dimension)
+    def clear(self, dimension: int) -> None:
+        """Forget every vector; the next ones have ``dimension``."""
+        with self._db.lock:
+            self._log.clear(dimension)
             self._pending = None
             self.dimension = dimension
 
     def load_vectors(self) -> StoredVectors:
-        with self._lock:
-            top = self._rows(MEMORY_EXTENT)[0][0]
+        with self._db.lock:
+            top = self._db.rows(MEMORY_EXTENT)[0][0]
             ids: list[str] = []
             projects: list[str | None] = []
             statuses: list[str] = []
@@ -113,44 +117,45 @@ class KuzuVectors(KuzuConnection):
             for page in self._memory_pages(-1 if top is None else top):
                 for memory_id, project, status, branch in page:
                     live.add(str(memory_id))
-                    if memory_id in self._vectors:
+                    if memory_id in self._log:
                         ids.append(str(memory_id))
                         projects.append(place(project, branch))
                         statuses.append(str(status))
-            self._vectors.compact(live)
-            return StoredVectors(ids, self._vectors.matrix(ids), projects, statuses)
+            self._log.compact(live)
+            return StoredVectors(ids, self._log.matrix(ids), projects, statuses)
 
     def _memory_pages(self, top: int) -> Iterator[list[list[str | None]]]:
         for start in range(0, top + 1, VECTOR_PAGE):
-            yield self._rows(MEMORIES_BETWEEN, {"first": start, "stop": start + VECTOR_PAGE})
+            yield self._db.rows(MEMORIES_BETWEEN, {"first": start, "stop": start + VECTOR_PAGE})
 
     def count_vectors(self) -> int:
-        with self._lock:
-            return len(self._vectors)
+        with self._db.lock:
+            return len(self._log)
 
     def embedding_of(self, memory_id: str) -> Vector | None:
-        with self._lock:
-            return self._vectors.get(memory_id)
+        with self._db.lock:
+            return self._log.get(memory_id)
 
-    # -- stores before schema version 9 ------------------------------------------------
 
-    def copy_vectors_out(self, log: Path) -> None:
-        """Move the vectors of Kùzu's ``embedding`` column to a new vector log at ``log``
-        (a store written before version 9); the column is left as it is: clearing it
-        would be the very write Kùzu cannot take."""
-        moving = log.with_name(f"{log.name}.moving")
-        VectorLog.create(moving, self.dimension)
-        fresh = VectorLog(moving, self.dimension)
-        count, top = self._rows(VECTOR_EXTENT)[0]
-        if count:
-            old = stored_vectors(self._old_vector_pages(-1 if top is None else top), count, self.dimension)
-            for start in range(0, len(old.ids), VECTOR_PAGE):
-                fresh.put(old.ids[start : start + VECTOR_PAGE], old.matrix[start : start + VECTOR_PAGE])
-        fresh.close()
-        fresh.path.replace(log)
+# -- stores before schema version 9 ------------------------------------------------
 
-    def _old_vector_pages(self, top: int) -> Iterator[pa.Table]:
-        for start in range(0, top + 1, VECTOR_PAGE):
-            with self._translated():
-                result = self._execute(VECTORS_BETWEEN, {"first": start, "stop": start + VECTOR_PAGE})
-                yield result.get_as_arrow()
+
+def copy_vectors_out(db: KuzuConnection, log: Path, dimension: int) -> None:
+    """Move the vectors of Kùzu's ``embedding`` column to a new vector log at ``log`` (a store
+    written before version 9); the column is left as it is: clearing it would be the very
+    write Kùzu cannot take."""
+    moving = log.with_name(f"{log.name}.moving")
+    VectorLog.create(moving, dimension)
+    fresh = VectorLog(moving, dimension)
+    count, top = db.rows(VECTOR_EXTENT)[0]
+    if count:
+        old = stored_vectors(_old_vector_pages(db, -1 if top is None else top), count, dimension)
+        for start in range(0, len(old.ids), VECTOR_PAGE):
+            fresh.put(old.ids[start : start + VECTOR_PAGE], old.matrix[start : start + VECTOR_PAGE])
+    fresh.close()
+    fresh.path.replace(log)
+
+
+def _old_vector_pages(db: KuzuConnection, top: int) -> Iterator[pa.Table]:
+    for start in range(0, top + 1, VECTOR_PAGE):
+        yield db.arrow(VECTORS_BETWEEN, {"first": start, "stop": start + VECTOR_PAGE})

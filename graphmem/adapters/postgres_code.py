@@ -16,47 +16,31 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import Any
 
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, symbol_from_row
 from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
-from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_key
+from graphmem.core.codegraph import (
+    CodeScan,
+    FileState,
+    SymbolInfo,
+    file_key,
+    module_key,
+    symbol_rows,
+)
 from graphmem.core.models import Entity, EntityKind
 
-TITLE_CHARS = 200  # of a symbol's signature, as its entity's title
-_SYMBOL = (
-    "s.key, s.path, s.kind, s.name, s.qualified_name, s.start_line, s.end_line, s.signature, "
-    "s.docstring, s.body_hash, s.body_changed_at, s.deleted_at"
-)
-_SYMBOL_COLUMNS = [c.strip().removeprefix("s.") for c in _SYMBOL.split(",")]
 _INSERT_SYMBOL = (
-    f"INSERT INTO code_symbols (project, {', '.join(_SYMBOL_COLUMNS)}) VALUES (%(project)s, "
-    + ", ".join(f"%({c})s" for c in _SYMBOL_COLUMNS)
+    f"INSERT INTO code_symbols (project, {', '.join(SYMBOL_FIELDS)}) VALUES (%(project)s, "
+    + ", ".join(f"%({c})s" for c in SYMBOL_FIELDS)
     + ") ON CONFLICT (key) DO UPDATE SET "
-    + ", ".join(f"{c} = EXCLUDED.{c}" for c in _SYMBOL_COLUMNS if c != "key")
+    + ", ".join(f"{c} = EXCLUDED.{c}" for c in SYMBOL_FIELDS if c != "key")
 )
 _INSERT_ENTITY = (
     "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
     "%(project)s, %(title)s) ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title"
 )
-
-
-def _symbol(row: Sequence[Any]) -> SymbolInfo:
-    return SymbolInfo(
-        row[0],
-        row[1],
-        row[2] or "",
-        row[3] or "",
-        row[4] or "",
-        int(row[5] or 0),
-        int(row[6] or 0),
-        row[7] or "",
-        row[8],
-        row[9] or "",
-        utc(row[10]),
-        utc(row[11]),
-    )
 
 
 class PostgresCodeGraph:
@@ -68,7 +52,7 @@ class PostgresCodeGraph:
     # -- reading ----------------------------------------------------------------
 
     def file_states(self, project: str) -> dict[str, FileState]:
-        rows = self._store._rows(
+        rows = self._store.db.rows(
             "SELECT path, content_hash, size, mtime_ns FROM code_files "
             "WHERE project = %s AND deleted_at IS NULL AND content_hash IS NOT NULL",
             (project,),
@@ -77,7 +61,7 @@ class PostgresCodeGraph:
 
     def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
         where = "" if paths is None else "AND path = ANY(%(paths)s)"
-        rows = self._store._rows(
+        rows = self._store.db.rows(
             "SELECT path, parsed FROM code_files WHERE project = %(p)s AND deleted_at IS NULL "
             f"AND parsed IS NOT NULL {where}",
             {"p": project, "paths": list(paths or ())},
@@ -85,42 +69,44 @@ class PostgresCodeGraph:
         return {r[0]: parsed_from_json(r[1]) for r in rows}
 
     def symbols_in(self, project: str, path: str) -> list[SymbolInfo]:
-        rows = self._store._rows(
-            f"SELECT {_SYMBOL} FROM code_symbols s WHERE s.project = %s AND s.path = %s "
+        rows = self._store.db.rows(
+            f"SELECT {SYMBOL_RETURN} FROM code_symbols s WHERE s.project = %s AND s.path = %s "
             "ORDER BY s.start_line, s.key",
             (project, path),
         )
-        return [_symbol(r) for r in rows]
+        return [symbol_from_row(r) for r in rows]
 
     def find_symbols(self, project: str | None, name: str, limit: int = 10) -> list[SymbolInfo]:
         if limit <= 0:
             return []
-        rows = self._store._rows(
-            f"SELECT {_SYMBOL} FROM code_symbols s WHERE (%(p)s::text IS NULL OR s.project = %(p)s) "
+        rows = self._store.db.rows(
+            f"SELECT {SYMBOL_RETURN} FROM code_symbols s WHERE (%(p)s::text IS NULL OR s.project = %(p)s) "
             "AND (s.qualified_name = %(n)s OR s.name = %(n)s "
             "OR right(s.qualified_name, length(%(n)s) + 1) = '.' || %(n)s) "
             "ORDER BY s.deleted_at IS NOT NULL, s.key LIMIT %(limit)s",
             {"p": project, "n": name, "limit": limit},
         )
-        return [_symbol(r) for r in rows]
+        return [symbol_from_row(r) for r in rows]
 
     def unique_symbols(self, project: str, names: Collection[str]) -> dict[str, SymbolInfo]:
         if not names:
             return {}
-        rows = self._store._rows(
-            f"SELECT {_SYMBOL} FROM code_symbols s WHERE s.project = %(p)s AND s.deleted_at IS NULL "
+        rows = self._store.db.rows(
+            f"SELECT {SYMBOL_RETURN} FROM code_symbols s WHERE s.project = %(p)s AND s.deleted_at IS NULL "
             "AND s.name = ANY(%(names)s) AND s.name IN (SELECT name FROM code_symbols "
             "WHERE project = %(p)s AND deleted_at IS NULL AND name = ANY(%(names)s) "
             "GROUP BY name HAVING count(*) = 1)",
             {"p": project, "names": list(names)},
         )
-        return {r[3]: _symbol(r) for r in rows}
+        return {r[3]: symbol_from_row(r) for r in rows}
 
     def symbols(self, keys: Collection[str]) -> dict[str, SymbolInfo]:
         if not keys:
             return {}
-        rows = self._store._rows(f"SELECT {_SYMBOL} FROM code_symbols s WHERE s.key = ANY(%s)", (list(keys),))
-        return {r[0]: _symbol(r) for r in rows}
+        rows = self._store.db.rows(
+            f"SELECT {SYMBOL_RETURN} FROM code_symbols s WHERE s.key = ANY(%s)", (list(keys),)
+        )
+        return {r[0]: symbol_from_row(r) for r in rows}
 
     def calls(
         self, keys: Collection[str], *, incoming: bool, limit: int
@@ -128,26 +114,26 @@ class PostgresCodeGraph:
         if not keys or limit <= 0:
             return []
         given, other = ("target", "source") if incoming else ("source", "target")
-        rows = self._store._rows(
-            f"SELECT {_SYMBOL}, e.{given}, e.confidence FROM code_edges e "
+        rows = self._store.db.rows(
+            f"SELECT {SYMBOL_RETURN}, e.{given}, e.confidence FROM code_edges e "
             f"JOIN code_symbols s ON s.key = e.{other} WHERE e.kind = 'calls' AND e.{given} = ANY(%s) "
             "ORDER BY e.source, e.target LIMIT %s",
             (list(keys), limit),
         )
-        return [(_symbol(r[:12]), r[12], r[13] or "") for r in rows]
+        return [(symbol_from_row(r[:12]), r[12], r[13] or "") for r in rows]
 
     def imports(self, project: str, path: str, *, incoming: bool, limit: int) -> list[str]:
         if limit <= 0:
             return []
         key = file_key(project, path)
         if incoming:
-            rows = self._store._rows(
+            rows = self._store.db.rows(
                 "SELECT f.path FROM code_edges e JOIN code_files f ON f.key = e.source "
                 "WHERE e.kind = 'imports' AND e.target = %s ORDER BY f.path LIMIT %s",
                 (key, limit),
             )
         else:
-            rows = self._store._rows(
+            rows = self._store.db.rows(
                 "SELECT coalesce(f.path, n.name) FROM code_edges e JOIN entities n ON n.key = e.target "
                 "LEFT JOIN code_files f ON f.key = e.target WHERE e.kind = 'imports' AND e.source = %s "
                 "ORDER BY f.key IS NULL, e.target LIMIT %s",
@@ -158,7 +144,7 @@ class PostgresCodeGraph:
     def co_changes(self, project: str, path: str, limit: int) -> list[tuple[str, int]]:
         if limit <= 0:
             return []
-        rows = self._store._rows(
+        rows = self._store.db.rows(
             "SELECT f.path, c.count FROM co_changes c JOIN code_files f "
             "ON f.key = CASE WHEN c.a = %(k)s THEN c.b ELSE c.a END "
             "WHERE (c.a = %(k)s OR c.b = %(k)s) AND f.deleted_at IS NULL "
@@ -170,7 +156,7 @@ class PostgresCodeGraph:
     def deleted_files(self, keys: Collection[str]) -> dict[str, datetime]:
         if not keys:
             return {}
-        rows = self._store._rows(
+        rows = self._store.db.rows(
             "SELECT key, deleted_at FROM code_files WHERE key = ANY(%s) AND deleted_at IS NOT NULL",
             (list(keys),),
         )
@@ -179,7 +165,7 @@ class PostgresCodeGraph:
     def code_links(self, limit: int) -> list[tuple[str, Entity]]:
         if limit <= 0:
             return []
-        rows = self._store._rows(
+        rows = self._store.db.rows(
             "(SELECT a.memory_id, s.key, s.qualified_name, s.project, 0 AS kind FROM about a "
             "JOIN code_symbols s ON s.key = a.entity_key) UNION ALL "
             "(SELECT a.memory_id, f.key, f.path, f.project, 1 FROM about a "
@@ -203,49 +189,21 @@ class PostgresCodeGraph:
         """Store a pass, in one transaction: symbols, files and modules, then every edge of the
         project. The memories about a moved symbol or file move to its new key (``scan.moves``)."""
         store, project, at = self._store, scan.project, utc(scan.at)
+        assert at is not None
         touched = sorted(set(scan.changed) | set(scan.removed))
-        moves = {
-            symbol_key(project, m.old_path, m.old_name): (symbol_key(project, m.new_path, m.new_name), m)
-            for m in scan.moves.symbols
-        }
         carried: dict[str, int] = {}
         with store.transaction():
-            found = store._rows(
+            found = store.db.rows(
                 "SELECT s.key, s.body_hash, s.body_changed_at FROM code_symbols s "
                 "WHERE s.project = %s AND s.path = ANY(%s)",
                 (project, touched),
             )
             remembered = store.remembered([r[0] for r in found])  # anyone's memories: see remembered
             old = {r[0]: (r[1], utc(r[2]), r[0] in remembered) for r in found}
-            new: dict[str, dict[str, Any]] = {}
-            for path, (parsed, _) in scan.changed.items():
-                for d in parsed.definitions:
-                    key = symbol_key(project, path, d.qualified_name)
-                    before = old.get(key)
-                    # None until the body changes after graphmem first saw it
-                    changed_at = None if before is None else at if before[0] != d.body_hash else before[1]
-                    new[key] = {
-                        "key": key,
-                        "project": project,
-                        "path": path,
-                        "kind": d.kind,
-                        "name": d.name,
-                        "qualified_name": d.qualified_name,
-                        "start_line": d.start_line,
-                        "end_line": d.end_line,
-                        "signature": d.signature,
-                        "docstring": d.docstring,
-                        "body_hash": d.body_hash,
-                        "body_changed_at": changed_at,
-                        "deleted_at": None,
-                    }
-            # A moved symbol keeps its body's age when only its name or file changed.
-            followed = {k: v for k, v in moves.items() if k in old and k not in new and v[0] in new}
-            for key, (target, move) in followed.items():
-                new[target]["body_changed_at"] = old[key][1] if move.same_body else at
+            new, followed = symbol_rows(scan, old, at)
             gone = [key for key, (_, _, linked) in old.items() if key not in new and not linked]
-            store._run("DELETE FROM entities WHERE key = ANY(%s)", (gone,))  # details and edges too
-            store._run(
+            store.db.run("DELETE FROM entities WHERE key = ANY(%s)", (gone,))  # details and edges too
+            store.db.run(
                 "UPDATE code_symbols SET deleted_at = %s WHERE key = ANY(%s)",
                 (
                     at,
@@ -254,7 +212,7 @@ class PostgresCodeGraph:
             )
             store.set_meta(_dirty(project), "1")  # until the edges are in: see scan_interrupted
             rows = sorted(new.values(), key=lambda row: str(row["key"]))
-            store._many(
+            store.db.many(
                 _INSERT_ENTITY,
                 [
                     {
@@ -262,20 +220,20 @@ class PostgresCodeGraph:
                         "kind": EntityKind.SYMBOL.value,
                         "name": r["name"],
                         "project": project,
-                        "title": str(r["signature"])[:TITLE_CHARS],
+                        "title": r["title"],
                     }
                     for r in rows
                 ],
             )
-            store._many(_INSERT_SYMBOL, rows)
+            store.db.many(_INSERT_SYMBOL, rows)
             for key in sorted(followed):
                 if old[key][2]:
-                    carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key][0]))
+                    carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key]))
             # every memory's links moved (another person's too: graphmem_move_about); any left
             # keep the old key, marked deleted
             hidden = store.remembered([key for key in followed if old[key][2]])
-            store._run("UPDATE code_symbols SET deleted_at = %s WHERE key = ANY(%s)", (at, sorted(hidden)))
-            store._run("DELETE FROM entities WHERE key = ANY(%s)", (sorted(followed.keys() - hidden),))
+            store.db.run("UPDATE code_symbols SET deleted_at = %s WHERE key = ANY(%s)", (at, sorted(hidden)))
+            store.db.run("DELETE FROM entities WHERE key = ANY(%s)", (sorted(followed.keys() - hidden),))
             carried |= self._save_files(scan, at)
             self._replace_edges(scan)
             if scan.head is not None:
@@ -303,9 +261,9 @@ class PostgresCodeGraph:
             }
             for path, (parsed, state) in sorted(scan.changed.items())
         ]
-        store._many(_INSERT_ENTITY, files)
+        store.db.many(_INSERT_ENTITY, files)
         columns = ("project", "path", "language", "content_hash", "size", "mtime_ns", "error_count", "parsed")
-        store._many(
+        store.db.many(
             f"INSERT INTO code_files (key, {', '.join(columns)}, scanned_at, deleted_at) VALUES (%(key)s, "
             + ", ".join(f"%({c})s" for c in columns)
             + ", %(scanned_at)s, NULL) ON CONFLICT (key) DO UPDATE SET "
@@ -321,7 +279,7 @@ class PostgresCodeGraph:
         if scan.removed:
             self._remove_files(sorted(file_key(project, path) for path in scan.removed), at)
         modules = sorted({module for _, module in scan.edges.external})
-        store._many(
+        store.db.many(
             "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
             "%(project)s, '') ON CONFLICT (key) DO NOTHING",
             [
@@ -341,28 +299,28 @@ class PostgresCodeGraph:
         row-level security hides another person's from ``move_about``), else removed."""
         store = self._store
         kept = store.remembered(keys)
-        store._run(
+        store.db.run(
             "UPDATE code_files SET deleted_at = %s, content_hash = NULL, parsed = NULL WHERE key = ANY(%s)",
             (at, sorted(kept)),
         )
         edges = {"k": sorted(kept)}  # a deleted file keeps no edge
-        store._run("DELETE FROM code_edges WHERE source = ANY(%(k)s) OR target = ANY(%(k)s)", edges)
-        store._run("DELETE FROM co_changes WHERE a = ANY(%(k)s) OR b = ANY(%(k)s)", edges)
-        store._run(
+        store.db.run("DELETE FROM code_edges WHERE source = ANY(%(k)s) OR target = ANY(%(k)s)", edges)
+        store.db.run("DELETE FROM co_changes WHERE a = ANY(%(k)s) OR b = ANY(%(k)s)", edges)
+        store.db.run(
             "DELETE FROM entities WHERE key = ANY(%s) AND kind = %s",
             ([k for k in keys if k not in kept], EntityKind.FILE.value),
         )
 
     def _replace_edges(self, scan: CodeScan) -> None:
         store, project, edges = self._store, scan.project, scan.edges
-        store._run("DELETE FROM code_edges WHERE project = %s", (project,))
+        store.db.run("DELETE FROM code_edges WHERE project = %s", (project,))
         rows: list[tuple[str, str, str, str | None]] = [("contains", a, b, None) for a, b in edges.contains]
         rows += [("calls", c.caller, c.callee, c.confidence) for c in edges.calls]
         rows += [("inherits", a, b, None) for a, b in edges.inherits]
         rows += [("imports", file_key(project, a), file_key(project, b), None) for a, b in edges.imports]
         rows += [("imports", file_key(project, a), module_key(project, m), None) for a, m in edges.external]
         unique = {(kind, a, b): confidence for kind, a, b, confidence in rows}
-        store._many(
+        store.db.many(
             "INSERT INTO code_edges (kind, source, target, project, confidence) "
             "SELECT %(kind)s, a.key, b.key, %(p)s, %(c)s FROM entities a, entities b "
             "WHERE a.key = %(a)s AND b.key = %(b)s ON CONFLICT DO NOTHING",
@@ -371,7 +329,7 @@ class PostgresCodeGraph:
 
     def touch(self, project: str, states: Sequence[FileState]) -> None:
         """Files whose content is unchanged but whose mtime moved: remember the new mtime."""
-        self._store._many(
+        self._store.db.many(
             "UPDATE code_files SET mtime_ns = %(m)s WHERE key = %(k)s",
             [{"k": file_key(project, s.path), "m": s.mtime_ns} for s in states],
         )
@@ -379,9 +337,9 @@ class PostgresCodeGraph:
     def replace_co_changes(self, project: str, pairs: dict[tuple[str, str], int]) -> None:
         store = self._store
         with store.transaction():
-            store._run("DELETE FROM co_changes WHERE project = %s", (project,))
+            store.db.run("DELETE FROM co_changes WHERE project = %s", (project,))
             live = set(self.file_states(project))
-            store._many(
+            store.db.many(
                 "INSERT INTO co_changes (a, b, project, count) VALUES (%(a)s, %(b)s, %(p)s, %(n)s) "
                 "ON CONFLICT (a, b) DO UPDATE SET count = EXCLUDED.count",
                 [
@@ -398,7 +356,7 @@ class PostgresCodeGraph:
         with store.transaction():
             candidates = [
                 str(r[0])
-                for r in store._rows(
+                for r in store.db.rows(
                     "SELECT e.key FROM entities e WHERE e.kind = %s AND e.project = %s AND NOT EXISTS "
                     "(SELECT FROM code_edges c WHERE c.kind = 'imports' AND c.target = e.key) "
                     "ORDER BY e.key",
@@ -406,7 +364,7 @@ class PostgresCodeGraph:
                 )
             ]
             unused = sorted(set(candidates) - store.remembered(candidates))  # locks them: see remembered
-            store._run(
+            store.db.run(
                 "DELETE FROM entities WHERE key = ANY(%s) AND kind = %s",
                 (unused, EntityKind.EXTERNAL_MODULE.value),
             )

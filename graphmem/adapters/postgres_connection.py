@@ -1,6 +1,9 @@
 """Connections to a PostgreSQL store: a pool, transactions per thread, errors translated.
 
-Part of ``PostgresGraphStore`` (``postgres_store.py``). Connections come from a
+The connection part of ``PostgresGraphStore`` (``postgres_store.py``, its ``db``): the store's
+other parts and the other PostgreSQL adapters (code, GitLab, coordination, migrations) run
+their statements through its public methods (``rows``, ``run``, ``many``, ``transaction``,
+``then``). Connections come from a
 ``psycopg_pool.ConnectionPool`` (checked before use when it sat idle in the pool for
 :data:`CHECK_IDLE_S`, so a server that restarted or failed over costs a reconnect, not an
 error; a connection in steady use is not checked, which cost a round trip per statement, and
@@ -9,7 +12,7 @@ with a clear error saying nothing was kept). Each call outside a transaction tak
 autocommit mode and gives it back. ``transaction`` binds one connection to the calling thread
 until the block ends: the calls of that thread inside it are one PostgreSQL transaction,
 while other threads (and other daemons) go on with theirs and see its writes only once it
-committed. A read may ask for server settings (``_rows(settings=...)``, the HNSW scan's): outside
+committed. A read may ask for server settings (``rows(settings=...)``, the HNSW scan's): outside
 a transaction they are set for the connection's session and remembered with it, so a connection
 that has them already costs no round trip for them. Every SQL statement is a constant; values
 are always parameters.
@@ -26,7 +29,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
@@ -101,7 +104,7 @@ def _mark_returned(conn: psycopg.Connection[Any]) -> None:
     _returned[conn] = time.monotonic()
 
 
-# The session settings each pooled connection was given (``_rows(settings=...)``).
+# The session settings each pooled connection was given (``rows(settings=...)``).
 _session: weakref.WeakKeyDictionary[psycopg.Connection[Any], dict[str, str]] = weakref.WeakKeyDictionary()
 
 
@@ -158,7 +161,8 @@ class PostgresConnection:
         except psycopg.Error as exc:
             return _first_line(exc)
 
-    def _close_connection(self) -> None:
+    def close(self) -> None:
+        """Close every pooled connection; later calls fail with a ``StoreError``."""
         if not self._closed:
             self._closed = True
             self._pool.close()
@@ -183,7 +187,8 @@ class PostgresConnection:
             ) from None
 
     @contextmanager
-    def _translated(self) -> Iterator[None]:
+    def translated(self) -> Iterator[None]:
+        """PostgreSQL's errors inside the block raised as graphmem's (see the module doc)."""
         try:
             yield
         except pg_errors.UniqueViolation as exc:
@@ -222,7 +227,7 @@ class PostgresConnection:
         except psycopg.Error as exc:
             raise StoreError(f"The PostgreSQL store failed: {_first_line(exc)}.") from None
 
-    def _rows(
+    def rows(
         self,
         sql: str,
         params: Mapping[str, Any] | Sequence[Any] | None = None,
@@ -233,7 +238,7 @@ class PostgresConnection:
         # A read outside a transaction may be asked again (it changes nothing), once per pooled
         # connection the server may have dropped.
         again = POOL_MAX if self._bound.conn is None and sql.startswith("SELECT") else 0
-        with self._translated():
+        with self.translated():
             while True:
                 try:
                     with self._connection() as conn:
@@ -264,15 +269,16 @@ class PostgresConnection:
         )
         has.update(changed)
 
-    def _run(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> int:
+    def run(self, sql: str, params: Mapping[str, Any] | Sequence[Any] | None = None) -> int:
         """Run one statement; the rows it changed."""
-        with self._translated(), self._connection() as conn:
+        with self.translated(), self._connection() as conn:
             return conn.execute(sql, params).rowcount
 
-    def _many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+    def many(self, sql: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Run one statement for each of ``rows``."""
         if not rows:
             return
-        with self._translated(), self._connection() as conn:
+        with self.translated(), self._connection() as conn:
             if len(rows) == 1:  # a remember's: executemany's pipeline costs twice a plain statement
                 conn.execute(sql, rows[0])
                 return
@@ -289,14 +295,13 @@ class PostgresConnection:
         if self._bound.conn is not None:
             yield
             return
-        with self._translated(), self._connection() as conn:
+        with self.translated(), self._connection() as conn:
             self._bound.conn, self._bound.after = conn, []
             try:
                 with conn.transaction():
                     yield
             except BaseException:
                 self._bound.after = None
-                self._rolled_back()
                 raise
             finally:
                 self._bound.conn = None
@@ -304,24 +309,42 @@ class PostgresConnection:
         for action in actions:
             action()
 
-    def _then(self, action: Callable[[], None]) -> None:
+    @property
+    def in_transaction(self) -> bool:
+        """Whether this thread is inside a ``transaction`` block."""
+        return self._bound.conn is not None
+
+    def then(self, action: Callable[[], None]) -> None:
         """Run ``action`` now, or after the open transaction of this thread commits."""
         if self._bound.after is None:
             action()
         else:
             self._bound.after.append(action)
 
-    def _rolled_back(self) -> None:
-        """Forget what the rolled-back writes left in memory (the store's caches)."""
+    @contextmanager
+    def session(self) -> Iterator[psycopg.Connection[Any] | None]:
+        """A pooled connection of its own for the block (session-level advisory locks), given
+        back at its end with its locks released; None when every connection stays busy."""
+        try:
+            holder = self._pool.getconn(timeout=CONNECT_TIMEOUT_S * 3)
+        except PoolTimeout:
+            yield None
+            return
+        try:
+            yield holder
+        finally:
+            with suppress(psycopg.Error):
+                holder.execute("SELECT pg_advisory_unlock_all()")
+            self._pool.putconn(holder)
 
     # -- metadata -----------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        rows = self._rows("SELECT value FROM graphmem_meta WHERE key = %s", (key,))
+        rows = self.rows("SELECT value FROM graphmem_meta WHERE key = %s", (key,))
         return str(rows[0][0]) if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
-        self._run(
+        self.run(
             "INSERT INTO graphmem_meta (key, value) VALUES (%s, %s) "
             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
             (key, value),

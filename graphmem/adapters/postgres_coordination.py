@@ -57,12 +57,12 @@ class PgCoordinator:
         self.ttl = ttl
 
     def _expire(self, now: datetime) -> None:
-        self._store._run("DELETE FROM agent_sessions WHERE expires_at <= %s", (now,))  # claims go too
-        self._store._run("DELETE FROM agent_claims WHERE expires_at <= %s", (now,))
+        self._store.db.run("DELETE FROM agent_sessions WHERE expires_at <= %s", (now,))  # claims go too
+        self._store.db.run("DELETE FROM agent_claims WHERE expires_at <= %s", (now,))
 
     def _session(self, row: Sequence[Any]) -> AgentSession:
         session_id, agent, project, task, started_at, last_seen, expires_at = row
-        items = self._store._rows(
+        items = self._store.db.rows(
             "SELECT item FROM agent_claims WHERE session = %s ORDER BY item", (session_id,)
         )
         return AgentSession(
@@ -77,7 +77,7 @@ class PgCoordinator:
         )
 
     def _live(self, session_id: str) -> AgentSession:
-        rows = self._store._rows(
+        rows = self._store.db.rows(
             f"SELECT {_SESSION} FROM agent_sessions WHERE id = %s FOR UPDATE", ((session_id or "").strip(),)
         )
         if not rows:
@@ -92,7 +92,7 @@ class PgCoordinator:
         name = label(agent, "The agent name", required=True)
         with self._store.transaction():
             self._expire(now)
-            if int(self._store._rows("SELECT count(*) FROM agent_sessions")[0][0]) >= MAX_SESSIONS:
+            if int(self._store.db.rows("SELECT count(*) FROM agent_sessions")[0][0]) >= MAX_SESSIONS:
                 raise ConflictError(f"{MAX_SESSIONS} sessions are live: end some with session_end.")
             session = AgentSession(
                 f"ses_{uuid.uuid4().hex[:12]}",
@@ -103,7 +103,7 @@ class PgCoordinator:
                 now,
                 now + self.ttl,
             )
-            self._store._run(
+            self._store.db.run(
                 f"INSERT INTO agent_sessions ({_SESSION}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
                 (session.id, session.agent, project, session.task, now, now, session.expires_at),
             )
@@ -114,7 +114,7 @@ class PgCoordinator:
         with self._store.transaction():
             self._expire(now)
             session = self._live(session_id)
-            self._store._run(
+            self._store.db.run(
                 "UPDATE agent_sessions SET last_seen = %(now)s, expires_at = %(until)s, "
                 "task = CASE WHEN %(change)s THEN %(task)s ELSE task END WHERE id = %(id)s",
                 {
@@ -125,7 +125,7 @@ class PgCoordinator:
                     "id": session.id,
                 },
             )
-            self._store._run(
+            self._store.db.run(
                 "UPDATE agent_claims SET expires_at = greatest(expires_at, %s) WHERE session = %s",
                 (now + self.ttl, session.id),
             )
@@ -136,14 +136,14 @@ class PgCoordinator:
         with self._store.transaction():
             self._expire(now)
             session = self._live(session_id)
-            self._store._run("DELETE FROM agent_sessions WHERE id = %s", (session.id,))  # and its claims
+            self._store.db.run("DELETE FROM agent_sessions WHERE id = %s", (session.id,))  # and its claims
             return session
 
     def active(self, project: str | None = None) -> list[AgentSession]:
         now = self.clock()
         with self._store.transaction():
             self._expire(now)
-            rows = self._store._rows(
+            rows = self._store.db.rows(
                 f"SELECT {_SESSION} FROM agent_sessions "
                 "WHERE %(p)s::text IS NULL OR project = %(p)s OR project IS NULL ORDER BY started_at, id",
                 {"p": project},
@@ -167,14 +167,14 @@ class PgCoordinator:
                 "until": now + leased,
             }
             # Renewing one's own claim keeps when it was first claimed; another's stays as it is.
-            self._store._run(
+            self._store.db.run(
                 f"INSERT INTO agent_claims (project_key, {_CLAIM}) VALUES (%(key)s, %(item)s, %(project)s, "
                 "%(session)s, %(agent)s, %(now)s, %(until)s) ON CONFLICT (project_key, item) DO UPDATE "
                 "SET expires_at = EXCLUDED.expires_at WHERE agent_claims.session = EXCLUDED.session",
                 params,
             )
             held = _claim(
-                self._store._rows(
+                self._store.db.rows(
                     f"SELECT {_CLAIM} FROM agent_claims WHERE project_key = %(key)s AND item = %(item)s",
                     params,
                 )[0]
@@ -190,7 +190,7 @@ class PgCoordinator:
             self._expire(now)
             session = self._live(session_id)
             return (
-                self._store._run(
+                self._store.db.run(
                     "DELETE FROM agent_claims WHERE project_key = %s AND item = %s AND session = %s",
                     (session.project or "", name, session.id),
                 )
@@ -201,7 +201,7 @@ class PgCoordinator:
         now = self.clock()
         with self._store.transaction():
             self._expire(now)
-            rows = self._store._rows(
+            rows = self._store.db.rows(
                 f"SELECT {_CLAIM} FROM agent_claims "
                 "WHERE %(p)s::text IS NULL OR project = %(p)s OR project IS NULL ORDER BY claimed_at, item",
                 {"p": project},

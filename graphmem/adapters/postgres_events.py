@@ -1,26 +1,27 @@
 """Each memory's history and the memories that expire, in PostgreSQL.
 
-Part of ``PostgresGraphStore`` (``postgres_store.py``): the ``MemoryHistory`` port over table
-``memory_events`` (``before`` and ``after`` as ``jsonb``, ``seq`` a sequence that orders the
-events of one instant; no foreign key, so that the history of a deleted memory stays
-readable; ``owner`` keeps the history of a user's global memory theirs, see
-``postgres_schema.py``, schema 6) and the expiry queries of ``MemoryRecords`` on the indexed ``expires_at``.
+A part of ``PostgresGraphStore`` (``postgres_store.py``) over its connection part: the
+``MemoryHistory`` port over table ``memory_events`` (``before`` and ``after`` as ``jsonb``,
+``seq`` a sequence that orders the events of one instant; no foreign key, so that the history of
+a deleted memory stays readable; ``owner`` keeps the history of a user's global memory theirs,
+see ``postgres_schema.py``, schema 6) and the expiry queries of ``MemoryRecords`` on the indexed
+``expires_at``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any
 
 from psycopg.types.json import Jsonb
 
 from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_rows import MEMORY_RETURN, memory_from_row, utc
-from graphmem.core.events import EventKind, MemoryEvent
+from graphmem.adapters.record_rows import EVENT_FIELDS, event_from_row
+from graphmem.core.events import MemoryEvent
 from graphmem.core.models import CURRENT_STATUSES, MemoryRecord
 
-_FIELDS = "id, memory_id, at, kind, actor, reason, before, after, other_id, rule, undoes, undone_by"
+_FIELDS = ", ".join(EVENT_FIELDS)
 # An event about a global memory that has an owner (schema 6) is seen by that owner alone, like
 # the memory: the owner of the memory, or of the other memory it names.
 _PRIVATE_TO = (
@@ -30,27 +31,11 @@ _PRIVATE_TO = (
 _CURRENT = sorted(s.value for s in CURRENT_STATUSES)
 
 
-def _event(row: Sequence[Any]) -> MemoryEvent:
-    at = utc(row[2])
-    assert at is not None
-    return MemoryEvent(
-        id=row[0],
-        memory_id=row[1],
-        at=at,
-        kind=EventKind(row[3]),
-        actor=row[4] or "",
-        reason=row[5] or "",
-        before=dict(row[6] or {}),
-        after=dict(row[7] or {}),
-        other_id=row[8],
-        rule=row[9],
-        undoes=row[10],
-        undone_by=row[11],
-    )
-
-
-class PostgresHistory(PostgresConnection):
+class PostgresHistory:
     """The history and expiry parts of the PostgreSQL store (see the module doc)."""
+
+    def __init__(self, db: PostgresConnection) -> None:
+        self._db = db
 
     def add_events(self, events: Sequence[MemoryEvent]) -> None:
         rows = [
@@ -70,8 +55,8 @@ class PostgresHistory(PostgresConnection):
             }
             for e in events
         ]
-        with self.transaction():
-            self._many(
+        with self._db.transaction():
+            self._db.many(
                 "INSERT INTO memory_events (id, memory_id, other_id, at, kind, actor, rule, reason, before, "
                 "after, undoes, undone_by, owner) VALUES (%(id)s, %(memory_id)s, %(other_id)s, %(at)s, "
                 "%(kind)s, %(actor)s, %(rule)s, %(reason)s, %(before)s, %(after)s, %(undoes)s, "
@@ -80,27 +65,29 @@ class PostgresHistory(PostgresConnection):
             )
 
     def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
-        rows = self._rows(
+        rows = self._db.rows(
             f"SELECT {_FIELDS} FROM memory_events WHERE memory_id = %(id)s OR other_id = %(id)s "
             "ORDER BY seq DESC LIMIT %(limit)s",
             {"id": memory_id, "limit": max(limit, 0)},
         )
-        return [_event(row) for row in rows]
+        return [event_from_row(row) for row in rows]
 
     def get_event(self, event_id: str) -> MemoryEvent | None:
-        rows = self._rows(f"SELECT {_FIELDS} FROM memory_events WHERE id = %s", (event_id,))
-        return _event(rows[0]) if rows else None
+        rows = self._db.rows(f"SELECT {_FIELDS} FROM memory_events WHERE id = %s", (event_id,))
+        return event_from_row(rows[0]) if rows else None
 
     def set_undone(self, event_id: str, undone_by: str) -> None:
-        self._run("UPDATE memory_events SET undone_by = %s WHERE id = %s", (undone_by, event_id))
+        self._db.run("UPDATE memory_events SET undone_by = %s WHERE id = %s", (undone_by, event_id))
 
     def all_events(self) -> Iterable[MemoryEvent]:
-        return [_event(row) for row in self._rows(f"SELECT {_FIELDS} FROM memory_events ORDER BY seq")]
+        return [
+            event_from_row(row) for row in self._db.rows(f"SELECT {_FIELDS} FROM memory_events ORDER BY seq")
+        ]
 
     # -- expiry ---------------------------------------------------------------------------
 
     def expiring(self, now: datetime, limit: int) -> list[MemoryRecord]:
-        rows = self._rows(
+        rows = self._db.rows(
             f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.expires_at IS NOT NULL "
             "AND m.expires_at <= %(now)s AND m.status = ANY(%(current)s) "
             "ORDER BY m.expires_at, m.id LIMIT %(limit)s",
@@ -109,7 +96,7 @@ class PostgresHistory(PostgresConnection):
         return [memory_from_row(row) for row in rows]
 
     def branch_memories(self, project: str | None, branch: str | None, limit: int) -> list[MemoryRecord]:
-        rows = self._rows(
+        rows = self._db.rows(
             f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.branch IS NOT NULL "
             "AND m.status = ANY(%(current)s) AND (%(p)s::text IS NULL OR m.project = %(p)s) "
             "AND (%(b)s::text IS NULL OR m.branch = %(b)s) ORDER BY m.created_at, m.id LIMIT %(limit)s",
@@ -118,7 +105,7 @@ class PostgresHistory(PostgresConnection):
         return [memory_from_row(row) for row in rows]
 
     def next_expiry(self) -> datetime | None:
-        rows = self._rows(
+        rows = self._db.rows(
             "SELECT min(expires_at) FROM memories WHERE expires_at IS NOT NULL AND status = ANY(%s)",
             (_CURRENT,),
         )

@@ -1,12 +1,13 @@
 """Entities, ABOUT edges and the edges between memories in PostgreSQL.
 
-Part of ``PostgresGraphStore`` (``postgres_store.py``): the ``EntityGraph`` and ``MemoryLinks``
-ports over tables ``entities``, ``about``, ``links`` (RELATES) and ``next_links`` (NEXT), each
-edge table keyed by its ends (and kind) and indexed from its other end, with foreign keys that
-drop a memory's edges with it. Graph expansion (``neighbours``) reads only the edges of the
-asked memories and the memberships of their entities that are no hub, in one query, and
-walks them as the other stores do (``adapters/graph_cache.py``): no copy of the graph is kept
-in the process, since other daemons write to the same tables.
+A part of ``PostgresGraphStore`` (``postgres_store.py``) over its connection part: the
+``EntityGraph`` and ``MemoryLinks`` ports over tables ``entities``, ``about``, ``links``
+(RELATES) and ``next_links`` (NEXT), each edge table keyed by its ends (and kind) and indexed
+from its other end, with foreign keys that drop a memory's edges with it. Graph expansion
+(``neighbours``) reads only the edges of the asked memories and the memberships of their
+entities that are no hub, in one query, and walks them as the other stores do
+(``adapters/graph_cache.py``): no copy of the graph is kept in the process, since other daemons
+write to the same tables.
 """
 
 from __future__ import annotations
@@ -38,8 +39,11 @@ def _link(row: Sequence[object]) -> Link:
     return Link(str(source), str(target), LinkKind(str(kind)), at)
 
 
-class PostgresGraph(PostgresConnection):
+class PostgresGraph:
     """The entity and edge parts of the PostgreSQL store (see the module doc)."""
+
+    def __init__(self, db: PostgresConnection) -> None:
+        self._db = db
 
     # -- entities -----------------------------------------------------------------------
 
@@ -54,7 +58,7 @@ class PostgresGraph(PostgresConnection):
             }
             for e in entities
         }
-        self._many(
+        self._db.many(
             f"INSERT INTO entities ({_ENTITY}) VALUES (%(key)s, %(kind)s, %(name)s, %(project)s, %(title)s) "
             "ON CONFLICT (key) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, "
             "project = EXCLUDED.project, "
@@ -65,12 +69,12 @@ class PostgresGraph(PostgresConnection):
     def get_entities(self, keys: Collection[str]) -> dict[str, Entity]:
         if not keys:
             return {}
-        rows = self._rows(f"SELECT {_ENTITY} FROM entities WHERE key = ANY(%s)", (list(keys),))
+        rows = self._db.rows(f"SELECT {_ENTITY} FROM entities WHERE key = ANY(%s)", (list(keys),))
         found = {str(row[0]): _entity(row) for row in rows}
         return {key: found[key] for key in dict.fromkeys(keys) if key in found}
 
     def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
-        rows = self._rows(
+        rows = self._db.rows(
             f"SELECT {_ENTITY} FROM entities WHERE kind = ANY(%(kinds)s) "
             "AND (name = %(name)s OR right(key, length(%(name)s) + 2) = '::' || %(name)s) ORDER BY key",
             {"kinds": [k.value for k in kinds], "name": name},
@@ -78,11 +82,11 @@ class PostgresGraph(PostgresConnection):
         return [_entity(row) for row in rows]
 
     def all_entities(self) -> Iterable[Entity]:
-        return [_entity(row) for row in self._rows(f"SELECT {_ENTITY} FROM entities ORDER BY key")]
+        return [_entity(row) for row in self._db.rows(f"SELECT {_ENTITY} FROM entities ORDER BY key")]
 
     def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
         rows = sorted({(memory_id, entity.key) for memory_id, entity in pairs})
-        self._many(
+        self._db.many(
             "INSERT INTO about (memory_id, entity_key) SELECT m.id, e.key FROM memories m, entities e "
             "WHERE m.id = %(m)s AND e.key = %(e)s ON CONFLICT DO NOTHING",
             [{"m": m, "e": e} for m, e in rows],
@@ -91,7 +95,7 @@ class PostgresGraph(PostgresConnection):
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
         if not memory_ids:
             return {}
-        rows = self._rows(
+        rows = self._db.rows(
             f"SELECT a.memory_id, {', '.join('e.' + c.strip() for c in _ENTITY.split(','))} "
             "FROM about a JOIN entities e ON e.key = a.entity_key WHERE a.memory_id = ANY(%s) "
             "ORDER BY a.memory_id, e.key",
@@ -105,7 +109,7 @@ class PostgresGraph(PostgresConnection):
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
         if not entity_keys:
             return {}
-        rows = self._rows(
+        rows = self._db.rows(
             "SELECT entity_key, memory_id FROM about WHERE entity_key = ANY(%s) "
             "ORDER BY entity_key, memory_id",
             (list(entity_keys),),
@@ -129,9 +133,9 @@ class PostgresGraph(PostgresConnection):
         if not keys:
             return set()
         wanted = sorted(set(keys))
-        with self.transaction():
-            self._rows("SELECT key FROM entities WHERE key = ANY(%s) ORDER BY key FOR UPDATE", (wanted,))
-            rows = self._rows(
+        with self._db.transaction():
+            self._db.rows("SELECT key FROM entities WHERE key = ANY(%s) ORDER BY key FOR UPDATE", (wanted,))
+            rows = self._db.rows(
                 "SELECT k FROM graphmem_remembered(%(keys)s::text[]) AS k "
                 "UNION SELECT entity_key FROM about WHERE entity_key = ANY(%(keys)s)",
                 {"keys": wanted},
@@ -147,25 +151,25 @@ class PostgresGraph(PostgresConnection):
         the links this role sees only."""
         if old == new:
             return []
-        with self.transaction():
+        with self._db.transaction():
             ids = [
                 str(row[0])
-                for row in self._rows(
+                for row in self._db.rows(
                     "SELECT a.memory_id FROM about a JOIN entities e ON e.key = a.entity_key "
                     "WHERE a.entity_key = %s AND e.kind = %s ORDER BY a.memory_id",
                     (old, kind.value),
                 )
             ]
             if kind in CODE_KINDS:
-                self._rows("SELECT graphmem_move_about(%s, %s, %s)", (old, new, kind.value))
+                self._db.rows("SELECT graphmem_move_about(%s, %s, %s)", (old, new, kind.value))
             elif ids:
-                self._run(
+                self._db.run(
                     "INSERT INTO about (memory_id, entity_key) SELECT memory_id, %(new)s FROM about "
                     "WHERE entity_key = %(old)s AND EXISTS (SELECT FROM entities n WHERE n.key = %(new)s "
                     "AND n.kind = %(kind)s) ON CONFLICT DO NOTHING",
                     {"old": old, "new": new, "kind": kind.value},
                 )
-                self._run(
+                self._db.run(
                     "DELETE FROM about WHERE entity_key = %(old)s AND EXISTS (SELECT FROM entities n "
                     "WHERE n.key = %(new)s AND n.kind = %(kind)s)",
                     {"old": old, "new": new, "kind": kind.value},
@@ -184,7 +188,7 @@ class PostgresGraph(PostgresConnection):
             }
             for link in reversed(links)  # the first of duplicates wins, as a merge keeps it
         }
-        self._many(
+        self._db.many(
             "INSERT INTO links (source, target, kind, created_at) SELECT a.id, b.id, %(k)s, %(c)s "
             "FROM memories a, memories b WHERE a.id = %(s)s AND b.id = %(t)s ON CONFLICT DO NOTHING",
             [rows[key] for key in sorted(rows)],
@@ -192,7 +196,7 @@ class PostgresGraph(PostgresConnection):
 
     def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
         return (
-            self._run(
+            self._db.run(
                 "DELETE FROM links WHERE source = %s AND target = %s AND kind = %s",
                 (source, target, kind.value),
             )
@@ -202,16 +206,16 @@ class PostgresGraph(PostgresConnection):
     def links(self, memory_ids: Collection[str] | None = None) -> list[Link]:
         select = "SELECT source, target, kind, created_at FROM links"
         if memory_ids is None:
-            rows = self._rows(f"{select} ORDER BY created_at, seq")
+            rows = self._db.rows(f"{select} ORDER BY created_at, seq")
         else:
-            rows = self._rows(
+            rows = self._db.rows(
                 f"{select} WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s) ORDER BY created_at, seq",
                 {"ids": list(memory_ids)},
             )
         return [_link(row) for row in rows]
 
     def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
-        self._many(
+        self._db.many(
             "INSERT INTO next_links (source, target) SELECT a.id, b.id FROM memories a, memories b "
             "WHERE a.id = %(s)s AND b.id = %(t)s ON CONFLICT DO NOTHING",
             [{"s": s, "t": t} for s, t in sorted(set(pairs))],
@@ -219,9 +223,9 @@ class PostgresGraph(PostgresConnection):
 
     def next_pairs(self, memory_ids: Collection[str] | None = None) -> list[tuple[str, str]]:
         if memory_ids is None:
-            rows = self._rows("SELECT source, target FROM next_links ORDER BY source, target")
+            rows = self._db.rows("SELECT source, target FROM next_links ORDER BY source, target")
         else:
-            rows = self._rows(
+            rows = self._db.rows(
                 "SELECT source, target FROM next_links WHERE source = ANY(%s) ORDER BY source, target",
                 (list(memory_ids),),
             )
@@ -230,7 +234,7 @@ class PostgresGraph(PostgresConnection):
     def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
         if not memory_ids or limit <= 0:
             return []
-        rows = self._rows(
+        rows = self._db.rows(
             # One statement for the three kinds of edge (a round trip each cost more than reading them).
             "SELECT 0, source, target, NULL, NULL::timestamptz, NULL::bigint FROM next_links "
             "WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s) "

@@ -34,9 +34,9 @@ class MigrationReport:
 
 def schema_version(conn: PostgresConnection) -> int:
     """The schema version of the database (0: no graphmem schema yet)."""
-    if not conn._rows("SELECT to_regclass('graphmem_migrations') IS NOT NULL")[0][0]:
+    if not conn.rows("SELECT to_regclass('graphmem_migrations') IS NOT NULL")[0][0]:
         return 0
-    return int(conn._rows("SELECT coalesce(max(version), 0) FROM graphmem_migrations")[0][0])
+    return int(conn.rows("SELECT coalesce(max(version), 0) FROM graphmem_migrations")[0][0])
 
 
 def check_schema(conn: PostgresConnection) -> None:
@@ -74,30 +74,30 @@ def migrate(
     conn = PostgresConnection(url, password=password, tls=tls)
     try:
         with conn.transaction():  # two processes creating it at once would collide
-            conn._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
-            conn._run(VERSION_TABLE)
+            conn.run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+            conn.run(VERSION_TABLE)
         before = schema_version(conn)
         if before > SCHEMA_VERSION:
             check_schema(conn)  # newer than this graphmem: it cannot roll that back
         done: list[tuple[int, str, bool]] = []
         for migration, up in steps(before, goal):
             with conn.transaction():
-                conn._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+                conn.run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
                 current = schema_version(conn)
                 if (up and current != migration.version - 1) or (not up and current != migration.version):
                     continue  # another process took this step meanwhile
-                conn._run(migration.up if up else migration.down)
+                conn.run(migration.up if up else migration.down)
                 if up:
-                    conn._run(
+                    conn.run(
                         "INSERT INTO graphmem_migrations (version, summary) VALUES (%s, %s)",
                         (migration.version, migration.summary),
                     )
                 else:
-                    conn._run("DELETE FROM graphmem_migrations WHERE version = %s", (migration.version,))
+                    conn.run("DELETE FROM graphmem_migrations WHERE version = %s", (migration.version,))
             done.append((migration.version, migration.summary, up))
         return MigrationReport(conn.where, before, schema_version(conn), tuple(done))
     finally:
-        conn._close_connection()
+        conn.close()
 
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "MigrationReport", "check_schema", "migrate", "schema_version"]

@@ -4,26 +4,27 @@ Many daemons, CLIs and bots use one database at once, so nothing the store answe
 a copy in this process: memory records, full-text search (``tsvector`` + GIN, see
 ``postgres_rows.py``), vector search (pgvector's HNSW, ``postgres_vectors.py``) and graph
 expansion (``postgres_graph.py``) are queries, and every write is a transaction that others
-see whole or not at all. The store's parts: connections and transactions
-(``postgres_connection.py``), the schema and its migrations (``postgres_schema.py``, applied
-by ``graphmem migrate``, ``postgres_migrate.py``), entities and edges (``postgres_graph.py``),
-history and expiry (``postgres_events.py``); memory records, text search and vectors are here.
+see whole or not at all.
+
+The store is composed of parts that each own their state, all over one connection part
+(``db``, ``postgres_connection.py``: the pool, transactions, errors translated): ``graph``
+(entities and edges, ``postgres_graph.py``), ``history`` (events and expiry,
+``postgres_events.py``), ``text`` (full-text search, ``postgres_text.py``) and ``vectors``
+(the vector column and its index, ``postgres_embeddings.py``). The memory records are this
+module's; the ports of the other parts are delegated to them (``store_parts.StoreParts``).
+The other PostgreSQL adapters (code, GitLab, coordination) run their statements through
+``db``. The schema and its migrations are ``postgres_schema.py`` and ``postgres_migrate.py``.
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-import numpy as np
-import psycopg
-from psycopg_pool import PoolTimeout
-
-from graphmem.adapters.postgres_connection import CONNECT_TIMEOUT_S
+from graphmem.adapters.postgres_connection import PostgresConnection
+from graphmem.adapters.postgres_embeddings import PostgresEmbeddings
 from graphmem.adapters.postgres_events import PostgresHistory
 from graphmem.adapters.postgres_graph import PostgresGraph
 from graphmem.adapters.postgres_migrate import check_schema
@@ -38,39 +39,15 @@ from graphmem.adapters.postgres_rows import (
     vector_param,
     visibility_clause,
 )
-from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
 from graphmem.adapters.postgres_text import PostgresTextSearch
-from graphmem.core.branches import place
+from graphmem.adapters.store_parts import StoreParts
 from graphmem.core.models import Entity, LoginRole, MemoryRecord
-from graphmem.core.ports import StoredVectors, Vector, Visibility
-from graphmem.errors import StoreConflictError, StoreMismatchError
+from graphmem.core.ports import StoredVectors, TextHits, TextMatch, Vector, Visibility
 
 log = logging.getLogger(__name__)
 
-# The HNSW graph's candidate list is at least this long (pgvector's default ef_search).
-EF_SEARCH_MIN = 40
-# Rows an import stores at least for the HNSW index to be put off (``vector_index_put_off``):
-# building it over 100,000 vectors took 50 s here, inserting them into it one by one 700 s.
-BULK_ROWS_MIN = 1000
-# Tries of one set_embeddings that met another writer's transaction, and the pause before the
-# next (times the try's number): a lost race costs a retry, not the recall that embedded.
-SET_EMBEDDINGS_ATTEMPTS = 4
-CONFLICT_PAUSE_S = 0.05
-# An import that brings more than a REBUILD_RATIO-th of the vectors the HNSW index holds puts
-# it off too: inserting a row into the graph costs 1-7 ms (more as it grows), building the whole
-# graph about 0.5 ms a row, so building it again is the cheaper up to about 5-13 times the rows.
-# A store loaded from several files (an import reads 64 MiB at most) took every file but the
-# first row by row: 1,000,000 memories at under 300 a second.
-REBUILD_RATIO = 8
-# Held (for its session) by an import that put the index off: pg_advisory_lock's key.
-BULK_LOCK_KEY = 0x6772_6D69  # "grmi"
-# maintenance_work_mem for building the index: what its graph needs (each vector and about this
-# many bytes of neighbours), at most this much of the server's memory.
-HNSW_ROW_OVERHEAD = 1024
-BUILD_MEMORY_MAX_KB = 512 * 1024
 
-
-class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
+class PostgresGraphStore(StoreParts):
     """A graphmem store in a PostgreSQL database (its schema applied by ``graphmem migrate``)."""
 
     def __init__(
@@ -81,26 +58,40 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
         password: str | None = None,
         tls: Mapping[str, str | None] | None = None,
     ) -> None:
-        super().__init__(url, password=password, tls=tls)
-        self.dimension = dimension
+        self.db = PostgresConnection(url, password=password, tls=tls)
+        self.graph = PostgresGraph(self.db)
+        history = PostgresHistory(self.db)
+        super().__init__(
+            connection=self.db, entities=self.graph, links=self.graph, history=history, scans=history
+        )
+        self.text = PostgresTextSearch(self.db)
+        self.vectors = PostgresEmbeddings(self.db, dimension, analysed=self.text.forget_stats)
         try:
-            check_schema(self)
-            self._set_dimension(dimension)
+            check_schema(self.db)
+            self.vectors.set_dimension(dimension)
         except BaseException:
-            self._close_connection()
+            self.db.close()
             raise
 
     @property
-    def path(self) -> str:  # where the store is, as messages name it (no password)
-        return self.where
+    def where(self) -> str:  # where the store is, as messages name it (no password)
+        return self.db.where
+
+    @property
+    def path(self) -> str:
+        return self.db.where
+
+    @property
+    def dimension(self) -> int:
+        return self.vectors.dimension
 
     def close(self) -> None:
-        self._close_connection()
+        self.db.close()
 
     def login_role(self) -> LoginRole:
         """The role this store logs in with (``current_user``: who owns the global memories it
         writes), whether it may store memories, and whether row-level security passes it by."""
-        name, writes, sees_all = self._rows(
+        name, writes, sees_all = self.db.rows(
             "SELECT current_user::text, "
             "has_table_privilege('memories', 'INSERT') AND NOT pg_is_in_recovery(), "
             "NOT c.relrowsecurity OR r.rolsuper OR r.rolbypassrls "
@@ -109,137 +100,25 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
         )[0]
         return LoginRole(str(name), bool(writes), bool(sees_all))
 
-    # -- the vector column (its dimension is the embedding model's) and its HNSW index --------
-
-    def _set_dimension(self, dimension: int) -> None:
-        """Give ``memories.embedding`` the model's dimension and its HNSW index, unless it has
-        them (or an import that put the index off is loading: it builds the index at its end)."""
-        rows = self._rows(
-            "SELECT a.atttypmod, to_regclass('memories_embedding') IS NOT NULL FROM pg_attribute a "
-            "WHERE a.attrelid = 'memories'::regclass AND a.attname = 'embedding'"
-        )
-        typmod, indexed = rows[0]
-        if typmod == dimension and indexed:
-            return
-        with self.transaction():
-            self._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
-            if (
-                typmod == dimension
-                and not self._rows("SELECT pg_try_advisory_xact_lock(%s)", (BULK_LOCK_KEY,))[0][0]
-            ):
-                return
-            other = self._rows(
-                "SELECT vector_dims(embedding) FROM memories WHERE embedding IS NOT NULL "
-                "AND vector_dims(embedding) <> %s LIMIT 1",
-                (dimension,),
-            )
-            if other:
-                raise StoreMismatchError(
-                    f"The store at {self.where} holds vectors of {other[0][0]} dimensions but the "
-                    f"configured model makes {dimension}. Run `graphmem reindex` with the store's "
-                    "model configured, or set [embedding] model back."
-                )
-            self._run("DROP INDEX IF EXISTS memories_embedding")
-            self._run(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dimension)})")
-            self._create_vector_index()
-
-    def _create_vector_index(self) -> None:
-        """Build the HNSW index (inside a transaction holding ``SCHEMA_LOCK_KEY``) in memory when
-        its graph fits in :data:`BUILD_MEMORY_MAX_KB`: built on disk it takes several times longer."""
-        vectors = self._rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0]
-        wanted = min(BUILD_MEMORY_MAX_KB, int(vectors) * (self.dimension * 4 + HNSW_ROW_OVERHEAD) // 1024)
-        has = self._rows("SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem'")[0][0]
-        if wanted > int(has):
-            self._rows("SELECT set_config('maintenance_work_mem', %s, true)", (f"{wanted}kB",))
-        # Bounded work, minutes at a million rows: the statement timeout is for hung servers.
-        self._rows("SELECT set_config('statement_timeout', '0', true)")
-        self._run(
-            "CREATE INDEX IF NOT EXISTS memories_embedding ON memories "
-            "USING hnsw (embedding vector_cosine_ops)"
-        )
-
-    @contextmanager
-    def vector_index_put_off(self, rows: int) -> Iterator[None]:
-        """The block stores ``rows`` memories with their vectors (an import): when the HNSW index
-        holds fewer than :data:`REBUILD_RATIO` times as many vectors (a new store, or one being
-        loaded from several files), it is dropped first and built once at the end, a failed
-        block's too, instead of taking each row (see :data:`BULK_ROWS_MIN`).
-
-        While it is off, searches scan the vectors (exact, slower) and other writers go on; a
-        store opened meanwhile does not build it (the loading import holds
-        :data:`BULK_LOCK_KEY` for its session), but one opened after an import that died does.
-        Only the table's owner may drop an index: for any other role nothing is put off."""
-        if rows < BULK_ROWS_MIN:
-            yield
-            return
-        try:
-            holder = self._pool.getconn(timeout=CONNECT_TIMEOUT_S * 3)
-        except PoolTimeout:
-            yield  # every connection busy: the import goes on the slow way
-            return
-        dropped = False
-        try:
-            with self._translated():
-                locked = holder.execute("SELECT pg_try_advisory_lock(%s)", (BULK_LOCK_KEY,)).fetchone()
-                if locked and locked[0]:
-                    dropped = self._drop_vector_index(rows)
-            yield
-        finally:
-            try:
-                if dropped:
-                    with self.transaction():
-                        self._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
-                        self._create_vector_index()
-                    # What autovacuum would do a minute later, in the middle of the searches and
-                    # writes that follow (remember p50 58-76 ms in bench scale right after
-                    # 100,000 were imported): the new rows' visibility and statistics (without
-                    # these each new word of a search is counted, postgres_text.py). VACUUM
-                    # runs outside a transaction only.
-                    self._run("ANALYZE memories" if self._bound.conn else "VACUUM (ANALYZE) memories")
-                    self._stats = None
-            finally:
-                with suppress(psycopg.Error):
-                    holder.execute("SELECT pg_advisory_unlock_all()")
-                self._pool.putconn(holder)
-
-    def _drop_vector_index(self, rows: int) -> bool:
-        """Drop the HNSW index if this role owns the table and the index holds fewer than
-        :data:`REBUILD_RATIO` times ``rows`` vectors; whether it did."""
-        with self.transaction():
-            self._run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
-            found = self._rows(
-                "SELECT to_regclass('memories_embedding') IS NOT NULL, pg_has_role(c.relowner, 'USAGE') "
-                "FROM pg_class c WHERE c.oid = 'memories'::regclass"
-            )
-            indexed, owner = found[0]
-            if not (indexed and owner):
-                return False
-            held = self._rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0]
-            if int(held) >= rows * REBUILD_RATIO:
-                return False
-            self._run("DROP INDEX memories_embedding")
-        log.info("the vector index is built again after the %d memories are stored", rows)
-        return True
-
     # -- memories -------------------------------------------------------------------------
 
     def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None:
         if not records:
             return
         rows = [memory_params(r, None if vectors is None else vectors[i]) for i, r in enumerate(records)]
-        with self.transaction():
-            self._many(INSERT_MEMORY, rows)
+        with self.db.transaction():
+            self.db.many(INSERT_MEMORY, rows)
 
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
         if not ids:
             return {}
         wanted = list(dict.fromkeys(ids))
-        rows = self._rows(f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.id = ANY(%s)", (wanted,))
+        rows = self.db.rows(f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.id = ANY(%s)", (wanted,))
         found = {record.id: record for record in map(memory_from_row, rows)}
         return {i: found[i] for i in wanted if i in found}
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
-        rows = self._rows(
+        rows = self.db.rows(
             f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.content_hash = %s ORDER BY m.id", (content_hash,)
         )
         return [memory_from_row(row) for row in rows]
@@ -247,7 +126,7 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
     def find_by_hashes(self, content_hashes: Collection[str]) -> dict[str, list[MemoryRecord]]:
         if not content_hashes:
             return {}
-        rows = self._rows(
+        rows = self.db.rows(
             f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.content_hash = ANY(%s) ORDER BY m.id",
             (list(set(content_hashes)),),
         )
@@ -273,7 +152,7 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
             else:
                 sets.append(f"{name} = %({name})s")
                 params[name] = db_value(value)
-        self._run(f"UPDATE memories SET {', '.join(sets)} WHERE id = %(id)s", params)
+        self.db.run(f"UPDATE memories SET {', '.join(sets)} WHERE id = %(id)s", params)
 
     def replace_text(
         self,
@@ -284,8 +163,8 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
         updated_at: datetime,
         entities: Sequence[Entity],
     ) -> None:
-        with self.transaction():
-            changed = self._run(
+        with self.db.transaction():
+            changed = self.db.run(
                 "UPDATE memories SET text = %(text)s, content_hash = %(hash)s, updated_at = %(at)s, "
                 "terms = %(terms)s::tsvector, embedding = NULL WHERE id = %(id)s",
                 {
@@ -298,18 +177,18 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
             )
             if not changed:
                 return
-            self._run("DELETE FROM about WHERE memory_id = %s", (memory_id,))
+            self.db.run("DELETE FROM about WHERE memory_id = %s", (memory_id,))
             if entities:
                 self.upsert_entities(entities)
                 self.link_about([(memory_id, entity) for entity in entities])
 
     def delete_memory(self, memory_id: str) -> None:
-        self._run("DELETE FROM memories WHERE id = %s", (memory_id,))  # its edges go with it
+        self.db.run("DELETE FROM memories WHERE id = %s", (memory_id,))  # its edges go with it
 
     def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
         where, params = visibility_clause(visibility)
         params.update(limit=max(limit, 0), offset=max(offset, 0))
-        rows = self._rows(
+        rows = self.db.rows(
             f"SELECT {MEMORY_RETURN} FROM memories m WHERE {where} "
             "ORDER BY m.created_at DESC, m.id LIMIT %(limit)s OFFSET %(offset)s",
             params,
@@ -318,121 +197,49 @@ class PostgresGraphStore(PostgresGraph, PostgresHistory, PostgresTextSearch):
 
     def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]:
         where = "WHERE m.project = %(p)s" if project is not None else ""
-        rows = self._rows(
+        rows = self.db.rows(
             f"SELECT {MEMORY_RETURN} FROM memories m {where} ORDER BY m.created_at, m.id", {"p": project}
         )
         return [memory_from_row(row) for row in rows]
 
     def total_memories(self) -> int:
-        return int(self._rows("SELECT count(*) FROM memories")[0][0])
+        return int(self.db.rows("SELECT count(*) FROM memories")[0][0])
 
     def count_memories(self) -> dict[tuple[str, str, str], int]:
-        rows = self._rows("SELECT category, scope, status, count(*) FROM memories GROUP BY 1, 2, 3")
+        rows = self.db.rows("SELECT category, scope, status, count(*) FROM memories GROUP BY 1, 2, 3")
         return {(str(c), str(s), str(t)): int(n) for c, s, t, n in rows}
 
     def last_in_session(self, session: str) -> str | None:
-        rows = self._rows(
+        rows = self.db.rows(
             "SELECT id FROM memories WHERE session = %s ORDER BY created_at DESC, seq DESC LIMIT 1",
             (session,),
         )
         return str(rows[0][0]) if rows else None
 
-    # -- vectors ------------------------------------------------------------------------------
+    # -- the other parts' ports, delegated ------------------------------------------------------
 
     def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
-        rows = self._rows(
-            "SELECT id, text FROM memories WHERE embedding IS NULL ORDER BY seq LIMIT %s", (max(limit, 0),)
-        )
-        return [(str(i), str(t)) for i, t in rows]
+        return self.vectors.pending_embeddings(limit)
 
     def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
-        if len(ids) != len(vectors):
-            raise ValueError(f"{len(ids)} ids came with {len(vectors)} vectors")
-        # In id order: every process embedding a shared backlog (each recall embeds what is
-        # pending, others' memories too) locks the rows in the same order, so two never deadlock;
-        # a conflict with another kind of write is tried again, the update being idempotent.
-        rows = sorted(
-            ({"id": i, "e": vector_param(v)} for i, v in zip(ids, vectors, strict=True)), key=_by_id
-        )
-        nested = self._bound.conn is not None  # then the caller's transaction is the one to retry
-        for attempt in range(1, SET_EMBEDDINGS_ATTEMPTS + 1):
-            try:
-                with self.transaction():
-                    self._many("UPDATE memories SET embedding = %(e)s::vector WHERE id = %(id)s", rows)
-                return
-            except StoreConflictError:
-                if attempt == SET_EMBEDDINGS_ATTEMPTS or nested:
-                    raise
-                time.sleep(CONFLICT_PAUSE_S * attempt)
+        self.vectors.set_embeddings(ids, vectors)
 
     def clear_embeddings(self, dimension: int) -> None:
-        self._run("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
-        self.dimension = dimension
-        self._set_dimension(dimension)
+        self.vectors.clear_embeddings(dimension)
 
     def load_vectors(self) -> StoredVectors:
-        rows = self._rows(
-            "SELECT id, project, status, embedding::real[], branch FROM memories "
-            "WHERE embedding IS NOT NULL ORDER BY seq"
-        )
-        if not rows:
-            return StoredVectors([], np.zeros((0, self.dimension), np.float32), [], [])
-        matrix = np.asarray([row[3] for row in rows], dtype=np.float32)
-        return StoredVectors(
-            [str(r[0]) for r in rows], matrix, [place(r[1], r[4]) for r in rows], [str(r[2]) for r in rows]
-        )
+        return self.vectors.load_vectors()
 
     def count_vectors(self) -> int:
-        return int(self._rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0])
+        return self.vectors.count_vectors()
 
     def embedding_of(self, memory_id: str) -> Vector | None:
-        rows = self._rows("SELECT embedding::real[] FROM memories WHERE id = %s", (memory_id,))
-        if not rows or rows[0][0] is None:
-            return None
-        return np.asarray(rows[0][0], dtype=np.float32)
+        return self.vectors.embedding_of(memory_id)
 
-    # -- what the vector index (postgres_vectors.py) asks ----------------------------------------
+    def search_text(
+        self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
+    ) -> TextHits:
+        return self.text.search_text(query, visibility, limit, phrase=phrase)
 
-    def nearest(
-        self,
-        query: Vector,
-        k: int,
-        *,
-        project: str | None,
-        statuses: Collection[str],
-        branch: str | None = None,
-        all_branches: bool = False,
-    ) -> list[tuple[str, float]]:
-        """The ``k`` memories whose vectors are nearest ``query`` by cosine (global ones and
-        those of ``project``, of ``statuses``; of those on a branch, the ones on ``branch``, or
-        all with ``all_branches``), with their cosine similarity, best first."""
-        if k <= 0:
-            return []
-        params = {"q": vector_param(query), "k": k, "p": project, "s": sorted(statuses), "b": branch}
-        on_branch = "" if all_branches else "AND (branch IS NULL OR branch = %(b)s) "
-        rows = self._rows(
-            "SELECT id, 1 - (embedding <=> %(q)s::vector) FROM memories "
-            "WHERE embedding IS NOT NULL AND status = ANY(%(s)s) "
-            "AND (project IS NULL OR project = %(p)s) "
-            f"{on_branch}ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s",
-            params,
-            # Filtered HNSW scans go on until k rows pass the filter (pgvector 0.8's iterative
-            # scans); set once per pooled connection, not per search (a round trip each).
-            settings={"hnsw.ef_search": str(max(EF_SEARCH_MIN, k)), "hnsw.iterative_scan": "relaxed_order"},
-        )
-        return sorted(((str(i), float(s)) for i, s in rows), key=lambda hit: (-hit[1], hit[0]))
-
-    def cosine(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
-        """The cosine similarity of ``query`` to each memory of ``ids`` that has a vector."""
-        if not ids:
-            return {}
-        rows = self._rows(
-            "SELECT id, 1 - (embedding <=> %s::vector) FROM memories "
-            "WHERE id = ANY(%s) AND embedding IS NOT NULL",
-            (vector_param(query), list(ids)),
-        )
-        return {str(i): float(s) for i, s in rows}
-
-
-def _by_id(row: Mapping[str, Any]) -> str:
-    return str(row["id"])
+    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+        return self.text.text_matches(query, visibility, limit)

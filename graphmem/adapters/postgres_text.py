@@ -1,7 +1,7 @@
 """Full-text search in PostgreSQL: which memories to rank, and how (``search_text``, ``text_matches``).
 
-Part of ``PostgresGraphStore`` (``postgres_store.py``); the ``tsvector`` and the queries'
-lexemes are ``postgres_rows.py``'s.
+A part of ``PostgresGraphStore`` (``postgres_store.py``) over its connection part; the
+``tsvector`` and the queries' lexemes are ``postgres_rows.py``'s.
 
 **Ranking.** Each query word a memory holds adds the word's inverse document frequency
 (BM25's ``ln(1 + (N - df + 0.5) / (df + 0.5))``); the memories that hold the asked phrase
@@ -115,11 +115,18 @@ class _Stats:
         return min(held, max(self.rows, 1.0))
 
 
-class PostgresTextSearch(PostgresConnection):
+class PostgresTextSearch:
     """``search_text`` and ``text_matches`` of the PostgreSQL store (see the module doc)."""
 
-    _stats: _Stats | None = None
-    _stats_lock = threading.Lock()
+    def __init__(self, db: PostgresConnection) -> None:
+        self._db = db
+        self._stats: _Stats | None = None  # read again after STATS_REFRESH_S
+        self._stats_lock = threading.Lock()
+
+    def forget_stats(self) -> None:
+        """The memories changed in bulk (an import): the next search reads the statistics again."""
+        with self._stats_lock:
+            self._stats = None
 
     def search_text(
         self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
@@ -182,12 +189,12 @@ class PostgresTextSearch(PostgresConnection):
             # First the candidates that hold a second scored word: a candidate holding one only
             # scores that word's weight at most, so if the last of these scores more, it is the
             # same answer from a fraction of the rows.
-            rows = self._rows(select, {**params, "candidates": pairs})
+            rows = self._db.rows(select, {**params, "candidates": pairs})
             alone = max((weights[w] for w in scored if f"'{w}'" in candidates), default=0.0)
             if len(rows) < limit or not (rows[-1][-2] or float(rows[-1][-1]) > alone):
                 rows = None
         if rows is None:
-            rows = self._rows(select, params)
+            rows = self._db.rows(select, params)
         width = columns.count(",") + 1
         return [(row[0] if width == 1 else row[:width], bool(row[-2]), float(row[-1])) for row in rows]
 
@@ -226,18 +233,18 @@ class PostgresTextSearch(PostgresConnection):
 
     def _read_stats(self) -> _Stats:
         now = time.monotonic()
-        if self._rows("SELECT row_security_active('memories')")[0][0]:
+        if self._db.rows("SELECT row_security_active('memories')")[0][0]:
             # The shared memories' statistics, read as the schema's owner (schema 10,
             # postgres_functions.py), and how many of this role's own global memories there are
             # (row-level security shows it no one else's).
-            found = self._rows(
+            found = self._db.rows(
                 "SELECT t.words, t.shares, t.memories, (SELECT count(*) FROM memories m "
                 f"WHERE {OWN_ROWS}) FROM graphmem_term_stats() AS t"
             )
         else:
             # Every memory is this role's to see: its own pg_stats (a view that hides a table under
             # row-level security from a role it applies to).
-            found = self._rows(
+            found = self._db.rows(
                 "SELECT s.most_common_elems::text::text[], s.most_common_elem_freqs, c.reltuples, 0 "
                 "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace LEFT JOIN pg_stats s "
                 "ON s.schemaname = n.nspname AND s.tablename = 'memories' AND s.attname = 'terms' "
@@ -246,7 +253,7 @@ class PostgresTextSearch(PostgresConnection):
         words, shares, rows, own = found[0] if found else (None, None, -1, 0)
         if not words or not shares:
             # Never analysed (a new store): each word's memories this role sees are counted.
-            rows = self._rows("SELECT count(*) FROM memories")[0][0]
+            rows = self._db.rows("SELECT count(*) FROM memories")[0][0]
             return _Stats(now, float(rows), {}, 0.0, counted=True)
         # The shares list ends with the smallest and largest share and the share of NULLs.
         common = dict(zip(words, shares[: len(words)], strict=True))
@@ -262,7 +269,7 @@ class PostgresTextSearch(PostgresConnection):
         # The memories are counted again with the words: the store grows while the statistics
         # are reused, and a word counted among more memories than an older total would weigh
         # less than nothing (BM25's idf turns negative past half the memories).
-        counts = self._rows(
+        counts = self._db.rows(
             "SELECT q.l, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @@ q.l::tsquery "
             "LIMIT %(most)s) AS hit), (SELECT count(*) FROM memories) "
             "FROM unnest(%(words)s::text[]) AS q(l)",
@@ -280,7 +287,7 @@ class PostgresTextSearch(PostgresConnection):
         """``stats`` with how many of this role's own global memories hold each of ``lexemes``
         (row-level security shows it no one else's), up to :data:`COUNT_MAX` a word."""
         missing = [lexeme for lexeme in lexemes if lexeme not in stats.own]
-        counts = self._rows(
+        counts = self._db.rows(
             "SELECT q.l, (SELECT count(*) FROM (SELECT 1 FROM memories m WHERE m.terms @@ q.l::tsquery "
             f"AND {OWN_ROWS} LIMIT %(most)s) AS hit) FROM unnest(%(words)s::text[]) AS q(l)",
             {"words": [f"'{lexeme}'" for lexeme in missing], "most": COUNT_MAX},

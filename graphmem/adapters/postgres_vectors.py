@@ -60,7 +60,7 @@ class PgVectorIndex:
         last = getattr(self._searched, "last", None)
         known: dict[str, float] = last[1] if last is not None and last[0] is query else {}
         found = {i: known[i] for i in ids if i in known}
-        found.update(self._store.cosine(query, [i for i in ids if i not in known]))
+        found.update(self._store.vectors.cosine(query, [i for i in ids if i not in known]))
         return found
 
     def search(
@@ -73,7 +73,7 @@ class PgVectorIndex:
         branch: str | None = None,
         all_branches: bool = False,
     ) -> list[tuple[str, float]]:
-        hits = self._store.nearest(
+        hits = self._store.vectors.nearest(
             query, k, project=project, statuses=statuses, branch=branch, all_branches=all_branches
         )
         self._searched.last = (query, dict(hits))
@@ -81,8 +81,8 @@ class PgVectorIndex:
 
     def bulk_load(self, rows: int) -> AbstractContextManager[None]:
         """A new store's index is built once after an import instead of taking each row
-        (``PostgresGraphStore.vector_index_put_off``)."""
-        return self._store.vector_index_put_off(rows)
+        (``PostgresEmbeddings.vector_index_put_off``)."""
+        return self._store.vectors.vector_index_put_off(rows)
 
     def tidy(self) -> bool:
         return False  # PostgreSQL keeps its own index

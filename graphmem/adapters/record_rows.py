@@ -1,14 +1,51 @@
-"""The one mapping from a store's row of memory columns to a ``MemoryRecord``, for every
-store that returns them in ``MEMORY_FIELDS`` order (Kùzu, PostgreSQL), then whether the
-memory has a vector."""
+"""The mappings every store shares from its rows to graphmem's records (Kùzu, PostgreSQL):
+a row of memory columns in ``MEMORY_FIELDS`` order, then whether the memory has a vector,
+to a ``MemoryRecord``; a row of symbol columns in ``SYMBOL_FIELDS`` order to a ``SymbolInfo``;
+a row of event columns in ``EVENT_FIELDS`` order to a ``MemoryEvent``."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from graphmem.core.codegraph import SymbolInfo
+from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
+
+# A symbol's columns (a Kùzu ``Symbol`` node's, PostgreSQL's ``code_symbols``), in the order
+# ``symbol_from_row`` reads them; ``SYMBOL_RETURN`` asks them of a symbol named ``s``.
+SYMBOL_FIELDS = (
+    "key",
+    "path",
+    "kind",
+    "name",
+    "qualified_name",
+    "start_line",
+    "end_line",
+    "signature",
+    "docstring",
+    "body_hash",
+    "body_changed_at",
+    "deleted_at",
+)
+SYMBOL_RETURN = ", ".join(f"s.{name}" for name in SYMBOL_FIELDS)
+# An event's columns, in the order ``event_from_row`` reads them.
+EVENT_FIELDS = (
+    "id",
+    "memory_id",
+    "at",
+    "kind",
+    "actor",
+    "reason",
+    "before",
+    "after",
+    "other_id",
+    "rule",
+    "undoes",
+    "undone_by",
+)
 
 
 def utc(value: datetime | None) -> datetime | None:
@@ -61,3 +98,51 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         expires_at=utc(expires_at),
         branch=branch or None,
     )
+
+
+def symbol_from_row(row: Sequence[Any]) -> SymbolInfo:
+    """A ``SymbolInfo`` from a row of ``SYMBOL_FIELDS``."""
+    key, path, kind, name, qualified, start, end, signature, docstring, body_hash, changed, deleted = row
+    return SymbolInfo(
+        key,
+        path,
+        kind or "",
+        name or "",
+        qualified or "",
+        int(start or 0),
+        int(end or 0),
+        signature or "",
+        docstring,
+        body_hash or "",
+        utc(changed),
+        utc(deleted),
+    )
+
+
+def event_from_row(row: Sequence[Any]) -> MemoryEvent:
+    """A ``MemoryEvent`` from a row of ``EVENT_FIELDS``; ``before`` and ``after`` as JSON text
+    (Kùzu) or as read from ``jsonb`` (PostgreSQL)."""
+    event_id, memory_id, at, kind, actor, reason, before, after, other_id, rule, undoes, undone_by = row
+    when = utc(at)
+    assert when is not None
+    return MemoryEvent(
+        id=event_id,
+        memory_id=memory_id,
+        at=when,
+        kind=EventKind(kind),
+        actor=actor or "",
+        reason=reason or "",
+        before=_state(before),
+        after=_state(after),
+        other_id=other_id,
+        rule=rule,
+        undoes=undoes,
+        undone_by=undone_by,
+    )
+
+
+def _state(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
+    if isinstance(value, str):
+        loaded: dict[str, Any] = json.loads(value or "{}")
+        return loaded
+    return dict(value or {})

@@ -19,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from graphmem.core.code import Definition, ImportRef, ParsedFile
 from graphmem.core.code_moves import MovePlan
@@ -319,3 +320,55 @@ class CodeScan:
     # Symbols renamed or moved and files renamed (``core.code_moves``): their memories follow.
     moves: MovePlan = field(default_factory=MovePlan)
     head: str | None = None  # the commit checked out, for git's rename detection next time
+
+
+TITLE_CHARS = 200  # of a symbol's signature, as its entity's title
+# A stored symbol as a pass reads it: its body's hash, when its body last changed (None: not
+# since graphmem first saw it), and whether memories are about it.
+StoredSymbol = tuple[str, datetime | None, bool]
+
+
+def symbol_rows(
+    scan: CodeScan, old: Mapping[str, StoredSymbol], at: datetime
+) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+    """What a pass stores of the symbols in its changed files, every store alike: each symbol's
+    columns by key (``project``, ``path``, ``kind``, ``name``, ``title``, ``qualified_name``, lines,
+    ``signature``, ``docstring``, ``body_hash``, ``body_changed_at``, ``deleted_at``), and the
+    stored symbols that moved, by old key, with their new key. ``old`` is what the store holds
+    of the symbols in those files and ``at`` the time the store writes for the pass.
+
+    A symbol's ``body_changed_at`` is None until its body changes after graphmem first saw it;
+    a moved symbol keeps its body's age when only its name or file changed."""
+    moves = {
+        symbol_key(scan.project, m.old_path, m.old_name): (
+            symbol_key(scan.project, m.new_path, m.new_name),
+            m,
+        )
+        for m in scan.moves.symbols
+    }
+    new: dict[str, dict[str, Any]] = {}
+    for path, (parsed, _) in scan.changed.items():
+        for d in parsed.definitions:
+            key = symbol_key(scan.project, path, d.qualified_name)
+            before = old.get(key)
+            changed_at = None if before is None else at if before[0] != d.body_hash else before[1]
+            new[key] = {
+                "key": key,
+                "project": scan.project,
+                "path": path,
+                "kind": d.kind,
+                "name": d.name,
+                "title": d.signature[:TITLE_CHARS],
+                "qualified_name": d.qualified_name,
+                "start_line": d.start_line,
+                "end_line": d.end_line,
+                "signature": d.signature,
+                "docstring": d.docstring,
+                "body_hash": d.body_hash,
+                "body_changed_at": changed_at,
+                "deleted_at": None,
+            }
+    followed = {k: v for k, v in moves.items() if k in old and k not in new and v[0] in new}
+    for key, (target, move) in followed.items():
+        new[target]["body_changed_at"] = old[key][1] if move.same_body else at
+    return new, {key: target for key, (target, _) in followed.items()}

@@ -18,7 +18,7 @@ from support.postgres import PostgresServer
 from support.stores import postgres_url
 
 from graphmem.adapters.embedders import HashEmbedder
-from graphmem.adapters.postgres_store import BULK_ROWS_MIN
+from graphmem.adapters.postgres_embeddings import BULK_ROWS_MIN
 from graphmem.app import open_memory
 from graphmem.bench.scale import synthetic_memories
 from graphmem.service.memory import MemoryService
@@ -129,12 +129,12 @@ def test_a_large_import_into_a_new_team_store_builds_its_vector_index_at_the_end
     team: MemoryService, caplog: pytest.LogCaptureFixture
 ) -> None:
     records = synthetic_memories(BULK_ROWS_MIN)
-    with caplog.at_level(logging.INFO, logger="graphmem.adapters.postgres_store"):
+    with caplog.at_level(logging.INFO, logger="graphmem.adapters.postgres_embeddings"):
         summary = team.import_text("".join(json.dumps(record) + "\n" for record in records))
     assert summary.memories_added == BULK_ROWS_MIN
     assert "the vector index is built again after" in caplog.text
     store = team.store
-    indexed = store._rows("SELECT to_regclass('memories_embedding') IS NOT NULL")  # type: ignore[attr-defined]
+    indexed = store.db.rows("SELECT to_regclass('memories_embedding') IS NOT NULL")  # type: ignore[attr-defined]
     assert indexed == [(True,)]
     result = team.recall(records[7]["text"], project=None, plan="semantic")
     assert result.hits[0].memory.id == records[7]["id"]

@@ -119,9 +119,9 @@ def test_symbols_that_memories_are_about_follow_their_code_across_passes(store: 
 def test_a_store_from_before_schema_10_has_its_parses_moved_out_of_file(tmp_path: Path) -> None:
     data = tmp_path / "data"
     store = KuzuGraphStore(data, dimension=8)
-    store.run("ALTER TABLE File ADD parsed STRING")  # as schema 9 had it: the parse in a column of File
+    store.db.run("ALTER TABLE File ADD parsed STRING")  # as schema 9 had it: the parse in a column of File
     for path, parse, deleted in (("a.py", module("a.py", 1), None), ("gone.py", None, T0)):
-        store.run(
+        store.db.run(
             "CREATE (:File {key: $k, name: $p, project: $proj, title: '', path: $p, content_hash: 'h', "
             "parsed: $j, deleted_at: $d})",
             {
@@ -140,7 +140,7 @@ def test_a_store_from_before_schema_10_has_its_parses_moved_out_of_file(tmp_path
         code = KuzuCodeGraph(store)
         assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
         assert code.load_parsed(PROJECT) == {"a.py": module("a.py", 1)}
-        columns = {row[1] for row in store.rows("CALL table_info('File') RETURN *")}
+        columns = {row[1] for row in store.db.rows("CALL table_info('File') RETURN *")}
         assert "parsed" not in columns and "path" in columns
         assert "FileParse" not in tables(store)  # moved on again by version 12
         save_pass(code, {"a.py": module("a.py", 2), "b.py": module("b.py", 2)}, T0)  # COPY File still fits
@@ -150,19 +150,19 @@ def test_a_store_from_before_schema_10_has_its_parses_moved_out_of_file(tmp_path
 
 
 def tables(store: KuzuGraphStore) -> set[str]:
-    return {row[1] for row in store.rows("CALL show_tables() RETURN *")}
+    return {row[1] for row in store.db.rows("CALL show_tables() RETURN *")}
 
 
 def test_a_store_from_before_schema_12_has_its_parses_moved_out_of_kuzu(tmp_path: Path) -> None:
     data = tmp_path / "data"
     store = KuzuGraphStore(data, dimension=8)
-    store.run(FILE_PARSE)  # as schema 11 had it: the parses in Kùzu's FileParse
+    store.db.run(FILE_PARSE)  # as schema 11 had it: the parses in Kùzu's FileParse
     for project, path in ((PROJECT, "a.py"), (PROJECT, "b.py"), ("/src/other", "a.py")):
-        store.run(
+        store.db.run(
             "CREATE (:File {key: $k, name: $p, project: $proj, title: '', path: $p, content_hash: 'h'})",
             {"k": file_key(project, path), "p": path, "proj": project},
         )
-        store.run(
+        store.db.run(
             "CREATE (:FileParse {key: $k, project: $proj, path: $p, parsed: $j})",
             {"k": file_key(project, path), "p": path, "proj": project, "j": parsed_to_json(module(path, 3))},
         )

@@ -163,10 +163,10 @@ def test_links_are_stored_once_whether_added_by_key_or_in_bulk(
     store: KuzuGraphStore, monkeypatch: pytest.MonkeyPatch, lookup_max_ids: int
 ) -> None:
     """A few links go by primary-key lookups, many by one UNWIND: both store each link once."""
-    from graphmem.adapters import kuzu_store
+    from graphmem.adapters import kuzu_links
     from graphmem.core.models import Link, LinkKind
 
-    monkeypatch.setattr(kuzu_store, "LOOKUP_MAX_IDS", lookup_max_ids)
+    monkeypatch.setattr(kuzu_links, "LOOKUP_MAX_IDS", lookup_max_ids)
     store.add_memories([memory(f"m{i}") for i in range(6)])
     when = datetime(2025, 1, 2, tzinfo=UTC)
     links = [Link(f"m{i}", f"m{i + 1}", LinkKind.RELATED, when) for i in range(5)]
@@ -237,7 +237,7 @@ def test_a_store_from_before_schema_9_has_its_vectors_moved_out_of_kuzu(tmp_path
     store.add_memories([memory("a"), memory("b"), memory("c")])
     old = np.eye(2, DIM, dtype=np.float32)  # as the store wrote them before: in the column
     for memory_id, vector in zip(["a", "b"], old, strict=True):
-        store.run(
+        store.db.run(
             "MATCH (m:Memory {id: $id}) SET m.embedding = $e, m.embedded = true",
             {"id": memory_id, "e": vector.tolist()},
         )
@@ -280,14 +280,14 @@ def test_a_transactions_lone_write_commits_on_its_own_and_a_failed_one_keeps_not
     store: KuzuGraphStore,
 ) -> None:
     sent: list[str] = []
-    execute = store._conn.execute
+    execute = store.db._conn.execute
 
     def spy(query: object, *args: object, **kwargs: object) -> object:
         if not (isinstance(query, str) and "bm_info" in query):  # the pool's watch (kuzu_connection.py)
             sent.append(query if isinstance(query, str) else "prepared")
         return execute(query, *args, **kwargs)  # type: ignore[arg-type]
 
-    store._conn.execute = spy  # type: ignore[method-assign]
+    store.db._conn.execute = spy  # type: ignore[method-assign]
     with store.transaction():
         store.add_memories([memory("a")])
     assert sent == ["prepared"]  # no BEGIN and COMMIT around it: Kùzu's auto-commit
@@ -323,12 +323,12 @@ def test_keyed_reads_split_over_two_connections_keep_the_keys_order(store: KuzuG
     store.add_memories([memory(i) for i in "abcdef"])
     query = "MATCH (m:Memory {id: $key}) RETURN m.id"
 
-    rows = store.keyed_rows(query, ["f", "a", "unknown", "c", "a", "e"])
+    rows = store.db.keyed_rows(query, ["f", "a", "unknown", "c", "a", "e"])
 
     assert rows == [["f"], ["a"], ["c"], ["e"]]
     assert any(t.name.startswith("graphmem-kuzu-read") for t in threading.enumerate())
     with pytest.raises(StoreError, match="rejected a query"):
-        store.keyed_rows("MATCH (m:Nothing {id: $key}) RETURN m.id", ["a", "b", "c"])
+        store.db.keyed_rows("MATCH (m:Nothing {id: $key}) RETURN m.id", ["a", "b", "c"])
     store.close()
     assert not any(t.name.startswith("graphmem-kuzu-read") for t in threading.enumerate())
 
@@ -348,7 +348,7 @@ def test_long_strings_updated_one_at_a_time_do_not_fill_kuzus_pool(store: KuzuGr
         store.set_meta(f"note-{i % 500}", f"{i} " + "x" * 4_000)
 
     assert store.get_meta("note-499") == "1499 " + "x" * 4_000
-    assert store._pool_used() < 256 * 1024 * 1024
+    assert store.db._pool_used() < 256 * 1024 * 1024
 
 
 def test_a_log_left_that_the_pool_cannot_checkpoint_is_written_in_at_open(tmp_path: Path) -> None:

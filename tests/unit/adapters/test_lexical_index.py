@@ -368,7 +368,7 @@ def test_an_index_that_is_missing_or_out_of_date_is_rebuilt_from_the_store_at_op
         (directory / META).write_text('{"version": "0", "token": "x"}')
     else:  # the store lost a memory behind the index's back, and no journal says so
         store = KuzuGraphStore(tmp_path, dimension=8)
-        store.run("MATCH (m:Memory {id: 'm2'}) DETACH DELETE m")
+        store.db.run("MATCH (m:Memory {id: 'm2'}) DETACH DELETE m")
         store.close()
     store = KuzuGraphStore(tmp_path, dimension=8)
     try:
@@ -409,14 +409,14 @@ def test_rebuild_text_index_indexes_every_memory_again(store: KuzuGraphStore) ->
 def test_a_schema_4_store_with_kuzu_fts_is_migrated_and_stops_keeping_it(tmp_path: Path) -> None:
     store = KuzuGraphStore(tmp_path, dimension=8)
     store.add_memories([memory("m1", "redis cache")])
-    store.run("LOAD EXTENSION fts")
-    store.run("CALL CREATE_FTS_INDEX('Memory', 'memory_text', ['search_text'], stemmer := 'porter')")
+    store.db.run("LOAD EXTENSION fts")
+    store.db.run("CALL CREATE_FTS_INDEX('Memory', 'memory_text', ['search_text'], stemmer := 'porter')")
     store.set_meta("schema_version", "4")
     store.close()
     shutil.rmtree(tmp_path / DIRNAME)  # a store written before the index existed
     store = KuzuGraphStore(tmp_path, dimension=8)
     try:
-        assert store.rows("CALL SHOW_INDEXES() RETURN *") == []
+        assert store.db.rows("CALL SHOW_INDEXES() RETURN *") == []
         assert store.get_meta("schema_version") == "12"
         store.add_memories([memory("m2", "redis queue")])
         assert set(ids(store.search_text("redis", GLOBAL, 10))) == {"m1", "m2"}

@@ -162,7 +162,7 @@ def test_a_read_only_role_reads_and_is_told_it_may_not_write(
 
 def test_a_connection_the_server_dropped_is_replaced_without_an_error(store: PostgresGraphStore) -> None:
     store.add_memories([memory("a")])
-    with psycopg.connect(store._conninfo, autocommit=True) as admin:
+    with psycopg.connect(store.db._conninfo, autocommit=True) as admin:
         admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
@@ -180,10 +180,10 @@ def test_a_rare_word_outranks_two_common_ones(store: PostgresGraphStore) -> None
 def test_a_large_store_reads_only_the_memories_holding_its_rarest_word(store: PostgresGraphStore) -> None:
     common = [memory(f"c{i:04d}", f"alpha gamma note {i}") for i in range(CANDIDATES_CAP + 500)]
     store.add_memories([*common, memory("all", "alpha gamma beta"), memory("b1", "beta delta")])
-    store._run("ANALYZE memories")  # what autovacuum does after a bulk import
-    store._stats = None
+    store.db.run("ANALYZE memories")  # what autovacuum does after a bulk import
+    store.text.forget_stats()
 
-    _, _, chosen = store._plan(["alpha", "gamma", "beta"], [], 1)
+    _, _, chosen = store.text._plan(["alpha", "gamma", "beta"], [], 1)
     hits = store.search_text("alpha gamma beta", EVERYONE, 2)
 
     assert chosen == ["beta"]
@@ -194,7 +194,7 @@ def test_a_write_on_a_connection_the_server_just_dropped_keeps_nothing_and_can_b
     store: PostgresGraphStore,
 ) -> None:
     store.add_memories([memory("a")])
-    with psycopg.connect(store._conninfo, autocommit=True) as admin:
+    with psycopg.connect(store.db._conninfo, autocommit=True) as admin:
         admin.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
@@ -283,9 +283,9 @@ def test_two_writers_locking_in_opposite_orders_are_one_done_and_one_told_to_try
         lock_sql = "SELECT key FROM entities WHERE key = %s FOR UPDATE"
         try:
             with writer.transaction():
-                writer._rows(lock_sql, (order[0],))
+                writer.db.rows(lock_sql, (order[0],))
                 both_hold_one.wait()
-                writer._rows(lock_sql, (order[1],))  # the database finds the deadlock
+                writer.db.rows(lock_sql, (order[1],))  # the database finds the deadlock
             outcomes.append("done")
         except StoreError as exc:
             outcomes.append(str(exc))

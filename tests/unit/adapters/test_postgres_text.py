@@ -31,13 +31,13 @@ def store(request: pytest.FixtureRequest) -> PostgresGraphStore:
 
 def _statements(store: PostgresGraphStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     sent: list[str] = []
-    rows = store._rows
+    rows = store.db.rows
 
     def counted(sql: str, *args: object, **kwargs: object) -> list[tuple[object, ...]]:
         sent.append(sql)
         return rows(sql, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(store, "_rows", counted)
+    monkeypatch.setattr(store.db, "rows", counted)
     return sent
 
 

@@ -10,9 +10,10 @@ import pytest
 from support.records import memory
 from support.stores import opened_postgres, postgres_url
 
-from graphmem.adapters import postgres_store
+from graphmem.adapters import postgres_embeddings
 from graphmem.adapters.postgres_connection import POOL_MAX
-from graphmem.adapters.postgres_store import BULK_ROWS_MIN, EF_SEARCH_MIN, REBUILD_RATIO, PostgresGraphStore
+from graphmem.adapters.postgres_embeddings import BULK_ROWS_MIN, EF_SEARCH_MIN, REBUILD_RATIO
+from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.postgres_vectors import PgVectorIndex
 
 DIM = 8
@@ -35,24 +36,24 @@ ASK = "SELECT current_setting('hnsw.ef_search', true)"
 
 def test_a_statement_runs_under_the_settings_it_asks_for(store: PostgresGraphStore) -> None:
     for value in ("150", "40", "150", "150"):
-        assert store._rows(ASK, settings={"hnsw.ef_search": value}) == [(value,)]
+        assert store.db.rows(ASK, settings={"hnsw.ef_search": value}) == [(value,)]
 
 
 def test_settings_asked_for_in_a_transaction_that_rolls_back_are_not_taken_as_kept(
     store: PostgresGraphStore,
 ) -> None:
     for _ in range(POOL_MAX):
-        store._rows(ASK, settings={"hnsw.ef_search": "150"})
+        store.db.rows(ASK, settings={"hnsw.ef_search": "150"})
     with pytest.raises(RuntimeError, match="undone"), store.transaction():
-        assert store._rows(ASK, settings={"hnsw.ef_search": "120"}) == [("120",)]
+        assert store.db.rows(ASK, settings={"hnsw.ef_search": "120"}) == [("120",)]
         raise RuntimeError("undone")
     for _ in range(POOL_MAX):  # whichever pooled connection comes next: set again
-        assert store._rows(ASK, settings={"hnsw.ef_search": "120"}) == [("120",)]
+        assert store.db.rows(ASK, settings={"hnsw.ef_search": "120"}) == [("120",)]
 
 
 def test_a_search_finds_what_it_asks_for_past_the_scan_s_default_list(store: PostgresGraphStore) -> None:
     store.add_memories([memory(f"m{i:03d}") for i in range(EF_SEARCH_MIN + 20)], _vectors(EF_SEARCH_MIN + 20))
-    found = store.nearest(_vectors(1, seed=9)[0], EF_SEARCH_MIN + 10, project=None, statuses=ACTIVE)
+    found = store.vectors.nearest(_vectors(1, seed=9)[0], EF_SEARCH_MIN + 10, project=None, statuses=ACTIVE)
     assert len(found) == EF_SEARCH_MIN + 10
 
 
@@ -69,16 +70,16 @@ def test_the_cosines_of_a_search_s_hits_and_of_other_memories_are_the_database_s
 
     assert found.keys() == set(ids)
     assert {i: found[i] for i in hits} == hits
-    assert found == pytest.approx(store.cosine(query, ids))
+    assert found == pytest.approx(store.vectors.cosine(query, ids))
     other = query.copy()  # another query: nothing of the last search is reused
-    assert index.similarities(other, list(hits)) == pytest.approx(store.cosine(other, list(hits)))
+    assert index.similarities(other, list(hits)) == pytest.approx(store.vectors.cosine(other, list(hits)))
 
 
 # -- an import into a new store: the HNSW index built once at the end ---------------------------
 
 
 def _indexed(store: PostgresGraphStore) -> bool:
-    return bool(store._rows("SELECT to_regclass('memories_embedding') IS NOT NULL")[0][0])
+    return bool(store.db.rows("SELECT to_regclass('memories_embedding') IS NOT NULL")[0][0])
 
 
 def _add(store: PostgresGraphStore, n: int, prefix: str = "m") -> None:
@@ -88,13 +89,13 @@ def _add(store: PostgresGraphStore, n: int, prefix: str = "m") -> None:
 def test_an_import_into_a_new_store_builds_the_vector_index_once_at_its_end(
     store: PostgresGraphStore,
 ) -> None:
-    with store.vector_index_put_off(BULK_ROWS_MIN):
+    with store.vectors.vector_index_put_off(BULK_ROWS_MIN):
         assert not _indexed(store)
         _add(store, BULK_ROWS_MIN)
         # Searches go on meanwhile (exact).
-        assert len(store.nearest(_vectors(1)[0], 5, project=None, statuses=ACTIVE)) == 5
+        assert len(store.vectors.nearest(_vectors(1)[0], 5, project=None, statuses=ACTIVE)) == 5
     assert _indexed(store)
-    built = store._rows(
+    built = store.db.rows(
         "SELECT i.indisvalid, a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
         "JOIN pg_am a ON a.oid = c.relam WHERE i.indexrelid = 'memories_embedding'::regclass"
     )
@@ -104,14 +105,14 @@ def test_an_import_into_a_new_store_builds_the_vector_index_once_at_its_end(
 def test_an_import_into_a_new_store_leaves_the_word_statistics_of_its_memories_read(
     store: PostgresGraphStore,
 ) -> None:
-    with store.vector_index_put_off(BULK_ROWS_MIN):
+    with store.vectors.vector_index_put_off(BULK_ROWS_MIN):
         store.add_memories([memory(f"m{i:05d}", f"kafka lag note {i}") for i in range(BULK_ROWS_MIN)])
-    stats = store._read_stats()
+    stats = store.text._read_stats()
     assert not stats.counted and stats.shares.get("kafka") == pytest.approx(1.0)
 
 
 def test_a_failed_import_leaves_the_vector_index_in_place(store: PostgresGraphStore) -> None:
-    with pytest.raises(RuntimeError, match="broke"), store.vector_index_put_off(BULK_ROWS_MIN):
+    with pytest.raises(RuntimeError, match="broke"), store.vectors.vector_index_put_off(BULK_ROWS_MIN):
         _add(store, 10)
         raise RuntimeError("broke")
     assert _indexed(store)
@@ -120,26 +121,26 @@ def test_a_failed_import_leaves_the_vector_index_in_place(store: PostgresGraphSt
 def test_a_small_import_or_a_store_holding_many_times_its_vectors_keeps_its_index(
     store: PostgresGraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with store.vector_index_put_off(BULK_ROWS_MIN - 1):
+    with store.vectors.vector_index_put_off(BULK_ROWS_MIN - 1):
         assert _indexed(store)
-    monkeypatch.setattr(postgres_store, "BULK_ROWS_MIN", 10)  # a store of 80 stands for 8,000
+    monkeypatch.setattr(postgres_embeddings, "BULK_ROWS_MIN", 10)  # a store of 80 stands for 8,000
     _add(store, 10 * REBUILD_RATIO)
-    with store.vector_index_put_off(10):
+    with store.vectors.vector_index_put_off(10):
         assert _indexed(store)  # inserting 10 rows costs less than building 90
-    with store.vector_index_put_off(11):
+    with store.vectors.vector_index_put_off(11):
         assert not _indexed(store)  # the next file of a store being loaded: built again at its end
         _add(store, 11, prefix="n")
     assert _indexed(store)
-    assert len(store.nearest(_vectors(1)[0], 100, project=None, statuses=ACTIVE)) == 91
+    assert len(store.vectors.nearest(_vectors(1)[0], 100, project=None, statuses=ACTIVE)) == 91
 
 
 def test_a_store_opened_during_the_import_leaves_the_index_to_it_but_one_opened_after_builds_it(
     store: PostgresGraphStore, request: pytest.FixtureRequest
 ) -> None:
     url = store.where  # the test server's: no password to leave out
-    with store.vector_index_put_off(BULK_ROWS_MIN):
+    with store.vectors.vector_index_put_off(BULK_ROWS_MIN):
         assert not _indexed(opened_postgres(url, request, DIM))
-    store._run("DROP INDEX memories_embedding")  # as an import that died would leave it
+    store.db.run("DROP INDEX memories_embedding")  # as an import that died would leave it
     assert _indexed(opened_postgres(url, request, DIM))
 
 
@@ -147,14 +148,14 @@ def test_a_role_that_does_not_own_the_table_imports_with_the_index_in_place(
     store: PostgresGraphStore, request: pytest.FixtureRequest
 ) -> None:
     url = store.where  # the test server's: no password to leave out
-    with psycopg.connect(store._conninfo, autocommit=True) as conn:
+    with psycopg.connect(store.db._conninfo, autocommit=True) as conn:
         conn.execute("CREATE ROLE graphmem_writer NOLOGIN")  # docs/team.md's writer role
         conn.execute("GRANT USAGE ON SCHEMA public TO graphmem_writer")
         conn.execute("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO graphmem_writer")
         conn.execute("GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO graphmem_writer")
         conn.execute("CREATE ROLE dev LOGIN IN ROLE graphmem_writer")
     writer = opened_postgres(url.replace("postgres@", "dev@"), request, DIM)
-    with writer.vector_index_put_off(BULK_ROWS_MIN):
+    with writer.vectors.vector_index_put_off(BULK_ROWS_MIN):
         assert _indexed(writer)
         _add(writer, 20)
-    assert len(writer.nearest(_vectors(1)[0], 5, project=None, statuses=ACTIVE)) == 5
+    assert len(writer.vectors.nearest(_vectors(1)[0], 5, project=None, statuses=ACTIVE)) == 5

@@ -107,7 +107,7 @@ def test_vectors_are_stored_by_place(store: GraphStore) -> None:
 def test_a_schema_7_kuzu_store_opens_and_its_memories_are_on_no_branch(tmp_path: Path) -> None:
     old = KuzuGraphStore(tmp_path / "data", dimension=DIM)
     old.add_memories([memory("m1", "kept across the migration", scope=Scope.PROJECT, project=SHOP)])
-    old.run("ALTER TABLE Memory DROP branch")  # a store written before branches existed
+    old.db.run("ALTER TABLE Memory DROP branch")  # a store written before branches existed
     old.set_meta("schema_version", "7")
     old.close()
 

@@ -104,7 +104,7 @@ def test_kuzu_keeps_events_and_their_order_across_a_restart(tmp_path: Path) -> N
 def test_a_schema_5_store_is_migrated_and_gets_a_history(tmp_path: Path) -> None:
     old = KuzuGraphStore(tmp_path / "data", dimension=DIM)
     old.add_memories([memory("m1")])
-    old.run("DROP TABLE MemoryEvent")  # a store written before the history existed
+    old.db.run("DROP TABLE MemoryEvent")  # a store written before the history existed
     old.set_meta("schema_version", "5")
     old.close()
 

@@ -162,7 +162,7 @@ def test_a_task_is_stored_redacted_in_postgresql(request: pytest.FixtureRequest,
         session = coordinator.start("a", "/p", f"mirror with {_TOKEN}")
         coordinator.heartbeat(coordinator.start("b", "/p").id, task=f"then {_TOKEN}")
 
-        stored = [str(row[0]) for row in store._rows("SELECT task FROM agent_sessions ORDER BY task")]
+        stored = [str(row[0]) for row in store.db.rows("SELECT task FROM agent_sessions ORDER BY task")]
         assert stored == ["mirror with [REDACTED:gitlab-token]", "then [REDACTED:gitlab-token]"]
         assert session.task == stored[0]
     finally:

@@ -1,0 +1,264 @@
+"""The memories' vectors in PostgreSQL: the ``embedding`` column, its HNSW index, and the
+searches pgvector answers (``nearest``, ``cosine``, asked by ``postgres_vectors.PgVectorIndex``).
+
+A part of ``PostgresGraphStore`` (``postgres_store.py``) over its connection part: the
+``MemoryVectors`` port. The column's dimension is the embedding model's, set at open
+(``set_dimension``); an import of many memories may put the index off and build it once at its
+end (``vector_index_put_off``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from graphmem.adapters.postgres_connection import PostgresConnection
+from graphmem.adapters.postgres_rows import vector_param
+from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
+from graphmem.core.branches import place
+from graphmem.core.ports import StoredVectors, Vector
+from graphmem.errors import StoreConflictError, StoreMismatchError
+
+log = logging.getLogger(__name__)
+
+# The HNSW graph's candidate list is at least this long (pgvector's default ef_search).
+EF_SEARCH_MIN = 40
+# Rows an import stores at least for the HNSW index to be put off (``vector_index_put_off``):
+# building it over 100,000 vectors took 50 s here, inserting them into it one by one 700 s.
+BULK_ROWS_MIN = 1000
+# Tries of one set_embeddings that met another writer's transaction, and the pause before the
+# next (times the try's number): a lost race costs a retry, not the recall that embedded.
+SET_EMBEDDINGS_ATTEMPTS = 4
+CONFLICT_PAUSE_S = 0.05
+# An import that brings more than a REBUILD_RATIO-th of the vectors the HNSW index holds puts
+# it off too: inserting a row into the graph costs 1-7 ms (more as it grows), building the whole
+# graph about 0.5 ms a row, so building it again is the cheaper up to about 5-13 times the rows.
+# A store loaded from several files (an import reads 64 MiB at most) took every file but the
+# first row by row: 1,000,000 memories at under 300 a second.
+REBUILD_RATIO = 8
+# Held (for its session) by an import that put the index off: pg_advisory_lock's key.
+BULK_LOCK_KEY = 0x6772_6D69  # "grmi"
+# maintenance_work_mem for building the index: what its graph needs (each vector and about this
+# many bytes of neighbours), at most this much of the server's memory.
+HNSW_ROW_OVERHEAD = 1024
+BUILD_MEMORY_MAX_KB = 512 * 1024
+
+
+class PostgresEmbeddings:
+    """The vector column and its index (see the module doc)."""
+
+    def __init__(self, db: PostgresConnection, dimension: int, *, analysed: Callable[[], None]) -> None:
+        self._db = db
+        self.dimension = dimension
+        self._analysed = analysed  # after an import's ANALYZE: the text search's statistics are stale
+
+    def set_dimension(self, dimension: int) -> None:
+        """Give ``memories.embedding`` the model's dimension and its HNSW index, unless it has
+        them (or an import that put the index off is loading: it builds the index at its end)."""
+        rows = self._db.rows(
+            "SELECT a.atttypmod, to_regclass('memories_embedding') IS NOT NULL FROM pg_attribute a "
+            "WHERE a.attrelid = 'memories'::regclass AND a.attname = 'embedding'"
+        )
+        typmod, indexed = rows[0]
+        if typmod == dimension and indexed:
+            return
+        with self._db.transaction():
+            self._db.run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+            if (
+                typmod == dimension
+                and not self._db.rows("SELECT pg_try_advisory_xact_lock(%s)", (BULK_LOCK_KEY,))[0][0]
+            ):
+                return
+            other = self._db.rows(
+                "SELECT vector_dims(embedding) FROM memories WHERE embedding IS NOT NULL "
+                "AND vector_dims(embedding) <> %s LIMIT 1",
+                (dimension,),
+            )
+            if other:
+                raise StoreMismatchError(
+                    f"The store at {self._db.where} holds vectors of {other[0][0]} dimensions but the "
+                    f"configured model makes {dimension}. Run `graphmem reindex` with the store's "
+                    "model configured, or set [embedding] model back."
+                )
+            self._db.run("DROP INDEX IF EXISTS memories_embedding")
+            self._db.run(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dimension)})")
+            self._create_vector_index()
+
+    def _create_vector_index(self) -> None:
+        """Build the HNSW index (inside a transaction holding ``SCHEMA_LOCK_KEY``) in memory when
+        its graph fits in :data:`BUILD_MEMORY_MAX_KB`: built on disk it takes several times longer."""
+        vectors = self._db.rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0]
+        wanted = min(BUILD_MEMORY_MAX_KB, int(vectors) * (self.dimension * 4 + HNSW_ROW_OVERHEAD) // 1024)
+        has = self._db.rows("SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem'")
+        if wanted > int(has[0][0]):
+            self._db.rows("SELECT set_config('maintenance_work_mem', %s, true)", (f"{wanted}kB",))
+        # Bounded work, minutes at a million rows: the statement timeout is for hung servers.
+        self._db.rows("SELECT set_config('statement_timeout', '0', true)")
+        self._db.run(
+            "CREATE INDEX IF NOT EXISTS memories_embedding ON memories "
+            "USING hnsw (embedding vector_cosine_ops)"
+        )
+
+    @contextmanager
+    def vector_index_put_off(self, rows: int) -> Iterator[None]:
+        """The block stores ``rows`` memories with their vectors (an import): when the HNSW index
+        holds fewer than :data:`REBUILD_RATIO` times as many vectors (a new store, or one being
+        loaded from several files), it is dropped first and built once at the end, a failed
+        block's too, instead of taking each row (see :data:`BULK_ROWS_MIN`).
+
+        While it is off, searches scan the vectors (exact, slower) and other writers go on; a
+        store opened meanwhile does not build it (the loading import holds
+        :data:`BULK_LOCK_KEY` for its session), but one opened after an import that died does.
+        Only the table's owner may drop an index: for any other role nothing is put off."""
+        if rows < BULK_ROWS_MIN:
+            yield
+            return
+        with self._db.session() as holder:
+            if holder is None:
+                yield  # every connection busy: the import goes on the slow way
+                return
+            dropped = False
+            try:
+                with self._db.translated():
+                    locked = holder.execute("SELECT pg_try_advisory_lock(%s)", (BULK_LOCK_KEY,)).fetchone()
+                    if locked and locked[0]:
+                        dropped = self._drop_vector_index(rows)
+                yield
+            finally:
+                if dropped:
+                    with self._db.transaction():
+                        self._db.run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+                        self._create_vector_index()
+                    # What autovacuum would do a minute later, in the middle of the searches and
+                    # writes that follow (remember p50 58-76 ms in bench scale right after
+                    # 100,000 were imported): the new rows' visibility and statistics (without
+                    # these each new word of a search is counted, postgres_text.py). VACUUM
+                    # runs outside a transaction only.
+                    self._db.run(
+                        "ANALYZE memories" if self._db.in_transaction else "VACUUM (ANALYZE) memories"
+                    )
+                    self._analysed()
+
+    def _drop_vector_index(self, rows: int) -> bool:
+        """Drop the HNSW index if this role owns the table and the index holds fewer than
+        :data:`REBUILD_RATIO` times ``rows`` vectors; whether it did."""
+        with self._db.transaction():
+            self._db.run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+            found = self._db.rows(
+                "SELECT to_regclass('memories_embedding') IS NOT NULL, pg_has_role(c.relowner, 'USAGE') "
+                "FROM pg_class c WHERE c.oid = 'memories'::regclass"
+            )
+            indexed, owner = found[0]
+            if not (indexed and owner):
+                return False
+            held = self._db.rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0]
+            if int(held) >= rows * REBUILD_RATIO:
+                return False
+            self._db.run("DROP INDEX memories_embedding")
+        log.info("the vector index is built again after the %d memories are stored", rows)
+        return True
+
+    # -- MemoryVectors ---------------------------------------------------------------------------
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
+        rows = self._db.rows(
+            "SELECT id, text FROM memories WHERE embedding IS NULL ORDER BY seq LIMIT %s", (max(limit, 0),)
+        )
+        return [(str(i), str(t)) for i, t in rows]
+
+    def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
+        if len(ids) != len(vectors):
+            raise ValueError(f"{len(ids)} ids came with {len(vectors)} vectors")
+        # In id order: every process embedding a shared backlog (each recall embeds what is
+        # pending, others' memories too) locks the rows in the same order, so two never deadlock;
+        # a conflict with another kind of write is tried again, the update being idempotent.
+        rows = sorted(
+            ({"id": i, "e": vector_param(v)} for i, v in zip(ids, vectors, strict=True)), key=_by_id
+        )
+        nested = self._db.in_transaction  # then the caller's transaction is the one to retry
+        for attempt in range(1, SET_EMBEDDINGS_ATTEMPTS + 1):
+            try:
+                with self._db.transaction():
+                    self._db.many("UPDATE memories SET embedding = %(e)s::vector WHERE id = %(id)s", rows)
+                return
+            except StoreConflictError:
+                if attempt == SET_EMBEDDINGS_ATTEMPTS or nested:
+                    raise
+                time.sleep(CONFLICT_PAUSE_S * attempt)
+
+    def clear_embeddings(self, dimension: int) -> None:
+        self._db.run("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
+        self.dimension = dimension
+        self.set_dimension(dimension)
+
+    def load_vectors(self) -> StoredVectors:
+        rows = self._db.rows(
+            "SELECT id, project, status, embedding::real[], branch FROM memories "
+            "WHERE embedding IS NOT NULL ORDER BY seq"
+        )
+        if not rows:
+            return StoredVectors([], np.zeros((0, self.dimension), np.float32), [], [])
+        matrix = np.asarray([row[3] for row in rows], dtype=np.float32)
+        return StoredVectors(
+            [str(r[0]) for r in rows], matrix, [place(r[1], r[4]) for r in rows], [str(r[2]) for r in rows]
+        )
+
+    def count_vectors(self) -> int:
+        return int(self._db.rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0])
+
+    def embedding_of(self, memory_id: str) -> Vector | None:
+        rows = self._db.rows("SELECT embedding::real[] FROM memories WHERE id = %s", (memory_id,))
+        if not rows or rows[0][0] is None:
+            return None
+        return np.asarray(rows[0][0], dtype=np.float32)
+
+    # -- what the vector index (postgres_vectors.py) asks ----------------------------------------
+
+    def nearest(
+        self,
+        query: Vector,
+        k: int,
+        *,
+        project: str | None,
+        statuses: Collection[str],
+        branch: str | None = None,
+        all_branches: bool = False,
+    ) -> list[tuple[str, float]]:
+        """The ``k`` memories whose vectors are nearest ``query`` by cosine (global ones and
+        those of ``project``, of ``statuses``; of those on a branch, the ones on ``branch``, or
+        all with ``all_branches``), with their cosine similarity, best first."""
+        if k <= 0:
+            return []
+        params = {"q": vector_param(query), "k": k, "p": project, "s": sorted(statuses), "b": branch}
+        on_branch = "" if all_branches else "AND (branch IS NULL OR branch = %(b)s) "
+        rows = self._db.rows(
+            "SELECT id, 1 - (embedding <=> %(q)s::vector) FROM memories "
+            "WHERE embedding IS NOT NULL AND status = ANY(%(s)s) "
+            "AND (project IS NULL OR project = %(p)s) "
+            f"{on_branch}ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s",
+            params,
+            # Filtered HNSW scans go on until k rows pass the filter (pgvector 0.8's iterative
+            # scans); set once per pooled connection, not per search (a round trip each).
+            settings={"hnsw.ef_search": str(max(EF_SEARCH_MIN, k)), "hnsw.iterative_scan": "relaxed_order"},
+        )
+        return sorted(((str(i), float(s)) for i, s in rows), key=lambda hit: (-hit[1], hit[0]))
+
+    def cosine(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
+        """The cosine similarity of ``query`` to each memory of ``ids`` that has a vector."""
+        if not ids:
+            return {}
+        rows = self._db.rows(
+            "SELECT id, 1 - (embedding <=> %s::vector) FROM memories "
+            "WHERE id = ANY(%s) AND embedding IS NOT NULL",
+            (vector_param(query), list(ids)),
+        )
+        return {str(i): float(s) for i, s in rows}
+
+
+def _by_id(row: Mapping[str, Any]) -> str:
+    return str(row["id"])
