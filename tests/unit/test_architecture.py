@@ -470,7 +470,7 @@ DOORS = {
 # guarded store -- and a memory, its entities and links are written by MemoryWriter only
 # (``test_only_the_writer_writes_memories``).
 GUARDED_RECEIVERS = ("self.store", "self._meta", "self.graph")
-# WriterHistory is a part of MemoryWriter (its base class): its store is the writer's.
+# WriterHistory is a part of MemoryWriter (its ``history``): its store is the writer's.
 WRITING_CLASSES = frozenset({"MemoryWriter", "WriterHistory", "Ingester", "Enricher"})
 
 
