@@ -19,6 +19,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from graphmem.adapters.claude_code_transcripts import ClaudeCodeTranscripts
+from graphmem.adapters.codex_sessions import CodexSessions
 from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, make_embedder
 from graphmem.adapters.git import GitToplevel, gitlab_path
 from graphmem.adapters.git_history import GitLog
@@ -54,7 +56,7 @@ from graphmem.service.coordination import Coordination, Coordinator
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.forge_rules import ForgeRules
 from graphmem.service.home import Home
-from graphmem.service.ingest import Ingester, IngestOptions
+from graphmem.service.ingest import CLAUDE_CODE, CODEX, Ingester, IngestOptions
 from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.memory import MemoryService
@@ -65,6 +67,7 @@ from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
 from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
+from graphmem.service.session_files import SESSION_CLIENTS, SessionFiles
 from graphmem.service.staleness import Staleness
 from graphmem.service.transfer import Transfer
 from graphmem.service.transfer_files import TransferFiles
@@ -239,6 +242,7 @@ def build_memory(
         interval_seconds=settings.ingest.interval_seconds,
     )
     bootstrapper = ingester = None
+    session_files = SessionFiles()
     if sources is not None:
         if code is not None:
             bootstrapper = Bootstrapper(
@@ -259,6 +263,11 @@ def build_memory(
             names=names,
             llm=sources.extractor,
         )
+        session_files = SessionFiles({
+            name: Ingester(writer, options=options, clock=clock, sessions=files, roots=sources.roots,
+                           names=names, llm=sources.extractor, client=SESSION_CLIENTS[name])
+            for name, files in sources.session_files.items()
+        })  # fmt: skip
     parts = MemoryParts(
         writer=writer,
         mentions=mentions,
@@ -276,6 +285,7 @@ def build_memory(
         enricher=enricher,
         bootstrapper=bootstrapper,
         ingester=ingester,
+        session_files=session_files,
         code=code,
         branches=branches,
         coordinator=coordinator,
@@ -335,7 +345,7 @@ def store_schema(settings: Settings) -> tuple[str, int, int]:
     try:
         return conn.where, schema_version(conn), SCHEMA_VERSION
     finally:
-        conn._close_connection()
+        conn.close()
 
 
 def store_size_mb(settings: Settings) -> float:
@@ -347,9 +357,9 @@ def store_size_mb(settings: Settings) -> float:
         settings.store.url, password=settings.store.password_value, tls=settings.store.tls
     )
     try:
-        return round(int(conn._rows("SELECT pg_database_size(current_database())")[0][0]) / 1e6, 1)
+        return round(int(conn.rows("SELECT pg_database_size(current_database())")[0][0]) / 1e6, 1)
     finally:
-        conn._close_connection()
+        conn.close()
 
 
 def learning_sources(settings: Settings) -> LearningSources:
@@ -361,6 +371,7 @@ def learning_sources(settings: Settings) -> LearningSources:
         roots=GitToplevel(shared=settings.store.url is not None),
         sessions=OpenCodeSessions(),
         extractor=_session_extractor(settings),
+        session_files={CLAUDE_CODE.source: ClaudeCodeTranscripts(), CODEX.source: CodexSessions()},
     )
 
 

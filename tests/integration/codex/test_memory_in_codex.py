@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from support.session_scenario import BOOT_DIRECTIVE, TURNS
 pytestmark = pytest.mark.integration
 
 BLOCK_OPEN = '<memory source="graphmem">'
+INGEST_WAIT_S = 90.0
 # `codex exec` sends its first request without waiting for an MCP server that is not required: on a
 # busy machine graphmem's tools would be in some requests and not others (the tools open the prompt).
 WAIT_FOR_TOOLS = ("-c", "mcp_servers.graphmem.required=true")
@@ -165,3 +167,41 @@ def test_compaction_gets_nothing_and_what_must_be_kept_comes_back_after_it(
     ]
     assert len(kept) == 1 and decision in kept[0], hook_log(daemon)
     assert texts(after, "user")[-1] == "And how do we round it?"
+
+
+def test_what_a_session_decides_is_learned_when_it_ends_and_reaches_the_next_session(
+    served: tuple[CodexSandbox, Daemon], fake_model: FakeResponses
+) -> None:
+    codex, daemon = served
+    fake_model.script(Text("Noted."))
+
+    run = codex.exec("We decided to use Postgres 16 for billing because of logical replication.")
+
+    learned = wait_for_learned(daemon, codex.project, run.session_id)
+    decision = next(m for m in learned if m["category"] == "decision")
+    assert "Postgres 16" in decision["text"] and decision["source"] == "codex"
+    assert decision["session"] == run.session_id
+
+    fake_model.reset(Text("Postgres 16."))
+    codex.exec("Which database should the billing service use?")
+
+    [request] = fake_model.requests
+    assert any(decision["id"] in text for _, text in developer_blocks(request)), hook_log(daemon)
+    again = wait_for_learned(daemon, codex.project, run.session_id)
+    assert len([m for m in again if m["category"] == "decision"]) == 1  # learned once, however often asked
+
+
+def wait_for_learned(daemon: Daemon, project: Path, session: str) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + INGEST_WAIT_S
+    learned: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        listed = graphmem_cli(daemon.data_dir, "list", "--json", "--limit", "100", cwd=project)
+        assert listed.returncode == 0, listed.stderr
+        learned = [m for m in json.loads(listed.stdout)["memories"] if m.get("session") == session]
+        if any(m["category"] == "decision" for m in learned):
+            return learned
+        time.sleep(1.0)
+    log = daemon.log.read_text("utf-8", errors="replace")[-3000:]
+    raise AssertionError(
+        f"graphmem learned nothing from session {session}: {learned}\n{log}\n{hook_log(daemon)}"
+    )
