@@ -1,10 +1,11 @@
-"""GitLab entities in Kùzu: the enrichment queue, and saving MRs, issues, epics, people and their edges.
+"""The GitLab graph (``core.ports.GitLabGraph``) in Kùzu: the enrichment queue, and applying
+the edits ``core/gitlab_edits.py`` makes of GitLab's answers.
 
 An MR, issue or epic node is created wherever a ref is seen (``upsert_entities``);
 enrichment then fills its facts and its queue state (``enrich_state`` NULL means
-never fetched). Saving an entity replaces its outgoing edges in one locked step, so a
-failed fetch never leaves half an entity: GitLab errors happen before any write.
-Reading them back is ``kuzu_gitlab_reads.py``'s.
+never fetched). An edit is applied in one locked step, so a failed fetch never leaves half
+an entity: GitLab errors happen before any write. The reads are a ``KuzuGitLabReads``
+(``kuzu_gitlab_reads.py``) this graph holds.
 """
 
 from __future__ import annotations
@@ -15,30 +16,17 @@ from typing import Any
 
 from graphmem.adapters.kuzu_gitlab_reads import LABELS, KuzuGitLabReads, files_json
 from graphmem.adapters.kuzu_rows import aware, naive_utc
+from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core import keys
-from graphmem.core.enrichment import (
-    MAX_HOPS,
-    EnrichmentRow,
-    EnrichState,
-    GitLabTarget,
-    parse_key,
-    target_key,
-)
-from graphmem.core.gitlab import (
-    EpicData,
-    IssueData,
-    IssueRefData,
-    MergeRequestData,
-    Person,
-)
-from graphmem.core.models import EntityKind
+from graphmem.core.enrichment import Attempt, EnrichmentRow, EnrichState
+from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData, Person
+from graphmem.core.gitlab_edits import Edge, EdgeScope, GitLabData, GitLabEdit, NewNode, SavedFacts
+from graphmem.core.models import Entity, EntityKind, Step
 
 _ROW_FIELDS = (
     "e.key, e.name, e.project, e.enrich_state, e.enrich_attempts, e.fetched_at, e.next_attempt, "
     "e.updated_at, e.enrich_error, e.hops"
 )
-# A discovered entity is queued (pending) when it is this close; further ones are only linked.
-_QUEUED_HOPS = MAX_HOPS
 
 
 def _row(kind: EntityKind, row: Sequence[Any]) -> EnrichmentRow:
@@ -58,24 +46,45 @@ def _row(kind: EntityKind, row: Sequence[Any]) -> EnrichmentRow:
     )
 
 
-def person_key(username: str) -> str:
-    return keys.person_key(username=username)  # one person is one node (core/keys.py)
-
-
-class KuzuGitLabGraph(KuzuGitLabReads):
+class KuzuGitLabGraph:
     """The GitLab part of the graph, over the store's connection: the enrichment queue and
-    saving what GitLab said (the reads are ``KuzuGitLabReads``'s)."""
+    the writes; the reads are its ``reads``'."""
+
+    def __init__(self, store: KuzuGraphStore) -> None:
+        self._store = store
+        self.reads = KuzuGitLabReads(store)
+
+    # -- reading (``KuzuGitLabReads``) -------------------------------------------------
+
+    def entities(self, keys: Collection[str]) -> dict[str, Entity]:
+        return self.reads.entities(keys)
+
+    def merge_request(self, key: str) -> MergeRequestData | None:
+        return self.reads.merge_request(key)
+
+    def issue(self, key: str) -> IssueData | None:
+        return self.reads.issue(key)
+
+    def epic(self, key: str) -> EpicData | None:
+        return self.reads.epic(key)
+
+    def merge_requests_closing(self, issue_key: str) -> list[Entity]:
+        return self.reads.merge_requests_closing(issue_key)
+
+    def changed_by(self, file_key: str, limit: int) -> list[tuple[Entity, str, datetime | None]]:
+        return self.reads.changed_by(file_key, limit)
+
+    def changed_symbols(self, mr_key: str) -> list[str]:
+        return self.reads.changed_symbols(mr_key)
+
+    def related_edges(self, keys: Collection[str], limit: int) -> list[Step]:
+        return self.reads.related_edges(keys, limit)
 
     # -- the queue ------------------------------------------------------------------
 
     def rows(self, keys: Collection[str]) -> dict[str, EnrichmentRow]:
         """The queue state of each existing MR, issue or epic in ``keys``."""
-        found: dict[str, EnrichmentRow] = {}
-        for kind, label in LABELS.items():
-            wanted = [key for key in keys if key.startswith(f"{label}:")]
-            for r in self._store.keyed_rows(f"MATCH (e:{label} {{key: $key}}) RETURN {_ROW_FIELDS}", wanted):
-                found[r[0]] = _row(kind, r)
-        return found
+        return {r[0]: _row(kind, r) for kind, r in self.reads.keyed(keys, _ROW_FIELDS)}
 
     def all_rows(self) -> list[EnrichmentRow]:
         """Every MR, issue and epic, in key order."""
@@ -83,7 +92,7 @@ class KuzuGitLabGraph(KuzuGitLabReads):
         for kind, label in LABELS.items():
             found += [
                 _row(kind, r)
-                for r in self._store.rows(f"MATCH (e:{label}) RETURN {_ROW_FIELDS} ORDER BY e.key")
+                for r in self._store.db.rows(f"MATCH (e:{label}) RETURN {_ROW_FIELDS} ORDER BY e.key")
             ]
         return found
 
@@ -96,7 +105,7 @@ class KuzuGitLabGraph(KuzuGitLabReads):
         at = naive_utc(now)
         found: list[EnrichmentRow] = []
         for kind, label in LABELS.items():
-            rows = self._store.rows(
+            rows = self._store.db.rows(
                 f"MATCH (e:{label}) WHERE (e.enrich_state IS NULL OR e.enrich_state = 'pending' "
                 "OR (e.enrich_state = 'linked' AND EXISTS { MATCH (:Memory)-[:ABOUT]->(e) }) "
                 "OR (e.enrich_state IN ['ok', 'error', 'missing', 'forbidden'])) "
@@ -114,7 +123,7 @@ class KuzuGitLabGraph(KuzuGitLabReads):
         """How many MRs, issues and epics are in each enrichment state."""
         counts: dict[str, int] = {}
         for label in LABELS.values():
-            for state, n in self._store.rows(
+            for state, n in self._store.db.rows(
                 f"MATCH (e:{label}) RETURN coalesce(e.enrich_state, 'pending'), count(*)"
             ):
                 counts[state] = counts.get(state, 0) + int(n)
@@ -125,304 +134,142 @@ class KuzuGitLabGraph(KuzuGitLabReads):
         back-off): what the queue still owes."""
         total = 0
         for label in LABELS.values():
-            rows = self._store.rows(
+            rows = self._store.db.rows(
                 f"MATCH (e:{label}) WHERE e.enrich_state IS NULL OR e.enrich_state IN ['pending', 'error'] "
                 "OR (e.enrich_state = 'linked' AND EXISTS { MATCH (:Memory)-[:ABOUT]->(e) }) RETURN count(*)"
             )
             total += int(rows[0][0]) if rows else 0
         return total
 
-    def mark(
-        self,
-        key: str,
-        state: EnrichState,
-        *,
-        error: str | None,
-        attempts: int,
-        next_attempt: datetime | None,
-        fetched_at: datetime | None = None,
-    ) -> None:
+    def mark(self, key: str, attempt: Attempt) -> None:
         """Record an attempt's outcome without touching the entity's facts."""
         label = key.split(":", 1)[0]
         sets = "e.enrich_state = $state, e.enrich_error = $error, e.enrich_attempts = $attempts, "
         sets += "e.next_attempt = $next"
         params: dict[str, Any] = {
             "k": key,
-            "state": state.value,
-            "error": error,
-            "attempts": attempts,
-            "next": naive_utc(next_attempt),
+            "state": attempt.state.value,
+            "error": attempt.error,
+            "attempts": attempt.attempts,
+            "next": naive_utc(attempt.next_attempt),
         }
-        if fetched_at is not None:
+        if attempt.fetched_at is not None:
             sets += ", e.fetched_at = $fetched"
-            params["fetched"] = naive_utc(fetched_at)
-        self._store.run(f"MATCH (e:{label} {{key: $k}}) SET {sets}", params)
+            params["fetched"] = naive_utc(attempt.fetched_at)
+        self._store.db.run(f"MATCH (e:{label} {{key: $k}}) SET {sets}", params)
 
-    # -- saving what GitLab said ----------------------------------------------------
+    # -- storing what GitLab said (core/gitlab_edits.py decided what) -------------------
 
-    def save_merge_request(
-        self,
-        key: str,
-        data: MergeRequestData,
-        *,
-        local: tuple[str, str] | None,
-        hops: int,
-        fetched_at: datetime,
-        next_attempt: datetime,
-        file_keys: Sequence[tuple[str, str]],
-        symbol_keys: Sequence[str],
-    ) -> None:
-        """Store an MR's facts and replace its edges: people, changed files and symbols
-        (``file_keys``: (File key, path)), closing issues."""
-        store = self._store
-        self._saved = True
-        with store.lock:
-            self._save_node(
-                "MergeRequest",
-                key,
-                data.title,
-                fetched_at,
-                next_attempt,
-                {
-                    **_facts(data),
-                    "draft": data.draft,
-                    "milestone": data.milestone,
-                    "source_branch": data.source_branch,
-                    "target_branch": data.target_branch,
-                    "merged_at": naive_utc(data.merged_at),
-                    "changed_files_total": data.changed_files_total,
-                    "changed_files": files_json(data.changed_files),
-                },
-            )
-            for rel in ("CHANGES", "CLOSES"):
-                store.run(f"MATCH (m:MergeRequest {{key: $k}})-[r:{rel}]->() DELETE r", {"k": key})
-            self._replace_people(key, "MergeRequest", data.author, data.assignees, data.reviewers)
-            file_project = local[1] if local is not None and local[0] == data.project else None
-            if file_keys:  # Kùzu 0.11.3 cannot bind an UNWIND over an empty list
-                store.run(
-                    "UNWIND $rows AS r WITH r, r.key AS k MERGE (f:File {key: k}) "  # kuzu_rows.ADD_LINKS
-                    "ON CREATE SET f.name = r.name, f.project = r.project, f.title = ''",
-                    {"rows": [{"key": k, "name": path, "project": file_project} for k, path in file_keys]},
-                )
-            self._edges("CHANGES", "MergeRequest", "File", key, [k for k, _ in file_keys])
-            self._edges("CHANGES", "MergeRequest", "Symbol", key, list(symbol_keys))
-            issues = [target_key(EntityKind.ISSUE, i.project, i.iid) for i in data.closes]
-            self._discover("Issue", data.closes, issues, local, hops + 1)
-            self._edges("CLOSES", "MergeRequest", "Issue", key, issues)
+    def apply(self, edit: GitLabEdit) -> None:
+        """Store one answer (``core.ports.GitLabGraph.apply``) under the store's lock."""
+        with self._store.db.lock:
+            if not self._save_facts(edit.facts):
+                return
+            self.reads.saw_facts()
+            self._drop(edit.drop)
+            self._put_people(edit.people)
+            self._add_nodes(edit.nodes)
+            self._add_edges(edit.edges)
 
-    def save_issue(
-        self,
-        key: str,
-        data: IssueData,
-        *,
-        local: tuple[str, str] | None,
-        hops: int,
-        fetched_at: datetime,
-        next_attempt: datetime,
-    ) -> None:
-        """Store an issue's facts and replace its edges: people, epic, related MRs."""
-        store = self._store
-        self._saved = True
-        with store.lock:
-            self._save_node(
-                "Issue",
-                key,
-                data.title,
-                fetched_at,
-                next_attempt,
-                {**_facts(data), "milestone": data.milestone, "closed_at": naive_utc(data.closed_at)},
-            )
-            for rel, target in (("PART_OF", "Epic"), ("RELATED_MR", "MergeRequest")):
-                store.run(f"MATCH (i:Issue {{key: $k}})-[r:{rel}]->(:{target}) DELETE r", {"k": key})
-            self._replace_people(key, "Issue", data.author, data.assignees, ())
-            epic = [data.epic] if data.epic is not None else []
-            epics = self._discover_targets(EntityKind.EPIC, epic, None, hops + 1)
-            self._edges("PART_OF", "Issue", "Epic", key, epics)
-            merge_requests = self._discover_targets(
-                EntityKind.MERGE_REQUEST, data.related_merge_requests, local, hops + 1
-            )
-            self._edges("RELATED_MR", "Issue", "MergeRequest", key, merge_requests)
-
-    def save_epic(
-        self,
-        key: str,
-        data: EpicData,
-        *,
-        hops: int,
-        fetched_at: datetime,
-        next_attempt: datetime,
-    ) -> None:
-        """Store an epic's facts and replace its edges: parent epic, child issues and epics."""
-        store = self._store
-        self._saved = True
-        with store.lock:
-            self._save_node(
-                "Epic",
-                key,
-                data.title,
-                fetched_at,
-                next_attempt,
-                _facts(data),
-            )
-            store.run("MATCH (e:Epic {key: $k})-[r:PART_OF]->(:Epic) DELETE r", {"k": key})
-            store.run("MATCH (:Issue)-[r:PART_OF]->(e:Epic {key: $k}) DELETE r", {"k": key})
-            store.run("MATCH (:Epic)-[r:PART_OF]->(e:Epic {key: $k}) DELETE r", {"k": key})
-            parent = [data.parent] if data.parent is not None else []
-            parents = self._discover_targets(EntityKind.EPIC, parent, None, hops + 1)
-            self._edges("PART_OF", "Epic", "Epic", key, parents)
-            issues = [target_key(EntityKind.ISSUE, i.project, i.iid) for i in data.child_issues]
-            self._discover("Issue", data.child_issues, issues, None, hops + 1)
-            self._edges("PART_OF", "Issue", "Epic", key, issues, reverse=True)
-            children = self._discover_targets(EntityKind.EPIC, data.child_epics, None, hops + 1)
-            self._edges("PART_OF", "Epic", "Epic", key, children, reverse=True)
-
-    def _save_node(
-        self,
-        label: str,
-        key: str,
-        title: str,
-        fetched_at: datetime,
-        next_attempt: datetime,
-        facts: dict[str, Any],
-    ) -> None:
-        """The node's facts, and its long texts replaced in ``GitLabText`` (kuzu_schema.GITLAB_TEXT)."""
-        texts = {name: facts.get(name) for name in ("description", "changed_files")}
-        facts = {name: value for name, value in facts.items() if name not in texts}
+    def _save_facts(self, facts: SavedFacts) -> bool:
+        """The node's facts, and its long texts replaced in ``GitLabText`` (kuzu_schema.GITLAB_TEXT);
+        False when the node is not in the graph."""
+        label, store = LABELS[facts.kind], self._store
+        columns = _columns(facts.data)
+        texts = {name: columns.pop(name, None) for name in ("description", "changed_files")}
         params = {
-            **facts,
-            "k": key,
-            "title": title,
-            "fetched": naive_utc(fetched_at),
-            "next": naive_utc(next_attempt),
+            **columns,
+            "k": facts.key,
+            "title": facts.data.title,
+            "fetched": naive_utc(facts.fetched_at),
+            "next": naive_utc(facts.next_attempt),
         }
-        sets = ", ".join(f"e.{name} = ${name}" for name in facts)
-        store = self._store
+        sets = ", ".join(f"e.{name} = ${name}" for name in columns)
         with store.transaction():
-            store.run(
+            if not store.db.rows(
                 f"MATCH (e:{label} {{key: $k}}) SET {sets}, e.title = $title, e.enrich_state = 'ok', "
                 "e.enrich_error = NULL, e.enrich_attempts = 0, e.fetched_at = $fetched, "
-                "e.next_attempt = $next",
+                "e.next_attempt = $next RETURN e.key",
                 params,
-            )
-            store.run("MATCH (t:GitLabText {key: $k}) DELETE t", {"k": key})
-            store.run(
+            ):
+                return False
+            store.db.run("MATCH (t:GitLabText {key: $k}) DELETE t", {"k": facts.key})
+            store.db.run(
                 "CREATE (:GitLabText {key: $k, description: $description, changed_files: $changed_files})",
-                {"k": key, **texts},
+                {"k": facts.key, **texts},
             )
+        return True
 
-    def _replace_people(
-        self,
-        key: str,
-        label: str,
-        author: Person | None,
-        assignees: Sequence[Person],
-        reviewers: Sequence[Person],
-    ) -> None:
-        store = self._store
-        for rel in ("AUTHORED", "ASSIGNED", "REVIEWS"):
-            if rel == "REVIEWS" and label != "MergeRequest":
-                continue
-            store.run(f"MATCH (:Person)-[r:{rel}]->(e:{label} {{key: $k}}) DELETE r", {"k": key})
-        people = {
-            p.username: p for p in (*([author] if author else []), *assignees, *reviewers) if p.username
-        }
+    def _drop(self, scopes: Sequence[EdgeScope]) -> None:
+        """The edges in ``scopes``, one query a node and direction (each query costs ~1 ms)."""
+        grouped: dict[tuple[str, bool], list[str]] = {}
+        for scope in scopes:
+            grouped.setdefault((scope.key, scope.into), []).append(scope.rel)
+        for (key, into), rels in grouped.items():
+            node, rel = f"(n:{key.split(':', 1)[0]} {{key: $k}})", f"[r:{'|:'.join(rels)}]"
+            ends = f"()-{rel}->{node}" if into else f"{node}-{rel}->()"
+            self._store.db.run(f"MATCH {ends} DELETE r", {"k": key})
+
+    def _put_people(self, people: Sequence[Person]) -> None:
         if people:  # Kùzu 0.11.3 cannot bind an UNWIND over an empty list
-            store.run(
+            self._store.db.run(
                 "UNWIND $rows AS r WITH r, r.key AS k MERGE (p:Person {key: k}) "  # kuzu_rows.ADD_LINKS
                 "SET p.name = r.username, p.username = r.username, p.title = r.name, p.web_url = r.web_url",
                 {
                     "rows": [
                         {
-                            "key": person_key(p.username),
+                            "key": keys.person_key(username=p.username),
                             "username": p.username,
                             "name": p.name,
                             "web_url": p.web_url,
                         }
-                        for p in people.values()
+                        for p in people
                     ]
                 },
             )
-        for rel, group in (
-            ("AUTHORED", [author] if author else []),
-            ("ASSIGNED", assignees),
-            ("REVIEWS", reviewers),
-        ):
-            keys = [person_key(p.username) for p in group if p.username]
-            self._edges(rel, "Person", label, key, keys, reverse=True)
 
-    def _discover(
-        self,
-        label: str,
-        refs: Sequence[IssueRefData],
-        keys: Sequence[str],
-        local: tuple[str, str] | None,
-        hops: int,
-    ) -> None:
-        self._discover_keys(
-            label,
-            [(k, f"{r.project}#{r.iid}", r.title, r.state) for k, r in zip(keys, refs, strict=True)],
-            local,
-            hops,
-        )
+    def _add_nodes(self, nodes: Sequence[NewNode]) -> None:
+        """Nodes created when absent (``core.gitlab_edits.NewNode``), one query a label."""
+        for kind in dict.fromkeys(node.kind for node in nodes):
+            rows = [
+                {"key": n.key, "name": n.name, "project": n.project, "title": n.title, "state": n.state,
+                 "hops": n.hops, "queue": n.queue.value if n.queue else None}
+                for n in nodes if n.kind is kind
+            ]  # fmt: skip
+            merge = f"UNWIND $rows AS r WITH r, r.key AS k MERGE (e:{kind.value} {{key: k}}) "  # ADD_LINKS
+            if kind not in LABELS:  # a file: no queue state
+                self._store.db.run(
+                    merge + "ON CREATE SET e.name = r.name, e.project = r.project, e.title = r.title",
+                    {"rows": rows},
+                )
+                continue
+            self._store.db.run(
+                merge + "ON CREATE SET e.name = r.name, e.project = r.project, e.title = r.title, "
+                "e.state = r.state, e.hops = r.hops, e.enrich_state = r.queue "
+                "ON MATCH SET e.title = CASE WHEN e.title IS NULL OR e.title = '' THEN r.title "
+                "ELSE e.title END, "
+                "e.enrich_state = CASE WHEN e.enrich_state = 'linked' AND r.queue = 'pending' THEN 'pending' "
+                "ELSE e.enrich_state END",
+                {"rows": rows},
+            )
 
-    def _discover_targets(
-        self,
-        kind: EntityKind,
-        targets: Sequence[tuple[str, int]],
-        local: tuple[str, str] | None,
-        hops: int,
-    ) -> list[str]:
-        """Nodes for MRs, issues or epics named by (project or group path, iid); their keys."""
-        found = [GitLabTarget(kind, namespace, iid) for namespace, iid in targets]
-        self._discover_keys(kind.value, [(t.key, t.name, "", "") for t in found], local, hops)
-        return [t.key for t in found]
-
-    def _discover_keys(
-        self, label: str, found: Sequence[tuple[str, str, str, str]], local: tuple[str, str] | None, hops: int
-    ) -> None:
-        """Nodes for entities found through another: queued when near enough, else linked.
-
-        An existing node keeps what it has; a ``linked`` one near enough becomes pending.
-        """
-        if not found:
-            return
-        queued = hops <= _QUEUED_HOPS
-        self._store.run(
-            f"UNWIND $rows AS r WITH r, r.key AS k MERGE (e:{label} {{key: k}}) "  # kuzu_rows.ADD_LINKS
-            "ON CREATE SET e.name = r.name, e.project = r.project, e.title = r.title, e.state = r.state, "
-            "e.hops = $hops, e.enrich_state = $state "
-            "ON MATCH SET e.title = CASE WHEN e.title IS NULL OR e.title = '' THEN r.title ELSE e.title END, "
-            "e.enrich_state = CASE WHEN e.enrich_state = 'linked' AND $queued THEN 'pending' "
-            "ELSE e.enrich_state END",
-            {
-                "rows": [
-                    {"key": k, "name": name, "project": _project_of(k, local), "title": t, "state": s}
-                    for k, name, t, s in found
-                ],
-                "hops": hops,
-                "state": EnrichState.PENDING.value if queued else EnrichState.LINKED.value,
-                "queued": queued,
-            },
-        )
-
-    def _edges(
-        self, rel: str, source: str, target: str, key: str, others: Sequence[str], *, reverse: bool = False
-    ) -> None:
-        """Edges ``key -> other`` (``other -> key`` when ``reverse``), matched by key."""
-        if not others:
-            return
-        a, b = ("o", "n") if reverse else ("n", "o")
-        node_label, other_label = (target, source) if reverse else (source, target)
-        self._store.run(
-            f"MATCH (n:{node_label} {{key: $k}}) UNWIND $others AS other "
-            f"MATCH (o:{other_label} {{key: other}}) CREATE ({a})-[:{rel}]->({b})",
-            {"k": key, "others": list(dict.fromkeys(others))},
-        )
+    def _add_edges(self, edges: Sequence[Edge]) -> None:
+        """Edges between existing nodes, one query a relation and pair of labels."""
+        groups: dict[tuple[str, str, str], list[dict[str, str]]] = {}
+        for edge in edges:
+            labels = (edge.rel, edge.source.split(":", 1)[0], edge.target.split(":", 1)[0])
+            groups.setdefault(labels, []).append({"s": edge.source, "t": edge.target})
+        for (rel, source, target), rows in groups.items():
+            self._store.db.run(
+                f"UNWIND $rows AS r MATCH (a:{source} {{key: r.s}}) MATCH (b:{target} {{key: r.t}}) "
+                f"CREATE (a)-[:{rel}]->(b)",
+                {"rows": rows},
+            )
 
 
-def _facts(data: MergeRequestData | IssueData | EpicData) -> dict[str, Any]:
-    """The node properties MRs, issues and epics share."""
-    return {
+def _columns(data: GitLabData) -> dict[str, Any]:
+    """The node properties of an MR, issue or epic (the long texts go to ``GitLabText``)."""
+    columns: dict[str, Any] = {
         "state": data.state,
         "labels": list(data.labels),
         "author": data.author.username if data.author else None,
@@ -431,12 +278,16 @@ def _facts(data: MergeRequestData | IssueData | EpicData) -> dict[str, Any]:
         "description": data.description,
         "web_url": data.web_url,
     }
-
-
-def _project_of(key: str, local: tuple[str, str] | None) -> str | None:
-    """The local project root of an MR or issue key whose GitLab project is ``local``'s."""
-    target = parse_key(key)
-    if local is None or target is None or target.kind is EntityKind.EPIC:
-        return None
-    path, root = local
-    return root if target.namespace == path else None
+    if isinstance(data, MergeRequestData):
+        columns |= {
+            "draft": data.draft,
+            "milestone": data.milestone,
+            "source_branch": data.source_branch,
+            "target_branch": data.target_branch,
+            "merged_at": naive_utc(data.merged_at),
+            "changed_files_total": data.changed_files_total,
+            "changed_files": files_json(data.changed_files),
+        }
+    elif isinstance(data, IssueData):
+        columns |= {"milestone": data.milestone, "closed_at": naive_utc(data.closed_at)}
+    return columns

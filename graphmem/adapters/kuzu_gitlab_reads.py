@@ -1,15 +1,15 @@
 """Reading the GitLab part of the graph back: MRs, issues and epics as ``core.gitlab`` data.
 
-What enrichment stored (``kuzu_gitlab.py`` writes it) comes back as GitLab last described
-it: an MR with its people, changed files (the ``changed_files`` column, JSON) and closing
-issues, an issue with its epic and related MRs, an epic with its parent and children; and
-the edges ``get_context`` follows (the MRs that close an issue or changed a file).
+What enrichment stored (``kuzu_gitlab.py`` writes it and holds these reads) comes back as
+GitLab last described it: an MR with its people, changed files (the ``changed_files``
+column, JSON) and closing issues, an issue with its epic and related MRs, an epic with its
+parent and children; and the edges ``get_context`` follows (the MRs that close an issue or changed a file).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -125,21 +125,30 @@ def files_from_json(raw: str | None) -> tuple[ChangedFile, ...]:
 
 
 class KuzuGitLabReads:
-    """Reads of the GitLab part of the graph, over the store's connection."""
+    """Reads of the GitLab part of the graph, over the store's connection (a ``KuzuGitLabGraph``
+    holds one and tells it when GitLab's facts were saved)."""
 
     def __init__(self, store: KuzuGraphStore) -> None:
         self._store = store
         self._saved: bool | None = None  # any GitLab facts in the store (None: not asked yet)
 
-    def entities(self, keys: Collection[str]) -> dict[str, Entity]:
-        """Titles and states of the MRs, issues and epics in ``keys`` (as entities)."""
-        found: dict[str, Entity] = {}
+    def saw_facts(self) -> None:
+        """GitLab's facts were just saved: ``related_edges`` has something to look for."""
+        self._saved = True
+
+    def keyed(self, keys: Collection[str], columns: str) -> Iterator[tuple[EntityKind, list[Any]]]:
+        """``columns`` of each MR, issue and epic node ``e`` in ``keys``, with its kind."""
         for kind, label in LABELS.items():
             wanted = [key for key in keys if key.startswith(f"{label}:")]
-            query = f"MATCH (e:{label} {{key: $key}}) RETURN e.key, e.name, e.project, e.title"
-            for r in self._store.keyed_rows(query, wanted):
-                found[r[0]] = Entity(r[0], kind, r[1] or r[0], r[2], r[3] or "")
-        return found
+            for row in self._store.db.keyed_rows(f"MATCH (e:{label} {{key: $key}}) RETURN {columns}", wanted):
+                yield kind, row
+
+    def entities(self, keys: Collection[str]) -> dict[str, Entity]:
+        """Titles and states of the MRs, issues and epics in ``keys`` (as entities)."""
+        return {
+            r[0]: Entity(r[0], kind, r[1] or r[0], r[2], r[3] or "")
+            for kind, r in self.keyed(keys, "e.key, e.name, e.project, e.title")
+        }
 
     def merge_request(self, key: str) -> MergeRequestData | None:
         """The stored MR, as GitLab last described it; None until GitLab described it once."""
@@ -239,7 +248,7 @@ class KuzuGitLabReads:
 
     def merge_requests_closing(self, issue_key: str) -> list[Entity]:
         """The MRs that close an issue."""
-        rows = self._store.rows(
+        rows = self._store.db.rows(
             "MATCH (m:MergeRequest)-[:CLOSES]->(:Issue {key: $k}) "
             "RETURN m.key, m.name, m.project, m.title, m.state "
             "ORDER BY m.key",
@@ -249,7 +258,7 @@ class KuzuGitLabReads:
 
     def changed_by(self, file_key: str, limit: int) -> list[tuple[Entity, str, datetime | None]]:
         """The MRs that changed a file: (MR, state, merged_at), latest first."""
-        rows = self._store.rows(
+        rows = self._store.db.rows(
             "MATCH (m:MergeRequest)-[:CHANGES]->(:File {key: $k}) "
             "RETURN m.key, m.name, m.project, m.title, m.state, m.merged_at "
             "ORDER BY m.merged_at DESC, m.updated_at DESC, m.key LIMIT $limit",
@@ -262,7 +271,7 @@ class KuzuGitLabReads:
 
     def changed_symbols(self, mr_key: str) -> list[str]:
         """Keys of the symbols an MR's diff touched (as linked when it was enriched)."""
-        rows = self._store.rows(
+        rows = self._store.db.rows(
             "MATCH (:MergeRequest {key: $k})-[:CHANGES]->(s:Symbol) RETURN s.key ORDER BY s.key",
             {"k": mr_key},
         )
@@ -283,7 +292,7 @@ class KuzuGitLabReads:
         for label, forward, query in _RELATED:
             wanted = sorted(k for k in asked if k.startswith(f"{label}:"))
             if wanted:
-                for start, relation, other_label, end in self._store.rows(
+                for start, relation, other_label, end in self._store.db.rows(
                     query, {"keys": wanted, "limit": limit}
                 ):
                     if end not in asked and end not in found:
@@ -296,14 +305,14 @@ class KuzuGitLabReads:
         """Whether any MR, issue or epic has GitLab's facts (asked once, then kept by the saves)."""
         if self._saved is None:
             self._saved = any(
-                self._store.rows(f"MATCH (e:{label}) WHERE {_SAVED} RETURN e.key LIMIT 1")
+                self._store.db.rows(f"MATCH (e:{label}) WHERE {_SAVED} RETURN e.key LIMIT 1")
                 for label in LABELS.values()
             )
         return self._saved
 
     def _saved_node(self, label: str, key: str, columns: str) -> tuple[Sequence[Any], GitLabTarget] | None:
         """``columns`` of the node ``key`` and its GitLab target; None until GitLab described it."""
-        rows = self._store.rows(
+        rows = self._store.db.rows(
             f"MATCH (e:{label} {{key: $k}}) WHERE {_SAVED} "
             "OPTIONAL MATCH (t:GitLabText {key: $k}) "  # its long texts (kuzu_schema.GITLAB_TEXT)
             f"RETURN {columns}",
@@ -314,12 +323,12 @@ class KuzuGitLabReads:
 
     def _targets(self, match: str, key: str) -> list[tuple[str, int]]:
         """(path, iid) of the nodes ``x`` that ``match`` finds from ``key``, by key."""
-        rows = self._store.rows(f"{match} RETURN x.key ORDER BY x.key", {"k": key})
+        rows = self._store.db.rows(f"{match} RETURN x.key ORDER BY x.key", {"k": key})
         return [(t.namespace, t.iid) for (k,) in rows if (t := parse_key(k)) is not None]
 
     def _issue_refs(self, match: str, key: str) -> tuple[IssueRefData, ...]:
         """The issues ``i`` that ``match`` finds from ``key``, with their titles and states, by key."""
-        rows = self._store.rows(f"{match} RETURN i.key, i.title, i.state ORDER BY i.key", {"k": key})
+        rows = self._store.db.rows(f"{match} RETURN i.key, i.title, i.state ORDER BY i.key", {"k": key})
         return tuple(
             IssueRefData(t.namespace, t.iid, title or "", state or "")
             for k, title, state in rows
@@ -334,7 +343,7 @@ class KuzuGitLabReads:
         for rel in rels:
             people[rel] = [
                 _person(r)
-                for r in self._store.rows(
+                for r in self._store.db.rows(
                     f"MATCH (p:Person)-[:{rel}]->(:{label} {{key: $k}}) "
                     "RETURN p.username, p.title, p.web_url ORDER BY p.username",
                     {"k": key},

@@ -5,10 +5,10 @@ MRs, issues, epics and people are rows of ``entities`` (memories are about them;
 a memory creates one). What enrichment adds is in ``gitlab_nodes`` (the queue's state, and
 GitLab's answer as JSON with the facts recall sorts by), people in ``gitlab_people``, and the
 edges (AUTHORED, ASSIGNED, REVIEWS, CHANGES, CLOSES, PART_OF, RELATED_MR) in ``gitlab_edges``;
-all go with their entity (foreign keys). The rules are the other GitLab graphs'
-(``kuzu_gitlab.py``, ``memory_gitlab.py``), held by
-``tests/unit/adapters/test_gitlab_graph_contract.py``; the reads are in
-``postgres_gitlab_reads.py``. Each save is one transaction.
+all go with their entity (foreign keys). What an answer writes is ``core/gitlab_edits.py``'s
+edit, applied in one transaction; GitLab's answer is read back from its JSON with what the
+graph holds besides (``core/gitlab_reads.py``). The rules are every GitLab graph's, held by
+``tests/unit/adapters/test_gitlab_graph_contract.py``.
 """
 
 from __future__ import annotations
@@ -19,25 +19,27 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from graphmem.adapters.postgres_gitlab_reads import PEOPLE_RELS, PostgresGitLabReads
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core import keys
-from graphmem.core.enrichment import MAX_HOPS, EnrichmentRow, EnrichState, GitLabTarget, parse_key, target_key
-from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData, Person
-from graphmem.core.models import Entity, EntityKind
+from graphmem.core.enrichment import Attempt, EnrichmentRow, EnrichState, count_states, parse_key
+from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData, Person
+from graphmem.core.gitlab_edits import PEOPLE_RELS, EdgeScope, GitLabData, GitLabEdit, NewNode, SavedFacts
+from graphmem.core.gitlab_reads import Stamps, latest_first, read_back, related_steps
+from graphmem.core.models import Entity, EntityKind, Step
 
 KINDS = (EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.EPIC)
 _KIND_VALUES = [k.value for k in KINDS]
-# States fetched again once their next attempt has come.
-_REFETCHED = [
-    s.value for s in (EnrichState.OK, EnrichState.ERROR, EnrichState.MISSING, EnrichState.FORBIDDEN)
-]
+# GitLab's answer as ``gitlab_nodes.data`` holds it (JSON).
 DATA: dict[EntityKind, TypeAdapter[Any]] = {
     EntityKind.MERGE_REQUEST: TypeAdapter(MergeRequestData),
     EntityKind.ISSUE: TypeAdapter(IssueData),
     EntityKind.EPIC: TypeAdapter(EpicData),
 }
+# States fetched again once their next attempt has come.
+_REFETCHED = [
+    s.value for s in (EnrichState.OK, EnrichState.ERROR, EnrichState.MISSING, EnrichState.FORBIDDEN)
+]
 NODE = "n.state, n.error, n.attempts, n.fetched_at, n.next_attempt, n.hops, n.updated_at"
 # Whether a row is due (besides its time): never fetched, pending, fetched before, or linked
 # while a memory is about it.
@@ -64,7 +66,7 @@ def _row(row: Sequence[Any]) -> EnrichmentRow:
     )
 
 
-class PostgresGitLabGraph(PostgresGitLabReads):
+class PostgresGitLabGraph:
     """The GitLab part of the PostgreSQL store (see the module doc)."""
 
     def __init__(self, store: PostgresGraphStore) -> None:
@@ -73,7 +75,7 @@ class PostgresGitLabGraph(PostgresGitLabReads):
     # -- the queue ------------------------------------------------------------------
 
     def _rows(self, where: str, params: dict[str, Any], tail: str = "") -> list[EnrichmentRow]:
-        rows = self._store._rows(
+        rows = self._store.db.rows(
             f"SELECT e.key, e.kind, e.name, e.project, {NODE} FROM entities e "
             f"LEFT JOIN gitlab_nodes n ON n.key = e.key WHERE e.kind = ANY(%(kinds)s) AND {where} {tail}",
             {"kinds": _KIND_VALUES, "refetched": _REFETCHED, **params},
@@ -102,13 +104,10 @@ class PostgresGitLabGraph(PostgresGitLabReads):
         return (never + [r for r in found if r.fetched_at is not None])[:limit]
 
     def counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for row in self.all_rows():
-            counts[row.state.value] = counts.get(row.state.value, 0) + 1
-        return counts
+        return count_states(self.all_rows())
 
     def waiting(self) -> int:
-        rows = self._store._rows(
+        rows = self._store.db.rows(
             "SELECT count(*) FROM entities e LEFT JOIN gitlab_nodes n ON n.key = e.key "
             "WHERE e.kind = ANY(%(kinds)s) AND (n.state IS NULL OR n.state IN ('pending', 'error') "
             "OR (n.state = 'linked' AND EXISTS (SELECT 1 FROM about a WHERE a.entity_key = e.key)))",
@@ -116,17 +115,8 @@ class PostgresGitLabGraph(PostgresGitLabReads):
         )
         return int(rows[0][0])
 
-    def mark(
-        self,
-        key: str,
-        state: EnrichState,
-        *,
-        error: str | None,
-        attempts: int,
-        next_attempt: datetime | None,
-        fetched_at: datetime | None = None,
-    ) -> None:
-        self._store._run(
+    def mark(self, key: str, attempt: Attempt) -> None:
+        self._store.db.run(
             "INSERT INTO gitlab_nodes (key, state, error, attempts, next_attempt, fetched_at) "
             "SELECT key, %(state)s, %(error)s, %(attempts)s, %(next)s, %(fetched)s FROM entities "
             "WHERE key = %(key)s ON CONFLICT (key) DO UPDATE SET state = EXCLUDED.state, "
@@ -134,208 +124,216 @@ class PostgresGitLabGraph(PostgresGitLabReads):
             "fetched_at = coalesce(EXCLUDED.fetched_at, gitlab_nodes.fetched_at)",
             {
                 "key": key,
-                "state": state.value,
-                "error": error,
-                "attempts": attempts,
-                "next": utc(next_attempt),
-                "fetched": utc(fetched_at),
+                "state": attempt.state.value,
+                "error": attempt.error,
+                "attempts": attempt.attempts,
+                "next": utc(attempt.next_attempt),
+                "fetched": utc(attempt.fetched_at),
             },
         )
 
-    # -- saving what GitLab said ----------------------------------------------------
+    # -- storing what GitLab said (core/gitlab_edits.py decided what) -------------------
 
-    def save_merge_request(
-        self,
-        key: str,
-        data: MergeRequestData,
-        *,
-        local: tuple[str, str] | None,
-        hops: int,
-        fetched_at: datetime,
-        next_attempt: datetime,
-        file_keys: Sequence[tuple[str, str]],
-        symbol_keys: Sequence[str],
-    ) -> None:
+    def apply(self, edit: GitLabEdit) -> None:
         with self._store.transaction():
-            if not self._save_node(key, data, fetched_at, next_attempt, merged_at=data.merged_at):
+            if not self._save_facts(edit.facts):
                 return
-            self._drop(("CHANGES", "CLOSES"), source=key)
-            self._replace_people(key, data.author, data.assignees, data.reviewers)
-            file_project = local[1] if local is not None and local[0] == data.project else None
-            self._store._many(
-                "INSERT INTO entities (key, kind, name, project, title) "
-                "VALUES (%(k)s, 'File', %(n)s, %(p)s, '') "
-                "ON CONFLICT (key) DO NOTHING",
-                [{"k": k, "n": path, "p": file_project} for k, path in file_keys],
+            for scope in edit.drop:
+                end = "target" if scope.into else "source"
+                self._store.db.run(
+                    f"DELETE FROM gitlab_edges WHERE rel = %s AND {end} = %s", (scope.rel, scope.key)
+                )
+            self._put_people(edit.people)
+            self._add_nodes(edit.nodes)
+            self._store.db.many(
+                "INSERT INTO gitlab_edges (rel, source, target) "
+                "SELECT %(rel)s, a.key, b.key FROM entities a, entities b "
+                "WHERE a.key = %(s)s AND b.key = %(t)s ON CONFLICT DO NOTHING",
+                [{"rel": e.rel, "s": e.source, "t": e.target} for e in edit.edges],
             )
-            self._link("CHANGES", key, [k for k, _ in file_keys])
-            self._link("CHANGES", key, [k for k in symbol_keys if k.startswith("Symbol:")])
-            closes = [
-                (target_key(EntityKind.ISSUE, i.project, i.iid), f"{i.project}#{i.iid}", i.title, i.state)
-                for i in data.closes
-            ]
-            self._link("CLOSES", key, self._discover(EntityKind.ISSUE, closes, local, hops + 1))
 
-    def save_issue(
-        self,
-        key: str,
-        data: IssueData,
-        *,
-        local: tuple[str, str] | None,
-        hops: int,
-        fetched_at: datetime,
-        next_attempt: datetime,
-    ) -> None:
-        with self._store.transaction():
-            if not self._save_node(key, data, fetched_at, next_attempt):
-                return
-            self._drop(("PART_OF", "RELATED_MR"), source=key)
-            self._replace_people(key, data.author, data.assignees, ())
-            epics = self._discover_targets(EntityKind.EPIC, [data.epic] if data.epic else [], None, hops + 1)
-            self._link("PART_OF", key, epics)
-            related = self._discover_targets(
-                EntityKind.MERGE_REQUEST, data.related_merge_requests, local, hops + 1
-            )
-            self._link("RELATED_MR", key, related)
-
-    def save_epic(
-        self, key: str, data: EpicData, *, hops: int, fetched_at: datetime, next_attempt: datetime
-    ) -> None:
-        with self._store.transaction():
-            if not self._save_node(key, data, fetched_at, next_attempt):
-                return
-            self._drop(("PART_OF",), source=key)
-            self._drop(("PART_OF",), target=key)
-            parents = self._discover_targets(
-                EntityKind.EPIC, [data.parent] if data.parent else [], None, hops + 1
-            )
-            self._link("PART_OF", key, parents)
-            children = [
-                (target_key(EntityKind.ISSUE, i.project, i.iid), f"{i.project}#{i.iid}", i.title, i.state)
-                for i in data.child_issues
-            ]
-            issues = self._discover(EntityKind.ISSUE, children, None, hops + 1)
-            epics = self._discover_targets(EntityKind.EPIC, data.child_epics, None, hops + 1)
-            for child in [*issues, *epics]:
-                self._link("PART_OF", child, [key])
-
-    def _save_node(
-        self,
-        key: str,
-        data: MergeRequestData | IssueData | EpicData,
-        fetched_at: datetime,
-        next_attempt: datetime,
-        merged_at: datetime | None = None,
-    ) -> bool:
-        entity = self._store.get_entities([key]).get(key)
+    def _save_facts(self, facts: SavedFacts) -> bool:
+        entity = self._store.get_entities([facts.key]).get(facts.key)
         if entity is None or entity.kind not in KINDS:
             return False
-        self._store._run("UPDATE entities SET title = %s WHERE key = %s", (data.title, key))
-        self._store._run(
+        data = facts.data
+        self._store.db.run("UPDATE entities SET title = %s WHERE key = %s", (data.title, facts.key))
+        self._store.db.run(
             "INSERT INTO gitlab_nodes (key, state, error, attempts, fetched_at, next_attempt, data, "
-            "gl_state, "
-            "updated_at, merged_at) VALUES (%(key)s, 'ok', NULL, 0, %(fetched)s, %(next)s, %(data)s::jsonb, "
-            "%(gl_state)s, %(updated)s, %(merged)s) "
+            "gl_state, updated_at, merged_at) VALUES (%(key)s, 'ok', NULL, 0, %(fetched)s, %(next)s, "
+            "%(data)s::jsonb, %(gl_state)s, %(updated)s, %(merged)s) "
             "ON CONFLICT (key) DO UPDATE SET state = 'ok', error = NULL, "
             "attempts = 0, fetched_at = EXCLUDED.fetched_at, next_attempt = EXCLUDED.next_attempt, "
             "data = EXCLUDED.data, gl_state = EXCLUDED.gl_state, updated_at = EXCLUDED.updated_at, "
             "merged_at = EXCLUDED.merged_at",
             {
-                "key": key,
-                "fetched": utc(fetched_at),
-                "next": utc(next_attempt),
+                "key": facts.key,
+                "fetched": utc(facts.fetched_at),
+                "next": utc(facts.next_attempt),
                 "data": DATA[entity.kind].dump_json(data).decode(),
                 "gl_state": data.state,
                 "updated": utc(data.updated_at),
-                "merged": utc(merged_at),
+                "merged": utc(data.merged_at if isinstance(data, MergeRequestData) else None),
             },
         )
         return True
 
-    def _replace_people(
-        self, key: str, author: Person | None, assignees: Sequence[Person], reviewers: Sequence[Person]
-    ) -> None:
-        self._drop(PEOPLE_RELS, target=key)
-        groups = {
-            "AUTHORED": [author] if author else [],
-            "ASSIGNED": list(assignees),
-            "REVIEWS": list(reviewers),
-        }
-        for rel, people in groups.items():
-            for person in people:
-                if not person.username:
-                    continue
-                pkey = keys.person_key(username=person.username)
-                self._store._run(
-                    "INSERT INTO entities (key, kind, name, project, title) "
-                    "VALUES (%s, 'Person', %s, NULL, %s) "
-                    "ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title",
-                    (pkey, person.username, person.name),
-                )
-                self._store._run(
-                    "INSERT INTO gitlab_people (key, username, name, web_url) VALUES (%s, %s, %s, %s) "
-                    "ON CONFLICT (key) DO UPDATE SET username = EXCLUDED.username, name = EXCLUDED.name, "
-                    "web_url = EXCLUDED.web_url",
-                    (pkey, person.username, person.name, person.web_url),
-                )
-                self._link(rel, pkey, [key])
-
-    def _discover_targets(
-        self, kind: EntityKind, targets: Sequence[tuple[str, int]], local: tuple[str, str] | None, hops: int
-    ) -> list[str]:
-        found = [GitLabTarget(kind, namespace, iid) for namespace, iid in targets]
-        return self._discover(kind, [(t.key, t.name, "", "") for t in found], local, hops)
-
-    def _discover(
-        self,
-        kind: EntityKind,
-        found: Sequence[tuple[str, str, str, str]],
-        local: tuple[str, str] | None,
-        hops: int,
-    ) -> list[str]:
-        """Nodes for entities found through another: queued when near enough, else linked.
-        An existing node keeps what it has (an empty title takes the new one); a ``linked`` one
-        near enough becomes pending."""
-        queued = hops <= MAX_HOPS
-        known = self._store.get_entities([k for k, *_ in found])
-        for key, name, title, state in found:
-            if key not in known:
-                self._store._run(
-                    "INSERT INTO entities (key, kind, name, project, title) VALUES (%s, %s, %s, %s, %s) "
-                    "ON CONFLICT (key) DO NOTHING",
-                    (key, kind.value, name, _project_of(key, local), title),
-                )
-                self._store._run(
-                    "INSERT INTO gitlab_nodes (key, state, hops, gl_state) VALUES (%s, %s, %s, %s) "
-                    "ON CONFLICT (key) DO NOTHING",
-                    (key, (EnrichState.PENDING if queued else EnrichState.LINKED).value, hops, state),
-                )
-                known[key] = Entity(key, kind, name)
-                continue
-            self._store._run("UPDATE entities SET title = %s WHERE key = %s AND title = ''", (title, key))
-            if queued:
-                self._store._run(
-                    "UPDATE gitlab_nodes SET state = 'pending' WHERE key = %s AND state = 'linked'", (key,)
-                )
-        return [key for key, *_ in found]
-
-    def _link(self, rel: str, source: str, targets: Sequence[str]) -> None:
-        self._store._many(
-            "INSERT INTO gitlab_edges (rel, source, target) "
-            "SELECT %(rel)s, a.key, b.key FROM entities a, entities b "
-            "WHERE a.key = %(s)s AND b.key = %(t)s ON CONFLICT DO NOTHING",
-            [{"rel": rel, "s": source, "t": t} for t in dict.fromkeys(targets)],
+    def _put_people(self, people: Sequence[Person]) -> None:
+        rows = [
+            {"k": keys.person_key(username=p.username), "u": p.username, "n": p.name, "w": p.web_url}
+            for p in people
+        ]
+        self._store.db.many(
+            "INSERT INTO entities (key, kind, name, project, title) "
+            "VALUES (%(k)s, 'Person', %(u)s, NULL, %(n)s) "
+            "ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title",
+            rows,
+        )
+        self._store.db.many(
+            "INSERT INTO gitlab_people (key, username, name, web_url) VALUES (%(k)s, %(u)s, %(n)s, %(w)s) "
+            "ON CONFLICT (key) DO UPDATE SET username = EXCLUDED.username, name = EXCLUDED.name, "
+            "web_url = EXCLUDED.web_url",
+            rows,
         )
 
-    def _drop(self, rels: Sequence[str], *, source: str | None = None, target: str | None = None) -> None:
-        end, key = ("source", source) if source is not None else ("target", target)
-        self._store._run(f"DELETE FROM gitlab_edges WHERE rel = ANY(%s) AND {end} = %s", (list(rels), key))
+    def _add_nodes(self, nodes: Sequence[NewNode]) -> None:
+        """Nodes created when absent (``core.gitlab_edits.NewNode``): an existing one keeps what
+        it has, an empty title takes the new one, a ``linked`` one named pending becomes pending."""
+        rows = [
+            {"k": n.key, "kind": n.kind.value, "name": n.name, "p": n.project, "title": n.title,
+             "state": n.state, "hops": n.hops, "queue": n.queue.value if n.queue else None}
+            for n in nodes
+        ]  # fmt: skip
+        known = self._store.get_entities([n.key for n in nodes])
+        self._store.db.many(
+            "INSERT INTO entities (key, kind, name, project, title) "
+            "VALUES (%(k)s, %(kind)s, %(name)s, %(p)s, %(title)s) ON CONFLICT (key) DO NOTHING",
+            [r for r in rows if r["k"] not in known],
+        )
+        self._store.db.many(
+            "INSERT INTO gitlab_nodes (key, state, hops, gl_state) "
+            "VALUES (%(k)s, %(queue)s, %(hops)s, %(state)s) ON CONFLICT (key) DO NOTHING",
+            [r for r in rows if r["k"] not in known and r["queue"] is not None],
+        )
+        self._store.db.many(
+            "UPDATE entities SET title = %(title)s WHERE key = %(k)s AND title = ''",
+            [r for r in rows if r["k"] in known and r["title"]],
+        )
+        self._store.db.many(
+            "UPDATE gitlab_nodes SET state = 'pending' WHERE key = %(k)s AND state = 'linked'",
+            [r for r in rows if r["k"] in known and r["queue"] == EnrichState.PENDING.value],
+        )
 
+    # -- reading ----------------------------------------------------------------------
 
-def _project_of(key: str, local: tuple[str, str] | None) -> str | None:
-    """The local project root of an MR or issue key whose GitLab project is ``local``'s."""
-    target = parse_key(key)
-    if local is None or target is None or target.kind is EntityKind.EPIC:
-        return None
-    path, root = local
-    return root if target.namespace == path else None
+    def entities(self, keys: Collection[str]) -> dict[str, Entity]:
+        return {k: e for k, e in self._store.get_entities(keys).items() if e.kind.value in _KIND_VALUES}
+
+    def merge_request(self, key: str) -> MergeRequestData | None:
+        data = self._read(key, EntityKind.MERGE_REQUEST)
+        return data if isinstance(data, MergeRequestData) else None
+
+    def issue(self, key: str) -> IssueData | None:
+        data = self._read(key, EntityKind.ISSUE)
+        return data if isinstance(data, IssueData) else None
+
+    def epic(self, key: str) -> EpicData | None:
+        data = self._read(key, EntityKind.EPIC)
+        return data if isinstance(data, EpicData) else None
+
+    def merge_requests_closing(self, issue_key: str) -> list[Entity]:
+        closing = self.targets(EdgeScope("CLOSES", issue_key, into=True))
+        return sorted(self._store.get_entities(closing).values(), key=lambda e: e.key)
+
+    def changed_by(self, file_key: str, limit: int) -> list[tuple[Entity, str, datetime | None]]:
+        if limit <= 0:
+            return []
+        changing = self.targets(EdgeScope("CHANGES", file_key, into=True))
+        found = latest_first(changing, self._stamps(changing))[:limit]
+        entities = self._store.get_entities(found)
+        facts = self._facts(found)
+        return [
+            (entities[k], facts.get(k, ("", None, None))[0], facts.get(k, ("", None, None))[1]) for k in found
+        ]
+
+    def changed_symbols(self, mr_key: str) -> list[str]:
+        return sorted(k for k in self.targets(EdgeScope("CHANGES", mr_key)) if k.startswith("Symbol:"))
+
+    def related_edges(self, keys: Collection[str], limit: int) -> list[Step]:
+        asked = sorted(set(keys))
+        if (
+            not asked
+            or limit <= 0
+            or not self._store.db.rows("SELECT 1 FROM gitlab_nodes WHERE data IS NOT NULL LIMIT 1")
+        ):
+            return []
+        rows = self._store.db.rows(
+            "SELECT rel, source, target FROM gitlab_edges WHERE source = ANY(%(k)s) OR target = ANY(%(k)s)",
+            {"k": asked},
+        )
+        edges = [(str(rel), str(source), str(target)) for rel, source, target in rows]
+        return related_steps(edges, asked, limit, self._stamps)
+
+    # -- helpers ----------------------------------------------------------------------
+
+    def _read(self, key: str, kind: EntityKind) -> GitLabData | None:
+        """GitLab's answer about ``key`` (its JSON) as the graph holds it now; None until saved."""
+        rows = self._store.db.rows(
+            "SELECT n.data, e.title FROM gitlab_nodes n JOIN entities e ON e.key = n.key "
+            "WHERE n.key = %s AND e.kind = %s AND n.data IS NOT NULL",
+            (key, kind.value),
+        )
+        if not rows:
+            return None
+        data: GitLabData = DATA[kind].validate_python(rows[0][0])
+        return read_back(data, key, str(rows[0][1] or ""), self)
+
+    def targets(self, scope: EdgeScope, kind: EntityKind | None = None) -> list[str]:
+        """The other ends of the edges in ``scope`` (of ``kind``), by key (``EdgeRows``)."""
+        given, other = ("target", "source") if scope.into else ("source", "target")
+        rows = self._store.db.rows(
+            f"SELECT DISTINCT g.{other} FROM gitlab_edges g JOIN entities e ON e.key = g.{other} "
+            f"WHERE g.rel = %(rel)s AND g.{given} = %(key)s "
+            "AND (%(kind)s::text IS NULL OR e.kind = %(kind)s) "
+            f"ORDER BY g.{other}",
+            {"rel": scope.rel, "key": scope.key, "kind": kind.value if kind else None},
+        )
+        return [str(r[0]) for r in rows]
+
+    def _facts(self, keys: Collection[str]) -> dict[str, tuple[str, datetime | None, datetime | None]]:
+        """key -> (GitLab's state, merged_at, updated_at)."""
+        if not keys:
+            return {}
+        rows = self._store.db.rows(
+            "SELECT key, gl_state, merged_at, updated_at FROM gitlab_nodes WHERE key = ANY(%s)", (list(keys),)
+        )
+        return {str(r[0]): (str(r[1] or ""), utc(r[2]), utc(r[3])) for r in rows}
+
+    def issue_refs(self, keys: Sequence[str]) -> tuple[IssueRefData, ...]:
+        entities, facts = self._store.get_entities(keys), self._facts(keys)
+        return tuple(
+            IssueRefData(
+                t.namespace,
+                t.iid,
+                entities[k].title if k in entities else "",
+                facts.get(k, ("", None, None))[0],
+            )
+            for k in keys
+            if (t := parse_key(k)) is not None
+        )
+
+    def people_of(self, key: str) -> dict[str, list[Person]]:
+        rows = self._store.db.rows(
+            "SELECT g.rel, p.username, p.name, p.web_url FROM gitlab_edges g "
+            "JOIN gitlab_people p ON p.key = g.source "
+            "WHERE g.target = %s AND g.rel = ANY(%s) ORDER BY p.username",
+            (key, list(PEOPLE_RELS)),
+        )
+        people: dict[str, list[Person]] = {rel: [] for rel in PEOPLE_RELS}
+        for rel, username, name, web_url in rows:
+            people[str(rel)].append(Person(str(username), str(name or ""), str(web_url or "")))
+        return people
+
+    def _stamps(self, keys: Collection[str]) -> Stamps:
+        """MR key -> (merged_at, updated_at)."""
+        return {key: (merged, updated) for key, (_, merged, updated) in self._facts(keys).items()}

@@ -146,6 +146,27 @@ class EnrichmentRow:
     hops: int = 0
 
 
+def count_states(rows: Iterable[EnrichmentRow]) -> dict[str, int]:
+    """How many of ``rows`` are in each enrichment state (``GitLabGraph.counts``)."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.state.value] = counts.get(row.state.value, 0) + 1
+    return counts
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What one attempt leaves in the queue for an entity, its facts untouched: its state, why
+    it failed, how many attempts in a row, when to ask again, when GitLab was asked (None:
+    left as it was)."""
+
+    state: EnrichState
+    error: str | None = None
+    attempts: int = 0
+    next_attempt: datetime | None = None
+    fetched_at: datetime | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class EnrichReport:
     """What ``MemoryService.enrich`` did: counts by outcome, and a line per problem."""

@@ -13,9 +13,10 @@ import numpy.typing as npt
 
 from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo
-from graphmem.core.enrichment import EnrichmentRow, EnrichState
+from graphmem.core.enrichment import Attempt, EnrichmentRow
 from graphmem.core.events import MemoryEvent
 from graphmem.core.gitlab import EpicData, GitLabProbe, IssueData, MergeRequestData
+from graphmem.core.gitlab_edits import GitLabEdit
 
 # The sources graphmem learns from (``core/learning_sources.py``), re-exported for their users.
 from graphmem.core.learning_sources import CodeParser as CodeParser
@@ -448,48 +449,25 @@ class GitLabClient(Protocol):
 
 
 class GitLabGraph(Protocol):
-    """Merge requests, issues, epics and people, stored (see ``adapters/kuzu_gitlab.py``)."""
+    """Merge requests, issues, epics and people, stored: the enrichment queue, primitive writes
+    (``mark``, ``apply``) and reads. What an answer means is decided in ``core/gitlab_edits.py``;
+    ``tests/unit/adapters/test_gitlab_graph_contract.py`` holds every store to the same rules."""
 
     def rows(self, keys: Collection[str]) -> dict[str, EnrichmentRow]: ...
     def all_rows(self) -> list[EnrichmentRow]: ...
     def due(self, now: datetime, limit: int) -> list[EnrichmentRow]: ...
     def counts(self) -> dict[str, int]: ...
     def waiting(self) -> int: ...
-    def mark(
-        self,
-        key: str,
-        state: EnrichState,
-        *,
-        error: str | None,
-        attempts: int,
-        next_attempt: datetime | None,
-        fetched_at: datetime | None = None,
-    ) -> None: ...
-    def save_merge_request(
-        self,
-        key: str,
-        data: MergeRequestData,
-        *,
-        local: tuple[str, str] | None,
-        hops: int,
-        fetched_at: datetime,
-        next_attempt: datetime,
-        file_keys: Sequence[tuple[str, str]],
-        symbol_keys: Sequence[str],
-    ) -> None: ...
-    def save_issue(
-        self,
-        key: str,
-        data: IssueData,
-        *,
-        local: tuple[str, str] | None,
-        hops: int,
-        fetched_at: datetime,
-        next_attempt: datetime,
-    ) -> None: ...
-    def save_epic(
-        self, key: str, data: EpicData, *, hops: int, fetched_at: datetime, next_attempt: datetime
-    ) -> None: ...
+    def mark(self, key: str, attempt: Attempt) -> None:
+        """Record an attempt's outcome without touching the entity's facts (nothing when it is
+        not in the graph)."""
+
+    def apply(self, edit: GitLabEdit) -> None:
+        """Store one GitLab answer as ``core.gitlab_edits.edit_for`` decided it, in one step:
+        the asked node's facts (nothing at all when it is not in the graph), the edges in the
+        dropped scopes removed, the people upserted, the named nodes created when absent (see
+        ``NewNode``), the edges added where both ends exist."""
+
     def entities(self, keys: Collection[str]) -> dict[str, Entity]: ...
     def merge_request(self, key: str) -> MergeRequestData | None: ...
     def issue(self, key: str) -> IssueData | None: ...

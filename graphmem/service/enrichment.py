@@ -28,8 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from graphmem.core.codegraph import file_key
 from graphmem.core.enrichment import (
+    Attempt,
     EnrichmentRow,
     EnrichReport,
     EnrichState,
@@ -40,6 +40,7 @@ from graphmem.core.enrichment import (
     symbols_touched,
 )
 from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData
+from graphmem.core.gitlab_edits import GitLabAnswer, changed_file_keys, edit_for
 from graphmem.core.models import EntityKind
 from graphmem.core.ports import CodeGraph, GitLabClient, GitLabGraph
 from graphmem.errors import (
@@ -244,14 +245,16 @@ class Enricher:
         if target is None:
             self.graph.mark(
                 row.key,
-                EnrichState.UNRESOLVABLE,
-                error=(
-                    "the ref names no GitLab project: write group/project!N, or set [gitlab] "
-                    "default_project, or give the repository an origin remote on GitLab"
+                Attempt(
+                    EnrichState.UNRESOLVABLE,
+                    error=(
+                        "the ref names no GitLab project: write group/project!N, or set [gitlab] "
+                        "default_project, or give the repository an origin remote on GitLab"
+                    ),
+                    attempts=row.attempts + 1,
+                    next_attempt=None,
+                    fetched_at=now,
                 ),
-                attempts=row.attempts + 1,
-                next_attempt=None,
-                fetched_at=now,
             )
             return Outcome.UNRESOLVABLE
         data: MergeRequestData | IssueData | EpicData
@@ -278,11 +281,13 @@ class Enricher:
             missing = isinstance(exc, GitLabNotFoundError)
             self.graph.mark(
                 row.key,
-                EnrichState.MISSING if missing else EnrichState.FORBIDDEN,
-                error=str(exc),
-                attempts=row.attempts + 1,
-                next_attempt=now + timedelta(seconds=self.config.missing_ttl_s),
-                fetched_at=now,
+                Attempt(
+                    EnrichState.MISSING if missing else EnrichState.FORBIDDEN,
+                    error=str(exc),
+                    attempts=row.attempts + 1,
+                    next_attempt=now + timedelta(seconds=self.config.missing_ttl_s),
+                    fetched_at=now,
+                ),
             )
             return Outcome.MISSING if missing else Outcome.FORBIDDEN
         except GitLabError as exc:  # unavailable: 5xx, timeout, refused, malformed
@@ -294,10 +299,12 @@ class Enricher:
             attempts = row.attempts + 1
             self.graph.mark(
                 row.key,
-                EnrichState.OK if row.state is EnrichState.OK else EnrichState.ERROR,
-                error=str(exc),
-                attempts=attempts,
-                next_attempt=now + timedelta(seconds=backoff_s(attempts, base_s=60.0, cap_s=86_400.0)),
+                Attempt(
+                    EnrichState.OK if row.state is EnrichState.OK else EnrichState.ERROR,
+                    error=str(exc),
+                    attempts=attempts,
+                    next_attempt=now + timedelta(seconds=backoff_s(attempts, base_s=60.0, cap_s=86_400.0)),
+                ),
             )
             log.info("GitLab unavailable (%s); backing off %.0f s", type(exc).__name__, pause)
             return Outcome.ERROR
@@ -312,7 +319,8 @@ class Enricher:
             and not self._symbols_moved(row, data)
         ):
             self.graph.mark(
-                row.key, EnrichState.OK, error=None, attempts=0, next_attempt=next_attempt, fetched_at=now
+                row.key,
+                Attempt(EnrichState.OK, error=None, attempts=0, next_attempt=next_attempt, fetched_at=now),
             )
             return Outcome.UNCHANGED
         self._save(row, data, now, next_attempt)
@@ -362,30 +370,13 @@ class Enricher:
         now: datetime,
         next_at: datetime,
     ) -> None:
-        if isinstance(data, EpicData):
-            self.graph.save_epic(row.key, data, hops=row.hops, fetched_at=now, next_attempt=next_at)
-            return
-        local = self._local(row, data.project)
-        if isinstance(data, IssueData):
-            self.graph.save_issue(
-                row.key, data, local=local, hops=row.hops, fetched_at=now, next_attempt=next_at
-            )
-            return
-        files = [
-            (file_key(local[1] if local else data.project, c.new_path), c.new_path)
-            for c in data.changed_files
-        ]
-        symbols = self._touched_symbols(data, local)
-        self.graph.save_merge_request(
-            row.key,
-            data,
-            local=local,
-            hops=row.hops,
-            fetched_at=now,
-            next_attempt=next_at,
-            file_keys=files,
-            symbol_keys=symbols,
-        )
+        local = None if isinstance(data, EpicData) else self._local(row, data.project)
+        files: list[tuple[str, str]] = []
+        symbols: list[str] = []
+        if isinstance(data, MergeRequestData):
+            files, symbols = changed_file_keys(data, local), self._touched_symbols(data, local)
+        answer = GitLabAnswer(row.key, data, row.hops, now, next_at, local, files, symbols)
+        self.graph.apply(edit_for(answer))
 
     def _touched_symbols(self, data: MergeRequestData, local: tuple[str, str] | None) -> list[str]:
         """Keys of today's symbols whose lines the MR's hunks meet (its project checked out here)."""

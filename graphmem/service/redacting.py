@@ -24,9 +24,10 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.core.dedup import memory_hash
-from graphmem.core.enrichment import EnrichState
+from graphmem.core.enrichment import Attempt
 from graphmem.core.events import MemoryEvent
-from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData
+from graphmem.core.gitlab import EpicData, IssueRefData, MergeRequestData
+from graphmem.core.gitlab_edits import GitLabData, GitLabEdit
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
 from graphmem.core.ports import GitLabGraph, GraphStore, Vector
 from graphmem.core.redaction import redact
@@ -206,40 +207,22 @@ def _refs(refs: tuple[IssueRefData, ...]) -> tuple[IssueRefData, ...]:
     return tuple(replace(r, title=redact(r.title).text) for r in refs)
 
 
-def redact_merge_request(data: MergeRequestData) -> MergeRequestData:
-    """An MR with its title, description, labels, milestone, branches and closed issues' titles redacted."""
-    return replace(
-        data,
-        title=redact(data.title).text,
-        description=redact(data.description).text,
-        labels=tuple(redact(label).text for label in data.labels),
-        milestone=_clean_optional(data.milestone),
-        source_branch=redact(data.source_branch).text,
-        target_branch=redact(data.target_branch).text,
-        closes=_refs(data.closes),
-    )
-
-
-def redact_issue(data: IssueData) -> IssueData:
-    """An issue with its title, description, labels and milestone redacted."""
-    return replace(
-        data,
-        title=redact(data.title).text,
-        description=redact(data.description).text,
-        labels=tuple(redact(label).text for label in data.labels),
-        milestone=_clean_optional(data.milestone),
-    )
-
-
-def redact_epic(data: EpicData) -> EpicData:
-    """An epic with its title, description, labels and child issues' titles redacted."""
-    return replace(
-        data,
-        title=redact(data.title).text,
-        description=redact(data.description).text,
-        labels=tuple(redact(label).text for label in data.labels),
-        child_issues=_refs(data.child_issues),
-    )
+def redact_gitlab(data: GitLabData) -> GitLabData:
+    """GitLab's answer with its title, description, labels, milestone, an MR's branches and the
+    titles of the issues it names (closed, or an epic's children) redacted."""
+    texts: dict[str, Any] = {
+        "title": redact(data.title).text,
+        "description": redact(data.description).text,
+        "labels": tuple(redact(label).text for label in data.labels),
+    }
+    if isinstance(data, MergeRequestData):
+        source, target = redact(data.source_branch).text, redact(data.target_branch).text
+        texts |= {"source_branch": source, "target_branch": target, "closes": _refs(data.closes)}
+    if isinstance(data, EpicData):
+        texts["child_issues"] = _refs(data.child_issues)
+    else:
+        texts["milestone"] = _clean_optional(data.milestone)
+    return replace(data, **texts)
 
 
 class RedactingGitLabGraph:
@@ -251,68 +234,14 @@ class RedactingGitLabGraph:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)  # the reads (GITLAB_READS)
 
-    def mark(
-        self,
-        key: str,
-        state: EnrichState,
-        *,
-        error: str | None,
-        attempts: int,
-        next_attempt: datetime | None,
-        fetched_at: datetime | None = None,
-    ) -> None:
-        self.inner.mark(
-            key,
-            state,
-            error=_clean_optional(error),
-            attempts=attempts,
-            next_attempt=next_attempt,
-            fetched_at=fetched_at,
-        )
+    def mark(self, key: str, attempt: Attempt) -> None:
+        self.inner.mark(key, replace(attempt, error=_clean_optional(attempt.error)))
 
-    def save_merge_request(
-        self,
-        key: str,
-        data: MergeRequestData,
-        *,
-        local: tuple[str, str] | None,
-        hops: int,
-        fetched_at: datetime,
-        next_attempt: datetime,
-        file_keys: Sequence[tuple[str, str]],
-        symbol_keys: Sequence[str],
-    ) -> None:
-        self.inner.save_merge_request(
-            key,
-            redact_merge_request(data),
-            local=local,
-            hops=hops,
-            fetched_at=fetched_at,
-            next_attempt=next_attempt,
-            file_keys=file_keys,
-            symbol_keys=symbol_keys,
-        )
-
-    def save_issue(
-        self,
-        key: str,
-        data: IssueData,
-        *,
-        local: tuple[str, str] | None,
-        hops: int,
-        fetched_at: datetime,
-        next_attempt: datetime,
-    ) -> None:
-        self.inner.save_issue(
-            key, redact_issue(data), local=local, hops=hops, fetched_at=fetched_at, next_attempt=next_attempt
-        )
-
-    def save_epic(
-        self, key: str, data: EpicData, *, hops: int, fetched_at: datetime, next_attempt: datetime
-    ) -> None:
-        self.inner.save_epic(
-            key, redact_epic(data), hops=hops, fetched_at=fetched_at, next_attempt=next_attempt
-        )
+    def apply(self, edit: GitLabEdit) -> None:
+        """``edit`` with GitLab's texts redacted: the answer's, and the titles of what it names."""
+        facts = replace(edit.facts, data=redact_gitlab(edit.facts.data))
+        nodes = tuple(replace(node, title=redact(node.title).text) for node in edit.nodes)
+        self.inner.apply(replace(edit, facts=facts, nodes=nodes))
 
 
 def guard_gitlab(graph: GitLabGraph) -> GitLabGraph:

@@ -3,7 +3,7 @@
 ``in_memory_service()`` builds what ``graphmem.app.open_memory`` builds (with ``build_memory``), on an
 ``FakeGraphStore`` (``adapters/fake_store.py``, held to the Kùzu store's contract by
 ``tests/unit/adapters/test_store_contract.py``), its code graph and GitLab graph
-(``FakeCodeGraph``, ``InMemoryGitLabGraph``, held to their own contract suites), an enricher
+(``FakeCodeGraph``, ``FakeGitLabGraph``, held to their own contract suites), an enricher
 with no GitLab client (as with no ``[gitlab]`` token), and the deterministic hash embedder.
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_gitlab_graph import FakeGitLabGraph
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.git import gitlab_path
-from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory, learning_sources
 from graphmem.core.ports import Embedder
@@ -48,7 +48,7 @@ def in_memory_service(
         return gitlab_path(Path(project))  # as app.py: the project's GitLab remote
 
     enricher = Enricher(
-        InMemoryGitLabGraph(store), None, EnrichmentConfig(), namespace=namespace, clock=utc_now, code=code
+        FakeGitLabGraph(store), None, EnrichmentConfig(), namespace=namespace, clock=utc_now, code=code
     )
     settings = load_settings(data_dir=data_dir)
     return build_memory(

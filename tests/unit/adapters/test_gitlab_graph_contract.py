@@ -15,14 +15,15 @@ from pathlib import Path
 import pytest
 from support.stores import postgres_url
 
+from graphmem.adapters.fake_gitlab_graph import FakeGitLabGraph
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
 from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.core.enrichment import EnrichState, target_key
+from graphmem.core.enrichment import Attempt, EnrichState, target_key
 from graphmem.core.gitlab import ChangedFile, EpicData, IssueData, IssueRefData, MergeRequestData, Person
+from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.core.ports import GitLabGraph, GraphStore
 
@@ -56,7 +57,7 @@ def _postgres(request: pytest.FixtureRequest) -> tuple[GraphStore, GitLabGraph]:
 
 def _memory() -> tuple[GraphStore, GitLabGraph]:
     store = FakeGraphStore(dimension=8)
-    return store, InMemoryGitLabGraph(store)
+    return store, FakeGitLabGraph(store)
 
 
 @pytest.fixture(params=sorted(GRAPHS))
@@ -150,15 +151,19 @@ def epic_data(**changes: object) -> EpicData:
 
 
 def save_mr(graph: GitLabGraph, key: str = MR, data: MergeRequestData | None = None, hops: int = 0) -> None:
-    graph.save_merge_request(
-        key,
-        data or mr_data(),
-        local=LOCAL,
-        hops=hops,
-        fetched_at=T0,
-        next_attempt=LATER,
-        file_keys=[(FILE, "src/app.py")],
-        symbol_keys=[SYMBOL],
+    graph.apply(
+        edit_for(
+            GitLabAnswer(
+                key,
+                data or mr_data(),
+                local=LOCAL,
+                hops=hops,
+                fetched_at=T0,
+                next_attempt=LATER,
+                file_keys=[(FILE, "src/app.py")],
+                symbol_keys=[SYMBOL],
+            )
+        )
     )
 
 
@@ -184,8 +189,8 @@ def test_named_entities_wait_in_the_queue(graphs: tuple[GraphStore, GitLabGraph]
 def test_marks_record_an_attempt(graphs: tuple[GraphStore, GitLabGraph]) -> None:
     store, graph = graphs
     named(store, MR, ISSUE)
-    graph.mark(MR, EnrichState.ERROR, error="timeout", attempts=2, next_attempt=LATER, fetched_at=T0)
-    graph.mark(ISSUE, EnrichState.MISSING, error=None, attempts=1, next_attempt=LATER)
+    graph.mark(MR, Attempt(EnrichState.ERROR, error="timeout", attempts=2, next_attempt=LATER, fetched_at=T0))
+    graph.mark(ISSUE, Attempt(EnrichState.MISSING, error=None, attempts=1, next_attempt=LATER))
     row = graph.rows([MR])[MR]
     assert (row.state, row.error, row.attempts, row.next_attempt, row.fetched_at) == (
         EnrichState.ERROR,
@@ -203,9 +208,9 @@ def test_due_puts_the_never_fetched_first_and_waits_for_next_attempts(
 ) -> None:
     store, graph = graphs
     named(store, MR, MR2, ISSUE, EPIC)
-    graph.mark(MR, EnrichState.OK, error=None, attempts=0, next_attempt=T0, fetched_at=T0)
-    graph.mark(MR2, EnrichState.OK, error=None, attempts=0, next_attempt=LATER, fetched_at=T0)
-    graph.mark(EPIC, EnrichState.UNRESOLVABLE, error=None, attempts=0, next_attempt=None)
+    graph.mark(MR, Attempt(EnrichState.OK, error=None, attempts=0, next_attempt=T0, fetched_at=T0))
+    graph.mark(MR2, Attempt(EnrichState.OK, error=None, attempts=0, next_attempt=LATER, fetched_at=T0))
+    graph.mark(EPIC, Attempt(EnrichState.UNRESOLVABLE, error=None, attempts=0, next_attempt=None))
     due = graph.due(T0 + timedelta(hours=1), 10)
     assert [r.key for r in due] == [ISSUE, MR]
     assert [r.key for r in graph.due(T0 + timedelta(hours=1), 1)] == [ISSUE]
@@ -268,15 +273,19 @@ def test_saving_again_replaces_the_edges(graphs: tuple[GraphStore, GitLabGraph])
     store, graph = graphs
     named(store, MR)
     save_mr(graph)
-    graph.save_merge_request(
-        MR,
-        mr_data(author=BOB, assignees=(), reviewers=(), closes=()),
-        local=LOCAL,
-        hops=0,
-        fetched_at=LATER,
-        next_attempt=LATER,
-        file_keys=[],
-        symbol_keys=[],
+    graph.apply(
+        edit_for(
+            GitLabAnswer(
+                MR,
+                mr_data(author=BOB, assignees=(), reviewers=(), closes=()),
+                local=LOCAL,
+                hops=0,
+                fetched_at=LATER,
+                next_attempt=LATER,
+                file_keys=[],
+                symbol_keys=[],
+            )
+        )
     )
     read = graph.merge_request(MR)
     assert read is not None
@@ -302,7 +311,9 @@ def test_a_saved_issue_reads_back_with_its_epic_and_related_merge_requests(
 ) -> None:
     store, graph = graphs
     named(store, ISSUE)
-    graph.save_issue(ISSUE, issue_data(), local=LOCAL, hops=0, fetched_at=T0, next_attempt=LATER)
+    graph.apply(
+        edit_for(GitLabAnswer(ISSUE, issue_data(), local=LOCAL, hops=0, fetched_at=T0, next_attempt=LATER))
+    )
     assert graph.issue(ISSUE) == issue_data()
     assert graph.rows([EPIC, MR2])[EPIC].state is EnrichState.PENDING
     assert graph.rows([MR2])[MR2].project == "/src/proj"
@@ -312,11 +323,13 @@ def test_a_saved_issue_reads_back_with_its_epic_and_related_merge_requests(
 def test_a_saved_epic_reads_back_with_its_parent_and_children(graphs: tuple[GraphStore, GitLabGraph]) -> None:
     store, graph = graphs
     named(store, EPIC)
-    graph.save_epic(EPIC, epic_data(), hops=0, fetched_at=T0, next_attempt=LATER)
+    graph.apply(edit_for(GitLabAnswer(EPIC, epic_data(), hops=0, fetched_at=T0, next_attempt=LATER)))
     assert graph.epic(EPIC) == epic_data(author=Person("alice"))
     parent = target_key(EntityKind.EPIC, "group", 1)
     assert graph.rows([parent])[parent].state is EnrichState.PENDING
-    graph.save_issue(ISSUE, issue_data(), local=LOCAL, hops=1, fetched_at=T0, next_attempt=LATER)
+    graph.apply(
+        edit_for(GitLabAnswer(ISSUE, issue_data(), local=LOCAL, hops=1, fetched_at=T0, next_attempt=LATER))
+    )
     read = graph.issue(ISSUE)
     assert read is not None and read.epic == ("group", 7)
 
@@ -340,7 +353,9 @@ def test_related_edges_walk_one_gitlab_edge_and_name_it(graphs: tuple[GraphStore
     named(store, MR)
     store.upsert_entities([Entity(SYMBOL, EntityKind.SYMBOL, "main", "/src/proj")])
     save_mr(graph)
-    graph.save_issue(ISSUE, issue_data(), local=LOCAL, hops=1, fetched_at=T0, next_attempt=LATER)
+    graph.apply(
+        edit_for(GitLabAnswer(ISSUE, issue_data(), local=LOCAL, hops=1, fetched_at=T0, next_attempt=LATER))
+    )
     assert related(graph, [MR]) == [
         (MR, "CLOSES", ISSUE, True),
         (MR, "CHANGES", FILE, True),
@@ -357,7 +372,7 @@ def test_related_edges_walk_from_an_epic_to_its_issues_and_parent(
 ) -> None:
     store, graph = graphs
     named(store, EPIC)
-    graph.save_epic(EPIC, epic_data(), hops=0, fetched_at=T0, next_attempt=LATER)
+    graph.apply(edit_for(GitLabAnswer(EPIC, epic_data(), hops=0, fetched_at=T0, next_attempt=LATER)))
     parent, child = target_key(EntityKind.EPIC, "group", 1), target_key(EntityKind.EPIC, "group", 8)
     assert related(graph, [EPIC]) == [
         (EPIC, "PART_OF", parent, True),
@@ -370,11 +385,24 @@ def test_a_merge_request_with_no_files_and_no_people_is_saved(graphs: tuple[Grap
     store, graph = graphs
     named(store, MR, ISSUE)
     bare = mr_data(author=None, assignees=(), reviewers=(), changed_files=(), changed_files_total=0)
-    graph.save_merge_request(
-        MR, bare, local=LOCAL, hops=0, fetched_at=T0, next_attempt=LATER, file_keys=[], symbol_keys=[]
+    graph.apply(
+        edit_for(
+            GitLabAnswer(
+                MR, bare, local=LOCAL, hops=0, fetched_at=T0, next_attempt=LATER, file_keys=[], symbol_keys=[]
+            )
+        )
     )
-    graph.save_issue(
-        ISSUE, issue_data(author=None, assignees=()), local=LOCAL, hops=0, fetched_at=T0, next_attempt=LATER
+    graph.apply(
+        edit_for(
+            GitLabAnswer(
+                ISSUE,
+                issue_data(author=None, assignees=()),
+                local=LOCAL,
+                hops=0,
+                fetched_at=T0,
+                next_attempt=LATER,
+            )
+        )
     )
     # a closing issue is read with what its own save stored
     closes = (IssueRefData("group/proj", 4, "Payments fail under load", "opened"),)

@@ -13,6 +13,7 @@ from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.enrichment import EnrichState, target_key
 from graphmem.core.gitlab import ChangedFile, MergeRequestData
+from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.timeparse import utc_now
 
@@ -71,8 +72,12 @@ def merge_request(iid: int, description: str) -> MergeRequestData:
 
 
 def save(graph: KuzuGitLabGraph, key: str, data: MergeRequestData) -> None:
-    graph.save_merge_request(
-        key, data, local=None, hops=0, fetched_at=T0, next_attempt=T0, file_keys=[], symbol_keys=[]
+    graph.apply(
+        edit_for(
+            GitLabAnswer(
+                key, data, local=None, hops=0, fetched_at=T0, next_attempt=T0, file_keys=[], symbol_keys=[]
+            )
+        )
     )
 
 
@@ -106,11 +111,11 @@ def test_a_store_from_before_schema_11_has_its_descriptions_moved_out_of_their_n
     key = target_key(EntityKind.MERGE_REQUEST, "group/proj", 12)
     store.upsert_entities([Entity(key, EntityKind.MERGE_REQUEST, "!12")])
     save(graph, key, merge_request(12, "Retries with backoff."))
-    store.run("DROP TABLE GitLabText")  # as schema 10 had them: columns of the nodes
+    store.db.run("DROP TABLE GitLabText")  # as schema 10 had them: columns of the nodes
     for table, columns in kuzu_schema.GITLAB_TEXT_COLUMNS.items():
         for column in columns:
-            store.run(f"ALTER TABLE {table} ADD {column} STRING")
-    store.run(
+            store.db.run(f"ALTER TABLE {table} ADD {column} STRING")
+    store.db.run(
         "MATCH (e:MergeRequest {key: $k}) SET e.description = $d, e.changed_files = $f",
         {"k": key, "d": "Retries with backoff.", "f": '[{"path": "src/app.py", "old_path": "src/app.py"}]'},
     )
@@ -122,7 +127,7 @@ def test_a_store_from_before_schema_11_has_its_descriptions_moved_out_of_their_n
         saved = KuzuGitLabGraph(store).merge_request(key)
         assert saved is not None and saved.description == "Retries with backoff."
         assert [f.new_path for f in saved.changed_files] == ["src/app.py"]
-        columns = {row[1] for row in store.rows("CALL table_info('MergeRequest') RETURN *")}
+        columns = {row[1] for row in store.db.rows("CALL table_info('MergeRequest') RETURN *")}
         assert not columns & {"description", "changed_files"} and "web_url" in columns
         assert store.get_meta("schema_version") == str(kuzu_schema.SCHEMA_VERSION)
     finally:

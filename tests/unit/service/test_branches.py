@@ -18,9 +18,9 @@ from support.memory_service import in_memory_service
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_gitlab_graph import FakeGitLabGraph
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.gitlab_api import PythonGitLabClient
-from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.models import Category, Status
@@ -190,7 +190,7 @@ def forge(tmp_path: Path, gitlab: FakeGitLab) -> Iterator[MemoryService]:
         return PROJECT if project == "/src/shop" else "acme/other"
 
     enricher = Enricher(
-        InMemoryGitLabGraph(store), client, EnrichmentConfig(token_set=True), namespace=namespace,
+        FakeGitLabGraph(store), client, EnrichmentConfig(token_set=True), namespace=namespace,
         clock=utc_now, code=code,
     )  # fmt: skip
     semantic = SemanticIndex(store, HashEmbedder(64), HnswVectorIndex)

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from graphmem.adapters.fake_gitlab_graph import FakeGitLabGraph
 from graphmem.adapters.fake_store import FakeGraphStore
-from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
 from graphmem.core.enrichment import EnrichState, target_key
 from graphmem.core.gitlab import EpicData, GitLabProbe, IssueData, MergeRequestData
 from graphmem.core.models import Entity, EntityKind
@@ -81,15 +81,15 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def graph() -> Iterator[InMemoryGitLabGraph]:
+def graph() -> Iterator[FakeGitLabGraph]:
     store = FakeGraphStore(dimension=8)
     store.upsert_entities([Entity(MR_KEY, EntityKind.MERGE_REQUEST, f"{PROJECT}!12")])
-    yield InMemoryGitLabGraph(store)
+    yield FakeGitLabGraph(store)
     store.close()
 
 
 def enricher(
-    graph: InMemoryGitLabGraph, client: ScriptedGitLab | None, clock: Clock
+    graph: FakeGitLabGraph, client: ScriptedGitLab | None, clock: Clock
 ) -> tuple[Enricher, list[float]]:
     slept: list[float] = []
     made = Enricher(
@@ -99,11 +99,11 @@ def enricher(
     return made, slept
 
 
-def state(graph: InMemoryGitLabGraph) -> EnrichState:
+def state(graph: FakeGitLabGraph) -> EnrichState:
     return graph.rows([MR_KEY])[MR_KEY].state
 
 
-def test_a_named_merge_request_is_fetched_and_stored(graph: InMemoryGitLabGraph, clock: Clock) -> None:
+def test_a_named_merge_request_is_fetched_and_stored(graph: FakeGitLabGraph, clock: Clock) -> None:
     gitlab = ScriptedGitLab(merge_request())
     queue, _ = enricher(graph, gitlab, clock)
 
@@ -115,7 +115,7 @@ def test_a_named_merge_request_is_fetched_and_stored(graph: InMemoryGitLabGraph,
 
 
 def test_within_the_ttl_gitlab_is_not_asked_again_unless_refreshed(
-    graph: InMemoryGitLabGraph, clock: Clock
+    graph: FakeGitLabGraph, clock: Clock
 ) -> None:
     gitlab = ScriptedGitLab(merge_request(), merge_request(title="Retry payments, capped"))
     queue, _ = enricher(graph, gitlab, clock)
@@ -131,7 +131,7 @@ def test_within_the_ttl_gitlab_is_not_asked_again_unless_refreshed(
 
 
 def test_a_missing_merge_request_is_marked_and_named_in_the_problems(
-    graph: InMemoryGitLabGraph, clock: Clock
+    graph: FakeGitLabGraph, clock: Clock
 ) -> None:
     queue, _ = enricher(graph, ScriptedGitLab(GitLabNotFoundError("404 Not Found")), clock)
 
@@ -143,7 +143,7 @@ def test_a_missing_merge_request_is_marked_and_named_in_the_problems(
 
 
 def test_a_rejected_token_pauses_the_queue_and_says_how_to_fix_it(
-    graph: InMemoryGitLabGraph, clock: Clock
+    graph: FakeGitLabGraph, clock: Clock
 ) -> None:
     gitlab = ScriptedGitLab(GitLabAuthError("401 Unauthorized"))
     queue, _ = enricher(graph, gitlab, clock)
@@ -159,7 +159,7 @@ def test_a_rejected_token_pauses_the_queue_and_says_how_to_fix_it(
     assert state(graph) is EnrichState.PENDING
 
 
-def test_a_short_rate_limit_is_waited_out_once(graph: InMemoryGitLabGraph, clock: Clock) -> None:
+def test_a_short_rate_limit_is_waited_out_once(graph: FakeGitLabGraph, clock: Clock) -> None:
     gitlab = ScriptedGitLab(GitLabRateLimitedError("429", retry_after_s=5), merge_request())
     queue, slept = enricher(graph, gitlab, clock)
 
@@ -170,7 +170,7 @@ def test_a_short_rate_limit_is_waited_out_once(graph: InMemoryGitLabGraph, clock
 
 
 def test_an_unavailable_gitlab_backs_off_and_keeps_what_was_stored(
-    graph: InMemoryGitLabGraph, clock: Clock
+    graph: FakeGitLabGraph, clock: Clock
 ) -> None:
     gitlab = ScriptedGitLab(merge_request(), GitLabUnavailableError("502 Bad Gateway"), merge_request())
     queue, _ = enricher(graph, gitlab, clock)
@@ -186,9 +186,7 @@ def test_an_unavailable_gitlab_backs_off_and_keeps_what_was_stored(
     assert state(graph) is EnrichState.OK  # the 502 never unset what was fetched
 
 
-def test_without_a_client_enrich_says_how_to_configure_gitlab(
-    graph: InMemoryGitLabGraph, clock: Clock
-) -> None:
+def test_without_a_client_enrich_says_how_to_configure_gitlab(graph: FakeGitLabGraph, clock: Clock) -> None:
     queue, _ = enricher(graph, None, clock)
 
     with pytest.raises(ConfigError, match="token"):

@@ -16,6 +16,7 @@ import pytest
 from graphmem.core.enrichment import target_key
 from graphmem.core.fusion import PLANS, Plan
 from graphmem.core.gitlab import ChangedFile, EpicData, IssueData, IssueRefData, MergeRequestData
+from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.models import Entity, EntityKind, Hit
 from graphmem.core.timeparse import utc_now
 from graphmem.core.views import hit_view, why
@@ -118,17 +119,23 @@ def enriched(memory: MemoryService, project: str, symbols: list[str] | None = No
         ]
     )
     local = (NAMESPACE, project)
-    graph.save_epic(EPIC, _epic(), hops=0, fetched_at=T0, next_attempt=LATER)
-    graph.save_issue(ISSUE, _issue(), local=local, hops=1, fetched_at=T0, next_attempt=LATER)
-    graph.save_merge_request(
-        MR,
-        _mr(),
-        local=local,
-        hops=2,
-        fetched_at=T0,
-        next_attempt=LATER,
-        file_keys=[(f"File:{project}::src/app.py", "src/app.py")],
-        symbol_keys=symbols or [],
+    graph.apply(edit_for(GitLabAnswer(EPIC, _epic(), hops=0, fetched_at=T0, next_attempt=LATER)))
+    graph.apply(
+        edit_for(GitLabAnswer(ISSUE, _issue(), local=local, hops=1, fetched_at=T0, next_attempt=LATER))
+    )
+    graph.apply(
+        edit_for(
+            GitLabAnswer(
+                MR,
+                _mr(),
+                local=local,
+                hops=2,
+                fetched_at=T0,
+                next_attempt=LATER,
+                file_keys=[(f"File:{project}::src/app.py", "src/app.py")],
+                symbol_keys=symbols or [],
+            )
+        )
     )
 
 

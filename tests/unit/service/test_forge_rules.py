@@ -15,9 +15,9 @@ from support.fake_gitlab import PROJECT, TOKEN, FakeGitLab
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_gitlab_graph import FakeGitLabGraph
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.gitlab_api import PythonGitLabClient
-from graphmem.adapters.memory_gitlab import InMemoryGitLabGraph
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.models import Category, Status
@@ -49,7 +49,7 @@ def memory(tmp_path: Path, gitlab: FakeGitLab) -> Iterator[MemoryService]:
         return PROJECT
 
     enricher = Enricher(
-        InMemoryGitLabGraph(store), client, EnrichmentConfig(token_set=True), namespace=namespace,
+        FakeGitLabGraph(store), client, EnrichmentConfig(token_set=True), namespace=namespace,
         clock=utc_now, code=code,
     )  # fmt: skip
     semantic = SemanticIndex(store, HashEmbedder(64), HnswVectorIndex)

@@ -10,6 +10,7 @@ import pytest
 
 from graphmem.core.enrichment import target_key
 from graphmem.core.gitlab import ChangedFile, IssueRefData, MergeRequestData
+from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.keys import file_key
 from graphmem.core.models import Entity, EntityKind
 from graphmem.errors import InvalidInputError, NotFoundError
@@ -39,15 +40,19 @@ def merged_mr(memory: MemoryService, project: str, files: list[str]) -> None:
         changed_files=tuple(ChangedFile(path, path) for path in files), changed_files_total=len(files),
         closes=(IssueRefData(NAMESPACE, 34, "Refunds are slow", "closed"),),
     )  # fmt: skip
-    memory.enricher.graph.save_merge_request(
-        MR,
-        data,
-        local=(NAMESPACE, project),
-        hops=0,
-        fetched_at=T0,
-        next_attempt=T0 + timedelta(days=1),
-        file_keys=[(file_key(project, path), path) for path in files],
-        symbol_keys=[],
+    memory.enricher.graph.apply(
+        edit_for(
+            GitLabAnswer(
+                MR,
+                data,
+                local=(NAMESPACE, project),
+                hops=0,
+                fetched_at=T0,
+                next_attempt=T0 + timedelta(days=1),
+                file_keys=[(file_key(project, path), path) for path in files],
+                symbol_keys=[],
+            )
+        )
     )
 
 

@@ -1,0 +1,221 @@
+"""What a GitLab answer means for the graph, decided once: a ``GitLabEdit`` of primitive facts.
+
+The enricher asks GitLab about one MR, issue or epic and gets a ``GitLabAnswer``;
+``edit_for`` turns it into the writes every GitLab graph (``core.ports.GitLabGraph.apply``:
+Kùzu, PostgreSQL, the fake) applies as they are: GitLab's facts on the node, the edges
+the answer replaces, the people, the nodes it names (queued when near enough, else only
+linked; in the local project when GitLab's project is the checkout's), and the edges.
+Pure data; no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from graphmem.core import keys
+from graphmem.core.enrichment import MAX_HOPS, EnrichState, GitLabTarget, parse_key
+from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData, Person
+from graphmem.core.models import EntityKind
+
+GitLabData = MergeRequestData | IssueData | EpicData
+# The edges from people to what they wrote, were assigned or review.
+PEOPLE_RELS = ("AUTHORED", "ASSIGNED", "REVIEWS")
+
+
+@dataclass(frozen=True, slots=True)
+class GitLabAnswer:
+    """What GitLab said of one MR, issue or epic, and what the enricher knows around it.
+
+    ``local`` is (GitLab project path, local root) when the entity's project is the one
+    checked out here; ``file_keys`` are (File key, path) of an MR's changed files
+    (``changed_file_keys``), ``symbol_keys`` the symbols its hunks meet.
+    """
+
+    key: str
+    data: GitLabData
+    hops: int
+    fetched_at: datetime
+    next_attempt: datetime
+    local: tuple[str, str] | None = None
+    file_keys: Sequence[tuple[str, str]] = ()
+    symbol_keys: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SavedFacts:
+    """GitLab's facts of the asked node: its title and ``data`` replace what it had, its
+    queue state becomes ``ok`` (no error, no attempts) with these times."""
+
+    key: str
+    kind: EntityKind
+    data: GitLabData
+    fetched_at: datetime
+    next_attempt: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class NewNode:
+    """A node the answer names (an MR, issue or epic, or a changed file).
+
+    Absent: created with these facts (``queue`` None: no queue state, a file). Present: it
+    keeps what it has, but an empty title takes ``title``, and a ``linked`` one becomes
+    ``pending`` when ``queue`` is pending.
+    """
+
+    key: str
+    kind: EntityKind
+    name: str
+    project: str | None
+    title: str = ""
+    state: str = ""  # GitLab's state as the naming answer gave it
+    queue: EnrichState | None = None
+    hops: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeScope:
+    """Every ``rel`` edge from ``key`` (into ``key`` when ``into``), whatever the other end."""
+
+    rel: str
+    key: str
+    into: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """``source -[rel]-> target``, added when both ends exist (once, however often named)."""
+
+    rel: str
+    source: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class GitLabEdit:
+    """The writes of one answer, applied in this order in one step: ``facts`` (nothing at all
+    when its node is not in the graph), ``drop`` the edges in these scopes, upsert ``people``
+    (name and web_url replaced), create ``nodes``, add ``edges`` (each lies in a dropped scope)."""
+
+    facts: SavedFacts
+    drop: tuple[EdgeScope, ...]
+    people: tuple[Person, ...]
+    nodes: tuple[NewNode, ...]
+    edges: tuple[Edge, ...]
+
+
+def edit_for(answer: GitLabAnswer) -> GitLabEdit:
+    """The writes that store ``answer``: its facts, and its edges replaced."""
+    data, key = answer.data, answer.key
+    facts = SavedFacts(key, _kind(data), data, answer.fetched_at, answer.next_attempt)
+    plan = _Plan(key, answer.hops + 1)
+    if isinstance(data, MergeRequestData):
+        plan.people(data.author, data.assignees, data.reviewers)
+        plan.drop("CHANGES", "CLOSES")
+        local = answer.local
+        project = local[1] if local is not None and local[0] == data.project else None
+        for file_key, path in answer.file_keys:
+            plan.node(NewNode(file_key, EntityKind.FILE, path, project))
+            plan.edge("CHANGES", key, file_key)
+        for symbol in answer.symbol_keys:
+            if symbol.startswith(f"{EntityKind.SYMBOL.value}:"):
+                plan.edge("CHANGES", key, symbol)
+        for issue in plan.refs(data.closes, local):
+            plan.edge("CLOSES", key, issue)
+    elif isinstance(data, IssueData):
+        plan.people(data.author, data.assignees, None)
+        plan.drop("PART_OF", "RELATED_MR")
+        for epic in plan.targets(EntityKind.EPIC, [data.epic] if data.epic else [], None):
+            plan.edge("PART_OF", key, epic)
+        for mr in plan.targets(EntityKind.MERGE_REQUEST, data.related_merge_requests, answer.local):
+            plan.edge("RELATED_MR", key, mr)
+    else:
+        plan.drop("PART_OF")
+        plan.scopes.append(EdgeScope("PART_OF", key, into=True))
+        for parent in plan.targets(EntityKind.EPIC, [data.parent] if data.parent else [], None):
+            plan.edge("PART_OF", key, parent)
+        for child in [
+            *plan.refs(data.child_issues, None),
+            *plan.targets(EntityKind.EPIC, data.child_epics, None),
+        ]:
+            plan.edge("PART_OF", child, key)
+    return GitLabEdit(
+        facts, tuple(plan.scopes), tuple(plan.persons.values()), tuple(plan.nodes.values()), tuple(plan.edges)
+    )
+
+
+def changed_file_keys(data: MergeRequestData, local: tuple[str, str] | None) -> list[tuple[str, str]]:
+    """(File key, path) of an MR's changed files: in the local checkout when its project is
+    the local one, else under GitLab's project path."""
+    project = local[1] if local is not None else data.project
+    return [(keys.file_key(project, changed.new_path), changed.new_path) for changed in data.changed_files]
+
+
+class _Plan:
+    """The edit being written for the answer about ``key``; named entities are ``hops`` away."""
+
+    def __init__(self, key: str, hops: int) -> None:
+        self.key, self.hops = key, hops
+        self.scopes: list[EdgeScope] = []
+        self.persons: dict[str, Person] = {}
+        self.nodes: dict[str, NewNode] = {}  # by key: the first naming wins
+        self.edges: dict[Edge, None] = {}
+
+    def drop(self, *rels: str) -> None:
+        self.scopes += [EdgeScope(rel, self.key) for rel in rels]
+
+    def node(self, node: NewNode) -> None:
+        self.nodes.setdefault(node.key, node)
+
+    def edge(self, rel: str, source: str, target: str) -> None:
+        self.edges[Edge(rel, source, target)] = None
+
+    def people(
+        self, author: Person | None, assignees: Sequence[Person], reviewers: Sequence[Person] | None
+    ) -> None:
+        """People replace people: an issue has no reviewers, an epic no people edges at all."""
+        groups = {"AUTHORED": [author] if author else [], "ASSIGNED": assignees, "REVIEWS": reviewers}
+        for rel, group in groups.items():
+            if group is None:
+                continue
+            self.scopes.append(EdgeScope(rel, self.key, into=True))
+            for person in group:
+                if person.username:
+                    self.persons.setdefault(person.username, person)
+                    self.edge(rel, keys.person_key(username=person.username), self.key)
+
+    def refs(self, refs: Sequence[IssueRefData], local: tuple[str, str] | None) -> list[str]:
+        """Issues named with their titles and states (closing issues, an epic's children)."""
+        found = [(GitLabTarget(EntityKind.ISSUE, r.project, r.iid), r.title, r.state) for r in refs]
+        return self._named(found, local)
+
+    def targets(
+        self, kind: EntityKind, targets: Sequence[tuple[str, int]], local: tuple[str, str] | None
+    ) -> list[str]:
+        """MRs, issues or epics named by (project or group path, iid)."""
+        return self._named([(GitLabTarget(kind, path, iid), "", "") for path, iid in targets], local)
+
+    def _named(
+        self, found: Sequence[tuple[GitLabTarget, str, str]], local: tuple[str, str] | None
+    ) -> list[str]:
+        queue = EnrichState.PENDING if self.hops <= MAX_HOPS else EnrichState.LINKED
+        for target, title, state in found:
+            project = _project_of(target.key, local)
+            self.node(NewNode(target.key, target.kind, target.name, project, title, state, queue, self.hops))
+        return [target.key for target, _, _ in found]
+
+
+def _kind(data: GitLabData) -> EntityKind:
+    if isinstance(data, MergeRequestData):
+        return EntityKind.MERGE_REQUEST
+    return EntityKind.ISSUE if isinstance(data, IssueData) else EntityKind.EPIC
+
+
+def _project_of(key: str, local: tuple[str, str] | None) -> str | None:
+    """The local project root of an MR or issue key whose GitLab project is ``local``'s."""
+    target = parse_key(key)
+    if local is None or target is None or target.kind is EntityKind.EPIC:
+        return None
+    path, root = local
+    return root if target.namespace == path else None
