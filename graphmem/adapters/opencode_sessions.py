@@ -1,7 +1,12 @@
 """OpenCode's own session store, read-only: its SQLite database (``session``, ``message``, ``part``).
 
 OpenCode (1.18.x) keeps every session in ``$XDG_DATA_HOME/opencode/opencode.db`` (``OPENCODE_DB``
-overrides it), in WAL mode, while it runs. This reader:
+overrides it), in WAL mode, while it runs. OpenCode 2 keeps those tables and writes its own
+sessions' messages to ``session_message`` instead (one row per message: ``type`` user, assistant,
+...; ``data`` its JSON, an assistant's text, reasoning and tool calls in ``content``), as read in
+anomalyco/opencode's ``packages/core/src/session/sql.ts`` and ``message.ts``, not verified against
+a real OpenCode 2: a session with no ``message`` rows is read from there when the table exists.
+This reader:
 
 - opens it with ``mode=ro`` (never ``immutable=1``: the file changes under us) and a busy
   timeout, never writes and never creates it;
@@ -37,6 +42,8 @@ log = logging.getLogger(__name__)
 
 # The OpenCode releases whose schema this reader was checked against (named in schema errors).
 KNOWN_VERSIONS = "1.18.x"
+# OpenCode 2's own message table (see the module's docstring).
+V2_MESSAGES = "session_message"
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
     "session": ("id", "parent_id", "directory", "title", "time_created", "time_updated"),
     "message": ("id", "session_id", "time_created", "time_updated", "data"),
@@ -291,9 +298,58 @@ class OpenCodeSessionStore:
         ORDER BY p.message_id, p.id
     """
 
+    # OpenCode 2: one row per message; only what people and the model said is read.
+    _V2_MESSAGES_SQL = f"""
+        SELECT id, type, time_created, json_valid(data),
+               CASE WHEN json_valid(data) THEN json_extract(data, '$.agent') END,
+               CASE WHEN json_valid(data) THEN json_extract(data, '$.time.completed') END,
+               CASE WHEN json_valid(data) THEN json_type(data, '$.error') END,
+               CASE WHEN json_valid(data) THEN substr(json_extract(data, '$.text'), 1, :text) END,
+               CASE WHEN json_valid(data) THEN length(json_extract(data, '$.text')) END
+        FROM {V2_MESSAGES} WHERE session_id = :session AND type IN ('user', 'assistant')
+        ORDER BY seq DESC LIMIT :messages
+    """
+    _V2_COUNT_SQL = (
+        f"SELECT count(*) FROM {V2_MESSAGES} WHERE session_id = ? AND type IN ('user', 'assistant')"
+    )
+    # An assistant message's content items, in the columns of _PARTS_SQL (so _part reads them), every
+    # text cut in SQL; a tool's output is the text of its content (or its error's message).
+    _V2_CONTENT_SQL = f"""
+        SELECT id || ':' || key, id, 1, kind, substr(txt, 1, :text), length(txt), synthetic, ignored,
+               name, status, substr(input, 1, :input), length(input), substr(out, 1, :output),
+               length(out), substr(out, -:tail), NULL, NULL, NULL, NULL
+        FROM (
+            SELECT m.id AS id, c.key AS key, json_extract(c.value, '$.type') AS kind,
+                   json_extract(c.value, '$.text') AS txt, json_extract(c.value, '$.synthetic') AS synthetic,
+                   json_extract(c.value, '$.ignored') AS ignored, json_extract(c.value, '$.name') AS name,
+                   json_extract(c.value, '$.state.status') AS status,
+                   CASE WHEN json_type(c.value, '$.state.input') = 'object'
+                        THEN json_extract(c.value, '$.state.input') END AS input,
+                   coalesce((SELECT group_concat(json_extract(o.value, '$.text'), char(10))
+                             FROM json_each(c.value, '$.state.content') AS o
+                             WHERE json_extract(o.value, '$.type') = 'text'),
+                            json_extract(c.value, '$.state.error.message')) AS out
+            FROM (SELECT id, data FROM {V2_MESSAGES}
+                  WHERE session_id = :session AND type = 'assistant' AND json_valid(data)
+                  ORDER BY seq DESC LIMIT :messages) AS m,
+                 json_each(m.data, '$.content') AS c
+        )
+        ORDER BY id, key
+    """
+
+    def _has_v2_messages(self) -> bool:
+        sql = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+        return bool(self._run("the schema", [(sql, (V2_MESSAGES,))])[0][0][0])
+
     def read(self, row: SessionRow) -> SessionRead:
         """The session's transcript (its last ``MAX_MESSAGES_PER_SESSION`` messages), in order."""
-        bounds = {
+        read = self._read_v1(row)
+        if not read.transcript.messages and not read.skipped_messages and self._has_v2_messages():
+            return self._read_v2(row)
+        return read
+
+    def _bounds(self, row: SessionRow) -> dict[str, Any]:
+        return {
             "session": row.id,
             "messages": self._max_messages,
             "text": MAX_TEXT_CHARS,
@@ -301,6 +357,68 @@ class OpenCodeSessionStore:
             "output": MAX_TOOL_OUTPUT_CHARS,
             "tail": TOOL_OUTPUT_TAIL_CHARS,
         }
+
+    def _read_v2(self, row: SessionRow) -> SessionRead:
+        """An OpenCode 2 session, from ``session_message``: user texts, the assistant's content."""
+        bounds = self._bounds(row)
+        messages, contents, count = self._run(
+            f"session {row.id}",
+            [
+                (self._V2_MESSAGES_SQL, bounds),
+                (self._V2_CONTENT_SQL, bounds),
+                (self._V2_COUNT_SQL, (row.id,)),
+            ],
+        )
+        by_message: dict[str, list[SessionPart]] = {}
+        for content_row in contents:
+            bucket = by_message.setdefault(str(content_row[1]), [])
+            part = _part(content_row) if len(bucket) < MAX_PARTS_PER_MESSAGE else None
+            if part is not None:
+                bucket.append(part)
+        in_progress = False
+        skipped = 0
+        built: list[SessionMessage] = []
+        for message_id, kind, created, valid, agent, completed, error, text, text_len in reversed(messages):
+            if not valid:
+                skipped += 1
+                in_progress = True  # possibly mid-write: retried later
+                continue
+            if kind == "assistant":
+                in_progress = in_progress or (completed is None and error is None)
+                parts = tuple(by_message.get(str(message_id), ()))
+            else:
+                said = _bounded(text, MAX_TEXT_CHARS, text_len) if text else ""
+                parts = (SessionPart(f"{message_id}:text", "text", text=said),) if said else ()
+            built.append(
+                SessionMessage(
+                    id=str(message_id),
+                    role=str(kind),
+                    created_at=_ms_to_datetime(created),
+                    parts=parts,
+                    agent=str(agent or ""),
+                )
+            )
+        return SessionRead(
+            self._transcript(row, built),
+            in_progress=in_progress,
+            skipped_messages=skipped,
+            truncated_messages=max(0, int(count[0][0]) - len(messages)),
+        )
+
+    @staticmethod
+    def _transcript(row: SessionRow, messages: list[SessionMessage]) -> Transcript:
+        return Transcript(
+            session_id=row.id,
+            directory=row.directory,
+            title=row.title,
+            created_at=_ms_to_datetime(row.time_created_ms),
+            updated_at=_ms_to_datetime(row.time_updated_ms),
+            messages=tuple(messages),
+            parent_id=row.parent_id,
+        )
+
+    def _read_v1(self, row: SessionRow) -> SessionRead:
+        bounds = self._bounds(row)
         messages, parts, count = self._run(
             f"session {row.id}",
             [
@@ -341,17 +459,8 @@ class OpenCodeSessionStore:
                     agent=str(agent or mode or ""),
                 )
             )
-        transcript = Transcript(
-            session_id=row.id,
-            directory=row.directory,
-            title=row.title,
-            created_at=_ms_to_datetime(row.time_created_ms),
-            updated_at=_ms_to_datetime(row.time_updated_ms),
-            messages=tuple(built),
-            parent_id=row.parent_id,
-        )
         return SessionRead(
-            transcript,
+            self._transcript(row, built),
             in_progress=in_progress,
             skipped_parts=skipped_parts,
             skipped_messages=skipped_messages,

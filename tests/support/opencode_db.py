@@ -4,7 +4,8 @@ The DDL is copied from a database the real OpenCode 1.18.33 wrote (see
 ``tests/support/opencode.py``); rows follow its shapes: ``message.data`` holds ``role``,
 ``agent``, ``time.created``/``time.completed``; ``part.data`` holds ``type`` and per type
 ``text``, ``tool``/``state`` (``status``, ``input``, ``output``/``error``), ``files``...
-Times are epoch milliseconds. WAL mode, like OpenCode.
+Times are epoch milliseconds. WAL mode, like OpenCode. :func:`add_v2_message` adds OpenCode 2's
+``session_message`` table (from its source) and one message to it.
 """
 
 from __future__ import annotations
@@ -127,3 +128,43 @@ def tool(name: str, arguments: dict[str, Any], output: str, *, status: str = "co
     state: dict[str, Any] = {"status": status, "input": arguments}
     state["error" if status == "error" else "output"] = output
     return {"type": "tool", "tool": name, "callID": "call_1", "state": state}
+
+
+# OpenCode 2's own message table, as anomalyco/opencode's packages/core/src/session/sql.ts declares it
+# (read from its source; no OpenCode 2 database was at hand): `data` is the message without its
+# `type` and `id`.
+V2_SCHEMA = """
+CREATE TABLE IF NOT EXISTS `session_message` (
+  `id` text PRIMARY KEY, `session_id` text NOT NULL, `type` text NOT NULL, `seq` integer NOT NULL,
+  `time_created` integer NOT NULL, `time_updated` integer NOT NULL, `data` text NOT NULL
+);
+"""
+
+
+def add_v2_message(db: OpenCodeDB, session_id: str, kind: str, data: dict[str, Any], *, at_ms: int) -> str:
+    """One OpenCode 2 message (``kind`` user, assistant...) in ``session_message``; the session's
+    ``time_updated`` follows."""
+    db.db.executescript(V2_SCHEMA)
+    (seq,) = db.db.execute(
+        "SELECT count(*) FROM session_message WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    mid = db._id("msg")
+    db.db.execute(
+        "INSERT INTO session_message VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (mid, session_id, kind, seq, at_ms, at_ms, json.dumps({"time": {"created": at_ms}, **data})),
+    )
+    db.touch(session_id, at_ms + 1)
+    return mid
+
+
+def v2_tool(name: str, arguments: dict[str, Any], output: str, *, error: bool = False) -> dict[str, Any]:
+    """An OpenCode 2 assistant content item: a tool call with its state."""
+    state: dict[str, Any] = {
+        "status": "error" if error else "completed",
+        "input": arguments,
+        "structured": {},
+    }
+    state["content"] = [] if error else [{"type": "text", "text": output}]
+    if error:
+        state["error"] = {"type": "unknown", "message": output}
+    return {"type": "tool", "id": "call_1", "name": name, "state": state, "time": {"created": T0_MS}}

@@ -12,13 +12,17 @@ import itertools
 import json
 import os
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import Daemon, start_daemon
+from support.daemons import Daemon, sandbox_env, start_daemon
 from support.opencode import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
+from support.opencode_db import T0_MS, OpenCodeDB, add_v2_message
 
 pytestmark = pytest.mark.integration
 
@@ -47,12 +51,12 @@ def host(
     project: Path,
     steps: list[dict[str, Any]],
     timeout_ms: int = 10_000,  # the machine may be busy: what is asserted is where memory goes
+    env: dict[str, str] | None = None,
     **sessions: dict[str, str],
 ) -> Any:
     script = {"directory": str(project), "sessions": sessions, "steps": steps}
-    return run_plugin_in_node(
-        [str(HOST), PLUGIN_FILE.as_uri(), json.dumps(script)], data_dir, project, timeout_ms=timeout_ms
-    )
+    args = [str(HOST), PLUGIN_FILE.as_uri(), json.dumps(script)]
+    return run_plugin_in_node(args, data_dir, project, timeout_ms=timeout_ms, **(env or {}))
 
 
 def conversation(upto: int, *, tool_call: bool = False) -> list[dict[str, Any]]:
@@ -234,3 +238,44 @@ def test_a_daemon_that_never_answers_costs_the_turn_its_memory_not_the_turn(
     [call] = run["results"]
     assert call["system"] == SYSTEM and call["messages"][0]["texts"] == [TURNS[0][0]]
     assert run["requests"] and all(request["status"] == 0 for request in run["requests"])
+
+
+def test_an_opencode_2_session_is_learned_from_opencode_2s_database_when_its_turn_ends(
+    tmp_path: Path, project: Path
+) -> None:
+    decision = "We decided to use Postgres 16 for billing because of logical replication."
+    store = OpenCodeDB(tmp_path / "opencode" / "opencode.db")  # OpenCode 2's tables, from its source
+    store.session(str(project), session_id=SESSION)
+    add_v2_message(store, SESSION, "user", {"text": decision}, at_ms=T0_MS + 100)
+    answer = {"agent": "build", "content": [{"type": "text", "id": "t", "text": "Noted."}]}
+    answer["time"] = {"created": T0_MS + 200, "completed": T0_MS + 300}
+    add_v2_message(store, SESSION, "assistant", answer, at_ms=T0_MS + 200)
+    store.close()
+    daemon = start_daemon(tmp_path / "data", GRAPHMEM_INGEST__ENABLED="false")
+    try:
+        steps = [{"do": "event", "type": "session.execution.succeeded", "sessionID": SESSION}]
+        run = host(daemon.data_dir, project, steps, env={"OPENCODE_DB": str(store.path)})
+        assert [r["status"] for r in paths(run, "/plugin/ingest")] == [202]
+        learned = learned_from(daemon, project, SESSION)
+    finally:
+        daemon.stop()
+    assert any(m["category"] == "decision" and "Postgres 16" in m["text"] for m in learned), learned
+
+
+def learned_from(daemon: Daemon, project: Path, session: str) -> list[dict[str, Any]]:
+    """The memories learned from ``session``, once the daemon's queued ingest stored some (or 90 s)."""
+    deadline = time.monotonic() + 90
+    while True:
+        listed = subprocess.run(
+            [sys.executable, "-m", "graphmem", "--data-dir", str(daemon.data_dir), "list", "--json"],
+            env=sandbox_env(daemon.data_dir),
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert listed.returncode == 0, listed.stderr
+        learned = [m for m in json.loads(listed.stdout)["memories"] if m.get("session") == session]
+        if learned or time.monotonic() > deadline:
+            return learned
+        time.sleep(1.0)

@@ -195,9 +195,18 @@ for (const step of script.steps) {
   }
 }
 
-// What the plugin sent on its own (ingest) is answered before the host goes.
+// What the plugin sent on its own (ingest: its identity check, then the request) is answered before
+// the host goes: it waits until no request has been open for half a second.
 const deadline = Date.now() + 30000;
-while (pending.size && Date.now() < deadline) await Promise.race([...pending, new Promise((r) => setTimeout(r, 100))]);
+let quietSince = Date.now();
+while (Date.now() < deadline && Date.now() - quietSince < 500) {
+  if (pending.size) {
+    await Promise.race([...pending, new Promise((r) => setTimeout(r, 100))]);
+    quietSince = Date.now();
+  } else {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 if (typeof cleanup === "function") await cleanup();
 
 const loaded = { id: definition.id, setup: true, server: typeof definition.server === "function" };

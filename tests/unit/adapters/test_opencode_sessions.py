@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.opencode_db import T0_MS, OpenCodeDB, text, tool
+from support.opencode_db import T0_MS, OpenCodeDB, add_v2_message, text, tool, v2_tool
 
 from graphmem.adapters.opencode_sessions import (
     MAX_TEXT_CHARS,
@@ -258,3 +258,78 @@ def test_the_reader_never_writes(oc: OpenCodeDB, tmp_path: Path) -> None:
     oc.message(sid, "user", [text("hi")], at_ms=T0_MS + 1)
     with OpenCodeSessionStore(oc.path) as store, pytest.raises(sqlite3.OperationalError, match="readonly"):
         store._db.execute("DELETE FROM session")
+
+
+def test_an_opencode_2_session_is_read_from_session_message(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path), title="Billing")
+    add_v2_message(oc, sid, "user", {"text": "We decided to use Postgres 16 for billing."}, at_ms=T0_MS + 100)
+    add_v2_message(oc, sid, "agent-switched", {"agent": "plan"}, at_ms=T0_MS + 150)
+    content = [
+        {"type": "reasoning", "id": "r1", "text": "thinking about it"},
+        v2_tool("edit", {"filePath": str(tmp_path / "src/db.py")}, "Edit applied."),
+        v2_tool("bash", {"command": "pytest"}, "2 failed", error=True),
+        {"type": "text", "id": "t1", "text": "[memory]", "synthetic": True},
+        {"type": "text", "id": "t2", "text": "Done."},
+    ]
+    add_v2_message(
+        oc,
+        sid,
+        "assistant",
+        {"agent": "build", "content": content, "time": {"created": T0_MS + 200, "completed": T0_MS + 300}},
+        at_ms=T0_MS + 200,
+    )
+
+    (read,) = read_all(oc.path)
+
+    assert not read.in_progress and read.truncated_messages == 0
+    user, assistant = read.transcript.messages
+    assert (user.role, user.text) == ("user", "We decided to use Postgres 16 for billing.")
+    assert (assistant.role, assistant.agent, assistant.text) == ("assistant", "build", "Done.")
+    reasoning, edit, bash, done = assistant.parts
+    assert (reasoning.type, reasoning.text) == ("reasoning", "thinking about it")
+    assert (edit.tool, edit.status, edit.tool_output, edit.files) == (
+        "edit",
+        "completed",
+        "Edit applied.",
+        (str(tmp_path / "src/db.py"),),
+    )
+    assert (bash.tool, bash.status, bash.tool_output) == ("bash", "error", "2 failed")
+    assert done.text == "Done."
+
+
+def test_an_opencode_2_answer_still_streaming_marks_the_session_in_progress(
+    oc: OpenCodeDB, tmp_path: Path
+) -> None:
+    sid = oc.session(str(tmp_path))
+    add_v2_message(oc, sid, "user", {"text": "Hello"}, at_ms=T0_MS + 100)
+    add_v2_message(
+        oc,
+        sid,
+        "assistant",
+        {"agent": "build", "content": [{"type": "text", "id": "t", "text": "Hel"}]},
+        at_ms=T0_MS + 200,
+    )
+
+    (read,) = read_all(oc.path)
+
+    assert read.in_progress
+
+
+def test_an_opencode_2_text_of_a_megabyte_is_bounded(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    add_v2_message(oc, sid, "user", {"text": "x" * 1_000_000}, at_ms=T0_MS + 100)
+
+    (read,) = read_all(oc.path)
+
+    [user] = read.transcript.messages
+    assert len(user.text) < MAX_TEXT_CHARS + 100 and "more characters" in user.text
+
+
+def test_a_session_with_opencode_1_messages_is_read_from_them_alone(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.turn(sid, "From OpenCode 1.", "Noted.", at_ms=T0_MS + 100)
+    add_v2_message(oc, sid, "user", {"text": "Never read."}, at_ms=T0_MS + 500)
+
+    (read,) = read_all(oc.path)
+
+    assert [m.text for m in read.transcript.messages] == ["From OpenCode 1.", "Noted."]
