@@ -11,9 +11,10 @@ import numpy as np
 
 from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
+from graphmem.adapters.visibility_clause import Dialect
+from graphmem.adapters.visibility_clause import visibility_clause as shared_clause
 from graphmem.core.branches import place
 from graphmem.core.models import (
-    CURRENT_STATUSES,
     Category,
     Entity,
     EntityKind,
@@ -116,34 +117,13 @@ def entity_from_row(label: str, row: Sequence[Any]) -> Entity:
     return Entity(key=key, kind=EntityKind(label), name=name or key, project=project, title=title or "")
 
 
+# Cypher's way of writing the condition of a Visibility (visibility_clause.py).
+CYPHER = Dialect(param=lambda name: f"${name}", one_of=lambda column, p: f"{column} IN {p}", time=naive_utc)
+
+
 def visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, dict[str, Any]]:
-    clauses = [f"{alias}.status IN $statuses"]
-    params: dict[str, Any] = {"statuses": sorted(s.value for s in visibility.statuses)}
-    if visibility.project is None:
-        clauses.append(f"{alias}.scope = 'global'")
-    else:
-        clauses.append(f"({alias}.scope = 'global' OR {alias}.project = $project)")
-        params["project"] = visibility.project
-    if visibility.categories is not None:
-        clauses.append(f"{alias}.category IN $categories")
-        params["categories"] = sorted(c.value for c in visibility.categories)
-    if visibility.since is not None:
-        clauses.append(f"{alias}.created_at >= $since")
-        params["since"] = naive_utc(visibility.since)
-    if not visibility.all_branches:
-        if visibility.branch is None:
-            clauses.append(f"{alias}.branch IS NULL")
-        else:
-            clauses.append(f"({alias}.branch IS NULL OR {alias}.branch = $branch)")
-            params["branch"] = visibility.branch
-    if visibility.hides_expired and visibility.expired_by is not None:  # counts as archived
-        clauses.append(
-            f"({alias}.expires_at IS NULL OR {alias}.expires_at > $expired_by "
-            f"OR NOT ({alias}.status IN $current))"
-        )
-        params["expired_by"] = naive_utc(visibility.expired_by)
-        params["current"] = sorted(s.value for s in CURRENT_STATUSES)
-    return " AND ".join(clauses), params
+    """The Cypher condition (named parameters) of the memories ``visibility`` lets a caller see."""
+    return shared_clause(visibility, CYPHER, alias)
 
 
 # Vectors are read in pages of node offsets: one query for all of them held the whole

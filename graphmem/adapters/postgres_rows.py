@@ -24,7 +24,9 @@ from psycopg.pq import Format
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
 from graphmem.adapters.record_rows import utc as utc  # the PostgreSQL adapters' one conversion
 from graphmem.adapters.search_terms import STOPWORDS, stem, tokens
-from graphmem.core.models import CURRENT_STATUSES, Category, MemoryRecord, Scope, Status, Trust
+from graphmem.adapters.visibility_clause import Dialect
+from graphmem.adapters.visibility_clause import visibility_clause as shared_clause
+from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import Vector, Visibility
 from graphmem.core.text import fold, phrase_words, words
 
@@ -145,29 +147,10 @@ def memory_params(record: MemoryRecord, vector: Vector | None) -> dict[str, Any]
     return params
 
 
+# SQL's way of writing the condition of a Visibility (visibility_clause.py).
+SQL = Dialect(param=lambda name: f"%({name})s", one_of=lambda column, p: f"{column} = ANY({p})", time=utc)
+
+
 def visibility_clause(visibility: Visibility, alias: str = "m") -> tuple[str, dict[str, Any]]:
     """The SQL condition (named parameters) of the memories ``visibility`` lets a caller see."""
-    clauses = [f"{alias}.status = ANY(%(statuses)s)"]
-    params: dict[str, Any] = {"statuses": sorted(s.value for s in visibility.statuses)}
-    if visibility.project is None:
-        clauses.append(f"{alias}.scope = 'global'")
-    else:
-        clauses.append(f"({alias}.scope = 'global' OR {alias}.project = %(project)s)")
-        params["project"] = visibility.project
-    if visibility.categories is not None:
-        clauses.append(f"{alias}.category = ANY(%(categories)s)")
-        params["categories"] = sorted(c.value for c in visibility.categories)
-    if visibility.since is not None:
-        clauses.append(f"{alias}.created_at >= %(since)s")
-        params["since"] = utc(visibility.since)
-    if not visibility.all_branches:
-        clauses.append(f"({alias}.branch IS NULL OR {alias}.branch = %(branch)s)")
-        params["branch"] = visibility.branch  # NULL: no branch but none
-    if visibility.hides_expired and visibility.expired_by is not None:  # counts as archived
-        clauses.append(
-            f"({alias}.expires_at IS NULL OR {alias}.expires_at > %(expired_by)s "
-            f"OR NOT ({alias}.status = ANY(%(current)s)))"
-        )
-        params["expired_by"] = utc(visibility.expired_by)
-        params["current"] = sorted(s.value for s in CURRENT_STATUSES)
-    return " AND ".join(clauses), params
+    return shared_clause(visibility, SQL, alias)

@@ -196,9 +196,9 @@ def test_the_word_statistics_show_no_one_the_words_of_anothers_global_memories(t
     bob = PostgresGraphStore(team.bob_url, dimension=DIMENSION)
     try:
         # Alice's own are counted as hers; for Bob the word is no more common than any unknown one.
-        assert alice._word_stats([cfgvault]).matches(cfgvault) == pytest.approx(40, abs=1)
-        assert bob._word_stats([cfgvault]).matches(cfgvault) < 1
-        assert bob._word_stats([cfgvault]).rows == pytest.approx(20, abs=1)
+        assert alice.text._word_stats([cfgvault]).matches(cfgvault) == pytest.approx(40, abs=1)
+        assert bob.text._word_stats([cfgvault]).matches(cfgvault) < 1
+        assert bob.text._word_stats([cfgvault]).rows == pytest.approx(20, abs=1)
     finally:
         alice.close()
         bob.close()

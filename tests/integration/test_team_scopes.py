@@ -227,7 +227,7 @@ def test_a_role_under_row_level_security_reads_the_word_statistics_instead_of_co
         conn.execute("ANALYZE memories")
     alice = PostgresGraphStore(team.alice_url, dimension=DIMENSION)
     try:
-        stats = alice._read_stats()
+        stats = alice.text._read_stats()
     finally:
         alice.close()
     assert not stats.counted and stats.rows >= 30

@@ -1,0 +1,63 @@
+"""The condition of the memories a ``Visibility`` lets a caller see, for the stores that ask a
+query language (Kùzu's Cypher, PostgreSQL's SQL): decided once, written in each one's dialect.
+
+A memory is seen when its status is one asked; it is global, or of the asked project; of an
+asked category; created since the time asked; on no branch or the asked one (unless every
+branch is asked); and, when expired memories count as archived, not past its expiry while
+current. The fake store (``fake_store.py``) and the full-text index (``lexical_visibility.py``)
+apply the same rules in Python and in tantivy's queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from graphmem.core.models import CURRENT_STATUSES
+from graphmem.core.ports import Visibility
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """How a store's query language writes what the condition needs."""
+
+    param: Callable[[str], str]  # a named parameter: ``$name``, ``%(name)s``
+    one_of: Callable[[str, str], str]  # a column among a list parameter (column, written parameter)
+    time: Callable[[datetime], Any]  # a timestamp as the store takes it
+
+
+def visibility_clause(
+    visibility: Visibility, dialect: Dialect, alias: str = "m"
+) -> tuple[str, dict[str, Any]]:
+    """The condition (with its named parameters) of the memories named ``alias`` that
+    ``visibility`` shows."""
+    p, one_of = dialect.param, dialect.one_of
+    clauses = [one_of(f"{alias}.status", p("statuses"))]
+    params: dict[str, Any] = {"statuses": sorted(s.value for s in visibility.statuses)}
+    if visibility.project is None:
+        clauses.append(f"{alias}.scope = 'global'")
+    else:
+        clauses.append(f"({alias}.scope = 'global' OR {alias}.project = {p('project')})")
+        params["project"] = visibility.project
+    if visibility.categories is not None:
+        clauses.append(one_of(f"{alias}.category", p("categories")))
+        params["categories"] = sorted(c.value for c in visibility.categories)
+    if visibility.since is not None:
+        clauses.append(f"{alias}.created_at >= {p('since')}")
+        params["since"] = dialect.time(visibility.since)
+    if not visibility.all_branches:
+        if visibility.branch is None:
+            clauses.append(f"{alias}.branch IS NULL")
+        else:
+            clauses.append(f"({alias}.branch IS NULL OR {alias}.branch = {p('branch')})")
+            params["branch"] = visibility.branch
+    if visibility.hides_expired and visibility.expired_by is not None:  # counts as archived
+        current = one_of(f"{alias}.status", p("current"))
+        clauses.append(
+            f"({alias}.expires_at IS NULL OR {alias}.expires_at > {p('expired_by')} OR NOT ({current}))"
+        )
+        params["expired_by"] = dialect.time(visibility.expired_by)
+        params["current"] = sorted(s.value for s in CURRENT_STATUSES)
+    return " AND ".join(clauses), params
