@@ -1,0 +1,150 @@
+"""The Claude Code hook command as Claude Code runs it (a process, the hook's JSON on stdin) beside a
+real daemon, with hostile input: a 1 MB prompt, a session id with ``../``, a transcript outside
+``~/.claude/projects``, a symlinked or cut transcript, the daemon's route called directly. Each is
+bounded and confined: exit 0, nothing on stderr, one clear line in hooks.log (or the daemon's log),
+no traceback, and no memory lost or stored twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.claude_transcript import TranscriptWriter, text
+
+from graphmem.integrations.hook_client import HookClient
+
+pytestmark = pytest.mark.integration
+
+VENV_BIN = Path(sys.executable).parent
+SESSION = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+DECISION = "We decided to keep the cart in Redis with a 24 hour expiry."
+WAIT_S = 90.0
+
+
+class World:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.home = root / "home"
+        self.data_dir = root / "data"
+        self.project = root / "project"
+        self.transcripts = self.home / ".claude" / "projects"
+        for folder in (self.home, self.project, self.transcripts):
+            folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", str(self.project)], check=True)
+
+    def env(self) -> dict[str, str]:
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "CLAUDE_"))}
+        return {**keep, "HOME": str(self.home), "GRAPHMEM_DATA_DIR": str(self.data_dir),
+                "GRAPHMEM_SERVER__PORT": "0", "GRAPHMEM_PLUGIN_TIMEOUT_MS": "10000"}  # fmt: skip
+
+    def graphmem(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(VENV_BIN / "graphmem"), *args], cwd=self.project, env=self.env(),
+                              capture_output=True, text=True, timeout=180)  # fmt: skip
+
+    def hook(self, event: str, given: dict[str, Any] | bytes) -> subprocess.CompletedProcess[bytes]:
+        raw = given if isinstance(given, bytes) else json.dumps(given).encode()
+        return subprocess.run(
+            [sys.executable, "-P", "-m", "graphmem.integrations.claude_code", event], input=raw,
+            cwd=self.project, env=self.env(), capture_output=True, timeout=120,
+        )  # fmt: skip
+
+    def hooks_log(self) -> str:
+        path = self.data_dir / "hooks.log"
+        return path.read_text() if path.exists() else ""
+
+    def daemon_log(self) -> str:
+        path = self.data_dir / "daemon.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def learned(self) -> list[dict[str, Any]]:
+        done = self.graphmem("list", "--json", "--status", "all")
+        assert done.returncode == 0, done.stderr
+        return [m for m in json.loads(done.stdout)["memories"] if m["source"] == "claude-code"]
+
+    def given(self, **fields: Any) -> dict[str, Any]:
+        return {"session_id": SESSION, "cwd": str(self.project), **fields}
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[World]:
+    place = World(tmp_path)
+    started = place.graphmem("serve", "--detach")
+    assert started.returncode == 0, started.stderr
+    yield place
+    place.graphmem("stop")
+
+
+def wait_for(check: Any, what: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def quiet(done: subprocess.CompletedProcess[bytes]) -> None:
+    assert done.returncode == 0 and done.stderr == b"", done.stderr.decode(errors="replace")
+
+
+def test_a_one_megabyte_prompt_is_answered_within_bounds(world: World) -> None:
+    done = world.hook("user-prompt-submit", world.given(prompt="staging database " * 60_000, prompt_id="p-1"))
+    quiet(done)
+    assert done.stdout == b"" or "hookSpecificOutput" in json.loads(done.stdout)
+    assert "Traceback" not in world.hooks_log()
+
+
+def test_a_session_id_with_dot_dot_adds_nothing_and_says_why(world: World) -> None:
+    done = world.hook("user-prompt-submit", world.given(session_id="../../../tmp/evil", prompt="hi"))
+    quiet(done)
+    assert done.stdout == b""
+    assert "session_id '../../../tmp/evil' is not an id" in world.hooks_log()
+    assert not any(p.name.startswith("evil") for p in world.root.rglob("*"))
+
+
+def test_a_transcript_outside_claude_codes_sessions_is_never_read(world: World) -> None:
+    elsewhere = TranscriptWriter(world.root / "elsewhere", SESSION, str(world.project))
+    elsewhere.user(DECISION)
+    quiet(world.hook("stop", world.given(transcript_path=str(elsewhere.path))))
+    assert "outside Claude Code's sessions" in world.hooks_log()
+    # The daemon's route is hostile input too: called directly, it still reads nothing outside.
+    body = {"client": "claude-code", "session_id": SESSION, "transcript_path": str(elsewhere.path)}
+    assert HookClient(world.data_dir, start=False).call("/plugin/ingest", body, 10.0) == {
+        "queued": True, "session_id": SESSION,
+    }  # fmt: skip
+    wait_for(lambda: "outside Claude Code's sessions" in world.daemon_log(), "the daemon's refusal")
+    assert world.learned() == []
+
+
+def test_a_symlinked_transcript_is_never_read(world: World) -> None:
+    secret = TranscriptWriter(world.root / "secret", SESSION, str(world.project))
+    secret.user(DECISION)
+    link = world.transcripts / "-project" / f"{SESSION}.jsonl"
+    link.parent.mkdir(parents=True)
+    os.symlink(secret.path, link)
+    quiet(world.hook("session-end", world.given(transcript_path=str(link), reason="other")))
+    assert "is a symlink" in world.hooks_log()
+    assert world.learned() == []
+
+
+def test_a_cut_transcript_is_learned_once_and_its_cut_line_later(world: World) -> None:
+    session = TranscriptWriter(world.transcripts, SESSION, str(world.project), slug="-project")
+    session.user(DECISION)
+    session.assistant(text("Done."))
+    with session.path.open("a") as out:
+        out.write('{"type": "user", "message": {"role": "user", "content": "We decided to drop the')
+    for event in ("stop", "stop", "session-end"):  # Claude Code fires these after each turn and at exit
+        quiet(world.hook(event, world.given(transcript_path=str(session.path))))
+    wait_for(lambda: any(m["category"] == "decision" for m in world.learned()), "the session's decision")
+    time.sleep(2)  # the queued repeats have run
+    decisions = [m for m in world.learned() if m["category"] == "decision"]
+    assert [m["text"] for m in decisions] == [DECISION]
+    assert decisions[0]["session"] == SESSION
+    assert "Traceback" not in world.daemon_log() + world.hooks_log()

@@ -1,0 +1,156 @@
+"""graphmem inside the real Claude Code (``@anthropic-ai/claude-code@2.1.328``), headless (``claude -p``),
+against a local Anthropic-Messages stand-in that records every request: the tools are listed to the
+model, an earlier session's memory reaches the model with no tool call, every request of a five-turn
+session starts with the whole previous one, and what a session decided is recalled after it ends."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from typing import Any
+
+import pytest
+from support.claude_code import (
+    ClaudeCodeSandbox,
+    common_prefix_chars,
+    prompt_prefix,
+    texts_of,
+    tool_names,
+)
+from support.fake_llm import ToolCall
+
+pytestmark = pytest.mark.integration
+
+FACT = "The staging database listens on port 5433."
+DIRECTIVE = "Never push directly to main; open a merge request."
+BLOCK_OPEN = '<memory source="graphmem">'
+LEARN_TIMEOUT_S = 120.0
+
+
+def install(claude: ClaudeCodeSandbox) -> None:
+    done = claude.graphmem("install", "claude-code")
+    assert done.returncode == 0, done.stderr
+    started = claude.graphmem("serve", "--detach")
+    assert started.returncode == 0, started.stderr
+
+
+def remember(claude: ClaudeCodeSandbox, text: str, category: str) -> None:
+    done = claude.graphmem("remember", "-c", category, text)
+    assert done.returncode == 0, done.stderr
+
+
+def newest_user_texts(body: dict[str, Any]) -> list[str]:
+    return texts_of(body["messages"][-1])
+
+
+def system_text(body: dict[str, Any]) -> str:
+    return json.dumps(body.get("system", []))
+
+
+def test_graphmems_tools_are_listed_to_the_model(claude: ClaudeCodeSandbox) -> None:
+    install(claude)
+    claude.api.script("Hello.")
+    claude.run_turn("Say hello.")
+    names = tool_names(claude.api.requests[0])
+    assert {"mcp__graphmem__recall", "mcp__graphmem__remember", "mcp__graphmem__get_context"} <= set(names)
+
+
+def test_an_earlier_sessions_memory_reaches_the_model_with_no_tool_call(claude: ClaudeCodeSandbox) -> None:
+    install(claude)
+    remember(claude, FACT, "fact")
+    remember(claude, DIRECTIVE, "directive")
+    claude.api.script("It listens on 5433.")
+    out = claude.run_turn("Which port does the staging database listen on?")
+    assert "5433" in out
+    (request,) = claude.api.requests  # one model call: no tool was called
+    newest = "\n".join(newest_user_texts(request))
+    assert FACT in newest, claude.hooks_log()  # the turn's recall, in the prompt's own message
+    assert DIRECTIVE in newest  # the boot context, in the session's first message
+    assert BLOCK_OPEN not in system_text(request)  # never in the system prompt
+    assert newest.index(FACT) < newest.index("Which port does the staging database listen on?")
+
+
+def test_every_request_of_a_five_turn_session_starts_with_the_whole_previous_one(
+    claude: ClaudeCodeSandbox,
+) -> None:
+    install(claude)
+    remember(claude, FACT, "fact")
+    remember(claude, "The billing service stores money as integer cents.", "fact")  # not in the boot context
+    remember(claude, "Deploys to production happen on Tuesdays after the smoke tests.", "procedure")
+    prompts = [
+        "Which port does the staging database listen on?",
+        "Thanks. What is the weather like?",
+        "How does billing store money amounts?",
+        "Tell me a joke.",
+        "When do deploys to production happen?",
+    ]
+    for index, prompt in enumerate(prompts):
+        claude.api.script(f"Answer {index}.")
+        claude.run_turn(prompt, resume=index > 0)
+    requests = claude.api.requests
+    assert len(requests) == 5
+    for earlier, later in itertools.pairwise(requests):
+        before, after = prompt_prefix(earlier), prompt_prefix(later)
+        assert after[: len(before)] == before  # tools, system and every earlier message, byte for byte
+        assert common_prefix_chars(earlier, later) == len("".join(before))
+    for turn, needle in ((0, "5433"), (2, "integer cents"), (4, "Tuesdays")):
+        assert needle in "\n".join(newest_user_texts(requests[turn])), (
+            f"turn {turn + 1}: {claude.hooks_log()}"
+        )
+        assert all(needle not in "\n".join(newest_user_texts(r)) for r in requests[:turn])
+    assert all(BLOCK_OPEN not in system_text(r) for r in requests)
+
+
+def test_a_sessions_decision_is_recalled_after_it_ends(claude: ClaudeCodeSandbox) -> None:
+    install(claude)
+    claude.api.script("Noted.")
+    claude.run_turn("We decided to use PostgreSQL 16 for the orders service because of logical replication.")
+    deadline = time.monotonic() + LEARN_TIMEOUT_S
+    found: list[dict[str, Any]] = []
+    while time.monotonic() < deadline and not found:
+        done = claude.graphmem("list", "--json", "-c", "decision")
+        rows = json.loads(done.stdout)["memories"] if done.returncode == 0 else []
+        found = [m for m in rows if "PostgreSQL 16" in m.get("text", "")]
+        time.sleep(1)
+    assert found, f"nothing learned; hooks.log:\n{claude.hooks_log()}"
+    assert found[0]["source"] == "claude-code" and found[0]["session"]
+    recalled = claude.graphmem("recall", "which database does the orders service use", "--json")
+    assert "PostgreSQL 16" in recalled.stdout
+    session = found[0]["session"]
+    assert (
+        claude.transcripts / next(p.name for p in claude.transcripts.iterdir()) / f"{session}.jsonl"
+    ).exists()
+
+
+def test_a_subagents_calls_get_no_memory(claude: ClaudeCodeSandbox) -> None:
+    install(claude)
+    remember(claude, FACT, "fact")
+    task = "Find which port the staging database listens on."
+    claude.api.script(
+        ToolCall(
+            "Agent", {"description": "Find the port", "prompt": task, "subagent_type": "general-purpose"}
+        ),
+        "The subagent's answer: 5433.",
+        "It listens on 5433.",
+    )
+    claude.run_turn("Which port does the staging database listen on? Ask a subagent.")
+    subagent = [r for r in claude.api.requests if task in "\n".join(texts_of(r["messages"][0]))]
+    main = [r for r in claude.api.requests if r not in subagent]
+    assert subagent, [texts_of(r["messages"][0])[-1][:80] for r in claude.api.requests]
+    assert all(BLOCK_OPEN not in json.dumps(r) for r in subagent)
+    assert FACT in "\n".join(newest_user_texts(main[0]))
+
+
+def test_with_no_daemon_the_turn_goes_on_and_the_hooks_start_one(claude: ClaudeCodeSandbox) -> None:
+    done = claude.graphmem("install", "claude-code")
+    assert done.returncode == 0, done.stderr
+    claude.extra_env["GRAPHMEM_PLUGIN_TIMEOUT_MS"] = "50"  # far less than a daemon takes to start
+    claude.api.script("Hello.")
+    assert "Hello." in claude.run_turn("Say hello.")
+    assert claude.api.exhausted == 0 and len(claude.api.requests) == 1
+    assert "Traceback" not in claude.hooks_log()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (claude.data_dir / "daemon.json").exists():
+        time.sleep(0.5)
+    assert (claude.data_dir / "daemon.json").exists()  # the hooks (or graphmem mcp) started one

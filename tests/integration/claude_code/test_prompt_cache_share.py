@@ -1,0 +1,92 @@
+"""The prompt cache in the real Claude Code with graphmem on and off: the same five-turn session
+(``claude -p``, then ``--continue``) with memories relevant on turns 1, 3 and 5, measured on the
+requests the stand-in recorded. Prints the docs/benchmarks.md table (run with ``-s``)::
+
+    .venv/bin/pytest -s -p no:cacheprovider tests/integration/claude_code/test_prompt_cache_share.py
+
+Cacheable share of a request: the characters of its canonical prefix (tools, system, messages;
+``cache_control`` marks left out) that the previous request already sent, over its length.
+Tokens injected per turn: graphmem's blocks in the turn's new user message, estimated as
+graphmem estimates (``core/text.estimate_tokens``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support.claude_code import common_prefix_chars, prompt_prefix, sandbox, texts_of
+
+from graphmem.core.text import estimate_tokens
+
+pytestmark = pytest.mark.integration
+
+MEMORIES = (
+    ("fact", "The staging database listens on port 5433."),
+    ("fact", "The billing service stores money as integer cents."),
+    ("procedure", "Deploys to production happen on Tuesdays after the smoke tests."),
+    ("directive", "Never push directly to main; open a merge request."),
+    ("decision", "We use PostgreSQL 16 for the orders service."),
+)
+PROMPTS = (
+    "Which port does the staging database listen on?",
+    "Thanks. What is the weather like?",
+    "How does billing store money amounts?",
+    "Tell me a joke.",
+    "When do deploys to production happen?",
+)
+BLOCK = re.compile(r'<memory source="graphmem">.*?</memory>', re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Measured:
+    shares: list[float]  # requests 2..5
+    kept_whole: int  # requests that start with the whole previous one
+    injected: list[int]  # tokens graphmem added on each turn
+
+
+def measure(claude_binary: Path, root: Path, *, graphmem: bool) -> Measured:
+    with sandbox(claude_binary, root) as claude:
+        for category, text in MEMORIES:
+            assert claude.graphmem("remember", "-c", category, text).returncode == 0
+        if graphmem:
+            assert claude.graphmem("install", "claude-code").returncode == 0
+            assert claude.graphmem("serve", "--detach").returncode == 0
+        for index, prompt in enumerate(PROMPTS):
+            claude.api.script(f"Answer {index}.")
+            claude.run_turn(prompt, resume=index > 0)
+        requests = claude.api.requests
+    assert len(requests) == len(PROMPTS)
+    shares, whole = [], 0
+    for earlier, later in itertools.pairwise(requests):
+        total = len("".join(prompt_prefix(later)))
+        same = common_prefix_chars(earlier, later)
+        shares.append(same / total)
+        whole += same == len("".join(prompt_prefix(earlier)))
+    injected = [
+        sum(estimate_tokens(b) for t in texts_of(r["messages"][-1]) for b in BLOCK.findall(t))
+        for r in requests
+    ]
+    return Measured(shares, whole, injected)
+
+
+def test_the_cacheable_share_with_graphmem_on_and_off(claude_binary: Path, tmp_path: Path) -> None:
+    off = measure(claude_binary, tmp_path / "off", graphmem=False)
+    on = measure(claude_binary, tmp_path / "on", graphmem=True)
+    rows = []
+    for name, m in (("off", off), ("on", on)):
+        mean_share = statistics.mean(m.shares) * 100
+        injected = f"{statistics.mean(m.injected):.0f} ({max(m.injected)})"
+        rows.append(f"| {name} | {mean_share:.1f}% | {m.kept_whole} of {len(m.shares)} | {injected} |")
+    print("\n| graphmem | Cacheable share of each request | Requests keeping the whole previous one |"
+          " Tokens injected per turn, mean (max) |")  # fmt: skip
+    print("| --- | ---: | ---: | ---: |")
+    print("\n".join(rows))
+    print("per turn (on):", on.injected)
+    assert off.kept_whole == on.kept_whole == len(PROMPTS) - 1
+    assert off.injected == [0] * len(PROMPTS)
+    assert on.injected[0] > 0 and on.injected[2] > 0 and on.injected[4] > 0

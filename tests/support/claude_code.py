@@ -1,0 +1,291 @@
+"""Drive the real Claude Code CLI, sandboxed and offline, against ``fake_anthropic``'s stand-in.
+
+Install. :func:`ensure_claude_code` installs ``@anthropic-ai/claude-code@CLAUDE_CODE_VERSION`` with
+npm into ``<repo>/.cache/claude-code-<version>/`` (git-ignored; ``$CLAUDE_CODE_HARNESS_CACHE``
+replaces ``<repo>/.cache``) once, under an ``fcntl`` lock, into a temporary sibling renamed into
+place once the binary answers ``--version`` (then an ``.installed`` stamp). The package is a
+native binary per platform (the ``@anthropic-ai/claude-code-linux-x64`` optional dependency,
+~370 MB); npm may skip its postinstall script, so the binary is taken from the platform package.
+No npm is an error (:class:`ClaudeCodeUnavailable`), never a skip.
+
+Sandbox. :class:`ClaudeCodeSandbox` is one fresh world under a temp directory: ``home/`` is
+``HOME`` (Claude Code's ``~/.claude`` and ``~/.claude.json``, the transcripts under
+``~/.claude/projects``), ``project/`` a ``git init``-ed directory, ``data/`` graphmem's data dir
+(``GRAPHMEM_DATA_DIR``). Claude Code runs ``claude -p PROMPT`` in the project with
+:data:`OFFLINE_ENV` (no telemetry, update or other traffic), ``ANTHROPIC_BASE_URL`` at the
+stand-in and a fake key, the outer ``ANTHROPIC_*`` / ``CLAUDE_*`` variables and API keys removed,
+and ``ENABLE_TOOL_SEARCH=false``: MCP tools are then sent in the request's ``tools`` once their
+server connected (with tool search on, ``claude -p`` names them in a reminder only if the server
+connected before the first request, which a loaded machine makes a race).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .fake_anthropic import FakeAnthropic
+
+CLAUDE_CODE_VERSION = "2.1.328"
+CLAUDE_CODE_PACKAGE = f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"
+MODEL = "claude-sonnet-4-5"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = REPO_ROOT / ".venv" / "bin"
+CACHE_DIR = (
+    Path(os.environ.get("CLAUDE_CODE_HARNESS_CACHE") or REPO_ROOT / ".cache")
+    / f"claude-code-{CLAUDE_CODE_VERSION}"
+)
+INSTALL_TIMEOUT = 900.0
+DEFAULT_TIMEOUT = 180.0
+OFFLINE_ENV: dict[str, str] = {
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_AUTOUPDATER": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "ENABLE_TOOL_SEARCH": "false",
+    "NO_COLOR": "1",
+    # Each hook's call to the daemon may wait this long on a loaded test machine (default 300 ms).
+    "GRAPHMEM_PLUGIN_TIMEOUT_MS": "10000",
+}
+_DROPPED_ENV = re.compile(
+    r"^(ANTHROPIC_.*|CLAUDE_.*|.*_API_KEY|GRAPHMEM_.*|AWS_.*|GOOGLE_.*)$", re.IGNORECASE
+)
+
+
+class ClaudeCodeUnavailable(RuntimeError):
+    """Claude Code cannot be installed here: the tests must fail, not skip."""
+
+
+def claude_binary(cache_dir: Path = CACHE_DIR) -> Path:
+    return cache_dir / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
+
+
+def _version_of(binary: Path) -> str | None:
+    try:
+        done = subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.split(" ", 1)[0].strip() if done.returncode == 0 else None
+
+
+def _installed(cache_dir: Path) -> bool:
+    stamp = cache_dir / ".installed"
+    return (
+        claude_binary(cache_dir).is_file()
+        and stamp.is_file()
+        and stamp.read_text().strip() == CLAUDE_CODE_VERSION
+    )
+
+
+def _npm_install(target: Path) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise ClaudeCodeUnavailable(
+            f"npm is not on PATH: the Claude Code tests install {CLAUDE_CODE_PACKAGE} with it."
+        )
+    target.mkdir(parents=True)
+    (target / "package.json").write_text('{"name": "graphmem-claude-code-cache", "private": true}\n')
+    cmd = [
+        npm,
+        "install",
+        "--prefix",
+        str(target),
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        CLAUDE_CODE_PACKAGE,
+    ]
+    try:
+        done = subprocess.run(
+            cmd, cwd=target, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise ClaudeCodeUnavailable(f"`{' '.join(cmd)}` took over {INSTALL_TIMEOUT:.0f} s") from exc
+    if done.returncode != 0:
+        raise ClaudeCodeUnavailable(f"`{' '.join(cmd)}` failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    version = _version_of(claude_binary(target))
+    if version != CLAUDE_CODE_VERSION:
+        raise ClaudeCodeUnavailable(f"{claude_binary(target)} --version printed {version!r}")
+
+
+def ensure_claude_code(cache_dir: Path = CACHE_DIR) -> Path:
+    """The Claude Code binary, installed into ``cache_dir`` first if needed (safe across processes)."""
+    if not _installed(cache_dir):
+        lock = cache_dir.with_name(cache_dir.name + ".lock")
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("a") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            if not _installed(cache_dir):
+                staging = cache_dir.with_name(f"{cache_dir.name}.tmp-{os.getpid()}")
+                shutil.rmtree(staging, ignore_errors=True)
+                try:
+                    _npm_install(staging)
+                    (staging / ".installed").write_text(CLAUDE_CODE_VERSION + "\n")
+                    shutil.rmtree(cache_dir, ignore_errors=True)
+                    staging.rename(cache_dir)
+                finally:
+                    shutil.rmtree(staging, ignore_errors=True)
+    return claude_binary(cache_dir)
+
+
+# -- what a request holds ------------------------------------------------------------------------
+
+
+def without_cache_marks(value: Any) -> Any:
+    """``value`` without ``cache_control``: a breakpoint marks where a cached prefix ends and moves
+    to the newest block on every request; it is not content, and the cache ignores it."""
+    if isinstance(value, dict):
+        return {k: without_cache_marks(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_marks(v) for v in value]
+    return value
+
+
+def prompt_prefix(body: dict[str, Any]) -> list[str]:
+    """The request in the order the provider caches it (tools, system, then each message), one
+    canonical JSON text per piece."""
+    pieces = [json.dumps(without_cache_marks(body.get("tools", [])), sort_keys=True)]
+    pieces.append(json.dumps(without_cache_marks(body.get("system", [])), sort_keys=True))
+    pieces += [json.dumps(without_cache_marks(m), sort_keys=True) for m in body.get("messages", [])]
+    return pieces
+
+
+def common_prefix_chars(earlier: dict[str, Any], later: dict[str, Any]) -> int:
+    """How many characters of ``later``'s canonical prefix ``earlier`` already sent."""
+    a, b = "".join(prompt_prefix(earlier)), "".join(prompt_prefix(later))
+    size = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        size += 1
+    return size
+
+
+def texts_of(message: dict[str, Any]) -> list[str]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [content]
+    return [str(b.get("text", "")) for b in content or [] if isinstance(b, dict) and b.get("type") == "text"]
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [str(t.get("name")) for t in body.get("tools") or []]
+
+
+# -- the sandbox ---------------------------------------------------------------------------------
+
+
+@dataclass
+class ClaudeCodeSandbox:
+    """A fresh HOME, git project and graphmem data dir for Claude Code, wired to a stand-in."""
+
+    binary: Path
+    root: Path
+    api: FakeAnthropic
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def project(self) -> Path:
+        return self.root / "project"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def transcripts(self) -> Path:
+        return self.home / ".claude" / "projects"
+
+    @classmethod
+    def create(cls, binary: Path, root: Path, api: FakeAnthropic) -> ClaudeCodeSandbox:
+        box = cls(binary, root, api)
+        for folder in (box.home / ".claude", box.project, box.root / "tmp"):
+            folder.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["git", "init", "-q", "-b", "main", str(box.project)], check=True)
+        return box
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not _DROPPED_ENV.match(k)}
+        env.update(OFFLINE_ENV)
+        env.update(
+            HOME=str(self.home),
+            XDG_CONFIG_HOME=str(self.home / ".config"),
+            XDG_DATA_HOME=str(self.home / ".local" / "share"),
+            XDG_CACHE_HOME=str(self.home / ".cache"),
+            TMPDIR=str(self.root / "tmp"),
+            PATH=f"{VENV_BIN}{os.pathsep}{env.get('PATH', '')}",
+            ANTHROPIC_BASE_URL=self.api.url,
+            ANTHROPIC_API_KEY="sk-ant-test-0000",
+            GRAPHMEM_DATA_DIR=str(self.data_dir),
+            GRAPHMEM_SERVER__PORT="0",  # a free port: tests run beside other daemons
+            PWD=str(self.project),
+        )
+        env.update(self.extra_env)
+        return env
+
+    def graphmem(self, *args: str, timeout: float = 180.0) -> subprocess.CompletedProcess[str]:
+        """``graphmem ARGS`` in the project, in the sandbox's environment."""
+        return subprocess.run(
+            [str(VENV_BIN / "graphmem"), *args], cwd=self.project, env=self.env(), capture_output=True,
+            text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def run_turn(self, prompt: str, *, resume: bool = False, timeout: float = DEFAULT_TIMEOUT) -> str:
+        """One ``claude -p PROMPT`` (``--continue`` with ``resume``): its stdout. A failure or a
+        timeout raises with the output (its process group is killed on timeout)."""
+        args = [str(self.binary), "-p", prompt, "--model", MODEL, *(["--continue"] if resume else [])]
+        with subprocess.Popen(
+            args, cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True,
+        ) as process:  # fmt: skip
+            try:
+                out, err = process.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                out, err = process.communicate()
+                problem = f"claude -p timed out after {timeout:.0f} s:\n{out[-2000:]}\n{err[-2000:]}"
+                raise AssertionError(problem) from None
+        if process.returncode != 0:
+            raise AssertionError(f"claude -p exited {process.returncode}:\n{out[-2000:]}\n{err[-2000:]}")
+        return out
+
+    def hooks_log(self) -> str:
+        path = self.data_dir / "hooks.log"
+        return path.read_text() if path.exists() else ""
+
+    def stop_daemon(self) -> None:
+        self.graphmem("stop", timeout=60)
+
+
+@contextlib.contextmanager
+def sandbox(binary: Path, root: Path) -> Iterator[ClaudeCodeSandbox]:
+    """A sandbox with its stand-in running; the daemon it started is stopped at the end."""
+    with FakeAnthropic() as api:
+        box = ClaudeCodeSandbox.create(binary, root, api)
+        try:
+            yield box
+        finally:
+            box.stop_daemon()
+
+
+def run_all(box: ClaudeCodeSandbox, prompts: Sequence[str]) -> None:
+    """A session of ``prompts``: the first starts it, each next one continues it."""
+    for index, prompt in enumerate(prompts):
+        box.run_turn(prompt, resume=index > 0)
