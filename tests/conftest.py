@@ -37,6 +37,11 @@ settings.register_profile("dev", max_examples=DEV_EXAMPLES, deadline=None)
 home_guard.install()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist registers it too, but only when it is loaded (not under ``-p no:xdist``).
+    config.addinivalue_line("markers", "xdist_group(name): run on the worker of the group's other tests")
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (``--dist loadgroup``)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that share a fixture wider than one test share a pytest-xdist worker

@@ -92,12 +92,18 @@ def _server_user() -> str | None:
                 "PostgreSQL cannot run as root and there is no `useradd` to create the user "
                 f"{SERVER_USER!r}: create an unprivileged user of that name, or run the tests as one."
             ) from None
-        subprocess.run(
+        done = subprocess.run(
             [useradd, "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVER_USER],
-            check=True,
             capture_output=True,
+            text=True,
             timeout=60,
         )
+        try:  # another pytest-xdist worker may have created it first (useradd then fails)
+            pwd.getpwnam(SERVER_USER)
+        except KeyError:
+            raise PostgresUnavailable(
+                f"`useradd {SERVER_USER}` failed ({done.returncode}): {done.stderr.strip()[-500:]}"
+            ) from None
     return SERVER_USER
 
 
