@@ -1,8 +1,10 @@
-"""docs/mcp-tools.md describes every MCP tool as the daemon lists it: a section per tool
-with an example, every parameter with its type, default and bounds, and its hints.
+"""docs/mcp-tools.md, the guide, describes every MCP tool as the daemon lists it: a section
+per tool with an example and its hints, linking to the tool in the generated reference
+(docs/reference/mcp-tools.md), which gives every parameter with its type, default and bounds.
 
 The tools come from ``tool_manifest()``, which builds the live FastMCP server from the
-tool functions' signatures (no store), so the docs are checked against the code itself.
+tool functions' signatures (no store), so the docs are checked against the code itself;
+tests/unit/test_reference_docs.py checks that the reference is what the code renders now.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pytest
 from graphmem.server.manifest import tool_manifest
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "mcp-tools.md"
+REFERENCE = DOCS.with_name("reference") / "mcp-tools.md"
 OVERVIEW = "The tools at a glance"
 TOOL_NAME = re.compile(r"[a-z][a-z0-9_]*")
 BOUNDS = ("minimum", "maximum", "minLength", "maxLength", "maxItems")
@@ -30,12 +33,12 @@ def tools() -> dict[str, dict[str, Any]]:
 
 
 @functools.cache
-def sections() -> dict[str, str]:
+def sections(page: Path = DOCS) -> dict[str, str]:
     """``## heading`` → the text under it; headings inside fenced code blocks are example output."""
     found: dict[str, list[str]] = {}
     body: list[str] = []
     fenced = False
-    for line in DOCS.read_text(encoding="utf-8").splitlines():
+    for line in page.read_text(encoding="utf-8").splitlines():
         fenced = fenced != line.startswith("```")
         if not fenced and line.startswith("## "):
             body = found.setdefault(line[3:].strip(), [])
@@ -61,8 +64,8 @@ def table(text: str, first_header: str) -> list[list[str]]:
 
 
 def parameter_rows(tool: str) -> dict[str, list[str]]:
-    """Parameter name → its row in the tool's ``| Parameter | Type | Default | ...`` table."""
-    rows = table(sections().get(tool, ""), "Parameter")
+    """Parameter name → its row in the reference's ``| Parameter | Type | Default | ...`` table."""
+    rows = table(sections(REFERENCE).get(tool, ""), "Parameter")
     return {row[0].strip("`"): row for row in rows}
 
 
@@ -130,12 +133,24 @@ def test_each_tool_section_gives_its_hints(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", TOOLS)
-def test_the_parameter_table_names_exactly_the_tools_parameters(name: str) -> None:
+def test_each_tool_section_links_to_the_tool_in_the_reference(name: str) -> None:
+    assert f"(reference/mcp-tools.md#{name})" in sections().get(name, ""), (
+        f"docs/mcp-tools.md '## {name}' does not link to its parameters in the reference"
+    )
+    assert name in sections(REFERENCE), f"docs/reference/mcp-tools.md has no '## {name}'"
+
+
+def test_the_guide_keeps_no_parameter_table_the_reference_generates() -> None:
+    assert "| Parameter |" not in DOCS.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", TOOLS)
+def test_the_reference_names_exactly_the_tools_parameters(name: str) -> None:
     documented = list(parameter_rows(name))
     actual = list(tools()[name]["inputSchema"].get("properties", {}))
 
     assert documented == actual, (
-        f"docs/mcp-tools.md '## {name}': parameters {documented}, the tool has {actual}"
+        f"docs/reference/mcp-tools.md '## {name}': parameters {documented}, the tool has {actual}"
     )
 
 
