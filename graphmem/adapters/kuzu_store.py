@@ -60,7 +60,7 @@ from graphmem.adapters.parse_store import PARSES_FILE, ParseStore
 from graphmem.adapters.store_parts import StoreParts
 from graphmem.adapters.vector_log import VectorLog
 from graphmem.core.models import Entity, MemoryRecord
-from graphmem.core.ports import StoredVectors, TextHits, TextMatch, Vector, Visibility
+from graphmem.core.ports import TextHits, TextMatch, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
 log = logging.getLogger(__name__)
@@ -148,17 +148,18 @@ class KuzuGraphStore(StoreParts):
         self._hashes: dict[str, set[str]] | None = None
         self._graph = GraphCache(lambda: links.load_edges())  # the edges, kept in memory
         links = KuzuMemoryLinks(self.db, self._graph)
+        write_owner(data_dir)
+        self.parses = ParseStore(data_dir / PARSES_FILE)  # the files' parses (kuzu_code.py)
+        self._init_schema(dimension)
+        self.vectors = KuzuVectors(self.db, data_dir / VECTOR_LOG, dimension)
         super().__init__(
             connection=self.db,
             entities=KuzuEntities(self.db, self._graph),
             links=links,
             history=KuzuHistory(self.db),
             scans=KuzuScans(self.db),
+            vectors=self.vectors,
         )
-        write_owner(data_dir)
-        self.parses = ParseStore(data_dir / PARSES_FILE)  # the files' parses (kuzu_code.py)
-        self._init_schema(dimension)
-        self.vectors = KuzuVectors(self.db, data_dir / VECTOR_LOG, dimension)
         self._lexical = open_lexical_index(data_dir, self)  # full-text search (adapters/lexical_index.py)
         self._marked: list[str] = []  # ids marked in the lexical journal by the open transaction
 
@@ -476,12 +477,3 @@ class KuzuGraphStore(StoreParts):
             self._records.clear()
             self.vectors.clear(dimension)
         self.rebuild_text_index()  # `graphmem reindex` rebuilds every derived index
-
-    def load_vectors(self) -> StoredVectors:
-        return self.vectors.load_vectors()
-
-    def count_vectors(self) -> int:
-        return self.vectors.count_vectors()
-
-    def embedding_of(self, memory_id: str) -> Vector | None:
-        return self.vectors.embedding_of(memory_id)

@@ -42,7 +42,7 @@ from graphmem.adapters.postgres_rows import (
 from graphmem.adapters.postgres_text import PostgresTextSearch
 from graphmem.adapters.store_parts import StoreParts
 from graphmem.core.models import Entity, LoginRole, MemoryRecord
-from graphmem.core.ports import StoredVectors, TextHits, TextMatch, Vector, Visibility
+from graphmem.core.ports import TextHits, TextMatch, Vector, Visibility
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +61,16 @@ class PostgresGraphStore(StoreParts):
         self.db = PostgresConnection(url, password=password, tls=tls)
         self.graph = PostgresGraph(self.db)
         history = PostgresHistory(self.db)
-        super().__init__(
-            connection=self.db, entities=self.graph, links=self.graph, history=history, scans=history
-        )
         self.text = PostgresTextSearch(self.db)
         self.vectors = PostgresEmbeddings(self.db, dimension, analysed=self.text.forget_stats)
+        super().__init__(
+            connection=self.db,
+            entities=self.graph,
+            links=self.graph,
+            history=history,
+            scans=history,
+            vectors=self.vectors,
+        )
         try:
             check_schema(self.db)
             self.vectors.set_dimension(dimension)
@@ -226,15 +231,6 @@ class PostgresGraphStore(StoreParts):
 
     def clear_embeddings(self, dimension: int) -> None:
         self.vectors.clear_embeddings(dimension)
-
-    def load_vectors(self) -> StoredVectors:
-        return self.vectors.load_vectors()
-
-    def count_vectors(self) -> int:
-        return self.vectors.count_vectors()
-
-    def embedding_of(self, memory_id: str) -> Vector | None:
-        return self.vectors.embedding_of(memory_id)
 
     def search_text(
         self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None

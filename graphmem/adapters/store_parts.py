@@ -3,10 +3,10 @@
 A store is composed of parts that each own their state (sqlite-utils' ``Table`` holding its
 ``Database``): its entities and ABOUT edges (``EntityGraph``), the edges between memories
 (``MemoryLinks``), the history (``MemoryHistory``), and the scans of expiring and branch
-memories, and the connection's transactions and meta table. ``StoreParts`` is given those
-parts and answers their ports by calling them;
-``KuzuGraphStore`` and ``PostgresGraphStore`` are built on it, and add the memory records,
-search, vectors and meta they keep themselves.
+memories, the reads of the stored vectors, and the connection's transactions and meta table.
+``StoreParts`` is given those parts and answers their ports by calling them; ``KuzuGraphStore``
+and ``PostgresGraphStore`` are built on it, and add the memory records, their search and the
+vector writes they keep themselves.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Protocol
 
 from graphmem.core.events import MemoryEvent
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
-from graphmem.core.ports import EntityGraph, MemoryHistory, MemoryLinks, Neighbour
+from graphmem.core.ports import EntityGraph, MemoryHistory, MemoryLinks, Neighbour, StoredVectors, Vector
 
 
 class Connection(Protocol):
@@ -27,6 +27,14 @@ class Connection(Protocol):
     def transaction(self) -> AbstractContextManager[None]: ...
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+
+
+class VectorReads(Protocol):
+    """The reads of ``MemoryVectors`` a store's vector part answers alone."""
+
+    def load_vectors(self) -> StoredVectors: ...
+    def count_vectors(self) -> int: ...
+    def embedding_of(self, memory_id: str) -> Vector | None: ...
 
 
 class MemoryScans(Protocol):
@@ -38,8 +46,8 @@ class MemoryScans(Protocol):
 
 
 class StoreParts:
-    """The ``EntityGraph``, ``MemoryLinks`` and ``MemoryHistory`` ports, the memory scans and
-    the transactions and meta of a store, delegated to the parts given."""
+    """The ``EntityGraph``, ``MemoryLinks`` and ``MemoryHistory`` ports, the memory scans, the
+    vector reads and the transactions and meta of a store, delegated to the parts given."""
 
     def __init__(
         self,
@@ -49,8 +57,10 @@ class StoreParts:
         links: MemoryLinks,
         history: MemoryHistory,
         scans: MemoryScans,
+        vectors: VectorReads,
     ) -> None:
         self._connection = connection
+        self._vector_reads = vectors
         self.entities = entities
         self.links_part = links
         self.history = history
@@ -132,6 +142,17 @@ class StoreParts:
 
     def all_events(self) -> Iterable[MemoryEvent]:
         return self.history.all_events()
+
+    # -- MemoryVectors' reads ------------------------------------------------------------
+
+    def load_vectors(self) -> StoredVectors:
+        return self._vector_reads.load_vectors()
+
+    def count_vectors(self) -> int:
+        return self._vector_reads.count_vectors()
+
+    def embedding_of(self, memory_id: str) -> Vector | None:
+        return self._vector_reads.embedding_of(memory_id)
 
     # -- MemoryRecords' scans -------------------------------------------------------------
 
