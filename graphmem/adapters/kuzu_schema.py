@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
 
+from graphmem.adapters.record_rows import MEMORY_FIELDS
+
 SCHEMA_VERSION = 12
 # From this version the vectors are in the vector log, not in Kùzu (``kuzu_vectors.py``): no
 # Kùzu statement, the store moves them at open.
@@ -114,29 +116,17 @@ GITLAB_RELS = (
     "CREATE REL TABLE RELATED_MR(FROM Issue TO MergeRequest)",
 )
 
+# The Memory table's columns in its order (COPY maps by position): the record's fields, with the
+# store's own (``seq``, ``search_text``, ``embedded``, ``embedding``) before the fields later schema
+# versions added (``origin`` on).
+_LATER = MEMORY_FIELDS.index("origin")
 MEMORY_COLUMNS = (
-    "id",
-    "text",
-    "category",
-    "scope",
-    "project",
-    "created_at",
-    "updated_at",
-    "valid_from",
-    "valid_to",
-    "status",
-    "content_hash",
-    "source",
-    "session",
-    "reinforced",
+    *MEMORY_FIELDS[:_LATER],
     "seq",
     "search_text",
     "embedded",
     "embedding",
-    "origin",
-    "trust",
-    "expires_at",
-    "branch",
+    *MEMORY_FIELDS[_LATER:],
 )
 # Memory columns added after version 1, with their types (appended, as ALTER TABLE does).
 MEMORY_ADDED: tuple[tuple[str, str], ...] = (("origin", "STRING"), ("trust", "STRING"))

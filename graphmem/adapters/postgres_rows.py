@@ -21,7 +21,8 @@ import psycopg
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
-from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
+from graphmem.adapters.record_rows import MEMORY_FIELDS as MEMORY_FIELDS  # the stores' one mapping
+from graphmem.adapters.record_rows import memory_from_row as memory_from_row
 from graphmem.adapters.record_rows import utc as utc  # the PostgreSQL adapters' one conversion
 from graphmem.adapters.search_terms import STOPWORDS, stem, tokens
 from graphmem.adapters.visibility_clause import Dialect
@@ -30,28 +31,6 @@ from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import Vector, Visibility
 from graphmem.core.text import fold, phrase_words, words
 
-# The columns of a MemoryRecord, in the order ``memory_from_row`` reads them (then whether
-# the memory has a vector).
-MEMORY_FIELDS = (
-    "id",
-    "text",
-    "category",
-    "scope",
-    "project",
-    "created_at",
-    "updated_at",
-    "valid_from",
-    "valid_to",
-    "status",
-    "content_hash",
-    "source",
-    "session",
-    "reinforced",
-    "origin",
-    "trust",
-    "expires_at",
-    "branch",
-)
 UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "text"} | {"embedding"}
 MEMORY_RETURN = ", ".join(f"m.{name}" for name in MEMORY_FIELDS) + ", m.embedding IS NOT NULL"
 INSERT_MEMORY = (

@@ -14,6 +14,28 @@ from graphmem.core.codegraph import SymbolInfo
 from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
 
+# A memory's columns (PostgreSQL's ``memories``, a Kùzu ``Memory`` node's but the store's own),
+# in the order ``memory_from_row`` reads them (then whether the memory has a vector).
+MEMORY_FIELDS = (
+    "id",
+    "text",
+    "category",
+    "scope",
+    "project",
+    "created_at",
+    "updated_at",
+    "valid_from",
+    "valid_to",
+    "status",
+    "content_hash",
+    "source",
+    "session",
+    "reinforced",
+    "origin",
+    "trust",
+    "expires_at",
+    "branch",
+)
 # A symbol's columns (a Kùzu ``Symbol`` node's, PostgreSQL's ``code_symbols``), in the order
 # ``symbol_from_row`` reads them; ``SYMBOL_RETURN`` asks them of a symbol named ``s``.
 SYMBOL_FIELDS = (
