@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from graphmem.service.memory import MemoryService
     from graphmem.settings import Settings
 
+__all__ = ["HERE", "check_settings", "open_memory", "resolve_branch", "resolve_project", "warm_model"]
+
 # ``project=HERE``: the project of the current directory, as the CLI resolves it.
 HERE = "."
 

@@ -29,6 +29,31 @@ third-party exceptions into these at their boundary; entry points present them
 
 from __future__ import annotations
 
+__all__ = [
+    "ClaimConflictError",
+    "ConfigError",
+    "ConflictError",
+    "EmbedderError",
+    "GitLabAuthError",
+    "GitLabError",
+    "GitLabForbiddenError",
+    "GitLabNotFoundError",
+    "GitLabRateLimitedError",
+    "GitLabUnavailableError",
+    "GraphmemError",
+    "ImportFileError",
+    "IntegrationError",
+    "InvalidInputError",
+    "NoSessionStoreError",
+    "NotAllowedError",
+    "NotFoundError",
+    "SessionStoreError",
+    "StoreConflictError",
+    "StoreError",
+    "StoreLockedError",
+    "StoreMismatchError",
+]
+
 
 class GraphmemError(Exception):
     """Base of every error graphmem raises on purpose."""

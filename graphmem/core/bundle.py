@@ -14,6 +14,26 @@ from graphmem.core.text import estimate_tokens, inert
 from graphmem.core.timeparse import format_age
 from graphmem.core.views import entity_view, why
 
+__all__ = [
+    "CODE_SHARE",
+    "DATA_NOTE",
+    "DATA_NOTE_TOKENS",
+    "FRAME_TOKENS",
+    "GROUP_HEADING_TOKENS",
+    "GROUP_ORDER",
+    "GROUP_TITLES",
+    "MAX_RELATED_ENTITIES",
+    "MAX_TITLE_CHARS",
+    "MORE",
+    "PEOPLE_SHARE",
+    "BundleItem",
+    "ContextBundle",
+    "build_bundle",
+    "fit_sections",
+    "render_markdown",
+    "scraped",
+]
+
 # Order of groups in a bundle: what an agent must obey or know first.
 GROUP_ORDER: tuple[Category, ...] = (
     Category.DIRECTIVE,

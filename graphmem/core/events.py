@@ -19,6 +19,28 @@ from typing import Any
 
 from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status, Trust
 
+__all__ = [
+    "AGENT",
+    "BY_USER",
+    "FIELDS",
+    "USER",
+    "Cause",
+    "EventKind",
+    "MemoryEvent",
+    "State",
+    "actor_of",
+    "describe",
+    "differences",
+    "field_state",
+    "field_value",
+    "link_from_value",
+    "link_keys",
+    "link_value",
+    "parse_time",
+    "time_value",
+    "wanted_links",
+]
+
 USER = "user"  # a person, through the CLI or Python
 AGENT = "agent"  # a model, through the MCP tools
 # The fields of a memory an event can change, besides ``text`` and ``links``.

@@ -9,6 +9,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+__all__ = [
+    "CURRENT_STATUSES",
+    "SUPERSEDABLE",
+    "Category",
+    "ChannelRank",
+    "Entity",
+    "EntityKind",
+    "Hit",
+    "Link",
+    "LinkKind",
+    "LoginRole",
+    "MemoryRecord",
+    "Scope",
+    "Status",
+    "Step",
+    "Trust",
+]
+
 
 class Category(StrEnum):
     """What kind of knowledge a memory holds."""

@@ -13,6 +13,17 @@ import humanize
 
 from graphmem.errors import InvalidInputError
 
+__all__ = [
+    "DAYS_PER_MONTH",
+    "DAYS_PER_YEAR",
+    "JUST_NOW_S",
+    "format_age",
+    "parse_since",
+    "parse_until",
+    "to_utc",
+    "utc_now",
+]
+
 DAYS_PER_YEAR = 365
 DAYS_PER_MONTH = 30
 JUST_NOW_S = 60  # closer than this to ``now`` reads as "just now"

@@ -10,6 +10,22 @@ from graphmem.core.models import ChannelRank, Entity, Hit, Link, MemoryRecord, S
 from graphmem.core.provenance import label
 from graphmem.core.timeparse import format_age
 
+__all__ = [
+    "channel_view",
+    "entity_view",
+    "entity_words",
+    "event_view",
+    "hit_view",
+    "iso",
+    "link_view",
+    "memory_view",
+    "reasons",
+    "step_name",
+    "step_text",
+    "step_view",
+    "why",
+]
+
 
 def iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat()

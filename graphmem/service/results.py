@@ -11,6 +11,21 @@ from dataclasses import dataclass, field
 
 from graphmem.core.models import Entity, Hit, Link, LoginRole, MemoryRecord
 
+__all__ = [
+    "BootstrapReport",
+    "ExportSummary",
+    "Gauges",
+    "ImportSummary",
+    "IngestReport",
+    "MemoryDetail",
+    "RecallResult",
+    "RememberResult",
+    "RepositoryExport",
+    "RepositoryFiles",
+    "ReviewItem",
+    "Stats",
+]
+
 
 @dataclass(frozen=True, slots=True)
 class RememberResult:
