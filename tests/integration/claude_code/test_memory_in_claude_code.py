@@ -154,3 +154,20 @@ def test_with_no_daemon_the_turn_goes_on_and_the_hooks_start_one(claude: ClaudeC
     while time.monotonic() < deadline and not (claude.data_dir / "daemon.json").exists():
         time.sleep(0.5)
     assert (claude.data_dir / "daemon.json").exists()  # the hooks (or graphmem mcp) started one
+
+
+def test_compaction_keeps_what_matters_and_the_boot_context_comes_back(claude: ClaudeCodeSandbox) -> None:
+    install(claude)
+    remember(claude, DIRECTIVE, "directive")
+    claude.api.script("Hello.")
+    claude.run_turn("Say hello.")
+    claude.api.script("<analysis>Small talk.</analysis>\n<summary>The user said hello.</summary>")
+    claude.run_turn("/compact", resume=True)
+    claude.api.script("Next.")
+    claude.run_turn("What next?", resume=True)
+    compaction = next(r for r in claude.api.requests if "Additional Instructions" in json.dumps(r))
+    instructions = "\n".join(texts_of(compaction["messages"][-1]))
+    assert DIRECTIVE in instructions.split("Additional Instructions", 1)[1]  # the PreCompact hook's text
+    after = claude.api.requests[-1]
+    texts = [t for m in after["messages"] for t in texts_of(m)]  # compaction left one user message
+    assert any("SessionStart hook additional context" in t and DIRECTIVE in t for t in texts)
