@@ -15,7 +15,7 @@ from typing import Any
 
 from graphmem.adapters.kuzu_rows import aware
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.core.enrichment import GitLabTarget, parse_key
+from graphmem.core.enrichment import parse_key
 from graphmem.core.gitlab import (
     ChangedFile,
     EpicData,
@@ -155,95 +155,59 @@ class KuzuGitLabReads:
         saved = self._saved_node(
             "MergeRequest",
             key,
-            "e.title, e.state, e.draft, e.labels, e.milestone, e.source_branch, e.target_branch, "
-            "e.merged_at, e.created_at, e.updated_at, t.description, e.web_url, t.changed_files, "
+            "e.draft, e.milestone, e.source_branch, e.target_branch, e.merged_at, t.changed_files, "
             "e.changed_files_total",
         )
         if saved is None:
             return None
-        r, target = saved
+        facts, r = saved
         people = self._people(key, "MergeRequest")
-        closes = self._issue_refs("MATCH (:MergeRequest {key: $k})-[:CLOSES]->(i:Issue)", key)
         return MergeRequestData(
-            project=target.namespace,
-            iid=target.iid,
-            title=r[0] or "",
-            state=r[1] or "",
-            draft=bool(r[2]),
+            **facts,
+            draft=bool(r[0]),
             author=next(iter(people["AUTHORED"]), None),
             assignees=tuple(people["ASSIGNED"]),
             reviewers=tuple(people["REVIEWS"]),
-            labels=tuple(r[3] or ()),
-            milestone=r[4],
-            source_branch=r[5] or "",
-            target_branch=r[6] or "",
-            merged_at=aware(r[7]),
-            created_at=aware(r[8]),
-            updated_at=aware(r[9]),
-            description=r[10] or "",
-            web_url=r[11] or "",
-            changed_files=files_from_json(r[12]),
-            changed_files_total=int(r[13] or 0),
-            closes=closes,
+            milestone=r[1],
+            source_branch=r[2] or "",
+            target_branch=r[3] or "",
+            merged_at=aware(r[4]),
+            changed_files=files_from_json(r[5]),
+            changed_files_total=int(r[6] or 0),
+            closes=self._issue_refs("MATCH (:MergeRequest {key: $k})-[:CLOSES]->(i:Issue)", key),
         )
 
     def issue(self, key: str) -> IssueData | None:
-        saved = self._saved_node(
-            "Issue",
-            key,
-            "e.title, e.state, e.labels, e.milestone, e.created_at, e.updated_at, e.closed_at, "
-            "t.description, e.web_url",
-        )
+        saved = self._saved_node("Issue", key, "e.milestone, e.closed_at")
         if saved is None:
             return None
-        r, target = saved
+        facts, r = saved
         people = self._people(key, "Issue")
         epics = self._targets("MATCH (:Issue {key: $k})-[:PART_OF]->(x:Epic)", key)
         related = self._targets("MATCH (:Issue {key: $k})-[:RELATED_MR]->(x:MergeRequest)", key)
         return IssueData(
-            project=target.namespace,
-            iid=target.iid,
-            title=r[0] or "",
-            state=r[1] or "",
+            **facts,
             author=next(iter(people["AUTHORED"]), None),
             assignees=tuple(people["ASSIGNED"]),
-            labels=tuple(r[2] or ()),
-            milestone=r[3],
-            created_at=aware(r[4]),
-            updated_at=aware(r[5]),
-            closed_at=aware(r[6]),
-            description=r[7] or "",
-            web_url=r[8] or "",
+            milestone=r[0],
+            closed_at=aware(r[1]),
             epic=epics[0] if epics else None,
             related_merge_requests=tuple(related),
         )
 
     def epic(self, key: str) -> EpicData | None:
-        saved = self._saved_node(
-            "Epic",
-            key,
-            "e.title, e.state, e.labels, e.created_at, e.updated_at, t.description, e.web_url, e.author",
-        )
+        saved = self._saved_node("Epic", key, "e.author")
         if saved is None:
             return None
-        r, target = saved
+        facts, r = saved
+        facts["group"] = facts.pop("project")
         parents = self._targets("MATCH (:Epic {key: $k})-[:PART_OF]->(x:Epic)", key)
-        issues = self._issue_refs("MATCH (i:Issue)-[:PART_OF]->(:Epic {key: $k})", key)
-        children = tuple(self._targets("MATCH (x:Epic)-[:PART_OF]->(:Epic {key: $k})", key))
         return EpicData(
-            group=target.namespace,
-            iid=target.iid,
-            title=r[0] or "",
-            state=r[1] or "",
-            author=Person(r[7]) if r[7] else None,
-            labels=tuple(r[2] or ()),
-            created_at=aware(r[3]),
-            updated_at=aware(r[4]),
-            description=r[5] or "",
-            web_url=r[6] or "",
+            **facts,
+            author=Person(r[0]) if r[0] else None,
             parent=parents[0] if parents else None,
-            child_issues=issues,
-            child_epics=children,
+            child_issues=self._issue_refs("MATCH (i:Issue)-[:PART_OF]->(:Epic {key: $k})", key),
+            child_epics=tuple(self._targets("MATCH (x:Epic)-[:PART_OF]->(:Epic {key: $k})", key)),
         )
 
     def merge_requests_closing(self, issue_key: str) -> list[Entity]:
@@ -310,16 +274,32 @@ class KuzuGitLabReads:
             )
         return self._saved
 
-    def _saved_node(self, label: str, key: str, columns: str) -> tuple[Sequence[Any], GitLabTarget] | None:
-        """``columns`` of the node ``key`` and its GitLab target; None until GitLab described it."""
+    def _saved_node(self, label: str, key: str, columns: str) -> tuple[dict[str, Any], list[Any]] | None:
+        """The facts every MR, issue and epic has (project path, iid, title, state, labels, times,
+        description, web_url), and ``columns`` of the node ``key``; None until GitLab described it."""
         rows = self._store.db.rows(
             f"MATCH (e:{label} {{key: $k}}) WHERE {_SAVED} "
             "OPTIONAL MATCH (t:GitLabText {key: $k}) "  # its long texts (kuzu_schema.GITLAB_TEXT)
-            f"RETURN {columns}",
+            "RETURN e.title, e.state, e.labels, e.created_at, e.updated_at, t.description, e.web_url, "
+            f"{columns}",
             {"k": key},
         )
         target = parse_key(key)
-        return (rows[0], target) if rows and target is not None else None
+        if not rows or target is None:
+            return None
+        r = rows[0]
+        facts = {
+            "project": target.namespace,
+            "iid": target.iid,
+            "title": r[0] or "",
+            "state": r[1] or "",
+            "labels": tuple(r[2] or ()),
+            "created_at": aware(r[3]),
+            "updated_at": aware(r[4]),
+            "description": r[5] or "",
+            "web_url": r[6] or "",
+        }
+        return facts, r[7:]
 
     def _targets(self, match: str, key: str) -> list[tuple[str, int]]:
         """(path, iid) of the nodes ``x`` that ``match`` finds from ``key``, by key."""
