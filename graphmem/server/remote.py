@@ -119,6 +119,11 @@ class RemoteMemory:
 
         return forward
 
+    def bound(self, project: str | None, branch: str | None = None) -> RemoteMemory:
+        """This memory for the checkout of ``project`` on ``branch``, through the same daemon
+        (as ``MemoryService.bound``: a new value)."""
+        return RemoteMemory(self.info, self._api_key, project=project, branch=branch)
+
     def warm_up(self) -> None:
         """The daemon has its model loaded (or loading) already."""
 

@@ -211,6 +211,21 @@ def test_the_own_checkouts_branch_goes_with_the_verbs_that_see_branches(
     assert sent[2]["branch"] == "main"
 
 
+def test_a_memory_bound_to_another_checkout_sends_its_project_and_branch(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    opened = daemon.memory(tmp_path)
+    memory = opened.bound("/src/shop", "feature/fees")
+    daemon.answers.append(plain({"result": 1}))
+
+    with pytest.raises(StoreError, match="does not fit"):  # the fake's answer: only the request counts
+        memory.remember("Refunds keep the card fee")
+
+    assert (memory.project, memory.branch, opened.project) == ("/src/shop", "feature/fees", None)
+    sent = daemon.requests[0]["arguments"]
+    assert (sent["project"], sent["branch"]) == ("/src/shop", "feature/fees")
+
+
 def test_a_squatter_on_the_daemons_port_gets_neither_the_token_nor_the_call(tmp_path: Path) -> None:
     squatter = Daemon(token=None)
     squatter.answers.append(plain({"result": 1}))
