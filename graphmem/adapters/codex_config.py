@@ -14,6 +14,7 @@ Installing is planned before anything is written, as ``FileChange`` lists the CL
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -144,8 +145,11 @@ def plan_install(files: CodexFiles, entry: Mapping[str, Any], command: str) -> l
     for event in HOOK_EVENTS:
         _set_hook(document, event, command)
     new_config = tomlkit.dumps(document)
+    newline = "\r\n" if config is not None and "\r\n" in config else "\n"
+    if newline != "\n":  # graphmem's lines end as the file's do
+        new_config = re.sub(r"(?<!\r)\n", newline, new_config)
     if _last_is_ours(document):  # no blank line after the file's last table
-        new_config = new_config.rstrip("\n") + "\n"
+        new_config = new_config.rstrip("\r\n") + newline
     return [
         FileChange(files.config, config, new_config if new_config != (config or "") else config),
         FileChange(files.agents, agents, with_section(agents or "", SECTION_BODY, files.agents)),
@@ -164,8 +168,7 @@ def plan_uninstall(files: CodexFiles) -> list[FileChange]:
         if _remove(document):
             new_config = tomlkit.dumps(document)
             if last:  # the blank line tomlkit put before graphmem's tables at the end goes too
-                new_config = new_config.rstrip("\n") + "\n"
-
+                new_config = new_config.rstrip("\r\n") + ("\r\n" if "\r\n" in config else "\n")
             if not new_config.strip():
                 new_config = None
     new_agents = agents
@@ -253,8 +256,8 @@ def _table(parent: TOMLDocument | Table, key: str, path: str) -> Table:
         return created
     if not isinstance(found, Table):
         raise IntegrationError(
-            f"{path} is not a table in Codex's config.toml: make it one ([{path}]) and run the "
-            "command again; nothing was changed."
+            f"{path} in Codex's config.toml is a value, not a [{path}] table: write it as one and "
+            "run the command again; nothing was changed."
         )
     return found
 

@@ -181,7 +181,7 @@ def test_a_key_of_the_wrong_shape_stops_the_install(invoke: Invoke, project: Pat
     result = invoke("install", "codex", "--project", str(project))
 
     assert result.exit_code == 10, result.output
-    assert "hooks is not a table" in result.stderr
+    assert "hooks in Codex's config.toml is a value, not a [hooks] table" in result.stderr
     assert config_path.read_text("utf-8") == 'hooks = "none"\n'
 
 
@@ -245,3 +245,21 @@ def test_doctor_has_a_line_for_codex_in_the_project_and_globally(invoke: Invoke,
     config = project / ".codex" / "config.toml"
     assert f"codex (project {project}): MCP server in {config}; hooks: SessionStart" in after.stdout
     assert "codex (global): not installed" in after.stdout
+
+
+def test_a_config_with_windows_line_endings_keeps_them_and_comes_back_as_it_was(
+    invoke: Invoke, project: Path
+) -> None:
+    config_path = project / ".codex" / "config.toml"
+    config_path.parent.mkdir()
+    original = USER_TOML.replace("\n", "\r\n").encode()
+    config_path.write_bytes(original)
+
+    assert invoke("install", "codex", "--project", str(project)).exit_code == 0
+
+    installed = config_path.read_bytes()
+    assert installed.count(b"\n") == installed.count(b"\r\n")  # no line of graphmem's ends otherwise
+    assert invoke("install", "codex", "--project", str(project)).exit_code == 0
+    assert config_path.read_bytes() == installed
+    assert invoke("uninstall", "codex", "--project", str(project)).exit_code == 0
+    assert config_path.read_bytes() == original
