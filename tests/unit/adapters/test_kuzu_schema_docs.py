@@ -1,4 +1,4 @@
-"""docs/architecture.md's schema tables are the schema ``adapters/kuzu_schema.py`` creates:
+"""docs/storage.md's schema tables are the schema ``adapters/kuzu_schema.py`` creates:
 every node table with its columns and primary key, every relationship table with its
 endpoints and properties, and one row per schema version up to ``SCHEMA_VERSION``.
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from graphmem.adapters.kuzu_schema import ENTITY_TABLES, SCHEMA_VERSION, create_schema
 
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "architecture.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "storage.md"
 SECTION = "## Storage: the Kùzu schema"
 COLUMN = re.compile(r"`([a-z_][a-z0-9_]*)`")
 TABLE = re.compile(r"`([A-Z][A-Za-z_]*)`")
@@ -52,7 +52,7 @@ def _docs_table(first_header: str) -> list[list[str]]:
             inside = True
         elif inside and not cells[0].startswith("---"):
             rows.append(cells)
-    assert rows, f"docs/architecture.md: no table headed '| {first_header} |' under '{SECTION}'"
+    assert rows, f"docs/storage.md: no table headed '| {first_header} |' under '{SECTION}'"
     return rows
 
 

@@ -1,7 +1,7 @@
 """The contract of ``core.ports.GraphStore``, run against every store: Kùzu and the in-memory fake.
 
 A second store joins by adding its name and constructor to ``STORES`` (docs/architecture.md,
-"A second store"). Scores differ between stores: tests assert order and membership, not values.
+"A new store"). Scores differ between stores: tests assert order and membership, not values.
 What only Kùzu does (COPY, the process lock, reopening, crashes) is in test_kuzu_store.py.
 """
 
