@@ -263,3 +263,18 @@ def test_a_config_with_windows_line_endings_keeps_them_and_comes_back_as_it_was(
     assert config_path.read_bytes() == installed
     assert invoke("uninstall", "codex", "--project", str(project)).exit_code == 0
     assert config_path.read_bytes() == original
+
+
+def test_with_opencode_in_the_same_project_agents_md_keeps_one_section_that_codex_never_takes_away(
+    invoke: Invoke, project: Path
+) -> None:
+    assert invoke("install", "opencode", "--project", str(project)).exit_code == 0
+    opencodes = (project / "AGENTS.md").read_text("utf-8")
+
+    installed = invoke("install", "codex", "--project", str(project))
+    removed = invoke("uninstall", "codex", "--project", str(project))
+
+    assert installed.exit_code == removed.exit_code == 0
+    assert f"unchanged {project / 'AGENTS.md'}" in installed.stdout
+    assert (project / "AGENTS.md").read_text("utf-8") == opencodes  # OpenCode's section, as it was
+    assert codex_config.installed(codex_config.project_files(project)).section
