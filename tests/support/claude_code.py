@@ -2,11 +2,11 @@
 
 Install. :func:`ensure_claude_code` installs ``@anthropic-ai/claude-code@CLAUDE_CODE_VERSION`` with
 npm into ``<repo>/.cache/claude-code-<version>/`` (git-ignored; ``$CLAUDE_CODE_HARNESS_CACHE``
-replaces ``<repo>/.cache``) once, under an ``fcntl`` lock, into a temporary sibling renamed into
-place once the binary answers ``--version`` (then an ``.installed`` stamp). The package is a
+replaces ``<repo>/.cache``) once (``npm_client.ensure_installed``: locked, staged, checked by the
+binary's ``--version``, stamped). The package is a
 native binary per platform (the ``@anthropic-ai/claude-code-linux-x64`` optional dependency,
 ~370 MB); npm may skip its postinstall script, so the binary is taken from the platform package.
-No npm is an error (:class:`ClaudeCodeUnavailable`), never a skip.
+No npm is an error (``npm_client.ClientUnavailable``), never a skip.
 
 Sandbox. :class:`ClaudeCodeSandbox` is one fresh world under a temp directory: ``home/`` is
 ``HOME`` (Claude Code's ``~/.claude`` and ``~/.claude.json``, the transcripts under
@@ -22,12 +22,9 @@ connected before the first request, which a loaded machine makes a race).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
-import shutil
-import signal
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .fake_anthropic import FakeAnthropic
+from .npm_client import ClientUnavailable, ensure_installed, run_in_group, version_of
 
 CLAUDE_CODE_VERSION = "2.1.328"
 CLAUDE_CODE_PACKAGE = f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"
@@ -45,7 +43,6 @@ CACHE_DIR = (
     Path(os.environ.get("CLAUDE_CODE_HARNESS_CACHE") or REPO_ROOT / ".cache")
     / f"claude-code-{CLAUDE_CODE_VERSION}"
 )
-INSTALL_TIMEOUT = 900.0
 DEFAULT_TIMEOUT = 180.0
 OFFLINE_ENV: dict[str, str] = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -62,81 +59,19 @@ _DROPPED_ENV = re.compile(
 )
 
 
-class ClaudeCodeUnavailable(RuntimeError):
-    """Claude Code cannot be installed here: the tests must fail, not skip."""
-
-
 def claude_binary(cache_dir: Path = CACHE_DIR) -> Path:
     return cache_dir / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude"
 
 
-def _version_of(binary: Path) -> str | None:
-    try:
-        done = subprocess.run(
-            [str(binary), "--version"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.split(" ", 1)[0].strip() if done.returncode == 0 else None
-
-
-def _installed(cache_dir: Path) -> bool:
-    stamp = cache_dir / ".installed"
-    return (
-        claude_binary(cache_dir).is_file()
-        and stamp.is_file()
-        and stamp.read_text().strip() == CLAUDE_CODE_VERSION
-    )
-
-
-def _npm_install(target: Path) -> None:
-    npm = shutil.which("npm")
-    if npm is None:
-        raise ClaudeCodeUnavailable(
-            f"npm is not on PATH: the Claude Code tests install {CLAUDE_CODE_PACKAGE} with it."
-        )
-    target.mkdir(parents=True)
-    (target / "package.json").write_text('{"name": "graphmem-claude-code-cache", "private": true}\n')
-    cmd = [
-        npm,
-        "install",
-        "--prefix",
-        str(target),
-        "--no-audit",
-        "--no-fund",
-        "--loglevel=error",
-        CLAUDE_CODE_PACKAGE,
-    ]
-    try:
-        done = subprocess.run(
-            cmd, cwd=target, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, stdin=subprocess.DEVNULL
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise ClaudeCodeUnavailable(f"`{' '.join(cmd)}` took over {INSTALL_TIMEOUT:.0f} s") from exc
-    if done.returncode != 0:
-        raise ClaudeCodeUnavailable(f"`{' '.join(cmd)}` failed ({done.returncode}):\n{done.stderr[-4000:]}")
-    version = _version_of(claude_binary(target))
-    if version != CLAUDE_CODE_VERSION:
-        raise ClaudeCodeUnavailable(f"{claude_binary(target)} --version printed {version!r}")
+def _check(directory: Path) -> None:
+    printed = version_of(claude_binary(directory))
+    if printed is None or printed.split(" ", 1)[0] != CLAUDE_CODE_VERSION:
+        raise ClientUnavailable(f"{claude_binary(directory)} --version printed {printed!r}")
 
 
 def ensure_claude_code(cache_dir: Path = CACHE_DIR) -> Path:
     """The Claude Code binary, installed into ``cache_dir`` first if needed (safe across processes)."""
-    if not _installed(cache_dir):
-        lock = cache_dir.with_name(cache_dir.name + ".lock")
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        with lock.open("a") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            if not _installed(cache_dir):
-                staging = cache_dir.with_name(f"{cache_dir.name}.tmp-{os.getpid()}")
-                shutil.rmtree(staging, ignore_errors=True)
-                try:
-                    _npm_install(staging)
-                    (staging / ".installed").write_text(CLAUDE_CODE_VERSION + "\n")
-                    shutil.rmtree(cache_dir, ignore_errors=True)
-                    staging.rename(cache_dir)
-                finally:
-                    shutil.rmtree(staging, ignore_errors=True)
+    ensure_installed(CLAUDE_CODE_PACKAGE, CLAUDE_CODE_VERSION, cache_dir, _check)
     return claude_binary(cache_dir)
 
 
@@ -250,21 +185,17 @@ class ClaudeCodeSandbox:
         """One ``claude -p PROMPT`` (``--continue`` with ``resume``): its stdout. A failure or a
         timeout raises with the output (its process group is killed on timeout)."""
         args = [str(self.binary), "-p", prompt, "--model", MODEL, *(["--continue"] if resume else [])]
-        with subprocess.Popen(
-            args, cwd=self.project, env=self.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, start_new_session=True,
-        ) as process:  # fmt: skip
-            try:
-                out, err = process.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                out, err = process.communicate()
-                problem = f"claude -p timed out after {timeout:.0f} s:\n{out[-2000:]}\n{err[-2000:]}"
-                raise AssertionError(problem) from None
-        if process.returncode != 0:
-            raise AssertionError(f"claude -p exited {process.returncode}:\n{out[-2000:]}\n{err[-2000:]}")
-        return out
+        try:
+            done = run_in_group(args, cwd=self.project, env=self.env(), timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            raise AssertionError(
+                f"claude -p timed out after {timeout:.0f} s:\n{exc.stdout}\n{exc.stderr}"
+            ) from None
+        if done.returncode != 0:
+            raise AssertionError(
+                f"claude -p exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+            )
+        return done.stdout
 
     def hooks_log(self) -> str:
         path = self.data_dir / "hooks.log"

@@ -14,14 +14,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.claude_code import ClaudeCodeSandbox, ClaudeCodeUnavailable, ensure_claude_code, sandbox
+from support.claude_code import ClaudeCodeSandbox, ensure_claude_code, sandbox
+from support.npm_client import ClientUnavailable
 
 
 @pytest.fixture(scope="session")
 def claude_binary() -> Path:
     try:
         return ensure_claude_code()
-    except ClaudeCodeUnavailable as exc:
+    except ClientUnavailable as exc:
         problem = str(exc)
     pytest.fail(f"Claude Code is unavailable (these tests fail rather than skip): {problem}", pytrace=False)
 

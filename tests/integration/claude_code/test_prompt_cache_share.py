@@ -1,6 +1,8 @@
-"""The prompt cache in the real Claude Code with graphmem on and off: the same five-turn session
-(``claude -p``, then ``--continue``) with memories relevant on turns 1, 3 and 5, measured on the
-requests the stand-in recorded. Prints the docs/benchmarks.md table (run with ``-s``)::
+"""The prompt cache in the real Claude Code with graphmem on and off: the session every client's
+prompt-cache test plays (``support/session_scenario.py``: six turns, a fact relevant on turns 1,
+3 and 5, small talk between; a directive of the user's in the store), ``claude -p`` then
+``--continue``, measured on the requests the stand-in recorded. Prints the docs/benchmarks.md
+table (run with ``-s``)::
 
     .venv/bin/pytest -s -p no:cacheprovider tests/integration/claude_code/test_prompt_cache_share.py
 
@@ -20,25 +22,12 @@ from pathlib import Path
 
 import pytest
 from support.claude_code import common_prefix_chars, prompt_prefix, sandbox, texts_of
+from support.session_scenario import BOOT_DIRECTIVE, FACTS, TURNS
 
 from graphmem.core.text import estimate_tokens
 
 pytestmark = pytest.mark.integration
 
-MEMORIES = (
-    ("fact", "The staging database listens on port 5433."),
-    ("fact", "The billing service stores money as integer cents."),
-    ("procedure", "Deploys to production happen on Tuesdays after the smoke tests."),
-    ("directive", "Never push directly to main; open a merge request."),
-    ("decision", "We use PostgreSQL 16 for the orders service."),
-)
-PROMPTS = (
-    "Which port does the staging database listen on?",
-    "Thanks. What is the weather like?",
-    "How does billing store money amounts?",
-    "Tell me a joke.",
-    "When do deploys to production happen?",
-)
 BLOCK = re.compile(r'<memory source="graphmem">.*?</memory>', re.DOTALL)
 
 
@@ -51,16 +40,17 @@ class Measured:
 
 def measure(claude_binary: Path, root: Path, *, graphmem: bool) -> Measured:
     with sandbox(claude_binary, root) as claude:
-        for category, text in MEMORIES:
-            assert claude.graphmem("remember", "-c", category, text).returncode == 0
+        assert claude.graphmem("remember", "-c", "directive", BOOT_DIRECTIVE).returncode == 0
+        for fact in FACTS:
+            assert claude.graphmem("remember", "-c", "fact", fact).returncode == 0
         if graphmem:
             assert claude.graphmem("install", "claude-code").returncode == 0
             assert claude.graphmem("serve", "--detach").returncode == 0
-        for index, prompt in enumerate(PROMPTS):
+        for index, (prompt, _) in enumerate(TURNS):
             claude.api.script(f"Answer {index}.")
             claude.run_turn(prompt, resume=index > 0)
         requests = claude.api.requests
-    assert len(requests) == len(PROMPTS)
+    assert len(requests) == len(TURNS)
     shares, whole = [], 0
     for earlier, later in itertools.pairwise(requests):
         total = len("".join(prompt_prefix(later)))
@@ -87,6 +77,6 @@ def test_the_cacheable_share_with_graphmem_on_and_off(claude_binary: Path, tmp_p
     print("| --- | ---: | ---: | ---: |")
     print("\n".join(rows))
     print("per turn (on):", on.injected)
-    assert off.kept_whole == on.kept_whole == len(PROMPTS) - 1
-    assert off.injected == [0] * len(PROMPTS)
+    assert off.kept_whole == on.kept_whole == len(TURNS) - 1
+    assert off.injected == [0] * len(TURNS)
     assert on.injected[0] > 0 and on.injected[2] > 0 and on.injected[4] > 0
