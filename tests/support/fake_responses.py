@@ -1,8 +1,8 @@
 """A scripted, OpenAI Responses-compatible server that stands in for Codex's model.
 
 Codex CLI talks to it through a ``[model_providers.fake]`` entry with ``wire_api = "responses"``
-and ``base_url`` = :attr:`FakeResponses.base_url` (see ``tests/support/codex.py``). A stdlib
-``ThreadingHTTPServer`` on ``127.0.0.1`` (a free port) in a daemon thread.
+and ``base_url`` = :attr:`FakeResponses.base_url` (see ``tests/support/codex.py``), served on
+``127.0.0.1`` (a free port) by ``support.local_server.LocalServer``.
 
 - ``POST /v1/responses``: the next scripted reply (:class:`~fake_llm.Text`, a
   :class:`~fake_llm.ToolCall` for a function tool, or a :class:`~fake_llm.Fail`), streamed as
@@ -24,10 +24,11 @@ import json
 import threading
 from collections import deque
 from collections.abc import Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from .fake_llm import Fail, ScriptItem, Text, ToolCall, as_reply
+from .local_server import LocalServer
 
 MODEL_ID = "fake-model"
 EXHAUSTED_TEXT = "(fake model: script exhausted)"
@@ -124,8 +125,7 @@ class FakeResponses:
         self.exhausted = 0
         # The input tokens each answer reports: a client compacts once they pass its limit.
         self.input_tokens = 10
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._http = LocalServer(_handler_for(self), "fake-responses")
 
     def script(self, *items: ScriptItem) -> None:
         with self._lock:
@@ -151,28 +151,14 @@ class FakeResponses:
 
     @property
     def base_url(self) -> str:
-        if self._server is None:
-            raise RuntimeError("FakeResponses is not started")
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"http://127.0.0.1:{self._http.port}/v1"
 
     def start(self) -> FakeResponses:
-        if self._server is None:
-            self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-            self._server.daemon_threads = True
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-            )
-            self._thread.start()
+        self._http.start()
         return self
 
     def stop(self) -> None:
-        server, thread = self._server, self._thread
-        self._server = self._thread = None
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        if thread is not None:
-            thread.join(timeout=5)
+        self._http.stop()
 
     def __enter__(self) -> FakeResponses:
         return self.start()
