@@ -53,42 +53,42 @@ def anchor(heading: str) -> str:
 # -- the CLI ---------------------------------------------------------------------------------
 
 
-def cli_commands() -> Iterator[tuple[str, click.Command]]:
-    """``graphmem`` and every command and subcommand under it, by its full name, in help order."""
+def cli_commands() -> Iterator[tuple[str, click.Command, click.Context]]:
+    """``graphmem`` and every command and subcommand under it, by its full name, in help order,
+    each with the context its ``--help`` runs in (the parents' settings, ``-h`` among them)."""
     from graphmem.cli.main import cli
 
-    def walk(path: str, command: click.Command) -> Iterator[tuple[str, click.Command]]:
-        yield path, command
+    def walk(
+        path: str, command: click.Command, parent: click.Context | None
+    ) -> Iterator[tuple[str, click.Command, click.Context]]:
+        ctx = click.Context(
+            command,
+            info_name=path.split()[-1],
+            parent=parent,
+            terminal_width=WIDTH,
+            max_content_width=WIDTH,
+            **command.context_settings,
+        )
+        yield path, command, ctx
         if isinstance(command, click.Group):
-            with click.Context(command, info_name=path) as ctx:
-                for name in command.list_commands(ctx):
-                    sub = command.get_command(ctx, name)
-                    if sub is not None and not sub.hidden:
-                        yield from walk(f"{path} {name}", sub)
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                if sub is not None and not sub.hidden:
+                    yield from walk(f"{path} {name}", sub, ctx)
 
-    yield from walk("graphmem", cli)
-
-
-def help_text(path: str, command: click.Command) -> str:
-    parent: click.Context | None = None
-    for name in path.split()[:-1]:
-        parent = click.Context(click.Group(name), info_name=name, parent=parent)
-    ctx = click.Context(
-        command, info_name=path.split()[-1], parent=parent, terminal_width=WIDTH, max_content_width=WIDTH
-    )
-    return command.get_help(ctx)
+    yield from walk("graphmem", cli, None)
 
 
 def render_cli() -> str:
-    found = list(cli_commands())
+    found = [(path, command.get_help(ctx)) for path, command, ctx in cli_commands()]
     lines = header(
         "CLI reference",
         "Every command's `--help`, as `graphmem COMMAND --help` prints it. What the commands are "
         "for, with examples and exit codes: [the CLI guide](../cli.md).",
     )
     lines += [f"- [`{path}`](#{anchor(path)})" for path, _ in found] + [""]
-    for path, command in found:
-        lines += [f"## {path}", "", "```text", help_text(path, command).rstrip(), "```", ""]
+    for path, text in found:
+        lines += [f"## {path}", "", "```text", text.rstrip(), "```", ""]
     return "\n".join(lines)
 
 
