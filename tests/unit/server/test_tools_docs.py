@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from graphmem.server.manifest import tool_manifest
+from scripts.reference_docs import hints  # the words the overview tables define
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "mcp-tools.md"
 REFERENCE = DOCS.with_name("reference") / "mcp-tools.md"
@@ -71,17 +72,6 @@ def parameter_rows(tool: str) -> dict[str, list[str]]:
 
 def schema_types(schema: dict[str, Any]) -> set[str]:
     return {option["type"] for option in schema.get("anyOf", [schema]) if "type" in option}
-
-
-def hints(annotations: dict[str, bool]) -> str:
-    """The overview table's words for a tool's annotations (defined under the table)."""
-    if annotations["readOnlyHint"]:
-        kind = "read-only"
-    elif annotations["destructiveHint"]:
-        kind = "destructive"
-    else:
-        kind = "idempotent write" if annotations["idempotentHint"] else "write"
-    return kind + (", open world" if annotations["openWorldHint"] else "")
 
 
 TOOLS = list(tools())
