@@ -34,7 +34,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graphmem.adapters import jsonc
+from graphmem.adapters import agents_md, jsonc
 from graphmem.errors import IntegrationError, InvalidInputError
 
 SCHEMA_URL = "https://opencode.ai/config.json"
@@ -56,28 +56,6 @@ DUAL_PLUGIN_VERSION = 2
 # What diff prints after a last line that has no newline.
 NO_NEWLINE_MARK = "\n\\ No newline at end of file\n"
 EMPTY_CONFIG = '{\n  "$schema": "' + SCHEMA_URL + '"\n}\n'
-
-SECTION_START = "<!-- graphmem:start -->"
-SECTION_END = "<!-- graphmem:end -->"
-# What the agent reads about graphmem; OpenCode names MCP tools "<server>_<tool>".
-SECTION_BODY = """\
-## Memory (graphmem)
-
-The `graphmem_*` tools are this project's long-term memory, shared across sessions and agents.
-
-- At the start of a session: `graphmem_get_boot_context`.
-- Before editing an MR (`!123`), an issue (`#45`), a file or a symbol: `graphmem_get_context` on it.
-- Before deciding something, or when stuck: `graphmem_recall`.
-- `graphmem_remember` decisions (with the why), blockers, procedures that worked, facts, and
-  the preferences and directives the user states.
-- `graphmem_update_memory` to resolve a blocker or to supersede a decision.
-- Other agents may work on this project too: `graphmem_session_start` when you begin,
-  `graphmem_session_heartbeat` while you work, `graphmem_session_end` with a summary when you
-  finish; `graphmem_claim_item` before working on an MR, issue or file, `graphmem_release_item`
-  when done.
-- `graphmem_delete_memory` only when the user asks; `graphmem_export_memories` and
-  `graphmem_import_memories` on request; `graphmem_memory_status` to check the server.
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +232,7 @@ def plan_install(
     )
     return [
         FileChange(files.config, config, new_config),
-        FileChange(files.agents, agents, with_section(agents or "", SECTION_BODY, files.agents)),
+        FileChange(files.agents, agents, agents_md.with_client(agents, agents_md.OPENCODE, files.agents)),
         FileChange(files.plugin, installed, plugin_text() if plugin is None else plugin),
     ]
 
@@ -273,11 +251,7 @@ def plan_uninstall(files: OpenCodeFiles) -> list[FileChange]:
         new_config = _edit_config(files.config, config, lambda text: jsonc.remove_value(text, MCP_PATH))
         if new_config != config and new_config == EMPTY_CONFIG:
             new_config = None
-    new_agents = agents
-    if agents is not None:
-        new_agents = without_section(agents, files.agents)
-        if new_agents != agents and not new_agents.strip():
-            new_agents = None
+    new_agents = agents_md.without_client(agents, agents_md.OPENCODE, files.agents)
     plugin = _read(files.plugin)
     new_plugin = None if plugin is not None and is_our_plugin(plugin) else plugin
     return [
@@ -295,58 +269,6 @@ def _edit_config(path: Path, text: str, edit: Callable[[str], str]) -> str:
             f"{path} is not valid JSON with comments ({exc}). Fix it and run the command again; "
             "nothing was changed."
         ) from None
-
-
-# -- AGENTS.md ----------------------------------------------------------------------
-
-
-def _newline(text: str) -> str:
-    return "\r\n" if "\r\n" in text else "\n"
-
-
-def _section_span(text: str, path: Path) -> tuple[int, int] | None:
-    start = text.find(SECTION_START)
-    if start < 0:
-        return None
-    end = text.find(SECTION_END, start)
-    if end < 0:
-        line = text.count("\n", 0, start) + 1
-        raise IntegrationError(
-            f"{path} line {line} opens graphmem's section with {SECTION_START} but never closes it "
-            f"with {SECTION_END}: add the end marker (or remove the start marker) and run the command "
-            "again; nothing was changed."
-        )
-    return start, end + len(SECTION_END)
-
-
-def with_section(text: str, body: str, path: Path) -> str:
-    """``text`` with graphmem's marked section set to ``body``: replaced in place, or appended."""
-    newline = _newline(text)
-    block = newline.join([SECTION_START, *body.rstrip("\n").split("\n"), SECTION_END])
-    span = _section_span(text, path)
-    if span is not None:
-        return text[: span[0]] + block + text[span[1] :]
-    if not text:
-        return block + newline
-    base = text if text.endswith("\n") else text + newline
-    return base + newline + block + newline
-
-
-def without_section(text: str, path: Path) -> str:
-    """``text`` without graphmem's marked section and the blank line that set it apart."""
-    span = _section_span(text, path)
-    if span is None:
-        return text
-    start, end = span
-    newline = _newline(text)
-    before, after = text[:start], text[end:]
-    if after.startswith(newline):
-        after = after[len(newline) :]
-    if before.endswith(newline * 2):
-        before = before[: -len(newline)]
-    elif not before and after.startswith(newline):
-        after = after[len(newline) :]
-    return before + after
 
 
 # -- reading and writing --------------------------------------------------------------

@@ -55,7 +55,7 @@ def test_opencode_lists_graphmem_connected(installed: tuple[OpenCodeSandbox, Pat
     opencode, _ = installed
     config = json.loads((opencode.project / "opencode.json").read_text("utf-8"))
     assert config["mcp"]["graphmem"]["command"][-1] == "mcp"
-    assert "graphmem_recall" in (opencode.project / "AGENTS.md").read_text("utf-8")
+    assert "`graphmem_<tool>`" in (opencode.project / "AGENTS.md").read_text("utf-8")
 
     servers = opencode.mcp_list()
 

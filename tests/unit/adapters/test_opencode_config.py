@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.adapters import jsonc
+from graphmem.adapters import agents_md, jsonc
 from graphmem.adapters import opencode_config as oc
 from graphmem.errors import IntegrationError
 
@@ -30,6 +30,8 @@ COMMENTED_JSONC = """\
 }
 """
 USER_AGENTS = "# Shop\n\nRun `make test` before you commit.\n"
+# The start marker of a section written before the marker named its clients.
+OLD_START = "<!-- graphmem:start -->"
 
 
 def install(directory: Path, entry: dict[str, object] = ENTRY) -> list[oc.FileChange]:
@@ -141,7 +143,7 @@ def test_install_in_a_fresh_project_creates_both_files(tmp_path: Path) -> None:
     config = json.loads((tmp_path / "opencode.json").read_text("utf-8"))
     assert config == {"$schema": oc.SCHEMA_URL, "mcp": {"graphmem": ENTRY}}
     agents = (tmp_path / "AGENTS.md").read_text("utf-8")
-    assert agents.startswith(oc.SECTION_START + "\n") and agents.endswith(oc.SECTION_END + "\n")
+    assert agents == agents_md.section({"opencode"}) + "\n"
 
 
 def test_install_keeps_the_other_settings_of_an_existing_json(tmp_path: Path) -> None:
@@ -192,7 +194,7 @@ def test_install_updates_a_stale_entry_and_section(tmp_path: Path) -> None:
     install(tmp_path, oc.server_entry(["/old/graphmem", "mcp"]))
     agents = tmp_path / "AGENTS.md"
     agents.write_text(
-        "intro\n\n" + oc.SECTION_START + "\nold advice\n" + oc.SECTION_END + "\n\noutro\n", "utf-8"
+        "intro\n\n" + OLD_START + "\nold advice\n" + agents_md.SECTION_END + "\n\noutro\n", "utf-8"
     )
 
     changes = install(tmp_path)
@@ -204,8 +206,8 @@ def test_install_updates_a_stale_entry_and_section(tmp_path: Path) -> None:
     ]
     assert jsonc.get_value((tmp_path / "opencode.json").read_text("utf-8"), oc.MCP_PATH) == ENTRY
     text = agents.read_text("utf-8")
-    assert text.startswith("intro\n\n" + oc.SECTION_START) and text.endswith(oc.SECTION_END + "\n\noutro\n")
-    assert "old advice" not in text and "graphmem_recall" in text
+    assert text == "intro\n\n" + agents_md.section({"opencode"}) + "\n\noutro\n"
+    assert "old advice" not in text and "`graphmem_<tool>`" in text
 
 
 def test_install_appends_the_section_after_the_users_agents_md(tmp_path: Path) -> None:
@@ -214,7 +216,7 @@ def test_install_appends_the_section_after_the_users_agents_md(tmp_path: Path) -
     install(tmp_path)
 
     text = (tmp_path / "AGENTS.md").read_text("utf-8")
-    assert text.startswith(USER_AGENTS + "\n" + oc.SECTION_START + "\n")
+    assert text == USER_AGENTS + "\n" + agents_md.section({"opencode"}) + "\n"
 
 
 def test_the_section_names_every_tool_and_stays_short() -> None:
@@ -235,8 +237,10 @@ def test_the_section_names_every_tool_and_stays_short() -> None:
         "import_memories",
     ]
 
-    assert [tool for tool in tools if f"`graphmem_{tool}`" not in oc.SECTION_BODY] == []
-    assert len(oc.SECTION_BODY.splitlines()) + 2 <= 25
+    body = agents_md.section_body({"opencode", "codex"})
+    assert [tool for tool in tools if f"`{tool}`" not in body] == []
+    assert "`graphmem_<tool>`" in body and "`mcp__graphmem__<tool>`" in body
+    assert len(body.splitlines()) + 2 <= 25
 
 
 def test_install_keeps_windows_line_endings(tmp_path: Path) -> None:
@@ -334,9 +338,11 @@ def test_uninstall_keeps_a_config_that_never_had_graphmem(tmp_path: Path) -> Non
     ],
 )
 def test_removing_the_section_takes_its_blank_line_and_keeps_the_rest(text: str, expected: str) -> None:
-    section = oc.SECTION_START + "\nbody\n" + oc.SECTION_END
+    section = OLD_START + "\nbody\n" + agents_md.SECTION_END
 
-    assert oc.without_section(text.replace("SECTION", section), Path("AGENTS.md")) == expected
+    changed = agents_md.without_client(text.replace("SECTION", section), "opencode", Path("AGENTS.md"))
+
+    assert (changed or "") == expected
 
 
 # -- errors --------------------------------------------------------------------------------
@@ -369,7 +375,7 @@ def test_a_config_that_is_not_utf8_is_an_error(tmp_path: Path) -> None:
 
 
 def test_a_section_that_is_never_closed_is_an_error(tmp_path: Path) -> None:
-    text = "# Shop\n\n" + oc.SECTION_START + "\nhalf a section\n"
+    text = "# Shop\n\n" + OLD_START + "\nhalf a section\n"
     (tmp_path / "AGENTS.md").write_text(text, "utf-8")
 
     with pytest.raises(IntegrationError, match=r"line 3 .* never closes it"):

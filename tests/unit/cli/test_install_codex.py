@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from graphmem.adapters import codex_config, opencode_config
+from graphmem.adapters import agents_md, codex_config, opencode_config
 from graphmem.cli import main
 from graphmem.service.memory import MemoryService
 
@@ -265,16 +265,27 @@ def test_a_config_with_windows_line_endings_keeps_them_and_comes_back_as_it_was(
     assert config_path.read_bytes() == original
 
 
-def test_with_opencode_in_the_same_project_agents_md_keeps_one_section_that_codex_never_takes_away(
+def test_with_opencode_agents_md_keeps_one_section_for_both_and_each_uninstall_leaves_the_other(
     invoke: Invoke, project: Path
 ) -> None:
+    agents = project / "AGENTS.md"
+    agents.write_text("# Shop\n", "utf-8")
     assert invoke("install", "opencode", "--project", str(project)).exit_code == 0
-    opencodes = (project / "AGENTS.md").read_text("utf-8")
+    opencodes = agents.read_text("utf-8")
 
-    installed = invoke("install", "codex", "--project", str(project))
-    removed = invoke("uninstall", "codex", "--project", str(project))
+    assert invoke("install", "codex", "--project", str(project)).exit_code == 0
+    both = agents.read_text("utf-8")
+    assert both == "# Shop\n\n" + agents_md.section({"opencode", "codex"}) + "\n"
+    assert "`graphmem_<tool>`" in both and "`mcp__graphmem__<tool>`" in both
 
-    assert installed.exit_code == removed.exit_code == 0
-    assert f"unchanged {project / 'AGENTS.md'}" in installed.stdout
-    assert (project / "AGENTS.md").read_text("utf-8") == opencodes  # OpenCode's section, as it was
+    assert invoke("uninstall", "opencode", "--project", str(project)).exit_code == 0
+    assert agents.read_text("utf-8") == "# Shop\n\n" + agents_md.section({"codex"}) + "\n"
     assert codex_config.installed(codex_config.project_files(project)).section
+
+    assert invoke("install", "opencode", "--project", str(project)).exit_code == 0
+    assert agents.read_text("utf-8") == both
+    assert invoke("uninstall", "codex", "--project", str(project)).exit_code == 0
+    assert agents.read_text("utf-8") == opencodes
+    assert not codex_config.installed(codex_config.project_files(project)).section
+    assert invoke("uninstall", "opencode", "--project", str(project)).exit_code == 0
+    assert agents.read_text("utf-8") == "# Shop\n"

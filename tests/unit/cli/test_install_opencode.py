@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from graphmem.adapters import jsonc, opencode_config
+from graphmem.adapters import agents_md, jsonc, opencode_config
 from graphmem.cli import main
 from graphmem.service.memory import MemoryService
 
@@ -74,7 +74,7 @@ def test_install_in_a_fresh_project_creates_the_config_agents_md_and_plugin(
         "$schema": "https://opencode.ai/config.json",
         "mcp": {"graphmem": ENTRY},
     }
-    assert "`graphmem_recall`" in (project / "AGENTS.md").read_text("utf-8")
+    assert "`graphmem_<tool>`" in (project / "AGENTS.md").read_text("utf-8")
 
 
 def test_install_again_says_nothing_changed(invoke: Invoke, project: Path) -> None:
@@ -306,7 +306,7 @@ def test_an_unwritable_config_dir_is_an_error(invoke: Invoke, tmp_path: Path) ->
 
 
 def test_docs_show_the_agents_md_section_that_install_writes() -> None:
-    section = opencode_config.with_section("", opencode_config.SECTION_BODY, Path("AGENTS.md"))
+    section = agents_md.section({"opencode"}) + "\n"
 
     assert "```markdown\n" + section + "```" in DOCS.read_text("utf-8")
 
