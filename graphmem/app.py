@@ -94,6 +94,18 @@ def open_memory(
 
     ``check_model=False`` skips the embedding-model check; only ``reindex`` uses it.
     """
+    return _open_memory(settings, data_dir=data_dir, embedder=embedder, check_model=check_model)
+
+
+def _open_memory(
+    settings: Settings | None,
+    *,
+    data_dir: Path | None = None,
+    embedder: Embedder | None = None,
+    check_model: bool = True,
+    background: bool = False,
+) -> MemoryService:
+    """``open_memory``; ``background``: the daemon's, whose worker loads the model and embeds."""
     settings = settings or load_settings()
     data_dir = Path(data_dir or settings.data_dir).expanduser()
     if embedder is None:
@@ -103,9 +115,9 @@ def open_memory(
     sources = learning_sources(settings)
     namespace = (lambda project: default_project) if default_project else partial(_namespace, sources.roots)
     if settings.store.url:
-        opened = _open_postgres(settings, embedder, dimension, check_model=check_model)
+        opened = _open_postgres(settings, embedder, dimension, check_model=check_model, background=background)
     else:
-        opened = _open_kuzu(data_dir, embedder, dimension, check_model=check_model)
+        opened = _open_kuzu(data_dir, embedder, dimension, check_model=check_model, background=background)
     return build_memory(
         opened.store,
         opened.semantic,
@@ -132,20 +144,23 @@ class _Opened:
     coordinator: Coordination | None = None  # sessions and claims kept in the store
 
 
-def _open_kuzu(data_dir: Path, embedder: Embedder, dimension: int, *, check_model: bool) -> _Opened:
+def _open_kuzu(
+    data_dir: Path, embedder: Embedder, dimension: int, *, check_model: bool, background: bool
+) -> _Opened:
     """The embedded Kùzu store in ``data_dir``, its HNSW vector index saved beside it."""
     store = KuzuGraphStore(data_dir, dimension=dimension)
     _check_model(store, str(store.path), embedder.model_name, dimension, enforce=check_model)
     files = VectorIndexFiles(data_dir / VECTORS_DIRNAME)
-    semantic = SemanticIndex(store, embedder, HnswVectorIndex, files)
+    semantic = SemanticIndex(store, embedder, HnswVectorIndex, files, background=background)
     return _Opened(store, semantic, KuzuCodeGraph(store), KuzuGitLabGraph(store))
 
 
 def serve_memory(settings: Settings) -> MemoryService:
     """The daemon's Memory service (``graphmem serve``): the store opened as ``open_memory`` opens
     it, its path verbs held to what an agent may touch, sessions and claims kept by the daemon
-    (or, on a team's store, by the database)."""
-    memory = open_memory(settings)
+    (or, on a team's store, by the database), the model loaded and the backlog embedded by the
+    daemon's worker (recall is lexical until then and never waits for a batch)."""
+    memory = _open_memory(settings, background=True)
     ttl = timedelta(seconds=settings.server.session_ttl_seconds)
     return memory.serving(memory.coordinator or Coordinator(utc_now, ttl))
 
@@ -156,7 +171,9 @@ def configured_embedder(settings: Settings) -> Embedder:
     return make_embedder(embedding.model, quantized_queries=embedding.quantized_queries)
 
 
-def _open_postgres(settings: Settings, embedder: Embedder, dimension: int, *, check_model: bool) -> _Opened:
+def _open_postgres(
+    settings: Settings, embedder: Embedder, dimension: int, *, check_model: bool, background: bool
+) -> _Opened:
     """A team's PostgreSQL store (``[store] url``, docs/team.md): recall searches the database
     itself (full text and pgvector); the code graph, GitLab's, and agent sessions and claims are
     kept there too."""
@@ -176,7 +193,7 @@ def _open_postgres(settings: Settings, embedder: Embedder, dimension: int, *, ch
     _check_model(store, store.where, embedder.model_name, dimension, enforce=check_model)
     return _Opened(
         store,
-        SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim)),
+        SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim), background=background),
         PostgresCodeGraph(store),
         PostgresGitLabGraph(store),
         login=store,

@@ -134,7 +134,7 @@ class Runtime:
         self._enricher: threading.Thread | None = None
         self.enrich_error: str | None = None
         semantic = memory.semantic
-        if semantic is not None:
+        if semantic is not None and semantic.embed_on_read:  # not built for a daemon (serve_memory)
             semantic.embed_on_read = False  # the worker embeds; recall never waits for it
             semantic.ready = False  # lexical until the model has loaded
 

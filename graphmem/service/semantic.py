@@ -74,16 +74,18 @@ class SemanticIndex:
         embedder: Embedder,
         new_index: Callable[[int], VectorIndex],
         files: VectorIndexFiles | None = None,
+        *,
+        background: bool = False,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._new_index = new_index
         self._files = files
-        # A daemon embeds the backlog in the background (``embed_pending(limit=...)``)
-        # and turns this off, so that a recall never waits for a batch to embed.
-        self.embed_on_read = True
-        # False while a daemon loads the model in the background: recall is then lexical.
-        self.ready = True
+        # A daemon's index (``background``): its worker embeds the backlog
+        # (``embed_pending(limit=...)``), so that a recall never waits for a batch to embed...
+        self.embed_on_read = not background
+        # ...and loads the model: until then recall is lexical.
+        self.ready = not background
         self._index: VectorIndex | None = None
         self._lock = threading.RLock()  # the index: opening it, adding rows; never held while embedding
         self._embedding = threading.Lock()  # one embedding run at a time
