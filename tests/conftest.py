@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 from collections.abc import Iterator
@@ -83,17 +84,26 @@ def _session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session")
+def _homes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder of the tests' homes: one numbered folder each, made with a plain mkdir
+    (``tmp_path_factory.mktemp`` lists every folder made before it, each test)."""
+    return tmp_path_factory.mktemp("homes")
+
+
+_HOME_NUMBERS = itertools.count()
+
+
 @pytest.fixture(autouse=True)
-def _isolated_settings(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
-) -> None:
+def _isolated_settings(monkeypatch: pytest.MonkeyPatch, _homes: Path) -> None:
     """Every test has its own HOME, XDG folders and so its own default data dir and config file:
     nothing it runs (in process or in a child) reads the developer's config, GRAPHMEM_*
     variables or GitLab token, nor finds the developer's daemon, store or OpenCode."""
     for name in [n for n in os.environ if n.startswith("GRAPHMEM_") or n in ("GITLAB_TOKEN", "OPENCODE_DB")]:
         monkeypatch.delenv(name)
-    _own_home(monkeypatch, tmp_path_factory.mktemp("home"))
-    monkeypatch.setenv("GRAPHMEM_CONFIG", str(tmp_path / "no-such-config.toml"))
+    home = _homes / str(next(_HOME_NUMBERS))
+    _own_home(monkeypatch, home)
+    monkeypatch.setenv("GRAPHMEM_CONFIG", str(home / "no-such-config.toml"))
 
 
 @pytest.fixture
