@@ -54,14 +54,19 @@ run: $(RUNTIME)  ## set up and run the daemon on the default store and model (Ct
 docs: $(RUNTIME)  ## regenerate docs/reference/ from the code (tests/unit/test_reference_docs.py fails while it is stale)
 	$(BIN)/python scripts/reference_docs.py
 
-# The unit tests on one worker per core (each is independent of the others, as make test-unit
-# runs them), then the integration tests one at a time (they share daemons, servers and caches).
+# The tests on pytest-xdist workers, one per core by default (TEST_WORKERS=N to choose), in one
+# run: a worker whose integration test waits on a daemon, OpenCode or a socket leaves the core
+# to the other. --dist loadgroup: a test goes to any free worker, but the tests that share a
+# class, module or package fixture (a module's daemon, each store's hostile suite) go to one,
+# and so do the tests of one xdist_group mark (tests/support/worker_groups.py, docs/testing.md).
+TEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+
 test: $(TESTING)  ## set up (what runs and the test tools) and run every test
-	$(BIN)/python -m pytest -q -n auto tests/unit
-	$(BIN)/python -m pytest -q tests/integration
+	$(PYTEST) tests
 
 test-unit: $(TESTING)  ## only the unit tests (fakes, no model, no daemon, no OpenCode), one worker per core
-	$(BIN)/python -m pytest -q -n auto --hypothesis-profile=dev tests/unit
+	$(PYTEST) --hypothesis-profile=dev tests/unit
 
 lint: $(TESTING)
 	$(BIN)/ruff check graphmem tests
