@@ -34,6 +34,9 @@ ENRICH_STEP = 5
 # Health turns "degraded" while more than this many memories wait for a vector.
 BACKLOG_DEGRADED = 1000
 IDLE_POLL_S = 0.5
+# After the system refused the model's files for a moment (too many open files), the worker
+# tries loading it again this often; recall stays lexical meanwhile.
+MODEL_RETRY_S = 5.0
 # The enrichment worker looks for due MRs, issues and epics this often when idle (a write wakes it).
 ENRICH_POLL_S = 5.0
 # Seconds between two checks of deleted branches when idle (each runs git once per project).
@@ -190,22 +193,30 @@ class Runtime:
         if semantic is None:
             self._housekeeping()
             return
-        try:
-            self.memory.load_model()
-            semantic.index()  # open the vectors here, not on the first read
-            semantic.ready = True
-            log.info("embedding model loaded")
-        except GraphmemError as exc:
-            self.model_error = str(exc)
-            log.error("the embedding model could not be loaded: %s", exc)
-            self._housekeeping()
-            return
+        while True:
+            try:
+                self.memory.load_model()
+                semantic.index()  # open the vectors here, not on the first read
+                semantic.ready = True
+                self.model_error = None
+                log.info("embedding model loaded")
+                break
+            except GraphmemError as exc:
+                self.model_error = str(exc)
+                log.error("the embedding model could not be loaded: %s", exc)
+                self._housekeeping()
+                return
+            except OSError as exc:  # the system said no for now (no file descriptor left): again
+                self.model_error = f"the embedding model could not be loaded yet ({exc})"
+                log.error("%s; trying again in %.0f s", self.model_error, MODEL_RETRY_S)
+                if self._stop.wait(MODEL_RETRY_S):
+                    return
         while not self._stop.is_set():
             try:
                 self.calls.wait_idle(CALLS_FIRST_MAX_WAIT_S)
                 done = semantic.embed_pending(limit=BACKGROUND_BATCH)
                 self.store_error = None
-            except GraphmemError as exc:
+            except (GraphmemError, OSError) as exc:  # OSError: no file descriptor left, for now
                 self.store_error = str(exc)
                 log.error("background embedding failed: %s", exc)
                 done = 0

@@ -1,0 +1,91 @@
+"""The daemon's embedding worker never dies: a refusal of the system is a log line and a retry."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.server import runtime as runtime_module
+from graphmem.server.runtime import Runtime
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+WAIT_S = 30.0  # a bound for a loaded machine, not a timing assert
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[MemoryService]:
+    service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
+    yield service
+    service.close()
+
+
+def served(memory: MemoryService) -> Runtime:
+    return Runtime(
+        memory, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p, version="t"
+    )
+
+
+def until(condition: Any) -> bool:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_no_file_descriptor_left_while_the_model_loads_is_retried_not_a_dead_worker(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    original = MemoryService.load_model
+    refusals = [OSError(24, "Too many open files")]
+
+    def load_model(self: MemoryService, *args: Any, **kwargs: Any) -> Any:
+        if refusals:
+            raise refusals.pop()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(MemoryService, "load_model", load_model)
+    monkeypatch.setattr(runtime_module, "MODEL_RETRY_S", 0.05)
+    state = served(memory)
+    state.start_worker()
+    try:
+        assert until(lambda: state.memory.semantic is not None and state.memory.semantic.ready)
+        assert state.model_error is None
+        assert state._worker is not None and state._worker.is_alive()
+    finally:
+        state.stop_worker()
+    assert "could not be loaded yet ([Errno 24] Too many open files); trying again" in caplog.text
+    assert "Traceback" not in caplog.text
+
+
+def test_a_refusal_while_embedding_is_the_stores_error_and_the_worker_goes_on(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.remember("We ship on Fridays.")
+    state = served(memory)
+    semantic = state.memory.semantic
+    assert semantic is not None
+    original = type(semantic).embed_pending
+    refusals = [OSError(24, "Too many open files")]
+
+    def embed_pending(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if refusals:
+            raise refusals.pop()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(semantic), "embed_pending", embed_pending)
+    state.start_worker()
+    try:
+        assert until(lambda: not refusals and state.store_error is None and semantic.complete)
+        assert state._worker is not None and state._worker.is_alive()
+    finally:
+        state.stop_worker()
