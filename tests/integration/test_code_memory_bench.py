@@ -226,7 +226,7 @@ def test_cross_validation_leaves_each_repository_out_once(tmp_path: Path) -> Non
     (tmp_path / "two").mkdir()
     first, _ = build(tmp_path / "one")
     second, _ = build(tmp_path / "two", memory_edits=12, eval_edits=22)
-    grid = {"weights.entity": (2.0, 1.0)}
+    grid = {"weights.entity": (3.0, 1.0)}
 
     report = code_memory.cross_validate(
         [first.root, second.root], HashEmbedder(64), grid=grid, eval_commits=EVAL_EDITS
