@@ -320,8 +320,10 @@ class Memory {
   // session, never added later (that would change the system prompt, which every cached prefix
   // starts with). `texts` is the system prompt as the host has it; null when it already holds a block.
   async boot(sessionID, texts, agent) {
-    const text = texts.filter((s) => typeof s === "string").join("\n");
-    if (text.includes(BLOCK_OPEN)) return null; // already there
+    const parts = texts.filter((s) => typeof s === "string");
+    // Already there: the block is a part of its own (a file that quotes the marker is not it).
+    if (parts.some((s) => s.startsWith(BLOCK_OPEN))) return null;
+    const text = parts.join("\n");
     remember(this.systems, sessionID, text.slice(-MAX_SYSTEM_CHARS), MAX_SESSIONS);
     const entry = this.journal.load(sessionID);
     if (entry.boot !== null) return entry.boot;

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.adapters import agents_md
+from graphmem.core.injection import BLOCK_OPEN
 from graphmem.errors import IntegrationError
 
 PATH = Path("AGENTS.md")
@@ -66,3 +67,9 @@ def test_unknown_names_in_the_marker_are_no_client() -> None:
 def test_a_section_never_closed_is_an_error_naming_its_line() -> None:
     with pytest.raises(IntegrationError, match=r"line 5 .* never closes it"):
         agents_md.with_client(USER + "\n" + OLD_START + "\nhalf\n", "codex", PATH)
+
+
+def test_the_section_never_quotes_the_memory_blocks_marker() -> None:
+    # The clients put AGENTS.md in the system prompt; the OpenCode plugin must not take a quote
+    # of the marker for the block it already added there.
+    assert BLOCK_OPEN not in agents_md.section({"opencode", "codex"})
