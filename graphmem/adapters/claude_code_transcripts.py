@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from graphmem.adapters.client_files import confined_file
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import SessionStoreError
@@ -61,38 +61,26 @@ def transcripts_root(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def confined_transcript(path: str, session_id: str, root: Path | None = None) -> Path:
-    """``path`` as a transcript graphmem may read: absolute, a regular file (no symlink), inside
-    ``root`` (default: ``transcripts_root()``) once resolved, named ``<session_id>.jsonl``.
-    Raises ``SessionStoreError`` saying what is wrong."""
-    given = Path(path)
+    """``path`` as a transcript graphmem may read (``client_files.confined_file``): inside ``root``
+    (default: ``transcripts_root()``) once resolved, named ``<session_id>.jsonl``. Raises
+    ``SessionStoreError`` saying what is wrong."""
     where = (root or transcripts_root()).expanduser()
-    if not given.is_absolute():
-        raise SessionStoreError(
-            f"transcript_path {path[:200]!r} is not absolute: send Claude Code's own path."
-        )
-    if given.name != f"{session_id}.jsonl":
-        raise SessionStoreError(
-            f"transcript_path {path[:200]!r} is not the transcript of session {session_id} "
-            f"(Claude Code names it {session_id}.jsonl)."
-        )
-    try:
-        info = os.lstat(given)
-        resolved = given.resolve(strict=True)
-        inside = resolved.is_relative_to(where.resolve())
-    except OSError as exc:
-        raise SessionStoreError(f"Cannot read the transcript {path[:200]}: {exc.strerror or exc}.") from None
-    if stat.S_ISLNK(info.st_mode):
-        raise SessionStoreError(
-            f"The transcript {path[:200]} is a symlink: graphmem reads only Claude Code's own files."
-        )
-    if not stat.S_ISREG(info.st_mode):
-        raise SessionStoreError(f"The transcript {path[:200]} is not a regular file.")
-    if not inside:
-        raise SessionStoreError(
-            f"The transcript {path[:200]} is outside Claude Code's sessions ({where}): graphmem reads "
-            f"nothing else. Set {CONFIG_DIR_VARIABLE} for the daemon as Claude Code has it."
-        )
-    return resolved
+
+    def named(given: Path) -> None:
+        if given.name != f"{session_id}.jsonl":
+            raise SessionStoreError(
+                f"transcript_path {path[:200]!r} is not the transcript of session {session_id} "
+                f"(Claude Code names it {session_id}.jsonl)."
+            )
+
+    return confined_file(
+        path,
+        [where],
+        what="The transcript",
+        outside=f"Claude Code's sessions ({where}): graphmem reads nothing else. Set "
+        f"{CONFIG_DIR_VARIABLE} for the daemon as Claude Code has it.",
+        check_name=named,
+    )
 
 
 @dataclass

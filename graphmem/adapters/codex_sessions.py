@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import json
 import re
-import stat
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from graphmem.adapters.client_files import confined_file
 from graphmem.adapters.codex_config import codex_home
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
 from graphmem.core.timeparse import to_utc
@@ -84,31 +84,24 @@ def session_id_of(name: str) -> str:
 
 
 def confined_session_file(path: str, roots: Sequence[Path]) -> Path:
-    """``path`` as a session file graphmem may read: absolute, a regular file (no symlink) named
+    """``path`` as a session file graphmem may read (``client_files.confined_file``): named
     ``rollout-...-<id>.jsonl``, inside one of ``roots`` once resolved. Raises ``SessionStoreError``."""
-    given = Path(path)
-    if not given.is_absolute() or "\x00" in path:
-        raise SessionStoreError(f"{path[:300]!r} is not an absolute path to a Codex session file.")
-    if not SESSION_ID.fullmatch(session_id_of(given.name)):
-        raise SessionStoreError(
-            f"{given.name[:200]!r} is not a Codex session file (rollout-<time>-<id>.jsonl)."
-        )
-    try:
-        info = given.lstat()
-        real = given.resolve(strict=True)
-    except OSError as exc:
-        raise _unreadable(path, exc) from None
-    if stat.S_ISLNK(info.st_mode):
-        raise SessionStoreError(f"{path} is a symlink: graphmem reads only Codex's own session files.")
-    if not stat.S_ISREG(info.st_mode):
-        raise SessionStoreError(f"{path} is not a regular file.")
-    if not any(_inside(real, root) for root in roots):
-        folders = ", ".join(str(root) for root in roots)
-        raise SessionStoreError(
-            f"{path} is outside Codex's session folders ({folders}): not read. A CODEX_HOME of your "
-            "own must be in the graphmem daemon's environment too."
-        )
-    return real
+
+    def named(given: Path) -> None:
+        if not SESSION_ID.fullmatch(session_id_of(given.name)):
+            raise SessionStoreError(
+                f"{given.name[:200]!r} is not a Codex session file (rollout-<time>-<id>.jsonl)."
+            )
+
+    folders = ", ".join(str(root) for root in roots)
+    return confined_file(
+        path,
+        roots,
+        what="Codex's session file",
+        outside=f"Codex's session folders ({folders}): not read. A CODEX_HOME of your own must be "
+        "in the graphmem daemon's environment too.",
+        check_name=named,
+    )
 
 
 class CodexSessionFile:
@@ -147,25 +140,15 @@ class CodexSessionFile:
                 with self._path.open("rb") as handle:
                     data = handle.read(MAX_FILE_BYTES)
             except OSError as exc:
-                raise _unreadable(str(self._path), exc) from None
+                raise SessionStoreError(
+                    f"Cannot read Codex's session file {self._path}: {exc.strerror or exc}."
+                ) from None
             self._read = _parse(data)
         return self._read
 
 
 def _ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
-
-
-def _unreadable(path: str, exc: OSError) -> SessionStoreError:
-    return SessionStoreError(f"Cannot read Codex's session file {path}: {exc.strerror or exc}.")
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root.resolve())
-    except (ValueError, OSError):
-        return False
-    return True
 
 
 class _Builder:

@@ -99,7 +99,11 @@ def test_a_symlinked_transcript_is_refused(tmp_path: Path, root: Path) -> None:
 
 @pytest.mark.parametrize(
     ("path", "problem"),
-    [("relative/s.jsonl", "is not absolute"), ("/nowhere/other.jsonl", "not the transcript of session")],
+    [
+        ("relative/s.jsonl", "is not absolute"),
+        ("/nowhere/other.jsonl", "not the transcript of session"),
+        (f"/a\x00b/{SESSION}.jsonl", "is not absolute"),  # a NUL is refused, never an os error
+    ],
 )
 def test_a_path_that_is_no_transcript_of_the_session_is_refused(root: Path, path: str, problem: str) -> None:
     with pytest.raises(SessionStoreError, match=problem):
