@@ -34,8 +34,7 @@ from typing import Any
 
 from graphmem.adapters import jsonc
 from graphmem.adapters.claude_code_transcripts import CONFIG_DIR_VARIABLE, config_dir
-from graphmem.adapters.opencode_config import FileChange
-from graphmem.adapters.opencode_config import _read as read_text
+from graphmem.adapters.opencode_config import FileChange, read_text
 from graphmem.errors import IntegrationError, InvalidInputError
 
 SERVER_NAME = "graphmem"

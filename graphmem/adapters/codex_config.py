@@ -29,8 +29,7 @@ from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from graphmem.adapters import agents_md
-from graphmem.adapters.opencode_config import FileChange
-from graphmem.adapters.opencode_config import _read as read_text
+from graphmem.adapters.opencode_config import FileChange, read_text
 from graphmem.errors import IntegrationError
 
 SERVER_NAME = "graphmem"

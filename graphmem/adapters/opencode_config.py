@@ -153,8 +153,8 @@ class Installed:
 def inspect(files: OpenCodeFiles) -> Installed:
     """What graphmem installed in ``files`` (an unreadable or invalid file counts as none)."""
     try:
-        config = _read(files.config)
-        plugin = _read(files.plugin)
+        config = read_text(files.config)
+        plugin = read_text(files.plugin)
     except IntegrationError:
         config = plugin = None
     try:
@@ -219,9 +219,9 @@ def plan_install(
     An older copy of the plugin is replaced; a different file of the same name that is not
     graphmem's stops the plan (nothing is written).
     """
-    config = _read(files.config)
-    agents = _read(files.agents)
-    installed = _read(files.plugin)
+    config = read_text(files.config)
+    agents = read_text(files.agents)
+    installed = read_text(files.plugin)
     if installed is not None and not is_our_plugin(installed):
         raise IntegrationError(
             f"{files.plugin} exists and is not graphmem's plugin: rename or remove it and run the "
@@ -244,15 +244,15 @@ def plan_uninstall(files: OpenCodeFiles) -> list[FileChange]:
     A file left with nothing of its own (a config holding only ``$schema``, an empty
     AGENTS.md) is deleted. A plugin file that is not graphmem's is left alone.
     """
-    config = _read(files.config)
-    agents = _read(files.agents)
+    config = read_text(files.config)
+    agents = read_text(files.agents)
     new_config = config
     if config is not None:
         new_config = _edit_config(files.config, config, lambda text: jsonc.remove_value(text, MCP_PATH))
         if new_config != config and new_config == EMPTY_CONFIG:
             new_config = None
     new_agents = agents_md.without_client(agents, agents_md.OPENCODE, files.agents)
-    plugin = _read(files.plugin)
+    plugin = read_text(files.plugin)
     new_plugin = None if plugin is not None and is_our_plugin(plugin) else plugin
     return [
         FileChange(files.config, config, new_config),
@@ -274,7 +274,7 @@ def _edit_config(path: Path, text: str, edit: Callable[[str], str]) -> str:
 # -- reading and writing --------------------------------------------------------------
 
 
-def _read(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
     """The file's text with its line endings as they are, or None when it does not exist."""
     try:
         with path.open(encoding="utf-8", newline="") as handle:
