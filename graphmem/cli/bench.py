@@ -3,11 +3,52 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
+from graphmem.cli import present
 from graphmem.cli.bench_repos import REPOSITORY_BENCHES
+from graphmem.cli.options import F, report_json_option, seconds_option, store_url_option, whole_number_option
+from graphmem.cli.state import configured_embedder
+
+
+def locomo_data_option(help: str) -> Callable[[F], F]:
+    """``--data``: a LoCoMo JSON file."""
+    return click.option(
+        "--data",
+        "data_path",
+        required=True,
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help=help,
+    )
+
+
+def plans_option(help: str) -> Callable[[F], F]:
+    """``--plan`` (repeatable): the recall plans to compare."""
+    return click.option("--plan", "plans", multiple=True, help=help)
+
+
+def conversations_option(func: F) -> F:
+    """``--conversations N``: only the first N conversations of the data."""
+    return click.option(
+        "--conversations", type=click.IntRange(min=1), default=None, help="Only the first N."
+    )(func)
+
+
+def check_plans(plans: tuple[str, ...]) -> None:
+    """Refuse a ``--plan`` graphmem does not know, naming the known ones."""
+    from graphmem.core.fusion import PLANS
+    from graphmem.errors import InvalidInputError
+
+    unknown = [p for p in plans if p not in PLANS]
+    if unknown:
+        raise InvalidInputError(f"Unknown plan(s) {unknown}; known plans: {', '.join(PLANS)}.")
+
+
+def note_done(name: str) -> None:
+    present.note(f"  done {name}")
 
 
 @click.group()
@@ -25,40 +66,21 @@ def bench() -> None:
 
 
 @bench.command()
-@click.option(
-    "--data",
-    "data_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A LoCoMo JSON file (a list of conversations with 'qa').",
-)
-@click.option(
-    "--plan",
-    "plans",
-    multiple=True,
-    help="Recall plan(s) to compare (repeatable; default: hybrid plus each channel alone).",
-)
-@click.option("--conversations", type=click.IntRange(min=1), default=None, help="Only the first N.")
+@locomo_data_option("A LoCoMo JSON file (a list of conversations with 'qa').")
+@plans_option("Recall plan(s) to compare (repeatable; default: hybrid plus each channel alone).")
+@conversations_option
 @click.option(
     "--distractors",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     help="A git repository to bootstrap (code, docs, history) into each conversation's store first.",
 )
-@click.option(
-    "--history",
-    type=click.IntRange(min=0, max=100_000),
-    default=500,
-    show_default=True,
-    help="Commits of the --distractors repository to bootstrap.",
+@whole_number_option(
+    "--history", 0, 100_000, default=500, help="Commits of the --distractors repository to bootstrap."
 )
-@click.option(
-    "--store",
-    "store_url",
-    default=None,
-    metavar="URL",
-    help="Put each conversation in this empty PostgreSQL database (postgresql://...) instead of a "
-    "temporary embedded store; graphmem's tables are dropped from it after each.",
+@store_url_option(
+    "Put each conversation in this empty PostgreSQL database (postgresql://...) instead of a "
+    "temporary embedded store; graphmem's tables are dropped from it after each."
 )
 @click.option(
     "--cross-validate",
@@ -97,34 +119,26 @@ def locomo(
         $ graphmem bench locomo --data locomo-dev.json --store postgresql://bench@db.internal/scratch
         $ graphmem bench locomo --data locomo-dev.json --cross-validate
     """
-    from graphmem.app import configured_embedder
     from graphmem.bench.locomo import cross_validate as leave_one_out
     from graphmem.bench.locomo import format_cross_validation_report, format_report, run
-    from graphmem.core.fusion import PLANS
     from graphmem.errors import InvalidInputError
-    from graphmem.settings import load_settings
 
-    unknown = [p for p in plans if p not in PLANS]
-    if unknown:
-        raise InvalidInputError(f"Unknown plan(s) {unknown}; known plans: {', '.join(PLANS)}.")
+    check_plans(plans)
     if cross_validate and (len(plans) > 1 or distractors is not None or store_url):
         raise InvalidInputError(
             "--cross-validate varies one plan on embedded stores: give at most one --plan, "
             "and no --distractors or --store."
         )
-    embedder = configured_embedder(load_settings())
+    embedder = configured_embedder()
     if cross_validate:
         result = leave_one_out(
             data_path,
             embedder,
             base=plans[0] if plans else "hybrid",
             conversations=conversations,
-            progress=lambda name: click.echo(f"  done {name}", err=True),
+            progress=note_done,
         )
-        if as_json:
-            click.echo(json.dumps(result, indent=2))
-        else:
-            click.echo(format_cross_validation_report(result))
+        present.report(result, format_cross_validation_report, as_json=as_json)
         return
     reports = run(
         data_path,
@@ -134,7 +148,7 @@ def locomo(
         distractors=distractors,
         history=history,
         store_url=store_url,
-        progress=lambda name: click.echo(f"  done {name}", err=True),
+        progress=note_done,
     )
     if as_json:
         click.echo(json.dumps(reports, indent=2))
@@ -143,22 +157,11 @@ def locomo(
 
 
 @bench.command(name="phrase")
-@click.option(
-    "--data",
-    "data_path",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="A LoCoMo JSON file (its turns are the memories; its questions are not used).",
-)
-@click.option(
-    "--plan",
-    "plans",
-    multiple=True,
-    help="Recall plan(s) to compare with plain full-text search (repeatable; default: hybrid, lexical).",
-)
-@click.option("--conversations", type=click.IntRange(min=1), default=None, help="Only the first N.")
-@click.option("--span", type=click.IntRange(3, 12), default=7, show_default=True, help="Words of each query.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@locomo_data_option("A LoCoMo JSON file (its turns are the memories; its questions are not used).")
+@plans_option("Recall plan(s) to compare with plain full-text search (repeatable; default: hybrid, lexical).")
+@conversations_option
+@whole_number_option("--span", 3, 12, default=7, help="Words of each query.")
+@report_json_option
 def phrase_bench(
     data_path: Path, plans: tuple[str, ...], conversations: int | None, span: int, as_json: bool
 ) -> None:
@@ -179,51 +182,32 @@ def phrase_bench(
         lexical        1.000       0      6.2
         plain-fts      1.000       0        -
     """
-    from graphmem.app import configured_embedder
     from graphmem.bench.phrase import format_report, run
-    from graphmem.core.fusion import PLANS
-    from graphmem.errors import InvalidInputError
-    from graphmem.settings import load_settings
 
-    unknown = [p for p in plans if p not in PLANS]
-    if unknown:
-        raise InvalidInputError(f"Unknown plan(s) {unknown}; known plans: {', '.join(PLANS)}.")
-    embedder = configured_embedder(load_settings())
+    check_plans(plans)
     report = run(
         data_path,
-        embedder,
+        configured_embedder(),
         plans=plans or ("hybrid", "lexical"),
         conversations=conversations,
         span=span,
-        progress=lambda name: click.echo(f"  done {name}", err=True),
+        progress=note_done,
     )
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    present.report(report, format_report, as_json=as_json)
 
 
 @bench.command()
-@click.option(
-    "--memories",
-    type=click.IntRange(min=100),
-    default=100_000,
-    show_default=True,
-    help="Size of the store to build.",
-)
-@click.option(
-    "--queries", type=click.IntRange(min=10), default=200, show_default=True, help="Warm recalls to time."
-)
+@whole_number_option("--memories", 100, None, default=100_000, help="Size of the store to build.")
+@whole_number_option("--queries", 10, None, default=200, help="Warm recalls to time.")
 @click.option(
     "--hash-vectors",
     is_flag=True,
     help="Store the imported memories' vectors from the deterministic hash embedder (for 1,000,000 "
     "memories: the model is too slow to embed them); queries and remembers still use the model.",
 )
-@click.option(
-    "--store",
-    "store_url",
-    default=None,
-    metavar="URL",
-    help="Build the store in this empty PostgreSQL database (postgresql://...) instead of a temporary "
-    "embedded one; graphmem's tables are dropped from it at the end.",
+@store_url_option(
+    "Build the store in this empty PostgreSQL database (postgresql://...) instead of a temporary "
+    "embedded one; graphmem's tables are dropped from it at the end."
 )
 @click.option(
     "--clients",
@@ -234,15 +218,15 @@ def phrase_bench(
     "(repeat for several counts: --clients 1 --clients 4 --clients 16). PostgreSQL: N processes; "
     "the embedded store: N threads through one process.",
 )
-@click.option(
+@whole_number_option(
     "--writes",
-    type=click.IntRange(0, 100_000),
+    0,
+    100_000,
     default=0,
-    show_default=True,
     metavar="N",
     help="Then N writes as the daemon makes them: a remember, then its embedding, one at a time.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@report_json_option
 def scale(
     memories: int,
     queries: int,
@@ -270,35 +254,26 @@ def scale(
         $ graphmem bench scale --memories 100000 --hash-vectors --clients 1 --clients 4 --clients 16 \\
             --store postgresql://bench@db.internal/scratch
     """
-    from graphmem.app import configured_embedder
     from graphmem.bench.scale import format_report, run
-    from graphmem.settings import load_settings
 
-    embedder = configured_embedder(load_settings())
     report = run(
         memories,
-        embedder,
+        configured_embedder(),
         queries=queries,
         hash_vectors=hash_vectors,
         store_url=store_url,
         clients=clients,
         writes=writes,
-        progress=lambda m: click.echo(f"  {m}", err=True),
+        progress=lambda m: present.note(f"  {m}"),
     )
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    present.report(report, format_report, as_json=as_json)
 
 
 @bench.command()
-@click.option(
-    "--clients", type=click.IntRange(1, 32), default=4, show_default=True, help="Concurrent clients."
-)
-@click.option(
-    "--calls", type=click.IntRange(min=10), default=500, show_default=True, help="Mixed calls per client."
-)
-@click.option(
-    "--cold-runs", type=click.IntRange(min=1), default=5, show_default=True, help="Cold starts to time."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@whole_number_option("--clients", 1, 32, default=4, help="Concurrent clients.")
+@whole_number_option("--calls", 10, None, default=500, help="Mixed calls per client.")
+@whole_number_option("--cold-runs", 1, None, default=5, help="Cold starts to time.")
+@report_json_option
 def serve(clients: int, calls: int, cold_runs: int, as_json: bool) -> None:
     """The daemon and the stdio proxy under MCP clients: cold start, proxy overhead, load.
 
@@ -314,15 +289,12 @@ def serve(clients: int, calls: int, cold_runs: int, as_json: bool) -> None:
     """
     from graphmem.bench.serve import format_report, run
 
-    report = run(cold_runs=cold_runs, clients=clients, calls=calls)
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    present.report(run(cold_runs=cold_runs, clients=clients, calls=calls), format_report, as_json=as_json)
 
 
 @bench.command(name="cli")
-@click.option(
-    "--repeats", type=click.IntRange(1, 50), default=3, show_default=True, help="Runs of each scenario."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@whole_number_option("--repeats", 1, 50, default=3, help="Runs of each scenario.")
+@report_json_option
 def cli_bench(repeats: int, as_json: bool) -> None:
     """The CLI's cold paths, each a fresh `graphmem` process: recall through a running
     daemon, one-shot recall with no daemon, and the first recall right after a daemon
@@ -345,14 +317,15 @@ def cli_bench(repeats: int, as_json: bool) -> None:
     from graphmem.bench.cold_paths import format_report, run
 
     report = run(repeats=repeats)
-    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else format_report(report))
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+    else:
+        click.echo(format_report(report))
 
 
 @bench.command(name="ingest")
-@click.option(
-    "--sessions", type=click.IntRange(1, 100_000), default=100, show_default=True, help="Sessions generated."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@whole_number_option("--sessions", 1, 100_000, default=100, help="Sessions generated.")
+@report_json_option
 def ingest_bench(sessions: int, as_json: bool) -> None:
     """Ingest time per OpenCode session, on a generated OpenCode database of realistic sessions.
 
@@ -367,42 +340,23 @@ def ingest_bench(sessions: int, as_json: bool) -> None:
     """
     from graphmem.bench.ingest import format_report, run
 
-    report = run(sessions=sessions)
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    present.report(run(sessions=sessions), format_report, as_json=as_json)
 
 
 @bench.command(name="bootstrap")
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--history",
-    type=click.IntRange(0, 100_000),
-    default=0,
-    show_default=True,
-    help="Commits to learn from too.",
-)
-@click.option(
-    "--rescans", type=click.IntRange(1, 20), default=3, show_default=True, help="No-change re-scans."
-)
-@click.option(
-    "--changed-rescans",
-    type=click.IntRange(0, 20),
-    default=0,
-    show_default=True,
-    help="Re-scans of a copy of PATH after every file in it changed.",
+@whole_number_option("--history", 0, 100_000, default=0, help="Commits to learn from too.")
+@whole_number_option("--rescans", 1, 20, default=3, help="No-change re-scans.")
+@whole_number_option(
+    "--changed-rescans", 0, 20, default=0, help="Re-scans of a copy of PATH after every file in it changed."
 )
 @click.option(
     "--then-ask",
     is_flag=True,
     help="Instead: bootstrap through a fresh daemon, then time context and recall calls while it embeds.",
 )
-@click.option(
-    "--ask-seconds",
-    type=click.FloatRange(1, 3600),
-    default=60.0,
-    show_default=True,
-    help="With --then-ask: how long to ask for.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@seconds_option("--ask-seconds", 1, 3600, default=60.0, help="With --then-ask: how long to ask for.")
+@report_json_option
 def bootstrap_bench(
     path: Path,
     history: int,
@@ -438,37 +392,33 @@ def bootstrap_bench(
         source = click.get_current_context().get_parameter_source("history")
         commits = 500 if source is click.core.ParameterSource.DEFAULT else history
         found = bootstrap_ask.run(path.resolve(), seconds=ask_seconds, history=commits)
-        click.echo(json.dumps(found, indent=2) if as_json else bootstrap_ask.format_report(found))
+        present.report(found, bootstrap_ask.format_report, as_json=as_json)
         return
     from graphmem.bench.bootstrap import format_report, run
 
     report = run(path.resolve(), history=history, rescans=rescans, changed_rescans=changed_rescans)
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    present.report(report, format_report, as_json=as_json)
 
 
 @bench.command(name="inject")
-@click.option(
-    "--memories", type=click.IntRange(1, 1_000_000), default=3000, show_default=True, help="Store size."
-)
-@click.option(
-    "--calls", type=click.IntRange(10, 100_000), default=300, show_default=True, help="Injections timed."
-)
-@click.option(
+@whole_number_option("--memories", 1, 1_000_000, default=3000, help="Store size.")
+@whole_number_option("--calls", 10, 100_000, default=300, help="Injections timed.")
+@whole_number_option(
     "--per-session",
-    type=click.IntRange(1, 1000),
+    1,
+    1000,
     default=10,
-    show_default=True,
     help="Messages per session (each session's first call picks its boot context).",
 )
-@click.option(
+@whole_number_option(
     "--cache",
-    "cache_turns",
-    type=click.IntRange(2, 1000),
+    2,
+    1000,
     default=None,
     metavar="TURNS",
     help="Measure the prompt cache over a session of TURNS turns instead of latency.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@report_json_option
 def inject_bench(memories: int, calls: int, per_session: int, cache_turns: int | None, as_json: bool) -> None:
     """Latency the OpenCode plugin adds per model call, or (--cache) what it costs the prompt cache.
 
@@ -498,16 +448,9 @@ def inject_bench(memories: int, calls: int, per_session: int, cache_turns: int |
         calls=calls,
         per_session=per_session,
         cache_turns=cache_turns or 0,
-        progress=present_progress,
+        progress=present.note,
     )
-    if as_json:
-        click.echo(json.dumps(report, indent=2))
-    else:
-        click.echo(format_cache_report(report) if cache_turns else format_report(report))
-
-
-def present_progress(message: str) -> None:
-    click.echo(message, err=True)
+    present.report(report, format_cache_report if cache_turns else format_report, as_json=as_json)
 
 
 @bench.command(name="extraction")
@@ -519,7 +462,7 @@ def present_progress(message: str) -> None:
     show_default=True,
     help="A folder of labelled sessions (*.jsonl), or one such file.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@report_json_option
 def extraction_bench(data_path: Path, as_json: bool) -> None:
     """Quality of the session extraction rules: precision, recall, F1 per category.
 
@@ -536,8 +479,7 @@ def extraction_bench(data_path: Path, as_json: bool) -> None:
     """
     from graphmem.bench.extraction import format_report, run
 
-    report = run(data_path)
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    present.report(run(data_path), format_report, as_json=as_json)
 
 
 for _command in REPOSITORY_BENCHES:  # code-memory, people-first

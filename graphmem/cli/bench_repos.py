@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-
-def _progress(message: str) -> None:
-    click.echo(message, err=True)
+from graphmem.cli import present
+from graphmem.cli.options import report_json_option, whole_number_option
+from graphmem.cli.state import configured_embedder
 
 
 @click.command(name="code-memory")
@@ -22,11 +22,11 @@ def _progress(message: str) -> None:
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="A git repository with its full history (not a shallow clone); repeat for several.",
 )
-@click.option(
+@whole_number_option(
     "--eval-commits",
-    type=click.IntRange(20, 10_000),
+    20,
+    10_000,
     default=200,
-    show_default=True,
     help="Newest commits that change existing source lines to evaluate.",
 )
 @click.option(
@@ -35,7 +35,7 @@ def _progress(message: str) -> None:
     help="Leave one repository out: choose among variations of the default plan on the others, "
     "score the choice on it (two --repo or more).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@report_json_option
 def code_memory_bench(
     repos: tuple[Path, ...], eval_commits: int, cross_validate: bool, as_json: bool
 ) -> None:
@@ -60,22 +60,18 @@ def code_memory_bench(
         bm25        0.110  0.108     12.7     54.7
         $ graphmem bench code-memory --repo /tmp/click --repo /tmp/express --cross-validate
     """
-    from graphmem.app import configured_embedder
     from graphmem.bench import code_memory
     from graphmem.errors import InvalidInputError
-    from graphmem.settings import load_settings
 
     if cross_validate and len(repos) < 2:
         raise InvalidInputError("--cross-validate leaves one repository out: give --repo twice or more.")
-    embedder = configured_embedder(load_settings())
+    embedder = configured_embedder()
     if cross_validate:
-        result = code_memory.cross_validate(repos, embedder, eval_commits=eval_commits, progress=_progress)
-        click.echo(
-            json.dumps(result, indent=2) if as_json else code_memory.format_cross_validation_report(result)
-        )
+        result = code_memory.cross_validate(repos, embedder, eval_commits=eval_commits, progress=present.note)
+        present.report(result, code_memory.format_cross_validation_report, as_json=as_json)
         return
     reports = [
-        code_memory.run(repo, embedder, eval_commits=eval_commits, progress=_progress) for repo in repos
+        code_memory.run(repo, embedder, eval_commits=eval_commits, progress=present.note) for repo in repos
     ]
     if as_json:
         click.echo(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2))
@@ -97,14 +93,10 @@ def code_memory_bench(
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help='A JSON-lines file: {"category": ..., "text": ..., "query": ...} a line.',
 )
-@click.option(
-    "--history",
-    type=click.IntRange(0, 100_000),
-    default=500,
-    show_default=True,
-    help="Commits to bootstrap (graphmem bootstrap's default).",
+@whole_number_option(
+    "--history", 0, 100_000, default=500, help="Commits to bootstrap (graphmem bootstrap's default)."
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@report_json_option
 def people_first_bench(repo: Path, memories_path: Path, history: int, as_json: bool) -> None:
     """People first: does what a person said come first for the question it answers, when the
     store also holds the repository's code, docs facts and commits?
@@ -123,13 +115,10 @@ def people_first_bench(repo: Path, memories_path: Path, history: int, as_json: b
         clean           ...
         bootstrapped    ...
     """
-    from graphmem.app import configured_embedder
     from graphmem.bench.people_first import format_report, run
-    from graphmem.settings import load_settings
 
-    embedder = configured_embedder(load_settings())
-    report = run(repo, memories_path, embedder, history=history, progress=_progress)
-    click.echo(json.dumps(report, indent=2) if as_json else format_report(report))
+    report = run(repo, memories_path, configured_embedder(), history=history, progress=present.note)
+    present.report(report, format_report, as_json=as_json)
 
 
 REPOSITORY_BENCHES = (code_memory_bench, people_first_bench)

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from graphmem.cli import present
-from graphmem.cli.options import json_option
+from graphmem.cli.options import json_option, seconds_option, whole_number_option
 from graphmem.cli.state import CliState, pass_state
 
 MOVES_PRINTED = 5  # moves described under the summary (--json has up to 20)
@@ -21,19 +21,15 @@ INTERRUPTED_EXIT = 130  # a shell's code for a command stopped by Ctrl-C
 
 @click.command()
 @click.argument("path", required=False, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--history",
-    type=click.IntRange(0, 100_000),
-    default=500,
-    show_default=True,
-    help="Most recent commits to learn from (0: none).",
+@whole_number_option(
+    "--history", 0, 100_000, default=500, help="Most recent commits to learn from (0: none)."
 )
 @click.option("--watch", is_flag=True, help="Keep scanning for changes until Ctrl-C.")
-@click.option(
+@seconds_option(
     "--interval",
-    type=click.FloatRange(0.1, 3600),
+    0.1,
+    3600,
     default=2.0,
-    show_default=True,
     help="With --watch: seconds between scans (a change is picked up once it is this old).",
 )
 @json_option

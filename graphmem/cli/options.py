@@ -59,3 +59,27 @@ def read_text(value: str) -> str:
     if len(value) > MAX_TEXT_CHARS:
         validate_text(value)  # raises when the text, stripped, is over the limit
     return value
+
+
+def report_json_option(func: F) -> F:
+    """``--json`` on a command that prints a report (the benchmarks): the report as JSON."""
+    return click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")(func)
+
+
+def whole_number_option(
+    name: str, low: int | None, high: int | None, *, default: int | None, help: str, **extra: Any
+) -> Callable[[F], F]:
+    """An option taking a whole number from ``low`` to ``high`` (``None``: open), its default shown."""
+    return click.option(
+        name, type=click.IntRange(low, high), default=default, show_default=True, help=help, **extra
+    )
+
+
+def seconds_option(name: str, low: float, high: float, *, default: float, help: str) -> Callable[[F], F]:
+    """An option taking seconds from ``low`` to ``high``, its default shown."""
+    return click.option(name, type=click.FloatRange(low, high), default=default, show_default=True, help=help)
+
+
+def store_url_option(help: str) -> Callable[[F], F]:
+    """``--store URL``: a PostgreSQL database to run on instead of a temporary embedded store."""
+    return click.option("--store", "store_url", default=None, metavar="URL", help=help)

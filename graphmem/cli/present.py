@@ -48,6 +48,11 @@ def echo_json(data: Any) -> None:
 MAX_PROBLEMS_SHOWN = 20
 
 
+def report(found: Any, format_report: Callable[[Any], str], *, as_json: bool) -> None:
+    """A benchmark's report: ``format_report(found)``, or ``found`` as indented JSON."""
+    click.echo(json.dumps(found, indent=2) if as_json else format_report(found))
+
+
 def note(message: str) -> None:
     """A line for the person at the terminal, on stderr."""
     click.echo(message, err=True)

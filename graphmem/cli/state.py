@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Protocol
 import click
 
 if TYPE_CHECKING:
+    from graphmem.core.ports import Embedder
     from graphmem.service.memory import MemoryService
 
 
@@ -25,6 +26,15 @@ def open_default_service(data_dir: Path | None, *, check_model: bool = True) -> 
     from graphmem.connect import open_memory
 
     return open_memory(data_dir=data_dir, check_model=check_model, project=None)
+
+
+def configured_embedder() -> Embedder:
+    """The embedder the settings name, for the commands that embed outside the service (the
+    benchmarks build their own temporary stores)."""
+    from graphmem.app import configured_embedder as embedder_of
+    from graphmem.settings import load_settings
+
+    return embedder_of(load_settings())
 
 
 @dataclass
