@@ -17,7 +17,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -36,7 +36,7 @@ from graphmem.core.models import (
     Status,
     Trust,
 )
-from graphmem.core.ports import Neighbour, StoredVectors, TextHits, TextMatch, Vector, Visibility
+from graphmem.core.ports import Neighbour, NewText, StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.core.text import phrase_words
 from graphmem.errors import StoreError
 
@@ -265,23 +265,20 @@ class FakeGraphStore:
                 values["embedded"] = row.vector is not None
             row.record = replace(row.record, **values)  # type: ignore[arg-type]
 
-    def replace_text(
-        self,
-        memory_id: str,
-        *,
-        text: str,
-        content_hash: str,
-        updated_at: datetime,
-        entities: Sequence[Entity],
-    ) -> None:
+    def replace_text(self, memory_id: str, **new: Unpack[NewText]) -> None:
         with self._open():
             old = self._rows.get(memory_id)
             if old is None:
                 return
+            entities = new["entities"]
             if entities:
                 self.upsert_entities(entities)
             record = replace(
-                old.record, text=text, content_hash=content_hash, updated_at=_utc(updated_at), embedded=False
+                old.record,
+                text=new["text"],
+                content_hash=new["content_hash"],
+                updated_at=_utc(new["updated_at"]),
+                embedded=False,
             )
             row = self._insert(record, None)  # a new node, as in Kùzu: seq moves, the vector goes
             for entity in entities:

@@ -21,10 +21,9 @@ from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
-from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 
 import kuzu
 import numpy as np
@@ -59,8 +58,8 @@ from graphmem.adapters.lexical_index import open_lexical_index, rebuild
 from graphmem.adapters.parse_store import PARSES_FILE, ParseStore
 from graphmem.adapters.store_parts import StoreParts
 from graphmem.adapters.vector_log import VectorLog
-from graphmem.core.models import Entity, MemoryRecord
-from graphmem.core.ports import TextHits, TextMatch, Vector, Visibility
+from graphmem.core.models import MemoryRecord
+from graphmem.core.ports import NewText, TextHits, TextMatch, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
 log = logging.getLogger(__name__)
@@ -342,15 +341,7 @@ class KuzuGraphStore(StoreParts):
             self._records.pop(memory_id, None)
             self.db.then(partial(self._lexical.set_fields, memory_id, changes))  # reads the record back
 
-    def replace_text(
-        self,
-        memory_id: str,
-        *,
-        text: str,
-        content_hash: str,
-        updated_at: datetime,
-        entities: Sequence[Entity],
-    ) -> None:
+    def replace_text(self, memory_id: str, **new: Unpack[NewText]) -> None:
         """Give a memory new text; its RELATES and NEXT edges stay, its ABOUT edges become ``entities``.
 
         The node is deleted and created again in one transaction: after an in-place
@@ -372,8 +363,13 @@ class KuzuGraphStore(StoreParts):
                 )
             ]
             updated = replace(
-                record, text=text, content_hash=content_hash, updated_at=updated_at, embedded=False
+                record,
+                text=new["text"],
+                content_hash=new["content_hash"],
+                updated_at=new["updated_at"],
+                embedded=False,
             )
+            entities = new["entities"]
             if entities:
                 self.upsert_entities(entities)
             self._mark([memory_id])
@@ -388,7 +384,7 @@ class KuzuGraphStore(StoreParts):
                 self.add_next(nexts)
             if entities:
                 self.link_about([(memory_id, entity) for entity in entities])
-            self._hashes_changed([(record.content_hash, memory_id)], [(content_hash, memory_id)])
+            self._hashes_changed([(record.content_hash, memory_id)], [(updated.content_hash, memory_id)])
             self.db.then(partial(self._lexical.add, [updated]))
 
     def delete_memory(self, memory_id: str) -> None:

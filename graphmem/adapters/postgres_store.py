@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_embeddings import PostgresEmbeddings
@@ -41,8 +40,8 @@ from graphmem.adapters.postgres_rows import (
 )
 from graphmem.adapters.postgres_text import PostgresTextSearch
 from graphmem.adapters.store_parts import StoreParts
-from graphmem.core.models import Entity, LoginRole, MemoryRecord
-from graphmem.core.ports import TextHits, TextMatch, Vector, Visibility
+from graphmem.core.models import LoginRole, MemoryRecord
+from graphmem.core.ports import NewText, TextHits, TextMatch, Vector, Visibility
 
 log = logging.getLogger(__name__)
 
@@ -159,30 +158,23 @@ class PostgresGraphStore(StoreParts):
                 params[name] = db_value(value)
         self.db.run(f"UPDATE memories SET {', '.join(sets)} WHERE id = %(id)s", params)
 
-    def replace_text(
-        self,
-        memory_id: str,
-        *,
-        text: str,
-        content_hash: str,
-        updated_at: datetime,
-        entities: Sequence[Entity],
-    ) -> None:
+    def replace_text(self, memory_id: str, **new: Unpack[NewText]) -> None:
         with self.db.transaction():
             changed = self.db.run(
                 "UPDATE memories SET text = %(text)s, content_hash = %(hash)s, updated_at = %(at)s, "
                 "terms = %(terms)s::tsvector, embedding = NULL WHERE id = %(id)s",
                 {
                     "id": memory_id,
-                    "text": text,
-                    "hash": content_hash,
-                    "at": db_value(updated_at),
-                    "terms": lexemes(text),
+                    "text": new["text"],
+                    "hash": new["content_hash"],
+                    "at": db_value(new["updated_at"]),
+                    "terms": lexemes(new["text"]),
                 },
             )
             if not changed:
                 return
             self.db.run("DELETE FROM about WHERE memory_id = %s", (memory_id,))
+            entities = new["entities"]
             if entities:
                 self.upsert_entities(entities)
                 self.link_about([(memory_id, entity) for entity in entities])

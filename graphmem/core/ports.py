@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypedDict, Unpack
 
 import numpy as np
 import numpy.typing as npt
@@ -138,6 +138,17 @@ class StoreMeta(Protocol):
         calls wait till it ends; PostgreSQL shows them the state before it till it commits."""
 
 
+class NewText(TypedDict):
+    """What ``MemoryRecords.replace_text`` writes, given as its keywords: the new ``text``, its
+    ``content_hash`` (``core.keys.memory_hash``), when it changed and the ``entities`` it is
+    about now (its ABOUT edges). One definition for the port, the stores and the wrappers."""
+
+    text: str
+    content_hash: str
+    updated_at: datetime
+    entities: Sequence[Entity]
+
+
 class MemoryRecords(Protocol):
     """Memory nodes: add, read, change, delete, list and count them."""
 
@@ -151,15 +162,7 @@ class MemoryRecords(Protocol):
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         """Set fields of a memory (not ``text``: see ``replace_text``); an unknown field: ValueError."""
 
-    def replace_text(
-        self,
-        memory_id: str,
-        *,
-        text: str,
-        content_hash: str,
-        updated_at: datetime,
-        entities: Sequence[Entity],
-    ) -> None:
+    def replace_text(self, memory_id: str, **new: Unpack[NewText]) -> None:
         """New text: the RELATES and NEXT edges stay, ABOUT becomes ``entities``, the vector is pending."""
 
     def delete_memory(self, memory_id: str) -> None:

@@ -20,8 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
-from datetime import datetime
-from typing import Any
+from typing import Any, Unpack
 
 from graphmem.core.dedup import memory_hash
 from graphmem.core.enrichment import Attempt
@@ -29,7 +28,7 @@ from graphmem.core.events import MemoryEvent
 from graphmem.core.gitlab import EpicData, IssueRefData, MergeRequestData
 from graphmem.core.gitlab_edits import GitLabData, GitLabEdit
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
-from graphmem.core.ports import GitLabGraph, GraphStore, Vector
+from graphmem.core.ports import GitLabGraph, GraphStore, NewText, Vector
 from graphmem.core.redaction import redact
 
 # Port methods that only read: they pass through. Every other method of ``GraphStore``
@@ -133,15 +132,8 @@ class RedactingStore:
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         self.inner.update_memory(memory_id, redact_changes(changes))
 
-    def replace_text(
-        self,
-        memory_id: str,
-        *,
-        text: str,
-        content_hash: str,
-        updated_at: datetime,
-        entities: Sequence[Entity],
-    ) -> None:
+    def replace_text(self, memory_id: str, **new: Unpack[NewText]) -> None:
+        text, content_hash = new["text"], new["content_hash"]
         clean_text = redact(text).text
         if clean_text != text:
             stored = self.inner.get_memories([memory_id]).get(memory_id)
@@ -151,8 +143,8 @@ class RedactingStore:
             memory_id,
             text=clean_text,
             content_hash=content_hash,
-            updated_at=updated_at,
-            entities=[redact_entity(e) for e in entities],
+            updated_at=new["updated_at"],
+            entities=[redact_entity(e) for e in new["entities"]],
         )
 
     def add_events(self, events: Sequence[MemoryEvent]) -> None:
