@@ -15,6 +15,7 @@ import pytest
 from tests.support.daemons import sandbox_env, start_daemon, wait_healthy
 
 README = Path(__file__).resolve().parents[2] / "README.md"
+CLICK_BUNDLE = Path(__file__).resolve().parents[3] / "shared" / "data" / "repos" / "click.bundle"
 BLOCK_RE = re.compile(r"^```(\w+)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 # Shell lines no test can run here, each with why.
 SKIPPED = {
@@ -81,6 +82,21 @@ def run_python(code: str, cwd: Path, env: dict[str, str]) -> str:
     return done.stdout
 
 
+def run_cli_quickstart(root: Path, env: dict[str, str]) -> tuple[dict[str, str], str]:
+    """Every shell line a test can run, in order, in ``root``: what each printed, and the
+    blocker's id (the reader copies it from `remember`'s output into `resolve`)."""
+    outputs: dict[str, str] = {}
+    blocker_id = ""
+    for line in shell_lines():
+        if _skipped(line):
+            continue
+        done = run_shell(line.replace(PLACEHOLDER, blocker_id), root, env)
+        outputs[line] = done.stdout
+        if BLOCKER in line:
+            blocker_id = done.stdout.strip()
+    return outputs, blocker_id
+
+
 def test_the_readme_has_the_blocks_these_tests_run() -> None:
     assert len(blocks("python")) == 1
     lines = shell_lines()
@@ -92,15 +108,7 @@ def test_the_readme_has_the_blocks_these_tests_run() -> None:
 
 
 def test_every_shell_line_runs_as_printed(project: Path, env: dict[str, str]) -> None:
-    outputs: dict[str, str] = {}
-    blocker_id = ""
-    for line in shell_lines():
-        if _skipped(line):
-            continue
-        done = run_shell(line.replace(PLACEHOLDER, blocker_id), project, env)
-        outputs[line] = done.stdout
-        if BLOCKER in line:
-            blocker_id = done.stdout.strip()
+    outputs, blocker_id = run_cli_quickstart(project, env)
     assert re.fullmatch(r"mem_[0-9a-f]{16}", blocker_id)
     assert "We chose Kùzu over SQLite" in outputs['graphmem recall "why kuzu"']
     assert BLOCKER in outputs["graphmem context '!123'"]
@@ -138,3 +146,24 @@ def test_the_python_quickstart_beside_a_running_daemon(
         _python_quickstart_finds_the_blocker(seeded, env)
     finally:
         daemon.stop()
+
+
+@pytest.mark.skipif(not CLICK_BUNDLE.exists(), reason="needs ../shared/data/repos/click.bundle")
+def test_the_quickstarts_in_order_on_a_real_repository_show_the_readers_own_memory_first(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """Run in a checkout of click as a new user would, bootstrap included (its 79 files, docs and
+    500 commits about packaging, options and types), each quickstart's own memory comes first:
+    the scraped commits and docs facts answer "which package manager" no better than the
+    person's preference does."""
+    root = tmp_path / "click"
+    subprocess.run(["git", "clone", "-q", str(CLICK_BUNDLE), str(root)], check=True, capture_output=True)
+    outputs, _ = run_cli_quickstart(root, env)
+    assert outputs['graphmem recall "why kuzu"'].startswith("1. [decision] We chose Kùzu over SQLite")
+    bootstrap = next(out for line, out in outputs.items() if line.startswith("graphmem bootstrap"))
+    assert "1,984 symbols" in bootstrap  # the bootstrap ran on the whole checkout
+
+    printed = run_python(blocks("python")[0], root, env).splitlines()
+
+    assert printed[0].startswith("Prefer pnpm over npm in every project ")
+    assert not any(line.startswith("Commit ") for line in printed[:2]), printed[:5]
