@@ -186,7 +186,8 @@ class Injection:
 
 
 class Memories(Protocol):
-    """What the injector reads: ``MemoryService``'s ``list`` and ``recall``."""
+    """What the injector reads: ``MemoryService``'s ``list`` and ``recall``, with the arguments it
+    passes them."""
 
     def list(
         self,
@@ -194,9 +195,7 @@ class Memories(Protocol):
         project: str | None = None,
         categories: Iterable[str | Category] | None = None,
         statuses: Iterable[Status] | None = None,
-        since: datetime | None = None,
         limit: int = 50,
-        offset: int = 0,
         branch: str | None = None,
         all_branches: bool = True,
     ) -> list[MemoryRecord]: ...

@@ -32,13 +32,16 @@ class Lifecycle:
         self,
         memory_id: str,
         *,
-        text: str | None = None,
-        category: str | Category | None = None,
-        project: str | None = None,
-        actor: str = USER,
+        text: str | None,
+        category: str | Category | None,
+        project: str | None,
+        actor: str,
     ) -> MemoryRecord:
         """Change a memory's text and/or category; a person's memory changed by an agent stays
-        as it is, and the change is stored beside it as a proposal (``service/proposals.py``)."""
+        as it is, and the change is stored beside it as a proposal (``service/proposals.py``).
+        The defaults are ``MemoryService.edit``'s."""
+        if text is None and category is None:
+            raise InvalidInputError("Nothing to change: give new text and/or --category.")
         return self._proposals.edit(
             memory_id, text=text, category=category, project=project, cause=Cause(actor)
         )

@@ -78,10 +78,10 @@ class Listing:
         self,
         *,
         project: str | None,
-        categories: Iterable[str | Category] | None = None,
-        statuses: Iterable[Status] | None = None,
-        since: datetime | None = None,
-        before: datetime | None = None,
+        categories: Iterable[str | Category] | None,
+        statuses: Iterable[Status] | None,
+        since: datetime | None,
+        before: datetime | None,
     ) -> list[MemoryRecord]:
         """Every memory visible from ``project`` matching the filter, newest first; see
         ``MemoryService.select``. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
@@ -105,16 +105,16 @@ class Listing:
         self,
         *,
         project: str | None,
-        categories: Iterable[str | Category] | None = None,
-        statuses: Iterable[Status] | None = None,
-        since: datetime | None = None,
-        limit: int = 50,
-        offset: int = 0,
-        branch: str | None = None,
-        all_branches: bool = True,
+        categories: Iterable[str | Category] | None,
+        statuses: Iterable[Status] | None,
+        since: datetime | None,
+        limit: int,
+        offset: int,
+        branch: str | None,
+        all_branches: bool,
     ) -> list[MemoryRecord]:
         """Memories visible from ``project``, newest first: of those on a branch every one, or
-        without ``all_branches`` those on ``branch`` only."""
+        without ``all_branches`` those on ``branch`` only (the defaults are ``MemoryService.list``'s)."""
         if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
             raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
         visibility = replace(

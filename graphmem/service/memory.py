@@ -251,8 +251,6 @@ class MemoryService:
     ) -> MemoryRecord:
         """Change a memory's text and/or category (its id and links stay; the old text goes to its
         history). New text is re-read for refs and files: the memory is about what it names."""
-        if text is None and category is None:
-            raise InvalidInputError("Nothing to change: give new text and/or --category.")
         own = self._own(project)
         return self._lifecycle.edit(memory_id, text=text, category=category, project=own, actor=actor)
 

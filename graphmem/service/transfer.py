@@ -40,7 +40,6 @@ from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
 from graphmem.service.file_access import MARKDOWN_MARK
 from graphmem.service.proposals import Proposals
 from graphmem.service.repository_export import (
-    DEFAULT_FOLDER,
     REPOSITORY_FILE,
     REPOSITORY_VIEW,
     snapshot,
@@ -137,11 +136,11 @@ class Transfer:
         self,
         *,
         project: str | None,
-        fmt: str = "jsonl",
-        force: bool = False,
-        current: str | None = None,
-        current_name: str = REPOSITORY_FILE,
-        folder: str = DEFAULT_FOLDER,
+        fmt: str,
+        force: bool,
+        current: str | None,
+        current_name: str,
+        folder: str,
     ) -> RepositoryFiles:
         """The project's shared memories as the files of its ``.graphmem/`` folder (name -> text).
 
@@ -190,15 +189,10 @@ class Transfer:
     # -- import -------------------------------------------------------------------
 
     def import_text(
-        self,
-        text: str,
-        *,
-        name: str = "The export",
-        project: str | None = None,
-        dry_run: bool = False,
-        progress: Progress | None = None,
+        self, text: str, *, name: str, project: str | None, dry_run: bool, progress: Progress | None
     ) -> ImportSummary:
-        """Validate every record of the JSONL ``text``; import all of them, or none.
+        """Validate every record of the JSONL ``text``; import all of them, or none (the verb and
+        its defaults: ``TransferFiles.import_text``).
 
         ``name`` says where the text came from in errors. Project-relative keys (a
         repository export) are re-rooted at ``project``. A memory whose id is present is

@@ -94,7 +94,12 @@ class TransferFiles:
         the caller to write; ``current`` is the folder's ``memories.jsonl`` now, checked for
         memories this store lacks unless ``force``."""
         return self._transfer.repository_files(
-            project=self._name(parse_project(project)), fmt=fmt, force=force, current=current, folder=folder
+            project=self._name(parse_project(project)),
+            fmt=fmt,
+            force=force,
+            current=current,
+            current_name=REPOSITORY_FILE,
+            folder=folder,
         )
 
     def import_text(
