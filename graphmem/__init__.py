@@ -9,7 +9,9 @@ The Python API is the Memory service::
     for hit in memory.recall("why kuzu").hits:
         print(hit.memory.text)
 
-Importing this package is cheap; the store and the model open on first use.
+``open_memory()`` returns a ``graphmem.Memory`` (``graphmem/api.py``): the same verbs whether
+the store opens in this process or a daemon holds it. Importing this package is cheap; the
+store and the model open on first use.
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["open_memory"]
+__all__ = ["Memory", "open_memory"]
 
 if TYPE_CHECKING:
+    from graphmem.api import Memory
     from graphmem.connect import open_memory
 
 
@@ -28,4 +31,8 @@ def __getattr__(name: str) -> Any:
         from graphmem.connect import open_memory
 
         return open_memory
+    if name == "Memory":
+        from graphmem.api import Memory
+
+        return Memory
     raise AttributeError(name)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Concatenate, Generic, ParamSpec, TextIO, TypeVar, overload
 from urllib.parse import urlsplit
 
 from graphmem import errors
+from graphmem.api import Memory
 from graphmem.server import loopback, rpc_types
 from graphmem.server.daemon_process import DaemonInfo, read_token
 from graphmem.server.verbs import Binding
@@ -21,8 +23,47 @@ MAX_LINE = 64 * 1024 * 1024  # bytes of one line of a streamed answer (the last 
 INLINE_IMPORT_CHARS = 1_500_000
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+Send = Callable[["RemoteMemory", str, dict[str, Any]], Any]
+
+
+class RemoteVerb(Generic[P, R]):
+    """A verb of ``RemoteMemory``, with the signature ``Memory`` declares for it (for mypy,
+    ``inspect`` and ``help`` alike): ``recall = RemoteVerb(Memory.recall)`` sends each call to
+    the daemon (``RemoteMemory.forward``), or through ``send`` for a verb whose arguments or
+    answer do not travel as they are."""
+
+    def __init__(self, declared: Callable[Concatenate[Any, P], R], send: Send | None = None) -> None:
+        self.name = declared.__name__
+        self.__doc__ = declared.__doc__
+        signature = inspect.signature(declared)  # without its ``self``: a bound method's
+        self.signature = signature.replace(parameters=tuple(signature.parameters.values())[1:])
+        self._send = send
+
+    @overload
+    def __get__(self, remote: None, owner: type[object]) -> RemoteVerb[P, R]: ...
+
+    @overload
+    def __get__(self, remote: RemoteMemory, owner: type[object]) -> Callable[P, R]: ...
+
+    def __get__(self, remote: RemoteMemory | None, owner: type[object]) -> RemoteVerb[P, R] | Callable[P, R]:
+        if remote is None:
+            return self
+        name, send = self.name, self._send
+
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            answer: R = remote.forward(name, args, kwargs, send)
+            return answer
+
+        call.__name__ = call.__qualname__ = name
+        call.__doc__ = self.__doc__
+        vars(call)["__signature__"] = self.signature
+        return call
+
+
 class RemoteMemory:
-    """Forwards the Memory service's verbs to the daemon that owns the store."""
+    """The Memory protocol (``graphmem/api.py``) through the daemon that owns the store."""
 
     def __init__(
         self,
@@ -102,43 +143,40 @@ class RemoteMemory:
                 replay(event["progress"])
         raise loopback.LoopbackError("the streamed answer ended before its result")
 
-    def __getattr__(self, method: str) -> Any:
-        if method not in rpc_types.VERBS:
-            raise AttributeError(method)
+    def forward(
+        self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any], send: Send | None = None
+    ) -> Any:
+        """``method`` called with ``args`` and ``kwargs`` as ``Memory.<method>`` binds them (the
+        daemon checks names and values), with this memory's project and branch when the verb
+        uses them and the call names none; ``send``: how, when not as they are (``_send``)."""
+        arguments = _bind(method, args, kwargs)
         binds = rpc_types.VERBS[method].binds
+        if binds is not Binding.NONE and arguments.get("project") is None:
+            arguments["project"] = self.project
+            if binds is Binding.BRANCH and arguments.get("branch") is None and self.branch:
+                arguments["branch"] = self.branch
+        return (send or RemoteMemory._send)(self, method, arguments)
 
-        def forward(*args: Any, **kwargs: Any) -> Any:
-            arguments = _bind(method, args, kwargs)
-            progress = arguments.get("progress")
-            arguments = {k: v for k, v in arguments.items() if k not in rpc_types.LOCAL_ONLY}
-            if binds is not Binding.NONE and arguments.get("project") is None:
-                arguments["project"] = self.project
-                if binds is Binding.BRANCH and arguments.get("branch") is None and self.branch:
-                    arguments["branch"] = self.branch
-            return self._call(method, progress, **arguments)
+    def _send(self, method: str, arguments: dict[str, Any]) -> Any:
+        """The call, its local ``progress`` callback replaying what the daemon streams."""
+        progress = arguments.get("progress")
+        sent = {k: v for k, v in arguments.items() if k not in rpc_types.LOCAL_ONLY}
+        return self._call(method, progress, **sent)
 
-        return forward
-
-    def bound(self, project: str | None, branch: str | None = None) -> RemoteMemory:
-        """This memory for the checkout of ``project`` on ``branch``, through the same daemon
-        (as ``MemoryService.bound``: a new value)."""
-        return RemoteMemory(self.info, self._api_key, project=project, branch=branch)
-
-    def warm_up(self) -> None:
-        """The daemon has its model loaded (or loading) already."""
-
-    def export(self, out: TextIO, **arguments: Any) -> ExportSummary:
-        answer = self._call("export", **arguments)
+    def _send_export(self, method: str, arguments: dict[str, Any]) -> Any:
+        """``export``: the daemon answers the text beside the summary; the text goes to ``out``."""
+        out: TextIO = arguments.pop("out")
+        answer = self._call(method, **arguments)
         out.write(answer["text"])
-        summary: ExportSummary = rpc_types.decode(ExportSummary, answer["summary"])
-        return summary
+        return rpc_types.decode(ExportSummary, answer["summary"])
 
-    def import_text(self, text: str, **arguments: Any) -> Any:
+    def _send_import_text(self, method: str, arguments: dict[str, Any]) -> Any:
         """Inline when the request stays small; a larger text goes through a file in the daemon's
         export folder (request bodies are limited), which its ``import_file`` reads."""
         progress = arguments.pop("progress", None)
+        text: str = arguments.pop("text")
         if len(json.dumps(text)) <= INLINE_IMPORT_CHARS:
-            return self._call("import_text", progress, text=text, **arguments)
+            return self._call(method, progress, text=text, **arguments)
         name = str(arguments.pop("name", "The export"))
         exports = self.data_dir / "exports"
         exports.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -155,8 +193,58 @@ class RemoteMemory:
         finally:
             staged.unlink(missing_ok=True)
 
+    def bound(self, project: str | None, branch: str | None = None) -> RemoteMemory:
+        """This memory for the checkout of ``project`` on ``branch``, through the same daemon
+        (as ``MemoryService.bound``: a new value)."""
+        return RemoteMemory(self.info, self._api_key, project=project, branch=branch)
+
+    def warm_up(self) -> None:
+        """The daemon has its model loaded (or loading) already."""
+
     def close(self) -> None:
         """Nothing to close: each call has its own connection."""
+
+    # The verbs, each as ``Memory`` declares it (``graphmem/api.py``), sent by ``forward``.
+    remember = RemoteVerb(Memory.remember)
+    recall = RemoteVerb(Memory.recall)
+    get_context = RemoteVerb(Memory.get_context)
+    boot_context = RemoteVerb(Memory.boot_context)
+    edit = RemoteVerb(Memory.edit)
+    archive = RemoteVerb(Memory.archive)
+    restore = RemoteVerb(Memory.restore)
+    resolve = RemoteVerb(Memory.resolve)
+    unresolve = RemoteVerb(Memory.unresolve)
+    confirm = RemoteVerb(Memory.confirm)
+    link = RemoteVerb(Memory.link)
+    unlink = RemoteVerb(Memory.unlink)
+    undo = RemoteVerb(Memory.undo)
+    history = RemoteVerb(Memory.history)
+    delete = RemoteVerb(Memory.delete)
+    export = RemoteVerb(Memory.export, _send_export)
+    export_dir = RemoteVerb(Memory.export_dir)
+    import_file = RemoteVerb(Memory.import_file)
+    import_text = RemoteVerb(Memory.import_text, _send_import_text)
+    enrich = RemoteVerb(Memory.enrich)
+    session_start = RemoteVerb(Memory.session_start)
+    session_heartbeat = RemoteVerb(Memory.session_heartbeat)
+    session_end = RemoteVerb(Memory.session_end)
+    active_sessions = RemoteVerb(Memory.active_sessions)
+    claim_item = RemoteVerb(Memory.claim_item)
+    release_item = RemoteVerb(Memory.release_item)
+    show = RemoteVerb(Memory.show)
+    list = RemoteVerb(Memory.list)
+    select = RemoteVerb(Memory.select)
+    reject = RemoteVerb(Memory.reject)
+    widen = RemoteVerb(Memory.widen)
+    stats = RemoteVerb(Memory.stats)
+    review = RemoteVerb(Memory.review)
+    export_repository = RemoteVerb(Memory.export_repository)
+    embed_pending = RemoteVerb(Memory.embed_pending)
+    load_model = RemoteVerb(Memory.load_model)
+    reindex = RemoteVerb(Memory.reindex)
+    bootstrap = RemoteVerb(Memory.bootstrap)
+    gitlab_status = RemoteVerb(Memory.gitlab_status)
+    ingest_opencode = RemoteVerb(Memory.ingest_opencode)
 
 
 class _Replay:

@@ -14,6 +14,7 @@ import graphmem
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "python-api.md"
 PUBLIC_MODULES = (
     "graphmem",
+    "graphmem.api",
     "graphmem.connect",
     "graphmem.errors",
     "graphmem.settings",
@@ -45,11 +46,12 @@ def test_a_star_import_gives_what_all_declares(name: str) -> None:
     assert set(namespace) - {"__builtins__"} == set(importlib.import_module(name).__all__)
 
 
-def test_the_package_declares_open_memory_lazily() -> None:
+def test_the_package_declares_open_memory_and_what_it_returns_lazily() -> None:
+    from graphmem.api import Memory
     from graphmem.connect import open_memory
 
-    assert graphmem.__all__ == ["open_memory"]
-    assert graphmem.open_memory is open_memory
+    assert graphmem.__all__ == ["Memory", "open_memory"]
+    assert graphmem.open_memory is open_memory and graphmem.Memory is Memory
 
 
 def test_every_module_the_python_api_names_is_declared() -> None:

@@ -1,7 +1,9 @@
-"""The table of verbs (``server/verbs.py``) is the one place a verb is declared: a verb added there,
-with its service method, goes through every door -- an MCP tool with its hints and output
-schema, ``/rpc`` (and ``graphmem ui``'s view when opened to it), the CLI's remote calls bound to
-its project and branch -- and a verb that writes wakes the daemon's workers from each door."""
+"""The table of verbs (``server/verbs.py``) is where a verb is declared: a verb added there, with
+its service method (and its ``RemoteVerb`` line in ``RemoteMemory`` and declaration on
+``graphmem.api.Memory``, which tests/unit/test_api.py asks for), goes through every door -- an MCP
+tool with its hints and output schema, ``/rpc`` (and ``graphmem ui``'s view when opened to it), the
+CLI's remote calls bound to its project and branch -- and a verb that writes wakes the daemon's
+workers from each door."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from graphmem.server import ui_routes, verbs
 from graphmem.server.daemon_process import DaemonInfo
 from graphmem.server.guard import Policy
 from graphmem.server.http import build_app
-from graphmem.server.remote import RemoteMemory
+from graphmem.server.remote import RemoteMemory, RemoteVerb
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 from graphmem.server.tools.registry import ToolRegistry
@@ -68,10 +70,11 @@ NEW = {
 
 @pytest.fixture(params=sorted(NEW))
 def new(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> NewVerb:
-    """One verb added in the one place: a table entry and its service method."""
+    """One verb added: a table entry, its service method and the CLI's remote call of it."""
     added: NewVerb = NEW[request.param]
     monkeypatch.setitem(verbs.VERBS, added.verb.name, added.verb)
     monkeypatch.setattr(MemoryService, added.verb.name, added.method, raising=False)
+    monkeypatch.setattr(RemoteMemory, added.verb.name, RemoteVerb(added.method), raising=False)
     return added
 
 
