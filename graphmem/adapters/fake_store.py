@@ -15,27 +15,18 @@ import threading
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Unpack
 
 import numpy as np
 
 from graphmem.adapters.graph_cache import GraphCache
+from graphmem.adapters.record_rows import ENUM_FIELDS, check_changes
 from graphmem.adapters.search_terms import holds, terms
 from graphmem.core.branches import place
 from graphmem.core.events import MemoryEvent
-from graphmem.core.models import (
-    Category,
-    Entity,
-    EntityKind,
-    Link,
-    LinkKind,
-    MemoryRecord,
-    Scope,
-    Status,
-    Trust,
-)
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope
 from graphmem.core.ports import Neighbour, NewText, StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.core.text import phrase_words
 from graphmem.errors import StoreError
@@ -46,16 +37,7 @@ BM25_B = 0.75
 # Entities ``find_entities`` returns per kind, as the Kùzu store does.
 FIND_ENTITIES_LIMIT = 20
 
-_ENUM_FIELDS: dict[str, type[Category | Scope | Status | Trust]] = {
-    "category": Category,
-    "scope": Scope,
-    "status": Status,
-    "trust": Trust,
-}
 _TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_from", "valid_to", "expires_at"})
-# What ``update_memory`` may change: a record's fields but its id, its text (replace_text)
-# and the ``embedded`` flag (set with ``embedding``).
-UPDATABLE = frozenset(f.name for f in fields(MemoryRecord)) - {"id", "text", "embedded"} | {"embedding"}
 
 
 def _utc(value: datetime) -> datetime:
@@ -247,11 +229,7 @@ class FakeGraphStore:
         return found
 
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
-        unknown = set(changes) - UPDATABLE - {"text"}
-        if unknown:
-            raise ValueError(f"unknown memory fields: {sorted(unknown)}")
-        if "text" in changes:
-            raise ValueError("change a memory's text with replace_text")
+        check_changes(changes)
         with self._open():
             row = self._rows.get(memory_id)
             if row is None:
@@ -570,8 +548,8 @@ def _kind_of(key: str) -> EntityKind | None:
 
 
 def _field_value(name: str, value: object) -> object:
-    if name in _ENUM_FIELDS and value is not None:
-        return _ENUM_FIELDS[name](str(value))
+    if name in ENUM_FIELDS and value is not None:
+        return ENUM_FIELDS[name](str(value))
     if name in _TIME_FIELDS:
         return _utc(value) if isinstance(value, datetime) else value
     return value

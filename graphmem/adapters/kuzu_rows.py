@@ -10,19 +10,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphmem.adapters.kuzu_schema import MEMORY_COLUMNS
+from graphmem.adapters.record_rows import column_value
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row  # the stores' one mapping
 from graphmem.adapters.visibility_clause import Dialect
 from graphmem.adapters.visibility_clause import visibility_clause as shared_clause
 from graphmem.core.branches import place
-from graphmem.core.models import (
-    Category,
-    Entity,
-    EntityKind,
-    MemoryRecord,
-    Scope,
-    Status,
-    Trust,
-)
+from graphmem.core.models import Entity, EntityKind, MemoryRecord
 from graphmem.core.ports import StoredVectors, Visibility
 from graphmem.core.text import fold
 
@@ -56,11 +49,8 @@ CREATE_MEMORY = (
 
 
 def to_db(value: object) -> object:
-    if isinstance(value, datetime):
-        return naive_utc(value)
-    if isinstance(value, (Category, Scope, Status, Trust)):
-        return value.value
-    return value
+    """A field's value as Kùzu takes it: a time naive in UTC (its TIMESTAMP), an enum its string."""
+    return naive_utc(value) if isinstance(value, datetime) else column_value(value)
 
 
 _seq_lock = threading.Lock()

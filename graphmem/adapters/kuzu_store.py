@@ -46,7 +46,6 @@ from graphmem.adapters.kuzu_rows import (
 from graphmem.adapters.kuzu_scans import KuzuScans
 from graphmem.adapters.kuzu_schema import (
     GITLAB_TEXT_COLUMNS,
-    MEMORY_COLUMNS,
     PARSES_OUT_OF_KUZU,
     SCHEMA_VERSION,
     VECTORS_OUT_OF_KUZU,
@@ -56,6 +55,7 @@ from graphmem.adapters.kuzu_schema import (
 from graphmem.adapters.kuzu_vectors import VECTOR_LOG, KuzuVectors, copy_vectors_out
 from graphmem.adapters.lexical_index import open_lexical_index, rebuild
 from graphmem.adapters.parse_store import PARSES_FILE, ParseStore
+from graphmem.adapters.record_rows import check_changes
 from graphmem.adapters.store_parts import StoreParts
 from graphmem.adapters.vector_log import VectorLog
 from graphmem.core.models import MemoryRecord
@@ -317,11 +317,7 @@ class KuzuGraphStore(StoreParts):
             self._hashes.setdefault(content_hash, set()).add(memory_id)
 
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
-        unknown = set(changes) - set(MEMORY_COLUMNS)
-        if unknown:
-            raise ValueError(f"unknown memory fields: {sorted(unknown)}")
-        if "text" in changes:
-            raise ValueError("change a memory's text with replace_text")
+        check_changes(changes)
         changes = dict(changes)
         if "embedding" in changes:  # in the vector log (kuzu_vectors.py)
             vector = changes.pop("embedding")

@@ -22,16 +22,16 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
 from graphmem.adapters.record_rows import MEMORY_FIELDS as MEMORY_FIELDS  # the stores' one mapping
+from graphmem.adapters.record_rows import column_value
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row
 from graphmem.adapters.record_rows import utc as utc  # the PostgreSQL adapters' one conversion
 from graphmem.adapters.search_terms import STOPWORDS, stem, tokens
 from graphmem.adapters.visibility_clause import Dialect
 from graphmem.adapters.visibility_clause import visibility_clause as shared_clause
-from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
+from graphmem.core.models import MemoryRecord
 from graphmem.core.ports import Vector, Visibility
 from graphmem.core.text import fold, phrase_words, words
 
-UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "text"} | {"embedding"}
 MEMORY_RETURN = ", ".join(f"m.{name}" for name in MEMORY_FIELDS) + ", m.embedding IS NOT NULL"
 INSERT_MEMORY = (
     f"INSERT INTO memories ({', '.join(MEMORY_FIELDS)}, terms, embedding) VALUES ("
@@ -46,11 +46,8 @@ MAX_POSITION = 16_383
 
 
 def db_value(value: object) -> object:
-    if isinstance(value, datetime):
-        return utc(value)
-    if isinstance(value, (Category, Scope, Status, Trust)):
-        return value.value
-    return value
+    """A field's value as PostgreSQL takes it: a time aware in UTC, an enum its string."""
+    return utc(value) if isinstance(value, datetime) else column_value(value)
 
 
 def _lexeme(word: str) -> str | None:

@@ -30,7 +30,6 @@ from graphmem.adapters.postgres_migrate import check_schema
 from graphmem.adapters.postgres_rows import (
     INSERT_MEMORY,
     MEMORY_RETURN,
-    UPDATABLE,
     db_value,
     lexemes,
     memory_from_row,
@@ -39,6 +38,7 @@ from graphmem.adapters.postgres_rows import (
     visibility_clause,
 )
 from graphmem.adapters.postgres_text import PostgresTextSearch
+from graphmem.adapters.record_rows import check_changes
 from graphmem.adapters.store_parts import StoreParts
 from graphmem.core.models import LoginRole, MemoryRecord
 from graphmem.core.ports import NewText, TextHits, TextMatch, Vector, Visibility
@@ -140,16 +140,12 @@ class PostgresGraphStore(StoreParts):
         return found
 
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
-        if "text" in changes:
-            raise ValueError("change a memory's text with replace_text")
-        unknown = set(changes) - UPDATABLE
-        if unknown:
-            raise ValueError(f"unknown memory fields: {sorted(unknown)}")
+        check_changes(changes)
         if not changes:
             return
         params: dict[str, Any] = {"id": memory_id}
         sets = []
-        for name, value in changes.items():  # names are columns of UPDATABLE, never input
+        for name, value in changes.items():  # names are UPDATABLE columns (check_changes), never input
             if name == "embedding":
                 sets.append("embedding = %(embedding)s::vector")
                 params[name] = None if value is None else vector_param(value)  # type: ignore[arg-type]

@@ -6,7 +6,7 @@ a row of event columns in ``EVENT_FIELDS`` order to a ``MemoryEvent``."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,6 +36,16 @@ MEMORY_FIELDS = (
     "expires_at",
     "branch",
 )
+# What ``update_memory`` may change: a memory's fields but its id and its text (``replace_text``
+# gives new text), and its vector (``embedding``; None drops it).
+UPDATABLE = frozenset(MEMORY_FIELDS) - {"id", "text"} | {"embedding"}
+# The memory fields a store keeps as their enum's string, and the enum each is read back as.
+ENUM_FIELDS: dict[str, type[Category | Scope | Status | Trust]] = {
+    "category": Category,
+    "scope": Scope,
+    "status": Status,
+    "trust": Trust,
+}
 # A symbol's columns (a Kùzu ``Symbol`` node's, PostgreSQL's ``code_symbols``), in the order
 # ``symbol_from_row`` reads them; ``SYMBOL_RETURN`` asks them of a symbol named ``s``.
 SYMBOL_FIELDS = (
@@ -75,6 +85,22 @@ def utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def check_changes(changes: Collection[str]) -> None:
+    """Refuse the ``update_memory`` changes every store refuses: the text, or a field that is not
+    ``UPDATABLE`` (ValueError, naming the fields)."""
+    if "text" in changes:
+        raise ValueError("change a memory's text with replace_text")
+    unknown = set(changes) - UPDATABLE
+    if unknown:
+        raise ValueError(f"unknown memory fields: {sorted(unknown)}")
+
+
+def column_value(value: object) -> object:
+    """A memory field's value as a store writes it: an ``ENUM_FIELDS`` enum as its string, any
+    other value as it is (a time is the store's own to convert)."""
+    return value.value if isinstance(value, (Category, Scope, Status, Trust)) else value
 
 
 def memory_from_row(row: Sequence[Any]) -> MemoryRecord:

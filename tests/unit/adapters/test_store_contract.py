@@ -131,6 +131,16 @@ def test_update_memory_rejects_unknown_fields(store: GraphStore) -> None:
         store.update_memory("m1", {"colour": "red"})
 
 
+@pytest.mark.parametrize("name", ["id", "embedded", "seq", "search_text"])
+def test_update_memory_refuses_what_is_not_a_field_to_set(store: GraphStore, name: str) -> None:
+    """The id, the ``embedded`` flag (set by ``embedding``) and a store's own columns are no
+    memory field ``update_memory`` sets, on any store."""
+    store.add_memories([memory("m1")])
+    with pytest.raises(ValueError, match=name):
+        store.update_memory("m1", {name: 1})
+    assert store.get_memories(["m1"])["m1"].id == "m1"
+
+
 def test_update_memory_refuses_text(store: GraphStore) -> None:
     store.add_memories([memory("m1")])
     with pytest.raises(ValueError, match="replace_text"):
