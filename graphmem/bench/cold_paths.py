@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from graphmem.bench.harness import graphmem_env
 from graphmem.server.daemon_process import read_info
 
 SEED = (
@@ -64,14 +65,7 @@ class CliReport:
 
 
 def _env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    env.update(
-        GRAPHMEM_DATA_DIR=str(data_dir),
-        GRAPHMEM_CONFIG=str(data_dir.parent / "no-such-config.toml"),
-        GRAPHMEM_SERVER__PORT="0",
-        GRAPHMEM_INGEST__ENABLED="false",
-    )
-    return env
+    return graphmem_env(data_dir, user_settings=False, GRAPHMEM_INGEST__ENABLED="false")
 
 
 def _children_cpu() -> float:

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from graphmem.bench.harness import graphmem_env, percentile
 from graphmem.bench.scale import synthetic_memories, synthetic_queries
 from graphmem.core.text import estimate_tokens
 from graphmem.server.daemon_process import find_daemon, stop_daemon
@@ -46,18 +47,9 @@ START_TIMEOUT_S = 180.0
 SYSTEM_PROMPT_CHARS = 24_000
 
 
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
-
-
 def _env(data_dir: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["GRAPHMEM_DATA_DIR"] = str(data_dir)
-    env["GRAPHMEM_SERVER__PORT"] = "0"  # never collide with a user's daemon
-    env["GRAPHMEM_RATE_LIMIT"] = "0"  # the benchmark is the only client
-    env["GRAPHMEM_INGEST__ENABLED"] = "false"  # no OpenCode sessions to read here
-    return env
+    # The benchmark is the only client, and there are no OpenCode sessions to read here.
+    return graphmem_env(data_dir, GRAPHMEM_RATE_LIMIT="0", GRAPHMEM_INGEST__ENABLED="false")
 
 
 def _wait_loaded(data_dir: Path) -> str:
@@ -197,13 +189,13 @@ def _measure(
         "blocks": blocks,
         "round_trip_ms": {
             "median": round(statistics.median(round_trip), 2),
-            "p95": _percentile(round_trip, 0.95),
+            "p95": percentile(round_trip, 0.95),
             "max": round(max(round_trip), 2),
         },
-        "server_ms": {"median": round(statistics.median(server), 2), "p95": _percentile(server, 0.95)},
+        "server_ms": {"median": round(statistics.median(server), 2), "p95": percentile(server, 0.95)},
         "first_call_of_session_ms": {
             "median": round(statistics.median(first_of_session), 2) if first_of_session else 0.0,
-            "p95": _percentile(first_of_session, 0.95),
+            "p95": percentile(first_of_session, 0.95),
         },
     }
 

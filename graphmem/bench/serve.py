@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import random
 import statistics
 import subprocess
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from graphmem.bench.harness import graphmem_env, percentile
 from graphmem.bench.scale import synthetic_memories, synthetic_queries
 from graphmem.server.daemon_process import find_daemon, stop_daemon
 
@@ -35,19 +35,6 @@ INIT = {
     "capabilities": {},
     "clientInfo": {"name": "graphmem-bench", "version": "1"},
 }
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
-
-
-def _env(data_dir: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["GRAPHMEM_DATA_DIR"] = str(data_dir)
-    env["GRAPHMEM_SERVER__PORT"] = "0"  # never collide with a user's daemon
-    env["GRAPHMEM_RATE_LIMIT"] = "0"  # the benchmark is the only client
-    return env
 
 
 class StdioClient:
@@ -59,7 +46,7 @@ class StdioClient:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=_env(data_dir),
+            env=graphmem_env(data_dir, GRAPHMEM_RATE_LIMIT="0"),  # the benchmark is the only client
             cwd=cwd,
             text=True,
             bufsize=1,
@@ -214,7 +201,7 @@ def load(data_dir: Path, work: Path, clients: int, calls: int, seed: int = 5) ->
         "errors": len(errors),
         "lock_failures": sum("lock" in e.lower() for e in errors),
         "first_errors": errors[:5],
-        "recall_ms": {"p50": _percentile(recall_ms, 0.5), "p95": _percentile(recall_ms, 0.95)},
+        "recall_ms": {"p50": percentile(recall_ms, 0.5), "p95": percentile(recall_ms, 0.95)},
     }
 
 
