@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from graphmem.core.events import MemoryEvent, describe
 from graphmem.core.models import ChannelRank, Entity, Hit, Link, MemoryRecord, Step
@@ -78,16 +78,27 @@ def link_view(link: Link) -> dict[str, Any]:
     }
 
 
-# How each stored edge reads, walked along it and against it ("MR !12 changed src/x.py",
-# "src/x.py changed by MR !12"); an edge between two memories reads as its kind.
-_PHRASES = {
-    "ABOUT": ("is about", "is the subject of"),
-    "CALLS": ("calls", "called by"),
-    "CHANGES": ("changed", "changed by"),
-    "CLOSES": ("closes", "closed by"),
-    "CONTAINS": ("defines", "defined in"),
-    "IMPORTS": ("imports", "imported by"),
-    "PART_OF": ("is part of", "contains"),
+class _EdgeWords(NamedTuple):
+    """How a stored edge reads: walked along it and against it ("MR !12 changed src/x.py",
+    "src/x.py changed by MR !12"), and read from its far end back toward what the question named,
+    after "which" ("`refund_all`, which is called by `cancel`": walked along the edge, the far
+    end is its target)."""
+
+    along: str
+    against: str
+    which_along: str
+    which_against: str
+
+
+# One row per kind of stored edge; an edge between two memories reads as its kind.
+_EDGE_WORDS = {
+    "ABOUT": _EdgeWords("is about", "is the subject of", "is the subject of", "is about"),
+    "CALLS": _EdgeWords("calls", "called by", "is called by", "calls"),
+    "CHANGES": _EdgeWords("changed", "changed by", "was changed by", "changed"),
+    "CLOSES": _EdgeWords("closes", "closed by", "is closed by", "closes"),
+    "CONTAINS": _EdgeWords("defines", "defined in", "is defined in", "defines"),
+    "IMPORTS": _EdgeWords("imports", "imported by", "is imported by", "imports"),
+    "PART_OF": _EdgeWords("is part of", "contains", "contains", "is part of"),
 }
 # Entity kinds whose name alone does not say what they are.
 _KIND_WORDS = {"MergeRequest": "MR "}
@@ -105,10 +116,10 @@ def step_text(step: Step) -> str:
     direction is not kept along the walk, so it reads "mem_a is linked to mem_b (supersedes)".
     """
     start, end = step_name(step.start, step.start_name), step_name(step.end, step.end_name)
-    if step.relation not in _PHRASES:
+    words = _EDGE_WORDS.get(step.relation)
+    if words is None:
         return f"{start} is linked to {end} ({step.relation})"
-    forward, backward = _PHRASES[step.relation]
-    return f"{start} {forward if step.forward else backward} {end}"
+    return f"{start} {words.along if step.forward else words.against} {end}"
 
 
 def step_view(step: Step) -> dict[str, Any]:
@@ -132,16 +143,6 @@ def channel_view(rank: ChannelRank) -> dict[str, Any]:
 
 # How a channel that walked no edge found a hit, in words.
 _FOUND_BY = {"lexical": "its words match", "semantic": "close in meaning"}
-# An edge read from its far end back toward what the question named: "`refund_all`, which is
-# called by `cancel`" (walked along the edge, the far end is the edge's target).
-_WHICH = {
-    "CALLS": ("is called by", "calls"),
-    "CHANGES": ("was changed by", "changed"),
-    "CLOSES": ("is closed by", "closes"),
-    "CONTAINS": ("is defined in", "defines"),
-    "IMPORTS": ("is imported by", "imports"),
-    "PART_OF": ("contains", "is part of"),
-}
 # Entity kinds written as code in an explanation; refs (!12, #34, &5) and people read as they are.
 _CODE_KINDS = frozenset({"File", "Symbol", "ExternalModule"})
 # A link between two memories, as a graph hop through it reads.
@@ -171,8 +172,12 @@ def _entity_reason(hit: Hit, steps: tuple[Step, ...]) -> str:
     verb = "mentions" if _mentions(hit.memory.text, about.start, about.start_name) else "about"
     text = f"{verb} {entity_words(about.start, about.start_name)}"
     for step in reversed([s for s in steps if s.relation != "ABOUT"]):
-        along, against = _WHICH.get(step.relation, (f"is linked to ({step.relation})",) * 2)
-        text += f", which {along if step.forward else against} {entity_words(step.start, step.start_name)}"
+        words = _EDGE_WORDS.get(step.relation)
+        if words is None:
+            which = f"is linked to ({step.relation})"
+        else:
+            which = words.which_along if step.forward else words.which_against
+        text += f", which {which} {entity_words(step.start, step.start_name)}"
     return text
 
 

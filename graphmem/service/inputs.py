@@ -6,7 +6,9 @@ Each kind of value is checked here, once, for every verb and surface.
 from __future__ import annotations
 
 import re
+from enum import Enum
 from pathlib import Path
+from typing import TypeVar
 
 from graphmem.core.keys import file_key
 from graphmem.core.models import Category, Entity, EntityKind, LinkKind, Scope, Trust
@@ -17,13 +19,21 @@ MAX_NAME_BYTES = 255  # one part of a path (NAME_MAX)
 MAX_ID_CHARS = 200
 
 
-def parse_category(value: str | Category) -> Category:
+Named = TypeVar("Named", bound=Enum)
+
+
+def _named(kind: type[Named], value: str | Named, what: str) -> Named:
+    """The member of ``kind`` that ``value`` names, in any case and with blanks around it."""
     try:
-        return Category(str(value).strip().lower())
+        return kind(str(value).strip().lower())
     except ValueError:
         raise InvalidInputError(
-            f"Unknown category {value!r}; use one of: {', '.join(c.value for c in Category)}."
+            f"Unknown {what} {value!r}; use one of: {', '.join(member.value for member in kind)}."
         ) from None
+
+
+def parse_category(value: str | Category) -> Category:
+    return _named(Category, value, "category")
 
 
 def parse_scope(value: str | Scope) -> Scope:
@@ -34,12 +44,7 @@ def parse_scope(value: str | Scope) -> Scope:
 
 
 def parse_link_kind(value: str | LinkKind) -> LinkKind:
-    try:
-        return LinkKind(str(value).strip().lower())
-    except ValueError:
-        raise InvalidInputError(
-            f"Unknown link kind {value!r}; use one of: {', '.join(k.value for k in LinkKind)}."
-        ) from None
+    return _named(LinkKind, value, "link kind")
 
 
 def parse_trust(value: str | Trust) -> Trust:
