@@ -7,6 +7,7 @@ directory is read from its own checkout, each call (it changes under a running d
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import threading
@@ -24,11 +25,35 @@ PROJECT_NAME_TTL_S = 60.0  # and a checkout's project name (git config, the orig
 # A repository's own setting for its default branch, before origin/HEAD, main and master.
 DEFAULT_BRANCH_CONFIG = "graphmem.defaultBranch"
 
+# Set when git runs hooks or is run from inside another repository's commands: they would point
+# git at that repository (or its objects, or stop its search) instead of the one graphmem names.
+GIT_LOCATION_VARIABLES = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_NAMESPACE",
+        "GIT_PREFIX",
+        "GIT_CEILING_DIRECTORIES",
+    }
+)
+
 # git@host:group/sub/proj.git, ssh://git@host:22/group/proj.git, https://host/group/proj(.git)
 _REMOTE_RE = re.compile(r"^(?:[a-z+]+://)?(?:[^@/]+@)?[^:/]+(?::\d+)?[:/](?P<path>.+?)(?:\.git)?/?$")
 _HEADS = "refs/heads/"
 _REMOTES = "refs/remotes/"
 _ORIGIN = "refs/remotes/origin/"
+
+
+def git_env() -> dict[str, str]:
+    """The environment to run git in on a repository graphmem names (blame, log): this process's
+    without ``GIT_LOCATION_VARIABLES``, in the C locale (English messages, told apart by their words)."""
+    env = {name: value for name, value in os.environ.items() if name not in GIT_LOCATION_VARIABLES}
+    env["LC_ALL"] = "C"
+    return env
 
 
 def _git(cwd: Path, *args: str) -> str | None:

@@ -11,27 +11,16 @@ Failures the caller can fix (not a repository, a shallow clone, no commits) rais
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphmem.adapters.git import git_env
 from graphmem.errors import GraphmemError, InvalidInputError
 
 GIT_TIMEOUT_S = 300.0
 _HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
-_GIT_LOCATION_VARIABLES = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-    "GIT_CEILING_DIRECTORIES",
-)
 _C_ESCAPES = {
     "n": "\n",
     "t": "\t",
@@ -67,18 +56,12 @@ class FileChange:
         return {line for first, last in self.changed for line in range(first, last + 1)}
 
 
-def _env() -> dict[str, str]:
-    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARIABLES}
-    env["LC_ALL"] = "C"
-    return env
-
-
 def git(repo: Path, *args: str, check: bool = True) -> bytes:
     """``git args`` in ``repo``; its standard output, or ``GraphmemError`` when it fails."""
     command = ["git", "-c", "core.quotePath=false", "-c", "log.showSignature=false", *args]
     try:
         done = subprocess.run(
-            command, cwd=repo, env=_env(), capture_output=True, timeout=GIT_TIMEOUT_S, check=False
+            command, cwd=repo, env=git_env(), capture_output=True, timeout=GIT_TIMEOUT_S, check=False
         )
     except subprocess.TimeoutExpired:
         raise GraphmemError(f"git {args[0]} in {repo} took over {GIT_TIMEOUT_S:.0f} s.") from None
@@ -203,7 +186,7 @@ def file_at(repo: Path, rev: str, path: str) -> bytes | None:
     out = subprocess.run(
         ["git", "cat-file", "blob", f"{rev}:{path}"],
         cwd=repo,
-        env=_env(),
+        env=git_env(),
         capture_output=True,
         timeout=GIT_TIMEOUT_S,
     )

@@ -12,12 +12,12 @@ newlines or any other byte stay intact: each commit is a header token starting w
 from __future__ import annotations
 
 import logging
-import os
 import re
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
+from graphmem.adapters.git import git_env
 from graphmem.core.commits import Commit
 
 log = logging.getLogger(__name__)
@@ -37,17 +37,6 @@ _FORMAT = _RECORD + _FIELD.join(["%H", "%P", "%aN", "%aE", "%at", "%D", "%s", "%
 _SHA_RE = re.compile(r"[0-9a-fA-F]{4,64}")
 # "M", "A", "D", "T", "R100", "C075": a --name-status status; R and C are followed by two paths.
 _STATUS_RE = re.compile(r"[ACDMRTUXB][0-9]{0,3}")
-# Set when git runs hooks or is run from inside another repository's commands; they would
-# point git at that repository instead of ``root``.
-_GIT_LOCATION_VARIABLES = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_COMMON_DIR",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-)
 # Decorations of no ref at all: only the "grafted" mark remains.
 _NO_REFS = "refs/graphmem-decorates-no-ref"
 _EXPECTED_FAILURES = ("not a git repository", "bad revision 'HEAD'")  # outside git; no commits yet
@@ -98,8 +87,7 @@ def line_commits(root: Path, path: str) -> list[str]:
     line order: ``result[0]`` is line 1's sha. Empty when git cannot say (not committed,
     binary, outside a repository, a timeout)."""
     args = ["git", "blame", "-w", "-s", "-l", "--root", "HEAD", "--", path]
-    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARIABLES}
-    env["LC_ALL"] = "C"
+    env = git_env()
     try:
         done = subprocess.run(
             args, cwd=root, env=env, capture_output=True, timeout=BLAME_TIMEOUT_S, check=False
@@ -149,8 +137,7 @@ def renames(root: Path, since: str) -> dict[str, str]:
 
 
 def _run_git(root: Path, args: list[str]) -> bytes | None:
-    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARIABLES}
-    env["LC_ALL"] = "C"
+    env = git_env()
     try:
         done = subprocess.run(
             ["git", *args], cwd=root, env=env, capture_output=True, timeout=HISTORY_TIMEOUT_S, check=False
@@ -188,8 +175,7 @@ def _git_log(root: Path, max_commits: int, revisions: str, *, quiet: bool, filte
         revisions,
         "--",
     ]
-    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARIABLES}
-    env["LC_ALL"] = "C"  # English error messages, to tell "no commits yet" from a failure
+    env = git_env()
     try:
         done = subprocess.run(
             args, cwd=root, env=env, capture_output=True, timeout=HISTORY_TIMEOUT_S, check=False
@@ -262,8 +248,7 @@ def _utc(seconds: str) -> datetime:
 def history_notes(root: Path) -> list[str]:
     """What a person should know about ``root``'s history before trusting a bootstrap of it:
     not a repository, no commits yet, or a shallow clone. Empty when the history is whole."""
-    env = {name: value for name, value in os.environ.items() if name not in _GIT_LOCATION_VARIABLES}
-    env["LC_ALL"] = "C"
+    env = git_env()
 
     def ask(*args: str) -> str | None:
         try:
