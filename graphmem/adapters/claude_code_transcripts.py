@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.adapters.client_files import confined_file
-from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
+from graphmem.adapters.session_files import OneSessionFile, row_transcript, to_ms
+from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import SessionStoreError
 
@@ -96,21 +97,8 @@ class _Building:
     tools: dict[str, int] = field(default_factory=dict)  # tool_use id -> index in messages
 
 
-class ClaudeCodeTranscript:
+class ClaudeCodeTranscript(OneSessionFile):
     """One transcript file, read-only (a ``SessionReader``)."""
-
-    def __init__(self, path: Path) -> None:
-        self._path = path
-
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    def close(self) -> None:
-        pass
-
-    def changed_sessions(self, after: tuple[int, str] | None) -> list[SessionRow]:
-        return []  # one file is one session: it is always named
 
     def session(self, session_id: str) -> SessionRow | None:
         if self._path.name != f"{session_id}.jsonl":
@@ -118,21 +106,13 @@ class ClaudeCodeTranscript:
         built = self._build()
         created = built.first or _mtime(self._path)
         updated = built.last or created
-        return SessionRow(session_id, built.directory, built.title, None, _ms(created), _ms(updated))
+        return SessionRow(session_id, built.directory, built.title, None, to_ms(created), to_ms(updated))
 
     def read(self, row: SessionRow) -> SessionRead:
         built = self._build()
         messages = built.messages[-MAX_MESSAGES_PER_SESSION:]
-        transcript = Transcript(
-            session_id=row.id,
-            directory=row.directory,
-            title=row.title,
-            created_at=_from_ms(row.time_created_ms),
-            updated_at=_from_ms(row.time_updated_ms),
-            messages=tuple(messages),
-        )
         return SessionRead(
-            transcript,
+            row_transcript(row, messages),
             in_progress=False,
             skipped_messages=built.skipped,
             truncated_messages=len(built.messages) - len(messages),
@@ -277,14 +257,6 @@ def _mtime(path: Path) -> datetime:
         return datetime.fromtimestamp(path.stat().st_mtime, UTC)
     except OSError:
         return datetime.now(UTC)
-
-
-def _ms(moment: datetime) -> int:
-    return int(moment.timestamp() * 1000)
-
-
-def _from_ms(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, UTC)
 
 
 class ClaudeCodeTranscripts:

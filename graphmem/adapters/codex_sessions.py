@@ -30,6 +30,7 @@ from typing import Any
 
 from graphmem.adapters.client_files import confined_file
 from graphmem.adapters.codex_config import codex_home
+from graphmem.adapters.session_files import OneSessionFile, to_ms
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import SessionStoreError
@@ -104,22 +105,12 @@ def confined_session_file(path: str, roots: Sequence[Path]) -> Path:
     )
 
 
-class CodexSessionFile:
+class CodexSessionFile(OneSessionFile):
     """One session file, read-only (a ``SessionReader``): read once, bounded, when first asked."""
 
     def __init__(self, path: Path) -> None:
-        self._path = path
+        super().__init__(path)
         self._read: SessionRead | None = None
-
-    @property
-    def path(self) -> Path:
-        return self._path
-
-    def close(self) -> None:
-        pass
-
-    def changed_sessions(self, after: tuple[int, str] | None) -> list[SessionRow]:
-        return []  # one file is one session: it is always named
 
     def session(self, session_id: str) -> SessionRow | None:
         if session_id_of(self._path.name) != session_id:
@@ -128,7 +119,7 @@ class CodexSessionFile:
         transcript = read.transcript
         if transcript.session_id != session_id:
             return None  # the file's session_meta names another session
-        created, updated = _ms(transcript.created_at), _ms(transcript.updated_at)
+        created, updated = to_ms(transcript.created_at), to_ms(transcript.updated_at)
         return SessionRow(session_id, transcript.directory, transcript.title, None, created, updated)
 
     def read(self, row: SessionRow) -> SessionRead:
@@ -145,10 +136,6 @@ class CodexSessionFile:
                 ) from None
             self._read = _parse(data)
         return self._read
-
-
-def _ms(moment: datetime) -> int:
-    return int(moment.timestamp() * 1000)
 
 
 class _Builder:

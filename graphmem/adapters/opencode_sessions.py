@@ -30,12 +30,12 @@ import os
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
+from graphmem.adapters.session_files import from_ms, row_transcript
+from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow
 from graphmem.errors import NoSessionStoreError, SessionStoreError
 
 log = logging.getLogger(__name__)
@@ -98,10 +98,6 @@ def find_database(explicit: str | Path | None = None, env: Mapping[str, str] | N
             "database with --db PATH, OPENCODE_DB or [ingest] opencode_db (`opencode db path` prints it)."
         )
     return path
-
-
-def _ms_to_datetime(ms: int | None) -> datetime:
-    return datetime.fromtimestamp((ms or 0) / 1000, tz=UTC)
 
 
 def _bounded(text: str | None, limit: int, full_length: int | None = None) -> str:
@@ -393,28 +389,16 @@ class OpenCodeSessionStore:
                 SessionMessage(
                     id=str(message_id),
                     role=str(kind),
-                    created_at=_ms_to_datetime(created),
+                    created_at=from_ms(created),
                     parts=parts,
                     agent=str(agent or ""),
                 )
             )
         return SessionRead(
-            self._transcript(row, built),
+            row_transcript(row, built),
             in_progress=in_progress,
             skipped_messages=skipped,
             truncated_messages=max(0, int(count[0][0]) - len(messages)),
-        )
-
-    @staticmethod
-    def _transcript(row: SessionRow, messages: list[SessionMessage]) -> Transcript:
-        return Transcript(
-            session_id=row.id,
-            directory=row.directory,
-            title=row.title,
-            created_at=_ms_to_datetime(row.time_created_ms),
-            updated_at=_ms_to_datetime(row.time_updated_ms),
-            messages=tuple(messages),
-            parent_id=row.parent_id,
         )
 
     def _read_v1(self, row: SessionRow) -> SessionRead:
@@ -454,13 +438,13 @@ class OpenCodeSessionStore:
                 SessionMessage(
                     id=str(message_id),
                     role=str(role or ""),
-                    created_at=_ms_to_datetime(created),
+                    created_at=from_ms(created),
                     parts=tuple(by_message.get(str(message_id), ())),
                     agent=str(agent or mode or ""),
                 )
             )
         return SessionRead(
-            self._transcript(row, built),
+            row_transcript(row, built),
             in_progress=in_progress,
             skipped_parts=skipped_parts,
             skipped_messages=skipped_messages,

@@ -1,0 +1,59 @@
+"""What the readers of agent clients' sessions share: a ``SessionRow``'s times (milliseconds,
+as OpenCode's ``session`` table keeps them), the ``Transcript`` a row and its messages make, and
+the reader of one file that is one session (Claude Code's transcript, Codex's session file).
+
+Each client's adapter owns how its sessions are found, named and parsed; this module owns only
+what a ``SessionRow`` means, so the three readers cannot disagree on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from graphmem.core.sessions import SessionMessage, SessionRow, Transcript
+
+__all__ = ["OneSessionFile", "from_ms", "row_transcript", "to_ms"]
+
+
+def to_ms(moment: datetime) -> int:
+    """``moment`` as a ``SessionRow`` time: milliseconds since the epoch."""
+    return int(moment.timestamp() * 1000)
+
+
+def from_ms(ms: int | None) -> datetime:
+    """A ``SessionRow`` time as an aware UTC time (no time: the epoch)."""
+    return datetime.fromtimestamp((ms or 0) / 1000, UTC)
+
+
+def row_transcript(row: SessionRow, messages: Sequence[SessionMessage]) -> Transcript:
+    """The transcript of the session ``row`` names, made of ``messages`` (in order)."""
+    return Transcript(
+        session_id=row.id,
+        directory=row.directory,
+        title=row.title,
+        created_at=from_ms(row.time_created_ms),
+        updated_at=from_ms(row.time_updated_ms),
+        messages=tuple(messages),
+        parent_id=row.parent_id,
+    )
+
+
+class OneSessionFile:
+    """The part of a ``SessionReader`` over one file holding one session that every such reader
+    shares: it has nothing to close, and no session changes without being named (a hook names
+    the file). Each client's reader adds ``session`` (is this file that session?) and ``read``."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    def close(self) -> None:
+        pass
+
+    def changed_sessions(self, after: tuple[int, str] | None) -> list[SessionRow]:
+        return []
