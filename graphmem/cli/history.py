@@ -8,7 +8,7 @@ from datetime import datetime
 import click
 
 from graphmem.cli import present
-from graphmem.cli.options import json_option, to_since
+from graphmem.cli.options import json_option, when_option
 from graphmem.cli.state import CliState, pass_state
 from graphmem.core.events import describe
 from graphmem.core.timeparse import format_age, utc_now
@@ -73,12 +73,10 @@ def undo(state: CliState, event_id: str) -> None:
 
 
 @click.command()
-@click.option(
+@when_option(
     "--older-than",
-    metavar="AGE",
-    default=None,
-    callback=to_since,
-    help="Call a memory old when unchanged since then: 180d (the default), 1y or an ISO date.",
+    "AGE",
+    "Call a memory old when unchanged since then: 180d (the default), 1y or an ISO date.",
 )
 @click.option(
     "-n", "--limit", type=click.IntRange(1, 1000), default=50, show_default=True, help="Most memories listed."

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from graphmem.cli import present
-from graphmem.cli.options import json_option, to_since
+from graphmem.cli.options import json_option, when_option
 from graphmem.cli.state import CliState, pass_state
 
 
@@ -25,12 +25,10 @@ def ingest() -> None:
 
 
 @ingest.command()
-@click.option(
+@when_option(
     "--since",
-    metavar="WHEN",
-    default=None,
-    callback=to_since,
-    help="Sessions changed since then (90m, 12h, 7d, 2w, today, an ISO date), whatever the cursor says.",
+    "WHEN",
+    "Sessions changed since then (90m, 12h, 7d, 2w, today, an ISO date), whatever the cursor says.",
 )
 @click.option(
     "--db",

@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 import click
 
 from graphmem.cli import present
-from graphmem.cli.options import CATEGORY_CHOICE, STATUS_CHOICE, since_option, to_since
+from graphmem.cli.options import CATEGORY_CHOICE, STATUS_CHOICE, since_option, when_option
 from graphmem.cli.state import CliState, pass_state
 from graphmem.core.models import MemoryRecord, Status
 from graphmem.core.timeparse import utc_now
@@ -81,12 +81,8 @@ def filter_options(func: F) -> F:
                 help="Every memory of this status (repeatable; 'all' for every status).",
             ),
             since_option,
-            click.option(
-                "--older-than",
-                metavar="AGE",
-                default=None,
-                callback=to_since,
-                help="Only memories created before then: 90d, 2w, 6mo, 1y or an ISO date.",
+            when_option(
+                "--older-than", "AGE", "Only memories created before then: 90d, 2w, 6mo, 1y or an ISO date."
             ),
             click.option("--dry-run", is_flag=True, help="List what would change and change nothing."),
         )

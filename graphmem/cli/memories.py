@@ -102,10 +102,7 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
         about: !123 (MergeRequest)
     """
     found = state.service.show(memory_id)
-    if as_json:
-        present.echo_json(present.detail_json(found, now=utc_now()))
-    else:
-        present.detail(found, now=utc_now())
+    present.dated(found, as_json=as_json, text=present.detail, view=present.detail_json)
 
 
 @click.command("list")
@@ -155,10 +152,7 @@ def list_(
         limit=limit,
         offset=offset,
     )
-    if as_json:
-        present.echo_json(present.memories_json(records, now=utc_now()))
-    else:
-        present.memory_lines(records, now=utc_now())
+    present.dated(records, as_json=as_json, text=present.memory_lines, view=present.memories_json)
 
 
 @click.command()

@@ -35,13 +35,16 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(func)
 
 
+def when_option(name: str, metavar: str, help: str) -> Callable[[F], F]:
+    """An option naming a time as an age back from now (``30d``) or a date (``to_since``)."""
+    return click.option(name, metavar=metavar, default=None, callback=to_since, help=help)
+
+
 def since_option(func: F) -> F:
-    return click.option(
+    return when_option(
         "--since",
-        metavar="WHEN",
-        default=None,
-        callback=to_since,
-        help="Only memories created since then: 90m, 12h, 30d, 2w, 3mo, 1y, today or an ISO date.",
+        "WHEN",
+        "Only memories created since then: 90m, 12h, 30d, 2w, 3mo, 1y, today or an ISO date.",
     )(func)
 
 

@@ -12,14 +12,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
 from graphmem.core.branches import on_branch
 from graphmem.core.models import Hit, LoginRole, MemoryRecord, Status
 from graphmem.core.provenance import Origin, label, origin_of
-from graphmem.core.timeparse import format_age
+from graphmem.core.timeparse import format_age, utc_now
 from graphmem.core.views import entity_view, hit_view, link_view, memory_view, why
 from graphmem.errors import GraphmemError, ImportFileError
 
@@ -42,6 +42,24 @@ NO_HITS = "No memories clear the relevance floor for this query."
 
 def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+Found = TypeVar("Found", contravariant=True)
+
+
+class Dated(Protocol[Found]):
+    """A presenter of a result whose ages it counts from ``now``."""
+
+    def __call__(self, found: Found, /, *, now: datetime) -> Any: ...
+
+
+def dated(found: Found, *, as_json: bool, text: Dated[Found], view: Dated[Found]) -> None:
+    """A result for the person at the terminal (``text``), or its JSON ``view``, ages from now."""
+    now = utc_now()
+    if as_json:
+        echo_json(view(found, now=now))
+    else:
+        text(found, now=now)
 
 
 # Problems of an import file listed before "... and N more".

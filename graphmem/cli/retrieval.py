@@ -3,14 +3,35 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 
 from graphmem.cli import present
-from graphmem.cli.options import CATEGORY_CHOICE, json_option, since_option
+from graphmem.cli.options import CATEGORY_CHOICE, F, json_option, since_option
 from graphmem.cli.state import CliState, pass_state
 from graphmem.core.fusion import PLANS
-from graphmem.core.timeparse import utc_now
+
+if TYPE_CHECKING:
+    from graphmem.core.bundle import ContextBundle
+
+
+def max_tokens_option(func: F) -> F:
+    """``--max-tokens``: the token budget of a context bundle."""
+    return click.option(
+        "--max-tokens",
+        type=click.IntRange(50, 32000),
+        default=None,
+        help="Token budget of the bundle (default: [recall] context_max_tokens, 1500).",
+    )(func)
+
+
+def present_bundle(bundle: ContextBundle, *, as_json: bool) -> None:
+    """A context bundle as Markdown, or as JSON."""
+    if as_json:
+        present.echo_json(bundle.to_dict())
+    else:
+        click.echo(bundle.markdown)
 
 
 @click.command()
@@ -85,20 +106,12 @@ def recall(
         branch=branch if branch is not None else state.branch,
         all_branches=all_branches,
     )
-    if as_json:
-        present.echo_json(present.recall_json(result, now=utc_now()))
-    else:
-        present.hits(result, now=utc_now())
+    present.dated(result, as_json=as_json, text=present.hits, view=present.recall_json)
 
 
 @click.command()
 @click.argument("target")
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(50, 32000),
-    default=None,
-    help="Token budget of the bundle (default: [recall] context_max_tokens, 1500).",
-)
+@max_tokens_option
 @json_option
 @pass_state
 def context(state: CliState, target: str, max_tokens: int | None, as_json: bool) -> None:
@@ -118,19 +131,11 @@ def context(state: CliState, target: str, max_tokens: int | None, as_json: bool)
     bundle = state.service.get_context(
         target, project=state.project, max_tokens=max_tokens, branch=state.branch
     )
-    if as_json:
-        present.echo_json(bundle.to_dict())
-    else:
-        click.echo(bundle.markdown)
+    present_bundle(bundle, as_json=as_json)
 
 
 @click.command()
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(50, 32000),
-    default=None,
-    help="Token budget of the bundle (default: [recall] context_max_tokens, 1500).",
-)
+@max_tokens_option
 @json_option
 @pass_state
 def boot(state: CliState, max_tokens: int | None, as_json: bool) -> None:
@@ -147,10 +152,7 @@ def boot(state: CliState, max_tokens: int | None, as_json: bool) -> None:
         - Run the linters before every commit — 2 days ago, `mem_1ec687eb29894501`
     """
     bundle = state.service.boot_context(project=state.project, max_tokens=max_tokens, branch=state.branch)
-    if as_json:
-        present.echo_json(bundle.to_dict())
-    else:
-        click.echo(bundle.markdown)
+    present_bundle(bundle, as_json=as_json)
 
 
 COMMANDS = (recall, context, boot)
