@@ -30,9 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.adapters.client_files import confined_file
-from graphmem.adapters.session_files import OneSessionFile, row_transcript, to_ms
+from graphmem.adapters.session_files import OneSessionFile, line_time, row_transcript, to_ms
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow
-from graphmem.core.timeparse import to_utc
 from graphmem.errors import SessionStoreError
 
 CONFIG_DIR_VARIABLE = "CLAUDE_CONFIG_DIR"
@@ -148,7 +147,7 @@ class ClaudeCodeTranscript(OneSessionFile):
             kind = entry.get("type")
             if kind not in ("user", "assistant") or entry.get("isSidechain") or entry.get("isMeta"):
                 continue
-            when = _when(entry.get("timestamp"))
+            when = line_time(entry.get("timestamp"))
             if when is not None:
                 built.first = built.first or when
                 built.last = when if built.last is None or when > built.last else built.last
@@ -241,15 +240,6 @@ def _bounded(text: str) -> str:
         return text
     head = MAX_TOOL_OUTPUT_CHARS * 2 // 3
     return text[:head] + "\n…\n" + text[-(MAX_TOOL_OUTPUT_CHARS - head) :]
-
-
-def _when(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return to_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
-    except ValueError:
-        return None
 
 
 def _mtime(path: Path) -> datetime:

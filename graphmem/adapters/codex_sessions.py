@@ -30,9 +30,8 @@ from typing import Any
 
 from graphmem.adapters.client_files import confined_file
 from graphmem.adapters.codex_config import codex_home
-from graphmem.adapters.session_files import OneSessionFile, to_ms
+from graphmem.adapters.session_files import OneSessionFile, line_time, to_ms
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
-from graphmem.core.timeparse import to_utc
 from graphmem.errors import SessionStoreError
 
 KNOWN_VERSIONS = "0.169.x"
@@ -202,7 +201,7 @@ def _parse(data: bytes) -> SessionRead:
         if line is None:
             skipped += 1
             continue
-        when = _time(line.get("timestamp"))
+        when = line_time(line.get("timestamp"))
         first = first or when
         last = when or last
         kind, payload = line.get("type"), line.get("payload")
@@ -217,7 +216,7 @@ def _parse(data: bytes) -> SessionRead:
     built.close_agent()
     session_id = str(meta.get("id") or meta.get("session_id") or "")[:128]
     messages = built.messages[-MAX_MESSAGES:]
-    created = _time(meta.get("timestamp")) or first or _EPOCH
+    created = line_time(meta.get("timestamp")) or first or _EPOCH
     title = next((m.text for m in messages if m.role == "user"), "")[:200]
     transcript = Transcript(
         session_id=session_id,
@@ -300,12 +299,3 @@ def _command(arguments: str) -> str:
             return " ".join(str(word) for word in command)[:MAX_TOOL_INPUT_CHARS]
         return str(command)[:MAX_TOOL_INPUT_CHARS]
     return ""
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return to_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
-    except ValueError:
-        return None

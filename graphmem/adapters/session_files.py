@@ -1,6 +1,7 @@
 """What the readers of agent clients' sessions share: a ``SessionRow``'s times (milliseconds,
-as OpenCode's ``session`` table keeps them), the ``Transcript`` a row and its messages make, and
-the reader of one file that is one session (Claude Code's transcript, Codex's session file).
+as OpenCode's ``session`` table keeps them), the ``Transcript`` a row and its messages make, the
+times a JSONL session line writes (ISO 8601), and the reader of one file that is one session
+(Claude Code's transcript, Codex's session file).
 
 Each client's adapter owns how its sessions are found, named and parsed; this module owns only
 what a ``SessionRow`` means, so the three readers cannot disagree on it.
@@ -13,8 +14,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from graphmem.core.sessions import SessionMessage, SessionRow, Transcript
+from graphmem.core.timeparse import to_utc
 
-__all__ = ["OneSessionFile", "from_ms", "row_transcript", "to_ms"]
+__all__ = ["OneSessionFile", "from_ms", "line_time", "row_transcript", "to_ms"]
 
 
 def to_ms(moment: datetime) -> int:
@@ -25,6 +27,16 @@ def to_ms(moment: datetime) -> int:
 def from_ms(ms: int | None) -> datetime:
     """A ``SessionRow`` time as an aware UTC time (no time: the epoch)."""
     return datetime.fromtimestamp((ms or 0) / 1000, UTC)
+
+
+def line_time(value: object) -> datetime | None:
+    """A session line's ISO 8601 time (``Z`` for UTC allowed) in UTC; None for anything else."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return to_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+    except ValueError:
+        return None
 
 
 def row_transcript(row: SessionRow, messages: Sequence[SessionMessage]) -> Transcript:

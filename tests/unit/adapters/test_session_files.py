@@ -7,7 +7,7 @@ from pathlib import Path
 
 from graphmem.adapters.claude_code_transcripts import ClaudeCodeTranscript
 from graphmem.adapters.codex_sessions import CodexSessionFile
-from graphmem.adapters.session_files import from_ms, row_transcript, to_ms
+from graphmem.adapters.session_files import from_ms, line_time, row_transcript, to_ms
 from graphmem.core.sessions import SessionMessage, SessionRow
 
 WHEN = datetime(2026, 3, 1, 12, 30, 15, 250_000, tzinfo=UTC)
@@ -38,3 +38,9 @@ def test_a_one_file_reader_is_its_file_and_never_lists_changed_sessions(tmp_path
         assert reader.path.parent == tmp_path
         assert reader.changed_sessions(None) == []
         reader.close()
+
+
+def test_a_line_time_is_iso_in_utc_and_anything_else_is_none() -> None:
+    assert line_time("2026-03-01T12:30:15.250Z") == WHEN
+    assert line_time("2026-03-01T14:30:15.250+02:00") == WHEN
+    assert [line_time(v) for v in ("yesterday", "", None, 1_772_368_215)] == [None] * 4
