@@ -187,6 +187,12 @@ def _graph(config: dict[str, Any], w: dict[str, Any], *, quantized: bool = False
         bias = const(f"{prefix}.bias", w[f"{prefix}.bias"].astype(np.float32))
         return node("LayerNormalization", [x, scale, bias], out, axis=-1, epsilon=eps)
 
+    def projected_heads(x: str, prefix: str, out: str, perm: list[int]) -> str:
+        """``x`` projected by the linear layer ``prefix``, split into the attention heads, its
+        axes in ``perm``'s order."""
+        split = node("Reshape", [linear(x, prefix, out), "split_heads"], f"{out}_r")
+        return node("Transpose", [split], f"{out}_t", perm=perm)
+
     const("one_f", np.array(1.0, np.float32))
     const("half_f", np.array(0.5, np.float32))
     const("sqrt2_f", np.array(math.sqrt(2.0), np.float32))
@@ -220,24 +226,9 @@ def _graph(config: dict[str, Any], w: dict[str, Any], *, quantized: bool = False
 
     for i in range(int(config["num_hidden_layers"])):
         p = f"encoder.layer.{i}"
-        q = node(
-            "Transpose",
-            [node("Reshape", [linear(x, f"{p}.attention.self.query", f"q{i}"), "split_heads"], f"q{i}_r")],
-            f"q{i}_t",
-            perm=[0, 2, 1, 3],
-        )
-        k = node(
-            "Transpose",
-            [node("Reshape", [linear(x, f"{p}.attention.self.key", f"k{i}"), "split_heads"], f"k{i}_r")],
-            f"k{i}_t",
-            perm=[0, 2, 3, 1],
-        )
-        v = node(
-            "Transpose",
-            [node("Reshape", [linear(x, f"{p}.attention.self.value", f"v{i}"), "split_heads"], f"v{i}_r")],
-            f"v{i}_t",
-            perm=[0, 2, 1, 3],
-        )
+        q = projected_heads(x, f"{p}.attention.self.query", f"q{i}", [0, 2, 1, 3])
+        k = projected_heads(x, f"{p}.attention.self.key", f"k{i}", [0, 2, 3, 1])  # transposed, for q·k
+        v = projected_heads(x, f"{p}.attention.self.value", f"v{i}", [0, 2, 1, 3])
         scores = node(
             "Add",
             [node("Mul", [node("MatMul", [q, k], f"qk{i}"), "scale_f"], f"qk{i}_s"), bias],
