@@ -140,15 +140,9 @@ class PgCoordinator:
             return session
 
     def active(self, project: str | None = None) -> list[AgentSession]:
-        now = self.clock()
         with self._store.transaction():
-            self._expire(now)
-            rows = self._store.db.rows(
-                f"SELECT {_SESSION} FROM agent_sessions "
-                "WHERE %(p)s::text IS NULL OR project = %(p)s OR project IS NULL ORDER BY started_at, id",
-                {"p": project},
-            )
-            return [self._session(r) for r in rows]
+            rows = self._live_rows(f"SELECT {_SESSION} FROM agent_sessions", project, "started_at, id")
+            return [self._session(r) for r in rows]  # its claims, read in the same transaction
 
     def claim(self, session_id: str, item: str, ttl: timedelta | None = None) -> Claim:
         now = self.clock()
@@ -198,12 +192,15 @@ class PgCoordinator:
             )
 
     def claims(self, project: str | None = None) -> list[Claim]:
-        now = self.clock()
         with self._store.transaction():
-            self._expire(now)
-            rows = self._store.db.rows(
-                f"SELECT {_CLAIM} FROM agent_claims "
-                "WHERE %(p)s::text IS NULL OR project = %(p)s OR project IS NULL ORDER BY claimed_at, item",
-                {"p": project},
-            )
+            rows = self._live_rows(f"SELECT {_CLAIM} FROM agent_claims", project, "claimed_at, item")
         return [_claim(r) for r in rows]
+
+    def _live_rows(self, select: str, project: str | None, order: str) -> list[tuple[Any, ...]]:
+        """The rows of ``select`` (sessions or claims) not expired, in ``project`` or in none
+        (every project's when ``project`` is None), by ``order``; in the caller's transaction."""
+        self._expire(self.clock())
+        return self._store.db.rows(
+            f"{select} WHERE %(p)s::text IS NULL OR project = %(p)s OR project IS NULL ORDER BY {order}",
+            {"p": project},
+        )
