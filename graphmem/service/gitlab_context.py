@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 
 from graphmem.core.codegraph import SymbolInfo, file_key
 from graphmem.core.enrichment import EnrichmentRow, EnrichState, symbols_touched, target_key
@@ -15,6 +16,26 @@ LIST_LIMIT = 25
 # Characters of a description shown in a bundle (the whole one is stored).
 DESCRIPTION_EXCERPT_CHARS = 600
 Sections = list[tuple[str, list[str]]]
+
+
+@dataclass
+class _Found:
+    """What get_context says about one MR, issue or epic, section by section, and the keys
+    (files, symbols, issues, epics) whose memories count as its own."""
+
+    sections: Sections
+    keys: list[str] = field(default_factory=list)
+
+    def add(self, title: str, lines: list[str], keys: Iterable[str] = ()) -> None:
+        self.sections.append((title, lines))
+        self.keys += keys
+
+    def add_epics(self, gitlab: GitLabGraph, title: str, epics: Sequence[tuple[str, int]]) -> None:
+        lines, keys = _epic_lines(gitlab, epics)
+        self.add(title, lines, keys)
+
+    def parts(self) -> tuple[Sections, list[str]]:
+        return self.sections, self.keys
 
 
 def _who(person: Person | None) -> str:
@@ -111,8 +132,7 @@ def _merge_request(
         + (f"; merged {mr.merged_at:%Y-%m-%d}" if mr.merged_at else ""),
     ]
     facts += _details(mr.labels, mr.milestone, mr.web_url, mr.description)
-    sections: Sections = [("Merge request", facts)]
-    extra: list[str] = []
+    found = _Found([("Merge request", facts)])
     shown = mr.changed_files  # the bundle cuts what does not fit, saying how many it left out
     if mr.changed_files:
         title = f"Changed files ({len(mr.changed_files)}"
@@ -125,20 +145,14 @@ def _merge_request(
         hidden = mr.changed_files_total - len(shown)
         if hidden > 0:
             lines.append(f"- … and {hidden:,} more")
-        sections.append((title, lines))
-    extra += [file_key(root or mr.project, f.new_path) for f in mr.changed_files]
+        found.add(title, lines, [file_key(root or mr.project, f.new_path) for f in mr.changed_files])
     symbols = _changed_symbols(gitlab, code, entity.key, root, mr)
     if symbols:
-        sections.append(
-            (
-                "Changed symbols",
-                [f"- {s.kind} `{s.qualified_name}` ({s.path}:{s.start_line})" for s in symbols],
-            )
-        )
-        extra += [s.key for s in symbols]
+        lines = [f"- {s.kind} `{s.qualified_name}` ({s.path}:{s.start_line})" for s in symbols]
+        found.add("Changed symbols", lines, [s.key for s in symbols])
     if mr.closes:
         keys = [target_key(EntityKind.ISSUE, i.project, i.iid) for i in mr.closes]
-        extra += keys
+        found.keys += keys
         lines = []
         for issue_ref, key in zip(mr.closes, keys, strict=True):
             lines.append(
@@ -150,9 +164,9 @@ def _merge_request(
                 epic = gitlab.entities([epic_key]).get(epic_key)
                 title = f" {epic.title}" if epic is not None and epic.title else ""
                 lines.append(f"  part of epic {issue.epic[0]}&{issue.epic[1]}{title}")
-                extra.append(epic_key)
-        sections.append(("Closes", lines))
-    return sections, extra
+                found.keys.append(epic_key)
+        found.add("Closes", lines)
+    return found.parts()
 
 
 def _changed_symbols(
@@ -176,12 +190,9 @@ def _issue(gitlab: GitLabGraph, entity: Entity, issue: IssueData) -> tuple[Secti
         f"- author {_who(issue.author)}; assignees {_people(issue.assignees)}",
     ]
     facts += _details(issue.labels, issue.milestone, issue.web_url, issue.description)
-    sections: Sections = [("Issue", facts)]
-    extra: list[str] = []
+    found = _Found([("Issue", facts)])
     if issue.epic is not None:
-        lines, keys = _epic_lines(gitlab, [issue.epic])
-        sections.append(("Epic", lines))
-        extra += keys
+        found.add_epics(gitlab, "Epic", [issue.epic])
     closing = gitlab.merge_requests_closing(entity.key)
     related = [target_key(EntityKind.MERGE_REQUEST, p, i) for p, i in issue.related_merge_requests]
     merge_requests = {e.key: e for e in closing}
@@ -193,9 +204,8 @@ def _issue(gitlab: GitLabGraph, entity: Entity, issue: IssueData) -> tuple[Secti
             f"- {e.name} {e.title}" + (" (closes it)" if e.key in closing_keys else "")
             for e in merge_requests.values()
         ]
-        sections.append(("Merge requests", lines))
-        extra += list(merge_requests)
-    return sections, extra
+        found.add("Merge requests", lines, merge_requests)
+    return found.parts()
 
 
 def _epic(gitlab: GitLabGraph, epic: EpicData) -> tuple[Sections, list[str]]:
@@ -203,25 +213,18 @@ def _epic(gitlab: GitLabGraph, epic: EpicData) -> tuple[Sections, list[str]]:
     if epic.author is not None:
         facts.append(f"- author @{epic.author.username}")
     facts += _details(epic.labels, None, epic.web_url, epic.description)
-    sections: Sections = [("Epic", facts)]
-    extra: list[str] = []
+    found = _Found([("Epic", facts)])
     if epic.parent is not None:
-        lines, keys = _epic_lines(gitlab, [epic.parent])
-        sections.append(("Parent epic", lines))
-        extra += keys
+        found.add_epics(gitlab, "Parent epic", [epic.parent])
     if epic.child_issues:
-        sections.append(
-            (
-                f"Child issues ({len(epic.child_issues)})",
-                [f"- {i.project}#{i.iid} {i.title} ({i.state or '?'})" for i in epic.child_issues],
-            )
+        found.add(
+            f"Child issues ({len(epic.child_issues)})",
+            [f"- {i.project}#{i.iid} {i.title} ({i.state or '?'})" for i in epic.child_issues],
+            [target_key(EntityKind.ISSUE, i.project, i.iid) for i in epic.child_issues],
         )
-        extra += [target_key(EntityKind.ISSUE, i.project, i.iid) for i in epic.child_issues]
     if epic.child_epics:
-        lines, keys = _epic_lines(gitlab, epic.child_epics)
-        sections.append((f"Child epics ({len(epic.child_epics)})", lines))
-        extra += keys
-    return sections, extra
+        found.add_epics(gitlab, f"Child epics ({len(epic.child_epics)})", epic.child_epics)
+    return found.parts()
 
 
 def changed_by(gitlab: GitLabGraph, file_key: str) -> Sections:
