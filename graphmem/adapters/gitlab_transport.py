@@ -256,78 +256,92 @@ class GitLabTransport:
                 return request()
             except GitLabError:
                 raise
-            except gitlab.exceptions.GitlabAuthenticationError:
-                raise self._auth_error(what) from None
-            except gitlab.exceptions.GitlabHttpError as exc:
-                status = exc.response_code or 0
-                if status == 401:
-                    raise self._auth_error(what) from None
-                if status == 403:
-                    raise GitLabForbiddenError(
-                        f"GitLab at {self._url} does not let this token see {what} (403 Forbidden). Ask for "
-                        "access to the project or group, or use a token with the read_api scope."
-                    ) from None
-                if status == 404:
-                    raise GitLabNotFoundError(
-                        f"GitLab at {self._url} has no {what} (404 Not Found), or hides it from this token. "
-                        "Check the reference and its project or group path ([gitlab] default_project)."
-                    ) from None
-                if status == 429:
-                    wait_s = self._retry_after_s()
-                    if wait_s <= MAX_INLINE_WAIT_S and attempt < self._max_retries:
-                        attempt += 1
-                        self._wait(wait_s, what, "429 Too Many Requests", attempt)
-                        continue
-                    raise GitLabRateLimitedError(
-                        f"GitLab at {self._url} rate-limits requests (429 Too Many Requests) for {what}: "
-                        f"try again in {wait_s:g} s.",
-                        retry_after_s=wait_s,
-                    ) from None
-                if status >= 500:
-                    if attempt < self._max_retries:
-                        attempt += 1
-                        self._wait(_backoff_s(attempt), what, f"{status} {exc.error_message}", attempt)
-                        continue
-                    raise GitLabUnavailableError(
-                        f"GitLab at {self._url} failed {attempt + 1} times answering {what} "
-                        f"(last: {status}): it may be down or overloaded. Try again later."
-                    ) from None
-                raise GitLabError(
-                    f"GitLab at {self._url} refused the request for {what} ({status}): "
-                    f"{self._scrub(str(exc.error_message))}."
-                ) from None
-            except gitlab.exceptions.GitlabParsingError:
-                raise GitLabUnavailableError(
-                    f"GitLab at {self._url} answered {what} with malformed JSON. Check that [gitlab] url is "
-                    "the GitLab instance's address (not a proxy), then try again."
-                ) from None
-            except gitlab.exceptions.GitlabError as exc:
-                raise GitLabError(
-                    f"GitLab at {self._url} could not answer {what}: {self._scrub(str(exc))}."
-                ) from None
-            except requests.Timeout:
-                if attempt < self._max_retries:
-                    attempt += 1
-                    self._wait(_backoff_s(attempt), what, f"no answer within {self._timeout_s:g} s", attempt)
-                    continue
-                raise GitLabUnavailableError(
-                    f"GitLab at {self._url} did not answer {what} within {self._timeout_s:g} s "
-                    f"({attempt + 1} attempts). Check the instance and your network, or raise "
-                    "[gitlab] timeout_seconds."
-                ) from None
-            except requests.ConnectionError as exc:
-                if not _cannot_connect(exc) and attempt < self._max_retries:
-                    attempt += 1  # a dropped connection may be transient; a refused one is not
-                    self._wait(_backoff_s(attempt), what, "connection dropped", attempt)
-                    continue
-                raise GitLabUnavailableError(
-                    f"Cannot connect to GitLab at {self._url} for {what} (refused, unknown host or offline). "
-                    "Check [gitlab] url and your network; enrichment waits and tries again later."
-                ) from None
-            except (requests.RequestException, ValueError) as exc:
-                raise GitLabUnavailableError(
-                    f"GitLab at {self._url} could not answer {what}: {type(exc).__name__}. Try again later."
-                ) from None
+            except (gitlab.exceptions.GitlabError, requests.RequestException, ValueError) as exc:
+                retry = self._retry(exc, attempt)
+                if retry is None:
+                    raise self._error(exc, what, attempt) from None
+                attempt += 1
+                self._wait(retry[0], what, retry[1], attempt)
+
+    def _retry(self, exc: Exception, attempt: int) -> tuple[float, str] | None:
+        """How long to wait before trying again after ``exc`` and why (for the log), or None when
+        it is not transient or ``attempt`` was the last: 429 within ``MAX_INLINE_WAIT_S``, 5xx,
+        a timeout and a dropped connection are worth another try."""
+        if attempt >= self._max_retries:
+            return None
+        backoff_s = _backoff_s(attempt + 1)
+        if isinstance(exc, gitlab.exceptions.GitlabAuthenticationError):
+            return None
+        if isinstance(exc, gitlab.exceptions.GitlabHttpError):
+            status = exc.response_code or 0
+            if status == 429:
+                wait_s = self._retry_after_s()
+                return (wait_s, "429 Too Many Requests") if wait_s <= MAX_INLINE_WAIT_S else None
+            return (backoff_s, f"{status} {exc.error_message}") if status >= 500 else None
+        if isinstance(exc, requests.Timeout):
+            return backoff_s, f"no answer within {self._timeout_s:g} s"
+        if isinstance(exc, requests.ConnectionError) and not _cannot_connect(exc):
+            return backoff_s, "connection dropped"  # may be transient; a refused connection is not
+        return None
+
+    def _error(self, exc: Exception, what: str, attempt: int) -> GitLabError:
+        """``exc``, the last fault of ``attempt + 1`` tries at ``what``, as graphmem's error."""
+        if isinstance(exc, gitlab.exceptions.GitlabAuthenticationError):
+            return self._auth_error(what)
+        if isinstance(exc, gitlab.exceptions.GitlabHttpError):
+            return self._http_error(exc, what, attempt)
+        if isinstance(exc, gitlab.exceptions.GitlabParsingError):
+            return GitLabUnavailableError(
+                f"GitLab at {self._url} answered {what} with malformed JSON. Check that [gitlab] url is "
+                "the GitLab instance's address (not a proxy), then try again."
+            )
+        if isinstance(exc, gitlab.exceptions.GitlabError):
+            return GitLabError(f"GitLab at {self._url} could not answer {what}: {self._scrub(str(exc))}.")
+        if isinstance(exc, requests.Timeout):
+            return GitLabUnavailableError(
+                f"GitLab at {self._url} did not answer {what} within {self._timeout_s:g} s "
+                f"({attempt + 1} attempts). Check the instance and your network, or raise "
+                "[gitlab] timeout_seconds."
+            )
+        if isinstance(exc, requests.ConnectionError):
+            return GitLabUnavailableError(
+                f"Cannot connect to GitLab at {self._url} for {what} (refused, unknown host or offline). "
+                "Check [gitlab] url and your network; enrichment waits and tries again later."
+            )
+        return GitLabUnavailableError(
+            f"GitLab at {self._url} could not answer {what}: {type(exc).__name__}. Try again later."
+        )
+
+    def _http_error(self, exc: gitlab.exceptions.GitlabHttpError, what: str, attempt: int) -> GitLabError:
+        status = exc.response_code or 0
+        if status == 401:
+            return self._auth_error(what)
+        if status == 403:
+            return GitLabForbiddenError(
+                f"GitLab at {self._url} does not let this token see {what} (403 Forbidden). Ask for "
+                "access to the project or group, or use a token with the read_api scope."
+            )
+        if status == 404:
+            return GitLabNotFoundError(
+                f"GitLab at {self._url} has no {what} (404 Not Found), or hides it from this token. "
+                "Check the reference and its project or group path ([gitlab] default_project)."
+            )
+        if status == 429:
+            wait_s = self._retry_after_s()
+            return GitLabRateLimitedError(
+                f"GitLab at {self._url} rate-limits requests (429 Too Many Requests) for {what}: "
+                f"try again in {wait_s:g} s.",
+                retry_after_s=wait_s,
+            )
+        if status >= 500:
+            return GitLabUnavailableError(
+                f"GitLab at {self._url} failed {attempt + 1} times answering {what} "
+                f"(last: {status}): it may be down or overloaded. Try again later."
+            )
+        return GitLabError(
+            f"GitLab at {self._url} refused the request for {what} ({status}): "
+            f"{self._scrub(str(exc.error_message))}."
+        )
 
     def _auth_error(self, what: str) -> GitLabAuthError:
         if self._token is None:
