@@ -21,14 +21,7 @@ from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, symbol_from_row
 from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
-from graphmem.core.codegraph import (
-    CodeScan,
-    FileState,
-    SymbolInfo,
-    file_key,
-    module_key,
-    symbol_rows,
-)
+from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_rows
 from graphmem.core.models import Entity, EntityKind
 
 _INSERT_SYMBOL = (
