@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from graphmem.adapters.claude_code_transcripts import ClaudeCodeTranscripts
 from graphmem.adapters.codex_sessions import CodexSessions
@@ -57,6 +57,7 @@ from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.forge_rules import ForgeRules
 from graphmem.service.home import Home
 from graphmem.service.ingest import CLAUDE_CODE, CODEX, Ingester, IngestOptions
+from graphmem.service.injection import Injector
 from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.memory import MemoryService
@@ -72,7 +73,7 @@ from graphmem.service.staleness import Staleness
 from graphmem.service.transfer import Transfer
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
-from graphmem.settings import Settings, load_settings
+from graphmem.settings import PluginSettings, Settings, load_settings
 
 if TYPE_CHECKING:
     from graphmem.adapters.postgres_migrate import MigrationReport
@@ -163,6 +164,31 @@ def serve_memory(settings: Settings) -> MemoryService:
     memory = _open_memory(settings, background=True)
     ttl = timedelta(seconds=settings.server.session_ttl_seconds)
     return memory.serving(memory.coordinator or Coordinator(utc_now, ttl))
+
+
+class Daemon(Protocol):
+    """What the plugin's injector reads of the daemon (its ``Runtime``): the service it serves
+    and how it names a directory's project and branch."""
+
+    @property
+    def memory(self) -> MemoryService: ...
+
+    def resolve_project(self, path: str | None) -> str | None: ...
+
+    def resolve_branch(self, path: str | None) -> str | None: ...
+
+
+def plugin_injector(daemon: Daemon, plugin: PluginSettings | None = None) -> Injector:
+    """The ``<memory>`` blocks of the plugin's routes (``server/plugin_routes.py``) on the daemon's
+    service, within the ``[plugin]`` budgets the daemon validated at start (default: the defaults)."""
+    budget = plugin or PluginSettings()
+    return Injector(
+        daemon.memory,
+        daemon.resolve_project,
+        boot_max_tokens=budget.boot_max_tokens,
+        turn_max_tokens=budget.turn_max_tokens,
+        resolve_branch=daemon.resolve_branch,
+    )
 
 
 def configured_embedder(settings: Settings) -> Embedder:

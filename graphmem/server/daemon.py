@@ -88,7 +88,7 @@ def serve(
     """Run the daemon until SIGTERM / SIGINT. Raises graphmem errors for bad setups."""
     import uvicorn
 
-    from graphmem.app import resolve_branch, resolve_project, serve_memory
+    from graphmem.app import plugin_injector, resolve_branch, resolve_project, serve_memory
     from graphmem.server.connections import GuardedH11Protocol
     from graphmem.server.guard import Policy
     from graphmem.server.http import build_app
@@ -128,7 +128,7 @@ def serve(
             allowed_hosts=[*settings.server.allowed_hosts, *named],  # the address it binds is its own
             allowed_origins=settings.server.allowed_origins,
         )
-        app = build_app(runtime, policy, settings.plugin)
+        app = build_app(runtime, policy, plugin_injector(runtime, settings.plugin))
         url_host = f"[{bound_host}]" if ":" in bound_host else bound_host
         # GuardedH11Protocol: deadlines for request heads and bodies, a cap on connections.
         # log_config=None: uvicorn logs through the daemon's own log (server/daemon_log.py).

@@ -18,6 +18,7 @@ from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
+from graphmem.app import plugin_injector
 from graphmem.errors import InvalidInputError
 from graphmem.server import identity, plugin_routes, rpc, rpc_stream, ui_routes
 from graphmem.server.guard import PRINCIPAL, CatchTooLarge, Guard, Policy
@@ -25,12 +26,12 @@ from graphmem.server.rpc_types import VERBS
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 from graphmem.server.ui_sessions import UiSessions
-from graphmem.settings import PluginSettings
+from graphmem.service.injection import Injector
 
 
-def build_app(runtime: Runtime, policy: Policy, plugin: PluginSettings | None = None) -> Any:
-    """The Starlette app the daemon serves; ``plugin``: the ``[plugin]`` settings the daemon
-    validated at start (default: the defaults)."""
+def build_app(runtime: Runtime, policy: Policy, injector: Injector | None = None) -> Any:
+    """The Starlette app the daemon serves; ``injector``: the plugin's routes' (``graphmem.app``
+    builds it: ``plugin_injector``; default: within the default budgets)."""
     mcp = build_mcp(runtime)
     sessions = UiSessions()
 
@@ -89,7 +90,7 @@ def build_app(runtime: Runtime, policy: Policy, plugin: PluginSettings | None = 
             runtime.written()
         return JSONResponse(answer)
 
-    plugin_routes.register(mcp, runtime, plugin=plugin)  # /plugin/inject, /plugin/compaction, /plugin/ingest
+    plugin_routes.register(mcp, runtime, injector or plugin_injector(runtime))  # plugin_routes.ROUTES
     ui_routes.register(mcp, runtime, sessions)  # /ui/ and its files, /ui/login, /ui/session, /ui/graph...
 
     app = mcp.http_app(

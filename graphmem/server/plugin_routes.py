@@ -1,6 +1,8 @@
-"""The routes the OpenCode plugin and the Claude Code and Codex hooks call: ``/plugin/boot``,
-``/plugin/turn``, ``/plugin/compaction``, ``/plugin/ingest`` (and ``/plugin/inject``, the single
-block of plugins installed before the split).
+"""The routes the OpenCode plugin and the Claude Code and Codex hooks call, declared in
+``ROUTES``: ``/plugin/boot``, ``/plugin/turn``, ``/plugin/compaction``, ``/plugin/ingest`` (and
+``/plugin/inject``, the single block of plugins installed before the split). Each names its body,
+what it runs on the injector ``graphmem.app.plugin_injector`` built for the daemon, and how it
+answers; ``register`` serves them all the same way.
 
 They sit behind the same Guard as ``/mcp`` (body limit, API key, rate limit). Every
 body is validated here; a bad one is a 400 with ``{"error": "<what is wrong and how to
@@ -15,9 +17,11 @@ import json
 import logging
 import queue
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Literal, TypeVar
 
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
@@ -26,8 +30,15 @@ from starlette.responses import JSONResponse, Response
 
 from graphmem.errors import GraphmemError
 from graphmem.server.runtime import Runtime
-from graphmem.service.injection import MAX_FILES, Injector, InjectRequest, Message, TurnRequest
-from graphmem.settings import PluginSettings
+from graphmem.service.injection import (
+    MAX_FILES,
+    Injection,
+    Injector,
+    InjectRequest,
+    Message,
+    Turn,
+    TurnRequest,
+)
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -209,107 +220,98 @@ class IngestQueue:
             self._runtime.written()
 
 
-def register(
-    mcp: FastMCP, runtime: Runtime, injector: Injector | None = None, *, plugin: PluginSettings | None = None
-) -> Injector:
-    """Add the plugin's routes to the daemon's app; the injector they use. ``plugin``: the
-    ``[plugin]`` settings the daemon validated at start (never read again here, where an
-    invalid file would silently become the defaults)."""
-    if injector is None:
-        budget = plugin or PluginSettings()
-        injector = Injector(
-            runtime.memory,
-            runtime.resolve_project,
-            boot_max_tokens=budget.boot_max_tokens,
-            turn_max_tokens=budget.turn_max_tokens,
-            resolve_branch=runtime.resolve_branch,
-        )
-    ingests = IngestQueue(runtime)
+@dataclass(frozen=True, slots=True)
+class Doors:
+    """What the plugin's routes call: the daemon, the injector ``graphmem.app`` built on its
+    service (``plugin_injector``), and the queue of sessions to ingest."""
 
-    @mcp.custom_route("/plugin/boot", methods=["POST"])
+    runtime: Runtime
+    injector: Injector
+    ingests: IngestQueue
+
+
+@dataclass(frozen=True, slots=True)
+class PluginRoute(Generic[B]):
+    """One of the plugin's routes: the body it takes, what it does with it (``run``, in a worker
+    thread, with the body and the project directory it names) and how that is answered."""
+
+    path: str
+    body: type[B]
+    run: Callable[[Doors, B, str | None], Any]
+    answers: tuple[str, ...] = ()  # the fields of ``run``'s result answered (none: its dict as is)
+    served: bool = False  # counted as a client's call: the daemon's background worker steps aside
+    placed: bool = True  # the body's ``directory`` is the project's: absolute, or a 400
+    skipped: Mapping[str, Any] | None = None  # the answer to OpenCode's hidden agents (SKIPPED_AGENTS)
+    status: int = 200
+
+
+def _boot(doors: Doors, body: BootBody, directory: str | None) -> Injection:
+    return doors.injector.boot_block(body.session_id, directory, body.system)
+
+
+def _turn(doors: Doors, body: TurnBody, directory: str | None) -> Turn:
+    messages = tuple(Message(m.id, m.hash, m.bare) for m in body.messages)
+    call = TurnRequest(body.session_id, directory, messages, body.text, body.system, tuple(body.files))
+    return doors.injector.turn(call)
+
+
+def _inject(doors: Doors, body: InjectBody, directory: str | None) -> Injection:
+    call = InjectRequest(
+        body.session_id, body.message_id, directory, body.text, body.system, tuple(body.files), body.agent
+    )
+    return doors.injector.inject(call)
+
+
+def _compaction(doors: Doors, body: CompactionBody, directory: str | None) -> dict[str, Any]:
+    text = doors.injector.compaction(body.session_id, directory)
+    return {"context": [text] if text else []}
+
+
+def _ingest(doors: Doors, body: IngestBody, directory: str | None) -> dict[str, Any]:
+    path = body.db_path if body.client == "opencode" else body.transcript_path
+    name = "db_path" if body.client == "opencode" else "transcript_path"
+    if body.client != "opencode" and (path is None or body.session_id is None):
+        raise _Rejected(400, f"A {body.client} ingest names its session_id and transcript_path.")
+    if path is not None and (not Path(path).is_absolute() or not Path(path).is_file()):
+        raise _Rejected(400, f"{name} {path!r} is not an existing file: send an absolute path.")
+    if not doors.ingests.put(body.session_id, path, body.client):
+        raise _Rejected(503, "Too many sessions wait for ingest: retry later.")
+    return {"queued": True, "session_id": body.session_id}
+
+
+NO_BLOCK = {"block": "", "memory_ids": []}
+# The plugin's routes (the Claude Code and Codex hooks call the same ones), declared once.
+ROUTES: tuple[PluginRoute[Any], ...] = (
+    PluginRoute("/plugin/boot", BootBody, _boot, ("block", "memory_ids", "took_ms"), skipped=NO_BLOCK),
+    PluginRoute("/plugin/turn", TurnBody, _turn, ("blocks", "memory_ids", "new", "took_ms"), served=True,
+                skipped={"blocks": {}, "memory_ids": []}),
+    PluginRoute("/plugin/inject", InjectBody, _inject, ("block", "memory_ids", "boot", "related", "took_ms"),
+                served=True, skipped=NO_BLOCK),  # the single block of plugins installed before the split
+    PluginRoute("/plugin/compaction", CompactionBody, _compaction),
+    # queued, answered at once: the queue wakes the daemon's workers once the session is read
+    PluginRoute("/plugin/ingest", IngestBody, _ingest, placed=False, status=202),
+)  # fmt: skip
+
+
+def register(mcp: FastMCP, runtime: Runtime, injector: Injector) -> None:
+    """Add the plugin's routes (``ROUTES``) to the daemon's app, calling ``injector``."""
+    doors = Doors(runtime, injector, IngestQueue(runtime))
+    for route in ROUTES:
+        mcp.custom_route(route.path, methods=["POST"])(_handler(route, doors))
+
+
+def _handler(route: PluginRoute[Any], doors: Doors) -> Handler:
+    """The route's handler: the body validated, then ``route.run`` in a worker thread."""
+
     @_answered
-    async def boot(request: Request) -> Response:
-        body = await _parse(request, BootBody)
-        directory = _directory(body.directory)
-        if body.agent in SKIPPED_AGENTS:
-            return JSONResponse({"block": "", "memory_ids": [], "skipped": body.agent})
-        done = await anyio.to_thread.run_sync(injector.boot_block, body.session_id, directory, body.system)
-        return JSONResponse(
-            {"block": done.block, "memory_ids": list(done.memory_ids), "took_ms": done.took_ms}
-        )
+    async def answer(request: Request) -> Response:
+        body = await _parse(request, route.body)
+        directory = _directory(body.directory) if route.placed else None
+        if route.skipped is not None and body.agent in SKIPPED_AGENTS:
+            return JSONResponse({**route.skipped, "skipped": body.agent})
+        run = partial(route.run, doors, body, directory)
+        done = await anyio.to_thread.run_sync(partial(doors.runtime.served, run) if route.served else run)
+        result = {name: getattr(done, name) for name in route.answers} if route.answers else done
+        return JSONResponse(result, status_code=route.status)
 
-    @mcp.custom_route("/plugin/turn", methods=["POST"])
-    @_answered
-    async def turn(request: Request) -> Response:
-        body = await _parse(request, TurnBody)
-        directory = _directory(body.directory)
-        if body.agent in SKIPPED_AGENTS:
-            return JSONResponse({"blocks": {}, "memory_ids": [], "skipped": body.agent})
-        call = TurnRequest(
-            session_id=body.session_id,
-            directory=directory,
-            messages=tuple(Message(m.id, m.hash, m.bare) for m in body.messages),
-            text=body.text,
-            system=body.system,
-            files=tuple(body.files),
-        )
-        done = await anyio.to_thread.run_sync(runtime.served, injector.turn, call)
-        return JSONResponse(
-            {
-                "blocks": done.blocks,
-                "memory_ids": list(done.memory_ids),
-                "new": done.new,
-                "took_ms": done.took_ms,
-            }
-        )
-
-    @mcp.custom_route("/plugin/inject", methods=["POST"])
-    @_answered
-    async def inject(request: Request) -> Response:
-        body = await _parse(request, InjectBody)
-        directory = _directory(body.directory)
-        if body.agent in SKIPPED_AGENTS:
-            return JSONResponse({"block": "", "memory_ids": [], "skipped": body.agent})
-        call = InjectRequest(
-            session_id=body.session_id,
-            message_id=body.message_id,
-            directory=directory,
-            text=body.text,
-            system=body.system,
-            files=tuple(body.files),
-            agent=body.agent,
-        )
-        done = await anyio.to_thread.run_sync(runtime.served, injector.inject, call)
-        return JSONResponse(
-            {
-                "block": done.block,
-                "memory_ids": list(done.memory_ids),
-                "boot": done.boot,
-                "related": done.related,
-                "took_ms": done.took_ms,
-            }
-        )
-
-    @mcp.custom_route("/plugin/compaction", methods=["POST"])
-    @_answered
-    async def compaction(request: Request) -> Response:
-        body = await _parse(request, CompactionBody)
-        directory = _directory(body.directory)
-        text = await anyio.to_thread.run_sync(injector.compaction, body.session_id, directory)
-        return JSONResponse({"context": [text] if text else []})
-
-    @mcp.custom_route("/plugin/ingest", methods=["POST"])
-    @_answered
-    async def ingest(request: Request) -> Response:
-        body = await _parse(request, IngestBody)
-        path = body.db_path if body.client == "opencode" else body.transcript_path
-        name = "db_path" if body.client == "opencode" else "transcript_path"
-        if body.client != "opencode" and (path is None or body.session_id is None):
-            raise _Rejected(400, f"A {body.client} ingest names its session_id and transcript_path.")
-        if path is not None and (not Path(path).is_absolute() or not Path(path).is_file()):
-            raise _Rejected(400, f"{name} {path!r} is not an existing file: send an absolute path.")
-        if not ingests.put(body.session_id, path, body.client):
-            raise _Rejected(503, "Too many sessions wait for ingest: retry later.")
-        return JSONResponse({"queued": True, "session_id": body.session_id}, status_code=202)
-
-    return injector
+    return answer

@@ -13,6 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from graphmem.errors import StoreError
+from graphmem.server import plugin_routes
 from graphmem.server.guard import Policy
 from graphmem.server.http import build_app
 from graphmem.server.runtime import Runtime
@@ -188,3 +189,26 @@ def test_a_claude_code_ingest_names_its_transcript(client: TestClient, tmp_path:
 def test_an_ingest_of_an_unknown_client_is_a_400(client: TestClient) -> None:
     status, answer = post(client, "/plugin/ingest", {"client": "cursor", "session_id": "s-1"})
     assert status == 400 and answer["error"].startswith("Invalid request: client:")
+
+
+@pytest.mark.parametrize("route", [route.path for route in plugin_routes.ROUTES])
+def test_each_declared_route_is_served_and_checks_its_body(client: TestClient, route: str) -> None:
+    status, answer = post(client, route, b"[1]")
+
+    assert status == 400 and answer == {"error": "The body must be a JSON object."}
+
+
+def test_the_hidden_agents_get_nothing_from_each_route_that_makes_blocks(
+    client: TestClient, project: str
+) -> None:
+    bodies = {
+        "/plugin/boot": {"session_id": "ses_1"},
+        "/plugin/turn": {"session_id": "ses_1", "messages": [{"id": "msg_1", "hash": "h1"}]},
+        "/plugin/inject": {"session_id": "ses_1", "message_id": "msg_1"},
+    }
+    skipping = {route.path for route in plugin_routes.ROUTES if route.skipped is not None}
+
+    assert skipping == set(bodies)
+    for path, body in bodies.items():
+        status, answer = post(client, path, {**body, "directory": project, "agent": "summary"})
+        assert status == 200 and answer["skipped"] == "summary" and answer["memory_ids"] == []
