@@ -342,7 +342,8 @@ class Enricher:
         next_at: datetime,
     ) -> None:
         before = self._stored_state(row)
-        self._store_answer(row, data, now, next_at)
+        local, files, symbols = self._changed_here(row, data)
+        self.graph.apply(edit_for(GitLabAnswer(row.key, data, row.hops, now, next_at, local, files, symbols)))
         if before != data.state:
             changed_at = data.merged_at if isinstance(data, MergeRequestData) else None
             if isinstance(data, IssueData):
@@ -363,20 +364,15 @@ class Enricher:
             stored = self.graph.epic(row.key)
         return stored.state if stored is not None else None
 
-    def _store_answer(
-        self,
-        row: EnrichmentRow,
-        data: MergeRequestData | IssueData | EpicData,
-        now: datetime,
-        next_at: datetime,
-    ) -> None:
+    def _changed_here(
+        self, row: EnrichmentRow, data: MergeRequestData | IssueData | EpicData
+    ) -> tuple[tuple[str, str] | None, list[tuple[str, str]], list[str]]:
+        """The local checkout of the answer's GitLab project (if it is one), and the files and
+        today's symbols an MR changed there."""
         local = None if isinstance(data, EpicData) else self._local(row, data.project)
-        files: list[tuple[str, str]] = []
-        symbols: list[str] = []
-        if isinstance(data, MergeRequestData):
-            files, symbols = changed_file_keys(data, local), self._touched_symbols(data, local)
-        answer = GitLabAnswer(row.key, data, row.hops, now, next_at, local, files, symbols)
-        self.graph.apply(edit_for(answer))
+        if not isinstance(data, MergeRequestData):
+            return local, [], []
+        return local, changed_file_keys(data, local), self._touched_symbols(data, local)
 
     def _touched_symbols(self, data: MergeRequestData, local: tuple[str, str] | None) -> list[str]:
         """Keys of today's symbols whose lines the MR's hunks meet (its project checked out here)."""
