@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.adapters.client_files import confined_file
-from graphmem.adapters.session_files import OneSessionFile, line_time, row_transcript, to_ms
+from graphmem.adapters.client_sessions import OneSessionFile, line_time, row_transcript, to_ms
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow
 from graphmem.errors import SessionStoreError
 

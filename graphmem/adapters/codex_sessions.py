@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.adapters.client_files import confined_file
+from graphmem.adapters.client_sessions import OneSessionFile, line_time, to_ms
 from graphmem.adapters.codex_config import codex_home
-from graphmem.adapters.session_files import OneSessionFile, line_time, to_ms
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
 from graphmem.errors import SessionStoreError
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from graphmem.adapters.session_files import from_ms, row_transcript
+from graphmem.adapters.client_sessions import from_ms, row_transcript
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow
 from graphmem.errors import NoSessionStoreError, SessionStoreError
 

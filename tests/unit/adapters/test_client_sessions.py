@@ -1,4 +1,4 @@
-"""The session row's meaning every client's reader shares (adapters/session_files.py)."""
+"""The session row's meaning every client's reader shares (adapters/client_sessions.py)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from graphmem.adapters.claude_code_transcripts import ClaudeCodeTranscript
+from graphmem.adapters.client_sessions import from_ms, line_time, row_transcript, to_ms
 from graphmem.adapters.codex_sessions import CodexSessionFile
-from graphmem.adapters.session_files import from_ms, line_time, row_transcript, to_ms
 from graphmem.core.sessions import SessionMessage, SessionRow
 
 WHEN = datetime(2026, 3, 1, 12, 30, 15, 250_000, tzinfo=UTC)
