@@ -11,14 +11,16 @@ progress lines), or one that ends with the connection; anything else is a ``Loop
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from typing import ParamSpec
 
 from graphmem.server import identity
 
 MAX_HEAD = 65_536  # bytes of status line and headers, and of a chunk's size line
 CHUNK = 65_536
+P = ParamSpec("P")
 
 
 class LoopbackError(OSError):
@@ -178,16 +180,15 @@ def open_post(
         yield Answer(connection)
 
 
-def post(
-    host: str,
-    port: int,
-    path: str,
-    body: bytes,
-    headers: dict[str, str],
-    timeout: float,
-    *,
-    expected: Expected | None = None,
-) -> tuple[int, bytes]:
-    """POST ``body`` to ``http://host:port/path``: the status and the body of the answer."""
-    with open_post(host, port, path, body, headers, timeout, expected=expected) as answer:
-        return answer.status, answer.read()
+def _read_whole(opened: Callable[P, AbstractContextManager[Answer]]) -> Callable[P, tuple[int, bytes]]:
+    """``opened``'s request (the same parameters), with its answer read whole."""
+
+    def post(*args: P.args, **kwargs: P.kwargs) -> tuple[int, bytes]:
+        """POST ``body`` to ``http://host:port/path``: the status and the body of the answer."""
+        with opened(*args, **kwargs) as answer:
+            return answer.status, answer.read()
+
+    return post
+
+
+post = _read_whole(open_post)
