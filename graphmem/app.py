@@ -311,6 +311,7 @@ def build_memory(
                            names=names, llm=sources.extractor, client=SESSION_CLIENTS[name])
             for name, files in sources.session_files.items()
         })  # fmt: skip
+    staleness = Staleness(store, code)  # what changed in the code since a memory was written
     parts = MemoryParts(
         writer=writer,
         mentions=mentions,
@@ -319,9 +320,9 @@ def build_memory(
         listing=Listing(store, semantic, data_dir, code, login, clock),
         lifecycle=Lifecycle(writer),
         review=Review(store, code, clock),
-        staleness=Staleness(store, code),
+        staleness=staleness,
         neighbourhood=NeighbourhoodReader(store, code, enricher.graph if enricher is not None else None),
-        home=Home(store, code),
+        home=Home(store, staleness),
         transfer=transfer,
         ingest=options,
         names=names,

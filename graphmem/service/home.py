@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from graphmem.core.events import MemoryEvent
 from graphmem.core.models import Category, MemoryRecord, Status
-from graphmem.core.ports import CodeGraph, GraphStore, Visibility
+from graphmem.core.ports import GraphStore, Visibility
 from graphmem.service.forge_rules import RULE_ACTOR
 from graphmem.service.listing import scan
 from graphmem.service.staleness import Staleness
@@ -87,11 +87,11 @@ class HomePage:
 
 
 class Home:
-    """Reads the home page from the store and the code graph (see the module doc)."""
+    """Reads the home page from the store, with what the code graph says is stale (see the module doc)."""
 
-    def __init__(self, store: GraphStore, code: CodeGraph | None) -> None:
+    def __init__(self, store: GraphStore, staleness: Staleness) -> None:
         self._store = store
-        self._staleness = Staleness(store, code)
+        self._staleness = staleness  # the service's one (``MemoryParts.staleness``)
 
     def page(self, project: str | None) -> HomePage:
         """What needs a person in ``project`` (with the global memories; None: global only)."""
