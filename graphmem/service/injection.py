@@ -27,7 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from graphmem.core import injection
 from graphmem.core.injection import Prompt, Section
@@ -205,6 +205,29 @@ class Memories(Protocol):
     ) -> RecallResult: ...
 
 
+Key = TypeVar("Key")
+Value = TypeVar("Value")
+
+
+def _recent(cache: OrderedDict[Key, Value], key: Key) -> Value | None:
+    """What ``cache`` holds under ``key``, now its most recently used entry; None when nothing."""
+    found = cache.get(key)
+    if found is not None:
+        cache.move_to_end(key)
+    return found
+
+
+def _keep(cache: OrderedDict[Key, Value], key: Key, value: Value, size: int) -> Value:
+    """Keep ``value`` under ``key`` unless a value is there already (a concurrent first call
+    wins), as the most recently used entry, dropping the least recently used beyond ``size``;
+    the value kept. The caller holds the injector's lock."""
+    kept = cache.setdefault(key, value)
+    cache.move_to_end(key)
+    while len(cache) > size:
+        cache.popitem(last=False)
+    return kept
+
+
 class Injector:
     """Builds ``<memory>`` blocks for the plugin; thread-safe."""
 
@@ -243,10 +266,7 @@ class Injector:
                 return self._projects[directory]
         project = self._resolve(directory)
         with self._lock:
-            self._projects[directory] = project
-            while len(self._projects) > PROJECT_CACHE_DIRS:
-                self._projects.popitem(last=False)
-        return project
+            return _keep(self._projects, directory, project, PROJECT_CACHE_DIRS)
 
     def where(self, directory: str | None) -> Place:
         """The project of a directory and the branch its checkout is on (None: the default)."""
@@ -269,9 +289,8 @@ class Injector:
         """The session's boot sections, picked on its first call and kept for the session."""
         key = (session_id, place)
         with self._lock:
-            cached = self._boot.get(key)
+            cached = _recent(self._boot, key)
             if cached is not None:
-                self._boot.move_to_end(key)
                 return cached
         sections = self._sections(BOOT_SECTIONS, place)
         now = self._now()
@@ -279,26 +298,18 @@ class Injector:
         lines = {
             i: injection.line(m, now=now, suspicious=self._suspicious(m.text)) for i, m in memories.items()
         }
-        boot = Boot(sections, lines)
         with self._lock:
-            self._boot[key] = boot
-            while len(self._boot) > BOOT_CACHE_SESSIONS:
-                self._boot.popitem(last=False)
-        return boot
+            return _keep(self._boot, key, Boot(sections, lines), BOOT_CACHE_SESSIONS)
 
     def prompt(self, system: str) -> Prompt:
         """What a system prompt holds, cached: a session sends the same prompt call after call."""
         with self._lock:
-            found = self._prompts.get(system)
+            found = _recent(self._prompts, system)
             if found is not None:
-                self._prompts.move_to_end(system)
                 return found
         prompt = Prompt.of(system)
         with self._lock:
-            self._prompts[system] = prompt
-            while len(self._prompts) > PROMPT_CACHE_SIZE:
-                self._prompts.popitem(last=False)
-        return prompt
+            return _keep(self._prompts, system, prompt, PROMPT_CACHE_SIZE)
 
     def related(self, request: InjectRequest | TurnRequest, place: Place) -> list[MemoryRecord]:
         """What recall finds for the message and the files in play (nothing below the floor)."""
@@ -356,9 +367,7 @@ class Injector:
         place = self.where(directory)
         key = (session_id, place)
         with self._lock:
-            kept = self._boot_blocks.get(key)
-            if kept is not None:
-                self._boot_blocks.move_to_end(key)
+            kept = _recent(self._boot_blocks, key)
         if kept is None:
             boot = self.boot(session_id, place)
             fitted = injection.fit(
@@ -372,9 +381,7 @@ class Injector:
             shown = {m.id: m for s in boot.sections for m in s.memories}
             kept = Applied(block, frozenset(_key(shown[i]) for i in injection.MEMORY_ID_RE.findall(block)))
             with self._lock:
-                kept = self._boot_blocks.setdefault(key, kept)  # a concurrent first call wins
-                while len(self._boot_blocks) > BOOT_CACHE_SESSIONS:
-                    self._boot_blocks.popitem(last=False)
+                kept = _keep(self._boot_blocks, key, kept, BOOT_CACHE_SESSIONS)
         ids = tuple(injection.MEMORY_ID_RE.findall(kept.block))
         took = round((time.perf_counter() - started) * 1000, 2)
         return Injection(kept.block, ids, len(ids), 0, took)
@@ -394,12 +401,9 @@ class Injector:
         blocks: dict[str, str] = {}
         shown: set[str] = set()
         with self._lock:
-            kept = self._turns.get(request.session_id)
+            kept = _recent(self._turns, request.session_id)
             if kept is None:
-                kept = self._turns[request.session_id] = OrderedDict()
-                while len(self._turns) > BOOT_CACHE_SESSIONS:
-                    self._turns.popitem(last=False)
-            self._turns.move_to_end(request.session_id)
+                kept = _keep(self._turns, request.session_id, OrderedDict(), BOOT_CACHE_SESSIONS)
             for message in request.messages:
                 if message.bare:
                     kept[(message.id, message.hash)] = Applied("", frozenset())
@@ -413,9 +417,7 @@ class Injector:
             done = self._new_turn(request, shown)
             with self._lock:
                 kept = self._turns.setdefault(request.session_id, OrderedDict())
-                done = kept.setdefault((newest.id, newest.hash), done)
-                while len(kept) > TURN_CACHE_MESSAGES:
-                    kept.popitem(last=False)
+                done = _keep(kept, (newest.id, newest.hash), done, TURN_CACHE_MESSAGES)
             new = True
         else:
             new = False

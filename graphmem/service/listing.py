@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -38,6 +38,29 @@ def scan(store: GraphStore, visibility: Visibility, most: int) -> list[MemoryRec
 
 
 DEFAULT_STATUSES = frozenset({Status.ACTIVE, Status.RESOLVED, Status.PROPOSED})
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Which memories ``list`` and ``select`` keep: those visible from ``project``, of
+    ``categories`` (None: any), in ``statuses`` (None: active, resolved and proposed), created
+    since ``since`` (None: ever); as the caller gave them, read when the filter is applied."""
+
+    project: str | None
+    categories: Iterable[str | Category] | None = None
+    statuses: Iterable[Status] | None = None
+    since: datetime | None = None
+
+    def visibility(self, now: datetime) -> Visibility:
+        """The filter as the store applies it; expired memories (by ``now``) left out."""
+        return Visibility(
+            self.project,
+            frozenset(self.statuses) if self.statuses else DEFAULT_STATUSES,
+            frozenset(parse_category(c) for c in self.categories) if self.categories else None,
+            to_utc(self.since) if self.since is not None else None,
+            all_branches=True,  # lists are the inventory: a memory on a branch is listed, marked
+            expired_by=now,
+        )
 
 
 class Listing:
@@ -74,18 +97,10 @@ class Listing:
         """``record`` with its staleness, as ``show`` gives it."""
         return self._staleness.annotate([record])[0]
 
-    def select(
-        self,
-        *,
-        project: str | None,
-        categories: Iterable[str | Category] | None,
-        statuses: Iterable[Status] | None,
-        since: datetime | None,
-        before: datetime | None,
-    ) -> list[MemoryRecord]:
-        """Every memory visible from ``project`` matching the filter, newest first; see
+    def select(self, wanted: MemoryFilter, *, before: datetime | None) -> list[MemoryRecord]:
+        """Every memory ``wanted`` keeps created before ``before``, newest first; see
         ``MemoryService.select``. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
-        visibility = _visibility(project, categories, statuses, since, self._clock())
+        visibility = wanted.visibility(self._clock())
         cutoff = to_utc(before) if before is not None else None
         found: list[MemoryRecord] = []
         offset = 0
@@ -102,23 +117,15 @@ class Listing:
             offset += MAX_LIST_LIMIT
 
     def list(
-        self,
-        *,
-        project: str | None,
-        categories: Iterable[str | Category] | None,
-        statuses: Iterable[Status] | None,
-        since: datetime | None,
-        limit: int,
-        offset: int,
-        branch: str | None,
-        all_branches: bool,
+        self, wanted: MemoryFilter, *, limit: int, offset: int, branch: str | None, all_branches: bool
     ) -> list[MemoryRecord]:
-        """Memories visible from ``project``, newest first: of those on a branch every one, or
-        without ``all_branches`` those on ``branch`` only (the defaults are ``MemoryService.list``'s)."""
+        """The memories ``wanted`` keeps, newest first, a page of them: of those on a branch every
+        one, or without ``all_branches`` those on ``branch`` only (the defaults are
+        ``MemoryService.list``'s)."""
         if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
             raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
         visibility = replace(
-            _visibility(project, categories, statuses, since, self._clock()),
+            wanted.visibility(self._clock()),
             branch=branch,
             all_branches=all_branches,
         )
@@ -158,20 +165,3 @@ class Listing:
             stale=self._staleness.count(),
             role=self._login.login_role() if self._login is not None else None,
         )
-
-
-def _visibility(
-    project: str | None,
-    categories: Iterable[str | Category] | None,
-    statuses: Iterable[Status] | None,
-    since: datetime | None,
-    now: datetime,
-) -> Visibility:
-    return Visibility(
-        project,
-        frozenset(statuses) if statuses else DEFAULT_STATUSES,
-        frozenset(parse_category(c) for c in categories) if categories else None,
-        to_utc(since) if since is not None else None,
-        all_branches=True,  # lists are the inventory: a memory on a branch is listed, marked
-        expired_by=now,
-    )

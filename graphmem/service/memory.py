@@ -42,6 +42,7 @@ from graphmem.service.coordination import (
 from graphmem.service.enrichment import Enricher
 from graphmem.service.ingest import IngestOptions
 from graphmem.service.inputs import parse_project
+from graphmem.service.listing import MemoryFilter
 from graphmem.service.mentions import parse_ref_entities
 from graphmem.service.parts import MemoryParts, PartVerb
 from graphmem.service.results import (
@@ -332,9 +333,8 @@ class MemoryService:
 
         ``since`` and ``before`` bound the creation time; without any statuses, active and
         resolved memories match. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
-        return self._listing.select(
-            project=self._own(project), categories=categories, statuses=statuses, since=since, before=before
-        )
+        wanted = MemoryFilter(self._own(project), categories, statuses, since)
+        return self._listing.select(wanted, before=before)
 
     def list(
         self,
@@ -350,16 +350,9 @@ class MemoryService:
     ) -> list[MemoryRecord]:
         """Memories visible from ``project``, newest first: every branch's, or without
         ``all_branches`` those seen on ``branch`` (by default the checkout's)."""
-        return self._listing.list(
-            project=self._own(project),
-            categories=categories,
-            statuses=statuses,
-            since=since,
-            limit=limit,
-            offset=offset,
-            branch=self._own_branch(project, branch),
-            all_branches=all_branches,
-        )
+        wanted = MemoryFilter(self._own(project), categories, statuses, since)
+        own = self._own_branch(project, branch)
+        return self._listing.list(wanted, limit=limit, offset=offset, branch=own, all_branches=all_branches)
 
     def stats(self) -> Stats:
         """Counts by category, status and scope, entities by kind, the embedding backlog."""
