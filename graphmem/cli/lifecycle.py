@@ -16,7 +16,7 @@ from typing import Any, TypeVar, cast
 import click
 
 from graphmem.cli import present
-from graphmem.cli.options import CATEGORY_CHOICE, STATUS_CHOICE, since_option, when_option
+from graphmem.cli.options import STATUS_CHOICE, categories_option, since_option, when_option
 from graphmem.cli.state import CliState, pass_state
 from graphmem.core.models import MemoryRecord, Status
 from graphmem.core.timeparse import utc_now
@@ -65,14 +65,7 @@ def filter_options(func: F) -> F:
     for decorate in reversed(
         (
             click.argument("memory_ids", metavar="[ID]...", nargs=-1),
-            click.option(
-                "-c",
-                "--category",
-                "categories",
-                type=CATEGORY_CHOICE,
-                multiple=True,
-                help="Every memory of this category (repeatable).",
-            ),
+            categories_option("Every memory of this category (repeatable)."),
             click.option(
                 "--status",
                 "statuses",

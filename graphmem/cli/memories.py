@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 import click
@@ -11,6 +12,8 @@ from graphmem.cli.options import (
     CATEGORY_CHOICE,
     LINK_KIND_CHOICE,
     STATUS_CHOICE,
+    F,
+    categories_option,
     json_option,
     read_text,
     since_option,
@@ -106,14 +109,7 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
 
 
 @click.command("list")
-@click.option(
-    "-c",
-    "--category",
-    "categories",
-    type=CATEGORY_CHOICE,
-    multiple=True,
-    help="Only this category (repeatable).",
-)
+@categories_option("Only this category (repeatable).")
 @click.option(
     "--status",
     "statuses",
@@ -191,10 +187,19 @@ def unresolve(state: CliState, memory_id: str) -> None:
     present.status_changed("unresolved", state.service.unresolve(memory_id))
 
 
+def link_arguments(kind_help: str) -> Callable[[F], F]:
+    """SOURCE, TARGET and ``--kind``: a link between two memories."""
+
+    def decorate(func: F) -> F:
+        func = click.option("--kind", type=LINK_KIND_CHOICE, required=True, help=kind_help)(func)
+        func = click.argument("target", metavar="TARGET")(func)
+        return click.argument("source", metavar="SOURCE")(func)
+
+    return decorate
+
+
 @click.command()
-@click.argument("source", metavar="SOURCE")
-@click.argument("target", metavar="TARGET")
-@click.option("--kind", type=LINK_KIND_CHOICE, required=True, help="How SOURCE relates to TARGET.")
+@link_arguments("How SOURCE relates to TARGET.")
 @pass_state
 def link(state: CliState, source: str, target: str, kind: str) -> None:
     """Relate two memories: SOURCE supersedes / contradicts / extends / relates to TARGET.
@@ -211,9 +216,7 @@ def link(state: CliState, source: str, target: str, kind: str) -> None:
 
 
 @click.command()
-@click.argument("source", metavar="SOURCE")
-@click.argument("target", metavar="TARGET")
-@click.option("--kind", type=LINK_KIND_CHOICE, required=True, help="The kind of link to remove.")
+@link_arguments("The kind of link to remove.")
 @pass_state
 def unlink(state: CliState, source: str, target: str, kind: str) -> None:
     """Remove a link; removing supersedes makes TARGET current again.

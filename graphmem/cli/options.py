@@ -35,6 +35,11 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(func)
 
 
+def categories_option(help: str) -> Callable[[F], F]:
+    """``-c/--category`` (repeatable): the categories of memories a command acts on."""
+    return click.option("-c", "--category", "categories", type=CATEGORY_CHOICE, multiple=True, help=help)
+
+
 def when_option(name: str, metavar: str, help: str) -> Callable[[F], F]:
     """An option naming a time as an age back from now (``30d``) or a date (``to_since``)."""
     return click.option(name, metavar=metavar, default=None, callback=to_since, help=help)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from graphmem.cli import present
-from graphmem.cli.options import CATEGORY_CHOICE, F, json_option, since_option
+from graphmem.cli.options import F, categories_option, json_option, since_option
 from graphmem.cli.state import CliState, pass_state
 from graphmem.core.fusion import PLANS
 
@@ -43,14 +43,7 @@ def present_bundle(bundle: ContextBundle, *, as_json: bool) -> None:
     default=None,
     help="Most hits to show (default: [recall] limit, 10).",
 )
-@click.option(
-    "-c",
-    "--category",
-    "categories",
-    type=CATEGORY_CHOICE,
-    multiple=True,
-    help="Only this category (repeatable).",
-)
+@categories_option("Only this category (repeatable).")
 @since_option
 @click.option("--history", is_flag=True, help="Include superseded and archived memories.")
 @click.option(
