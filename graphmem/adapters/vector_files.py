@@ -6,8 +6,10 @@ the HNSW graph is mapped from its file rather than rebuilt. The store stays the 
 the save is derived from it, tied to it by a token, and rebuilt from it when it is
 missing, unreadable, of another store or model, or disagrees with it.
 
-- ``index.json`` names the files of the last complete save: ``rows-N.json`` (memory ids
-  and the code tables), ``rows-N.npz`` (per-row codes and the exact tail's vectors) and
+- ``index.json`` names the files of the last complete save: ``rows-N.json`` (the code
+  tables), ``rows-N.npz`` (per-row ids and codes, the live ids' rows sorted by id, and the
+  exact tail's vectors: read back as they are, where a million ids in JSON took a second
+  to parse and more to index) and
   ``graph-M.usearch`` (the graph, written again only when it changed). New files are
   written under new names, then ``index.json`` is replaced atomically, then the old files
   are removed: a crash leaves the previous complete save.
@@ -32,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.adapters.id_journal import IdJournal
+from graphmem.adapters.id_map import IdMap, encoded
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.ports import VectorIndex
 
@@ -40,7 +43,8 @@ log = logging.getLogger(__name__)
 DIRNAME = "vectors"
 INDEX_FILE = "index.json"
 JOURNAL = "journal"
-FORMAT_VERSION = 1  # bump when the files change shape: an older save is rebuilt
+FORMAT_VERSION = 2  # bump when the files change shape: an older save is rebuilt...
+READ_VERSIONS = (1, FORMAT_VERSION)  # ...but for these, read and saved again in the new shape
 UNREADABLE = "The saved vector index in %s is unreadable (%s): rebuilding it."
 
 
@@ -134,13 +138,15 @@ class VectorIndexFiles:
         return max(numbers, default=0) + 1
 
     def _write_rows(self, state: dict[str, Any], files: dict[str, str | None]) -> None:
-        rows = {"ids": state["ids"], "live": state["live"], "projects": state["projects"]}
-        rows["statuses"] = state["statuses"]
+        rows = {"projects": state["projects"], "statuses": state["statuses"]}
         _write_atomically(self.directory / str(files["rows"]), json.dumps(rows).encode("utf-8"))
         arrays = self.directory / str(files["arrays"])
         with open(arrays.with_suffix(".tmp"), "wb") as out:
             np.savez(
                 out,
+                ids=state["ids"],
+                row_keys=state["row_keys"],
+                row_numbers=state["row_numbers"],
                 project_codes=state["project_codes"],
                 status_codes=state["status_codes"],
                 in_graph=state["in_graph"],
@@ -177,7 +183,7 @@ class VectorIndexFiles:
         except (OSError, ValueError) as exc:
             log.warning(UNREADABLE, self.directory, exc)
             return None
-        if not isinstance(meta, dict) or meta.get("version") != FORMAT_VERSION or meta.get("key") != key:
+        if not isinstance(meta, dict) or meta.get("version") not in READ_VERSIONS or meta.get("key") != key:
             return None
         try:
             state = self._read_state(meta)
@@ -185,6 +191,8 @@ class VectorIndexFiles:
             log.warning(UNREADABLE, self.directory, exc)
             return None
         index.restore(state, graph_is_view=state["graph"] is not None)
+        if meta["version"] != FORMAT_VERSION:
+            index.changed = True  # saved again in the new shape at close
         graph = meta["files"].get("graph")
         self._saved_graph = (index.graph_version, graph) if graph else None
         return self.journal()
@@ -197,9 +205,9 @@ class VectorIndexFiles:
             np.load(handle, allow_pickle=False) as arrays,
         ):
             state: dict[str, Any] = {name: arrays[name] for name in arrays.files}
+        if "ids" not in state:  # version 1: the ids in the JSON file
+            state.update(_rows_of_ids(rows["ids"], rows["live"]))
         state.update(
-            ids=rows["ids"],
-            live=rows["live"],
             projects=rows["projects"],
             statuses=rows["statuses"],
             graph_rows=meta["graph_rows"],
@@ -219,6 +227,13 @@ class VectorIndexFiles:
     def close(self) -> None:
         with self._lock:
             self._journal.close()
+
+
+def _rows_of_ids(ids: list[str], live: list[int]) -> dict[str, Any]:
+    """The ids arrays of a version 1 save's JSON lists."""
+    keys = encoded(ids)
+    row_keys, row_numbers = IdMap.from_arrays(keys[live], np.asarray(live, np.int64)).arrays()
+    return {"ids": keys, "row_keys": row_keys, "row_numbers": row_numbers}
 
 
 def _hnsw(index: VectorIndex) -> HnswVectorIndex:

@@ -10,7 +10,9 @@ added since it was built wait in a small exact *tail*, searched beside it, until
 
 Rows are numbered in the order vectors arrive and never renumbered: a row whose memory is
 deleted, or whose text changed (its new vector gets a new row), is marked dead and
-filtered out. Project and status filters apply to both parts; the graph is asked for more
+filtered out. The ids are numpy arrays, not Python strings: per row its id's bytes, and
+the live ids' rows an ``IdMap`` (a million ids took 110 MB as a list and a dict, 48 MB so).
+Project and status filters apply to both parts; the graph is asked for more
 than ``k`` when filters hide part of it, and an exact scan of the visible rows takes over
 when they are few. ``rebuild`` (``tidy``, when a quarter of the graph is dead) drops them.
 """
@@ -26,6 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from graphmem.adapters.id_map import IdMap, encoded
 from graphmem.core.branches import place, places_on
 from graphmem.core.ports import StoredVectors, Vector
 
@@ -79,10 +82,12 @@ class HnswVectorIndex:
         self._build_lock = threading.Lock()  # one build or merge at a time
         self._interrupted = threading.Event()
         # Per row, in arrival order.
-        self._ids: list[str] = []
+        self._rows = 0  # rows so far, dead ones included
+        self._numbering = 0  # bumped when the rows are numbered anew (``load``, ``restore``)
+        self._keys: npt.NDArray[np.bytes_] = np.zeros(0, "S1")  # each row's memory id, UTF-8
         self._project_codes = np.zeros(0, np.int32)
         self._status_codes = np.zeros(0, np.int8)
-        self._row: dict[str, int] = {}  # live memory id -> row
+        self._row = IdMap()  # live memory id -> row
         self._projects: dict[str, int] = {}
         self._statuses: dict[str, int] = {}
         # Visibility masks by (rows, statuses, places), until the codes change: a recall
@@ -119,6 +124,9 @@ class HnswVectorIndex:
         """Vectors searched through the HNSW graph (the rest are scanned exactly)."""
         return len(self._row) - self._tail_live()
 
+    def _id(self, row: int) -> str:
+        return bytes(self._keys[row]).decode("utf-8")
+
     def _tail_live(self) -> int:
         return int(np.count_nonzero(self._status_codes[self._tail_rows[: self._tail_size]] != _DEAD))
 
@@ -130,9 +138,10 @@ class HnswVectorIndex:
         makes a new one): not a second copy of every vector (1.5 GB a million)."""
         n = len(stored.ids)
         matrix = stored.matrix
+        keys = encoded(stored.ids)
         with self._lock:
             self._reset()
-            self._grow_rows(n)
+            self._grow_rows(n, keys.dtype.itemsize)
             if isinstance(matrix, np.ndarray) and _adoptable(matrix, (n, self.dimension)):
                 self._tail, self._tail_rows = matrix, np.full(n, -1, np.int64)
             else:
@@ -143,13 +152,14 @@ class HnswVectorIndex:
             self._slot[:n] = np.arange(n)
             self._project_codes[:n] = [self._project_code(p) for p in stored.projects]
             self._status_codes[:n] = [self._status_code(s) for s in stored.statuses]
-            self._ids = list(stored.ids)
-            self._row = {memory_id: i for i, memory_id in enumerate(self._ids)}
+            self._keys[:n], self._rows = keys, n
+            self._row = IdMap.of(stored.ids)
             self.changed = True
 
     def _reset(self) -> None:
         self._masks.clear()
-        self._ids, self._row = [], {}
+        self._rows, self._row, self._keys = 0, IdMap(), np.zeros(0, "S1")
+        self._numbering += 1
         self._slot = np.zeros(0, np.int64)
         self._project_codes = np.zeros(0, np.int32)
         self._status_codes = np.zeros(0, np.int8)
@@ -164,7 +174,7 @@ class HnswVectorIndex:
     ) -> None:
         """Insert or replace rows (a replaced vector gets a new row in the tail)."""
         with self._lock:
-            self._grow_rows(len(self._ids) + len(ids))
+            self._grow_rows(self._rows + len(ids), max(len(m.encode("utf-8")) for m in ids) if ids else 1)
             self._grow_tail(self._tail_size + len(ids))
             for memory_id, vector, project, status in zip(ids, vectors, projects, statuses, strict=True):
                 row = self._row.get(memory_id)
@@ -173,9 +183,10 @@ class HnswVectorIndex:
                 else:
                     if row is not None:
                         self._kill(row)
-                    row = len(self._ids)
-                    self._ids.append(memory_id)
-                    self._row[memory_id] = row
+                    row = self._rows
+                    self._keys[row] = memory_id.encode("utf-8")
+                    self._rows += 1
+                    self._row.set(memory_id, row)
                     self._slot[row] = self._tail_size
                     self._tail[self._tail_size] = vector
                     self._tail_rows[self._tail_size] = row
@@ -185,7 +196,9 @@ class HnswVectorIndex:
             self._masks.clear()
             self.changed = True
 
-    def _grow_rows(self, size: int) -> None:
+    def _grow_rows(self, size: int, width: int = 1) -> None:
+        if width > self._keys.dtype.itemsize:
+            self._keys = self._keys.astype(f"S{width}")
         capacity = len(self._project_codes)
         if size <= capacity:
             return
@@ -194,6 +207,7 @@ class HnswVectorIndex:
         self._status_codes = _grown(self._status_codes, capacity, _DEAD)
         self._in_graph = _grown(self._in_graph, capacity, False)
         self._slot = _grown(self._slot, capacity, -1)
+        self._keys = _grown(self._keys, capacity, b"")
 
     def _grow_tail(self, size: int) -> None:
         capacity = len(self._tail)
@@ -229,7 +243,7 @@ class HnswVectorIndex:
 
     def remove(self, memory_id: str) -> None:
         with self._lock:
-            row = self._row.pop(memory_id, None)
+            row = self._row.pop(memory_id)
             if row is not None:
                 self._kill(row)
                 self.changed = True
@@ -278,7 +292,9 @@ class HnswVectorIndex:
         """Cosine of ``query`` with each of ``ids`` that has a vector."""
         with self._lock:
             known = self._known_cosines(query)
-            pairs = [(memory_id, self._row[memory_id]) for memory_id in ids if memory_id in self._row]
+            asked = list(ids)
+            found = self._row.get_many(asked).tolist()
+            pairs = [(memory_id, row) for memory_id, row in zip(asked, found, strict=True) if row >= 0]
             todo = [row for _, row in pairs if row not in known]
             sims = dict(zip(todo, self._cosines(todo, np.asarray(query, np.float32)).tolist(), strict=True))
         return {memory_id: known[row] if row in known else sims[row] for memory_id, row in pairs}
@@ -290,8 +306,8 @@ class HnswVectorIndex:
         last = getattr(self._searched, "last", None)
         if last is None:
             return {}
-        asked, version, ids, cosines = last
-        fresh = asked is query and version == self.graph_version and ids is self._ids
+        asked, version, numbering, cosines = last
+        fresh = asked is query and version == self.graph_version and numbering == self._numbering
         return cosines if fresh else {}
 
     def search(
@@ -309,7 +325,7 @@ class HnswVectorIndex:
         asked = query
         query = np.asarray(query, np.float32)
         with self._lock:
-            n = len(self._ids)
+            n = self._rows
             if n == 0 or k <= 0:
                 return []
             visible = self._visible(n, statuses, self._places(project, branch, all_branches))
@@ -317,8 +333,8 @@ class HnswVectorIndex:
             if self._graph is not None:
                 found += self._search_graph(query, k, visible)
             found.sort(key=lambda pair: -pair[1])
-            self._searched.last = (asked, self.graph_version, self._ids, dict(found))
-            return [(self._ids[row], sim) for row, sim in found[:k]]
+            self._searched.last = (asked, self.graph_version, self._numbering, dict(found))
+            return [(self._id(row), sim) for row, sim in found[:k]]
 
     def _search_tail(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
         size = self._tail_size
@@ -413,7 +429,7 @@ class HnswVectorIndex:
         """A new graph of every live row, built outside the lock, then swapped in; False
         when ``interrupt`` stopped it."""
         with self._lock:
-            rows = np.array(sorted(self._row.values()), np.int64)
+            rows = np.sort(self._row.numbers())
         graph = new_graph(self.dimension)
         for start in range(0, len(rows), BUILD_CHUNK_ROWS):
             if self._interrupted.is_set():
@@ -481,10 +497,12 @@ class HnswVectorIndex:
     def state(self) -> dict[str, Any]:
         """What ``vector_files`` saves: rows, codes, the tail and the graph."""
         with self._lock:
-            n = len(self._ids)
+            n = self._rows
+            row_keys, row_numbers = self._row.arrays()
             return {
-                "ids": list(self._ids),
-                "live": sorted(self._row.values()),
+                "ids": self._keys[:n].copy(),
+                "row_keys": row_keys,
+                "row_numbers": row_numbers,
                 "projects": dict(self._projects),
                 "statuses": dict(self._statuses),
                 "project_codes": self._project_codes[:n].copy(),
@@ -501,11 +519,12 @@ class HnswVectorIndex:
         """Take ``state`` (as ``state`` gave it, read back by ``vector_files``)."""
         with self._lock:
             self._reset()
-            self._ids = list(state["ids"])
-            n = len(self._ids)
-            self._grow_rows(n)
-            live = [int(row) for row in state["live"]]
-            self._row = dict(zip([self._ids[row] for row in live], live, strict=True))
+            keys = state["ids"]
+            n = len(keys)
+            self._grow_rows(n, keys.dtype.itemsize)
+            self._keys[:n] = keys
+            self._rows = n
+            self._row = IdMap.from_sorted(state["row_keys"], state["row_numbers"])
             self._projects = dict(state["projects"])
             self._statuses = dict(state["statuses"])
             self._project_codes[:n] = state["project_codes"]

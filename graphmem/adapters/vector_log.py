@@ -14,23 +14,29 @@ record of an id wins. A write appends and flushes to the OS before it returns: i
 the process being killed, and a record torn by a kill is cut off at the next open. An id
 longer than the width writes the file again with a wider one.
 
-Only where each vector starts stays in memory, read at the first use in one pass over
-the file, a chunk of records at a time as a numpy array (a one-shot command that asks for
-no vector does not pay it). The file is read, never mapped: mapped, its pages counted in
-the process's memory (145 MB more at a cold recall of 100,000 memories). It is written
-again without its dead records (``compact``) when they outweigh the live ones.
+Only where each vector starts stays in memory (``id_map.IdMap``: a million ids in 32 MB),
+read at the first use (a one-shot command that asks for no vector does not pay it): from
+the snapshot of it the last process wrote at close (``<file>.ids``, the records it covers
+and a copy of the last of them, to know the file still starts with them), then the records
+appended since; without a usable snapshot, from one pass over the file, a chunk of records
+at a time. Reading a million records took seconds at each cold start; the snapshot, 30 ms.
+The file is read, never mapped: mapped, its pages counted in the process's memory (145 MB
+more at a cold recall of 100,000 memories). It is written again without its dead records
+(``compact``) when they outweigh the live ones.
 """
 
 from __future__ import annotations
 
 import os
 import struct
+import zipfile
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
+from graphmem.adapters.id_map import IdMap
 from graphmem.errors import StoreError
 
 MAGIC = b"GMVEC2\n"
@@ -39,6 +45,7 @@ HEADER_SIZE = len(MAGIC) + _HEADER.size
 ID_WIDTH = 24  # bytes: a `mem_` id is 20
 CHUNK_RECORDS = 1_024  # records read at a time (1.6 MB of 384-dimension vectors)
 FEW_VECTORS = 256  # ``matrix`` reads up to this many one by one, more in one pass
+SNAPSHOT_SUFFIX = ".ids"  # the snapshot of the index of records, beside the file
 
 
 class VectorLog:
@@ -46,8 +53,9 @@ class VectorLog:
 
     def __init__(self, path: Path, dimension: int) -> None:
         self.path = path
-        self._index: dict[bytes, int] | None = None  # id -> its record's number; None: not read
-        self._dead = 0  # records no longer read: replaced or removed vectors, removals
+        self._index: IdMap | None = None  # id -> its record's number; None: not read
+        self._records = 0  # records in the file, dead ones included
+        self._snapshot_stale = False  # the index differs from the snapshot's
         try:
             if not path.exists() or path.stat().st_size < HEADER_SIZE:
                 self.create(path, dimension)
@@ -68,24 +76,29 @@ class VectorLog:
         return self.width + self.dimension * 4
 
     @property
-    def _at(self) -> dict[bytes, int]:
+    def _at(self) -> IdMap:
         if self._index is None:
             self._index = self._read()
         return self._index
 
+    @property
+    def _dead(self) -> int:
+        """Records no longer read: replaced or removed vectors, removals."""
+        return self._records - len(self._at)
+
     # -- reads ------------------------------------------------------------------------
 
     def __contains__(self, memory_id: object) -> bool:
-        return isinstance(memory_id, str) and memory_id.encode("utf-8") in self._at
+        return memory_id in self._at
 
     def __len__(self) -> int:
         return len(self._at)
 
     def ids(self) -> Iterator[str]:
-        return (key.decode("utf-8") for key in self._at)
+        return self._at.keys()
 
     def get(self, memory_id: str) -> npt.NDArray[np.float32] | None:
-        number = self._at.get(memory_id.encode("utf-8"))
+        number = self._at.get(memory_id)
         if number is None:
             return None
         offset = HEADER_SIZE + number * self._record + self.width
@@ -102,14 +115,19 @@ class VectorLog:
                     raise KeyError(memory_id)
                 out[row] = vector
             return out
-        at = self._at
-        numbers = np.fromiter((at[memory_id.encode("utf-8")] for memory_id in ids), np.int64, len(ids))
+        numbers = self._at.get_many(ids)
+        if (numbers < 0).any():
+            raise KeyError(ids[int(np.argmax(numbers < 0))])
+        self._read_into(out, numbers)
+        return out
+
+    def _read_into(self, out: npt.NDArray[np.float32], numbers: npt.NDArray[np.int64]) -> None:
+        """The vectors of the records ``numbers`` into the rows of ``out``, in one pass."""
         order = np.argsort(numbers, kind="stable")
         wanted = numbers[order]
         for first, rows in self._chunks():
             lo, hi = np.searchsorted(wanted, [first, first + len(rows)])
             out[order[lo:hi]] = rows["vector"][wanted[lo:hi] - first]
-        return out
 
     # -- writes -----------------------------------------------------------------------
 
@@ -121,20 +139,19 @@ class VectorLog:
             raise StoreError("A vector with NaN or infinite values: the model's output is broken.")
         index = self._at  # read first: reading may cut a torn record off the end
         if matrix.shape[1] != self.dimension:
-            if index:
+            if len(index):
                 raise StoreError(
                     f"A vector of {matrix.shape[1]} dimensions, where the store holds vectors of "
                     f"{self.dimension}: run `graphmem reindex` after changing the model."
                 )
             self.clear(matrix.shape[1])
-        keys = [memory_id.encode("utf-8") for memory_id in ids]
-        if max(len(key) for key in keys) > self.width:
-            self._rewrite(max(len(key) for key in keys))
-        self._append(keys, matrix)
+        widest = max(len(memory_id.encode("utf-8")) for memory_id in ids)
+        if widest > self.width:
+            self._rewrite(widest)
+        self._append(ids, matrix)
 
     def remove(self, ids: Iterable[str]) -> None:
-        keys = [memory_id.encode("utf-8") for memory_id in dict.fromkeys(ids)]
-        gone = [key for key in keys if key in self._at]
+        gone = [memory_id for memory_id in dict.fromkeys(ids) if memory_id in self._at]
         if gone:
             self._append(gone, np.full((len(gone), self.dimension), np.nan, np.float32))
 
@@ -142,7 +159,8 @@ class VectorLog:
         """Forget every vector; vectors of ``dimension`` come next."""
         self._file.close()
         self.create(self.path, dimension)
-        self._index, self._dead, self.dimension, self.width = {}, 0, dimension, ID_WIDTH
+        self._index, self._records, self.dimension, self.width = IdMap(), 0, dimension, ID_WIDTH
+        self._snapshot_stale = False
         self._file = open(self.path, "a+b")  # noqa: SIM115
 
     def compact(self, live: Collection[str]) -> None:
@@ -153,80 +171,145 @@ class VectorLog:
             self._rewrite(self.width)
 
     def close(self) -> None:
+        """Close the file, and keep a snapshot of the index of records for the next open."""
         self._file.close()
+        if self._index is not None and self._snapshot_stale:
+            self._write_snapshot(self._index)
 
     # -- the file ---------------------------------------------------------------------
 
-    def _append(self, keys: Sequence[bytes], matrix: npt.NDArray[np.float32]) -> None:
+    def _append(self, ids: Sequence[str], matrix: npt.NDArray[np.float32]) -> None:
         index = self._at  # read before the write, which it must not hold
-        number = len(index) + self._dead  # the first new record's
+        number = self._records  # the first new record's
+        keys = [memory_id.encode("utf-8") for memory_id in ids]
         try:
-            self._file.write(self._records(keys, matrix, self.width))
+            self._file.write(self._records_of(keys, matrix, self.width))
             self._file.flush()  # in the OS's hands: survives the process being killed
         except OSError as exc:
             raise StoreError(f"Cannot write the vectors at {self.path}: {exc.strerror or exc}.") from exc
-        for i, key in enumerate(keys):
-            if index.pop(key, None) is not None:
-                self._dead += 1
+        self._records += len(ids)
+        self._snapshot_stale = True
+        for i, memory_id in enumerate(ids):
             if np.isnan(matrix[i, 0]):
-                self._dead += 1
+                index.pop(memory_id)
             else:
-                index[key] = number + i
+                index.set(memory_id, number + i)
 
     def _dtype(self, width: int | None = None) -> np.dtype[np.void]:
         return np.dtype([("id", f"S{width or self.width}"), ("vector", "<f4", (self.dimension,))])
 
-    def _records(self, keys: Sequence[bytes], matrix: npt.NDArray[np.float32], width: int) -> bytes:
+    def _records_of(self, keys: Sequence[bytes], matrix: npt.NDArray[np.float32], width: int) -> bytes:
         rows = np.zeros(len(keys), self._dtype(width))
         rows["id"] = keys
         rows["vector"] = matrix
         return rows.tobytes()
 
-    def _chunks(self) -> Iterator[tuple[int, npt.NDArray[np.void]]]:
-        """The records, ``CHUNK_RECORDS`` at a time, each chunk with its first record's number."""
+    def _chunks(self, start: int = 0) -> Iterator[tuple[int, npt.NDArray[np.void]]]:
+        """The records from number ``start``, ``CHUNK_RECORDS`` at a time, each chunk with its
+        first record's number."""
         dtype = self._dtype()
         with open(self.path, "rb") as records:
-            records.seek(HEADER_SIZE)
-            first = 0
+            records.seek(HEADER_SIZE + start * dtype.itemsize)
+            first = start
             while count := len(data := records.read(CHUNK_RECORDS * dtype.itemsize)) // dtype.itemsize:
                 yield first, np.frombuffer(data, dtype, count)
                 first += count
 
-    def _read(self) -> dict[bytes, int]:
-        """The file's index of records, a torn last one cut off."""
+    def _read(self) -> IdMap:
+        """The file's index of records, a torn last one cut off: from the snapshot and the
+        records after it, or from every record."""
         try:
             size = self.path.stat().st_size
-            whole = HEADER_SIZE + (size - HEADER_SIZE) // self._record * self._record
+            records = (size - HEADER_SIZE) // self._record
+            whole = HEADER_SIZE + records * self._record
             if whole != size:  # a record torn by a kill: cut off
                 self._file.flush()
                 os.truncate(self.path, whole)
-            keys: list[bytes] = []
-            gone: list[int] = []
-            for first, rows in self._chunks():
-                keys += rows["id"].tolist()  # zero bytes stripped, as ``_append`` got them
-                gone += (first + np.flatnonzero(np.isnan(rows["vector"][:, 0]))).tolist()
+            snapshot = self._read_snapshot(records)
+            start = 0 if snapshot is None else snapshot[1]
+            keys, gone = [], []
+            for first, rows in self._chunks(start):
+                keys.append(rows["id"])
+                gone.append(first + np.flatnonzero(np.isnan(rows["vector"][:, 0])))
         except OSError as exc:
             raise StoreError(f"Cannot read the vectors at {self.path}: {exc.strerror or exc}.") from exc
-        index = dict(zip(keys, range(len(keys)), strict=True))  # an id's last record wins
-        if gone:
-            removals = set(gone)
-            index = {key: number for key, number in index.items() if number not in removals}
-        self._dead = len(keys) - len(index)
+        self._records = records
+        read = _last_records(keys, gone, start)  # an id's last record wins
+        if snapshot is None:
+            self._snapshot_stale = True
+            kept = read[1] >= 0
+            return IdMap.from_sorted(read[0][kept], read[1][kept])
+        index = snapshot[0]
+        self._snapshot_stale = start < records
+        for key, number in zip(read[0].tolist(), read[1].tolist(), strict=True):
+            if number < 0:
+                index.pop(key.decode("utf-8"))
+            else:
+                index.set(key.decode("utf-8"), number)
         return index
 
     def _rewrite(self, width: int) -> None:
         """The live vectors alone, in a file ``width`` bytes wide for ids: written whole under
         another name, then put in place of this one (a kill meanwhile leaves the old file)."""
-        keys = list(self._at)
-        matrix = self.matrix([key.decode("utf-8") for key in keys])
+        keys, numbers = self._at.arrays()
+        matrix = np.empty((len(keys), self.dimension), np.float32)
+        self._read_into(matrix, numbers)
         self._file.close()
-        self._replace(self.path, self.dimension, width, self._records(keys, matrix, width))
-        self._index, self._dead, self.width = {key: number for number, key in enumerate(keys)}, 0, width
+        self._snapshot_path.unlink(missing_ok=True)
+        self._replace(self.path, self.dimension, width, self._records_of(keys.tolist(), matrix, width))
+        self._index = IdMap.from_sorted(keys, np.arange(len(keys), dtype=np.int64))
+        self._records, self.width, self._snapshot_stale = len(keys), width, True
         self._file = open(self.path, "a+b")  # noqa: SIM115
+
+    # -- the snapshot of the index ------------------------------------------------------
+
+    @property
+    def _snapshot_path(self) -> Path:
+        return self.path.with_name(self.path.name + SNAPSHOT_SUFFIX)
+
+    def _last_record(self, records: int) -> bytes:
+        """The bytes of the record ``records - 1`` (none: empty)."""
+        if records <= 0:
+            return b""
+        with open(self.path, "rb") as file:
+            return os.pread(file.fileno(), self._record, HEADER_SIZE + (records - 1) * self._record)
+
+    def _write_snapshot(self, index: IdMap) -> None:
+        """Best effort: a snapshot that cannot be written is read again from the file."""
+        keys, numbers = index.arrays()
+        fresh = self._snapshot_path.with_name(self._snapshot_path.name + ".tmp")
+        last = self._last_record(self._records)
+        try:
+            with open(fresh, "wb") as out:
+                np.savez(
+                    out,
+                    keys=keys,
+                    numbers=numbers,
+                    covers=np.array([self._records, self.width, self.dimension], np.int64),
+                    last=np.frombuffer(last, np.uint8),
+                )
+            os.replace(fresh, self._snapshot_path)
+        except OSError:
+            fresh.unlink(missing_ok=True)
+
+    def _read_snapshot(self, records: int) -> tuple[IdMap, int] | None:
+        """The snapshot's index and the records it covers, when the file still starts with them."""
+        try:
+            with open(self._snapshot_path, "rb") as handle, np.load(handle, allow_pickle=False) as saved:
+                covers, width, dimension = (int(value) for value in saved["covers"])
+                last = saved["last"].tobytes()
+                keys, numbers = saved["keys"], saved["numbers"]
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+            return None
+        same = (width, dimension) == (self.width, self.dimension) and covers <= records
+        if not same or self._last_record(covers) != last or (numbers >= covers).any():
+            return None
+        return IdMap.from_sorted(keys, numbers), covers
 
     @classmethod
     def create(cls, path: Path, dimension: int) -> None:
         """Make ``path`` an empty vector log (replacing what is there)."""
+        path.with_name(path.name + SNAPSHOT_SUFFIX).unlink(missing_ok=True)
         cls._replace(path, dimension, ID_WIDTH, b"")
 
     @staticmethod
@@ -237,3 +320,18 @@ class VectorLog:
             out.flush()
             os.fsync(out.fileno())
         os.replace(fresh, path)
+
+
+def _last_records(
+    keys: list[npt.NDArray[np.bytes_]], gone: list[npt.NDArray[np.int64]], start: int
+) -> tuple[npt.NDArray[np.bytes_], npt.NDArray[np.int64]]:
+    """Each id's last record among the chunks' ``keys`` (numbered from ``start``), sorted by
+    id; the number -1 when that record is a removal."""
+    if not keys:
+        return np.zeros(0, "S1"), np.zeros(0, np.int64)
+    every = np.concatenate(keys)
+    numbers = start + np.arange(len(every), dtype=np.int64)
+    last = len(every) - 1 - np.unique(every[::-1], return_index=True)[1]
+    found = numbers[last]
+    found[np.isin(found, np.concatenate(gone))] = -1
+    return every[last], found

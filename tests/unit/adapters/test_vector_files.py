@@ -161,3 +161,33 @@ def test_discard_forgets_the_save(files: VectorIndexFiles) -> None:
     files.discard()
     assert files.restore(HnswVectorIndex(DIM), KEY) is None
     assert [p.name for p in files.directory.iterdir()] == ["journal"]
+
+
+def test_a_save_of_the_first_format_is_restored_and_saved_again_in_the_new_one(
+    files: VectorIndexFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
+    saved = filled(graph=True)
+    saved.remove("m5")
+    files.save(saved, KEY)
+    files.close()
+    # The first format: the ids and the live rows in the JSON file, not in the arrays.
+    meta = json.loads((files.directory / INDEX_FILE).read_text())
+    names = meta["files"]
+    rows = json.loads((files.directory / names["rows"]).read_text())
+    rows.update(ids=[f"m{i}" for i in range(40)], live=[i for i in range(40) if i != 5])
+    (files.directory / names["rows"]).write_text(json.dumps(rows))
+    with np.load(files.directory / names["arrays"]) as arrays:
+        kept = {name: arrays[name] for name in arrays.files if name not in ("ids", "row_keys", "row_numbers")}
+    np.savez(files.directory / names["arrays"], **kept)
+    (files.directory / INDEX_FILE).write_text(json.dumps({**meta, "version": 1}))
+
+    again = VectorIndexFiles(files.directory)
+    restored = HnswVectorIndex(DIM)
+    assert again.restore(restored, KEY) == []
+    assert len(restored) == 39 and "m5" not in restored and restored.changed
+    assert results(restored) == results(saved) and results(restored, None) == results(saved, None)
+    again.save(restored, KEY)
+    again.close()
+    assert json.loads((files.directory / INDEX_FILE).read_text())["version"] == 2

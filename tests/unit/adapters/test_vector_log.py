@@ -160,3 +160,41 @@ def test_a_compaction_whose_new_file_cannot_be_put_in_place_leaves_every_vector(
     assert again.get("a").tolist() == vectors(1, 2.0)[0].tolist()
     assert again.get("b").tolist() == vectors(2)[1].tolist()
     again.close()
+
+
+def test_the_index_of_records_is_read_from_the_snapshot_and_the_records_after_it(tmp_path: Path) -> None:
+    path = tmp_path / "v"
+    log = VectorLog(path, DIM)
+    log.put(["a", "b", "c"], vectors(3))
+    log.close()  # the snapshot covers three records
+    assert path.with_name("v.ids").exists()
+    with open(path, "ab") as out:  # records appended by a process killed before its close
+        out.write(log._records_of([b"d", b"a"], vectors(2, 60.0), log.width))
+        out.write(log._records_of([b"b"], np.full((1, DIM), np.nan, np.float32), log.width))
+
+    again = VectorLog(path, DIM)
+    assert sorted(again.ids()) == ["a", "c", "d"]
+    assert again.get("a").tolist() == vectors(2, 60.0)[1].tolist() and again.get("b") is None
+    assert again.matrix(["c", "d"]).tolist() == [vectors(3)[2].tolist(), vectors(2, 60.0)[0].tolist()]
+    again.close()
+
+
+def test_a_snapshot_of_another_file_is_not_believed(tmp_path: Path) -> None:
+    path = tmp_path / "v"
+    log = VectorLog(path, DIM)
+    log.put(["a", "b"], vectors(2))
+    log.close()
+    snapshot = path.with_name("v.ids").read_bytes()
+    log = VectorLog(path, DIM)
+    log.clear(DIM)
+    log.put(["x", "y", "z"], vectors(3, 9.0))
+    log.close()
+    path.with_name("v.ids").write_bytes(snapshot)  # of the file before it was cleared
+
+    again = VectorLog(path, DIM)
+    assert sorted(again.ids()) == ["x", "y", "z"] and again.get("a") is None
+    again.close()
+    path.with_name("v.ids").write_bytes(b"not a snapshot")
+    again = VectorLog(path, DIM)
+    assert sorted(again.ids()) == ["x", "y", "z"]
+    again.close()
