@@ -28,14 +28,18 @@ OTHERS = [
 
 
 # graphmem's own modules in a batch: 56 files with OTHERS, seven chunks (CHUNK_FILES), so two
-# workers share it and a lost chunk can be the fourth.
+# workers share it and a lost chunk can be the fourth. The smallest modules of some code (their
+# size is not what these tests check: a pass's files are parsed several times a test).
 PYTHON_FILES = 52
+SMALLEST_MODULE_BYTES = 1_000
 
 
 @functools.cache
 def _batch() -> tuple[tuple[bytes, str], ...]:
     package = Path(graphmem.__file__).parent
-    python = [(path.read_bytes(), "python") for path in sorted(package.rglob("*.py"))[:PYTHON_FILES]]
+    modules = [path.read_bytes() for path in sorted(package.rglob("*.py"))]
+    smallest = sorted((source for source in modules if len(source) >= SMALLEST_MODULE_BYTES), key=len)
+    python = [(source, "python") for source in smallest[:PYTHON_FILES]]
     return tuple(python[:40] + OTHERS + python[40:])
 
 
@@ -56,6 +60,13 @@ def pool() -> Iterator[ParserPool]:
     opened = ParserPool(2)
     yield opened
     opened.close()
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chunks of two files: every file of a chunk a worker failed on is parsed again in a worker
+    of its own, one start each (about 0.3 s of CPU), so a failed chunk costs two starts, not eight."""
+    monkeypatch.setattr(parse_pool, "CHUNK_FILES", 2)
 
 
 def _worker_pids(pool: ParserPool) -> list[int]:
@@ -104,6 +115,7 @@ def test_where_no_worker_can_start_the_files_are_parsed_here(
     assert "no parser process could start" in caplog.text
 
 
+@pytest.mark.usefixtures("small_chunks")
 def test_a_worker_that_dies_is_replaced_and_its_files_parsed_again(pool: ParserPool) -> None:
     sources = _sources()
     first = pool.parse_many(sources)
@@ -117,6 +129,7 @@ def test_a_worker_that_dies_is_replaced_and_its_files_parsed_again(pool: ParserP
 
 
 @pytest.mark.parametrize("bug", [b"CRASH", b"HANG", b"LIE"])
+@pytest.mark.usefixtures("small_chunks")
 def test_a_file_that_crashes_hangs_or_subverts_the_parser_costs_only_itself_and_never_runs_here(
     monkeypatch: pytest.MonkeyPatch, bug: bytes
 ) -> None:
@@ -125,8 +138,9 @@ def test_a_file_that_crashes_hangs_or_subverts_the_parser_costs_only_itself_and_
     here: list[object] = []
     monkeypatch.setattr(pool, "_parse_here", here.append)
     if bug == b"HANG":
-        # Only the hang needs the chunk timeout to fire: 10 s, not an hour. A crash or a lie
-        # keeps the hour, so a loaded machine's slow (re)start of a worker never passes for one.
+        # Only the hang needs the chunk timeout to fire (twice: its chunk, then the file alone):
+        # 10 s, not the default's 20. A crash or a lie keeps the default, so a loaded machine's
+        # slow (re)start of a worker never passes for one.
         monkeypatch.setattr(parse_pool, "CHUNK_TIMEOUT_S", 10.0)
     sources = _sources()
     sources[17] = (bug + b" = 'a grammar bug'\n", "python")
