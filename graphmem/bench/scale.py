@@ -13,6 +13,7 @@ compared with the model's.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -22,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -165,9 +166,14 @@ def _identifier(rng: random.Random) -> str:
 
 def synthetic_memories(n: int, seed: int = 7) -> list[dict[str, Any]]:
     """``n`` distinct, realistic-looking developer memories as export records."""
+    return list(iter_synthetic_memories(n, seed))
+
+
+def iter_synthetic_memories(n: int, seed: int = 7) -> Iterator[dict[str, Any]]:
+    """``synthetic_memories`` one at a time: a million of them held at once took 600 MB of the
+    benchmark's peak."""
     rng = random.Random(seed)
     start = datetime(2025, 1, 1, tzinfo=UTC)
-    records = []
     for i in range(n):
         category, template = rng.choice(TEMPLATES)
         c, c2 = rng.sample(COMPONENTS, 2)
@@ -185,17 +191,14 @@ def synthetic_memories(n: int, seed: int = 7) -> list[dict[str, Any]]:
         )
         created = start + timedelta(minutes=7 * i)
         detail = f"Touches `{_identifier(rng)}` and the {_rare_word(rng)} {_rare_word(rng)}"
-        records.append(
-            {
-                "type": "memory",
-                "id": memory_id(seed=f"bench-{i}"),  # shaped as remember's ids: the indexes key on them
-                "text": f"{text} {detail} [{i}].",
-                "category": category,
-                "scope": "global",
-                "created_at": created.isoformat(),
-            }
-        )
-    return records
+        yield {
+            "type": "memory",
+            "id": memory_id(seed=f"bench-{i}"),  # shaped as remember's ids: the indexes key on them
+            "text": f"{text} {detail} [{i}].",
+            "category": category,
+            "scope": "global",
+            "created_at": created.isoformat(),
+        }
 
 
 def synthetic_queries(n: int, seed: int = 11) -> list[str]:
@@ -272,7 +275,7 @@ class _NamedHashEmbedder(HashEmbedder):
         self.model_name = real.model_name
 
 
-def _write_exports(records: list[dict[str, Any]], workdir: Path) -> list[Path]:
+def _write_exports(records: Iterable[dict[str, Any]], workdir: Path) -> list[Path]:
     """``records`` as export files of whole lines, each half the import's size limit at most
     (a million memories take about 450 MB)."""
     from graphmem.service.file_access import MAX_IMPORT_BYTES
@@ -381,10 +384,9 @@ def _measure(
 ) -> dict[str, Any]:
     from graphmem.app import open_memory, store_size_mb
 
-    records = synthetic_memories(memories)
-    exports = _write_exports(records, workdir)
+    exports = _write_exports(iter_synthetic_memories(memories), workdir)
 
-    sample = [r["text"] for r in records[: min(len(records), 1024)]]
+    sample = [r["text"] for r in itertools.islice(iter_synthetic_memories(memories), 1024)]
     embedder.embed(sample[:64])  # warm the model
     # With hash vectors the import is not compared with the model: a glance at its rate will do.
     model_rate = _model_rate(embedder, sample[:64], runs=1) if hash_vectors else _model_rate(embedder, sample)
