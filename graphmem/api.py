@@ -42,9 +42,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Memory"]
 
-Steps = Callable[[int], None]  # progress(n): n more done
-DoneOf = Callable[[int, int], None]  # progress(done, total)
-
 
 class Memory(Protocol):
     """Remember, recall, get context and manage memories in one store, in this process or
@@ -189,7 +186,12 @@ class Memory(Protocol):
     ) -> RepositoryFiles: ...
 
     def import_file(
-        self, path: Path, *, project: str | None = None, dry_run: bool = False, progress: Steps | None = None
+        self,
+        path: Path,
+        *,
+        project: str | None = None,
+        dry_run: bool = False,
+        progress: Callable[[int], None] | None = None,
     ) -> ImportSummary: ...
 
     def import_text(
@@ -199,7 +201,7 @@ class Memory(Protocol):
         name: str = "The export",
         project: str | None = None,
         dry_run: bool = False,
-        progress: Steps | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> ImportSummary: ...
 
     # -- learning -------------------------------------------------------------------------
@@ -209,7 +211,7 @@ class Memory(Protocol):
         path: str | Path,
         *,
         history: int = 500,
-        progress: DoneOf | None = None,
+        progress: Callable[[int, int], None] | None = None,
         history_before: datetime | None = None,
         history_merges: bool = True,
         history_revision: str = "HEAD",
@@ -221,7 +223,7 @@ class Memory(Protocol):
         db_path: str | None = None,
         since: datetime | None = None,
         session_id: str | None = None,
-        progress: Steps | None = None,
+        progress: Callable[[int], None] | None = None,
     ) -> IngestReport: ...
 
     def enrich(
@@ -231,7 +233,7 @@ class Memory(Protocol):
         project: str | None = None,
         all: bool = False,
         refresh: bool = False,
-        progress: DoneOf | None = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> EnrichReport: ...
 
     def gitlab_status(self, *, probe: bool = False) -> GitLabStatus: ...
@@ -239,8 +241,8 @@ class Memory(Protocol):
     # -- the model ------------------------------------------------------------------------
 
     def load_model(self) -> None: ...
-    def embed_pending(self, progress: Steps | None = None) -> int: ...
-    def reindex(self, progress: Steps | None = None) -> int: ...
+    def embed_pending(self, progress: Callable[[int], None] | None = None) -> int: ...
+    def reindex(self, progress: Callable[[int], None] | None = None) -> int: ...
 
     # -- agents' sessions and claims --------------------------------------------------------
 

@@ -9,9 +9,13 @@
 - ``configuration.md``: every setting of ``graphmem.settings.Settings`` with its type,
   default, bounds and environment variable;
 - ``schema.md``: the Kùzu DDL (``adapters.kuzu_schema.create_schema``) and PostgreSQL's
-  migrations (``adapters.postgres_schema.MIGRATIONS``).
+  migrations (``adapters.postgres_schema.MIGRATIONS``);
+- ``python-api.md``: every method of ``graphmem.api.Memory`` (what ``open_memory`` returns) with
+  its signature as the protocol declares it, its effect and binding from the table of verbs
+  (``server/verbs.py``) and the service's docstring.
 
-The hand-written guides (docs/cli.md, docs/mcp-tools.md, docs/configuration.md) link here.
+The hand-written guides (docs/cli.md, docs/mcp-tools.md, docs/configuration.md,
+docs/python-api.md) link here.
 tests/unit/test_reference_docs.py fails while a page differs from what this renders.
 
 Whole pages, not sections inside the guides (as cog would write between markers): the
@@ -22,6 +26,7 @@ no docs/ to write to.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from collections.abc import Callable, Iterator
@@ -316,11 +321,78 @@ def render_schema() -> str:
     return "\n".join(lines)
 
 
+# -- the Python API ---------------------------------------------------------------------------
+
+
+def signature_text(name: str, function: Callable[..., Any]) -> list[str]:
+    """``name(parameters) -> result`` as ``Memory`` declares it, one parameter a line when long."""
+    signature = inspect.signature(function)
+    parts: list[str] = []
+    for parameter in list(signature.parameters.values())[1:]:  # without self
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY and "*" not in parts:
+            parts.append("*")
+        text = f"{parameter.name}: {parameter.annotation}"
+        default = parameter.default
+        parts.append(text if default is inspect.Parameter.empty else f"{text} = {default!r}")
+    result = f" -> {signature.return_annotation}"
+    line = f"{name}({', '.join(parts)}){result}"
+    if len(line) <= WIDTH:
+        return [line]
+    return [f"{name}(", *[f"    {part}," for part in parts], f"){result}"]
+
+
+def docstring(text: str | None) -> list[str]:
+    """A docstring's paragraphs, each on one line and followed by a blank one, with Markdown's
+    code quotes."""
+    paragraphs = inspect.cleandoc(text or "").replace("``", "`").split("\n\n")
+    return [line for each in paragraphs if each.strip() for line in (" ".join(each.split()), "")]
+
+
+def verb_effect(name: str) -> str:
+    """What calling the verb does and which of the memory's own project and branch it uses."""
+    from graphmem.server.verbs import VERBS, Binding
+
+    verb = VERBS[name]
+    said = ["Reads only." if verb.effect.read_only else "Writes."]
+    if verb.effect.destructive:
+        said.append("What it removes cannot be brought back.")
+    if verb.effect.open_world:
+        said.append("Asks a system outside graphmem (GitLab).")
+    if verb.binds is Binding.PROJECT:
+        said.append("With no `project`, the memory's own.")
+    elif verb.binds is Binding.BRANCH:
+        said.append("With no `project`, the memory's own project and branch.")
+    return " ".join(said)
+
+
+def render_python_api() -> str:
+    from graphmem.api import Memory
+    from graphmem.server.verbs import VERBS
+    from graphmem.service.memory import MemoryService
+
+    lines = header(
+        "Python API reference",
+        "Every method of `graphmem.Memory` (`graphmem/api.py`), what `graphmem.open_memory()` "
+        "returns: the Memory service in this process, or its client through the daemon, with the "
+        "same signatures. Besides them every memory has `project` and `branch`, the checkout a call "
+        "that names none uses. How to use it, with examples: [the Python API guide](../python-api.md).",
+    )
+    for name, member in vars(Memory).items():
+        if name.startswith("_") or not inspect.isfunction(member):
+            continue
+        lines += [f"## {name}", "", "```python", *signature_text(name, member), "```", ""]
+        if name in VERBS:
+            lines += [verb_effect(name), ""]
+        lines += docstring(member.__doc__ or getattr(MemoryService, name).__doc__)
+    return "\n".join(lines)
+
+
 PAGES: dict[str, Callable[[], str]] = {
     "cli.md": render_cli,
     "mcp-tools.md": render_mcp_tools,
     "configuration.md": render_configuration,
     "schema.md": render_schema,
+    "python-api.md": render_python_api,
 }
 
 
