@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import TypedDict, Unpack
+from typing import Unpack
 from urllib.parse import urlsplit
 
 from gitlab.utils import EncodedId
@@ -115,14 +115,21 @@ class PythonGitLabClient:
             return MergeRequestData(
                 project=project,
                 iid=int(raw["iid"]),
-                **_shared_fields(raw),
+                title=_str(raw.get("title")),
+                state=_str(raw.get("state")),
                 draft=bool(raw.get("draft", raw.get("work_in_progress", False))),
+                author=_person(raw.get("author")),
                 assignees=_people(raw.get("assignees")),
                 reviewers=_people(raw.get("reviewers")),
+                labels=_labels(raw.get("labels")),
                 milestone=_milestone(raw.get("milestone")),
                 source_branch=_str(raw.get("source_branch")),
                 target_branch=_str(raw.get("target_branch")),
                 merged_at=_time(raw.get("merged_at")),
+                created_at=_time(raw.get("created_at")),
+                updated_at=_time(raw.get("updated_at")),
+                description=cut_description(raw.get("description")),
+                web_url=_str(raw.get("web_url")),
                 changed_files=files,
                 changed_files_total=total,
                 closes=tuple(r for r in (_issue_ref(i, project) for i in closes.items) if r is not None),
@@ -144,10 +151,17 @@ class PythonGitLabClient:
             return IssueData(
                 project=project,
                 iid=int(raw["iid"]),
-                **_shared_fields(raw),
+                title=_str(raw.get("title")),
+                state=_str(raw.get("state")),
+                author=_person(raw.get("author")),
                 assignees=_people(raw.get("assignees")),
+                labels=_labels(raw.get("labels")),
                 milestone=_milestone(raw.get("milestone")),
+                created_at=_time(raw.get("created_at")),
+                updated_at=_time(raw.get("updated_at")),
                 closed_at=_time(raw.get("closed_at")),
+                description=cut_description(raw.get("description")),
+                web_url=_str(raw.get("web_url")),
                 epic=epic,
                 related_merge_requests=tuple(
                     dict.fromkeys(r for r in (_mr_ref(m, project) for m in related.items) if r is not None)
@@ -166,7 +180,14 @@ class PythonGitLabClient:
             return EpicData(
                 group=group,
                 iid=int(raw["iid"]),
-                **_shared_fields(raw),
+                title=_str(raw.get("title")),
+                state=_str(raw.get("state")),
+                author=_person(raw.get("author")),
+                labels=_labels(raw.get("labels")),
+                created_at=_time(raw.get("created_at")),
+                updated_at=_time(raw.get("updated_at")),
+                description=cut_description(raw.get("description")),
+                web_url=_str(raw.get("web_url")),
                 parent=self._epic_parent(raw, group),
                 child_issues=tuple(r for r in (_issue_ref(i, None) for i in issues.items) if r is not None),
                 child_epics=tuple(r for r in (_epic_ref(e) for e in epics.items) if r is not None),
@@ -282,32 +303,6 @@ def _check_iid(iid: int) -> int:
     if isinstance(iid, bool) or not isinstance(iid, int) or iid < 1:
         raise GitLabNotFoundError(f"{iid!r} is not a GitLab iid: use the number after !, # or & (1 or more).")
     return iid
-
-
-class _SharedFields(TypedDict):
-    """The fields a merge request, an issue and an epic have alike, read alike."""
-
-    title: str
-    state: str
-    author: Person | None
-    labels: tuple[str, ...]
-    created_at: datetime | None
-    updated_at: datetime | None
-    description: str
-    web_url: str
-
-
-def _shared_fields(raw: JSONObject) -> _SharedFields:
-    return _SharedFields(
-        title=_str(raw.get("title")),
-        state=_str(raw.get("state")),
-        author=_person(raw.get("author")),
-        labels=_labels(raw.get("labels")),
-        created_at=_time(raw.get("created_at")),
-        updated_at=_time(raw.get("updated_at")),
-        description=cut_description(raw.get("description")),
-        web_url=_str(raw.get("web_url")),
-    )
 
 
 def _str(value: object) -> str:
