@@ -6,7 +6,8 @@ deleted: when their code disappears they keep a ``deleted_at``, and when their b
 changes they get a new ``body_changed_at`` (what makes a memory "possibly stale"; None
 while the body is the one the first pass saw).
 A pass stores symbols and edges first and the files' content hashes last, so an
-interrupted pass is simply done again by the next one.
+interrupted pass is simply done again by the next one. Reads of many symbols or files join
+them with the tables or look each up as the tables' sizes say (``kuzu_keyed.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS
+from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, FEW_NODE_KEYS
+from graphmem.adapters.kuzu_keyed import table_sizes
 from graphmem.adapters.kuzu_rows import aware, naive_utc
 from graphmem.adapters.kuzu_schema import CODE_COLUMNS
 from graphmem.adapters.kuzu_store import KuzuGraphStore
@@ -40,6 +42,7 @@ class KuzuCodeGraph:
 
     def __init__(self, store: KuzuGraphStore) -> None:
         self._store = store
+        self._sizes = table_sizes(store.db)
 
     # -- reading ----------------------------------------------------------------
 
@@ -99,7 +102,11 @@ class KuzuCodeGraph:
     def symbols(self, keys: Collection[str]) -> dict[str, SymbolInfo]:
         if not keys:
             return {}
-        rows = self._store.db.keyed_rows(f"MATCH (s:Symbol {{key: $key}}) RETURN {SYMBOL_RETURN}", keys)
+        rows = self._store.db.keyed_rows(
+            f"MATCH (s:Symbol {{key: $key}}) RETURN {SYMBOL_RETURN}",
+            keys,
+            few=self._sizes.few_keys(["Symbol"], FEW_NODE_KEYS),
+        )
         return {r[0]: symbol_from_row(r) for r in rows}
 
     def calls(
@@ -117,7 +124,7 @@ class KuzuCodeGraph:
             f"MATCH {pattern} RETURN {SYMBOL_RETURN}, t.key, c.confidence LIMIT $limit",
             keys,
             {"limit": limit},
-            few=FEW_EDGE_KEYS,
+            few=self._sizes.few_keys(["Symbol"], FEW_EDGE_KEYS),
         )
         return [(symbol_from_row(r[:12]), r[12], r[13]) for r in rows[:limit]]
 
@@ -144,7 +151,9 @@ class KuzuCodeGraph:
         if not keys:
             return {}
         rows = self._store.db.keyed_rows(
-            "MATCH (f:File {key: $key}) WHERE f.deleted_at IS NOT NULL RETURN f.key, f.deleted_at", keys
+            "MATCH (f:File {key: $key}) WHERE f.deleted_at IS NOT NULL RETURN f.key, f.deleted_at",
+            keys,
+            few=self._sizes.few_keys(["File"], FEW_NODE_KEYS),
         )
         return {r[0]: at for r in rows if (at := aware(r[1])) is not None}
 

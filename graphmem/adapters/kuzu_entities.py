@@ -2,7 +2,8 @@
 
 A part of ``KuzuGraphStore`` (``kuzu_store.py``), given the store's connection and its edge
 cache: the ``EntityGraph`` port over the entity tables of ``kuzu_schema.ENTITY_TABLES``, one
-query per entity kind.
+query per entity kind; many keys are joined with the tables or looked up one by one as their
+sizes say (``kuzu_keyed.py``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from graphmem.adapters.graph_cache import GraphCache
-from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, KuzuConnection
+from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, FEW_NODE_KEYS, KuzuConnection
+from graphmem.adapters.kuzu_keyed import table_sizes
 from graphmem.adapters.kuzu_rows import entity_from_row
 from graphmem.adapters.kuzu_schema import ENTITY_TABLES
 from graphmem.core.models import Entity, EntityKind
@@ -24,6 +26,7 @@ class KuzuEntities:
     def __init__(self, db: KuzuConnection, graph: GraphCache) -> None:
         self._db = db
         self._graph = graph  # the store's copy of the edges, kept in step with these writes
+        self._sizes = table_sizes(db)
 
     def upsert_entities(self, entities: Sequence[Entity]) -> None:
         by_kind: dict[EntityKind, list[dict[str, Any]]] = defaultdict(list)
@@ -49,7 +52,8 @@ class KuzuEntities:
         found: dict[str, Entity] = {}
         for label, group in by_kind.items():
             query = f"MATCH (e:{label} {{key: $key}}) RETURN e.key, e.name, e.project, e.title"
-            for row in self._db.keyed_rows(query, group):
+            few = self._sizes.few_keys([label], FEW_NODE_KEYS)
+            for row in self._db.keyed_rows(query, group, few=few):
                 found[row[0]] = entity_from_row(label, row)
         return found
 
@@ -116,12 +120,15 @@ class KuzuEntities:
             "MATCH (m:Memory {id: $key})-[:ABOUT]->(e) "
             "RETURN m.id, label(e), e.key, e.name, e.project, e.title"
         )
-        # Each lookup walks ABOUT to every entity table (2-15 ms): the join wins from a few dozen.
-        rows = self._db.keyed_rows(query, memory_ids)
+        # Each lookup walks ABOUT to every entity table (2-15 ms): the join wins from a few dozen
+        # at 100,000 memories, from a few on a repository's store (kuzu_keyed.py).
+        few = self._sizes.few_keys(["Memory", *ENTITY_TABLES], FEW_NODE_KEYS)
+        rows = self._db.keyed_rows(query, memory_ids, few=few)
         found: dict[str, list[Entity]] = defaultdict(list)
         for row in rows:
             found[row[0]].append(entity_from_row(row[1], row[2:]))
-        return dict(found)
+        # In the order asked, each memory's entities by key: the same whichever way they were read.
+        return {i: sorted(found[i], key=lambda e: e.key) for i in memory_ids if i in found}
 
     def remembered(self, keys: Collection[str]) -> set[str]:
         return set(self.memories_about(keys))  # one user: every memory is seen
@@ -139,6 +146,7 @@ class KuzuEntities:
         found: dict[str, list[str]] = defaultdict(list)
         for label, keys in by_label.items():
             query = f"MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: $key}}) RETURN e.key, m.id"
-            for key, memory_id in self._db.keyed_rows(query, keys, few=FEW_EDGE_KEYS):
+            few = self._sizes.few_keys(["Memory", label], FEW_EDGE_KEYS)
+            for key, memory_id in self._db.keyed_rows(query, keys, few=few):
                 found[key].append(memory_id)
-        return dict(found)
+        return {key: sorted(ids) for key, ids in found.items()}  # the same whichever way they were read

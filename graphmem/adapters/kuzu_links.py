@@ -3,7 +3,9 @@
 A part of ``KuzuGraphStore`` (``kuzu_store.py``), given the store's connection and its edge
 cache: the ``MemoryLinks`` port, and the load of every edge into the in-process
 ``GraphCache`` that graph expansion walks (``load_edges``). Adding RELATES edges
-(``add_links``) picks a MERGE per link or one bulk statement by ``LOOKUP_MAX_IDS``.
+(``add_links``) picks a MERGE per link or one bulk statement by ``LOOKUP_MAX_IDS``; reading
+the edges of many memories joins them with the tables or looks each up as the tables' sizes
+say (``kuzu_keyed.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from functools import partial
 
 from graphmem.adapters.graph_cache import ENTITY_FANOUT, GraphCache
 from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, KuzuConnection
+from graphmem.adapters.kuzu_keyed import table_sizes
 from graphmem.adapters.kuzu_rows import ADD_LINK, ADD_LINKS, aware, naive_utc
 from graphmem.adapters.kuzu_schema import ENTITY_TABLES
 from graphmem.core.models import Link, LinkKind
@@ -37,6 +40,7 @@ class KuzuMemoryLinks:
         self._db = db
         self._graph = graph  # the store's copy of the edges, kept in step with these writes
         self._graph_asks = 0  # expansions asked before the graph was loaded
+        self._sizes = table_sizes(db)
 
     def add_links(self, links: Sequence[Link]) -> None:
         rows = [
@@ -70,15 +74,14 @@ class KuzuMemoryLinks:
             # From and to each id, by primary key: ``a.id IN $ids OR b.id IN $ids`` read every
             # link (about 100 ms for one id at 100,000 memories, 9 s for 5,000).
             with self._db.lock:
+                few = self._sizes.few_keys(["Memory"], FEW_EDGE_KEYS)
                 rows = [
                     row
                     for pattern in (
                         "(a:Memory {id: $key})-[x:RELATES]->(b:Memory)",
                         "(a:Memory)-[x:RELATES]->(b:Memory {id: $key})",
                     )
-                    for row in self._db.keyed_rows(
-                        f"MATCH {pattern} {returned}", memory_ids, few=FEW_EDGE_KEYS
-                    )
+                    for row in self._db.keyed_rows(f"MATCH {pattern} {returned}", memory_ids, few=few)
                 ]
             # A link between two of the ids is found from both ends; (a, b, kind) is one link.
             rows = list({(r[0], r[1], r[2]): r for r in rows}.values())
@@ -100,7 +103,7 @@ class KuzuMemoryLinks:
             rows = self._db.rows("MATCH (a:Memory)-[:NEXT]->(b:Memory) RETURN a.id, b.id")
         else:
             query = "MATCH (a:Memory {id: $key})-[:NEXT]->(b:Memory) RETURN a.id, b.id"
-            rows = self._db.keyed_rows(query, memory_ids, few=FEW_EDGE_KEYS)
+            rows = self._db.keyed_rows(query, memory_ids, few=self._sizes.few_keys(["Memory"], FEW_EDGE_KEYS))
         return [(r[0], r[1]) for r in rows]
 
     def neighbours(self, memory_ids: Collection[str], limit: int) -> list[Neighbour]:
@@ -121,12 +124,13 @@ class KuzuMemoryLinks:
         walk skips them)."""
         # A few seeds one lookup each (see keyed_rows): 10 seeds at 100,000 memories 0.1 s, where
         # UNWIND joined them with every NEXT, RELATES and ABOUT edge (0.4-0.6 s). All three
-        # kinds in one lookup: 30 seeds took 41 ms where a lookup per kind took 75-80 ms.
+        # kinds in one lookup: 30 seeds took 41 ms where a lookup per kind took 75-80 ms. On a
+        # smaller store, one join (kuzu_keyed.py).
         rows = self._db.keyed_rows(
             "MATCH (a:Memory {id: $key})-[x:NEXT|RELATES|ABOUT]-(b) "
             "RETURN a.id, label(x), b.id, b.key, x.kind",
             memory_ids,
-            few=FEW_EDGE_KEYS,
+            few=self._sizes.few_keys(["Memory", *ENTITY_TABLES], FEW_EDGE_KEYS),
         )
         nexts = [(a, b) for a, kind, b, _, _ in rows if kind == "NEXT"]
         relates = [(a, b, how) for a, kind, b, _, how in rows if kind == "RELATES"]
@@ -139,16 +143,17 @@ class KuzuMemoryLinks:
             if label not in ENTITY_TABLES:
                 continue
             # Counted first: a hub's members (thousands, at scale) are never read.
+            few = self._sizes.few_keys(["Memory", label], FEW_EDGE_KEYS)
             counts = self._db.keyed_rows(
                 f"MATCH (:Memory)-[:ABOUT]->(e:{label} {{key: $key}}) RETURN e.key, count(*)",
                 sorted(keys),
-                few=FEW_EDGE_KEYS,
+                few=few,
             )
             small = [key for key, n in counts if n <= ENTITY_FANOUT]
             members = self._db.keyed_rows(
                 f"MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: $key}}) RETURN m.id, e.key",
                 small,
-                few=FEW_EDGE_KEYS,
+                few=few,
             )
             about += [(str(m), str(k)) for m, k in members]
         return (

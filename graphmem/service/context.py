@@ -4,8 +4,7 @@ boot_context: what an agent should know when a session starts."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from graphmem.core.bundle import ContextBundle, build_bundle
@@ -116,6 +115,7 @@ class ContextBuilder:
         entity = self.resolve(target, project)
         found = self._found(target, entity)
         hits: list[Hit] = []
+        about: Mapping[str, Sequence[Entity]] = {}  # memory id -> its entities, read once a call
         notes: list[str] = []
         code_sections: list[tuple[str, list[str]]] = []
         extra_keys: list[str] = []
@@ -132,7 +132,7 @@ class ContextBuilder:
         if found is False:
             notes.insert(0, not_in_graph_note(target, entity))
         elif entity is not None:
-            hits = self._direct(entity, project, extra_keys, branch)
+            hits, about = self._direct(entity, project, extra_keys, branch)
             if not hits:
                 notes.append(f"No memory is linked to {entity.name} yet; showing related memories.")
         query = entity.name if entity is not None and not entity.title else target
@@ -140,6 +140,7 @@ class ContextBuilder:
             query = f"{entity.name} {entity.title}"
         answer = self._recall(query, project=project, limit=CONTEXT_CANDIDATES, branch=branch)
         recalled = answer.hits
+        about = {**{h.memory.id: h.entities for h in recalled}, **about}  # recall read what each is about
         if not answer.semantic_ready:
             notes.append(NOT_EMBEDDED_NOTE)
         seen = {h.memory.id for h in hits}
@@ -150,9 +151,8 @@ class ContextBuilder:
             others = [h for h in others if names_it(target, h.memory.text)]
         related_hits = others if found is not None else []
         hits += [] if found is not None else others
-        related = self._related([*hits, *related_hits], entity)
-        if self._code is not None and (hits or related_hits):
-            hits, related_hits = self._marked(hits), self._marked(related_hits)
+        related = self._related([*hits, *related_hits], entity, about)
+        hits, related_hits = self._marked(hits, related_hits, about)
         return build_bundle(
             target,
             entity,
@@ -199,13 +199,17 @@ class ContextBuilder:
             for h in self._recall(query, project=project, limit=CONTEXT_CANDIDATES, branch=branch).hits
             if h.memory.id not in seen
         ]
-        hits, related_hits = self._marked(hits), self._marked(related_hits)
+        about = {
+            **{h.memory.id: h.entities for h in related_hits},
+            **self._store.about([h.memory.id for h in hits]),
+        }
+        hits, related_hits = self._marked(hits, related_hits, about)
         shown = Entity(file.key, file.kind, target, file.project, file.title)
         return build_bundle(
             target,
             shown,
             hits,
-            self._related([*hits, *related_hits], file),
+            self._related([*hits, *related_hits], file, about),
             max_tokens=max_tokens,
             now=self._clock(),
             notes=notes,
@@ -214,10 +218,12 @@ class ContextBuilder:
             related_hits=related_hits,
         )
 
-    def _marked(self, hits: list[Hit]) -> list[Hit]:
-        """``hits`` with their memories' staleness (one lookup of what they are about)."""
-        records = self._staleness.annotate([h.memory for h in hits])
-        return [replace(h, memory=record) for h, record in zip(hits, records, strict=True)]
+    def _marked(
+        self, hits: list[Hit], related_hits: list[Hit], about: Mapping[str, Sequence[Entity]]
+    ) -> tuple[list[Hit], list[Hit]]:
+        """Both lists with their memories' staleness, judged from ``about`` at once."""
+        marked = self._staleness.annotate_hits([*hits, *related_hits], about)
+        return marked[: len(hits)], marked[len(hits) :]
 
     def _found(self, target: str, entity: Entity | None) -> bool | None:
         """Whether the graph holds what ``target`` names; None for a free-text topic."""
@@ -280,21 +286,23 @@ class ContextBuilder:
 
     def _direct(
         self, entity: Entity, project: str | None, extra_keys: Sequence[str], branch: str | None
-    ) -> list[Hit]:
+    ) -> tuple[list[Hit], dict[str, list[Entity]]]:
         """Memories linked to ``entity`` (or to its symbols): current first, then what was
         remembered before what graphmem derived (a manifest fact, a commit), newest first; of
         what graphmem derived, the most specific first: a commit that changed this file alone
-        says more about it than one that changed 40 (a reformatting, a move)."""
+        says more about it than one that changed 40 (a reformatting, a move). And what each
+        of them is about (one read)."""
         keys = [entity.key, *extra_keys]
         found = self._store.memories_about(keys)
         ids = list(dict.fromkeys(i for key in keys for i in found.get(key, [])))
         records = self._store.get_memories(ids)
         visibility = Visibility(project, branch=branch, expired_by=self._clock())
         current = [r for r in records.values() if _visible(r, visibility)]
-        derived = [r.id for r in current if r.source.startswith(DERIVED_SOURCES)]
+        about = self._store.about([r.id for r in current])
         files = {
-            memory_id: sum(1 for e in about if e.kind is EntityKind.FILE)
-            for memory_id, about in self._store.about(derived).items()
+            r.id: sum(1 for e in about.get(r.id, ()) if e.kind is EntityKind.FILE)
+            for r in current
+            if r.source.startswith(DERIVED_SOURCES)
         }
         current.sort(
             key=lambda r: (
@@ -305,14 +313,16 @@ class ContextBuilder:
                 r.id,
             )
         )
-        return [Hit(r, 1.0, (), (entity.name,)) for r in current[:CONTEXT_CANDIDATES]]
+        return [Hit(r, 1.0, (), (entity.name,)) for r in current[:CONTEXT_CANDIDATES]], about
 
-    def _related(self, hits: list[Hit], entity: Entity | None) -> list[tuple[Entity, int]]:
-        about = self._store.about([h.memory.id for h in hits])
+    def _related(
+        self, hits: list[Hit], entity: Entity | None, about: Mapping[str, Sequence[Entity]]
+    ) -> list[tuple[Entity, int]]:
+        """The entities ``hits`` are about (``about``), but ``entity``, most named first."""
         counts: Counter[str] = Counter()
         by_key: dict[str, Entity] = {}
-        for entities in about.values():
-            for item in entities:
+        for memory_id in dict.fromkeys(h.memory.id for h in hits):
+            for item in about.get(memory_id, ()):
                 if entity is None or item.key != entity.key:
                     counts[item.key] += 1
                     by_key[item.key] = item

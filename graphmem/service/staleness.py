@@ -80,11 +80,15 @@ class Staleness:
         about = self._store.about([m.id for m in memories])
         return _marked(memories, self.flags(memories, about))
 
-    def annotate_hits(self, hits: Sequence[Hit]) -> list[Hit]:
-        """``hits`` with ``stale`` set on the flagged memories (from the entities they carry)."""
+    def annotate_hits(
+        self, hits: Sequence[Hit], about: Mapping[str, Sequence[Entity]] | None = None
+    ) -> list[Hit]:
+        """``hits`` with ``stale`` set on the flagged memories, from what each is about:
+        ``about``'s entities when given, else the ones the hit carries (a recall's)."""
         if self._code is None or not hits:
             return list(hits)
-        flags = self.flags([h.memory for h in hits], {h.memory.id: h.entities for h in hits})
+        known = about if about is not None else {h.memory.id: h.entities for h in hits}
+        flags = self.flags([h.memory for h in hits], known)
         return [
             replace(h, memory=replace(h.memory, stale=flags[h.memory.id])) if h.memory.id in flags else h
             for h in hits
