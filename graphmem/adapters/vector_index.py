@@ -23,6 +23,7 @@ import math
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,8 @@ MERGE_CHUNK_ROWS = 512
 BUILD_CHUNK_ROWS = 4_096
 # The graph is rebuilt without its dead rows once they are this share of it.
 DEAD_SHARE_REBUILD = 0.25
+# Changed rows kept for bringing the visibility masks up to date; past it they are made anew.
+MASK_CHANGES = 4_096
 # When the visible rows of the graph are this few, they are scanned exactly instead.
 EXACT_VISIBLE_ROWS = 4_096
 # HNSW parameters: usearch's defaults for edges per node and build breadth; the search
@@ -90,9 +93,11 @@ class HnswVectorIndex:
         self._row = IdMap()  # live memory id -> row
         self._projects: dict[str, int] = {}
         self._statuses: dict[str, int] = {}
-        # Visibility masks by (rows, statuses, places), until the codes change: a recall
-        # asks the same one as the recall before (0.6 ms each at 100,000 rows).
-        self._masks: dict[tuple[int, tuple[int, ...], tuple[int, ...]], npt.NDArray[np.bool_]] = {}
+        # Visibility masks by (statuses, places), brought up to date with the rows changed
+        # since (``_changes``) rather than made again: a recall asks the same one as the
+        # recall before, and making one took 50-90 ms at a million rows on a loaded machine.
+        self._masks: dict[tuple[tuple[int, ...], tuple[int, ...]], _Mask] = {}
+        self._changes: list[int] = []  # rows whose status or project changed, in order
         # The graph (usearch keys are rows) and which rows it holds.
         self._graph: Any = None
         self._in_graph = np.zeros(0, np.bool_)
@@ -157,7 +162,7 @@ class HnswVectorIndex:
             self.changed = True
 
     def _reset(self) -> None:
-        self._masks.clear()
+        self._forget_masks()
         self._rows, self._row, self._keys = 0, IdMap(), np.zeros(0, "S1")
         self._numbering += 1
         self._slot = np.zeros(0, np.int64)
@@ -193,7 +198,7 @@ class HnswVectorIndex:
                     self._tail_size += 1
                 self._project_codes[row] = self._project_code(project)
                 self._status_codes[row] = self._status_code(status)
-            self._masks.clear()
+                self._changed_row(row)
             self.changed = True
 
     def _grow_rows(self, size: int, width: int = 1) -> None:
@@ -227,9 +232,19 @@ class HnswVectorIndex:
     def _status_code(self, status: str) -> int:
         return self._statuses.setdefault(status, len(self._statuses))
 
+    def _changed_row(self, row: int) -> None:
+        """The masks must see ``row`` again; past ``MASK_CHANGES`` rows they are made anew."""
+        if len(self._changes) >= MASK_CHANGES:
+            self._forget_masks()
+        self._changes.append(row)
+
+    def _forget_masks(self) -> None:
+        self._masks.clear()
+        self._changes = []
+
     def _kill(self, row: int) -> None:
         self._status_codes[row] = _DEAD
-        self._masks.clear()
+        self._changed_row(row)
         if self._in_graph[row]:
             self._graph_dead += 1
 
@@ -238,7 +253,7 @@ class HnswVectorIndex:
             row = self._row.get(memory_id)
             if row is not None:
                 self._status_codes[row] = self._status_code(status)
-                self._masks.clear()
+                self._changed_row(row)
                 self.changed = True
 
     def remove(self, memory_id: str) -> None:
@@ -374,26 +389,39 @@ class HnswVectorIndex:
         return [self._projects[key] for key in wanted if key is not None and key in self._projects]
 
     def _visible(self, n: int, statuses: Collection[str], places: list[int]) -> npt.NDArray[np.bool_]:
-        """Which of the first ``n`` rows a search shows (read only: the mask is shared)."""
-        codes = sorted(self._statuses[s] for s in statuses if s in self._statuses)
-        key = (n, tuple(codes), tuple(sorted(places)))
-        cached = self._masks.get(key)
-        if cached is None:
+        """Which of the first ``n`` rows a search shows (read only, under the lock: the mask
+        is shared, and brought up to date in place by the next search)."""
+        codes = tuple(sorted(self._statuses[s] for s in statuses if s in self._statuses))
+        key = (codes, tuple(sorted(places)))
+        mask = self._masks.get(key)
+        if mask is None or len(mask.visible) < n:
             if len(self._masks) >= 16:
                 self._masks.clear()
-            cached = self._masks[key] = self._mask(n, codes, places)
-            cached.flags.writeable = False
-        return cached
+            rows = len(self._status_codes)  # the capacity: rows added later are filled in
+            mask = self._masks[key] = _Mask(np.zeros(rows, np.bool_), 0, len(self._changes))
+        if mask.rows < n:
+            mask.visible[mask.rows : n] = self._shown(slice(mask.rows, n), codes, places)
+            mask.rows = n
+        if mask.applied < len(self._changes):
+            changed = np.asarray(self._changes[mask.applied :], np.int64)
+            changed = changed[changed < mask.rows]
+            mask.visible[changed] = self._shown(changed, codes, places)
+            mask.applied = len(self._changes)
+        return mask.visible[:n]
 
-    def _mask(self, n: int, codes: list[int], places: list[int]) -> npt.NDArray[np.bool_]:
-        visible: npt.NDArray[np.bool_] = np.isin(self._status_codes[:n], codes)
-        projects = self._project_codes[:n]
-        if not places:
-            visible &= projects == _GLOBAL
-        elif len(places) == 1:
-            visible &= (projects == _GLOBAL) | (projects == places[0])
-        else:
-            visible &= (projects == _GLOBAL) | np.isin(projects, places)
+    def _shown(
+        self, rows: slice | npt.NDArray[np.int64], codes: tuple[int, ...], places: list[int]
+    ) -> npt.NDArray[np.bool_]:
+        """Whether each of ``rows`` is of one of the status ``codes``, and global or of one of
+        ``places``: a table of the status codes looked up (``np.isin`` took 50 ms a million)."""
+        table = np.zeros(256, np.bool_)
+        table[list(codes)] = True
+        visible: npt.NDArray[np.bool_] = table[self._status_codes[rows].view(np.uint8)]  # dead: 255
+        projects = self._project_codes[rows]
+        placed: npt.NDArray[np.bool_] = projects == _GLOBAL
+        for code in places:
+            placed |= projects == code
+        visible &= placed
         return visible
 
     # -- the graph ----------------------------------------------------------------
@@ -541,6 +569,16 @@ class HnswVectorIndex:
             self._tail_size = size
             self._slot[self._tail_rows[:size]] = np.arange(size)
             self.changed = False
+
+
+@dataclass(slots=True)
+class _Mask:
+    """A visibility mask: ``visible`` for its first ``rows`` rows, with the first ``applied``
+    of the index's changed rows seen."""
+
+    visible: npt.NDArray[np.bool_]
+    rows: int
+    applied: int
 
 
 def _adoptable(matrix: npt.NDArray[Any], shape: tuple[int, int]) -> bool:

@@ -336,3 +336,37 @@ def test_the_graph_is_built_without_a_copy_of_every_vector(monkeypatch: pytest.M
     assert numpy_peak(index.tidy) < vectors.nbytes // 2
     assert index.graph_size == n
     assert ids(index.search(vectors[77], 1, project=None, statuses=CURRENT)) == ["m77"]
+
+
+@pytest.mark.parametrize("kept", [4_096, 3], ids=["masks-kept", "masks-made-anew"])
+def test_searches_between_writes_see_every_write(monkeypatch: pytest.MonkeyPatch, kept: int) -> None:
+    """The visibility masks are brought up to date with the rows changed since the search
+    before (or made anew past ``MASK_CHANGES``): a search shows what a brute-force filter shows."""
+    monkeypatch.setattr(vector_index, "MASK_CHANGES", kept)
+    rng = np.random.default_rng(5)
+    index = HnswVectorIndex(DIM)
+    truth: dict[str, tuple[Vector, str | None, str]] = {}
+    query = unit(1, 0.5, 0.25)
+    for step in range(60):
+        memory_id = f"m{int(rng.integers(0, 25))}"
+        action = step % 3
+        if action == 0 or memory_id not in truth:
+            vector = rng.normal(size=DIM).astype(np.float32)
+            vector /= np.linalg.norm(vector)
+            project = [None, "/a", "/b"][int(rng.integers(0, 3))]
+            status = ["active", "archived"][int(rng.integers(0, 2))]
+            index.add([memory_id], vector[None, :], [project], [status])
+            truth[memory_id] = (vector, project, status)
+        elif action == 1:
+            status = ["active", "archived", "resolved"][int(rng.integers(0, 3))]
+            index.set_status(memory_id, status)
+            truth[memory_id] = (*truth[memory_id][:2], status)
+        else:
+            index.remove(memory_id)
+            del truth[memory_id]
+        for project in (None, "/a"):
+            shown = {
+                m: float(v @ query) for m, (v, p, s) in truth.items() if s in CURRENT and p in (None, project)
+            }
+            expected = sorted(shown, key=lambda m: -shown[m])[:5]
+            assert ids(index.search(query, 5, project=project, statuses=CURRENT)) == expected
