@@ -1,15 +1,16 @@
 """The semantic side of the store: embedding backlog and the in-process vector index.
 
-Writes never wait for the model. New memories are stored without a vector; they
-are embedded in batches by the daemon's worker, or, with no daemon, by the first thing that
+Writes never wait for the model to load nor for the backlog. New memories are stored without a
+vector; they are embedded in batches by the daemon's worker, or, with no daemon, by the first thing that
 needs vectors (a recall embeds for at most ``EMBED_ON_READ_S``; ``graphmem status`` and
 ``reindex`` embed all); import embeds each batch before storing it. What a person or an
 agent wrote is embedded before what was scraped (``added``), and no read waits for an
 embedding under way: the model runs outside the index's lock (``_lock``), which is held
 only to open the index and to add a batch's rows to it.
 
-With no daemon, a read embeds what a person, their session or their agent wrote through this
-process (``added``) also while reads pause on a backlog (``READ_PAUSE_S``): a memory without
+In a daemon, what a person, their session or their agent wrote is embedded by the write itself
+once the model has loaded (``added``). With no daemon, a read embeds what they wrote through this
+process also while reads pause on a backlog (``READ_PAUSE_S``): a memory without
 a vector scores nothing on the semantic channel, so its near-duplicates that have one outranked
 it, and a writer's recall right after its remember missed the memory it had just written (a
 team store's backlog is every writer's memories, which one read's budget does not finish).
@@ -37,6 +38,7 @@ from graphmem.core.branches import place
 from graphmem.core.models import MemoryRecord, Status
 from graphmem.core.ports import Embedder, GraphStore, Vector, VectorIndex, VectorIndexFiles
 from graphmem.core.provenance import Origin, origin_of
+from graphmem.errors import GraphmemError
 
 log = logging.getLogger(__name__)
 
@@ -360,11 +362,25 @@ class SemanticIndex:
 
     def added(self, ids: Sequence[str] = (), *, source: str | None = None) -> None:
         """Memories were stored without a vector; those of ``source`` are embedded before the
-        rest when a person, their session or their agent wrote them (``EMBEDDED_FIRST``)."""
-        if source is not None and origin_of(source) in EMBEDDED_FIRST:
+        rest when a person, their session or their agent wrote them (``EMBEDDED_FIRST``). In a
+        daemon whose model has loaded, those are embedded here, before the write answers (a few
+        milliseconds): no read embeds there, and the next recall must find them by meaning."""
+        first = source is not None and origin_of(source) in EMBEDDED_FIRST
+        if first:
             self._first.update(dict.fromkeys(ids))
         self._writes += 1
         self._maybe_pending = True
+        if first and self.ready and not self.embed_on_read:
+            self._embed_own()
+
+    def _embed_own(self) -> None:
+        """Embed what people added (``_first``) now; a failure leaves them to the worker's next
+        step (the memory is stored: its write does not fail for its vector)."""
+        try:
+            with self._embedding:
+                self._embed(self._first_batch(OWN_ON_READ_MAX))
+        except (GraphmemError, OSError) as exc:
+            log.warning("A memory just written waits for the background worker's vector: %s", exc)
 
     def status_changed(self, memory_id: str, status: Status) -> None:
         if self._index is not None:
