@@ -53,15 +53,10 @@ class GraphCache:
         if self._ready:
             return
         about, relates, nexts = self._load()
-        for memory_id, key in about:
-            self._entities_of[memory_id].add(key)
-            self._memories_of[key].add(memory_id)
+        self._add_about(about)
         for source, target, kind in relates:
-            self._related[source][target] = kind
-            self._related[target][source] = kind
-        for a, b in nexts:
-            self._next[a].add(b)
-            self._next[b].add(a)
+            self._add_related(source, target, kind)
+        self._add_next(nexts)
         self._ready = True
 
     def reset(self) -> None:
@@ -77,9 +72,7 @@ class GraphCache:
     def about_added(self, pairs: Iterable[tuple[str, str]]) -> None:
         with self._lock:
             if self._ready:
-                for memory_id, key in pairs:
-                    self._entities_of[memory_id].add(key)
-                    self._memories_of[key].add(memory_id)
+                self._add_about(pairs)
 
     def about_moved(self, memory_ids: Iterable[str], old: str, new: str) -> None:
         with self._lock:
@@ -93,8 +86,7 @@ class GraphCache:
     def related_added(self, source: str, target: str, kind: str) -> None:
         with self._lock:
             if self._ready:
-                self._related[source][target] = kind
-                self._related[target][source] = kind
+                self._add_related(source, target, kind)
 
     def related_removed(self, source: str, target: str) -> None:
         with self._lock:
@@ -105,9 +97,7 @@ class GraphCache:
     def next_added(self, pairs: Iterable[tuple[str, str]]) -> None:
         with self._lock:
             if self._ready:
-                for a, b in pairs:
-                    self._next[a].add(b)
-                    self._next[b].add(a)
+                self._add_next(pairs)
 
     def memory_removed(self, memory_id: str) -> None:
         with self._lock:
@@ -119,6 +109,22 @@ class GraphCache:
                 self._related[other].pop(memory_id, None)
             for other in self._next.pop(memory_id, set()):
                 self._next[other].discard(memory_id)
+
+    # -- one edge into the copy, both ways (loading it, and the writes above) ----
+
+    def _add_about(self, pairs: Iterable[tuple[str, str]]) -> None:
+        for memory_id, key in pairs:
+            self._entities_of[memory_id].add(key)
+            self._memories_of[key].add(memory_id)
+
+    def _add_related(self, source: str, target: str, kind: str) -> None:
+        self._related[source][target] = kind
+        self._related[target][source] = kind
+
+    def _add_next(self, pairs: Iterable[tuple[str, str]]) -> None:
+        for a, b in pairs:
+            self._next[a].add(b)
+            self._next[b].add(a)
 
     # -- reading ----------------------------------------------------------------
 
