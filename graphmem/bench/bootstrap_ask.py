@@ -42,12 +42,20 @@ DAEMON_START_S = 120.0
 
 
 def _env(data_dir: Path) -> dict[str, str]:
+    """What a CLI call sees: a user's environment with the default settings (no config file and
+    no ``GRAPHMEM_*`` variable: the CLI then goes to the daemon without loading settings)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     env["GRAPHMEM_DATA_DIR"] = str(data_dir)
     env["GRAPHMEM_CONFIG"] = str(data_dir.parent / "no-config.toml")  # the user's config stays out
+    env["XDG_DATA_HOME"] = str(data_dir.parent / "xdg")  # no OpenCode database to ingest
+    return env
+
+
+def _daemon_env(data_dir: Path) -> dict[str, str]:
+    """What the benchmark's daemon runs with: ``_env`` and the settings of a daemon of its own."""
+    env = _env(data_dir)
     env["GRAPHMEM_SERVER__PORT"] = "0"  # never collide with a user's daemon
     env["GRAPHMEM_RATE_LIMIT"] = "0"  # the benchmark is the only client
-    env["XDG_DATA_HOME"] = str(data_dir.parent / "xdg")  # no OpenCode database to ingest
     return env
 
 
@@ -74,7 +82,7 @@ class Bench:
         self.url = ""
 
     def start(self) -> None:
-        self.url = spawn_detached(self.data_dir, timeout=DAEMON_START_S, env=self.env).url
+        self.url = spawn_detached(self.data_dir, timeout=DAEMON_START_S, env=_daemon_env(self.data_dir)).url
 
     def cli(self, *args: str) -> tuple[float, str]:
         """Run ``graphmem ARGS`` in the repository; (seconds it took, its stdout)."""
