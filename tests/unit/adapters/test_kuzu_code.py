@@ -60,17 +60,32 @@ def save_pass(code: KuzuCodeGraph, files: dict[str, ParsedFile], at: datetime) -
     code.save(CodeScan(PROJECT, changed, [], project, project.edges(), at, MovePlan(), None))
 
 
-def test_a_pass_that_changes_a_thousand_files_again_keeps_every_parse(store: KuzuGraphStore) -> None:
-    # With the parses updated in place in File: Kùzu's pool full in the second pass, or,
-    # when a checkpoint ran between the updates, most parses read back empty.
-    code = KuzuCodeGraph(store)
-    paths = [f"pkg/mod{n}.py" for n in range(1_000)]
-    for version in range(3):
-        save_pass(code, {path: module(path, version) for path in paths}, T0 + timedelta(hours=version))
+# Files a pass changes in the small pool (SMALL_POOL_BYTES) of the two tests below: what the
+# store of schema 9 (41bb5ad^) failed on from 100 files in that pool, and schema 11 (e3af6ae^)
+# from 500 (it passed 400), as they did with a thousand files in the 512 MB pool of a real store.
+CHANGED_FILES = 250
+TWO_PROJECT_FILES = 600
+SMALL_POOL_BYTES = 64 * 1024 * 1024
 
-    loaded = code.load_parsed(PROJECT)
-    assert sorted(loaded) == sorted(paths)
-    assert all(loaded[path] == module(path, 2) for path in paths)
+
+def test_a_pass_that_changes_many_files_again_keeps_every_parse(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With the parses updated in place in File (schema 9): Kùzu's pool full in the second
+    # pass, or, when a checkpoint ran between the updates, most parses read back empty.
+    monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", SMALL_POOL_BYTES)
+    store = KuzuGraphStore(tmp_path / "data", dimension=8)
+    try:
+        code = KuzuCodeGraph(store)
+        paths = [f"pkg/mod{n}.py" for n in range(CHANGED_FILES)]
+        for version in range(3):
+            save_pass(code, {path: module(path, version) for path in paths}, T0 + timedelta(hours=version))
+
+        loaded = code.load_parsed(PROJECT)
+        assert sorted(loaded) == sorted(paths)
+        assert all(loaded[path] == module(path, 2) for path in paths)
+    finally:
+        store.close()
 
 
 def moved(parsed: ParsedFile, lines: int, docstring: str | None = None) -> ParsedFile:
@@ -205,10 +220,10 @@ def test_two_projects_changing_every_file_keep_every_parse_in_a_small_pool(
 ) -> None:
     # With the parses in Kùzu (schema 11): the checkpoint after the second project's pass
     # needed more than the pool, and the pass failed ("The buffer pool is full").
-    monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", 64 * 1024 * 1024)
+    monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", SMALL_POOL_BYTES)
     store = KuzuGraphStore(tmp_path / "data", dimension=8)
     try:
-        paths = [f"pkg/mod{n}.py" for n in range(1_000)]
+        paths = [f"pkg/mod{n}.py" for n in range(TWO_PROJECT_FILES)]
         for project in (PROJECT, "/src/copy"):
             code = KuzuCodeGraph(store)
             for version in range(2):
@@ -220,7 +235,7 @@ def test_two_projects_changing_every_file_keep_every_parse_in_a_small_pool(
                 code.save(CodeScan(project, changed, [], saved, saved.edges(), at, MovePlan(), None))
         for project in (PROJECT, "/src/copy"):
             loaded = code.load_parsed(project)
-            assert len(loaded) == 1_000 and loaded["pkg/mod9.py"] == module("pkg/mod9.py", 1)
+            assert len(loaded) == TWO_PROJECT_FILES and loaded["pkg/mod9.py"] == module("pkg/mod9.py", 1)
     finally:
         store.close()
 
