@@ -415,6 +415,7 @@ def bootstrap_bench(
     2,
     1000,
     default=None,
+    dest="cache_turns",
     metavar="TURNS",
     help="Measure the prompt cache over a session of TURNS turns instead of latency.",
 )

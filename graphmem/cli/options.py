@@ -75,11 +75,20 @@ def report_json_option(func: F) -> F:
 
 
 def whole_number_option(
-    name: str, low: int | None, high: int | None, *, default: int | None, help: str, **extra: Any
+    name: str,
+    low: int | None,
+    high: int | None,
+    *,
+    default: int | None,
+    help: str,
+    dest: str | None = None,
+    **extra: Any,
 ) -> Callable[[F], F]:
-    """An option taking a whole number from ``low`` to ``high`` (``None``: open), its default shown."""
+    """An option taking a whole number from ``low`` to ``high`` (``None``: open), its default shown;
+    the command gets it as ``dest`` when given (else as click names it from ``name``)."""
+    decls = (name,) if dest is None else (name, dest)
     return click.option(
-        name, type=click.IntRange(low, high), default=default, show_default=True, help=help, **extra
+        *decls, type=click.IntRange(low, high), default=default, show_default=True, help=help, **extra
     )
 
 
