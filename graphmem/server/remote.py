@@ -74,13 +74,23 @@ class RemoteMemory:
         branch: str | None = None,
     ) -> None:
         self.info = info
-        self.project = project  # what a verb bound to the caller's project uses when a call names none
-        self.branch = branch  # and the branch of its checkout, for a verb bound to the branch too
         self.data_dir = Path(info.data_dir)
+        self._project = project
+        self._branch = branch
         self._api_key = api_key
         target = urlsplit(info.url)
         self._host = target.hostname or "127.0.0.1"
         self._port = target.port or 80
+
+    @property
+    def project(self) -> str | None:
+        """What a verb bound to the caller's project uses when a call names none."""
+        return self._project
+
+    @property
+    def branch(self) -> str | None:
+        """The branch of that project's checkout, for a verb bound to the branch too."""
+        return self._branch
 
     def _call(self, method: str, progress: Callable[..., None] | None = None, **arguments: Any) -> Any:
         """Run ``method`` on the daemon; with a ``progress`` callback (for a verb that reports
