@@ -15,13 +15,13 @@ starts fast.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from graphmem.errors import StoreLockedError
 
 if TYPE_CHECKING:
+    from graphmem.api import Memory
     from graphmem.core.ports import Embedder
-    from graphmem.service.memory import MemoryService
     from graphmem.settings import Settings
 
 __all__ = ["HERE", "check_settings", "open_memory", "resolve_branch", "resolve_project", "warm_model"]
@@ -98,10 +98,12 @@ def open_memory(
     embedder: Embedder | None = None,
     check_model: bool = True,
     project: str | Path | None = HERE,
-) -> MemoryService:
-    """The memory of ``data_dir`` (default: the configured one), for this process.
+) -> Memory:
+    """The memory of ``data_dir`` (default: the configured one), for this process: a
+    ``graphmem.api.Memory``, the same verbs whichever way it reaches the store.
 
-    Through the daemon when one serves the data dir, else the store opened here.
+    Through the daemon when one serves the data dir (``RemoteMemory``), else the store
+    opened here (``MemoryService``).
     ``project`` is the project the verbs use when a call names none (``remember``,
     ``edit``, ``list``, ``recall``, ``get_context``, ``boot_context``, ``enrich``,
     ``import_file``): by default the git toplevel of the current directory, like the CLI;
@@ -138,8 +140,7 @@ def open_memory(
             )
         from graphmem.server.remote import RemoteMemory
 
-        remote = RemoteMemory(daemon, key, project=own_project, branch=own_branch)
-        return cast("MemoryService", remote)
+        return RemoteMemory(daemon, key, project=own_project, branch=own_branch)
     if settings is None:
         from graphmem.settings import load_settings
 

@@ -9,17 +9,17 @@ from typing import TYPE_CHECKING, Protocol
 import click
 
 if TYPE_CHECKING:
+    from graphmem.api import Memory
     from graphmem.core.ports import Embedder
-    from graphmem.service.memory import MemoryService
 
 
 class ServiceFactory(Protocol):
     """Builds the Memory service; tests swap in one with a fake embedder."""
 
-    def __call__(self, data_dir: Path | None, *, check_model: bool = True) -> MemoryService: ...
+    def __call__(self, data_dir: Path | None, *, check_model: bool = True) -> Memory: ...
 
 
-def open_default_service(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+def open_default_service(data_dir: Path | None, *, check_model: bool = True) -> Memory:
     """The real service: through the daemon when one holds the store, else the store itself
     (``graphmem.connect.open_memory``); ``--data-dir`` wins over the settings. The CLI passes
     the project to each call itself."""
@@ -44,7 +44,7 @@ class CliState:
     data_dir: Path | None
     project_path: Path | None
     factory: ServiceFactory = open_default_service
-    _service: MemoryService | None = field(default=None, init=False, repr=False)
+    _service: Memory | None = field(default=None, init=False, repr=False)
     _project: str | None = field(default=None, init=False, repr=False)
     _project_resolved: bool = field(default=False, init=False, repr=False)
     _branch: str | None = field(default=None, init=False, repr=False)
@@ -52,11 +52,11 @@ class CliState:
     _settings_checked: bool = field(default=False, init=False, repr=False)
 
     @property
-    def service(self) -> MemoryService:
+    def service(self) -> Memory:
         """The Memory service, opened on first use."""
         return self.open_service()
 
-    def open_service(self, *, check_model: bool = True) -> MemoryService:
+    def open_service(self, *, check_model: bool = True) -> Memory:
         """Open the service once; ``check_model=False`` is for ``reindex`` only."""
         if self._service is None:
             self.check_settings()
