@@ -175,12 +175,18 @@ class _Collector(ast.NodeVisitor):
 
 
 @functools.cache
+def tree_of(path: Path) -> ast.Module:
+    """The syntax tree of one source file, parsed once per test run (the rules only read it)."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+@functools.cache
 def imports_of(path: Path) -> tuple[Import, ...]:
-    """The imports of one source file, parsed once per test run (every rule reads them all)."""
+    """The imports of one source file (every rule reads them all)."""
     module = module_name(path)
     relative = path.relative_to(PACKAGE.parent).as_posix()
     collector = _Collector(module, relative, path.name == "__init__.py")
-    collector.visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    collector.visit(tree_of(path))
     return tuple(collector.found)
 
 
@@ -484,7 +490,7 @@ METADATA_WRITERS = {
 
 
 def _classes(path: Path) -> dict[str, ast.ClassDef]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = tree_of(path)
     return {node.name: node for node in ast.walk(tree) if isinstance(node, ast.ClassDef)}
 
 
@@ -499,7 +505,7 @@ def _protocol_methods(classes: dict[str, ast.ClassDef], name: str) -> set[str]:
 
 
 def _frozenset_literal(path: Path, name: str) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = tree_of(path)
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == name for t in node.targets
@@ -554,7 +560,7 @@ def test_outside_the_adapters_the_store_is_written_only_through_the_door() -> No
         if relative.startswith("graphmem/adapters/") or path == DOOR:
             continue
         allowed = METADATA_WRITERS.get(relative, ())
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = tree_of(path)
         for cls in [None, *(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef))]:
             scope: ast.AST = tree if cls is None else cls
             for node in ast.walk(scope):
@@ -598,7 +604,7 @@ MEMORY_WRITES = frozenset(
 
 def memory_write_calls(path: Path) -> list[str]:
     """Calls in ``path`` of a method named like one of the store's memory writes."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = tree_of(path)
     return [
         f"{path.relative_to(PACKAGE.parent).as_posix()}:{node.lineno} {ast.unparse(node.func)}(...)"
         for node in ast.walk(tree)
@@ -640,7 +646,7 @@ def test_only_the_writer_keeps_the_semantic_index_in_step_with_writes() -> None:
     for path in sorted((PACKAGE / "service").rglob("*.py")):
         if path in (*WRITER_PARTS, PACKAGE / "service" / "semantic.py"):
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = tree_of(path)
         violations += [
             f"{path.relative_to(PACKAGE.parent).as_posix()}:{node.lineno} {ast.unparse(node.func)}(...)"
             for node in ast.walk(tree)
@@ -663,7 +669,7 @@ def test_ids_and_shared_keys_are_minted_only_in_core_keys() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         if path == PACKAGE / "core" / "keys.py":
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = tree_of(path)
         for node in ast.walk(tree):
             if not (isinstance(node, ast.JoinedStr) and node.values):
                 continue
