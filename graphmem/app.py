@@ -276,7 +276,10 @@ def build_memory(
         clock=clock,
     )
     context = ContextBuilder(store, recaller.ask, namespace, names.file_entity, clock, code, enricher)
-    transfer = TransferFiles(Transfer(store, semantic, clock, writer, code), data_dir, writer.lock, names)
+    staleness = Staleness(store, code)  # what changed in the code since a memory was written
+    transfer = TransferFiles(
+        Transfer(store, semantic, clock, writer, staleness), data_dir, writer.lock, names
+    )
     options = IngestOptions(
         opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
         idle_seconds=settings.ingest.idle_seconds,
@@ -311,15 +314,14 @@ def build_memory(
                            names=names, llm=sources.extractor, client=SESSION_CLIENTS[name])
             for name, files in sources.session_files.items()
         })  # fmt: skip
-    staleness = Staleness(store, code)  # what changed in the code since a memory was written
     parts = MemoryParts(
         writer=writer,
         mentions=mentions,
         recaller=recaller,
         context=context,
-        listing=Listing(store, semantic, data_dir, code, login, clock),
+        listing=Listing(store, semantic, data_dir, staleness, login, clock),
         lifecycle=Lifecycle(writer),
-        review=Review(store, code, clock),
+        review=Review(store, staleness, clock),
         staleness=staleness,
         neighbourhood=NeighbourhoodReader(store, code, enricher.graph if enricher is not None else None),
         home=Home(store, staleness),

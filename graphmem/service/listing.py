@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.models import Category, MemoryRecord, Status
-from graphmem.core.ports import CodeGraph, GraphStore, StoreLogin, Visibility
+from graphmem.core.ports import GraphStore, StoreLogin, Visibility
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.errors import InvalidInputError
 from graphmem.service.inputs import parse_category, parse_memory_id, unknown_memory
@@ -71,7 +71,7 @@ class Listing:
         store: GraphStore,
         semantic: SemanticIndex | None,
         data_dir: Path,
-        code: CodeGraph | None = None,
+        staleness: Staleness,
         login: StoreLogin | None = None,
         clock: Callable[[], datetime] = utc_now,
     ) -> None:
@@ -80,7 +80,7 @@ class Listing:
         self._login = login  # a team's store: who it logs in as (stats says so)
         self._semantic = semantic
         self._data_dir = data_dir
-        self._staleness = Staleness(store, code)
+        self._staleness = staleness  # the memory's code changed since: shown on each one
 
     def show(self, memory_id: str) -> MemoryDetail:
         """One memory, its entities and its links."""

@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from graphmem.core.models import LinkKind, MemoryRecord, Status, Trust
-from graphmem.core.ports import CodeGraph, GraphStore, Visibility
+from graphmem.core.ports import GraphStore, Visibility
 from graphmem.core.provenance import CONVENTIONS, SESSION_SOURCES, is_persons, label
 from graphmem.core.timeparse import format_age
 from graphmem.errors import InvalidInputError
@@ -34,9 +34,9 @@ _SHOWN = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED, Status.AR
 class Review:
     """Finds what to review (see the module doc)."""
 
-    def __init__(self, store: GraphStore, code: CodeGraph | None, clock: Callable[[], datetime]) -> None:
+    def __init__(self, store: GraphStore, staleness: Staleness, clock: Callable[[], datetime]) -> None:
         self._store = store
-        self._code = code
+        self._staleness = staleness
         self._clock = clock
 
     def review(self, *, project: str | None, older_than: datetime | None, limit: int) -> list[ReviewItem]:
@@ -59,9 +59,9 @@ class Review:
             if link.kind is LinkKind.CONTRADICTS and link.source in current and link.target in current:
                 reasons[link.target].append(f"contradicted by {link.source}")
                 reasons[link.source].append(f"contradicts {link.target}")
-        if self._code is not None and current:
+        if current:
             about = self._store.about(list(current))
-            for memory_id, flag in Staleness(self._store, self._code).flags(current.values(), about).items():
+            for memory_id, flag in self._staleness.flags(current.values(), about).items():
                 reasons[memory_id].append(flag)
         for record in current.values():
             if record.status is Status.PROPOSED:

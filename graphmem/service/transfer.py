@@ -33,7 +33,7 @@ from graphmem.core.export_format import (
     rooted_project,
 )
 from graphmem.core.models import Entity, Link, MemoryRecord, Scope, Status
-from graphmem.core.ports import CodeGraph, GraphStore
+from graphmem.core.ports import GraphStore
 from graphmem.core.provenance import import_source, is_persons
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
@@ -80,9 +80,9 @@ class Transfer:
         semantic: SemanticIndex | None,
         clock: Callable[[], datetime],
         writer: MemoryWriter,
-        code: CodeGraph | None = None,
+        staleness: Staleness,
     ) -> None:
-        self._staleness = Staleness(store, code)
+        self._staleness = staleness
         self._store = store
         self._semantic = semantic
         self._clock = clock
