@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -80,12 +81,15 @@ class Bench:
         self.data_dir = data_dir
         self.env = _env(data_dir)
         self.url = ""
+        self.cpu: dict[str, list[float]] = {}  # verb -> CPU seconds each of its CLI processes used
 
     def start(self) -> None:
         self.url = spawn_detached(self.data_dir, timeout=DAEMON_START_S, env=_daemon_env(self.data_dir)).url
 
     def cli(self, *args: str) -> tuple[float, str]:
-        """Run ``graphmem ARGS`` in the repository; (seconds it took, its stdout)."""
+        """Run ``graphmem ARGS`` in the repository; (seconds it took, its stdout). The CPU the
+        process used (user and system, whatever the machine's load) goes to ``cpu``."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "graphmem", *args],
@@ -96,6 +100,9 @@ class Bench:
             timeout=CALL_TIMEOUT_S,
         )
         took = time.perf_counter() - started
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        used = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        self.cpu.setdefault(args[0], []).append(used)
         if done.returncode != 0:
             raise RuntimeError(f"graphmem {' '.join(args)} failed: {done.stderr.strip()[-500:]}")
         return took, done.stdout
@@ -138,7 +145,8 @@ def ask(bench: Bench, files: list[str], seconds: float) -> dict[str, Any]:
     recall_s: list[tuple[float, float]] = []
     not_ready = 0
     drained_at: float | None = None
-    person_at: float | None = None
+    # 0: the daemon embedded it before remember answered
+    person_at: float | None = 0.0 if bench.rpc("show", memory_id=person)["memory"]["embedded"] else None
     last_poll = 0.0
     turn = 0
     while time.perf_counter() - started < seconds:
@@ -170,6 +178,12 @@ def ask(bench: Bench, files: list[str], seconds: float) -> dict[str, Any]:
                 [took for at, took in context_s if drained_at is not None and at > drained_at]
             ),
             "recall": _summary([took for at, took in recall_s if drained_at is not None and at > drained_at]),
+        },
+        # the CPU each CLI process used, p50: what the load multiplies into its wall time
+        "cli_cpu_p50_s": {
+            verb: round(statistics.median(bench.cpu[verb]), 3)
+            for verb in ("context", "recall")
+            if bench.cpu.get(verb)
         },
         "recall_semantic_not_ready": not_ready,
         "backlog_at_start": backlog_start,
@@ -228,9 +242,17 @@ def format_report(report: dict[str, Any]) -> str:
             line("recall", report["after_drained"], "  recall"),
             f"backlog  {report['backlog_at_start']:,} memories to embed when asking began; "
             + (f"drained after {drained} s" if drained is not None else "not drained by the end"),
-            "person   their memory embedded after "
-            + (f"{person} s" if person is not None else "the end (not yet)")
+            "person   their memory embedded "
+            + (
+                "before remember answered"
+                if person == 0
+                else f"after {person} s"
+                if person is not None
+                else "after the end (not yet)"
+            )
             + f"; {report['recall_semantic_not_ready']} recall answers said semantic_ready: false",
+            "cpu      each CLI process, p50: "
+            + ", ".join(f"{verb} {cpu} s" for verb, cpu in report["cli_cpu_p50_s"].items()),
             "load     " + ", ".join(str(x) for x in report["load_average"]),
         ]
     )

@@ -32,5 +32,6 @@ def test_then_ask_times_context_and_recall_after_a_bootstrap(tmp_path: Path) -> 
     assert report["context"]["calls"] >= 1 and report["recall"]["calls"] >= 1
     assert set(report["files"]) == {"cart.py", "pay.py"}
     assert {"p50_s", "p95_s", "max_s"} <= set(report["recall"])
+    assert set(report["cli_cpu_p50_s"]) == {"context", "recall"}  # each CLI process's CPU, p50
     assert len(report["load_average"]) == 3
     assert not (tmp_path / "unused").exists()
