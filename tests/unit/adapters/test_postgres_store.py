@@ -4,6 +4,7 @@ but never the password, a read-only role, a lost connection, and many writers at
 
 from __future__ import annotations
 
+import hashlib
 import threading
 
 import numpy as np
@@ -96,6 +97,35 @@ def test_a_schema_newer_than_this_graphmem_is_refused(bare_url: str) -> None:
         PostgresGraphStore(bare_url, dimension=DIM)
     with pytest.raises(StoreMismatchError, match="Upgrade graphmem"):
         migrate(bare_url)
+
+
+def _kept_apart(url: str) -> tuple[int, list[str] | None]:
+    """Values the memories table keeps out of its rows (its TOAST table's chunks), and its options."""
+    with psycopg.connect(url) as conn:
+        toast, options = conn.execute(
+            "SELECT reltoastrelid::regclass::text, reloptions FROM pg_class WHERE oid = 'memories'::regclass"
+        ).fetchone() or ("", None)
+        return int(conn.execute(f"SELECT count(*) FROM {toast}").fetchone()[0]), options  # type: ignore[index]
+
+
+def test_a_memorys_vector_stays_in_its_row_and_rolling_back_schema_11_undoes_it(
+    url: str, request: pytest.FixtureRequest
+) -> None:
+    # At 384 dimensions a memory's row is past PostgreSQL's 2 KB, and pgvector's storage moved
+    # the vector out of it: each cosine a search returned read it back through the TOAST index.
+    dimension = 384
+    store = opened_postgres(url, request, dimension)
+    text = " ".join(hashlib.sha256(str(i).encode()).hexdigest()[:12] for i in range(40))  # 520 bytes
+    store.add_memories([memory("a", text)], np.ones((1, dimension), np.float32))
+    assert _kept_apart(url) == (0, ["toast_tuple_target=8160"])
+    assert store.vectors.cosine(np.ones(dimension, np.float32), ["a"]) == pytest.approx({"a": 1.0})
+    store.close()
+
+    assert migrate(url, target=SCHEMA_VERSION - 1).after == 10
+    assert _kept_apart(url)[1] is None
+    with psycopg.connect(url) as conn:  # a row written under schema 10 has its vector apart
+        conn.execute("UPDATE memories SET embedding = embedding + embedding WHERE id = 'a'")
+    assert _kept_apart(url)[0] > 0
 
 
 def test_vectors_of_another_dimension_are_refused_at_open(store: PostgresGraphStore, url: str) -> None:
