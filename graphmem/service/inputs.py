@@ -6,6 +6,7 @@ Each kind of value is checked here, once, for every verb and surface.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TypeVar
@@ -54,6 +55,20 @@ def parse_trust(value: str | Trust) -> Trust:
         raise InvalidInputError(
             f"Unknown trust {value!r}: use one of {', '.join(t.value for t in Trust)}."
         ) from None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryEdit:
+    """A change of a memory's text and/or category, as a caller asks it (its id and links stay):
+    new text is read for entities in ``project``, else in the memory's own."""
+
+    text: str | None = None
+    category: str | Category | None = None
+    project: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.text is None and self.category is None:
+            raise InvalidInputError("Nothing to change: give new text and/or --category.")
 
 
 def parse_memory_id(value: object) -> str:

@@ -13,7 +13,13 @@ from graphmem.core.events import USER, Cause, EventKind, MemoryEvent, State
 from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Scope, Status, Trust
 from graphmem.core.provenance import PERSON_SOURCE, acts_as_person, is_persons, proposes
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
-from graphmem.service.inputs import parse_event_id, parse_link_kind, parse_memory_id, unknown_memory
+from graphmem.service.inputs import (
+    MemoryEdit,
+    parse_event_id,
+    parse_link_kind,
+    parse_memory_id,
+    unknown_memory,
+)
 from graphmem.service.proposals import Proposals
 from graphmem.service.writer import MemoryWriter
 
@@ -28,23 +34,10 @@ class Lifecycle:
         self._writer = writer
         self._proposals = Proposals(writer)
 
-    def edit(
-        self,
-        memory_id: str,
-        *,
-        text: str | None,
-        category: str | Category | None,
-        project: str | None,
-        actor: str,
-    ) -> MemoryRecord:
+    def edit(self, memory_id: str, change: MemoryEdit, *, actor: str) -> MemoryRecord:
         """Change a memory's text and/or category; a person's memory changed by an agent stays
-        as it is, and the change is stored beside it as a proposal (``service/proposals.py``).
-        The defaults are ``MemoryService.edit``'s."""
-        if text is None and category is None:
-            raise InvalidInputError("Nothing to change: give new text and/or --category.")
-        return self._proposals.edit(
-            memory_id, text=text, category=category, project=project, cause=Cause(actor)
-        )
+        as it is, and the change is stored beside it as a proposal (``service/proposals.py``)."""
+        return self._proposals.edit(memory_id, change, Cause(actor))
 
     def archive(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Hide a memory from recall without deleting it (``restore`` brings it back)."""

@@ -41,7 +41,7 @@ from graphmem.service.coordination import (
 )
 from graphmem.service.enrichment import Enricher
 from graphmem.service.ingest import IngestOptions
-from graphmem.service.inputs import parse_project
+from graphmem.service.inputs import MemoryEdit, parse_project
 from graphmem.service.listing import MemoryFilter
 from graphmem.service.mentions import parse_ref_entities
 from graphmem.service.parts import MemoryParts, PartVerb
@@ -252,8 +252,7 @@ class MemoryService:
     ) -> MemoryRecord:
         """Change a memory's text and/or category (its id and links stay; the old text goes to its
         history). New text is re-read for refs and files: the memory is about what it names."""
-        own = self._own(project)
-        return self._lifecycle.edit(memory_id, text=text, category=category, project=own, actor=actor)
+        return self._lifecycle.edit(memory_id, MemoryEdit(text, category, self._own(project)), actor=actor)
 
     # -- lifecycle: status and links ------------------------------------------------------
 

@@ -21,7 +21,7 @@ from graphmem.core.provenance import AGENT_SOURCE, CHANGE_OF, acts_as_person, is
 from graphmem.core.redaction import redact
 from graphmem.core.text import validate_text
 from graphmem.core.trust import trust_of
-from graphmem.service.inputs import parse_category
+from graphmem.service.inputs import MemoryEdit, parse_category
 from graphmem.service.writer import MemoryWriter
 
 
@@ -43,17 +43,10 @@ class Proposals:
     def __init__(self, writer: MemoryWriter) -> None:
         self._writer = writer
 
-    def edit(
-        self,
-        memory_id: str,
-        *,
-        text: str | None,
-        category: str | Category | None,
-        project: str | None,
-        cause: Cause,
-    ) -> MemoryRecord:
+    def edit(self, memory_id: str, change: MemoryEdit, cause: Cause) -> MemoryRecord:
         """``MemoryWriter.edit``, or for a person's memory changed by anyone else, the proposal."""
         writer = self._writer
+        text, category, project = change.text, change.category, change.project
         with writer.lock:
             record = writer.get(memory_id)
             if acts_as_person(cause.actor) or not is_persons(record):

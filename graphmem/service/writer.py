@@ -66,6 +66,7 @@ from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.core.trust import looks_like_injection
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError
 from graphmem.service.inputs import (
+    MemoryEdit,
     parse_category,
     parse_memory_id,
     parse_scope,
@@ -263,8 +264,7 @@ class MemoryWriter:
     ) -> MemoryRecord:
         """Change a memory's text and/or category; new text is read for entities in ``project``
         (else the memory's own). The old text is kept in the history. See ``MemoryService.edit``."""
-        if text is None and category is None:
-            raise InvalidInputError("Nothing to change: give new text and/or --category.")
+        asked = MemoryEdit(text, category, project)  # refuses an edit that changes nothing
         new_category = parse_category(category) if category is not None else None
         new_text = validate_text(redact(text).text) if text is not None else None
         with self.lock:
@@ -274,7 +274,7 @@ class MemoryWriter:
             before: State = {}
             after: State = {}
             if new_text is not None and new_text != record.text:
-                entities = self.mentions.entities_in(new_text, project or record.project)
+                entities = self.mentions.entities_in(new_text, asked.project or record.project)
                 known = self.store.about([memory_id]).get(memory_id, [])
                 before.update(text=record.text, about=[e.key for e in known])
                 after.update(text=new_text, about=[e.key for e in entities])
