@@ -334,7 +334,7 @@ def test_migrate_takes_a_store_at_schema_9_to_10_and_back(postgres_server: Postg
                 (f"mem_{i:016x}", str(i), _role(alice_url) if i else _role(bob_url)),
             )
 
-    report = migrate(url)
+    report = migrate(url, target=10)
 
     assert (report.before, report.after) == (9, 10) and [step[0] for step in report.applied] == [10]
     with psycopg.connect(bob_url, autocommit=True) as conn:
@@ -347,4 +347,4 @@ def test_migrate_takes_a_store_at_schema_9_to_10_and_back(postgres_server: Postg
         assert (
             conn.execute("UPDATE memories SET owner = NULL WHERE id = %s", (f"mem_{0:016x}",)).rowcount == 1
         )
-    assert migrate(url).after == 10
+    assert migrate(url, target=10).after == 10
