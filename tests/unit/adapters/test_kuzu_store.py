@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from support.records import NOW, memory
 
+from graphmem.adapters import kuzu_connection, kuzu_store
 from graphmem.adapters.graph_cache import ENTITY_FANOUT
 from graphmem.adapters.kuzu_links import DIRECT_GRAPH_ASKS
 from graphmem.adapters.kuzu_schema import SCHEMA_VERSION
@@ -342,13 +343,24 @@ def test_keyed_reads_inside_a_transaction_see_its_writes(store: KuzuGraphStore) 
     assert sorted(store.get_memories(["w", "x", "y", "z"])) == ["w", "x", "y", "z"]
 
 
-def test_long_strings_updated_one_at_a_time_do_not_fill_kuzus_pool(store: KuzuGraphStore) -> None:
-    # Before the store watched Kùzu's pool: full at the 919th of these, every write failing after.
-    for i in range(1_500):
-        store.set_meta(f"note-{i % 500}", f"{i} " + "x" * 4_000)
+def test_long_strings_updated_one_at_a_time_do_not_fill_kuzus_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before the store watched Kùzu's pool (41bb5ad^): full at the 919th of 1,500 such writes
+    # in the usual 512 MB pool, every write failing after; in a quarter of the pool (and of its
+    # checkpoint threshold), full within these 500.
+    pool = 128 * 1024 * 1024
+    monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", pool)
+    monkeypatch.setattr(kuzu_connection, "POOL_CHECKPOINT_BYTES", pool // 4)
+    store = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+    try:
+        for i in range(500):
+            store.set_meta(f"note-{i % 125}", f"{i} " + "x" * 4_000)
 
-    assert store.get_meta("note-499") == "1499 " + "x" * 4_000
-    assert store.db._pool_used() < 256 * 1024 * 1024
+        assert store.get_meta("note-124") == "499 " + "x" * 4_000
+        assert store.db._pool_used() < pool // 2
+    finally:
+        store.close()
 
 
 def test_a_log_left_that_the_pool_cannot_checkpoint_is_written_in_at_open(tmp_path: Path) -> None:
