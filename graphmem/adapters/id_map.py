@@ -9,7 +9,8 @@ are what a save keeps and a restore reads back as they are (``arrays``, ``from_s
 sorting a million ids again took seconds.
 
 Ids are UTF-8 without NUL bytes (numpy's fixed-width bytes drop trailing zeros), as memory
-ids are. Not thread-safe: its owner locks.
+ids are. Its owner locks its writes; a read beside a write sees the map before or after it
+(the base's two arrays are swapped as one).
 """
 
 from __future__ import annotations
@@ -33,8 +34,7 @@ class IdMap:
     """A mapping of ids (str) to non-negative numbers (see the module doc)."""
 
     def __init__(self) -> None:
-        self._keys: Keys = np.zeros(0, "S1")
-        self._numbers: Numbers = np.zeros(0, np.int64)
+        self._base: tuple[Keys, Numbers] = (np.zeros(0, "S1"), np.zeros(0, np.int64))
         self._delta: dict[bytes, int | None] = {}
         self._size = 0
 
@@ -46,7 +46,7 @@ class IdMap:
         if len(keys) != len(numbers):
             raise ValueError("the ids and their numbers disagree")
         made = cls()
-        made._keys, made._numbers, made._size = keys, numbers, len(keys)
+        made._base, made._size = (keys, numbers), len(keys)
         return made
 
     @classmethod
@@ -63,7 +63,7 @@ class IdMap:
     def arrays(self) -> tuple[Keys, Numbers]:
         """The base with the delta merged in: sorted ids and their numbers (not to be changed)."""
         self._merge()
-        return self._keys, self._numbers
+        return self._base
 
     # -- reads ------------------------------------------------------------------------
 
@@ -75,30 +75,34 @@ class IdMap:
 
     def get(self, memory_id: str) -> int | None:
         key = memory_id.encode("utf-8")
-        if key in self._delta:
-            return self._delta[key]
+        delta = self._delta  # before the base: a merge swaps the base first
+        if key in delta:
+            return delta[key]
         return self._in_base(key)
 
     def get_many(self, ids: Sequence[str]) -> Numbers:
         """The number of each of ``ids``, -1 for those not in the map."""
         keys = encoded(ids)
         found = np.full(len(keys), -1, np.int64)
-        if len(self._keys) and len(keys):
-            at = self._base_positions(keys)
-            found[at >= 0] = self._numbers[at[at >= 0]]
-        if self._delta:
+        delta = self._delta  # before the base: a merge swaps the base first
+        base_keys, numbers = self._base
+        if len(base_keys) and len(keys):
+            at = self._base_positions(base_keys, keys)
+            found[at >= 0] = numbers[at[at >= 0]]
+        if delta:
             for i, key in enumerate(keys.tolist()):
-                if key in self._delta:
-                    number = self._delta[key]
+                if key in delta:
+                    number = delta[key]
                     found[i] = -1 if number is None else number
         return found
 
     def keys(self) -> Iterator[str]:
         """The ids, in no particular order."""
-        for key in self._keys.tolist():
-            if key not in self._delta:
+        delta = self._delta  # before the base: a merge swaps the base first
+        for key in self._base[0].tolist():
+            if key not in delta:
                 yield key.decode("utf-8")
-        for key, number in list(self._delta.items()):
+        for key, number in list(delta.items()):
             if number is not None:
                 yield key.decode("utf-8")
 
@@ -107,23 +111,23 @@ class IdMap:
         _, numbers = self.arrays()
         return numbers
 
-    def _base_positions(self, keys: Keys) -> Numbers:
+    @staticmethod
+    def _base_positions(base: Keys, keys: Keys) -> Numbers:
         """Where each of ``keys`` is in the base, -1 where it is not. Asked in the base's own
         width: numpy compares arrays of two widths by converting the whole base first (86 ms
         for a million ids, where the search takes 20 µs)."""
-        base = self._keys
         fits = keys.dtype.itemsize <= base.dtype.itemsize or np.char.str_len(keys) <= base.dtype.itemsize
         asked = keys.astype(base.dtype)  # a longer key cut to the width: not found, see ``fits``
         at = np.minimum(np.searchsorted(base, asked), len(base) - 1)
         return np.where(fits & (base[at] == asked), at, -1)
 
     def _in_base(self, key: bytes) -> int | None:
-        keys = self._keys
+        keys, numbers = self._base
         if not len(keys) or len(key) > keys.dtype.itemsize:
             return None
         at = int(np.searchsorted(keys, key))
         if at < len(keys) and keys[at] == key:
-            return int(self._numbers[at])
+            return int(numbers[at])
         return None
 
     # -- writes -----------------------------------------------------------------------
@@ -155,7 +159,7 @@ class IdMap:
         return self._delta[key] if key in self._delta else self._in_base(key)
 
     def _merge_when_due(self) -> None:
-        if len(self._delta) > max(MERGE_MIN, MERGE_SHARE * len(self._keys)):
+        if len(self._delta) > max(MERGE_MIN, MERGE_SHARE * len(self._base[0])):
             self._merge()
 
     def _merge(self) -> None:
@@ -164,19 +168,22 @@ class IdMap:
         if not self._delta:
             return
         changed = encoded_bytes(list(self._delta))
-        keep = np.ones(len(self._keys), np.bool_)
-        if len(self._keys):
-            at = self._base_positions(changed)
+        old_keys, old_numbers = self._base
+        keep = np.ones(len(old_keys), np.bool_)
+        if len(old_keys):
+            at = self._base_positions(old_keys, changed)
             keep[at[at >= 0]] = False
         added = [(key, number) for key, number in self._delta.items() if number is not None]
         added.sort()
         new_keys = encoded_bytes([key for key, _ in added])
-        width = max(self._keys.dtype.itemsize, new_keys.dtype.itemsize)
-        base_keys = self._keys[keep].astype(f"S{width}")
-        base_numbers = self._numbers[keep]
+        width = max(old_keys.dtype.itemsize, new_keys.dtype.itemsize)
+        base_keys = old_keys[keep].astype(f"S{width}")
+        base_numbers = old_numbers[keep]
         where = np.searchsorted(base_keys, new_keys.astype(f"S{width}"))
-        self._keys = np.insert(base_keys, where, new_keys.astype(f"S{width}"))
-        self._numbers = np.insert(base_numbers, where, np.array([n for _, n in added], np.int64))
+        self._base = (
+            np.insert(base_keys, where, new_keys.astype(f"S{width}")),
+            np.insert(base_numbers, where, np.array([n for _, n in added], np.int64)),
+        )
         self._delta = {}
 
 
