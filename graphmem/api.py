@@ -40,7 +40,27 @@ if TYPE_CHECKING:
         Stats,
     )
 
-__all__ = ["Memory"]
+__all__ = ["Bound", "Memory"]
+
+
+class Bound:
+    """What every memory is bound to: the checkout, the project (and its branch) a call that
+    names none is about. Read-only: ``bound`` gives a memory for another checkout, a new value.
+    ``MemoryService`` and ``RemoteMemory`` are each one."""
+
+    def __init__(self, project: str | None = None, branch: str | None = None) -> None:
+        self.__project = project
+        self.__branch = branch
+
+    @property
+    def project(self) -> str | None:
+        """The project a call that names none uses (``open_memory``: the current directory's)."""
+        return self.__project
+
+    @property
+    def branch(self) -> str | None:
+        """The branch of that project's checkout, when it is not the default one."""
+        return self.__branch
 
 
 class Memory(Protocol):

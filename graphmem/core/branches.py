@@ -53,7 +53,7 @@ def _kept(name: str) -> str:
     return "".join(c if c in _KEPT_PUNCTUATION or unicodedata.category(c)[0] in "LNM" else "_" for c in name)
 
 
-def parse_branch(name: str | None) -> str | None:
+def parse_branch(name: object) -> str | None:
     """A caller's branch name as graphmem keeps it (``InvalidInputError`` saying why it is
     none); None stays None."""
     if name is None:

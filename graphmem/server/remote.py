@@ -11,7 +11,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, TextIO, TypeVar, overlo
 from urllib.parse import urlsplit
 
 from graphmem import errors
-from graphmem.api import Memory
+from graphmem.api import Bound, Memory
 from graphmem.server import loopback, rpc_types
 from graphmem.server.daemon_process import DaemonInfo, read_token
 from graphmem.server.verbs import Binding
@@ -62,7 +62,7 @@ class RemoteVerb(Generic[P, R]):
         return call
 
 
-class RemoteMemory:
+class RemoteMemory(Bound):
     """The Memory protocol (``graphmem/api.py``) through the daemon that owns the store."""
 
     def __init__(
@@ -73,24 +73,13 @@ class RemoteMemory:
         project: str | None = None,
         branch: str | None = None,
     ) -> None:
+        super().__init__(project, branch)
         self.info = info
         self.data_dir = Path(info.data_dir)
-        self._project = project
-        self._branch = branch
         self._api_key = api_key
         target = urlsplit(info.url)
         self._host = target.hostname or "127.0.0.1"
         self._port = target.port or 80
-
-    @property
-    def project(self) -> str | None:
-        """What a verb bound to the caller's project uses when a call names none."""
-        return self._project
-
-    @property
-    def branch(self) -> str | None:
-        """The branch of that project's checkout, for a verb bound to the branch too."""
-        return self._branch
 
     def _call(self, method: str, progress: Callable[..., None] | None = None, **arguments: Any) -> Any:
         """Run ``method`` on the daemon; with a ``progress`` callback (for a verb that reports

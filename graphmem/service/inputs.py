@@ -120,7 +120,7 @@ def parse_path(value: str, *, what: str = "path") -> Path:
     return Path(value)
 
 
-def parse_project(value: str | None) -> str | None:
+def parse_project(value: object) -> str | None:
     """A project path as given (None or empty: no project), once it is a path at all."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None

@@ -22,13 +22,14 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from graphmem.api import Bound
 from graphmem.core.branches import parse_branch
 from graphmem.core.bundle import ContextBundle
 from graphmem.core.coordination import PERSON as OWNER_PERSON
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
 from graphmem.core.events import USER, MemoryEvent
 from graphmem.core.fusion import Plan
-from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord, Scope, Status, Trust
+from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord, Status
 from graphmem.errors import ConfigError, InvalidInputError
 from graphmem.service.branches import BranchChanges
 from graphmem.service.coordination import (
@@ -44,17 +45,16 @@ from graphmem.service.ingest import IngestOptions
 from graphmem.service.inputs import MemoryEdit, parse_project
 from graphmem.service.listing import MemoryFilter
 from graphmem.service.mentions import parse_ref_entities
-from graphmem.service.parts import MemoryParts, PartVerb
+from graphmem.service.parts import CheckoutVerb, MemoryParts, PartVerb
 from graphmem.service.results import (
     BootstrapReport,
     Gauges,
     IngestReport,
     MemoryDetail,
     RecallResult,
-    RememberResult,
-    ReviewItem,
     Stats,
 )
+from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.transfer import Progress
 from graphmem.service.transfer_files import TransferFiles
@@ -66,19 +66,23 @@ NO_SOURCES = (
 )
 
 
-class MemoryService:
+def _expire_due(parts: MemoryParts) -> None:
+    """Archive the memories whose expiry has passed: what a write does first."""
+    parts.writer.history.expire_due()
+
+
+class MemoryService(Bound):
     """Remember, recall, get context, and manage memories in one store (see the module doc). A
     value: ``bound`` and ``serving`` give another one on the same parts; nothing changes it."""
 
     def __init__(self, parts: MemoryParts, *, project: str | None = None, branch: str | None = None) -> None:
+        super().__init__(project, branch)
         self._parts = parts
         self.store = parts.writer.store  # behind the redaction door
         self.semantic: SemanticIndex | None = parts.writer.semantic
         self.code = parts.code
         self.enricher = parts.enricher
         self.data_dir = parts.transfer.data_dir
-        self._project = project
-        self._branch = branch
         self._mentions = parts.mentions
         self._recaller = parts.recaller
         self._context = parts.context
@@ -100,16 +104,6 @@ class MemoryService:
         return self._parts
 
     @property
-    def project(self) -> str | None:
-        """The project a call that names none uses (``open_memory``: the current directory's)."""
-        return self._project
-
-    @property
-    def branch(self) -> str | None:
-        """The branch of that project's checkout, when it is not the default one."""
-        return self._branch
-
-    @property
     def coordinator(self) -> Coordination | None:
         """Sessions and claims: the daemon's (or a team's store's); None in a plain process."""
         return self._parts.coordinator
@@ -127,7 +121,7 @@ class MemoryService:
         """This service as the daemon serves it: its path verbs held to what an agent may touch
         (``service/file_access.py``), ``coordinator`` its sessions and claims."""
         parts = replace(self._parts, transfer=self._parts.transfer.confined(), coordinator=coordinator)
-        return MemoryService(parts, project=self._project, branch=self._branch)
+        return MemoryService(parts, project=self.project, branch=self.branch)
 
     @property
     def writer(self) -> MemoryWriter:
@@ -141,16 +135,16 @@ class MemoryService:
         finally:
             self.store.close()
 
-    def _own(self, project: str | None) -> str | None:
+    def own_project(self, project: object) -> str | None:
         """``project`` (checked: a NUL or an over-long path is refused), or this memory's own
         project when the call names none, by the name the store keeps it under (``ProjectNames``)."""
-        return self._names.of(self._project if project is None else parse_project(project))
+        return self._names.of(self.project if project is None else parse_project(project))
 
-    def _own_branch(self, project: str | None, branch: str | None) -> str | None:
+    def own_branch(self, project: object, branch: object) -> str | None:
         """``branch`` (checked), or this memory's own when the call names none and is about its project."""
         if branch is not None:
             return parse_branch(branch)
-        return self._branch if project is None or project == self._project else None
+        return self.branch if project is None or project == self.project else None
 
     # -- the model ------------------------------------------------------------------
 
@@ -190,50 +184,17 @@ class MemoryService:
     def code_described(self, question: str, *, project: str | None = None) -> list[Entity]:
         """The symbols ``question`` describes without naming them, best first (waits for the
         project's symbol index, which ``recall`` builds in the background)."""
-        return self._recaller.described(question, self._own(project), wait=True)
+        return self._recaller.described(question, self.own_project(project), wait=True)
 
     # -- writing ------------------------------------------------------------------------
 
-    def remember(
-        self,
-        text: str,
-        *,
-        category: str | Category = Category.FACT,
-        scope: str | Scope | None = None,
-        project: str | None = None,
-        supersedes: str | None = None,
-        session: str | None = None,
-        source: str = "user",
-        occurred_at: datetime | None = None,
-        origin: str | None = None,
-        trust: str | Trust = Trust.NORMAL,
-        expires_at: datetime | None = None,
-        branch: str | None = None,
-    ) -> RememberResult:
-        """Store a memory, or reinforce the existing one it repeats.
-
-        ``scope`` defaults to ``project`` inside a project (``global`` for preferences and outside
-        projects). A decision on the same subject as an older one supersedes it; ``supersedes``
-        names the old one explicitly. ``origin`` says where in ``source`` it was learned (an
-        OpenCode message id); ``trust`` is ``low`` for text that tries to instruct the model.
-        After ``expires_at`` it leaves recall, context and lists (archived, in its history). Written on
-        ``branch`` (the checkout's, not the default one), it is seen on that branch only until
-        the branch's MR merges (see ``service/branches.py``)."""
-        self._parts.writer.history.expire_due()  # a write archives what expired; reads only leave it out
-        return self._parts.writer.remember(
-            text,
-            category=category,
-            scope=scope,
-            project=self._own(project),
-            supersedes=supersedes,
-            session=session,
-            source=source,
-            occurred_at=occurred_at,
-            origin=origin,
-            trust=trust,
-            expires_at=expires_at,
-            branch=self._own_branch(project, branch),
-        )
+    # the writer's own verb, for this memory's checkout; a write archives what expired first
+    # (reads only leave it out)
+    remember = CheckoutVerb(
+        lambda parts: parts.writer,
+        MemoryWriter.remember,
+        first=lambda parts: parts.writer.history.expire_due(),
+    )
 
     def expire_due(self) -> int:
         """Archive the memories whose expiry has passed, each with an ``expiry`` event; how many.
@@ -252,7 +213,9 @@ class MemoryService:
     ) -> MemoryRecord:
         """Change a memory's text and/or category (its id and links stay; the old text goes to its
         history). New text is re-read for refs and files: the memory is about what it names."""
-        return self._lifecycle.edit(memory_id, MemoryEdit(text, category, self._own(project)), actor=actor)
+        return self._lifecycle.edit(
+            memory_id, MemoryEdit(text, category, self.own_project(project)), actor=actor
+        )
 
     # -- lifecycle: status and links ------------------------------------------------------
 
@@ -313,10 +276,7 @@ class MemoryService:
         """One memory, its entities and its links."""
         return self._listing.show(memory_id)
 
-    def review(self, *, project: str | None = None, older_than: datetime | None = None,
-               limit: int = 50) -> list[ReviewItem]:  # fmt: skip
-        """Memories to confirm, edit or archive (expired, contradicted, stale, unconfirmed, old), with why."""
-        return self._parts.review.review(project=self._own(project), older_than=older_than, limit=limit)
+    review = CheckoutVerb(lambda parts: parts.review, Review.review)
 
     def select(
         self,
@@ -332,7 +292,7 @@ class MemoryService:
 
         ``since`` and ``before`` bound the creation time; without any statuses, active and
         resolved memories match. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
-        wanted = MemoryFilter(self._own(project), categories, statuses, since)
+        wanted = MemoryFilter(self.own_project(project), categories, statuses, since)
         return self._listing.select(wanted, before=before)
 
     def list(
@@ -349,8 +309,8 @@ class MemoryService:
     ) -> list[MemoryRecord]:
         """Memories visible from ``project``, newest first: every branch's, or without
         ``all_branches`` those seen on ``branch`` (by default the checkout's)."""
-        wanted = MemoryFilter(self._own(project), categories, statuses, since)
-        own = self._own_branch(project, branch)
+        wanted = MemoryFilter(self.own_project(project), categories, statuses, since)
+        own = self.own_branch(project, branch)
         return self._listing.list(wanted, limit=limit, offset=offset, branch=own, all_branches=all_branches)
 
     def stats(self) -> Stats:
@@ -380,13 +340,13 @@ class MemoryService:
         with ``all_branches``."""
         result = self._recaller.ask(
             query,
-            project=self._own(project),
+            project=self.own_project(project),
             limit=limit,
             categories=categories,
             since=since,
             history=history,
             plan=plan,
-            branch=self._own_branch(project, branch),
+            branch=self.own_branch(project, branch),
             all_branches=all_branches,
         )
         return replace(result, hits=self._parts.staleness.annotate_hits(result.hits))
@@ -401,8 +361,10 @@ class MemoryService:
     ) -> ContextBundle:
         """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
         budget = self._parts.context_max_tokens if max_tokens is None else max_tokens
-        own = self._own_branch(project, branch)
-        return self._context.get_context(target, project=self._own(project), max_tokens=budget, branch=own)
+        own = self.own_branch(project, branch)
+        return self._context.get_context(
+            target, project=self.own_project(project), max_tokens=budget, branch=own
+        )
 
     def boot_context(
         self, *, project: str | None = None, max_tokens: int | None = None, branch: str | None = None
@@ -410,8 +372,8 @@ class MemoryService:
         """What an agent should know at the start of a session: directives and
         preferences (this project's and global), open blockers, recent decisions."""
         budget = self._parts.context_max_tokens if max_tokens is None else max_tokens
-        own = self._own_branch(project, branch)
-        return self._context.boot_context(project=self._own(project), max_tokens=budget, branch=own)
+        own = self.own_branch(project, branch)
+        return self._context.boot_context(project=self.own_project(project), max_tokens=budget, branch=own)
 
     # -- GitLab ---------------------------------------------------------------------------
 
@@ -432,7 +394,7 @@ class MemoryService:
         enricher = self._enricher()
         keys = None
         if refs:
-            own = self._own(project)
+            own = self.own_project(project)
             entities = parse_ref_entities(refs, own, self._mentions.namespace)
             self._parts.writer.add_entities(entities)
             keys = [e.key for e in entities]
@@ -528,7 +490,7 @@ class MemoryService:
             since=since,
             session_id=session_id,
             progress=progress,
-            default_project=self._own(None),
+            default_project=self.own_project(None),
         )
 
     # -- sessions and claims (the daemon's Coordinator) ----------------------------------------
@@ -544,7 +506,7 @@ class MemoryService:
         """Announce a working session other agents on the project see; it expires without
         ``session_heartbeat``. ``owner`` (set by the code path: a person, or an MCP client) is
         the only client that may end it or release its claims."""
-        return self._coordinator().start(agent, self._own(project), task, owner)
+        return self._coordinator().start(agent, self.own_project(project), task, owner)
 
     def session_heartbeat(self, session_id: str, *, task: str | None = None) -> AgentSession:
         """Keep a session and its claims alive for another TTL (and change its task)."""
@@ -573,7 +535,7 @@ class MemoryService:
     def active_sessions(self, *, project: str | None = None, all_projects: bool = False) -> ActiveSessions:
         """The live sessions and claims of ``project`` (and of none), or of every project."""
         coordinator = self._coordinator()
-        resolved = None if all_projects else self._own(project)
+        resolved = None if all_projects else self.own_project(project)
         return ActiveSessions(coordinator.active(resolved), coordinator.claims(resolved))
 
     def claim_item(self, session_id: str, item: str, *, ttl_seconds: int | None = None) -> Claim:

@@ -3,6 +3,7 @@ composition root) builds once and ``MemoryService`` (``memory.py``) hands each v
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -58,10 +59,14 @@ class MemoryParts:
 
 
 class Composed(Protocol):
-    """A service made of ``MemoryParts``."""
+    """A service made of ``MemoryParts``, for one checkout."""
 
     @property
     def parts(self) -> MemoryParts: ...
+
+    def own_project(self, project: object) -> str | None: ...
+
+    def own_branch(self, project: object, branch: object) -> str | None: ...
 
 
 Part = TypeVar("Part")
@@ -92,3 +97,49 @@ class PartVerb(Generic[Part, P, R]):
             return self._verb
         bound: Callable[P, R] = types.MethodType(self._verb, self._part(service.parts))
         return bound
+
+
+class CheckoutVerb(PartVerb[Part, P, R]):
+    """A part's verb called for the service's checkout, as it is but for two keywords: a call's
+    ``project`` and ``branch`` are resolved by the service (``own_project``, ``own_branch``),
+    so that a call naming none is about the service's own. ``first`` runs before each call
+    (``remember`` archives what expired)."""
+
+    def __init__(
+        self,
+        part: Callable[[MemoryParts], Part],
+        verb: Callable[Concatenate[Part, P], R],
+        *,
+        first: Callable[[MemoryParts], object] | None = None,
+    ) -> None:
+        super().__init__(part, verb)
+        self._first = first
+        self._branch = "branch" in inspect.signature(verb).parameters
+
+    @overload
+    def __get__(self, service: None, owner: type[object]) -> Callable[Concatenate[Part, P], R]: ...
+
+    @overload
+    def __get__(self, service: Composed, owner: type[object]) -> Callable[P, R]: ...
+
+    def __get__(
+        self, service: Composed | None, owner: type[object]
+    ) -> Callable[Concatenate[Part, P], R] | Callable[P, R]:
+        if service is None:
+            return self._verb
+        verb, first, branch, parts = self._verb, self._first, self._branch, service.parts
+        part = self._part(parts)
+
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            named = kwargs.get("project")
+            kwargs["project"] = service.own_project(named)
+            if branch:
+                kwargs["branch"] = service.own_branch(named, kwargs.get("branch"))
+            if first is not None:
+                first(parts)
+            return verb(part, *args, **kwargs)
+
+        call.__name__ = call.__qualname__ = verb.__name__
+        call.__doc__ = verb.__doc__
+        vars(call)["__signature__"] = inspect.signature(types.MethodType(verb, part))
+        return call

@@ -39,9 +39,12 @@ class Review:
         self._staleness = staleness
         self._clock = clock
 
-    def review(self, *, project: str | None, older_than: datetime | None, limit: int) -> list[ReviewItem]:
-        """The memories to review, most pressing first: expired, contradicted, stale,
-        unconfirmed, then old (unchanged since ``older_than``; default 180 days ago)."""
+    def review(
+        self, *, project: str | None = None, older_than: datetime | None = None, limit: int = 50
+    ) -> list[ReviewItem]:
+        """Memories to confirm, edit or archive, with why, most pressing first: expired,
+        contradicted, stale, unconfirmed, then old (unchanged since ``older_than``; by default
+        180 days ago)."""
         if not 1 <= limit <= MAX_REVIEW_LIMIT:
             raise InvalidInputError(f"limit must be between 1 and {MAX_REVIEW_LIMIT}, not {limit}.")
         now = self._clock()

@@ -134,10 +134,15 @@ class MemoryWriter:
         expires_at: datetime | None = None,
         branch: str | None = None,
     ) -> RememberResult:
-        """Store a memory in ``project`` (as the caller resolved it), or reinforce the one it repeats.
+        """Store a memory, or reinforce the existing one it repeats.
 
-        A project memory written on ``branch`` (the checkout's, not the default) carries it: it
-        repeats or supersedes only what that branch sees. See ``MemoryService.remember``."""
+        ``scope`` defaults to ``project`` inside a project (``global`` for preferences and outside
+        projects). A decision on the same subject as an older one supersedes it; ``supersedes``
+        names the old one explicitly. ``origin`` says where in ``source`` it was learned (an
+        OpenCode message id); ``trust`` is ``low`` for text that tries to instruct the model.
+        After ``expires_at`` it leaves recall, context and lists (archived, in its history). Written on
+        ``branch`` (the checkout's, not the default one), it is seen on that branch only until
+        the branch's MR merges (see ``service/branches.py``)."""
         text = validate_text(text)
         redaction = redact(text)  # secrets never reach the store
         text = validate_text(redaction.text)
