@@ -330,6 +330,7 @@ def test_the_graph_is_built_without_a_copy_of_every_vector(monkeypatch: pytest.M
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
     monkeypatch.setattr(vector_index, "BUILD_CHUNK_ROWS", 500)
     n, dim = 5_000, 256  # 5 MB of float32; a chunk is 0.5 MB
+    vector_index.new_graph(dim)  # usearch imported first: its import is no copy of the vectors
     index = HnswVectorIndex(dim)
     vectors = normalised(n, 14, dim=dim)
     index.add([f"m{i}" for i in range(n)], vectors, [None] * n, ["active"] * n)
