@@ -53,25 +53,31 @@ class IssueRefData:
     state: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class MergeRequestData:
-    project: str
-    iid: int
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GitLabItem:
+    """What GitLab says of a merge request, an issue and an epic alike."""
+
     title: str
-    state: str  # opened, closed, merged, locked
-    draft: bool
+    state: str  # opened, closed; a merge request's also merged, locked
     author: Person | None
-    assignees: tuple[Person, ...]
-    reviewers: tuple[Person, ...]
     labels: tuple[str, ...]
-    milestone: str | None
-    source_branch: str
-    target_branch: str
-    merged_at: datetime | None
     created_at: datetime | None
     updated_at: datetime | None
     description: str  # at most MAX_DESCRIPTION_CHARS
     web_url: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MergeRequestData(GitLabItem):
+    project: str
+    iid: int
+    draft: bool
+    assignees: tuple[Person, ...]
+    reviewers: tuple[Person, ...]
+    milestone: str | None
+    source_branch: str
+    target_branch: str
+    merged_at: datetime | None
     changed_files: tuple[ChangedFile, ...]  # at most MAX_CHANGED_FILES
     changed_files_total: int  # every changed file, counted (GitLab's changes_count may say "1000+")
     closes: tuple[IssueRefData, ...]
@@ -79,37 +85,21 @@ class MergeRequestData:
     changed_files_total_exact: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class IssueData:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IssueData(GitLabItem):
     project: str
     iid: int
-    title: str
-    state: str  # opened, closed
-    author: Person | None
     assignees: tuple[Person, ...]
-    labels: tuple[str, ...]
     milestone: str | None
-    created_at: datetime | None
-    updated_at: datetime | None
     closed_at: datetime | None
-    description: str
-    web_url: str
     epic: tuple[str, int] | None  # (group path, epic iid)
     related_merge_requests: tuple[tuple[str, int], ...]  # (project path, MR iid)
 
 
-@dataclass(frozen=True, slots=True)
-class EpicData:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpicData(GitLabItem):
     group: str
     iid: int
-    title: str
-    state: str  # opened, closed
-    author: Person | None
-    labels: tuple[str, ...]
-    created_at: datetime | None
-    updated_at: datetime | None
-    description: str
-    web_url: str
     parent: tuple[str, int] | None  # (group path, epic iid)
     child_issues: tuple[IssueRefData, ...]
     child_epics: tuple[tuple[str, int], ...]

@@ -71,11 +71,16 @@ def test_named_entities_are_queued_near_and_only_linked_far_in_the_local_project
 
 def test_an_issue_has_no_reviewers_and_an_epic_no_people_edges() -> None:
     issue = IssueData(
-        "group/proj", 4, "Fails", "opened", ALICE, (), (), None, T0, T0, None, "", "", ("group", 7), ()
-    )
+        project="group/proj", iid=4, title="Fails", state="opened", author=ALICE, assignees=(), labels=(),
+        milestone=None, created_at=T0, updated_at=T0, closed_at=None, description="", web_url="",
+        epic=("group", 7), related_merge_requests=(),
+    )  # fmt: skip
     drops = edit_for(answer(issue, ISSUE)).drop
     assert EdgeScope("REVIEWS", ISSUE, into=True) not in drops
-    epic = EpicData("group", 7, "Payments", "opened", ALICE, (), T0, T0, "", "", None, (), (("group", 8),))
+    epic = EpicData(
+        group="group", iid=7, title="Payments", state="opened", author=ALICE, labels=(), created_at=T0,
+        updated_at=T0, description="", web_url="", parent=None, child_issues=(), child_epics=(("group", 8),),
+    )  # fmt: skip
     edit = edit_for(answer(epic, EPIC))
     assert set(edit.drop) == {EdgeScope("PART_OF", EPIC), EdgeScope("PART_OF", EPIC, into=True)}
     assert edit.people == ()
