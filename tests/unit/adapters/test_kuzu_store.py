@@ -209,23 +209,29 @@ def test_graph_expansion_reads_the_edges_around_its_seeds_until_asked_often(stor
     assert [store.neighbours(ids, 100) for ids in seeds] == around
 
 
-def test_vectors_written_one_at_a_time_neither_fill_kuzu_nor_leave_its_log(tmp_path: Path) -> None:
+def test_vectors_written_one_at_a_time_neither_fill_kuzu_nor_leave_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What the daemon does: embed each memory as it comes. With the vectors in a Kùzu
-    column, about 800 of them filled Kùzu's buffer pool and every write failed after."""
+    column (55f3ec6^), about 800 of them filled Kùzu's 512 MB buffer pool and every write
+    failed after; in an eighth of the pool (and of its checkpoint threshold), within 400."""
     import numpy as np
 
+    pool = 64 * 1024 * 1024
+    monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", pool)
+    monkeypatch.setattr(kuzu_connection, "POOL_CHECKPOINT_BYTES", pool // 4)
     store = KuzuGraphStore(tmp_path / "data", dimension=384)
     rng = np.random.default_rng(1)
-    for i in range(1_000):
+    for i in range(400):
         store.add_memories([memory(f"m{i:04}")])
         store.set_embeddings([f"m{i:04}"], rng.standard_normal((1, 384)).astype(np.float32))
-    assert store.count_vectors() == 1_000 and store.pending_embeddings(5) == []
+    assert store.count_vectors() == 400 and store.pending_embeddings(5) == []
     store.close()
 
     assert not (tmp_path / "data" / "graph.kuzu.wal").exists()  # checkpointed at close
     again = KuzuGraphStore(tmp_path / "data", dimension=384)
     try:
-        assert len(again.load_vectors().ids) == 1_000
+        assert len(again.load_vectors().ids) == 400
     finally:
         again.close()
 
