@@ -233,7 +233,8 @@ class Lifecycle:
 
     def history(self, memory_id: str, *, limit: int = 100) -> list[MemoryEvent]:
         """The changes of a memory, newest first: edits (with the old text), status changes,
-        supersessions and links, each with who made it and why (a deleted memory's too)."""
+        supersessions and links, each with its ``id``, who made it (``actor``) and why (``rule``,
+        ``reason``); a deleted memory's too."""
         wanted = parse_memory_id(memory_id)
         if not 1 <= limit <= MAX_HISTORY:
             raise InvalidInputError(f"limit must be between 1 and {MAX_HISTORY}, not {limit}.")
@@ -243,8 +244,9 @@ class Lifecycle:
         return events
 
     def undo(self, event_id: str, *, actor: str = USER) -> MemoryEvent:
-        """Reverse one event of a memory's history exactly; returns the undo's own event. Only a
-        person undoes a person's change."""
+        """Reverse one event of a memory's history exactly; returns the undo's own event. Refused
+        when it was undone already or the memory changed since; only a person undoes a person's
+        change."""
         if not acts_as_person(actor):
             event = self._writer.store.get_event(parse_event_id(event_id))
             if event is not None and acts_as_person(event.actor):

@@ -27,9 +27,9 @@ from graphmem.core.branches import parse_branch
 from graphmem.core.bundle import ContextBundle
 from graphmem.core.coordination import PERSON as OWNER_PERSON
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
-from graphmem.core.events import USER, MemoryEvent
+from graphmem.core.events import USER
 from graphmem.core.fusion import Plan
-from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord, Status
+from graphmem.core.models import Category, Entity, MemoryRecord, Status
 from graphmem.errors import ConfigError, InvalidInputError
 from graphmem.service.branches import BranchChanges
 from graphmem.service.coordination import (
@@ -43,16 +43,14 @@ from graphmem.service.coordination import (
 from graphmem.service.enrichment import Enricher
 from graphmem.service.ingest import IngestOptions
 from graphmem.service.inputs import MemoryEdit, parse_project
-from graphmem.service.listing import MemoryFilter
+from graphmem.service.lifecycle import Lifecycle
+from graphmem.service.listing import Listing, MemoryFilter
 from graphmem.service.mentions import parse_ref_entities
 from graphmem.service.parts import CheckoutVerb, MemoryParts, PartVerb
 from graphmem.service.results import (
     BootstrapReport,
-    Gauges,
     IngestReport,
-    MemoryDetail,
     RecallResult,
-    Stats,
 )
 from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
@@ -219,21 +217,10 @@ class MemoryService(Bound):
 
     # -- lifecycle: status and links ------------------------------------------------------
 
-    def archive(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Hide a memory from recall without deleting it (``restore`` brings it back)."""
-        return self._lifecycle.archive(memory_id, actor=actor)
-
-    def restore(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Make an archived or superseded memory current again (a supersession is undone)."""
-        return self._lifecycle.restore(memory_id, actor=actor)
-
-    def resolve(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Mark a blocker as no longer blocking."""
-        return self._lifecycle.resolve(memory_id, actor=actor)
-
-    def unresolve(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Mark a resolved blocker as blocking again."""
-        return self._lifecycle.unresolve(memory_id, actor=actor)
+    archive = PartVerb(lambda parts: parts.lifecycle, Lifecycle.archive)
+    restore = PartVerb(lambda parts: parts.lifecycle, Lifecycle.restore)
+    resolve = PartVerb(lambda parts: parts.lifecycle, Lifecycle.resolve)
+    unresolve = PartVerb(lambda parts: parts.lifecycle, Lifecycle.unresolve)
 
     def confirm(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Mark a memory as still valid: it is no longer "possibly stale" for earlier code changes.
@@ -250,32 +237,15 @@ class MemoryService(Bound):
         the user's own copy for every project, which supersedes it."""
         return self._listing.marked(self._lifecycle.widen(memory_id))
 
-    def delete(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Delete a memory and its edges for good."""
-        return self._lifecycle.delete(memory_id, actor=actor)
-
-    def link(self, source: str, target: str, kind: str | LinkKind, *, actor: str = USER) -> Link:
-        """Relate two memories: ``source`` supersedes / contradicts / extends / relates to ``target``."""
-        return self._lifecycle.link(source, target, kind, actor=actor)
-
-    def unlink(self, source: str, target: str, kind: str | LinkKind, *, actor: str = USER) -> None:
-        """Remove a link; removing ``supersedes`` makes the target current again."""
-        self._lifecycle.unlink(source, target, kind, actor=actor)
-
-    def history(self, memory_id: str, *, limit: int = 100) -> list[MemoryEvent]:
-        """A memory's changes, newest first, each with its ``id``, ``actor``, ``rule`` and ``reason``."""
-        return self._lifecycle.history(memory_id, limit=limit)
-
-    def undo(self, event_id: str, *, actor: str = USER) -> MemoryEvent:
-        """Reverse one event of a memory's history; refused when undone already or changed since."""
-        return self._lifecycle.undo(event_id, actor=actor)
+    delete = PartVerb(lambda parts: parts.lifecycle, Lifecycle.delete)
+    link = PartVerb(lambda parts: parts.lifecycle, Lifecycle.link)
+    unlink = PartVerb(lambda parts: parts.lifecycle, Lifecycle.unlink)
+    history = PartVerb(lambda parts: parts.lifecycle, Lifecycle.history)
+    undo = PartVerb(lambda parts: parts.lifecycle, Lifecycle.undo)
 
     # -- reading --------------------------------------------------------------------------
 
-    def show(self, memory_id: str) -> MemoryDetail:
-        """One memory, its entities and its links."""
-        return self._listing.show(memory_id)
-
+    show = PartVerb(lambda parts: parts.listing, Listing.show)
     review = CheckoutVerb(lambda parts: parts.review, Review.review)
 
     def select(
@@ -313,13 +283,8 @@ class MemoryService(Bound):
         own = self.own_branch(project, branch)
         return self._listing.list(wanted, limit=limit, offset=offset, branch=own, all_branches=all_branches)
 
-    def stats(self) -> Stats:
-        """Counts by category, status and scope, entities by kind, the embedding backlog."""
-        return self._listing.stats()
-
-    def gauges(self) -> Gauges:
-        """Memories by category and the embedding backlog: what every /metrics scrape reads."""
-        return self._listing.gauges()
+    stats = PartVerb(lambda parts: parts.listing, Listing.stats)
+    gauges = PartVerb(lambda parts: parts.listing, Listing.gauges)
 
     def recall(
         self,
