@@ -93,8 +93,10 @@ class PartVerb(Generic[Part, P, R]):
     def __get__(
         self, service: Composed | None, owner: type[object]
     ) -> Callable[Concatenate[Part, P], R] | Callable[P, R]:
-        if service is None:
-            return self._verb
+        return self._verb if service is None else self._bound(service)
+
+    def _bound(self, service: Composed) -> Callable[P, R]:
+        """The verb as ``service`` offers it."""
         bound: Callable[P, R] = types.MethodType(self._verb, self._part(service.parts))
         return bound
 
@@ -116,17 +118,8 @@ class CheckoutVerb(PartVerb[Part, P, R]):
         self._first = first
         self._branch = "branch" in inspect.signature(verb).parameters
 
-    @overload
-    def __get__(self, service: None, owner: type[object]) -> Callable[Concatenate[Part, P], R]: ...
-
-    @overload
-    def __get__(self, service: Composed, owner: type[object]) -> Callable[P, R]: ...
-
-    def __get__(
-        self, service: Composed | None, owner: type[object]
-    ) -> Callable[Concatenate[Part, P], R] | Callable[P, R]:
-        if service is None:
-            return self._verb
+    def _bound(self, service: Composed) -> Callable[P, R]:
+        """The verb as ``service`` offers it: for its checkout."""
         verb, first, branch, parts = self._verb, self._first, self._branch, service.parts
         part = self._part(parts)
 
