@@ -9,10 +9,11 @@ were measured at 100,000 memories; on the store of a repository right after its 
 the incoming calls of its 158 symbols took 90-110 ms of CPU a lookup each and 3.6 ms joined,
 the memories about them 55-110 ms against 2 ms, the entities of 40 memories 65 ms against 6 ms.
 
-So a read joins once the tables it joins hold fewer than ``JOIN_ROWS_PER_KEY`` rows a key
-(``few_keys``), and never looks more keys up one by one than those thresholds: a large store
-reads as it did. A table's size is Kùzu's count of its nodes (a fraction of a millisecond,
-whatever the size), kept ``SIZES_KEPT_S``: a size a little old only picks the slower way.
+So a read of several keys joins once the tables it joins hold fewer than ``JOIN_ROWS_PER_KEY``
+rows a key (``few_keys``), and never looks more keys up one by one than those thresholds: a
+large store reads as it did, and so does a read of one key. A table's size is Kùzu's count of
+its nodes (a fraction of a millisecond, whatever the size), kept ``SIZES_KEPT_S``: a size a
+little old only picks the slower way.
 """
 
 from __future__ import annotations
@@ -55,8 +56,9 @@ class TableSizes:
 
     def few_keys(self, tables: Iterable[str], most: int) -> int:
         """``keyed_rows``' ``few`` for a read joining ``tables``: up to how many keys it looks
-        each up (never more than ``most``, the threshold measured at 100,000 memories)."""
-        return min(most, self.rows(tables) // JOIN_ROWS_PER_KEY)
+        each up (never more than ``most``, the threshold measured at 100,000 memories; one key
+        always: its lookup costs what a join of small tables does, and answers as it always did)."""
+        return max(1, min(most, self.rows(tables) // JOIN_ROWS_PER_KEY))
 
 
 _SIZES: weakref.WeakKeyDictionary[KuzuConnection, TableSizes] = weakref.WeakKeyDictionary()
