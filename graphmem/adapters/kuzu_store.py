@@ -144,7 +144,6 @@ class KuzuGraphStore(StoreParts):
         )
         self._lock = self.db.lock
         self._records: dict[str, MemoryRecord] = {}  # read cache; this process is the only writer
-        self._hashes: dict[str, set[str]] | None = None
         self._graph = GraphCache(lambda: links.load_edges())  # the edges, kept in memory
         links = KuzuMemoryLinks(self.db, self._graph)
         write_owner(data_dir)
@@ -237,7 +236,6 @@ class KuzuGraphStore(StoreParts):
 
     def _rolled_back(self) -> None:
         self._records.clear()  # may hold records read inside the transaction
-        self._hashes = None
         self.vectors.forget_pending()  # may hold ids written inside it
         self._graph.reset()
         marked, self._marked = self._marked, []
@@ -260,7 +258,6 @@ class KuzuGraphStore(StoreParts):
             self.vectors.now_pending(ids)
             if vectors is not None:  # once the memories are in (kuzu_vectors.py)
                 self.db.then(partial(self._put_vectors, ids, vectors))
-            self._hashes_changed((), ((r.content_hash, r.id) for r in records))
             self.db.then(partial(self._lexical.add, records))
 
     def _insert_rows(self, records: Sequence[MemoryRecord], *, embedded: bool = False) -> None:
@@ -276,45 +273,59 @@ class KuzuGraphStore(StoreParts):
         with self._lock:
             found = {i: self._records[i] for i in dict.fromkeys(ids) if i in self._records}
             missing = [i for i in dict.fromkeys(ids) if i not in found]
-            # Many ids joined on the primary key (20,000 in 0.1 s at 120,000 memories, where
-            # ``WHERE m.id IN $ids`` took 1.9 s for 2,000), a few one lookup each.
+            if len(missing) > LOOKUP_MAX_IDS:  # an import's ids: mostly new
+                missing = self._stored(missing)
+            # Each record by its primary key (0.3 ms each at 100,000 memories, half of them
+            # on a second connection): a join would read every memory's columns (below).
             query = f"MATCH (m:Memory {{id: $key}}) RETURN {MEMORY_RETURN}"
-            for row in self.db.keyed_rows(query, missing, few=LOOKUP_MAX_IDS):
-                record = self.vectors.as_embedded(memory_from_row(row))
-                found[record.id] = self._records[record.id] = record
-            while len(self._records) > RECORD_CACHE_SIZE:
-                self._records.pop(next(iter(self._records)))
+            found.update(self._read(self.db.keyed_rows(query, missing, few=len(missing))))
             return found
 
+    def _stored(self, ids: Sequence[str]) -> list[str]:
+        """Which of ``ids`` the store holds, in one join on the ids alone. Kùzu 0.11 builds a
+        join's hash table from the whole ``Memory`` table with every column returned: with a
+        memory's columns it filled the 512 MB pool at 943,016 memories (an import asking for the
+        300,000 ids of its file); its ids alone take a tenth of that."""
+        rows = self.db.rows("UNWIND $keys AS wanted MATCH (m:Memory {id: wanted}) RETURN m.id", {"keys": ids})
+        return [row[0] for row in rows]
+
+    def _read(self, rows: Iterable[Sequence[Any]]) -> dict[str, MemoryRecord]:
+        """The records of memory rows, kept in the read cache (oldest dropped first)."""
+        records: dict[str, MemoryRecord] = {}
+        for row in rows:
+            record = self.vectors.as_embedded(memory_from_row(row))
+            records[record.id] = self._records[record.id] = record
+        while len(self._records) > RECORD_CACHE_SIZE:
+            self._records.pop(next(iter(self._records)))
+        return records
+
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
-        with self._lock:
-            ids = self._hash_index().get(content_hash, set())
-            return list(self.get_memories(sorted(ids)).values())
+        return self.find_by_hashes([content_hash]).get(content_hash, [])
 
     def find_by_hashes(self, content_hashes: Collection[str]) -> dict[str, list[MemoryRecord]]:
+        """The memories of each hash asked, read from the ``content_hash`` column (never every
+        memory's hash into the process: 45 s for a process's first ``remember`` at 943,000)."""
+        wanted = sorted(set(content_hashes))
+        if not wanted:
+            return {}
         with self._lock:
-            index = self._hash_index()
-            ids = {h: sorted(index[h]) for h in set(content_hashes) if index.get(h)}
+            if len(wanted) == 1:  # a remember's: one scan of the column, no join
+                rows = self.db.rows(
+                    "MATCH (m:Memory) WHERE m.content_hash = $hash RETURN m.content_hash, m.id",
+                    {"hash": wanted[0]},
+                )
+            else:  # an import's: the join's table holds the hashes and ids alone (``_stored``)
+                rows = self.db.rows(
+                    "UNWIND $hashes AS wanted MATCH (m:Memory) WHERE m.content_hash = wanted "
+                    "RETURN m.content_hash, m.id",
+                    {"hashes": wanted},
+                )
+            ids: dict[str, list[str]] = defaultdict(list)
+            for content_hash, memory_id in rows:
+                ids[content_hash].append(memory_id)
             records = self.get_memories([i for group in ids.values() for i in group])
-            found = {h: [records[i] for i in group if i in records] for h, group in ids.items()}
+            found = {h: [records[i] for i in sorted(group) if i in records] for h, group in ids.items()}
             return {h: group for h, group in found.items() if group}
-
-    def _hash_index(self) -> dict[str, set[str]]:
-        """content hash → memory ids, loaded once (a column scan), then kept by our own writes."""
-        if self._hashes is None:
-            hashes: dict[str, set[str]] = defaultdict(set)
-            for content_hash, memory_id in self.db.rows("MATCH (m:Memory) RETURN m.content_hash, m.id"):
-                hashes[content_hash].add(memory_id)
-            self._hashes = hashes
-        return self._hashes
-
-    def _hashes_changed(self, removed: Iterable[tuple[str, str]], added: Iterable[tuple[str, str]]) -> None:
-        if self._hashes is None:
-            return
-        for content_hash, memory_id in removed:
-            self._hashes.get(content_hash, set()).discard(memory_id)
-        for content_hash, memory_id in added:
-            self._hashes.setdefault(content_hash, set()).add(memory_id)
 
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         check_changes(changes)
@@ -380,18 +391,14 @@ class KuzuGraphStore(StoreParts):
                 self.add_next(nexts)
             if entities:
                 self.link_about([(memory_id, entity) for entity in entities])
-            self._hashes_changed([(record.content_hash, memory_id)], [(updated.content_hash, memory_id)])
             self.db.then(partial(self._lexical.add, [updated]))
 
     def delete_memory(self, memory_id: str) -> None:
         with self._lock:
-            record = self.get_memories([memory_id]).get(memory_id)
             self._mark([memory_id])
             self.db.run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
             self._records.pop(memory_id, None)
             self.vectors.drop(memory_id, pending=False)
-            if record is not None:
-                self._hashes_changed([(record.content_hash, memory_id)], ())
             self.db.then(partial(self._lexical.remove, [memory_id]))
             self.db.then(partial(self._graph.memory_removed, memory_id))
 

@@ -369,6 +369,28 @@ def test_long_strings_updated_one_at_a_time_do_not_fill_kuzus_pool(
         store.close()
 
 
+def test_an_import_s_lookups_of_ids_and_hashes_fit_a_small_pool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before (3a3acbd): a lookup of more than 200 ids joined them with the whole Memory table,
+    # every column of every memory in the join's hash table: an import's lookups filled the
+    # 512 MB pool at 943,016 memories; 5,000 memories of 2 KB fill a 24 MB pool.
+    data = tmp_path / "data"
+    store = KuzuGraphStore(data, dimension=DIM)
+    store.add_memories([memory(f"m{i:05}", f"{i} " + "x" * 2_000) for i in range(5_000)])
+    store.close()
+    monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", 24 * 1024 * 1024)
+    store = KuzuGraphStore(data, dimension=DIM)
+    try:
+        found = store.get_memories([f"new{i}" for i in range(5_000)] + ["m00007", "m04999"])
+        assert sorted(found) == ["m00007", "m04999"]
+        held = store.find_by_hashes([f"hash-m{i:05}" for i in range(0, 5_000, 2)] + ["hash-none"])
+        assert len(held) == 2_500 and [r.id for r in held["hash-m00010"]] == ["m00010"]
+        assert [r.id for r in store.find_by_hash("hash-m04998")] == ["m04998"]
+    finally:
+        store.close()
+
+
 def test_a_log_left_that_the_pool_cannot_checkpoint_is_written_in_at_open(tmp_path: Path) -> None:
     data = tmp_path / "data"
     KuzuGraphStore(data, dimension=DIM).close()
