@@ -23,18 +23,15 @@ import math
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from graphmem.adapters.id_map import IdMap, encoded
-from graphmem.core.branches import place, places_on
+from graphmem.adapters.row_visibility import RowVisibility, grown
 from graphmem.core.ports import StoredVectors, Vector
 
-_GLOBAL = -1  # project code of global memories (no project)
-_DEAD = -1  # status code of removed rows
 # Below this many live vectors the exact scan is fast enough (about 3 ms at 20,000) and
 # exact: no graph is built. LoCoMo's stores and the tests stay exact.
 HNSW_FROM_ROWS = 20_000
@@ -47,8 +44,6 @@ MERGE_CHUNK_ROWS = 512
 BUILD_CHUNK_ROWS = 4_096
 # The graph is rebuilt without its dead rows once they are this share of it.
 DEAD_SHARE_REBUILD = 0.25
-# Changed rows kept for bringing the visibility masks up to date; past it they are made anew.
-MASK_CHANGES = 4_096
 # When the visible rows of the graph are this few, they are scanned exactly instead.
 EXACT_VISIBLE_ROWS = 4_096
 # HNSW parameters: usearch's defaults for edges per node and build breadth; the search
@@ -88,16 +83,8 @@ class HnswVectorIndex:
         self._rows = 0  # rows so far, dead ones included
         self._numbering = 0  # bumped when the rows are numbered anew (``load``, ``restore``)
         self._keys: npt.NDArray[np.bytes_] = np.zeros(0, "S1")  # each row's memory id, UTF-8
-        self._project_codes = np.zeros(0, np.int32)
-        self._status_codes = np.zeros(0, np.int8)
         self._row = IdMap()  # live memory id -> row
-        self._projects: dict[str, int] = {}
-        self._statuses: dict[str, int] = {}
-        # Visibility masks by (statuses, places), brought up to date with the rows changed
-        # since (``_changes``) rather than made again: a recall asks the same one as the
-        # recall before, and making one took 50-90 ms at a million rows on a loaded machine.
-        self._masks: dict[tuple[tuple[int, ...], tuple[int, ...]], _Mask] = {}
-        self._changes: list[int] = []  # rows whose status or project changed, in order
+        self._visibility = RowVisibility()  # each row's project and status, what a search shows
         # The graph (usearch keys are rows) and which rows it holds.
         self._graph: Any = None
         self._in_graph = np.zeros(0, np.bool_)
@@ -133,7 +120,7 @@ class HnswVectorIndex:
         return bytes(self._keys[row]).decode("utf-8")
 
     def _tail_live(self) -> int:
-        return int(np.count_nonzero(self._status_codes[self._tail_rows[: self._tail_size]] != _DEAD))
+        return int(np.count_nonzero(self._visibility.live(self._tail_rows[: self._tail_size])))
 
     # -- writes -----------------------------------------------------------------
 
@@ -155,19 +142,16 @@ class HnswVectorIndex:
             self._tail_rows[:n] = np.arange(n)
             self._tail_size = n
             self._slot[:n] = np.arange(n)
-            self._project_codes[:n] = [self._project_code(p) for p in stored.projects]
-            self._status_codes[:n] = [self._status_code(s) for s in stored.statuses]
+            self._visibility.assign(stored.projects, stored.statuses)
             self._keys[:n], self._rows = keys, n
             self._row = IdMap.of(stored.ids)
             self.changed = True
 
     def _reset(self) -> None:
-        self._forget_masks()
         self._rows, self._row, self._keys = 0, IdMap(), np.zeros(0, "S1")
         self._numbering += 1
         self._slot = np.zeros(0, np.int64)
-        self._project_codes = np.zeros(0, np.int32)
-        self._status_codes = np.zeros(0, np.int8)
+        self._visibility = RowVisibility()
         self._in_graph = np.zeros(0, np.bool_)
         self._graph, self._graph_rows, self._graph_dead = None, 0, 0
         self._tail = np.zeros((0, self.dimension), np.float32)
@@ -196,23 +180,20 @@ class HnswVectorIndex:
                     self._tail[self._tail_size] = vector
                     self._tail_rows[self._tail_size] = row
                     self._tail_size += 1
-                self._project_codes[row] = self._project_code(project)
-                self._status_codes[row] = self._status_code(status)
-                self._changed_row(row)
+                self._visibility.set(row, project, status)
             self.changed = True
 
     def _grow_rows(self, size: int, width: int = 1) -> None:
         if width > self._keys.dtype.itemsize:
             self._keys = self._keys.astype(f"S{width}")
-        capacity = len(self._project_codes)
+        capacity = len(self._slot)
         if size <= capacity:
             return
         capacity = max(size, 1024, capacity * 2)
-        self._project_codes = _grown(self._project_codes, capacity, _GLOBAL)
-        self._status_codes = _grown(self._status_codes, capacity, _DEAD)
-        self._in_graph = _grown(self._in_graph, capacity, False)
-        self._slot = _grown(self._slot, capacity, -1)
-        self._keys = _grown(self._keys, capacity, b"")
+        self._visibility.grow(capacity)
+        self._in_graph = grown(self._in_graph, capacity, False)
+        self._slot = grown(self._slot, capacity, -1)
+        self._keys = grown(self._keys, capacity, b"")
 
     def _grow_tail(self, size: int) -> None:
         capacity = len(self._tail)
@@ -222,29 +203,10 @@ class HnswVectorIndex:
         tail = np.zeros((capacity, self.dimension), np.float32)
         tail[: self._tail_size] = self._tail[: self._tail_size]
         self._tail = tail
-        self._tail_rows = _grown(self._tail_rows, capacity, -1)
-
-    def _project_code(self, project: str | None) -> int:
-        if project is None:
-            return _GLOBAL
-        return self._projects.setdefault(project, len(self._projects))
-
-    def _status_code(self, status: str) -> int:
-        return self._statuses.setdefault(status, len(self._statuses))
-
-    def _changed_row(self, row: int) -> None:
-        """The masks must see ``row`` again; past ``MASK_CHANGES`` rows they are made anew."""
-        if len(self._changes) >= MASK_CHANGES:
-            self._forget_masks()
-        self._changes.append(row)
-
-    def _forget_masks(self) -> None:
-        self._masks.clear()
-        self._changes = []
+        self._tail_rows = grown(self._tail_rows, capacity, -1)
 
     def _kill(self, row: int) -> None:
-        self._status_codes[row] = _DEAD
-        self._changed_row(row)
+        self._visibility.kill(row)
         if self._in_graph[row]:
             self._graph_dead += 1
 
@@ -252,8 +214,7 @@ class HnswVectorIndex:
         with self._lock:
             row = self._row.get(memory_id)
             if row is not None:
-                self._status_codes[row] = self._status_code(status)
-                self._changed_row(row)
+                self._visibility.set_status(row, status)
                 self.changed = True
 
     def remove(self, memory_id: str) -> None:
@@ -343,7 +304,7 @@ class HnswVectorIndex:
             n = self._rows
             if n == 0 or k <= 0:
                 return []
-            visible = self._visible(n, statuses, self._places(project, branch, all_branches))
+            visible = self._visibility.visible(n, statuses, project, branch, all_branches)
             found = self._search_tail(query, k, visible)
             if self._graph is not None:
                 found += self._search_graph(query, k, visible)
@@ -378,51 +339,6 @@ class HnswVectorIndex:
             if int(np.count_nonzero(kept)) >= min(k, shown) or want >= self._graph_rows:
                 return list(zip(keys[kept][:k].tolist(), sims[kept][:k].tolist(), strict=True))
             want = min(self._graph_rows, want * 4)
-
-    def _places(self, project: str | None, branch: str | None, all_branches: bool) -> list[int]:
-        """The project codes a search sees beside the global rows' (see ``core.branches.place``)."""
-        if project is None:
-            return []
-        wanted = {project, place(project, branch)}
-        if all_branches:
-            wanted.update(key for key in self._projects if places_on(key, project))
-        return [self._projects[key] for key in wanted if key is not None and key in self._projects]
-
-    def _visible(self, n: int, statuses: Collection[str], places: list[int]) -> npt.NDArray[np.bool_]:
-        """Which of the first ``n`` rows a search shows (read only, under the lock: the mask
-        is shared, and brought up to date in place by the next search)."""
-        codes = tuple(sorted(self._statuses[s] for s in statuses if s in self._statuses))
-        key = (codes, tuple(sorted(places)))
-        mask = self._masks.get(key)
-        if mask is None or len(mask.visible) < n:
-            if len(self._masks) >= 16:
-                self._masks.clear()
-            rows = len(self._status_codes)  # the capacity: rows added later are filled in
-            mask = self._masks[key] = _Mask(np.zeros(rows, np.bool_), 0, len(self._changes))
-        if mask.rows < n:
-            mask.visible[mask.rows : n] = self._shown(slice(mask.rows, n), codes, places)
-            mask.rows = n
-        if mask.applied < len(self._changes):
-            changed = np.asarray(self._changes[mask.applied :], np.int64)
-            changed = changed[changed < mask.rows]
-            mask.visible[changed] = self._shown(changed, codes, places)
-            mask.applied = len(self._changes)
-        return mask.visible[:n]
-
-    def _shown(
-        self, rows: slice | npt.NDArray[np.int64], codes: tuple[int, ...], places: list[int]
-    ) -> npt.NDArray[np.bool_]:
-        """Whether each of ``rows`` is of one of the status ``codes``, and global or of one of
-        ``places``: a table of the status codes looked up (``np.isin`` took 50 ms a million)."""
-        table = np.zeros(256, np.bool_)
-        table[list(codes)] = True
-        visible: npt.NDArray[np.bool_] = table[self._status_codes[rows].view(np.uint8)]  # dead: 255
-        projects = self._project_codes[rows]
-        placed: npt.NDArray[np.bool_] = projects == _GLOBAL
-        for code in places:
-            placed |= projects == code
-        visible &= placed
-        return visible
 
     # -- the graph ----------------------------------------------------------------
 
@@ -468,7 +384,7 @@ class HnswVectorIndex:
             graph.add(chunk.astype(np.uint64), vectors, threads=0)
         with self._lock:
             self._graph, self._graph_is_view, self._graph_rows = graph, False, len(rows)
-            self._graph_dead = int(np.count_nonzero(self._status_codes[rows] == _DEAD))  # meanwhile
+            self._graph_dead = int(np.count_nonzero(~self._visibility.live(rows)))  # died meanwhile
             self._in_graph[:] = False
             self._in_graph[rows] = True
             self._drop_from_tail(rows.tolist())
@@ -481,9 +397,8 @@ class HnswVectorIndex:
         while not self._interrupted.is_set():
             with self._lock:
                 size = self._tail_size
-                rows = [int(r) for r in self._tail_rows[:size] if self._status_codes[r] != _DEAD][
-                    :MERGE_CHUNK_ROWS
-                ]
+                tail_rows = self._tail_rows[:size]
+                rows = tail_rows[self._visibility.live(tail_rows)][:MERGE_CHUNK_ROWS].tolist()
                 if not rows:
                     self._drop_from_tail(self._tail_rows[:size].tolist())
                     return
@@ -531,10 +446,7 @@ class HnswVectorIndex:
                 "ids": self._keys[:n].copy(),
                 "row_keys": row_keys,
                 "row_numbers": row_numbers,
-                "projects": dict(self._projects),
-                "statuses": dict(self._statuses),
-                "project_codes": self._project_codes[:n].copy(),
-                "status_codes": self._status_codes[:n].copy(),
+                **self._visibility.state(n),
                 "in_graph": self._in_graph[:n].copy(),
                 "graph": self._graph,
                 "graph_rows": self._graph_rows,
@@ -553,10 +465,7 @@ class HnswVectorIndex:
             self._keys[:n] = keys
             self._rows = n
             self._row = IdMap.from_sorted(state["row_keys"], state["row_numbers"])
-            self._projects = dict(state["projects"])
-            self._statuses = dict(state["statuses"])
-            self._project_codes[:n] = state["project_codes"]
-            self._status_codes[:n] = state["status_codes"]
+            self._visibility.restore(state)
             self._in_graph[:n] = state["in_graph"]
             self._graph = state["graph"]
             self._graph_is_view = graph_is_view
@@ -571,16 +480,6 @@ class HnswVectorIndex:
             self.changed = False
 
 
-@dataclass(slots=True)
-class _Mask:
-    """A visibility mask: ``visible`` for its first ``rows`` rows, with the first ``applied``
-    of the index's changed rows seen."""
-
-    visible: npt.NDArray[np.bool_]
-    rows: int
-    applied: int
-
-
 def _adoptable(matrix: npt.NDArray[Any], shape: tuple[int, int]) -> bool:
     """Whether ``matrix`` can be the tail as it is: float32, C-ordered, writable, its own data."""
     flags = matrix.flags
@@ -591,12 +490,6 @@ def _adoptable(matrix: npt.NDArray[Any], shape: tuple[int, int]) -> bool:
         and flags.writeable
         and flags.owndata
     )
-
-
-def _grown(array: npt.NDArray[Any], capacity: int, fill: Any) -> npt.NDArray[Any]:
-    grown = np.full(capacity, fill, array.dtype)
-    grown[: len(array)] = array
-    return grown
 
 
 def _half(query: Vector) -> npt.NDArray[np.float32]:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from graphmem.adapters import vector_index
+from graphmem.adapters import row_visibility, vector_index
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.branches import place
 from graphmem.core.ports import StoredVectors, Vector
@@ -343,7 +343,7 @@ def test_the_graph_is_built_without_a_copy_of_every_vector(monkeypatch: pytest.M
 def test_searches_between_writes_see_every_write(monkeypatch: pytest.MonkeyPatch, kept: int) -> None:
     """The visibility masks are brought up to date with the rows changed since the search
     before (or made anew past ``MASK_CHANGES``): a search shows what a brute-force filter shows."""
-    monkeypatch.setattr(vector_index, "MASK_CHANGES", kept)
+    monkeypatch.setattr(row_visibility, "MASK_CHANGES", kept)
     rng = np.random.default_rng(5)
     index = HnswVectorIndex(DIM)
     truth: dict[str, tuple[Vector, str | None, str]] = {}
