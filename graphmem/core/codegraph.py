@@ -76,19 +76,31 @@ class ProjectCode:
     files: dict[str, ParsedFile] = field(default_factory=dict)  # path -> parsed
     _by_name: dict[str, list[tuple[str, Definition]]] = field(default_factory=dict, init=False)
     _by_qname: dict[tuple[str, str], Definition] = field(default_factory=dict, init=False)
+    # (name, path) -> the file's definitions of that name: a call's candidates in one file
+    # without reading every definition of the name in the project (a name defined in every
+    # module made resolving quadratic in the files).
+    _by_name_in: dict[tuple[str, str], list[Definition]] = field(default_factory=dict, init=False)
+    _order: dict[str, int] = field(default_factory=dict, init=False)  # path -> its place in ``files``
     _paths: frozenset[str] = field(default_factory=frozenset, init=False)
     _bases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict, init=False)
+    # Each file's imports resolved, once a pass: the bases and the calls both read them.
+    _resolved: dict[str, list[tuple[ImportRef, list[str]]]] = field(default_factory=dict, init=False)
 
     def index(self) -> None:
         by_name: dict[str, list[tuple[str, Definition]]] = defaultdict(list)
         by_qname: dict[tuple[str, str], Definition] = {}
+        by_name_in: dict[tuple[str, str], list[Definition]] = defaultdict(list)
         for path, parsed in self.files.items():
             for definition in parsed.definitions:
                 by_name[definition.name].append((path, definition))
                 by_qname[(path, definition.qualified_name)] = definition
+                by_name_in[(definition.name, path)].append(definition)
         self._by_name = dict(by_name)
         self._by_qname = by_qname
+        self._by_name_in = dict(by_name_in)
+        self._order = {path: place for place, path in enumerate(self.files)}
         self._paths = frozenset(self.files)
+        self._resolved = {}
 
     # -- imports ----------------------------------------------------------------
 
@@ -154,12 +166,20 @@ class ProjectCode:
 
     # -- calls ----------------------------------------------------------------
 
+    def _imports_of(self, path: str) -> list[tuple[ImportRef, list[str]]]:
+        """Each import of the file at ``path`` with the project files it names (``resolve_import``),
+        resolved at the first call after ``index``."""
+        found = self._resolved.get(path)
+        if found is None:
+            parsed = self.files[path]
+            found = [(ref, self.resolve_import(path, ref, parsed.language)) for ref in parsed.imports]
+            self._resolved[path] = found
+        return found
+
     def _imported_names(self, path: str) -> dict[str, list[str]]:
         """Names a file imports -> the project files they come from (aliases included)."""
-        parsed = self.files[path]
         names: dict[str, list[str]] = {}
-        for ref in parsed.imports:
-            targets = self.resolve_import(path, ref, parsed.language)
+        for ref, targets in self._imports_of(path):
             if not targets:
                 continue
             for name in ref.names:
@@ -198,12 +218,14 @@ class ProjectCode:
                 at = self._bases.get(at)
         via = imported.get(receiver or "") or imported.get(name)
         if via:
-            found = [(p, d) for p, d in self._by_name.get(name, []) if p in via]
-            if found:
-                return found[:1], "import"
+            # the first of the name's definitions in those files, in the project's order
+            places = sorted({self._order.get(p, -1): p for p in via if (name, p) in self._by_name_in}.items())
+            if places:
+                first = places[0][1]
+                return [(first, self._by_name_in[(name, first)][0])], "import"
         candidates = self._by_name.get(name, [])
         if receiver is None or receiver in SELF_RECEIVERS:
-            same = [(p, d) for p, d in candidates if p == path and d.kind != "method"]
+            same = [(path, d) for d in self._by_name_in.get((name, path), ()) if d.kind != "method"]
             if len(same) == 1:
                 return same, "same_file"
         if len(candidates) == 1:
@@ -238,8 +260,7 @@ class ProjectCode:
                 edges.contains.append(
                     (parent or file_key(self.project, path), key_of[definition.qualified_name])
                 )
-            for ref in parsed.imports:
-                targets = self.resolve_import(path, ref, parsed.language)
+            for ref, targets in self._imports_of(path):
                 for target in targets:
                     edges.imports.append((path, target))
                 if not targets:

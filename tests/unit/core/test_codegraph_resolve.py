@@ -1,0 +1,52 @@
+"""How ``ProjectCode.edges`` resolves a call when its name is defined in many files: through the
+import first, then in the caller's own file, never "the first candidate"."""
+
+from __future__ import annotations
+
+from graphmem.core.code import CallRef, Definition, ImportRef, ParsedFile
+from graphmem.core.codegraph import ProjectCode, symbol_key
+
+
+def _function(name: str, parent: str | None = None, kind: str = "") -> Definition:
+    qualified = f"{parent}.{name}" if parent else name
+    kind = kind or ("method" if parent else "function")
+    return Definition(kind, name, qualified, 1, 2, f"def {name}()", None, "h", parent)
+
+
+def _module(
+    *calls: CallRef, imports: tuple[ImportRef, ...] = (), extra: tuple[Definition, ...] = ()
+) -> ParsedFile:
+    return ParsedFile("python", (_function("run"), _function("main"), *extra), calls, imports, (), 0)
+
+
+def test_a_name_every_module_defines_resolves_through_the_import_and_then_in_the_callers_file() -> None:
+    files = {f"pkg/mod{i}.py": _module() for i in range(6)}
+    files["pkg/app.py"] = _module(
+        CallRef("run", None, 3, "main"),  # imported from mod4: that one
+        CallRef("main", None, 4, "run"),  # defined here: this file's
+        CallRef("step", "self", 5, "Worker.go"),  # the class's own method, not mod5's
+        imports=(ImportRef("pkg.mod4", ("run",), None, 1),),
+        extra=(_function("Worker", kind="class"), _function("go", "Worker"), _function("step", "Worker")),
+    )
+    files["pkg/mod5.py"] = _module(extra=(_function("step"),))
+    p = "/p"
+
+    calls = {(c.caller, c.callee, c.confidence) for c in ProjectCode(p, files).edges().calls}
+
+    assert calls == {
+        (symbol_key(p, "pkg/app.py", "main"), symbol_key(p, "pkg/mod4.py", "run"), "import"),
+        (symbol_key(p, "pkg/app.py", "run"), symbol_key(p, "pkg/app.py", "main"), "same_file"),
+        (symbol_key(p, "pkg/app.py", "Worker.go"), symbol_key(p, "pkg/app.py", "Worker.step"), "self"),
+    }
+
+
+def test_a_name_defined_in_a_few_files_and_not_imported_is_ambiguous_and_in_many_unresolved() -> None:
+    files = {f"a{i}.py": _module() for i in range(2)}
+    files["b.py"] = ParsedFile(
+        "python", (_function("caller"),), (CallRef("run", "x", 1, "caller"),), (), (), 0
+    )
+    few = {c.callee for c in ProjectCode("/p", files).edges().calls}
+    files |= {f"c{i}.py": _module() for i in range(5)}
+
+    assert few == {symbol_key("/p", "a0.py", "run"), symbol_key("/p", "a1.py", "run")}
+    assert ProjectCode("/p", files).edges().calls == []
