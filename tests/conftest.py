@@ -15,6 +15,7 @@ from support.home_guard import REAL_HOME, SHARED_CACHE, TOUCHED_REAL_HOME
 from support.memory_service import DIMENSION, in_memory_service
 from support.postgres import PostgresServer
 from support.stores import MIGRATED
+from support.temp_root import put_temp_folders_in_memory
 from support.worker_groups import group_by_shared_fixtures
 
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
@@ -41,6 +42,7 @@ home_guard.install()
 def pytest_configure(config: pytest.Config) -> None:
     # pytest-xdist registers it too, but only when it is loaded (not under ``-p no:xdist``).
     config.addinivalue_line("markers", "xdist_group(name): run on the worker of the group's other tests")
+    put_temp_folders_in_memory(config)  # before pytest makes its first temporary folder
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (``--dist loadgroup``)
