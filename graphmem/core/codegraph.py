@@ -85,6 +85,7 @@ class ProjectCode:
     _bases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict, init=False)
     # Each file's imports resolved, once a pass: the bases and the calls both read them.
     _resolved: dict[str, list[tuple[ImportRef, list[str]]]] = field(default_factory=dict, init=False)
+    _names: dict[str, dict[str, list[str]]] = field(default_factory=dict, init=False)  # _imported_names
 
     def index(self) -> None:
         by_name: dict[str, list[tuple[str, Definition]]] = defaultdict(list)
@@ -100,7 +101,7 @@ class ProjectCode:
         self._by_name_in = dict(by_name_in)
         self._order = {path: place for place, path in enumerate(self.files)}
         self._paths = frozenset(self.files)
-        self._resolved = {}
+        self._resolved, self._names = {}, {}
 
     # -- imports ----------------------------------------------------------------
 
@@ -177,8 +178,13 @@ class ProjectCode:
         return found
 
     def _imported_names(self, path: str) -> dict[str, list[str]]:
-        """Names a file imports -> the project files they come from (aliases included)."""
+        """Names a file imports -> the project files they come from (aliases included); made
+        once a pass (after ``index``)."""
+        known = self._names.get(path)
+        if known is not None:
+            return known
         names: dict[str, list[str]] = {}
+        self._names[path] = names
         for ref, targets in self._imports_of(path):
             if not targets:
                 continue
