@@ -29,11 +29,12 @@ import logging
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from typing import TYPE_CHECKING, TypeVar
+from typing import IO, TYPE_CHECKING, TypeVar
 
 from graphmem.adapters.parse_worker import READY, read_frame, write_batch
 from graphmem.core.code import ParsedFile, parsed_from_json
@@ -59,6 +60,9 @@ CHUNK_TIMEOUT_S = 20.0
 # files of a failed chunk one at a time: a repository of crafted files costs at most a timeout
 # per chunk, not one per file besides.
 GIVE_UP_AFTER = 8
+# What a failed worker wrote last (its stderr) that the pass's warning quotes: a broken install
+# (a grammar or its queries missing) says why there, where "crashed the parser" would not.
+STDERR_TAIL_CHARS = 500
 
 
 def worker_count(setting: int = 0) -> int:
@@ -87,7 +91,9 @@ class ParserPool:
         self._command = list(command or [sys.executable, "-P", "-m", "graphmem.adapters.parse_worker"])
         self._here: TreeSitterParser | None = None  # the last resort: no process could start
         self._processes: list[subprocess.Popen[bytes]] = []
+        self._stderr: dict[int, IO[bytes]] = {}  # each live worker's stderr, a temporary file
         self._lost = 0  # files given up on in this pass
+        self._said_why = False  # a failed worker's stderr is quoted once a pool
 
     def parse_many(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
         if not sources:
@@ -186,9 +192,17 @@ class ParserPool:
         return self._ready(self._spawn())
 
     def _spawn(self) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
+        # A file, not a pipe (one nobody reads could fill and block the worker); closed by _stop.
+        errors = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            process = subprocess.Popen(
+                self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors
+            )
+        except BaseException:
+            errors.close()
+            raise
+        self._stderr[id(process)] = errors
+        return process
 
     def _ready(self, process: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
         """``process`` once it says it is a worker (:data:`READY`); ``OSError`` (it is stopped)
@@ -214,15 +228,29 @@ class ParserPool:
         self._stop(process, kill=True)
         return None
 
+    def _tell_why(self, process: subprocess.Popen[bytes], errors: IO[bytes]) -> None:
+        """Quote what the first worker of this pool that failed wrote to stderr, if anything."""
+        if self._said_why:
+            return
+        with suppress(OSError):
+            errors.seek(0, os.SEEK_END)
+            errors.seek(max(0, errors.tell() - 4 * STDERR_TAIL_CHARS))
+            tail = errors.read().decode("utf-8", "replace").strip()[-STDERR_TAIL_CHARS:]
+            if tail:
+                self._said_why = True
+                log.warning(
+                    "bootstrap: a parser process failed (exit %s); it said: %s", process.returncode, tail
+                )
+
     def close(self) -> None:
         processes, self._processes = self._processes, []
         for process in processes:
             self._stop(process)
 
-    @staticmethod
-    def _stop(process: subprocess.Popen[bytes], *, kill: bool = False) -> None:
+    def _stop(self, process: subprocess.Popen[bytes], *, kill: bool = False) -> None:
         """End ``process``: its input closed (a worker leaves at the end of it), killed if it
-        does not go within :data:`STOP_TIMEOUT_S` (at once with ``kill``), and reaped."""
+        does not go within :data:`STOP_TIMEOUT_S` (at once with ``kill``: it failed, and what it
+        wrote to stderr is quoted), and reaped."""
         for stream in (process.stdin, process.stdout):
             with suppress(OSError):
                 if stream is not None:
@@ -234,3 +262,8 @@ class ParserPool:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        errors = self._stderr.pop(id(process), None)
+        if errors is not None:
+            if kill:
+                self._tell_why(process, errors)
+            errors.close()

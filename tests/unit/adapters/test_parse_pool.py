@@ -210,3 +210,26 @@ def test_a_graphmem_package_in_the_current_directory_is_never_imported_by_a_work
 def test_the_default_is_one_worker_per_core_at_most_four() -> None:
     assert 1 <= worker_count() <= AUTO_WORKERS_MAX
     assert ParserPool(0).workers == worker_count() and ParserPool(3).workers == worker_count(3) == 3
+
+
+def test_a_worker_that_fails_to_start_is_quoted_once_with_what_it_wrote_to_stderr(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A broken install (a grammar or its queries missing) fails every worker with the same
+    message: the pass's warning quotes it once, where "no parser process could start" alone
+    would not say why."""
+    broken = [
+        sys.executable,
+        "-c",
+        "import sys; sys.stderr.write('No such file: queries/python.scm'); sys.exit(3)",
+    ]
+    pool = ParserPool(2, command=broken)
+    try:
+        assert pool.parse_many(_sources()) == _parsed_here(_batch())
+    finally:
+        pool.close()
+    quoted = [r.getMessage() for r in caplog.records if "it said" in r.getMessage()]
+    assert quoted == [
+        "bootstrap: a parser process failed (exit 3); it said: No such file: queries/python.scm"
+    ]
+    assert pool._stderr == {}  # every worker's stderr file is closed
