@@ -64,11 +64,6 @@ NO_SOURCES = (
 )
 
 
-def _expire_due(parts: MemoryParts) -> None:
-    """Archive the memories whose expiry has passed: what a write does first."""
-    parts.writer.history.expire_due()
-
-
 class MemoryService(Bound):
     """Remember, recall, get context, and manage memories in one store (see the module doc). A
     value: ``bound`` and ``serving`` give another one on the same parts; nothing changes it."""
