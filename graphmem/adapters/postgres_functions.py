@@ -21,8 +21,11 @@ CHECK``, which let a writer make his global memory team-wide (``owner = NULL``).
 
 Each function's text is frozen in the migration that creates it: a later version replaces it
 (``CREATE OR REPLACE``) and rolling that version back restores the one before, so the SQL of
-every version is kept here. The schema's name is written in at creation (``current_schema()``)
-since a ``SECURITY DEFINER`` function's ``search_path`` is pinned.
+every version is kept here. What versions share to the letter (a function's declaration, the
+move of links) is one constant that no later version edits: a new version writes its own text
+(``tests/unit/adapters/test_postgres_functions.py`` holds every version's SQL to its hash). The
+schema's name is written in at creation (``current_schema()``) since a ``SECURITY DEFINER``
+function's ``search_path`` is pinned.
 """
 
 from __future__ import annotations
@@ -41,22 +44,31 @@ EXECUTE format(
 END $migration$;
 """
 
-# Schema 8: which of the keys any memory is about.
-REMEMBERED_8 = """
+# graphmem_remembered as every version declares it: which of the given keys, each once, a memory
+# is about (the WHERE that follows says which memories and entities count).
+_REMEMBERED_HEAD = """
 DO $migration$ BEGIN
 EXECUTE format(
     'CREATE OR REPLACE FUNCTION %1$I.graphmem_remembered(keys text[]) '
     'RETURNS SETOF text LANGUAGE sql STABLE SECURITY DEFINER '
     'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
     'SELECT DISTINCT k FROM unnest(keys) AS k '
+"""
+
+# Schema 8: which of the keys any memory is about.
+REMEMBERED_8 = (
+    _REMEMBERED_HEAD
+    + """\
     'WHERE EXISTS (SELECT FROM %1$I.about a WHERE a.entity_key = k) $f$',
     current_schema());
 EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.graphmem_remembered(text[]) TO PUBLIC', current_schema());
 END $migration$;
 """
+)
 
-# Schema 9: every link moves; the answer counted them all.
-MOVE_ABOUT_9 = """
+# graphmem_move_about as every version declares it, up to the check a SECURITY DEFINER function
+# needs: the login itself may insert and delete links (row-level security aside).
+_MOVE_ABOUT_HEAD = """
 DO $migration$ BEGIN
 EXECUTE format(
     'CREATE OR REPLACE FUNCTION %1$I.graphmem_move_about(from_key text, to_key text, entity_kind text) '
@@ -67,11 +79,22 @@ EXECUTE format(
     'AND has_table_privilege(session_user, %2$L::regclass, ''DELETE'')) THEN '
     'RAISE EXCEPTION ''permission denied for table about'' USING ERRCODE = ''insufficient_privilege''; '
     'END IF; '
+"""
+
+# The move itself, in every version: each link of from_key goes to to_key, kinds alike.
+_MOVE_LINKS = """\
     'WITH gone AS (DELETE FROM %1$I.about a USING %1$I.entities o, %1$I.entities n '
     'WHERE a.entity_key = from_key AND o.key = from_key AND o.kind = entity_kind AND n.key = to_key '
     'AND n.kind = entity_kind AND from_key <> to_key RETURNING a.memory_id), '
     'added AS (INSERT INTO %1$I.about (memory_id, entity_key) SELECT g.memory_id, to_key FROM gone g '
     'ON CONFLICT DO NOTHING RETURNING 1) '
+"""
+
+# Schema 9: every link moves; the answer counted them all.
+MOVE_ABOUT_9 = (
+    _MOVE_ABOUT_HEAD
+    + _MOVE_LINKS
+    + """\
     'SELECT count(*) INTO moved FROM gone; '
     'RETURN moved; END $f$',
     current_schema(), quote_ident(current_schema()) || '.about');
@@ -79,6 +102,7 @@ EXECUTE format('GRANT EXECUTE ON FUNCTION %1$I.graphmem_move_about(text, text, t
     current_schema());
 END $migration$;
 """
+)
 
 # Schema 10. The memories every role sees: ``SEEN`` (postgres_schema.py) but a role's own. The
 # statistics object keeps ``terms``' statistics over these rows only (NULL for the others).
@@ -127,48 +151,36 @@ END $migration$;
 """
 
 # Code only: what a scan keeps or moves. An MR or issue a hidden memory names stays unsaid.
-REMEMBERED_10 = """
-DO $migration$ BEGIN
-EXECUTE format(
-    'CREATE OR REPLACE FUNCTION %1$I.graphmem_remembered(keys text[]) '
-    'RETURNS SETOF text LANGUAGE sql STABLE SECURITY DEFINER '
-    'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
-    'SELECT DISTINCT k FROM unnest(keys) AS k '
+REMEMBERED_10 = (
+    _REMEMBERED_HEAD
+    + """\
     'WHERE EXISTS (SELECT FROM %1$I.about a JOIN %1$I.entities e ON e.key = a.entity_key '
     'WHERE a.entity_key = k AND e.kind IN (''File'', ''Symbol'', ''ExternalModule'')) $f$',
     current_schema());
 END $migration$;
 """
+)
 
 # Every link still moves (another person's included: why the function exists); the answer
 # counts those of memories the login sees (the policy's SEEN, for session_user: current_user is
 # the owner here).
-MOVE_ABOUT_10 = """
-DO $migration$ BEGIN
-EXECUTE format(
-    'CREATE OR REPLACE FUNCTION %1$I.graphmem_move_about(from_key text, to_key text, entity_kind text) '
-    'RETURNS integer LANGUAGE plpgsql VOLATILE SECURITY DEFINER '
-    'SET search_path = pg_catalog, pg_temp SET row_security = off AS $f$ '
-    'DECLARE moved integer; BEGIN '
-    'IF NOT (has_table_privilege(session_user, %2$L::regclass, ''INSERT'') '
-    'AND has_table_privilege(session_user, %2$L::regclass, ''DELETE'')) THEN '
-    'RAISE EXCEPTION ''permission denied for table about'' USING ERRCODE = ''insufficient_privilege''; '
-    'END IF; '
+MOVE_ABOUT_10 = (
+    _MOVE_ABOUT_HEAD
+    + """\
     'IF entity_kind IS NULL OR entity_kind NOT IN (''File'', ''Symbol'', ''ExternalModule'') THEN '
     'RAISE EXCEPTION ''graphmem_move_about moves links to code only (File, Symbol, ExternalModule), '
     'not %%'', entity_kind USING ERRCODE = ''invalid_parameter_value''; '
     'END IF; '
-    'WITH gone AS (DELETE FROM %1$I.about a USING %1$I.entities o, %1$I.entities n '
-    'WHERE a.entity_key = from_key AND o.key = from_key AND o.kind = entity_kind AND n.key = to_key '
-    'AND n.kind = entity_kind AND from_key <> to_key RETURNING a.memory_id), '
-    'added AS (INSERT INTO %1$I.about (memory_id, entity_key) SELECT g.memory_id, to_key FROM gone g '
-    'ON CONFLICT DO NOTHING RETURNING 1) '
+"""
+    + _MOVE_LINKS
+    + """\
     'SELECT count(*) INTO moved FROM gone g JOIN %1$I.memories m ON m.id = g.memory_id '
     'WHERE m.scope <> ''global'' OR m.owner IS NULL OR m.owner = session_user::text; '
     'RETURN moved; END $f$',
     current_schema(), quote_ident(current_schema()) || '.about');
 END $migration$;
 """
+)
 
 ANSWER_ONLY_WHAT_IS_SEEN_10 = OWNER_KEPT_10 + TERM_STATS_10 + REMEMBERED_10 + MOVE_ABOUT_10
 

@@ -1,0 +1,33 @@
+"""A migration's SQL never changes once written: a store that ran it must mean what a new one does.
+
+Versions of a function share constants (its declaration, the move of links), so an edit meant
+for a new version could change an old one's text unseen; each text is held to its hash here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from graphmem.adapters import postgres_functions
+
+FROZEN = {
+    "TERM_STATS_7": "efddcbc7425a06ad",
+    "REMEMBERED_8": "d40b32d5c8e4e2dd",
+    "MOVE_ABOUT_9": "d950984153e67d24",
+    "OWNER_KEPT_10": "980f35885893b4da",
+    "TERM_STATS_10": "e5526b700fbe2ec0",
+    "REMEMBERED_10": "b31e696e64cfc7fa",
+    "MOVE_ABOUT_10": "da810127900de05a",
+    "ANSWER_ONLY_WHAT_IS_SEEN_10": "e52e477ad3c08525",
+    "UNDO_10": "6a2ec380f45b9ec0",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FROZEN))
+def test_a_migrations_sql_is_the_text_it_ran_with(name: str) -> None:
+    sql: str = getattr(postgres_functions, name)
+    assert hashlib.sha256(sql.encode()).hexdigest()[:16] == FROZEN[name], (
+        f"{name} changed: a migration that ran keeps its text; write the new version's own constant"
+    )
