@@ -139,6 +139,8 @@ _AZURE_RE = re.compile(
     r"|[?&;]sig=)(?P<secret>[A-Za-z0-9+/%=_-]{16,})",
     re.IGNORECASE,
 )
+# A password after its flag or keyword, bare or in the quotes it opens with: the quotes stay.
+_QUOTED_SECRET = r"(?P<q>[\"']?)(?P<secret>[^\s\"']+)(?P=q)"
 # The password of a command line: mysql -pSECRET, docker login -p SECRET, sshpass -p SECRET,
 # curl -u user:SECRET. A bare -p elsewhere is a port or a path, so only these commands.
 _COMMAND_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
@@ -147,12 +149,12 @@ _COMMAND_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
         (
             ("mysql", "mariadb"),
             r"(?P<head>\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
-            r"[^\n|;&]*?(?<!\S)-p)(?P<q>[\"']?)(?P<secret>[^\s\"']+)(?P=q)",
+            rf"[^\n|;&]*?(?<!\S)-p){_QUOTED_SECRET}",
         ),
         (
             ("login", "sshpass"),
             r"(?P<head>\b(?:(?:docker|podman|nerdctl|helm\s+registry|oras)\s+login\b[^\n|;&]*?|sshpass\s+)"
-            r"(?<!\S)-p\s+)(?P<q>[\"']?)(?P<secret>[^\s\"']+)(?P=q)",
+            rf"(?<!\S)-p\s+){_QUOTED_SECRET}",
         ),
         (
             ("curl", "wget", "http"),
@@ -204,7 +206,7 @@ _PGPASS_LINE_RE = re.compile(rf"^\s*{_PGPASS_RE.pattern}\s*$", re.MULTILINE)
 _NETRC_FIELDS = r"(?:\s+(?:account|port|protocol)\s+\S+){0,3}"
 _NETRC_RE = re.compile(
     rf"(?P<head>\b(?:machine\s+\S+|default){_NETRC_FIELDS}\s+login\s+\S+{_NETRC_FIELDS}\s+password\s+)"
-    r"(?P<q>[\"']?)(?P<secret>[^\s\"']+)(?P=q)",
+    + _QUOTED_SECRET,
     re.IGNORECASE,
 )
 # A Twilio account SID (AC + 32 hex: an id, kept) and, up to 40 characters on, its auth token
