@@ -49,6 +49,7 @@ from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFil
 from graphmem.core.project_facts import extract_facts, interesting_doc
 from graphmem.core.redaction import redact
 from graphmem.errors import InvalidInputError
+from graphmem.service.inputs import MemoryEdit
 from graphmem.service.renamed_code import RenamedCode
 from graphmem.service.results import BootstrapReport
 from graphmem.service.writer import MemoryWriter
@@ -318,7 +319,7 @@ class Bootstrapper:
             old = existing.get(source)
             if old is not None:
                 if old.text != fact.text:
-                    self._writer.edit(old.id, text=fact.text, project=project, cause=_CHANGED)
+                    self._writer.edit(old.id, MemoryEdit(fact.text, project=project), cause=_CHANGED)
                 if old.status is Status.ARCHIVED:
                     self._writer.set_status(
                         old.id, Status.ACTIVE, allowed_from=(Status.ARCHIVED,), clear_valid_to=True,

@@ -48,6 +48,7 @@ from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
 from graphmem.core.timeparse import to_utc
 from graphmem.core.trust import looks_like_injection
 from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError, SessionStoreError
+from graphmem.service.inputs import MemoryEdit
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.results import IngestReport
 from graphmem.service.writer import MemoryWriter
@@ -386,7 +387,7 @@ class Ingester:
         if previous is not None:
             try:
                 own = project if project is not None else run.default_project
-                self._writer.edit(previous, text=text, project=own, cause=self._more)
+                self._writer.edit(previous, MemoryEdit(text, project=own), cause=self._more)
             except NotFoundError:
                 previous = None  # deleted by the user: write a new one
             else:

@@ -50,7 +50,7 @@ class Proposals:
         with writer.lock:
             record = writer.get(memory_id)
             if acts_as_person(cause.actor) or not is_persons(record):
-                return writer.edit(record.id, text=text, category=category, project=project, cause=cause)
+                return writer.edit(record.id, change, cause=cause)
             new_text = validate_text(redact(text).text) if text is not None else record.text
             new_category = parse_category(category) if category is not None else record.category
             if (new_text, new_category) == (record.text, record.category):

@@ -258,20 +258,12 @@ class MemoryWriter:
         entities = self.store.about([existing.id]).get(existing.id, [])
         return RememberResult(updated, False, duplicate_of=existing.id, entities=tuple(entities))
 
-    def edit(
-        self,
-        memory_id: str,
-        *,
-        text: str | None = None,
-        category: str | Category | None = None,
-        project: str | None = None,
-        cause: Cause = BY_USER,
-    ) -> MemoryRecord:
-        """Change a memory's text and/or category; new text is read for entities in ``project``
-        (else the memory's own). The old text is kept in the history. See ``MemoryService.edit``."""
-        asked = MemoryEdit(text, category, project)  # refuses an edit that changes nothing
-        new_category = parse_category(category) if category is not None else None
-        new_text = validate_text(redact(text).text) if text is not None else None
+    def edit(self, memory_id: str, change: MemoryEdit, *, cause: Cause = BY_USER) -> MemoryRecord:
+        """Make ``change`` to a memory's text and/or category; new text is read for entities in
+        its ``project`` (else the memory's own). The old text is kept in the history. See
+        ``MemoryService.edit``."""
+        new_category = parse_category(change.category) if change.category is not None else None
+        new_text = validate_text(redact(change.text).text) if change.text is not None else None
         with self.lock:
             record = self.get(memory_id)
             memory_id = record.id  # as stored: the id given may carry whitespace
@@ -279,7 +271,7 @@ class MemoryWriter:
             before: State = {}
             after: State = {}
             if new_text is not None and new_text != record.text:
-                entities = self.mentions.entities_in(new_text, asked.project or record.project)
+                entities = self.mentions.entities_in(new_text, change.project or record.project)
                 known = self.store.about([memory_id]).get(memory_id, [])
                 before.update(text=record.text, about=[e.key for e in known])
                 after.update(text=new_text, about=[e.key for e in entities])

@@ -15,6 +15,7 @@ from graphmem.core.dedup import memory_hash
 from graphmem.core.keys import file_key, memory_id
 from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope, Status
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.service.inputs import MemoryEdit
 from graphmem.service.mentions import Mentions
 from graphmem.service.redacting import RedactingStore
 from graphmem.service.semantic import SemanticIndex
@@ -129,7 +130,7 @@ def test_a_bulk_add_redacts_what_bootstrap_read(writer: MemoryWriter, index: Boo
 def test_edit_rewrites_the_text_and_marks_its_vector_stale(writer: MemoryWriter, index: Bookkeeping) -> None:
     memory = writer.remember("Billing runs on Postgres 15.", project="/p").memory
 
-    edited = writer.edit(memory.id, text=f"Billing runs on Postgres 16, password {TOKEN}.")
+    edited = writer.edit(memory.id, MemoryEdit(f"Billing runs on Postgres 16, password {TOKEN}."))
 
     assert TOKEN not in edited.text and "Postgres 16" in edited.text
     assert edited.content_hash == memory_hash(Scope.PROJECT, "/p", edited.text)
