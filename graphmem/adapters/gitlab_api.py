@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Unpack
+from typing import TypedDict, Unpack
 from urllib.parse import urlsplit
 
 from gitlab.utils import EncodedId
@@ -115,21 +115,14 @@ class PythonGitLabClient:
             return MergeRequestData(
                 project=project,
                 iid=int(raw["iid"]),
-                title=_str(raw.get("title")),
-                state=_str(raw.get("state")),
+                **_item(raw),
                 draft=bool(raw.get("draft", raw.get("work_in_progress", False))),
-                author=_person(raw.get("author")),
                 assignees=_people(raw.get("assignees")),
                 reviewers=_people(raw.get("reviewers")),
-                labels=_labels(raw.get("labels")),
                 milestone=_milestone(raw.get("milestone")),
                 source_branch=_str(raw.get("source_branch")),
                 target_branch=_str(raw.get("target_branch")),
                 merged_at=_time(raw.get("merged_at")),
-                created_at=_time(raw.get("created_at")),
-                updated_at=_time(raw.get("updated_at")),
-                description=cut_description(raw.get("description")),
-                web_url=_str(raw.get("web_url")),
                 changed_files=files,
                 changed_files_total=total,
                 closes=tuple(r for r in (_issue_ref(i, project) for i in closes.items) if r is not None),
@@ -151,17 +144,10 @@ class PythonGitLabClient:
             return IssueData(
                 project=project,
                 iid=int(raw["iid"]),
-                title=_str(raw.get("title")),
-                state=_str(raw.get("state")),
-                author=_person(raw.get("author")),
+                **_item(raw),
                 assignees=_people(raw.get("assignees")),
-                labels=_labels(raw.get("labels")),
                 milestone=_milestone(raw.get("milestone")),
-                created_at=_time(raw.get("created_at")),
-                updated_at=_time(raw.get("updated_at")),
                 closed_at=_time(raw.get("closed_at")),
-                description=cut_description(raw.get("description")),
-                web_url=_str(raw.get("web_url")),
                 epic=epic,
                 related_merge_requests=tuple(
                     dict.fromkeys(r for r in (_mr_ref(m, project) for m in related.items) if r is not None)
@@ -180,14 +166,7 @@ class PythonGitLabClient:
             return EpicData(
                 group=group,
                 iid=int(raw["iid"]),
-                title=_str(raw.get("title")),
-                state=_str(raw.get("state")),
-                author=_person(raw.get("author")),
-                labels=_labels(raw.get("labels")),
-                created_at=_time(raw.get("created_at")),
-                updated_at=_time(raw.get("updated_at")),
-                description=cut_description(raw.get("description")),
-                web_url=_str(raw.get("web_url")),
+                **_item(raw),
                 parent=self._epic_parent(raw, group),
                 child_issues=tuple(r for r in (_issue_ref(i, None) for i in issues.items) if r is not None),
                 child_epics=tuple(r for r in (_epic_ref(e) for e in epics.items) if r is not None),
@@ -277,6 +256,33 @@ class PythonGitLabClient:
 
 
 # -- JSON → core types ---------------------------------------------------------------------------
+
+
+class _ItemFields(TypedDict):
+    """``GitLabItem``'s fields (``core.gitlab``): what GitLab says alike of an MR, an issue, an epic."""
+
+    title: str
+    state: str
+    author: Person | None
+    labels: tuple[str, ...]
+    created_at: datetime | None
+    updated_at: datetime | None
+    description: str
+    web_url: str
+
+
+def _item(raw: JSONObject) -> _ItemFields:
+    """The fields a merge request's, an issue's and an epic's JSON name alike, read alike."""
+    return _ItemFields(
+        title=_str(raw.get("title")),
+        state=_str(raw.get("state")),
+        author=_person(raw.get("author")),
+        labels=_labels(raw.get("labels")),
+        created_at=_time(raw.get("created_at")),
+        updated_at=_time(raw.get("updated_at")),
+        description=cut_description(raw.get("description")),
+        web_url=_str(raw.get("web_url")),
+    )
 
 
 @contextmanager
