@@ -11,18 +11,15 @@ archives it. Any other change goes through the writer as it is.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
-from graphmem.core.dedup import memory_hash
 from graphmem.core.events import Cause
-from graphmem.core.keys import memory_id as new_memory_id
 from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord, Status
 from graphmem.core.provenance import AGENT_SOURCE, CHANGE_OF, acts_as_person, is_persons
 from graphmem.core.redaction import redact
 from graphmem.core.text import validate_text
 from graphmem.core.trust import trust_of
 from graphmem.service.inputs import MemoryEdit, parse_category
-from graphmem.service.writer import MemoryWriter
+from graphmem.service.writer import MemoryWriter, new_record
 
 
 def changed_memory(record: MemoryRecord) -> str | None:
@@ -69,25 +66,17 @@ class Proposals:
         """Store ``text`` as a proposed change of ``record`` (which stays as it is)."""
         writer = self._writer
         now = writer.clock()
-        proposal = replace(
-            record,
-            id=new_memory_id(),
-            text=text,
-            category=category,
-            created_at=now,
-            updated_at=now,
-            valid_from=now,
-            valid_to=None,
+        proposal = new_record(
+            text,
+            category,
+            record.scope,
+            record.project,
+            now=now,
             status=Status.PROPOSED,
-            content_hash=memory_hash(record.scope, record.project, text),
             source=source_of(cause.actor),
-            session=None,
-            reinforced=0,
-            embedded=False,
-            origin=CHANGE_OF + record.id,
             trust=trust_of(text),
-            stale=None,
-            expires_at=None,
+            origin=CHANGE_OF + record.id,
+            branch=record.branch,
         )
         with writer.lock:
             writer.add([proposal], about=[(proposal.id, e) for e in entities])

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from graphmem.core.branches import parse_branch
 from graphmem.core.dedup import memory_hash
@@ -185,23 +186,21 @@ class MemoryWriter:
             if repeated is not None:
                 return replace(self._reinforce(repeated, now, actor_of(source)), redacted=redaction.count)
             entities = self.mentions.entities_in(text, project)
-            record = MemoryRecord(
-                id=new_memory_id(),
-                text=text,
-                category=category,
-                scope=scope,
-                project=owner,
+            record = new_record(
+                text,
+                category,
+                scope,
+                owner,
+                now=now,
                 created_at=when,
-                updated_at=now,
                 valid_from=when,
-                content_hash=digest,
+                status=Status.PROPOSED if proposes(source, category) else Status.ACTIVE,
                 source=source,
-                session=session,
-                origin=origin,
                 trust=trust,
+                origin=origin,
+                session=session,
                 expires_at=to_utc(expires_at) if expires_at is not None else None,
                 branch=seen.branch,
-                status=Status.PROPOSED if proposes(source, category) else Status.ACTIVE,
             )
             # The session's last turn, looked up before this one becomes the last.
             tail = (
@@ -569,6 +568,20 @@ class MemoryWriter:
 
 def _same_link(a: Link, b: Link) -> bool:
     return (a.source, a.target, a.kind) == (b.source, b.target, b.kind)
+
+
+def new_record(
+    text: str, category: Category, scope: Scope, project: str | None, *, now: datetime, **fields: Any
+) -> MemoryRecord:
+    """A memory written ``now``: a new id, the content hash of its text where it is kept, created
+    and valid from now unless ``fields`` say when it happened; ``fields``: the rest of
+    ``MemoryRecord``'s. ``remember`` stores one, and so does a proposed change of a person's
+    memory (``service/proposals.py``): nothing of an older memory carries over."""
+    times = {"created_at": now, "updated_at": now, "valid_from": now}
+    content_hash = memory_hash(scope, project, text)
+    return MemoryRecord(
+        new_memory_id(), text, category, scope, project, content_hash=content_hash, **(times | fields)
+    )
 
 
 def _default_scope(category: Category, project: str | None) -> Scope:
