@@ -21,7 +21,7 @@ from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_rows import vector_param
 from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
 from graphmem.core.branches import place
-from graphmem.core.ports import StoredVectors, Vector
+from graphmem.core.ports import StoredVectors, Vector, VectorQuery
 from graphmem.errors import StoreConflictError, StoreMismatchError
 
 log = logging.getLogger(__name__)
@@ -219,23 +219,20 @@ class PostgresEmbeddings:
 
     # -- what the vector index (postgres_vectors.py) asks ----------------------------------------
 
-    def nearest(
-        self,
-        query: Vector,
-        k: int,
-        *,
-        project: str | None,
-        statuses: Collection[str],
-        branch: str | None = None,
-        all_branches: bool = False,
-    ) -> list[tuple[str, float]]:
-        """The ``k`` memories whose vectors are nearest ``query`` by cosine (global ones and
-        those of ``project``, of ``statuses``; of those on a branch, the ones on ``branch``, or
-        all with ``all_branches``), with their cosine similarity, best first."""
+    def nearest(self, query: VectorQuery) -> list[tuple[str, float]]:
+        """The ``query.k`` memories ``query`` shows whose vectors are nearest its vector by
+        cosine (``VectorQuery``), with their cosine similarity, best first."""
+        k = query.k
         if k <= 0:
             return []
-        params = {"q": vector_param(query), "k": k, "p": project, "s": sorted(statuses), "b": branch}
-        on_branch = "" if all_branches else "AND (branch IS NULL OR branch = %(b)s) "
+        params = {
+            "q": vector_param(query.vector),
+            "k": k,
+            "p": query.project,
+            "s": sorted(query.statuses),
+            "b": query.branch,
+        }
+        on_branch = "" if query.all_branches else "AND (branch IS NULL OR branch = %(b)s) "
         rows = self._db.rows(
             "SELECT id, 1 - (embedding <=> %(q)s::vector) FROM memories "
             "WHERE embedding IS NOT NULL AND status = ANY(%(s)s) "

@@ -19,7 +19,7 @@ from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 
 from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.core.ports import StoredVectors, Vector
+from graphmem.core.ports import StoredVectors, Vector, VectorQuery
 
 
 class PgVectorIndex:
@@ -63,20 +63,9 @@ class PgVectorIndex:
         found.update(self._store.vectors.cosine(query, [i for i in ids if i not in known]))
         return found
 
-    def search(
-        self,
-        query: Vector,
-        k: int,
-        *,
-        project: str | None,
-        statuses: Collection[str],
-        branch: str | None = None,
-        all_branches: bool = False,
-    ) -> list[tuple[str, float]]:
-        hits = self._store.vectors.nearest(
-            query, k, project=project, statuses=statuses, branch=branch, all_branches=all_branches
-        )
-        self._searched.last = (query, dict(hits))
+    def search(self, query: VectorQuery) -> list[tuple[str, float]]:
+        hits = self._store.vectors.nearest(query)
+        self._searched.last = (query.vector, dict(hits))
         return hits
 
     def bulk_load(self, rows: int) -> AbstractContextManager[None]:

@@ -10,7 +10,7 @@ a project's branch (``core.branches.place``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphmem.core.branches import place, places_on
+from graphmem.core.ports import VectorQuery
 
 __all__ = ["MASK_CHANGES", "RowVisibility", "grown"]
 
@@ -88,15 +89,13 @@ class RowVisibility:
         alive: npt.NDArray[np.bool_] = self._status_codes[rows] != _DEAD
         return alive
 
-    def visible(
-        self, n: int, statuses: Collection[str], project: str | None, branch: str | None, all_branches: bool
-    ) -> npt.NDArray[np.bool_]:
-        """Which of the first ``n`` rows a search shows: of one of ``statuses``, and global or
-        of ``project`` (and of its rows on a branch, those on ``branch``; all of them with
+    def visible(self, n: int, query: VectorQuery) -> npt.NDArray[np.bool_]:
+        """Which of the first ``n`` rows ``query`` shows: of one of its statuses, and global or
+        of its project (and of its rows on a branch, those on its branch; all of them with
         ``all_branches``). Read only: the mask is shared, brought up to date in place by the
         next search."""
-        codes = tuple(sorted(self._statuses[s] for s in statuses if s in self._statuses))
-        places = self._places(project, branch, all_branches)
+        codes = tuple(sorted(self._statuses[s] for s in query.statuses if s in self._statuses))
+        places = self._places(query.project, query.branch, query.all_branches)
         key = (codes, tuple(sorted(places)))
         mask = self._masks.get(key)
         if mask is None or len(mask.visible) < n:

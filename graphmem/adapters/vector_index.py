@@ -30,7 +30,7 @@ import numpy.typing as npt
 
 from graphmem.adapters.id_map import IdMap, encoded
 from graphmem.adapters.row_visibility import RowVisibility, grown
-from graphmem.core.ports import StoredVectors, Vector
+from graphmem.core.ports import StoredVectors, Vector, VectorQuery
 
 # Below this many live vectors the exact scan is fast enough (about 3 ms at 20,000) and
 # exact: no graph is built. LoCoMo's stores and the tests stay exact.
@@ -286,30 +286,20 @@ class HnswVectorIndex:
         fresh = asked is query and version == self.graph_version and numbering == self._numbering
         return cosines if fresh else {}
 
-    def search(
-        self,
-        query: Vector,
-        k: int,
-        *,
-        project: str | None,
-        statuses: Collection[str],
-        branch: str | None = None,
-        all_branches: bool = False,
-    ) -> list[tuple[str, float]]:
-        """Top ``k`` visible rows by cosine: global rows plus those of ``project``, and of its
-        rows on a branch those on ``branch`` (all of them with ``all_branches``)."""
-        asked = query
-        query = np.asarray(query, np.float32)
+    def search(self, query: VectorQuery) -> list[tuple[str, float]]:
+        """Top ``query.k`` rows ``query`` shows, by cosine (``VectorQuery``)."""
+        k = query.k
+        vector = np.asarray(query.vector, np.float32)
         with self._lock:
             n = self._rows
             if n == 0 or k <= 0:
                 return []
-            visible = self._visibility.visible(n, statuses, project, branch, all_branches)
-            found = self._search_tail(query, k, visible)
+            visible = self._visibility.visible(n, query)
+            found = self._search_tail(vector, k, visible)
             if self._graph is not None:
-                found += self._search_graph(query, k, visible)
+                found += self._search_graph(vector, k, visible)
             found.sort(key=lambda pair: -pair[1])
-            self._searched.last = (asked, self.graph_version, self._numbering, dict(found))
+            self._searched.last = (query.vector, self.graph_version, self._numbering, dict(found))
             return [(self._id(row), sim) for row, sim in found[:k]]
 
     def _search_tail(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:

@@ -78,6 +78,33 @@ class Visibility:
 
 
 @dataclass(frozen=True, slots=True)
+class VectorQuery:
+    """One search of a :class:`VectorIndex`: the ``k`` rows nearest ``vector`` by cosine that are
+    of one of ``statuses`` and global or of ``project``; of its rows on a branch, those on
+    ``branch`` (all of them with ``all_branches``). Projects are places (``core.branches.place``)."""
+
+    vector: Vector
+    k: int
+    project: str | None
+    statuses: frozenset[str]  # stored status names (``Status`` values)
+    branch: str | None = None
+    all_branches: bool = False
+
+    @classmethod
+    def of(cls, vector: Vector, k: int, visibility: Visibility) -> VectorQuery:
+        """The search of what ``visibility`` shows as far as an index can tell: its categories,
+        ``since`` and expiry are not in the index, and are the caller's to check."""
+        return cls(
+            vector,
+            k,
+            visibility.project,
+            frozenset(status.value for status in visibility.statuses),
+            visibility.branch,
+            visibility.all_branches,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class StoredVectors:
     """Every embedded memory's vector with the fields recall filters on."""
 
@@ -274,19 +301,9 @@ class VectorIndex(Protocol):
     def remove(self, memory_id: str) -> None: ...
     def vector(self, memory_id: str) -> Vector | None: ...
     def similarities(self, query: Vector, ids: Collection[str]) -> dict[str, float]: ...
-    def search(
-        self,
-        query: Vector,
-        k: int,
-        *,
-        project: str | None,
-        statuses: Collection[str],
-        branch: str | None = None,
-        all_branches: bool = False,
-    ) -> list[tuple[str, float]]:
-        """Top ``k``: global rows, ``project``'s, and those on its ``branch`` (on any of its
-        branches with ``all_branches``): ``projects`` given to ``add`` and ``load`` are places
-        (``core.branches.place``)."""
+    def search(self, query: VectorQuery) -> list[tuple[str, float]]:
+        """The top ``query.k`` rows ``query`` shows, with their cosines, best first:
+        ``projects`` given to ``add`` and ``load`` are places (``core.branches.place``)."""
 
     def bulk_load(self, rows: int) -> AbstractContextManager[None]:
         """The block stores ``rows`` memories with their vectors (an import): the index may put

@@ -45,7 +45,7 @@ from graphmem.core.models import (
     Status,
     Step,
 )
-from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, TextHits, Vector, Visibility
+from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, TextHits, Vector, VectorQuery, Visibility
 from graphmem.core.provenance import is_persons
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc, utc_now
@@ -379,14 +379,7 @@ class Recaller:
     ) -> list[tuple[str, float]]:
         assert self._semantic is not None
         over = depth * 3 if (visibility.categories or visibility.since) else depth
-        found = self._semantic.search(
-            vector,
-            over,
-            project=visibility.project,
-            statuses=visibility.statuses,
-            branch=visibility.branch,
-            all_branches=visibility.all_branches,
-        )
+        found = self._semantic.search(VectorQuery.of(vector, over, visibility))
         if visibility.categories or visibility.since:
             records = self._store.get_memories([i for i, _ in found])
             found = [(i, s) for i, s in found if i in records and _visible(records[i], visibility)]

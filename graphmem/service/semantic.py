@@ -36,7 +36,7 @@ import numpy as np
 
 from graphmem.core.branches import place
 from graphmem.core.models import MemoryRecord, Status
-from graphmem.core.ports import Embedder, GraphStore, Vector, VectorIndex, VectorIndexFiles
+from graphmem.core.ports import Embedder, GraphStore, Vector, VectorIndex, VectorIndexFiles, VectorQuery
 from graphmem.core.provenance import Origin, origin_of
 from graphmem.errors import GraphmemError
 
@@ -295,26 +295,9 @@ class SemanticIndex:
     def embed_texts(self, texts: list[str]) -> Vector:
         return self._embedder.embed(texts)
 
-    def search(
-        self,
-        query: Vector,
-        k: int,
-        *,
-        project: str | None,
-        statuses: frozenset[Status],
-        branch: str | None = None,
-        all_branches: bool = False,
-    ) -> list[tuple[str, float]]:
-        """The ``k`` nearest memories of ``project`` (and global ones) in ``statuses``; of those on a
-        branch, the ones on ``branch`` (all of them with ``all_branches``)."""
-        return self.index().search(
-            query,
-            k,
-            project=project,
-            statuses={s.value for s in statuses},
-            branch=branch,
-            all_branches=all_branches,
-        )
+    def search(self, query: VectorQuery) -> list[tuple[str, float]]:
+        """The nearest memories ``query`` shows, best first (``VectorIndex.search``)."""
+        return self.index().search(query)
 
     def bulk_load(self, rows: int) -> AbstractContextManager[None]:
         """The block stores ``rows`` memories with their vectors (an import): the index may put

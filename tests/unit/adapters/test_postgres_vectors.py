@@ -15,9 +15,10 @@ from graphmem.adapters.postgres_connection import POOL_MAX
 from graphmem.adapters.postgres_embeddings import BULK_ROWS_MIN, EF_SEARCH_MIN, REBUILD_RATIO
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.postgres_vectors import PgVectorIndex
+from graphmem.core.ports import VectorQuery
 
 DIM = 8
-ACTIVE = {"active"}
+ACTIVE = frozenset({"active"})
 
 
 @pytest.fixture
@@ -53,7 +54,9 @@ def test_settings_asked_for_in_a_transaction_that_rolls_back_are_not_taken_as_ke
 
 def test_a_search_finds_what_it_asks_for_past_the_scan_s_default_list(store: PostgresGraphStore) -> None:
     store.add_memories([memory(f"m{i:03d}") for i in range(EF_SEARCH_MIN + 20)], _vectors(EF_SEARCH_MIN + 20))
-    found = store.vectors.nearest(_vectors(1, seed=9)[0], EF_SEARCH_MIN + 10, project=None, statuses=ACTIVE)
+    found = store.vectors.nearest(
+        VectorQuery(_vectors(1, seed=9)[0], EF_SEARCH_MIN + 10, project=None, statuses=ACTIVE)
+    )
     assert len(found) == EF_SEARCH_MIN + 10
 
 
@@ -64,7 +67,7 @@ def test_the_cosines_of_a_search_s_hits_and_of_other_memories_are_the_database_s
     store.add_memories([memory(i) for i in ids], _vectors(12))
     index = PgVectorIndex(store, DIM)
     query = _vectors(1, seed=5)[0]
-    hits = dict(index.search(query, 4, project=None, statuses=ACTIVE))
+    hits = dict(index.search(VectorQuery(query, 4, project=None, statuses=ACTIVE)))
 
     found = index.similarities(query, ids)
 
@@ -93,7 +96,7 @@ def test_an_import_into_a_new_store_builds_the_vector_index_once_at_its_end(
         assert not _indexed(store)
         _add(store, BULK_ROWS_MIN)
         # Searches go on meanwhile (exact).
-        assert len(store.vectors.nearest(_vectors(1)[0], 5, project=None, statuses=ACTIVE)) == 5
+        assert len(store.vectors.nearest(VectorQuery(_vectors(1)[0], 5, project=None, statuses=ACTIVE))) == 5
     assert _indexed(store)
     built = store.db.rows(
         "SELECT i.indisvalid, a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
@@ -131,7 +134,7 @@ def test_a_small_import_or_a_store_holding_many_times_its_vectors_keeps_its_inde
         assert not _indexed(store)  # the next file of a store being loaded: built again at its end
         _add(store, 11, prefix="n")
     assert _indexed(store)
-    assert len(store.vectors.nearest(_vectors(1)[0], 100, project=None, statuses=ACTIVE)) == 91
+    assert len(store.vectors.nearest(VectorQuery(_vectors(1)[0], 100, project=None, statuses=ACTIVE))) == 91
 
 
 def test_a_store_opened_during_the_import_leaves_the_index_to_it_but_one_opened_after_builds_it(
@@ -158,4 +161,4 @@ def test_a_role_that_does_not_own_the_table_imports_with_the_index_in_place(
     with writer.vectors.vector_index_put_off(BULK_ROWS_MIN):
         assert _indexed(writer)
         _add(writer, 20)
-    assert len(writer.vectors.nearest(_vectors(1)[0], 5, project=None, statuses=ACTIVE)) == 5
+    assert len(writer.vectors.nearest(VectorQuery(_vectors(1)[0], 5, project=None, statuses=ACTIVE))) == 5

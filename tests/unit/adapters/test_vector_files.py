@@ -13,11 +13,11 @@ import pytest
 from graphmem.adapters import vector_index
 from graphmem.adapters.vector_files import INDEX_FILE, VectorIndexFiles
 from graphmem.adapters.vector_index import HnswVectorIndex
-from graphmem.core.ports import Vector
+from graphmem.core.ports import Vector, VectorQuery
 
 DIM = 8
 KEY = "token:model:8"
-CURRENT = {"active", "resolved"}
+CURRENT = frozenset({"active", "resolved"})
 
 
 def normalised(count: int, seed: int) -> Vector:
@@ -36,7 +36,7 @@ def filled(count: int = 40, *, graph: bool = False) -> HnswVectorIndex:
 
 def results(index: HnswVectorIndex, project: str | None = "/p") -> list[list[str]]:
     return [
-        [memory_id for memory_id, _ in index.search(q, 5, project=project, statuses=CURRENT)]
+        [memory_id for memory_id, _ in index.search(VectorQuery(q, 5, project=project, statuses=CURRENT))]
         for q in normalised(5, 2)
     ]
 
@@ -88,7 +88,7 @@ def test_a_restored_graph_takes_new_rows_and_merges_them(
     restored.add(["new"], new, [None], ["active"])
     assert restored.tidy()  # the mapped graph is copied, then the new row merged
     assert restored.graph_size == 41
-    assert restored.search(new[0], 1, project=None, statuses=CURRENT)[0][0] == "new"
+    assert restored.search(VectorQuery(new[0], 1, project=None, statuses=CURRENT))[0][0] == "new"
     files.save(restored, KEY)  # the graph changed: written again, the old file removed
     assert len(list(files.directory.glob("graph-*.usearch"))) == 1
 

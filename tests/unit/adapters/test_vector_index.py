@@ -12,10 +12,10 @@ import pytest
 from graphmem.adapters import row_visibility, vector_index
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.branches import place
-from graphmem.core.ports import StoredVectors, Vector
+from graphmem.core.ports import StoredVectors, Vector, VectorQuery
 
 DIM = 8
-CURRENT = {"active", "resolved"}
+CURRENT = frozenset({"active", "resolved"})
 
 
 def unit(*weights: float) -> Vector:
@@ -59,45 +59,49 @@ def ids(found: list[tuple[str, float]]) -> list[str]:
 
 
 def test_search_ranks_by_cosine(index: HnswVectorIndex) -> None:
-    found = index.search(unit(1, 0.2), 10, project="/a", statuses=CURRENT)
+    found = index.search(VectorQuery(unit(1, 0.2), 10, project="/a", statuses=CURRENT))
     assert ids(found) == ["a", "g"]
     assert found[0][1] == pytest.approx(1.0, abs=1e-3)
 
 
 def test_search_without_project_sees_only_global_rows(index: HnswVectorIndex) -> None:
-    assert ids(index.search(unit(1), 10, project=None, statuses=CURRENT)) == ["g"]
+    assert ids(index.search(VectorQuery(unit(1), 10, project=None, statuses=CURRENT))) == ["g"]
 
 
 def test_search_in_a_project_sees_its_rows_and_global_ones(index: HnswVectorIndex) -> None:
-    assert set(ids(index.search(unit(1), 10, project="/b", statuses=CURRENT))) == {"g", "b"}
+    assert set(ids(index.search(VectorQuery(unit(1), 10, project="/b", statuses=CURRENT)))) == {"g", "b"}
 
 
 def test_search_in_an_unknown_project_sees_only_global_rows(index: HnswVectorIndex) -> None:
-    assert ids(index.search(unit(1), 10, project="/elsewhere", statuses=CURRENT)) == ["g"]
+    assert ids(index.search(VectorQuery(unit(1), 10, project="/elsewhere", statuses=CURRENT))) == ["g"]
 
 
 def test_search_respects_statuses(index: HnswVectorIndex) -> None:
-    assert set(ids(index.search(unit(1), 10, project=None, statuses={"active", "archived"}))) == {"g", "old"}
-    assert ids(index.search(unit(1), 10, project=None, statuses={"archived"})) == ["old"]
-    assert index.search(unit(1), 10, project=None, statuses={"superseded"}) == []
+    assert set(
+        ids(index.search(VectorQuery(unit(1), 10, project=None, statuses=frozenset({"active", "archived"}))))
+    ) == {"g", "old"}
+    assert ids(index.search(VectorQuery(unit(1), 10, project=None, statuses=frozenset({"archived"})))) == [
+        "old"
+    ]
+    assert index.search(VectorQuery(unit(1), 10, project=None, statuses=frozenset({"superseded"}))) == []
 
 
 def test_search_returns_at_most_k(index: HnswVectorIndex) -> None:
-    assert len(index.search(unit(1), 1, project="/a", statuses=CURRENT)) == 1
-    assert index.search(unit(1), 0, project="/a", statuses=CURRENT) == []
+    assert len(index.search(VectorQuery(unit(1), 1, project="/a", statuses=CURRENT))) == 1
+    assert index.search(VectorQuery(unit(1), 0, project="/a", statuses=CURRENT)) == []
 
 
 def test_set_status_hides_and_shows_a_row(index: HnswVectorIndex) -> None:
     index.set_status("g", "superseded")
-    assert ids(index.search(unit(1), 10, project=None, statuses=CURRENT)) == []
+    assert ids(index.search(VectorQuery(unit(1), 10, project=None, statuses=CURRENT))) == []
     index.set_status("g", "active")
-    assert ids(index.search(unit(1), 10, project=None, statuses=CURRENT)) == ["g"]
+    assert ids(index.search(VectorQuery(unit(1), 10, project=None, statuses=CURRENT))) == ["g"]
 
 
 def test_removed_rows_are_not_found(index: HnswVectorIndex) -> None:
     index.remove("g")
     assert "g" not in index and len(index) == 3
-    assert index.search(unit(1), 10, project=None, statuses=CURRENT) == []
+    assert index.search(VectorQuery(unit(1), 10, project=None, statuses=CURRENT)) == []
     assert index.similarities(unit(1), ["g"]) == {}
     assert index.vector("g") is None
 
@@ -105,7 +109,7 @@ def test_removed_rows_are_not_found(index: HnswVectorIndex) -> None:
 def test_a_removed_row_can_be_added_again(index: HnswVectorIndex) -> None:
     index.remove("g")
     index.add(["g"], rows(unit(0, 1)), [None], ["active"])
-    found = index.search(unit(0, 1), 10, project=None, statuses=CURRENT)
+    found = index.search(VectorQuery(unit(0, 1), 10, project=None, statuses=CURRENT))
     assert found == [("g", pytest.approx(1.0, abs=1e-3))]
     assert len(index) == 4
 
@@ -113,7 +117,7 @@ def test_a_removed_row_can_be_added_again(index: HnswVectorIndex) -> None:
 def test_adding_an_existing_id_replaces_its_row(index: HnswVectorIndex) -> None:
     index.add(["a"], rows(unit(0, 0, 1)), ["/a"], ["active"])
     assert len(index) == 4
-    assert ids(index.search(unit(0, 0, 1), 1, project="/a", statuses=CURRENT)) == ["a"]
+    assert ids(index.search(VectorQuery(unit(0, 0, 1), 1, project="/a", statuses=CURRENT))) == ["a"]
 
 
 def test_similarities_cover_only_known_ids(index: HnswVectorIndex) -> None:
@@ -128,7 +132,7 @@ def test_similarities_agree_with_the_graphs_own_scores() -> None:
     index.add([f"m{i}" for i in range(300)], vectors, [None] * 300, ["active"] * 300)
     assert index.tidy() and index.graph_size == 300
     query = normalised(1, 2, dim=32)[0]
-    scored = dict(index.search(query, 300, project=None, statuses=CURRENT))
+    scored = dict(index.search(VectorQuery(query, 300, project=None, statuses=CURRENT)))
     asked_again = query.copy()  # another query object: nothing of the search is reused
     sims = index.similarities(asked_again, [f"m{i}" for i in range(300)])
     assert max(abs(sims[i] - scored[i]) for i in scored) < 1e-6
@@ -141,7 +145,7 @@ def test_similarities_reuse_the_last_search_of_the_same_query_only_while_nothing
     index.add(["x", "y"], rows(unit(1, 0.1), unit(0, 1)), [None, None], ["active", "active"])
     assert index.tidy()
     query = unit(1)
-    found = dict(index.search(query, 1, project=None, statuses=CURRENT))
+    found = dict(index.search(VectorQuery(query, 1, project=None, statuses=CURRENT)))
     assert index.similarities(query, ["x", "y"])["x"] == found["x"]  # the search's own score
     index.load(StoredVectors(["x", "y"], rows(unit(0, 1), unit(1)), [None, None], ["active", "active"]))
     moved = index.similarities(query, ["x", "y"])  # rows renumbered: computed afresh
@@ -161,19 +165,19 @@ def test_the_index_grows_beyond_its_first_allocation() -> None:
     assert len(index) == 2300
     first, last = index.vector("m0"), index.vector("m2299")
     assert first is not None and last is not None
-    assert ids(index.search(first, 1, project=None, statuses=CURRENT)) == ["m0"]
-    assert ids(index.search(last, 1, project=None, statuses=CURRENT)) == ["m2299"]
+    assert ids(index.search(VectorQuery(first, 1, project=None, statuses=CURRENT))) == ["m0"]
+    assert ids(index.search(VectorQuery(last, 1, project=None, statuses=CURRENT))) == ["m2299"]
 
 
 def test_load_replaces_the_contents(index: HnswVectorIndex) -> None:
     stored = StoredVectors(["x", "y"], rows(unit(1), unit(0, 1)), [None, "/a"], ["active", "resolved"])
     index.load(stored)
     assert len(index) == 2 and "g" not in index
-    assert ids(index.search(unit(0, 1), 10, project="/a", statuses=CURRENT)) == ["y", "x"]
+    assert ids(index.search(VectorQuery(unit(0, 1), 10, project="/a", statuses=CURRENT))) == ["y", "x"]
 
 
 def test_an_empty_index_finds_nothing() -> None:
-    assert HnswVectorIndex(DIM).search(unit(1), 5, project=None, statuses=CURRENT) == []
+    assert HnswVectorIndex(DIM).search(VectorQuery(unit(1), 5, project=None, statuses=CURRENT)) == []
 
 
 def normalised(count: int, seed: int, dim: int = DIM) -> Vector:
@@ -197,9 +201,9 @@ def test_rows_added_after_the_graph_are_found_then_merged_into_it() -> None:
     late = unit(0, 0, 0, 1)
     index.add(["late"], rows(late), [None], ["active"])
     assert index.graph_size == 50  # the new row waits in the exact tail
-    assert ids(index.search(late, 1, project=None, statuses=CURRENT)) == ["late"]
+    assert ids(index.search(VectorQuery(late, 1, project=None, statuses=CURRENT))) == ["late"]
     assert index.tidy() and index.graph_size == 51
-    assert ids(index.search(late, 1, project=None, statuses=CURRENT)) == ["late"]
+    assert ids(index.search(VectorQuery(late, 1, project=None, statuses=CURRENT))) == ["late"]
     assert index.similarities(late, ["late"])["late"] == pytest.approx(1.0, abs=1e-3)
 
 
@@ -210,8 +214,8 @@ def test_a_changed_vector_of_a_row_in_the_graph_replaces_it() -> None:
     index.tidy()
     index.add(["a"], rows(unit(0, 0, 1)), [None], ["active"])
     assert len(index) == 2
-    assert ids(index.search(unit(0, 0, 1), 1, project=None, statuses=CURRENT)) == ["a"]
-    found = index.search(unit(1), 10, project=None, statuses=CURRENT)
+    assert ids(index.search(VectorQuery(unit(0, 0, 1), 1, project=None, statuses=CURRENT))) == ["a"]
+    found = index.search(VectorQuery(unit(1), 10, project=None, statuses=CURRENT))
     assert sorted(ids(found)) == ["a", "b"]  # the old row of "a" is gone
     assert dict(found)["a"] == pytest.approx(0.0, abs=1e-3)
     vector = index.vector("a")
@@ -227,7 +231,7 @@ def test_the_graph_is_rebuilt_without_its_dead_rows() -> None:
         index.remove(f"m{i}")
     assert index.tidy()  # half the graph is dead: rebuilt
     assert index.graph_size == 4 and len(index) == 4
-    assert {i for i, _ in index.search(unit(1), 10, project=None, statuses=CURRENT)} == {
+    assert {i for i, _ in index.search(VectorQuery(unit(1), 10, project=None, statuses=CURRENT))} == {
         f"m{i}" for i in range(4, 8)
     }
 
@@ -239,7 +243,7 @@ def test_filters_that_hide_most_of_the_graph_still_fill_k() -> None:
     projects = [None if i % 50 == 0 else "/other" for i in range(n)]  # 12 global rows
     index.add([f"m{i}" for i in range(n)], normalised(n, 4), projects, ["active"] * n)
     index.tidy()
-    found = index.search(unit(1), 10, project=None, statuses=CURRENT)
+    found = index.search(VectorQuery(unit(1), 10, project=None, statuses=CURRENT))
     assert len(found) == 10
     assert all(int(memory_id[1:]) % 50 == 0 for memory_id, _ in found)
 
@@ -249,11 +253,11 @@ def test_the_graph_finds_what_the_exact_scan_finds(monkeypatch: pytest.MonkeyPat
     queries = normalised(20, 6, dim=32)
     exact = HnswVectorIndex(32)
     exact.add([f"m{i}" for i in range(3000)], vectors, [None] * 3000, ["active"] * 3000)
-    expected = [ids(exact.search(q, 10, project=None, statuses=CURRENT)) for q in queries]
+    expected = [ids(exact.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
     monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
     assert exact.tidy() and exact.graph_size == 3000
-    found = [ids(exact.search(q, 10, project=None, statuses=CURRENT)) for q in queries]
+    found = [ids(exact.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
     agreement = sum(len(set(a) & set(b)) for a, b in zip(expected, found, strict=True)) / 200
     assert agreement >= 0.95
 
@@ -265,20 +269,22 @@ def test_an_interrupted_build_leaves_the_index_as_it_was() -> None:
     index.interrupt()  # a closing daemon
     assert not index.tidy()
     assert index.graph_size == 0 and len(index) == 20
-    assert len(index.search(unit(1), 5, project=None, statuses=CURRENT)) == 5
+    assert len(index.search(VectorQuery(unit(1), 5, project=None, statuses=CURRENT))) == 5
 
 
 def test_a_row_on_a_branch_is_seen_on_that_branch_only(index: HnswVectorIndex) -> None:
     index.add(["f"], rows(unit(1, 0.15)), [place("/a", "feature/x")], ["active"])
 
-    assert set(ids(index.search(unit(1), 10, project="/a", statuses=CURRENT))) == {"g", "a"}
-    on_branch = index.search(unit(1), 10, project="/a", statuses=CURRENT, branch="feature/x")
+    assert set(ids(index.search(VectorQuery(unit(1), 10, project="/a", statuses=CURRENT)))) == {"g", "a"}
+    on_branch = index.search(VectorQuery(unit(1), 10, project="/a", statuses=CURRENT, branch="feature/x"))
     assert set(ids(on_branch)) == {"g", "a", "f"}
-    elsewhere = index.search(unit(1), 10, project="/a", statuses=CURRENT, branch="feature/y")
+    elsewhere = index.search(VectorQuery(unit(1), 10, project="/a", statuses=CURRENT, branch="feature/y"))
     assert set(ids(elsewhere)) == {"g", "a"}
-    every = index.search(unit(1), 10, project="/a", statuses=CURRENT, all_branches=True)
+    every = index.search(VectorQuery(unit(1), 10, project="/a", statuses=CURRENT, all_branches=True))
     assert set(ids(every)) == {"g", "a", "f"}
-    assert set(ids(index.search(unit(1), 10, project="/b", statuses=CURRENT, all_branches=True))) == {
+    assert set(
+        ids(index.search(VectorQuery(unit(1), 10, project="/b", statuses=CURRENT, all_branches=True)))
+    ) == {
         "g",
         "b",
     }
@@ -287,11 +293,13 @@ def test_a_row_on_a_branch_is_seen_on_that_branch_only(index: HnswVectorIndex) -
 def test_a_branch_of_a_project_with_no_other_row_is_found(index: HnswVectorIndex) -> None:
     index.add(["n"], rows(unit(1, 0.15)), [place("/new", "feature/x")], ["active"])
 
-    assert set(ids(index.search(unit(1), 10, project="/new", statuses=CURRENT, branch="feature/x"))) == {
+    assert set(
+        ids(index.search(VectorQuery(unit(1), 10, project="/new", statuses=CURRENT, branch="feature/x")))
+    ) == {
         "g",
         "n",
     }
-    assert ids(index.search(unit(1), 10, project="/new", statuses=CURRENT)) == ["g"]
+    assert ids(index.search(VectorQuery(unit(1), 10, project="/new", statuses=CURRENT))) == ["g"]
 
 
 def numpy_peak(run: Callable[[], object]) -> int:
@@ -312,10 +320,10 @@ def test_load_takes_the_stored_matrix_without_copying_it() -> None:
     index = HnswVectorIndex(dim)
     stored = StoredVectors([f"m{i}" for i in range(n)], matrix, [None] * n, ["active"] * n)
     assert numpy_peak(lambda: index.load(stored)) < matrix.nbytes // 4
-    assert ids(index.search(matrix[123], 1, project=None, statuses=CURRENT)) == ["m123"]
+    assert ids(index.search(VectorQuery(matrix[123], 1, project=None, statuses=CURRENT))) == ["m123"]
     index.add(["m5", "new"], normalised(2, 12, dim=dim), [None, None], ["active", "active"])  # grows the tail
     assert len(index) == n + 1
-    assert ids(index.search(matrix[123], 1, project=None, statuses=CURRENT)) == ["m123"]
+    assert ids(index.search(VectorQuery(matrix[123], 1, project=None, statuses=CURRENT))) == ["m123"]
 
 
 def test_a_view_of_another_array_is_copied_on_load() -> None:
@@ -336,7 +344,7 @@ def test_the_graph_is_built_without_a_copy_of_every_vector(monkeypatch: pytest.M
     index.add([f"m{i}" for i in range(n)], vectors, [None] * n, ["active"] * n)
     assert numpy_peak(index.tidy) < vectors.nbytes // 2
     assert index.graph_size == n
-    assert ids(index.search(vectors[77], 1, project=None, statuses=CURRENT)) == ["m77"]
+    assert ids(index.search(VectorQuery(vectors[77], 1, project=None, statuses=CURRENT))) == ["m77"]
 
 
 @pytest.mark.parametrize("kept", [4_096, 3], ids=["masks-kept", "masks-made-anew"])
@@ -370,4 +378,4 @@ def test_searches_between_writes_see_every_write(monkeypatch: pytest.MonkeyPatch
                 m: float(v @ query) for m, (v, p, s) in truth.items() if s in CURRENT and p in (None, project)
             }
             expected = sorted(shown, key=lambda m: -shown[m])[:5]
-            assert ids(index.search(query, 5, project=project, statuses=CURRENT)) == expected
+            assert ids(index.search(VectorQuery(query, 5, project=project, statuses=CURRENT))) == expected

@@ -14,7 +14,7 @@ from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.vector_files import VectorIndexFiles
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
-from graphmem.core.ports import StoredVectors, Vector
+from graphmem.core.ports import StoredVectors, Vector, VectorQuery, Visibility
 from graphmem.service.semantic import SemanticIndex
 
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
@@ -58,8 +58,8 @@ def add(store: FakeGraphStore, memory_id: str, text: str, project: str | None = 
 
 
 def found(index: SemanticIndex, text: str, project: str | None = None) -> list[str]:
-    return [memory_id for memory_id, _ in index.search(index.embed_query(text), 10, project=project,
-                                                        statuses=ACTIVE)]  # fmt: skip
+    query = VectorQuery.of(index.embed_query(text), 10, Visibility(project, ACTIVE))
+    return [memory_id for memory_id, _ in index.search(query)]
 
 
 def test_the_backlog_is_embedded_once(index: SemanticIndex, store: FakeGraphStore) -> None:
@@ -88,7 +88,7 @@ def test_a_search_finds_the_memory_that_says_the_same_first(
     add(store, "mem_0000000000000001", CACHE)
     add(store, "mem_0000000000000002", DEPLOY)
 
-    hits = index.search(index.embed_query(DEPLOY), 10, project=None, statuses=ACTIVE)
+    hits = index.search(VectorQuery.of(index.embed_query(DEPLOY), 10, Visibility(None, ACTIVE)))
 
     assert hits[0][0] == "mem_0000000000000002"
     assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
@@ -130,7 +130,7 @@ def test_a_changed_text_is_found_by_its_new_words(index: SemanticIndex, store: F
 
     store.replace_text(record.id, text=CACHE, content_hash="cache", updated_at=NOW, entities=[])
     index.text_changed(record.id)
-    hits = index.search(index.embed_query(CACHE), 1, project=None, statuses=ACTIVE)
+    hits = index.search(VectorQuery.of(index.embed_query(CACHE), 1, Visibility(None, ACTIVE)))
 
     assert hits[0][0] == record.id
     assert hits[0][1] == pytest.approx(1.0, abs=1e-5)
@@ -259,7 +259,7 @@ def test_changes_after_the_save_are_read_again_after_a_crash(
     journal.close()  # the process dies: the journal is all that is left of the change
 
     after = saving(saved_store, embedder, tmp_path)
-    best = after.search(after.embed_query(CACHE), 1, project=None, statuses=ACTIVE)
+    best = after.search(VectorQuery.of(after.embed_query(CACHE), 1, Visibility(None, ACTIVE)))
     if change in ("status", "delete"):
         assert best == []
     else:

@@ -17,7 +17,7 @@ from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
-from graphmem.core.ports import Vector
+from graphmem.core.ports import Vector, VectorQuery, Visibility
 from graphmem.errors import InvalidInputError
 from graphmem.service import semantic
 from graphmem.service.context import NOT_EMBEDDED_NOTE
@@ -78,7 +78,8 @@ def test_a_search_does_not_wait_for_a_batch_being_embedded() -> None:
     query = HashEmbedder(64).embed_query("src")
     answered: list[list[tuple[str, float]]] = []
     reader = threading.Thread(
-        target=lambda: answered.append(index.search(query, 5, project=None, statuses=ACTIVE)), daemon=True
+        target=lambda: answered.append(index.search(VectorQuery.of(query, 5, Visibility(None, ACTIVE)))),
+        daemon=True,
     )
 
     reader.start()
@@ -141,7 +142,7 @@ def test_with_no_daemon_a_read_embeds_a_deep_backlog_for_a_bounded_time() -> Non
     embedder = SlowEmbedder(EMBED_ON_READ_S / 2)
     index = SemanticIndex(store, embedder, HnswVectorIndex)
 
-    found = index.search(HashEmbedder(64).embed_query("commit"), 5, project=None, statuses=ACTIVE)
+    found = index.search(VectorQuery.of(HashEmbedder(64).embed_query("commit"), 5, Visibility(None, ACTIVE)))
 
     assert found == []
     assert 0 < embedder.embedded <= 100
