@@ -45,7 +45,7 @@ from graphmem.service.ingest import IngestOptions
 from graphmem.service.inputs import MemoryEdit, parse_project
 from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing, MemoryFilter
-from graphmem.service.mentions import parse_ref_entities
+from graphmem.service.mentions import Mentions, parse_ref_entities
 from graphmem.service.parts import CheckoutVerb, MemoryParts, PartVerb
 from graphmem.service.results import (
     BootstrapReport,
@@ -57,6 +57,7 @@ from graphmem.service.semantic import SemanticIndex
 from graphmem.service.transfer import Progress
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
+from graphmem.service.writer_history import WriterHistory
 
 NO_SOURCES = (
     "This Memory service was built without sources to learn from: open it with "
@@ -160,19 +161,11 @@ class MemoryService(Bound):
         """Embed memories written since the model last ran; returns how many."""
         return self.semantic.embed_pending(progress) if self.semantic is not None else 0
 
-    def reindex(self, progress: Progress | None = None) -> int:
-        """Re-embed every memory with the configured model (after changing it)."""
-        return self._parts.writer.reindex(progress)
+    reindex = PartVerb(lambda parts: parts.writer, MemoryWriter.reindex)
 
     # -- the entities a text names ----------------------------------------------------
 
-    def refs_in(self, text: str, project: str | None) -> list[Entity]:
-        """The GitLab refs a text names (``!12``, ``#45``, ``group/proj&3``, URLs) as entities."""
-        return self._mentions.refs_in(text, project)
-
-    def entities_in(self, text: str, project: str | None) -> list[Entity]:
-        """Entities a text names: GitLab refs, files that exist in ``project``, and its code symbols."""
-        return self._mentions.entities_in(text, project)
+    entities_in = PartVerb(lambda parts: parts.mentions, Mentions.entities_in)
 
     def code_described(self, question: str, *, project: str | None = None) -> list[Entity]:
         """The symbols ``question`` describes without naming them, best first (waits for the
@@ -189,11 +182,8 @@ class MemoryService(Bound):
         first=lambda parts: parts.writer.history.expire_due(),
     )
 
-    def expire_due(self) -> int:
-        """Archive the memories whose expiry has passed, each with an ``expiry`` event; how many.
-        The daemon's idle worker and every ``remember`` run it; reads never do (they leave such
-        memories out without writing)."""
-        return self._parts.writer.history.expire_due()
+    # the daemon's idle worker runs it too; reads never do (they leave such memories out unwritten)
+    expire_due = PartVerb(lambda parts: parts.writer.history, WriterHistory.expire_due)
 
     def edit(
         self,
