@@ -16,6 +16,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from graphmem.adapters.code_scan_marks import ScanMarks
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import (
@@ -171,7 +172,7 @@ class FakeCodeGraph:
         return found[: max(limit, 0)]
 
     def scan_interrupted(self, project: str) -> bool:
-        return self._store.get_meta(_dirty(project)) == "1"
+        return ScanMarks(self._store, project).interrupted()
 
     def _known(self, key: str) -> bool:
         return key in self._files or key in self._symbols or key in self._modules
@@ -228,16 +229,14 @@ class FakeCodeGraph:
                     self._symbols[key] = (project, replace(gone, deleted_at=at))
                 elif key not in fresh:
                     self._drop_symbol(key)
-            self._store.set_meta(_dirty(project), "1")  # until the edges are in
+            ScanMarks(self._store, project).started()
             carried |= self._save_files(scan, at)
             self._replace_edges(scan)
-            if scan.head is not None:
-                self._store.set_meta(_head(project), scan.head)
-            self._store.set_meta(_dirty(project), "0")
+            ScanMarks(self._store, project).done(scan.head)
         return {key: n for key, n in carried.items() if n}
 
     def scanned_head(self, project: str) -> str | None:
-        return self._store.get_meta(_head(project))
+        return ScanMarks(self._store, project).head()
 
     def _save_files(self, scan: CodeScan, at: datetime) -> dict[str, int]:
         project = scan.project
@@ -335,11 +334,3 @@ class FakeCodeGraph:
                 self._store.remove_entity(EntityKind.EXTERNAL_MODULE, key)
                 self._drop_edges(key)
         return len(unused)
-
-
-def _dirty(project: str) -> str:
-    return f"code_scan_dirty:{project}"
-
-
-def _head(project: str) -> str:
-    return f"code_scan_head:{project}"

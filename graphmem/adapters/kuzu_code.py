@@ -16,6 +16,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from graphmem.adapters.code_scan_marks import ScanMarks
 from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, FEW_NODE_KEYS
 from graphmem.adapters.kuzu_keyed import table_sizes
 from graphmem.adapters.kuzu_rows import aware, naive_utc
@@ -206,24 +207,22 @@ class KuzuCodeGraph:
                 {"at": at},
             )
             self._update_symbols([new.pop(k) for k in kept if k in new])
-            store.set_meta(_dirty(project), "1")  # until the edges are in: see scan_interrupted
+            ScanMarks(store, project).started()
             store.db.copy("Symbol", _table("Symbol", list(new.values()), SYMBOL_TYPES))
             for key in sorted(linked & followed.keys()):
                 carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key]))
                 store.db.run("MATCH (s:Symbol {key: $k}) DETACH DELETE s", {"k": key})
             carried |= self._save_files(scan, at)
             self._replace_edges(scan)
-            if scan.head is not None:
-                store.set_meta(_head(project), scan.head)
-            store.set_meta(_dirty(project), "0")
+            ScanMarks(store, project).done(scan.head)
         return {key: n for key, n in carried.items() if n}
 
     def scanned_head(self, project: str) -> str | None:
-        return self._store.get_meta(_head(project))
+        return ScanMarks(self._store, project).head()
 
     def scan_interrupted(self, project: str) -> bool:
         """True when the last pass stopped before its edges were stored: redo every file."""
-        return self._store.get_meta(_dirty(project)) == "1"
+        return ScanMarks(self._store, project).interrupted()
 
     def _save_files(self, scan: CodeScan, at: datetime) -> dict[str, int]:
         store, project = self._store, scan.project
@@ -419,14 +418,6 @@ UPDATE_CHUNK = 500
 
 def _chunks(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [rows[i : i + UPDATE_CHUNK] for i in range(0, len(rows), UPDATE_CHUNK)]
-
-
-def _dirty(project: str) -> str:
-    return f"code_scan_dirty:{project}"
-
-
-def _head(project: str) -> str:
-    return f"code_scan_head:{project}"
 
 
 def _table(table: str, rows: list[dict[str, Any]], types: dict[str, str]) -> pa.Table | None:

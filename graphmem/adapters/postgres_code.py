@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from datetime import datetime
 
+from graphmem.adapters.code_scan_marks import ScanMarks
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, symbol_from_row
@@ -170,11 +171,11 @@ class PostgresCodeGraph:
         return [(str(r[0]), Entity(r[1], kinds[r[4]], r[2] or "", r[3])) for r in rows]
 
     def scanned_head(self, project: str) -> str | None:
-        return self._store.get_meta(_head(project))
+        return ScanMarks(self._store, project).head()
 
     def scan_interrupted(self, project: str) -> bool:
         """True when the last pass stopped before its edges were stored: redo every file."""
-        return self._store.get_meta(_dirty(project)) == "1"
+        return ScanMarks(self._store, project).interrupted()
 
     # -- writing ----------------------------------------------------------------
 
@@ -203,7 +204,7 @@ class PostgresCodeGraph:
                     [k for k, (_, _, linked) in old.items() if linked and k not in new and k not in followed],
                 ),
             )
-            store.set_meta(_dirty(project), "1")  # until the edges are in: see scan_interrupted
+            ScanMarks(store, project).started()
             rows = sorted(new.values(), key=lambda row: str(row["key"]))
             store.db.many(
                 _INSERT_ENTITY,
@@ -229,9 +230,7 @@ class PostgresCodeGraph:
             store.db.run("DELETE FROM entities WHERE key = ANY(%s)", (sorted(followed.keys() - hidden),))
             carried |= self._save_files(scan, at)
             self._replace_edges(scan)
-            if scan.head is not None:
-                store.set_meta(_head(project), scan.head)
-            store.set_meta(_dirty(project), "0")
+            ScanMarks(store, project).done(scan.head)
         return {key: n for key, n in carried.items() if n}
 
     def _save_files(self, scan: CodeScan, at: datetime | None) -> dict[str, int]:
@@ -362,11 +361,3 @@ class PostgresCodeGraph:
                 (unused, EntityKind.EXTERNAL_MODULE.value),
             )
         return len(unused)
-
-
-def _dirty(project: str) -> str:
-    return f"code_scan_dirty:{project}"
-
-
-def _head(project: str) -> str:
-    return f"code_scan_head:{project}"
