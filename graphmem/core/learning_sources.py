@@ -83,8 +83,10 @@ class GitHistory(Protocol):
     ) -> list[Commit]:
         """The newest ``max_commits`` commits reachable from ``revision``, newest first."""
 
-    def line_commits(self, root: Path, path: str) -> list[str]:
-        """The sha that last changed each line of ``path`` at HEAD, in line order (empty: unknown)."""
+    def line_commits(self, root: Path, path: str, since: datetime | None = None) -> list[str]:
+        """The sha that last changed each line of ``path`` at HEAD, in line order (empty: unknown).
+        With ``since``, a line last changed before that time is ``""``: only newer commits are
+        looked for. Called from several threads at once."""
 
     def notes(self, root: Path) -> list[str]:
         """What to tell a person about the history of ``root`` (not a repository, no commits yet,

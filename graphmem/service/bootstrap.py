@@ -31,10 +31,12 @@ behind the store's redacting door, so commit messages lose their secrets too.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from datetime import datetime
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from graphmem.core.code import Definition, ParsedFile
@@ -74,6 +76,7 @@ PARSE_BATCH_BYTES = 32 * 1024 * 1024
 # Blaming the touched files links commits to symbols; past this many seconds in all, the
 # remaining files keep their file links only (a huge repository's first bootstrap).
 BLAME_BUDGET_S = 120.0
+BLAME_PROCESSES = max(2, min(4, os.cpu_count() or 1))  # git blames running at once
 BLAMED_KINDS = frozenset({"function", "method", "class", "interface"})
 MOVES_SHOWN = 20  # moves the report describes, those that carried memories first
 # The store's meta key (then the project) saying a pass stored commits but was stopped (Ctrl-C,
@@ -419,32 +422,44 @@ class Bootstrapper:
             report.commits = len(fresh)
         linking = commits if unfinished else fresh  # a stopped pass's commits are linked now
         if linking:
-            self._link_symbols(root, project, {p for c in linking for p in c.files[:50]}, ids)
+            self._link_symbols(root, project, linking, ids)
             self._store.set_meta(LINKING_KEY + project, "0")
         self._code.replace_co_changes(project, co_changes(commits))
 
-    def _link_symbols(self, root: Path, project: str, paths: set[str], ids: dict[str, str]) -> None:
+    def _link_symbols(self, root: Path, project: str, commits: list[Commit], ids: dict[str, str]) -> None:
         """Link each commit to the innermost function, method or class around every line
-        of ``paths`` that it last changed (``git blame -w`` at HEAD)."""
+        of the files it touched that it last changed (``git blame -w`` at HEAD, walking back
+        only to the oldest of ``commits``: an older change has no memory to link)."""
         parsed = self._code.load_parsed(project)
+        paths = {p for c in commits for p in c.files[:50]}
+        blamed = {
+            path: definitions
+            for path in sorted(paths & parsed.keys())
+            if (definitions := [d for d in parsed[path].definitions if d.kind in BLAMED_KINDS])
+        }
+        # A day's slack: git walks by committer date, which a rebase moves past the author's.
+        since = min(c.authored_at for c in commits) - timedelta(days=1)
         started = time.perf_counter()
         links: dict[tuple[str, str], tuple[str, Entity]] = {}
-        for path in sorted(paths & parsed.keys()):
-            if time.perf_counter() - started > BLAME_BUDGET_S:
-                log.info("bootstrap: blame budget spent; later files keep their file links only")
-                break
-            definitions = [d for d in parsed[path].definitions if d.kind in BLAMED_KINDS]
-            if not definitions:
-                continue
-            shas = self._git.line_commits(root, path)
-            owners = _innermost(definitions, len(shas))
-            for line, sha in enumerate(shas, 1):
-                owner, memory_id = owners[line], ids.get(sha)
-                if owner is None or memory_id is None:
-                    continue
-                key = symbol_key(project, path, owner.qualified_name)
-                entity = Entity(key, EntityKind.SYMBOL, owner.qualified_name, project, owner.signature[:200])
-                links.setdefault((memory_id, key), (memory_id, entity))
+        # git blame is a process of its own: a few at once (the parse pool is idle by now).
+        with ThreadPoolExecutor(BLAME_PROCESSES, thread_name_prefix="graphmem-blame") as pool:
+            shas_of = [(path, pool.submit(self._git.line_commits, root, path, since)) for path in blamed]
+            for path, future in shas_of:  # in path order: the same links whatever finishes first
+                if time.perf_counter() - started > BLAME_BUDGET_S:
+                    log.info("bootstrap: blame budget spent; later files keep their file links only")
+                    pool.shutdown(wait=True, cancel_futures=True)
+                    break
+                shas = future.result()
+                owners = _innermost(blamed[path], len(shas))
+                for line, sha in enumerate(shas, 1):
+                    owner, memory_id = owners[line], ids.get(sha)
+                    if owner is None or memory_id is None:
+                        continue
+                    key = symbol_key(project, path, owner.qualified_name)
+                    entity = Entity(
+                        key, EntityKind.SYMBOL, owner.qualified_name, project, owner.signature[:200]
+                    )
+                    links.setdefault((memory_id, key), (memory_id, entity))
         # The symbols are the code graph's: linked, not stored again.
         self._writer.attach(list(links.values()), store_entities=False)
 

@@ -40,11 +40,11 @@ def killed_while_parsing(done, total):
 blamed = []
 line_commits = GitLog.line_commits
 
-def killed_while_linking(self, root, path):
+def killed_while_linking(self, root, path, *since):
     blamed.append(path)
     if len(blamed) > 3:
         os.kill(os.getpid(), signal.SIGKILL)
-    return line_commits(self, root, path)
+    return line_commits(self, root, path, *since)
 
 if stage == "linking":
     GitLog.line_commits = killed_while_linking

@@ -70,6 +70,7 @@ class FakeHistory:
 
     commits: list[Commit] = field(default_factory=list)
     blame: dict[str, list[str]] = field(default_factory=dict)
+    blamed_since: list[datetime | None] = field(default_factory=list)  # each ``line_commits``'s
     reads: int = 0
     said: list[str] = field(default_factory=list)  # what ``notes`` says
     renamed: dict[str, str] = field(default_factory=dict)  # what ``renames`` says: old -> new path
@@ -80,7 +81,8 @@ class FakeHistory:
         self.reads += 1
         return self.commits[:max_commits]
 
-    def line_commits(self, root: Path, path: str) -> list[str]:
+    def line_commits(self, root: Path, path: str, since: datetime | None = None) -> list[str]:
+        self.blamed_since.append(since)
         return self.blame.get(path, [])
 
     def notes(self, root: Path) -> list[str]:

@@ -381,3 +381,28 @@ def test_renames_since_a_commit_include_committed_and_staged_moves(repo: Path) -
 def test_renames_since_an_unknown_or_invalid_commit_are_none(repo: Path, since: str) -> None:
     assert git_history.renames(repo, since) == {}
     assert not (repo / "x").exists()
+
+
+def _three_line_history(root: Path) -> tuple[str, str, str]:
+    """Line 1 written in January, line 2 changed in March, line 3 added in May."""
+    old = commit(root, "a", {"m.py": "a = 1\nb = 1\n"}, date="2026-01-10T10:00:00Z")
+    mid = commit(root, "b", {"m.py": "a = 1\nb = 2\n"}, date="2026-03-10T10:00:00Z")
+    new = commit(root, "c", {"m.py": "a = 1\nb = 2\nc = 3\n"}, date="2026-05-10T10:00:00Z")
+    return old, mid, new
+
+
+def test_line_commits_names_the_commit_that_last_changed_each_line(tmp_path: Path) -> None:
+    root = init(tmp_path / "repo")
+    old, mid, new = _three_line_history(root)
+
+    assert git_history.line_commits(root, "m.py") == [old, mid, new]
+
+
+def test_line_commits_since_leaves_older_lines_unknown_and_keeps_the_newer_ones(tmp_path: Path) -> None:
+    """git walks back only to ``since``: the newer lines are attributed as a full blame does,
+    an older line is "" (not the boundary commit's, which did not change it)."""
+    root = init(tmp_path / "repo")
+    _old, mid, new = _three_line_history(root)
+
+    assert git_history.line_commits(root, "m.py", datetime(2026, 3, 1, tzinfo=UTC)) == ["", mid, new]
+    assert git_history.line_commits(root, "m.py", datetime(2026, 4, 1, tzinfo=UTC)) == ["", "", new]

@@ -230,6 +230,25 @@ def test_a_commit_is_linked_to_the_function_whose_lines_it_last_changed(repo: Re
     assert [e.name for e in repo.about(event.id) if e.kind is EntityKind.SYMBOL] == ["main"]
 
 
+def test_blame_walks_back_only_to_a_day_before_the_oldest_commit_it_links(repo: Repo) -> None:
+    """A line git last changed before the history read has no memory to link: blame need not
+    walk the rest of the file's history to say so."""
+    older = Commit(
+        "d" * 40, "Ana", "ana@example.com", datetime(2026, 2, 1, tzinfo=UTC), "Old", "", ("src/app.py",)
+    )
+    repo.history.commits = [commit("b" * 40, "src/app.py"), older]
+    repo.history.blame["src/app.py"] = ["b" * 40, ""]  # line 2: before the history read
+
+    repo.bootstrap()
+
+    assert repo.history.blamed_since == [datetime(2026, 1, 31, tzinfo=UTC)]
+    symbols = {
+        e.source: [x.name for x in repo.about(e.id) if x.kind is EntityKind.SYMBOL]
+        for e in repo.memories(Category.EVENT)
+    }
+    assert symbols == {"git:" + "b" * 40: ["main"], "git:" + "d" * 40: []}
+
+
 def test_no_history_asked_reads_no_history(repo: Repo) -> None:
     repo.history.commits = [commit("c" * 40, "src/app.py")]
 
