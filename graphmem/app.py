@@ -70,6 +70,7 @@ from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.session_files import SESSION_CLIENTS, SessionFiles
 from graphmem.service.staleness import Staleness
+from graphmem.service.stores import Stores
 from graphmem.service.transfer import Transfer
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
@@ -260,26 +261,17 @@ def build_memory(
         same_subject=settings.dedup.same_subject,
     )
     store = writer.store  # every peer reads (and the writer writes) behind the redaction door
+    gitlab = enricher.graph if enricher is not None else None
+    stores = Stores(store, semantic, code=code, gitlab=gitlab, namespace=namespace, clock=clock)
     names = ProjectNames(roots, writer)
-    branches = BranchLifecycle(writer, namespace, enricher.graph if enricher is not None else None, roots)
+    branches = BranchLifecycle(stores, writer, roots)
     if enricher is not None:
         enricher.listen(ForgeRules(writer, mentions).entity_changed)  # the forge's lifecycle rules
         enricher.listen(branches.state_changed)  # a branch's MR merged or closed
-    recaller = Recaller(
-        store,
-        semantic,
-        mentions=mentions,
-        code=code,
-        gitlab=enricher.graph if enricher is not None else None,
-        plan=settings.recall.plan,
-        limit=settings.recall.limit,
-        clock=clock,
-    )
-    context = ContextBuilder(store, recaller.ask, namespace, names.file_entity, clock, code, enricher)
+    recaller = Recaller(stores, mentions=mentions, plan=settings.recall.plan, limit=settings.recall.limit)
     staleness = Staleness(store, code)  # what changed in the code since a memory was written
-    transfer = TransferFiles(
-        Transfer(store, semantic, clock, writer, staleness), data_dir, writer.lock, names
-    )
+    context = ContextBuilder(stores, recaller.ask, names.file_entity, staleness, enricher)
+    transfer = TransferFiles(Transfer(stores, writer, staleness), data_dir, writer.lock, names)
     options = IngestOptions(
         opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
         idle_seconds=settings.ingest.idle_seconds,
@@ -323,7 +315,7 @@ def build_memory(
         lifecycle=Lifecycle(writer),
         review=Review(store, staleness, clock),
         staleness=staleness,
-        neighbourhood=NeighbourhoodReader(store, code, enricher.graph if enricher is not None else None),
+        neighbourhood=NeighbourhoodReader(store, code, gitlab),
         home=Home(store, staleness),
         transfer=transfer,
         ingest=options,

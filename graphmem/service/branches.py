@@ -29,9 +29,9 @@ from datetime import datetime
 from graphmem.core.branches import read_branch
 from graphmem.core.events import Cause
 from graphmem.core.models import EntityKind, MemoryRecord
-from graphmem.core.ports import GitLabGraph, ProjectRoots
+from graphmem.core.ports import ProjectRoots
 from graphmem.errors import GraphmemError
-from graphmem.service.mentions import Namespace
+from graphmem.service.stores import Stores
 from graphmem.service.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
@@ -46,32 +46,26 @@ MAX_BRANCH_MEMORIES = 2000
 class BranchLifecycle:
     """Promotes or archives the memories of a branch when its MR merges or closes, or it is deleted."""
 
-    def __init__(
-        self,
-        writer: MemoryWriter,
-        namespace: Namespace,
-        gitlab: GitLabGraph | None = None,
-        roots: ProjectRoots | None = None,
-    ) -> None:
+    def __init__(self, stores: Stores, writer: MemoryWriter, roots: ProjectRoots | None = None) -> None:
+        self._stores = stores  # reads: the memories on branches, GitLab's MRs, a project's GitLab path
         self._writer = writer
-        self._namespace = namespace
-        self._gitlab = gitlab
-        self._roots = roots
+        self._roots = roots  # git's branches of a checkout; None: deleted branches are not checked
 
     def state_changed(
         self, key: str, kind: EntityKind, before: str | None, after: str, changed_at: datetime | None
     ) -> list[tuple[str, str]]:
         """An MR merged or closed (``Enricher``'s listener): its source branch's memories in the
         MR's project are promoted or archived; the (memory id, rule) of each change."""
-        if kind is not EntityKind.MERGE_REQUEST or after not in ("merged", "closed") or self._gitlab is None:
+        gitlab = self._stores.gitlab
+        if kind is not EntityKind.MERGE_REQUEST or after not in ("merged", "closed") or gitlab is None:
             return []
-        request = self._gitlab.merge_request(key)
+        request = gitlab.merge_request(key)
         branch = read_branch(request.source_branch) if request is not None else None
         if request is None or branch is None:
             return []
         when = f" on {changed_at:%Y-%m-%d}" if changed_at is not None else ""
         name = f"{request.project}!{request.iid}"
-        found = self._writer.store.branch_memories(None, branch, MAX_BRANCH_MEMORIES)
+        found = self._stores.store.branch_memories(None, branch, MAX_BRANCH_MEMORIES)
         ours = [r for r in found if r.project and self._gitlab_path(r.project) == request.project]
         if after == "merged":
             cause = Cause(RULE_ACTOR, f"{branch} merged in {name}{when}", MERGED)
@@ -85,7 +79,7 @@ class BranchLifecycle:
         cannot read (moved, not a repository) is left as it is."""
         if self._roots is None:
             return []
-        found = self._writer.store.branch_memories(project, None, MAX_BRANCH_MEMORIES)
+        found = self._stores.store.branch_memories(project, None, MAX_BRANCH_MEMORIES)
         changed: list[tuple[str, str]] = []
         for owner in sorted({r.project for r in found if r.project}):
             branches = self._roots.local_branches(owner)
@@ -103,7 +97,7 @@ class BranchLifecycle:
 
     def _gitlab_path(self, project: str) -> str | None:
         try:
-            return self._namespace(project)
+            return self._stores.namespace(project)
         except (OSError, ValueError, GraphmemError):
             return None
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
 
 from graphmem.core.bundle import ContextBundle, build_bundle
 from graphmem.core.enrichment import GITLAB_KINDS, parse_key
 from graphmem.core.models import Category, Entity, EntityKind, Hit, Status
-from graphmem.core.ports import CodeGraph, GraphStore, Visibility
+from graphmem.core.ports import Visibility
 from graphmem.core.provenance import CONVENTIONS, is_convention
 from graphmem.core.refs import find_path_candidates, parse_ref
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, words
@@ -23,6 +22,7 @@ from graphmem.service.mentions import ref_entity
 from graphmem.service.recall import _visible
 from graphmem.service.results import RecallResult
 from graphmem.service.staleness import Staleness
+from graphmem.service.stores import Stores
 
 # Memories considered before the budget cuts: direct ones, then recalled ones.
 CONTEXT_CANDIDATES = 40
@@ -57,38 +57,33 @@ class ContextBuilder:
 
     def __init__(
         self,
-        store: GraphStore,
+        stores: Stores,
         recall: Recall,
-        namespace: Callable[[str], str | None],
         file_entity: FileEntity,
-        clock: Callable[[], datetime],
-        code: CodeGraph | None = None,
+        staleness: Staleness,
         enricher: Enricher | None = None,
     ) -> None:
-        self._code = code
-        self._enricher = enricher
-        self._store = store
+        self._stores = stores
         self._recall = recall
-        self._namespace = namespace
         self._file_entity = file_entity
-        self._clock = clock
-        self._staleness = Staleness(store, code)
+        self._staleness = staleness  # what changed in the code since a memory was written
+        self._enricher = enricher  # GitLab's MRs, issues and epics, fetched on demand
 
     def resolve(self, target: str, project: str | None) -> Entity | None:
         """The entity ``target`` names (a ref or a file), or None for free text."""
         ref = parse_ref(target)
         if ref is not None:
-            named = ref_entity(ref, project, self._namespace)
-            return self._store.get_entities([named.key]).get(named.key) or named
+            named = ref_entity(ref, project, self._stores.namespace)
+            return self._stores.store.get_entities([named.key]).get(named.key) or named
         if project:
             entity = self._file_entity(project, target)
             if entity is not None:
-                return self._store.get_entities([entity.key]).get(entity.key) or entity
-        known = self._store.find_entities(target, (EntityKind.FILE,))
+                return self._stores.store.get_entities([entity.key]).get(entity.key) or entity
+        known = self._stores.store.find_entities(target, (EntityKind.FILE,))
         if len(known) == 1:
             return known[0]
-        if self._code is not None:
-            symbol, _ = find_symbol(self._code, project, target)
+        if self._stores.code is not None:
+            symbol, _ = find_symbol(self._stores.code, project, target)
             if symbol is not None:
                 return symbol_entity(symbol, project or "")
         return None
@@ -111,7 +106,7 @@ class ContextBuilder:
             if ranged is not None:
                 return ranged
             target = lines.path  # a file graphmem cannot read lines of: what is known about it
-        now = self._clock()
+        now = self._stores.clock()
         entity = self.resolve(target, project)
         found = self._found(target, entity)
         hits: list[Hit] = []
@@ -119,10 +114,10 @@ class ContextBuilder:
         notes: list[str] = []
         code_sections: list[tuple[str, list[str]]] = []
         extra_keys: list[str] = []
-        if entity is not None and self._code is not None:
+        if entity is not None and self._stores.code is not None:
             code_sections, extra_keys = self._code_sections(entity)
-        elif entity is None and self._code is not None:
-            _, candidates = find_symbol(self._code, project, target)
+        elif entity is None and self._stores.code is not None:
+            _, candidates = find_symbol(self._stores.code, project, target)
             if candidates:
                 notes.append("Several symbols match: " + "; ".join(candidates) + ". Give the qualified name.")
         if entity is not None and self._enricher is not None:
@@ -171,14 +166,14 @@ class ContextBuilder:
     ) -> ContextBundle | None:
         """What is known about lines of a file (``src/x.py:40-52``); None when the file is
         not one of the project's or there is no code graph."""
-        file = self._file_entity(project, lines.path) if project and self._code is not None else None
-        if file is None or self._code is None:
+        file = self._file_entity(project, lines.path) if project and self._stores.code is not None else None
+        if file is None or self._stores.code is None:
             return None
-        file = self._store.get_entities([file.key]).get(file.key) or file
-        visibility = Visibility(project, branch=branch, expired_by=self._clock())
+        file = self._stores.store.get_entities([file.key]).get(file.key) or file
+        visibility = Visibility(project, branch=branch, expired_by=self._stores.clock())
         hits, symbols = range_hits(
-            self._store,
-            self._code,
+            self._stores.store,
+            self._stores.code,
             file,
             lines,
             visible=lambda record: _visible(record, visibility),
@@ -186,7 +181,7 @@ class ContextBuilder:
         )
         sections = [range_section(lines, symbols)]
         if symbols:
-            sections += symbol_sections(self._code, symbols[0])[1:]  # its callers and callees
+            sections += symbol_sections(self._stores.code, symbols[0])[1:]  # its callers and callees
         notes = (
             []
             if hits
@@ -201,7 +196,7 @@ class ContextBuilder:
         ]
         about = {
             **{h.memory.id: h.entities for h in related_hits},
-            **self._store.about([h.memory.id for h in hits]),
+            **self._stores.store.about([h.memory.id for h in hits]),
         }
         hits, related_hits = self._marked(hits, related_hits, about)
         shown = Entity(file.key, file.kind, target, file.project, file.title)
@@ -211,10 +206,10 @@ class ContextBuilder:
             hits,
             self._related([*hits, *related_hits], file, about),
             max_tokens=max_tokens,
-            now=self._clock(),
+            now=self._stores.clock(),
             notes=notes,
             code=sections,
-            found=file.key in self._store.get_entities([file.key]),
+            found=file.key in self._stores.store.get_entities([file.key]),
             related_hits=related_hits,
         )
 
@@ -230,7 +225,7 @@ class ContextBuilder:
         if entity is not None:
             if entity.kind is EntityKind.SYMBOL:
                 return True  # found in the code graph
-            return entity.key in self._store.get_entities([entity.key])
+            return entity.key in self._stores.store.get_entities([entity.key])
         if parse_ref(target) is not None or find_path_candidates(target) == [target]:
             return False
         return None
@@ -246,26 +241,30 @@ class ContextBuilder:
         hits: list[Hit] = []
         for categories, statuses, limit in BOOT_SECTIONS:
             visibility = Visibility(
-                project, frozenset(statuses), frozenset(categories), branch=branch, expired_by=self._clock()
+                project,
+                frozenset(statuses),
+                frozenset(categories),
+                branch=branch,
+                expired_by=self._stores.clock(),
             )
             if set(categories) & CONVENTIONS:  # only the user's own: an agent's or a file's are data
-                found = self._store.list_memories(visibility, limit=CONVENTIONS_FETCH, offset=0)
+                found = self._stores.store.list_memories(visibility, limit=CONVENTIONS_FETCH, offset=0)
                 records = [r for r in found if is_convention(r)][:limit]
             else:
-                records = self._store.list_memories(visibility, limit=limit, offset=0)
+                records = self._stores.store.list_memories(visibility, limit=limit, offset=0)
             hits += [Hit(record, 1.0, (), ()) for record in self._staleness.annotate(records)]
         name = project.rstrip("/").rsplit("/", 1)[-1] if project else ""  # a path's or a shared name's end
         target = f"start of a session in {name}" if name else "start of a session"
-        return build_bundle(target, None, hits, [], max_tokens=max_tokens, now=self._clock())
+        return build_bundle(target, None, hits, [], max_tokens=max_tokens, now=self._stores.clock())
 
     def _code_sections(self, entity: Entity) -> tuple[list[tuple[str, list[str]]], list[str]]:
-        assert self._code is not None
+        assert self._stores.code is not None
         if entity.kind is EntityKind.FILE and entity.project:
-            return file_sections(self._code, entity.project, entity.name)
+            return file_sections(self._stores.code, entity.project, entity.name)
         if entity.kind is EntityKind.SYMBOL:
-            symbol = self._code.symbols([entity.key]).get(entity.key)
+            symbol = self._stores.code.symbols([entity.key]).get(entity.key)
             if symbol is not None:
-                return symbol_sections(self._code, symbol), []
+                return symbol_sections(self._stores.code, symbol), []
         return [], []
 
     def _gitlab_sections(self, entity: Entity) -> tuple[list[tuple[str, list[str]]], list[str], str | None]:
@@ -280,8 +279,8 @@ class ContextBuilder:
         note = pending_note(entity, row, self._enricher.configured)
         target = parse_key(entity.key)
         root = entity.project
-        local = root if root and target and self._namespace(root) == target.namespace else None
-        sections, keys = ref_sections(graph, self._code, entity, local)
+        local = root if root and target and self._stores.namespace(root) == target.namespace else None
+        sections, keys = ref_sections(graph, self._stores.code, entity, local)
         return sections, keys, note
 
     def _direct(
@@ -293,12 +292,12 @@ class ContextBuilder:
         says more about it than one that changed 40 (a reformatting, a move). And what each
         of them is about (one read)."""
         keys = [entity.key, *extra_keys]
-        found = self._store.memories_about(keys)
+        found = self._stores.store.memories_about(keys)
         ids = list(dict.fromkeys(i for key in keys for i in found.get(key, [])))
-        records = self._store.get_memories(ids)
-        visibility = Visibility(project, branch=branch, expired_by=self._clock())
+        records = self._stores.store.get_memories(ids)
+        visibility = Visibility(project, branch=branch, expired_by=self._stores.clock())
         current = [r for r in records.values() if _visible(r, visibility)]
-        about = self._store.about([r.id for r in current])
+        about = self._stores.store.about([r.id for r in current])
         files = {
             r.id: sum(1 for e in about.get(r.id, ()) if e.kind is EntityKind.FILE)
             for r in current

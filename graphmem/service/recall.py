@@ -45,10 +45,10 @@ from graphmem.core.models import (
     Status,
     Step,
 )
-from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, TextHits, Vector, VectorQuery, Visibility
+from graphmem.core.ports import TextHits, Vector, VectorQuery, Visibility
 from graphmem.core.provenance import is_persons
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
-from graphmem.core.timeparse import to_utc, utc_now
+from graphmem.core.timeparse import to_utc
 from graphmem.core.views import why
 from graphmem.errors import InvalidInputError
 from graphmem.service.described_code import DescribedCode
@@ -56,7 +56,7 @@ from graphmem.service.entity_reach import explained, reach, step_names, walks_of
 from graphmem.service.inputs import parse_category
 from graphmem.service.mentions import Mentions
 from graphmem.service.results import RecallResult
-from graphmem.service.semantic import SemanticIndex
+from graphmem.service.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -114,24 +114,11 @@ class Recaller:
     """Runs a recall plan against the store."""
 
     def __init__(
-        self,
-        store: GraphStore,
-        semantic: SemanticIndex | None,
-        *,
-        mentions: Mentions | None = None,
-        code: CodeGraph | None = None,
-        gitlab: GitLabGraph | None = None,
-        plan: str = "hybrid",
-        limit: int = 10,
-        clock: Callable[[], datetime] = utc_now,
+        self, stores: Stores, *, mentions: Mentions | None = None, plan: str = "hybrid", limit: int = 10
     ) -> None:
-        self._store = store
-        self._clock = clock
-        self._semantic = semantic
+        self._stores = stores
         self._mentions = mentions
-        self._code = code
-        self._gitlab = gitlab
-        self._described = DescribedCode(code) if code is not None else None
+        self._described = DescribedCode(stores.code) if stores.code is not None else None
         self._plan = get_plan(plan)
         self._limit = limit
         # The full-text search holds the GIL while it runs; the model lets go of it. So the
@@ -164,7 +151,7 @@ class Recaller:
             raise InvalidInputError(str(exc.args[0])) from None
         named, guessed = self._mentions.named_in(query, project) if self._mentions else ([], frozenset())
         hops = chosen.entity_hops if chosen.uses(ENTITY) else 0
-        near = reach(self._code, self._gitlab, named, hops)
+        near = reach(self._stores.code, self._stores.gitlab, named, hops)
         # A question that names no code itself may describe some: weak evidence, as a plain word is.
         described = (
             self.described(query, project) if chosen.uses(ENTITY) and _names_no_code(named, guessed) else []
@@ -184,7 +171,7 @@ class Recaller:
             neighbour_keys=near.keys(1),
             far_keys=near.keys(2),
             routes=near.routes,
-            expired_by=self._clock(),
+            expired_by=self._stores.clock(),
         )
         # What the question writes as code first, then what it describes, then its plain words.
         ordered = sorted(named, key=lambda e: e.key in guessed)
@@ -210,12 +197,12 @@ class Recaller:
         searched: Future[TextHits] | None = None
         if plan.uses(LEXICAL):  # side by side with the query's embedding (see __init__)
             searched = self._pool.submit(
-                self._store.search_text, lexical_query(text), visibility, depth, phrase=text
+                self._stores.store.search_text, lexical_query(text), visibility, depth, phrase=text
             )
         query_vector: Vector | None = None
-        if self._semantic is not None and self._semantic.ready and plan.uses(SEMANTIC):
-            self._semantic.index()  # load the vectors first: needs no model unless some are pending
-            query_vector = self._semantic.embed_query(text)
+        if self._stores.semantic is not None and self._stores.semantic.ready and plan.uses(SEMANTIC):
+            self._stores.semantic.index()  # load the vectors first: needs no model unless some are pending
+            query_vector = self._stores.semantic.embed_query(text)
         # The vector search before the full-text search's answer: on a database store both
         # run at once, each on its own connection.
         nearest = (
@@ -276,7 +263,7 @@ class Recaller:
                 break
             if item not in records:  # the records of a chunk at a time
                 batch = [item, *(other for other, _ in window)]
-                fetched = self._store.get_memories(batch)
+                fetched = self._stores.store.get_memories(batch)
                 records.update({other: fetched.get(other) for other in batch})
             record = records[item]
             if record is None or not _visible(record, visibility):
@@ -297,15 +284,17 @@ class Recaller:
             # False while some memories wait for their vectors: those are found by words,
             # entities and the graph only.
             semantic_ready=(
-                query_vector is not None and self._semantic is not None and self._semantic.complete
+                query_vector is not None
+                and self._stores.semantic is not None
+                and self._stores.semantic.complete
             )
             or not plan.uses(SEMANTIC),
         )
 
     def _similarities(self, vector: Vector | None, ids: Sequence[str]) -> dict[str, float]:
-        if vector is None or self._semantic is None:
+        if vector is None or self._stores.semantic is None:
             return {}
-        return self._semantic.similarities(vector, list(ids))
+        return self._stores.semantic.similarities(vector, list(ids))
 
     def _convex(
         self,
@@ -377,11 +366,11 @@ class Recaller:
     def _semantic_channel(
         self, vector: Vector, visibility: Visibility, depth: int
     ) -> list[tuple[str, float]]:
-        assert self._semantic is not None
+        assert self._stores.semantic is not None
         over = depth * 3 if (visibility.categories or visibility.since) else depth
-        found = self._semantic.search(VectorQuery.of(vector, over, visibility))
+        found = self._stores.semantic.search(VectorQuery.of(vector, over, visibility))
         if visibility.categories or visibility.since:
-            records = self._store.get_memories([i for i, _ in found])
+            records = self._stores.store.get_memories([i for i, _ in found])
             found = [(i, s) for i, s in found if i in records and _visible(records[i], visibility)]
         return found[:depth]
 
@@ -396,11 +385,11 @@ class Recaller:
         by the plan's ``entity_recency``.
         """
         named, near, far = query.entity_keys, query.neighbour_keys, query.far_keys
-        about = self._store.memories_about([*named, *near, *far])
+        about = self._stores.store.memories_about([*named, *near, *far])
         groups = ((named, 1.0), (near, plan.neighbour_weight), (far, plan.neighbour_weight))
         scores = entity_scores(about, groups, specificity=plan.entity_specificity)
         if plan.entity_recency > 0.0 and len(scores) > 1:
-            records = self._store.get_memories(list(scores))
+            records = self._stores.store.get_memories(list(scores))
             times = {item: record.created_at.timestamp() for item, record in records.items()}
             scores = age_weighted(scores, times, plan.entity_recency)
         steps: dict[str, tuple[Step, ...]] = {}
@@ -421,11 +410,11 @@ class Recaller:
     def _explained(self, hits: Sequence[Hit], entity_steps: Mapping[str, tuple[Step, ...]]) -> list[Hit]:
         """``hits`` with the entities they are about and, on the entity and graph channels, the
         edges that reached them, each end named as a user writes it (one entity read for all)."""
-        about = self._store.about([h.memory.id for h in hits])
+        about = self._stores.store.about([h.memory.id for h in hits])
         walks = {h.memory.id: walks_of(h, entity_steps.get(h.memory.id, ())) for h in hits}
         names, missing = step_names(walks.values(), about)
         if missing:
-            names.update({key: e.name for key, e in self._store.get_entities(missing).items()})
+            names.update({key: e.name for key, e in self._stores.store.get_entities(missing).items()})
         told = [explained(h, walks[h.memory.id], names, about.get(h.memory.id, ())) for h in hits]
         return [replace(h, why=why(h)) for h in told]
 
@@ -447,7 +436,7 @@ class Recaller:
             if not frontier:
                 break
             next_frontier: list[str] = []
-            for edge in self._store.neighbours(frontier, GRAPH_EDGE_LIMIT):
+            for edge in self._stores.store.neighbours(frontier, GRAPH_EDGE_LIMIT):
                 if not carries_topic(edge.via, plan.topicless_kinds):
                     continue
                 a, b = edge.memory_id, edge.other_id

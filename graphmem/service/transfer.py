@@ -33,7 +33,6 @@ from graphmem.core.export_format import (
     rooted_project,
 )
 from graphmem.core.models import Entity, Link, MemoryRecord, Scope, Status
-from graphmem.core.ports import GraphStore
 from graphmem.core.provenance import import_source, is_persons
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
@@ -45,8 +44,8 @@ from graphmem.service.repository_export import (
     snapshot,
 )
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryFiles
-from graphmem.service.semantic import SemanticIndex
 from graphmem.service.staleness import Staleness
+from graphmem.service.stores import Stores
 from graphmem.service.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
@@ -74,19 +73,10 @@ class ExportedFile:
 class Transfer:
     """Moves memories in and out of a store (reading it; writing through the ``MemoryWriter``)."""
 
-    def __init__(
-        self,
-        store: GraphStore,
-        semantic: SemanticIndex | None,
-        clock: Callable[[], datetime],
-        writer: MemoryWriter,
-        staleness: Staleness,
-    ) -> None:
-        self._staleness = staleness
-        self._store = store
-        self._semantic = semantic
-        self._clock = clock
+    def __init__(self, stores: Stores, writer: MemoryWriter, staleness: Staleness) -> None:
+        self._stores = stores
         self._writer = writer
+        self._staleness = staleness
         self._proposals = Proposals(writer)
 
     # -- export -------------------------------------------------------------------
@@ -101,25 +91,29 @@ class Transfer:
         """
         _check_format(fmt)
         if repository:
-            shared = snapshot(self._store, _required_project(project))
+            shared = snapshot(self._stores.store, _required_project(project))
             out.write(shared.jsonl if fmt == "jsonl" else shared.markdown)
             return ExportSummary(len(shared.memory_ids), shared.entities, shared.links)
-        memories = [m for m in self._store.all_memories() if project is None or m.project in (None, project)]
+        memories = [
+            m for m in self._stores.store.all_memories() if project is None or m.project in (None, project)
+        ]
         ids = {m.id for m in memories}
-        about = self._store.about(ids)
+        about = self._stores.store.about(ids)
         stale = self._staleness.flags(memories, about)
         memories = [replace(m, stale=stale[m.id]) if m.id in stale else m for m in memories]
         entities: dict[str, Entity] = {e.key: e for es in about.values() for e in es}
-        links = [link for link in self._store.links(ids) if link.source in ids and link.target in ids]
-        nexts = [(a, b) for a, b in self._store.next_pairs(ids) if b in ids]
+        links = [link for link in self._stores.store.links(ids) if link.source in ids and link.target in ids]
+        nexts = [(a, b) for a, b in self._stores.store.next_pairs(ids) if b in ids]
         events = [
-            e for e in self._store.all_events() if e.memory_id in ids and (e.other_id or e.memory_id) in ids
+            e
+            for e in self._stores.store.all_events()
+            if e.memory_id in ids and (e.other_id or e.memory_id) in ids
         ]
         if fmt == "markdown":
-            out.write(render_markdown_export(memories, project, self._clock()))
+            out.write(render_markdown_export(memories, project, self._stores.clock()))
         else:
             counts = {"memories": len(memories), "entities": len(entities), "links": len(links)}
-            _write(out, header_line(project, counts, self._clock()))
+            _write(out, header_line(project, counts, self._stores.clock()))
             for entity in entities.values():
                 _write(out, entity_line(entity))
             for memory in memories:
@@ -150,7 +144,7 @@ class Transfer:
         """
         _check_format(fmt)
         root = _required_project(project)
-        shared = snapshot(self._store, root, folder)
+        shared = snapshot(self._stores.store, root, folder)
         files = {REPOSITORY_VIEW: shared.markdown}
         if fmt == "jsonl":
             files = {REPOSITORY_FILE: shared.jsonl, **files}
@@ -169,14 +163,14 @@ class Transfer:
                 f"left in it? Resolve it and run `graphmem import {folder}`, or export with --force "
                 "to replace the file."
             )
-        stored = self._store.get_memories([line.id for _, line in parsed.memories])
+        stored = self._stores.store.get_memories([line.id for _, line in parsed.memories])
         missing: list[str] = []  # not in the store, or newer there than here: not imported yet
         for _, line in parsed.memories:
             mine = stored.get(line.id)
             if mine is not None:
                 if _stamp(line) > mine.updated_at:
                     missing.append(line.id)
-            elif not self._store.find_by_hash(memory_hash(line.scope, _owner(line, root), line.text)):
+            elif not self._stores.store.find_by_hash(memory_hash(line.scope, _owner(line, root), line.text)):
                 missing.append(line.id)
         if missing:
             shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
@@ -212,8 +206,8 @@ class Transfer:
                 sorted(parsed.problems),
             )
         source = import_source(name)  # who wrote what it holds: the file, never what the file says
-        now = self._clock()
-        existing = self._store.get_memories([m.id for _, m in parsed.memories])
+        now = self._stores.clock()
+        existing = self._stores.store.get_memories([m.id for _, m in parsed.memories])
         # ids in the file -> ids in the store (a duplicate text maps onto the stored memory)
         id_map: dict[str, str] = {m.id: m.id for _, m in parsed.memories if m.id in existing}
         new: list[tuple[MemoryRecord, list[str]]] = []
@@ -222,7 +216,7 @@ class Transfer:
         fresh = [line for _, line in parsed.memories if line.id not in existing]
         # One read for every new line's hash (a round trip per line made a remote store's import slow).
         digests = {line.id: memory_hash(line.scope, _owner(line, project), line.text) for line in fresh}
-        held = self._store.find_by_hashes(set(digests.values()))
+        held = self._stores.store.find_by_hashes(set(digests.values()))
         for _, line in parsed.memories:
             if line.id in existing:
                 stored = existing[line.id]
@@ -263,7 +257,7 @@ class Transfer:
     def _new_entities(self, parsed: ParsedExport) -> int:
         """How many of the file's entities the store does not hold yet (what an import adds)."""
         keys = {e.key for _, e in parsed.entities}
-        return len(keys - self._store.get_entities(keys).keys()) if keys else 0
+        return len(keys - self._stores.store.get_entities(keys).keys()) if keys else 0
 
     def _new_links(self, parsed: ParsedExport, id_map: dict[str, str]) -> int:
         """How many of the file's links the store does not hold yet, between the memories they
@@ -272,7 +266,11 @@ class Transfer:
             (id_map.get(r.source, r.source), id_map.get(r.target, r.target), r.kind) for _, r in parsed.links
         }
         ends = {memory_id for source, target, _ in wanted for memory_id in (source, target)}
-        held = {(link.source, link.target, link.kind) for link in self._store.links(ends)} if ends else set()
+        held = (
+            {(link.source, link.target, link.kind) for link in self._stores.store.links(ends)}
+            if ends
+            else set()
+        )
         return len(wanted - held)
 
     def _update(self, updates: list[tuple[MemoryRecord, MemoryLine]], source: str, now: datetime) -> None:
@@ -282,7 +280,7 @@ class Transfer:
         renamed: list[tuple[str, str]] = []
         for stored, line in updates:
             incoming = line.to_record(stored.content_hash, stored.project, source=source, now=now)
-            known = self._store.get_entities(line.entities)
+            known = self._stores.store.get_entities(line.entities)
             entities = [known[k] for k in line.entities if k in known]
             cause = Cause(source, "a newer copy was imported")
             if is_persons(stored):  # theirs stays in force: the copy is a proposal beside it
@@ -290,8 +288,8 @@ class Transfer:
                     self._proposals.propose(stored, incoming.text, incoming.category, entities, cause)
             elif self._writer.take(stored, incoming, entities, cause):
                 renamed.append((stored.id, incoming.text))
-        if renamed and self._semantic is not None:
-            vectors = self._semantic.embed_texts([text for _, text in renamed]).astype(np.float32)
+        if renamed and self._stores.semantic is not None:
+            vectors = self._stores.semantic.embed_texts([text for _, text in renamed]).astype(np.float32)
             self._writer.set_vectors([memory_id for memory_id, _ in renamed], vectors)
 
     def _check_references(self, parsed: ParsedExport, project: str | None) -> None:
@@ -309,7 +307,7 @@ class Transfer:
         for number, memory in parsed.memories:
             unknown = [k for k in memory.entities if k not in keys]
             if unknown:
-                known = self._store.get_entities(unknown)
+                known = self._stores.store.get_entities(unknown)
                 missing = [k for k in unknown if k not in known]
                 if missing:
                     parsed.problems.append(
@@ -319,7 +317,7 @@ class Transfer:
         endpoints += [(n, r.source, r.target) for n, r in parsed.nexts]
         endpoints += [(n, r.memory_id, r.other_id or r.memory_id) for n, r in parsed.events]
         outside = {i for _, s, t in endpoints for i in (s, t) if i not in ids}
-        stored = self._store.get_memories(outside) if outside else {}
+        stored = self._stores.store.get_memories(outside) if outside else {}
         for number, source, target in endpoints:
             for memory_id in (source, target):
                 if memory_id not in ids and memory_id not in stored:
@@ -341,9 +339,9 @@ class Transfer:
                     progress(len(records))
 
     def _vectors_of(self, records: list[MemoryRecord]) -> np.ndarray | None:
-        if self._semantic is None:
+        if self._stores.semantic is None:
             return None
-        return self._semantic.embed_texts([r.text for r in records]).astype(np.float32)
+        return self._stores.semantic.embed_texts([r.text for r in records]).astype(np.float32)
 
     def _apply(
         self,
@@ -357,7 +355,9 @@ class Transfer:
         self._writer.add_entities(entities)
         known = {e.key: e for e in entities}
         # A database's vector index may be built once at the end instead of taking each row.
-        with self._semantic.bulk_load(len(new)) if self._semantic is not None else nullcontext():
+        with (
+            self._stores.semantic.bulk_load(len(new)) if self._stores.semantic is not None else nullcontext()
+        ):
             self._store_batches(
                 [[r for r, _ in new[i : i + IMPORT_BATCH]] for i in range(0, len(new), IMPORT_BATCH)],
                 progress,
@@ -365,12 +365,12 @@ class Transfer:
         # Edges last, idempotent (MERGE): re-running an interrupted import completes them.
         pairs: list[tuple[str, Entity]] = []
         wanted = {k for _, m in parsed.memories for k in m.entities if k not in known}
-        known.update(self._store.get_entities(wanted))
+        known.update(self._stores.store.get_entities(wanted))
         for _, line in parsed.memories:
             target = id_map.get(line.id)
             pairs += [(target, known[k]) for k in line.entities if target and k in known]
         self._writer.attach(pairs, store_entities=False)
-        now = self._clock()
+        now = self._stores.clock()
         links = [
             Link(
                 id_map.get(r.source, r.source),
@@ -387,13 +387,13 @@ class Transfer:
         # only of a memory this file brought: a file never writes the history of the store's own
         # memories (a forged "edit by the user" that an undo would apply).
         ours = {r.id for r, _ in new} | {
-            m.id for m in self._store.get_memories([r.memory_id for _, r in parsed.events]).values()
+            m.id for m in self._stores.store.get_memories([r.memory_id for _, r in parsed.events]).values()
             if m.source == source
         }  # fmt: skip
         kept = [
             r for _, r in parsed.events
             if id_map.get(r.memory_id, r.memory_id) == r.memory_id and r.memory_id in ours
-            and self._store.get_event(r.id) is None
+            and self._stores.store.get_event(r.id) is None
         ]  # fmt: skip
         self._writer.add_history(
             [r.to_event(r.memory_id, r.other_id) for r in {r.id: r for r in kept}.values()]

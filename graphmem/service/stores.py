@@ -1,0 +1,35 @@
+"""What the service's parts read: ``Stores``, the store and its peers in one frozen value.
+
+``graphmem.app`` (the composition root) builds it once, on the store behind the writer's
+redaction door, and hands it to each part that reads them (``Recaller``, ``ContextBuilder``,
+``Transfer``, ``BranchLifecycle``); a part holds the bundle, as sqlite-utils' ``Table`` holds
+its ``Database``, and reads ``stores.store``, ``stores.code`` and the rest from it, so that the
+list of what a service is built on is written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore
+from graphmem.core.timeparse import utc_now
+from graphmem.service.mentions import Namespace
+from graphmem.service.semantic import SemanticIndex
+
+
+def _no_namespace(project: str) -> str | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """The memory store and its peers, as every part of one service reads them."""
+
+    store: GraphStore  # behind the writer's redaction door (``MemoryWriter.store``)
+    semantic: SemanticIndex | None = None  # search by meaning; None: words, entities and the graph
+    code: CodeGraph | None = None  # files and symbols; None: no code graph
+    gitlab: GitLabGraph | None = None  # MRs, issues and epics (the ``Enricher``'s graph)
+    namespace: Namespace = _no_namespace  # a project's GitLab path, for relative refs (!12)
+    clock: Callable[[], datetime] = utc_now
