@@ -36,6 +36,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -84,6 +85,22 @@ MOVES_SHOWN = 20  # moves the report describes, those that carried memories firs
 LINKING_KEY = "bootstrap_linking:"
 
 
+@dataclass(frozen=True, slots=True)
+class HistoryWalk:
+    """The commits a pass learns from: the newest ``commits`` (0: none) reachable from
+    ``revision`` (a sha: the code-memory benchmark's cut), only those older than ``before`` when
+    given, and merge commits unless ``merges`` is False."""
+
+    commits: int = 500
+    before: datetime | None = None
+    merges: bool = True
+    revision: str = "HEAD"
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.commits <= MAX_HISTORY:
+            raise InvalidInputError(f"history must be between 0 and {MAX_HISTORY} commits.")
+
+
 class Bootstrapper:
     def __init__(
         self,
@@ -107,41 +124,16 @@ class Bootstrapper:
         self._renamed = RenamedCode(writer, code, clock)
 
     def run(
-        self,
-        root: Path,
-        *,
-        history: int = 500,
-        progress: Progress | None = None,
-        history_before: datetime | None = None,
-        history_merges: bool = True,
-        history_revision: str = "HEAD",
-        project: str | None = None,
+        self, root: Path, walk: HistoryWalk, *, progress: Progress | None = None, project: str | None = None
     ) -> BootstrapReport:
-        """One pass over the repository at ``root`` (see the module doc), under the write lock;
-        its files and memories are ``project``'s (by default its path's, ``ProjectRoots.project_name``)."""
-        if not 0 <= history <= MAX_HISTORY:
-            raise InvalidInputError(f"history must be between 0 and {MAX_HISTORY} commits.")
+        """One pass over the repository at ``root`` (see the module doc), its history as ``walk``
+        says, under the write lock; its files and memories are ``project``'s (by default its
+        path's, ``ProjectRoots.project_name``)."""
         with self._writer.lock:
-            return self._run(
-                root,
-                history=history,
-                progress=progress,
-                history_before=history_before,
-                history_merges=history_merges,
-                history_revision=history_revision,
-                project=project,
-            )
+            return self._run(root, walk, progress=progress, project=project)
 
     def _run(
-        self,
-        root: Path,
-        *,
-        history: int,
-        progress: Progress | None,
-        history_before: datetime | None,
-        history_merges: bool,
-        history_revision: str,
-        project: str | None,
+        self, root: Path, walk: HistoryWalk, *, progress: Progress | None, project: str | None
     ) -> BootstrapReport:
         started = time.perf_counter()
         root = root.resolve()
@@ -184,15 +176,7 @@ class Bootstrapper:
             symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
         report.symbols = symbols
         self._docs(root, project, listing.docs, report)
-        self._history(
-            root,
-            project,
-            history,
-            report,
-            before=history_before,
-            merges=history_merges,
-            revision=history_revision,
-        )
+        self._history(root, project, walk, report)
         report.seconds = round(time.perf_counter() - started, 2)
         return report
 
@@ -357,22 +341,12 @@ class Bootstrapper:
 
     # -- history ----------------------------------------------------------------------
 
-    def _history(
-        self,
-        root: Path,
-        project: str,
-        depth: int,
-        report: BootstrapReport,
-        *,
-        before: datetime | None = None,
-        merges: bool = True,
-        revision: str = "HEAD",
-    ) -> None:
-        if depth <= 0:
+    def _history(self, root: Path, project: str, walk: HistoryWalk, report: BootstrapReport) -> None:
+        if walk.commits <= 0:
             return
         report.notes += self._git.notes(root)
         commits = self._git.read_history(
-            root, max_commits=depth, before=before, merges=merges, revision=revision
+            root, max_commits=walk.commits, before=walk.before, merges=walk.merges, revision=walk.revision
         )
         if not commits:
             return

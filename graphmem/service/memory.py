@@ -31,6 +31,7 @@ from graphmem.core.events import USER
 from graphmem.core.fusion import Plan
 from graphmem.core.models import Category, Entity, MemoryRecord, Status
 from graphmem.errors import ConfigError, InvalidInputError
+from graphmem.service.bootstrap import HistoryWalk
 from graphmem.service.branches import BranchChanges
 from graphmem.service.coordination import (
     NO_DAEMON,
@@ -399,15 +400,9 @@ class MemoryService(Bound):
             raise InvalidInputError("This store has no code graph.")
         if self._parts.bootstrapper is None:
             raise InvalidInputError(NO_SOURCES)
-        report = self._parts.bootstrapper.run(
-            Path(path),
-            history=history,
-            progress=progress,
-            history_before=history_before,
-            history_merges=history_merges,
-            history_revision=history_revision,
-            project=self._names.of(str(Path(path).resolve())),
-        )
+        walk = HistoryWalk(history, history_before, history_merges, history_revision)
+        project = self._names.of(str(Path(path).resolve()))
+        report = self._parts.bootstrapper.run(Path(path), walk, progress=progress, project=project)
         self.check_branches(project=report.project)
         return report
 
