@@ -11,7 +11,6 @@ import signal
 import socket
 import sys
 import time
-from datetime import timedelta
 from importlib.metadata import version as package_version
 from pathlib import Path
 
@@ -113,7 +112,6 @@ def serve(
         runtime = Runtime(
             memory,
             log_hint=str(data_dir / LOG_FILENAME) if detached else "the daemon's stderr",
-            session_ttl=timedelta(seconds=settings.server.session_ttl_seconds),
             resolve_project=resolve_project,
             resolve_branch=resolve_branch,
             version=package_version("graphmem"),

@@ -9,14 +9,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from graphmem.core.timeparse import utc_now
 from graphmem.errors import GraphmemError, InvalidInputError, NoSessionStoreError
 from graphmem.server.metrics import Metrics
-from graphmem.service.coordination import Coordination, Coordinator
+from graphmem.service.coordination import Coordination
 from graphmem.service.inputs import parse_project
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import SemanticIndex
@@ -41,6 +41,11 @@ MODEL_RETRY_S = 5.0
 ENRICH_POLL_S = 5.0
 # Seconds between two checks of deleted branches when idle (each runs git once per project).
 BRANCH_CHECK_S = 300.0
+NOT_SERVED = (
+    "The daemon serves only the daemon's Memory service: build it with "
+    "graphmem.app.serve_memory(settings), not open_memory or build_memory (its path verbs are held "
+    "to what an agent may touch, and a coordinator keeps sessions and claims)."
+)
 
 
 class CallsInFlight:
@@ -101,7 +106,6 @@ class Runtime:
         memory: MemoryService,
         *,
         log_hint: str,
-        session_ttl: timedelta,
         resolve_project: Callable[[str | None], str | None],
         version: str,
         clock: Callable[[], datetime] = utc_now,
@@ -110,14 +114,12 @@ class Runtime:
         self.log_hint = log_hint  # where the daemon's log goes, for error messages
         self.version = version
         self.now = clock
-        # A team's store keeps sessions and claims for every daemon; else this daemon does.
         # What reaches the daemon (MCP tools, /rpc) is an agent's call: the daemon's service
-        # (``graphmem.app.serve_memory``) holds its path verbs to what an agent may touch and
-        # keeps sessions and claims; a service that is not that yet is served as that.
-        if not memory.serves_agents:
-            memory = memory.serving(memory.coordinator or Coordinator(clock, session_ttl))
+        # holds its path verbs to what an agent may touch and keeps sessions and claims (a team's
+        # store's for every daemon, else this daemon's). It is wired once, by the composition root.
+        if not memory.serves_agents or memory.coordinator is None:
+            raise ValueError(NOT_SERVED)
         self.memory = memory
-        assert memory.coordinator is not None  # serves_agents
         self.coordinator: Coordination = memory.coordinator
         self.metrics = Metrics()
         self.calls = CallsInFlight()  # the MCP tools, /rpc and the plugin's routes count here

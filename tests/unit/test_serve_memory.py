@@ -3,7 +3,6 @@ plugin's injector as ``graphmem.app.plugin_injector`` builds it on that service.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
 from graphmem.app import plugin_injector, serve_memory
@@ -25,8 +24,7 @@ def test_the_daemons_service_is_built_served_with_its_model_left_to_the_worker(t
 def test_the_plugins_injector_keeps_the_budgets_the_daemon_validated(tmp_path: Path) -> None:
     memory = serve_memory(load_settings(data_dir=tmp_path / "data"))
     try:
-        runtime = Runtime(memory, log_hint="stderr", session_ttl=timedelta(minutes=5),
-                          resolve_project=lambda path: path, version="t")  # fmt: skip
+        runtime = Runtime(memory, log_hint="stderr", resolve_project=lambda path: path, version="t")
         injector = plugin_injector(runtime, PluginSettings(boot_max_tokens=900, turn_max_tokens=300))
         default = plugin_injector(runtime)
 

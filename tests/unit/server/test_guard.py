@@ -17,10 +17,12 @@ from starlette.websockets import WebSocketDisconnect
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
+from graphmem.core.timeparse import utc_now
 from graphmem.server import identity
 from graphmem.server.guard import Policy, host_name
 from graphmem.server.http import build_app
 from graphmem.server.runtime import Runtime
+from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -43,7 +45,10 @@ ROUTES = [
 
 def client_for(memory: MemoryService, **policy: Any) -> TestClient:
     runtime = Runtime(
-        memory, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p, version="t"
+        memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
+        log_hint="stderr",
+        resolve_project=lambda p: p,
+        version="t",
     )
     settings: dict[str, Any] = {"token": TOKEN, "api_key": None, "max_bytes": 100_000, "rate_limit": 0}
     app = build_app(runtime, Policy.build(**{**settings, **policy}))
@@ -204,9 +209,8 @@ def test_the_rate_limit_keys_on_the_principal_not_on_a_header_the_client_picks(
 
 def test_another_loopback_address_gets_no_fresh_budget(fake_memory: MemoryService) -> None:
     runtime = Runtime(
-        fake_memory,
+        fake_memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
         log_hint="stderr",
-        session_ttl=timedelta(minutes=5),
         resolve_project=lambda p: p,
         version="t",
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -23,7 +22,6 @@ def client(memory_service: MemoryService) -> Iterator[TestClient]:
     runtime = Runtime(
         memory_service,
         log_hint="stderr",
-        session_ttl=timedelta(minutes=5),
         resolve_project=lambda p: p,
         version="t",
     )

@@ -5,7 +5,6 @@ The same routes over real HTTP beside a real daemon: tests/integration/opencode/
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ def project(tmp_path: Path) -> str:
 def client(memory_service: MemoryService, project: str) -> Iterator[TestClient]:
     memory_service.remember(DIRECTIVE, category="directive", project=project)
     runtime = Runtime(
-        memory_service, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p,
+        memory_service, log_hint="stderr", resolve_project=lambda p: p,
         version="t",
     )  # fmt: skip
     app = build_app(runtime, Policy.build(token=TOKEN, api_key=None, max_bytes=1_000_000, rate_limit=0))

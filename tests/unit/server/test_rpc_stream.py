@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,6 @@ def runtime(memory_service: MemoryService) -> Runtime:
     return Runtime(
         memory_service,
         log_hint="the test's log",
-        session_ttl=timedelta(minutes=5),
         resolve_project=lambda p: p,
         version="t",
     )

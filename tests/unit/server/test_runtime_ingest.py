@@ -12,7 +12,9 @@ from support.opencode_db import T0_MS, OpenCodeDB
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
+from graphmem.core.timeparse import utc_now
 from graphmem.server.runtime import Runtime
+from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -29,9 +31,8 @@ def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MemorySe
 
 def runtime(memory: MemoryService) -> Runtime:
     return Runtime(
-        memory,
+        memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
         log_hint="stderr",
-        session_ttl=timedelta(minutes=5),
         resolve_project=lambda p: p,
         version="test",
     )

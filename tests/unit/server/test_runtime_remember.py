@@ -11,7 +11,9 @@ import pytest
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
+from graphmem.core.timeparse import utc_now
 from graphmem.server.runtime import Runtime
+from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -25,7 +27,10 @@ def memory(tmp_path: Path) -> Iterator[MemoryService]:
 
 def served(memory: MemoryService) -> Runtime:
     state = Runtime(
-        memory, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p, version="t"
+        memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
+        log_hint="stderr",
+        resolve_project=lambda p: p,
+        version="t",
     )
     semantic = state.memory.semantic
     assert semantic is not None
@@ -54,7 +59,10 @@ def test_a_served_remember_is_embedded_before_it_answers_and_the_backlog_waits(m
 
 def test_before_the_model_has_loaded_the_memory_waits_for_the_worker_first(memory: MemoryService) -> None:
     state = Runtime(
-        memory, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p, version="t"
+        memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
+        log_hint="stderr",
+        resolve_project=lambda p: p,
+        version="t",
     )
 
     mine = state.served(state.memory.remember, "Prefer pnpm over npm in every project").memory.id

@@ -12,8 +12,10 @@ import pytest
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
+from graphmem.core.timeparse import utc_now
 from graphmem.server import runtime as runtime_module
 from graphmem.server.runtime import Runtime
+from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -29,7 +31,10 @@ def memory(tmp_path: Path) -> Iterator[MemoryService]:
 
 def served(memory: MemoryService) -> Runtime:
     return Runtime(
-        memory, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p, version="t"
+        memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
+        log_hint="stderr",
+        resolve_project=lambda p: p,
+        version="t",
     )
 
 

@@ -4,7 +4,6 @@ global memory; ``null`` on a store without a login."""
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +26,7 @@ DIMENSION = 64
 
 
 def stats_route(memory: MemoryService) -> dict[str, Any]:
-    runtime = Runtime(
-        memory, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p, version="t"
-    )
+    runtime = Runtime(memory, log_hint="stderr", resolve_project=lambda p: p, version="t")
     app = build_app(runtime, Policy.build(token=TOKEN, api_key=None, max_bytes=100_000, rate_limit=0))
     with TestClient(app, base_url="http://127.0.0.1:9824") as client:
         response = client.get("/stats", headers={"Authorization": f"Bearer {TOKEN}"})
@@ -47,7 +44,8 @@ def test_stats_on_a_team_store_names_the_role_the_daemon_logs_in_with(
     settings = load_settings(data_dir=tmp_path, store={"url": writer_role(admin_url, name)})
     memory = open_memory(settings, embedder=HashEmbedder(DIMENSION))
     try:
-        role = stats_route(memory)["role"]
+        assert memory.coordinator is not None  # a team's store keeps sessions and claims
+        role = stats_route(memory.serving(memory.coordinator))["role"]  # as serve_memory serves it
         assert role == {"name": name, "writes": True, "sees_all": False}
         assert role == stats_json(memory.stats())["role"]
     finally:

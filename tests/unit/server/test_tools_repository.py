@@ -16,8 +16,10 @@ from fastmcp import Client
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
+from graphmem.core.timeparse import utc_now
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
+from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -44,7 +46,10 @@ def stores(tmp_path: Path) -> Iterator[tuple[MemoryService, MemoryService]]:
 
 def call(memory: MemoryService, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     runtime = Runtime(
-        memory, log_hint="stderr", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p, version="t"
+        memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
+        log_hint="stderr",
+        resolve_project=lambda p: p,
+        version="t",
     )
 
     async def run() -> dict[str, Any]:

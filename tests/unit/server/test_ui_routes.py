@@ -4,7 +4,6 @@ session may reach. Hostile input (bad ids, huge bodies, wrong types) gets a clea
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -27,7 +26,6 @@ def client(memory_service: MemoryService) -> Iterator[TestClient]:
     runtime = Runtime(
         memory_service,
         log_hint="stderr",
-        session_ttl=timedelta(minutes=5),
         resolve_project=lambda p: p,
         version="t",
     )

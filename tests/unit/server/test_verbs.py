@@ -11,7 +11,6 @@ import inspect
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -83,7 +82,6 @@ def runtime(memory_service: MemoryService) -> Runtime:
     return Runtime(
         memory_service,
         log_hint="stderr",
-        session_ttl=timedelta(minutes=5),
         resolve_project=lambda path: path,
         version="t",
     )

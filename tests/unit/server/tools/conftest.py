@@ -3,16 +3,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from support.tools_client import Tools
 
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
-
-SESSION_TTL = timedelta(minutes=5)
 
 
 @pytest.fixture
@@ -21,7 +17,6 @@ def runtime(memory_service: MemoryService) -> Runtime:
     return Runtime(
         memory_service,
         log_hint="the test's log",
-        session_ttl=SESSION_TTL,
         resolve_project=lambda path: path,
         version="test",
     )

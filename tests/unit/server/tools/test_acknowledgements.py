@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
-from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -43,7 +42,6 @@ def call(memory: MemoryService, tool: str, arguments: dict[str, Any]) -> tuple[b
         runtime = _RUNTIMES[memory] = Runtime(
             memory,
             log_hint="stderr",
-            session_ttl=timedelta(minutes=5),
             resolve_project=lambda p: p,
             version="t",
         )

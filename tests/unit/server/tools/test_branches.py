@@ -3,8 +3,6 @@ tools write on and see; recall's ``branch`` and ``all_branches``; the mark; a ba
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from support.tools_client import Tools
 
@@ -21,7 +19,6 @@ def tools(memory_service: MemoryService) -> Tools:
     runtime = Runtime(
         memory_service,
         log_hint="the test's log",
-        session_ttl=timedelta(minutes=5),
         resolve_project=lambda path: SHOP if path in (SHOP, FEES) else path,
         resolve_branch=BRANCHES.get,
         version="test",

@@ -8,7 +8,6 @@ import asyncio
 import json
 import os
 import subprocess
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +39,6 @@ def daemon(memory_service: MemoryService) -> Runtime:
     return Runtime(
         memory_service,
         log_hint="stderr",
-        session_ttl=timedelta(minutes=5),
         resolve_project=resolve_project,
         version="t",
     )

@@ -12,9 +12,11 @@ import pytest
 from support.memory_service import in_memory_service
 from support.tools_client import Tools
 
+from graphmem.core.timeparse import utc_now
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 from graphmem.server.tools import transfer as transfer_tools
+from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 
 PROJECT = "/work/shop"
@@ -25,7 +27,10 @@ def other(tmp_path: Path) -> Iterator[tuple[Tools, MemoryService]]:
     """A second daemon with its own empty store: where an export is imported."""
     memory = in_memory_service(tmp_path / "other")
     runtime = Runtime(
-        memory, log_hint="log", session_ttl=timedelta(minutes=5), resolve_project=lambda p: p, version="t"
+        memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
+        log_hint="log",
+        resolve_project=lambda p: p,
+        version="t",
     )
     yield Tools(build_mcp(runtime), runtime), memory
     memory.close()
