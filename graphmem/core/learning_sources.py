@@ -6,7 +6,7 @@ Part of ``core/ports.py`` (which re-exports every name here), kept apart by conc
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -83,10 +83,12 @@ class GitHistory(Protocol):
     ) -> list[Commit]:
         """The newest ``max_commits`` commits reachable from ``revision``, newest first."""
 
-    def line_commits(self, root: Path, path: str, since: datetime | None = None) -> list[str]:
-        """The sha that last changed each line of ``path`` at HEAD, in line order (empty: unknown).
-        With ``since``, a line last changed before that time is ``""``: only newer commits are
-        looked for. Called from several threads at once."""
+    def blame_files(
+        self, root: Path, paths: Sequence[str], since: datetime | None = None
+    ) -> Generator[tuple[str, list[str]], None, None]:
+        """For each of ``paths``, in order: the sha that last changed each of its lines at HEAD,
+        in line order (empty: unknown). With ``since``, a line last changed before that time is
+        ``""``: only newer commits are looked for. Closing the iterator early stops the rest."""
 
     def notes(self, root: Path) -> list[str]:
         """What to tell a person about the history of ``root`` (not a repository, no commits yet,

@@ -31,11 +31,10 @@ behind the store's redacting door, so commit messages lose their secrets too.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -77,7 +76,6 @@ PARSE_BATCH_BYTES = 32 * 1024 * 1024
 # Blaming the touched files links commits to symbols; past this many seconds in all, the
 # remaining files keep their file links only (a huge repository's first bootstrap).
 BLAME_BUDGET_S = 120.0
-BLAME_PROCESSES = max(2, min(4, os.cpu_count() or 1))  # git blames running at once
 BLAMED_KINDS = frozenset({"function", "method", "class", "interface"})
 MOVES_SHOWN = 20  # moves the report describes, those that carried memories first
 # The store's meta key (then the project) saying a pass stored commits but was stopped (Ctrl-C,
@@ -415,15 +413,11 @@ class Bootstrapper:
         since = min(c.authored_at for c in commits) - timedelta(days=1)
         started = time.perf_counter()
         links: dict[tuple[str, str], tuple[str, Entity]] = {}
-        # git blame is a process of its own: a few at once (the parse pool is idle by now).
-        with ThreadPoolExecutor(BLAME_PROCESSES, thread_name_prefix="graphmem-blame") as pool:
-            shas_of = [(path, pool.submit(self._git.line_commits, root, path, since)) for path in blamed]
-            for path, future in shas_of:  # in path order: the same links whatever finishes first
+        with closing(self._git.blame_files(root, list(blamed), since)) as blames:
+            for path, shas in blames:  # in path order: the same links whatever git finishes first
                 if time.perf_counter() - started > BLAME_BUDGET_S:
                     log.info("bootstrap: blame budget spent; later files keep their file links only")
-                    pool.shutdown(wait=True, cancel_futures=True)
                     break
-                shas = future.result()
                 owners = _innermost(blamed[path], len(shas))
                 for line, sha in enumerate(shas, 1):
                     owner, memory_id = owners[line], ids.get(sha)

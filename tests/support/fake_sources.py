@@ -7,7 +7,7 @@ tests/unit/adapters and, through bootstrap, in tests/integration/test_bootstrap.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -70,7 +70,7 @@ class FakeHistory:
 
     commits: list[Commit] = field(default_factory=list)
     blame: dict[str, list[str]] = field(default_factory=dict)
-    blamed_since: list[datetime | None] = field(default_factory=list)  # each ``line_commits``'s
+    blamed_since: list[datetime | None] = field(default_factory=list)  # each ``blame_files``'s
     reads: int = 0
     said: list[str] = field(default_factory=list)  # what ``notes`` says
     renamed: dict[str, str] = field(default_factory=dict)  # what ``renames`` says: old -> new path
@@ -81,9 +81,12 @@ class FakeHistory:
         self.reads += 1
         return self.commits[:max_commits]
 
-    def line_commits(self, root: Path, path: str, since: datetime | None = None) -> list[str]:
+    def blame_files(
+        self, root: Path, paths: Sequence[str], since: datetime | None = None
+    ) -> Generator[tuple[str, list[str]], None, None]:
         self.blamed_since.append(since)
-        return self.blame.get(path, [])
+        for path in paths:
+            yield path, self.blame.get(path, [])
 
     def notes(self, root: Path) -> list[str]:
         return list(self.said)

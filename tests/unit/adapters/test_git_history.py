@@ -406,3 +406,43 @@ def test_line_commits_since_leaves_older_lines_unknown_and_keeps_the_newer_ones(
 
     assert git_history.line_commits(root, "m.py", datetime(2026, 3, 1, tzinfo=UTC)) == ["", mid, new]
     assert git_history.line_commits(root, "m.py", datetime(2026, 4, 1, tzinfo=UTC)) == ["", "", new]
+
+
+def _objects_info(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / ".git" / "objects" / "info").iterdir())
+
+
+def test_the_blame_graph_changes_no_attribution_and_nothing_in_the_repository(tmp_path: Path) -> None:
+    """The commit-graph lives in a temporary object directory, gone afterwards; blame through
+    it names the same commits as without it."""
+    root = init(tmp_path / "repo")
+    old, mid, new = _three_line_history(root)
+    commit(root, "other", {"other.py": "x = 1\n"}, date="2026-06-01T10:00:00Z")
+    before = _objects_info(root)
+
+    with git_history.blame_graph(root) as graph:
+        assert graph is not None and (graph / "info" / "commit-graph").is_file()
+        assert git_history.line_commits(root, "m.py", graph=graph) == [old, mid, new]
+
+    assert not graph.exists()
+    assert _objects_info(root) == before
+
+
+def test_outside_a_repository_there_is_no_blame_graph(tmp_path: Path) -> None:
+    with git_history.blame_graph(tmp_path) as graph:
+        assert graph is None
+
+
+def test_blame_files_answers_in_the_order_asked_and_stops_when_closed(tmp_path: Path) -> None:
+    root = init(tmp_path / "repo")
+    files = {f"f{i}.py": f"x = {i}\n" for i in range(12)}
+    sha = commit(root, "all", dict(files))
+    log = git_history.GitLog()
+
+    answers = log.blame_files(root, sorted(files, reverse=True))
+    first = [next(answers), next(answers)]
+    answers.close()
+
+    assert first == [("f9.py", [sha]), ("f8.py", [sha])]
+    assert list(answers) == []
+    assert list(log.blame_files(root, ["f1.py", "missing.py"])) == [("f1.py", [sha]), ("missing.py", [])]
