@@ -203,12 +203,17 @@ class Recaller:
         if self._stores.semantic is not None and self._stores.semantic.ready and plan.uses(SEMANTIC):
             self._stores.semantic.index()  # load the vectors first: needs no model unless some are pending
             query_vector = self._stores.semantic.embed_query(text)
-        # The vector search before the full-text search's answer: on a database store both
-        # run at once, each on its own connection.
+        # The cosines of the words' candidates are asked on the search's thread once it found
+        # them, while this one asks for the nearest vectors: on a database store both run at
+        # once, each on its own connection, and no round trip waits for another.
+        cosined: Future[dict[str, float | None]] | None = None
+        if searched is not None and query_vector is not None:
+            cosined = self._pool.submit(self._cosines_of_hits, query_vector, searched)
         nearest = (
             self._semantic_channel(query_vector, visibility, depth) if query_vector is not None else None
         )
         exact: frozenset[str] = frozenset()  # hold the whole query word for word
+        asked = cosined.result() if cosined is not None else {}
         if searched is not None:
             found = searched.result()
             rankings[LEXICAL] = found
@@ -226,9 +231,9 @@ class Recaller:
             scored = [(f.id, f.score / best) for f in fused]
             channels_of = {f.id: list(f.channels) for f in fused}.__getitem__
             paths: dict[str, tuple[str, ...]] = {}
-            similarities = self._similarities(query_vector, [f.id for f in fused[: depth * 2]])
+            similarities = self._similarities(query_vector, [f.id for f in fused[: depth * 2]], asked)
         else:
-            scored, channels_of, paths, similarities = self._convex(rankings, query_vector, plan)
+            scored, channels_of, paths, similarities = self._convex(rankings, query_vector, plan, asked)
 
         if exact:  # the sentence the user half-remembers: evidence enough, level with the best
             level = max((s for _, s in scored), default=0.0)
@@ -291,16 +296,30 @@ class Recaller:
             or not plan.uses(SEMANTIC),
         )
 
-    def _similarities(self, vector: Vector | None, ids: Sequence[str]) -> dict[str, float]:
+    def _similarities(
+        self, vector: Vector | None, ids: Sequence[str], asked: Mapping[str, float | None] | None = None
+    ) -> dict[str, float]:
+        """The cosine similarity of ``vector`` to each of ``ids`` that has a vector; ``asked``:
+        those known already (None: it has no vector)."""
         if vector is None or self._stores.semantic is None:
             return {}
-        return self._stores.semantic.similarities(vector, list(ids))
+        known = asked or {}
+        found = dict(self._stores.semantic.similarities(vector, [i for i in ids if i not in known]))
+        found.update({i: cosine for i in ids if (cosine := known.get(i)) is not None})
+        return found
+
+    def _cosines_of_hits(self, vector: Vector, searched: Future[TextHits]) -> dict[str, float | None]:
+        """The cosine of ``vector`` to each memory the full-text search found (None: no vector)."""
+        ids = [i for i, _ in searched.result()]
+        found = self._similarities(vector, ids)
+        return {i: found.get(i) for i in ids}
 
     def _convex(
         self,
         rankings: Mapping[str, Sequence[tuple[str, float]]],
         query_vector: Vector | None,
         plan: Plan,
+        asked: Mapping[str, float | None],
     ) -> tuple[
         list[tuple[str, float]],
         Callable[[str], list[ChannelRank]],
@@ -309,11 +328,11 @@ class Recaller:
     ]:
         """Convex fusion of the channels, then spreading over the memory graph: the candidates
         best first with their scores, and how to name the channels that found one (asked of
-        the few the walk reaches, not of all of them)."""
+        the few the walk reaches, not of all of them); ``asked``: cosines known already."""
         lexical = dict(rankings.get(LEXICAL, ()))
         entity = dict(rankings.get(ENTITY, ()))
         candidates = {*lexical, *entity, *(i for i, _ in rankings.get(SEMANTIC, ()))}
-        cosines = self._similarities(query_vector, list(candidates)) if plan.uses(SEMANTIC) else {}
+        cosines = self._similarities(query_vector, list(candidates), asked) if plan.uses(SEMANTIC) else {}
         base = convex_scores(lexical, cosines, entity, plan.weights, semantic_offset=plan.semantic_offset)
         paths: dict[str, tuple[str, ...]] = {}
         gains: dict[str, Spread] = {}

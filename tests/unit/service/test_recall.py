@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from types import MappingProxyType
 
+import pytest
+
 from graphmem.core.fusion import PLANS, Plan
 from graphmem.core.models import Entity, EntityKind
+from graphmem.core.ports import Vector
 from graphmem.service.memory import MemoryService
 
 HYBRID = PLANS["hybrid"]
@@ -196,3 +200,28 @@ def test_a_commit_a_person_confirmed_keeps_its_whole_score(memory_service: Memor
     after = memory_service.recall("retry budget").hits[0].score
 
     assert after > before
+
+
+def test_the_cosines_of_the_words_hits_are_asked_beside_the_vector_search_not_after_it(
+    memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stated, scraped = _stated_and_scraped(memory_service)
+    semantic = memory_service.semantic
+    assert semantic is not None
+    asked: list[tuple[str, set[str]]] = []
+    similarities = semantic.similarities
+
+    def recorded(vector: Vector, ids: list[str]) -> dict[str, float]:
+        asked.append((threading.current_thread().name, set(ids)))
+        return similarities(vector, ids)
+
+    monkeypatch.setattr(semantic, "similarities", recorded)
+    hits = [h.memory.id for h in memory_service.recall("kuzu graph store", plan=NO_PRIORS).hits]
+
+    # On a database store the search's thread asks them on its own connection while this one
+    # searches the vectors; none is asked twice.
+    assert [(thread.startswith("graphmem-recall-search"), ids) for thread, ids in asked[:1]] == [
+        (True, {stated, scraped})
+    ]
+    assert not any({stated, scraped} & ids for _, ids in asked[1:])
+    assert hits == [scraped, stated]
