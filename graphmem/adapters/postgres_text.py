@@ -24,7 +24,9 @@ first (GIN intersects the posting lists without fetching a row): a candidate hol
 only scores that word's weight at most, so when the last of the first read's ``limit`` best
 scores more than the heaviest candidate word (or holds the phrase), it is the whole answer,
 else every candidate is read. Same ranking either way; a fifth to a third of the rows when the
-first read suffices (three searches in four of the scale benchmark's questions).
+first read suffices (three searches in four of the scale benchmark's questions). Both reads are
+one statement (``_first_or_every``): the second runs in the database only when the first is not
+the answer, without a round trip between them.
 
 **Statistics.** How common each word is comes from PostgreSQL's own statistics of the
 ``terms`` column (``most_common_elems``, which ``ANALYZE`` and autovacuum keep), read once per
@@ -87,6 +89,21 @@ def _with_another(candidates: list[str], scored: list[str]) -> str | None:
             return None
         terms.append(f"({candidate} & ({' | '.join(others)}))")
     return " | ".join(terms) or None
+
+
+def _first_or_every(select: str) -> str:
+    """One statement for the two reads of a search (see the module doc): ``select`` over the
+    candidates holding two words (``pairs``) when its ``limit`` rows are the answer (the last
+    holds the phrase or outscores any one word, ``alone``), else ``select`` over every candidate,
+    which PostgreSQL then runs only (a one-time filter on the first's verdict)."""
+    first = select.replace("%(candidates)s", "%(pairs)s")
+    return (
+        f"WITH first AS MATERIALIZED ({first}), enough AS (SELECT count(*) = %(limit)s AND "
+        "(bool_and(exact) OR min(score) FILTER (WHERE NOT exact) > %(alone)s) AS yes FROM first) "
+        "SELECT * FROM first WHERE (SELECT yes FROM enough) "
+        f"UNION ALL SELECT * FROM ({select}) AS every WHERE NOT (SELECT yes FROM enough) "
+        "ORDER BY exact DESC, score DESC, id"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,20 +198,18 @@ class PostgresTextSearch:
             f"FROM memories m WHERE m.terms @@ %(candidates)s::tsquery AND {where} "
             "ORDER BY exact DESC, score DESC, m.id LIMIT %(limit)s"
         )
-        rows = None
         pairs = (
             _with_another(candidates, scored) if not (whole and len(set(held) & set(scored)) < 2) else None
         )
-        if pairs is not None:
+        if pairs is None:
+            rows = self._db.rows(select, params)
+        else:
             # First the candidates that hold a second scored word: a candidate holding one only
             # scores that word's weight at most, so if the last of these scores more, it is the
-            # same answer from a fraction of the rows.
-            rows = self._db.rows(select, {**params, "candidates": pairs})
+            # same answer from a fraction of the rows; else every candidate is read, in the same
+            # statement (the second read is skipped when the first is the answer).
             alone = max((weights[w] for w in scored if f"'{w}'" in candidates), default=0.0)
-            if len(rows) < limit or not (rows[-1][-2] or float(rows[-1][-1]) > alone):
-                rows = None
-        if rows is None:
-            rows = self._db.rows(select, params)
+            rows = self._db.rows(_first_or_every(select), {**params, "pairs": pairs, "alone": alone})
         width = columns.count(",") + 1
         return [(row[0] if width == 1 else row[:width], bool(row[-2]), float(row[-1])) for row in rows]
 

@@ -5,6 +5,7 @@ way (``postgres_text.py``)."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from support.records import memory
@@ -29,16 +30,28 @@ def store(request: pytest.FixtureRequest) -> PostgresGraphStore:
     return opened
 
 
-def _statements(store: PostgresGraphStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    sent: list[str] = []
+def _statements(store: PostgresGraphStore, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    sent: list[tuple[str, Any]] = []
     rows = store.db.rows
 
-    def counted(sql: str, *args: object, **kwargs: object) -> list[tuple[object, ...]]:
-        sent.append(sql)
-        return rows(sql, *args, **kwargs)  # type: ignore[arg-type]
+    def counted(sql: str, params: Any = None, **kwargs: Any) -> list[tuple[object, ...]]:
+        sent.append((sql, params))
+        return rows(sql, params, **kwargs)
 
     monkeypatch.setattr(store.db, "rows", counted)
     return sent
+
+
+def _rows_read(store: PostgresGraphStore, sql: str, params: Any) -> int:
+    """The rows of ``memories`` the statement took (its plan's scans of the table, as it ran)."""
+    plan = store.db.rows(f"EXPLAIN (ANALYZE, FORMAT JSON) {sql}", params)[0][0][0]["Plan"]
+    nodes, read = [plan], 0
+    while nodes:
+        node = nodes.pop()
+        nodes += node.get("Plans", [])
+        if node.get("Relation Name") == "memories":
+            read += int(node["Actual Rows"] * node["Actual Loops"])
+    return read
 
 
 @pytest.mark.parametrize("limit", [1, 5, 40])
@@ -67,13 +80,19 @@ def test_a_query_whose_best_memories_hold_two_of_its_words_reads_only_those(
     sent = _statements(store, monkeypatch)
     hits = store.search_text("zeppelin hangar", EVERYONE, 3)
     assert sorted(i for i, _ in hits) == ["both0", "both1", "both2"]
-    assert len(sent) == 1  # no second read of every memory holding "zeppelin"
+    assert len(sent) == 1
+    assert _rows_read(store, *sent[0]) == 3  # no second read of every memory holding "zeppelin"
 
 
-def test_a_memory_whose_one_word_outweighs_two_common_ones_is_still_first(store: PostgresGraphStore) -> None:
+def test_a_memory_whose_one_word_outweighs_two_common_ones_is_still_first(
+    store: PostgresGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store.add_memories([memory("pair", "deploy service zeppelin"), memory("lone", "quokka sighting")])
+    store.search_text("deploy service quokka", EVERYONE, 2)  # word statistics read
+    sent = _statements(store, monkeypatch)
     hits = store.search_text("deploy service quokka", EVERYONE, 2)
     assert hits[0][0] == "lone"
+    assert len(sent) == 1  # both reads in one round trip
 
 
 def test_words_counted_after_the_store_grew_still_weigh_for_the_memories_holding_them(
