@@ -15,7 +15,7 @@ from support.home_guard import REAL_HOME, SHARED_CACHE, TOUCHED_REAL_HOME
 from support.memory_service import DIMENSION, in_memory_service
 from support.postgres import PostgresServer
 from support.stores import MIGRATED
-from support.temp_root import put_temp_folders_in_memory
+from support.temp_root import ROOT_VARIABLE, put_temp_folders_in_memory
 from support.worker_groups import group_by_shared_fixtures
 
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
@@ -135,8 +135,11 @@ def memory_service(memory_store: FakeGraphStore, tmp_path: Path) -> Iterator[Mem
 def postgres_server() -> PostgresServer:
     """A PostgreSQL server with pgvector, started for the session (each pytest-xdist worker has
     its own) and stopped at its end; ``support/postgres.py`` says where it comes from. It has
-    a template database with graphmem's schema applied (``support/stores.py``)."""
-    server = PostgresServer()
+    a template database with graphmem's schema applied (``support/stores.py``). Its cluster is
+    where the run's temporary folders are, in memory when there is room (``support/temp_root.py``):
+    a database made on the disk cost 0.3 s, in memory 0.02 s."""
+    where = os.environ.get(ROOT_VARIABLE)
+    server = PostgresServer(parent=Path(where) if where else None)
     _STOP_AT_THE_END.append(server)
     server.start()
     server.new_template(MIGRATED, lambda url: migrate(url))

@@ -25,9 +25,12 @@ MIGRATED = "graphmem_migrated"
 
 
 def postgres_url(request: pytest.FixtureRequest) -> str:
-    """A fresh PostgreSQL database with graphmem's schema (``graphmem migrate`` applied); its URL."""
+    """A fresh PostgreSQL database with graphmem's schema (``graphmem migrate`` applied); its URL.
+    It is dropped when ``request``'s test or fixture ends (after what it opened on it closed)."""
     server: PostgresServer = request.getfixturevalue("postgres_server")
-    return server.new_database(MIGRATED)
+    url = server.new_database(MIGRATED)
+    request.addfinalizer(lambda: server.drop_database(url))
+    return url
 
 
 def writer_role(admin_url: str, name: str) -> str:

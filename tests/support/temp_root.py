@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["MEMORY_ROOT", "MIN_FREE_BYTES", "memory_temp_root", "put_temp_folders_in_memory"]
+__all__ = ["MEMORY_ROOT", "MIN_FREE_BYTES", "ROOT_VARIABLE", "memory_temp_root", "put_temp_folders_in_memory"]
 
 MEMORY_ROOT = Path("/dev/shm")
 # Free space the memory folder must have: a whole run's folders at their largest (the OpenCode
