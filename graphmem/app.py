@@ -268,9 +268,18 @@ def build_memory(
     if enricher is not None:
         enricher.listen(ForgeRules(writer, mentions).entity_changed)  # the forge's lifecycle rules
         enricher.listen(branches.state_changed)  # a branch's MR merged or closed
-    recaller = Recaller(stores, mentions=mentions, plan=settings.recall.plan, limit=settings.recall.limit)
     staleness = Staleness(store, code)  # what changed in the code since a memory was written
-    context = ContextBuilder(stores, recaller.ask, names.file_entity, staleness, enricher)
+    recaller = Recaller(
+        stores, staleness, mentions=mentions, plan=settings.recall.plan, limit=settings.recall.limit
+    )
+    context = ContextBuilder(
+        stores,
+        recaller.unmarked,
+        names.file_entity,
+        staleness,
+        enricher,
+        max_tokens=settings.recall.context_max_tokens,
+    )
     transfer = TransferFiles(Transfer(stores, writer, staleness), data_dir, writer.lock, names)
     options = IngestOptions(
         opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
@@ -327,7 +336,6 @@ def build_memory(
         code=code,
         branches=branches,
         coordinator=coordinator,
-        context_max_tokens=settings.recall.context_max_tokens,
     )
     return MemoryService(parts)
 

@@ -62,9 +62,12 @@ class ContextBuilder:
         file_entity: FileEntity,
         staleness: Staleness,
         enricher: Enricher | None = None,
+        *,
+        max_tokens: int = 1500,
     ) -> None:
         self._stores = stores
-        self._recall = recall
+        self._recall = recall  # unmarked: the hits are marked with this bundle's own, at once
+        self._max_tokens = max_tokens  # a bundle's budget when a call gives none: [recall] context_max_tokens
         self._file_entity = file_entity
         self._staleness = staleness  # what changed in the code since a memory was written
         self._enricher = enricher  # GitLab's MRs, issues and epics, fetched on demand
@@ -89,9 +92,15 @@ class ContextBuilder:
         return None
 
     def get_context(
-        self, target: str, *, project: str | None, max_tokens: int, branch: str | None = None
+        self,
+        target: str,
+        *,
+        project: str | None = None,
+        max_tokens: int | None = None,
+        branch: str | None = None,
     ) -> ContextBundle:
-        """What is known about ``target`` in ``project``, as seen on ``branch`` (see ``MemoryService``)."""
+        """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
+        max_tokens = self._max_tokens if max_tokens is None else max_tokens
         target = target.strip() if isinstance(target, str) else ""
         if not target:
             raise InvalidInputError("Give a target: a ref like !123, a file path, or a few words.")
@@ -231,11 +240,13 @@ class ContextBuilder:
         return None
 
     def boot_context(
-        self, *, project: str | None, max_tokens: int, branch: str | None = None
+        self, *, project: str | None = None, max_tokens: int | None = None, branch: str | None = None
     ) -> ContextBundle:
-        """The user's own directives and preferences (this project's and global; an agent's or a
-        file's are not rules: core/provenance.py), open blockers, recent decisions and
-        procedures: what an agent should know when a session starts."""
+        """What an agent should know at the start of a session: directives and
+        preferences (this project's and global), open blockers, recent decisions."""
+        # The user's own directives and preferences (an agent's or a file's are not rules:
+        # core/provenance.py), open blockers, recent decisions and procedures.
+        max_tokens = self._max_tokens if max_tokens is None else max_tokens
         if not 50 <= max_tokens <= 32_000:
             raise InvalidInputError("max_tokens must be between 50 and 32000.")
         hits: list[Hit] = []

@@ -24,15 +24,14 @@ from pathlib import Path
 
 from graphmem.api import Bound
 from graphmem.core.branches import parse_branch
-from graphmem.core.bundle import ContextBundle
 from graphmem.core.coordination import PERSON as OWNER_PERSON
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
 from graphmem.core.events import USER
-from graphmem.core.fusion import Plan
 from graphmem.core.models import Category, Entity, MemoryRecord, Status
 from graphmem.errors import ConfigError, InvalidInputError
 from graphmem.service.bootstrap import HistoryWalk
 from graphmem.service.branches import BranchChanges
+from graphmem.service.context import ContextBuilder
 from graphmem.service.coordination import (
     NO_DAEMON,
     ActiveSessions,
@@ -48,10 +47,10 @@ from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing, MemoryFilter
 from graphmem.service.mentions import Mentions, parse_ref_entities
 from graphmem.service.parts import CheckoutVerb, MemoryParts, PartVerb
+from graphmem.service.recall import Recaller
 from graphmem.service.results import (
     BootstrapReport,
     IngestReport,
-    RecallResult,
 )
 from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
@@ -80,7 +79,6 @@ class MemoryService(Bound):
         self.data_dir = parts.transfer.data_dir
         self._mentions = parts.mentions
         self._recaller = parts.recaller
-        self._context = parts.context
         self._listing = parts.listing
         self._lifecycle = parts.lifecycle
         self._names = parts.names  # a checkout's project name
@@ -272,59 +270,10 @@ class MemoryService(Bound):
     stats = PartVerb(lambda parts: parts.listing, Listing.stats)
     gauges = PartVerb(lambda parts: parts.listing, Listing.gauges)
 
-    def recall(
-        self,
-        query: str,
-        *,
-        project: str | None = None,
-        limit: int | None = None,
-        categories: Iterable[str | Category] | None = None,
-        since: datetime | None = None,
-        history: bool = False,
-        plan: str | Plan | None = None,
-        branch: str | None = None,
-        all_branches: bool = False,
-    ) -> RecallResult:
-        """The memories most relevant to ``query``; nothing when nothing is relevant. A hit about
-        code that changed or went away since it was written says so (``stale``). Memories on a
-        branch are seen on that branch (``branch``, by default the checkout's), every branch's
-        with ``all_branches``."""
-        result = self._recaller.ask(
-            query,
-            project=self.own_project(project),
-            limit=limit,
-            categories=categories,
-            since=since,
-            history=history,
-            plan=plan,
-            branch=self.own_branch(project, branch),
-            all_branches=all_branches,
-        )
-        return replace(result, hits=self._parts.staleness.annotate_hits(result.hits))
-
-    def get_context(
-        self,
-        target: str,
-        *,
-        project: str | None = None,
-        max_tokens: int | None = None,
-        branch: str | None = None,
-    ) -> ContextBundle:
-        """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
-        budget = self._parts.context_max_tokens if max_tokens is None else max_tokens
-        own = self.own_branch(project, branch)
-        return self._context.get_context(
-            target, project=self.own_project(project), max_tokens=budget, branch=own
-        )
-
-    def boot_context(
-        self, *, project: str | None = None, max_tokens: int | None = None, branch: str | None = None
-    ) -> ContextBundle:
-        """What an agent should know at the start of a session: directives and
-        preferences (this project's and global), open blockers, recent decisions."""
-        budget = self._parts.context_max_tokens if max_tokens is None else max_tokens
-        own = self.own_branch(project, branch)
-        return self._context.boot_context(project=self.own_project(project), max_tokens=budget, branch=own)
+    # recall and the contexts, for this memory's checkout: the hits are marked stale as they go
+    recall = CheckoutVerb(lambda parts: parts.recaller, Recaller.ask)
+    get_context = CheckoutVerb(lambda parts: parts.context, ContextBuilder.get_context)
+    boot_context = CheckoutVerb(lambda parts: parts.context, ContextBuilder.boot_context)
 
     # -- GitLab ---------------------------------------------------------------------------
 

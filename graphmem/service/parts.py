@@ -55,7 +55,6 @@ class MemoryParts:
     code: CodeGraph | None = None
     branches: BranchLifecycle | None = None  # what a branch's merge, close or deletion does
     coordinator: Coordination | None = None  # sessions and claims: a daemon's, or a team's store's
-    context_max_tokens: int = 1500
 
 
 class Composed(Protocol):

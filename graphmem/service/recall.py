@@ -56,6 +56,7 @@ from graphmem.service.entity_reach import explained, reach, step_names, walks_of
 from graphmem.service.inputs import parse_category
 from graphmem.service.mentions import Mentions
 from graphmem.service.results import RecallResult
+from graphmem.service.staleness import Staleness
 from graphmem.service.stores import Stores
 
 log = logging.getLogger(__name__)
@@ -114,9 +115,16 @@ class Recaller:
     """Runs a recall plan against the store."""
 
     def __init__(
-        self, stores: Stores, *, mentions: Mentions | None = None, plan: str = "hybrid", limit: int = 10
+        self,
+        stores: Stores,
+        staleness: Staleness,
+        *,
+        mentions: Mentions | None = None,
+        plan: str = "hybrid",
+        limit: int = 10,
     ) -> None:
         self._stores = stores
+        self._staleness = staleness  # what changed in the code since a hit was written
         self._mentions = mentions
         self._described = DescribedCode(stores.code) if stores.code is not None else None
         self._plan = get_plan(plan)
@@ -129,7 +137,7 @@ class Recaller:
         self,
         query: str,
         *,
-        project: str | None,
+        project: str | None = None,
         limit: int | None = None,
         categories: Iterable[str | Category] | None = None,
         since: datetime | None = None,
@@ -138,8 +146,10 @@ class Recaller:
         branch: str | None = None,
         all_branches: bool = False,
     ) -> RecallResult:
-        """The memories most relevant to ``query`` in ``project`` (on ``branch``); see
-        ``MemoryService.recall``."""
+        """The memories most relevant to ``query``; nothing when nothing is relevant. A hit about
+        code that changed or went away since it was written says so (``stale``). Memories on a
+        branch are seen on that branch (``branch``, by default the checkout's), every branch's
+        with ``all_branches``."""
         if not isinstance(query, str):
             raise InvalidInputError("The query must be text.")
         limit = self._limit if limit is None else limit
@@ -149,15 +159,7 @@ class Recaller:
             chosen = plan if isinstance(plan, Plan) else get_plan(plan or self._plan.name)
         except KeyError as exc:
             raise InvalidInputError(str(exc.args[0])) from None
-        named, guessed = self._mentions.named_in(query, project) if self._mentions else ([], frozenset())
-        hops = chosen.entity_hops if chosen.uses(ENTITY) else 0
-        near = reach(self._stores.code, self._stores.gitlab, named, hops)
-        # A question that names no code itself may describe some: weak evidence, as a plain word is.
-        described = (
-            self.described(query, project) if chosen.uses(ENTITY) and _names_no_code(named, guessed) else []
-        )
-        described = [e for e in described if e.key not in {n.key for n in named}]
-        request = RecallQuery(
+        asked = RecallQuery(
             text=query,
             project=project,
             limit=limit,
@@ -166,6 +168,28 @@ class Recaller:
             history=history,
             branch=parse_branch(branch),
             all_branches=bool(all_branches),
+        )
+        result = self._answer(asked, chosen)
+        return replace(result, hits=self._staleness.annotate_hits(result.hits))
+
+    def unmarked(self, query: str, *, project: str | None, limit: int, branch: str | None) -> RecallResult:
+        """What ``ask`` finds on the default plan, its hits not marked stale yet: ``ContextBuilder``
+        marks them with its own hits, at once."""
+        return self._answer(RecallQuery(query, project, limit, branch=parse_branch(branch)), self._plan)
+
+    def _answer(self, asked: RecallQuery, plan: Plan) -> RecallResult:
+        """``asked`` with the entities its text names, describes or reaches, run on ``plan``."""
+        query, project = asked.text, asked.project
+        named, guessed = self._mentions.named_in(query, project) if self._mentions else ([], frozenset())
+        hops = plan.entity_hops if plan.uses(ENTITY) else 0
+        near = reach(self._stores.code, self._stores.gitlab, named, hops)
+        # A question that names no code itself may describe some: weak evidence, as a plain word is.
+        described = (
+            self.described(query, project) if plan.uses(ENTITY) and _names_no_code(named, guessed) else []
+        )
+        described = [e for e in described if e.key not in {n.key for n in named}]
+        request = replace(
+            asked,
             entity_keys=tuple(e.key for e in [*named, *described]),
             guessed_keys=guessed | {e.key for e in described},
             neighbour_keys=near.keys(1),
@@ -176,7 +200,7 @@ class Recaller:
         # What the question writes as code first, then what it describes, then its plain words.
         ordered = sorted(named, key=lambda e: e.key in guessed)
         found = [*ordered[: len(named) - len(guessed)], *described, *ordered[len(named) - len(guessed) :]]
-        return replace(self.recall(request, chosen), entities=found)
+        return replace(self.recall(request, plan), entities=found)
 
     def described(self, question: str, project: str | None, *, wait: bool = False) -> list[Entity]:
         """The symbols ``question`` describes in ``project`` without naming them (``DescribedCode``);
