@@ -97,10 +97,21 @@ class Listing:
         """``record`` with its staleness, as ``show`` gives it."""
         return self._staleness.annotate([record])[0]
 
-    def select(self, wanted: MemoryFilter, *, before: datetime | None) -> list[MemoryRecord]:
-        """Every memory ``wanted`` keeps created before ``before``, newest first; see
-        ``MemoryService.select``. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
-        visibility = wanted.visibility(self._clock())
+    def select(
+        self,
+        *,
+        project: str | None = None,
+        categories: Iterable[str | Category] | None = None,
+        statuses: Iterable[Status] | None = None,
+        since: datetime | None = None,
+        before: datetime | None = None,
+    ) -> list[MemoryRecord]:
+        """Every memory visible from ``project`` that matches the filter, newest first: what a
+        bulk lifecycle verb acts on (``graphmem archive --category event --older-than 90d``).
+
+        ``since`` and ``before`` bound the creation time; without any statuses, active and
+        resolved memories match. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
+        visibility = MemoryFilter(project, categories, statuses, since).visibility(self._clock())
         cutoff = to_utc(before) if before is not None else None
         found: list[MemoryRecord] = []
         offset = 0
@@ -117,15 +128,23 @@ class Listing:
             offset += MAX_LIST_LIMIT
 
     def list(
-        self, wanted: MemoryFilter, *, limit: int, offset: int, branch: str | None, all_branches: bool
+        self,
+        *,
+        project: str | None = None,
+        categories: Iterable[str | Category] | None = None,
+        statuses: Iterable[Status] | None = None,
+        since: datetime | None = None,
+        limit: int = 50,
+        offset: int = 0,
+        branch: str | None = None,
+        all_branches: bool = True,
     ) -> list[MemoryRecord]:
-        """The memories ``wanted`` keeps, newest first, a page of them: of those on a branch every
-        one, or without ``all_branches`` those on ``branch`` only (the defaults are
-        ``MemoryService.list``'s)."""
+        """Memories visible from ``project``, newest first: every branch's, or without
+        ``all_branches`` those seen on ``branch`` (by default the checkout's)."""
         if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
             raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
         visibility = replace(
-            wanted.visibility(self._clock()),
+            MemoryFilter(project, categories, statuses, since).visibility(self._clock()),
             branch=branch,
             all_branches=all_branches,
         )

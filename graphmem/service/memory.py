@@ -17,7 +17,7 @@ Entry points parse input and present results; nothing but delegation happens her
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -27,7 +27,7 @@ from graphmem.core.branches import parse_branch
 from graphmem.core.coordination import PERSON as OWNER_PERSON
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
 from graphmem.core.events import USER
-from graphmem.core.models import Category, Entity, MemoryRecord, Status
+from graphmem.core.models import Category, Entity, MemoryRecord
 from graphmem.errors import ConfigError, InvalidInputError
 from graphmem.service.bootstrap import HistoryWalk
 from graphmem.service.branches import BranchChanges
@@ -44,7 +44,7 @@ from graphmem.service.enrichment import Enricher
 from graphmem.service.ingest import IngestOptions
 from graphmem.service.inputs import MemoryEdit, parse_project
 from graphmem.service.lifecycle import Lifecycle
-from graphmem.service.listing import Listing, MemoryFilter
+from graphmem.service.listing import Listing
 from graphmem.service.mentions import Mentions, parse_ref_entities
 from graphmem.service.parts import CheckoutVerb, MemoryParts, PartVerb
 from graphmem.service.recall import Recaller
@@ -232,41 +232,9 @@ class MemoryService(Bound):
     show = PartVerb(lambda parts: parts.listing, Listing.show)
     review = CheckoutVerb(lambda parts: parts.review, Review.review)
 
-    def select(
-        self,
-        *,
-        project: str | None = None,
-        categories: Iterable[str | Category] | None = None,
-        statuses: Iterable[Status] | None = None,
-        since: datetime | None = None,
-        before: datetime | None = None,
-    ) -> list[MemoryRecord]:
-        """Every memory visible from ``project`` that matches the filter, newest first: what a
-        bulk lifecycle verb acts on (``graphmem archive --category event --older-than 90d``).
-
-        ``since`` and ``before`` bound the creation time; without any statuses, active and
-        resolved memories match. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
-        wanted = MemoryFilter(self.own_project(project), categories, statuses, since)
-        return self._listing.select(wanted, before=before)
-
-    def list(
-        self,
-        *,
-        project: str | None = None,
-        categories: Iterable[str | Category] | None = None,
-        statuses: Iterable[Status] | None = None,
-        since: datetime | None = None,
-        limit: int = 50,
-        offset: int = 0,
-        branch: str | None = None,
-        all_branches: bool = True,
-    ) -> list[MemoryRecord]:
-        """Memories visible from ``project``, newest first: every branch's, or without
-        ``all_branches`` those seen on ``branch`` (by default the checkout's)."""
-        wanted = MemoryFilter(self.own_project(project), categories, statuses, since)
-        own = self.own_branch(project, branch)
-        return self._listing.list(wanted, limit=limit, offset=offset, branch=own, all_branches=all_branches)
-
+    # the listing's own verbs, for this memory's checkout
+    select = CheckoutVerb(lambda parts: parts.listing, Listing.select)
+    list = CheckoutVerb(lambda parts: parts.listing, Listing.list)
     stats = PartVerb(lambda parts: parts.listing, Listing.stats)
     gauges = PartVerb(lambda parts: parts.listing, Listing.gauges)
 
