@@ -37,7 +37,7 @@ import tantivy
 from graphmem.adapters.id_journal import IdJournal
 from graphmem.adapters.lexical_analysis import ANALYZER, SCHEMA, query_parts, whole_phrase
 from graphmem.adapters.lexical_overlay import Change, as_match, score_overlay
-from graphmem.adapters.lexical_visibility import CODES_VERSION, Columns, top_hits
+from graphmem.adapters.lexical_visibility import CODES_VERSION, Columns, Search, top_hits
 from graphmem.core.keys import memory_id_number
 from graphmem.core.models import Category, MemoryRecord, Scope
 from graphmem.core.ports import TextHits, TextMatch, Visibility
@@ -349,7 +349,7 @@ class LexicalIndex:
                 words.append(tantivy.Query.const_score_query(holds, EXACT_BONUS))
             text = _any_of(words)
             searcher = self._searcher
-            hits = top_hits(searcher, text, visibility, overlay, limit)
+            hits = top_hits(searcher, Search(text, visibility, overlay, limit))
             found = [(hit.memory_id, hit.score) for hit in hits]
             if keep:
                 kept = {

@@ -156,18 +156,22 @@ class Hit:
     doc: tantivy.Document | None  # its stored document, when the id was read from it
 
 
-def top_hits(
-    searcher: tantivy.Searcher,
-    query: tantivy.Query,
-    visibility: Visibility,
-    overlay: Collection[str],
-    limit: int,
-) -> list[Hit]:
-    """The ``limit`` best hits of ``query`` that ``visibility`` shows, but for the ids in
-    ``overlay``, best first: ``filtered_hits`` when they are sure to be the answer (most
-    searches), else ``excluded_hits``; the two answer alike."""
-    found = filtered_hits(searcher, query, visibility, overlay, limit)
-    return excluded_hits(searcher, query, visibility, overlay, limit) if found is None else found
+@dataclass(frozen=True, slots=True)
+class Search:
+    """What a search asks the index: the ``limit`` best hits of ``query`` that ``visibility``
+    shows, but for the ids in ``overlay`` (their indexed state is stale: the overlay scores them)."""
+
+    query: tantivy.Query
+    visibility: Visibility
+    overlay: Collection[str]
+    limit: int
+
+
+def top_hits(searcher: tantivy.Searcher, search: Search) -> list[Hit]:
+    """The hits ``search`` asks for, best first: ``filtered_hits`` when they are sure to be the
+    answer (most searches), else ``excluded_hits``; the two answer alike."""
+    found = filtered_hits(searcher, search)
+    return excluded_hits(searcher, search) if found is None else found
 
 
 def first_depth(limit: int) -> int:
@@ -176,14 +180,8 @@ def first_depth(limit: int) -> int:
     return 2 * limit + 16
 
 
-def filtered_hits(
-    searcher: tantivy.Searcher,
-    query: tantivy.Query,
-    visibility: Visibility,
-    overlay: Collection[str],
-    limit: int,
-) -> list[Hit] | None:
-    """``top_hits`` from ``query`` alone, asked for ``first_depth(limit)`` hits whose columns
+def filtered_hits(searcher: tantivy.Searcher, search: Search) -> list[Hit] | None:
+    """``top_hits`` from the query alone, asked for ``first_depth(limit)`` hits whose columns
     say which are visible; None when fewer than ``limit`` of them are while more matches
     exist. Half the time of ``excluded_hits``, where tantivy tested each match against
     every exclusion.
@@ -191,6 +189,7 @@ def filtered_hits(
     The answer is the same: tantivy ranks hits by score, ties by ascending address
     (documented since 0.26), so the hits it returns are the first of that order and the
     visible ones among them the first visible ones."""
+    query, visibility, overlay, limit = search.query, search.visibility, search.overlay, search.limit
     depth = first_depth(limit)
     # The query as the only clause of a boolean one, as excluded_hits asks it: tantivy then
     # scores each hit alike, to the bit (block-max WAND, for a query of words alone, adds
@@ -216,20 +215,14 @@ def filtered_hits(
     return kept if every else None
 
 
-def excluded_hits(
-    searcher: tantivy.Searcher,
-    query: tantivy.Query,
-    visibility: Visibility,
-    overlay: Collection[str],
-    limit: int,
-) -> list[Hit]:
-    """``top_hits`` from ``query`` with what ``visibility`` hides and the overlay's ids left
+def excluded_hits(searcher: tantivy.Searcher, search: Search) -> list[Hit]:
+    """``top_hits`` from the query with what the visibility hides and the overlay's ids left
     out (``MustNot``)."""
-    hidden = _hidden(visibility)
-    if overlay:
-        hidden.append(tantivy.Query.term_set_query(SCHEMA, "id", list(overlay)))
-    parts = [(tantivy.Occur.Should, query), *((tantivy.Occur.MustNot, q) for q in hidden)]
-    hits = searcher.search(tantivy.Query.boolean_query(parts), limit, count=False).hits
+    hidden = _hidden(search.visibility)
+    if search.overlay:
+        hidden.append(tantivy.Query.term_set_query(SCHEMA, "id", list(search.overlay)))
+    parts = [(tantivy.Occur.Should, search.query), *((tantivy.Occur.MustNot, q) for q in hidden)]
+    hits = searcher.search(tantivy.Query.boolean_query(parts), search.limit, count=False).hits
     keys = searcher.fast_field_values("key", [address for _, address in hits])
     return [_hit(searcher, hit, key) for hit, key in zip(hits, keys, strict=True)]
 

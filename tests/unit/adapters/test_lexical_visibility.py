@@ -17,6 +17,7 @@ from graphmem.adapters.lexical_visibility import (
     ColumnFilter,
     Columns,
     Hit,
+    Search,
     excluded_hits,
     filtered_hits,
     first_depth,
@@ -149,7 +150,7 @@ def test_a_narrow_filter_asks_again_with_the_hidden_left_out_and_finds_them(inde
     visibility = Visibility(None)
     first = searcher.search(query, first_depth(2), count=False).hits
     assert len(first) == first_depth(2)  # more matches than asked, all archived
-    assert filtered_hits(searcher, query, visibility, set(), 2) is None
+    assert filtered_hits(searcher, Search(query, visibility, set(), 2)) is None
     assert {memory_id for memory_id, _ in index.search("cache", visibility, 2)} < {"v0", "v1", "v2"}
     assert len(index.search("cache", visibility, 5)) == 3
 
@@ -165,8 +166,9 @@ def test_ties_across_segments_are_cut_where_the_query_that_leaves_the_hidden_out
         index.flush()
     query = lexical_index._words_query(["cache"])
     assert query is not None
-    found = filtered_hits(index._searcher, query, Visibility(None), set(), limit)
-    expected = excluded_hits(index._searcher, query, Visibility(None), set(), limit)
+    search = Search(query, Visibility(None), set(), limit)
+    found = filtered_hits(index._searcher, search)
+    expected = excluded_hits(index._searcher, search)
     assert found is not None
     assert [(h.memory_id, h.score) for h in found] == [(h.memory_id, h.score) for h in expected]
 
