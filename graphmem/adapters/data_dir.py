@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import stat
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphmem.errors import InvalidInputError
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    import logging
 
 OWNER_FILENAME = "owner.json"
 PRIVATE_DIR_MODE = 0o700
@@ -72,7 +73,7 @@ def make_private(data_dir: Path) -> None:
         return  # private already (so is what it holds), or not ours to change
     os.chmod(data_dir, stat.S_IMODE(info.st_mode) & ~OTHERS_BITS)
     tightened = _tighten_inside(data_dir)
-    log.info(
+    _log().info(
         "tightened the data dir %s: it (0700) and %d file(s) and folder(s) in it were readable by "
         "other users; now only you can read them",
         data_dir,
@@ -94,8 +95,16 @@ def _tighten_inside(data_dir: Path) -> int:
                 os.chmod(path, stat.S_IMODE(info.st_mode) & ~OTHERS_BITS)
                 changed += 1
             except OSError:
-                log.debug("could not tighten %s", path, exc_info=True)
+                _log().debug("could not tighten %s", path, exc_info=True)
     return changed
+
+
+def _log() -> logging.Logger:
+    """This module's logger, loaded when something is logged: every CLI call sets the umask
+    (``restrict_umask``), and one through a daemon logs nothing."""
+    import logging
+
+    return logging.getLogger(__name__)
 
 
 def write_owner(data_dir: Path) -> None:
@@ -105,7 +114,7 @@ def write_owner(data_dir: Path) -> None:
         with open(data_dir / OWNER_FILENAME, "w", encoding="utf-8", opener=private_opener) as out:
             out.write(json.dumps(info))
     except OSError:
-        log.debug("could not write the owner file", exc_info=True)
+        _log().debug("could not write the owner file", exc_info=True)
 
 
 def locked_message(data_dir: Path, database: Path) -> str:

@@ -10,7 +10,6 @@ import click
 from graphmem.cli import present
 from graphmem.cli.options import F, categories_option, json_option, since_option
 from graphmem.cli.state import CliState, pass_state
-from graphmem.core.fusion import PLANS
 
 if TYPE_CHECKING:
     from graphmem.core.bundle import ContextBundle
@@ -24,6 +23,24 @@ def max_tokens_option(func: F) -> F:
         default=None,
         help="Token budget of the bundle (default: [recall] context_max_tokens, 1500).",
     )(func)
+
+
+class PlanChoice(click.Choice[str]):
+    """``--plan``: one of the recall plans (``graphmem.core.fusion.PLANS``), read when click
+    needs them (the help, a value to check), so a call that names no plan does not load them."""
+
+    def __init__(self) -> None:
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        from graphmem.core.fusion import PLANS
+
+        return tuple(PLANS)
+
+    @choices.setter
+    def choices(self, given: tuple[str, ...]) -> None:
+        """``click.Choice`` sets what it was given (nothing): the plans stay the choices."""
 
 
 def present_bundle(bundle: ContextBundle, *, as_json: bool) -> None:
@@ -48,7 +65,7 @@ def present_bundle(bundle: ContextBundle, *, as_json: bool) -> None:
 @click.option("--history", is_flag=True, help="Include superseded and archived memories.")
 @click.option(
     "--plan",
-    type=click.Choice(list(PLANS)),
+    type=PlanChoice(),
     default=None,
     help="Recall plan (default: [recall] plan in the config, hybrid).",
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import uuid
@@ -15,7 +16,6 @@ from graphmem.api import Bound, Memory
 from graphmem.server import loopback, rpc_types
 from graphmem.server.daemon_process import DaemonInfo, read_token
 from graphmem.server.verbs import Binding
-from graphmem.service.results import ExportSummary
 
 TIMEOUT_S = 3600.0  # imports of large files take a while
 MAX_LINE = 64 * 1024 * 1024  # bytes of one line of a streamed answer (the last is the result)
@@ -37,9 +37,15 @@ class RemoteVerb(Generic[P, R]):
     def __init__(self, declared: Callable[Concatenate[Any, P], R], send: Send | None = None) -> None:
         self.name = declared.__name__
         self.__doc__ = declared.__doc__
-        signature = inspect.signature(declared)  # without its ``self``: a bound method's
-        self.signature = signature.replace(parameters=tuple(signature.parameters.values())[1:])
+        self._declared = declared
         self._send = send
+
+    @functools.cached_property
+    def signature(self) -> inspect.Signature:
+        """``declared``'s signature without its ``self`` (a bound method's); worked out when a
+        call first asks (a CLI call uses one verb of the forty)."""
+        signature = inspect.signature(self._declared)
+        return signature.replace(parameters=tuple(signature.parameters.values())[1:])
 
     @overload
     def __get__(self, remote: None, owner: type[object]) -> RemoteVerb[P, R]: ...
@@ -167,6 +173,8 @@ class RemoteMemory(Bound):
         out: TextIO = arguments.pop("out")
         answer = self._call(method, **arguments)
         out.write(answer["text"])
+        from graphmem.service.results import ExportSummary  # here: the other verbs' calls do not need it
+
         return rpc_types.decode(ExportSummary, answer["summary"])
 
     def _send_import_text(self, method: str, arguments: dict[str, Any]) -> Any:

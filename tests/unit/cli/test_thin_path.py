@@ -1,6 +1,6 @@
 """A CLI call through a running daemon loads neither the store, pyarrow, numpy, a model
-runtime, the MCP server, the Memory service, pydantic nor the full settings: it only
-forwards the call (structural, no timing)."""
+runtime, the MCP server, the Memory service, pydantic nor the full settings, nor the result
+types of other verbs than its own: it only forwards the call (structural, no timing)."""
 
 from __future__ import annotations
 
@@ -33,19 +33,45 @@ HEAVY = (
     "ssl",  # through http.client: the CLI posts to the daemon on a plain socket
     "email",
 )
-# graphmem's own modules that pull in the above, or are not needed to forward a call.
+# graphmem's own modules that pull in the above, or are not needed to forward a call: the
+# recall plans (the daemon recalls), and logging (a call logs nothing without -v).
 HEAVY_OWN = (
     "graphmem.service.memory",
     "graphmem.settings",
     "graphmem.app",
     "graphmem.server.rpc",
-    # result types of other verbs than recall
-    "graphmem.core.bundle",
-    "graphmem.core.enrichment",
-    "graphmem.service.coordination",
+    "graphmem.core.fusion",
+    "logging",
 )
+# The modules of verbs' result types beyond the memories' own (``graphmem.core.models``): a
+# call loads its own verb's only.
+RESULT_TYPES = {
+    "recall": "graphmem.service.results",
+    "get_context": "graphmem.core.bundle",
+    "enrich": "graphmem.core.enrichment",
+    "session_start": "graphmem.service.coordination",
+}
 TOKEN = "t" * 43
-RESULT = {"query": "which linter", "plan": "hybrid", "hits": [], "took_ms": 1.0, "semantic_ready": False}
+RESULTS: dict[str, Any] = {
+    "recall": {
+        "query": "which linter",
+        "plan": "hybrid",
+        "hits": [],
+        "took_ms": 1.0,
+        "semantic_ready": False,
+    },
+    "get_context": {
+        "target": "src/app.py",
+        "entity": None,
+        "groups": {},
+        "related": [],
+        "max_tokens": 1500,
+        "tokens": 0,
+        "omitted": 0,
+        "generated_at": "2026-01-01T00:00:00+00:00",
+    },
+    "list": [],
+}
 
 
 class _Daemon(BaseHTTPRequestHandler):
@@ -60,7 +86,7 @@ class _Daemon(BaseHTTPRequestHandler):
             answer: Any = identity.answer(TOKEN, None, body["nonce"], self.server.server_address[1])
         else:
             self.calls.append(body)
-            answer = {"result": RESULT}
+            answer = {"result": RESULTS[body["method"]]}
         raw = json.dumps(answer).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -93,15 +119,34 @@ def daemon(tmp_path: Path) -> Iterator[Path]:
         server.server_close()
 
 
-def test_a_recall_through_the_daemon_imports_no_heavy_library(daemon: Path, tmp_path: Path) -> None:
+def _through_daemon(daemon: Path, tmp_path: Path, argv: list[str], method: str) -> Any:
+    """Run ``graphmem ARGV --json`` through the stand-in daemon; check it loaded nothing of
+    the above nor another verb's result types, and called ``method``; its printed answer."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
     env.update(GRAPHMEM_DATA_DIR=str(daemon), GRAPHMEM_CONFIG=str(tmp_path / "none.toml"))
+    others = {module for verb, module in RESULT_TYPES.items() if verb != method}
 
-    report, done = command_imports(
-        ["recall", "which linter", "--json"], {*HEAVY, *HEAVY_OWN}, cwd=tmp_path, env=env
-    )
+    report, done = command_imports([*argv, "--json"], {*HEAVY, *HEAVY_OWN, *others}, cwd=tmp_path, env=env)
 
     assert report["exit"] in (0, None), done.stderr
-    assert json.loads(done.stdout)["semantic_ready"] is False  # the daemon's answer, printed
-    assert [call["method"] for call in _Daemon.calls] == ["recall"]
+    assert [call["method"] for call in _Daemon.calls] == [method]
     assert report["loaded"] == []
+    return json.loads(done.stdout)
+
+
+def test_a_recall_through_the_daemon_imports_no_heavy_library(daemon: Path, tmp_path: Path) -> None:
+    answer = _through_daemon(daemon, tmp_path, ["recall", "which linter"], "recall")
+
+    assert answer["semantic_ready"] is False  # the daemon's answer, printed
+
+
+def test_a_context_through_the_daemon_imports_no_heavy_library(daemon: Path, tmp_path: Path) -> None:
+    answer = _through_daemon(daemon, tmp_path, ["context", "src/app.py"], "get_context")
+
+    assert answer["target"] == "src/app.py"
+
+
+def test_a_list_through_the_daemon_imports_no_heavy_library(daemon: Path, tmp_path: Path) -> None:
+    answer = _through_daemon(daemon, tmp_path, ["list"], "list")
+
+    assert answer == {"memories": []}
