@@ -12,10 +12,9 @@ validation of every other setting, which the process that opens the store does.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from platformdirs import user_config_path, user_data_path
 
@@ -148,10 +147,17 @@ def _flag(text: str, name: str) -> bool:
 def _read_config(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
+            return _parse_config(path, handle)
     except FileNotFoundError:
         return {}
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}.") from exc
     except OSError as exc:
         raise ConfigError(f"Cannot read {path} ({exc.strerror or exc}).") from exc
+
+
+def _parse_config(path: Path, handle: BinaryIO) -> dict[str, Any]:
+    import tomllib  # here: a call with no config file does not load the parser
+
+    try:
+        return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}.") from exc

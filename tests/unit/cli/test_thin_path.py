@@ -34,7 +34,8 @@ HEAVY = (
     "email",
 )
 # graphmem's own modules that pull in the above, or are not needed to forward a call: the
-# recall plans (the daemon recalls), and logging (a call logs nothing without -v).
+# recall plans (the daemon recalls), logging (a call logs nothing without -v) and the TOML
+# parser (there is no config file).
 HEAVY_OWN = (
     "graphmem.service.memory",
     "graphmem.settings",
@@ -42,6 +43,7 @@ HEAVY_OWN = (
     "graphmem.server.rpc",
     "graphmem.core.fusion",
     "logging",
+    "tomllib",
 )
 # The modules of verbs' result types beyond the memories' own (``graphmem.core.models``): a
 # call loads its own verb's only.
