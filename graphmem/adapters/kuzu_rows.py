@@ -39,12 +39,24 @@ def aware(value: datetime | None) -> datetime | None:
 # The columns a MemoryRecord holds (the rest are the store's own).
 MEMORY_FIELDS = tuple(c for c in MEMORY_COLUMNS if c not in ("seq", "search_text", "embedded", "embedding"))
 MEMORY_RETURN = ", ".join(f"m.{name}" for name in MEMORY_FIELDS) + ", m.embedded"
+# A memory, and the edge from its content hash (created when new: kuzu_schema.CONTENT_HASH).
 CREATE_MEMORY = (
-    "CREATE (:Memory {"
+    "CREATE (m:Memory {"
     + ", ".join(
         f"{name}: ${name}" for name in (*MEMORY_FIELDS, "seq", "search_text", "embedded", "embedding")
     )
-    + "})"
+    + "}) MERGE (h:ContentHash {key: $content_hash}) CREATE (h)-[:HASHED]->(m)"
+)
+# The content hashes of memories bulk-loaded (``COPY Memory``), before their edges are.
+MERGE_HASHES = "UNWIND $keys AS k MERGE (:ContentHash {key: k})"
+# The memories of a content hash, by its node's primary key.
+MEMORIES_OF_HASH = (
+    f"MATCH (h:ContentHash {{key: $h}})-[:HASHED]->(m:Memory) RETURN {MEMORY_RETURN} ORDER BY m.id"
+)
+# A memory's content hash changed (``update_memory``): its edge moves to the new one's node.
+REHASH_MEMORY = (
+    "MATCH (m:Memory {id: $id}) OPTIONAL MATCH (:ContentHash)-[x:HASHED]->(m) DELETE x "
+    "WITH DISTINCT m MERGE (h:ContentHash {key: $content_hash}) CREATE (h)-[:HASHED]->(m)"
 )
 
 

@@ -30,13 +30,16 @@ import numpy as np
 
 from graphmem.adapters.data_dir import locked_message, make_private, write_owner
 from graphmem.adapters.graph_cache import GraphCache
-from graphmem.adapters.kuzu_connection import KuzuConnection
+from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, KuzuConnection
 from graphmem.adapters.kuzu_entities import KuzuEntities
 from graphmem.adapters.kuzu_events import KuzuHistory
 from graphmem.adapters.kuzu_links import LOOKUP_MAX_IDS, KuzuMemoryLinks
 from graphmem.adapters.kuzu_rows import (
     CREATE_MEMORY,
+    MEMORIES_OF_HASH,
     MEMORY_RETURN,
+    MERGE_HASHES,
+    REHASH_MEMORY,
     memory_from_row,
     memory_params,
     memory_table,
@@ -45,6 +48,8 @@ from graphmem.adapters.kuzu_rows import (
 )
 from graphmem.adapters.kuzu_scans import KuzuScans
 from graphmem.adapters.kuzu_schema import (
+    CONTENT_HASHES_IN_KUZU,
+    FILL_CONTENT_HASHES,
     GITLAB_TEXT_COLUMNS,
     PARSES_OUT_OF_KUZU,
     SCHEMA_VERSION,
@@ -144,7 +149,6 @@ class KuzuGraphStore(StoreParts):
         )
         self._lock = self.db.lock
         self._records: dict[str, MemoryRecord] = {}  # read cache; this process is the only writer
-        self._hashes: dict[str, set[str]] | None = None
         self._graph = GraphCache(lambda: links.load_edges())  # the edges, kept in memory
         links = KuzuMemoryLinks(self.db, self._graph)
         write_owner(data_dir)
@@ -194,6 +198,9 @@ class KuzuGraphStore(StoreParts):
             copy_vectors_out(self.db, self.data_dir / VECTOR_LOG, dimension)
         if version < PARSES_OUT_OF_KUZU:
             self._move_parses_out()
+        if version < CONTENT_HASHES_IN_KUZU:  # again from the start if an open was cut short
+            for statement in FILL_CONTENT_HASHES:
+                self.db.run(statement)
         if version < SCHEMA_VERSION:
             self.db.set_meta("schema_version", str(SCHEMA_VERSION))
 
@@ -237,7 +244,6 @@ class KuzuGraphStore(StoreParts):
 
     def _rolled_back(self) -> None:
         self._records.clear()  # may hold records read inside the transaction
-        self._hashes = None
         self.vectors.forget_pending()  # may hold ids written inside it
         self._graph.reset()
         marked, self._marked = self._marked, []
@@ -248,19 +254,20 @@ class KuzuGraphStore(StoreParts):
     def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None:
         if not records:
             return
-        few = len(records) < COPY_MIN_ROWS
-        with self._lock, self.db.transaction() if few else nullcontext():
+        with self._lock, self.db.transaction():  # the memories with their content hashes' edges
             self._mark(r.id for r in records)
-            if few:
+            if len(records) < COPY_MIN_ROWS:
                 with self.db.translated():
                     self._insert_rows(records, embedded=vectors is not None)
             else:
                 self.db.bulk("COPY Memory FROM $t", memory_table(records, embedded=vectors is not None))
+                self.db.run(MERGE_HASHES, {"keys": sorted({r.content_hash for r in records})})
+                edges = [(r.content_hash, r.id) for r in records]
+                self.db.copy_edges("HASHED", "ContentHash", "Memory", edges)
             ids = [r.id for r in records]
             self.vectors.now_pending(ids)
             if vectors is not None:  # once the memories are in (kuzu_vectors.py)
                 self.db.then(partial(self._put_vectors, ids, vectors))
-            self._hashes_changed((), ((r.content_hash, r.id) for r in records))
             self.db.then(partial(self._lexical.add, records))
 
     def _insert_rows(self, records: Sequence[MemoryRecord], *, embedded: bool = False) -> None:
@@ -303,18 +310,20 @@ class KuzuGraphStore(StoreParts):
         return records
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
+        """The memories with ``content_hash``: its node by primary key, then its edges
+        (``kuzu_schema.CONTENT_HASH``)."""
         with self._lock:
-            ids = self._hash_index().get(content_hash, set())
-            return list(self.get_memories(sorted(ids)).values())
+            rows = self.db.rows(MEMORIES_OF_HASH, {"h": content_hash})
+            return list(self._read(rows).values())
 
     def find_by_hashes(self, content_hashes: Collection[str]) -> dict[str, list[MemoryRecord]]:
-        """The memories of each hash asked (an import's), by a join on the ``content_hash``
-        column whose hash table holds the hashes and ids alone (see ``_stored``)."""
+        """The memories of each hash asked (an import's): a few hashes' nodes by primary key, many
+        by one join on the hash nodes and their edges (``KuzuConnection.keyed_rows``)."""
         with self._lock:
-            rows = self.db.rows(
-                "UNWIND $hashes AS wanted MATCH (m:Memory) WHERE m.content_hash = wanted "
-                "RETURN m.content_hash, m.id",
-                {"hashes": sorted(set(content_hashes))},
+            rows = self.db.keyed_rows(
+                "MATCH (h:ContentHash {key: $key})-[:HASHED]->(m:Memory) RETURN h.key, m.id",
+                sorted(set(content_hashes)),
+                few=FEW_EDGE_KEYS,
             )
             ids: dict[str, list[str]] = defaultdict(list)
             for content_hash, memory_id in rows:
@@ -322,25 +331,6 @@ class KuzuGraphStore(StoreParts):
             records = self.get_memories([i for group in ids.values() for i in group])
             found = {h: [records[i] for i in sorted(group) if i in records] for h, group in ids.items()}
             return {h: group for h, group in found.items() if group}
-
-    def _hash_index(self) -> dict[str, set[str]]:
-        """content hash → memory ids, loaded once (a column scan), then kept by our own writes.
-        A ``remember``'s duplicate check: one scan of the column each would cost 50 ms at
-        100,000 memories; the load costs 1.6 s there, once (45 s at 943,000 under load)."""
-        if self._hashes is None:
-            hashes: dict[str, set[str]] = defaultdict(set)
-            for content_hash, memory_id in self.db.rows("MATCH (m:Memory) RETURN m.content_hash, m.id"):
-                hashes[content_hash].add(memory_id)
-            self._hashes = hashes
-        return self._hashes
-
-    def _hashes_changed(self, removed: Iterable[tuple[str, str]], added: Iterable[tuple[str, str]]) -> None:
-        if self._hashes is None:
-            return
-        for content_hash, memory_id in removed:
-            self._hashes.get(content_hash, set()).discard(memory_id)
-        for content_hash, memory_id in added:
-            self._hashes.setdefault(content_hash, set()).add(memory_id)
 
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         check_changes(changes)
@@ -357,9 +347,12 @@ class KuzuGraphStore(StoreParts):
         sets = ", ".join(f"m.{name} = ${name}" for name in changes)
         params: dict[str, Any] = {name: to_db(value) for name, value in changes.items()}
         params["id"] = memory_id
-        with self._lock:
+        rehashed = "content_hash" in changes  # its edge moves to the new hash's node, at once
+        with self._lock, self.db.transaction() if rehashed else nullcontext():
             self._mark([memory_id], changes)
             self.db.run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
+            if rehashed:
+                self.db.run(REHASH_MEMORY, {"id": memory_id, "content_hash": params["content_hash"]})
             self._records.pop(memory_id, None)
             self.db.then(partial(self._lexical.set_fields, memory_id, changes))  # reads the record back
 
@@ -406,18 +399,14 @@ class KuzuGraphStore(StoreParts):
                 self.add_next(nexts)
             if entities:
                 self.link_about([(memory_id, entity) for entity in entities])
-            self._hashes_changed([(record.content_hash, memory_id)], [(updated.content_hash, memory_id)])
             self.db.then(partial(self._lexical.add, [updated]))
 
     def delete_memory(self, memory_id: str) -> None:
         with self._lock:
-            record = self.get_memories([memory_id]).get(memory_id)
             self._mark([memory_id])
             self.db.run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
             self._records.pop(memory_id, None)
             self.vectors.drop(memory_id, pending=False)
-            if record is not None:
-                self._hashes_changed([(record.content_hash, memory_id)], ())
             self.db.then(partial(self._lexical.remove, [memory_id]))
             self.db.then(partial(self._graph.memory_removed, memory_id))
 

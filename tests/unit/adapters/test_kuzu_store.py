@@ -422,3 +422,51 @@ def test_a_log_left_that_the_pool_cannot_checkpoint_is_written_in_at_open(tmp_pa
         assert reopened.get_meta("after") == "a write"
     finally:
         reopened.close()
+
+
+def _hash_lookups(store: KuzuGraphStore) -> tuple[list[str], dict[str, list[str]]]:
+    found = store.find_by_hashes(["same", "hash-c", "hash-bulk-7", "none"])
+    return (
+        [m.id for m in store.find_by_hash("same")],
+        {h: [m.id for m in group] for h, group in found.items()},
+    )
+
+
+def test_a_schema_12_store_finds_its_duplicates_by_hash_once_migrated(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    store = KuzuGraphStore(data, dimension=DIM)
+    store.add_memories([memory("b", content_hash="same"), memory("a", content_hash="same"), memory("c")])
+    store.add_memories([memory(f"bulk-{i}") for i in range(kuzu_store.COPY_MIN_ROWS)])  # by COPY
+    expected = (["a", "b"], {"same": ["a", "b"], "hash-c": ["c"], "hash-bulk-7": ["bulk-7"]})
+    assert _hash_lookups(store) == expected
+    store.db.run("DROP TABLE HASHED")  # a store as schema 12 left it
+    store.db.run("DROP TABLE ContentHash")
+    store.set_meta("schema_version", "12")
+    store.close()
+
+    store = KuzuGraphStore(data, dimension=DIM)
+    try:
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION) == "13"
+        assert _hash_lookups(store) == expected
+    finally:
+        store.close()
+
+
+def test_a_memorys_hash_follows_its_updates_deletion_and_rolled_back_writes(store: KuzuGraphStore) -> None:
+    store.add_memories([memory("a", content_hash="one"), memory("b", content_hash="one")])
+    assert [m.id for m in store.find_by_hash("one")] == ["a", "b"]
+
+    store.update_memory("a", {"project": "/src/proj", "content_hash": "two"})  # a project renamed
+    assert [m.id for m in store.find_by_hash("one")] == ["b"]
+    assert [(m.id, m.project) for m in store.find_by_hash("two")] == [("a", "/src/proj")]
+
+    store.replace_text("b", text="new text", content_hash="three", updated_at=NOW, entities=[])
+    assert store.find_by_hash("one") == [] and [m.id for m in store.find_by_hash("three")] == ["b"]
+
+    store.delete_memory("a")
+    assert store.find_by_hash("two") == [] and store.find_by_hashes(["two", "three"]).keys() == {"three"}
+
+    with pytest.raises(RuntimeError), store.db.transaction():
+        store.add_memories([memory("c", content_hash="three")])
+        raise RuntimeError("the rest of the write failed")
+    assert [m.id for m in store.find_by_hash("three")] == ["b"]

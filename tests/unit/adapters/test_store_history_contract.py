@@ -111,7 +111,7 @@ def test_a_schema_5_store_is_migrated_and_gets_a_history(tmp_path: Path) -> None
     store = KuzuGraphStore(tmp_path / "data", dimension=DIM)
     store.add_events([event("evt_a")])
 
-    assert store.get_meta("schema_version") == "12"
+    assert store.get_meta("schema_version") == "13"
     assert [e.id for e in store.events_of("m1", 10)] == ["evt_a"]
     assert list(store.get_memories(["m1"])) == ["m1"]
     store.close()
