@@ -61,18 +61,22 @@ def test_a_text_embeds_the_same_alone_as_in_any_batch_order(real_embedder: OnnxE
 
 
 def test_long_texts_go_in_smaller_batches_with_the_same_vectors(real_embedder: OnnxEmbedder) -> None:
-    """Batches are cut by tokens (texts x padded length): 80 long texts and 80 short ones mixed
-    embed as each does alone, and every text gets its row."""
+    """Batches are cut by tokens (texts x padded length): 20 long texts and 80 short ones mixed
+    embed as each does alone, and every text gets its row. The long ones fill a batch of 16
+    (EMBED_BATCH_TOKENS) and share the next with short ones; the short ones left fill one of
+    EMBED_BATCH_SIZE and a last one (20 long texts cost a quarter of 80, the same batches)."""
     sentence = "the payments service retries the webhook with backoff "
-    long = [f"Release {i}: " + sentence * 30 for i in range(80)]
+    long = [f"Release {i}: " + sentence * 30 for i in range(20)]
     short = [f"note {i} about redis" for i in range(80)]
-    mixed = [text for pair in zip(long, short, strict=True) for text in pair]
+    mixed = [text for pair in zip(long, short[:20], strict=True) for text in pair] + short[20:]
+    last_long = 2 * (len(long) - 1)
 
     batch = real_embedder.embed(mixed)
-    alone = np.stack([real_embedder.embed([text])[0] for text in (mixed[0], mixed[1], mixed[-2], mixed[-1])])
+    checked = [0, 1, last_long, len(mixed) - 1]
+    alone = np.stack([real_embedder.embed([mixed[i]])[0] for i in checked])
 
-    assert batch.shape == (160, real_embedder.dimension)
-    assert np.allclose(alone, batch[[0, 1, -2, -1]], atol=1e-5)
+    assert batch.shape == (100, real_embedder.dimension)
+    assert np.allclose(alone, batch[checked], atol=1e-5)
     assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-4)
 
 
