@@ -184,20 +184,28 @@ class KuzuCodeGraph:
         touched = sorted(set(scan.changed) | set(scan.removed))
         carried: dict[str, int] = {}
         with store.db.lock:
-            old = {  # joined on the path, as unique_symbols joins names (Kùzu cannot UNWIND [])
+            ScanMarks(store, project).started()
+            # Joined on the path, as unique_symbols joins names (Kùzu cannot UNWIND [])
+            in_touched = "UNWIND $paths AS wanted MATCH (s:Symbol) WHERE s.path = wanted AND s.project = $p "
+            old = {
                 r[0]: (r[1], r[2], bool(r[3]))
                 for r in store.db.rows(
-                    "UNWIND $paths AS wanted MATCH (s:Symbol) WHERE s.path = wanted AND s.project = $p "
-                    "RETURN s.key, s.body_hash, s.body_changed_at, EXISTS { MATCH (:Memory)-[:ABOUT]->(s) }",
+                    f"{in_touched} RETURN s.key, s.body_hash, s.body_changed_at, "
+                    "EXISTS { MATCH (:Memory)-[:ABOUT]->(s) }",
                     {"p": project, "paths": touched},
                 )
                 if touched
             }
             new, followed = symbol_rows(scan, old, at)
             linked = {key for key, (_, _, has_memories) in old.items() if has_memories}
-            store.db.keyed_rows(
-                "MATCH (s:Symbol {key: $key}) DETACH DELETE s", [k for k in old if k not in linked]
-            )
+            # The edges first (built again below from every parse): a symbol without them is
+            # deleted for a third less (48,000 symbols: 1.1 s of CPU against 2.6 s with theirs).
+            self._delete_edges(project)
+            if len(linked) < len(old):  # those no memory is about, in one statement
+                store.db.run(
+                    f"{in_touched} AND NOT EXISTS {{ MATCH (:Memory)-[:ABOUT]->(s) }} DETACH DELETE s",
+                    {"p": project, "paths": touched},
+                )
             # memories point at these: update in place, or mark deleted; its memories move to
             # a followed symbol's new key, below
             kept = sorted(linked - followed.keys())
@@ -207,13 +215,12 @@ class KuzuCodeGraph:
                 {"at": at},
             )
             self._update_symbols([new.pop(k) for k in kept if k in new])
-            ScanMarks(store, project).started()
             store.db.copy("Symbol", _table("Symbol", list(new.values()), SYMBOL_TYPES))
             for key in sorted(linked & followed.keys()):
                 carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key]))
                 store.db.run("MATCH (s:Symbol {key: $k}) DETACH DELETE s", {"k": key})
             carried |= self._save_files(scan, at)
-            self._replace_edges(scan)
+            self._copy_edges(scan)
             ScanMarks(store, project).done(scan.head)
         return {key: n for key, n in carried.items() if n}
 
@@ -326,8 +333,8 @@ class KuzuCodeGraph:
                 {"rows": chunk},
             )
 
-    def _replace_edges(self, scan: CodeScan) -> None:
-        store, project, edges = self._store, scan.project, scan.edges
+    def _delete_edges(self, project: str) -> None:
+        """Every code edge of ``project`` (a pass stores them all again, ``_copy_edges``)."""
         for pattern in (
             "(a:File)-[r:CONTAINS]->(:Symbol)",
             "(a:Symbol)-[r:CONTAINS]->(:Symbol)",
@@ -335,7 +342,10 @@ class KuzuCodeGraph:
             "(a:Symbol)-[r:INHERITS]->(:Symbol)",
             "(a:File)-[r:IMPORTS]->()",
         ):
-            store.db.run(f"MATCH {pattern} WHERE a.project = $p DELETE r", {"p": project})
+            self._store.db.run(f"MATCH {pattern} WHERE a.project = $p DELETE r", {"p": project})
+
+    def _copy_edges(self, scan: CodeScan) -> None:
+        store, project, edges = self._store, scan.project, scan.edges
         files = [(a, b) for a, b in edges.contains if a.startswith("File:")]
         nested = [(a, b) for a, b in edges.contains if a.startswith("Symbol:")]
         store.db.copy_edges("CONTAINS", "File", "Symbol", files)
