@@ -20,6 +20,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
+# Every rule reads the modules parsed once per process (``tree_of``, ``imports_of``): on one
+# pytest-xdist worker they are parsed once, not once on each (docs/testing.md).
+pytestmark = pytest.mark.xdist_group("architecture")
+
 PACKAGE = Path(__file__).resolve().parents[2] / "graphmem"
 
 # Third-party packages that do I/O or are slow to import: never in core.
