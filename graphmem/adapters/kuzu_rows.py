@@ -39,25 +39,33 @@ def aware(value: datetime | None) -> datetime | None:
 # The columns a MemoryRecord holds (the rest are the store's own).
 MEMORY_FIELDS = tuple(c for c in MEMORY_COLUMNS if c not in ("seq", "search_text", "embedded", "embedding"))
 MEMORY_RETURN = ", ".join(f"m.{name}" for name in MEMORY_FIELDS) + ", m.embedded"
-# A memory, and the edge from its content hash (created when new: kuzu_schema.CONTENT_HASH).
+# A memory's id added to its content hash's node (kuzu_schema.CONTENT_HASH), made when new.
+HASH_MEMORY = (
+    "MERGE (h:ContentHash {key: $content_hash}) "
+    "ON CREATE SET h.ids = [$id] ON MATCH SET h.ids = list_append(h.ids, $id)"
+)
+# A memory, and its id in its content hash's node.
 CREATE_MEMORY = (
     "CREATE (m:Memory {"
     + ", ".join(
         f"{name}: ${name}" for name in (*MEMORY_FIELDS, "seq", "search_text", "embedded", "embedding")
     )
-    + "}) MERGE (h:ContentHash {key: $content_hash}) CREATE (h)-[:HASHED]->(m)"
+    + "}) "
+    + HASH_MEMORY
 )
-# The content hashes of memories bulk-loaded (``COPY Memory``), before their edges are.
-MERGE_HASHES = "UNWIND $keys AS k MERGE (:ContentHash {key: k})"
-# The memories of a content hash, by its node's primary key.
-MEMORIES_OF_HASH = (
-    f"MATCH (h:ContentHash {{key: $h}})-[:HASHED]->(m:Memory) RETURN {MEMORY_RETURN} ORDER BY m.id"
+# The ids of bulk-loaded memories (``COPY Memory``) in their content hashes' nodes (``hashed_rows``).
+ADD_HASHED = (
+    "UNWIND $rows AS r WITH r, r.k AS k MERGE (h:ContentHash {key: k}) "
+    "ON CREATE SET h.ids = r.ids ON MATCH SET h.ids = list_concat(h.ids, r.ids)"
 )
-# A memory's content hash changed (``update_memory``): its edge moves to the new one's node.
-REHASH_MEMORY = (
-    "MATCH (m:Memory {id: $id}) OPTIONAL MATCH (:ContentHash)-[x:HASHED]->(m) DELETE x "
-    "WITH DISTINCT m MERGE (h:ContentHash {key: $content_hash}) CREATE (h)-[:HASHED]->(m)"
-)
+
+
+def hashed_rows(records: Iterable[MemoryRecord]) -> list[dict[str, Any]]:
+    """``ADD_HASHED``'s rows: each content hash of ``records`` with their ids."""
+    ids: dict[str, list[str]] = {}
+    for record in records:
+        ids.setdefault(record.content_hash, []).append(record.id)
+    return [{"k": content_hash, "ids": group} for content_hash, group in ids.items()]
 
 
 def to_db(value: object) -> object:

@@ -17,7 +17,6 @@ branches (``kuzu_scans.py``). The entity and link parts keep the store's edge ca
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
@@ -30,16 +29,16 @@ import numpy as np
 
 from graphmem.adapters.data_dir import locked_message, make_private, write_owner
 from graphmem.adapters.graph_cache import GraphCache
-from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, KuzuConnection
+from graphmem.adapters.kuzu_connection import KuzuConnection
 from graphmem.adapters.kuzu_entities import KuzuEntities
 from graphmem.adapters.kuzu_events import KuzuHistory
 from graphmem.adapters.kuzu_links import LOOKUP_MAX_IDS, KuzuMemoryLinks
 from graphmem.adapters.kuzu_rows import (
+    ADD_HASHED,
     CREATE_MEMORY,
-    MEMORIES_OF_HASH,
+    HASH_MEMORY,
     MEMORY_RETURN,
-    MERGE_HASHES,
-    REHASH_MEMORY,
+    hashed_rows,
     memory_from_row,
     memory_params,
     memory_table,
@@ -254,16 +253,14 @@ class KuzuGraphStore(StoreParts):
     def add_memories(self, records: Sequence[MemoryRecord], vectors: Vector | None = None) -> None:
         if not records:
             return
-        with self._lock, self.db.transaction():  # the memories with their content hashes' edges
+        with self._lock, self.db.transaction():  # the memories with their ids in their hashes' nodes
             self._mark(r.id for r in records)
             if len(records) < COPY_MIN_ROWS:
                 with self.db.translated():
                     self._insert_rows(records, embedded=vectors is not None)
             else:
                 self.db.bulk("COPY Memory FROM $t", memory_table(records, embedded=vectors is not None))
-                self.db.run(MERGE_HASHES, {"keys": sorted({r.content_hash for r in records})})
-                edges = [(r.content_hash, r.id) for r in records]
-                self.db.copy_edges("HASHED", "ContentHash", "Memory", edges)
+                self.db.run(ADD_HASHED, {"rows": hashed_rows(records)})
             ids = [r.id for r in records]
             self.vectors.now_pending(ids)
             if vectors is not None:  # once the memories are in (kuzu_vectors.py)
@@ -310,27 +307,31 @@ class KuzuGraphStore(StoreParts):
         return records
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
-        """The memories with ``content_hash``: its node by primary key, then its edges
-        (``kuzu_schema.CONTENT_HASH``)."""
+        """The memories with ``content_hash``: the ids its node holds (``kuzu_schema.CONTENT_HASH``)."""
         with self._lock:
-            rows = self.db.rows(MEMORIES_OF_HASH, {"h": content_hash})
-            return list(self._read(rows).values())
+            rows = self.db.rows("MATCH (h:ContentHash {key: $h}) RETURN h.ids", {"h": content_hash})
+            return list(self.get_memories(sorted(rows[0][0] if rows else ())).values())
 
     def find_by_hashes(self, content_hashes: Collection[str]) -> dict[str, list[MemoryRecord]]:
         """The memories of each hash asked (an import's): a few hashes' nodes by primary key, many
-        by one join on the hash nodes and their edges (``KuzuConnection.keyed_rows``)."""
+        by one join on the ``ContentHash`` table (``KuzuConnection.keyed_rows``)."""
         with self._lock:
             rows = self.db.keyed_rows(
-                "MATCH (h:ContentHash {key: $key})-[:HASHED]->(m:Memory) RETURN h.key, m.id",
-                sorted(set(content_hashes)),
-                few=FEW_EDGE_KEYS,
+                "MATCH (h:ContentHash {key: $key}) RETURN h.key, h.ids", sorted(set(content_hashes))
             )
-            ids: dict[str, list[str]] = defaultdict(list)
-            for content_hash, memory_id in rows:
-                ids[content_hash].append(memory_id)
+            ids = {content_hash: sorted(group) for content_hash, group in rows}
             records = self.get_memories([i for group in ids.values() for i in group])
-            found = {h: [records[i] for i in sorted(group) if i in records] for h, group in ids.items()}
+            found = {h: [records[i] for i in group if i in records] for h, group in ids.items()}
             return {h: group for h, group in found.items() if group}
+
+    def _unhash(self, memory_id: str, content_hash: str) -> None:
+        """Take ``memory_id`` out of its content hash's node (the node goes with its last id)."""
+        rows = self.db.rows("MATCH (h:ContentHash {key: $h}) RETURN h.ids", {"h": content_hash})
+        rest = [i for i in (rows[0][0] if rows else ()) if i != memory_id]
+        if rest:
+            self.db.run("MATCH (h:ContentHash {key: $h}) SET h.ids = $ids", {"h": content_hash, "ids": rest})
+        elif rows:
+            self.db.run("MATCH (h:ContentHash {key: $h}) DELETE h", {"h": content_hash})
 
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         check_changes(changes)
@@ -347,12 +348,14 @@ class KuzuGraphStore(StoreParts):
         sets = ", ".join(f"m.{name} = ${name}" for name in changes)
         params: dict[str, Any] = {name: to_db(value) for name, value in changes.items()}
         params["id"] = memory_id
-        rehashed = "content_hash" in changes  # its edge moves to the new hash's node, at once
+        rehashed = "content_hash" in changes  # its id moves to the new hash's node, at once
         with self._lock, self.db.transaction() if rehashed else nullcontext():
+            record = self.get_memories([memory_id]).get(memory_id) if rehashed else None
             self._mark([memory_id], changes)
             self.db.run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
-            if rehashed:
-                self.db.run(REHASH_MEMORY, {"id": memory_id, "content_hash": params["content_hash"]})
+            if record is not None:
+                self._unhash(memory_id, record.content_hash)
+                self.db.run(HASH_MEMORY, {"id": memory_id, "content_hash": params["content_hash"]})
             self._records.pop(memory_id, None)
             self.db.then(partial(self._lexical.set_fields, memory_id, changes))  # reads the record back
 
@@ -389,6 +392,7 @@ class KuzuGraphStore(StoreParts):
                 self.upsert_entities(entities)
             self._mark([memory_id])
             self.db.run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+            self._unhash(memory_id, record.content_hash)
             self.db.then(partial(self._graph.memory_removed, memory_id))
             with self._lock, self.db.translated():
                 self._insert_rows([updated])
@@ -402,9 +406,12 @@ class KuzuGraphStore(StoreParts):
             self.db.then(partial(self._lexical.add, [updated]))
 
     def delete_memory(self, memory_id: str) -> None:
-        with self._lock:
+        with self._lock, self.db.transaction():  # the memory with its id in its hash's node
+            record = self.get_memories([memory_id]).get(memory_id)
             self._mark([memory_id])
             self.db.run("MATCH (m:Memory {id: $id}) DETACH DELETE m", {"id": memory_id})
+            if record is not None:
+                self._unhash(memory_id, record.content_hash)
             self._records.pop(memory_id, None)
             self.vectors.drop(memory_id, pending=False)
             self.db.then(partial(self._lexical.remove, [memory_id]))

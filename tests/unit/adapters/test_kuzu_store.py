@@ -439,8 +439,7 @@ def test_a_schema_12_store_finds_its_duplicates_by_hash_once_migrated(tmp_path: 
     store.add_memories([memory(f"bulk-{i}") for i in range(kuzu_store.COPY_MIN_ROWS)])  # by COPY
     expected = (["a", "b"], {"same": ["a", "b"], "hash-c": ["c"], "hash-bulk-7": ["bulk-7"]})
     assert _hash_lookups(store) == expected
-    store.db.run("DROP TABLE HASHED")  # a store as schema 12 left it
-    store.db.run("DROP TABLE ContentHash")
+    store.db.run("DROP TABLE ContentHash")  # a store as schema 12 left it
     store.set_meta("schema_version", "12")
     store.close()
 
