@@ -12,6 +12,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -469,3 +470,18 @@ def test_a_memorys_hash_follows_its_updates_deletion_and_rolled_back_writes(stor
         store.add_memories([memory("c", content_hash="three")])
         raise RuntimeError("the rest of the write failed")
     assert [m.id for m in store.find_by_hash("three")] == ["b"]
+
+
+def test_a_bulk_load_adds_its_ids_to_stored_hashes_and_its_own(store: KuzuGraphStore) -> None:
+    store.add_memories([memory("a", content_hash="old")])
+    shared = {"bulk-000": "new", "bulk-001": "new", "bulk-002": "old"}
+    batch = [memory(f"bulk-{i:03d}") for i in range(80)]
+    store.add_memories([replace(r, content_hash=shared.get(r.id, r.content_hash)) for r in batch])  # COPY
+
+    assert [m.id for m in store.find_by_hash("old")] == ["a", "bulk-002"]
+    assert [m.id for m in store.find_by_hash("new")] == ["bulk-000", "bulk-001"]
+    found = store.find_by_hashes(["old", "hash-bulk-079", "none"])
+    assert {h: [m.id for m in group] for h, group in found.items()} == {
+        "old": ["a", "bulk-002"],
+        "hash-bulk-079": ["bulk-079"],
+    }
