@@ -53,7 +53,8 @@ CREATE_MEMORY = (
     + "}) "
     + HASH_MEMORY
 )
-# The ids of bulk-loaded memories (``COPY Memory``) in their content hashes' nodes (``hashed_rows``).
+# The ids of bulk-loaded memories (``COPY Memory``) added to their content hashes' nodes
+# stored already (``hashed_rows``; the new ones are copied: ``hash_table``).
 ADD_HASHED = (
     "UNWIND $rows AS r WITH r, r.k AS k MERGE (h:ContentHash {key: k}) "
     "ON CREATE SET h.ids = r.ids ON MATCH SET h.ids = list_concat(h.ids, r.ids)"
@@ -61,11 +62,24 @@ ADD_HASHED = (
 
 
 def hashed_rows(records: Iterable[MemoryRecord]) -> list[dict[str, Any]]:
-    """``ADD_HASHED``'s rows: each content hash of ``records`` with their ids."""
+    """Each content hash of ``records`` with their ids, as ``ADD_HASHED``'s rows."""
     ids: dict[str, list[str]] = {}
     for record in records:
         ids.setdefault(record.content_hash, []).append(record.id)
     return [{"k": content_hash, "ids": group} for content_hash, group in ids.items()]
+
+
+def hash_table(rows: Sequence[dict[str, Any]]) -> pa.Table:
+    """``hashed_rows`` as columns for ``COPY ContentHash``."""
+    import pyarrow as pa
+
+    return pa.table(
+        [
+            pa.array([r["k"] for r in rows], pa.string()),
+            pa.array([r["ids"] for r in rows], pa.list_(pa.string())),
+        ],
+        names=["key", "ids"],
+    )
 
 
 def to_db(value: object) -> object:
