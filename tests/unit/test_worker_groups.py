@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from support.worker_groups import shared_group
@@ -67,3 +71,26 @@ def test_each_param_of_a_shared_fixture_is_a_group_of_its_own(
 def test_a_group_the_test_names_is_kept(shared_daemon: str, request: pytest.FixtureRequest) -> None:
     marker = request.node.get_closest_marker("xdist_group")
     assert marker is not None and marker.args == ("named",)
+
+
+def test_the_tests_of_one_group_run_on_one_worker(tmp_path: Path) -> None:
+    """The mark takes effect: with two workers and --dist loadgroup as `make test` runs, the six
+    tests of one group all report the same worker (pytest 9.2 with pytest-xdist 3.8 spreads
+    them: the group is written where pytest no longer reads a test's id)."""
+    (tmp_path / "test_grouped.py").write_text(
+        "import os, pytest\n"
+        "@pytest.mark.xdist_group('together')\n"
+        "@pytest.mark.parametrize('i', range(6))\n"
+        "def test_member(i):\n"
+        "    with open(f'worker-{i}', 'w') as out:\n"
+        "        out.write(os.environ['PYTEST_XDIST_WORKER'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+         "-c", os.devnull, "--rootdir", str(tmp_path), "test_grouped.py"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    workers = {(tmp_path / f"worker-{i}").read_text() for i in range(6)}
+    assert len(workers) == 1, workers
