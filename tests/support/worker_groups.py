@@ -47,14 +47,26 @@ def shared_group(item: pytest.Item) -> str | None:
     widest = next((scope for scope in SHARED_SCOPES if shared[scope]), None)
     if widest is None:
         return None
-    path = item.nodeid.split("::")[0]
+    nodeid = _own_id(item)
+    path = nodeid.split("::")[0]
     # One instance per package (where the fixture is defined), module or class.
     owner = {
         "package": min(baseids[name] for name in shared[widest]) or path.rsplit("/", 1)[0],
         "module": path,
-        "class": item.nodeid.rsplit("::", 1)[0],
+        "class": nodeid.rsplit("::", 1)[0],
     }[widest]
     callspec = getattr(item, "callspec", None)
     indices = callspec.indices if callspec is not None else {}
     params = [f"{name}={indices[name]}" for name in sorted(shared[widest]) if name in indices]
     return f"{owner}[{','.join(params)}]" if params else owner
+
+
+def _own_id(item: pytest.Item) -> str:
+    """``item``'s id without the ``@group`` pytest-xdist appends to it on a worker."""
+    groups = sorted(
+        {
+            str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+            for m in item.iter_markers("xdist_group")
+        }
+    )
+    return item.nodeid.removesuffix("@" + "_".join(groups)) if groups else item.nodeid
