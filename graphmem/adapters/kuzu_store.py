@@ -321,9 +321,7 @@ class KuzuGraphStore(StoreParts):
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         """The memories with ``content_hash``: the ids its node holds (``kuzu_schema.CONTENT_HASH``)."""
-        with self._lock:
-            rows = self.db.rows("MATCH (h:ContentHash {key: $h}) RETURN h.ids", {"h": content_hash})
-            return list(self.get_memories(sorted(rows[0][0] if rows else ())).values())
+        return self.find_by_hashes([content_hash]).get(content_hash, [])
 
     def find_by_hashes(self, content_hashes: Collection[str]) -> dict[str, list[MemoryRecord]]:
         """The memories of each hash asked (an import's): a few hashes' nodes by primary key, many

@@ -11,6 +11,7 @@ archives it. Any other change goes through the writer as it is.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from graphmem.core.events import Cause
 from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord, Status
@@ -66,12 +67,8 @@ class Proposals:
         """Store ``text`` as a proposed change of ``record`` (which stays as it is)."""
         writer = self._writer
         now = writer.clock()
-        proposal = new_record(
-            text,
-            category,
-            record.scope,
-            record.project,
-            now=now,
+        proposal = replace(
+            new_record(text, category, record.scope, record.project, now=now),
             status=Status.PROPOSED,
             source=source_of(cause.actor),
             trust=trust_of(text),

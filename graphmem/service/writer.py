@@ -23,7 +23,6 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from graphmem.core.branches import parse_branch
 from graphmem.core.dedup import memory_hash
@@ -186,12 +185,8 @@ class MemoryWriter:
             if repeated is not None:
                 return replace(self._reinforce(repeated, now, actor_of(source)), redacted=redaction.count)
             entities = self.mentions.entities_in(text, project)
-            record = new_record(
-                text,
-                category,
-                scope,
-                owner,
-                now=now,
+            record = replace(
+                new_record(text, category, scope, owner, now=now),
                 created_at=when,
                 valid_from=when,
                 status=Status.PROPOSED if proposes(source, category) else Status.ACTIVE,
@@ -571,17 +566,17 @@ def _same_link(a: Link, b: Link) -> bool:
 
 
 def new_record(
-    text: str, category: Category, scope: Scope, project: str | None, *, now: datetime, **fields: Any
+    text: str, category: Category, scope: Scope, project: str | None, *, now: datetime
 ) -> MemoryRecord:
     """A memory written ``now``: a new id, the content hash of its text where it is kept, created
-    and valid from now unless ``fields`` say when it happened; ``fields``: the rest of
-    ``MemoryRecord``'s. ``remember`` stores one, and so does a proposed change of a person's
-    memory (``service/proposals.py``): nothing of an older memory carries over."""
-    times = {"created_at": now, "updated_at": now, "valid_from": now}
+    and valid from now; the rest of ``MemoryRecord``'s fields at their defaults, for the caller
+    to ``replace``. ``remember`` stores one, and so does a proposed change of a person's memory
+    (``service/proposals.py``): nothing of an older memory carries over."""
     content_hash = memory_hash(scope, project, text)
     return MemoryRecord(
-        new_memory_id(), text, category, scope, project, content_hash=content_hash, **(times | fields)
-    )
+        new_memory_id(), text, category, scope, project,
+        created_at=now, updated_at=now, valid_from=now, content_hash=content_hash,
+    )  # fmt: skip
 
 
 def _default_scope(category: Category, project: str | None) -> Scope:
