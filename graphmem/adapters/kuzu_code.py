@@ -12,8 +12,7 @@ them with the tables or look each up as the tables' sizes say (``kuzu_keyed.py``
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -45,10 +44,6 @@ class KuzuCodeGraph:
     def __init__(self, store: KuzuGraphStore) -> None:
         self._store = store
         self._sizes = table_sizes(store.db)
-        # The parses this object wrote, of the project it saved last: path -> (digest of the
-        # JSON, parse). The next pass reads them back (load_parsed) without validating their
-        # JSON again (3,030 files: 0.3 s of CPU); held between passes (those files: 35 MB).
-        self._written: tuple[str, dict[str, tuple[bytes, ParsedFile]]] = ("", {})
 
     # -- reading ----------------------------------------------------------------
 
@@ -63,15 +58,9 @@ class KuzuCodeGraph:
         return {r[0]: FileState(r[0], r[1], int(r[2] or 0), int(r[3] or 0)) for r in rows if r[0] in parsed}
 
     def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
-        written_for, written = self._written
-        if written_for != project:
-            written = {}
-        loaded: dict[str, ParsedFile] = {}
-        for path, text in self._store.parses.load(project, paths).items():
-            known = written.get(path)
-            # The stored JSON is the one written (another object may have written since)
-            loaded[path] = known[1] if known and known[0] == _digest(text) else parsed_from_json(text)
-        return loaded
+        return {
+            path: parsed_from_json(text) for path, text in self._store.parses.load(project, paths).items()
+        }
 
     def symbols_in(self, project: str, path: str) -> list[SymbolInfo]:
         rows = self._store.db.rows(
@@ -245,18 +234,11 @@ class KuzuCodeGraph:
     def _save_files(self, scan: CodeScan, at: datetime) -> dict[str, int]:
         store, project = self._store, scan.project
         # The parses first: the content hashes below are what says a file was scanned
-        written = dict(self._written[1]) if self._written[0] == project else {}
-        for path in scan.removed:
-            written.pop(path, None)
-
-        def parses() -> Iterator[tuple[str, str]]:
-            for path, (parsed, _) in scan.changed.items():
-                text = parsed_to_json(parsed)
-                written[path] = (_digest(text), parsed)
-                yield path, text
-
-        store.parses.replace(project, scan.removed, parses())
-        self._written = (project, written)
+        store.parses.replace(
+            project,
+            scan.removed,
+            ((path, parsed_to_json(parsed)) for path, (parsed, _) in scan.changed.items()),
+        )
         keys = [file_key(project, path) for path in scan.changed]
         existing = {r[0] for r in store.db.keyed_rows("MATCH (f:File {key: $key}) RETURN f.key", keys)}
         rows, updated = [], []
@@ -442,11 +424,6 @@ FILE_TYPES = {
 _SYMBOL_PLACE = ("key", "kind", "start_line", "end_line", "body_hash", "body_changed_at")
 # Rows per ``UNWIND`` update: the pool is watched between statements (``kuzu_connection``)
 UPDATE_CHUNK = 500
-
-
-def _digest(text: str) -> bytes:
-    """What tells a stored parse from another: 16 bytes of BLAKE2b (30 MB of JSON: 50 ms)."""
-    return hashlib.blake2b(text.encode(), digest_size=16).digest()
 
 
 def _chunks(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

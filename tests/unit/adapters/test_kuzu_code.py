@@ -254,13 +254,3 @@ def test_a_damaged_parse_file_is_a_clear_error_that_says_what_to_do(tmp_path: Pa
             KuzuCodeGraph(store).load_parsed(PROJECT)
     finally:
         store.close()
-
-
-def test_a_parse_written_since_by_another_code_graph_is_the_one_read(store: KuzuGraphStore) -> None:
-    # A code graph reads back the parses it wrote without decoding them again, only while the
-    # stored JSON is the one it wrote.
-    code, other = KuzuCodeGraph(store), KuzuCodeGraph(store)
-    save_pass(code, {"pkg/a.py": module("pkg/a.py", 1), "pkg/b.py": module("pkg/b.py", 1)}, T0)
-    save_pass(other, {"pkg/a.py": module("pkg/a.py", 2)}, T0 + timedelta(minutes=1))
-    assert code.load_parsed(PROJECT) == {"pkg/a.py": module("pkg/a.py", 2), "pkg/b.py": module("pkg/b.py", 1)}
-    assert code.load_parsed(PROJECT, ["pkg/b.py"]) == {"pkg/b.py": module("pkg/b.py", 1)}
