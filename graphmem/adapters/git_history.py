@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 from collections.abc import Generator, Iterator, Sequence
@@ -35,6 +36,8 @@ BLAME_TIMEOUT_S = 30.0  # one file's blame
 # blames go without it.
 GRAPH_TIMEOUT_S = 30.0
 BLAME_PROCESSES = max(2, min(4, os.cpu_count() or 1))  # git blames running at once
+# ``blame_graph``'s temporary object directory: the prefix, then the pid of the process.
+BLAME_SCRATCH_PREFIX = "graphmem-blame-"
 MAX_RENAMES = 20_000  # file renames read between two scans; more is a rewrite, not a move
 
 _RECORD = "\x1e"
@@ -137,7 +140,8 @@ def blame_graph(root: Path) -> Iterator[Path | None]:
     less work where most commits touch other files). Nothing is written into the repository.
     None when git cannot write one in time: blame then reads the trees, as before."""
     head = head_commit(root)
-    with tempfile.TemporaryDirectory(prefix="graphmem-blame-") as scratch:
+    sweep_blame_scratch()
+    with tempfile.TemporaryDirectory(prefix=f"{BLAME_SCRATCH_PREFIX}{os.getpid()}-") as scratch:
         objects = Path(scratch)
         (objects / "info").mkdir()
         env = git_env()
@@ -153,6 +157,30 @@ def blame_graph(root: Path) -> Iterator[Path | None]:
             done = None
         written = done is not None and done.returncode == 0 and (objects / "info" / "commit-graph").is_file()
         yield objects if written else None
+
+
+def sweep_blame_scratch() -> None:
+    """Remove the scratch folders ``blame_graph`` left behind in a process that is gone (killed
+    with SIGKILL mid-bootstrap, its commit-graph file with them): the folder's name holds the
+    pid of the process that made it. Only this user's folders; a live process's stay."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{BLAME_SCRATCH_PREFIX}*-*"):
+        pid = folder.name.removeprefix(BLAME_SCRATCH_PREFIX).split("-", 1)[0]
+        try:
+            if not pid.isdigit() or folder.stat().st_uid != os.getuid() or _alive(int(pid)):
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (EPERM): alive
+        return True
+    return True
 
 
 def head_commit(root: Path) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -426,6 +427,34 @@ def test_the_blame_graph_changes_no_attribution_and_nothing_in_the_repository(tm
 
     assert not graph.exists()
     assert _objects_info(root) == before
+
+
+def test_a_blame_graph_removes_what_a_killed_process_left_and_keeps_a_live_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process killed mid-bootstrap (SIGKILL) cannot remove its scratch folder: the next
+    blame graph does, and leaves the folder of a process still running."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    left = scratch / f"graphmem-blame-{gone.pid}-abc123"
+    (left / "info").mkdir(parents=True)
+    (left / "info" / "commit-graph").write_bytes(b"CGPH")
+    running = scratch / f"graphmem-blame-{os.getppid()}-def456"
+    (running / "info").mkdir(parents=True)
+    unrelated = scratch / "graphmem-blame-notapid-x"
+    unrelated.mkdir()
+    root = init(tmp_path / "repo")
+    commit(root, "one", {"m.py": "x = 1\n"})
+
+    with git_history.blame_graph(root) as graph:
+        assert graph is not None and graph.parent == scratch
+        assert graph.name.startswith(f"graphmem-blame-{os.getpid()}-")
+
+    assert not left.exists()
+    assert running.is_dir() and unrelated.is_dir()
 
 
 def test_outside_a_repository_there_is_no_blame_graph(tmp_path: Path) -> None:
