@@ -22,7 +22,16 @@ from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, symbol_from_row
 from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
-from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo, file_key, module_key, symbol_rows
+from graphmem.core.codegraph import (
+    SYMBOL_COLUMNS,
+    CodeScan,
+    FileState,
+    SymbolInfo,
+    file_key,
+    module_key,
+    symbol_rows,
+    unchanged_symbols,
+)
 from graphmem.core.models import Entity, EntityKind
 
 _INSERT_SYMBOL = (
@@ -31,6 +40,9 @@ _INSERT_SYMBOL = (
     + ") ON CONFLICT (key) DO UPDATE SET "
     + ", ".join(f"{c} = EXCLUDED.{c}" for c in SYMBOL_FIELDS if c != "key")
 )
+# A stored symbol's columns a pass compares with what it found (``unchanged_symbols``), after its key
+_STORED = ", ".join(f"s.{name}" for name in SYMBOL_COLUMNS)
+_BODY_CHANGED_AT = 1 + SYMBOL_COLUMNS.index("body_changed_at")  # deleted_at next, body_hash before
 _INSERT_ENTITY = (
     "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
     "%(project)s, %(title)s) ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title"
@@ -187,14 +199,18 @@ class PostgresCodeGraph:
         touched = sorted(set(scan.changed) | set(scan.removed))
         carried: dict[str, int] = {}
         with store.transaction():
-            found = store.db.rows(
-                "SELECT s.key, s.body_hash, s.body_changed_at FROM code_symbols s "
-                "WHERE s.project = %s AND s.path = ANY(%s)",
-                (project, touched),
-            )
+            found = [
+                (r[0], *r[1:_BODY_CHANGED_AT], utc(r[_BODY_CHANGED_AT]), utc(r[_BODY_CHANGED_AT + 1]))
+                for r in store.db.rows(
+                    f"SELECT s.key, {_STORED} FROM code_symbols s WHERE s.project = %s AND s.path = ANY(%s)",
+                    (project, touched),
+                )
+            ]
             remembered = store.remembered([r[0] for r in found])  # anyone's memories: see remembered
-            old = {r[0]: (r[1], utc(r[2]), r[0] in remembered) for r in found}
+            old = {r[0]: (r[_BODY_CHANGED_AT - 1], r[_BODY_CHANGED_AT], r[0] in remembered) for r in found}
             new, followed = symbol_rows(scan, old, at)
+            # Those whose every column is the same are not written again (nor their entities)
+            same = unchanged_symbols(new, {r[0]: r[1:] for r in found})
             gone = [key for key, (_, _, linked) in old.items() if key not in new and not linked]
             store.db.run("DELETE FROM entities WHERE key = ANY(%s)", (gone,))  # details and edges too
             store.db.run(
@@ -205,7 +221,9 @@ class PostgresCodeGraph:
                 ),
             )
             ScanMarks(store, project).started()
-            rows = sorted(new.values(), key=lambda row: str(row["key"]))
+            rows = sorted(
+                (row for key, row in new.items() if key not in same), key=lambda row: str(row["key"])
+            )
             store.db.many(
                 _INSERT_ENTITY,
                 [

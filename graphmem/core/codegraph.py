@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -350,6 +350,22 @@ class CodeScan:
 
 
 TITLE_CHARS = 200  # of a symbol's signature, as its entity's title
+# A stored symbol's columns besides its key, as ``symbol_rows`` builds them (its title is the start of
+# its signature): a pass leaves a symbol whose columns are all the same as they are
+# (``unchanged_symbols``).
+SYMBOL_COLUMNS = (
+    "path",
+    "kind",
+    "name",
+    "qualified_name",
+    "start_line",
+    "end_line",
+    "signature",
+    "docstring",
+    "body_hash",
+    "body_changed_at",
+    "deleted_at",
+)
 # A stored symbol as a pass reads it: its body's hash, when its body last changed (None: not
 # since graphmem first saw it), and whether memories are about it.
 StoredSymbol = tuple[str, datetime | None, bool]
@@ -399,3 +415,16 @@ def symbol_rows(
     for key, (target, move) in followed.items():
         new[target]["body_changed_at"] = old[key][1] if move.same_body else at
     return new, {key: target for key, (target, _) in followed.items()}
+
+
+def unchanged_symbols(new: Mapping[str, Mapping[str, Any]], stored: Mapping[str, Sequence[Any]]) -> set[str]:
+    """The keys of ``new`` (rows as ``symbol_rows`` builds them) whose stored columns (``stored``:
+    each key's :data:`SYMBOL_COLUMNS`, in that order) are all the same: a pass neither deletes
+    nor writes them, so whatever else points at them (a merge request's changed-symbol link, a
+    memory) stays as it was. A symbol is the same one when its key is (its project, path and
+    qualified name: ``symbol_key``); its kind is one of its columns (docs/code-graph.md)."""
+    return {
+        key
+        for key, row in new.items()
+        if (before := stored.get(key)) is not None and tuple(before) == tuple(row[c] for c in SYMBOL_COLUMNS)
+    }

@@ -16,17 +16,23 @@ import pytest
 from support.stores import postgres_url
 
 from graphmem.adapters.fake_code import FakeCodeGraph
+from graphmem.adapters.fake_gitlab_graph import FakeGitLabGraph
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS
+from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.postgres_code import PostgresCodeGraph
+from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.code import CallRef, Definition, ImportRef, ParsedFile
 from graphmem.core.code_moves import MovePlan, SymbolMove
 from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key, module_key, symbol_key
+from graphmem.core.enrichment import target_key
+from graphmem.core.gitlab import ChangedFile, MergeRequestData, Person
+from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
-from graphmem.core.ports import CodeGraph, GraphStore
+from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore
 
 PROJECT = "/src/proj"
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
@@ -394,6 +400,64 @@ def test_a_renamed_file_takes_its_memories(graphs: tuple[GraphStore, CodeGraph])
     assert store.memories_about([file_key(PROJECT, "tools.py")]) == {
         file_key(PROJECT, "tools.py"): [f"m-{file_key(PROJECT, 'util.py')}"]
     }
+
+
+def _gitlab(store: GraphStore) -> GitLabGraph:
+    """The GitLab graph beside ``store`` (as ``app.py`` wires it)."""
+    if isinstance(store, KuzuGraphStore):
+        return KuzuGitLabGraph(store)
+    if isinstance(store, PostgresGraphStore):
+        return PostgresGitLabGraph(store)
+    assert isinstance(store, FakeGraphStore)
+    return FakeGitLabGraph(store)
+
+
+def merge_request_changing(gitlab: GitLabGraph, store: GraphStore, *symbols: str) -> str:
+    """A merge request fetched from GitLab that changed ``util.py``'s ``symbols``: its key."""
+    mr = target_key(EntityKind.MERGE_REQUEST, "group/proj", 12)
+    store.upsert_entities([Entity(mr, EntityKind.MERGE_REQUEST, "group/proj!12", PROJECT)])
+    alice = Person("alice", "Alice A", "https://gl/alice")
+    data = MergeRequestData(
+        title="Tools", state="merged", author=alice, labels=(), created_at=T0, updated_at=T0,
+        description="", web_url="https://gl/group/proj/-/merge_requests/12", project="group/proj",
+        iid=12, draft=False, assignees=(), reviewers=(), milestone=None, source_branch="tools",
+        target_branch="main", merged_at=T0, changed_files=(ChangedFile("util.py", "util.py"),),
+        changed_files_total=1, closes=(),
+    )  # fmt: skip
+    gitlab.apply(
+        edit_for(
+            GitLabAnswer(
+                mr, data, local=("group/proj", PROJECT), hops=0, fetched_at=T0, next_attempt=T1,
+                file_keys=[(file_key(PROJECT, "util.py"), "util.py")], symbol_keys=list(symbols),
+            )
+        )
+    )  # fmt: skip
+    return mr
+
+
+def test_a_merge_requests_links_stay_on_the_symbols_a_rescan_finds_again(
+    graphs: tuple[GraphStore, CodeGraph],
+) -> None:
+    store, code = graphs
+    gitlab = _gitlab(store)
+    save(code, {"app.py": APP, "util.py": UTIL})
+    linked = [key("util.py", "helper"), key("util.py", "Tool")]
+    mr = merge_request_changing(gitlab, store, *linked)
+    assert gitlab.changed_symbols(mr) == sorted(linked)
+    # every file changed (a line added at the end): every symbol as it was
+    save(code, {"app.py": APP, "util.py": UTIL}, at=T1)
+    assert gitlab.changed_symbols(mr) == sorted(linked)
+    # a line added above Tool: it moved down, the same symbol
+    lower = parsed(function("helper", 1), function("Tool", 6), function("apply", 7, parent="Tool"))
+    save(code, {"util.py": lower}, at=T1 + timedelta(hours=1))
+    assert gitlab.changed_symbols(mr) == sorted(linked)
+    assert code.symbols([key("util.py", "Tool")])[key("util.py", "Tool")].start_line == 6
+    calls = code.calls([key("app.py", "main")], incoming=False, limit=9)
+    assert sorted(s.key for s, _, _ in calls) == [key("app.py", "run"), key("util.py", "helper")]
+    # a symbol gone takes its link along (no memory is about it)
+    save(code, {"util.py": parsed(function("helper", 1))}, at=T1 + timedelta(hours=2))
+    assert gitlab.changed_symbols(mr) == [key("util.py", "helper")]
+    assert list(code.symbols(linked)) == [key("util.py", "helper")]
 
 
 def test_the_last_pass_head_is_kept(graphs: tuple[GraphStore, CodeGraph]) -> None:
