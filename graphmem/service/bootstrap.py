@@ -14,7 +14,9 @@ One pass:
    changed and to their author; files that change together get ``CO_CHANGES`` edges;
    each commit is also linked to the functions, methods and classes whose lines it
    last changed at HEAD (``git blame -w`` of the files the new commits touched, the
-   innermost definition around each line, within ``BLAME_BUDGET_S``).
+   innermost definition around each line, within ``BLAME_BUDGET_S``). The history is read
+   and the blames started before the parse (they need only the commits and the listing):
+   git runs while the parser processes do, and the links are made from its answers at the end.
 
 On a team's store, the first pass after a checkout's project was named otherwise than by its
 path moves the memories' links from the graph kept under the path to the new one, and removes
@@ -31,11 +33,12 @@ behind the store's redacting door, so commit messages lose their secrets too.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Generator
 from contextlib import closing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -47,7 +50,7 @@ from graphmem.core.dedup import memory_hash
 from graphmem.core.events import Cause
 from graphmem.core.keys import file_key, memory_id, person_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
-from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFiles, SourceFile
+from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFiles, SourceFile, SourceListing
 from graphmem.core.project_facts import extract_facts, interesting_doc
 from graphmem.core.redaction import redact
 from graphmem.errors import InvalidInputError
@@ -141,6 +144,24 @@ class Bootstrapper:
         report = BootstrapReport(project)
         listing = self._files.list_sources(root)
         skipped: Counter[str] = Counter(listing.skipped)
+        history = self._read_history(root, project, walk, {f.path for f in listing.files})
+        try:
+            return self._scan(root, project, listing, history, report, skipped, progress, started)
+        finally:
+            history.blames.close()  # a pass that failed: its blames stop
+
+    def _scan(
+        self,
+        root: Path,
+        project: str,
+        listing: SourceListing,
+        history: _History,
+        report: BootstrapReport,
+        skipped: Counter[str],
+        progress: Progress | None,
+        started: float,
+    ) -> BootstrapReport:
+        """The pass after its listing and its history's read (see the module doc)."""
         known = self._code.file_states(project)
         stored = {} if self._code.scan_interrupted(project) else known
         touched: list[FileState] = []
@@ -164,7 +185,12 @@ class Bootstrapper:
         symbols = (
             self._save_code(root, project, changed, removed, known, report) if changed or removed else None
         )
-        del changed  # the pass's parses: not held through the docs and history below
+        # The definitions the blames need, of the files this pass parsed; the parses themselves are
+        # not held through the docs and history below
+        history.definitions = {
+            path: _blamed(changed[path][0]) for path in history.blames.paths if path in changed
+        }
+        del changed
         if project != str(root):  # named otherwise than by its path: the graph kept under the path follows
             renamed = self._renamed.follow(str(root), project, root)
             if renamed is not None:
@@ -174,7 +200,7 @@ class Bootstrapper:
             symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
         report.symbols = symbols
         self._docs(root, project, listing.docs, report)
-        self._history(root, project, walk, report)
+        self._history(root, project, history, report)
         report.seconds = round(time.perf_counter() - started, 2)
         return report
 
@@ -339,19 +365,39 @@ class Bootstrapper:
 
     # -- history ----------------------------------------------------------------------
 
-    def _history(self, root: Path, project: str, walk: HistoryWalk, report: BootstrapReport) -> None:
+    def _read_history(
+        self, root: Path, project: str, walk: HistoryWalk, sources: Collection[str]
+    ) -> _History:
+        """The commits ``walk`` asks for and which of them are new to the store; the blames of the
+        files (among ``sources``) that those to link touched, started (see the module doc)."""
         if walk.commits <= 0:
-            return
-        report.notes += self._git.notes(root)
+            return _History()
         commits = self._git.read_history(
             root, max_commits=walk.commits, before=walk.before, merges=walk.merges, revision=walk.revision
         )
         if not commits:
-            return
+            return _History(asked=True)
         ids = {c.sha: memory_id(commit=c.sha) for c in commits}
         known = set(self._store.get_memories(list(ids.values())))
-        fresh: list[Commit] = [c for c in commits if ids[c.sha] not in known]
+        fresh = [c for c in commits if ids[c.sha] not in known]
         unfinished = self._store.get_meta(LINKING_KEY + project) == "1"
+        linking = commits if unfinished else fresh  # a stopped pass's commits are linked now
+        blames = _Blames()
+        if linking:
+            paths = sorted({p for c in linking for p in c.files[:50]} & set(sources))
+            # A day's slack: git walks by committer date, which a rebase moves past the author's.
+            since = min(c.authored_at for c in linking) - timedelta(days=1)
+            blames = _Blames(paths)
+            blames.start(lambda: self._git.blame_files(root, paths, since))
+        return _History(True, commits, ids, fresh, linking, blames)
+
+    def _history(self, root: Path, project: str, history: _History, report: BootstrapReport) -> None:
+        if not history.asked:
+            return
+        report.notes += self._git.notes(root)
+        commits, ids, fresh = history.commits, history.ids, history.fresh
+        if not commits:
+            return
         if fresh:
             self._store.set_meta(LINKING_KEY + project, "1")
             now = self._clock()
@@ -392,44 +438,101 @@ class Bootstrapper:
                         links.append((ids[commit.sha], entity))
             self._writer.add(records, about=links)
             report.commits = len(fresh)
-        linking = commits if unfinished else fresh  # a stopped pass's commits are linked now
-        if linking:
-            self._link_symbols(root, project, linking, ids)
+        if history.linking:
+            self._link_symbols(project, history)
             self._store.set_meta(LINKING_KEY + project, "0")
         self._code.replace_co_changes(project, co_changes(commits))
 
-    def _link_symbols(self, root: Path, project: str, commits: list[Commit], ids: dict[str, str]) -> None:
+    def _link_symbols(self, project: str, history: _History) -> None:
         """Link each commit to the innermost function, method or class around every line
         of the files it touched that it last changed (``git blame -w`` at HEAD, walking back
-        only to the oldest of ``commits``: an older change has no memory to link)."""
-        parsed = self._code.load_parsed(project)
-        paths = {p for c in commits for p in c.files[:50]}
-        blamed = {
-            path: definitions
-            for path in sorted(paths & parsed.keys())
-            if (definitions := [d for d in parsed[path].definitions if d.kind in BLAMED_KINDS])
+        only to the oldest of the commits to link: an older change has no memory to link)."""
+        definitions = history.definitions
+        unread = [path for path in history.blames.paths if path not in definitions]
+        definitions |= {
+            path: _blamed(parsed) for path, parsed in self._code.load_parsed(project, unread).items()
         }
-        # A day's slack: git walks by committer date, which a rebase moves past the author's.
-        since = min(c.authored_at for c in commits) - timedelta(days=1)
-        started = time.perf_counter()
         links: dict[tuple[str, str], tuple[str, Entity]] = {}
-        with closing(self._git.blame_files(root, list(blamed), since)) as blames:
-            for path, shas in blames:  # in path order: the same links whatever git finishes first
-                if time.perf_counter() - started > BLAME_BUDGET_S:
-                    log.info("bootstrap: blame budget spent; later files keep their file links only")
-                    break
-                owners = _innermost(blamed[path], len(shas))
-                for line, sha in enumerate(shas, 1):
-                    owner, memory_id = owners[line], ids.get(sha)
-                    if owner is None or memory_id is None:
-                        continue
-                    key = symbol_key(project, path, owner.qualified_name)
-                    entity = Entity(
-                        key, EntityKind.SYMBOL, owner.qualified_name, project, owner.signature[:200]
-                    )
-                    links.setdefault((memory_id, key), (memory_id, entity))
+        for (
+            path,
+            shas,
+        ) in history.blames.answers():  # in path order: the same links whatever git finishes first
+            if not definitions.get(path):
+                continue
+            owners = _innermost(definitions[path], len(shas))
+            for line, sha in enumerate(shas, 1):
+                owner, memory_id = owners[line], history.ids.get(sha)
+                if owner is None or memory_id is None:
+                    continue
+                key = symbol_key(project, path, owner.qualified_name)
+                entity = Entity(key, EntityKind.SYMBOL, owner.qualified_name, project, owner.signature[:200])
+                links.setdefault((memory_id, key), (memory_id, entity))
         # The symbols are the code graph's: linked, not stored again.
         self._writer.attach(list(links.values()), store_entities=False)
+
+
+class _Blames:
+    """The blames of a pass's files (``GitHistory.blame_files``), read on a thread of their own
+    from the pass's start: git works while the parser processes do. What git said of each file,
+    in ``paths``' order, within :data:`BLAME_BUDGET_S`; ``close`` stops the blames not yet read."""
+
+    def __init__(self, paths: list[str] | None = None) -> None:
+        self.paths: list[str] = paths or []
+        self._answers: list[tuple[str, list[str]]] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def start(self, blame: Callable[[], Generator[tuple[str, list[str]], None, None]]) -> None:
+        self._thread = threading.Thread(target=self._read, args=(blame,), name="graphmem-blames", daemon=True)
+        self._thread.start()
+
+    def _read(self, blame: Callable[[], Generator[tuple[str, list[str]], None, None]]) -> None:
+        started = time.perf_counter()
+        shas: dict[str, str] = {}  # one string a commit, however many lines it last changed
+        try:
+            with closing(blame()) as blames:
+                for path, lines in blames:
+                    if self._stop.is_set():
+                        break
+                    if time.perf_counter() - started > BLAME_BUDGET_S:
+                        log.info("bootstrap: blame budget spent; later files keep their file links only")
+                        break
+                    self._answers.append((path, [shas.setdefault(sha, sha) for sha in lines]))
+        except BaseException as exc:  # raised where the answers are read
+            self._error = exc
+
+    def answers(self) -> list[tuple[str, list[str]]]:
+        """What git said, once it is done (its error, if it failed)."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._answers
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+@dataclass
+class _History:
+    """What a pass read of the history before its parse (``Bootstrapper._read_history``)."""
+
+    asked: bool = False  # the walk asked for commits
+    commits: list[Commit] = field(default_factory=list)
+    ids: dict[str, str] = field(default_factory=dict)  # sha -> its memory's id
+    fresh: list[Commit] = field(default_factory=list)  # those not stored yet
+    linking: list[Commit] = field(default_factory=list)  # those to link to the symbols they changed
+    blames: _Blames = field(default_factory=_Blames)
+    # The blamed files' definitions this pass parsed (the others are read back from the store)
+    definitions: dict[str, list[Definition]] = field(default_factory=dict)
+
+
+def _blamed(parsed: ParsedFile) -> list[Definition]:
+    """The definitions a commit is linked to by its blamed lines."""
+    return [d for d in parsed.definitions if d.kind in BLAMED_KINDS]
 
 
 def _record_moves(report: BootstrapReport, plan: MovePlan, carried: dict[str, int], project: str) -> None:

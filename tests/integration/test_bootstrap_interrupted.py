@@ -26,8 +26,8 @@ _BOOTSTRAP = f"""
 import os, signal, sys
 from pathlib import Path
 from graphmem.adapters.embedders import HashEmbedder
-from graphmem.adapters.git_history import GitLog
 from graphmem.app import open_memory
+from graphmem.service.writer import MemoryWriter
 from graphmem.settings import load_settings
 
 data_dir, repo, stage = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
@@ -37,17 +37,14 @@ def killed_while_parsing(done, total):
     if done >= {FILES // 2}:
         os.kill(os.getpid(), signal.SIGKILL)
 
-blamed = []
-line_commits = GitLog.line_commits
-
-def killed_while_linking(self, root, path, *since):
-    blamed.append(path)
-    if len(blamed) > 3:
+def killed_while_linking(self, links, *, store_entities=True):
+    if not store_entities:  # the commits' links to the symbols their blamed lines are in
         os.kill(os.getpid(), signal.SIGKILL)
-    return line_commits(self, root, path, *since)
+    return attach(self, links, store_entities=store_entities)
 
-if stage == "linking":
-    GitLog.line_commits = killed_while_linking
+if stage == "linking":  # the commits are stored, git blamed their files (beside the parse)
+    attach = MemoryWriter.attach
+    MemoryWriter.attach = killed_while_linking
 memory.bootstrap(repo, history=100, progress=killed_while_parsing if stage == "parsing" else None)
 print("finished", flush=True)
 """

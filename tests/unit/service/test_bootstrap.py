@@ -7,6 +7,9 @@ with the real parser, git and Kùzu, are tests/integration/test_bootstrap.py.
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -247,6 +250,56 @@ def test_blame_walks_back_only_to_a_day_before_the_oldest_commit_it_links(repo: 
         for e in repo.memories(Category.EVENT)
     }
     assert symbols == {"git:" + "b" * 40: ["main"], "git:" + "d" * 40: []}
+
+
+def test_the_files_are_blamed_while_they_are_parsed(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """git blames the files the new commits touched while the parser works: the history is read
+    and the blames started before the parse, whose answers link the commits at the end."""
+    repo.history.commits = [commit("b" * 40, "src/app.py")]
+    repo.history.blame["src/app.py"] = ["b" * 40, "b" * 40]
+    blaming = threading.Event()
+    blame_files, parse_many = repo.history.blame_files, repo.parser.parse_many
+
+    def blame(
+        root: Path, paths: Sequence[str], since: datetime | None = None
+    ) -> Iterator[tuple[str, list[str]]]:
+        blaming.set()
+        yield from blame_files(root, paths, since)
+
+    def parse(sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
+        assert blaming.wait(10), "nothing was blamed while the files were parsed"
+        return parse_many(sources)
+
+    monkeypatch.setattr(repo.history, "blame_files", blame)
+    monkeypatch.setattr(repo.parser, "parse_many", parse)
+    repo.bootstrap()
+
+    [event] = repo.memories(Category.EVENT)
+    assert [e.name for e in repo.about(event.id) if e.kind is EntityKind.SYMBOL] == ["main"]
+
+
+def test_a_pass_that_fails_stops_its_blames(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo.history.commits = [commit("b" * 40, "src/app.py")]
+    closed = threading.Event()
+
+    def blame(
+        root: Path, paths: Sequence[str], since: datetime | None = None
+    ) -> Iterator[tuple[str, list[str]]]:
+        try:
+            for _ in range(6000):  # git blaming for a minute
+                time.sleep(0.01)
+                yield "src/app.py", []
+        finally:
+            closed.set()
+
+    def unreadable(root: Path, path: str) -> None:
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(repo.history, "blame_files", blame)
+    monkeypatch.setattr(repo.files, "read_source", unreadable)
+    with pytest.raises(OSError):
+        repo.bootstrap()
+    assert closed.is_set()
 
 
 def test_no_history_asked_reads_no_history(repo: Repo) -> None:
