@@ -368,7 +368,6 @@ def verb_effect(name: str) -> str:
 def render_python_api() -> str:
     from graphmem.api import Memory
     from graphmem.server.verbs import VERBS
-    from graphmem.service.memory import MemoryService
 
     lines = header(
         "Python API reference",
@@ -383,7 +382,7 @@ def render_python_api() -> str:
         lines += [f"## {name}", "", "```python", *signature_text(name, member), "```", ""]
         if name in VERBS:
             lines += [verb_effect(name), ""]
-        lines += docstring(member.__doc__ or getattr(MemoryService, name).__doc__)
+        lines += docstring(member.__doc__)
     return "\n".join(lines)
 
 

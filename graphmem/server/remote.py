@@ -68,7 +68,7 @@ class RemoteVerb(Generic[P, R]):
         return call
 
 
-class RemoteMemory(Bound):
+class RemoteMemory(Bound, Memory):
     """The Memory protocol (``graphmem/api.py``) through the daemon that owns the store."""
 
     def __init__(

@@ -53,7 +53,8 @@ FileEntity = Callable[[str, str], Entity | None]  # (project, a path in it): Pro
 
 
 class ContextBuilder:
-    """Resolves a target, gathers its memories and entities, and fits them to a budget."""
+    """Resolves a target, gathers its memories and entities, and fits them to a budget.
+    ``get_context`` and ``boot_context`` are documented where ``graphmem.api.Memory`` declares them."""
 
     def __init__(
         self,
@@ -99,7 +100,6 @@ class ContextBuilder:
         max_tokens: int | None = None,
         branch: str | None = None,
     ) -> ContextBundle:
-        """What is known about ``target`` (a ref, a file path or free text), under a token budget."""
         max_tokens = self._max_tokens if max_tokens is None else max_tokens
         target = target.strip() if isinstance(target, str) else ""
         if not target:
@@ -242,8 +242,6 @@ class ContextBuilder:
     def boot_context(
         self, *, project: str | None = None, max_tokens: int | None = None, branch: str | None = None
     ) -> ContextBundle:
-        """What an agent should know at the start of a session: directives and
-        preferences (this project's and global), open blockers, recent decisions."""
         # The user's own directives and preferences (an agent's or a file's are not rules:
         # core/provenance.py), open blockers, recent decisions and procedures.
         max_tokens = self._max_tokens if max_tokens is None else max_tokens

@@ -28,7 +28,8 @@ MAX_HISTORY = 500
 
 
 class Lifecycle:
-    """A memory's status, links and history."""
+    """A memory's status, links and history. Its verbs the Memory service offers as
+    they are (``PartVerb``) are documented where ``graphmem.api.Memory`` declares them."""
 
     def __init__(self, writer: MemoryWriter) -> None:
         self._writer = writer
@@ -40,16 +41,10 @@ class Lifecycle:
         return self._proposals.edit(memory_id, change, Cause(actor))
 
     def archive(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Hide a memory from recall without deleting it (``restore`` brings it back)."""
         self._persons_only(memory_id, actor, "archive")
         return self._writer.set_status(memory_id, Status.ARCHIVED, allowed_from=Status, cause=Cause(actor))
 
     def restore(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Make an archived or superseded memory current again.
-
-        Undoes a supersession: the ``supersedes`` edges pointing at it are removed; an expired
-        memory loses its expiry.
-        """
         writer = self._writer
         with writer.lock:
             record = self._persons_only(memory_id, actor, "restore")
@@ -79,14 +74,12 @@ class Lifecycle:
             )
 
     def resolve(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Mark a blocker as no longer blocking."""
         self._require_blocker(memory_id)
         return self._writer.set_status(
             memory_id, Status.RESOLVED, allowed_from=(Status.ACTIVE,), cause=Cause(actor)
         )
 
     def unresolve(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Mark a resolved blocker as blocking again."""
         self._require_blocker(memory_id)
         return self._writer.set_status(
             memory_id, Status.ACTIVE, allowed_from=(Status.RESOLVED,), cause=Cause(actor)
@@ -176,7 +169,6 @@ class Lifecycle:
             ).memory  # fmt: skip
 
     def delete(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Delete a memory and its edges for good (its history stays readable)."""
         self._persons_only(memory_id, actor, "delete")
         return self._writer.delete(memory_id)
 
@@ -192,7 +184,6 @@ class Lifecycle:
         return record
 
     def link(self, source: str, target: str, kind: str | LinkKind, *, actor: str = USER) -> Link:
-        """Relate two memories: ``source`` supersedes / contradicts / extends / relates to ``target``."""
         kind = parse_link_kind(kind)
         source, target = parse_memory_id(source), parse_memory_id(target)
         if source == target:
@@ -209,7 +200,6 @@ class Lifecycle:
             return Link(source, target, kind, now)
 
     def unlink(self, source: str, target: str, kind: str | LinkKind, *, actor: str = USER) -> None:
-        """Remove a link; removing ``supersedes`` makes the target current again."""
         kind = parse_link_kind(kind)
         source, target = parse_memory_id(source), parse_memory_id(target)
         writer = self._writer
@@ -232,9 +222,6 @@ class Lifecycle:
     # -- history ------------------------------------------------------------------------
 
     def history(self, memory_id: str, *, limit: int = 100) -> list[MemoryEvent]:
-        """The changes of a memory, newest first: edits (with the old text), status changes,
-        supersessions and links, each with its ``id``, who made it (``actor``) and why (``rule``,
-        ``reason``); a deleted memory's too."""
         wanted = parse_memory_id(memory_id)
         if not 1 <= limit <= MAX_HISTORY:
             raise InvalidInputError(f"limit must be between 1 and {MAX_HISTORY}, not {limit}.")
@@ -244,9 +231,6 @@ class Lifecycle:
         return events
 
     def undo(self, event_id: str, *, actor: str = USER) -> MemoryEvent:
-        """Reverse one event of a memory's history exactly; returns the undo's own event. Refused
-        when it was undone already or the memory changed since; only a person undoes a person's
-        change."""
         if not acts_as_person(actor):
             event = self._writer.store.get_event(parse_event_id(event_id))
             if event is not None and acts_as_person(event.actor):

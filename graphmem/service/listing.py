@@ -64,7 +64,8 @@ class MemoryFilter:
 
 
 class Listing:
-    """Memories by id, by filter, and counted."""
+    """Memories by id, by filter, and counted. Its verbs the Memory service offers as
+    they are (``PartVerb``) are documented where ``graphmem.api.Memory`` declares them."""
 
     def __init__(
         self,
@@ -83,7 +84,6 @@ class Listing:
         self._staleness = staleness  # the memory's code changed since: shown on each one
 
     def show(self, memory_id: str) -> MemoryDetail:
-        """One memory, its entities and its links."""
         wanted = parse_memory_id(memory_id)
         record = self._store.get_memories([wanted]).get(wanted)
         if record is None:
@@ -106,11 +106,6 @@ class Listing:
         since: datetime | None = None,
         before: datetime | None = None,
     ) -> list[MemoryRecord]:
-        """Every memory visible from ``project`` that matches the filter, newest first: what a
-        bulk lifecycle verb acts on (``graphmem archive --category event --older-than 90d``).
-
-        ``since`` and ``before`` bound the creation time; without any statuses, active and
-        resolved memories match. Refuses a filter matching more than ``MAX_LIST_LIMIT``."""
         visibility = MemoryFilter(project, categories, statuses, since).visibility(self._clock())
         cutoff = to_utc(before) if before is not None else None
         found: list[MemoryRecord] = []
@@ -139,8 +134,6 @@ class Listing:
         branch: str | None = None,
         all_branches: bool = True,
     ) -> list[MemoryRecord]:
-        """Memories visible from ``project``, newest first: every branch's, or without
-        ``all_branches`` those seen on ``branch`` (by default the checkout's)."""
         if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
             raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
         visibility = replace(
@@ -160,8 +153,6 @@ class Listing:
         return Gauges(dict(by_category), len(self._store.pending_embeddings(1_000_000)))
 
     def stats(self) -> Stats:
-        """Counts by category, status and scope, entities by kind, the embedding backlog, and on
-        a team's store the role it logs in with (whose global memories the counts include)."""
         counts = self._store.count_memories()
         by_category: Counter[str] = Counter()
         by_status: Counter[str] = Counter()

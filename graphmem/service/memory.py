@@ -12,7 +12,10 @@ memory's own, ``project``) and hands the call to the part that owns it (``Memory
 - ``Enricher`` (``enrichment.py``): enrich; ``Bootstrapper`` and ``Ingester``: what it learns;
 - ``Coordinator`` (``coordination.py``, the daemon's or a team store's): sessions and claims.
 
-Entry points parse input and present results; nothing but delegation happens here.
+Entry points parse input and present results; nothing but delegation happens here. Each verb's
+doc is written once, where ``graphmem.api.Memory`` declares it: ``MemoryService`` implements
+that protocol by name, so ``help`` and ``inspect.getdoc`` find a method's doc there, and a
+part's verb (``PartVerb``) carries it.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from graphmem.api import Bound
+from graphmem.api import Bound, Memory
 from graphmem.core.branches import parse_branch
 from graphmem.core.coordination import PERSON as OWNER_PERSON
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
@@ -65,7 +68,7 @@ NO_SOURCES = (
 )
 
 
-class MemoryService(Bound):
+class MemoryService(Bound, Memory):
     """Remember, recall, get context, and manage memories in one store (see the module doc). A
     value: ``bound`` and ``serving`` give another one on the same parts; nothing changes it."""
 
@@ -142,22 +145,15 @@ class MemoryService(Bound):
     # -- the model ------------------------------------------------------------------
 
     def load_model(self) -> None:
-        """Load the model and the vectors now and embed what is pending.
-
-        Embeds a probe text, so a model that cannot run fails here, not at the
-        first recall.
-        """
         if self.semantic is not None:
             self.semantic.index()
             self.semantic.embed_query("graphmem")
 
     def warm_up(self) -> None:
-        """Start loading what recall needs (the embedding model) in the background."""
         if self.semantic is not None:
             self.semantic.embedder.warm_up()
 
     def embed_pending(self, progress: Progress | None = None) -> int:
-        """Embed memories written since the model last ran; returns how many."""
         return self.semantic.embed_pending(progress) if self.semantic is not None else 0
 
     reindex = PartVerb(lambda parts: parts.writer, MemoryWriter.reindex)
@@ -193,8 +189,6 @@ class MemoryService(Bound):
         project: str | None = None,
         actor: str = USER,
     ) -> MemoryRecord:
-        """Change a memory's text and/or category (its id and links stay; the old text goes to its
-        history). New text is re-read for refs and files: the memory is about what it names."""
         return self._lifecycle.edit(
             memory_id, MemoryEdit(text, category, self.own_project(project)), actor=actor
         )
@@ -207,18 +201,12 @@ class MemoryService(Bound):
     unresolve = PartVerb(lambda parts: parts.lifecycle, Lifecycle.unresolve)
 
     def confirm(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
-        """Mark a memory as still valid: it is no longer "possibly stale" for earlier code changes.
-        A person's confirmation also makes a proposal theirs: a proposed directive or preference
-        becomes a convention."""
         return self._listing.marked(self._lifecycle.confirm(memory_id, actor=actor))
 
     def reject(self, memory_id: str) -> MemoryRecord:
-        """Turn down a proposal: it is archived (the user's memory it would change stays as it is)."""
         return self._listing.marked(self._lifecycle.reject(memory_id))
 
     def widen(self, memory_id: str) -> MemoryRecord:
-        """Make a project memory global (an agent's stay in their project until the user does):
-        the user's own copy for every project, which supersedes it."""
         return self._listing.marked(self._lifecycle.widen(memory_id))
 
     delete = PartVerb(lambda parts: parts.lifecycle, Lifecycle.delete)
@@ -254,11 +242,6 @@ class MemoryService(Bound):
         refresh: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> EnrichReport:
-        """Fetch GitLab facts now: for ``refs`` (``!12``, ``#4``, ``&7``, ``group/proj!12``,
-        URLs; relative ones resolved in ``project``), else for everything waiting, or with
-        ``all`` for every MR, issue and epic. Within ``[gitlab] ttl_seconds`` an enriched
-        entity is not asked again unless ``refresh``. ``progress(done, total)``.
-        """
         enricher = self._enricher()
         keys = None
         if refs:
@@ -285,8 +268,6 @@ class MemoryService(Bound):
         return self.enricher.run_due(limit) if self.enricher is not None else 0
 
     def gitlab_status(self, *, probe: bool = False) -> GitLabStatus:
-        """Whether GitLab is configured, reachable, rate-limited, the token's state (never
-        the token), and how many entities wait for enrichment. ``probe`` asks GitLab now."""
         return self._enricher().status(probe=probe)
 
     def _enricher(self) -> Enricher:
@@ -306,13 +287,6 @@ class MemoryService(Bound):
         history_merges: bool = True,
         history_revision: str = "HEAD",
     ) -> BootstrapReport:
-        """Scan a repository into files, symbols and edges, facts from its docs, and its history.
-
-        Incremental: unchanged files cost a ``stat``; see ``service/bootstrap.py``.
-        ``history_before`` keeps only commits older than that time and
-        ``history_merges=False`` leaves merge commits out, and ``history_revision`` (a sha)
-        walks the history from that commit instead of HEAD (the code-memory benchmark's cut).
-        """
         if self.code is None:
             raise InvalidInputError("This store has no code graph.")
         if self._parts.bootstrapper is None:
@@ -336,15 +310,6 @@ class MemoryService(Bound):
         session_id: str | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> IngestReport:
-        """Learn from finished OpenCode sessions: decisions, blockers, procedures, preferences...
-
-        Reads OpenCode's SQLite store read-only (``db_path``, else ``[ingest] opencode_db``,
-        ``OPENCODE_DB``, the XDG data dir) from the stored cursor on, or every session
-        changed since ``since``; ``session_id`` ingests that one session now, finished or
-        not (the OpenCode plugin calls this on ``session.idle``). Idempotent: a session is
-        stored once, and again only with what its new messages teach. ``progress`` gets
-        the number of sessions looked at so far. See ``service/ingest.py``.
-        """
         if self._parts.ingester is None:
             raise InvalidInputError(NO_SOURCES)
         return self._parts.ingester.run(
@@ -365,13 +330,9 @@ class MemoryService(Bound):
     def session_start(
         self, agent: str, *, project: str | None = None, task: str | None = None, owner: str = OWNER_PERSON
     ) -> AgentSession:
-        """Announce a working session other agents on the project see; it expires without
-        ``session_heartbeat``. ``owner`` (set by the code path: a person, or an MCP client) is
-        the only client that may end it or release its claims."""
         return self._coordinator().start(agent, self.own_project(project), task, owner)
 
     def session_heartbeat(self, session_id: str, *, task: str | None = None) -> AgentSession:
-        """Keep a session and its claims alive for another TTL (and change its task)."""
         return self._coordinator().heartbeat(session_id, task)
 
     def session_end(
@@ -383,8 +344,6 @@ class MemoryService(Bound):
         owner: str = OWNER_PERSON,
         force: bool = False,
     ) -> EndedSession:
-        """End a session, release its claims, and store ``summary`` as an event memory. Only
-        the session's ``owner`` may, unless ``force`` (a person's override, from the CLI)."""
         session = self._coordinator().end(session_id, owner, force)
         stored = None
         if summary and summary.strip():
@@ -395,20 +354,15 @@ class MemoryService(Bound):
         return EndedSession(session, stored)
 
     def active_sessions(self, *, project: str | None = None, all_projects: bool = False) -> ActiveSessions:
-        """The live sessions and claims of ``project`` (and of none), or of every project."""
         coordinator = self._coordinator()
         resolved = None if all_projects else self.own_project(project)
         return ActiveSessions(coordinator.active(resolved), coordinator.claims(resolved))
 
     def claim_item(self, session_id: str, item: str, *, ttl_seconds: int | None = None) -> Claim:
-        """Claim ``item`` for the session; a ``ClaimConflictError`` names the holder when
-        another live session holds it."""
         ttl = timedelta(seconds=ttl_seconds) if ttl_seconds else None
         return self._coordinator().claim(session_id, item, ttl)
 
     def release_item(
         self, session_id: str, item: str, *, owner: str = OWNER_PERSON, force: bool = False
     ) -> bool:
-        """Release an item the session claimed; False when it did not hold it. Only the session's
-        ``owner`` may, unless ``force`` (a person's override, from the CLI)."""
         return self._coordinator().release(session_id, item, owner, force)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
 
+from graphmem.api import Memory
 from graphmem.core.ports import CodeGraph
 from graphmem.service.bootstrap import Bootstrapper
 from graphmem.service.branches import BranchLifecycle
@@ -75,13 +76,19 @@ R = TypeVar("R")
 
 class PartVerb(Generic[Part, P, R]):
     """A verb of the service that is one of its parts' own, as it is: ``MemoryService.export``
-    is ``TransferFiles.export`` on the service's transfer part (its signature, types and doc,
-    for mypy, ``inspect`` and ``help`` alike)."""
+    is ``TransferFiles.export`` on the service's transfer part (its signature and types, for
+    mypy, ``inspect`` and ``help`` alike). Its doc is the one ``graphmem.api.Memory`` declares
+    for the verb (the part's own method's for a verb the protocol does not declare)."""
 
     def __init__(self, part: Callable[[MemoryParts], Part], verb: Callable[Concatenate[Part, P], R]) -> None:
         self._part = part
         self._verb = verb
         self.__doc__ = verb.__doc__
+
+    def __set_name__(self, owner: type[object], name: str) -> None:
+        declared = getattr(Memory, name, None)
+        if declared is not None and declared.__doc__:
+            self.__doc__ = declared.__doc__
 
     @overload
     def __get__(self, service: None, owner: type[object]) -> Callable[Concatenate[Part, P], R]: ...
@@ -96,8 +103,20 @@ class PartVerb(Generic[Part, P, R]):
 
     def _bound(self, service: Composed) -> Callable[P, R]:
         """The verb as ``service`` offers it."""
-        bound: Callable[P, R] = types.MethodType(self._verb, self._part(service.parts))
-        return bound
+        method: Callable[P, R] = types.MethodType(self._verb, self._part(service.parts))
+
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            return method(*args, **kwargs)
+
+        return self._shown(call, method)
+
+    def _shown(self, call: Callable[P, R], method: Callable[P, R]) -> Callable[P, R]:
+        """``call`` as ``help`` and ``inspect`` show the verb: its name, its doc, and the part's
+        method's signature (``inspect.signature`` follows ``__wrapped__`` when asked)."""
+        call.__name__ = call.__qualname__ = self._verb.__name__
+        call.__doc__ = self.__doc__
+        vars(call)["__wrapped__"] = method
+        return call
 
 
 class CheckoutVerb(PartVerb[Part, P, R]):
@@ -119,8 +138,8 @@ class CheckoutVerb(PartVerb[Part, P, R]):
 
     def _bound(self, service: Composed) -> Callable[P, R]:
         """The verb as ``service`` offers it: for its checkout."""
-        verb, first, branch, parts = self._verb, self._first, self._branch, service.parts
-        part = self._part(parts)
+        first, branch, parts = self._first, self._branch, service.parts
+        method: Callable[P, R] = types.MethodType(self._verb, self._part(parts))
 
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
             named = kwargs.get("project")
@@ -129,9 +148,6 @@ class CheckoutVerb(PartVerb[Part, P, R]):
                 kwargs["branch"] = service.own_branch(named, kwargs.get("branch"))
             if first is not None:
                 first(parts)
-            return verb(part, *args, **kwargs)
+            return method(*args, **kwargs)
 
-        call.__name__ = call.__qualname__ = verb.__name__
-        call.__doc__ = verb.__doc__
-        vars(call)["__signature__"] = inspect.signature(types.MethodType(verb, part))
-        return call
+        return self._shown(call, method)

@@ -112,7 +112,8 @@ class RecallQuery:
 
 
 class Recaller:
-    """Runs a recall plan against the store."""
+    """Runs a recall plan against the store. ``ask`` is the Memory service's ``recall``, documented
+    where ``graphmem.api.Memory`` declares it."""
 
     def __init__(
         self,
@@ -146,10 +147,6 @@ class Recaller:
         branch: str | None = None,
         all_branches: bool = False,
     ) -> RecallResult:
-        """The memories most relevant to ``query``; nothing when nothing is relevant. A hit about
-        code that changed or went away since it was written says so (``stale``). Memories on a
-        branch are seen on that branch (``branch``, by default the checkout's), every branch's
-        with ``all_branches``."""
         if not isinstance(query, str):
             raise InvalidInputError("The query must be text.")
         limit = self._limit if limit is None else limit

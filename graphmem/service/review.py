@@ -32,7 +32,8 @@ _SHOWN = frozenset({Status.ACTIVE, Status.RESOLVED, Status.NOT_MERGED, Status.AR
 
 
 class Review:
-    """Finds what to review (see the module doc)."""
+    """Finds what to review (see the module doc); ``review`` is documented where
+    ``graphmem.api.Memory`` declares it."""
 
     def __init__(self, store: GraphStore, staleness: Staleness, clock: Callable[[], datetime]) -> None:
         self._store = store
@@ -42,9 +43,6 @@ class Review:
     def review(
         self, *, project: str | None = None, older_than: datetime | None = None, limit: int = 50
     ) -> list[ReviewItem]:
-        """Memories to confirm, edit or archive, with why, most pressing first: expired,
-        contradicted, stale, unconfirmed, then old (unchanged since ``older_than``; by default
-        180 days ago)."""
         if not 1 <= limit <= MAX_REVIEW_LIMIT:
             raise InvalidInputError(f"limit must be between 1 and {MAX_REVIEW_LIMIT}, not {limit}.")
         now = self._clock()

@@ -35,7 +35,9 @@ from graphmem.service.transfer import ExportedFile, Progress, Transfer
 
 
 class TransferFiles:
-    """Moving memories in and out of the store, as text or through files."""
+    """Moving memories in and out of the store, as text or through files. Its verbs the Memory
+    service offers as they are (``PartVerb``) are documented where ``graphmem.api.Memory``
+    declares them."""
 
     def __init__(
         self,
@@ -74,10 +76,6 @@ class TransferFiles:
     def export(
         self, out: TextIO, *, project: str | None = None, fmt: str = "jsonl", repository: bool = False
     ) -> ExportSummary:
-        """Write memories as JSONL (lossless, importable) or Markdown (for reading).
-
-        ``repository``: only the memories ``project`` shares with a team, project-relative.
-        """
         project = self._name(parse_project(project))
         return self._transfer.export(out, project=project, fmt=fmt, repository=repository)
 
@@ -90,9 +88,6 @@ class TransferFiles:
         current: str | None = None,
         folder: str = DEFAULT_FOLDER,
     ) -> RepositoryFiles:
-        """The files of a repository export (``memories.jsonl``, ``MEMORY.md``) as text, for
-        the caller to write; ``current`` is the folder's ``memories.jsonl`` now, checked for
-        memories this store lacks unless ``force``."""
         return self._transfer.repository_files(
             project=self._name(parse_project(project)),
             fmt=fmt,
@@ -111,7 +106,6 @@ class TransferFiles:
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> ImportSummary:
-        """Import JSONL export text: validates everything first, imports all or nothing."""
         if len(text) > MAX_IMPORT_BYTES:
             raise InvalidInputError(
                 f"The export is over the {MAX_IMPORT_BYTES // (1024 * 1024)} MiB limit of an import: "
@@ -148,8 +142,6 @@ class TransferFiles:
     def export_dir(
         self, directory: Path, *, project: str | None, fmt: str = "jsonl", force: bool = False
     ) -> RepositoryExport:
-        """Write the project's shared memories into its ``.graphmem/`` folder (or a folder in
-        ``<data_dir>/exports/``): ``memories.jsonl`` and ``MEMORY.md``, each only when changed."""
         project = parse_project(project)
         with self._write_lock:  # one writer of the folder at a time
             folder = self.file_access.writable_folder(directory, project)
@@ -178,8 +170,6 @@ class TransferFiles:
         dry_run: bool = False,
         progress: Progress | None = None,
     ) -> ImportSummary:
-        """Import a JSONL export file (or a folder's ``memories.jsonl``) inside the project's
-        checkout or ``<data_dir>/exports/``: validates everything first, imports all or nothing."""
         project = parse_project(project)
         file = self.file_access.readable(path, project)
         text = decode_export(read_limited(file), str(file))

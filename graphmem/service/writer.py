@@ -82,7 +82,8 @@ from graphmem.service.writer_history import WriterHistory
 
 
 class MemoryWriter:
-    """Writes memories, their entities and links; keeps the semantic index in step."""
+    """Writes memories, their entities and links; keeps the semantic index in step. ``remember``
+    and ``reindex`` are documented where ``graphmem.api.Memory`` declares them."""
 
     def __init__(
         self,
@@ -134,15 +135,6 @@ class MemoryWriter:
         expires_at: datetime | None = None,
         branch: str | None = None,
     ) -> RememberResult:
-        """Store a memory, or reinforce the existing one it repeats.
-
-        ``scope`` defaults to ``project`` inside a project (``global`` for preferences and outside
-        projects). A decision on the same subject as an older one supersedes it; ``supersedes``
-        names the old one explicitly. ``origin`` says where in ``source`` it was learned (an
-        OpenCode message id); ``trust`` is ``low`` for text that tries to instruct the model.
-        After ``expires_at`` it leaves recall, context and lists (archived, in its history). Written on
-        ``branch`` (the checkout's, not the default one), it is seen on that branch only until
-        the branch's MR merges (see ``service/branches.py``)."""
         text = validate_text(text)
         redaction = redact(text)  # secrets never reach the store
         text = validate_text(redaction.text)
@@ -549,7 +541,6 @@ class MemoryWriter:
             self.semantic.stored(ids, vectors)
 
     def reindex(self, progress: Callable[[int], None] | None = None) -> int:
-        """Forget every vector and embed every memory with the configured model."""
         if self.semantic is None:
             raise InvalidInputError("This store has no embedding model configured.")
         embedder = self.semantic.embedder

@@ -6,6 +6,7 @@ service's own parameters."""
 from __future__ import annotations
 
 import inspect
+import pydoc
 
 import pytest
 
@@ -51,3 +52,25 @@ def test_each_verb_is_declared_once_and_called_with_the_services_parameters(
 
     assert parameters(remote) == parameters(getattr(memory_service, name))
     assert remote.__name__ == name
+
+
+DECLARED = sorted(name for name in vars(Memory) if not name.startswith("_"))
+
+
+@pytest.mark.parametrize("name", DECLARED)
+def test_each_member_of_the_protocol_has_a_doc(name: str) -> None:
+    declared = vars(Memory)[name]
+
+    assert inspect.getdoc(declared), f"graphmem.api.Memory.{name} has no docstring: say what it does there"
+
+
+@pytest.mark.parametrize("name", RPC_VERBS)
+def test_help_on_a_verb_local_or_remote_shows_the_protocols_doc(
+    name: str, memory_service: MemoryService
+) -> None:
+    doc = inspect.getdoc(getattr(Memory, name))
+    remote = getattr(RemoteMemory(INFO), name)
+
+    assert inspect.getdoc(remote) == doc
+    assert inspect.getdoc(getattr(memory_service, name)) == doc
+    assert str(doc).splitlines()[0] in pydoc.render_doc(remote, renderer=pydoc.TextDoc())

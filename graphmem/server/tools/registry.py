@@ -29,6 +29,7 @@ from fastmcp.server.middleware import Middleware, MiddlewareContext
 from mcp.types import ToolAnnotations
 from pydantic import TypeAdapter, ValidationError
 
+from graphmem.api import Memory
 from graphmem.errors import GraphmemError, ImportFileError
 from graphmem.server import verbs
 from graphmem.server.metrics import Metrics
@@ -130,7 +131,7 @@ def made_from(exposed: tuple[Verb, ...], runtime: Runtime) -> Callable[..., Any]
         return getattr(target, verb.name)(**arguments)
 
     call.__name__ = call.__qualname__ = str(verb.tool)
-    call.__doc__ = method.__doc__
+    call.__doc__ = getattr(Memory, verb.name, method).__doc__  # a verb's doc is the protocol's (api.py)
     call.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
     call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
     return call

@@ -6,9 +6,9 @@ import inspect
 
 import pytest
 
+from graphmem.api import Memory
 from graphmem.errors import InvalidInputError
 from graphmem.service.memory import MemoryService
-from graphmem.service.writer import MemoryWriter
 
 
 def test_remember_writes_in_the_memorys_own_project_and_branch(memory_service: MemoryService) -> None:
@@ -24,8 +24,10 @@ def test_a_checkout_verb_checks_the_project_it_is_given(memory_service: MemorySe
         memory_service.remember("A fact", project=42)  # type: ignore[arg-type]
 
 
-def test_a_checkout_verb_has_its_parts_signature_and_doc(memory_service: MemoryService) -> None:
+def test_a_checkout_verb_has_its_parts_signature_and_the_doc_the_protocol_declares(
+    memory_service: MemoryService,
+) -> None:
     signature = inspect.signature(memory_service.remember)
     assert list(signature.parameters)[:3] == ["text", "category", "scope"]
-    assert memory_service.remember.__doc__ == MemoryWriter.remember.__doc__
+    assert memory_service.remember.__doc__ == Memory.remember.__doc__
     assert inspect.signature(memory_service.review).parameters["limit"].default == 50
