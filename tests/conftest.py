@@ -16,6 +16,7 @@ from support.memory_service import DIMENSION, in_memory_service
 from support.postgres import PostgresServer
 from support.stores import MIGRATED
 from support.temp_root import ROOT_VARIABLE, put_temp_folders_in_memory
+from support.work_order import costliest_first
 from support.worker_groups import group_by_shared_fixtures
 
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
@@ -43,13 +44,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # pytest-xdist registers it too, but only when it is loaded (not under ``-p no:xdist``).
     config.addinivalue_line("markers", "xdist_group(name): run on the worker of the group's other tests")
     put_temp_folders_in_memory(config)  # before pytest makes its first temporary folder
+    # pytest-xdist hands the work units out in collection order, not by their number of tests:
+    # the order is costliest_first's (support/work_order.py).
+    if getattr(config.option, "loadscopereorder", None):
+        config.option.loadscopereorder = False
 
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (``--dist loadgroup``)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that share a fixture wider than one test share a pytest-xdist worker
-    (``support/worker_groups.py``, docs/testing.md)."""
+    (``support/worker_groups.py``), and the costliest work goes out first
+    (``support/work_order.py``, docs/testing.md)."""
     group_by_shared_fixtures(items)
+    costliest_first(items)
 
 
 @pytest.fixture(autouse=True)

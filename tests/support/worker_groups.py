@@ -58,7 +58,10 @@ def shared_group(item: pytest.Item) -> str | None:
     callspec = getattr(item, "callspec", None)
     indices = callspec.indices if callspec is not None else {}
     params = [f"{name}={indices[name]}" for name in sorted(shared[widest]) if name in indices]
-    return f"{owner}[{','.join(params)}]" if params else owner
+    # In parentheses, not brackets: pytest-xdist reads a test's group from after its last "@" only
+    # when no "]" follows it (a param's id may hold an "@"), so "hostile[stage=0]" was no group at
+    # all and each of the suite's cases went to any worker, which built both daemons.
+    return f"{owner}({','.join(params)})" if params else owner
 
 
 def _own_id(item: pytest.Item) -> str:
