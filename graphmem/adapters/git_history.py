@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from graphmem.adapters.git import git_env
+from graphmem.adapters.git_single_changes import single_change_lines
 from graphmem.core.commits import Commit
 
 log = logging.getLogger(__name__)
@@ -369,16 +370,22 @@ class GitLog:
         self, root: Path, paths: Sequence[str], since: datetime | None = None
     ) -> Generator[tuple[str, list[str]], None, None]:
         """``line_commits`` of each of ``paths``, in their order, ``BLAME_PROCESSES`` git
-        processes at a time over one ``blame_graph``. Closing the iterator early cancels the
+        processes at a time over one ``blame_graph``; a file one commit changed since ``since``
+        from that commit's diff instead (``git_single_changes``). Closing the iterator early cancels the
         blames not yet started and waits for the running ones."""
+        known = single_change_lines(root, paths, since)  # one commit's diff says it: no blame needed
         with blame_graph(root) as graph, ThreadPoolExecutor(BLAME_PROCESSES, "graphmem-blame") as pool:
-            pending = [(path, pool.submit(self.line_commits, root, path, since, graph)) for path in paths]
+            pending = [
+                (path, None if path in known else pool.submit(self.line_commits, root, path, since, graph))
+                for path in paths
+            ]
             try:
                 for path, future in pending:
-                    yield path, future.result()
+                    yield path, known[path] if future is None else future.result()
             finally:
                 for _, future in pending:
-                    future.cancel()
+                    if future is not None:
+                        future.cancel()
 
     def line_commits(
         self, root: Path, path: str, since: datetime | None = None, graph: Path | None = None
