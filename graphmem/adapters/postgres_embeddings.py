@@ -4,7 +4,9 @@ searches pgvector answers (``nearest``, ``cosine``, asked by ``postgres_vectors.
 A part of ``PostgresGraphStore`` (``postgres_store.py``) over its connection part: the
 ``MemoryVectors`` port. The column's dimension is the embedding model's, set at open
 (``set_dimension``); an import of many memories may put the index off and build it once at its
-end (``vector_index_put_off``).
+end (``vector_index_put_off``). The index holds the vectors at half precision (``halfvec``,
+schema 12): half the pages of a ``vector`` index, so a search reads fewer and computes cheaper
+distances; the cosines a search returns are computed from the stored (single-precision) vectors.
 """
 
 from __future__ import annotations
@@ -43,8 +45,10 @@ CONFLICT_PAUSE_S = 0.05
 REBUILD_RATIO = 8
 # Held (for its session) by an import that put the index off: pg_advisory_lock's key.
 BULK_LOCK_KEY = 0x6772_6D69  # "grmi"
-# maintenance_work_mem for building the index: what its graph needs (each vector and about this
-# many bytes of neighbours), at most this much of the server's memory.
+# maintenance_work_mem for building the index: what its graph needs (each vector, HALF_BYTES a
+# dimension, and about HNSW_ROW_OVERHEAD bytes of neighbours), at most this much of the server's
+# memory.
+HALF_BYTES = 2
 HNSW_ROW_OVERHEAD = 1024
 BUILD_MEMORY_MAX_KB = 512 * 1024
 
@@ -93,7 +97,9 @@ class PostgresEmbeddings:
         """Build the HNSW index (inside a transaction holding ``SCHEMA_LOCK_KEY``) in memory when
         its graph fits in :data:`BUILD_MEMORY_MAX_KB`: built on disk it takes several times longer."""
         vectors = self._db.rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0]
-        wanted = min(BUILD_MEMORY_MAX_KB, int(vectors) * (self.dimension * 4 + HNSW_ROW_OVERHEAD) // 1024)
+        wanted = min(
+            BUILD_MEMORY_MAX_KB, int(vectors) * (self.dimension * HALF_BYTES + HNSW_ROW_OVERHEAD) // 1024
+        )
         has = self._db.rows("SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem'")
         if wanted > int(has[0][0]):
             self._db.rows("SELECT set_config('maintenance_work_mem', %s, true)", (f"{wanted}kB",))
@@ -101,8 +107,14 @@ class PostgresEmbeddings:
         self._db.rows("SELECT set_config('statement_timeout', '0', true)")
         self._db.run(
             "CREATE INDEX IF NOT EXISTS memories_embedding ON memories "
-            "USING hnsw (embedding vector_cosine_ops)"
+            f"USING hnsw (({self._indexed}) halfvec_cosine_ops)"
         )
+
+    @property
+    def _indexed(self) -> str:
+        """What the HNSW index holds (schema 12): each vector at half precision. A search orders
+        by it to use the index; the cosines it returns are the stored vectors' own."""
+        return f"embedding::halfvec({int(self.dimension)})"
 
     @contextmanager
     def vector_index_put_off(self, rows: int) -> Iterator[None]:
@@ -237,7 +249,10 @@ class PostgresEmbeddings:
             "SELECT id, 1 - (embedding <=> %(q)s::vector) FROM memories "
             "WHERE embedding IS NOT NULL AND status = ANY(%(s)s) "
             "AND (project IS NULL OR project = %(p)s) "
-            f"{on_branch}ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s",
+            # The index's order (half precision: the query cast as its vectors are), the stored
+            # vectors' cosines.
+            f"{on_branch}ORDER BY {self._indexed} <=> %(q)s::vector::halfvec({int(self.dimension)}) "
+            "LIMIT %(k)s",
             params,
             # Filtered HNSW scans go on until k rows pass the filter (pgvector 0.8's iterative
             # scans); set once per pooled connection, not per search (a round trip each).

@@ -10,7 +10,7 @@ import hashlib
 
 import pytest
 
-from graphmem.adapters import postgres_functions
+from graphmem.adapters import postgres_functions, postgres_schema
 
 FROZEN = {
     "TERM_STATS_7": "efddcbc7425a06ad",
@@ -23,6 +23,21 @@ FROZEN = {
     "ANSWER_ONLY_WHAT_IS_SEEN_10": "e52e477ad3c08525",
     "UNDO_10": "6a2ec380f45b9ec0",
 }
+
+
+# Migrations whose SQL is the schema module's own.
+FROZEN_SCHEMA = {
+    "HALF_INDEX_12": "a4be828b75064cb5",
+    "FULL_INDEX_12": "92da9ebd1da348b9",
+}
+
+
+@pytest.mark.parametrize("name", sorted(FROZEN_SCHEMA))
+def test_a_schema_migrations_sql_is_the_text_it_ran_with(name: str) -> None:
+    sql: str = getattr(postgres_schema, name)
+    assert hashlib.sha256(sql.encode()).hexdigest()[:16] == FROZEN_SCHEMA[name], (
+        f"{name} changed: a migration that ran keeps its text; write the new version's own constant"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FROZEN))

@@ -18,7 +18,7 @@ from graphmem.adapters.postgres_migrate import SCHEMA_VERSION, migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.postgres_text import CANDIDATES_CAP
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, Scope, Status
-from graphmem.core.ports import Visibility
+from graphmem.core.ports import VectorQuery, Visibility
 from graphmem.errors import InvalidInputError, StoreError, StoreMismatchError
 
 DIM = 8
@@ -121,11 +121,47 @@ def test_a_memorys_vector_stays_in_its_row_and_rolling_back_schema_11_undoes_it(
     assert store.vectors.cosine(np.ones(dimension, np.float32), ["a"]) == pytest.approx({"a": 1.0})
     store.close()
 
-    assert migrate(url, target=SCHEMA_VERSION - 1).after == 10
+    assert migrate(url, target=10).after == 10
     assert _kept_apart(url)[1] is None
     with psycopg.connect(url) as conn:  # a row written under schema 10 has its vector apart
         conn.execute("UPDATE memories SET embedding = embedding + embedding WHERE id = 'a'")
     assert _kept_apart(url)[0] > 0
+
+
+def _vector_index(url: str) -> str:
+    """What the HNSW index of the vectors is over, and with which operators."""
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT pg_get_indexdef('memories_embedding'::regclass)").fetchone()
+    return str(row[0]).partition("USING hnsw ")[2] if row else ""
+
+
+def test_schema_12_builds_a_stores_vector_index_again_at_half_precision_and_rolling_back_undoes_it(
+    url: str, request: pytest.FixtureRequest
+) -> None:
+    vectors = np.eye(DIM, dtype=np.float32)
+    store = opened_postgres(url, request, DIM)
+    store.add_memories([memory(f"m{i}") for i in range(DIM)], vectors)
+    store.close()
+    half = f"(((embedding)::halfvec({DIM})) halfvec_cosine_ops)"
+    assert _vector_index(url) == half
+
+    assert migrate(url, target=11).after == 11  # a store as schema 11 left it: full precision
+    assert _vector_index(url) == "(embedding vector_cosine_ops)"
+    assert migrate(url).after == SCHEMA_VERSION  # upgraded in place, its vectors kept
+    assert _vector_index(url) == half
+    store = opened_postgres(url, request, DIM)
+    near = vectors[3] + 0.1
+    found = store.vectors.nearest(VectorQuery(near, 3, project=None, statuses=frozenset({"active"})))
+    assert found[0][0] == "m3"  # with the cosine of the stored vector, not of its half-precision copy
+    assert found[0][1] == pytest.approx(float(np.dot(vectors[3], near) / np.linalg.norm(near)), abs=1e-6)
+
+
+def test_schema_12_on_a_store_never_opened_leaves_the_index_to_the_first_open(bare_url: str) -> None:
+    migrate(bare_url)  # the column has no dimension yet: nothing to index
+    with psycopg.connect(bare_url) as conn:
+        assert conn.execute("SELECT to_regclass('memories_embedding')").fetchone() == (None,)
+    PostgresGraphStore(bare_url, dimension=DIM).close()
+    assert _vector_index(bare_url) == f"(((embedding)::halfvec({DIM})) halfvec_cosine_ops)"
 
 
 def test_vectors_of_another_dimension_are_refused_at_open(store: PostgresGraphStore, url: str) -> None:
