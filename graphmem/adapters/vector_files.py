@@ -10,7 +10,8 @@ missing, unreadable, of another store or model, or disagrees with it.
   tables), ``rows-N.npz`` (per-row ids and codes, the live ids' rows sorted by id, and the
   exact tail's vectors: read back as they are, where a million ids in JSON took a second
   to parse and more to index) and
-  ``graph-M.usearch`` (the graph, written again only when it changed). New files are
+  ``graph-M.usearch`` (the graph, written again only when it changed; usearch's file names
+  its kind of vectors: 8-bit since format 3, half precision before). New files are
   written under new names, then ``index.json`` is replaced atomically, then the old files
   are removed: a crash leaves the previous complete save.
 - ``journal`` names, one a line, the memories whose vector, status or project the store
@@ -43,8 +44,12 @@ log = logging.getLogger(__name__)
 DIRNAME = "vectors"
 INDEX_FILE = "index.json"
 JOURNAL = "journal"
-FORMAT_VERSION = 2  # bump when the files change shape: an older save is rebuilt...
-READ_VERSIONS = (1, FORMAT_VERSION)  # ...but for these, read and saved again in the new shape
+# Bump when the files change shape: an older save is rebuilt, but for ``READ_VERSIONS``, read
+# and saved again in the new shape. 3: the graph may be 8-bit (``vector_index.COARSE``): a
+# version that scores with the graph's own vectors must not read it; a version 2 graph (half
+# precision) is searched as it is and built again 8-bit by the next ``tidy``.
+FORMAT_VERSION = 3
+READ_VERSIONS = (1, 2, FORMAT_VERSION)
 UNREADABLE = "The saved vector index in %s is unreadable (%s): rebuilding it."
 
 

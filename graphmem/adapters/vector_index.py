@@ -1,12 +1,21 @@
 """The in-process vector index over the stored embeddings: exact while small, HNSW when large.
 
 Below ``HNSW_FROM_ROWS`` vectors every search is an exact scan (numpy, float32): a few
-milliseconds, and the same top k every time. Above it an HNSW graph (usearch, half
-precision) answers in about a millisecond where the exact scan of 100,000 vectors took
-17 ms on a quiet 2-core machine and 40–85 ms on a loaded one. The graph is built off the
-caller's path (``tidy``, run by the daemon's background worker or a benchmark): vectors
-added since it was built wait in a small exact *tail*, searched beside it, until the next
-``tidy`` merges them in.
+milliseconds, and the same top k every time. Above it an HNSW graph (usearch) answers in
+about a millisecond where the exact scan of 100,000 vectors took 17 ms on a quiet 2-core
+machine and 40–85 ms on a loaded one. The graph is built off the caller's path (``tidy``,
+run by the daemon's background worker or a benchmark): vectors added since it was built
+wait in a small exact *tail*, searched beside it, until the next ``tidy`` merges them in.
+
+Given the store's exact vectors (``exact``, a memory id's float32 vector: the Kùzu store
+reads it from ``graph.vectors``), the graph keeps 8-bit vectors (``i8``): it only
+navigates, and the candidates it returns (twice what is asked) are scored again exactly
+from the store's vectors before the top ``k`` is taken, so every cosine a search or
+``similarities`` gives is the float32 one. At a million memories the 8-bit graph is half
+the half-precision one (a file mapped into the serving process: most of it resident after
+a few dozen recalls). Without ``exact`` the graph keeps half-precision vectors and scores
+with them, as before. A graph of the other kind (a save from before, or ``exact`` given
+later) is searched as it is and built again by the next ``tidy``.
 
 Rows are numbered in the order vectors arrive and never renumbered: a row whose memory is
 deleted, or whose text changed (its new vector gets a new row), is marked dead and
@@ -21,7 +30,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
@@ -53,20 +62,31 @@ EXACT_VISIBLE_ROWS = 4_096
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
 MIN_EXPANSION_SEARCH = 128
+# With the exact vectors at hand, the graph's vectors are 8-bit and it returns this many
+# times the candidates asked for, scored again exactly (within the same exploration).
+RESCORED = 2.0
+COARSE, FINE = "i8", "f16"  # the graph's vectors with and without the exact ones at hand
 
 
-def new_graph(dimension: int) -> Any:
-    """An empty usearch HNSW index of half-precision vectors, inner product on unit vectors."""
+def new_graph(dimension: int, dtype: str = FINE) -> Any:
+    """An empty usearch HNSW index of ``dtype`` vectors: half precision scored by inner
+    product on unit vectors, or 8-bit (``COARSE``) by cosine, which keeps its scores on the
+    cosine's scale (its 8-bit inner products are in units of 127²)."""
     from usearch.index import Index
 
     return Index(
         ndim=dimension,
-        metric="ip",
-        dtype="f16",
+        metric="cos" if dtype == COARSE else "ip",
+        dtype=dtype,
         connectivity=CONNECTIVITY,
         expansion_add=EXPANSION_ADD,
         expansion_search=MIN_EXPANSION_SEARCH,
     )
+
+
+def graph_dtype(graph: Any) -> str:
+    """The kind of vectors ``graph`` keeps, as ``new_graph`` names them."""
+    return str(graph.dtype.name).lower()
 
 
 class HnswVectorIndex:
@@ -74,8 +94,12 @@ class HnswVectorIndex:
 
     in_store = False  # derived from the store's vectors
 
-    def __init__(self, dimension: int) -> None:
+    def __init__(self, dimension: int, exact: Callable[[str], Vector | None] | None = None) -> None:
         self.dimension = dimension
+        # A memory's exact vector, read from the store (None: it has none now); given, the
+        # graph is 8-bit and its candidates are scored again with these.
+        self._exact = exact
+        self._dtype = COARSE if exact is not None else FINE
         self._lock = threading.RLock()
         self._build_lock = threading.Lock()  # one build or merge at a time
         self._interrupted = threading.Event()
@@ -232,7 +256,12 @@ class HnswVectorIndex:
             if row is None:
                 return None
             vector: Vector = self._vectors([row])[0]
-            return vector
+            in_graph = bool(self._slot[row] < 0)
+        if in_graph and self._exact is not None:  # read outside the lock: the store takes its own
+            exact = self._exact(memory_id)
+            if exact is not None:
+                return np.asarray(exact, np.float32)
+        return vector
 
     def _cosines(self, rows: Sequence[int], query: Vector) -> npt.NDArray[np.float32]:
         """The cosine of ``query`` with the vector of each of ``rows``, as the searches score
@@ -266,13 +295,17 @@ class HnswVectorIndex:
 
     def similarities(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
         """Cosine of ``query`` with each of ``ids`` that has a vector."""
+        vector = np.asarray(query, np.float32)
         with self._lock:
             known = self._known_cosines(query)
             asked = list(ids)
             found = self._row.get_many(asked).tolist()
             pairs = [(memory_id, row) for memory_id, row in zip(asked, found, strict=True) if row >= 0]
             todo = [row for _, row in pairs if row not in known]
-            sims = dict(zip(todo, self._cosines(todo, np.asarray(query, np.float32)).tolist(), strict=True))
+            sims = dict(zip(todo, self._cosines(todo, vector).tolist(), strict=True))
+            coarse = [(row, sims[row]) for row in sims if self._slot[row] < 0]
+            ids_of = {row: self._id(row) for row, _ in coarse} if self._exact is not None else {}
+        sims.update(self._rescored(coarse, ids_of, vector))
         return {memory_id: known[row] if row in known else sims[row] for memory_id, row in pairs}
 
     def _known_cosines(self, query: Vector) -> dict[int, float]:
@@ -296,11 +329,31 @@ class HnswVectorIndex:
                 return []
             visible = self._visibility.visible(n, query)
             found = self._search_tail(vector, k, visible)
-            if self._graph is not None:
-                found += self._search_graph(vector, k, visible)
-            found.sort(key=lambda pair: -pair[1])
-            self._searched.last = (query.vector, self.graph_version, self._numbering, dict(found))
-            return [(self._id(row), sim) for row, sim in found[:k]]
+            coarse = self._search_graph(vector, k, visible) if self._graph is not None else []
+            ids = {row: self._id(row) for row, _ in (*found, *coarse)}
+            moved = (self.graph_version, self._numbering)
+        found += self._rescored(coarse, ids, vector)  # outside the lock: the store takes its own
+        found.sort(key=lambda pair: -pair[1])
+        self._searched.last = (query.vector, *moved, dict(found))
+        return [(ids[row], sim) for row, sim in found[:k]]
+
+    def _rescored(
+        self, found: list[tuple[int, float]], ids: dict[int, str], query: Vector
+    ) -> list[tuple[int, float]]:
+        """``found`` (graph rows, with the graph's scores) scored with the store's exact
+        vectors (``exact``); a row whose memory has none there keeps the graph's score. Not
+        under the lock: ``exact`` takes the store's."""
+        if self._exact is None or not found:
+            return found
+        read = [(i, self._exact(ids[row])) for i, (row, _) in enumerate(found)]
+        have = [(i, vector) for i, vector in read if vector is not None]
+        if not have:
+            return found
+        sims = (np.stack([vector for _, vector in have]).astype(np.float32, copy=False) @ query).tolist()
+        rescored = list(found)
+        for (i, _), sim in zip(have, sims, strict=True):
+            rescored[i] = (found[i][0], sim)
+        return rescored
 
     def _search_tail(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
         size = self._tail_size
@@ -311,23 +364,27 @@ class HnswVectorIndex:
         return _top(rows, sims, k)
 
     def _search_graph(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
+        """The graph's best visible rows with its scores: ``k``, or ``RESCORED`` times that
+        when ``_rescored`` scores them again exactly."""
         in_graph = self._in_graph[: len(visible)]
         shown = int(np.count_nonzero(visible & in_graph))
         if shown == 0:
             return []
+        more = RESCORED if self._exact is not None else 1.0
+        top = math.ceil(k * more)
         if shown <= EXACT_VISIBLE_ROWS:  # a narrow filter: the graph would be asked for most of it
             rows = np.flatnonzero(visible & in_graph)
-            return _top(rows, self._cosines(rows.tolist(), query), k)
+            return _top(rows, self._cosines(rows.tolist(), query), top)
         # Filters hide part of the graph: ask for enough that ``k`` visible ones come back.
         want = min(self._graph_rows, math.ceil(k * self._graph_rows / shown * 1.2) + 8)
         while True:
             self._graph.expansion_search = max(MIN_EXPANSION_SEARCH, 2 * want)
-            matches = self._graph.search(query, want, threads=1)
+            matches = self._graph.search(query, min(self._graph_rows, math.ceil(want * more)), threads=1)
             keys = np.asarray(matches.keys, np.int64)
             sims = 1.0 - np.asarray(matches.distances, np.float32)
             kept = visible[keys]
             if int(np.count_nonzero(kept)) >= min(k, shown) or want >= self._graph_rows:
-                return list(zip(keys[kept][:k].tolist(), sims[kept][:k].tolist(), strict=True))
+                return list(zip(keys[kept][:top].tolist(), sims[kept][:top].tolist(), strict=True))
             want = min(self._graph_rows, want * 4)
 
     # -- the graph ----------------------------------------------------------------
@@ -341,7 +398,10 @@ class HnswVectorIndex:
                 live = len(self._row)
                 if self._graph is None:
                     due = "build" if live >= HNSW_FROM_ROWS else ""
-                elif self._graph_dead > DEAD_SHARE_REBUILD * self._graph_rows:
+                elif (
+                    self._graph_dead > DEAD_SHARE_REBUILD * self._graph_rows
+                    or graph_dtype(self._graph) != self._dtype  # a save from before, or of no ``exact``
+                ):
                     due = "build"
                 else:
                     due = "merge" if self._tail_live() >= MERGE_AT_ROWS else ""
@@ -364,7 +424,7 @@ class HnswVectorIndex:
         when ``interrupt`` stopped it."""
         with self._lock:
             rows = np.sort(self._row.numbers())
-        graph = new_graph(self.dimension)
+        graph = new_graph(self.dimension, self._dtype)
         for start in range(0, len(rows), BUILD_CHUNK_ROWS):
             if self._interrupted.is_set():
                 return False

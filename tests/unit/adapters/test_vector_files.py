@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from graphmem.adapters import vector_index
-from graphmem.adapters.vector_files import INDEX_FILE, VectorIndexFiles
-from graphmem.adapters.vector_index import HnswVectorIndex
+from graphmem.adapters.vector_files import FORMAT_VERSION, INDEX_FILE, VectorIndexFiles
+from graphmem.adapters.vector_index import HnswVectorIndex, graph_dtype
 from graphmem.core.ports import Vector, VectorQuery
 
 DIM = 8
@@ -190,4 +190,54 @@ def test_a_save_of_the_first_format_is_restored_and_saved_again_in_the_new_one(
     assert results(restored) == results(saved) and results(restored, None) == results(saved, None)
     again.save(restored, KEY)
     again.close()
-    assert json.loads((files.directory / INDEX_FILE).read_text())["version"] == 2
+    assert json.loads((files.directory / INDEX_FILE).read_text())["version"] == FORMAT_VERSION
+
+
+def exact_of(count: int) -> dict[str, Vector]:
+    """The store's vectors of ``filled(count)``'s memories, by id."""
+    return dict(zip([f"m{i}" for i in range(count)], normalised(count, 1), strict=True))
+
+
+def test_an_8_bit_graph_is_saved_and_restored(
+    files: VectorIndexFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
+    saved = HnswVectorIndex(DIM, exact=exact_of(40).get)
+    saved.add(
+        list(exact_of(40)), normalised(40, 1), [None if i % 2 else "/p" for i in range(40)], ["active"] * 40
+    )
+    assert saved.tidy() and graph_dtype(saved.state()["graph"]) == "i8"
+    files.save(saved, KEY)
+    assert json.loads((files.directory / INDEX_FILE).read_text())["version"] == FORMAT_VERSION
+
+    again = reopened(files)
+    restored = HnswVectorIndex(DIM, exact=exact_of(40).get)
+    assert again.restore(restored, KEY) == [] and not restored.changed
+    again.close()
+    assert graph_dtype(restored.state()["graph"]) == "i8" and not restored.tidy()  # nothing to build again
+    assert results(restored) == results(saved) == results(filled())  # filled(): the exact scan's
+    assert results(restored, None) == results(filled(), None)
+
+
+def test_a_half_precision_graph_of_format_2_is_searched_then_built_again_8_bit(
+    files: VectorIndexFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
+    saved = filled(graph=True)  # no exact vectors: a half-precision graph, as format 2 saved it
+    files.save(saved, KEY)
+    meta = json.loads((files.directory / INDEX_FILE).read_text())
+    (files.directory / INDEX_FILE).write_text(json.dumps({**meta, "version": 2}))
+
+    again = reopened(files)
+    restored = HnswVectorIndex(DIM, exact=exact_of(40).get)
+    assert again.restore(restored, KEY) == [] and restored.changed  # saved again as format 3
+    assert graph_dtype(restored.state()["graph"]) == "f16"
+    assert results(restored) == results(filled()) and results(restored, None) == results(filled(), None)
+    assert restored.tidy()  # the idle worker's upkeep builds it again, 8-bit
+    assert graph_dtype(restored.state()["graph"]) == "i8" and restored.graph_size == 40
+    assert results(restored) == results(filled()) and results(restored, None) == results(filled(), None)
+    again.save(restored, KEY)
+    again.close()
+    assert json.loads((files.directory / INDEX_FILE).read_text())["version"] == FORMAT_VERSION

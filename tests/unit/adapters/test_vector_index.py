@@ -379,3 +379,90 @@ def test_searches_between_writes_see_every_write(monkeypatch: pytest.MonkeyPatch
             }
             expected = sorted(shown, key=lambda m: -shown[m])[:5]
             assert ids(index.search(VectorQuery(query, 5, project=project, statuses=CURRENT))) == expected
+
+
+# -- with the store's exact vectors: an 8-bit graph, its candidates scored again exactly ----
+
+
+def exactly(names: list[str], vectors: Vector) -> Callable[[str], Vector | None]:
+    """The store's vectors by memory id, as ``HnswVectorIndex(exact=...)`` reads them."""
+    return dict(zip(names, vectors, strict=True)).get
+
+
+@pytest.mark.usefixtures("graph_always")
+def test_given_the_exact_vectors_the_graph_is_8_bit_and_every_cosine_exact() -> None:
+    vectors = normalised(300, 1, dim=32)
+    names = [f"m{i}" for i in range(300)]
+    index = HnswVectorIndex(32, exact=exactly(names, vectors))
+    index.add(names, vectors, [None] * 300, ["active"] * 300)
+    assert index.tidy() and vector_index.graph_dtype(index.state()["graph"]) == "i8"
+    for seed in range(2, 7):
+        query = normalised(1, seed, dim=32)[0]
+        cosines = vectors @ query
+        found = index.search(VectorQuery(query, 10, project=None, statuses=CURRENT))
+        assert ids(found) == [names[i] for i in np.argsort(-cosines)[:10]]
+        assert all(sim == pytest.approx(float(cosines[int(m[1:])]), abs=1e-6) for m, sim in found)
+        sims = index.similarities(query.copy(), names)  # another query object: computed afresh
+        assert max(abs(sims[name] - float(cosines[i])) for i, name in enumerate(names)) < 1e-6
+    vector = index.vector("m7")
+    assert vector is not None and vector.tolist() == vectors[7].tolist()
+
+
+@pytest.mark.usefixtures("graph_always")
+def test_a_narrow_filter_on_an_8_bit_graph_is_scored_exactly_too() -> None:
+    n = 600
+    vectors = normalised(n, 4, dim=32)
+    names = [f"m{i}" for i in range(n)]
+    projects = [None if i % 50 == 0 else "/other" for i in range(n)]  # 12 global rows
+    index = HnswVectorIndex(32, exact=exactly(names, vectors))
+    index.add(names, vectors, projects, ["active"] * n)
+    assert index.tidy()
+    query = normalised(1, 5, dim=32)[0]
+    found = index.search(VectorQuery(query, 5, project=None, statuses=CURRENT))
+    shown = [i for i in range(n) if i % 50 == 0]
+    best = sorted(shown, key=lambda i: -float(vectors[i] @ query))[:5]
+    assert ids(found) == [names[i] for i in best]
+    assert [sim for _, sim in found] == pytest.approx([float(vectors[i] @ query) for i in best], abs=1e-6)
+
+
+@pytest.mark.usefixtures("graph_always")
+def test_a_memory_the_store_has_no_vector_for_keeps_the_graphs_score() -> None:
+    vectors = rows(unit(1, 0.1), unit(0, 1))
+    index = HnswVectorIndex(DIM, exact=exactly(["x"], vectors[:1]))  # "y" has none in the store now
+    index.add(["x", "y"], vectors, [None, None], ["active", "active"])
+    assert index.tidy()
+    found = dict(index.search(VectorQuery(unit(0, 1), 2, project=None, statuses=CURRENT)))
+    assert found["y"] == pytest.approx(1.0, abs=0.02)  # the 8-bit graph's own cosine
+    assert found["x"] == pytest.approx(float(vectors[0] @ unit(0, 1)), abs=1e-6)
+
+
+def test_an_8_bit_graph_finds_what_the_exact_scan_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    vectors = normalised(3000, 5, dim=32)
+    names = [f"m{i}" for i in range(3000)]
+    queries = normalised(20, 6, dim=32)
+    index = HnswVectorIndex(32, exact=exactly(names, vectors))
+    index.add(names, vectors, [None] * 3000, ["active"] * 3000)
+    expected = [ids(index.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
+    monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
+    assert index.tidy() and index.graph_size == 3000
+    found = [ids(index.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
+    agreement = sum(len(set(a) & set(b)) for a, b in zip(expected, found, strict=True)) / 200
+    assert agreement >= 0.95
+
+
+@pytest.mark.usefixtures("graph_always")
+def test_a_half_precision_graph_is_built_again_8_bit_once_the_exact_vectors_are_at_hand() -> None:
+    vectors = normalised(50, 2)
+    names = [f"m{i}" for i in range(50)]
+    before = HnswVectorIndex(DIM)  # no exact vectors: half precision, as saves before format 3
+    before.add(names, vectors, [None] * 50, ["active"] * 50)
+    assert before.tidy() and vector_index.graph_dtype(before.state()["graph"]) == "f16"
+    index = HnswVectorIndex(DIM, exact=exactly(names, vectors))
+    index.restore(before.state(), graph_is_view=False)
+    query = normalised(1, 3)[0]
+    expected = [names[i] for i in np.argsort(-(vectors @ query))[:5]]
+    assert ids(index.search(VectorQuery(query, 5, project=None, statuses=CURRENT))) == expected
+    assert index.tidy() and vector_index.graph_dtype(index.state()["graph"]) == "i8"
+    assert index.graph_size == 50 and not index.tidy()
+    assert ids(index.search(VectorQuery(query, 5, project=None, statuses=CURRENT))) == expected
