@@ -250,6 +250,26 @@ memory.close()
 """
 
 
+class _Peaks:
+    """This process's peak RSS per phase (``peak_rss_mb``): VmHWM read at each phase's end, then
+    set back to the current RSS for the next (``/proc/self/clear_refs``); None without /proc."""
+
+    def __init__(self) -> None:
+        self.mb: dict[str, float | None] = {}
+        self.end("")
+
+    def end(self, phase: str) -> None:
+        try:
+            with open("/proc/self/status") as status:
+                kb = next(float(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+            with open("/proc/self/clear_refs", "w") as out:
+                out.write("5")
+        except (OSError, StopIteration):
+            kb = None
+        if phase:
+            self.mb[phase] = None if kb is None else round(kb / 1024, 1)
+
+
 def _child(script: str, *args: str, store_url: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, STORE_URL_VARIABLE: store_url} if store_url else None
     done = subprocess.run(
@@ -384,6 +404,7 @@ def _measure(
 ) -> dict[str, Any]:
     from graphmem.app import open_memory, store_size_mb
 
+    peaks = _Peaks()
     exports = _write_exports(iter_synthetic_memories(memories), workdir)
 
     sample = [r["text"] for r in itertools.islice(iter_synthetic_memories(memories), 1024)]
@@ -407,6 +428,7 @@ def _measure(
             model_rate = max(model_rate, _model_rate(embedder, sample))
     finally:
         memory.close()
+    peaks.end("import")
 
     memory = open_memory(settings(), embedder=embedder)
     try:
@@ -420,6 +442,7 @@ def _measure(
             pass
         build_s = time.perf_counter() - started
         say(f"vectors loaded in {load_s:.1f}s, index built in {build_s:.1f}s")
+        peaks.end("index")
 
         remember_ms = []
         for i, text in enumerate(synthetic_queries(200, seed=3)):
@@ -440,6 +463,7 @@ def _measure(
         written = _daemon_writes(memory, writes) if writes else None
     finally:
         memory.close()
+    peaks.end("measure")
 
     concurrent = None
     if clients:
@@ -487,6 +511,7 @@ def _measure(
             "serving_process": round(_reported(serving.stderr, "rss-kb") / 1024, 1),
             "cold_recall_peak": round(max(cold_peak_kb) / 1024, 1),
         },
+        "peak_rss_mb": peaks.mb,
     }
     if written is not None:
         report["daemon_writes"] = written
@@ -535,10 +560,20 @@ def format_report(report: dict[str, Any]) -> str:
             f"RSS           {report['rss_mb']['serving_process']} MB (a process serving recalls), "
             f"{report['rss_mb']['cold_recall_peak']} MB peak (cold recall process)",
             f"store on disk {report['store_mb']} MB",
+            *_peak_lines(report.get("peak_rss_mb")),
             *_writes_lines(report.get("daemon_writes")),
             *_concurrent_lines(report.get("concurrent")),
         ]
     )
+
+
+def _peak_lines(peaks: dict[str, float | None] | None) -> list[str]:
+    if not peaks or None in peaks.values():
+        return []
+    return [
+        f"peak RSS      {peaks['import']:,} MB importing, {peaks['index']:,} MB loading and building "
+        f"the vector index, {peaks['measure']:,} MB measuring (this process)"
+    ]
 
 
 def _writes_lines(written: dict[str, Any] | None) -> list[str]:

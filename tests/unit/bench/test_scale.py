@@ -46,3 +46,26 @@ def test_a_failed_run_leaves_no_temporary_folder(tmp_path: Path, monkeypatch: py
         scale.run(100, HashEmbedder(384))
 
     assert list(tmp_path.iterdir()) == []
+
+
+def test_each_phases_peak_is_its_own() -> None:
+    peaks = scale._Peaks()
+    held = b"\x01" * (200 * 1024 * 1024)  # written: 200 MB resident during the first phase only
+    del held
+    peaks.end("first")
+    peaks.end("second")
+
+    first, second = peaks.mb["first"], peaks.mb["second"]
+    if first is None or second is None:
+        pytest.skip("no /proc/self/status here")
+    assert first - second > 150
+
+
+def test_the_report_names_each_phases_peak() -> None:
+    lines = scale._peak_lines({"import": 1200.5, "index": 2500.0, "measure": 900.0})
+
+    assert lines == [
+        "peak RSS      1,200.5 MB importing, 2,500.0 MB loading and building the vector index, "
+        "900.0 MB measuring (this process)"
+    ]
+    assert scale._peak_lines({"import": None, "index": None, "measure": None}) == []
