@@ -33,42 +33,40 @@ SCHEMA_LOCK_KEY = 0x6772_6D65  # "grme"
 ROW_TARGET_BYTES = 8160
 
 
-# The HNSW index of the vectors built again (schema 12) over ``cast`` of the column with ``ops``
-# (after ``check``), when the column has its dimension and an index: in memory when its graph
-# fits (what it needs, about ``width`` bytes a dimension and 1 KB of neighbours a vector, at most
-# 512 MB, as postgres_embeddings.py builds it), with no statement timeout (minutes at a million
-# rows).
-_VECTOR_INDEX_AGAIN = """
+# The HNSW index of the vectors built again at half precision (schema 12), once pgvector is known
+# to have halfvec, when the column has its dimension and an index: in memory when its graph fits
+# (what it needs, 2 bytes a dimension and about 1 KB of neighbours a vector, at most 512 MB, as
+# postgres_embeddings.py builds it), with no statement timeout (minutes at a million rows).
+HALF_INDEX_12 = """
 SET LOCAL statement_timeout = 0;
 DO $migration$
 DECLARE
     dims integer;
     wanted bigint;
-BEGIN{check}
+BEGIN
+    IF (SELECT string_to_array(extversion, '.')::integer[] < ARRAY[0, 7] FROM pg_extension
+        WHERE extname = 'vector') THEN
+        RAISE EXCEPTION 'schema 12 needs pgvector 0.7 or newer (halfvec): '
+            'ALTER EXTENSION vector UPDATE, then migrate';
+    END IF;
     SELECT atttypmod INTO dims FROM pg_attribute
         WHERE attrelid = 'memories'::regclass AND attname = 'embedding';
     IF dims > 0 AND to_regclass('memories_embedding') IS NOT NULL THEN
         DROP INDEX memories_embedding;
         wanted := least(524288, (SELECT count(*) FROM memories WHERE embedding IS NOT NULL)
-            * (dims * {width} + 1024) / 1024);
+            * (dims * 2 + 1024) / 1024);
         IF wanted > (SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem') THEN
             PERFORM set_config('maintenance_work_mem', wanted || 'kB', true);
         END IF;
-        EXECUTE format('CREATE INDEX memories_embedding ON memories USING hnsw ({cast} {ops})', dims);
+        EXECUTE format('CREATE INDEX memories_embedding ON memories '
+            'USING hnsw ((embedding::halfvec(%s)) halfvec_cosine_ops)', dims);
     END IF;
 END
 $migration$;
 """
-_HALFVEC_CHECK = """
-    IF (SELECT string_to_array(extversion, '.')::integer[] < ARRAY[0, 7] FROM pg_extension
-        WHERE extname = 'vector') THEN
-        RAISE EXCEPTION 'schema 12 needs pgvector 0.7 or newer (halfvec): '
-            'ALTER EXTENSION vector UPDATE, then migrate';
-    END IF;"""
-HALF_INDEX_12 = _VECTOR_INDEX_AGAIN.format(
-    check=_HALFVEC_CHECK, width=2, cast="(embedding::halfvec(%s))", ops="halfvec_cosine_ops"
-)
-FULL_INDEX_12 = _VECTOR_INDEX_AGAIN.format(check="", width=4, cast="embedding", ops="vector_cosine_ops")
+# Rolling schema 12 back drops the index: the graphmem of schema 11 builds its own (full precision)
+# at its first open, as after an import that died; a rollback to 0 builds none in vain.
+DROP_HALF_INDEX_12 = "DROP INDEX IF EXISTS memories_embedding;"
 
 
 # Who sees a memory (schema 6): everyone sees project memories and the global ones from before
@@ -445,7 +443,7 @@ DROP FUNCTION graphmem_move_about(text, text, text);
         # 100,000 memories, the table locked for writes meanwhile); a store whose column has no
         # dimension yet gets it from the store at open (postgres_embeddings.py).
         up=HALF_INDEX_12,
-        down=FULL_INDEX_12,
+        down=DROP_HALF_INDEX_12,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

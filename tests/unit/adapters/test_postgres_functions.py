@@ -27,8 +27,8 @@ FROZEN = {
 
 # Migrations whose SQL is the schema module's own.
 FROZEN_SCHEMA = {
-    "HALF_INDEX_12": "a4be828b75064cb5",
-    "FULL_INDEX_12": "92da9ebd1da348b9",
+    "HALF_INDEX_12": "06a7f6c56531f3a2",
+    "DROP_HALF_INDEX_12": "63ebf8909fb9c7e8",
 }
 
 
