@@ -270,7 +270,7 @@ def build_memory(
     if enricher is not None:
         enricher.listen(ForgeRules(writer, mentions).entity_changed)  # the forge's lifecycle rules
         enricher.listen(branches.state_changed)  # a branch's MR merged or closed
-    staleness = Staleness(store, code)  # what changed in the code since a memory was written
+    staleness = Staleness(stores)  # what changed in the code since a memory was written
     recaller = Recaller(
         stores, staleness, mentions=mentions, plan=settings.recall.plan, limit=settings.recall.limit
     )
@@ -322,12 +322,12 @@ def build_memory(
         mentions=mentions,
         recaller=recaller,
         context=context,
-        listing=Listing(store, semantic, data_dir, staleness, login, clock),
+        listing=Listing(stores, data_dir, staleness, login),
         lifecycle=Lifecycle(writer),
-        review=Review(store, staleness, clock),
+        review=Review(stores, staleness),
         staleness=staleness,
         neighbourhood=NeighbourhoodReader(store, code, gitlab),
-        home=Home(store, staleness),
+        home=Home(stores, staleness),
         transfer=transfer,
         ingest=options,
         names=names,

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 
 from graphmem.core.events import MemoryEvent
 from graphmem.core.models import Category, MemoryRecord, Status
-from graphmem.core.ports import GraphStore, Visibility
+from graphmem.core.ports import Visibility
 from graphmem.service.forge_rules import RULE_ACTOR
 from graphmem.service.listing import scan
 from graphmem.service.staleness import Staleness
+from graphmem.service.stores import Stores
 
 # Items each list of the home page shows; the rest are counted ("and 12 more").
 SHOWN = 5
@@ -89,8 +90,8 @@ class HomePage:
 class Home:
     """Reads the home page from the store, with what the code graph says is stale (see the module doc)."""
 
-    def __init__(self, store: GraphStore, staleness: Staleness) -> None:
-        self._store = store
+    def __init__(self, stores: Stores, staleness: Staleness) -> None:
+        self._stores = stores
         self._staleness = staleness  # the service's one (``MemoryParts.staleness``)
 
     def page(self, project: str | None) -> HomePage:
@@ -101,7 +102,11 @@ class Home:
             Flagged(m) for m in visible if m.category is Category.BLOCKER and m.status is Status.ACTIVE
         ]
         current = [m for m in visible if m.status is not Status.PROPOSED]
-        flags = self._staleness.flags(current, self._store.about([m.id for m in current])) if current else {}
+        flags = (
+            self._staleness.flags(current, self._stores.store.about([m.id for m in current]))
+            if current
+            else {}
+        )
         stale = [Flagged(m, flags[m.id]) for m in current if m.id in flags]
         forge, forge_total = self._rule_changes(project)
         return HomePage(
@@ -118,22 +123,22 @@ class Home:
     def counts(self, project: str | None) -> Counts:
         """``project``'s memories (every status) by category and status, and the store's total;
         for no project, the global memories."""
-        mine = [m for m in self._store.all_memories(project) if m.project == project]
+        mine = [m for m in self._stores.store.all_memories(project) if m.project == project]
         return Counts(
             total=len(mine),
             by_category=dict(Counter(m.category.value for m in mine).most_common()),
             by_status=dict(Counter(m.status.value for m in mine).most_common()),
-            store_total=self._store.total_memories(),
+            store_total=self._stores.store.total_memories(),
         )
 
     def _visible(self, project: str | None) -> list[MemoryRecord]:
         visibility = Visibility(project, _VISIBLE, all_branches=True)
-        return scan(self._store, visibility, HOME_SCAN_MAX)
+        return scan(self._stores.store, visibility, HOME_SCAN_MAX)
 
     def _rule_changes(self, project: str | None) -> tuple[list[RuleChange], int]:
         """The forge rules' changes of memories seen from ``project``, newest first."""
-        events = [e for e in self._store.all_events() if e.actor == RULE_ACTOR]
-        records = self._store.get_memories({e.memory_id for e in events})
+        events = [e for e in self._stores.store.all_events() if e.actor == RULE_ACTOR]
+        records = self._stores.store.get_memories({e.memory_id for e in events})
         seen = [
             RuleChange(e, records[e.memory_id])
             for e in reversed(events)

@@ -7,19 +7,19 @@ of the bulk lifecycle commands (``graphmem archive --category event --older-than
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.models import Category, MemoryRecord, Status
 from graphmem.core.ports import GraphStore, StoreLogin, Visibility
-from graphmem.core.timeparse import to_utc, utc_now
+from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
 from graphmem.service.inputs import parse_category, parse_memory_id, unknown_memory
 from graphmem.service.results import Gauges, MemoryDetail, Stats
-from graphmem.service.semantic import SemanticIndex
 from graphmem.service.staleness import Staleness
+from graphmem.service.stores import Stores
 
 MAX_LIST_LIMIT = 10_000
 # Memories read a page at a time by a scan over many (review, the page's home).
@@ -68,30 +68,22 @@ class Listing:
     they are (``PartVerb``) are documented where ``graphmem.api.Memory`` declares them."""
 
     def __init__(
-        self,
-        store: GraphStore,
-        semantic: SemanticIndex | None,
-        data_dir: Path,
-        staleness: Staleness,
-        login: StoreLogin | None = None,
-        clock: Callable[[], datetime] = utc_now,
+        self, stores: Stores, data_dir: Path, staleness: Staleness, login: StoreLogin | None = None
     ) -> None:
-        self._store = store
-        self._clock = clock  # what expired by now is not listed (see ``Visibility.expired_by``)
+        self._stores = stores  # its clock: what expired by now is not listed (``Visibility.expired_by``)
         self._login = login  # a team's store: who it logs in as (stats says so)
-        self._semantic = semantic
         self._data_dir = data_dir
         self._staleness = staleness  # the memory's code changed since: shown on each one
 
     def show(self, memory_id: str) -> MemoryDetail:
         wanted = parse_memory_id(memory_id)
-        record = self._store.get_memories([wanted]).get(wanted)
+        record = self._stores.store.get_memories([wanted]).get(wanted)
         if record is None:
             raise unknown_memory(wanted)
-        entities = self._store.about([record.id]).get(record.id, [])
+        entities = self._stores.store.about([record.id]).get(record.id, [])
         stale = self._staleness.flags([record], {record.id: entities}).get(record.id)
         record = replace(record, stale=stale) if stale else record
-        return MemoryDetail(record, tuple(entities), tuple(self._store.links([record.id])))
+        return MemoryDetail(record, tuple(entities), tuple(self._stores.store.links([record.id])))
 
     def marked(self, record: MemoryRecord) -> MemoryRecord:
         """``record`` with its staleness, as ``show`` gives it."""
@@ -106,12 +98,12 @@ class Listing:
         since: datetime | None = None,
         before: datetime | None = None,
     ) -> list[MemoryRecord]:
-        visibility = MemoryFilter(project, categories, statuses, since).visibility(self._clock())
+        visibility = MemoryFilter(project, categories, statuses, since).visibility(self._stores.clock())
         cutoff = to_utc(before) if before is not None else None
         found: list[MemoryRecord] = []
         offset = 0
         while True:
-            page = self._store.list_memories(visibility, limit=MAX_LIST_LIMIT, offset=offset)
+            page = self._stores.store.list_memories(visibility, limit=MAX_LIST_LIMIT, offset=offset)
             found += [r for r in page if cutoff is None or r.created_at < cutoff]
             if len(found) > MAX_LIST_LIMIT:
                 raise InvalidInputError(
@@ -137,23 +129,25 @@ class Listing:
         if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
             raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
         visibility = replace(
-            MemoryFilter(project, categories, statuses, since).visibility(self._clock()),
+            MemoryFilter(project, categories, statuses, since).visibility(self._stores.clock()),
             branch=branch,
             all_branches=all_branches,
         )
-        return self._staleness.annotate(self._store.list_memories(visibility, limit=limit, offset=offset))
+        return self._staleness.annotate(
+            self._stores.store.list_memories(visibility, limit=limit, offset=offset)
+        )
 
     def gauges(self) -> Gauges:
         """Memories by category and the embedding backlog, for every /metrics scrape: not
         the staleness count and the entities of ``stats``, which read every code link and
         every entity (a fifth of a second on a repository of express's size)."""
         by_category: Counter[str] = Counter()
-        for (category, _, _), n in self._store.count_memories().items():
+        for (category, _, _), n in self._stores.store.count_memories().items():
             by_category[category] += n
-        return Gauges(dict(by_category), len(self._store.pending_embeddings(1_000_000)))
+        return Gauges(dict(by_category), len(self._stores.store.pending_embeddings(1_000_000)))
 
     def stats(self) -> Stats:
-        counts = self._store.count_memories()
+        counts = self._stores.store.count_memories()
         by_category: Counter[str] = Counter()
         by_status: Counter[str] = Counter()
         by_scope: Counter[str] = Counter()
@@ -161,15 +155,15 @@ class Listing:
             by_category[category] += n
             by_status[status] += n
             by_scope[scope] += n
-        entities = Counter(e.kind.value for e in self._store.all_entities())
-        model = self._semantic.embedder.model_name if self._semantic is not None else "none"
+        entities = Counter(e.kind.value for e in self._stores.store.all_entities())
+        model = self._stores.semantic.embedder.model_name if self._stores.semantic is not None else "none"
         return Stats(
             total=sum(counts.values()),
             by_category=dict(by_category),
             by_status=dict(by_status),
             by_scope=dict(by_scope),
             entities=dict(entities),
-            pending_embeddings=len(self._store.pending_embeddings(1_000_000)),
+            pending_embeddings=len(self._stores.store.pending_embeddings(1_000_000)),
             data_dir=str(self._data_dir),
             model=model,
             stale=self._staleness.count(),

@@ -8,18 +8,18 @@ Reads only; each reason is one line a person can act on.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 
 from graphmem.core.models import LinkKind, MemoryRecord, Status, Trust
-from graphmem.core.ports import GraphStore, Visibility
+from graphmem.core.ports import Visibility
 from graphmem.core.provenance import CONVENTIONS, SESSION_SOURCES, is_persons, label
 from graphmem.core.timeparse import format_age
 from graphmem.errors import InvalidInputError
 from graphmem.service.listing import scan
 from graphmem.service.results import ReviewItem
 from graphmem.service.staleness import Staleness
+from graphmem.service.stores import Stores
 
 # Memories looked at, newest first: past this the oldest are not reviewed (say so in docs).
 REVIEW_SCAN_MAX = 20_000
@@ -35,17 +35,16 @@ class Review:
     """Finds what to review (see the module doc); ``review`` is documented where
     ``graphmem.api.Memory`` declares it."""
 
-    def __init__(self, store: GraphStore, staleness: Staleness, clock: Callable[[], datetime]) -> None:
-        self._store = store
+    def __init__(self, stores: Stores, staleness: Staleness) -> None:
+        self._stores = stores
         self._staleness = staleness
-        self._clock = clock
 
     def review(
         self, *, project: str | None = None, older_than: datetime | None = None, limit: int = 50
     ) -> list[ReviewItem]:
         if not 1 <= limit <= MAX_REVIEW_LIMIT:
             raise InvalidInputError(f"limit must be between 1 and {MAX_REVIEW_LIMIT}, not {limit}.")
-        now = self._clock()
+        now = self._stores.clock()
         cutoff = older_than if older_than is not None else now - timedelta(days=180)
         records = [_as_seen(r, now) for r in self._candidates(project)]
         current = {r.id: r for r in records if r.is_current}
@@ -56,12 +55,12 @@ class Review:
                     reasons[record.id].append(f"expired {format_age(record.expires_at, now=now)}")
                 elif record.is_current and record.expires_at <= now + EXPIRES_SOON:
                     reasons[record.id].append(f"expires {format_age(record.expires_at, now=now)}")
-        for link in self._store.links(list(current)) if current else []:
+        for link in self._stores.store.links(list(current)) if current else []:
             if link.kind is LinkKind.CONTRADICTS and link.source in current and link.target in current:
                 reasons[link.target].append(f"contradicted by {link.source}")
                 reasons[link.source].append(f"contradicts {link.target}")
         if current:
-            about = self._store.about(list(current))
+            about = self._stores.store.about(list(current))
             for memory_id, flag in self._staleness.flags(current.values(), about).items():
                 reasons[memory_id].append(flag)
         for record in current.values():
@@ -89,7 +88,7 @@ class Review:
 
     def _candidates(self, project: str | None) -> list[MemoryRecord]:
         visibility = Visibility(project, _SHOWN, all_branches=True)
-        return scan(self._store, visibility, REVIEW_SCAN_MAX)
+        return scan(self._stores.store, visibility, REVIEW_SCAN_MAX)
 
 
 def _as_seen(record: MemoryRecord, now: datetime) -> MemoryRecord:

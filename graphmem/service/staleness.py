@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from graphmem.core.models import Entity, EntityKind, Hit, MemoryRecord
-from graphmem.core.ports import CodeGraph, GraphStore
+from graphmem.service.stores import Stores
 
 # Code entities looked up per answer: bounds the cost of a recall, a list or an export
 # whose memories name thousands of files and symbols (a bootstrap commit names up to 50 files).
@@ -27,15 +27,15 @@ STALE_COUNT_CHUNK = 500
 class Staleness:
     """Flags memories about code that changed or went away after they were written."""
 
-    def __init__(self, store: GraphStore, code: CodeGraph | None) -> None:
-        self._store = store
-        self._code = code
+    def __init__(self, stores: Stores) -> None:
+        self._stores = stores  # reads: the memories' entities, and the code graph (None: nothing is stale)
 
     def flags(
         self, memories: Iterable[MemoryRecord], about: Mapping[str, Sequence[Entity]]
     ) -> dict[str, str]:
         """Memory id -> why it may be stale, for the flagged ones among ``memories``."""
-        if self._code is None:
+        code = self._stores.code
+        if code is None:
             return {}
         memories = list(memories)
         symbol_keys: dict[str, None] = {}
@@ -48,8 +48,8 @@ class Staleness:
                     file_keys.setdefault(entity.key)
         if not symbol_keys and not file_keys:
             return {}
-        symbols = self._code.symbols(list(symbol_keys)[:STALE_LOOKUP_KEYS])
-        gone = self._code.deleted_files(list(file_keys)[:STALE_LOOKUP_KEYS])
+        symbols = code.symbols(list(symbol_keys)[:STALE_LOOKUP_KEYS])
+        gone = code.deleted_files(list(file_keys)[:STALE_LOOKUP_KEYS])
         flags: dict[str, str] = {}
         for memory in memories:
             changed: str | None = None
@@ -75,9 +75,9 @@ class Staleness:
 
     def annotate(self, memories: Sequence[MemoryRecord]) -> list[MemoryRecord]:
         """``memories`` with ``stale`` set on the flagged ones."""
-        if self._code is None or not memories:
+        if self._stores.code is None or not memories:
             return list(memories)
-        about = self._store.about([m.id for m in memories])
+        about = self._stores.store.about([m.id for m in memories])
         return _marked(memories, self.flags(memories, about))
 
     def annotate_hits(
@@ -85,7 +85,7 @@ class Staleness:
     ) -> list[Hit]:
         """``hits`` with ``stale`` set on the flagged memories, from what each is about:
         ``about``'s entities when given, else the ones the hit carries (a recall's)."""
-        if self._code is None or not hits:
+        if self._stores.code is None or not hits:
             return list(hits)
         known = about if about is not None else {h.memory.id: h.entities for h in hits}
         flags = self.flags([h.memory for h in hits], known)
@@ -96,15 +96,16 @@ class Staleness:
 
     def count(self) -> int:
         """How many current memories (active or resolved, of every project) are flagged."""
-        if self._code is None:
+        code = self._stores.code
+        if code is None:
             return 0
         about: dict[str, list[Entity]] = {}
-        for memory_id, entity in self._code.code_links(STALE_COUNT_LINKS):
+        for memory_id, entity in code.code_links(STALE_COUNT_LINKS):
             about.setdefault(memory_id, []).append(entity)
         flagged = 0
         ids = list(about)
         for start in range(0, len(ids), STALE_COUNT_CHUNK):
-            records = self._store.get_memories(ids[start : start + STALE_COUNT_CHUNK])
+            records = self._stores.store.get_memories(ids[start : start + STALE_COUNT_CHUNK])
             flagged += len(self.flags([r for r in records.values() if r.is_current], about))
         return flagged
 

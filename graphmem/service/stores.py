@@ -2,9 +2,10 @@
 
 ``graphmem.app`` (the composition root) builds it once, on the store behind the writer's
 redaction door, and hands it to each part that reads them (``Recaller``, ``ContextBuilder``,
-``Transfer``, ``BranchLifecycle``); a part holds the bundle, as sqlite-utils' ``Table`` holds
-its ``Database``, and reads ``stores.store``, ``stores.code`` and the rest from it, so that the
-list of what a service is built on is written once.
+``Transfer``, ``BranchLifecycle``, ``Staleness``, ``Listing``, ``Review``, ``Home``); a part
+holds the bundle, as sqlite-utils' ``Table`` holds its ``Database``, and reads
+``stores.store``, ``stores.code`` and the rest from it, so that the list of what a service is
+built on is written once.
 """
 
 from __future__ import annotations
