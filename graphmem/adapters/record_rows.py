@@ -10,7 +10,7 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from graphmem.core.codegraph import SymbolInfo
+from graphmem.core.codegraph import SYMBOL_COLUMNS, SymbolInfo
 from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
 
@@ -46,22 +46,10 @@ ENUM_FIELDS: dict[str, type[Category | Scope | Status | Trust]] = {
     "status": Status,
     "trust": Trust,
 }
-# A symbol's columns (a Kùzu ``Symbol`` node's, PostgreSQL's ``code_symbols``), in the order
+# A symbol's columns (a Kùzu ``Symbol`` node's, PostgreSQL's ``code_symbols``): its key, then
+# the columns a pass compares (``core.codegraph.SYMBOL_COLUMNS``), in the order
 # ``symbol_from_row`` reads them; ``SYMBOL_RETURN`` asks them of a symbol named ``s``.
-SYMBOL_FIELDS = (
-    "key",
-    "path",
-    "kind",
-    "name",
-    "qualified_name",
-    "start_line",
-    "end_line",
-    "signature",
-    "docstring",
-    "body_hash",
-    "body_changed_at",
-    "deleted_at",
-)
+SYMBOL_FIELDS = ("key", *SYMBOL_COLUMNS)
 SYMBOL_RETURN = ", ".join(f"s.{name}" for name in SYMBOL_FIELDS)
 # An event's columns, in the order ``event_from_row`` reads them.
 EVENT_FIELDS = (
