@@ -295,7 +295,7 @@ def test_a_transactions_lone_write_commits_on_its_own_and_a_failed_one_keeps_not
             sent.append(query if isinstance(query, str) else "prepared")
         return execute(query, *args, **kwargs)  # type: ignore[arg-type]
 
-    store.db._conn.execute = spy  # type: ignore[method-assign]
+    store.db._conn.execute = spy  # type: ignore[method-assign,assignment]
     with store.transaction():
         store.add_memories([memory("a")])
     assert sent == ["prepared"]  # no BEGIN and COMMIT around it: Kùzu's auto-commit
@@ -311,6 +311,36 @@ def test_a_transactions_lone_write_commits_on_its_own_and_a_failed_one_keeps_not
     assert store.get_memories(["a"])["a"].text == memory("a").text
     store.add_memories([memory("c")])  # the store goes on
     assert list(store.get_memories(["a", "b", "c"])) == ["a", "c"]
+
+
+def test_a_write_of_a_few_rows_runs_on_one_thread_and_reads_and_bulk_loads_on_all(
+    store: KuzuGraphStore,
+) -> None:
+    every = int(store.db.rows("CALL current_setting('threads') RETURN *")[0][0])
+    threads = [every]
+    sent: list[tuple[str, int]] = []
+    conn = store.db._conn
+    execute, limit = conn.execute, conn.set_max_threads_for_exec
+
+    def spy(query: object, *args: object, **kwargs: object) -> object:
+        if not (isinstance(query, str) and "bm_info" in query):  # the pool's watch (kuzu_connection.py)
+            sent.append((query if isinstance(query, str) else "prepared", threads[-1]))
+        return execute(query, *args, **kwargs)  # type: ignore[arg-type]
+
+    def set_threads(count: int) -> None:
+        threads.append(count)
+        limit(count)
+
+    conn.execute = spy  # type: ignore[method-assign,assignment]
+    conn.set_max_threads_for_exec = set_threads  # type: ignore[method-assign,assignment]
+    store.add_memories([memory("a")])  # one row, by its key (and its content hash's)
+    assert sent == [("prepared", kuzu_connection.FEW_ROWS_THREADS)]
+    store.get_memories(["unknown"])  # a read
+    assert sent[-1] == ("prepared", every)
+    sent.clear()
+    store.add_memories([memory(f"bulk{i}") for i in range(kuzu_store.COPY_MIN_ROWS)])  # COPY
+    assert ("COPY Memory FROM $t", every) in sent and sent[-1] == ("COMMIT", every)
+    assert store.total_memories() == kuzu_store.COPY_MIN_ROWS + 1
 
 
 def test_a_held_write_is_read_back_inside_its_transaction_and_rolled_back_with_it(
