@@ -57,8 +57,9 @@ SPLIT_MIN_KEYS = 2
 # a transaction's ``COMMIT`` when no bulk load ran in it): Kùzu hands even a one-row
 # statement to its worker threads, and at a million memories a ``remember``'s write took
 # 11.6-14.5 ms with the machine's two threads against 2.2-5.0 ms on one (load 15, median of
-# 60, alternating runs; 1.6-2.2 against 2.7-2.9 ms of CPU). Reads, bulk loads, DDL and
-# writes over rows of a parameter list keep every thread.
+# 60, alternating runs; 1.6-2.2 against 2.7-2.9 ms of CPU). A read of one node by its
+# primary key (``keyed_rows``) too: 0.47-0.53 against 0.59-0.69 ms. Other reads, bulk loads,
+# DDL and writes over rows of a parameter list keep every thread.
 FEW_ROWS_THREADS = 1
 _WRITES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|REMOVE|DROP|ALTER|COPY)\b", re.IGNORECASE)
 _UNWIND = re.compile(r"\bUNWIND\b", re.IGNORECASE)  # a write over the rows of a parameter list
@@ -99,6 +100,7 @@ class KuzuConnection:
         self._writes = 0  # committed write statements since the pool was last looked at
         self._pool_base = self._pool_used()  # the pool in use after the last checkpoint
         self._all_threads = self._threads_now = self._threads_set()
+        self._keyed = False  # the statements run read one node by its key each (``_by_key``)
         self._bulk_in_transaction = False  # a bulk load ran in the open transaction: its COMMIT uses all
 
     def close(self) -> None:
@@ -178,13 +180,14 @@ class KuzuConnection:
             self._execute(*held)
 
     def _execute(self, query: str, params: Mapping[str, Any] | None) -> Any:
-        """Run ``query`` with a prepared statement, prepared once per query text."""
+        """Run ``query`` with a prepared statement, prepared once per query text (inside
+        ``_by_key``, on one thread as a write of a few rows)."""
         self._check_open()
         self._begin()
         write = _WRITES.search(query) is not None
         if write:
             self._writes += 1
-        self._threads(few_rows=write and bool(params) and _UNWIND.search(query) is None)
+        self._threads(few_rows=self._keyed or (write and bool(params) and _UNWIND.search(query) is None))
         if not params:
             return self._conn.execute(query)
         return self._conn.execute(_prepared(self._conn, self._prepared, query), dict(params))
@@ -242,22 +245,35 @@ class KuzuConnection:
             if len(wanted) < SPLIT_MIN_KEYS or self._after_commit is not None or _WRITES.search(query):
                 # Inside a transaction only this connection sees its writes; and Kùzu takes
                 # one write transaction at a time.
-                return [row for key in wanted for row in self.rows(query, {**given, "key": key})]
+                with self._by_key():
+                    return [row for key in wanted for row in self.rows(query, {**given, "key": key})]
             half = len(wanted) // 2
             later = self._side_reads(query, [{**given, "key": key} for key in wanted[half:]])
             try:
-                first = [row for key in wanted[:half] for row in self.rows(query, {**given, "key": key})]
+                with self._by_key():
+                    first = [row for key in wanted[:half] for row in self.rows(query, {**given, "key": key})]
             finally:
                 later.exception()  # waits: the second connection is done before the lock goes
             with self.translated():
                 return first + later.result()
+
+    @contextmanager
+    def _by_key(self) -> Iterator[None]:
+        """The statements inside read one node by its primary key each (``keyed_rows``): one thread."""
+        self._keyed = True
+        try:
+            yield
+        finally:
+            self._keyed = False
 
     def _side_reads(self, query: str, each: list[dict[str, Any]]) -> Future[list[list[Any]]]:
         """The rows of ``query`` for each of ``each``, read on the second connection's thread
         (Kùzu lets go of Python's lock while it runs a query: both read at once)."""
         self._check_open()
         if self._side is None:
-            self._side = (kuzu.Connection(self._db), {}, ThreadPoolExecutor(1, "graphmem-kuzu-read"))
+            side = kuzu.Connection(self._db)
+            side.set_max_threads_for_exec(FEW_ROWS_THREADS)  # it reads one node by its key at a time
+            self._side = (side, {}, ThreadPoolExecutor(1, "graphmem-kuzu-read"))
         side, prepared, thread = self._side
 
         def read() -> list[list[Any]]:

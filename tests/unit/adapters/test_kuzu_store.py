@@ -313,7 +313,7 @@ def test_a_transactions_lone_write_commits_on_its_own_and_a_failed_one_keeps_not
     assert list(store.get_memories(["a", "b", "c"])) == ["a", "c"]
 
 
-def test_a_write_of_a_few_rows_runs_on_one_thread_and_reads_and_bulk_loads_on_all(
+def test_a_write_of_a_few_rows_and_a_keyed_read_run_on_one_thread_other_reads_and_bulk_loads_on_all(
     store: KuzuGraphStore,
 ) -> None:
     every = int(store.db.rows("CALL current_setting('threads') RETURN *")[0][0])
@@ -335,8 +335,10 @@ def test_a_write_of_a_few_rows_runs_on_one_thread_and_reads_and_bulk_loads_on_al
     conn.set_max_threads_for_exec = set_threads  # type: ignore[method-assign,assignment]
     store.add_memories([memory("a")])  # one row, by its key (and its content hash's)
     assert sent == [("prepared", kuzu_connection.FEW_ROWS_THREADS)]
-    store.get_memories(["unknown"])  # a read
-    assert sent[-1] == ("prepared", every)
+    store.get_memories(["unknown"])  # a read of one node by its key: as a write of a few rows
+    assert sent[-1] == ("prepared", kuzu_connection.FEW_ROWS_THREADS)
+    store.total_memories()  # any other read
+    assert sent[-1] == ("MATCH (m:Memory) RETURN count(*)", every)
     sent.clear()
     store.add_memories([memory(f"bulk{i}") for i in range(kuzu_store.COPY_MIN_ROWS)])  # COPY
     assert ("COPY Memory FROM $t", every) in sent and sent[-1] == ("COMMIT", every)
