@@ -154,7 +154,7 @@ def _open_kuzu(
     _check_model(store, str(store.path), embedder.model_name, dimension, enforce=check_model)
     files = VectorIndexFiles(data_dir / VECTORS_DIRNAME)
     # The graph navigates on 8-bit vectors; its candidates are scored with the store's own.
-    index = partial(HnswVectorIndex, exact=store.embedding_of)
+    index = partial(HnswVectorIndex, exact=store.vectors.vectors_of)
     semantic = SemanticIndex(store, embedder, index, files, background=background)
     return _Opened(store, semantic, KuzuCodeGraph(store), KuzuGitLabGraph(store))
 

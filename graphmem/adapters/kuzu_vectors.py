@@ -23,6 +23,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
+import numpy.typing as npt
+
 from graphmem.adapters.kuzu_connection import KuzuConnection
 from graphmem.adapters.kuzu_rows import VECTOR_EXTENT, VECTOR_PAGE, VECTORS_BETWEEN, stored_vectors
 from graphmem.adapters.vector_log import VectorLog
@@ -135,6 +138,12 @@ class KuzuVectors:
     def embedding_of(self, memory_id: str) -> Vector | None:
         with self._db.lock:
             return self._log.get(memory_id)
+
+    def vectors_of(self, ids: Sequence[str]) -> tuple[Vector, npt.NDArray[np.bool_]]:
+        """The vectors of ``ids``, a row each, and which have one (``VectorLog.gather``): the
+        vector index's exact vectors (``HnswVectorIndex(exact=...)``)."""
+        with self._db.lock:
+            return self._log.gather(ids)
 
 
 # -- stores before schema version 9 ------------------------------------------------

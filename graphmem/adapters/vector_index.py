@@ -7,15 +7,16 @@ machine and 40–85 ms on a loaded one. The graph is built off the caller's path
 run by the daemon's background worker or a benchmark): vectors added since it was built
 wait in a small exact *tail*, searched beside it, until the next ``tidy`` merges them in.
 
-Given the store's exact vectors (``exact``, a memory id's float32 vector: the Kùzu store
-reads it from ``graph.vectors``), the graph keeps 8-bit vectors (``i8``): it only
-navigates, and the candidates it returns (twice what is asked) are scored again exactly
-from the store's vectors before the top ``k`` is taken, so every cosine a search or
-``similarities`` gives is the float32 one. At a million memories the 8-bit graph is half
-the half-precision one (a file mapped into the serving process: most of it resident after
-a few dozen recalls). Without ``exact`` the graph keeps half-precision vectors and scores
-with them, as before. A graph of the other kind (a save from before, or ``exact`` given
-later) is searched as it is and built again by the next ``tidy``.
+Given the store's exact vectors (``exact``, memory ids' float32 vectors: the Kùzu store
+copies them out of ``graph.vectors``, all of a search's in one call), the graph keeps
+8-bit vectors (``i8``): it only navigates, and the candidates it returns (twice what is
+asked) are scored again exactly from the store's vectors before the top ``k`` is taken,
+so every cosine a search or ``similarities`` gives is the float32 one. At a million
+memories the 8-bit graph is half the half-precision one (a file mapped into the serving
+process: most of it resident after a few dozen recalls). Without ``exact`` the graph
+keeps half-precision vectors and scores with them, as before. A graph of the other kind
+(a save from before, or ``exact`` given later) is searched as it is and built again by
+the next ``tidy``.
 
 Rows are numbered in the order vectors arrive and never renumbered: a row whose memory is
 deleted, or whose text changed (its new vector gets a new row), is marked dead and
@@ -66,6 +67,8 @@ MIN_EXPANSION_SEARCH = 128
 # times the candidates asked for, scored again exactly (within the same exploration).
 RESCORED = 2.0
 COARSE, FINE = "i8", "f16"  # the graph's vectors with and without the exact ones at hand
+# The store's exact vectors of memory ids: a row each, and which have one (``exact``).
+ExactVectors = Callable[[Sequence[str]], tuple[Vector, npt.NDArray[np.bool_]]]
 
 
 def new_graph(dimension: int, dtype: str = FINE) -> Any:
@@ -94,10 +97,10 @@ class HnswVectorIndex:
 
     in_store = False  # derived from the store's vectors
 
-    def __init__(self, dimension: int, exact: Callable[[str], Vector | None] | None = None) -> None:
+    def __init__(self, dimension: int, exact: ExactVectors | None = None) -> None:
         self.dimension = dimension
-        # A memory's exact vector, read from the store (None: it has none now); given, the
-        # graph is 8-bit and its candidates are scored again with these.
+        # The store's exact vectors of memory ids (``ExactVectors``); given, the graph is
+        # 8-bit and its candidates are scored again with these.
         self._exact = exact
         self._dtype = COARSE if exact is not None else FINE
         self._lock = threading.RLock()
@@ -258,9 +261,9 @@ class HnswVectorIndex:
             vector: Vector = self._vectors([row])[0]
             in_graph = bool(self._slot[row] < 0)
         if in_graph and self._exact is not None:  # read outside the lock: the store takes its own
-            exact = self._exact(memory_id)
-            if exact is not None:
-                return np.asarray(exact, np.float32)
+            exact, found = self._exact([memory_id])
+            if found[0]:
+                return np.asarray(exact[0], np.float32)
         return vector
 
     def _cosines(self, rows: Sequence[int], query: Vector) -> npt.NDArray[np.float32]:
@@ -345,15 +348,9 @@ class HnswVectorIndex:
         under the lock: ``exact`` takes the store's."""
         if self._exact is None or not found:
             return found
-        read = [(i, self._exact(ids[row])) for i, (row, _) in enumerate(found)]
-        have = [(i, vector) for i, vector in read if vector is not None]
-        if not have:
-            return found
-        sims = (np.stack([vector for _, vector in have]).astype(np.float32, copy=False) @ query).tolist()
-        rescored = list(found)
-        for (i, _), sim in zip(have, sims, strict=True):
-            rescored[i] = (found[i][0], sim)
-        return rescored
+        vectors, have = self._exact([ids[row] for row, _ in found])
+        sims = (np.asarray(vectors, np.float32) @ query).tolist()
+        return [(row, sims[i] if have[i] else sim) for i, (row, sim) in enumerate(found)]
 
     def _search_tail(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
         size = self._tail_size

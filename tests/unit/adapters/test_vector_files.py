@@ -4,10 +4,11 @@ what makes a save unusable (then the caller rebuilds from the store)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from graphmem.adapters import vector_index
@@ -193,9 +194,15 @@ def test_a_save_of_the_first_format_is_restored_and_saved_again_in_the_new_one(
     assert json.loads((files.directory / INDEX_FILE).read_text())["version"] == FORMAT_VERSION
 
 
-def exact_of(count: int) -> dict[str, Vector]:
-    """The store's vectors of ``filled(count)``'s memories, by id."""
-    return dict(zip([f"m{i}" for i in range(count)], normalised(count, 1), strict=True))
+def exact_of(count: int) -> vector_index.ExactVectors:
+    """The store's vectors of ``filled(count)``'s memories (``HnswVectorIndex(exact=...)``)."""
+    vectors = normalised(count, 1)
+
+    def read(ids: Sequence[str]) -> tuple[Vector, npt.NDArray[np.bool_]]:
+        rows = [int(memory_id[1:]) for memory_id in ids]
+        return vectors[rows], np.ones(len(ids), np.bool_)
+
+    return read
 
 
 def test_an_8_bit_graph_is_saved_and_restored(
@@ -203,16 +210,15 @@ def test_an_8_bit_graph_is_saved_and_restored(
 ) -> None:
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
     monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
-    saved = HnswVectorIndex(DIM, exact=exact_of(40).get)
-    saved.add(
-        list(exact_of(40)), normalised(40, 1), [None if i % 2 else "/p" for i in range(40)], ["active"] * 40
-    )
+    saved = HnswVectorIndex(DIM, exact=exact_of(40))
+    projects = [None if i % 2 else "/p" for i in range(40)]
+    saved.add([f"m{i}" for i in range(40)], normalised(40, 1), projects, ["active"] * 40)
     assert saved.tidy() and graph_dtype(saved.state()["graph"]) == "i8"
     files.save(saved, KEY)
     assert json.loads((files.directory / INDEX_FILE).read_text())["version"] == FORMAT_VERSION
 
     again = reopened(files)
-    restored = HnswVectorIndex(DIM, exact=exact_of(40).get)
+    restored = HnswVectorIndex(DIM, exact=exact_of(40))
     assert again.restore(restored, KEY) == [] and not restored.changed
     again.close()
     assert graph_dtype(restored.state()["graph"]) == "i8" and not restored.tidy()  # nothing to build again
@@ -231,7 +237,7 @@ def test_a_half_precision_graph_of_format_2_is_searched_then_built_again_8_bit(
     (files.directory / INDEX_FILE).write_text(json.dumps({**meta, "version": 2}))
 
     again = reopened(files)
-    restored = HnswVectorIndex(DIM, exact=exact_of(40).get)
+    restored = HnswVectorIndex(DIM, exact=exact_of(40))
     assert again.restore(restored, KEY) == [] and restored.changed  # saved again as format 3
     assert graph_dtype(restored.state()["graph"]) == "f16"
     assert results(restored) == results(filled()) and results(restored, None) == results(filled(), None)

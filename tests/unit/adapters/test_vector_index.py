@@ -4,9 +4,10 @@ whether a search scans exactly (small indexes) or goes through the HNSW graph.""
 from __future__ import annotations
 
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from graphmem.adapters import row_visibility, vector_index
@@ -384,9 +385,19 @@ def test_searches_between_writes_see_every_write(monkeypatch: pytest.MonkeyPatch
 # -- with the store's exact vectors: an 8-bit graph, its candidates scored again exactly ----
 
 
-def exactly(names: list[str], vectors: Vector) -> Callable[[str], Vector | None]:
+def exactly(names: list[str], vectors: Vector) -> vector_index.ExactVectors:
     """The store's vectors by memory id, as ``HnswVectorIndex(exact=...)`` reads them."""
-    return dict(zip(names, vectors, strict=True)).get
+    by_id = dict(zip(names, vectors, strict=True))
+
+    def read(ids: Sequence[str]) -> tuple[Vector, npt.NDArray[np.bool_]]:
+        found = np.array([memory_id in by_id for memory_id in ids], np.bool_)
+        out = np.zeros((len(ids), vectors.shape[1]), np.float32)
+        for i, memory_id in enumerate(ids):
+            if memory_id in by_id:
+                out[i] = by_id[memory_id]
+        return out, found
+
+    return read
 
 
 @pytest.mark.usefixtures("graph_always")

@@ -198,3 +198,19 @@ def test_a_snapshot_of_another_file_is_not_believed(tmp_path: Path) -> None:
     again = VectorLog(path, DIM)
     assert sorted(again.ids()) == ["x", "y", "z"]
     again.close()
+
+
+def test_gather_copies_the_vectors_of_many_ids_at_once(tmp_path: Path) -> None:
+    log = VectorLog(tmp_path / "v", DIM)
+    log.put(["a", "b", "c"], vectors(3))
+    log.put(["b"], vectors(1, 100.0))  # the last one wins
+    log.remove(["c"])
+
+    out, found = log.gather(["b", "missing", "a", "c"])
+
+    assert found.tolist() == [True, False, True, False]
+    assert out.tolist() == [vectors(1, 100.0)[0].tolist(), [0.0] * DIM, vectors(3)[0].tolist(), [0.0] * DIM]
+    log.put(["d"], vectors(1, 7.0))  # the file grew after the last map
+    assert log.gather(["d"])[0].tolist() == [vectors(1, 7.0)[0].tolist()]
+    assert log.gather([])[0].shape == (0, DIM)
+    log.close()
