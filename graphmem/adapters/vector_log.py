@@ -127,18 +127,24 @@ class VectorLog:
         copied out of a map of the file in one call, then unmapped (its pages not left counted
         in the process's memory). A ``get`` each released the interpreter's lock and took it
         again per vector: with another thread busy (recall's full-text search), hundreds of
-        waits for it."""
+        waits for it. Safe beside appends (records are only added after those read); a file
+        written again meanwhile (``compact``, ``clear``) gives none found."""
         index = self._at
         numbers = index.get_many(ids) if len(ids) else np.zeros(0, np.int64)
-        found = numbers >= 0
+        records = self._records
+        found = (numbers >= 0) & (numbers < records)
         out = np.zeros((len(ids), self.dimension), np.float32)
         if not found.any():
             return out, found
-        size = HEADER_SIZE + self._records * self._record
-        with mmap.mmap(self._file.fileno(), size, access=mmap.ACCESS_READ) as mapped:
-            records = np.frombuffer(mapped, self._dtype(), self._records, HEADER_SIZE)
-            out[found] = records["vector"][numbers[found]]
-            del records  # before the map closes
+        try:
+            with mmap.mmap(
+                self._file.fileno(), HEADER_SIZE + records * self._record, access=mmap.ACCESS_READ
+            ) as mapped:
+                rows = np.frombuffer(mapped, self._dtype(), records, HEADER_SIZE)
+                out[found] = rows["vector"][numbers[found]]
+                del rows  # before the map closes
+        except (OSError, ValueError):  # the file was closed or replaced under the read
+            return out, np.zeros(len(ids), np.bool_)
         return out, found
 
     def _read_into(self, out: npt.NDArray[np.float32], numbers: npt.NDArray[np.int64]) -> None:
