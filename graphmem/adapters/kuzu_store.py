@@ -72,6 +72,8 @@ log = logging.getLogger(__name__)
 DB_DIRNAME = "graph.kuzu"
 # COPY is much faster than row inserts, but has fixed costs: below this, insert rows.
 COPY_MIN_ROWS = 64
+# Memories ``all_memories`` reads from Kùzu at once (by their rows' offsets).
+ALL_MEMORIES_PAGE = 50_000
 # Memory records kept in memory after a read (oldest dropped first).
 RECORD_CACHE_SIZE = 20_000
 # Kùzu's page cache (its default is 80% of the machine's memory, kept once read): the
@@ -439,12 +441,25 @@ class KuzuGraphStore(StoreParts):
         return [self.vectors.as_embedded(memory_from_row(row)) for row in rows]
 
     def all_memories(self, project: str | None = None) -> Iterable[MemoryRecord]:
-        where = "m.project = $p" if project is not None else "true"
-        rows = self.db.rows(
-            f"MATCH (m:Memory) WHERE {where} RETURN {MEMORY_RETURN} ORDER BY m.created_at, m.id",
-            {"p": project} if project is not None else {},
+        """Read a page of rows at a time (``ALL_MEMORIES_PAGE``) and sorted here: Kùzu 0.11 sorts
+        in its buffer pool, and one ``ORDER BY`` of every memory's columns filled the 512 MB
+        pool at 1,000,000 memories ("Unable to allocate memory"), so that the full-text
+        index's rebuild at open, ``reindex`` and ``export`` failed there."""
+        where = " AND m.project = $p" if project is not None else ""
+        given = {"p": project} if project is not None else {}
+        query = (
+            "MATCH (m:Memory) WHERE offset(id(m)) >= $first AND offset(id(m)) < $stop"
+            f"{where} RETURN {MEMORY_RETURN}"
         )
-        return [self.vectors.as_embedded(memory_from_row(row)) for row in rows]
+        with self._lock:
+            top = self.db.rows("MATCH (m:Memory) RETURN max(offset(id(m)))")[0][0]
+            records = [
+                self.vectors.as_embedded(memory_from_row(row))
+                for first in range(0, -1 if top is None else top + 1, ALL_MEMORIES_PAGE)
+                for row in self.db.rows(query, {**given, "first": first, "stop": first + ALL_MEMORIES_PAGE})
+            ]
+        records.sort(key=lambda record: (record.created_at, record.id))  # as ORDER BY m.created_at, m.id
+        return records
 
     def count_memories(self) -> dict[tuple[str, str, str], int]:
         rows = self.db.rows("MATCH (m:Memory) RETURN m.category, m.scope, m.status, count(*)")

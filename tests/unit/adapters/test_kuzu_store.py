@@ -345,6 +345,24 @@ def test_a_write_of_a_few_rows_and_a_keyed_read_run_on_one_thread_other_reads_an
     assert store.total_memories() == kuzu_store.COPY_MIN_ROWS + 1
 
 
+def test_all_memories_read_page_by_page_come_oldest_first_and_filter_by_project(
+    store: KuzuGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(kuzu_store, "ALL_MEMORIES_PAGE", 2)  # as a million memories are read: in pages
+    hours = {"e": 5, "b": 1, "d": 3, "a": 3, "c": 0}  # written in another order than they were made
+    store.add_memories(
+        [
+            memory(
+                i, created_at=datetime(2026, 1, 1, hours[i], tzinfo=UTC), project="/p" if i in "ad" else None
+            )
+            for i in hours
+        ]
+    )
+
+    assert [r.id for r in store.all_memories()] == ["c", "b", "a", "d", "e"]  # ties by id
+    assert [r.id for r in store.all_memories("/p")] == ["a", "d"]
+
+
 def test_a_held_write_is_read_back_inside_its_transaction_and_rolled_back_with_it(
     store: KuzuGraphStore,
 ) -> None:
