@@ -27,7 +27,6 @@ more at a cold recall of 100,000 memories). It is written again without its dead
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 import zipfile
@@ -124,25 +123,19 @@ class VectorLog:
 
     def gather(self, ids: Sequence[str]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
         """The vectors of ``ids``, a row each (zeros where an id has none), and which have one:
-        copied out of a map of the file in one call, then unmapped (its pages not left counted
-        in the process's memory). A ``get`` each released the interpreter's lock and took it
-        again per vector: with another thread busy (recall's full-text search), hundreds of
-        waits for it. Safe beside appends (records are only added after those read); a file
-        written again meanwhile (``compact``, ``clear``) gives none found."""
-        index = self._at
-        numbers = index.get_many(ids) if len(ids) else np.zeros(0, np.int64)
-        records = self._records
-        found = (numbers >= 0) & (numbers < records)
+        a ``pread`` each, in the file's order (2 ms of CPU for 200 scattered records of a
+        million; copied out of a map of the file and unmapped again, 4 ms). Safe beside
+        appends (records are only added after those read); a file written again meanwhile
+        (``compact``, ``clear``) gives none found."""
+        numbers = self._at.get_many(ids) if len(ids) else np.zeros(0, np.int64)
+        found = (numbers >= 0) & (numbers < self._records)
         out = np.zeros((len(ids), self.dimension), np.float32)
-        if not found.any():
-            return out, found
+        size = self.dimension * 4
         try:
-            with mmap.mmap(
-                self._file.fileno(), HEADER_SIZE + records * self._record, access=mmap.ACCESS_READ
-            ) as mapped:
-                rows = np.frombuffer(mapped, self._dtype(), records, HEADER_SIZE)
-                out[found] = rows["vector"][numbers[found]]
-                del rows  # before the map closes
+            fd = self._file.fileno()
+            for i in np.flatnonzero(found)[np.argsort(numbers[found], kind="stable")].tolist():
+                offset = HEADER_SIZE + int(numbers[i]) * self._record + self.width
+                out[i] = np.frombuffer(os.pread(fd, size, offset), "<f4")
         except (OSError, ValueError):  # the file was closed or replaced under the read
             return out, np.zeros(len(ids), np.bool_)
         return out, found
