@@ -402,6 +402,33 @@ def test_a_renamed_file_takes_its_memories(graphs: tuple[GraphStore, CodeGraph])
     }
 
 
+def test_a_rescan_keeps_the_edges_it_resolves_again_and_drops_the_others(
+    graphs: tuple[GraphStore, CodeGraph],
+) -> None:
+    _, code = graphs
+    save(code, {"app.py": APP, "util.py": UTIL})
+    assert code.imports(PROJECT, "app.py", incoming=False, limit=9) == ["util.py", "requests"]
+    # main calls helper only, its own file's now (util.py no longer imported); run is called by nothing
+    app = parsed(
+        function("main", 3),
+        function("run", 8),
+        function("helper", 12),
+        calls=(CallRef("helper", None, 4, "main"),),
+        imports=(ImportRef("requests", (), None, 2),),
+    )
+    save(code, {"app.py": app}, at=T1)
+    calls = code.calls([key("app.py", "main")], incoming=False, limit=9)
+    assert [(s.key, confidence) for s, _, confidence in calls] == [(key("app.py", "helper"), "same_file")]
+    assert code.calls([key("util.py", "helper")], incoming=True, limit=9) == []
+    assert code.imports(PROJECT, "app.py", incoming=False, limit=9) == ["requests"]
+    save(code, {"app.py": APP}, at=T1 + timedelta(hours=1))  # and back
+    calls = code.calls([key("app.py", "main")], incoming=False, limit=9)
+    assert sorted((s.key, confidence) for s, _, confidence in calls) == [
+        (key("app.py", "run"), "same_file"),
+        (key("util.py", "helper"), "import"),
+    ]
+
+
 def _gitlab(store: GraphStore) -> GitLabGraph:
     """The GitLab graph beside ``store`` (as ``app.py`` wires it)."""
     if isinstance(store, KuzuGraphStore):
