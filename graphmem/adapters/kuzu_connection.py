@@ -53,16 +53,20 @@ FEW_EDGE_KEYS = 200
 # Keys from which ``keyed_rows`` reads half of them on a second connection at once: a
 # lookup costs 0.3-0.8 ms at 100,000 memories, handing half to a thread about 0.05 ms.
 SPLIT_MIN_KEYS = 2
-# Threads a write of a few rows runs on (a statement with parameters and no ``UNWIND``, and
-# a transaction's ``COMMIT`` when no bulk load ran in it): Kùzu hands even a one-row
-# statement to its worker threads, and at a million memories a ``remember``'s write took
+# Threads a write of a few rows runs on (a statement with parameters, no ``UNWIND``, that
+# creates, merges or matches a node by its key: ``_BY_KEY``; and a transaction's ``COMMIT``
+# when no bulk load ran in it): Kùzu hands even a one-row statement to its worker
+# threads, and at a million memories a ``remember``'s write took
 # 11.6-14.5 ms with the machine's two threads against 2.2-5.0 ms on one (load 15, median of
 # 60, alternating runs; 1.6-2.2 against 2.7-2.9 ms of CPU). A read of one node by its
 # primary key (``keyed_rows``) too: 0.47-0.53 against 0.59-0.69 ms. Other reads, bulk loads,
-# DDL and writes over rows of a parameter list keep every thread.
+# DDL, scans and writes over rows of a parameter list keep every thread.
 FEW_ROWS_THREADS = 1
 _WRITES = re.compile(r"\b(CREATE|MERGE|SET|DELETE|REMOVE|DROP|ALTER|COPY)\b", re.IGNORECASE)
 _UNWIND = re.compile(r"\bUNWIND\b", re.IGNORECASE)  # a write over the rows of a parameter list
+# A write of one node by its key: it creates or merges one, or matches one by its key parameter
+# (not a scan: ``MATCH (s:Symbol) WHERE s.project = $p DETACH DELETE s`` keeps every thread).
+_BY_KEY = re.compile(r"^\s*(CREATE|MERGE)\b|\{\s*(key|id)\s*:\s*\$", re.IGNORECASE)
 _KEY_PARAMETER = re.compile(r"\$key\b")  # ``keyed_rows``' parameter, not ``$keys`` or ``$key_x``
 
 
@@ -187,7 +191,10 @@ class KuzuConnection:
         write = _WRITES.search(query) is not None
         if write:
             self._writes += 1
-        self._threads(few_rows=self._keyed or (write and bool(params) and _UNWIND.search(query) is None))
+        few_rows = (
+            write and bool(params) and _UNWIND.search(query) is None and _BY_KEY.search(query) is not None
+        )
+        self._threads(few_rows=self._keyed or few_rows)
         if not params:
             return self._conn.execute(query)
         return self._conn.execute(_prepared(self._conn, self._prepared, query), dict(params))

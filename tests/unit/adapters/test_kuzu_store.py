@@ -339,6 +339,8 @@ def test_a_write_of_a_few_rows_and_a_keyed_read_run_on_one_thread_other_reads_an
     assert sent[-1] == ("prepared", kuzu_connection.FEW_ROWS_THREADS)
     store.total_memories()  # any other read
     assert sent[-1] == ("MATCH (m:Memory) RETURN count(*)", every)
+    store.db.run("MATCH (m:Memory) WHERE m.project = $p SET m.reinforced = 1", {"p": "/elsewhere"})
+    assert sent[-1] == ("prepared", every)  # a write over a scan
     sent.clear()
     store.add_memories([memory(f"bulk{i}") for i in range(kuzu_store.COPY_MIN_ROWS)])  # COPY
     assert ("COPY Memory FROM $t", every) in sent and sent[-1] == ("COMMIT", every)
