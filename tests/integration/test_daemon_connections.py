@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.daemons import Daemon, http, start_daemon
+from support.daemons import SHORT_DEADLINES, Daemon, http, start_daemon
 
 pytestmark = pytest.mark.integration
 
@@ -61,7 +61,16 @@ def test_a_flood_of_half_sent_requests_leaves_health_and_rpc_answering(daemon: D
             sock.close()
 
 
-def test_a_request_that_stops_halfway_is_closed_by_the_daemon(daemon: Daemon) -> None:
+def test_a_request_that_stops_halfway_is_closed_by_the_daemon(tmp_path: Path) -> None:
+    """The deadlines cut to seconds (``support/short_deadlines.py``): the test waits for them."""
+    daemon = start_daemon(tmp_path / "data", program=SHORT_DEADLINES, GRAPHMEM_INGEST__ENABLED="false")
+    try:
+        _closed_halfway(daemon)
+    finally:
+        daemon.stop()
+
+
+def _closed_halfway(daemon: Daemon) -> None:
     head_only = socket.create_connection(address(daemon), timeout=120)
     head_only.sendall(HALF_HEAD)
     body_half = socket.create_connection(address(daemon), timeout=120)

@@ -119,20 +119,34 @@ def wait_for_info(data_dir: Path, pid: int | None = None, timeout: float = START
     raise AssertionError(f"no daemon published itself in {data_dir} within {timeout} s")
 
 
-def start_daemon(data_dir: Path, *args: str, open_files: int | None = None, **env: str) -> Daemon:
-    """``open_files``: the daemon's soft limit of file descriptors (1,024 is a common default)."""
+# What ``python`` runs to start a daemon: graphmem's CLI.
+GRAPHMEM = ("-m", "graphmem")
+# graphmem with a daemon whose deadlines for a client's request are seconds (short_deadlines.py).
+SHORT_DEADLINES = (str(Path(__file__).with_name("short_deadlines.py")),)
+
+
+def start_daemon(
+    data_dir: Path,
+    *args: str,
+    open_files: int | None = None,
+    program: tuple[str, ...] = GRAPHMEM,
+    **env: str,
+) -> Daemon:
+    """``open_files``: the daemon's soft limit of file descriptors (1,024 is a common default);
+    ``program``: what ``python`` runs (``GRAPHMEM``, or ``SHORT_DEADLINES``)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir.parent / f"{data_dir.name}-serve.log"
 
     def limit_files() -> None:
         import resource
 
+        assert open_files is not None  # only called then
         _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, hard))
 
     with open(log, "ab") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "graphmem", "serve", *args],
+            [sys.executable, *program, "serve", *args],
             env=sandbox_env(data_dir, **env),
             stdout=out,
             stderr=subprocess.STDOUT,
