@@ -9,8 +9,8 @@ wait in a small exact *tail*, searched beside it, until the next ``tidy`` merges
 
 Given the store's exact vectors (``exact``, memory ids' float32 vectors: the Kùzu store
 copies them out of ``graph.vectors``, all of a search's in one call), the graph keeps
-8-bit vectors (``i8``): it only navigates, and the candidates it returns (twice what is
-asked) are scored again exactly from the store's vectors before the top ``k`` is taken,
+8-bit vectors (``i8``): it only navigates, and the candidates it returns (1.5 times what
+is asked) are scored again exactly from the store's vectors before the top ``k`` is taken,
 so every cosine a search or ``similarities`` gives is the float32 one. At a million
 memories the 8-bit graph is half the half-precision one (a file mapped into the serving
 process: most of it resident after a few dozen recalls). Without ``exact`` the graph
@@ -64,8 +64,11 @@ CONNECTIVITY = 16
 EXPANSION_ADD = 128
 MIN_EXPANSION_SEARCH = 128
 # With the exact vectors at hand, the graph's vectors are 8-bit and it returns this many
-# times the candidates asked for, scored again exactly (within the same exploration).
-RESCORED = 2.0
+# times the candidates asked for, scored again exactly (within the same exploration). On
+# 9,984 MiniLM vectors of developer notes, agreement with the exact top 10 / 50 / 100 was
+# 0.948 / 0.959 / 0.966 at 1, 0.9965 / 0.9944 / 0.9971 at 1.5 and 0.999 / 0.9944 / 0.9971
+# at 2; half precision, 0.994 / 0.993 / 0.9964.
+RESCORED = 1.5
 COARSE, FINE = "i8", "f16"  # the graph's vectors with and without the exact ones at hand
 # The store's exact vectors of memory ids: a row each, and which have one (``exact``).
 ExactVectors = Callable[[Sequence[str]], tuple[Vector, npt.NDArray[np.bool_]]]
