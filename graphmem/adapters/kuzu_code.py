@@ -222,7 +222,7 @@ class KuzuCodeGraph:
                 self._delete_edges(project)
             if gone and len(gone) == len(old):  # every one: in one statement joined on the paths
                 store.db.run(f"{in_touched} DETACH DELETE s", {"p": project, "paths": touched})
-            else:
+            elif gone:
                 store.db.keyed_rows(
                     "MATCH (s:Symbol {key: $key}) DETACH DELETE s",
                     gone,
@@ -242,6 +242,7 @@ class KuzuCodeGraph:
             carried |= self._save_files(scan, at)
             self._store_edges(scan, cleared=cleared)
             ScanMarks(store, project).done(scan.head)
+            self._sizes.forget()  # the pass changed the tables' sizes: reads choose by the new ones
         return {key: n for key, n in carried.items() if n}
 
     def scanned_head(self, project: str) -> str | None:

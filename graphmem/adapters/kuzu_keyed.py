@@ -54,6 +54,12 @@ class TableSizes:
             total += kept[1]
         return total
 
+    def forget(self) -> None:
+        """Count the tables again at their next use: a bulk write (a code pass) changed them, and
+        a count kept from before it (an empty table during a first pass) would choose joins over
+        lookups on a large table for ``SIZES_KEPT_S``."""
+        self._counts.clear()
+
     def few_keys(self, tables: Iterable[str], most: int) -> int:
         """``keyed_rows``' ``few`` for a read joining ``tables``: up to how many keys it looks
         each up (never more than ``most``, the threshold measured at 100,000 memories; one key
