@@ -9,7 +9,6 @@ call through a daemon needs without this model.
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Callable
@@ -525,6 +524,8 @@ def unknown_settings(config: dict[str, Any] | None = None) -> list[str]:
 
 
 def _nearest(name: str, known: list[str], value: Any = None) -> str:
+    import difflib  # here: only a config file naming an unknown key needs it, not every call
+
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
     if not close:
         return f" (known: {', '.join(known)})"

@@ -30,7 +30,6 @@ from typing import Any
 
 from graphmem.adapters.client_files import confined_file
 from graphmem.adapters.client_sessions import OneSessionFile, line_time, to_ms
-from graphmem.adapters.codex_config import codex_home
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
 from graphmem.errors import SessionStoreError
 
@@ -51,6 +50,10 @@ _EXIT_CODE = re.compile(r"exited with code (\d+)")
 
 def session_roots(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
     """Codex's session folders: under ``$CODEX_HOME``, else ``~/.codex``."""
+    # Here: the config module (and the OpenCode config and difflib it pulls) is for `install`;
+    # opening the service, as every in-process recall does, must not load it.
+    from graphmem.adapters.codex_config import codex_home
+
     return tuple(codex_home(environ) / folder for folder in SESSION_FOLDERS)
 
 

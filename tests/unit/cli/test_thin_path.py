@@ -152,3 +152,36 @@ def test_a_list_through_the_daemon_imports_no_heavy_library(daemon: Path, tmp_pa
     answer = _through_daemon(daemon, tmp_path, ["list"], "list")
 
     assert answer == {"memories": []}
+
+
+# What a recall in graphmem's own process (no daemon) must not load either: it opens the store
+# and recalls, but parses no code (tree-sitter, the parser), installs nothing into a client
+# (the Codex and OpenCode config editors, and the difflib they and a misspelt setting need),
+# serves no MCP and runs the bundled model on ONNX Runtime, not torch.
+NOT_LOCAL = (
+    "difflib",
+    "tree_sitter",
+    "tree_sitter_language_pack",
+    "graphmem.adapters.code_parser",
+    "graphmem.adapters.parse_pool",
+    "graphmem.adapters.codex_config",
+    "graphmem.adapters.opencode_config",
+    "fastmcp",
+    "torch",
+    "sentence_transformers",
+)
+
+
+def test_a_recall_without_a_daemon_loads_no_parser_nor_client_config(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env.update(
+        HOME=str(tmp_path),
+        GRAPHMEM_DATA_DIR=str(tmp_path / "data"),
+        GRAPHMEM_CONFIG=str(tmp_path / "none.toml"),
+    )
+
+    report, done = command_imports(["recall", "which linter", "--json"], NOT_LOCAL, cwd=tmp_path, env=env)
+
+    assert report["exit"] in (0, None), done.stderr
+    assert json.loads(done.stdout)["hits"] == []  # recalled in this process: no daemon holds the dir
+    assert report["loaded"] == []
