@@ -43,3 +43,28 @@ def test_the_guide_keeps_no_option_table_the_reference_generates() -> None:
 @pytest.mark.parametrize("name", COMMANDS)
 def test_command_help_has_an_example(name: str) -> None:
     assert "Example:" in (commands()[name].help or "")
+
+
+def _migrate_examples() -> dict[str, str]:
+    from graphmem.cli.store import migrate
+
+    return {"docs/cli.md": sections()["migrate"], "graphmem migrate --help": migrate.help or ""}
+
+
+@pytest.mark.parametrize("where", ["docs/cli.md", "graphmem migrate --help"])
+def test_the_migrate_examples_say_what_each_migration_is_and_the_newest_version(where: str) -> None:
+    """The examples are what ``graphmem migrate`` prints: each step's summary as the schema
+    declares it, and this graphmem's newest version (they had stopped at 11 and at 5)."""
+    from graphmem.adapters.postgres_schema import MIGRATIONS
+
+    text = _migrate_examples()[where]
+    summaries = {m.version: m.summary for m in MIGRATIONS}
+    steps = re.findall(r"(?:applied|rolled back) (\d+): (.+)", text)
+    newest = re.findall(r"\(this graphmem: (\d+)\)", text)
+
+    assert steps and newest
+    assert all(summaries.get(int(version)) == summary.strip() for version, summary in steps), steps
+    assert {int(n) for n in newest} == {len(MIGRATIONS)}
+    if where == "docs/cli.md":  # the guide's first example applies every step
+        applied = [int(v) for v in re.findall(r"applied (\d+):", text)]
+        assert applied == list(range(1, len(MIGRATIONS) + 1))
