@@ -249,16 +249,18 @@ def test_filters_that_hide_most_of_the_graph_still_fill_k() -> None:
     assert all(int(memory_id[1:]) % 50 == 0 for memory_id, _ in found)
 
 
-def test_the_graph_finds_what_the_exact_scan_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("eight_bit", [False, True], ids=["half-precision", "8-bit-rescored"])
+def test_the_graph_finds_what_the_exact_scan_finds(monkeypatch: pytest.MonkeyPatch, eight_bit: bool) -> None:
     vectors = normalised(3000, 5, dim=32)
+    names = [f"m{i}" for i in range(3000)]
     queries = normalised(20, 6, dim=32)
-    exact = HnswVectorIndex(32)
-    exact.add([f"m{i}" for i in range(3000)], vectors, [None] * 3000, ["active"] * 3000)
-    expected = [ids(exact.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
+    index = HnswVectorIndex(32, exact=exactly(names, vectors) if eight_bit else None)
+    index.add(names, vectors, [None] * 3000, ["active"] * 3000)
+    expected = [ids(index.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
     monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
-    assert exact.tidy() and exact.graph_size == 3000
-    found = [ids(exact.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
+    assert index.tidy() and index.graph_size == 3000
+    found = [ids(index.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
     agreement = sum(len(set(a) & set(b)) for a, b in zip(expected, found, strict=True)) / 200
     assert agreement >= 0.95
 
@@ -445,21 +447,6 @@ def test_a_memory_the_store_has_no_vector_for_keeps_the_graphs_score() -> None:
     found = dict(index.search(VectorQuery(unit(0, 1), 2, project=None, statuses=CURRENT)))
     assert found["y"] == pytest.approx(1.0, abs=0.02)  # the 8-bit graph's own cosine
     assert found["x"] == pytest.approx(float(vectors[0] @ unit(0, 1)), abs=1e-6)
-
-
-def test_an_8_bit_graph_finds_what_the_exact_scan_finds(monkeypatch: pytest.MonkeyPatch) -> None:
-    vectors = normalised(3000, 5, dim=32)
-    names = [f"m{i}" for i in range(3000)]
-    queries = normalised(20, 6, dim=32)
-    index = HnswVectorIndex(32, exact=exactly(names, vectors))
-    index.add(names, vectors, [None] * 3000, ["active"] * 3000)
-    expected = [ids(index.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
-    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
-    monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
-    assert index.tidy() and index.graph_size == 3000
-    found = [ids(index.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
-    agreement = sum(len(set(a) & set(b)) for a, b in zip(expected, found, strict=True)) / 200
-    assert agreement >= 0.95
 
 
 @pytest.mark.usefixtures("graph_always")
