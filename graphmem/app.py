@@ -153,8 +153,11 @@ def _open_kuzu(
     store = KuzuGraphStore(data_dir, dimension=dimension)
     _check_model(store, str(store.path), embedder.model_name, dimension, enforce=check_model)
     files = VectorIndexFiles(data_dir / VECTORS_DIRNAME)
-    # The graph navigates on 8-bit vectors; its candidates are scored with the store's own.
-    index = partial(HnswVectorIndex, exact=store.vectors.vectors_of)
+    # A half-precision graph that scores with its own vectors. ``HnswVectorIndex(exact=
+    # store.vectors.vectors_of)`` (an 8-bit graph whose candidates are scored again from
+    # graph.vectors) halves the graph's memory but made recall 1.4-3x slower in ``bench scale``
+    # at 50,000 memories (docs/storage.md, "8-bit graph"): not wired until that is fixed.
+    index = HnswVectorIndex
     semantic = SemanticIndex(store, embedder, index, files, background=background)
     return _Opened(store, semantic, KuzuCodeGraph(store), KuzuGitLabGraph(store))
 
