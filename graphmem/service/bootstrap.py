@@ -453,10 +453,8 @@ class Bootstrapper:
             path: _blamed(parsed) for path, parsed in self._code.load_parsed(project, unread).items()
         }
         links: dict[tuple[str, str], tuple[str, Entity]] = {}
-        for (
-            path,
-            shas,
-        ) in history.blames.answers():  # in path order: the same links whatever git finishes first
+        # In path order: the same links whatever git finishes first
+        for path, shas in history.blames.answers():
             if not definitions.get(path):
                 continue
             owners = _innermost(definitions[path], len(shas))
