@@ -7,7 +7,7 @@ messages), GitLab titles and descriptions, session ingest, the LLM extractor's o
 and any path added later -- writes through these two classes. Each write method of the
 ports (``core/ports.py``) is defined here and redacts the text it carries: memory text,
 source and origin, entity keys, names and titles, GitLab titles, descriptions, labels,
-milestones and error notes. Reads pass through unchanged (``__getattr__``).
+milestones and error notes. Reads pass through unchanged (``Door.__getattr__``).
 
 Callers that derive keys or ids from text redact it first (``remember``, ``bootstrap``),
 so a key never holds what the text loses; here a record's content hash is recomputed
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
-from typing import Any, Unpack
+from typing import Any, Generic, TypeVar, Unpack
 
 from graphmem.core.dedup import memory_hash
 from graphmem.core.enrichment import Attempt
@@ -113,14 +113,23 @@ def redact_changes(changes: Mapping[str, object]) -> dict[str, object]:
     }
 
 
-class RedactingStore:
-    """A ``GraphStore`` whose write methods redact what they write (see the module doc)."""
+Port = TypeVar("Port")
 
-    def __init__(self, inner: GraphStore) -> None:
+
+class Door(Generic[Port]):
+    """A port behind the door: a subclass defines the port's write methods, each redacting
+    what it writes; every other attribute (the reads) passes to ``inner`` unchanged."""
+
+    def __init__(self, inner: Port) -> None:
         self.inner = inner
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)  # the reads (STORE_READS)
+        return getattr(self.inner, name)
+
+
+class RedactingStore(Door[GraphStore]):
+    """A ``GraphStore`` whose write methods redact what they write (see the module doc); its
+    reads (``STORE_READS``) pass through."""
 
     # -- writes that carry text ----------------------------------------------------
     def set_meta(self, key: str, value: str) -> None:
@@ -217,14 +226,9 @@ def redact_gitlab(data: GitLabData) -> GitLabData:
     return replace(data, **texts)
 
 
-class RedactingGitLabGraph:
-    """A ``GitLabGraph`` whose saves redact GitLab's text (see the module doc)."""
-
-    def __init__(self, inner: GitLabGraph) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)  # the reads (GITLAB_READS)
+class RedactingGitLabGraph(Door[GitLabGraph]):
+    """A ``GitLabGraph`` whose saves redact GitLab's text (see the module doc); its reads
+    (``GITLAB_READS``) pass through."""
 
     def mark(self, key: str, attempt: Attempt) -> None:
         self.inner.mark(key, replace(attempt, error=_clean_optional(attempt.error)))
