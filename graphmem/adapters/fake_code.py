@@ -20,17 +20,15 @@ from graphmem.adapters.code_scan_marks import ScanMarks
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import (
-    TITLE_CHARS,
+    SYMBOL_COLUMNS,
     CodeScan,
     FileState,
     SymbolInfo,
     file_key,
     module_key,
-    symbol_key,
+    symbol_changes,
 )
 from graphmem.core.models import Entity, EntityKind
-
-# Characters of a symbol's signature kept as its entity title (as the Kùzu code graph does).
 
 
 @dataclass(slots=True)
@@ -184,51 +182,22 @@ class FakeCodeGraph:
         memories about a moved symbol or file move to its new key (``scan.moves``)."""
         at, project = _utc(scan.at), scan.project
         touched = set(scan.changed) | set(scan.removed)
-        moves = {
-            symbol_key(project, m.old_path, m.old_name): (symbol_key(project, m.new_path, m.new_name), m)
-            for m in scan.moves.symbols
-        }
         carried: dict[str, int] = {}
         with self._lock:
             old = {k: s for k, (p, s) in self._symbols.items() if p == project and s.path in touched}
-            fresh = {
-                symbol_key(project, path, d.qualified_name): SymbolInfo(
-                    symbol_key(project, path, d.qualified_name),
-                    path,
-                    d.kind,
-                    d.name,
-                    d.qualified_name,
-                    d.start_line,
-                    d.end_line,
-                    d.signature,
-                    d.docstring,
-                    d.body_hash,
-                    at,
-                    None,
-                )
-                for path, (parsed, _) in scan.changed.items()
-                for d in parsed.definitions
-            }
-            followed = {k: v for k, v in moves.items() if k in old and k not in fresh and v[0] in fresh}
-            for key, symbol in fresh.items():
-                before = old.get(key)
-                if before is None or before.body_hash == symbol.body_hash:  # as first seen: None
-                    symbol = replace(symbol, body_changed_at=before.body_changed_at if before else None)
-                self._symbols[key] = (project, symbol)
-                entity = Entity(key, EntityKind.SYMBOL, symbol.name, project, symbol.signature[:TITLE_CHARS])
-                self._store.put_entity(entity)
-            for key, (target, move) in followed.items():  # a moved symbol keeps its body's age
-                changed_at = old[key].body_changed_at if move.same_body else at
-                self._symbols[target] = (
-                    project,
-                    replace(self._symbols[target][1], body_changed_at=changed_at),
-                )
-                carried[key] = len(self._store.move_about(EntityKind.SYMBOL, key, target))
-            for key, gone in old.items():
-                if key not in fresh and self._store.is_about(EntityKind.SYMBOL, key):
-                    self._symbols[key] = (project, replace(gone, deleted_at=at))
-                elif key not in fresh:
-                    self._drop_symbol(key)
+            remembered = self._store.remembered(list(old))
+            stored = {key: tuple(getattr(s, c) for c in SYMBOL_COLUMNS) for key, s in old.items()}
+            change = symbol_changes(scan, stored, remembered, at)
+            for key, row in change.rows.items():
+                self._symbols[key] = (project, SymbolInfo(key, *(row[c] for c in SYMBOL_COLUMNS)))
+                self._store.put_entity(Entity(key, EntityKind.SYMBOL, row["name"], project, row["title"]))
+            moved = sorted(remembered & change.followed.keys())  # their memories move to the new key
+            for key in moved:
+                carried[key] = len(self._store.move_about(EntityKind.SYMBOL, key, change.followed[key]))
+            for key in change.kept:
+                self._symbols[key] = (project, replace(old[key], deleted_at=at))
+            for key in (*change.removed, *moved):
+                self._drop_symbol(key)
             ScanMarks(self._store, project).started()
             carried |= self._save_files(scan, at)
             self._replace_edges(scan)

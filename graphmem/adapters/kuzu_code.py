@@ -4,10 +4,11 @@ Writes are bulk: new nodes and every edge go in with ``COPY`` from Arrow tables,
 statement per table, never one per row. Symbols that memories are about are never
 deleted: when their code disappears they keep a ``deleted_at``, and when their body
 changes they get a new ``body_changed_at`` (what makes a memory "possibly stale"; None
-while the body is the one the first pass saw). A symbol a pass finds again with every column
-as stored is left alone, not deleted and copied again (``unchanged_symbols``): what points at
-it stays, as a merge request's ``CHANGES`` link; a changed one that a memory or a merge request
-points at is updated in place, any other deleted and copied again.
+while the body is the one the first pass saw). What a pass does to each symbol is decided in
+``core.codegraph.symbol_changes``, as for every store. A symbol it finds again with every column
+as stored is left alone, not deleted and copied again: what points at it stays, as a merge
+request's ``CHANGES`` link; a changed one that a memory or a merge request points at is updated
+in place, any other deleted and copied again.
 A pass stores symbols and edges first and the files' content hashes last, so an
 interrupted pass is simply done again by the next one. Reads of many symbols or files join
 them with the tables or look each up as the tables' sizes say (``kuzu_keyed.py``).
@@ -25,17 +26,15 @@ from graphmem.adapters.kuzu_keyed import table_sizes
 from graphmem.adapters.kuzu_rows import aware, naive_utc
 from graphmem.adapters.kuzu_schema import CODE_COLUMNS
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.record_rows import SYMBOL_RETURN, symbol_from_row
+from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, symbol_from_row
 from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
 from graphmem.core.codegraph import (
-    SYMBOL_COLUMNS,
     CodeScan,
     FileState,
     SymbolInfo,
     file_key,
     module_key,
-    symbol_rows,
-    unchanged_symbols,
+    symbol_changes,
 )
 from graphmem.core.models import Entity, EntityKind
 
@@ -194,33 +193,30 @@ class KuzuCodeGraph:
             in_touched = "UNWIND $paths AS wanted MATCH (s:Symbol) WHERE s.path = wanted AND s.project = $p "
             found = (
                 store.db.rows(
-                    f"{in_touched} RETURN s.key, {_STORED}, EXISTS {{ MATCH (:Memory)-[:ABOUT]->(s) }}, "
+                    f"{in_touched} RETURN {SYMBOL_RETURN}, EXISTS {{ MATCH (:Memory)-[:ABOUT]->(s) }}, "
                     "EXISTS { MATCH (:MergeRequest)-[:CHANGES]->(s) }",
                     {"p": project, "paths": touched},
                 )
                 if touched
                 else []
             )
-            about, changes = len(SYMBOL_COLUMNS) + 1, len(SYMBOL_COLUMNS) + 2  # the EXISTS columns
-            old = {r[0]: (r[_BODY_HASH], r[_BODY_HASH + 1], bool(r[about])) for r in found}
-            new, followed = symbol_rows(scan, old, at)
-            same = unchanged_symbols(new, {r[0]: r[1:about] for r in found})  # left as they are
-            linked = {key for key, (_, _, has_memories) in old.items() if has_memories}
+            about, changes = len(SYMBOL_FIELDS), len(SYMBOL_FIELDS) + 1  # the EXISTS columns
+            stored = {r[0]: r[1:about] for r in found}
+            linked = {r[0] for r in found if r[about]}
+            change = symbol_changes(scan, stored, linked, at)
             # What points at a symbol besides the code's own edges (stored again below): a changed
-            # symbol is updated in place, so its merge requests' links stay too.
+            # symbol is updated in place, so its merge requests' links stay too; any other changed
+            # one is deleted and copied again.
             pointed = linked | {r[0] for r in found if r[changes]}
-            gone = [
-                key
-                for key in old
-                if key not in same and (key not in linked if key not in new else key not in pointed)
-            ]
+            removed = set(change.removed)
+            gone = [key for key in stored if key in removed or (key in change.rows and key not in pointed)]
             # Many symbols to delete: every edge first (all copied again below), as a symbol
             # without them is deleted for a third less (48,000 symbols: 1.1 s of CPU against 2.6
             # s with theirs); else only the edges that changed are, at the end (``_store_edges``).
             cleared = len(gone) > EDGES_AGAIN_OVER
             if cleared:
                 self._delete_edges(project)
-            if gone and len(gone) == len(old):  # every one: in one statement joined on the paths
+            if gone and len(gone) == len(stored):  # every one: in one statement joined on the paths
                 store.db.run(f"{in_touched} DETACH DELETE s", {"p": project, "paths": touched})
             elif gone:
                 store.db.keyed_rows(
@@ -230,14 +226,13 @@ class KuzuCodeGraph:
                 )
             # memories point at these: update in place, or mark deleted; its memories move to
             # a followed symbol's new key, below
-            kept = sorted(linked - followed.keys() - new.keys())
+            kept = sorted(change.kept)
             store.db.keyed_rows("MATCH (s:Symbol {key: $key}) SET s.deleted_at = $at", kept, {"at": at})
-            self._update_symbols([new.pop(k) for k in sorted(pointed & (new.keys() - same))])
-            for key in same:
-                del new[key]
-            store.db.copy("Symbol", _table("Symbol", list(new.values()), SYMBOL_TYPES))
-            for key in sorted(linked & followed.keys()):
-                carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key]))
+            self._update_symbols([change.rows[k] for k in sorted(pointed & change.rows.keys())])
+            copied = [row for key, row in change.rows.items() if key not in pointed]
+            store.db.copy("Symbol", _table("Symbol", copied, SYMBOL_TYPES))
+            for key in sorted(linked & change.followed.keys()):
+                carried[key] = len(store.move_about(EntityKind.SYMBOL, key, change.followed[key]))
                 store.db.run("MATCH (s:Symbol {key: $k}) DETACH DELETE s", {"k": key})
             carried |= self._save_files(scan, at)
             self._store_edges(scan, cleared=cleared)
@@ -469,9 +464,6 @@ FILE_TYPES = {
 }
 
 
-# A stored symbol's columns a pass compares with what it found (``unchanged_symbols``)
-_STORED = ", ".join(f"s.{name}" for name in SYMBOL_COLUMNS)
-_BODY_HASH = 1 + SYMBOL_COLUMNS.index("body_hash")  # in a row of s.key, _STORED (body_changed_at next)
 # What a pass updates of a symbol found again, besides its texts (``_update_symbols``)
 _SYMBOL_PLACE = ("key", "kind", "start_line", "end_line", "body_hash", "body_changed_at")
 # Rows per ``UNWIND`` update: the pool is watched between statements (``kuzu_connection``)

@@ -23,14 +23,12 @@ from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, symbol_from_row
 from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
 from graphmem.core.codegraph import (
-    SYMBOL_COLUMNS,
     CodeScan,
     FileState,
     SymbolInfo,
     file_key,
     module_key,
-    symbol_rows,
-    unchanged_symbols,
+    symbol_changes,
 )
 from graphmem.core.models import Entity, EntityKind
 
@@ -40,9 +38,7 @@ _INSERT_SYMBOL = (
     + ") ON CONFLICT (key) DO UPDATE SET "
     + ", ".join(f"{c} = EXCLUDED.{c}" for c in SYMBOL_FIELDS if c != "key")
 )
-# A stored symbol's columns a pass compares with what it found (``unchanged_symbols``), after its key
-_STORED = ", ".join(f"s.{name}" for name in SYMBOL_COLUMNS)
-_BODY_CHANGED_AT = 1 + SYMBOL_COLUMNS.index("body_changed_at")  # deleted_at next, body_hash before
+_BODY_CHANGED_AT = SYMBOL_FIELDS.index("body_changed_at")  # in a row of SYMBOL_RETURN; deleted_at next
 _INSERT_ENTITY = (
     "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
     "%(project)s, %(title)s) ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title"
@@ -199,31 +195,20 @@ class PostgresCodeGraph:
         touched = sorted(set(scan.changed) | set(scan.removed))
         carried: dict[str, int] = {}
         with store.transaction():
-            found = [
-                (r[0], *r[1:_BODY_CHANGED_AT], utc(r[_BODY_CHANGED_AT]), utc(r[_BODY_CHANGED_AT + 1]))
+            found = {
+                r[0]: (*r[1:_BODY_CHANGED_AT], utc(r[_BODY_CHANGED_AT]), utc(r[_BODY_CHANGED_AT + 1]))
                 for r in store.db.rows(
-                    f"SELECT s.key, {_STORED} FROM code_symbols s WHERE s.project = %s AND s.path = ANY(%s)",
+                    f"SELECT {SYMBOL_RETURN} FROM code_symbols s WHERE s.project = %s AND s.path = ANY(%s)",
                     (project, touched),
                 )
-            ]
-            remembered = store.remembered([r[0] for r in found])  # anyone's memories: see remembered
-            old = {r[0]: (r[_BODY_CHANGED_AT - 1], r[_BODY_CHANGED_AT], r[0] in remembered) for r in found}
-            new, followed = symbol_rows(scan, old, at)
-            # Those whose every column is the same are not written again (nor their entities)
-            same = unchanged_symbols(new, {r[0]: r[1:] for r in found})
-            gone = [key for key, (_, _, linked) in old.items() if key not in new and not linked]
-            store.db.run("DELETE FROM entities WHERE key = ANY(%s)", (gone,))  # details and edges too
-            store.db.run(
-                "UPDATE code_symbols SET deleted_at = %s WHERE key = ANY(%s)",
-                (
-                    at,
-                    [k for k, (_, _, linked) in old.items() if linked and k not in new and k not in followed],
-                ),
-            )
+            }
+            remembered = store.remembered(list(found))  # anyone's memories: see remembered
+            change = symbol_changes(scan, found, remembered, at)
+            store.db.run("DELETE FROM entities WHERE key = ANY(%s)", (change.removed,))  # details, edges
+            store.db.run("UPDATE code_symbols SET deleted_at = %s WHERE key = ANY(%s)", (at, change.kept))
             ScanMarks(store, project).started()
-            rows = sorted(
-                (row for key, row in new.items() if key not in same), key=lambda row: str(row["key"])
-            )
+            # Those whose every column is the same are not written again (nor their entities)
+            rows = sorted(change.rows.values(), key=lambda row: str(row["key"]))
             store.db.many(
                 _INSERT_ENTITY,
                 [
@@ -238,14 +223,16 @@ class PostgresCodeGraph:
                 ],
             )
             store.db.many(_INSERT_SYMBOL, rows)
-            for key in sorted(followed):
-                if old[key][2]:
-                    carried[key] = len(store.move_about(EntityKind.SYMBOL, key, followed[key]))
+            for key in sorted(change.followed):
+                if key in remembered:
+                    carried[key] = len(store.move_about(EntityKind.SYMBOL, key, change.followed[key]))
             # every memory's links moved (another person's too: graphmem_move_about); any left
             # keep the old key, marked deleted
-            hidden = store.remembered([key for key in followed if old[key][2]])
+            hidden = store.remembered([key for key in change.followed if key in remembered])
             store.db.run("UPDATE code_symbols SET deleted_at = %s WHERE key = ANY(%s)", (at, sorted(hidden)))
-            store.db.run("DELETE FROM entities WHERE key = ANY(%s)", (sorted(followed.keys() - hidden),))
+            store.db.run(
+                "DELETE FROM entities WHERE key = ANY(%s)", (sorted(change.followed.keys() - hidden),)
+            )
             carried |= self._save_files(scan, at)
             self._replace_edges(scan)
             ScanMarks(store, project).done(scan.head)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -350,9 +350,9 @@ class CodeScan:
 
 
 TITLE_CHARS = 200  # of a symbol's signature, as its entity's title
-# A stored symbol's columns besides its key, as ``symbol_rows`` builds them (its title is the start of
-# its signature): a pass leaves a symbol whose columns are all the same as they are
-# (``unchanged_symbols``).
+# A stored symbol's columns besides its key, as ``_symbol_rows`` builds them (its title is the start
+# of its signature): a pass leaves a symbol whose columns are all the same as they are
+# (``_unchanged_symbols``).
 SYMBOL_COLUMNS = (
     "path",
     "kind",
@@ -371,7 +371,47 @@ SYMBOL_COLUMNS = (
 StoredSymbol = tuple[str, datetime | None, bool]
 
 
-def symbol_rows(
+@dataclass(frozen=True, slots=True)
+class SymbolChanges:
+    """What a pass does to the symbols of its files, decided here for every store; each applies it
+    with its own writes (Kùzu, PostgreSQL, the fake):
+
+    - ``rows``: the symbols to write (new, or a column changed), by key, as ``_symbol_rows``
+      builds them; a symbol found again with every column as stored is left alone (not here),
+      so whatever points at it stays;
+    - ``followed``: the stored symbols that moved, by old key, with their new key: the memories
+      about one move to its new key;
+    - ``removed``: the stored symbols gone from the code that no memory is about: deleted;
+    - ``kept``: those gone that memories are about and that did not move: marked deleted.
+    """
+
+    rows: dict[str, dict[str, Any]]
+    followed: dict[str, str]
+    removed: list[str]
+    kept: list[str]
+
+
+def symbol_changes(
+    scan: CodeScan, stored: Mapping[str, Sequence[Any]], remembered: Collection[str], at: datetime
+) -> SymbolChanges:
+    """What ``scan`` does to the symbols of its changed and removed files. ``stored`` is what the
+    store holds of them, each key's :data:`SYMBOL_COLUMNS` in that order, its times as the store
+    writes them (as ``at``, the time it writes for the pass); ``remembered``, those of them that
+    memories are about (anyone's). ``removed`` and ``kept`` are in ``stored``'s order."""
+    body_hash, body_changed_at = SYMBOL_COLUMNS.index("body_hash"), SYMBOL_COLUMNS.index("body_changed_at")
+    old = {key: (row[body_hash], row[body_changed_at], key in remembered) for key, row in stored.items()}
+    new, followed = _symbol_rows(scan, old, at)
+    same = _unchanged_symbols(new, stored)
+    gone = [key for key in stored if key not in new]
+    return SymbolChanges(
+        rows={key: row for key, row in new.items() if key not in same},
+        followed=followed,
+        removed=[key for key in gone if key not in remembered],
+        kept=[key for key in gone if key in remembered and key not in followed],
+    )
+
+
+def _symbol_rows(
     scan: CodeScan, old: Mapping[str, StoredSymbol], at: datetime
 ) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
     """What a pass stores of the symbols in its changed files, every store alike: each symbol's
@@ -417,8 +457,8 @@ def symbol_rows(
     return new, {key: target for key, (target, _) in followed.items()}
 
 
-def unchanged_symbols(new: Mapping[str, Mapping[str, Any]], stored: Mapping[str, Sequence[Any]]) -> set[str]:
-    """The keys of ``new`` (rows as ``symbol_rows`` builds them) whose stored columns (``stored``:
+def _unchanged_symbols(new: Mapping[str, Mapping[str, Any]], stored: Mapping[str, Sequence[Any]]) -> set[str]:
+    """The keys of ``new`` (rows as ``_symbol_rows`` builds them) whose stored columns (``stored``:
     each key's :data:`SYMBOL_COLUMNS`, in that order) are all the same: a pass neither deletes
     nor writes them, so whatever else points at them (a merge request's changed-symbol link, a
     memory) stays as it was. A symbol is the same one when its key is (its project, path and
