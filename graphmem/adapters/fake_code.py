@@ -26,6 +26,8 @@ from graphmem.core.codegraph import (
     SymbolInfo,
     file_key,
     module_key,
+    pass_edges,
+    pass_modules,
     symbol_changes,
 )
 from graphmem.core.models import Entity, EntityKind
@@ -228,33 +230,27 @@ class FakeCodeGraph:
                 del self._files[key]
                 self._store.remove_entity(EntityKind.FILE, key)
                 self._drop_edges(key)
-        for _, module in scan.edges.external:
-            key = module_key(project, module)
+        for key, module in pass_modules(scan).items():
             if key not in self._modules:
                 self._modules[key] = module
                 self._store.put_entity(Entity(key, EntityKind.EXTERNAL_MODULE, module, project))
         return carried
 
     def _replace_edges(self, scan: CodeScan) -> None:
-        project, edges = scan.project, scan.edges
+        project = scan.project
         mine = {k for k, f in self._files.items() if f.project == project}
         mine |= {k for k, (p, _) in self._symbols.items() if p == project}
         self._contains = {(a, b) for a, b in self._contains if a not in mine}
         self._calls = {pair: c for pair, c in self._calls.items() if pair[0] not in mine}
         self._inherits = {(a, b) for a, b in self._inherits if a not in mine}
         self._imports = {(a, b) for a, b in self._imports if a not in mine}
-        self._contains |= {(a, b) for a, b in edges.contains if self._known(a) and self._known(b)}
-        self._calls.update(
-            {
-                (c.caller, c.callee): c.confidence
-                for c in edges.calls
-                if self._known(c.caller) and self._known(c.callee)
-            }
-        )
-        self._inherits |= {(a, b) for a, b in edges.inherits if self._known(a) and self._known(b)}
-        imports = [(file_key(project, a), file_key(project, b)) for a, b in edges.imports]
-        imports += [(file_key(project, a), module_key(project, m)) for a, m in edges.external]
-        self._imports |= {(a, b) for a, b in imports if self._known(a) and self._known(b)}
+        held = {"CONTAINS": self._contains, "INHERITS": self._inherits, "IMPORTS": self._imports}
+        for (rel, _, _), pairs in pass_edges(scan).items():
+            known = {(a, b): c for (a, b), c in pairs.items() if self._known(a) and self._known(b)}
+            if rel == "CALLS":
+                self._calls.update({pair: c or "" for pair, c in known.items()})
+            else:
+                held[rel].update(known)
 
     def _drop_symbol(self, key: str) -> None:
         del self._symbols[key]

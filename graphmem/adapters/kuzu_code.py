@@ -33,7 +33,8 @@ from graphmem.core.codegraph import (
     FileState,
     SymbolInfo,
     file_key,
-    module_key,
+    pass_edges,
+    pass_modules,
     symbol_changes,
 )
 from graphmem.core.models import Entity, EntityKind
@@ -301,12 +302,11 @@ class KuzuCodeGraph:
                 )
             else:
                 store.db.run("MATCH (f:File {key: $k}) DETACH DELETE f", {"k": key})
-        modules = sorted({module for _, module in scan.edges.external})
         query = "MATCH (e:ExternalModule) WHERE e.project = $p RETURN e.name"
         known = {r[0] for r in store.db.rows(query, {"p": project})}
         fresh = [
-            {"key": module_key(project, m), "name": m, "project": project, "title": ""}
-            for m in modules
+            {"key": key, "name": m, "project": project, "title": ""}
+            for key, m in pass_modules(scan).items()
             if m not in known
         ]
         store.db.copy("ExternalModule", _table("ExternalModule", fresh, {}))
@@ -365,7 +365,7 @@ class KuzuCodeGraph:
         it holds that the pass did not find deleted (all copied when ``cleared``: none are left).
         An all-changed re-scan whose code resolves as before so deletes and copies none."""
         store, project = self._store, scan.project
-        for (rel, source, target), pairs in _edges(scan).items():
+        for (rel, source, target), pairs in pass_edges(scan).items():
             held: dict[tuple[str, str], str | None] = {}
             if not cleared:
                 columns = "a.key, b.key" + (", r.confidence" if rel == "CALLS" else "")
@@ -427,25 +427,6 @@ class KuzuCodeGraph:
             ]
             store.db.keyed_rows("MATCH (e:ExternalModule {key: $key}) DETACH DELETE e", unused)
         return len(unused)
-
-
-def _edges(scan: CodeScan) -> dict[tuple[str, str, str], dict[tuple[str, str], str | None]]:
-    """The pass's edges by (relationship, source label, target label): each (source key, target
-    key) with its confidence (a call's; None for the others)."""
-    project, edges = scan.project, scan.edges
-    contains: dict[tuple[str, str], str | None] = dict.fromkeys(edges.contains)
-    return {
-        ("CONTAINS", "File", "Symbol"): {pair: None for pair in contains if pair[0].startswith("File:")},
-        ("CONTAINS", "Symbol", "Symbol"): {pair: None for pair in contains if pair[0].startswith("Symbol:")},
-        ("CALLS", "Symbol", "Symbol"): {(c.caller, c.callee): c.confidence for c in edges.calls},
-        ("INHERITS", "Symbol", "Symbol"): dict.fromkeys(edges.inherits),
-        ("IMPORTS", "File", "File"): dict.fromkeys(
-            (file_key(project, a), file_key(project, b)) for a, b in edges.imports
-        ),
-        ("IMPORTS", "File", "ExternalModule"): dict.fromkeys(
-            sorted({(file_key(project, a), module_key(project, m)) for a, m in edges.external})
-        ),
-    }
 
 
 # Column types other than text, by name (pyarrow is imported by a scan's write, not by a recall).

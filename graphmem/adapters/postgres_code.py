@@ -27,7 +27,8 @@ from graphmem.core.codegraph import (
     FileState,
     SymbolInfo,
     file_key,
-    module_key,
+    pass_edges,
+    pass_modules,
     symbol_changes,
 )
 from graphmem.core.models import Entity, EntityKind
@@ -275,18 +276,12 @@ class PostgresCodeGraph:
                 carried[key] = len(store.move_about(EntityKind.FILE, key, file_key(project, moved_to)))
         if scan.removed:
             self._remove_files(sorted(file_key(project, path) for path in scan.removed), at)
-        modules = sorted({module for _, module in scan.edges.external})
         store.db.many(
             "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
             "%(project)s, '') ON CONFLICT (key) DO NOTHING",
             [
-                {
-                    "key": module_key(project, m),
-                    "kind": EntityKind.EXTERNAL_MODULE.value,
-                    "name": m,
-                    "project": project,
-                }
-                for m in modules
+                {"key": key, "kind": EntityKind.EXTERNAL_MODULE.value, "name": m, "project": project}
+                for key, m in pass_modules(scan).items()
             ],
         )
         return carried
@@ -309,14 +304,13 @@ class PostgresCodeGraph:
         )
 
     def _replace_edges(self, scan: CodeScan) -> None:
-        store, project, edges = self._store, scan.project, scan.edges
+        store, project = self._store, scan.project
         store.db.run("DELETE FROM code_edges WHERE project = %s", (project,))
-        rows: list[tuple[str, str, str, str | None]] = [("contains", a, b, None) for a, b in edges.contains]
-        rows += [("calls", c.caller, c.callee, c.confidence) for c in edges.calls]
-        rows += [("inherits", a, b, None) for a, b in edges.inherits]
-        rows += [("imports", file_key(project, a), file_key(project, b), None) for a, b in edges.imports]
-        rows += [("imports", file_key(project, a), module_key(project, m), None) for a, m in edges.external]
-        unique = {(kind, a, b): confidence for kind, a, b, confidence in rows}
+        unique = {
+            (rel.lower(), a, b): confidence
+            for (rel, _, _), pairs in pass_edges(scan).items()
+            for (a, b), confidence in pairs.items()
+        }
         store.db.many(
             "INSERT INTO code_edges (kind, source, target, project, confidence) "
             "SELECT %(kind)s, a.key, b.key, %(p)s, %(c)s FROM entities a, entities b "

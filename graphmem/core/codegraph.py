@@ -349,6 +349,31 @@ class CodeScan:
     head: str | None = None  # the commit checked out, for git's rename detection next time
 
 
+def pass_edges(scan: CodeScan) -> dict[tuple[str, str, str], dict[tuple[str, str], str | None]]:
+    """The edges a pass stores, every one of its project, by (relationship, source label, target
+    label): each (source key, target key) once, with its confidence (a call's; None for the
+    others). A file's imports join file keys, or a file key and its external module's key."""
+    project, edges = scan.project, scan.edges
+    contains: dict[tuple[str, str], str | None] = dict.fromkeys(edges.contains)
+    return {
+        ("CONTAINS", "File", "Symbol"): {pair: None for pair in contains if pair[0].startswith("File:")},
+        ("CONTAINS", "Symbol", "Symbol"): {pair: None for pair in contains if pair[0].startswith("Symbol:")},
+        ("CALLS", "Symbol", "Symbol"): {(c.caller, c.callee): c.confidence for c in edges.calls},
+        ("INHERITS", "Symbol", "Symbol"): dict.fromkeys(edges.inherits),
+        ("IMPORTS", "File", "File"): dict.fromkeys(
+            (file_key(project, a), file_key(project, b)) for a, b in edges.imports
+        ),
+        ("IMPORTS", "File", "ExternalModule"): dict.fromkeys(
+            sorted({(file_key(project, a), module_key(project, m)) for a, m in edges.external})
+        ),
+    }
+
+
+def pass_modules(scan: CodeScan) -> dict[str, str]:
+    """The external modules a pass's files import, each key with its name, by name."""
+    return {module_key(scan.project, m): m for m in sorted({m for _, m in scan.edges.external})}
+
+
 TITLE_CHARS = 200  # of a symbol's signature, as its entity's title
 # A stored symbol's columns besides its key, as ``_symbol_rows`` builds them (its title is the start
 # of its signature): a pass leaves a symbol whose columns are all the same as they are
