@@ -347,6 +347,10 @@ class FakeGraphStore:
             pending = [(i, row.record.text) for i, row in self._rows.items() if row.vector is None]
         return pending[: max(limit, 0)]
 
+    def count_pending_embeddings(self) -> int:
+        with self._open():
+            return sum(row.vector is None for row in self._rows.values())
+
     def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
         if len(ids) != len(vectors):
             raise ValueError(f"{len(ids)} ids came with {len(vectors)} vectors")

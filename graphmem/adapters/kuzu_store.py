@@ -501,11 +501,18 @@ class KuzuGraphStore(StoreParts):
             self.vectors.not_pending(i for i in wanted if i not in found)  # their write was rolled back
             return [(memory_id, found[memory_id].text) for memory_id in wanted if memory_id in found]
 
+    def count_pending_embeddings(self) -> int:
+        with self._lock:
+            return self.vectors.count_pending(self.total_memories())
+
     def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
         with self._lock:
             found = self.get_memories(ids)  # a vector of no memory is not kept
             rows = [i for i, memory_id in enumerate(ids) if memory_id in found]
-            self._put_vectors([ids[i] for i in rows], np.asarray(vectors, np.float32)[rows])
+            # Inside a transaction, once it commits: a memory it wrote is gone if it rolls back.
+            self.db.then(
+                partial(self._put_vectors, [ids[i] for i in rows], np.asarray(vectors, np.float32)[rows])
+            )
 
     def _put_vectors(self, ids: Sequence[str], vectors: Vector) -> None:
         self.vectors.put(ids, vectors)

@@ -183,6 +183,10 @@ class PostgresEmbeddings:
         )
         return [(str(i), str(t)) for i, t in rows]
 
+    def count_pending_embeddings(self) -> int:
+        # From the partial index ``memories_pending`` (the rows without a vector), not the table.
+        return int(self._db.rows("SELECT count(*) FROM memories WHERE embedding IS NULL")[0][0])
+
     def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
         if len(ids) != len(vectors):
             raise ValueError(f"{len(ids)} ids came with {len(vectors)} vectors")

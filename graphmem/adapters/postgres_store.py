@@ -214,6 +214,9 @@ class PostgresGraphStore(StoreParts):
     def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
         return self.vectors.pending_embeddings(limit)
 
+    def count_pending_embeddings(self) -> int:
+        return self.vectors.count_pending_embeddings()
+
     def set_embeddings(self, ids: Sequence[str], vectors: Vector) -> None:
         self.vectors.set_embeddings(ids, vectors)
 

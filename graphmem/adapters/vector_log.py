@@ -97,6 +97,10 @@ class VectorLog:
     def ids(self) -> Iterator[str]:
         return self._at.keys()
 
+    def holding(self, ids: Sequence[str]) -> npt.NDArray[np.bool_]:
+        """Which of ``ids`` have a vector, asked at once (a page of the store's memory ids)."""
+        return self._at.get_many(ids) >= 0 if len(ids) else np.zeros(0, np.bool_)
+
     def get(self, memory_id: str) -> npt.NDArray[np.float32] | None:
         number = self._at.get(memory_id)
         if number is None:

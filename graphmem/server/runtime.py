@@ -321,7 +321,7 @@ class Runtime:
         return semantic is not None and semantic.ready
 
     def backlog(self) -> int:
-        return len(self.memory.store.pending_embeddings(BACKLOG_DEGRADED + 1))
+        return self.memory.store.count_pending_embeddings()
 
     def health(self) -> tuple[bool, list[str]]:
         """(healthy, reasons it is not)."""

@@ -144,7 +144,7 @@ class Listing:
         by_category: Counter[str] = Counter()
         for (category, _, _), n in self._stores.store.count_memories().items():
             by_category[category] += n
-        return Gauges(dict(by_category), len(self._stores.store.pending_embeddings(1_000_000)))
+        return Gauges(dict(by_category), self._stores.store.count_pending_embeddings())
 
     def stats(self) -> Stats:
         counts = self._stores.store.count_memories()
@@ -163,7 +163,7 @@ class Listing:
             by_status=dict(by_status),
             by_scope=dict(by_scope),
             entities=dict(entities),
-            pending_embeddings=len(self._stores.store.pending_embeddings(1_000_000)),
+            pending_embeddings=self._stores.store.count_pending_embeddings(),
             data_dir=str(self._data_dir),
             model=model,
             stale=self._staleness.count(),

@@ -424,6 +424,32 @@ def test_memories_without_vectors_are_pending_until_embedded(store: GraphStore) 
     assert store.embedding_of("nope") is None
 
 
+def test_the_backlog_counts_the_memories_without_a_vector(store: GraphStore) -> None:
+    def backlog() -> int:
+        count = store.count_pending_embeddings()
+        assert count == len(store.pending_embeddings(1_000))
+        return count
+
+    assert backlog() == 0
+    store.add_memories([memory("a"), memory("b"), memory("c")])
+    store.add_memories([memory("d"), memory("e")], np.ones((2, DIM), np.float32))
+    assert backlog() == 3
+    store.set_embeddings(["a", "unknown"], np.ones((2, DIM), np.float32))
+    assert backlog() == 2
+    store.delete_memory("b")
+    store.delete_memory("d")
+    assert backlog() == 1
+    with pytest.raises(RuntimeError), store.transaction():
+        store.add_memories([memory("rolled-back")])
+        store.set_embeddings(["rolled-back", "c"], np.ones((2, DIM), np.float32))
+        raise RuntimeError("abort")
+    assert backlog() == 1
+    store.replace_text("a", text="new words", content_hash="h2", updated_at=NOW, entities=[])
+    assert backlog() == 2
+    store.clear_embeddings(DIM)
+    assert backlog() == 3
+
+
 def test_loaded_vectors_carry_project_and_status_in_id_order(store: GraphStore) -> None:
     store.add_memories(
         [memory("a"), memory("b", scope=Scope.PROJECT, project="/src/proj", status=Status.RESOLVED)],
