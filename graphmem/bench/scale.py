@@ -335,6 +335,7 @@ def run(
     store_url: str | None = None,
     clients: Sequence[int] = (),
     writes: int = 0,
+    backlog: int = 0,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Build the store and measure; returns the report as a dict.
@@ -343,7 +344,9 @@ def run(
     (docs/team.md). It must hold no graphmem schema: the benchmark applies it, and drops
     graphmem's tables again at the end. ``clients``: then that many concurrent clients on the
     built store, each count in turn (``graphmem.bench.clients``), reported under ``concurrent``.
-    ``writes``: then that many writes as the daemon makes them (``daemon_writes``)."""
+    ``writes``: then that many writes as the daemon makes them (``daemon_writes``). ``backlog``:
+    last, that many remembers left without vectors, and the cold first recall beside them
+    (``backlog``)."""
     from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings
 
@@ -378,6 +381,7 @@ def run(
             say,
             clients,
             writes,
+            backlog,
         )
     finally:
         try:
@@ -401,6 +405,7 @@ def _measure(
     say: Callable[[str], None],
     clients: Sequence[int] = (),
     writes: int = 0,
+    backlog: int = 0,
 ) -> dict[str, Any]:
     from graphmem.app import open_memory, store_size_mb
 
@@ -517,7 +522,36 @@ def _measure(
         report["daemon_writes"] = written
     if concurrent is not None:
         report["concurrent"] = concurrent
+    if backlog:
+        memory = open_memory(settings(), embedder=embedder)
+        try:
+            for i, text in enumerate(synthetic_queries(backlog, seed=13)):  # the newest memories
+                memory.remember(f"Waiting {i}: {text} needs a second look from the team", category="fact")
+        finally:
+            memory.close()
+        report["backlog"] = _cold_recalls(data_dir, texts, cold_runs, store_url) | {"memories": backlog}
     return report
+
+
+def _cold_recalls(data_dir: Path, texts: Sequence[str], runs: int, store_url: str | None) -> dict[str, Any]:
+    """``runs`` first recalls, each from a new ``graphmem recall`` process: the median and each."""
+    seconds = []
+    for i in range(runs):
+        started = time.perf_counter()
+        _child(
+            COLD_RECALL_SCRIPT,
+            "--data-dir",
+            str(data_dir),
+            "recall",
+            "--json",
+            texts[i % len(texts)],
+            store_url=store_url,
+        )
+        seconds.append(time.perf_counter() - started)
+    return {
+        "first_recall_cold_s": round(statistics.median(seconds), 2),
+        "runs_s": [round(s, 2) for s in seconds],
+    }
 
 
 def _daemon_writes(memory: MemoryService, count: int) -> dict[str, Any]:
@@ -562,6 +596,7 @@ def format_report(report: dict[str, Any]) -> str:
             f"store on disk {report['store_mb']} MB",
             *_peak_lines(report.get("peak_rss_mb")),
             *_writes_lines(report.get("daemon_writes")),
+            *_backlog_lines(report.get("backlog")),
             *_concurrent_lines(report.get("concurrent")),
         ]
     )
@@ -583,6 +618,15 @@ def _writes_lines(written: dict[str, Any] | None) -> list[str]:
     return [
         f"daemon writes {written['count']:,}: remember p50 {remember['p50']} ms, p95 {remember['p95']} ms; "
         f"then its embedding p50 {embed['p50']} ms, p95 {embed['p95']} ms"
+    ]
+
+
+def _backlog_lines(backlog: dict[str, Any] | None) -> list[str]:
+    if not backlog:
+        return []
+    return [
+        f"with {backlog['memories']:,} memories waiting for vectors: first recall from a cold process "
+        f"{backlog['first_recall_cold_s']} s"
     ]
 
 

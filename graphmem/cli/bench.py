@@ -226,6 +226,15 @@ def phrase_bench(
     metavar="N",
     help="Then N writes as the daemon makes them: a remember, then its embedding, one at a time.",
 )
+@whole_number_option(
+    "--backlog",
+    0,
+    1_000_000,
+    default=0,
+    metavar="N",
+    help="Last, N remembers left without their vectors, then the first recall from a cold process "
+    "while they wait (it embeds what it can in its budget first, as a recall without a daemon does).",
+)
 @report_json_option
 def scale(
     memories: int,
@@ -234,6 +243,7 @@ def scale(
     store_url: str | None,
     clients: tuple[int, ...],
     writes: int,
+    backlog: int,
     as_json: bool,
 ) -> None:
     """Speed and memory at scale: remember, bulk import, recall, cold start, RSS, disk.
@@ -250,6 +260,7 @@ def scale(
         ...
         $ graphmem bench scale --memories 1000000 --hash-vectors --json
         $ graphmem bench scale --memories 100000 --hash-vectors --writes 2000
+        $ graphmem bench scale --memories 100000 --hash-vectors --backlog 2000
         $ graphmem bench scale --memories 10000 --store postgresql://bench@db.internal/scratch
         $ graphmem bench scale --memories 100000 --hash-vectors --clients 1 --clients 4 --clients 16 \\
             --store postgresql://bench@db.internal/scratch
@@ -264,6 +275,7 @@ def scale(
         store_url=store_url,
         clients=clients,
         writes=writes,
+        backlog=backlog,
         progress=lambda m: present.note(f"  {m}"),
     )
     present.report(report, format_report, as_json=as_json)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -69,3 +70,29 @@ def test_the_report_names_each_phases_peak() -> None:
         "900.0 MB measuring (this process)"
     ]
     assert scale._peak_lines({"import": None, "index": None, "measure": None}) == []
+
+
+def test_the_backlogs_cold_recalls_run_while_its_memories_wait_for_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphmem.adapters.kuzu_store import KuzuGraphStore
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    waiting: list[int] = []
+
+    def child(script: str, *args: str, store_url: str | None = None) -> subprocess.CompletedProcess[str]:
+        if script == scale.COLD_RECALL_SCRIPT:  # a new process would open the store now
+            store = KuzuGraphStore(Path(args[1]), dimension=384)
+            waiting.append(store.count_pending_embeddings())
+            store.close()
+        stderr = "graphmem-bench peak-rss-kb 1024\ngraphmem-bench rss-kb 1024\n"
+        return subprocess.CompletedProcess([], 0, "", stderr)
+
+    monkeypatch.setattr(scale, "_child", child)
+
+    report = scale.run(100, HashEmbedder(384), queries=10, cold_runs=2, backlog=30)
+
+    assert waiting == [0, 0, 30, 30]  # the cold recalls, then those beside the backlog
+    assert report["backlog"]["memories"] == 30 and len(report["backlog"]["runs_s"]) == 2
+    assert scale._backlog_lines(report["backlog"])[0].startswith("with 30 memories waiting for vectors: ")
+    assert scale._backlog_lines(None) == []
