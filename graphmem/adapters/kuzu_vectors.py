@@ -48,8 +48,8 @@ MEMORIES_BETWEEN = (
 )
 MEMORY_EXTENT = "MATCH (m:Memory) RETURN max(offset(id(m)))"
 # The memory ids of a page of node offsets. Kùzu 0.11 reads the column of every row before it
-# filters by offset (0.1 s a page at a million memories, whatever its size, against 0.4 s for
-# all of them): a scan's pages double from ``PENDING_PAGE`` up to ``PENDING_PAGE_MOST``.
+# filters by offset (a page costs a pass over the column, whatever its size): a scan's pages
+# double from ``PENDING_PAGE`` up to ``PENDING_PAGE_MOST``.
 IDS_BETWEEN = "MATCH (m:Memory) WHERE offset(id(m)) >= $first AND offset(id(m)) < $stop RETURN m.id"
 PENDING_PAGE = 8_192
 PENDING_PAGE_MOST = 262_144
