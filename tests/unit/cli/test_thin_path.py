@@ -7,6 +7,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -185,3 +187,37 @@ def test_a_recall_without_a_daemon_loads_no_parser_nor_client_config(tmp_path: P
     assert report["exit"] in (0, None), done.stderr
     assert json.loads(done.stdout)["hits"] == []  # recalled in this process: no daemon holds the dir
     assert report["loaded"] == []
+
+
+# What a recall without a daemon must not do either: parse Python source. pydantic read the
+# source of each settings class for its fields' docstrings (``use_attribute_docstrings``) at
+# every start; ``graphmem.settings.descriptions`` reads them when the reference is generated.
+COUNT_PARSES = """
+import inspect, json, sys
+parsed = []
+find = inspect.findsource  # what every read of an object's source goes through
+inspect.findsource = lambda *args, **kwargs: (parsed.append(1), find(*args, **kwargs))[1]
+from graphmem.cli.main import main
+sys.argv = ["graphmem", *json.loads(sys.argv[1])]
+try:
+    main()
+finally:
+    print(json.dumps({"parsed": len(parsed)}), file=sys.stderr)
+"""
+
+
+def test_a_recall_without_a_daemon_parses_no_python_source(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+    env.update(
+        HOME=str(tmp_path),
+        GRAPHMEM_DATA_DIR=str(tmp_path / "data"),
+        GRAPHMEM_CONFIG=str(tmp_path / "none.toml"),
+    )
+    argv = json.dumps(["recall", "which linter", "--json", "--plan", "lexical"])
+
+    done = subprocess.run(
+        [sys.executable, "-c", COUNT_PARSES, argv], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == {"parsed": 0}
