@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -50,6 +51,7 @@ class CliState:
     _branch: str | None = field(default=None, init=False, repr=False)
     _branch_resolved: bool = field(default=False, init=False, repr=False)
     _settings_checked: bool = field(default=False, init=False, repr=False)
+    _checkout: _Checkout | None = field(default=None, init=False, repr=False)
 
     @property
     def service(self) -> Memory:
@@ -83,15 +85,28 @@ class CliState:
         if self._service is None and self.factory is open_default_service:
             from graphmem.connect import warm_model
 
+            self._read_checkout_ahead()
             warm_model(self.data_dir)
+
+    def _read_checkout_ahead(self) -> None:
+        """Start asking git for the project and branch (``project``, ``branch``) in the
+        background: two to four ``git`` processes of 10-40 ms each, which a recall otherwise
+        ran one after the other once the store was open, run while the model loads and the
+        store opens. The properties wait for them and raise what they raised."""
+        if self._checkout is None and not self._project_resolved:
+            self._checkout = _Checkout(self.project_path)
 
     @property
     def project(self) -> str | None:
         """The git toplevel of ``--project`` (default: the current directory), or None."""
         if not self._project_resolved:
-            from graphmem.connect import resolve_project
+            if self._checkout is not None:
+                self._project, self._branch = self._checkout.result()
+                self._branch_resolved = True
+            else:
+                from graphmem.connect import resolve_project
 
-            self._project = resolve_project(self.project_path)
+                self._project = resolve_project(self.project_path)
             self._project_resolved = True
         return self._project
 
@@ -100,16 +115,51 @@ class CliState:
         """The branch the checkout of ``--project`` (default: the current directory) is on, when
         it is not the project's default branch; None otherwise."""
         if not self._branch_resolved:
-            from graphmem.connect import resolve_branch
+            project = self.project  # with the branch, when read ahead
+            if not self._branch_resolved:
+                from graphmem.connect import resolve_branch
 
-            self._branch = resolve_branch(self.project_path) if self.project else None
-            self._branch_resolved = True
+                self._branch = resolve_branch(self.project_path) if project else None
+                self._branch_resolved = True
         return self._branch
 
     def close(self) -> None:
+        if self._checkout is not None:
+            self._checkout.settle()  # no git left running past the command
         if self._service is not None:
             service, self._service = self._service, None
             service.close()
+
+
+class _Checkout:
+    """The project and branch of ``path`` (``resolve_project``, ``resolve_branch``), read by git
+    in a thread of their own; ``result`` waits for them."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._path = path
+        self._found: tuple[str | None, str | None] | None = None
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(target=self._read, name="graphmem-checkout", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        from graphmem.connect import resolve_branch, resolve_project
+
+        try:
+            project = resolve_project(self._path)
+            self._found = project, resolve_branch(self._path) if project else None
+        except BaseException as exc:  # raised again by ``result``, in the command's thread
+            self._failed = exc
+
+    def result(self) -> tuple[str | None, str | None]:
+        self._thread.join()
+        if self._failed is not None:
+            raise self._failed
+        assert self._found is not None
+        return self._found
+
+    def settle(self) -> None:
+        self._thread.join()
 
 
 pass_state = click.make_pass_decorator(CliState)

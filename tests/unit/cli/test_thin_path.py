@@ -221,3 +221,44 @@ def test_a_recall_without_a_daemon_parses_no_python_source(tmp_path: Path) -> No
 
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stderr.strip().splitlines()[-1]) == {"parsed": 0}
+
+
+# Nor wait for git after the store is open: the project and branch of the checkout (two to four
+# ``git`` processes) are read in a thread of their own while the model loads and the store opens.
+GIT_THREADS = """
+import json, subprocess, sys, threading
+threads = []
+run = subprocess.run
+def recorded(args, *rest, **kwargs):
+    if args[0] == "git":
+        threads.append(threading.current_thread().name)
+    return run(args, *rest, **kwargs)
+subprocess.run = recorded
+from graphmem.cli.main import main
+sys.argv = ["graphmem", *json.loads(sys.argv[1])]
+try:
+    main()
+finally:
+    print(json.dumps({"git": threads}), file=sys.stderr)
+"""
+
+
+def test_a_recall_without_a_daemon_asks_git_beside_opening_the_store(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "GIT_"))}
+    env.update(
+        HOME=str(tmp_path),
+        GRAPHMEM_DATA_DIR=str(tmp_path / "data"),
+        GRAPHMEM_CONFIG=str(tmp_path / "none.toml"),
+    )
+    checkout = tmp_path / "checkout"
+    subprocess.run(["git", "init", "-q", "-b", "feature/x", str(checkout)], env=env, check=True)
+    argv = json.dumps(["recall", "which linter", "--json"])
+
+    done = subprocess.run(
+        [sys.executable, "-c", GIT_THREADS, argv], env=env, cwd=checkout, capture_output=True, text=True
+    )
+
+    assert done.returncode == 0, done.stderr
+    asked = json.loads(done.stderr.strip().splitlines()[-1])["git"]
+    assert asked and "MainThread" not in asked
+    assert json.loads(done.stdout)["hits"] == []
