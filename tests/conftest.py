@@ -50,6 +50,17 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.loadscopereorder = False
 
 
+@pytest.hookimpl(optionalhook=True, tryfirst=True)  # pytest-xdist's hook (none under -p no:xdist)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """``--dist loadgroup``'s scheduler, without its cost growing with the square of the run
+    (``support/scheduler.py``); pytest-xdist's own for any other ``--dist``."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from support.scheduler import LoadGroupOnce  # imports pytest-xdist, which may be left out
+
+    return LoadGroupOnce(config, log)
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups (``--dist loadgroup``)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that share a fixture wider than one test share a pytest-xdist worker

@@ -139,11 +139,14 @@ def pytest_collection(session: pytest.Session) -> Iterator[None]:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     """The process's whole CPU time, children included: what no test's line counts (starting
-    pytest, the servers of session fixtures stopped at the end) is the rest."""
+    pytest, the servers of session fixtures stopped at the end) is the rest. And its own
+    without its children (the main process's children are the workers: its own is
+    pytest-xdist's controller)."""
     path = config.getoption("--cpu-times")
     if path:
         with Path(path).open("a", encoding="utf-8") as file:
             file.write(f"{cpu_seconds():.3f}\t<process {_worker()}>\n")
+            file.write(f"{time.process_time():.3f}\t<own {_worker()}>\n")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
