@@ -2,7 +2,7 @@
 would, on any batch holding a source that starts with ``CRASH``, and never answers one holding
 a source that starts with ``HANG``, and answers what is no parse for one holding a source that
 starts with ``LIE``; otherwise it parses as the real one does.
-``tests/unit/adapters/test_parse_pool.py`` starts it with ``ParserPool(command=...)``."""
+``tests/integration/adapters/test_parse_pool.py`` starts it with ``ParserPool(command=...)``."""
 
 from __future__ import annotations
 
