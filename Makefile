@@ -59,8 +59,12 @@ docs: $(RUNTIME)  ## regenerate docs/reference/ from the code (tests/unit/test_r
 # to the other. --dist loadgroup: a test goes to any free worker, but the tests that share a
 # class, module or package fixture (a module's daemon, each store's hostile suite) go to one,
 # and so do the tests of one xdist_group mark (tests/support/worker_groups.py, docs/testing.md).
+# PYTHONDONTWRITEBYTECODE is emptied for the run (these machines set it): pytest keeps each
+# test module with its asserts rewritten beside it (tests/**/__pycache__, ignored by git), so a
+# run after the first does not rewrite them all again in each worker (8 s of CPU a worker), and
+# a module of graphmem edited since the install is compiled once, not in every CLI a test starts.
 TEST_WORKERS ?= auto
-PYTEST := $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 test: $(TESTING)  ## set up (what runs and the test tools) and run every test
 	$(PYTEST) tests
