@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from support.claude_transcript import TranscriptWriter, text
+from support.daemons import listed
 
 from graphmem.integrations.hook_client import HookClient
 
@@ -64,9 +65,8 @@ class World:
         return path.read_text(errors="replace") if path.exists() else ""
 
     def learned(self) -> list[dict[str, Any]]:
-        done = self.graphmem("list", "--json", "--status", "all")
-        assert done.returncode == 0, done.stderr
-        return [m for m in json.loads(done.stdout)["memories"] if m["source"] == "claude-code"]
+        found = listed(self.data_dir, self.project, every_status=True, limit=50)
+        return [m for m in found if m["source"] == "claude-code"]
 
     def given(self, **fields: Any) -> dict[str, Any]:
         return {"session_id": SESSION, "cwd": str(self.project), **fields}

@@ -18,6 +18,7 @@ from support.claude_code import (
     texts_of,
     tool_names,
 )
+from support.daemons import listed
 from support.fake_llm import ToolCall
 
 pytestmark = pytest.mark.integration
@@ -109,8 +110,7 @@ def test_a_sessions_decision_is_recalled_after_it_ends(claude: ClaudeCodeSandbox
     deadline = time.monotonic() + LEARN_TIMEOUT_S
     found: list[dict[str, Any]] = []
     while time.monotonic() < deadline and not found:
-        done = claude.graphmem("list", "--json", "-c", "decision")
-        rows = json.loads(done.stdout)["memories"] if done.returncode == 0 else []
+        rows = listed(claude.data_dir, claude.project, categories=("decision",), limit=50)
         found = [m for m in rows if "PostgreSQL 16" in m.get("text", "")]
         time.sleep(1)
     assert found, f"nothing learned; hooks.log:\n{claude.hooks_log()}"

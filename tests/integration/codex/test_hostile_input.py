@@ -3,14 +3,13 @@ learning) bounded, with no traceback anywhere, and what it teaches is stored onc
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from support.codex import CodexSandbox
-from support.daemons import Daemon, graphmem_cli, start_daemon
+from support.daemons import Daemon, graphmem_cli, listed, start_daemon
 from support.fake_llm import Text
 from support.fake_responses import FakeResponses, texts
 
@@ -47,9 +46,7 @@ def test_a_one_megabyte_prompt_is_bounded_in_every_hook_and_learned_once(
     deadline = time.monotonic() + INGEST_WAIT_S
     learned: list[dict[str, object]] = []
     while time.monotonic() < deadline and not learned:
-        listed = graphmem_cli(daemon.data_dir, "list", "--json", "--limit", "100", cwd=codex.project)
-        assert listed.returncode == 0, listed.stderr
-        memories = json.loads(listed.stdout)["memories"]
+        memories = listed(daemon.data_dir, codex.project)
         learned = [m for m in memories if m.get("session") == run.session_id and m["category"] == "decision"]
         time.sleep(1.0)
     [decision] = learned  # once, though four hooks asked

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from support.codex import CodexSandbox
-from support.daemons import Daemon, graphmem_cli, start_daemon
+from support.daemons import Daemon, graphmem_cli, listed, start_daemon
 from support.fake_llm import Text
 from support.fake_responses import (
     FakeResponses,
@@ -195,9 +195,7 @@ def wait_for_learned(daemon: Daemon, project: Path, session: str) -> list[dict[s
     deadline = time.monotonic() + INGEST_WAIT_S
     learned: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
-        listed = graphmem_cli(daemon.data_dir, "list", "--json", "--limit", "100", cwd=project)
-        assert listed.returncode == 0, listed.stderr
-        learned = [m for m in json.loads(listed.stdout)["memories"] if m.get("session") == session]
+        learned = [m for m in listed(daemon.data_dir, project) if m.get("session") == session]
         if any(m["category"] == "decision" for m in learned):
             return learned
         time.sleep(1.0)

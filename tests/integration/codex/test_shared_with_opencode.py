@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.codex import CodexSandbox
-from support.daemons import Daemon, graphmem_cli, start_daemon
+from support.daemons import Daemon, graphmem_cli, listed, start_daemon
 from support.fake_llm import FakeLLM, Text
 from support.opencode import OpenCodeSandbox, ensure_opencode
 
@@ -61,9 +61,7 @@ def test_what_a_codex_session_decided_reaches_opencodes_next_session(
     deadline = time.monotonic() + INGEST_WAIT_S
     decision: dict[str, object] | None = None
     while time.monotonic() < deadline and decision is None:
-        listed = graphmem_cli(daemon.data_dir, "list", "--json", "--limit", "100", cwd=codex.project)
-        assert listed.returncode == 0, listed.stderr
-        found = [m for m in json.loads(listed.stdout)["memories"] if m.get("session") == run.session_id]
+        found = [m for m in listed(daemon.data_dir, codex.project) if m.get("session") == run.session_id]
         decision = next((m for m in found if m["category"] == "decision"), None)
         time.sleep(1.0)
     assert decision is not None and decision["source"] == "codex"

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import Daemon, sandbox_env, start_daemon
+from support.daemons import Daemon, listed, sandbox_env, start_daemon
 from support.fake_llm import FakeLLM, Text, ToolCall, system_prompt
 from support.opencode import OpenCodeSandbox
 
@@ -70,10 +70,8 @@ def served(opencode: OpenCodeSandbox, tmp_path: Path) -> Iterator[tuple[OpenCode
 
 
 def memories(daemon: Daemon, project: Path) -> list[dict[str, Any]]:
-    listed = graphmem(daemon.data_dir, "list", "--json", "--limit", "100", cwd=project)
-    assert listed.returncode == 0, listed.stderr
-    found: list[dict[str, Any]] = json.loads(listed.stdout)["memories"]
-    return found
+    """What ``graphmem list --json --limit 100`` prints in ``project``, asked from this process."""
+    return listed(daemon.data_dir, project)
 
 
 def wait_for(daemon: Daemon, project: Path, session: str, categories: set[str]) -> list[dict[str, Any]]:

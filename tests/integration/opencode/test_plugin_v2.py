@@ -12,15 +12,13 @@ import itertools
 import json
 import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import Daemon, sandbox_env, start_daemon
+from support.daemons import Daemon, listed, start_daemon
 from support.opencode import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
 from support.opencode_db import T0_MS, OpenCodeDB, add_v2_message
 
@@ -266,16 +264,7 @@ def learned_from(daemon: Daemon, project: Path, session: str) -> list[dict[str, 
     """The memories learned from ``session``, once the daemon's queued ingest stored some (or 90 s)."""
     deadline = time.monotonic() + 90
     while True:
-        listed = subprocess.run(
-            [sys.executable, "-m", "graphmem", "--data-dir", str(daemon.data_dir), "list", "--json"],
-            env=sandbox_env(daemon.data_dir),
-            cwd=project,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert listed.returncode == 0, listed.stderr
-        learned = [m for m in json.loads(listed.stdout)["memories"] if m.get("session") == session]
+        learned = [m for m in listed(daemon.data_dir, project, limit=50) if m.get("session") == session]
         if learned or time.monotonic() > deadline:
             return learned
         time.sleep(1.0)
