@@ -8,7 +8,7 @@ code, which threads would run on one core; processes run it on several: up to ``
 them, one per core and at most 4 by default, fewer when the pass has fewer chunks. They start
 with the pass's first batch (about 0.3 s to import tree-sitter and the grammars, side by side)
 and stop with the pass (``close``); a pass that parses nothing starts none. Results come back
-in the order asked, the same as parsing each file here (``tests/unit/adapters/test_parse_pool.py``).
+in the order asked, the same as parsing each file here (``tests/integration/adapters/test_parse_pool.py``).
 
 A worker is ``python -P -m graphmem.adapters.parse_worker``, not a ``multiprocessing`` child:
 those import the caller's main module again, which re-runs a script without a ``__main__``
