@@ -149,6 +149,10 @@ class HnswVectorIndex:
     def _id(self, row: int) -> str:
         return bytes(self._keys[row]).decode("utf-8")
 
+    def _ids(self, rows: Sequence[int]) -> list[str]:
+        """The memory ids of ``rows``, read at once (``_id`` a row at a time took 0.2 ms a search)."""
+        return [key.decode("utf-8") for key in self._keys[np.asarray(rows, np.int64)].tolist()]
+
     def _tail_live(self) -> int:
         return int(np.count_nonzero(self._visibility.live(self._tail_rows[: self._tail_size])))
 
@@ -336,7 +340,8 @@ class HnswVectorIndex:
             visible = self._visibility.visible(n, query)
             found = self._search_tail(vector, k, visible)
             coarse = self._search_graph(vector, k, visible) if self._graph is not None else []
-            ids = {row: self._id(row) for row, _ in (*found, *coarse)}
+            rows = [row for row, _ in (*found, *coarse)]
+            ids = dict(zip(rows, self._ids(rows), strict=True))
             moved = (self.graph_version, self._numbering)
         found += self._rescored(coarse, ids, vector)  # outside the lock: the store takes its own
         found.sort(key=lambda pair: -pair[1])

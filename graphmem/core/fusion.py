@@ -318,7 +318,7 @@ def spread(
     """
     weights = edge_weights or {}
     gains: dict[str, Spread] = {}
-    for item in {*base, *adjacency}:
+    for item in adjacency:  # an item with no neighbour gains nothing
         reach = {item: 1.0}  # best path weight from item to each node of the frontier
         came_from: dict[str, str] = {}  # node -> the node before it on its best path from item
         seen = {item}

@@ -221,24 +221,35 @@ class Recaller:
                 self._stores.store.search_text, lexical_query(text), visibility, depth, phrase=text
             )
         query_vector: Vector | None = None
+        in_store = False  # the vectors are the database's (pgvector), not this process's
         if self._stores.semantic is not None and self._stores.semantic.ready and plan.uses(SEMANTIC):
-            self._stores.semantic.index()  # load the vectors first: needs no model unless some are pending
+            # Load the vectors first: needs no model unless some are pending.
+            in_store = self._stores.semantic.index().in_store
             query_vector = self._stores.semantic.embed_query(text)
-        # The cosines of the words' candidates are asked on the search's thread once it found
-        # them, while this one asks for the nearest vectors: on a database store both run at
+        # On a database store the cosines of the words' candidates are asked on the search's
+        # thread once it found them, while this one asks for the nearest vectors: both run at
         # once, each on its own connection, and no round trip waits for another.
         cosined: Future[dict[str, float | None]] | None = None
-        if searched is not None and query_vector is not None:
+        if searched is not None and query_vector is not None and in_store:
             cosined = self._pool.submit(self._cosines_of_hits, query_vector, searched)
         nearest = (
             self._semantic_channel(query_vector, visibility, depth) if query_vector is not None else None
         )
         exact: frozenset[str] = frozenset()  # hold the whole query word for word
-        asked = cosined.result() if cosined is not None else {}
+        asked: Mapping[str, float | None] = {}
+        if cosined is not None:
+            asked = cosined.result()
+        elif searched is not None and query_vector is not None:
+            # In this process they are asked here, after the nearest vectors: on the other
+            # thread they only took turns with the graph's search for the interpreter, and
+            # this thread waited for them. A copy of the vector: for the one it searched
+            # with, the index would give its search's own scores, and the words' candidates
+            # are scored from their vectors, as on the other thread.
+            asked = self._cosines_of_hits(query_vector.copy(), searched)
         if searched is not None:
             found = searched.result()
             rankings[LEXICAL] = found
-            if 0 < plan.exact_phrase_words <= len(words(text)):
+            if found.exact and 0 < plan.exact_phrase_words <= len(words(text)):
                 exact = found.exact
         if nearest is not None:
             rankings[SEMANTIC] = nearest

@@ -10,7 +10,7 @@ import pytest
 
 from graphmem.core.fusion import PLANS, Plan
 from graphmem.core.models import Entity, EntityKind
-from graphmem.core.ports import Vector
+from graphmem.core.ports import Vector, VectorQuery
 from graphmem.service.memory import MemoryService
 
 HYBRID = PLANS["hybrid"]
@@ -202,26 +202,56 @@ def test_a_commit_a_person_confirmed_keeps_its_whole_score(memory_service: Memor
     assert after > before
 
 
-def test_the_cosines_of_the_words_hits_are_asked_beside_the_vector_search_not_after_it(
-    memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    stated, scraped = _stated_and_scraped(memory_service)
-    semantic = memory_service.semantic
+def _asked_cosines(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch, *, in_store: bool
+) -> tuple[list[tuple[str, str, set[str]]], list[str], tuple[str, str]]:
+    """Recall's calls of the vector search and of the cosines, in order (call, thread, ids),
+    with the vectors taken for a database's (``in_store``) or this process's; and its hits."""
+    stated, scraped = _stated_and_scraped(memory)
+    semantic = memory.semantic
     assert semantic is not None
-    asked: list[tuple[str, set[str]]] = []
-    similarities = semantic.similarities
+    monkeypatch.setattr(semantic.index(), "in_store", in_store)
+    calls: list[tuple[str, str, set[str]]] = []
+    similarities, search = semantic.similarities, semantic.search
 
     def recorded(vector: Vector, ids: list[str]) -> dict[str, float]:
-        asked.append((threading.current_thread().name, set(ids)))
+        calls.append(("similarities", threading.current_thread().name, set(ids)))
         return similarities(vector, ids)
 
-    monkeypatch.setattr(semantic, "similarities", recorded)
-    hits = [h.memory.id for h in memory_service.recall("kuzu graph store", plan=NO_PRIORS).hits]
+    def searched(query: VectorQuery) -> list[tuple[str, float]]:
+        calls.append(("search", threading.current_thread().name, set()))
+        return search(query)
 
-    # On a database store the search's thread asks them on its own connection while this one
-    # searches the vectors; none is asked twice.
+    monkeypatch.setattr(semantic, "similarities", recorded)
+    monkeypatch.setattr(semantic, "search", searched)
+    hits = [h.memory.id for h in memory.recall("kuzu graph store", plan=NO_PRIORS).hits]
+    return calls, hits, (stated, scraped)
+
+
+def test_on_a_database_store_the_cosines_of_the_words_hits_are_asked_beside_the_vector_search(
+    memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls, hits, (stated, scraped) = _asked_cosines(memory_service, monkeypatch, in_store=True)
+    asked = [(thread, ids) for call, thread, ids in calls if call == "similarities"]
+
+    # The search's thread asks them on its own connection while this one searches the
+    # vectors; none is asked twice.
     assert [(thread.startswith("graphmem-recall-search"), ids) for thread, ids in asked[:1]] == [
         (True, {stated, scraped})
     ]
     assert not any({stated, scraped} & ids for _, ids in asked[1:])
+    assert hits == [scraped, stated]
+
+
+def test_in_this_process_the_cosines_of_the_words_hits_are_asked_after_the_vector_search(
+    memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls, hits, (stated, scraped) = _asked_cosines(memory_service, monkeypatch, in_store=False)
+    caller = threading.current_thread().name
+
+    # On the caller's thread, after the search (on the other they took turns with it for the
+    # interpreter); none is asked twice; the hits are the same.
+    assert [(call, thread) for call, thread, _ in calls[:2]] == [("search", caller), ("similarities", caller)]
+    assert calls[1][2] == {stated, scraped}
+    assert not any({stated, scraped} & ids for _, _, ids in calls[2:])
     assert hits == [scraped, stated]
