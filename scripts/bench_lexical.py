@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.adapters.lexical_index import query_parts
-from graphmem.bench.scale import synthetic_memories, synthetic_queries
+from graphmem.bench.synthetic import synthetic_memories, synthetic_queries
 from graphmem.core.models import Category, MemoryRecord, Scope
 from graphmem.core.ports import Visibility
 from graphmem.core.text import content_hash, lexical_query

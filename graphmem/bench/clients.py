@@ -29,7 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graphmem.bench.scale import _percentile, synthetic_queries
+from graphmem.bench.scale import _percentile
+from graphmem.bench.synthetic import synthetic_queries
 from graphmem.settings import STORE_URL_VARIABLE
 
 # Long enough for a few hundred calls at 16 clients on 2 cores, short enough to run 4 sizes.

@@ -38,7 +38,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from graphmem.bench.harness import graphmem_env, percentile
-from graphmem.bench.scale import synthetic_memories, synthetic_queries
+from graphmem.bench.synthetic import synthetic_memories, synthetic_queries
 from graphmem.core.text import estimate_tokens
 from graphmem.server.daemon_process import find_daemon, stop_daemon
 

@@ -27,7 +27,7 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 from graphmem.bench.harness import graphmem_env, percentile
-from graphmem.bench.scale import synthetic_memories, synthetic_queries
+from graphmem.bench.synthetic import synthetic_memories, synthetic_queries
 from graphmem.server.daemon_process import find_daemon, stop_daemon
 
 INIT = {

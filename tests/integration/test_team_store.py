@@ -20,7 +20,7 @@ from support.stores import postgres_url
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_embeddings import BULK_ROWS_MIN
 from graphmem.app import open_memory
-from graphmem.bench.scale import synthetic_memories
+from graphmem.bench.synthetic import synthetic_memories
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 

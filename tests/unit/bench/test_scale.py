@@ -11,7 +11,8 @@ import pytest
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.bench import scale
-from graphmem.bench.scale import _write_exports, synthetic_memories
+from graphmem.bench.scale import _write_exports
+from graphmem.bench.synthetic import synthetic_memories
 from graphmem.service import file_access
 
 
