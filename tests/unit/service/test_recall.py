@@ -143,13 +143,14 @@ def test_a_query_of_fewer_words_than_the_plan_asks_gets_no_word_for_word_rule(
     memory_service: MemoryService,
 ) -> None:
     sentence = memory_service.remember(SENTENCE).memory.id
-    floors = {"semantic_floor": 1.01, "lexical_floor": 1.01}
+    floor = 1.01  # no candidate clears the floors: only the word-for-word rule finds one
 
-    found = memory_service.recall("went to the park", plan=Plan("strict", HYBRID.weights, **floors)).hits
+    strict = Plan("strict", HYBRID.weights, semantic_floor=floor, lexical_floor=floor)
+    found = memory_service.recall("went to the park", plan=strict).hits
     assert [h.memory.id for h in found] == [sentence]
-    five = Plan("five", HYBRID.weights, exact_phrase_words=5, **floors)
+    five = Plan("five", HYBRID.weights, exact_phrase_words=5, semantic_floor=floor, lexical_floor=floor)
     assert memory_service.recall("went to the park", plan=five).hits == []
-    off = Plan("off", HYBRID.weights, exact_phrase_words=0, **floors)
+    off = Plan("off", HYBRID.weights, exact_phrase_words=0, semantic_floor=floor, lexical_floor=floor)
     assert memory_service.recall("went to the park with", plan=off).hits == []
 
 
