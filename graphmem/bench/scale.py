@@ -308,21 +308,7 @@ def _measure(
             open_memory=lambda: open_memory(settings(), embedder=embedder),
             progress=say,
         )
-    cold_s = []
-    cold_peak_kb = []
-    for i in range(cold_runs):
-        started = time.perf_counter()
-        done = _child(
-            COLD_RECALL_SCRIPT,
-            "--data-dir",
-            str(data_dir),
-            "recall",
-            "--json",
-            texts[i % len(texts)],
-            store_url=store_url,
-        )
-        cold_s.append(time.perf_counter() - started)
-        cold_peak_kb.append(_reported(done.stderr, "peak-rss-kb"))
+    cold_s, cold_peak_kb = _cold_recalls(data_dir, texts, cold_runs, store_url)
     serving = _child(SERVING_SCRIPT, str(data_dir), json.dumps(texts[:50]), store_url=store_url)
     disk_mb = store_size_mb(settings()) if store_url else _size_mb(data_dir)
     report: dict[str, Any] = {
@@ -356,16 +342,24 @@ def _measure(
                 memory.remember(f"Waiting {i}: {text} needs a second look from the team", category="fact")
         finally:
             memory.close()
-        report["backlog"] = _cold_recalls(data_dir, texts, cold_runs, store_url) | {"memories": backlog}
+        seconds, _ = _cold_recalls(data_dir, texts, cold_runs, store_url)
+        report["backlog"] = {
+            "first_recall_cold_s": round(statistics.median(seconds), 2),
+            "runs_s": [round(s, 2) for s in seconds],
+            "memories": backlog,
+        }
     return report
 
 
-def _cold_recalls(data_dir: Path, texts: Sequence[str], runs: int, store_url: str | None) -> dict[str, Any]:
-    """``runs`` first recalls, each from a new ``graphmem recall`` process: the median and each."""
-    seconds = []
+def _cold_recalls(
+    data_dir: Path, texts: Sequence[str], runs: int, store_url: str | None
+) -> tuple[list[float], list[float]]:
+    """``runs`` first recalls, each from a new ``graphmem recall`` process: the seconds each took
+    and each process's peak RSS in KB."""
+    seconds, peaks_kb = [], []
     for i in range(runs):
         started = time.perf_counter()
-        _child(
+        done = _child(
             COLD_RECALL_SCRIPT,
             "--data-dir",
             str(data_dir),
@@ -375,10 +369,8 @@ def _cold_recalls(data_dir: Path, texts: Sequence[str], runs: int, store_url: st
             store_url=store_url,
         )
         seconds.append(time.perf_counter() - started)
-    return {
-        "first_recall_cold_s": round(statistics.median(seconds), 2),
-        "runs_s": [round(s, 2) for s in seconds],
-    }
+        peaks_kb.append(_reported(done.stderr, "peak-rss-kb"))
+    return seconds, peaks_kb
 
 
 def _daemon_writes(memory: MemoryService, count: int) -> dict[str, Any]:
