@@ -174,13 +174,21 @@ NOT_LOCAL = (
 )
 
 
-def test_a_recall_without_a_daemon_loads_no_parser_nor_client_config(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
+def _own_store(tmp_path: Path) -> dict[str, str]:
+    """The environment of a graphmem with its own home, data dir and no config under ``tmp_path``
+    and no git settings of the caller's (no daemon holds that data dir: a recall runs in its own
+    process)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "GIT_"))}
     env.update(
         HOME=str(tmp_path),
         GRAPHMEM_DATA_DIR=str(tmp_path / "data"),
         GRAPHMEM_CONFIG=str(tmp_path / "none.toml"),
     )
+    return env
+
+
+def test_a_recall_without_a_daemon_loads_no_parser_nor_client_config(tmp_path: Path) -> None:
+    env = _own_store(tmp_path)
 
     report, done = command_imports(["recall", "which linter", "--json"], NOT_LOCAL, cwd=tmp_path, env=env)
 
@@ -207,12 +215,7 @@ finally:
 
 
 def test_a_recall_without_a_daemon_parses_no_python_source(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")}
-    env.update(
-        HOME=str(tmp_path),
-        GRAPHMEM_DATA_DIR=str(tmp_path / "data"),
-        GRAPHMEM_CONFIG=str(tmp_path / "none.toml"),
-    )
+    env = _own_store(tmp_path)
     argv = json.dumps(["recall", "which linter", "--json", "--plan", "lexical"])
 
     done = subprocess.run(
@@ -244,12 +247,7 @@ finally:
 
 
 def test_a_recall_without_a_daemon_asks_git_beside_opening_the_store(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "GIT_"))}
-    env.update(
-        HOME=str(tmp_path),
-        GRAPHMEM_DATA_DIR=str(tmp_path / "data"),
-        GRAPHMEM_CONFIG=str(tmp_path / "none.toml"),
-    )
+    env = _own_store(tmp_path)
     checkout = tmp_path / "checkout"
     subprocess.run(["git", "init", "-q", "-b", "feature/x", str(checkout)], env=env, check=True)
     argv = json.dumps(["recall", "which linter", "--json"])
