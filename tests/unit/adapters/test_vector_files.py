@@ -4,7 +4,7 @@ what makes a save unusable (then the caller rebuilds from the store)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -49,14 +49,28 @@ def files(tmp_path: Path) -> Iterator[VectorIndexFiles]:
     opened.close()
 
 
-def reopened(files: VectorIndexFiles) -> VectorIndexFiles:
-    files.close()
-    return VectorIndexFiles(files.directory)
+@pytest.fixture
+def reopen(files: VectorIndexFiles) -> Iterator[Callable[[], VectorIndexFiles]]:
+    """The save's directory opened again (``files`` closed first), as the next process would;
+    closed at the end of the test even when it fails."""
+    opened: list[VectorIndexFiles] = []
+
+    def reopened() -> VectorIndexFiles:
+        files.close()
+        opened.append(VectorIndexFiles(files.directory))
+        return opened[-1]
+
+    yield reopened
+    for each in opened:
+        each.close()
 
 
 @pytest.mark.parametrize("graph", [False, True], ids=["exact", "graph"])
 def test_a_saved_index_is_restored_with_the_same_results(
-    files: VectorIndexFiles, graph: bool, monkeypatch: pytest.MonkeyPatch
+    files: VectorIndexFiles,
+    reopen: Callable[[], VectorIndexFiles],
+    graph: bool,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
     monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
@@ -65,7 +79,7 @@ def test_a_saved_index_is_restored_with_the_same_results(
     saved.remove("m5")
     files.save(saved, KEY)
 
-    again = reopened(files)
+    again = reopen()
     restored = HnswVectorIndex(DIM)
     assert again.restore(restored, KEY) == []
     again.close()
@@ -94,13 +108,15 @@ def test_a_restored_graph_takes_new_rows_and_merges_them(
     assert len(list(files.directory.glob("graph-*.usearch"))) == 1
 
 
-def test_the_journal_names_what_changed_after_the_save(files: VectorIndexFiles) -> None:
+def test_the_journal_names_what_changed_after_the_save(
+    files: VectorIndexFiles, reopen: Callable[[], VectorIndexFiles]
+) -> None:
     index = filled()
     files.save(index, KEY)
     files.will_change(["m1", "m2"])
     files.applied(["m1", "m2"])
 
-    again = reopened(files)
+    again = reopen()
     assert again.restore(HnswVectorIndex(DIM), KEY) == ["m1", "m2"]
     again.close()
 
@@ -165,7 +181,7 @@ def test_discard_forgets_the_save(files: VectorIndexFiles) -> None:
 
 
 def test_a_save_of_the_first_format_is_restored_and_saved_again_in_the_new_one(
-    files: VectorIndexFiles, monkeypatch: pytest.MonkeyPatch
+    files: VectorIndexFiles, reopen: Callable[[], VectorIndexFiles], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
     monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
@@ -184,7 +200,7 @@ def test_a_save_of_the_first_format_is_restored_and_saved_again_in_the_new_one(
     np.savez(files.directory / names["arrays"], **kept)
     (files.directory / INDEX_FILE).write_text(json.dumps({**meta, "version": 1}))
 
-    again = VectorIndexFiles(files.directory)
+    again = reopen()
     restored = HnswVectorIndex(DIM)
     assert again.restore(restored, KEY) == []
     assert len(restored) == 39 and "m5" not in restored and restored.changed
@@ -206,7 +222,7 @@ def exact_of(count: int) -> vector_index.ExactVectors:
 
 
 def test_an_8_bit_graph_is_saved_and_restored(
-    files: VectorIndexFiles, monkeypatch: pytest.MonkeyPatch
+    files: VectorIndexFiles, reopen: Callable[[], VectorIndexFiles], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
     monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
@@ -217,7 +233,7 @@ def test_an_8_bit_graph_is_saved_and_restored(
     files.save(saved, KEY)
     assert json.loads((files.directory / INDEX_FILE).read_text())["version"] == FORMAT_VERSION
 
-    again = reopened(files)
+    again = reopen()
     restored = HnswVectorIndex(DIM, exact=exact_of(40))
     assert again.restore(restored, KEY) == [] and not restored.changed
     again.close()
@@ -227,7 +243,7 @@ def test_an_8_bit_graph_is_saved_and_restored(
 
 
 def test_a_half_precision_graph_of_format_2_is_searched_then_built_again_8_bit(
-    files: VectorIndexFiles, monkeypatch: pytest.MonkeyPatch
+    files: VectorIndexFiles, reopen: Callable[[], VectorIndexFiles], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
     monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
@@ -236,7 +252,7 @@ def test_a_half_precision_graph_of_format_2_is_searched_then_built_again_8_bit(
     meta = json.loads((files.directory / INDEX_FILE).read_text())
     (files.directory / INDEX_FILE).write_text(json.dumps({**meta, "version": 2}))
 
-    again = reopened(files)
+    again = reopen()
     restored = HnswVectorIndex(DIM, exact=exact_of(40))
     assert again.restore(restored, KEY) == [] and restored.changed  # saved again as format 3
     assert graph_dtype(restored.state()["graph"]) == "f16"
