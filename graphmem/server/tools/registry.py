@@ -13,6 +13,7 @@ against the tool's parameters before it runs.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import logging
@@ -26,6 +27,7 @@ from typing import Any, ParamSpec, TypeVar
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
 from fastmcp.server.middleware import Middleware, MiddlewareContext
+from fastmcp.tools import FunctionTool
 from mcp.types import ToolAnnotations
 from pydantic import TypeAdapter, ValidationError
 
@@ -87,7 +89,7 @@ class ToolRegistry:
             wrapped = _checked(self.runtime, name)(function)
             if not effect.read_only:
                 wrapped = _then(wrapped, self.runtime.written)
-            self.mcp.tool(wrapped, name=name, annotations=hints(effect))
+            self.mcp.add_tool(_tool(function, wrapped, name, hints(effect)))
             parameters[name] = Parameters.of(function)
         self.mcp.add_middleware(ArgumentCheck(parameters, self.runtime.metrics))
 
@@ -135,6 +137,50 @@ def made_from(exposed: tuple[Verb, ...], runtime: Runtime) -> Callable[..., Any]
     call.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
     call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
     return call
+
+
+def _tool(
+    function: Callable[..., Any], wrapped: Callable[..., Any], name: str, annotations: ToolAnnotations
+) -> FunctionTool:
+    """The FastMCP tool that calls ``wrapped`` (``function`` checked, timed and counted).
+
+    FastMCP parses a function's parameters and answer into JSON schemas (pydantic models, 70 ms
+    of CPU for a server's tools), and every server built in one process (a test builds one per
+    runtime) defines the same tools: a tool's definition is parsed once, keyed as
+    ``Parameters.of`` keys it, and a later server's tool is a copy of it calling its own
+    function. The copy is what FastMCP's own transforms make of a tool (``model_copy``), its
+    schemas copied too, so nothing one server does to its tools reaches another's."""
+    key = (function.__code__, name)
+    parsed = _TOOLS.get(key)
+    if parsed is None:
+        tool = FunctionTool.from_function(wrapped, name=name, annotations=annotations)
+        if tool.fn is wrapped:  # FastMCP calls the function as given (no Context parameter to inject)
+            _TOOLS[key] = _copy(tool, _parsed_only)  # keeps no runtime alive
+        return tool
+    return _copy(parsed, wrapped)
+
+
+def _copy(tool: FunctionTool, fn: Callable[..., Any]) -> FunctionTool:
+    """``tool`` calling ``fn``, with schemas, annotations and tags of its own."""
+    return tool.model_copy(
+        update={
+            "fn": fn,
+            "parameters": copy.deepcopy(tool.parameters),
+            "output_schema": copy.deepcopy(tool.output_schema),
+            "annotations": tool.annotations.model_copy() if tool.annotations else None,
+            "tags": set(tool.tags),
+            "meta": copy.deepcopy(tool.meta),
+        }
+    )
+
+
+def _parsed_only(**arguments: Any) -> Any:  # pragma: no cover - a parsed definition is never registered
+    raise RuntimeError("A parsed tool definition is copied with a server's own function before it is called.")
+
+
+# Each tool's definition as FastMCP parsed it, by the code of its function and its name (as
+# ``_PARAMETERS``), its function replaced by ``_parsed_only``.
+_TOOLS: dict[tuple[CodeType, str], FunctionTool] = {}
 
 
 def _checked(runtime: Runtime, name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:

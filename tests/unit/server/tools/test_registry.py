@@ -5,12 +5,21 @@ anything else is reported without internals, and every call is counted."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
+from fastmcp.tools import FunctionTool
+from support.memory_service import in_memory_service
 from support.tools_client import Tools
 
+from graphmem.core.timeparse import utc_now
 from graphmem.errors import ImportFileError
+from graphmem.server.runtime import Runtime
+from graphmem.server.tools import build_mcp, registry
 from graphmem.server.tools.registry import MAX_PROBLEMS_SHOWN
+from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 
 
@@ -119,3 +128,50 @@ def test_memory_status_reports_the_counts(tools: Tools) -> None:
     assert status["memories"] == 1
     assert status["by_category"] == {"decision": 1}
     assert json.dumps(status)  # JSON all the way down
+
+
+def test_a_second_server_parses_no_tool_again_lists_the_same_tools_and_calls_its_own_runtime(
+    tools: Tools, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``tools``'s server may have copied its tools from an earlier test's: one parsed afresh here
+    monkeypatch.setattr(registry, "_TOOLS", {})
+    parsed_afresh = Tools(build_mcp(tools.runtime), tools.runtime).listing()
+    parsed: list[str] = []
+    parse = FunctionTool.from_function
+
+    def counted(fn: Any, **options: Any) -> FunctionTool:
+        parsed.append(options["name"])
+        return parse(fn, **options)
+
+    monkeypatch.setattr(FunctionTool, "from_function", counted)
+    unserved = in_memory_service(tmp_path / "other")
+    other_memory = unserved.serving(Coordinator(utc_now, timedelta(minutes=5)))
+    other_runtime = Runtime(
+        other_memory, log_hint="the other log", resolve_project=lambda path: path, version="test"
+    )
+    other = Tools(build_mcp(other_runtime), other_runtime)
+    try:
+        listed = other.listing()
+        assert parsed == []
+        assert list(listed) == list(parsed_afresh)
+        assert {name: tool.model_dump() for name, tool in listed.items()} == {
+            name: tool.model_dump() for name, tool in parsed_afresh.items()
+        }
+
+        other.ok("remember", text="We chose Kùzu for the graph store")
+        assert [m.text for m in other_memory.store.all_memories()] == ["We chose Kùzu for the graph store"]
+        assert list(tools.runtime.memory.store.all_memories()) == []
+        assert tools.ok("recall", query="Kùzu graph store")["hits"] == []
+        assert calls(other, "remember", "ok") == 1.0
+        assert calls(tools, "remember", "ok") == 0.0
+        assert other_runtime._wake.is_set()
+        assert not tools.runtime._wake.is_set()
+
+        def broken(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("the store went away")
+
+        monkeypatch.setattr(other_memory, "recall", broken)
+        assert "the other log" in other.refused("recall", query="deploys")  # its runtime's log hint
+        assert tools.ok("recall", query="deploys")["hits"] == []
+    finally:
+        unserved.close()
