@@ -124,7 +124,7 @@ class KuzuCodeGraph:
         pattern = (
             "(s:Symbol)-[c:CALLS]->(t:Symbol {key: $key})"
             if incoming
-            else "(t:Symbol {key: $key})-[c:CALLS]->(s:Symbol)"
+            else "(s:Symbol)<-[c:CALLS]-(t:Symbol {key: $key})"
         )
         rows = self._store.db.keyed_rows(
             f"MATCH {pattern} RETURN {SYMBOL_RETURN}, t.key, c.confidence LIMIT $limit",
@@ -140,14 +140,14 @@ class KuzuCodeGraph:
             query = "MATCH (a:File)-[:IMPORTS]->(b:File {key: $k}) RETURN a.path ORDER BY a.path LIMIT $limit"
         else:
             query = (
-                "MATCH (a:File {key: $k})-[:IMPORTS]->(b) RETURN coalesce(b.path, b.name) "
+                "MATCH (b)<-[:IMPORTS]-(a:File {key: $k}) RETURN coalesce(b.path, b.name) "
                 "ORDER BY label(b) DESC, b.key LIMIT $limit"
             )
         return [r[0] for r in self._store.db.rows(query, {"k": key, "limit": limit})]
 
     def co_changes(self, project: str, path: str, limit: int) -> list[tuple[str, int]]:
         rows = self._store.db.rows(
-            "MATCH (a:File {key: $k})-[c:CO_CHANGES]-(b:File) WHERE b.deleted_at IS NULL "
+            "MATCH (b:File)-[c:CO_CHANGES]-(a:File {key: $k}) WHERE b.deleted_at IS NULL "
             "RETURN b.path, c.count ORDER BY c.count DESC, b.path LIMIT $limit",
             {"k": file_key(project, path), "limit": limit},
         )

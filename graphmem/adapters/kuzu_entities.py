@@ -117,7 +117,7 @@ class KuzuEntities:
         if not memory_ids:
             return {}
         query = (
-            "MATCH (m:Memory {id: $key})-[:ABOUT]->(e) "
+            "MATCH (e)<-[:ABOUT]-(m:Memory {id: $key}) "
             "RETURN m.id, label(e), e.key, e.name, e.project, e.title"
         )
         # Each lookup walks ABOUT to every entity table (2-15 ms): the join wins from a few dozen

@@ -207,7 +207,9 @@ class KuzuGitLabGraph:
             grouped.setdefault((scope.key, scope.into), []).append(scope.rel)
         for (key, into), rels in grouped.items():
             node, rel = f"(n:{key.split(':', 1)[0]} {{key: $k}})", f"[r:{'|:'.join(rels)}]"
-            ends = f"()-{rel}->{node}" if into else f"{node}-{rel}->()"
+            ends = (
+                f"()-{rel}->{node}" if into else f"()<-{rel}-{node}"
+            )  # the keyed node last: test_kuzu_plans.py
             self._store.db.run(f"MATCH {ends} DELETE r", {"k": key})
 
     def _put_people(self, people: Sequence[Person]) -> None:

@@ -174,7 +174,7 @@ class KuzuGitLabReads:
             merged_at=aware(r[4]),
             changed_files=files_from_json(r[5]),
             changed_files_total=int(r[6] or 0),
-            closes=self._issue_refs("MATCH (:MergeRequest {key: $k})-[:CLOSES]->(i:Issue)", key),
+            closes=self._issue_refs("MATCH (i:Issue)<-[:CLOSES]-(:MergeRequest {key: $k})", key),
         )
 
     def issue(self, key: str) -> IssueData | None:
@@ -183,8 +183,8 @@ class KuzuGitLabReads:
             return None
         facts, r = saved
         people = self._people(key, "Issue")
-        epics = self._targets("MATCH (:Issue {key: $k})-[:PART_OF]->(x:Epic)", key)
-        related = self._targets("MATCH (:Issue {key: $k})-[:RELATED_MR]->(x:MergeRequest)", key)
+        epics = self._targets("MATCH (x:Epic)<-[:PART_OF]-(:Issue {key: $k})", key)
+        related = self._targets("MATCH (x:MergeRequest)<-[:RELATED_MR]-(:Issue {key: $k})", key)
         return IssueData(
             **facts,
             author=next(iter(people["AUTHORED"]), None),
@@ -201,7 +201,7 @@ class KuzuGitLabReads:
             return None
         facts, r = saved
         facts["group"] = facts.pop("project")
-        parents = self._targets("MATCH (:Epic {key: $k})-[:PART_OF]->(x:Epic)", key)
+        parents = self._targets("MATCH (x:Epic)<-[:PART_OF]-(:Epic {key: $k})", key)
         return EpicData(
             **facts,
             author=Person(r[0]) if r[0] else None,
@@ -236,7 +236,7 @@ class KuzuGitLabReads:
     def changed_symbols(self, mr_key: str) -> list[str]:
         """Keys of the symbols an MR's diff touched (as linked when it was enriched)."""
         rows = self._store.db.rows(
-            "MATCH (:MergeRequest {key: $k})-[:CHANGES]->(s:Symbol) RETURN s.key ORDER BY s.key",
+            "MATCH (s:Symbol)<-[:CHANGES]-(:MergeRequest {key: $k}) RETURN s.key ORDER BY s.key",
             {"k": mr_key},
         )
         return [r[0] for r in rows]

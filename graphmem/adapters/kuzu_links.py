@@ -78,7 +78,7 @@ class KuzuMemoryLinks:
                 rows = [
                     row
                     for pattern in (
-                        "(a:Memory {id: $key})-[x:RELATES]->(b:Memory)",
+                        "(b:Memory)<-[x:RELATES]-(a:Memory {id: $key})",
                         "(a:Memory)-[x:RELATES]->(b:Memory {id: $key})",
                     )
                     for row in self._db.keyed_rows(f"MATCH {pattern} {returned}", memory_ids, few=few)
@@ -102,7 +102,7 @@ class KuzuMemoryLinks:
         if memory_ids is None:
             rows = self._db.rows("MATCH (a:Memory)-[:NEXT]->(b:Memory) RETURN a.id, b.id")
         else:
-            query = "MATCH (a:Memory {id: $key})-[:NEXT]->(b:Memory) RETURN a.id, b.id"
+            query = "MATCH (b:Memory)<-[:NEXT]-(a:Memory {id: $key}) RETURN a.id, b.id"
             rows = self._db.keyed_rows(query, memory_ids, few=self._sizes.few_keys(["Memory"], FEW_EDGE_KEYS))
         return [(r[0], r[1]) for r in rows]
 
@@ -125,9 +125,11 @@ class KuzuMemoryLinks:
         # A few seeds one lookup each (see keyed_rows): 10 seeds at 100,000 memories 0.1 s, where
         # UNWIND joined them with every NEXT, RELATES and ABOUT edge (0.4-0.6 s). All three
         # kinds in one lookup: 30 seeds took 41 ms where a lookup per kind took 75-80 ms. On a
-        # smaller store, one join (kuzu_keyed.py).
+        # smaller store, one join (kuzu_keyed.py). The keyed node last: written first, a store
+        # of a million memories without links planned a scan of every memory for each seed
+        # (85-140 ms a seed against 1-4; tests/unit/adapters/test_kuzu_plans.py).
         rows = self._db.keyed_rows(
-            "MATCH (a:Memory {id: $key})-[x:NEXT|RELATES|ABOUT]-(b) "
+            "MATCH (b)-[x:NEXT|RELATES|ABOUT]-(a:Memory {id: $key}) "
             "RETURN a.id, label(x), b.id, b.key, x.kind",
             memory_ids,
             few=self._sizes.few_keys(["Memory", *ENTITY_TABLES], FEW_EDGE_KEYS),
