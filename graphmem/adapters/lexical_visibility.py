@@ -26,6 +26,7 @@ from typing import NamedTuple
 import tantivy
 
 from graphmem.adapters.lexical_analysis import SCHEMA
+from graphmem.adapters.lexical_bounds import TermBounds, proven_hits
 from graphmem.core.keys import numbered_memory_id
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import Visibility
@@ -165,6 +166,11 @@ class Search:
     visibility: Visibility
     overlay: Collection[str]
     limit: int
+    # The ``text`` tokens of a query of words alone, one term query each in its order, and
+    # the searcher's best score of each: its leading hits are then found among the memories
+    # that hold its rarer words (``lexical_bounds.proven_hits``).
+    terms: tuple[str, ...] = ()
+    bounds: TermBounds | None = None
 
 
 def top_hits(searcher: tantivy.Searcher, search: Search) -> list[Hit]:
@@ -188,15 +194,29 @@ def filtered_hits(searcher: tantivy.Searcher, search: Search) -> list[Hit] | Non
 
     The answer is the same: tantivy ranks hits by score, ties by ascending address
     (documented since 0.26), so the hits it returns are the first of that order and the
-    visible ones among them the first visible ones."""
-    query, visibility, overlay, limit = search.query, search.visibility, search.overlay, search.limit
-    depth = first_depth(limit)
+    visible ones among them the first visible ones. A query of words alone first tries the
+    leading hits ``proven_hits`` finds without scoring every match: when ``limit`` visible
+    ones are among them, they are the answer."""
+    depth = first_depth(search.limit)
+    if search.terms and search.bounds is not None:
+        proven = proven_hits(search.bounds, search.terms, search.query, depth, search.limit)
+        found = _visible(searcher, search, proven, every=False) if proven else None
+        if found is not None:
+            return found
     # The query as the only clause of a boolean one, as excluded_hits asks it: tantivy then
     # scores each hit alike, to the bit (block-max WAND, for a query of words alone, adds
     # the words' scores in another order).
-    whole = tantivy.Query.boolean_query([(tantivy.Occur.Should, query)])
+    whole = tantivy.Query.boolean_query([(tantivy.Occur.Should, search.query)])
     hits = searcher.search(whole, depth, count=False).hits
-    every = len(hits) < depth  # every match is among them
+    return _visible(searcher, search, hits, every=len(hits) < depth)  # every: all matches are in
+
+
+def _visible(
+    searcher: tantivy.Searcher, search: Search, hits: list[tuple[float, tantivy.DocAddress]], *, every: bool
+) -> list[Hit] | None:
+    """The first ``limit`` visible hits of ``hits`` (a search's leading hits in order) that
+    the overlay does not hold; None when fewer are there and ``hits`` are not ``every`` match."""
+    visibility, overlay, limit = search.visibility, search.overlay, search.limit
     addresses = [address for _, address in hits]
     shows = ColumnFilter(visibility).shows
     columns = [searcher.fast_field_values(name, addresses) for name in Columns._fields]

@@ -1,0 +1,118 @@
+"""The best hits of a query of words without scoring every memory that holds one (``proven_hits``).
+
+tantivy-py collects a search's hits with a ``MultiCollector``, which scores every match: a
+query of eight words, three of them common ("call", "retry", "policy"), scored 150,000-250,000
+memories at a million, 3-4 ms of a remember's near-duplicate check. Yet a memory that holds
+only common words cannot be among the best: it scores at most the sum of those words' best
+scores (``TermBounds``: each word's best score in the index, read once per searcher). So the
+search first asks only the memories that hold one of the rarer words, each scored by the whole
+query (beside a ``Must`` clause that adds 0.0: the same float sums, to the bit).
+
+Its leading hits that score above both what the words left out can add and the first hit past
+the cut are the whole query's leading hits, in its order: every other memory scores lower.
+Hits tied at the cut are not (which of them tantivy keeps depends on the order it sees them),
+so the caller asks the whole query when the answer reaches past the proven ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import tantivy
+
+from graphmem.adapters.lexical_analysis import SCHEMA
+
+# tantivy adds scores as 32-bit floats: a sum of best scores is raised by this much
+# (relative, then absolute) before it is compared with a hit's score.
+BOUND_SLACK = 1e-4
+# Words whose best scores are kept per searcher (a new searcher, after each commit, starts anew).
+TERM_CACHE_SIZE = 4096
+# The first try leaves out the commonest words whose best scores add up to less than this
+# share of the best scores of all the query's words together: a leading hit holds most of them.
+FIRST_TRY_SHARE = 0.5
+# Searches of the rarer words' memories before the whole query is asked: a second leaves out
+# fewer words, those the first's hits prove cannot matter.
+TRIES = 2
+
+Hits = list[tuple[float, tantivy.DocAddress]]
+
+
+class TermBounds:
+    """Each word's best score in one searcher's index: what it adds to any memory's score at
+    most. A search of the word alone, once per word and searcher."""
+
+    def __init__(self, searcher: tantivy.Searcher) -> None:
+        self.searcher = searcher
+        self._best: dict[str, float] = {}
+
+    def best(self, term: str) -> float:
+        score = self._best.get(term)
+        if score is None:
+            query = tantivy.Query.term_query(SCHEMA, "text", term)
+            hits = self.searcher.search(query, 1, count=False).hits
+            score = float(hits[0][0]) if hits else 0.0
+            if len(self._best) >= TERM_CACHE_SIZE:
+                self._best.pop(next(iter(self._best)))
+            self._best[term] = score
+        return score
+
+
+def left_out(terms: Sequence[str], doc_freqs: Sequence[int], bounds: TermBounds, budget: float) -> list[int]:
+    """The positions of the words to leave out of the required clause: the commonest first,
+    while their best scores add up to less than ``budget``; never every word."""
+    order = sorted(range(len(terms)), key=lambda i: (-doc_freqs[i], i))
+    chosen: list[int] = []
+    total = 0.0
+    for i in order[:-1]:
+        best = bounds.best(terms[i])
+        if total + best >= budget:
+            break
+        chosen.append(i)
+        total += best
+    return chosen
+
+
+def proven_hits(
+    bounds: TermBounds, terms: Sequence[str], query: tantivy.Query, depth: int, want: int
+) -> Hits:
+    """The leading hits of ``query`` (any of ``terms``: tokens of the ``text`` field, one term
+    query each, in the query's order) that its ``depth`` best as ``searcher.search`` of the
+    query alone in a boolean one begin with: the same hits, scores and order; at least
+    ``want`` of them when it can. Empty when none can be proven so (the caller asks the
+    whole query)."""
+    if len(terms) < 2 or depth <= 0:
+        return []
+    searcher = bounds.searcher
+    doc_freqs = [searcher.doc_freq("text", term) for term in terms]
+    budget = FIRST_TRY_SHARE * sum(bounds.best(term) for term in terms)
+    proven: Hits = []
+    tried: set[tuple[int, ...]] = set()
+    for _ in range(TRIES):
+        out = tuple(left_out(terms, doc_freqs, bounds, budget))
+        if not out or out in tried:
+            break
+        tried.add(out)
+        rare = [term for i, term in enumerate(terms) if i not in out]
+        hits = _holding(searcher, query, rare, depth + 1)
+        cut = sum(bounds.best(terms[i]) for i in out) * (1 + BOUND_SLACK) + BOUND_SLACK
+        if len(hits) > depth:
+            cut = max(cut, hits[depth][0])  # tied at the cut: which tantivy keeps is its own
+        proven = [hit for hit in hits[:depth] if hit[0] > cut]
+        if len(proven) >= want or len(hits) < want:
+            break
+        # The whole query's ``want``-th hit scores at least this: leave out fewer words.
+        budget = hits[want - 1][0]
+    return proven
+
+
+def _holding(searcher: tantivy.Searcher, query: tantivy.Query, rare: Sequence[str], limit: int) -> Hits:
+    """The ``limit`` best hits of ``query`` among the memories that hold one of ``rare``."""
+    words = [tantivy.Query.term_query(SCHEMA, "text", term) for term in dict.fromkeys(rare)]
+    holds = (
+        words[0]
+        if len(words) == 1
+        else tantivy.Query.boolean_query([(tantivy.Occur.Should, w) for w in words])
+    )
+    required = tantivy.Query.const_score_query(holds, 0.0)  # adds 0.0: the scores stay the query's
+    both = tantivy.Query.boolean_query([(tantivy.Occur.Must, required), (tantivy.Occur.Should, query)])
+    return list(searcher.search(both, limit, count=False).hits)
