@@ -16,6 +16,7 @@ so the caller asks the whole query when the answer reaches past the proven ones.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import tantivy
@@ -44,6 +45,7 @@ class TermBounds:
     def __init__(self, searcher: tantivy.Searcher) -> None:
         self.searcher = searcher
         self._best: dict[str, float] = {}
+        self._lock = threading.Lock()  # searches run on several threads (a daemon's)
 
     def best(self, term: str) -> float:
         score = self._best.get(term)
@@ -51,9 +53,10 @@ class TermBounds:
             query = tantivy.Query.term_query(SCHEMA, "text", term)
             hits = self.searcher.search(query, 1, count=False).hits
             score = float(hits[0][0]) if hits else 0.0
-            if len(self._best) >= TERM_CACHE_SIZE:
-                self._best.pop(next(iter(self._best)))
-            self._best[term] = score
+            with self._lock:
+                if len(self._best) >= TERM_CACHE_SIZE:
+                    self._best.pop(next(iter(self._best)))
+                self._best[term] = score
         return score
 
 
