@@ -383,7 +383,7 @@ def test_a_huge_message_is_read_within_bounds() -> None:
     assert item.category is Category.DECISION
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=3 * settings().max_examples // 2, deadline=None)  # 150 in the full profile
 @given(st.lists(st.tuples(st.sampled_from(["user", "assistant"]), st.text(max_size=200)), max_size=6))
 def test_extract_never_raises(turns: list[tuple[str, str]]) -> None:
     for item in extract(_session(*turns)):

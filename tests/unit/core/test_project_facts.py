@@ -161,7 +161,7 @@ def test_a_file_that_is_no_doc_gives_nothing() -> None:
 # -- robustness -----------------------------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=3 * settings().max_examples // 5, deadline=None)  # 60 in the full profile
 @given(path=st.sampled_from([*SAMPLE_FILES, ".cursorrules", "README.rst"]), text=st.text(max_size=400))
 def test_extract_facts_never_raises(path: str, text: str) -> None:
     found = extract_facts(path, text)
@@ -169,7 +169,7 @@ def test_extract_facts_never_raises(path: str, text: str) -> None:
     assert len({f.key for f in found}) == len(found)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=3 * settings().max_examples // 5, deadline=None)  # 60 in the full profile
 @given(
     lines=st.lists(
         st.sampled_from(

@@ -216,7 +216,7 @@ _SECRETISH = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=3 * settings().max_examples, deadline=None)  # 300 in the full profile
 @given(st.lists(st.one_of(st.text(max_size=30), _SECRETISH), max_size=12).map("".join))
 def test_redact_never_raises_and_is_idempotent(text: str) -> None:
     once = redact(text)
