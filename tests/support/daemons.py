@@ -104,6 +104,25 @@ def listed(
     return [memory_view(record, now=now) for record in records]
 
 
+def remembered(data_dir: Path, project: Path, text: str, *, category: str = "fact") -> str:
+    """What ``graphmem --data-dir DATA_DIR remember -c CATEGORY TEXT`` run in ``project`` stores,
+    asked of the daemon serving ``data_dir`` from this process as the CLI asks it (the same
+    ``RemoteMemory.remember``, project and branch as the CLI resolves them): the new memory's id.
+    For a test that stores its setup before what it is about: a ``graphmem remember`` process
+    costs about 1 s of CPU, this a few milliseconds. The CLI's own ``remember`` keeps its tests."""
+    from graphmem.connect import resolve_branch, resolve_project
+    from graphmem.server.daemon_process import find_daemon
+    from graphmem.server.remote import RemoteMemory
+
+    daemon = find_daemon(data_dir)
+    assert daemon is not None, f"no daemon serves {data_dir}"
+    where = resolve_project(project)
+    branch = resolve_branch(project) if where else None
+    memory = RemoteMemory(daemon, project=where, branch=branch)
+    result = memory.remember(text, category=category, project=where, branch=branch)
+    return result.memory.id
+
+
 @dataclass
 class Daemon:
     process: subprocess.Popen[bytes]

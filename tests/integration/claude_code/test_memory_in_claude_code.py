@@ -18,7 +18,7 @@ from support.claude_code import (
     texts_of,
     tool_names,
 )
-from support.daemons import listed
+from support.daemons import listed, remembered
 from support.fake_llm import ToolCall
 
 pytestmark = pytest.mark.integration
@@ -37,8 +37,7 @@ def install(claude: ClaudeCodeSandbox) -> None:
 
 
 def remember(claude: ClaudeCodeSandbox, text: str, category: str) -> None:
-    done = claude.graphmem("remember", "-c", category, text)
-    assert done.returncode == 0, done.stderr
+    remembered(claude.data_dir, claude.project, text, category=category)
 
 
 def newest_user_texts(body: dict[str, Any]) -> list[str]:

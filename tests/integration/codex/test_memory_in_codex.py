@@ -9,7 +9,6 @@ what reaches the model: the request bodies the stand-in records.
 from __future__ import annotations
 
 import itertools
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 from support.codex import CodexSandbox
-from support.daemons import Daemon, graphmem_cli, listed, start_daemon
+from support.daemons import Daemon, graphmem_cli, listed, remembered, start_daemon
 from support.fake_llm import Text
 from support.fake_responses import (
     FakeResponses,
@@ -40,9 +39,7 @@ WAIT_FOR_TOOLS = ("-c", "mcp_servers.graphmem.required=true")
 
 
 def remember(daemon: Daemon, project: Path, text: str, category: str) -> str:
-    done = graphmem_cli(daemon.data_dir, "remember", "-c", category, "--json", text, cwd=project)
-    assert done.returncode == 0, done.stderr
-    return str(json.loads(done.stdout)["memory"]["id"])
+    return remembered(daemon.data_dir, project, text, category=category)
 
 
 @pytest.fixture

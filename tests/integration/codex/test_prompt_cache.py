@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from support.codex import CodexSandbox
-from support.daemons import Daemon, graphmem_cli, start_daemon
+from support.daemons import Daemon, graphmem_cli, remembered, start_daemon
 from support.fake_llm import Text
 from support.fake_responses import FakeResponses, common_prefix, input_items, raw_input, text_of
 from support.session_scenario import BOOT_DIRECTIVE, FACTS, TURNS
@@ -71,8 +71,7 @@ def test_graphmem_keeps_the_prompt_cache_of_a_codex_session(
     try:
         codex.extra_env.update(GRAPHMEM_CONFIG=str(tmp_path / "none.toml"), GRAPHMEM_PLUGIN_TIMEOUT_MS="5000")
         for text, category in ((BOOT_DIRECTIVE, "directive"), *((fact, "fact") for fact in FACTS)):
-            done = graphmem_cli(data_dir, "remember", "-c", category, text, cwd=codex.project)
-            assert done.returncode == 0, done.stderr
+            remembered(data_dir, codex.project, text, category=category)
         # `codex exec` does not wait for an MCP server that is not required: the tools would come and go.
         on = measure(play(codex, fake_model, "-c", "mcp_servers.graphmem.required=true"))
     finally:

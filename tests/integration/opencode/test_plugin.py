@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import Daemon, listed, sandbox_env, start_daemon
+from support.daemons import Daemon, listed, remembered, sandbox_env, start_daemon
 from support.fake_llm import FakeLLM, Text, ToolCall, system_prompt
 from support.opencode import OpenCodeSandbox
 
@@ -135,8 +135,7 @@ def test_a_tool_loop_gets_the_same_block_on_every_call_and_the_title_agent_none(
     opencode, daemon = served
     (opencode.project / "billing.py").write_text("DATABASE = 'postgres'\n", "utf-8")
     cents = "Billing keeps money in integer cents, never floats, to avoid rounding errors."
-    stored = graphmem(daemon.data_dir, "remember", "-c", "decision", cents, cwd=opencode.project)
-    assert stored.returncode == 0, stored.stderr
+    remembered(daemon.data_dir, opencode.project, cents, category="decision")
     fake_llm.script(ToolCall("read", {"filePath": str(opencode.project / "billing.py")}), Text("Done."))
 
     opencode.run_turn("How does billing store money amounts? Check billing.py.", timeout=180)
@@ -243,9 +242,7 @@ def user_text(message: dict[str, Any]) -> str:
 
 
 def remember(daemon: Daemon, project: Path, text: str, category: str) -> str:
-    done = graphmem(daemon.data_dir, "remember", "-c", category, "--json", text, cwd=project)
-    assert done.returncode == 0, done.stderr
-    return str(json.loads(done.stdout)["memory"]["id"])
+    return remembered(daemon.data_dir, project, text, category=category)
 
 
 def test_a_five_turn_session_keeps_every_earlier_request_as_a_byte_identical_prefix(

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from support.cpu_load import cpu_load
-from support.daemons import Daemon, sandbox_env, start_daemon
+from support.daemons import Daemon, remembered, sandbox_env, start_daemon
 from support.fake_llm import FakeLLM, Text, system_prompt
 from support.opencode import OpenCodeSandbox
 
@@ -71,7 +71,7 @@ def test_six_turns_under_load_and_a_daemon_restart_keep_every_previous_request(
     daemon = serve(data_dir, opencode)
     try:
         for text, category in [(DIRECTIVE, "directive"), *((fact, "fact") for _, fact in TURNS if fact)]:
-            assert graphmem(data_dir, "remember", "-c", category, text, cwd=opencode.project).returncode == 0
+            remembered(data_dir, opencode.project, text, category=category)
         fake_llm.script(*(Text(f"Answer {i}.") for i in range(len(TURNS))))
         session = ""
         with cpu_load(2):
