@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 START_TIMEOUT_S = 120.0
+# How often a test looks again at what a daemon learned or started: a look through ``listed`` costs
+# about 0.03 s of CPU, and a look a second left the test waiting half a second on average.
+POLL_S = 0.25
 # Daemon base url -> its local token, learnt from the data dir when the daemon is found.
 _TOKENS: dict[str, str] = {}
 

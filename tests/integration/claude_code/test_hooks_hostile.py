@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from support.claude_transcript import TranscriptWriter, text
-from support.daemons import listed
+from support.daemons import POLL_S, listed
 
 from graphmem.integrations.hook_client import HookClient
 
@@ -86,7 +86,7 @@ def wait_for(check: Any, what: str) -> None:
     while time.monotonic() < deadline:
         if check():
             return
-        time.sleep(0.5)
+        time.sleep(POLL_S)
     raise AssertionError(f"timed out waiting for {what}")
 
 

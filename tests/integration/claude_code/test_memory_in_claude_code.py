@@ -18,7 +18,7 @@ from support.claude_code import (
     texts_of,
     tool_names,
 )
-from support.daemons import listed, remembered
+from support.daemons import POLL_S, listed, remembered
 from support.fake_llm import ToolCall
 
 pytestmark = pytest.mark.integration
@@ -111,7 +111,8 @@ def test_a_sessions_decision_is_recalled_after_it_ends(claude: ClaudeCodeSandbox
     while time.monotonic() < deadline and not found:
         rows = listed(claude.data_dir, claude.project, categories=("decision",), limit=50)
         found = [m for m in rows if "PostgreSQL 16" in m.get("text", "")]
-        time.sleep(1)
+        if not found:
+            time.sleep(POLL_S)
     assert found, f"nothing learned; hooks.log:\n{claude.hooks_log()}"
     assert found[0]["source"] == "claude-code" and found[0]["session"]
     recalled = claude.graphmem("recall", "which database does the orders service use", "--json")
@@ -151,7 +152,7 @@ def test_with_no_daemon_the_turn_goes_on_and_the_hooks_start_one(claude: ClaudeC
     assert "Traceback" not in claude.hooks_log()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (claude.data_dir / "daemon.json").exists():
-        time.sleep(0.5)
+        time.sleep(POLL_S)
     assert (claude.data_dir / "daemon.json").exists()  # the hooks (or graphmem mcp) started one
 
 

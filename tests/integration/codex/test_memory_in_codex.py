@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from support.codex import CodexSandbox
-from support.daemons import Daemon, graphmem_cli, listed, remembered, start_daemon
+from support.daemons import POLL_S, Daemon, graphmem_cli, listed, remembered, start_daemon
 from support.fake_llm import Text
 from support.fake_responses import (
     FakeResponses,
@@ -195,7 +195,7 @@ def wait_for_learned(daemon: Daemon, project: Path, session: str) -> list[dict[s
         learned = [m for m in listed(daemon.data_dir, project) if m.get("session") == session]
         if any(m["category"] == "decision" for m in learned):
             return learned
-        time.sleep(1.0)
+        time.sleep(POLL_S)
     log = daemon.log.read_text("utf-8", errors="replace")[-3000:]
     raise AssertionError(
         f"graphmem learned nothing from session {session}: {learned}\n{log}\n{hook_log(daemon)}"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.codex import CodexSandbox
-from support.daemons import Daemon, graphmem_cli, listed, start_daemon
+from support.daemons import POLL_S, Daemon, graphmem_cli, listed, start_daemon
 from support.fake_llm import FakeLLM, Text
 from support.opencode import OpenCodeSandbox, ensure_opencode
 
@@ -63,7 +63,8 @@ def test_what_a_codex_session_decided_reaches_opencodes_next_session(
     while time.monotonic() < deadline and decision is None:
         found = [m for m in listed(daemon.data_dir, codex.project) if m.get("session") == run.session_id]
         decision = next((m for m in found if m["category"] == "decision"), None)
-        time.sleep(1.0)
+        if decision is None:
+            time.sleep(POLL_S)
     assert decision is not None and decision["source"] == "codex"
 
     llm.script(Text("Postgres 16."))

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import Daemon, listed, remembered, sandbox_env, start_daemon
+from support.daemons import POLL_S, Daemon, listed, remembered, sandbox_env, start_daemon
 from support.fake_llm import FakeLLM, Text, ToolCall, system_prompt
 from support.opencode import OpenCodeSandbox
 
@@ -81,7 +81,7 @@ def wait_for(daemon: Daemon, project: Path, session: str, categories: set[str]) 
         learned = [m for m in memories(daemon, project) if m.get("session") == session]
         if categories <= {m["category"] for m in learned}:
             return learned
-        time.sleep(1.0)
+        time.sleep(POLL_S)
     log = daemon.log.read_text("utf-8", errors="replace")[-3000:]
     raise AssertionError(f"graphmem did not learn {categories} from session {session}: {learned}\n{log}")
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import Daemon, listed, start_daemon
+from support.daemons import POLL_S, Daemon, listed, start_daemon
 from support.opencode import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
 from support.opencode_db import T0_MS, OpenCodeDB, add_v2_message
 
@@ -267,4 +267,4 @@ def learned_from(daemon: Daemon, project: Path, session: str) -> list[dict[str, 
         learned = [m for m in listed(daemon.data_dir, project, limit=50) if m.get("session") == session]
         if learned or time.monotonic() > deadline:
             return learned
-        time.sleep(1.0)
+        time.sleep(POLL_S)
