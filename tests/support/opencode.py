@@ -58,6 +58,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -390,6 +391,17 @@ class OpenCodeSandbox:
             raise AssertionError(f"opencode session list failed ({done.returncode}):\n{done.stderr}")
         sessions: list[dict[str, Any]] = json.loads(done.stdout or "[]")
         return sessions
+
+    def stored_sessions(self) -> list[dict[str, Any]]:
+        """The sessions :meth:`sessions` lists (the top-level ones, newest first: id, title,
+        directory), read from OpenCode's database rather than by starting OpenCode: a listing took
+        4.6 to 5.9 s at load 8, this read under a millisecond. For a test that needs the id of
+        the session its turns made; :meth:`sessions` keeps OpenCode's own listing for the harness's
+        tests."""
+        query = "SELECT id, title, directory FROM session WHERE parent_id IS NULL ORDER BY time_updated DESC"
+        with contextlib.closing(sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True)) as db:
+            rows = db.execute(query).fetchall()
+        return [{"id": str(id_), "title": str(title), "directory": str(where)} for id_, title, where in rows]
 
 
 # -- the plugin in a bare Node process -----------------------------------------------------------

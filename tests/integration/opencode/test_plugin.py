@@ -108,7 +108,7 @@ def test_what_one_session_decides_reaches_the_next_sessions_system_prompt(
 
     opencode.run_turn(f"{DECISION} {PREFERENCE}", timeout=180)
 
-    [session] = opencode.sessions()
+    [session] = opencode.stored_sessions()
     learned = wait_for(daemon, opencode.project, session["id"], {"decision", "preference"})
     origin = user_message_id(opencode, session["id"])
     decision = next(m for m in learned if m["category"] == "decision")
@@ -257,7 +257,7 @@ def test_a_five_turn_session_keeps_every_earlier_request_as_a_byte_identical_pre
     for ask, _ in TURNS:
         opencode.run_turn(ask, *(["--session", session] if session else []), timeout=180)
         if not session:
-            [listed] = opencode.sessions()
+            [listed] = opencode.stored_sessions()
             session = listed["id"]
 
     requests = fake_llm.requests

@@ -79,7 +79,7 @@ def test_six_turns_under_load_and_a_daemon_restart_keep_every_previous_request(
                 opencode.extra_env["GRAPHMEM_PLUGIN_TIMEOUT_MS"] = "10000" if turn == 1 else "300"
                 opencode.run_turn(ask, *(["--session", session] if session else []), timeout=600)
                 if not session:
-                    [listed] = opencode.sessions()
+                    [listed] = opencode.stored_sessions()
                     session = listed["id"]
                 if turn == RESTART_AFTER_TURN:
                     daemon.stop()
