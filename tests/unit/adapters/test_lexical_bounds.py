@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import tantivy
 
-from graphmem.adapters import lexical_index, lexical_visibility
+from graphmem.adapters import lexical_bounds, lexical_index, lexical_visibility
 from graphmem.adapters.lexical_bounds import TermBounds, proven_hits
 from graphmem.adapters.lexical_index import LexicalIndex
 from graphmem.adapters.lexical_visibility import first_depth
@@ -26,10 +26,26 @@ RARE = ["zorblat", "quixel", "mandrake", "tessellate", "obelisk", "fjord"]
 
 
 @pytest.fixture
-def index(tmp_path: Path) -> Iterator[LexicalIndex]:
+def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[LexicalIndex]:
+    monkeypatch.setattr(lexical_bounds, "MIN_POSTINGS", 0)  # these stores are small
+    # No background commit: the answers compared are of one searcher and one overlay.
+    monkeypatch.setattr(lexical_index, "COMMIT_MAX_CHANGES", 10**9)
+    monkeypatch.setattr(lexical_index, "COMMIT_DELAY", 3600.0)
     index = empty_index(tmp_path)
     yield index
     index.close()
+
+
+def test_a_query_of_few_matches_is_asked_whole(tmp_path: Path) -> None:
+    index = empty_index(tmp_path)
+    try:
+        index.add([memory(f"mem_{n:016x}", "zorblat call" + " note" * n) for n in range(40)])
+        index.add([memory(f"mem_{500 + n:016x}", "call retry policy") for n in range(400)])
+        index.flush()
+        tokens, query = query_of(["zorblat", "call", "retry"])
+        assert proven_hits(TermBounds(index._searcher), tokens, query, first_depth(8), 8) == []
+    finally:
+        index.close()
 
 
 def fill(index: LexicalIndex, rng: random.Random, segments: int = 3) -> list[str]:
