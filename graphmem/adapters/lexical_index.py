@@ -35,10 +35,17 @@ from typing import Protocol
 import tantivy
 
 from graphmem.adapters.id_journal import IdJournal
-from graphmem.adapters.lexical_analysis import ANALYZER, SCHEMA, query_parts, whole_phrase
-from graphmem.adapters.lexical_bounds import TermBounds
+from graphmem.adapters.lexical_analysis import (
+    SCHEMA,
+    any_of,
+    clauses,
+    indexed_pairs,
+    query_parts,
+    whole_phrase,
+)
+from graphmem.adapters.lexical_bounds import ScoreBounds
 from graphmem.adapters.lexical_overlay import Change, as_match, score_overlay
-from graphmem.adapters.lexical_visibility import CODES_VERSION, Columns, Search, top_hits
+from graphmem.adapters.lexical_visibility import CODES_VERSION, Columns, Hit, Search, top_hits
 from graphmem.core.keys import memory_id_number
 from graphmem.core.models import Category, MemoryRecord, Scope
 from graphmem.core.ports import TextHits, TextMatch, Visibility
@@ -52,18 +59,13 @@ JOURNAL = "pending"
 META = "graphmem.json"
 # Bump when the schema or the analysis changes: an index of another version is rebuilt. The
 # visibility columns' codes add their own version (a change to the statuses, say).
-INDEX_VERSION = f"5.{CODES_VERSION}"
+INDEX_VERSION = f"6.{CODES_VERSION}"
 TOKEN_KEY = "lexical_index_token"  # the store's meta key naming the index that belongs to it
 # Seconds a change waits in the overlay before the background commit. A tantivy commit
 # writes a segment, fsyncs it and starts two threads: the writes of half a minute share one.
 COMMIT_DELAY = 30.0
 COMMIT_MAX_CHANGES = 128  # changes waiting that start the commit at once (each search scores them)
 WRITER_HEAP = 15_000_000  # bytes: tantivy's writer buffer (its minimum per thread)
-# Added to the score of a memory that holds the whole phrase (``core.text.phrase_words``):
-# above any BM25 score of a query of at most 12 words and their variants and pairs (under
-# 1,000 at a million memories), so such a memory comes first and is told apart
-# (``TextHits.exact``); small enough that tantivy's float32 keeps BM25 to 0.001.
-EXACT_BONUS = 1e4
 FILTER_FIELDS = ("scope", "project", "status", "category", "created_at", "branch")
 
 
@@ -71,7 +73,8 @@ def _document(record: MemoryRecord) -> tantivy.Document:
     columns = Columns.of(record)
     doc = tantivy.Document(
         id=record.id,
-        text=fold(record.text),
+        text=(text := fold(record.text)),
+        pairs=indexed_pairs(text),
         body=record.text.encode("utf-8"),
         scope=record.scope.value,
         project=record.project or "",
@@ -88,41 +91,6 @@ def _document(record: MemoryRecord) -> tantivy.Document:
     if key is not None:
         doc.add_integer("key", key)
     return doc
-
-
-def _words_query(parts: Iterable[str]) -> tantivy.Query | None:
-    """Any of ``parts`` (each a word or a phrase), as the index analyses them; None: none
-    has a word the index keeps. Built from the analysed tokens rather than parsed: the
-    same query as tantivy's parser makes of quoted parts, without its parsing."""
-    queries = _word_queries(parts)
-    return _any_of(queries) if queries else None
-
-
-def _any_of(queries: list[tantivy.Query]) -> tantivy.Query:
-    """Any of ``queries`` (at least one), their scores summed."""
-    if len(queries) == 1:
-        return queries[0]
-    return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries])
-
-
-def _word_queries(parts: Iterable[str]) -> list[tantivy.Query]:
-    """A term or phrase query for each of ``parts`` that has a word the index keeps."""
-    queries = []
-    for part in parts:
-        tokens = ANALYZER.analyze(part)
-        if len(tokens) == 1:
-            queries.append(tantivy.Query.term_query(SCHEMA, "text", tokens[0]))
-        elif tokens:
-            phrase: list[str | tuple[int, str]] = [*tokens]
-            queries.append(tantivy.Query.phrase_query(SCHEMA, "text", phrase))
-    return queries
-
-
-def _term_tokens(parts: Sequence[str]) -> tuple[str, ...]:
-    """The token of each of ``parts`` when each is one (``_word_queries`` then makes a term
-    query of each, in this order); () when one is a phrase or no word the index keeps."""
-    tokens = [ANALYZER.analyze(part) for part in parts]
-    return tuple(t[0] for t in tokens) if all(len(t) == 1 for t in tokens) else ()
 
 
 def _stored_match(doc: tantivy.Document) -> TextMatch:
@@ -165,7 +133,7 @@ class LexicalIndex:
             # The last commit's searcher, made again after each reload: making one per
             # search cost 0.7 ms of a 5 ms search. With its words' best scores (one attribute:
             # a search reads the two of one commit).
-            self._bounds = TermBounds(self._index.searcher())
+            self._bounds = ScoreBounds(self._index.searcher())
         except (OSError, ValueError) as exc:
             raise StoreError(
                 f"Cannot open the full-text index at {directory}: {exc}. Delete the folder; "
@@ -250,7 +218,7 @@ class LexicalIndex:
                     self._writer.add_document(_document(change.record))
             self._writer.commit()
             self._index.reload()
-            self._bounds = TermBounds(self._index.searcher())
+            self._bounds = ScoreBounds(self._index.searcher())
             with self._lock:
                 for memory_id, change in drained.items():
                     if self._overlay.get(memory_id, ...) is change:
@@ -289,7 +257,7 @@ class LexicalIndex:
                 count += 1
             self._writer.commit()
             self._index.reload()
-            self._bounds = TermBounds(self._index.searcher())
+            self._bounds = ScoreBounds(self._index.searcher())
             (self.directory / META).write_text(
                 json.dumps({"version": INDEX_VERSION, "token": token}), "utf-8"
             )
@@ -347,27 +315,31 @@ class LexicalIndex:
         *,
         keep: bool,
     ) -> tuple[list[tuple[str, float]], set[str], dict[str, TextMatch]]:
-        """BM25 of ``terms`` and the phrases ``pairs``, plus ``EXACT_BONUS`` for holding ``whole``."""
-        words = _word_queries([*pairs, *terms])
-        if not words or limit <= 0:
+        """BM25 of ``terms`` and the phrases ``pairs``; the memories that hold ``whole`` first
+        (``exact``), by their BM25 too. Phrases of two words are asked from the ``pairs``
+        field, scored as their phrase (``ScoreBounds.paired``): every clause is then a term,
+        which tantivy unions without reading positions."""
+        bounds = self._bounds
+        searcher = bounds.searcher
+        asked = [bounds.paired(c) if len(c.tokens) == 2 else c for c in clauses([*pairs, *terms])]
+        if not asked or limit <= 0:
             return [], set(), {}
         with self._lock:
             overlay = dict(self._overlay)
-        kept: dict[str, TextMatch] = {}
         try:
-            holds = _words_query([whole]) if whole else None
-            if holds is not None:  # a constant bonus for holding the phrase: ranks first, told apart
-                # A clause beside the words', not a query around them: a level of nesting
-                # less took 18% off a search at a million memories, hits and scores the same.
-                words.append(tantivy.Query.const_score_query(holds, EXACT_BONUS))
-            text = _any_of(words)
-            bounds = self._bounds
-            searcher = bounds.searcher
+            text = any_of([clause.query for clause in asked])
             # Words alone (remember's near-duplicate check): their tokens let the search skip
             # the memories that hold only common ones (``lexical_bounds``).
-            alone = _term_tokens(terms) if holds is None and not pairs else ()
-            hits = top_hits(searcher, Search(text, visibility, overlay, limit, alone, bounds))
+            alone = (
+                not (pairs or whole) and len(asked) == len(terms) and all(len(c.tokens) == 1 for c in asked)
+            )
+            tokens = tuple(clause.tokens[0] for clause in asked) if alone else ()
+            hits = top_hits(searcher, Search(text, visibility, overlay, limit, tokens, bounds))
+            holders = self._holding(whole, text, visibility, overlay, limit) if whole else []
+            exact = {hit.memory_id for hit in holders}
+            hits = holders + [hit for hit in hits if hit.memory_id not in exact]
             found = [(hit.memory_id, hit.score) for hit in hits]
+            kept: dict[str, TextMatch] = {}
             if keep:
                 kept = {
                     hit.memory_id: _stored_match(searcher.doc(hit.address) if hit.doc is None else hit.doc)
@@ -375,10 +347,6 @@ class LexicalIndex:
                 }
         except ValueError as exc:
             raise StoreError(f"The full-text index failed: {exc}") from exc
-        exact = {memory_id for memory_id, score in found if whole and score >= EXACT_BONUS}
-        found = [
-            (memory_id, score - EXACT_BONUS if memory_id in exact else score) for memory_id, score in found
-        ]
         if overlay:
             scored, held = score_overlay(terms, pairs, whole, overlay, visibility, searcher)
             found += scored
@@ -389,6 +357,22 @@ class LexicalIndex:
         if keep:
             kept.update((i, as_match(overlay[i])) for i, _ in found if i not in kept)
         return found, exact.intersection(memory_id for memory_id, _ in found), kept
+
+    def _holding(
+        self, whole: str, text: tantivy.Query, visibility: Visibility, overlay: Collection[str], limit: int
+    ) -> list[Hit]:
+        """The best ``limit`` visible memories that hold the phrase ``whole`` word for word,
+        scored by ``text`` alone (beside a required clause that adds 0.0: the same scores as
+        ``text``'s search gives them). Asked apart from ``text``: a constant clause beside its
+        terms made tantivy score every match the slow way (2.8 of 5.4 ms at a million)."""
+        phrase = clauses([whole])
+        if not phrase:
+            return []
+        bounds = self._bounds
+        holds = bounds.paired(phrase[0]) if len(phrase[0].tokens) == 2 else phrase[0]
+        required = tantivy.Query.const_score_query(holds.query, 0.0)
+        both = tantivy.Query.boolean_query([(tantivy.Occur.Must, required), (tantivy.Occur.Should, text)])
+        return top_hits(bounds.searcher, Search(both, visibility, overlay, limit))
 
 
 def _read_meta(directory: Path) -> dict[str, str]:

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import tantivy
 
 from graphmem.adapters.lexical_analysis import SCHEMA
-from graphmem.adapters.lexical_bounds import TermBounds, proven_hits
+from graphmem.adapters.lexical_bounds import ScoreBounds, proven_hits
 from graphmem.core.keys import numbered_memory_id
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import Visibility
@@ -170,7 +170,7 @@ class Search:
     # the searcher's best score of each: its leading hits are then found among the memories
     # that hold its rarer words (``lexical_bounds.proven_hits``).
     terms: tuple[str, ...] = ()
-    bounds: TermBounds | None = None
+    bounds: ScoreBounds | None = None
 
 
 def top_hits(searcher: tantivy.Searcher, search: Search) -> list[Hit]:

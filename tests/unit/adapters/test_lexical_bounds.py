@@ -13,7 +13,8 @@ import pytest
 import tantivy
 
 from graphmem.adapters import lexical_bounds, lexical_index, lexical_visibility
-from graphmem.adapters.lexical_bounds import TermBounds, proven_hits
+from graphmem.adapters.lexical_analysis import any_of, clauses
+from graphmem.adapters.lexical_bounds import ScoreBounds, proven_hits
 from graphmem.adapters.lexical_index import LexicalIndex
 from graphmem.adapters.lexical_visibility import first_depth
 from graphmem.core.models import Category, Scope, Status
@@ -43,7 +44,7 @@ def test_a_query_of_few_matches_is_asked_whole(tmp_path: Path) -> None:
         index.add([memory(f"mem_{500 + n:016x}", "call retry policy") for n in range(400)])
         index.flush()
         tokens, query = query_of(["zorblat", "call", "retry"])
-        assert proven_hits(TermBounds(index._searcher), tokens, query, first_depth(8), 8) == []
+        assert proven_hits(ScoreBounds(index._searcher), tokens, query, first_depth(8), 8) == []
     finally:
         index.close()
 
@@ -78,18 +79,16 @@ def whole_hits(searcher: tantivy.Searcher, query: tantivy.Query, depth: int) -> 
 
 
 def query_of(words: list[str]) -> tuple[tuple[str, ...], tantivy.Query]:
-    query = lexical_index._words_query(words)
-    assert query is not None
-    tokens = lexical_index._term_tokens(words)
-    assert len(tokens) == len(words)
-    return tokens, query
+    asked = clauses(words)
+    assert all(len(clause.tokens) == 1 for clause in asked) and len(asked) == len(words)
+    return tuple(clause.tokens[0] for clause in asked), any_of([clause.query for clause in asked])
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_the_proven_hits_begin_the_whole_querys_hits(index: LexicalIndex, seed: int) -> None:
     rng = random.Random(seed)
     fill(index, rng)
-    bounds = TermBounds(index._searcher)
+    bounds = ScoreBounds(index._searcher)
     proved = 0
     for _ in range(30):
         words = list(
@@ -112,7 +111,7 @@ def test_a_rare_word_beside_common_ones_is_proven_without_the_whole_query(index:
     index.flush()
     tokens, query = query_of(["zorblat", "call", "retry", "policy"])
     depth = first_depth(8)
-    proven = proven_hits(TermBounds(index._searcher), tokens, query, depth, 8)
+    proven = proven_hits(ScoreBounds(index._searcher), tokens, query, depth, 8)
     assert len(proven) >= 8  # the memories holding "zorblat" score above any other
     expected = whole_hits(index._searcher, query, depth)[: len(proven)]
     assert [(s, a.segment_ord, a.doc) for s, a in proven] == expected
@@ -123,7 +122,7 @@ def test_hits_tied_at_the_cut_are_left_to_the_whole_query(index: LexicalIndex) -
     index.add([memory(f"mem_{500 + n:016x}", "call retry") for n in range(100)])
     index.flush()
     tokens, query = query_of(["zorblat", "call", "retry"])
-    assert proven_hits(TermBounds(index._searcher), tokens, query, first_depth(8), 8) == []
+    assert proven_hits(ScoreBounds(index._searcher), tokens, query, first_depth(8), 8) == []
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -144,3 +143,22 @@ def test_the_near_duplicate_search_answers_alike_with_the_bounds_and_without(
     monkeypatch.setattr(lexical_visibility, "proven_hits", lambda *args: [])
     assert [index.matches(text, v, limit) for text, v, limit in asked] == with_bounds
     assert any(m.scope is Scope.GLOBAL for found in with_bounds for m in found)
+
+
+def test_a_recall_of_words_and_phrases_asks_the_whole_query(
+    index: LexicalIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A query with phrases was slower asked from its rarer words' memories at a million.
+    index.add([memory(f"mem_{n:016x}", "the zorblat retry policy" + " note" * n) for n in range(40)])
+    index.flush()
+    asked: list[object] = []
+
+    def none_proven(*args: object) -> list[object]:
+        asked.append(args)
+        return []
+
+    monkeypatch.setattr(lexical_visibility, "proven_hits", none_proven)
+    assert index.search("where is the retry policy of zorblat", Visibility(None), 8)
+    assert not asked
+    assert index.matches("zorblat retry policy", Visibility(None), 8)
+    assert asked  # the near-duplicate check's words alone

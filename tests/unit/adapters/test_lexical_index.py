@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import shutil
 import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,10 +20,12 @@ import tantivy
 
 from graphmem.adapters import lexical_index
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.lexical_analysis import query_parts
-from graphmem.adapters.lexical_index import DIRNAME, EXACT_BONUS, META, LexicalIndex
+from graphmem.adapters.lexical_analysis import clauses, indexed_pairs, query_parts
+from graphmem.adapters.lexical_bounds import ScoreBounds
+from graphmem.adapters.lexical_index import DIRNAME, META, LexicalIndex
 from graphmem.core.models import Category, Scope, Status
 from graphmem.core.ports import Visibility
+from graphmem.core.text import fold
 from tests.support.lexical import Records, empty_index
 from tests.support.records import memory
 
@@ -60,7 +65,7 @@ def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
 
 
 def test_a_query_asks_its_words_and_pairs_without_stopwords_and_only_stopwords_as_a_phrase() -> None:
-    # The whole query is asked too, for EXACT_BONUS rather than BM25 (see search).
+    # The whole query is asked too, for which memories come first rather than BM25 (see search).
     assert query_parts("Why did we pick Kùzu for the graph store?") == (
         ["pick", "kuzu", "graph", "store"],
         ["pick kuzu", "graph store"],
@@ -161,7 +166,50 @@ def test_the_memory_holding_the_phrase_is_named_exact_before_and_after_the_commi
     after = index.search("went to the beach and the park", GLOBAL, 10)
     assert before.exact == after.exact == {"sentence"}
     assert ids(before) == ids(after) == ["sentence", "words"]
-    assert all(0 < score < EXACT_BONUS for _, score in [*before, *after])  # BM25, the bonus taken off
+    assert all(0 < score < 100 for _, score in [*before, *after])  # BM25: holding the phrase adds none
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_pair_term_matches_the_memories_its_phrase_matches_scored_by_the_phrases_idf(
+    index: LexicalIndex, seed: int
+) -> None:
+    rng = random.Random(seed)
+    vocabulary = ["cache", "caching", "policy", "the", "Retry", "retries", "Kùzu", "x" * 45, "ü" * 21, "a.b"]
+    texts = [" ".join(rng.choices(vocabulary, k=rng.randint(1, 9))) for _ in range(150)]
+    index.add([memory(f"mem_{n:016x}", text) for n, text in enumerate(texts)])
+    index.flush()
+    searcher = index._searcher
+    bounds = ScoreBounds(searcher)
+    pairs = {f"mem_{n:016x}": Counter(indexed_pairs(fold(text)).split()) for n, text in enumerate(texts)}
+    average = sum(c.total() for c in pairs.values()) / len(texts)
+    compared = 0
+    for first, second in itertools.product(vocabulary, repeat=2):
+        phrase = clauses([f"{first} {second}"])
+        if not phrase or len(phrase[0].tokens) != 2 or len(set(phrase[0].tokens)) == 1:
+            continue  # a word the index drops: no pair; a word twice: never asked (query_parts)
+        paired = bounds.paired(phrase[0])
+        idf = bounds.idf("text", phrase[0].tokens)
+        assert idf is not None
+        by_phrase = {address_key(a) for _, a in searcher.search(phrase[0].query, 200).hits}
+        by_pair = searcher.search(paired.query, 200).hits
+        assert {address_key(a) for _, a in by_pair} == by_phrase, (first, second)
+        for score, address in by_pair:  # BM25 of the phrase's idf, the pair's count and length
+            held = pairs[searcher.doc(address)["id"][0]]
+            count = held["_".join(phrase[0].tokens)]
+            norm = 1.2 * (1 - 0.75 + 0.75 * held.total() / average)
+            assert score == pytest.approx(2.2 * idf * count / (count + norm), rel=1e-3)
+        compared += len(by_pair)
+    assert compared
+
+
+def address_key(address: tantivy.DocAddress) -> tuple[int, int]:
+    return address.segment_ord, address.doc
+
+
+def test_a_word_too_long_to_index_leaves_a_gap_between_the_pairs() -> None:
+    assert indexed_pairs("retry policy") == "retri_polici"
+    assert indexed_pairs(f"retry {'x' * 45} policy") == ""
+    assert indexed_pairs("Caching, the POLICY") == "cach_the the_polici"
 
 
 @pytest.mark.parametrize("word", ["x" * 60, "ünïcødé" * 9])

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from graphmem.adapters import lexical_index, lexical_visibility
+from graphmem.adapters.lexical_analysis import clauses
 from graphmem.adapters.lexical_index import LexicalIndex
 from graphmem.adapters.lexical_visibility import (
     ColumnFilter,
@@ -145,8 +146,7 @@ def test_a_narrow_filter_asks_again_with_the_hidden_left_out_and_finds_them(inde
     index.add([*archived, *active])
     index.flush()
     searcher = index._searcher
-    query = lexical_index._words_query(["cache"])
-    assert query is not None
+    query = clauses(["cache"])[0].query
     visibility = Visibility(None)
     first = searcher.search(query, first_depth(2), count=False).hits
     assert len(first) == first_depth(2)  # more matches than asked, all archived
@@ -164,8 +164,7 @@ def test_ties_across_segments_are_cut_where_the_query_that_leaves_the_hidden_out
         statuses = [rng.choice([Status.ACTIVE, Status.ARCHIVED]) for _ in range(30)]
         index.add([memory(f"m{batch}-{n:02d}", "cache policy", status=s) for n, s in enumerate(statuses)])
         index.flush()
-    query = lexical_index._words_query(["cache"])
-    assert query is not None
+    query = clauses(["cache"])[0].query
     search = Search(query, Visibility(None), set(), limit)
     found = filtered_hits(index._searcher, search)
     expected = excluded_hits(index._searcher, search)
