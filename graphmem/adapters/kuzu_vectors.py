@@ -145,7 +145,9 @@ class KuzuVectors:
                         projects.append(place(project, branch))
                         statuses.append(str(status))
             self._log.compact(live)
-            return StoredVectors(ids, self._log.matrix(ids), projects, statuses)
+            # Read from the log when the index asks (``VectorLog.rows``): a build takes them a
+            # chunk at a time, where a matrix of them all took 1.5 GB at a million.
+            return StoredVectors(ids, self._log.rows(ids), projects, statuses)
 
     def _memory_pages(self, top: int) -> Iterator[list[list[str | None]]]:
         for start in range(0, top + 1, VECTOR_PAGE):
@@ -216,8 +218,9 @@ def copy_vectors_out(db: KuzuConnection, log: Path, dimension: int) -> None:
     count, top = db.rows(VECTOR_EXTENT)[0]
     if count:
         old = stored_vectors(_old_vector_pages(db, -1 if top is None else top), count, dimension)
+        matrix = np.asarray(old.matrix)  # read from Kùzu into one: no copy
         for start in range(0, len(old.ids), VECTOR_PAGE):
-            fresh.put(old.ids[start : start + VECTOR_PAGE], old.matrix[start : start + VECTOR_PAGE])
+            fresh.put(old.ids[start : start + VECTOR_PAGE], matrix[start : start + VECTOR_PAGE])
     fresh.close()
     fresh.path.replace(log)
 

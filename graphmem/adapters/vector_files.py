@@ -45,7 +45,7 @@ DIRNAME = "vectors"
 INDEX_FILE = "index.json"
 JOURNAL = "journal"
 # Bump when the files change shape: an older save is rebuilt, but for ``READ_VERSIONS``, read
-# and saved again in the new shape. 3: the graph may be 8-bit (``vector_index.COARSE``): a
+# and saved again in the new shape. 3: the graph may be 8-bit (``hnsw_graph.COARSE``): a
 # version that scores with the graph's own vectors must not read it; a version 2 graph (half
 # precision) is searched as it is and built again 8-bit by the next ``tidy``.
 FORMAT_VERSION = 3

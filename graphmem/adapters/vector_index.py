@@ -18,6 +18,12 @@ keeps half-precision vectors and scores with them, as before. A graph of the oth
 (a save from before, or ``exact`` given later) is searched as it is and built again by
 the next ``tidy``.
 
+Loaded from a store that reads its vectors when asked (``VectorRows``: the Kùzu store's
+``graph.vectors``), a large index keeps them there until its graph is built: searches
+before then scan them exactly a chunk at a time, and the build reads them a chunk at a time
+(``BUILD_CHUNK_ROWS``), so no float32 copy of every vector is held beside the graph being
+built (1.5 GB at a million, next to its 0.9 GB).
+
 Rows are numbered in the order vectors arrive and never renumbered: a row whose memory is
 deleted, or whose text changed (its new vector gets a new row), is marked dead and
 filtered out. The ids are numpy arrays, not Python strings: per row its id's bytes, and
@@ -38,9 +44,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from graphmem.adapters.hnsw_graph import COARSE, FINE, MIN_EXPANSION_SEARCH, graph_dtype, new_graph
 from graphmem.adapters.id_map import IdMap, encoded
 from graphmem.adapters.row_visibility import RowVisibility, grown
-from graphmem.core.ports import StoredVectors, Vector, VectorQuery
+from graphmem.core.ports import StoredVectors, Vector, VectorQuery, VectorRows
 
 # Below this many live vectors the exact scan is fast enough (about 3 ms at 20,000) and
 # exact: no graph is built. LoCoMo's stores and the tests stay exact.
@@ -62,43 +69,17 @@ SEED_ROWS = 1_024
 DEAD_SHARE_REBUILD = 0.25
 # When the visible rows of the graph are this few, they are scanned exactly instead.
 EXACT_VISIBLE_ROWS = 4_096
-# HNSW parameters: usearch's defaults for edges per node and build breadth; the search
-# explores twice what is asked, at least 128 (on 20,000 MiniLM vectors of developer notes,
-# agreement with the exact scan was 0.990 at 64 and 0.9975 at 128 for the top 10, 0.969
-# and 0.989 for the top 50).
-CONNECTIVITY = 16
-EXPANSION_ADD = 128
-MIN_EXPANSION_SEARCH = 128
 # With the exact vectors at hand, the graph's vectors are 8-bit and it returns this many
 # times the candidates asked for, scored again exactly (within the same exploration). On
 # 9,984 MiniLM vectors of developer notes, agreement with the exact top 10 / 50 / 100 was
 # 0.948 / 0.959 / 0.966 at 1, 0.9965 / 0.9944 / 0.9971 at 1.5 and 0.999 / 0.9944 / 0.9971
 # at 2; half precision, 0.994 / 0.993 / 0.9964.
 RESCORED = 1.5
-COARSE, FINE = "i8", "f16"  # the graph's vectors with and without the exact ones at hand
+# A row's slot (``_slot``) when its vector is not in the tail: in the graph (or dead), or read
+# from the store's rows it was loaded with (``VectorRows``) until the graph holds it.
+IN_GRAPH, IN_STORE = -1, -2
 # The store's exact vectors of memory ids: a row each, and which have one (``exact``).
 ExactVectors = Callable[[Sequence[str]], tuple[Vector, npt.NDArray[np.bool_]]]
-
-
-def new_graph(dimension: int, dtype: str = FINE) -> Any:
-    """An empty usearch HNSW index of ``dtype`` vectors: half precision scored by inner
-    product on unit vectors, or 8-bit (``COARSE``) by cosine, which keeps its scores on the
-    cosine's scale (its 8-bit inner products are in units of 127²)."""
-    from usearch.index import Index
-
-    return Index(
-        ndim=dimension,
-        metric="cos" if dtype == COARSE else "ip",
-        dtype=dtype,
-        connectivity=CONNECTIVITY,
-        expansion_add=EXPANSION_ADD,
-        expansion_search=MIN_EXPANSION_SEARCH,
-    )
-
-
-def graph_dtype(graph: Any) -> str:
-    """The kind of vectors ``graph`` keeps, as ``new_graph`` names them."""
-    return str(graph.dtype.name).lower()
 
 
 class HnswVectorIndex:
@@ -130,7 +111,10 @@ class HnswVectorIndex:
         self._tail = np.zeros((0, dimension), np.float32)
         self._tail_rows = np.zeros(0, np.int64)
         self._tail_size = 0
-        self._slot = np.zeros(0, np.int64)  # per row: its slot in the tail, -1 when in the graph
+        self._slot = np.zeros(0, np.int64)  # per row: its slot in the tail, or IN_GRAPH, IN_STORE
+        # The store's rows ``load`` was given, read from it (IN_STORE rows: row i is its row i)
+        # until the graph holds them: not a float32 copy of every vector (1.5 GB a million).
+        self._stored: VectorRows | None = None
         self._graph_is_view = False  # a read-only map of a saved file: copied before a merge
         self.graph_version = 0  # bumped whenever the graph changes (``vector_files`` saves it then)
         self.changed = False  # since the last save (``vector_files``)
@@ -160,28 +144,46 @@ class HnswVectorIndex:
         return [key.decode("utf-8") for key in self._keys[np.asarray(rows, np.int64)].tolist()]
 
     def _tail_live(self) -> int:
-        return int(np.count_nonzero(self._visibility.live(self._tail_rows[: self._tail_size])))
+        """Live rows outside the graph: in the tail, or still in the store."""
+        live = int(np.count_nonzero(self._visibility.live(self._tail_rows[: self._tail_size])))
+        return live + len(self._stored_rows(live_only=True))
+
+    def _stored_rows(self, *, live_only: bool = False) -> npt.NDArray[np.int64]:
+        """The rows read from the store (``IN_STORE``), live ones only if asked."""
+        if self._stored is None:
+            return np.zeros(0, np.int64)
+        rows = np.flatnonzero(self._slot[: self._stored.shape[0]] == IN_STORE)
+        return rows[self._visibility.live(rows)] if live_only else rows
 
     # -- writes -----------------------------------------------------------------
 
     def load(self, stored: StoredVectors) -> None:
-        """Replace the contents with ``stored``, all in the exact tail until ``tidy``. Its
-        matrix becomes the tail when it is a float32 array of its own (``load_vectors``
-        makes a new one): not a second copy of every vector (1.5 GB a million)."""
+        """Replace the contents with ``stored``, searched exactly until ``tidy`` builds the
+        graph. Rows the store reads when asked (``VectorRows``, the Kùzu store's) stay there
+        when they are ``HNSW_FROM_ROWS`` or more: the build reads them a chunk at a time, and
+        no float32 copy of every vector is made (1.5 GB a million); fewer are read into the
+        tail. A matrix becomes the tail when it is a float32 array of its own: not a second
+        copy of every vector."""
         n = len(stored.ids)
         matrix = stored.matrix
+        if not isinstance(matrix, np.ndarray) and n < HNSW_FROM_ROWS:
+            matrix = matrix.take(np.arange(n, dtype=np.int64))  # scanned exactly for good: kept in memory
         keys = encoded(stored.ids)
         with self._lock:
             self._reset()
             self._grow_rows(n, keys.dtype.itemsize)
-            if isinstance(matrix, np.ndarray) and _adoptable(matrix, (n, self.dimension)):
-                self._tail, self._tail_rows = matrix, np.full(n, -1, np.int64)
+            if not isinstance(matrix, np.ndarray):
+                self._stored = matrix
+                self._slot[:n] = IN_STORE
             else:
-                self._grow_tail(n)
-                self._tail[:n] = matrix
-            self._tail_rows[:n] = np.arange(n)
-            self._tail_size = n
-            self._slot[:n] = np.arange(n)
+                if _adoptable(matrix, (n, self.dimension)):
+                    self._tail, self._tail_rows = matrix, np.full(n, -1, np.int64)
+                else:
+                    self._grow_tail(n)
+                    self._tail[:n] = matrix
+                self._tail_rows[:n] = np.arange(n)
+                self._tail_size = n
+                self._slot[:n] = np.arange(n)
             self._visibility.assign(stored.projects, stored.statuses)
             self._keys[:n], self._rows = keys, n
             self._row = IdMap.of(stored.ids)
@@ -197,6 +199,7 @@ class HnswVectorIndex:
         self._tail = np.zeros((0, self.dimension), np.float32)
         self._tail_rows = np.zeros(0, np.int64)
         self._tail_size = 0
+        self._stored = None
 
     def add(
         self, ids: Sequence[str], vectors: Vector, projects: Sequence[str | None], statuses: Sequence[str]
@@ -232,7 +235,7 @@ class HnswVectorIndex:
         capacity = max(size, 1024, capacity * 2)
         self._visibility.grow(capacity)
         self._in_graph = grown(self._in_graph, capacity, False)
-        self._slot = grown(self._slot, capacity, -1)
+        self._slot = grown(self._slot, capacity, IN_GRAPH)
         self._keys = grown(self._keys, capacity, b"")
 
     def _grow_tail(self, size: int) -> None:
@@ -272,7 +275,7 @@ class HnswVectorIndex:
             if row is None:
                 return None
             vector: Vector = self._vectors([row])[0]
-            in_graph = bool(self._slot[row] < 0)
+            in_graph = bool(self._slot[row] == IN_GRAPH)
         if in_graph and self._exact is not None:  # read outside the lock: the store takes its own
             exact, found = self._exact([memory_id])
             if found[0]:
@@ -283,11 +286,11 @@ class HnswVectorIndex:
         """The cosine of ``query`` with the vector of each of ``rows``, as the searches score
         them: the graph's rows against the query in half precision, as the graph itself
         computes (within 3e-8 of its own scores; the query's rounding moves a cosine by at
-        most 5e-5), the tail's against the query as it is."""
+        most 5e-5), the tail's and the store's against the query as it is."""
         if not len(rows):
             return np.zeros(0, np.float32)
         vectors = self._vectors(rows)
-        in_graph = self._slot[np.asarray(rows, np.int64)] < 0
+        in_graph = self._slot[np.asarray(rows, np.int64)] == IN_GRAPH
         if in_graph.all():
             return vectors @ _half(query)
         sims = vectors @ query
@@ -300,13 +303,17 @@ class HnswVectorIndex:
         out = np.zeros((len(rows), self.dimension), np.float32)
         if not len(rows):
             return out
-        slots = self._slot[np.asarray(rows, np.int64)]
+        numbers = np.asarray(rows, np.int64)
+        slots = self._slot[numbers]
         in_tail = slots >= 0
         out[in_tail] = self._tail[slots[in_tail]]
-        if not in_tail.all():
-            keys = np.asarray(rows, np.uint64)[~in_tail]
-            found = self._graph.get(keys, dtype=np.float32)
-            out[~in_tail] = np.stack(found) if isinstance(found, tuple) else found
+        in_store = slots == IN_STORE
+        if self._stored is not None and in_store.any():
+            out[in_store] = self._stored.take(numbers[in_store])
+        in_graph = ~(in_tail | in_store)
+        if in_graph.any():
+            found = self._graph.get(numbers[in_graph].astype(np.uint64), dtype=np.float32)
+            out[in_graph] = np.stack(found) if isinstance(found, tuple) else found
         return out
 
     def similarities(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
@@ -319,7 +326,7 @@ class HnswVectorIndex:
             pairs = [(memory_id, row) for memory_id, row in zip(asked, found, strict=True) if row >= 0]
             todo = [row for _, row in pairs if row not in known]
             sims = dict(zip(todo, self._cosines(todo, vector).tolist(), strict=True))
-            coarse = [(row, sims[row]) for row in sims if self._slot[row] < 0]
+            coarse = [(row, sims[row]) for row in sims if self._slot[row] == IN_GRAPH]
             ids_of = {row: self._id(row) for row, _ in coarse} if self._exact is not None else {}
         sims.update(self._rescored(coarse, ids_of, vector))
         return {memory_id: known[row] if row in known else sims[row] for memory_id, row in pairs}
@@ -367,12 +374,21 @@ class HnswVectorIndex:
         return [(row, sims[i] if have[i] else sim) for i, (row, sim) in enumerate(found)]
 
     def _search_tail(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
+        """The best ``k`` visible rows outside the graph, scanned exactly: the tail, and the
+        rows still in the store, read ``BUILD_CHUNK_ROWS`` at a time."""
         size = self._tail_size
-        if size == 0:
-            return []
-        rows = self._tail_rows[:size]
-        sims = np.where(visible[rows], self._tail[:size] @ query, -np.inf)
-        return _top(rows, sims, k)
+        found: list[tuple[int, float]] = []
+        if size:
+            rows = self._tail_rows[:size]
+            found = _top(rows, np.where(visible[rows], self._tail[:size] @ query, -np.inf), k)
+        if self._stored is not None:
+            stored = self._stored_rows()
+            stored = stored[visible[stored]]
+            for start in range(0, len(stored), BUILD_CHUNK_ROWS):
+                chunk = stored[start : start + BUILD_CHUNK_ROWS]
+                found += _top(chunk, self._stored.take(chunk) @ query, k)
+            found.sort(key=lambda pair: -pair[1])
+        return found[:k]
 
     def _search_graph(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
         """The graph's best visible rows with its scores: ``k``, or ``RESCORED`` times that
@@ -408,7 +424,7 @@ class HnswVectorIndex:
             with self._lock:
                 live = len(self._row)
                 if self._graph is None:
-                    due = "build" if live >= HNSW_FROM_ROWS else ""
+                    due = "build" if live >= HNSW_FROM_ROWS or self._stored is not None else ""
                 elif (
                     self._graph_dead > DEAD_SHARE_REBUILD * self._graph_rows
                     or graph_dtype(self._graph) != self._dtype  # a save from before, or of no ``exact``
@@ -440,7 +456,7 @@ class HnswVectorIndex:
             if self._interrupted.is_set():
                 return False
             chunk = rows[start : start + BUILD_CHUNK_ROWS]
-            with self._lock:  # a chunk's vectors at a time: not a float32 copy of them all
+            with self._lock:  # a chunk's vectors at a time, from the tail or the store: no copy of them all
                 vectors = self._vectors(chunk)
             seeded = max(0, SEED_ROWS - start)
             if seeded:
@@ -453,6 +469,9 @@ class HnswVectorIndex:
             self._in_graph[:] = False
             self._in_graph[rows] = True
             self._drop_from_tail(rows.tolist())
+            stored = self._stored_rows()  # every live one is in the graph now, the rest dead
+            self._slot[stored] = IN_GRAPH
+            self._stored = None
             self.graph_version += 1
             self.changed = True
         return True
@@ -490,7 +509,7 @@ class HnswVectorIndex:
         tail_rows = np.full(capacity, -1, np.int64)
         tail[:size] = self._tail[keep]
         tail_rows[:size] = old_rows[keep]
-        self._slot[old_rows] = -1
+        self._slot[old_rows] = IN_GRAPH
         self._slot[tail_rows[:size]] = np.arange(size)
         self._tail, self._tail_rows, self._tail_size = tail, tail_rows, size
 
@@ -503,10 +522,17 @@ class HnswVectorIndex:
             yield
 
     def state(self) -> dict[str, Any]:
-        """What ``vector_files`` saves: rows, codes, the tail and the graph."""
+        """What ``vector_files`` saves: rows, codes, the tail and the graph. Live rows still in
+        the store (no build has finished since ``load``) are saved in the tail."""
         with self._lock:
             n = self._rows
             row_keys, row_numbers = self._row.arrays()
+            tail = self._tail[: self._tail_size].copy()
+            tail_rows = self._tail_rows[: self._tail_size].copy()
+            stored = self._stored_rows(live_only=True)
+            if len(stored) and self._stored is not None:
+                tail = np.concatenate([tail, self._stored.take(stored)])
+                tail_rows = np.concatenate([tail_rows, stored])
             return {
                 "ids": self._keys[:n].copy(),
                 "row_keys": row_keys,
@@ -516,8 +542,8 @@ class HnswVectorIndex:
                 "graph": self._graph,
                 "graph_rows": self._graph_rows,
                 "graph_dead": self._graph_dead,
-                "tail": self._tail[: self._tail_size].copy(),
-                "tail_rows": self._tail_rows[: self._tail_size].copy(),
+                "tail": tail,
+                "tail_rows": tail_rows,
             }
 
     def restore(self, state: dict[str, Any], *, graph_is_view: bool) -> None:

@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import os
 import struct
+import weakref
 import zipfile
 from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -124,6 +126,18 @@ class VectorLog:
             raise KeyError(ids[int(np.argmax(numbers < 0))])
         self._read_into(out, numbers)
         return out
+
+    def rows(self, ids: Sequence[str]) -> LogRows:
+        """The vectors of ``ids`` (each must have one) as they are now, read from the file when
+        asked (``LogRows``), not into memory: the vector index's loaded rows."""
+        numbers = self._at.get_many(ids) if len(ids) else np.zeros(0, np.int64)
+        if (numbers < 0).any():
+            raise KeyError(ids[int(np.argmax(numbers < 0))])
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError as exc:
+            raise StoreError(f"Cannot read the vectors at {self.path}: {exc.strerror or exc}.") from exc
+        return LogRows(fd, numbers, self._dtype())
 
     def gather(self, ids: Sequence[str]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
         """The vectors of ``ids``, a row each (zeros where an id has none), and which have one:
@@ -343,6 +357,60 @@ class VectorLog:
             out.flush()
             os.fsync(out.fileno())
         os.replace(fresh, path)
+
+
+class LogRows:
+    """Records of a vector log read when asked (``VectorRows``): row ``i`` is record
+    ``numbers[i]``. Read through a descriptor of its own, opened when the rows were taken:
+    records are only appended after them, and a file written again (``compact``, ``clear``)
+    is a new file, so the rows read stay those taken. Closed when the rows are dropped."""
+
+    def __init__(self, fd: int, numbers: npt.NDArray[np.int64], dtype: np.dtype[np.void]) -> None:
+        self._fd = fd
+        self._numbers = numbers
+        self._dtype = dtype
+        field = dtype.fields["vector"] if dtype.fields else None
+        assert field is not None
+        self._dimension, self._offset = int(field[0].shape[0]), int(field[1])  # the vector's, in a record
+        self.dtype = np.dtype(np.float32)
+        weakref.finalize(self, os.close, fd)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return len(self._numbers), self._dimension
+
+    def __len__(self) -> int:
+        return len(self._numbers)
+
+    def take(self, positions: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        """The vectors of rows ``positions``, in that order: in the file's order, a ``pread``
+        of up to ``CHUNK_RECORDS`` records where the rows wanted fill an eighth of them or
+        more (rows taken in order, or all of them), else a ``pread`` each."""
+        numbers = self._numbers[np.asarray(positions, np.int64)]
+        out = np.empty((len(numbers), self._dimension), np.float32)
+        order = np.argsort(numbers, kind="stable")
+        wanted = numbers[order]
+        size = self._dtype.itemsize
+        start = 0
+        while start < len(wanted):
+            first = int(wanted[start])
+            stop = int(np.searchsorted(wanted, first + CHUNK_RECORDS))
+            span = int(wanted[stop - 1]) - first + 1
+            if (stop - start) * 8 >= span:
+                data = os.pread(self._fd, span * size, HEADER_SIZE + first * size)
+                block = np.frombuffer(data, self._dtype, span)
+                out[order[start:stop]] = block["vector"][wanted[start:stop] - first]
+            else:
+                for i in range(start, stop):
+                    offset = HEADER_SIZE + int(wanted[i]) * size + self._offset
+                    out[order[i]] = np.frombuffer(os.pread(self._fd, self._dimension * 4, offset), "<f4")
+            start = stop
+        return out
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> npt.NDArray[Any]:
+        """Every row, read whole (``np.asarray``)."""
+        every = self.take(np.arange(len(self._numbers)))
+        return every if dtype is None else every.astype(dtype)
 
 
 def _last_records(

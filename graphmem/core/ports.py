@@ -104,12 +104,24 @@ class VectorQuery:
         )
 
 
+class VectorRows(Protocol):
+    """Stored vectors read a few rows at a time where they are kept, not copied into memory
+    (the Kùzu store's ``graph.vectors``: a million took 1.5 GB as one float32 matrix)."""
+
+    @property
+    def shape(self) -> tuple[int, int]: ...
+
+    def take(self, positions: npt.NDArray[np.int64]) -> Vector:
+        """The rows at ``positions``, in that order, float32."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class StoredVectors:
     """Every embedded memory's vector with the fields recall filters on."""
 
     ids: list[str]
-    matrix: Vector  # (n, dim), L2-normalised rows
+    matrix: Vector | VectorRows  # (n, dim), L2-normalised rows; ``np.asarray`` reads VectorRows whole
     projects: list[str | None]  # places: the project, with the branch when on one (core.branches.place)
     statuses: list[str]
 
@@ -300,7 +312,7 @@ class VectorIndex(Protocol):
     def __contains__(self, memory_id: object) -> bool: ...
     def load(self, stored: StoredVectors) -> None:
         """Replace the contents with ``stored``; its matrix may be kept as it is (not copied):
-        the caller hands it over."""
+        the caller hands it over (``VectorRows``: read as needed, from where the store keeps them)."""
         ...
 
     def add(

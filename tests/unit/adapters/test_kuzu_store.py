@@ -155,7 +155,7 @@ def test_vectors_load_page_by_page_with_every_embedded_memory_once(
 
     kept = [i for i in range(10) if i not in (4, 7)]
     assert sorted(loaded.ids) == sorted(f"m{i}" for i in kept)
-    rows = dict(zip(loaded.ids, loaded.matrix.tolist(), strict=True))
+    rows = dict(zip(loaded.ids, np.asarray(loaded.matrix).tolist(), strict=True))
     assert all(rows[f"m{i}"] == vectors[i].tolist() for i in kept)
     assert loaded.statuses == ["active"] * 8 and loaded.projects == [None] * 8
 
@@ -257,7 +257,7 @@ def test_a_store_from_before_schema_9_has_its_vectors_moved_out_of_kuzu(tmp_path
     try:
         loaded = store.load_vectors()
         assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
-        assert dict(zip(loaded.ids, loaded.matrix.tolist(), strict=True)) == {
+        assert dict(zip(loaded.ids, np.asarray(loaded.matrix).tolist(), strict=True)) == {
             "a": old[0].tolist(),
             "b": old[1].tolist(),
         }

@@ -456,11 +456,12 @@ def test_loaded_vectors_carry_project_and_status_in_id_order(store: GraphStore) 
         np.eye(2, DIM, dtype=np.float32),
     )
     loaded = store.load_vectors()
+    matrix = np.asarray(loaded.matrix)  # the Kùzu store's are read when asked (``VectorRows``)
     rows = {
         i: (p, s, m.tolist())
-        for i, p, s, m in zip(loaded.ids, loaded.projects, loaded.statuses, loaded.matrix, strict=True)
+        for i, p, s, m in zip(loaded.ids, loaded.projects, loaded.statuses, matrix, strict=True)
     }
-    assert loaded.matrix.dtype == np.float32 and loaded.matrix.shape == (2, DIM)
+    assert matrix.dtype == np.float32 and loaded.matrix.shape == (2, DIM)
     assert rows["a"][:2] == (None, "active") and rows["a"][2] == np.eye(2, DIM)[0].tolist()
     assert rows["b"][:2] == ("/src/proj", "resolved")
 

@@ -263,3 +263,44 @@ def test_a_half_precision_graph_of_format_2_is_searched_then_built_again_8_bit(
     again.save(restored, KEY)
     again.close()
     assert json.loads((files.directory / INDEX_FILE).read_text())["version"] == FORMAT_VERSION
+
+
+def test_an_index_read_from_the_stores_rows_is_saved_whole_before_its_graph_is_built(
+    files: VectorIndexFiles,
+    reopen: Callable[[], VectorIndexFiles],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Loaded from the vector log's rows (``VectorLog.rows``, read when asked) and saved before
+    a build (a daemon closing during its first): the save holds every vector."""
+    from graphmem.adapters.vector_log import VectorLog
+    from graphmem.core.ports import StoredVectors
+
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 10)
+    names = [f"m{i}" for i in range(40)]
+    projects = [None if i % 2 else "/p" for i in range(40)]
+    log = VectorLog(tmp_path / "graph.vectors", DIM)
+    log.put(names, normalised(40, 1))
+    saved = HnswVectorIndex(DIM)
+    saved.load(StoredVectors(names, log.rows(names), projects, ["active"] * 40))
+    log.close()
+    saved.remove("m5")
+    saved.set_status("m3", "archived")
+    assert saved.graph_size == 0
+    files.save(saved, KEY)
+
+    again = reopen()
+    restored = HnswVectorIndex(DIM)
+    assert again.restore(restored, KEY) == []
+    assert len(restored) == 39 and "m5" not in restored
+    assert results(restored) == results(saved) == results(filled_like(names, projects))
+    assert results(restored, None) == results(saved, None)
+    assert restored.tidy() and restored.graph_size == 39
+
+
+def filled_like(names: list[str], projects: list[str | None]) -> HnswVectorIndex:
+    index = HnswVectorIndex(DIM)
+    index.add(names, normalised(40, 1), projects, ["active"] * 40)
+    index.remove("m5")
+    index.set_status("m3", "archived")
+    return index

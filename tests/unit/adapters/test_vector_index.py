@@ -3,7 +3,9 @@ whether a search scans exactly (small indexes) or goes through the HNSW graph.""
 
 from __future__ import annotations
 
+import threading
 import tracemalloc
+import weakref
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -249,13 +251,20 @@ def test_filters_that_hide_most_of_the_graph_still_fill_k() -> None:
     assert all(int(memory_id[1:]) % 50 == 0 for memory_id, _ in found)
 
 
+@pytest.mark.parametrize("from_store", [False, True], ids=["added", "read-from-the-store"])
 @pytest.mark.parametrize("eight_bit", [False, True], ids=["half-precision", "8-bit-rescored"])
-def test_the_graph_finds_what_the_exact_scan_finds(monkeypatch: pytest.MonkeyPatch, eight_bit: bool) -> None:
+def test_the_graph_finds_what_the_exact_scan_finds(
+    monkeypatch: pytest.MonkeyPatch, eight_bit: bool, from_store: bool
+) -> None:
     vectors = normalised(3000, 5, dim=32)
     names = [f"m{i}" for i in range(3000)]
     queries = normalised(20, 6, dim=32)
     index = HnswVectorIndex(32, exact=exactly(names, vectors) if eight_bit else None)
-    index.add(names, vectors, [None] * 3000, ["active"] * 3000)
+    if from_store:  # loaded from rows the store reads when asked, a chunk at a time
+        monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
+        index.load(StoredVectors(names, CountedRows(vectors), [None] * 3000, ["active"] * 3000))
+    else:
+        index.add(names, vectors, [None] * 3000, ["active"] * 3000)
     expected = [ids(index.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
     monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
@@ -476,3 +485,167 @@ def test_a_half_precision_graph_is_built_again_8_bit_once_the_exact_vectors_are_
     assert index.tidy() and vector_index.graph_dtype(index.state()["graph"]) == "i8"
     assert index.graph_size == 50 and not index.tidy()
     assert ids(index.search(VectorQuery(query, 5, project=None, statuses=CURRENT))) == expected
+
+
+# -- loaded from the store's rows, read when asked (``VectorRows``) ---------------------------
+
+
+class CountedRows:
+    """The store's rows as ``VectorRows``, counting what was read: the rows each ``take``
+    handed out, and those still held (an array counts until it is dropped)."""
+
+    def __init__(self, matrix: Vector) -> None:
+        self._matrix = matrix
+        self.takes = 0
+        self.held = 0
+        self.most_held = 0
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self._matrix), self._matrix.shape[1])
+
+    def take(self, positions: npt.NDArray[np.int64]) -> Vector:
+        out = self._matrix[np.asarray(positions, np.int64)]
+        self.takes += 1
+        self.held += len(out)
+        self.most_held = max(self.most_held, self.held)
+        weakref.finalize(out, self._dropped, len(out))
+        return out
+
+    def _dropped(self, count: int) -> None:
+        self.held -= count
+
+    def __array__(self, dtype: object = None, copy: object = None) -> Vector:
+        return self.take(np.arange(len(self._matrix)))
+
+
+def exact_top(vectors: Vector, query: Vector, k: int) -> list[str]:
+    return [f"m{i}" for i in np.argsort(-(vectors @ query), kind="stable")[:k].tolist()]
+
+
+def test_rows_the_store_reads_are_built_into_the_graph_a_chunk_at_a_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No float32 copy of every vector: load reads none, a search before the build and the
+    build itself hold one chunk at a time (what the graph finds: the test before)."""
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
+    monkeypatch.setattr(vector_index, "BUILD_CHUNK_ROWS", 500)
+    n, dim = 5_000, 256  # 5 MB of float32; a chunk is 0.5 MB
+    vector_index.new_graph(dim)  # usearch imported first: its import is no copy of the vectors
+    vectors = normalised(n, 21, dim=dim)
+    queries = normalised(10, 22, dim=dim)
+    stored = CountedRows(vectors)
+    index = HnswVectorIndex(dim)
+    loaded = StoredVectors([f"m{i}" for i in range(n)], stored, [None] * n, ["active"] * n)
+
+    assert numpy_peak(lambda: index.load(loaded)) < vectors.nbytes // 4
+    assert stored.most_held == 0 and len(index) == n
+    scanned = [ids(index.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
+    assert scanned == [exact_top(vectors, q, 10) for q in queries]
+    assert numpy_peak(index.tidy) < vectors.nbytes // 2
+    assert index.graph_size == n
+    assert stored.most_held <= 500 and stored.held == 0
+
+    takes = stored.takes
+    assert ids(index.search(VectorQuery(vectors[77], 1, project=None, statuses=CURRENT))) == ["m77"]
+    assert stored.takes == takes  # the graph holds them all: the store's rows are read no more
+
+
+def test_rows_from_the_store_are_searched_written_and_scored_as_the_tail_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 10)
+    vectors = normalised(40, 23)
+    names = [f"m{i}" for i in range(40)]
+    projects = [None if i % 2 else "/p" for i in range(40)]
+    statuses = ["archived" if i % 5 == 0 else "active" for i in range(40)]
+    lazy, eager = HnswVectorIndex(DIM), HnswVectorIndex(DIM)
+    lazy.load(StoredVectors(names, CountedRows(vectors), projects, statuses))
+    eager.load(StoredVectors(names, vectors.copy(), projects, statuses))
+    for index in (lazy, eager):
+        index.add(["m3"], rows(unit(0, 0, 1)), ["/p"], ["active"])  # a new row for a stored one
+        index.remove("m7")
+        index.set_status("m9", "archived")
+    assert lazy.graph_size == eager.graph_size == 0
+    for project in (None, "/p"):
+        for query in normalised(5, 24):
+            asked = VectorQuery(query, 8, project=project, statuses=CURRENT)
+            found = lazy.search(asked)
+            assert ids(found) == ids(eager.search(asked))
+            assert dict(found) == pytest.approx(dict(eager.search(asked)), abs=1e-6)
+            assert lazy.similarities(query, names) == pytest.approx(
+                eager.similarities(query, names), abs=1e-6
+            )
+    eleventh, third = lazy.vector("m11"), lazy.vector("m3")
+    assert eleventh is not None and eleventh.tolist() == vectors[11].tolist() and lazy.vector("m7") is None
+    assert third is not None and third.tolist() == pytest.approx(unit(0, 0, 1).tolist())
+
+
+def test_a_search_during_a_build_from_the_store_sees_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A recall between two chunks of a build (the graph being built outside the lock)."""
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 100)
+    monkeypatch.setattr(vector_index, "BUILD_CHUNK_ROWS", 100)
+    vectors = normalised(600, 25, dim=32)
+    query = normalised(1, 26, dim=32)[0]
+    index = HnswVectorIndex(32)
+    index.load(
+        StoredVectors([f"m{i}" for i in range(600)], CountedRows(vectors), [None] * 600, ["active"] * 600)
+    )
+    seen: list[list[str]] = []
+    new_graph = vector_index.new_graph
+
+    def watched(dimension: int, dtype: str = vector_index.FINE) -> object:
+        graph = new_graph(dimension, dtype)
+        add = graph.add
+
+        def added(*args: object, **kwargs: object) -> object:
+            done = add(*args, **kwargs)
+            search = threading.Thread(
+                target=lambda: seen.append(
+                    ids(index.search(VectorQuery(query, 10, project=None, statuses=CURRENT)))
+                )
+            )
+            search.start()
+            search.join()
+            return done
+
+        graph.add = added
+        return graph
+
+    monkeypatch.setattr(vector_index, "new_graph", watched)
+    assert index.tidy() and index.graph_size == 600
+    assert len(seen) >= 6
+    assert all(found == exact_top(vectors, query, 10) for found in seen)
+
+
+def test_an_interrupted_build_from_the_store_leaves_the_index_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 10)
+    vectors = normalised(40, 27)
+    index = HnswVectorIndex(DIM)
+    index.load(
+        StoredVectors([f"m{i}" for i in range(40)], CountedRows(vectors), [None] * 40, ["active"] * 40)
+    )
+    index.interrupt()  # a closing daemon
+    assert not index.tidy()
+    assert index.graph_size == 0 and len(index) == 40
+    assert ids(index.search(VectorQuery(vectors[4], 3, project=None, statuses=CURRENT))) == exact_top(
+        vectors, vectors[4], 3
+    )
+    state = index.state()  # what its save holds: every vector
+    assert sorted(state["tail_rows"].tolist()) == list(range(40))
+    assert state["tail"][state["tail_rows"].tolist().index(4)].tolist() == vectors[4].tolist()
+
+
+def test_fewer_rows_from_the_store_than_a_graph_needs_are_read_into_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 100)
+    vectors = normalised(40, 28)
+    stored = CountedRows(vectors)
+    index = HnswVectorIndex(DIM)
+    index.load(StoredVectors([f"m{i}" for i in range(40)], stored, [None] * 40, ["active"] * 40))
+    takes = stored.takes
+    assert ids(index.search(VectorQuery(vectors[4], 1, project=None, statuses=CURRENT))) == ["m4"]
+    assert not index.tidy() and stored.takes == takes == 1

@@ -214,3 +214,35 @@ def test_gather_copies_the_vectors_of_many_ids_at_once(tmp_path: Path) -> None:
     assert log.gather(["d"])[0].tolist() == [vectors(1, 7.0)[0].tolist()]
     assert log.gather([])[0].shape == (0, DIM)
     log.close()
+
+
+def test_rows_are_read_when_asked_in_any_order_and_stay_those_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``rows``: the vectors as they were when taken, read in the order asked (a ``pread`` a
+    span of records or a ``pread`` each), whatever is written or compacted after."""
+    from graphmem.adapters import vector_log
+
+    monkeypatch.setattr(vector_log, "CHUNK_RECORDS", 16)
+    log = VectorLog(tmp_path / "v", DIM)
+    ids = [f"mem_{i:016x}" for i in range(200)]
+    log.put(ids, vectors(200))
+    log.put(ids[10:20], vectors(10, 5000.0))
+    wanted = ids[::-1]
+    rows = log.rows(wanted)
+    expected = log.matrix(wanted)
+
+    assert rows.shape == (200, DIM) and len(rows) == 200
+    assert np.asarray(rows).tolist() == expected.tolist()
+    for positions in ([3, 2, 1, 0], [0, 199, 100, 5, 5], list(range(0, 200, 37)), list(range(60, 120))):
+        asked = np.array(positions, np.int64)
+        assert rows.take(asked).tolist() == expected[asked].tolist()
+    assert rows.take(np.zeros(0, np.int64)).shape == (0, DIM)
+
+    log.put(ids[:100], vectors(100, 9000.0))  # new records after those taken
+    log.remove(ids[100:])
+    log.compact(set(ids[:100]))  # the file written again without its dead records
+    assert np.asarray(rows).tolist() == expected.tolist()
+    with pytest.raises(KeyError):
+        log.rows([ids[150]])
+    log.close()
