@@ -175,9 +175,10 @@ def test_a_click_expands_a_node_and_collapse_takes_it_back(page: Any, click: Cli
     before = graph_of(page)
     commit = next(n for n in before["nodes"] if n["kind"] == "Memory")  # a commit: its other files
     # A tap on the node as cytoscape delivers a click (a click at its drawn point can land on a
-    # neighbour's label laid over it).
+    # neighbour's label laid over it). The function returns nothing: emit() returns the node, a
+    # cytoscape collection that Playwright took 35 to 60 s to serialise back (all of the graph).
     page.evaluate(
-        "key => document.getElementById('graph').graph.cy.getElementById(key).emit('tap')", commit["key"]
+        "key => { document.getElementById('graph').graph.cy.getElementById(key).emit('tap'); }", commit["key"]
     )
     page.wait_for_function(
         "key => document.getElementById('graph').graph.selected === key", arg=commit["key"]

@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from support.home_guard import REPOSITORY
+
 CHROMIUM = Path(os.environ.get("GRAPHMEM_TEST_CHROMIUM") or "/usr/bin/chromium")
 INSTALL_HINT = (
     "graphmem ui's browser tests drive Debian's Chromium: install it with "
@@ -45,6 +47,7 @@ FLAGS = [
     "--metrics-recording-only",
     "--password-store=basic",
 ]
+INSTALL_LOCK = REPOSITORY / ".cache" / "chromium-install.lock"
 APT_TIMEOUT_S = 540  # each apt step (test_ui_browser.py gives its tests the time for three)
 
 
@@ -59,8 +62,10 @@ def ensure_chromium() -> Path:
     apt = shutil.which("apt-get")
     if apt is None or os.geteuid() != 0 or "GRAPHMEM_TEST_CHROMIUM" in os.environ:
         raise BrowserUnavailable(f"No Chromium at {CHROMIUM}. {INSTALL_HINT}")
-    lock_path = Path(tempfile.gettempdir()) / "graphmem-chromium-install.lock"
-    with lock_path.open("w") as lock:
+    # One lock for every worker of every run (each worker has a temporary folder of its own:
+    # tests/integration/conftest.py), beside the OpenCode client's install.
+    INSTALL_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with INSTALL_LOCK.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not CHROMIUM.is_file():
             _apt_install(apt)
