@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import os
 import subprocess
@@ -40,6 +41,14 @@ settings.register_profile("dev", max_examples=DEV_EXAMPLES, deadline=None)
 
 
 home_guard.install()
+
+# The cyclic garbage collector looks at the young objects every 10,000 allocations left alive,
+# not every 700: a test run makes millions (pytest's reports and fixtures, the MCP servers'
+# pydantic models, the stores' rows), and the collections took about 10% of a unit run's CPU
+# (3.0 s of 31 in tests/unit/server and cli, 1.3 s at 10,000). Older objects are looked at as
+# often as before, relative to the young collections.
+GC_YOUNG_THRESHOLD = 10_000
+gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
 
 
 def pytest_configure(config: pytest.Config) -> None:
