@@ -319,14 +319,15 @@ class LexicalIndex:
         (``exact``), by their BM25 too. Phrases of two words are asked from the ``pairs``
         field, scored as their phrase (``ScoreBounds.paired``): every clause is then a term,
         which tantivy unions without reading positions."""
-        bounds = self._bounds
-        searcher = bounds.searcher
-        asked = [bounds.paired(c) if len(c.tokens) == 2 else c for c in clauses([*pairs, *terms])]
-        if not asked or limit <= 0:
+        parts = clauses([*pairs, *terms])
+        if not parts or limit <= 0:
             return [], set(), {}
         with self._lock:
             overlay = dict(self._overlay)
+        bounds = self._bounds
+        searcher = bounds.searcher
         try:
+            asked = [bounds.paired(c) if len(c.tokens) == 2 else c for c in parts]
             text = any_of([clause.query for clause in asked])
             # Words alone (remember's near-duplicate check): their tokens let the search skip
             # the memories that hold only common ones (``lexical_bounds``).
@@ -335,7 +336,7 @@ class LexicalIndex:
             )
             tokens = tuple(clause.tokens[0] for clause in asked) if alone else ()
             hits = top_hits(searcher, Search(text, visibility, overlay, limit, tokens, bounds))
-            holders = self._holding(whole, text, visibility, overlay, limit) if whole else []
+            holders = _holding(bounds, whole, Search(text, visibility, overlay, limit)) if whole else []
             exact = {hit.memory_id for hit in holders}
             hits = holders + [hit for hit in hits if hit.memory_id not in exact]
             found = [(hit.memory_id, hit.score) for hit in hits]
@@ -358,21 +359,19 @@ class LexicalIndex:
             kept.update((i, as_match(overlay[i])) for i, _ in found if i not in kept)
         return found, exact.intersection(memory_id for memory_id, _ in found), kept
 
-    def _holding(
-        self, whole: str, text: tantivy.Query, visibility: Visibility, overlay: Collection[str], limit: int
-    ) -> list[Hit]:
-        """The best ``limit`` visible memories that hold the phrase ``whole`` word for word,
-        scored by ``text`` alone (beside a required clause that adds 0.0: the same scores as
-        ``text``'s search gives them). Asked apart from ``text``: a constant clause beside its
-        terms made tantivy score every match the slow way (2.8 of 5.4 ms at a million)."""
-        phrase = clauses([whole])
-        if not phrase:
-            return []
-        bounds = self._bounds
-        holds = bounds.paired(phrase[0]) if len(phrase[0].tokens) == 2 else phrase[0]
-        required = tantivy.Query.const_score_query(holds.query, 0.0)
-        both = tantivy.Query.boolean_query([(tantivy.Occur.Must, required), (tantivy.Occur.Should, text)])
-        return top_hits(bounds.searcher, Search(both, visibility, overlay, limit))
+
+def _holding(bounds: ScoreBounds, whole: str, search: Search) -> list[Hit]:
+    """The hits ``search`` asks for among the memories that hold the phrase ``whole`` word for
+    word, scored by its query alone (beside a required clause that adds 0.0: the same scores
+    as its own search gives them). Asked apart from that query: a constant clause beside its
+    terms made tantivy score every match the slow way (2.8 of 5.4 ms at a million)."""
+    phrase = clauses([whole])
+    if not phrase:
+        return []
+    holds = bounds.paired(phrase[0]) if len(phrase[0].tokens) == 2 else phrase[0]
+    required = tantivy.Query.const_score_query(holds.query, 0.0)
+    both = tantivy.Query.boolean_query([(tantivy.Occur.Must, required), (tantivy.Occur.Should, search.query)])
+    return top_hits(bounds.searcher, Search(both, search.visibility, search.overlay, search.limit))
 
 
 def _read_meta(directory: Path) -> dict[str, str]:
