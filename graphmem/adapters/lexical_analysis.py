@@ -136,6 +136,13 @@ def any_of(queries: Sequence[tantivy.Query]) -> tantivy.Query:
     return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries])
 
 
+def within(query: tantivy.Query, required: tantivy.Query) -> tantivy.Query:
+    """``query`` asked only of the memories ``required`` matches, each scored by ``query``
+    alone: ``required`` adds 0.0 beside it, so the float sums are the same, to the bit."""
+    held = tantivy.Query.const_score_query(required, 0.0)
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, held), (tantivy.Occur.Should, query)])
+
+
 def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("id", stored=True, tokenizer_name="raw")

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import tantivy
 
-from graphmem.adapters.lexical_analysis import PAIRS_FIELD, SCHEMA, Clause, any_of, pair_token
+from graphmem.adapters.lexical_analysis import PAIRS_FIELD, SCHEMA, Clause, any_of, pair_token, within
 
 # tantivy adds scores as 32-bit floats: a sum of best scores is raised by this much
 # (relative, then absolute) before it is compared with a hit's score.
@@ -184,6 +184,4 @@ def proven_hits(
 def _holding(searcher: tantivy.Searcher, query: tantivy.Query, rare: Sequence[str], limit: int) -> Hits:
     """The ``limit`` best hits of ``query`` among the memories that hold one of ``rare``."""
     holds = any_of([tantivy.Query.term_query(SCHEMA, "text", term) for term in dict.fromkeys(rare)])
-    required = tantivy.Query.const_score_query(holds, 0.0)  # adds 0.0: the scores stay the query's
-    both = tantivy.Query.boolean_query([(tantivy.Occur.Must, required), (tantivy.Occur.Should, query)])
-    return list(searcher.search(both, limit, count=False).hits)
+    return list(searcher.search(within(query, holds), limit, count=False).hits)
