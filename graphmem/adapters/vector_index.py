@@ -20,7 +20,8 @@ the next ``tidy``.
 
 Loaded from a store that reads its vectors when asked (``VectorRows``: the Kùzu store's
 ``graph.vectors``), a large index keeps them there until its graph is built: searches
-before then scan them exactly a chunk at a time, and the build reads them a chunk at a time
+before then have the store score them exactly where they are (``VectorRows.scores``: a
+matrix product over a map of the file), and the build reads them a chunk at a time
 (``BUILD_CHUNK_ROWS``), so no float32 copy of every vector is held beside the graph being
 built (1.5 GB at a million, next to its 0.9 GB).
 
@@ -375,7 +376,7 @@ class HnswVectorIndex:
 
     def _search_tail(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
         """The best ``k`` visible rows outside the graph, scanned exactly: the tail, and the
-        rows still in the store, read ``BUILD_CHUNK_ROWS`` at a time."""
+        rows still in the store, scored where the store keeps them (``VectorRows.scores``)."""
         size = self._tail_size
         found: list[tuple[int, float]] = []
         if size:
@@ -384,9 +385,7 @@ class HnswVectorIndex:
         if self._stored is not None:
             stored = self._stored_rows()
             stored = stored[visible[stored]]
-            for start in range(0, len(stored), BUILD_CHUNK_ROWS):
-                chunk = stored[start : start + BUILD_CHUNK_ROWS]
-                found += _top(chunk, self._stored.take(chunk) @ query, k)
+            found += _top(stored, self._stored.scores(stored, query), k)
             found.sort(key=lambda pair: -pair[1])
         return found[:k]
 

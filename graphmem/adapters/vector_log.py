@@ -20,13 +20,15 @@ the snapshot of it the last process wrote at close (``<file>.ids``, the records 
 and a copy of the last of them, to know the file still starts with them), then the records
 appended since; without a usable snapshot, from one pass over the file, a chunk of records
 at a time. Reading a million records took seconds at each cold start; the snapshot, 30 ms.
-The file is read, never mapped: mapped, its pages counted in the process's memory (145 MB
-more at a cold recall of 100,000 memories). It is written again without its dead records
-(``compact``) when they outweigh the live ones.
+The file is read, not kept mapped: mapped, its pages counted in the process's memory (145 MB
+more at a cold recall of 100,000 memories). An exact scan of many records (``LogRows.scores``,
+the vector index's before its first build) maps a few thousand at a time and lets them go.
+It is written again without its dead records (``compact``) when they outweigh the live ones.
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 import weakref
@@ -48,6 +50,8 @@ ID_WIDTH = 24  # bytes: a `mem_` id is 20
 CHUNK_RECORDS = 1_024  # records read at a time (1.6 MB of 384-dimension vectors)
 FEW_VECTORS = 256  # ``matrix`` reads up to this many one by one, more in one pass
 SNAPSHOT_SUFFIX = ".ids"  # the snapshot of the index of records, beside the file
+# Records an exact scan (``LogRows.scores``) maps at a time (6.4 MB of 384-dimension vectors).
+SCAN_RECORDS = 4_096
 
 
 class VectorLog:
@@ -406,6 +410,48 @@ class LogRows:
                     out[order[i]] = np.frombuffer(os.pread(self._fd, self._dimension * 4, offset), "<f4")
             start = stop
         return out
+
+    def scores(self, positions: npt.NDArray[np.int64], query: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """The inner product of ``query`` with the rows at ``positions``, in that order: the
+        records mapped up to ``SCAN_RECORDS`` at a time, in the file's order, and multiplied
+        where they are mapped (a span whose wanted rows fill an eighth of it or more, whole; the
+        wanted rows of another copied out first). ``einsum``, not ``@``: in the file the vectors
+        are not 4-byte aligned, and numpy's matrix product then takes a loop of its own 4 times
+        slower (or a copy first). Each span is mapped from this descriptor and let go before the
+        next: what is read stays the records taken, and the process holds a span of the file's
+        pages at a time, not the file."""
+        numbers = self._numbers[np.asarray(positions, np.int64)]
+        out = np.empty(len(numbers), np.float32)
+        vector = np.asarray(query, np.float32)
+        order = np.argsort(numbers, kind="stable")
+        wanted = numbers[order]
+        start = 0
+        while start < len(wanted):
+            first = int(wanted[start])
+            stop = int(np.searchsorted(wanted, first + SCAN_RECORDS))
+            out[order[start:stop]] = self._span_scores(first, wanted[start:stop] - first, vector)
+            start = stop
+        return out
+
+    def _span_scores(
+        self, first: int, picks: npt.NDArray[np.int64], query: npt.NDArray[np.float32]
+    ) -> npt.NDArray[np.float32]:
+        """``query``'s inner product with the records ``first + picks``, through a map of the
+        records ``first`` to the last picked."""
+        size = self._dtype.itemsize
+        span = int(picks[-1]) + 1
+        dense = len(picks) * 8 >= span
+        begin = HEADER_SIZE + first * size
+        base = begin - begin % mmap.ALLOCATIONGRANULARITY
+        try:
+            mapped = mmap.mmap(self._fd, begin + span * size - base, access=mmap.ACCESS_READ, offset=base)
+        except OSError as exc:
+            raise StoreError(f"Cannot map the vectors file to scan it: {exc.strerror or exc}.") from exc
+        with mapped:
+            vectors = np.frombuffer(mapped, self._dtype, span, begin - base)["vector"]
+            sims: npt.NDArray[np.float32] = np.einsum("ij,j->i", vectors if dense else vectors[picks], query)
+            del vectors  # no view of the map left: it can be closed
+        return sims[picks] if dense else sims
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> npt.NDArray[Any]:
         """Every row, read whole (``np.asarray``)."""

@@ -115,6 +115,11 @@ class VectorRows(Protocol):
         """The rows at ``positions``, in that order, float32."""
         ...
 
+    def scores(self, positions: npt.NDArray[np.int64], query: Vector) -> npt.NDArray[np.float32]:
+        """The inner product of ``query`` with each row at ``positions``, in that order: an
+        exact scan, without handing the rows out."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class StoredVectors:

@@ -7,13 +7,15 @@ import threading
 import tracemalloc
 import weakref
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
-from graphmem.adapters import row_visibility, vector_index
+from graphmem.adapters import row_visibility, vector_index, vector_log
 from graphmem.adapters.vector_index import HnswVectorIndex
+from graphmem.adapters.vector_log import VectorLog
 from graphmem.core.branches import place
 from graphmem.core.ports import StoredVectors, Vector, VectorQuery
 
@@ -492,13 +494,15 @@ def test_a_half_precision_graph_is_built_again_8_bit_once_the_exact_vectors_are_
 
 class CountedRows:
     """The store's rows as ``VectorRows``, counting what was read: the rows each ``take``
-    handed out, and those still held (an array counts until it is dropped)."""
+    handed out, and those still held (an array counts until it is dropped); the scans
+    (``scores``) hand none out."""
 
     def __init__(self, matrix: Vector) -> None:
         self._matrix = matrix
         self.takes = 0
         self.held = 0
         self.most_held = 0
+        self.scans = 0
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -511,6 +515,10 @@ class CountedRows:
         self.most_held = max(self.most_held, self.held)
         weakref.finalize(out, self._dropped, len(out))
         return out
+
+    def scores(self, positions: npt.NDArray[np.int64], query: Vector) -> npt.NDArray[np.float32]:
+        self.scans += 1
+        return np.asarray(self._matrix[np.asarray(positions, np.int64)] @ query, np.float32)
 
     def _dropped(self, count: int) -> None:
         self.held -= count
@@ -526,8 +534,9 @@ def exact_top(vectors: Vector, query: Vector, k: int) -> list[str]:
 def test_rows_the_store_reads_are_built_into_the_graph_a_chunk_at_a_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """No float32 copy of every vector: load reads none, a search before the build and the
-    build itself hold one chunk at a time (what the graph finds: the test before)."""
+    """No float32 copy of every vector: load reads none, a search before the build has the
+    store score them where they are (no row handed out), the build holds one chunk at a time
+    (what the graph finds: the test before)."""
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
     monkeypatch.setattr(vector_index, "BUILD_CHUNK_ROWS", 500)
     n, dim = 5_000, 256  # 5 MB of float32; a chunk is 0.5 MB
@@ -542,6 +551,7 @@ def test_rows_the_store_reads_are_built_into_the_graph_a_chunk_at_a_time(
     assert stored.most_held == 0 and len(index) == n
     scanned = [ids(index.search(VectorQuery(q, 10, project=None, statuses=CURRENT))) for q in queries]
     assert scanned == [exact_top(vectors, q, 10) for q in queries]
+    assert stored.takes == 0 and stored.scans == len(queries)
     assert numpy_peak(index.tidy) < vectors.nbytes // 2
     assert index.graph_size == n
     assert stored.most_held <= 500 and stored.held == 0
@@ -549,6 +559,43 @@ def test_rows_the_store_reads_are_built_into_the_graph_a_chunk_at_a_time(
     takes = stored.takes
     assert ids(index.search(VectorQuery(vectors[77], 1, project=None, statuses=CURRENT))) == ["m77"]
     assert stored.takes == takes  # the graph holds them all: the store's rows are read no more
+
+
+def test_a_search_before_the_build_scores_the_vector_logs_records_as_they_were_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``LogRows.scores`` through maps of ``graph.vectors``, a few records at a time: the exact
+    scan's top k in any order of rows, dense spans or sparse, and the records taken, whatever
+    is appended (new vectors for the same ids) or compacted after."""
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 10)
+    monkeypatch.setattr(vector_log, "SCAN_RECORDS", 16)
+    n, dim = 300, 32
+    vectors = normalised(n, 29, dim=dim)
+    names = [f"mem_{i:016x}" for i in range(n)]
+    log = VectorLog(tmp_path / "graph.vectors", dim)
+    log.put(names[::-1], vectors[::-1])  # records in another order than the rows
+    log.put(names[:40], normalised(40, 30, dim=dim))  # replaced: their last records are later
+    log.put(names[:40], vectors[:40])
+    index = HnswVectorIndex(dim)
+    index.load(StoredVectors(names, log.rows(names), [None] * n, ["active"] * n))
+    queries = normalised(6, 31, dim=dim)
+    rows = log.rows(names)
+    for positions in (np.arange(n)[::-1].copy(), np.arange(0, n, 37), np.array([5, 299, 5, 0, 150])):
+        assert rows.scores(positions, queries[0]) == pytest.approx(vectors[positions] @ queries[0], abs=1e-6)
+    assert rows.scores(np.zeros(0, np.int64), queries[0]).shape == (0,)
+
+    log.put(names, -vectors)  # every id's vector changed after the rows were taken
+    log.put([f"new_{i}" for i in range(n)], normalised(n, 32, dim=dim))
+    for query in queries[:3]:
+        assert ids(index.search(VectorQuery(query, 10, project=None, statuses=CURRENT))) == [
+            names[i] for i in np.argsort(-(vectors @ query), kind="stable")[:10]
+        ]
+    log.compact(set(names[:10]))  # the file written again without most of them
+    for query in queries[3:]:
+        assert ids(index.search(VectorQuery(query, 10, project=None, statuses=CURRENT))) == [
+            names[i] for i in np.argsort(-(vectors @ query), kind="stable")[:10]
+        ]
+    log.close()
 
 
 def test_rows_from_the_store_are_searched_written_and_scored_as_the_tail_was(
