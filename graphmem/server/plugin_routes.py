@@ -7,7 +7,8 @@ answers; ``register`` serves them all the same way.
 They sit behind the same Guard as ``/mcp`` (body limit, API key, rate limit). Every
 body is validated here; a bad one is a 400 with ``{"error": "<what is wrong and how to
 fix it>"}``. Ingest is queued and answered at once (202): ``opencode run`` exits right
-after the session goes idle, so the plugin can only fire the request, not wait for it.
+after the session goes idle, and waits for the plugin's pending ingest only as it closes
+(the plugin's ``dispose``, bounded by its timeout), so the answer must not wait for the work.
 """
 
 from __future__ import annotations

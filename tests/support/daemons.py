@@ -178,6 +178,8 @@ def wait_for_info(data_dir: Path, pid: int | None = None, timeout: float = START
 GRAPHMEM = ("-m", "graphmem")
 # graphmem with a daemon whose deadlines for a client's request are seconds (short_deadlines.py).
 SHORT_DEADLINES = (str(Path(__file__).with_name("short_deadlines.py")),)
+# graphmem with a daemon that reads a plugin's ingest request seconds late (slow_ingest.py).
+SLOW_INGEST = (str(Path(__file__).with_name("slow_ingest.py")),)
 
 
 def start_daemon(
@@ -188,7 +190,7 @@ def start_daemon(
     **env: str,
 ) -> Daemon:
     """``open_files``: the daemon's soft limit of file descriptors (1,024 is a common default);
-    ``program``: what ``python`` runs (``GRAPHMEM``, or ``SHORT_DEADLINES``)."""
+    ``program``: what ``python`` runs (``GRAPHMEM``, ``SHORT_DEADLINES`` or ``SLOW_INGEST``)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir.parent / f"{data_dir.name}-serve.log"
 

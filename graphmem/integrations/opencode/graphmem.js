@@ -12,7 +12,8 @@
 // asking the daemon: a slow or restarted daemon can only leave the newest turn without its recall.
 // OpenCode's hidden title, compaction and summary agents and OpenCode 2's subagent sessions get nothing.
 // It keeps conventions, decisions and open blockers through compaction, and asks graphmem to learn
-// from a session when it goes idle or is compacted. It talks only to the local graphmem daemon (found
+// from a session when it goes idle or is compacted; OpenCode closing waits for those requests (at
+// most their timeout), since `opencode run` exits right after the session goes idle. It talks only to the local graphmem daemon (found
 // through daemon.json in graphmem's data dir), sends it nothing secret before the daemon has proved it
 // holds the token (a program squatting on a crashed daemon's port gets nothing), never waits longer
 // than its timeouts, and never throws into OpenCode: with no daemon it adds nothing.
@@ -32,7 +33,8 @@ const INSTALLED_DATA_DIR = null;
 const TURN_TIMEOUT_MS = timeoutFromEnv(300);
 const BOOT_TIMEOUT_MS = timeoutFromEnv(1000); // the boot context: asked once per session
 const COMPACTION_TIMEOUT_MS = 2000; // compaction itself takes seconds
-const INGEST_TIMEOUT_MS = 2000; // the daemon only queues the session
+// The daemon only queues the session; OpenCode closing waits this long at most for the answer.
+const INGEST_TIMEOUT_MS = Math.max(2000, timeoutFromEnv(2000));
 const BACKOFF_MS = 30000; // after a slow or failing daemon, skip injection this long
 const MAX_TEXT_CHARS = 100000;
 const MAX_SYSTEM_CHARS = 400000;
@@ -264,6 +266,7 @@ class Memory {
     this.journal = new Journal();
     this.systems = new Map(); // sessionID -> its system prompt as last seen (graphmem's block left out)
     this.ingested = new Map(); // sessionID -> when ingest was last asked
+    this.ingesting = new Set(); // the ingest requests not answered yet
     this.quietUntil = 0;
     this.failing = false;
   }
@@ -302,8 +305,17 @@ class Memory {
     const now = Date.now();
     if (now - (this.ingested.get(sessionID) ?? 0) < INGEST_DEDUP_MS) return;
     remember(this.ingested, sessionID, now, MAX_SESSIONS);
-    post("/plugin/ingest", { session_id: sessionID, directory: this.directory, db_path: openCodeDb() }, INGEST_TIMEOUT_MS)
-      .then(() => this.succeeded(), (error) => this.failed(error));
+    const asked = post("/plugin/ingest", { session_id: sessionID, directory: this.directory, db_path: openCodeDb() }, INGEST_TIMEOUT_MS)
+      .then(() => this.succeeded(), (error) => this.failed(error))
+      .finally(() => this.ingesting.delete(asked));
+    this.ingesting.add(asked);
+  }
+
+  // Resolves once every ingest asked so far is answered or timed out (never rejects): the host
+  // closing awaits it, else `opencode run`, which exits as soon as its session goes idle, may end
+  // before the daemon has read the request, and the session is not learned.
+  async settled() {
+    await Promise.allSettled([...this.ingesting]);
   }
 
   // Compaction replaces the conversation: the boot context is picked again, as it now is.
@@ -496,6 +508,11 @@ async function server({ client, directory }) {
       }
     },
 
+    // OpenCode awaits this when it closes the project's instance (`opencode run` before it exits).
+    dispose: async () => {
+      await memory.settled();
+    },
+
     event: async ({ event }) => {
       try {
         const type = event?.type;
@@ -651,6 +668,7 @@ async function setup(ctx) {
   }
 
   return async () => {
+    await memory.settled(); // the ingests asked as the last turn ended
     stop.abort();
     try {
       await events?.return?.();

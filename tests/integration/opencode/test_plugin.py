@@ -19,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import POLL_S, Daemon, listed, remembered, sandbox_env, start_daemon
+from support.daemons import (
+    GRAPHMEM,
+    POLL_S,
+    SLOW_INGEST,
+    Daemon,
+    listed,
+    remembered,
+    sandbox_env,
+    start_daemon,
+)
 from support.fake_llm import FakeLLM, Text, ToolCall, system_prompt
 from support.opencode import OpenCodeSandbox
 
@@ -52,8 +61,9 @@ def install(opencode: OpenCodeSandbox, data_dir: Path) -> None:
     )
 
 
-@pytest.fixture
-def served(opencode: OpenCodeSandbox, tmp_path: Path) -> Iterator[tuple[OpenCodeSandbox, Daemon]]:
+def serve(
+    opencode: OpenCodeSandbox, tmp_path: Path, program: tuple[str, ...] = GRAPHMEM
+) -> Iterator[tuple[OpenCodeSandbox, Daemon]]:
     """graphmem installed in the sandbox project (MCP + plugin), and its daemon already serving.
 
     The daemon's own continuous ingest is off, so what it learns comes from the plugin's call.
@@ -61,12 +71,29 @@ def served(opencode: OpenCodeSandbox, tmp_path: Path) -> Iterator[tuple[OpenCode
     data_dir = tmp_path / "graphmem-data"
     install(opencode, data_dir)
     daemon = start_daemon(
-        data_dir, "--port", "0", GRAPHMEM_INGEST__ENABLED="false", OPENCODE_DB=str(opencode.db_path)
+        data_dir,
+        "--port",
+        "0",
+        program=program,
+        GRAPHMEM_INGEST__ENABLED="false",
+        OPENCODE_DB=str(opencode.db_path),
     )
     # The machine running the tests may be busy: what is asserted is where memory goes, not how fast.
     opencode.extra_env["GRAPHMEM_PLUGIN_TIMEOUT_MS"] = "5000"
     yield opencode, daemon
     daemon.stop()
+
+
+@pytest.fixture
+def served(opencode: OpenCodeSandbox, tmp_path: Path) -> Iterator[tuple[OpenCodeSandbox, Daemon]]:
+    yield from serve(opencode, tmp_path)
+
+
+@pytest.fixture
+def served_slow_ingest(opencode: OpenCodeSandbox, tmp_path: Path) -> Iterator[tuple[OpenCodeSandbox, Daemon]]:
+    """As ``served``, with a daemon that reads the plugin's ingest request ``INGEST_DELAY_S`` late
+    (``support/slow_ingest.py``), as a busy one may: ``opencode run`` would exit before that."""
+    yield from serve(opencode, tmp_path, SLOW_INGEST)
 
 
 def memories(daemon: Daemon, project: Path) -> list[dict[str, Any]]:
@@ -101,9 +128,11 @@ def memory_block(body: dict[str, Any]) -> str:
 
 
 def test_what_one_session_decides_reaches_the_next_sessions_system_prompt(
-    served: tuple[OpenCodeSandbox, Daemon], fake_llm: FakeLLM
+    served_slow_ingest: tuple[OpenCodeSandbox, Daemon], fake_llm: FakeLLM
 ) -> None:
-    opencode, daemon = served
+    # The session goes idle, the plugin asks the daemon to learn from it and `opencode run` ends:
+    # the daemon reads that request seconds late, so it is learned only if the run waits for it.
+    opencode, daemon = served_slow_ingest
     fake_llm.script(Text("Noted."))
 
     opencode.run_turn(f"{DECISION} {PREFERENCE}", timeout=180)
