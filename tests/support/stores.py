@@ -1,9 +1,9 @@
 """The stores the contract tests run against: Kùzu, the in-memory fake, and PostgreSQL.
 
 ``STORES`` maps each store's name to what opens a fresh one in a test: ``tmp_path`` for Kùzu,
-a fresh database of the session's PostgreSQL server (``postgres_server`` in tests/conftest.py,
-``support/postgres.py``) with graphmem's schema already applied, copied from a template made
-once per session.
+an empty database of the session's PostgreSQL server (``postgres_server`` in tests/conftest.py,
+``support/postgres.py``) with graphmem's schema already applied: a copy of a template made once
+per session, lent from the server's pool and emptied when the test is done.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ MIGRATED = "graphmem_migrated"
 
 
 def postgres_url(request: pytest.FixtureRequest) -> str:
-    """A fresh PostgreSQL database with graphmem's schema (``graphmem migrate`` applied); its URL.
-    It is dropped when ``request``'s test or fixture ends (after what it opened on it closed)."""
+    """An empty PostgreSQL database with graphmem's schema (``graphmem migrate`` applied); its URL.
+    It is given back to the server's pool when ``request``'s test or fixture ends (after what it
+    opened on it closed), emptied for the next test or dropped (``PostgresServer.give_back``)."""
     server: PostgresServer = request.getfixturevalue("postgres_server")
-    url = server.new_database(MIGRATED)
-    request.addfinalizer(lambda: server.drop_database(url))
+    url = server.lend_database(MIGRATED)
+    request.addfinalizer(lambda: server.give_back(url))
     return url
 
 

@@ -1,0 +1,156 @@
+"""The pool of the tests' PostgreSQL databases (``support/postgres.py``, ``lend_database`` and
+``give_back``, which ``support.stores.postgres_url`` uses): a database given back is lent again
+only as its template's fresh copy would be, with nothing of the test before it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+from support.postgres import FINGERPRINT, PostgresServer
+from support.records import memory
+from support.stores import MIGRATED, postgres_url, writer_role
+
+from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.core.models import Entity, EntityKind
+
+DIM = 8
+
+
+def state(url: str) -> dict[str, Any]:
+    """What a test could read of the database at ``url`` besides graphmem's own calls: its
+    fingerprint, every table's rows, the sequences' next values and the planner's statistics."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = [
+            row[0]
+            for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
+        ]
+        found: dict[str, Any] = {
+            "fingerprint": conn.execute(FINGERPRINT).fetchone(),
+            "rows": {t: sorted(map(repr, conn.execute(f"SELECT * FROM {t}").fetchall())) for t in tables},
+            "stats": conn.execute(
+                "SELECT tablename, attname FROM pg_stats WHERE schemaname = 'public' ORDER BY 1, 2"
+            ).fetchall(),
+            "tuples": conn.execute(
+                "SELECT relname, reltuples FROM pg_class WHERE relnamespace = 'public'::regnamespace "
+                "ORDER BY 1"
+            ).fetchall(),
+        }
+        # Read last: nextval moves the sequences it reads.
+        found["next"] = conn.execute(
+            "SELECT sequencename, nextval(format('%I.%I', schemaname, sequencename)) FROM pg_sequences "
+            "ORDER BY 1"
+        ).fetchall()
+    return found
+
+
+def used(url: str) -> None:
+    """Store what a test of the store would: memories with vectors (the column sized, its index
+    built), entities and links, a meta value, the planner's statistics gathered."""
+    store = PostgresGraphStore(url, dimension=DIM)
+    try:
+        rng = np.random.default_rng(1)
+        vectors = rng.standard_normal((30, DIM)).astype(np.float32)
+        store.add_memories([memory(f"m{i}", f"deploy the service step {i}") for i in range(30)], vectors)
+        store.upsert_entities([Entity("project:p", EntityKind.PROJECT, "p")])
+        store.link_about([("m0", Entity("project:p", EntityKind.PROJECT, "p"))])
+        store.set_meta("embedding_model", "left-behind")
+        store.db.run("ANALYZE")
+    finally:
+        store.close()
+
+
+def test_a_database_given_back_is_lent_again_as_a_fresh_copy_of_its_template(
+    postgres_server: PostgresServer,
+) -> None:
+    fresh = postgres_server.new_database(MIGRATED)
+    try:
+        expected = state(fresh)
+    finally:
+        postgres_server.drop_database(fresh)
+    url = postgres_server.lend_database(MIGRATED)
+    used(url)
+    assert state(url) != expected  # what the reset must undo
+    left_open = psycopg.connect(url)  # a connection the test forgot: ended, not waited for
+    postgres_server.give_back(url)
+    assert left_open.closed or left_open.broken or _ended(left_open)
+
+    again = postgres_server.lend_database(MIGRATED)
+    try:
+        assert again == url  # lent again, not a new copy
+        assert state(again) == expected
+    finally:
+        postgres_server.give_back(again)
+
+
+def _ended(conn: psycopg.Connection[Any]) -> bool:
+    try:
+        conn.execute("SELECT 1")
+    except psycopg.OperationalError:
+        return True
+    return False
+
+
+def test_a_database_a_role_was_made_for_is_dropped_not_lent_again(postgres_server: PostgresServer) -> None:
+    url = postgres_server.lend_database(MIGRATED)
+    name = url.rsplit("/", 1)[1]
+    writer_role(url, f"pool_{name}")  # a test's role, named after its database
+    postgres_server.give_back(url)
+
+    again = postgres_server.lend_database(MIGRATED)
+    try:
+        assert again != url
+        with psycopg.connect(postgres_server.url) as conn:
+            found = conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        assert found == (0,)
+    finally:
+        postgres_server.give_back(again)
+
+
+def test_a_database_whose_schema_a_test_changed_is_dropped_not_lent_again(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.lend_database(MIGRATED)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("ALTER TABLE memories ADD COLUMN left_behind text")
+    postgres_server.give_back(url)
+
+    again = postgres_server.lend_database(MIGRATED)
+    try:
+        assert again != url
+        with psycopg.connect(again) as conn:
+            columns = conn.execute(
+                "SELECT count(*) FROM pg_attribute WHERE attrelid = 'memories'::regclass "
+                "AND attname = 'left_behind'"
+            ).fetchone()
+        assert columns == (0,)
+    finally:
+        postgres_server.give_back(again)
+
+
+# Two tests in order on one worker: what the first writes through ``postgres_url``, the second
+# (lent the same database) does not see.
+LENT: list[str] = []
+
+
+@pytest.mark.xdist_group("postgres-pool")
+def test_a_test_writes_to_the_store_postgres_url_lends(request: pytest.FixtureRequest) -> None:
+    url = postgres_url(request)
+    used(url)
+    LENT.append(url)
+
+
+@pytest.mark.xdist_group("postgres-pool")
+def test_the_next_test_lent_that_database_finds_it_empty(request: pytest.FixtureRequest) -> None:
+    url = postgres_url(request)
+    if LENT:  # the test before ran on this worker: its database is the one lent again
+        assert url == LENT[-1]
+    store = PostgresGraphStore(url, dimension=DIM)
+    try:
+        assert store.total_memories() == 0
+        assert store.get_meta("embedding_model") is None
+        assert store.db.rows("SELECT count(*) FROM entities") == [(0,)]
+    finally:
+        store.close()
