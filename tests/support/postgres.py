@@ -212,6 +212,9 @@ class PostgresServer:
         ]
         if not self.durable:
             options += ["-cfsync=off", "-csynchronous_commit=off", "-cfull_page_writes=off"]
+            # A deadlock is found 0.1 s into a lock wait rather than 1 s: the tests of two
+            # writers meeting wait for it (a wait shorter than that is never taken for one)
+            options.append("-cdeadlock_timeout=100ms")
         with self.log.open("ab") as log:
             # The server is this process's child, told to quit when its parent dies: a test run
             # that is killed leaves no server behind.

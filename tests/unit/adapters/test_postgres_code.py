@@ -5,9 +5,11 @@ remembers never takes a link another process makes at the same moment (``postgre
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
+import psycopg
 import pytest
 from support.stores import postgres_url
 
@@ -20,6 +22,24 @@ from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Sco
 
 PROJECT = "/src/proj"
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
+# Seconds a writer is given to finish or to wait for a lock
+SETTLE_S = 2.0
+
+
+def _done_or_waiting(thread: threading.Thread, store: PostgresGraphStore) -> None:
+    """Return once ``thread`` is done or its statement waits for another transaction's lock
+    (looked at every 10 ms, for at most ``SETTLE_S``): waiting out the whole time cost each
+    test 2 s."""
+    deadline = time.monotonic() + SETTLE_S
+    with psycopg.connect(store.db._conninfo, autocommit=True) as watcher:
+        while thread.is_alive() and time.monotonic() < deadline:
+            waiting = watcher.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            ).fetchone()
+            if waiting and waiting[0]:
+                return
+            time.sleep(0.01)
 
 
 def _parsed(*names: str) -> ParsedFile:
@@ -91,7 +111,7 @@ def test_a_link_made_while_a_scan_removes_its_entity_is_kept(
         found = remembered(keys)  # nobody's memory is about the entity: the scan will remove it
         if not linking.is_alive() and not failed and entity.key in keys:
             linking.start()  # the link is made now, between the check and the removal
-            linking.join(timeout=2.0)  # it waits for the scan's transaction (or is done, unlocked)
+            _done_or_waiting(linking, scanner)  # it waits for the scan's transaction (or is done)
         return found
 
     monkeypatch.setattr(scanner, "remembered", checked_then_linked)
