@@ -22,11 +22,19 @@ from graphmem.errors import InvalidInputError
 from graphmem.service import semantic
 from graphmem.service.context import NOT_EMBEDDED_NOTE
 from graphmem.service.memory import MemoryService
-from graphmem.service.semantic import EMBED_ON_READ_S, SemanticIndex
+from graphmem.service.semantic import SemanticIndex
 
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
 ACTIVE = frozenset({Status.ACTIVE})
 WAIT_S = 30.0  # how long a test waits for a thread that must finish: a hang, not a timing
+# A read's budget for the backlog (``semantic.EMBED_ON_READ_S``, 0.5 s) cut to a tenth, and the
+# slow embedder's batch with it: the same two batches a budget, each test's waits 0.5 to 1 s shorter
+EMBED_ON_READ_S = 0.05
+
+
+@pytest.fixture(autouse=True)
+def _short_read_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(semantic, "EMBED_ON_READ_S", EMBED_ON_READ_S)
 
 
 class GatedEmbedder(HashEmbedder):
