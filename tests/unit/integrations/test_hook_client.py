@@ -85,7 +85,8 @@ def serve(lock: ServeLock, url: str) -> None:
 @pytest.fixture
 def stand_in(data_dir: Path, lock: ServeLock) -> Iterator[StandIn]:
     server = StandIn(ensure_token(data_dir))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # Asked to stop, it stops within 0.05 s, not serve_forever's default 0.5
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     serve(lock, f"http://127.0.0.1:{server.server_address[1]}")
     yield server
     server.shutdown()
