@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import gc
 import itertools
+import json
 import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import settings
 from support import home_guard
@@ -49,6 +52,35 @@ home_guard.install()
 # often as before, relative to the young collections.
 GC_YOUNG_THRESHOLD = 10_000
 gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def _check_each_schema_once() -> None:
+    """A JSON Schema that passed ``check_schema`` is not checked again in this process.
+
+    The MCP client checks each tool's output schema the first time a session calls the tool
+    (``mcp.client.session``, ``_output_schema_validator``), and the tests open a session for
+    each call (``support/tools_client.py``): the same schemas were checked again on every call,
+    218 times in ``tests/unit/server``, whose CPU this takes from 16.0-16.2 s to 15.0-15.2 (two
+    alternated pairs, one process, load 10). A schema that fails is checked (and fails) every
+    time."""
+    checked: set[tuple[str, str]] = set()
+    for name in dir(jsonschema):
+        validator = getattr(jsonschema, name)
+        if not (isinstance(validator, type) and name.startswith("Draft") and name.endswith("Validator")):
+            continue
+
+        def check_schema(
+            cls: type, schema: object, *args: object, _check: Any = validator.check_schema, **kwargs: object
+        ) -> None:
+            key = (cls.__name__, json.dumps([schema, args, kwargs], sort_keys=True, default=repr))
+            if key not in checked:
+                _check(schema, *args, **kwargs)
+                checked.add(key)
+
+        validator.check_schema = classmethod(check_schema)  # type: ignore[assignment,method-assign]
+
+
+_check_each_schema_once()
 
 
 def pytest_configure(config: pytest.Config) -> None:
