@@ -313,8 +313,10 @@ class Memory {
 
   // Resolves once every ingest asked so far is answered or timed out (never rejects): the host
   // closing awaits it, else `opencode run`, which exits as soon as its session goes idle, may end
-  // before the daemon has read the request, and the session is not learned.
+  // before the daemon has read the request, and the session is not learned. A daemon that failed
+  // a moment ago is not waited for (the daemon's continuous ingest reads the session later).
   async settled() {
+    if (Date.now() < this.quietUntil) return;
     await Promise.allSettled([...this.ingesting]);
   }
 

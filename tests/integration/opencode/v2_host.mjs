@@ -45,7 +45,6 @@ const script = JSON.parse(scriptText);
 
 // Every request the plugin makes, with its answer's status (0: it failed).
 const requests = [];
-const pending = new Set();
 const realFetch = globalThis.fetch;
 globalThis.fetch = (url, init) => {
   const seen = { path: new URL(String(url)).pathname, status: 0 };
@@ -55,13 +54,10 @@ globalThis.fetch = (url, init) => {
     } catch {}
   }
   requests.push(seen);
-  const answer = realFetch(url, init).then((response) => {
+  return realFetch(url, init).then((response) => {
     seen.status = response.status;
     return response;
   });
-  const settled = answer.catch(() => {}).finally(() => pending.delete(settled));
-  pending.add(settled);
-  return answer;
 };
 
 const mod = await import(pluginUrl);
@@ -195,18 +191,9 @@ for (const step of script.steps) {
   }
 }
 
-// What the plugin sent on its own (ingest: its identity check, then the request) is answered before
-// the host goes: it waits until no request has been open for half a second.
-const deadline = Date.now() + 30000;
-let quietSince = Date.now();
-while (Date.now() < deadline && Date.now() - quietSince < 500) {
-  if (pending.size) {
-    await Promise.race([...pending, new Promise((r) => setTimeout(r, 100))]);
-    quietSince = Date.now();
-  } else {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+// The host goes as OpenCode 2 unloads a plugin: it awaits the cleanup setup answered (a Cleanup may
+// return a promise), and nothing else. What the plugin sent on its own (ingest, when a turn ended)
+// is answered before then only if the cleanup waits for it.
 if (typeof cleanup === "function") await cleanup();
 
 const loaded = { id: definition.id, setup: true, server: typeof definition.server === "function" };
