@@ -90,6 +90,16 @@ def wait_for(check: Any, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def ingested_so_far(world: World) -> None:
+    """Returns once the daemon ran every ingest queued before: its queue runs them one at a time,
+    in order, so those are done when one more session queued now is in the daemon's log."""
+    last = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    transcript = TranscriptWriter(world.transcripts, last, str(world.project), slug="-project")
+    transcript.user("Thanks, that is all.")
+    quiet(world.hook("stop", world.given(session_id=last, transcript_path=str(transcript.path))))
+    wait_for(lambda: f"plugin ingest session={last}" in world.daemon_log(), "the ingests queued before")
+
+
 def quiet(done: subprocess.CompletedProcess[bytes]) -> None:
     assert done.returncode == 0 and done.stderr == b"", done.stderr.decode(errors="replace")
 
@@ -143,7 +153,7 @@ def test_a_cut_transcript_is_learned_once_and_its_cut_line_later(world: World) -
     for event in ("stop", "stop", "session-end"):  # Claude Code fires these after each turn and at exit
         quiet(world.hook(event, world.given(transcript_path=str(session.path))))
     wait_for(lambda: any(m["category"] == "decision" for m in world.learned()), "the session's decision")
-    time.sleep(2)  # the queued repeats have run
+    ingested_so_far(world)  # the queued repeats have run
     decisions = [m for m in world.learned() if m["category"] == "decision"]
     assert [m["text"] for m in decisions] == [DECISION]
     assert decisions[0]["session"] == SESSION
