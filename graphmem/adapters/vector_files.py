@@ -117,6 +117,7 @@ class VectorIndexFiles:
                     else:
                         name = f"graph-{number}.usearch"
                         graph.save(str(self.directory / name))
+                        _fsync(self.directory / name)
                         files["graph"] = name
                         self._saved_graph = (version, name)
             self._write_rows(state, files)
@@ -245,6 +246,18 @@ def _hnsw(index: VectorIndex) -> HnswVectorIndex:
     if not isinstance(index, HnswVectorIndex):
         raise TypeError(f"vector_files saves an HnswVectorIndex, not {type(index).__name__}")
     return index
+
+
+def _fsync(path: Path) -> None:
+    """``path``'s data on the disk now, by this thread (the save's: the idle worker's), before
+    ``index.json`` names it. Left to the kernel's writeback, a new graph's pages (186 MB at
+    200,000 memories, 927 MB at a million) were written while the next writes ran, and each
+    ``remember``'s commit waited behind them."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _write_atomically(path: Path, data: bytes) -> None:

@@ -4,6 +4,7 @@ what makes a save unusable (then the caller rebuilds from the store)."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -171,6 +172,28 @@ def test_a_save_cut_short_leaves_the_previous_one(files: VectorIndexFiles) -> No
     assert files.restore(restored, KEY) == []
     assert len(restored) == 10
     assert json.loads((files.directory / INDEX_FILE).read_text("utf-8")) == meta
+
+
+def test_a_saved_graph_is_on_the_disk_before_the_save_names_it(
+    files: VectorIndexFiles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every file ``index.json`` names is synced before it is written: a graph left to the
+    kernel's writeback could be cut short by a crash under a complete-looking save."""
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    synced: list[int] = []  # the files' inodes, which their renames keep
+    fsync = os.fsync
+
+    def recorded(fd: int) -> None:
+        synced.append(os.fstat(fd).st_ino)
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recorded)
+    files.save(filled(graph=True), KEY)
+    named = json.loads((files.directory / INDEX_FILE).read_text("utf-8"))["files"]
+    assert named["graph"] is not None
+    inode = {name: (files.directory / name).stat().st_ino for name in [*named.values(), INDEX_FILE]}
+    assert synced[-1] == inode[INDEX_FILE]
+    assert {inode[named[part]] for part in ("graph", "rows", "arrays")} <= set(synced[:-1])
 
 
 def test_discard_forgets_the_save(files: VectorIndexFiles) -> None:
