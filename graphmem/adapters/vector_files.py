@@ -12,8 +12,8 @@ missing, unreadable, of another store or model, or disagrees with it.
   to parse and more to index) and
   ``graph-M.usearch`` (the graph, written again only when it changed; usearch's file names
   its kind of vectors: 8-bit since format 3, half precision before). New files are
-  written under new names, then ``index.json`` is replaced atomically, then the old files
-  are removed: a crash leaves the previous complete save.
+  written under new names and synced to the disk, then ``index.json`` is replaced
+  atomically, then the old files are removed: a crash leaves the previous complete save.
 - ``journal`` names, one a line, the memories whose vector, status or project the store
   is about to change: written before the store's write (``will_change``), so that a change the
   store acknowledged but the save does not hold is read again from the store at open. A
