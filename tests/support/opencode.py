@@ -403,6 +403,16 @@ class OpenCodeSandbox:
             rows = db.execute(query).fetchall()
         return [{"id": str(id_), "title": str(title), "directory": str(where)} for id_, title, where in rows]
 
+    def stored_user_message_ids(self, session: str) -> list[str]:
+        """The ids of ``session``'s user messages, oldest first, as ``opencode export SESSION``
+        lists them, read from OpenCode's database (an export is an OpenCode process: 5 s of CPU)."""
+        query = (
+            "SELECT id FROM message WHERE session_id = ? AND json_extract(data, '$.role') = 'user'"
+            " ORDER BY time_created, id"
+        )
+        with contextlib.closing(sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True)) as db:
+            return [str(id_) for (id_,) in db.execute(query, (session,)).fetchall()]
+
 
 # -- the plugin in a bare Node process -----------------------------------------------------------
 

@@ -113,14 +113,6 @@ def wait_for(daemon: Daemon, project: Path, session: str, categories: set[str]) 
     raise AssertionError(f"graphmem did not learn {categories} from session {session}: {learned}\n{log}")
 
 
-def user_message_id(opencode: OpenCodeSandbox, session: str) -> str:
-    done = opencode.run_opencode(["export", session], timeout=60)
-    assert done.returncode == 0, done.stderr
-    exported = json.loads(done.stdout[done.stdout.index("{") :])
-    [first] = [m for m in exported["messages"] if m["info"]["role"] == "user"]
-    return str(first["info"]["id"])
-
-
 def memory_block(body: dict[str, Any]) -> str:
     prompt = system_prompt(body)
     start = prompt.find('<memory source="graphmem">')
@@ -139,7 +131,7 @@ def test_what_one_session_decides_reaches_the_next_sessions_system_prompt(
 
     [session] = opencode.stored_sessions()
     learned = wait_for(daemon, opencode.project, session["id"], {"decision", "preference"})
-    origin = user_message_id(opencode, session["id"])
+    [origin] = opencode.stored_user_message_ids(session["id"])
     decision = next(m for m in learned if m["category"] == "decision")
     preference = next(m for m in learned if m["category"] == "preference")
     assert "Postgres 16" in decision["text"] and "pytest" in preference["text"]
