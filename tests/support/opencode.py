@@ -405,7 +405,7 @@ class OpenCodeSandbox:
 
     def stored_user_message_ids(self, session: str) -> list[str]:
         """The ids of ``session``'s user messages, oldest first, as ``opencode export SESSION``
-        lists them, read from OpenCode's database (an export is an OpenCode process: 5 s of CPU)."""
+        lists them, read from OpenCode's database (an export is an OpenCode process: about 2 s of CPU)."""
         query = (
             "SELECT id FROM message WHERE session_id = ? AND json_extract(data, '$.role') = 'user'"
             " ORDER BY time_created, id"
