@@ -45,7 +45,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphmem.adapters.hnsw_graph import COARSE, FINE, MIN_EXPANSION_SEARCH, graph_dtype, new_graph
+from graphmem.adapters.hnsw_graph import (
+    COARSE,
+    FINE,
+    MIN_EXPANSION_SEARCH,
+    graph_dtype,
+    graph_scores,
+    new_graph,
+)
 from graphmem.adapters.id_map import IdMap, encoded
 from graphmem.adapters.row_visibility import RowVisibility, grown
 from graphmem.core.ports import StoredVectors, Vector, VectorQuery, VectorRows
@@ -285,7 +292,7 @@ class HnswVectorIndex:
 
     def _cosines(self, rows: Sequence[int], query: Vector) -> npt.NDArray[np.float32]:
         """The cosine of ``query`` with the vector of each of ``rows``, as the searches score
-        them: the graph's rows as the graph itself scores them (``_graph_scores``), the
+        them: the graph's rows as the graph itself scores them (``hnsw_graph.graph_scores``), the
         tail's and the store's against the query as it is."""
         numbers = np.asarray(rows, np.int64)
         sims = np.zeros(len(numbers), np.float32)
@@ -295,30 +302,7 @@ class HnswVectorIndex:
         if not in_graph.all():
             sims[~in_graph] = self._vectors(numbers[~in_graph]) @ np.asarray(query, np.float32)
         if in_graph.any():
-            sims[in_graph] = self._graph_scores(numbers[in_graph], query)
-        return sims
-
-    def _graph_scores(self, numbers: npt.NDArray[np.int64], query: Vector) -> npt.NDArray[np.float32]:
-        """The graph's own score of ``query`` with each of its rows ``numbers``. A
-        half-precision graph's: its vectors and the query in half precision, multiplied by
-        the kernel usearch searches with (simsimd's, which usearch requires): a CPU with
-        AVX-512 FP16 sums the products in half precision, and numpy's single-precision sum of
-        the same vectors then differs from the search's scores by up to 5e-4 (3e-8 on other
-        CPUs). The query's rounding moves a cosine by at most 5e-5. An 8-bit graph's rows
-        (each scored again from the exact vectors, ``_rescored``): their vectors as the graph
-        gives them back, against the query rounded to half precision."""
-        keys = numbers.astype(np.uint64)
-        if graph_dtype(self._graph) == FINE:
-            import simsimd
-
-            vectors = self._graph.get(keys, dtype=np.float16)
-            matrix = np.stack(vectors) if isinstance(vectors, tuple) else vectors
-            query16 = np.asarray(query, np.float32).astype(np.float16)
-            scores = np.asarray(simsimd.cdist(query16[None], matrix, metric="dot"), np.float32)
-            return scores.reshape(-1)  # one query: one row
-        found = self._graph.get(keys, dtype=np.float32)
-        vectors32 = np.stack(found) if isinstance(found, tuple) else found
-        sims: npt.NDArray[np.float32] = vectors32 @ _half(query)
+            sims[in_graph] = graph_scores(self._graph, numbers[in_graph].astype(np.uint64), query)
         return sims
 
     def _vectors(self, rows: Sequence[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
@@ -602,11 +586,6 @@ def _adoptable(matrix: npt.NDArray[Any], shape: tuple[int, int]) -> bool:
         and flags.writeable
         and flags.owndata
     )
-
-
-def _half(query: Vector) -> npt.NDArray[np.float32]:
-    """``query`` rounded to half precision, as the graph rounds it before it searches."""
-    return np.asarray(query, np.float32).astype(np.float16).astype(np.float32)
 
 
 def _top(rows: npt.NDArray[np.int64], sims: npt.NDArray[Any], k: int) -> list[tuple[int, float]]:
