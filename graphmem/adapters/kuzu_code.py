@@ -1,11 +1,11 @@
 """The code graph in Kùzu: files, symbols, and the edges between them.
 
 Writes are bulk: new nodes and every edge go in with ``COPY`` from Arrow tables, one
-statement per table, never one per row; a pass of a few rows (``FEW_COPY_ROWS``: a re-scan of
-the files just edited) writes its nodes with one parameterised ``CREATE`` and its edges one by
-one in a transaction, which cost Kùzu a tenth of a ``COPY``'s start. Symbols that memories are about are never
-deleted: when their code disappears they keep a ``deleted_at``, and when their body
-changes they get a new ``body_changed_at`` (what makes a memory "possibly stale"; None
+statement per table, never one per row; a pass of a few rows (``FEW_COPY_ROWS``: a re-scan
+of the files just edited) writes its nodes with one parameterised ``CREATE`` and its edges one
+by one in a transaction, which cost Kùzu a tenth of a ``COPY``'s start. Symbols that memories
+are about are never deleted: when their code disappears they keep a ``deleted_at``, and
+when their body changes they get a new ``body_changed_at`` (what makes a memory "possibly stale"; None
 while the body is the one the first pass saw). What a pass does to each symbol is decided in
 ``core.codegraph.symbol_changes``, as for every store. A symbol it finds again with every column
 as stored is left alone, not deleted and copied again: what points at it stays, as a merge
@@ -526,7 +526,7 @@ def _table(table: str, rows: list[dict[str, Any]], types: dict[str, str]) -> pa.
     import pyarrow as pa
 
     kinds = {"int64": pa.int64(), "timestamp": pa.timestamp("us")}
-    names = ["key", "name", "project", "title", *(name for name, _ in CODE_COLUMNS.get(table, ()))]
+    names = [name for name, _ in _columns(table)]
     return pa.table(
         {n: pa.array([r.get(n) for r in rows], kinds[types[n]] if n in types else pa.string()) for n in names}
     )
