@@ -28,6 +28,7 @@ from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.opencode_sessions import OpenCodeSessions
+from graphmem.adapters.process_memory import release_freed_memory
 from graphmem.adapters.repo_files import RepositoryFileWalker
 from graphmem.adapters.vector_files import DIRNAME as VECTORS_DIRNAME
 from graphmem.adapters.vector_files import VectorIndexFiles
@@ -153,11 +154,12 @@ def _open_kuzu(
     store = KuzuGraphStore(data_dir, dimension=dimension)
     _check_model(store, str(store.path), embedder.model_name, dimension, enforce=check_model)
     files = VectorIndexFiles(data_dir / VECTORS_DIRNAME)
-    # A half-precision graph that scores with its own vectors. ``HnswVectorIndex(exact=
-    # store.vectors.vectors_of)`` (an 8-bit graph whose candidates are scored again from
-    # graph.vectors) halves the graph's memory but made recall 1.4-3x slower in ``bench scale``
-    # at 50,000 memories (docs/storage.md, "8-bit graph"): not wired until that is fixed.
-    index = HnswVectorIndex
+
+    def index(dimension: int) -> HnswVectorIndex:
+        # An 8-bit graph whose candidates are scored again from ``graph.vectors``: half the
+        # half-precision graph's memory (docs/storage.md, "8-bit graph").
+        return HnswVectorIndex(dimension, exact=store.vectors.vectors_of)
+
     semantic = SemanticIndex(store, embedder, index, files, background=background)
     return _Opened(store, semantic, KuzuCodeGraph(store), KuzuGitLabGraph(store))
 
@@ -285,7 +287,9 @@ def build_memory(
         enricher,
         max_tokens=settings.recall.context_max_tokens,
     )
-    transfer = TransferFiles(Transfer(stores, writer, staleness), data_dir, writer.lock, names)
+    transfer = TransferFiles(
+        Transfer(stores, writer, staleness), data_dir, writer.lock, names, settle=release_freed_memory
+    )
     options = IngestOptions(
         opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
         idle_seconds=settings.ingest.idle_seconds,

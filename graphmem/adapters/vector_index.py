@@ -13,10 +13,9 @@ copies them out of ``graph.vectors``, all of a search's in one call), the graph 
 is asked) are scored again exactly from the store's vectors before the top ``k`` is taken,
 so every cosine a search or ``similarities`` gives is the float32 one. At a million
 memories the 8-bit graph is half the half-precision one (a file mapped into the serving
-process: most of it resident after a few dozen recalls). Without ``exact`` the graph
-keeps half-precision vectors and scores with them, as before. A graph of the other kind
-(a save from before, or ``exact`` given later) is searched as it is and built again by
-the next ``tidy``.
+process: all of it resident after a few recalls). Without ``exact`` (the tests' plain
+index) the graph keeps half-precision vectors and scores with them. A graph of the other
+kind (a save from before) is searched as it is and built again by the next ``tidy``.
 
 Loaded from a store that reads its vectors when asked (``VectorRows``: the Kùzu store's
 ``graph.vectors``), a large index keeps them there until its graph is built: searches
@@ -54,6 +53,7 @@ from graphmem.adapters.hnsw_graph import (
     new_graph,
 )
 from graphmem.adapters.id_map import IdMap, encoded
+from graphmem.adapters.process_memory import release_freed_memory
 from graphmem.adapters.row_visibility import RowVisibility, grown
 from graphmem.core.ports import StoredVectors, Vector, VectorQuery, VectorRows
 
@@ -479,6 +479,7 @@ class HnswVectorIndex:
             self._stored = None
             self.graph_version += 1
             self.changed = True
+        release_freed_memory()  # what the build allocated beside the graph (process_memory.py)
         return True
 
     def _merge(self) -> None:
