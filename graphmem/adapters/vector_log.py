@@ -145,22 +145,27 @@ class VectorLog:
 
     def gather(self, ids: Sequence[str]) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
         """The vectors of ``ids``, a row each (zeros where an id has none), and which have one:
-        a ``pread`` each, in the file's order (2 ms of CPU for 200 scattered records of a
-        million; copied out of a map of the file and unmapped again, 4 ms). Safe beside
-        appends (records are only added after those read); a file written again meanwhile
-        (``compact``, ``clear``) gives none found."""
+        each read by a ``preadv`` straight into its row, in the file's order. 150 scattered
+        records of a million: 0.08 ms, against 0.24 ms reading each into bytes and copying
+        it (a ``pread`` each) and 0.8-1.4 ms copying them out of a map of the file (its
+        faults, then unmapped again). Safe beside appends (records are only added after those
+        read); a file written again meanwhile (``compact``, ``clear``) gives none found."""
         numbers = self._at.get_many(ids) if len(ids) else np.zeros(0, np.int64)
         found = (numbers >= 0) & (numbers < self._records)
-        out = np.zeros((len(ids), self.dimension), np.float32)
+        out = np.zeros((len(ids), self.dimension), "<f4")  # as the records hold them
         size = self.dimension * 4
+        rows = out.reshape(-1).view(np.uint8).data
+        read = os.preadv
         try:
             fd = self._file.fileno()
-            for i in np.flatnonzero(found)[np.argsort(numbers[found], kind="stable")].tolist():
-                offset = HEADER_SIZE + int(numbers[i]) * self._record + self.width
-                out[i] = np.frombuffer(os.pread(fd, size, offset), "<f4")
+            wanted = np.flatnonzero(found)[np.argsort(numbers[found], kind="stable")]
+            offsets = HEADER_SIZE + numbers[wanted] * self._record + self.width
+            for i, offset in zip(wanted.tolist(), offsets.tolist(), strict=True):
+                if read(fd, [rows[i * size : (i + 1) * size]], offset) != size:
+                    raise ValueError("a record cut short")
         except (OSError, ValueError):  # the file was closed or replaced under the read
-            return out, np.zeros(len(ids), np.bool_)
-        return out, found
+            return np.zeros((len(ids), self.dimension), np.float32), np.zeros(len(ids), np.bool_)
+        return out.astype(np.float32, copy=False), found
 
     def _read_into(self, out: npt.NDArray[np.float32], numbers: npt.NDArray[np.int64]) -> None:
         """The vectors of the records ``numbers`` into the rows of ``out``, in one pass."""

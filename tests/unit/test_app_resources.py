@@ -1,0 +1,99 @@
+"""The embedded store as ``graphmem/app.py`` wires it: an 8-bit HNSW graph whose cosines are
+the stored vectors' own, and the memory a large import or a graph build freed handed back."""
+
+from __future__ import annotations
+
+import gc
+import io
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphmem.app
+from graphmem.adapters import process_memory, vector_index
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.core.ports import VectorQuery
+from graphmem.app import open_memory
+from graphmem.service import transfer_files
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Iterator[MemoryService]:
+    service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(32))
+    try:
+        yield service
+    finally:
+        service.close()
+
+
+def test_the_embedded_graph_is_8_bit_and_scores_with_the_stored_vectors(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
+    texts = [f"note {i}: the {word} service restarts at night" for i, word in enumerate("abcdefghijklmnop")]
+    ids = [memory.remember(text, category="fact").memory.id for text in texts]
+    assert memory.semantic is not None
+    memory.semantic.embed_pending()
+    index = memory.semantic.index()  # opened at its first use
+    assert memory.semantic.tidy()
+    assert vector_index.graph_dtype(index.state()["graph"]) == "i8"
+    query = HashEmbedder(32).embed_query("the restarts at night")
+    found = dict(index.search(VectorQuery(query, 5, project=None, statuses=frozenset({"active"}))))
+    stored = {memory_id: memory.store.embedding_of(memory_id) for memory_id in ids}
+    assert found and all(
+        sim == pytest.approx(float(np.asarray(stored[i], np.float32) @ query), abs=1e-6) for i, sim in found.items()
+    )
+
+
+def test_a_large_import_hands_the_memory_it_freed_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settled: list[None] = []
+    monkeypatch.setattr(graphmem.app, "release_freed_memory", lambda: settled.append(None))
+    monkeypatch.setattr(transfer_files, "SETTLE_FROM_RECORDS", 3)
+    source = open_memory(load_settings(data_dir=tmp_path / "a"), embedder=HashEmbedder(32))
+    try:
+        for i in range(3):
+            source.remember(f"decision {i}: ship the {i}th release on Friday", category="decision")
+        out = io.StringIO()
+        source.export(out)
+    finally:
+        source.close()
+    lines = out.getvalue().splitlines(keepends=True)
+    target = open_memory(load_settings(data_dir=tmp_path / "b"), embedder=HashEmbedder(32))
+    try:
+        assert target.import_text("".join(lines[:3])).records == 2 and not settled  # a small one: nothing
+        assert target.import_text("".join(lines)).records == 3 and len(settled) == 1
+    finally:
+        target.close()
+
+
+def test_a_graph_build_hands_the_memory_it_freed_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    settled: list[None] = []
+    monkeypatch.setattr(vector_index, "release_freed_memory", lambda: settled.append(None))
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    index = vector_index.HnswVectorIndex(4)
+    index.add(["a", "b"], np.eye(4, dtype=np.float32)[:2], [None, None], ["active", "active"])
+    assert not settled and index.tidy() and settled == [None]
+
+
+def test_releasing_collects_what_only_a_cycle_holds() -> None:
+    class Node:
+        other: object = None
+
+    first, second = Node(), Node()
+    first.other, second.other = second, first
+    held = weakref.ref(first)
+    del first, second
+    gc.disable()  # only the release may collect it
+    try:
+        process_memory.release_freed_memory()
+    finally:
+        gc.enable()
+    assert held() is None
