@@ -15,8 +15,8 @@ import pytest
 import graphmem.app
 from graphmem.adapters import process_memory, vector_index
 from graphmem.adapters.embedders import HashEmbedder
-from graphmem.core.ports import VectorQuery
 from graphmem.app import open_memory
+from graphmem.core.ports import VectorQuery
 from graphmem.service import transfer_files
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
@@ -45,10 +45,8 @@ def test_the_embedded_graph_is_8_bit_and_scores_with_the_stored_vectors(
     assert vector_index.graph_dtype(index.state()["graph"]) == "i8"
     query = HashEmbedder(32).embed_query("the restarts at night")
     found = dict(index.search(VectorQuery(query, 5, project=None, statuses=frozenset({"active"}))))
-    stored = {memory_id: memory.store.embedding_of(memory_id) for memory_id in ids}
-    assert found and all(
-        sim == pytest.approx(float(np.asarray(stored[i], np.float32) @ query), abs=1e-6) for i, sim in found.items()
-    )
+    stored = {memory_id: np.asarray(memory.store.embedding_of(memory_id), np.float32) for memory_id in ids}
+    assert found and all(sim == pytest.approx(float(stored[i] @ query), abs=1e-6) for i, sim in found.items())
 
 
 def test_a_large_import_hands_the_memory_it_freed_back(
