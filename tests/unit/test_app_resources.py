@@ -15,6 +15,7 @@ import pytest
 import graphmem.app
 from graphmem.adapters import process_memory, vector_index
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.hnsw_graph import graph_dtype
 from graphmem.app import open_memory
 from graphmem.core.ports import VectorQuery
 from graphmem.service import transfer_files
@@ -41,8 +42,8 @@ def test_the_embedded_graph_is_8_bit_and_scores_with_the_stored_vectors(
     assert memory.semantic is not None
     memory.semantic.embed_pending()
     index = memory.semantic.index()  # opened at its first use
-    assert memory.semantic.tidy()
-    assert vector_index.graph_dtype(index.state()["graph"]) == "i8"
+    assert isinstance(index, vector_index.HnswVectorIndex) and memory.semantic.tidy()
+    assert graph_dtype(index.state()["graph"]) == "i8"
     query = HashEmbedder(32).embed_query("the restarts at night")
     found = dict(index.search(VectorQuery(query, 5, project=None, statuses=frozenset({"active"}))))
     stored = {memory_id: np.asarray(memory.store.embedding_of(memory_id), np.float32) for memory_id in ids}
