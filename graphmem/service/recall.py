@@ -130,8 +130,9 @@ class Recaller:
         self._described = DescribedCode(stores.code) if stores.code is not None else None
         self._plan = get_plan(plan)
         self._limit = limit
-        # The full-text search holds the GIL while it runs; the model lets go of it. So the
-        # search runs on this thread while the caller's embeds the query, each on a core.
+        # The full-text search runs on this thread while the caller's embeds the query, each
+        # on a core: the model, tantivy's search and usearch's let go of the interpreter while
+        # they run; the Python around them (hits filtered, vectors read) takes turns with it.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-recall-search")
 
     def ask(
