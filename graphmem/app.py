@@ -28,7 +28,7 @@ from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.opencode_sessions import OpenCodeSessions
-from graphmem.adapters.process_memory import release_freed_memory
+from graphmem.adapters.process_memory import release_after
 from graphmem.adapters.repo_files import RepositoryFileWalker
 from graphmem.adapters.vector_files import DIRNAME as VECTORS_DIRNAME
 from graphmem.adapters.vector_files import VectorIndexFiles
@@ -288,7 +288,7 @@ def build_memory(
         max_tokens=settings.recall.context_max_tokens,
     )
     transfer = TransferFiles(
-        Transfer(stores, writer, staleness), data_dir, writer.lock, names, settle=release_freed_memory
+        Transfer(stores, writer, staleness), data_dir, writer.lock, names, settle=release_after
     )
     options = IngestOptions(
         opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,

@@ -53,7 +53,7 @@ from graphmem.adapters.hnsw_graph import (
     new_graph,
 )
 from graphmem.adapters.id_map import IdMap, encoded
-from graphmem.adapters.process_memory import release_freed_memory
+from graphmem.adapters.process_memory import release_after
 from graphmem.adapters.row_visibility import RowVisibility, grown
 from graphmem.core.ports import StoredVectors, Vector, VectorQuery, VectorRows
 
@@ -479,7 +479,7 @@ class HnswVectorIndex:
             self._stored = None
             self.graph_version += 1
             self.changed = True
-        release_freed_memory()  # what the build allocated beside the graph (process_memory.py)
+        release_after(len(rows))  # what a large build freed (process_memory.py)
         return True
 
     def _merge(self) -> None:

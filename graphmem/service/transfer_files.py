@@ -7,9 +7,9 @@ touch no file. The verbs that take a path (``export_file``, ``export_dir``,
 work is ``Transfer``'s (``service/transfer.py``); this holds the writer's lock around
 what writes (an import, a file or folder written).
 
-After an import of many records (``SETTLE_FROM_RECORDS``) it runs ``settle``: the daemon's
-hands the memory the import freed back to the system (``adapters/process_memory.py``,
-wired by ``graphmem/app.py``), which the process would otherwise keep for its life.
+After an import it runs ``settle`` with the records it read: the daemon's hands the memory
+a large import freed back to the system (``adapters/process_memory.py``, wired by
+``graphmem/app.py``), which the process would otherwise keep for its life.
 """
 
 from __future__ import annotations
@@ -37,12 +37,8 @@ from graphmem.service.repository_export import DEFAULT_FOLDER, folder_label
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryExport, RepositoryFiles
 from graphmem.service.transfer import ExportedFile, Progress, Transfer
 
-# Records from which an import is large enough to ``settle`` after: about 15 ms of the
-# interpreter's time, against seconds of importing them.
-SETTLE_FROM_RECORDS = 10_000
 
-
-def _nothing() -> None:
+def _nothing(records: int) -> None:
     return None
 
 
@@ -59,10 +55,10 @@ class TransferFiles:
         names: ProjectNames | None = None,
         *,
         agent_files: bool = False,
-        settle: Callable[[], None] = _nothing,
+        settle: Callable[[int], None] = _nothing,
     ) -> None:
         self._transfer = transfer
-        self._settle = settle  # run after a large import
+        self._settle = settle  # run after an import, with the records it read
         self._names = names
         # Files are read and written in the project's checkout; its memories are under its name.
         self._name: Callable[[str | None], str | None] = names.of if names is not None else lambda p: p
@@ -131,8 +127,7 @@ class TransferFiles:
             summary = self._transfer.import_text(
                 text, name=name[:4096], project=project, dry_run=dry_run, progress=progress
             )
-        if summary.records >= SETTLE_FROM_RECORDS:
-            self._settle()
+        self._settle(summary.records)
         return summary
 
     # -- paths: confined to the project's .graphmem/ and <data_dir>/exports/ -------------

@@ -12,13 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import graphmem.app
 from graphmem.adapters import process_memory, vector_index
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.hnsw_graph import graph_dtype
 from graphmem.app import open_memory
 from graphmem.core.ports import VectorQuery
-from graphmem.service import transfer_files
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -54,8 +52,8 @@ def test_a_large_import_hands_the_memory_it_freed_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settled: list[None] = []
-    monkeypatch.setattr(graphmem.app, "release_freed_memory", lambda: settled.append(None))
-    monkeypatch.setattr(transfer_files, "SETTLE_FROM_RECORDS", 3)
+    monkeypatch.setattr(process_memory, "release_freed_memory", lambda: settled.append(None))
+    monkeypatch.setattr(process_memory, "LARGE_JOB_ROWS", 3)
     source = open_memory(load_settings(data_dir=tmp_path / "a"), embedder=HashEmbedder(32))
     try:
         for i in range(3):
@@ -75,11 +73,15 @@ def test_a_large_import_hands_the_memory_it_freed_back(
 
 def test_a_graph_build_hands_the_memory_it_freed_back(monkeypatch: pytest.MonkeyPatch) -> None:
     settled: list[None] = []
-    monkeypatch.setattr(vector_index, "release_freed_memory", lambda: settled.append(None))
+    monkeypatch.setattr(process_memory, "release_freed_memory", lambda: settled.append(None))
+    monkeypatch.setattr(process_memory, "LARGE_JOB_ROWS", 3)
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    small = vector_index.HnswVectorIndex(4)
+    small.add(["a", "b"], np.eye(4, dtype=np.float32)[:2], [None, None], ["active", "active"])
+    assert small.tidy() and not settled  # a small build: nothing
     index = vector_index.HnswVectorIndex(4)
-    index.add(["a", "b"], np.eye(4, dtype=np.float32)[:2], [None, None], ["active", "active"])
-    assert not settled and index.tidy() and settled == [None]
+    index.add(["a", "b", "c"], np.eye(4, dtype=np.float32)[:3], [None] * 3, ["active"] * 3)
+    assert index.tidy() and settled == [None]
 
 
 def test_releasing_collects_what_only_a_cycle_holds() -> None:
