@@ -155,10 +155,10 @@ def _open_kuzu(
     _check_model(store, str(store.path), embedder.model_name, dimension, enforce=check_model)
     files = VectorIndexFiles(data_dir / VECTORS_DIRNAME)
 
-    def index(dimension: int) -> HnswVectorIndex:
+    def index(width: int) -> HnswVectorIndex:
         # An 8-bit graph whose candidates are scored again from ``graph.vectors``: half the
         # half-precision graph's memory (docs/storage.md, "8-bit graph").
-        return HnswVectorIndex(dimension, exact=store.vectors.vectors_of)
+        return HnswVectorIndex(width, exact=store.vectors.vectors_of)
 
     semantic = SemanticIndex(store, embedder, index, files, background=background)
     return _Opened(store, semantic, KuzuCodeGraph(store), KuzuGitLabGraph(store))
