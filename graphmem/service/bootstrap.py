@@ -37,6 +37,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Generator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -217,41 +218,59 @@ class Bootstrapper:
     ) -> dict[str, tuple[ParsedFile, FileState]]:
         """The files new or changed since ``stored``, parsed (:data:`PARSE_BATCH` at a time:
         the parser may spread a batch over several cores); those only touched (same content)
-        go in ``touched``, unreadable ones in ``skipped``."""
+        go in ``touched``, unreadable ones in ``skipped``.
+
+        The next batch is read while the parser has the last one: reading between batches on
+        this thread left the parser's processes idle (3,030 files: 0.2-0.9 s of a 5 s scan).
+        One batch is at the parser at a time, so at most two are held."""
         changed: dict[str, tuple[ParsedFile, FileState]] = {}
         batch: list[tuple[SourceFile, FileState, bytes]] = []
+        sent: list[tuple[SourceFile, FileState, bytes]] = []
+        parsing: Future[list[ParsedFile]] | None = None
 
-        def parse_batch() -> None:
-            parsed = parser.parse_many([(data, source.language) for source, _, data in batch])
-            for (source, state, _), result in zip(batch, parsed, strict=True):
-                changed[source.path] = (result, state)
-            batch.clear()
+        def collect() -> None:
+            nonlocal parsing
+            if parsing is not None:
+                for (source, state, _), result in zip(sent, parsing.result(), strict=True):
+                    changed[source.path] = (result, state)
+                parsing = None
+                sent.clear()
+
+        def hand_over(ahead: ThreadPoolExecutor) -> None:
+            nonlocal parsing
+            collect()
+            if batch:
+                sent.extend(batch)
+                batch.clear()
+                sources = [(data, source.language) for source, _, data in sent]
+                parsing = ahead.submit(parser.parse_many, sources)
 
         held = 0  # bytes of the batch's files
-
         total = len(files)
-        for done, source in enumerate(files, 1):
-            before = stored.get(source.path)
-            if before is not None and before.size == source.size and before.mtime_ns == source.mtime_ns:
-                report.unchanged += 1
-            else:
-                content = self._files.read_source(root, source.path)
-                if isinstance(content, str):
-                    skipped[content] += 1
-                    continue
-                state = FileState(source.path, content.content_hash, source.size, source.mtime_ns)
-                if before is not None and before.content_hash == content.content_hash:
-                    touched.append(state)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-parse") as ahead:
+            for done, source in enumerate(files, 1):
+                before = stored.get(source.path)
+                if before is not None and before.size == source.size and before.mtime_ns == source.mtime_ns:
                     report.unchanged += 1
                 else:
-                    batch.append((source, state, content.data))
-                    held += len(content.data)
-                    if len(batch) >= PARSE_BATCH or held >= PARSE_BATCH_BYTES:
-                        parse_batch()
-                        held = 0
-            if progress is not None and (done % 50 == 0 or done == total):
-                progress(done, total)
-        parse_batch()
+                    content = self._files.read_source(root, source.path)
+                    if isinstance(content, str):
+                        skipped[content] += 1
+                        continue
+                    state = FileState(source.path, content.content_hash, source.size, source.mtime_ns)
+                    if before is not None and before.content_hash == content.content_hash:
+                        touched.append(state)
+                        report.unchanged += 1
+                    else:
+                        batch.append((source, state, content.data))
+                        held += len(content.data)
+                        if len(batch) >= PARSE_BATCH or held >= PARSE_BATCH_BYTES:
+                            hand_over(ahead)
+                            held = 0
+                if progress is not None and (done % 50 == 0 or done == total):
+                    progress(done, total)
+            hand_over(ahead)
+            collect()
         return changed
 
     def _save_code(

@@ -116,6 +116,38 @@ def test_changed_files_go_to_the_parser_in_batches_and_the_parser_is_closed_afte
     assert repo.parser.closed
 
 
+def test_the_next_batch_is_read_while_the_parser_has_the_last_one(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bootstrap, "PARSE_BATCH", 2)
+    repo.files.files.update({f"src/m{i}.py": (f"x = {i}\n".encode(), 1) for i in range(3)})
+    # Sorted, the listing is src/app.py, src/m0.py, src/m1.py, src/m2.py: two batches.
+    read_next = threading.Event()
+    read = repo.files.read_source
+
+    def reading(root: Path, path: str) -> object:
+        if path == "src/m1.py":
+            read_next.set()
+        return read(root, path)
+
+    parse_many = repo.parser.parse_many
+    saw_next_read: list[bool] = []
+
+    def parsing(sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
+        if not saw_next_read:  # the first batch: held until the second is read, or long enough
+            saw_next_read.append(read_next.wait(timeout=5))
+        return parse_many(sources)
+
+    monkeypatch.setattr(repo.files, "read_source", reading)
+    monkeypatch.setattr(repo.parser, "parse_many", parsing)
+
+    report = repo.bootstrap()
+
+    assert saw_next_read == [True]
+    assert report.parsed == 4
+    assert repo.parser.batches == [2, 2]
+
+
 def test_the_parser_is_closed_when_reading_files_fails(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     def unreadable(root: Path, path: str) -> None:
         raise OSError("the disk went away")
