@@ -11,6 +11,7 @@ whole phrase asked first. Scores differ from Kùzu's in value, not in what they 
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -28,7 +29,7 @@ from graphmem.core.branches import place
 from graphmem.core.events import MemoryEvent
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope
 from graphmem.core.ports import Neighbour, NewText, StoredVectors, TextHits, TextMatch, Vector, Visibility
-from graphmem.core.text import phrase_words
+from graphmem.core.text import fold, phrase_words
 from graphmem.errors import StoreError
 
 # BM25's usual constants (term saturation, length normalisation).
@@ -37,6 +38,8 @@ BM25_B = 0.75
 # Entities ``find_entities`` returns per kind, as the Kùzu store does.
 FIND_ENTITIES_LIMIT = 20
 
+# A word as a full-text index reads one (``may_hold_word``): a longest run of letters and digits.
+_RUNS = re.compile(r"[^\W_]+")
 _TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_from", "valid_to", "expires_at"})
 
 
@@ -339,6 +342,11 @@ class FakeGraphStore:
         with self._open():
             rows = [self._rows[memory_id].record for memory_id, _ in hits if memory_id in self._rows]
         return [TextMatch(r.id, r.text, r.category, r.scope, r.project, r.branch) for r in rows]
+
+    def may_hold_word(self, forms: Collection[str]) -> bool:
+        with self._open():
+            texts = [row.record.text for row in self._rows.values()]
+        return any(not set(forms).isdisjoint(_RUNS.findall(fold(text))) for text in texts)
 
     # -- vectors ----------------------------------------------------------------
 

@@ -488,6 +488,10 @@ class KuzuGraphStore(StoreParts):
         with self._lock:
             return self._lexical.matches(query, visibility, limit)
 
+    def may_hold_word(self, forms: Collection[str]) -> bool:
+        with self._lock:
+            return self._lexical.may_hold_word(forms)
+
     def rebuild_text_index(self) -> int:  # graphmem reindex: index every memory's text again
         with self._lock:
             return rebuild(self._lexical, self)

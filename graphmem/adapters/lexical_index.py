@@ -36,6 +36,7 @@ import tantivy
 
 from graphmem.adapters.id_journal import IdJournal
 from graphmem.adapters.lexical_analysis import (
+    ANALYZER,
     SCHEMA,
     any_of,
     clauses,
@@ -305,6 +306,18 @@ class LexicalIndex:
         terms, _ = query_parts(query)
         found, _, kept = self._search(terms, [], "", visibility, limit, keep=True)
         return [kept[memory_id] for memory_id, _ in found]
+
+    def may_hold_word(self, forms: Collection[str]) -> bool:
+        """Whether a memory indexed or in the overlay holds one of ``forms`` (``GraphStore.
+        may_hold_word``): their stems' document counts, which count deleted memories too
+        until a merge drops them, then the overlay's words."""
+        stems = {stem for form in forms for stem in ANALYZER.analyze(form)}
+        with self._lock:  # the overlay before the searcher, as a commit swaps them (``flush``)
+            overlay = list(self._overlay.values())
+        searcher = self._searcher
+        if any(searcher.doc_freq("text", stem) for stem in stems):
+            return True
+        return any(not stems.isdisjoint(change.counts) for change in overlay if change is not None)
 
     def _search(
         self,

@@ -230,3 +230,7 @@ class PostgresGraphStore(StoreParts):
 
     def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
         return self.text.text_matches(query, visibility, limit)
+
+    def may_hold_word(self, forms: Collection[str]) -> bool:
+        # It cannot tell: a memory's ``terms`` keep its first words only (``MAX_POSITION``).
+        return True

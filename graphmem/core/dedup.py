@@ -11,6 +11,7 @@ tuned on ``samples/dedup_pairs.jsonl`` (see docs/configuration.md).
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from graphmem.core.models import Scope
@@ -110,6 +111,38 @@ def is_near_duplicate(a: str, b: str, threshold: float) -> bool:
         return False
     left_content, right_content = _content(left), _content(right)
     return not (sorted(left_content) == sorted(right_content) and left_content != right_content)
+
+
+# Longest word ``repeat_words`` counts on: its variants (up to five letters longer) stay under
+# the 40 bytes from which a full-text index drops a token.
+REPEAT_WORD_MAX_CHARS = 30
+_PLAIN_WORD = re.compile(r"[a-z0-9]+")
+
+
+def repeat_words(text: str) -> list[str]:
+    """Words of ``text`` that any near-duplicate of it holds, each itself or a variant
+    (``variant_forms``): its content words, as ``is_near_duplicate`` reads them, that a
+    full-text index holds as one token whatever surrounds them (plain letters and digits).
+
+    Left out, besides function words: "not" and words that begin with it, which a memory
+    may hold only as "n't" ("don't" reads as "do not", the index holds "don" and "t")."""
+    return [
+        word
+        for word in dict.fromkeys(_content(_words(text)))
+        if len(word) <= REPEAT_WORD_MAX_CHARS and _PLAIN_WORD.fullmatch(word) and not word.startswith("not")
+    ]
+
+
+def variant_forms(word: str) -> frozenset[str]:
+    """Every word ``are_variants(word, ·)`` holds for, ``word`` among them, and each with an
+    "n" after it: a memory holding "wasn't" reads as "was not" here, and holds "wasn" in a
+    full-text index."""
+    forms = {word}
+    if not any(ch.isdigit() for ch in word):
+        for cut in range(VARIANT_STEM, len(word) + 1):
+            if word[cut:] in INFLECTIONS:
+                forms.update(word[:cut] + ending for ending in INFLECTIONS)
+    return frozenset(forms | {form + "n" for form in forms})
 
 
 def memory_hash(scope: Scope, project: str | None, text: str) -> str:

@@ -280,6 +280,12 @@ class MemorySearch(Protocol):
         with its text, category, scope and project at the cost of the search alone
         (``remember``'s near-duplicate check)."""
 
+    def may_hold_word(self, forms: Collection[str]) -> bool:
+        """Whether some memory's text may hold one of ``forms`` (plain lower-case letters and
+        digits) as a word: a longest run of letters and digits of its folded text ("wasn't"
+        holds "wasn" and "t"). False only when the store knows none does (``remember`` then
+        needs no search for a memory it repeats); True when it cannot tell."""
+
 
 class MemoryVectors(Protocol):
     """Each memory's embedding: what is still to embed, storing, clearing and loading vectors."""

@@ -39,6 +39,7 @@ from graphmem.core.events import (
 )
 from graphmem.core.keys import memory_id as new_memory_id
 from graphmem.core.models import (
+    SUPERSEDABLE,
     Category,
     Entity,
     EntityKind,
@@ -77,7 +78,7 @@ from graphmem.service.mentions import Mentions
 from graphmem.service.redacting import guard_store
 from graphmem.service.results import RememberResult
 from graphmem.service.semantic import SemanticIndex
-from graphmem.service.subjects import near_duplicate_of, same_subject_as, similar_memories
+from graphmem.service.subjects import may_repeat, near_duplicate_of, same_subject_as, similar_memories
 from graphmem.service.writer_history import WriterHistory
 
 
@@ -170,7 +171,9 @@ class MemoryWriter:
                     # an archived one comes back
                     reinforced = self._reinforce(existing, now, actor_of(source))
                     return replace(reinforced, redacted=redaction.count)
-            similar = similar_memories(self.store, text, seen)
+            # Only a memory that may repeat one, or may replace one on its subject, needs them.
+            searched = category in SUPERSEDABLE or may_repeat(self.store, text)
+            similar = similar_memories(self.store, text, seen) if searched else []
             repeated = (
                 None if old else near_duplicate_of(self.store, text, category, similar, self._near_duplicate)
             )

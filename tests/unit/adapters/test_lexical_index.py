@@ -609,3 +609,15 @@ def test_closing_finishes_the_merges_so_the_next_process_searches_few_segments(t
         assert len(again.search("batch deploy", GLOBAL, 50)) == 50
     finally:
         again.close()
+
+
+def test_may_hold_word_reads_the_overlay_then_the_committed_index(index: LexicalIndex) -> None:
+    index.add([memory("a", "The parser wasn't handling retries")])
+
+    for committed in (False, True):
+        if committed:
+            index.flush()
+        assert [index.may_hold_word({w}) for w in ("handling", "wasn", "retries")] == [True] * 3, committed
+        # Another form of a stem held counts (the index holds stems): "handled" for "handling".
+        assert index.may_hold_word({"handled"})
+        assert not index.may_hold_word({"zebra", "zebras"})

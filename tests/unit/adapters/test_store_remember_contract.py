@@ -221,3 +221,29 @@ def test_text_matches_follow_changes_and_deletions(store: GraphStore) -> None:
     assert [(m.id, m.text, m.category) for m in store.text_matches("redis", EVERYONE, 10)] == [
         ("a", "the cache uses redis cluster", Category.DECISION)
     ]
+
+
+# -- may_hold_word -------------------------------------------------------------------------
+
+# Stores that can say a word is in no memory; the others answer True (they cannot tell).
+KNOWS_ABSENT = {"kuzu", "memory"}
+
+
+def test_may_hold_word_is_true_for_every_word_a_memory_holds(store: GraphStore) -> None:
+    store.add_memories([memory("a", "Kùzu wasn't handling RETRIES on_call")])
+
+    for held in ("kuzu", "wasn", "handling", "retries", "on", "call", "t"):
+        assert store.may_hold_word({held}), held
+    assert store.may_hold_word({"zebra", "retries"})
+
+
+def test_may_hold_word_follows_changes(store: GraphStore, request: pytest.FixtureRequest) -> None:
+    store.add_memories([memory("a", "the cache uses redis")])
+    store.replace_text("a", text="the cache uses valkey", content_hash="h2", updated_at=NOW, entities=[])
+
+    assert store.may_hold_word({"valkey"})
+    store.delete_memory("a")
+    store.add_memories([memory("b", "postgres holds the orders")])
+    assert store.may_hold_word({"orders"})
+    if request.node.callspec.params["store"] in KNOWS_ABSENT:
+        assert not store.may_hold_word({"zebra", "zebras"})

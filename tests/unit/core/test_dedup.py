@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphmem.core.dedup import differing_content_words, is_near_duplicate, memory_hash, similarity
+from graphmem.core.dedup import (
+    are_variants,
+    differing_content_words,
+    is_near_duplicate,
+    memory_hash,
+    repeat_words,
+    similarity,
+    variant_forms,
+)
 from graphmem.core.models import Scope
+from graphmem.core.text import fold
 
 THRESHOLD = 0.8  # the default [dedup] near_duplicate
 
@@ -116,3 +127,38 @@ def test_memory_hash_separates_scopes_and_projects() -> None:
         memory_hash(Scope.PROJECT, "/src/b", text),
     }
     assert len(hashes) == 3
+
+
+VOCABULARY = [
+    "test", "tests", "tested", "testing", "tester", "manage", "managed", "management", "handle",
+    "handled", "handling", "retry", "retries", "cache", "cached", "caching", "was", "wasn't", "don't",
+    "can't", "not", "notify", "python3", "python2", "the", "a", "of", "Kùzu", "kuzu", "it's", "on-call",
+    "snake_case", "Redis", "redis",
+]  # fmt: skip
+texts = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=7).map(" ".join)
+
+
+def test_variant_forms_are_every_variant_of_a_word() -> None:
+    words = {w for w in re.findall(r"[a-z0-9]+", " ".join(VOCABULARY).lower())}
+    candidates = words | {w + ending for w in words for ending in ("s", "ed", "ing", "er", "ment", "ly")}
+    for word in words:
+        forms = variant_forms(word)
+        assert {c for c in candidates if are_variants(word, c)} <= forms, word
+        assert all(are_variants(word, f) or are_variants(word, f.removesuffix("n")) for f in forms), word
+
+
+@given(texts, texts)
+def test_a_near_duplicate_holds_each_repeat_word_in_some_form(a: str, b: str) -> None:
+    """What lets ``remember`` skip its search: a word of ``repeat_words(a)`` that no memory
+    holds in any of its ``variant_forms`` (as a full-text index splits words) rules out
+    every near-duplicate."""
+    if not is_near_duplicate(a, b, 0.01):
+        return
+    held = set(re.findall(r"[^\W_]+", fold(b)))
+    for word in repeat_words(a):
+        assert held & variant_forms(word), (a, b, word)
+
+
+def test_repeat_words_leave_out_what_an_index_may_hold_otherwise() -> None:
+    words = repeat_words("The parser wasn't handling it's RETRIES, not notify; python3 " + "x" * 31)
+    assert words == ["parser", "handling", "retries", "python3"]  # "was": a function word

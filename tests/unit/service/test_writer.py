@@ -110,6 +110,25 @@ def test_remember_twice_reinforces_the_first_memory(writer: MemoryWriter, index:
     assert index.calls == [("added",)]  # a reinforcement adds nothing to embed
 
 
+def test_a_memory_naming_a_word_no_memory_holds_is_stored_without_a_search_for_its_repeats(
+    writer: MemoryWriter, store: KuzuGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer.remember("The build caches wheels in CI.", project="/p")
+    searched: list[str] = []
+    matches = store.text_matches
+    monkeypatch.setattr(store, "text_matches", lambda q, *a: searched.append(q) or matches(q, *a))
+
+    # Reworded: each of its words is held in some form, so it is searched, and reinforces.
+    again = writer.remember("The builds cached the wheels in CI.", project="/p")
+    # "sccache" is in no memory: no memory can be its near-duplicate.
+    new = writer.remember("The build caches wheels with sccache in CI.", project="/p")
+    # A decision may replace an older one on its subject: always searched.
+    writer.remember("We decided on sccache for the build.", category="decision", project="/p")
+
+    assert again.created is False and new.created is True
+    assert len(searched) == 2
+
+
 def test_remember_refuses_a_project_scope_without_a_project(writer: MemoryWriter) -> None:
     with pytest.raises(InvalidInputError, match="needs a project"):
         writer.remember("Use tabs.", scope="project", project=None)
