@@ -11,7 +11,6 @@ whole phrase asked first. Scores differ from Kùzu's in value, not in what they 
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -26,10 +25,11 @@ from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.record_rows import ENUM_FIELDS, check_changes
 from graphmem.adapters.search_terms import holds, terms
 from graphmem.core.branches import place
+from graphmem.core.dedup import holds_each
 from graphmem.core.events import MemoryEvent
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope
 from graphmem.core.ports import Neighbour, NewText, StoredVectors, TextHits, TextMatch, Vector, Visibility
-from graphmem.core.text import fold, phrase_words
+from graphmem.core.text import phrase_words
 from graphmem.errors import StoreError
 
 # BM25's usual constants (term saturation, length normalisation).
@@ -38,8 +38,6 @@ BM25_B = 0.75
 # Entities ``find_entities`` returns per kind, as the Kùzu store does.
 FIND_ENTITIES_LIMIT = 20
 
-# A word as a full-text index reads one (``may_hold_word``): a longest run of letters and digits.
-_RUNS = re.compile(r"[^\W_]+")
 _TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_from", "valid_to", "expires_at"})
 
 
@@ -337,16 +335,20 @@ class FakeGraphStore:
         scored.sort(key=lambda hit: (hit[0] not in exact, -hit[1], hit[0]))
         return TextHits(scored[:limit], exact.intersection(memory_id for memory_id, _ in scored[:limit]))
 
-    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
-        hits = self.search_text(query, visibility, limit, phrase="")  # words only
+    def text_matches(
+        self, query: str, visibility: Visibility, limit: int, *, holding: Sequence[Collection[str]] = ()
+    ) -> list[TextMatch]:
+        if holding:  # ranked as without: every match asked, then the holders' first ``limit``
+            with self._open():
+                every = len(self._rows)
+                shown = {i for i, row in self._rows.items() if holds_each(row.record.text, holding)}
+            found = self.search_text(query, visibility, max(every, 1), phrase="")
+            hits = [hit for hit in found if hit[0] in shown][:limit]
+        else:
+            hits = list(self.search_text(query, visibility, limit, phrase=""))  # words only
         with self._open():
             rows = [self._rows[memory_id].record for memory_id, _ in hits if memory_id in self._rows]
         return [TextMatch(r.id, r.text, r.category, r.scope, r.project, r.branch) for r in rows]
-
-    def may_hold_word(self, forms: Collection[str]) -> bool:
-        with self._open():
-            texts = [row.record.text for row in self._rows.values()]
-        return any(not set(forms).isdisjoint(_RUNS.findall(fold(text))) for text in texts)
 
     # -- vectors ----------------------------------------------------------------
 

@@ -484,13 +484,11 @@ class KuzuGraphStore(StoreParts):
         with self._lock:
             return self._lexical.search(query, visibility, limit, phrase)
 
-    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+    def text_matches(
+        self, query: str, visibility: Visibility, limit: int, *, holding: Sequence[Collection[str]] = ()
+    ) -> list[TextMatch]:
         with self._lock:
-            return self._lexical.matches(query, visibility, limit)
-
-    def may_hold_word(self, forms: Collection[str]) -> bool:
-        with self._lock:
-            return self._lexical.may_hold_word(forms)
+            return self._lexical.matches(query, visibility, limit, holding)
 
     def rebuild_text_index(self) -> int:  # graphmem reindex: index every memory's text again
         with self._lock:

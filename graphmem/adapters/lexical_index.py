@@ -299,25 +299,21 @@ class LexicalIndex:
         )
         return TextHits(found, exact)
 
-    def matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+    def matches(
+        self, query: str, visibility: Visibility, limit: int, holding: Sequence[Collection[str]] = ()
+    ) -> list[TextMatch]:
         """The visible memories that hold any word of ``query`` (stopwords left out), best
         first by BM25 of the words alone, each with its text, category, scope and project as
-        indexed: the words of a near-duplicate's candidate query are no phrase to ask."""
+        indexed: the words of a near-duplicate's candidate query are no phrase to ask. With
+        ``holding`` (``GraphStore.text_matches``), only those holding a stem of each group's
+        words, asked of tantivy as required beside the words: a group no memory holds (a new
+        name) makes the search empty at once, and common ones leave few memories to score."""
         terms, _ = query_parts(query)
-        found, _, kept = self._search(terms, [], "", visibility, limit, keep=True)
+        stems = [frozenset(s for word in group for s in ANALYZER.analyze(word)) for group in holding]
+        if not all(stems):
+            return []  # a group with no word the index keeps: no memory holds one of it
+        found, _, kept = self._search(terms, [], "", visibility, limit, keep=True, holding=stems)
         return [kept[memory_id] for memory_id, _ in found]
-
-    def may_hold_word(self, forms: Collection[str]) -> bool:
-        """Whether a memory indexed or in the overlay holds one of ``forms`` (``GraphStore.
-        may_hold_word``): their stems' document counts, which count deleted memories too
-        until a merge drops them, then the overlay's words."""
-        stems = {stem for form in forms for stem in ANALYZER.analyze(form)}
-        with self._lock:  # the overlay before the searcher, as a commit swaps them (``flush``)
-            overlay = list(self._overlay.values())
-        searcher = self._searcher
-        if any(searcher.doc_freq("text", stem) for stem in stems):
-            return True
-        return any(not stems.isdisjoint(change.counts) for change in overlay if change is not None)
 
     def _search(
         self,
@@ -328,6 +324,7 @@ class LexicalIndex:
         limit: int,
         *,
         keep: bool,
+        holding: Sequence[frozenset[str]] = (),
     ) -> tuple[list[tuple[str, float]], set[str], dict[str, TextMatch]]:
         """BM25 of ``terms`` and the phrases ``pairs``; the memories that hold ``whole`` first
         (``exact``), by their BM25 too. Phrases of two words are asked from the ``pairs``
@@ -348,7 +345,9 @@ class LexicalIndex:
             alone = (
                 not (pairs or whole) and len(asked) == len(terms) and all(len(c.tokens) == 1 for c in asked)
             )
-            tokens = tuple(clause.tokens[0] for clause in asked) if alone else ()
+            tokens = tuple(clause.tokens[0] for clause in asked) if alone and not holding else ()
+            if holding:
+                text = within(text, _every(holding))
             hits = top_hits(searcher, Search(text, visibility, overlay, limit, tokens, bounds))
             holders = (
                 _phrase_holders(bounds, whole, Search(text, visibility, overlay, limit)) if whole else []
@@ -366,6 +365,7 @@ class LexicalIndex:
             raise StoreError(f"The full-text index failed: {exc}") from exc
         if overlay:
             scored, held = score_overlay(terms, pairs, whole, overlay, visibility, searcher)
+            scored = [hit for hit in scored if _holds_each(overlay[hit[0]], holding)]
             found += scored
             exact |= held
         # Whole-phrase holders first, then by score; ties by id: the same order every time.
@@ -374,6 +374,16 @@ class LexicalIndex:
         if keep:
             kept.update((i, as_match(overlay[i])) for i, _ in found if i not in kept)
         return found, exact.intersection(memory_id for memory_id, _ in found), kept
+
+
+def _every(groups: Sequence[frozenset[str]]) -> tantivy.Query:
+    """The memories holding a stem of each of ``groups``."""
+    held = [any_of([tantivy.Query.term_query(SCHEMA, "text", stem) for stem in sorted(g)]) for g in groups]
+    return tantivy.Query.boolean_query([(tantivy.Occur.Must, query) for query in held])
+
+
+def _holds_each(change: Change | None, groups: Sequence[frozenset[str]]) -> bool:
+    return change is not None and all(not group.isdisjoint(change.counts) for group in groups)
 
 
 def _phrase_holders(bounds: ScoreBounds, whole: str, search: Search) -> list[Hit]:

@@ -40,6 +40,7 @@ from graphmem.adapters.postgres_rows import (
 from graphmem.adapters.postgres_text import PostgresTextSearch
 from graphmem.adapters.record_rows import check_changes
 from graphmem.adapters.store_parts import StoreParts
+from graphmem.core.dedup import holds_each
 from graphmem.core.models import LoginRole, MemoryRecord
 from graphmem.core.ports import NewText, TextHits, TextMatch, Vector, Visibility
 
@@ -228,9 +229,8 @@ class PostgresGraphStore(StoreParts):
     ) -> TextHits:
         return self.text.search_text(query, visibility, limit, phrase=phrase)
 
-    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
-        return self.text.text_matches(query, visibility, limit)
-
-    def may_hold_word(self, forms: Collection[str]) -> bool:
-        # It cannot tell: a memory's ``terms`` keep its first words only (``MAX_POSITION``).
-        return True
+    def text_matches(
+        self, query: str, visibility: Visibility, limit: int, *, holding: Sequence[Collection[str]] = ()
+    ) -> list[TextMatch]:
+        # Filtered after the search: a memory's ``terms`` keep its first words only (``MAX_POSITION``).
+        return [m for m in self.text.text_matches(query, visibility, limit) if holds_each(m.text, holding)]

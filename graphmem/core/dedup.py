@@ -12,6 +12,7 @@ tuned on ``samples/dedup_pairs.jsonl`` (see docs/configuration.md).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 
 from graphmem.core.models import Scope
@@ -143,6 +144,19 @@ def variant_forms(word: str) -> frozenset[str]:
             if word[cut:] in INFLECTIONS:
                 forms.update(word[:cut] + ending for ending in INFLECTIONS)
     return frozenset(forms | {form + "n" for form in forms})
+
+
+# A word as a full-text index splits them: a longest run of letters and digits.
+_RUNS = re.compile(r"[^\W_]+")
+
+
+def holds_each(text: str, groups: Sequence[Collection[str]]) -> bool:
+    """Whether ``text`` holds a word of each of ``groups`` (``GraphStore.text_matches``'
+    ``holding``), as a full-text index splits its folded text."""
+    if not groups:
+        return True
+    held = set(_RUNS.findall(fold(text)))
+    return all(not held.isdisjoint(group) for group in groups)
 
 
 def memory_hash(scope: Scope, project: str | None, text: str) -> str:

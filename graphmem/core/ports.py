@@ -275,16 +275,18 @@ class MemorySearch(Protocol):
         before every other hit. A phrase of stopwords alone finds the memories that hold it.
         """
 
-    def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
+    def text_matches(
+        self, query: str, visibility: Visibility, limit: int, *, holding: Sequence[Collection[str]] = ()
+    ) -> list[TextMatch]:
         """Visible memories matching any word of ``query`` (no phrase asked), best first, each
         with its text, category, scope and project at the cost of the search alone
-        (``remember``'s near-duplicate check)."""
-
-    def may_hold_word(self, forms: Collection[str]) -> bool:
-        """Whether some memory's text may hold one of ``forms`` (plain lower-case letters and
-        digits) as a word: a longest run of letters and digits of its folded text ("wasn't"
-        holds "wasn" and "t"). False only when the store knows none does (``remember`` then
-        needs no search for a memory it repeats); True when it cannot tell."""
+        (``remember``'s near-duplicate check). With ``holding``, a memory is left out only if
+        it holds no word of one of its groups (plain lower-case letters and digits; a word: a
+        longest run of letters and digits of the folded text, so "wasn't" holds "wasn" and
+        "t"): what every near-duplicate holds (``core.dedup.repeat_words``). Ranked as
+        without, the first ``limit`` of those kept (a store that filters after its search:
+        those among its first ``limit`` matches); a store that reads stems may keep one that
+        holds another word of the same stem ("handler" for "handled")."""
 
 
 class MemoryVectors(Protocol):

@@ -38,7 +38,7 @@ STORE_READS = frozenset(
     {
         "close", "get_meta", "get_memories", "find_by_hash", "find_by_hashes", "list_memories",
         "all_memories", "count_memories", "total_memories", "last_in_session", "expiring", "next_expiry",
-        "search_text", "text_matches", "may_hold_word",
+        "search_text", "text_matches",
         "pending_embeddings", "count_pending_embeddings", "load_vectors", "count_vectors", "embedding_of",
         "get_entities", "find_entities", "all_entities", "about", "memories_about", "remembered", "links",
         "next_pairs", "neighbours",

@@ -17,22 +17,19 @@ from graphmem.core.text import clean_fts_query
 DEDUP_CANDIDATES = 8
 
 
-def similar_memories(store: GraphStore, text: str, visibility: Visibility) -> list[tuple[TextMatch, float]]:
+def similar_memories(
+    store: GraphStore, text: str, visibility: Visibility, *, repeats_only: bool = False
+) -> list[tuple[TextMatch, float]]:
     """Visible memories that share words with ``text``, most similar first: their texts come
-    with the full-text search's hits, so no record is read."""
-    matches = store.text_matches(clean_fts_query(candidate_query(text)), visibility, DEDUP_CANDIDATES)
+    with the full-text search's hits, so no record is read. ``repeats_only``: only those that
+    hold each word every near-duplicate of ``text`` holds, in one of its forms
+    (``core.dedup.repeat_words``); a new memory naming something no memory names then costs
+    no search (at a million memories 3-4 ms of a ``remember`` whose other words are common)."""
+    holding = [variant_forms(word) for word in repeat_words(text)] if repeats_only else []
+    query = clean_fts_query(candidate_query(text))
+    matches = store.text_matches(query, visibility, DEDUP_CANDIDATES, holding=holding)
     scored = [(match, similarity(text, match.text)) for match in matches]
     return sorted(scored, key=lambda pair: (-pair[1], pair[0].id))
-
-
-def may_repeat(store: GraphStore, text: str) -> bool:
-    """Whether a stored memory may be a near-duplicate of ``text``: not when a word every
-    near-duplicate holds (``core.dedup.repeat_words``) is in no memory in any of its forms.
-    A new memory that names something new costs no search for what it repeats (at a
-    million memories, 3-4 ms of a ``remember`` whose other words are all common)."""
-    # The longest first: likelier the rare ones, and the answer comes at the first missing.
-    held = sorted(repeat_words(text), key=len, reverse=True)
-    return all(store.may_hold_word(variant_forms(word)) for word in held)
 
 
 def near_duplicate_of(

@@ -78,7 +78,7 @@ from graphmem.service.mentions import Mentions
 from graphmem.service.redacting import guard_store
 from graphmem.service.results import RememberResult
 from graphmem.service.semantic import SemanticIndex
-from graphmem.service.subjects import may_repeat, near_duplicate_of, same_subject_as, similar_memories
+from graphmem.service.subjects import near_duplicate_of, same_subject_as, similar_memories
 from graphmem.service.writer_history import WriterHistory
 
 
@@ -171,9 +171,10 @@ class MemoryWriter:
                     # an archived one comes back
                     reinforced = self._reinforce(existing, now, actor_of(source))
                     return replace(reinforced, redacted=redaction.count)
-            # Only a memory that may repeat one, or may replace one on its subject, needs them.
-            searched = category in SUPERSEDABLE or may_repeat(self.store, text)
-            similar = similar_memories(self.store, text, seen) if searched else []
+            # A memory that may replace one on its subject is compared with any that shares
+            # its words; any other, only with those that may be its near-duplicates.
+            repeats_only = category not in SUPERSEDABLE
+            similar = similar_memories(self.store, text, seen, repeats_only=repeats_only)
             repeated = (
                 None if old else near_duplicate_of(self.store, text, category, similar, self._near_duplicate)
             )

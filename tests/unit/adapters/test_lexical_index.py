@@ -611,13 +611,14 @@ def test_closing_finishes_the_merges_so_the_next_process_searches_few_segments(t
         again.close()
 
 
-def test_may_hold_word_reads_the_overlay_then_the_committed_index(index: LexicalIndex) -> None:
-    index.add([memory("a", "The parser wasn't handling retries")])
+def test_matches_holding_are_alike_from_the_overlay_and_the_committed_index(index: LexicalIndex) -> None:
+    index.add([memory("a", "The parser wasn't handling retries"), memory("b", "retries of the parser")])
 
     for committed in (False, True):
         if committed:
             index.flush()
-        assert [index.may_hold_word({w}) for w in ("handling", "wasn", "retries")] == [True] * 3, committed
+        asked = [m.id for m in index.matches("parser retries", GLOBAL, 10, [{"handled", "handles"}])]
         # Another form of a stem held counts (the index holds stems): "handled" for "handling".
-        assert index.may_hold_word({"handled"})
-        assert not index.may_hold_word({"zebra", "zebras"})
+        assert asked == ["a"], committed
+        assert index.matches("parser retries", GLOBAL, 10, [{"wasn"}, {"zebra"}]) == [], committed
+        assert index.matches("parser retries", GLOBAL, 10, [set()]) == [], committed

@@ -223,27 +223,34 @@ def test_text_matches_follow_changes_and_deletions(store: GraphStore) -> None:
     ]
 
 
-# -- may_hold_word -------------------------------------------------------------------------
-
-# Stores that can say a word is in no memory; the others answer True (they cannot tell).
-KNOWS_ABSENT = {"kuzu", "memory"}
+# -- text_matches holding ----------------------------------------------------------------
 
 
-def test_may_hold_word_is_true_for_every_word_a_memory_holds(store: GraphStore) -> None:
-    store.add_memories([memory("a", "Kùzu wasn't handling RETRIES on_call")])
+def test_text_matches_holding_keep_the_memories_with_a_word_of_each_group(store: GraphStore) -> None:
+    store.add_memories(
+        [
+            memory("a", "Kùzu wasn't handling RETRIES on_call"),
+            memory("b", "the retries of the cache were handled"),
+            memory("c", "retries everywhere"),
+        ]
+    )
 
-    for held in ("kuzu", "wasn", "handling", "retries", "on", "call", "t"):
-        assert store.may_hold_word({held}), held
-    assert store.may_hold_word({"zebra", "retries"})
+    def matched(*groups: set[str]) -> list[str]:
+        return sorted(m.id for m in store.text_matches("retries handling", EVERYONE, 10, holding=groups))
+
+    assert matched() == ["a", "b", "c"]
+    assert matched({"handling", "handled"}) == ["a", "b"]
+    assert matched({"handling"}, {"wasn"}) == ["a"]  # "wasn't" holds "wasn"
+    assert matched({"handling"}, {"kuzu"}, {"call"}) == ["a"]
+    assert matched({"zebra"}, {"retries"}) == []
 
 
-def test_may_hold_word_follows_changes(store: GraphStore, request: pytest.FixtureRequest) -> None:
-    store.add_memories([memory("a", "the cache uses redis")])
-    store.replace_text("a", text="the cache uses valkey", content_hash="h2", updated_at=NOW, entities=[])
+def test_text_matches_holding_follow_changes(store: GraphStore) -> None:
+    store.add_memories([memory("a", "the cache uses redis"), memory("b", "redis holds the orders")])
+    store.replace_text(
+        "a", text="the cache uses redis cluster", content_hash="h2", updated_at=NOW, entities=[]
+    )
+    store.delete_memory("b")
 
-    assert store.may_hold_word({"valkey"})
-    store.delete_memory("a")
-    store.add_memories([memory("b", "postgres holds the orders")])
-    assert store.may_hold_word({"orders"})
-    if request.node.callspec.params["store"] in KNOWS_ABSENT:
-        assert not store.may_hold_word({"zebra", "zebras"})
+    assert [m.id for m in store.text_matches("redis", EVERYONE, 10, holding=[{"cluster"}])] == ["a"]
+    assert store.text_matches("redis", EVERYONE, 10, holding=[{"orders"}]) == []

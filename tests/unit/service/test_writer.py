@@ -14,6 +14,7 @@ from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.dedup import memory_hash
 from graphmem.core.keys import file_key, memory_id
 from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope, Status
+from graphmem.core.ports import Visibility
 from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
 from graphmem.service.inputs import MemoryEdit
 from graphmem.service.mentions import Mentions
@@ -110,23 +111,30 @@ def test_remember_twice_reinforces_the_first_memory(writer: MemoryWriter, index:
     assert index.calls == [("added",)]  # a reinforcement adds nothing to embed
 
 
-def test_a_memory_naming_a_word_no_memory_holds_is_stored_without_a_search_for_its_repeats(
+def test_a_fact_is_compared_only_with_memories_that_may_repeat_it(
     writer: MemoryWriter, store: KuzuGraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     writer.remember("The build caches wheels in CI.", project="/p")
-    searched: list[str] = []
+    asked: list[int] = []
     matches = store.text_matches
-    monkeypatch.setattr(store, "text_matches", lambda q, *a: searched.append(q) or matches(q, *a))
 
-    # Reworded: each of its words is held in some form, so it is searched, and reinforces.
+    def text_matches(
+        query: str, visibility: Visibility, limit: int, *, holding: Sequence[object] = ()
+    ) -> object:
+        asked.append(len(holding))
+        return matches(query, visibility, limit, holding=holding)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store, "text_matches", text_matches)
+
+    # Reworded: each of its content words is held in some form, so it reinforces.
     again = writer.remember("The builds cached the wheels in CI.", project="/p")
     # "sccache" is in no memory: no memory can be its near-duplicate.
     new = writer.remember("The build caches wheels with sccache in CI.", project="/p")
-    # A decision may replace an older one on its subject: always searched.
+    # A decision may replace an older one on its subject with fewer words in common.
     writer.remember("We decided on sccache for the build.", category="decision", project="/p")
 
     assert again.created is False and new.created is True
-    assert len(searched) == 2
+    assert asked == [4, 5, 0]  # builds, cached, wheels, ci; and sccache
 
 
 def test_remember_refuses_a_project_scope_without_a_project(writer: MemoryWriter) -> None:
