@@ -92,6 +92,7 @@ class SemanticIndex:
         self._lock = threading.RLock()  # the index: opening it, adding rows; never held while embedding
         self._embedding = threading.Lock()  # one embedding run at a time
         self._query_cache: dict[str, Vector] = {}
+        self._queries = threading.Lock()  # the query cache's evictions (a daemon's recalls run at once)
         self._maybe_pending = True  # something may be waiting for a vector
         self._writes = 0  # memories written since the start: a scan that found none stays right
         self._first: dict[str, None] = {}  # memories to embed before the store's backlog
@@ -282,15 +283,17 @@ class SemanticIndex:
     def embed_query(self, text: str) -> Vector:
         cached = self._query_cache.get(text)
         if cached is None:
-            cached = self._embedder.embed_query(text)
-            if len(self._query_cache) >= QUERY_CACHE_SIZE:
-                self._query_cache.pop(next(iter(self._query_cache)))
-            self._query_cache[text] = cached
+            cached = self._embedder.embed_query(text)  # outside the lock: recalls embed at once
+            with self._queries:
+                while len(self._query_cache) >= QUERY_CACHE_SIZE:
+                    self._query_cache.pop(next(iter(self._query_cache)))
+                self._query_cache[text] = cached
         return cached
 
     def forget_queries(self) -> None:
         """Drop cached query vectors (benchmarks time each recall's own embedding)."""
-        self._query_cache.clear()
+        with self._queries:
+            self._query_cache.clear()
 
     def embed_texts(self, texts: list[str]) -> Vector:
         return self._embedder.embed(texts)
@@ -388,7 +391,7 @@ class SemanticIndex:
             self._index = None
             if self._files is not None:
                 self._files.discard()
-            self._query_cache.clear()
+            self.forget_queries()
             self._first.clear()
             self._maybe_pending = True
 

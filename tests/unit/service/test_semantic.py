@@ -3,6 +3,8 @@ cosine search with its filters, and the index kept in step with writes."""
 
 from __future__ import annotations
 
+import sys
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -293,3 +295,32 @@ def test_a_reset_forgets_the_save(
     again.index()
     assert saved_store.loads == 2
     again.close()
+
+
+def test_queries_embedded_at_once_by_many_threads_all_get_their_vector(
+    index: SemanticIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A daemon serves several agents: two recalls evicting the same oldest query raised a
+    # KeyError from the second (seen with 16 concurrent clients).
+    monkeypatch.setattr("graphmem.service.semantic.QUERY_CACHE_SIZE", 1)
+    errors: list[BaseException] = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+
+    def ask(thread: int) -> None:
+        try:
+            for i in range(5000):
+                assert index.embed_query(f"query {thread} {i}").shape == (64,)
+        except BaseException as exc:  # collected, asserted below
+            errors.append(exc)
+
+    try:
+        threads = [threading.Thread(target=ask, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+
+    assert errors == []
