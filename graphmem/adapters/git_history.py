@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from graphmem.adapters.git import git_env
-from graphmem.adapters.git_single_changes import single_change_lines
+from graphmem.adapters.git_diff_lines import lines_from_diffs
 from graphmem.core.commits import Commit
 
 log = logging.getLogger(__name__)
@@ -370,10 +370,13 @@ class GitLog:
         self, root: Path, paths: Sequence[str], since: datetime | None = None
     ) -> Generator[tuple[str, list[str]], None, None]:
         """``line_commits`` of each of ``paths``, in their order, ``BLAME_PROCESSES`` git
-        processes at a time over one ``blame_graph``; a file one commit changed since ``since``
-        from that commit's diff instead (``git_single_changes``). Closing the iterator early cancels the
-        blames not yet started and waits for the running ones."""
-        known = single_change_lines(root, paths, since)  # one commit's diff says it: no blame needed
+        processes at a time over one ``blame_graph``; the files whose commits since ``since`` the
+        diffs vouch for, from those diffs instead (``git_diff_lines``). Closing the iterator early
+        cancels the blames not yet started and waits for the running ones."""
+        known = lines_from_diffs(root, paths, since)  # the diffs say it: no blame needed
+        if all(path in known for path in paths):  # no commit-graph to write either
+            yield from ((path, known[path]) for path in paths)
+            return
         with blame_graph(root) as graph, ThreadPoolExecutor(BLAME_PROCESSES, "graphmem-blame") as pool:
             pending = [
                 (path, None if path in known else pool.submit(self.line_commits, root, path, since, graph))

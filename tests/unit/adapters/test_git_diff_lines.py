@@ -1,0 +1,197 @@
+"""``lines_from_diffs`` says what ``git blame -w --since`` says of the files it answers for,
+and leaves the others to blame (real git repositories, no user or system config)."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from support.git_repo import CLEAN_GIT, git
+
+from graphmem.adapters import git_history
+from graphmem.adapters.git_diff_lines import lines_from_diffs
+
+SINCE = datetime(2026, 3, 1, tzinfo=UTC)
+BODY = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(6))
+
+
+def commit(repo: Path, message: str, files: dict[str, str | None], date: str) -> str:
+    for name, content in files.items():
+        if content is None:
+            (repo / name).unlink()
+        else:
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            (repo / name).write_text(content, "utf-8")
+    git(repo, "add", "-A")
+    env = {**os.environ, **CLEAN_GIT, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    subprocess.run(["git", "commit", "-q", "-m", message], cwd=repo, env=env, check=True)
+    return git(repo, "rev-parse", "HEAD")
+
+
+def repository(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    old = {f"m{n}.py": BODY for n in range(5)}
+    commit(root, "old", {**old, "gone.py": "x = 1\n"}, "2026-01-10T10:00:00Z")
+    return root
+
+
+def blame(root: Path, paths: list[str]) -> dict[str, list[str]]:
+    return {path: git_history.line_commits(root, path, SINCE) for path in paths}
+
+
+def test_files_the_commits_changed_read_as_blame_reads_them(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    edited = BODY.replace("return x + 1\n", "return x + 10\n").replace("return x + 4", "  return x + 4")
+    edited = edited.replace("def f3(x):\n", "def f3(x):\n    y = x\n") + "def tail():\n    pass"
+    commit(root, "edit m0, whitespace in m1", {"m0.py": edited, "m1.py": BODY.replace("x + 2", "x  +  2")},
+           "2026-03-05T10:00:00Z")  # fmt: skip
+    shorter = BODY[BODY.index("\n") + 1 :]
+    commit(
+        root,
+        "add n, remove a line of m2",
+        {"n.py": "a = 1\nb = 2\n", "m2.py": shorter},
+        "2026-03-06T10:00:00Z",
+    )
+    commit(
+        root, "edit n and m3", {"n.py": "a = 1\nb = 3\n", "m3.py": BODY + "z = 0\n"}, "2026-03-07T10:00:00Z"
+    )
+    commit(root, "edit m3 again", {"m3.py": BODY + "z = 1\n"}, "2026-03-08T10:00:00Z")
+    commit(
+        root, "rename gone.py to moved.py", {"gone.py": None, "moved.py": "x = 1\n"}, "2026-03-09T10:00:00Z"
+    )
+    paths = ["m0.py", "m1.py", "m2.py", "m3.py", "m4.py", "n.py", "moved.py"]
+
+    found = lines_from_diffs(root, paths, SINCE)
+
+    # moved.py: added beside a deletion (blame follows a rename)
+    assert sorted(found) == ["m0.py", "m1.py", "m2.py", "m3.py", "n.py"]
+    assert found == blame(root, sorted(found))
+    assert set(found["m1.py"]) == {""}  # a change of whitespace alone: blame -w passes over it
+
+
+def test_a_history_with_a_merge_is_left_to_blame(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    git(root, "checkout", "-q", "-b", "side")
+    commit(root, "side", {"m0.py": BODY + "s = 1\n"}, "2026-03-05T10:00:00Z")
+    git(root, "checkout", "-q", "main")
+    commit(root, "main", {"m1.py": BODY + "t = 1\n"}, "2026-03-06T10:00:00Z")
+    env = {**os.environ, **CLEAN_GIT, "GIT_AUTHOR_DATE": "2026-03-07T10:00:00Z"}
+    env["GIT_COMMITTER_DATE"] = env["GIT_AUTHOR_DATE"]
+    subprocess.run(["git", "merge", "-q", "--no-edit", "side"], cwd=root, env=env, check=True)
+
+    assert lines_from_diffs(root, ["m0.py", "m1.py"], SINCE) == {}
+
+
+def test_a_commit_dated_before_since_ends_the_history_as_it_ends_blame(tmp_path: Path) -> None:
+    """blame stops at the first commit older than ``since`` (a rebase's old date): so does it."""
+    root = repository(tmp_path)
+    commit(root, "new", {"m0.py": BODY + "a = 1\n", "m1.py": BODY + "b = 0\n"}, "2026-03-05T10:00:00Z")
+    commit(root, "back-dated", {"m0.py": BODY + "a = 2\n"}, "2026-02-01T10:00:00Z")
+    commit(root, "newer", {"m1.py": BODY + "b = 1\n"}, "2026-03-06T10:00:00Z")
+
+    found = lines_from_diffs(root, ["m0.py", "m1.py"], SINCE)
+
+    assert found == blame(root, sorted(found))
+    assert "m0.py" not in found  # changed behind the old date only: blame says
+
+
+def test_blame_files_answers_alike_with_and_without_it(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    commit(root, "edit", {"m0.py": BODY + "a = 1\n", "m1.py": "b = 1\n" + BODY}, "2026-03-05T10:00:00Z")
+    commit(root, "edit again", {"m1.py": "b = 2\n" + BODY}, "2026-03-06T10:00:00Z")
+    paths = ["m1.py", "m0.py", "missing.py"]
+
+    answers = list(git_history.GitLog().blame_files(root, paths, SINCE))
+
+    assert answers == [(path, git_history.line_commits(root, path, SINCE)) for path in paths]
+    assert lines_from_diffs(root, ["m0.py", "m1.py"], None) == {}  # no since: blame it all
+
+
+def _edited(rng: random.Random, lines: list[str], commit: int) -> list[str]:
+    """``lines`` after a few random edits: lines inserted, deleted, replaced, re-indented,
+    or moved (a line deleted here and inserted elsewhere), as a history's commits make them."""
+    before, lines = lines, list(lines)
+    for _ in range(rng.randint(1, 4)):
+        kind = rng.choice(["insert", "delete", "replace", "indent", "move", "block"])
+        at = rng.randrange(len(lines) + 1)
+        if kind == "insert" or not lines:
+            lines.insert(at, f"x{commit}_{rng.randrange(1000)} = {at}")
+        elif kind == "block":
+            lines[at:at] = [f"    y{commit}_{n} = {n}" for n in range(rng.randint(2, 5))]
+        else:
+            at = min(at, len(lines) - 1)
+            if kind == "delete":
+                del lines[at]
+            elif kind == "replace":
+                lines[at] = f"z{commit} = {rng.randrange(1000)}"
+            elif kind == "indent":
+                lines[at] = "  " + lines[at]  # whitespace only: blame -w passes over it
+            else:
+                lines.insert(rng.randrange(len(lines)), lines.pop(at))
+    return lines if lines != before else [*lines, f"w{commit} = 0"]
+
+
+def _text(rng: random.Random, lines: list[str]) -> str:
+    return "\n".join(lines) + ("\n" if rng.random() < 0.8 else "")
+
+
+def test_files_many_commits_changed_are_credited_as_blame_credits_them(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    root = repository(tmp_path)
+    names = [f"m{n}.py" for n in range(5)]
+    contents = {name: BODY.splitlines() for name in names}
+    changed: set[str] = set()
+    for n in range(14):
+        touched = rng.sample(names, rng.randint(1, 3))
+        changed |= set(touched)
+        changes: dict[str, str | None] = {}
+        for name in touched:
+            contents[name] = _edited(rng, contents[name], n)
+            changes[name] = _text(rng, contents[name])
+            if changes[name] == (root / name).read_text("utf-8"):  # a last blank line for the newline
+                contents[name].append(f"w{n} = 0")
+                changes[name] = _text(rng, contents[name])
+        if n == 3:
+            contents["new.py"] = ["a = 1", "b = 2", "c = 3"]
+            changes["new.py"] = "a = 1\nb = 2\nc = 3\n"
+            names.append("new.py")
+            changed.add("new.py")
+        commit(root, f"commit {n}", changes, f"2026-03-{n + 2:02d}T10:00:00Z")
+
+    found = lines_from_diffs(root, names, SINCE)
+
+    assert sorted(found) == sorted(changed)  # every file changed: no merge, no rename
+    assert found == blame(root, sorted(changed))
+
+
+def test_blame_files_writes_no_commit_graph_when_the_diffs_answer_for_every_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repository(tmp_path)
+    commit(root, "edit", {"m0.py": BODY + "a = 1\n", "m1.py": "b = 1\n" + BODY}, "2026-03-05T10:00:00Z")
+    commit(root, "edit again", {"m1.py": "b = 2\n" + BODY}, "2026-03-06T10:00:00Z")
+    graphs: list[Path] = []
+    real = git_history.blame_graph
+
+    @contextmanager
+    def counted(at: Path) -> Iterator[Path | None]:
+        graphs.append(at)
+        with real(at) as graph:
+            yield graph
+
+    monkeypatch.setattr(git_history, "blame_graph", counted)
+
+    answered = list(git_history.GitLog().blame_files(root, ["m1.py", "m0.py"], SINCE))
+    assert graphs == []
+    assert answered == [(path, git_history.line_commits(root, path, SINCE)) for path in ["m1.py", "m0.py"]]
+
+    list(git_history.GitLog().blame_files(root, ["m0.py", "missing.py"], SINCE))
+    assert graphs == [root]  # a file the diffs do not answer for is blamed
