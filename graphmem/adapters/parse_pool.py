@@ -6,8 +6,10 @@ process: worker processes (``parse_worker.py``) each hold a ``TreeSitterParser``
 pass's files 8 at a time. Extracting definitions, calls and imports from a tree is Python
 code, which threads would run on one core; processes run it on several: up to ``workers`` of
 them, one per core and at most 4 by default, fewer when the pass has fewer chunks. They start
-with the pass's first batch (about 0.3 s to import tree-sitter and the grammars, side by side)
-and stop with the pass (``close``); a pass that parses nothing starts none. Results come back
+with the pass's first batch, or before it when the pass knows it will parse (``prepare``: a
+first scan starts them while it lists the files and reads the history; about 0.3 s to import
+tree-sitter and the grammars, side by side), and stop with the pass (``close``); a pass that
+parses nothing starts none. Results come back
 in the order asked, the same as parsing each file here (``tests/integration/adapters/test_parse_pool.py``).
 
 A worker is ``python -P -m graphmem.adapters.parse_worker``, not a ``multiprocessing`` child:
@@ -90,20 +92,26 @@ class ParserPool:
         # path, so a `graphmem/` or `tree_sitter.py` there is never imported in its place.
         self._command = list(command or [sys.executable, "-P", "-m", "graphmem.adapters.parse_worker"])
         self._here: TreeSitterParser | None = None  # the last resort: no process could start
-        self._processes: list[subprocess.Popen[bytes]] = []
+        self._processes: list[subprocess.Popen[bytes]] = []  # ready
+        self._starting: list[subprocess.Popen[bytes]] = []  # spawned by ``prepare``, not yet ready
         self._stderr: dict[int, IO[bytes]] = {}  # each live worker's stderr, a temporary file
         self._lost = 0  # files given up on in this pass
         self._said_why = False  # a failed worker's stderr is quoted once a pool
 
+    def prepare(self, files: int) -> None:
+        """Start the workers ``files`` files need (one a chunk, at most ``workers``) without
+        waiting for them: they import the grammars side by side, while the caller reads."""
+        wanted = min(self.workers, -(-files // CHUNK_FILES)) - len(self._processes) - len(self._starting)
+        with suppress(OSError):
+            for _ in range(max(wanted, 0)):
+                self._starting.append(self._spawn())
+
     def parse_many(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
         if not sources:
             return []
-        wanted = min(self.workers, -(-len(sources) // CHUNK_FILES)) - len(self._processes)
-        started: list[subprocess.Popen[bytes]] = []
-        with suppress(OSError):
-            while len(started) < wanted:
-                started.append(self._spawn())
-        for process in started:  # side by side: each imports the grammars
+        self.prepare(len(sources))
+        starting, self._starting = self._starting, []
+        for process in starting:
             with suppress(OSError):
                 self._processes.append(self._ready(process))
         if not self._processes:
@@ -243,7 +251,7 @@ class ParserPool:
                 )
 
     def close(self) -> None:
-        processes, self._processes = self._processes, []
+        processes, self._processes, self._starting = [*self._starting, *self._processes], [], []
         for process in processes:
             self._stop(process)
 

@@ -34,8 +34,12 @@ class CodeParser(Protocol):
         Never raises on bad source: syntax errors are counted in ``ParsedFile.error_count``, and
         a file the parser cannot read at all is one error and no symbols."""
 
+    def prepare(self, files: int) -> None:
+        """Start, without waiting, what parsing about ``files`` files will need (a pool's
+        processes import their grammars meanwhile); ``parse_many`` waits for it."""
+
     def close(self) -> None:
-        """Stop what ``parse_many`` started; the parser is not used again."""
+        """Stop what ``prepare`` and ``parse_many`` started; the parser is not used again."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,17 +145,30 @@ class Bootstrapper:
         report = BootstrapReport(project)
         listing = self._files.list_sources(root)
         skipped: Counter[str] = Counter(listing.skipped)
-        history = self._read_history(root, project, walk, {f.path for f in listing.files})
+        known = self._code.file_states(project)
+        stored = {} if self._code.scan_interrupted(project) else known
+        parser = self._new_parser()
         try:
-            return self._scan(root, project, listing, history, report, skipped, progress, started)
+            if not stored:  # a first scan parses every file: the parser starts while git reads
+                parser.prepare(len(listing.files))
+            history = self._read_history(root, project, walk, {f.path for f in listing.files})
+            try:
+                return self._scan(
+                    _Pass(root, project, listing, known, stored, parser),
+                    history,
+                    report,
+                    skipped,
+                    progress,
+                    started,
+                )
+            finally:
+                history.blames.close()  # a pass that failed: its blames stop
         finally:
-            history.blames.close()  # a pass that failed: its blames stop
+            parser.close()
 
     def _scan(
         self,
-        root: Path,
-        project: str,
-        listing: SourceListing,
+        scan: _Pass,
         history: _History,
         report: BootstrapReport,
         skipped: Counter[str],
@@ -163,16 +176,14 @@ class Bootstrapper:
         started: float,
     ) -> BootstrapReport:
         """The pass after its listing and its history's read (see the module doc)."""
-        known = self._code.file_states(project)
-        stored = {} if self._code.scan_interrupted(project) else known
+        root, project, listing, known = scan.root, scan.project, scan.listing, scan.known
         touched: list[FileState] = []
-        parser = self._new_parser()
         try:
             changed = self._parse_changed(
-                root, listing.files, stored, parser, report, skipped, touched, progress
+                root, listing.files, scan.stored, scan.parser, report, skipped, touched, progress
             )
         finally:
-            parser.close()
+            scan.parser.close()  # its processes' memory, before the pass stores what they parsed
         removed = sorted(set(known) - {f.path for f in listing.files})
         report.files = len(listing.files)
         report.parsed, report.removed, report.skipped = len(changed), len(removed), dict(skipped)
@@ -531,6 +542,19 @@ class _Blames:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+
+
+@dataclass(frozen=True)
+class _Pass:
+    """What a pass knows before its parse: the repository, its listing, the files stored
+    (``stored``: those a re-scan may skip; none after an interrupted scan) and its parser."""
+
+    root: Path
+    project: str
+    listing: SourceListing
+    known: dict[str, FileState]
+    stored: dict[str, FileState]
+    parser: CodeParser
 
 
 @dataclass

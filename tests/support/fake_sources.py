@@ -26,6 +26,7 @@ class FakeParser:
     results: dict[bytes, ParsedFile] = field(default_factory=dict)
     parsed: list[bytes] = field(default_factory=list)
     batches: list[int] = field(default_factory=list)  # how many sources each parse_many had
+    prepared: list[int] = field(default_factory=list)  # the files each prepare said were coming
     closed: bool = False
 
     def parse(self, source: bytes, language: str) -> ParsedFile:
@@ -35,6 +36,9 @@ class FakeParser:
     def parse_many(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
         self.batches.append(len(sources))
         return [self.parse(source, language) for source, language in sources]
+
+    def prepare(self, files: int) -> None:
+        self.prepared.append(files)
 
     def close(self) -> None:
         self.closed = True

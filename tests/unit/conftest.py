@@ -47,6 +47,9 @@ class ParsedHere:
             parsed_from_json(parsed_to_json(self._parser.parse(data, language))) for data, language in sources
         ]
 
+    def prepare(self, files: int) -> None:
+        """Nothing to start."""
+
     def close(self) -> None:
         """Nothing was started."""
 

@@ -148,6 +148,29 @@ def test_the_next_batch_is_read_while_the_parser_has_the_last_one(
     assert repo.parser.batches == [2, 2]
 
 
+def test_a_first_scan_starts_the_parser_before_the_history_is_read_and_a_rescan_does_not(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.files.files.update({f"src/m{i}.py": (f"x = {i}\n".encode(), 1) for i in range(3)})
+    repo.history.commits = [commit("a" * 40, "src/app.py")]
+    prepared_when_read: list[list[int]] = []
+    read_history = repo.history.read_history
+
+    def reading(*args: object, **kwargs: object) -> list[Commit]:
+        prepared_when_read.append(list(repo.parser.prepared))
+        return read_history(*args, **kwargs)
+
+    monkeypatch.setattr(repo.history, "read_history", reading)
+
+    repo.bootstrap()
+    assert prepared_when_read == [[4]]  # every listed file: its processes start while git reads
+
+    repo.files.files["src/m0.py"] = (b"x = 10\n", 2)
+    repo.bootstrap()
+    assert repo.parser.prepared == [4]  # a re-scan starts them for the files it found changed
+    assert repo.parser.batches[-1] == 1
+
+
 def test_the_parser_is_closed_when_reading_files_fails(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     def unreadable(root: Path, path: str) -> None:
         raise OSError("the disk went away")
