@@ -19,6 +19,7 @@ them with the tables or look each up as the tables' sizes say (``kuzu_keyed.py``
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -190,8 +191,16 @@ class KuzuCodeGraph:
         assert at is not None
         touched = sorted(set(scan.changed) | set(scan.removed))
         carried: dict[str, int] = {}
-        with store.db.lock:
+        with store.db.lock, ThreadPoolExecutor(1, thread_name_prefix="graphmem-parses") as beside:
             ScanMarks(store, project).started()
+            # The parses are written beside the symbols (zlib and SQLite, like Kùzu, let go of
+            # the interpreter), before the file hashes that say a file was scanned (_save_files).
+            parses = beside.submit(
+                store.parses.replace,
+                project,
+                scan.removed,
+                ((path, parsed_to_json(parsed)) for path, (parsed, _) in scan.changed.items()),
+            )
             # Joined on the path, as unique_symbols joins names (Kùzu cannot UNWIND [])
             in_touched = "UNWIND $paths AS wanted MATCH (s:Symbol) WHERE s.path = wanted AND s.project = $p "
             found = (
@@ -237,7 +246,7 @@ class KuzuCodeGraph:
             for key in sorted(linked & change.followed.keys()):
                 carried[key] = len(store.move_about(EntityKind.SYMBOL, key, change.followed[key]))
                 store.db.run("MATCH (s:Symbol {key: $k}) DETACH DELETE s", {"k": key})
-            carried |= self._save_files(scan, at)
+            carried |= self._save_files(scan, at, parses)
             self._store_edges(scan, cleared=cleared)
             ScanMarks(store, project).done(scan.head)
             self._sizes.forget()  # the pass changed the tables' sizes: reads choose by the new ones
@@ -250,14 +259,9 @@ class KuzuCodeGraph:
         """True when the last pass stopped before its edges were stored: redo every file."""
         return ScanMarks(self._store, project).interrupted()
 
-    def _save_files(self, scan: CodeScan, at: datetime) -> dict[str, int]:
+    def _save_files(self, scan: CodeScan, at: datetime, parses: Future[None]) -> dict[str, int]:
         store, project = self._store, scan.project
-        # The parses first: the content hashes below are what says a file was scanned
-        store.parses.replace(
-            project,
-            scan.removed,
-            ((path, parsed_to_json(parsed)) for path, (parsed, _) in scan.changed.items()),
-        )
+        parses.result()  # stored first: the content hashes below are what says a file was scanned
         keys = [file_key(project, path) for path in scan.changed]
         existing = {r[0] for r in store.db.keyed_rows("MATCH (f:File {key: $key}) RETURN f.key", keys)}
         rows, updated = [], []

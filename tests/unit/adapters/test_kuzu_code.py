@@ -254,3 +254,21 @@ def test_a_damaged_parse_file_is_a_clear_error_that_says_what_to_do(tmp_path: Pa
             KuzuCodeGraph(store).load_parsed(PROJECT)
     finally:
         store.close()
+
+
+def test_a_pass_whose_parses_cannot_be_stored_stores_no_file_as_scanned(
+    store: KuzuGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The parses are written beside the symbols; the file hashes wait for them.
+    code = KuzuCodeGraph(store)
+
+    def full_disk(project: str, dropped: object, parses: Iterator[tuple[str, str]]) -> None:
+        next(iter(parses))
+        raise StoreError("The files' parses could not be used: database or disk is full.")
+
+    monkeypatch.setattr(store.parses, "replace", full_disk)
+    with pytest.raises(StoreError, match="disk is full"):
+        save_pass(code, {"a.py": module("a.py", 1), "b.py": module("b.py", 1)}, T0)
+
+    assert code.file_states(PROJECT) == {}  # the next bootstrap parses both again
+    assert code.scan_interrupted(PROJECT)
