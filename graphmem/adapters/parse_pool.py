@@ -252,17 +252,24 @@ class ParserPool:
 
     def close(self) -> None:
         processes, self._processes, self._starting = [*self._starting, *self._processes], [], []
+        for process in processes:  # all told first: they leave side by side
+            self._hang_up(process)
         for process in processes:
             self._stop(process)
+
+    @staticmethod
+    def _hang_up(process: subprocess.Popen[bytes]) -> None:
+        """Close ``process``'s input and output: a worker leaves at the end of its input."""
+        for stream in (process.stdin, process.stdout):
+            with suppress(OSError):
+                if stream is not None:
+                    stream.close()
 
     def _stop(self, process: subprocess.Popen[bytes], *, kill: bool = False) -> None:
         """End ``process``: its input closed (a worker leaves at the end of it), killed if it
         does not go within :data:`STOP_TIMEOUT_S` (at once with ``kill``: it failed, and what it
         wrote to stderr is quoted), and reaped."""
-        for stream in (process.stdin, process.stdout):
-            with suppress(OSError):
-                if stream is not None:
-                    stream.close()
+        self._hang_up(process)
         if kill:
             process.kill()
         try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -189,6 +190,38 @@ def test_close_stops_the_workers(pool: ParserPool) -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_close_tells_every_worker_to_leave_before_it_waits_for_one(
+    pool: ParserPool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool.parse_many(_sources())
+    workers = list(pool._processes)
+    hung_up_at_first_wait: list[bool] = []
+    wait = subprocess.Popen.wait
+
+    def waiting(process: subprocess.Popen[bytes], timeout: float | None = None) -> int:
+        if not hung_up_at_first_wait:
+            hung_up_at_first_wait.extend(w.stdin is None or w.stdin.closed for w in workers)
+        return wait(process, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", waiting)
+    pool.close()
+
+    assert len(workers) == 2 and hung_up_at_first_wait == [True, True]  # they leave side by side
+    assert all(worker.returncode is not None for worker in workers)
+
+
+def test_workers_prepared_for_files_are_stopped_by_close_before_they_parse_any(pool: ParserPool) -> None:
+    pool.prepare(10 * CHUNK_FILES)
+    starting = list(pool._starting)
+
+    pool.close()
+
+    assert len(starting) == 2
+    for worker in starting:
+        with pytest.raises(ProcessLookupError):
+            os.kill(worker.pid, 0)
 
 
 def test_a_graphmem_package_in_the_current_directory_is_never_imported_by_a_worker(
