@@ -9,7 +9,7 @@ One pass:
    from the stored parse results (``core.codegraph``) and store the pass;
 4. docs and manifests, redacted first, become facts, directives and procedures, each
    linked to its file and updated (not duplicated) on later passes; rules that
-   disappeared are archived;
+   disappeared are archived (``service/repository_docs.py``);
 5. new commits (bounded history) become event memories linked to the files they
    changed and to their author; files that change together get ``CO_CHANGES`` edges;
    each commit is also linked to the functions, methods and classes whose lines it
@@ -48,15 +48,12 @@ from graphmem.core.code_moves import MovePlan, file_moves, plan_moves
 from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, confidence_counts, symbol_key
 from graphmem.core.commits import Commit, co_changes, commit_memory_text
 from graphmem.core.dedup import memory_hash
-from graphmem.core.events import Cause
 from graphmem.core.keys import file_key, memory_id, person_key
-from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
+from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFiles, SourceFile, SourceListing
-from graphmem.core.project_facts import extract_facts, interesting_doc
-from graphmem.core.redaction import redact
 from graphmem.errors import InvalidInputError
-from graphmem.service.inputs import MemoryEdit
 from graphmem.service.renamed_code import RenamedCode
+from graphmem.service.repository_docs import RepositoryDocs
 from graphmem.service.results import BootstrapReport
 from graphmem.service.writer import MemoryWriter
 
@@ -65,13 +62,7 @@ log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]  # (done, total)
 RefsIn = Callable[[str, str | None], list[Entity]]  # the GitLab refs a text names (``Mentions.refs_in``)
 MAX_HISTORY = 100_000
-BOOTSTRAP_SOURCE = "bootstrap:"
-# Why bootstrap changes a fact it wrote before, as the fact's history says.
-_CHANGED = Cause("bootstrap", "its file says something else now")
-_BACK = Cause("bootstrap", "its file says it again")
-_GONE = Cause("bootstrap", "gone from its file")
 GIT_SOURCE = "git:"
-MAX_DOC_BYTES = 200_000
 PARSE_ERROR_FILES_SHOWN = 5  # the report names the worst files, not all of them
 # Files handed to the parser at a time (it may spread them over several cores), and the most
 # of their bytes held at once.
@@ -124,6 +115,7 @@ class Bootstrapper:
         self._files = files
         self._git = history
         self._renamed = RenamedCode(writer, code, clock)
+        self._docs = RepositoryDocs(writer, files, clock)
 
     def run(
         self, root: Path, walk: HistoryWalk, *, progress: Progress | None = None, project: str | None = None
@@ -211,7 +203,7 @@ class Bootstrapper:
         if symbols is None:  # nothing changed: count what is stored
             symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
         report.symbols = symbols
-        self._docs(root, project, listing.docs, report)
+        self._docs.learn(root, project, listing.docs, report)
         self._history(root, project, history, report)
         report.seconds = round(time.perf_counter() - started, 2)
         return report
@@ -328,70 +320,6 @@ class Bootstrapper:
         added = {path: state.content_hash for path, (_, state) in changed.items() if path not in before}
         files = file_moves({p: s.content_hash for p, s in removed.items()}, added, renamed)
         return plan_moves(before, after, [*changed, *removed], files)
-
-    # -- docs and manifests ---------------------------------------------------------
-
-    def _docs(self, root: Path, project: str, paths: list[str], report: BootstrapReport) -> None:
-        facts = []
-        for path in paths:
-            if not interesting_doc(path):
-                continue
-            raw = self._files.read_doc(root, path, MAX_DOC_BYTES)
-            if raw is None:
-                continue
-            # Redacted before the facts are read, so a fact's key (its slug) and its
-            # memory id never hold a secret its text loses.
-            facts += extract_facts(path, redact(raw.decode("utf-8", "replace")).text)
-        existing = {
-            m.source: m
-            for m in self._store.all_memories(project)
-            if m.source.startswith(BOOTSTRAP_SOURCE) and m.project == project
-        }
-        now = self._clock()
-        seen: set[str] = set()
-        new_records: list[MemoryRecord] = []
-        links: list[tuple[str, Entity]] = []
-        for fact in facts:
-            source = BOOTSTRAP_SOURCE + fact.key
-            if source in seen:
-                continue
-            seen.add(source)
-            category = Category(fact.category)
-            old = existing.get(source)
-            if old is not None:
-                if old.text != fact.text:
-                    self._writer.edit(old.id, MemoryEdit(fact.text, project=project), cause=_CHANGED)
-                if old.status is Status.ARCHIVED:
-                    self._writer.set_status(
-                        old.id, Status.ACTIVE, allowed_from=(Status.ARCHIVED,), clear_valid_to=True,
-                        cause=_BACK,
-                    )  # fmt: skip
-                if old.text != fact.text or old.status is Status.ARCHIVED:
-                    report.facts_updated += 1
-                continue
-            record = MemoryRecord(
-                id=memory_id(f"{project}\n{source}"),  # two checkouts' facts are two memories
-                text=fact.text,
-                category=category,
-                scope=Scope.PROJECT,
-                project=project,
-                created_at=now,
-                updated_at=now,
-                valid_from=now,
-                source=source,
-                content_hash=memory_hash(Scope.PROJECT, project, fact.text),
-            )
-            new_records.append(record)
-            links.append(
-                (record.id, Entity(file_key(project, fact.source), EntityKind.FILE, fact.source, project))
-            )
-        if new_records:
-            self._writer.add(new_records, about=links)
-            report.facts_added = len(new_records)
-        for source, old in existing.items():
-            if source not in seen and old.status is Status.ACTIVE:
-                self._writer.set_status(old.id, Status.ARCHIVED, allowed_from=Status, cause=_GONE)
-                report.facts_archived += 1
 
     # -- history ----------------------------------------------------------------------
 
