@@ -12,6 +12,7 @@ every change is an audited event with its cause.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -34,14 +35,14 @@ _BACK = Cause("bootstrap", "its file says it again")
 _GONE = Cause("bootstrap", "gone from its file")
 
 
+@dataclass(frozen=True)
 class RepositoryDocs:
-    """The facts a project's docs and manifests hold (see the module doc)."""
+    """The facts a project's docs and manifests hold (see the module doc); read from the
+    writer's store, written through the writer."""
 
-    def __init__(self, writer: MemoryWriter, files: RepositoryFiles, clock: Callable[[], datetime]) -> None:
-        self._writer = writer
-        self._store = writer.store  # read here, written through the writer
-        self._files = files
-        self._clock = clock
+    writer: MemoryWriter
+    files: RepositoryFiles
+    clock: Callable[[], datetime]
 
     def learn(self, root: Path, project: str, paths: list[str], report: BootstrapReport) -> None:
         """What ``paths`` (the listing's docs and manifests) say, as ``project``'s facts: new
@@ -50,7 +51,7 @@ class RepositoryDocs:
         for path in paths:
             if not interesting_doc(path):
                 continue
-            raw = self._files.read_doc(root, path, MAX_DOC_BYTES)
+            raw = self.files.read_doc(root, path, MAX_DOC_BYTES)
             if raw is None:
                 continue
             # Redacted before the facts are read, so a fact's key (its slug) and its
@@ -58,10 +59,10 @@ class RepositoryDocs:
             facts += extract_facts(path, redact(raw.decode("utf-8", "replace")).text)
         existing = {
             m.source: m
-            for m in self._store.all_memories(project)
+            for m in self.writer.store.all_memories(project)
             if m.source.startswith(BOOTSTRAP_SOURCE) and m.project == project
         }
-        now = self._clock()
+        now = self.clock()
         seen: set[str] = set()
         new_records: list[MemoryRecord] = []
         links: list[tuple[str, Entity]] = []
@@ -74,9 +75,9 @@ class RepositoryDocs:
             old = existing.get(source)
             if old is not None:
                 if old.text != fact.text:
-                    self._writer.edit(old.id, MemoryEdit(fact.text, project=project), cause=_CHANGED)
+                    self.writer.edit(old.id, MemoryEdit(fact.text, project=project), cause=_CHANGED)
                 if old.status is Status.ARCHIVED:
-                    self._writer.set_status(
+                    self.writer.set_status(
                         old.id, Status.ACTIVE, allowed_from=(Status.ARCHIVED,), clear_valid_to=True,
                         cause=_BACK,
                     )  # fmt: skip
@@ -100,9 +101,9 @@ class RepositoryDocs:
                 (record.id, Entity(file_key(project, fact.source), EntityKind.FILE, fact.source, project))
             )
         if new_records:
-            self._writer.add(new_records, about=links)
+            self.writer.add(new_records, about=links)
             report.facts_added = len(new_records)
         for source, old in existing.items():
             if source not in seen and old.status is Status.ACTIVE:
-                self._writer.set_status(old.id, Status.ARCHIVED, allowed_from=Status, cause=_GONE)
+                self.writer.set_status(old.id, Status.ARCHIVED, allowed_from=Status, cause=_GONE)
                 report.facts_archived += 1
