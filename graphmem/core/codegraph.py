@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -61,6 +61,14 @@ def key_in_project(key: str, old: str, new: str) -> str | None:
     return f"{label}:{new}::{rest[len(old) + 2 :]}"
 
 
+def _folders_of(path: str) -> Iterator[str]:
+    """The folders ``path`` is in, innermost first ("a/b/c.py": "a/b", "a")."""
+    folder = posixpath.dirname(path)
+    while folder:
+        yield folder
+        folder = posixpath.dirname(folder)
+
+
 @dataclass(frozen=True, slots=True)
 class Call:
     caller: str  # symbol key
@@ -82,10 +90,13 @@ class ProjectCode:
     _by_name_in: dict[tuple[str, str], list[Definition]] = field(default_factory=dict, init=False)
     _order: dict[str, int] = field(default_factory=dict, init=False)  # path -> its place in ``files``
     _paths: frozenset[str] = field(default_factory=frozenset, init=False)
+    _folders: frozenset[str] = field(default_factory=frozenset, init=False)  # of ``_paths``, and theirs
     _bases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict, init=False)
     # Each file's imports resolved, once a pass: the bases and the calls both read them.
     _resolved: dict[str, list[tuple[ImportRef, list[str]]]] = field(default_factory=dict, init=False)
     _names: dict[str, dict[str, list[str]]] = field(default_factory=dict, init=False)  # _imported_names
+    # (language, directory, module, names) -> ``_import_targets``
+    _targets: dict[tuple[str, str, str, tuple[str, ...]], list[str]] = field(default_factory=dict, init=False)
 
     def index(self) -> None:
         by_name: dict[str, list[tuple[str, Definition]]] = defaultdict(list)
@@ -101,7 +112,8 @@ class ProjectCode:
         self._by_name_in = dict(by_name_in)
         self._order = {path: place for place, path in enumerate(self.files)}
         self._paths = frozenset(self.files)
-        self._resolved, self._names = {}, {}
+        self._folders = frozenset(folder for path in self.files for folder in _folders_of(path))
+        self._resolved, self._names, self._targets = {}, {}, {}
 
     # -- imports ----------------------------------------------------------------
 
@@ -111,6 +123,22 @@ class ProjectCode:
         if not module:
             return []
         directory = posixpath.dirname(path)
+        # The same import names the same files (a package's modules import alike): found once a
+        # pass, each file's own path left out after. Where it is written matters only to a
+        # relative import, and to C's and Ruby's.
+        local = module.startswith(".") or language in ("c", "cpp", "ruby")
+        asked = (language, directory if local else "", module, tuple(ref.names))
+        found = self._targets.get(asked)
+        if found is None:
+            found = self._targets[asked] = self._import_targets(directory, module, ref.names, language)
+        if language == "go":
+            return list(found)
+        named = [candidate for candidate in found if candidate != path]
+        return named[:1] if language not in ("c", "cpp") else named[:5]
+
+    def _import_targets(self, directory: str, module: str, names: Sequence[str], language: str) -> list[str]:
+        """The project files an import of ``module`` (``names`` from it) in ``directory`` may
+        name, likeliest first, each once (the importing file among them, if it is one)."""
         candidates: list[str] = []
         if language == "python":
             dots = len(module) - len(module.lstrip("."))
@@ -121,11 +149,13 @@ class ProjectCode:
                     base = posixpath.dirname(base)
                 stems = [posixpath.join(base, rest) if rest else base]
                 # `from . import x` names modules: try them too
-                stems += [posixpath.join(stems[0], name) for name in ref.names]
+                stems += [posixpath.join(stems[0], name) for name in names]
             else:
                 roots = [root + rest for root in SOURCE_ROOTS]
-                # `from pkg import mod` names a module first, else a name in pkg/__init__
-                stems = [f"{stem}/{name}" for stem in roots for name in ref.names] + roots
+                # `from pkg import mod` names a module first, else a name in pkg/__init__ (a
+                # module only in a folder the project has: most roots are not one)
+                folders = [stem for stem in roots if stem in self._folders]
+                stems = [f"{stem}/{name}" for stem in folders for name in names] + roots
             candidates = [stem + ext for stem in stems for ext in EXTENSIONS["python"]]
         elif language in ("typescript", "tsx", "javascript"):
             if not module.startswith("."):
@@ -159,11 +189,8 @@ class ProjectCode:
             suffix = suffixes.get(language, "")
             tails = [dotted + suffix, "/".join(dotted.split("/")[-2:]) + suffix]
             candidates = [p for p in self._paths for t in tails if p == t or p.endswith("/" + t)]
-        seen: list[str] = []
-        for candidate in candidates:
-            if candidate in self._paths and candidate != path and candidate not in seen:
-                seen.append(candidate)
-        return seen[:1] if language not in ("go", "c", "cpp") else seen[:5]
+        # one more than a resolution keeps: the importing file may be among them
+        return [c for c in dict.fromkeys(candidates) if c in self._paths][:6]
 
     # -- calls ----------------------------------------------------------------
 
@@ -225,9 +252,11 @@ class ProjectCode:
         via = imported.get(receiver or "") or imported.get(name)
         if via:
             # the first of the name's definitions in those files, in the project's order
-            places = sorted({self._order.get(p, -1): p for p in via if (name, p) in self._by_name_in}.items())
-            if places:
-                first = places[0][1]
+            defining = [p for p in via if (name, p) in self._by_name_in]
+            if defining:
+                first = (
+                    defining[0] if len(defining) == 1 else min(defining, key=lambda p: self._order.get(p, -1))
+                )
                 return [(first, self._by_name_in[(name, first)][0])], "import"
         candidates = self._by_name.get(name, [])
         if receiver is None or receiver in SELF_RECEIVERS:

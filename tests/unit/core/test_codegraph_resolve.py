@@ -50,3 +50,27 @@ def test_a_name_defined_in_a_few_files_and_not_imported_is_ambiguous_and_in_many
 
     assert few == {symbol_key("/p", "a0.py", "run"), symbol_key("/p", "a1.py", "run")}
     assert ProjectCode("/p", files).edges().calls == []
+
+
+def test_one_import_written_in_many_files_names_the_same_module_and_a_relative_one_its_own() -> None:
+    absolute = ImportRef("pkg.util", ("run",), None, 1)
+    relative = ImportRef(".util", ("run",), None, 1)
+    files = {
+        "pkg/util.py": _module(imports=(absolute,)),  # the module itself: never its own import
+        "pkg/a.py": _module(imports=(absolute, relative)),
+        "other/b.py": _module(imports=(absolute, relative)),
+        "other/util.py": _module(),
+        "src/c.cpp": ParsedFile("cpp", (), (), (ImportRef("util.h", (), None, 1),), (), 0),
+        "src/util.h": ParsedFile("cpp", (), (), (), (), 0),
+        "lib/d.cpp": ParsedFile("cpp", (), (), (ImportRef("util.h", (), None, 1),), (), 0),
+        "lib/util.h": ParsedFile("cpp", (), (), (), (), 0),
+    }
+
+    imports = set(ProjectCode("/p", files).edges().imports)
+
+    assert {(a, b) for a, b in imports if a.endswith(".py")} == {
+        ("pkg/a.py", "pkg/util.py"),
+        ("other/b.py", "pkg/util.py"),  # `pkg.util` wherever it is written
+        ("other/b.py", "other/util.py"),  # `.util`: the folder's own
+    }
+    assert ("src/c.cpp", "src/util.h") in imports and ("lib/d.cpp", "lib/util.h") in imports
