@@ -28,7 +28,7 @@ from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.opencode_sessions import OpenCodeSessions
-from graphmem.adapters.process_memory import release_after
+from graphmem.adapters.process_memory import collecting_rarely, release_after
 from graphmem.adapters.repo_files import RepositoryFileWalker
 from graphmem.adapters.vector_files import DIRNAME as VECTORS_DIRNAME
 from graphmem.adapters.vector_files import VectorIndexFiles
@@ -309,6 +309,7 @@ def build_memory(
                 new_parser=sources.new_parser,
                 files=sources.files,
                 history=sources.history,
+                large_job=collecting_rarely,
             )
         ingester = Ingester(
             writer,

@@ -38,7 +38,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Generator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import closing
+from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -105,8 +105,12 @@ class Bootstrapper:
         new_parser: Callable[[], CodeParser],
         files: RepositoryFiles,
         history: GitHistory,
+        large_job: Callable[[], AbstractContextManager[object]] = nullcontext,
     ) -> None:
         self._writer = writer
+        # What a pass runs inside: the process's policy for a job that builds and keeps millions
+        # of objects (the daemon's: ``adapters.process_memory.collecting_rarely``).
+        self._large_job = large_job
         self._store = writer.store  # read here, written through the writer
         self._refs_in = refs_in
         self._code = code
@@ -123,7 +127,7 @@ class Bootstrapper:
         """One pass over the repository at ``root`` (see the module doc), its history as ``walk``
         says, under the write lock; its files and memories are ``project``'s (by default its
         path's, ``ProjectRoots.project_name``)."""
-        with self._writer.lock:
+        with self._writer.lock, self._large_job():
             return self._run(root, walk, progress=progress, project=project)
 
     def _run(

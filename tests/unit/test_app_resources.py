@@ -1,8 +1,10 @@
 """The embedded store as ``graphmem/app.py`` wires it: an 8-bit HNSW graph whose cosines are
-the stored vectors' own, and the memory a large import or a graph build freed handed back."""
+the stored vectors' own, the memory a large import or a graph build freed handed back, and the
+cycle collector kept out of a bootstrap's way."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import weakref
@@ -12,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from graphmem import app
 from graphmem.adapters import process_memory, vector_index
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.hnsw_graph import graph_dtype
@@ -98,3 +101,42 @@ def test_releasing_collects_what_only_a_cycle_holds() -> None:
     finally:
         gc.enable()
     assert held() is None
+
+
+def test_a_large_job_collects_rarely_and_the_process_thresholds_are_back_after_the_last() -> None:
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)  # the daemon's, once it serves
+    try:
+        with process_memory.collecting_rarely():
+            assert gc.get_threshold() == process_memory.JOB_GC_THRESHOLDS
+            with process_memory.collecting_rarely():  # a second job at once
+                assert gc.get_threshold() == process_memory.JOB_GC_THRESHOLDS
+            assert gc.get_threshold() == process_memory.JOB_GC_THRESHOLDS  # the first still runs
+        assert gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(90_000, 5, 60)  # a process that collects rarer still keeps its pace
+        with process_memory.collecting_rarely():
+            assert gc.get_threshold() == (90_000, 50, 60)
+        assert gc.get_threshold() == (90_000, 5, 60)
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_a_bootstrap_runs_as_a_large_job(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[int, int, int]] = []
+    real = process_memory.collecting_rarely
+
+    @contextlib.contextmanager
+    def watched() -> Iterator[None]:
+        with real():
+            seen.append(gc.get_threshold())
+            yield
+
+    monkeypatch.setattr(app, "collecting_rarely", watched)
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "app.py").write_text("def run():\n    return 1\n")
+    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(32))
+    try:
+        assert memory.bootstrap(tmp_path / "repo", history=0).symbols == 1
+    finally:
+        memory.close()
+    assert seen == [process_memory.JOB_GC_THRESHOLDS]
