@@ -62,6 +62,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from support.local_server import POLL_S
+
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "samples" / "gitlab"
 SAMPLE_REPO = Path(__file__).resolve().parents[2] / "samples" / "repos" / "shop"
 TOKEN = "glpat-fake-token-0123456789"
@@ -312,7 +314,7 @@ class FakeGitLab:
         self._server = server
         self._port = int(server.server_address[1])
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-gitlab", daemon=True
+            target=server.serve_forever, kwargs={"poll_interval": POLL_S}, name="fake-gitlab", daemon=True
         )
         self._thread.start()
         return self

@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from support.local_server import POLL_S
+
 MODEL_ID = "fake-model"
 TITLE_TEXT = "Fake session title"
 EXHAUSTED_TEXT = "(fake model: script exhausted)"
@@ -207,7 +209,7 @@ class FakeLLM:
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-llm", daemon=True
+            target=server.serve_forever, kwargs={"poll_interval": POLL_S}, name="fake-llm", daemon=True
         )
         self._thread.start()
         return self

@@ -6,6 +6,10 @@ from __future__ import annotations
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# How often a serving thread looks whether it was asked to stop (``serve_forever``'s
+# ``poll_interval``): a ``stop`` waits up to this long, once per test that starts a server.
+POLL_S = 0.005
+
 
 class LocalServer:
     """``start()`` serves ``handler`` on a free loopback port; ``stop()`` shuts it down."""
@@ -29,7 +33,7 @@ class LocalServer:
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name=self._name, daemon=True
+            target=server.serve_forever, kwargs={"poll_interval": POLL_S}, name=self._name, daemon=True
         )
         self._thread.start()
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 from support.imports import command_imports
+from support.local_server import POLL_S
 
 from graphmem.server import identity
 
@@ -108,8 +109,8 @@ def daemon(tmp_path: Path) -> Iterator[Path]:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Daemon)
-    # Asked to stop, it stops within 0.05 s, not serve_forever's default 0.5
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    # Asked to stop, it stops within POLL_S, not serve_forever's default 0.5 s
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True)
     thread.start()
     info = {"pid": os.getpid(), "url": f"http://127.0.0.1:{server.server_port}", "data_dir": str(data_dir)}
     (data_dir / "daemon.json").write_text(json.dumps({**info, "started_at": 0.0, "version": "0.1.0"}))

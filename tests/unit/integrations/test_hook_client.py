@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from support.local_server import POLL_S
 from support.squatter import Squatter
 
 from graphmem.integrations import hook_client
@@ -85,8 +86,8 @@ def serve(lock: ServeLock, url: str) -> None:
 @pytest.fixture
 def stand_in(data_dir: Path, lock: ServeLock) -> Iterator[StandIn]:
     server = StandIn(ensure_token(data_dir))
-    # Asked to stop, it stops within 0.05 s, not serve_forever's default 0.5
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    # Asked to stop, it stops within POLL_S, not serve_forever's default 0.5 s
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True).start()
     serve(lock, f"http://127.0.0.1:{server.server_address[1]}")
     yield server
     server.shutdown()
