@@ -332,6 +332,22 @@ class KuzuConnection:
             for action in actions:
                 action()
 
+    def run_at_once(self, statements: Iterable[str]) -> None:
+        """Run ``statements`` (a new store's schema, its tables and its first rows) in one
+        transaction of their own: all of them or, when one fails or the process stops, none.
+        Not inside another transaction; the store's commit and rollback hooks do not run."""
+        with self._lock, self.translated():
+            if self._after_commit is not None:
+                raise RuntimeError("run_at_once inside a transaction")
+            self._conn.execute("BEGIN TRANSACTION")
+            try:
+                for statement in statements:
+                    self._conn.execute(statement)
+            except BaseException:
+                self._rollback()
+                raise
+            self._conn.execute("COMMIT")
+
     def _rollback(self) -> None:
         with suppress(RuntimeError):  # Kùzu already ended it (a failed COMMIT)
             self._conn.execute("ROLLBACK")

@@ -177,10 +177,11 @@ class KuzuGraphStore(StoreParts):
     def _init_schema(self, dimension: int) -> None:
         tables = {row[1] for row in self.db.rows("CALL show_tables() RETURN *")}
         if "Memory" not in tables:
-            for statement in create_schema():
-                self.db.run(statement)
             VectorLog.create(self.data_dir / VECTOR_LOG, dimension)  # no vector of another store
-            self.db.set_meta("schema_version", str(SCHEMA_VERSION))
+            # One transaction: a process stopped halfway leaves no half schema that the next
+            # open would take for a whole one (and a new store is made in half the time).
+            stamp = f"MERGE (m:Meta {{key: 'schema_version'}}) SET m.value = '{SCHEMA_VERSION}'"
+            self.db.run_at_once([*create_schema(), stamp])
             return
         version = int(self.db.get_meta("schema_version") or 0)
         if version > SCHEMA_VERSION:

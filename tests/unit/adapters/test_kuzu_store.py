@@ -537,3 +537,22 @@ def test_a_bulk_load_adds_its_ids_to_stored_hashes_and_its_own(store: KuzuGraphS
         "old": ["a", "bulk-002"],
         "hash-bulk-079": ["bulk-079"],
     }
+
+
+def test_a_new_store_whose_schema_fails_halfway_keeps_no_table_and_opens_whole_next_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    whole = kuzu_store.create_schema()
+    broken = [*whole[:5], "CREATE NODE TABLE Broken(", *whole[5:]]  # the sixth statement fails
+    monkeypatch.setattr(kuzu_store, "create_schema", lambda: broken)
+    with pytest.raises(StoreError):
+        KuzuGraphStore(tmp_path / "data", dimension=8)
+    monkeypatch.undo()
+
+    store = KuzuGraphStore(tmp_path / "data", dimension=8)  # not taken for a store of some tables
+    try:
+        store.add_memories([memory("m1", "the schema is whole")])
+        assert store.db.get_meta("schema_version") == str(SCHEMA_VERSION)
+        assert [m.id for m in store.all_memories()] == ["m1"]
+    finally:
+        store.close()
