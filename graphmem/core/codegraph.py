@@ -91,6 +91,9 @@ class ProjectCode:
     _order: dict[str, int] = field(default_factory=dict, init=False)  # path -> its place in ``files``
     _paths: frozenset[str] = field(default_factory=frozenset, init=False)
     _folders: frozenset[str] = field(default_factory=frozenset, init=False)  # of ``_paths``, and theirs
+    # A file's name -> the project's files of that name: an include or a type path found without
+    # reading every path (``_named``)
+    _by_file_name: dict[str, list[str]] = field(default_factory=dict, init=False)
     _bases: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict, init=False)
     # Each file's imports resolved, once a pass: the bases and the calls both read them.
     _resolved: dict[str, list[tuple[ImportRef, list[str]]]] = field(default_factory=dict, init=False)
@@ -113,6 +116,10 @@ class ProjectCode:
         self._order = {path: place for place, path in enumerate(self.files)}
         self._paths = frozenset(self.files)
         self._folders = frozenset(folder for path in self.files for folder in _folders_of(path))
+        by_file_name: dict[str, list[str]] = defaultdict(list)
+        for path in self.files:
+            by_file_name[posixpath.basename(path)].append(path)
+        self._by_file_name = dict(by_file_name)
         self._resolved, self._names, self._targets = {}, {}, {}
 
     # -- imports ----------------------------------------------------------------
@@ -164,7 +171,7 @@ class ProjectCode:
             candidates = [stem, *(stem + ext for ext in EXTENSIONS[language])]
         elif language in ("c", "cpp"):
             candidates = [posixpath.normpath(posixpath.join(directory, module)), module]
-            candidates += [p for p in self._paths if p.endswith("/" + module)]
+            candidates += [p for p in self._named(module) if p.endswith("/" + module)]
         elif language == "ruby":
             stem = module if module.endswith(".rb") else module + ".rb"
             candidates = [posixpath.normpath(posixpath.join(directory, stem)), stem, "lib/" + stem]
@@ -188,9 +195,14 @@ class ProjectCode:
             suffixes = {"java": ".java", "kotlin": ".kt", "csharp": ".cs", "php": ".php"}
             suffix = suffixes.get(language, "")
             tails = [dotted + suffix, "/".join(dotted.split("/")[-2:]) + suffix]
-            candidates = [p for p in self._paths for t in tails if p == t or p.endswith("/" + t)]
+            # the whole type path first, then its package and name: the more specific match wins
+            candidates = [p for t in tails for p in self._named(t) if p == t or p.endswith("/" + t)]
         # one more than a resolution keeps: the importing file may be among them
         return [c for c in dict.fromkeys(candidates) if c in self._paths][:6]
+
+    def _named(self, path: str) -> list[str]:
+        """The project's files named as ``path``'s last part is, in the project's order."""
+        return self._by_file_name.get(posixpath.basename(path), [])
 
     # -- calls ----------------------------------------------------------------
 

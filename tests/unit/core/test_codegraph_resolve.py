@@ -74,3 +74,22 @@ def test_one_import_written_in_many_files_names_the_same_module_and_a_relative_o
         ("other/b.py", "other/util.py"),  # `.util`: the folder's own
     }
     assert ("src/c.cpp", "src/util.h") in imports and ("lib/d.cpp", "lib/util.h") in imports
+
+
+def test_an_include_or_a_type_path_names_the_files_of_that_name_most_specific_first() -> None:
+    def empty(language: str, *imports: str) -> ParsedFile:
+        return ParsedFile(language, (), (), tuple(ImportRef(i, (), None, 1) for i in imports), (), 0)
+
+    files = {
+        "y/acme/Foo.java": empty("java"),
+        "x/com/acme/Foo.java": empty("java"),
+        "app/Main.java": empty("java", "com.acme.Foo"),
+        "lib/b/util.h": empty("c"),
+        "lib/a/util.h": empty("c"),
+        "src/main.c": empty("c", "util.h", "b/util.h"),
+    }
+
+    imports = ProjectCode("/p", files).edges().imports
+
+    assert [b for a, b in imports if a == "app/Main.java"] == ["x/com/acme/Foo.java"]  # not y/acme/
+    assert [b for a, b in imports if a == "src/main.c"] == ["lib/a/util.h", "lib/b/util.h"]
