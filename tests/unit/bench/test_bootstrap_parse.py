@@ -29,3 +29,19 @@ def test_the_generated_repository_has_its_files_and_history_and_is_the_same_each
     assert len(list_sources(tmp_path / "one").files) == 2 * 3 + 2
     assert len(heads[0].stdout.split()) == 5  # the first commit and four edits
     assert heads[0].stdout == heads[1].stdout
+
+
+def test_the_generated_c_repository_includes_headers_by_name_and_is_the_same_each_time(
+    tmp_path: Path,
+) -> None:
+    for name in ("one", "two"):
+        generate_bootstrap_repo.generate(tmp_path / name, packages=2, modules=3, commits=4, language="c")
+    heads = [
+        subprocess.run(["git", "-C", str(tmp_path / n), "log", "--format=%H"], capture_output=True, text=True)
+        for n in ("one", "two")
+    ]
+    source = (tmp_path / "one" / "src" / "pkg1" / "mod2.c").read_text()
+
+    assert len(list_sources(tmp_path / "one").files) == 2 * 3 * 2 + 1  # .c and .h pairs, util.h
+    assert '#include "mod0.h"' in source and '#include "common/util.h"' in source
+    assert len(heads[0].stdout.split()) == 5 and heads[0].stdout == heads[1].stdout
