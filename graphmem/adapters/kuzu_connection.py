@@ -70,6 +70,10 @@ _BY_KEY = re.compile(r"^\s*(CREATE|MERGE)\b|\{\s*(key|id)\s*:\s*\$", re.IGNORECA
 _KEY_PARAMETER = re.compile(r"\$key\b")  # ``keyed_rows``' parameter, not ``$keys`` or ``$key_x``
 
 
+# A store-wide setting written (``set_meta``, ``run_at_once``).
+SET_META = "MERGE (m:Meta {key: $k}) SET m.value = $v"
+
+
 class KuzuConnection:
     """One connection to an open Kùzu database, its lock and its prepared statements.
 
@@ -332,21 +336,24 @@ class KuzuConnection:
             for action in actions:
                 action()
 
-    def run_at_once(self, statements: Iterable[str]) -> None:
-        """Run ``statements`` (a new store's schema, its tables and its first rows) in one
-        transaction of their own: all of them or, when one fails or the process stops, none.
-        Not inside another transaction; the store's commit and rollback hooks do not run."""
-        with self._lock, self.translated():
+    def run_at_once(self, statements: Iterable[str], meta: Mapping[str, str]) -> None:
+        """Run ``statements`` (a new store's schema) and set ``meta`` (``set_meta``) in one
+        transaction of their own: all of it or, when a statement fails or the process stops,
+        none. Not inside another transaction; the store's commit and rollback hooks do not run."""
+        with self._lock:
             if self._after_commit is not None:
                 raise RuntimeError("run_at_once inside a transaction")
-            self._conn.execute("BEGIN TRANSACTION")
-            try:
-                for statement in statements:
-                    self._conn.execute(statement)
-            except BaseException:
-                self._rollback()
-                raise
-            self._conn.execute("COMMIT")
+            with self.translated():
+                self._conn.execute("BEGIN TRANSACTION")
+                try:
+                    for statement in statements:
+                        self._conn.execute(statement)
+                    for key, value in meta.items():
+                        self._conn.execute(SET_META, {"k": key, "v": value})
+                except BaseException:
+                    self._rollback()
+                    raise
+                self._conn.execute("COMMIT")
 
     def _rollback(self) -> None:
         with suppress(RuntimeError):  # Kùzu already ended it (a failed COMMIT)
@@ -407,7 +414,7 @@ class KuzuConnection:
         return rows[0][0] if rows else None
 
     def set_meta(self, key: str, value: str) -> None:
-        self.run("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": key, "v": value})
+        self.run(SET_META, {"k": key, "v": value})
 
 
 def _prepared(conn: kuzu.Connection, prepared: dict[str, Any], query: str) -> Any:

@@ -130,11 +130,9 @@ class ProjectCode:
         if not module:
             return []
         directory = posixpath.dirname(path)
-        # The same import names the same files (a package's modules import alike): found once a
-        # pass, each file's own path left out after. Where it is written matters only to a
-        # relative import, and to C's and Ruby's.
-        local = module.startswith(".") or language in ("c", "cpp", "ruby")
-        asked = (language, directory if local else "", module, tuple(ref.names))
+        # The same import from the same folder names the same files (a package's modules import
+        # alike): found once a pass, each file's own path left out after.
+        asked = (language, directory, module, tuple(ref.names))
         found = self._targets.get(asked)
         if found is None:
             found = self._targets[asked] = self._import_targets(directory, module, ref.names, language)
@@ -266,9 +264,7 @@ class ProjectCode:
             # the first of the name's definitions in those files, in the project's order
             defining = [p for p in via if (name, p) in self._by_name_in]
             if defining:
-                first = (
-                    defining[0] if len(defining) == 1 else min(defining, key=lambda p: self._order.get(p, -1))
-                )
+                first = min(defining, key=lambda p: self._order.get(p, -1))
                 return [(first, self._by_name_in[(name, first)][0])], "import"
         candidates = self._by_name.get(name, [])
         if receiver is None or receiver in SELF_RECEIVERS:
