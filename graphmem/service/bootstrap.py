@@ -15,8 +15,9 @@ One pass:
    each commit is also linked to the functions, methods and classes whose lines it
    last changed at HEAD (``git blame -w`` of the files the new commits touched, the
    innermost definition around each line, within ``BLAME_BUDGET_S``). The history is read
-   and the blames started before the parse (they need only the commits and the listing):
-   git runs while the parser processes do, and the links are made from its answers at the end.
+   and the blames started on a thread of their own beside the parse (they need only the
+   commits and the listing): git runs while the parser processes do, and the links are made
+   from its answers at the end.
 
 On a team's store, the first pass after a checkout's project was named otherwise than by its
 path moves the memories' links from the graph kept under the path to the new one, and removes
@@ -145,27 +146,30 @@ class Bootstrapper:
         stored = {} if self._code.scan_interrupted(project) else known
         parser = self._new_parser()
         try:
-            if not stored:  # a first scan parses every file: the parser starts while git reads
+            if not stored:  # a first scan parses every file: its processes start before its first read
                 parser.prepare(len(listing.files))
-            history = self._read_history(root, project, walk, {f.path for f in listing.files})
-            try:
-                return self._scan(
-                    _Pass(root, project, listing, known, stored, parser),
-                    history,
-                    report,
-                    skipped,
-                    progress,
-                    started,
-                )
-            finally:
-                history.blames.close()  # a pass that failed: its blames stop
+            # git reads the history (and the blames start) while the parser processes work
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-history") as git:
+                history = git.submit(self._read_history, root, project, walk, {f.path for f in listing.files})
+                try:
+                    return self._scan(
+                        _Pass(root, project, listing, known, stored, parser),
+                        history,
+                        report,
+                        skipped,
+                        progress,
+                        started,
+                    )
+                finally:
+                    if history.exception() is None:  # a pass that failed: its blames stop
+                        history.result().blames.close()
         finally:
             parser.close()
 
     def _scan(
         self,
         scan: _Pass,
-        history: _History,
+        reading: Future[_History],
         report: BootstrapReport,
         skipped: Counter[str],
         progress: Progress | None,
@@ -180,6 +184,7 @@ class Bootstrapper:
             )
         finally:
             scan.parser.close()  # its processes' memory, before the pass stores what they parsed
+        history = reading.result()
         removed = sorted(set(known) - {f.path for f in listing.files})
         report.files = len(listing.files)
         report.parsed, report.removed, report.skipped = len(changed), len(removed), dict(skipped)

@@ -163,12 +163,54 @@ def test_a_first_scan_starts_the_parser_before_the_history_is_read_and_a_rescan_
     monkeypatch.setattr(repo.history, "read_history", reading)
 
     repo.bootstrap()
-    assert prepared_when_read == [[4]]  # every listed file: its processes start while git reads
+    assert prepared_when_read == [[4]]  # every listed file: its processes start first
 
     repo.files.files["src/m0.py"] = (b"x = 10\n", 2)
     repo.bootstrap()
     assert repo.parser.prepared == [4]  # a re-scan starts them for the files it found changed
     assert repo.parser.batches[-1] == 1
+
+
+def test_git_reads_the_history_while_the_files_are_parsed(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parse does not wait for the history's read (git log, then the commits the store
+    has): the parser has its first batch while git still reads."""
+    repo.history.commits = [commit("b" * 40, "src/app.py")]
+    parsing = threading.Event()
+    read_history, parse_many = repo.history.read_history, repo.parser.parse_many
+
+    def reading(*args: object, **kwargs: object) -> list[Commit]:
+        assert parsing.wait(10), "the parse waited for the history to be read"
+        return read_history(*args, **kwargs)
+
+    def parse(sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
+        parsing.set()
+        return parse_many(sources)
+
+    monkeypatch.setattr(repo.history, "read_history", reading)
+    monkeypatch.setattr(repo.parser, "parse_many", parse)
+    report = repo.bootstrap()
+    assert (report.parsed, report.commits) == (1, 1)
+
+
+def test_a_history_that_cannot_be_read_fails_the_pass_before_it_stores_anything(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo.history.commits = [commit("b" * 40, "src/app.py")]
+
+    def unreadable(*args: object, **kwargs: object) -> list[Commit]:
+        raise OSError("git went away")
+
+    monkeypatch.setattr(repo.history, "read_history", unreadable)
+    with pytest.raises(OSError, match="git went away"):
+        repo.bootstrap()
+    assert repo.parser.closed
+    assert repo.memory.code.file_states(str(repo.root.resolve())) == {}
+    assert repo.store.all_memories() == []
+
+    monkeypatch.undo()  # the next pass, git answering, stores the whole pass
+    assert repo.bootstrap().parsed == 1
 
 
 def test_the_parser_is_closed_when_reading_files_fails(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -309,7 +351,7 @@ def test_blame_walks_back_only_to_a_day_before_the_oldest_commit_it_links(repo: 
 
 def test_the_files_are_blamed_while_they_are_parsed(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     """git blames the files the new commits touched while the parser works: the history is read
-    and the blames started before the parse, whose answers link the commits at the end."""
+    and the blames started beside the parse, whose answers link the commits at the end."""
     repo.history.commits = [commit("b" * 40, "src/app.py")]
     repo.history.blame["src/app.py"] = ["b" * 40, "b" * 40]
     blaming = threading.Event()
