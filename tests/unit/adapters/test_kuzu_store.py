@@ -215,24 +215,25 @@ def test_vectors_written_one_at_a_time_neither_fill_kuzu_nor_leave_its_log(
 ) -> None:
     """What the daemon does: embed each memory as it comes. With the vectors in a Kùzu
     column (55f3ec6^), about 800 of them filled Kùzu's 512 MB buffer pool and every write
-    failed after; in an eighth of the pool (and of its checkpoint threshold), within 400."""
+    failed after; in 64 MB at the 242nd, and in these 24 MB (and a quarter of them as the
+    checkpoint threshold) at the 103rd of these 160."""
     import numpy as np
 
-    pool = 64 * 1024 * 1024
+    pool = 24 * 1024 * 1024
     monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", pool)
     monkeypatch.setattr(kuzu_connection, "POOL_CHECKPOINT_BYTES", pool // 4)
     store = KuzuGraphStore(tmp_path / "data", dimension=384)
     rng = np.random.default_rng(1)
-    for i in range(400):
+    for i in range(160):
         store.add_memories([memory(f"m{i:04}")])
         store.set_embeddings([f"m{i:04}"], rng.standard_normal((1, 384)).astype(np.float32))
-    assert store.count_vectors() == 400 and store.pending_embeddings(5) == []
+    assert store.count_vectors() == 160 and store.pending_embeddings(5) == []
     store.close()
 
     assert not (tmp_path / "data" / "graph.kuzu.wal").exists()  # checkpointed at close
     again = KuzuGraphStore(tmp_path / "data", dimension=384)
     try:
-        assert len(again.load_vectors().ids) == 400
+        assert len(again.load_vectors().ids) == 160
     finally:
         again.close()
 
@@ -425,21 +426,22 @@ def test_long_strings_updated_one_at_a_time_do_not_fill_kuzus_pool(
 def test_an_import_s_lookups_of_ids_and_hashes_fit_a_small_pool(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Before (3a3acbd): a lookup of more than 200 ids joined them with the whole Memory table,
+    # Before (1e217df^): a lookup of more than 200 ids joined them with the whole Memory table,
     # every column of every memory in the join's hash table: an import's lookups filled the
-    # 512 MB pool at 943,016 memories; 5,000 memories of 2 KB fill a 24 MB pool.
+    # 512 MB pool at 943,016 memories; 10 MB of memories fill a 24 MB pool (5,000 of 2 KB, or
+    # these 1,250 of 8 KB; 7.5 MB did too, 5 MB did not).
     data = tmp_path / "data"
     store = KuzuGraphStore(data, dimension=DIM)
-    store.add_memories([memory(f"m{i:05}", f"{i} " + "x" * 2_000) for i in range(5_000)])
+    store.add_memories([memory(f"m{i:05}", f"{i} " + "x" * 8_000) for i in range(1_250)])
     store.close()
     monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", 24 * 1024 * 1024)
     store = KuzuGraphStore(data, dimension=DIM)
     try:
-        found = store.get_memories([f"new{i}" for i in range(5_000)] + ["m00007", "m04999"])
-        assert sorted(found) == ["m00007", "m04999"]
-        held = store.find_by_hashes([f"hash-m{i:05}" for i in range(0, 5_000, 2)] + ["hash-none"])
-        assert len(held) == 2_500 and [r.id for r in held["hash-m00010"]] == ["m00010"]
-        assert [r.id for r in store.find_by_hash("hash-m04998")] == ["m04998"]
+        found = store.get_memories([f"new{i}" for i in range(1_250)] + ["m00007", "m01249"])
+        assert sorted(found) == ["m00007", "m01249"]
+        held = store.find_by_hashes([f"hash-m{i:05}" for i in range(0, 1_250, 2)] + ["hash-none"])
+        assert len(held) == 625 and [r.id for r in held["hash-m00010"]] == ["m00010"]
+        assert [r.id for r in store.find_by_hash("hash-m01248")] == ["m01248"]
     finally:
         store.close()
 
@@ -452,19 +454,19 @@ def test_a_log_left_that_the_pool_cannot_checkpoint_is_written_in_at_open(tmp_pa
         import os, sys, kuzu
         db = kuzu.Database(sys.argv[1], buffer_pool_size=2 * 1024**3, auto_checkpoint=False)
         conn = kuzu.Connection(db)
-        for i in range(900):
-            value = f"{i} " + "x" * 4000
+        for i in range(200):  # a 2 MB log, in few writes of 10 KB (cheaper than many small ones)
+            value = f"{i} " + "x" * 10_000
             conn.execute("MERGE (m:Meta {key: $k}) SET m.value = $v", {"k": f"k{i % 50}", "v": value})
         os._exit(0)  # killed: the log stays, never checkpointed
         """,
         str(data / "graph.kuzu"),
     )
     assert left.returncode == 0, left.stderr
-    assert (data / "graph.kuzu.wal").stat().st_size > 1024 * 1024
+    assert (data / "graph.kuzu.wal").stat().st_size > kuzu_store.CLOSE_CHECKPOINT_BYTES == 1024 * 1024
 
     store = KuzuGraphStore(data, dimension=DIM)
     try:
-        assert store.get_meta("k49") == "899 " + "x" * 4000
+        assert store.get_meta("k49") == "199 " + "x" * 10_000
         wal = data / "graph.kuzu.wal"
         assert not wal.exists() or wal.stat().st_size < 1024 * 1024  # written into the database
         store.set_meta("after", "a write")

@@ -135,7 +135,7 @@ def test_a_timeout_raises(llm: FakeLLM) -> None:
     silent.listen(1)  # accepts the connection, never answers
     try:
         port = silent.getsockname()[1]
-        slow = LLMExtractor(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout_s=0.3)
+        slow = LLMExtractor(model="m", base_url=f"http://127.0.0.1:{port}/v1", timeout_s=0.05)
         with pytest.raises(LLMExtractionError, match="could not be reached"):
             slow.extract(transcript("hello"))
     finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from support.opencode_db import T0_MS, OpenCodeDB, add_v2_message, text, tool, v2_tool
 
+from graphmem.adapters import opencode_sessions
 from graphmem.adapters.opencode_sessions import (
     MAX_TEXT_CHARS,
     MAX_TOOL_OUTPUT_CHARS,
@@ -237,7 +238,8 @@ def test_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
         OpenCodeSessionStore(path)
 
 
-def test_a_locked_database_is_retried_then_reported(tmp_path: Path) -> None:
+def test_a_locked_database_is_retried_then_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(opencode_sessions, "LOCK_RETRY_PAUSE_S", 0.01)  # the pause between the tries
     oc = OpenCodeDB(tmp_path / "opencode.db", wal=False)  # rollback journal: a writer locks readers out
     sid = oc.session(str(tmp_path))
     oc.message(sid, "user", [text("hi")], at_ms=T0_MS + 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
-WAIT_S = 30.0  # generous bound for a 1 s interval on a loaded machine; not a timing assert
+WAIT_S = 30.0  # generous bound for the ingest interval on a loaded machine; not a timing assert
 
 
 @pytest.fixture
@@ -87,12 +88,17 @@ def test_the_worker_ingests_on_its_own(
     memory: MemoryService, tmp_path: Path, git_project: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENCODE_DB", str(opencode_db(tmp_path / "oc.db", git_project)))
+    # The interval the settings gave (1 s, their least), then a twentieth of it: every run after
+    # the first finds nothing new.
+    assert memory.ingest_options.interval_seconds == 1
+    often = replace(memory.ingest_options, interval_seconds=0.05)
+    monkeypatch.setattr(MemoryService, "ingest_options", property(lambda self: often))
     state = runtime(memory)
     state.start_worker()
     try:
         deadline = time.monotonic() + WAIT_S
         while state.ingest.sessions_ingested == 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
+            time.sleep(0.02)
     finally:
         state.stop_worker()
     assert state.ingest.sessions_ingested == 1

@@ -88,6 +88,7 @@ def test_a_refusal_while_embedding_is_the_stores_error_and_the_worker_goes_on(
         return original(self, *args, **kwargs)
 
     monkeypatch.setattr(type(semantic), "embed_pending", embed_pending)
+    monkeypatch.setattr(runtime_module, "IDLE_POLL_S", 0.05)  # the wait before it tries again
     state.start_worker()
     try:
         assert until(lambda: not refusals and state.store_error is None and semantic.complete)
