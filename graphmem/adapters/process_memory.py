@@ -19,7 +19,10 @@ to the objects the process holds (15 ms in a serving process at a million memori
 edges: millions of objects), the cycle collector's passes over them find nothing to free.
 At CPython's default thresholds, which the daemon serves with, they took 0.3-0.5 s of a 4.8 s
 bootstrap of 3,030 files (``collecting_rarely`` raises the thresholds for the job's length,
-as a one-shot command runs with: ``cli.main.COMMAND_GC_THRESHOLD``).
+as a one-shot command runs with: ``cli.main.COMMAND_GC_THRESHOLD``). **After** it, what it
+freed goes back when it says it was large (``JobRows``): a daemon that bootstrapped twenty
+real packages (2,891 files, 48,079 symbols) kept 876-882 MB resident after it, 720-730 MB
+since, and the release takes about 30 ms.
 """
 
 from __future__ import annotations
@@ -93,12 +96,26 @@ class _RareCollection:
 _RARE = _RareCollection()
 
 
+class JobRows:
+    """What a job run ``collecting_rarely`` says of its size before it ends: the rows it
+    handled (a bootstrap's symbols parsed). From ``LARGE_JOB_ROWS``, what it freed is handed
+    back when it ends (``release_after``)."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self) -> None:
+        self.rows = 0
+
+
 @contextmanager
-def collecting_rarely() -> Iterator[None]:
+def collecting_rarely() -> Iterator[JobRows]:
     """The cycle collector runs rarely until the block ends (see the module doc); several
-    jobs at once share it, and the process's own thresholds are back after the last."""
+    jobs at once share it, and the process's own thresholds are back after the last. Then
+    the memory the job freed goes back to the system if it says it was large."""
+    job = JobRows()
     _RARE.enter()
     try:
-        yield
+        yield job
     finally:
         _RARE.leave()
+        release_after(job.rows)

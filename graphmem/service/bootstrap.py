@@ -43,6 +43,7 @@ from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Protocol
 
 from graphmem.core.code import Definition, ParsedFile
 from graphmem.core.code_moves import MovePlan, file_moves, plan_moves
@@ -79,6 +80,17 @@ MOVES_SHOWN = 20  # moves the report describes, those that carried memories firs
 LINKING_KEY = "bootstrap_linking:"
 
 
+class JobSize(Protocol):
+    """What a pass tells the job it runs inside (``Bootstrapper``'s ``large_job``) of its size."""
+
+    rows: int
+
+
+@dataclass(slots=True)
+class _Unsized:
+    rows: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class HistoryWalk:
     """The commits a pass learns from: the newest ``commits`` (0: none) reachable from
@@ -106,11 +118,11 @@ class Bootstrapper:
         new_parser: Callable[[], CodeParser],
         files: RepositoryFiles,
         history: GitHistory,
-        large_job: Callable[[], AbstractContextManager[object]] = nullcontext,
+        large_job: Callable[[], AbstractContextManager[JobSize]] = lambda: nullcontext(_Unsized()),
     ) -> None:
         self._writer = writer
         # What a pass runs inside: the process's policy for a job that builds and keeps millions
-        # of objects (the daemon's: ``adapters.process_memory.collecting_rarely``).
+        # of objects, told the pass's size at its end (``adapters.process_memory.collecting_rarely``).
         self._large_job = large_job
         self._store = writer.store  # read here, written through the writer
         self._refs_in = refs_in
@@ -128,8 +140,11 @@ class Bootstrapper:
         """One pass over the repository at ``root`` (see the module doc), its history as ``walk``
         says, under the write lock; its files and memories are ``project``'s (by default its
         path's, ``ProjectRoots.project_name``)."""
-        with self._writer.lock, self._large_job():
-            return self._run(root, walk, progress=progress, project=project)
+        with self._writer.lock, self._large_job() as job:
+            report = self._run(root, walk, progress=progress, project=project)
+            # A pass that parsed anything held every file's parse (the edges are resolved again)
+            job.rows = report.symbols if report.parsed else 0
+            return report
 
     def _run(
         self, root: Path, walk: HistoryWalk, *, progress: Progress | None, project: str | None

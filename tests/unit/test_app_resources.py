@@ -126,10 +126,10 @@ def test_a_bootstrap_runs_as_a_large_job(tmp_path: Path, monkeypatch: pytest.Mon
     real = process_memory.collecting_rarely
 
     @contextlib.contextmanager
-    def watched() -> Iterator[None]:
-        with real():
+    def watched() -> Iterator[process_memory.JobRows]:
+        with real() as job:
             seen.append(gc.get_threshold())
-            yield
+            yield job
 
     monkeypatch.setattr(app, "collecting_rarely", watched)
     (tmp_path / "repo").mkdir()
@@ -140,3 +140,24 @@ def test_a_bootstrap_runs_as_a_large_job(tmp_path: Path, monkeypatch: pytest.Mon
     finally:
         memory.close()
     assert seen == [process_memory.JOB_GC_THRESHOLDS]
+
+
+def test_a_large_bootstrap_hands_back_what_it_freed_and_a_small_or_unchanged_one_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settled: list[tuple[int, int, int]] = []  # the collector's thresholds at each release
+    monkeypatch.setattr(process_memory, "release_freed_memory", lambda: settled.append(gc.get_threshold()))
+    monkeypatch.setattr(process_memory, "LARGE_JOB_ROWS", 3)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "app.py").write_text("def run():\n    return 1\n")
+    before = gc.get_threshold()
+    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(32))
+    try:
+        assert memory.bootstrap(repo, history=0).symbols == 1 and not settled  # a small pass
+        (repo / "more.py").write_text("def a():\n    pass\n\n\ndef b():\n    pass\n")
+        assert memory.bootstrap(repo, history=0).symbols == 3
+        assert settled == [before]  # once, after the job: the process's own pace back first
+        assert memory.bootstrap(repo, history=0).parsed == 0 and len(settled) == 1  # nothing parsed
+    finally:
+        memory.close()
