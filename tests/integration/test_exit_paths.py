@@ -22,6 +22,7 @@ from support.daemons import sandbox_env
 
 RUNS = int(os.environ.get("EXIT_PATH_RUNS", "8"))
 ABORTED = (134, -signal.SIGABRT)
+HUNG = -999  # no process exits so: what ``recall`` says of a process it had to kill after 120 s
 
 
 def interpreter_notice(stderr: str) -> bool:
@@ -32,7 +33,8 @@ def interpreter_notice(stderr: str) -> bool:
 
 
 def aborted(code: int, stderr: str) -> bool:
-    return code in ABORTED or "terminate called" in stderr or "Fatal Python error" in stderr
+    """The process aborted, or never ended (``HUNG``)."""
+    return code in (*ABORTED, HUNG) or "terminate called" in stderr or "Fatal Python error" in stderr
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +65,12 @@ def recall(
         warming_up(process.pid)
         time.sleep(interrupt_after)
         process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=120)
+    try:
+        _, stderr = process.communicate(timeout=120)
+    except subprocess.TimeoutExpired:  # reaped here, so no later test's collection meets it
+        process.kill()
+        _, stderr = process.communicate()
+        return HUNG, f"hung for 120 s: {stderr}"
     return process.returncode, stderr
 
 
