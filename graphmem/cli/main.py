@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import _thread
 import contextlib
 import gc
 import importlib
-import signal
 import sys
-import threading
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 try:  # Ctrl-C while the command line's modules load: a quiet exit (130), not a traceback
@@ -185,28 +181,10 @@ def _log_warning(
 EXIT_WAIT_S = 5.0
 
 
-# How soon Ctrl-C is asked again when it came inside Python's import machinery (``_interrupted``).
-INTERRUPT_AGAIN_S = 0.01
-
-
-def _interrupted(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C: ``KeyboardInterrupt``, except in the code of Python's import machinery itself,
-    where it is asked again in a moment (a module's own code, which it runs, is interrupted
-    as any). Raised there it can leave the interpreter's import lock held (the lock callback
-    of ``_get_module_lock`` swallows it halfway), and a model warm-up thread then waits for
-    that lock while this thread waits for the model: a one-shot ``recall`` hung so
-    (tests/integration/test_exit_paths.py)."""
-    if frame is not None and frame.f_code.co_filename.startswith("<frozen importlib"):
-        threading.Timer(INTERRUPT_AGAIN_S, _thread.interrupt_main).start()
-        return
-    raise KeyboardInterrupt
-
-
 def main() -> None:
     """The ``graphmem`` console script."""
     from graphmem.adapters.data_dir import restrict_umask
 
-    signal.signal(signal.SIGINT, _interrupted)
     restrict_umask()  # what this process and its children create is private (docs/operations.md)
     quiet_dependency_warnings()
     gc.set_threshold(COMMAND_GC_THRESHOLD, 50, 50)

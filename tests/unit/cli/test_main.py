@@ -6,17 +6,11 @@ import importlib
 import json
 import os
 import pkgutil
-import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
-from types import FrameType, SimpleNamespace
-
-import pytest
 
 import graphmem.cli
-import graphmem.cli.main as cli_main
 from graphmem.cli.main import COMMAND_GC_THRESHOLD, COMMAND_MODULES, commands
 
 
@@ -76,15 +70,14 @@ def test_an_unknown_command_is_a_usage_error(tmp_path: Path) -> None:
 
 
 GC_PROGRAM = """
-import gc, json, signal, sys
+import gc, json, sys
 from graphmem.cli.main import main
 sys.argv = ["graphmem", "--help"]
 try:
     main()
 except SystemExit:
     pass
-print(json.dumps({"threshold": gc.get_threshold()[0], "frozen": gc.get_freeze_count(),
-                  "sigint": signal.getsignal(signal.SIGINT).__name__}), file=sys.stderr)
+print(json.dumps({"threshold": gc.get_threshold()[0], "frozen": gc.get_freeze_count()}), file=sys.stderr)
 """
 
 
@@ -95,29 +88,6 @@ def test_a_command_collects_rarely_and_leaves_what_is_alive_to_the_exit(tmp_path
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report["threshold"] == COMMAND_GC_THRESHOLD
     assert report["frozen"] > 1000  # the modules and what the command built
-    assert report["sigint"] == "_interrupted"  # Ctrl-C goes through graphmem's handler
-
-
-def _frame_in(filename: str) -> FrameType:
-    """A frame of code compiled as if it were in ``filename``."""
-    space: dict[str, object] = {}
-    exec(compile("import sys\nframe = sys._getframe()", filename, "exec"), space)
-    frame = space["frame"]
-    assert isinstance(frame, FrameType)
-    return frame
-
-
-def test_ctrl_c_interrupts_a_command_and_waits_out_the_import_machinery(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    asked_again = threading.Event()
-    monkeypatch.setattr(cli_main, "_thread", SimpleNamespace(interrupt_main=asked_again.set))
-    with pytest.raises(KeyboardInterrupt):
-        cli_main._interrupted(signal.SIGINT, _frame_in("graphmem/cli/retrieval.py"))
-    assert not asked_again.is_set()
-
-    cli_main._interrupted(signal.SIGINT, _frame_in("<frozen importlib._bootstrap>"))  # no raise there
-    assert asked_again.wait(10)  # asked again a moment later, outside it
 
 
 SERVING_PROGRAM = """
