@@ -98,8 +98,8 @@ _RARE = _RareCollection()
 
 class JobRows:
     """What a job run ``collecting_rarely`` says of its size before it ends: the rows it
-    handled (a bootstrap's symbols parsed). From ``LARGE_JOB_ROWS``, what it freed is handed
-    back when it ends (``release_after``)."""
+    handled (a bootstrap's: the project's symbols, when it changed any file). From
+    ``LARGE_JOB_ROWS``, what it freed is handed back when it ends (``release_after``)."""
 
     __slots__ = ("rows",)
 

@@ -142,8 +142,9 @@ class Bootstrapper:
         path's, ``ProjectRoots.project_name``)."""
         with self._writer.lock, self._large_job() as job:
             report = self._run(root, walk, progress=progress, project=project)
-            # A pass that parsed anything held every file's parse (the edges are resolved again)
-            job.rows = report.symbols if report.parsed else 0
+            # A pass that parsed or removed a file held every file's parse (the edges are resolved
+            # again): its size is the project's symbols
+            job.rows = report.symbols if report.parsed or report.removed else 0
             return report
 
     def _run(

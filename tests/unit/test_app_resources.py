@@ -147,7 +147,7 @@ def test_a_large_bootstrap_hands_back_what_it_freed_and_a_small_or_unchanged_one
 ) -> None:
     settled: list[tuple[int, int, int]] = []  # the collector's thresholds at each release
     monkeypatch.setattr(process_memory, "release_freed_memory", lambda: settled.append(gc.get_threshold()))
-    monkeypatch.setattr(process_memory, "LARGE_JOB_ROWS", 3)
+    monkeypatch.setattr(process_memory, "LARGE_JOB_ROWS", 2)
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "app.py").write_text("def run():\n    return 1\n")
@@ -158,6 +158,8 @@ def test_a_large_bootstrap_hands_back_what_it_freed_and_a_small_or_unchanged_one
         (repo / "more.py").write_text("def a():\n    pass\n\n\ndef b():\n    pass\n")
         assert memory.bootstrap(repo, history=0).symbols == 3
         assert settled == [before]  # once, after the job: the process's own pace back first
-        assert memory.bootstrap(repo, history=0).parsed == 0 and len(settled) == 1  # nothing parsed
+        assert memory.bootstrap(repo, history=0).parsed == 0 and len(settled) == 1  # nothing changed
+        (repo / "app.py").unlink()  # a removal resolves the project's edges again, from every parse
+        assert memory.bootstrap(repo, history=0).removed == 1 and len(settled) == 2
     finally:
         memory.close()
