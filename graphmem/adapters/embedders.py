@@ -9,6 +9,7 @@ text is embedded (or ``warm_up``), so ``--help`` stays fast.
 
 from __future__ import annotations
 
+import _imp
 import functools
 import hashlib
 import json
@@ -106,10 +107,36 @@ def settle_warm_ups(timeout_s: float) -> bool:
     is still running (the process may then exit as usual)."""
     import time
 
+    _raise_a_swallowed_interrupt()
     deadline = time.monotonic() + timeout_s
     for thread in list(_WARM_UPS):
         thread.join(max(0.0, deadline - time.monotonic()))
     return not any(thread.is_alive() for thread in _WARM_UPS)
+
+
+def _raise_a_swallowed_interrupt() -> None:
+    """Raise ``KeyboardInterrupt`` again, the import lock given back, when this thread holds
+    CPython's import lock outside any import.
+
+    CPython holds that lock only for moments (never while a module runs), one of them in the
+    callback that drops a module's lock after an import (``_get_module_lock.<locals>.cb``). A
+    Ctrl-C landing there between the lock's acquire and the ``try`` that releases it is printed
+    as "Exception ignored in: ... cb" and leaves the lock held by the main thread for good. The
+    warm-up thread, importing ONNX Runtime while it holds ``_LOADING``, then waits for it
+    forever, and so does the main thread for ``_LOADING``: a one-shot recall hung (1 CI run in
+    7). So a thread about to wait for the model, or for its warm-up, first checks for that
+    leak, and if it finds it, frees the lock and ends the command as the Ctrl-C asked."""
+    if not _imp.lock_held():
+        return
+    leaked = False
+    while True:
+        try:
+            _imp.release_lock()  # RuntimeError once this thread holds it no more
+        except RuntimeError:
+            break
+        leaked = True
+    if leaked:
+        raise KeyboardInterrupt
 
 
 def preload(
@@ -184,6 +211,7 @@ class OnnxEmbedder:
         self.quantized_queries = quantized_queries
 
     def _runtime(self, quantized: bool = False) -> _OnnxRuntime:
+        _raise_a_swallowed_interrupt()
         with _LOADING:
             return _load_onnx(self._model_dir, str(self._cache_dir), quantized)
 
@@ -295,6 +323,7 @@ class SentenceTransformerEmbedder:
         self._dimension: int | None = DEFAULT_DIMENSION if model == DEFAULT_MODEL else None
 
     def _model(self) -> Any:
+        _raise_a_swallowed_interrupt()
         with self._lock:
             return _load_model(self._path)
 

@@ -135,3 +135,44 @@ def test_only_the_bundled_model_is_preloaded(tmp_path: Path) -> None:
 
     assert "graphmem-model-load" not in {t.name for t in threading.enumerate()}
     assert embedders._load_onnx.cache_info().misses == before
+
+
+# What a Ctrl-C swallowed in CPython's module-lock callback leaves behind: the main thread holds
+# the import lock, and the warm-up thread, holding ``_LOADING``, waits for it inside an import.
+SWALLOWED_INTERRUPT_SCRIPT = """
+import _imp, importlib, sys, threading
+from graphmem.adapters import embedders
+sys.path.insert(0, sys.argv[2])
+started = threading.Event()
+def warm():
+    with embedders._LOADING:
+        started.set()
+        importlib.import_module("a_module_not_yet_imported")
+_imp.acquire_lock()
+embedders._start_warm_up(warm)
+started.wait()
+try:
+    if sys.argv[3] == "query":
+        embedders.OnnxEmbedder(cache_dir=sys.argv[1]).embed_query("which linter")
+    else:
+        embedders.settle_warm_ups(1.0)
+except KeyboardInterrupt:
+    print("interrupted", embedders.settle_warm_ups(30.0), _imp.lock_held())
+"""
+
+
+@pytest.mark.parametrize("wait", ["query", "exit"])
+def test_a_ctrl_c_that_left_the_import_lock_held_ends_the_command_instead_of_hanging(
+    tmp_path: Path, wait: str
+) -> None:
+    (tmp_path / "a_module_not_yet_imported.py").write_text("", "utf-8")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", SWALLOWED_INTERRUPT_SCRIPT, str(tmp_path / "cache"), str(tmp_path), wait],
+            capture_output=True, text=True, check=False, timeout=60,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail("the command hung on the model's warm-up")
+
+    # The interrupt is raised again, the lock freed, and the warm-up it held up ends.
+    assert done.stdout.split() == ["interrupted", "True", "False"], done.stderr
