@@ -184,7 +184,9 @@ EXIT_WAIT_S = 5.0
 def main() -> None:
     """The ``graphmem`` console script."""
     from graphmem.adapters.data_dir import restrict_umask
+    from graphmem.cli import interrupts
 
+    interrupts.install()  # a Ctrl-C inside a finalizer still ends the command
     restrict_umask()  # what this process and its children create is private (docs/operations.md)
     quiet_dependency_warnings()
     gc.set_threshold(COMMAND_GC_THRESHOLD, 50, 50)
