@@ -26,8 +26,8 @@ from types import FrameType
 from typing import Any
 
 _interrupted = False
-# How often the thread that asks for a Ctrl-C again looks whether the main thread has left the
-# hook, and how many times at most (then it asks anyway).
+# How often the thread that sends SIGINT again looks whether the main thread has left the hook,
+# and how many times at most (then it sends it anyway).
 _LEFT_HOOK_POLL_S = 0.001
 _LEFT_HOOK_POLLS = 2000
 
@@ -65,7 +65,7 @@ def _unraisable(unraisable: Any) -> None:
 
 
 def _ask_again() -> None:
-    """Ask for Ctrl-C again once the main thread has left ``_unraisable``."""
+    """Send the main thread SIGINT again once it has left ``_unraisable``."""
     main = threading.main_thread().ident
     for _ in range(_LEFT_HOOK_POLLS):
         frame = sys._current_frames().get(main or 0)
