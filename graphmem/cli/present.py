@@ -120,9 +120,17 @@ def remembered_json(result: RememberResult, *, now: datetime) -> dict[str, Any]:
 # -- recall ---------------------------------------------------------------------
 
 
+# ``semantic_ready: false``: the query has no vector yet (the model loads), or memories wait for
+# theirs (after a bootstrap or an import; ``graphmem status`` counts them).
+NOT_EMBEDDED = (
+    "note: search by meaning is not complete yet (memories still waiting for their vectors, or "
+    "the model loading): those are found by their words, entities and the graph for now."
+)
+
+
 def hits(result: RecallResult, *, now: datetime) -> None:
     if not result.semantic_ready:
-        note("note: the embedding model is not ready; these hits come from the other channels only.")
+        note(NOT_EMBEDDED)
     if not result.hits:
         click.echo(NO_HITS)
         return

@@ -13,7 +13,7 @@ from click.testing import Result
 from graphmem.cli import main, present
 from graphmem.cli.present import provenance
 from graphmem.core.models import Category, Hit, LoginRole, MemoryRecord, Scope
-from graphmem.service.results import MemoryDetail, Stats
+from graphmem.service.results import MemoryDetail, RecallResult, Stats
 
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
 NOW = datetime(2026, 5, 1, tzinfo=UTC)
@@ -101,3 +101,16 @@ def test_stats_say_a_read_only_role_and_whose_global_memories_it_sees(
         "role: review_bot (read-only; global memories: review_bot's own)"
     )
     assert present.stats_json(found)["role"] == {"name": "review_bot", "writes": False, "sees_all": False}
+
+
+@pytest.mark.parametrize("ready", [True, False])
+def test_recall_says_when_search_by_meaning_is_incomplete_and_why(
+    ready: bool, capsys: pytest.CaptureFixture[str]
+) -> None:
+    present.hits(RecallResult("q", "hybrid", [], semantic_ready=ready), now=NOW)
+
+    stderr = capsys.readouterr().err
+    if ready:
+        assert stderr == ""
+    else:  # not only the model: memories waiting for their vectors (a bootstrap's) say so too
+        assert "waiting for their vectors" in stderr and "the model loading" in stderr
