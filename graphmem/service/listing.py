@@ -22,6 +22,9 @@ from graphmem.service.staleness import Staleness
 from graphmem.service.stores import Stores
 
 MAX_LIST_LIMIT = 10_000
+# No store holds a billion memories: a larger offset is a mistake (the stores' integers end at
+# 2^63, and Kùzu's ``SKIP`` read 2^32 as 0).
+MAX_LIST_OFFSET = 1_000_000_000
 # Memories read a page at a time by a scan over many (review, the page's home).
 SCAN_PAGE = 2_000
 
@@ -126,8 +129,11 @@ class Listing:
         branch: str | None = None,
         all_branches: bool = True,
     ) -> list[MemoryRecord]:
-        if not 1 <= limit <= MAX_LIST_LIMIT or offset < 0:
-            raise InvalidInputError(f"limit must be 1..{MAX_LIST_LIMIT} and offset >= 0.")
+        if not 1 <= limit <= MAX_LIST_LIMIT or not 0 <= offset <= MAX_LIST_OFFSET:
+            raise InvalidInputError(
+                f"limit must be 1..{MAX_LIST_LIMIT} and offset 0..{MAX_LIST_OFFSET:,}: "
+                "an offset past the last memory gives an empty page."
+            )
         visibility = replace(
             MemoryFilter(project, categories, statuses, since).visibility(self._stores.clock()),
             branch=branch,

@@ -186,6 +186,19 @@ def test_list_memories_pages_newest_first(store: GraphStore) -> None:
     assert [r.id for r in store.list_memories(visibility, limit=10, offset=4)] == ["m0"]
 
 
+@pytest.mark.parametrize("offset", [6, 10_000, 100_000, 2**32, 2**40])
+def test_a_page_past_the_last_memory_is_empty(store: GraphStore, offset: int) -> None:
+    store.add_memories([memory(f"m{i}", created_at=NOW + timedelta(minutes=i)) for i in range(5)])
+    store.add_memories([memory("mine", scope=Scope.PROJECT, project="/src/proj")])
+
+    # Kùzu's SKIP far past what matches killed the process; 2^32 read as 0 gave the first page.
+    assert store.list_memories(Visibility(None), limit=10, offset=offset) == []
+    assert (
+        store.list_memories(Visibility("/src/proj", frozenset({Status.ACTIVE})), limit=10, offset=offset)
+        == []
+    )
+
+
 def test_all_memories_are_oldest_first_and_filter_by_project(store: GraphStore) -> None:
     store.add_memories(
         [

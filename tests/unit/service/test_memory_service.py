@@ -466,6 +466,14 @@ def test_list_refuses_a_bad_limit(memory_service: MemoryService) -> None:
         memory_service.list(limit=0)
 
 
+@pytest.mark.parametrize("offset", [-1, 10**9 + 1, 2**63])
+def test_list_refuses_an_offset_no_store_can_take_and_says_the_bounds(
+    memory_service: MemoryService, offset: int
+) -> None:
+    with pytest.raises(InvalidInputError, match=r"offset 0\.\.1,000,000,000"):
+        memory_service.list(offset=offset)
+
+
 def test_stats_count_memories_and_entities(memory_service: MemoryService) -> None:
     memory_service.remember("We chose Kùzu, see #456", category="decision")
     memory_service.remember("CI is red on main", category="blocker")
