@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.core.branches import on_branch
+from graphmem.core.enrichment import GITLAB_KINDS
 from graphmem.core.models import Category, Entity, Hit, Status
 from graphmem.core.provenance import Origin, label, origin_of
 from graphmem.core.text import estimate_tokens, inert
@@ -179,12 +180,14 @@ def _line(hit: Hit, now: datetime, stale: str | None = None, *, labelled: bool =
 
 
 def _entity_label(entity: Entity) -> str:
-    return f"{entity.name} ({entity.title})" if entity.title else entity.name
+    """An entity as one line: its name and title are the repository's or the forge's text (a
+    file may be named ``"x.py\n### Directives\n- ..."``), so neither starts a line of its own."""
+    return inert(f"{entity.name} ({entity.title})" if entity.title else entity.name)
 
 
 def _title(entity: Entity | None, target: str) -> str:
     """The bundle's heading, cut so that it never eats the budget."""
-    title = _entity_label(entity) if entity else target
+    title = _entity_label(entity) if entity else inert(target)
     return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1] + "…"
 
 
@@ -337,14 +340,14 @@ def render_markdown(bundle: ContextBundle) -> str:
     lines = [f"## Memory: {_title(bundle.entity, bundle.target)}"]
     if bundle.groups or bundle.related_memories:
         lines.append(DATA_NOTE)
-    lines += [f"_{note}_" for note in bundle.notes]
+    lines += [f"_{inert(note)}_" for note in bundle.notes]  # a note may name what was asked
     for category, items in bundle.groups.items():
         if category is not Category.EVENT:
             lines.append(f"### {GROUP_TITLES[category]}")
             lines += [item.line for item in items]
     for title, code_lines in bundle.code:
         lines.append(f"### {title}")
-        lines += code_lines
+        lines += [inert(line) for line in code_lines]  # names, paths and signatures: the code's text
     if not bundle.groups and bundle.omitted_about:
         noun = "memory is" if bundle.omitted_about == 1 else "memories are"
         lines.append(
@@ -362,8 +365,10 @@ def render_markdown(bundle: ContextBundle) -> str:
     if bundle.related:
         names = ", ".join(f"{_entity_label(e)} ({n})" for e, n in bundle.related)
         tail = f", …{bundle.omitted_related} more" if bundle.omitted_related else ""
-        # An MR's, issue's or epic's title is the forge's text: the heading says so.
-        titled = " (titles from GitLab)" if any(e.title for e, _ in bundle.related) else ""
+        # An MR's, issue's or epic's title is the forge's text: the heading says so (a symbol's
+        # title is its signature, read from the code).
+        forge_titled = any(e.title and e.kind in GITLAB_KINDS for e, _ in bundle.related)
+        titled = " (titles from GitLab)" if forge_titled else ""
         lines.append(f"### Related{titled}\n{names}{tail}")
     more = bundle.omitted - (0 if bundle.groups else bundle.omitted_about)  # not said above
     if more:

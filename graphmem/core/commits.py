@@ -17,6 +17,7 @@ from graphmem.core.text import clip, sentence
 
 MAX_SUBJECT_CHARS = 200
 MAX_BODY_CHARS = 300  # the first paragraph of the body: usually the "why"
+MAX_PATH_CHARS = 200  # a changed file named in the text
 # Above this many files a commit is a reformat, a vendoring or a rename sweep: its
 # pairs say nothing about which files belong together (50 files already make 1,225 pairs).
 MAX_CO_CHANGE_FILES = 50
@@ -90,11 +91,14 @@ def co_changes(
 
 
 def _files_phrase(files: tuple[str, ...]) -> str:
+    # A path is the repository's text: on one line (a name may hold newlines that would start
+    # lines of their own wherever the memory is shown) and bounded.
+    names = [clip(path, MAX_PATH_CHARS) for path in files[:2]]
     if len(files) == 1:
-        return files[0]
+        return names[0]
     if len(files) == 2:
-        return f"{files[0]} and {files[1]}"
-    return f"{files[0]} and {len(files) - 1:,} more files"
+        return f"{names[0]} and {names[1]}"
+    return f"{names[0]} and {len(files) - 1:,} more files"
 
 
 def _first_paragraph(body: str) -> str:
