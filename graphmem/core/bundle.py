@@ -8,8 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.core.branches import on_branch
-from graphmem.core.enrichment import GITLAB_KINDS
-from graphmem.core.models import Category, Entity, Hit, Status
+from graphmem.core.models import GITLAB_KINDS, Category, Entity, Hit, Status
 from graphmem.core.provenance import Origin, label, origin_of
 from graphmem.core.text import estimate_tokens, inert
 from graphmem.core.timeparse import format_age

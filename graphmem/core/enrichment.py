@@ -12,12 +12,11 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from graphmem.core.models import EntityKind
+from graphmem.core.models import GITLAB_KINDS, EntityKind
 
 if TYPE_CHECKING:
     from graphmem.core.codegraph import SymbolInfo
 
-GITLAB_KINDS = (EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.EPIC)
 SIGILS = {EntityKind.MERGE_REQUEST: "!", EntityKind.ISSUE: "#", EntityKind.EPIC: "&"}
 # Entities found *through* enrichment are fetched up to this many hops from one a
 # memory names (MR -> closing issue -> its epic); further ones are stored as links only.

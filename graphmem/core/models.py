@@ -11,6 +11,7 @@ from enum import StrEnum
 
 __all__ = [
     "CURRENT_STATUSES",
+    "GITLAB_KINDS",
     "SUPERSEDABLE",
     "Category",
     "ChannelRank",
@@ -102,6 +103,10 @@ class EntityKind(StrEnum):
     PERSON = "Person"
     SESSION = "Session"
     EXTERNAL_MODULE = "ExternalModule"
+
+
+# What a forge (GitLab) holds, in the order a key's label is tried; their titles are its text.
+GITLAB_KINDS = (EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.EPIC)
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,8 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from graphmem.core.bundle import ContextBundle, build_bundle
-from graphmem.core.enrichment import GITLAB_KINDS, parse_key
-from graphmem.core.models import Category, Entity, EntityKind, Hit, Status
+from graphmem.core.enrichment import parse_key
+from graphmem.core.models import GITLAB_KINDS, Category, Entity, EntityKind, Hit, Status
 from graphmem.core.ports import Visibility
 from graphmem.core.provenance import CONVENTIONS, is_convention
 from graphmem.core.refs import find_path_candidates, parse_ref
