@@ -184,9 +184,10 @@ EXIT_WAIT_S = 5.0
 def main() -> None:
     """The ``graphmem`` console script."""
     from graphmem.adapters.data_dir import restrict_umask
-    from graphmem.cli import interrupts
+    from graphmem.cli import interrupts, terminal
 
     interrupts.install()  # a Ctrl-C inside a finalizer still ends the command
+    terminal.install()  # stored text never drives the terminal
     restrict_umask()  # what this process and its children create is private (docs/operations.md)
     quiet_dependency_warnings()
     gc.set_threshold(COMMAND_GC_THRESHOLD, 50, 50)

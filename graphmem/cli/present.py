@@ -7,6 +7,7 @@ Results go to stdout; notes, progress and errors go to stderr so that
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
+from graphmem.cli.terminal import CONTROLS
 from graphmem.core.branches import on_branch
 from graphmem.core.models import Hit, LoginRole, MemoryRecord, Status
 from graphmem.core.provenance import Origin, label, origin_of
@@ -41,7 +43,13 @@ NO_HITS = "No memories clear the relevance floor for this query."
 
 
 def echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    # Control characters escaped, as JSON escapes those below 0x20 (DEL and C1 too, which
+    # ``json`` leaves raw): the same text, and nothing a terminal acts on (cli/terminal.py).
+    click.echo(CONTROLS.sub(_json_escape, json.dumps(data, indent=2, ensure_ascii=False)))
+
+
+def _json_escape(found: re.Match[str]) -> str:
+    return f"\\u{ord(found.group()):04x}"
 
 
 Found = TypeVar("Found", contravariant=True)
