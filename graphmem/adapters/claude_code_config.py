@@ -17,7 +17,8 @@ is written again with graphmem's group last. A file that is not valid JSON stops
 its line and column, and nothing is written.
 
 Installing is planned before anything is written, as ``FileChange`` lists the CLI shows
-(``--dry-run``) or applies (``opencode_config.apply``: atomic, permissions kept).
+(``--dry-run``) or applies (``opencode_config.apply``: atomic, permissions kept). A project's file
+that links out of the project stops the plan before it is read (``client_files``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ from typing import Any
 
 from graphmem.adapters import jsonc
 from graphmem.adapters.claude_code_transcripts import CONFIG_DIR_VARIABLE, config_dir
-from graphmem.adapters.opencode_config import FileChange, read_text
+from graphmem.adapters.client_files import read_client_file
+from graphmem.adapters.opencode_config import FileChange
 from graphmem.errors import IntegrationError, InvalidInputError
 
 SERVER_NAME = "graphmem"
@@ -59,10 +61,11 @@ class ClaudeCodeFiles:
 
     servers: Path
     settings: Path
+    project: Path | None = None  # what the files must stay inside; None: the user's own, links followed
 
 
 def project_files(directory: Path) -> ClaudeCodeFiles:
-    return ClaudeCodeFiles(directory / ".mcp.json", directory / ".claude" / "settings.json")
+    return ClaudeCodeFiles(directory / ".mcp.json", directory / ".claude" / "settings.json", directory)
 
 
 def global_files(environ: Mapping[str, str] | None = None) -> ClaudeCodeFiles:
@@ -113,8 +116,8 @@ def plan_install(
 ) -> list[FileChange]:
     """Set ``mcpServers.graphmem`` to ``entry`` and graphmem's hook group of each event (other
     groups of the event kept, before it)."""
-    servers = read_text(files.servers)
-    settings = read_text(files.settings)
+    servers = read_client_file(files.servers, files.project)
+    settings = read_client_file(files.settings, files.project)
     new_servers = _edit(
         files.servers, servers or "{}\n", lambda text: jsonc.set_value(text, SERVER_PATH, entry)
     )
@@ -131,8 +134,8 @@ def plan_install(
 def plan_uninstall(files: ClaudeCodeFiles) -> list[FileChange]:
     """Remove ``mcpServers.graphmem`` and graphmem's hook groups (an event, ``hooks`` or
     ``mcpServers`` left empty goes too; a file left as ``{}`` that install created is deleted)."""
-    servers = read_text(files.servers)
-    settings = read_text(files.settings)
+    servers = read_client_file(files.servers, files.project)
+    settings = read_client_file(files.settings, files.project)
     new_servers = servers
     if servers is not None:
         new_servers = _edit(files.servers, servers, lambda text: jsonc.remove_value(text, SERVER_PATH))
@@ -187,11 +190,9 @@ class Installed:
 def installed(files: ClaudeCodeFiles) -> Installed:
     """What ``graphmem install claude-code`` left in ``files``; never raises."""
     try:
-        servers = _parsed(files.servers, read_text(files.servers) or "{}", SERVER_PATH)
-        hooks = {
-            event: _parsed(files.settings, read_text(files.settings) or "{}", ("hooks", event))
-            for event in HOOK_EVENTS
-        }
+        servers = _parsed(files.servers, read_client_file(files.servers, files.project) or "{}", SERVER_PATH)
+        settings = read_client_file(files.settings, files.project) or "{}"
+        hooks = {event: _parsed(files.settings, settings, ("hooks", event)) for event in HOOK_EVENTS}
     except IntegrationError as exc:
         return Installed(files, False, (), str(exc))
     events = tuple(

@@ -1,9 +1,18 @@
-"""Confinement of a file an agent client wrote that graphmem is asked to read.
+"""Which of an agent client's files graphmem may read or write.
 
 A hook (or the daemon's ``/plugin/ingest``) names a session's file: Claude Code's transcript,
 Codex's session file. The name comes from input graphmem does not control, so the file is read
 only when the path is absolute, has no NUL, is a regular file and not a symlink, and resolves
-inside one of the client's own folders. Each client's adapter checks what its file is named.
+inside one of the client's own folders (``confined_file``). Each client's adapter checks what its
+file is named.
+
+``graphmem install`` (and uninstall, doctor) reads and rewrites a client's config files and
+AGENTS.md (``read_client_file``). A project may be a repository just cloned, which graphmem does
+not trust: a file of it (or a folder on its way, such as ``.opencode/``) whose symlinks resolve
+outside the project is refused before it is read, so a repository cannot make graphmem edit the
+user's ``~/.bashrc`` or quote ``/etc/passwd`` in an error. The user's own (global) files are
+followed wherever they link: people keep dotfiles in a repository and link them into
+``~/.config``. No such file is read past ``MAX_CLIENT_FILE_BYTES``.
 """
 
 from __future__ import annotations
@@ -13,9 +22,12 @@ import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from graphmem.errors import SessionStoreError
+from graphmem.errors import IntegrationError, SessionStoreError
 
 SHOWN_CHARS = 300  # of a refused path, in an error
+# Clients' configs and AGENTS.md files are kilobytes; 1 MiB is generous for any written by hand
+# and bounds what a hostile file costs to read and edit (a 100 MB one once took 12 GB of memory).
+MAX_CLIENT_FILE_BYTES = 1024 * 1024
 
 
 def confined_file(
@@ -45,3 +57,70 @@ def confined_file(
     if not inside:
         raise SessionStoreError(f"{what} {shown} is outside {outside}")
     return resolved
+
+
+def read_client_file(path: Path, project: Path | None = None) -> str | None:
+    """The text of a client's config or AGENTS.md, line endings as they are; None when absent.
+
+    ``project``: the folder a project's install is confined to (``check_in_project``); None for the
+    user's own files. A file that is not a regular file, is over ``MAX_CLIENT_FILE_BYTES`` or is not
+    UTF-8 is refused with ``IntegrationError``.
+    """
+    check_in_project(path, project)
+    try:
+        # O_NONBLOCK: a FIFO in the file's place is refused below instead of waited on.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (FileNotFoundError, NotADirectoryError):  # a missing folder is created on write
+        return None
+    except OSError as exc:
+        raise IntegrationError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    try:
+        with os.fdopen(descriptor, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                raise IntegrationError(
+                    f"{path} is not a regular file: move it away and run the command again; "
+                    "nothing was changed."
+                )
+            data = handle.read(MAX_CLIENT_FILE_BYTES + 1)
+    except OSError as exc:
+        raise IntegrationError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+    if len(data) > MAX_CLIENT_FILE_BYTES:
+        raise IntegrationError(
+            f"{path} is over {MAX_CLIENT_FILE_BYTES // (1024 * 1024)} MiB, far more than an agent "
+            "client's config or AGENTS.md holds, so graphmem does not edit it: check that it is the "
+            "file you mean and make it smaller; nothing was changed."
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IntegrationError(
+            f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8 and run the command again."
+        ) from None
+
+
+def check_in_project(path: Path, project: Path | None) -> None:
+    """``IntegrationError`` when ``path``, its symlinks and its folders' resolved, is outside
+    ``project`` (a file that does not exist yet too: it would be created there); None allows any."""
+    if project is None:
+        return
+    root = Path(os.path.realpath(project))
+    # realpath, not Path.resolve: it follows a dangling link and does not raise on a loop.
+    if Path(os.path.realpath(path)).is_relative_to(root):
+        return
+    link = _link_out(path, project, root)
+    through = "" if link == path else f"; graphmem would write {path} through it"
+    raise IntegrationError(
+        f"{link} is a symlink to {os.path.realpath(link)}, outside the project {project}{through}. "
+        "graphmem reads and writes a project's files only inside it: remove the link (a copy can take "
+        "its place), or run the command with --global to use your own config instead; "
+        "nothing was changed."
+    )
+
+
+def _link_out(path: Path, project: Path, root: Path) -> Path:
+    """The first link on the way from ``project`` to ``path`` that leads outside ``root``."""
+    for step in [*reversed(path.parents), path]:
+        inside = step != project and step.is_relative_to(project)
+        if inside and step.is_symlink() and not Path(os.path.realpath(step)).is_relative_to(root):
+            return step
+    return path

@@ -9,7 +9,8 @@ marked section, shared with OpenCode's install (``agents_md``: what the tools ar
 memory content).
 
 Installing is planned before anything is written, as ``FileChange`` lists the CLI shows
-(``--dry-run``) or applies (``opencode_config.apply``: atomic, permissions kept).
+(``--dry-run``) or applies (``opencode_config.apply``: atomic, permissions kept). A project's file
+that links out of the project stops the plan before it is read (``client_files``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from graphmem.adapters import agents_md
-from graphmem.adapters.opencode_config import FileChange, read_text
+from graphmem.adapters.client_files import read_client_file
+from graphmem.adapters.opencode_config import FileChange
 from graphmem.errors import IntegrationError
 
 SERVER_NAME = "graphmem"
@@ -54,6 +56,7 @@ class CodexFiles:
 
     config: Path
     agents: Path
+    project: Path | None = None  # what the files must stay inside; None: the user's own, links followed
 
 
 def codex_home(environ: Mapping[str, str] | None = None) -> Path:
@@ -64,7 +67,7 @@ def codex_home(environ: Mapping[str, str] | None = None) -> Path:
 
 def project_files(directory: Path) -> CodexFiles:
     """``DIR/.codex/config.toml`` (read when the project is trusted) and ``DIR/AGENTS.md``."""
-    return CodexFiles(directory / ".codex" / CONFIG_NAME, directory / AGENTS_NAME)
+    return CodexFiles(directory / ".codex" / CONFIG_NAME, directory / AGENTS_NAME, directory)
 
 
 def global_files(environ: Mapping[str, str] | None = None) -> CodexFiles:
@@ -119,8 +122,8 @@ def plan_install(files: CodexFiles, entry: Mapping[str, Any], command: str) -> l
     """Set ``[mcp_servers.graphmem]`` to ``entry`` and graphmem's hook group of each event to
     run ``command``, and write graphmem's section of AGENTS.md. What is already so stays as it
     is (running it twice changes nothing)."""
-    config = read_text(files.config)
-    agents = read_text(files.agents)
+    config = read_client_file(files.config, files.project)
+    agents = read_client_file(files.agents, files.project)
     document = _parse(files.config, config or "")
     _set_server(document, entry)
     for event in HOOK_EVENTS:
@@ -140,8 +143,8 @@ def plan_install(files: CodexFiles, entry: Mapping[str, Any], command: str) -> l
 def plan_uninstall(files: CodexFiles) -> list[FileChange]:
     """Remove ``[mcp_servers.graphmem]``, graphmem's hook groups (and the tables they leave
     empty) and graphmem's section of AGENTS.md; a file left with nothing is deleted."""
-    config = read_text(files.config)
-    agents = read_text(files.agents)
+    config = read_client_file(files.config, files.project)
+    agents = read_client_file(files.agents, files.project)
     new_config = config
     if config is not None:
         document = _parse(files.config, config)
@@ -186,8 +189,9 @@ class Installed:
 def installed(files: CodexFiles) -> Installed:
     """What ``graphmem install codex`` left in ``files``; never raises."""
     try:
-        document = _parse(files.config, read_text(files.config) or "")
-        section = agents_md.CODEX in agents_md.clients_in(read_text(files.agents) or "", files.agents)
+        document = _parse(files.config, read_client_file(files.config, files.project) or "")
+        agents = read_client_file(files.agents, files.project) or ""
+        section = agents_md.CODEX in agents_md.clients_in(agents, files.agents)
     except IntegrationError as exc:
         return Installed(files.config, False, (), False, str(exc))
     servers = document.get("mcp_servers")

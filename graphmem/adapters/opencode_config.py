@@ -14,7 +14,9 @@ config entry, and the one plugin file carries both entry points; OpenCode 2 read
 which OpenCode 1 rejects as an unknown key. See docs/opencode.md.
 
 The config is edited as text (``graphmem.adapters.jsonc``), so the user's comments,
-trailing commas and formatting survive; files are replaced atomically.
+trailing commas and formatting survive; files are replaced atomically. Every file of a plan is
+read first (``client_files.read_client_file``): in a project, one that links out of it stops the
+plan before anything is read or written.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.adapters import agents_md, jsonc
+from graphmem.adapters.client_files import read_client_file
 from graphmem.errors import IntegrationError, InvalidInputError
 
 SCHEMA_URL = "https://opencode.ai/config.json"
@@ -65,6 +68,7 @@ class OpenCodeFiles:
     config: Path
     agents: Path
     plugin: Path
+    project: Path | None = None  # what the files must stay inside; None: the user's own, links followed
 
 
 def _config_in(directory: Path) -> Path:
@@ -77,7 +81,7 @@ def _config_in(directory: Path) -> Path:
 def project_files(directory: Path) -> OpenCodeFiles:
     """``DIR/opencode.jsonc`` (or ``opencode.json``) and ``DIR/AGENTS.md``."""
     plugin = directory / ".opencode" / PLUGIN_DIR / PLUGIN_NAME
-    return OpenCodeFiles(_config_in(directory), directory / AGENTS_NAME, plugin)
+    return OpenCodeFiles(_config_in(directory), directory / AGENTS_NAME, plugin, directory)
 
 
 def global_files(environ: Mapping[str, str] | None = None) -> OpenCodeFiles:
@@ -153,8 +157,8 @@ class Installed:
 def inspect(files: OpenCodeFiles) -> Installed:
     """What graphmem installed in ``files`` (an unreadable or invalid file counts as none)."""
     try:
-        config = read_text(files.config)
-        plugin = read_text(files.plugin)
+        config = read_client_file(files.config, files.project)
+        plugin = read_client_file(files.plugin, files.project)
     except IntegrationError:
         config = plugin = None
     try:
@@ -219,9 +223,9 @@ def plan_install(
     An older copy of the plugin is replaced; a different file of the same name that is not
     graphmem's stops the plan (nothing is written).
     """
-    config = read_text(files.config)
-    agents = read_text(files.agents)
-    installed = read_text(files.plugin)
+    config = read_client_file(files.config, files.project)
+    agents = read_client_file(files.agents, files.project)
+    installed = read_client_file(files.plugin, files.project)
     if installed is not None and not is_our_plugin(installed):
         raise IntegrationError(
             f"{files.plugin} exists and is not graphmem's plugin: rename or remove it and run the "
@@ -244,15 +248,15 @@ def plan_uninstall(files: OpenCodeFiles) -> list[FileChange]:
     A file left with nothing of its own (a config holding only ``$schema``, an empty
     AGENTS.md) is deleted. A plugin file that is not graphmem's is left alone.
     """
-    config = read_text(files.config)
-    agents = read_text(files.agents)
+    config = read_client_file(files.config, files.project)
+    agents = read_client_file(files.agents, files.project)
     new_config = config
     if config is not None:
         new_config = _edit_config(files.config, config, lambda text: jsonc.remove_value(text, MCP_PATH))
         if new_config != config and new_config == EMPTY_CONFIG:
             new_config = None
     new_agents = agents_md.without_client(agents, agents_md.OPENCODE, files.agents)
-    plugin = read_text(files.plugin)
+    plugin = read_client_file(files.plugin, files.project)
     new_plugin = None if plugin is not None and is_our_plugin(plugin) else plugin
     return [
         FileChange(files.config, config, new_config),
@@ -274,28 +278,24 @@ def _edit_config(path: Path, text: str, edit: Callable[[str], str]) -> str:
 # -- reading and writing --------------------------------------------------------------
 
 
-def read_text(path: Path) -> str | None:
-    """The file's text with its line endings as they are, or None when it does not exist."""
-    try:
-        with path.open(encoding="utf-8", newline="") as handle:
-            return handle.read()
-    except (FileNotFoundError, NotADirectoryError):  # a missing directory is created on write
-        return None
-    except UnicodeDecodeError as exc:
-        raise IntegrationError(
-            f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8 and run the command again."
-        ) from None
-    except OSError as exc:
-        raise IntegrationError(f"Cannot read {path}: {exc.strerror or exc}.") from None
-
-
 def _writable(path: Path) -> None:
     target = path.resolve()
     directory = next((p for p in [target.parent, *target.parents] if p.exists()), None)
+    if directory is not None and not directory.is_dir():
+        raise IntegrationError(
+            f"Cannot create {path}: {directory} is a file where a folder is needed. Rename or remove "
+            f"{directory} (the client reads its files from a folder of that name) and run the command "
+            "again; nothing was changed."
+        )
+    if target.exists() and not target.is_file():
+        raise IntegrationError(
+            f"Cannot change {path}: {target} is not a regular file. Move it away and run the command "
+            "again; nothing was changed."
+        )
     problem = None
-    if target.exists() and (not target.is_file() or not os.access(target, os.W_OK)):
+    if target.exists() and not os.access(target, os.W_OK):
         problem = f"{target} is not a writable file"
-    elif directory is not None and not (directory.is_dir() and os.access(directory, os.W_OK | os.X_OK)):
+    elif directory is not None and not os.access(directory, os.W_OK | os.X_OK):
         problem = f"cannot create files in {directory}"
     if problem is not None:
         raise IntegrationError(

@@ -55,7 +55,10 @@ def actions(changes: list[oc.FileChange]) -> list[tuple[str, str]]:
 
 def test_project_config_is_opencode_json_when_there_is_none(tmp_path: Path) -> None:
     assert oc.project_files(tmp_path) == oc.OpenCodeFiles(
-        tmp_path / "opencode.json", tmp_path / "AGENTS.md", tmp_path / ".opencode" / "plugins" / "graphmem.js"
+        tmp_path / "opencode.json",
+        tmp_path / "AGENTS.md",
+        tmp_path / ".opencode" / "plugins" / "graphmem.js",
+        project=tmp_path,
     )
 
 
@@ -401,7 +404,7 @@ def test_a_config_dir_that_cannot_be_created_is_an_error(tmp_path: Path) -> None
     (tmp_path / "config").write_text("a file, not a directory", "utf-8")
     changes = oc.plan_install(oc.global_files({"XDG_CONFIG_HOME": str(tmp_path / "config")}), ENTRY)
 
-    with pytest.raises(IntegrationError, match="cannot create files in"):
+    with pytest.raises(IntegrationError, match="config is a file where a folder is needed"):
         oc.apply(changes)
 
 
@@ -434,18 +437,29 @@ def test_writing_keeps_the_file_mode(tmp_path: Path) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
 
 
-def test_writing_through_a_symlink_changes_its_target(tmp_path: Path) -> None:
+def test_a_global_file_is_written_through_its_symlink_into_a_dotfiles_repository(tmp_path: Path) -> None:
     dotfiles = tmp_path / "dotfiles"
     dotfiles.mkdir()
     (dotfiles / "opencode.json").write_text("{}\n", "utf-8")
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "opencode.json").symlink_to(dotfiles / "opencode.json")
+    config = tmp_path / "xdg" / "opencode"
+    config.mkdir(parents=True)
+    (config / "opencode.json").symlink_to(dotfiles / "opencode.json")
 
-    install(project)
+    oc.apply(oc.plan_install(oc.global_files({"XDG_CONFIG_HOME": str(tmp_path / "xdg")}), ENTRY))
 
-    assert (project / "opencode.json").is_symlink()
+    assert (config / "opencode.json").is_symlink()
     assert jsonc.get_value((dotfiles / "opencode.json").read_text("utf-8"), oc.MCP_PATH) == ENTRY
+
+
+def test_a_project_file_linking_inside_the_project_is_written_through_its_symlink(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text(USER_AGENTS, "utf-8")
+    (tmp_path / "AGENTS.md").symlink_to("CLAUDE.md")
+
+    install(tmp_path)
+
+    assert (tmp_path / "AGENTS.md").is_symlink()
+    assert (tmp_path / "CLAUDE.md").read_text("utf-8").startswith(USER_AGENTS)
+    assert agents_md.clients_in((tmp_path / "CLAUDE.md").read_text("utf-8"), tmp_path) == {"opencode"}
 
 
 def test_diff_shows_a_created_file_against_dev_null(tmp_path: Path) -> None:

@@ -295,14 +295,14 @@ def test_an_invalid_config_is_an_error_and_nothing_is_written(invoke: Invoke, pr
     assert not (project / "AGENTS.md").exists()
 
 
-def test_an_unwritable_config_dir_is_an_error(invoke: Invoke, tmp_path: Path) -> None:
+def test_a_file_where_the_config_dir_should_be_is_named_as_in_the_way(invoke: Invoke, tmp_path: Path) -> None:
     (tmp_path / "xdg").write_text("a file where the config dir should be", "utf-8")
 
     result = invoke("install", "opencode", "--global")
 
     assert result.exit_code == 10
-    assert result.stderr.startswith("error: Cannot change ")
-    assert "cannot create files in" in result.stderr
+    assert result.stderr.startswith("error: Cannot create ")
+    assert f"{tmp_path / 'xdg'} is a file where a folder is needed. Rename or remove" in result.stderr
 
 
 def test_docs_show_the_agents_md_section_that_install_writes() -> None:
