@@ -106,6 +106,12 @@ def _open_database(data_dir: Path, path: Path) -> kuzu.Database:
     except RuntimeError as exc:
         if "lock" in str(exc).lower():
             raise StoreLockedError(locked_message(data_dir, path)) from exc
+        if "permission denied" in str(exc).lower():  # the store is whole: it is the access to it
+            raise StoreError(
+                f"Cannot open the graph store at {path}: {exc}. This user may not read or write "
+                f"it: give it back the permissions (`chmod -R u+rwX {data_dir}`, as the user that "
+                "owns it), or run graphmem as that user."
+            ) from exc
         raise StoreError(
             f"Cannot open the graph store at {path}: {exc}. If it was copied "
             "or damaged, restore it from an export (`graphmem import`)."

@@ -4,7 +4,10 @@ Tracked and untracked-but-not-ignored files come from ``git ls-files`` (so
 ``.gitignore`` is respected); outside git, a walk that skips hidden, vendored and
 build folders. Files are then skipped when they are no source graphmem can parse,
 vendored, generated, binary, huge, or not inside the project (a symlink that leads
-out of it, or in a loop).
+out of it, or in a loop). The docs and manifests bootstrap reads (``interesting_doc``)
+are held to the same rules, since what they say becomes memories agents are fed: a doc
+is read when it is a regular file inside the project (a link to another of its files is
+fine), never a FIFO, device or socket, and it is opened without blocking.
 """
 
 from __future__ import annotations
@@ -12,14 +15,26 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import subprocess
 from pathlib import Path
+from typing import BinaryIO
 
 from graphmem.core.code import language_for
 from graphmem.core.ports import SourceContent, SourceFile, SourceListing
+from graphmem.core.project_facts import interesting_doc
 
 MAX_FILE_BYTES = 1_000_000
 GIT_TIMEOUT_S = 60.0
+# The why of a skip, as the report counts it.
+OUTSIDE = "outside the project"
+UNREADABLE = "unreadable"
+NOT_REGULAR = "not a regular file"
+# O_NONBLOCK: opening a FIFO waits for a writer, forever; the opened file is then checked to
+# be a regular file, whose reads O_NONBLOCK leaves as they are. (Windows has neither flag.)
+_READ_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 VENDORED_DIRS = frozenset(
     {
         "node_modules",
@@ -101,32 +116,57 @@ def list_sources(root: Path) -> SourceListing:
         if any(part in VENDORED_DIRS for part in parts[:-1]):
             listing.skipped["vendored"] += 1
             continue
-        listing.docs.append(path)
         language = language_for(path)
+        if language is None and not interesting_doc(path):
+            listing.docs.append(path)  # never read: no check, no count (most of a repo is assets)
+            continue
+        info = _confined(root, path)
+        if isinstance(info, str):
+            listing.skipped[info] += 1
+            continue
+        listing.docs.append(path)
         if language is None:
-            continue  # not source: no count, most of a repo is docs, config, assets
-        full = root / path
-        try:
-            if full.is_symlink():
-                target = full.resolve(strict=True)
-                if not target.is_relative_to(root):
-                    listing.skipped["outside the project"] += 1
-                    continue
-            stat = full.stat()
-        except (OSError, RuntimeError):  # broken link, loop, vanished
-            listing.skipped["unreadable"] += 1
-            continue
-        if not full.is_file():
-            listing.skipped["unreadable"] += 1
-            continue
+            continue  # a doc or manifest, read by ``read_doc``
         if GENERATED_NAME.search(path):
             listing.skipped["generated"] += 1
             continue
-        if stat.st_size > MAX_FILE_BYTES:
+        if info.st_size > MAX_FILE_BYTES:
             listing.skipped["huge"] += 1
             continue
-        listing.files.append(SourceFile(path, language, stat.st_size, stat.st_mtime_ns))
+        listing.files.append(SourceFile(path, language, info.st_size, info.st_mtime_ns))
     return listing
+
+
+def _confined(root: Path, path: str) -> os.stat_result | str:
+    """The status of ``root / path`` (``root`` resolved) when graphmem may read it: a regular
+    file inside ``root``, itself or through links; else why not. Nothing is opened."""
+    full = root / path
+    try:
+        # git lists a link, never what is under a linked folder: the last part is the one to follow
+        if full.is_symlink() and not full.resolve(strict=True).is_relative_to(root):
+            return OUTSIDE
+        info = full.stat()
+    except (OSError, RuntimeError):  # broken link, loop, vanished
+        return UNREADABLE
+    return info if stat.S_ISREG(info.st_mode) else NOT_REGULAR
+
+
+def _open_regular(full: Path) -> BinaryIO | str:
+    """``full`` open for reading when it is a regular file, else why not: a file swapped for a
+    FIFO or a device since it was listed is refused here too, and never read."""
+    try:
+        fd = os.open(full, _READ_FLAGS)
+    except OSError:
+        return UNREADABLE
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        os.close(fd)
+        return UNREADABLE
+    if not regular:
+        os.close(fd)
+        return NOT_REGULAR
+    return open(fd, "rb")
 
 
 def _utf8(path: str) -> bool:
@@ -138,11 +178,16 @@ def _utf8(path: str) -> bool:
 
 
 def read_source(root: Path, path: str) -> SourceContent | str:
-    """The bytes of a source file, or why it is skipped (binary, generated, unreadable)."""
+    """The bytes of a source file, or why it is skipped (binary, generated, unreadable, not a
+    regular file)."""
+    file = _open_regular(root / path)
+    if isinstance(file, str):
+        return file
     try:
-        data = (root / path).read_bytes()
+        with file:
+            data = file.read()
     except OSError:
-        return "unreadable"
+        return UNREADABLE
     head = data[:8192]
     if b"\0" in head:
         return "binary"
@@ -161,8 +206,16 @@ class RepositoryFileWalker:
         return read_source(root, path)
 
     def read_doc(self, root: Path, path: str, max_bytes: int) -> bytes | None:
+        """The first ``max_bytes`` of a doc or manifest ``list_sources`` listed; None when it is
+        not, or no longer, a regular file inside ``root`` (checked again: it may have changed)."""
+        root = root.resolve()
+        if isinstance(_confined(root, path), str):
+            return None
+        file = _open_regular(root / path)
+        if isinstance(file, str):
+            return None
         try:
-            with (root / path).open("rb") as file:
+            with file:
                 return file.read(max_bytes)
         except OSError:
             return None

@@ -558,3 +558,16 @@ def test_a_new_store_whose_schema_fails_halfway_keeps_no_table_and_opens_whole_n
         assert [m.id for m in store.all_memories()] == ["m1"]
     finally:
         store.close()
+
+
+def test_a_store_this_user_may_not_open_says_to_fix_the_permissions_not_to_restore_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def denied(path: str, **_: object) -> None:  # what Kùzu raises for a store of another user's
+        raise RuntimeError(f"IO exception: Cannot open file {path}: Permission denied")
+
+    monkeypatch.setattr(kuzu_store.kuzu, "Database", denied)
+
+    with pytest.raises(StoreError, match="permissions") as raised:
+        KuzuGraphStore(tmp_path / "data", dimension=8)
+    assert "restore" not in str(raised.value)  # the store is whole: restoring it would lose data
