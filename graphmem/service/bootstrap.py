@@ -37,7 +37,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Generator
+from collections.abc import Callable, Collection, Generator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import dataclass, field
@@ -360,8 +360,7 @@ class Bootstrapper:
         )
         if not commits:
             return _History(asked=True)
-        ids = {c.sha: memory_id(commit=c.sha) for c in commits}
-        known = set(self._store.get_memories(list(ids.values())))
+        ids, known = self._commit_ids(commits, project)
         fresh = [c for c in commits if ids[c.sha] not in known]
         unfinished = self._store.get_meta(LINKING_KEY + project) == "1"
         linking = commits if unfinished else fresh  # a stopped pass's commits are linked now
@@ -373,6 +372,25 @@ class Bootstrapper:
             blames = _Blames(paths)
             blames.start(lambda: self._git.blame_files(root, paths, since))
         return _History(True, commits, ids, fresh, linking, blames)
+
+    def _commit_ids(self, commits: Sequence[Commit], project: str) -> tuple[dict[str, str], set[str]]:
+        """Each commit's memory id in ``project``, and those the store holds. A commit's memory
+        is its sha's (``memory_id(commit=...)``) unless another project holds that one: a second
+        clone, a fork or a worktree of the same repository gets memories of its own (with the
+        sha's id, the second clone found the first one's and stored no history at all)."""
+        plain = {c.sha: memory_id(commit=c.sha) for c in commits}
+        held = self._store.get_memories(list(plain.values()))
+        ids = {
+            sha: mid
+            if (record := held.get(mid)) is None or record.project == project
+            else memory_id(f"commit\0{project}\0{sha}")
+            for sha, mid in plain.items()
+        }
+        own = [mid for sha, mid in ids.items() if mid != plain[sha]]
+        known = {mid for mid in ids.values() if mid in held} | set(
+            self._store.get_memories(own) if own else ()
+        )
+        return ids, known
 
     def _history(self, root: Path, project: str, history: _History, report: BootstrapReport) -> None:
         if not history.asked:

@@ -25,6 +25,7 @@ from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.code import Definition, ParsedFile
 from graphmem.core.commits import Commit
+from graphmem.core.keys import memory_id
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord
 from graphmem.core.ports import LearningSources
 from graphmem.service import bootstrap
@@ -423,3 +424,22 @@ def test_what_the_history_lacks_is_reported(repo: Repo) -> None:
 
     assert report.notes == ["a shallow clone: run git fetch --unshallow"]
     assert repo.bootstrap(history=0).notes == []  # no history asked: nothing to say about it
+
+
+def test_a_second_clone_of_the_repository_gets_its_history_too(repo: Repo, tmp_path: Path) -> None:
+    repo.history.commits = [commit("a" * 40, "src/app.py", subject="Fix main")]
+    clone = tmp_path / "clone"
+    clone.mkdir()
+
+    reports = [
+        repo.bootstrap(),
+        repo.memory.bootstrap(clone, history=500),
+        repo.memory.bootstrap(clone, history=500),
+    ]
+
+    assert [r.commits for r in reports] == [1, 1, 0]  # once for each clone
+    events = repo.memories(Category.EVENT)
+    assert len({e.project for e in events}) == 2
+    # The first keeps the sha's id, as every store made before holds it.
+    assert memory_id(commit="a" * 40) in {e.id for e in events}
+    assert repo.bootstrap().commits == 0
