@@ -29,6 +29,7 @@ GIT_TIMEOUT_S = 60.0
 # The why of a skip, as the report counts it.
 OUTSIDE = "outside the project"
 UNREADABLE = "unreadable"
+DENIED = "permission denied"
 NOT_REGULAR = "not a regular file"
 # O_NONBLOCK: opening a FIFO waits for a writer, forever; the opened file is then checked to
 # be a regular file, whose reads O_NONBLOCK leaves as they are. (Windows has neither flag.)
@@ -92,9 +93,16 @@ def _git_paths(root: Path) -> list[str] | None:
     return sorted({p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p})
 
 
-def _walk_paths(root: Path) -> list[str]:
+def _walk_paths(root: Path, denied: list[str]) -> list[str]:
+    """Every file under ``root`` but hidden and vendored folders; those it may not read go in
+    ``denied`` (``"path/"``)."""
     found: list[str] = []
-    for directory, dirs, names in os.walk(root, followlinks=False):
+
+    def refused(error: OSError) -> None:
+        if isinstance(error, PermissionError) and error.filename is not None:
+            denied.append(Path(error.filename).relative_to(root).as_posix() + "/")
+
+    for directory, dirs, names in os.walk(root, onerror=refused, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in VENDORED_DIRS)
         base = Path(directory).relative_to(root)
         found += [(base / name).as_posix() for name in sorted(names)]
@@ -107,7 +115,7 @@ def list_sources(root: Path) -> SourceListing:
     listing = SourceListing()
     paths = _git_paths(root)
     if paths is None:
-        paths = _walk_paths(root)
+        paths = _walk_paths(root, listing.denied)
     for path in paths:
         if not _utf8(path):  # a name git or the file system gave as bytes no text holds
             listing.skipped["non-UTF-8 name"] += 1
@@ -123,6 +131,8 @@ def list_sources(root: Path) -> SourceListing:
         info = _confined(root, path)
         if isinstance(info, str):
             listing.skipped[info] += 1
+            if info == DENIED:
+                listing.denied.append(path)
             continue
         listing.docs.append(path)
         if language is None:
@@ -146,6 +156,8 @@ def _confined(root: Path, path: str) -> os.stat_result | str:
         if full.is_symlink() and not full.resolve(strict=True).is_relative_to(root):
             return OUTSIDE
         info = full.stat()
+    except PermissionError:  # a folder on its way this user may not enter
+        return DENIED
     except (OSError, RuntimeError):  # broken link, loop, vanished
         return UNREADABLE
     return info if stat.S_ISREG(info.st_mode) else NOT_REGULAR

@@ -59,6 +59,9 @@ class SourceListing:
     files: list[SourceFile] = field(default_factory=list)
     docs: list[str] = field(default_factory=list)  # every listed path (for docs and manifests)
     skipped: Counter[str] = field(default_factory=Counter)
+    # Paths this user may not read now (a folder's end with "/"): what the store holds of them is
+    # kept as it is, not taken for removed (a folder made unreadable for a moment is not deleted).
+    denied: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)

@@ -201,7 +201,11 @@ class Bootstrapper:
         finally:
             scan.parser.close()  # its processes' memory, before the pass stores what they parsed
         history = reading.result()
-        removed = sorted(set(known) - {f.path for f in listing.files})
+        removed = sorted(
+            path
+            for path in set(known) - {f.path for f in listing.files}
+            if not any(path == d or (d.endswith("/") and path.startswith(d)) for d in listing.denied)
+        )
         report.files = len(listing.files)
         report.parsed, report.removed, report.skipped = len(changed), len(removed), dict(skipped)
         report.parse_errors = sum(parsed.error_count for parsed, _ in changed.values())

@@ -50,9 +50,10 @@ class FakeFiles:
 
     files: dict[str, tuple[bytes | str, int]] = field(default_factory=dict)
     docs: dict[str, bytes] = field(default_factory=dict)
+    denied: list[str] = field(default_factory=list)  # the listing's paths this user may not read
 
     def list_sources(self, root: Path) -> SourceListing:
-        listing = SourceListing(docs=sorted([*self.files, *self.docs]))
+        listing = SourceListing(docs=sorted([*self.files, *self.docs]), denied=list(self.denied))
         for path, (data, mtime_ns) in sorted(self.files.items()):
             listing.files.append(SourceFile(path, "python", len(data), mtime_ns))
         return listing

@@ -8,6 +8,9 @@ tests that would block on a FIFO carry a time limit, so a regression fails inste
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -129,3 +132,40 @@ def test_a_doc_linked_to_another_file_of_the_project_is_listed_and_read(git_root
     assert {"AGENTS.md", "CLAUDE.md"} <= set(listing.docs)
     assert listing.skipped == {}
     assert WALKER.read_doc(git_root, "AGENTS.md", 1000) == b"# Rules\n\n- Always run make test.\n"
+
+
+# As root (CI) permissions are not checked: the listing runs without the capabilities that skip them.
+AS_A_USER = (
+    ["setpriv", "--bounding-set=-dac_override,-dac_read_search", "--inh-caps=-dac_override,-dac_read_search"]
+    if os.geteuid() == 0
+    else []
+)
+LIST = (
+    "import sys; from pathlib import Path; from graphmem.adapters.repo_files import list_sources; "
+    "found = list_sources(Path(sys.argv[1])); print(sorted(f.path for f in found.files), found.denied)"
+)
+
+
+@pytest.mark.skipif(bool(AS_A_USER) and shutil.which("setpriv") is None, reason="needs util-linux's setpriv")
+@pytest.mark.parametrize("tracked", [True, False])
+def test_a_folder_this_user_may_not_enter_is_listed_as_denied_not_as_gone(
+    tmp_path: Path, tracked: bool
+) -> None:
+    root = tmp_path / "repo"
+    write(root, "src/app.py", "def main(): pass\n")
+    write(root, "main.py", "import src.app\n")
+    if tracked:
+        new_repo(root)
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "code")
+    (root / "src").chmod(0)
+    try:
+        done = subprocess.run(
+            [*AS_A_USER, sys.executable, "-c", LIST, str(root)], capture_output=True, text=True
+        )
+    finally:
+        (root / "src").chmod(0o755)
+
+    assert done.returncode == 0, done.stderr
+    # git lists the file from its index; a walk only sees the folder it may not enter.
+    assert done.stdout.split("\n")[0] == f"['main.py'] {['src/app.py'] if tracked else ['src/']}"

@@ -263,6 +263,17 @@ def test_a_removed_file_leaves_the_code_graph(repo: Repo) -> None:
     assert (report.removed, report.symbols) == (1, 0)
 
 
+@pytest.mark.parametrize("denied", ["src/app.py", "src/"])
+def test_a_file_this_user_may_not_read_now_is_kept_not_removed(repo: Repo, denied: str) -> None:
+    repo.bootstrap()
+    del repo.files.files["src/app.py"]  # not listed: its folder may not be entered (chmod 000)
+    repo.files.denied = [denied]
+
+    report = repo.bootstrap()
+
+    assert (report.removed, report.symbols) == (0, 1)
+
+
 def test_agent_instructions_become_directives_once(repo: Repo) -> None:
     repo.files.docs["AGENTS.md"] = b"# Rules\n\n- Always run make test before pushing.\n"
 
