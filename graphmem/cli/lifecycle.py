@@ -30,6 +30,11 @@ ARCHIVED = frozenset({Status.ARCHIVED})
 ACTIVE = frozenset({Status.ACTIVE})
 
 
+def _once(ctx: click.Context, param: click.Parameter, ids: tuple[str, ...]) -> tuple[str, ...]:
+    """The ids given, each once, in their order: an id given twice is acted on once."""
+    return tuple(dict.fromkeys(i.strip() for i in ids))
+
+
 @dataclass(frozen=True)
 class Selection:
     """What a lifecycle command was given: ids and/or a filter, and whether only to list them."""
@@ -64,7 +69,7 @@ def filter_options(func: F) -> F:
     decorated: Callable[..., Any] = command
     for decorate in reversed(
         (
-            click.argument("memory_ids", metavar="[ID]...", nargs=-1),
+            click.argument("memory_ids", metavar="[ID]...", nargs=-1, callback=_once),
             categories_option("Every memory of this category (repeatable)."),
             click.option(
                 "--status",
@@ -250,7 +255,7 @@ def delete(state: CliState, chosen: Selection, yes: bool) -> None:
 
 
 @click.command()
-@click.argument("memory_ids", metavar="ID...", nargs=-1, required=True)
+@click.argument("memory_ids", metavar="ID...", nargs=-1, required=True, callback=_once)
 @pass_state
 def confirm(state: CliState, memory_ids: tuple[str, ...]) -> None:
     """Make memories yours: a proposal (an agent's or an import's directive or preference) becomes
@@ -269,7 +274,7 @@ def confirm(state: CliState, memory_ids: tuple[str, ...]) -> None:
 
 
 @click.command()
-@click.argument("memory_ids", metavar="ID...", nargs=-1, required=True)
+@click.argument("memory_ids", metavar="ID...", nargs=-1, required=True, callback=_once)
 @pass_state
 def reject(state: CliState, memory_ids: tuple[str, ...]) -> None:
     """Turn down proposals: an agent's or an import's directive or preference, or its change of
@@ -285,7 +290,7 @@ def reject(state: CliState, memory_ids: tuple[str, ...]) -> None:
 
 
 @click.command()
-@click.argument("memory_ids", metavar="ID...", nargs=-1, required=True)
+@click.argument("memory_ids", metavar="ID...", nargs=-1, required=True, callback=_once)
 @pass_state
 def widen(state: CliState, memory_ids: tuple[str, ...]) -> None:
     """Make project memories global: an agent's memory stays in the project it was written in
@@ -304,7 +309,10 @@ def widen(state: CliState, memory_ids: tuple[str, ...]) -> None:
             present.error(exc)
             failed = failed or exc
             continue
-        click.echo(f"widened {memory_id.strip()} → {record.id}")
+        if record.id == memory_id.strip():  # a global one: nothing to widen
+            click.echo(f"{record.id} is global already")
+        else:
+            click.echo(f"widened {memory_id.strip()} → {record.id}")
     if failed is not None:
         raise click.exceptions.Exit(failed.exit_code)
 

@@ -165,3 +165,15 @@ def test_confirm_needs_an_id(invoke: Invoke) -> None:
 
     assert result.exit_code == 2
     assert "ID" in result.stderr
+
+
+@pytest.mark.parametrize(("verb", "said"), [("archive", "archived"), ("widen", "is global already")])
+def test_an_id_given_twice_is_acted_on_once(
+    invoke: Invoke, three: tuple[str, ...], verb: str, said: str
+) -> None:
+    first = three[0]  # a memory remembered by the user is global: widening it changes nothing
+
+    result = invoke(verb, first, f" {first} ")
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count(first) == 1 and said in result.stdout
