@@ -339,7 +339,11 @@ def apply(changes: Iterable[FileChange]) -> None:
     for change in pending:
         _writable(change.path)
     for change in pending:
-        if change.after is None:
+        if change.after is None and change.path.is_symlink():
+            # What is left of it lives in the file the link names (AGENTS.md -> CLAUDE.md):
+            # deleting the link would leave graphmem's part there, so the file is emptied.
+            _write(change.path, "")
+        elif change.after is None:
             try:
                 change.path.unlink(missing_ok=True)
             except OSError as exc:

@@ -165,6 +165,22 @@ def test_a_link_inside_the_project_is_followed(invoke: Invoke, project: Path, cl
     assert "<!-- graphmem:end -->" in (project / "CLAUDE.md").read_text()
 
 
+@pytest.mark.parametrize("client", ["opencode", "codex"])
+def test_uninstall_through_a_link_inside_the_project_takes_graphmems_part_out_of_its_file(
+    invoke: Invoke, project: Path, client: str
+) -> None:
+    (project / "CLAUDE.md").write_text("")
+    (project / "AGENTS.md").symlink_to("CLAUDE.md")
+    assert invoke("install", client, "--project", str(project)).exit_code == 0
+
+    done = invoke("uninstall", client, "--project", str(project))
+
+    # The section lived in CLAUDE.md: deleting only the link left it there, for the agent to read.
+    assert done.exit_code == 0, done.output
+    assert (project / "AGENTS.md").is_symlink()
+    assert "graphmem" not in (project / "CLAUDE.md").read_text()
+
+
 # -- a file too large ------------------------------------------------------------------------
 
 
