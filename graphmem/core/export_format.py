@@ -32,7 +32,7 @@ from pydantic import (
     model_validator,
 )
 
-from graphmem.core.branches import parse_branch
+from graphmem.core.branches import MAX_BRANCH_CHARS, parse_branch
 from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import (
     Category,
@@ -51,11 +51,45 @@ from graphmem.core.text import MAX_TEXT_CHARS, validate_text
 from graphmem.core.timeparse import to_utc
 from graphmem.core.trust import trust_of
 from graphmem.core.views import entity_view, event_view, iso, link_view, memory_view
-from graphmem.errors import InvalidInputError
+from graphmem.errors import ConflictError, InvalidInputError
 
 FORMAT_NAME = "graphmem-export"
 FORMAT_VERSION = 1
-MAX_LINE_CHARS = MAX_TEXT_CHARS * 4 + 20_000
+
+# -- the longest line -----------------------------------------------------------------------------
+# Import refuses a longer line before it parses it (a hostile file must not make it hold gigabytes:
+# parsing the longest line takes about 120 MB at worst), and export refuses to write one
+# (``jsonl_line``): every line export writes, import reads. The bound is the longest line whose
+# fields are each at their bound, every character escaped at its worst.
+# A character outside the BMP is two \uXXXX escapes where a writer escapes non-ASCII (json.dumps'
+# default); graphmem's own export writes a control character as one, 6 characters.
+ESCAPED_CHAR_MAX = 12
+MAX_ID_CHARS = 200  # a memory's id (as service/inputs.py takes one), an event's actor or rule
+MAX_KEY_CHARS = 2000  # an entity's key or name
+MAX_PATH_CHARS = 4096  # a project: a checkout's path (PATH_MAX), as service/inputs.py takes one
+_NAME_CHARS = 4096  # a memory's source or session
+MAX_REASON_CHARS = 2000  # why an event happened
+MAX_ORIGIN_CHARS = 500
+MAX_STALE_CHARS = 2000
+# The keys of the entities one memory is about, as a JSON list: 110 files of a project whose path
+# is 200 characters take 27,000.
+MAX_ABOUT_CHARS = 100_000
+MAX_STATE_LINKS = 100  # the links one event adds or removes
+_LINK_CHARS = 2 * MAX_ID_CHARS + 64  # [source, target, kind, created_at]
+# What an event changed, in words (``core.events.describe``): its fields, and each link added or removed.
+MAX_CHANGE_CHARS = 1_000 + 2 * MAX_STATE_LINKS * _LINK_CHARS
+_SYNTAX_CHARS = 1_000  # field names, quotes and commas, times, kinds and numbers of one line
+_STATE_CHARS = MAX_TEXT_CHARS + MAX_ABOUT_CHARS + MAX_STATE_LINKS * _LINK_CHARS + MAX_BRANCH_CHARS + 500
+_MEMORY_CHARS = (
+    MAX_ID_CHARS + MAX_TEXT_CHARS + MAX_PATH_CHARS + 2 * _NAME_CHARS + MAX_ORIGIN_CHARS + MAX_STALE_CHARS
+    + MAX_BRANCH_CHARS + MAX_ABOUT_CHARS + _SYNTAX_CHARS
+)  # fmt: skip
+# The longest line: an event that holds a text, the keys it was about and links before and after.
+_EVENT_CHARS = (
+    4 * MAX_ID_CHARS + MAX_REASON_CHARS + MAX_CHANGE_CHARS + 2 * _STATE_CHARS + _SYNTAX_CHARS
+)  # fmt: skip
+# Entity, link, next and header lines are far shorter (an entity: two keys, a title and a project).
+MAX_LINE_CHARS = ESCAPED_CHAR_MAX * max(_MEMORY_CHARS, _EVENT_CHARS)
 
 
 class _Record(BaseModel):
@@ -75,9 +109,9 @@ class HeaderLine(_Record):
 
 class EntityLine(_Record):
     type: Literal["entity"]
-    key: str = Field(min_length=3, max_length=2000)
+    key: str = Field(min_length=3, max_length=MAX_KEY_CHARS)
     kind: EntityKind
-    name: str = Field(min_length=1, max_length=2000)
+    name: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
     project: str | None = None
     title: str = ""
 
@@ -104,13 +138,13 @@ class MemoryLine(_Record):
     source: str = "import"
     session: str | None = None
     reinforced: int = Field(0, ge=0)
-    origin: str | None = Field(None, max_length=500)
+    origin: str | None = Field(None, max_length=MAX_ORIGIN_CHARS)
     trust: Trust = Trust.NORMAL
     expires_at: datetime | None = None
     branch: str | None = None  # the branch it was written on (core/branches.py)
     entities: list[str] = []
     # Why the exporting store thought it stale: for readers; an import works it out again.
-    stale: str | None = Field(None, max_length=2000)
+    stale: str | None = Field(None, max_length=MAX_STALE_CHARS)
 
     @field_validator("branch")
     @classmethod
@@ -173,6 +207,12 @@ class LinkLine(_Record):
     kind: LinkKind
     created_at: datetime | None = None
 
+    @model_validator(mode="after")
+    def _two_memories(self) -> LinkLine:
+        if self.source == self.target:  # as `graphmem link X X` refuses it
+            raise ValueError("source and target are the same memory: a memory cannot be linked to itself")
+        return self
+
 
 class NextLine(_Record):
     type: Literal["next"]
@@ -180,22 +220,21 @@ class NextLine(_Record):
     target: str
 
 
-_MAX_ID = 200
-
-
 class EventState(_Record):
     """The parts of a memory an event touched (``core/events.py``): only these keys, each checked,
     because ``undo`` applies them."""
 
     text: str | None = Field(None, max_length=MAX_TEXT_CHARS)
-    about: list[Annotated[str, Field(max_length=2000)]] | None = Field(None, max_length=1000)
+    # As many keys as a memory line's ``entities`` (the line's bound holds them): an edit of a
+    # memory about more than a thousand entities is exported, and imported back.
+    about: list[Annotated[str, Field(max_length=MAX_KEY_CHARS)]] | None = None
     category: Category | None = None
     status: Status | None = None
     valid_to: datetime | None = None
     expires_at: datetime | None = None
     branch: str | None = None
     trust: Trust | None = None
-    links: list[tuple[str, str, LinkKind, datetime | None]] | None = Field(None, max_length=100)
+    links: list[tuple[str, str, LinkKind, datetime | None]] | None = Field(None, max_length=MAX_STATE_LINKS)
 
     @field_validator("branch")
     @classmethod
@@ -216,14 +255,14 @@ class EventState(_Record):
 class EventLine(_Record):
     type: Literal["event"]
     id: str = Field(pattern=r"^evt_[0-9a-f]{16}$")
-    memory_id: str = Field(min_length=1, max_length=_MAX_ID)
-    other_id: str | None = Field(None, max_length=_MAX_ID)
+    memory_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    other_id: str | None = Field(None, max_length=MAX_ID_CHARS)
     at: datetime
     kind: EventKind
-    actor: str = Field(min_length=1, max_length=_MAX_ID)
-    rule: str | None = Field(None, max_length=_MAX_ID)
-    reason: str = Field("", max_length=2000)
-    change: str | None = Field(None, max_length=4000)  # what history shows: written, not read
+    actor: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    rule: str | None = Field(None, max_length=MAX_ID_CHARS)
+    reason: str = Field("", max_length=MAX_REASON_CHARS)
+    change: str | None = Field(None, max_length=MAX_CHANGE_CHARS)  # what history shows: written, not read
     before: EventState = Field(default_factory=EventState)  # made when a line has none, not at import
     after: EventState = Field(default_factory=EventState)
     undoes: str | None = Field(None, pattern=r"^evt_[0-9a-f]{16}$")
@@ -363,6 +402,22 @@ _GENERIC = {
     "int": "not a whole number",
     "string": "not a string",
 }
+
+
+def jsonl_line(record: dict[str, Any]) -> str:
+    """``record`` as a line of an export file, ``\\n`` included. A line longer than an import reads
+    is refused with a ``ConflictError``, never cut; only a memory about thousands of entities
+    would make one (``MAX_ABOUT_CHARS``)."""
+    line = json.dumps(record, ensure_ascii=False)
+    if len(line) > MAX_LINE_CHARS:
+        kind = record["type"]
+        named = record.get("memory_id") or record.get("id") or record.get("key") or record.get("source")
+        raise ConflictError(
+            f"Nothing was exported: the {kind} line of {named} would be {len(line):,} characters, more "
+            f"than an import reads ({MAX_LINE_CHARS:,}). A memory that long names too many files and "
+            "refs: edit it to name fewer (`graphmem edit ID`), or delete it, then export again."
+        )
+    return line + "\n"
 
 
 def header_line(project: str | None, counts: dict[str, int], now: datetime) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from graphmem.core.events import USER, Cause, EventKind, MemoryEvent, State
 from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Scope, Status, Trust
 from graphmem.core.provenance import PERSON_SOURCE, acts_as_person, is_persons, proposes
+from graphmem.core.supersession import closes_cycle, describe_chain, supersessions
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
 from graphmem.service.inputs import (
     MemoryEdit,
@@ -194,6 +195,7 @@ class Lifecycle:
             now = writer.clock()
             if kind is LinkKind.SUPERSEDES:
                 self._persons_only(target, actor, "supersede")
+                _refuse_cycle(writer, newer.id, older.id)
                 writer.supersede(newer, older, now, Cause(actor))
             else:
                 writer.link(Link(source, target, kind, now), Cause(actor))
@@ -239,3 +241,15 @@ class Lifecycle:
                     f"(`graphmem undo {event.id}`)."
                 )
         return self._writer.history.undo(event_id, Cause(actor))
+
+
+def _refuse_cycle(writer: MemoryWriter, newer: str, older: str) -> None:
+    """Refuse ``newer`` supersedes ``older`` when ``older`` already supersedes ``newer``, directly or
+    through others: the cycle would hide every memory on it (``core/supersession.py``)."""
+    path = closes_cycle(newer, older, supersessions([older], writer.store.links))
+    if path is not None:
+        raise InvalidInputError(
+            f"{describe_chain(path)}, so {newer} cannot supersede {older}: the cycle would hide every "
+            f"memory on it. To make {newer} the current one, remove that supersession first "
+            f"(`graphmem unlink {path[-2]} {newer} --kind supersedes`), then link again."
+        )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +9,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -25,6 +24,7 @@ from graphmem.core.export_format import (
     event_line,
     header_line,
     is_relative,
+    jsonl_line,
     link_line,
     memory_line,
     next_line,
@@ -46,6 +46,7 @@ from graphmem.service.repository_export import (
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryFiles
 from graphmem.service.staleness import Staleness
 from graphmem.service.stores import Stores
+from graphmem.service.transfer_checks import check_links, check_references
 from graphmem.service.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
@@ -197,20 +198,11 @@ class Transfer:
         if parsed.header is not None and parsed.header.project == RELATIVE_ROOT:
             _keep_newest(parsed)  # a union merge of two exports may repeat a memory
         _reroot(parsed, project)
-        self._check_references(parsed, project)
-        if parsed.problems:
-            shown = len(parsed.problems)
-            raise ImportFileError(
-                f"{name} has {shown} invalid record{'s' if shown != 1 else ''}; nothing was imported. "
-                "Fix the lines listed and run the import again.",
-                sorted(parsed.problems),
-            )
-        source = import_source(name)  # who wrote what it holds: the file, never what the file says
-        now = self._stores.clock()
+        check_references(self._stores.store, parsed, project)
         existing = self._stores.store.get_memories([m.id for _, m in parsed.memories])
         # ids in the file -> ids in the store (a duplicate text maps onto the stored memory)
         id_map: dict[str, str] = {m.id: m.id for _, m in parsed.memories if m.id in existing}
-        new: list[tuple[MemoryRecord, list[str]]] = []
+        adding: list[tuple[MemoryLine, str]] = []  # each new memory's line, with its hash
         updates: list[tuple[MemoryRecord, MemoryLine]] = []
         hashes: dict[str, str] = {}
         fresh = [line for _, line in parsed.memories if line.id not in existing]
@@ -223,7 +215,6 @@ class Transfer:
                 if _stamp(line) > stored.updated_at:
                     updates.append((stored, line))
                 continue
-            owner = _owner(line, project)
             digest = digests[line.id]
             # A superseded memory is history, never the same memory as a current one.
             duplicate = None
@@ -237,7 +228,21 @@ class Transfer:
             if line.status is not Status.SUPERSEDED:
                 hashes[digest] = line.id
             id_map[line.id] = line.id
-            new.append((line.to_record(digest, owner, source=source, now=now), line.entities))
+            adding.append((line, digest))
+        check_links(self._stores.store, parsed, id_map)  # between the memories the links land on
+        if parsed.problems:
+            lines = len({number for number, _ in parsed.problems})
+            raise ImportFileError(
+                f"{name} has {lines} invalid record{'s' if lines != 1 else ''}; nothing was imported. "
+                "Fix the lines listed and run the import again.",
+                sorted(parsed.problems),
+            )
+        source = import_source(name)  # who wrote what it holds: the file, never what the file says
+        now = self._stores.clock()
+        new = [
+            (line.to_record(digest, _owner(line, project), source=source, now=now), line.entities)
+            for line, digest in adding
+        ]
         summary = ImportSummary(
             records=parsed.records,
             memories_added=len(new),
@@ -291,37 +296,6 @@ class Transfer:
         if renamed and self._stores.semantic is not None:
             vectors = self._stores.semantic.embed_texts([text for _, text in renamed]).astype(np.float32)
             self._writer.set_vectors([memory_id for memory_id, _ in renamed], vectors)
-
-    def _check_references(self, parsed: ParsedExport, project: str | None) -> None:
-        ids: dict[str, int] = {}
-        for number, memory in parsed.memories:
-            if memory.id in ids:
-                parsed.problems.append((number, f"the memory id of line {ids[memory.id]} again"))
-            ids.setdefault(memory.id, number)
-        for number, memory in parsed.memories:
-            if memory.scope is Scope.PROJECT and not (project or memory.project):
-                parsed.problems.append(
-                    (number, "scope 'project' needs a project: set 'project' or import with --project")
-                )
-        keys = {e.key for _, e in parsed.entities}
-        for number, memory in parsed.memories:
-            unknown = [k for k in memory.entities if k not in keys]
-            if unknown:
-                known = self._stores.store.get_entities(unknown)
-                missing = [k for k in unknown if k not in known]
-                if missing:
-                    parsed.problems.append(
-                        (number, f"unknown entities ({len(missing)}): add entity lines for them")
-                    )
-        endpoints = [(n, r.source, r.target) for n, r in parsed.links]
-        endpoints += [(n, r.source, r.target) for n, r in parsed.nexts]
-        endpoints += [(n, r.memory_id, r.other_id or r.memory_id) for n, r in parsed.events]
-        outside = {i for _, s, t in endpoints for i in (s, t) if i not in ids}
-        stored = self._stores.store.get_memories(outside) if outside else {}
-        for number, source, target in endpoints:
-            for memory_id in (source, target):
-                if memory_id not in ids and memory_id not in stored:
-                    parsed.problems.append((number, "a link endpoint is not a memory in the file or store"))
 
     def _store_batches(self, batches: list[list[MemoryRecord]], progress: Progress | None) -> None:
         """Embed and store ``batches`` in turn, one transaction each. The next batch is
@@ -466,9 +440,8 @@ def _reroot(parsed: ParsedExport, project: str | None) -> None:
     ]
 
 
-def _write(out: TextIO, record: dict[str, object]) -> None:
-    out.write(json.dumps(record, ensure_ascii=False, sort_keys=False))
-    out.write("\n")
+def _write(out: TextIO, record: dict[str, Any]) -> None:
+    out.write(jsonl_line(record))  # refused, never cut, when longer than an import reads
 
 
 def _numbered(text: str) -> Iterator[tuple[int, str]]:
