@@ -8,7 +8,6 @@ merge request shows one changed line per changed memory.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
 from graphmem.core.export_format import (
     entity_line,
+    jsonl_line,
     link_line,
     next_line,
     relative_key,
@@ -87,7 +87,7 @@ def snapshot(store: GraphStore, root: str, folder: str = DEFAULT_FOLDER) -> Repo
     ]
     records += [link_line(link) for link in links]
     records += [next_line(a, b) for a, b in nexts]
-    jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    jsonl = "".join(jsonl_line(r) for r in records)  # each line one an import reads back
     names = {m.id: [entities[k].name for k in keys[m.id]] for m in memories}
     markdown = render_memory_md(memories, names, links, folder)
     return RepositorySnapshot(jsonl, markdown, frozenset(ids), len(entities), len(links))

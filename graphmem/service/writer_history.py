@@ -26,6 +26,7 @@ from graphmem.core.events import (
 )
 from graphmem.core.keys import event_id as new_event_id
 from graphmem.core.models import LinkKind, MemoryRecord, Status
+from graphmem.core.supersession import closes_cycle, describe_chain, supersessions
 from graphmem.errors import ConflictError, NotFoundError
 from graphmem.service.inputs import parse_event_id
 
@@ -121,6 +122,7 @@ class WriterHistory:
                     f"Memory {record.id} changed since event {wanted} ({'; '.join(problems)}): undoing "
                     f"it would lose that change. See `graphmem history {record.id}`; edit it instead."
                 )
+            self._refuse_cycle(record, event)
             self._apply(record, event)
             before, after = dict(event.after), dict(event.before)
             if event.kind is EventKind.EXPIRY:  # back for good: its expiry, passed, goes
@@ -133,6 +135,23 @@ class WriterHistory:
             )  # fmt: skip
             self.store.set_undone(event.id, done.id)
             return done
+
+    def _refuse_cycle(self, record: MemoryRecord, event: MemoryEvent) -> None:
+        """``ConflictError`` when undoing ``event`` would add back a ``supersedes`` link that
+        closes a cycle with links made since (``core/supersession.py``): every memory on it would
+        be hidden."""
+        current = {(x.source, x.target, x.kind.value) for x in self.store.links([record.id])}
+        for link in wanted_links(event.before):
+            key = (link.source, link.target, link.kind.value)
+            if link.kind is not LinkKind.SUPERSEDES or key in current or key not in link_keys(event):
+                continue
+            path = closes_cycle(link.source, link.target, supersessions([link.target], self.store.links))
+            if path is not None:
+                raise ConflictError(
+                    f"Undoing event {event.id} would make {link.source} supersede {link.target}, but "
+                    f"{describe_chain(path)}: the cycle would hide every memory on it. Remove that "
+                    f"supersession first (`graphmem unlink {path[-2]} {path[-1]} --kind supersedes`)."
+                )
 
     def _apply(self, record: MemoryRecord, event: MemoryEvent) -> None:
         """Make ``record`` what ``event.before`` says, in every part the event touched."""

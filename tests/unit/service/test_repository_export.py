@@ -540,3 +540,15 @@ def test_unusual_text_round_trips_byte_for_byte(
 
     assert same_files(folder(bob_root), folder(alice_root))
     assert len((folder(bob_root) / "memories.jsonl").read_text("utf-8").split("\n")) == 5
+
+
+def test_a_repository_export_refuses_a_line_no_import_reads_back(
+    alice: MemoryService, alice_root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graphmem.core import export_format
+
+    share(alice, alice_root)
+    monkeypatch.setattr(export_format, "MAX_LINE_CHARS", 200)  # the team's memories' lines are longer
+
+    with pytest.raises(ConflictError, match="more than an import reads"):
+        alice.export(io.StringIO(), project=alice_root, repository=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.memory_service import in_memory_service
 
-from graphmem.errors import ImportFileError, InvalidInputError
+from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
 from graphmem.service.memory import MemoryService
 
 
@@ -167,3 +167,20 @@ def test_a_link_with_two_unknown_ends_is_one_invalid_record(other: MemoryService
 
     assert refused.problems == [(2, "a link endpoint is not a memory in the file or store (source, target)")]
     assert "has 1 invalid record;" in str(refused)
+
+
+def test_undoing_an_unlink_that_would_close_a_cycle_with_a_later_link_is_refused(
+    memory_service: MemoryService,
+) -> None:
+    a, b, _ = remember(memory_service, *TEXTS)
+    memory_service.link(a, b, "supersedes")
+    memory_service.unlink(a, b, "supersedes")
+    memory_service.link(b, a, "supersedes")
+    unlinked = next(e for e in memory_service.store.all_events() if e.kind.value == "status")  # b restored
+    before = stored(memory_service)
+
+    with pytest.raises(ConflictError) as refused:
+        memory_service.undo(unlinked.id)
+
+    assert f"{b} already supersedes {a}" in str(refused.value)
+    assert stored(memory_service) == before  # both memories stay visible
