@@ -4,31 +4,15 @@ process, on real files; the memory store is never opened."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
-
-from graphmem.adapters import claude_code_config, opencode_config
-from graphmem.cli import main
-from graphmem.service.memory import MemoryService
-
-Invoke = Callable[..., Result]
-COMMAND = ["/opt/graphmem/bin/graphmem", "mcp"]
+from support.client_cli import COMMAND, Invoke, client_cli
 
 
 @pytest.fixture
 def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    def no_store(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
-        raise AssertionError("install and uninstall must not open the memory store")
-
-    monkeypatch.setattr(main, "SERVICE_FACTORY", no_store)
-    monkeypatch.setattr(opencode_config, "graphmem_command", lambda: list(COMMAND))
-    monkeypatch.setattr(claude_code_config.sys, "executable", "/opt/graphmem/bin/python")
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
-    runner = CliRunner()
-    return lambda *args: runner.invoke(main.cli, list(args))
+    return client_cli(tmp_path, monkeypatch)
 
 
 @pytest.fixture

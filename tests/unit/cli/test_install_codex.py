@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from support.client_cli import COMMAND, Invoke, client_cli
 
-from graphmem.adapters import agents_md, codex_config, opencode_config
-from graphmem.cli import main
-from graphmem.service.memory import MemoryService
+from graphmem.adapters import agents_md, codex_config
 
-Invoke = Callable[..., Result]
-COMMAND = ["/opt/graphmem/bin/graphmem", "mcp"]
 HOOK = "/opt/graphmem/bin/python -P -m graphmem.integrations.codex_hook"
 # A user's config.toml as people write them: comments, another server, a hook of their own.
 USER_TOML = """\
@@ -38,21 +33,7 @@ trust_level = "trusted"
 
 @pytest.fixture
 def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    """Runs ``graphmem ARGS`` with ``CODEX_HOME`` in ``tmp_path``; opening the store fails the test."""
-
-    def no_store(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
-        raise AssertionError("install and uninstall must not open the memory store")
-
-    monkeypatch.setattr(main, "SERVICE_FACTORY", no_store)
-    monkeypatch.setattr(opencode_config, "graphmem_command", lambda: list(COMMAND))
-    monkeypatch.setattr(codex_config.sys, "executable", "/opt/graphmem/bin/python")
-    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
-    runner = CliRunner()
-
-    def run(*args: str) -> Result:
-        return runner.invoke(main.cli, list(args))
-
-    return run
+    return client_cli(tmp_path, monkeypatch)
 
 
 @pytest.fixture

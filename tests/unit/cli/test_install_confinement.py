@@ -5,19 +5,11 @@ needed. Each is refused with exit 10, a message that says what to do, and nothin
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from support.client_cli import Invoke, client_cli
 
-from graphmem.adapters import opencode_config
-from graphmem.cli import main
-from graphmem.service.memory import MemoryService
-
-Invoke = Callable[..., Result]
-COMMAND = ["/opt/graphmem/bin/graphmem", "mcp"]
 CLIENTS = ("opencode", "claude-code", "codex")
 ONE_MIB = 1024 * 1024  # the most graphmem reads of a client's file
 # The first line of a file outside the project that no error may quote.
@@ -38,20 +30,7 @@ INSTALLED = {
 
 @pytest.fixture
 def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    """Runs ``graphmem ARGS`` with every client's user folder in ``tmp_path``; opening the store fails."""
-
-    def no_store(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
-        raise AssertionError("install and uninstall must not open the memory store")
-
-    monkeypatch.setattr(main, "SERVICE_FACTORY", no_store)
-    monkeypatch.setattr(opencode_config, "graphmem_command", lambda: list(COMMAND))
-    monkeypatch.setattr(sys, "executable", "/opt/graphmem/bin/python")  # the hooks' Python
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-home"))
-    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
-    runner = CliRunner()
-    return lambda *args: runner.invoke(main.cli, list(args))
+    return client_cli(tmp_path, monkeypatch)
 
 
 @pytest.fixture

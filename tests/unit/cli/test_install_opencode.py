@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from support.client_cli import COMMAND, Invoke, client_cli
 
 from graphmem.adapters import agents_md, jsonc, opencode_config
-from graphmem.cli import main
-from graphmem.service.memory import MemoryService
 
-Invoke = Callable[..., Result]
-COMMAND = ["/opt/graphmem/bin/graphmem", "mcp"]
 ENTRY = {"type": "local", "command": COMMAND, "enabled": True, "timeout": 10000}
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "opencode.md"
 HINT = "Restart OpenCode; `opencode mcp list` should show graphmem connected."
@@ -30,20 +25,7 @@ USER_JSONC = """\
 
 @pytest.fixture
 def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    """Runs ``graphmem ARGS`` with the user's config dir in ``tmp_path``; opening the store fails the test."""
-
-    def no_store(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
-        raise AssertionError("install and uninstall must not open the memory store")
-
-    monkeypatch.setattr(main, "SERVICE_FACTORY", no_store)
-    monkeypatch.setattr(opencode_config, "graphmem_command", lambda: list(COMMAND))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    runner = CliRunner()
-
-    def run(*args: str) -> Result:
-        return runner.invoke(main.cli, list(args))
-
-    return run
+    return client_cli(tmp_path, monkeypatch)
 
 
 @pytest.fixture
