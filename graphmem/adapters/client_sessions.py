@@ -15,8 +15,11 @@ from pathlib import Path
 
 from graphmem.core.sessions import SessionMessage, SessionRow, Transcript
 from graphmem.core.timeparse import to_utc
+from graphmem.errors import InvalidInputError
 
 __all__ = ["OneSessionFile", "from_ms", "line_time", "row_transcript", "to_ms"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def to_ms(moment: datetime) -> int:
@@ -25,8 +28,11 @@ def to_ms(moment: datetime) -> int:
 
 
 def from_ms(ms: int | None) -> datetime:
-    """A ``SessionRow`` time as an aware UTC time (no time: the epoch)."""
-    return datetime.fromtimestamp((ms or 0) / 1000, UTC)
+    """A ``SessionRow`` time as an aware UTC time (no time, or one past what a date holds: the epoch)."""
+    try:
+        return datetime.fromtimestamp((ms or 0) / 1000, UTC)
+    except (OverflowError, OSError, ValueError):  # another program's number: past year 9999, or time_t
+        return _EPOCH
 
 
 def line_time(value: object) -> datetime | None:
@@ -35,7 +41,7 @@ def line_time(value: object) -> datetime | None:
         return None
     try:
         return to_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
-    except ValueError:
+    except (ValueError, InvalidInputError):  # InvalidInputError: a time UTC cannot hold
         return None
 
 

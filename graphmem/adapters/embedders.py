@@ -166,7 +166,7 @@ def _load_onnx(model_dir: str, cache_dir: str, quantized: bool = False) -> _Onnx
             json.loads((root / "sentence_bert_config.json").read_text("utf-8"))["max_seq_length"]
         )
         tokenizer = WordPieceTokenizer(root / "tokenizer.json", max_tokens=max_tokens)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:  # Recursion: nested too deep
         raise EmbedderError(f"Could not read the embedding model's files at {root}: {exc}") from exc
     path = model_file(root, Path(cache_dir), quantized=quantized)
     return _OnnxRuntime(tokenizer, _session(onnxruntime, path), path)

@@ -22,6 +22,7 @@ line, message, repr or result. What the answers mean is ``gitlab_api.py``'s busi
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -61,6 +62,9 @@ BACKOFF_MAX_S = 4.0
 MAX_INLINE_WAIT_S = 5.0
 # GitLab sends Retry-After with every 429; if a proxy does not, wait this long before trying again.
 DEFAULT_RETRY_AFTER_S = 60.0
+# A longer wait is no rate limit's: "1e300" or "inf" would hold enrichment for ever and overflow
+# the date it waits until.
+MAX_RETRY_AFTER_S = 86_400.0
 PER_PAGE = 100  # GitLab's largest page: fewest requests
 CACHE_MAX_ENTRIES = 2_048
 USER_AGENT = f"graphmem/{__version__} (+https://pypi.org/project/graphmem) python-gitlab/{gitlab.__version__}"
@@ -256,7 +260,14 @@ class GitLabTransport:
                 return request()
             except GitLabError:
                 raise
-            except (gitlab.exceptions.GitlabError, requests.RequestException, ValueError) as exc:
+            # RecursionError: python-gitlab reads an error answer's JSON catching only ValueError,
+            # and JSON nested deeper than the parser recurses raises it.
+            except (
+                gitlab.exceptions.GitlabError,
+                requests.RequestException,
+                ValueError,
+                RecursionError,
+            ) as exc:
                 retry = self._retry(exc, attempt)
                 if retry is None:
                     raise self._error(exc, what, attempt) from None
@@ -290,7 +301,7 @@ class GitLabTransport:
             return self._auth_error(what)
         if isinstance(exc, gitlab.exceptions.GitlabHttpError):
             return self._http_error(exc, what, attempt)
-        if isinstance(exc, gitlab.exceptions.GitlabParsingError):
+        if isinstance(exc, (gitlab.exceptions.GitlabParsingError, RecursionError)):
             return GitLabUnavailableError(
                 f"GitLab at {self._url} answered {what} with malformed JSON. Check that [gitlab] url is "
                 "the GitLab instance's address (not a proxy), then try again."
@@ -377,7 +388,13 @@ def _backoff_s(attempt: int) -> float:
 
 
 def _retry_after(retry_after: str | None, reset: str | None) -> float:
-    """Seconds to wait from ``Retry-After`` (seconds or an HTTP date), else ``RateLimit-Reset`` (epoch)."""
+    """Seconds to wait from ``Retry-After`` (seconds or an HTTP date), else ``RateLimit-Reset`` (epoch),
+    at most ``MAX_RETRY_AFTER_S``; ``NaN`` is no answer."""
+    asked_s = _asked_wait_s(retry_after, reset)
+    return DEFAULT_RETRY_AFTER_S if math.isnan(asked_s) else min(asked_s, MAX_RETRY_AFTER_S)
+
+
+def _asked_wait_s(retry_after: str | None, reset: str | None) -> float:
     if retry_after:
         try:
             return max(float(retry_after), 0.0)

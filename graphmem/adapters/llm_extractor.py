@@ -203,7 +203,7 @@ class LLMExtractor:
             raise LLMExtractionError(f"{self.url} could not be reached ({type(exc).__name__})") from None
         try:
             answer = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
             raise LLMExtractionError(f"{self.url} answered something that is not JSON") from None
         if not isinstance(answer, dict):
             raise LLMExtractionError(f"{self.url} answered JSON that is not a chat completion")
@@ -225,13 +225,13 @@ def _parse(content: str) -> list[_Item]:
     text = _FENCE_RE.sub("", content.strip())
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
         start, end = text.find("{"), text.rfind("}")
         if start < 0 or end <= start:
             raise LLMExtractionError("the answer holds no JSON object") from None
         try:
             data = json.loads(text[start : end + 1])
-        except ValueError:
+        except (ValueError, RecursionError):
             raise LLMExtractionError("the answer's JSON is invalid") from None
     try:
         return _Answer.model_validate(data).memories

@@ -501,7 +501,7 @@ def _json_object(text: str | None) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
         return {}  # cut by the bound: the paths are usually in the first keys, but not this time
     return value if isinstance(value, dict) else {}
 
@@ -515,6 +515,6 @@ def _file_list(files_json: str | None) -> tuple[str, ...]:
         return ()
     try:
         files = json.loads(files_json)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
         return ()
     return tuple(str(f) for f in files if isinstance(f, str))[:MAX_FILES_PER_PART]

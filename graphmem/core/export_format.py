@@ -23,6 +23,7 @@ from functools import cache
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -48,7 +49,7 @@ from graphmem.core.models import (
 from graphmem.core.provenance import CHANGE_OF, proposes
 from graphmem.core.redaction import redact
 from graphmem.core.text import MAX_TEXT_CHARS, validate_text
-from graphmem.core.timeparse import to_utc
+from graphmem.core.timeparse import UTC_RANGE, to_utc
 from graphmem.core.trust import trust_of
 from graphmem.core.views import entity_view, event_view, iso, link_view, memory_view
 from graphmem.errors import ConflictError, InvalidInputError
@@ -92,6 +93,19 @@ _EVENT_CHARS = (
 MAX_LINE_CHARS = ESCAPED_CHAR_MAX * max(_MEMORY_CHARS, _EVENT_CHARS)
 
 
+def _held_in_utc(value: datetime) -> datetime:
+    try:
+        to_utc(value)
+    except InvalidInputError:
+        raise ValueError(f"a time outside what graphmem can hold: give one {UTC_RANGE}") from None
+    return value
+
+
+# Every time of a line. One that UTC cannot hold (9999-12-31T23:59:59-14:00) is a problem of its
+# line, named by its field, rather than an error in the middle of the import that stores it.
+Moment = Annotated[datetime, AfterValidator(_held_in_utc)]
+
+
 class _Record(BaseModel):
     # Each line's validator is built at its first use, not when a command imports this
     # module (that cost 20-35 ms of every command's start).
@@ -102,7 +116,7 @@ class HeaderLine(_Record):
     type: Literal["header"]
     format: Literal["graphmem-export"]
     version: int = Field(ge=1, le=FORMAT_VERSION)
-    exported_at: datetime | None = None
+    exported_at: Moment | None = None
     project: str | None = None
     counts: dict[str, int] = {}
 
@@ -131,16 +145,16 @@ class MemoryLine(_Record):
     scope: Scope
     project: str | None = None
     status: Status = Status.ACTIVE
-    created_at: datetime
-    updated_at: datetime | None = None
-    valid_from: datetime | None = None
-    valid_to: datetime | None = None
+    created_at: Moment
+    updated_at: Moment | None = None
+    valid_from: Moment | None = None
+    valid_to: Moment | None = None
     source: str = "import"
     session: str | None = None
     reinforced: int = Field(0, ge=0)
     origin: str | None = Field(None, max_length=MAX_ORIGIN_CHARS)
     trust: Trust = Trust.NORMAL
-    expires_at: datetime | None = None
+    expires_at: Moment | None = None
     branch: str | None = None  # the branch it was written on (core/branches.py)
     entities: list[str] = []
     # Why the exporting store thought it stale: for readers; an import works it out again.
@@ -205,7 +219,7 @@ class LinkLine(_Record):
     source: str
     target: str
     kind: LinkKind
-    created_at: datetime | None = None
+    created_at: Moment | None = None
 
     @model_validator(mode="after")
     def _two_memories(self) -> LinkLine:
@@ -230,11 +244,11 @@ class EventState(_Record):
     about: list[Annotated[str, Field(max_length=MAX_KEY_CHARS)]] | None = None
     category: Category | None = None
     status: Status | None = None
-    valid_to: datetime | None = None
-    expires_at: datetime | None = None
+    valid_to: Moment | None = None
+    expires_at: Moment | None = None
     branch: str | None = None
     trust: Trust | None = None
-    links: list[tuple[str, str, LinkKind, datetime | None]] | None = Field(None, max_length=MAX_STATE_LINKS)
+    links: list[tuple[str, str, LinkKind, Moment | None]] | None = Field(None, max_length=MAX_STATE_LINKS)
 
     @field_validator("branch")
     @classmethod
@@ -257,7 +271,7 @@ class EventLine(_Record):
     id: str = Field(pattern=r"^evt_[0-9a-f]{16}$")
     memory_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
     other_id: str | None = Field(None, max_length=MAX_ID_CHARS)
-    at: datetime
+    at: Moment
     kind: EventKind
     actor: str = Field(min_length=1, max_length=MAX_ID_CHARS)
     rule: str | None = Field(None, max_length=MAX_ID_CHARS)
@@ -328,6 +342,9 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             parsed.problems.append((number, f"not valid JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        except RecursionError:  # deeper than the parser recurses: no line graphmem writes is
+            parsed.problems.append((number, "not valid JSON (nested too deep)"))
             continue
         try:
             record = _line_adapter().validate_python(data)

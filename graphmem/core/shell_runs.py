@@ -114,6 +114,8 @@ def command_of(tool_input: str) -> str:
         value = json.loads(tool_input)
     except ValueError:
         return tool_input.strip()
+    except RecursionError:
+        return ""  # JSON nested deeper than the parser recurses: no command's input
     if isinstance(value, dict):
         command = value.get("command") or value.get("cmd") or ""
         return command.strip() if isinstance(command, str) else ""
@@ -123,7 +125,7 @@ def command_of(tool_input: str) -> str:
 def _input_paths(tool_input: str) -> list[str]:
     try:
         value = json.loads(tool_input)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
         return []
     if not isinstance(value, dict):
         return []

@@ -17,6 +17,7 @@ __all__ = [
     "DAYS_PER_MONTH",
     "DAYS_PER_YEAR",
     "JUST_NOW_S",
+    "UTC_RANGE",
     "format_age",
     "parse_since",
     "parse_until",
@@ -37,6 +38,9 @@ _UNIT_DELTA = {
     "h": timedelta(hours=1),
     "m": timedelta(minutes=1),
 }
+# What a UTC datetime holds: a time whose offset moves it past either end (9999-12-31T23:59:59-14:00)
+# cannot be compared with, stored or shown beside any other.
+UTC_RANGE = "between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z"
 _ACCEPTED = (
     'a duration such as "90m", "12h", "30d", "2w", "3mo" (30 days each) or "1y" (365 days), '
     '"today", or an ISO date or datetime such as "2024-05-01" or "2024-05-01T12:00:00Z"'
@@ -49,10 +53,19 @@ def utc_now() -> datetime:
 
 
 def to_utc(value: datetime) -> datetime:
-    """``value`` in UTC; a naive datetime is taken to be UTC already."""
+    """``value`` in UTC; a naive datetime is taken to be UTC already.
+
+    Raises:
+        InvalidInputError: ``value`` falls outside what UTC holds (``UTC_RANGE``).
+    """
     if value.tzinfo is None or value.utcoffset() is None:
         return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        raise InvalidInputError(
+            f"{value.isoformat()} is outside the times graphmem can hold: give one {UTC_RANGE}."
+        ) from None
 
 
 def parse_since(value: str, *, now: datetime) -> datetime:
@@ -140,7 +153,9 @@ def _subtract(now: datetime, amount: int, unit: str, value: str) -> datetime:
 
 
 def _parse_iso(text: str) -> datetime | None:
+    """``text`` as an ISO date or datetime in UTC; None when it is none (one outside what UTC
+    holds is an error naming the range, from ``to_utc``)."""
     try:
         return to_utc(datetime.fromisoformat(text))
-    except (ValueError, OverflowError):
+    except ValueError:
         return None

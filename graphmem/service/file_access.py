@@ -176,7 +176,7 @@ def written_by_graphmem(path: Path) -> bool:
             and record.get("format") == FORMAT_NAME
         ):
             return True
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested too deep, no header of ours
         pass
     return MARKDOWN_MARK.encode() in head
 

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from graphmem.api import Bound, Memory
 from graphmem.core.branches import parse_branch
+from graphmem.core.coordination import MAX_TTL
 from graphmem.core.coordination import PERSON as OWNER_PERSON
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
 from graphmem.core.events import USER
@@ -45,7 +46,7 @@ from graphmem.service.coordination import (
 )
 from graphmem.service.enrichment import Enricher
 from graphmem.service.ingest import IngestOptions
-from graphmem.service.inputs import MemoryEdit, parse_project
+from graphmem.service.inputs import MemoryEdit, parse_path, parse_project
 from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.mentions import Mentions, parse_ref_entities
@@ -287,13 +288,14 @@ class MemoryService(Bound, Memory):
         history_merges: bool = True,
         history_revision: str = "HEAD",
     ) -> BootstrapReport:
+        root = parse_path(str(path))  # a NUL or an overlong path: the error every path verb gives
         if self.code is None:
             raise InvalidInputError("This store has no code graph.")
         if self._parts.bootstrapper is None:
             raise InvalidInputError(NO_SOURCES)
         walk = HistoryWalk(history, history_before, history_merges, history_revision)
-        project = self._names.of(str(Path(path).resolve()))
-        report = self._parts.bootstrapper.run(Path(path), walk, progress=progress, project=project)
+        project = self._names.of(str(root.resolve()))
+        report = self._parts.bootstrapper.run(root, walk, progress=progress, project=project)
         self.check_branches(project=report.project)
         return report
 
@@ -359,6 +361,9 @@ class MemoryService(Bound, Memory):
         return ActiveSessions(coordinator.active(resolved), coordinator.claims(resolved))
 
     def claim_item(self, session_id: str, item: str, *, ttl_seconds: int | None = None) -> Claim:
+        longest = int(MAX_TTL.total_seconds())
+        if ttl_seconds and not 1 <= ttl_seconds <= longest:  # before the timedelta: 10**30 s overflows it
+            raise InvalidInputError(f"ttl_seconds must be between 1 and {longest}.")
         ttl = timedelta(seconds=ttl_seconds) if ttl_seconds else None
         return self._coordinator().claim(session_id, item, ttl)
 

@@ -156,6 +156,7 @@ class MemoryWriter:
         seen = Visibility(owner, frozenset({Status.ACTIVE}), branch=parse_branch(branch) if owner else None)
         now = self.clock()
         when = min(to_utc(occurred_at), now) if occurred_at is not None else now  # never in the future
+        expires = to_utc(expires_at) if expires_at is not None else None  # checked before anything is stored
         digest = memory_hash(scope, owner, text)
         with self.lock:
             old = self.get(supersedes) if supersedes else None
@@ -190,7 +191,7 @@ class MemoryWriter:
                 trust=trust,
                 origin=origin,
                 session=session,
-                expires_at=to_utc(expires_at) if expires_at is not None else None,
+                expires_at=expires,
                 branch=seen.branch,
             )
             # The session's last turn, looked up before this one becomes the last.
