@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,23 +64,36 @@ def confined_transcript(path: str, session_id: str, root: Path | None = None) ->
     """``path`` as a transcript graphmem may read (``client_files.confined_file``): inside ``root``
     (default: ``transcripts_root()``) once resolved, named ``<session_id>.jsonl``. Raises
     ``SessionStoreError`` saying what is wrong."""
+    return _confined(path, lambda given: _check_session(path, given, session_id), root)
+
+
+def _confined(path: str, check_name: Callable[[Path], None], root: Path | None) -> Path:
     where = (root or transcripts_root()).expanduser()
-
-    def named(given: Path) -> None:
-        if given.name != f"{session_id}.jsonl":
-            raise SessionStoreError(
-                f"transcript_path {path[:200]!r} is not the transcript of session {session_id} "
-                f"(Claude Code names it {session_id}.jsonl)."
-            )
-
     return confined_file(
         path,
         [where],
         what="The transcript",
         outside=f"Claude Code's sessions ({where}): graphmem reads nothing else. Set "
         f"{CONFIG_DIR_VARIABLE} for the daemon as Claude Code has it.",
-        check_name=named,
+        check_name=check_name,
     )
+
+
+def _check_session(path: str, given: Path, session_id: str) -> None:
+    """``SessionStoreError`` unless ``given`` is named as Claude Code names ``session_id``'s transcript."""
+    if given.name != f"{session_id}.jsonl":
+        raise SessionStoreError(
+            f"transcript_path {path[:200]!r} is not the transcript of session {session_id[:200]!r} "
+            f"(Claude Code names it {session_id[:200]}.jsonl): send the session's own transcript_path."
+        )
+
+
+def _check_transcript(given: Path) -> None:
+    """``SessionStoreError`` unless ``given`` is named as a transcript of some session."""
+    if given.suffix != ".jsonl" or not given.stem:
+        raise SessionStoreError(
+            f"transcript_path {str(given)[:200]!r} is no Claude Code transcript (<session id>.jsonl)."
+        )
 
 
 @dataclass
@@ -100,8 +113,9 @@ class ClaudeCodeTranscript(OneSessionFile):
     """One transcript file, read-only (a ``SessionReader``)."""
 
     def session(self, session_id: str) -> SessionRow | None:
-        if self._path.name != f"{session_id}.jsonl":
-            return None
+        """The session, when this file is its transcript; a transcript of another session is a
+        ``SessionStoreError`` naming the one asked for (a hook sent the wrong path)."""
+        _check_session(str(self._path), self._path, session_id)
         built = self._build()
         created = built.first or _mtime(self._path)
         updated = built.last or created
@@ -251,8 +265,9 @@ def _mtime(path: Path) -> datetime:
 
 class ClaudeCodeTranscripts:
     """Claude Code's transcripts as the ingester reads them (the ``SessionSource`` port). Each
-    read names its file; ``locate`` only checks it is a transcript graphmem may read (the session
-    id is its file name)."""
+    read names its file; ``locate`` checks it is a transcript graphmem may read, and the reader's
+    ``session`` that it is the transcript of the session asked for (its file name): ``locate`` is
+    not told which session that is."""
 
     def __init__(self, root: Path | None = None) -> None:
         self._root = root
@@ -260,7 +275,7 @@ class ClaudeCodeTranscripts:
     def locate(self, explicit: str | None) -> Path:
         if not explicit:
             raise SessionStoreError("Name the Claude Code transcript to read (the hook's transcript_path).")
-        return confined_transcript(explicit, Path(explicit).stem, self._root)
+        return _confined(explicit, _check_transcript, self._root)
 
     def open(self, path: Path) -> ClaudeCodeTranscript:
         return ClaudeCodeTranscript(path)

@@ -11,7 +11,10 @@ connections made asyncio log a traceback per failed ``accept()`` (176 MB in 70 s
 uvicorn logs a line per malformed request. Records of the ``asyncio`` and ``uvicorn``
 loggers of one kind pass ``RepeatFilter`` once per ``REPEAT_INTERVAL_S``, as one line (an
 ``OSError``'s traceback never; another error's only the first time), and the next one
-says how many were left out. graphmem's own records always pass.
+says how many were left out. A record's kind is its logger and first line and, when it
+carries an exception, that exception's type and the line it was raised at: each different
+failure behind uvicorn's "Exception in ASGI application" is logged with its traceback.
+graphmem's own records always pass.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ REPEAT_INTERVAL_S = 60.0
 # The loggers of what a client can trigger at will; graphmem's own are not throttled.
 THROTTLED = ("asyncio", "uvicorn")
 MAX_KINDS = 256  # kinds of repeated record remembered at once; the oldest goes first
-KIND_CHARS = 60  # a record's kind: its logger and the start of its first line
+KIND_CHARS = 60  # a record's kind: its logger, the start of its first line (and its exception: `_cause`)
 
 
 class RepeatFilter(logging.Filter):
@@ -56,7 +59,7 @@ class RepeatFilter(logging.Filter):
         if not record.name.startswith(THROTTLED):
             return True
         first_line = record.getMessage().split("\n", 1)[0]
-        kind = (record.name, first_line[:KIND_CHARS])
+        kind = (record.name, first_line[:KIND_CHARS] + _cause(record))
         now = self._clock()
         with self._lock:
             if now < self._until.get(kind, now):
@@ -75,6 +78,23 @@ class RepeatFilter(logging.Filter):
                 self._traced.clear()
         _one_line(record, first_line, left_out, keep_traceback=not traced, interval_s=self._interval_s)
         return True
+
+
+def _cause(record: logging.LogRecord) -> str:
+    """What failed, for a record that carries an exception: its type and the innermost frame it
+    was raised from (``KeyError@/…/graphmem/x.py:12``). uvicorn logs every failed request as
+    "Exception in ASGI application": keyed by its first line alone, one failure's traceback
+    would stand for all others' in that minute."""
+    error = record.exc_info[1] if record.exc_info else None
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:  # anyio's task groups wrap it
+        error = error.exceptions[0]
+    if error is None:
+        return ""
+    where = error.__traceback__
+    while where is not None and where.tb_next is not None:
+        where = where.tb_next
+    at = f"@{where.tb_frame.f_code.co_filename}:{where.tb_lineno}" if where is not None else ""
+    return f" {type(error).__qualname__}{at}"
 
 
 def _one_line(

@@ -150,6 +150,16 @@ async def reject(send: Send, status: int, message: str, headers: dict[str, str] 
     await send({"type": "http.response.body", "body": body})
 
 
+def internal_error(exc: BaseException) -> str:
+    """The answer to a request that failed inside graphmem: what failed, never its text (which may
+    quote a request), and where its traceback is."""
+    return (
+        f"graphmem failed on this request ({type(exc).__name__}), a bug in graphmem: its traceback "
+        "is in the daemon's log (daemon.log in graphmem's data dir, or the terminal of "
+        "`graphmem serve`); please report it with that traceback."
+    )
+
+
 class TooLarge(Exception):
     """A streamed body grew past the limit."""
 
@@ -181,8 +191,12 @@ class Guard:
             await self.app(scope, receive, send)
             return
 
+        started = False
+
         async def counted_send(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
+                started = True
                 self.metrics.http.labels(str(message["status"])).inc()
             await send(message)
 
@@ -192,7 +206,18 @@ class Guard:
             self.metrics.errors.labels(refused.kind).inc()
             await reject(counted_send, refused.status, refused.message, refused.headers)
             return
-        await self.app(scope, self._limited(receive), counted_send)
+        try:
+            await self.app(scope, self._limited(receive), counted_send)
+        except TooLarge:
+            raise  # CatchTooLarge, around the Guard, answers it with a 413
+        except Exception as exc:
+            # Starlette's error middleware, outside the Guard, would answer a bare 500 that
+            # /metrics never sees: answer it here, counted, and let the exception go on to
+            # uvicorn, which logs its traceback (``daemon_log.RepeatFilter`` keys it by cause).
+            if not started:
+                self.metrics.errors.labels("internal").inc()
+                await reject(counted_send, 500, internal_error(exc))
+            raise
 
     def check(self, scope: Scope) -> None:
         """Raise ``Refused`` unless the request may reach a route."""

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from graphmem.errors import GraphmemError
+from graphmem.errors import GraphmemError, InvalidInputError
 from graphmem.server.runtime import Runtime
 from graphmem.service.injection import (
     MAX_FILES,
@@ -40,6 +40,7 @@ from graphmem.service.injection import (
     Turn,
     TurnRequest,
 )
+from graphmem.service.inputs import parse_path
 
 if TYPE_CHECKING:
     from fastmcp import FastMCP
@@ -167,13 +168,33 @@ async def _parse(request: Request, model: type[B]) -> B:
         raise _Rejected(400, _problem(exc)) from None
 
 
+def _absolute(value: str, name: str, needs: str) -> Path:
+    """``value`` as an absolute path the system can look up, else a 400: a NUL or a part over 255
+    bytes is refused as the MCP tools and /ui refuse it (``inputs.parse_path``), never left to
+    raise ``OSError`` (ENAMETOOLONG) in the route."""
+    try:
+        path = parse_path(value, what=name)
+    except InvalidInputError as exc:
+        raise _Rejected(400, str(exc)) from None
+    if not path.is_absolute():
+        raise _Rejected(400, f"{name} {value[:200]!r} is relative: send {needs}.")
+    return path
+
+
+def _found(check: Callable[[], bool]) -> bool:
+    """``Path.is_dir`` or ``Path.is_file``, False for a path the daemon may not look up (they
+    raise EACCES where they return False for a missing one)."""
+    try:
+        return check()
+    except OSError:
+        return False
+
+
 def _directory(value: str | None) -> str | None:
     if value is None:
         return None
-    path = Path(value)
-    if not path.is_absolute():
-        raise _Rejected(400, f"directory {value!r} is relative: send OpenCode's absolute project directory.")
-    return value if path.is_dir() else None  # a directory since removed: no project, no error
+    path = _absolute(value, "directory", "OpenCode's absolute project directory")
+    return value if _found(path.is_dir) else None  # a directory since removed: no project, no error
 
 
 class IngestQueue:
@@ -273,8 +294,8 @@ def _ingest(doors: Doors, body: IngestBody, directory: str | None) -> dict[str, 
     name = "db_path" if body.client == "opencode" else "transcript_path"
     if body.client != "opencode" and (path is None or body.session_id is None):
         raise _Rejected(400, f"A {body.client} ingest names its session_id and transcript_path.")
-    if path is not None and (not Path(path).is_absolute() or not Path(path).is_file()):
-        raise _Rejected(400, f"{name} {path!r} is not an existing file: send an absolute path.")
+    if path is not None and not _found(_absolute(path, name, "an absolute path").is_file):
+        raise _Rejected(400, f"{name} {path[:200]!r} is not an existing file: send an absolute path.")
     if not doors.ingests.put(body.session_id, path, body.client):
         raise _Rejected(503, "Too many sessions wait for ingest: retry later.")
     return {"queued": True, "session_id": body.session_id}

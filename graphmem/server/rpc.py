@@ -11,8 +11,10 @@ are raised again on the CLI side.
 
 from __future__ import annotations
 
+import collections.abc
 import inspect
 import io
+import types
 import typing
 from collections.abc import Callable
 from functools import cache
@@ -32,11 +34,31 @@ def signature(method: str) -> tuple[dict[str, TypeAdapter[Any]], TypeAdapter[Any
     function = getattr(MemoryService, method)
     hints = typing.get_type_hints(function)
     params = {
-        name: TypeAdapter(hints[name])
+        name: TypeAdapter(_eager(hints[name]))
         for name in inspect.signature(function).parameters
         if name != "self" and name not in LOCAL_ONLY and not set_by_path(method, name)
     }
     return params, TypeAdapter(hints.get("return", type(None)))
+
+
+# What pydantic validates lazily, item by item as the verb iterates it.
+LAZY_ITERABLES = frozenset({collections.abc.Iterable, collections.abc.Iterator})
+
+
+def _eager(hint: Any) -> Any:
+    """``hint`` with each ``Iterable[X]`` (also inside a union) read as ``tuple[X, ...]``.
+
+    pydantic checks an ``Iterable`` only as it is iterated: a bad item (``"statuses": ["zzz"]``)
+    would raise pydantic's ``ValidationError`` inside the verb, a 500. A tuple is checked whole
+    in ``parse``, a 400 naming the argument, and the verb still gets the iterable it asks for.
+    """
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.Union[tuple(_eager(member) for member in typing.get_args(hint))]  # noqa: UP007
+    if origin in LAZY_ITERABLES:
+        (item,) = typing.get_args(hint) or (Any,)
+        return tuple[_eager(item), ...]  # type: ignore[misc]
+    return hint
 
 
 def parse(request: Any) -> tuple[str, dict[str, Any]]:
@@ -66,11 +88,25 @@ def parse(request: Any) -> tuple[str, dict[str, Any]]:
     missing = [name for name in _required(method) if name not in raw]
     if missing:
         raise InvalidInputError(f"{method} needs the argument(s): {', '.join(missing)}.")
-    try:
-        arguments = {name: params[name].validate_python(value) for name, value in raw.items()}
-    except ValidationError as exc:
-        raise InvalidInputError(f"Invalid arguments for {method}: {exc.errors()[0]['msg']}.") from None
+    arguments: dict[str, Any] = {}
+    problems = []
+    for name, value in raw.items():
+        try:
+            arguments[name] = params[name].validate_python(value)
+        except ValidationError as exc:
+            problems.append(_problem(name, value, exc))
+    if problems:  # each bad argument named, as the MCP tools name theirs
+        raise InvalidInputError(
+            f"Invalid arguments for {method}: {'; '.join(problems)}. Fix them and call again."
+        )
     return method, arguments
+
+
+def _problem(name: str, value: Any, exc: ValidationError) -> str:
+    """``statuses[0]: Input should be 'active', ... (got ['zzz'])``: the argument, the item in it."""
+    error = exc.errors()[0]
+    where = name + "".join(f"[{part}]" for part in error["loc"] if isinstance(part, int))
+    return f"{where}: {error['msg']} (got {value!r:.60})"
 
 
 @cache

@@ -110,6 +110,24 @@ def test_a_path_that_is_no_transcript_of_the_session_is_refused(root: Path, path
         confined_transcript(path, SESSION, root)
 
 
+def test_a_transcript_of_another_session_in_claude_codes_own_folder_is_refused(
+    root: Path, session: TranscriptWriter
+) -> None:
+    source = ClaudeCodeTranscripts(root)
+    reader = source.open(source.locate(str(session.path)))  # inside the folder: located
+
+    with pytest.raises(SessionStoreError, match=r"is not the transcript of session 'abc' .*abc\.jsonl"):
+        reader.session("abc")
+
+
+def test_a_file_named_as_no_transcript_is_not_located(root: Path, session: TranscriptWriter) -> None:
+    notes = session.path.with_name("notes.txt")
+    notes.write_text("private\n")
+
+    with pytest.raises(SessionStoreError, match=r"is no Claude Code transcript \(<session id>\.jsonl\)"):
+        ClaudeCodeTranscripts(root).locate(str(notes))
+
+
 def test_a_missing_transcript_says_so(root: Path) -> None:
     with pytest.raises(SessionStoreError, match="Cannot read the transcript"):
         confined_transcript(str(root / "p" / f"{SESSION}.jsonl"), SESSION, root)

@@ -68,6 +68,46 @@ def test_a_flood_of_accept_errors_is_one_line_a_minute_without_traceback(
     assert len(records) == 2 and "999 more" in records[1].getMessage()
 
 
+def asgi_failure(error: Exception) -> None:
+    """What uvicorn logs when a request's exception escapes the app."""
+    try:
+        raise error
+    except Exception:
+        logging.getLogger("uvicorn.error").error("Exception in ASGI application\n", exc_info=True)
+
+
+def raise_key_error() -> None:
+    raise KeyError("one failure")
+
+
+def test_each_different_failure_of_a_request_is_logged_once_with_its_traceback() -> None:
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    handler = Keep()
+    handler.addFilter(RepeatFilter(clock=Clock()))
+    logger = logging.getLogger("uvicorn.error")
+    logger.addHandler(handler)
+    try:
+        for _ in range(3):  # the same failure, three times in the minute: once
+            try:
+                raise_key_error()
+            except KeyError:
+                logger.error("Exception in ASGI application\n", exc_info=True)
+        asgi_failure(OSError(36, "File name too long"))
+        asgi_failure(ValueError("another failure"))
+    finally:
+        logger.removeHandler(handler)
+
+    causes = [type(r.exc_info[1]).__name__ if r.exc_info else r.getMessage() for r in records]
+    assert len(records) == 3, [r.getMessage() for r in records]
+    assert causes[0] == "KeyError" and causes[2] == "ValueError"  # their tracebacks kept
+    assert "File name too long" in records[1].getMessage()  # an OSError: one line, no traceback
+
+
 def test_graphmem_records_are_never_throttled(tmp_path: Path) -> None:
     assert all(
         RepeatFilter().filter(

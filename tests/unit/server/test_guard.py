@@ -278,3 +278,21 @@ def _refuse_three_ways(client: TestClient) -> None:
 )
 def test_host_name_drops_the_port_and_brackets(value: str, name: str) -> None:
     assert host_name(value) == name
+
+
+def test_a_failure_inside_a_route_is_a_500_counted_in_the_metrics_that_quotes_nothing(
+    fake_memory: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: Runtime) -> dict[str, Any]:
+        raise RuntimeError("a detail that may quote a request")
+
+    monkeypatch.setattr(Runtime, "status", broken)
+    with client_for(fake_memory) as client:
+        failed = client.get("/stats", headers=AUTH)
+        metrics = client.get("/metrics", headers=AUTH).text
+
+    assert failed.status_code == 500
+    assert 'graphmem_http_responses_total{status="500"} 1.0' in metrics
+    assert 'graphmem_errors_total{kind="internal"} 1.0' in metrics
+    assert "RuntimeError" in failed.json()["error"] and "daemon's log" in failed.json()["error"]
+    assert "quote a request" not in failed.text

@@ -44,6 +44,11 @@ def client(memory_service: MemoryService) -> Iterator[TestClient]:
             "Unknown argument(s) for remember: nope",
         ),
         ({"method": "recall", "arguments": {"query": ["a"]}}, "Invalid arguments for recall"),
+        ({"method": "list", "arguments": {"statuses": ["zzz"]}}, "Invalid arguments for list: statuses[0]"),
+        (
+            {"method": "select", "arguments": {"statuses": ["zzz"]}},
+            "Invalid arguments for select: statuses[0]",
+        ),
         ({"method": "drop_everything"}, "Unknown method"),
         ([1, 2], "Unknown method"),
         ("remember", "Unknown method"),

@@ -211,3 +211,27 @@ def test_the_hidden_agents_get_nothing_from_each_route_that_makes_blocks(
     for path, body in bodies.items():
         status, answer = post(client, path, {**body, "directory": project, "agent": "summary"})
         assert status == 200 and answer["skipped"] == "summary" and answer["memory_ids"] == []
+
+
+LONG_PART = "/" + "a" * 300  # one part over NAME_MAX (255 bytes): the system's lookups raise ENAMETOOLONG
+MESSAGES = [{"id": "m1", "hash": "h"}]
+
+
+@pytest.mark.parametrize(
+    ("route", "body"),
+    [
+        ("/plugin/boot", {"session_id": "ses_1", "directory": LONG_PART}),
+        ("/plugin/compaction", {"session_id": "ses_1", "directory": LONG_PART}),
+        ("/plugin/inject", {"session_id": "ses_1", "message_id": "m1", "directory": LONG_PART}),
+        ("/plugin/turn", {"session_id": "ses_1", "messages": MESSAGES, "directory": LONG_PART}),
+        ("/plugin/ingest", {"session_id": "ses_1", "db_path": LONG_PART}),
+        ("/plugin/ingest", {"client": "claude-code", "session_id": "s-1", "transcript_path": LONG_PART}),
+    ],
+)
+def test_a_path_part_over_255_bytes_is_the_400_every_surface_gives(
+    client: TestClient, route: str, body: dict[str, Any]
+) -> None:
+    status, answer = post(client, route, body)
+
+    assert status == 400, answer
+    assert "over 255 bytes, longer than any file name can be" in answer["error"]

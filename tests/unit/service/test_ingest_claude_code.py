@@ -92,3 +92,15 @@ def test_session_files_ingest_the_named_clients_session_and_refuse_an_unknown_cl
     assert files.ingest_session("claude-code", str(session.path), SESSION).sessions_ingested == 1
     with pytest.raises(InvalidInputError, match=r"from 'cursor' sessions \(known: claude-code\)"):
         files.ingest_session("cursor", str(session.path), SESSION)
+
+
+def test_a_transcript_of_another_session_is_refused_naming_the_session_asked_for(
+    memory_service: MemoryService, root: Path, git_project: str
+) -> None:
+    other = TranscriptWriter(root, SESSION, git_project)  # in Claude Code's own folder
+    other.user("We decided to read someone else's session.")
+    files = SessionFiles({"claude-code": ingester(memory_service, root)})
+
+    with pytest.raises(SessionStoreError, match="is not the transcript of session 'abc'"):
+        files.ingest_session("claude-code", str(other.path), "abc")
+    assert stored(memory_service) == []
