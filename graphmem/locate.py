@@ -161,3 +161,5 @@ def _parse_config(path: Path, handle: BinaryIO) -> dict[str, Any]:
         return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}.") from exc
+    except RecursionError:  # arrays or tables nested thousands deep
+        raise ConfigError(f"{path} is nested too deep to be a config file.") from None

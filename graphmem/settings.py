@@ -492,6 +492,8 @@ def load_settings(**overrides: Any) -> Settings:
         ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{default_config_file()} is not valid TOML: {exc}.") from exc
+    except RecursionError:  # arrays or tables nested thousands deep
+        raise ConfigError(f"{default_config_file()} is nested too deep to be a config file.") from None
 
 
 def unknown_settings(config: dict[str, Any] | None = None) -> list[str]:

@@ -105,6 +105,7 @@ def test_with_nothing_set_the_store_is_in_the_user_data_dir(config: Path) -> Non
         "api_key = 12\n",
         'data_dir = "/x"\ndata_dir = "/y"\n',
         '[embedding]\nquantized_queries = "sometimes"\n',
+        "data_dir = " + "[" * 5000,  # nested too deep for the parser: RecursionError
     ],
 )
 def test_a_config_file_both_refuse_is_a_config_error_naming_the_file(config: Path, text: str) -> None:
