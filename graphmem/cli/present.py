@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
-from graphmem.cli.terminal import CONTROLS
+from graphmem.cli.terminal import CONTROLS, visible
 from graphmem.core.branches import on_branch
 from graphmem.core.models import Hit, LoginRole, MemoryRecord, Status
 from graphmem.core.provenance import Origin, label, origin_of
@@ -80,19 +80,20 @@ def report(found: Any, format_report: Callable[[Any], str], *, as_json: bool) ->
 
 
 def note(message: str) -> None:
-    """A line for the person at the terminal, on stderr."""
-    click.echo(message, err=True)
+    """A line for the person at the terminal, on stderr: what it quotes (a name, a path, a line of
+    a file) drives no terminal (``cli/terminal.py``)."""
+    click.echo(visible(message), err=True)
 
 
 def error(exc: GraphmemError) -> None:
     """``error: <message>`` on stderr, then the per-line problems of an import file."""
-    click.echo(f"error: {exc}", err=True)
+    note(f"error: {exc}")
     if isinstance(exc, ImportFileError):
         for line, message in exc.problems[:MAX_PROBLEMS_SHOWN]:
-            click.echo(f"line {line}: {message}", err=True)
+            note(f"line {line}: {message}")
         hidden = len(exc.problems) - MAX_PROBLEMS_SHOWN
         if hidden > 0:
-            click.echo(f"... and {hidden} more invalid lines", err=True)
+            note(f"... and {hidden} more invalid lines")
 
 
 def one_line(text: str, limit: int) -> str:

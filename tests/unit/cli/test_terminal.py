@@ -42,3 +42,13 @@ def test_json_escapes_every_control_and_reads_back_the_same_text(capsys: pytest.
     printed = capsys.readouterr().out
     assert terminal.CONTROLS.search(printed.replace("\n", "")) is None
     assert json.loads(printed) == {"text": HOSTILE}
+
+
+def test_an_error_that_quotes_hostile_text_drives_no_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    from graphmem.errors import ImportFileError
+
+    present.error(ImportFileError(f"bad file {HOSTILE}", [(3, f"not JSON: {HOSTILE}")]))
+
+    printed = capsys.readouterr().err
+    assert terminal.CONTROLS.search(printed) is None
+    assert "bad file fix ␛]52;" in printed and "line 3: not JSON: fix ␛]52;" in printed
