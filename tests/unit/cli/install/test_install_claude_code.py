@@ -6,20 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-from support.client_cli import COMMAND, Invoke, client_cli
-
-
-@pytest.fixture
-def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    return client_cli(tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    directory = tmp_path / "shop"
-    directory.mkdir()
-    return directory
+from support.client_cli import COMMAND, Invoke
 
 
 def test_dry_run_shows_the_diff_and_writes_nothing(invoke: Invoke, project: Path) -> None:

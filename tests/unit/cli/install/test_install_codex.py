@@ -5,8 +5,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
-import pytest
-from support.client_cli import COMMAND, Invoke, client_cli
+from support.client_cli import COMMAND, Invoke
 
 from graphmem.adapters import agents_md, codex_config
 
@@ -29,18 +28,6 @@ command = "notify-send done"
 [projects."/home/me/shop"]
 trust_level = "trusted"
 """
-
-
-@pytest.fixture
-def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    return client_cli(tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    directory = tmp_path / "shop"
-    directory.mkdir()
-    return directory
 
 
 def config_of(path: Path) -> dict[str, object]:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from support.client_cli import Invoke, client_cli
+from support.client_cli import Invoke
 
 CLIENTS = ("opencode", "claude-code", "codex")
 ONE_MIB = 1024 * 1024  # the most graphmem reads of a client's file
@@ -26,18 +26,6 @@ INSTALLED = {
     ".mcp.json": '{"mcpServers": {"graphmem": {"type": "stdio", "command": "graphmem"}}}\n',
     "AGENTS.md": "# mine\n\n<!-- graphmem:start for opencode, codex -->\nold\n<!-- graphmem:end -->\n",
 }
-
-
-@pytest.fixture
-def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    return client_cli(tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    directory = tmp_path / "shop"
-    directory.mkdir()
-    return directory
 
 
 @pytest.fixture

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from support.client_cli import COMMAND, Invoke, client_cli
+from support.client_cli import COMMAND, Invoke
 
 from graphmem.adapters import agents_md, jsonc, opencode_config
 
 ENTRY = {"type": "local", "command": COMMAND, "enabled": True, "timeout": 10000}
-DOCS = Path(__file__).resolve().parents[3] / "docs" / "opencode.md"
+DOCS = Path(__file__).resolve().parents[4] / "docs" / "opencode.md"
 HINT = "Restart OpenCode; `opencode mcp list` should show graphmem connected."
 PLUGIN = Path(".opencode") / "plugins" / "graphmem.js"
 USER_JSONC = """\
@@ -21,18 +21,6 @@ USER_JSONC = """\
   "share": "disabled", /* no links */
 }
 """
-
-
-@pytest.fixture
-def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    return client_cli(tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    directory = tmp_path / "shop"
-    directory.mkdir()
-    return directory
 
 
 def config_of(path: Path) -> object:
