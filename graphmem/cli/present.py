@@ -19,7 +19,7 @@ import click
 
 from graphmem.cli.terminal import CONTROLS, visible
 from graphmem.core.branches import on_branch
-from graphmem.core.models import Hit, LoginRole, MemoryRecord, Status
+from graphmem.core.models import Hit, LoginRole, MemoryRecord, Status, Trust
 from graphmem.core.provenance import Origin, label, origin_of
 from graphmem.core.timeparse import format_age, utc_now
 from graphmem.core.views import entity_view, hit_view, link_view, memory_view, why
@@ -129,6 +129,11 @@ def remembered_json(result: RememberResult, *, now: datetime) -> dict[str, Any]:
 # -- recall ---------------------------------------------------------------------
 
 
+# A memory stored as low trust (its text read like an injection or a destructive command): said
+# wherever it is shown, as the plugin's block and the context bundle mark it.
+LOW_TRUST = "low trust"
+
+
 # ``semantic_ready: false``: the query has no vector yet (the model loads), or memories wait for
 # theirs (after a bootstrap or an import; ``graphmem status`` counts them).
 NOT_EMBEDDED = (
@@ -155,6 +160,7 @@ def hit_details(hit: Hit, *, now: datetime) -> str:
     if record.status is not Status.ACTIVE:
         parts.append(record.status.value)
     parts += [format_age(record.created_at, now=now), f"from {provenance(record)}"]
+    parts += [LOW_TRUST] if record.trust is Trust.LOW else []
     parts += [record.stale] if record.stale else []
     parts += [on_branch(record.branch)] if record.branch else []
     parts += [f"score {hit.score:.2f}", f"why: {why(hit)}"]
@@ -211,6 +217,7 @@ def detail(found: MemoryDetail, *, now: datetime) -> None:
     if record.reinforced:
         facts.append(f"reinforced {record.reinforced}×")
     facts.append(f"from {provenance(record)}")
+    facts += [LOW_TRUST] if record.trust is Trust.LOW else []
     click.echo(" · ".join(facts))
     if record.stale:
         click.echo(f"note: {record.stale}")
@@ -235,6 +242,7 @@ def memory_lines(records: Iterable[MemoryRecord], *, now: datetime) -> None:
         flags = [] if record.status is Status.ACTIVE else [record.status.value]
         flags += [record.stale] if record.stale else []
         flags += [on_branch(record.branch)] if record.branch else []
+        flags += [LOW_TRUST] if record.trust is Trust.LOW else []
         status = f" ({'; '.join(flags)})" if flags else ""
         age = format_age(record.created_at, now=now)
         click.echo(

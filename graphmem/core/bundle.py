@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from graphmem.core.branches import on_branch
-from graphmem.core.models import GITLAB_KINDS, Category, Entity, Hit, Status
-from graphmem.core.provenance import Origin, label, origin_of
+from graphmem.core.models import GITLAB_KINDS, Category, Entity, Hit, Status, Trust
+from graphmem.core.provenance import LOW_TRUST_MARK, Origin, label, origin_of
 from graphmem.core.text import estimate_tokens, inert
 from graphmem.core.timeparse import format_age
 from graphmem.core.views import entity_view, why
@@ -173,6 +173,8 @@ def _line(hit: Hit, now: datetime, stale: str | None = None, *, labelled: bool =
     suffix = f" ({', '.join(flags)})" if flags else ""
     age = format_age(hit.memory.created_at, now=now)
     kind = f"[{hit.memory.category.value}] " if labelled else ""
+    if hit.memory.trust is Trust.LOW:  # as the plugin's block marks it (core/injection.py)
+        kind = f"{LOW_TRUST_MARK} {kind}"
     reason = f"{hit.reason}; " if hit.reason else ""
     text = inert(hit.memory.text)  # one line, with no look-alike of an origin mark
     return f"- {kind}{text}{suffix} — {reason}from {label(hit.memory)}, {age}, `{hit.memory.id}`"

@@ -153,6 +153,11 @@ def label(record: MemoryRecord) -> str:
     return text
 
 
+# The mark of a memory stored as low trust (an injection-like or destructive text): shown before
+# it wherever a memory is given to a model or a person, so its text is never read as an order.
+LOW_TRUST_MARK = "[low trust]"
+
+
 def origin_mark(record: MemoryRecord) -> str:
     """The mark an injected line carries: ``[from the user]``, ``[proposed by an agent, unconfirmed]``."""
     if record.status is Status.PROPOSED:

@@ -12,7 +12,7 @@ from click.testing import Result
 
 from graphmem.cli import main, present
 from graphmem.cli.present import provenance
-from graphmem.core.models import Category, Hit, LoginRole, MemoryRecord, Scope
+from graphmem.core.models import Category, Hit, LoginRole, MemoryRecord, Scope, Trust
 from graphmem.service.results import MemoryDetail, RecallResult, Stats
 
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
@@ -114,3 +114,14 @@ def test_recall_says_when_search_by_meaning_is_incomplete_and_why(
         assert stderr == ""
     else:  # not only the model: memories waiting for their vectors (a bootstrap's) say so too
         assert "waiting for their vectors" in stderr and "the model loading" in stderr
+
+
+def test_a_low_trust_memory_says_so_wherever_it_is_shown(capsys: pytest.CaptureFixture[str]) -> None:
+    low = replace(record("opencode", session="ses_ab"), trust=Trust.LOW)
+
+    present.detail(MemoryDetail(low, (), ()), now=NOW)
+    present.memory_lines([low], now=NOW)
+    present.hits(RecallResult("q", "hybrid", [Hit(low, 1.0, ())]), now=NOW)
+
+    shown = capsys.readouterr().out.splitlines()
+    assert [line for line in shown if "low trust" in line] == [shown[2], shown[3], shown[5]]
