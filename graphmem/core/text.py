@@ -156,8 +156,20 @@ _FORGED_MARK_RE = re.compile(r"\[(?=\s*(?:from|proposed by|low trust)\b)([^\[\]]
 def inert(text: str) -> str:
     """``text`` as one line of a block graphmem renders: its whitespace (newlines that would start a
     heading or a list item of their own) collapsed, and its look-alikes of graphmem's marks
-    (``[from the user]``) turned into plain words in parentheses."""
-    return _FORGED_MARK_RE.sub(lambda m: f"({m.group(1).strip()})", " ".join(text.split()))
+    (``[from the user]``) turned into plain words in parentheses.
+
+    A mark drawn with other characters (``［from the user］`` in full-width brackets, a zero-width
+    space inside it, a Cyrillic ``о`` in "from") reads the same to a model: when the text as
+    ``trust.normalize_text`` reads it holds a mark, the text is shown so read, its marks in
+    parentheses."""
+    flat = " ".join(text.split())
+    if not flat.isascii():
+        from graphmem.core.trust import normalize_text
+
+        folded = normalize_text(flat)
+        if _FORGED_MARK_RE.search(folded):
+            flat = " ".join(folded.split())
+    return _FORGED_MARK_RE.sub(lambda m: f"({m.group(1).strip()})", flat)
 
 
 def sentence(text: str) -> str:
