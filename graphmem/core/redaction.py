@@ -182,6 +182,16 @@ _PROSE_PASSWORD_RE = re.compile(
     r"[\"'`]?)(?P<secret>[^\s\"'`]{5,127}[^\s\"'`.,;:)])",
     re.IGNORECASE,
 )
+# "use my password hunter2 for the staging admin", "set the password to hunter2", "my pass is
+# hunter2", "pw is hunter2": no "is", ":" or "=" after "password", or a short name ("pass", "pw",
+# "pwd") with one. Prose too, so only a value that reads like a password (``_loose_password``):
+# "reset your password to continue" and "use a password manager" stay.
+_LOOSE_PASSWORD_RE = re.compile(
+    r"(?P<head>\b(?:(?:password|passwd|passphrase)(?:\s+(?:to|is|was|will\s+be)\s+|\s+)"
+    r"|(?:pass|pw|pwd)(?:\s+(?:is|was|will\s+be)\s+|\s*:\s+))[\"'`]?)"
+    r"(?P<secret>[^\s\"'`]{5,127}[^\s\"'`.,;:)])",
+    re.IGNORECASE,
+)
 # "the API key is 23a1cb8f...", "my token: 9fQ2...", "our api key for the geocoder is 3f9a...":
 # prose, so only a value that looks generated.
 _PROSE_KEY_RE = re.compile(
@@ -235,7 +245,7 @@ _SECRET_WORDS = (
     "signing_key", "signing-key", "signingkey", "encryption_key", "encryption-key", "master_key",
     "master-key", "session_key", "session-key", "passcode",
 )  # fmt: skip
-_ASSIGNMENT_HINTS = ("pass", "pwd", "secret", "token", "key", "credential")
+_ASSIGNMENT_HINTS = ("pass", "pw", "secret", "token", "key", "credential")
 
 
 def _sub_whole(token: TokenFormat, text: str, found: list[str]) -> str:
@@ -343,6 +353,21 @@ def _prose_password(value: str) -> bool:
 
 def _prose_password_kind(_head: str, value: str) -> str | None:
     return "password" if _prose_password(value) else None
+
+
+# What may follow "password" in prose and mixes letters with digits: a hash, a cipher, an
+# encoding or a version ("store the password SHA-256 hashed", "the password argon2id hash").
+_NAMED_SCHEME_RE = re.compile(
+    r"(?:argon2(?:id|i|d)?|bcrypt|scrypt|pbkdf2|sha-?\d+|md5|aes-?\d+|utf-?\d+|base\d+|v?\d+(?:\.\d+)+)"
+    r"(?:[-_][\w-]*)?",
+    re.IGNORECASE,
+)
+
+
+def _loose_password_kind(_head: str, value: str) -> str | None:
+    """A word right after "password" (or "pass is", "pw is") that reads like a password: the
+    prose rule's test, and no hash, cipher or version name."""
+    return "password" if _prose_password(value) and not _NAMED_SCHEME_RE.fullmatch(value) else None
 
 
 def _prose_key(value: str) -> bool:
@@ -470,6 +495,7 @@ def redact(text: str) -> Redaction:
     if hinted and any(word in lowered for word in _ASSIGNMENT_HINTS):
         out = _sub_value(_PROSE_PASSWORD_RE, _prose_password_kind, out, found, _prose_placeholder)
         out = _sub_value(_ASSIGNMENT_RE, _assignment, out, found)
+        out = _sub_value(_LOOSE_PASSWORD_RE, _loose_password_kind, out, found, _prose_placeholder)
         out = _sub_value(
             _PROSE_KEY_RE, lambda head, value: _prose_kind(head) if _prose_key(value) else None, out, found
         )

@@ -251,6 +251,9 @@ class Ingester:
         if _Mark.parse(self._meta.get_meta(key)).updated_ms >= row.time_updated_ms:
             report.sessions_unchanged += 1
             return True
+        if row.parent_id is not None:
+            self._subagent(row, key, report)
+            return True
         now_ms = _ms(self._clock())
         age_s = (now_ms - row.time_updated_ms) / 1000
         if not explicit and age_s < self._options.idle_seconds:
@@ -278,6 +281,18 @@ class Ingester:
             self._meta.set_meta(key, mark.dump())
         report.sessions_ingested += 1
         return True
+
+    def _subagent(self, row: SessionRow, key: str, report: IngestReport) -> None:
+        """A subagent's session (a child: OpenCode's ``task`` tool, ``parent_id`` set): its "user"
+        turns are the prompt the parent agent wrote, never a person's words, so nothing is learned
+        from it -- as Claude Code's sidechain lines and a Codex subagent's turns teach nothing. The
+        session is marked read, so the next run does not look at it again until it changes."""
+        with self._lock:
+            mark = _Mark.parse(self._meta.get_meta(key))
+            if mark.updated_ms < row.time_updated_ms:
+                mark.updated_ms = row.time_updated_ms
+                self._meta.set_meta(key, mark.dump())
+        report.sessions_subagent += 1
 
     def _extract(self, transcript: Transcript, run: _Run) -> list[Learned]:
         if self._llm is not None and run.llm_used < self._options.llm_max_sessions_per_run:

@@ -117,6 +117,7 @@ class IngestReport:
     sessions_unchanged: int = 0  # stored before and not changed since
     sessions_pending: int = 0  # still active or being written: the next run looks again
     sessions_skipped: int = 0  # unreadable this time (locked, corrupt): the next run retries
+    sessions_subagent: int = 0  # a subagent's (child) sessions: nothing learned from them
     skipped_parts: int = 0  # parts with corrupt JSON, left out
     memories: dict[str, int] = field(default_factory=dict)  # new memories by category
     reinforced: int = 0  # learned items that repeated a stored memory

@@ -113,6 +113,26 @@ def test_a_pgpass_line_keeps_host_database_and_user() -> None:
     assert result.text == "db.internal:5432:shop:app:[REDACTED:password]"
 
 
+# A password in a sentence with no "is", ":" or "=" after "password", or after a short name. Fake values.
+LOOSE_PASSWORDS = [
+    "From now on, use my password hunter2 for the staging admin.",
+    "log in with password hunter2",
+    "the admin password hunter2 works",
+    "set the password to hunter2",
+    "my pass is hunter2",
+    "pw is hunter2",
+    "Passwd hunter2 for the old box",
+]
+
+
+@pytest.mark.parametrize("text", LOOSE_PASSWORDS)
+def test_a_password_after_the_bare_word_is_redacted(text: str) -> None:
+    result = redact(text)
+    assert "hunter2" not in result.text
+    assert result.kinds == ("password",)
+    assert result.text == text.replace("hunter2", placeholder("password"))
+
+
 # Prose about secrets and look-alikes of the shapes above: none is a secret.
 PROSE_ABOUT_SECRETS = [
     "the password field is required",
@@ -134,6 +154,14 @@ PROSE_ABOUT_SECRETS = [
     "2001:db8:85a3:8d3:1319:8a2e:370:7348",
     "00:1a:2b:3c:4d:5e",
     "meeting at 10:30:45",
+    "reset your password to continue",
+    "use a password manager",
+    "password reset emails are slow",
+    "store the password SHA-256 hashed",
+    "the password argon2id hash is slow on CI",
+    "bump the password v2.1 policy",
+    "my pass is in the vault",
+    "pw is required",
 ]
 
 
