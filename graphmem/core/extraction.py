@@ -4,7 +4,8 @@ Pure functions over ``Transcript``; no I/O, no model. Precision matters more tha
 recall: a rule that is not sure says nothing. What the rules read:
 
 - the user's own sentences (decisions, blockers, preferences, directives, facts),
-  after code blocks, quoted lines and log lines are dropped and secrets redacted;
+  after code blocks, quoted lines, quotations, text behind a reporting frame ("The page
+  said:") and log lines are dropped and secrets redacted;
 - an assistant's suggestion of a decision only when the user's next message
   confirms it ("yes, do it");
 - the session's shell runs: a command that worked after a similar one failed
@@ -84,6 +85,29 @@ _REPORTED_RE = re.compile(
     r"\b(?:said|says|told\s+(?:me|us)|claims?|claimed|thinks|suggested|mentioned|according\s+to|heard"
     r"|apparently|rumou?red|supposedly|wants\s+us|asked\s+(?:me|us))\b",
     re.IGNORECASE,
+)
+# What makes a suggestion sentence someone else's advice, relayed ("the page says we should ...").
+_RELAYED_RE = re.compile(
+    r"\b(?:recommends?|recommended|suggests|advises?|advised|writes|wrote|states|reads|contains|per\s+the)\b",
+    re.IGNORECASE,
+)
+# A quotation: "...", “...”, or '...' (an apostrophe inside a word does not open or close one).
+_QUOTATION_RE = re.compile(
+    r"\"[^\"]{1,4000}\"|“[^”]{1,4000}”|(?<!\w)'(?:[^'\n]|(?<=\w)'(?=\w)){1,4000}?'(?!\w)"
+)
+_QUOTED_SENTENCE_RE = re.compile(r"[.!?;:](?:\s|$)|\n")
+_QUOTED = "\x00"  # stands for a dropped quotation until the sentence holding it is dropped too
+# A reporting frame: what follows its colon (the rest of the line, then the next paragraph) is
+# someone else's text: "The page said:", "I pasted this from the issue:", "here is what Sam wrote:".
+_FRAME_RE = re.compile(
+    r"""(?:\b(?:said|says|wrote|writes|contains?|reads|states|stated|claims?|claimed|suggests|suggested
+        |recommends|recommended|replied|replies|answered|posted|pasted|copied|quoted|quoting|forwarded
+        |told\s+(?:me|us))\b
+      | \bfrom\s+(?:the|this|that|their|his|her|its|a|an|our|my)\s+(?:[\w-]+\s+){0,2}?
+        (?:issue|page|readme|docs?|documentation|bot|ticket|thread|comments?|e-?mail|mail|chat|slack|post
+        |article|blog|site|website|pr|mr|review|wiki|forum|answer|message|tweet|discussion|changelog)\b
+    )[^:\n.!?]{0,80}:(?=\s|$)""",
+    re.IGNORECASE | re.VERBOSE,
 )
 _NEGATED_BEFORE_RE = re.compile(r"\b(?:not|no\s+longer|n't|never|no)\s+(?:\w+\s+)?$", re.IGNORECASE)
 # An object that only points back ("go with that", "use option 2"): not self-contained.
@@ -203,7 +227,8 @@ _RULES: tuple[_Rule, ...] = (
     _rule(
         "preference.prefer",
         Category.PREFERENCE,
-        r"\b(?:i|we)(?:\s+really|\s+strongly|\s+generally|\s+usually)?(?:\s+prefer|'d\s+rather|\s+would\s+rather)"
+        # at the start (after fillers): "This is what the page contains: I prefer ..." is not a preference
+        r"^(?:i|we)(?:\s+really|\s+strongly|\s+generally|\s+usually)?(?:\s+prefer|'d\s+rather|\s+would\s+rather)"
         r"\s+(?P<obj>\S.*)",
     ),
     _rule(
@@ -243,6 +268,20 @@ _SUGGESTION_RE = re.compile(
     r"\b(?:i'?d\s+(?:suggest|recommend|propose)|i\s+(?:suggest|recommend|propose)|let'?s|we\s+should)\s+"
     r"(?:that\s+)?(?:we\s+)?(?P<obj>(?:go\s+with|use|switch\s+to|move\s+to|adopt|stick\s+with)\s+\S.+?"
     rf"\s+{_INSTEAD}\s+\S.*)",
+    re.IGNORECASE,
+)
+# A proposal the assistant asks about: "Shall we use tenacity for the retries?"
+_PROPOSAL_RE = re.compile(
+    r"^(?:(?:shall|should)\s+(?:we|i)|how\s+about\s+we|(?:do\s+you\s+)?want\s+me\s+to)\s+"
+    r"(?P<obj>(?:go\s+with|use|switch\s+to|move\s+to|adopt|stick\s+with)\s+[^?]+?)\s*\?$",
+    re.IGNORECASE,
+)
+# A closing question that asks for the go-ahead on the sentence before it: "Shall I go ahead?"
+_GO_AHEAD_RE = re.compile(
+    r"^(?:(?:shall|should|can|may)\s+i|(?:do\s+you\s+)?want\s+me\s+to|ok(?:ay)?|sounds?\s+good|agreed"
+    r"|alright|all\s+right)(?:\s+(?:go\s+ahead|proceed|start|do\s+(?:it|that|this|so)"
+    r"|make\s+(?:the|that|this)\s+change|apply\s+(?:it|that|this|the\s+change)))?(?:\s+with\s+(?:it|that|this))?"
+    r"\s*\?$",
     re.IGNORECASE,
 )
 
@@ -300,17 +339,45 @@ def _confirms(text: str) -> bool:
 
 
 def statements(text: str) -> Iterator[str]:
-    """The prose sentences of a message: code blocks, quotes, logs and indented lines dropped."""
-    prose = _FENCE_RE.sub("\n", text)
+    """The prose sentences of a message that are the writer's own words.
+
+    Dropped, and decided on the message's structure before it is split into sentences
+    (so no sentence of a quotation reaches a rule without its frame): code blocks,
+    quoted (``>``), indented and log lines; a quotation of a sentence ("...", “...”,
+    '...') together with the sentence that holds it; and what a reporting frame
+    introduces ("The page said:", "I pasted this from the issue:"): the rest of the
+    frame's line and the lines after it up to the end of the next paragraph.
+    """
+    prose = _QUOTATION_RE.sub(_drop_quotation, _FENCE_RE.sub("\n", text))
+    reported = ""  # "next": a frame ended a line; "in": inside the paragraph it introduced
     for line in prose.splitlines():
-        if not line.strip() or _QUOTE_LINE_RE.match(line) or _INDENTED_RE.match(line):
+        if not line.strip():
+            reported = "" if reported == "in" else reported
             continue
-        if _LOG_LINE_RE.match(line):
+        if reported:
+            reported = "in"
             continue
-        for part in _SENTENCE_END_RE.split(line):
+        if _QUOTE_LINE_RE.match(line) or _INDENTED_RE.match(line) or _LOG_LINE_RE.match(line):
+            continue
+        frame = _FRAME_RE.search(line)
+        if frame is not None:
+            reported = "in" if line[frame.end() :].strip() else "next"
+            # the sentences before the frame's own stay; the frame's sentence is a report
+            line = line[: frame.start()]
+        parts = _SENTENCE_END_RE.split(line)
+        for part in parts[:-1] if frame is not None else parts:
             part = part.strip()
-            if part and len(part) <= MAX_SENTENCE_CHARS:
+            if part and len(part) <= MAX_SENTENCE_CHARS and _QUOTED not in part:
                 yield part
+
+
+def _drop_quotation(match: re.Match[str]) -> str:
+    """A quoted sentence becomes a mark that drops its sentence; a quoted word or name stays."""
+    inside = match.group(0)[1:-1]
+    if not _QUOTED_SENTENCE_RE.search(inside) and len(words(inside)) < 6:
+        return match.group(0)
+    end = inside.rstrip()[-1:]
+    return _QUOTED + (end if end in ".!?" else "")
 
 
 def _from_user(message: SessionMessage, text: str) -> list[Learned]:
@@ -363,23 +430,57 @@ def _is_fact(body: str) -> bool:
 
 
 def _from_suggestion(message: SessionMessage) -> list[Learned]:
-    found = []
-    for raw in statements(_visible(message)):
-        match = _SUGGESTION_RE.search(raw)
-        if match is None or _is_question(raw):
-            continue
-        obj = match.group("obj")
-        main = re.split(r"\bbecause\b", obj, maxsplit=1, flags=re.IGNORECASE)[0]
-        if _HEDGE_RE.search(main) or _VAGUE_OBJECT_RE.match(obj):
-            continue
-        text = "Decided: " + obj
-        found.append(
-            _learned(
-                Category.DECISION, text, message, "decision.confirmed-suggestion", looks_like_injection(raw)
-            )
-        )
-        break  # one suggestion per message: the user confirmed one thing
-    return found
+    """The one suggestion a user's short "yes" confirms, as a decision.
+
+    Which sentence a bare "ok" answers: the message's last one (a suggestion, or a
+    proposal asked as a question: "Shall we use tenacity for the retries?"), or the
+    one before a closing go-ahead question ("... instead of X. Shall I go ahead?").
+    A suggestion earlier in a message that ends on something else (a status report:
+    "Tests pass now.") is not what the user confirmed; this keeps every confirmed
+    suggestion of the tests and the labelled sessions, which end on their suggestion.
+    """
+    sentences = list(statements(_visible(message)))
+    if not sentences:
+        return []
+    raw = sentences[-1]
+    obj = _proposed(raw)
+    if obj is None:
+        if len(sentences) > 1 and _GO_AHEAD_RE.match(_strip_filler(raw)):
+            raw = sentences[-2]
+        obj = _suggested(raw)
+    if obj is None:
+        return []
+    text = "Decided: " + obj
+    if len(words(text)) < MIN_SENTENCE_WORDS:
+        return []
+    rule = "decision.confirmed-suggestion"
+    return [_learned(Category.DECISION, text, message, rule, looks_like_injection(raw))]
+
+
+def _suggested(raw: str) -> str | None:
+    """What an assistant's sentence suggests doing, unless it relays someone else's advice."""
+    match = _SUGGESTION_RE.search(raw)
+    if match is None or _is_question(raw):
+        return None
+    obj = match.group("obj")
+    main = re.split(r"\bbecause\b|\bsince\b", obj, maxsplit=1, flags=re.IGNORECASE)[0]
+    frame = raw[: match.start()]  # "The fetched page says we should ...": the page's advice
+    if _REPORTED_RE.search(frame) or _RELAYED_RE.search(frame) or _REPORTED_RE.search(main):
+        return None
+    if _HEDGE_RE.search(main) or _VAGUE_OBJECT_RE.match(obj):
+        return None
+    return obj
+
+
+def _proposed(raw: str) -> str | None:
+    """What an assistant's closing question proposes ("Shall we use X for Y?"), if one clear thing."""
+    match = _PROPOSAL_RE.match(_strip_filler(raw))
+    if match is None:
+        return None
+    obj = match.group("obj")
+    if re.search(r"\bor\b", obj, re.IGNORECASE) or _HEDGE_RE.search(obj) or _REPORTED_RE.search(obj):
+        return None  # "use tenacity or backoff?": a "yes" does not say which
+    return None if _VAGUE_OBJECT_RE.match(obj) else obj
 
 
 def _strip_filler(text: str) -> str:
