@@ -100,7 +100,8 @@ def _walk_paths(root: Path, denied: list[str]) -> list[str]:
 
     def refused(error: OSError) -> None:
         if isinstance(error, PermissionError) and error.filename is not None:
-            denied.append(Path(error.filename).relative_to(root).as_posix() + "/")
+            folder = Path(error.filename).relative_to(root).as_posix()
+            denied.append("" if folder == "." else folder + "/")  # "": the whole project
 
     for directory, dirs, names in os.walk(root, onerror=refused, followlinks=False):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in VENDORED_DIRS)

@@ -59,9 +59,14 @@ class SourceListing:
     files: list[SourceFile] = field(default_factory=list)
     docs: list[str] = field(default_factory=list)  # every listed path (for docs and manifests)
     skipped: Counter[str] = field(default_factory=Counter)
-    # Paths this user may not read now (a folder's end with "/"): what the store holds of them is
-    # kept as it is, not taken for removed (a folder made unreadable for a moment is not deleted).
+    # Paths this user may not read now (a folder's end with "/", the project's own is ""): what the
+    # store holds of them is kept as it is, not taken for removed (a folder made unreadable for a
+    # moment is not deleted).
     denied: list[str] = field(default_factory=list)
+
+    def may_hold(self, path: str) -> bool:
+        """Whether ``path`` may still be there, unseen: it is, or is under, a denied path."""
+        return any(path == d or ((d == "" or d.endswith("/")) and path.startswith(d)) for d in self.denied)
 
 
 @dataclass(frozen=True, slots=True)

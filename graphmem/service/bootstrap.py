@@ -202,9 +202,7 @@ class Bootstrapper:
             scan.parser.close()  # its processes' memory, before the pass stores what they parsed
         history = reading.result()
         removed = sorted(
-            path
-            for path in set(known) - {f.path for f in listing.files}
-            if not any(path == d or (d.endswith("/") and path.startswith(d)) for d in listing.denied)
+            path for path in set(known) - {f.path for f in listing.files} if not listing.may_hold(path)
         )
         report.files = len(listing.files)
         report.parsed, report.removed, report.skipped = len(changed), len(removed), dict(skipped)

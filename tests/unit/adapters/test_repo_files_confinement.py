@@ -169,3 +169,18 @@ def test_a_folder_this_user_may_not_enter_is_listed_as_denied_not_as_gone(
     assert done.returncode == 0, done.stderr
     # git lists the file from its index; a walk only sees the folder it may not enter.
     assert done.stdout.split("\n")[0] == f"['main.py'] {['src/app.py'] if tracked else ['src/']}"
+
+
+@pytest.mark.skipif(bool(AS_A_USER) and shutil.which("setpriv") is None, reason="needs util-linux's setpriv")
+def test_a_project_this_user_may_not_enter_is_denied_whole(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(root, "main.py", "print(1)\n")
+    root.chmod(0)
+    try:
+        command = [*AS_A_USER, sys.executable, "-c", LIST, str(root)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+    finally:
+        root.chmod(0o755)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "[] ['']"  # nothing of what the store holds is taken for removed

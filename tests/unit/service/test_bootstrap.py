@@ -263,15 +263,18 @@ def test_a_removed_file_leaves_the_code_graph(repo: Repo) -> None:
     assert (report.removed, report.symbols) == (1, 0)
 
 
-@pytest.mark.parametrize("denied", ["src/app.py", "src/"])
-def test_a_file_this_user_may_not_read_now_is_kept_not_removed(repo: Repo, denied: str) -> None:
+@pytest.mark.parametrize(
+    ("denied", "removed"),
+    [("src/app.py", 0), ("src/", 0), ("", 0), ("src/app", 1), ("sr/", 1)],  # "": the whole project
+)
+def test_a_file_this_user_may_not_read_now_is_kept_not_removed(repo: Repo, denied: str, removed: int) -> None:
     repo.bootstrap()
     del repo.files.files["src/app.py"]  # not listed: its folder may not be entered (chmod 000)
     repo.files.denied = [denied]
 
     report = repo.bootstrap()
 
-    assert (report.removed, report.symbols) == (0, 1)
+    assert (report.removed, report.symbols) == (removed, 1 - removed)
 
 
 def test_agent_instructions_become_directives_once(repo: Repo) -> None:
