@@ -5,7 +5,7 @@ Two classes implement it, and mypy holds both to it: ``MemoryService``
 (``graphmem/server/remote.py``), the same verbs sent to the daemon that holds the store,
 whose methods are made from the declarations here (``RemoteVerb``). It declares the verbs
 of the table (``graphmem/server/verbs.py``) that ``/rpc`` serves, plus what every memory
-has: its project and branch, ``bound``, ``warm_up`` and ``close``
+has: its project and branch, ``bound``, ``warm_up``, ``embeds_on_read`` and ``close``
 (tests/unit/test_api.py keeps the three in step).
 
 Each verb's doc is written here and only here: both classes subclass ``Memory``, so ``help``
@@ -86,6 +86,12 @@ class Memory(Protocol):
 
     def warm_up(self) -> None:
         """Start loading what recall needs (the embedding model) in the background."""
+
+    @property
+    def embeds_on_read(self) -> bool:
+        """Whether no worker embeds what waits for its vector in the background (the store
+        opened in this process, with no daemon): each read then embeds a share of it, and
+        ``embed_pending`` embeds the rest. False through a daemon, whose worker embeds it."""
 
     def close(self) -> None:
         """Release the store (a daemon's memory: nothing to release)."""

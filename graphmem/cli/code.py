@@ -8,12 +8,16 @@ import threading
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from graphmem.cli import present
 from graphmem.cli.options import json_option, seconds_option, whole_number_option
 from graphmem.cli.state import CliState, pass_state
+
+if TYPE_CHECKING:
+    from graphmem.service.results import BootstrapReport
 
 MOVES_PRINTED = 5  # moves described under the summary (--json has up to 20)
 INTERRUPTED_EXIT = 130  # a shell's code for a command stopped by Ctrl-C
@@ -52,6 +56,11 @@ def bootstrap(
         2,118 symbols; calls: import 1,204, self 388, same_file 240, unique_name 97, ambiguous 31
         facts: 12 added, 1 updated, 0 archived; 25 commits
         skipped: vendored 1,203, generated 4
+        vectors: 37 memories embedded in 0.6 s
+
+    With no daemon running, it then embeds the facts and commits it stored, so that the
+    recalls after it search them by meaning at once (a daemon's worker does this in the
+    background). Ctrl-C leaves the rest for later: recall searches them by their words.
     """
     root = path or (Path(state.project) if state.project else Path.cwd())
     try:
@@ -65,8 +74,15 @@ def bootstrap(
         )
         raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
     if as_json:
-        present.echo_json(asdict(report))
+        present.echo_json(asdict(report) | {"embedded": _embed_backlog(state, report, shown=False)})
         return
+    _print_report(report)
+    _embed_backlog(state, report, shown=True)
+    if watch:
+        _watch(state, root.resolve(), interval)
+
+
+def _print_report(report: BootstrapReport) -> None:
     calls = ", ".join(f"{kind} {n:,}" for kind, n in sorted(report.calls.items(), key=lambda kv: -kv[1]))
     click.echo(
         f"{report.files:,} files ({report.parsed:,} parsed, {report.unchanged:,} unchanged, "
@@ -99,12 +115,48 @@ def bootstrap(
         click.echo("skipped: " + ", ".join(f"{why} {n:,}" for why, n in sorted(report.skipped.items())))
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
-    if watch:
-        _watch(state, root.resolve(), interval)
+
+
+def _embed_backlog(state: CliState, report: BootstrapReport, *, shown: bool) -> int:
+    """Embed now what the bootstrap left waiting for its vector, when no daemon's worker will:
+    otherwise each recall after it would embed half a second's share, loading the model's
+    full-precision session for it (1.6-2.3 s and 600-715 MB a recall, for about eight recalls
+    after 500 commits, instead of 0.8 s and 310 MB). How many it embedded."""
+    service = state.service
+    if not report.pending_vectors:
+        return 0
+    if not service.embeds_on_read:
+        if shown:
+            waiting = _count(report.pending_vectors, "memory")
+            click.echo(f"vectors: the daemon embeds {waiting} in the background")
+        return 0
+    started = time.monotonic()
+    done = 0
+    try:
+        with present.running_progress("embedding", shown=shown) as progress:
+
+            def step(batch: int) -> None:
+                nonlocal done
+                done += batch
+                progress(done, report.pending_vectors)
+
+            embedded = service.embed_pending(step)
+    except KeyboardInterrupt:
+        click.echo(
+            f"\nembedding interrupted: {_count(report.pending_vectors - done, 'memory')} still wait for "
+            "their vector; recall searches them by their words meanwhile and embeds a share each time "
+            "(run `graphmem bootstrap` again to embed them all now).",
+            err=True,
+        )
+        raise click.exceptions.Exit(INTERRUPTED_EXIT) from None
+    if shown:
+        click.echo(f"vectors: {_count(embedded, 'memory')} embedded in {time.monotonic() - started:.1f} s")
+    return embedded
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+    plural = f"{noun[:-1]}ies" if noun.endswith("y") else f"{noun}s"
+    return f"{n:,} {noun if n == 1 else plural}"
 
 
 def _watch(state: CliState, root: Path, interval: float) -> None:
@@ -119,6 +171,8 @@ def _watch(state: CliState, root: Path, interval: float) -> None:
     try:
         while not stop.wait(interval):
             report = state.service.bootstrap(root, history=0)
+            if report.pending_vectors and state.service.embeds_on_read:
+                state.service.embed_pending()  # the facts of changed docs: no one else may open the store
             if report.parsed or report.removed:
                 stamp = time.strftime("%H:%M:%S")
                 click.echo(f"{stamp} {report.parsed} parsed, {report.removed} removed in {report.seconds} s")

@@ -208,6 +208,11 @@ class RemoteMemory(Bound, Memory):
     def warm_up(self) -> None:
         """The daemon has its model loaded (or loading) already."""
 
+    @property
+    def embeds_on_read(self) -> bool:
+        """The daemon's worker embeds what waits for its vector."""
+        return False
+
     def close(self) -> None:
         """Nothing to close: each call has its own connection."""
 

@@ -154,6 +154,10 @@ class MemoryService(Bound, Memory):
         if self.semantic is not None:
             self.semantic.embedder.warm_up()
 
+    @property
+    def embeds_on_read(self) -> bool:
+        return self.semantic is not None and self.semantic.embed_on_read
+
     def embed_pending(self, progress: Progress | None = None) -> int:
         return self.semantic.embed_pending(progress) if self.semantic is not None else 0
 
@@ -297,7 +301,7 @@ class MemoryService(Bound, Memory):
         project = self._names.of(str(root.resolve()))
         report = self._parts.bootstrapper.run(root, walk, progress=progress, project=project)
         self.check_branches(project=report.project)
-        return report
+        return replace(report, pending_vectors=self.store.count_pending_embeddings())
 
     @property
     def ingest_options(self) -> IngestOptions:

@@ -102,6 +102,9 @@ class BootstrapReport:
     links_followed: int = 0
     links_kept: int = 0
     seconds: float = 0.0
+    # Memories still waiting for their vector when the bootstrap ended (its commits and facts
+    # among them): a daemon's worker embeds them; with no daemon, ``graphmem bootstrap`` does.
+    pending_vectors: int = 0
     # What the person should know about the repository's history (a shallow clone, no commits).
     notes: list[str] = field(default_factory=list)
 

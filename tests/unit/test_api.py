@@ -17,7 +17,7 @@ from graphmem.server.remote import RemoteMemory, RemoteVerb
 from graphmem.service.memory import MemoryService
 
 # What every memory has beside the verbs of the table.
-OWN = {"project", "branch", "bound", "warm_up", "close"}
+OWN = {"project", "branch", "bound", "warm_up", "embeds_on_read", "close"}
 RPC_VERBS = sorted(name for name, verb in verbs.VERBS.items() if verb.rpc)
 INFO = DaemonInfo(pid=1, url="http://127.0.0.1:9824", data_dir="/nowhere", started_at=0.0, version="t")
 

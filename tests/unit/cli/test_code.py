@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
+from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.service.memory import MemoryService
 
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
@@ -53,4 +54,70 @@ def test_ctrl_c_during_a_bootstrap_says_what_is_kept_and_how_to_finish(
     assert result.exit_code == 130
     assert "bootstrap interrupted: what it stored is kept and answers" in result.stderr
     assert "run `graphmem bootstrap` again to finish" in result.stderr
+    assert "Aborted" not in result.output
+
+
+def committed_repository(work: Path, commits: int) -> None:
+    git = ["git", "-c", "user.name=Ada", "-c", "user.email=ada@example.com", "-C", str(work)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    for n in range(commits):
+        (work / "orders.py").write_text(ORDERS.format(name=f"due_{n}"), "utf-8")
+        subprocess.run([*git, "add", "orders.py"], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", f"Rename the balance to due_{n}"], check=True)
+
+
+def test_with_no_daemon_a_bootstrap_embeds_what_it_wrote_before_it_ends(
+    invoke: Invoke, in_memory_cli: dict[Path, FakeGraphStore], tmp_path: Path
+) -> None:
+    committed_repository(tmp_path / "work", 3)
+
+    result = invoke("bootstrap", str(tmp_path / "work"))
+
+    assert result.exit_code == 0, result.output
+    assert "3 commits" in result.stdout
+    assert "vectors: 3 memories embedded in " in result.stdout
+    (store,) = in_memory_cli.values()
+    assert store.count_memories() and store.count_pending_embeddings() == 0
+
+
+def test_a_bootstrap_as_json_says_how_many_it_embedded(
+    invoke: Invoke, in_memory_cli: dict[Path, FakeGraphStore], tmp_path: Path
+) -> None:
+    committed_repository(tmp_path / "work", 2)
+
+    report = json.loads(invoke("bootstrap", str(tmp_path / "work"), "--json").stdout)
+
+    assert (report["commits"], report["pending_vectors"], report["embedded"]) == (2, 2, 2)
+    (store,) = in_memory_cli.values()
+    assert store.count_pending_embeddings() == 0
+
+
+def test_through_a_daemon_a_bootstrap_leaves_the_backlog_to_its_worker(
+    invoke: Invoke, in_memory_cli: dict[Path, FakeGraphStore], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(MemoryService, "embeds_on_read", property(lambda self: False))
+    committed_repository(tmp_path / "work", 2)
+
+    result = invoke("bootstrap", str(tmp_path / "work"))
+
+    assert result.exit_code == 0, result.output
+    assert "vectors: the daemon embeds 2 memories in the background" in result.stdout
+    (store,) = in_memory_cli.values()
+    assert store.count_pending_embeddings() == 2
+
+
+def test_ctrl_c_while_a_bootstrap_embeds_says_what_still_waits(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(self: MemoryService, progress: object = None) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(MemoryService, "embed_pending", interrupted)
+    committed_repository(tmp_path / "work", 2)
+
+    result = invoke("bootstrap", str(tmp_path / "work"))
+
+    assert result.exit_code == 130
+    assert "2 commits" in result.stdout  # the report came first
+    assert "embedding interrupted: 2 memories still wait for their vector" in result.stderr
     assert "Aborted" not in result.output
