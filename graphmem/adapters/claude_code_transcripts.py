@@ -265,17 +265,20 @@ def _mtime(path: Path) -> datetime:
 
 class ClaudeCodeTranscripts:
     """Claude Code's transcripts as the ingester reads them (the ``SessionSource`` port). Each
-    read names its file; ``locate`` checks it is a transcript graphmem may read, and the reader's
-    ``session`` that it is the transcript of the session asked for (its file name): ``locate`` is
-    not told which session that is."""
+    read names its file; ``locate`` checks it is a transcript graphmem may read (and, told the
+    session, that it is that session's: the daemon's route checks before it queues an ingest),
+    and the reader's ``session`` checks again that it is the transcript of the session asked for
+    (its file name): ``Ingester.run`` does not tell ``locate`` which session that is."""
 
     def __init__(self, root: Path | None = None) -> None:
         self._root = root
 
-    def locate(self, explicit: str | None) -> Path:
+    def locate(self, explicit: str | None, session_id: str | None = None) -> Path:
         if not explicit:
             raise SessionStoreError("Name the Claude Code transcript to read (the hook's transcript_path).")
-        return _confined(explicit, _check_transcript, self._root)
+        if session_id is None:
+            return _confined(explicit, _check_transcript, self._root)
+        return confined_transcript(explicit, session_id, self._root)
 
     def open(self, path: Path) -> ClaudeCodeTranscript:
         return ClaudeCodeTranscript(path)

@@ -60,7 +60,8 @@ def session_roots(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
 class CodexSessions:
     """Codex's session files as the ingester reads them (the ``SessionSource`` port). Each read
     names its file (the hook's ``transcript_path``); ``locate`` checks it is one graphmem may
-    read, inside ``roots`` (default: Codex's session folders)."""
+    read, inside ``roots`` (default: Codex's session folders), and, told the session, that it is
+    named for it (the reader's ``session`` checks that again, and the file's ``session_meta``)."""
 
     def __init__(self, roots: Sequence[Path] | None = None) -> None:
         self._roots = tuple(roots) if roots is not None else None
@@ -69,10 +70,17 @@ class CodexSessions:
     def roots(self) -> tuple[Path, ...]:
         return self._roots if self._roots is not None else session_roots()
 
-    def locate(self, explicit: str | None) -> Path:
+    def locate(self, explicit: str | None, session_id: str | None = None) -> Path:
         if not explicit:
             raise SessionStoreError("Name the Codex session file to read (the hook's transcript_path).")
-        return confined_session_file(explicit, self.roots)
+        path = confined_session_file(explicit, self.roots)
+        if session_id is not None and session_id_of(Path(explicit).name) != session_id:
+            raise SessionStoreError(
+                f"transcript_path {explicit[:200]!r} is not the session file of Codex session "
+                f"{session_id[:200]!r} (Codex names it rollout-<time>-{session_id[:200]}.jsonl): send the "
+                "session's own transcript_path."
+            )
+        return path
 
     def open(self, path: Path) -> CodexSessionFile:
         return CodexSessionFile(path)

@@ -455,8 +455,9 @@ class OpenCodeSessionStore:
 class OpenCodeSessions:
     """OpenCode's session store as the ingester reads it (the ``SessionSource`` port)."""
 
-    def locate(self, explicit: str | None) -> Path:
-        """The database to read: ``explicit``, else ``OPENCODE_DB``, else the XDG data dir."""
+    def locate(self, explicit: str | None, session_id: str | None = None) -> Path:
+        """The database to read: ``explicit``, else ``OPENCODE_DB``, else the XDG data dir (it holds
+        every session: ``session_id`` is not checked here)."""
         return find_database(explicit)
 
     def open(self, path: Path) -> OpenCodeSessionStore:

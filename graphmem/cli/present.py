@@ -20,7 +20,7 @@ import click
 from graphmem.cli.terminal import CONTROLS, visible
 from graphmem.core.branches import on_branch
 from graphmem.core.models import Hit, LoginRole, MemoryRecord, Status, Trust
-from graphmem.core.provenance import Origin, label, origin_of
+from graphmem.core.provenance import Origin, label, record_origin
 from graphmem.core.timeparse import format_age, utc_now
 from graphmem.core.views import entity_view, hit_view, link_view, memory_view, why
 from graphmem.errors import GraphmemError, ImportFileError
@@ -172,7 +172,7 @@ def provenance(record: MemoryRecord) -> str:
     written in: the user, an agent, the user's words in a session, a file or commit of the
     repository, an import of a file; "proposed, unconfirmed" until a person confirms it."""
     said = label(record)
-    if record.session and origin_of(record.source) is Origin.SESSION:
+    if record.session and record_origin(record) is Origin.SESSION:
         message = f", message {record.origin}" if record.origin and record.origin != record.session else ""
         said = said.replace("a session", f"OpenCode session {record.session}{message}", 1)
     elif record.session:

@@ -154,8 +154,12 @@ class SessionReader(Protocol):
 class SessionSource(Protocol):
     """Where an agent keeps its sessions (OpenCode's SQLite database)."""
 
-    def locate(self, explicit: str | None) -> Path:
-        """The database to read (``explicit``, else the agent's default); ``SessionStoreError`` if none."""
+    def locate(self, explicit: str | None, session_id: str | None = None) -> Path:
+        """The database to read (``explicit``, else the agent's default); ``SessionStoreError`` if none.
+
+        With ``session_id``, a client that keeps one session per file (Claude Code, Codex) also
+        checks, from its name, that ``explicit`` is that session's file (a ``SessionStoreError``
+        saying so, and what to send); a database of many sessions (OpenCode's) ignores it."""
 
     def open(self, path: Path) -> SessionReader: ...
 

@@ -7,6 +7,9 @@ A memory's ``source`` is set by the code path that wrote it, never by its caller
 ``opencode``,           the user's own words in an agent session of that client (OpenCode,
 ``claude-code``,        Claude Code, Codex CLI): ``core/extraction.py`` reads conventions
 ``codex``               only from the user's sentences
+``summary:CLIENT``      a session's summary event, made by the ingest from what the client
+                        keeps of the session: its title (OpenCode's title agent writes it) and
+                        the files it touched; never the user's words
 ``mcp``                 an agent, through the MCP tools
 ``bootstrap:KEY``       a file of the repository, read by ``graphmem bootstrap``
 ``git:SHA``             a commit message, read by ``graphmem bootstrap``
@@ -36,6 +39,8 @@ CLAUDE_CODE_SOURCE = "claude-code"
 CODEX_SOURCE = "codex"
 # The clients whose sessions graphmem learns from: what it reads there is the user's own words.
 SESSION_SOURCES = frozenset({SESSION_SOURCE, CLAUDE_CODE_SOURCE, CODEX_SOURCE})
+# A session's summary event: ``summary:<the client's source>`` (``service/ingest.py``).
+SUMMARY_PREFIX = "summary:"
 BOOTSTRAP_PREFIX = "bootstrap:"
 GIT_PREFIX = "git:"
 IMPORT_PREFIX = "import:"
@@ -53,6 +58,7 @@ class Origin(StrEnum):
 
     PERSON = "person"
     SESSION = "session"  # the user's own words in an agent session
+    SUMMARY = "summary"  # a session's summary: the client's title of it, the files it touched
     AGENT = "agent"
     REPOSITORY = "repository"  # a file or a commit of the repository
     FORGE = "forge"  # GitLab: an MR's, issue's or epic's text
@@ -76,6 +82,8 @@ def origin_of(source: str) -> Origin:
         return Origin.PERSON
     if source in SESSION_SOURCES:
         return Origin.SESSION
+    if source.startswith(SUMMARY_PREFIX):
+        return Origin.SUMMARY
     if source == AGENT_SOURCE:
         return Origin.AGENT
     if source.startswith((BOOTSTRAP_PREFIX, GIT_PREFIX)):
@@ -85,6 +93,36 @@ def origin_of(source: str) -> Origin:
     if source == "import" or source.startswith(IMPORT_PREFIX):
         return Origin.IMPORT
     return Origin.UNKNOWN
+
+
+def record_origin(record: MemoryRecord) -> Origin:
+    """Who wrote ``record``: its source's origin, except that a session's summary event stored
+    before summaries had a source of their own (the client's, its ``origin`` the session's id, as
+    only the ingester writes one) is a summary, never the user's words."""
+    origin = origin_of(record.source)
+    if (
+        origin is Origin.SESSION
+        and record.category is Category.EVENT
+        and record.session
+        and record.origin == record.session
+    ):
+        return Origin.SUMMARY
+    return origin
+
+
+def summary_source(client: str) -> str:
+    """The ``source`` of the summary event of a session of ``client`` (``opencode``, ``claude-code``,
+    ``codex``): the ingest writes it from what the client keeps (its title, the files it touched)."""
+    return SUMMARY_PREFIX + client
+
+
+# What a summary's label says of the session and of its title, by the client's source: OpenCode's
+# title agent writes a session's title; Claude Code's and Codex's readers cut it from the first message.
+_SUMMARIES = {
+    SESSION_SOURCE: "an OpenCode session: its title, written by OpenCode",
+    CLAUDE_CODE_SOURCE: "a Claude Code session: its title, cut from its first message",
+    CODEX_SOURCE: "a Codex session: its title, cut from its first message",
+}
 
 
 def import_source(name: str) -> str:
@@ -97,7 +135,7 @@ def is_persons(record: MemoryRecord) -> bool:
     """Whether a person wrote or confirmed ``record``: what only a person may change the standing of."""
     if record.trust is Trust.CONFIRMED:
         return True
-    return origin_of(record.source) in _PERSONS and record.trust is not Trust.LOW
+    return record_origin(record) in _PERSONS and record.trust is not Trust.LOW
 
 
 def is_convention(record: MemoryRecord) -> bool:
@@ -120,9 +158,10 @@ def may_replace(source: str, older: MemoryRecord) -> bool:
 
 def label(record: MemoryRecord) -> str:
     """Where a memory came from, in words: ``the user``, ``an agent, proposed, unconfirmed``,
-    ``CONTRIBUTING.md``, ``commit 1a2b3c4``, ``an import of team.jsonl``..."""
+    ``CONTRIBUTING.md``, ``commit 1a2b3c4``, ``an import of team.jsonl``, ``the summary of an
+    OpenCode session: its title, written by OpenCode``..."""
     source = record.source
-    origin = origin_of(source)
+    origin = record_origin(record)
     if record.status is Status.PROPOSED and origin in _PERSONS:
         # Only an agent's or a file's change makes a person's memory a proposal: not their words.
         return "a change to the user's memory by an agent or a file, proposed, unconfirmed"
@@ -130,6 +169,8 @@ def label(record: MemoryRecord) -> str:
         text = "the user"
     elif origin is Origin.SESSION:
         text = "the user's words in a session"
+    elif origin is Origin.SUMMARY:
+        text = f"the summary of {_SUMMARIES.get(source.removeprefix(SUMMARY_PREFIX), 'a session')}"
     elif origin is Origin.AGENT:
         text = "an agent"
     elif origin is Origin.REPOSITORY:

@@ -9,6 +9,9 @@ body is validated here; a bad one is a 400 with ``{"error": "<what is wrong and 
 fix it>"}``. Ingest is queued and answered at once (202): ``opencode run`` exits right
 after the session goes idle, and waits for the plugin's pending ingest only as it closes
 (the plugin's ``dispose``, bounded by its timeout), so the answer must not wait for the work.
+What the queued ingest would refuse of a session file (Claude Code's, Codex's) without reading
+it -- a file outside the client's sessions folder, a symlink, another session's file -- is a 400
+before it is queued, never a 202 and a line in the daemon's log; the ingest checks it again.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from graphmem.errors import GraphmemError, InvalidInputError
+from graphmem.errors import GraphmemError, InvalidInputError, SessionStoreError
 from graphmem.server.runtime import Runtime
 from graphmem.service.injection import (
     MAX_FILES,
@@ -296,9 +299,21 @@ def _ingest(doors: Doors, body: IngestBody, directory: str | None) -> dict[str, 
         raise _Rejected(400, f"A {body.client} ingest names its session_id and transcript_path.")
     if path is not None and not _found(_absolute(path, name, "an absolute path").is_file):
         raise _Rejected(400, f"{name} {path[:200]!r} is not an existing file: send an absolute path.")
+    if body.client != "opencode" and path is not None and body.session_id is not None:
+        _session_file(doors, body.client, path, body.session_id)
     if not doors.ingests.put(body.session_id, path, body.client):
         raise _Rejected(503, "Too many sessions wait for ingest: retry later.")
     return {"queued": True, "session_id": body.session_id}
+
+
+def _session_file(doors: Doors, client: str, path: str, session_id: str) -> None:
+    """A 400 unless ``path`` is a file of ``client``'s that graphmem may read and ``session_id``'s
+    own (``SessionFiles.check_session``): answered now, where the caller sees it, instead of a 202
+    and a refusal in the daemon's log once the queued ingest runs (which checks it again)."""
+    try:
+        doors.runtime.memory.parts.session_files.check_session(client, path, session_id)
+    except (InvalidInputError, SessionStoreError) as exc:
+        raise _Rejected(400, str(exc)) from None
 
 
 NO_BLOCK = {"block": "", "memory_ids": []}

@@ -13,7 +13,9 @@ named explicitly by the client's plugin or hook):
    ``session=<session id>``,
    ``origin=<message id>`` and its trust, in the project of the session's directory,
    linked to the ``Session:<id>`` entity and to the files it names;
-4. writes (or rewrites) one summary ``event`` per session with its files and refs.
+4. writes (or rewrites) one summary ``event`` per session with its files and refs, with the
+   source ``summary:<client>``: its title is the client's (OpenCode's title agent writes it),
+   the files it touched the agent's, so it is data about the session, never the user's words.
 
 Incremental and resumable: each session's progress is kept in the store's meta
 (``<source>_session:<id>``, e.g. ``opencode_session:<id>``: the ``time_updated`` ingested,
@@ -41,7 +43,13 @@ from graphmem.core.extraction import extract
 from graphmem.core.keys import file_key
 from graphmem.core.models import Category, Entity, EntityKind, Trust
 from graphmem.core.ports import ProjectRoots, SessionExtractor, SessionReader, SessionSource
-from graphmem.core.provenance import AGENT_SOURCE, CLAUDE_CODE_SOURCE, CODEX_SOURCE, SESSION_SOURCE
+from graphmem.core.provenance import (
+    AGENT_SOURCE,
+    CLAUDE_CODE_SOURCE,
+    CODEX_SOURCE,
+    SESSION_SOURCE,
+    summary_source,
+)
 from graphmem.core.redaction import redact
 from graphmem.core.refs import find_refs
 from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
@@ -162,7 +170,10 @@ class Ingester:
         client: SessionClient = OPENCODE,
     ) -> None:
         self._client = client
-        self._more = Cause(client.source, "the session went on")  # a summary rewritten, in its history
+        # The summary's source (never the client's: that is the user's words) and the cause of
+        # its rewrite, in its history.
+        self._summary_source = summary_source(client.source)
+        self._more = Cause(self._summary_source, "the session went on")
         self._writer = writer
         self._meta = writer.store  # the cursor and each session's progress (``StoreMeta``)
         self._options = options
@@ -172,6 +183,12 @@ class Ingester:
         self._roots = roots
         self._names = names or ProjectNames(roots, writer)  # the checkout's project name
         self._llm = llm
+
+    def locate(self, db_path: str | None, session_id: str | None = None) -> Path:
+        """The database or session file ``run`` would read for ``db_path`` and ``session_id``,
+        checked as the client's ``SessionSource.locate`` checks it, without reading a session:
+        ``SessionStoreError`` saying what is wrong (and what to send instead)."""
+        return self._sessions.locate(db_path or self._options.opencode_db, session_id)
 
     def run(
         self,
@@ -413,7 +430,7 @@ class Ingester:
             category=Category.EVENT,
             project=project if project is not None else run.default_project,
             session=transcript.session_id,
-            source=self._client.source,
+            source=self._summary_source,
             occurred_at=transcript.created_at,
             origin=transcript.session_id,
         )

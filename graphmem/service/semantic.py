@@ -62,9 +62,10 @@ EMBED_ON_READ_S = 0.5
 # but what this process wrote itself, at most this many a read.
 READ_PAUSE_S = 2.0
 OWN_ON_READ_MAX = EMBED_CHUNK // 8
-# Whose memories are embedded first: the user's, their sessions' and their agents' own, before
-# what a bootstrap scraped or an import brought (those wait in write order).
-EMBEDDED_FIRST = frozenset({Origin.PERSON, Origin.SESSION, Origin.AGENT})
+# Whose memories are embedded first: the user's, their sessions' (and those sessions' summaries)
+# and their agents' own, before what a bootstrap scraped or an import brought (those wait in
+# write order).
+EMBEDDED_FIRST = frozenset({Origin.PERSON, Origin.SESSION, Origin.SUMMARY, Origin.AGENT})
 
 
 class SemanticIndex:

@@ -10,6 +10,7 @@ and again only with what its new messages teach. The daemon's ``/plugin/ingest``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from graphmem.errors import InvalidInputError
 from graphmem.service.ingest import CLAUDE_CODE, CODEX, Ingester, SessionClient
@@ -25,11 +26,22 @@ class SessionFiles:
     def __init__(self, ingesters: Mapping[str, Ingester] | None = None) -> None:
         self._ingesters = dict(ingesters or {})
 
+    def check_session(self, client: str, path: str, session_id: str) -> Path:
+        """The file ``ingest_session`` would read, checked now without reading it: inside the
+        client's own sessions folder, not a symlink, and named for ``session_id`` (the daemon's
+        route answers a wrong one at once instead of queueing it). ``InvalidInputError`` for a
+        client graphmem does not learn from, ``SessionStoreError`` saying what is wrong with the file;
+        ``ingest_session`` checks all of it again."""
+        return self._ingester(client).locate(path, session_id)
+
     def ingest_session(self, client: str, path: str, session_id: str) -> IngestReport:
         """Learn from the session ``session_id`` of ``client`` (``claude-code``, ``codex``) kept in the file
         ``path``, as the client's hook names it."""
+        return self._ingester(client).run(db_path=path, session_id=session_id)
+
+    def _ingester(self, client: str) -> Ingester:
         ingester = self._ingesters.get(client)
         if ingester is None:
             known = ", ".join(sorted(self._ingesters)) or "none"
             raise InvalidInputError(f"graphmem does not learn from {client!r} sessions (known: {known}).")
-        return ingester.run(db_path=path, session_id=session_id)
+        return ingester

@@ -1,12 +1,13 @@
 """The Claude Code hook command as Claude Code runs it (a process, the hook's JSON on stdin) beside a
 real daemon, with hostile input: a 1 MB prompt, a session id with ``../``, a transcript outside
 ``~/.claude/projects``, a symlinked or cut transcript, the daemon's route called directly. Each is
-bounded and confined: exit 0, nothing on stderr, one clear line in hooks.log (or the daemon's log),
-no traceback, and no memory lost or stored twice."""
+bounded and confined: exit 0, nothing on stderr, one clear line in hooks.log (or the daemon's
+answer, a 400 saying why), no traceback, and no memory lost or stored twice."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -119,17 +120,20 @@ def test_a_session_id_with_dot_dot_adds_nothing_and_says_why(world: World) -> No
     assert not any(p.name.startswith("evil") for p in world.root.rglob("*"))
 
 
-def test_a_transcript_outside_claude_codes_sessions_is_never_read(world: World) -> None:
+def test_a_transcript_outside_claude_codes_sessions_is_never_read(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
     elsewhere = TranscriptWriter(world.root / "elsewhere", SESSION, str(world.project))
     elsewhere.user(DECISION)
     quiet(world.hook("stop", world.given(transcript_path=str(elsewhere.path))))
     assert "outside Claude Code's sessions" in world.hooks_log()
-    # The daemon's route is hostile input too: called directly, it still reads nothing outside.
+    # The daemon's route is hostile input too: called directly, it refuses the file at once (a 400
+    # saying why, never queued), and reads nothing outside.
     body = {"client": "claude-code", "session_id": SESSION, "transcript_path": str(elsewhere.path)}
-    assert HookClient(world.data_dir, start=False).call("/plugin/ingest", body, 10.0) == {
-        "queued": True, "session_id": SESSION,
-    }  # fmt: skip
-    wait_for(lambda: "outside Claude Code's sessions" in world.daemon_log(), "the daemon's refusal")
+    with caplog.at_level(logging.WARNING, logger="graphmem.integrations.hook_client"):
+        assert HookClient(world.data_dir, start=False).call("/plugin/ingest", body, 10.0) == {}
+    assert "answered HTTP 400" in caplog.text and "outside Claude Code's sessions" in caplog.text
+    ingested_so_far(world)
     assert world.learned() == []
 
 

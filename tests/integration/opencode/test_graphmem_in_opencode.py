@@ -85,8 +85,10 @@ def test_a_turn_remembers_through_the_daemon_and_the_next_recalls_it(
     # the CLI sees the same memory, through the daemon that owns the store
     listed = graphmem(data_dir, "list", "--json", cwd=opencode.project)
     assert listed.returncode == 0, listed.stderr
-    # (the plugin also has graphmem learn from the session once it is idle: source "opencode")
-    mine = [m["id"] for m in json.loads(listed.stdout)["memories"] if m["source"] != "opencode"]
+    # (the plugin also has graphmem learn from the session once it is idle: source "opencode",
+    # and its summary "summary:opencode")
+    learned = ("opencode", "summary:opencode")
+    mine = [m["id"] for m in json.loads(listed.stdout)["memories"] if m["source"] not in learned]
     assert mine == [stored["id"]]
 
     fake_llm.reset(

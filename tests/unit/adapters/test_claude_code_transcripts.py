@@ -120,6 +120,18 @@ def test_a_transcript_of_another_session_in_claude_codes_own_folder_is_refused(
         reader.session("abc")
 
 
+def test_told_the_session_locate_refuses_another_sessions_transcript_before_it_is_read(
+    root: Path, session: TranscriptWriter
+) -> None:
+    source = ClaudeCodeTranscripts(root)
+
+    assert source.locate(str(session.path), SESSION) == session.path.resolve()
+    with pytest.raises(
+        SessionStoreError, match=r"is not the transcript of session 'abc' .*send the session's own"
+    ):
+        source.locate(str(session.path), "abc")
+
+
 def test_a_file_named_as_no_transcript_is_not_located(root: Path, session: TranscriptWriter) -> None:
     notes = session.path.with_name("notes.txt")
     notes.write_text("private\n")

@@ -112,6 +112,17 @@ def test_a_file_whose_meta_names_another_session_is_no_session(codex_home: Path)
     assert reader.session("../../etc") is None
 
 
+def test_told_the_session_locate_refuses_a_file_named_for_another_session(codex_home: Path) -> None:
+    rollout = session_with_a_failed_run(codex_home)
+    source = sessions(codex_home)
+
+    assert source.locate(str(rollout.path), SESSION) == rollout.path.resolve()
+    with pytest.raises(
+        SessionStoreError, match=r"is not the session file of Codex session 'other' .*send the"
+    ):
+        source.locate(str(rollout.path), "other")
+
+
 def test_a_one_megabyte_message_is_cut_to_the_text_bound(codex_home: Path) -> None:
     rollout = session_with_a_failed_run(codex_home, "We decided to use Postgres. " + "x" * 1_000_000)
     source = sessions(codex_home)

@@ -3,12 +3,24 @@ Codex CLI) is the user's own words; anything else keeps its own origin."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
 
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
-from graphmem.core.provenance import Origin, acts_as_person, is_convention, label, origin_of, proposes
+from graphmem.core.provenance import (
+    Origin,
+    acts_as_person,
+    is_convention,
+    is_persons,
+    label,
+    may_replace,
+    origin_mark,
+    origin_of,
+    proposes,
+    summary_source,
+)
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -34,3 +46,42 @@ def test_a_name_close_to_a_client_is_not_a_session(source: str) -> None:
     assert origin_of(source) is not Origin.SESSION
     assert proposes(source, Category.PREFERENCE)
     assert record(source).status is Status.ACTIVE and not is_convention(record(source))
+
+
+SUMMARIES = [
+    ("opencode", "the summary of an OpenCode session: its title, written by OpenCode"),
+    ("claude-code", "the summary of a Claude Code session: its title, cut from its first message"),
+    ("codex", "the summary of a Codex session: its title, cut from its first message"),
+]
+
+
+def summary(source: str, origin: str = "ses_1") -> MemoryRecord:
+    """A session's summary event as the ingester stores it (its origin the session's id)."""
+    return replace(record(source, Category.EVENT), session="ses_1", origin=origin)
+
+
+@pytest.mark.parametrize(("client", "said"), SUMMARIES)
+def test_a_sessions_summary_says_who_wrote_its_title_never_the_users_words(client: str, said: str) -> None:
+    event = summary(summary_source(client))
+
+    assert origin_of(event.source) is Origin.SUMMARY
+    assert label(event) == said
+    assert origin_mark(event) == f"[from {said}]"
+    assert not acts_as_person(event.source) and not is_persons(event)
+
+
+@pytest.mark.parametrize(("client", "said"), SUMMARIES)
+def test_a_summary_stored_with_the_clients_own_source_is_still_no_users_words(client: str, said: str) -> None:
+    """A store written before summaries had a source of their own: the client's, the session as origin."""
+    event = summary(client)
+
+    assert label(event) == said
+    assert not is_persons(event)
+    assert may_replace("mcp", event)
+
+
+def test_an_event_learned_from_a_users_message_is_still_the_users_words() -> None:
+    event = summary("opencode", origin="msg_1")
+
+    assert label(event) == "the user's words in a session"
+    assert is_persons(event)

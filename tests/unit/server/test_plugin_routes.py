@@ -170,12 +170,30 @@ def test_a_store_failure_is_a_500_naming_the_error_not_a_traceback(
     assert answer == {"error": "StoreError: The graph store is closed: open the memory again."}
 
 
-def test_a_claude_code_ingest_names_its_transcript(client: TestClient, tmp_path: Path) -> None:
+@pytest.fixture
+def claude_projects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Claude Code's sessions folder, as the daemon's environment names it."""
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    folder = tmp_path / "claude" / "projects" / "-home-me-shop"
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
+def codex_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Codex's sessions folder (one day's), as the daemon's environment names it."""
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
+    folder = tmp_path / "codex-home" / "sessions" / "2026" / "12" / "01"
+    folder.mkdir(parents=True)
+    return folder
+
+
+def test_a_claude_code_ingest_names_its_transcript(client: TestClient, claude_projects: Path) -> None:
     status, answer = post(client, "/plugin/ingest", {"client": "claude-code", "session_id": "s-1"})
     assert status == 400
     assert answer["error"] == "A claude-code ingest names its session_id and transcript_path."
 
-    missing = str(tmp_path / "s-1.jsonl")
+    missing = str(claude_projects / "s-1.jsonl")
     body = {"client": "claude-code", "session_id": "s-1", "transcript_path": missing}
     status, answer = post(client, "/plugin/ingest", body)
     assert status == 400 and "is not an existing file" in answer["error"]
@@ -183,6 +201,51 @@ def test_a_claude_code_ingest_names_its_transcript(client: TestClient, tmp_path:
     Path(missing).write_text("{}\n")
     status, answer = post(client, "/plugin/ingest", body)
     assert status == 202 and answer == {"queued": True, "session_id": "s-1"}
+
+
+def test_an_ingest_of_another_sessions_claude_code_transcript_is_a_400_not_queued(
+    client: TestClient, claude_projects: Path
+) -> None:
+    other = claude_projects / "s-2.jsonl"
+    other.write_text("{}\n")
+
+    body = {"client": "claude-code", "session_id": "s-1", "transcript_path": str(other)}
+
+    status, answer = post(client, "/plugin/ingest", body)
+
+    assert status == 400
+    assert "is not the transcript of session 's-1'" in answer["error"]
+    assert answer["error"].endswith("send the session's own transcript_path.")
+
+
+def test_an_ingest_of_a_transcript_outside_claude_codes_sessions_is_a_400(
+    client: TestClient, claude_projects: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere" / "s-1.jsonl"
+    elsewhere.parent.mkdir()
+    elsewhere.write_text("{}\n")
+
+    body = {"client": "claude-code", "session_id": "s-1", "transcript_path": str(elsewhere)}
+
+    status, answer = post(client, "/plugin/ingest", body)
+
+    assert status == 400
+    assert "is outside Claude Code's sessions" in answer["error"] and "CLAUDE_CONFIG_DIR" in answer["error"]
+
+
+def test_an_ingest_of_another_sessions_codex_file_is_a_400_and_its_own_is_queued(
+    client: TestClient, codex_sessions: Path
+) -> None:
+    rollout = codex_sessions / "rollout-2026-12-01T19-00-00-s-2.jsonl"
+    rollout.write_text("{}\n")
+    body = {"client": "codex", "session_id": "s-1", "transcript_path": str(rollout)}
+
+    status, answer = post(client, "/plugin/ingest", body)
+    assert status == 400
+    assert "is not the session file of Codex session 's-1'" in answer["error"]
+
+    status, answer = post(client, "/plugin/ingest", {**body, "session_id": "s-2"})
+    assert status == 202 and answer == {"queued": True, "session_id": "s-2"}
 
 
 def test_an_ingest_of_an_unknown_client_is_a_400(client: TestClient) -> None:

@@ -16,7 +16,7 @@ from graphmem.adapters.git import GitToplevel
 from graphmem.adapters.llm_extractor import LLMExtractor
 from graphmem.adapters.opencode_sessions import OpenCodeSessions
 from graphmem.core.models import Category, EntityKind, MemoryRecord, Trust
-from graphmem.core.provenance import label
+from graphmem.core.provenance import acts_as_person, label, origin_mark
 from graphmem.core.sessions import Learned, Transcript
 from graphmem.errors import NotFoundError, SessionStoreError
 from graphmem.service.ingest import CURSOR_KEY, Ingester, IngestOptions
@@ -128,6 +128,36 @@ def test_a_session_summary_event_names_files_and_refs(
     assert event.session == sid and event.origin == sid
     keys = {e.key for e in memory_service.show(event.id).entities}
     assert {f"Session:{sid}", f"File:{git_project}::src/app.py", f"File:{git_project}::src/new.py"} <= keys
+
+
+def test_a_session_summary_is_shown_as_the_title_opencode_wrote_never_as_the_users_words(
+    memory_service: MemoryService, oc: OpenCodeDB, git_project: str
+) -> None:
+    # OpenCode's title agent, not the user, writes the title the summary quotes.
+    sid = oc.session(git_project, title="Always push straight to main")
+    oc.turn(sid, "Please look at the refund flow", "ok", at_ms=T0_MS + 1)
+
+    ingester(memory_service).run(db_path=str(oc.path))
+
+    (event,) = memory_service.list(categories=["event"], project=git_project)
+    assert event.source == "summary:opencode"
+    assert label(event) == "the summary of an OpenCode session: its title, written by OpenCode"
+    assert "user" not in origin_mark(event)
+
+
+def test_a_rewritten_summary_is_changed_by_the_ingest_not_by_the_user(
+    memory_service: MemoryService, oc: OpenCodeDB, git_project: str
+) -> None:
+    sid = oc.session(git_project, title="Plan")
+    oc.turn(sid, "Let us look at the cache", "ok", at_ms=T0_MS + 1)
+    ingester(memory_service).run(db_path=str(oc.path))
+    oc.turn(sid, "And at the queue", "ok", at_ms=T0_MS + 1000)
+
+    ingester(memory_service).run(db_path=str(oc.path))
+
+    (event,) = memory_service.list(categories=["event"], project=git_project)
+    (edit,) = [e for e in memory_service.store.events_of(event.id, 10) if "text" in e.after]
+    assert edit.actor == "summary:opencode" and not acts_as_person(edit.actor)
 
 
 def test_a_second_run_stores_nothing_again(

@@ -33,7 +33,8 @@ def ingester(memory: MemoryService, root: Path) -> Ingester:
 
 
 def stored(memory: MemoryService) -> list[MemoryRecord]:
-    return [m for m in memory.store.all_memories() if m.source == "claude-code"]
+    """What the ingest stored of a Claude Code session: what it learned and the session's summary."""
+    return [m for m in memory.store.all_memories() if m.source in ("claude-code", "summary:claude-code")]
 
 
 @pytest.fixture
@@ -55,6 +56,7 @@ def test_a_sessions_decision_is_learned_with_the_client_and_session_as_provenanc
     assert decision.session == SESSION and decision.project == git_project
     summary = next(m for m in stored(memory_service) if m.category is Category.EVENT)
     assert summary.text.startswith('Claude Code session "We decided to pin PostgreSQL 16')
+    assert summary.source == "summary:claude-code"  # graphmem's summary of the session, not the user's words
 
 
 def test_asking_again_and_after_the_session_grew_stores_each_memory_once(

@@ -34,7 +34,8 @@ def ingester(memory: MemoryService, codex_home: Path) -> Ingester:
 
 
 def stored(memory: MemoryService) -> list[MemoryRecord]:
-    return [m for m in memory.store.all_memories() if m.source == "codex"]
+    """What the ingest stored of a Codex session: what it learned and the session's summary."""
+    return [m for m in memory.store.all_memories() if m.source in ("codex", "summary:codex")]
 
 
 @pytest.fixture
@@ -60,6 +61,7 @@ def test_a_sessions_decision_is_learned_redacted_with_codex_and_the_session_as_p
     assert not any("MySQL" in m.text for m in memory_service.store.all_memories())  # graphmem's own block
     summary = next(m for m in stored(memory_service) if m.category is Category.EVENT)
     assert summary.text.startswith('Codex session "We decided to pin PostgreSQL 16')
+    assert summary.source == "summary:codex"  # graphmem's summary of the session, not the user's words
 
 
 def test_asking_after_every_turn_and_at_the_end_stores_each_memory_once(
