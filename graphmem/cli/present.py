@@ -20,7 +20,7 @@ import click
 from graphmem.cli.terminal import CONTROLS, visible
 from graphmem.core.branches import on_branch
 from graphmem.core.models import Hit, LoginRole, MemoryRecord, Status, Trust
-from graphmem.core.provenance import Origin, label, record_origin
+from graphmem.core.provenance import CLIENT_NAMES, Origin, label, record_origin
 from graphmem.core.timeparse import format_age, utc_now
 from graphmem.core.views import entity_view, hit_view, link_view, memory_view, why
 from graphmem.errors import GraphmemError, ImportFileError
@@ -174,7 +174,8 @@ def provenance(record: MemoryRecord) -> str:
     said = label(record)
     if record.session and record_origin(record) is Origin.SESSION:
         message = f", message {record.origin}" if record.origin and record.origin != record.session else ""
-        said = said.replace("a session", f"OpenCode session {record.session}{message}", 1)
+        client = CLIENT_NAMES.get(record.source, "an agent's")
+        said = said.replace("a session", f"{client} session {record.session}{message}", 1)
     elif record.session:
         said += f" (session {record.session})"
     return said

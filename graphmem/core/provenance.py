@@ -39,6 +39,8 @@ CLAUDE_CODE_SOURCE = "claude-code"
 CODEX_SOURCE = "codex"
 # The clients whose sessions graphmem learns from: what it reads there is the user's own words.
 SESSION_SOURCES = frozenset({SESSION_SOURCE, CLAUDE_CODE_SOURCE, CODEX_SOURCE})
+# Those clients as a person names them.
+CLIENT_NAMES = {SESSION_SOURCE: "OpenCode", CLAUDE_CODE_SOURCE: "Claude Code", CODEX_SOURCE: "Codex"}
 # A session's summary event: ``summary:<the client's source>`` (``service/ingest.py``).
 SUMMARY_PREFIX = "summary:"
 BOOTSTRAP_PREFIX = "bootstrap:"

@@ -35,6 +35,11 @@ def record(source: str, session: str | None = None, origin: str | None = None) -
             record("opencode", session="ses_ab", origin="msg_9"),
             "the user's words in OpenCode session ses_ab, message msg_9",
         ),
+        (
+            record("claude-code", session="c-7", origin="u-2"),
+            "the user's words in Claude Code session c-7, message u-2",
+        ),
+        (record("codex", session="rollout-9"), "the user's words in Codex session rollout-9"),
         (record("bootstrap:pyproject.toml#fact:python"), "the repository's pyproject.toml"),
         (record("git:0123456789abcdef0123"), "commit 0123456"),
         (record("import:team.jsonl"), "an import of team.jsonl"),
