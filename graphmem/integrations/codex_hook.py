@@ -129,7 +129,7 @@ class CodexHook:
         return context("UserPromptSubmit", blocks.get(turn) if isinstance(blocks, dict) else None)
 
     def _learn(self, session: str, directory: str | None, given: Mapping[str, Any]) -> None:
-        from graphmem.adapters.codex_sessions import confined_session_file, session_id_of, session_roots
+        from graphmem.adapters.codex_sessions import CodexSessions
         from graphmem.errors import SessionStoreError
 
         path = hook_input.path_text(given.get("transcript_path"), "transcript_path")
@@ -137,11 +137,9 @@ class CodexHook:
             log.info("%s: no transcript_path (an ephemeral session): nothing to learn", session)
             return
         try:
-            confined_session_file(path, session_roots())
+            CodexSessions().locate(path, session)  # the daemon's route checks it the same way
         except SessionStoreError as exc:
             raise HookInputError(str(exc)) from None
-        if session_id_of(Path(path).name) != session:
-            raise HookInputError(f"transcript_path {Path(path).name[:200]!r} is not session {session}'s file")
         body = {"client": CLIENT, "session_id": session, "directory": directory, "transcript_path": path}
         self._client.call("/plugin/ingest", body, INGEST_DEADLINE_S)
 

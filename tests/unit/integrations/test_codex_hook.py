@@ -158,7 +158,7 @@ def test_a_session_file_outside_codexs_sessions_of_another_session_or_a_symlink_
 
     with pytest.raises(HookInputError, match="outside Codex's session folders"):
         hook.handle(event("SessionEnd", transcript_path=str(elsewhere), reason="other"))
-    with pytest.raises(HookInputError, match="is not session"):
+    with pytest.raises(HookInputError, match="is not the session file of Codex session"):
         hook.handle(event("SessionEnd", transcript_path=str(other), reason="other"))
     link = other.with_name(f"rollout-2026-12-01T18-54-30-{SESSION}.jsonl")
     link.symlink_to(elsewhere)
