@@ -3,14 +3,17 @@
 A web page in the user's browser can send requests to ``127.0.0.1``; DNS rebinding
 can even make its own name point there. So, in order:
 
-1. ``Host`` must name this machine's loopback (``127.0.0.1``, ``localhost``, ``::1``,
+1. each header the guard judges (``JUDGED_HEADERS``: Host, Origin, Authorization,
+   Content-Type, Content-Length) comes at most once (400): with two, which one counts
+   would be a guess, and the guard never judges by the first alone;
+2. ``Host`` must name this machine's loopback (``127.0.0.1``, ``localhost``, ``::1``,
    any port) or a configured ``[server] allowed_hosts`` entry (403);
-2. an ``Origin``, when sent, must be a loopback origin or in ``[server] allowed_origins``
+3. an ``Origin``, when sent, must be a loopback origin or in ``[server] allowed_origins``
    (403); clients that are not browsers send none;
-3. the declared body size must fit (413; a streamed body is cut at the same size);
-4. a body (POST, PUT, PATCH) must be JSON (415): a page's "simple" cross-site request
+4. the declared body size must fit (413; a streamed body is cut at the same size);
+5. a body (POST, PUT, PATCH) must be JSON (415): a page's "simple" cross-site request
    (``text/plain``, forms) never reaches a route;
-5. every path but ``/health`` and the view's files (``GET /ui/…``, no data in them) needs
+6. every path but ``/health`` and the view's files (``GET /ui/…``, no data in them) needs
    ``Authorization: Bearer <secret>`` (401): the per-user token of ``daemon.token`` (mode
    0600, which no page can read), or the configured API key; or, for ``graphmem ui``'s
    page, a session of ``ui_sessions.UiSessions``, good only on the view's routes
@@ -18,10 +21,13 @@ can even make its own name point there. So, in order:
    sets must be ``http://`` + ``Host``: a page of another port or site is refused even
    with a stolen session); ``POST /ui/session``, which trades a one-time code for a
    session, needs that same origin;
-6. a rate limit per principal (429 with ``Retry-After``): the local token, the API key and
+7. a rate limit per principal (429 with ``Retry-After``): the local token, the API key and
    the view's sessions each have a budget, whatever address a request comes from; requests
    with a missing or wrong secret share one more budget of their own (``ANONYMOUS``), so
-   they can neither starve a client that holds the secret nor be sent without limit.
+   they can neither starve a client that holds the secret nor be sent without limit;
+8. a body (POST, PUT, PATCH) is read whole (it is at most ``max_bytes``) and must be UTF-8
+   text with no lone surrogate, raw or escaped (400, ``body_text.problem``), before any
+   route parses it.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from graphmem.server import body_text
 from graphmem.server.metrics import Metrics
 from graphmem.server.ui_sessions import UiSessions
 
@@ -57,6 +64,14 @@ UI_SESSION_PATHS = frozenset({"/rpc", "/ui/home", "/ui/graph", "/ui/context", "/
 PRINCIPAL = "graphmem.principal"  # the scope key the Guard leaves for routes: "local", "api-key", "ui"
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 JSON_TYPE = "application/json"
+# The headers the guard judges a request by, with the names its errors show: each must come once.
+JUDGED_HEADERS = {
+    b"host": "Host",
+    b"origin": "Origin",
+    b"authorization": "Authorization",
+    b"content-type": "Content-Type",
+    b"content-length": "Content-Length",
+}
 WINDOW_S = 60.0
 HOW_TO_ALLOW = "set [server] {setting} in graphmem's config (see docs/daemon.md#security-model)"
 
@@ -207,7 +222,15 @@ class Guard:
             await reject(counted_send, refused.status, refused.message, refused.headers)
             return
         try:
-            await self.app(scope, self._limited(receive), counted_send)
+            receive = self._limited(receive)
+            if scope.get("method") in BODY_METHODS:
+                body, receive = await read_body(receive)
+                problem = None if body is None else body_text.problem(body)
+                if problem is not None:
+                    self.metrics.errors.labels("invalid_utf8").inc()
+                    await reject(counted_send, 400, problem)
+                    return
+            await self.app(scope, receive, counted_send)
         except TooLarge:
             raise  # CatchTooLarge, around the Guard, answers it with a 413
         except Exception as exc:
@@ -222,8 +245,21 @@ class Guard:
     def check(self, scope: Scope) -> None:
         """Raise ``Refused`` unless the request may reach a route."""
         headers: dict[bytes, bytes] = {}
+        sent: dict[bytes, int] = {}
         for key, value in scope.get("headers") or []:
-            headers.setdefault(key.lower(), value)  # the first of repeated headers counts
+            key = key.lower()
+            headers.setdefault(key, value)
+            sent[key] = sent.get(key, 0) + 1
+        repeated = [name for key, name in JUDGED_HEADERS.items() if sent.get(key, 0) > 1]
+        if repeated:
+            names = " and ".join(repeated)
+            raise Refused(
+                400,
+                "repeated_header",
+                f"The request carries {names} more than once: graphmem checks "
+                f"{'these headers' if repeated[1:] else 'this header'} and will not guess which copy "
+                "counts. Send each header once.",
+            )
         policy = self.policy
         host = headers.get(b"host", b"").decode("latin-1")
         if not policy.host_allowed(host):
@@ -353,6 +389,26 @@ class Guard:
             return message
 
         return wrapped
+
+
+async def read_body(receive: Receive) -> tuple[bytes | None, Receive]:
+    """The whole body (None when the client left before it ended) and a ``receive`` that hands
+    it to the route as if it were read for the first time, then goes on with ``receive``."""
+    messages: list[Message] = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            break
+    body = None
+    if messages[-1]["type"] == "http.request":
+        body = b"".join(message.get("body", b"") for message in messages)
+        messages = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replayed() -> Message:
+        return messages.pop(0) if messages else await receive()
+
+    return body, replayed
 
 
 class CatchTooLarge:

@@ -76,6 +76,67 @@ def test_a_dns_rebinding_host_is_refused_even_on_health(daemon: Daemon) -> None:
     assert http("GET", f"{daemon.url}/health", token=False)[0] in (200, 503)  # loopback, no token: fine
 
 
+def send_raw(daemon: Daemon, head: str, body: bytes = b"") -> tuple[int, bytes]:
+    """Bytes on a socket, as no HTTP library sends them: ``head`` is the request line and headers
+    (``{host}`` and ``{token}`` filled in); (the status, the answer's body)."""
+    host, port = daemon.url.removeprefix("http://").split(":")
+    data = head.format(host=f"{host}:{port}", token=daemon.token).encode() + body
+    answer = b""
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.sendall(data)
+        while chunk := sock.recv(4096):
+            answer += chunk
+    return int(answer.split(b" ", 2)[1]), answer.partition(b"\r\n\r\n")[2]
+
+
+@pytest.mark.parametrize(
+    "origins",
+    [("http://127.0.0.1", "https://evil.example"), ("https://evil.example", "http://127.0.0.1")],
+    ids=["loopback-first", "foreign-first"],
+)
+def test_a_request_with_two_origins_is_refused_whichever_comes_first(
+    daemon: Daemon, origins: tuple[str, str]
+) -> None:
+    before = memories(daemon)
+    body = json.dumps(DIRECTIVE).encode()
+    status, answer = send_raw(
+        daemon,
+        "POST /rpc HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+        f"Origin: {origins[0]}\r\nOrigin: {origins[1]}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n",
+        body,
+    )
+    assert status == 400, answer  # with the loopback one first, the guard once let it through
+    error = json.loads(answer)["error"]
+    assert "carries Origin more than once" in error and "Send each header once" in error
+    assert memories(daemon) == before
+
+
+# A call each route would run, but for the half of a UTF-16 pair in its text.
+HALF_A_PAIR = {
+    "/mcp": b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", '
+    b'"arguments": {"text": "half \\ud800 a pair"}}}',
+    "/rpc": b'{"method": "remember", "arguments": {"text": "half \\ud800 a pair"}}',
+    "/plugin/turn": b'{"session_id": "ses_1", "messages": [{"id": "m1", "hash": "h1"}], '
+    b'"text": "half \\ud800 a pair"}',
+}
+
+
+@pytest.mark.parametrize("route", HALF_A_PAIR)
+def test_a_lone_surrogate_in_a_body_is_a_400_that_names_it(daemon: Daemon, route: str) -> None:
+    before = memories(daemon)
+    status, _, raw = http(
+        "POST",
+        f"{daemon.url}{route}",
+        HALF_A_PAIR[route],
+        {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+    )
+    assert status == 400, raw
+    error = json.loads(raw)["error"]
+    assert "lone surrogate: the JSON escape \\ud800" in error and "Send the text as UTF-8" in error
+    assert memories(daemon) == before
+
+
 def test_stats_metrics_and_mcp_need_the_token(daemon: Daemon) -> None:
     for path in ("/stats", "/metrics"):
         assert http("GET", f"{daemon.url}{path}", token=False)[0] == 401

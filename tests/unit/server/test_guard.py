@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
+import anyio
 import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
@@ -19,7 +20,7 @@ from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
 from graphmem.core.timeparse import utc_now
 from graphmem.server import identity
-from graphmem.server.guard import Policy, host_name
+from graphmem.server.guard import Message, Policy, host_name, read_body
 from graphmem.server.http import build_app
 from graphmem.server.runtime import Runtime
 from graphmem.service.coordination import Coordinator
@@ -296,3 +297,136 @@ def test_a_failure_inside_a_route_is_a_500_counted_in_the_metrics_that_quotes_no
     assert 'graphmem_errors_total{kind="internal"} 1.0' in metrics
     assert "RuntimeError" in failed.json()["error"] and "daemon's log" in failed.json()["error"]
     assert "quote a request" not in failed.text
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [
+        ("Origin", ["http://127.0.0.1:9824", "https://evil.example"]),  # a loopback one first
+        ("Origin", ["http://127.0.0.1:9824", "http://127.0.0.1:9824"]),  # even the same one
+        ("Host", ["127.0.0.1:9824", "evil.example"]),
+        ("Authorization", [f"Bearer {TOKEN}", "Bearer guess"]),
+        ("Content-Type", ["application/json", "text/plain"]),
+    ],
+)
+def test_a_header_the_guard_checks_sent_twice_is_refused_not_judged_by_the_first(
+    client: TestClient, fake_memory: MemoryService, name: str, values: list[str]
+) -> None:
+    before = stored(fake_memory)
+    headers = [(key, value) for key, value in {**AUTH, **JSON}.items() if key != name]
+    headers += [(name, value) for value in values]
+    response = client.post("/rpc", content=json.dumps(REMEMBER), headers=headers)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert f"carries {name} more than once" in error and "Send each header once" in error
+    assert stored(fake_memory) == before
+
+
+def test_several_repeated_headers_are_named_together(client: TestClient) -> None:
+    headers = [*AUTH.items(), ("Origin", "http://localhost"), ("Origin", "http://localhost")]
+    headers += [("Host", "127.0.0.1:9824"), ("Host", "localhost:9824")]
+    response = client.get("/stats", headers=headers)
+    assert response.status_code == 400
+    assert "carries Host and Origin more than once: graphmem checks these headers" in response.json()["error"]
+
+
+# Bodies whose text is not UTF-8: an escaped half of a UTF-16 pair, a byte no UTF-8 character
+# starts with, a surrogate encoded as three bytes. Each a JSON object every route could parse.
+NOT_TEXT = {
+    "escaped-high": (
+        b'{"text": "x \\ud800 y", "session_id": "ses_1"}',
+        "lone surrogate: the JSON escape \\ud800",
+    ),
+    "escaped-low": (
+        b'{"text": "x \\udfff y", "session_id": "ses_1"}',
+        "lone surrogate: the JSON escape \\udfff",
+    ),
+    "raw-byte": (b'{"text": "x \xff y", "session_id": "ses_1"}', "not valid UTF-8: byte 12 (0xff)"),
+    "raw-surrogate": (b'{"text": "x \xed\xa0\x80 y", "session_id": "ses_1"}', "lone UTF-16 surrogate"),
+}
+BODY_ROUTES = [
+    "/mcp",
+    "/rpc",
+    *(f"/plugin/{name}" for name in ("boot", "turn", "inject", "compaction", "ingest")),
+]
+
+
+@pytest.mark.parametrize("path", [*BODY_ROUTES, "/ui/graph", "/identity"])
+@pytest.mark.parametrize("kind", NOT_TEXT)
+def test_a_body_that_is_not_utf8_text_is_a_400_naming_the_problem_on_every_route(
+    client: TestClient, fake_memory: MemoryService, path: str, kind: str
+) -> None:
+    body, says = NOT_TEXT[kind]
+    before = stored(fake_memory)
+    response = client.post(path, content=body, headers={**MCP_HEADERS, **AUTH})
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert says in error and "UTF-8" in error and "Send the" in error
+    assert stored(fake_memory) == before
+
+
+def test_a_remember_over_mcp_with_a_lone_surrogate_is_a_400_not_a_parse_error(client: TestClient) -> None:
+    """FastMCP's parser used to answer 'Parse error: unexpected end of hex escape'."""
+    call = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "remember", '
+    call += b'"arguments": {"text": "half \\ud83d of a pair"}}}'
+    response = client.post("/mcp", content=call, headers={**MCP_HEADERS, **AUTH})
+    assert response.status_code == 400
+    assert "Parse error" not in response.text
+    assert "lone surrogate: the JSON escape \\ud83d at byte" in response.json()["error"]
+
+
+def test_an_escaped_pair_reaches_the_route_whole(client: TestClient, fake_memory: MemoryService) -> None:
+    body = b'{"method": "remember", "arguments": {"text": "Ship it \\ud83d\\ude80 on Fridays"}}'
+    response = client.post("/rpc", content=body, headers={**AUTH, **JSON})
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["memory"]["text"] == "Ship it \U0001f680 on Fridays"
+
+
+def test_a_refused_body_is_counted_in_the_metrics(fake_memory: MemoryService) -> None:
+    with client_for(fake_memory) as client:
+        client.post("/rpc", content=b'{"method": "\\udc00"}', headers={**AUTH, **JSON})
+        client.get("/stats", headers=[*AUTH.items(), ("Origin", "http://localhost"), ("Origin", "null")])
+        metrics = client.get("/metrics", headers=AUTH).text
+    assert 'graphmem_errors_total{kind="invalid_utf8"} 1.0' in metrics
+    assert 'graphmem_errors_total{kind="repeated_header"} 1.0' in metrics
+
+
+def test_read_body_hands_a_body_sent_in_pieces_to_the_route_whole() -> None:
+    sent: list[Message] = [
+        {"type": "http.request", "body": b'{"a": ', "more_body": True},
+        {"type": "http.request", "body": b"1}", "more_body": False},
+        {"type": "http.disconnect"},
+    ]
+
+    async def receive() -> Message:
+        return sent.pop(0)
+
+    async def run() -> tuple[bytes | None, list[Message]]:
+        body, replayed = await read_body(receive)
+        return body, [await replayed(), await replayed()]
+
+    body, seen = anyio.run(run)
+    assert body == b'{"a": 1}'
+    assert seen == [
+        {"type": "http.request", "body": b'{"a": 1}', "more_body": False},
+        {"type": "http.disconnect"},
+    ]
+
+
+def test_read_body_replays_what_came_when_the_client_left_before_the_end() -> None:
+    sent: list[Message] = [
+        {"type": "http.request", "body": b'{"a": ', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+    kept = list(sent)
+
+    async def receive() -> Message:
+        return sent.pop(0)
+
+    async def run() -> tuple[bytes | None, list[Message]]:
+        body, replayed = await read_body(receive)
+        return body, [await replayed(), await replayed()]
+
+    body, seen = anyio.run(run)
+    assert body is None
+    assert seen == kept
