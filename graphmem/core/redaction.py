@@ -11,8 +11,9 @@ type annotations (``password: str``). The provider patterns (``core/token_format
 follow the ``detect-secrets`` plugins and the providers' documented token formats; a generic
 rule catches values after key-like names (``DB_PASSWORD=...``, ``"api_key": "..."``).
 Secrets named in prose ("my password for the staging admin is ...", "our api key for the
-geocoder is ..."), ``.pgpass`` and ``.netrc`` entries and a Twilio auth token after its
-account SID go too. ``redact`` is idempotent and never raises.
+geocoder is ...", a passphrase "correct-horse-battery-staple" after "password" or "passphrase"),
+``.pgpass`` and ``.netrc`` entries and a Twilio auth token after its account SID go too.
+``redact`` is idempotent and never raises.
 """
 
 from __future__ import annotations
@@ -351,8 +352,33 @@ def _prose_password(value: str) -> bool:
     )
 
 
-def _prose_password_kind(_head: str, value: str) -> str | None:
-    return "password" if _prose_password(value) else None
+# A passphrase of words joined by dashes or underscores ("correct-horse-battery-staple"): four
+# words or more after "password" (prose joins up to three: "self-service-reset"), three or more
+# after "passphrase", which names words. A word prose joins with ("stored-in-vault",
+# "easy-to-remember", "see-the-docs") makes it prose.
+MIN_PASSPHRASE_WORDS = 4
+MIN_NAMED_PASSPHRASE_WORDS = 3
+_JOINED_WORDS_RE = re.compile(r"[a-z]{2,}(?:[-_][a-z]{2,})+")
+_PROSE_JOINERS = frozenset(
+    {
+        "a", "an", "the", "in", "on", "at", "to", "of", "for", "by", "with", "from", "into", "and",
+        "or", "not", "no", "is", "be", "as", "via", "per", "up", "out", "off", "it", "its", "my",
+        "our", "your", "see", "same", "than", "then",
+    }
+)  # fmt: skip
+
+
+def _passphrase(head: str, value: str) -> bool:
+    """Lower-case words joined by dashes after a password cue: a passphrase, not prose."""
+    if not _JOINED_WORDS_RE.fullmatch(value):
+        return False
+    words = re.split(r"[-_]", value)
+    least = MIN_NAMED_PASSPHRASE_WORDS if head.casefold().startswith("passphrase") else MIN_PASSPHRASE_WORDS
+    return len(words) >= least and _PROSE_JOINERS.isdisjoint(words)
+
+
+def _prose_password_kind(head: str, value: str) -> str | None:
+    return "password" if _prose_password(value) or _passphrase(head, value) else None
 
 
 # What may follow "password" in prose and mixes letters with digits: a hash, a cipher, an
@@ -364,9 +390,11 @@ _NAMED_SCHEME_RE = re.compile(
 )
 
 
-def _loose_password_kind(_head: str, value: str) -> str | None:
+def _loose_password_kind(head: str, value: str) -> str | None:
     """A word right after "password" (or "pass is", "pw is") that reads like a password: the
-    prose rule's test, and no hash, cipher or version name."""
+    prose rule's test, and no hash, cipher or version name; or a passphrase."""
+    if _passphrase(head, value):
+        return "password"
     return "password" if _prose_password(value) and not _NAMED_SCHEME_RE.fullmatch(value) else None
 
 

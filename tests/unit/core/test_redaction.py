@@ -133,6 +133,51 @@ def test_a_password_after_the_bare_word_is_redacted(text: str) -> None:
     assert result.text == text.replace("hunter2", placeholder("password"))
 
 
+# A passphrase of lower-case words joined by dashes after a password cue goes whole, dashes
+# included. Fake values.
+_PASSPHRASE = "correct-horse-battery-staple"
+PASSPHRASES = [
+    f"my password is {_PASSPHRASE}",
+    f"use the passphrase {_PASSPHRASE}",
+    f"the passphrase is {_PASSPHRASE}.",
+    f"log in with password {_PASSPHRASE} please",
+    f"set the password to {_PASSPHRASE}",
+    f"pw is {_PASSPHRASE}",
+    f"my password for the staging admin is {_PASSPHRASE}, rotate it monthly",
+    "the passphrase is shrub_quartz_ramble",
+]
+
+
+@pytest.mark.parametrize("text", PASSPHRASES)
+def test_a_passphrase_of_dashed_words_after_a_password_cue_is_redacted_whole(text: str) -> None:
+    secret = _PASSPHRASE if _PASSPHRASE in text else "shrub_quartz_ramble"
+    result = redact(text)
+    assert result.kinds == ("password",)
+    assert result.text == text.replace(secret, placeholder("password"))
+
+
+# Words joined by dashes that prose writes after "password": a word prose joins with, fewer
+# than four words after "password" (three after "passphrase"), or no space after the cue.
+PROSE_WITH_DASHED_WORDS = [
+    "the password-reset flow mails a link",
+    "password rotation is handled by vault",
+    "the passphrase is stored-in-the-vault",
+    "the password is easy-to-remember",
+    "the password is self-service-reset",
+    "the password one-time-use policy",
+    "the passphrase is write-only",
+    "the password-reset-flow-docs are in docs/ops.md",
+    "the passphrase is your-own-secret-words",
+]
+
+
+@pytest.mark.parametrize("line", PROSE_WITH_DASHED_WORDS)
+def test_prose_with_dashed_words_after_a_password_cue_survives_verbatim(line: str) -> None:
+    result = redact(line)
+    assert result.text == line
+    assert result.count == 0
+
+
 # Prose about secrets and look-alikes of the shapes above: none is a secret.
 PROSE_ABOUT_SECRETS = [
     "the password field is required",
