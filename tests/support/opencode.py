@@ -438,7 +438,7 @@ def run_plugin_in_node(
         [node, *args], env=variables, capture_output=True, text=True, timeout=180, check=False
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().split("\n")[-1])  # JSON may hold U+2028, which splitlines splits at
 
 
 def remember_over_rpc(url: str, project: Path, text: str, category: str) -> None:

@@ -145,6 +145,30 @@ async function post(path, body, timeoutMs) {
   return answer;
 }
 
+// At most `most` UTF-16 units of `text`, its first (`head`) or its last (`tail`), cut between
+// characters and with no lone surrogate: half of an emoji's pair is no text, and the daemon
+// refuses a body that holds one (400), which would cost the turn its memory.
+function wellFormed(text) {
+  return typeof text.toWellFormed === "function" ? text.toWellFormed() : text;
+}
+
+function isHigh(code) {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function head(text, most) {
+  const whole = wellFormed(text);
+  if (whole.length <= most) return whole;
+  return whole.slice(0, isHigh(whole.charCodeAt(most - 1)) ? most - 1 : most);
+}
+
+function tail(text, most) {
+  const whole = wellFormed(text);
+  if (whole.length <= most) return whole;
+  const start = whole.length - most;
+  return whole.slice(isHigh(whole.charCodeAt(start - 1)) ? start + 1 : start);
+}
+
 function remember(map, key, value, limit) {
   map.delete(key);
   map.set(key, value);
@@ -152,11 +176,11 @@ function remember(map, key, value, limit) {
 }
 
 function textOf(parts) {
-  return (parts ?? [])
+  const joined = (parts ?? [])
     .filter((part) => part?.type === "text" && typeof part.text === "string" && !part.synthetic && !part.ignored)
     .map((part) => part.text)
-    .join("\n")
-    .slice(0, MAX_TEXT_CHARS);
+    .join("\n");
+  return head(joined, MAX_TEXT_CHARS);
 }
 
 function blockOf(value) {
@@ -289,7 +313,7 @@ class Memory {
     if (!sessionID || typeof id !== "string" || !id) return;
     const known = this.users.get(sessionID);
     if (known?.id === id && known.text) return;
-    const entry = { id, text: String(text ?? "").slice(0, MAX_TEXT_CHARS), agent: typeof agent === "string" ? agent : "" };
+    const entry = { id, text: head(String(text ?? ""), MAX_TEXT_CHARS), agent: typeof agent === "string" ? agent : "" };
     remember(this.users, sessionID, entry, MAX_SESSIONS);
   }
 
@@ -338,7 +362,7 @@ class Memory {
     // Already there: the block is a part of its own (a file that quotes the marker is not it).
     if (parts.some((s) => s.startsWith(BLOCK_OPEN))) return null;
     const text = parts.join("\n");
-    remember(this.systems, sessionID, text.slice(-MAX_SYSTEM_CHARS), MAX_SESSIONS);
+    remember(this.systems, sessionID, tail(text, MAX_SYSTEM_CHARS), MAX_SESSIONS);
     const entry = this.journal.load(sessionID);
     if (entry.boot !== null) return entry.boot;
     let block = "";
@@ -575,11 +599,13 @@ async function setup(ctx) {
   }
 
   const textOfContent = (content) =>
-    (Array.isArray(content) ? content : [])
-      .filter((part) => part?.type === "text" && typeof part.text === "string")
-      .map((part) => part.text)
-      .join("\n")
-      .slice(0, MAX_TEXT_CHARS);
+    head(
+      (Array.isArray(content) ? content : [])
+        .filter((part) => part?.type === "text" && typeof part.text === "string")
+        .map((part) => part.text)
+        .join("\n"),
+      MAX_TEXT_CHARS,
+    );
 
   async function hook(domain, name, callback) {
     try {

@@ -52,8 +52,12 @@ def host(
     env: dict[str, str] | None = None,
     **sessions: dict[str, str],
 ) -> Any:
-    script = {"directory": str(project), "sessions": sessions, "steps": steps}
-    args = [str(HOST), PLUGIN_FILE.as_uri(), json.dumps(script)]
+    script = json.dumps({"directory": str(project), "sessions": sessions, "steps": steps})
+    if len(script) > 100_000:  # more than one argument may hold: handed over in a file
+        held = data_dir.parent / "host-script.json"
+        held.write_text(script, "utf-8")
+        script = f"@{held}"
+    args = [str(HOST), PLUGIN_FILE.as_uri(), script]
     return run_plugin_in_node(args, data_dir, project, timeout_ms=timeout_ms, **(env or {}))
 
 
@@ -164,6 +168,32 @@ def test_a_new_process_replays_the_same_bytes_from_the_journal_with_the_daemon_g
     assert after["messages"][:1] == before["messages"] and len(before["messages"][0]["texts"]) == 2
     assert after["messages"][-1]["texts"] == [TURNS[1][0]]  # only the newest went without recall
     assert paths(replayed, "/plugin/boot") == []
+
+
+def test_a_message_cut_to_its_limit_inside_an_emoji_still_gets_its_memory(
+    served: Daemon, project: Path
+) -> None:
+    # The plugin sends a message's first 100,000 UTF-16 units: here the last of them is the first
+    # half of the emoji's pair. Sent as it fell, that half was a lone surrogate the daemon refuses.
+    kept = TURNS[0][0] + " " + "x" * (99_999 - len(TURNS[0][0]) - 1)
+    ask = kept + "\N{ROCKET} and the rest of a long paste"
+    steps = [
+        {"do": "prompt", "sessionID": SESSION, "messageID": "msg_u1", "text": ask},
+        {
+            "do": "context",
+            "sessionID": SESSION,
+            "system": SYSTEM,
+            "messages": [{"id": "msg_u1", "role": "user", "text": ask}],
+        },
+    ]
+
+    run = host(served.data_dir, project, steps)
+
+    [turn] = paths(run, "/plugin/turn")
+    assert turn["status"] == 200 and turn["body"]["text"] == kept  # cut before the emoji, whole
+    [result] = run["results"]
+    texts = result["messages"][0]["texts"]
+    assert texts[0] == ask and any(TURNS[0][1] in text for text in texts[1:])  # type: ignore[operator]
 
 
 def test_a_subagents_session_and_the_title_request_get_nothing(served: Daemon, project: Path) -> None:

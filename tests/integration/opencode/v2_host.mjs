@@ -31,7 +31,7 @@
 //   packages/schema/src/session-event.ts @ 03130971e20a847d77cd70e13faabca0de4f512d
 //   (session.execution.succeeded, session.compaction.ended, { sessionID }).
 //
-// Usage: node v2_host.mjs PLUGIN_URL SCRIPT_JSON. The script is { directory, sessions: { id: { parentID } },
+// Usage: node v2_host.mjs PLUGIN_URL SCRIPT_JSON (or @FILE holding it). The script is { directory, sessions: { id: { parentID } },
 // steps: [...] }; each step is one of
 //   { do: "prompt", sessionID, messageID, text, files }
 //   { do: "context" | "compaction" | "title", sessionID, agent, system: [text], messages: [{ id, role, text }] }
@@ -41,7 +41,9 @@
 // they would go out), requests (every HTTP request the plugin made: path, status), cleanup }.
 
 const [pluginUrl, scriptText] = process.argv.slice(2);
-const script = JSON.parse(scriptText);
+// "@PATH": the script is in that file (a long one would not fit in one argument).
+const { readFileSync } = await import("node:fs");
+const script = JSON.parse(scriptText.startsWith("@") ? readFileSync(scriptText.slice(1), "utf8") : scriptText);
 
 // Every request the plugin makes, with its answer's status (0: it failed).
 const requests = [];
@@ -197,5 +199,7 @@ for (const step of script.steps) {
 if (typeof cleanup === "function") await cleanup();
 
 const loaded = { id: definition.id, setup: true, server: typeof definition.server === "function" };
-console.log(JSON.stringify({ loaded, registered, results, requests, cleanup: typeof cleanup }));
-process.exit(0);
+// Written to a pipe, stdout is asynchronous: exit only once the line is out (a long one was cut).
+process.stdout.write(`${JSON.stringify({ loaded, registered, results, requests, cleanup: typeof cleanup })}\n`, () =>
+  process.exit(0),
+);
