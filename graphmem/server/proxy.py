@@ -21,7 +21,7 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
@@ -247,8 +247,10 @@ class Proxy:
         return _error(message_id, -32601, f"Method not found: {method}.")
 
 
-def run_stdio(proxy: Proxy, stdin: TextIO, stdout: TextIO) -> None:
-    """Serve newline-delimited JSON-RPC on stdin/stdout until stdin closes."""
+def run_stdio(proxy: Proxy, stdin: Iterable[bytes], stdout: TextIO) -> None:
+    """Serve newline-delimited JSON-RPC on stdin (its lines as bytes) and stdout until stdin
+    closes. A line that is not UTF-8 is a parse error for that line: its bytes are never
+    replaced with U+FFFD and stored so."""
     write_lock = threading.Lock()
 
     def reply(answer: dict[str, Any] | None) -> None:
@@ -269,11 +271,14 @@ def run_stdio(proxy: Proxy, stdin: TextIO, stdout: TextIO) -> None:
 
     proxy.warm()
     with ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="graphmem-proxy") as pool:
-        for line in stdin:
-            if not line.strip():
+        for raw in stdin:
+            if not raw.strip():
                 continue
             try:
-                message = json.loads(line)
+                message = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                reply(_error(None, -32700, f"Parse error: {_not_utf8(raw, exc)}"))
+                continue
             except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
                 reply(_error(None, -32700, "Parse error: each line must be one JSON-RPC message."))
                 continue
@@ -283,11 +288,18 @@ def run_stdio(proxy: Proxy, stdin: TextIO, stdout: TextIO) -> None:
                 pool.submit(work, message)
 
 
+def _not_utf8(raw: bytes, exc: UnicodeDecodeError) -> str:
+    return (
+        f"the line is not valid UTF-8: byte {exc.start} (0x{raw[exc.start]:02x}) starts no character "
+        "there. Send each message as one line of UTF-8 JSON."
+    )
+
+
 def main(data_dir: Path, *, start_timeout: float, api_key: str | None, version: str) -> None:
     """Entry point of ``graphmem mcp``."""
     project = os.getcwd()
     proxy = Proxy(data_dir, project, version, start_timeout, api_key)
     collect_as_long_running()
-    stdin = open(sys.stdin.fileno(), encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    stdin = open(sys.stdin.fileno(), "rb", closefd=False)  # noqa: SIM115
     with contextlib.suppress(KeyboardInterrupt):  # the client stopped us: nothing to report
         run_stdio(proxy, stdin, sys.stdout)

@@ -293,6 +293,36 @@ def test_the_stdio_proxy_answers_a_message_nested_too_deep_and_keeps_serving(sta
     assert any(r.get("id") == 7 and "result" in r for r in replies), replies
 
 
+def test_a_line_that_is_not_utf8_is_a_parse_error_never_stored_with_replacement_characters(
+    stage: Stage,
+) -> None:
+    """``graphmem mcp`` used to read stdin with errors="replace": the bytes became U+FFFD and were stored."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {
+            "name": "remember",
+            "arguments": {"text": "Deploys need the QUOKKA flag", "category": "fact"},
+        },
+    }
+    line = json.dumps(call).encode().replace(b"QUOKKA", b"QUO\xffKKA")
+    lines = line + b"\n" + b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}\n'
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem", "mcp"],
+        input=lines,
+        env=sandbox_env(stage.daemon.data_dir, HOME=str(stage.home), **stage.store_env),
+        cwd=stage.project,
+        capture_output=True,
+        timeout=120,
+    )
+    replies = [json.loads(reply) for reply in done.stdout.splitlines()]
+    assert b"Traceback" not in done.stderr, done.stderr[-2000:]
+    assert replies[0]["error"]["code"] == -32700 and "not valid UTF-8: byte" in replies[0]["error"]["message"]
+    assert any(r.get("id") == 7 and "result" in r for r in replies), replies
+    assert not any("KKA" in memory[0] for memory in snapshot(stage.daemon).memories.values())
+
+
 def test_no_call_ever_failed_inside(stage: Stage) -> None:
     """Counted by the daemon itself: no HTTP 500 and no tool that failed with an unexpected error."""
     assert_no_internal_failures(stage.daemon)
