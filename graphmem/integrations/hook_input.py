@@ -59,8 +59,13 @@ def session_id(value: Any) -> str:
 
 
 def text(value: Any, max_chars: int) -> str:
-    """A text field cut to ``max_chars`` (what is not text is "")."""
-    return value[:max_chars] if isinstance(value, str) else ""
+    """A text field cut to ``max_chars`` (what is not text is ""), each lone surrogate its JSON
+    held (half of a UTF-16 pair, escaped alone) made U+FFFD: the daemon refuses a body holding
+    one, and the turn would go without its memory."""
+    if not isinstance(value, str):
+        return ""
+    cut = value[:max_chars]
+    return cut.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def path_text(value: Any, field: str) -> str | None:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from graphmem.integrations.hook_input import HookInputError, path_text, read_input, session_id, text
+from graphmem.server.body_text import problem
 
 
 def test_a_one_megabyte_prompt_is_read_whole() -> None:
@@ -43,6 +44,15 @@ def test_a_uuid_is_a_session_id() -> None:
 def test_text_is_cut_and_what_is_not_text_is_empty() -> None:
     assert text("abcdef", 3) == "abc"
     assert text({"a": 1}, 3) == ""
+
+
+def test_a_lone_surrogate_in_a_prompt_becomes_a_replacement_character_and_the_body_is_utf8() -> None:
+    given = read_input(io.BytesIO(b'{"prompt": "deploy \\ud83d then \\ud83d\\ude80 ok"}'))
+
+    prompt = text(given["prompt"], 100)
+
+    assert prompt == "deploy \ufffd then \N{ROCKET} ok"
+    assert problem(json.dumps({"text": prompt}).encode()) is None  # what the daemon's guard asks of a body
 
 
 @pytest.mark.parametrize("value", ["relative/path.jsonl", "/a\x00b", 7, "/" + "a" * 5000])
