@@ -178,7 +178,7 @@ CASES = [
     case("remember-int-text", rpc("remember", text=1), 400),
     case("unknown-argument", rpc("stats", bogus=1), 400, says="Unknown"),
     case("deep-json", post("/rpc", DEEP), 400),
-    case("invalid-utf8", post("/rpc", b'{"method": "remember", "arguments": {"text": "\xff\xfe"}}'), 400),
+    case("invalid-utf8", post("/rpc", b'{"method": "remember", "arguments": {"text": "\xff\xfe"}}'), 400, says="not valid UTF-8"),
     case("utf8-bom", post("/rpc", b"\xef\xbb\xbf" + STATS), 200, 400, may_succeed=True),
     case("nan-limit", post("/rpc", b'{"method": "list", "arguments": {"limit": NaN}}'), 400),
     case("keys-10k", post("/rpc", b'{"method": "stats", "arguments": {' + b",".join(b'"k%d": 1' % i for i in range(10_000)) + b"}}"), 400),
