@@ -153,6 +153,10 @@ def preload(
 
 @cache
 def _load_onnx(model_dir: str, cache_dir: str, quantized: bool = False) -> _OnnxRuntime:
+    # ONNX Runtime 1.32 keeps telemetry of its own (a device id and a queue of events about the
+    # machine, the process and each model, in ~/.cache/Microsoft/DeveloperTools/.onnxruntime)
+    # unless this is set before it is imported: graphmem sends and keeps nothing of the kind.
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
     try:
         import onnxruntime
     except ImportError as exc:

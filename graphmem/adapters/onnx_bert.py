@@ -62,7 +62,8 @@ def model_file(model_dir: Path, cache_dir: Path, *, quantized: bool = False) -> 
     except OSError as exc:
         raise EmbedderError(
             f"Cannot create the model cache folder {cache_dir}: {exc}. "
-            "Make it writable, or set GRAPHMEM_DATA_DIR to a writable folder."
+            "Make it writable, or set XDG_CACHE_HOME to a writable folder (graphmem keeps the "
+            "model file in $XDG_CACHE_HOME/graphmem/models)."
         ) from exc
     sha = _known_sha(weights, cache_dir) or weights_sha256(weights)
     variant = "-q8" if quantized else ""
