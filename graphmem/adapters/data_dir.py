@@ -107,9 +107,32 @@ def _log() -> logging.Logger:
     return logging.getLogger(__name__)
 
 
+# The CLI's options before its command that take a value (``graphmem --data-dir D bootstrap``).
+_VALUED_OPTIONS = frozenset({"--data-dir", "--project"})
+
+
+def process_command(argv: list[str]) -> str:
+    """What a process is, in the words a person typed: the program and its command, the options
+    before it and every argument after it left out (``graphmem bootstrap``; a script's name)."""
+    if not argv:
+        return "?"
+    program = os.path.basename(argv[0])
+    if program == "__main__.py":  # python -m graphmem
+        program = os.path.basename(os.path.dirname(argv[0]))
+    words = [program]
+    rest = iter(argv[1:])
+    for word in rest:
+        if word in _VALUED_OPTIONS:
+            next(rest, None)
+        elif not word.startswith("-"):
+            words.append(word)
+            break
+    return " ".join(words)[:200]
+
+
 def write_owner(data_dir: Path) -> None:
     """Record this process as the one holding ``data_dir``."""
-    info = {"pid": os.getpid(), "command": " ".join(os.path.basename(a) for a in sys.argv[:2])}
+    info = {"pid": os.getpid(), "command": process_command(sys.argv)}
     try:
         with open(data_dir / OWNER_FILENAME, "w", encoding="utf-8", opener=private_opener) as out:
             out.write(json.dumps(info))
@@ -127,6 +150,8 @@ def locked_message(data_dir: Path, database: Path) -> str:
         pass
     return (
         f"Another process{owner} holds the graph store at {database}; Kùzu lets one "
-        "process open it at a time. Stop that process, or run this command through "
-        "it, or use another store with --data-dir."
+        "process open it at a time. Wait for it to finish (a one-shot command such as a "
+        "bootstrap ends on its own), or stop it, then run this command again; or use another "
+        "store with --data-dir. To run commands while another works, run the daemon (`graphmem "
+        "serve --detach`): every command then goes through it."
     )

@@ -74,3 +74,29 @@ def test_a_data_dir_that_is_a_device_is_refused_and_left_as_it_was() -> None:
         data_dir.make_private(device)
 
     assert device.stat().st_mode == mode
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["/venv/bin/graphmem", "--data-dir", "/tmp/d", "bootstrap", "/src/shop"], "graphmem bootstrap"),
+        (["/venv/bin/graphmem", "-v", "--project", "/src", "remember", "secret text"], "graphmem remember"),
+        (["/venv/lib/graphmem/__main__.py", "--data-dir=/d", "recall", "q"], "graphmem recall"),
+        (["/home/me/backup.py", "--all"], "backup.py"),
+        ([], "?"),
+    ],
+)
+def test_the_owner_of_a_store_is_recorded_as_the_command_a_person_typed(argv: list[str], shown: str) -> None:
+    assert data_dir.process_command(argv) == shown
+
+
+def test_a_locked_store_names_the_command_holding_it_and_how_to_share_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sys.argv", ["/venv/bin/graphmem", "--data-dir", str(tmp_path), "bootstrap", "/src"])
+    data_dir.write_owner(tmp_path)
+
+    message = data_dir.locked_message(tmp_path, tmp_path / "graph.kuzu")
+
+    assert f"(process {os.getpid()}: graphmem bootstrap)" in message
+    assert "Wait for it to finish" in message and "graphmem serve --detach" in message
