@@ -282,7 +282,7 @@ def build_memory(
     context = ContextBuilder(
         stores,
         recaller.unmarked,
-        names.file_entity,
+        names.checkout,
         staleness,
         enricher,
         max_tokens=settings.recall.context_max_tokens,

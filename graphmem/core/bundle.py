@@ -374,7 +374,8 @@ def render_markdown(bundle: ContextBundle) -> str:
     more = bundle.omitted - (0 if bundle.groups else bundle.omitted_about)  # not said above
     if more:
         noun = "memory" if more == 1 else "memories"
-        about = bundle.omitted_about if bundle.groups else 0
+        # Without a target (a session's start, a topic) nothing is "about it" or "its history".
+        about = bundle.omitted_about if bundle.groups and bundle.entity is not None else 0
         parts = [
             f"{about - bundle.omitted_history} about it" if about > bundle.omitted_history else "",
             f"{bundle.omitted_history} from its history" if about and bundle.omitted_history else "",

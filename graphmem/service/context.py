@@ -3,11 +3,14 @@ boot_context: what an agent should know when a session starts."""
 
 from __future__ import annotations
 
+import posixpath
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
 
 from graphmem.core.bundle import ContextBundle, build_bundle
 from graphmem.core.enrichment import parse_key
+from graphmem.core.keys import file_key
 from graphmem.core.models import GITLAB_KINDS, Category, Entity, EntityKind, Hit, Status
 from graphmem.core.ports import Visibility
 from graphmem.core.provenance import CONVENTIONS, is_convention
@@ -17,7 +20,15 @@ from graphmem.errors import InvalidInputError
 from graphmem.service.code_context import file_sections, find_symbol, symbol_entity, symbol_sections
 from graphmem.service.enrichment import Enricher
 from graphmem.service.gitlab_context import changed_by, pending_note, ref_sections
-from graphmem.service.line_context import LineTarget, parse_line_target, range_hits, range_section
+from graphmem.service.inputs import file_entity
+from graphmem.service.line_context import (
+    LineTarget,
+    count_lines,
+    parse_line_target,
+    past_end_section,
+    range_hits,
+    range_section,
+)
 from graphmem.service.mentions import ref_entity
 from graphmem.service.recall import _visible
 from graphmem.service.results import RecallResult
@@ -48,8 +59,11 @@ BOOT_SECTIONS: tuple[tuple[tuple[Category, ...], tuple[Status, ...], int], ...] 
     ((Category.PROCEDURE,), (Status.ACTIVE,), 10),
 )
 
+# Files of a directory named as a target that its note suggests instead.
+DIRECTORY_FILES_NAMED = 5
+
 Recall = Callable[..., RecallResult]
-FileEntity = Callable[[str, str], Entity | None]  # (project, a path in it): ProjectNames.file_entity
+Checkout = Callable[[str], Path | None]  # where a project is checked out here: ProjectNames.checkout
 
 
 class ContextBuilder:
@@ -60,7 +74,7 @@ class ContextBuilder:
         self,
         stores: Stores,
         recall: Recall,
-        file_entity: FileEntity,
+        checkout: Checkout,
         staleness: Staleness,
         enricher: Enricher | None = None,
         *,
@@ -69,28 +83,44 @@ class ContextBuilder:
         self._stores = stores
         self._recall = recall  # unmarked: the hits are marked with this bundle's own, at once
         self._max_tokens = max_tokens  # a bundle's budget when a call gives none: [recall] context_max_tokens
-        self._file_entity = file_entity
+        self._checkout = checkout
         self._staleness = staleness  # what changed in the code since a memory was written
         self._enricher = enricher  # GitLab's MRs, issues and epics, fetched on demand
 
     def resolve(self, target: str, project: str | None) -> Entity | None:
-        """The entity ``target`` names (a ref or a file), or None for free text."""
+        """The entity ``target`` names (a ref, a file or a symbol), or None for free text. In a
+        project, a file or symbol of that project only: never another project's of the same name."""
         ref = parse_ref(target)
         if ref is not None:
             named = ref_entity(ref, project, self._stores.namespace)
             return self._stores.store.get_entities([named.key]).get(named.key) or named
         if project:
-            entity = self._file_entity(project, target)
+            entity = self._project_file(project, target)
             if entity is not None:
-                return self._stores.store.get_entities([entity.key]).get(entity.key) or entity
-        known = self._stores.store.find_entities(target, (EntityKind.FILE,))
-        if len(known) == 1:
-            return known[0]
+                return entity
+        else:  # no project asked: a file of any project, when only one has it
+            known = self._stores.store.find_entities(target, (EntityKind.FILE,))
+            if len(known) == 1:
+                return known[0]
         if self._stores.code is not None:
             symbol, _ = find_symbol(self._stores.code, project, target)
             if symbol is not None:
                 return symbol_entity(symbol, project or "")
         return None
+
+    def _project_file(self, project: str, target: str) -> Entity | None:
+        """The ``File`` entity of ``project`` that ``target`` names: a file or folder of its
+        checkout here (stored or not), else a file the graph keeps under the project (one since
+        deleted, or of a project not checked out on this machine)."""
+        root = self._checkout(project)
+        entity = file_entity(root, target, project) if root is not None else None
+        if entity is not None:
+            return self._stores.store.get_entities([entity.key]).get(entity.key) or entity
+        name = relative_path(target, root)
+        if name is None:
+            return None
+        key = file_key(project, name)
+        return self._stores.store.get_entities([key]).get(key)
 
     def get_context(
         self,
@@ -134,7 +164,10 @@ class ContextBuilder:
             code_sections, extra_keys = [*code_sections, *more], [*extra_keys, *keys]
             notes += [note] if note else []
         if found is False:
-            notes.insert(0, not_in_graph_note(target, entity))
+            inside = self._files_under(project, target, entity)
+            notes.insert(
+                0, not_in_graph_note(target, entity) if inside is None else directory_note(target, inside)
+            )
         elif entity is not None:
             hits, about = self._direct(entity, project, extra_keys, branch)
             if not hits:
@@ -175,10 +208,14 @@ class ContextBuilder:
     ) -> ContextBundle | None:
         """What is known about lines of a file (``src/x.py:40-52``); None when the file is
         not one of the project's or there is no code graph."""
-        file = self._file_entity(project, lines.path) if project and self._stores.code is not None else None
-        if file is None or self._stores.code is None:
+        root = self._checkout(project) if project and self._stores.code is not None else None
+        file = file_entity(root, lines.path, project) if root is not None else None
+        if file is None or root is None or self._stores.code is None:
             return None
         file = self._stores.store.get_entities([file.key]).get(file.key) or file
+        length = count_lines(root / file.name, lines.start)
+        if length is not None and length < lines.start and not self._scanned_at(file, lines):
+            return self._past_end(target, lines, file, length, project, max_tokens, branch)
         visibility = Visibility(project, branch=branch, expired_by=self._stores.clock())
         hits, symbols = range_hits(
             self._stores.store,
@@ -221,6 +258,77 @@ class ContextBuilder:
             found=file.key in self._stores.store.get_entities([file.key]),
             related_hits=related_hits,
         )
+
+    def _past_end(
+        self,
+        target: str,
+        lines: LineTarget,
+        file: Entity,
+        length: int,
+        project: str | None,
+        max_tokens: int,
+        branch: str | None,
+    ) -> ContextBundle:
+        """A context for lines past the end of ``file`` (``length`` lines): it says so, and
+        nothing is about them; the file's memories and recalled ones are shown apart."""
+        assert self._stores.code is not None
+        visibility = Visibility(project, branch=branch, expired_by=self._stores.clock())
+        about_file, _ = range_hits(
+            self._stores.store,
+            self._stores.code,
+            file,
+            lines,
+            visible=lambda record: _visible(record, visibility),
+            limit=CONTEXT_CANDIDATES,
+        )
+        seen = {h.memory.id for h in about_file}
+        recalled = self._recall(file.name, project=project, limit=CONTEXT_CANDIDATES, branch=branch).hits
+        related_hits = [*about_file, *(h for h in recalled if h.memory.id not in seen)]
+        about = {
+            **{h.memory.id: h.entities for h in recalled},
+            **self._stores.store.about([h.memory.id for h in about_file]),
+        }
+        _, related_hits = self._marked([], related_hits, about)
+        note = (
+            f"{file.name} has {length:,} line{'' if length == 1 else 's'}: {lines.label} "
+            f"{'is' if lines.start == lines.end else 'are'} past its end. Ask for lines within "
+            f"1–{length:,}, or for {file.name} itself."
+        )
+        shown = Entity(file.key, file.kind, target, file.project, file.title)
+        return build_bundle(
+            target,
+            shown,
+            [],
+            self._related(related_hits, file, about),
+            max_tokens=max_tokens,
+            now=self._stores.clock(),
+            notes=[note],
+            code=[past_end_section(lines, file.name, length)],
+            found=False,
+            related_hits=related_hits,
+        )
+
+    def _scanned_at(self, file: Entity, lines: LineTarget) -> bool:
+        """Whether a live symbol of the last scan of ``file`` reaches ``lines`` (the file was
+        longer then: what is about that code still is)."""
+        assert self._stores.code is not None
+        symbols = self._stores.code.symbols_in(file.project or "", file.name)
+        return any(s.deleted_at is None and s.end_line >= lines.start for s in symbols)
+
+    def _files_under(self, project: str | None, target: str, entity: Entity | None) -> list[str] | None:
+        """When ``target`` names a directory of ``project`` (in its checkout here, or holding
+        files of the code graph), the code graph's files in it, the shallowest first; else None."""
+        if not project or (entity is not None and entity.kind is not EntityKind.FILE):
+            return None
+        root = self._checkout(project)
+        name = entity.name if entity is not None else relative_path(target, root)
+        if not name:
+            return None
+        # Only a path ``file_entity`` checked to be inside the checkout is looked at on disk.
+        on_disk = entity is not None and root is not None and (root / entity.name).is_dir()
+        known = self._stores.code.file_states(project) if self._stores.code is not None else {}
+        inside = sorted((p for p in known if p.startswith(f"{name}/")), key=lambda p: (p.count("/"), p))
+        return inside if on_disk or inside else None
 
     def _marked(
         self, hits: list[Hit], related_hits: list[Hit], about: Mapping[str, Sequence[Entity]]
@@ -352,6 +460,29 @@ def names_it(target: str, text: str) -> bool:
         return False
     said = set(words(folded))
     return stem in said or stem.removesuffix("s") in said
+
+
+def relative_path(target: str, root: Path | None) -> str | None:
+    """``target`` as a ``/``-separated path inside a project (``./src/a.py``: ``src/a.py``; an
+    absolute path inside its checkout ``root``: the part after it), or None when it is none."""
+    try:
+        path = PurePosixPath(posixpath.normpath(target.strip()))
+        if path.is_absolute():
+            path = path.relative_to(root.as_posix()) if root is not None else path
+    except ValueError:  # outside the checkout
+        return None
+    name = path.as_posix()
+    if path.is_absolute() or name in {".", ""} or path.parts[0] == ".." or "\x00" in name:
+        return None
+    return name
+
+
+def directory_note(target: str, files: Sequence[str]) -> str:
+    """What a context for a directory says first: name a file in it (a few of them)."""
+    named = ", ".join(files[:DIRECTORY_FILES_NAMED])
+    more = len(files) - DIRECTORY_FILES_NAMED
+    some = f" ({named}{f', and {more:,} more' if more > 0 else ''})" if files else ""
+    return f"{target} is a directory: name a file in it{some}; showing memories that mention related words."
 
 
 def not_in_graph_note(target: str, entity: Entity | None) -> str:

@@ -9,8 +9,10 @@ last changed `Session.request` (lines 38–60, around lines 40–52)").
 from __future__ import annotations
 
 import re
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from graphmem.core.codegraph import SymbolInfo
 from graphmem.core.models import Entity, Hit, MemoryRecord, Status
@@ -24,6 +26,8 @@ MAX_RANGE_LINES = 100_000
 # Symbols listed for a range (the innermost first).
 MAX_RANGE_SYMBOLS = 12
 GIT_SOURCE = "git:"
+# Bytes read at a time when counting a file's lines.
+READ_CHUNK_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,29 @@ def range_section(lines: LineTarget, symbols: Sequence[SymbolInfo]) -> tuple[str
     return title, [
         f"- {s.kind} `{s.qualified_name}` L{s.start_line}–{s.end_line}: {s.signature}"
         for s in symbols[:MAX_RANGE_SYMBOLS]
+    ]
+
+
+def count_lines(path: Path, enough: int) -> int | None:
+    """How many lines the regular file ``path`` has, counted only up to ``enough`` (a longer file
+    answers ``enough``); None when it is no regular file or cannot be read."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):  # a FIFO would block the read
+            return None
+        count, last = 0, b"\n"
+        with path.open("rb") as file:
+            while count < enough and (chunk := file.read(READ_CHUNK_BYTES)):
+                count += chunk.count(b"\n")
+                last = chunk[-1:]
+    except OSError:
+        return None
+    return min(count + (last != b"\n"), enough)  # a last line without a newline counts too
+
+
+def past_end_section(lines: LineTarget, name: str, length: int) -> tuple[str, list[str]]:
+    """The code section of a range past the end of its file."""
+    return f"{lines.label.capitalize()} of {name}", [
+        f"- past the end of the file: it has {length:,} line{'' if length == 1 else 's'}"
     ]
 
 

@@ -12,10 +12,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from graphmem.core.models import Entity
 from graphmem.core.ports import ProjectRoots
 from graphmem.core.projects import checkout_path, is_checkout_path
-from graphmem.service.inputs import file_entity
 from graphmem.service.writer import MemoryWriter
 
 
@@ -46,8 +44,3 @@ class ProjectNames:
     def checkout(self, project: str) -> Path | None:
         """Where ``project`` is checked out here: its path, or the checkout last named so."""
         return self._roots.checkout(project) if self._roots is not None else checkout_path(project)
-
-    def file_entity(self, project: str, candidate: str) -> Entity | None:
-        """The ``File`` entity of ``project`` that ``candidate`` names, when it is in the checkout."""
-        root = self.checkout(project)
-        return file_entity(root, candidate, project) if root is not None else None

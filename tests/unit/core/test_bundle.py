@@ -272,3 +272,19 @@ def test_a_low_trust_memory_is_marked_in_the_bundle_as_in_the_plugins_block() ->
     [marked] = [line for line in markdown.splitlines() if "curl evil" in line]
     assert marked.startswith("- [low trust] ")
     assert "[low trust]" not in markdown.replace(marked, "")  # only the low-trust one
+
+
+def test_a_bundle_without_a_target_does_not_count_what_is_about_it_or_its_history() -> None:
+    commits = [
+        replace(hit("x").memory, id=f"mem_{n:016x}", text=f"Commit {n:07x}: decided to tune the cart",
+                category=Category.DECISION, source=f"git:{n:040x}")
+        for n in range(30)
+    ]  # fmt: skip
+    people = [hit(f"We decided the cart rounds step {n} half to even", Category.DECISION) for n in range(30)]
+    hits = [*people, *(Hit(record, 1.0, ()) for record in commits)]
+
+    bundle = build_bundle("start of a session in proj", None, hits, [], max_tokens=300, now=NOW)
+
+    assert bundle.omitted_history > 0 and bundle.omitted_about > bundle.omitted_history
+    last = bundle.markdown.splitlines()[-1]
+    assert last == f"_{bundle.omitted} more memories did not fit the 300-token budget._"

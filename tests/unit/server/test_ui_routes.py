@@ -4,6 +4,7 @@ session may reach. Hostile input (bad ids, huge bodies, wrong types) gets a clea
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -150,7 +151,9 @@ def test_a_session_calls_the_service_verbs(client: TestClient, memory_service: M
 def test_a_person_confirms_or_rejects_an_agents_proposal_in_the_page(
     client: TestClient, memory_service: MemoryService, method: str, status: str
 ) -> None:
-    proposal = memory_service.remember("Always squash merge", category="directive", source="mcp").memory
+    proposal = memory_service.remember(
+        "Always squash merge", category="directive", project="/work/shop", source="mcp"
+    ).memory
     answer = client.post(
         "/rpc", json={"method": method, "arguments": {"memory_id": proposal.id}}, headers=sign_in(client)
     )
@@ -260,6 +263,24 @@ def test_context_hands_the_bundle_and_its_markdown(
     answer = client.post("/ui/context", json=body, headers=sign_in(client))
     bundle = answer.json()["result"]
     assert "Fees live in src/app.py" in bundle["markdown"] and bundle["max_tokens"] == 500
+
+
+def test_context_and_graph_never_answer_with_another_projects_file_of_that_path(
+    client: TestClient, memory_service: MemoryService, git_project: str, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    (other / "lib").mkdir(parents=True)
+    (other / "lib" / "only.py").write_text("x = 1\n", "utf-8")
+    memory_service.remember("lib/only.py holds the only copy", project=str(other.resolve()))
+    headers = sign_in(client)
+
+    body = {"target": "lib/only.py", "project": git_project}
+    bundle = client.post("/ui/context", json=body, headers=headers).json()["result"]
+    graph = client.post("/ui/graph", json=body, headers=headers)
+
+    assert bundle["found"] is False and bundle["entity"] is None
+    assert "holds the only copy" not in bundle["markdown"]
+    assert graph.status_code == 400 and "names no MR, issue, epic, file or symbol" in error_of(graph)
 
 
 @pytest.mark.parametrize(
