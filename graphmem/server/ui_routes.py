@@ -170,9 +170,10 @@ def register(mcp: FastMCP, runtime: Runtime, sessions: UiSessions) -> None:
             body = await _json_object(request, {"target": str, "project": str, "max_tokens": int})
             if not str(body.get("target") or "").strip():
                 raise InvalidInputError('Send "target": a file, a symbol, !12, #4 or a topic.')
+            project = await anyio.to_thread.run_sync(runtime.resolve_project, body.get("project") or None)
             bundle = await anyio.to_thread.run_sync(
                 lambda: runtime.memory.get_context(
-                    str(body["target"]), project=body.get("project"), max_tokens=body.get("max_tokens")
+                    str(body["target"]), project=project, max_tokens=body.get("max_tokens")
                 )
             )
         except InvalidInputError as exc:
@@ -252,7 +253,9 @@ def _node_key(runtime: Runtime, body: dict[str, Any]) -> str:
     target = str(target).strip()
     if target.startswith("mem_"):
         return target
-    project = body.get("project") or runtime.memory.project
+    # The checkout's project as every tool resolves it: checked (a NUL, a relative path), its
+    # git toplevel, and on a team's store the name the store keeps it under.
+    project = runtime.resolve_project(body.get("project") or None) or runtime.memory.project
     named = runtime.memory.entities_in(target, project)
     if not named:
         raise InvalidInputError(

@@ -283,6 +283,48 @@ def test_context_and_graph_never_answer_with_another_projects_file_of_that_path(
     assert graph.status_code == 400 and "names no MR, issue, epic, file or symbol" in error_of(graph)
 
 
+@pytest.mark.parametrize("route", ["/ui/context", "/ui/graph"])
+@pytest.mark.parametrize(
+    ("project", "says"),
+    [("/src/sh\x00op", "NUL"), ("src/shop", "is relative"), ("/" + "a" * 5000, "is over")],
+    ids=["nul", "relative", "overlong"],
+)
+def test_a_project_the_page_sends_is_checked_as_every_tool_checks_it(
+    client: TestClient, route: str, project: str, says: str
+) -> None:
+    answer = client.post(route, json={"target": "src/app.py", "project": project}, headers=sign_in(client))
+
+    assert answer.status_code == 400 and says in error_of(answer)
+
+
+def test_the_page_s_project_is_resolved_as_every_tool_resolves_it(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    inside = str(Path(git_project) / "src")
+    runtime = Runtime(  # the daemon resolves a folder to its checkout's toplevel (git)
+        memory_service,
+        log_hint="stderr",
+        resolve_project=lambda p: git_project if p and p.startswith(git_project) else p,
+        version="t",
+    )
+    policy = Policy.build(token=TOKEN, api_key=None, max_bytes=MAX_BYTES, rate_limit=0)
+    memory_service.remember("Fees live in src/app.py", project=git_project)
+    with TestClient(build_app(runtime, policy), base_url=BASE, raise_server_exceptions=False) as client:
+        headers = sign_in(client)
+        answers = {
+            (route, project): client.post(
+                route, json={"target": "src/app.py", "project": project}, headers=headers
+            )
+            for route in ("/ui/context", "/ui/graph")
+            for project in (inside, git_project)
+        }
+
+    assert answers["/ui/context", inside].json()["result"]["found"] is True
+    for route in ("/ui/context", "/ui/graph"):
+        assert answers[route, inside].status_code == 200, answers[route, inside].text
+        assert answers[route, inside].json() == answers[route, git_project].json()
+
+
 @pytest.mark.parametrize(
     ("body", "says"), [({}, 'Send "target"'), ({"target": "x", "max_tokens": "many"}, "a number")]
 )
