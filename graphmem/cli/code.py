@@ -132,6 +132,9 @@ def _embed_backlog(state: CliState, report: BootstrapReport, *, shown: bool) -> 
         return 0
     started = time.monotonic()
     done = 0
+    if shown and not present.progress_wanted():  # no bar on a pipe: say why the command waits
+        waiting = _count(report.pending_vectors, "memory")
+        click.echo(f"embedding {waiting} for search by meaning (Ctrl-C leaves them for later)", err=True)
     try:
         with present.running_progress("embedding", shown=shown) as progress:
 

@@ -86,7 +86,7 @@ def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothin
 
 @click.group()
 def install() -> None:
-    """Connect graphmem to an agent client (OpenCode, Codex): its MCP server entry, instructions
+    """Connect graphmem to an agent client (OpenCode, Claude Code, Codex): its MCP server entry, instructions
     and plugin or hooks.
 
     \b
@@ -132,7 +132,7 @@ def install_opencode(state: CliState, use_global: bool, project_dir: Path | None
 
 @click.group()
 def uninstall() -> None:
-    """Disconnect graphmem from an agent client (OpenCode, Codex); memories are kept.
+    """Disconnect graphmem from an agent client (OpenCode, Claude Code, Codex); memories are kept.
 
     \b
     Example:

@@ -76,6 +76,7 @@ def test_with_no_daemon_a_bootstrap_embeds_what_it_wrote_before_it_ends(
     assert result.exit_code == 0, result.output
     assert "3 commits" in result.stdout
     assert "vectors: 3 memories embedded in " in result.stdout
+    assert "embedding 3 memories for search by meaning (Ctrl-C leaves them for later)" in result.stderr
     (store,) = in_memory_cli.values()
     assert store.count_memories() and store.count_pending_embeddings() == 0
 
