@@ -28,7 +28,6 @@ from graphmem.errors import GraphmemError, ImportFileError
 if TYPE_CHECKING:
     from graphmem.service.results import (
         ExportSummary,
-        ImportSummary,
         MemoryDetail,
         RecallResult,
         RememberResult,
@@ -363,17 +362,6 @@ def exported(summary: ExportSummary) -> None:
     note(
         f"exported {quantity(summary.memories, 'memory', 'memories')}, "
         f"{quantity(summary.entities, 'entity', 'entities')}, {quantity(summary.links, 'link', 'links')}"
-    )
-
-
-def imported(summary: ImportSummary) -> None:
-    verb = "would import" if summary.dry_run else "imported"
-    click.echo(
-        f"{verb} {quantity(summary.memories_added, 'memory', 'memories')} "
-        f"({summary.memories_skipped} already present"
-        f"{f', {summary.memories_updated} updated' if summary.memories_updated else ''}), "
-        f"{quantity(summary.entities, 'entity', 'entities')}, {quantity(summary.links, 'link', 'links')} "
-        f"from {quantity(summary.records, 'record', 'records')}"
     )
 
 

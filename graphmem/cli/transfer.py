@@ -179,6 +179,12 @@ def _imported(summary: ImportSummary) -> None:
         f"{present.quantity(summary.links, 'link', 'links')} "
         f"from {present.quantity(summary.records, 'record', 'records')}"
     )
+    if summary.proposed:
+        rules = present.quantity(summary.proposed, "directive or preference", "directives and preferences")
+        click.echo(
+            f"{rules} {'would arrive' if summary.dry_run else 'arrived'} as proposals: an import never "
+            "makes a rule. `graphmem review` lists them; `graphmem confirm ID` makes one yours."
+        )
 
 
 COMMANDS = (export, import_)

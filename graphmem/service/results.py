@@ -162,6 +162,9 @@ class ImportSummary:
     links: int  # links between memories the store did not hold yet
     dry_run: bool
     memories_updated: int = 0  # same id, newer in the file: its status, times and text taken
+    # New directives and preferences stored as proposals: an import never makes a rule, a person
+    # confirms it (``graphmem review``, ``confirm``).
+    proposed: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -251,6 +251,10 @@ class Transfer:
             links=self._new_links(parsed, id_map),
             dry_run=dry_run,
             memories_updated=len(updates),
+            proposed=sum(
+                record.status is Status.PROPOSED and line.status is not Status.PROPOSED
+                for (record, _), (line, _) in zip(new, adding, strict=True)
+            ),
         )
         if dry_run:
             return summary

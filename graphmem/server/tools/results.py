@@ -99,6 +99,7 @@ class Imported(TypedDict):
     memories_added: int
     memories_skipped: int
     memories_updated: int
+    proposed: int  # new directives and preferences stored as proposals, for a person to confirm
     entities: int
     links: int
 

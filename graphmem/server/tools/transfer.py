@@ -130,6 +130,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
             "memories_added": summary.memories_added,
             "memories_skipped": summary.memories_skipped,
             "memories_updated": summary.memories_updated,
+            "proposed": summary.proposed,
             "entities": summary.entities,
             "links": summary.links,
         }

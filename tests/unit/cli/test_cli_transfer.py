@@ -23,3 +23,21 @@ def test_a_repeated_import_says_nothing_was_added(invoke: Invoke, tmp_path: Path
 
     assert again.exit_code == 0, again.output
     assert again.stdout.startswith("imported 0 memories (2 already present), 0 entities, 0 links from")
+
+
+def test_an_import_says_the_rules_it_brought_are_proposals_for_a_person_to_confirm(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    assert invoke("remember", "-c", "directive", "Always run make lint before pushing").exit_code == 0
+    assert invoke("remember", "-c", "decision", "Payments retry 3 times").exit_code == 0
+    out = tmp_path / "backup.jsonl"
+    assert invoke("export", "-o", str(out)).exit_code == 0
+
+    restored = invoke("--data-dir", str(tmp_path / "restored"), "import", str(out))
+
+    assert restored.exit_code == 0, restored.output
+    assert restored.stdout.startswith("imported 2 memories (0 already present)")
+    assert "1 directive or preference arrived as proposals: an import never makes a rule." in restored.stdout
+    assert "`graphmem review` lists them" in restored.stdout
+    review = invoke("--data-dir", str(tmp_path / "restored"), "review")
+    assert "Always run make lint before pushing" in review.stdout

@@ -75,7 +75,7 @@ def test_an_agent_exports_the_project_folder_and_a_teammate_imports_it(
 
     assert exported["memories"] == 1
     assert sorted(Path(p).name for p in exported["written"]) == ["MEMORY.md", "memories.jsonl"]
-    assert (imported["memories_added"], imported["memories_updated"]) == (1, 0)
+    assert (imported["memories_added"], imported["memories_updated"], imported["proposed"]) == (1, 0, 1)
     about = {e.key for m in bob.store.all_memories(bob_root) for e in bob.show(m.id).entities}
     assert about == {f"File:{bob_root}::src/app.py"}
 
