@@ -191,12 +191,25 @@ def _graph_reason(hit: Hit, steps: tuple[Step, ...]) -> str:
     ]
     if not vias and len(hit.path) > 1:
         vias = [_LINK_WORDS.get(v, v) if ":" not in v else entity_words(v, "") for v in hit.path[1::2]]
+    vias = _without_loops(vias)
     hops = len(vias)
     return (
         f"{hops} hop{'s' if hops != 1 else ''} via {' → '.join(vias)}"
         if vias
         else "near a memory that matched"
     )
+
+
+def _without_loops(vias: list[str]) -> list[str]:
+    """``vias`` with each loop cut out: a walk that came back to an entity (through a memory
+    about it) is said as the walk that stayed there ("via `a.py` → `a.py`" was a loop)."""
+    kept: list[str] = []
+    for via in vias:
+        if via in kept:
+            del kept[kept.index(via) + 1 :]
+        else:
+            kept.append(via)
+    return kept
 
 
 def reasons(hit: Hit) -> list[tuple[str, str]]:

@@ -62,6 +62,18 @@ def test_a_graph_hop_names_the_entities_between_never_a_memory_id() -> None:
     assert "mem_" not in why(hit)
 
 
+def test_a_graph_walk_that_comes_back_to_an_entity_is_said_without_the_loop() -> None:
+    steps = (
+        Step("mem_0", "ABOUT", FILE, True, "mem_0", "src/shop/checkout.py"),
+        Step(FILE, "ABOUT", "mem_2", False, "src/shop/checkout.py", "mem_2"),
+        Step("mem_2", "ABOUT", FILE, True, "mem_2", "src/shop/checkout.py"),
+        Step(FILE, "ABOUT", "mem_1", False, "src/shop/checkout.py", "mem_1"),
+    )
+    hit = Hit(RECORD, 0.4, (ChannelRank("graph", 2, 0.2, steps),))
+
+    assert why(hit) == "1 hop via `src/shop/checkout.py`"
+
+
 def test_the_hit_view_keeps_the_ids_beside_the_words() -> None:
     steps = (Step(MR, "ABOUT", "mem_1", False, "!12", "mem_1"),)
     hit = Hit(RECORD, 1.0, (ChannelRank("entity", 1, 1.0, steps),), path=(MR, "ABOUT", "mem_1"))
