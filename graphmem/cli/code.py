@@ -88,7 +88,10 @@ def _print_report(report: BootstrapReport) -> None:
         f"{report.files:,} files ({report.parsed:,} parsed, {report.unchanged:,} unchanged, "
         f"{report.removed:,} removed) in {report.seconds} s"
     )
-    click.echo(f"{report.symbols:,} symbols; calls: {calls or 'none'}; {report.imports:,} imports")
+    if report.parsed or report.removed:
+        click.echo(f"{report.symbols:,} symbols; calls: {calls or 'none'}; {report.imports:,} imports")
+    else:  # the edges are counted when a pass builds them again
+        click.echo(f"{report.symbols:,} symbols, their calls and imports unchanged since the last scan")
     if report.parse_errors:
         worst = ", ".join(f"{path} ({n:,})" for path, n in report.parse_error_files)
         click.echo(f"syntax errors: {report.parse_errors:,} in {worst} (what parses is indexed)")

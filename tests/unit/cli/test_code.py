@@ -122,3 +122,15 @@ def test_ctrl_c_while_a_bootstrap_embeds_says_what_still_waits(
     assert "2 commits" in result.stdout  # the report came first
     assert "embedding interrupted: 2 memories still wait for their vector" in result.stderr
     assert "Aborted" not in result.output
+
+
+def test_a_rescan_that_changed_nothing_does_not_say_there_are_no_calls(invoke: Invoke, tmp_path: Path) -> None:
+    committed_repository(tmp_path / "work", 1)
+    assert invoke("bootstrap", str(tmp_path / "work"), "--history", "0").exit_code == 0
+
+    again = invoke("bootstrap", str(tmp_path / "work"), "--history", "0")
+
+    assert again.exit_code == 0, again.output
+    assert "1 files (0 parsed, 1 unchanged, 0 removed)" in again.stdout
+    assert "symbols, their calls and imports unchanged since the last scan" in again.stdout
+    assert "calls: none" not in again.stdout
