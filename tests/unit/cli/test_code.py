@@ -124,7 +124,7 @@ def test_ctrl_c_while_a_bootstrap_embeds_says_what_still_waits(
     assert "Aborted" not in result.output
 
 
-def test_a_rescan_that_changed_nothing_does_not_say_there_are_no_calls(invoke: Invoke, tmp_path: Path) -> None:
+def test_a_rescan_that_changed_nothing_says_no_calls_are_gone(invoke: Invoke, tmp_path: Path) -> None:
     committed_repository(tmp_path / "work", 1)
     assert invoke("bootstrap", str(tmp_path / "work"), "--history", "0").exit_code == 0
 
