@@ -171,11 +171,37 @@ _TRAILING_COMMENT_RE = re.compile(r"\s#\s.*$")
 _PROMPT_RE = re.compile(r"^(?:\$|%|PS>|PS [^>]*>)\s+")
 
 
-def _procedures(source: str, blocks: list[Block]) -> list[Found]:
-    """Commands in shell code blocks under install / setup / test / build / run / usage headings."""
+# A command that installs a package by its name (``npm install express``, ``npm i -g
+# express-generator@4``, ``pip install -U click``): in a README, its section is how to *use* the
+# project, not how to work on it (that is ``npm install``, ``pip install -e .``, ``npm ci``).
+_NAMED_INSTALL_RE = re.compile(
+    r"^(?!.* (?:-[rce]|--requirement|--editable|--constraint)\b)"  # a requirements file, the checkout
+    r"(?:sudo )?(?:(?:npm|pnpm|bun) (?:install|i|add)|yarn (?:global )?add|(?:pip3?|pipx|uv pip) install"
+    r"|gem install|cargo install|go install)(?: -{1,2}[\w-]+)* (?![-.])[\w@][\w@/.:=<>~^-]*(?:\s|$)"
+)
+
+
+def _for_users(blocks: list[Block]) -> frozenset[tuple[str, ...]]:
+    """The sections of a README whose commands install the project (or a package) by its name:
+    what a user of the project runs, none of it a procedure of the repository."""
+    return frozenset(
+        block.section
+        for block in blocks
+        if block.kind == "code"
+        and block.section
+        and any(_NAMED_INSTALL_RE.match(command) for command in _commands(block.text, bare=not block.lang))
+    )
+
+
+def _procedures(source: str, blocks: list[Block], *, readme: bool = False) -> list[Found]:
+    """Commands in shell code blocks under install / setup / test / build / run / usage headings
+    (in a README, not those of a section about using the project: ``_for_users``)."""
     found: list[Found] = []
+    skipped = _for_users(blocks) if readme else frozenset()
     for block in blocks:
         if block.kind != "code" or block.lang not in _SHELL_LANGS or not block.section:
+            continue
+        if block.section in skipped:
             continue
         if not any(_PROCEDURE_HEADING_RE.search(heading) for heading in block.section):
             continue
@@ -240,7 +266,7 @@ def _readme(source: str, text: str) -> list[Found]:
             text = f"{source} describes {about}: {sentence(_first_sentences(block.text))}"
             facts.append((FACT, "description", text))
             break
-    return facts + _procedures(source, blocks)
+    return facts + _procedures(source, blocks, readme=True)
 
 
 def _contributing(source: str, text: str) -> list[Found]:

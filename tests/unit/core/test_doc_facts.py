@@ -64,6 +64,30 @@ def test_code_outside_procedure_headings_and_bare_blocks_of_unknown_words_are_no
     assert texts("README.md", "procedure", readme) == ["Run the project with `make run` (from README.md)."]
 
 
+def test_a_readme_section_that_installs_the_package_by_name_is_for_its_users_not_a_procedure() -> None:
+    readme = (
+        "# Express\n\nFast, unopinionated, minimalist web framework for Node.js.\n\n"
+        "## Installation\n\n```bash\nnpm install express\n```\n\n"
+        "## Quick Start\n\n```bash\nnpm install -g express-generator@4\n```\n\n"
+        "Create the app:\n\n```bash\nexpress /tmp/foo && cd /tmp/foo\n```\n\n"
+        "```bash\nnpm install\n```\n\n"
+        "## Running Tests\n\n```bash\nnpm install\nnpm test\n```\n"
+    )
+
+    assert texts("README.md", "procedure", readme) == [
+        "Install the dependencies with `npm install` (from README.md).",
+        "Run the tests with `npm test` (from README.md).",
+    ]
+
+
+def test_a_contributing_guide_keeps_an_install_by_name() -> None:
+    guide = "# Contributing\n\n## Setup\n\n```sh\nnpm install -g pnpm\npnpm install\n```\n"
+
+    assert texts("CONTRIBUTING.md", "procedure", guide) == [
+        "Set up the project with `npm install -g pnpm`, then `pnpm install` (from CONTRIBUTING.md)."
+    ]
+
+
 def test_readme_procedures_are_bounded() -> None:
     readme = "# Big\n\n## Commands\n\n```sh\n" + "\n".join(f"make target{i}" for i in range(40)) + "\n```\n"
 
