@@ -6,9 +6,10 @@ IMPORTS are rows of ``code_edges`` (``kind``, ``source``, ``target``), co-change
 ``co_changes``; every one of them goes with its entity (foreign keys). The rules are the Kùzu
 code graph's (``kuzu_code.py``), held by ``tests/unit/adapters/test_code_graph_contract.py``:
 a symbol or file a memory is about (anyone's: ``remembered`` sees past row-level security) is
-marked deleted rather than removed, a symbol keeps its ``body_changed_at`` while its body hash
-stays, memories follow a moved symbol or file, and a pass is marked interrupted until its
-edges are in. A pass is one transaction: another daemon
+marked deleted rather than removed, one the store held before any pass (an entity only: an
+import's) is taken over with the rows a pass writes, a symbol keeps its ``body_changed_at``
+while its body hash stays, memories follow a moved symbol or file, and a pass is marked
+interrupted until its edges are in. A pass is one transaction: another daemon
 sees the project's code before it or after it, never half of it.
 """
 
@@ -42,7 +43,8 @@ _INSERT_SYMBOL = (
 _BODY_CHANGED_AT = SYMBOL_FIELDS.index("body_changed_at")  # in a row of SYMBOL_RETURN; deleted_at next
 _INSERT_ENTITY = (
     "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
-    "%(project)s, %(title)s) ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title"
+    "%(project)s, %(title)s) ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title, "
+    "project = EXCLUDED.project"
 )
 
 
@@ -276,9 +278,11 @@ class PostgresCodeGraph:
                 carried[key] = len(store.move_about(EntityKind.FILE, key, file_key(project, moved_to)))
         if scan.removed:
             self._remove_files(sorted(file_key(project, path) for path in scan.removed), at)
-        store.db.many(
+        store.db.many(  # one held under another name or project (an edited import's) is taken over
             "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
-            "%(project)s, '') ON CONFLICT (key) DO NOTHING",
+            "%(project)s, '') ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, "
+            "project = EXCLUDED.project "
+            "WHERE (entities.name, entities.project) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.project)",
             [
                 {"key": key, "kind": EntityKind.EXTERNAL_MODULE.value, "name": m, "project": project}
                 for key, m in pass_modules(scan).items()

@@ -443,7 +443,11 @@ class CodeGraph(Protocol):
     def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]: ...
     def save(self, scan: CodeScan) -> dict[str, int]:
         """Store a pass; the memories about the symbols and files ``scan.moves`` names move to
-        their new keys (the old ones are then removed). Returns old key -> memories moved."""
+        their new keys (the old ones are then removed). Returns old key -> memories moved.
+
+        A file or symbol of the pass that the store holds but no pass stored (an entity only:
+        an import's, a merge request's changed file) is taken over: it gets the pass's columns
+        (its body first seen: no ``body_changed_at``) and keeps what points at it."""
         ...
 
     def scan_interrupted(self, project: str) -> bool: ...

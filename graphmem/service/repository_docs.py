@@ -5,8 +5,11 @@ A README's rules, a ``pyproject.toml``'s Python version, a ``package.json``'s sc
 before they are read, each linked to its file and keyed by what it says of it
 (``bootstrap:`` and the fact's key, its memory's ``source``): a later pass edits a fact whose
 file says something else now, brings back one its file says again, and archives one gone
-from its file; it never adds the same fact twice. Written through the ``MemoryWriter``, so
-every change is an audited event with its cause.
+from its file; it never adds the same fact twice. A fact's memory id is its project's and
+key's: a memory already under it (a restored export's copy, whose ``source`` is its import) is
+that fact's memory, edited and brought back as its own, never stored again (nor archived by a
+pass: the import's). Written through the ``MemoryWriter``, so every change is an audited
+event with its cause.
 """
 
 from __future__ import annotations
@@ -62,6 +65,10 @@ class RepositoryDocs:
             for m in self.writer.store.all_memories(project)
             if m.source.startswith(BOOTSTRAP_SOURCE) and m.project == project
         }
+        # A fact's memory held under the fact's id but no pass's source: an import's copy
+        ids = {BOOTSTRAP_SOURCE + f.key: _fact_id(project, BOOTSTRAP_SOURCE + f.key) for f in facts}
+        held = self.writer.store.get_memories([i for source, i in ids.items() if source not in existing])
+        imported = {source: held[i] for source, i in ids.items() if i in held}
         now = self.clock()
         seen: set[str] = set()
         new_records: list[MemoryRecord] = []
@@ -72,7 +79,7 @@ class RepositoryDocs:
                 continue
             seen.add(source)
             category = Category(fact.category)
-            old = existing.get(source)
+            old = existing.get(source) or imported.get(source)
             if old is not None:
                 if old.text != fact.text:
                     self.writer.edit(old.id, MemoryEdit(fact.text, project=project), cause=_CHANGED)
@@ -85,7 +92,7 @@ class RepositoryDocs:
                     report.facts_updated += 1
                 continue
             record = MemoryRecord(
-                id=memory_id(f"{project}\n{source}"),  # two checkouts' facts are two memories
+                id=_fact_id(project, source),
                 text=fact.text,
                 category=category,
                 scope=Scope.PROJECT,
@@ -107,3 +114,8 @@ class RepositoryDocs:
             if source not in seen and old.status is Status.ACTIVE:
                 self.writer.set_status(old.id, Status.ARCHIVED, allowed_from=Status, cause=_GONE)
                 report.facts_archived += 1
+
+
+def _fact_id(project: str, source: str) -> str:
+    """The memory id of ``project``'s fact from ``source``: two checkouts' facts are two memories."""
+    return memory_id(f"{project}\n{source}")

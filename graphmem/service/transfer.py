@@ -329,6 +329,15 @@ class Transfer:
         progress: Progress | None,
         source: str,
     ) -> None:
+        """Store the file's entities, new memories, their links, chains and history.
+
+        An entity is stored as its line gives it (key, kind, name, project, title), a file or a
+        symbol too: never with code columns made up from its key. Its path, lines and body are
+        what a pass sees in this checkout, which may not hold it or hold another version: a
+        stated body hash would flag its memories ``possibly stale`` at the first pass, a stated
+        path make a file look scanned. The code graph owns them: ``graphmem bootstrap`` takes
+        over a file or symbol an import stored (``core.ports.CodeGraph.save``), with its memories.
+        """
         entities = [Entity(e.key, e.kind, e.name, e.project, e.title) for _, e in parsed.entities]
         self._writer.add_entities(entities)
         known = {e.key: e for e in entities}

@@ -493,3 +493,94 @@ def test_the_last_pass_head_is_kept(graphs: tuple[GraphStore, CodeGraph]) -> Non
     save(code, {"util.py": UTIL}, head="a" * 40)
     save(code, {"app.py": APP}, at=T1)  # a pass outside git keeps what the last one saw
     assert code.scanned_head(PROJECT) == "a" * 40
+
+
+def imported(store: GraphStore, entity_key: str, kind: EntityKind, name: str) -> str:
+    """``entity_key`` as ``graphmem import`` stores it (an export's key, kind, name, project and
+    title: nothing of the code), with a memory about it; the memory's id."""
+    store.upsert_entities([Entity(entity_key, kind, name, PROJECT, "as exported")])
+    remember_about(store, entity_key, kind)
+    return f"m-{entity_key}"
+
+
+# A pass of a few symbols writes them one way, one of many another (kuzu_code.FEW_COPY_ROWS)
+PASS_SIZES = pytest.mark.parametrize("more", [{}, {"chain.py": CHAIN}], ids=["few", "many"])
+
+
+@PASS_SIZES
+def test_a_pass_takes_over_an_imported_symbol_with_its_memories(
+    graphs: tuple[GraphStore, CodeGraph], more: dict[str, ParsedFile]
+) -> None:
+    store, code = graphs
+    helper = key("util.py", "helper")
+    memory = imported(store, helper, EntityKind.SYMBOL, "util.helper")
+    save(code, {"app.py": APP, "util.py": UTIL, **more})
+    found = code.symbols([helper])[helper]
+    assert (found.path, found.qualified_name, found.name, found.start_line) == (
+        "util.py",
+        "helper",
+        "helper",
+        1,
+    )
+    assert (found.body_changed_at, found.deleted_at) == (None, None)  # first seen: not a changed body
+    assert store.memories_about([helper]) == {helper: [memory]}
+    entity = store.get_entities([helper])[helper]
+    assert (entity.name, entity.title) == ("helper", "def helper()")
+    assert [s.key for s in code.symbols_in(PROJECT, "util.py")] == [
+        helper,
+        key("util.py", "Tool"),
+        key("util.py", "Tool.apply"),
+    ]
+    callers = code.calls([helper], incoming=True, limit=9)
+    assert [(s.key, confidence) for s, _, confidence in callers] == [(key("app.py", "main"), "import")]
+    # the code graph's now: a pass that no longer finds it keeps it, deleted, for its memory
+    save(code, {"util.py": parsed(function("Tool", 5))}, at=T1)
+    assert code.symbols([helper])[helper].deleted_at == T1
+    assert store.memories_about([helper]) == {helper: [memory]}
+
+
+@PASS_SIZES
+def test_a_pass_takes_over_an_imported_file_with_its_memories(
+    graphs: tuple[GraphStore, CodeGraph], more: dict[str, ParsedFile]
+) -> None:
+    store, code = graphs
+    util = file_key(PROJECT, "util.py")
+    memory = imported(store, util, EntityKind.FILE, "util.py")
+    save(code, {"app.py": APP, "util.py": UTIL, **more})
+    assert set(code.file_states(PROJECT)) == {"app.py", "util.py", *more}  # scanned: not parsed again
+    entity = store.get_entities([util])[util]
+    assert (entity.name, entity.title) == ("util.py", "")  # as the pass names a file
+    assert code.imports(PROJECT, "util.py", incoming=True, limit=9) == ["app.py"]
+    code.replace_co_changes(PROJECT, {("app.py", "util.py"): 2})
+    assert code.co_changes(PROJECT, "app.py", 9) == [("util.py", 2)]
+    assert store.memories_about([util]) == {util: [memory]}
+    save(code, {}, removed=("util.py",), at=T1)
+    assert code.deleted_files([util]) == {util: T1}
+    assert store.memories_about([util]) == {util: [memory]}
+
+
+def test_a_pass_takes_over_a_file_a_merge_request_named_first(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    store, code = graphs
+    gitlab = _gitlab(store)
+    mr = merge_request_changing(gitlab, store)  # fetched before any pass: util.py is GitLab's node
+    save(code, {"app.py": APP, "util.py": UTIL})
+    assert set(code.file_states(PROJECT)) == {"app.py", "util.py"}
+    assert code.imports(PROJECT, "util.py", incoming=True, limit=9) == ["app.py"]
+    assert [e.key for e, _, _ in gitlab.changed_by(file_key(PROJECT, "util.py"), 9)] == [mr]
+
+
+def test_a_pass_takes_over_an_imported_external_module_under_another_name(
+    graphs: tuple[GraphStore, CodeGraph],
+) -> None:
+    store, code = graphs
+    requests = module_key(PROJECT, "requests")
+    # an export edited by hand: the key of the module app.py imports, another name, no project
+    store.upsert_entities([Entity(requests, EntityKind.EXTERNAL_MODULE, "Requests", None, "")])
+    remember_about(store, requests, EntityKind.EXTERNAL_MODULE)
+    save(code, {"app.py": APP, "util.py": UTIL})
+    assert code.imports(PROJECT, "app.py", incoming=False, limit=9) == ["util.py", "requests"]
+    entity = store.get_entities([requests])[requests]
+    assert (entity.name, entity.project) == ("requests", PROJECT)
+    save(code, {}, removed=("app.py",), at=T1)
+    assert code.remove_unused_modules(PROJECT) == 0  # a memory is about it
+    assert store.memories_about([requests]) == {requests: [f"m-{requests}"]}

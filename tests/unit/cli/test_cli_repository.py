@@ -139,3 +139,35 @@ def test_import_of_a_folder_without_an_export_exits_2(invoke: Invoke, tmp_path: 
 
     assert result.exit_code == 2
     assert "no memories.jsonl" in result.stderr
+
+
+LEDGER = "def void_entry(entry):\n    return -entry.amount\n"
+
+
+def test_a_bootstrap_after_importing_a_memory_about_a_symbol_takes_the_symbol_over(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    alice, bob = checkout(tmp_path / "alice"), checkout(tmp_path / "bob")
+    for root in (alice, bob):
+        (root / "src" / "ledger.py").write_text(LEDGER, "utf-8")
+    a, b = tmp_path / "alice-data", tmp_path / "bob-data"
+    ok(invoke("bootstrap", "--history", "0", data=a, where=alice))
+    note = "void_entry() in src/ledger.py reverses a posting, never deletes it"
+    ok(invoke("remember", "-c", "decision", note, data=a, where=alice))
+    ok(invoke("export", "--project", "--to", str(alice / ".graphmem"), data=a, where=alice))
+    ok(invoke("import", str(alice / ".graphmem"), data=b, where=bob))
+
+    first = invoke("bootstrap", "--history", "0", data=b, where=bob)
+    again = invoke("bootstrap", "--history", "0", data=b, where=bob)
+
+    assert (first.exit_code, again.exit_code) == (0, 0), first.output + again.output
+    assert "(0 parsed, 2 unchanged, 0 removed)" in again.output  # both files the code graph's now
+    [memory] = json.loads(ok(invoke("list", "--json", data=b, where=bob)).stdout)["memories"]
+    shown = json.loads(ok(invoke("show", memory["id"], "--json", data=b, where=bob)).stdout)
+    assert [(e["key"], e["title"]) for e in shown["entities"]] == [
+        (f"File:{bob}::src/ledger.py", ""),
+        (f"Symbol:{bob}::src/ledger.py::void_entry", "def void_entry(entry)"),
+    ]
+    assert shown["stale"] is None  # first seen by Bob's scan: not a changed body
+    context = json.loads(ok(invoke("context", "src/ledger.py", "--json", data=b, where=bob)).stdout)
+    assert context["code"]["Defines (1)"] == ["- function `void_entry` L1–2: def void_entry(entry)"]

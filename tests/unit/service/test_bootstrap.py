@@ -7,6 +7,7 @@ with the real parser, git and Kùzu, are tests/integration/test_bootstrap.py.
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -26,7 +27,7 @@ from graphmem.app import build_memory
 from graphmem.core.code import Definition, ParsedFile
 from graphmem.core.commits import Commit
 from graphmem.core.keys import memory_id
-from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord
+from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Status
 from graphmem.core.ports import LearningSources
 from graphmem.service import bootstrap
 from graphmem.service.results import BootstrapReport
@@ -300,6 +301,29 @@ def test_two_checkouts_of_one_repository_each_get_their_facts(repo: Repo) -> Non
     assert (first.facts_added, second.facts_added) == (1, 1)
     directives = repo.memories(Category.DIRECTIVE)
     assert sorted(m.project or "" for m in directives) == sorted([str(repo.root), str(other)])
+
+
+def test_a_restored_backup_of_facts_holds_the_facts_the_next_pass_finds(repo: Repo, tmp_path: Path) -> None:
+    repo.files.docs["AGENTS.md"] = b"# Rules\n\n- Always run make test before pushing.\n"
+    repo.files.docs["README.md"] = b"# Shop\n\nA shop for selling things online to people.\n"
+    repo.bootstrap()
+    backup = io.StringIO()
+    repo.memory.export(backup)
+    restored = Repo(repo.root, tmp_path / "restored")
+    restored.files.docs = dict(repo.files.docs)
+    restored.memory.import_text(backup.getvalue(), name="backup.jsonl")
+
+    report = restored.bootstrap()  # each fact's id is the one its import brought
+
+    assert report.facts_added == 0
+    by_category = {m.category: m for m in restored.store.all_memories()}
+    assert set(by_category) == {Category.DIRECTIVE, Category.FACT}
+    assert by_category[Category.DIRECTIVE].status is Status.PROPOSED  # an import never makes a rule
+    restored.files.docs["README.md"] = b"# Shop\n\nA shop for selling handmade things to people.\n"
+    assert restored.bootstrap().facts_updated == 1
+    [fact] = restored.memories(Category.FACT)
+    assert (fact.id, fact.source) == (by_category[Category.FACT].id, "import:backup.jsonl")
+    assert "handmade" in fact.text
 
 
 def test_a_rule_gone_from_its_file_is_archived(repo: Repo) -> None:
