@@ -117,12 +117,14 @@ class Memory(Protocol):
         """Store a memory, or reinforce the existing one it repeats.
 
         ``scope`` defaults to ``project`` inside a project (``global`` for preferences and outside
-        projects). A decision on the same subject as an older one supersedes it; ``supersedes``
-        names the old one explicitly. ``origin`` says where in ``source`` it was learned (an
-        OpenCode message id); ``trust`` is ``low`` for text that tries to instruct the model.
-        After ``expires_at`` it leaves recall, context and lists (archived, in its history). Written on
-        ``branch`` (the checkout's, not the default one), it is seen on that branch only until
-        the branch's MR merges (see ``service/branches.py``)."""
+        projects); an agent's (``source="mcp"``) is always its project's, and refused without one.
+        A decision that changes one choice of an older one on the same subject supersedes it
+        (``core.dedup.replaces``; the result's ``supersessions`` say what it replaced and the event
+        that ``undo`` reverses); ``supersedes`` names the old one explicitly. ``origin`` says
+        where in ``source`` it was learned (an OpenCode message id); ``trust`` is ``low`` for text
+        that tries to instruct the model. After ``expires_at`` it leaves recall, context and lists
+        (archived, in its history). Written on ``branch`` (the checkout's, not the default one), it
+        is seen on that branch only until the branch's MR merges (see ``service/branches.py``)."""
 
     def edit(
         self,

@@ -106,8 +106,8 @@ class DedupSettings(SettingsSection):
     existing one."""
 
     same_subject: float = Field(0.5, gt=0, le=1)
-    """Word-overlap similarity at or above which a new decision, directive, preference or plan supersedes
-    an older one."""
+    """Share of an older decision's, directive's, preference's or plan's content words that a newer one
+    must keep, in place around the one choice it changes, to supersede it."""
 
 
 class ServerSettings(SettingsSection):

@@ -108,8 +108,16 @@ def remembered(result: RememberResult) -> None:
     click.echo(result.memory.id)
     if not result.created:
         note(f"reinforced existing memory {result.duplicate_of} (seen {result.memory.reinforced + 1} times)")
+    for done in result.supersessions:
+        found = " (a newer one on its subject)" if done.automatic else ""
+        note(
+            f"supersedes {done.memory_id} {done.quote()}{found}; "
+            f"`graphmem undo {done.event_id}` makes it current again"
+        )
+    told = {done.memory_id for done in result.supersessions}
     for old in result.superseded:
-        note(f"supersedes {old}")
+        if old not in told:  # a daemon of an older version says only the id
+            note(f"supersedes {old}")
     if result.entities:
         note("about: " + ", ".join(e.name for e in result.entities))
 

@@ -6,7 +6,9 @@ Both checks are lexical so they run on the write path without the model:
 function word or a variant of a word on the other side ("it's"/"it is",
 "test"/"tests"): a changed name, number or content word ("SQLite" → "DuckDB",
 "15" → "16") makes a different statement, never a duplicate. The thresholds are
-tuned on ``samples/dedup_pairs.jsonl`` (see docs/configuration.md).
+tuned on ``samples/dedup_pairs.jsonl`` (see docs/configuration.md). A newer statement
+*replaces* an older one (``replaces``) when, word for word, it changes one short choice on
+the same subject and nothing else; ``samples/supersession_pairs.jsonl`` holds it to that.
 """
 
 from __future__ import annotations
@@ -112,6 +114,58 @@ def is_near_duplicate(a: str, b: str, threshold: float) -> bool:
         return False
     left_content, right_content = _content(left), _content(right)
     return not (sorted(left_content) == sorted(right_content) and left_content != right_content)
+
+
+# A changed choice is short: a name, a version, a number ("SQLite" -> "DuckDB", "3" -> "5",
+# "black" -> "ruff format"); a longer change says something else.
+MAX_CHOICE_WORDS = 3
+# Content words the two must keep in place: "We use SQLite" and "We use DuckDB" keep only "use",
+# too little to tell that they are about one thing.
+MIN_SUBJECT_WORDS = 2
+
+
+def replaces(newer: str, older: str, same_subject: float) -> bool:
+    """``newer`` makes another choice on ``older``'s subject: it replaces it.
+
+    The two say the same thing in the same words and order but in **one place**, where a short
+    choice changed ("Prefer yarn over npm" -> "Prefer pnpm over npm", "retry 3 times" -> "retry
+    5 times") or a negation came or went ("Cache sessions in Redis" -> "Do not cache sessions in
+    Redis"); and the content words kept around it, the subject, are at least two and at least
+    ``same_subject`` of the older text's. Statements that differ in more places ("Prefer
+    res.json() over res.send() when responding with objects" after "Prefer res.sendStatus() over
+    res.status().send() for bare status codes") are about different things, however many words,
+    files or refs they share; one that only adds words ("... for the workspaces too") narrows or
+    widens the older one, and both stand. A change of function words or inflections ("test" /
+    "tests") is wording, never a place.
+    """
+    if len(differing_content_words(newer, older)) > 2 * MAX_CHOICE_WORDS:
+        return False  # more words differ than one short choice holds: no need to align them
+    from difflib import SequenceMatcher  # here: a recall, which imports this module, never loads it
+
+    old, new = _word_tuple(older), _word_tuple(newer)
+    places: list[tuple[list[str], list[str]]] = []
+    kept: list[str] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            kept.extend(old[i1:i2])
+        elif _changes(list(old[i1:i2]), list(new[j1:j2])):
+            places.append((_content(list(old[i1:i2])), _content(list(new[j1:j2]))))
+    if len(places) != 1:
+        return False
+    [(gone, added)] = places
+    negated = sum(t in NEGATIONS for t in old) != sum(t in NEGATIONS for t in new)
+    if not ((gone and added) or negated) or max(len(gone), len(added)) > MAX_CHOICE_WORDS:
+        return False
+    subject = set(_content(kept))
+    return len(subject) >= max(MIN_SUBJECT_WORDS, same_subject * len(set(_content(list(old)))))
+
+
+def _changes(gone: list[str], added: list[str]) -> bool:
+    """Whether one side of an aligned difference says something the other does not: a content
+    word with no variant across, or a negation more on one side."""
+    if sum(t in NEGATIONS for t in gone) != sum(t in NEGATIONS for t in added):
+        return True
+    return bool(differing_content_words(" ".join(gone), " ".join(added)))
 
 
 # Longest word ``repeat_words`` counts on: its variants (up to five letters longer) stay under

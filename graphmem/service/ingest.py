@@ -376,13 +376,20 @@ class Ingester:
         category = item.category
         if item.trust is Trust.LOW and category is not Category.EVENT:
             category = LOW_TRUST_CATEGORY
+        source = AGENT_SOURCE if item.rule.startswith(AGENTS_RULES) else self._client.source
+        project = project if project is not None else run.default_project
+        if source == AGENT_SOURCE and not project:
+            # What the agent did belongs to a project; a session outside any is taught nothing
+            # of it (it would be global), and that is no error.
+            run.report.agent_items_without_project += 1
+            return
         try:
             result = self._writer.remember(
                 text,
                 category=category,
-                project=project if project is not None else run.default_project,
+                project=project,
                 session=transcript.session_id,
-                source=AGENT_SOURCE if item.rule.startswith(AGENTS_RULES) else self._client.source,
+                source=source,
                 occurred_at=when,
                 origin=item.message_id,
                 trust=item.trust,

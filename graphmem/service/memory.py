@@ -32,6 +32,7 @@ from graphmem.core.coordination import PERSON as OWNER_PERSON
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
 from graphmem.core.events import USER
 from graphmem.core.models import Category, Entity, MemoryRecord
+from graphmem.core.provenance import Origin, origin_of
 from graphmem.errors import ConfigError, InvalidInputError
 from graphmem.service.bootstrap import HistoryWalk
 from graphmem.service.branches import BranchChanges
@@ -350,6 +351,15 @@ class MemoryService(Bound, Memory):
         owner: str = OWNER_PERSON,
         force: bool = False,
     ) -> EndedSession:
+        if summary and summary.strip() and origin_of(source) is Origin.AGENT:
+            # Refused before the session ends: an agent's summary would be global (``MemoryWriter``).
+            ending = {s.id: s for s in self._coordinator().active()}.get(session_id.strip())
+            if ending is not None and ending.project is None:
+                raise InvalidInputError(
+                    f"Session {ending.id} has no project, so its summary cannot be stored: an agent's "
+                    "memory belongs to the project it works on. End it without a summary, and remember "
+                    "the summary with project, the absolute path of the repository."
+                )
         session = self._coordinator().end(session_id, owner, force)
         stored = None
         if summary and summary.strip():

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from graphmem.core.models import Entity, Hit, Link, LoginRole, MemoryRecord
+from graphmem.core.text import clip
 
 __all__ = [
     "BootstrapReport",
@@ -24,7 +25,28 @@ __all__ = [
     "RepositoryFiles",
     "ReviewItem",
     "Stats",
+    "Supersession",
 ]
+
+
+# Characters of a replaced memory's text quoted where a supersession is reported: enough to
+# recognise it, short enough for one line.
+SUPERSEDED_QUOTE_CHARS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class Supersession:
+    """An older memory that ``remember`` replaced: what it said, and the event that ``undo``
+    reverses to make it current again."""
+
+    memory_id: str
+    text: str
+    event_id: str
+    automatic: bool  # found on the new memory's subject, not named by ``supersedes``
+
+    def quote(self) -> str:
+        """The beginning of the replaced memory's text, on one line, in quotes."""
+        return f'"{clip(self.text, SUPERSEDED_QUOTE_CHARS)}"'
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +59,7 @@ class RememberResult:
     superseded: tuple[str, ...] = ()
     entities: tuple[Entity, ...] = ()
     redacted: int = 0  # secrets replaced by [REDACTED:kind] before storing
+    supersessions: tuple[Supersession, ...] = ()  # the ``superseded`` ones, with text and event
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +145,9 @@ class IngestReport:
     sessions_skipped: int = 0  # unreadable this time (locked, corrupt): the next run retries
     sessions_subagent: int = 0  # a subagent's (child) sessions: nothing learned from them
     skipped_parts: int = 0  # parts with corrupt JSON, left out
+    # What an agent's own runs taught in a session outside any project: not stored (an agent's
+    # memory belongs to a project; it would be global).
+    agent_items_without_project: int = 0
     memories: dict[str, int] = field(default_factory=dict)  # new memories by category
     reinforced: int = 0  # learned items that repeated a stored memory
     llm_sessions: int = 0  # sessions the LLM extractor read

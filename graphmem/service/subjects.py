@@ -8,8 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from graphmem.core.dedup import candidate_query, is_near_duplicate, repeat_words, similarity, variant_forms
-from graphmem.core.models import SUPERSEDABLE, Category, Entity, MemoryRecord
+from graphmem.core.dedup import (
+    candidate_query,
+    is_near_duplicate,
+    repeat_words,
+    replaces,
+    similarity,
+    variant_forms,
+)
+from graphmem.core.models import SUPERSEDABLE, Category, MemoryRecord
 from graphmem.core.ports import GraphStore, TextMatch, Visibility
 from graphmem.core.text import clean_fts_query
 
@@ -49,30 +56,23 @@ def near_duplicate_of(
 
 
 def same_subject_as(
-    store: GraphStore,
-    record: MemoryRecord,
-    entities: Sequence[Entity],
-    similar: Sequence[tuple[TextMatch, float]],
-    same_subject: float,
+    record: MemoryRecord, similar: Sequence[tuple[TextMatch, float]], same_subject: float
 ) -> list[TextMatch]:
-    """Older memories of the same kind that ``record`` replaces.
+    """The older memory that ``record`` replaces: another choice on its subject
+    (``core.dedup.replaces``).
 
     Only for categories where a newer statement replaces an older one, only in the same
     scope and on the same branch (what a branch decides must not replace anything before
-    it merges), and only when the two share a subject: a named entity (the word overlap
-    needed is then 0.6 of ``same_subject``), or most of their words.
+    it merges). Sharing a file, a ref or a phrasing ("Prefer X over Y") never makes two
+    memories one subject: the words decide, and at most one memory is replaced.
     """
     if record.category not in SUPERSEDABLE:
         return []
-    keys = {e.key for e in entities}
-    about = store.about([r.id for r, _ in similar]) if keys else {}
-    replaced = []
-    for other, overlap in similar:
+    for other, _ in similar:
         if other.category is not record.category or other.scope is not record.scope:
             continue
         if (other.project, other.branch) != (record.project, record.branch) or other.id == record.id:
             continue
-        shares_entity = bool(keys & {e.key for e in about.get(other.id, [])})
-        if overlap >= same_subject * (0.6 if shares_entity else 1.0):
-            replaced.append(other)
-    return replaced[:1]
+        if replaces(record.text, other.text, same_subject):
+            return [other]
+    return []

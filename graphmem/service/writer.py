@@ -76,10 +76,17 @@ from graphmem.service.inputs import (
 )
 from graphmem.service.mentions import Mentions
 from graphmem.service.redacting import guard_store
-from graphmem.service.results import RememberResult
+from graphmem.service.results import RememberResult, Supersession
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.subjects import near_duplicate_of, same_subject_as, similar_memories
 from graphmem.service.writer_history import WriterHistory
+
+# Why an agent's memory without a project is refused: it would be global, in every project's recall.
+AGENT_WITHOUT_PROJECT = (
+    "An agent's memory belongs to the project it works on, and this call names no project (a "
+    "directory outside any git repository is none): pass project, the absolute path of the "
+    "repository. Only the user makes a memory global (`graphmem widen ID`)."
+)
 
 
 class MemoryWriter:
@@ -146,7 +153,9 @@ class MemoryWriter:
             trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
         category = parse_category(category)
         scope = _default_scope(category, project) if scope is None else parse_scope(scope)
-        if project and origin_of(source) is Origin.AGENT:
+        if origin_of(source) is Origin.AGENT:
+            if not project:
+                raise InvalidInputError(AGENT_WITHOUT_PROJECT)
             scope = Scope.PROJECT  # an agent's writes stay in its project unless a person widens them
         if scope is Scope.PROJECT and not project:
             raise InvalidInputError(
@@ -201,11 +210,9 @@ class MemoryWriter:
             if old is not None:
                 replaced = [old]
             else:
-                same = [
-                    other.id
-                    for other in same_subject_as(self.store, record, entities, similar, self._same_subject)
-                ]
+                same = [other.id for other in same_subject_as(record, similar, self._same_subject)]
                 replaced = [m for m in self.store.get_memories(same).values() if may_replace(source, m)]
+            supersessions: list[Supersession] = []
             with self.store.transaction():  # one commit for all of it: acknowledged = durable
                 self.store.add_memories([record])
                 if entities:
@@ -217,7 +224,8 @@ class MemoryWriter:
                     actor_of(source), f"replaced by {record.id}, a newer {category.value} on the subject"
                 )
                 for older in replaced:
-                    self.supersede(record, older, now, why)
+                    event = self.supersede(record, older, now, why)
+                    supersessions.append(Supersession(older.id, older.text, event.id, automatic=old is None))
             self.history.expiry_changed(record.expires_at)  # it may expire first
             if session:
                 self._session_tail[session] = record.id
@@ -229,6 +237,7 @@ class MemoryWriter:
             superseded=tuple(p.id for p in replaced),
             entities=tuple(entities),
             redacted=redaction.count,
+            supersessions=tuple(supersessions),
         )
 
     def _reinforce(self, existing: MemoryRecord, now: datetime, actor: str) -> RememberResult:
@@ -418,8 +427,9 @@ class MemoryWriter:
 
     def supersede(
         self, newer: MemoryRecord, older: MemoryRecord, now: datetime, cause: Cause = BY_USER
-    ) -> None:
-        """``newer`` replaces ``older``: close it and link the two."""
+    ) -> MemoryEvent:
+        """``newer`` replaces ``older``: close it and link the two; the event (in ``older``'s
+        history) that ``undo`` reverses."""
         link = Link(newer.id, older.id, LinkKind.SUPERSEDES, now)
         with self.lock:
             had = [old for old in self.store.links([older.id]) if _same_link(old, link)]
@@ -430,7 +440,7 @@ class MemoryWriter:
             before = {**field_state(older, ("status", "valid_to")), "links": [link_value(x) for x in had]}
             after: State = {"status": Status.SUPERSEDED.value, "valid_to": time_value(newer.valid_from)}
             after["links"] = [link_value(had[0] if had else link)]
-            self.history.record(older.id, EventKind.SUPERSEDE, before, after, cause, other_id=newer.id)
+            return self.history.record(older.id, EventKind.SUPERSEDE, before, after, cause, other_id=newer.id)
 
     def delete(self, memory_id: str) -> MemoryRecord:
         """Delete a memory and its edges for good."""

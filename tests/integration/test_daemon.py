@@ -219,11 +219,11 @@ def test_bad_arguments_get_messages_that_say_how_to_fix_the_call(daemon: Daemon)
     assert "Cannot read" in call_error(url, "recall", query="x", since="last tuesday-ish")
 
 
-def test_cypher_like_text_is_stored_and_found_literally(daemon: Daemon) -> None:
+def test_cypher_like_text_is_stored_and_found_literally(daemon: Daemon, project: Path) -> None:
     text = "MATCH (n) DETACH DELETE n; -- don't run \"this\" on 'prod'"
-    stored = call(daemon.mcp_url, "remember", text=text, category="fact")
+    stored = call(daemon.mcp_url, "remember", text=text, category="fact", project=str(project))
     assert stored["memory"]["text"] == text
-    hits = call(daemon.mcp_url, "recall", query="DETACH DELETE prod")["hits"]
+    hits = call(daemon.mcp_url, "recall", query="DETACH DELETE prod", project=str(project))["hits"]
     assert hits[0]["text"] == text
 
 
@@ -265,8 +265,9 @@ def test_the_http_surface_rejects_bad_requests_and_keeps_serving(daemon: Daemon)
     assert call(daemon.mcp_url, "memory_status")["healthy"] is True
 
 
-def test_health_stats_and_metrics(daemon: Daemon) -> None:
-    call(daemon.mcp_url, "remember", text="The metrics endpoint counts memories by category")
+def test_health_stats_and_metrics(daemon: Daemon, project: Path) -> None:
+    where = str(project)
+    call(daemon.mcp_url, "remember", text="The metrics endpoint counts memories by category", project=where)
     call(daemon.mcp_url, "recall", query="anything at all")
     status, _, raw = http("GET", f"{daemon.url}/health")
     assert status == 200 and json.loads(raw)["status"] == "healthy"

@@ -31,6 +31,17 @@ from graphmem.server.tools.results import (
     Remembered,
     Updated,
 )
+from graphmem.service.results import Supersession
+
+
+def _superseded_note(done: Supersession) -> str:
+    """What a remember that closed an older memory says of it: its text, and how to undo that."""
+    found = "a newer one on its subject, found by its words" if done.automatic else "as supersedes asked"
+    return (
+        f"Superseded {done.memory_id} {done.quote()} ({found}). If it still holds, undo that: "
+        f"update_memory(id={done.memory_id!r}, action='undo', event_id={done.event_id!r}), or the "
+        f"user runs `graphmem undo {done.event_id}`."
+    )
 
 
 def add_memory_tools(tools: ToolRegistry) -> None:
@@ -55,11 +66,18 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         scope: Annotated[
             ScopeName | None,
             Field(
-                description="global: every project; project: this project only. Default: project "
-                "when a project is given (preferences: global)."
+                description="Your memory stays in this project whatever you give: only the user makes "
+                "one global (`graphmem widen ID`)."
             ),
         ] = None,
-        project: Project = None,
+        project: Annotated[
+            str | None,
+            Field(
+                description="Absolute path of the repository you work in (or a directory in it): your "
+                "memory belongs to that project. `graphmem mcp` fills in its working directory.",
+                max_length=4096,
+            ),
+        ] = None,
         supersedes: Annotated[
             str | None, Field(description="Id of a memory this one replaces (closes it).", max_length=64)
         ] = None,
@@ -76,13 +94,23 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         ] = None,
     ) -> Remembered:
         """Store a memory: a decision (with the why), blocker, procedure that worked, fact,
-        preference or directive worth keeping across sessions. Repeats are stored once;
-        a near-duplicate reinforces the existing memory; a newer decision on the same
-        subject supersedes the older one. Written on a branch other than the default, it is
-        seen on that branch until the branch's MR merges."""
+        preference or directive worth keeping across sessions, in the project (a folder outside
+        any git repository is refused: pass the repository's path). Repeats are stored once;
+        a near-duplicate reinforces the existing memory; a newer decision that changes one
+        choice on the same subject supersedes the older one, and the note quotes it and says
+        how to undo that. Written on a branch other than the default, it is seen on that
+        branch until the branch's MR merges."""
         expires_at = parse_until(expires, now=runtime.now()) if expires else None
+        owner = project_of(project)
+        if owner is None and project is not None:
+            raise InvalidInputError(
+                f"{project.strip()[:200]!r} is not inside a git repository, so it is no project, and an "
+                "agent's memory belongs to the project it works on: pass project, the absolute path of "
+                "the repository (or of a directory in it). Only the user makes a memory global "
+                "(`graphmem widen ID`)."
+            )
         result = memory.remember(
-            text, category=category, scope=scope, project=project_of(project), supersedes=supersedes,
+            text, category=category, scope=scope, project=owner, supersedes=supersedes,
             session=session, source="mcp", expires_at=expires_at, branch=branch_of(project),
         )  # fmt: skip
         stored = result.memory
@@ -94,15 +122,16 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             "entities": [e.name for e in result.entities],
             "memory": memory_view(stored, now=runtime.now()),
         }
+        notes = [_superseded_note(done) for done in result.supersessions]
         if scope == "global" and stored.scope.value != "global":
-            answer["note"] = (
-                "Kept in this project: only the user makes a memory global (`graphmem widen ID`)."
-            )
+            notes.append("Kept in this project: only the user makes a memory global (`graphmem widen ID`).")
         if stored.status.value == "proposed":
-            answer["note"] = (
+            notes.append(
                 "Stored as a proposal: the user confirms it (`graphmem confirm ID`) before it is "
                 "followed as a rule in every session; until then it is recalled as data."
             )
+        if notes:
+            answer["note"] = " ".join(notes)
         return answer
 
     @tools.tool()

@@ -194,7 +194,8 @@ CONFLICTS = ["edit-vs-delete", "edit-vs-edit", "archive-vs-restore-vs-delete", "
 def test_conflicting_calls_at_the_same_moment(
     conflict: str, round_: int, stage: Stage, mcp: Session, other: Session
 ) -> None:
-    victim = mcp.call("remember", {"text": f"Victim {conflict} round {round_}: the cache TTL is 30 s"})
+    text = f"Victim {conflict} round {round_}: the cache TTL is 30 s"
+    victim = mcp.call("remember", {"text": text, "project": str(stage.project)})
     assert victim.ok, victim
     vid = victim.value["id"]
     before = snapshot(stage.daemon)

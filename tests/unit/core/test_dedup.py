@@ -14,6 +14,7 @@ from graphmem.core.dedup import (
     is_near_duplicate,
     memory_hash,
     repeat_words,
+    replaces,
     similarity,
     variant_forms,
 )
@@ -162,3 +163,37 @@ def test_a_near_duplicate_holds_each_repeat_word_in_some_form(a: str, b: str) ->
 def test_repeat_words_leave_out_what_an_index_may_hold_otherwise() -> None:
     words = repeat_words("The parser wasn't handling it's RETRIES, not notify; python3 " + "x" * 31)
     assert words == ["parser", "handling", "retries", "python3"]  # "was": a function word
+
+
+# -- replacement: another choice on the same subject -------------------------------------------
+
+SAME_SUBJECT = 0.5  # the default [dedup] same_subject
+
+
+def test_another_tool_for_the_same_job_replaces_the_older_preference() -> None:
+    assert replaces("Prefer pnpm over npm", "Prefer yarn over npm", SAME_SUBJECT)
+
+
+def test_preferences_about_two_calls_of_one_file_do_not_replace_each_other() -> None:
+    older = "Prefer res.sendStatus() over res.status().send() for bare status codes in lib/response.js"
+    newer = "Prefer res.json() over res.send() when responding with objects in lib/response.js handlers"
+
+    assert not replaces(newer, older, SAME_SUBJECT)
+
+
+def test_a_reversed_decision_replaces_the_older_one() -> None:
+    assert replaces("Do not cache sessions in Redis", "Cache sessions in Redis", SAME_SUBJECT)
+
+
+def test_a_statement_that_only_adds_words_replaces_nothing() -> None:
+    assert not replaces(
+        "Prefer yarn over npm for the monorepo's workspaces too", "Prefer yarn over npm", SAME_SUBJECT
+    )
+
+
+def test_too_little_kept_around_a_changed_word_is_no_subject() -> None:
+    assert not replaces("We use DuckDB", "We use SQLite", SAME_SUBJECT)
+
+
+def test_a_rewording_is_no_change_of_choice() -> None:
+    assert not replaces("Run the unit tests, then push", "Run the unit test and then push", SAME_SUBJECT)

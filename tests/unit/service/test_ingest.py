@@ -416,3 +416,25 @@ def test_a_subagent_sessions_prompt_teaches_no_rule_and_is_not_the_users_words(
     else:  # the control: the same sentences in the user's own message are still learned
         assert {m.category for m in rules} == RULES and all(m.session == parent for m in rules)
         assert all(label(m) == "the user's words in a session" for m in rules)
+
+
+def test_what_the_agent_did_in_a_session_outside_any_project_is_counted_not_stored_nor_an_error(
+    memory_service: MemoryService, oc: OpenCodeDB, git_project: str
+) -> None:
+    failed = tool(
+        "bash",
+        {"command": "pytest tests/unit"},
+        "E   ModuleNotFoundError: No module named 'shop'",
+        status="error",
+    )
+    worked = tool("bash", {"command": "uv run pytest tests/unit"}, "212 passed in 8.31s")
+    for directory in (git_project, ""):  # a session OpenCode kept no directory for: no project
+        sid = oc.session(directory, title="Run the tests")
+        oc.message(sid, "user", [text("Run the unit tests.")], at_ms=T0_MS)
+        oc.message(sid, "assistant", [failed, worked], at_ms=T0_MS + 1_000)
+
+    report = ingester(memory_service).run(db_path=str(oc.path))
+
+    agents = [m for m in memory_service.store.all_memories() if m.source == "mcp"]
+    assert [(m.category, m.project) for m in agents] == [(Category.PROCEDURE, git_project)]
+    assert report.agent_items_without_project == 1 and report.errors == []

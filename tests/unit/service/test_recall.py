@@ -15,6 +15,7 @@ from graphmem.service.memory import MemoryService
 
 HYBRID = PLANS["hybrid"]
 NO_PRIORS = Plan("no-priors", HYBRID.weights, source_priors=MappingProxyType({}))
+PROJECT = "/work/shop"  # an agent's memory belongs to a project
 
 
 def _stated_and_scraped(memory: MemoryService) -> tuple[str, str]:
@@ -48,11 +49,15 @@ def test_the_prior_applies_before_the_limit_cuts(memory_service: MemoryService) 
 
 def test_a_memory_from_an_agent_or_a_session_keeps_its_whole_score(memory_service: MemoryService) -> None:
     ids = {
-        source: memory_service.remember(f"The {word} cache holds recall results", source=source).memory.id
+        source: memory_service.remember(
+            f"The {word} cache holds recall results", project=PROJECT, source=source
+        ).memory.id
         for source, word in (("mcp", "query"), ("opencode", "answer"), ("user", "result"))
     }
-    hits = memory_service.recall("cache recall results", plan=NO_PRIORS).hits
-    weighted = {h.memory.id: h.score for h in memory_service.recall("cache recall results").hits}
+    hits = memory_service.recall("cache recall results", plan=NO_PRIORS, project=PROJECT).hits
+    weighted = {
+        h.memory.id: h.score for h in memory_service.recall("cache recall results", project=PROJECT).hits
+    }
 
     assert {h.memory.id: h.score for h in hits} == weighted
     assert set(weighted) == set(ids.values())

@@ -244,3 +244,51 @@ def test_attach_stores_the_entities_and_links_them(writer: MemoryWriter) -> None
 
 def test_a_stable_seed_mints_the_same_id() -> None:
     assert fact("a", seed="README.md#x").id == fact("b", seed="README.md#x").id
+
+
+# -- supersession: only another choice on the same subject -------------------------------------
+
+SEND_STATUS = "Prefer res.sendStatus() over res.status().send() for bare status codes in lib/response.js"
+JSON_OBJECTS = "Prefer res.json() over res.send() when responding with objects in lib/response.js handlers"
+
+
+def test_a_preference_about_another_call_of_the_same_file_supersedes_nothing(
+    writer: MemoryWriter, tmp_path: Path
+) -> None:
+    root = tmp_path / "express"
+    (root / "lib").mkdir(parents=True)
+    (root / "lib" / "response.js").write_text("module.exports = {}\n", "utf-8")
+    older = writer.remember(SEND_STATUS, category="preference", project=str(root))
+
+    newer = writer.remember(JSON_OBJECTS, category="preference", project=str(root))
+
+    assert "lib/response.js" in [e.name for e in newer.entities]  # the two share the file...
+    assert newer.superseded == () and newer.supersessions == ()  # ...and are two subjects
+    assert writer.get(older.memory.id).status is Status.ACTIVE
+
+
+def test_another_choice_on_the_same_subject_supersedes_and_names_the_event_that_undoes_it(
+    writer: MemoryWriter,
+) -> None:
+    older = writer.remember("Prefer yarn over npm", category="preference", project="/p")
+
+    newer = writer.remember("Prefer pnpm over npm", category="preference", project="/p")
+
+    [done] = newer.supersessions
+    assert (done.memory_id, done.text, done.automatic) == (older.memory.id, "Prefer yarn over npm", True)
+    assert writer.get(older.memory.id).status is Status.SUPERSEDED
+    writer.history.undo(done.event_id)
+    assert writer.get(older.memory.id).status is Status.ACTIVE
+
+
+def test_an_agents_memory_without_a_project_is_refused_and_nothing_is_stored(writer: MemoryWriter) -> None:
+    with pytest.raises(InvalidInputError, match="belongs to the project"):
+        writer.remember("hello", source="mcp")
+
+    assert writer.store.all_memories() == []
+
+
+def test_an_agents_memory_is_kept_in_its_project_whatever_scope_it_asks(writer: MemoryWriter) -> None:
+    stored = writer.remember("Prefer tabs", category="preference", scope="global", project="/p", source="mcp")
+
+    assert (stored.memory.scope, stored.memory.project) == (Scope.PROJECT, "/p")

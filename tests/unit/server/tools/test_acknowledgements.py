@@ -54,6 +54,7 @@ def call(memory: MemoryService, tool: str, arguments: dict[str, Any]) -> tuple[b
     return asyncio.run(run())
 
 
+PROJECT = "/work/shop"  # an agent's memories belong to a project
 SHAPES = ["{id}", " {id}", "{id} ", "\t{id}\n", "{id}x", "mem_0000000000000000", "MEM_{tail}"]
 # (tool, arguments): {id} is a memory, {other} another; the blocker is {id}.
 CALLS = [
@@ -64,7 +65,15 @@ CALLS = [
     ("update_memory", {"action": "link", "id": "{id}", "target_id": "{other}", "link_kind": "related"}),
     ("update_memory", {"action": "supersede", "id": "{other}", "target_id": "{id}"}),
     ("delete_memory", {"id": "{id}", "confirm": True}),
-    ("remember", {"text": "A new fact about deploys", "supersedes": "{id}", "category": "decision"}),
+    (
+        "remember",
+        {
+            "text": "A new fact about deploys",
+            "supersedes": "{id}",
+            "category": "decision",
+            "project": PROJECT,
+        },
+    ),
 ]
 UNDO_CALLS = [  # each needs the state its first step makes
     (
@@ -88,8 +97,12 @@ def fill(arguments: dict[str, Any], **ids: str) -> dict[str, Any]:
 
 def seed(memory: MemoryService) -> tuple[str, str]:
     """An agent's memories: the agent may change them all (the user's own are the user's to change)."""
-    blocker = memory.remember("The staging deploy fails on migrations", category="blocker", source="mcp")
-    other = memory.remember("Migrations run in one transaction each", category="fact", source="mcp")
+    blocker = memory.remember(
+        "The staging deploy fails on migrations", category="blocker", project=PROJECT, source="mcp"
+    )
+    other = memory.remember(
+        "Migrations run in one transaction each", category="fact", project=PROJECT, source="mcp"
+    )
     return blocker.memory.id, other.memory.id
 
 

@@ -143,3 +143,16 @@ def test_an_agent_ends_its_own_session(tools: Tools) -> None:
 
     assert tools.ok("release_item", session_id=own, item="!12")["released"] is True
     assert tools.ok("session_end", session_id=own)["session"]["id"] == own
+
+
+def test_an_agents_summary_of_a_session_without_a_project_is_refused_and_the_session_goes_on(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    session = tools.ok("session_start", agent="opencode/build", project=None)["session"]["id"]
+
+    refused = tools.refused("session_end", session_id=session, summary="Moved the retry cap to 30 s")
+
+    assert "has no project" in refused and "without a summary" in refused
+    assert list(memory_service.store.all_memories()) == []
+    assert tools.ok("session_heartbeat", session_id=session)["session"]["id"] == session
+    assert tools.ok("session_end", session_id=session)["summary_memory_id"] is None

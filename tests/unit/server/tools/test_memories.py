@@ -6,6 +6,8 @@ from __future__ import annotations
 from support.tools_client import Tools
 
 from graphmem.core.models import LinkKind, Status
+from graphmem.server.runtime import Runtime
+from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
 
 PROJECT = "/work/shop"
@@ -276,3 +278,49 @@ def test_undo_needs_an_event_of_that_memorys_history(tools: Tools) -> None:
     assert "not in the history" in tools.refused(
         "update_memory", id=other, action="undo", event_id=event["id"]
     )
+
+
+def test_remember_that_supersedes_quotes_the_older_text_and_the_undo_that_brings_it_back(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    old = remember(tools, "Payments retry 3 times with exponential backoff", category="decision")
+
+    answer = tools.ok(
+        "remember",
+        text="Payments retry 5 times with exponential backoff",
+        category="decision",
+        project=PROJECT,
+    )
+
+    assert answer["superseded"] == [old]
+    note = answer["note"]
+    assert old in note and '"Payments retry 3 times with exponential backoff"' in note
+    [event] = memory_service.history(old)
+    assert f"update_memory(id='{old}', action='undo', event_id='{event.id}')" in note
+    assert f"graphmem undo {event.id}" in note
+    tools.ok("update_memory", id=old, action="undo", event_id=event.id)
+    assert memory_service.store.get_memories([old])[old].status is Status.ACTIVE
+
+
+def test_remember_in_a_folder_outside_any_repository_is_refused_and_stores_nothing(
+    memory_service: MemoryService,
+) -> None:
+    # How the daemon resolves a folder that is not in a git repository: no project.
+    runtime = Runtime(
+        memory_service, log_hint="the test's log", resolve_project=lambda path: None, version="t"
+    )
+    outside = Tools(build_mcp(runtime), runtime)
+
+    refused = outside.refused("remember", text="hello", project="/tmp")
+
+    assert "'/tmp' is not inside a git repository" in refused and "pass project" in refused
+    assert list(memory_service.store.all_memories()) == []
+
+
+def test_remember_without_a_project_is_refused_and_stores_nothing(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    refused = tools.refused("remember", text="hello", project=None)
+
+    assert "belongs to the project it works on" in refused and "pass project" in refused
+    assert list(memory_service.store.all_memories()) == []

@@ -22,6 +22,8 @@ from graphmem.server.tools.registry import MAX_PROBLEMS_SHOWN
 from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 
+PROJECT = "/work/shop"  # an agent's memories belong to a project
+
 
 def calls(tools: Tools, tool: str, outcome: str) -> float:
     value = tools.runtime.metrics.registry.get_sample_value(
@@ -95,7 +97,7 @@ def test_an_import_with_many_bad_lines_shows_the_first_ones_and_counts_the_rest(
 
 
 def test_every_call_is_counted_by_tool_and_outcome(tools: Tools) -> None:
-    tools.ok("remember", text="We chose Kùzu for the graph store")
+    tools.ok("remember", text="We chose Kùzu for the graph store", project=PROJECT)
     tools.refused("delete_memory", id="mem_0000000000000000", confirm=True)
 
     assert calls(tools, "remember", "ok") == 1.0
@@ -106,7 +108,7 @@ def test_a_write_wakes_the_background_worker_and_a_read_does_not(tools: Tools) -
     tools.ok("recall", query="deploys")
     woken_by_read = tools.runtime._wake.is_set()
 
-    tools.ok("remember", text="We chose Kùzu for the graph store")
+    tools.ok("remember", text="We chose Kùzu for the graph store", project=PROJECT)
 
     assert not woken_by_read
     assert tools.runtime._wake.is_set()
@@ -121,7 +123,7 @@ def test_read_only_tools_say_so_and_writes_do_not(tools: Tools) -> None:
 
 
 def test_memory_status_reports_the_counts(tools: Tools) -> None:
-    tools.ok("remember", text="We chose Kùzu for the graph store", category="decision")
+    tools.ok("remember", text="We chose Kùzu for the graph store", category="decision", project=PROJECT)
 
     status = tools.ok("memory_status")
 
@@ -158,7 +160,7 @@ def test_a_second_server_parses_no_tool_again_lists_the_same_tools_and_calls_its
             name: tool.model_dump() for name, tool in parsed_afresh.items()
         }
 
-        other.ok("remember", text="We chose Kùzu for the graph store")
+        other.ok("remember", text="We chose Kùzu for the graph store", project=PROJECT)
         assert [m.text for m in other_memory.store.all_memories()] == ["We chose Kùzu for the graph store"]
         assert list(tools.runtime.memory.store.all_memories()) == []
         assert tools.ok("recall", query="Kùzu graph store")["hits"] == []

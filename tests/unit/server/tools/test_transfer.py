@@ -38,7 +38,7 @@ def other(tmp_path: Path) -> Iterator[tuple[Tools, MemoryService]]:
 
 def exported(tools: Tools) -> str:
     tools.ok("remember", text="We chose Kùzu for the graph store", category="decision", project=PROJECT)
-    tools.ok("remember", text="Prefer ruff format over black", category="preference")
+    tools.ok("remember", text="Prefer ruff format over black", category="preference", project=PROJECT)
     content: str = tools.ok("export_memories", project=PROJECT)["content"]
     return content
 
