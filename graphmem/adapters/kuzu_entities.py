@@ -16,8 +16,11 @@ from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, FEW_NODE_KEYS, KuzuConnection
 from graphmem.adapters.kuzu_keyed import table_sizes
 from graphmem.adapters.kuzu_rows import entity_from_row
-from graphmem.adapters.kuzu_schema import ENTITY_TABLES
+from graphmem.adapters.kuzu_schema import CODE_COLUMNS, ENTITY_TABLES
 from graphmem.core.models import Entity, EntityKind
+
+# The entity kinds a code pass also stores (their tables have its columns: a path).
+_CODE_KINDS = frozenset(EntityKind(table) for table in CODE_COLUMNS)
 
 
 class KuzuEntities:
@@ -35,10 +38,14 @@ class KuzuEntities:
                 {"key": entity.key, "name": entity.name, "project": entity.project, "title": entity.title}
             )
         for kind, rows in by_kind.items():
+            # A file or symbol a pass stored (it has a path) keeps the name the pass gave it: a
+            # symbol's is its simple name, which ``unique_symbols`` looks up, where an entity
+            # names it by its qualified name (the other stores keep code apart from entities).
+            name = "CASE WHEN e.path IS NULL THEN r.name ELSE e.name END" if kind in _CODE_KINDS else "r.name"
             self._db.run(
                 # r.key named first: matched on the index (see kuzu_rows.ADD_LINKS)
                 f"UNWIND $rows AS r WITH r, r.key AS k MERGE (e:{kind.value} {{key: k}}) "
-                "SET e.name = r.name, e.project = r.project, "
+                f"SET e.name = {name}, e.project = r.project, "
                 "e.title = CASE WHEN r.title = '' THEN coalesce(e.title, '') ELSE r.title END",
                 {"rows": rows},
             )

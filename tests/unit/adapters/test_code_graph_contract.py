@@ -168,6 +168,19 @@ def test_unique_symbols_names_only_what_one_live_symbol_is_called(
     assert code.unique_symbols(PROJECT, []) == {}
 
 
+def test_a_memory_about_a_symbol_leaves_its_code_name_as_the_pass_stored_it(
+    graphs: tuple[GraphStore, CodeGraph],
+) -> None:
+    store, code = graphs
+    save(code, {"util.py": UTIL})
+    apply = key("util.py", "Tool.apply")
+    # What the writer links a memory to: the symbol as an entity, under its qualified name.
+    store.upsert_entities([Entity(apply, EntityKind.SYMBOL, "Tool.apply", PROJECT, "def apply(self)")])
+
+    assert {name: s.key for name, s in code.unique_symbols(PROJECT, ["apply"]).items()} == {"apply": apply}
+    assert [s.key for s in code.find_symbols(PROJECT, "apply")] == [apply]
+
+
 def test_calls_are_followed_both_ways(graphs: tuple[GraphStore, CodeGraph]) -> None:
     _, code = graphs
     save(code, {"app.py": APP, "util.py": UTIL})
