@@ -86,7 +86,11 @@ class KuzuCodeGraph:
 
     def find_symbols(self, project: str | None, name: str, limit: int = 10) -> list[SymbolInfo]:
         """Symbols whose qualified name is ``name`` or ends with ``.name``."""
-        where = "(s.qualified_name = $n OR s.name = $n OR s.qualified_name ENDS WITH $dotted)"
+        # A symbol only an entity named (an import, before a pass) has no path: it is no code.
+        where = (
+            "s.path IS NOT NULL AND "
+            "(s.qualified_name = $n OR s.name = $n OR s.qualified_name ENDS WITH $dotted)"
+        )
         params: dict[str, Any] = {"n": name, "dotted": f".{name}", "limit": limit}
         if project is not None:
             where += " AND s.project = $p"
@@ -107,7 +111,7 @@ class KuzuCodeGraph:
         # compared every symbol with every name (1.5 s).
         rows = self._store.db.rows(
             "UNWIND $names AS wanted MATCH (s:Symbol) "
-            "WHERE s.name = wanted AND s.project = $p AND s.deleted_at IS NULL "
+            "WHERE s.name = wanted AND s.project = $p AND s.deleted_at IS NULL AND s.path IS NOT NULL "
             "WITH s.name AS n, count(*) AS c, min(s.key) AS k WHERE c = 1 RETURN n, k",
             {"p": project, "names": sorted(set(names))},
         )
@@ -118,7 +122,7 @@ class KuzuCodeGraph:
         if not keys:
             return {}
         rows = self._store.db.keyed_rows(
-            f"MATCH (s:Symbol {{key: $key}}) RETURN {SYMBOL_RETURN}",
+            f"MATCH (s:Symbol {{key: $key}}) WHERE s.path IS NOT NULL RETURN {SYMBOL_RETURN}",
             keys,
             few=self._sizes.few_keys(["Symbol"], FEW_NODE_KEYS),
         )
@@ -174,7 +178,7 @@ class KuzuCodeGraph:
 
     def code_links(self, limit: int) -> list[tuple[str, Entity]]:
         symbols = self._store.db.rows(
-            "MATCH (m:Memory)-[:ABOUT]->(s:Symbol) "
+            "MATCH (m:Memory)-[:ABOUT]->(s:Symbol) WHERE s.path IS NOT NULL "
             "RETURN m.id, s.key, s.qualified_name, s.project LIMIT $limit",
             {"limit": limit},
         )

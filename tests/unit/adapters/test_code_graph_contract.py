@@ -181,6 +181,22 @@ def test_a_memory_about_a_symbol_leaves_its_code_name_as_the_pass_stored_it(
     assert [s.key for s in code.find_symbols(PROJECT, "apply")] == [apply]
 
 
+def test_a_symbol_only_an_import_named_is_no_code_until_a_pass_finds_it(
+    graphs: tuple[GraphStore, CodeGraph],
+) -> None:
+    store, code = graphs
+    apply = key("util.py", "Tool.apply")
+    # An imported memory about it, and the entity as an export carries it; no pass yet.
+    store.upsert_entities([Entity(apply, EntityKind.SYMBOL, "Tool.apply", PROJECT, "def apply(self)")])
+    remember_about(store, apply, EntityKind.SYMBOL)
+
+    assert code.symbols([apply]) == {}
+    assert code.find_symbols(PROJECT, "Tool.apply") == [] and code.find_symbols(None, "apply") == []
+    assert code.unique_symbols(PROJECT, ["apply"]) == {}
+    assert code.symbols_in(PROJECT, "util.py") == []
+    assert code.code_links(100) == []  # nothing to call stale: no pass has seen its code
+
+
 def test_calls_are_followed_both_ways(graphs: tuple[GraphStore, CodeGraph]) -> None:
     _, code = graphs
     save(code, {"app.py": APP, "util.py": UTIL})
