@@ -19,7 +19,7 @@ from graphmem.cli.options import (
     since_option,
 )
 from graphmem.cli.state import CliState, pass_state
-from graphmem.core.models import Category, Status
+from graphmem.core.models import Category, Scope, Status
 from graphmem.core.timeparse import parse_until, utc_now
 
 
@@ -37,7 +37,10 @@ from graphmem.core.timeparse import parse_until, utc_now
     "--scope",
     type=click.Choice(["global", "project"], case_sensitive=False),
     default=None,
-    help="Who sees it (default: project inside a git repository, global for preferences and outside).",
+    help=(
+        "Who sees it (default: project inside a git repository; global outside, and for a "
+        "preference that names no file or symbol of the project)."
+    ),
 )
 @click.option("--supersedes", metavar="ID", default=None, help="The memory this one replaces.")
 @click.option("--session", metavar="ID", default=None, help="Session id: chains memories of one session.")
@@ -85,8 +88,13 @@ def remember(
     )
     if as_json:
         present.echo_json(present.remembered_json(result, now=utc_now()))
-    else:
-        present.remembered(result)
+        return
+    present.remembered(result)
+    if scope is None and state.project and result.created and result.memory.scope is Scope.GLOBAL:
+        present.note(
+            f"global: every project sees this {result.memory.category.value} (remember it with "
+            "--scope project to keep it to this one)"
+        )
 
 
 @click.command()

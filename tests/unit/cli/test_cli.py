@@ -395,3 +395,17 @@ def test_remember_from_stdin_with_invalid_utf8_is_refused_and_stores_nothing(inv
     assert result.exit_code == 2
     assert "not valid UTF-8" in result.stderr
     assert '"total": 0' in invoke("stats", "--json").stdout
+
+
+def test_a_preference_stored_global_by_default_in_a_project_says_so(invoke: Invoke, git_project: str) -> None:
+    where = Path(git_project)
+    told = invoke("remember", "-c", "preference", "Prefer early returns over nested ifs", where=where)
+    asked = invoke(
+        "remember", "-c", "preference", "Prefer tabs over spaces", "--scope", "global", where=where
+    )
+    kept = invoke("remember", "-c", "preference", "Prefer early returns in src/app.py", where=where)
+
+    assert told.exit_code == 0 and asked.exit_code == 0, told.output + asked.output
+    assert "global: every project sees this preference (remember it with --scope project" in told.stderr
+    assert "global:" not in asked.stderr
+    assert "global:" not in kept.stderr  # about the project's code: the project's

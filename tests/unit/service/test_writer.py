@@ -292,3 +292,21 @@ def test_an_agents_memory_is_kept_in_its_project_whatever_scope_it_asks(writer: 
     stored = writer.remember("Prefer tabs", category="preference", scope="global", project="/p", source="mcp")
 
     assert (stored.memory.scope, stored.memory.project) == (Scope.PROJECT, "/p")
+
+
+def test_a_preference_about_a_file_of_the_project_stays_in_the_project(
+    writer: MemoryWriter, git_project: str
+) -> None:
+    about_code = writer.remember(
+        "Prefer early returns in src/app.py", category="preference", project=git_project
+    )
+    everywhere = writer.remember(
+        "Prefer early returns over nested ifs", category="preference", project=git_project
+    )
+    asked = writer.remember(
+        "Prefer tabs in src/app.py", category="preference", scope="global", project=git_project
+    )
+
+    assert (about_code.memory.scope, about_code.memory.project) == (Scope.PROJECT, git_project)
+    assert (everywhere.memory.scope, everywhere.memory.project) == (Scope.GLOBAL, None)
+    assert asked.memory.scope is Scope.GLOBAL  # what the user asked for
