@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from graphmem.core.bundle import ContextBundle, build_bundle
+from graphmem.core.codegraph import SymbolInfo
 from graphmem.core.enrichment import parse_key
 from graphmem.core.keys import file_key
 from graphmem.core.models import GITLAB_KINDS, Category, Entity, EntityKind, Hit, Status
@@ -216,15 +217,7 @@ class ContextBuilder:
         length = count_lines(root / file.name, lines.start)
         if length is not None and length < lines.start and not self._scanned_at(file, lines):
             return self._past_end(target, lines, file, length, project, max_tokens, branch)
-        visibility = Visibility(project, branch=branch, expired_by=self._stores.clock())
-        hits, symbols = range_hits(
-            self._stores.store,
-            self._stores.code,
-            file,
-            lines,
-            visible=lambda record: _visible(record, visibility),
-            limit=CONTEXT_CANDIDATES,
-        )
+        hits, symbols = self._range_hits(file, lines, project, branch)
         sections = [range_section(lines, symbols)]
         if symbols:
             sections += symbol_sections(self._stores.code, symbols[0])[1:]  # its callers and callees
@@ -259,6 +252,22 @@ class ContextBuilder:
             related_hits=related_hits,
         )
 
+    def _range_hits(
+        self, file: Entity, lines: LineTarget, project: str | None, branch: str | None
+    ) -> tuple[list[Hit], list[SymbolInfo]]:
+        """The memories about ``lines`` of ``file`` visible from ``project`` on ``branch``, and
+        the symbols those lines are in (``line_context.range_hits``)."""
+        assert self._stores.code is not None
+        visibility = Visibility(project, branch=branch, expired_by=self._stores.clock())
+        return range_hits(
+            self._stores.store,
+            self._stores.code,
+            file,
+            lines,
+            visible=lambda record: _visible(record, visibility),
+            limit=CONTEXT_CANDIDATES,
+        )
+
     def _past_end(
         self,
         target: str,
@@ -271,16 +280,7 @@ class ContextBuilder:
     ) -> ContextBundle:
         """A context for lines past the end of ``file`` (``length`` lines): it says so, and
         nothing is about them; the file's memories and recalled ones are shown apart."""
-        assert self._stores.code is not None
-        visibility = Visibility(project, branch=branch, expired_by=self._stores.clock())
-        about_file, _ = range_hits(
-            self._stores.store,
-            self._stores.code,
-            file,
-            lines,
-            visible=lambda record: _visible(record, visibility),
-            limit=CONTEXT_CANDIDATES,
-        )
+        about_file, _ = self._range_hits(file, lines, project, branch)
         seen = {h.memory.id for h in about_file}
         recalled = self._recall(file.name, project=project, limit=CONTEXT_CANDIDATES, branch=branch).hits
         related_hits = [*about_file, *(h for h in recalled if h.memory.id not in seen)]

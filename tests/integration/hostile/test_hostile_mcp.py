@@ -277,21 +277,31 @@ def test_hostile_calls_through_the_stdio_proxy(stage: Stage, loop: McpLoop) -> N
         assert_unchanged(stage, before, files)
 
 
-def test_the_stdio_proxy_answers_a_message_nested_too_deep_and_keeps_serving(stage: Stage) -> None:
-    """An MCP client's line of 100,000 brackets is a parse error for that line, not the proxy's end."""
-    lines = b"[" * 100_000 + b"\n" + b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}\n'
+PING = b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}\n'
+
+
+def through_the_proxy(stage: Stage, line: bytes) -> list[dict[str, Any]]:
+    """``line``, then a ping, sent to ``graphmem mcp`` as a client sends them; its replies, once
+    it checked the proxy said nothing of a traceback and answered the ping (it kept serving)."""
     done = subprocess.run(
         [sys.executable, "-m", "graphmem", "mcp"],
-        input=lines,
+        input=line + b"\n" + PING,
         env=sandbox_env(stage.daemon.data_dir, HOME=str(stage.home), **stage.store_env),
         cwd=stage.project,
         capture_output=True,
         timeout=120,
     )
-    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    replies: list[dict[str, Any]] = [json.loads(reply) for reply in done.stdout.splitlines()]
     assert b"Traceback" not in done.stderr, done.stderr[-2000:]
-    assert replies[0]["error"]["code"] == -32700 and "JSON" in replies[0]["error"]["message"]
     assert any(r.get("id") == 7 and "result" in r for r in replies), replies
+    return replies
+
+
+def test_the_stdio_proxy_answers_a_message_nested_too_deep_and_keeps_serving(stage: Stage) -> None:
+    """An MCP client's line of 100,000 brackets is a parse error for that line, not the proxy's end."""
+    replies = through_the_proxy(stage, b"[" * 100_000)
+
+    assert replies[0]["error"]["code"] == -32700 and "JSON" in replies[0]["error"]["message"]
 
 
 def test_a_line_that_is_not_utf8_is_a_parse_error_never_stored_with_replacement_characters(
@@ -307,20 +317,10 @@ def test_a_line_that_is_not_utf8_is_a_parse_error_never_stored_with_replacement_
             "arguments": {"text": "Deploys need the QUOKKA flag", "category": "fact"},
         },
     }
-    line = json.dumps(call).encode().replace(b"QUOKKA", b"QUO\xffKKA")
-    lines = line + b"\n" + b'{"jsonrpc": "2.0", "id": 7, "method": "ping"}\n'
-    done = subprocess.run(
-        [sys.executable, "-m", "graphmem", "mcp"],
-        input=lines,
-        env=sandbox_env(stage.daemon.data_dir, HOME=str(stage.home), **stage.store_env),
-        cwd=stage.project,
-        capture_output=True,
-        timeout=120,
-    )
-    replies = [json.loads(reply) for reply in done.stdout.splitlines()]
-    assert b"Traceback" not in done.stderr, done.stderr[-2000:]
+
+    replies = through_the_proxy(stage, json.dumps(call).encode().replace(b"QUOKKA", b"QUO\xffKKA"))
+
     assert replies[0]["error"]["code"] == -32700 and "not valid UTF-8: byte" in replies[0]["error"]["message"]
-    assert any(r.get("id") == 7 and "result" in r for r in replies), replies
     assert not any("KKA" in memory[0] for memory in snapshot(stage.daemon).memories.values())
 
 
