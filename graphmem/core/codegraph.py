@@ -15,6 +15,7 @@ module turns a whole project's worth of them into graph edges:
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +60,19 @@ def key_in_project(key: str, old: str, new: str) -> str | None:
     if label not in CODE_LABELS or not rest.startswith(f"{old}::"):
         return None
     return f"{label}:{new}::{rest[len(old) + 2 :]}"
+
+
+# Where a project keeps its tests: a folder of these names, or a file named as test runners find it.
+_TEST_FOLDERS = frozenset({"test", "tests", "__tests__", "spec", "specs", "testing"})
+_TEST_FILE = re.compile(
+    r"(?:^test_.*\.py|.*_test\.(?:py|go|rb|exs?)|.*\.(?:test|spec)\.[cm]?[jt]sx?|.*_spec\.rb|.*Tests?\.(?:java|kt|cs))$"
+)
+
+
+def is_test_file(path: str) -> bool:
+    """Whether ``path`` (project-relative) is a test of the project rather than its code."""
+    *folders, name = path.split("/")
+    return any(folder in _TEST_FOLDERS for folder in folders) or bool(_TEST_FILE.match(name))
 
 
 def _folders_of(path: str) -> Iterator[str]:

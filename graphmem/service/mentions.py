@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from graphmem.core.codegraph import is_test_file
 from graphmem.core.enrichment import relative_namespace
 from graphmem.core.models import Entity
 from graphmem.core.ports import CodeGraph
@@ -110,8 +111,11 @@ class Mentions:
                 known = self.code.unique_symbols(project, bare) if bare else {}
                 for name in bare:
                     symbol = known.get(name)
-                    if symbol is not None and symbol.key not in {e.key for e in found}:
-                        found.append(symbol_entity(symbol, project))
-                        if is_plain_word(name):
-                            guessed.add(symbol.key)
+                    if symbol is None or symbol.key in {e.key for e in found}:
+                        continue
+                    if is_plain_word(name):
+                        if is_test_file(symbol.path):
+                            continue  # prose's "querystring" is no test's `app.request.querystring`
+                        guessed.add(symbol.key)
+                    found.append(symbol_entity(symbol, project))
         return found, frozenset(guessed)

@@ -102,3 +102,16 @@ def test_a_symbol_only_a_plain_word_names_weighs_less_than_one_written_as_code(
 
     assert [h.memory.id for h in as_word][:2] == [said, about_it]
     assert as_code[0].memory.id == about_it
+
+
+def test_a_plain_word_names_no_symbol_that_only_a_test_defines(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    (Path(git_project) / "tests").mkdir()
+    tests = "def querystring():\n    pass\n\n\ndef check_refund_totals():\n    pass\n"
+    (Path(git_project) / "tests" / "test_orders.py").write_text(tests, "utf-8")
+    memory_service.bootstrap(git_project, history=0)
+
+    assert named(memory_service, "We parse queries with qs, not querystring", git_project) == []
+    # A name shaped like code is the code's, wherever it is defined.
+    assert named(memory_service, "check_refund_totals is flaky", git_project) == ["check_refund_totals"]
