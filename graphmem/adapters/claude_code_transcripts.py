@@ -5,8 +5,9 @@ where ``<config>`` is ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, and names that fi
 hook's input (``transcript_path``). Each line is one JSON object; the ones read here:
 
 - ``{"type": "user", "message": {"role": "user", "content": "..." | [blocks]}, "uuid", "timestamp",
-  "cwd", "sessionId", "isMeta"?, "isSidechain"?}``: the user's words (text blocks), or the
-  results of tool calls (``tool_result`` blocks, matched to their call by ``tool_use_id``);
+  "cwd", "sessionId", "isMeta"?, "isSidechain"?, "isCompactSummary"?}``: the user's words (text
+  blocks; not a compaction's summary, a slash command or its output), or the results of tool
+  calls (``tool_result`` blocks, matched to their call by ``tool_use_id``);
 - ``{"type": "assistant", "message": {"id", "content": [text | thinking | tool_use blocks]}, ...}``:
   one line per content block, several lines sharing the message's ``id``;
 - everything else (attachments, which hold the hooks' additional context graphmem itself
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -35,6 +37,15 @@ from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, Ses
 from graphmem.errors import SessionStoreError
 
 CONFIG_DIR_VARIABLE = "CLAUDE_CONFIG_DIR"
+# A line with one of these set is not the conversation: a subagent's (``isSidechain``), Claude
+# Code's own (``isMeta``), or the summary the model wrote when the session was compacted
+# (``isCompactSummary``, written as a user line: it would be learned as the user's words).
+_NOT_THE_CONVERSATION = ("isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
+# A user line that is a slash command Claude Code records (``<command-name>/compact</command-name>``)
+# or what a local command printed: the client's text, not what the user said.
+_CLIENTS_OWN = re.compile(
+    r"\s*<(?:command-name|command-message|command-args|local-command-stdout|local-command-stderr)>"
+)
 # A session longer than this is read from its end (its latest turns are what is new).
 MAX_TRANSCRIPT_BYTES = 32_000_000
 MAX_LINE_BYTES = 4_000_000
@@ -159,7 +170,7 @@ class ClaudeCodeTranscript(OneSessionFile):
                     built.skipped += 1
                 continue
             kind = entry.get("type")
-            if kind not in ("user", "assistant") or entry.get("isSidechain") or entry.get("isMeta"):
+            if kind not in ("user", "assistant") or any(entry.get(flag) for flag in _NOT_THE_CONVERSATION):
                 continue
             when = line_time(entry.get("timestamp"))
             if when is not None:
@@ -197,6 +208,8 @@ def _add(
             continue
         kind = block.get("type")
         if kind == "text" and isinstance(block.get("text"), str):
+            if role == "user" and _CLIENTS_OWN.match(block["text"]):
+                continue  # a slash command and what it printed: Claude Code's, not the user's words
             parts.append(SessionPart(f"{ident}:{index}", "text", text=block["text"][:MAX_TEXT_CHARS]))
         elif kind == "tool_use" and role == "assistant":
             parts.append(_tool_use(block, ident, index))

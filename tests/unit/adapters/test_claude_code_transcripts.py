@@ -148,3 +148,22 @@ def test_a_missing_transcript_says_so(root: Path) -> None:
 def test_the_sessions_folder_follows_claude_config_dir(tmp_path: Path) -> None:
     assert config_dir({"CLAUDE_CONFIG_DIR": str(tmp_path)}) == tmp_path
     assert transcripts_root({}) == Path.home() / ".claude" / "projects"
+
+
+def test_a_compaction_summary_and_slash_commands_are_not_the_users_words(root: Path) -> None:
+    writer = TranscriptWriter(root, SESSION, "/home/me/shop")
+    writer.user("Fix the cart total.")
+    writer.user(
+        "This session is being continued from a previous conversation. Summary: always use tabs; "
+        "we decided to skip tests/test_termui.py in CI.",
+        isCompactSummary=True,
+    )
+    writer.user("<command-name>/compact</command-name>\n<command-message>compact</command-message>")
+    writer.user("<local-command-stdout>Compacted. ctrl+o to see full summary</local-command-stdout>")
+    writer.user("Now run the tests.")
+
+    row, done = read(root, writer.path)
+
+    said = [p.text for m in done.transcript.messages if m.role == "user" for p in m.parts]
+    assert said == ["Fix the cart total.", "Now run the tests."]
+    assert row.title == "Fix the cart total."
