@@ -31,8 +31,10 @@ FACT, DIRECTIVE, PROCEDURE = Category.FACT.value, Category.DIRECTIVE.value, Cate
 
 Found = tuple[str, str, str]  # (category, slug, text)
 
+# The section ``graphmem install`` writes (adapters/agents_md.py), whose start marker names the
+# clients it is for since the section is shared (``<!-- graphmem:start for opencode, codex -->``).
 _GRAPHMEM_SECTION_RE = re.compile(
-    r"<!--\s*graphmem:start\s*-->.*?(?:<!--\s*graphmem:end\s*-->|\Z)", re.DOTALL
+    r"<!--\s*graphmem:start(?:\s+for\s[^>]*?)?\s*-->.*?(?:<!--\s*graphmem:end\s*-->|\Z)", re.DOTALL
 )
 _COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _SPACE_RE = re.compile(r"\s+")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from graphmem.core.codegraph import is_test_file
 from graphmem.core.enrichment import relative_namespace
-from graphmem.core.models import Entity
+from graphmem.core.models import Entity, EntityKind
 from graphmem.core.ports import CodeGraph
 from graphmem.core.projects import checkout_path
 from graphmem.core.refs import (
@@ -79,6 +79,12 @@ class Mentions:
     def refs_in(self, text: str, project: str | None) -> list[Entity]:
         """The GitLab refs a text names (``!12``, ``#45``, ``group/proj&3``, URLs) as entities."""
         return [ref_entity(ref, project, self.namespace) for ref in find_refs(text)]
+
+    def names_code(self, text: str, project: str) -> bool:
+        """Whether ``text`` names a file or a symbol of ``project`` (not a plain word that only
+        happens to be a symbol's name): a preference about them is about the project."""
+        named, guessed = self.named_in(text, project)
+        return any(e.kind in (EntityKind.FILE, EntityKind.SYMBOL) and e.key not in guessed for e in named)
 
     def entities_in(self, text: str, project: str | None) -> list[Entity]:
         """Entities a text names (``named_in``)."""

@@ -154,7 +154,7 @@ class MemoryWriter:
         category = parse_category(category)
         if scope is None:
             scope = _default_scope(category, project)
-            if scope is Scope.GLOBAL and project and self._names_project_code(text, project):
+            if scope is Scope.GLOBAL and project and self.mentions.names_code(text, project):
                 scope = Scope.PROJECT  # "prefer X in lib/response.js": about this project's code
         else:
             scope = parse_scope(scope)
@@ -244,13 +244,6 @@ class MemoryWriter:
             redacted=redaction.count,
             supersessions=tuple(supersessions),
         )
-
-    def _names_project_code(self, text: str, project: str) -> bool:
-        """Whether ``text`` names a file or a symbol of ``project`` (not a plain word that only
-        happens to be a symbol's name): a preference about them is about the project, not one for
-        every project."""
-        named, guessed = self.mentions.named_in(text, project)
-        return any(e.kind in (EntityKind.FILE, EntityKind.SYMBOL) and e.key not in guessed for e in named)
 
     def _reinforce(self, existing: MemoryRecord, now: datetime, actor: str) -> RememberResult:
         back = existing.status is Status.ARCHIVED and may_replace(actor, existing)  # a person's: by a person

@@ -137,6 +137,15 @@ def test_graphmem_own_section_is_ignored() -> None:
     assert not [text for text in texts("AGENTS.md") if "graphmem" in text or "session" in text]
 
 
+def test_the_section_graphmem_install_writes_is_not_the_repositorys_rules() -> None:
+    from graphmem.adapters.agents_md import section  # what `graphmem install` writes
+
+    written = "# Agents\n\n- Never log secrets.\n\n" + section(["opencode", "codex"]) + "\n"
+
+    assert "graphmem:start for opencode, codex" in written
+    assert texts("AGENTS.md", text=written) == ["Directive from AGENTS.md: never log secrets."]
+
+
 def test_an_unterminated_graphmem_section_runs_to_the_end() -> None:
     text = "- Never log secrets.\n<!-- graphmem:start -->\n- Always call graphmem_recall first.\n"
 
