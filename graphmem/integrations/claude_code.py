@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from graphmem.adapters.data_dir import restrict_umask
 from graphmem.integrations.hook_client import HookClient
 from graphmem.integrations.hook_input import HookInputError, path_text, read_input, session_id, text
 from graphmem.integrations.hook_journal import Journal, context, deadline, log_to_file, turned_off
@@ -178,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("event", nargs="?", default="")
     parser.add_argument("--data-dir", type=Path, default=None)
     known, _ = parser.parse_known_args(argv)
+    restrict_umask()  # hooks.log and the journal are private, as every file of the data dir
     client = HookClient(known.data_dir)
     try:
         log_to_file(client.data_dir()[0], CLIENT)

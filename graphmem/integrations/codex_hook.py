@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+from graphmem.adapters.data_dir import restrict_umask
 from graphmem.integrations import hook_input
 from graphmem.integrations.hook_client import HookClient
 from graphmem.integrations.hook_input import HookInputError
@@ -149,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="graphmem.integrations.codex_hook", add_help=False)
     parser.add_argument("--data-dir", type=Path, default=None)
     known, _ = parser.parse_known_args(argv)
+    restrict_umask()  # hooks.log and the journal are private, as every file of the data dir
     client = HookClient(known.data_dir)
     try:
         data_dir = client.data_dir()[0]

@@ -6,6 +6,10 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
+import stat
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -178,3 +182,27 @@ def test_the_command_answers_on_stdout_and_exits_0(
         if getattr(handler, "baseFilename", "").startswith(str(tmp_path)):
             logging.getLogger("graphmem").removeHandler(handler)
             handler.close()
+
+
+@pytest.mark.parametrize(
+    ("module", "args", "stdin"),
+    [
+        ("graphmem.integrations.claude_code", ["no-such-event"], b"{}"),
+        ("graphmem.integrations.codex_hook", [], b"not json"),
+    ],
+)
+def test_the_hooks_log_is_private_whatever_umask_the_client_runs_them_with(
+    tmp_path: Path, module: str, args: list[str], stdin: bytes
+) -> None:
+    data_dir = tmp_path / "data"
+    done = subprocess.run(
+        [sys.executable, "-m", module, *args, "--data-dir", str(data_dir)],
+        input=stdin,
+        capture_output=True,
+        timeout=60,
+        preexec_fn=lambda: os.umask(0o022),
+        env={**os.environ, "HOME": str(tmp_path), "GRAPHMEM_CONFIG": str(tmp_path / "none.toml")},
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE((data_dir / "hooks.log").stat().st_mode) == 0o600
