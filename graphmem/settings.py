@@ -48,6 +48,7 @@ __all__ = [
     "SettingsSection",
     "StoreSettings",
     "descriptions",
+    "environment_variables",
     "load_settings",
     "unknown_settings",
 ]
@@ -494,6 +495,22 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError(f"{default_config_file()} is not valid TOML: {exc}.") from exc
     except RecursionError:  # arrays or tables nested thousands deep
         raise ConfigError(f"{default_config_file()} is nested too deep to be a config file.") from None
+
+
+def environment_variables() -> tuple[str, ...]:
+    """The name of every environment variable the settings read: ``GRAPHMEM_<NAME>`` and
+    ``GRAPHMEM_<SECTION>__<NAME>`` per setting, and the secrets' own variables (the GitLab
+    token, the store's URL and password). Names only: what a client that starts ``graphmem mcp``
+    with a reduced environment (Codex) is told to pass on."""
+    names: list[str] = []
+    for name, field in Settings.model_fields.items():
+        model = field.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            names += [f"GRAPHMEM_{name}__{key}".upper() for key in model.model_fields]
+        else:
+            names.append(f"GRAPHMEM_{name}".upper())
+    extra = (*GITLAB_TOKEN_VARIABLES, STORE_URL_VARIABLE, STORE_PASSWORD_VARIABLE)
+    return tuple(dict.fromkeys([*names, *extra]))
 
 
 def unknown_settings(config: dict[str, Any] | None = None) -> list[str]:

@@ -48,6 +48,24 @@ HOOK_TIMEOUT_S = 10
 SESSION_END_TIMEOUT_S = 3
 # How long Codex waits for `graphmem mcp` to list its tools (it may start the daemon first).
 MCP_STARTUP_TIMEOUT_S = 20
+# Codex starts an MCP server with a short whitelist of its environment (HOME, PATH, USER, LANG,
+# TMPDIR...; codex-rs/rmcp-client/src/utils.rs), while hooks get all of it. These are passed on
+# by name (`env_vars`) so that `graphmem mcp`, and the daemon it starts, find the same store,
+# config, model cache and clients' session folders as the hooks; the settings' own variables
+# (``graphmem.settings.environment_variables``) come after them.
+PASSED_VARIABLES = (
+    DATA_DIR_VARIABLE,
+    "GRAPHMEM_CONFIG",
+    "XDG_DATA_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "HF_HOME",
+    "CODEX_HOME",
+    "CLAUDE_CONFIG_DIR",
+    "OPENCODE_DB",
+)
+# The keys of [mcp_servers.graphmem] graphmem writes; any other (`required = true`) is the user's.
+SERVER_KEYS = ("command", "args", "env", "env_vars", "startup_timeout_sec")
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,11 +94,16 @@ def global_files(environ: Mapping[str, str] | None = None) -> CodexFiles:
     return CodexFiles(home / CONFIG_NAME, home / AGENTS_NAME)
 
 
-def server_entry(command: Sequence[str], data_dir: Path | None = None) -> dict[str, Any]:
-    """``[mcp_servers.graphmem]``: the stdio server; ``data_dir`` pins the store."""
+def server_entry(
+    command: Sequence[str], data_dir: Path | None = None, settings_variables: Sequence[str] = ()
+) -> dict[str, Any]:
+    """``[mcp_servers.graphmem]``: the stdio server; ``data_dir`` pins the store. ``env_vars``
+    names what Codex passes on from its environment: ``PASSED_VARIABLES``, then
+    ``settings_variables`` (names, never values: the file may be committed)."""
     entry: dict[str, Any] = {"command": command[0], "args": list(command[1:])}
     if data_dir is not None:
         entry["env"] = {DATA_DIR_VARIABLE: str(data_dir.expanduser().resolve())}
+    entry["env_vars"] = list(dict.fromkeys([*PASSED_VARIABLES, *settings_variables]))
     entry["startup_timeout_sec"] = MCP_STARTUP_TIMEOUT_S
     return entry
 
@@ -168,10 +191,13 @@ class Installed:
     hooks: tuple[str, ...]  # the events graphmem's hook is set for
     section: bool
     problem: str = ""  # the config cannot be read
+    passes_environment: bool = True  # the server's env_vars name PASSED_VARIABLES (older installs did not)
 
     @property
     def complete(self) -> bool:
-        return self.server and set(self.hooks) == set(HOOK_EVENTS) and self.section
+        return (
+            self.server and self.passes_environment and set(self.hooks) == set(HOOK_EVENTS) and self.section
+        )
 
     def describe(self) -> str:
         """One line for ``graphmem doctor``."""
@@ -180,6 +206,8 @@ class Installed:
         if not (self.server or self.hooks or self.section):
             return "not installed"
         parts = [f"MCP server in {self.config}" if self.server else "no MCP server entry"]
+        if self.server and not self.passes_environment:
+            parts[0] += " (Codex does not pass it GRAPHMEM_DATA_DIR, CODEX_HOME...)"
         parts.append(f"hooks: {', '.join(self.hooks)}" if self.hooks else "no hooks")
         parts.append("AGENTS.md section" if self.section else "no AGENTS.md section")
         missing = "" if self.complete else "; incomplete: run `graphmem install codex` again"
@@ -196,6 +224,9 @@ def installed(files: CodexFiles) -> Installed:
         return Installed(files.config, False, (), False, str(exc))
     servers = document.get("mcp_servers")
     server = isinstance(servers, Mapping) and SERVER_NAME in servers
+    entry = _plain(servers.get(SERVER_NAME)) if server and isinstance(servers, Mapping) else None
+    names = entry.get("env_vars") if isinstance(entry, Mapping) else None
+    passed = {_env_var_name(v) for v in names} if isinstance(names, list) else set()
     hooks = document.get("hooks")
     events = tuple(
         event
@@ -204,7 +235,8 @@ def installed(files: CodexFiles) -> Installed:
         and isinstance(hooks.get(event), list)
         and any(isinstance(g, Mapping) and is_ours(g) for g in hooks[event])
     )
-    return Installed(files.config, server, events, section)
+    passes = not server or set(PASSED_VARIABLES) <= passed
+    return Installed(files.config, server, events, section, passes_environment=passes)
 
 
 # -- editing the document --------------------------------------------------------------
@@ -244,20 +276,46 @@ def _table(parent: TOMLDocument | Table, key: str, path: str) -> Table:
 
 
 def _set_server(document: TOMLDocument, entry: Mapping[str, Any]) -> None:
+    """Write graphmem's keys of ``[mcp_servers.graphmem]``; the user's own keys there
+    (``required = true``) and names they added to ``env_vars`` stay, after graphmem's."""
     servers = _table(document, "mcp_servers", "mcp_servers")
     current = servers.get(SERVER_NAME)
-    if current is not None and _plain(current) == _plain(entry):
+    users = current if isinstance(current, Table) else tomlkit.table()
+    wanted = dict(entry)
+    if "env_vars" in wanted:
+        ours = set(wanted["env_vars"])
+        added = [v for v in _plain(users.get("env_vars", [])) if _env_var_name(v) not in ours]
+        wanted["env_vars"] = [*wanted["env_vars"], *added]
+    kept = {key: value for key, value in users.items() if key not in SERVER_KEYS}
+    if current is not None and _plain(current) == {**_plain(wanted), **_plain(kept)}:
         return
     table = tomlkit.table()
-    for key, value in entry.items():
-        table[key] = tomlkit.inline_table() if isinstance(value, Mapping) else value
-        if isinstance(value, Mapping):
-            table[key].update(value)
+    for key, value in wanted.items():
+        table[key] = _toml_value(key, value)
+    for key, value in kept.items():
+        table[key] = value
     table.add(tomlkit.nl())
     if current is not None:
         servers[SERVER_NAME] = table
     else:
         servers.append(SERVER_NAME, table)
+
+
+def _env_var_name(value: Any) -> Any:
+    """An ``env_vars`` entry's variable: Codex takes a name or ``{name = "...", source = "..."}``."""
+    return value.get("name") if isinstance(value, Mapping) else value
+
+
+def _toml_value(key: str, value: Any) -> Any:
+    if isinstance(value, Mapping):
+        inline = tomlkit.inline_table()
+        inline.update(value)
+        return inline
+    if key == "env_vars":  # one name a line: a long list stays readable
+        names = tomlkit.array().multiline(True)
+        names.extend(value)
+        return names
+    return value
 
 
 def _set_hook(document: TOMLDocument, event: str, command: str) -> None:

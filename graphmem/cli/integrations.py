@@ -202,9 +202,11 @@ def install_codex(state: CliState, use_global: bool, project_dir: Path | None, d
         updated /home/me/shop/AGENTS.md
     """
     from graphmem.adapters import codex_config, opencode_config
+    from graphmem.settings import environment_variables
 
     files = codex_files(state, use_global, project_dir)
-    entry = codex_config.server_entry(opencode_config.graphmem_command(), state.data_dir)
+    command = opencode_config.graphmem_command()
+    entry = codex_config.server_entry(command, state.data_dir, environment_variables())
     carry_out(
         codex_config.plan_install(files, entry, codex_config.hook_command(state.data_dir)),
         dry_run=dry_run,

@@ -5,9 +5,11 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
 from support.client_cli import COMMAND, Invoke
 
 from graphmem.adapters import agents_md, codex_config
+from graphmem.settings import environment_variables
 
 HOOK = "/opt/graphmem/bin/python -P -m graphmem.integrations.codex_hook"
 # A user's config.toml as people write them: comments, another server, a hook of their own.
@@ -52,7 +54,12 @@ def test_install_in_a_fresh_project_writes_the_server_the_hooks_and_agents_md(
     assert result.stdout.splitlines() == [f"created {config_path}", f"created {project / 'AGENTS.md'}"]
     config = config_of(config_path)
     assert config["mcp_servers"] == {
-        "graphmem": {"command": COMMAND[0], "args": ["mcp"], "startup_timeout_sec": 20}
+        "graphmem": {
+            "command": COMMAND[0],
+            "args": ["mcp"],
+            "env_vars": list(codex_config.server_entry(COMMAND, None, environment_variables())["env_vars"]),
+            "startup_timeout_sec": 20,
+        }
     }
     for event, timeout in (("SessionStart", 10), ("UserPromptSubmit", 10), ("Stop", 10), ("SessionEnd", 3)):
         assert hook_groups(config, event) == [
@@ -257,3 +264,64 @@ def test_with_opencode_agents_md_keeps_one_section_for_both_and_each_uninstall_l
     assert not codex_config.installed(codex_config.project_files(project)).section
     assert invoke("uninstall", "opencode", "--project", str(project)).exit_code == 0
     assert agents.read_text("utf-8") == "# Shop\n"
+
+
+def test_the_server_is_passed_graphmems_variables_from_codexs_environment_by_name(
+    invoke: Invoke, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Codex starts an MCP server with a short whitelist of its environment (HOME, PATH, USER...):
+    # what the hooks see (the data dir, the config, Codex's own folder) must be named to reach it.
+    monkeypatch.setenv("GRAPHMEM_DATA_DIR", "/home/me/private-memory")
+
+    assert invoke("install", "codex", "--project", str(project)).exit_code == 0
+
+    text = (project / ".codex" / "config.toml").read_text("utf-8")
+    server = config_of(project / ".codex" / "config.toml")["mcp_servers"]["graphmem"]  # type: ignore[index]
+    wanted = {"GRAPHMEM_DATA_DIR", "GRAPHMEM_CONFIG", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"}
+    wanted |= {"CODEX_HOME", "CLAUDE_CONFIG_DIR", "GRAPHMEM_RECALL__LIMIT", "GRAPHMEM_STORE_URL"}
+    assert wanted <= set(server["env_vars"])
+    assert "env" not in server  # names only: a value of the user's never goes into the file
+    assert "/home/me/private-memory" not in text
+
+
+def test_install_again_keeps_the_users_own_server_keys_and_names_and_uninstall_removes_the_entry(
+    invoke: Invoke, project: Path
+) -> None:
+    config_path = project / ".codex" / "config.toml"
+    config_path.parent.mkdir()
+    older = (  # what an older graphmem wrote, with `required = true` and a name the user added
+        '[mcp_servers.graphmem]\ncommand = "/old/bin/graphmem"\nargs = ["mcp"]\n'
+        'env_vars = ["OPENAI_API_KEY", "GRAPHMEM_DATA_DIR"]\nstartup_timeout_sec = 20\nrequired = true\n'
+    )
+    config_path.write_text(older, "utf-8")
+
+    assert invoke("install", "codex", "--project", str(project)).exit_code == 0
+
+    server = config_of(config_path)["mcp_servers"]["graphmem"]  # type: ignore[index]
+    assert server["command"] == COMMAND[0]
+    assert server["required"] is True
+    assert server["env_vars"][0] == "GRAPHMEM_DATA_DIR"
+    assert server["env_vars"].count("GRAPHMEM_DATA_DIR") == 1
+    assert server["env_vars"][-1] == "OPENAI_API_KEY"
+    before = config_path.read_text("utf-8")
+    assert "already installed" in invoke("install", "codex", "--project", str(project)).stderr
+    assert config_path.read_text("utf-8") == before
+
+    assert invoke("uninstall", "codex", "--project", str(project)).exit_code == 0
+    assert not config_path.exists()
+
+
+def test_doctor_says_when_an_older_install_does_not_pass_the_environment(
+    invoke: Invoke, project: Path
+) -> None:
+    assert invoke("install", "codex", "--project", str(project)).exit_code == 0
+    files = codex_config.project_files(project)
+    text = files.config.read_text("utf-8")
+    start = text.index("env_vars = [")
+    files.config.write_text(text[:start] + text[text.index("]\n", start) + 2 :], "utf-8")
+
+    found = codex_config.installed(files)
+
+    assert not found.complete
+    assert "Codex does not pass it GRAPHMEM_DATA_DIR" in found.describe()
+    assert found.describe().endswith("run `graphmem install codex` again")
