@@ -11,7 +11,8 @@ daemon). It never raises.
   (``lifecycle.ensure_daemon``, under its start lock, so a hook and ``graphmem mcp`` starting
   at once end with one daemon), in a detached process: the daemon outlives the hook, and the
   hook waits for it only as long as its deadline allows. A call that finds no daemon yet
-  answers ``{}``; the next one finds it.
+  answers ``{}``, and what it was for is lost (a session's boot context is asked once); the
+  calls made once the daemon serves (a model load can take seconds) reach it.
 - **Proving it is the daemon** before the token or a prompt goes out (``server/identity.py``):
   after a crash any program may hold the port ``daemon.json`` names.
 - **Quiet after a failure**: a daemon that timed out or failed is left alone for
@@ -125,7 +126,10 @@ class HookClient:
             info = find_daemon(data_dir)
             if info is not None:
                 return info
-        raise _Quiet("no graphmem daemon was running; one is starting (the next turn gets memories)")
+        raise _Quiet(
+            "no graphmem daemon was running; started one, not serving yet: added nothing "
+            "(calls made once it serves reach it)"
+        )
 
     def _call(self, path: str, body: Mapping[str, Any], deadline: float) -> dict[str, Any]:
         data_dir, api_key = self.data_dir()

@@ -132,7 +132,8 @@ def test_no_daemon_starts_one_and_this_call_does_not_wait_past_its_deadline(
     with caplog.at_level(logging.WARNING, logger="graphmem.integrations.hook_client"):
         assert HookClient(data_dir).call("/plugin/boot", {}, 0.3) == {}
     assert started == [data_dir]
-    assert "one is starting" in caplog.text
+    assert "started one, not serving yet: added nothing" in caplog.text
+    assert "the next turn gets memories" not in caplog.text  # a promise the daemon's start time breaks
 
 
 def test_a_program_on_the_daemons_port_gets_neither_the_token_nor_the_prompt(
