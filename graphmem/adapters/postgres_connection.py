@@ -195,10 +195,13 @@ class PostgresConnection:
         except pg_errors.UniqueViolation as exc:
             if exc.diag.constraint_name == "memories_pkey":  # row-level security hid the holder
                 taken = (exc.diag.message_detail or "").partition("=(")[2].partition(")")[0]
+                which = f"Memory id {taken} is" if taken else "A memory id of this call is"
                 raise StoreError(
-                    f"Memory id {taken or '?'} is taken by a memory you cannot see (another person's "
-                    'global memory, docs/team.md "Scopes") or by one stored at the same moment: '
-                    "nothing of this call was kept."
+                    f"{which} taken by a memory you cannot see (another person's global memory, "
+                    'docs/team.md "Scopes") or by one stored at the same moment: nothing of this call '
+                    "was kept. Importing a teammate's export? Import what the project shares: their "
+                    "`graphmem export --project --to .graphmem` (a full export holds their own global "
+                    "memories too)."
                 ) from None
             raise StoreError(f"Already stored: {_first_line(exc)}.") from None
         except pg_errors.ReadOnlySqlTransaction:

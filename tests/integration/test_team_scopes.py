@@ -197,8 +197,10 @@ def on_postgres_at_five(url: str) -> str:
 
 def test_importing_an_id_another_user_holds_is_refused_and_keeps_nothing(team: Team) -> None:
     team.alice.remember(PRIVATE, category="preference", scope="global")
-    with pytest.raises(StoreError, match="taken by a memory you cannot see"):
+    with pytest.raises(StoreError, match="taken by a memory you cannot see") as refused:
         team.bob.import_text(exported(team.alice))
+    assert "?" not in str(refused.value).split(" taken")[0]  # no id it cannot name
+    assert "graphmem export --project --to .graphmem" in str(refused.value)
     assert team.bob.list(project=None) == []
 
 
