@@ -113,7 +113,7 @@ class CodexHook:
     def _prompt(self, session: str, directory: str | None, given: Mapping[str, Any]) -> str:
         if given.get("agent_id") or given.get("agent_type"):
             return ""  # a subagent's turn: nothing
-        turn = hook_input.session_id(given.get("turn_id"))
+        turn = hook_input.session_id(given.get("turn_id"), "turn_id")
         text = hook_input.text(given.get("prompt"), MAX_TEXT_CHARS)
         digest = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]
         journal = Journal(self._data_dir, CLIENT, session)

@@ -50,11 +50,12 @@ def read_input(stream: IO[bytes], max_bytes: int = MAX_INPUT_BYTES) -> dict[str,
     return value
 
 
-def session_id(value: Any) -> str:
-    """The session id, when it is one the daemon accepts (letters, digits, ``_``, ``-``)."""
+def session_id(value: Any, field: str = "session_id") -> str:
+    """The id in the hook's ``field`` (a session's, a turn's), when it is one the daemon accepts
+    (letters, digits, ``_``, ``-``)."""
     if not isinstance(value, str) or not SESSION_ID.fullmatch(value):
         shown = repr(value)[:80] if isinstance(value, str) else type(value).__name__
-        raise HookInputError(f"session_id {shown} is not an id (1-128 letters, digits, _ or -)")
+        raise HookInputError(f"{field} {shown} is not an id (1-128 letters, digits, _ or -)")
     return value
 
 

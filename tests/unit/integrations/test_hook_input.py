@@ -37,6 +37,11 @@ def test_a_session_id_that_is_no_id_is_refused(value: object) -> None:
         session_id(value)
 
 
+def test_a_bad_id_is_named_by_the_field_it_came_in() -> None:
+    with pytest.raises(HookInputError, match=r"^turn_id NoneType is not an id"):
+        session_id(None, "turn_id")
+
+
 def test_a_uuid_is_a_session_id() -> None:
     assert session_id("0b5c3e8e-3f5a-4c43-9a0e-1f2d3c4b5a69") == "0b5c3e8e-3f5a-4c43-9a0e-1f2d3c4b5a69"
 
