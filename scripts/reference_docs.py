@@ -376,11 +376,18 @@ def render_python_api() -> str:
         "Python API reference",
         "Every method of `graphmem.Memory` (`graphmem/api.py`), what `graphmem.open_memory()` "
         "returns: the Memory service in this process, or its client through the daemon, with the "
-        "same signatures. Besides them every memory has `project` and `branch`, the checkout a call "
-        "that names none uses. How to use it, with examples: [the Python API guide](../python-api.md).",
+        "same signatures, and its properties. How to use it, with examples: [the Python API "
+        "guide](../python-api.md).",
     )
     for name, member in vars(Memory).items():
-        if name.startswith("_") or not inspect.isfunction(member):
+        if name.startswith("_"):
+            continue
+        if isinstance(member, property):
+            returns = member.fget.__annotations__.get("return", "") if member.fget else ""
+            lines += [f"## {name}", "", "```python", f"{name}: {returns}  # a property", "```", ""]
+            lines += docstring(member.__doc__)
+            continue
+        if not inspect.isfunction(member):
             continue
         lines += [f"## {name}", "", "```python", *signature_text(name, member), "```", ""]
         if name in VERBS:

@@ -63,6 +63,13 @@ def parse_ref_entities(refs: Sequence[str], project: str | None, namespace: Name
     return [parse_ref_entity(token, project, namespace) for token in refs]
 
 
+def names_code(named: Sequence[Entity], guessed: frozenset[str]) -> bool:
+    """Whether what a text names (``Mentions.named_in``) holds a file or a symbol of its project,
+    not only a plain word that happens to be a symbol's name: a preference about them is about
+    the project."""
+    return any(e.kind in (EntityKind.FILE, EntityKind.SYMBOL) and e.key not in guessed for e in named)
+
+
 class Mentions:
     """Reads the entities a text names, in the project's GitLab namespace and code graph."""
 
@@ -79,12 +86,6 @@ class Mentions:
     def refs_in(self, text: str, project: str | None) -> list[Entity]:
         """The GitLab refs a text names (``!12``, ``#45``, ``group/proj&3``, URLs) as entities."""
         return [ref_entity(ref, project, self.namespace) for ref in find_refs(text)]
-
-    def names_code(self, text: str, project: str) -> bool:
-        """Whether ``text`` names a file or a symbol of ``project`` (not a plain word that only
-        happens to be a symbol's name): a preference about them is about the project."""
-        named, guessed = self.named_in(text, project)
-        return any(e.kind in (EntityKind.FILE, EntityKind.SYMBOL) and e.key not in guessed for e in named)
 
     def entities_in(self, text: str, project: str | None) -> list[Entity]:
         """Entities a text names (``named_in``)."""

@@ -74,7 +74,7 @@ from graphmem.service.inputs import (
     parse_trust,
     unknown_memory,
 )
-from graphmem.service.mentions import Mentions
+from graphmem.service.mentions import Mentions, names_code
 from graphmem.service.redacting import guard_store
 from graphmem.service.results import RememberResult, Supersession
 from graphmem.service.semantic import SemanticIndex
@@ -152,10 +152,13 @@ class MemoryWriter:
         if source != PERSON_SOURCE and looks_like_injection(text):
             trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
         category = parse_category(category)
+        named = None  # what the text names, read here when the default scope depends on it
         if scope is None:
             scope = _default_scope(category, project)
-            if scope is Scope.GLOBAL and project and self.mentions.names_code(text, project):
-                scope = Scope.PROJECT  # "prefer X in lib/response.js": about this project's code
+            if scope is Scope.GLOBAL and project:
+                named = self.mentions.named_in(text, project)
+                if names_code(*named):  # "prefer X in lib/response.js": about this project's code
+                    scope = Scope.PROJECT
         else:
             scope = parse_scope(scope)
         if origin_of(source) is Origin.AGENT:
@@ -195,7 +198,7 @@ class MemoryWriter:
             )
             if repeated is not None:
                 return replace(self._reinforce(repeated, now, actor_of(source)), redacted=redaction.count)
-            entities = self.mentions.entities_in(text, project)
+            entities = named[0] if named is not None else self.mentions.entities_in(text, project)
             record = replace(
                 new_record(text, category, scope, owner, now=now),
                 created_at=when,
