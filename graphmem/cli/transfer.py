@@ -185,6 +185,12 @@ def _imported(summary: ImportSummary) -> None:
             f"{rules} {'would arrive' if summary.dry_run else 'arrived'} as proposals: an import never "
             "makes a rule. `graphmem review` lists them; `graphmem confirm ID` makes one yours."
         )
+    if summary.links_refused:
+        links = present.quantity(summary.links_refused, "link", "links")
+        click.echo(
+            f"{links} {'would be' if summary.dry_run else 'were'} left out: each would supersede a memory "
+            "you wrote or confirmed, which only you replace (`graphmem link NEW OLD --kind supersedes`)."
+        )
 
 
 COMMANDS = (export, import_)

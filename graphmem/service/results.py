@@ -191,6 +191,9 @@ class ImportSummary:
     # New directives and preferences stored as proposals: an import never makes a rule, a person
     # confirms it (``graphmem review``, ``confirm``).
     proposed: int = 0
+    # Links the file made that would supersede a memory a person wrote or confirmed: left out, as
+    # an agent's are (``graphmem link NEW supersedes OLD`` makes one, by that person).
+    links_refused: int = 0
 
 
 @dataclass(frozen=True, slots=True)

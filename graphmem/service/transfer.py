@@ -6,7 +6,7 @@ import logging
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,7 +32,7 @@ from graphmem.core.export_format import (
     rooted_key,
     rooted_project,
 )
-from graphmem.core.models import Entity, Link, MemoryRecord, Scope, Status
+from graphmem.core.models import Entity, Link, LinkKind, MemoryRecord, Scope, Status
 from graphmem.core.provenance import import_source, is_persons
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
@@ -59,6 +59,15 @@ IMPORT_BATCH = 4096
 FORMATS = ("jsonl", "markdown")
 
 Progress = Callable[[int], None]
+
+
+@dataclass(slots=True)
+class ImportLinks:
+    """An import's new links, by who may make them (``Transfer._sort_links``)."""
+
+    own: list[Link] = field(default_factory=list)  # between memories the file brings
+    onto_stored: list[Link] = field(default_factory=list)  # changing a memory stored before
+    refused: list[Link] = field(default_factory=list)  # superseding a person's memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,23 +252,25 @@ class Transfer:
             (line.to_record(digest, _owner(line, project), source=source, now=now), line.entities)
             for line, digest in adding
         ]
+        links = self._sort_links(parsed, id_map, {line.id for line, _ in adding})
         summary = ImportSummary(
             records=parsed.records,
             memories_added=len(new),
             memories_skipped=len(parsed.memories) - len(new) - len(updates),
             entities=self._new_entities(parsed),
-            links=self._new_links(parsed, id_map),
+            links=len(links.own) + len(links.onto_stored),
             dry_run=dry_run,
             memories_updated=len(updates),
             proposed=sum(
                 record.status is Status.PROPOSED and line.status is not Status.PROPOSED
                 for (record, _), (line, _) in zip(new, adding, strict=True)
             ),
+            links_refused=len(links.refused),
         )
         if dry_run:
             return summary
         with self._writer.lock:  # all or nothing among writers
-            self._apply(parsed, new, id_map, progress, source)
+            self._apply(parsed, new, id_map, progress, source, links)
             self._update(updates, source, now)
         return summary
 
@@ -268,19 +279,49 @@ class Transfer:
         keys = {e.key for _, e in parsed.entities}
         return len(keys - self._stores.store.get_entities(keys).keys()) if keys else 0
 
-    def _new_links(self, parsed: ParsedExport, id_map: dict[str, str]) -> int:
-        """How many of the file's links the store does not hold yet, between the memories they
-        land on (a repeated memory maps onto the stored one)."""
+    def _sort_links(self, parsed: ParsedExport, id_map: dict[str, str], brought: set[str]) -> ImportLinks:
+        """The file's links the store does not hold yet, between the memories they land on (a
+        repeated memory maps onto the stored one), by who may make them: between memories the
+        file brings, the file's own; one that ends at a memory the store held before changes that
+        memory, so it is made as any other writer's change (``_link_stored``); and one that would
+        supersede a person's memory is refused, as an agent's is (only a person replaces what a
+        person wrote or confirmed)."""
+        now = self._stores.clock()
         wanted = {
-            (id_map.get(r.source, r.source), id_map.get(r.target, r.target), r.kind) for _, r in parsed.links
+            (id_map.get(r.source, r.source), id_map.get(r.target, r.target), r.kind): (
+                to_utc(r.created_at) if r.created_at else now
+            )
+            for _, r in parsed.links
         }
         ends = {memory_id for source, target, _ in wanted for memory_id in (source, target)}
-        held = (
-            {(link.source, link.target, link.kind) for link in self._stores.store.links(ends)}
-            if ends
-            else set()
-        )
-        return len(wanted - held)
+        store = self._stores.store
+        held = {(link.source, link.target, link.kind) for link in store.links(ends)} if ends else set()
+        stored = store.get_memories(ends - brought) if ends - brought else {}
+        sorted_links = ImportLinks()
+        for (source, target, kind), at in wanted.items():
+            if (source, target, kind) in held:
+                continue
+            link = Link(source, target, kind, at)
+            if source in brought and target in brought:
+                sorted_links.own.append(link)
+            elif kind is LinkKind.SUPERSEDES and target in stored and is_persons(stored[target]):
+                sorted_links.refused.append(link)
+            else:
+                sorted_links.onto_stored.append(link)
+        return sorted_links
+
+    def _link_stored(self, links: list[Link], cause: Cause) -> None:
+        """Make the file's links that change a memory the store held before, each an event in
+        its history that ``undo`` reverses: a ``supersedes`` link closes the older memory as
+        ``graphmem link`` does."""
+        writer = self._writer
+        for link in links:
+            if link.kind is LinkKind.SUPERSEDES:
+                writer.supersede(
+                    writer.get(link.source), writer.get(link.target), self._stores.clock(), cause
+                )
+            else:
+                writer.link(replace(link, created_at=self._stores.clock()), cause)
 
     def _update(self, updates: list[tuple[MemoryRecord, MemoryLine]], source: str, now: datetime) -> None:
         """Take the newer copy's text, category, status and validity, each change an event in
@@ -328,8 +369,11 @@ class Transfer:
         id_map: dict[str, str],
         progress: Progress | None,
         source: str,
+        links: ImportLinks,
     ) -> None:
-        """Store the file's entities, new memories, their links, chains and history.
+        """Store the file's entities, new memories, their links, chains and history. What the file
+        says of a memory the store held before (its entities, its links) changes it only as a
+        newer copy (``_update``) or an audited link (``_link_stored``) does.
 
         An entity is stored as its line gives it (key, kind, name, project, title), a file or a
         symbol too: never with code columns made up from its key. Its path, lines and body are
@@ -353,21 +397,13 @@ class Transfer:
         pairs: list[tuple[str, Entity]] = []
         wanted = {k for _, m in parsed.memories for k in m.entities if k not in known}
         known.update(self._stores.store.get_entities(wanted))
+        brought = {r.id for r, _ in new}
         for _, line in parsed.memories:
-            target = id_map.get(line.id)
-            pairs += [(target, known[k]) for k in line.entities if target and k in known]
+            if line.id in brought:
+                pairs += [(line.id, known[k]) for k in line.entities if k in known]
         self._writer.attach(pairs, store_entities=False)
-        now = self._stores.clock()
-        links = [
-            Link(
-                id_map.get(r.source, r.source),
-                id_map.get(r.target, r.target),
-                r.kind,
-                to_utc(r.created_at) if r.created_at else now,
-            )
-            for _, r in parsed.links
-        ]
-        self._writer.link_all(links)
+        self._writer.link_all(links.own)
+        self._link_stored(links.onto_stored, Cause(source, "the import links it"))
         nexts = [(id_map.get(r.source, r.source), id_map.get(r.target, r.target)) for _, r in parsed.nexts]
         self._writer.chain(nexts)
         # History last: an event of a memory that kept its id, not stored yet (imported once), and

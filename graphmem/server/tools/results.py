@@ -102,6 +102,7 @@ class Imported(TypedDict):
     proposed: int  # new directives and preferences stored as proposals, for a person to confirm
     entities: int
     links: int
+    links_refused: int  # links that would supersede a person's memory: left out
 
 
 class Status(TypedDict):

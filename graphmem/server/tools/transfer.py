@@ -133,6 +133,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
             "proposed": summary.proposed,
             "entities": summary.entities,
             "links": summary.links,
+            "links_refused": summary.links_refused,
         }
 
 
