@@ -12,9 +12,9 @@ global          ``~/.claude.json``                     ``~/.claude/settings.json
 (``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude`` and holds ``.claude.json`` then.) graphmem owns
 ``mcpServers.graphmem`` and, under each event of ``hooks``, the groups whose command runs
 ``graphmem.integrations.claude_code``; every other key, hook and server is kept. The files are
-edited as text (``graphmem.adapters.jsonc``): formatting and order survive; an event's array
-is written again with graphmem's group last. A file that is not valid JSON stops the plan with
-its line and column, and nothing is written.
+edited as text (``graphmem.adapters.jsonc``): formatting and order survive; in an event's array
+only graphmem's item is added, replaced or removed (last), the user's groups keep their bytes.
+A file that is not valid JSON stops the plan with its line and column, and nothing is written.
 
 Installing is planned before anything is written, as ``FileChange`` lists the CLI shows
 (``--dry-run``) or applies (``opencode_config.apply``: atomic, permissions kept). A project's file
@@ -33,7 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from graphmem.adapters import jsonc
+from graphmem.adapters import client_programs, jsonc
 from graphmem.adapters.claude_code_transcripts import CONFIG_DIR_VARIABLE, config_dir
 from graphmem.adapters.client_files import read_client_file
 from graphmem.adapters.opencode_config import FileChange
@@ -167,6 +167,7 @@ class Installed:
     server: bool
     hooks: tuple[str, ...]  # the events graphmem's hook is set for
     problem: str = ""  # a file cannot be read
+    stale: tuple[str, ...] = ()  # what keeps the programs the files name from running (client_programs)
 
     @property
     def complete(self) -> bool:
@@ -184,7 +185,11 @@ class Installed:
             if self.hooks
             else "no hooks"
         )
-        return "; ".join(parts) + ("" if self.complete else ": run `graphmem install claude-code` again")
+        parts.extend(f"broken: {problem}" for problem in self.stale)
+        if self.complete and not self.stale:
+            return "; ".join(parts)
+        scope = " --global" if self.files.project is None else ""
+        return "; ".join(parts) + f": run `graphmem install claude-code{scope}` again"
 
 
 def installed(files: ClaudeCodeFiles) -> Installed:
@@ -198,29 +203,46 @@ def installed(files: ClaudeCodeFiles) -> Installed:
     events = tuple(
         e for e, groups in hooks.items() if isinstance(groups, list) and any(is_ours(g) for g in groups)
     )
-    return Installed(files, servers is not None, events)
+    command = servers.get("command") if isinstance(servers, Mapping) else None
+    ours = [h for groups in hooks.values() if isinstance(groups, list) for g in groups if is_ours(g)
+            for h in g["hooks"] if isinstance(h, Mapping) and isinstance(h.get("command"), str)]  # fmt: skip
+    stale = [
+        *client_programs.server_problems([command] if isinstance(command, str) else []),
+        *client_programs.hook_problems((h["command"] for h in ours), HOOK_MODULE),
+    ]
+    return Installed(files, servers is not None, events, stale=tuple(stale))
 
 
 # -- editing the text -------------------------------------------------------------------
 
 
 def _with_hook(text: str, event: str, command: str) -> str:
-    groups = jsonc.get_value(text, ("hooks", event))
-    kept = [g for g in groups if not is_ours(g)] if isinstance(groups, list) else []
-    if groups is not None and not isinstance(groups, list):
+    """graphmem's group last in ``hooks.<event>``; the user's groups keep their bytes and order."""
+    path = ("hooks", event)
+    groups = jsonc.get_value(text, path)
+    if groups is None:
+        return jsonc.set_value(text, path, [_group(command)])
+    if not isinstance(groups, list):
         raise InvalidInputError(f"hooks.{event} is not a list of hook groups")
-    wanted = [*kept, _group(command)]
-    return text if groups == wanted else jsonc.set_value(text, ("hooks", event), wanted)
+    ours = [i for i, g in enumerate(groups) if is_ours(g)]
+    if ours == [len(groups) - 1]:  # in its place already: only its own text may change
+        return jsonc.replace_item(text, path, ours[0], _group(command))
+    for index in reversed(ours):
+        text = jsonc.remove_item(text, path, index)
+    return jsonc.append_item(text, path, _group(command))
 
 
 def _without_hook(text: str, event: str) -> str:
-    groups = jsonc.get_value(text, ("hooks", event))
+    """``hooks.<event>`` without graphmem's groups (the event goes when nothing else is left)."""
+    path = ("hooks", event)
+    groups = jsonc.get_value(text, path)
     if not isinstance(groups, list) or not any(is_ours(g) for g in groups):
         return text
-    kept = [g for g in groups if not is_ours(g)]
-    if kept:
-        return jsonc.set_value(text, ("hooks", event), kept)
-    return jsonc.remove_value(text, ("hooks", event))
+    if all(is_ours(g) for g in groups):
+        return jsonc.remove_value(text, path)
+    for index in reversed([i for i, g in enumerate(groups) if is_ours(g)]):
+        text = jsonc.remove_item(text, path, index)
+    return text
 
 
 def _edit(path: Path, text: str, edit: Callable[[str], Any]) -> Any:

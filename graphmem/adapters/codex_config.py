@@ -15,6 +15,7 @@ that links out of the project stops the plan before it is read (``client_files``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -29,7 +30,7 @@ from tomlkit.exceptions import ParseError
 from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
-from graphmem.adapters import agents_md
+from graphmem.adapters import agents_md, client_programs
 from graphmem.adapters.client_files import read_client_file
 from graphmem.adapters.opencode_config import FileChange
 from graphmem.errors import IntegrationError
@@ -182,6 +183,15 @@ def plan_uninstall(files: CodexFiles) -> list[FileChange]:
     return [FileChange(files.config, config, new_config), FileChange(files.agents, agents, new_agents)]
 
 
+def tidy(files: CodexFiles) -> None:
+    """After uninstall: a project's ``.codex/`` folder left empty goes too (``install`` made it for
+    its config.toml); one with anything in it stays, and so does ``$CODEX_HOME``, Codex's own."""
+    folder = files.config.parent
+    if files.project is not None and folder.name == ".codex" and folder.parent == files.project:
+        with contextlib.suppress(OSError):  # not empty, or not ours to remove
+            folder.rmdir()
+
+
 @dataclass(frozen=True, slots=True)
 class Installed:
     """What of graphmem a Codex scope holds (for ``graphmem doctor``)."""
@@ -192,6 +202,8 @@ class Installed:
     section: bool
     problem: str = ""  # the config cannot be read
     passes_environment: bool = True  # the server's env_vars name PASSED_VARIABLES (older installs did not)
+    stale: tuple[str, ...] = ()  # what keeps the programs the config names from running (client_programs)
+    scope: str = ""  # the option of install's scope: " --global", or "" for a project
 
     @property
     def complete(self) -> bool:
@@ -210,8 +222,11 @@ class Installed:
             parts[0] += " (Codex does not pass it GRAPHMEM_DATA_DIR, CODEX_HOME...)"
         parts.append(f"hooks: {', '.join(self.hooks)}" if self.hooks else "no hooks")
         parts.append("AGENTS.md section" if self.section else "no AGENTS.md section")
-        missing = "" if self.complete else "; incomplete: run `graphmem install codex` again"
-        return "; ".join(parts) + missing
+        parts.extend(f"broken: {problem}" for problem in self.stale)
+        fix = f"run `graphmem install codex{self.scope}` again"
+        if self.stale:
+            return "; ".join(parts) + f": {fix}"
+        return "; ".join(parts) + ("" if self.complete else f"; incomplete: {fix}")
 
 
 def installed(files: CodexFiles) -> Installed:
@@ -236,7 +251,22 @@ def installed(files: CodexFiles) -> Installed:
         and any(isinstance(g, Mapping) and is_ours(g) for g in hooks[event])
     )
     passes = not server or set(PASSED_VARIABLES) <= passed
-    return Installed(files.config, server, events, section, passes_environment=passes)
+    command = entry.get("command") if isinstance(entry, Mapping) else None
+    ours = [
+        str(h.get("command"))
+        for event in events
+        for g in hooks[event]  # type: ignore[index]
+        if isinstance(g, Mapping) and is_ours(g)
+        for h in g["hooks"]
+        if isinstance(h, Mapping) and isinstance(h.get("command"), str)
+    ]
+    stale = [
+        *client_programs.server_problems([command] if isinstance(command, str) else []),
+        *client_programs.hook_problems(ours, HOOK_MODULE),
+    ]
+    scope = "" if files.project is not None else " --global"
+    return Installed(files.config, server, events, section, passes_environment=passes, stale=tuple(stale),
+                     scope=scope)  # fmt: skip
 
 
 # -- editing the document --------------------------------------------------------------

@@ -8,7 +8,8 @@ saying the line and column, which the caller prefixes with the file's name.
 
 Inserting a member and then removing it gives back the original text (with one
 exception: an empty object that received the member comes back as ``{}``).
-``adapters/opencode_config.py`` is the one user: it sets and removes ``mcp.graphmem``.
+``adapters/opencode_config.py`` sets and removes ``mcp.graphmem``; ``claude_code_config.py``
+``mcpServers.graphmem`` and its item of each ``hooks.<Event>`` array.
 """
 
 from __future__ import annotations
@@ -481,3 +482,111 @@ def _close_up(text: str, path: Sequence[str]) -> str:
     assert parent is not None  # it holds ``node``
     index = max(i for i, member in enumerate(parent.members) if member.key == key)
     return _close_up(_apply(text, _removal(text, parser, parent, index)), parents)
+
+
+# -- items of an array --------------------------------------------------------------
+# ``adapters/claude_code_config.py`` keeps its hook group in an array of the user's own groups:
+# it adds, replaces and removes its item only, so every other item keeps its bytes.
+
+
+def _array_at(text: str, parser: _Parser, path: Sequence[str]) -> Node:
+    *parents, key = path
+    node = _object_at(text, parser, parents)
+    member = _member(node, key) if node is not None else None
+    if member is None or member.value.kind != "array":
+        raise ValueError(f"no array at {'.'.join(path)}")
+    return member.value
+
+
+def _comma_after(parser: _Parser, item: Node) -> int | None:
+    following = [t for t in parser.tokens if t.start >= item.end]
+    return following[0].start if following and following[0].kind == "," else None
+
+
+def _item_text(text: str, array: Node, value: Any, beside: Node | None) -> tuple[str, str]:
+    """``value`` rendered as an item of ``array`` (beside the item ``beside``), and its indent."""
+    unit, newline = _indent_unit(text), _newline(text)
+    if beside is not None and _first_on_line(text, beside.start):
+        indent = _line_indent(text, beside.start)
+    else:
+        indent = _line_indent(text, array.start) + unit
+    return _render(value, indent, unit, newline), indent
+
+
+def append_item(text: str, path: Sequence[str], value: Any) -> str:
+    """``text`` with ``value`` added as the last item of the array at ``path`` (it must exist)."""
+    parser = _Parser(text)
+    array = _array_at(text, parser, path)
+    newline = _newline(text)
+    if not array.items:
+        rendered, indent = _item_text(text, array, value, None)
+        outer = _line_indent(text, array.start)
+        return _apply(
+            text,
+            [
+                _Edit(
+                    array.start + 1,
+                    array.end - array.start - 2,
+                    newline + indent + rendered + newline + outer,
+                )
+            ],
+        )
+    last = array.items[-1]
+    comma = _comma_after(parser, last)
+    if "\n" not in text[array.start : array.items[0].start]:  # the items are on the line of the brackets
+        rendered = json.dumps(value, ensure_ascii=False)
+        return _apply(
+            text,
+            [_Edit(comma + 1, 0, f" {rendered},")]
+            if comma is not None
+            else [_Edit(last.end, 0, f", {rendered}")],
+        )
+    rendered, indent = _item_text(text, array, value, last)
+    edits = [] if comma is not None else [_Edit(last.end, 0, ",")]
+    anchor = comma + 1 if comma is not None else last.end
+    edits.append(
+        _Edit(
+            _skip_trailing(text, anchor, parser),
+            0,
+            newline + indent + rendered + ("," if comma is not None else ""),
+        )
+    )
+    return _apply(text, edits)
+
+
+def replace_item(text: str, path: Sequence[str], index: int, value: Any) -> str:
+    """``text`` with the item ``index`` of the array at ``path`` set to ``value`` (others untouched)."""
+    parser = _Parser(text)
+    array = _array_at(text, parser, path)
+    item = array.items[index]
+    if _same(_decode(text, item), value):
+        return text
+    multiline = "\n" in text[array.start : array.items[0].start]
+    rendered = _item_text(text, array, value, item)[0] if multiline else json.dumps(value, ensure_ascii=False)
+    return _apply(text, [_Edit(item.start, item.end - item.start, rendered)])
+
+
+def remove_item(text: str, path: Sequence[str], index: int) -> str:
+    """``text`` without the item ``index`` of the array at ``path``, with its comma and its line."""
+    parser = _Parser(text)
+    array = _array_at(text, parser, path)
+    items = array.items
+    item = items[index]
+    comma = _comma_after(parser, item)
+    if len(items) == 1 and not _comments_within(parser, array.start, array.end):
+        return _apply(text, [_Edit(array.start + 1, array.end - array.start - 2, "")])  # closed up: []
+    if "\n" in text[array.start : items[0].start] and _first_on_line(text, item.start):
+        start = _line_start(text, item.start)
+        start -= 2 if text[start - 2 : start] == "\r\n" else 1
+        end = comma + 1 if comma is not None else item.end
+        edits = [_Edit(start, _skip_trailing(text, end, parser) - start, "")]
+        previous = _comma_after(parser, items[index - 1]) if index > 0 else None
+        if comma is None and previous is not None:
+            edits.append(_Edit(previous, 1, ""))
+        return _apply(text, edits)
+    if index > 0:
+        return _apply(text, [_Edit(items[index - 1].end, item.end - items[index - 1].end, "")])
+    if len(items) > 1:
+        return _apply(text, [_Edit(item.start, items[1].start - item.start, "")])
+    end = comma + 1 if comma is not None else item.end
+    return _apply(text, [_Edit(item.start, end - item.start, "")])

@@ -36,7 +36,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from graphmem.adapters import agents_md, jsonc
+from graphmem.adapters import agents_md, client_programs, jsonc
 from graphmem.adapters.client_files import read_client_file
 from graphmem.errors import IntegrationError, InvalidInputError
 
@@ -136,6 +136,7 @@ class Installed:
     server: bool  # mcp.graphmem in the config
     plugin_version: int | None  # graphmem's plugin file and its version (None: none)
     plugin_current: bool  # the plugin file is the packaged one (its data dir aside)
+    stale: tuple[str, ...] = ()  # what keeps the MCP server's program from running (client_programs)
 
     def describe(self) -> str:
         """One line: the MCP server, the plugin and which OpenCode versions it loads in."""
@@ -151,6 +152,9 @@ class Installed:
             )
             if not self.plugin_current:
                 parts.append("outdated: run `graphmem install opencode` again")
+        if self.stale:
+            scope = " --global" if self.files.project is None else ""
+            parts.append(f"broken: {'; '.join(self.stale)}: run `graphmem install opencode{scope}` again")
         return "; ".join(parts)
 
 
@@ -162,15 +166,18 @@ def inspect(files: OpenCodeFiles) -> Installed:
     except IntegrationError:
         config = plugin = None
     try:
-        server = config is not None and jsonc.get_value(config, MCP_PATH) is not None
+        entry = jsonc.get_value(config, MCP_PATH) if config is not None else None
     except InvalidInputError:
-        server = False
+        entry = None
+    server = entry is not None
+    command = entry.get("command") if isinstance(entry, dict) else None
+    stale = client_programs.server_problems(command) if isinstance(command, list) else []
     version = None
     if plugin is not None and is_our_plugin(plugin):
         found = PLUGIN_VERSION.search(plugin.split("\n", 1)[0])
         version = int(found.group(1)) if found else 1
     current = plugin is not None and _without_data_dir(plugin) == plugin_text()
-    return Installed(files, server, version, current)
+    return Installed(files, server, version, current, tuple(stale))
 
 
 def _without_data_dir(text: str) -> str:

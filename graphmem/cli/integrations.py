@@ -229,12 +229,15 @@ def uninstall_codex(state: CliState, use_global: bool, project_dir: Path | None,
     """
     from graphmem.adapters import codex_config
 
+    files = codex_files(state, use_global, project_dir)
     carry_out(
-        codex_config.plan_uninstall(codex_files(state, use_global, project_dir)),
+        codex_config.plan_uninstall(files),
         dry_run=dry_run,
         hint="Restart Codex to drop graphmem's tools and hooks.",
         nothing="graphmem is not installed for Codex here; nothing changed.",
     )
+    if not dry_run:
+        codex_config.tidy(files)
 
 
 def claude_code_files(state: CliState, use_global: bool, project_dir: Path | None) -> ClaudeCodeFiles:
@@ -363,7 +366,9 @@ DOCTOR_CHECKS: tuple[Callable[[CliState], Iterator[str]], ...] = (
 def doctor(state: CliState) -> None:
     """Say what graphmem installed in each agent client and whether its daemon is reachable.
 
-    It reads the clients' files and asks the daemon's /health; it changes nothing.
+    It reads the clients' files and asks the daemon's /health; it changes nothing. A config
+    whose graphmem or hook Python is gone (a moved or deleted virtualenv) is marked broken,
+    with the install command that fixes it.
 
     \b
     Example:

@@ -10,9 +10,10 @@ imported); Claude Code runs it with the hook's JSON on stdin (``@anthropic-ai/cl
 ``session-start``   the boot context, as ``additionalContext``: on ``startup`` and ``clear``, and
                     after ``compact`` (compaction dropped it); never on ``resume``, whose
                     transcript already holds the one the session started with
-``user-prompt-      what recall finds for the prompt, as ``additionalContext``; the prompt's id
-submit``            and a hash of its text are journaled per session so a memory shown on an
-                    earlier turn is not shown again
+``user-prompt-      what recall finds for the prompt, as ``additionalContext``; the prompt's id,
+submit``            a hash of its text and what its block showed are journaled per session so a
+                    memory shown on an earlier turn is not shown again, also by a daemon that
+                    restarted since
 ``pre-compact``     the conventions, decisions and open blockers compaction must keep, printed
                     as text (Claude Code adds a PreCompact hook's output to its compaction
                     instructions)
@@ -102,12 +103,18 @@ class ClaudeCodeHooks:
     def _session_start(self, given: Mapping[str, Any]) -> str:
         if given.get("source") not in BOOT_SOURCES:
             return ""
-        body = {
-            "session_id": session_id(given.get("session_id")),
-            "directory": path_text(given.get("cwd"), "cwd"),
-        }
+        session = session_id(given.get("session_id"))
+        journal = Journal(self._client.data_dir()[0], CLIENT, session)
+        return context("SessionStart", self._boot(journal, session, path_text(given.get("cwd"), "cwd")))
+
+    def _boot(self, journal: Journal, session: str, directory: str | None) -> Any:
+        """The session's boot block, journaled as delivered with what it shows (for a daemon that
+        restarts before the next turn); None when the daemon did not answer."""
+        body = {"session_id": session, "directory": directory}
         answer = self._client.call("/plugin/boot", body, deadline(BOOT_DEADLINE_S))
-        return context("SessionStart", answer.get("block"))
+        if "shown" in answer:
+            journal.booted(answer["shown"])
+        return answer.get("block")
 
     def _user_prompt(self, given: Mapping[str, Any]) -> str:
         session = session_id(given.get("session_id"))
@@ -116,18 +123,23 @@ class ClaudeCodeHooks:
         prompt_id = given.get("prompt_id")
         ident = prompt_id if isinstance(prompt_id, str) and _is_id(prompt_id) else f"p{digest[:24]}"
         journal = Journal(self._client.data_dir()[0], CLIENT, session)
+        directory = path_text(given.get("cwd"), "cwd")
+        # A session whose start never got its boot block (no daemon yet, a slow one) gets it here,
+        # before the prompt's own: the conventions reach the model on its first answered prompt.
+        late = None if journal.has_booted() else self._boot(journal, session, directory)
         older = journal.messages()
         body = {
             "session_id": session,
-            "directory": path_text(given.get("cwd"), "cwd"),
+            "directory": directory,
             "messages": [*older, {"id": ident, "hash": digest}],
             "text": prompt,
+            "shown": journal.shown(),
         }
         answer = self._client.call("/plugin/turn", body, deadline(TURN_DEADLINE_S))
         blocks = answer.get("blocks")
         block = blocks.get(ident) if isinstance(blocks, dict) else None
-        journal.add(ident, digest, bare="blocks" not in answer)
-        return context("UserPromptSubmit", block)
+        journal.add(ident, digest, bare="blocks" not in answer, shown=answer.get("shown"))
+        return context("UserPromptSubmit", late, block)
 
     def _pre_compact(self, given: Mapping[str, Any]) -> str:
         body = {

@@ -13,8 +13,9 @@ byte, on every later request of the session (``codex exec resume`` included). So
   conversation.
 - ``UserPromptSubmit``: what recall finds for this message (``/plugin/turn``), right after it:
   never in a part of the prompt an earlier request sent. A subagent's prompt (``agent_id`` set)
-  gets nothing. The session's earlier turns are named to the daemon (``hook_journal.Journal``)
-  so a memory one of them showed is not shown again.
+  gets nothing. The session's earlier turns, and what they and the boot block showed, are named
+  to the daemon (``hook_journal.Journal``) so a memory one of them showed is not shown again,
+  also by a daemon that restarted since.
 - ``Stop`` (the turn ended) and ``SessionEnd``: the daemon is asked to learn from the session
   file (``/plugin/ingest`` with ``client`` ``codex``); it queues the work and answers at once.
   A path that is not one of Codex's session files is refused here already, with its reason.
@@ -96,9 +97,9 @@ class CodexHook:
 
     def _start(self, session: str, directory: str | None, source: Any) -> str:
         if source in ("startup", "clear"):
-            body = {"session_id": session, "directory": directory, "agent": ""}
-            found = self._client.call("/plugin/boot", body, deadline(BOOT_DEADLINE_S))
-            return context("SessionStart", found.get("block"))
+            return context(
+                "SessionStart", self._boot(Journal(self._data_dir, CLIENT, session), session, directory)
+            )
         if source == "compact":
             body = {"session_id": session, "directory": directory}
             found = self._client.call("/plugin/compaction", body, COMPACTION_DEADLINE_S)
@@ -110,6 +111,15 @@ class CodexHook:
             return json.dumps({"hookSpecificOutput": wrapped})
         return ""  # resume, fork: the session already holds its boot context
 
+    def _boot(self, journal: Journal, session: str, directory: str | None) -> Any:
+        """The session's boot block, journaled as delivered with what it shows (for a daemon that
+        restarts before the next turn); None when the daemon did not answer."""
+        body = {"session_id": session, "directory": directory, "agent": ""}
+        found = self._client.call("/plugin/boot", body, deadline(BOOT_DEADLINE_S))
+        if "shown" in found:
+            journal.booted(found["shown"])
+        return found.get("block")
+
     def _prompt(self, session: str, directory: str | None, given: Mapping[str, Any]) -> str:
         if given.get("agent_id") or given.get("agent_type"):
             return ""  # a subagent's turn: nothing
@@ -117,17 +127,21 @@ class CodexHook:
         text = hook_input.text(given.get("prompt"), MAX_TEXT_CHARS)
         digest = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]
         journal = Journal(self._data_dir, CLIENT, session)
+        # A session whose start never got its boot block (no daemon yet, a slow one) gets it here,
+        # before the prompt's own: the conventions reach the model on its first answered prompt.
+        late = None if journal.has_booted() else self._boot(journal, session, directory)
         earlier = [m for m in journal.messages() if m["id"] != turn]
         body = {
             "session_id": session,
             "directory": directory,
             "messages": [*earlier, {"id": turn, "hash": digest}],
             "text": text,
+            "shown": journal.shown(),
         }
         found = self._client.call("/plugin/turn", body, deadline(TURN_DEADLINE_S))
         blocks = found.get("blocks")
-        journal.add(turn, digest, bare="blocks" not in found)
-        return context("UserPromptSubmit", blocks.get(turn) if isinstance(blocks, dict) else None)
+        journal.add(turn, digest, bare="blocks" not in found, shown=found.get("shown"))
+        return context("UserPromptSubmit", late, blocks.get(turn) if isinstance(blocks, dict) else None)
 
     def _learn(self, session: str, directory: str | None, given: Mapping[str, Any]) -> None:
         from graphmem.adapters.codex_sessions import CodexSessions

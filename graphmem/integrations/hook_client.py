@@ -18,6 +18,11 @@ daemon). It never raises.
 - **Quiet after a failure**: a daemon that timed out or failed is left alone for
   ``BACKOFF_S`` (a stamp file in the data dir: each hook is a process of its own), so a
   stuck daemon costs one turn its memories, not every turn a deadline.
+- **Patient with a daemon that is starting**: the daemon writes its pid into ``daemon.lock``
+  once it holds it, and publishes ``daemon.json`` once its store is open. A lock held by a
+  daemon that has not published yet (or whose ``daemon.json`` is a crashed one's), and a daemon
+  that published less than ``DAEMON_WARMUP_S`` ago and does not answer yet, are a daemon
+  starting: the call adds nothing, says so, and the next one tries again (no back-off).
 
 Standard library and graphmem's stdlib-only modules: a hook starts on every user turn.
 """
@@ -36,8 +41,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from graphmem.errors import GraphmemError
-from graphmem.server import loopback
-from graphmem.server.daemon_process import DaemonInfo, find_daemon, read_token
+from graphmem.server import identity, loopback
+from graphmem.server.daemon_process import DaemonInfo, find_daemon, lock_holder, read_token
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +58,9 @@ START_POLL_S = 0.05
 JOIN_GRACE_S = 0.25
 # The most of an answer read (a block is at most a few kB; a turn's blocks some tens).
 MAX_ANSWER_BYTES = 4_000_000
+# A daemon that published daemon.json less than this long ago and does not answer is taken to be
+# starting (its server comes up after the store opened; a first request may load the model).
+DAEMON_WARMUP_S = 30.0
 
 
 class HookClient:
@@ -71,6 +79,8 @@ class HookClient:
         self._start = start
         self._env = env
         self._located: tuple[Path, str | None] | None = None
+        # Set while a call waits on a daemon that is ours and starting: its timeout is no failure.
+        self._starting: str | None = None
 
     def call(self, path: str, body: Mapping[str, Any], deadline_s: float) -> dict[str, Any]:
         """POST ``body`` (JSON) to the daemon's ``path``; its JSON object, or ``{}`` when there is
@@ -89,6 +99,10 @@ class HookClient:
         worker = threading.Thread(target=run, name="graphmem-hook-call", daemon=True)
         worker.start()
         worker.join(max(deadline_s, 0.0) + JOIN_GRACE_S)
+        if worker.is_alive() and self._starting is not None:
+            log.warning("%s: %s, not answering within %.0f ms yet; added nothing", path, self._starting,
+                        deadline_s * 1000)  # fmt: skip
+            return {}
         if worker.is_alive():
             self._back_off()
             log.warning(
@@ -116,7 +130,16 @@ class HookClient:
     def _daemon(self, deadline: float) -> DaemonInfo:
         data_dir, _ = self.data_dir()
         info = find_daemon(data_dir)
+        holder = lock_holder(data_dir)
+        if holder is not None and (info is None or info.pid != holder):
+            raise _Quiet(
+                f"the graphmem daemon (pid {holder}) is starting: it has not published its address "
+                "yet; added nothing (calls made once it serves reach it)"
+            )
         if info is not None:
+            age = time.time() - info.started_at
+            if holder == info.pid and 0 <= age < DAEMON_WARMUP_S:
+                self._starting = f"the graphmem daemon (pid {info.pid}) started {age:.0f} s ago"
             return info
         if not self._start:
             raise _Quiet("no graphmem daemon is running")
@@ -153,7 +176,17 @@ class HookClient:
                 expected=loopback.Expected(secret, info.pid, info.url),
             )
         except (OSError, GraphmemError) as exc:  # refused, reset, timed out, or not the daemon
+            silent = isinstance(exc, OSError | identity.Silent)
+            if silent and self._starting is not None:  # ours, starting: no failure, no back-off
+                raise _Quiet(
+                    f"{self._starting} and does not answer yet ({_reason(exc)}); added nothing"
+                ) from None
             self._back_off()
+            if silent and lock_holder(data_dir) == info.pid:  # ours: its port is no other program's
+                raise _Quiet(
+                    f"the graphmem daemon (pid {info.pid}) at {info.url} did not answer ({_reason(exc)}); "
+                    f"left alone for {BACKOFF_S:.0f} s"
+                ) from None
             raise _Quiet(f"the graphmem daemon at {info.url} did not answer: {exc}") from None
         answer = _json_object(raw[:MAX_ANSWER_BYTES])
         if status >= 500:
@@ -178,6 +211,16 @@ class HookClient:
         except (OSError, ValueError):
             return False
         return 0 <= time.time() - stamped < BACKOFF_S
+
+
+def _reason(exc: BaseException) -> str:
+    """What went wrong on the socket, in a few words (``timed out``, ``Connection refused``)."""
+    if isinstance(exc, identity.Silent):
+        found = str(exc).split("names (", 1)[-1].split(")", 1)[0]
+        return found or "no answer"
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
 class _Quiet(Exception):

@@ -7,11 +7,14 @@ reading its input (``hook_input``): its deadlines, its log, its answer and its j
   each line naming the client; never the terminal.
 - ``context``: the answer that gives the client a memory block as ``additionalContext`` (Claude
   Code and Codex read the same shape).
-- ``Journal``: the prompts of one session the daemon was told of (their ids and text hashes), in
+- ``Journal``: the prompts of one session the daemon was told of (their ids and text hashes),
+  the memories each block showed (the boot block's too, as the daemon's ``shown`` named them), and
+  whether the boot block reached the session (until it has, a prompt asks for it first), in
   a file per client and session (``hook-journal/<client>/<session>.json``, 0600 in a 0700 folder,
-  written to a temporary file and renamed): each hook is a process of its own, and the daemon
-  leaves out of a turn what an earlier turn's block already showed only when it hears of those
-  turns.
+  written to a temporary file and renamed; at most 200 prompts a file and the 200 most recently
+  written sessions a client): each hook is a process of its own, and the daemon
+  leaves out of a turn what an earlier block already showed only when it hears of it; a daemon
+  that restarted since knows it only from here.
 
 Standard library only: a hook starts on every user turn.
 """
@@ -22,6 +25,8 @@ import contextlib
 import json
 import logging
 import os
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +37,17 @@ LOG_MAX_BYTES = 1_000_000
 JOURNAL_FOLDER = "hook-journal"
 # Prompts of a session whose id and hash are kept (the daemon hears of the newest ones).
 MAX_JOURNAL_MESSAGES = 200
+# Memories one block may show as the journal keeps them (a turn's shows a few, the boot block's dozens).
+MAX_SHOWN_PER_BLOCK = 50
+# What a turn names as shown at most (the daemon's route takes 2,000): the boot block's, then the newest.
+MAX_SHOWN = 2000
+# Sessions whose journal a client's folder keeps: a new session's file deletes the least recently
+# written beyond these (a session that comes back after that has its memories shown once more).
+MAX_JOURNAL_SESSIONS = 200
+# A temporary file a hook left (killed mid-write) is deleted once it is this old.
+STALE_PARTIAL_S = 60.0
+# A memory as the daemon's ``shown`` names it (``id:text-hash``); anything else is not kept, nor sent.
+SHOWN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}:[0-9a-f]{12}")
 BLOCK_OPEN = '<memory source="graphmem">'
 OFF = frozenset({"off", "0", "false", "no"})
 
@@ -51,11 +67,13 @@ def turned_off() -> bool:
     return str(os.environ.get("GRAPHMEM_PLUGIN", "")).lower() in OFF
 
 
-def context(event: str, block: Any) -> str:
-    """The hook's answer carrying ``block`` as additional context ("" when it is not graphmem's block)."""
-    if not isinstance(block, str) or not block.startswith(BLOCK_OPEN):
+def context(event: str, *blocks: Any) -> str:
+    """The hook's answer carrying ``blocks`` as additional context, one after the other: those that
+    are graphmem's blocks ("" when none is)."""
+    kept = [block for block in blocks if isinstance(block, str) and block.startswith(BLOCK_OPEN)]
+    if not kept:
         return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": block}})
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(kept)}})
 
 
 def log_to_file(data_dir: Path, client: str) -> None:
@@ -74,8 +92,16 @@ def log_to_file(data_dir: Path, client: str) -> None:
         root.setLevel(logging.INFO)
 
 
+def _keys(value: Any) -> list[str]:
+    """The memory keys in ``value`` (a daemon's answer, a journal's row), the others dropped."""
+    if not isinstance(value, list):
+        return []
+    return [k for k in value if isinstance(k, str) and SHOWN_KEY.fullmatch(k)][:MAX_SHOWN_PER_BLOCK]
+
+
 class Journal:
-    """The prompts of one session of ``client`` the daemon was told of (see the module's docstring)."""
+    """The prompts of one session of ``client`` the daemon was told of, and what their blocks and
+    the boot block showed (see the module's docstring)."""
 
     def __init__(self, data_dir: Path, client: str, session: str) -> None:
         self._folder = data_dir / JOURNAL_FOLDER / client
@@ -85,28 +111,81 @@ class Journal:
     def path(self) -> Path:
         return self._file
 
-    def messages(self) -> list[dict[str, Any]]:
+    def _read(self) -> tuple[list[list[Any]], list[str], bool]:
+        """The journal's rows (``[id, hash, bare, shown]``), its boot block's memories, and whether
+        the boot block reached the client (a journal of version 2 says so by naming memories)."""
         try:
             saved = json.loads(self._file.read_text("utf-8"))
-        except (OSError, ValueError):
-            return []
-        rows = saved.get("messages") if isinstance(saved, dict) else None
-        if not isinstance(rows, list):
-            return []
+        except (OSError, ValueError, RecursionError):
+            return [], [], False
+        if not isinstance(saved, dict):
+            return [], [], False
+        rows = saved.get("messages")
         kept = [
-            r for r in rows if isinstance(r, list) and len(r) == 3 and all(isinstance(x, str) for x in r[:2])
+            [r[0], r[1], bool(r[2]), _keys(r[3] if len(r) > 3 else None)]
+            for r in (rows if isinstance(rows, list) else [])
+            if isinstance(r, list) and len(r) in (3, 4) and all(isinstance(x, str) for x in r[:2])
         ]
-        return [{"id": r[0], "hash": r[1], "bare": bool(r[2])} for r in kept[-MAX_JOURNAL_MESSAGES:]]
+        boot = _keys(saved.get("boot"))
+        return kept[-MAX_JOURNAL_MESSAGES:], boot, saved.get("booted") is True or bool(boot)
 
-    def add(self, ident: str, digest: str, *, bare: bool) -> None:
-        rows = [[m["id"], m["hash"], m["bare"]] for m in self.messages() if m["id"] != ident]
-        rows = [*rows, [ident, digest, bare]][-MAX_JOURNAL_MESSAGES:]
+    def messages(self) -> list[dict[str, Any]]:
+        """The prompts the daemon was told of, oldest first: ``id``, ``hash`` and ``bare``."""
+        return [{"id": r[0], "hash": r[1], "bare": r[2]} for r in self._read()[0]]
+
+    def shown(self) -> list[str]:
+        """What the session's boot block and the journaled prompts' blocks showed (``id:text-hash``)."""
+        rows, boot, _ = self._read()
+        turns = list(dict.fromkeys(k for r in rows for k in r[3]))
+        return list(dict.fromkeys([*boot, *turns[len(boot) - MAX_SHOWN :]]))[:MAX_SHOWN]
+
+    def add(self, ident: str, digest: str, *, bare: bool, shown: Any = None) -> None:
+        """Journal the prompt ``ident`` (its text's ``digest``), sent ``bare`` or with a block that
+        showed ``shown`` (the daemon's answer's list)."""
+        rows, boot, booted = self._read()
+        rows = [*(r for r in rows if r[0] != ident), [ident, digest, bare, _keys(shown)]]
+        self._write(rows[-MAX_JOURNAL_MESSAGES:], boot, booted)
+
+    def has_booted(self) -> bool:
+        """Whether the session's boot block reached the client (the daemon answered its boot call,
+        with a block or with nothing to show): until it has, each prompt asks for it first."""
+        return self._read()[2]
+
+    def booted(self, shown: Any) -> None:
+        """Journal that the session's (new) boot block reached the client, and what it showed (the
+        daemon's answer's list)."""
+        rows, _, _ = self._read()
+        self._write(rows, _keys(shown), True)
+
+    def _write(self, rows: list[list[Any]], boot: list[str], booted: bool) -> None:
         try:
             self._folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            new = not self._file.exists()
             partial = self._folder / f".{self._file.stem}.{os.getpid()}.tmp"
             fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
             with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({"v": 1, "messages": rows}, out)
+                json.dump({"v": 3, "boot": boot, "booted": booted, "messages": rows}, out)
             os.replace(partial, self._file)
         except OSError as exc:
             log.warning("could not keep the prompt journal %s: %s", self._file, exc.strerror or exc)
+            return
+        if new:  # one more session: the folder keeps the newest MAX_JOURNAL_SESSIONS
+            self._prune()
+
+    def _prune(self) -> None:
+        """Delete the journals of the least recently written sessions beyond ``MAX_JOURNAL_SESSIONS``,
+        and temporary files a killed hook left."""
+        written: list[tuple[float, Path]] = []
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self._folder):
+                with contextlib.suppress(OSError):
+                    when = entry.stat(follow_symlinks=False).st_mtime
+                    if entry.name.endswith(".json") and entry.is_file(follow_symlinks=False):
+                        written.append((when, Path(entry.path)))
+                    elif entry.name.endswith(".tmp") and time.time() - when > STALE_PARTIAL_S:
+                        os.unlink(entry.path)
+        written.sort(key=lambda found: found[0])
+        for _, old in written[: max(len(written) - MAX_JOURNAL_SESSIONS, 0)]:
+            if old != self._file:
+                with contextlib.suppress(OSError):
+                    old.unlink()

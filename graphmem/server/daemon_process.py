@@ -96,6 +96,11 @@ class ServeLock:
                 f"A graphmem daemon{where} already serves {data_dir}. Use it, or stop it with "
                 "`graphmem stop`, or serve another store with --data-dir."
             )
+        # Who holds the lock, for a client that finds daemon.json not written yet, or a crashed
+        # daemon's: it is this daemon, starting (``lock_holder``).
+        self._handle.truncate(0)
+        self._handle.write(f"{os.getpid()}\n")
+        self._handle.flush()
 
     def publish(self, info: DaemonInfo) -> None:
         path = self.data_dir / INFO_FILENAME
@@ -170,6 +175,19 @@ def daemon_alive(data_dir: Path) -> bool:
             fcntl.flock(handle, fcntl.LOCK_UN)
             return False
         return True
+
+
+def lock_holder(data_dir: Path) -> int | None:
+    """The pid of the daemon that holds the lock of ``data_dir`` (it writes it there once it has
+    the lock, before it opens the store and publishes ``daemon.json``); None when no process holds
+    the lock, or the holder wrote no pid (an older graphmem's daemon)."""
+    if not daemon_alive(data_dir):
+        return None
+    try:
+        text = _lock_path(data_dir).read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() and len(text) <= 10 else None
 
 
 def read_info(data_dir: Path) -> DaemonInfo | None:

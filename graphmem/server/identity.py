@@ -67,6 +67,11 @@ def refusal(url: str, pid: int, why: str) -> NotTheDaemon:
     )
 
 
+class Silent(NotTheDaemon):
+    """No answer to ``/identity`` at all (refused, reset, timed out): the daemon may be starting or
+    busy, or, after a crash, another program holds its port. Nothing was sent."""
+
+
 def check(reply: Any, *, secret: str, nonce: str, pid: int, port: int, url: str) -> None:
     """Raise ``NotTheDaemon`` unless ``reply`` (the parsed ``/identity`` answer) proves it."""
     if not isinstance(reply, dict):
@@ -92,7 +97,11 @@ def verify(connection: socket.socket, *, host: str, port: int, secret: str, pid:
         connection.sendall(request)
         status, raw = _read_answer(connection)
     except OSError as exc:
-        raise refusal(url, pid, f"no answer to /identity: {exc}") from None
+        raise Silent(
+            f"Sent nothing to {url}: no answer to /identity from the graphmem daemon (pid {pid}) that "
+            f"daemon.json names ({exc}). It may be starting or busy; if it crashed, another program "
+            "may hold its port: run `graphmem stop`, then try again."
+        ) from None
     if status != 200:
         raise refusal(url, pid, f"/identity answered HTTP {status}")
     try:

@@ -62,6 +62,9 @@ MAX_SYSTEM_CHARS = 400_000
 SKIPPED_AGENTS = frozenset({"title", "compaction", "summary"})
 # User messages one call may name (the plugin sends the newest ones).
 MAX_MESSAGES = 500
+# Memories a client may name as shown in its session already (``TurnBody.shown``): a journal's
+# 200 turns of at most a few each, and its boot block.
+MAX_SHOWN = 2000
 # Sessions waiting for ingest; more are dropped (the daemon's continuous ingest catches up).
 MAX_QUEUED_INGESTS = 1000
 
@@ -82,6 +85,8 @@ class InjectBody(_Body):
 
 Agent = Annotated[str, StringConstraints(max_length=100)]
 TextHash = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
+# A memory as an answer's ``shown`` names it: its id and the start of its text's hash.
+ShownKey = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}:[0-9a-f]{12}$")]
 
 
 class BootBody(_Body):
@@ -105,6 +110,9 @@ class TurnBody(_Body):
     text: Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS)] = ""
     system: Annotated[str, StringConstraints(max_length=MAX_SYSTEM_CHARS)] = ""
     files: Annotated[list[PathText], Field(max_length=MAX_FILES)] = []
+    # What the client's record says the session showed (the ``shown`` of earlier answers): the
+    # daemon leaves them out of the newest block though it restarted since and forgot them.
+    shown: Annotated[list[ShownKey], Field(max_length=MAX_SHOWN)] = []
 
 
 class CompactionBody(_Body):
@@ -276,7 +284,9 @@ def _boot(doors: Doors, body: BootBody, directory: str | None) -> Injection:
 
 def _turn(doors: Doors, body: TurnBody, directory: str | None) -> Turn:
     messages = tuple(Message(m.id, m.hash, m.bare) for m in body.messages)
-    call = TurnRequest(body.session_id, directory, messages, body.text, body.system, tuple(body.files))
+    call = TurnRequest(
+        body.session_id, directory, messages, body.text, body.system, tuple(body.files), frozenset(body.shown)
+    )
     return doors.injector.turn(call)
 
 
@@ -316,12 +326,13 @@ def _session_file(doors: Doors, client: str, path: str, session_id: str) -> None
         raise _Rejected(400, str(exc)) from None
 
 
-NO_BLOCK = {"block": "", "memory_ids": []}
+NO_BLOCK = {"block": "", "memory_ids": [], "shown": []}
 # The plugin's routes (the Claude Code and Codex hooks call the same ones), declared once.
 ROUTES: tuple[PluginRoute[Any], ...] = (
-    PluginRoute("/plugin/boot", BootBody, _boot, ("block", "memory_ids", "took_ms"), skipped=NO_BLOCK),
-    PluginRoute("/plugin/turn", TurnBody, _turn, ("blocks", "memory_ids", "new", "took_ms"), served=True,
-                skipped={"blocks": {}, "memory_ids": []}),
+    PluginRoute("/plugin/boot", BootBody, _boot, ("block", "memory_ids", "shown", "took_ms"),
+                skipped=NO_BLOCK),
+    PluginRoute("/plugin/turn", TurnBody, _turn, ("blocks", "memory_ids", "shown", "new", "took_ms"),
+                served=True, skipped={"blocks": {}, "memory_ids": [], "shown": []}),
     PluginRoute("/plugin/inject", InjectBody, _inject, ("block", "memory_ids", "boot", "related", "took_ms"),
                 served=True, skipped=NO_BLOCK),  # the single block of plugins installed before the split
     PluginRoute("/plugin/compaction", CompactionBody, _compaction),

@@ -32,7 +32,7 @@ from typing import Protocol, TypeVar
 from graphmem.core import injection
 from graphmem.core.injection import Prompt, Section
 from graphmem.core.models import Category, MemoryRecord, Status
-from graphmem.core.provenance import Origin, is_convention, origin_of
+from graphmem.core.provenance import Origin, is_convention, origin_of, record_origin
 from graphmem.core.text import clip, content_hash, estimate_tokens
 from graphmem.core.timeparse import utc_now
 from graphmem.core.trust import looks_like_injection
@@ -51,6 +51,11 @@ TURN_MAX_TOKENS = 500
 # User messages of a session whose block is kept (a session rarely has more).
 TURN_CACHE_MESSAGES = 2000
 RECALL_LIMIT = 6
+# A past session's summary (its title, the files it touched) says what that session was about,
+# not what this message asks, and shares its words: at most this many in a block, after the
+# memories recall found, never the session's own. Recall is asked for more to make up for them.
+MAX_SUMMARIES = 1
+RECALL_FETCH = 4 * RECALL_LIMIT
 COMPACTION_MAX_TOKENS = 1500
 # The user's message as a recall query: its start says what it is about; a pasted log
 # would only slow the search down.
@@ -146,6 +151,9 @@ class TurnRequest:
     text: str  # the newest message's text
     system: str = ""  # the system prompt, when the plugin knows it
     files: tuple[str, ...] = ()
+    # What the client's own record says the session showed already (``id:text-hash``, as each
+    # answer's ``shown`` gave them): a daemon that restarted since knows it only from there.
+    shown: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +172,7 @@ class Turn:
     memory_ids: tuple[str, ...]  # the newest message's
     new: bool  # whether the newest message's block was made by this call
     took_ms: float
+    shown: tuple[str, ...] = ()  # the newest message's block's memories, ``id:text-hash``
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +192,7 @@ class Injection:
     boot: int  # memories from the boot context
     related: int  # memories from recall
     took_ms: float
+    shown: tuple[str, ...] = ()  # the block's memories, ``id:text-hash``
 
 
 class Memories(Protocol):
@@ -317,12 +327,17 @@ class Injector:
         if not query:
             return []
         try:
-            result = self._memory.recall(query, project=place[0], limit=RECALL_LIMIT, branch=place[1])
+            result = self._memory.recall(query, project=place[0], limit=RECALL_FETCH, branch=place[1])
         except InvalidInputError:  # e.g. a message of symbols only: nothing to look for
             return []
         # Only current memories: a blocker resolved, work done or a decision not merged (by a
         # person or by a forge rule) is no longer what the model should act on.
-        return [hit.memory for hit in result.hits if hit.memory.status is Status.ACTIVE]
+        found = [hit.memory for hit in result.hits if hit.memory.status is Status.ACTIVE]
+        asked = [m for m in found if record_origin(m) is not Origin.SUMMARY]
+        summaries = [
+            m for m in found if record_origin(m) is Origin.SUMMARY and m.session != request.session_id
+        ]
+        return [*asked[:RECALL_LIMIT], *summaries[:MAX_SUMMARIES]]
 
     def inject(self, request: InjectRequest) -> Injection:
         """The block for one model call, or "" when nothing clears the floor or all is in the prompt."""
@@ -384,7 +399,7 @@ class Injector:
                 kept = _keep(self._boot_blocks, key, kept, BOOT_CACHE_SESSIONS)
         ids = tuple(injection.MEMORY_ID_RE.findall(kept.block))
         took = round((time.perf_counter() - started) * 1000, 2)
-        return Injection(kept.block, ids, len(ids), 0, took)
+        return Injection(kept.block, ids, len(ids), 0, took, tuple(sorted(kept.shown)))
 
     def turn(self, request: TurnRequest) -> Turn:
         """The blocks of the call's user messages: kept ones as they were, a new one for the newest.
@@ -399,7 +414,7 @@ class Injector:
             return Turn({}, (), False, 0.0)
         *older, newest = request.messages
         blocks: dict[str, str] = {}
-        shown: set[str] = set()
+        shown: set[str] = set(request.shown)
         with self._lock:
             kept = _recent(self._turns, request.session_id)
             if kept is None:
@@ -425,7 +440,8 @@ class Injector:
             blocks[newest.id] = done.block
         took = round((time.perf_counter() - started) * 1000, 2)
         log.debug("turn session=%s new=%s took=%.1fms", request.session_id, new, took)
-        return Turn(blocks, tuple(injection.MEMORY_ID_RE.findall(done.block)), new, took)
+        ids = tuple(injection.MEMORY_ID_RE.findall(done.block))
+        return Turn(blocks, ids, new, took, tuple(sorted(done.shown)))
 
     def _new_turn(self, request: TurnRequest, shown: set[str]) -> Applied:
         place = self.where(request.directory)

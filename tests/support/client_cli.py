@@ -15,8 +15,9 @@ from graphmem.cli import main
 from graphmem.service.memory import MemoryService
 
 Invoke = Callable[..., Result]
-COMMAND = ["/opt/graphmem/bin/graphmem", "mcp"]  # what the clients' configs run
-HOOK_PYTHON = "/opt/graphmem/bin/python"  # what the hooks run
+# What the clients' configs run: this virtualenv's, so doctor finds them (it reports a path that is gone).
+COMMAND = [str(Path(sys.executable).with_name("graphmem")), "mcp"]
+HOOK_PYTHON = sys.executable  # what the hooks run
 
 
 def client_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:

@@ -168,7 +168,7 @@ def test_boot_answers_the_same_block_all_session(daemon: Daemon, project: Path) 
 
     assert first[0] == 200 and DECISION in first[1]["block"]
     assert again[1]["block"] == first[1]["block"]
-    assert hidden[1] == {"block": "", "memory_ids": [], "skipped": "compaction"}
+    assert hidden[1] == {"block": "", "memory_ids": [], "shown": [], "skipped": "compaction"}
 
 
 def turn_body(project: Path, *messages: str, **changes: Any) -> dict[str, Any]:

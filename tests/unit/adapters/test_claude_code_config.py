@@ -115,3 +115,52 @@ def test_the_global_files_follow_claude_config_dir(tmp_path: Path) -> None:
     assert moved == cc.ClaudeCodeFiles(tmp_path / ".claude.json", tmp_path / "settings.json")
     home = cc.global_files({})
     assert home == cc.ClaudeCodeFiles(Path.home() / ".claude.json", Path.home() / ".claude" / "settings.json")
+
+
+# A user's groups as people write them: one on a line, one spread out, a comment between.
+USER_GROUPS = """{
+  "hooks": {
+    "Stop": [
+      {"hooks": [{"type": "command", "command": "notify-send done"}]},
+      // tell the team
+      {
+        "matcher": "",
+        "hooks": [ { "type": "command",   "command": "~/bin/slack.sh" } ]
+      }
+    ],
+    "SessionStart": [{"hooks": [{"type": "command", "command": "~/bin/hello.sh"}]}]
+  }
+}
+"""
+
+
+def test_install_leaves_the_users_hook_groups_byte_for_byte_and_uninstall_restores_the_file(
+    files: cc.ClaudeCodeFiles,
+) -> None:
+    files.settings.parent.mkdir()
+    files.settings.write_text(USER_GROUPS)
+
+    install(files)
+    installed = files.settings.read_text()
+    apply(cc.plan_uninstall(files))
+
+    stop = USER_GROUPS[USER_GROUPS.index('{"hooks": [{"type": "command", "command": "notify-send'):
+                       USER_GROUPS.index("\n    ],")]  # fmt: skip
+    assert stop in installed  # both groups and the comment, as the user wrote them
+    assert '[{"hooks": [{"type": "command", "command": "~/bin/hello.sh"}]}, ' in installed
+    groups = cc.jsonc.get_value(installed, ("hooks", "Stop"))
+    assert [g["hooks"][0]["command"] for g in groups][:2] == ["notify-send done", "~/bin/slack.sh"]
+    assert cc.is_ours(groups[2])
+    assert files.settings.read_text() == USER_GROUPS
+
+
+def test_an_upgrade_changes_only_graphmems_group(files: cc.ClaudeCodeFiles) -> None:
+    files.settings.parent.mkdir()
+    files.settings.write_text(USER_GROUPS)
+    install(files)
+    before = files.settings.read_text()
+
+    apply(cc.plan_install(files, ENTRY, python="/opt/graphmem-2/.venv/bin/python"))
+
+    after = files.settings.read_text()
+    assert after.replace("/opt/graphmem-2/", "/opt/graphmem/") == before

@@ -279,3 +279,37 @@ def test_any_commented_document_round_trips_and_keeps_its_values(text: str) -> N
     assert jsonc.get_value(installed, ()) == {**jsonc.get_value(text, ()), "mcp": {"graphmem": ENTRY}}
     assert jsonc.set_value(installed, PATH, ENTRY) == installed
     assert jsonc.remove_value(installed, PATH) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": []}\n',
+        '{"a": [1, {"b": 2}]}\n',
+        '{\n  "a": [\n    1, // one\n    {"b": 2}\n  ]\n}\n',
+        '{\r\n  "a": [\r\n    {"b": 2},\r\n  ]\r\n}\r\n',
+    ],
+)
+def test_an_item_appended_then_removed_gives_back_the_text(text: str) -> None:
+    added = jsonc.append_item(text, ("a",), {"ours": True})
+    items = jsonc.get_value(added, ("a",))
+
+    assert items[-1] == {"ours": True} and items[:-1] == jsonc.get_value(text, ("a",))
+    assert jsonc.remove_item(added, ("a",), len(items) - 1) == (text if items[:-1] else '{"a": []}\n')
+
+
+def test_replacing_an_item_leaves_the_others_as_written() -> None:
+    text = '{\n  "a": [\n    {"x":1},\n    {"ours": 1}\n  ]\n}\n'
+
+    done = jsonc.replace_item(text, ("a",), 1, {"ours": 2})
+
+    assert done.startswith('{\n  "a": [\n    {"x":1},\n') and jsonc.get_value(done, ("a",)) == [
+        {"x": 1},
+        {"ours": 2},
+    ]
+
+
+def test_removing_a_middle_item_keeps_its_neighbours() -> None:
+    text = '{"a": [{"x": 1}, {"ours": 1}, {"y": 2}]}'
+
+    assert jsonc.remove_item(text, ("a",), 1) == '{"a": [{"x": 1}, {"y": 2}]}'

@@ -23,6 +23,7 @@ from graphmem.integrations.claude_code import ClaudeCodeHooks
 SESSION = "0b5c3e8e-3f5a-4c43-9a0e-1f2d3c4b5a69"
 BLOCK = '<memory source="graphmem">\n- [fact] The staging database listens on port 5433.\n</memory>'
 BOOT = '<memory source="graphmem">\n## Conventions\n- [directive] Never push to main.\n</memory>'
+BOOT_SHOWN = f"mem_{'b' * 16}:{'c' * 12}"
 
 
 class Daemon:
@@ -41,9 +42,10 @@ class Daemon:
         if self.silent:
             return {}
         if path == "/plugin/boot":
-            return {"block": BOOT}
+            return {"block": BOOT, "shown": [BOOT_SHOWN]}
         if path == "/plugin/turn":
-            return {"blocks": {body["messages"][-1]["id"]: BLOCK}}
+            newest = body["messages"][-1]["id"]
+            return {"blocks": {newest: BLOCK}, "shown": [f"mem_{len(self.calls):016x}:{'a' * 12}"]}
         if path == "/plugin/compaction":
             return {"context": ["Keep: never push to main."]}
         return {"queued": True}
@@ -67,6 +69,11 @@ def hook(daemon: Daemon, event: str, **given: Any) -> str:
     return ClaudeCodeHooks(daemon).answer(event, io.BytesIO(json.dumps(body).encode()))  # type: ignore[arg-type]
 
 
+def turns(daemon: Daemon) -> list[dict[str, Any]]:
+    """What each ``/plugin/turn`` call sent, in order."""
+    return [body for path, body in daemon.calls if path == "/plugin/turn"]
+
+
 def context(answer: str) -> str:
     output = json.loads(answer)["hookSpecificOutput"]
     assert set(output) == {"hookEventName", "additionalContext"}
@@ -85,13 +92,39 @@ def test_a_resumed_session_gets_no_second_boot_context(daemon: Daemon, claude_di
 
 
 def test_each_prompt_gets_its_recall_and_names_the_earlier_prompts(daemon: Daemon, claude_dir: Path) -> None:
+    hook(daemon, "session-start", source="startup")
     first = hook(daemon, "user-prompt-submit", prompt="Where does staging listen?", prompt_id="p-1")
     second = hook(daemon, "user-prompt-submit", prompt="And production?", prompt_id="p-2")
     assert context(first) == BLOCK and context(second) == BLOCK
     assert json.loads(first)["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
-    named = [m["id"] for m in daemon.calls[1][1]["messages"]]
+    named = [m["id"] for m in turns(daemon)[1]["messages"]]
     assert named == ["p-1", "p-2"]
-    assert daemon.calls[1][1]["text"] == "And production?"
+    assert turns(daemon)[1]["text"] == "And production?"
+
+
+def test_what_the_boot_block_and_each_prompts_block_showed_is_named_to_the_daemon_with_later_prompts(
+    daemon: Daemon, claude_dir: Path
+) -> None:
+    hook(daemon, "session-start", source="startup")
+    hook(daemon, "user-prompt-submit", prompt="Where does staging listen?", prompt_id="p-1")
+    hook(daemon, "user-prompt-submit", prompt="And production?", prompt_id="p-2")
+
+    first_turn_shown = f"mem_{2:016x}:{'a' * 12}"  # the daemon's answer to its second call
+    assert daemon.calls[1][1]["shown"] == [BOOT_SHOWN]
+    assert daemon.calls[2][1]["shown"] == [BOOT_SHOWN, first_turn_shown]  # a restarted daemon hears it too
+
+
+def test_a_journal_naming_what_is_no_memory_as_shown_sends_only_the_memories(
+    daemon: Daemon, claude_dir: Path
+) -> None:
+    journal = daemon.data_dir()[0] / "hook-journal" / "claude-code" / f"{SESSION}.json"
+    journal.parent.mkdir(parents=True)
+    rows = [["p-1", "h", False, ["../../x", 7, f"mem_{'d' * 16}:{'e' * 12}"]]]
+    journal.write_text(json.dumps({"v": 2, "boot": "not a list", "messages": rows}))
+
+    hook(daemon, "user-prompt-submit", prompt="And production?", prompt_id="p-2")
+
+    assert turns(daemon)[0]["shown"] == [BOOT_SHOWN, f"mem_{'d' * 16}:{'e' * 12}"]
 
 
 def test_a_prompt_the_daemon_did_not_answer_goes_bare_and_the_daemon_hears_so(
@@ -101,13 +134,64 @@ def test_a_prompt_the_daemon_did_not_answer_goes_bare_and_the_daemon_hears_so(
     assert hook(daemon, "user-prompt-submit", prompt="first", prompt_id="p-1") == ""
     daemon.silent = False
     hook(daemon, "user-prompt-submit", prompt="second", prompt_id="p-2")
-    first_hash = daemon.calls[0][1]["messages"][0]["hash"]
-    assert daemon.calls[1][1]["messages"][0] == {"id": "p-1", "hash": first_hash, "bare": True}
+    first_hash = turns(daemon)[0]["messages"][0]["hash"]
+    assert turns(daemon)[1]["messages"][0] == {"id": "p-1", "hash": first_hash, "bare": True}
 
 
 def test_a_one_megabyte_prompt_is_sent_cut(daemon: Daemon, claude_dir: Path) -> None:
-    assert context(hook(daemon, "user-prompt-submit", prompt="x" * 1_000_000, prompt_id="p-1")) == BLOCK
-    assert len(daemon.calls[0][1]["text"]) == claude_code.MAX_TEXT_CHARS
+    assert context(hook(daemon, "user-prompt-submit", prompt="x" * 1_000_000, prompt_id="p-1")).endswith(
+        BLOCK
+    )
+    assert len(turns(daemon)[0]["text"]) == claude_code.MAX_TEXT_CHARS
+
+
+def test_a_session_whose_start_got_no_boot_block_gets_it_with_its_first_answered_prompt(
+    daemon: Daemon, claude_dir: Path
+) -> None:
+    daemon.silent = True  # no daemon yet when the session started, nor at its first prompt
+    assert hook(daemon, "session-start", source="startup") == ""
+    assert hook(daemon, "user-prompt-submit", prompt="first", prompt_id="p-1") == ""
+    daemon.silent = False
+
+    second = hook(daemon, "user-prompt-submit", prompt="Where does staging listen?", prompt_id="p-2")
+    third = hook(daemon, "user-prompt-submit", prompt="And production?", prompt_id="p-3")
+
+    assert context(second) == f"{BOOT}\n{BLOCK}"  # the conventions first, then what the prompt asked
+    assert context(third) == BLOCK  # once: the journal says it was delivered
+    paths = [path for path, _ in daemon.calls]
+    assert paths == [
+        "/plugin/boot",
+        "/plugin/boot",
+        "/plugin/turn",
+        "/plugin/boot",
+        "/plugin/turn",
+        "/plugin/turn",
+    ]
+    assert turns(daemon)[1]["shown"] == [BOOT_SHOWN]  # the turn's block leaves out what the boot block shows
+
+
+def test_a_session_started_with_nothing_to_show_or_journaled_before_asks_no_boot_block_again(
+    daemon: Daemon, claude_dir: Path
+) -> None:
+    folder = daemon.data_dir()[0] / "hook-journal" / "claude-code"
+    folder.mkdir(parents=True)
+    (folder / "older-session.json").write_text(json.dumps({"v": 2, "boot": [BOOT_SHOWN], "messages": []}))
+
+    hook(daemon, "user-prompt-submit", session_id="older-session", prompt="hi", prompt_id="p-1")
+    assert [path for path, _ in daemon.calls] == ["/plugin/turn"]
+
+
+def test_a_session_whose_boot_block_was_empty_asks_for_it_no_more(claude_dir: Path, tmp_path: Path) -> None:
+    class Empty(Daemon):
+        def call(self, path: str, body: Mapping[str, Any], deadline_s: float) -> dict[str, Any]:
+            answer = super().call(path, body, deadline_s)
+            return {"block": "", "shown": []} if path == "/plugin/boot" else answer
+
+    daemon = Empty(tmp_path / "data")
+    hook(daemon, "session-start", source="startup")
+    hook(daemon, "user-prompt-submit", prompt="hi", prompt_id="p-1")
+
+    assert [path for path, _ in daemon.calls] == ["/plugin/boot", "/plugin/turn"]
 
 
 @pytest.mark.parametrize("event", ["session-start", "user-prompt-submit", "pre-compact"])

@@ -80,11 +80,26 @@ def test_each_prompt_gets_its_turns_block_and_names_the_earlier_turns(tmp_path: 
     assert json.loads(second) == {
         "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": BLOCK}
     }
-    [(_, one), (_, two)] = client.calls
+    [(_, one), (_, two)] = [call for call in client.calls if call[0] == "/plugin/turn"]
     assert [m["id"] for m in one["messages"]] == ["turn-1"]
     assert [m["id"] for m in two["messages"]] == ["turn-1", "turn-2"]  # what turn 1 showed is not shown again
     assert two["text"] == "Which port does staging use?"
     assert (tmp_path / "hook-journal" / "codex" / f"{SESSION}.json").stat().st_mode & 0o777 == 0o600
+
+
+def test_what_the_boot_block_and_earlier_turns_showed_goes_with_each_turn_for_a_restarted_daemon(
+    tmp_path: Path,
+) -> None:
+    boot_shown, turn_shown = f"mem_{'b' * 16}:{'c' * 12}", f"mem_{'d' * 16}:{'e' * 12}"
+    client = Client(boot={"block": BOOT, "shown": [boot_shown]}, turn={"blocks": {}, "shown": [turn_shown]})
+    hook = CodexHook(client, tmp_path)  # type: ignore[arg-type]
+
+    hook.handle(event("SessionStart", source="startup", transcript_path=None))
+    hook.handle(prompt("turn-1", "Which port does staging use?"))
+    hook.handle(prompt("turn-2", "And production?"))
+
+    assert client.calls[1][1]["shown"] == [boot_shown]
+    assert client.calls[2][1]["shown"] == [boot_shown, turn_shown]
 
 
 def test_a_subagents_prompt_gets_nothing_and_asks_nothing(tmp_path: Path) -> None:
@@ -108,8 +123,31 @@ def test_a_one_megabyte_prompt_sends_the_daemon_a_bounded_text(tmp_path: Path) -
 
     CodexHook(client, tmp_path).handle(prompt("t", "x" * 1_000_000))  # type: ignore[arg-type]
 
-    [(_, body)] = client.calls
+    [(_, body)] = [call for call in client.calls if call[0] == "/plugin/turn"]
     assert len(body["text"]) == codex_hook.MAX_TEXT_CHARS
+
+
+def test_a_session_whose_start_got_no_boot_block_gets_it_with_its_first_answered_prompt(
+    tmp_path: Path,
+) -> None:
+    boot_shown = f"mem_{'b' * 16}:{'c' * 12}"
+    client = Client(turn={"blocks": {"turn-1": BLOCK, "turn-2": BLOCK}, "shown": []})
+    hook = CodexHook(client, tmp_path)  # type: ignore[arg-type]
+    assert hook.handle(event("SessionStart", source="startup")) == ""  # the daemon did not answer
+    client.answers["boot"] = {"block": BOOT, "shown": [boot_shown]}
+
+    first = hook.handle(prompt("turn-1", "Which port does staging use?"))
+    second = hook.handle(prompt("turn-2", "And production?"))
+
+    assert json.loads(first)["hookSpecificOutput"]["additionalContext"] == f"{BOOT}\n{BLOCK}"
+    assert json.loads(second)["hookSpecificOutput"]["additionalContext"] == BLOCK
+    assert [path for path, _ in client.calls] == [
+        "/plugin/boot",
+        "/plugin/boot",
+        "/plugin/turn",
+        "/plugin/turn",
+    ]
+    assert client.calls[2][1]["shown"] == [boot_shown]
 
 
 def test_the_end_of_a_turn_and_of_the_session_ask_the_daemon_to_learn_from_the_session_file(

@@ -4,10 +4,12 @@ when none runs, and leaves a failing one alone for a while."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -79,8 +81,9 @@ def lock(data_dir: Path) -> Iterator[ServeLock]:
     held.release()
 
 
-def serve(lock: ServeLock, url: str) -> None:
-    lock.publish(DaemonInfo(os.getpid(), url, str(lock.data_dir), time.time(), "test"))
+def serve(lock: ServeLock, url: str, *, age_s: float = 3600.0) -> None:
+    """Publish daemon.json for ``url``: a daemon serving for ``age_s`` (an hour: well started)."""
+    lock.publish(DaemonInfo(os.getpid(), url, str(lock.data_dir), time.time() - age_s, "test"))
 
 
 @pytest.fixture
@@ -112,7 +115,9 @@ def test_a_slow_daemon_gives_nothing_within_the_deadline_and_is_left_alone_after
         assert (data_dir / BACKOFF_FILENAME).exists()
         assert HookClient(data_dir, start=False).call("/plugin/turn", {"session_id": "s1"}, 5.0) == {}
     assert len(stand_in.bodies) == 1  # the second call asked nothing
-    assert re.search(r"/plugin/turn: (no answer .* within 200 ms|.* did not answer: timed out)", caplog.text)
+    assert re.search(
+        r"/plugin/turn: (no answer .* within 200 ms|.* did not answer \(timed out\))", caplog.text
+    )
     assert "failed less than 30 s ago" in caplog.text
 
 
@@ -163,6 +168,61 @@ def test_a_daemon_gone_since_its_daemon_json_is_an_empty_answer(
     with caplog.at_level(logging.WARNING, logger="graphmem.integrations.hook_client"):
         assert HookClient(data_dir, start=False).call("/plugin/boot", {}, 2.0) == {}
     assert "did not answer" in caplog.text
+
+
+def test_a_daemon_that_holds_the_lock_but_has_not_published_is_starting_and_not_backed_off(
+    data_dir: Path, lock: ServeLock, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    crashed = DaemonInfo(999_999, "http://127.0.0.1:9", str(data_dir), time.time() - 3600, "test")
+    (data_dir / "daemon.json").write_text(json.dumps(dataclasses.asdict(crashed)))  # a crashed daemon's
+    started: list[Path] = []
+    monkeypatch.setattr(hook_client, "start_daemon", lambda where, env=None: started.append(where))
+
+    with caplog.at_level(logging.WARNING, logger="graphmem.integrations.hook_client"):
+        assert HookClient(data_dir).call("/plugin/turn", {"text": "secret prompt"}, 1.0) == {}
+
+    assert f"the graphmem daemon (pid {os.getpid()}) is starting" in caplog.text
+    assert "another program" not in caplog.text
+    assert started == [] and not (data_dir / BACKOFF_FILENAME).exists()
+
+
+def call_a_silent_daemon(data_dir: Path, lock: ServeLock, age_s: float) -> None:
+    """A call to this process's daemon, published ``age_s`` ago, whose socket listens but answers
+    nothing (as the daemon's does before its server runs, or while it is stuck)."""
+    ensure_token(data_dir)
+    quiet = socket.socket()
+    quiet.bind(("127.0.0.1", 0))
+    quiet.listen()
+    try:
+        serve(lock, f"http://127.0.0.1:{quiet.getsockname()[1]}", age_s=age_s)
+        assert HookClient(data_dir, start=False).call("/plugin/turn", {}, 0.2) == {}
+    finally:
+        quiet.close()
+
+
+def test_a_daemon_started_moments_ago_that_does_not_answer_yet_is_not_backed_off(
+    data_dir: Path, lock: ServeLock, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="graphmem.integrations.hook_client"):
+        call_a_silent_daemon(data_dir, lock, age_s=1.0)
+
+    assert f"the graphmem daemon (pid {os.getpid()}) started 1 s ago" in caplog.text
+    assert "another program" not in caplog.text
+    assert not (data_dir / BACKOFF_FILENAME).exists()
+
+
+def test_a_silent_daemon_that_started_long_ago_is_left_alone_and_the_log_says_it_is_the_daemon(
+    data_dir: Path, lock: ServeLock, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="graphmem.integrations.hook_client"):
+        call_a_silent_daemon(data_dir, lock, age_s=3600.0)
+
+    pid = os.getpid()
+    assert re.search(
+        rf"the graphmem daemon \(pid {pid}\) .*did not answer|no answer from the graphmem daemon", caplog.text
+    )
+    assert "another program" not in caplog.text
+    assert (data_dir / BACKOFF_FILENAME).exists()
 
 
 def test_start_daemon_runs_the_clis_locked_start_detached(

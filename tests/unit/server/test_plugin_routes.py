@@ -74,7 +74,7 @@ def test_opencodes_hidden_agents_get_no_block(client: TestClient, project: str) 
     )
 
     assert status == 200
-    assert answer == {"block": "", "memory_ids": [], "skipped": "title"}
+    assert answer == {"block": "", "memory_ids": [], "shown": [], "skipped": "title"}
 
 
 def test_a_removed_directory_is_no_project_and_no_error(client: TestClient, tmp_path: Path) -> None:
@@ -130,7 +130,7 @@ def test_a_turn_answers_blocks_for_its_messages(client: TestClient, project: str
     status, answer = post(client, "/plugin/turn", body)
 
     assert status == 200
-    assert set(answer) == {"blocks", "memory_ids", "new", "took_ms"}
+    assert set(answer) == {"blocks", "memory_ids", "shown", "new", "took_ms"}
 
 
 def test_compaction_keeps_the_projects_directives(client: TestClient, project: str) -> None:
@@ -298,3 +298,48 @@ def test_a_path_part_over_255_bytes_is_the_400_every_surface_gives(
 
     assert status == 400, answer
     assert "over 255 bytes, longer than any file name can be" in answer["error"]
+
+
+def test_a_restarted_daemon_leaves_out_what_the_turn_names_as_shown(
+    memory_service: MemoryService, project: str
+) -> None:
+    fact = memory_service.remember(
+        "The staging database listens on port 5433.", category="fact", project=project
+    ).memory
+    ask = {
+        "session_id": "ses_1",
+        "directory": project,
+        "text": "Which port does the staging database listen on?",
+    }
+
+    def daemon() -> TestClient:  # a new app: a daemon that knows no earlier block of the session
+        runtime = Runtime(memory_service, log_hint="stderr", resolve_project=lambda p: p, version="t")
+        app = build_app(runtime, Policy.build(token=TOKEN, api_key=None, max_bytes=1_000_000, rate_limit=0))
+        return TestClient(app, base_url="http://127.0.0.1:9824", raise_server_exceptions=False)
+
+    with daemon() as first:
+        _, before = post(first, "/plugin/turn", {**ask, "messages": [{"id": "msg_1", "hash": "h1"}]})
+    two = [{"id": "msg_1", "hash": "h1"}, {"id": "msg_2", "hash": "h2"}]
+    with daemon() as restarted:
+        _, told = post(restarted, "/plugin/turn", {**ask, "messages": two, "shown": before["shown"]})
+    with daemon() as untold:
+        _, repeated = post(untold, "/plugin/turn", {**ask, "messages": two})
+
+    assert before["memory_ids"] == [fact.id] and before["shown"][0].startswith(f"{fact.id}:")
+    assert "msg_2" not in told["blocks"]
+    assert fact.id in repeated["blocks"]["msg_2"]
+
+
+def test_a_turn_naming_something_else_than_a_memory_as_shown_is_a_400(
+    client: TestClient, project: str
+) -> None:
+    body = {
+        "session_id": "ses_1",
+        "directory": project,
+        "messages": [{"id": "m", "hash": "h"}],
+        "shown": ["../x"],
+    }
+
+    status, answer = post(client, "/plugin/turn", body)
+
+    assert status == 400 and "shown" in answer["error"]

@@ -269,3 +269,88 @@ def test_a_memory_no_longer_current_is_not_injected_though_recall_finds_it(
     recalled = memory_service.recall("payments sandbox refund", project=git_project)
     assert blocker.id in {h.memory.id for h in recalled.hits}
     assert blocker.id not in done.block
+
+
+def test_what_the_clients_record_says_was_shown_is_not_shown_again_by_a_restarted_daemon(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    fact = memory_service.remember(FACT, category="fact", project=git_project).memory
+    ask = "Which port does the staging database listen on?"
+    before = Injector(memory_service, lambda d: git_project if d else None)
+    first = before.turn(turn(git_project, "msg_1", text=ask))
+
+    restarted = Injector(memory_service, lambda d: git_project if d else None)  # it knows no earlier block
+    told = TurnRequest("ses_1", git_project, (Message("msg_1", "h1"), Message("msg_2", "h2")), ask,
+                       shown=frozenset(first.shown))  # fmt: skip
+    untold = Injector(memory_service, lambda d: git_project if d else None)
+
+    assert first.shown and first.shown[0].startswith(f"{fact.id}:")
+    assert "msg_2" not in restarted.turn(told).blocks
+    assert fact.id in untold.turn(turn(git_project, "msg_1", "msg_2", text=ask)).blocks["msg_2"]
+
+
+def test_a_memory_the_client_says_was_shown_comes_back_once_its_text_changed(
+    injector: Injector, memory_service: MemoryService, git_project: str
+) -> None:
+    fact = memory_service.remember(FACT, category="fact", project=git_project).memory
+    ask = "Which port does the staging database listen on?"
+    shown = frozenset(injector.turn(turn(git_project, "msg_1", text=ask)).shown)
+    memory_service.edit(fact.id, text="The staging database listens on port 6543 since the move.")
+
+    restarted = Injector(memory_service, lambda d: git_project if d else None)
+    done = restarted.turn(TurnRequest("ses_1", git_project, (Message("msg_2", "h2"),), ask, shown=shown))
+
+    assert "6543" in done.blocks["msg_2"]
+
+
+def summary(memory_service: MemoryService, git_project: str, session: str, title: str) -> str:
+    """A session's summary event, as the ingest writes it."""
+    return memory_service.parts.writer.remember(
+        title,
+        category="event",
+        project=git_project,
+        session=session,
+        source="summary:claude-code",
+        origin=session,
+    ).memory.id
+
+
+def test_summaries_of_past_sessions_do_not_crowd_out_what_the_message_asked_for(
+    injector: Injector, memory_service: MemoryService, git_project: str
+) -> None:
+    asked = [
+        memory_service.remember(f"The staging database port {n} is used by service {n}.", category="fact",
+                                project=git_project).memory.id
+        for n in range(5)
+    ]  # fmt: skip
+    summaries = [
+        summary(
+            memory_service,
+            git_project,
+            f"past-{n}",
+            f"Which staging database port does each service use? ({n})",  # a title: the first message
+        )
+        for n in range(8)
+    ]
+
+    done = injector.turn(
+        turn(git_project, "msg_1", text="Which staging database port does each service use?")
+    )
+
+    shown = set(done.memory_ids)
+    assert set(asked) <= shown
+    assert len(shown & set(summaries)) <= 1
+
+
+def test_the_sessions_own_summary_is_never_injected_into_it(
+    injector: Injector, memory_service: MemoryService, git_project: str
+) -> None:
+    own = summary(memory_service, git_project, "ses_1", "Session: which port the staging database listens on")
+
+    done = injector.turn(turn(git_project, "msg_1", text="Which port does the staging database listen on?"))
+    other = injector.turn(
+        turn(git_project, "msg_1", text="Which port does the staging database listen on?", session="ses_2")
+    )
+
+    assert own not in done.memory_ids
+    assert own in other.memory_ids  # another session may be shown it, as data about that session

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from support.client_cli import COMMAND, Invoke
+from support.client_cli import COMMAND, HOOK_PYTHON, Invoke
 
 
 def test_dry_run_shows_the_diff_and_writes_nothing(invoke: Invoke, project: Path) -> None:
@@ -49,3 +49,33 @@ def test_a_malformed_settings_file_stops_install_naming_its_line(invoke: Invoke,
     assert done.exit_code != 0
     assert "settings.json is not valid JSON (line 2" in done.output
     assert not (project / ".mcp.json").exists()
+
+
+def test_doctor_names_a_moved_virtualenv_and_the_fix(invoke: Invoke, project: Path, tmp_path: Path) -> None:
+    assert invoke("install", "claude-code", "--project", str(project)).exit_code == 0
+    healthy = invoke("--project", str(project), "doctor").output
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(HOOK_PYTHON, str(tmp_path / "moved" / "bin" / "python")))
+    servers = project / ".mcp.json"
+    servers.write_text(servers.read_text().replace(COMMAND[0], str(tmp_path / "moved" / "bin" / "graphmem")))
+
+    moved = invoke("--project", str(project), "doctor").output
+
+    assert "broken" not in healthy
+    assert f"broken: the MCP server's {tmp_path}/moved/bin/graphmem does not exist" in moved
+    assert f"broken: the hooks' {tmp_path}/moved/bin/python does not exist" in moved
+    assert "run `graphmem install claude-code` again" in moved
+
+
+def test_doctor_names_a_python_that_has_no_graphmem(invoke: Invoke, project: Path, tmp_path: Path) -> None:
+    assert invoke("install", "claude-code", "--project", str(project)).exit_code == 0
+    rebuilt = tmp_path / "rebuilt" / "python"  # a virtualenv made again without graphmem
+    rebuilt.parent.mkdir()
+    rebuilt.write_text("#!/bin/sh\nexit 1\n")
+    rebuilt.chmod(0o755)
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(HOOK_PYTHON, str(rebuilt)))
+
+    doctor = invoke("--project", str(project), "doctor").output
+
+    assert f"broken: the hooks' {rebuilt} has no graphmem.integrations.claude_code" in doctor

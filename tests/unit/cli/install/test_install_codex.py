@@ -6,12 +6,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from support.client_cli import COMMAND, Invoke
+from support.client_cli import COMMAND, HOOK_PYTHON, Invoke
 
 from graphmem.adapters import agents_md, codex_config
 from graphmem.settings import environment_variables
 
-HOOK = "/opt/graphmem/bin/python -P -m graphmem.integrations.codex_hook"
+HOOK = f"{HOOK_PYTHON} -P -m graphmem.integrations.codex_hook"
 # A user's config.toml as people write them: comments, another server, a hook of their own.
 USER_TOML = """\
 # my Codex settings
@@ -111,8 +111,7 @@ def test_install_twice_changes_nothing_and_uninstall_of_a_fresh_install_deletes_
     gone = invoke("uninstall", "codex", "--project", str(project))
 
     assert gone.exit_code == 0, gone.output
-    assert not (project / ".codex" / "config.toml").exists()
-    assert not (project / "AGENTS.md").exists()
+    assert list(project.iterdir()) == []  # no config.toml, no AGENTS.md, no empty .codex/ folder
     assert "not installed for Codex" in invoke("uninstall", "codex", "--project", str(project)).stderr
 
 
@@ -325,3 +324,35 @@ def test_doctor_says_when_an_older_install_does_not_pass_the_environment(
     assert not found.complete
     assert "Codex does not pass it GRAPHMEM_DATA_DIR" in found.describe()
     assert found.describe().endswith("run `graphmem install codex` again")
+
+
+def test_doctor_names_hooks_whose_python_is_gone_and_the_fix(invoke: Invoke, tmp_path: Path) -> None:
+    assert invoke("install", "codex", "--global").exit_code == 0
+    config = tmp_path / "codex-home" / "config.toml"
+    config.write_text(config.read_text().replace(HOOK_PYTHON, "/gone/venv/bin/python"))
+
+    doctor = invoke("doctor").stdout
+
+    assert "codex (global): MCP server in" in doctor
+    assert (
+        "broken: the hooks' /gone/venv/bin/python does not exist: run `graphmem install codex --global` again"
+        in doctor
+    )
+
+
+def test_uninstall_keeps_a_codex_folder_that_holds_the_users_files(invoke: Invoke, project: Path) -> None:
+    (project / ".codex").mkdir()
+    (project / ".codex" / "notes.md").write_text("mine\n", "utf-8")
+    assert invoke("install", "codex", "--project", str(project)).exit_code == 0
+
+    assert invoke("uninstall", "codex", "--project", str(project)).exit_code == 0
+
+    assert [p.name for p in (project / ".codex").iterdir()] == ["notes.md"]
+
+
+def test_uninstall_global_leaves_codex_home(invoke: Invoke, tmp_path: Path) -> None:
+    assert invoke("install", "codex", "--global").exit_code == 0
+
+    assert invoke("uninstall", "codex", "--global").exit_code == 0
+
+    assert (tmp_path / "codex-home").is_dir() and not (tmp_path / "codex-home" / "config.toml").exists()

@@ -318,3 +318,16 @@ def test_a_plugin_installed_with_a_data_dir_is_current() -> None:
 
     assert pinned != opencode_config.plugin_text()
     assert opencode_config._without_data_dir(pinned) == opencode_config.plugin_text()
+
+
+def test_doctor_names_a_server_whose_graphmem_is_gone_and_the_fix(invoke: Invoke, project: Path) -> None:
+    assert invoke("install", "opencode", "--project", str(project)).exit_code == 0
+    config = project / "opencode.json"
+    config.write_text(config.read_text().replace(COMMAND[0], "/gone/venv/bin/graphmem"))
+
+    doctor = invoke("--project", str(project), "doctor").stdout
+
+    assert (
+        "broken: the MCP server's /gone/venv/bin/graphmem does not exist: "
+        "run `graphmem install opencode` again" in doctor
+    )
