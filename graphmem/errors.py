@@ -13,6 +13,7 @@ third-party exceptions into these at their boundary; entry points present them
      ├── StoreError             the database failed
      │    ├── StoreLockedError   another process holds the data dir
      │    ├── StoreConflictError another writer's transaction won (nothing of this call kept)
+     │    ├── StoreUnavailableError the store's server cannot be reached now (a team's PostgreSQL)
      │    └── StoreMismatchError built with another embedding model / schema
      ├── EmbedderError          the embedding model cannot be loaded or run
      ├── ConfigError            a setting is wrong
@@ -52,6 +53,7 @@ __all__ = [
     "StoreError",
     "StoreLockedError",
     "StoreMismatchError",
+    "StoreUnavailableError",
 ]
 
 
@@ -107,6 +109,13 @@ class StoreLockedError(StoreError):
 class StoreConflictError(StoreError):
     """Another writer locked the same rows at the same moment (a deadlock or a serialization
     failure): the database rolled this call back, and it may simply be tried again."""
+
+
+class StoreUnavailableError(StoreError):
+    """The store's server cannot be reached now (down, restarting, or refusing connections):
+    every call fails at once until it is back, and the first call after that goes through.
+    Background work waits for it quietly (the store says once that it is gone, once that it is
+    back)."""
 
 
 class StoreMismatchError(StoreError):

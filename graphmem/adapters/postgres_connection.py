@@ -3,30 +3,31 @@
 The connection part of ``PostgresGraphStore`` (``postgres_store.py``, its ``db``): the store's
 other parts and the other PostgreSQL adapters (code, GitLab, coordination, migrations) run
 their statements through its public methods (``rows``, ``run``, ``many``, ``transaction``,
-``then``). Connections come from a
-``psycopg_pool.ConnectionPool`` (checked before use when it sat idle in the pool for
-:data:`CHECK_IDLE_S`, so a server that restarted or failed over costs a reconnect, not an
-error; a connection in steady use is not checked, which cost a round trip per statement, and
-a read on one the server dropped meanwhile is asked again on another; a write on one fails
-with a clear error saying nothing was kept). Each call outside a transaction takes one in
-autocommit mode and gives it back. ``transaction`` binds one connection to the calling thread
-until the block ends: the calls of that thread inside it are one PostgreSQL transaction,
-while other threads (and other daemons) go on with theirs and see its writes only once it
-committed. A read may ask for server settings (``rows(settings=...)``, the HNSW scan's): outside
-a transaction they are set for the connection's session and remembered with it, so a connection
-that has them already costs no round trip for them. Every SQL statement is a constant; values
+``then``). Connections come from a ``PostgresPool`` (``postgres_pool.py``: checked before use
+when they sat idle, so a server that restarted or failed over costs a reconnect, not an error;
+made by the call that needs one, so a server that is down fails a call at once and the first
+call after it is back goes through). A connection in steady use is not checked, which cost a
+round trip per statement: a read on one the server dropped meanwhile is asked again on
+another; a write on one fails with a clear error saying nothing was kept. Each call outside
+a transaction takes one in autocommit mode and gives it back. ``transaction`` binds one
+connection to the calling thread until the block ends: the calls of that thread inside it are
+one PostgreSQL transaction, while other threads (and other daemons) go on with theirs and
+see its writes only once it committed. A read may ask for server settings
+(``rows(settings=...)``, the HNSW scan's): outside a transaction they are set for the
+connection's session and remembered with it, so a connection that has them already costs no
+round trip for them. Every SQL statement is a constant; values
 are always parameters.
 
-Errors become graphmem's: a server that cannot be reached, refuses the credentials or is read
-only is a ``StoreError`` saying which server (host, port and database, never the password)
-and what to check; a duplicated key is a ``StoreError``.
+Errors become graphmem's: a server that cannot be reached or refuses the credentials is a
+``StoreUnavailableError`` (the pool's), one that is read only a ``StoreError``, each saying which
+server (host, port and database, never the password) and what to check; a duplicated key is a
+``StoreError``.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -35,20 +36,17 @@ from typing import Any
 import psycopg
 import psycopg.conninfo
 from psycopg import errors as pg_errors
-from psycopg_pool import ConnectionPool, PoolTimeout
 
+from graphmem.adapters.postgres_pool import BUSY_WAIT_S, POOL_MAX, PostgresPool, first_line
 from graphmem.errors import StoreConflictError, StoreError
 
 log = logging.getLogger(__name__)
-# The pool logs each failed attempt to connect as a warning: graphmem says it once, as an error.
-logging.getLogger("psycopg.pool").addHandler(logging.NullHandler())
 
-CONNECT_TIMEOUT_S = 10
-POOL_MAX = 8
+# A server whose host does not answer (down, or a firewall dropping packets) fails a call
+# within this; one whose host refuses the connection (the server stopped) fails it at once.
+CONNECT_TIMEOUT_S = 5
 # A statement that runs longer than this is cancelled (a hung server never hangs a caller).
 STATEMENT_TIMEOUT_MS = 120_000
-# A connection idle in the pool longer than this is checked (a round trip) before it is used.
-CHECK_IDLE_S = 5.0
 
 
 def describe(url: str) -> str:
@@ -87,30 +85,12 @@ def conninfo(url: str, *, password: str | None = None, tls: Mapping[str, str | N
     return psycopg.conninfo.make_conninfo(**params)
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0].rstrip(".") if text else type(exc).__name__
-
-
 def _configure(conn: psycopg.Connection[Any]) -> None:
     conn.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
 
 
-# When each pooled connection was last given back (``PostgresConnection._connection`` records
-# it as it gives one back: a ``reset`` hook would make the pool hand every connection back on
-# its worker thread, a queue and a thread switch after each statement, about 0.25 ms of a
-# 8 ms recall at 100,000 memories).
-_returned: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
-
-
 # The session settings each pooled connection was given (``rows(settings=...)``).
 _session: weakref.WeakKeyDictionary[psycopg.Connection[Any], dict[str, str]] = weakref.WeakKeyDictionary()
-
-
-def _check_if_idle(conn: psycopg.Connection[Any]) -> None:
-    """The pool's check: a round trip, only for a connection that sat idle (see the module doc)."""
-    if time.monotonic() - _returned.get(conn, 0.0) > CHECK_IDLE_S:
-        ConnectionPool.check_connection(conn)
 
 
 class _Bound(threading.local):
@@ -124,40 +104,10 @@ class PostgresConnection:
     def __init__(self, url: str, *, password: str | None = None, tls: Mapping[str, str | None] | None = None):
         self.where = describe(url)
         self._conninfo = conninfo(url, password=password, tls=tls)
-        self._pool = ConnectionPool(
-            self._conninfo,
-            kwargs={"autocommit": True},
-            min_size=1,
-            max_size=POOL_MAX,
-            open=False,
-            configure=_configure,
-            check=_check_if_idle,
-            name="graphmem",
-        )
+        self._pool = PostgresPool(self._conninfo, self.where, configure=_configure)
         self._bound = _Bound()
-        self._closed = True
-        reason = self._why_not()  # one attempt first: a server that is down fails at once, clearly
-        if reason is None:
-            try:
-                self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S * 2)
-                self._closed = False
-                return
-            except PoolTimeout:
-                reason = self._why_not() or "it answered too late"
-        self._pool.close()
-        raise StoreError(
-            f"Cannot connect to the PostgreSQL store at {self.where}: {reason}. Check that the "
-            "server runs and is reachable, and the user, password and TLS settings ([store] in "
-            "the config file, or GRAPHMEM_STORE_URL and GRAPHMEM_STORE_PASSWORD)."
-        )
-
-    def _why_not(self) -> str | None:
-        """Why a connection cannot be made now (None: it can)."""
-        try:
-            with psycopg.connect(self._conninfo, autocommit=True):
-                return None
-        except psycopg.Error as exc:
-            return _first_line(exc)
+        self._pool.open()  # a server that is down, or refuses this user, fails here, clearly
+        self._closed = False
 
     def close(self) -> None:
         """Close every pooled connection; later calls fail with a ``StoreError``."""
@@ -175,17 +125,16 @@ class PostgresConnection:
         if bound is not None:
             yield bound
             return
-        try:
-            with self._pool.connection(timeout=CONNECT_TIMEOUT_S * 3) as conn:
-                try:
-                    yield conn
-                finally:
-                    _returned[conn] = time.monotonic()
-        except PoolTimeout:
-            reason = self._why_not() or f"all {POOL_MAX} connections were busy"
+        conn = self._pool.get()
+        if conn is None:
             raise StoreError(
-                f"No connection to the PostgreSQL store at {self.where} could be had: {reason}."
-            ) from None
+                f"All {POOL_MAX} connections to the PostgreSQL store at {self.where} stayed busy for "
+                f"{BUSY_WAIT_S:.0f} s (this process's other calls held them): try again."
+            )
+        try:
+            yield conn
+        finally:
+            self._pool.put(conn)
 
     @contextmanager
     def translated(self) -> Iterator[None]:
@@ -203,7 +152,7 @@ class PostgresConnection:
                     "`graphmem export --project --to .graphmem` (a full export holds their own global "
                     "memories too)."
                 ) from None
-            raise StoreError(f"Already stored: {_first_line(exc)}.") from None
+            raise StoreError(f"Already stored: {first_line(exc)}.") from None
         except pg_errors.ReadOnlySqlTransaction:
             raise StoreError(
                 f"The PostgreSQL store at {self.where} is read only (a replica, or a read-only role): "
@@ -211,7 +160,7 @@ class PostgresConnection:
             ) from None
         except pg_errors.InsufficientPrivilege as exc:
             raise StoreError(
-                f"The PostgreSQL role may not do this at {self.where}: {_first_line(exc)}. "
+                f"The PostgreSQL role may not do this at {self.where}: {first_line(exc)}. "
                 "docs/team.md shows the grants of the writer and read-only roles."
             ) from None
         except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
@@ -223,13 +172,13 @@ class PostgresConnection:
         except pg_errors.QueryCanceled:
             raise StoreError(f"A query to the PostgreSQL store at {self.where} took too long.") from None
         except psycopg.OperationalError as exc:
-            self._pool.check()  # the other idle connections are likely gone too: replaced now
+            self._pool.check_idle()  # the other idle connections are likely gone too: closed now
             raise StoreError(
-                f"Lost the connection to the PostgreSQL store at {self.where}: {_first_line(exc)}. "
+                f"Lost the connection to the PostgreSQL store at {self.where}: {first_line(exc)}. "
                 "Nothing of the interrupted call was kept; try again."
             ) from None
         except psycopg.Error as exc:
-            raise StoreError(f"The PostgreSQL store failed: {_first_line(exc)}.") from None
+            raise StoreError(f"The PostgreSQL store failed: {first_line(exc)}.") from None
 
     def rows(
         self,
@@ -256,7 +205,7 @@ class PostgresConnection:
                         raise
                     again -= 1
                     log.info("a pooled connection to %s was dropped; reading again", self.where)
-                    self._pool.check()
+                    self._pool.check_idle()
 
     def _apply(self, conn: psycopg.Connection[Any], settings: Mapping[str, str]) -> None:
         """Give ``conn`` ``settings``: for the open transaction only, inside one (a rollback
@@ -329,9 +278,8 @@ class PostgresConnection:
     def session(self) -> Iterator[psycopg.Connection[Any] | None]:
         """A pooled connection of its own for the block (session-level advisory locks), given
         back at its end with its locks released; None when every connection stays busy."""
-        try:
-            holder = self._pool.getconn(timeout=CONNECT_TIMEOUT_S * 3)
-        except PoolTimeout:
+        holder = self._pool.get()
+        if holder is None:
             yield None
             return
         try:
@@ -339,8 +287,7 @@ class PostgresConnection:
         finally:
             with suppress(psycopg.Error):
                 holder.execute("SELECT pg_advisory_unlock_all()")
-            _returned[holder] = time.monotonic()
-            self._pool.putconn(holder)
+            self._pool.put(holder)
 
     # -- metadata -----------------------------------------------------------------------
 

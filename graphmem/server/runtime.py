@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.core.timeparse import utc_now
-from graphmem.errors import GraphmemError, InvalidInputError, NoSessionStoreError
+from graphmem.errors import GraphmemError, InvalidInputError, NoSessionStoreError, StoreUnavailableError
 from graphmem.server.metrics import Metrics
 from graphmem.service.coordination import Coordination
 from graphmem.service.inputs import parse_project
@@ -39,6 +39,9 @@ IDLE_POLL_S = 0.5
 MODEL_RETRY_S = 5.0
 # The enrichment worker looks for due MRs, issues and epics this often when idle (a write wakes it).
 ENRICH_POLL_S = 5.0
+# While the store's server cannot be reached, the workers try it again this often, quietly
+# (the store logs once that it is gone and once that it is back).
+STORE_RETRY_S = 5.0
 # Seconds between two checks of deleted branches when idle (each runs git once per project).
 BRANCH_CHECK_S = 300.0
 NOT_SERVED = (
@@ -182,6 +185,9 @@ class Runtime:
             try:
                 done = self.memory.enrich_due(ENRICH_STEP)
                 self.enrich_error = None
+            except StoreUnavailableError as exc:  # the store said so once; tried again when idle
+                self.enrich_error = str(exc)
+                done = 0
             except GraphmemError as exc:
                 self.enrich_error = str(exc)
                 log.error("background enrichment failed: %s", exc)
@@ -203,6 +209,10 @@ class Runtime:
                 self.model_error = None
                 log.info("embedding model loaded")
                 break
+            except StoreUnavailableError as exc:  # the store said so once: loaded when it is back
+                self.store_error = str(exc)
+                if self._stop.wait(STORE_RETRY_S):
+                    return
             except GraphmemError as exc:
                 self.model_error = str(exc)
                 log.error("the embedding model could not be loaded: %s", exc)
@@ -218,6 +228,11 @@ class Runtime:
                 self.calls.wait_idle(CALLS_FIRST_MAX_WAIT_S)
                 done = semantic.embed_pending(limit=BACKGROUND_BATCH)
                 self.store_error = None
+            except StoreUnavailableError as exc:  # the store said so once: no retry every poll
+                self.store_error = str(exc)
+                self._wake.wait(STORE_RETRY_S)
+                self._wake.clear()
+                continue
             except (GraphmemError, OSError) as exc:  # OSError: no file descriptor left, for now
                 self.store_error = str(exc)
                 log.error("background embedding failed: %s", exc)
@@ -231,20 +246,27 @@ class Runtime:
 
     def _housekeeping(self) -> None:
         """Without embeddings: only archive what expired, when idle, until stopped."""
-        while not self._stop.wait(IDLE_POLL_S):
-            self._expire()
+        wait = IDLE_POLL_S
+        while not self._stop.wait(wait):
+            wait = IDLE_POLL_S if self._expire() else STORE_RETRY_S
 
-    def _expire(self) -> None:
-        """Idle: archive the memories whose expiry has passed (reads leave them out meanwhile)."""
+    def _expire(self) -> bool:
+        """Idle: archive the memories whose expiry has passed (reads leave them out meanwhile);
+        False when the store cannot be reached."""
         try:
             self.memory.expire_due()
+        except StoreUnavailableError:  # the store said so once
+            return False
         except GraphmemError as exc:
             log.error("archiving expired memories failed: %s", exc)
+        return True
 
     def _tidy_index(self, semantic: SemanticIndex) -> None:
         """Idle: build or merge the vector index's graph, save it when due."""
         try:
             semantic.tidy()
+        except StoreUnavailableError:  # the store said so once
+            return
         except (GraphmemError, OSError, RuntimeError, ValueError) as exc:
             log.error("vector index upkeep failed: %s", exc)
 
@@ -263,6 +285,8 @@ class Runtime:
             if str(exc) != state.waiting:
                 log.info("background ingest waits: %s", exc)
             state.waiting, state.last_error = str(exc), None
+        except StoreUnavailableError as exc:  # the store said so once
+            state.waiting, state.last_error = None, str(exc)
         except GraphmemError as exc:
             if str(exc) != state.last_error:  # a broken database would otherwise log every 30 s
                 log.warning("background ingest: %s", exc)
@@ -312,6 +336,8 @@ class Runtime:
         self._branches_checked = now
         try:
             self.memory.check_branches()
+        except StoreUnavailableError:  # the store said so once
+            return
         except (GraphmemError, OSError) as exc:
             log.error("branch check failed: %s", exc)
 

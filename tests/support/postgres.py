@@ -24,6 +24,9 @@ fsync off or not; in memory (``/dev/shm``) 0.02 to 0.06 s. So the tests' server 
 run's temporary folders go (``postgres_server`` in tests/conftest.py).
 :meth:`PostgresServer.stop` stops it (SIGINT, PostgreSQL's fast shutdown) and removes the
 directory; an ``atexit`` hook does so too, should the session end without the fixture's teardown.
+:meth:`PostgresServer.halt` stops it as ``pg_ctl stop`` does and keeps the cluster, and
+:meth:`PostgresServer.resume` starts it again on the same port: a team's server going down and
+coming back (``tests/integration/adapters/test_postgres_outage.py``, on a server of its own).
 
 Databases. :meth:`PostgresServer.new_database` creates a fresh database from a template that has
 the ``vector`` extension already (``CREATE DATABASE ... TEMPLATE``: a file copy, tens of ms), so
@@ -203,6 +206,14 @@ class PostgresServer:
         self._run(
             "initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C"
         )
+        self._launch()
+        atexit.register(self.stop)
+        self._sql("postgres", f"CREATE DATABASE {TEMPLATE}")
+        self._sql(TEMPLATE, "CREATE EXTENSION vector")
+        return self
+
+    def _launch(self) -> None:
+        """Start the ``postgres`` process on the cluster and wait until it answers."""
         options = [
             f"-p{self.port}",
             f"-k{self.socket_dir}",
@@ -229,10 +240,32 @@ class PostgresServer:
                 preexec_fn=_quit_with_parent,
             )
         self._wait_ready()
-        atexit.register(self.stop)
-        self._sql("postgres", f"CREATE DATABASE {TEMPLATE}")
-        self._sql(TEMPLATE, "CREATE EXTENSION vector")
-        return self
+
+    @property
+    def running(self) -> bool:
+        """Whether the server was started and not stopped since (:meth:`halt`, :meth:`stop`)."""
+        return self._server is not None
+
+    def halt(self) -> None:
+        """Stop the server as ``pg_ctl stop`` does (a fast shutdown: every session is ended), its
+        cluster kept for :meth:`resume`: what a team's database going down looks like to graphmem."""
+        server, self._server = self._server, None
+        admin, self._admin = self._admin, None
+        if admin is not None:
+            admin.close()
+        for reset in self._resets.values():
+            reset.close()
+        if server is not None:
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(timeout=START_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=STOP_TIMEOUT_S)
+
+    def resume(self) -> None:
+        """Start the server :meth:`halt` stopped again, on the same port and cluster."""
+        self._launch()
 
     def _sql(self, database: str, statement: str) -> None:
         import psycopg

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import hashlib
 import threading
-import time
 
 import numpy as np
 import psycopg
-import psycopg_pool
 import pytest
 from support.postgres import PostgresServer
 from support.records import memory
@@ -374,29 +372,23 @@ def test_two_writers_locking_in_opposite_orders_are_one_done_and_one_told_to_try
 
 
 def test_a_connection_is_back_in_the_pool_when_a_call_returns(store: PostgresGraphStore) -> None:
-    from graphmem.adapters import postgres_connection
-
-    pool = store.db._pool
     for _ in range(20):
         store.db.rows("SELECT 1")
-        # Given back on this thread, not by the pool's worker later: the next call takes it.
-        stats = pool.get_stats()
-        assert stats["pool_available"] == stats["pool_size"]
-    assert all(0 < age < 60 for age in (time.monotonic() - t for t in postgres_connection._returned.values()))
+        # Given back on this thread as the call returns: the next call takes it.
+        opened, idle = store.db._pool.counts()
+        assert opened == idle == 1
 
 
 def test_a_connection_idle_past_the_limit_is_checked_before_use(
     store: PostgresGraphStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from graphmem.adapters import postgres_connection
+    from graphmem.adapters import postgres_pool
 
     checked: list[object] = []
-    check = psycopg_pool.ConnectionPool.check_connection
-    monkeypatch.setattr(
-        psycopg_pool.ConnectionPool, "check_connection", lambda conn: checked.append(conn) or check(conn)
-    )
+    check = postgres_pool.check
+    monkeypatch.setattr(postgres_pool, "check", lambda conn: checked.append(conn) or check(conn))
     store.db.rows("SELECT 1")
     assert checked == []  # in steady use: no round trip to check it
-    monkeypatch.setattr(postgres_connection, "CHECK_IDLE_S", 0.0)
+    monkeypatch.setattr(postgres_pool, "CHECK_IDLE_S", 0.0)
     store.db.rows("SELECT 1")
     assert len(checked) == 1

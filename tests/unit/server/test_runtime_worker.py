@@ -1,7 +1,10 @@
-"""The daemon's embedding worker never dies: a refusal of the system is a log line and a retry."""
+"""The daemon's embedding worker never dies: a refusal of the system is a log line and a retry;
+a store that cannot be reached is waited for quietly (the store says it once)."""
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -13,6 +16,7 @@ import pytest
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
 from graphmem.core.timeparse import utc_now
+from graphmem.errors import StoreUnavailableError
 from graphmem.server import runtime as runtime_module
 from graphmem.server.runtime import Runtime
 from graphmem.service.coordination import Coordinator
@@ -95,3 +99,45 @@ def test_a_refusal_while_embedding_is_the_stores_error_and_the_worker_goes_on(
         assert state._worker is not None and state._worker.is_alive()
     finally:
         state.stop_worker()
+
+
+class _Waits(threading.Event):
+    """An event that records how long each wait on it was for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeouts: list[float | None] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.timeouts.append(timeout)
+        return super().wait(timeout)
+
+
+def test_a_store_that_cannot_be_reached_is_tried_again_now_and_then_without_a_word(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    memory.remember("We ship on Fridays.")
+    state = served(memory)
+    semantic = state.memory.semantic
+    assert semantic is not None
+    original = type(semantic).embed_pending
+    outage = [StoreUnavailableError("The PostgreSQL store at db:5432 cannot be reached")] * 3
+
+    def embed_pending(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if outage:
+            raise outage.pop()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(semantic), "embed_pending", embed_pending)
+    monkeypatch.setattr(runtime_module, "STORE_RETRY_S", 0.01)
+    monkeypatch.setattr(runtime_module, "IDLE_POLL_S", 0.05)
+    state._wake = waits = _Waits()
+    caplog.set_level(logging.INFO, logger="graphmem")
+    state.start_worker()
+    try:
+        assert until(lambda: not outage and state.store_error is None and semantic.complete)
+    finally:
+        state.stop_worker()
+    # One try each STORE_RETRY_S while the store is gone (not each IDLE_POLL_S), none logged.
+    assert waits.timeouts[:3] == [0.01, 0.01, 0.01]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
