@@ -31,6 +31,7 @@ from pydantic_settings import (
 )
 
 from graphmem.core.fusion import PLANS
+from graphmem.core.recall_limit import MAX_RECALL_LIMIT, MIN_RECALL_LIMIT
 from graphmem.errors import ConfigError
 from graphmem.locate import default_config_file, default_data_dir, read_config
 
@@ -90,7 +91,7 @@ class RecallSettings(SettingsSection):
             raise ValueError(f"unknown recall plan {plan!r}; known plans: {', '.join(PLANS)}")
         return plan
 
-    limit: int = Field(10, ge=1, le=200)
+    limit: int = Field(10, ge=MIN_RECALL_LIMIT, le=MAX_RECALL_LIMIT)
     """The number of hits `recall` returns when the call gives none: `graphmem recall` without `--limit`,
     `MemoryService.recall(limit=None)`."""
 

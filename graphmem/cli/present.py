@@ -128,6 +128,7 @@ def remembered_json(result: RememberResult, *, now: datetime) -> dict[str, Any]:
         "created": result.created,
         "duplicate_of": result.duplicate_of,
         "superseded": list(result.superseded),
+        "supersessions": [done.view() for done in result.supersessions],
         "entities": [entity_view(e) for e in result.entities],
         "memory": memory_view(result.memory, now=now),
     }

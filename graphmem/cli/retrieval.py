@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from graphmem.cli import present
 from graphmem.cli.options import F, categories_option, json_option, since_option
 from graphmem.cli.state import CliState, pass_state
+from graphmem.core.recall_limit import MAX_RECALL_LIMIT, MIN_RECALL_LIMIT, recall_limit_problem
 
 if TYPE_CHECKING:
     from graphmem.core.bundle import ContextBundle
@@ -23,6 +24,21 @@ def max_tokens_option(func: F) -> F:
         default=None,
         help="Token budget of the bundle (default: [recall] context_max_tokens, 1500).",
     )(func)
+
+
+class RecallLimit(click.IntRange):
+    """``--limit``: the recall's bound (``core/recall_limit.py``), refused with the message the
+    service and the ``recall`` tool give."""
+
+    def __init__(self) -> None:
+        super().__init__(MIN_RECALL_LIMIT, MAX_RECALL_LIMIT)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.INT.convert(value, param, ctx)
+        problem = recall_limit_problem(number)
+        if problem is not None:
+            self.fail(problem, param, ctx)
+        return number
 
 
 class PlanChoice(click.Choice[str]):
@@ -56,7 +72,7 @@ def present_bundle(bundle: ContextBundle, *, as_json: bool) -> None:
 @click.option(
     "-n",
     "--limit",
-    type=click.IntRange(1, 200),
+    type=RecallLimit(),
     default=None,
     help="Most hits to show (default: [recall] limit, 10).",
 )

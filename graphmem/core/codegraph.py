@@ -69,10 +69,19 @@ _TEST_FILE = re.compile(
 )
 
 
+# Where a project keeps programs that show how to use it (click's examples/naval/naval.py).
+_EXAMPLE_FOLDERS = frozenset({"example", "examples", "demo", "demos", "sample", "samples"})
+
+
 def is_test_file(path: str) -> bool:
     """Whether ``path`` (project-relative) is a test of the project rather than its code."""
     *folders, name = path.split("/")
     return any(folder in _TEST_FOLDERS for folder in folders) or bool(_TEST_FILE.match(name))
+
+
+def is_example_file(path: str) -> bool:
+    """Whether ``path`` (project-relative) is in an example program of the project, not its code."""
+    return any(folder in _EXAMPLE_FOLDERS for folder in path.split("/")[:-1])
 
 
 def _folders_of(path: str) -> Iterator[str]:

@@ -124,6 +124,33 @@ MAX_CHOICE_WORDS = 3
 MIN_SUBJECT_WORDS = 2
 
 
+# Words that open what a statement applies to (its purpose or its condition): a change after one
+# of them, in the same clause, changes the subject, not the choice ("SQLite for the memory store"
+# -> "SQLite for the session store").
+SCOPE_WORDS = frozenset(
+    {"for", "when", "whenever", "while", "if", "unless", "before", "after", "during", "until"}
+)
+# What ends a clause: a scope word or a negation opens no more than its clause.
+_CLAUSE_BREAK = re.compile(r"[,;]|[:.!?](?=\s|$)|\s[-–—]\s")
+
+
+@lru_cache(maxsize=WORD_CACHE_SIZE)
+def _clauses(text: str) -> tuple[int, ...]:
+    """The clause of each word of ``_word_tuple(text)``, numbered from 0."""
+    folded = fold(text).replace("n't", " not").replace("n’t", " not")
+    clauses = [i for i, piece in enumerate(_CLAUSE_BREAK.split(folded)) for _ in words(piece)]
+    return tuple(clauses) if len(clauses) == len(_word_tuple(text)) else (0,) * len(_word_tuple(text))
+
+
+def _opens_subject(older: str, start: int) -> bool:
+    """Whether the clause of word ``start`` of ``older`` says, before it, what the statement
+    applies to (a scope word) or what it forbids (a negation): a word changed there is the
+    subject of the statement, or one more thing it rules out, never another choice."""
+    old, clauses = _word_tuple(older), _clauses(older)
+    before = [old[k] for k in range(start) if clauses[k] == clauses[start]]
+    return any(w in SCOPE_WORDS or w in NEGATIONS for w in before)
+
+
 def replaces(newer: str, older: str, same_subject: float) -> bool:
     """``newer`` makes another choice on ``older``'s subject: it replaces it.
 
@@ -136,25 +163,31 @@ def replaces(newer: str, older: str, same_subject: float) -> bool:
     res.status().send() for bare status codes") are about different things, however many words,
     files or refs they share; one that only adds words ("... for the workspaces too") narrows or
     widens the older one, and both stand. A change of function words or inflections ("test" /
-    "tests") is wording, never a place.
+    "tests") is wording, never a place. Nor is a change after a scope word or a negation of its
+    clause a choice, unless it is a number: "Use pnpm for builds" after "Use pnpm for installs"
+    changes the subject, "Never log request headers" after "Never log request bodies" rules out
+    one more thing, and both stand.
     """
     if len(differing_content_words(newer, older)) > 2 * MAX_CHOICE_WORDS:
         return False  # more words differ than one short choice holds: no need to align them
     from difflib import SequenceMatcher  # here: a recall, which imports this module, never loads it
 
     old, new = _word_tuple(older), _word_tuple(newer)
-    places: list[tuple[list[str], list[str]]] = []
+    places: list[tuple[int, list[str], list[str]]] = []
     kept: list[str] = []
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if tag == "equal":
             kept.extend(old[i1:i2])
         elif _changes(list(old[i1:i2]), list(new[j1:j2])):
-            places.append((_content(list(old[i1:i2])), _content(list(new[j1:j2]))))
+            places.append((i1, _content(list(old[i1:i2])), _content(list(new[j1:j2]))))
     if len(places) != 1:
         return False
-    [(gone, added)] = places
+    [(start, gone, added)] = places
     negated = sum(t in NEGATIONS for t in old) != sum(t in NEGATIONS for t in new)
     if not ((gone and added) or negated) or max(len(gone), len(added)) > MAX_CHOICE_WORDS:
+        return False
+    is_value = any(ch.isdigit() for word in gone + added for ch in word)  # "for 30 days" -> "90"
+    if not negated and not is_value and _opens_subject(older, start):
         return False
     subject = set(_content(kept))
     return len(subject) >= max(MIN_SUBJECT_WORDS, same_subject * len(set(_content(list(old)))))

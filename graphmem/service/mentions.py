@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from graphmem.core.codegraph import is_test_file
+from graphmem.core.codegraph import is_example_file, is_test_file
 from graphmem.core.enrichment import relative_namespace
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.ports import CodeGraph
@@ -121,8 +121,10 @@ class Mentions:
                     if symbol is None or symbol.key in {e.key for e in found}:
                         continue
                     if is_plain_word(name):
-                        if is_test_file(symbol.path):
-                            continue  # prose's "querystring" is no test's `app.request.querystring`
+                        if is_test_file(symbol.path) or is_example_file(symbol.path):
+                            # prose's "querystring" is no test's `app.request.querystring`, and
+                            # "never ship on Friday" no example's `ship`: neither is the code
+                            continue
                         guessed.add(symbol.key)
                     found.append(symbol_entity(symbol, project))
         return found, frozenset(guessed)

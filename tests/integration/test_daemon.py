@@ -209,7 +209,9 @@ def test_bad_arguments_get_messages_that_say_how_to_fix_the_call(daemon: Daemon)
     wrong_type = call_error(url, "recall", query="x", limit="many")
     assert wrong_type.startswith("Invalid arguments for recall: limit:") and "'many'" in wrong_type
     assert "errors.pydantic.dev" not in wrong_type
-    assert "less than or equal to 50" in call_error(url, "recall", query="x", limit=99)
+    assert "limit must be a whole number from 1 to 200, not 999" in call_error(
+        url, "recall", query="x", limit=999
+    )
     assert "category" in call_error(url, "remember", text="x", category="opinion")
     assert "8000" in call_error(url, "remember", text="x" * 9000) or "8,000" in call_error(
         url, "remember", text="x" * 9000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -34,6 +35,18 @@ def test_an_automatic_supersession_quotes_the_older_memory_and_names_the_undo(in
     undo = line.split("`")[1]
     assert undo.startswith("graphmem undo evt_")
     assert invoke(*undo.split()[1:]).exit_code == 0
+    assert older in invoke("recall", "yarn").stdout  # current again
+
+
+def test_remember_json_gives_the_supersession_with_the_older_text_and_its_undo(invoke: Invoke) -> None:
+    older = invoke("remember", "-c", "preference", "Prefer yarn over npm").stdout.strip()
+
+    answer = json.loads(invoke("remember", "-c", "preference", "Prefer pnpm over npm", "--json").stdout)
+
+    [done] = answer["supersessions"]
+    assert answer["superseded"] == [older]
+    assert (done["memory_id"], done["text"], done["automatic"]) == (older, "Prefer yarn over npm", True)
+    assert invoke("undo", done["event_id"]).exit_code == 0
     assert older in invoke("recall", "yarn").stdout  # current again
 
 

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from click.testing import Result
 
+from graphmem.core.recall_limit import MAX_RECALL_LIMIT, recall_limit_problem
+
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
 
 
@@ -30,6 +32,15 @@ def test_boot_refuses_a_budget_below_50(invoke: Invoke) -> None:
 
     assert result.exit_code == 2
     assert "--max-tokens" in result.stderr
+
+
+def test_recall_refuses_a_limit_past_the_bound_in_the_words_of_the_recall_tool(invoke: Invoke) -> None:
+    result = invoke("recall", "deploys", "--limit", str(MAX_RECALL_LIMIT + 1))
+
+    assert result.exit_code == 2
+    assert (
+        f"Invalid value for '-n' / '--limit': {recall_limit_problem(MAX_RECALL_LIMIT + 1)}" in result.stderr
+    )
 
 
 def test_recall_names_the_code_edge_that_reached_a_hit(invoke: Invoke, tmp_path: Path) -> None:

@@ -195,5 +195,36 @@ def test_too_little_kept_around_a_changed_word_is_no_subject() -> None:
     assert not replaces("We use DuckDB", "We use SQLite", SAME_SUBJECT)
 
 
+def test_the_same_choice_for_another_purpose_replaces_nothing() -> None:
+    assert replaces("Use yarn for installs", "Use pnpm for installs", SAME_SUBJECT)  # the choice
+    assert not replaces("Use pnpm for builds", "Use pnpm for installs", SAME_SUBJECT)  # the subject
+
+
+def test_a_change_under_a_condition_is_the_subject_unless_it_is_a_value() -> None:
+    older = "Always open a draft merge request before starting a change that touches more than one module"
+    assert not replaces(older.replace("more than one module", "the public API"), older, SAME_SUBJECT)
+    assert replaces("Keep the build logs for 90 days", "Keep the build logs for 30 days", SAME_SUBJECT)
+
+
+def test_a_second_thing_ruled_out_replaces_nothing() -> None:
+    assert not replaces("Do not cache sessions in Memcached", "Do not cache sessions in Redis", SAME_SUBJECT)
+    assert not replaces(
+        "Never log request headers: they may hold passwords",
+        "Never log request bodies: they may hold passwords",
+        SAME_SUBJECT,
+    )
+
+
+def test_a_scope_word_or_negation_opens_only_its_own_clause() -> None:
+    assert replaces(
+        "When the network fails, retry 3 times", "When the network fails, retry twice", SAME_SUBJECT
+    )
+    assert replaces(
+        "Use pipx, not pip, to install tools on developer machines",
+        "Use uv, not pip, to install tools on developer machines",
+        SAME_SUBJECT,
+    )
+
+
 def test_a_rewording_is_no_change_of_choice() -> None:
     assert not replaces("Run the unit tests, then push", "Run the unit test and then push", SAME_SUBJECT)

@@ -24,7 +24,8 @@ def test_every_changed_choice_in_the_samples_replaces_the_older_memory() -> None
 
 
 def test_no_other_statement_replaces_but_the_known_limits() -> None:
-    # "limit": one word of the subject changed ("request bodies" -> "request headers"): words alone
-    # cannot tell it from a changed choice. The note on stderr quotes what was replaced and the undo.
+    # "limit": the subject changed where no word says so ("tabs in the Makefile" -> "tabs in the
+    # Python files"): words alone cannot tell it from a changed choice ("sessions in Redis" ->
+    # "sessions in Memcached"). The note on stderr quotes what was replaced and the undo.
     wrong = [p for p in PAIRS if not p["replaces"] and replaces(p["newer"], p["older"], SAME_SUBJECT)]
     assert [p for p in wrong if not p.get("limit")] == []

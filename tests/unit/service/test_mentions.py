@@ -115,3 +115,25 @@ def test_a_plain_word_names_no_symbol_that_only_a_test_defines(
     assert named(memory_service, "We parse queries with qs, not querystring", git_project) == []
     # A name shaped like code is the code's, wherever it is defined.
     assert named(memory_service, "check_refund_totals is flaky", git_project) == ["check_refund_totals"]
+
+
+def test_a_plain_word_names_no_symbol_that_only_an_example_program_defines(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    # click's examples/naval/naval.py defines ship(): "Never ship on Friday" is not about it.
+    (Path(git_project) / "examples" / "naval").mkdir(parents=True)
+    naval = "def ship():\n    pass\n\n\ndef move_ship():\n    pass\n"
+    (Path(git_project) / "examples" / "naval" / "naval.py").write_text(naval, "utf-8")
+    memory_service.bootstrap(git_project, history=0)
+
+    assert named(memory_service, "Never ship a release on Friday", git_project) == []
+    assert named(memory_service, "move_ship is slow", git_project) == ["move_ship"]
+    assert named(memory_service, "Never call `ship` twice", git_project) == ["ship"]
+
+
+def test_a_negated_plain_word_still_names_the_projects_symbol(
+    memory_service: MemoryService, shop: str
+) -> None:
+    # "Do not cancel ..." is a rule about cancel(): context on it must show the rule.
+    stored = memory_service.remember("Never cancel an order twice", project=shop, category="directive")
+    assert [e.name for e in stored.entities] == ["cancel"]

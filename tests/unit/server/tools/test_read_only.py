@@ -38,6 +38,7 @@ SERVICE_READS: dict[str, Callable[[MemoryService, str], object]] = {
     "select": lambda m, _: m.select(categories=[Category.BLOCKER]),
     "review": lambda m, _: m.review(),
     "show": lambda m, expired: m.show(expired),
+    "expand_id": lambda m, expired: m.expand_id(expired[:12]),
     "history": lambda m, expired: m.history(expired),
     "stats": lambda m, _: m.stats(),
     "gauges": lambda m, _: m.gauges(),

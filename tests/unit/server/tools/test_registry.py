@@ -44,9 +44,9 @@ def test_a_missing_argument_is_named(tools: Tools) -> None:
 
 
 def test_a_value_out_of_bounds_names_the_argument_and_what_was_given(tools: Tools) -> None:
-    message = tools.refused("recall", query="deploys", limit=0)
+    message = tools.refused("get_history", id="mem_0000000000000000", limit=0)
 
-    assert message.startswith("Invalid arguments for recall: limit:")
+    assert message.startswith("Invalid arguments for get_history: limit:")
     assert "(got 0)" in message
 
 
