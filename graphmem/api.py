@@ -224,6 +224,12 @@ class Memory(Protocol):
     def show(self, memory_id: str) -> MemoryDetail:
         """One memory, its entities and its links."""
 
+    def expand_id(self, prefix: str) -> str:
+        """The whole id of the one memory, or event (``evt_...``), whose id starts with ``prefix``
+        (at least 8 characters: ``mem_6850``), as git takes a commit's; an error naming the
+        candidates when several do. The CLI's ``show`` and ``undo`` take prefixes this way; the
+        other verbs, and the MCP tools, take whole ids only."""
+
     def stats(self) -> Stats:
         """Counts by category, status and scope, entities by kind, the embedding backlog, and on
         a team's store the role it logs in with (whose global memories the counts include)."""

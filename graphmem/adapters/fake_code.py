@@ -192,7 +192,8 @@ class FakeCodeGraph:
             change = symbol_changes(scan, stored, remembered, at)
             for key, row in change.rows.items():
                 self._symbols[key] = (project, SymbolInfo(key, *(row[c] for c in SYMBOL_COLUMNS)))
-                self._store.put_entity(Entity(key, EntityKind.SYMBOL, row["name"], project, row["title"]))
+                entity = Entity(key, EntityKind.SYMBOL, row["name"], project, row["title"])
+                self._store.put_entity(entity, (row["body_hash"], row["body_changed_at"]))
             moved = sorted(remembered & change.followed.keys())  # their memories move to the new key
             for key in moved:
                 carried[key] = len(self._store.move_about(EntityKind.SYMBOL, key, change.followed[key]))

@@ -15,19 +15,21 @@ import threading
 from collections import Counter
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from typing import Any, Unpack
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Unpack
 
 import numpy as np
 
+from graphmem.adapters.fake_rows import FakeRow, field_value, kind_of, stored, utc, visible
 from graphmem.adapters.graph_cache import GraphCache
-from graphmem.adapters.record_rows import ENUM_FIELDS, check_changes
+from graphmem.adapters.record_rows import check_changes
 from graphmem.adapters.search_terms import holds, terms
 from graphmem.core.branches import place
+from graphmem.core.code_moves import Body, moved_body
 from graphmem.core.dedup import holds_each
 from graphmem.core.events import MemoryEvent
-from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
 from graphmem.core.ports import Neighbour, NewText, StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.core.text import phrase_words
 from graphmem.errors import StoreError
@@ -38,27 +40,6 @@ BM25_B = 0.75
 # Entities ``find_entities`` returns per kind, as the Kùzu store does.
 FIND_ENTITIES_LIMIT = 20
 
-_TIME_FIELDS = frozenset({"created_at", "updated_at", "valid_from", "valid_to", "expires_at"})
-
-
-def _utc(value: datetime) -> datetime:
-    """Times as the Kùzu store returns them: aware, UTC (a naive time is taken as UTC)."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def _stored(record: MemoryRecord, *, embedded: bool) -> MemoryRecord:
-    times: dict[str, Any] = {name: _field_value(name, getattr(record, name)) for name in _TIME_FIELDS}
-    return replace(record, **times, embedded=embedded)
-
-
-@dataclass(slots=True)
-class _Row:
-    record: MemoryRecord
-    seq: int  # orders memories stored within the same microsecond
-    terms: Counter[str]
-    vector: Vector | None = None
-    about: dict[str, EntityKind] = field(default_factory=dict)  # entity key -> kind, in link order
-
 
 @dataclass(frozen=True, slots=True)
 class _State:
@@ -66,7 +47,7 @@ class _State:
 
     seq: int
     meta: dict[str, str]
-    rows: dict[str, _Row]
+    rows: dict[str, FakeRow]
     entities: dict[tuple[EntityKind, str], Entity]
     relates: dict[tuple[str, str, LinkKind], datetime]
     nexts: dict[tuple[str, str], None]
@@ -84,11 +65,12 @@ class FakeGraphStore:
         self._failed = False  # a write failed inside the open transaction
         self._seq = 0
         self._meta: dict[str, str] = {}
-        self._rows: dict[str, _Row] = {}
+        self._rows: dict[str, FakeRow] = {}
         self._entities: dict[tuple[EntityKind, str], Entity] = {}
         self._relates: dict[tuple[str, str, LinkKind], datetime] = {}
         self._next: dict[tuple[str, str], None] = {}  # an ordered set
         self._events: dict[str, MemoryEvent] = {}  # in the order stored
+        self._bodies: dict[str, Body] = {}  # symbol key -> its body hash and when it changed (code graph)
 
     @contextmanager
     def _open(self) -> Iterator[None]:
@@ -133,7 +115,7 @@ class FakeGraphStore:
         return _State(
             self._seq,
             dict(self._meta),
-            {i: replace(row, about=dict(row.about)) for i, row in self._rows.items()},
+            {i: row.copy() for i, row in self._rows.items()},
             dict(self._entities),
             dict(self._relates),
             dict(self._next),
@@ -151,18 +133,23 @@ class FakeGraphStore:
     def lock(self) -> threading.RLock:
         return self._lock
 
-    def put_entity(self, entity: Entity) -> None:
-        """Store ``entity`` as it is (its title too), as the code graph writes its nodes."""
+    def put_entity(self, entity: Entity, body: Body | None = None) -> None:
+        """Store ``entity`` as it is (its title too), as the code graph writes its nodes; a
+        symbol's ``body`` (hash, ``body_changed_at``) is what a new ABOUT edge to it records."""
         with self._open():
             self._entities[(entity.kind, entity.key)] = entity
+            if body is not None:
+                self._bodies[entity.key] = body
 
     def remove_entity(self, kind: EntityKind, key: str) -> None:
         """Delete an entity node and the ABOUT edges to it."""
         with self._open():
             self._entities.pop((kind, key), None)
+            self._bodies.pop(key, None)
             for row in self._rows.values():
                 if row.about.get(key) is kind:
                     del row.about[key]
+                    row.bodies.pop(key, None)
 
     def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
         """Make the memories about entity ``old`` about ``new`` instead; the ids moved."""
@@ -173,6 +160,9 @@ class FakeGraphStore:
             for memory_id, row in self._rows.items():
                 if row.about.get(old) is kind:
                     del row.about[old]
+                    body = moved_body(row.bodies.pop(old, None), self._bodies.get(old), self._bodies.get(new))
+                    if new not in row.about and body is not None:  # the body it records goes with it
+                        row.bodies[new] = body
                     row.about.setdefault(new, kind)
                     moved.append(memory_id)
         return moved
@@ -206,17 +196,20 @@ class FakeGraphStore:
                 raise StoreError(f"The graph store failed: duplicated primary key {taken[0]!r} in Memory.")
             for i, record in enumerate(records):
                 vector = None if vectors is None else np.array(vectors[i], dtype=np.float32)
-                self._insert(_stored(record, embedded=vector is not None), vector)
+                self._insert(stored(record, embedded=vector is not None), vector)
 
-    def _insert(self, record: MemoryRecord, vector: Vector | None) -> _Row:
+    def _insert(self, record: MemoryRecord, vector: Vector | None) -> FakeRow:
         self._seq += 1
-        row = _Row(record, self._seq, Counter(terms(record.text)), vector)
+        row = FakeRow(record, self._seq, Counter(terms(record.text)), vector)
         self._rows[record.id] = row
         return row
 
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
         with self._open():
             return {i: self._rows[i].record for i in dict.fromkeys(ids) if i in self._rows}
+
+    def shared_memories(self, ids: Collection[str]) -> set[str]:
+        return set()  # one person's store: no one else sees its memories
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         return self.find_by_hashes([content_hash]).get(content_hash, [])
@@ -236,12 +229,15 @@ class FakeGraphStore:
             if row is None:
                 return
             values = {
-                name: _field_value(name, value) for name, value in changes.items() if name != "embedding"
+                name: field_value(name, value) for name, value in changes.items() if name != "embedding"
             }
             if "embedding" in changes:
                 embedding = changes["embedding"]
                 row.vector = None if embedding is None else np.array(embedding, dtype=np.float32)
                 values["embedded"] = row.vector is not None
+            later = values.get("updated_at")
+            if isinstance(later, datetime) and later > row.record.updated_at:  # against the bodies of now
+                row.bodies.update({k: h for k in row.about if (h := self._body_of(k)) is not None})
             row.record = replace(row.record, **values)  # type: ignore[arg-type]
 
     def replace_text(self, memory_id: str, **new: Unpack[NewText]) -> None:
@@ -256,13 +252,11 @@ class FakeGraphStore:
                 old.record,
                 text=new["text"],
                 content_hash=new["content_hash"],
-                updated_at=_utc(new["updated_at"]),
+                updated_at=utc(new["updated_at"]),
                 embedded=False,
             )
             row = self._insert(record, None)  # a new node, as in Kùzu: seq moves, the vector goes
-            for entity in entities:
-                if (entity.kind, entity.key) in self._entities:
-                    row.about[entity.key] = entity.kind
+            self._link(row, entities)
 
     def delete_memory(self, memory_id: str) -> None:
         with self._open():
@@ -275,7 +269,7 @@ class FakeGraphStore:
 
     def list_memories(self, visibility: Visibility, *, limit: int, offset: int = 0) -> list[MemoryRecord]:
         with self._open():
-            found = [row.record for row in self._rows.values() if _visible(row.record, visibility)]
+            found = [row.record for row in self._rows.values() if visible(row.record, visibility)]
         found.sort(key=lambda r: r.id)
         found.sort(key=lambda r: r.created_at, reverse=True)
         return found[max(offset, 0) : max(offset, 0) + max(limit, 0)]
@@ -319,7 +313,7 @@ class FakeGraphStore:
         scored, exact = [], set()
         for row in rows:
             held = bool(whole) and holds(row.record.text, whole)
-            if not (held or asked & row.terms.keys()) or not _visible(row.record, visibility):
+            if not (held or asked & row.terms.keys()) or not visible(row.record, visibility):
                 continue
             norm = BM25_K1 * (1 - BM25_B + BM25_B * row.terms.total() / (average or 1))
             score = sum(
@@ -411,7 +405,7 @@ class FakeGraphStore:
 
     def get_entities(self, keys: Collection[str]) -> dict[str, Entity]:
         with self._open():
-            found = (self._entities.get((kind, key)) for key in keys if (kind := _kind_of(key)) is not None)
+            found = (self._entities.get((kind, key)) for key in keys if (kind := kind_of(key)) is not None)
             return {entity.key: entity for entity in found if entity is not None}
 
     def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
@@ -436,8 +430,27 @@ class FakeGraphStore:
         with self._open():
             for memory_id, entity in pairs:
                 row = self._rows.get(memory_id)
-                if row is not None and (entity.kind, entity.key) in self._entities:
-                    row.about.setdefault(entity.key, entity.kind)
+                if row is not None:
+                    self._link(row, [entity])
+
+    def _link(self, row: FakeRow, entities: Sequence[Entity]) -> None:
+        for entity in entities:
+            if (entity.kind, entity.key) not in self._entities or entity.key in row.about:
+                continue  # unknown, or linked already: the edge keeps the body it records
+            row.about[entity.key] = entity.kind
+            body = self._body_of(entity.key)
+            if entity.kind is EntityKind.SYMBOL and body is not None:
+                row.bodies[entity.key] = body
+
+    def _body_of(self, key: str) -> str | None:
+        """The body hash of now of symbol ``key`` (None: no pass stored it)."""
+        body = self._bodies.get(key)
+        return None if body is None else body[0]
+
+    def about_bodies(self, memory_ids: Collection[str]) -> dict[str, dict[str, str]]:
+        with self._open():
+            rows = {i: self._rows.get(i) for i in dict.fromkeys(memory_ids)}
+            return {i: dict(row.bodies) for i, row in rows.items() if row is not None and row.bodies}
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
         found: dict[str, list[Entity]] = {}
@@ -452,12 +465,12 @@ class FakeGraphStore:
         return set(self.memories_about(keys))  # one user: every memory is seen
 
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
-        wanted = {key for key in entity_keys if _kind_of(key) is not None}
+        wanted = {key for key in entity_keys if kind_of(key) is not None}
         found: dict[str, list[str]] = {}
         with self._open():
             for memory_id, row in self._rows.items():
                 for key, kind in row.about.items():
-                    if key in wanted and _kind_of(key) is kind:
+                    if key in wanted and kind_of(key) is kind:
                         found.setdefault(key, []).append(memory_id)
         return found
 
@@ -467,7 +480,7 @@ class FakeGraphStore:
         with self._open():
             for link in links:
                 if link.source in self._rows and link.target in self._rows:
-                    created = _utc(link.created_at)
+                    created = utc(link.created_at)
                     self._relates.setdefault((link.source, link.target, link.kind), created)
 
     def remove_link(self, source: str, target: str, kind: LinkKind) -> bool:
@@ -512,7 +525,7 @@ class FakeGraphStore:
                 for row in self._rows.values()
                 if row.record.expires_at is not None
                 and row.record.is_current
-                and row.record.expires_at <= _utc(now)
+                and row.record.expires_at <= utc(now)
             ]
         return sorted(found, key=lambda r: (r.expires_at or now, r.id))[:limit]
 
@@ -534,7 +547,7 @@ class FakeGraphStore:
             for event in events:
                 if event.id in self._events:
                     raise StoreError(f"Event {event.id} is stored already.")
-                self._events[event.id] = replace(event, at=_utc(event.at))
+                self._events[event.id] = replace(event, at=utc(event.at))
 
     def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
         with self._open():
@@ -553,35 +566,6 @@ class FakeGraphStore:
     def all_events(self) -> Iterable[MemoryEvent]:
         with self._open():
             return list(self._events.values())
-
-
-def _kind_of(key: str) -> EntityKind | None:
-    """The entity kind a key names by its label prefix (``Issue:group/proj#4``), as Kùzu looks it up."""
-    label = key.split(":", 1)[0]
-    return EntityKind(label) if label in EntityKind.__members__.values() else None
-
-
-def _field_value(name: str, value: object) -> object:
-    if name in ENUM_FIELDS and value is not None:
-        return ENUM_FIELDS[name](str(value))
-    if name in _TIME_FIELDS:
-        return _utc(value) if isinstance(value, datetime) else value
-    return value
-
-
-def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
-    if record.status not in visibility.statuses:
-        return False
-    if record.scope is not Scope.GLOBAL and (
-        visibility.project is None or record.project != visibility.project
-    ):
-        return False
-    if visibility.categories is not None and record.category not in visibility.categories:
-        return False
-    since = None if visibility.since is None else _utc(visibility.since)
-    if not visibility.shows_expiry(record):
-        return False
-    return (since is None or record.created_at >= since) and visibility.shows_branch(record.branch)
 
 
 def _idf(documents: int, containing: int) -> float:

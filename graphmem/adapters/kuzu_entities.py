@@ -17,6 +17,7 @@ from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, FEW_NODE_KEYS, Kuzu
 from graphmem.adapters.kuzu_keyed import table_sizes
 from graphmem.adapters.kuzu_rows import entity_from_row
 from graphmem.adapters.kuzu_schema import CODE_COLUMNS, ENTITY_TABLES
+from graphmem.core.code_moves import Body, moved_body
 from graphmem.core.models import Entity, EntityKind
 
 # The entity kinds a code pass also stores (their tables have its columns: a path).
@@ -87,9 +88,12 @@ class KuzuEntities:
         for memory_id, entity in pairs:
             by_kind[entity.kind].append({"m": memory_id, "e": entity.key})
         for kind, rows in by_kind.items():
+            # An edge to a symbol records its body as it is now (``about_bodies``); one that was
+            # there keeps what it recorded.
+            made = " ON CREATE SET a.body_hash = e.body_hash" if kind is EntityKind.SYMBOL else ""
             self._db.run(
                 f"UNWIND $rows AS r WITH r, r.m AS i MATCH (m:Memory {{id: i}}) "
-                f"WITH m, r, r.e AS k MATCH (e:{kind.value} {{key: k}}) MERGE (m)-[:ABOUT]->(e)",
+                f"WITH m, r, r.e AS k MATCH (e:{kind.value} {{key: k}}) MERGE (m)-[a:ABOUT]->(e){made}",
                 {"rows": rows},
             )
         about = [(memory_id, entity.key) for memory_id, entity in pairs]
@@ -99,18 +103,21 @@ class KuzuEntities:
         """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``, ``new``
         stored); the ids of the memories moved."""
         label = kind.value
-        ids = [
-            r[0]
-            for r in self._db.rows(
-                f"MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: $k}}) RETURN m.id", {"k": old}
-            )
-        ]
+        rows = self._db.rows(
+            f"MATCH (m:Memory)-[a:ABOUT]->(e:{label} {{key: $k}}) RETURN m.id, a.body_hash", {"k": old}
+        )
+        ids = [r[0] for r in rows]
         if not ids or old == new:
             return []
-        self._db.run(
-            f"UNWIND $ids AS i MATCH (m:Memory {{id: i}}) MATCH (e:{label} {{key: $k}}) "
-            "MERGE (m)-[:ABOUT]->(e)",
-            {"ids": ids, "k": new},
+        bodies: dict[str, Body] = {}
+        if kind is EntityKind.SYMBOL:
+            query = "MATCH (s:Symbol {key: $key}) RETURN s.key, s.body_hash, s.body_changed_at"
+            bodies = {r[0]: (r[1], r[2]) for r in self._db.keyed_rows(query, [old, new])}
+        moved = [{"i": i, "h": moved_body(h, bodies.get(old), bodies.get(new))} for i, h in rows]
+        self._db.run(  # the body each edge recorded goes with it (core/code_moves.py)
+            f"UNWIND $rows AS r MATCH (m:Memory {{id: r.i}}) MATCH (e:{label} {{key: $k}}) "
+            "MERGE (m)-[a:ABOUT]->(e) ON CREATE SET a.body_hash = r.h",
+            {"rows": moved, "k": new},
         )
         self._db.run(f"MATCH (:Memory)-[a:ABOUT]->(e:{label} {{key: $k}}) DELETE a", {"k": old})
         self._db.then(lambda: self._graph.about_moved(ids, old, new))
@@ -136,6 +143,22 @@ class KuzuEntities:
             found[row[0]].append(entity_from_row(row[1], row[2:]))
         # In the order asked, each memory's entities by key: the same whichever way they were read.
         return {i: sorted(found[i], key=lambda e: e.key) for i in memory_ids if i in found}
+
+    def about_bodies(self, memory_ids: Collection[str]) -> dict[str, dict[str, str]]:
+        memory_ids = [
+            i for i in dict.fromkeys(memory_ids) if not self._graph.ready or self._graph.has_entities(i)
+        ]
+        if not memory_ids:
+            return {}
+        query = (
+            "MATCH (s:Symbol)<-[a:ABOUT]-(m:Memory {id: $key}) WHERE a.body_hash IS NOT NULL "
+            "RETURN m.id, s.key, a.body_hash"
+        )
+        few = self._sizes.few_keys(["Memory", "Symbol"], FEW_NODE_KEYS)
+        found: dict[str, dict[str, str]] = defaultdict(dict)
+        for memory_id, key, body in self._db.keyed_rows(query, memory_ids, few=few):
+            found[memory_id][key] = body
+        return dict(found)
 
     def remembered(self, keys: Collection[str]) -> set[str]:
         return set(self.memories_about(keys))  # one user: every memory is seen

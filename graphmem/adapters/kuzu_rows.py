@@ -44,6 +44,11 @@ HASH_MEMORY = (
     "MERGE (h:ContentHash {key: $content_hash}) "
     "ON CREATE SET h.ids = [$id] ON MATCH SET h.ids = list_append(h.ids, $id)"
 )
+# A memory written or confirmed later than it was: each ABOUT edge to a symbol records the
+# symbol's body of now (what staleness compares with, ``EntityGraph.about_bodies``).
+RECORD_BODIES = (
+    "MATCH (s:Symbol)<-[a:ABOUT]-(m:Memory {id: $id}) WHERE m.updated_at < $at SET a.body_hash = s.body_hash"
+)
 # A memory, and its id in its content hash's node.
 CREATE_MEMORY = (
     "CREATE (m:Memory {"

@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Mapping
 
 from graphmem.adapters.record_rows import MEMORY_FIELDS
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 # From this version the vectors are in the vector log, not in Kùzu (``kuzu_vectors.py``): no
 # Kùzu statement, the store moves them at open.
 VECTORS_OUT_OF_KUZU = 9
@@ -299,6 +299,17 @@ FILL_CONTENT_HASHES = (
 )
 
 
+def _v14_recorded_bodies() -> list[str]:
+    """Version 14: an ABOUT edge to a symbol records the body its memory was written against
+    (``body_hash``, what staleness compares with the symbol's body of now). The links the rule of
+    before did not flag (the body unchanged since the memory was last written) get the body of
+    now; the flagged ones keep none, and that rule, until their memory is written again."""
+    return [
+        "MATCH (m:Memory)-[a:ABOUT]->(s:Symbol) WHERE a.body_hash IS NULL AND s.body_hash IS NOT NULL "
+        "AND (s.body_changed_at IS NULL OR s.body_changed_at <= m.updated_at) SET a.body_hash = s.body_hash"
+    ]
+
+
 # version reached -> statements that bring the previous version to it
 _MIGRATIONS: dict[int, Callable[[], list[str]]] = {
     2: _v2_code_graph,
@@ -310,6 +321,7 @@ _MIGRATIONS: dict[int, Callable[[], list[str]]] = {
     10: _v10_file_parse,
     11: _v11_gitlab_text,
     13: _v13_content_hashes,
+    14: _v14_recorded_bodies,
 }
 
 

@@ -38,6 +38,7 @@ from graphmem.adapters.kuzu_rows import (
     CREATE_MEMORY,
     HASH_MEMORY,
     MEMORY_RETURN,
+    RECORD_BODIES,
     hash_table,
     hashed_rows,
     memory_from_row,
@@ -327,6 +328,9 @@ class KuzuGraphStore(StoreParts):
             self._records.pop(next(iter(self._records)))
         return records
 
+    def shared_memories(self, ids: Collection[str]) -> set[str]:
+        return set()  # one person's store: no one else sees its memories
+
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         """The memories with ``content_hash``: the ids its node holds (``kuzu_schema.CONTENT_HASH``)."""
         return self.find_by_hashes([content_hash]).get(content_hash, [])
@@ -368,9 +372,12 @@ class KuzuGraphStore(StoreParts):
         params: dict[str, Any] = {name: to_db(value) for name, value in changes.items()}
         params["id"] = memory_id
         rehashed = "content_hash" in changes  # its id moves to the new hash's node, at once
-        with self._lock, self.db.transaction() if rehashed else nullcontext():
+        together = rehashed or "updated_at" in changes  # its edges' bodies with it
+        with self._lock, self.db.transaction() if together else nullcontext():
             record = self.get_memories([memory_id]).get(memory_id) if rehashed else None
             self._mark([memory_id], changes)
+            if "updated_at" in changes:  # written or confirmed later: against the bodies of now
+                self.db.run(RECORD_BODIES, {"id": memory_id, "at": params["updated_at"]})
             self.db.run(f"MATCH (m:Memory {{id: $id}}) SET {sets}", params)
             if record is not None:
                 self._unhash(memory_id, record.content_hash)

@@ -44,7 +44,7 @@ _BODY_CHANGED_AT = SYMBOL_FIELDS.index("body_changed_at")  # in a row of SYMBOL_
 _INSERT_ENTITY = (
     "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
     "%(project)s, %(title)s) ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title, "
-    "project = EXCLUDED.project"
+    "project = EXCLUDED.project, owner = NULL"  # the checkout's code is the team's (schema 15)
 )
 
 
@@ -281,8 +281,9 @@ class PostgresCodeGraph:
         store.db.many(  # one held under another name or project (an edited import's) is taken over
             "INSERT INTO entities (key, kind, name, project, title) VALUES (%(key)s, %(kind)s, %(name)s, "
             "%(project)s, '') ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, "
-            "project = EXCLUDED.project "
-            "WHERE (entities.name, entities.project) IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.project)",
+            "project = EXCLUDED.project, owner = NULL "
+            "WHERE (entities.name, entities.project, entities.owner) "
+            "IS DISTINCT FROM (EXCLUDED.name, EXCLUDED.project, NULL)",
             [
                 {"key": key, "kind": EntityKind.EXTERNAL_MODULE.value, "name": m, "project": project}
                 for key, m in pass_modules(scan).items()

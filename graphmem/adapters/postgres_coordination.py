@@ -7,6 +7,11 @@ are rows of ``agent_sessions``, claims of ``agent_claims`` (keyed by project and
 their session); each verb is one transaction, and a claim two daemons make at once goes to one
 of them (the primary key decides), the other told who holds it. Times come from ``clock``, as
 in the daemon, not from the server.
+
+A session is its client's (``owner``, as in the daemon) and its person's: ``person`` is the role
+that started it, which the database sets (schema 13, ``current_user``). Only that person's client
+ends it or releases its claims; a person's ``--force`` overrides, and is recorded in
+``agent_overrides`` with who forced it (the database sets that ``person`` too).
 """
 
 from __future__ import annotations
@@ -26,12 +31,14 @@ from graphmem.core.coordination import (
     claimed_by,
     label,
     lease,
+    may_act,
     no_session,
     task_label,
 )
 from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
 
-_SESSION = "id, agent, project, task, started_at, last_seen, expires_at"
+_SESSION = "id, agent, project, task, started_at, last_seen, expires_at, owner"
+_READ_SESSION = f"SELECT {_SESSION}, person FROM agent_sessions"
 _CLAIM = "item, project, session, agent, claimed_at, expires_at"
 
 
@@ -61,7 +68,7 @@ class PgCoordinator:
         self._store.db.run("DELETE FROM agent_claims WHERE expires_at <= %s", (now,))
 
     def _session(self, row: Sequence[Any]) -> AgentSession:
-        session_id, agent, project, task, started_at, last_seen, expires_at = row
+        session_id, agent, project, task, started_at, last_seen, expires_at, owner, person = row
         items = self._store.db.rows(
             "SELECT item FROM agent_claims WHERE session = %s ORDER BY item", (session_id,)
         )
@@ -74,12 +81,12 @@ class PgCoordinator:
             _at(last_seen),
             _at(expires_at),
             tuple(str(r[0]) for r in items),
+            owner=owner,
+            person=person,
         )
 
     def _live(self, session_id: str) -> AgentSession:
-        rows = self._store.db.rows(
-            f"SELECT {_SESSION} FROM agent_sessions WHERE id = %s FOR UPDATE", ((session_id or "").strip(),)
-        )
+        rows = self._store.db.rows(f"{_READ_SESSION} WHERE id = %s FOR UPDATE", ((session_id or "").strip(),))
         if not rows:
             raise NotFoundError(no_session(session_id, self.ttl))
         return self._session(rows[0])
@@ -87,7 +94,6 @@ class PgCoordinator:
     def start(
         self, agent: str, project: str | None, task: str | None = None, owner: str | None = None
     ) -> AgentSession:
-        # A team's sessions record no owner yet (no column): any client of the team may end them.
         now = self.clock()
         name = label(agent, "The agent name", required=True)
         with self._store.transaction():
@@ -102,12 +108,13 @@ class PgCoordinator:
                 now,
                 now,
                 now + self.ttl,
+                owner=owner,
             )
             self._store.db.run(
-                f"INSERT INTO agent_sessions ({_SESSION}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                (session.id, session.agent, project, session.task, now, now, session.expires_at),
+                f"INSERT INTO agent_sessions ({_SESSION}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (session.id, session.agent, project, session.task, now, now, session.expires_at, owner),
             )
-        return session
+            return self._live(session.id)  # with its person, as the database set it
 
     def heartbeat(self, session_id: str, task: str | None = None) -> AgentSession:
         now = self.clock()
@@ -136,12 +143,15 @@ class PgCoordinator:
         with self._store.transaction():
             self._expire(now)
             session = self._live(session_id)
+            how = f"graphmem session end {session.id} --force"
+            if may_act(session, owner, force=force, what="end it", how=how, person=self._person()):
+                self._overridden("end", session, None)
             self._store.db.run("DELETE FROM agent_sessions WHERE id = %s", (session.id,))  # and its claims
             return session
 
     def active(self, project: str | None = None) -> list[AgentSession]:
         with self._store.transaction():
-            rows = self._live_rows(f"SELECT {_SESSION} FROM agent_sessions", project, "started_at, id")
+            rows = self._live_rows(_READ_SESSION, project, "started_at, id")
             return [self._session(r) for r in rows]  # its claims, read in the same transaction
 
     def claim(self, session_id: str, item: str, ttl: timedelta | None = None) -> Claim:
@@ -183,13 +193,28 @@ class PgCoordinator:
         with self._store.transaction():
             self._expire(now)
             session = self._live(session_id)
-            return (
-                self._store.db.run(
-                    "DELETE FROM agent_claims WHERE project_key = %s AND item = %s AND session = %s",
-                    (session.project or "", name, session.id),
-                )
-                > 0
+            how = f"graphmem release {session.id} '{name}' --force"
+            person = self._person()
+            forced = may_act(session, owner, force=force, what="release its claims", how=how, person=person)
+            released = self._store.db.run(
+                "DELETE FROM agent_claims WHERE project_key = %s AND item = %s AND session = %s",
+                (session.project or "", name, session.id),
             )
+            if forced and released:
+                self._overridden("release", session, name)
+            return released > 0
+
+    def _person(self) -> str:
+        """The caller's database role: who acts (``current_user``)."""
+        return str(self._store.db.rows("SELECT current_user::text")[0][0])
+
+    def _overridden(self, act: str, session: AgentSession, item: str | None) -> None:
+        """Record that the caller forced ``act`` on another's ``session`` (the database sets who)."""
+        self._store.db.run(
+            "INSERT INTO agent_overrides (at, act, session, agent, item, holder) "
+            "VALUES (%s, %s, %s, %s, %s, %s)",
+            (self.clock(), act, session.id, session.agent, item, session.person),
+        )
 
     def claims(self, project: str | None = None) -> list[Claim]:
         with self._store.transaction():

@@ -11,7 +11,9 @@ see ``postgres_schema.py``, schema 6) and the expiry queries of ``MemoryRecords`
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
+from typing import Any
 
 from psycopg.types.json import Jsonb
 
@@ -21,7 +23,8 @@ from graphmem.adapters.record_rows import EVENT_FIELDS, event_from_row
 from graphmem.core.events import MemoryEvent
 from graphmem.core.models import CURRENT_STATUSES, MemoryRecord
 
-_FIELDS = ", ".join(EVENT_FIELDS)
+# With who made it (schema 13): the role that wrote the row, which the database sets.
+_FIELDS = ", ".join((*EVENT_FIELDS, "person"))
 # An event about a global memory that has an owner (schema 6) is seen by that owner alone, like
 # the memory: the owner of the memory, or of the other memory it names.
 _PRIVATE_TO = (
@@ -70,19 +73,17 @@ class PostgresHistory:
             "ORDER BY seq DESC LIMIT %(limit)s",
             {"id": memory_id, "limit": max(limit, 0)},
         )
-        return [event_from_row(row) for row in rows]
+        return [_event(row) for row in rows]
 
     def get_event(self, event_id: str) -> MemoryEvent | None:
         rows = self._db.rows(f"SELECT {_FIELDS} FROM memory_events WHERE id = %s", (event_id,))
-        return event_from_row(rows[0]) if rows else None
+        return _event(rows[0]) if rows else None
 
     def set_undone(self, event_id: str, undone_by: str) -> None:
         self._db.run("UPDATE memory_events SET undone_by = %s WHERE id = %s", (undone_by, event_id))
 
     def all_events(self) -> Iterable[MemoryEvent]:
-        return [
-            event_from_row(row) for row in self._db.rows(f"SELECT {_FIELDS} FROM memory_events ORDER BY seq")
-        ]
+        return [_event(row) for row in self._db.rows(f"SELECT {_FIELDS} FROM memory_events ORDER BY seq")]
 
     # -- expiry ---------------------------------------------------------------------------
 
@@ -110,3 +111,7 @@ class PostgresHistory:
             (_CURRENT,),
         )
         return utc(rows[0][0]) if rows and rows[0][0] is not None else None
+
+
+def _event(row: Sequence[Any]) -> MemoryEvent:
+    return replace(event_from_row(row[:-1]), person=row[-1])

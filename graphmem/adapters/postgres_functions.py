@@ -194,3 +194,73 @@ DROP FUNCTION graphmem_owner_kept();
     + REMEMBERED_8
     + MOVE_ABOUT_9
 )
+
+# Who made a row (schema 13): the role that wrote it, which the database sets at every insert
+# and keeps at every update, whatever the statement says (a writer's psql session too); only an
+# administrator (the tables' owner, a superuser, a BYPASSRLS role) writes another, as a data-only
+# restore does. On each history event, agent session and forced override of one.
+PERSON_SET_13 = """
+CREATE FUNCTION graphmem_person_set() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+    IF NEW.person IS NOT NULL AND (SELECT r.rolsuper OR r.rolbypassrls OR pg_has_role(c.relowner, 'USAGE')
+        FROM pg_roles r, pg_class c WHERE r.rolname = current_user AND c.oid = TG_RELID) THEN
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        NEW.person := current_user;
+    ELSE
+        NEW.person := OLD.person;
+    END IF;
+    RETURN NEW;
+END $f$;
+CREATE TRIGGER graphmem_person_set BEFORE INSERT OR UPDATE OF person ON memory_events
+    FOR EACH ROW EXECUTE FUNCTION graphmem_person_set();
+CREATE TRIGGER graphmem_person_set BEFORE INSERT OR UPDATE OF person ON agent_sessions
+    FOR EACH ROW EXECUTE FUNCTION graphmem_person_set();
+CREATE TRIGGER graphmem_person_set BEFORE INSERT OR UPDATE OF person ON agent_overrides
+    FOR EACH ROW EXECUTE FUNCTION graphmem_person_set();
+"""
+
+# Schema 14: a link to a symbol records the body its memory was written against (``about.body_hash``,
+# a column since schema 2 that nothing wrote); a moved link carries it, another person's too, and
+# after a move that kept the body but for its name (the new symbol has the old one's
+# ``body_changed_at``) one that recorded the old body of now records the new one's
+# (``core.code_moves.moved_body``).
+MOVE_ABOUT_14 = (
+    _MOVE_ABOUT_HEAD
+    + """\
+    'IF entity_kind IS NULL OR entity_kind NOT IN (''File'', ''Symbol'', ''ExternalModule'') THEN '
+    'RAISE EXCEPTION ''graphmem_move_about moves links to code only (File, Symbol, ExternalModule), '
+    'not %%'', entity_kind USING ERRCODE = ''invalid_parameter_value''; '
+    'END IF; '
+    'WITH gone AS (DELETE FROM %1$I.about a USING %1$I.entities o, %1$I.entities n '
+    'WHERE a.entity_key = from_key AND o.key = from_key AND o.kind = entity_kind AND n.key = to_key '
+    'AND n.kind = entity_kind AND from_key <> to_key RETURNING a.memory_id, a.body_hash), '
+    'added AS (INSERT INTO %1$I.about (memory_id, entity_key, body_hash) SELECT g.memory_id, to_key, '
+    'CASE WHEN g.body_hash = o.body_hash AND n.body_hash IS NOT NULL '
+    'AND o.body_changed_at IS NOT DISTINCT FROM n.body_changed_at THEN n.body_hash ELSE g.body_hash END '
+    'FROM gone g LEFT JOIN %1$I.code_symbols o ON o.key = from_key '
+    'LEFT JOIN %1$I.code_symbols n ON n.key = to_key ON CONFLICT DO NOTHING RETURNING 1) '
+    'SELECT count(*) INTO moved FROM gone g JOIN %1$I.memories m ON m.id = g.memory_id '
+    'WHERE m.scope <> ''global'' OR m.owner IS NULL OR m.owner = session_user::text; '
+    'RETURN moved; END $f$',
+    current_schema(), quote_ident(current_schema()) || '.about');
+END $migration$;
+"""
+)
+
+# The links the rule of before did not flag (the body unchanged since the memory was last
+# written: ``body_changed_at`` not after its ``updated_at``) were written against the body of now;
+# the flagged ones keep none, and that rule, until their memory is written again.
+RECORDED_BODIES_14 = (
+    """
+UPDATE about a SET body_hash = s.body_hash FROM code_symbols s, memories m
+    WHERE s.key = a.entity_key AND m.id = a.memory_id AND a.body_hash IS NULL
+    AND (s.body_changed_at IS NULL OR s.body_changed_at <= m.updated_at);
+"""
+    + MOVE_ABOUT_14
+)
+# Rolled back, the graphmem of schema 13 neither writes nor reads the column: what it records is
+# cleared, so that links written meanwhile cannot keep a body older than their memory's.
+UNDO_14 = "UPDATE about SET body_hash = NULL WHERE body_hash IS NOT NULL;\n" + MOVE_ABOUT_10

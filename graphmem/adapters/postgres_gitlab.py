@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from graphmem.adapters.postgres_graph import SEEN_ENTITY
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core import keys
@@ -77,7 +78,8 @@ class PostgresGitLabGraph:
     def _rows(self, where: str, params: dict[str, Any], tail: str = "") -> list[EnrichmentRow]:
         rows = self._store.db.rows(
             f"SELECT e.key, e.kind, e.name, e.project, {NODE} FROM entities e "
-            f"LEFT JOIN gitlab_nodes n ON n.key = e.key WHERE e.kind = ANY(%(kinds)s) AND {where} {tail}",
+            f"LEFT JOIN gitlab_nodes n ON n.key = e.key WHERE e.kind = ANY(%(kinds)s) AND {SEEN_ENTITY} "
+            f"AND {where} {tail}",
             {"kinds": _KIND_VALUES, "refetched": _REFETCHED, **params},
         )
         return [_row(r) for r in rows]
@@ -109,7 +111,8 @@ class PostgresGitLabGraph:
     def waiting(self) -> int:
         rows = self._store.db.rows(
             "SELECT count(*) FROM entities e LEFT JOIN gitlab_nodes n ON n.key = e.key "
-            "WHERE e.kind = ANY(%(kinds)s) AND (n.state IS NULL OR n.state IN ('pending', 'error') "
+            f"WHERE e.kind = ANY(%(kinds)s) AND {SEEN_ENTITY} "
+            "AND (n.state IS NULL OR n.state IN ('pending', 'error') "
             "OR (n.state = 'linked' AND EXISTS (SELECT 1 FROM about a WHERE a.entity_key = e.key)))",
             {"kinds": _KIND_VALUES},
         )
@@ -186,7 +189,7 @@ class PostgresGitLabGraph:
         self._store.db.many(
             "INSERT INTO entities (key, kind, name, project, title) "
             "VALUES (%(k)s, 'Person', %(u)s, NULL, %(n)s) "
-            "ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title",
+            "ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title, owner = NULL",
             rows,
         )
         self._store.db.many(

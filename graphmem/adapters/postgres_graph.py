@@ -25,6 +25,21 @@ from graphmem.core.ports import Neighbour
 CODE_KINDS = frozenset({EntityKind.FILE, EntityKind.SYMBOL, EntityKind.EXTERNAL_MODULE})
 
 _ENTITY = "key, kind, name, project, title"
+# Which entities a role is shown (schema 15): the team's (no owner), its own, and those a memory
+# it sees is about (``about``'s row-level security decides which links it sees); an administrator
+# (row-level security not applied) every one. An entity only another person's global memories
+# name is theirs: its name, title or path is of their memory.
+SEEN_ENTITY = (
+    "(e.owner IS NULL OR e.owner = current_user::text "
+    "OR EXISTS (SELECT FROM about s WHERE s.entity_key = e.key) OR NOT row_security_active('memories'))"
+)
+# A memory written or confirmed later than it was (``update_memory``): each of its links to a
+# symbol records the symbol's body of now (``about_bodies``).
+RECORD_BODIES = (
+    "UPDATE about a SET body_hash = s.body_hash FROM code_symbols s, memories m "
+    "WHERE a.memory_id = %(id)s AND s.key = a.entity_key AND m.id = a.memory_id "
+    "AND m.updated_at < %(updated_at)s AND a.body_hash IS DISTINCT FROM s.body_hash"
+)
 
 
 def _entity(row: Sequence[object]) -> Entity:
@@ -58,8 +73,9 @@ class PostgresGraph:
             }
             for e in entities
         }
-        self._db.many(
-            f"INSERT INTO entities ({_ENTITY}) VALUES (%(key)s, %(kind)s, %(name)s, %(project)s, %(title)s) "
+        self._db.many(  # a new one is the writer's until a memory others see names it (link_about)
+            f"INSERT INTO entities ({_ENTITY}, owner) "
+            "VALUES (%(key)s, %(kind)s, %(name)s, %(project)s, %(title)s, current_user) "
             "ON CONFLICT (key) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, "
             "project = EXCLUDED.project, "
             "title = CASE WHEN EXCLUDED.title = '' THEN entities.title ELSE EXCLUDED.title END",
@@ -69,28 +85,40 @@ class PostgresGraph:
     def get_entities(self, keys: Collection[str]) -> dict[str, Entity]:
         if not keys:
             return {}
-        rows = self._db.rows(f"SELECT {_ENTITY} FROM entities WHERE key = ANY(%s)", (list(keys),))
+        rows = self._db.rows(
+            f"SELECT {_ENTITY} FROM entities e WHERE key = ANY(%s) AND {SEEN_ENTITY}", (list(keys),)
+        )
         found = {str(row[0]): _entity(row) for row in rows}
         return {key: found[key] for key in dict.fromkeys(keys) if key in found}
 
     def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
         rows = self._db.rows(
-            f"SELECT {_ENTITY} FROM entities WHERE kind = ANY(%(kinds)s) "
-            "AND (name = %(name)s OR right(key, length(%(name)s) + 2) = '::' || %(name)s) ORDER BY key",
+            f"SELECT {_ENTITY} FROM entities e WHERE kind = ANY(%(kinds)s) "
+            f"AND (name = %(name)s OR right(key, length(%(name)s) + 2) = '::' || %(name)s) AND {SEEN_ENTITY} "
+            "ORDER BY key",
             {"kinds": [k.value for k in kinds], "name": name},
         )
         return [_entity(row) for row in rows]
 
     def all_entities(self) -> Iterable[Entity]:
-        return [_entity(row) for row in self._db.rows(f"SELECT {_ENTITY} FROM entities ORDER BY key")]
+        rows = self._db.rows(f"SELECT {_ENTITY} FROM entities e WHERE {SEEN_ENTITY} ORDER BY key")
+        return [_entity(row) for row in rows]
 
     def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
         rows = sorted({(memory_id, entity.key) for memory_id, entity in pairs})
-        self._db.many(
-            "INSERT INTO about (memory_id, entity_key) SELECT m.id, e.key FROM memories m, entities e "
+        self._db.many(  # a new link to a symbol records its body of now; one there keeps its own
+            "INSERT INTO about (memory_id, entity_key, body_hash) SELECT m.id, e.key, "
+            "(SELECT s.body_hash FROM code_symbols s WHERE s.key = e.key) FROM memories m, entities e "
             "WHERE m.id = %(m)s AND e.key = %(e)s ON CONFLICT DO NOTHING",
             [{"m": m, "e": e} for m, e in rows],
         )
+        if rows:  # named by a memory others see (a project one, a team-wide one): the team's now
+            self._db.run(
+                "UPDATE entities e SET owner = NULL FROM about a JOIN memories m ON m.id = a.memory_id "
+                "WHERE e.key = a.entity_key AND e.owner IS NOT NULL AND a.memory_id = ANY(%(m)s) "
+                "AND a.entity_key = ANY(%(e)s) AND (m.scope <> 'global' OR m.owner IS NULL)",
+                {"m": sorted({m for m, _ in rows}), "e": sorted({e for _, e in rows})},
+            )
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
         if not memory_ids:
@@ -104,6 +132,19 @@ class PostgresGraph:
         found: dict[str, list[Entity]] = {}
         for row in rows:
             found.setdefault(str(row[0]), []).append(_entity(row[1:]))
+        return found
+
+    def about_bodies(self, memory_ids: Collection[str]) -> dict[str, dict[str, str]]:
+        if not memory_ids:
+            return {}
+        rows = self._db.rows(
+            "SELECT memory_id, entity_key, body_hash FROM about "
+            "WHERE memory_id = ANY(%s) AND body_hash IS NOT NULL",
+            (list(memory_ids),),
+        )
+        found: dict[str, dict[str, str]] = {}
+        for memory_id, key, body in rows:
+            found.setdefault(str(memory_id), {})[str(key)] = str(body)
         return found
 
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
@@ -146,8 +187,9 @@ class PostgresGraph:
         """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``, ``new``
         stored); the ids of the memories moved that this role sees. Of a file, symbol or external
         module, another person's global memories (row-level security hides them) move too,
-        through ``graphmem_move_about()`` (schemas 9 and 10), which counts only the links this
-        role sees: their links follow moved code whoever's scan sees it move. Of other entities,
+        through ``graphmem_move_about()`` (schemas 9, 10 and 14: each link with the body it
+        records), which counts only the links this role sees: their links follow moved code
+        whoever's scan sees it move. Of other entities,
         the links this role sees only."""
         if old == new:
             return []

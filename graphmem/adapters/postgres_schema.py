@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from graphmem.adapters.postgres_functions import (
     ANSWER_ONLY_WHAT_IS_SEEN_10,
     MOVE_ABOUT_9,
+    PERSON_SET_13,
+    RECORDED_BODIES_14,
     REMEMBERED_8,
     TERM_STATS_7,
     UNDO_10,
+    UNDO_14,
 )
 
 # Taken by a migration (and by a store that sets its vector column up) so that two processes
@@ -72,6 +75,24 @@ DROP_HALF_INDEX_12 = "DROP INDEX IF EXISTS memories_embedding;"
 # Who sees a memory (schema 6): everyone sees project memories and the global ones from before
 # schema 6 (no owner); a global memory written since, only the role that wrote it.
 SEEN = "scope <> 'global' OR owner IS NULL OR owner = current_user::text"
+
+
+# Schema 15: who an entity is private to (NULL: the team's). Of the entities from before, those only
+# global memories with an owner are about, that no scan (a file, symbol or module of a checkout) or
+# GitLab (a person) stored, are their memories' owner's (the first, by name, when several people's:
+# each of the others sees it through their own memory). The code graph's and GitLab's are the team's.
+ENTITY_OWNERS_15 = """
+ALTER TABLE entities ADD COLUMN owner text;
+UPDATE entities e SET owner = p.owner FROM (
+    SELECT a.entity_key, min(m.owner) AS owner FROM about a JOIN memories m ON m.id = a.memory_id
+    GROUP BY a.entity_key HAVING bool_and(m.scope = 'global' AND m.owner IS NOT NULL)
+) p
+WHERE e.key = p.entity_key AND e.kind <> 'ExternalModule'
+    AND NOT EXISTS (SELECT FROM code_files f WHERE f.key = e.key)
+    AND NOT EXISTS (SELECT FROM code_symbols s WHERE s.key = e.key)
+    AND NOT EXISTS (SELECT FROM gitlab_people g WHERE g.key = e.key);
+CREATE INDEX entities_owner ON entities (owner) WHERE owner IS NOT NULL;
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,6 +465,60 @@ DROP FUNCTION graphmem_move_about(text, text, text);
         # dimension yet gets it from the store at open (postgres_embeddings.py).
         up=HALF_INDEX_12,
         down=DROP_HALF_INDEX_12,
+    ),
+    Migration(
+        13,
+        "who made each change: the person (role) of each history event and agent session",
+        # A team's history said "user" for every person's change, and any member's client could
+        # end another's agent session or release its claims. Events and sessions from before keep
+        # person NULL (not known); a session's ``owner`` is its client (core/coordination.py). A
+        # forced end or release of another's session is a row of ``agent_overrides``.
+        up="""
+ALTER TABLE memory_events ADD COLUMN person text;
+ALTER TABLE agent_sessions ADD COLUMN owner text;
+ALTER TABLE agent_sessions ADD COLUMN person text;
+CREATE TABLE agent_overrides (
+    seq bigserial PRIMARY KEY,
+    at timestamptz NOT NULL,
+    act text NOT NULL,
+    session text NOT NULL,
+    agent text NOT NULL,
+    item text,
+    holder text,
+    person text NOT NULL
+);
+"""
+        + PERSON_SET_13,
+        down="""
+DROP TABLE agent_overrides;
+DROP TRIGGER graphmem_person_set ON agent_sessions;
+DROP TRIGGER graphmem_person_set ON memory_events;
+DROP FUNCTION graphmem_person_set();
+ALTER TABLE agent_sessions DROP COLUMN person;
+ALTER TABLE agent_sessions DROP COLUMN owner;
+ALTER TABLE memory_events DROP COLUMN person;
+""",
+    ),
+    Migration(
+        14,
+        "a memory's link to a symbol records the body it was written against (staleness follows checkouts)",
+        # A memory was flagged when its symbol's body changed after it was written
+        # (``body_changed_at``, which only moves forward): a branch switched to and back kept the
+        # flag. Now the flag stands while the body differs from the one its link records.
+        up=RECORDED_BODIES_14,
+        down=UNDO_14,
+    ),
+    Migration(
+        15,
+        "an entity only a person's own global memories name is that person's (entities.owner)",
+        # Entities had no owner: the person, issue or file only Bob's private global memory named
+        # was listed, counted and found by everyone. The stores' reads show such an entity to him
+        # and to whoever sees a memory about it (postgres_graph.py, SEEN_ENTITY); docs/team.md.
+        up=ENTITY_OWNERS_15,
+        down="""
+DROP INDEX entities_owner;
+ALTER TABLE entities DROP COLUMN owner;
+""",
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

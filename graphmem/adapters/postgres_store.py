@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any, Unpack
 
 from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_embeddings import PostgresEmbeddings
 from graphmem.adapters.postgres_events import PostgresHistory
-from graphmem.adapters.postgres_graph import PostgresGraph
+from graphmem.adapters.postgres_functions import SHARED
+from graphmem.adapters.postgres_graph import RECORD_BODIES, PostgresGraph
 from graphmem.adapters.postgres_migrate import check_schema
 from graphmem.adapters.postgres_rows import (
     INSERT_MEMORY,
@@ -122,6 +124,13 @@ class PostgresGraphStore(StoreParts):
         found = {record.id: record for record in map(memory_from_row, rows)}
         return {i: found[i] for i in wanted if i in found}
 
+    def shared_memories(self, ids: Collection[str]) -> set[str]:
+        """Project memories and team-wide global ones: ``SHARED``, who sees a memory besides its writer."""
+        if not ids:
+            return set()
+        rows = self.db.rows(f"SELECT id FROM memories WHERE id = ANY(%s) AND ({SHARED})", (list(set(ids)),))
+        return {str(row[0]) for row in rows}
+
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         rows = self.db.rows(
             f"SELECT {MEMORY_RETURN} FROM memories m WHERE m.content_hash = %s ORDER BY m.id", (content_hash,)
@@ -153,7 +162,11 @@ class PostgresGraphStore(StoreParts):
             else:
                 sets.append(f"{name} = %({name})s")
                 params[name] = db_value(value)
-        self.db.run(f"UPDATE memories SET {', '.join(sets)} WHERE id = %(id)s", params)
+        later = "updated_at" in changes  # written or confirmed later: against the bodies of now
+        with self.db.transaction() if later else nullcontext():
+            if later:
+                self.db.run(RECORD_BODIES, params)
+            self.db.run(f"UPDATE memories SET {', '.join(sets)} WHERE id = %(id)s", params)
 
     def replace_text(self, memory_id: str, **new: Unpack[NewText]) -> None:
         with self.db.transaction():

@@ -97,6 +97,9 @@ class StoreParts:
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
         return self.entities.about(memory_ids)
 
+    def about_bodies(self, memory_ids: Collection[str]) -> dict[str, dict[str, str]]:
+        return self.entities.about_bodies(memory_ids)
+
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]:
         return self.entities.memories_about(entity_keys)
 

@@ -24,7 +24,8 @@ from graphmem.core.views import event_view, memory_view
 @pass_state
 def history(state: CliState, memory_id: str, limit: int, as_json: bool) -> None:
     """List the changes of a memory, newest first: edits (with the old text), status changes,
-    supersessions, links and what the forge's rules did, each with who and why.
+    supersessions, links, deletion and what the forge's rules did, each with who and why (on a
+    team's store, with the person: the database role that made it).
 
     Each line starts with the event's id, which `graphmem undo` takes.
 
@@ -33,7 +34,7 @@ def history(state: CliState, memory_id: str, limit: int, as_json: bool) -> None:
         $ graphmem history mem_0c4e9a7b21d3f855
         evt_5d1c9e0a7b3f2468  2 hours ago  rule mr-merged-resolves-blocker  status active → resolved
             !123 merged on 2026-11-20
-        evt_9a2b4c6d8e0f1357  3 days ago  user  text edited
+        evt_9a2b4c6d8e0f1357  3 days ago  user (alice)  text edited
             was: CI fails on arm64
     """
     events = state.service.history(memory_id, limit=limit)
@@ -46,6 +47,7 @@ def history(state: CliState, memory_id: str, limit: int, as_json: bool) -> None:
     now = utc_now()
     for event in events:
         who = f"rule {event.rule}" if event.rule else event.actor
+        who += f" ({event.person})" if event.person else ""  # the role, on a team's store
         undone = f"  (undone by {event.undone_by})" if event.undone_by else ""
         click.echo(f"{event.id}  {format_age(event.at, now=now)}  {who}  {describe(event)}{undone}")
         if event.reason:
@@ -58,7 +60,8 @@ def history(state: CliState, memory_id: str, limit: int, as_json: bool) -> None:
 @click.argument("event_id", metavar="EVENT_ID")
 @pass_state
 def undo(state: CliState, event_id: str) -> None:
-    """Reverse one change of a memory exactly (an EVENT_ID from `graphmem history`).
+    """Reverse one change of a memory exactly (an EVENT_ID from `graphmem history`, or the
+    beginning of one: at least 8 characters, evt_7bf2, when no other event's id starts so).
 
     Refused when the change was undone already, or when the memory changed since in what
     the change touched (undo the later change first). The undo is in the history too.
@@ -68,7 +71,8 @@ def undo(state: CliState, event_id: str) -> None:
         $ graphmem undo evt_5d1c9e0a7b3f2468
         undid evt_5d1c9e0a7b3f2468 on mem_0c4e9a7b21d3f855: status resolved → active
     """
-    done = state.service.undo(event_id)
+    wanted = event_id.strip()
+    done = state.service.undo(state.service.expand_id(wanted) if wanted.startswith("evt_") else wanted)
     click.echo(f"undid {done.undoes} on {done.memory_id}: {describe(done)}")
 
 

@@ -294,7 +294,9 @@ def reject(state: CliState, memory_ids: tuple[str, ...]) -> None:
 @pass_state
 def widen(state: CliState, memory_ids: tuple[str, ...]) -> None:
     """Make project memories global: an agent's memory stays in the project it was written in
-    until you widen it. Yours is stored for every project and supersedes the project one.
+    until you widen it. Yours is stored for every project and supersedes the project one. On a
+    team's store a project memory is the team's and is not widened (a global one is yours alone):
+    keep a copy with `graphmem remember --scope global`.
 
     \b
     Example:

@@ -104,6 +104,8 @@ def remember(
 def show(state: CliState, memory_id: str, as_json: bool) -> None:
     """Show one memory with what it is about and its links.
 
+    ID may be the beginning of the id (at least 8 characters, mem_6850) when no other id starts so.
+
     \b
     Example:
         $ graphmem show mem_3f9a1c0b7d2e4a51
@@ -112,7 +114,7 @@ def show(state: CliState, memory_id: str, as_json: bool) -> None:
         scope: project (/home/me/shop) · created 3 days ago (2024-05-01 09:12 UTC) · from the user
         about: !123 (MergeRequest)
     """
-    found = state.service.show(memory_id)
+    found = state.service.show(state.service.expand_id(memory_id))
     present.dated(found, as_json=as_json, text=present.detail, view=present.detail_json)
 
 

@@ -189,7 +189,8 @@ def _imported(summary: ImportSummary) -> None:
         links = present.quantity(summary.links_refused, "link", "links")
         click.echo(
             f"{links} {'would be' if summary.dry_run else 'were'} left out: each would supersede a memory "
-            "you wrote or confirmed, which only you replace (`graphmem link NEW OLD --kind supersedes`)."
+            "you wrote or confirmed, which only you replace (`graphmem link NEW OLD --kind supersedes`), "
+            "or hide one your team sees behind one only you see."
         )
 
 

@@ -28,6 +28,7 @@ import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
@@ -312,3 +313,19 @@ def plan_moves(
                     f"`{old_def.qualified_name}` in {path}: several alike ({alike}); left alone"
                 )
     return plan
+
+
+# A symbol's body as a store keeps it: its hash and when it last changed (``body_changed_at``).
+Body = tuple[str | None, datetime | None]
+
+
+def moved_body(recorded: str | None, old: Body | None, new: Body | None) -> str | None:
+    """The body a memory's link to symbol ``old`` records once it moved to ``new``. A move that
+    kept the body but for its name (``core.codegraph.symbol_changes`` then carries ``old``'s
+    ``body_changed_at`` to ``new``) takes a link that recorded ``old``'s body of now to ``new``'s:
+    the memory holds as it did. Any other link keeps what it recorded: after a move with an edit,
+    or when it was flagged already, the memory is (still) possibly stale."""
+    if recorded is None or old is None or new is None or new[0] is None:
+        return recorded
+    kept = recorded == old[0] and old[1] == new[1]
+    return new[0] if kept else recorded

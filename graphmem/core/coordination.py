@@ -38,6 +38,8 @@ class AgentSession:
     expires_at: datetime
     claims: tuple[str, ...] = ()
     owner: str | None = None  # the client that started it; never shown (None: anyone may end it)
+    # On a team's store, the person (database role) who started it, set by the database; None elsewhere.
+    person: str | None = None
 
     def __post_init__(self) -> None:
         if self.task:
@@ -96,11 +98,24 @@ def task_label(value: str | None) -> str | None:
     return redact(text).text if text else text
 
 
-def may_act(session: AgentSession, owner: str | None, *, force: bool, what: str, how: str) -> None:
-    """Raise ``NotAllowedError`` unless ``owner`` started ``session`` (or ``force``: a person's
-    override through the CLI). ``what`` is the act, ``how`` the CLI command that forces it."""
-    if force or session.owner is None or session.owner == owner:
-        return
+def may_act(
+    session: AgentSession, owner: str | None, *, force: bool, what: str, how: str, person: str | None = None
+) -> bool:
+    """Raise ``NotAllowedError`` unless ``owner`` started ``session`` and, on a team's store,
+    ``person`` (the caller's database role) is the one who did (or ``force``: a person's override
+    through the CLI). ``what`` is the act, ``how`` the CLI command that forces it. True when only
+    ``force`` lets it through: the override the caller records."""
+    persons = session.person is None or person is None or session.person == person
+    if persons and (session.owner is None or session.owner == owner):
+        return False
+    if force:
+        return True
+    if not persons:
+        raise NotAllowedError(
+            f"Session {session.id} ({session.agent}) is {session.person}'s, not yours ({person}): only "
+            f"they may {what}. Ask them, or leave it to expire without heartbeats; to override, run "
+            f"`{how}` (the store records that you forced it)."
+        )
     raise NotAllowedError(
         f"Session {session.id} ({session.agent}) was started by another client: only that client may "
         f"{what}. Leave it to that agent (it expires without heartbeats), or, as a person, run `{how}`."

@@ -60,6 +60,7 @@ class EventKind(StrEnum):
     EXPIRY = "expiry"
     BRANCH = "branch"  # its branch merged: a memory on it became a project memory
     UNDO = "undo"  # reverses the event it ``undoes``
+    DELETE = "delete"  # the memory was deleted for good: the last event of its history, never undone
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,9 @@ class MemoryEvent:
     rule: str | None = None
     undoes: str | None = None  # the event this one reversed
     undone_by: str | None = None  # the event that reversed this one
+    # Who made it on a team's store: the database role that wrote the event, set by the database
+    # (``current_user``), never by a caller; None on a store of one person and for older events.
+    person: str | None = None
 
 
 def actor_of(source: str) -> str:

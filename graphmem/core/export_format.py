@@ -274,6 +274,8 @@ class EventLine(_Record):
     at: Moment
     kind: EventKind
     actor: str = Field(min_length=1, max_length=MAX_ID_CHARS)
+    # Who made it on a team's store: written, not read (the store of an import records its own role).
+    person: str | None = Field(None, max_length=MAX_ID_CHARS)
     rule: str | None = Field(None, max_length=MAX_ID_CHARS)
     reason: str = Field("", max_length=MAX_REASON_CHARS)
     change: str | None = Field(None, max_length=MAX_CHANGE_CHARS)  # what history shows: written, not read

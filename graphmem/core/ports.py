@@ -203,8 +203,15 @@ class MemoryRecords(Protocol):
         """``find_by_hash`` of many hashes in one read (an import's): each hash that some
         memory has → those memories, by id; hashes no memory has are left out."""
 
+    def shared_memories(self, ids: Collection[str]) -> set[str]:
+        """Of ``ids``, the stored memories people other than the caller see too: on a team's store
+        every project memory and each team-wide global one (no owner), never a person's own global
+        memory; none on a store of one person (Kùzu, the fake), where no one else sees anything."""
+
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
-        """Set fields of a memory (not ``text``: see ``replace_text``); an unknown field: ValueError."""
+        """Set fields of a memory (not ``text``: see ``replace_text``); an unknown field: ValueError.
+        An ``updated_at`` later than the stored one records on its ABOUT edges to symbols their
+        bodies of now (``EntityGraph.about_bodies``), in the same write."""
 
     def replace_text(self, memory_id: str, **new: Unpack[NewText]) -> None:
         """New text: the RELATES and NEXT edges stay, ABOUT becomes ``entities``, the vector is pending."""
@@ -376,9 +383,17 @@ class EntityGraph(Protocol):
 
     def all_entities(self) -> Iterable[Entity]: ...
     def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
-        """ABOUT edges from memory ids to (already upserted) entities; unknown ends are skipped."""
+        """ABOUT edges from memory ids to (already upserted) entities; unknown ends are skipped.
+        A new edge to a symbol records the symbol's body hash of now; one there already keeps its."""
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]: ...
+    def about_bodies(self, memory_ids: Collection[str]) -> dict[str, dict[str, str]]:
+        """Memory id -> symbol key -> the symbol's body hash its ABOUT edge records: the body when
+        the edge was made (``link_about``, ``replace_text``) or the memory's ``updated_at`` last
+        moved later (``update_memory``); ``move_about`` carries it. What makes a memory possibly
+        stale is its symbol's body differing from it (service/staleness.py). Edges that record
+        none (made before schema 14 while flagged, or to a symbol no scan had stored) are left out."""
+
     def memories_about(self, entity_keys: Collection[str]) -> dict[str, list[str]]: ...
     def remembered(self, keys: Collection[str]) -> set[str]:
         """The keys of ``keys`` that some memory is about, anyone's: on a team's store row-level
@@ -388,8 +403,8 @@ class EntityGraph(Protocol):
 
     def move_about(self, kind: EntityKind, old: str, new: str) -> list[str]:
         """Make the memories about entity ``old`` about ``new`` instead (both of ``kind``; ``new``
-        must be stored), anyone's; the ids of the memories moved that the caller sees (none when
-        ``old`` is ``new``)."""
+        must be stored), anyone's, each edge with the body it records; the ids of the memories
+        moved that the caller sees (none when ``old`` is ``new``)."""
 
 
 class MemoryLinks(Protocol):

@@ -256,6 +256,7 @@ def event_view(event: MemoryEvent) -> dict[str, Any]:
         "at": iso(event.at),
         "kind": event.kind.value,
         "actor": event.actor,
+        "person": event.person,
         "rule": event.rule,
         "reason": event.reason,
         "change": describe(event),

@@ -244,6 +244,7 @@ class RemoteMemory(Bound, Memory):
     claim_item = RemoteVerb(Memory.claim_item)
     release_item = RemoteVerb(Memory.release_item)
     show = RemoteVerb(Memory.show)
+    expand_id = RemoteVerb(Memory.expand_id)
     list = RemoteVerb(Memory.list)
     select = RemoteVerb(Memory.select)
     reject = RemoteVerb(Memory.reject)

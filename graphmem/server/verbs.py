@@ -82,7 +82,9 @@ class Verb:
     """One verb and the doors it goes through."""
 
     name: str  # the method's name
-    returns: str  # the return type: "module:Name", "list[module:Name]", "int", "bool", "None" or "dict"
+    returns: (
+        str  # the return type: "module:Name", "list[module:Name]", "int", "str", "bool", "None" or "dict"
+    )
     positional: tuple[str, ...]  # the parameters a call may pass by position, in order
     effect: Effect  # no default: a verb says whether it writes
     binds: Binding = Binding.NONE
@@ -104,7 +106,7 @@ class Verb:
         return _resolve(self.returns)
 
 
-_PLAIN: dict[str, Any] = {"None": type(None), "int": int, "bool": bool, "dict": dict[str, Any]}
+_PLAIN: dict[str, Any] = {"None": type(None), "int": int, "str": str, "bool": bool, "dict": dict[str, Any]}
 
 
 @cache
@@ -171,6 +173,7 @@ TABLE: tuple[Verb, ...] = (
     Verb("release_item", "bool", ("session_id", "item"), IDEMPOTENT_WRITE, tool="release_item"),
     # The CLI's alone (and the view's, ``ui=True``).
     Verb("show", f"{_RESULTS}:MemoryDetail", _ID, READS, ui=True),
+    Verb("expand_id", "str", ("prefix",), READS),  # a person's typing: no tool takes a prefix
     Verb("list", f"list[{_RECORD}]", (), READS, _BRANCH, ui=True),
     Verb("select", f"list[{_RECORD}]", (), READS, _PROJECT),
     Verb("reject", _RECORD, _ID, WRITES, ui=True),

@@ -9,6 +9,7 @@ team's PostgreSQL store they are kept there instead, for every daemon
 
 from __future__ import annotations
 
+import logging
 import threading
 import uuid
 from collections.abc import Callable
@@ -32,6 +33,8 @@ from graphmem.core.coordination import (
 from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
 
 __all__ = ["DEFAULT_TTL", "NO_DAEMON", "AgentSession", "Claim", "Coordination", "Coordinator"]
+
+log = logging.getLogger(__name__)
 
 # What the service's session and claim verbs say when no daemon set a Coordinator.
 NO_DAEMON = (
@@ -120,7 +123,8 @@ class Coordinator:
             self._expire(now)
             session = self._with_claims(self._live(session_id, now))
             how = f"graphmem session end {session.id} --force"
-            may_act(session, owner, force=force, what="end it", how=how)
+            if may_act(session, owner, force=force, what="end it", how=how):
+                log.info("session %s (%s) ended by force, by %s", session.id, session.agent, owner)
             del self._sessions[session.id]
             self._expire(now)
             return session
@@ -165,7 +169,8 @@ class Coordinator:
             self._expire(now)
             session = self._live(session_id, now)
             how = f"graphmem release {session.id} '{name}' --force"
-            may_act(session, owner, force=force, what="release its claims", how=how)
+            if may_act(session, owner, force=force, what="release its claims", how=how):
+                log.info("claim of %s (%s) released by force, by %s", session.id, session.agent, owner)
             held = self._claims.get((session.project, name or ""))
             if held is None or held.session != session.id:
                 return False

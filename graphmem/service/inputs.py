@@ -6,12 +6,13 @@ Each kind of value is checked here, once, for every verb and surface.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import TypeVar
 
-from graphmem.core.keys import file_key
+from graphmem.core.keys import EVENT_ID_PREFIX, file_key
 from graphmem.core.models import Category, Entity, EntityKind, LinkKind, Scope, Trust
 from graphmem.errors import InvalidInputError, NotFoundError
 
@@ -42,6 +43,14 @@ def parse_scope(value: str | Scope) -> Scope:
         return Scope(str(value).strip().lower())
     except ValueError:
         raise InvalidInputError(f"Unknown scope {value!r}; use 'global' or 'project'.") from None
+
+
+def default_scope(category: Category, project: str | None) -> Scope:
+    """The scope of a memory whose call names none: global without a project or for a
+    preference, else the project's (``MemoryWriter.remember`` then reads the text)."""
+    if project is None or category is Category.PREFERENCE:
+        return Scope.GLOBAL
+    return Scope.PROJECT
 
 
 def parse_link_kind(value: str | LinkKind) -> LinkKind:
@@ -89,6 +98,49 @@ def parse_event_id(value: object) -> str:
             f"{shown} is no event id: give one of `graphmem history MEMORY_ID` (evt_ and 16 hex digits)."
         )
     return value.strip()
+
+
+# The shortest id prefix a person may give for a whole id: "mem_" or "evt_" and 4 hex digits, as
+# git asks at least 4 digits of a commit.
+MIN_ID_PREFIX_CHARS = 8
+# Ids an ambiguous prefix's error names.
+MAX_ID_CANDIDATES_SHOWN = 10
+
+
+def parse_id_prefix(value: object) -> str:
+    """The beginning of a memory's or an event's id, as a person types it (``mem_6850df``)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError("Give a memory id or an event id, or its beginning (mem_6850df, evt_7bf2).")
+    prefix = value.strip()
+    if len(prefix) > MAX_ID_CHARS or any(c.isspace() or not c.isprintable() for c in prefix):
+        raise unknown_memory(prefix)
+    if len(prefix) < MIN_ID_PREFIX_CHARS:
+        raise InvalidInputError(
+            f"{prefix!r} is too short to name one memory or event: give at least its first "
+            f"{MIN_ID_PREFIX_CHARS} characters (mem_6850, evt_7bf2), or the whole id."
+        )
+    return prefix
+
+
+def expanded_id(prefix: str, ids: Iterable[str]) -> str:
+    """The one id of ``ids`` that starts with ``prefix``; an error naming the candidates when
+    several do, or saying where to find an id when none does."""
+    found = sorted({each for each in ids if each.startswith(prefix)})
+    if len(found) == 1:
+        return found[0]
+    what = "event" if prefix.startswith(EVENT_ID_PREFIX) else "memory"
+    if not found and re.fullmatch(r"(?:mem|evt)_[0-9a-f]{16}", prefix):  # a whole id, not a prefix
+        if what == "event":
+            raise NotFoundError(f"No event {prefix}: `graphmem history MEMORY_ID` lists a memory's events.")
+        raise unknown_memory(prefix)
+    if not found:
+        where = "`graphmem history MEMORY_ID`" if what == "event" else "`graphmem list` or recall"
+        raise NotFoundError(f"No {what} id starts with {prefix}: check the id with {where}.")
+    shown = ", ".join(found[:MAX_ID_CANDIDATES_SHOWN])
+    more = f" and {len(found) - MAX_ID_CANDIDATES_SHOWN} more" if len(found) > MAX_ID_CANDIDATES_SHOWN else ""
+    raise InvalidInputError(
+        f"{prefix} is the beginning of {len(found)} {what} ids ({shown}{more}): give more of the id."
+    )
 
 
 def unknown_memory(memory_id: str) -> NotFoundError:

@@ -154,7 +154,9 @@ class Lifecycle:
 
     def widen(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         """Make a project memory global: remembered again by the person for every project, the
-        project one superseded by it (an agent's writes stay in their project until then)."""
+        project one superseded by it (an agent's writes stay in their project until then). On a
+        team's store a project memory is the team's, and a global one its writer's alone: widening
+        would take it from the others, so it is refused with how to keep a copy instead."""
         if not acts_as_person(actor):
             raise NotAllowedError("Only the user makes a memory global: ask them to run `graphmem widen ID`.")
         writer = self._writer
@@ -164,6 +166,14 @@ class Lifecycle:
                 return record
             if not record.is_current:
                 raise ConflictError(f"Memory {record.id} is {record.status.value}: restore it first.")
+            if record.id in writer.store.shared_memories([record.id]):
+                raise NotAllowedError(
+                    f"{record.id} is the team's: everyone on the project sees it, and a global memory "
+                    "only you would, so widening it would take it from them. Keep a copy for every "
+                    f"project as your own: `graphmem remember --scope global --category "
+                    f'{record.category.value} "..."` with its text (`graphmem show {record.id}`); '
+                    "the team's stays."
+                )
             return writer.remember(
                 record.text, category=record.category, scope=Scope.GLOBAL, supersedes=record.id,
                 source=PERSON_SOURCE,
@@ -171,7 +181,7 @@ class Lifecycle:
 
     def delete(self, memory_id: str, *, actor: str = USER) -> MemoryRecord:
         self._persons_only(memory_id, actor, "delete")
-        return self._writer.delete(memory_id)
+        return self._writer.delete(memory_id, Cause(actor))
 
     def _persons_only(self, memory_id: str, actor: str, verb: str) -> MemoryRecord:
         """The memory, when ``actor`` may ``verb`` it: only a person changes the standing of a

@@ -12,11 +12,18 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from graphmem.core.keys import EVENT_ID_PREFIX
 from graphmem.core.models import Category, MemoryRecord, Status
 from graphmem.core.ports import GraphStore, StoreLogin, Visibility
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
-from graphmem.service.inputs import parse_category, parse_memory_id, unknown_memory
+from graphmem.service.inputs import (
+    expanded_id,
+    parse_category,
+    parse_id_prefix,
+    parse_memory_id,
+    unknown_memory,
+)
 from graphmem.service.results import Gauges, MemoryDetail, Stats
 from graphmem.service.staleness import Staleness
 from graphmem.service.stores import Stores
@@ -87,6 +94,18 @@ class Listing:
         stale = self._staleness.flags([record], {record.id: entities}).get(record.id)
         record = replace(record, stale=stale) if stale else record
         return MemoryDetail(record, tuple(entities), tuple(self._stores.store.links([record.id])))
+
+    def expand_id(self, prefix: str) -> str:
+        # a whole id costs one read; a prefix reads every id of its kind (a person's typing)
+        wanted = parse_id_prefix(prefix)
+        store = self._stores.store
+        if wanted.startswith(EVENT_ID_PREFIX):
+            if store.get_event(wanted) is not None:
+                return wanted
+            return expanded_id(wanted, (event.id for event in store.all_events()))
+        if wanted in store.get_memories([wanted]):
+            return wanted
+        return expanded_id(wanted, (record.id for record in store.all_memories()))
 
     def marked(self, record: MemoryRecord) -> MemoryRecord:
         """``record`` with its staleness, as ``show`` gives it."""

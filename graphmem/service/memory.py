@@ -224,6 +224,7 @@ class MemoryService(Bound, Memory):
     # -- reading --------------------------------------------------------------------------
 
     show = PartVerb(lambda parts: parts.listing, Listing.show)
+    expand_id = PartVerb(lambda parts: parts.listing, Listing.expand_id)
     review = CheckoutVerb(lambda parts: parts.review, Review.review)
 
     # the listing's own verbs, for this memory's checkout

@@ -47,6 +47,7 @@ from graphmem.core.models import (
 )
 from graphmem.core.ports import TextHits, Vector, VectorQuery, Visibility
 from graphmem.core.provenance import is_persons
+from graphmem.core.recall_limit import check_recall_limit
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc
 from graphmem.core.views import why
@@ -74,7 +75,6 @@ STATUS_WEIGHT: Mapping[Status, float] = {
 }
 # What default recall shows (``history`` shows every status).
 RECALLED = CURRENT_STATUSES
-MAX_RECALL_LIMIT = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +151,7 @@ class Recaller:
         if not isinstance(query, str):
             raise InvalidInputError("The query must be text.")
         limit = self._limit if limit is None else limit
-        if not 1 <= limit <= MAX_RECALL_LIMIT:
-            raise InvalidInputError(f"limit must be between 1 and {MAX_RECALL_LIMIT}.")
+        limit = check_recall_limit(limit)
         try:
             chosen = plan if isinstance(plan, Plan) else get_plan(plan or self._plan.name)
         except KeyError as exc:

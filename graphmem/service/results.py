@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from typing_extensions import TypedDict  # pydantic reads TypedDicts from here on Python < 3.12
+
 from graphmem.core.models import Entity, Hit, Link, LoginRole, MemoryRecord
 from graphmem.core.text import clip
 
@@ -34,6 +36,15 @@ __all__ = [
 SUPERSEDED_QUOTE_CHARS = 80
 
 
+class SupersededView(TypedDict):
+    """A ``Supersession`` as JSON."""
+
+    memory_id: str
+    text: str
+    event_id: str
+    automatic: bool
+
+
 @dataclass(frozen=True, slots=True)
 class Supersession:
     """An older memory that ``remember`` replaced: what it said, and the event that ``undo``
@@ -47,6 +58,16 @@ class Supersession:
     def quote(self) -> str:
         """The beginning of the replaced memory's text, on one line, in quotes."""
         return f'"{clip(self.text, SUPERSEDED_QUOTE_CHARS)}"'
+
+    def view(self) -> SupersededView:
+        """As ``remember --json`` and the ``remember`` tool give it: the replaced memory, its text,
+        the event whose undo makes it current again, and whether its subject found it."""
+        return {
+            "memory_id": self.memory_id,
+            "text": self.text,
+            "event_id": self.event_id,
+            "automatic": self.automatic,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,8 +212,9 @@ class ImportSummary:
     # New directives and preferences stored as proposals: an import never makes a rule, a person
     # confirms it (``graphmem review``, ``confirm``).
     proposed: int = 0
-    # Links the file made that would supersede a memory a person wrote or confirmed: left out, as
-    # an agent's are (``graphmem link NEW supersedes OLD`` makes one, by that person).
+    # Links the file made that would supersede a memory a person wrote or confirmed (``graphmem
+    # link NEW OLD --kind supersedes`` makes one, by that person), or hide a memory the team sees
+    # behind one only the importer sees: left out, as an agent's are.
     links_refused: int = 0
 
 

@@ -1,10 +1,14 @@
 """Which memories may no longer hold: the code they are about changed, or is gone, since.
 
-A memory about a symbol is *possibly stale* when the symbol's body changed after the memory
-was last written or confirmed (its ``updated_at``: remembering it again, editing it, or
-``confirm`` move it); a memory about a symbol or a file the code no longer holds says so.
-Every surface that shows memories asks ``Staleness`` once per answer, with the memories'
-entities it already holds: one lookup of the symbols and one of the files, never one per hit.
+A memory about a symbol is *possibly stale* while the symbol's body is not the one the memory
+was written against: its link to the symbol records that body (``EntityGraph.about_bodies``)
+when it is made and whenever the memory is written again, edited or confirmed (its
+``updated_at`` moves), so a branch switched to and back clears the flag it raised. A link from
+before schema 14 that records none keeps the rule of before: the body changed after the memory's
+``updated_at``. A memory about a symbol or a file the code no longer holds says so. Every surface
+that shows memories asks ``Staleness`` once per answer, with the memories' entities it already
+holds: one lookup of the symbols, one of the files and, when a symbol changed since first seen,
+one of the recorded bodies; never one per hit.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
+from graphmem.core.codegraph import SymbolInfo
 from graphmem.core.models import Entity, EntityKind, Hit, MemoryRecord
 from graphmem.service.stores import Stores
 
@@ -50,6 +55,11 @@ class Staleness:
             return {}
         symbols = code.symbols(list(symbol_keys)[:STALE_LOOKUP_KEYS])
         gone = code.deleted_files(list(file_keys)[:STALE_LOOKUP_KEYS])
+        # A body never changed since first seen is the one every link recorded: only memories
+        # about a changed symbol need the bodies their links record (none, most recalls).
+        edited = {key for key, symbol in symbols.items() if symbol.body_changed_at is not None}
+        linked = [m.id for m in memories if any(e.key in edited for e in about.get(m.id, ()))]
+        written = self._stores.store.about_bodies(linked) if linked else {}
         flags: dict[str, str] = {}
         for memory in memories:
             changed: str | None = None
@@ -66,9 +76,8 @@ class Staleness:
                         f"about {entity.name}, which no longer exists (deleted on {gone[entity.key].date()})"
                     )
                     break
-                when = symbol.body_changed_at if symbol is not None else None
-                if changed is None and symbol is not None and when is not None and when > memory.updated_at:
-                    changed = f"possibly stale: {symbol.qualified_name} changed on {when.date()}"
+                if changed is None and symbol is not None:
+                    changed = _changed(symbol, written.get(memory.id, {}).get(entity.key), memory)
             if changed is not None and memory.id not in flags:
                 flags[memory.id] = changed
         return flags
@@ -108,6 +117,19 @@ class Staleness:
             records = self._stores.store.get_memories(ids[start : start + STALE_COUNT_CHUNK])
             flagged += len(self.flags([r for r in records.values() if r.is_current], about))
         return flagged
+
+
+def _changed(symbol: SymbolInfo, written: str | None, memory: MemoryRecord) -> str | None:
+    """Why ``memory`` about ``symbol`` may be stale, or None: the body is not ``written``, the one
+    its link records; with none recorded (a link from before schema 14), the body changed after
+    the memory was last written."""
+    when = symbol.body_changed_at
+    on = f" on {when.date()}" if when is not None else ""
+    if written is not None:
+        return None if symbol.body_hash == written else f"possibly stale: {symbol.qualified_name} changed{on}"
+    if when is not None and when > memory.updated_at:
+        return f"possibly stale: {symbol.qualified_name} changed{on}"
+    return None
 
 
 def _marked(memories: Sequence[MemoryRecord], flags: Mapping[str, str]) -> list[MemoryRecord]:

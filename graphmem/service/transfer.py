@@ -252,7 +252,7 @@ class Transfer:
             (line.to_record(digest, _owner(line, project), source=source, now=now), line.entities)
             for line, digest in adding
         ]
-        links = self._sort_links(parsed, id_map, {line.id for line, _ in adding})
+        links = self._sort_links(parsed, id_map, {line.id: line.scope for line, _ in adding})
         summary = ImportSummary(
             records=parsed.records,
             memories_added=len(new),
@@ -279,13 +279,16 @@ class Transfer:
         keys = {e.key for _, e in parsed.entities}
         return len(keys - self._stores.store.get_entities(keys).keys()) if keys else 0
 
-    def _sort_links(self, parsed: ParsedExport, id_map: dict[str, str], brought: set[str]) -> ImportLinks:
+    def _sort_links(
+        self, parsed: ParsedExport, id_map: dict[str, str], brought: dict[str, Scope]
+    ) -> ImportLinks:
         """The file's links the store does not hold yet, between the memories they land on (a
         repeated memory maps onto the stored one), by who may make them: between memories the
-        file brings, the file's own; one that ends at a memory the store held before changes that
-        memory, so it is made as any other writer's change (``_link_stored``); and one that would
-        supersede a person's memory is refused, as an agent's is (only a person replaces what a
-        person wrote or confirmed)."""
+        file brings (``brought``: their scopes), the file's own; one that ends at a memory the
+        store held before changes that memory, so it is made as any other writer's change
+        (``_link_stored``); and one that would supersede a person's memory is refused, as an
+        agent's is (only a person replaces what a person wrote or confirmed), as is one by which
+        a memory only the importer sees would hide one the team sees (``keep_in_sight``)."""
         now = self._stores.clock()
         wanted = {
             (id_map.get(r.source, r.source), id_map.get(r.target, r.target), r.kind): (
@@ -296,7 +299,10 @@ class Transfer:
         ends = {memory_id for source, target, _ in wanted for memory_id in (source, target)}
         store = self._stores.store
         held = {(link.source, link.target, link.kind) for link in store.links(ends)} if ends else set()
-        stored = store.get_memories(ends - brought) if ends - brought else {}
+        stored = store.get_memories(ends - brought.keys()) if ends - brought.keys() else {}
+        shared = store.shared_memories(stored.keys()) | {
+            i for i, scope in brought.items() if scope is Scope.PROJECT
+        }
         sorted_links = ImportLinks()
         for (source, target, kind), at in wanted.items():
             if (source, target, kind) in held:
@@ -304,7 +310,11 @@ class Transfer:
             link = Link(source, target, kind, at)
             if source in brought and target in brought:
                 sorted_links.own.append(link)
-            elif kind is LinkKind.SUPERSEDES and target in stored and is_persons(stored[target]):
+            elif (
+                kind is LinkKind.SUPERSEDES
+                and target in stored
+                and (is_persons(stored[target]) or (target in shared and source not in shared))
+            ):
                 sorted_links.refused.append(link)
             else:
                 sorted_links.onto_stored.append(link)

@@ -62,12 +62,14 @@ from graphmem.core.provenance import (
     unconfirmed,
 )
 from graphmem.core.redaction import redact
+from graphmem.core.supersession import keep_in_sight
 from graphmem.core.text import validate_text
 from graphmem.core.timeparse import to_utc, utc_now
 from graphmem.core.trust import looks_like_injection
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError
 from graphmem.service.inputs import (
     MemoryEdit,
+    default_scope,
     parse_category,
     parse_memory_id,
     parse_scope,
@@ -154,7 +156,7 @@ class MemoryWriter:
         category = parse_category(category)
         named = None  # what the text names, read here when the default scope depends on it
         if scope is None:
-            scope = _default_scope(category, project)
+            scope = default_scope(category, project)
             if scope is Scope.GLOBAL and project:
                 named = self.mentions.named_in(text, project)
                 if names_code(*named):  # "prefer X in lib/response.js": about this project's code
@@ -219,7 +221,9 @@ class MemoryWriter:
                 replaced = [old]
             else:
                 same = [other.id for other in same_subject_as(record, similar, self._same_subject)]
+                shared = self.store.shared_memories(same) if scope is Scope.GLOBAL else set()  # keep_in_sight
                 replaced = [m for m in self.store.get_memories(same).values() if may_replace(source, m)]
+                replaced = [m for m in replaced if m.id not in shared]  # never hide what others see
             supersessions: list[Supersession] = []
             with self.store.transaction():  # one commit for all of it: acknowledged = durable
                 self.store.add_memories([record])
@@ -437,9 +441,10 @@ class MemoryWriter:
         self, newer: MemoryRecord, older: MemoryRecord, now: datetime, cause: Cause = BY_USER
     ) -> MemoryEvent:
         """``newer`` replaces ``older``: close it and link the two; the event (in ``older``'s
-        history) that ``undo`` reverses."""
+        history) that ``undo`` reverses. Refused when others see ``older`` and not ``newer``."""
         link = Link(newer.id, older.id, LinkKind.SUPERSEDES, now)
         with self.lock:
+            keep_in_sight(newer.id, older.id, self.store.shared_memories([newer.id, older.id]))
             had = [old for old in self.store.links([older.id]) if _same_link(old, link)]
             self.set_fields(
                 older.id, {"status": Status.SUPERSEDED, "valid_to": newer.valid_from, "updated_at": now}
@@ -450,12 +455,13 @@ class MemoryWriter:
             after["links"] = [link_value(had[0] if had else link)]
             return self.history.record(older.id, EventKind.SUPERSEDE, before, after, cause, other_id=newer.id)
 
-    def delete(self, memory_id: str) -> MemoryRecord:
-        """Delete a memory and its edges for good."""
-        with self.lock:
+    def delete(self, memory_id: str, cause: Cause = BY_USER) -> MemoryRecord:
+        """Delete a memory and its edges for good; its history stays, a ``delete`` event last."""
+        with self.lock, self.store.transaction():
             record = self.get(memory_id)
             if self.semantic is not None:
                 self.semantic.will_change([record.id])
+            self.history.record(record.id, EventKind.DELETE, {}, {}, cause)  # before it: who it was seen by
             self.store.delete_memory(record.id)
         if self.semantic is not None:
             self.semantic.removed(record.id)
@@ -591,9 +597,3 @@ def new_record(
         new_memory_id(), text, category, scope, project,
         created_at=now, updated_at=now, valid_from=now, content_hash=content_hash,
     )  # fmt: skip
-
-
-def _default_scope(category: Category, project: str | None) -> Scope:
-    if project is None or category is Category.PREFERENCE:
-        return Scope.GLOBAL
-    return Scope.PROJECT

@@ -8,6 +8,7 @@ from typing import Annotated, cast
 from pydantic import Field
 
 from graphmem.core.events import AGENT
+from graphmem.core.recall_limit import MAX_RECALL_LIMIT, MIN_RECALL_LIMIT
 from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.core.timeparse import parse_since, parse_until
 from graphmem.core.views import entity_view, event_view, hit_view, link_view, memory_view
@@ -119,6 +120,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             "created": result.created,
             "duplicate_of": result.duplicate_of,
             "superseded": list(result.superseded),
+            "supersessions": [done.view() for done in result.supersessions],
             "entities": [e.name for e in result.entities],
             "memory": memory_view(stored, now=runtime.now()),
         }
@@ -145,7 +147,13 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             ),
         ],
         limit: Annotated[
-            int | None, Field(description="Most hits to return (default: [recall] limit).", ge=1, le=50)
+            int | None,
+            # the service checks the bound, with the message the CLI gives too (core/recall_limit.py)
+            Field(
+                description=f"Most hits to return, {MIN_RECALL_LIMIT}-{MAX_RECALL_LIMIT} "
+                "(default: [recall] limit).",
+                json_schema_extra={"minimum": MIN_RECALL_LIMIT, "maximum": MAX_RECALL_LIMIT},
+            ),
         ] = None,
         categories: Annotated[
             list[CategoryName] | None, Field(description="Only these categories.", max_length=10)

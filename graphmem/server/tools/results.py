@@ -13,6 +13,8 @@ from typing import Any, NotRequired
 
 from typing_extensions import TypedDict  # pydantic reads TypedDicts from here on Python < 3.12
 
+from graphmem.service.results import SupersededView
+
 View = dict[str, Any]  # a memory, hit, entity, event, link, session or claim as JSON
 
 
@@ -21,6 +23,8 @@ class Remembered(TypedDict):
     created: bool
     duplicate_of: str | None
     superseded: list[str]
+    # each: memory_id, text (what it said), event_id (undo it to make it current again), automatic
+    supersessions: list[SupersededView]
     entities: list[str]
     memory: View
     note: NotRequired[str]
@@ -102,7 +106,7 @@ class Imported(TypedDict):
     proposed: int  # new directives and preferences stored as proposals, for a person to confirm
     entities: int
     links: int
-    links_refused: int  # links that would supersede a person's memory: left out
+    links_refused: int  # links that would supersede a person's memory or hide the team's: left out
 
 
 class Status(TypedDict):

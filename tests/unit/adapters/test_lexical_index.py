@@ -465,7 +465,7 @@ def test_a_schema_4_store_with_kuzu_fts_is_migrated_and_stops_keeping_it(tmp_pat
     store = KuzuGraphStore(tmp_path, dimension=8)
     try:
         assert store.db.rows("CALL SHOW_INDEXES() RETURN *") == []
-        assert store.get_meta("schema_version") == "13"
+        assert store.get_meta("schema_version") == "14"
         store.add_memories([memory("m2", "redis queue")])
         assert set(ids(store.search_text("redis", GLOBAL, 10))) == {"m1", "m2"}
     finally:

@@ -22,6 +22,9 @@ FROZEN = {
     "MOVE_ABOUT_10": "da810127900de05a",
     "ANSWER_ONLY_WHAT_IS_SEEN_10": "e52e477ad3c08525",
     "UNDO_10": "6a2ec380f45b9ec0",
+    "MOVE_ABOUT_14": "460b5faee3ff80b2",
+    "RECORDED_BODIES_14": "cdd9c314079104fb",
+    "UNDO_14": "a6c629a3e3bf4aa6",
 }
 
 
@@ -29,6 +32,7 @@ FROZEN = {
 FROZEN_SCHEMA = {
     "HALF_INDEX_12": "06a7f6c56531f3a2",
     "DROP_HALF_INDEX_12": "63ebf8909fb9c7e8",
+    "ENTITY_OWNERS_15": "dfc657053fe86eef",
 }
 
 

@@ -113,7 +113,7 @@ def test_a_schema_7_kuzu_store_opens_and_its_memories_are_on_no_branch(tmp_path:
 
     store = KuzuGraphStore(tmp_path / "data", dimension=DIM)
     try:
-        assert store.get_meta("schema_version") == "13"
+        assert store.get_meta("schema_version") == "14"
         assert store.get_memories(["m1"])["m1"].branch is None
         assert [i for i, _ in store.search_text("migration", Visibility(SHOP, CURRENT), 5)] == ["m1"]
         store.add_memories([memory("m2", "written after", scope=Scope.PROJECT, project=SHOP, branch="b")])

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from pathlib import Path
 
 from click.testing import Result
+
+from graphmem.adapters.fake_store import FakeGraphStore
 
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
 
@@ -103,3 +107,53 @@ def test_show_says_when_a_memory_expires(invoke: Invoke) -> None:
     memory_id = invoke("remember", "Staging is frozen for the audit", "--expires", "14d").stdout.strip()
 
     assert " · expires in 13 days (" in invoke("show", memory_id).stdout  # 14 days less the seconds since
+
+
+def test_show_and_undo_take_the_beginning_of_an_id(invoke: Invoke) -> None:
+    memory_id = remember(invoke, "We deploy on Tuesdays")
+    invoke("archive", memory_id)
+    event_id = json.loads(invoke("history", memory_id, "--json").stdout)["events"][0]["id"]
+
+    shown = invoke("show", memory_id[:12])
+    undone = invoke("undo", event_id[:12])
+
+    assert shown.exit_code == 0 and shown.stdout.startswith(memory_id)
+    assert undone.stdout == f"undid {event_id} on {memory_id}: status archived → active\n"
+
+
+def test_show_of_a_prefix_of_several_ids_exits_2_naming_them(
+    invoke: Invoke, in_memory_cli: Mapping[Path, FakeGraphStore]
+) -> None:
+    memory_id = remember(invoke, "We deploy on Tuesdays")
+    [store] = in_memory_cli.values()
+    stored = store.get_memories([memory_id])[memory_id]
+    store.add_memories(
+        [replace(stored, id="mem_ab12cd0000000001"), replace(stored, id="mem_ab12ef0000000002")]
+    )
+
+    result = invoke("show", "mem_ab12")
+
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: mem_ab12 is the beginning of 2 memory ids (mem_ab12cd0000000001, mem_ab12ef0000000002): "
+        "give more of the id.\n"
+    )
+
+
+def test_history_names_the_person_of_a_change_when_the_store_knows_it(
+    invoke: Invoke, in_memory_cli: Mapping[Path, FakeGraphStore]
+) -> None:
+    memory_id = remember(invoke, "We deploy on Tuesdays")
+    invoke("archive", memory_id)
+    [store] = in_memory_cli.values()
+    [event] = store.events_of(memory_id, 10)
+    # A team's store reads back who made a change (the database role); a store of one person, no one.
+    store.add_events([replace(event, id="evt_00000000000000aa", person="alice")])
+
+    shown = invoke("history", memory_id).stdout.splitlines()
+    listed = json.loads(invoke("history", memory_id, "--json").stdout)["events"]
+
+    assert shown[0].startswith("evt_00000000000000aa  ")
+    assert "  user (alice)  status active → archived" in shown[0]
+    assert "  user  status active → archived" in shown[1]
+    assert [e["person"] for e in listed] == ["alice", None]

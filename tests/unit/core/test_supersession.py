@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import UTC, datetime
 
+import pytest
+
 from graphmem.core.models import Link, LinkKind
-from graphmem.core.supersession import closes_cycle, describe_chain, supersessions
+from graphmem.core.supersession import closes_cycle, describe_chain, keep_in_sight, supersessions
+from graphmem.errors import NotAllowedError
 
 NOW = datetime(2024, 5, 1, tzinfo=UTC)
 LINKS = [
@@ -34,3 +37,10 @@ def test_a_link_closes_a_cycle_when_its_target_already_supersedes_its_source() -
     assert closes_cycle("c", "a", graph) == ["a", "c"]  # the shortest chain
     assert closes_cycle("a", "c", graph) is None
     assert describe_chain(["a", "b", "c"]) == "a already supersedes c (through b)"
+
+
+def test_a_memory_only_its_writer_sees_never_supersedes_one_others_see() -> None:
+    with pytest.raises(NotAllowedError, match="mem_team is the team's"):
+        keep_in_sight("mem_mine", "mem_team", shared={"mem_team"})
+    keep_in_sight("mem_ours", "mem_team", shared={"mem_team", "mem_ours"})  # both the team's
+    keep_in_sight("mem_mine", "mem_older", shared=set())  # a store of one person: nothing is refused

@@ -260,3 +260,17 @@ def test_an_event_line_with_a_state_undo_could_not_apply_is_refused(memory_servi
     assert "event.before.status: Input should be 'active'" in problem
     assert "event.after.(a field): an unknown field" in problem
     assert memory_service.history(mem.id) == []
+
+
+def test_a_deleted_memorys_history_ends_with_who_deleted_it_and_that_is_not_undone(
+    memory_service: MemoryService,
+) -> None:
+    mem = memory_service.remember("The staging password rotates monthly").memory
+    memory_service.archive(mem.id)
+
+    memory_service.delete(mem.id)
+
+    deleted, archived = memory_service.history(mem.id)
+    assert (deleted.kind, deleted.actor, archived.kind) == (EventKind.DELETE, "user", EventKind.STATUS)
+    with pytest.raises(ConflictError, match=f"Memory {mem.id} was deleted"):
+        memory_service.undo(deleted.id)

@@ -155,3 +155,39 @@ def test_a_memory_written_after_the_change_is_not_flagged(
 ) -> None:
     newer = memory_service.remember("main() prints to stdout, never to a log", project=git_project)
     assert memory_service.show(newer.memory.id).memory.stale is None
+
+
+@pytest.fixture(params=["memory", "kuzu"])
+def service(request: pytest.FixtureRequest) -> MemoryService:
+    """The service on the in-memory store and on Kùzu (``fake_memory``)."""
+    return request.getfixturevalue("memory_service" if request.param == "memory" else "fake_memory")
+
+
+def test_the_mark_follows_the_checkout_back_to_the_body_it_was_written_against(
+    service: MemoryService, git_project: str
+) -> None:
+    scan(service, git_project, {"src/app.py": parsed("v1")})
+    note = service.remember(DECISION, category="decision", project=git_project).memory
+    scan(service, git_project, {"src/app.py": parsed("v2")})  # another branch checked out
+    assert service.show(note.id).memory.stale is not None
+    assert service.stats().stale == 1
+
+    scan(service, git_project, {"src/app.py": parsed("v1")})  # and back
+    assert service.show(note.id).memory.stale is None
+    [hit] = service.recall("greeting before it returns", project=git_project).hits
+    assert hit.memory.stale is None
+    assert service.stats().stale == 0
+
+
+def test_a_memory_confirmed_on_another_branch_is_marked_back_on_the_first(
+    service: MemoryService, git_project: str
+) -> None:
+    scan(service, git_project, {"src/app.py": parsed("v1")})
+    note = service.remember(DECISION, category="decision", project=git_project).memory
+    scan(service, git_project, {"src/app.py": parsed("v2")})
+    assert service.confirm(note.id).stale is None  # it holds of v2 too: written against v2 now
+
+    scan(service, git_project, {"src/app.py": parsed("v1")})
+    assert service.show(note.id).memory.stale is not None
+    scan(service, git_project, {"src/app.py": parsed("v2")})
+    assert service.show(note.id).memory.stale is None

@@ -6,6 +6,7 @@ from __future__ import annotations
 from support.tools_client import Tools
 
 from graphmem.core.models import LinkKind, Status
+from graphmem.core.recall_limit import MAX_RECALL_LIMIT, recall_limit_problem
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
@@ -91,6 +92,16 @@ def test_recall_of_an_unknown_since_says_which_forms_it_takes(tools: Tools) -> N
 
     assert "since" in message.lower() or "30d" in message, message
     assert "failed inside" not in message
+
+
+def test_recall_takes_the_limit_the_cli_takes_and_refuses_past_it_in_the_same_words(tools: Tools) -> None:
+    remember(tools, "Deploys run on Tuesdays")
+    schema = tools.listing()["recall"].input_schema["properties"]["limit"]
+
+    assert tools.ok("recall", query="deploys", project=PROJECT, limit=MAX_RECALL_LIMIT)["hits"]
+    message = tools.refused("recall", query="deploys", project=PROJECT, limit=MAX_RECALL_LIMIT + 1)
+    assert message == recall_limit_problem(MAX_RECALL_LIMIT + 1)
+    assert (schema["minimum"], schema["maximum"]) == (1, MAX_RECALL_LIMIT)
 
 
 def test_get_context_bundles_what_is_known_about_a_subject(tools: Tools) -> None:
@@ -293,11 +304,13 @@ def test_remember_that_supersedes_quotes_the_older_text_and_the_undo_that_brings
     )
 
     assert answer["superseded"] == [old]
+    [done] = answer["supersessions"]
+    assert (done["memory_id"], done["text"]) == (old, "Payments retry 3 times with exponential backoff")
     note = answer["note"]
     assert old in note and '"Payments retry 3 times with exponential backoff"' in note
     [event] = memory_service.history(old)
     assert f"update_memory(id='{old}', action='undo', event_id='{event.id}')" in note
-    assert f"graphmem undo {event.id}" in note
+    assert f"graphmem undo {event.id}" in note and done["event_id"] == event.id
     tools.ok("update_memory", id=old, action="undo", event_id=event.id)
     assert memory_service.store.get_memories([old])[old].status is Status.ACTIVE
 

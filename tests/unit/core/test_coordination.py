@@ -1,0 +1,38 @@
+"""Who may end a session or release its claims (``core/coordination.py``, ``may_act``): its client,
+and on a team's store its person; anyone else only by force, which the caller records."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from graphmem.core.coordination import AgentSession, may_act
+from graphmem.errors import NotAllowedError
+
+NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
+HERS = AgentSession(
+    "ses_000000000001", "opencode/build", "/p", None, NOW, NOW, NOW, owner="mcp", person="alice"
+)
+
+
+def test_another_person_is_refused_even_from_a_client_of_the_same_id() -> None:
+    with pytest.raises(NotAllowedError, match=r"is alice's, not yours \(bob\).*--force"):
+        may_act(
+            HERS,
+            "mcp",
+            force=False,
+            what="end it",
+            how="graphmem session end ses_000000000001 --force",
+            person="bob",
+        )
+
+
+def test_the_same_person_and_client_may_and_a_forced_act_says_it_was_forced() -> None:
+    assert may_act(HERS, "mcp", force=False, what="end it", how="-", person="alice") is False
+    assert may_act(HERS, "person", force=True, what="end it", how="-", person="bob") is True
+
+
+def test_a_session_from_before_the_person_was_recorded_is_its_clients_as_before() -> None:
+    old = AgentSession("ses_000000000002", "bot", "/p", None, NOW, NOW, NOW, owner=None, person=None)
+    assert may_act(old, "mcp", force=False, what="end it", how="-", person="bob") is False
