@@ -14,6 +14,8 @@ from typing import Any
 from support.hostile import Stage, rpc_call
 from support.mcp_loop import Session
 
+from graphmem.core.recall_limit import MAX_RECALL_LIMIT
+
 MB = "word " * 200_000  # 1 MB
 BOGUS = "mem_0000000000000000"
 _serial = itertools.count()
@@ -148,7 +150,14 @@ def _generic() -> list[Case]:
 def _numbers_and_enums() -> list[Case]:
     out = [
         case(f"recall-limit-{n}", "recall", {"query": "x", "limit": v})
-        for n, v in (("neg", -1), ("zero", 0), ("51", 51), ("1e20", 10**20), ("float", 1.5), ("list", [1]))
+        for n, v in (
+            ("neg", -1),
+            ("zero", 0),
+            ("over", MAX_RECALL_LIMIT + 1),
+            ("1e20", 10**20),
+            ("float", 1.5),
+            ("list", [1]),
+        )
     ]
     out += [
         case(f"{t}-max-tokens-{n}", t, {**MINIMAL[t], "max_tokens": v})
