@@ -482,8 +482,10 @@ def test_the_cli_works_through_a_running_daemon(daemon: Daemon, project: Path, t
     over_mcp = call(daemon.mcp_url, "recall", query="how do we release", project=str(project))
     assert over_mcp["hits"][0]["id"] == memory_id  # one memory, whichever door
 
-    missing = graphmem_cli(daemon.data_dir, "show", "mem_nope")
-    assert missing.returncode == 3 and "No memory with id" in missing.stderr
+    missing = graphmem_cli(daemon.data_dir, "show", "mem_nope")  # the beginning of no id (prefixes work)
+    assert missing.returncode == 3 and "No memory id starts with mem_nope" in missing.stderr
+    unknown = graphmem_cli(daemon.data_dir, "show", "mem_0123456789abcdef")
+    assert unknown.returncode == 3 and "No memory with id" in unknown.stderr
     out = tmp_path / "export.jsonl"
     assert graphmem_cli(daemon.data_dir, "export", "-o", str(out), cwd=project).returncode == 0
     checked = graphmem_cli(daemon.data_dir, "import", "--dry-run", str(out), cwd=project)
