@@ -43,7 +43,15 @@ from typing import IO, Any
 from graphmem.adapters.data_dir import restrict_umask
 from graphmem.integrations.hook_client import HookClient
 from graphmem.integrations.hook_input import HookInputError, path_text, read_input, session_id, text
-from graphmem.integrations.hook_journal import Journal, context, deadline, log_to_file, turned_off
+from graphmem.integrations.hook_journal import (
+    Journal,
+    ask_boot,
+    ask_turn,
+    context,
+    deadline,
+    log_to_file,
+    turned_off,
+)
 
 log = logging.getLogger("graphmem.integrations.claude_code")  # also when run as __main__
 
@@ -105,16 +113,8 @@ class ClaudeCodeHooks:
             return ""
         session = session_id(given.get("session_id"))
         journal = Journal(self._client.data_dir()[0], CLIENT, session)
-        return context("SessionStart", self._boot(journal, session, path_text(given.get("cwd"), "cwd")))
-
-    def _boot(self, journal: Journal, session: str, directory: str | None) -> Any:
-        """The session's boot block, journaled as delivered with what it shows (for a daemon that
-        restarts before the next turn); None when the daemon did not answer."""
-        body = {"session_id": session, "directory": directory}
-        answer = self._client.call("/plugin/boot", body, deadline(BOOT_DEADLINE_S))
-        if "shown" in answer:
-            journal.booted(answer["shown"])
-        return answer.get("block")
+        body = {"session_id": session, "directory": path_text(given.get("cwd"), "cwd")}
+        return context("SessionStart", ask_boot(self._client.call, journal, body, deadline(BOOT_DEADLINE_S)))
 
     def _user_prompt(self, given: Mapping[str, Any]) -> str:
         session = session_id(given.get("session_id"))
@@ -126,19 +126,12 @@ class ClaudeCodeHooks:
         directory = path_text(given.get("cwd"), "cwd")
         # A session whose start never got its boot block (no daemon yet, a slow one) gets it here,
         # before the prompt's own: the conventions reach the model on its first answered prompt.
-        late = None if journal.has_booted() else self._boot(journal, session, directory)
-        older = journal.messages()
-        body = {
-            "session_id": session,
-            "directory": directory,
-            "messages": [*older, {"id": ident, "hash": digest}],
-            "text": prompt,
-            "shown": journal.shown(),
-        }
-        answer = self._client.call("/plugin/turn", body, deadline(TURN_DEADLINE_S))
-        blocks = answer.get("blocks")
-        block = blocks.get(ident) if isinstance(blocks, dict) else None
-        journal.add(ident, digest, bare="blocks" not in answer, shown=answer.get("shown"))
+        late = None
+        if not journal.has_booted():
+            body = {"session_id": session, "directory": directory}
+            late = ask_boot(self._client.call, journal, body, deadline(BOOT_DEADLINE_S))
+        body = {"session_id": session, "directory": directory, "text": prompt}
+        block = ask_turn(self._client.call, journal, body, ident, digest, deadline(TURN_DEADLINE_S))
         return context("UserPromptSubmit", late, block)
 
     def _pre_compact(self, given: Mapping[str, Any]) -> str:

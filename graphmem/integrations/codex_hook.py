@@ -44,7 +44,15 @@ from graphmem.adapters.data_dir import restrict_umask
 from graphmem.integrations import hook_input
 from graphmem.integrations.hook_client import HookClient
 from graphmem.integrations.hook_input import HookInputError
-from graphmem.integrations.hook_journal import Journal, context, deadline, log_to_file, turned_off
+from graphmem.integrations.hook_journal import (
+    Journal,
+    ask_boot,
+    ask_turn,
+    context,
+    deadline,
+    log_to_file,
+    turned_off,
+)
 
 log = logging.getLogger("graphmem.integrations.codex_hook")  # also when run as __main__
 
@@ -112,13 +120,8 @@ class CodexHook:
         return ""  # resume, fork: the session already holds its boot context
 
     def _boot(self, journal: Journal, session: str, directory: str | None) -> Any:
-        """The session's boot block, journaled as delivered with what it shows (for a daemon that
-        restarts before the next turn); None when the daemon did not answer."""
         body = {"session_id": session, "directory": directory, "agent": ""}
-        found = self._client.call("/plugin/boot", body, deadline(BOOT_DEADLINE_S))
-        if "shown" in found:
-            journal.booted(found["shown"])
-        return found.get("block")
+        return ask_boot(self._client.call, journal, body, deadline(BOOT_DEADLINE_S))
 
     def _prompt(self, session: str, directory: str | None, given: Mapping[str, Any]) -> str:
         if given.get("agent_id") or given.get("agent_type"):
@@ -130,18 +133,9 @@ class CodexHook:
         # A session whose start never got its boot block (no daemon yet, a slow one) gets it here,
         # before the prompt's own: the conventions reach the model on its first answered prompt.
         late = None if journal.has_booted() else self._boot(journal, session, directory)
-        earlier = [m for m in journal.messages() if m["id"] != turn]
-        body = {
-            "session_id": session,
-            "directory": directory,
-            "messages": [*earlier, {"id": turn, "hash": digest}],
-            "text": text,
-            "shown": journal.shown(),
-        }
-        found = self._client.call("/plugin/turn", body, deadline(TURN_DEADLINE_S))
-        blocks = found.get("blocks")
-        journal.add(turn, digest, bare="blocks" not in found, shown=found.get("shown"))
-        return context("UserPromptSubmit", late, blocks.get(turn) if isinstance(blocks, dict) else None)
+        body = {"session_id": session, "directory": directory, "text": text}
+        block = ask_turn(self._client.call, journal, body, turn, digest, deadline(TURN_DEADLINE_S))
+        return context("UserPromptSubmit", late, block)
 
     def _learn(self, session: str, directory: str | None, given: Mapping[str, Any]) -> None:
         from graphmem.adapters.codex_sessions import CodexSessions

@@ -7,6 +7,8 @@ reading its input (``hook_input``): its deadlines, its log, its answer and its j
   each line naming the client; never the terminal.
 - ``context``: the answer that gives the client a memory block as ``additionalContext`` (Claude
   Code and Codex read the same shape).
+- ``ask_boot``, ``ask_turn``: the daemon's boot block and a prompt's block, asked as every client
+  asks them (what was shown named, the answer journaled).
 - ``Journal``: the prompts of one session the daemon was told of (their ids and text hashes),
   the memories each block showed (the boot block's too, as the daemon's ``shown`` named them), and
   whether the boot block reached the session (until it has, a prompt asks for it first), in
@@ -27,6 +29,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +77,33 @@ def context(event: str, *blocks: Any) -> str:
     if not kept:
         return ""
     return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(kept)}})
+
+
+# ``HookClient.call``: a route, its body and a deadline; the daemon's answer, {} on any failure.
+Call = Callable[[str, dict[str, Any], float], dict[str, Any]]
+
+
+def ask_boot(call: Call, journal: Journal, body: dict[str, Any], deadline_s: float) -> Any:
+    """The session's boot block (``/plugin/boot`` with ``body``), journaled as delivered with what
+    it shows (for a daemon that restarts before the next turn); None when the daemon did not answer."""
+    answer = call("/plugin/boot", body, deadline_s)
+    if "shown" in answer:
+        journal.booted(answer["shown"])
+    return answer.get("block")
+
+
+def ask_turn(
+    call: Call, journal: Journal, body: dict[str, Any], ident: str, digest: str, deadline_s: float
+) -> Any:
+    """The block of the prompt ``ident`` (its text's ``digest``; ``body`` holds the session, the
+    directory and the text): the daemon hears of the session's earlier prompts and of what their
+    blocks and the boot block showed, and the answer is journaled. None when there is none."""
+    earlier = [m for m in journal.messages() if m["id"] != ident]
+    asked = {**body, "messages": [*earlier, {"id": ident, "hash": digest}], "shown": journal.shown()}
+    answer = call("/plugin/turn", asked, deadline_s)
+    journal.add(ident, digest, bare="blocks" not in answer, shown=answer.get("shown"))
+    blocks = answer.get("blocks")
+    return blocks.get(ident) if isinstance(blocks, dict) else None
 
 
 def log_to_file(data_dir: Path, client: str) -> None:
