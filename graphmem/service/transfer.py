@@ -310,10 +310,9 @@ class Transfer:
             link = Link(source, target, kind, at)
             if source in brought and target in brought:
                 sorted_links.own.append(link)
-            elif (
-                kind is LinkKind.SUPERSEDES
-                and target in stored
-                and (is_persons(stored[target]) or (target in shared and source not in shared))
+            elif kind is LinkKind.SUPERSEDES and (
+                (target in stored and is_persons(stored[target]))
+                or (target in shared and source not in shared)
             ):
                 sorted_links.refused.append(link)
             else:

@@ -119,6 +119,22 @@ def test_an_import_cannot_hide_the_teams_decision_behind_a_global_memory(team: T
     assert team.bob.show(decision).links == () and team.alice.history(decision) == []
 
 
+def test_an_import_cannot_hide_its_new_team_memory_behind_a_global_one_stored_before(team: Team) -> None:
+    mine = team.bob.remember("Refunds: ask Bob first", category="preference", scope="global").memory.id
+    header = {"type": "header", "format": "graphmem-export", "version": 1, "project": None, "counts": {}}
+    shared = {
+        "type": "memory", "id": "mem_2222222222222222", "text": "Refunds go through the ledger",
+        "category": "fact", "scope": "project", "project": PROJECT, "status": "active",
+        "created_at": "2026-01-01T00:00:00Z",
+    }  # fmt: skip
+    link = {"type": "link", "source": mine, "target": shared["id"], "kind": "supersedes"}
+
+    summary = team.bob.import_text("\n".join(json.dumps(r) for r in (header, shared, link)), name="bob.jsonl")
+
+    assert (summary.memories_added, summary.links, summary.links_refused) == (1, 0, 1)
+    assert team.alice.show(shared["id"]).memory.status is Status.ACTIVE
+
+
 def test_a_teammates_project_memory_still_supersedes_the_teams_and_everyone_sees_both(team: Team) -> None:
     decision = decided(team)
 
