@@ -6,23 +6,19 @@ the client running a path that is gone: its MCP server fails to start and its ho
 turn (Claude Code and Codex show the hook's error, or say nothing). ``stale`` names each such
 program and why, so doctor can say so with the fix (``graphmem install <client>`` again).
 
-Nothing here writes: it looks the paths up, reads a script's first line, and asks a Python
-whether it finds the hook's module (one short process per Python, bounded in time).
+Nothing here writes or runs: it looks the paths up, reads a script's first line, and looks for
+the hook's module in a virtualenv's site-packages.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-# The most a Python named by a hook is given to say whether it finds graphmem's hook module.
-PYTHON_CHECK_TIMEOUT_S = 10.0
 # What a script's first line is read of (a shebang is one short line).
 MAX_SHEBANG_BYTES = 1024
-FIND_MODULE = "import importlib.util as u, sys; sys.exit(0 if u.find_spec(sys.argv[1]) else 3)"
 
 
 def _program_problem(program: str) -> str:
@@ -47,20 +43,19 @@ def _program_problem(program: str) -> str:
 
 
 def _module_problem(python: str, module: str) -> str:
-    """Why ``python`` does not find ``module`` (graphmem's hook), or "" when it does."""
-    try:
-        done = subprocess.run(
-            [python, "-P", "-c", FIND_MODULE, module],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=PYTHON_CHECK_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return f"{python} did not say within {PYTHON_CHECK_TIMEOUT_S:.0f} s whether it has {module}"
-    except OSError as exc:
-        return f"{python} does not run ({exc.strerror})"
-    return "" if done.returncode == 0 else f"{python} has no {module} (graphmem is not installed there)"
+    """Why ``python`` does not have ``module`` (graphmem's hook), or "" when it does or cannot be
+    told without running it. Nothing a config names is run: a project's config is its
+    repository's file, and a hook command of ``/proc/self/cwd/tools/python`` would run the
+    checkout's own program. A virtualenv's Python (``<venv>/bin/python`` beside ``pyvenv.cfg``)
+    has it when its site-packages hold the package or its distribution's metadata."""
+    venv = Path(python).parent.parent
+    if not (venv / "pyvenv.cfg").is_file():
+        return ""
+    top = module.split(".", 1)[0]
+    for site in venv.glob("lib/python*/site-packages"):
+        if (site / top).is_dir() or any(site.glob(f"{top}-*.dist-info")):
+            return ""
+    return f"{python} has no {module} (graphmem is not installed in {venv})"
 
 
 def server_problems(command: Sequence[str]) -> list[str]:

@@ -69,7 +69,10 @@ def test_doctor_names_a_moved_virtualenv_and_the_fix(invoke: Invoke, project: Pa
 
 def test_doctor_names_a_python_that_has_no_graphmem(invoke: Invoke, project: Path, tmp_path: Path) -> None:
     assert invoke("install", "claude-code", "--project", str(project)).exit_code == 0
-    rebuilt = tmp_path / "rebuilt" / "python"  # a virtualenv made again without graphmem
+    venv = tmp_path / "rebuilt"  # a virtualenv made again without graphmem
+    (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    rebuilt = venv / "bin" / "python"
     rebuilt.parent.mkdir()
     rebuilt.write_text("#!/bin/sh\nexit 1\n")
     rebuilt.chmod(0o755)
@@ -79,3 +82,20 @@ def test_doctor_names_a_python_that_has_no_graphmem(invoke: Invoke, project: Pat
     doctor = invoke("--project", str(project), "doctor").output
 
     assert f"broken: the hooks' {rebuilt} has no graphmem.integrations.claude_code" in doctor
+
+
+def test_doctor_never_runs_a_program_the_projects_config_names(
+    invoke: Invoke, project: Path, tmp_path: Path
+) -> None:
+    assert invoke("install", "claude-code", "--project", str(project)).exit_code == 0
+    ran = tmp_path / "ran"
+    planted = project / "tools" / "python"  # the repository's own program, as its config names it
+    planted.parent.mkdir()
+    planted.write_text(f"#!/bin/sh\ntouch {ran}\n")
+    planted.chmod(0o755)
+    settings = project / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(HOOK_PYTHON, str(planted)))
+
+    result = invoke("--project", str(project), "doctor")
+
+    assert result.exit_code in (0, 1) and not ran.exists()
