@@ -36,9 +36,15 @@ except KeyboardInterrupt:
 """
 
 
+# A command run from a terminal's foreground starts with Ctrl-C at Python's default; the test
+# runner may not have (a shell starts a background job with SIGINT ignored, and a child
+# inherits that: then no Ctrl-C would ever be raised in it).
+FOREGROUND = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
 def run(raises: str, body: str = CATCH, steps: int = 1) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", SCRIPT.format(raises=raises, body=body, steps=steps)],
+        [sys.executable, "-c", FOREGROUND + SCRIPT.format(raises=raises, body=body, steps=steps)],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
 
