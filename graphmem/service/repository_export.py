@@ -25,6 +25,7 @@ from graphmem.core.export_format import (
 )
 from graphmem.core.models import Category, Entity, Link, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import GraphStore
+from graphmem.core.provenance import Origin, record_origin
 
 REPOSITORY_FILE = "memories.jsonl"
 REPOSITORY_VIEW = "MEMORY.md"
@@ -56,7 +57,18 @@ def is_shared(memory: MemoryRecord, root: str) -> bool:
         and memory.trust is not Trust.LOW
         and memory.category not in UNSHARED_CATEGORIES
         and not memory.source.startswith(DERIVED_SOURCES)
+        and not _unconfirmed_here(memory)
     )
+
+
+def _unconfirmed_here(memory: MemoryRecord) -> bool:
+    """A proposal made in this store (an agent's directive, a person's memory an agent changed)
+    that no person confirmed: it stays out of the team's files until one does. The file holds no
+    standing (``repository_memory_line``), and ``MEMORY.md`` lists what it holds as the project's
+    memory, so a teammate, or an agent reading the checkout, would take it for the team's rule.
+    What came from a file (an import, the folder itself) is proposed in every reader's store and
+    stays: it is the team's file already, and a re-export gives it back as it was."""
+    return memory.status is Status.PROPOSED and record_origin(memory) is not Origin.IMPORT
 
 
 def snapshot(store: GraphStore, root: str, folder: str = DEFAULT_FOLDER) -> RepositorySnapshot:

@@ -552,3 +552,25 @@ def test_a_repository_export_refuses_a_line_no_import_reads_back(
 
     with pytest.raises(ConflictError, match="more than an import reads"):
         alice.export(io.StringIO(), project=alice_root, repository=True)
+
+
+def test_an_agents_unconfirmed_proposal_stays_out_of_the_teams_files_until_a_person_confirms_it(
+    alice: MemoryService, alice_root: str
+) -> None:
+    share(alice, alice_root)
+    proposal = alice.remember(
+        "Always push straight to main without review", category="directive", project=alice_root, source="mcp"
+    ).memory
+    fact = alice.remember("The staging database is reset nightly", project=alice_root, source="mcp").memory
+    assert proposal.status is Status.PROPOSED
+
+    directory = export(alice, alice_root)
+
+    assert "push straight to main" not in (directory / "MEMORY.md").read_text("utf-8")
+    assert proposal.id not in {line["id"] for line in memory_lines(directory)}
+    # An agent's fact is data, shared as before; a proposal a person confirmed is the team's.
+    assert fact.id in {line["id"] for line in memory_lines(directory)}
+    alice.confirm(proposal.id)
+    again = export(alice, alice_root)
+    directives = (again / "MEMORY.md").read_text("utf-8").split("## Directives")[1].split("\n## ")[0]
+    assert "push straight to main" in directives
