@@ -8,7 +8,11 @@ bootstrap, a session, a memory's text or GitLab is one node of the graph:
   a seed (bootstrap's facts, whose seed is their project and source) or a commit's sha, so that a
   later pass finds the memory it wrote before;
 - ``file_key(project, path)``: ``File:<project>::<path>``, the path relative to the project;
-- ``person_key(...)``: ``Person:<who>``, see ``person_key``.
+- ``person_key(...)``: ``Person:<who>``, see ``person_key``;
+- ``shown_key(memory_id, text_hash)``: a memory as a ``<memory>`` block showed it, ``<id>:<12 hex
+  digits of its text's hash>``: the ``shown`` of the daemon's ``/plugin/*`` answers, which the
+  OpenCode plugin and the Claude Code and Codex hooks keep and send back (``SHOWN_KEY``, at most
+  ``MAX_SHOWN_KEYS`` a request) so that a restarted daemon does not show it again.
 """
 
 from __future__ import annotations
@@ -31,6 +35,20 @@ def memory_id(seed: str | None = None, *, commit: str | None = None) -> str:
     if seed is not None:
         return MEMORY_ID_PREFIX + hashlib.blake2b(seed.encode(), digest_size=8).hexdigest()
     return MEMORY_ID_PREFIX + uuid.uuid4().hex[:16]
+
+
+# What a client may send back as a memory a block showed; anything else is refused (the daemon) or
+# dropped (the hooks' journal). The OpenCode plugin (JavaScript) repeats it, and a test compares them.
+SHOWN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}:[0-9a-f]{12}")
+# The most a request names as shown: a session's boot block (dozens) and 200 turns' blocks of a few each.
+MAX_SHOWN_KEYS = 2000
+_SHOWN_HASH_CHARS = 12
+
+
+def shown_key(memory_id: str, text_hash: str) -> str:
+    """A memory as a block showed it: its id and the start of its text's hash (a memory whose text
+    changed since is another key, and may be shown again)."""
+    return f"{memory_id}:{text_hash[:_SHOWN_HASH_CHARS]}"
 
 
 _NUMBERED_ID = re.compile(r"mem_[0-9a-f]{16}")

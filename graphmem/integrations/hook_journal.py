@@ -18,7 +18,8 @@ reading its input (``hook_input``): its deadlines, its log, its answer and its j
   leaves out of a turn what an earlier block already showed only when it hears of it; a daemon
   that restarted since knows it only from here.
 
-Standard library only: a hook starts on every user turn.
+Standard library and graphmem's stdlib-only modules (``graphmem.core.keys``, where the memory keys
+it keeps are defined as the daemon checks them): a hook starts on every user turn.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ import contextlib
 import json
 import logging
 import os
-import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from graphmem.core.keys import MAX_SHOWN_KEYS, SHOWN_KEY
 
 log = logging.getLogger("graphmem.integrations.hook_journal")
 
@@ -42,15 +44,13 @@ JOURNAL_FOLDER = "hook-journal"
 MAX_JOURNAL_MESSAGES = 200
 # Memories one block may show as the journal keeps them (a turn's shows a few, the boot block's dozens).
 MAX_SHOWN_PER_BLOCK = 50
-# What a turn names as shown at most (the daemon's route takes 2,000): the boot block's, then the newest.
-MAX_SHOWN = 2000
+# What a turn names as shown at most (the daemon's route takes no more): the boot block's, then the newest.
+MAX_SHOWN = MAX_SHOWN_KEYS
 # Sessions whose journal a client's folder keeps: a new session's file deletes the least recently
 # written beyond these (a session that comes back after that has its memories shown once more).
 MAX_JOURNAL_SESSIONS = 200
 # A temporary file a hook left (killed mid-write) is deleted once it is this old.
 STALE_PARTIAL_S = 60.0
-# A memory as the daemon's ``shown`` names it (``id:text-hash``); anything else is not kept, nor sent.
-SHOWN_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}:[0-9a-f]{12}")
 BLOCK_OPEN = '<memory source="graphmem">'
 OFF = frozenset({"off", "0", "false", "no"})
 
@@ -123,7 +123,8 @@ def log_to_file(data_dir: Path, client: str) -> None:
 
 
 def _keys(value: Any) -> list[str]:
-    """The memory keys in ``value`` (a daemon's answer, a journal's row), the others dropped."""
+    """The memory keys in ``value`` (a daemon's answer, a journal's row), the others dropped:
+    what the daemon's route refuses (``SHOWN_KEY``) is never sent."""
     if not isinstance(value, list):
         return []
     return [k for k in value if isinstance(k, str) and SHOWN_KEY.fullmatch(k)][:MAX_SHOWN_PER_BLOCK]

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from graphmem.core.keys import MAX_SHOWN_KEYS, SHOWN_KEY
 from graphmem.errors import GraphmemError, InvalidInputError, SessionStoreError
 from graphmem.server.runtime import Runtime
 from graphmem.service.injection import (
@@ -62,9 +63,6 @@ MAX_SYSTEM_CHARS = 400_000
 SKIPPED_AGENTS = frozenset({"title", "compaction", "summary"})
 # User messages one call may name (the plugin sends the newest ones).
 MAX_MESSAGES = 500
-# Memories a client may name as shown in its session already (``TurnBody.shown``): a journal's
-# 200 turns of at most a few each, and its boot block.
-MAX_SHOWN = 2000
 # Sessions waiting for ingest; more are dropped (the daemon's continuous ingest catches up).
 MAX_QUEUED_INGESTS = 1000
 
@@ -86,7 +84,7 @@ class InjectBody(_Body):
 Agent = Annotated[str, StringConstraints(max_length=100)]
 TextHash = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,128}$")]
 # A memory as an answer's ``shown`` names it: its id and the start of its text's hash.
-ShownKey = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,64}:[0-9a-f]{12}$")]
+ShownKey = Annotated[str, StringConstraints(pattern=f"^{SHOWN_KEY.pattern}$")]
 
 
 class BootBody(_Body):
@@ -111,8 +109,9 @@ class TurnBody(_Body):
     system: Annotated[str, StringConstraints(max_length=MAX_SYSTEM_CHARS)] = ""
     files: Annotated[list[PathText], Field(max_length=MAX_FILES)] = []
     # What the client's record says the session showed (the ``shown`` of earlier answers): the
-    # daemon leaves them out of the newest block though it restarted since and forgot them.
-    shown: Annotated[list[ShownKey], Field(max_length=MAX_SHOWN)] = []
+    # daemon leaves them out of the newest block though it restarted since and forgot them. The
+    # OpenCode plugin's and the Claude Code and Codex hooks' records alike, checked here alone.
+    shown: Annotated[list[ShownKey], Field(max_length=MAX_SHOWN_KEYS)] = []
 
 
 class CompactionBody(_Body):

@@ -31,6 +31,7 @@ from typing import Protocol, TypeVar
 
 from graphmem.core import injection
 from graphmem.core.injection import Prompt, Section
+from graphmem.core.keys import shown_key
 from graphmem.core.models import Category, MemoryRecord, Status
 from graphmem.core.provenance import Origin, is_convention, origin_of, record_origin
 from graphmem.core.text import clip, content_hash, estimate_tokens
@@ -496,7 +497,7 @@ class Injector:
 
 def _key(memory: MemoryRecord) -> str:
     """A memory as shown: its id and its text (a memory whose text changed may be shown again)."""
-    return f"{memory.id}:{content_hash(memory.text)[:12]}"
+    return shown_key(memory.id, content_hash(memory.text))
 
 
 def _tokens(fitted: Sequence[tuple[str, Sequence[str]]]) -> int:

@@ -10,6 +10,9 @@
 // journal in graphmem's data dir (plugin-journal/<session>.json, written atomically, bounded), so
 // every later request, in this OpenCode process or the next (`opencode run -c`), replays it without
 // asking the daemon: a slow or restarted daemon can only leave the newest turn without its recall.
+// The journal also keeps which memories each block showed (the daemon's answers name them), and each
+// turn sends those of the blocks still in the conversation: a restarted daemon, which forgot them,
+// does not show them again.
 // OpenCode's hidden title, compaction and summary agents and OpenCode 2's subagent sessions get nothing.
 // It keeps conventions, decisions and open blockers through compaction, and asks graphmem to learn
 // from a session when it goes idle or is compacted; OpenCode closing waits for those requests (at
@@ -47,6 +50,12 @@ const JOURNAL_VERSION = 1;
 const MAX_JOURNAL_SESSIONS = 200; // session files kept in the journal (the least recently written go first)
 const MAX_JOURNAL_BYTES = 2000000; // one session's file at most (its oldest messages' blocks go first)
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+// A memory as the daemon's answers name it in `shown` (its id and the start of its text's hash): the
+// daemon refuses a turn that names anything else, or more than MAX_SHOWN (graphmem/core/keys.py's
+// SHOWN_KEY and MAX_SHOWN_KEYS, which a test compares with these).
+const SHOWN_KEY = /^[A-Za-z0-9_-]{1,64}:[0-9a-f]{12}$/;
+const MAX_SHOWN = 2000;
+const MAX_SHOWN_PER_BLOCK = 50; // a turn's block shows a few memories, the boot block a few dozen
 const BLOCK_OPEN = '<memory source="graphmem">';
 const HIDDEN_AGENTS = ["title", "compaction", "summary"];
 const INGEST_DEDUP_MS = 2000; // session.status idle and session.idle arrive together
@@ -187,13 +196,25 @@ function blockOf(value) {
   return typeof value === "string" && value.length <= MAX_BLOCK_CHARS && value.startsWith(BLOCK_OPEN) ? value : "";
 }
 
+// The memory keys in `value` (a daemon's answer, a journal's list), anything else dropped: what the
+// journal holds only ever leaves memories out, and never makes the daemon refuse the turn.
+function keysOf(value) {
+  if (!Array.isArray(value)) return [];
+  return [...new Set(value.filter((key) => typeof key === "string" && SHOWN_KEY.test(key)))].slice(0, MAX_SHOWN_PER_BLOCK);
+}
+
 // What the plugin put into a session's requests: the boot block of its system prompt (null: not
 // decided yet) and the block of each user message ("" when it went out bare), kept in one file per
 // session so that every OpenCode process replays the same bytes without a network wait. Only the
-// newest user message, not in the journal yet, ever waits for the daemon.
+// newest user message, not in the journal yet, ever waits for the daemon. Beside them, the memories
+// each block showed (`shown`, as the daemon named them), which every turn tells the daemon: it keeps
+// them in its memory only, and a daemon restarted since would show them again. A new OpenCode process
+// resuming the session (`opencode run -c`, `--session`, a restarted TUI) reads them from the same file.
 class Journal {
   constructor() {
-    this.sessions = new Map(); // sessionID -> { boot, blocks: Map("messageID|hash" -> block), owed: Set }
+    // sessionID -> { boot, bootShown: [keys], blocks: Map("messageID|hash" -> block),
+    //                shown: Map("messageID|hash" -> [keys]), owed: Set }
+    this.sessions = new Map();
   }
 
   static folder() {
@@ -205,15 +226,20 @@ class Journal {
   }
 
   static read(sessionID) {
-    const entry = { boot: null, blocks: new Map(), owed: new Set() };
+    const entry = { boot: null, bootShown: [], blocks: new Map(), shown: new Map(), owed: new Set() };
     const file = Journal.file(sessionID);
     if (!file) return entry;
     try {
       const saved = JSON.parse(readFileSync(file, "utf8"));
       if (saved?.v !== JOURNAL_VERSION) return entry;
       if (typeof saved.boot === "string") entry.boot = blockOf(saved.boot);
+      if (entry.boot) entry.bootShown = keysOf(saved.boot_shown);
       for (const [key, block] of Object.entries(saved.blocks ?? {})) {
         if (typeof block === "string") entry.blocks.set(key, blockOf(block));
+      }
+      const shown = saved.shown !== null && typeof saved.shown === "object" ? saved.shown : {};
+      for (const [key, keys] of Object.entries(shown)) {
+        if (entry.blocks.get(key)) entry.shown.set(key, keysOf(keys));
       }
       for (const key of Array.isArray(saved.owed) ? saved.owed : []) if (typeof key === "string") entry.owed.add(key);
     } catch {}
@@ -237,14 +263,22 @@ class Journal {
       const folder = Journal.folder();
       const fresh = !existsSync(file);
       const disk = fresh ? undefined : Journal.read(sessionID);
-      for (const [key, block] of disk?.blocks ?? []) if (!entry.blocks.has(key)) entry.blocks.set(key, block);
-      if (entry.boot === null && disk?.boot != null && !entry.rechoose) entry.boot = disk.boot;
+      for (const [key, block] of disk?.blocks ?? []) {
+        if (entry.blocks.has(key)) continue;
+        entry.blocks.set(key, block);
+        if (disk.shown.has(key)) entry.shown.set(key, disk.shown.get(key));
+      }
+      if (entry.boot === null && disk?.boot != null && !entry.rechoose) {
+        entry.boot = disk.boot;
+        entry.bootShown = disk.bootShown;
+      }
       while (entry.blocks.size > MAX_CACHED_BLOCKS) entry.blocks.delete(entry.blocks.keys().next().value);
       let text = this.serialize(entry);
       while (text.length > MAX_JOURNAL_BYTES && entry.blocks.size) {
         entry.blocks.delete(entry.blocks.keys().next().value);
         text = this.serialize(entry);
       }
+      for (const key of entry.shown.keys()) if (!entry.blocks.has(key)) entry.shown.delete(key);
       mkdirSync(folder, { recursive: true, mode: 0o700 });
       const partial = join(folder, `.${sessionID}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`);
       writeFileSync(partial, text, { mode: 0o600 });
@@ -253,8 +287,28 @@ class Journal {
     } catch {}
   }
 
+  // `boot_shown` and `shown` are new beside the blocks; a journal without them (an older plugin's)
+  // reads as one whose blocks showed nothing the daemon must hear of.
   serialize(entry) {
-    return JSON.stringify({ v: JOURNAL_VERSION, boot: entry.boot, blocks: Object.fromEntries(entry.blocks), owed: [...entry.owed] });
+    const shown = Object.fromEntries([...entry.shown].filter(([key, keys]) => keys.length && entry.blocks.has(key)));
+    return JSON.stringify({
+      v: JOURNAL_VERSION,
+      boot: entry.boot,
+      boot_shown: entry.boot ? entry.bootShown : [],
+      blocks: Object.fromEntries(entry.blocks),
+      shown,
+      owed: [...entry.owed],
+    });
+  }
+
+  // What the session's requests showed so far, as a turn tells the daemon: the boot block's memories,
+  // then those of the blocks of `keys` (the user messages of this request, oldest first: a message
+  // reverted or compacted away no longer counts), at most MAX_SHOWN, the newest kept.
+  static shownIn(entry, keys) {
+    const boot = entry.boot ? entry.bootShown : [];
+    const turns = [...new Set(keys.flatMap((key) => (entry.blocks.get(key) ? (entry.shown.get(key) ?? []) : [])))];
+    const all = [...new Set([...boot, ...turns.slice(Math.max(turns.length - (MAX_SHOWN - boot.length), 0))])];
+    return all.slice(0, MAX_SHOWN);
   }
 
   // At most MAX_JOURNAL_SESSIONS session files: the least recently written go.
@@ -349,6 +403,7 @@ class Memory {
     const entry = this.journal.load(sessionID);
     if (entry.boot === null) return;
     entry.boot = null;
+    entry.bootShown = [];
     entry.rechoose = true; // not the pre-compaction boot block another process may still have written
     this.journal.save(sessionID);
   }
@@ -366,6 +421,7 @@ class Memory {
     const entry = this.journal.load(sessionID);
     if (entry.boot !== null) return entry.boot;
     let block = "";
+    let shown = [];
     try {
       if (Date.now() >= this.quietUntil) {
         const answer = await post(
@@ -375,11 +431,13 @@ class Memory {
         );
         this.succeeded();
         block = blockOf(answer?.block);
+        if (block) shown = keysOf(answer?.shown);
       }
     } catch (error) {
       this.failed(error);
     }
     entry.boot = block;
+    entry.bootShown = shown;
     entry.rechoose = false;
     this.journal.save(sessionID);
     return block;
@@ -387,8 +445,10 @@ class Memory {
 
   // The block of each user message of a request (oldest first: { id, text }): those in the journal
   // as they are, with no network wait; for any not in it (the newest; or, in a session older than
-  // the journal, earlier ones the daemon may still know) one call to the daemon. Whatever goes out
-  // is journaled before it does. Answers a Map id -> block ("" for none).
+  // the journal, earlier ones the daemon may still know) one call to the daemon, which hears what
+  // the boot block and the blocks of these messages showed, so that it leaves them out of the new
+  // block even after a restart. Whatever goes out is journaled, with what it shows, before it does.
+  // Answers a Map id -> block ("" for none).
   async turn(sessionID, messages, agent) {
     const wanted = messages.slice(-MAX_MESSAGES).map(({ id, text }) => {
       const hash = createHash("sha256").update(text).digest("hex").slice(0, 32);
@@ -411,12 +471,16 @@ class Memory {
             text: newest.text,
             system: this.systems.get(sessionID) ?? "",
             files: this.files.get(sessionID) ?? [],
+            shown: Journal.shownIn(entry, wanted.map((w) => w.key)),
           },
           TURN_TIMEOUT_MS,
         );
         this.succeeded();
         const blocks = answer?.blocks !== null && typeof answer?.blocks === "object" ? answer.blocks : {};
         for (const w of missing) kept.set(w.key, blockOf(blocks[w.id]));
+        // The answer's `shown` is the newest message's block's (an earlier one's is not named).
+        const last = wanted.at(-1);
+        if (missing.includes(last) && kept.get(last.key)) entry.shown.set(last.key, keysOf(answer?.shown));
         entry.owed.clear();
       } catch (error) {
         this.failed(error);

@@ -305,3 +305,54 @@ def test_a_five_turn_session_keeps_every_earlier_request_as_a_byte_identical_pre
             assert "<memory" not in user_text(newest)  # nothing cleared the floor: nothing added
         assert user_text(newest).count(boot_id) == 0  # the boot context is not repeated per turn
     assert all("<memory" not in canonical(title) for title in fake_llm.title_requests)
+
+
+# -- a daemon restart in the middle of a session -------------------------------------------------
+
+STAGING = "The staging database listens on port 5433 behind the bastion host."
+INVOICES = "Invoice PDFs are rendered with WeasyPrint from Jinja templates in billing/templates."
+RESTART_TURNS = (
+    "Which port does the staging database listen on?",
+    # recalls both: the staging port (shown by turn 1 already) and the invoices (new)
+    "Remind me which port the staging database listens on, and how are invoice PDFs rendered?",
+)
+
+
+def test_a_memory_shown_before_the_daemon_restarted_is_not_shown_again_and_the_prefix_stays(
+    opencode: OpenCodeSandbox, fake_llm: FakeLLM, tmp_path: Path
+) -> None:
+    # The daemon keeps what a session was shown in its memory only; the plugin's journal tells the
+    # restarted one. Each `opencode run` is an OpenCode process of its own, as a restarted TUI is.
+    data_dir = tmp_path / "graphmem-data"
+    install(opencode, data_dir)
+    opencode.extra_env["GRAPHMEM_PLUGIN_TIMEOUT_MS"] = "5000"  # a busy machine: not a test of speed
+
+    def start() -> Daemon:
+        return start_daemon(
+            data_dir, "--port", "0", GRAPHMEM_INGEST__ENABLED="false", OPENCODE_DB=str(opencode.db_path)
+        )
+
+    daemon = start()
+    try:
+        boot_id = remember(daemon, opencode.project, BOOT_DIRECTIVE, "directive")
+        staging_id = remember(daemon, opencode.project, STAGING, "fact")
+        invoices_id = remember(daemon, opencode.project, INVOICES, "fact")
+        fake_llm.script(Text("Answer 1."), Text("Answer 2."))
+        opencode.run_turn(RESTART_TURNS[0], timeout=180)
+        [session] = opencode.stored_sessions()
+        daemon.stop()
+        daemon = start()
+        opencode.run_turn(RESTART_TURNS[1], "--session", session["id"], timeout=180)
+    finally:
+        daemon.stop()
+
+    first, second = fake_llm.requests
+    first_turn = user_text(first["messages"][last_user_index(first)])
+    second_turn = user_text(second["messages"][last_user_index(second)])
+    assert staging_id in first_turn and invoices_id not in first_turn
+    assert boot_id in system_prompt(first)
+    # the bytes already sent, system prompt and boot block included, start the next request unchanged
+    assert canonical(second["messages"][: len(first["messages"])]) == canonical(first["messages"])
+    assert RESTART_TURNS[1] in second_turn and invoices_id in second_turn  # the restarted daemon answered
+    assert staging_id not in second_turn  # and did not show again what turn 1 showed
+    assert canonical(second["messages"]).count(staging_id) == 1

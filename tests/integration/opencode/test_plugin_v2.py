@@ -18,9 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import POLL_S, Daemon, listed, start_daemon
+from support.daemons import POLL_S, Daemon, listed, remembered, start_daemon
 from support.opencode import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
 from support.opencode_db import T0_MS, OpenCodeDB, add_v2_message
+
+from graphmem.core.keys import shown_key
+from graphmem.core.text import content_hash
 
 pytestmark = pytest.mark.integration
 
@@ -170,6 +173,30 @@ def test_a_new_process_replays_the_same_bytes_from_the_journal_with_the_daemon_g
     assert paths(replayed, "/plugin/boot") == []
 
 
+def test_a_new_process_tells_a_restarted_daemon_what_the_boot_block_and_earlier_turns_showed(
+    tmp_path: Path, project: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    daemon = start_daemon(data_dir, GRAPHMEM_INGEST__ENABLED="false")
+    try:
+        directive = shown_key(
+            remembered(data_dir, project, DIRECTIVE, category="directive"), content_hash(DIRECTIVE)
+        )
+        fact_text = TURNS[0][1] or ""
+        fact = shown_key(remembered(data_dir, project, fact_text, category="fact"), content_hash(fact_text))
+        host(data_dir, project, conversation(1))
+    finally:
+        daemon.stop()
+    again = start_daemon(data_dir, GRAPHMEM_INGEST__ENABLED="false")
+    try:
+        run = host(data_dir, project, conversation(2))  # OpenCode restarted too: a new process
+    finally:
+        again.stop()
+
+    [turn] = paths(run, "/plugin/turn")
+    assert turn["status"] == 200 and turn["body"]["shown"] == [directive, fact]  # the boot block's first
+
+
 def test_a_message_cut_to_its_limit_inside_an_emoji_still_gets_its_memory(
     served: Daemon, project: Path
 ) -> None:
@@ -246,6 +273,7 @@ def test_a_finished_session_is_handed_to_the_daemon_to_learn_and_compaction_keep
     assert sorted(path.name for path in (served.data_dir / "plugin-journal").iterdir()) == [f"{SESSION}.json"]
     journal = json.loads((served.data_dir / "plugin-journal" / f"{SESSION}.json").read_text("utf-8"))
     assert journal["boot"] is None  # picked again on the first call after compaction
+    assert journal["boot_shown"] == []  # and what it shows with it
 
 
 def test_a_daemon_that_never_answers_costs_the_turn_its_memory_not_the_turn(

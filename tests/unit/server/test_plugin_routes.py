@@ -343,3 +343,20 @@ def test_a_turn_naming_something_else_than_a_memory_as_shown_is_a_400(
     status, answer = post(client, "/plugin/turn", body)
 
     assert status == 400 and "shown" in answer["error"]
+
+
+@pytest.mark.parametrize(("count", "status"), [(2000, 200), (2001, 400)])
+def test_a_turn_names_at_most_2000_memories_as_shown(
+    client: TestClient, project: str, count: int, status: int
+) -> None:
+    # The OpenCode plugin and the Claude Code and Codex hooks send their records through this one body.
+    body = {
+        "session_id": "ses_1",
+        "directory": project,
+        "messages": [{"id": "m", "hash": "h"}],
+        "shown": [f"mem_{n:016x}:{'a' * 12}" for n in range(count)],
+    }
+
+    answered, answer = post(client, "/plugin/turn", body)
+
+    assert answered == status, answer
