@@ -4,7 +4,8 @@ MRs, issues, epics and people are the store's entities (memories are about them,
 ref seen in a memory creates one); what enrichment adds (queue state, GitLab's answer)
 and the edges between them this graph keeps itself. It applies the edits of
 ``core/gitlab_edits.py`` and reads back through ``core/gitlab_reads.py``, as the
-PostgreSQL graph does; ``tests/unit/adapters/test_gitlab_graph_contract.py`` holds it to
+PostgreSQL graph does, showing only the edges whose two ends its store shows
+(``seen_edges``); ``tests/unit/adapters/test_gitlab_graph_contract.py`` holds it to
 the rules of the Kùzu and PostgreSQL ones.
 """
 
@@ -20,7 +21,7 @@ from graphmem.core import keys
 from graphmem.core.enrichment import Attempt, EnrichmentRow, EnrichState, count_states, parse_key
 from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData, Person
 from graphmem.core.gitlab_edits import PEOPLE_RELS, EdgeScope, GitLabData, GitLabEdit, NewNode, SavedFacts
-from graphmem.core.gitlab_reads import Stamps, latest_first, read_back, related_steps
+from graphmem.core.gitlab_reads import Edge, Stamps, latest_first, read_back, related_steps, seen_edges
 from graphmem.core.models import Entity, EntityKind, Step
 
 KINDS = (EntityKind.MERGE_REQUEST, EntityKind.ISSUE, EntityKind.EPIC)
@@ -215,8 +216,14 @@ class FakeGitLabGraph:
         with self._lock:
             if not any(node.data is not None for node in self._nodes.values()):
                 return []
-            edges = [(rel, a, b) for rel, pairs in self._edges.items() for a, b in pairs]
-            return related_steps(edges, keys, limit, self._stamps)
+            asked = set(keys)
+            touching = [
+                (rel, a, b)
+                for rel, pairs in self._edges.items()
+                for a, b in pairs
+                if a in asked or b in asked
+            ]
+            return related_steps(self._seen(touching), keys, limit, self._stamps)
 
     # -- helpers ----------------------------------------------------------------------
 
@@ -255,26 +262,33 @@ class FakeGitLabGraph:
         entity = self._store.get_entities([key]).get(key)
         return entity.title if entity is not None else ""
 
+    def _seen(self, edges: Sequence[Edge]) -> list[Edge]:
+        """The ``edges`` whose two ends the store shows (``core.gitlab_reads.seen_edges``)."""
+        return seen_edges(edges, self._store.get_entities({k for _, a, b in edges for k in (a, b)}))
+
     def targets(self, scope: EdgeScope, kind: EntityKind | None = None) -> list[str]:
-        """The other ends of the edges in ``scope`` (of ``kind``), by key (``EdgeRows``)."""
+        """The other ends of the edges in ``scope`` (of ``kind``) the store shows, by key (``EdgeRows``)."""
         pairs = self._edges.get(scope.rel, {})
-        found = (
-            [a for a, b in pairs if b == scope.key] if scope.into else [b for a, b in pairs if a == scope.key]
-        )
-        existing = self._store.get_entities(found)
-        return sorted(k for k in set(found) if k in existing and (kind is None or existing[k].kind is kind))
+        edges = [(scope.rel, a, b) for a, b in pairs if (b if scope.into else a) == scope.key]
+        shown = self._store.get_entities({k for _, a, b in edges for k in (a, b)})
+        found = {a if scope.into else b for _, a, b in seen_edges(edges, shown)}
+        return sorted(k for k in found if kind is None or shown[k].kind is kind)
 
     def issue_refs(self, keys: Sequence[str]) -> tuple[IssueRefData, ...]:
+        seen = self._store.get_entities(keys)
         return tuple(
-            IssueRefData(t.namespace, t.iid, self._title(k), self._node(k).facts.get("state") or "")
+            IssueRefData(t.namespace, t.iid, seen[k].title, self._node(k).facts.get("state") or "")
             for k in keys
-            if (t := parse_key(k)) is not None
+            if k in seen and (t := parse_key(k)) is not None
         )
 
     def people_of(self, key: str) -> dict[str, list[Person]]:
+        edges = self._seen(
+            [(rel, a, b) for rel in PEOPLE_RELS for a, b in self._edges.get(rel, {}) if b == key]
+        )
         return {
             rel: sorted(
-                (self._people[a] for a, b in self._edges.get(rel, {}) if b == key and a in self._people),
+                (self._people[a] for r, a, _ in edges if r == rel and a in self._people),
                 key=lambda p: p.username,
             )
             for rel in PEOPLE_RELS

@@ -9,6 +9,14 @@ all go with their entity (foreign keys). What an answer writes is ``core/gitlab_
 edit, applied in one transaction; GitLab's answer is read back from its JSON with what the
 graph holds besides (``core/gitlab_reads.py``). The rules are every GitLab graph's, held by
 ``tests/unit/adapters/test_gitlab_graph_contract.py``.
+
+Every read shows a role only the rows of entities it is shown (``core/gitlab_reads.py``'s rule,
+``postgres_graph.seen_entity``: the team's, its own, those of memories it sees): a queue row
+or GitLab's answer with its entity, an edge when both its ends are. Each statement filters
+itself, so a limit counts only what the role sees and no second round trip asks which keys it
+may see. An answer stores its edges whoever's entities they reach (an edge from the team's MR
+to an issue only Bob's memory names is kept, and shown to everyone once the issue is the
+team's); only the answer about an entity the role sees is saved.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from graphmem.adapters.postgres_graph import SEEN_ENTITY
+from graphmem.adapters.postgres_graph import SEEN_ENTITY, seen_entity
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core import keys
@@ -48,6 +56,10 @@ DUE = (
     "(n.state IS NULL OR n.state = 'pending' OR n.state = ANY(%(refetched)s) "
     "OR (n.state = 'linked' AND EXISTS (SELECT 1 FROM about a WHERE a.entity_key = e.key)))"
 )
+# The GitLab edges ``g`` with their two ends (``src``, ``dst``), and the condition that the role
+# sees the edge: both ends (``core.gitlab_reads.seen_edges``).
+EDGES = "gitlab_edges g JOIN entities src ON src.key = g.source JOIN entities dst ON dst.key = g.target"
+SEEN_EDGE = f"{seen_entity('src')} AND {seen_entity('dst')}"
 
 
 def _row(row: Sequence[Any]) -> EnrichmentRow:
@@ -255,8 +267,10 @@ class PostgresGitLabGraph:
         found = latest_first(changing, self._stamps(changing))[:limit]
         entities = self._store.get_entities(found)
         facts = self._facts(found)
-        return [
-            (entities[k], facts.get(k, ("", None, None))[0], facts.get(k, ("", None, None))[1]) for k in found
+        return [  # one removed since the edges were read is left out
+            (entities[k], facts.get(k, ("", None, None))[0], facts.get(k, ("", None, None))[1])
+            for k in found
+            if k in entities
         ]
 
     def changed_symbols(self, mr_key: str) -> list[str]:
@@ -271,7 +285,8 @@ class PostgresGitLabGraph:
         ):
             return []
         rows = self._store.db.rows(
-            "SELECT rel, source, target FROM gitlab_edges WHERE source = ANY(%(k)s) OR target = ANY(%(k)s)",
+            f"SELECT g.rel, g.source, g.target FROM {EDGES} "
+            f"WHERE (g.source = ANY(%(k)s) OR g.target = ANY(%(k)s)) AND {SEEN_EDGE}",
             {"k": asked},
         )
         edges = [(str(rel), str(source), str(target)) for rel, source, target in rows]
@@ -280,10 +295,11 @@ class PostgresGitLabGraph:
     # -- helpers ----------------------------------------------------------------------
 
     def _read(self, key: str, kind: EntityKind) -> GitLabData | None:
-        """GitLab's answer about ``key`` (its JSON) as the graph holds it now; None until saved."""
+        """GitLab's answer about ``key`` (its JSON) as the graph holds it now; None until saved,
+        or when the role is not shown ``key``."""
         rows = self._store.db.rows(
             "SELECT n.data, e.title FROM gitlab_nodes n JOIN entities e ON e.key = n.key "
-            "WHERE n.key = %s AND e.kind = %s AND n.data IS NOT NULL",
+            f"WHERE n.key = %s AND e.kind = %s AND n.data IS NOT NULL AND {SEEN_ENTITY}",
             (key, kind.value),
         )
         if not rows:
@@ -292,23 +308,23 @@ class PostgresGitLabGraph:
         return read_back(data, key, str(rows[0][1] or ""), self)
 
     def targets(self, scope: EdgeScope, kind: EntityKind | None = None) -> list[str]:
-        """The other ends of the edges in ``scope`` (of ``kind``), by key (``EdgeRows``)."""
-        given, other = ("target", "source") if scope.into else ("source", "target")
+        """The other ends of the edges in ``scope`` (of ``kind``) the role sees, by key (``EdgeRows``)."""
+        given, other, end = ("target", "source", "src") if scope.into else ("source", "target", "dst")
         rows = self._store.db.rows(
-            f"SELECT DISTINCT g.{other} FROM gitlab_edges g JOIN entities e ON e.key = g.{other} "
-            f"WHERE g.rel = %(rel)s AND g.{given} = %(key)s "
-            "AND (%(kind)s::text IS NULL OR e.kind = %(kind)s) "
-            f"ORDER BY g.{other}",
+            f"SELECT DISTINCT g.{other} FROM {EDGES} WHERE g.rel = %(rel)s AND g.{given} = %(key)s "
+            f"AND (%(kind)s::text IS NULL OR {end}.kind = %(kind)s) AND {SEEN_EDGE} ORDER BY g.{other}",
             {"rel": scope.rel, "key": scope.key, "kind": kind.value if kind else None},
         )
         return [str(r[0]) for r in rows]
 
     def _facts(self, keys: Collection[str]) -> dict[str, tuple[str, datetime | None, datetime | None]]:
-        """key -> (GitLab's state, merged_at, updated_at)."""
+        """key -> (GitLab's state, merged_at, updated_at), of the keys the role is shown."""
         if not keys:
             return {}
         rows = self._store.db.rows(
-            "SELECT key, gl_state, merged_at, updated_at FROM gitlab_nodes WHERE key = ANY(%s)", (list(keys),)
+            "SELECT n.key, n.gl_state, n.merged_at, n.updated_at FROM gitlab_nodes n "
+            f"JOIN entities e ON e.key = n.key WHERE n.key = ANY(%s) AND {SEEN_ENTITY}",
+            (list(keys),),
         )
         return {str(r[0]): (str(r[1] or ""), utc(r[2]), utc(r[3])) for r in rows}
 
@@ -318,18 +334,18 @@ class PostgresGitLabGraph:
             IssueRefData(
                 t.namespace,
                 t.iid,
-                entities[k].title if k in entities else "",
+                entities[k].title,
                 facts.get(k, ("", None, None))[0],
             )
             for k in keys
-            if (t := parse_key(k)) is not None
+            if k in entities and (t := parse_key(k)) is not None
         )
 
     def people_of(self, key: str) -> dict[str, list[Person]]:
         rows = self._store.db.rows(
-            "SELECT g.rel, p.username, p.name, p.web_url FROM gitlab_edges g "
-            "JOIN gitlab_people p ON p.key = g.source "
-            "WHERE g.target = %s AND g.rel = ANY(%s) ORDER BY p.username",
+            f"SELECT g.rel, p.username, p.name, p.web_url FROM {EDGES} "
+            f"JOIN gitlab_people p ON p.key = g.source WHERE g.target = %s AND g.rel = ANY(%s) "
+            f"AND {SEEN_EDGE} ORDER BY p.username",
             (key, list(PEOPLE_RELS)),
         )
         people: dict[str, list[Person]] = {rel: [] for rel in PEOPLE_RELS}

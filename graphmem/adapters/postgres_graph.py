@@ -25,14 +25,23 @@ from graphmem.core.ports import Neighbour
 CODE_KINDS = frozenset({EntityKind.FILE, EntityKind.SYMBOL, EntityKind.EXTERNAL_MODULE})
 
 _ENTITY = "key, kind, name, project, title"
-# Which entities a role is shown (schema 15): the team's (no owner), its own, and those a memory
-# it sees is about (``about``'s row-level security decides which links it sees); an administrator
-# (row-level security not applied) every one. An entity only another person's global memories
-# name is theirs: its name, title or path is of their memory.
-SEEN_ENTITY = (
-    "(e.owner IS NULL OR e.owner = current_user::text "
-    "OR EXISTS (SELECT FROM about s WHERE s.entity_key = e.key) OR NOT row_security_active('memories'))"
-)
+
+
+def seen_entity(alias: str) -> str:
+    """The condition that the role is shown the ``entities`` row ``alias`` (schema 15): the
+    team's (no owner), its own, and those a memory it sees is about (``about``'s row-level
+    security decides which links it sees); an administrator (row-level security not applied)
+    every one. An entity only another person's global memories name is theirs: its name, title
+    or path is of their memory. Every read of entities, and of the GitLab rows that go with them
+    (``postgres_gitlab.py``), applies it."""
+    return (
+        f"({alias}.owner IS NULL OR {alias}.owner = current_user::text "
+        f"OR EXISTS (SELECT FROM about WHERE about.entity_key = {alias}.key) "
+        "OR NOT row_security_active('memories'))"
+    )
+
+
+SEEN_ENTITY = seen_entity("e")
 # A memory written or confirmed later than it was (``update_memory``): each of its links to a
 # symbol records the symbol's body of now (``about_bodies``).
 RECORD_BODIES = (

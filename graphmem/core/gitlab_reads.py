@@ -5,6 +5,16 @@ answer is read back with what the graph holds besides (title, people, closing is
 children: ``read_back``), and the edges recall walks are put in the order worth reading
 (``related_steps``). Kùzu asks the same in Cypher (``adapters/kuzu_gitlab_reads.py``); the
 contract suite holds every store to it. Pure.
+
+Who sees a GitLab row is decided here too, once for every GitLab graph: whoever sees the
+entities it names. Which entities a reader sees is its store's (``GraphStore.get_entities``:
+on a team's PostgreSQL store the team's, the reader's own and those of memories the reader
+sees, docs/team.md; everything on the embedded store, which has one person). A node (its
+queue row, GitLab's answer and facts) goes with its entity; an edge with both its ends
+(``seen_edges``): an MR the team sees that closes an issue only Bob's own memory names shows
+Alice neither that issue nor the edge. Each store applies the rule as a filter of its reads,
+before any limit: the fake with ``seen_edges``, PostgreSQL in each statement
+(``adapters/postgres_gitlab.py``), Kùzu trivially.
 """
 
 from __future__ import annotations
@@ -23,21 +33,31 @@ from graphmem.core.models import EntityKind, Step
 _RANK = {"File": 1, "Symbol": 2}
 # MR key -> (merged_at, updated_at), as GitLab last said.
 Stamps = Mapping[str, tuple[datetime | None, datetime | None]]
+# A GitLab edge as a graph that keeps rows holds it: (relation, source key, target key).
+Edge = tuple[str, str, str]
+
+
+def seen_edges(edges: Iterable[Edge], seen: Collection[str]) -> list[Edge]:
+    """The ``edges`` a reader sees: those whose two ends are both among ``seen`` (the keys of
+    their ends that the reader's store shows it; see the module doc)."""
+    return [edge for edge in edges if edge[1] in seen and edge[2] in seen]
 
 
 class EdgeRows(Protocol):
-    """What a GitLab graph that keeps rows tells ``read_back``."""
+    """What a GitLab graph that keeps rows tells ``read_back``: only what the reader sees."""
 
     def targets(self, scope: EdgeScope, kind: EntityKind | None = None) -> list[str]:
-        """The other ends of the edges in ``scope``, of ``kind`` (None: any), by key."""
+        """The other ends of the edges in ``scope``, of ``kind`` (None: any), by key: of the
+        edges the reader sees (``seen_edges``)."""
         ...
 
     def people_of(self, key: str) -> dict[str, list[Person]]:
-        """The people with an AUTHORED, ASSIGNED or REVIEWS edge to ``key``, by username."""
+        """The people with an AUTHORED, ASSIGNED or REVIEWS edge to ``key`` the reader sees, by
+        username."""
         ...
 
     def issue_refs(self, keys: Sequence[str]) -> tuple[IssueRefData, ...]:
-        """The issues ``keys`` with their titles and GitLab states."""
+        """The issues ``keys`` the reader sees, with their titles and GitLab states."""
         ...
 
 
@@ -96,15 +116,16 @@ def latest_first(keys: Collection[str], stamps: Stamps) -> list[str]:
 
 
 def related_steps(
-    edges: Iterable[tuple[str, str, str]],
+    edges: Iterable[Edge],
     asked: Collection[str],
     limit: int,
     stamps_of: Callable[[Collection[str]], Stamps],
 ) -> list[Step]:
-    """``related_edges`` over ``edges`` (rel, source, target: any that touch ``asked``): an MR's
-    closing issues, changed files and symbols; an issue's epic and closing MRs; an epic's
-    parent, then its issues and child epics; the MRs that changed a file or symbol, latest
-    first (``stamps_of`` says when the MRs merged). Each other end once, at most ``limit``."""
+    """``related_edges`` over ``edges`` (any that touch ``asked``, of those the reader sees:
+    ``seen_edges``): an MR's closing issues, changed files and symbols; an issue's epic and
+    closing MRs; an epic's parent, then its issues and child epics; the MRs that changed a file
+    or symbol, latest first (``stamps_of`` says when the MRs merged). Each other end once, at
+    most ``limit``."""
     wanted = set(asked)
     pairs: dict[str, list[tuple[str, str]]] = {}
     for rel, source, target in edges:
