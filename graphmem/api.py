@@ -20,6 +20,7 @@ none of the service.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from graphmem.core.events import MemoryEvent
     from graphmem.core.fusion import Plan
     from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Scope, Status, Trust
-    from graphmem.service.coordination import ActiveSessions, AgentSession, Claim, EndedSession
+    from graphmem.service.coordination import ActiveSessions, AgentSession, Claim, EndedSession, Override
     from graphmem.service.results import (
         BootstrapReport,
         ExportSummary,
@@ -428,3 +429,9 @@ class Memory(Protocol):
     def release_item(self, session_id: str, item: str, *, owner: str = "person", force: bool = False) -> bool:
         """Release an item the session claimed; False when it did not hold it. Only the session's
         ``owner`` may, unless ``force`` (a person's override, from the CLI)."""
+
+    def session_overrides(self, *, limit: int = 50) -> builtins.list[Override]:  # ``list`` is a verb here
+        """The forced ends of another's session and releases of its claims (``force``), newest
+        first, at most ``limit`` (1 to 1000): when, what, the session, its agent and, on a team's
+        store, its person and who forced it (written by the database). The embedded store keeps
+        them while its daemon runs."""

@@ -223,8 +223,14 @@ def _open_postgres(
         dimension=dimension,
         password=settings.store.password_value,
         tls=settings.store.tls,
+        # A daemon (a service started at boot, a laptop's database started later) serves while the
+        # server does not answer yet: /health and each call say so, and the store is checked once
+        # it answers. A one-shot CLI fails at once instead (exit 5).
+        wait=background,
+        then=lambda opened: _check_stored_model(
+            opened, opened.where, embedder.model_name, dimension, enforce=check_model
+        ),
     )
-    _check_model(store, store.where, embedder.model_name, dimension, enforce=check_model)
     return _Opened(
         store,
         SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim), background=background),

@@ -29,7 +29,7 @@ from graphmem.core.branches import place
 from graphmem.core.code_moves import Body, moved_body
 from graphmem.core.dedup import holds_each
 from graphmem.core.events import MemoryEvent
-from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope
 from graphmem.core.ports import Neighbour, NewText, StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.core.text import phrase_words
 from graphmem.errors import StoreError
@@ -210,6 +210,9 @@ class FakeGraphStore:
 
     def shared_memories(self, ids: Collection[str]) -> set[str]:
         return set()  # one person's store: no one else sees its memories
+
+    def shared_scopes(self) -> frozenset[Scope]:
+        return frozenset()  # one person's store: no one else sees its memories
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         return self.find_by_hashes([content_hash]).get(content_hash, [])

@@ -64,7 +64,7 @@ from graphmem.adapters.parse_store import PARSES_FILE, ParseStore
 from graphmem.adapters.record_rows import check_changes
 from graphmem.adapters.store_parts import StoreParts
 from graphmem.adapters.vector_log import VectorLog
-from graphmem.core.models import MemoryRecord
+from graphmem.core.models import MemoryRecord, Scope
 from graphmem.core.ports import NewText, TextHits, TextMatch, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
@@ -330,6 +330,9 @@ class KuzuGraphStore(StoreParts):
 
     def shared_memories(self, ids: Collection[str]) -> set[str]:
         return set()  # one person's store: no one else sees its memories
+
+    def shared_scopes(self) -> frozenset[Scope]:
+        return frozenset()  # one person's store: no one else sees its memories
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         """The memories with ``content_hash``: the ids its node holds (``kuzu_schema.CONTENT_HASH``)."""

@@ -37,6 +37,7 @@ import psycopg
 import psycopg.conninfo
 from psycopg import errors as pg_errors
 
+from graphmem.adapters.postgres_liveness import ServerSilent, server_tcp_settings, with_tcp_bounds
 from graphmem.adapters.postgres_pool import BUSY_WAIT_S, POOL_MAX, PostgresPool, first_line
 from graphmem.errors import StoreConflictError, StoreError
 
@@ -45,7 +46,10 @@ log = logging.getLogger(__name__)
 # A server whose host does not answer (down, or a firewall dropping packets) fails a call
 # within this; one whose host refuses the connection (the server stopped) fails it at once.
 CONNECT_TIMEOUT_S = 5
-# A statement that runs longer than this is cancelled (a hung server never hangs a caller).
+# A statement that runs longer than this on a server that answers is cancelled by the server: a
+# runaway statement's bound, not a partition's (postgres_liveness.py bounds a server that went
+# silent, whatever the statement). Long maintenance lifts it for its own statements (migrations,
+# the vector index's build: ``SET LOCAL statement_timeout = 0``).
 STATEMENT_TIMEOUT_MS = 120_000
 
 
@@ -82,11 +86,25 @@ def conninfo(url: str, *, password: str | None = None, tls: Mapping[str, str | N
             params[name] = value
     params.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
     params.setdefault("application_name", "graphmem")
+    with_tcp_bounds(params)  # a server gone silent fails a call in tens of seconds (postgres_liveness.py)
     return psycopg.conninfo.make_conninfo(**params)
 
 
-def _configure(conn: psycopg.Connection[Any]) -> None:
-    conn.execute(f"SET statement_timeout = {STATEMENT_TIMEOUT_MS}")
+def session_settings(conninfo: str) -> dict[str, str]:
+    """What each new connection sets for its session: the statement timeout, and the server's
+    end of the TCP bounds (``server_tcp_settings``)."""
+    return {"statement_timeout": str(STATEMENT_TIMEOUT_MS), **server_tcp_settings(conninfo)}
+
+
+def _configurer(conninfo: str) -> Callable[[psycopg.Connection[Any]], None]:
+    names, values = map(list, zip(*session_settings(conninfo).items(), strict=True))
+
+    def configure(conn: psycopg.Connection[Any]) -> None:  # one round trip
+        conn.execute(
+            "SELECT set_config(n, v, false) FROM unnest(%s::text[], %s::text[]) AS s(n, v)", (names, values)
+        )
+
+    return configure
 
 
 # The session settings each pooled connection was given (``rows(settings=...)``).
@@ -101,13 +119,48 @@ class _Bound(threading.local):
 class PostgresConnection:
     """A pool of connections to one PostgreSQL database (see the module doc)."""
 
-    def __init__(self, url: str, *, password: str | None = None, tls: Mapping[str, str | None] | None = None):
+    def __init__(
+        self,
+        url: str,
+        *,
+        password: str | None = None,
+        tls: Mapping[str, str | None] | None = None,
+        wait: bool = False,
+    ):
+        """``wait`` (a daemon's): a server that does not answer yet is waited for, its calls
+        failing saying so meanwhile (``open_with``); else it fails here."""
         self.where = describe(url)
         self._conninfo = conninfo(url, password=password, tls=tls)
-        self._pool = PostgresPool(self._conninfo, self.where, configure=_configure)
+        self._pool = PostgresPool(self._conninfo, self.where, configure=_configurer(self._conninfo))
         self._bound = _Bound()
-        self._pool.open()  # a server that is down, or refuses this user, fails here, clearly
         self._closed = False
+        self._checks: Callable[[], None] | None = None  # open_with's, until they passed
+        self._checking = threading.RLock()
+        self._checker: int | None = None  # the thread running them (their own statements pass)
+        # A server that refuses this user fails here, clearly; one that is down too, unless waited for.
+        self.reached = self._pool.open(wait=wait)
+
+    def open_with(self, checks: Callable[[], None]) -> None:
+        """Run a store's ``checks`` at open (its schema, its vector column) now; or, when the
+        server did not answer at open (``wait``), before the first statement once it does. Until
+        they pass each call fails as they do: the server cannot be reached, the schema is old."""
+        if self.reached:
+            checks()
+        else:
+            self._checks = checks
+
+    def _checked(self) -> None:
+        if self._checks is None:  # the usual case, read without the lock
+            return
+        with self._checking:
+            if self._checks is None or self._checker == threading.get_ident():
+                return
+            self._checker = threading.get_ident()
+            try:
+                self._checks()
+                self._checks = None
+            finally:
+                self._checker = None
 
     def close(self) -> None:
         """Close every pooled connection; later calls fail with a ``StoreError``."""
@@ -125,6 +178,7 @@ class PostgresConnection:
         if bound is not None:
             yield bound
             return
+        self._checked()
         conn = self._pool.get()
         if conn is None:
             raise StoreError(
@@ -171,6 +225,8 @@ class PostgresConnection:
             ) from None
         except pg_errors.QueryCanceled:
             raise StoreError(f"A query to the PostgreSQL store at {self.where} took too long.") from None
+        except ServerSilent as exc:  # its connection closed; the idle ones too, unasked
+            raise self._pool.silent(exc) from None
         except psycopg.OperationalError as exc:
             self._pool.check_idle()  # the other idle connections are likely gone too: closed now
             raise StoreError(
@@ -198,7 +254,7 @@ class PostgresConnection:
                         if settings:
                             self._apply(conn, settings)
                         return conn.execute(sql, params).fetchall()
-                except pg_errors.QueryCanceled:
+                except (pg_errors.QueryCanceled, ServerSilent):  # asked again, it would wait as long
                     raise
                 except psycopg.OperationalError:
                     if again <= 0:
@@ -278,6 +334,7 @@ class PostgresConnection:
     def session(self) -> Iterator[psycopg.Connection[Any] | None]:
         """A pooled connection of its own for the block (session-level advisory locks), given
         back at its end with its locks released; None when every connection stays busy."""
+        self._checked()
         holder = self._pool.get()
         if holder is None:
             yield None

@@ -11,7 +11,10 @@ in the daemon, not from the server.
 A session is its client's (``owner``, as in the daemon) and its person's: ``person`` is the role
 that started it, which the database sets (schema 13, ``current_user``). Only that person's client
 ends it or releases its claims; a person's ``--force`` overrides, and is recorded in
-``agent_overrides`` with who forced it (the database sets that ``person`` too).
+``agent_overrides`` with who forced it (the database sets that ``person`` too), which
+``overrides`` reads. Only that person heartbeats it or claims in it, with no override
+(``core.coordination.own_session`` says why). ``agent_overrides`` is append-only for the team's
+roles (schema 16, ``postgres_functions.APPEND_ONLY_16``).
 """
 
 from __future__ import annotations
@@ -25,14 +28,17 @@ from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.coordination import (
     DEFAULT_TTL,
+    MAX_OVERRIDES,
     MAX_SESSIONS,
     AgentSession,
     Claim,
+    Override,
     claimed_by,
     label,
     lease,
     may_act,
     no_session,
+    own_session,
     task_label,
 )
 from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
@@ -40,6 +46,9 @@ from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
 _SESSION = "id, agent, project, task, started_at, last_seen, expires_at, owner"
 _READ_SESSION = f"SELECT {_SESSION}, person FROM agent_sessions"
 _CLAIM = "item, project, session, agent, claimed_at, expires_at"
+_OVERRIDE = "at, act, session, agent, item, holder, person"
+# What to do instead of acting in another person's session (``own_session``).
+_OWN = "Start a session of your own (`graphmem session start AGENT`, or the MCP tool session_start)"
 
 
 def _claim(row: Sequence[Any]) -> Claim:
@@ -62,6 +71,7 @@ class PgCoordinator:
         self._store = store
         self.clock = clock
         self.ttl = ttl
+        self._me: str | None = None  # the login role, once asked (``_person``)
 
     def _expire(self, now: datetime) -> None:
         self._store.db.run("DELETE FROM agent_sessions WHERE expires_at <= %s", (now,))  # claims go too
@@ -121,6 +131,12 @@ class PgCoordinator:
         with self._store.transaction():
             self._expire(now)
             session = self._live(session_id)
+            own_session(
+                session,
+                self._person(),
+                what="keep it alive",
+                instead=f"{_OWN} and send its heartbeats; theirs expires without them.",
+            )
             self._store.db.run(
                 "UPDATE agent_sessions SET last_seen = %(now)s, expires_at = %(until)s, "
                 "task = CASE WHEN %(change)s THEN %(task)s ELSE task END WHERE id = %(id)s",
@@ -161,6 +177,12 @@ class PgCoordinator:
         with self._store.transaction():
             self._expire(now)
             session = self._live(session_id)
+            own_session(
+                session,
+                self._person(),
+                what="claim items in it",
+                instead=f"{_OWN} and claim '{name}' with it.",
+            )
             params = {
                 "key": session.project or "",
                 "item": name,
@@ -205,8 +227,11 @@ class PgCoordinator:
             return released > 0
 
     def _person(self) -> str:
-        """The caller's database role: who acts (``current_user``)."""
-        return str(self._store.db.rows("SELECT current_user::text")[0][0])
+        """The caller's database role: who acts (``current_user``), asked once (every connection of
+        the store logs in as one role)."""
+        if self._me is None:
+            self._me = str(self._store.db.rows("SELECT current_user::text")[0][0])
+        return self._me
 
     def _overridden(self, act: str, session: AgentSession, item: str | None) -> None:
         """Record that the caller forced ``act`` on another's ``session`` (the database sets who)."""
@@ -215,6 +240,15 @@ class PgCoordinator:
             "VALUES (%s, %s, %s, %s, %s, %s)",
             (self.clock(), act, session.id, session.agent, item, session.person),
         )
+
+    def overrides(self, limit: int = MAX_OVERRIDES) -> list[Override]:
+        rows = self._store.db.rows(
+            f"SELECT {_OVERRIDE} FROM agent_overrides ORDER BY seq DESC LIMIT %s", (max(limit, 0),)
+        )
+        return [
+            Override(_at(at), str(act), str(session), str(agent), item, holder, person)
+            for at, act, session, agent, item, holder, person in rows
+        ]
 
     def claims(self, project: str | None = None) -> list[Claim]:
         with self._store.transaction():

@@ -17,7 +17,10 @@ cannot do its job from what it sees alone; each answers only what the caller may
 
 And a trigger (schema 10): only an administrator's role (one row-level security does not apply
 to) may change a memory's ``owner`` or ``scope``; the policies' ``USING`` is also their ``WITH
-CHECK``, which let a writer make his global memory team-wide (``owner = NULL``).
+CHECK``, which let a writer make his global memory team-wide (``owner = NULL``). Two more of
+schema 13 and 16: the database names the person of each event, session and override
+(``graphmem_person_set``), and only an administrator changes or removes an event or an override
+(``graphmem_append_only``): the history is append-only for the team's roles.
 
 Each function's text is frozen in the migration that creates it: a later version replaces it
 (``CREATE OR REPLACE``) and rolling that version back restores the one before, so the SQL of
@@ -264,3 +267,57 @@ UPDATE about a SET body_hash = s.body_hash FROM code_symbols s, memories m
 # Rolled back, the graphmem of schema 13 neither writes nor reads the column: what it records is
 # cleared, so that links written meanwhile cannot keep a body older than their memory's.
 UNDO_14 = "UPDATE about SET body_hash = NULL WHERE body_hash IS NOT NULL;\n" + MOVE_ABOUT_10
+
+# Schema 16: the history (``memory_events``) and the record of overrides (``agent_overrides``) are
+# append-only for the team's roles: an UPDATE, DELETE or TRUNCATE by a role that is not an
+# administrator (the test of PERSON_SET_13) is refused, whatever the role's grants; graphmem never
+# removes an event (a deleted memory keeps its history). The one change graphmem makes to a row,
+# an undo marking the event it reversed (``undone_by``, from NULL to the undo event that
+# ``undoes`` it, of the same memory, written by the same person), goes through when nothing else
+# of the row changes. Row triggers fire by name: this one before ``graphmem_person_set``, so it
+# sees the ``person`` a statement asked for.
+APPEND_ONLY_16 = """
+CREATE FUNCTION graphmem_append_only() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+    undone boolean := false;
+BEGIN
+    IF (SELECT r.rolsuper OR r.rolbypassrls OR pg_has_role(c.relowner, 'USAGE')
+        FROM pg_roles r, pg_class c WHERE r.rolname = current_user AND c.oid = TG_RELID) THEN
+        IF TG_OP = 'DELETE' THEN
+            RETURN OLD;
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'UPDATE' AND TG_TABLE_NAME = 'memory_events' THEN
+        IF OLD.undone_by IS NULL AND NEW.undone_by IS NOT NULL
+            AND to_jsonb(NEW) - 'undone_by' = to_jsonb(OLD) - 'undone_by' THEN
+            EXECUTE format('SELECT EXISTS (SELECT FROM %I.%I u WHERE u.id = $1 AND u.undoes = $2 '
+                'AND u.memory_id = $3 AND u.person = current_user::text)', TG_TABLE_SCHEMA, TG_TABLE_NAME)
+                INTO undone USING NEW.undone_by, OLD.id, OLD.memory_id;
+        END IF;
+        IF undone THEN
+            RETURN NEW;
+        END IF;
+    END IF;
+    RAISE EXCEPTION '% is append-only: only an administrator may % its rows', TG_TABLE_NAME, lower(TG_OP)
+        USING ERRCODE = 'insufficient_privilege',
+        HINT = 'graphmem adds a row for every change (an edit, an undo, a forced end); docs/team.md '
+            'says what each role may do.';
+END $f$;
+CREATE TRIGGER graphmem_append_only BEFORE UPDATE OR DELETE ON memory_events
+    FOR EACH ROW EXECUTE FUNCTION graphmem_append_only();
+CREATE TRIGGER graphmem_append_only_truncate BEFORE TRUNCATE ON memory_events
+    FOR EACH STATEMENT EXECUTE FUNCTION graphmem_append_only();
+CREATE TRIGGER graphmem_append_only BEFORE UPDATE OR DELETE ON agent_overrides
+    FOR EACH ROW EXECUTE FUNCTION graphmem_append_only();
+CREATE TRIGGER graphmem_append_only_truncate BEFORE TRUNCATE ON agent_overrides
+    FOR EACH STATEMENT EXECUTE FUNCTION graphmem_append_only();
+"""
+UNDO_16 = """
+DROP TRIGGER graphmem_append_only_truncate ON agent_overrides;
+DROP TRIGGER graphmem_append_only ON agent_overrides;
+DROP TRIGGER graphmem_append_only_truncate ON memory_events;
+DROP TRIGGER graphmem_append_only ON memory_events;
+DROP FUNCTION graphmem_append_only();
+"""

@@ -9,6 +9,11 @@ fails within libpq's ``connect_timeout`` (at once when the server's host refuses
 server is back makes the first new connection and goes through. The pool says once in the log
 that the server cannot be reached, and once that it is reached again.
 
+A server that goes silent under a connection (a network partition: nothing refuses, nothing
+answers) is given up on within tens of seconds (``postgres_liveness.py``): the call waiting
+fails with a ``StoreUnavailableError`` saying so, that connection is closed and the idle ones,
+which went the same way, are closed unasked (checking each would wait as long again).
+
 Why not ``psycopg_pool.ConnectionPool``: it makes connections on a worker thread of its own,
 which after a failed attempt tries again 1, 2, 4, ... s later (up to its
 ``reconnect_timeout``), while callers wait in its queue. With the server stopped each call
@@ -29,8 +34,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg import pq
 from psycopg.pq import TransactionStatus
 
+from graphmem.adapters.postgres_liveness import Liveness, ServerSilent, WatchedConnection
 from graphmem.errors import StoreError, StoreUnavailableError
 
 log = logging.getLogger(__name__)
@@ -55,6 +62,10 @@ def first_line(exc: BaseException) -> str:
 def check(conn: psycopg.Connection[Any]) -> None:
     """A round trip on ``conn`` (an empty statement); a ``psycopg.Error`` when it is gone."""
     conn.execute("")
+
+
+class _NoAnswer(Exception):
+    """The server does not answer at all (its reason): a daemon's store waits for it."""
 
 
 @dataclass(frozen=True)
@@ -84,13 +95,23 @@ class PostgresPool:
         self._born: weakref.WeakKeyDictionary[psycopg.Connection[Any], float] = weakref.WeakKeyDictionary()
         self._closed = False
         self._down: str | None = None  # why the server cannot be reached, while it cannot
+        self._liveness = Liveness(conninfo)
 
-    def open(self) -> None:
+    def open(self, *, wait: bool = False) -> bool:
         """Make the first connection, kept idle: a ``StoreUnavailableError`` saying why when the
-        server cannot be reached or refuses this user (not logged: the caller shows it)."""
+        server cannot be reached or refuses this user (not logged: the caller shows it). With
+        ``wait`` (a daemon's), a server that does not answer at all (down, starting, or the
+        network to it) is logged once as an outage and False returned: calls fail saying so
+        until it answers; one that answers and refuses (user, password, database) still raises."""
         with self._cond:
             self._open += 1
-        self.put(self._connect(at_open=True))
+        try:
+            conn = self._connect(at_open=True, wait=wait)
+        except _NoAnswer as exc:
+            self._went(str(exc))
+            return False
+        self.put(conn)
+        return True
 
     def get(self, timeout: float = BUSY_WAIT_S) -> psycopg.Connection[Any] | None:
         """A connection for the caller alone until :meth:`put`; None when all :attr:`size` stayed
@@ -115,6 +136,9 @@ class PostgresPool:
                 return idle.conn
             try:
                 check(idle.conn)
+            except ServerSilent as exc:  # the others went the same way: closed unasked
+                self._discard(idle.conn)
+                raise self.silent(exc) from None
             except psycopg.Error:  # the server restarted, failed over or is down: the next one
                 self._discard(idle.conn)
                 continue
@@ -150,13 +174,35 @@ class PostgresPool:
         dropped: the others likely are too)."""
         with self._cond:
             idle, self._idle = self._idle, []
-        for entry in idle:
+        for number, entry in enumerate(idle):
             try:
                 check(entry.conn)
+            except ServerSilent:  # the others went the same way: closed unasked
+                for gone in idle[number:]:
+                    self._discard(gone.conn)
+                return
             except psycopg.Error:
                 self._discard(entry.conn)
             else:
                 self.put(entry.conn)
+
+    def silent(self, exc: ServerSilent) -> StoreUnavailableError:
+        """The error of a call whose connection's server went silent (``exc``): the idle
+        connections are closed unasked (they went the same way), the outage logged once."""
+        with self._cond:
+            idle, self._idle = self._idle, []
+            self._open -= len(idle)
+            self._cond.notify_all()
+        for entry in idle:
+            entry.conn.close()
+        reason = first_line(exc)
+        self._went(reason)
+        return StoreUnavailableError(
+            f"The PostgreSQL store at {self.where} cannot be reached: {reason}. Check that the "
+            "server runs and that this machine reaches it (network, VPN, firewall, a proxy or "
+            "tunnel on the way). If the call was a write, look whether it was kept once the server "
+            "is back; the next call after that goes through."
+        )
 
     def counts(self) -> tuple[int, int]:
         """How many connections are open (lent, idle or being made), and how many are idle."""
@@ -175,10 +221,12 @@ class PostgresPool:
 
     # -- making connections -------------------------------------------------------------
 
-    def _connect(self, *, at_open: bool = False) -> psycopg.Connection[Any]:
-        """A new connection, its slot counted already (given back when none can be made)."""
+    def _connect(self, *, at_open: bool = False, wait: bool = False) -> psycopg.Connection[Any]:
+        """A new connection, its slot counted already (given back when none can be made).
+        ``wait``: ``_NoAnswer`` when the server does not answer at all (``open``)."""
         try:
-            conn = psycopg.connect(self._conninfo, autocommit=True)
+            conn = WatchedConnection.connect(self._conninfo, autocommit=True)
+            conn.liveness = self._liveness
             try:
                 self._configure(conn)
             except BaseException:
@@ -186,6 +234,8 @@ class PostgresPool:
                 raise
         except psycopg.Error as exc:
             self._release()
+            if wait and not _answers(self._conninfo):
+                raise _NoAnswer(first_line(exc)) from None
             raise self._unavailable(exc, at_open=at_open) from None
         except BaseException:
             self._release()
@@ -211,14 +261,7 @@ class PostgresPool:
                 "server runs and is reachable, and the user, password and TLS settings ([store] in "
                 "the config file, or GRAPHMEM_STORE_URL and GRAPHMEM_STORE_PASSWORD)."
             )
-        with self._cond:
-            went, self._down = self._down is None, reason
-        if went:
-            log.error(
-                "the PostgreSQL store at %s cannot be reached (%s): calls fail until it is back",
-                self.where,
-                reason,
-            )
+        self._went(reason)
         return StoreUnavailableError(
             f"The PostgreSQL store at {self.where} cannot be reached: {reason}. Check that the "
             "server runs and that this machine reaches it (host, port, firewall), and the user, "
@@ -227,6 +270,17 @@ class PostgresPool:
             "that goes through."
         )
 
+    def _went(self, reason: str) -> None:
+        """The server cannot be reached: said once, until it is reached again."""
+        with self._cond:
+            went, self._down = self._down is None, reason
+        if went:
+            log.error(
+                "the PostgreSQL store at %s cannot be reached (%s): calls fail until it is back",
+                self.where,
+                reason,
+            )
+
     def _reached(self) -> None:
         if self._down is None:  # the usual case, read without the lock
             return
@@ -234,3 +288,9 @@ class PostgresPool:
             was, self._down = self._down, None
         if was is not None:
             log.warning("the PostgreSQL store at %s is reachable again", self.where)
+
+
+def _answers(conninfo: str) -> bool:
+    """Whether a server answers at ``conninfo`` at all, even to refuse this user (libpq's
+    ``PQping``: within ``connect_timeout``, holding the GIL, so only for a daemon's start)."""
+    return pq.PGconn.ping(conninfo.encode()) not in (pq.Ping.NO_RESPONSE, pq.Ping.REJECT)

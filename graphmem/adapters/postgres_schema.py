@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from graphmem.adapters.postgres_functions import (
     ANSWER_ONLY_WHAT_IS_SEEN_10,
+    APPEND_ONLY_16,
     MOVE_ABOUT_9,
     PERSON_SET_13,
     RECORDED_BODIES_14,
@@ -26,6 +27,7 @@ from graphmem.adapters.postgres_functions import (
     TERM_STATS_7,
     UNDO_10,
     UNDO_14,
+    UNDO_16,
 )
 
 # Taken by a migration (and by a store that sets its vector column up) so that two processes
@@ -519,6 +521,15 @@ ALTER TABLE memory_events DROP COLUMN person;
 DROP INDEX entities_owner;
 ALTER TABLE entities DROP COLUMN owner;
 """,
+    ),
+    Migration(
+        16,
+        "a memory's history and the record of overrides are append-only for the team's roles",
+        # A writer's psql session could UPDATE or DELETE events (another person's change gone, or
+        # rewritten) and forced overrides. Now only an administrator may; graphmem's own one
+        # update, an undo marking the event it reversed, is checked (postgres_functions.py).
+        up=APPEND_ONLY_16,
+        down=UNDO_16,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

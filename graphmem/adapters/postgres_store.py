@@ -19,8 +19,9 @@ The other PostgreSQL adapters (code, GitLab, coordination) run their statements 
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import nullcontext
+from functools import partial
 from typing import Any, Unpack
 
 from graphmem.adapters.postgres_connection import PostgresConnection
@@ -43,7 +44,7 @@ from graphmem.adapters.postgres_text import PostgresTextSearch
 from graphmem.adapters.record_rows import check_changes
 from graphmem.adapters.store_parts import StoreParts
 from graphmem.core.dedup import holds_each
-from graphmem.core.models import LoginRole, MemoryRecord
+from graphmem.core.models import LoginRole, MemoryRecord, Scope
 from graphmem.core.ports import NewText, TextHits, TextMatch, Vector, Visibility
 
 log = logging.getLogger(__name__)
@@ -59,8 +60,13 @@ class PostgresGraphStore(StoreParts):
         dimension: int,
         password: str | None = None,
         tls: Mapping[str, str | None] | None = None,
+        wait: bool = False,
+        then: Callable[[PostgresGraphStore], None] | None = None,
     ) -> None:
-        self.db = PostgresConnection(url, password=password, tls=tls)
+        """``wait`` (a daemon's): a server that does not answer yet is waited for, and the store
+        checked (its schema, its vector column, then ``then``) once it answers, each call failing
+        with a ``StoreUnavailableError`` meanwhile; else the store is checked, or fails, here."""
+        self.db = PostgresConnection(url, password=password, tls=tls, wait=wait)
         self.graph = PostgresGraph(self.db)
         history = PostgresHistory(self.db)
         self.text = PostgresTextSearch(self.db)
@@ -74,11 +80,16 @@ class PostgresGraphStore(StoreParts):
             vectors=self.vectors,
         )
         try:
-            check_schema(self.db)
-            self.vectors.set_dimension(dimension)
+            self.db.open_with(partial(self._check, dimension, then))
         except BaseException:
             self.db.close()
             raise
+
+    def _check(self, dimension: int, then: Callable[[PostgresGraphStore], None] | None) -> None:
+        check_schema(self.db)
+        self.vectors.set_dimension(dimension)
+        if then is not None:
+            then(self)
 
     @property
     def where(self) -> str:  # where the store is, as messages name it (no password)
@@ -130,6 +141,11 @@ class PostgresGraphStore(StoreParts):
             return set()
         rows = self.db.rows(f"SELECT id FROM memories WHERE id = ANY(%s) AND ({SHARED})", (list(set(ids)),))
         return {str(row[0]) for row in rows}
+
+    def shared_scopes(self) -> frozenset[Scope]:
+        """``SHARED`` of a memory the caller writes: a project one; a global one is owned by its
+        writer (``owner`` defaults to the role writing it), so only they see it."""
+        return frozenset({Scope.PROJECT})
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         rows = self.db.rows(

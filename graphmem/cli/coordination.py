@@ -1,8 +1,10 @@
-"""Commands for agents sharing a daemon: session start/heartbeat/end/active, claim, release.
+"""Commands for agents sharing a daemon: session start/heartbeat/end/active, claim, release,
+and session overrides (who forced what).
 
 The MCP tools session_start, session_heartbeat, session_end, active_sessions, claim_item
-and release_item, for scripts and people: sessions and claims live in the daemon, so these
-commands need one running (``graphmem serve``) and say so otherwise.
+and release_item, for scripts and people: sessions and claims live in the daemon (or a team's
+PostgreSQL store), so on the embedded store these commands need one running (``graphmem
+serve``) and say so otherwise.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from graphmem.cli.state import CliState, pass_state
 from graphmem.errors import GraphmemError
 
 if TYPE_CHECKING:
-    from graphmem.service.coordination import AgentSession, Claim
+    from graphmem.service.coordination import AgentSession, Claim, Override
 
 
 def session_line(session: AgentSession) -> str:
@@ -31,6 +33,13 @@ def session_line(session: AgentSession) -> str:
 
 def claim_line(claim: Claim) -> str:
     return f"{claim.item} · {claim.agent} ({claim.session}) · until {claim.expires_at:%Y-%m-%d %H:%M:%S} UTC"
+
+
+def override_line(override: Override) -> str:
+    who = override.person or "a person"  # the embedded store's one person
+    what = "ended" if override.act == "end" else f"released {override.item} of"
+    whose = f", {override.holder}'s" if override.holder else ""
+    return f"{override.at:%Y-%m-%d %H:%M:%S} UTC · {who} {what} {override.session} ({override.agent}{whose})"
 
 
 @click.group()
@@ -76,6 +85,9 @@ def session_start(state: CliState, agent: str, task: str | None, as_json: bool) 
 @pass_state
 def session_heartbeat(state: CliState, session_id: str, task: str | None, as_json: bool) -> None:
     """Keep SESSION and its claims alive for another TTL.
+
+    On a team's store only the person who started SESSION may: another's is refused (exit 4),
+    with no --force; start a session of your own instead.
 
     \b
     Example:
@@ -140,6 +152,37 @@ def active_sessions(state: CliState, all_projects: bool, as_json: bool) -> None:
         click.echo("No live sessions.")
 
 
+@session.command("overrides")
+@click.option(
+    "-n", "--limit", type=click.IntRange(1, 1000), default=50, show_default=True,
+    help="Most overrides listed.",
+)  # fmt: skip
+@json_option
+@pass_state
+def session_overrides(state: CliState, limit: int, as_json: bool) -> None:
+    """Who forced what: each `session end --force` and `release --force` of a session another
+    client or person started, newest first.
+
+    On a team's store they are kept in the database (its table agent_overrides, which no one but
+    an administrator can change), with the session's person and who forced it; on the embedded
+    store the daemon keeps them while it runs.
+
+    \b
+    Example:
+        $ graphmem session overrides
+        2026-05-01 09:40:15 UTC · bob ended ses_5a0c2e9d71b4 (opencode/build, alice's)
+        2026-05-01 09:40:12 UTC · bob released !12 of ses_5a0c2e9d71b4 (opencode/build, alice's)
+    """
+    found = state.service.session_overrides(limit=limit)
+    if as_json:
+        present.echo_json({"overrides": [o.view() for o in found]})
+        return
+    for override in found:
+        click.echo(override_line(override))
+    if not found:
+        click.echo("No session was ended, and no claim released, by force.")
+
+
 @click.command()
 @click.argument("session_id", metavar="SESSION")
 @click.argument("item")
@@ -151,7 +194,8 @@ def claim(state: CliState, session_id: str, item: str, ttl_seconds: int | None, 
     """Claim ITEM ('!123', '#45', a path, a task) for SESSION so other agents leave it alone.
 
     When another live session holds it, nothing is claimed: the holder is named and the
-    exit code is 4.
+    exit code is 4. On a team's store only the person who started SESSION claims in it (exit 4
+    otherwise, with no --force): claim with a session of your own.
 
     \b
     Example:

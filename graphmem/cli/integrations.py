@@ -320,16 +320,18 @@ def doctor_claude_code(state: CliState) -> Iterator[str]:
 def doctor_daemon(state: CliState) -> Iterator[str]:
     """Whether the daemon of graphmem's data dir runs and answers."""
     from graphmem.locate import locate
-    from graphmem.server.daemon_process import find_daemon, healthy
+    from graphmem.server.daemon_process import find_daemon, health
 
     data_dir = locate(state.data_dir).data_dir
     info = find_daemon(data_dir)
+    reasons = None if info is None else health(info)
     if info is None:
         yield f"daemon: not running for {data_dir} (a client's `graphmem mcp` starts it, or `graphmem serve`)"
-    elif healthy(info):
-        yield f"daemon: reachable at {info.url} (pid {info.pid}, data dir {data_dir})"
-    else:
+    elif reasons is None:
         yield f"daemon: pid {info.pid} does not answer at {info.url}: run `graphmem stop`"
+    else:  # not healthy: e.g. its team store cannot be reached (it serves; each call says so)
+        why = f", not healthy: {'; '.join(reasons)}" if reasons else ""
+        yield f"daemon: reachable at {info.url} (pid {info.pid}, data dir {data_dir}){why}"
 
 
 def doctor_opencode(state: CliState) -> Iterator[str]:

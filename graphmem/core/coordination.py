@@ -1,5 +1,6 @@
-"""Agent sessions and the items they claim: the records, the rules on their labels, and the
-``Coordination`` port the daemon's verbs use. A session's task is redacted like a memory's text.
+"""Agent sessions and the items they claim: the records, the rules on their labels and on who
+may act in a session, and the ``Coordination`` port the daemon's verbs use. A session's task is
+redacted like a memory's text.
 
 Implemented in memory by ``service/coordination.py`` (``Coordinator``: one daemon's leases)
 and in a team's PostgreSQL store by ``adapters/postgres_coordination.py`` (every daemon's).
@@ -19,6 +20,8 @@ DEFAULT_TTL = timedelta(minutes=5)
 MAX_TTL = timedelta(hours=24)
 MAX_LABEL_CHARS = 200
 MAX_SESSIONS = 1000
+# The overrides a daemon keeps in memory (the embedded store's), and the most one listing shows.
+MAX_OVERRIDES = 1000
 # The owner of what a person starts through the CLI, ``/rpc`` or the Python API; an MCP client's
 # sessions are owned by that client (``server/tools/coordination.py``).
 PERSON = "person"
@@ -55,6 +58,33 @@ class AgentSession:
             "last_seen": iso(self.last_seen),
             "expires_at": iso(self.expires_at),
             "claims": list(self.claims),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    """A person's forced end of another's session, or release of its claim (``--force``), as
+    ``graphmem session overrides`` lists it. On a team's store ``holder`` is the session's person
+    and ``person`` who forced it, both written by the database; None on the embedded store (one
+    person) and for a session from before schema 13."""
+
+    at: datetime
+    act: str  # "end" or "release"
+    session: str
+    agent: str
+    item: str | None  # the claim released; None for an end
+    holder: str | None
+    person: str | None
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "at": iso(self.at),
+            "act": self.act,
+            "session": self.session,
+            "agent": self.agent,
+            "item": self.item,
+            "holder": self.holder,
+            "person": self.person,
         }
 
 
@@ -122,6 +152,22 @@ def may_act(
     )
 
 
+def own_session(session: AgentSession, person: str | None, *, what: str, instead: str) -> None:
+    """Raise ``NotAllowedError`` when, on a team's store, ``session`` is another person's than
+    ``person`` (the caller's database role): ``what`` is the act, ``instead`` what to do.
+
+    No ``--force`` here, unlike ``may_act``: a heartbeat or a claim in another's session acts in
+    their name (it keeps alive a session they let go, holding its claims against everyone, or
+    puts work under their session), where an override only frees what is stuck. What a person
+    would do inside another's session, they do in a session of their own."""
+    if session.person is None or person is None or session.person == person:
+        return
+    raise NotAllowedError(
+        f"Session {session.id} ({session.agent}) is {session.person}'s, not yours ({person}): only they "
+        f"may {what}. {instead}"
+    )
+
+
 def lease(ttl: timedelta | None, default: timedelta) -> timedelta:
     """A claim's lease: ``ttl`` (``default`` when None), between 1 s and ``MAX_TTL``."""
     chosen = ttl or default
@@ -154,7 +200,8 @@ class Coordination(Protocol):
         self, agent: str, project: str | None, task: str | None = None, owner: str | None = None
     ) -> AgentSession: ...
     def heartbeat(self, session_id: str, task: str | None = None) -> AgentSession:
-        """Keep a session (and its claims) alive for another ttl."""
+        """Keep a session (and its claims) alive for another ttl; on a team's store only its
+        person's (``own_session``)."""
 
     def end(self, session_id: str, owner: str | None = None, force: bool = False) -> AgentSession:
         """End a session: only its owner may, unless ``force`` (``may_act``)."""
@@ -163,10 +210,13 @@ class Coordination(Protocol):
         """Live sessions, of ``project`` and of no project; all when ``project`` is None."""
 
     def claim(self, session_id: str, item: str, ttl: timedelta | None = None) -> Claim:
-        """Claim ``item`` exclusively for ``session_id``; renewing one's own claim is fine."""
+        """Claim ``item`` exclusively for ``session_id``; renewing one's own claim is fine. On a
+        team's store only the session's person claims in it (``own_session``)."""
 
     def release(self, session_id: str, item: str, owner: str | None = None, force: bool = False) -> bool:
         """Release a claim (only the session's owner may, unless ``force``); False when this
         session did not hold it."""
 
     def claims(self, project: str | None = None) -> list[Claim]: ...
+    def overrides(self, limit: int = MAX_OVERRIDES) -> list[Override]:
+        """The forced ends and releases (``Override``), newest first, at most ``limit``."""

@@ -208,6 +208,11 @@ class MemoryRecords(Protocol):
         every project memory and each team-wide global one (no owner), never a person's own global
         memory; none on a store of one person (Kùzu, the fake), where no one else sees anything."""
 
+    def shared_scopes(self) -> frozenset[Scope]:
+        """The scopes whose memories, written by the caller, people other than the caller see too
+        (what ``shared_memories`` says of them once stored): ``project`` on a team's store, where a
+        global memory is its writer's own; none on a store of one person (Kùzu, the fake)."""
+
     def update_memory(self, memory_id: str, changes: Mapping[str, object]) -> None:
         """Set fields of a memory (not ``text``: see ``replace_text``); an unknown field: ValueError.
         An ``updated_at`` later than the stored one records on its ABOUT edges to symbols their
@@ -524,6 +529,8 @@ class GitLabClient(Protocol):
 class GitLabGraph(Protocol):
     """Merge requests, issues, epics and people, stored: the enrichment queue, primitive writes
     (``mark``, ``apply``) and reads. What an answer means is decided in ``core/gitlab_edits.py``;
+    who sees a row in ``core/gitlab_reads.py``: every read shows only the nodes whose entity the
+    reader sees (``GraphStore.get_entities``) and the edges whose two ends it sees.
     ``tests/unit/adapters/test_gitlab_graph_contract.py`` holds every store to the same rules."""
 
     def rows(self, keys: Collection[str]) -> dict[str, EnrichmentRow]: ...

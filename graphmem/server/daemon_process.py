@@ -34,6 +34,8 @@ INFO_FILENAME = "daemon.json"
 LOCK_FILENAME = "daemon.lock"
 START_LOCK_FILENAME = "daemon-start.lock"
 LOG_FILENAME = "daemon.log"
+# A /health answer is a few hundred bytes: no more is read of one.
+MAX_HEALTH_BYTES = 65536
 TOKEN_FILENAME = "daemon.token"
 # 32 random bytes, URL-safe base64: 43 characters.
 TOKEN_BYTES = 32
@@ -220,17 +222,31 @@ def check_daemon_store(info: DaemonInfo, asked: str) -> None:
 
 def healthy(info: DaemonInfo, timeout: float = 2.0) -> bool:
     """True when the daemon answers ``/health`` at all (200 or 503 both mean it is up)."""
+    return health(info, timeout) is not None
+
+
+def health(info: DaemonInfo, timeout: float = 2.0) -> list[str] | None:
+    """Why the daemon is not healthy, as ``/health`` says (empty: it is); None when it does not
+    answer."""
     import urllib.error  # here: the CLI's way to a daemon never asks /health
     import urllib.request
 
     try:
-        with urllib.request.urlopen(f"{info.url}/health", timeout=timeout):
-            return True
-    except urllib.error.HTTPError as exc:  # a 503: up, but unhealthy
-        exc.close()  # the error holds the connection: close it now, not when it is collected
-        return True
+        try:
+            with urllib.request.urlopen(f"{info.url}/health", timeout=timeout) as answer:
+                raw = answer.read(MAX_HEALTH_BYTES)
+        except urllib.error.HTTPError as exc:  # a 503: up, but unhealthy
+            with exc:  # the error holds the connection: closed now, not when it is collected
+                raw = exc.read(MAX_HEALTH_BYTES)
     except (OSError, ValueError):
-        return False
+        return None
+    try:
+        reasons = json.loads(raw).get("reasons")
+    except (ValueError, AttributeError, RecursionError):  # not a daemon's answer
+        reasons = None
+    if not isinstance(reasons, list):
+        return ["its /health answer cannot be read"]
+    return [str(reason) for reason in reasons]
 
 
 @contextlib.contextmanager

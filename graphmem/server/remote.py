@@ -243,6 +243,7 @@ class RemoteMemory(Bound, Memory):
     active_sessions = RemoteVerb(Memory.active_sessions)
     claim_item = RemoteVerb(Memory.claim_item)
     release_item = RemoteVerb(Memory.release_item)
+    session_overrides = RemoteVerb(Memory.session_overrides)
     show = RemoteVerb(Memory.show)
     expand_id = RemoteVerb(Memory.expand_id)
     list = RemoteVerb(Memory.list)

@@ -234,8 +234,9 @@ class Runtime:
                 self._wake.clear()
                 continue
             except (GraphmemError, OSError) as exc:  # OSError: no file descriptor left, for now
+                if str(exc) != self.store_error:  # once, not at each poll (a schema to migrate)
+                    log.error("background embedding failed: %s", exc)
                 self.store_error = str(exc)
-                log.error("background embedding failed: %s", exc)
                 done = 0
             if done == 0:
                 self._expire()
@@ -361,7 +362,8 @@ class Runtime:
         try:
             backlog = self.backlog()
         except GraphmemError as exc:
-            reasons.append(f"store unavailable: {exc}")
+            if str(exc) != self.store_error:  # the worker's error said it already
+                reasons.append(f"store unavailable: {exc}")
         else:
             if backlog > BACKLOG_DEGRADED:
                 reasons.append(f"embedding backlog over {BACKLOG_DEGRADED} memories")

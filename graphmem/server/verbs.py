@@ -173,6 +173,7 @@ TABLE: tuple[Verb, ...] = (
     Verb("release_item", "bool", ("session_id", "item"), IDEMPOTENT_WRITE, tool="release_item"),
     # The CLI's alone (and the view's, ``ui=True``).
     Verb("show", f"{_RESULTS}:MemoryDetail", _ID, READS, ui=True),
+    Verb("session_overrides", f"list[{_SESSIONS}:Override]", (), READS),  # a person's audit
     Verb("expand_id", "str", ("prefix",), READS),  # a person's typing: no tool takes a prefix
     Verb("list", f"list[{_RECORD}]", (), READS, _BRANCH, ui=True),
     Verb("select", f"list[{_RECORD}]", (), READS, _PROJECT),

@@ -2,7 +2,8 @@
 
 Sessions and claims are leases held in the daemon's memory: an agent that stops
 sending heartbeats loses them after ``ttl``. Nothing here is persisted — a
-session's lasting trace is the summary it leaves as an event memory when it ends. On a
+session's lasting trace is the summary it leaves as an event memory when it ends; a person's
+forced end or release (an ``Override``) is kept as long as the daemon runs. On a
 team's PostgreSQL store they are kept there instead, for every daemon
 (``adapters/postgres_coordination.py``, the same ``core.coordination.Coordination`` port).
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -19,10 +21,12 @@ from typing import Any
 
 from graphmem.core.coordination import (
     DEFAULT_TTL,
+    MAX_OVERRIDES,
     MAX_SESSIONS,
     AgentSession,
     Claim,
     Coordination,
+    Override,
     claimed_by,
     label,
     lease,
@@ -32,7 +36,7 @@ from graphmem.core.coordination import (
 )
 from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
 
-__all__ = ["DEFAULT_TTL", "NO_DAEMON", "AgentSession", "Claim", "Coordination", "Coordinator"]
+__all__ = ["DEFAULT_TTL", "NO_DAEMON", "AgentSession", "Claim", "Coordination", "Coordinator", "Override"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +72,8 @@ class Coordinator:
     ttl: timedelta = DEFAULT_TTL
     _sessions: dict[str, AgentSession] = field(default_factory=dict)
     _claims: dict[tuple[str | None, str], Claim] = field(default_factory=dict)
+    # The forced ends and releases, newest last: kept as long as the daemon, like its sessions.
+    _overrides: deque[Override] = field(default_factory=lambda: deque(maxlen=MAX_OVERRIDES))
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def _expire(self, now: datetime) -> None:
@@ -125,6 +131,7 @@ class Coordinator:
             how = f"graphmem session end {session.id} --force"
             if may_act(session, owner, force=force, what="end it", how=how):
                 log.info("session %s (%s) ended by force, by %s", session.id, session.agent, owner)
+                self._overrides.append(Override(now, "end", session.id, session.agent, None, None, None))
             del self._sessions[session.id]
             self._expire(now)
             return session
@@ -169,12 +176,14 @@ class Coordinator:
             self._expire(now)
             session = self._live(session_id, now)
             how = f"graphmem release {session.id} '{name}' --force"
-            if may_act(session, owner, force=force, what="release its claims", how=how):
-                log.info("claim of %s (%s) released by force, by %s", session.id, session.agent, owner)
+            forced = may_act(session, owner, force=force, what="release its claims", how=how)
             held = self._claims.get((session.project, name or ""))
             if held is None or held.session != session.id:
                 return False
             del self._claims[(session.project, name or "")]
+            if forced:
+                log.info("claim of %s (%s) released by force, by %s", session.id, session.agent, owner)
+                self._overrides.append(Override(now, "release", session.id, session.agent, name, None, None))
             return True
 
     def claims(self, project: str | None = None) -> list[Claim]:
@@ -182,6 +191,11 @@ class Coordinator:
         with self._lock:
             self._expire(now)
             return [c for c in self._claims.values() if project is None or c.project in (project, None)]
+
+    def overrides(self, limit: int = MAX_OVERRIDES) -> list[Override]:
+        """The forced ends and releases since the daemon started, newest first."""
+        with self._lock:
+            return list(reversed(self._overrides))[: max(limit, 0)]
 
     def _with_claims(self, session: AgentSession) -> AgentSession:
         items = tuple(sorted(c.item for c in self._claims.values() if c.session == session.id))

@@ -20,6 +20,7 @@ part's verb (``PartVerb``) carries it.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from graphmem.api import Bound, Memory
 from graphmem.core.branches import parse_branch
-from graphmem.core.coordination import MAX_TTL
+from graphmem.core.coordination import MAX_OVERRIDES, MAX_TTL
 from graphmem.core.coordination import PERSON as OWNER_PERSON
 from graphmem.core.enrichment import EnrichReport, GitLabStatus
 from graphmem.core.events import USER
@@ -44,6 +45,7 @@ from graphmem.service.coordination import (
     Claim,
     Coordination,
     EndedSession,
+    Override,
 )
 from graphmem.service.enrichment import Enricher
 from graphmem.service.ingest import IngestOptions
@@ -386,3 +388,8 @@ class MemoryService(Bound, Memory):
         self, session_id: str, item: str, *, owner: str = OWNER_PERSON, force: bool = False
     ) -> bool:
         return self._coordinator().release(session_id, item, owner, force)
+
+    def session_overrides(self, *, limit: int = 50) -> builtins.list[Override]:  # ``list`` is a verb here
+        if not 1 <= limit <= MAX_OVERRIDES:
+            raise InvalidInputError(f"limit must be between 1 and {MAX_OVERRIDES}.")
+        return self._coordinator().overrides(limit)

@@ -36,9 +36,9 @@ from graphmem.core.redaction import redact
 # test fails otherwise), so a write method added to a port cannot skip redaction.
 STORE_READS = frozenset(
     {
-        "close", "get_meta", "get_memories", "shared_memories", "find_by_hash", "find_by_hashes",
-        "list_memories", "all_memories", "count_memories", "total_memories", "last_in_session", "expiring",
-        "next_expiry",
+        "close", "get_meta", "get_memories", "shared_memories", "shared_scopes", "find_by_hash",
+        "find_by_hashes", "list_memories", "all_memories", "count_memories", "total_memories",
+        "last_in_session", "expiring", "next_expiry",
         "search_text", "text_matches",
         "pending_embeddings", "count_pending_embeddings", "load_vectors", "count_vectors", "embedding_of",
         "get_entities", "find_entities", "all_entities", "about", "about_bodies", "memories_about",

@@ -15,7 +15,7 @@ import numpy as np
 
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
 from graphmem.core.dedup import memory_hash
-from graphmem.core.events import Cause
+from graphmem.core.events import Cause, EventKind
 from graphmem.core.export_format import (
     RELATIVE_ROOT,
     MemoryLine,
@@ -67,7 +67,19 @@ class ImportLinks:
 
     own: list[Link] = field(default_factory=list)  # between memories the file brings
     onto_stored: list[Link] = field(default_factory=list)  # changing a memory stored before
-    refused: list[Link] = field(default_factory=list)  # superseding a person's memory
+    # superseding a person's memory, or hiding one the team sees behind one only the importer sees
+    refused: list[Link] = field(default_factory=list)
+
+    def left_current(self) -> set[str]:
+        """The memories that only refused links supersede: none of a refused supersession is
+        kept, so the memory it would close is not closed either (``_unclosed``)."""
+        closing = {link.target for link in self.own + self.onto_stored if link.kind is LinkKind.SUPERSEDES}
+        return {link.target for link in self.refused} - closing
+
+    def refused_events(self) -> set[tuple[EventKind, str, str]]:
+        """The kind, ``memory_id`` and ``other_id`` of the event a file may hold of each refused
+        supersession (in the older memory's history), left out with it."""
+        return {(EventKind.SUPERSEDE, link.target, link.source) for link in self.refused}
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,11 +260,13 @@ class Transfer:
             )
         source = import_source(name)  # who wrote what it holds: the file, never what the file says
         now = self._stores.clock()
+        links = self._sort_links(parsed, id_map, {line.id: line.scope for line, _ in adding})
+        current = links.left_current()
+        adding = [(_unclosed(line) if line.id in current else line, digest) for line, digest in adding]
         new = [
             (line.to_record(digest, _owner(line, project), source=source, now=now), line.entities)
             for line, digest in adding
         ]
-        links = self._sort_links(parsed, id_map, {line.id: line.scope for line, _ in adding})
         summary = ImportSummary(
             records=parsed.records,
             memories_added=len(new),
@@ -288,7 +302,9 @@ class Transfer:
         store held before changes that memory, so it is made as any other writer's change
         (``_link_stored``); and one that would supersede a person's memory is refused, as an
         agent's is (only a person replaces what a person wrote or confirmed), as is one by which
-        a memory only the importer sees would hide one the team sees (``keep_in_sight``)."""
+        a memory only the importer sees would hide one the team sees (``keep_in_sight``), whichever
+        end the file brings: a memory the file brings is the team's when the store shares its
+        scope (``GraphStore.shared_scopes``: a project memory on a team's store)."""
         now = self._stores.clock()
         wanted = {
             (id_map.get(r.source, r.source), id_map.get(r.target, r.target), r.kind): (
@@ -300,21 +316,20 @@ class Transfer:
         store = self._stores.store
         held = {(link.source, link.target, link.kind) for link in store.links(ends)} if ends else set()
         stored = store.get_memories(ends - brought.keys()) if ends - brought.keys() else {}
-        shared = store.shared_memories(stored.keys()) | {
-            i for i, scope in brought.items() if scope is Scope.PROJECT
-        }
+        scopes = store.shared_scopes()
+        shared = store.shared_memories(stored.keys()) | {i for i, scope in brought.items() if scope in scopes}
         sorted_links = ImportLinks()
         for (source, target, kind), at in wanted.items():
             if (source, target, kind) in held:
                 continue
             link = Link(source, target, kind, at)
-            if source in brought and target in brought:
-                sorted_links.own.append(link)
-            elif kind is LinkKind.SUPERSEDES and (
+            if kind is LinkKind.SUPERSEDES and (
                 (target in stored and is_persons(stored[target]))
                 or (target in shared and source not in shared)
             ):
                 sorted_links.refused.append(link)
+            elif source in brought and target in brought:
+                sorted_links.own.append(link)
             else:
                 sorted_links.onto_stored.append(link)
         return sorted_links
@@ -417,14 +432,17 @@ class Transfer:
         self._writer.chain(nexts)
         # History last: an event of a memory that kept its id, not stored yet (imported once), and
         # only of a memory this file brought: a file never writes the history of the store's own
-        # memories (a forged "edit by the user" that an undo would apply).
+        # memories (a forged "edit by the user" that an undo would apply); never the event of a
+        # supersession the import refused.
         ours = {r.id for r, _ in new} | {
             m.id for m in self._stores.store.get_memories([r.memory_id for _, r in parsed.events]).values()
             if m.source == source
         }  # fmt: skip
+        refused = links.refused_events()
         kept = [
             r for _, r in parsed.events
             if id_map.get(r.memory_id, r.memory_id) == r.memory_id and r.memory_id in ours
+            and (r.kind, r.memory_id, id_map.get(r.other_id or "", r.other_id)) not in refused
             and self._stores.store.get_event(r.id) is None
         ]  # fmt: skip
         self._writer.add_history(
@@ -448,6 +466,15 @@ def _required_project(project: str | None) -> str:
 def _stamp(line: MemoryLine) -> datetime:
     """When the line's copy of a memory last changed."""
     return to_utc(line.updated_at or line.created_at)
+
+
+def _unclosed(line: MemoryLine) -> MemoryLine:
+    """``line`` as it was before the supersession the import refused: current (a directive or
+    preference from a file is a proposal, ``MemoryLine.to_record``), its validity open again, as
+    ``graphmem restore`` leaves a superseded memory."""
+    if line.status is not Status.SUPERSEDED:
+        return line
+    return line.model_copy(update={"status": Status.ACTIVE, "valid_to": None})
 
 
 def _owner(line: MemoryLine, project: str | None) -> str | None:

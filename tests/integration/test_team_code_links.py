@@ -15,16 +15,13 @@ from pathlib import Path
 import psycopg
 import pytest
 from support.git_repo import commit, git, new_repo
-from support.stores import postgres_url, writer_role
+from support.stores import postgres_url
+from support.team import on_postgres, writer_roles
 
-from graphmem.adapters.embedders import HashEmbedder
-from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.app import open_memory
 from graphmem.core.codegraph import file_key, module_key, symbol_key
 from graphmem.core.models import Entity, EntityKind
 from graphmem.errors import NotFoundError
 from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
 
 pytestmark = pytest.mark.integration
 
@@ -58,8 +55,7 @@ class Team:
 
 
 def _service(url: str, data_dir: Path, checkout: Path) -> MemoryService:
-    settings = load_settings(data_dir=data_dir, store={"url": url})
-    memory = open_memory(settings, embedder=HashEmbedder(DIMENSION))
+    memory = on_postgres(url, data_dir, DIMENSION)
     return memory.bound(str(checkout))  # as graphmem.open_memory binds the current directory's
 
 
@@ -68,10 +64,7 @@ def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
     """Alice and Bob, writer roles of one database, each with a service in the same checkout
     (src/ledger.py with ``post`` and ``void``), its code graph built by Alice."""
     admin_url = postgres_url(request)
-    PostgresGraphStore(admin_url, dimension=DIMENSION).close()  # the owner sizes the vector column
-    database = admin_url.rsplit("/", 1)[1]  # roles are the cluster's: one pair per database
-    alice_url = writer_role(admin_url, f"alice_{database}")
-    bob_url = writer_role(admin_url, f"bob_{database}")
+    alice_url, bob_url = writer_roles(admin_url, DIMENSION)
     checkout = new_repo(tmp_path / "shop")
     (checkout / "src").mkdir()
     commit(checkout, "src/ledger.py", LEDGER)

@@ -10,20 +10,18 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from support.stores import postgres_url, writer_role
+from support.stores import postgres_url
+from support.team import on_postgres, writer_roles
 from unit.adapters.test_code_graph_contract import PROJECT, function, parsed, save
 
-from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_code import PostgresCodeGraph
 from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
 from graphmem.adapters.postgres_migrate import SCHEMA_VERSION, migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.app import open_memory
 from graphmem.core.codegraph import file_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.core.timeparse import utc_now
 from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
 
 pytestmark = pytest.mark.integration
 
@@ -46,15 +44,14 @@ class Team:
 def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
     admin_url = postgres_url(request)
     admin = PostgresGraphStore(admin_url, dimension=DIMENSION)  # the owner sizes the vector column
-    database = admin_url.rsplit("/", 1)[1]  # roles are the cluster's: one pair per database
-    urls = {name: writer_role(admin_url, f"{name}_{database}") for name in ("alice", "bob")}
-
-    def on(name: str) -> MemoryService:
-        settings = load_settings(data_dir=tmp_path / name, store={"url": urls[name]})
-        return open_memory(settings, embedder=HashEmbedder(DIMENSION))
-
+    alice_url, bob_url = writer_roles(admin_url, DIMENSION)
+    urls = {"alice": alice_url, "bob": bob_url}
+    alice, bob = (
+        on_postgres(alice_url, tmp_path / "alice", DIMENSION),
+        on_postgres(bob_url, tmp_path / "bob", DIMENSION),
+    )
     stores = {name: PostgresGraphStore(url, dimension=DIMENSION) for name, url in urls.items()}
-    team = Team(admin, on("alice"), on("bob"), stores["alice"], stores["bob"], admin_url)
+    team = Team(admin, alice, bob, stores["alice"], stores["bob"], admin_url)
     yield team
     for closing in (team.alice, team.bob, *stores.values(), admin):
         closing.close()
@@ -146,7 +143,7 @@ def test_schema_15_makes_the_entities_of_private_memories_their_owners_and_rolls
         )
         assert "owner" not in {row[0] for row in columns}
         assert conn.execute("SELECT count(*) FROM entities WHERE key = %s", (ISSUE,)).fetchone() == (1,)
-    assert migrate(team.admin_url).after == SCHEMA_VERSION == 15
+    assert migrate(team.admin_url).after == SCHEMA_VERSION  # 15 and every version after it
 
     assert not seen(team.alice_store, ISSUE) and seen(team.bob_store, ISSUE)
     assert seen(team.alice_store, symbol)  # scanned code stays the team's

@@ -23,17 +23,16 @@ import pytest
 from support.git_repo import commit, new_repo
 from support.postgres import PostgresServer
 from support.stores import postgres_url, writer_role
+from support.team import Team as TwoWriters
+from support.team import on_postgres, person_role, role_of, writer_roles
 
-from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_migrate import migrate
 from graphmem.adapters.postgres_rows import query_lexemes
 from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.app import open_memory
 from graphmem.core.codegraph import symbol_key
 from graphmem.core.models import Entity, EntityKind, Scope, Status
 from graphmem.core.ports import Visibility
 from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
 
 pytestmark = pytest.mark.integration
 
@@ -45,10 +44,6 @@ LEGACY_GLOBAL = "mem_00000000000000aa"
 LEGACY_PROJECT = "mem_00000000000000bb"
 
 
-def _service(url: str, data_dir: Path) -> MemoryService:
-    return open_memory(load_settings(data_dir=data_dir, store={"url": url}), embedder=HashEmbedder(DIMENSION))
-
-
 def _reader_role(admin_url: str, name: str) -> str:
     """A login role with the read-only grants of docs/team.md; its URL."""
     with psycopg.connect(admin_url, autocommit=True) as conn:
@@ -58,18 +53,11 @@ def _reader_role(admin_url: str, name: str) -> str:
     return admin_url.replace("postgres@", f"{name}@")
 
 
-def _role(url: str) -> str:
-    return url.split("//", 1)[1].split("@", 1)[0]
-
-
 @dataclass
-class Team:
-    admin_url: str
-    alice_url: str
-    bob_url: str
+class Team(TwoWriters):
+    """Alice and Bob (``support/team.py``), a read-only bot, and where the test keeps its files."""
+
     reader_url: str
-    alice: MemoryService
-    bob: MemoryService
     tmp_path: Path
 
     def writer(self, name: str) -> MemoryService:
@@ -95,13 +83,11 @@ class Team:
 @pytest.fixture
 def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
     admin_url = postgres_url(request)
-    PostgresGraphStore(admin_url, dimension=DIMENSION).close()  # the owner sizes the vector column
-    database = admin_url.rsplit("/", 1)[1]  # roles are the cluster's: one set per database
-    alice_url = writer_role(admin_url, f"alice_{database}")
-    bob_url = writer_role(admin_url, f"bob_{database}")
-    reader_url = _reader_role(admin_url, f"bot_{database}")
-    alice, bob = _service(alice_url, tmp_path / "alice"), _service(bob_url, tmp_path / "bob")
-    yield Team(admin_url, alice_url, bob_url, reader_url, alice, bob, tmp_path)
+    alice_url, bob_url = writer_roles(admin_url, DIMENSION)
+    reader_url = _reader_role(admin_url, person_role(admin_url, "bot"))
+    alice = on_postgres(alice_url, tmp_path / "alice", DIMENSION)
+    bob = on_postgres(bob_url, tmp_path / "bob", DIMENSION)
+    yield Team(admin_url, alice_url, bob_url, alice, bob, reader_url, tmp_path)
     alice.close()
     bob.close()
 
@@ -156,7 +142,9 @@ def test_a_writer_cannot_change_who_a_memory_belongs_to(team: Team, attack: str)
 def test_an_administrator_still_hands_a_team_wide_memory_to_its_writer(team: Team) -> None:
     _legacy_memories(team.admin_url)
     team.sql(
-        team.admin_url, "UPDATE memories SET owner = %s WHERE id = %s", (_role(team.alice_url), LEGACY_GLOBAL)
+        team.admin_url,
+        "UPDATE memories SET owner = %s WHERE id = %s",
+        (role_of(team.alice_url), LEGACY_GLOBAL),
     )
     assert LEGACY_GLOBAL in {m.id for m in team.alice.list(project=None)}
     assert LEGACY_GLOBAL not in {m.id for m in team.bob.list(project=None)}
@@ -331,7 +319,7 @@ def test_migrate_takes_a_store_at_schema_9_to_10_and_back(postgres_server: Postg
                 "INSERT INTO memories (id, text, category, scope, created_at, updated_at, valid_from, "
                 "status, content_hash, source, trust, terms, owner) VALUES (%s, 'cfgvault', 'fact', "
                 "'global', now(), now(), now(), 'active', %s, 'user', 'normal', 'cfgvault', %s)",
-                (f"mem_{i:016x}", str(i), _role(alice_url) if i else _role(bob_url)),
+                (f"mem_{i:016x}", str(i), role_of(alice_url) if i else role_of(bob_url)),
             )
 
     report = migrate(url, target=10)

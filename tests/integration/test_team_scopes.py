@@ -9,23 +9,19 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 import pytest
 from support.postgres import PostgresServer
-from support.stores import postgres_url, writer_role
+from support.team import Team, on_postgres, two_writers, writer_roles
 
-from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_migrate import migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.app import open_memory
 from graphmem.core.models import Status
 from graphmem.core.ports import Visibility
 from graphmem.errors import NotFoundError, StoreError
 from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
 
 pytestmark = pytest.mark.integration
 
@@ -35,34 +31,10 @@ PRIVATE = "Alice keeps her dotfiles in a bare repository called cfgvault"
 SHARED = "The shop's cfgvault service signs every release artifact"
 
 
-def on_postgres(url: str, data_dir: Path) -> MemoryService:
-    return open_memory(load_settings(data_dir=data_dir, store={"url": url}), embedder=HashEmbedder(DIMENSION))
-
-
-@dataclass
-class Team:
-    admin_url: str
-    alice_url: str
-    bob_url: str
-    alice: MemoryService
-    bob: MemoryService
-
-
-def _roles(admin_url: str) -> tuple[str, str]:
-    PostgresGraphStore(admin_url, dimension=DIMENSION).close()  # the owner sizes the vector column
-    database = admin_url.rsplit("/", 1)[1]  # roles are the cluster's: one pair per database
-    return writer_role(admin_url, f"alice_{database}"), writer_role(admin_url, f"bob_{database}")
-
-
 @pytest.fixture
 def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
-    admin_url = postgres_url(request)
-    alice_url, bob_url = _roles(admin_url)
-    alice = on_postgres(alice_url, tmp_path / "alice")
-    bob = on_postgres(bob_url, tmp_path / "bob")
-    yield Team(admin_url, alice_url, bob_url, alice, bob)
-    alice.close()
-    bob.close()
+    with two_writers(request, tmp_path, DIMENSION) as team:
+        yield team
 
 
 def exported(memory: MemoryService) -> str:
@@ -160,7 +132,7 @@ def test_the_database_itself_hides_a_private_memory_from_a_hand_written_query(te
                 "INSERT INTO memories (id, text, category, scope, created_at, updated_at, valid_from, "
                 "status, content_hash, source, trust, terms, owner) VALUES ('mem_x', 'x', 'fact', "
                 "'global', now(), now(), now(), 'active', 'h', 'user', 'normal', '', %s)",
-                (team.alice_url.split("//")[1].split("@")[0],),
+                (team.role(team.alice_url),),
             )
 
 
@@ -171,8 +143,8 @@ def test_global_memories_from_before_the_migration_stay_everyones(
     migrate(url, target=5)
     before = on_postgres_at_five(url)
     migrate(url)
-    _, bob_url = _roles(url)
-    bob = on_postgres(bob_url, tmp_path / "bob")
+    _, bob_url = writer_roles(url, DIMENSION)
+    bob = on_postgres(bob_url, tmp_path / "bob", DIMENSION)
     try:
         assert [m.text for m in bob.list(project=None)] == [before]
         bob.remember(PRIVATE, category="preference", scope="global")

@@ -34,7 +34,7 @@ from graphmem.adapters.postgres_migrate import migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.models import Status
 from graphmem.core.ports import Visibility
-from graphmem.errors import StoreUnavailableError
+from graphmem.errors import StoreMismatchError, StoreUnavailableError
 from graphmem.server.runtime import STORE_RETRY_S
 
 pytestmark = pytest.mark.integration
@@ -135,6 +135,37 @@ def test_connections_idle_through_the_outage_are_replaced_at_the_next_call(
     assert sorted(store.get_memories(["a", "b"])) == ["a", "b"]
 
 
+def test_a_store_opened_to_wait_while_the_server_is_down_is_checked_and_serves_once_it_is_up(
+    url: str, down: PostgresServer
+) -> None:
+    down.halt()
+    waiting = PostgresGraphStore(url, dimension=DIM, wait=True)  # a daemon's: it does not refuse
+    try:
+        with pytest.raises(StoreUnavailableError) as raised:
+            waiting.get_memories(["a"])
+        assert_cannot_be_reached(raised.value, down)
+        down.resume()
+        waiting.add_memories([memory("a")])
+        assert list(waiting.get_memories(["a"])) == ["a"]
+    finally:
+        waiting.close()
+
+
+def test_a_store_waited_for_is_refused_once_reached_when_the_database_has_no_schema(
+    outage_server: PostgresServer, down: PostgresServer
+) -> None:
+    bare = outage_server.new_database()  # pgvector, no graphmem schema
+    down.halt()
+    waiting = PostgresGraphStore(bare, dimension=DIM, wait=True)
+    try:
+        down.resume()
+        for _ in range(2):  # checked again at each call, until someone runs graphmem migrate
+            with pytest.raises(StoreMismatchError, match="Run `graphmem migrate`"):
+                waiting.get_memories(["a"])
+    finally:
+        waiting.close()
+
+
 # -- a one-shot CLI ------------------------------------------------------------------------
 
 
@@ -204,14 +235,7 @@ def daemon(url: str, tmp_path: Path) -> Iterator[Daemon]:
         )
     finally:
         seed.close()
-    started = start_daemon(
-        tmp_path / "data",
-        GRAPHMEM_STORE_URL=url,
-        GRAPHMEM_INGEST__ENABLED="false",
-        GRAPHMEM_RATE_LIMIT="0",
-        HOME=str(tmp_path),
-        XDG_CACHE_HOME=str(user_cache_path().resolve()),  # the model file built once, not again
-    )
+    started = serve(url, tmp_path)
     yield started
     started.stop()
 
@@ -243,3 +267,82 @@ def test_a_daemon_fails_calls_at_once_while_the_server_is_down_and_serves_the_fi
     back = [line for line in after if "reachable again" in line]
     assert len(back) == 1, after
     assert [line for line in after if " ERROR " in line or " WARNING " in line] == back, after
+
+
+def serve(url: str, tmp_path: Path) -> Daemon:
+    """A daemon on the store at ``url``, in ``tmp_path``."""
+    return start_daemon(
+        tmp_path / "data",
+        GRAPHMEM_STORE_URL=url,
+        GRAPHMEM_INGEST__ENABLED="false",
+        GRAPHMEM_RATE_LIMIT="0",
+        HOME=str(tmp_path),
+        XDG_CACHE_HOME=str(user_cache_path().resolve()),  # the model file built once, not again
+    )
+
+
+def doctor(daemon: Daemon, tmp_path: Path) -> str:
+    """``graphmem doctor``'s line about the daemon."""
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem", "--data-dir", str(daemon.data_dir), "doctor"],
+        env=sandbox_env(daemon.data_dir, HOME=str(tmp_path)),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("daemon: ")]
+    assert len(lines) == 1, done.stdout
+    return lines[0]
+
+
+def test_a_daemon_started_while_the_server_is_down_serves_and_says_so_then_serves_once_it_is_up(
+    url: str, down: PostgresServer, tmp_path: Path
+) -> None:
+    down.halt()
+    daemon = serve(url, tmp_path)  # a service started before its database: it starts
+    try:
+        status, _, raw = http("GET", f"{daemon.url}/health")
+        reasons = " ".join(json.loads(raw)["reasons"])
+        assert status == 503 and f"127.0.0.1:{down.port}" in reasons and "cannot be reached" in reasons
+        error = error_of(rpc_call(daemon, "recall", query="ledger"))
+        assert error["type"] == "StoreUnavailableError", error
+        assert f"127.0.0.1:{down.port}" in error["message"] and "cannot be reached" in error["message"]
+        said = doctor(daemon, tmp_path)
+        assert said.startswith(f"daemon: reachable at {daemon.url} ") and ", not healthy: " in said, said
+        assert "cannot be reached" in said, said
+        gone = [line for line in log_lines(daemon) if "cannot be reached" in line]
+        assert len(gone) == 1 and " ERROR " in gone[0], log_lines(daemon)
+
+        down.resume()
+        answer = rpc_call(daemon, "remember", text="Refunds wait for the ledger to close")
+        assert "result" in answer, answer
+        answer = rpc_call(daemon, "recall", query="refunds ledger")
+        assert "Refunds wait for the ledger to close" in json.dumps(answer["result"]), answer
+        wait_healthy(daemon, timeout=WAIT_S)  # its worker met the store too: the model's vectors
+        healthy = f"daemon: reachable at {daemon.url} (pid {daemon.process.pid}, data dir {daemon.data_dir})"
+        assert doctor(daemon, tmp_path) == healthy
+        lines = log_lines(daemon)
+        assert len([line for line in lines if "reachable again" in line]) == 1, lines
+        assert len([line for line in lines if "cannot be reached" in line]) == 1, lines
+    finally:
+        daemon.stop()
+
+
+def test_a_daemon_is_refused_at_start_by_a_server_that_answers_but_has_no_such_database(
+    outage_server: PostgresServer, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    missing = outage_server.database_url("no_such_database")
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), "serve"],
+        env=sandbox_env(data_dir, GRAPHMEM_STORE_URL=missing, HOME=str(tmp_path)),
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
+    assert done.returncode == 5, done.stderr
+    said = done.stderr.strip().splitlines()[-1]
+    assert said.startswith("error: Cannot connect to the PostgreSQL store at "), done.stderr
+    assert "no_such_database" in said and "Check that the server runs" in said, done.stderr

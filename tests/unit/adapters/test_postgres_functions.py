@@ -25,6 +25,8 @@ FROZEN = {
     "MOVE_ABOUT_14": "460b5faee3ff80b2",
     "RECORDED_BODIES_14": "cdd9c314079104fb",
     "UNDO_14": "a6c629a3e3bf4aa6",
+    "APPEND_ONLY_16": "1f89e55410e3df57",
+    "UNDO_16": "eacaab8472dba91a",
 }
 
 

@@ -135,3 +135,28 @@ def test_a_server_that_cannot_be_reached_fails_each_call_at_once_and_is_logged_o
     said = [r.getMessage() for r in caplog.records if r.name.startswith("graphmem")]
     assert len(said) == 1 and "cannot be reached" in said[0]
     assert refused.counts() == (0, 0)  # no place kept by a connection that was never made
+
+
+def test_a_daemons_pool_opened_while_the_server_is_down_waits_for_it_saying_so_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    waiting = pool_of(REFUSED)
+    caplog.set_level(logging.INFO, logger="graphmem")
+    assert waiting.open(wait=True) is False
+    for _ in range(3):
+        with pytest.raises(StoreUnavailableError) as raised:
+            waiting.get()
+        assert str(raised.value).startswith(f"The PostgreSQL store at {describe(REFUSED)} cannot be reached")
+    said = [r.getMessage() for r in caplog.records if r.name.startswith("graphmem")]
+    assert len(said) == 1 and "cannot be reached" in said[0] and "calls fail until it is back" in said[0]
+    assert waiting.counts() == (0, 0)
+
+
+def test_a_daemons_pool_is_refused_at_open_by_a_server_that_answers_but_has_no_such_database(
+    request: pytest.FixtureRequest,
+) -> None:
+    # A wrong URL, user or password is the user's to fix: said at once, not waited for.
+    missing = postgres_url(request).rsplit("/", 1)[0] + "/no_such_database"
+    with pytest.raises(StoreUnavailableError, match="Cannot connect to the PostgreSQL store at") as raised:
+        pool_of(missing).open(wait=True)
+    assert "no_such_database" in str(raised.value)

@@ -19,6 +19,7 @@ from support.stores import STORES, open_store
 
 from graphmem.adapters.graph_cache import ENTITY_FANOUT
 from graphmem.adapters.kuzu_store import COPY_MIN_ROWS
+from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, Scope, Status
 from graphmem.core.ports import GraphStore, Neighbour, Visibility
 from graphmem.errors import StoreError
@@ -92,6 +93,20 @@ def test_unknown_ids_are_left_out_of_get_memories(store: GraphStore) -> None:
     store.add_memories([memory("a")])
     assert list(store.get_memories(["nope", "a", "a"])) == ["a"]
     assert store.get_memories([]) == {}
+
+
+def test_the_scopes_a_store_shares_are_those_of_the_memories_it_shares_once_written(
+    store: GraphStore,
+) -> None:
+    written = {"mine": Scope.GLOBAL, "ours": Scope.PROJECT}
+    store.add_memories(
+        [memory(i, scope=s, project="/src/proj" if s is Scope.PROJECT else None) for i, s in written.items()]
+    )
+
+    shared = store.shared_memories(list(written))
+
+    assert shared == {i for i, scope in written.items() if scope in store.shared_scopes()}
+    assert shared == ({"ours"} if isinstance(store, PostgresGraphStore) else set())  # a team's store
 
 
 def test_adding_an_id_twice_fails_and_keeps_the_first(store: GraphStore) -> None:

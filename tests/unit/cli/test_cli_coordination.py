@@ -96,3 +96,36 @@ def test_an_agents_session_is_ended_or_its_claim_released_only_with_force(
     assert forced_release.stdout.strip() == "released !7"
     assert forced_end.exit_code == 0 and forced_end.stdout.strip() == f"ended {agents.id}"
     assert own_end.exit_code == 0  # a person's own session needs no --force
+
+
+def test_session_overrides_lists_what_a_person_forced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    coordinator = Coordinator(lambda: datetime(2026, 5, 1, 9, 0, tzinfo=UTC))
+
+    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
+        return memory.serving(coordinator)
+
+    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
+    runner = CliRunner()
+
+    def cli(*args: str) -> Result:
+        return runner.invoke(main.cli, ["--data-dir", str(tmp_path / "data"), *args])
+
+    agents = coordinator.start("opencode/plan", None, owner="mcp:0123456789abcdef")
+    coordinator.claim(agents.id, "!7")
+    none_yet = cli("session", "overrides")
+    cli("release", agents.id, "!7", "--force")
+
+    listed = cli("session", "overrides")
+    as_json = json.loads(cli("session", "overrides", "--json").stdout)
+
+    assert none_yet.stdout.strip() == "No session was ended, and no claim released, by force."
+    assert listed.stdout == f"2026-05-01 09:00:00 UTC · a person released !7 of {agents.id} (opencode/plan)\n"
+    assert as_json["overrides"] == [
+        {
+            "at": "2026-05-01T09:00:00+00:00", "act": "release", "session": agents.id,
+            "agent": "opencode/plan", "item": "!7", "holder": None, "person": None,
+        }
+    ]  # fmt: skip

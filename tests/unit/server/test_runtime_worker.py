@@ -16,7 +16,7 @@ import pytest
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
 from graphmem.core.timeparse import utc_now
-from graphmem.errors import StoreUnavailableError
+from graphmem.errors import StoreMismatchError, StoreUnavailableError
 from graphmem.server import runtime as runtime_module
 from graphmem.server.runtime import Runtime
 from graphmem.service.coordination import Coordinator
@@ -141,3 +141,31 @@ def test_a_store_that_cannot_be_reached_is_tried_again_now_and_then_without_a_wo
     # One try each STORE_RETRY_S while the store is gone (not each IDLE_POLL_S), none logged.
     assert waits.timeouts[:3] == [0.01, 0.01, 0.01]
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
+
+
+def test_a_store_error_that_lasts_is_logged_once_not_at_each_try(
+    memory: MemoryService, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A daemon that waited for its team's server finds the schema to migrate once it answers.
+    memory.remember("We ship on Fridays.")
+    state = served(memory)
+    semantic = state.memory.semantic
+    assert semantic is not None
+    original = type(semantic).embed_pending
+    refusals = [StoreMismatchError("The store at db:5432 has schema version 14; run `graphmem migrate`")] * 5
+
+    def embed_pending(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if refusals:
+            raise refusals.pop()
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(type(semantic), "embed_pending", embed_pending)
+    monkeypatch.setattr(runtime_module, "IDLE_POLL_S", 0.01)
+    caplog.set_level(logging.INFO, logger="graphmem")
+    state.start_worker()
+    try:
+        assert until(lambda: not refusals and state.store_error is None and semantic.complete)
+    finally:
+        state.stop_worker()
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(said) == 1 and "graphmem migrate" in said[0], said

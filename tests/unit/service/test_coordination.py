@@ -194,3 +194,22 @@ def test_only_the_owner_ends_a_session_or_releases_its_claims_unless_forced(cloc
 
     assert coordinator.release(mine.id, "!12", owner="person", force=True) is True
     assert coordinator.end(mine.id, owner="mcp:aaaaaaaaaaaa").id == mine.id
+
+
+def test_a_forced_end_or_release_is_listed_newest_first_and_nothing_else(coordinator: Coordination) -> None:
+    agents = coordinator.start("opencode/build", "/p", owner="mcp:aaaaaaaaaaaa")
+    own = coordinator.start("ci/nightly", "/p", owner="person")
+    coordinator.claim(agents.id, "!12")
+    coordinator.claim(own.id, "!13")
+    coordinator.release(own.id, "!13", owner="person")  # its own: no override
+    coordinator.release(agents.id, "!99", owner="person", force=True)  # held no such claim: nothing forced
+
+    coordinator.release(agents.id, "!12", owner="person", force=True)
+    coordinator.end(agents.id, owner="person", force=True)
+
+    listed = [(o.act, o.session, o.agent, o.item) for o in coordinator.overrides()]
+    assert listed == [
+        ("end", agents.id, "opencode/build", None),
+        ("release", agents.id, "opencode/build", "!12"),
+    ]
+    assert [o.act for o in coordinator.overrides(limit=1)] == ["end"]

@@ -4,10 +4,18 @@ confirmed (``Transfer._sort_links``)."""
 
 from __future__ import annotations
 
+import io
 import json
+from collections.abc import Collection, Iterator
+from pathlib import Path
 from typing import Any
 
-from graphmem.core.models import LinkKind, Status
+import pytest
+from support.memory_service import DIMENSION, in_memory_service
+
+from graphmem.adapters.fake_store import FakeGraphStore
+from graphmem.core.models import LinkKind, Scope, Status
+from graphmem.errors import ImportFileError
 from graphmem.service.memory import MemoryService
 
 RULE = "Run make test-fast before every commit"
@@ -118,3 +126,162 @@ def test_links_between_the_files_own_memories_come_as_they_are(memory_service: M
     assert (summary.memories_added, summary.links, summary.links_refused) == (2, 1, 0)
     assert [e.key for e in memory_service.show(NEW_ID).entities] == ["File:evil.py"]
     assert memory_service.history(NEW_ID) == []
+
+
+# -- links between the file's own memories: none hides the team's memory behind the importer's ----
+
+PROJECT = "/src/shop"
+DEPLOYS = "Deploys of the shop go out on Thursdays"
+
+
+class TeamFakeStore(FakeGraphStore):
+    """The fake answering who sees what as a team's store does (PostgreSQL's ``SHARED``, held to
+    it by the store contract): every project memory is the team's, a global one its writer's."""
+
+    def shared_memories(self, ids: Collection[str]) -> set[str]:
+        return {m.id for m in self.get_memories(ids).values() if m.scope is Scope.PROJECT}
+
+    def shared_scopes(self) -> frozenset[Scope]:
+        return frozenset({Scope.PROJECT})
+
+
+@pytest.fixture
+def team_service(tmp_path: Path) -> Iterator[MemoryService]:
+    """The memory of one member of a team (a real service on ``TeamFakeStore``)."""
+    memory = in_memory_service(tmp_path / "team", store=TeamFakeStore(dimension=DIMENSION))
+    yield memory
+    memory.close()
+
+
+def own_memories(**scopes: str) -> list[dict[str, Any]]:
+    return [
+        memory(i, f"A note {i}", scope=s, project=PROJECT if s == "project" else None)
+        for i, s in scopes.items()
+    ]
+
+
+GLOBAL_ID, PROJECT_ID = "mem_4444444444444444", "mem_5555555555555555"
+
+
+def exported(memory_service: MemoryService) -> str:
+    out = io.StringIO()
+    memory_service.export(out)
+    return out.getvalue()
+
+
+def test_on_a_teams_store_an_imports_global_memory_cannot_supersede_its_own_project_memory(
+    team_service: MemoryService,
+) -> None:
+    text = export(
+        *own_memories(**{GLOBAL_ID: "global", PROJECT_ID: "project"}),
+        link(GLOBAL_ID, PROJECT_ID, "supersedes"),
+    )
+
+    dry = team_service.import_text(text, name="bob.jsonl", dry_run=True)
+    summary = team_service.import_text(text, name="bob.jsonl")
+
+    assert (dry.links, dry.links_refused) == (0, 1)
+    assert (summary.memories_added, summary.links, summary.links_refused) == (2, 0, 1)
+    assert team_service.show(PROJECT_ID).links == () and team_service.show(GLOBAL_ID).links == ()
+
+
+def test_a_project_memory_an_import_would_have_closed_by_a_refused_link_arrives_current(
+    memory_service: MemoryService, team_service: MemoryService
+) -> None:
+    ours = memory_service.remember(DEPLOYS, category="decision", scope="project", project=PROJECT).memory.id
+    mine = memory_service.remember("I ask before any deploy", category="fact", scope="global").memory.id
+    memory_service.link(mine, ours, "supersedes")  # on one person's store: theirs to do
+
+    summary = team_service.import_text(exported(memory_service), name="bob.jsonl")
+
+    assert (summary.memories_added, summary.links, summary.links_refused) == (2, 0, 1)
+    shown = team_service.show(ours)
+    assert (shown.memory.status, shown.memory.valid_to, shown.links) == (Status.ACTIVE, None, ())
+    assert team_service.history(ours) == []  # the file's "superseded by" event is left out with it
+
+
+def test_on_a_teams_store_a_project_memory_of_the_file_still_supersedes_the_files_others(
+    team_service: MemoryService,
+) -> None:
+    older, newer = "mem_6666666666666666", PROJECT_ID
+    text = export(
+        *own_memories(**{older: "project", newer: "project", GLOBAL_ID: "global"}),
+        link(newer, older, "supersedes"),
+        link(newer, GLOBAL_ID, "supersedes"),  # the team's memory may replace one only its writer sees
+        link(GLOBAL_ID, older, "related"),
+    )
+
+    summary = team_service.import_text(text, name="bob.jsonl")
+
+    assert (summary.links, summary.links_refused) == (3, 0)
+    assert {x.kind for x in team_service.show(older).links} == {LinkKind.SUPERSEDES, LinkKind.RELATED}
+
+
+def test_on_a_store_of_one_person_an_imports_global_memory_supersedes_a_project_one_as_link_does(
+    memory_service: MemoryService,
+) -> None:
+    stored = memory_service.remember("I ask before any deploy", category="fact", scope="global").memory.id
+    text = export(
+        *own_memories(**{GLOBAL_ID: "global", PROJECT_ID: "project", "mem_6666666666666666": "project"}),
+        link(GLOBAL_ID, PROJECT_ID, "supersedes"),
+        link(stored, "mem_6666666666666666", "supersedes"),
+    )
+
+    summary = memory_service.import_text(text, name="mine.jsonl")
+
+    assert (summary.links, summary.links_refused) == (2, 0)
+    assert memory_service.show("mem_6666666666666666").memory.status is Status.SUPERSEDED
+
+
+# -- a supersedes link to itself, or a cycle: the whole file is refused, nothing stored -----------
+
+
+SAME_TEXT = memory("mem_6666666666666666", f"A note {PROJECT_ID}", scope="project", project=PROJECT)
+
+
+@pytest.mark.parametrize(
+    ("lines", "problem"),
+    [
+        (
+            [link(PROJECT_ID, PROJECT_ID, "supersedes")],
+            "link: source and target are the same memory: a memory cannot be linked to itself",
+        ),
+        (  # the second line's text is the first's: it lands on it, and so does its link
+            [SAME_TEXT, link(SAME_TEXT["id"], PROJECT_ID, "supersedes")],
+            "source and target are the same memory once a repeated text is merged",
+        ),
+    ],
+    ids=["one id", "one text"],
+)
+def test_a_supersedes_link_from_a_memory_to_itself_refuses_the_file_and_stores_nothing(
+    team_service: MemoryService, lines: list[dict[str, Any]], problem: str
+) -> None:
+    text = export(*own_memories(**{PROJECT_ID: "project"}), *lines)
+
+    for dry_run in (True, False):
+        with pytest.raises(ImportFileError, match="nothing was imported") as refused:
+            team_service.import_text(text, name="bob.jsonl", dry_run=dry_run)
+        assert refused.value.problems == [(len(lines) + 2, problem)]
+    assert team_service.list(project=None) == []
+
+
+def test_two_memories_of_the_file_superseding_each_other_refuse_the_file_and_store_nothing(
+    team_service: MemoryService,
+) -> None:
+    text = export(
+        *own_memories(**{GLOBAL_ID: "global", PROJECT_ID: "project"}),
+        link(GLOBAL_ID, PROJECT_ID, "supersedes"),  # left out alone: the team's memory stays in sight
+        link(PROJECT_ID, GLOBAL_ID, "supersedes"),
+    )
+
+    for dry_run in (True, False):
+        with pytest.raises(ImportFileError, match="nothing was imported") as refused:
+            team_service.import_text(text, name="bob.jsonl", dry_run=dry_run)
+        assert refused.value.problems == [
+            (
+                5,
+                f"{GLOBAL_ID} already supersedes {PROJECT_ID}, so {PROJECT_ID} cannot supersede {GLOBAL_ID}: "
+                "the cycle would hide every memory on it; drop one of these links",
+            )
+        ]
+    assert team_service.list(project=None) == []

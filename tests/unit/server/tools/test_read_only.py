@@ -46,6 +46,7 @@ SERVICE_READS: dict[str, Callable[[MemoryService, str], object]] = {
     "export_repository": lambda m, _: m.export_repository(project="/src/shop"),
     "gitlab_status": lambda m, _: m.gitlab_status(),
     "active_sessions": lambda m, _: m.active_sessions(all_projects=True),
+    "session_overrides": lambda m, _: m.session_overrides(),
 }
 
 
