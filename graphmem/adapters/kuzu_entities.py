@@ -52,13 +52,8 @@ class KuzuEntities:
             )
 
     def get_entities(self, keys: Collection[str]) -> dict[str, Entity]:
-        by_kind: dict[str, list[str]] = defaultdict(list)
-        for key in keys:
-            label = key.split(":", 1)[0]
-            if label in ENTITY_TABLES:
-                by_kind[label].append(key)
         found: dict[str, Entity] = {}
-        for label, group in by_kind.items():
+        for label, group in _by_table(keys).items():
             query = f"MATCH (e:{label} {{key: $key}}) RETURN e.key, e.name, e.project, e.title"
             few = self._sizes.few_keys([label], FEW_NODE_KEYS)
             for row in self._db.keyed_rows(query, group, few=few):
@@ -124,10 +119,7 @@ class KuzuEntities:
         return ids
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
-        # Most memories name no entity: the graph cache, once loaded, says which do.
-        memory_ids = [
-            i for i in dict.fromkeys(memory_ids) if not self._graph.ready or self._graph.has_entities(i)
-        ]
+        memory_ids = self._naming_entities(memory_ids)
         if not memory_ids:
             return {}
         query = (
@@ -145,9 +137,7 @@ class KuzuEntities:
         return {i: sorted(found[i], key=lambda e: e.key) for i in memory_ids if i in found}
 
     def about_bodies(self, memory_ids: Collection[str]) -> dict[str, dict[str, str]]:
-        memory_ids = [
-            i for i in dict.fromkeys(memory_ids) if not self._graph.ready or self._graph.has_entities(i)
-        ]
+        memory_ids = self._naming_entities(memory_ids)
         if not memory_ids:
             return {}
         query = (
@@ -160,6 +150,11 @@ class KuzuEntities:
             found[memory_id][key] = body
         return dict(found)
 
+    def _naming_entities(self, memory_ids: Collection[str]) -> list[str]:
+        """``memory_ids`` once each, in order, but those the graph cache, once loaded, says are
+        about no entity: most memories name none, and their ``ABOUT`` edges are never looked up."""
+        return [i for i in dict.fromkeys(memory_ids) if not self._graph.ready or self._graph.has_entities(i)]
+
     def remembered(self, keys: Collection[str]) -> set[str]:
         return set(self.memories_about(keys))  # one user: every memory is seen
 
@@ -168,15 +163,21 @@ class KuzuEntities:
             return {}
         # Per label: in Kùzu 0.11.3 an unlabelled `(e) WHERE e.key IN $keys` misses matches
         # once a reopened store holds two or more File nodes.
-        by_label: dict[str, list[str]] = defaultdict(list)
-        for key in entity_keys:
-            label = key.split(":", 1)[0]
-            if label in ENTITY_TABLES:
-                by_label[label].append(key)
         found: dict[str, list[str]] = defaultdict(list)
-        for label, keys in by_label.items():
+        for label, keys in _by_table(entity_keys).items():
             query = f"MATCH (m:Memory)-[:ABOUT]->(e:{label} {{key: $key}}) RETURN e.key, m.id"
             few = self._sizes.few_keys(["Memory", label], FEW_EDGE_KEYS)
             for key, memory_id in self._db.keyed_rows(query, keys, few=few):
                 found[key].append(memory_id)
         return {key: sorted(ids) for key, ids in found.items()}  # the same whichever way they were read
+
+
+def _by_table(keys: Iterable[str]) -> dict[str, list[str]]:
+    """``keys`` grouped by the entity table their label prefix names (``Issue:group/proj#4``), in
+    order; a key of no table is left out."""
+    by_table: dict[str, list[str]] = defaultdict(list)
+    for key in keys:
+        label = key.split(":", 1)[0]
+        if label in ENTITY_TABLES:
+            by_table[label].append(key)
+    return by_table

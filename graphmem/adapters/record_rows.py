@@ -1,7 +1,8 @@
 """The mappings every store shares from its rows to graphmem's records (Kùzu, PostgreSQL):
 a row of memory columns in ``MEMORY_FIELDS`` order, then whether the memory has a vector,
-to a ``MemoryRecord``; a row of symbol columns in ``SYMBOL_FIELDS`` order to a ``SymbolInfo``;
-a row of event columns in ``EVENT_FIELDS`` order to a ``MemoryEvent``."""
+to a ``MemoryRecord``; a row of symbol columns in ``SYMBOL_FIELDS`` order to a ``SymbolInfo``
+(followed by a call's two columns, to what ``CodeGraph.calls`` gives); a row of event columns in
+``EVENT_FIELDS`` order to a ``MemoryEvent``."""
 
 from __future__ import annotations
 
@@ -153,6 +154,13 @@ def symbol_from_row(row: Sequence[Any]) -> SymbolInfo:
         utc(changed),
         utc(deleted),
     )
+
+
+def call_from_row(row: Sequence[Any]) -> tuple[SymbolInfo, str, str]:
+    """A call as ``CodeGraph.calls`` gives it, from a row of ``SYMBOL_FIELDS`` (the other symbol)
+    followed by the given symbol's key and the call's confidence ("" when none is stored)."""
+    width = len(SYMBOL_FIELDS)
+    return symbol_from_row(row[:width]), row[width], row[width + 1] or ""
 
 
 def event_from_row(row: Sequence[Any]) -> MemoryEvent:

@@ -34,7 +34,6 @@ nothing, exits 0 and writes one line to ``hooks.log`` in graphmem's data dir.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -46,10 +45,11 @@ from graphmem.integrations.hook_input import HookInputError, path_text, read_inp
 from graphmem.integrations.hook_journal import (
     Journal,
     ask_boot,
-    ask_turn,
+    ask_prompt,
     context,
     deadline,
     log_to_file,
+    prompt_digest,
     turned_off,
 )
 
@@ -119,20 +119,21 @@ class ClaudeCodeHooks:
     def _user_prompt(self, given: Mapping[str, Any]) -> str:
         session = session_id(given.get("session_id"))
         prompt = text(given.get("prompt"), MAX_TEXT_CHARS)
-        digest = hashlib.sha256(prompt.encode("utf-8", errors="replace")).hexdigest()[:32]
+        digest = prompt_digest(prompt)
         prompt_id = given.get("prompt_id")
         ident = prompt_id if isinstance(prompt_id, str) and _is_id(prompt_id) else f"p{digest[:24]}"
         journal = Journal(self._client.data_dir()[0], CLIENT, session)
         directory = path_text(given.get("cwd"), "cwd")
-        # A session whose start never got its boot block (no daemon yet, a slow one) gets it here,
-        # before the prompt's own: the conventions reach the model on its first answered prompt.
-        late = None
-        if not journal.has_booted():
-            body = {"session_id": session, "directory": directory}
-            late = ask_boot(self._client.call, journal, body, deadline(BOOT_DEADLINE_S))
-        body = {"session_id": session, "directory": directory, "text": prompt}
-        block = ask_turn(self._client.call, journal, body, ident, digest, deadline(TURN_DEADLINE_S))
-        return context("UserPromptSubmit", late, block)
+        return ask_prompt(
+            self._client.call,
+            journal,
+            {"session_id": session, "directory": directory},
+            {"session_id": session, "directory": directory, "text": prompt},
+            ident,
+            digest,
+            boot_deadline_s=deadline(BOOT_DEADLINE_S),
+            turn_deadline_s=deadline(TURN_DEADLINE_S),
+        )
 
     def _pre_compact(self, given: Mapping[str, Any]) -> str:
         body = {

@@ -32,7 +32,6 @@ Standard library and graphmem's stdlib-only modules: it starts on every user tur
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import sys
@@ -47,10 +46,11 @@ from graphmem.integrations.hook_input import HookInputError
 from graphmem.integrations.hook_journal import (
     Journal,
     ask_boot,
-    ask_turn,
+    ask_prompt,
     context,
     deadline,
     log_to_file,
+    prompt_digest,
     turned_off,
 )
 
@@ -120,22 +120,23 @@ class CodexHook:
         return ""  # resume, fork: the session already holds its boot context
 
     def _boot(self, journal: Journal, session: str, directory: str | None) -> Any:
-        body = {"session_id": session, "directory": directory, "agent": ""}
-        return ask_boot(self._client.call, journal, body, deadline(BOOT_DEADLINE_S))
+        return ask_boot(self._client.call, journal, _boot_body(session, directory), deadline(BOOT_DEADLINE_S))
 
     def _prompt(self, session: str, directory: str | None, given: Mapping[str, Any]) -> str:
         if given.get("agent_id") or given.get("agent_type"):
             return ""  # a subagent's turn: nothing
         turn = hook_input.session_id(given.get("turn_id"), "turn_id")
         text = hook_input.text(given.get("prompt"), MAX_TEXT_CHARS)
-        digest = hashlib.sha256(text.encode("utf-8", errors="replace")).hexdigest()[:32]
-        journal = Journal(self._data_dir, CLIENT, session)
-        # A session whose start never got its boot block (no daemon yet, a slow one) gets it here,
-        # before the prompt's own: the conventions reach the model on its first answered prompt.
-        late = None if journal.has_booted() else self._boot(journal, session, directory)
-        body = {"session_id": session, "directory": directory, "text": text}
-        block = ask_turn(self._client.call, journal, body, turn, digest, deadline(TURN_DEADLINE_S))
-        return context("UserPromptSubmit", late, block)
+        return ask_prompt(
+            self._client.call,
+            Journal(self._data_dir, CLIENT, session),
+            _boot_body(session, directory),
+            {"session_id": session, "directory": directory, "text": text},
+            turn,
+            prompt_digest(text),
+            boot_deadline_s=deadline(BOOT_DEADLINE_S),
+            turn_deadline_s=deadline(TURN_DEADLINE_S),
+        )
 
     def _learn(self, session: str, directory: str | None, given: Mapping[str, Any]) -> None:
         from graphmem.adapters.codex_sessions import CodexSessions
@@ -151,6 +152,11 @@ class CodexHook:
             raise HookInputError(str(exc)) from None
         body = {"client": CLIENT, "session_id": session, "directory": directory, "transcript_path": path}
         self._client.call("/plugin/ingest", body, INGEST_DEADLINE_S)
+
+
+def _boot_body(session: str, directory: str | None) -> dict[str, Any]:
+    """What ``/plugin/boot`` is asked for a Codex session (its agent named by no one)."""
+    return {"session_id": session, "directory": directory, "agent": ""}
 
 
 def main(argv: list[str] | None = None) -> int:

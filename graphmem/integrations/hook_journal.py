@@ -8,7 +8,8 @@ reading its input (``hook_input``): its deadlines, its log, its answer and its j
 - ``context``: the answer that gives the client a memory block as ``additionalContext`` (Claude
   Code and Codex read the same shape).
 - ``ask_boot``, ``ask_turn``: the daemon's boot block and a prompt's block, asked as every client
-  asks them (what was shown named, the answer journaled).
+  asks them (what was shown named, the answer journaled); ``ask_prompt``: a prompt's answer (the
+  boot block first while the session lacks it), its text hashed by ``prompt_digest``.
 - ``Journal``: the prompts of one session the daemon was told of (their ids and text hashes),
   the memories each block showed (the boot block's too, as the daemon's ``shown`` named them), and
   whether the boot block reached the session (until it has, a prompt asks for it first), in
@@ -25,6 +26,7 @@ it keeps are defined as the daemon checks them): a hook starts on every user tur
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -104,6 +106,31 @@ def ask_turn(
     journal.add(ident, digest, bare="blocks" not in answer, shown=answer.get("shown"))
     blocks = answer.get("blocks")
     return blocks.get(ident) if isinstance(blocks, dict) else None
+
+
+def prompt_digest(prompt: str) -> str:
+    """The hash of a prompt's text that the journal keeps and the daemon is told of."""
+    return hashlib.sha256(prompt.encode("utf-8", errors="replace")).hexdigest()[:32]
+
+
+def ask_prompt(
+    call: Call,
+    journal: Journal,
+    boot: dict[str, Any],
+    body: dict[str, Any],
+    ident: str,
+    digest: str,
+    *,
+    boot_deadline_s: float,
+    turn_deadline_s: float,
+) -> str:
+    """The ``UserPromptSubmit`` answer to the prompt ``ident`` (``body`` and ``digest`` as
+    ``ask_turn`` takes them). A session whose start never got its boot block (no daemon yet, a
+    slow one) gets it here (``boot``: its body), before the prompt's own: the conventions reach
+    the model on its first answered prompt."""
+    late = None if journal.has_booted() else ask_boot(call, journal, boot, boot_deadline_s)
+    block = ask_turn(call, journal, body, ident, digest, turn_deadline_s)
+    return context("UserPromptSubmit", late, block)
 
 
 def log_to_file(data_dir: Path, client: str) -> None:

@@ -82,12 +82,19 @@ class MemoryEdit:
 
 def parse_memory_id(value: object) -> str:
     """A memory id as given, minus surrounding whitespace (``" mem_x "`` names ``mem_x``)."""
+    return _id_text(value, "Give a memory id (as printed by remember, recall or list).")
+
+
+def _id_text(value: object, missing: str) -> str:
+    """``value`` minus surrounding whitespace, as an id or its beginning: ``missing`` when there is
+    none; a text no id is (over ``MAX_ID_CHARS``, a blank or an unprintable character inside) names
+    no memory."""
     if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError("Give a memory id (as printed by remember, recall or list).")
-    memory_id = value.strip()
-    if len(memory_id) > MAX_ID_CHARS or any(c.isspace() or not c.isprintable() for c in memory_id):
-        raise unknown_memory(memory_id)
-    return memory_id
+        raise InvalidInputError(missing)
+    given = value.strip()
+    if len(given) > MAX_ID_CHARS or any(c.isspace() or not c.isprintable() for c in given):
+        raise unknown_memory(given)
+    return given
 
 
 def parse_event_id(value: object) -> str:
@@ -109,11 +116,7 @@ MAX_ID_CANDIDATES_SHOWN = 10
 
 def parse_id_prefix(value: object) -> str:
     """The beginning of a memory's or an event's id, as a person types it (``mem_6850df``)."""
-    if not isinstance(value, str) or not value.strip():
-        raise InvalidInputError("Give a memory id or an event id, or its beginning (mem_6850df, evt_7bf2).")
-    prefix = value.strip()
-    if len(prefix) > MAX_ID_CHARS or any(c.isspace() or not c.isprintable() for c in prefix):
-        raise unknown_memory(prefix)
+    prefix = _id_text(value, "Give a memory id or an event id, or its beginning (mem_6850df, evt_7bf2).")
     if len(prefix) < MIN_ID_PREFIX_CHARS:
         raise InvalidInputError(
             f"{prefix!r} is too short to name one memory or event: give at least its first "
