@@ -276,7 +276,7 @@ def build_memory(
     store = writer.store  # every peer reads (and the writer writes) behind the redaction door
     gitlab = enricher.graph if enricher is not None else None
     stores = Stores(store, semantic, code=code, gitlab=gitlab, namespace=namespace, clock=clock)
-    names = ProjectNames(roots, writer)
+    names = ProjectNames(roots, writer, code)
     branches = BranchLifecycle(stores, writer, roots)
     if enricher is not None:
         enricher.listen(ForgeRules(writer, mentions).entity_changed)  # the forge's lifecycle rules

@@ -71,6 +71,10 @@ class FakeCodeGraph:
                 if f.project == project and f.state is not None and f.deleted_at is None
             }
 
+    def projects(self) -> set[str]:
+        with self._lock:
+            return {f.project for f in self._files.values() if f.state is not None and f.deleted_at is None}
+
     def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
         wanted = None if paths is None else set(paths)
         with self._lock:

@@ -116,6 +116,10 @@ class FakeGitLabGraph:
             if attempt.fetched_at is not None:
                 node.fetched_at = _utc(attempt.fetched_at)
 
+    def queue(self, entities: Sequence[Entity]) -> None:
+        """The refs a person asks to enrich, stored as any entity (one person's: all theirs)."""
+        self._store.upsert_entities(entities)
+
     # -- storing what GitLab said (core/gitlab_edits.py decided what) -------------------
 
     def apply(self, edit: GitLabEdit) -> None:

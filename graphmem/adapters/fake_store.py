@@ -291,6 +291,15 @@ class FakeGraphStore:
             records = [row.record for row in self._rows.values()]
         return dict(Counter((r.category.value, r.scope.value, r.status.value) for r in records))
 
+    def projects(self) -> dict[str, datetime]:
+        first: dict[str, datetime] = {}
+        with self._open():
+            for row in self._rows.values():
+                project, made = row.record.project, row.record.created_at
+                if project is not None and (project not in first or made < first[project]):
+                    first[project] = made
+        return first
+
     def last_in_session(self, session: str) -> str | None:
         with self._open():
             rows = [row for row in self._rows.values() if row.record.session == session]

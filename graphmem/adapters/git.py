@@ -16,7 +16,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from graphmem.core.branches import read_branch
-from graphmem.core.projects import PROJECT_CONFIG, is_checkout_path, project_override, remote_name
+from graphmem.core.projects import (
+    PROJECT_CONFIG,
+    is_checkout_path,
+    project_key,
+    project_override,
+    remote_name,
+)
 from graphmem.errors import InvalidInputError
 
 GIT_TIMEOUT_S = 5.0
@@ -185,11 +191,12 @@ def shared_project_name(root: Path) -> str | None:
 class GitToplevel:
     """The ``ProjectRoots`` port: a directory's project is its repository's main checkout,
     named by its path, or on a team's store (``shared``) by ``shared_project_name``. Which
-    checkout each name was last seen at is kept, for what reads the checkout's files."""
+    checkout each name was last seen at is kept, for what reads the checkout's files, under its
+    ``project_key``: the store may keep the project under another spelling of the name."""
 
     def __init__(self, *, shared: bool = False) -> None:
         self.shared = shared
-        self._checkouts: dict[str, Path] = {}
+        self._checkouts: dict[str, Path] = {}  # project_key(name) -> checkout
         self._names: dict[Path, tuple[float, str]] = {}  # root -> (when read, name)
         self._lock = threading.Lock()
 
@@ -205,14 +212,14 @@ class GitToplevel:
         name = (shared_project_name(root) if self.shared else None) or str(root)
         with self._lock:
             self._names[root] = (now, name)
-            self._checkouts[name] = root
+            self._checkouts[project_key(name)] = root
         return name
 
     def checkout(self, project: str) -> Path | None:
         if is_checkout_path(project):
             return Path(project)
         with self._lock:
-            return self._checkouts.get(project)
+            return self._checkouts.get(project_key(project))
 
     def local_branches(self, project: str) -> frozenset[str] | None:
         root = self.checkout(project)

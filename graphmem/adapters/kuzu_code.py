@@ -35,7 +35,7 @@ from graphmem.adapters.kuzu_keyed import table_sizes
 from graphmem.adapters.kuzu_rows import aware, naive_utc
 from graphmem.adapters.kuzu_schema import CODE_COLUMNS
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, symbol_from_row
+from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, call_from_row, symbol_from_row
 from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
 from graphmem.core.codegraph import (
     CodeScan,
@@ -70,6 +70,10 @@ class KuzuCodeGraph:
         parsed = self._store.parses.paths(project) if rows else set()
         # A file without its parse (the parse store deleted) is not scanned: parsed again
         return {r[0]: FileState(r[0], r[1], int(r[2] or 0), int(r[3] or 0)) for r in rows if r[0] in parsed}
+
+    def projects(self) -> set[str]:
+        live = "MATCH (f:File) WHERE f.content_hash IS NOT NULL AND f.deleted_at IS NULL"
+        return {str(r[0]) for r in self._store.db.rows(f"{live} RETURN DISTINCT f.project")}
 
     def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
         return {
@@ -145,7 +149,7 @@ class KuzuCodeGraph:
             {"limit": limit},
             few=self._sizes.few_keys(["Symbol"], FEW_EDGE_KEYS),
         )
-        return [(symbol_from_row(r[:12]), r[12], r[13]) for r in rows[:limit]]
+        return [call_from_row(r) for r in rows[:limit]]
 
     def imports(self, project: str, path: str, *, incoming: bool, limit: int) -> list[str]:
         key = file_key(project, path)

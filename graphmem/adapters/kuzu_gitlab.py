@@ -158,6 +158,11 @@ class KuzuGitLabGraph:
             params["fetched"] = naive_utc(attempt.fetched_at)
         self._store.db.run(f"MATCH (e:{label} {{key: $k}}) SET {sets}", params)
 
+    def queue(self, entities: Sequence[Entity]) -> None:
+        """The refs a person asks to enrich, stored as any entity (one person's graph: every
+        entity is theirs)."""
+        self._store.upsert_entities(entities)
+
     # -- storing what GitLab said (core/gitlab_edits.py decided what) -------------------
 
     def apply(self, edit: GitLabEdit) -> None:

@@ -20,6 +20,7 @@ import logging
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import replace
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any, Unpack
@@ -489,6 +490,12 @@ class KuzuGraphStore(StoreParts):
     def count_memories(self) -> dict[tuple[str, str, str], int]:
         rows = self.db.rows("MATCH (m:Memory) RETURN m.category, m.scope, m.status, count(*)")
         return {(row[0], row[1], row[2]): int(row[3]) for row in rows}
+
+    def projects(self) -> dict[str, datetime]:
+        rows = self.db.rows(
+            "MATCH (m:Memory) WHERE m.project IS NOT NULL RETURN m.project, min(m.created_at)"
+        )
+        return {str(project): made.replace(tzinfo=UTC) for project, made in rows}  # stored naive, UTC
 
     def total_memories(self) -> int:
         # Kùzu answers an unfiltered count from the table's row count (1 ms at 100,000 where

@@ -21,7 +21,7 @@ from datetime import datetime
 from graphmem.adapters.code_scan_marks import ScanMarks
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, symbol_from_row
+from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, call_from_row, symbol_from_row
 from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
 from graphmem.core.codegraph import (
     CodeScan,
@@ -63,6 +63,19 @@ class PostgresCodeGraph:
             (project,),
         )
         return {r[0]: FileState(r[0], r[1], int(r[2] or 0), int(r[3] or 0)) for r in rows}
+
+    def projects(self) -> set[str]:
+        # One probe of the (project, path) index a project, not a read of every file
+        rows = self._store.db.rows(
+            "SELECT project FROM (WITH RECURSIVE names(project) AS ("
+            " (SELECT project FROM code_files WHERE deleted_at IS NULL AND content_hash IS NOT NULL"
+            " ORDER BY project LIMIT 1)"
+            " UNION ALL SELECT (SELECT f.project FROM code_files f WHERE f.project > names.project"
+            " AND f.deleted_at IS NULL AND f.content_hash IS NOT NULL ORDER BY f.project LIMIT 1)"
+            " FROM names WHERE names.project IS NOT NULL"
+            ") SELECT project FROM names WHERE project IS NOT NULL) n"
+        )
+        return {str(r[0]) for r in rows}
 
     def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
         where = "" if paths is None else "AND path = ANY(%(paths)s)"
@@ -125,7 +138,7 @@ class PostgresCodeGraph:
             "ORDER BY e.source, e.target LIMIT %s",
             (list(keys), limit),
         )
-        return [(symbol_from_row(r[:12]), r[12], r[13] or "") for r in rows]
+        return [call_from_row(r) for r in rows]
 
     def imports(self, project: str, path: str, *, incoming: bool, limit: int) -> list[str]:
         if limit <= 0:

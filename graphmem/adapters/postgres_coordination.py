@@ -15,6 +15,13 @@ ends it or releases its claims; a person's ``--force`` overrides, and is recorde
 ``overrides`` reads. Only that person heartbeats it or claims in it, with no override
 (``core.coordination.own_session`` says why). ``agent_overrides`` is append-only for the team's
 roles (schema 16, ``postgres_functions.APPEND_ONLY_16``).
+
+The database holds the same rules for the team's roles (schema 17, row-level security,
+``postgres_functions.SESSIONS_HELD_17``): a role changes only its own sessions and claims, and deletes
+another's only once expired by the server's clock or with an override recorded in the same
+transaction. So a forced end or release records its override before it deletes, and a daemon's
+removal of the expired (``_expire``, by its own clock) skips another's that the server's clock
+still counts live.
 """
 
 from __future__ import annotations
@@ -218,12 +225,17 @@ class PgCoordinator:
             how = f"graphmem release {session.id} '{name}' --force"
             person = self._person()
             forced = may_act(session, owner, force=force, what="release its claims", how=how, person=person)
-            released = self._store.db.run(
-                "DELETE FROM agent_claims WHERE project_key = %s AND item = %s AND session = %s",
-                (session.project or "", name, session.id),
-            )
-            if forced and released:
+            held = (session.project or "", name, session.id)
+            # The override first: the database lets another's claim go only in the transaction
+            # that recorded it (schema 17); one is recorded only for a claim there is to release.
+            if forced and self._store.db.rows(
+                "SELECT 1 FROM agent_claims WHERE project_key = %s AND item = %s AND session = %s FOR UPDATE",
+                held,
+            ):
                 self._overridden("release", session, name)
+            released = self._store.db.run(
+                "DELETE FROM agent_claims WHERE project_key = %s AND item = %s AND session = %s", held
+            )
             return released > 0
 
     def _person(self) -> str:

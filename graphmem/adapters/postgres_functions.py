@@ -1,5 +1,5 @@
-"""The functions and trigger graphmem's PostgreSQL schema creates, as each migration's SQL, and
-what each may reveal to whom (docs/team.md, "Scopes").
+"""The functions, triggers and row-level security policies graphmem's PostgreSQL schema creates,
+as each migration's SQL, and what each may reveal to whom (docs/team.md, "Scopes").
 
 Row-level security (schema 6) hides another person's global memories from the writer and reader
 roles. Three ``SECURITY DEFINER`` functions run as the schema's owner, past it, because a role
@@ -20,7 +20,11 @@ to) may change a memory's ``owner`` or ``scope``; the policies' ``USING`` is als
 CHECK``, which let a writer make his global memory team-wide (``owner = NULL``). Two more of
 schema 13 and 16: the database names the person of each event, session and override
 (``graphmem_person_set``), and only an administrator changes or removes an event or an override
-(``graphmem_append_only``): the history is append-only for the team's roles.
+(``graphmem_append_only``): the history is append-only for the team's roles. Schema 17's policies
+hold the team's roles to graphmem's rules on agent sessions and claims (``SESSIONS_HELD_17``), with
+three triggers for the facts they read: a claim's person is its session's
+(``graphmem_claim_person``), an override names the transaction that recorded it
+(``graphmem_override_xact``), and no team role truncates either table (``graphmem_not_truncated``).
 
 Each function's text is frozen in the migration that creates it: a later version replaces it
 (``CREATE OR REPLACE``) and rolling that version back restores the one before, so the SQL of
@@ -321,3 +325,128 @@ DROP TRIGGER graphmem_append_only_truncate ON memory_events;
 DROP TRIGGER graphmem_append_only ON memory_events;
 DROP FUNCTION graphmem_append_only();
 """
+
+# Schema 17's triggers: two facts the policies on agent sessions and claims (``SESSIONS_HELD_17``,
+# below) read, which no team role's statement sets (an administrator's, which row-level security
+# does not hold, writes what it says):
+# - a claim's ``person`` is its session's (NULL for a session from before schema 13: anyone's),
+#   set when it is claimed and kept by every update: a policy sees only the new row, and a claim
+#   moved to another session, or made to expire, must still say whose it was;
+# - an override's ``xact`` is the transaction that recorded it (``pg_current_xact_id()``, the top
+#   one within a savepoint too): a forced end or release goes through in that transaction only, so
+#   one recorded override frees one thing once.
+# And a role that row-level security holds may not TRUNCATE either table (which row-level security
+# does not hold), whatever its grants.
+COORDINATION_SET_17 = """
+CREATE FUNCTION graphmem_claim_person() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+    IF NEW.person IS NOT NULL AND NOT row_security_active(TG_RELID) THEN
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        EXECUTE format('SELECT s.person FROM %I.agent_sessions s WHERE s.id = $1', TG_TABLE_SCHEMA)
+            INTO NEW.person USING NEW.session;
+    ELSE
+        NEW.person := OLD.person;
+    END IF;
+    RETURN NEW;
+END $f$;
+CREATE TRIGGER graphmem_claim_person BEFORE INSERT OR UPDATE OF person ON agent_claims
+    FOR EACH ROW EXECUTE FUNCTION graphmem_claim_person();
+CREATE FUNCTION graphmem_override_xact() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+    NEW.xact := pg_current_xact_id();
+    RETURN NEW;
+END $f$;
+CREATE TRIGGER graphmem_override_xact BEFORE INSERT ON agent_overrides
+    FOR EACH ROW EXECUTE FUNCTION graphmem_override_xact();
+CREATE FUNCTION graphmem_not_truncated() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+    IF row_security_active(TG_RELID) THEN
+        RAISE EXCEPTION 'only an administrator may truncate %', TG_TABLE_NAME
+            USING ERRCODE = 'insufficient_privilege',
+            HINT = 'graphmem ends sessions and releases claims one at a time (graphmem session end, '
+                'release); docs/team.md says what each role may do.';
+    END IF;
+    RETURN NULL;
+END $f$;
+CREATE TRIGGER graphmem_not_truncated BEFORE TRUNCATE ON agent_sessions
+    FOR EACH STATEMENT EXECUTE FUNCTION graphmem_not_truncated();
+CREATE TRIGGER graphmem_not_truncated BEFORE TRUNCATE ON agent_claims
+    FOR EACH STATEMENT EXECUTE FUNCTION graphmem_not_truncated();
+"""
+UNDO_COORDINATION_SET_17 = """
+DROP TRIGGER graphmem_not_truncated ON agent_claims;
+DROP TRIGGER graphmem_not_truncated ON agent_sessions;
+DROP FUNCTION graphmem_not_truncated();
+DROP TRIGGER graphmem_override_xact ON agent_overrides;
+DROP FUNCTION graphmem_override_xact();
+DROP TRIGGER graphmem_claim_person ON agent_claims;
+DROP FUNCTION graphmem_claim_person();
+"""
+
+# Schema 17: whose agent session or claim it is, held by the database for the team's roles
+# (row-level security; an administrator's role is not held): graphmem's rules
+# (core/coordination.py) for a hand-written psql session too. A role reads every row; inserts and
+# changes only its own (a claim only in its own session; a session from before schema 13, and its
+# claims, are anyone's, as graphmem has them); deletes its own, another's once expired by the
+# server's clock (what every daemon removes), or another's that an override recorded in the same
+# transaction names (a forced end of that session, a forced release of that item, naming whose it
+# was). A DELETE skips what it may not delete, as a daemon's removal of the expired must; an
+# UPDATE of another's row is an error. UPDATE's USING is true so that a locking read (FOR UPDATE)
+# and INSERT ... ON CONFLICT see every row; its WITH CHECK reads the row as the triggers leave it,
+# ``person`` kept (``COORDINATION_SET_17``), which says whose it was.
+SESSIONS_HELD_17 = (
+    """
+ALTER TABLE agent_claims ADD COLUMN person text;
+UPDATE agent_claims c SET person = s.person FROM agent_sessions s WHERE s.id = c.session;
+ALTER TABLE agent_overrides ADD COLUMN xact xid8;
+"""
+    + COORDINATION_SET_17
+    + """ALTER TABLE agent_sessions ENABLE ROW LEVEL SECURITY;
+CREATE POLICY graphmem_read ON agent_sessions FOR SELECT USING (true);
+CREATE POLICY graphmem_started ON agent_sessions FOR INSERT WITH CHECK (person = current_user::text);
+CREATE POLICY graphmem_kept ON agent_sessions FOR UPDATE USING (true)
+    WITH CHECK (person IS NULL OR person = current_user::text);
+CREATE POLICY graphmem_ended ON agent_sessions FOR DELETE USING (
+    person IS NULL OR person = current_user::text OR expires_at <= now()
+    OR EXISTS (SELECT FROM agent_overrides o WHERE o.xact = pg_current_xact_id_if_assigned()
+        AND o.person = current_user::text AND o.act = 'end' AND o.session = agent_sessions.id
+        AND o.holder IS NOT DISTINCT FROM agent_sessions.person));
+ALTER TABLE agent_claims ENABLE ROW LEVEL SECURITY;
+CREATE POLICY graphmem_read ON agent_claims FOR SELECT USING (true);
+CREATE POLICY graphmem_claimed ON agent_claims FOR INSERT
+    WITH CHECK (person IS NULL OR person = current_user::text);
+CREATE POLICY graphmem_kept ON agent_claims FOR UPDATE USING (true)
+    WITH CHECK ((person IS NULL OR person = current_user::text)
+        AND person IS NOT DISTINCT FROM
+            (SELECT s.person FROM agent_sessions s WHERE s.id = agent_claims.session));
+CREATE POLICY graphmem_released ON agent_claims FOR DELETE USING (
+    person IS NULL OR person = current_user::text OR expires_at <= now()
+    OR EXISTS (SELECT FROM agent_overrides o WHERE o.xact = pg_current_xact_id_if_assigned()
+        AND o.person = current_user::text AND o.act = 'release' AND o.session = agent_claims.session
+        AND o.item = agent_claims.item AND o.holder IS NOT DISTINCT FROM agent_claims.person));
+"""
+)
+# Rolled back, the rows stay, with what schema 16 has of them: the columns the policies read go.
+UNDO_SESSIONS_HELD_17 = (
+    """
+DROP POLICY graphmem_released ON agent_claims;
+DROP POLICY graphmem_kept ON agent_claims;
+DROP POLICY graphmem_claimed ON agent_claims;
+DROP POLICY graphmem_read ON agent_claims;
+ALTER TABLE agent_claims DISABLE ROW LEVEL SECURITY;
+DROP POLICY graphmem_ended ON agent_sessions;
+DROP POLICY graphmem_kept ON agent_sessions;
+DROP POLICY graphmem_started ON agent_sessions;
+DROP POLICY graphmem_read ON agent_sessions;
+ALTER TABLE agent_sessions DISABLE ROW LEVEL SECURITY;
+"""
+    + UNDO_COORDINATION_SET_17
+    + """ALTER TABLE agent_overrides DROP COLUMN xact;
+ALTER TABLE agent_claims DROP COLUMN person;
+"""
+)

@@ -16,7 +16,13 @@ or GitLab's answer with its entity, an edge when both its ends are. Each stateme
 itself, so a limit counts only what the role sees and no second round trip asks which keys it
 may see. An answer stores its edges whoever's entities they reach (an edge from the team's MR
 to an issue only Bob's memory names is kept, and shown to everyone once the issue is the
-team's); only the answer about an entity the role sees is saved.
+team's).
+
+No role writes on a row it is not shown (``core/gitlab_edits.py``): only the answer about an
+entity the role sees is saved, an attempt is marked only on such an entity, a ref a person asks
+to enrich (``queue``) never renames another's entity; what an answer creates is owned like the
+entity it is about, and what it makes the team's loses its owner (``owner_after``,
+``writes_on``: who owns a named row is read, whoever's it is, before the answer's writes).
 """
 
 from __future__ import annotations
@@ -33,7 +39,17 @@ from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core import keys
 from graphmem.core.enrichment import Attempt, EnrichmentRow, EnrichState, count_states, parse_key
 from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData, Person
-from graphmem.core.gitlab_edits import PEOPLE_RELS, EdgeScope, GitLabData, GitLabEdit, NewNode, SavedFacts
+from graphmem.core.gitlab_edits import (
+    PEOPLE_RELS,
+    EdgeScope,
+    GitLabData,
+    GitLabEdit,
+    Held,
+    NewNode,
+    SavedFacts,
+    owner_after,
+    writes_on,
+)
 from graphmem.core.gitlab_reads import Stamps, latest_first, read_back, related_steps
 from graphmem.core.models import Entity, EntityKind, Step
 
@@ -60,6 +76,9 @@ DUE = (
 # sees the edge: both ends (``core.gitlab_reads.seen_edges``).
 EDGES = "gitlab_edges g JOIN entities src ON src.key = g.source JOIN entities dst ON dst.key = g.target"
 SEEN_EDGE = f"{seen_entity('src')} AND {seen_entity('dst')}"
+# A node found by an answer (core.gitlab_edits.Held.found): a GitLab person, or an MR, issue or
+# epic an answer created (queued through another node: hops > 0).
+FOUND = "(e.kind = 'Person' OR coalesce(n.hops, 0) > 0)"
 
 
 def _row(row: Sequence[Any]) -> EnrichmentRow:
@@ -131,11 +150,12 @@ class PostgresGitLabGraph:
         return int(rows[0][0])
 
     def mark(self, key: str, attempt: Attempt) -> None:
-        self._store.db.run(
+        self._store.db.run(  # on an entity the role sees only: another's hidden one is left as it is
             "INSERT INTO gitlab_nodes (key, state, error, attempts, next_attempt, fetched_at) "
-            "SELECT key, %(state)s, %(error)s, %(attempts)s, %(next)s, %(fetched)s FROM entities "
-            "WHERE key = %(key)s ON CONFLICT (key) DO UPDATE SET state = EXCLUDED.state, "
-            "error = EXCLUDED.error, attempts = EXCLUDED.attempts, next_attempt = EXCLUDED.next_attempt, "
+            "SELECT e.key, %(state)s, %(error)s, %(attempts)s, %(next)s, %(fetched)s FROM entities e "
+            f"WHERE e.key = %(key)s AND {SEEN_ENTITY} "
+            "ON CONFLICT (key) DO UPDATE SET state = EXCLUDED.state, error = EXCLUDED.error, "
+            "attempts = EXCLUDED.attempts, next_attempt = EXCLUDED.next_attempt, "
             "fetched_at = coalesce(EXCLUDED.fetched_at, gitlab_nodes.fetched_at)",
             {
                 "key": key,
@@ -145,6 +165,30 @@ class PostgresGitLabGraph:
                 "next": utc(attempt.next_attempt),
                 "fetched": utc(attempt.fetched_at),
             },
+        )
+
+    def queue(self, entities: Sequence[Entity]) -> None:
+        """The refs a person asks to enrich: a new one is theirs (as ``upsert_entities`` makes
+        it), one the role sees takes the new name and project; one it is not shown is left as it
+        is (another's private entity: nothing about it changes, nothing says it is there)."""
+        rows = {
+            e.key: {
+                "key": e.key,
+                "kind": e.kind.value,
+                "name": e.name,
+                "project": e.project,
+                "title": e.title,
+            }
+            for e in entities
+        }
+        self._store.db.many(
+            "INSERT INTO entities AS e (key, kind, name, project, title, owner) "
+            "VALUES (%(key)s, %(kind)s, %(name)s, %(project)s, %(title)s, current_user) "
+            "ON CONFLICT (key) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, "
+            "project = EXCLUDED.project, "
+            "title = CASE WHEN EXCLUDED.title = '' THEN e.title ELSE EXCLUDED.title END "
+            f"WHERE {SEEN_ENTITY}",
+            sorted(rows.values(), key=lambda row: str(row["key"])),  # one lock order: no deadlock
         )
 
     # -- storing what GitLab said (core/gitlab_edits.py decided what) -------------------
@@ -158,8 +202,13 @@ class PostgresGitLabGraph:
                 self._store.db.run(
                     f"DELETE FROM gitlab_edges WHERE rel = %s AND {end} = %s", (scope.rel, scope.key)
                 )
-            self._put_people(edit.people)
-            self._add_nodes(edit.nodes)
+            named = [keys.person_key(username=p.username) for p in edit.people] + [n.key for n in edit.nodes]
+            held = self._held(edit.facts.key, named)
+            asked = held[edit.facts.key].owner  # its facts were just saved: it is there
+            owners = {key: owner_after(asked, held.get(key)) for key in named}
+            written = {key for key in named if writes_on(held.get(key), owners[key])}
+            self._put_people(edit.people, owners, written)
+            self._add_nodes(edit.nodes, held, owners, written)
             self._store.db.many(
                 "INSERT INTO gitlab_edges (rel, source, target) "
                 "SELECT %(rel)s, a.key, b.key FROM entities a, entities b "
@@ -193,16 +242,29 @@ class PostgresGitLabGraph:
         )
         return True
 
-    def _put_people(self, people: Sequence[Person]) -> None:
+    def _held(self, asked: str, named: Sequence[str]) -> dict[str, Held]:
+        """The asked entity and the named ones the store holds, whoever's (``Held``)."""
+        rows = self._store.db.rows(
+            f"SELECT e.key, e.owner, {FOUND}, {SEEN_ENTITY} FROM entities e "
+            "LEFT JOIN gitlab_nodes n ON n.key = e.key WHERE e.key = ANY(%s)",
+            ([asked, *named],),
+        )
+        return {str(key): Held(owner, bool(found), bool(seen)) for key, owner, found, seen in rows}
+
+    def _put_people(self, people: Sequence[Person], owners: dict[str, str | None], written: set[str]) -> None:
+        """The people the answer names: created owned as ``owners`` says, GitLab's name and title
+        written on those in ``written``; one made the team's loses its owner, none gains one."""
         rows = [
-            {"k": keys.person_key(username=p.username), "u": p.username, "n": p.name, "w": p.web_url}
+            {"k": k, "u": p.username, "n": p.name, "w": p.web_url, "o": owners[k]}
             for p in people
+            if (k := keys.person_key(username=p.username)) in written
         ]
         self._store.db.many(
-            "INSERT INTO entities (key, kind, name, project, title) "
-            "VALUES (%(k)s, 'Person', %(u)s, NULL, %(n)s) "
-            "ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title, owner = NULL",
-            rows,
+            "INSERT INTO entities (key, kind, name, project, title, owner) "
+            "VALUES (%(k)s, 'Person', %(u)s, NULL, %(n)s, %(o)s) "
+            "ON CONFLICT (key) DO UPDATE SET name = EXCLUDED.name, title = EXCLUDED.title, "
+            "owner = CASE WHEN %(o)s::text IS NULL THEN NULL ELSE entities.owner END",
+            sorted(rows, key=lambda row: str(row["k"])),
         )
         self._store.db.many(
             "INSERT INTO gitlab_people (key, username, name, web_url) VALUES (%(k)s, %(u)s, %(n)s, %(w)s) "
@@ -211,32 +273,52 @@ class PostgresGitLabGraph:
             rows,
         )
 
-    def _add_nodes(self, nodes: Sequence[NewNode]) -> None:
-        """Nodes created when absent (``core.gitlab_edits.NewNode``): an existing one keeps what
-        it has, an empty title takes the new one, a ``linked`` one named pending becomes pending."""
+    def _add_nodes(
+        self,
+        nodes: Sequence[NewNode],
+        held: dict[str, Held],
+        owners: dict[str, str | None],
+        written: set[str],
+    ) -> None:
+        """Nodes created when absent (``core.gitlab_edits.NewNode``), owned as ``owners`` says: an
+        existing one in ``written`` keeps what it has but loses its owner when made the team's,
+        an empty title takes the new one, a ``linked`` one named pending becomes pending."""
         rows = [
             {"k": n.key, "kind": n.kind.value, "name": n.name, "p": n.project, "title": n.title,
-             "state": n.state, "hops": n.hops, "queue": n.queue.value if n.queue else None}
-            for n in nodes
+             "state": n.state, "hops": n.hops, "queue": n.queue.value if n.queue else None,
+             "o": owners[n.key]}
+            for n in sorted(nodes, key=lambda node: node.key)
+            if n.key in written
         ]  # fmt: skip
-        known = self._store.get_entities([n.key for n in nodes])
-        self._store.db.many(
-            "INSERT INTO entities (key, kind, name, project, title) "
-            "VALUES (%(k)s, %(kind)s, %(name)s, %(p)s, %(title)s) ON CONFLICT (key) DO NOTHING",
-            [r for r in rows if r["k"] not in known],
-        )
+        fresh = [r for r in rows if r["k"] not in held]
+        created: set[str] = set()
+        if fresh:  # only what this answer created gets a queue row (a row made meanwhile keeps its own)
+            created = {
+                str(key)
+                for (key,) in self._store.db.rows(
+                    "INSERT INTO entities (key, kind, name, project, title, owner) "
+                    "SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+                    "%s::text[]) ON CONFLICT (key) DO NOTHING RETURNING key",
+                    [[r[c] for r in fresh] for c in ("k", "kind", "name", "p", "title", "o")],
+                )
+            }
         self._store.db.many(
             "INSERT INTO gitlab_nodes (key, state, hops, gl_state) "
             "VALUES (%(k)s, %(queue)s, %(hops)s, %(state)s) ON CONFLICT (key) DO NOTHING",
-            [r for r in rows if r["k"] not in known and r["queue"] is not None],
+            [r for r in rows if r["k"] in created and r["queue"] is not None],
+        )
+        known = [r for r in rows if r["k"] in held]
+        self._store.db.many(
+            "UPDATE entities SET owner = NULL WHERE key = %(k)s AND owner IS NOT NULL",
+            [r for r in known if r["o"] is None],
         )
         self._store.db.many(
             "UPDATE entities SET title = %(title)s WHERE key = %(k)s AND title = ''",
-            [r for r in rows if r["k"] in known and r["title"]],
+            [r for r in known if r["title"]],
         )
         self._store.db.many(
             "UPDATE gitlab_nodes SET state = 'pending' WHERE key = %(k)s AND state = 'linked'",
-            [r for r in rows if r["k"] in known and r["queue"] == EnrichState.PENDING.value],
+            [r for r in known if r["queue"] == EnrichState.PENDING.value],
         )
 
     # -- reading ----------------------------------------------------------------------

@@ -24,10 +24,12 @@ from graphmem.adapters.postgres_functions import (
     PERSON_SET_13,
     RECORDED_BODIES_14,
     REMEMBERED_8,
+    SESSIONS_HELD_17,
     TERM_STATS_7,
     UNDO_10,
     UNDO_14,
     UNDO_16,
+    UNDO_SESSIONS_HELD_17,
 )
 
 # Taken by a migration (and by a store that sets its vector column up) so that two processes
@@ -530,6 +532,15 @@ ALTER TABLE entities DROP COLUMN owner;
         # update, an undo marking the event it reversed, is checked (postgres_functions.py).
         up=APPEND_ONLY_16,
         down=UNDO_16,
+    ),
+    Migration(
+        17,
+        "agent sessions and claims are their person's for the team's roles (row-level security)",
+        # A writer's psql session could delete or update anyone's session or claim (end it, take
+        # it over) with no override recorded, since every daemon deletes everyone's expired ones.
+        # Now the database holds graphmem's rules: SESSIONS_HELD_17 says which.
+        up=SESSIONS_HELD_17,
+        down=UNDO_SESSIONS_HELD_17,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import nullcontext
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Unpack
 
@@ -231,6 +232,19 @@ class PostgresGraphStore(StoreParts):
     def count_memories(self) -> dict[tuple[str, str, str], int]:
         rows = self.db.rows("SELECT category, scope, status, count(*) FROM memories GROUP BY 1, 2, 3")
         return {(str(c), str(s), str(t)): int(n) for c, s, t, n in rows}
+
+    def projects(self) -> dict[str, datetime]:
+        # One probe of the (project, created_at) index a project, not a read of every memory: a
+        # team's store is asked each time a checkout's name is bound (service/project_names.py).
+        rows = self.db.rows(
+            "SELECT n.project, (SELECT min(m.created_at) FROM memories m WHERE m.project = n.project) "
+            "FROM (WITH RECURSIVE names(project) AS ("
+            " (SELECT project FROM memories WHERE project IS NOT NULL ORDER BY project LIMIT 1)"
+            " UNION ALL SELECT (SELECT m.project FROM memories m WHERE m.project > names.project"
+            " ORDER BY m.project LIMIT 1) FROM names WHERE names.project IS NOT NULL"
+            ") SELECT project FROM names WHERE project IS NOT NULL) n"
+        )
+        return {str(project): made.astimezone(UTC) for project, made in rows}
 
     def last_in_session(self, session: str) -> str | None:
         rows = self.db.rows(

@@ -6,6 +6,13 @@ Kùzu, PostgreSQL, the fake) applies as they are: GitLab's facts on the node, th
 the answer replaces, the people, the nodes it names (queued when near enough, else only
 linked; in the local project when GitLab's project is the checkout's), and the edges.
 Pure data; no I/O.
+
+Who owns what an answer writes is decided here too (``owner_after``, ``writes_on``), for every
+store that keeps owners (a team's PostgreSQL store, docs/team.md; Kùzu and the fake hold one
+person's graph, where everything is theirs): a node an answer finds is owned like the node it
+was asked about, so what Bob's private issue leads to (its epic, its people, the MRs closing it)
+is Bob's, not the team's; the team's answer makes the team's what only answers found, and no
+answer changes or publishes what a person's own memory or request put in the store.
 """
 
 from __future__ import annotations
@@ -59,9 +66,9 @@ class SavedFacts:
 class NewNode:
     """A node the answer names (an MR, issue or epic, or a changed file).
 
-    Absent: created with these facts (``queue`` None: no queue state, a file). Present: it
-    keeps what it has, but an empty title takes ``title``, and a ``linked`` one becomes
-    ``pending`` when ``queue`` is pending.
+    Absent: created with these facts (``queue`` None: no queue state, a file), owned as
+    ``owner_after`` says. Present: it keeps what it has, but an empty title takes ``title``,
+    and a ``linked`` one becomes ``pending`` when ``queue`` is pending (when ``writes_on`` it).
     """
 
     key: str
@@ -95,14 +102,59 @@ class Edge:
 @dataclass(frozen=True, slots=True)
 class GitLabEdit:
     """The writes of one answer, applied in this order in one step: ``facts`` (nothing at all
-    when its node is not in the graph), ``drop`` the edges in these scopes, upsert ``people``
-    (name and web_url replaced), create ``nodes``, add ``edges`` (each lies in a dropped scope)."""
+    when its node is not in the graph, or not shown to the writer), ``drop`` the edges in these
+    scopes, upsert ``people`` (name and web_url replaced), create ``nodes``, add ``edges`` (each
+    lies in a dropped scope). People and nodes are owned, and written on, as ``owner_after``
+    and ``writes_on`` say; an edge is added whoever's its ends are."""
 
     facts: SavedFacts
     drop: tuple[EdgeScope, ...]
     people: tuple[Person, ...]
     nodes: tuple[NewNode, ...]
     edges: tuple[Edge, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """A node or person an answer names, as a store that keeps owners holds it.
+
+    ``owner``: the person it is private to (None: the team's). ``found``: nothing in it is of a
+    person's own: an MR, issue or epic an answer created (queued through another node,
+    ``NewNode.hops`` > 0) or a GitLab person (its name and title are GitLab's once stored); not
+    an MR, issue, epic or file a person's memory or ``enrich`` request put there (its name and
+    project are of them). ``seen``: the writer is shown it.
+    """
+
+    owner: str | None
+    found: bool
+    seen: bool
+
+
+def owner_after(asked: str | None, held: Held | None) -> str | None:
+    """Who owns a node or person an answer names once the answer is stored (None: the team);
+    ``asked`` owns the node the answer is about, ``held`` is the named one as stored (None: absent).
+
+    - Absent: it was found through the asked node, and is owned like it: an epic, a person or
+      an MR first known through Bob's private issue is Bob's.
+    - The team's answer makes the team's what it names and only answers ``found`` (Bob's
+      daemon found the epic first; the team's issue is part of it too).
+    - Anything else keeps its owner: a private answer publishes nothing, and what a person's
+      own memory or request named stays theirs until a memory the team sees names it (the
+      team's MR closing Bob's issue keeps the issue Bob's; the edge is stored).
+    """
+    if held is None:
+        return asked
+    if asked is None and held.found:
+        return None
+    return held.owner
+
+
+def writes_on(held: Held | None, owner: str | None) -> bool:
+    """Whether an answer writes on a node or person it names (its title, queue state, a person's
+    name), ``owner`` being ``owner_after``'s: on one it creates, one the writer is shown, and one
+    it makes the team's; never on one the writer is not shown and that stays private (only the
+    edge to it is stored: no one changes what they cannot see)."""
+    return held is None or held.seen or owner is None
 
 
 def edit_for(answer: GitLabAnswer) -> GitLabEdit:

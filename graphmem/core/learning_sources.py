@@ -127,7 +127,8 @@ class ProjectRoots(Protocol):
 
     def checkout(self, project: str) -> Path | None:
         """Where ``project`` is checked out on this machine: its path, or the checkout a
-        ``project_name`` call last named so; None when not known here."""
+        ``project_name`` call last named so (or another spelling of it, equal by
+        ``core.projects.project_key``); None when not known here."""
 
     def local_branches(self, project: str) -> frozenset[str] | None:
         """The names of the branches of ``project``'s repository, local and remote-tracking

@@ -233,6 +233,11 @@ class MemoryRecords(Protocol):
     def count_memories(self) -> dict[tuple[str, str, str], int]:
         """Memories by (category, scope, status) values."""
 
+    def projects(self) -> dict[str, datetime]:
+        """Each project the store keeps memories under (of any status; on a team's store, of
+        the memories the caller sees), with when the first of them was made: which spellings
+        of a project a team's store already keeps (``core.projects.stored_spelling``)."""
+
     def total_memories(self) -> int:
         """How many memories the store holds: what ``count_memories`` adds up to, without
         reading them (a store that knows its row count answers from it)."""
@@ -460,6 +465,11 @@ class CodeGraph(Protocol):
     """Files, symbols and their edges, stored (see ``adapters/kuzu_code.py``)."""
 
     def file_states(self, project: str) -> dict[str, FileState]: ...
+    def projects(self) -> set[str]:
+        """The projects whose code graph holds a live file: one a pass stored and no pass
+        since removed."""
+        ...
+
     def load_parsed(self, project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]: ...
     def save(self, scan: CodeScan) -> dict[str, int]:
         """Store a pass; the memories about the symbols and files ``scan.moves`` names move to
@@ -540,13 +550,20 @@ class GitLabGraph(Protocol):
     def waiting(self) -> int: ...
     def mark(self, key: str, attempt: Attempt) -> None:
         """Record an attempt's outcome without touching the entity's facts (nothing when it is
-        not in the graph)."""
+        not in the graph, or not shown to the writer)."""
+
+    def queue(self, entities: Sequence[Entity]) -> None:
+        """Store the MRs, issues and epics a person asks to enrich (``graphmem enrich REF``):
+        created when absent (theirs, on a team's store), a known one given the new name and
+        project; one the writer is not shown (another's private entity) is left as it is."""
 
     def apply(self, edit: GitLabEdit) -> None:
         """Store one GitLab answer as ``core.gitlab_edits.edit_for`` decided it, in one step:
-        the asked node's facts (nothing at all when it is not in the graph), the edges in the
-        dropped scopes removed, the people upserted, the named nodes created when absent (see
-        ``NewNode``), the edges added where both ends exist."""
+        the asked node's facts (nothing at all when it is not in the graph, or not shown to the
+        writer), the edges in the dropped scopes removed, the people upserted, the named nodes
+        created when absent (see ``NewNode``), the edges added where both ends exist. A store
+        that keeps owners owns and writes on the people and nodes as ``core.gitlab_edits``'s
+        ``owner_after`` and ``writes_on`` say."""
 
     def entities(self, keys: Collection[str]) -> dict[str, Entity]: ...
     def merge_request(self, key: str) -> MergeRequestData | None: ...

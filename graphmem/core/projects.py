@@ -11,11 +11,21 @@ be two projects: there a project is named, first found first,
    ``ssh://git@gitlab.com:22/group/repo``, ``https://user:token@gitlab.com/group/repo.git``
    are all ``gitlab.com/group/repo``;
 3. else by its checkout path, as on the embedded store.
+
+Two shared names on GitHub, GitLab or Bitbucket that differ only in the case of ASCII letters
+(``github.com/Acme/Shop`` and ``github.com/acme/shop``) are one project (``project_key``): those
+forges resolve a path so; on another git server case tells two repositories apart. A store
+that already keeps the project under one spelling keeps it so: the name a checkout gives is
+bound to that spelling, never rewritten to a new one (``stored_spelling``).
 """
 
 from __future__ import annotations
 
 import re
+import string
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from graphmem.errors import InvalidInputError
@@ -28,6 +38,13 @@ _URL = re.compile(
 )
 _SCP = re.compile(r"^(?:[^@/:]+@)?(?P<host>[^/:]+):(?P<path>(?!/)[^?#]*)$")  # user@host:group/repo
 _NAME = re.compile(r"^[^\x00-\x1f\x7f]+$")
+# A-Z to a-z and nothing else: str.lower() and casefold() also map the Kelvin sign to k and
+# (casefold) the long s to s, which would make a name no forge has equal an ASCII one.
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+# Forges whose repository paths are case-insensitive (``project_key``), and the starts of the
+# names self-hosted ones are usually given (gitlab.example.com, github.example.com).
+CASELESS_HOSTS = frozenset({"github.com", "gitlab.com", "bitbucket.org"})
+CASELESS_PREFIXES = ("gitlab.", "github.", "bitbucket.")
 
 
 def remote_name(url: str) -> str | None:
@@ -73,3 +90,50 @@ def is_checkout_path(project: str) -> bool:
     """Whether a project name is a checkout's path (the embedded store's names, and a team
     store's for a repository without a remote or a name)."""
     return project.startswith("/")
+
+
+def project_key(name: str) -> str:
+    """What every spelling of one shared project name has in common: on a forge that resolves
+    a repository's path whatever its case (``CASELESS_HOSTS``: GitHub, GitLab and Bitbucket,
+    and a host named after one, as self-hosted GitLab, GitHub Enterprise and Bitbucket Server
+    usually are), the name with its ASCII letters lower-cased, every other character as it is;
+    any other name as it is. A plain git server (over SSH, Gerrit, cgit) may hold two
+    repositories whose names differ only in case: they stay two projects, and their memories
+    are never joined (``graphmem.project`` names a project explicitly, and exactly). Their paths
+    are ASCII; no forge makes ``ſhop`` (a long s) or ``\u212aitchen`` (the Kelvin sign) the same
+    as ``shop`` or ``kitchen``, so neither is folded."""
+    host = name.partition("/")[0].translate(_ASCII_LOWER)
+    if host in CASELESS_HOSTS or host.startswith(CASELESS_PREFIXES):
+        return name.translate(_ASCII_LOWER)
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class Spelling:
+    """The name a team's store keeps a checkout's project under (``stored_spelling``)."""
+
+    name: str
+    # Other spellings of the same project the store keeps memories under (a project split in
+    # two before names were compared so, or two first writers at the same moment): their
+    # memories belong under ``name``. (A code graph under another spelling follows ``name`` at
+    # the next bootstrap: service/renamed_code.py.)
+    others: tuple[str, ...] = ()
+
+
+def stored_spelling(name: str, memories: Mapping[str, datetime], code: Collection[str] = ()) -> Spelling:
+    """How a team's store names the project a checkout calls ``name`` (a shared name), given
+    the projects it keeps memories under with when each got its first (``GraphStore.projects``)
+    and those it keeps a code graph of (``CodeGraph.projects``): of the spellings of ``name``
+    (equal by ``project_key``), the one whose first memory is the oldest (ties: the first in
+    code-point order), else the first in code-point order of those with only code, else
+    ``name`` itself. Every checkout, whichever asks first, binds to the same one. A checkout's
+    path is never a spelling of a shared name."""
+    key = project_key(name)
+
+    def spells(stored: str) -> bool:
+        return not is_checkout_path(stored) and project_key(stored) == key
+
+    remembered = [spelled for _, spelled in sorted((w, s) for s, w in memories.items() if spells(s))]
+    coded = sorted(s for s in code if spells(s) and s not in memories)
+    first = next(iter(remembered or coded), name)
+    return Spelling(first, tuple(s for s in remembered if s != first))

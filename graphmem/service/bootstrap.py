@@ -20,8 +20,9 @@ One pass:
    from its answers at the end.
 
 On a team's store, the first pass after a checkout's project was named otherwise than by its
-path moves the memories' links from the graph kept under the path to the new one, and removes
-the old graph (``service/renamed_code.py``; the report says how many links followed).
+path (or bound to another spelling of its name) moves the memories' links from the graph kept
+under the path (or the other spelling) to the new one, and removes the old graph
+(``service/renamed_code.py``; the report says how many links followed).
 
 A re-scan keeps memories on code that moved: a symbol renamed or moved to another file, and
 a file git saw renamed (``git diff -M`` since the commit the last pass saw), take the links
@@ -222,11 +223,12 @@ class Bootstrapper:
             path: _blamed(changed[path][0]) for path in history.blames.paths if path in changed
         }
         del changed
-        if project != str(root):  # named otherwise than by its path: the graph kept under the path follows
-            renamed = self._renamed.follow(str(root), project, root)
-            if renamed is not None:
-                report.renamed_from, report.links_followed = renamed.old, renamed.followed
-                report.links_kept = renamed.kept
+        if project != str(root):  # named otherwise than by its path: graphs under its former names follow
+            followed = self._renamed.follow_former(project, root)
+            if followed:
+                report.renamed_from = ", ".join(f.old for f in followed)
+                report.links_followed = sum(f.followed for f in followed)
+                report.links_kept = sum(f.kept for f in followed)
         if symbols is None:  # nothing changed: count what is stored
             symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
         report.symbols = symbols

@@ -16,6 +16,12 @@ merged or closed, an issue closed or reopened), the listeners ``listen`` added a
 - 429: the queue waits for ``Retry-After``.
 - 5xx, timeouts, refused connections, garbage: exponential back-off, for the entity and
   for the queue.
+
+A ref a person asks for by name (``enrich_refs``) that names another's private entity on a
+team's store (one they are not shown) is fetched for them as an unknown one would be, and the
+report is the same; nothing of it is stored, since the row is not theirs to change (the store
+would refuse anyway: ``GitLabGraph.queue``, ``mark`` and ``apply`` write only what the writer is
+shown), and nothing says it is there (docs/team.md).
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -41,8 +47,9 @@ from graphmem.core.enrichment import (
 )
 from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData
 from graphmem.core.gitlab_edits import GitLabAnswer, changed_file_keys, edit_for
-from graphmem.core.models import EntityKind
+from graphmem.core.models import GITLAB_KINDS, Entity, EntityKind
 from graphmem.core.ports import CodeGraph, GitLabClient, GitLabGraph
+from graphmem.core.redaction import redact
 from graphmem.errors import (
     ConfigError,
     GitLabAuthError,
@@ -113,6 +120,7 @@ class Enricher:
         self._failures = 0
         self._last_error: str | None = None
         self._user: str | None = None
+        self._said: str | None = None  # the error of the last attempt, as stored (redacted)
         self._listeners: list[StateListener] = []
 
     def listen(self, listener: StateListener) -> None:
@@ -144,6 +152,16 @@ class Enricher:
 
     # -- explicit requests ------------------------------------------------------------
 
+    def enrich_refs(
+        self, named: Sequence[Entity], *, refresh: bool = False, progress: Progress | None = None
+    ) -> EnrichReport:
+        """Fetch the MRs, issues and epics a person's refs name now (``graphmem enrich REF``,
+        MCP ``enrich_entity``): each is queued first (``GitLabGraph.queue``: even when GitLab is
+        not configured, for the daemon), then fetched as ``enrich`` fetches keys."""
+        self.graph.queue(named)
+        names = {entity.key: entity.name for entity in named}
+        return self.enrich(list(names), refresh=refresh, progress=progress, names=names)
+
     def enrich(
         self,
         keys: Sequence[str] | None,
@@ -151,18 +169,26 @@ class Enricher:
         all: bool = False,
         refresh: bool = False,
         progress: Progress | None = None,
+        names: Mapping[str, str] | None = None,
     ) -> EnrichReport:
         """Fetch ``keys`` (or everything due, or ``all``) now. Within the TTL an enriched
         entity is not asked again unless ``refresh``; a 404 or 403 one only with ``all``
-        after its long TTL, or when named."""
+        after its long TTL, or when named. A key the store does not show is fetched all the
+        same and reported as any (by its name in ``names``), but nothing of it is stored (see
+        the module doc)."""
         if self.client is None:
             raise ConfigError(self._not_configured())
         if refresh:
             self.client.clear_cache()  # else a refresh within the client's cache TTL gets the old answer
         now = self._clock()
+        unseen: set[str] = set()
         if keys is not None:
             found = self.graph.rows(keys)
-            rows = [found[key] for key in dict.fromkeys(keys) if key in found]
+            unseen = {key for key in keys if key not in found}
+            asked = (
+                found.get(key) or _unseen_row(key, (names or {}).get(key)) for key in dict.fromkeys(keys)
+            )
+            rows = [row for row in asked if row is not None]
         elif all:
             rows = self.graph.all_rows()
         else:
@@ -182,12 +208,12 @@ class Enricher:
                     elif self._is_fresh(row, now, named=keys is not None, refresh=refresh):
                         counts[Outcome.FRESH.value] += 1
                     else:
-                        outcome = self._attempt_waiting(row, refresh=refresh)
+                        outcome = self._attempt_waiting(row, refresh=refresh, kept=row.key not in unseen)
                         counts[outcome.value] += 1
                         if outcome is Outcome.DEFERRED:
                             paused = self._pause_reason()
                         elif outcome in _PROBLEMS:
-                            problems.append(f"{row.name}: {self._row_error(row.key)}")
+                            problems.append(f"{row.name}: {self._said or 'failed'}")
                     done += 1
                     if progress is not None:
                         progress(done, done + len(rows) - rows.index(row) - 1)
@@ -206,19 +232,15 @@ class Enricher:
             return not named and row.next_attempt > now
         return False
 
-    def _attempt_waiting(self, row: EnrichmentRow, *, refresh: bool) -> Outcome:
+    def _attempt_waiting(self, row: EnrichmentRow, *, refresh: bool, kept: bool) -> Outcome:
         """One attempt; a short 429 is waited out once, as a person would."""
-        outcome = self._attempt(row, refresh=refresh)
+        outcome = self._attempt(row, refresh=refresh, kept=kept)
         if outcome is Outcome.DEFERRED and self._rate_limited_until is not None and not self._auth_paused:
             wait = (self._rate_limited_until - self._clock()).total_seconds()
             if wait <= SYNC_RATE_WAIT_MAX_S:
                 self._sleep(max(wait, 0.0))
-                outcome = self._attempt(row, refresh=refresh)
+                outcome = self._attempt(row, refresh=refresh, kept=kept)
         return outcome
-
-    def _row_error(self, key: str) -> str:
-        row = self.graph.rows([key]).get(key)
-        return (row.error if row is not None and row.error else None) or "failed"
 
     def _pause_reason(self) -> str | None:
         if self._auth_paused:
@@ -237,14 +259,17 @@ class Enricher:
 
     # -- one attempt ------------------------------------------------------------------
 
-    def _attempt(self, row: EnrichmentRow, *, refresh: bool) -> Outcome:
-        """Ask GitLab for one entity and store the answer, or record why not."""
+    def _attempt(self, row: EnrichmentRow, *, refresh: bool, kept: bool = True) -> Outcome:
+        """Ask GitLab for one entity and store the answer, or record why not; nothing is stored
+        of a row the store does not show (not ``kept``)."""
         assert self.client is not None
+        self._said = None
         now = self._clock()
         target = parse_key(row.key)
         if target is None:
-            self.graph.mark(
-                row.key,
+            self._mark(
+                row,
+                kept,
                 Attempt(
                     EnrichState.UNRESOLVABLE,
                     error=(
@@ -279,8 +304,9 @@ class Enricher:
         except (GitLabNotFoundError, GitLabForbiddenError) as exc:
             self._answered()
             missing = isinstance(exc, GitLabNotFoundError)
-            self.graph.mark(
-                row.key,
+            self._mark(
+                row,
+                kept,
                 Attempt(
                     EnrichState.MISSING if missing else EnrichState.FORBIDDEN,
                     error=str(exc),
@@ -297,8 +323,9 @@ class Enricher:
             pause = backoff_s(self._failures, base_s=BACKOFF_BASE_S, cap_s=BACKOFF_CAP_S)
             self._wait_until = now + timedelta(seconds=pause)
             attempts = row.attempts + 1
-            self.graph.mark(
-                row.key,
+            self._mark(
+                row,
+                kept,
                 Attempt(
                     EnrichState.OK if row.state is EnrichState.OK else EnrichState.ERROR,
                     error=str(exc),
@@ -318,13 +345,21 @@ class Enricher:
             and abs((data.updated_at - row.updated_at).total_seconds()) < 1e-3
             and not self._symbols_moved(row, data)
         ):
-            self.graph.mark(
-                row.key,
+            self._mark(
+                row,
+                kept,
                 Attempt(EnrichState.OK, error=None, attempts=0, next_attempt=next_attempt, fetched_at=now),
             )
             return Outcome.UNCHANGED
-        self._save(row, data, now, next_attempt)
+        if kept:
+            self._save(row, data, now, next_attempt)
         return Outcome.FETCHED
+
+    def _mark(self, row: EnrichmentRow, kept: bool, attempt: Attempt) -> None:
+        """Record ``attempt`` on ``row`` when ``kept``; its error is what the report says."""
+        self._said = redact(attempt.error).text if attempt.error else None  # as the store keeps it
+        if kept:
+            self.graph.mark(row.key, attempt)
 
     def _answered(self) -> None:
         """GitLab answered (even 404/403): the token is good and it is reachable."""
@@ -447,3 +482,11 @@ class Enricher:
             "GitLab is not configured: set GRAPHMEM_GITLAB_TOKEN (or GITLAB_TOKEN, or [gitlab] token_file) "
             f"and [gitlab] url (now {self.config.url}); see docs/gitlab.md."
         )
+
+
+def _unseen_row(key: str, name: str | None) -> EnrichmentRow | None:
+    """The queue row of a key the store does not show, as a new one would be (None: no MR,
+    issue or epic key)."""
+    label = key.partition(":")[0]
+    kind = next((k for k in GITLAB_KINDS if k.value == label), None)
+    return None if kind is None else EnrichmentRow(key, kind, name or key, None, EnrichState.PENDING)

@@ -252,14 +252,13 @@ class MemoryService(Bound, Memory):
         progress: Callable[[int, int], None] | None = None,
     ) -> EnrichReport:
         enricher = self._enricher()
-        keys = None
-        if refs:
-            own = self.own_project(project)
-            entities = parse_ref_entities(refs, own, self._mentions.namespace)
-            self._parts.writer.add_entities(entities)
-            keys = [e.key for e in entities]
         try:
-            report = enricher.enrich(keys, all=all, refresh=refresh, progress=progress)
+            if refs:
+                own = self.own_project(project)
+                entities = parse_ref_entities(refs, own, self._mentions.namespace)
+                report = enricher.enrich_refs(entities, refresh=refresh, progress=progress)
+            else:
+                report = enricher.enrich(None, all=all, refresh=refresh, progress=progress)
         except ConfigError:  # no GitLab: a branch deleted since still counts
             self.check_branches()
             raise

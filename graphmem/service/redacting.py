@@ -37,7 +37,7 @@ from graphmem.core.redaction import redact
 STORE_READS = frozenset(
     {
         "close", "get_meta", "get_memories", "shared_memories", "shared_scopes", "find_by_hash",
-        "find_by_hashes", "list_memories", "all_memories", "count_memories", "total_memories",
+        "find_by_hashes", "list_memories", "all_memories", "count_memories", "total_memories", "projects",
         "last_in_session", "expiring", "next_expiry",
         "search_text", "text_matches",
         "pending_embeddings", "count_pending_embeddings", "load_vectors", "count_vectors", "embedding_of",
@@ -233,6 +233,9 @@ class RedactingGitLabGraph(Door[GitLabGraph]):
 
     def mark(self, key: str, attempt: Attempt) -> None:
         self.inner.mark(key, replace(attempt, error=_clean_optional(attempt.error)))
+
+    def queue(self, entities: Sequence[Entity]) -> None:
+        self.inner.queue([redact_entity(e) for e in entities])
 
     def apply(self, edit: GitLabEdit) -> None:
         """``edit`` with GitLab's texts redacted: the answer's, and the titles of what it names."""

@@ -18,6 +18,10 @@ that pass has stored the new graph, ``RenamedCode.follow`` finishes the move:
   see, follow as well (``GraphStore.remembered`` finds their links, ``move_about`` moves them);
   the report counts only the links the caller sees.
 
+The same holds for another spelling of the name (``core.projects.project_key``: ``Acme/Shop``
+and ``acme/shop``) a team's store kept a graph under before its memories were bound to one
+(``service/project_names.py``): ``follow_former`` follows the path and each such spelling.
+
 Once done, a later pass finds no file left under the old name and does nothing.
 """
 
@@ -33,6 +37,7 @@ from graphmem.core.code_moves import MovePlan
 from graphmem.core.codegraph import CodeEdges, CodeScan, ProjectCode, key_in_project
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.ports import CodeGraph
+from graphmem.core.projects import is_checkout_path, project_key
 from graphmem.service.inputs import file_entity
 from graphmem.service.writer import MemoryWriter
 
@@ -56,6 +61,17 @@ class RenamedCode:
         self._store = writer.store  # read here, written through the writer
         self._code = code
         self._clock = clock
+
+    def follow_former(self, new: str, root: Path) -> list[FollowedCode]:
+        """``follow`` from each name the project ``new`` (a shared name, checked out at
+        ``root``) may have had a graph under: the checkout's path, then every other spelling
+        of ``new`` whose graph holds live files. What each did, for those that did something."""
+        key = project_key(new)
+        spellings = sorted(
+            p for p in self._code.projects() if p != new and not is_checkout_path(p) and project_key(p) == key
+        )
+        done = (self.follow(old, new, root) for old in (str(root), *spellings))
+        return [followed for followed in done if followed is not None]
 
     def follow(self, old: str, new: str, root: Path) -> FollowedCode | None:
         """After a pass stored ``new``'s graph from the checkout at ``root``: the links to ``old``'s

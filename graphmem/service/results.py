@@ -140,8 +140,9 @@ class BootstrapReport:
     memories_moved: int = 0
     ambiguous_moves: int = 0
     moves: list[str] = field(default_factory=list)  # one line each, at most 20
-    # The checkout's code graph kept under its path till the project was named (a team's store,
-    # ``service/renamed_code.py``): the memory links that followed it to the name, those kept.
+    # The checkout's code graph kept under its path till the project was named, or under another
+    # spelling of its name (a team's store, ``service/renamed_code.py``; several: ", "-joined):
+    # the memory links that followed it to the name, those kept.
     renamed_from: str | None = None
     links_followed: int = 0
     links_kept: int = 0

@@ -2,31 +2,42 @@
 "Entities"): a person is shown an MR's, issue's or epic's GitLab answer when they see its
 entity, and an edge between two only when they see both ends. An issue only Bob's own global
 memory names is Bob's: the team's MR that closes it shows Alice neither the issue nor the edge,
-in the graph's reads, recall's walk of the GitLab graph or ``get_context``. Two people, each
-logged in as their own role, on one database; what each one's daemon fetched from GitLab is
-stored as enrichment stores it (``core.gitlab_edits.edit_for``)."""
+in the graph's reads, recall's walk of the GitLab graph or ``get_context``.
+
+The writes keep to the same rule: what an answer about Bob's private issue finds (its epic, its
+people, an MR) is Bob's until something the team sees names it (``core.gitlab_edits.owner_after``),
+and Alice's ``enrich`` of Bob's private issue fetches it for her as an unknown one, changing
+nothing of his row. Two people, each logged in as their own role, on one database; what each
+one's daemon fetched from GitLab is stored as enrichment stores it (``core.gitlab_edits.edit_for``),
+or fetched by the real enricher from the fixture GitLab (``support/fake_gitlab.py``)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from support.fake_gitlab import TOKEN, FakeGitLab, shop_checkout
 from support.stores import postgres_url, writer_role
+from support.tools_client import Tools
 from unit.adapters.test_gitlab_graph_contract import T0, epic_data, issue_data, mr_data
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.app import open_memory
-from graphmem.core.enrichment import target_key
-from graphmem.core.gitlab import IssueRefData
+from graphmem.core import keys
+from graphmem.core.enrichment import Attempt, EnrichState, target_key
+from graphmem.core.gitlab import IssueRefData, Person
 from graphmem.core.gitlab_edits import GitLabAnswer, GitLabData, edit_for
 from graphmem.core.models import EntityKind
 from graphmem.core.ports import GitLabGraph
 from graphmem.core.views import why
+from graphmem.server.runtime import Runtime
+from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -40,6 +51,12 @@ ISSUE = target_key(EntityKind.ISSUE, "acme/shop", 4)
 EPIC = target_key(EntityKind.EPIC, "finance", 7)
 FILE = f"File:{PROJECT}::src/app.py"
 ISSUE_REF = IssueRefData("acme/shop", 4, "Payments fail under load", "opened")
+TEAMS_ISSUE = target_key(EntityKind.ISSUE, "acme/shop", 5)
+FOUND_EPIC = target_key(EntityKind.EPIC, "finance", 9)  # first known through Bob's #4
+FOUND_MR = target_key(EntityKind.MERGE_REQUEST, "acme/shop", 15)
+CAROL = Person("carol", "Carol C", "https://gl/carol")
+CAROLS = keys.person_key(username="carol")
+PRIVATE_NOTE = "Waiting on acme/shop#4 before the refund change"
 
 
 @dataclass
@@ -48,6 +65,7 @@ class Team:
     bob: MemoryService
     admin: PostgresGraphStore
     about_epic: str = ""  # the team's memory about finance&7
+    shop: str = ""  # a checkout of acme/shop/backend, when the fixture GitLab answers
 
     def graph(self, who: MemoryService) -> GitLabGraph:
         """The GitLab graph ``who``'s daemon reads and writes, as their role."""
@@ -55,8 +73,8 @@ class Team:
         return who.enricher.graph
 
 
-@pytest.fixture
-def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
+@contextmanager
+def two_people(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
     admin_url = postgres_url(request)
     admin = PostgresGraphStore(admin_url, dimension=DIMENSION)  # the owner sizes the vector column
     database = admin_url.rsplit("/", 1)[1]  # roles are the cluster's: one pair per database
@@ -67,9 +85,17 @@ def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
         return open_memory(settings, embedder=HashEmbedder(DIMENSION))
 
     team = Team(on("alice"), on("bob"), admin)
-    yield team
-    for closing in (team.alice, team.bob, admin):
-        closing.close()
+    try:
+        yield team
+    finally:
+        for closing in (team.alice, team.bob, admin):
+            closing.close()
+
+
+@pytest.fixture
+def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
+    with two_people(request, tmp_path) as team:
+        yield team
 
 
 def fetched(graph: GitLabGraph, key: str, data: GitLabData, files: Sequence[tuple[str, str]] = ()) -> None:
@@ -185,3 +211,191 @@ def test_get_context_of_bobs_issue_tells_alice_nothing_gitlab_said(closed: Team)
     mine = closed.alice.get_context("acme/shop#4", project=PROJECT)
     assert mine.code == [] and ISSUE_REF.title not in mine.markdown
     assert dict(closed.bob.get_context("acme/shop#4", project=PROJECT).code).get("Issue")
+
+
+# -- writes: what Bob's private issue leads to is Bob's --------------------------------
+
+
+def stored(team: Team, key: str) -> list[tuple[object, ...]]:
+    """All the store keeps of ``key``'s entity and queue row, whoever's (read as the administrator)."""
+    return team.admin.db.rows(
+        "SELECT e.name, e.project, e.title, e.owner, n.state, n.hops, n.gl_state, n.data IS NOT NULL "
+        "FROM entities e LEFT JOIN gitlab_nodes n ON n.key = e.key WHERE e.key = %s",
+        (key,),
+    )
+
+
+def private_issue(**changes: object) -> GitLabData:
+    """GitLab's answer about #4: by Carol, in epic finance&9, related to !15 (none of them stored)."""
+    values: dict[str, object] = {
+        "project": "acme/shop", "epic": ("finance", 9), "related_merge_requests": (("acme/shop", 15),),
+        "author": CAROL, "assignees": (),
+    }  # fmt: skip
+    return issue_data(**{**values, **changes})
+
+
+@pytest.fixture
+def found(team: Team) -> Team:
+    """Bob's daemon fetched #4, which only his own global memory names."""
+    team.bob.remember(PRIVATE_NOTE, scope="global")
+    fetched(team.graph(team.bob), ISSUE, private_issue())
+    return team
+
+
+def test_what_bobs_private_issue_leads_to_is_bobs(found: Team) -> None:
+    led_to = [FOUND_EPIC, FOUND_MR, CAROLS]
+
+    assert found.alice.store.get_entities(led_to) == {}
+    assert set(found.bob.store.get_entities(led_to)) == set(led_to)
+
+
+def test_alices_daemon_never_queues_what_bobs_issue_found(found: Team) -> None:
+    assert {FOUND_EPIC, FOUND_MR}.isdisjoint(row.key for row in found.graph(found.alice).all_rows())
+    assert {FOUND_EPIC, FOUND_MR} <= {row.key for row in found.graph(found.bob).due(T0, 50)}
+
+
+def test_alice_is_not_shown_the_epic_bobs_daemon_fetched_through_his_issue(found: Team) -> None:
+    epic = {"group": "finance", "iid": 9, "title": "Payments reorg", "child_issues": (), "child_epics": ()}
+    fetched(found.graph(found.bob), FOUND_EPIC, epic_data(**epic))
+
+    assert found.graph(found.alice).epic(FOUND_EPIC) is None
+    assert "Payments reorg" not in found.alice.get_context("finance&9", project=PROJECT).markdown
+    his = found.graph(found.bob).epic(FOUND_EPIC)
+    assert his is not None and his.title == "Payments reorg"
+
+
+def test_a_memory_the_team_sees_makes_what_bobs_issue_found_the_teams(found: Team) -> None:
+    found.alice.remember("Planning for finance&9 slipped a quarter", scope="project", project=PROJECT)
+
+    assert FOUND_EPIC in found.graph(found.alice).entities([FOUND_EPIC])
+
+
+def test_the_teams_answer_makes_what_bobs_issue_found_the_teams(found: Team) -> None:
+    found.alice.remember("The refund change waits on acme/shop#5", scope="project", project=PROJECT)
+    fetched(found.graph(found.alice), TEAMS_ISSUE, private_issue(iid=5, related_merge_requests=()))
+
+    mine = found.graph(found.alice).issue(TEAMS_ISSUE)
+    assert mine is not None and mine.epic == ("finance", 9) and mine.author == CAROL
+    assert found.graph(found.alice).entities([FOUND_EPIC])  # a node to fetch, for her daemon too
+
+
+def test_the_teams_answer_leaves_an_issue_bobs_memory_names_his(found: Team) -> None:
+    found.alice.remember("Reviews of acme/shop!12 go to the payments team", scope="project", project=PROJECT)
+    fetched(found.graph(found.alice), MR, mr_data(project="acme/shop", closes=(ISSUE_REF,)))
+
+    assert found.graph(found.alice).entities([ISSUE]) == {}
+    assert stored(found, ISSUE)[0][3] == found.bob.store.login_role().name
+
+
+def test_bobs_private_answer_leaves_the_teams_person_the_teams(team: Team) -> None:
+    team.alice.remember("Reviews of acme/shop!12 go to the payments team", scope="project", project=PROJECT)
+    shared = mr_data(project="acme/shop", author=CAROL, assignees=(), reviewers=(), closes=())
+    fetched(team.graph(team.alice), MR, shared)
+    team.bob.remember(PRIVATE_NOTE, scope="global")
+    fetched(team.graph(team.bob), ISSUE, private_issue())
+
+    mine = team.graph(team.alice).merge_request(MR)
+    assert mine is not None and mine.author == CAROL
+
+
+def test_bobs_answer_changes_nothing_of_alices_private_mr(team: Team) -> None:
+    team.alice.remember("acme/shop!15 is my retry spike, not for review", scope="global")
+    before = stored(team, FOUND_MR)
+    team.bob.remember(PRIVATE_NOTE, scope="global")
+    fetched(team.graph(team.bob), ISSUE, private_issue())
+
+    assert stored(team, FOUND_MR) == before  # no queue row, no hops, still hers alone
+    assert team.graph(team.bob).entities([FOUND_MR]) == {}
+
+
+def test_alices_daemon_marks_no_attempt_on_bobs_private_issue(team: Team) -> None:
+    team.bob.remember(PRIVATE_NOTE, scope="global")
+    before = stored(team, ISSUE)
+
+    team.graph(team.alice).mark(ISSUE, Attempt(EnrichState.FORBIDDEN, "403", 1, T0 + timedelta(days=7), T0))
+
+    assert stored(team, ISSUE) == before
+
+
+# -- enrichment against the fixture GitLab (acme/shop/backend) -----------------------------
+
+SHOP_ISSUE = target_key(EntityKind.ISSUE, "acme/shop/backend", 34)
+SHOP_EPIC = target_key(EntityKind.EPIC, "acme/shop", 5)
+SHOP_MR = target_key(EntityKind.MERGE_REQUEST, "acme/shop/backend", 12)
+BOBS_NOTE = "Waiting on acme/shop/backend#34 before the refund change"
+
+
+@pytest.fixture
+def gitlab(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitLab]:
+    """The fixture GitLab, the token and its URL in each person's environment."""
+    with FakeGitLab() as server:
+        monkeypatch.delenv("GITLAB_TOKEN", raising=False)
+        monkeypatch.setenv("GRAPHMEM_GITLAB_TOKEN", TOKEN)
+        monkeypatch.setenv("GRAPHMEM_GITLAB__URL", server.url)
+        monkeypatch.setenv("GRAPHMEM_GITLAB__TIMEOUT_SECONDS", "1")
+        yield server
+
+
+@pytest.fixture
+def enriching(request: pytest.FixtureRequest, tmp_path: Path, gitlab: FakeGitLab) -> Iterator[Team]:
+    """Alice and Bob, each with their daemon's enricher; Alice works in a checkout of
+    acme/shop/backend; #34 is named only by Bob's own global memory."""
+    with two_people(request, tmp_path) as team:
+        team.shop = shop_checkout(tmp_path)
+        team.bob.remember(BOBS_NOTE, scope="global")
+        yield team
+
+
+def test_what_bobs_daemon_finds_through_his_private_issue_stays_his(enriching: Team) -> None:
+    enriching.bob.enrich(["acme/shop/backend#34"])
+    enriching.bob.enrich()  # and what that found: its epic, the MR related to it
+
+    led_to = [SHOP_EPIC, SHOP_MR, CAROLS]
+    assert set(enriching.bob.store.get_entities(led_to)) == set(led_to)
+    assert enriching.alice.store.get_entities(led_to) == {}
+    assert (
+        "Refunds without surprises" not in enriching.alice.get_context("&5", project=enriching.shop).markdown
+    )
+
+
+def test_alices_enrich_of_bobs_private_issue_reports_as_for_an_unknown_one(enriching: Team) -> None:
+    assert enriching.alice.enrich(["#34"], project=enriching.shop).counts == {"fetched": 1}
+    assert enriching.alice.enrich(["#35"], project=enriching.shop).counts == {"fetched": 1}  # no one's
+
+
+def test_alices_enrich_leaves_bobs_private_issue_as_it_was(enriching: Team) -> None:
+    before = stored(enriching, SHOP_ISSUE)
+
+    enriching.alice.enrich(["#34"], project=enriching.shop)
+
+    assert stored(enriching, SHOP_ISSUE) == before  # its name, project, owner, queue: his
+    assert enriching.graph(enriching.alice).rows([SHOP_ISSUE]) == {}
+    assert enriching.admin.get_entities([SHOP_EPIC]) == {}  # nothing of the answer was kept
+    assert enriching.graph(enriching.bob).rows([SHOP_ISSUE])[SHOP_ISSUE].state is EnrichState.PENDING
+
+
+def test_alices_failed_fetch_of_bobs_private_issue_reports_as_for_an_unknown_one(
+    enriching: Team, gitlab: FakeGitLab
+) -> None:
+    gitlab.fail(404, route="issues/3")  # #34, and #35 no one named
+    before = stored(enriching, SHOP_ISSUE)
+
+    his = enriching.alice.enrich(["#34"], project=enriching.shop)
+    unknown = enriching.alice.enrich(["#35"], project=enriching.shop)
+
+    assert his.counts == unknown.counts == {"missing": 1}
+    assert [p.replace("#34", "#N") for p in his.problems] == [
+        p.replace("#35", "#N") for p in unknown.problems
+    ]
+    assert stored(enriching, SHOP_ISSUE) == before  # not marked missing for Bob
+
+
+def test_enrich_entity_reports_alices_fetch_of_bobs_private_issue(enriching: Team) -> None:
+    assert enriching.alice.coordinator is not None
+    served = enriching.alice.serving(enriching.alice.coordinator)  # as her daemon serves it
+    runtime = Runtime(served, log_hint="the test's log", resolve_project=lambda path: path, version="test")
+    tools = Tools(build_mcp(runtime), runtime)
+
+    answer = tools.ok("enrich_entity", ref="#34", project=enriching.shop)
+
+    assert answer["outcome"] == "fetched" and answer["counts"] == {"fetched": 1}

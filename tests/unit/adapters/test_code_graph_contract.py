@@ -131,6 +131,15 @@ def test_a_saved_pass_is_read_back(graphs: tuple[GraphStore, CodeGraph]) -> None
     assert code.file_states("/elsewhere") == {}
 
 
+def test_projects_are_those_with_a_live_file(graphs: tuple[GraphStore, CodeGraph]) -> None:
+    _, code = graphs
+    assert code.projects() == set()
+    save(code, {"app.py": APP, "util.py": UTIL})
+    assert code.projects() == {PROJECT}
+    save(code, {}, removed=("app.py", "util.py"), at=T1)  # kept as nodes, no longer live
+    assert code.projects() == set()
+
+
 def test_symbols_are_listed_by_line_and_are_entities(graphs: tuple[GraphStore, CodeGraph]) -> None:
     store, code = graphs
     save(code, {"util.py": UTIL})

@@ -186,6 +186,16 @@ def test_named_entities_wait_in_the_queue(graphs: tuple[GraphStore, GitLabGraph]
     assert graph.waiting() == 2
 
 
+def test_refs_asked_for_are_queued_and_a_known_one_renamed(graphs: tuple[GraphStore, GitLabGraph]) -> None:
+    store, graph = graphs
+    named(store, MR)
+    graph.queue(
+        [Entity(MR, EntityKind.MERGE_REQUEST, "!12", "/src/other"), Entity(ISSUE, EntityKind.ISSUE, "#4")]
+    )
+    rows = graph.rows([MR, ISSUE])
+    assert (rows[MR].name, rows[MR].project, rows[ISSUE].state) == ("!12", "/src/other", EnrichState.PENDING)
+
+
 def test_marks_record_an_attempt(graphs: tuple[GraphStore, GitLabGraph]) -> None:
     store, graph = graphs
     named(store, MR, ISSUE)

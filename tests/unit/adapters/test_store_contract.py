@@ -234,6 +234,24 @@ def test_count_memories_counts_by_category_scope_and_status(store: GraphStore) -
     assert store.total_memories() == 3
 
 
+def test_projects_are_each_name_memories_are_kept_under_with_their_first_memory(store: GraphStore) -> None:
+    later = NOW + timedelta(days=3)
+    store.add_memories(
+        [
+            memory("a", scope=Scope.PROJECT, project="github.com/Acme/Shop", created_at=later),
+            memory("b", scope=Scope.PROJECT, project="github.com/Acme/Shop", status=Status.ARCHIVED),
+            memory("c", scope=Scope.PROJECT, project="github.com/acme/shop", created_at=later),
+            memory("d", scope=Scope.PROJECT, project="/src/Shop"),
+            memory("e"),  # global: no project
+        ]
+    )
+    assert store.projects() == {  # as written, one entry per spelling, archived memories counted
+        "github.com/Acme/Shop": NOW,
+        "github.com/acme/shop": later,
+        "/src/Shop": NOW,
+    }
+
+
 def test_last_in_session_is_the_latest_memory_of_the_session(store: GraphStore) -> None:
     store.add_memories([memory("a", session="s"), memory("b", session="s"), memory("c", session="other")])
     assert store.last_in_session("s") == "b"

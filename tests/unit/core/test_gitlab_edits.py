@@ -10,7 +10,16 @@ from datetime import UTC, datetime
 
 from graphmem.core.enrichment import MAX_HOPS, EnrichState, target_key
 from graphmem.core.gitlab import ChangedFile, EpicData, IssueData, IssueRefData, MergeRequestData, Person
-from graphmem.core.gitlab_edits import Edge, EdgeScope, GitLabAnswer, changed_file_keys, edit_for
+from graphmem.core.gitlab_edits import (
+    Edge,
+    EdgeScope,
+    GitLabAnswer,
+    Held,
+    changed_file_keys,
+    edit_for,
+    owner_after,
+    writes_on,
+)
 from graphmem.core.models import EntityKind
 
 T0 = datetime(2025, 6, 1, tzinfo=UTC)
@@ -85,3 +94,29 @@ def test_an_issue_has_no_reviewers_and_an_epic_no_people_edges() -> None:
     assert set(edit.drop) == {EdgeScope("PART_OF", EPIC), EdgeScope("PART_OF", EPIC, into=True)}
     assert edit.people == ()
     assert edit.edges == (Edge("PART_OF", target_key(EntityKind.EPIC, "group", 8), EPIC),)
+
+
+# -- who owns what an answer names (a team's store) -------------------------------------
+
+
+def test_what_an_answer_creates_is_owned_like_the_node_it_is_about() -> None:
+    assert owner_after("bob", None) == "bob"  # through Bob's private issue: Bob's
+    assert owner_after(None, None) is None  # through the team's: the team's
+
+
+def test_the_teams_answer_makes_what_only_answers_found_the_teams() -> None:
+    assert owner_after(None, Held("bob", found=True, seen=False)) is None
+    assert owner_after(None, Held("bob", found=False, seen=False)) == "bob"  # his memory named it
+
+
+def test_a_private_answer_publishes_nothing_and_takes_nothing_from_the_team() -> None:
+    assert owner_after("bob", Held("alice", found=True, seen=False)) == "alice"
+    assert owner_after("bob", Held(None, found=True, seen=True)) is None
+
+
+def test_an_answer_writes_on_no_row_its_writer_is_not_shown_unless_it_makes_it_the_teams() -> None:
+    hidden = Held("alice", found=False, seen=False)
+    assert not writes_on(hidden, owner_after("bob", hidden))
+    assert writes_on(None, "bob") and writes_on(Held("alice", found=False, seen=True), "alice")
+    found = Held("bob", found=True, seen=False)
+    assert writes_on(found, owner_after(None, found))

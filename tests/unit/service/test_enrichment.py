@@ -186,6 +186,31 @@ def test_an_unavailable_gitlab_backs_off_and_keeps_what_was_stored(
     assert state(graph) is EnrichState.OK  # the 502 never unset what was fetched
 
 
+def test_a_key_the_graph_does_not_show_is_fetched_and_nothing_of_it_stored(
+    graph: FakeGitLabGraph, clock: Clock
+) -> None:
+    hidden = target_key(EntityKind.MERGE_REQUEST, PROJECT, 13)  # another's private MR, on a team's store
+    gitlab = ScriptedGitLab(merge_request(), GitLabNotFoundError("404 Not Found"))
+    queue, _ = enricher(graph, gitlab, clock)
+
+    fetched = queue.enrich([hidden])
+    missing = queue.enrich([hidden], names={hidden: "!13"})
+
+    assert (fetched.counts, missing.counts) == ({"fetched": 1}, {"missing": 1})
+    assert missing.problems == ["!13: 404 Not Found"]  # as for a row it shows
+    assert graph.rows([hidden]) == {} and graph.entities([hidden]) == {}
+
+
+def test_refs_asked_for_are_queued_then_fetched(graph: FakeGitLabGraph, clock: Clock) -> None:
+    named = target_key(EntityKind.MERGE_REQUEST, PROJECT, 13)
+    queue, _ = enricher(graph, ScriptedGitLab(merge_request()), clock)
+
+    report = queue.enrich_refs([Entity(named, EntityKind.MERGE_REQUEST, "!13", "/src/proj")])
+
+    assert report.counts == {"fetched": 1}
+    assert graph.rows([named])[named].state is EnrichState.OK
+
+
 def test_without_a_client_enrich_says_how_to_configure_gitlab(graph: FakeGitLabGraph, clock: Clock) -> None:
     queue, _ = enricher(graph, None, clock)
 
