@@ -4,7 +4,8 @@ It answers ``initialize`` and ``tools/list`` itself, from the tool manifest ship
 the package, so the client sees the tools at once; meanwhile it finds the daemon of
 the data dir or starts one. Tool calls are forwarded over HTTP, with the local token
 of ``daemon.token`` read at each call (the daemon's MCP is stateless, so nothing is
-lost when the daemon restarts): if the daemon has gone, the
+lost when the daemon restarts), each worker on a connection it keeps open between calls
+(one the daemon closed while idle is replaced without a word): if the daemon has gone, the
 proxy starts it again and retries once, and otherwise answers with a tool error that
 says what happened — it never hangs. Tools that take a ``project`` get the proxy's
 working directory when the caller leaves it out.
@@ -19,6 +20,7 @@ import http.client
 import json
 import logging
 import os
+import select
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -86,6 +88,23 @@ class _ProvenConnection(http.client.HTTPConnection):
             self.close()
             raise
 
+    def closed_by_daemon(self) -> bool:
+        """Whether the daemon has closed this idle connection (it closes one left idle past its
+        keep-alive, uvicorn's 5 s): between answers the daemon sends nothing, so a socket that is
+        readable then holds its end of file (or a reset)."""
+        if self.sock is None:
+            return False  # not open: the next request connects
+        poller = select.poll()
+        poller.register(self.sock, select.POLLIN)
+        return bool(poller.poll(0))
+
+
+def _send(connection: _ProvenConnection, body: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
+    """Post ``body`` to ``/mcp`` and read the answer's head: a ``ConnectionError`` here means no
+    answer began (``RemoteDisconnected``: the connection ended before its first byte)."""
+    connection.request("POST", "/mcp", body=body, headers=headers)
+    return connection.getresponse()
+
 
 @dataclass
 class Proxy:
@@ -104,7 +123,8 @@ class Proxy:
     client_id: str = field(default_factory=lambda: os.urandom(16).hex(), init=False)
     _daemon: DaemonInfo | None = field(default=None, init=False)
     _daemon_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
-    _local: threading.local = field(default_factory=threading.local, init=False)
+    # Each worker thread's kept-alive connection to the daemon, by thread id.
+    _connections: dict[int, _ProvenConnection] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self._takes_project = {
@@ -133,15 +153,25 @@ class Proxy:
 
         threading.Thread(target=run, name="graphmem-daemon-start", daemon=True).start()
 
+    def close(self) -> None:
+        """Close the connections to the daemon (once no call is in flight)."""
+        for connection in list(self._connections.values()):
+            connection.close()
+        self._connections.clear()
+
     def _post(self, info: DaemonInfo, body: bytes) -> tuple[int, bytes]:
-        connection: _ProvenConnection | None = getattr(self._local, "connection", None)
+        worker = threading.get_ident()
+        connection = self._connections.get(worker)
         target = urlsplit(info.url)
-        if connection is None or getattr(self._local, "daemon", None) != (info.url, info.pid):
+        if connection is None or (connection.url, connection.pid) != (info.url, info.pid):
             if connection is not None:
                 connection.close()
             connection = _ProvenConnection(target.hostname or "127.0.0.1", target.port or 80, pid=info.pid,
                                            url=info.url, timeout=CALL_TIMEOUT_S)  # fmt: skip
-            self._local.connection, self._local.daemon = connection, (info.url, info.pid)
+            self._connections[worker] = connection
+        elif connection.closed_by_daemon():
+            connection.close()  # left idle too long: the request below opens (and proves) a new one
+        kept_alive = connection.sock is not None
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
@@ -156,15 +186,24 @@ class Proxy:
         connection.secret = secret
         headers["Authorization"] = f"Bearer {secret}"
         try:
-            connection.request("POST", "/mcp", body=body, headers=headers)
-            response = connection.getresponse()
+            try:
+                response = _send(connection, body, headers)
+            except ConnectionError:
+                if not kept_alive:
+                    raise
+                # The daemon closed the idle connection as this request went out: it closes one
+                # only while it waits for a request, before reading a byte of it, so the call
+                # was not made. Once more on a new connection (as xmlrpc.client does).
+                log.debug("the daemon closed an idle connection; sending on a new one")
+                connection.close()
+                response = _send(connection, body, headers)
             return response.status, response.read()
         except (OSError, http.client.HTTPException) as exc:
             connection.close()
-            self._local.connection = None
+            self._connections.pop(worker, None)
             raise DaemonUnavailable(str(exc)) from exc
         except NotTheDaemon:  # nothing was sent
-            self._local.connection = None
+            self._connections.pop(worker, None)
             raise
 
     def forward(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -250,16 +289,24 @@ class Proxy:
 def run_stdio(proxy: Proxy, stdin: Iterable[bytes], stdout: TextIO) -> None:
     """Serve newline-delimited JSON-RPC on stdin (its lines as bytes) and stdout until stdin
     closes. A line that is not UTF-8 is a parse error for that line: its bytes are never
-    replaced with U+FFFD and stored so."""
+    replaced with U+FFFD and stored so. A client that closed its end of stdout is gone: what
+    was answered to it is dropped, and the proxy stops reading, without a word."""
     write_lock = threading.Lock()
+    gone = threading.Event()
 
     def reply(answer: dict[str, Any] | None) -> None:
         if answer is None:
             return
         line = json.dumps(answer, ensure_ascii=False)
         with write_lock:
-            stdout.write(line + "\n")
-            stdout.flush()
+            if gone.is_set():
+                return
+            try:
+                stdout.write(line + "\n")
+                stdout.flush()
+            except BrokenPipeError:
+                log.debug("the client closed stdout; its answers are dropped")
+                gone.set()
 
     def work(message: Any) -> None:
         try:
@@ -270,8 +317,13 @@ def run_stdio(proxy: Proxy, stdin: Iterable[bytes], stdout: TextIO) -> None:
             reply(_error(message_id, -32603, "graphmem's proxy failed on this message; see its stderr."))
 
     proxy.warm()
-    with ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="graphmem-proxy") as pool:
+    with (
+        contextlib.closing(proxy),
+        ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="graphmem-proxy") as pool,
+    ):
         for raw in stdin:
+            if gone.is_set():
+                break
             if not raw.strip():
                 continue
             try:

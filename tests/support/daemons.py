@@ -238,7 +238,8 @@ def http(
         with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as exc:
-        return exc.code, dict(exc.headers), exc.read()
+        with exc:  # its socket closed with it, as the answer's above
+            return exc.code, dict(exc.headers), exc.read()
 
 
 def rpc(
