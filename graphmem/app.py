@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from graphmem.adapters.claude_code_transcripts import ClaudeCodeTranscripts
 from graphmem.adapters.codex_sessions import CodexSessions
 from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, make_embedder
-from graphmem.adapters.git import GitToplevel, gitlab_path
+from graphmem.adapters.git import GitToplevel, gitlab_path, origin_name
 from graphmem.adapters.git_history import GitLog
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
@@ -47,7 +47,7 @@ from graphmem.core.ports import (
     SessionExtractor,
     StoreLogin,
 )
-from graphmem.core.projects import checkout_path
+from graphmem.core.projects import ForeignRemote, checkout_path, foreign_remote
 from graphmem.core.timeparse import utc_now
 from graphmem.errors import ConfigError, StoreMismatchError
 from graphmem.service.bootstrap import Bootstrapper
@@ -84,6 +84,11 @@ if TYPE_CHECKING:
 def _namespace(roots: ProjectRoots, project: str) -> str | None:
     root = roots.checkout(project)
     return gitlab_path(root) if root is not None else None
+
+
+def _foreign_remote(roots: ProjectRoots, project: str) -> ForeignRemote | None:
+    root = roots.checkout(project)
+    return foreign_remote(origin_name(root)) if root is not None else None
 
 
 def open_memory(
@@ -292,6 +297,7 @@ def build_memory(
         staleness,
         enricher,
         max_tokens=settings.recall.context_max_tokens,
+        foreign=partial(_foreign_remote, roots) if roots is not None else lambda project: None,
     )
     transfer = TransferFiles(
         Transfer(stores, writer, staleness), data_dir, writer.lock, names, settle=release_after

@@ -184,6 +184,12 @@ def shared_project_name(root: Path) -> str | None:
     override = _git(root, "config", "--get", PROJECT_CONFIG)
     if override:
         return project_override(override, str(root))
+    return origin_name(root)
+
+
+def origin_name(root: Path) -> str | None:
+    """The ``origin`` remote of the repository at ``root`` as ``host/group/repo``
+    (``core.projects.remote_name``); None when it has none, or a local one."""
     url = _git(root, "config", "--get", "remote.origin.url")
     return remote_name(url) if url else None
 

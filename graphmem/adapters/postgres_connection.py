@@ -53,15 +53,18 @@ CONNECT_TIMEOUT_S = 5
 STATEMENT_TIMEOUT_MS = 120_000
 
 
-def describe(url: str) -> str:
-    """Where ``url`` points, without its password: ``postgresql://user@host:port/db``."""
+def describe(url: str, *, user: str | None = None) -> str:
+    """Where ``url`` points, without its password: ``postgresql://user@host:port/db``; logged in
+    as ``user`` instead of its own when given (the URL a message tells another role to use)."""
     try:
         params = psycopg.conninfo.conninfo_to_dict(url)
     except psycopg.ProgrammingError:
         return "an unreadable PostgreSQL URL"
-    user = f"{params['user']}@" if params.get("user") else ""
+    if user is not None:
+        params["user"] = user
+    login = f"{params['user']}@" if params.get("user") else ""
     port = f":{params['port']}" if params.get("port") else ""
-    return f"postgresql://{user}{params.get('host') or 'localhost'}{port}/{params.get('dbname') or ''}"
+    return f"postgresql://{login}{params.get('host') or 'localhost'}{port}/{params.get('dbname') or ''}"
 
 
 def conninfo(url: str, *, password: str | None = None, tls: Mapping[str, str | None] | None = None) -> str:
@@ -139,6 +142,11 @@ class PostgresConnection:
         self._checker: int | None = None  # the thread running them (their own statements pass)
         # A server that refuses this user fails here, clearly; one that is down too, unless waited for.
         self.reached = self._pool.open(wait=wait)
+
+    def where_as(self, role: str) -> str:
+        """Where this store is, logged in as ``role`` (``describe``): for a message that says
+        which URL runs what this login may not."""
+        return describe(self._conninfo, user=role)
 
     def open_with(self, checks: Callable[[], None]) -> None:
         """Run a store's ``checks`` at open (its schema, its vector column) now; or, when the

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from graphmem.adapters.postgres_connection import PostgresConnection
+from graphmem.adapters.postgres_migrate import SchemaOwner, schema_owner
 from graphmem.adapters.postgres_rows import vector_param
 from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
 from graphmem.core.branches import place
@@ -89,9 +90,37 @@ class PostgresEmbeddings:
                     f"configured model makes {dimension}. Run `graphmem reindex` with the store's "
                     "model configured, or set [embedding] model back."
                 )
+            owner = schema_owner(self._db, "memories")
+            if not owner.may:  # a writer or reader before the owner's first command (docs/team.md)
+                raise StoreMismatchError(self._not_ready(owner, typmod, dimension))
             self._db.run("DROP INDEX IF EXISTS memories_embedding")
             self._db.run(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dimension)})")
             self._create_vector_index()
+
+    def _not_ready(self, owner: SchemaOwner, typmod: int, dimension: int) -> str:
+        """Why a role that may not change the vector column (``ALTER TABLE``, ``CREATE INDEX``)
+        cannot open the store yet: the column has no dimension (``typmod`` -1: a new store) or
+        another than the model's ``dimension``, or it has no index; and who fixes it, how."""
+        where = f"The store at {self._db.where}"
+        owners = f"the role that owns graphmem's tables ({owner.name})"
+        fix = f'{owner.runs(self._db, "graphmem stats")} as {owner.name} (docs/team.md, "Setting it up")'
+        if typmod < 0:
+            return (
+                f"{where} is not set up for an embedding model yet: the first command of {owners} "
+                f"gives its vector column the model's dimension ({dimension}) and builds its index, "
+                f"which {owner.login} may not do. Run {fix} once, then this again."
+            )
+        if typmod != dimension:
+            return (
+                f"{where} has its vector column sized for a model of {typmod} dimensions and the "
+                f"configured model makes {dimension}; only {owners} may resize it, not {owner.login}. "
+                f"Set [embedding] model back, or run {fix} with this model."
+            )
+        return (
+            f"{where} has no vector index (an import or a migration dropped it, for the next open to "
+            f"build again), and only {owners} may build it, not {owner.login}. Run {fix} once, then "
+            "this again."
+        )
 
     def _create_vector_index(self) -> None:
         """Build the HNSW index (inside a transaction holding ``SCHEMA_LOCK_KEY``) in memory when
@@ -208,9 +237,16 @@ class PostgresEmbeddings:
                 time.sleep(CONFLICT_PAUSE_S * attempt)
 
     def clear_embeddings(self, dimension: int) -> None:
-        self._db.run("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
-        self.dimension = dimension
-        self.set_dimension(dimension)
+        # One transaction: a role that may not give the column another dimension (a writer on a
+        # team's store, docs/team.md) is refused before any of the team's vectors is gone.
+        before, self.dimension = self.dimension, dimension  # the new index is built for it
+        try:
+            with self._db.transaction():
+                self._db.run("UPDATE memories SET embedding = NULL WHERE embedding IS NOT NULL")
+                self.set_dimension(dimension)
+        except BaseException:
+            self.dimension = before
+            raise
 
     def load_vectors(self) -> StoredVectors:
         rows = self._db.rows(

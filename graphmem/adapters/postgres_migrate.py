@@ -19,7 +19,7 @@ from graphmem.adapters.postgres_schema import (
     VERSION_TABLE,
     steps,
 )
-from graphmem.errors import InvalidInputError, StoreMismatchError
+from graphmem.errors import InvalidInputError, StoreError, StoreMismatchError
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,47 @@ def schema_version(conn: PostgresConnection) -> int:
     return int(conn.rows("SELECT coalesce(max(version), 0) FROM graphmem_migrations")[0][0])
 
 
+@dataclass(frozen=True, slots=True)
+class SchemaOwner:
+    """Who changes graphmem's schema on a team's store (docs/team.md, "Setting it up"): the role
+    that owns ``table`` (``of``: "owns graphmem's tables"), or, before the first migration made
+    it, the database's owner ("owns the database"), who applies the schema; ``login``: the role
+    logged in, and whether it ``may`` act as the owner (a member of it or a superuser; with no
+    table yet, a role that may create tables in the schema)."""
+
+    name: str
+    of: str
+    login: str
+    may: bool
+
+    def runs(self, conn: PostgresConnection, command: str) -> str:
+        """``command`` (a ``graphmem`` command line) as the owner runs it, for a message: with
+        the store's URL logged in as the owner."""
+        return f"`GRAPHMEM_STORE_URL={conn.where_as(self.name)} {command}`"
+
+    def refused(self, conn: PostgresConnection, what: str, command: str) -> str:
+        """The end of a message refusing ``what`` to ``login``: who may, and ``command`` as they
+        run it."""
+        return (
+            f"only the role that {self.of} ({self.name}) may {what}, not {self.login}: run "
+            f'{self.runs(conn, command)} as {self.name} (docs/team.md, "Setting it up").'
+        )
+
+
+def schema_owner(conn: PostgresConnection, table: str = "graphmem_migrations") -> SchemaOwner:
+    """Who owns ``table``, or the database while it does not exist (see ``SchemaOwner``)."""
+    name, made, login, may = conn.rows(
+        "SELECT pg_get_userbyid(coalesce(c.relowner, d.datdba)), c.oid IS NOT NULL, current_user::text, "
+        "CASE WHEN c.oid IS NULL THEN coalesce(has_schema_privilege(current_schema(), 'CREATE'), false) "
+        "ELSE pg_has_role(c.relowner, 'USAGE') END "
+        "FROM pg_database d LEFT JOIN pg_class c ON c.oid = to_regclass(%s) "
+        "WHERE d.datname = current_database()",
+        (table,),
+    )[0]
+    of = "owns graphmem's tables" if made else "owns the database"
+    return SchemaOwner(str(name), of, str(login), bool(may))
+
+
 def check_schema(conn: PostgresConnection) -> None:
     """Refuse a database whose schema is missing, older or newer than this graphmem's."""
     version = schema_version(conn)
@@ -51,6 +92,12 @@ def check_schema(conn: PostgresConnection) -> None:
             f"`graphmem migrate --to {SCHEMA_VERSION}` from the graphmem that applied it."
         )
     what = "has no graphmem schema yet" if version == 0 else f"has schema version {version}"
+    owner = schema_owner(conn)
+    if not owner.may:  # a writer or reader before the owner migrated: say who migrates, and how
+        raise StoreMismatchError(
+            f"The store at {conn.where} {what}; this graphmem needs version {SCHEMA_VERSION}, and "
+            + owner.refused(conn, "apply it" if version == 0 else "migrate it", "graphmem migrate")
+        )
     raise StoreMismatchError(
         f"The store at {conn.where} {what}; this graphmem needs version {SCHEMA_VERSION}. "
         "Run `graphmem migrate` (with the role that owns the schema) to apply it."
@@ -73,14 +120,24 @@ def migrate(
         )
     conn = PostgresConnection(url, password=password, tls=tls)
     try:
-        with conn.transaction():  # two processes creating it at once would collide
-            conn.run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
-            conn.run(VERSION_TABLE)
         before = schema_version(conn)
         if before > SCHEMA_VERSION:
             check_schema(conn)  # newer than this graphmem: it cannot roll that back
+        todo = steps(before, goal)
+        if todo:  # a schema up to date is no one's to change: a writer's migrate says so too
+            owner = schema_owner(conn)
+            if not owner.may:
+                command = "graphmem migrate" if target is None else f"graphmem migrate --to {target}"
+                state = "has no graphmem schema yet" if before == 0 else f"is at schema version {before}"
+                what = "apply it" if before == 0 else "migrate it"
+                raise StoreError(
+                    f"The store at {conn.where} {state}, and " + owner.refused(conn, what, command)
+                )
+            with conn.transaction():  # two processes creating it at once would collide
+                conn.run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+                conn.run(VERSION_TABLE)
         done: list[tuple[int, str, bool]] = []
-        for migration, up in steps(before, goal):
+        for migration, up in todo:
             with conn.transaction():
                 conn.run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
                 current = schema_version(conn)
@@ -100,4 +157,13 @@ def migrate(
         conn.close()
 
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "MigrationReport", "check_schema", "migrate", "schema_version"]
+__all__ = [
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "MigrationReport",
+    "SchemaOwner",
+    "check_schema",
+    "migrate",
+    "schema_owner",
+    "schema_version",
+]

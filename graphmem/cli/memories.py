@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import click
 
@@ -19,8 +20,11 @@ from graphmem.cli.options import (
     since_option,
 )
 from graphmem.cli.state import CliState, pass_state
-from graphmem.core.models import Category, Scope, Status
+from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.timeparse import parse_until, utc_now
+
+if TYPE_CHECKING:
+    from graphmem.service.results import RememberResult
 
 
 @click.command()
@@ -91,10 +95,26 @@ def remember(
         return
     present.remembered(result)
     if scope is None and state.project and result.created and result.memory.scope is Scope.GLOBAL:
-        present.note(
-            f"global: every project sees this {result.memory.category.value} (remember it with "
-            "--scope project to keep it to this one)"
-        )
+        present.note(_private_note(result) if result.private else _global_note(result.memory))
+
+
+def _global_note(memory: MemoryRecord) -> str:
+    """What a memory stored global by default says on a store of one person."""
+    return (
+        f"global: every project sees this {memory.category.value} (remember it with --scope project "
+        "to keep it to this one)"
+    )
+
+
+def _private_note(result: RememberResult) -> str:
+    """What a memory stored global by default says on a team's store, where a global memory is
+    its writer's own (docs/team.md, "Scopes"): teammates do not see it, and how they would."""
+    kind = result.memory.category.value
+    return (
+        f"global: only you see this {kind}, in every project; your teammates do not (a global memory "
+        "on a team's store is its writer's own). To share it with this project's team instead: "
+        + result.sharing()
+    )
 
 
 @click.command()

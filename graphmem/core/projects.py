@@ -47,6 +47,33 @@ CASELESS_HOSTS = frozenset({"github.com", "gitlab.com", "bitbucket.org"})
 CASELESS_PREFIXES = ("gitlab.", "github.", "bitbucket.")
 
 
+# Forges other than GitLab, by how their hosts' names start (github.com, github.example.com for
+# GitHub Enterprise, bitbucket.org): a ref (#12, !12) in a repository there is that forge's, which
+# graphmem does not enrich. Any other host may be a self-hosted GitLab, whatever its name.
+OTHER_FORGES = {"github.": "GitHub", "bitbucket.": "Bitbucket"}
+
+
+@dataclass(frozen=True, slots=True)
+class ForeignRemote:
+    """A repository's ``origin`` on a forge other than GitLab (``foreign_remote``)."""
+
+    forge: str  # "GitHub"
+    name: str  # host/group/repo, as ``remote_name`` gives it
+
+    @property
+    def path(self) -> str:
+        """``group/repo``: the namespace the repository's own refs (#12) resolve in."""
+        return self.name.partition("/")[2]
+
+
+def foreign_remote(name: str | None) -> ForeignRemote | None:
+    """The remote ``name`` (``remote_name``'s ``host/group/repo``) when its host is a forge other
+    than GitLab (``OTHER_FORGES``); None for any other, or none."""
+    host = (name or "").partition("/")[0]
+    forge = next((forge for start, forge in OTHER_FORGES.items() if host.startswith(start)), None)
+    return ForeignRemote(forge, name) if forge is not None and name else None
+
+
 def remote_name(url: str) -> str | None:
     """``host/group/repo`` for a remote's URL (ssh, scp-like, http(s), git), without user,
     password, port or ``.git``; the host lower-cased, the path as written. None for a local

@@ -14,6 +14,7 @@ from graphmem.core.enrichment import parse_key
 from graphmem.core.keys import file_key
 from graphmem.core.models import GITLAB_KINDS, Category, Entity, EntityKind, Hit, Status
 from graphmem.core.ports import Visibility
+from graphmem.core.projects import ForeignRemote
 from graphmem.core.provenance import CONVENTIONS, is_convention
 from graphmem.core.refs import find_path_candidates, parse_ref
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, words
@@ -65,6 +66,11 @@ DIRECTORY_FILES_NAMED = 5
 
 Recall = Callable[..., RecallResult]
 Checkout = Callable[[str], Path | None]  # where a project is checked out here: ProjectNames.checkout
+Remote = Callable[[str], ForeignRemote | None]  # a project's origin on a forge other than GitLab
+
+
+def _no_remote(project: str) -> ForeignRemote | None:
+    return None
 
 
 class ContextBuilder:
@@ -80,8 +86,10 @@ class ContextBuilder:
         enricher: Enricher | None = None,
         *,
         max_tokens: int = 1500,
+        foreign: Remote = _no_remote,
     ) -> None:
         self._stores = stores
+        self._foreign = foreign  # a GitHub checkout's refs are not GitLab's: its notes say so
         self._recall = recall  # unmarked: the hits are marked with this bundle's own, at once
         self._max_tokens = max_tokens  # a bundle's budget when a call gives none: [recall] context_max_tokens
         self._checkout = checkout
@@ -161,7 +169,7 @@ class ContextBuilder:
             if candidates:
                 notes.append("Several symbols match: " + "; ".join(candidates) + ". Give the qualified name.")
         if entity is not None and self._enricher is not None:
-            more, keys, note = self._gitlab_sections(entity)
+            more, keys, note = self._gitlab_sections(entity, project)
             code_sections, extra_keys = [*code_sections, *more], [*extra_keys, *keys]
             notes += [note] if note else []
         if found is False:
@@ -384,8 +392,11 @@ class ContextBuilder:
                 return symbol_sections(self._stores.code, symbol), []
         return [], []
 
-    def _gitlab_sections(self, entity: Entity) -> tuple[list[tuple[str, list[str]]], list[str], str | None]:
-        """An MR's, issue's or epic's GitLab facts (or why there are none); a file's MRs."""
+    def _gitlab_sections(
+        self, entity: Entity, project: str | None
+    ) -> tuple[list[tuple[str, list[str]]], list[str], str | None]:
+        """An MR's, issue's or epic's GitLab facts (or why there are none: a ref of a GitHub
+        repository ``project``, else the entity's, is none of GitLab's); a file's MRs."""
         assert self._enricher is not None
         graph = self._enricher.graph
         if entity.kind is EntityKind.FILE:
@@ -393,7 +404,9 @@ class ContextBuilder:
         if entity.kind not in GITLAB_KINDS:
             return [], [], None
         row = graph.rows([entity.key]).get(entity.key)
-        note = pending_note(entity, row, self._enricher.configured)
+        where = project or entity.project  # the checkout asking: its refs resolved in its origin
+        foreign = self._foreign(where) if where else None
+        note = pending_note(entity, row, self._enricher.configured, foreign)
         target = parse_key(entity.key)
         root = entity.project
         local = root if root and target and self._stores.namespace(root) == target.namespace else None

@@ -6,6 +6,7 @@ importing the service (see ``graphmem.server.rpc_types``).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -34,6 +35,9 @@ __all__ = [
 # Characters of a replaced memory's text quoted where a supersession is reported: enough to
 # recognise it, short enough for one line.
 SUPERSEDED_QUOTE_CHARS = 80
+# Characters of a memory's text a command line in a note repeats; a longer text (or one of several
+# lines) is read from standard input ("-") in the command instead.
+QUOTED_TEXT_MAX_CHARS = 200
 
 
 class SupersededView(TypedDict):
@@ -81,6 +85,20 @@ class RememberResult:
     entities: tuple[Entity, ...] = ()
     redacted: int = 0  # secrets replaced by [REDACTED:kind] before storing
     supersessions: tuple[Supersession, ...] = ()  # the ``superseded`` ones, with text and event
+    # Only its writer sees it on a store others share: a person's own global memory on a team's
+    # store (docs/team.md, "Scopes"); never on a store of one person, where no one else looks.
+    private: bool = False
+
+    def sharing(self) -> str:
+        """The command that shares the memory with the project's team instead (a project memory
+        that supersedes it), for a private one's note: its text quoted when short and on one line,
+        else read from standard input."""
+        memory = self.memory
+        kind = memory.category.value
+        command = f"graphmem remember --scope project --category {kind} --supersedes {memory.id}"
+        if "\n" in memory.text or len(memory.text) > QUOTED_TEXT_MAX_CHARS:
+            return f"`{command} -` with its text on standard input"
+        return f"`{command} {shlex.quote(memory.text)}`"
 
 
 @dataclass(frozen=True, slots=True)

@@ -189,8 +189,7 @@ class MemoryWriter:
                     continue  # another branch's: this one has its own
                 if existing.status is not Status.SUPERSEDED or (old is not None and existing.id == old.id):
                     # an archived one comes back
-                    reinforced = self._reinforce(existing, now, actor_of(source))
-                    return replace(reinforced, redacted=redaction.count)
+                    return replace(self._reinforce(existing, now, actor_of(source)), redacted=redaction.count)
             # A memory that may replace one on its subject is compared with any that shares
             # its words; any other, only with those that may be its near-duplicates.
             repeats_only = category not in SUPERSEDABLE
@@ -250,6 +249,7 @@ class MemoryWriter:
             entities=tuple(entities),
             redacted=redaction.count,
             supersessions=tuple(supersessions),
+            private=record.scope not in (others := self.store.shared_scopes()) and bool(others),
         )
 
     def _reinforce(self, existing: MemoryRecord, now: datetime, actor: str) -> RememberResult:
@@ -267,8 +267,9 @@ class MemoryWriter:
             )
         self.set_fields(existing.id, changes)
         updated = replace(existing, reinforced=existing.reinforced + 1, updated_at=now, status=status)
-        entities = self.store.about([existing.id]).get(existing.id, [])
-        return RememberResult(updated, False, duplicate_of=existing.id, entities=tuple(entities))
+        entities = tuple(self.store.about([existing.id]).get(existing.id, []))
+        private = bool(self.store.shared_scopes()) and not self.store.shared_memories([existing.id])
+        return RememberResult(updated, False, duplicate_of=existing.id, entities=entities, private=private)
 
     def edit(self, memory_id: str, change: MemoryEdit, *, cause: Cause = BY_USER) -> MemoryRecord:
         """Make ``change`` to a memory's text and/or category; new text is read for entities in

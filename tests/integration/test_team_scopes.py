@@ -148,7 +148,7 @@ def test_global_memories_from_before_the_migration_stay_everyones(
     try:
         assert [m.text for m in bob.list(project=None)] == [before]
         bob.remember(PRIVATE, category="preference", scope="global")
-        with pytest.raises(StoreError, match="may not"):
+        with pytest.raises(StoreError, match=r"only the role that owns graphmem's tables \(postgres\) may"):
             migrate(bob_url, target=5)  # rolling back is the owner's, never a writer's
     finally:
         bob.close()

@@ -127,6 +127,12 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         notes = [_superseded_note(done) for done in result.supersessions]
         if scope == "global" and stored.scope.value != "global":
             notes.append("Kept in this project: only the user makes a memory global (`graphmem widen ID`).")
+        if result.private:  # an agent's memory stays in its project: this one repeated the user's own
+            notes.append(
+                f"{stored.id} is a global memory only the user sees on this team's store: "
+                "teammates do not see it. The user shares it with this project's team by running "
+                f"{result.sharing()}."
+            )
         if stored.status.value == "proposed":
             notes.append(
                 "Stored as a proposal: the user confirms it (`graphmem confirm ID`) before it is "

@@ -13,8 +13,10 @@ from hypothesis import strategies as st
 
 from graphmem.core.projects import (
     MAX_PROJECT_NAME,
+    ForeignRemote,
     Spelling,
     checkout_path,
+    foreign_remote,
     is_checkout_path,
     project_key,
     project_override,
@@ -159,3 +161,22 @@ def test_elsewhere_case_tells_two_repositories_apart(name: str) -> None:
     # A plain git server, Gerrit or cgit may hold Shop and shop side by side: never one project.
     assert project_key(name) == name
     assert stored_spelling(name.lower(), {name: T0}) == Spelling(name.lower())
+
+
+@pytest.mark.parametrize(
+    ("url", "forge"),
+    [
+        ("git@github.com:acme/shop.git", ForeignRemote("GitHub", "github.com/acme/shop")),
+        ("https://github.example.com/acme/shop", ForeignRemote("GitHub", "github.example.com/acme/shop")),
+        ("https://bitbucket.org/acme/shop.git", ForeignRemote("Bitbucket", "bitbucket.org/acme/shop")),
+        ("git@gitlab.com:acme/shop.git", None),
+        ("https://git.example.com/acme/shop", None),  # a self-hosted GitLab may be called anything
+    ],
+)
+def test_a_remote_on_a_forge_other_than_gitlab_is_named_with_its_forge(url: str, forge: object) -> None:
+    assert foreign_remote(remote_name(url)) == forge
+
+
+def test_a_foreign_remotes_path_is_what_its_own_refs_resolve_in() -> None:
+    assert ForeignRemote("GitHub", "github.com/acme/sub/shop").path == "acme/sub/shop"
+    assert foreign_remote(None) is None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.git_repo import git, new_repo
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.core.models import Category
@@ -108,3 +109,44 @@ def test_the_budget_goes_to_what_was_remembered_about_the_target_before_derived_
 
     assert _group_ids(bundle.groups) == [decision.memory.id]
     assert bundle.omitted_about == 1
+
+
+# -- a ref in a repository that is not on GitLab --------------------------------------------------
+
+NOT_CONFIGURED = "#4554 is not enriched: GitLab is not configured (see docs/gitlab.md)."
+
+
+def _checkout(path: Path, origin: str) -> str:
+    repo = new_repo(path)
+    git(repo, "remote", "add", "origin", origin)
+    return str(repo.resolve())
+
+
+def test_a_ref_in_a_github_checkout_says_graphmem_enriches_gitlab_only(
+    memory_service: MemoryService, tmp_path: Path
+) -> None:
+    shop = _checkout(tmp_path / "shop", "git@github.com:acme/shop.git")
+
+    notes = memory_service.get_context("#4554", project=shop).notes
+
+    assert (
+        "#4554 is not enriched: github.com/acme/shop is a GitHub repository, and graphmem enriches "
+        "GitLab's merge requests, issues and epics only."
+    ) in notes
+    assert not any("GitLab is not configured" in note for note in notes)
+
+
+def test_a_ref_in_a_github_checkout_that_names_another_project_is_gitlabs_as_before(
+    memory_service: MemoryService, tmp_path: Path
+) -> None:
+    shop = _checkout(tmp_path / "shop", "https://github.com/acme/shop")
+
+    notes = memory_service.get_context("acme/backend#4554", project=shop).notes
+
+    assert "acme/backend#4554 is not enriched: GitLab is not configured (see docs/gitlab.md)." in notes
+
+
+def test_a_ref_in_a_gitlab_checkout_still_says_gitlab_is_not_configured(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    assert NOT_CONFIGURED in memory_service.get_context("#4554", project=git_project).notes

@@ -3,6 +3,10 @@ delete_memory) through an MCP client: what each answers, and what it changed in 
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+from support.team import two_writers
 from support.tools_client import Tools
 
 from graphmem.core.models import LinkKind, Status
@@ -12,6 +16,7 @@ from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
 
 PROJECT = "/work/shop"
+TEAM_DIMENSION = 64
 
 
 def remember(tools: Tools, text: str, **arguments: object) -> str:
@@ -337,3 +342,43 @@ def test_remember_without_a_project_is_refused_and_stores_nothing(
 
     assert "belongs to the project it works on" in refused and "pass project" in refused
     assert list(memory_service.store.all_memories()) == []
+
+
+def test_an_agents_repeat_of_the_users_own_global_memory_on_a_team_store_says_teammates_do_not_see_it(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    text = "Prefer early returns over nested ifs"
+    with two_writers(request, tmp_path, TEAM_DIMENSION) as team:
+        mine = team.alice.remember(text, category="preference", scope="global").memory
+        assert team.alice.coordinator is not None  # a team's store keeps sessions in the database
+        served = team.alice.serving(team.alice.coordinator)
+        runtime = Runtime(
+            served, log_hint="the test's log", resolve_project=lambda path: path, version="test"
+        )
+
+        answer = Tools(build_mcp(runtime), runtime).ok(
+            "remember", text=text, category="preference", project=PROJECT
+        )
+
+        assert text not in [m.text for m in team.bob.list(project=PROJECT)]
+    assert (answer["id"], answer["created"]) == (mine.id, False)  # the user's own, reinforced
+    assert (
+        f"{mine.id} is a global memory only the user sees on this team's store: teammates do not"
+        in answer["note"]
+    )
+    assert (
+        f"`graphmem remember --scope project --category preference --supersedes {mine.id} '{text}'`"
+        in answer["note"]
+    )
+
+
+def test_an_agents_repeat_of_the_users_global_memory_on_the_embedded_store_says_nothing_of_teammates(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    text = "Prefer early returns over nested ifs"
+    mine = memory_service.remember(text, category="preference", scope="global").memory
+
+    answer = tools.ok("remember", text=text, category="preference", project=PROJECT)
+
+    assert (answer["id"], answer["created"]) == (mine.id, False)
+    assert "teammates" not in answer.get("note", "")
