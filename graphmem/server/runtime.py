@@ -23,8 +23,8 @@ from graphmem.service.semantic import SemanticIndex
 
 log = logging.getLogger(__name__)
 
-# Memories embedded per background step: few enough to be one model call on one core (the
-# other core stays free for reads), and a step a read may overlap is short.
+# Memories embedded per background step: few enough to run on one core (the other core stays
+# free for reads: ``embedders.EMBED_ONE_CORE_TOKENS``), and a step a read may overlap is short.
 BACKGROUND_BATCH = 8
 # The worker waits for the calls in flight to end before each step, but no longer than this:
 # under a steady stream of calls the backlog still drains.

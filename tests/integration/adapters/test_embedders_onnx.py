@@ -62,9 +62,9 @@ def test_a_text_embeds_the_same_alone_as_in_any_batch_order(real_embedder: OnnxE
 
 def test_long_texts_go_in_smaller_batches_with_the_same_vectors(real_embedder: OnnxEmbedder) -> None:
     """Batches are cut by tokens (texts x padded length): 20 long texts and 80 short ones mixed
-    embed as each does alone, and every text gets its row. The long ones fill a batch of 16
-    (EMBED_BATCH_TOKENS) and share the next with short ones; the short ones left fill one of
-    EMBED_BATCH_SIZE and a last one (20 long texts cost a quarter of 80, the same batches)."""
+    embed as each does alone, and every text gets its row. Each long one (truncated to 256
+    tokens, EMBED_BATCH_TOKENS) is a call of its own; the short ones share calls of up to
+    EMBED_BATCH_TOKENS, on both cores (more than EMBED_ONE_CORE_TOKENS in all)."""
     sentence = "the payments service retries the webhook with backoff "
     long = [f"Release {i}: " + sentence * 30 for i in range(20)]
     short = [f"note {i} about redis" for i in range(80)]

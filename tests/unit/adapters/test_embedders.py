@@ -8,6 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from graphmem.adapters import embedders, onnx_bert
@@ -59,6 +60,83 @@ def test_an_empty_batch_needs_no_model(tmp_path: Path) -> None:
 
     assert vectors.shape == (0, 384)
     assert not (tmp_path / "cache").exists()
+
+
+class _WordTokenizer:
+    """A text's tokens are its words plus [CLS] and [SEP], at most 256, as the model's."""
+
+    @staticmethod
+    def encode(text: str) -> list[int]:
+        return [1] * min(256, len(text.split()) + 2)
+
+    def batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        width = max(len(self.encode(text)) for text in texts)
+        return np.zeros((len(texts), width), np.int64), np.ones((len(texts), width), np.int64)
+
+
+class _RecordingSession:
+    """Each call's shape (texts, padded tokens) and the thread it ran on."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, int, str]] = []
+
+    def run(self, outputs: None, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        rows, width = feeds["input_ids"].shape
+        self.calls.append((rows, width, threading.current_thread().name))
+        return [np.ones((rows, 384), np.float32)]
+
+
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[OnnxEmbedder, _RecordingSession]:
+    """The default embedder over a session that records its calls instead of running the model."""
+    session = _RecordingSession()
+    runtime = embedders._OnnxRuntime(_WordTokenizer(), session, tmp_path / "model.onnx")  # type: ignore[arg-type]
+    monkeypatch.setattr(embedders, "_load_onnx", lambda *args: runtime)
+    return OnnxEmbedder(cache_dir=tmp_path), session
+
+
+def _commits(n: int) -> list[str]:
+    """Texts of 30-70 tokens, the length of a bootstrap's commit messages."""
+    return [f"commit {i}: " + "fix the parser " * (10 + i % 14) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    "texts", [_commits(256), [f"fix typo {i}" for i in range(256)]], ids=["commits", "one-liners"]
+)
+def test_a_bulk_embed_runs_calls_of_at_most_the_token_budget_on_the_pool(
+    recorded: tuple[OnnxEmbedder, _RecordingSession], texts: list[str]
+) -> None:
+    embedder, session = recorded
+
+    vectors = embedder.embed(texts)  # a bootstrap's backlog: one chunk
+
+    assert vectors.shape == (256, 384)
+    assert sum(rows for rows, _, _ in session.calls) == 256
+    assert max(rows * width for rows, width, _ in session.calls) <= embedders.EMBED_BATCH_TOKENS
+    assert {thread for _, _, thread in session.calls} <= {
+        t.name for t in threading.enumerate() if t.name.startswith("graphmem-embed")
+    }
+
+
+def test_a_text_of_the_longest_length_is_a_call_of_its_own(
+    recorded: tuple[OnnxEmbedder, _RecordingSession],
+) -> None:
+    embedder, session = recorded
+
+    embedder.embed(["word " * 400, *_commits(3)])
+
+    assert (1, 256) in [(rows, width) for rows, width, _ in session.calls]
+
+
+def test_a_small_call_runs_on_the_calling_thread(recorded: tuple[OnnxEmbedder, _RecordingSession]) -> None:
+    # A daemon's background step (8 texts) or a recall's share of the backlog (32) leaves the
+    # other core to queries, though it is several calls.
+    embedder, session = recorded
+
+    embedder.embed(_commits(32))
+
+    assert len(session.calls) > 1
+    assert {thread for _, _, thread in session.calls} == {threading.current_thread().name}
 
 
 LAZY_SCRIPT = """
