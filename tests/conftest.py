@@ -6,6 +6,7 @@ import gc
 import itertools
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -233,13 +234,24 @@ def real_memory(tmp_path: Path, real_embedder: OnnxEmbedder) -> Iterator[MemoryS
     memory.close()
 
 
-@pytest.fixture
-def git_project(tmp_path: Path) -> str:
-    """A git repository with ``src/app.py``, ``README.md`` and a GitLab ``origin``; its resolved path."""
-    root = tmp_path / "proj"
+@pytest.fixture(scope="session")
+def _git_project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """What ``git_project`` copies: made once a session (two git processes), where some 150 tests
+    of a unit run each made their own."""
+    root = tmp_path_factory.mktemp("git-project") / "proj"
     (root / "src").mkdir(parents=True)
     (root / "src" / "app.py").write_text("def main() -> None:\n    print('hello')\n", "utf-8")
     (root / "README.md").write_text("# proj\n", "utf-8")
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run(["git", "remote", "add", "origin", GITLAB_REMOTE], cwd=root, check=True)
+    return root
+
+
+@pytest.fixture
+def git_project(tmp_path: Path, _git_project_template: Path) -> str:
+    """A git repository with ``src/app.py``, ``README.md`` and a GitLab ``origin``; its resolved path.
+    The test's own copy of the session's template, its files written now (``shutil.copy``: fresh
+    times, as if made here)."""
+    root = tmp_path / "proj"
+    shutil.copytree(_git_project_template, root, symlinks=True, copy_function=shutil.copy)
     return str(root.resolve())
