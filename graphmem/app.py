@@ -47,7 +47,7 @@ from graphmem.core.ports import (
     SessionExtractor,
     StoreLogin,
 )
-from graphmem.core.projects import ForeignRemote, checkout_path, foreign_remote
+from graphmem.core.projects import ForeignRemote, checkout_path, foreign_remote, is_checkout_path
 from graphmem.core.timeparse import utc_now
 from graphmem.errors import ConfigError, StoreMismatchError
 from graphmem.service.bootstrap import Bootstrapper
@@ -67,6 +67,7 @@ from graphmem.service.neighbourhood import NeighbourhoodReader
 from graphmem.service.parts import MemoryParts
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
+from graphmem.service.remember import Rememberer
 from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.session_files import SESSION_CLIENTS, SessionFiles
@@ -87,8 +88,12 @@ def _namespace(roots: ProjectRoots, project: str) -> str | None:
 
 
 def _foreign_remote(roots: ProjectRoots, project: str) -> ForeignRemote | None:
+    """The project's ``origin`` when it is on a forge other than GitLab: its checkout's here, else
+    (a team's project not checked out here) the shared name's, which is its remote's."""
     root = roots.checkout(project)
-    return foreign_remote(origin_name(root)) if root is not None else None
+    if root is not None:
+        return foreign_remote(origin_name(root))
+    return None if is_checkout_path(project) else foreign_remote(project)
 
 
 def open_memory(
@@ -133,7 +138,9 @@ def _open_memory(
         data_dir=data_dir,
         namespace=namespace,
         code=opened.code,
-        enricher=_enricher(settings, opened.gitlab, opened.code, namespace),
+        enricher=_enricher(
+            settings, opened.gitlab, opened.code, namespace, partial(_foreign_remote, sources.roots)
+        ),
         sources=sources,
         login=opened.login,
         coordinator=opened.coordinator,
@@ -270,18 +277,16 @@ def build_memory(
     """
     roots = sources.roots if sources is not None else None
     mentions = Mentions(code, namespace, roots.checkout if roots is not None else checkout_path)
-    writer = MemoryWriter(
-        store,
-        semantic,
-        mentions,
-        clock=clock,
-        near_duplicate=settings.dedup.near_duplicate,
-        same_subject=settings.dedup.same_subject,
+    writer = MemoryWriter(store, semantic, mentions, clock=clock)
+    rememberer = Rememberer(
+        writer, near_duplicate=settings.dedup.near_duplicate, same_subject=settings.dedup.same_subject
     )
     store = writer.store  # every peer reads (and the writer writes) behind the redaction door
     gitlab = enricher.graph if enricher is not None else None
-    stores = Stores(store, semantic, code=code, gitlab=gitlab, namespace=namespace, clock=clock)
-    names = ProjectNames(roots, writer, code)
+    names = ProjectNames(roots, writer, code)  # a read sees a project's pending names as its own
+    stores = Stores(
+        store, semantic, code=code, gitlab=gitlab, namespace=namespace, clock=clock, aliases=names.pending
+    )
     branches = BranchLifecycle(stores, writer, roots)
     if enricher is not None:
         enricher.listen(ForgeRules(writer, mentions).entity_changed)  # the forge's lifecycle rules
@@ -297,7 +302,6 @@ def build_memory(
         staleness,
         enricher,
         max_tokens=settings.recall.context_max_tokens,
-        foreign=partial(_foreign_remote, roots) if roots is not None else lambda project: None,
     )
     transfer = TransferFiles(
         Transfer(stores, writer, staleness), data_dir, writer.lock, names, settle=release_after
@@ -325,6 +329,7 @@ def build_memory(
             )
         ingester = Ingester(
             writer,
+            rememberer,
             options=options,
             clock=clock,
             sessions=sources.sessions,
@@ -333,17 +338,19 @@ def build_memory(
             llm=sources.extractor,
         )
         session_files = SessionFiles({
-            name: Ingester(writer, options=options, clock=clock, sessions=files, roots=sources.roots,
-                           names=names, llm=sources.extractor, client=SESSION_CLIENTS[name])
+            name: Ingester(writer, rememberer, options=options, clock=clock, sessions=files,
+                           roots=sources.roots, names=names, llm=sources.extractor,
+                           client=SESSION_CLIENTS[name])
             for name, files in sources.session_files.items()
         })  # fmt: skip
     parts = MemoryParts(
         writer=writer,
+        rememberer=rememberer,
         mentions=mentions,
         recaller=recaller,
         context=context,
         listing=Listing(stores, data_dir, staleness, login),
-        lifecycle=Lifecycle(writer),
+        lifecycle=Lifecycle(writer, rememberer),
         review=Review(stores, staleness),
         staleness=staleness,
         neighbourhood=NeighbourhoodReader(store, code, gitlab),
@@ -363,9 +370,14 @@ def build_memory(
 
 
 def _enricher(
-    settings: Settings, graph: GitLabGraph, code: CodeGraph, namespace: Callable[[str], str | None]
+    settings: Settings,
+    graph: GitLabGraph,
+    code: CodeGraph,
+    namespace: Callable[[str], str | None],
+    foreign: Callable[[str], ForeignRemote | None],
 ) -> Enricher:
-    """The GitLab enrichment queue; it fetches nothing unless ``[gitlab]`` has a token."""
+    """The GitLab enrichment queue; it fetches nothing unless ``[gitlab]`` has a token, and never
+    a ref of a repository on another forge (``foreign``: a project's origin there)."""
     gitlab = settings.gitlab
     client: GitLabClient | None = None
     if gitlab.configured:
@@ -382,7 +394,7 @@ def _enricher(
         ttl_s=gitlab.ttl_seconds,
         missing_ttl_s=gitlab.missing_ttl_seconds,
     )
-    return Enricher(graph, client, config, namespace=namespace, clock=utc_now, code=code)
+    return Enricher(graph, client, config, namespace=namespace, clock=utc_now, code=code, foreign=foreign)
 
 
 def migrate_store(settings: Settings, target: int | None = None) -> MigrationReport:

@@ -23,7 +23,6 @@ that links out of the project stops the plan before it is read (``client_files``
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shlex
 import sys
@@ -35,7 +34,7 @@ from typing import Any
 
 from graphmem.adapters import client_programs, jsonc
 from graphmem.adapters.claude_code_transcripts import CONFIG_DIR_VARIABLE, config_dir
-from graphmem.adapters.client_files import read_client_file
+from graphmem.adapters.client_files import read_client_file, remove_if_empty
 from graphmem.adapters.opencode_config import FileChange
 from graphmem.errors import IntegrationError, InvalidInputError
 
@@ -153,10 +152,7 @@ def plan_uninstall(files: ClaudeCodeFiles) -> list[FileChange]:
 
 def tidy(files: ClaudeCodeFiles) -> None:
     """After uninstall: a project's ``.claude/`` folder left empty goes too (the user's files stay)."""
-    folder = files.settings.parent
-    if folder.name == ".claude" and folder.parent == files.servers.parent:
-        with contextlib.suppress(OSError):  # not empty, or not ours to remove
-            folder.rmdir()
+    remove_if_empty(files.settings.parent, ".claude", files.servers.parent)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,11 +12,13 @@ not trust: a file of it (or a folder on its way, such as ``.opencode/``) whose s
 outside the project is refused before it is read, so a repository cannot make graphmem edit the
 user's ``~/.bashrc`` or quote ``/etc/passwd`` in an error. The user's own (global) files are
 followed wherever they link: people keep dotfiles in a repository and link them into
-``~/.config``. No such file is read past ``MAX_CLIENT_FILE_BYTES``.
+``~/.config``. No such file is read past ``MAX_CLIENT_FILE_BYTES``. ``uninstall`` removes the
+client's folder it leaves empty (``remove_if_empty``), never one holding anything.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Callable, Sequence
@@ -115,6 +117,15 @@ def check_in_project(path: Path, project: Path | None) -> None:
         "its place), or run the command with --global to use your own config instead; "
         "nothing was changed."
     )
+
+
+def remove_if_empty(folder: Path, name: str, parent: Path | None) -> None:
+    """After uninstall: ``folder`` when it is the client's folder ``name`` (``.claude``,
+    ``.codex``) right inside ``parent`` (where install made it; None: none) and empty. One with
+    anything in it stays, the user's files with it."""
+    if parent is not None and folder.name == name and folder.parent == parent:
+        with contextlib.suppress(OSError):  # not empty, or not ours to remove
+            folder.rmdir()
 
 
 def _link_out(path: Path, project: Path, root: Path) -> Path:

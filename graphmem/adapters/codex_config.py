@@ -15,7 +15,6 @@ that links out of the project stops the plan before it is read (``client_files``
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
@@ -31,7 +30,7 @@ from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from graphmem.adapters import agents_md, client_programs
-from graphmem.adapters.client_files import read_client_file
+from graphmem.adapters.client_files import read_client_file, remove_if_empty
 from graphmem.adapters.opencode_config import FileChange
 from graphmem.errors import IntegrationError
 
@@ -186,10 +185,7 @@ def plan_uninstall(files: CodexFiles) -> list[FileChange]:
 def tidy(files: CodexFiles) -> None:
     """After uninstall: a project's ``.codex/`` folder left empty goes too (``install`` made it for
     its config.toml); one with anything in it stays, and so does ``$CODEX_HOME``, Codex's own."""
-    folder = files.config.parent
-    if files.project is not None and folder.name == ".codex" and folder.parent == files.project:
-        with contextlib.suppress(OSError):  # not empty, or not ours to remove
-            folder.rmdir()
+    remove_if_empty(files.config.parent, ".codex", files.project)
 
 
 @dataclass(frozen=True, slots=True)

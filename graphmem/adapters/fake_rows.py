@@ -61,9 +61,7 @@ def field_value(name: str, value: object) -> object:
 def visible(record: MemoryRecord, visibility: Visibility) -> bool:
     if record.status not in visibility.statuses:
         return False
-    if record.scope is not Scope.GLOBAL and (
-        visibility.project is None or record.project != visibility.project
-    ):
+    if record.scope is not Scope.GLOBAL and not visibility.shows_project(record.project):
         return False
     if visibility.categories is not None and record.category not in visibility.categories:
         return False

@@ -25,11 +25,12 @@ from graphmem.adapters.fake_rows import FakeRow, field_value, kind_of, stored, u
 from graphmem.adapters.graph_cache import GraphCache
 from graphmem.adapters.record_rows import check_changes
 from graphmem.adapters.search_terms import holds, terms
+from graphmem.adapters.store_parts import OnePersonsStore
 from graphmem.core.branches import place
 from graphmem.core.code_moves import Body, moved_body
 from graphmem.core.dedup import holds_each
 from graphmem.core.events import MemoryEvent
-from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
 from graphmem.core.ports import Neighbour, NewText, StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.core.text import phrase_words
 from graphmem.errors import StoreError
@@ -54,7 +55,7 @@ class _State:
     events: dict[str, MemoryEvent]
 
 
-class FakeGraphStore:
+class FakeGraphStore(OnePersonsStore):
     """A graphmem store held in this process's memory (see the module doc)."""
 
     def __init__(self, *, dimension: int) -> None:
@@ -207,12 +208,6 @@ class FakeGraphStore:
     def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
         with self._open():
             return {i: self._rows[i].record for i in dict.fromkeys(ids) if i in self._rows}
-
-    def shared_memories(self, ids: Collection[str]) -> set[str]:
-        return set()  # one person's store: no one else sees its memories
-
-    def shared_scopes(self) -> frozenset[Scope]:
-        return frozenset()  # one person's store: no one else sees its memories
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         return self.find_by_hashes([content_hash]).get(content_hash, [])

@@ -1,22 +1,22 @@
 """The code graph in Kùzu: files, symbols, and the edges between them.
 
 Writes are bulk: new nodes and every edge go in with ``COPY`` from Arrow tables, one
-statement per table, never one per row; a pass of a few rows (``FEW_COPY_ROWS``: a re-scan
-of the files just edited) writes its nodes with one parameterised ``CREATE`` and its edges one
-by one in a transaction, which cost Kùzu a tenth of a ``COPY``'s start. Symbols that memories
-are about are never deleted: when their code disappears they keep a ``deleted_at``, and
-when their body changes they get a new ``body_changed_at`` (what makes a memory "possibly stale"; None
-while the body is the one the first pass saw). What a pass does to each symbol is decided in
-``core.codegraph.symbol_changes``, as for every store. A symbol it finds again with every column
-as stored is left alone, not deleted and copied again: what points at it stays, as a merge
-request's ``CHANGES`` link; a changed one that a memory or a merge request points at is updated
-in place, any other deleted and copied again.
+statement per table, never one per row, unless they are few (``kuzu_code_inserts.py``).
+Symbols that memories are about are never deleted: when their code disappears they keep a
+``deleted_at``, and when their body changes they get a new ``body_changed_at`` (what makes a
+memory "possibly stale"; None while the body is the one the first pass saw). What a pass does
+to each symbol is decided in ``core.codegraph.symbol_changes``, as for every store. A symbol
+it finds again with every column as stored is left alone, not deleted and copied again: what
+points at it stays, as a merge request's ``CHANGES`` link; a changed one that a memory or a
+merge request points at is updated in place, any other deleted and copied again.
 A symbol or file the store holds under a key the pass stores, but that no pass stored (no
 ``path``: an imported memory's, a file a merge request changed, named before the code was
 scanned), is taken over in place, never copied over (its key would collide): the pass sets
 every column, and the memories and merge requests pointing at it stay, as the PostgreSQL and
 in-memory code graphs keep an entity's links when its code arrives; an external module the
 store holds under another name or project (an edited import's) likewise.
+A pass reads what it holds of the symbols of its files as Arrow columns, and which of them a
+memory or a merge request points at by those links alone (``_stored_symbols``, ``_pointed_at``).
 A pass stores symbols and edges first and the files' content hashes last, so an
 interrupted pass is simply done again by the next one. Reads of many symbols or files join
 them with the tables or look each up as the tables' sizes say (``kuzu_keyed.py``).
@@ -27,15 +27,15 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphmem.adapters.code_scan_marks import ScanMarks
+from graphmem.adapters.kuzu_code_inserts import FILE_TYPES, SYMBOL_TYPES, insert_edges, insert_nodes
 from graphmem.adapters.kuzu_connection import FEW_EDGE_KEYS, FEW_NODE_KEYS
 from graphmem.adapters.kuzu_keyed import table_sizes
 from graphmem.adapters.kuzu_rows import aware, naive_utc
-from graphmem.adapters.kuzu_schema import CODE_COLUMNS
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.adapters.record_rows import SYMBOL_FIELDS, SYMBOL_RETURN, call_from_row, symbol_from_row
+from graphmem.adapters.record_rows import SYMBOL_RETURN, call_from_row, symbol_from_row
 from graphmem.core.code import ParsedFile, parsed_from_json, parsed_to_json
 from graphmem.core.codegraph import (
     CodeScan,
@@ -47,9 +47,6 @@ from graphmem.core.codegraph import (
     symbol_changes,
 )
 from graphmem.core.models import Entity, EntityKind
-
-if TYPE_CHECKING:  # imported by the bulk writes and reads that need it: a recall does not
-    import pyarrow as pa
 
 
 class KuzuCodeGraph:
@@ -217,23 +214,15 @@ class KuzuCodeGraph:
             )
             # Joined on the path, as unique_symbols joins names (Kùzu cannot UNWIND [])
             in_touched = "UNWIND $paths AS wanted MATCH (s:Symbol) WHERE s.path = wanted AND s.project = $p "
-            found = (
-                store.db.rows(
-                    f"{in_touched} RETURN {SYMBOL_RETURN}, EXISTS {{ MATCH (:Memory)-[:ABOUT]->(s) }}, "
-                    "EXISTS { MATCH (:MergeRequest)-[:CHANGES]->(s) }",
-                    {"p": project, "paths": touched},
-                )
-                if touched
-                else []
-            )
-            about, changes = len(SYMBOL_FIELDS), len(SYMBOL_FIELDS) + 1  # the EXISTS columns
-            stored = {r[0]: r[1:about] for r in found}
-            linked = {r[0] for r in found if r[about]}
+            stored = self._stored_symbols(project, touched)
+            linked = self._pointed_at(project, touched, "(:Memory)-[:ABOUT]->") if stored else set()
             change = symbol_changes(scan, stored, linked, at)
             # What points at a symbol besides the code's own edges (stored again below): a changed
             # symbol is updated in place, so its merge requests' links stay too; any other changed
             # one is deleted and copied again.
-            pointed = linked | {r[0] for r in found if r[changes]}
+            pointed = linked | (
+                self._pointed_at(project, touched, "(:MergeRequest)-[:CHANGES]->") if stored else set()
+            )
             removed = set(change.removed)
             gone = [key for key in stored if key in removed or (key in change.rows and key not in pointed)]
             # Many symbols to delete: every edge first (all copied again below), as a symbol
@@ -265,7 +254,7 @@ class KuzuCodeGraph:
             )
             self._take_over_symbols([change.rows[k] for k in sorted(held)])
             copied = [row for key, row in change.rows.items() if key not in pointed and key not in held]
-            self._insert("Symbol", copied, SYMBOL_TYPES)
+            insert_nodes(store.db, "Symbol", copied, SYMBOL_TYPES)
             for key in sorted(linked & change.followed.keys()):
                 carried[key] = len(store.move_about(EntityKind.SYMBOL, key, change.followed[key]))
                 store.db.run("MATCH (s:Symbol {key: $k}) DETACH DELETE s", {"k": key})
@@ -274,6 +263,31 @@ class KuzuCodeGraph:
             ScanMarks(store, project).done(scan.head)
             self._sizes.forget()  # the pass changed the tables' sizes: reads choose by the new ones
         return {key: n for key, n in carried.items() if n}
+
+    def _stored_symbols(self, project: str, paths: list[str]) -> dict[str, tuple[Any, ...]]:
+        """key -> the stored columns (``SYMBOL_COLUMNS``) of ``project``'s symbols in ``paths``.
+        Read as Arrow columns, without asking of each whether a memory or a merge request points
+        at it (``_pointed_at`` follows those links alone): 48,000 symbols in 0.2-0.3 s of CPU,
+        where their rows one by one with those two answers took 0.5-0.6."""
+        if not paths:
+            return {}
+        table = self._store.db.arrow(
+            "UNWIND $paths AS wanted MATCH (s:Symbol) WHERE s.path = wanted AND s.project = $p "
+            f"RETURN {SYMBOL_RETURN}",
+            {"p": project, "paths": paths},
+        )
+        keys, *columns = (column.to_pylist() for column in table.columns)
+        return dict(zip(keys, zip(*columns, strict=True), strict=True))
+
+    def _pointed_at(self, project: str, paths: list[str], pattern: str) -> set[str]:
+        """The keys of ``project``'s symbols in ``paths`` that ``pattern`` (a path into the
+        symbol: a memory's ``ABOUT``, a merge request's ``CHANGES``) points at."""
+        rows = self._store.db.rows(
+            f"UNWIND $paths AS wanted MATCH {pattern}(s:Symbol) WHERE s.path = wanted AND s.project = $p "
+            "RETURN DISTINCT s.key",
+            {"p": project, "paths": paths},
+        )
+        return {r[0] for r in rows}
 
     def scanned_head(self, project: str) -> str | None:
         return ScanMarks(self._store, project).head()
@@ -328,7 +342,7 @@ class KuzuCodeGraph:
                 "f.language = r.language, f.error_count = r.error_count, f.deleted_at = NULL",
                 {"rows": chunk},
             )
-        self._insert("File", rows, FILE_TYPES)
+        insert_nodes(store.db, "File", rows, FILE_TYPES)
         carried: dict[str, int] = {}
         for path in scan.removed:
             key = file_key(project, path)
@@ -364,7 +378,7 @@ class KuzuCodeGraph:
                 "SET e.name = r.name, e.project = r.project",
                 {"rows": chunk},
             )
-        self._insert("ExternalModule", [m for m in modules if m["key"] not in held], {})
+        insert_nodes(store.db, "ExternalModule", [m for m in modules if m["key"] not in held], {})
         return carried
 
     def _take_over_symbols(self, rows: list[dict[str, Any]]) -> None:
@@ -453,47 +467,7 @@ class KuzuCodeGraph:
                 )
             fresh = [(pair, value) for pair, value in pairs.items() if held.get(pair, ...) != value]
             extra = {"confidence": [value for _, value in fresh]} if rel == "CALLS" else None
-            self._insert_edges(rel, source, target, [pair for pair, _ in fresh], extra)
-
-    def _insert(self, table: str, rows: list[dict[str, Any]], types: dict[str, str]) -> None:
-        """New nodes of ``table`` (``rows`` as ``save`` builds them): by ``COPY`` from Arrow, or
-        with one ``UNWIND ... CREATE`` when they are few (``FEW_COPY_ROWS``)."""
-        if len(rows) > FEW_COPY_ROWS:
-            self._store.db.copy(table, _table(table, rows, types))
-            return
-        if not rows:
-            return
-        columns = _columns(table)
-        values = ", ".join(f"{name}: CAST(r.{name} AS {kind})" for name, kind in columns)
-        self._store.db.run(
-            f"UNWIND $rows AS r CREATE (:{table} {{{values}}})",
-            {"rows": [{name: row.get(name) for name, _ in columns} for row in rows]},
-        )
-
-    def _insert_edges(
-        self,
-        rel: str,
-        source: str,
-        target: str,
-        pairs: Sequence[tuple[str, str]],
-        columns: dict[str, list[Any]] | None = None,
-    ) -> None:
-        """New edges ``source key -> target key`` (with the property ``columns``): by ``COPY``,
-        or, when they are few (``FEW_COPY_ROWS``), each matched by its two keys in one
-        transaction (an ``UNWIND`` of them would hash every node of both tables)."""
-        if len(pairs) > FEW_COPY_ROWS:
-            self._store.db.copy_edges(rel, source, target, pairs, columns)
-            return
-        if not pairs:
-            return
-        names = sorted(columns or {})
-        values = ", ".join(f"{name}: ${name}" for name in names)
-        query = (
-            f"MATCH (a:{source} {{key: $a}}), (b:{target} {{key: $b}}) CREATE (a)-[:{rel} {{{values}}}]->(b)"
-        )
-        with self._store.db.transaction():
-            for i, (a, b) in enumerate(pairs):
-                self._store.db.run(query, {"a": a, "b": b, **{n: (columns or {})[n][i] for n in names}})
+            insert_edges(store.db, rel, source, target, [pair for pair, _ in fresh], extra)
 
     def touch(self, project: str, states: Sequence[FileState]) -> None:
         """Files whose content is unchanged but whose mtime moved: remember the new mtime."""
@@ -510,7 +484,8 @@ class KuzuCodeGraph:
             store.db.run(query, {"p": project})
             live = set(self.file_states(project))
             kept = [(a, b, n) for (a, b), n in pairs.items() if a in live and b in live]
-            self._insert_edges(
+            insert_edges(
+                store.db,
                 "CO_CHANGES",
                 "File",
                 "File",
@@ -536,36 +511,12 @@ class KuzuCodeGraph:
         return len(unused)
 
 
-# Column types other than text, by name (pyarrow is imported by a scan's write, not by a recall).
-SYMBOL_TYPES = {
-    "start_line": "int64",
-    "end_line": "int64",
-    "body_changed_at": "timestamp",
-    "deleted_at": "timestamp",
-}
-FILE_TYPES = {
-    "size": "int64",
-    "mtime_ns": "int64",
-    "error_count": "int64",
-    "scanned_at": "timestamp",
-    "deleted_at": "timestamp",
-}
-
-
 # What a pass updates of a symbol found again, besides its texts (``_update_symbols``)
 _SYMBOL_PLACE = ("key", "kind", "start_line", "end_line", "body_hash", "body_changed_at")
 # What a pass sets besides those of a symbol it takes over (``_take_over_symbols``)
 _SYMBOL_NAMES = ("key", "name", "project", "path", "qualified_name")
 # Rows per ``UNWIND`` update: the pool is watched between statements (``kuzu_connection``)
 UPDATE_CHUNK = 500
-# New rows of a table (nodes or edges) up to which a pass writes them with parameterised
-# statements rather than a ``COPY`` (``_insert``, ``_insert_edges``): a ``COPY`` cost Kùzu 13 to
-# 17 ms of CPU however few its rows, an ``UNWIND ... CREATE`` of three symbols 0.1 ms, an edge
-# matched by its two keys 0.04 ms in a small store (a key's lookup about 0.3 ms at 100,000
-# rows, ``FEW_NODE_KEYS``). Two small passes on a new store took 48 ms of CPU instead of 144;
-# a re-scan of graphmem's own tree after one file changed, 528 ms instead of 582 (median of 20,
-# two alternated runs, load 9 to 10).
-FEW_COPY_ROWS = 32
 # Symbols a pass deletes past which it deletes every edge of the project first and copies them
 # all again, rather than only those that changed (``_store_edges``)
 EDGES_AGAIN_OVER = 2_000
@@ -573,27 +524,3 @@ EDGES_AGAIN_OVER = 2_000
 
 def _chunks(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     return [rows[i : i + UPDATE_CHUNK] for i in range(0, len(rows), UPDATE_CHUNK)]
-
-
-def _columns(table: str) -> list[tuple[str, str]]:
-    """A code node table's columns with their Kùzu types, in the table's order."""
-    return [
-        ("key", "STRING"),
-        ("name", "STRING"),
-        ("project", "STRING"),
-        ("title", "STRING"),
-        *CODE_COLUMNS.get(table, ()),
-    ]
-
-
-def _table(table: str, rows: list[dict[str, Any]], types: dict[str, str]) -> pa.Table | None:
-    """Rows as an Arrow table in the node table's column order (COPY maps by position)."""
-    if not rows:
-        return None
-    import pyarrow as pa
-
-    kinds = {"int64": pa.int64(), "timestamp": pa.timestamp("us")}
-    names = [name for name, _ in _columns(table)]
-    return pa.table(
-        {n: pa.array([r.get(n) for r in rows], kinds[types[n]] if n in types else pa.string()) for n in names}
-    )

@@ -63,9 +63,9 @@ from graphmem.adapters.kuzu_vectors import VECTOR_LOG, KuzuVectors, copy_vectors
 from graphmem.adapters.lexical_index import open_lexical_index, rebuild
 from graphmem.adapters.parse_store import PARSES_FILE, ParseStore
 from graphmem.adapters.record_rows import check_changes
-from graphmem.adapters.store_parts import StoreParts
+from graphmem.adapters.store_parts import OnePersonsStore, StoreParts
 from graphmem.adapters.vector_log import VectorLog
-from graphmem.core.models import MemoryRecord, Scope
+from graphmem.core.models import MemoryRecord
 from graphmem.core.ports import NewText, TextHits, TextMatch, Vector, Visibility
 from graphmem.errors import StoreError, StoreLockedError, StoreMismatchError
 
@@ -148,7 +148,7 @@ def _size(path: Path) -> int:
         return 0
 
 
-class KuzuGraphStore(StoreParts):
+class KuzuGraphStore(StoreParts, OnePersonsStore):
     """A graphmem store in ``<data_dir>/graph.kuzu``."""
 
     def __init__(self, data_dir: Path, *, dimension: int) -> None:
@@ -328,12 +328,6 @@ class KuzuGraphStore(StoreParts):
         while len(self._records) > RECORD_CACHE_SIZE:
             self._records.pop(next(iter(self._records)))
         return records
-
-    def shared_memories(self, ids: Collection[str]) -> set[str]:
-        return set()  # one person's store: no one else sees its memories
-
-    def shared_scopes(self) -> frozenset[Scope]:
-        return frozenset()  # one person's store: no one else sees its memories
 
     def find_by_hash(self, content_hash: str) -> list[MemoryRecord]:
         """The memories with ``content_hash``: the ids its node holds (``kuzu_schema.CONTENT_HASH``)."""

@@ -81,14 +81,14 @@ class Columns(NamedTuple):
 class ColumnFilter:
     """A :class:`Visibility` as a test of a memory's columns (``shows``)."""
 
-    __slots__ = ("all_branches", "branch", "categories", "project", "since", "statuses")
+    __slots__ = ("all_branches", "branch", "categories", "projects", "since", "statuses")
 
     def __init__(self, visibility: Visibility) -> None:
         self.statuses = sum(_BITS[s] for s in visibility.statuses)
         categories = visibility.categories
         self.categories = _ALL_CATEGORIES if categories is None else sum(_BITS[c] for c in categories)
-        # None: no project memory is shown (a hash is never None).
-        self.project = None if visibility.project is None else name_hash(visibility.project)
+        # Empty: no project memory is shown.
+        self.projects = frozenset(name_hash(p) for p in visibility.projects)
         self.branch = name_hash(visibility.branch)
         self.all_branches = visibility.all_branches
         self.since = _NOT_SINCE if visibility.since is None else micros(visibility.since)
@@ -99,7 +99,7 @@ class ColumnFilter:
         return (
             code & self.statuses != 0
             and code & self.categories != 0
-            and (code & _GLOBAL != 0 or project_hash == self.project)
+            and (code & _GLOBAL != 0 or project_hash in self.projects)
             and (branch_hash == 0 or self.all_branches or branch_hash == self.branch)
             and created_at >= self.since
         )
@@ -121,8 +121,8 @@ def _hidden(visibility: Visibility) -> list[tantivy.Query]:
     if statuses:
         hidden.append(tantivy.Query.term_set_query(SCHEMA, "status", statuses))
     elsewhere = tantivy.Query.term_query(SCHEMA, "scope", Scope.PROJECT.value)  # not global...
-    if visibility.project is not None:  # ...and of another project
-        mine = tantivy.Query.term_query(SCHEMA, "project", visibility.project)
+    if visibility.project is not None:  # ...and of another project (not one of its aliases)
+        mine = tantivy.Query.term_set_query(SCHEMA, "project", sorted(visibility.projects))
         elsewhere = tantivy.Query.boolean_query(
             [(tantivy.Occur.Must, elsewhere), (tantivy.Occur.MustNot, mine)]
         )

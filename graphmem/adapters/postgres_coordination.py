@@ -36,19 +36,20 @@ from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.coordination import (
     DEFAULT_TTL,
     MAX_OVERRIDES,
-    MAX_SESSIONS,
     AgentSession,
     Claim,
     Override,
     claimed_by,
     label,
     lease,
-    may_act,
+    may_end,
+    may_release,
     no_session,
     own_session,
+    room_for_session,
     task_label,
 )
-from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
+from graphmem.errors import ClaimConflictError, NotFoundError
 
 _SESSION = "id, agent, project, task, started_at, last_seen, expires_at, owner"
 _READ_SESSION = f"SELECT {_SESSION}, person FROM agent_sessions"
@@ -108,6 +109,14 @@ class PgCoordinator:
             raise NotFoundError(no_session(session_id, self.ttl))
         return self._session(rows[0])
 
+    def _own(self, session_id: str, now: datetime, *, what: str, instead: str) -> AgentSession:
+        """The live session ``session_id`` (the expired by ``now`` removed first), when the caller's
+        person may ``what`` in it (``own_session``; else ``instead`` after ``_OWN`` says what to do)."""
+        self._expire(now)
+        session = self._live(session_id)
+        own_session(session, self._person(), what=what, instead=f"{_OWN} {instead}")
+        return session
+
     def start(
         self, agent: str, project: str | None, task: str | None = None, owner: str | None = None
     ) -> AgentSession:
@@ -115,8 +124,7 @@ class PgCoordinator:
         name = label(agent, "The agent name", required=True)
         with self._store.transaction():
             self._expire(now)
-            if int(self._store.db.rows("SELECT count(*) FROM agent_sessions")[0][0]) >= MAX_SESSIONS:
-                raise ConflictError(f"{MAX_SESSIONS} sessions are live: end some with session_end.")
+            room_for_session(int(self._store.db.rows("SELECT count(*) FROM agent_sessions")[0][0]))
             session = AgentSession(
                 f"ses_{uuid.uuid4().hex[:12]}",
                 str(name),
@@ -136,13 +144,11 @@ class PgCoordinator:
     def heartbeat(self, session_id: str, task: str | None = None) -> AgentSession:
         now = self.clock()
         with self._store.transaction():
-            self._expire(now)
-            session = self._live(session_id)
-            own_session(
-                session,
-                self._person(),
+            session = self._own(
+                session_id,
+                now,
                 what="keep it alive",
-                instead=f"{_OWN} and send its heartbeats; theirs expires without them.",
+                instead="and send its heartbeats; theirs expires without them.",
             )
             self._store.db.run(
                 "UPDATE agent_sessions SET last_seen = %(now)s, expires_at = %(until)s, "
@@ -166,8 +172,7 @@ class PgCoordinator:
         with self._store.transaction():
             self._expire(now)
             session = self._live(session_id)
-            how = f"graphmem session end {session.id} --force"
-            if may_act(session, owner, force=force, what="end it", how=how, person=self._person()):
+            if may_end(session, owner, force=force, person=self._person()):
                 self._overridden("end", session, None)
             self._store.db.run("DELETE FROM agent_sessions WHERE id = %s", (session.id,))  # and its claims
             return session
@@ -182,13 +187,8 @@ class PgCoordinator:
         name = label(item, "The item", required=True)
         leased = lease(ttl, self.ttl)
         with self._store.transaction():
-            self._expire(now)
-            session = self._live(session_id)
-            own_session(
-                session,
-                self._person(),
-                what="claim items in it",
-                instead=f"{_OWN} and claim '{name}' with it.",
+            session = self._own(
+                session_id, now, what="claim items in it", instead=f"and claim '{name}' with it."
             )
             params = {
                 "key": session.project or "",
@@ -222,9 +222,7 @@ class PgCoordinator:
         with self._store.transaction():
             self._expire(now)
             session = self._live(session_id)
-            how = f"graphmem release {session.id} '{name}' --force"
-            person = self._person()
-            forced = may_act(session, owner, force=force, what="release its claims", how=how, person=person)
+            forced = may_release(session, str(name), owner, force=force, person=self._person())
             held = (session.project or "", name, session.id)
             # The override first: the database lets another's claim go only in the transaction
             # that recorded it (schema 17); one is recorded only for a claim there is to release.

@@ -280,7 +280,7 @@ class PostgresEmbeddings:
         params = {
             "q": vector_param(query.vector),
             "k": k,
-            "p": query.project,
+            "p": sorted(query.projects),
             "s": sorted(query.statuses),
             "b": query.branch,
         }
@@ -288,7 +288,7 @@ class PostgresEmbeddings:
         rows = self._db.rows(
             "SELECT id, 1 - (embedding <=> %(q)s::vector) FROM memories "
             "WHERE embedding IS NOT NULL AND status = ANY(%(s)s) "
-            "AND (project IS NULL OR project = %(p)s) "
+            "AND (project IS NULL OR project = ANY(%(p)s)) "
             # The index's order (half precision: the query cast as its vectors are), the stored
             # vectors' cosines.
             f"{on_branch}ORDER BY {self._indexed} <=> %(q)s::vector::halfvec({int(self.dimension)}) "

@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from graphmem.adapters.postgres_graph import SEEN_ENTITY, seen_entity
+from graphmem.adapters.postgres_graph import SEEN_ENTITY, seen_entity, write_entities
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core import keys
@@ -171,25 +171,7 @@ class PostgresGitLabGraph:
         """The refs a person asks to enrich: a new one is theirs (as ``upsert_entities`` makes
         it), one the role sees takes the new name and project; one it is not shown is left as it
         is (another's private entity: nothing about it changes, nothing says it is there)."""
-        rows = {
-            e.key: {
-                "key": e.key,
-                "kind": e.kind.value,
-                "name": e.name,
-                "project": e.project,
-                "title": e.title,
-            }
-            for e in entities
-        }
-        self._store.db.many(
-            "INSERT INTO entities AS e (key, kind, name, project, title, owner) "
-            "VALUES (%(key)s, %(kind)s, %(name)s, %(project)s, %(title)s, current_user) "
-            "ON CONFLICT (key) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, "
-            "project = EXCLUDED.project, "
-            "title = CASE WHEN EXCLUDED.title = '' THEN e.title ELSE EXCLUDED.title END "
-            f"WHERE {SEEN_ENTITY}",
-            sorted(rows.values(), key=lambda row: str(row["key"])),  # one lock order: no deadlock
-        )
+        write_entities(self._store.db, entities, seen_only=True)
 
     # -- storing what GitLab said (core/gitlab_edits.py decided what) -------------------
 

@@ -51,6 +51,25 @@ RECORD_BODIES = (
 )
 
 
+def write_entities(db: PostgresConnection, entities: Sequence[Entity], *, seen_only: bool = False) -> None:
+    """Add ``entities``, or update the stored ones (an empty title keeps the stored title). A new
+    one is the writer's until a memory others see names it (``link_about``). ``seen_only``: one
+    the role is not shown (``SEEN_ENTITY``: another's private entity) is left as it is."""
+    rows = {
+        e.key: {"key": e.key, "kind": e.kind.value, "name": e.name, "project": e.project, "title": e.title}
+        for e in entities
+    }
+    db.many(
+        f"INSERT INTO entities AS e ({_ENTITY}, owner) "
+        "VALUES (%(key)s, %(kind)s, %(name)s, %(project)s, %(title)s, current_user) "
+        "ON CONFLICT (key) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, "
+        "project = EXCLUDED.project, "
+        "title = CASE WHEN EXCLUDED.title = '' THEN e.title ELSE EXCLUDED.title END"
+        + (f" WHERE {SEEN_ENTITY}" if seen_only else ""),
+        sorted(rows.values(), key=lambda row: str(row["key"])),  # one lock order: no deadlock
+    )
+
+
 def _entity(row: Sequence[object]) -> Entity:
     key, kind, name, project, title = row
     return Entity(str(key), EntityKind(kind), str(name or key), project, str(title or ""))  # type: ignore[arg-type]
@@ -72,24 +91,7 @@ class PostgresGraph:
     # -- entities -----------------------------------------------------------------------
 
     def upsert_entities(self, entities: Sequence[Entity]) -> None:
-        rows = {
-            e.key: {
-                "key": e.key,
-                "kind": e.kind.value,
-                "name": e.name,
-                "project": e.project,
-                "title": e.title,
-            }
-            for e in entities
-        }
-        self._db.many(  # a new one is the writer's until a memory others see names it (link_about)
-            f"INSERT INTO entities ({_ENTITY}, owner) "
-            "VALUES (%(key)s, %(kind)s, %(name)s, %(project)s, %(title)s, current_user) "
-            "ON CONFLICT (key) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, "
-            "project = EXCLUDED.project, "
-            "title = CASE WHEN EXCLUDED.title = '' THEN entities.title ELSE EXCLUDED.title END",
-            sorted(rows.values(), key=lambda row: str(row["key"])),  # one lock order: no deadlock
-        )
+        write_entities(self._db, entities)
 
     def get_entities(self, keys: Collection[str]) -> dict[str, Entity]:
         if not keys:

@@ -91,12 +91,13 @@ class RowVisibility:
 
     def visible(self, n: int, query: VectorQuery) -> npt.NDArray[np.bool_]:
         """Which of the first ``n`` rows ``query`` shows: of one of its statuses, and global or
-        of its project (and of its rows on a branch, those on its branch; all of them with
-        ``all_branches``). Read only: the mask is shared, brought up to date in place by the
-        next search."""
+        of its project or an alias (and of its rows on a branch, those on its branch; all of
+        them with ``all_branches``). Read only: the mask is shared, brought up to date in place
+        by the next search."""
         codes = tuple(sorted(self._statuses[s] for s in query.statuses if s in self._statuses))
-        places = self._places(query.project, query.branch, query.all_branches)
-        key = (codes, tuple(sorted(places)))
+        branch, every = query.branch, query.all_branches
+        places = sorted({code for p in query.projects for code in self._places(p, branch, every)})
+        key = (codes, tuple(places))
         mask = self._masks.get(key)
         if mask is None or len(mask.visible) < n:
             if len(self._masks) >= MAX_MASKS:
@@ -153,10 +154,8 @@ class RowVisibility:
         self._masks.clear()
         self._changes = []
 
-    def _places(self, project: str | None, branch: str | None, all_branches: bool) -> list[int]:
-        """The project codes a search sees beside the global rows' (see ``core.branches.place``)."""
-        if project is None:
-            return []
+    def _places(self, project: str, branch: str | None, all_branches: bool) -> list[int]:
+        """The codes of ``project``'s rows a search sees (see ``core.branches.place``)."""
         wanted = {project, place(project, branch)}
         if all_branches:
             wanted.update(key for key in self._projects if places_on(key, project))

@@ -6,7 +6,8 @@ A store is composed of parts that each own their state (sqlite-utils' ``Table`` 
 memories, the reads of the stored vectors, and the connection's transactions and meta table.
 ``StoreParts`` is given those parts and answers their ports by calling them; ``KuzuGraphStore``
 and ``PostgresGraphStore`` are built on it, and add the memory records, their search and the
-vector writes they keep themselves.
+vector writes they keep themselves. ``OnePersonsStore`` answers who else sees a memory on a store
+of one person (Kùzu's, the fake): no one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from datetime import datetime
 from typing import Protocol
 
 from graphmem.core.events import MemoryEvent
-from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope
 from graphmem.core.ports import EntityGraph, MemoryHistory, MemoryLinks, Neighbour, StoredVectors, Vector
 
 
@@ -43,6 +44,17 @@ class MemoryScans(Protocol):
     def expiring(self, now: datetime, limit: int) -> list[MemoryRecord]: ...
     def next_expiry(self) -> datetime | None: ...
     def branch_memories(self, project: str | None, branch: str | None, limit: int) -> list[MemoryRecord]: ...
+
+
+class OnePersonsStore:
+    """``MemoryRecords.shared_memories`` and ``shared_scopes`` of a store one person keeps (the
+    embedded Kùzu store, the fake): no one else sees its memories, whatever their scope."""
+
+    def shared_memories(self, ids: Collection[str]) -> set[str]:
+        return set()
+
+    def shared_scopes(self) -> frozenset[Scope]:
+        return frozenset()
 
 
 class StoreParts:

@@ -1,11 +1,11 @@
 """The condition of the memories a ``Visibility`` lets a caller see, for the stores that ask a
 query language (Kùzu's Cypher, PostgreSQL's SQL): decided once, written in each one's dialect.
 
-A memory is seen when its status is one asked; it is global, or of the asked project; of an
-asked category; created since the time asked; on no branch or the asked one (unless every
-branch is asked); and, when expired memories count as archived, not past its expiry while
-current. The fake store (``fake_store.py``) and the full-text index (``lexical_visibility.py``)
-apply the same rules in Python and in tantivy's queries.
+A memory is seen when its status is one asked; it is global, or of the asked project (or of one
+of its aliases); of an asked category; created since the time asked; on no branch or the asked
+one (unless every branch is asked); and, when expired memories count as archived, not past its
+expiry while current. The fake store (``fake_store.py``) and the full-text index
+(``lexical_visibility.py``) apply the same rules in Python and in tantivy's queries.
 """
 
 from __future__ import annotations
@@ -38,9 +38,12 @@ def visibility_clause(
     params: dict[str, Any] = {"statuses": sorted(s.value for s in visibility.statuses)}
     if visibility.project is None:
         clauses.append(f"{alias}.scope = 'global'")
-    else:
+    elif not visibility.aliases:
         clauses.append(f"({alias}.scope = 'global' OR {alias}.project = {p('project')})")
         params["project"] = visibility.project
+    else:  # names its memories are still kept under, till a writer moves them (Visibility.aliases)
+        clauses.append(f"({alias}.scope = 'global' OR {one_of(f'{alias}.project', p('projects'))})")
+        params["projects"] = sorted(visibility.projects)
     if visibility.categories is not None:
         clauses.append(one_of(f"{alias}.category", p("categories")))
         params["categories"] = sorted(c.value for c in visibility.categories)

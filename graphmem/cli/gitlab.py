@@ -34,9 +34,11 @@ def enrich(state: CliState, refs: tuple[str, ...], everything: bool, refresh: bo
 
     Counts are by outcome: fetched; unchanged (GitLab's updated_at did not move);
     fresh (fetched within [gitlab] ttl_seconds: not asked, see --refresh); missing
-    (404), forbidden (403), error (GitLab failed: retried later) and unresolvable
-    (no project: write group/project!N), each listed under problems; deferred (not
-    tried: the token was rejected or GitLab asked to wait, said on stderr).
+    (404), forbidden (403), error (GitLab failed: retried later), unresolvable
+    (no project: write group/project!N) and foreign (a ref of the project's GitHub
+    or Bitbucket repository: GitLab is not asked), each listed under problems;
+    deferred (not tried: the token was rejected or GitLab asked to wait, said on
+    stderr).
 
     Exits 11 when nothing got an answer because of a fault (token rejected, rate
     limit, GitLab down or unreachable); a 404 or 403 is an answer and exits 0.

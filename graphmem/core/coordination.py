@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from graphmem.core.redaction import redact
 from graphmem.core.views import iso
-from graphmem.errors import InvalidInputError, NotAllowedError
+from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError
 
 DEFAULT_TTL = timedelta(minutes=5)
 MAX_TTL = timedelta(hours=24)
@@ -150,6 +150,27 @@ def may_act(
         f"Session {session.id} ({session.agent}) was started by another client: only that client may "
         f"{what}. Leave it to that agent (it expires without heartbeats), or, as a person, run `{how}`."
     )
+
+
+def may_end(session: AgentSession, owner: str | None, *, force: bool, person: str | None = None) -> bool:
+    """``may_act`` for ending ``session``, forced by ``graphmem session end ID --force``."""
+    how = f"graphmem session end {session.id} --force"
+    return may_act(session, owner, force=force, what="end it", how=how, person=person)
+
+
+def may_release(
+    session: AgentSession, item: str, owner: str | None, *, force: bool, person: str | None = None
+) -> bool:
+    """``may_act`` for releasing ``session``'s claim of ``item``, forced by ``graphmem release ID
+    'ITEM' --force``."""
+    how = f"graphmem release {session.id} '{item}' --force"
+    return may_act(session, owner, force=force, what="release its claims", how=how, person=person)
+
+
+def room_for_session(live: int) -> None:
+    """Raise ``ConflictError`` when ``live`` sessions are as many as a store keeps (``MAX_SESSIONS``)."""
+    if live >= MAX_SESSIONS:
+        raise ConflictError(f"{MAX_SESSIONS} sessions are live: end some with session_end.")
 
 
 def own_session(session: AgentSession, person: str | None, *, what: str, instead: str) -> None:

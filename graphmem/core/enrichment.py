@@ -13,6 +13,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from graphmem.core.models import GITLAB_KINDS, EntityKind
+from graphmem.core.projects import ForeignRemote, project_key
 
 if TYPE_CHECKING:
     from graphmem.core.codegraph import SymbolInfo
@@ -45,6 +46,7 @@ class Outcome(StrEnum):
     FORBIDDEN = "forbidden"
     ERROR = "error"
     UNRESOLVABLE = "unresolvable"
+    FOREIGN = "foreign"  # a ref of a repository on another forge (``foreign_ref``): not asked
     DEFERRED = "deferred"  # not tried: the token was rejected or GitLab asked to wait
 
 
@@ -108,6 +110,19 @@ def relative_namespace(kind: EntityKind, project_namespace: str | None) -> str |
     if kind is EntityKind.EPIC and project_namespace and is_gitlab_path(project_namespace):
         return epic_group(project_namespace)
     return project_namespace
+
+
+def foreign_ref(key: str, remote: ForeignRemote | None) -> bool:
+    """Whether the MR, issue or epic ``key`` is a ref of ``remote``, a repository on a forge other
+    than GitLab: its ``#12`` and ``!3`` resolve in the repository's path, its ``&7`` in the group
+    above it (``relative_namespace``), in any case of ASCII letters (those forges ignore it).
+    GitLab has none of them; a GitLab project of the same path would answer about another MR or
+    issue, so none is ever asked for."""
+    target = parse_key(key)
+    if target is None or remote is None:
+        return False
+    host, home = remote.name.partition("/")[0], relative_namespace(target.kind, remote.path)
+    return project_key(f"{host}/{target.namespace}") == project_key(f"{host}/{home}")
 
 
 def backoff_s(attempts: int, *, base_s: float, cap_s: float) -> float:

@@ -60,6 +60,18 @@ class Visibility:
     # A current memory whose expiry is at or before this counts as archived, before the daemon's
     # worker or the next write archives it: a read writes nothing. None: stored statuses only.
     expired_by: datetime | None = None
+    # Other names the project's memories are still kept under till a writer moves them to
+    # ``project`` (``service/project_names.py``): a read sees them as the project's.
+    aliases: frozenset[str] = frozenset()
+
+    @property
+    def projects(self) -> frozenset[str]:
+        """The names a project memory is seen under: ``project`` and its aliases (none: global only)."""
+        return frozenset() if self.project is None else self.aliases | {self.project}
+
+    def shows_project(self, project: str | None) -> bool:
+        """Whether a project memory kept under ``project`` is of the caller's project."""
+        return project is not None and (project == self.project or project in self.aliases)
 
     def shows_branch(self, branch: str | None) -> bool:
         """Whether a memory on ``branch`` (None: on no branch) is seen."""
@@ -80,7 +92,7 @@ class Visibility:
 @dataclass(frozen=True, slots=True)
 class VectorQuery:
     """One search of a :class:`VectorIndex`: the ``k`` rows nearest ``vector`` by cosine that are
-    of one of ``statuses`` and global or of ``project``; of its rows on a branch, those on
+    of one of ``statuses`` and global or of ``project`` (or an alias); of its rows on a branch, those on
     ``branch`` (all of them with ``all_branches``). Projects are places (``core.branches.place``)."""
 
     vector: Vector
@@ -89,6 +101,7 @@ class VectorQuery:
     statuses: frozenset[str]  # stored status names (``Status`` values)
     branch: str | None = None
     all_branches: bool = False
+    aliases: frozenset[str] = frozenset()  # seen as ``project`` (``Visibility.aliases``)
 
     @classmethod
     def of(cls, vector: Vector, k: int, visibility: Visibility) -> VectorQuery:
@@ -101,7 +114,13 @@ class VectorQuery:
             frozenset(status.value for status in visibility.statuses),
             visibility.branch,
             visibility.all_branches,
+            visibility.aliases,
         )
+
+    @property
+    def projects(self) -> frozenset[str]:
+        """The projects whose rows are seen beside the global ones: ``project`` and its aliases."""
+        return frozenset() if self.project is None else self.aliases | {self.project}
 
 
 class VectorRows(Protocol):

@@ -65,6 +65,14 @@ class ForeignRemote:
         """``group/repo``: the namespace the repository's own refs (#12) resolve in."""
         return self.name.partition("/")[2]
 
+    @property
+    def why(self) -> str:
+        """Why graphmem does not ask GitLab about the repository's refs (one sentence, no stop)."""
+        return (
+            f"{self.name} is a {self.forge} repository, and graphmem enriches GitLab's merge "
+            "requests, issues and epics only"
+        )
+
 
 def foreign_remote(name: str | None) -> ForeignRemote | None:
     """The remote ``name`` (``remote_name``'s ``host/group/repo``) when its host is a forge other

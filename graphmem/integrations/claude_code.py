@@ -48,8 +48,8 @@ from graphmem.integrations.hook_journal import (
     ask_prompt,
     context,
     deadline,
-    log_to_file,
     prompt_digest,
+    run_command,
     turned_off,
 )
 
@@ -187,19 +187,16 @@ def main(argv: list[str] | None = None) -> int:
     known, _ = parser.parse_known_args(argv)
     restrict_umask()  # hooks.log and the journal are private, as every file of the data dir
     client = HookClient(known.data_dir)
-    try:
-        log_to_file(client.data_dir()[0], CLIENT)
-    except Exception as exc:  # a config that cannot be read: the turn goes on without memory
-        print(f"graphmem hook claude-code: {exc}", file=sys.stderr)
-        return 0
-    if known.event not in EVENTS:
-        log.warning("unknown event %r (one of %s); added nothing", str(known.event)[:40], ", ".join(EVENTS))
-        return 0
-    answer = ClaudeCodeHooks(client).answer(known.event, sys.stdin.buffer)
-    if answer:
-        sys.stdout.write(answer + "\n")
-        sys.stdout.flush()
-    return 0
+
+    def answer(_: Path) -> str:
+        if known.event not in EVENTS:
+            log.warning(
+                "unknown event %r (one of %s); added nothing", str(known.event)[:40], ", ".join(EVENTS)
+            )
+            return ""
+        return ClaudeCodeHooks(client).answer(known.event, sys.stdin.buffer)
+
+    return run_command(CLIENT, client.data_dir, answer)
 
 
 if __name__ == "__main__":  # pragma: no cover - run by Claude Code, tested through main()

@@ -49,8 +49,8 @@ from graphmem.integrations.hook_journal import (
     ask_prompt,
     context,
     deadline,
-    log_to_file,
     prompt_digest,
+    run_command,
     turned_off,
 )
 
@@ -166,17 +166,9 @@ def main(argv: list[str] | None = None) -> int:
     known, _ = parser.parse_known_args(argv)
     restrict_umask()  # hooks.log and the journal are private, as every file of the data dir
     client = HookClient(known.data_dir)
-    try:
-        data_dir = client.data_dir()[0]
-    except Exception as exc:  # a config that cannot be read: the turn goes on without memory
-        print(f"graphmem hook codex: {exc}", file=sys.stderr)
-        return 0
-    log_to_file(data_dir, CLIENT)
-    answer = CodexHook(client, data_dir).answer(sys.stdin.buffer)
-    if answer:
-        sys.stdout.write(answer + "\n")
-        sys.stdout.flush()
-    return 0
+    return run_command(
+        CLIENT, client.data_dir, lambda data_dir: CodexHook(client, data_dir).answer(sys.stdin.buffer)
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover - run by Codex, tested through main()

@@ -5,6 +5,7 @@ reading its input (``hook_input``): its deadlines, its log, its answer and its j
   client's environment sets.
 - ``log_to_file``: the hooks' one-line log, ``hooks.log`` in graphmem's data dir (rotated at 1 MB),
   each line naming the client; never the terminal.
+- ``run_command``: a hook command's process: its log, then its answer on stdout; always exit 0.
 - ``context``: the answer that gives the client a memory block as ``additionalContext`` (Claude
   Code and Codex read the same shape).
 - ``ask_boot``, ``ask_turn``: the daemon's boot block and a prompt's block, asked as every client
@@ -30,6 +31,7 @@ import hashlib
 import json
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -147,6 +149,23 @@ def log_to_file(data_dir: Path, client: str) -> None:
         root = logging.getLogger("graphmem")
         root.addHandler(handler)
         root.setLevel(logging.INFO)
+
+
+def run_command(client: str, data_dir: Callable[[], tuple[Path, Any]], answer: Callable[[Path], str]) -> int:
+    """A hook command's process: its log in graphmem's data dir (``data_dir()``, as the CLI finds
+    it; a config that cannot be read is one line on stderr and no answer), then what ``answer``
+    gives for that data dir printed on stdout, when anything. Always 0: the client's turn goes on."""
+    try:
+        folder = data_dir()[0]
+        log_to_file(folder, client)
+    except Exception as exc:  # a config that cannot be read: the turn goes on without memory
+        print(f"graphmem hook {client}: {exc}", file=sys.stderr)
+        return 0
+    text = answer(folder)
+    if text:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    return 0
 
 
 def _keys(value: Any) -> list[str]:

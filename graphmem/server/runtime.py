@@ -239,6 +239,7 @@ class Runtime:
                 self.store_error = str(exc)
                 done = 0
             if done == 0:
+                self._move_projects()
                 self._expire()
                 self._tidy_index(semantic)
                 self._check_branches()
@@ -246,10 +247,22 @@ class Runtime:
                 self._wake.clear()
 
     def _housekeeping(self) -> None:
-        """Without embeddings: only archive what expired, when idle, until stopped."""
+        """Without embeddings: only move pending projects' memories and archive what expired, when
+        idle, until stopped."""
         wait = IDLE_POLL_S
         while not self._stop.wait(wait):
-            wait = IDLE_POLL_S if self._expire() else STORE_RETRY_S
+            wait = IDLE_POLL_S if self._move_projects() and self._expire() else STORE_RETRY_S
+
+    def _move_projects(self) -> bool:
+        """Idle: move the memories still kept under a project's other names to it (reads see
+        them as its own meanwhile: ``ProjectNames``); False when the store cannot be reached."""
+        try:
+            self.memory.move_pending_projects()
+        except StoreUnavailableError:  # the store said so once
+            return False
+        except GraphmemError as exc:
+            log.error("moving memories to their project's name failed: %s", exc)
+        return True
 
     def _expire(self) -> bool:
         """Idle: archive the memories whose expiry has passed (reads leave them out meanwhile);

@@ -1,7 +1,7 @@
 """Branch-aware memory over time: a branch's memories follow what happens to the branch.
 
 A memory written on a branch other than the default carries it (``core/branches.py``,
-``MemoryWriter.remember``). Then:
+``Rememberer.remember``). Then:
 
 - **merged**: when enrichment sees the MR whose source branch it is merged (``Enricher``
   tells ``BranchLifecycle.state_changed``), its memories become project memories (an

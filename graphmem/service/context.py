@@ -14,7 +14,6 @@ from graphmem.core.enrichment import parse_key
 from graphmem.core.keys import file_key
 from graphmem.core.models import GITLAB_KINDS, Category, Entity, EntityKind, Hit, Status
 from graphmem.core.ports import Visibility
-from graphmem.core.projects import ForeignRemote
 from graphmem.core.provenance import CONVENTIONS, is_convention
 from graphmem.core.refs import find_path_candidates, parse_ref
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, words
@@ -66,11 +65,6 @@ DIRECTORY_FILES_NAMED = 5
 
 Recall = Callable[..., RecallResult]
 Checkout = Callable[[str], Path | None]  # where a project is checked out here: ProjectNames.checkout
-Remote = Callable[[str], ForeignRemote | None]  # a project's origin on a forge other than GitLab
-
-
-def _no_remote(project: str) -> ForeignRemote | None:
-    return None
 
 
 class ContextBuilder:
@@ -86,10 +80,8 @@ class ContextBuilder:
         enricher: Enricher | None = None,
         *,
         max_tokens: int = 1500,
-        foreign: Remote = _no_remote,
     ) -> None:
         self._stores = stores
-        self._foreign = foreign  # a GitHub checkout's refs are not GitLab's: its notes say so
         self._recall = recall  # unmarked: the hits are marked with this bundle's own, at once
         self._max_tokens = max_tokens  # a bundle's budget when a call gives none: [recall] context_max_tokens
         self._checkout = checkout
@@ -266,7 +258,8 @@ class ContextBuilder:
         """The memories about ``lines`` of ``file`` visible from ``project`` on ``branch``, and
         the symbols those lines are in (``line_context.range_hits``)."""
         assert self._stores.code is not None
-        visibility = Visibility(project, branch=branch, expired_by=self._stores.clock())
+        aliases = self._stores.aliases(project)
+        visibility = Visibility(project, branch=branch, expired_by=self._stores.clock(), aliases=aliases)
         return range_hits(
             self._stores.store,
             self._stores.code,
@@ -371,6 +364,7 @@ class ContextBuilder:
                 frozenset(categories),
                 branch=branch,
                 expired_by=self._stores.clock(),
+                aliases=self._stores.aliases(project),
             )
             if set(categories) & CONVENTIONS:  # only the user's own: an agent's or a file's are data
                 found = self._stores.store.list_memories(visibility, limit=CONVENTIONS_FETCH, offset=0)
@@ -396,7 +390,8 @@ class ContextBuilder:
         self, entity: Entity, project: str | None
     ) -> tuple[list[tuple[str, list[str]]], list[str], str | None]:
         """An MR's, issue's or epic's GitLab facts (or why there are none: a ref of a GitHub
-        repository ``project``, else the entity's, is none of GitLab's); a file's MRs."""
+        repository ``project``, else the entity's, is none of GitLab's, and what GitLab may have
+        said of it is another project's); a file's MRs."""
         assert self._enricher is not None
         graph = self._enricher.graph
         if entity.kind is EntityKind.FILE:
@@ -404,9 +399,10 @@ class ContextBuilder:
         if entity.kind not in GITLAB_KINDS:
             return [], [], None
         row = graph.rows([entity.key]).get(entity.key)
-        where = project or entity.project  # the checkout asking: its refs resolved in its origin
-        foreign = self._foreign(where) if where else None
+        foreign = self._enricher.foreign(entity.key, project, entity.project)  # refs resolve in origins
         note = pending_note(entity, row, self._enricher.configured, foreign)
+        if foreign is not None:
+            return [], [], note
         target = parse_key(entity.key)
         root = entity.project
         local = root if root and target and self._stores.namespace(root) == target.namespace else None
@@ -425,7 +421,8 @@ class ContextBuilder:
         found = self._stores.store.memories_about(keys)
         ids = list(dict.fromkeys(i for key in keys for i in found.get(key, [])))
         records = self._stores.store.get_memories(ids)
-        visibility = Visibility(project, branch=branch, expired_by=self._stores.clock())
+        aliases = self._stores.aliases(project)
+        visibility = Visibility(project, branch=branch, expired_by=self._stores.clock(), aliases=aliases)
         current = [r for r in records.values() if _visible(r, visibility)]
         about = self._stores.store.about([r.id for r in current])
         files = {

@@ -22,7 +22,6 @@ from typing import Any
 from graphmem.core.coordination import (
     DEFAULT_TTL,
     MAX_OVERRIDES,
-    MAX_SESSIONS,
     AgentSession,
     Claim,
     Coordination,
@@ -30,11 +29,13 @@ from graphmem.core.coordination import (
     claimed_by,
     label,
     lease,
-    may_act,
+    may_end,
+    may_release,
     no_session,
+    room_for_session,
     task_label,
 )
-from graphmem.errors import ClaimConflictError, ConflictError, NotFoundError
+from graphmem.errors import ClaimConflictError, NotFoundError
 
 __all__ = ["DEFAULT_TTL", "NO_DAEMON", "AgentSession", "Claim", "Coordination", "Coordinator", "Override"]
 
@@ -98,8 +99,7 @@ class Coordinator:
         assert name is not None
         with self._lock:
             self._expire(now)
-            if len(self._sessions) >= MAX_SESSIONS:
-                raise ConflictError(f"{MAX_SESSIONS} sessions are live: end some with session_end.")
+            room_for_session(len(self._sessions))
             session_id = f"ses_{uuid.uuid4().hex[:12]}"
             session = AgentSession(
                 session_id, name, project, task_label(task), now, now, now + self.ttl, owner=owner
@@ -128,8 +128,7 @@ class Coordinator:
         with self._lock:
             self._expire(now)
             session = self._with_claims(self._live(session_id, now))
-            how = f"graphmem session end {session.id} --force"
-            if may_act(session, owner, force=force, what="end it", how=how):
+            if may_end(session, owner, force=force):
                 log.info("session %s (%s) ended by force, by %s", session.id, session.agent, owner)
                 self._overrides.append(Override(now, "end", session.id, session.agent, None, None, None))
             del self._sessions[session.id]
@@ -175,8 +174,7 @@ class Coordinator:
         with self._lock:
             self._expire(now)
             session = self._live(session_id, now)
-            how = f"graphmem release {session.id} '{name}' --force"
-            forced = may_act(session, owner, force=force, what="release its claims", how=how)
+            forced = may_release(session, str(name), owner, force=force)
             held = self._claims.get((session.project, name or ""))
             if held is None or held.session != session.id:
                 return False

@@ -22,6 +22,12 @@ team's store (one they are not shown) is fetched for them as an unknown one woul
 report is the same; nothing of it is stored, since the row is not theirs to change (the store
 would refuse anyway: ``GitLabGraph.queue``, ``mark`` and ``apply`` write only what the writer is
 shown), and nothing says it is there (docs/team.md).
+
+A ref of a repository on another forge (``core.enrichment.foreign_ref``: a GitHub checkout's
+``#12``, resolved in its ``origin``'s path) is GitLab's no more than it is graphmem's to fetch:
+GitLab is never asked about it (a GitLab project of the same path would answer about another
+issue). The worker sets such a row aside (``unresolvable``, saying why: never due again, its
+facts as they were), ``enrich_refs`` does not queue it, and every report says why (``foreign``).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from graphmem.core.enrichment import (
     GitLabStatus,
     Outcome,
     backoff_s,
+    foreign_ref,
     parse_key,
     symbols_touched,
 )
@@ -49,6 +56,7 @@ from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData
 from graphmem.core.gitlab_edits import GitLabAnswer, changed_file_keys, edit_for
 from graphmem.core.models import GITLAB_KINDS, Entity, EntityKind
 from graphmem.core.ports import CodeGraph, GitLabClient, GitLabGraph
+from graphmem.core.projects import ForeignRemote
 from graphmem.core.redaction import redact
 from graphmem.errors import (
     ConfigError,
@@ -76,6 +84,8 @@ Progress = Callable[[int, int], None]
 # Told of a state change: (entity key, its kind, the state stored before or None, the new
 # state, when it changed if GitLab says).
 StateListener = Callable[[str, EntityKind, str | None, str, datetime | None], object]
+# A project's ``origin`` when it is on a forge other than GitLab (``core.projects.foreign_remote``).
+ForeignOf = Callable[[str], ForeignRemote | None]
 _PROBLEMS = (Outcome.MISSING, Outcome.FORBIDDEN, Outcome.ERROR, Outcome.UNRESOLVABLE)
 
 
@@ -88,6 +98,28 @@ class EnrichmentConfig:
     token_set: bool = False
     ttl_s: float = 86_400
     missing_ttl_s: float = 7 * 86_400
+
+
+def _on_gitlab(project: str) -> ForeignRemote | None:
+    return None
+
+
+class _Remotes:
+    """Each project's remote on another forge, asked once (a ``git config`` each) per run."""
+
+    def __init__(self, foreign_of: ForeignOf) -> None:
+        self._foreign_of = foreign_of
+        self._found: dict[str, ForeignRemote | None] = {}
+
+    def of_ref(self, key: str, *projects: str | None) -> ForeignRemote | None:
+        """The repository on another forge ``key`` is a ref of, in the first of ``projects`` (those
+        it was named in) whose remote it resolves in; None when it may be GitLab's."""
+        for project in dict.fromkeys(p for p in projects if p):
+            if project not in self._found:
+                self._found[project] = self._foreign_of(project)
+            if foreign_ref(key, self._found[project]):
+                return self._found[project]
+        return None
 
 
 class Enricher:
@@ -103,11 +135,13 @@ class Enricher:
         clock: Callable[[], datetime],
         code: CodeGraph | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        foreign: ForeignOf = _on_gitlab,
     ) -> None:
         self.graph = guard_gitlab(graph)  # GitLab's titles and descriptions are redacted when saved
         self.client = client
         self.config = config
         self._namespace = namespace
+        self._foreign_of = foreign  # a GitHub checkout's refs are never asked of GitLab
         self._clock = clock
         self._code = code
         self._sleep = sleep
@@ -131,17 +165,25 @@ class Enricher:
     def configured(self) -> bool:
         return self.client is not None
 
+    def foreign(self, key: str, *projects: str | None) -> ForeignRemote | None:
+        """The repository on another forge (GitHub, Bitbucket) the MR, issue or epic ``key`` is a
+        ref of, as the ``projects`` it was named in resolve it (their ``origin`` remotes); None
+        when it may be GitLab's. GitLab is never asked about such a ref (see the module doc)."""
+        return _Remotes(self._foreign_of).of_ref(key, *projects)
+
     # -- the background worker ------------------------------------------------------
 
     def run_due(self, limit: int = STEP_LIMIT) -> int:
         """Fetch up to ``limit`` due entities; how many were tried (0: nothing to do now)."""
         if self.client is None or self._auth_paused or self._waiting():
             return 0
+        remotes = _Remotes(self._foreign_of)
         with self._lock:
             rows = self.graph.due(self._clock(), limit)
             tried = 0
             for row in rows:
-                outcome = self._attempt(row, refresh=False)
+                remote = remotes.of_ref(row.key, row.project)
+                outcome = self._set_aside(row, remote) if remote else self._attempt(row, refresh=False)
                 if outcome is Outcome.DEFERRED:
                     break
                 tried += 1
@@ -157,10 +199,12 @@ class Enricher:
     ) -> EnrichReport:
         """Fetch the MRs, issues and epics a person's refs name now (``graphmem enrich REF``,
         MCP ``enrich_entity``): each is queued first (``GitLabGraph.queue``: even when GitLab is
-        not configured, for the daemon), then fetched as ``enrich`` fetches keys."""
-        self.graph.queue(named)
-        names = {entity.key: entity.name for entity in named}
-        return self.enrich(list(names), refresh=refresh, progress=progress, names=names)
+        not configured, for the daemon), then fetched as ``enrich`` fetches keys. A ref of a
+        repository on another forge is not queued, and is reported (``foreign``) with why."""
+        remotes = _Remotes(self._foreign_of)
+        self.graph.queue([e for e in named if remotes.of_ref(e.key, e.project) is None])
+        asked = {entity.key: entity for entity in named}
+        return self.enrich(list(asked), refresh=refresh, progress=progress, named=asked)
 
     def enrich(
         self,
@@ -169,30 +213,39 @@ class Enricher:
         all: bool = False,
         refresh: bool = False,
         progress: Progress | None = None,
-        names: Mapping[str, str] | None = None,
+        named: Mapping[str, Entity] | None = None,
     ) -> EnrichReport:
         """Fetch ``keys`` (or everything due, or ``all``) now. Within the TTL an enriched
         entity is not asked again unless ``refresh``; a 404 or 403 one only with ``all``
         after its long TTL, or when named. A key the store does not show is fetched all the
-        same and reported as any (by its name in ``names``), but nothing of it is stored (see
-        the module doc)."""
-        if self.client is None:
+        same and reported as any (by its name in ``named``, the entities a person named), but
+        nothing of it is stored (see the module doc). A ref of a repository on another forge
+        (in the project it is stored under, or the one ``named`` names) is never asked for: it
+        counts as ``foreign``, even without GitLab configured."""
+        if self.client is None and keys is None:
             raise ConfigError(self._not_configured())
-        if refresh:
-            self.client.clear_cache()  # else a refresh within the client's cache TTL gets the old answer
         now = self._clock()
+        by_key = named or {}
+        remotes = _Remotes(self._foreign_of)
         unseen: set[str] = set()
         if keys is not None:
             found = self.graph.rows(keys)
             unseen = {key for key in keys if key not in found}
-            asked = (
-                found.get(key) or _unseen_row(key, (names or {}).get(key)) for key in dict.fromkeys(keys)
-            )
+            asked = (found.get(key) or _unseen_row(key, by_key.get(key)) for key in dict.fromkeys(keys))
             rows = [row for row in asked if row is not None]
         elif all:
             rows = self.graph.all_rows()
         else:
             rows = self.graph.due(now, MAX_BATCH)
+
+        def foreign(row: EnrichmentRow) -> ForeignRemote | None:
+            asker = by_key.get(row.key)
+            return remotes.of_ref(row.key, asker.project if asker is not None else None, row.project)
+
+        if self.client is None and (not rows or any(foreign(row) is None for row in rows)):
+            raise ConfigError(self._not_configured())  # foreign refs alone are answered without GitLab
+        if refresh and self.client is not None:
+            self.client.clear_cache()  # else a refresh within the client's cache TTL gets the old answer
         counts: Counter[str] = Counter()
         problems: list[str] = []
         paused: str | None = None
@@ -203,7 +256,11 @@ class Enricher:
             while rows:
                 for row in rows:
                     seen.add(row.key)
-                    if paused is not None:
+                    remote = foreign(row)
+                    if remote is not None:
+                        counts[self._set_aside(row, remote, kept=row.key not in unseen).value] += 1
+                        problems.append(f"{row.name}: {self._said}.")
+                    elif paused is not None:
                         counts[Outcome.DEFERRED.value] += 1
                     elif self._is_fresh(row, now, named=keys is not None, refresh=refresh):
                         counts[Outcome.FRESH.value] += 1
@@ -231,6 +288,16 @@ class Enricher:
         if row.state in (EnrichState.MISSING, EnrichState.FORBIDDEN):
             return not named and row.next_attempt > now
         return False
+
+    def _set_aside(self, row: EnrichmentRow, remote: ForeignRemote, *, kept: bool = True) -> Outcome:
+        """Keep a ref of a repository on another forge out of the queue, GitLab not asked: it is
+        ``unresolvable``, saying why (never due again; its facts, if any, as they were)."""
+        if row.state is EnrichState.UNRESOLVABLE and row.error == remote.why:
+            self._said = remote.why  # set aside before: nothing to write
+        else:
+            attempt = Attempt(EnrichState.UNRESOLVABLE, error=remote.why, attempts=row.attempts)
+            self._mark(row, kept, attempt)
+        return Outcome.FOREIGN
 
     def _attempt_waiting(self, row: EnrichmentRow, *, refresh: bool, kept: bool) -> Outcome:
         """One attempt; a short 429 is waited out once, as a person would."""
@@ -484,9 +551,12 @@ class Enricher:
         )
 
 
-def _unseen_row(key: str, name: str | None) -> EnrichmentRow | None:
+def _unseen_row(key: str, named: Entity | None) -> EnrichmentRow | None:
     """The queue row of a key the store does not show, as a new one would be (None: no MR,
     issue or epic key)."""
     label = key.partition(":")[0]
     kind = next((k for k in GITLAB_KINDS if k.value == label), None)
-    return None if kind is None else EnrichmentRow(key, kind, name or key, None, EnrichState.PENDING)
+    if kind is None:
+        return None
+    name, project = (named.name, named.project) if named is not None else (key, None)
+    return EnrichmentRow(key, kind, name, project, EnrichState.PENDING)

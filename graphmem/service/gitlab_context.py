@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from graphmem.core.codegraph import SymbolInfo, file_key
-from graphmem.core.enrichment import EnrichmentRow, EnrichState, parse_key, symbols_touched, target_key
+from graphmem.core.enrichment import EnrichmentRow, EnrichState, symbols_touched, target_key
 from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData, Person
 from graphmem.core.models import Entity, EntityKind
 from graphmem.core.ports import CodeGraph, GitLabGraph
@@ -88,15 +88,12 @@ def pending_note(
     entity: Entity, row: EnrichmentRow | None, configured: bool, foreign: ForeignRemote | None = None
 ) -> str | None:
     """Why an MR, issue or epic has no GitLab facts yet, or None when it has them. ``foreign``:
-    the repository its ref resolved in is on another forge (GitHub): GitLab has nothing of it."""
+    the repository on another forge (GitHub) it is a ref of (``Enricher.foreign``): GitLab has
+    nothing of it, and is never asked (what an older graphmem fetched is another project's)."""
+    if foreign is not None:
+        return f"{entity.name} is not enriched: {foreign.why}."
     if row is not None and row.fetched_at is not None and row.state is EnrichState.OK:
         return None
-    target = parse_key(entity.key)
-    if foreign is not None and target is not None and target.namespace == foreign.path:
-        return (
-            f"{entity.name} is not enriched: {foreign.name} is a {foreign.forge} repository, and "
-            "graphmem enriches GitLab's merge requests, issues and epics only."
-        )
     if row is not None and row.state is EnrichState.MISSING:
         return f"GitLab has no {entity.name} (404), or hides it from the token; asked again later."
     if row is not None and row.state is EnrichState.FORBIDDEN:

@@ -123,7 +123,8 @@ class Home:
     def counts(self, project: str | None) -> Counts:
         """``project``'s memories (every status) by category and status, and the store's total;
         for no project, the global memories."""
-        mine = [m for m in self._stores.store.all_memories(project) if m.project == project]
+        names = [project, *sorted(self._stores.aliases(project))]  # its aliases are its own
+        mine = [m for name in names for m in self._stores.store.all_memories(name) if m.project == name]
         return Counts(
             total=len(mine),
             by_category=dict(Counter(m.category.value for m in mine).most_common()),
@@ -132,17 +133,18 @@ class Home:
         )
 
     def _visible(self, project: str | None) -> list[MemoryRecord]:
-        visibility = Visibility(project, _VISIBLE, all_branches=True)
+        visibility = Visibility(project, _VISIBLE, all_branches=True, aliases=self._stores.aliases(project))
         return scan(self._stores.store, visibility, HOME_SCAN_MAX)
 
     def _rule_changes(self, project: str | None) -> tuple[list[RuleChange], int]:
         """The forge rules' changes of memories seen from ``project``, newest first."""
         events = [e for e in self._stores.store.all_events() if e.actor == RULE_ACTOR]
+        aliases = self._stores.aliases(project)
         records = self._stores.store.get_memories({e.memory_id for e in events})
         seen = [
             RuleChange(e, records[e.memory_id])
             for e in reversed(events)
-            if e.memory_id in records and records[e.memory_id].project in (project, None)
+            if e.memory_id in records and records[e.memory_id].project in {project, None, *aliases}
         ]
         return seen[:SHOWN], len(seen)
 

@@ -58,6 +58,7 @@ from graphmem.core.trust import looks_like_injection
 from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError, SessionStoreError
 from graphmem.service.inputs import MemoryEdit
 from graphmem.service.project_names import ProjectNames
+from graphmem.service.remember import Rememberer
 from graphmem.service.results import IngestReport
 from graphmem.service.writer import MemoryWriter
 
@@ -155,11 +156,13 @@ def parse_cursor(raw: str | None) -> tuple[int, str] | None:
 
 
 class Ingester:
-    """Ingests one client's sessions through the ``MemoryWriter``. Safe to run from several threads."""
+    """Ingests one client's sessions: each item through ``rememberer``, its links and the session's
+    summary through ``writer``. Safe to run from several threads."""
 
     def __init__(
         self,
         writer: MemoryWriter,
+        rememberer: Rememberer,
         *,
         options: IngestOptions,
         clock: Callable[[], datetime],
@@ -175,6 +178,7 @@ class Ingester:
         self._summary_source = summary_source(client.source)
         self._more = Cause(self._summary_source, "the session went on")
         self._writer = writer
+        self._rememberer = rememberer
         self._meta = writer.store  # the cursor and each session's progress (``StoreMeta``)
         self._options = options
         self._lock = writer.lock
@@ -334,6 +338,7 @@ class Ingester:
         checkout = _project_of(transcript.directory, self._roots)
         root = Path(checkout) if checkout else None
         project = self._names.of(checkout)
+        self._names.move_pending()  # a write: the project's other names' memories move to it first
         session = Entity(
             f"Session:{transcript.session_id}",
             EntityKind.SESSION,
@@ -384,7 +389,7 @@ class Ingester:
             run.report.agent_items_without_project += 1
             return
         try:
-            result = self._writer.remember(
+            result = self._rememberer.remember(
                 text,
                 category=category,
                 project=project,
@@ -432,7 +437,7 @@ class Ingester:
             else:
                 self._writer.attach([(previous, e) for e in links])
                 return previous
-        result = self._writer.remember(
+        result = self._rememberer.remember(
             text,
             category=Category.EVENT,
             project=project if project is not None else run.default_project,

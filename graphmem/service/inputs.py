@@ -47,7 +47,7 @@ def parse_scope(value: str | Scope) -> Scope:
 
 def default_scope(category: Category, project: str | None) -> Scope:
     """The scope of a memory whose call names none: global without a project or for a
-    preference, else the project's (``MemoryWriter.remember`` then reads the text)."""
+    preference, else the project's (``Rememberer.remember`` then reads the text)."""
     if project is None or category is Category.PREFERENCE:
         return Scope.GLOBAL
     return Scope.PROJECT

@@ -22,6 +22,7 @@ from graphmem.service.inputs import (
     unknown_memory,
 )
 from graphmem.service.proposals import Proposals
+from graphmem.service.remember import Rememberer
 from graphmem.service.writer import MemoryWriter
 
 # Events ``history`` returns at most.
@@ -32,8 +33,9 @@ class Lifecycle:
     """A memory's status, links and history. Its verbs the Memory service offers as
     they are (``PartVerb``) are documented where ``graphmem.api.Memory`` declares them."""
 
-    def __init__(self, writer: MemoryWriter) -> None:
+    def __init__(self, writer: MemoryWriter, rememberer: Rememberer) -> None:
         self._writer = writer
+        self._rememberer = rememberer  # ``widen`` remembers the memory again, globally
         self._proposals = Proposals(writer)
 
     def edit(self, memory_id: str, change: MemoryEdit, *, actor: str) -> MemoryRecord:
@@ -174,7 +176,7 @@ class Lifecycle:
                     f'{record.category.value} "..."` with its text (`graphmem show {record.id}`); '
                     "the team's stays."
                 )
-            return writer.remember(
+            return self._rememberer.remember(
                 record.text, category=record.category, scope=Scope.GLOBAL, supersedes=record.id,
                 source=PERSON_SOURCE,
             ).memory  # fmt: skip

@@ -61,8 +61,9 @@ class MemoryFilter:
     statuses: Iterable[Status] | None = None
     since: datetime | None = None
 
-    def visibility(self, now: datetime) -> Visibility:
-        """The filter as the store applies it; expired memories (by ``now``) left out."""
+    def visibility(self, now: datetime, aliases: frozenset[str] = frozenset()) -> Visibility:
+        """The filter as the store applies it; expired memories (by ``now``) left out, the
+        project's ``aliases`` seen as it (``Visibility.aliases``)."""
         return Visibility(
             self.project,
             frozenset(self.statuses) if self.statuses else DEFAULT_STATUSES,
@@ -70,6 +71,7 @@ class MemoryFilter:
             to_utc(self.since) if self.since is not None else None,
             all_branches=True,  # lists are the inventory: a memory on a branch is listed, marked
             expired_by=now,
+            aliases=aliases,
         )
 
 
@@ -120,7 +122,8 @@ class Listing:
         since: datetime | None = None,
         before: datetime | None = None,
     ) -> list[MemoryRecord]:
-        visibility = MemoryFilter(project, categories, statuses, since).visibility(self._stores.clock())
+        asked = MemoryFilter(project, categories, statuses, since)
+        visibility = asked.visibility(self._stores.clock(), self._stores.aliases(project))
         cutoff = to_utc(before) if before is not None else None
         found: list[MemoryRecord] = []
         offset = 0
@@ -154,7 +157,9 @@ class Listing:
                 "an offset past the last memory gives an empty page."
             )
         visibility = replace(
-            MemoryFilter(project, categories, statuses, since).visibility(self._stores.clock()),
+            MemoryFilter(project, categories, statuses, since).visibility(
+                self._stores.clock(), self._stores.aliases(project)
+            ),
             branch=branch,
             all_branches=all_branches,
         )

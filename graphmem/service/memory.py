@@ -4,7 +4,8 @@
 memory's own, ``project``) and hands the call to the part that owns it (``MemoryParts``,
 ``parts.py``, built once by ``graphmem.app``, the composition root):
 
-- ``MemoryWriter`` (``writer.py``): remember, edit -- every write of a memory passes it;
+- ``Rememberer`` (``remember.py``): remember -- what it means; ``MemoryWriter`` (``writer.py``)
+  applies it, and every other write of a memory passes it too;
 - ``Lifecycle`` (``lifecycle.py``): archive, restore, resolve, unresolve, delete, link, unlink,
   history, undo; ``Listing`` (``listing.py``): show, select, list, stats; ``Review``: review;
 - ``Recaller`` (``recall.py``) and ``ContextBuilder`` (``context.py``): recall, get_context, boot;
@@ -54,7 +55,9 @@ from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.mentions import Mentions, parse_ref_entities
 from graphmem.service.parts import CheckoutVerb, MemoryParts, PartVerb
+from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
+from graphmem.service.remember import Rememberer
 from graphmem.service.results import (
     BootstrapReport,
     IngestReport,
@@ -65,6 +68,14 @@ from graphmem.service.transfer import Progress
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
 from graphmem.service.writer_history import WriterHistory
+
+
+def _before_a_write(parts: MemoryParts) -> None:
+    """What a write does first, and a read never: the memories still kept under a project's other
+    names move to it (``ProjectNames.move_pending``), what expired is archived."""
+    parts.names.move_pending()
+    parts.writer.history.expire_due()
+
 
 NO_SOURCES = (
     "This Memory service was built without sources to learn from: open it with "
@@ -177,16 +188,18 @@ class MemoryService(Bound, Memory):
 
     # -- writing ------------------------------------------------------------------------
 
-    # the writer's own verb, for this memory's checkout; a write archives what expired first
-    # (reads only leave it out)
+    # the rememberer's own verb, for this memory's checkout; a write archives what expired first
+    # and the project's other names' memories move to it (reads leave the one out, see the other)
     remember = CheckoutVerb(
-        lambda parts: parts.writer,
-        MemoryWriter.remember,
-        first=lambda parts: parts.writer.history.expire_due(),
+        lambda parts: parts.rememberer,
+        Rememberer.remember,
+        first=_before_a_write,
     )
 
-    # the daemon's idle worker runs it too; reads never do (they leave such memories out unwritten)
+    # the daemon's idle worker runs them too; reads never do (they leave such memories out unwritten,
+    # and see the memories still kept under a project's other names as its own: ``ProjectNames``)
     expire_due = PartVerb(lambda parts: parts.writer.history, WriterHistory.expire_due)
+    move_pending_projects = PartVerb(lambda parts: parts.names, ProjectNames.move_pending)
 
     def edit(
         self,
@@ -197,9 +210,9 @@ class MemoryService(Bound, Memory):
         project: str | None = None,
         actor: str = USER,
     ) -> MemoryRecord:
-        return self._lifecycle.edit(
-            memory_id, MemoryEdit(text, category, self.own_project(project)), actor=actor
-        )
+        change = MemoryEdit(text, category, self.own_project(project))
+        self._names.move_pending()  # a write: the project's other names' memories move to it first
+        return self._lifecycle.edit(memory_id, change, actor=actor)
 
     # -- lifecycle: status and links ------------------------------------------------------
 
@@ -302,6 +315,7 @@ class MemoryService(Bound, Memory):
             raise InvalidInputError(NO_SOURCES)
         walk = HistoryWalk(history, history_before, history_merges, history_revision)
         project = self._names.of(str(root.resolve()))
+        self._names.move_pending()  # a write: the project's other names' memories move to it first
         report = self._parts.bootstrapper.run(root, walk, progress=progress, project=project)
         self.check_branches(project=report.project)
         return replace(report, pending_vectors=self.store.count_pending_embeddings())
@@ -354,7 +368,7 @@ class MemoryService(Bound, Memory):
         force: bool = False,
     ) -> EndedSession:
         if summary and summary.strip() and origin_of(source) is Origin.AGENT:
-            # Refused before the session ends: an agent's summary would be global (``MemoryWriter``).
+            # Refused before the session ends: an agent's summary would be global (``Rememberer``).
             ending = {s.id: s for s in self._coordinator().active()}.get(session_id.strip())
             if ending is not None and ending.project is None:
                 raise InvalidInputError(

@@ -24,6 +24,7 @@ from graphmem.service.mentions import Mentions
 from graphmem.service.neighbourhood import NeighbourhoodReader
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
+from graphmem.service.remember import Rememberer
 from graphmem.service.review import Review
 from graphmem.service.session_files import SessionFiles
 from graphmem.service.staleness import Staleness
@@ -37,6 +38,7 @@ class MemoryParts:
     ``graphmem.app`` (the composition root), and never changed after."""
 
     writer: MemoryWriter
+    rememberer: Rememberer  # what a ``remember`` means; the writer applies it
     mentions: Mentions
     recaller: Recaller
     context: ContextBuilder

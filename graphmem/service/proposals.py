@@ -20,7 +20,8 @@ from graphmem.core.redaction import redact
 from graphmem.core.text import validate_text
 from graphmem.core.trust import trust_of
 from graphmem.service.inputs import MemoryEdit, parse_category
-from graphmem.service.writer import MemoryWriter, new_record
+from graphmem.service.remember import new_record
+from graphmem.service.writer import MemoryWriter
 
 
 def changed_memory(record: MemoryRecord) -> str | None:

@@ -97,6 +97,7 @@ class RecallQuery:
     far_keys: tuple[str, ...] = ()
     routes: Mapping[str, tuple[Step, ...]] = field(default_factory=dict)
     expired_by: datetime | None = None  # the time of the question: what expired by then is not recalled
+    aliases: frozenset[str] = frozenset()  # seen as ``project`` (``Visibility.aliases``)
 
     def visibility(self) -> Visibility:
         statuses = frozenset(Status) if self.history else RECALLED
@@ -108,6 +109,7 @@ class RecallQuery:
             self.branch,
             self.all_branches,
             self.expired_by,
+            self.aliases,
         )
 
 
@@ -193,6 +195,7 @@ class Recaller:
             far_keys=near.keys(2),
             routes=near.routes,
             expired_by=self._stores.clock(),
+            aliases=self._stores.aliases(project),
         )
         # What the question writes as code first, then what it describes, then its plain words.
         ordered = sorted(named, key=lambda e: e.key in guessed)
@@ -507,7 +510,8 @@ class Recaller:
 def _visible(record: MemoryRecord, visibility: Visibility) -> bool:
     if record.status not in visibility.statuses:
         return False
-    if record.project is not None and record.project != visibility.project and record.scope.value != "global":
+    elsewhere = record.project is not None and not visibility.shows_project(record.project)
+    if elsewhere and record.scope.value != "global":
         return False
     if visibility.categories is not None and record.category not in visibility.categories:
         return False

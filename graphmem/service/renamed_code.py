@@ -1,9 +1,9 @@
 """A renamed project's code graph: the memories' links follow it to the new name, the old one goes.
 
 On a team's store a checkout first named by its path is later kept under the repository's
-shared name (``ProjectNames.of``, docs/team.md): its memories move to the name at once
-(``MemoryWriter.rename_project``), but its code graph (files, symbols, external modules, keyed
-by project and path) is built again under the name by the checkout's next ``bootstrap``. Once
+shared name (``ProjectNames.of``, docs/team.md): its memories move to the name at the next
+write (``ProjectNames.move_pending``), but its code graph (files, symbols, external modules,
+keyed by project and path) is built again under the name by the checkout's next ``bootstrap``. Once
 that pass has stored the new graph, ``RenamedCode.follow`` finishes the move:
 
 - a memory about a file, symbol or external module of the old name is made about the same one

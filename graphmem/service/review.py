@@ -87,7 +87,7 @@ class Review:
         return sorted(found, key=_urgency)[:limit]
 
     def _candidates(self, project: str | None) -> list[MemoryRecord]:
-        visibility = Visibility(project, _SHOWN, all_branches=True)
+        visibility = Visibility(project, _SHOWN, all_branches=True, aliases=self._stores.aliases(project))
         return scan(self._stores.store, visibility, REVIEW_SCAN_MAX)
 
 

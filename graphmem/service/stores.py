@@ -24,6 +24,10 @@ def _no_namespace(project: str) -> str | None:
     return None
 
 
+def _no_aliases(project: str | None) -> frozenset[str]:
+    return frozenset()
+
+
 @dataclass(frozen=True, slots=True)
 class Stores:
     """The memory store and its peers, as every part of one service reads them."""
@@ -34,3 +38,6 @@ class Stores:
     gitlab: GitLabGraph | None = None  # MRs, issues and epics (the ``Enricher``'s graph)
     namespace: Namespace = _no_namespace  # a project's GitLab path, for relative refs (!12)
     clock: Callable[[], datetime] = utc_now
+    # The other names a project's memories are still kept under till a writer moves them
+    # (``ProjectNames.pending``): a read of the project sees them as its own (``Visibility.aliases``).
+    aliases: Callable[[str | None], frozenset[str]] = _no_aliases

@@ -1,7 +1,7 @@
 """What a new memory is measured against when it is written: the stored memories that share
 its words (near-duplicates to reinforce) and the older one it replaces (same subject).
 
-Reads only; ``MemoryWriter`` (``writer.py``) acts on what these find.
+Reads only; ``Rememberer`` (``remember.py``) decides on what these find.
 """
 
 from __future__ import annotations

@@ -116,9 +116,8 @@ class Transfer:
             shared = snapshot(self._stores.store, _required_project(project))
             out.write(shared.jsonl if fmt == "jsonl" else shared.markdown)
             return ExportSummary(len(shared.memory_ids), shared.entities, shared.links)
-        memories = [
-            m for m in self._stores.store.all_memories() if project is None or m.project in (None, project)
-        ]
+        kept = {None, project, *self._stores.aliases(project)}  # a project's aliases are its own
+        memories = [m for m in self._stores.store.all_memories() if project is None or m.project in kept]
         ids = {m.id for m in memories}
         about = self._stores.store.about(ids)
         stale = self._staleness.flags(memories, about)

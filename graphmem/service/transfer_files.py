@@ -123,6 +123,8 @@ class TransferFiles:
                 "split it."
             )
         project = self._name(parse_project(project))
+        if self._names is not None and not dry_run:  # a write: the other names' memories move first
+            self._names.move_pending()
         with self._write_lock:
             summary = self._transfer.import_text(
                 text, name=name[:4096], project=project, dry_run=dry_run, progress=progress

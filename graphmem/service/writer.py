@@ -3,15 +3,16 @@
 Every service code path that writes a memory, its entities or its links -- remember, edit, the lifecycle
 verbs, bootstrap's facts and commit events, import, session ingest, ``enrich``'s refs -- calls this
 object, and only this object calls the store's write methods (``tests/unit/test_architecture.py`` fails
-otherwise). So each of these happens here, once:
+otherwise). It applies changes, each one audited; what a ``remember`` means (a repeat, a new memory,
+what it replaces) is decided before, by ``Rememberer`` (``remember.py``). So each of these happens
+here, once:
 
 - redaction: the store is wrapped by ``service/redacting.py`` (``guard_store``) first
-  thing, and ``remember``/``edit`` redact before they derive a hash or read entities;
-- validation of the text, category, scope and trust (``service/inputs.py``);
-- the content hash (``core.dedup.memory_hash``) of a text written or rewritten here;
-- ids and keys: ``core.keys`` (``memory_id``, ``file_key``, ``person_key``);
+  thing, and ``edit`` redacts before it derives a hash or reads entities (as ``remember`` does);
+- validation of an edit's text and category (``service/inputs.py``);
+- the content hash (``core.dedup.memory_hash``) of a text rewritten here;
 - the write lock (``lock``, re-entrant: a caller holding it may call any method);
-- the entities a memory's text names (``Mentions``) and the session chain (``NEXT``);
+- the entities an edited text names (``Mentions``);
 - the semantic index's bookkeeping (``added``, ``status_changed``, ``text_changed``, ``removed``);
 - the history (its part ``history``, ``writer_history.py``): every change of a memory but its
   creation is an event (``core/events.py``) with its ``Cause``; ``history.undo`` reverses one.
@@ -24,7 +25,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from graphmem.core.branches import parse_branch
 from graphmem.core.dedup import memory_hash
 from graphmem.core.events import (
     BY_USER,
@@ -32,68 +32,28 @@ from graphmem.core.events import (
     EventKind,
     MemoryEvent,
     State,
-    actor_of,
     field_state,
     link_value,
     time_value,
 )
-from graphmem.core.keys import memory_id as new_memory_id
-from graphmem.core.models import (
-    SUPERSEDABLE,
-    Category,
-    Entity,
-    EntityKind,
-    Link,
-    LinkKind,
-    MemoryRecord,
-    Scope,
-    Status,
-    Trust,
-)
-from graphmem.core.ports import GraphStore, Vector, Visibility
-from graphmem.core.provenance import (
-    PERSON_SOURCE,
-    Origin,
-    acts_as_person,
-    is_persons,
-    may_replace,
-    origin_of,
-    proposes,
-    unconfirmed,
-)
+from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord, Status, Trust
+from graphmem.core.ports import GraphStore, Vector
+from graphmem.core.provenance import acts_as_person, is_persons, unconfirmed
 from graphmem.core.redaction import redact
 from graphmem.core.supersession import keep_in_sight
 from graphmem.core.text import validate_text
-from graphmem.core.timeparse import to_utc, utc_now
-from graphmem.core.trust import looks_like_injection
-from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError
-from graphmem.service.inputs import (
-    MemoryEdit,
-    default_scope,
-    parse_category,
-    parse_memory_id,
-    parse_scope,
-    parse_trust,
-    unknown_memory,
-)
-from graphmem.service.mentions import Mentions, names_code
+from graphmem.core.timeparse import utc_now
+from graphmem.errors import ConflictError, InvalidInputError
+from graphmem.service.inputs import MemoryEdit, parse_category, parse_memory_id, unknown_memory
+from graphmem.service.mentions import Mentions
 from graphmem.service.redacting import guard_store
-from graphmem.service.results import RememberResult, Supersession
 from graphmem.service.semantic import SemanticIndex
-from graphmem.service.subjects import near_duplicate_of, same_subject_as, similar_memories
 from graphmem.service.writer_history import WriterHistory
-
-# Why an agent's memory without a project is refused: it would be global, in every project's recall.
-AGENT_WITHOUT_PROJECT = (
-    "An agent's memory belongs to the project it works on, and this call names no project (a "
-    "directory outside any git repository is none): pass project, the absolute path of the "
-    "repository. Only the user makes a memory global (`graphmem widen ID`)."
-)
 
 
 class MemoryWriter:
-    """Writes memories, their entities and links; keeps the semantic index in step. ``remember``
-    and ``reindex`` are documented where ``graphmem.api.Memory`` declares them."""
+    """Writes memories, their entities and links; keeps the semantic index in step. ``reindex``
+    is documented where ``graphmem.api.Memory`` declares it."""
 
     def __init__(
         self,
@@ -102,8 +62,6 @@ class MemoryWriter:
         mentions: Mentions,
         *,
         clock: Callable[[], datetime] = utc_now,
-        near_duplicate: float = 0.35,
-        same_subject: float = 0.5,
     ) -> None:
         store = guard_store(store)  # every write from here on passes redaction
         self.store = store
@@ -111,9 +69,6 @@ class MemoryWriter:
         self.mentions = mentions
         self.clock = clock
         self.lock = threading.RLock()
-        self._near_duplicate = near_duplicate
-        self._same_subject = same_subject
-        self._session_tail: dict[str, str] = {}
         self.history = WriterHistory(self)  # events, expiry and undo
 
     def get(self, memory_id: str) -> MemoryRecord:
@@ -129,147 +84,45 @@ class MemoryWriter:
 
     # -- one memory -------------------------------------------------------------------
 
-    def remember(
+    def add_remembered(
         self,
-        text: str,
+        record: MemoryRecord,
+        entities: Sequence[Entity],
         *,
-        category: str | Category = Category.FACT,
-        scope: str | Scope | None = None,
-        project: str | None = None,
-        supersedes: str | None = None,
-        session: str | None = None,
-        source: str = "user",
-        occurred_at: datetime | None = None,
-        origin: str | None = None,
-        trust: str | Trust = Trust.NORMAL,
-        expires_at: datetime | None = None,
-        branch: str | None = None,
-    ) -> RememberResult:
-        text = validate_text(text)
-        redaction = redact(text)  # secrets never reach the store
-        text = validate_text(redaction.text)
-        trust = parse_trust(trust)
-        if trust is Trust.CONFIRMED:
-            raise InvalidInputError("trust 'confirmed' is a person's: `graphmem confirm ID` sets it.")
-        if source != PERSON_SOURCE and looks_like_injection(text):
-            trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
-        category = parse_category(category)
-        named = None  # what the text names, read here when the default scope depends on it
-        if scope is None:
-            scope = default_scope(category, project)
-            if scope is Scope.GLOBAL and project:
-                named = self.mentions.named_in(text, project)
-                if names_code(*named):  # "prefer X in lib/response.js": about this project's code
-                    scope = Scope.PROJECT
-        else:
-            scope = parse_scope(scope)
-        if origin_of(source) is Origin.AGENT:
-            if not project:
-                raise InvalidInputError(AGENT_WITHOUT_PROJECT)
-            scope = Scope.PROJECT  # an agent's writes stay in its project unless a person widens them
-        if scope is Scope.PROJECT and not project:
-            raise InvalidInputError(
-                "Scope 'project' needs a project: run inside a git repository or pass --project PATH."
-            )
-        owner = project if scope is Scope.PROJECT else None
-        seen = Visibility(owner, frozenset({Status.ACTIVE}), branch=parse_branch(branch) if owner else None)
-        now = self.clock()
-        when = min(to_utc(occurred_at), now) if occurred_at is not None else now  # never in the future
-        expires = to_utc(expires_at) if expires_at is not None else None  # checked before anything is stored
-        digest = memory_hash(scope, owner, text)
+        follows: str | None,
+        replaces: Sequence[MemoryRecord],
+        cause: Cause,
+    ) -> list[MemoryEvent]:
+        """Store ``record``, a new memory (``service/remember.py`` decided it is one), about
+        ``entities``, the turn after ``follows`` in its session, and make it supersede each of
+        ``replaces`` for ``cause`` as of its ``updated_at``: one commit for all of it
+        (acknowledged = durable). The supersessions' events, in the order of ``replaces``."""
         with self.lock:
-            old = self.get(supersedes) if supersedes else None
-            if old is not None and not may_replace(source, old):
-                raise NotAllowedError(
-                    f"{old.id} is the user's own {old.category.value}: only they can replace it. Remember "
-                    "yours without supersedes; the user sees it in `graphmem review` and decides."
-                )
-            for existing in self.store.find_by_hash(digest):
-                if not seen.shows_branch(existing.branch):
-                    continue  # another branch's: this one has its own
-                if existing.status is not Status.SUPERSEDED or (old is not None and existing.id == old.id):
-                    # an archived one comes back
-                    return replace(self._reinforce(existing, now, actor_of(source)), redacted=redaction.count)
-            # A memory that may replace one on its subject is compared with any that shares
-            # its words; any other, only with those that may be its near-duplicates.
-            repeats_only = category not in SUPERSEDABLE
-            similar = similar_memories(self.store, text, seen, repeats_only=repeats_only)
-            repeated = (
-                None if old else near_duplicate_of(self.store, text, category, similar, self._near_duplicate)
-            )
-            if repeated is not None:
-                return replace(self._reinforce(repeated, now, actor_of(source)), redacted=redaction.count)
-            entities = named[0] if named is not None else self.mentions.entities_in(text, project)
-            record = replace(
-                new_record(text, category, scope, owner, now=now),
-                created_at=when,
-                valid_from=when,
-                status=Status.PROPOSED if proposes(source, category) else Status.ACTIVE,
-                source=source,
-                trust=trust,
-                origin=origin,
-                session=session,
-                expires_at=expires,
-                branch=seen.branch,
-            )
-            # The session's last turn, looked up before this one becomes the last.
-            tail = (
-                (self._session_tail.get(session) or self.store.last_in_session(session)) if session else None
-            )
-            if old is not None:
-                replaced = [old]
-            else:
-                same = [other.id for other in same_subject_as(record, similar, self._same_subject)]
-                shared = self.store.shared_memories(same) if scope is Scope.GLOBAL else set()  # keep_in_sight
-                replaced = [m for m in self.store.get_memories(same).values() if may_replace(source, m)]
-                replaced = [m for m in replaced if m.id not in shared]  # never hide what others see
-            supersessions: list[Supersession] = []
-            with self.store.transaction():  # one commit for all of it: acknowledged = durable
+            with self.store.transaction():
                 self.store.add_memories([record])
                 if entities:
                     self.store.upsert_entities(entities)
                     self.store.link_about([(record.id, e) for e in entities])
-                if tail:
-                    self.store.add_next([(tail, record.id)])
-                why = Cause(
-                    actor_of(source), f"replaced by {record.id}, a newer {category.value} on the subject"
-                )
-                for older in replaced:
-                    event = self.supersede(record, older, now, why)
-                    supersessions.append(Supersession(older.id, older.text, event.id, automatic=old is None))
+                if follows:
+                    self.store.add_next([(follows, record.id)])
+                events = [self.supersede(record, older, record.updated_at, cause) for older in replaces]
             self.history.expiry_changed(record.expires_at)  # it may expire first
-            if session:
-                self._session_tail[session] = record.id
         if self.semantic is not None:
             self.semantic.added([record.id], source=record.source)
-        return RememberResult(
-            record,
-            True,
-            superseded=tuple(p.id for p in replaced),
-            entities=tuple(entities),
-            redacted=redaction.count,
-            supersessions=tuple(supersessions),
-            private=record.scope not in (others := self.store.shared_scopes()) and bool(others),
-        )
+        return events
 
-    def _reinforce(self, existing: MemoryRecord, now: datetime, actor: str) -> RememberResult:
-        back = existing.status is Status.ARCHIVED and may_replace(actor, existing)  # a person's: by a person
-        status = Status.ACTIVE if back else existing.status
-        changes: dict[str, object] = {"reinforced": existing.reinforced + 1, "updated_at": now}
-        if status is not existing.status:
-            changes["status"] = status
-            self.history.record(
-                existing.id,
-                EventKind.STATUS,
-                {"status": existing.status.value},
-                {"status": status.value},
-                Cause(actor, "remembered again"),
-            )
-        self.set_fields(existing.id, changes)
-        updated = replace(existing, reinforced=existing.reinforced + 1, updated_at=now, status=status)
-        entities = tuple(self.store.about([existing.id]).get(existing.id, []))
-        private = bool(self.store.shared_scopes()) and not self.store.shared_memories([existing.id])
-        return RememberResult(updated, False, duplicate_of=existing.id, entities=entities, private=private)
+    def reinforce(self, record: MemoryRecord, cause: Cause, *, at: datetime, restore: bool) -> MemoryRecord:
+        """Count ``record`` remembered once more, ``at``; with ``restore`` (an archived one) it is
+        active again, in a ``status`` event that ``undo`` reverses. The record as it is now."""
+        status = Status.ACTIVE if restore else record.status
+        changes: dict[str, object] = {"reinforced": record.reinforced + 1, "updated_at": at}
+        with self.lock:
+            if status is not record.status:
+                changes["status"] = status
+                before: State = {"status": record.status.value}
+                self.history.record(record.id, EventKind.STATUS, before, {"status": status.value}, cause)
+            self.set_fields(record.id, changes)
+        return replace(record, reinforced=record.reinforced + 1, updated_at=at, status=status)
 
     def edit(self, memory_id: str, change: MemoryEdit, *, cause: Cause = BY_USER) -> MemoryRecord:
         """Make ``change`` to a memory's text and/or category; new text is read for entities in
@@ -584,17 +437,3 @@ class MemoryWriter:
 
 def _same_link(a: Link, b: Link) -> bool:
     return (a.source, a.target, a.kind) == (b.source, b.target, b.kind)
-
-
-def new_record(
-    text: str, category: Category, scope: Scope, project: str | None, *, now: datetime
-) -> MemoryRecord:
-    """A memory written ``now``: a new id, the content hash of its text where it is kept, created
-    and valid from now; the rest of ``MemoryRecord``'s fields at their defaults, for the caller
-    to ``replace``. ``remember`` stores one, and so does a proposed change of a person's memory
-    (``service/proposals.py``): nothing of an older memory carries over."""
-    content_hash = memory_hash(scope, project, text)
-    return MemoryRecord(
-        new_memory_id(), text, category, scope, project,
-        created_at=now, updated_at=now, valid_from=now, content_hash=content_hash,
-    )  # fmt: skip

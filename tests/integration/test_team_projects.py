@@ -103,8 +103,12 @@ def test_memories_stored_under_a_checkouts_path_move_to_the_projects_name(
     alice = service(url, tmp_path / "alice-data", clones[0])
     bob = service(url, tmp_path / "bob-data", clones[1])
     try:
-        assert [m.id for m in alice.list()] == ["mem_00000000000000a1"]  # moved to the name when first asked
-        assert [m.project for m in bob.list()] == [NAME]
+        # Alice's reads find it where it is, and move nothing; her next write moves it to the name
+        assert [(m.id, m.project) for m in alice.list()] == [("mem_00000000000000a1", str(clones[0]))]
+        assert bob.list() == []
+        alice.remember("Refunds are logged", category="decision")
+        assert {m.project for m in bob.list()} == {NAME}
+        assert "mem_00000000000000a1" in {m.id for m in bob.list()}
     finally:
         alice.close()
         bob.close()

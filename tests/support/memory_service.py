@@ -4,7 +4,8 @@
 ``FakeGraphStore`` (``adapters/fake_store.py``, held to the Kùzu store's contract by
 ``tests/unit/adapters/test_store_contract.py``), its code graph and GitLab graph
 (``FakeCodeGraph``, ``FakeGitLabGraph``, held to their own contract suites), an enricher
-with no GitLab client (as with no ``[gitlab]`` token), and the deterministic hash embedder.
+with no GitLab client (as with no ``[gitlab]`` token) that knows a GitHub checkout's refs are
+not GitLab's, and the deterministic hash embedder.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.fake_code import FakeCodeGraph
 from graphmem.adapters.fake_gitlab_graph import FakeGitLabGraph
 from graphmem.adapters.fake_store import FakeGraphStore
-from graphmem.adapters.git import gitlab_path
+from graphmem.adapters.git import gitlab_path, origin_name
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory, learning_sources
 from graphmem.core.ports import Embedder
+from graphmem.core.projects import ForeignRemote, foreign_remote
 from graphmem.core.timeparse import utc_now
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.memory import MemoryService
@@ -47,8 +49,17 @@ def in_memory_service(
     def namespace(project: str) -> str | None:
         return gitlab_path(Path(project))  # as app.py: the project's GitLab remote
 
+    def foreign(project: str) -> ForeignRemote | None:
+        return foreign_remote(origin_name(Path(project)))  # as app.py: its origin on another forge
+
     enricher = Enricher(
-        FakeGitLabGraph(store), None, EnrichmentConfig(), namespace=namespace, clock=utc_now, code=code
+        FakeGitLabGraph(store),
+        None,
+        EnrichmentConfig(),
+        namespace=namespace,
+        clock=utc_now,
+        code=code,
+        foreign=foreign,
     )
     settings = load_settings(data_dir=data_dir)
     return build_memory(

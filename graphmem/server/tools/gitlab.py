@@ -36,7 +36,9 @@ def add_gitlab_tools(tools: ToolRegistry) -> None:
         """Fetch an MR, issue or epic from GitLab now: title, state, people, labels,
         changed files and symbols, closing issues, epic. Refs in memories are enriched in
         the background anyway; call this when get_context says a ref is not enriched yet
-        and you need it now. Fails with a fix-it message when GitLab is not configured."""
+        and you need it now. Fails with a fix-it message when GitLab is not configured. A ref
+        of a GitHub or Bitbucket repository is not asked of GitLab: outcome "foreign", and
+        the problems say why."""
         report = memory.enrich([ref], project=project_of(project), refresh=refresh)
         outcome = next((name for name, n in report.counts.items() if n), "fresh")
         return {

@@ -541,7 +541,7 @@ def imported(store: GraphStore, entity_key: str, kind: EntityKind, name: str) ->
     return f"m-{entity_key}"
 
 
-# A pass of a few symbols writes them one way, one of many another (kuzu_code.FEW_COPY_ROWS)
+# A pass of a few symbols writes them one way, one of many another (kuzu_code_inserts.FEW_COPY_ROWS)
 PASS_SIZES = pytest.mark.parametrize("more", [{}, {"chain.py": CHAIN}], ids=["few", "many"])
 
 

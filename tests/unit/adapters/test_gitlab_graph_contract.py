@@ -227,6 +227,27 @@ def test_due_puts_the_never_fetched_first_and_waits_for_next_attempts(
     assert {r.key for r in graph.due(LATER, 10)} == {ISSUE, MR, MR2}
 
 
+def test_an_entity_set_aside_keeps_its_facts_and_is_never_due(graphs: tuple[GraphStore, GitLabGraph]) -> None:
+    """What the enricher does with a ref of a repository on another forge (a GitHub checkout's)."""
+    store, graph = graphs
+    named(store, MR)
+    save_mr(graph)
+    stored, why = graph.merge_request(MR), "github.com/group/proj is a GitHub repository"
+    graph.mark(MR, Attempt(EnrichState.UNRESOLVABLE, error=why, attempts=0, next_attempt=None))
+    row = graph.rows([MR])[MR]
+    assert (row.state, row.error, row.fetched_at, row.next_attempt) == (
+        EnrichState.UNRESOLVABLE,
+        why,
+        T0,
+        None,
+    )
+    assert stored is not None and graph.merge_request(MR) == stored
+    assert MR not in {r.key for r in graph.due(LATER + timedelta(days=30), 10)}
+    assert graph.counts()["unresolvable"] == 1
+    pending = [r for r in graph.all_rows() if r.state is EnrichState.PENDING]
+    assert graph.waiting() == len(pending)
+
+
 def test_a_linked_entity_is_due_once_a_memory_is_about_it(graphs: tuple[GraphStore, GitLabGraph]) -> None:
     store, graph = graphs
     named(store, MR)

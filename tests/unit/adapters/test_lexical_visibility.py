@@ -72,13 +72,15 @@ def random_id(rng: random.Random, n: int) -> str:
 def random_visibility(rng: random.Random) -> Visibility:
     statuses = frozenset(s for s in Status if rng.random() < 0.5)
     categories = frozenset(c for c in Category if rng.random() < 0.6)
+    project = rng.choice(PROJECTS)
     return Visibility(
-        rng.choice(PROJECTS),
+        project,
         rng.choice([Visibility(None).statuses, statuses, frozenset(Status)]),
         rng.choice([None, None, categories]),
         rng.choice([None, None, NOW - timedelta(days=rng.randint(1, 30))]),
         rng.choice(BRANCHES),
         rng.random() < 0.2,
+        aliases=frozenset(p for p in ("/src/a", "/src/b") if project not in (None, p) and rng.random() < 0.3),
     )
 
 
@@ -180,6 +182,8 @@ def test_ties_across_segments_are_cut_where_the_query_that_leaves_the_hidden_out
         ({"scope": Scope.PROJECT, "project": "/p"}, Visibility(None), False),
         ({"scope": Scope.PROJECT, "project": "/p"}, Visibility("/p"), True),
         ({"scope": Scope.PROJECT, "project": "/p"}, Visibility("/q"), False),
+        ({"scope": Scope.PROJECT, "project": "/p"}, Visibility("/q", aliases=frozenset({"/p"})), True),
+        ({"scope": Scope.PROJECT, "project": "/q"}, Visibility(None, aliases=frozenset({"/q"})), False),
         ({"project": "/p", "branch": "b"}, Visibility("/p"), False),
         ({"project": "/p", "branch": "b"}, Visibility("/p", branch="b"), True),
         ({"project": "/p", "branch": "b"}, Visibility("/p", all_branches=True), True),

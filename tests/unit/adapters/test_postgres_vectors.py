@@ -4,6 +4,8 @@ an import into a new store building the index once at its end."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import psycopg
 import pytest
@@ -15,6 +17,7 @@ from graphmem.adapters.postgres_connection import POOL_MAX
 from graphmem.adapters.postgres_embeddings import BULK_ROWS_MIN, EF_SEARCH_MIN, REBUILD_RATIO
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.postgres_vectors import PgVectorIndex
+from graphmem.core.models import Scope
 from graphmem.core.ports import VectorQuery
 
 DIM = 8
@@ -58,6 +61,24 @@ def test_a_search_finds_what_it_asks_for_past_the_scan_s_default_list(store: Pos
         VectorQuery(_vectors(1, seed=9)[0], EF_SEARCH_MIN + 10, project=None, statuses=ACTIVE)
     )
     assert len(found) == EF_SEARCH_MIN + 10
+
+
+def test_a_search_in_a_project_sees_the_memories_of_its_aliases(store: PostgresGraphStore) -> None:
+    """``VectorQuery.aliases``: names the project's memories are still kept under."""
+    store.add_memories(
+        [
+            memory("g"),
+            memory("a", scope=Scope.PROJECT, project="github.com/acme/shop"),
+            memory("b", scope=Scope.PROJECT, project="github.com/Acme/Shop"),
+            memory("o", scope=Scope.PROJECT, project="/src/other"),
+        ],
+        _vectors(4),
+    )
+    alone = VectorQuery(_vectors(1, seed=9)[0], 10, "github.com/Acme/Shop", ACTIVE)
+    aliased = replace(alone, aliases=frozenset({"github.com/acme/shop"}))
+
+    assert {i for i, _ in store.vectors.nearest(aliased)} == {"g", "a", "b"}
+    assert {i for i, _ in store.vectors.nearest(alone)} == {"g", "b"}
 
 
 def test_the_cosines_of_a_search_s_hits_and_of_other_memories_are_the_database_s(

@@ -439,6 +439,27 @@ def test_search_text_respects_visibility(store: GraphStore) -> None:
     assert set(found(store, "release", Visibility(None, frozenset({Status.ARCHIVED})))) == {"gone"}
 
 
+def test_a_projects_aliases_are_seen_as_the_project(store: GraphStore) -> None:
+    """``Visibility.aliases``: names a project's memories are still kept under (a checkout's path,
+    another spelling) till a writer moves them; every read of the project sees them."""
+    store.add_memories(
+        [
+            memory("mine", "release train", scope=Scope.PROJECT, project="github.com/Acme/Shop"),
+            memory("split", "release train", scope=Scope.PROJECT, project="github.com/acme/shop",
+                   content_hash="x"),
+            memory("theirs", "release train", scope=Scope.PROJECT, project="/src/other", content_hash="y"),
+        ]
+    )  # fmt: skip
+    seen = Visibility("github.com/Acme/Shop", aliases=frozenset({"github.com/acme/shop"}))
+    alone = Visibility("github.com/Acme/Shop")
+
+    assert {r.id for r in store.list_memories(seen, limit=10)} == {"mine", "split"}
+    assert set(found(store, "release", seen)) == {"mine", "split"}
+    assert {m.id for m in store.text_matches("release train", seen, 10)} == {"mine", "split"}
+    assert {r.id for r in store.list_memories(alone, limit=10)} == {"mine"}
+    assert set(found(store, "release", alone)) == {"mine"}
+
+
 def test_search_text_honours_the_limit(store: GraphStore) -> None:
     store.add_memories([memory(f"m{i}", f"zebra note {i}") for i in range(6)])
     assert len(found(store, "zebra", limit=4)) == 4

@@ -77,6 +77,13 @@ def test_search_in_a_project_sees_its_rows_and_global_ones(index: HnswVectorInde
     assert set(ids(index.search(VectorQuery(unit(1), 10, project="/b", statuses=CURRENT)))) == {"g", "b"}
 
 
+def test_search_in_a_project_sees_its_aliases_rows_too(index: HnswVectorIndex) -> None:
+    """``VectorQuery.aliases``: names the project's memories are still kept under."""
+    query = VectorQuery(unit(1), 10, project="/b", statuses=CURRENT, aliases=frozenset({"/a"}))
+    assert set(ids(index.search(query))) == {"g", "a", "b"}
+    assert set(ids(index.search(VectorQuery(unit(1), 10, project="/b", statuses=CURRENT)))) == {"g", "b"}
+
+
 def test_search_in_an_unknown_project_sees_only_global_rows(index: HnswVectorIndex) -> None:
     assert ids(index.search(VectorQuery(unit(1), 10, project="/elsewhere", statuses=CURRENT))) == ["g"]
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from support.fake_gitlab import TOKEN, FakeGitLab, shop_checkout
+from support.git_repo import git, new_repo
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -28,7 +29,8 @@ def gitlab() -> Iterator[FakeGitLab]:
 
 @pytest.fixture
 def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gitlab: FakeGitLab) -> Invoke:
-    """Runs ``graphmem ARGS`` in a checkout of acme/shop/backend, GitLab being the fake one."""
+    """Runs ``graphmem ARGS`` in a checkout of acme/shop/backend (or ``project``), GitLab being the
+    fake one."""
     monkeypatch.setenv("GRAPHMEM_GITLAB_TOKEN", TOKEN)
     monkeypatch.setenv("GRAPHMEM_GITLAB__URL", gitlab.url)
     monkeypatch.setenv("GRAPHMEM_GITLAB__TIMEOUT_SECONDS", "1")
@@ -42,8 +44,8 @@ def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gitlab: FakeGitLab) 
     monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
     runner = CliRunner()
 
-    def run(*args: str) -> Result:
-        return runner.invoke(main.cli, ["--data-dir", str(tmp_path / "data"), "--project", shop, *args])
+    def run(*args: str, project: str = shop) -> Result:
+        return runner.invoke(main.cli, ["--data-dir", str(tmp_path / "data"), "--project", project, *args])
 
     return run
 
@@ -84,3 +86,21 @@ def test_gitlab_offline_exits_with_gitlabs_code_and_json_says_failed(
     assert result.exit_code == 11
     report = json.loads(result.stdout)
     assert report["counts"] == {"error": 1} and report["failed"] is True
+
+
+def test_a_github_checkouts_ref_is_not_asked_of_gitlab_and_the_command_says_why(
+    invoke: Invoke, gitlab: FakeGitLab, tmp_path: Path
+) -> None:
+    github = new_repo(tmp_path / "github")  # GitLab holds a project of the same path: it would answer
+    git(github, "remote", "add", "origin", "git@github.com:acme/shop/backend.git")
+
+    result = invoke("enrich", "!12", project=str(github))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        "foreign 1",
+        "problems:",
+        "  !12: github.com/acme/shop/backend is a GitHub repository, and graphmem enriches GitLab's "
+        "merge requests, issues and epics only.",
+    ]
+    assert gitlab.count("merge_requests") == 0

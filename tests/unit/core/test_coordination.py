@@ -1,5 +1,6 @@
 """Who may end a session or release its claims (``core/coordination.py``, ``may_act``): its client,
-and on a team's store its person; anyone else only by force, which the caller records."""
+and on a team's store its person; anyone else only by force, which the caller records. And how
+many sessions a store keeps (``room_for_session``), for the daemon's and the team's alike."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from graphmem.core.coordination import AgentSession, may_act
-from graphmem.errors import NotAllowedError
+from graphmem.core.coordination import (
+    MAX_SESSIONS,
+    AgentSession,
+    may_act,
+    may_end,
+    may_release,
+    room_for_session,
+)
+from graphmem.errors import ConflictError, NotAllowedError
 
 NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
 HERS = AgentSession(
@@ -36,3 +44,24 @@ def test_the_same_person_and_client_may_and_a_forced_act_says_it_was_forced() ->
 def test_a_session_from_before_the_person_was_recorded_is_its_clients_as_before() -> None:
     old = AgentSession("ses_000000000002", "bot", "/p", None, NOW, NOW, NOW, owner=None, person=None)
     assert may_act(old, "mcp", force=False, what="end it", how="-", person="bob") is False
+
+
+def test_a_refused_end_names_the_command_that_forces_it() -> None:
+    with pytest.raises(
+        NotAllowedError, match=r"may end it\. .*`graphmem session end ses_000000000001 --force`"
+    ):
+        may_end(HERS, "mcp:other", force=False)
+
+
+def test_a_refused_release_names_the_command_that_forces_it_for_that_item() -> None:
+    with pytest.raises(
+        NotAllowedError, match=r"release its claims\. .*`graphmem release ses_000000000001 '!12' --force`"
+    ):
+        may_release(HERS, "!12", "mcp", force=False, person="bob")
+    assert may_release(HERS, "!12", "person", force=True, person="bob") is True
+
+
+def test_a_store_keeps_at_most_max_sessions() -> None:
+    room_for_session(MAX_SESSIONS - 1)
+    with pytest.raises(ConflictError, match=f"{MAX_SESSIONS} sessions are live: end some with session_end"):
+        room_for_session(MAX_SESSIONS)

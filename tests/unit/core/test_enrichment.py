@@ -1,15 +1,18 @@
-"""The pure parts of enrichment: keys, relative epics, back-off, diff ranges meeting symbols."""
+"""The pure parts of enrichment: keys, relative epics, refs of other forges, back-off, diff ranges
+meeting symbols."""
 
 from __future__ import annotations
 
 from graphmem.core.codegraph import SymbolInfo
 from graphmem.core.enrichment import (
     backoff_s,
+    foreign_ref,
     parse_key,
     relative_namespace,
     symbols_touched,
 )
 from graphmem.core.models import EntityKind
+from graphmem.core.projects import foreign_remote
 
 
 def test_keys_of_gitlab_projects_parse_and_local_ones_do_not() -> None:
@@ -30,6 +33,19 @@ def test_a_relative_epic_belongs_to_the_projects_group() -> None:
     assert relative_namespace(EntityKind.EPIC, "acme/shop/backend") == "acme/shop"
     assert relative_namespace(EntityKind.ISSUE, "acme/shop/backend") == "acme/shop/backend"
     assert relative_namespace(EntityKind.EPIC, "/home/me/shop") == "/home/me/shop"
+
+
+def test_a_github_repositorys_own_refs_are_foreign_and_other_projects_are_not() -> None:
+    shop = foreign_remote("github.com/acme/shop")
+
+    assert foreign_ref("Issue:acme/shop#12", shop)
+    assert foreign_ref("MergeRequest:acme/shop!3", shop)
+    assert foreign_ref("Epic:acme&7", shop)  # a bare &7 resolves in the group above the repository
+    assert foreign_ref("Issue:Acme/Shop#12", shop)  # GitHub ignores case
+    assert not foreign_ref("Issue:acme/backend#12", shop)  # another project, named explicitly
+    assert not foreign_ref("Issue:acme/shop#12", foreign_remote("gitlab.com/acme/shop"))  # no remote: None
+    assert not foreign_ref("Issue:#12", shop)  # written outside any project
+    assert not foreign_ref("File:/src/shop::a.py", shop)
 
 
 def test_backoff_doubles_and_is_capped() -> None:

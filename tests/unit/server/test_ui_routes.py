@@ -410,7 +410,7 @@ def test_home_lists_memories_the_code_changed_under(
 def test_home_only_reads(client: TestClient, memory_service: MemoryService, git_project: str) -> None:
     from datetime import UTC, datetime
 
-    expired = memory_service.writer.remember(
+    expired = memory_service.parts.rememberer.remember(
         "The freeze ends on Monday",
         category="blocker",
         project=git_project,

@@ -223,7 +223,7 @@ def test_only_the_user_widens_an_agents_memory_to_every_project(
     ).memory
 
     with pytest.raises(NotAllowedError):
-        Lifecycle(memory_service.writer).widen(note.id, actor="agent")
+        Lifecycle(memory_service.writer, memory_service.parts.rememberer).widen(note.id, actor="agent")
     wide = memory_service.widen(note.id)
 
     assert (wide.scope.value, wide.source, wide.text) == ("global", "user", note.text)

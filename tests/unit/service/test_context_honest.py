@@ -4,6 +4,7 @@ under the target as if they were about it."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,8 @@ from click.testing import CliRunner
 from support.git_repo import git, new_repo
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.core.gitlab import MergeRequestData
+from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.models import Category
 from graphmem.service.memory import MemoryService
 
@@ -150,3 +153,29 @@ def test_a_ref_in_a_gitlab_checkout_still_says_gitlab_is_not_configured(
     memory_service: MemoryService, git_project: str
 ) -> None:
     assert NOT_CONFIGURED in memory_service.get_context("#4554", project=git_project).notes
+
+
+def test_a_github_checkouts_ref_shows_nothing_gitlab_said_of_a_project_of_the_same_path(
+    memory_service: MemoryService, tmp_path: Path
+) -> None:
+    shop = _checkout(tmp_path / "shop", "git@github.com:acme/shop.git")
+    memory_service.remember("Retries land in !12", category="fact", project=shop)
+    key, at = "MergeRequest:acme/shop!12", datetime(2026, 5, 1, tzinfo=UTC)
+    mr = MergeRequestData(
+        project="acme/shop", iid=12, title="GitLab's acme/shop!12", state="merged", draft=False, author=None,
+        assignees=(), reviewers=(), labels=(), milestone=None, source_branch="x", target_branch="main",
+        merged_at=at, created_at=at, updated_at=at, description="", web_url="https://gitlab.com/acme/shop",
+        changed_files=(), changed_files_total=0, closes=(),
+    )  # fmt: skip
+    assert memory_service.enricher is not None
+    # what a graphmem that did not tell forges apart fetched from gitlab.com/acme/shop
+    memory_service.enricher.graph.apply(edit_for(GitLabAnswer(key, mr, 0, at, at + timedelta(days=1))))
+
+    bundle = memory_service.get_context("!12", project=shop)
+
+    assert (
+        "!12 is not enriched: github.com/acme/shop is a GitHub repository, and graphmem enriches "
+        "GitLab's merge requests, issues and epics only."
+    ) in bundle.notes
+    assert "### Merge request" not in bundle.markdown
+    assert "merged" not in bundle.markdown

@@ -194,7 +194,7 @@ def test_a_key_the_graph_does_not_show_is_fetched_and_nothing_of_it_stored(
     queue, _ = enricher(graph, gitlab, clock)
 
     fetched = queue.enrich([hidden])
-    missing = queue.enrich([hidden], names={hidden: "!13"})
+    missing = queue.enrich([hidden], named={hidden: Entity(hidden, EntityKind.MERGE_REQUEST, "!13")})
 
     assert (fetched.counts, missing.counts) == ({"fetched": 1}, {"missing": 1})
     assert missing.problems == ["!13: 404 Not Found"]  # as for a row it shows

@@ -69,6 +69,7 @@ def ingester(
 ) -> Ingester:
     return Ingester(
         memory.writer,
+        memory.parts.rememberer,
         options=IngestOptions(idle_seconds=idle_seconds, llm_max_sessions_per_run=1000),
         clock=lambda: now,
         sessions=OpenCodeSessions(),
@@ -225,17 +226,17 @@ def test_a_crash_mid_run_resumes_without_duplicates(
     oc.turn(first, "We decided first", "ok", at_ms=T0_MS + 1)
     second = oc.session(git_project, at_ms=T0_MS + 10)
     oc.turn(second, "We decided second (boom)", "ok", at_ms=T0_MS + 20)
-    original = memory_service.writer.remember  # what the ingester writes through
+    original = memory_service.parts.rememberer.remember  # what the ingester remembers through
 
     def crash_on_boom(text: str, **kwargs: Any) -> RememberResult:
         if "boom" in text:
             raise KeyboardInterrupt  # the process dies in the middle of the second session
         return original(text, **kwargs)
 
-    monkeypatch.setattr(memory_service.writer, "remember", crash_on_boom)
+    monkeypatch.setattr(memory_service.parts.rememberer, "remember", crash_on_boom)
     with pytest.raises(KeyboardInterrupt):
         ingester(memory_service, Scripted(decisions)).run(db_path=str(oc.path))
-    monkeypatch.setattr(memory_service.writer, "remember", original)
+    monkeypatch.setattr(memory_service.parts.rememberer, "remember", original)
     assert [m.text for m in learned(memory_service)] == ["We decided first"]
     report = ingester(memory_service, Scripted(decisions)).run(db_path=str(oc.path))
     assert report.sessions_ingested == 1
@@ -358,6 +359,7 @@ def test_the_llm_extractor_over_http_feeds_the_store_and_falls_back_on_failure(
         extractor = LLMExtractor(model="fake-model", base_url=llm.base_url)
         report = Ingester(
             memory_service.writer,
+            memory_service.parts.rememberer,
             options=IngestOptions(llm_max_sessions_per_run=5),
             clock=lambda: LATER,
             sessions=OpenCodeSessions(),

@@ -24,6 +24,7 @@ LATER = datetime(2026, 12, 2, tzinfo=UTC)
 def ingester(memory: MemoryService, root: Path) -> Ingester:
     return Ingester(
         memory.writer,
+        memory.parts.rememberer,
         options=IngestOptions(),
         clock=lambda: LATER,
         sessions=ClaudeCodeTranscripts(root),

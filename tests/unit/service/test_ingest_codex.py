@@ -25,6 +25,7 @@ LATER = datetime(2026, 12, 2, tzinfo=UTC)
 def ingester(memory: MemoryService, codex_home: Path) -> Ingester:
     return Ingester(
         memory.writer,
+        memory.parts.rememberer,
         options=IngestOptions(),
         clock=lambda: LATER,
         sessions=CodexSessions([codex_home / "sessions"]),

@@ -305,7 +305,7 @@ def test_a_memory_the_client_says_was_shown_comes_back_once_its_text_changed(
 
 def summary(memory_service: MemoryService, git_project: str, session: str, title: str) -> str:
     """A session's summary event, as the ingest writes it."""
-    return memory_service.parts.writer.remember(
+    return memory_service.parts.rememberer.remember(
         title,
         category="event",
         project=git_project,

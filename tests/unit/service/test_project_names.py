@@ -1,7 +1,9 @@
 """ProjectNames on a team's store: a checkout's shared name is bound to the spelling the store
 keeps (core.projects.stored_spelling), read again once PROJECT_SPELLING_TTL_S has passed; a
-split's memories move to it, but a role that may not write still gets its answer; a name that
-is the checkout's path is never bound. On the in-memory store, with git stood in for."""
+split's memories, and those kept under the checkout's path, are to move to it, never on a read
+(``of`` writes nothing; reads see them through ``pending``) but at ``move_pending``, which a
+role that may not write survives; a name that is the checkout's path is never bound. On the
+in-memory store, with git stood in for."""
 
 from __future__ import annotations
 
@@ -71,8 +73,8 @@ def projects(store: FakeGraphStore) -> dict[str, str | None]:
     return {m.id: m.project for m in store.all_memories()}
 
 
-def test_a_role_that_may_not_write_binds_and_moves_nothing() -> None:
-    store = Refusing(StoreError("The PostgreSQL store at postgresql://bot@db/graphmem is read only"))
+def split(store: FakeGraphStore) -> None:
+    """``FIRST`` kept first, ``SECOND`` later: a project split in two."""
     store.add_memories(
         [
             memory("a", scope=Scope.PROJECT, project=FIRST),
@@ -80,23 +82,68 @@ def test_a_role_that_may_not_write_binds_and_moves_nothing() -> None:
         ]
     )
 
-    assert names(store).of(CHECKOUT) == FIRST
+
+def test_naming_a_split_project_moves_nothing_but_its_reads_see_both_spellings() -> None:
+    store = FakeGraphStore(dimension=8)
+    split(store)
+    bound = names(store)
+
+    assert bound.of(CHECKOUT) == FIRST
     assert projects(store) == {"a": FIRST, "b": SECOND}
+    assert bound.pending(FIRST) == {SECOND, CHECKOUT}  # the path's (none here) and the other spelling's
+    assert bound.pending(SECOND) == bound.pending(None) == frozenset()
 
 
-def test_a_store_that_cannot_be_reached_fails_the_call() -> None:
+def test_move_pending_moves_them_once() -> None:
+    store = FakeGraphStore(dimension=8)
+    split(store)
+    bound = names(store)
+    bound.of(CHECKOUT)
+
+    assert bound.move_pending() == 1
+    assert projects(store) == {"a": FIRST, "b": FIRST}
+    assert bound.pending(FIRST) == frozenset()
+    assert bound.move_pending() == 0
+
+
+def test_a_checkouts_path_memories_are_its_names_till_moved() -> None:
+    store = FakeGraphStore(dimension=8)
+    store.add_memories([memory("a", scope=Scope.PROJECT, project=CHECKOUT)])  # from before project names
+    bound = names(store, named=FIRST)
+
+    assert bound.of(CHECKOUT) == FIRST
+    assert projects(store) == {"a": CHECKOUT} and bound.pending(FIRST) == {CHECKOUT}
+    assert bound.move_pending() == 1
+    assert projects(store) == {"a": FIRST} and bound.pending(FIRST) == frozenset()
+
+
+def test_a_role_that_may_not_write_binds_moves_nothing_and_still_sees_both(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = Refusing(StoreError("The PostgreSQL store at postgresql://bot@db/graphmem is read only"))
+    split(store)
+    bound = names(store)
+
+    assert bound.of(CHECKOUT) == FIRST
+    assert bound.move_pending() == 0
+    assert projects(store) == {"a": FIRST, "b": SECOND}
+    assert SECOND in bound.pending(FIRST)  # its reads still see them as the project's
+    assert "stay till a writer moves them" in caplog.text
+    caplog.clear()
+    assert bound.move_pending() == 0 and caplog.text == ""  # not tried again till read again
+
+
+def test_a_store_that_cannot_be_reached_fails_the_move_and_keeps_it_pending() -> None:
     store = Refusing(
         StoreUnavailableError("The PostgreSQL store at postgresql://db/graphmem cannot be reached")
     )
-    store.add_memories(
-        [
-            memory("a", scope=Scope.PROJECT, project=FIRST),
-            memory("b", scope=Scope.PROJECT, project=SECOND, created_at=NOW.replace(year=2026)),
-        ]
-    )
+    split(store)
+    bound = names(store)
+    assert bound.of(CHECKOUT) == FIRST  # naming reads only
 
     with pytest.raises(StoreUnavailableError):
-        names(store).of(CHECKOUT)
+        bound.move_pending()
+    assert SECOND in bound.pending(FIRST)
 
 
 def test_the_stored_spelling_is_read_again_once_its_time_is_up() -> None:
@@ -111,9 +158,11 @@ def test_the_stored_spelling_is_read_again_once_its_time_is_up() -> None:
     )
 
     clock.now += PROJECT_SPELLING_TTL_S - 1
-    assert bound.of(CHECKOUT) == SECOND and projects(store)["b"] == SECOND  # as read a moment ago
+    assert bound.of(CHECKOUT) == SECOND and bound.pending(SECOND) == {CHECKOUT}  # as read a moment ago
     clock.now += 1
     assert bound.of(CHECKOUT) == FIRST
+    assert bound.pending(FIRST) == {CHECKOUT, SECOND} and bound.pending(SECOND) == frozenset()
+    bound.move_pending()
     assert projects(store) == {"a": FIRST, "b": FIRST}
 
 
@@ -122,5 +171,7 @@ def test_a_checkout_named_by_its_path_is_never_bound() -> None:
     upper = CHECKOUT.replace("shop", "Shop")
     store.add_memories([memory("a", scope=Scope.PROJECT, project=upper)])
 
-    assert names(store, named=CHECKOUT).of(CHECKOUT) == CHECKOUT
+    bound = names(store, named=CHECKOUT)
+    assert bound.of(CHECKOUT) == CHECKOUT
+    assert bound.pending(CHECKOUT) == frozenset() and bound.move_pending() == 0
     assert projects(store) == {"a": upper}

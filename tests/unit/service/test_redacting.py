@@ -198,6 +198,7 @@ def test_session_ingest_and_the_extractors_output_store_no_secret(
         later = datetime.fromtimestamp(T0_MS / 1000, tz=UTC) + timedelta(days=1)
         ingester = Ingester(
             memory_service.writer,
+            memory_service.parts.rememberer,
             options=IngestOptions(idle_seconds=60, llm_max_sessions_per_run=10),
             clock=lambda: later,
             sessions=OpenCodeSessions(),

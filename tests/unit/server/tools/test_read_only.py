@@ -61,7 +61,7 @@ def snapshot(store: FakeGraphStore) -> tuple[object, ...]:
 def expired(memory_service: MemoryService) -> str:
     """A blocker whose expiry has passed, not archived yet, beside one that has not expired."""
     memory_service.remember("The staging freeze for the audit is still on", category=Category.BLOCKER)
-    return memory_service.writer.remember(
+    return memory_service.parts.rememberer.remember(
         "The staging freeze for the audit ends on Monday",
         category=Category.BLOCKER,
         expires_at=datetime(2020, 1, 1, tzinfo=UTC),
