@@ -256,23 +256,23 @@ class Runtime:
     def _move_projects(self) -> bool:
         """Idle: move the memories still kept under a project's other names to it (reads see
         them as its own meanwhile: ``ProjectNames``); False when the store cannot be reached."""
-        try:
-            self.memory.move_pending_projects()
-        except StoreUnavailableError:  # the store said so once
-            return False
-        except GraphmemError as exc:
-            log.error("moving memories to their project's name failed: %s", exc)
-        return True
+        return self._idle_chore(self.memory.move_pending_projects, "moving memories to their project's name")
 
     def _expire(self) -> bool:
         """Idle: archive the memories whose expiry has passed (reads leave them out meanwhile);
         False when the store cannot be reached."""
+        return self._idle_chore(self.memory.expire_due, "archiving expired memories")
+
+    @staticmethod
+    def _idle_chore(chore: Callable[[], object], what: str) -> bool:
+        """Run an idle chore of the store's: a failure is logged (``what`` failed) and the next
+        idle poll tries again; False when the store cannot be reached (it said so once)."""
         try:
-            self.memory.expire_due()
-        except StoreUnavailableError:  # the store said so once
+            chore()
+        except StoreUnavailableError:
             return False
         except GraphmemError as exc:
-            log.error("archiving expired memories failed: %s", exc)
+            log.error("%s failed: %s", what, exc)
         return True
 
     def _tidy_index(self, semantic: SemanticIndex) -> None:

@@ -4,8 +4,13 @@ write path (``tests/unit/service/test_writer.py``, ``test_remember.py``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from graphmem.core.models import Status
+
+# The write path's clock in these tests, and a secret the writer must redact.
+T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
+TOKEN = "glpat-" + "l9guXCYJmdQFTvffexLP"
 
 
 class Bookkeeping:

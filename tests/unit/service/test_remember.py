@@ -3,10 +3,8 @@ in tmp_path."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
 
 import pytest
 
@@ -15,38 +13,9 @@ from graphmem.core.dedup import memory_hash
 from graphmem.core.models import Scope, Status
 from graphmem.core.ports import Visibility
 from graphmem.errors import InvalidInputError
-from graphmem.service.mentions import Mentions
 from graphmem.service.remember import Rememberer
-from graphmem.service.semantic import SemanticIndex
 from graphmem.service.writer import MemoryWriter
-from tests.support.bookkeeping import Bookkeeping
-
-T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
-TOKEN = "glpat-" + "l9guXCYJmdQFTvffexLP"
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
-    kuzu = KuzuGraphStore(tmp_path / "data", dimension=8)
-    yield kuzu
-    kuzu.close()
-
-
-@pytest.fixture
-def index() -> Bookkeeping:
-    return Bookkeeping()
-
-
-@pytest.fixture
-def writer(store: KuzuGraphStore, index: Bookkeeping) -> MemoryWriter:
-    return MemoryWriter(
-        store, cast(SemanticIndex, index), Mentions(None, lambda project: None), clock=lambda: T0
-    )
-
-
-@pytest.fixture
-def rememberer(writer: MemoryWriter) -> Rememberer:
-    return Rememberer(writer)
+from tests.support.bookkeeping import TOKEN, Bookkeeping
 
 
 def test_remember_redacts_before_it_stores_and_says_how_much(

@@ -2,53 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import cast
-
 import numpy as np
 import pytest
 
-from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.dedup import memory_hash
 from graphmem.core.keys import file_key, memory_id
 from graphmem.core.models import Category, Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope, Status
 from graphmem.errors import ConflictError, NotFoundError
 from graphmem.service.inputs import MemoryEdit
-from graphmem.service.mentions import Mentions
 from graphmem.service.redacting import RedactingStore
 from graphmem.service.remember import Rememberer
-from graphmem.service.semantic import SemanticIndex
 from graphmem.service.writer import MemoryWriter
-from tests.support.bookkeeping import Bookkeeping
-
-T0 = datetime(2026, 1, 5, 12, 0, tzinfo=UTC)
-TOKEN = "glpat-" + "l9guXCYJmdQFTvffexLP"
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
-    kuzu = KuzuGraphStore(tmp_path / "data", dimension=8)
-    yield kuzu
-    kuzu.close()
-
-
-@pytest.fixture
-def index() -> Bookkeeping:
-    return Bookkeeping()
-
-
-@pytest.fixture
-def writer(store: KuzuGraphStore, index: Bookkeeping) -> MemoryWriter:
-    return MemoryWriter(
-        store, cast(SemanticIndex, index), Mentions(None, lambda project: None), clock=lambda: T0
-    )
-
-
-@pytest.fixture
-def rememberer(writer: MemoryWriter) -> Rememberer:
-    return Rememberer(writer)  # how the tests below write the memory they change
+from tests.support.bookkeeping import T0, TOKEN, Bookkeeping
 
 
 def fact(text: str, *, project: str = "/p", seed: str | None = None) -> MemoryRecord:
