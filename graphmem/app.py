@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 from graphmem.adapters.claude_code_transcripts import ClaudeCodeTranscripts
 from graphmem.adapters.codex_sessions import CodexSessions
 from graphmem.adapters.embedders import DEFAULT_DIMENSION, DEFAULT_MODEL, make_embedder
-from graphmem.adapters.git import GitToplevel, gitlab_path, origin_name
+from graphmem.adapters.git import GitToplevel, gitlab_path
 from graphmem.adapters.git_history import GitLog
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
@@ -92,7 +92,7 @@ def _foreign_remote(roots: ProjectRoots, project: str) -> ForeignRemote | None:
     (a team's project not checked out here) the shared name's, which is its remote's."""
     root = roots.checkout(project)
     if root is not None:
-        return foreign_remote(origin_name(root))
+        return foreign_remote(roots.origin(root))
     return None if is_checkout_path(project) else foreign_remote(project)
 
 
@@ -353,7 +353,9 @@ def build_memory(
         lifecycle=Lifecycle(writer, rememberer),
         review=Review(stores, staleness),
         staleness=staleness,
-        neighbourhood=NeighbourhoodReader(store, code, gitlab),
+        neighbourhood=NeighbourhoodReader(
+            store, code, gitlab, enricher.another_projects if enricher is not None else lambda e: False
+        ),
         home=Home(stores, staleness),
         transfer=transfer,
         ingest=options,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import itertools
 import json
@@ -19,7 +20,7 @@ from support import home_guard
 from support.home_guard import REAL_HOME, SHARED_CACHE, TOUCHED_REAL_HOME
 from support.memory_service import DIMENSION, in_memory_service
 from support.postgres import PostgresServer
-from support.stores import MIGRATED
+from support.stores import MIGRATED, KuzuTemplates
 from support.temp_root import ROOT_VARIABLE, put_temp_folders_in_memory
 from support.work_order import costliest_first
 from support.worker_groups import group_by_shared_fixtures
@@ -53,6 +54,11 @@ home_guard.install()
 # often as before, relative to the young collections.
 GC_YOUNG_THRESHOLD = 10_000
 gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+# What a process holds once it exits is not looked at again: the interpreter's last full
+# collections went through every object a worker still held (a million after a unit run) and
+# the controller waited seconds for the workers to exit. Objects are frozen, never freed: the
+# system takes the memory back with the process.
+atexit.register(gc.freeze)
 
 
 def _check_each_schema_once() -> None:
@@ -112,6 +118,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (``support/work_order.py``, docs/testing.md)."""
     group_by_shared_fixtures(items)
     costliest_first(items)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The modules, tests and fixtures collected live as long as the process: frozen, the
+    collector's full collections during the run skip them (half a million objects a worker),
+    after one collection of what the collection left as garbage."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)
@@ -206,6 +220,13 @@ def postgres_server() -> PostgresServer:
     server.start()
     server.new_template(MIGRATED, lambda url: migrate(url))
     return server
+
+
+@pytest.fixture(scope="session")
+def kuzu_templates(tmp_path_factory: pytest.TempPathFactory) -> KuzuTemplates:
+    """The empty Kùzu stores the contract tests' new stores are copied from (``support/stores.py``),
+    made once per process as they are first asked for."""
+    return KuzuTemplates(tmp_path_factory.mktemp("kuzu-templates"))
 
 
 # Servers stopped once every test ran (``pytest_sessionfinish``), not in a fixture's teardown:

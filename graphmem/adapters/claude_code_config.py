@@ -151,8 +151,9 @@ def plan_uninstall(files: ClaudeCodeFiles) -> list[FileChange]:
 
 
 def tidy(files: ClaudeCodeFiles) -> None:
-    """After uninstall: a project's ``.claude/`` folder left empty goes too (the user's files stay)."""
-    remove_if_empty(files.settings.parent, ".claude", files.servers.parent)
+    """After uninstall: a project's ``.claude/`` folder left empty goes too (the user's files stay);
+    ``~/.claude`` (or ``$CLAUDE_CONFIG_DIR``) stays, Claude Code's own, as Codex's home does."""
+    remove_if_empty(files.settings.parent, ".claude", files.project)
 
 
 @dataclass(frozen=True, slots=True)

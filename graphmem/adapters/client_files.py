@@ -13,7 +13,9 @@ outside the project is refused before it is read, so a repository cannot make gr
 user's ``~/.bashrc`` or quote ``/etc/passwd`` in an error. The user's own (global) files are
 followed wherever they link: people keep dotfiles in a repository and link them into
 ``~/.config``. No such file is read past ``MAX_CLIENT_FILE_BYTES``. ``uninstall`` removes the
-client's folder it leaves empty (``remove_if_empty``), never one holding anything.
+project's client folder it leaves empty (``remove_if_empty``), never one holding anything, and
+never the user's own (``~/.claude``, ``$CODEX_HOME``): nothing records whether install made it,
+and it is the client's home (its sessions, its login), which the client made or will make.
 """
 
 from __future__ import annotations
@@ -119,11 +121,11 @@ def check_in_project(path: Path, project: Path | None) -> None:
     )
 
 
-def remove_if_empty(folder: Path, name: str, parent: Path | None) -> None:
+def remove_if_empty(folder: Path, name: str, project: Path | None) -> None:
     """After uninstall: ``folder`` when it is the client's folder ``name`` (``.claude``,
-    ``.codex``) right inside ``parent`` (where install made it; None: none) and empty. One with
-    anything in it stays, the user's files with it."""
-    if parent is not None and folder.name == name and folder.parent == parent:
+    ``.codex``) right inside ``project`` (install makes it for its file when missing) and empty; with no
+    ``project`` (the user's own scope) none. One with anything in it stays, the user's files with it."""
+    if project is not None and folder.name == name and folder.parent == project:
         with contextlib.suppress(OSError):  # not empty, or not ours to remove
             folder.rmdir()
 

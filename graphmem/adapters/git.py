@@ -27,7 +27,7 @@ from graphmem.errors import InvalidInputError
 
 GIT_TIMEOUT_S = 5.0
 DEFAULT_BRANCH_TTL_S = 60.0  # how long a project's default branch is taken as read
-PROJECT_NAME_TTL_S = 60.0  # and a checkout's project name (git config, the origin remote)
+PROJECT_NAME_TTL_S = 60.0  # and a checkout's project name and origin remote (git config)
 # A repository's own setting for its default branch, before origin/HEAD, main and master.
 DEFAULT_BRANCH_CONFIG = "graphmem.defaultBranch"
 
@@ -204,6 +204,7 @@ class GitToplevel:
         self.shared = shared
         self._checkouts: dict[str, Path] = {}  # project_key(name) -> checkout
         self._names: dict[Path, tuple[float, str]] = {}  # root -> (when read, name)
+        self._origins: dict[Path, tuple[float, str | None]] = {}  # root -> (when read, origin)
         self._lock = threading.Lock()
 
     def project_root(self, path: Path) -> Path | None:
@@ -220,6 +221,19 @@ class GitToplevel:
             self._names[root] = (now, name)
             self._checkouts[project_key(name)] = root
         return name
+
+    def origin(self, root: Path) -> str | None:
+        """``origin_name`` of the checkout at ``root``, read again after ``PROJECT_NAME_TTL_S``: a
+        context showing many refs asks it of each, on the user's path."""
+        now = time.monotonic()
+        with self._lock:
+            cached = self._origins.get(root)
+        if cached is not None and now - cached[0] < PROJECT_NAME_TTL_S:
+            return cached[1]
+        found = origin_name(root)
+        with self._lock:
+            self._origins[root] = (now, found)
+        return found
 
     def checkout(self, project: str) -> Path | None:
         if is_checkout_path(project):

@@ -11,7 +11,11 @@ each commit's diff against its parent is what blame reads too: replaying the dif
 is the newest commit's whose hunk added it, and a line no hunk added was last changed before
 ``since`` (``""``), or by the commit that added the file. :func:`lines_from_diffs` reads that
 for all the files at once, with three git processes whatever their number: the commits and the
-files they touched, their diffs, and the files' lengths at HEAD (``git cat-file --batch``).
+files they touched, their diffs, and the files' lengths at HEAD (``git cat-file --batch``). The
+diffs are only of the files each commit modified (``--diff-filter=M``), the only ones replayed: a
+commit that added a tree of files (a repository's first, a vendored library) is neither diffed by
+git nor read here (the generated 3,030-file repository's 300 commits and its first: 9.7 MB of
+diffs before, 0.2 MB).
 
 A file it cannot vouch for is left to blame: one added beside a deletion (blame follows a file
 renamed into it to older commits), deleted and added again, a binary or oddly named one, one
@@ -62,7 +66,8 @@ def lines_from_diffs(root: Path, paths: Collection[str], since: datetime | None)
     if len(hunks) < len(changes):
         patches = _git(root, "-c", "core.quotePath=false", "log", after, f"--format={_RECORD}%H",
                        "-p", "-w", "-U0", "--no-renames", "--relative", "--no-color", "--no-ext-diff",
-                       "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "HEAD", "--")  # fmt: skip
+                       "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--diff-filter=M", "HEAD",
+                       "--")  # fmt: skip
         if patches is not None:
             hunks |= _hunks(patches, {path: changers for path, (changers, _) in changes.items() if changers})
     found: dict[str, list[str]] = {}

@@ -40,6 +40,7 @@ from graphmem.core import keys
 from graphmem.core.enrichment import Attempt, EnrichmentRow, EnrichState, count_states, parse_key
 from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData, Person
 from graphmem.core.gitlab_edits import (
+    ANSWERED_KINDS,
     PEOPLE_RELS,
     EdgeScope,
     GitLabData,
@@ -76,9 +77,10 @@ DUE = (
 # sees the edge: both ends (``core.gitlab_reads.seen_edges``).
 EDGES = "gitlab_edges g JOIN entities src ON src.key = g.source JOIN entities dst ON dst.key = g.target"
 SEEN_EDGE = f"{seen_entity('src')} AND {seen_entity('dst')}"
-# A node found by an answer (core.gitlab_edits.Held.found): a GitLab person, or an MR, issue or
-# epic an answer created (queued through another node: hops > 0).
-FOUND = "(e.kind = 'Person' OR coalesce(n.hops, 0) > 0)"
+# A node found by an answer (core.gitlab_edits.Held.found): a GitLab person or a file
+# (ANSWERED_KINDS), or an MR, issue or epic an answer created (queued through another node: hops > 0).
+_ANSWERED = ", ".join(f"'{kind.value}'" for kind in sorted(ANSWERED_KINDS))  # enum values, no input
+FOUND = f"(e.kind IN ({_ANSWERED}) OR coalesce(n.hops, 0) > 0)"
 
 
 def _row(row: Sequence[Any]) -> EnrichmentRow:

@@ -272,6 +272,12 @@ class PostgresGraphStore(StoreParts):
     ) -> TextHits:
         return self.text.search_text(query, visibility, limit, phrase=phrase)
 
+    def search_text_near(
+        self, query: str, visibility: Visibility, limit: int, vector: Vector, *, phrase: str | None = None
+    ) -> tuple[TextHits, dict[str, float]]:
+        """``search_text`` with each hit's cosine to ``vector`` in the same statement (``NearTextSearch``)."""
+        return self.text.search_text_near(query, visibility, limit, vector, phrase=phrase)
+
     def text_matches(
         self, query: str, visibility: Visibility, limit: int, *, holding: Sequence[Collection[str]] = ()
     ) -> list[TextMatch]:

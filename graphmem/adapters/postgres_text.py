@@ -1,7 +1,8 @@
 """Full-text search in PostgreSQL: which memories to rank, and how (``search_text``, ``text_matches``).
 
 A part of ``PostgresGraphStore`` (``postgres_store.py``) over its connection part; the
-``tsvector`` and the queries' lexemes are ``postgres_rows.py``'s.
+``tsvector`` and the queries' lexemes are ``postgres_rows.py``'s. ``search_text_near`` is a
+recall's search: each hit comes with its cosine to the query's vector, in the same statement.
 
 **Ranking.** Each query word a memory holds adds the word's inverse document frequency
 (BM25's ``ln(1 + (N - df + 0.5) / (df + 0.5))``); the memories that hold the asked phrase
@@ -49,9 +50,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphmem.adapters.postgres_connection import PostgresConnection
-from graphmem.adapters.postgres_rows import phrase_query, query_lexemes, visibility_clause
+from graphmem.adapters.postgres_rows import phrase_query, query_lexemes, vector_param, visibility_clause
 from graphmem.core.models import Category, Scope
-from graphmem.core.ports import TextHits, TextMatch, Visibility
+from graphmem.core.ports import TextHits, TextMatch, Vector, Visibility
 
 # Estimated memories past which rarer words alone pick the candidates (see the module doc):
 # ranking 2,000 rows costs a few ms.
@@ -148,14 +149,28 @@ class PostgresTextSearch:
     def search_text(
         self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
     ) -> TextHits:
+        return self.search_text_near(query, visibility, limit, None, phrase=phrase)[0]
+
+    def search_text_near(
+        self,
+        query: str,
+        visibility: Visibility,
+        limit: int,
+        vector: Vector | None,
+        *,
+        phrase: str | None = None,
+    ) -> tuple[TextHits, dict[str, float]]:
+        """``search_text``, and each hit's cosine to ``vector`` (those with a vector) read in the same
+        statement: a recall's words need not wait for a second round trip (``service/recall.py``)."""
         lexemes, whole = query_lexemes(query), phrase_query(query, phrase)
         if not (lexemes or whole) or limit <= 0:
-            return TextHits()
+            return TextHits(), {}
         held = query_lexemes(query if phrase is None else phrase)  # the phrase's own words
-        rows = self._ranked("m.id", lexemes, (whole, held) if whole else None, visibility, limit)
+        rows = self._ranked("m.id", lexemes, (whole, held) if whole else None, visibility, limit, vector)
         # A phrase of stopwords only scores no word: it still ranks, as ts_rank's hits did.
-        hits = ((str(i), score if score > 0 else 1.0) for i, _, score in rows)
-        return TextHits(hits, (str(i) for i, exact, _ in rows if exact))
+        hits = ((str(i), score if score > 0 else 1.0) for i, _, score, _ in rows)
+        cosines = {str(i): cosine for i, _, _, cosine in rows if cosine is not None}
+        return TextHits(hits, (str(i) for i, exact, _, _ in rows if exact)), cosines
 
     def text_matches(self, query: str, visibility: Visibility, limit: int) -> list[TextMatch]:
         lexemes = query_lexemes(query)
@@ -164,7 +179,9 @@ class PostgresTextSearch:
         rows = self._ranked(
             "m.id, m.text, m.category, m.scope, m.project, m.branch", lexemes, None, visibility, limit
         )
-        return [TextMatch(str(i), str(t), Category(c), Scope(s), p, b) for (i, t, c, s, p, b), _, _ in rows]
+        return [
+            TextMatch(str(i), str(t), Category(c), Scope(s), p, b) for (i, t, c, s, p, b), _, _, _ in rows
+        ]
 
     def _ranked(
         self,
@@ -173,9 +190,11 @@ class PostgresTextSearch:
         phrase: tuple[str, list[str]] | None,
         visibility: Visibility,
         limit: int,
-    ) -> list[tuple[Any, bool, float]]:
+        vector: Vector | None = None,
+    ) -> list[tuple[Any, bool, float, float | None]]:
         """``columns`` of the best ``limit`` visible memories, whether each holds the phrase
-        (its ``tsquery`` and its words but stopwords), and its score; best first."""
+        (its ``tsquery`` and its words but stopwords), its score and (with ``vector``) the cosine
+        of its vector to ``vector`` (None: it has none); best first."""
         whole, held = phrase if phrase else (None, [])
         weights, matches, chosen = self._plan(lexemes, held, limit)
         candidates = [f"'{lexeme}'" for lexeme in chosen]
@@ -201,17 +220,32 @@ class PostgresTextSearch:
         pairs = (
             _with_another(candidates, scored) if not (whole and len(set(held) & set(scored)) < 2) else None
         )
-        if pairs is None:
-            rows = self._db.rows(select, params)
-        else:
+        statement = select
+        if pairs is not None:
             # First the candidates that hold a second scored word: a candidate holding one only
             # scores that word's weight at most, so if the last of these scores more, it is the
             # same answer from a fraction of the rows; else every candidate is read, in the same
             # statement (the second read is skipped when the first is the answer).
             alone = max((weights[w] for w in scored if f"'{w}'" in candidates), default=0.0)
-            rows = self._db.rows(_first_or_every(select), {**params, "pairs": pairs, "alone": alone})
-        width = columns.count(",") + 1
-        return [(row[0] if width == 1 else row[:width], bool(row[-2]), float(row[-1])) for row in rows]
+            statement = _first_or_every(select)
+            params.update(pairs=pairs, alone=alone)
+        if vector is not None:  # each ranked row's vector read again by its key, for its cosine
+            statement = (
+                f"SELECT r.*, 1 - (v.embedding <=> %(near)s::vector) FROM ({statement}) AS r "
+                "JOIN memories v ON v.id = r.id ORDER BY r.exact DESC, r.score DESC, r.id"
+            )
+            params["near"] = vector_param(vector)
+        rows = self._db.rows(statement, params)
+        width, near = columns.count(",") + 1, vector is not None
+        return [
+            (
+                row[0] if width == 1 else row[:width],
+                bool(row[width]),
+                float(row[width + 1]),
+                None if not near or row[-1] is None else float(row[-1]),
+            )
+            for row in rows
+        ]
 
     def _plan(
         self, lexemes: list[str], held: list[str], limit: int

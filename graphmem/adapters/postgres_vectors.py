@@ -7,11 +7,12 @@ database's (``memories.embedding``, pgvector's HNSW index for cosine distance): 
 asks it, and the changes the service reports (``add``, ``remove``, ``set_status``) are
 already in the rows the store wrote, so they do nothing. Nothing is saved between runs.
 
-A recall asks the cosines of the full-text search's hits on that search's thread while its own
-thread searches the vectors (``service/recall.py``: two statements at once, each on its own
-connection), then the cosines of every candidate: the vector search's hits among them are
-answered from the search the same thread just made with the same query vector, and only the
-others (those the entity channel alone found) are asked then.
+A recall reads the cosines of the full-text search's hits with them (``search_text_near``,
+``postgres_text.py``) on that search's thread while its own thread searches the vectors
+(``service/recall.py``: two statements at once, each on its own connection), then the cosines
+of every candidate: the vector search's hits among them are answered from the search the same
+thread just made with the same query vector, and only the others (those the entity channel
+alone found) are asked then.
 """
 
 from __future__ import annotations

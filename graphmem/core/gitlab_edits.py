@@ -29,6 +29,10 @@ from graphmem.core.models import EntityKind
 GitLabData = MergeRequestData | IssueData | EpicData
 # The edges from people to what they wrote, were assigned or review.
 PEOPLE_RELS = ("AUTHORED", "ASSIGNED", "REVIEWS")
+# The kinds whose row holds only what any answer naming it says too, whoever stored it first
+# (``Held.found``): a GitLab person (its name and title are GitLab's once stored) and a file (its
+# row is its path, which is its key: a memory naming it says no more than an MR changing it).
+ANSWERED_KINDS = frozenset({EntityKind.PERSON, EntityKind.FILE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +124,9 @@ class Held:
 
     ``owner``: the person it is private to (None: the team's). ``found``: nothing in it is of a
     person's own: an MR, issue or epic an answer created (queued through another node,
-    ``NewNode.hops`` > 0) or a GitLab person (its name and title are GitLab's once stored); not
-    an MR, issue, epic or file a person's memory or ``enrich`` request put there (its name and
-    project are of them). ``seen``: the writer is shown it.
+    ``NewNode.hops`` > 0), or one of ``ANSWERED_KINDS`` (a GitLab person, a file); not an MR,
+    issue or epic a person's memory or ``enrich`` request put there (its name, project and
+    GitLab's answer fetched with their token are of them). ``seen``: the writer is shown it.
     """
 
     owner: str | None
@@ -137,7 +141,8 @@ def owner_after(asked: str | None, held: Held | None) -> str | None:
     - Absent: it was found through the asked node, and is owned like it: an epic, a person or
       an MR first known through Bob's private issue is Bob's.
     - The team's answer makes the team's what it names and only answers ``found`` (Bob's
-      daemon found the epic first; the team's issue is part of it too).
+      daemon found the epic first; the team's issue is part of it too; the team's MR changes a
+      file Bob's private MR changed first).
     - Anything else keeps its owner: a private answer publishes nothing, and what a person's
       own memory or request named stays theirs until a memory the team sees names it (the
       team's MR closing Bob's issue keeps the issue Bob's; the edge is stored).

@@ -130,6 +130,11 @@ class ProjectRoots(Protocol):
         ``project_name`` call last named so (or another spelling of it, equal by
         ``core.projects.project_key``); None when not known here."""
 
+    def origin(self, root: Path) -> str | None:
+        """The ``origin`` remote of the checkout at ``root`` as ``host/group/repo``
+        (``core.projects.remote_name``); None when it has none, or a local one. Read at most once
+        a while (it is asked for each MR or issue a context shows)."""
+
     def local_branches(self, project: str) -> frozenset[str] | None:
         """The names of the branches of ``project``'s repository, local and remote-tracking
         (without the remote's name); None when git cannot say (the directory is gone or no

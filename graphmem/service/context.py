@@ -164,6 +164,7 @@ class ContextBuilder:
             more, keys, note = self._gitlab_sections(entity, project)
             code_sections, extra_keys = [*code_sections, *more], [*extra_keys, *keys]
             notes += [note] if note else []
+            entity = self._enricher.shown(entity, project)  # a GitHub ref: not another project's title
         if found is False:
             inside = self._files_under(project, target, entity)
             notes.insert(
@@ -189,7 +190,7 @@ class ContextBuilder:
             others = [h for h in others if names_it(target, h.memory.text)]
         related_hits = others if found is not None else []
         hits += [] if found is not None else others
-        related = self._related([*hits, *related_hits], entity, about)
+        related = self._related([*hits, *related_hits], entity, about, project)
         hits, related_hits = self._marked(hits, related_hits, about)
         return build_bundle(
             target,
@@ -243,7 +244,7 @@ class ContextBuilder:
             target,
             shown,
             hits,
-            self._related([*hits, *related_hits], file, about),
+            self._related([*hits, *related_hits], file, about, project),
             max_tokens=max_tokens,
             now=self._stores.clock(),
             notes=notes,
@@ -300,7 +301,7 @@ class ContextBuilder:
             target,
             shown,
             [],
-            self._related(related_hits, file, about),
+            self._related(related_hits, file, about, project),
             max_tokens=max_tokens,
             now=self._stores.clock(),
             notes=[note],
@@ -394,8 +395,10 @@ class ContextBuilder:
         said of it is another project's); a file's MRs."""
         assert self._enricher is not None
         graph = self._enricher.graph
-        if entity.kind is EntityKind.FILE:
-            return changed_by(graph, entity.key), [], None
+        if entity.kind is EntityKind.FILE:  # not a GitHub checkout's MR: GitLab's diff was another's
+            theirs = self._enricher.another_projects
+            mine = changed_by(graph, entity.key, lambda mr: not theirs(mr, project))
+            return mine, [], None
         if entity.kind not in GITLAB_KINDS:
             return [], [], None
         row = graph.rows([entity.key]).get(entity.key)
@@ -442,9 +445,14 @@ class ContextBuilder:
         return [Hit(r, 1.0, (), (entity.name,)) for r in current[:CONTEXT_CANDIDATES]], about
 
     def _related(
-        self, hits: list[Hit], entity: Entity | None, about: Mapping[str, Sequence[Entity]]
+        self,
+        hits: list[Hit],
+        entity: Entity | None,
+        about: Mapping[str, Sequence[Entity]],
+        project: str | None,
     ) -> list[tuple[Entity, int]]:
-        """The entities ``hits`` are about (``about``), but ``entity``, most named first."""
+        """The entities ``hits`` are about (``about``), but ``entity``, most named first, as a
+        reader in ``project`` is shown them (``Enricher.shown``)."""
         counts: Counter[str] = Counter()
         by_key: dict[str, Entity] = {}
         for memory_id in dict.fromkeys(h.memory.id for h in hits):
@@ -452,7 +460,8 @@ class ContextBuilder:
                 if entity is None or item.key != entity.key:
                     counts[item.key] += 1
                     by_key[item.key] = item
-        return [(by_key[key], n) for key, n in counts.most_common()]
+        shown = self._enricher.shown if self._enricher is not None else (lambda e, *_: e)
+        return [(shown(by_key[key], project), n) for key, n in counts.most_common()]
 
 
 def names_it(target: str, text: str) -> bool:

@@ -28,6 +28,8 @@ A ref of a repository on another forge (``core.enrichment.foreign_ref``: a GitHu
 GitLab is never asked about it (a GitLab project of the same path would answer about another
 issue). The worker sets such a row aside (``unresolvable``, saying why: never due again, its
 facts as they were), ``enrich_refs`` does not queue it, and every report says why (``foreign``).
+What an older graphmem fetched of it is never shown (``another_projects``: decided when read,
+not cleared by the worker, since a ref is foreign only as a checkout's origin names it now).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from graphmem.core.enrichment import (
@@ -170,6 +172,22 @@ class Enricher:
         ref of, as the ``projects`` it was named in resolve it (their ``origin`` remotes); None
         when it may be GitLab's. GitLab is never asked about such a ref (see the module doc)."""
         return _Remotes(self._foreign_of).of_ref(key, *projects)
+
+    def another_projects(self, entity: Entity, *projects: str | None) -> bool:
+        """Whether what GitLab may have said of ``entity`` (its title, state, changes, closing
+        issues) is another project's: it is an MR, issue or epic of a repository on another forge
+        (``foreign``, as ``projects`` or its own project resolve it), which an older graphmem
+        fetched from a GitLab project of the same path. Such facts are never shown; they are
+        decided when read, the stored ones left as they were, since whether a ref is foreign
+        depends on a checkout's origin, which a reader's own checkout may name otherwise."""
+        return entity.kind in GITLAB_KINDS and self.foreign(entity.key, *projects, entity.project) is not None
+
+    def shown(self, entity: Entity, *projects: str | None) -> Entity:
+        """``entity`` as a reader in ``projects`` is shown it: without a title that is another
+        project's (``another_projects``)."""
+        if entity.title and self.another_projects(entity, *projects):
+            return replace(entity, title="")
+        return entity
 
     # -- the background worker ------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from graphmem.core.codegraph import SymbolInfo, file_key
@@ -234,9 +234,10 @@ def _epic(gitlab: GitLabGraph, epic: EpicData) -> tuple[Sections, list[str]]:
     return found.parts()
 
 
-def changed_by(gitlab: GitLabGraph, file_key: str) -> Sections:
-    """The "Changed by" section of a file: the MRs whose diffs touched it, latest first."""
-    found = gitlab.changed_by(file_key, LIST_LIMIT)
+def changed_by(gitlab: GitLabGraph, file_key: str, shown: Callable[[Entity], bool]) -> Sections:
+    """The "Changed by" section of a file: the MRs whose diffs touched it that are ``shown``,
+    latest first."""
+    found = [(mr, state, at) for mr, state, at in gitlab.changed_by(file_key, LIST_LIMIT) if shown(mr)]
     if not found:
         return []
     lines = [

@@ -337,8 +337,7 @@ class Ingester:
         transcript = read.transcript
         checkout = _project_of(transcript.directory, self._roots)
         root = Path(checkout) if checkout else None
-        project = self._names.of(checkout)
-        self._names.move_pending()  # a write: the project's other names' memories move to it first
+        project = self._names.of(checkout)  # in a write: its other names' memories moved to it
         session = Entity(
             f"Session:{transcript.session_id}",
             EntityKind.SESSION,

@@ -54,7 +54,7 @@ from graphmem.service.inputs import MemoryEdit, parse_path, parse_project
 from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.mentions import Mentions, parse_ref_entities
-from graphmem.service.parts import CheckoutVerb, MemoryParts, PartVerb
+from graphmem.service.parts import CheckoutVerb, MemoryParts, PartVerb, writes
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
 from graphmem.service.remember import Rememberer
@@ -70,10 +70,8 @@ from graphmem.service.writer import MemoryWriter
 from graphmem.service.writer_history import WriterHistory
 
 
-def _before_a_write(parts: MemoryParts) -> None:
-    """What a write does first, and a read never: the memories still kept under a project's other
-    names move to it (``ProjectNames.move_pending``), what expired is archived."""
-    parts.names.move_pending()
+def _archive_expired(parts: MemoryParts) -> None:
+    """What a ``remember`` does first, and a read never (the daemon's idle worker does it too)."""
     parts.writer.history.expire_due()
 
 
@@ -101,13 +99,14 @@ class MemoryService(Bound, Memory):
         self._lifecycle = parts.lifecycle
         self._names = parts.names  # a checkout's project name
 
-    # export and import are the transfer part's own verbs (``transfer_files.py``)
+    # export and import are the transfer part's own verbs (``transfer_files.py``); an export only
+    # reads the store (its file forms write a file, no memory), an import is a write (``parts.py``)
     export = PartVerb(lambda parts: parts.transfer, TransferFiles.export)
     export_repository = PartVerb(lambda parts: parts.transfer, TransferFiles.export_repository)
-    import_text = PartVerb(lambda parts: parts.transfer, TransferFiles.import_text)
+    import_text = PartVerb(lambda parts: parts.transfer, TransferFiles.import_text, writes=True)
     export_file = PartVerb(lambda parts: parts.transfer, TransferFiles.export_file)
     export_dir = PartVerb(lambda parts: parts.transfer, TransferFiles.export_dir)
-    import_file = PartVerb(lambda parts: parts.transfer, TransferFiles.import_file)
+    import_file = PartVerb(lambda parts: parts.transfer, TransferFiles.import_file, writes=True)
 
     @property
     def parts(self) -> MemoryParts:
@@ -188,12 +187,14 @@ class MemoryService(Bound, Memory):
 
     # -- writing ------------------------------------------------------------------------
 
-    # the rememberer's own verb, for this memory's checkout; a write archives what expired first
-    # and the project's other names' memories move to it (reads leave the one out, see the other)
+    # the rememberer's own verb, for this memory's checkout; a write (``parts.py``): the project's
+    # other names' memories move to it first, then what expired is archived (a read sees the former
+    # where they are and leaves the latter out)
     remember = CheckoutVerb(
         lambda parts: parts.rememberer,
         Rememberer.remember,
-        first=_before_a_write,
+        writes=True,
+        first=_archive_expired,
     )
 
     # the daemon's idle worker runs them too; reads never do (they leave such memories out unwritten,
@@ -201,6 +202,7 @@ class MemoryService(Bound, Memory):
     expire_due = PartVerb(lambda parts: parts.writer.history, WriterHistory.expire_due)
     move_pending_projects = PartVerb(lambda parts: parts.names, ProjectNames.move_pending)
 
+    @writes
     def edit(
         self,
         memory_id: str,
@@ -211,7 +213,6 @@ class MemoryService(Bound, Memory):
         actor: str = USER,
     ) -> MemoryRecord:
         change = MemoryEdit(text, category, self.own_project(project))
-        self._names.move_pending()  # a write: the project's other names' memories move to it first
         return self._lifecycle.edit(memory_id, change, actor=actor)
 
     # -- lifecycle: status and links ------------------------------------------------------
@@ -298,6 +299,7 @@ class MemoryService(Bound, Memory):
 
     # -- learning ---------------------------------------------------------------------------
 
+    @writes
     def bootstrap(
         self,
         path: str | Path,
@@ -314,8 +316,7 @@ class MemoryService(Bound, Memory):
         if self._parts.bootstrapper is None:
             raise InvalidInputError(NO_SOURCES)
         walk = HistoryWalk(history, history_before, history_merges, history_revision)
-        project = self._names.of(str(root.resolve()))
-        self._names.move_pending()  # a write: the project's other names' memories move to it first
+        project = self._names.of(str(root.resolve()))  # in a write: its other names' memories moved
         report = self._parts.bootstrapper.run(root, walk, progress=progress, project=project)
         self.check_branches(project=report.project)
         return replace(report, pending_vectors=self.store.count_pending_embeddings())
@@ -325,6 +326,7 @@ class MemoryService(Bound, Memory):
         """How sessions are ingested (``[ingest]``); the daemon reads ``background`` and its interval."""
         return self._parts.ingest
 
+    @writes
     def ingest_opencode(
         self,
         *,

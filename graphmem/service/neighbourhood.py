@@ -6,13 +6,15 @@ memories it links to (``RELATES`` by kind); an entity's memories, its GitLab edg
 files, symbols and closed issues, an issue's epic, the MRs that changed a file) and its code
 edges (a file's symbols, a symbol's callers and callees). Each kind of edge is capped
 (``EDGE_LIMIT``) so a hub stays readable; ``more`` says how many were left out, and the view
-asks again around a neighbour to go one hop further. It only reads.
+asks again around a neighbour to go one hop further. It only reads. What GitLab may have said of
+a GitHub checkout's ref is another project's (``Enricher.another_projects``): its title and its
+GitLab edges are not drawn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 
 from graphmem.core.codegraph import SymbolInfo
 from graphmem.core.models import Entity, EntityKind, MemoryRecord
@@ -76,10 +78,17 @@ def _symbol_node(symbol: SymbolInfo) -> GraphNode:
 class NeighbourhoodReader:
     """Reads the neighbourhood of a node from the store, the code graph and the GitLab graph."""
 
-    def __init__(self, store: GraphStore, code: CodeGraph | None, gitlab: GitLabGraph | None) -> None:
+    def __init__(
+        self,
+        store: GraphStore,
+        code: CodeGraph | None,
+        gitlab: GitLabGraph | None,
+        another_projects: Callable[[Entity], bool] = lambda entity: False,
+    ) -> None:
         self._store = store
         self._code = code
         self._gitlab = gitlab
+        self._theirs = another_projects  # what GitLab said of it is another project's: not drawn
 
     def around(self, key: str, *, limit: int = EDGE_LIMIT) -> Neighbourhood:
         """The neighbourhood of ``key`` (a memory id or an entity key), ``limit`` per kind of edge."""
@@ -101,7 +110,7 @@ class NeighbourhoodReader:
             raise NotFoundError(f"No memory {memory_id}: list them with `graphmem list`.")
         built = _Builder(memory_node(memory), limit)
         entities = self._store.about([memory_id]).get(memory_id, [])
-        built.add([(entity_node(e), GraphEdge(memory_id, "ABOUT", e.key)) for e in entities])
+        built.add([(self._node(e), GraphEdge(memory_id, "ABOUT", e.key)) for e in entities])
         links = self._store.links([memory_id])
         others = {link.target if link.source == memory_id else link.source for link in links}
         found = self._store.get_memories(others)
@@ -121,7 +130,7 @@ class NeighbourhoodReader:
                 f"No entity {key[:200]!r} in the graph: open a memory, or ask for an MR (!12), issue "
                 "(#4) or file the memories name."
             )
-        built = _Builder(entity_node(entity), limit)
+        built = _Builder(self._node(entity), limit)
         memory_ids = self._store.memories_about([key]).get(key, [])
         memories = self._store.get_memories(memory_ids[: limit * 4])
         current = [m for m in memories.values() if m.is_current]
@@ -130,12 +139,12 @@ class NeighbourhoodReader:
             [(memory_node(m), GraphEdge(m.id, "ABOUT", key)) for m in current],
             hidden=len(memory_ids) - len(memories),
         )
-        if self._gitlab is not None:
+        if self._gitlab is not None and not self._theirs(entity):
             steps = self._gitlab.related_edges([key], limit * 8)
             ends = self._entities(step.end for step in steps)
             by_relation: dict[str, list[tuple[GraphNode, GraphEdge]]] = {}
             for step in steps:
-                if step.end not in ends:
+                if step.end not in ends or self._theirs(ends[step.end]):
                     continue
                 edge = (
                     GraphEdge(step.start, step.relation, step.end)
@@ -171,6 +180,10 @@ class NeighbourhoodReader:
                         for other, _, _ in calls
                     ]
                 )
+
+    def _node(self, entity: Entity) -> GraphNode:
+        """``entity`` as drawn: without a title that is another project's."""
+        return entity_node(replace(entity, title="") if self._theirs(entity) else entity)
 
     def _entity(self, key: str) -> Entity | None:
         return self._entities([key]).get(key)

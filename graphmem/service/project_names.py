@@ -20,9 +20,14 @@ role or replica could not anyway). ``of`` only resolves the name and records eac
 pending; ``pending`` gives the names still to move to a project, and every read of the project
 sees their memories as its own (``Stores.aliases``, ``Visibility.aliases``), so a read right
 after the upgrade or the split finds them where they are. ``move_pending`` carries the moves
-out (``MemoryWriter.rename_project``, one transaction each): before a write that names a
-project (``remember``, ``edit``, ``bootstrap``, an import, an ingest) and in the daemon's idle
-worker. An alias in the reads' visibility rather than a second read merged into the first: one
+out (``MemoryWriter.rename_project``, one transaction each): in the daemon's idle worker, and
+in a write. A verb of the service that stores memories under a project is declared a write
+(``service/parts.py``, ``writes``) and runs inside ``writing``: the moves pending are made as it
+starts, and a name ``of`` resolves during it has its memories moved to it before it is given,
+so what the write stores next (``remember``, ``edit``, ``bootstrap``, an import, each session
+an ingest reads) never lands beside a copy still kept under another name.
+
+An alias in the reads' visibility rather than a second read merged into the first: one
 condition, the same on every store (Kùzu's Cypher, PostgreSQL's SQL, the full-text and vector
 indexes), so paging and ranking are the store's as for any project. A role that may not write
 warns and keeps the alias: its reads still see the memories, and the move is tried again once
@@ -35,7 +40,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from graphmem.core.ports import CodeGraph, ProjectRoots
@@ -72,21 +78,27 @@ class ProjectNames:
         self._moves: dict[str, str] = {}  # a name memories are kept under -> the name they belong to
         self._refused: set[str] = set()  # of those, the ones a write was refused for, till read again
         self._lock = threading.Lock()
+        self._writes = threading.local()  # ``depth``: the writes this thread is inside (``writing``)
 
     def of(self, project: str | None) -> str | None:
         """The name of the project checked out at ``project``; a name that is no path is kept
-        as it is. Writes nothing: the memories to move to the name wait for ``move_pending``."""
-        if project is None or self._roots is None or not is_checkout_path(project):
-            return project
-        name = self._roots.project_name(Path(project))
-        if name == project:
-            return name
-        name = self._stored_spelling(name)
-        with self._lock:
-            if project not in self._adopted:  # named otherwise the first time: its path's memories
-                self._adopted.add(project)
-                self._pend(project, name)
+        as it is. Writes nothing outside a write: the memories to move to the name wait for
+        ``move_pending``; inside one (``writing``) they are moved before the name is given."""
+        name = self._named(project)
+        if getattr(self._writes, "depth", 0):
+            self.move_pending()
         return name
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """A write of this thread (``service/parts.py``, ``writes``): the moves pending are made
+        as it starts, and those of each name ``of`` resolves in it before the name is given."""
+        self._writes.depth = getattr(self._writes, "depth", 0) + 1
+        try:
+            self.move_pending()
+            yield
+        finally:
+            self._writes.depth -= 1
 
     def pending(self, project: str | None) -> frozenset[str]:
         """The names whose memories are still to move to ``project``: a read sees them as its own."""
@@ -96,8 +108,8 @@ class ProjectNames:
             return frozenset(old for old, new in self._moves.items() if new == project)
 
     def move_pending(self) -> int:
-        """Move the memories of each pending name to the one they belong to (a writer's, before
-        a write, and the daemon's idle worker's); how many moved. A role that may not write
+        """Move the memories of each pending name to the one they belong to (in a write,
+        ``writing``, and in the daemon's idle worker); how many moved. A role that may not write
         keeps them pending, seen by reads where they are, with a warning; a store that cannot be
         reached fails the call, the moves still pending."""
         with self._lock:
@@ -142,6 +154,20 @@ class ProjectNames:
                 self._pend(other, spelling.name)
             self._spellings[key] = (now, spelling.name)
         return spelling.name
+
+    def _named(self, project: str | None) -> str | None:
+        """``of`` but for the moves: the name, each move it finds recorded as pending."""
+        if project is None or self._roots is None or not is_checkout_path(project):
+            return project
+        name = self._roots.project_name(Path(project))
+        if name == project:
+            return name
+        name = self._stored_spelling(name)
+        with self._lock:
+            if project not in self._adopted:  # named otherwise the first time: its path's memories
+                self._adopted.add(project)
+                self._pend(project, name)
+        return name
 
     def _pend(self, old: str, new: str) -> None:
         """The memories kept under ``old`` are to move to ``new`` (the lock held): a move

@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Protocol, runtime_checkable
 
 from graphmem.core.branches import parse_branch
 from graphmem.core.fusion import (
@@ -77,6 +78,16 @@ STATUS_WEIGHT: Mapping[Status, float] = {
 RECALLED = CURRENT_STATUSES
 
 
+@runtime_checkable
+class NearTextSearch(Protocol):
+    """A store that gives the words' hits with their cosines to the query's vector in one read
+    (PostgreSQL's: a round trip less than ``search_text`` then the cosines); others do not."""
+
+    def search_text_near(
+        self, query: str, visibility: Visibility, limit: int, vector: Vector, *, phrase: str | None = None
+    ) -> tuple[TextHits, dict[str, float]]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class RecallQuery:
     """What the caller asked, validated."""
@@ -136,6 +147,7 @@ class Recaller:
         # on a core: the model, tantivy's search and usearch's let go of the interpreter while
         # they run; the Python around them (hits filtered, vectors read) takes turns with it.
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-recall-search")
+        self._near_text = stores.store if isinstance(stores.store, NearTextSearch) else None
 
     def ask(
         self,
@@ -218,20 +230,31 @@ class Recaller:
         visibility = query.visibility()
         depth = max(plan.depth, query.limit)
         rankings: dict[str, list[tuple[str, float]]] = {}
+        semantic = self._stores.semantic
+        embeds = semantic is not None and semantic.ready and plan.uses(SEMANTIC)
+        # A store that reads the words' hits' cosines with them (``NearTextSearch``) is asked once
+        # the query is embedded: on the busy cores of a team's server, one round trip less on the
+        # words' chain shortened it more than starting it beside the embedding (benchmarks.md).
+        near = self._near_text if embeds and plan.uses(LEXICAL) else None
         searched: Future[TextHits] | None = None
-        if plan.uses(LEXICAL):  # side by side with the query's embedding (see __init__)
+        if plan.uses(LEXICAL) and near is None:  # side by side with the query's embedding (see __init__)
             searched = self._pool.submit(
                 self._stores.store.search_text, lexical_query(text), visibility, depth, phrase=text
             )
         query_vector: Vector | None = None
         in_store = False  # the vectors are the database's (pgvector), not this process's
-        if self._stores.semantic is not None and self._stores.semantic.ready and plan.uses(SEMANTIC):
+        if embeds and semantic is not None:
             # Load the vectors first: needs no model unless some are pending.
-            in_store = self._stores.semantic.index().in_store
-            query_vector = self._stores.semantic.embed_query(text)
-        # On a database store the cosines of the words' candidates are asked on the search's
-        # thread once it found them, while this one asks for the nearest vectors: both run at
-        # once, each on its own connection, and no round trip waits for another.
+            in_store = semantic.index().in_store
+            query_vector = semantic.embed_query(text)
+        searched_near: Future[tuple[TextHits, dict[str, float]]] | None = None
+        if near is not None and query_vector is not None:
+            searched_near = self._pool.submit(
+                near.search_text_near, lexical_query(text), visibility, depth, query_vector, phrase=text
+            )
+        # On a database store that does not read them with the words, the cosines of the words'
+        # candidates are asked on the search's thread once it found them, while this one asks for
+        # the nearest vectors: both run at once, each on its own connection.
         cosined: Future[dict[str, float | None]] | None = None
         if searched is not None and query_vector is not None and in_store:
             cosined = self._pool.submit(self._cosines_of_hits, query_vector, searched)
@@ -240,7 +263,11 @@ class Recaller:
         )
         exact: frozenset[str] = frozenset()  # hold the whole query word for word
         asked: Mapping[str, float | None] = {}
-        if cosined is not None:
+        found: TextHits | None = searched.result() if searched is not None else None
+        if searched_near is not None:
+            found, cosines = searched_near.result()
+            asked = {i: cosines.get(i) for i, _ in found}
+        elif cosined is not None:
             asked = cosined.result()
         elif searched is not None and query_vector is not None:
             # In this process they are asked here, after the nearest vectors: on the other
@@ -249,8 +276,7 @@ class Recaller:
             # with, the index would give its search's own scores, and the words' candidates
             # are scored from their vectors, as on the other thread.
             asked = self._cosines_of_hits(query_vector.copy(), searched)
-        if searched is not None:
-            found = searched.result()
+        if found is not None:
             rankings[LEXICAL] = found
             if found.exact and 0 < plan.exact_phrase_words <= len(words(text)):
                 exact = found.exact

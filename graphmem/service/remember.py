@@ -8,7 +8,8 @@ ingested session, ``widen``):
   agent's memory stays in its project, a proposal waits for a person);
 - the memory again: the same content hash, or a near-duplicate wording
   (``service/subjects.py``), reinforces that memory (an archived one comes back when whoever
-  remembers it may replace it);
+  remembers it may replace it); a person's memory is reinforced only by a person, never by an
+  agent's repeat of it (nothing is written: it restores information, never authority);
 - a new memory (its record built by ``new_record``) after its session's last turn
   (``NEXT``), replacing the memory ``supersedes`` names, or else those on the same subject
   that its author may replace, unless others see them.
@@ -29,7 +30,15 @@ from graphmem.core.events import Cause, actor_of
 from graphmem.core.keys import memory_id as new_memory_id
 from graphmem.core.models import SUPERSEDABLE, Category, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import Visibility
-from graphmem.core.provenance import PERSON_SOURCE, Origin, may_replace, origin_of, proposes
+from graphmem.core.provenance import (
+    PERSON_SOURCE,
+    Origin,
+    acts_as_person,
+    is_persons,
+    may_replace,
+    origin_of,
+    proposes,
+)
 from graphmem.core.redaction import redact
 from graphmem.core.text import validate_text
 from graphmem.core.timeparse import to_utc
@@ -175,10 +184,16 @@ class Rememberer:
         )
 
     def _reinforce(self, existing: MemoryRecord, now: datetime, actor: str) -> RememberResult:
-        """``existing`` remembered again by ``actor``: an archived one comes back when ``actor``
-        may replace it (a person's: by a person)."""
-        back = existing.status is Status.ARCHIVED and may_replace(actor, existing)
-        updated = self._writer.reinforce(existing, Cause(actor, "remembered again"), at=now, restore=back)
+        """``existing`` remembered again by ``actor``: counted once more, and an archived one comes
+        back when ``actor`` may replace it (a person's: by a person). A person's memory said again
+        by anyone else (an agent, a session's summary) is left as it is: only the person's own
+        repeat confirms it (``graphmem review``'s "never repeated") or moves its ``updated_at``."""
+        if acts_as_person(actor) or not is_persons(existing):
+            back = existing.status is Status.ARCHIVED and may_replace(actor, existing)
+            cause = Cause(actor, "remembered again")
+            updated = self._writer.reinforce(existing, cause, at=now, restore=back)
+        else:
+            updated = existing  # memory restores information, never authority
         entities = tuple(self._store.about([existing.id]).get(existing.id, []))
         private = bool(self._store.shared_scopes()) and not self._store.shared_memories([existing.id])
         return RememberResult(updated, False, duplicate_of=existing.id, entities=entities, private=private)

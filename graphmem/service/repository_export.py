@@ -71,11 +71,19 @@ def _unconfirmed_here(memory: MemoryRecord) -> bool:
     return memory.status is Status.PROPOSED and record_origin(memory) is not Origin.IMPORT
 
 
-def snapshot(store: GraphStore, root: str, folder: str = DEFAULT_FOLDER) -> RepositorySnapshot:
-    """The shared memories of the project at ``root``, as repository files."""
-    memories = sorted(
-        (m for m in store.all_memories(root) if is_shared(m, root)), key=lambda m: (m.created_at, m.id)
+def snapshot(
+    store: GraphStore, root: str, folder: str = DEFAULT_FOLDER, aliases: Iterable[str] = ()
+) -> RepositorySnapshot:
+    """The shared memories of the project at ``root``, as repository files. Those still kept
+    under its ``aliases`` (``ProjectNames.pending``) are its own, written as they will be once
+    moved to it: an export reads, and moves nothing."""
+    kept = (
+        replace(m, project=root)
+        for name in (root, *aliases)
+        for m in store.all_memories(name)
+        if m.project == name
     )
+    memories = sorted((m for m in kept if is_shared(m, root)), key=lambda m: (m.created_at, m.id))
     ids = {m.id for m in memories}
     about = store.about(ids)
     entities: dict[str, Entity] = {}

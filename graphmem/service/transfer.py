@@ -113,7 +113,8 @@ class Transfer:
         """
         _check_format(fmt)
         if repository:
-            shared = snapshot(self._stores.store, _required_project(project))
+            root = _required_project(project)
+            shared = snapshot(self._stores.store, root, aliases=self._stores.aliases(root))
             out.write(shared.jsonl if fmt == "jsonl" else shared.markdown)
             return ExportSummary(len(shared.memory_ids), shared.entities, shared.links)
         kept = {None, project, *self._stores.aliases(project)}  # a project's aliases are its own
@@ -165,15 +166,16 @@ class Transfer:
         """
         _check_format(fmt)
         root = _required_project(project)
-        shared = snapshot(self._stores.store, root, folder)
+        aliases = self._stores.aliases(root)  # the names its memories are still kept under: its own
+        shared = snapshot(self._stores.store, root, folder, aliases)
         files = {REPOSITORY_VIEW: shared.markdown}
         if fmt == "jsonl":
             files = {REPOSITORY_FILE: shared.jsonl, **files}
             if current is not None and not force:
-                self._check_nothing_dropped(current, current_name, root)
+                self._check_nothing_dropped(current, current_name, root, aliases)
         return RepositoryFiles(files, len(shared.memory_ids), shared.entities, shared.links)
 
-    def _check_nothing_dropped(self, current: str, name: str, root: str) -> None:
+    def _check_nothing_dropped(self, current: str, name: str, root: str, aliases: frozenset[str]) -> None:
         folder = str(Path(name).parent) if name.endswith(REPOSITORY_FILE) else "DIR"
         parsed = parse_lines(_numbered(current))
         problems = sorted(parsed.problems)
@@ -191,7 +193,10 @@ class Transfer:
             if mine is not None:
                 if _stamp(line) > mine.updated_at:
                     missing.append(line.id)
-            elif not self._stores.store.find_by_hash(memory_hash(line.scope, _owner(line, root), line.text)):
+            elif not any(
+                self._stores.store.find_by_hash(memory_hash(line.scope, _owner(line, kept), line.text))
+                for kept in (root, *aliases)
+            ):
                 missing.append(line.id)
         if missing:
             shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")

@@ -122,9 +122,7 @@ class TransferFiles:
                 f"The export is over the {MAX_IMPORT_BYTES // (1024 * 1024)} MiB limit of an import: "
                 "split it."
             )
-        project = self._name(parse_project(project))
-        if self._names is not None and not dry_run:  # a write: the other names' memories move first
-            self._names.move_pending()
+        project = self._name(parse_project(project))  # in a write: its other names' memories moved
         with self._write_lock:
             summary = self._transfer.import_text(
                 text, name=name[:4096], project=project, dry_run=dry_run, progress=progress

@@ -1,11 +1,14 @@
 """On a team's PostgreSQL store, an entity only a person's own global memories name is theirs
 (docs/team.md, "Entities"): another person neither lists, counts nor finds it, until a memory
-they see names it. Two people, each logged in as their own role, on one database (schema 15)."""
+they see names it. So is a file only a person's private MR changed, until a scan stores it, a
+memory the team sees names it or the team's MR changes it. Two people, each logged in as their
+own role, on one database (schema 15)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 import psycopg
@@ -13,12 +16,15 @@ import pytest
 from support.stores import postgres_url
 from support.team import on_postgres, writer_roles
 from unit.adapters.test_code_graph_contract import PROJECT, function, parsed, save
+from unit.adapters.test_gitlab_graph_contract import T0, mr_data
 
 from graphmem.adapters.postgres_code import PostgresCodeGraph
 from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
 from graphmem.adapters.postgres_migrate import SCHEMA_VERSION, migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.codegraph import file_key
+from graphmem.core.enrichment import target_key
+from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.core.timeparse import utc_now
 from graphmem.service.memory import MemoryService
@@ -111,9 +117,14 @@ def test_a_persons_own_memory_about_anothers_private_entity_links_it_for_them(te
         )
 
 
-def _remember_about(store: PostgresGraphStore, memory_id: str, entity: Entity) -> None:
+def _remember_about(
+    store: PostgresGraphStore, memory_id: str, entity: Entity, project: str | None = None
+) -> None:
+    """A memory about ``entity`` written by ``store``'s role: its own global one, or with
+    ``project`` a project memory (the team's)."""
     now = utc_now()
-    record = MemoryRecord(memory_id, f"about {entity.name}", Category.FACT, Scope.GLOBAL, None, now, now, now)
+    scope = Scope.PROJECT if project else Scope.GLOBAL
+    record = MemoryRecord(memory_id, f"about {entity.name}", Category.FACT, scope, project, now, now, now)
     store.add_memories([record])
     store.upsert_entities([entity])
     store.link_about([(memory_id, entity)])
@@ -147,3 +158,94 @@ def test_schema_15_makes_the_entities_of_private_memories_their_owners_and_rolls
 
     assert not seen(team.alice_store, ISSUE) and seen(team.bob_store, ISSUE)
     assert seen(team.alice_store, symbol)  # scanned code stays the team's
+
+
+# -- a file a person's private MR changed --------------------------------------------------
+
+BOBS_MR = target_key(EntityKind.MERGE_REQUEST, "acme/shop", 13)
+TEAMS_MR = target_key(EntityKind.MERGE_REQUEST, "acme/shop", 12)
+LEDGER = file_key(PROJECT, "ledger.py")
+
+
+def changed_ledger(store: PostgresGraphStore, key: str) -> None:
+    """The daemon of ``store``'s role stored GitLab's answer about the MR ``key``, which changed
+    ledger.py of the checkout (as the enricher stores it)."""
+    data = mr_data(project="acme/shop", iid=int(key.rpartition("!")[2]), closes=())
+    local = ("acme/shop", PROJECT)
+    answer = GitLabAnswer(
+        key, data, 0, T0, T0 + timedelta(days=1), local=local, file_keys=[(LEDGER, "ledger.py")]
+    )
+    PostgresGitLabGraph(store).apply(edit_for(answer))
+
+
+@pytest.fixture
+def bobs_file(team: Team) -> Team:
+    """Bob's daemon fetched his own MR !13, which only his global memory names: it changed
+    ledger.py, which nothing else in the store named."""
+    team.bob.remember("acme/shop!13 is my retry experiment, not for review", scope="global")
+    changed_ledger(team.bob_store, BOBS_MR)
+    return team
+
+
+def owner_of(team: Team, key: str) -> object:
+    with psycopg.connect(team.admin_url) as conn:
+        row = conn.execute("SELECT owner FROM entities WHERE key = %s", (key,)).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def test_a_file_only_a_persons_private_mr_changed_is_theirs(bobs_file: Team) -> None:
+    assert seen(bobs_file.bob_store, LEDGER)
+    assert not seen(bobs_file.alice_store, LEDGER)
+    assert bobs_file.alice_store.find_entities("ledger.py", [EntityKind.FILE]) == []
+    assert "File" not in bobs_file.alice.stats().entities
+    assert PostgresGitLabGraph(bobs_file.alice_store).changed_by(LEDGER, 10) == []
+    assert [mr.key for mr, _, _ in PostgresGitLabGraph(bobs_file.bob_store).changed_by(LEDGER, 10)] == [
+        BOBS_MR
+    ]
+
+
+def test_a_teammates_scan_makes_a_file_a_private_mr_changed_the_teams(bobs_file: Team) -> None:
+    save(PostgresCodeGraph(bobs_file.alice_store), {"ledger.py": parsed(function("post", 1))})  # alice's scan
+
+    assert seen(bobs_file.alice_store, LEDGER) and owner_of(bobs_file, LEDGER) is None
+    assert PostgresGitLabGraph(bobs_file.alice_store).changed_by(LEDGER, 10) == []  # !13 is still bob's
+
+
+def test_a_memory_the_team_sees_makes_a_file_a_private_mr_changed_the_teams(bobs_file: Team) -> None:
+    ledger = Entity(LEDGER, EntityKind.FILE, "ledger.py", PROJECT)
+    _remember_about(bobs_file.alice_store, "mem_alice", ledger, project=PROJECT)
+
+    assert seen(bobs_file.alice_store, LEDGER) and owner_of(bobs_file, LEDGER) is None
+
+
+def test_the_teams_mr_makes_a_file_a_private_mr_changed_the_teams(bobs_file: Team) -> None:
+    bobs_file.alice.remember(
+        "Reviews of acme/shop!12 go to the payments team", scope="project", project=PROJECT
+    )
+    changed_ledger(bobs_file.alice_store, TEAMS_MR)
+
+    assert seen(bobs_file.alice_store, LEDGER) and owner_of(bobs_file, LEDGER) is None
+    assert [mr.key for mr, _, _ in PostgresGitLabGraph(bobs_file.alice_store).changed_by(LEDGER, 10)] == [
+        TEAMS_MR
+    ]
+
+
+def test_a_private_mr_leaves_a_file_another_persons_memory_names_theirs(team: Team) -> None:
+    _remember_about(team.alice_store, "mem_alice", Entity(LEDGER, EntityKind.FILE, "ledger.py", PROJECT))
+    team.bob.remember("acme/shop!13 is my retry experiment, not for review", scope="global")
+    changed_ledger(team.bob_store, BOBS_MR)
+
+    assert owner_of(team, LEDGER) == team.alice_store.login_role().name
+    assert not seen(team.bob_store, LEDGER)
+
+
+def test_the_teams_mr_makes_a_file_a_private_memory_names_the_teams_and_keeps_the_memory_hers(
+    team: Team,
+) -> None:
+    _remember_about(team.alice_store, "mem_alice", Entity(LEDGER, EntityKind.FILE, "ledger.py", PROJECT))
+    team.bob.remember("Reviews of acme/shop!12 go to the payments team", scope="project", project=PROJECT)
+    changed_ledger(team.bob_store, TEAMS_MR)  # GitLab told Bob's daemon the path: it holds nothing of hers
+
+    assert seen(team.bob_store, LEDGER) and owner_of(team, LEDGER) is None
+    assert team.bob_store.about(["mem_alice"]) == {} and team.bob_store.get_memories(["mem_alice"]) == {}

@@ -1,13 +1,15 @@
 """The stores the contract tests run against: Kùzu, the in-memory fake, and PostgreSQL.
 
-``STORES`` maps each store's name to what opens a fresh one in a test: ``tmp_path`` for Kùzu,
-an empty database of the session's PostgreSQL server (``postgres_server`` in tests/conftest.py,
-``support/postgres.py``) with graphmem's schema already applied: a copy of a template made once
-per session, lent from the server's pool and emptied when the test is done.
+``STORES`` maps each store's name to what opens a fresh one in a test: a copy in ``tmp_path``
+of an empty Kùzu store made once per process (:class:`KuzuTemplates`), or an empty database of
+the session's PostgreSQL server (``postgres_server`` in tests/conftest.py, ``support/postgres.py``)
+with graphmem's schema already applied: a copy of a template made once per session, lent from
+the server's pool and emptied when the test is done.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,6 +36,30 @@ def postgres_url(request: pytest.FixtureRequest) -> str:
     return url
 
 
+class KuzuTemplates:
+    """New, empty Kùzu stores copied from one made once per dimension (the ``kuzu_templates``
+    fixture, one per process): a copy skips the schema's statements, a fifth of a new store's
+    CPU (some 190 stores a unit run, docs/testing.md). A store's own making, migrations and
+    crashes are tested on stores made for the test (``test_kuzu_store.py``)."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+
+    def new_store(self, data_dir: Path, dimension: int) -> KuzuGraphStore:
+        """An empty store at ``data_dir`` (which must not exist), as a new one would be."""
+        template = self._root / f"dimension-{dimension}"
+        if not template.exists():
+            KuzuGraphStore(template, dimension=dimension).close()
+        shutil.copytree(template, data_dir, symlinks=True)
+        return KuzuGraphStore(data_dir, dimension=dimension)
+
+
+def new_kuzu(data_dir: Path, request: pytest.FixtureRequest, dimension: int) -> KuzuGraphStore:
+    """A new, empty Kùzu store at ``data_dir``: a copy of the process's template (:class:`KuzuTemplates`)."""
+    templates: KuzuTemplates = request.getfixturevalue("kuzu_templates")
+    return templates.new_store(data_dir, dimension)
+
+
 def writer_role(admin_url: str, name: str) -> str:
     """A login role with the writer grants of docs/team.md on the database at ``admin_url`` (a
     superuser's); its URL."""
@@ -58,7 +84,7 @@ def open_store(name: str, tmp_path: Path, request: pytest.FixtureRequest, dimens
 
 
 STORES: dict[str, Callable[[Path, pytest.FixtureRequest, int], GraphStore]] = {
-    "kuzu": lambda path, _, dim: KuzuGraphStore(path / "data", dimension=dim),
+    "kuzu": lambda path, request, dim: new_kuzu(path / "data", request, dim),
     "memory": lambda path, _, dim: FakeGraphStore(dimension=dim),
     "postgres": lambda path, request, dim: PostgresGraphStore(postgres_url(request), dimension=dim),
 }

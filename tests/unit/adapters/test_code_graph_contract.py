@@ -13,7 +13,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
-from support.stores import postgres_url
+from support.stores import new_kuzu, postgres_url
 
 from graphmem.adapters.fake_code import FakeCodeGraph
 from graphmem.adapters.fake_gitlab_graph import FakeGitLabGraph
@@ -39,14 +39,14 @@ T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 T1 = T0 + timedelta(hours=1)
 
 GRAPHS: dict[str, Callable[[Path, pytest.FixtureRequest], tuple[GraphStore, CodeGraph]]] = {
-    "kuzu": lambda path, _: _kuzu(path),
+    "kuzu": lambda path, request: _kuzu(path, request),
     "memory": lambda path, _: _memory(),
     "postgres": lambda _, request: _postgres(request),
 }
 
 
-def _kuzu(path: Path) -> tuple[GraphStore, CodeGraph]:
-    store = KuzuGraphStore(path / "data", dimension=8)
+def _kuzu(path: Path, request: pytest.FixtureRequest) -> tuple[GraphStore, CodeGraph]:
+    store = new_kuzu(path / "data", request, 8)
     return store, KuzuCodeGraph(store)
 
 

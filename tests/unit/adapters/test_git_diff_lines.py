@@ -77,6 +77,21 @@ def test_files_the_commits_changed_read_as_blame_reads_them(tmp_path: Path) -> N
     assert set(found["m1.py"]) == {""}  # a change of whitespace alone: blame -w passes over it
 
 
+def test_files_added_beside_a_change_are_not_read(tmp_path: Path) -> None:
+    """Only the diffs of modified files are read: a file added in the same commit, even one whose
+    name git quotes (which file of the commit it is, only blame could say), leaves the change to
+    the diffs."""
+    root = repository(tmp_path)
+    added = {f"new{n}.py": BODY for n in range(3)} | {'say "hi".py': "x = 1\n"}
+    commit(root, "edit m0, add files", {"m0.py": "a = 0\n" + BODY, **added}, "2026-03-05T10:00:00Z")
+    commit(root, "edit new0", {"new0.py": BODY + "b = 1\n"}, "2026-03-06T10:00:00Z")
+
+    found = lines_from_diffs(root, ["m0.py", "new0.py"], SINCE)
+
+    assert sorted(found) == ["m0.py", "new0.py"]
+    assert found == blame(root, ["m0.py", "new0.py"])
+
+
 def test_a_history_with_a_merge_is_left_to_blame(tmp_path: Path) -> None:
     root = repository(tmp_path)
     git(root, "checkout", "-q", "-b", "side")

@@ -13,12 +13,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from support.stores import postgres_url
+from support.stores import new_kuzu, postgres_url
 
 from graphmem.adapters.fake_gitlab_graph import FakeGitLabGraph
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
-from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.enrichment import Attempt, EnrichState, target_key
@@ -39,14 +38,14 @@ SYMBOL = "Symbol:/src/proj::src/app.py::main"
 ALICE, BOB = Person("alice", "Alice A", "https://gl/alice"), Person("bob", "Bob B", "https://gl/bob")
 
 GRAPHS: dict[str, Callable[[Path, pytest.FixtureRequest], tuple[GraphStore, GitLabGraph]]] = {
-    "kuzu": lambda path, _: _kuzu(path),
+    "kuzu": lambda path, request: _kuzu(path, request),
     "memory": lambda path, _: _memory(),
     "postgres": lambda _, request: _postgres(request),
 }
 
 
-def _kuzu(path: Path) -> tuple[GraphStore, GitLabGraph]:
-    store = KuzuGraphStore(path / "data", dimension=8)
+def _kuzu(path: Path, request: pytest.FixtureRequest) -> tuple[GraphStore, GitLabGraph]:
+    store = new_kuzu(path / "data", request, 8)
     return store, KuzuGitLabGraph(store)
 
 

@@ -244,6 +244,25 @@ def test_a_rare_word_outranks_two_common_ones(store: PostgresGraphStore) -> None
     assert hits[0][0] == "rare"  # ts_rank counts the words matched, not how rare they are
 
 
+def test_the_words_hits_come_with_their_cosines_to_a_vector_in_the_same_read(
+    store: PostgresGraphStore,
+) -> None:
+    axes = np.eye(DIM, dtype=np.float32)
+    texts = {"a": "kafka lag on the consumer", "b": "kafka topic retention", "c": "the kafka broker is down"}
+    store.add_memories([memory(i, text) for i, text in texts.items()], axes[:3])
+    store.add_memories([memory("none", "kafka without a vector yet")])
+    vector = 0.6 * axes[0] + 0.8 * axes[1]
+
+    hits, cosines = store.search_text_near(
+        "kafka broker down", EVERYONE, 10, vector, phrase="kafka broker down"
+    )
+
+    alone = store.search_text("kafka broker down", EVERYONE, 10, phrase="kafka broker down")
+    assert (list(hits), hits.exact) == (list(alone), alone.exact) and len(hits) == 4
+    assert cosines == pytest.approx({"a": 0.6, "b": 0.8, "c": 0.0}, abs=1e-6)
+    assert cosines == store.vectors.cosine(vector, [i for i, _ in hits])  # "none" has no vector
+
+
 def test_a_large_store_reads_only_the_memories_holding_its_rarest_word(store: PostgresGraphStore) -> None:
     common = [memory(f"c{i:04d}", f"alpha gamma note {i}") for i in range(CANDIDATES_CAP + 500)]
     store.add_memories([*common, memory("all", "alpha gamma beta"), memory("b1", "beta delta")])

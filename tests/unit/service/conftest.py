@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import cast
 
 import pytest
+from support.stores import new_kuzu
 
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.service.mentions import Mentions
@@ -19,8 +20,8 @@ from tests.support.bookkeeping import T0, Bookkeeping
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
-    kuzu = KuzuGraphStore(tmp_path / "data", dimension=8)
+def store(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[KuzuGraphStore]:
+    kuzu = new_kuzu(tmp_path / "data", request, 8)
     yield kuzu
     kuzu.close()
 

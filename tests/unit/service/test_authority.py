@@ -228,3 +228,20 @@ def test_only_the_user_widens_an_agents_memory_to_every_project(
 
     assert (wide.scope.value, wide.source, wide.text) == ("global", "user", note.text)
     assert memory_service.show(note.id).memory.status is Status.SUPERSEDED
+
+
+def test_an_agent_repeating_a_rule_learned_from_the_users_session_does_not_confirm_it(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    learned = memory_service.remember(
+        USERS_RULE, category="directive", scope="global", source="opencode"
+    ).memory
+    never_repeated = "unconfirmed: learned from a session (opencode), never repeated"
+
+    echoed = memory_service.remember(USERS_RULE, category="directive", project=git_project, source="mcp")
+
+    assert (echoed.created, echoed.duplicate_of) == (False, learned.id)
+    [item] = memory_service.review()
+    assert never_repeated in item.reasons  # the agent's echo is not the user saying it again
+    memory_service.remember(USERS_RULE, category="directive", scope="global")  # the user's is
+    assert memory_service.review() == []

@@ -2,9 +2,9 @@
 out"): on a team's store a checkout is named by its repository, and the memories kept under
 another spelling of that name, or under the checkout's path from before project names, belong
 to it (``service/project_names.py``). A read finds them where they are and changes nothing,
-events included; the next write, or the daemon's idle worker, moves them, recording no event
-(a rename never did). On real Kùzu and PostgreSQL, checkouts named as a team's store names
-them, with git stood in for."""
+events included (the repository export writes them as they will be once moved); the next
+write, or the daemon's idle worker, moves them, recording no event (a rename never did). On
+real Kùzu and PostgreSQL, checkouts named as a team's store names them, with git stood in for."""
 
 from __future__ import annotations
 
@@ -26,11 +26,13 @@ from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.postgres_vectors import PgVectorIndex
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory, learning_sources
+from graphmem.core.dedup import memory_hash
 from graphmem.core.models import Category, Scope
 from graphmem.core.ports import CodeGraph, GraphStore, VectorIndex
 from graphmem.core.timeparse import utc_now
 from graphmem.server.runtime import Runtime
 from graphmem.service.coordination import Coordinator
+from graphmem.service.file_access import REPOSITORY_FILE
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import SemanticIndex
 from graphmem.settings import load_settings
@@ -83,6 +85,7 @@ def bob(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryServic
         memory(PATHS, "The ledger refunds in the currency of the order", project=CHECKOUT),
     ]  # fmt: skip
     kept = [replace(m, scope=Scope.PROJECT, category=Category.DECISION) for m in kept]
+    kept = [replace(m, content_hash=memory_hash(m.scope, m.project, m.text)) for m in kept]
     store.add_memories(kept, embedder.embed([m.text for m in kept]))
     settings = load_settings(data_dir=tmp_path / "data")
     sources = replace(learning_sources(settings), roots=Remotes())
@@ -113,6 +116,7 @@ READS: dict[str, Callable[[MemoryService], set[str]]] = {
         item.hit.memory.id for items in m.boot_context().groups.values() for item in items
     },
     "export": lambda m: {i for i in (KEPT, SPLIT, PATHS) if i in _exported(m)},
+    "export_repository": lambda m: {i for i in (KEPT, SPLIT, PATHS) if i in _shared(m)[REPOSITORY_FILE]},
 }
 
 
@@ -120,6 +124,11 @@ def _exported(memory: MemoryService) -> str:
     out = io.StringIO()
     memory.export(out)
     return out.getvalue()
+
+
+def _shared(memory: MemoryService) -> dict[str, str]:
+    """The files of the checkout's ``.graphmem/`` (``graphmem export --project --to .graphmem/``)."""
+    return memory.export_repository(project=CHECKOUT).files
 
 
 @pytest.mark.parametrize("verb", sorted(READS))
@@ -135,6 +144,17 @@ def test_a_read_changes_nothing_yet_finds_the_memories_under_the_other_names(
     assert projects(bob.store) == {KEPT: FIRST, SPLIT: SECOND, PATHS: CHECKOUT}
 
 
+def test_the_repository_export_holds_them_as_it_will_once_they_are_moved(bob: MemoryService) -> None:
+    before = snapshot(bob.store)
+
+    shared = _shared(bob)
+
+    assert snapshot(bob.store) == before
+    bob.move_pending_projects()
+    assert projects(bob.store) == {KEPT: FIRST, SPLIT: FIRST, PATHS: FIRST}
+    assert _shared(bob) == shared  # the same bytes: the team's file does not change when they move
+
+
 def test_the_next_write_moves_them_and_records_no_event_for_the_move(bob: MemoryService) -> None:
     bob.list()
     events = list(bob.store.all_events())
@@ -145,6 +165,41 @@ def test_the_next_write_moves_them_and_records_no_event_for_the_move(bob: Memory
     assert [e for e in bob.store.all_events() if e.memory_id != written.id] == events
     assert {r.id for r in bob.list()} == {KEPT, SPLIT, PATHS, written.id}
     assert bob.parts.names.pending(FIRST) == frozenset()
+
+
+WRITES: dict[str, Callable[[MemoryService], object]] = {
+    "edit": lambda m: m.edit(KEPT, text="Refunds go through the ledger service, never the shop's"),
+    "import": lambda m: m.import_text(_exported(m), project=CHECKOUT),
+}
+
+
+@pytest.mark.parametrize("verb", sorted(WRITES))
+def test_every_write_moves_them_first(bob: MemoryService, verb: str) -> None:
+    WRITES[verb](bob)
+
+    assert projects(bob.store) == {KEPT: FIRST, SPLIT: FIRST, PATHS: FIRST}
+    assert bob.parts.names.pending(FIRST) == frozenset()
+
+
+def test_a_dry_run_import_writes_nothing_and_so_moves_nothing(bob: MemoryService) -> None:
+    exported = _exported(bob)
+    before = snapshot(bob.store)
+
+    bob.import_text(exported, project=CHECKOUT, dry_run=True)
+
+    assert snapshot(bob.store) == before
+    assert bob.parts.names.pending(FIRST) == {SECOND, CHECKOUT}
+
+
+def test_the_repository_export_finds_a_teammates_copy_of_one_in_the_store_under_another_name(
+    bob: MemoryService,
+) -> None:
+    teammates = _shared(bob)[REPOSITORY_FILE].replace(PATHS, "mem_00000000000000d1")  # their import's id
+
+    again = bob.export_repository(project=CHECKOUT, current=teammates).files  # no "not imported yet"
+
+    assert PATHS in again[REPOSITORY_FILE]
+    assert projects(bob.store) == {KEPT: FIRST, SPLIT: SECOND, PATHS: CHECKOUT}
 
 
 def test_the_daemons_idle_worker_moves_them(bob: MemoryService) -> None:

@@ -2,11 +2,13 @@
 keeps (core.projects.stored_spelling), read again once PROJECT_SPELLING_TTL_S has passed; a
 split's memories, and those kept under the checkout's path, are to move to it, never on a read
 (``of`` writes nothing; reads see them through ``pending``) but at ``move_pending``, which a
-role that may not write survives; a name that is the checkout's path is never bound. On the
-in-memory store, with git stood in for."""
+role that may not write survives, and in a write (``writing``: a name resolved in it is moved
+to before it is given); a name that is the checkout's path is never bound. On the in-memory
+store, with git stood in for."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import cast
@@ -104,6 +106,43 @@ def test_move_pending_moves_them_once() -> None:
     assert projects(store) == {"a": FIRST, "b": FIRST}
     assert bound.pending(FIRST) == frozenset()
     assert bound.move_pending() == 0
+
+
+def test_a_name_resolved_in_a_write_has_its_memories_moved_to_it_before_it_is_given() -> None:
+    store = FakeGraphStore(dimension=8)
+    split(store)
+    bound = names(store)
+
+    with bound.writing():
+        assert projects(store) == {"a": FIRST, "b": SECOND}  # nothing named yet: nothing to move
+        assert bound.of(CHECKOUT) == FIRST
+        assert projects(store) == {"a": FIRST, "b": FIRST}
+    assert bound.pending(FIRST) == frozenset()
+
+
+def test_a_write_starts_with_the_moves_a_read_left_pending() -> None:
+    store = FakeGraphStore(dimension=8)
+    split(store)
+    bound = names(store)
+    bound.of(CHECKOUT)  # a read
+
+    with bound.writing():
+        assert projects(store) == {"a": FIRST, "b": FIRST}
+
+
+def test_a_read_on_another_thread_during_a_write_moves_nothing() -> None:
+    store = FakeGraphStore(dimension=8)
+    split(store)
+    bound = names(store)
+    named: list[str | None] = []
+
+    with bound.writing():
+        reader = threading.Thread(target=lambda: named.append(bound.of(CHECKOUT)))
+        reader.start()
+        reader.join()
+        assert named == [FIRST]
+        assert projects(store) == {"a": FIRST, "b": SECOND}
+    assert bound.pending(FIRST) == {SECOND, CHECKOUT}
 
 
 def test_a_checkouts_path_memories_are_its_names_till_moved() -> None:

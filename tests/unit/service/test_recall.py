@@ -10,7 +10,7 @@ import pytest
 
 from graphmem.core.fusion import PLANS, Plan
 from graphmem.core.models import Entity, EntityKind
-from graphmem.core.ports import Vector, VectorQuery
+from graphmem.core.ports import TextHits, Vector, VectorQuery, Visibility
 from graphmem.service.memory import MemoryService
 
 HYBRID = PLANS["hybrid"]
@@ -260,4 +260,36 @@ def test_in_this_process_the_cosines_of_the_words_hits_are_asked_after_the_vecto
     assert [(call, thread) for call, thread, _ in calls[:2]] == [("search", caller), ("similarities", caller)]
     assert calls[1][2] == {stated, scraped}
     assert not any({stated, scraped} & ids for _, _, ids in calls[2:])
+    assert hits == [scraped, stated]
+
+
+class _WordsWithCosines:
+    """``NearTextSearch`` as a database store offers it, over the fake store and the service's
+    vectors: the words' hits with their cosines in one call, each call's thread noted."""
+
+    def __init__(self, memory: MemoryService) -> None:
+        self._memory = memory
+        self.threads: list[str] = []
+
+    def search_text_near(
+        self, query: str, visibility: Visibility, limit: int, vector: Vector, *, phrase: str | None = None
+    ) -> tuple[TextHits, dict[str, float]]:
+        self.threads.append(threading.current_thread().name)
+        hits = self._memory.store.search_text(query, visibility, limit, phrase=phrase)
+        assert self._memory.semantic is not None
+        return hits, self._memory.semantic.index().similarities(vector.copy(), [i for i, _ in hits])
+
+
+def test_a_store_that_gives_the_words_hits_cosines_with_them_is_asked_for_both_at_once(
+    memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    near = _WordsWithCosines(memory_service)
+    monkeypatch.setattr(memory_service._recaller, "_near_text", near)
+
+    calls, hits, (stated, scraped) = _asked_cosines(memory_service, monkeypatch, in_store=True)
+
+    # Once the query is embedded, on the search's thread while this one searches the vectors;
+    # the words' hits' cosines are not asked apart, and the hits are the same.
+    assert [thread.startswith("graphmem-recall-search") for thread in near.threads] == [True]
+    assert not any({stated, scraped} & ids for call, _, ids in calls if call == "similarities")
     assert hits == [scraped, stated]

@@ -4,7 +4,9 @@ in tmp_path."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -13,9 +15,11 @@ from graphmem.core.dedup import memory_hash
 from graphmem.core.models import Scope, Status
 from graphmem.core.ports import Visibility
 from graphmem.errors import InvalidInputError
+from graphmem.service.mentions import Mentions
 from graphmem.service.remember import Rememberer
+from graphmem.service.semantic import SemanticIndex
 from graphmem.service.writer import MemoryWriter
-from tests.support.bookkeeping import TOKEN, Bookkeeping
+from tests.support.bookkeeping import T0, TOKEN, Bookkeeping
 
 
 def test_remember_redacts_before_it_stores_and_says_how_much(
@@ -170,7 +174,7 @@ def test_an_archived_memory_remembered_again_comes_back_in_an_event_undo_reverse
     assert writer.get(first.id).status is Status.ARCHIVED
 
 
-def test_an_agent_repeating_a_persons_archived_memory_reinforces_it_and_leaves_it_archived(
+def test_an_agent_repeating_a_persons_archived_memory_leaves_it_archived(
     writer: MemoryWriter, rememberer: Rememberer
 ) -> None:
     first = rememberer.remember("The build uses uv.", project="/p").memory
@@ -181,6 +185,45 @@ def test_an_agent_repeating_a_persons_archived_memory_reinforces_it_and_leaves_i
     assert (again.duplicate_of, again.memory.status, again.memory.reinforced) == (
         first.id,
         Status.ARCHIVED,
-        1,
+        0,
     )
     assert writer.get(first.id).status is Status.ARCHIVED
+    assert writer.store.events_of(first.id, 10)[0].reason != "remembered again"
+
+
+# -- said again by an agent: a person's memory is only the person's to reinforce -------------------
+
+
+@pytest.mark.parametrize("words", ["The build uses uv.", "the build uses uv"])  # the same, nearly the same
+def test_an_agent_repeating_a_persons_memory_neither_counts_nor_refreshes_it(
+    store: KuzuGraphStore, index: Bookkeeping, words: str
+) -> None:
+    now = [T0]
+    writer = MemoryWriter(
+        store, cast(SemanticIndex, index), Mentions(None, lambda _: None), clock=lambda: now[0]
+    )
+    rememberer = Rememberer(writer)
+    first = rememberer.remember("The build uses uv.", project="/p", source="opencode").memory
+    now[0] = T0 + timedelta(days=30)
+
+    again = rememberer.remember(words, project="/p", source="mcp")
+
+    assert (again.created, again.duplicate_of, again.memory.reinforced) == (False, first.id, 0)
+    kept = writer.get(first.id)
+    assert (kept.reinforced, kept.updated_at) == (0, first.updated_at)  # review: still never repeated
+
+
+def test_the_persons_own_repeat_still_reinforces_their_memory(rememberer: Rememberer) -> None:
+    first = rememberer.remember("The build uses uv.", project="/p", source="opencode").memory
+
+    again = rememberer.remember("The build uses uv.", project="/p", source="claude-code")
+
+    assert (again.duplicate_of, again.memory.reinforced) == (first.id, 1)
+
+
+def test_an_agent_repeating_an_agents_memory_reinforces_it(rememberer: Rememberer) -> None:
+    first = rememberer.remember("The build uses uv.", project="/p", source="mcp").memory
+
+    again = rememberer.remember("The build uses uv.", project="/p", source="mcp")
+
+    assert (again.duplicate_of, again.memory.reinforced) == (first.id, 1)

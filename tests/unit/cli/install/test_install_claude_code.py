@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from support.client_cli import COMMAND, HOOK_PYTHON, Invoke
 
 
@@ -99,3 +100,16 @@ def test_doctor_never_runs_a_program_the_projects_config_names(
     result = invoke("--project", str(project), "doctor")
 
     assert result.exit_code in (0, 1) and not ran.exists()
+
+
+def test_uninstall_global_leaves_claude_codes_own_folder(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR")  # ~/.claude, as Codex's ~/.codex
+    claude = tmp_path / "home" / ".claude"
+    assert invoke("install", "claude-code", "--global").exit_code == 0
+    assert (claude / "settings.json").is_file()
+
+    assert invoke("uninstall", "claude-code", "--global").exit_code == 0
+
+    assert claude.is_dir() and list(claude.iterdir()) == []  # Claude Code's home, empty or not

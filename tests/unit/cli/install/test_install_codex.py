@@ -356,3 +356,16 @@ def test_uninstall_global_leaves_codex_home(invoke: Invoke, tmp_path: Path) -> N
     assert invoke("uninstall", "codex", "--global").exit_code == 0
 
     assert (tmp_path / "codex-home").is_dir() and not (tmp_path / "codex-home" / "config.toml").exists()
+
+
+def test_uninstall_global_leaves_codexs_own_folder_in_home(
+    invoke: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CODEX_HOME")  # ~/.codex, as Claude Code's ~/.claude
+    codex = tmp_path / "home" / ".codex"
+    assert invoke("install", "codex", "--global").exit_code == 0
+    assert (codex / "config.toml").is_file()
+
+    assert invoke("uninstall", "codex", "--global").exit_code == 0
+
+    assert codex.is_dir() and list(codex.iterdir()) == []  # Codex's home, empty or not

@@ -361,7 +361,7 @@ def test_an_agents_repeat_of_the_users_own_global_memory_on_a_team_store_says_te
         )
 
         assert text not in [m.text for m in team.bob.list(project=PROJECT)]
-    assert (answer["id"], answer["created"]) == (mine.id, False)  # the user's own, reinforced
+    assert (answer["id"], answer["created"]) == (mine.id, False)  # the user's own, left as it is
     assert (
         f"{mine.id} is a global memory only the user sees on this team's store: teammates do not"
         in answer["note"]
