@@ -72,7 +72,7 @@ from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.session_files import SESSION_CLIENTS, SessionFiles
 from graphmem.service.staleness import Staleness
-from graphmem.service.stores import Stores
+from graphmem.service.stores import Stores, as_stored
 from graphmem.service.transfer import Transfer
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
@@ -278,14 +278,24 @@ def build_memory(
     roots = sources.roots if sources is not None else None
     mentions = Mentions(code, namespace, roots.checkout if roots is not None else checkout_path)
     writer = MemoryWriter(store, semantic, mentions, clock=clock)
-    rememberer = Rememberer(
-        writer, near_duplicate=settings.dedup.near_duplicate, same_subject=settings.dedup.same_subject
-    )
     store = writer.store  # every peer reads (and the writer writes) behind the redaction door
     gitlab = enricher.graph if enricher is not None else None
     names = ProjectNames(roots, writer, code)  # a read sees a project's pending names as its own
     stores = Stores(
-        store, semantic, code=code, gitlab=gitlab, namespace=namespace, clock=clock, aliases=names.pending
+        store,
+        semantic,
+        code=code,
+        gitlab=gitlab,
+        namespace=namespace,
+        clock=clock,
+        aliases=names.pending,
+        shown=enricher.shown if enricher is not None else as_stored,  # a GitHub ref: no GitLab title
+    )
+    rememberer = Rememberer(
+        writer,
+        stores=stores,
+        near_duplicate=settings.dedup.near_duplicate,
+        same_subject=settings.dedup.same_subject,
     )
     branches = BranchLifecycle(stores, writer, roots)
     if enricher is not None:

@@ -5,11 +5,17 @@ MCP runs stateless with JSON responses: every request stands alone, so a client 
 the stdio proxy) survives a daemon restart without a session to re-establish. Every
 request first passes the ``Guard`` (``graphmem.server.guard``): Host and Origin, body
 size, JSON content type, the local token or API key, and the rate limit.
+
+The app's lifespan runs what it serves with: FastMCP's (the MCP session manager), and inside it
+the thread that ingests the sessions the plugin names (``plugin_routes.IngestQueue``). An app
+shut down leaves no thread of its own, and nothing that keeps its runtime alive.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio.to_thread
@@ -17,6 +23,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Lifespan
 
 from graphmem.app import plugin_injector
 from graphmem.errors import InvalidInputError
@@ -90,7 +97,8 @@ def build_app(runtime: Runtime, policy: Policy, injector: Injector | None = None
             runtime.written()
         return JSONResponse(answer)
 
-    plugin_routes.register(mcp, runtime, injector or plugin_injector(runtime))  # plugin_routes.ROUTES
+    # plugin_routes.ROUTES; the thread of their ingests runs with the app's lifespan (_with_ingests)
+    ingests = plugin_routes.register(mcp, runtime, injector or plugin_injector(runtime))
     ui_routes.register(mcp, runtime, sessions)  # /ui/ and its files, /ui/login, /ui/session, /ui/graph...
 
     app = mcp.http_app(
@@ -102,9 +110,26 @@ def build_app(runtime: Runtime, policy: Policy, injector: Injector | None = None
             Middleware(Guard, policy=policy, metrics=runtime.metrics, sessions=sessions),
         ],
     )
+    app.router.lifespan_context = _with_ingests(app.router.lifespan_context, ingests)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(ClientDisconnect, _client_gone)
     return app
+
+
+def _with_ingests(lifespan: Lifespan[Any], ingests: plugin_routes.IngestQueue) -> Lifespan[Any]:
+    """``lifespan`` (FastMCP's) with the plugin's ingest thread inside it: started once the app
+    serves, ended before it stops, so the app owns the thread's whole life."""
+
+    @asynccontextmanager
+    async def serving(app: Any) -> AsyncIterator[Any]:  # FastMCP's state, if any
+        async with lifespan(app) as state:
+            ingests.start()
+            try:
+                yield state
+            finally:
+                await anyio.to_thread.run_sync(ingests.stop)
+
+    return serving
 
 
 def _streamed_call(runtime: Runtime, method: str, arguments: dict[str, Any]) -> Response:

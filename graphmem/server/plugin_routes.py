@@ -19,8 +19,8 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import queue
 import threading
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -65,6 +65,11 @@ SKIPPED_AGENTS = frozenset({"title", "compaction", "summary"})
 MAX_MESSAGES = 500
 # Sessions waiting for ingest; more are dropped (the daemon's continuous ingest catches up).
 MAX_QUEUED_INGESTS = 1000
+# How long an app's shutdown waits for the session being ingested, as long as for the runtime's
+# workers (``Runtime.stop_worker``); past it the thread ends on its own once that ingest has.
+INGEST_STOP_TIMEOUT_S = 10.0
+# One ingest the plugin asked for: the client, the session's id, its database or file.
+_Ingest = tuple[str, str | None, str | None]
 
 
 class _Body(BaseModel):
@@ -208,48 +213,75 @@ def _directory(value: str | None) -> str | None:
 
 
 class IngestQueue:
-    """One background thread that asks the service to ingest the sessions the plugin names."""
+    """The sessions the plugin names, ingested one at a time on a thread of their own. The thread
+    runs while the app serves: its lifespan starts and stops it (``http.build_app``), so an app
+    shut down leaves no thread behind, nor the runtime (its store, its model) that thread holds.
+    Sessions queued while it does not run wait for the next start."""
 
     def __init__(self, runtime: Runtime) -> None:
         self._runtime = runtime
-        self._queue: queue.Queue[tuple[str, str | None, str | None]] = queue.Queue(MAX_QUEUED_INGESTS)
-        self._pending: set[tuple[str, str | None, str | None]] = set()
-        self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._work, name="graphmem-plugin-ingest", daemon=True)
-        self._thread.start()
+        self._waiting: deque[_Ingest] = deque()
+        self._pending: set[_Ingest] = set()
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None  # the one that works; one stopped ends
 
     def put(self, session_id: str | None, path: str | None, client: str = "opencode") -> bool:
         """Queue one ingest of ``client``'s session (from OpenCode's database, or the session's
         file): the same one twice is one; False when the queue is full."""
         key = (client, session_id, path)
-        with self._lock:
+        with self._changed:
             if key in self._pending:
                 return True
-            try:
-                self._queue.put_nowait(key)
-            except queue.Full:
+            if len(self._waiting) >= MAX_QUEUED_INGESTS:
                 return False
+            self._waiting.append(key)
             self._pending.add(key)
+            self._changed.notify()
             return True
 
+    def start(self) -> None:
+        """Start the thread that ingests the queued sessions (the app's lifespan begins)."""
+        with self._changed:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._work, name="graphmem-plugin-ingest", daemon=True)
+                self._thread.start()
+
+    def stop(self, timeout_s: float = INGEST_STOP_TIMEOUT_S) -> None:
+        """End the thread once the ingest under way has (the app's lifespan ends): waits up to
+        ``timeout_s`` for it; the sessions still queued wait for the next start."""
+        with self._changed:
+            thread, self._thread = self._thread, None
+            self._changed.notify_all()
+        if thread is None:
+            return
+        thread.join(timeout_s)
+        if thread.is_alive():
+            log.warning("a plugin ingest still runs after %.0f s: stopping without it", timeout_s)
+
     def _work(self) -> None:
+        me = threading.current_thread()
         while True:
-            key = self._queue.get()
-            with self._lock:
+            with self._changed:
+                self._changed.wait_for(lambda: self._thread is not me or bool(self._waiting))
+                if self._thread is not me:
+                    return
+                key = self._waiting.popleft()
                 self._pending.discard(key)
-            client, session_id, path = key
-            try:
-                if client == "opencode":
-                    report = self._runtime.memory.ingest_opencode(db_path=path, session_id=session_id)
-                else:
-                    files = self._runtime.memory.parts.session_files  # Claude Code's transcripts
-                    report = files.ingest_session(client, path or "", session_id or "")
-                log.info("plugin ingest session=%s: %s", session_id or "(all new)", report)
-            except GraphmemError as exc:
-                log.warning("plugin ingest session=%s failed: %s", session_id, exc)
-            except Exception:  # the thread must survive anything one session does
-                log.exception("plugin ingest session=%s failed", session_id)
-            self._runtime.written()
+            self._ingest(*key)
+
+    def _ingest(self, client: str, session_id: str | None, path: str | None) -> None:
+        try:
+            if client == "opencode":
+                report = self._runtime.memory.ingest_opencode(db_path=path, session_id=session_id)
+            else:
+                files = self._runtime.memory.parts.session_files  # Claude Code's transcripts
+                report = files.ingest_session(client, path or "", session_id or "")
+            log.info("plugin ingest session=%s: %s", session_id or "(all new)", report)
+        except GraphmemError as exc:
+            log.warning("plugin ingest session=%s failed: %s", session_id, exc)
+        except Exception:  # the thread must survive anything one session does
+            log.exception("plugin ingest session=%s failed", session_id)
+        self._runtime.written()
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,11 +372,13 @@ ROUTES: tuple[PluginRoute[Any], ...] = (
 )  # fmt: skip
 
 
-def register(mcp: FastMCP, runtime: Runtime, injector: Injector) -> None:
-    """Add the plugin's routes (``ROUTES``) to the daemon's app, calling ``injector``."""
+def register(mcp: FastMCP, runtime: Runtime, injector: Injector) -> IngestQueue:
+    """Add the plugin's routes (``ROUTES``) to the daemon's app, calling ``injector``; the queue
+    of ingests they fill, whose thread the app's lifespan runs."""
     doors = Doors(runtime, injector, IngestQueue(runtime))
     for route in ROUTES:
         mcp.custom_route(route.path, methods=["POST"])(_handler(route, doors))
+    return doors.ingests
 
 
 def _handler(route: PluginRoute[Any], doors: Doors) -> Handler:

@@ -164,7 +164,7 @@ class ContextBuilder:
             more, keys, note = self._gitlab_sections(entity, project)
             code_sections, extra_keys = [*code_sections, *more], [*extra_keys, *keys]
             notes += [note] if note else []
-            entity = self._enricher.shown(entity, project)  # a GitHub ref: not another project's title
+            entity = self._stores.shown(entity, project)  # a GitHub ref: not another project's title
         if found is False:
             inside = self._files_under(project, target, entity)
             notes.insert(
@@ -190,7 +190,7 @@ class ContextBuilder:
             others = [h for h in others if names_it(target, h.memory.text)]
         related_hits = others if found is not None else []
         hits += [] if found is not None else others
-        related = self._related([*hits, *related_hits], entity, about, project)
+        related = self._related([*hits, *related_hits], entity, about)
         hits, related_hits = self._marked(hits, related_hits, about)
         return build_bundle(
             target,
@@ -236,7 +236,7 @@ class ContextBuilder:
         ]
         about = {
             **{h.memory.id: h.entities for h in related_hits},
-            **self._stores.store.about([h.memory.id for h in hits]),
+            **self._stores.shown_about([h.memory.id for h in hits], project),
         }
         hits, related_hits = self._marked(hits, related_hits, about)
         shown = Entity(file.key, file.kind, target, file.project, file.title)
@@ -244,7 +244,7 @@ class ContextBuilder:
             target,
             shown,
             hits,
-            self._related([*hits, *related_hits], file, about, project),
+            self._related([*hits, *related_hits], file, about),
             max_tokens=max_tokens,
             now=self._stores.clock(),
             notes=notes,
@@ -288,7 +288,7 @@ class ContextBuilder:
         related_hits = [*about_file, *(h for h in recalled if h.memory.id not in seen)]
         about = {
             **{h.memory.id: h.entities for h in recalled},
-            **self._stores.store.about([h.memory.id for h in about_file]),
+            **self._stores.shown_about([h.memory.id for h in about_file], project),
         }
         _, related_hits = self._marked([], related_hits, about)
         note = (
@@ -301,7 +301,7 @@ class ContextBuilder:
             target,
             shown,
             [],
-            self._related(related_hits, file, about, project),
+            self._related(related_hits, file, about),
             max_tokens=max_tokens,
             now=self._stores.clock(),
             notes=[note],
@@ -427,7 +427,7 @@ class ContextBuilder:
         aliases = self._stores.aliases(project)
         visibility = Visibility(project, branch=branch, expired_by=self._stores.clock(), aliases=aliases)
         current = [r for r in records.values() if _visible(r, visibility)]
-        about = self._stores.store.about([r.id for r in current])
+        about = self._stores.shown_about([r.id for r in current], project)
         files = {
             r.id: sum(1 for e in about.get(r.id, ()) if e.kind is EntityKind.FILE)
             for r in current
@@ -445,14 +445,10 @@ class ContextBuilder:
         return [Hit(r, 1.0, (), (entity.name,)) for r in current[:CONTEXT_CANDIDATES]], about
 
     def _related(
-        self,
-        hits: list[Hit],
-        entity: Entity | None,
-        about: Mapping[str, Sequence[Entity]],
-        project: str | None,
+        self, hits: list[Hit], entity: Entity | None, about: Mapping[str, Sequence[Entity]]
     ) -> list[tuple[Entity, int]]:
-        """The entities ``hits`` are about (``about``), but ``entity``, most named first, as a
-        reader in ``project`` is shown them (``Enricher.shown``)."""
+        """The entities ``hits`` are about (``about``, as the reader is shown them:
+        ``Stores.shown_about``), but ``entity``, most named first."""
         counts: Counter[str] = Counter()
         by_key: dict[str, Entity] = {}
         for memory_id in dict.fromkeys(h.memory.id for h in hits):
@@ -460,8 +456,7 @@ class ContextBuilder:
                 if entity is None or item.key != entity.key:
                     counts[item.key] += 1
                     by_key[item.key] = item
-        shown = self._enricher.shown if self._enricher is not None else (lambda e, *_: e)
-        return [(shown(by_key[key], project), n) for key, n in counts.most_common()]
+        return [(by_key[key], n) for key, n in counts.most_common()]
 
 
 def names_it(target: str, text: str) -> bool:

@@ -184,7 +184,8 @@ class Enricher:
 
     def shown(self, entity: Entity, *projects: str | None) -> Entity:
         """``entity`` as a reader in ``projects`` is shown it: without a title that is another
-        project's (``another_projects``)."""
+        project's (``another_projects``). The service's answers read stored entities through
+        it (``Stores.shown``, ``Stores.shown_about``)."""
         if entity.title and self.another_projects(entity, *projects):
             return replace(entity, title="")
         return entity

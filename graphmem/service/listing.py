@@ -92,7 +92,8 @@ class Listing:
         record = self._stores.store.get_memories([wanted]).get(wanted)
         if record is None:
             raise unknown_memory(wanted)
-        entities = self._stores.store.about([record.id]).get(record.id, [])
+        # as a reader of its project is shown them (``Stores.shown_about``)
+        entities = self._stores.shown_about([record.id], record.project).get(record.id, [])
         stale = self._staleness.flags([record], {record.id: entities}).get(record.id)
         record = replace(record, stale=stale) if stale else record
         return MemoryDetail(record, tuple(entities), tuple(self._stores.store.links([record.id])))

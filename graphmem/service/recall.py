@@ -338,7 +338,7 @@ class Recaller:
             weight = STATUS_WEIGHT.get(record.status, 1.0) * prior
             hits.append(Hit(record, round(score * weight, 4), tuple(channels_of(item)), paths.get(item, ())))
             hits.sort(key=lambda h: (-h.score, first.get(h.memory.id, len(first)), h.memory.id))
-        hits = self._explained(hits[: query.limit], entity_steps)
+        hits = self._explained(hits[: query.limit], entity_steps, query.project)
         took = (time.perf_counter() - started) * 1000
         log.debug("recall plan=%s hits=%d took=%.1fms", plan.name, len(hits), took)
         return RecallResult(
@@ -487,10 +487,13 @@ class Recaller:
             }
         return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0])), steps
 
-    def _explained(self, hits: Sequence[Hit], entity_steps: Mapping[str, tuple[Step, ...]]) -> list[Hit]:
-        """``hits`` with the entities they are about and, on the entity and graph channels, the
-        edges that reached them, each end named as a user writes it (one entity read for all)."""
-        about = self._stores.store.about([h.memory.id for h in hits])
+    def _explained(
+        self, hits: Sequence[Hit], entity_steps: Mapping[str, tuple[Step, ...]], project: str | None
+    ) -> list[Hit]:
+        """``hits`` with the entities they are about, as a reader in ``project`` is shown them
+        (``Stores.shown_about``), and, on the entity and graph channels, the edges that reached
+        them, each end named as a user writes it (one entity read for all)."""
+        about = self._stores.shown_about([h.memory.id for h in hits], project)
         walks = {h.memory.id: walks_of(h, entity_steps.get(h.memory.id, ())) for h in hits}
         names, missing = step_names(walks.values(), about)
         if missing:

@@ -9,7 +9,9 @@ ingested session, ``widen``):
 - the memory again: the same content hash, or a near-duplicate wording
   (``service/subjects.py``), reinforces that memory (an archived one comes back when whoever
   remembers it may replace it); a person's memory is reinforced only by a person, never by an
-  agent's repeat of it (nothing is written: it restores information, never authority);
+  agent's repeat of it (nothing is written: it restores information, never authority); a
+  person who asks by name for a scope others see shares their private memory's words as a new
+  memory (``_shares``);
 - a new memory (its record built by ``new_record``) after its session's last turn
   (``NEXT``), replacing the memory ``supersedes`` names, or else those on the same subject
   that its author may replace, unless others see them.
@@ -47,6 +49,7 @@ from graphmem.errors import InvalidInputError, NotAllowedError
 from graphmem.service.inputs import default_scope, parse_category, parse_scope, parse_trust
 from graphmem.service.mentions import names_code
 from graphmem.service.results import RememberResult, Supersession
+from graphmem.service.stores import Stores
 from graphmem.service.subjects import near_duplicate_of, same_subject_as, similar_memories
 from graphmem.service.writer import MemoryWriter
 
@@ -61,13 +64,20 @@ AGENT_WITHOUT_PROJECT = (
 class Rememberer:
     """Decides what each ``remember`` is (see the module doc) and has ``writer`` apply it;
     ``remember`` is documented where ``graphmem.api.Memory`` declares it. The thresholds are
-    ``[dedup]``'s (``near_duplicate``, ``same_subject``)."""
+    ``[dedup]``'s (``near_duplicate``, ``same_subject``); ``stores``, what the answer says a
+    memory is about is read from (``Stores.shown_about``; the writer's store alone without)."""
 
     def __init__(
-        self, writer: MemoryWriter, *, near_duplicate: float = 0.35, same_subject: float = 0.5
+        self,
+        writer: MemoryWriter,
+        *,
+        stores: Stores | None = None,
+        near_duplicate: float = 0.35,
+        same_subject: float = 0.5,
     ) -> None:
         self._writer = writer
         self._store = writer.store  # the writer's: read behind the redaction door
+        self._stores = stores if stores is not None else Stores(writer.store)
         self._near_duplicate = near_duplicate
         self._same_subject = same_subject
         self._session_tail: dict[str, str] = {}  # each session's last turn remembered here
@@ -99,6 +109,7 @@ class Rememberer:
             trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
         category = parse_category(category)
         named = None  # what the text names, read here when the default scope depends on it
+        asked_scope = scope is not None
         if scope is None:
             scope = default_scope(category, project)
             if scope is Scope.GLOBAL and project:
@@ -133,7 +144,8 @@ class Rememberer:
                     continue  # another branch's: this one has its own
                 if existing.status is not Status.SUPERSEDED or (old is not None and existing.id == old.id):
                     # an archived one comes back
-                    return replace(self._reinforce(existing, now, actor_of(source)), redacted=redaction.count)
+                    reinforced = self._reinforce(existing, now, actor_of(source), project)
+                    return replace(reinforced, redacted=redaction.count)
             # A memory that may replace one on its subject is compared with any that shares
             # its words; any other, only with those that may be its near-duplicates.
             repeats_only = category not in SUPERSEDABLE
@@ -141,8 +153,11 @@ class Rememberer:
             repeated = (
                 None if old else near_duplicate_of(store, text, category, similar, self._near_duplicate)
             )
+            if repeated is not None and self._shares(source, asked_scope, scope, repeated):
+                repeated = None  # a memory of its own for the team to see
             if repeated is not None:
-                return replace(self._reinforce(repeated, now, actor_of(source)), redacted=redaction.count)
+                reinforced = self._reinforce(repeated, now, actor_of(source), project)
+                return replace(reinforced, redacted=redaction.count)
             entities = named[0] if named is not None else writer.mentions.entities_in(text, project)
             record = replace(
                 new_record(text, category, scope, owner, now=now),
@@ -183,18 +198,33 @@ class Rememberer:
             private=record.scope not in (others := store.shared_scopes()) and bool(others),
         )
 
-    def _reinforce(self, existing: MemoryRecord, now: datetime, actor: str) -> RememberResult:
-        """``existing`` remembered again by ``actor``: counted once more, and an archived one comes
-        back when ``actor`` may replace it (a person's: by a person). A person's memory said again
-        by anyone else (an agent, a session's summary) is left as it is: only the person's own
-        repeat confirms it (``graphmem review``'s "never repeated") or moves its ``updated_at``."""
+    def _shares(self, source: str, asked_scope: bool, scope: Scope, repeated: MemoryRecord) -> bool:
+        """Whether a person, asking for ``scope`` by name, shares with others what only they see:
+        on a team's store their own global memory said again in the project's scope. It is a
+        memory of its own (the team sees it), and theirs stays as it is, in every project; a
+        default scope, an agent's or a session's words publish nothing of a memory kept private."""
+        return (
+            source == PERSON_SOURCE
+            and asked_scope
+            and scope in self._store.shared_scopes()
+            and not self._store.shared_memories([repeated.id])
+        )
+
+    def _reinforce(
+        self, existing: MemoryRecord, now: datetime, actor: str, project: str | None
+    ) -> RememberResult:
+        """``existing`` remembered again by ``actor`` in ``project``: counted once more, and an
+        archived one comes back when ``actor`` may replace it (a person's: by a person). A person's
+        memory said again by anyone else (an agent, a session's summary) is left as it is: only the
+        person's own repeat confirms it (``graphmem review``'s "never repeated") or moves its
+        ``updated_at``. What it is about, as the caller in ``project`` is shown it."""
         if acts_as_person(actor) or not is_persons(existing):
             back = existing.status is Status.ARCHIVED and may_replace(actor, existing)
             cause = Cause(actor, "remembered again")
             updated = self._writer.reinforce(existing, cause, at=now, restore=back)
         else:
             updated = existing  # memory restores information, never authority
-        entities = tuple(self._store.about([existing.id]).get(existing.id, []))
+        entities = tuple(self._stores.shown_about([existing.id], project).get(existing.id, []))
         private = bool(self._store.shared_scopes()) and not self._store.shared_memories([existing.id])
         return RememberResult(updated, False, duplicate_of=existing.id, entities=entities, private=private)
 

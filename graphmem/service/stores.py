@@ -6,14 +6,21 @@ redaction door, and hands it to each part that reads them (``Recaller``, ``Conte
 holds the bundle, as sqlite-utils' ``Table`` holds its ``Database``, and reads
 ``stores.store``, ``stores.code`` and the rest from it, so that the list of what a service is
 built on is written once.
+
+What a reader is shown of a stored entity is decided here too (``shown``, ``shown_about``):
+what a recall's hits, ``remember``'s answer, ``show``'s detail and a context say a memory is
+about, and a context's heading, are read through them, so that none leaves the service as
+another project's (``Enricher.shown``: a GitHub checkout's ref without the title GitLab gave a
+project of the same path).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 
+from graphmem.core.models import Entity
 from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore
 from graphmem.core.timeparse import utc_now
 from graphmem.service.mentions import Namespace
@@ -26,6 +33,14 @@ def _no_namespace(project: str) -> str | None:
 
 def _no_aliases(project: str | None) -> frozenset[str]:
     return frozenset()
+
+
+# An entity as a reader in a project (None: none) is shown it.
+Shown = Callable[[Entity, str | None], Entity]
+
+
+def as_stored(entity: Entity, project: str | None) -> Entity:
+    return entity
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,3 +56,12 @@ class Stores:
     # The other names a project's memories are still kept under till a writer moves them
     # (``ProjectNames.pending``): a read of the project sees them as its own (``Visibility.aliases``).
     aliases: Callable[[str | None], frozenset[str]] = _no_aliases
+    # An entity as a reader in a project is shown it (``Enricher.shown``); as stored without GitLab.
+    shown: Shown = as_stored
+
+    def shown_about(self, memory_ids: Collection[str], project: str | None) -> dict[str, list[Entity]]:
+        """The entities each of ``memory_ids`` is about (one read, ``GraphStore.about``), as a
+        reader in ``project`` is shown them (``shown``): what a verb's answer says a memory is
+        about. What the service reads for itself (staleness, an export) reads the store."""
+        about = self.store.about(memory_ids)
+        return {memory_id: [self.shown(e, project) for e in found] for memory_id, found in about.items()}

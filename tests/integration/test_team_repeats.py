@@ -1,7 +1,8 @@
 """A memory said again on a team's PostgreSQL store (docs/team.md, "Scopes"): an agent that
 repeats its person's private global memory publishes nothing of it and confirms nothing (memory
 restores information, never authority), and another person's agent that says the same words
-learns nothing of it. Two people, each logged in as their own role, on one database."""
+learns nothing of it; she herself, asking for the project's scope by name, shares it with the team.
+Two people, each logged in as their own role, on one database."""
 
 from __future__ import annotations
 
@@ -64,3 +65,24 @@ def test_another_persons_agent_saying_the_same_words_learns_nothing_of_her_memor
         assert stored.created and stored.duplicate_of is None and stored.memory.id != mine.id
     assert team.alice.show(mine.id).memory.reinforced == 0
     assert {m.id for m in team.bob.list(project=PROJECT)} == {his.memory.id, his_own.memory.id}
+
+
+def test_her_own_share_of_what_only_she_sees_reaches_the_team(team: Team) -> None:
+    mine = team.alice.remember(RULE, category="directive", scope="global").memory
+
+    shared = team.alice.remember(ECHO, category="directive", scope="project", project=PROJECT)
+
+    assert shared.created and shared.duplicate_of is None and not shared.private
+    assert [m.id for m in team.bob.list(project=PROJECT)] == [shared.memory.id]
+    kept = team.alice.show(mine.id).memory
+    assert (kept.status, kept.reinforced, kept.text) == (mine.status, 0, RULE)
+    assert {m.id for m in team.alice.list(project=PROJECT)} == {mine.id, shared.memory.id}
+
+
+def test_words_of_hers_in_the_projects_default_scope_publish_nothing_of_her_memory(team: Team) -> None:
+    mine = team.alice.remember(RULE, category="directive", scope="global").memory
+
+    said = team.alice.remember(ECHO, category="directive", project=PROJECT)  # scope by default
+
+    assert (said.created, said.duplicate_of, said.private) == (False, mine.id, True)
+    assert team.bob.list(project=PROJECT) == []

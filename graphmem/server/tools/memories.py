@@ -96,8 +96,9 @@ def add_memory_tools(tools: ToolRegistry) -> None:
     ) -> Remembered:
         """Store a memory: a decision (with the why), blocker, procedure that worked, fact,
         preference or directive worth keeping across sessions, in the project (a folder outside
-        any git repository is refused: pass the repository's path). Repeats are stored once;
-        a near-duplicate reinforces the existing memory; a newer decision that changes one
+        any git repository is refused: pass the repository's path). Repeats and near-duplicates
+        are stored once, the answer naming the memory (repeating the user's does not confirm
+        it: only the user does); a newer decision that changes one
         choice on the same subject supersedes the older one, and the note quotes it and says
         how to undo that. Written on a branch other than the default, it is seen on that
         branch until the branch's MR merges."""

@@ -1,11 +1,12 @@
 """What an older graphmem fetched from GitLab for a GitHub checkout's ref (a GitLab project of the
 same path's MR) stays stored, but is never shown: not in get_context's heading, not among its
-related entities, not as a file's "Changed by", not in the graph view. A GitLab checkout's ref
-shows its title as before. On the Kùzu and the PostgreSQL stores, each with its own GitLab graph."""
+related entities, not as a file's "Changed by", not in the graph view, not among the entities of a
+recall's hits, of remember's answer or of a memory's detail (show). A GitLab checkout's ref shows
+its title as before. On the Kùzu and the PostgreSQL stores, each with its own GitLab graph."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -27,7 +28,7 @@ from graphmem.app import build_memory
 from graphmem.core.gitlab import MergeRequestData
 from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.keys import file_key
-from graphmem.core.models import EntityKind
+from graphmem.core.models import Entity, EntityKind
 from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, VectorIndex
 from graphmem.core.projects import ForeignRemote, foreign_remote
 from graphmem.core.timeparse import utc_now
@@ -147,6 +148,48 @@ def test_a_github_checkouts_file_is_not_said_changed_by_another_projects_mr(
     assert "Rounding fix" not in bundle.markdown
 
 
+def titles(entities: Iterable[Entity]) -> dict[str, str]:
+    return {entity.name: entity.title for entity in entities}
+
+
+def test_a_recalls_hits_name_a_github_checkouts_ref_without_the_title_gitlab_gave_another_project(
+    memory: MemoryService, tmp_path: Path
+) -> None:
+    shop = checkout(tmp_path / "shop", "git@github.com:acme/shop.git")
+    remembered = memory.remember("Retries land in !12", category="fact", project=shop)
+    fetched_before(memory, shop, "acme/shop")
+
+    found = memory.recall("retries land", project=shop)
+
+    hit = {h.memory.id: h for h in found.hits}[remembered.memory.id]
+    assert titles(hit.entities) == {"!12": ""}
+
+
+def test_remember_again_answers_with_a_github_checkouts_ref_without_another_projects_title(
+    memory: MemoryService, tmp_path: Path
+) -> None:
+    shop = checkout(tmp_path / "shop", "git@github.com:acme/shop.git")
+    memory.remember("Retries land in !12", category="fact", project=shop)
+    fetched_before(memory, shop, "acme/shop")
+
+    again = memory.remember("Retries land in !12", category="fact", project=shop)
+
+    assert not again.created
+    assert titles(again.entities) == {"!12": ""}
+
+
+def test_show_details_a_memory_about_a_github_checkouts_ref_without_another_projects_title(
+    memory: MemoryService, tmp_path: Path
+) -> None:
+    shop = checkout(tmp_path / "shop", "git@github.com:acme/shop.git")
+    remembered = memory.remember("Retries land in !12", category="fact", project=shop)
+    fetched_before(memory, shop, "acme/shop")
+
+    detail = memory.show(remembered.memory.id)
+
+    assert titles(detail.entities) == {"!12": ""}
+
+
 def test_the_graph_view_draws_a_github_checkouts_ref_without_another_projects_title_or_changes(
     memory: MemoryService, tmp_path: Path
 ) -> None:
@@ -182,3 +225,20 @@ def test_a_gitlab_checkouts_ref_shows_gitlabs_title_and_changes_as_before(
     assert dict(changed.code)["Changed by"] == ["- !12 Rounding fix of acme/api (merged 2026-05-01)"]
     drawn = memory.parts.neighbourhood.around("MergeRequest:acme/api!12")
     assert drawn.center.title == "Rounding fix of acme/api" and "CHANGES" in {e.relation for e in drawn.edges}
+
+
+def test_a_gitlab_checkouts_ref_keeps_gitlabs_title_in_recall_remember_and_show(
+    memory: MemoryService, tmp_path: Path
+) -> None:
+    api = checkout(tmp_path / "api", "git@gitlab.com:acme/api.git")
+    remembered = memory.remember("Retries land in !12", category="fact", project=api)
+    fetched_before(memory, api, "acme/api")
+
+    found = memory.recall("retries land", project=api)
+    again = memory.remember("Retries land in !12", category="fact", project=api)
+    detail = memory.show(remembered.memory.id)
+
+    hit = {h.memory.id: h for h in found.hits}[remembered.memory.id]
+    assert titles(hit.entities) == {"!12": "Rounding fix of acme/api"}
+    assert titles(again.entities) == {"!12": "Rounding fix of acme/api"}
+    assert titles(detail.entities) == {"!12": "Rounding fix of acme/api"}
