@@ -12,8 +12,10 @@ import re
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from typing import TypeVar
 
 from graphmem.core.branches import read_branch
 from graphmem.core.projects import (
@@ -28,6 +30,7 @@ from graphmem.errors import InvalidInputError
 GIT_TIMEOUT_S = 5.0
 DEFAULT_BRANCH_TTL_S = 60.0  # how long a project's default branch is taken as read
 PROJECT_NAME_TTL_S = 60.0  # and a checkout's project name and origin remote (git config)
+_T = TypeVar("_T")
 # A repository's own setting for its default branch, before origin/HEAD, main and master.
 DEFAULT_BRANCH_CONFIG = "graphmem.defaultBranch"
 
@@ -211,28 +214,29 @@ class GitToplevel:
         return project_root(path)
 
     def project_name(self, root: Path) -> str:
-        now = time.monotonic()
+        name = self._kept(self._names, root, self._name_of)
         with self._lock:
-            cached = self._names.get(root)
-        if cached is not None and now - cached[0] < PROJECT_NAME_TTL_S:
-            return cached[1]
-        name = (shared_project_name(root) if self.shared else None) or str(root)
-        with self._lock:
-            self._names[root] = (now, name)
             self._checkouts[project_key(name)] = root
         return name
 
     def origin(self, root: Path) -> str | None:
-        """``origin_name`` of the checkout at ``root``, read again after ``PROJECT_NAME_TTL_S``: a
-        context showing many refs asks it of each, on the user's path."""
+        """``origin_name`` of the checkout at ``root``: a context showing many refs asks it of
+        each, on the user's path."""
+        return self._kept(self._origins, root, origin_name)
+
+    def _name_of(self, root: Path) -> str:
+        return (shared_project_name(root) if self.shared else None) or str(root)
+
+    def _kept(self, cache: dict[Path, tuple[float, _T]], root: Path, read: Callable[[Path], _T]) -> _T:
+        """What ``read`` says of ``root``, read again once ``PROJECT_NAME_TTL_S`` has passed."""
         now = time.monotonic()
         with self._lock:
-            cached = self._origins.get(root)
+            cached = cache.get(root)
         if cached is not None and now - cached[0] < PROJECT_NAME_TTL_S:
             return cached[1]
-        found = origin_name(root)
+        found = read(root)
         with self._lock:
-            self._origins[root] = (now, found)
+            cache[root] = (now, found)
         return found
 
     def checkout(self, project: str) -> Path | None:

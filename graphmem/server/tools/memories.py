@@ -98,10 +98,9 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         preference or directive worth keeping across sessions, in the project (a folder outside
         any git repository is refused: pass the repository's path). Repeats and near-duplicates
         are stored once, the answer naming the memory (repeating the user's does not confirm
-        it: only the user does); a newer decision that changes one
-        choice on the same subject supersedes the older one, and the note quotes it and says
-        how to undo that. Written on a branch other than the default, it is seen on that
-        branch until the branch's MR merges."""
+        it: only the user does); a newer decision that changes one choice on the same subject
+        supersedes the older one, and the note quotes it and says how to undo that. Written on
+        a branch other than the default, it is seen on that branch until the branch's MR merges."""
         expires_at = parse_until(expires, now=runtime.now()) if expires else None
         owner = project_of(project)
         if owner is None and project is not None:
