@@ -72,7 +72,7 @@ from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
 from graphmem.service.session_files import SESSION_CLIENTS, SessionFiles
 from graphmem.service.staleness import Staleness
-from graphmem.service.stores import Stores, as_stored
+from graphmem.service.stores import Stores, never_theirs
 from graphmem.service.transfer import Transfer
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
@@ -289,7 +289,8 @@ def build_memory(
         namespace=namespace,
         clock=clock,
         aliases=names.pending,
-        shown=enricher.shown if enricher is not None else as_stored,  # a GitHub ref: no GitLab title
+        # a GitHub ref: not another project's GitLab title, nor its GitLab edges (Stores.shown)
+        another_projects=enricher.another_projects if enricher is not None else never_theirs,
     )
     rememberer = Rememberer(
         writer,
@@ -336,6 +337,7 @@ def build_memory(
                 files=sources.files,
                 history=sources.history,
                 large_job=collecting_rarely,
+                branch_of=sources.roots.branch,
             )
         ingester = Ingester(
             writer,
@@ -363,9 +365,7 @@ def build_memory(
         lifecycle=Lifecycle(writer, rememberer),
         review=Review(stores, staleness),
         staleness=staleness,
-        neighbourhood=NeighbourhoodReader(
-            store, code, gitlab, enricher.another_projects if enricher is not None else lambda e: False
-        ),
+        neighbourhood=NeighbourhoodReader(stores),
         home=Home(stores, staleness),
         transfer=transfer,
         ingest=options,

@@ -111,6 +111,13 @@ def current_branch(path: Path) -> str | None:
     """The branch the checkout at ``path`` is on, when it is not its project's default branch
     (``default_branch``): None on the default branch, on a detached HEAD, outside a repository,
     or for a name graphmem does not keep (``core.branches.read_branch``)."""
+    found = off_default_branch(path)
+    return found[0] if found is not None else None
+
+
+def off_default_branch(path: Path) -> tuple[str, str] | None:
+    """``current_branch`` and the project's default branch it is not, both as graphmem keeps a
+    branch name (``core.branches.read_branch``); None when ``current_branch`` is."""
     directory = _directory(path)
     head = _git(directory, "symbolic-ref", "-q", "HEAD")
     if not head or not head.startswith(_HEADS):
@@ -120,7 +127,8 @@ def current_branch(path: Path) -> str | None:
     default = default_branch(root) if root is not None else None
     if default is None or branch == default:
         return None  # the default branch, or none known: then no memory carries a branch
-    return read_branch(branch)
+    kept = read_branch(branch)
+    return (kept, read_branch(default) or "the default branch") if kept is not None else None
 
 
 _defaults: dict[Path, tuple[float, str | None]] = {}
@@ -248,3 +256,6 @@ class GitToplevel:
     def local_branches(self, project: str) -> frozenset[str] | None:
         root = self.checkout(project)
         return local_branches(str(root)) if root is not None else None
+
+    def branch(self, root: Path) -> tuple[str, str] | None:
+        return off_default_branch(root)

@@ -233,6 +233,8 @@ class KuzuGraphStore(StoreParts, OnePersonsStore):
                 self.vectors.close()
                 if _size(_log_of(self.path)) > CLOSE_CHECKPOINT_BYTES:
                     self.db.run("CHECKPOINT")
+                else:  # Kùzu checkpoints at close, whatever the log's size, unless told not to
+                    self.db.run("CALL force_checkpoint_on_close=false")
             except (StoreError, OSError) as exc:  # what was acknowledged is in the log already
                 log.warning("Closing the graph store: %s", exc)
             finally:
@@ -524,10 +526,13 @@ class KuzuGraphStore(StoreParts, OnePersonsStore):
 
     def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
         with self._lock:
-            wanted = self.vectors.pending(limit)
-            found = self.get_memories(wanted)
-            self.vectors.not_pending(i for i in wanted if i not in found)  # their write was rolled back
-            return [(memory_id, found[memory_id].text) for memory_id in wanted if memory_id in found]
+            while True:  # fewer than ``limit`` only when no more wait (the port's word)
+                wanted = self.vectors.pending(limit)
+                found = self.get_memories(wanted)
+                gone = [i for i in wanted if i not in found]  # their write was rolled back
+                if not gone:
+                    return [(memory_id, found[memory_id].text) for memory_id in wanted]
+                self.vectors.not_pending(gone)
 
     def count_pending_embeddings(self) -> int:
         with self._lock:

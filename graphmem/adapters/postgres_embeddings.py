@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -46,6 +46,12 @@ CONFLICT_PAUSE_S = 0.05
 REBUILD_RATIO = 8
 # Held (for its session) by an import that put the index off: pg_advisory_lock's key.
 BULK_LOCK_KEY = 0x6772_6D69  # "grmi"
+# Vectors are derived from their memories' texts: the commit that stores them does not wait for
+# the server's disk (``synchronous_commit`` off for that transaction only; a durable commit cost
+# a recall after a remember 4-8 ms here). A crash of the server may lose them: their memories are
+# then waiting for a vector again, embedded by the next pass as if never embedded. Never inside
+# a caller's transaction, whose other writes must stay durable.
+UNFLUSHED = "set_config('synchronous_commit', 'off', true) IS NOT NULL"
 # maintenance_work_mem for building the index: what its graph needs (each vector, HALF_BYTES a
 # dimension, and about HNSW_ROW_OVERHEAD bytes of neighbours), at most this much of the server's
 # memory.
@@ -226,10 +232,15 @@ class PostgresEmbeddings:
             ({"id": i, "e": vector_param(v)} for i, v in zip(ids, vectors, strict=True)), key=_by_id
         )
         nested = self._db.in_transaction  # then the caller's transaction is the one to retry
+        update = "UPDATE memories SET embedding = %(e)s::vector WHERE id = %(id)s"
+        if not nested:
+            update += f" AND {UNFLUSHED}"
         for attempt in range(1, SET_EMBEDDINGS_ATTEMPTS + 1):
             try:
-                with self._db.transaction():
-                    self._db.many("UPDATE memories SET embedding = %(e)s::vector WHERE id = %(id)s", rows)
+                # One row is one statement, whole on its own: no BEGIN and COMMIT round trips for
+                # a remember's vector (its daemon's write, or the next recall's without one).
+                with self._db.transaction() if len(rows) > 1 else nullcontext():
+                    self._db.many(update, rows)
                 return
             except StoreConflictError:
                 if attempt == SET_EMBEDDINGS_ATTEMPTS or nested:

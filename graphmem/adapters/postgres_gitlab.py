@@ -18,11 +18,13 @@ may see. An answer stores its edges whoever's entities they reach (an edge from 
 to an issue only Bob's memory names is kept, and shown to everyone once the issue is the
 team's).
 
-No role writes on a row it is not shown (``core/gitlab_edits.py``): only the answer about an
-entity the role sees is saved, an attempt is marked only on such an entity, a ref a person asks
-to enrich (``queue``) never renames another's entity; what an answer creates is owned like the
-entity it is about, and what it makes the team's loses its owner (``owner_after``,
-``writes_on``: who owns a named row is read, whoever's it is, before the answer's writes).
+A role's daemon enriches only the rows it owns (``core/gitlab_edits.py``; ``OWNED_BY_WRITER``:
+the team's and its own, never another person's private row, even one it is shown through a
+memory of its own): only those are ``due``, an attempt is marked and an answer's facts saved only
+on those, and a ref a person asks to enrich (``queue``) renames only their own; what an answer
+creates is owned like the entity it is about, and what it makes the team's loses its owner
+(``owner_after``, ``writes_on``: who owns a named row is read, whoever's it is, before the
+answer's writes).
 """
 
 from __future__ import annotations
@@ -33,7 +35,13 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from graphmem.adapters.postgres_graph import SEEN_ENTITY, seen_entity, write_entities
+from graphmem.adapters.postgres_graph import (
+    OWNED_BY_WRITER,
+    SEEN_ENTITY,
+    seen_entity,
+    shown_project,
+    write_entities,
+)
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core import keys
@@ -110,7 +118,7 @@ class PostgresGitLabGraph:
 
     def _rows(self, where: str, params: dict[str, Any], tail: str = "") -> list[EnrichmentRow]:
         rows = self._store.db.rows(
-            f"SELECT e.key, e.kind, e.name, e.project, {NODE} FROM entities e "
+            f"SELECT e.key, e.kind, e.name, {shown_project('e')}, {NODE} FROM entities e "
             f"LEFT JOIN gitlab_nodes n ON n.key = e.key WHERE e.kind = ANY(%(kinds)s) AND {SEEN_ENTITY} "
             f"AND {where} {tail}",
             {"kinds": _KIND_VALUES, "refetched": _REFETCHED, **params},
@@ -126,12 +134,14 @@ class PostgresGitLabGraph:
         return self._rows("true", {}, "ORDER BY array_position(%(kinds)s, e.kind), e.key")
 
     def due(self, now: datetime, limit: int) -> list[EnrichmentRow]:
+        """The rows due that this role's daemon fetches: the team's and its own only."""
         if limit <= 0:
             return []
         found: list[EnrichmentRow] = []
         for kind in KINDS:
             found += self._rows(
-                f"e.kind = %(kind)s AND {DUE} AND (n.next_attempt IS NULL OR n.next_attempt <= %(now)s)",
+                f"e.kind = %(kind)s AND {OWNED_BY_WRITER} AND {DUE} "
+                "AND (n.next_attempt IS NULL OR n.next_attempt <= %(now)s)",
                 {"kind": kind.value, "now": utc(now), "limit": limit},
                 "ORDER BY n.state IS NOT NULL, coalesce(n.next_attempt, '-infinity'), e.key LIMIT %(limit)s",
             )
@@ -152,10 +162,10 @@ class PostgresGitLabGraph:
         return int(rows[0][0])
 
     def mark(self, key: str, attempt: Attempt) -> None:
-        self._store.db.run(  # on an entity the role sees only: another's hidden one is left as it is
+        self._store.db.run(  # on the team's and the role's own: another's private one is left as it is
             "INSERT INTO gitlab_nodes (key, state, error, attempts, next_attempt, fetched_at) "
             "SELECT e.key, %(state)s, %(error)s, %(attempts)s, %(next)s, %(fetched)s FROM entities e "
-            f"WHERE e.key = %(key)s AND {SEEN_ENTITY} "
+            f"WHERE e.key = %(key)s AND {OWNED_BY_WRITER} "
             "ON CONFLICT (key) DO UPDATE SET state = EXCLUDED.state, error = EXCLUDED.error, "
             "attempts = EXCLUDED.attempts, next_attempt = EXCLUDED.next_attempt, "
             "fetched_at = coalesce(EXCLUDED.fetched_at, gitlab_nodes.fetched_at)",
@@ -170,10 +180,10 @@ class PostgresGitLabGraph:
         )
 
     def queue(self, entities: Sequence[Entity]) -> None:
-        """The refs a person asks to enrich: a new one is theirs (as ``upsert_entities`` makes
-        it), one the role sees takes the new name and project; one it is not shown is left as it
-        is (another's private entity: nothing about it changes, nothing says it is there)."""
-        write_entities(self._store.db, entities, seen_only=True)
+        """The refs a person asks to enrich, written as ``upsert_entities`` writes them (a request
+        is no memory others see): a new one is theirs, their own take the new name and project;
+        the team's and another's private one are left as they are (``core.entity_owners``)."""
+        write_entities(self._store.db, entities)
 
     # -- storing what GitLab said (core/gitlab_edits.py decided what) -------------------
 
@@ -201,9 +211,15 @@ class PostgresGitLabGraph:
             )
 
     def _save_facts(self, facts: SavedFacts) -> bool:
-        entity = self._store.get_entities([facts.key]).get(facts.key)
-        if entity is None or entity.kind not in KINDS:
+        """Save GitLab's facts of the asked entity when it is the team's or the role's own; else
+        (absent, another person's private row) nothing of the answer is stored."""
+        rows = self._store.db.rows(
+            f"SELECT e.kind FROM entities e WHERE e.key = %s AND e.kind = ANY(%s) AND {OWNED_BY_WRITER}",
+            (facts.key, _KIND_VALUES),
+        )
+        if not rows:
             return False
+        kind = EntityKind(rows[0][0])
         data = facts.data
         self._store.db.run("UPDATE entities SET title = %s WHERE key = %s", (data.title, facts.key))
         self._store.db.run(
@@ -218,7 +234,7 @@ class PostgresGitLabGraph:
                 "key": facts.key,
                 "fetched": utc(facts.fetched_at),
                 "next": utc(facts.next_attempt),
-                "data": DATA[entity.kind].dump_json(data).decode(),
+                "data": DATA[kind].dump_json(data).decode(),
                 "gl_state": data.state,
                 "updated": utc(data.updated_at),
                 "merged": utc(data.merged_at if isinstance(data, MergeRequestData) else None),
@@ -229,11 +245,11 @@ class PostgresGitLabGraph:
     def _held(self, asked: str, named: Sequence[str]) -> dict[str, Held]:
         """The asked entity and the named ones the store holds, whoever's (``Held``)."""
         rows = self._store.db.rows(
-            f"SELECT e.key, e.owner, {FOUND}, {SEEN_ENTITY} FROM entities e "
+            f"SELECT e.key, e.owner, {FOUND}, e.owner = current_user::text FROM entities e "
             "LEFT JOIN gitlab_nodes n ON n.key = e.key WHERE e.key = ANY(%s)",
             ([asked, *named],),
         )
-        return {str(key): Held(owner, bool(found), bool(seen)) for key, owner, found, seen in rows}
+        return {str(key): Held(owner, bool(found), bool(own)) for key, owner, found, own in rows}
 
     def _put_people(self, people: Sequence[Person], owners: dict[str, str | None], written: set[str]) -> None:
         """The people the answer names: created owned as ``owners`` says, GitLab's name and title

@@ -8,6 +8,11 @@ from its other end, with foreign keys that drop a memory's edges with it. Graph 
 entities that are no hub, in one query, and walks them as the other stores do
 (``adapters/graph_cache.py``): no copy of the graph is kept in the process, since other daemons
 write to the same tables.
+
+Entities have owners (schema 15, docs/team.md): each read shows a role the rows it is shown
+(``seen_entity``) as it is shown them (``shown_columns``), and each write changes only the rows
+``core/entity_owners.py`` lets it change: every write the writer's own (``write_entities``), a
+memory others see the team's and those it publishes (``link_about``).
 """
 
 from __future__ import annotations
@@ -42,6 +47,32 @@ def seen_entity(alias: str) -> str:
 
 
 SEEN_ENTITY = seen_entity("e")
+# The stored entities ``e`` any write of the role changes (``core.entity_owners.changes`` of a
+# write not shared): its own; never the team's row nor another person's private one.
+CHANGED_BY_WRITER = "e.owner = current_user::text"
+# The stored entities ``e`` the role's daemon enriches (``core.gitlab_edits.writes_on``): the
+# team's and its own, never a row another person owns, whether the role is shown it or not.
+OWNED_BY_WRITER = "(e.owner IS NULL OR e.owner = current_user::text)"
+
+
+def shown_project(alias: str) -> str:
+    """The ``project`` of the ``entities`` row ``alias`` as the role is shown it
+    (``core.entity_owners``): none of another person's private row, shown through a memory of the
+    role's own (its project is where its owner's memory was written); an administrator's as
+    stored. Every read of entities applies it, as it applies ``seen_entity``."""
+    own = f"{alias}.owner IS NULL OR {alias}.owner = current_user::text"
+    return f"CASE WHEN {own} OR NOT row_security_active('memories') THEN {alias}.project END"
+
+
+def shown_columns(alias: str) -> str:
+    """The columns of ``_ENTITY`` of the ``entities`` row ``alias`` as the role is shown them."""
+    return f"{alias}.key, {alias}.kind, {alias}.name, {shown_project(alias)}, {alias}.title"
+
+
+SHOWN = shown_columns("e")
+# A memory others see (a project one, a team-wide global one): one naming an entity changes it
+# and makes it the team's (``link_about``).
+SEEN_BY_OTHERS = "(m.scope <> 'global' OR m.owner IS NULL)"
 # A memory written or confirmed later than it was (``update_memory``): each of its links to a
 # symbol records the symbol's body of now (``about_bodies``).
 RECORD_BODIES = (
@@ -51,10 +82,13 @@ RECORD_BODIES = (
 )
 
 
-def write_entities(db: PostgresConnection, entities: Sequence[Entity], *, seen_only: bool = False) -> None:
-    """Add ``entities``, or update the stored ones (an empty title keeps the stored title). A new
-    one is the writer's until a memory others see names it (``link_about``). ``seen_only``: one
-    the role is not shown (``SEEN_ENTITY``: another's private entity) is left as it is."""
+def write_entities(db: PostgresConnection, entities: Sequence[Entity]) -> None:
+    """Add ``entities``, or update the stored ones every write of this role changes
+    (``CHANGED_BY_WRITER``): its own take the new name and project, and the title unless it is
+    empty; the team's and another person's private ones are left as they are, changed only by
+    a memory others see (``link_about``, which knows the memory). A new one is the writer's
+    until such a memory names it. A memory, an edit, an import and an ``enrich`` request all
+    write their entities here, knowing nothing of who sees the memory."""
     rows = {
         e.key: {"key": e.key, "kind": e.kind.value, "name": e.name, "project": e.project, "title": e.title}
         for e in entities
@@ -64,8 +98,8 @@ def write_entities(db: PostgresConnection, entities: Sequence[Entity], *, seen_o
         "VALUES (%(key)s, %(kind)s, %(name)s, %(project)s, %(title)s, current_user) "
         "ON CONFLICT (key) DO UPDATE SET kind = EXCLUDED.kind, name = EXCLUDED.name, "
         "project = EXCLUDED.project, "
-        "title = CASE WHEN EXCLUDED.title = '' THEN e.title ELSE EXCLUDED.title END"
-        + (f" WHERE {SEEN_ENTITY}" if seen_only else ""),
+        "title = CASE WHEN EXCLUDED.title = '' THEN e.title ELSE EXCLUDED.title END "
+        f"WHERE {CHANGED_BY_WRITER}",
         sorted(rows.values(), key=lambda row: str(row["key"])),  # one lock order: no deadlock
     )
 
@@ -97,14 +131,14 @@ class PostgresGraph:
         if not keys:
             return {}
         rows = self._db.rows(
-            f"SELECT {_ENTITY} FROM entities e WHERE key = ANY(%s) AND {SEEN_ENTITY}", (list(keys),)
+            f"SELECT {SHOWN} FROM entities e WHERE key = ANY(%s) AND {SEEN_ENTITY}", (list(keys),)
         )
         found = {str(row[0]): _entity(row) for row in rows}
         return {key: found[key] for key in dict.fromkeys(keys) if key in found}
 
     def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
         rows = self._db.rows(
-            f"SELECT {_ENTITY} FROM entities e WHERE kind = ANY(%(kinds)s) "
+            f"SELECT {SHOWN} FROM entities e WHERE kind = ANY(%(kinds)s) "
             f"AND (name = %(name)s OR right(key, length(%(name)s) + 2) = '::' || %(name)s) AND {SEEN_ENTITY} "
             "ORDER BY key",
             {"kinds": [k.value for k in kinds], "name": name},
@@ -112,7 +146,7 @@ class PostgresGraph:
         return [_entity(row) for row in rows]
 
     def all_entities(self) -> Iterable[Entity]:
-        rows = self._db.rows(f"SELECT {_ENTITY} FROM entities e WHERE {SEEN_ENTITY} ORDER BY key")
+        rows = self._db.rows(f"SELECT {SHOWN} FROM entities e WHERE {SEEN_ENTITY} ORDER BY key")
         return [_entity(row) for row in rows]
 
     def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
@@ -123,19 +157,41 @@ class PostgresGraph:
             "WHERE m.id = %(m)s AND e.key = %(e)s ON CONFLICT DO NOTHING",
             [{"m": m, "e": e} for m, e in rows],
         )
-        if rows:  # named by a memory others see (a project one, a team-wide one): the team's now
-            self._db.run(
-                "UPDATE entities e SET owner = NULL FROM about a JOIN memories m ON m.id = a.memory_id "
-                "WHERE e.key = a.entity_key AND e.owner IS NOT NULL AND a.memory_id = ANY(%(m)s) "
-                "AND a.entity_key = ANY(%(e)s) AND (m.scope <> 'global' OR m.owner IS NULL)",
-                {"m": sorted({m for m, _ in rows}), "e": sorted({e for _, e in rows})},
-            )
+        if rows:
+            self._publish(pairs)
+
+    def _publish(self, pairs: Sequence[tuple[str, Entity]]) -> None:
+        """Give each entity of ``pairs`` that a memory others see names what that memory says of
+        it (``core.entity_owners.changes`` of a shared write): its kind, name and project, and its
+        title unless empty; one still private becomes the team's. A private memory's entity is
+        left as ``write_entities`` left it. A row the memory's words already hold is not
+        written again."""
+        named = sorted(pairs, key=lambda pair: (pair[1].key, pair[0]))
+        self._db.run(
+            "UPDATE entities e SET owner = NULL, kind = w.kind, name = w.name, project = w.project, "
+            "title = CASE WHEN w.title = '' THEN e.title ELSE w.title END "
+            "FROM (SELECT DISTINCT ON (w.key) w.* FROM unnest(%(m)s::text[], %(k)s::text[], "
+            "%(kind)s::text[], %(n)s::text[], %(p)s::text[], %(t)s::text[]) "
+            "AS w(memory_id, key, kind, name, project, title) JOIN memories m ON m.id = w.memory_id "
+            f"WHERE {SEEN_BY_OTHERS} ORDER BY w.key, w.memory_id) AS w "
+            "WHERE e.key = w.key AND (e.owner IS NOT NULL OR e.kind IS DISTINCT FROM w.kind "
+            "OR e.name IS DISTINCT FROM w.name OR e.project IS DISTINCT FROM w.project "
+            "OR (w.title <> '' AND e.title IS DISTINCT FROM w.title))",
+            {
+                "m": [memory_id for memory_id, _ in named],
+                "k": [e.key for _, e in named],
+                "kind": [e.kind.value for _, e in named],
+                "n": [e.name for _, e in named],
+                "p": [e.project for _, e in named],
+                "t": [e.title for _, e in named],
+            },
+        )
 
     def about(self, memory_ids: Collection[str]) -> dict[str, list[Entity]]:
         if not memory_ids:
             return {}
         rows = self._db.rows(
-            f"SELECT a.memory_id, {', '.join('e.' + c.strip() for c in _ENTITY.split(','))} "
+            f"SELECT a.memory_id, {SHOWN} "
             "FROM about a JOIN entities e ON e.key = a.entity_key WHERE a.memory_id = ANY(%s) "
             "ORDER BY a.memory_id, e.key",
             (list(memory_ids),),

@@ -4,7 +4,10 @@
 N clients start together (each has opened the store, loaded the model and recalled once),
 then each calls recall and remember for :data:`CLIENT_RUN_S` seconds, one call after the
 other: four recalls to one remember (agents look up more than they write), distinct texts
-per client. The report: calls per second over all clients, p50/p95 per call kind, errors.
+per client. The report: calls per second over all clients, p50/p95 per call kind, errors, and
+the recalls' p50 apart by the call before them: with no daemon, the recall right after a
+remember embeds what it wrote (``service/semantic.py``), the slowest quarter of the recalls, so
+the recalls' p50 is about the other recalls' 67th percentile.
 
 How a client is made depends on the store, to model what a team runs:
 
@@ -49,7 +52,8 @@ from graphmem.bench.clients import serve_child
 serve_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])
 """
 
-Call = tuple[str, float, str | None]  # kind, milliseconds, error (None: it succeeded)
+# kind, milliseconds, error (None: it succeeded), whether the client's call before was a remember
+Call = tuple[str, float, str | None, bool]
 
 
 def client_calls(memory: Any, client: int, seconds: float) -> list[Call]:
@@ -73,7 +77,8 @@ def client_calls(memory: Any, client: int, seconds: float) -> list[Call]:
                 )
         except Exception as exc:  # a failed call is counted and reported, not fatal
             error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-        calls.append((kind, (time.perf_counter() - started) * 1000, error))
+        after_remember = bool(calls) and calls[-1][0] == "remember"
+        calls.append((kind, (time.perf_counter() - started) * 1000, error, after_remember))
         i += 1
     return calls
 
@@ -145,7 +150,9 @@ def _in_processes(clients: int, data_dir: Path, store_url: str, seconds: float) 
                     if pipe is not None and not pipe.closed:
                         pipe.close()
         calls = [
-            (str(k), float(ms), e) for out, _ in files for k, ms, e in json.loads(out.read_text("utf-8"))
+            (str(k), float(ms), e, bool(a))
+            for out, _ in files
+            for k, ms, e, a in json.loads(out.read_text("utf-8"))
         ]
     return calls, wall
 
@@ -218,16 +225,20 @@ def run(
 
 
 def summarise(clients: int, calls: list[Call], wall: float, load: float, mode: str) -> dict[str, Any]:
-    """The report of one run: throughput, p50/p95 per kind, errors (and the first of them)."""
+    """The report of one run: throughput, p50/p95 per kind (a recall's p50 also apart by the call
+    before it), errors (and the first of them)."""
     by_kind: dict[str, dict[str, Any]] = {}
     for kind in ("recall", "remember"):
-        ms = [took for k, took, error in calls if k == kind and error is None]
+        ms = [took for k, took, error, _ in calls if k == kind and error is None]
         by_kind[kind] = {
-            "calls": sum(1 for k, _, _ in calls if k == kind),
+            "calls": sum(1 for k, _, _, _ in calls if k == kind),
             "p50": _percentile(ms, 0.5) if ms else None,
             "p95": _percentile(ms, 0.95) if ms else None,
         }
-    errors = [error for _, _, error in calls if error is not None]
+    for after, name in ((False, "after_recall_p50"), (True, "after_remember_p50")):
+        ms = [took for k, took, error, a in calls if k == "recall" and error is None and a is after]
+        by_kind["recall"][name] = _percentile(ms, 0.5) if ms else None
+    errors = [error for _, _, error, _ in calls if error is not None]
     return {
         "clients": clients,
         "mode": mode,
@@ -249,7 +260,8 @@ def format_lines(reports: list[dict[str, Any]]) -> list[str]:
         recall, remember = r["recall_ms"], r["remember_ms"]
         lines.append(
             f"{r['clients']:>2} clients ({r['mode']}) {r['calls_per_s']} calls/s over {r['seconds']} s: "
-            f"recall p50 {recall['p50']} / p95 {recall['p95']} ms, "
+            f"recall p50 {recall['p50']} / p95 {recall['p95']} ms (p50 after a recall "
+            f"{recall['after_recall_p50']}, after a remember {recall['after_remember_p50']}), "
             f"remember p50 {remember['p50']} / p95 {remember['p95']} ms, "
             f"{r['errors']} errors (load {r['load_average']})"
         )

@@ -46,6 +46,8 @@ def bootstrap(
     files cost nothing.
 
     PATH defaults to the current project (the git toplevel of the current directory).
+    The project's code graph is its default branch's: a checkout on another branch is
+    refused, so that a branch never replaces what every checkout reads.
     With --watch it then re-scans every --interval seconds: each pass costs a stat per
     file, and only changed files are parsed.
 

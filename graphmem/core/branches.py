@@ -14,6 +14,11 @@ letters, digits, marks and ``. _ - / + @ # = ,`` becomes ``_`` (``feat/<x>`` is 
 ``feat/_x_``): what graphmem keeps and shows can never carry a newline, a control
 character, a space, a backtick or a tag into a prompt. The same name read from git and
 from GitLab becomes the same key.
+
+A project's code graph is its default branch's, as its project memories are the default
+branch's truth: every checkout of the project reads the one graph, so once a bootstrap ran on the
+default branch, one of a checkout on another branch is refused (``code_pass_refused``); until
+then a branch's pass writes it and says so (``code_of_branch``, docs/code-graph.md "Branches").
 """
 
 from __future__ import annotations
@@ -90,3 +95,24 @@ def places_on(place_key: str, project: str) -> bool:
 def on_branch(branch: str) -> str:
     """How a memory on a branch is marked where it is shown."""
     return f"on branch {branch}"
+
+
+def code_of_branch(branch: str, default: str) -> str:
+    """What a bootstrap on ``branch`` says while no pass on the ``default`` branch has written
+    the project's code graph: it holds the branch's code until one does (see the module doc)."""
+    return (
+        f"The code graph is branch {branch!r}'s until graphmem bootstrap runs in a checkout of "
+        f"{default!r}; from then on it is {default!r}'s and a bootstrap on another branch is refused."
+    )
+
+
+def code_pass_refused(checkout: str, branch: str, default: str) -> str:
+    """Why a bootstrap of ``checkout``, on ``branch`` and not the project's ``default`` branch,
+    stores nothing, and what to do instead (see the module doc)."""
+    return (
+        f"{checkout} is on branch {branch!r}, and the project's code graph is its default branch's "
+        f"({default!r}): every checkout of the project reads it, so a branch's code would replace "
+        f"what the others see. Run graphmem bootstrap in a checkout of {default!r}; if "
+        f"{branch!r} is the branch the project works from, make it the default: "
+        f"git config graphmem.defaultBranch {branch}"
+    )

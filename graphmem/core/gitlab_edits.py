@@ -12,7 +12,10 @@ store that keeps owners (a team's PostgreSQL store, docs/team.md; Kùzu and the 
 person's graph, where everything is theirs): a node an answer finds is owned like the node it
 was asked about, so what Bob's private issue leads to (its epic, its people, the MRs closing it)
 is Bob's, not the team's; the team's answer makes the team's what only answers found, and no
-answer changes or publishes what a person's own memory or request put in the store.
+answer changes or publishes what a person's own memory or request put in the store. A person's
+daemon writes only on what it owns (``writes_on``: the team's rows and its person's own; the
+store saves the asked node's facts and marks its attempts on those alone, and fetches only them):
+Alice's token never decides what Bob's private issue holds, even one she is shown.
 """
 
 from __future__ import annotations
@@ -106,7 +109,7 @@ class Edge:
 @dataclass(frozen=True, slots=True)
 class GitLabEdit:
     """The writes of one answer, applied in this order in one step: ``facts`` (nothing at all
-    when its node is not in the graph, or not shown to the writer), ``drop`` the edges in these
+    when its node is not in the graph, or another person's private row), ``drop`` the edges in these
     scopes, upsert ``people`` (name and web_url replaced), create ``nodes``, add ``edges`` (each
     lies in a dropped scope). People and nodes are owned, and written on, as ``owner_after``
     and ``writes_on`` say; an edge is added whoever's its ends are."""
@@ -126,12 +129,13 @@ class Held:
     person's own: an MR, issue or epic an answer created (queued through another node,
     ``NewNode.hops`` > 0), or one of ``ANSWERED_KINDS`` (a GitLab person, a file); not an MR,
     issue or epic a person's memory or ``enrich`` request put there (its name, project and
-    GitLab's answer fetched with their token are of them). ``seen``: the writer is shown it.
+    GitLab's answer fetched with their token are of them). ``own``: it is the writer's own
+    (``owner`` is the writer).
     """
 
     owner: str | None
     found: bool
-    seen: bool
+    own: bool
 
 
 def owner_after(asked: str | None, held: Held | None) -> str | None:
@@ -156,10 +160,11 @@ def owner_after(asked: str | None, held: Held | None) -> str | None:
 
 def writes_on(held: Held | None, owner: str | None) -> bool:
     """Whether an answer writes on a node or person it names (its title, queue state, a person's
-    name), ``owner`` being ``owner_after``'s: on one it creates, one the writer is shown, and one
-    it makes the team's; never on one the writer is not shown and that stays private (only the
-    edge to it is stored: no one changes what they cannot see)."""
-    return held is None or held.seen or owner is None
+    name), ``owner`` being ``owner_after``'s: on one it creates, the team's (or one it makes the
+    team's) and the writer's own; never on another person's private one, even one the writer is
+    shown through a memory of their own (only the edge to it is stored: what GitLab tells one
+    person's token never changes another's row)."""
+    return held is None or owner is None or held.own
 
 
 def edit_for(answer: GitLabAnswer) -> GitLabEdit:

@@ -140,6 +140,11 @@ class ProjectRoots(Protocol):
         (without the remote's name); None when git cannot say (the directory is gone or no
         repository)."""
 
+    def branch(self, root: Path) -> tuple[str, str] | None:
+        """The branch the checkout at ``root`` is on and its repository's default branch, when
+        they differ (each as ``core.branches.read_branch`` keeps it); None on the default branch,
+        on a detached HEAD, when no default branch is known, or outside a repository."""
+
 
 class SessionReader(Protocol):
     """One opened agent-session database, read-only. Raises ``SessionStoreError`` on failure."""

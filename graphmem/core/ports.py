@@ -330,7 +330,7 @@ class MemoryVectors(Protocol):
 
     def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
         """Up to ``limit`` memories still without a vector, ids and texts, the oldest written
-        first."""
+        first; fewer only when no more are waiting (then they are the whole backlog)."""
         ...
 
     def count_pending_embeddings(self) -> int:
@@ -568,21 +568,21 @@ class GitLabGraph(Protocol):
     def counts(self) -> dict[str, int]: ...
     def waiting(self) -> int: ...
     def mark(self, key: str, attempt: Attempt) -> None:
-        """Record an attempt's outcome without touching the entity's facts (nothing when it is
-        not in the graph, or not shown to the writer)."""
+        """Record an attempt's outcome without touching the entity's facts (nothing when it is not
+        in the graph, or another person's private entity, shown or not: ``due`` lists none)."""
 
     def queue(self, entities: Sequence[Entity]) -> None:
         """Store the MRs, issues and epics a person asks to enrich (``graphmem enrich REF``):
-        created when absent (theirs, on a team's store), a known one given the new name and
-        project; one the writer is not shown (another's private entity) is left as it is."""
+        created when absent (theirs, on a team's store), their own given the new name and
+        project; the team's and another's private one left as they are (``core.entity_owners``)."""
 
     def apply(self, edit: GitLabEdit) -> None:
         """Store one GitLab answer as ``core.gitlab_edits.edit_for`` decided it, in one step:
-        the asked node's facts (nothing at all when it is not in the graph, or not shown to the
-        writer), the edges in the dropped scopes removed, the people upserted, the named nodes
-        created when absent (see ``NewNode``), the edges added where both ends exist. A store
-        that keeps owners owns and writes on the people and nodes as ``core.gitlab_edits``'s
-        ``owner_after`` and ``writes_on`` say."""
+        the asked node's facts (nothing at all when it is not in the graph, or another person's
+        private entity, shown to the writer or not), the edges in the dropped scopes removed,
+        the people upserted, the named nodes created when absent (see ``NewNode``), the edges
+        added where both ends exist. A store that keeps owners owns and writes on the people and
+        nodes as ``core.gitlab_edits``'s ``owner_after`` and ``writes_on`` say."""
 
     def entities(self, keys: Collection[str]) -> dict[str, Entity]: ...
     def merge_request(self, key: str) -> MergeRequestData | None: ...

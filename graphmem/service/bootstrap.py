@@ -1,6 +1,8 @@
 """bootstrap: a repository's code, docs and history into the graph, incrementally.
 
-One pass:
+The project's code graph is its default branch's once a pass ran there: a checkout on another
+branch is then refused (``core/branches.py``); until then, any branch's pass writes it and says
+so. One pass:
 
 1. list the files (the ``RepositoryFiles`` port); a file whose size and mtime are unchanged
    costs a ``stat``; one whose bytes hash the same only has its mtime refreshed;
@@ -14,10 +16,11 @@ One pass:
    changed and to their author; files that change together get ``CO_CHANGES`` edges;
    each commit is also linked to the functions, methods and classes whose lines it
    last changed at HEAD (``git blame -w`` of the files the new commits touched, the
-   innermost definition around each line, within ``BLAME_BUDGET_S``). The history is read
-   and the blames started on a thread of their own beside the parse (they need only the
-   commits and the listing): git runs while the parser processes do, and the links are made
-   from its answers at the end.
+   innermost definition around each line, within a time budget: ``service/bootstrap_blames.py``).
+   The history is read (with the commit checked out, and what to tell of the history) and the
+   blames started on a thread of their own beside the parse (they need only the commits and the
+   listing): git runs while the parser processes do, and the links are made from its answers
+   at the end. The parser processes leave while the pass stores what they parsed.
 
 On a team's store, the first pass after a checkout's project was named otherwise than by its
 path (or bound to another spelling of its name) moves the memories' links from the graph kept
@@ -35,17 +38,17 @@ behind the store's redacting door, so commit messages lose their secrets too.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Generator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, closing, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
+from graphmem.core.branches import code_of_branch, code_pass_refused
 from graphmem.core.code import Definition, ParsedFile
 from graphmem.core.code_moves import MovePlan, file_moves, plan_moves
 from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, confidence_counts, symbol_key
@@ -55,6 +58,7 @@ from graphmem.core.keys import file_key, memory_id, person_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFiles, SourceFile, SourceListing
 from graphmem.errors import InvalidInputError
+from graphmem.service.bootstrap_blames import Blames, blamed_definitions, innermost
 from graphmem.service.renamed_code import RenamedCode
 from graphmem.service.repository_docs import RepositoryDocs
 from graphmem.service.results import BootstrapReport
@@ -71,14 +75,13 @@ PARSE_ERROR_FILES_SHOWN = 5  # the report names the worst files, not all of them
 # of their bytes held at once.
 PARSE_BATCH = 512
 PARSE_BATCH_BYTES = 32 * 1024 * 1024
-# Blaming the touched files links commits to symbols; past this many seconds in all, the
-# remaining files keep their file links only (a huge repository's first bootstrap).
-BLAME_BUDGET_S = 120.0
-BLAMED_KINDS = frozenset({"function", "method", "class", "interface"})
 MOVES_SHOWN = 20  # moves the report describes, those that carried memories first
 # The store's meta key (then the project) saying a pass stored commits but was stopped (Ctrl-C,
 # kill -9) before linking them to the symbols they changed: the next pass links them all.
 LINKING_KEY = "bootstrap_linking:"
+# The store's meta key (then the project): the branch whose code the project's graph holds, ""
+# for its default branch's (then no other branch's pass replaces it).
+CODE_BRANCH_KEY = "bootstrap_branch:"
 
 
 class JobSize(Protocol):
@@ -120,8 +123,10 @@ class Bootstrapper:
         files: RepositoryFiles,
         history: GitHistory,
         large_job: Callable[[], AbstractContextManager[JobSize]] = lambda: nullcontext(_Unsized()),
+        branch_of: Callable[[Path], tuple[str, str] | None] = lambda root: None,
     ) -> None:
         self._writer = writer
+        self._branch_of = branch_of  # a checkout's branch and default, when they differ: refused
         # What a pass runs inside: the process's policy for a job that builds and keeps millions
         # of objects, told the pass's size at its end (``adapters.process_memory.collecting_rarely``).
         self._large_job = large_job
@@ -156,7 +161,12 @@ class Bootstrapper:
         if not root.is_dir():
             raise InvalidInputError(f"{root} is not a directory: give the root of a repository.")
         project = project or str(root)
+        branches = self._branch_of(root)  # (branch, default) when the checkout is off its default
+        if branches is not None and self._store.get_meta(CODE_BRANCH_KEY + project) == "":
+            raise InvalidInputError(code_pass_refused(str(root), *branches))
         report = BootstrapReport(project)
+        if branches is not None:
+            report.notes.append(code_of_branch(*branches))
         listing = self._files.list_sources(root)
         skipped: Counter[str] = Counter(listing.skipped)
         known = self._code.file_states(project)
@@ -165,23 +175,29 @@ class Bootstrapper:
         try:
             if not stored:  # a first scan parses every file: its processes start before its first read
                 parser.prepare(len(listing.files))
-            # git reads the history (and the blames start) while the parser processes work
-            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-history") as git:
+            # git reads the history (and the blames start) while the parser processes work; the
+            # parser processes leave beside the rest of the pass, which waits for them at its end
+            with (
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-parser-close") as leaving,
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-history") as git,
+            ):
                 history = git.submit(self._read_history, root, project, walk, {f.path for f in listing.files})
                 try:
-                    return self._scan(
-                        _Pass(root, project, listing, known, stored, parser),
+                    self._scan(
+                        _Pass(root, project, listing, known, stored, parser, leaving),
                         history,
                         report,
                         skipped,
                         progress,
                         started,
                     )
+                    self._store.set_meta(CODE_BRANCH_KEY + project, "" if branches is None else branches[0])
+                    return report
                 finally:
                     if history.exception() is None:  # a pass that failed: its blames stop
                         history.result().blames.close()
         finally:
-            parser.close()
+            parser.close()  # closed already, unless the pass failed before its parse
 
     def _scan(
         self,
@@ -200,7 +216,9 @@ class Bootstrapper:
                 root, listing.files, scan.stored, scan.parser, report, skipped, touched, progress
             )
         finally:
-            scan.parser.close()  # its processes' memory, before the pass stores what they parsed
+            # Its processes' memory, before the pass stores what they parsed: told to leave now,
+            # not waited for (they take 0.1-0.2 s to go, in which the pass resolves its edges)
+            scan.leaving.submit(scan.parser.close)
         history = reading.result()
         removed = sorted(
             path for path in set(known) - {f.path for f in listing.files} if not listing.may_hold(path)
@@ -215,12 +233,14 @@ class Bootstrapper:
         if touched:
             self._code.touch(project, touched)
         symbols = (
-            self._save_code(root, project, changed, removed, known, report) if changed or removed else None
+            self._save_code(root, project, changed, removed, known, history.head, report)
+            if changed or removed
+            else None
         )
         # The definitions the blames need, of the files this pass parsed; the parses themselves are
         # not held through the docs and history below
         history.definitions = {
-            path: _blamed(changed[path][0]) for path in history.blames.paths if path in changed
+            path: blamed_definitions(changed[path][0]) for path in history.blames.paths if path in changed
         }
         del changed
         if project != str(root):  # named otherwise than by its path: graphs under its former names follow
@@ -233,7 +253,7 @@ class Bootstrapper:
             symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
         report.symbols = symbols
         self._docs.learn(root, project, listing.docs, report)
-        self._history(root, project, history, report)
+        self._history(project, history, report)
         report.seconds = round(time.perf_counter() - started, 2)
         return report
 
@@ -254,7 +274,9 @@ class Bootstrapper:
 
         The next batch is read while the parser has the last one: reading between batches on
         this thread left the parser's processes idle (3,030 files: 0.2-0.9 s of a 5 s scan).
-        One batch is at the parser at a time, so at most two are held."""
+        One batch is at the parser at a time, so at most two are held. A re-scan tells the parser
+        of each changed file it finds before its first batch is full: the processes those files
+        need start then, not when the batch is handed over (a first scan started them all)."""
         changed: dict[str, tuple[ParsedFile, FileState]] = {}
         batch: list[tuple[SourceFile, FileState, bytes]] = []
         sent: list[tuple[SourceFile, FileState, bytes]] = []
@@ -296,6 +318,8 @@ class Bootstrapper:
                     else:
                         batch.append((source, state, content.data))
                         held += len(content.data)
+                        if stored and parsing is None and not changed:  # a re-scan, before its first batch
+                            parser.prepare(len(batch))
                         if len(batch) >= PARSE_BATCH or held >= PARSE_BATCH_BYTES:
                             hand_over(ahead)
                             held = 0
@@ -312,10 +336,11 @@ class Bootstrapper:
         changed: dict[str, tuple[ParsedFile, FileState]],
         removed: list[str],
         known: dict[str, FileState],
+        head: str | None,
         report: BootstrapReport,
     ) -> int:
         """Store the pass's changed and removed files with the project's edges, built again
-        from every file's parse; the project's symbols after it."""
+        from every file's parse, as of commit ``head``; the project's symbols after it."""
         previous = self._code.load_parsed(project)
         code = ProjectCode(project, dict(previous))
         for path in removed:
@@ -324,7 +349,7 @@ class Bootstrapper:
         edges = code.edges()
         moves = self._moves(root, project, previous, code.files, changed, {p: known[p] for p in removed})
         del previous
-        scan = CodeScan(project, changed, removed, code, edges, self._clock(), moves, self._git.head(root))
+        scan = CodeScan(project, changed, removed, code, edges, self._clock(), moves, head)
         carried = self._code.save(scan)
         _record_moves(report, moves, carried, project)
         report.calls = confidence_counts(edges.calls)
@@ -355,27 +380,30 @@ class Bootstrapper:
     def _read_history(
         self, root: Path, project: str, walk: HistoryWalk, sources: Collection[str]
     ) -> _History:
-        """The commits ``walk`` asks for and which of them are new to the store; the blames of the
-        files (among ``sources``) that those to link touched, started (see the module doc)."""
+        """The commit checked out; the commits ``walk`` asks for, which of them are new to the
+        store, and what to tell of the history; the blames of the files (among ``sources``) that
+        those to link touched, started (see the module doc)."""
+        head = self._git.head(root)  # the commit the pass stores the code at (``CodeScan.head``)
         if walk.commits <= 0:
-            return _History()
+            return _History(head=head)
+        notes = self._git.notes(root)
         commits = self._git.read_history(
             root, max_commits=walk.commits, before=walk.before, merges=walk.merges, revision=walk.revision
         )
         if not commits:
-            return _History(asked=True)
+            return _History(head=head, asked=True, notes=notes)
         ids, known = self._commit_ids(commits, project)
         fresh = [c for c in commits if ids[c.sha] not in known]
         unfinished = self._store.get_meta(LINKING_KEY + project) == "1"
         linking = commits if unfinished else fresh  # a stopped pass's commits are linked now
-        blames = _Blames()
+        blames = Blames()
         if linking:
             paths = sorted({p for c in linking for p in c.files[:50]} & set(sources))
             # A day's slack: git walks by committer date, which a rebase moves past the author's.
             since = min(c.authored_at for c in linking) - timedelta(days=1)
-            blames = _Blames(paths)
+            blames = Blames(paths)
             blames.start(lambda: self._git.blame_files(root, paths, since))
-        return _History(True, commits, ids, fresh, linking, blames)
+        return _History(head, True, notes, commits, ids, fresh, linking, blames)
 
     def _commit_ids(self, commits: Sequence[Commit], project: str) -> tuple[dict[str, str], set[str]]:
         """Each commit's memory id in ``project``, and those the store holds. A commit's memory
@@ -396,10 +424,10 @@ class Bootstrapper:
         )
         return ids, known
 
-    def _history(self, root: Path, project: str, history: _History, report: BootstrapReport) -> None:
+    def _history(self, project: str, history: _History, report: BootstrapReport) -> None:
         if not history.asked:
             return
-        report.notes += self._git.notes(root)
+        report.notes += history.notes
         commits, ids, fresh = history.commits, history.ids, history.fresh
         if not commits:
             return
@@ -455,14 +483,15 @@ class Bootstrapper:
         definitions = history.definitions
         unread = [path for path in history.blames.paths if path not in definitions]
         definitions |= {
-            path: _blamed(parsed) for path, parsed in self._code.load_parsed(project, unread).items()
+            path: blamed_definitions(parsed)
+            for path, parsed in self._code.load_parsed(project, unread).items()
         }
         links: dict[tuple[str, str], tuple[str, Entity]] = {}
         # In path order: the same links whatever git finishes first
         for path, shas in history.blames.answers():
             if not definitions.get(path):
                 continue
-            owners = _innermost(definitions[path], len(shas))
+            owners = innermost(definitions[path], len(shas))
             for line, sha in enumerate(shas, 1):
                 owner, memory_id = owners[line], history.ids.get(sha)
                 if owner is None or memory_id is None:
@@ -474,55 +503,11 @@ class Bootstrapper:
         self._writer.attach(list(links.values()), store_entities=False)
 
 
-class _Blames:
-    """The blames of a pass's files (``GitHistory.blame_files``), read on a thread of their own
-    from the pass's start: git works while the parser processes do. What git said of each file,
-    in ``paths``' order, within :data:`BLAME_BUDGET_S`; ``close`` stops the blames not yet read."""
-
-    def __init__(self, paths: list[str] | None = None) -> None:
-        self.paths: list[str] = paths or []
-        self._answers: list[tuple[str, list[str]]] = []
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
-
-    def start(self, blame: Callable[[], Generator[tuple[str, list[str]], None, None]]) -> None:
-        self._thread = threading.Thread(target=self._read, args=(blame,), name="graphmem-blames", daemon=True)
-        self._thread.start()
-
-    def _read(self, blame: Callable[[], Generator[tuple[str, list[str]], None, None]]) -> None:
-        started = time.perf_counter()
-        shas: dict[str, str] = {}  # one string a commit, however many lines it last changed
-        try:
-            with closing(blame()) as blames:
-                for path, lines in blames:
-                    if self._stop.is_set():
-                        break
-                    if time.perf_counter() - started > BLAME_BUDGET_S:
-                        log.info("bootstrap: blame budget spent; later files keep their file links only")
-                        break
-                    self._answers.append((path, [shas.setdefault(sha, sha) for sha in lines]))
-        except BaseException as exc:  # raised where the answers are read
-            self._error = exc
-
-    def answers(self) -> list[tuple[str, list[str]]]:
-        """What git said, once it is done (its error, if it failed)."""
-        if self._thread is not None:
-            self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._answers
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-
-
 @dataclass(frozen=True)
 class _Pass:
     """What a pass knows before its parse: the repository, its listing, the files stored
-    (``stored``: those a re-scan may skip; none after an interrupted scan) and its parser."""
+    (``stored``: those a re-scan may skip; none after an interrupted scan), its parser, and the
+    thread its parser is closed on (``leaving``: the pass does not wait for its processes to go)."""
 
     root: Path
     project: str
@@ -530,25 +515,23 @@ class _Pass:
     known: dict[str, FileState]
     stored: dict[str, FileState]
     parser: CodeParser
+    leaving: ThreadPoolExecutor
 
 
 @dataclass
 class _History:
-    """What a pass read of the history before its parse (``Bootstrapper._read_history``)."""
+    """What a pass read of git beside its parse (``Bootstrapper._read_history``)."""
 
+    head: str | None = None  # the commit checked out
     asked: bool = False  # the walk asked for commits
+    notes: list[str] = field(default_factory=list)  # what to tell of the history (``GitHistory.notes``)
     commits: list[Commit] = field(default_factory=list)
     ids: dict[str, str] = field(default_factory=dict)  # sha -> its memory's id
     fresh: list[Commit] = field(default_factory=list)  # those not stored yet
     linking: list[Commit] = field(default_factory=list)  # those to link to the symbols they changed
-    blames: _Blames = field(default_factory=_Blames)
+    blames: Blames = field(default_factory=Blames)
     # The blamed files' definitions this pass parsed (the others are read back from the store)
     definitions: dict[str, list[Definition]] = field(default_factory=dict)
-
-
-def _blamed(parsed: ParsedFile) -> list[Definition]:
-    """The definitions a commit is linked to by its blamed lines."""
-    return [d for d in parsed.definitions if d.kind in BLAMED_KINDS]
 
 
 def _record_moves(report: BootstrapReport, plan: MovePlan, carried: dict[str, int], project: str) -> None:
@@ -571,12 +554,3 @@ def _record_moves(report: BootstrapReport, plan: MovePlan, carried: dict[str, in
             "bootstrap: %d symbols and %d files moved, %d memory links followed; %d ambiguous",
             len(plan.symbols), len(plan.files), report.memories_moved, plan.ambiguous_count,
         )  # fmt: skip
-
-
-def _innermost(definitions: list[Definition], lines: int) -> list[Definition | None]:
-    """The innermost definition around each line (index 1..lines), or None."""
-    owners: list[Definition | None] = [None] * (lines + 1)
-    for definition in sorted(definitions, key=lambda d: d.start_line - d.end_line):
-        for line in range(max(definition.start_line, 1), min(definition.end_line, lines) + 1):
-            owners[line] = definition
-    return owners

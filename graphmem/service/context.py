@@ -396,7 +396,7 @@ class ContextBuilder:
         assert self._enricher is not None
         graph = self._enricher.graph
         if entity.kind is EntityKind.FILE:  # not a GitHub checkout's MR: GitLab's diff was another's
-            theirs = self._enricher.another_projects
+            theirs = self._stores.another_projects  # what a reader is shown: one owner
             mine = changed_by(graph, entity.key, lambda mr: not theirs(mr, project))
             return mine, [], None
         if entity.kind not in GITLAB_KINDS:

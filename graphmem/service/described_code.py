@@ -3,7 +3,8 @@ channel: one symbol index per project, built from the parses the code graph keep
 
 An index is built on a background thread the first time a project is asked about, and again
 when the project's scanned commit changes (a bootstrap at a new HEAD): a read never waits for it
-(until it is ready, no symbol is described), unless the caller asks to (``wait``).
+(until it is ready, no symbol is described), unless the caller asks to (``wait``). ``close``
+waits for the builds under way and starts none after (the service is closed).
 """
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ class DescribedCode:
         self._lock = threading.Lock()
         self._indexes: dict[str, tuple[str | None, SymbolIndex]] = {}  # project -> (head, index)
         self._building: dict[str, threading.Thread] = {}
+        self._closed = False
+
+    def close(self) -> None:
+        """Wait for the indexes being built (they read the code graph, closed next); none after."""
+        with self._lock:
+            self._closed = True
+            building = list(self._building.values())
+        for thread in building:
+            thread.join(INDEX_WAIT_S)
 
     def entities_in(self, question: str, project: str | None, *, wait: bool = False) -> list[Entity]:
         """The symbols ``question`` describes in ``project``, best first (see ``SymbolIndex.search``)."""
@@ -51,6 +61,8 @@ class DescribedCode:
             known = self._indexes.get(project)
             if known is not None and known[0] == head:
                 return known[1]
+            if self._closed:  # no build after ``close``
+                return known[1] if known is not None else None
             thread = self._building.get(project)
             if thread is None:
                 thread = threading.Thread(

@@ -39,7 +39,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from graphmem.core.enrichment import (
@@ -179,16 +179,9 @@ class Enricher:
         (``foreign``, as ``projects`` or its own project resolve it), which an older graphmem
         fetched from a GitLab project of the same path. Such facts are never shown; they are
         decided when read, the stored ones left as they were, since whether a ref is foreign
-        depends on a checkout's origin, which a reader's own checkout may name otherwise."""
+        depends on a checkout's origin, which a reader's own checkout may name otherwise. The
+        service's answers read stored entities as ``Stores.shown`` shows them, from this."""
         return entity.kind in GITLAB_KINDS and self.foreign(entity.key, *projects, entity.project) is not None
-
-    def shown(self, entity: Entity, *projects: str | None) -> Entity:
-        """``entity`` as a reader in ``projects`` is shown it: without a title that is another
-        project's (``another_projects``). The service's answers read stored entities through
-        it (``Stores.shown``, ``Stores.shown_about``)."""
-        if entity.title and self.another_projects(entity, *projects):
-            return replace(entity, title="")
-        return entity
 
     # -- the background worker ------------------------------------------------------
 

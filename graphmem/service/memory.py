@@ -140,10 +140,13 @@ class MemoryService(Bound, Memory):
 
     def close(self) -> None:
         try:
-            if self.semantic is not None:
-                self.semantic.close()  # saves the vector index for the next run
+            self._recaller.close()  # its threads end before what they read closes
         finally:
-            self.store.close()
+            try:
+                if self.semantic is not None:
+                    self.semantic.close()  # saves the vector index for the next run
+            finally:
+                self.store.close()
 
     def own_project(self, project: object) -> str | None:
         """``project`` (checked: a NUL or an over-long path is refused), or this memory's own

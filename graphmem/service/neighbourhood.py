@@ -6,20 +6,21 @@ memories it links to (``RELATES`` by kind); an entity's memories, its GitLab edg
 files, symbols and closed issues, an issue's epic, the MRs that changed a file) and its code
 edges (a file's symbols, a symbol's callers and callees). Each kind of edge is capped
 (``EDGE_LIMIT``) so a hub stays readable; ``more`` says how many were left out, and the view
-asks again around a neighbour to go one hop further. It only reads. What GitLab may have said of
-a GitHub checkout's ref is another project's (``Enricher.another_projects``): its title and its
-GitLab edges are not drawn.
+asks again around a neighbour to go one hop further. It only reads, from the service's
+``Stores``, and draws each entity as a reader is shown it (``Stores.shown``): what GitLab may have
+said of a GitHub checkout's ref is another project's (``Stores.another_projects``), its title and
+its GitLab edges are not drawn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from graphmem.core.codegraph import SymbolInfo
 from graphmem.core.models import Entity, EntityKind, MemoryRecord
-from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore
 from graphmem.errors import InvalidInputError, NotFoundError
+from graphmem.service.stores import Stores
 
 # Neighbours of one kind of edge shown around a node: enough to see a file's MRs or an MR's
 # files, few enough that a 3,000-file MR still draws. The rest are counted in ``more``.
@@ -78,17 +79,11 @@ def _symbol_node(symbol: SymbolInfo) -> GraphNode:
 class NeighbourhoodReader:
     """Reads the neighbourhood of a node from the store, the code graph and the GitLab graph."""
 
-    def __init__(
-        self,
-        store: GraphStore,
-        code: CodeGraph | None,
-        gitlab: GitLabGraph | None,
-        another_projects: Callable[[Entity], bool] = lambda entity: False,
-    ) -> None:
-        self._store = store
-        self._code = code
-        self._gitlab = gitlab
-        self._theirs = another_projects  # what GitLab said of it is another project's: not drawn
+    def __init__(self, stores: Stores) -> None:
+        self._stores = stores
+        self._store = stores.store
+        self._code = stores.code
+        self._gitlab = stores.gitlab
 
     def around(self, key: str, *, limit: int = EDGE_LIMIT) -> Neighbourhood:
         """The neighbourhood of ``key`` (a memory id or an entity key), ``limit`` per kind of edge."""
@@ -152,7 +147,7 @@ class NeighbourhoodReader:
                     else GraphEdge(step.end, step.relation, step.start)
                 )
                 by_relation.setdefault(f"{step.relation}:{step.forward}", []).append(
-                    (entity_node(ends[step.end]), edge)
+                    (self._node(ends[step.end]), edge)
                 )
             for pairs in by_relation.values():
                 built.add(pairs)
@@ -182,8 +177,13 @@ class NeighbourhoodReader:
                 )
 
     def _node(self, entity: Entity) -> GraphNode:
-        """``entity`` as drawn: without a title that is another project's."""
-        return entity_node(replace(entity, title="") if self._theirs(entity) else entity)
+        """``entity`` as drawn: as a reader in no project is shown it (``Stores.shown``)."""
+        return entity_node(self._stores.shown(entity, None))
+
+    def _theirs(self, entity: Entity) -> bool:
+        """Whether what GitLab said of ``entity`` is another project's (``Stores.another_projects``):
+        its GitLab edges are not drawn."""
+        return self._stores.another_projects(entity, None)
 
     def _entity(self, key: str) -> Entity | None:
         return self._entities([key]).get(key)

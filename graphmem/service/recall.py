@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import ParamSpec, Protocol, TypeVar, runtime_checkable
 
 from graphmem.core.branches import parse_branch
 from graphmem.core.fusion import (
@@ -52,7 +52,7 @@ from graphmem.core.recall_limit import check_recall_limit
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, lexical_query, words
 from graphmem.core.timeparse import to_utc
 from graphmem.core.views import why
-from graphmem.errors import InvalidInputError
+from graphmem.errors import InvalidInputError, StoreError
 from graphmem.service.described_code import DescribedCode
 from graphmem.service.entity_reach import explained, reach, step_names, walks_of
 from graphmem.service.inputs import parse_category
@@ -62,7 +62,11 @@ from graphmem.service.staleness import Staleness
 from graphmem.service.stores import Stores
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
 
+# What a recall of a closed service answers (``Recaller.close``).
+CLOSED = "This memory service is closed: open the memory again."
 # Edges fetched per hop of graph expansion: bounds work on hub entities.
 GRAPH_EDGE_LIMIT = 400
 # Multipliers on the fused score by status (only visible with --history or resolved).
@@ -146,8 +150,29 @@ class Recaller:
         # The full-text search runs on this thread while the caller's embeds the query, each
         # on a core: the model, tantivy's search and usearch's let go of the interpreter while
         # they run; the Python around them (hits filtered, vectors read) takes turns with it.
+        # It lives as long as the service: ``close`` ends it (``MemoryService.close``).
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-recall-search")
+        self._closed = False
         self._near_text = stores.store if isinstance(stores.store, NearTextSearch) else None
+
+    def close(self) -> None:
+        """End the search thread once the searches under way have, and the symbol indexes being
+        built (``DescribedCode.close``): the service is closed, a recall is refused from now on."""
+        self._closed = True
+        self._pool.shutdown(wait=True)
+        if self._described is not None:
+            self._described.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(CLOSED)
+
+    def _submit(self, search: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        """``search`` on the search thread (see ``__init__``)."""
+        try:
+            return self._pool.submit(search, *args, **kwargs)
+        except RuntimeError:  # shut down since this recall began: the service was closed
+            raise StoreError(CLOSED) from None
 
     def ask(
         self,
@@ -190,6 +215,7 @@ class Recaller:
 
     def _answer(self, asked: RecallQuery, plan: Plan) -> RecallResult:
         """``asked`` with the entities its text names, describes or reaches, run on ``plan``."""
+        self._check_open()
         query, project = asked.text, asked.project
         named, guessed = self._mentions.named_in(query, project) if self._mentions else ([], frozenset())
         hops = plan.entity_hops if plan.uses(ENTITY) else 0
@@ -217,9 +243,11 @@ class Recaller:
     def described(self, question: str, project: str | None, *, wait: bool = False) -> list[Entity]:
         """The symbols ``question`` describes in ``project`` without naming them (``DescribedCode``);
         ``wait`` waits for the project's symbol index, else none until it is built."""
+        self._check_open()
         return self._described.entities_in(question, project, wait=wait) if self._described else []
 
     def recall(self, query: RecallQuery, plan: Plan) -> RecallResult:
+        self._check_open()
         started = time.perf_counter()
         text = query.text.strip()
         if not text:
@@ -238,7 +266,7 @@ class Recaller:
         near = self._near_text if embeds and plan.uses(LEXICAL) else None
         searched: Future[TextHits] | None = None
         if plan.uses(LEXICAL) and near is None:  # side by side with the query's embedding (see __init__)
-            searched = self._pool.submit(
+            searched = self._submit(
                 self._stores.store.search_text, lexical_query(text), visibility, depth, phrase=text
             )
         query_vector: Vector | None = None
@@ -249,7 +277,7 @@ class Recaller:
             query_vector = semantic.embed_query(text)
         searched_near: Future[tuple[TextHits, dict[str, float]]] | None = None
         if near is not None and query_vector is not None:
-            searched_near = self._pool.submit(
+            searched_near = self._submit(
                 near.search_text_near, lexical_query(text), visibility, depth, query_vector, phrase=text
             )
         # On a database store that does not read them with the words, the cosines of the words'
@@ -257,7 +285,7 @@ class Recaller:
         # the nearest vectors: both run at once, each on its own connection.
         cosined: Future[dict[str, float | None]] | None = None
         if searched is not None and query_vector is not None and in_store:
-            cosined = self._pool.submit(self._cosines_of_hits, query_vector, searched)
+            cosined = self._submit(self._cosines_of_hits, query_vector, searched)
         nearest = (
             self._semantic_channel(query_vector, visibility, depth) if query_vector is not None else None
         )

@@ -237,15 +237,18 @@ class SemanticIndex:
                 if budget_s is not None and done and time.monotonic() - started >= budget_s:
                     return done
                 writes = self._writes
-                batch = self._next_batch(chunk_most if limit is None else min(chunk_most, limit - done))
-                if not batch:
-                    if writes == self._writes:  # nothing written while looking
-                        self._maybe_pending = False
+                size = chunk_most if limit is None else min(chunk_most, limit - done)
+                batch, whole = self._next_batch(size)
+                if batch:
+                    self._embed(batch)
+                    done += len(batch)
+                    if progress is not None:
+                        progress(len(batch))
+                if whole and writes == self._writes:  # all that waited, and nothing written since
+                    self._maybe_pending = False
                     return done
-                self._embed(batch)
-                done += len(batch)
-                if progress is not None:
-                    progress(len(batch))
+                if not batch:
+                    return done
             return done
 
     def _embed(self, batch: Sequence[tuple[str, str]]) -> None:
@@ -271,15 +274,22 @@ class SemanticIndex:
                     batch.append((memory_id, record.text))
         return batch
 
-    def _next_batch(self, size: int) -> list[tuple[str, str]]:
+    def _next_batch(self, size: int) -> tuple[list[tuple[str, str]], bool]:
         """Up to ``size`` memories to embed: those ``added`` as people's first, then the store's
-        backlog in write order."""
+        backlog in write order; and whether they are the whole backlog. A backlog shorter than
+        ``size`` is the whole of it, people's memories among it: their records are not read on
+        their own, nor the backlog again after the batch (each a round trip on a database store,
+        in the recall after a remember)."""
+        first = list(self._first)
+        more = self._store.pending_embeddings(size)
+        if len(more) < size:
+            for memory_id in first:  # embedded in this batch, or by then no longer waiting
+                self._first.pop(memory_id, None)
+            return more, True
         batch = self._first_batch(size)
-        if len(batch) < size:
-            taken = {memory_id for memory_id, _ in batch}
-            more = self._store.pending_embeddings(size - len(batch) + len(taken))
-            batch += [(i, text) for i, text in more if i not in taken][: size - len(batch)]
-        return batch
+        taken = {memory_id for memory_id, _ in batch}
+        batch += [(i, text) for i, text in more if i not in taken][: size - len(batch)]
+        return batch, False
 
     def embed_query(self, text: str) -> Vector:
         cached = self._query_cache.get(text)
@@ -327,7 +337,7 @@ class SemanticIndex:
     def stored(self, ids: Sequence[str], vectors: Vector) -> None:
         """The store now holds ``vectors`` for ``ids`` (embedded here, or by an import)."""
         with self._lock:
-            if self._index is not None:
+            if self._index is not None and not self._index.in_store:  # the store's own index has them
                 records = self._store.get_memories(ids)
                 kept = [(row, records[i]) for row, i in enumerate(ids) if i in records]
                 self._index.add(

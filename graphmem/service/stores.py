@@ -9,15 +9,16 @@ built on is written once.
 
 What a reader is shown of a stored entity is decided here too (``shown``, ``shown_about``):
 what a recall's hits, ``remember``'s answer, ``show``'s detail and a context say a memory is
-about, and a context's heading, are read through them, so that none leaves the service as
-another project's (``Enricher.shown``: a GitHub checkout's ref without the title GitLab gave a
-project of the same path).
+about, a context's heading and the graph view's nodes are read through them, so that none leaves
+the service as another project's (a GitHub checkout's ref without the title GitLab gave a
+project of the same path: ``another_projects``, ``Enricher.another_projects``); the graph view
+asks ``another_projects`` before it draws what GitLab said links such a ref to.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from graphmem.core.models import Entity
@@ -35,12 +36,12 @@ def _no_aliases(project: str | None) -> frozenset[str]:
     return frozenset()
 
 
-# An entity as a reader in a project (None: none) is shown it.
-Shown = Callable[[Entity, str | None], Entity]
+# Whether what GitLab said of an entity is another project's, for a reader in a project (None: none).
+Theirs = Callable[[Entity, str | None], bool]
 
 
-def as_stored(entity: Entity, project: str | None) -> Entity:
-    return entity
+def never_theirs(entity: Entity, project: str | None) -> bool:
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +57,16 @@ class Stores:
     # The other names a project's memories are still kept under till a writer moves them
     # (``ProjectNames.pending``): a read of the project sees them as its own (``Visibility.aliases``).
     aliases: Callable[[str | None], frozenset[str]] = _no_aliases
-    # An entity as a reader in a project is shown it (``Enricher.shown``); as stored without GitLab.
-    shown: Shown = as_stored
+    # Whether what GitLab said of an entity (its title, its edges) is another project's for a
+    # reader in a project: never shown (``Enricher.another_projects``); none without GitLab.
+    another_projects: Theirs = never_theirs
+
+    def shown(self, entity: Entity, project: str | None) -> Entity:
+        """``entity`` as a reader in ``project`` is shown it: without a title that is another
+        project's (``another_projects``)."""
+        if entity.title and self.another_projects(entity, project):
+            return replace(entity, title="")
+        return entity
 
     def shown_about(self, memory_ids: Collection[str], project: str | None) -> dict[str, list[Entity]]:
         """The entities each of ``memory_ids`` is about (one read, ``GraphStore.about``), as a

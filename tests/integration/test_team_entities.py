@@ -1,13 +1,17 @@
 """On a team's PostgreSQL store, an entity only a person's own global memories name is theirs
 (docs/team.md, "Entities"): another person neither lists, counts nor finds it, until a memory
 they see names it. So is a file only a person's private MR changed, until a scan stores it, a
-memory the team sees names it or the team's MR changes it. Two people, each logged in as their
-own role, on one database (schema 15)."""
+memory the team sees names it or the team's MR changes it. No one else's write (a memory, an
+edit, an import, a ref asked to enrich) changes such an entity, and their own memory naming it
+shows it to them without its project; a private write changes no team's entity either, only a
+memory others see does (``core/entity_owners.py``). Two people, each logged in as
+their own role, on one database (schema 15)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,7 +20,7 @@ import pytest
 from support.stores import postgres_url
 from support.team import on_postgres, writer_roles
 from unit.adapters.test_code_graph_contract import PROJECT, function, parsed, save
-from unit.adapters.test_gitlab_graph_contract import T0, mr_data
+from unit.adapters.test_gitlab_graph_contract import T0, issue_data, mr_data
 
 from graphmem.adapters.postgres_code import PostgresCodeGraph
 from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
@@ -24,6 +28,7 @@ from graphmem.adapters.postgres_migrate import SCHEMA_VERSION, migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.codegraph import file_key
 from graphmem.core.enrichment import target_key
+from graphmem.core.entity_owners import changes
 from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.core.timeparse import utc_now
@@ -249,3 +254,216 @@ def test_the_teams_mr_makes_a_file_a_private_memory_names_the_teams_and_keeps_th
 
     assert seen(team.bob_store, LEDGER) and owner_of(team, LEDGER) is None
     assert team.bob_store.about(["mem_alice"]) == {} and team.bob_store.get_memories(["mem_alice"]) == {}
+
+
+# -- a person's write naming another person's private entity ---------------------------------
+
+BOBS_CHECKOUT = "/home/bob/shop"
+ALICES_CHECKOUT = "/src/shop"
+
+
+def stored(team: Team, key: str) -> tuple[object, ...]:
+    """The entity's row as stored (name, project, title, owner), whoever's it is."""
+    with psycopg.connect(team.admin_url) as conn:
+        row = conn.execute(
+            "SELECT name, project, title, owner FROM entities WHERE key = %s", (key,)
+        ).fetchone()
+    assert row is not None
+    return tuple(row)
+
+
+@pytest.fixture
+def bobs_issue(team: Team) -> tuple[object, ...]:
+    """Bob's own global memory, written in his checkout, names #42, his alone; his daemon fetched
+    GitLab's title of it. Its row as stored."""
+    team.bob.remember(PRIVATE, scope="global", project=BOBS_CHECKOUT)
+    data = issue_data(project="acme/shop", iid=42, title="Refunds round the wrong way", epic=None)
+    answer = GitLabAnswer(ISSUE, replace(data, related_merge_requests=()), 0, T0, T0 + timedelta(days=1))
+    PostgresGitLabGraph(team.bob_store).apply(edit_for(answer))
+    row = stored(team, ISSUE)
+    assert row == (
+        "acme/shop#42",
+        BOBS_CHECKOUT,
+        "Refunds round the wrong way",
+        team.bob_store.login_role().name,
+    )
+    return row
+
+
+def test_a_persons_own_memory_naming_anothers_private_entity_leaves_their_row_as_it_is(
+    team: Team, bobs_issue: tuple[object, ...]
+) -> None:
+    mine = team.alice.remember("I review acme/shop#42 on Fridays", scope="global", project=ALICES_CHECKOUT)
+
+    assert stored(team, ISSUE) == bobs_issue
+    assert [e.key for e in team.alice.show(mine.memory.id).entities] == [ISSUE]  # linked all the same
+
+
+def test_a_persons_own_memory_naming_anothers_private_entity_learns_nothing_of_it(
+    team: Team, bobs_issue: tuple[object, ...]
+) -> None:
+    mine = team.alice.remember("I review acme/shop#42 on Fridays", scope="global", project=ALICES_CHECKOUT)
+
+    store = team.alice_store  # where Bob's memory was written is his: not in any read of hers
+    shown = [
+        *team.alice.show(mine.memory.id).entities,
+        *store.about([mine.memory.id])[mine.memory.id],
+        store.get_entities([ISSUE])[ISSUE],
+        *store.find_entities("acme/shop#42", [EntityKind.ISSUE]),
+        *(e for e in store.all_entities() if e.key == ISSUE),
+    ]
+    assert len(shown) == 5 and {e.project for e in shown} == {None}
+    assert PostgresGitLabGraph(store).rows([ISSUE])[ISSUE].project is None  # nor in the queue's rows
+    assert team.bob_store.get_entities([ISSUE])[ISSUE].project == BOBS_CHECKOUT
+    assert team.admin.get_entities([ISSUE])[ISSUE].project == BOBS_CHECKOUT
+
+
+def test_editing_ones_memory_to_name_anothers_private_entity_leaves_their_row_as_it_is(
+    team: Team, bobs_issue: tuple[object, ...]
+) -> None:
+    mine = team.alice.remember("I review the refund change on Fridays", scope="global")
+    team.alice.edit(mine.memory.id, text="I review acme/shop#42 on Fridays", project=ALICES_CHECKOUT)
+
+    assert stored(team, ISSUE) == bobs_issue
+    assert [e.key for e in team.alice.show(mine.memory.id).entities] == [ISSUE]
+    assert [e.kind.value for e in team.alice.history(mine.memory.id)][:1] == ["edit"]  # audited as ever
+
+
+def test_an_import_naming_anothers_private_entity_leaves_their_row_as_it_is(
+    team: Team, bobs_issue: tuple[object, ...]
+) -> None:
+    entity = {"type": "entity", "key": ISSUE, "kind": "Issue", "name": "#42", "project": ALICES_CHECKOUT,
+              "title": "Not what GitLab says"}  # fmt: skip
+    memory = {"type": "memory", "id": "mem_imported_42", "text": "I review acme/shop#42 on Fridays",
+              "category": "fact", "scope": "global", "created_at": "2026-11-01",
+              "entities": [ISSUE]}  # fmt: skip
+    header = {"type": "header", "format": "graphmem-export", "version": 1}
+    summary = team.alice.import_text("\n".join(json.dumps(line) for line in (header, entity, memory)))
+
+    assert summary.memories_added == 1
+    assert stored(team, ISSUE) == bobs_issue
+    assert [e.key for e in team.alice_store.about(["mem_imported_42"])["mem_imported_42"]] == [ISSUE]
+
+
+def test_asking_to_enrich_anothers_private_entity_one_sees_leaves_their_row_as_it_is(
+    team: Team, bobs_issue: tuple[object, ...]
+) -> None:
+    team.alice.remember("I review acme/shop#42 on Fridays", scope="global")  # she is shown it
+    PostgresGitLabGraph(team.alice_store).queue([Entity(ISSUE, EntityKind.ISSUE, "#42", ALICES_CHECKOUT)])
+
+    assert stored(team, ISSUE) == bobs_issue
+
+
+def test_a_persons_own_write_still_renames_their_own_entity(
+    team: Team, bobs_issue: tuple[object, ...]
+) -> None:
+    team.bob.remember("The refund change still waits on acme/shop#42", scope="global", project="/srv/shop")
+
+    assert stored(team, ISSUE) == ("acme/shop#42", "/srv/shop", *bobs_issue[2:])
+
+
+def test_a_memory_the_team_sees_publishes_the_entity_as_that_memory_names_it(
+    team: Team, bobs_issue: tuple[object, ...]
+) -> None:
+    team.alice.remember("The refund change waits on acme/shop#42", scope="project", project=ALICES_CHECKOUT)
+
+    # the team's now, holding what the team's memory says of it (and GitLab's title, which goes with it)
+    assert stored(team, ISSUE) == ("acme/shop#42", ALICES_CHECKOUT, "Refunds round the wrong way", None)
+
+
+# -- a person's private write naming the team's entity ---------------------------------------
+
+
+@pytest.fixture
+def teams_issue(team: Team) -> tuple[object, ...]:
+    """Bob's project memory, written in his checkout, makes #42 the team's; his daemon fetched
+    GitLab's title of it. Its row as stored."""
+    team.bob.remember("The refund change waits on acme/shop#42", scope="project", project=BOBS_CHECKOUT)
+    data = issue_data(project="acme/shop", iid=42, title="Refunds round the wrong way", epic=None)
+    answer = GitLabAnswer(ISSUE, replace(data, related_merge_requests=()), 0, T0, T0 + timedelta(days=1))
+    PostgresGitLabGraph(team.bob_store).apply(edit_for(answer))
+    row = stored(team, ISSUE)
+    assert row == ("acme/shop#42", BOBS_CHECKOUT, "Refunds round the wrong way", None)
+    return row
+
+
+def test_a_private_memory_naming_the_teams_entity_leaves_its_row_as_it_is(
+    team: Team, teams_issue: tuple[object, ...]
+) -> None:
+    mine = team.alice.remember("I review acme/shop#42 on Fridays", scope="global", project=ALICES_CHECKOUT)
+
+    assert stored(team, ISSUE) == teams_issue
+    assert [e.key for e in team.alice.show(mine.memory.id).entities] == [ISSUE]  # linked all the same
+    assert team.bob_store.get_entities([ISSUE])[ISSUE].project == BOBS_CHECKOUT  # what the team is shown
+
+
+def test_editing_a_private_memory_to_name_the_teams_entity_leaves_its_row_as_it_is(
+    team: Team, teams_issue: tuple[object, ...]
+) -> None:
+    mine = team.alice.remember("I review the refund change on Fridays", scope="global")
+    team.alice.edit(mine.memory.id, text="I review acme/shop#42 on Fridays", project=ALICES_CHECKOUT)
+
+    assert stored(team, ISSUE) == teams_issue
+    assert [e.key for e in team.alice.show(mine.memory.id).entities] == [ISSUE]
+
+
+def _import_about_42(team: Team, scope: str) -> None:
+    entity = {"type": "entity", "key": ISSUE, "kind": "Issue", "name": "#42", "project": ALICES_CHECKOUT,
+              "title": "Not what GitLab says"}  # fmt: skip
+    memory = {"type": "memory", "id": "mem_imported_42", "text": "I review acme/shop#42 on Fridays",
+              "category": "fact", "scope": scope, "created_at": "2026-11-01", "entities": [ISSUE],
+              **({"project": ALICES_CHECKOUT} if scope == "project" else {})}  # fmt: skip
+    header = {"type": "header", "format": "graphmem-export", "version": 1}
+    summary = team.alice.import_text("\n".join(json.dumps(line) for line in (header, entity, memory)))
+    assert summary.memories_added == 1
+    assert [e.key for e in team.alice_store.about(["mem_imported_42"])["mem_imported_42"]] == [ISSUE]
+
+
+def test_an_import_of_a_private_memory_naming_the_teams_entity_leaves_its_row_as_it_is(
+    team: Team, teams_issue: tuple[object, ...]
+) -> None:
+    _import_about_42(team, "global")
+
+    assert stored(team, ISSUE) == teams_issue
+
+
+def test_an_import_of_a_memory_the_team_sees_names_the_teams_entity_as_it_says(
+    team: Team, teams_issue: tuple[object, ...]
+) -> None:
+    _import_about_42(team, "project")
+
+    assert stored(team, ISSUE) == ("#42", ALICES_CHECKOUT, "Not what GitLab says", None)
+
+
+def test_asking_to_enrich_the_teams_entity_leaves_its_row_as_it_is(
+    team: Team, teams_issue: tuple[object, ...]
+) -> None:
+    PostgresGitLabGraph(team.alice_store).queue([Entity(ISSUE, EntityKind.ISSUE, "#42", ALICES_CHECKOUT)])
+
+    assert stored(team, ISSUE) == teams_issue
+
+
+def test_a_memory_the_team_sees_still_renames_the_teams_entity(
+    team: Team, teams_issue: tuple[object, ...]
+) -> None:
+    team.alice.remember("Refunds wait on acme/shop#42", scope="project", project=ALICES_CHECKOUT)
+
+    assert stored(team, ISSUE) == ("acme/shop#42", ALICES_CHECKOUT, *teams_issue[2:])
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["private write", "shared write"])
+@pytest.mark.parametrize("held_by", ["the team", "the writer", "another person"])
+def test_a_write_changes_a_stored_entity_as_core_decides(team: Team, held_by: str, shared: bool) -> None:
+    key = target_key(EntityKind.ISSUE, "acme/shop", 77)
+    before = Entity(key, EntityKind.ISSUE, "acme/shop#77", "/src/before", "Before")
+    writer = {"the team": team.alice_store, "the writer": team.alice_store, "another person": team.bob_store}
+    _remember_about(writer[held_by], "mem_first", before, project=PROJECT if held_by == "the team" else None)
+    owner = stored(team, key)[3]
+    assert owner is None or isinstance(owner, str)
+
+    after = Entity(key, EntityKind.ISSUE, "#77", "/src/after", "After")
+    _remember_about(team.alice_store, "mem_after", after, project=PROJECT if shared else None)
+
+    changed = stored(team, key)[:3] == ("#77", "/src/after", "After")
+    assert changed == changes(owner, team.alice_store.login_role().name, shared=shared)
+    assert stored(team, key)[3] == (None if shared else owner)  # a shared write makes it the team's

@@ -7,9 +7,11 @@ in the graph's reads, recall's walk of the GitLab graph or ``get_context``.
 The writes keep to the same rule: what an answer about Bob's private issue finds (its epic, its
 people, an MR) is Bob's until something the team sees names it (``core.gitlab_edits.owner_after``),
 and Alice's ``enrich`` of Bob's private issue fetches it for her as an unknown one, changing
-nothing of his row. Two people, each logged in as their own role, on one database; what each
-one's daemon fetched from GitLab is stored as enrichment stores it (``core.gitlab_edits.edit_for``),
-or fetched by the real enricher from the fixture GitLab (``support/fake_gitlab.py``)."""
+nothing of his row; her daemon never fetches, marks or saves an answer on a row Bob owns, even
+one a memory of hers shows her (``core.gitlab_edits.writes_on``). Two people, each logged in
+as their own role, on one database; what each one's daemon fetched from GitLab is stored as
+enrichment stores it (``core.gitlab_edits.edit_for``), or fetched by the real enricher from the
+fixture GitLab (``support/fake_gitlab.py``)."""
 
 from __future__ import annotations
 
@@ -399,3 +401,70 @@ def test_enrich_entity_reports_alices_fetch_of_bobs_private_issue(enriching: Tea
     answer = tools.ok("enrich_entity", ref="#34", project=enriching.shop)
 
     assert answer["outcome"] == "fetched" and answer["counts"] == {"fetched": 1}
+
+
+# -- a row Alice is shown through her own memory, but Bob owns --------------------------------
+
+ALICES_NOTE = "I review acme/shop/backend#34 on Fridays"
+
+
+@pytest.fixture
+def shown(enriching: Team) -> Team:
+    """Alice's own global memory names #34 too: she is shown Bob's row, which stays his."""
+    enriching.alice.remember(ALICES_NOTE, scope="global")
+    assert enriching.graph(enriching.alice).rows([SHOP_ISSUE])  # shown to her
+    assert stored(enriching, SHOP_ISSUE)[0][3] == enriching.bob.store.login_role().name
+    return enriching
+
+
+def test_alices_daemon_never_fetches_a_row_she_is_shown_but_bob_owns(shown: Team, gitlab: FakeGitLab) -> None:
+    shown.alice.remember("Refunds wait on acme/shop/backend#35", scope="project", project=shown.shop)
+    teams = target_key(EntityKind.ISSUE, "acme/shop/backend", 35)
+    before = stored(shown, SHOP_ISSUE)
+
+    due = {row.key for row in shown.graph(shown.alice).due(T0 + timedelta(days=3650), 50)}
+    assert SHOP_ISSUE not in due and teams in due  # the team's row is hers to fetch
+    assert shown.alice.enricher is not None
+    shown.alice.enricher.run_due()
+
+    assert gitlab.count("issues/34") == 0  # #34 never asked for with her token
+    assert gitlab.count("issues/35") >= 1
+    assert stored(shown, SHOP_ISSUE) == before
+
+
+def test_bobs_daemon_fetches_his_row_alice_is_shown(shown: Team, gitlab: FakeGitLab) -> None:
+    assert SHOP_ISSUE in {row.key for row in shown.graph(shown.bob).due(T0 + timedelta(days=3650), 50)}
+    assert shown.bob.enricher is not None
+    shown.bob.enricher.run_due()
+
+    assert gitlab.count("issues/34") >= 1
+    (row,) = stored(shown, SHOP_ISSUE)
+    assert row[3] == shown.bob.store.login_role().name and row[4] == "ok" and row[7] is True
+
+
+def test_a_403_to_alice_leaves_bobs_row_she_is_shown_as_it_was(shown: Team, gitlab: FakeGitLab) -> None:
+    gitlab.fail(403, route="issues/3")
+    before = stored(shown, SHOP_ISSUE)
+
+    assert shown.alice.enrich(["#34"], project=shown.shop).counts == {"forbidden": 1}  # reported to her
+
+    assert stored(shown, SHOP_ISSUE) == before  # not marked forbidden for Bob
+
+
+def test_alices_answer_about_bobs_row_she_is_shown_stores_nothing(shown: Team) -> None:
+    before = stored(shown, SHOP_ISSUE)
+
+    assert shown.alice.enrich(["#34"], project=shown.shop).counts == {"fetched": 1}
+
+    assert stored(shown, SHOP_ISSUE) == before  # no facts, no queue state, no title
+    assert shown.admin.get_entities([SHOP_EPIC]) == {}  # nothing the answer names was kept
+
+
+def test_alices_daemon_marks_no_attempt_on_bobs_row_she_is_shown(shown: Team) -> None:
+    before = stored(shown, SHOP_ISSUE)
+
+    shown.graph(shown.alice).mark(
+        SHOP_ISSUE, Attempt(EnrichState.FORBIDDEN, "403", 1, T0 + timedelta(days=7), T0)
+    )
+
+    assert stored(shown, SHOP_ISSUE) == before

@@ -12,13 +12,11 @@ from __future__ import annotations
 
 from typing import cast
 
-from fastmcp import FastMCP
-
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools.coordination import add_coordination_tools
 from graphmem.server.tools.gitlab import add_gitlab_tools
 from graphmem.server.tools.memories import add_memory_tools
-from graphmem.server.tools.registry import ToolRegistry
+from graphmem.server.tools.registry import ToolRegistry, ToolServer
 from graphmem.server.tools.results import Status
 from graphmem.server.tools.transfer import add_transfer_tools
 
@@ -29,9 +27,9 @@ remember decisions (with the why), blockers, procedures that worked, facts, pref
 and directives the user states. Results are JSON."""
 
 
-def build_mcp(runtime: Runtime) -> FastMCP:
+def build_mcp(runtime: Runtime) -> ToolServer:
     """The FastMCP server with every graphmem tool bound to ``runtime``."""
-    mcp = FastMCP("graphmem", instructions=INSTRUCTIONS, mask_error_details=True)
+    mcp = ToolServer("graphmem", instructions=INSTRUCTIONS)
     tools = ToolRegistry(mcp, runtime)
     add_memory_tools(tools)
     add_transfer_tools(tools)

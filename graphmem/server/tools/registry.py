@@ -1,6 +1,13 @@
 """How every tool is registered: from the table of verbs, its call checked, timed and counted,
 its errors presented.
 
+A tool's function closes over the runtime it serves, and FastMCP keeps what it learns of a
+function (its argument adapter, its wrappers) in caches for the life of the process, keyed on
+the function: a function per server would keep every server's runtime, its stores with it,
+alive as long as the process, and be parsed again for each. So FastMCP is given one function
+per tool for the whole process (``_dispatching``), which finds the server answering the call
+(FastMCP's ``get_server``) and calls that server's own function (``ToolServer.calls``).
+
 The tools are the table's (``server/verbs.py``), in its order, each annotated with the
 effect of the verbs it exposes. ``ToolRegistry.tool`` takes a tool's own function (its
 parameters described for the model, its answer shaped); a tool the table names with no
@@ -26,6 +33,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
+from fastmcp.server.dependencies import get_server
 from fastmcp.server.middleware import Middleware, MiddlewareContext
 from fastmcp.tools import FunctionTool
 from mcp.types import ToolAnnotations
@@ -58,10 +66,19 @@ def hints(effect: Effect) -> ToolAnnotations:
     )
 
 
+class ToolServer(FastMCP):
+    """A FastMCP server of graphmem's tools: ``calls`` holds this server's own function of each
+    tool (bound to its runtime), which the process's one function of the tool calls."""
+
+    def __init__(self, name: str, *, instructions: str) -> None:
+        super().__init__(name, instructions=instructions, mask_error_details=True)
+        self.calls: dict[str, Callable[..., Any]] = {}
+
+
 class ToolRegistry:
     """The tools of one FastMCP server, bound to one runtime."""
 
-    def __init__(self, mcp: FastMCP, runtime: Runtime) -> None:
+    def __init__(self, mcp: ToolServer, runtime: Runtime) -> None:
         self.mcp = mcp
         self.runtime = runtime
         self._functions: dict[str, Callable[..., Any]] = {}
@@ -89,7 +106,8 @@ class ToolRegistry:
             wrapped = _checked(self.runtime, name)(function)
             if not effect.read_only:
                 wrapped = _then(wrapped, self.runtime.written)
-            self.mcp.add_tool(_tool(function, wrapped, name, hints(effect)))
+            self.mcp.calls[name] = wrapped
+            self.mcp.add_tool(_tool(function, name, hints(effect)))
             parameters[name] = Parameters.of(function)
         self.mcp.add_middleware(ArgumentCheck(parameters, self.runtime.metrics))
 
@@ -139,32 +157,59 @@ def made_from(exposed: tuple[Verb, ...], runtime: Runtime) -> Callable[..., Any]
     return call
 
 
-def _tool(
-    function: Callable[..., Any], wrapped: Callable[..., Any], name: str, annotations: ToolAnnotations
-) -> FunctionTool:
-    """The FastMCP tool that calls ``wrapped`` (``function`` checked, timed and counted).
+def _tool(function: Callable[..., Any], name: str, annotations: ToolAnnotations) -> FunctionTool:
+    """The FastMCP tool ``name``, defined by ``function``, calling the process's one function of
+    it (``_dispatching``).
 
     FastMCP parses a function's parameters and answer into JSON schemas (pydantic models, 70 ms
     of CPU for a server's tools), and every server built in one process (a test builds one per
     runtime) defines the same tools: a tool's definition is parsed once, keyed as
-    ``Parameters.of`` keys it, and a later server's tool is a copy of it calling its own
-    function. The copy is what FastMCP's own transforms make of a tool (``model_copy``), its
-    schemas copied too, so nothing one server does to its tools reaches another's."""
+    ``Parameters.of`` keys it, and a later server's tool is a copy of it. The copy is what
+    FastMCP's own transforms make of a tool (``model_copy``), its schemas copied too, so nothing
+    one server does to its tools reaches another's."""
     key = (function.__code__, name)
     parsed = _TOOLS.get(key)
     if parsed is None:
-        tool = FunctionTool.from_function(wrapped, name=name, annotations=annotations)
-        if tool.fn is wrapped:  # FastMCP calls the function as given (no Context parameter to inject)
-            _TOOLS[key] = _copy(tool, _parsed_only)  # keeps no runtime alive
-        return tool
-    return _copy(parsed, wrapped)
+        dispatching = _dispatching(function, name)
+        parsed = FunctionTool.from_function(dispatching, name=name, annotations=annotations)
+        if parsed.fn is not dispatching:  # FastMCP would inject a parameter: not one of graphmem's tools
+            raise ValueError(
+                f"The tool {name} takes a parameter FastMCP injects: graphmem's tools take none."
+            )
+        _TOOLS[key] = parsed
+    return _copy(parsed)
 
 
-def _copy(tool: FunctionTool, fn: Callable[..., Any]) -> FunctionTool:
-    """``tool`` calling ``fn``, with schemas, annotations and tags of its own."""
+def _dispatching(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """The process's one function of the tool ``name``: ``function``'s parameters, answer and
+    docstring (what FastMCP parses), calling the function of the server that answers the call.
+    It holds nothing of ``function`` (no ``__wrapped__``): no server's runtime."""
+    hints = typing.get_type_hints(function, include_extras=True)  # the module's names resolved
+    signature = inspect.signature(function)
+    parameters = [
+        p.replace(annotation=hints.get(p.name, p.annotation)) for p in signature.parameters.values()
+    ]
+    returns = hints.get("return", signature.return_annotation)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        server = get_server()
+        if not isinstance(server, ToolServer):
+            raise RuntimeError(
+                f"The tool {name} was called on a server graphmem did not build ({server.name})."
+            )
+        return server.calls[name](*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = function.__doc__
+    call.__signature__ = signature.replace(parameters=parameters, return_annotation=returns)  # type: ignore[attr-defined]
+    call.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
+    return call
+
+
+def _copy(tool: FunctionTool) -> FunctionTool:
+    """``tool`` with schemas, annotations and tags of its own (the same function)."""
     return tool.model_copy(
         update={
-            "fn": fn,
             "parameters": copy.deepcopy(tool.parameters),
             "output_schema": copy.deepcopy(tool.output_schema),
             "annotations": tool.annotations.model_copy() if tool.annotations else None,
@@ -174,12 +219,8 @@ def _copy(tool: FunctionTool, fn: Callable[..., Any]) -> FunctionTool:
     )
 
 
-def _parsed_only(**arguments: Any) -> Any:  # pragma: no cover - a parsed definition is never registered
-    raise RuntimeError("A parsed tool definition is copied with a server's own function before it is called.")
-
-
 # Each tool's definition as FastMCP parsed it, by the code of its function and its name (as
-# ``_PARAMETERS``), its function replaced by ``_parsed_only``.
+# ``_PARAMETERS``), calling the process's one function of the tool (``_dispatching``).
 _TOOLS: dict[tuple[CodeType, str], FunctionTool] = {}
 
 

@@ -110,6 +110,16 @@ def test_a_rollback_while_the_scan_is_part_way_leaves_it_as_the_store_is(store: 
     assert store.embedding_of("rolled-back") is None and store.count_vectors() == 0
 
 
+def test_an_ask_gives_fewer_than_it_asked_only_when_no_more_wait(store: KuzuGraphStore) -> None:
+    store.add_memories([memory(f"m{i:02}") for i in range(6)])
+    assert pending(store, 1) == ["m00"]
+    store.vectors.now_pending(["gone"])  # a write the store does not hold (as after a rollback)
+    store.add_memories([memory("late")])
+
+    # A short answer is the whole backlog: the semantic index stops looking on it.
+    assert pending(store, 7) == [*(f"m{i:02}" for i in range(6)), "late"]
+
+
 def test_vectors_set_inside_a_transaction_are_kept_when_it_commits(store: KuzuGraphStore) -> None:
     with store.transaction():
         store.add_memories([memory("a"), memory("b")])

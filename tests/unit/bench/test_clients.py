@@ -27,8 +27,26 @@ def test_clients_in_threads_report_both_kinds_of_call_and_no_error(tmp_path: Pat
         assert report["recall_ms"]["calls"] > 0 and report["remember_ms"]["calls"] > 0
         assert report["calls"] == report["recall_ms"]["calls"] + report["remember_ms"]["calls"]
         assert report["calls_per_s"] > 0 and report["recall_ms"]["p95"] >= report["recall_ms"]["p50"]
+        recall = report["recall_ms"]
+        assert recall["after_recall_p50"] is not None and recall["after_remember_p50"] is not None
     remembered = [row.record.text for row in stores[1]._rows.values()]  # closed with its service
     assert {text.split(" note ")[0] for text in remembered} == {"Client 0", "Client 1", "Client 2"}
+
+
+def test_a_recalls_p50_is_also_given_apart_by_the_call_before_it() -> None:
+    calls: list[clients.Call] = [
+        ("recall", 5.0, None, False),
+        ("recall", 6.0, None, False),
+        ("remember", 3.0, None, False),
+        ("recall", 20.0, None, True),  # right after the remember: embeds what it wrote
+        ("recall", 7.0, None, False),
+    ]
+
+    report = clients.summarise(1, calls, 1.0, 0.0, "threads")
+
+    recall = report["recall_ms"]
+    assert (recall["p50"], recall["after_recall_p50"], recall["after_remember_p50"]) == (7.0, 6.0, 20.0)
+    assert "(p50 after a recall 6.0, after a remember 20.0)" in clients.format_lines([report])[0]
 
 
 class _FailingRemember:

@@ -105,18 +105,19 @@ def test_what_an_answer_creates_is_owned_like_the_node_it_is_about() -> None:
 
 
 def test_the_teams_answer_makes_what_only_answers_found_the_teams() -> None:
-    assert owner_after(None, Held("bob", found=True, seen=False)) is None
-    assert owner_after(None, Held("bob", found=False, seen=False)) == "bob"  # his memory named it
+    assert owner_after(None, Held("bob", found=True, own=False)) is None
+    assert owner_after(None, Held("bob", found=False, own=False)) == "bob"  # his memory named it
 
 
 def test_a_private_answer_publishes_nothing_and_takes_nothing_from_the_team() -> None:
-    assert owner_after("bob", Held("alice", found=True, seen=False)) == "alice"
-    assert owner_after("bob", Held(None, found=True, seen=True)) is None
+    assert owner_after("bob", Held("alice", found=True, own=False)) == "alice"
+    assert owner_after("bob", Held(None, found=True, own=False)) is None
 
 
-def test_an_answer_writes_on_no_row_its_writer_is_not_shown_unless_it_makes_it_the_teams() -> None:
-    hidden = Held("alice", found=False, seen=False)
-    assert not writes_on(hidden, owner_after("bob", hidden))
-    assert writes_on(None, "bob") and writes_on(Held("alice", found=False, seen=True), "alice")
-    found = Held("bob", found=True, seen=False)
+def test_an_answer_writes_on_no_row_another_person_owns_unless_it_makes_it_the_teams() -> None:
+    theirs = Held("alice", found=False, own=False)  # shown to the writer or not: ownership decides
+    assert not writes_on(theirs, owner_after("bob", theirs))
+    assert writes_on(None, "bob") and writes_on(Held("alice", found=False, own=True), "alice")
+    assert writes_on(Held(None, found=False, own=False), None)  # the team's
+    found = Held("bob", found=True, own=False)
     assert writes_on(found, owner_after(None, found))

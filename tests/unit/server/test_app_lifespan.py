@@ -65,7 +65,6 @@ def test_an_app_shut_down_keeps_its_runtime_alive_no_longer(
             client.post("/plugin/ingest", headers=HEADERS, json={"session_id": "ses_1"})
         return weakref.ref(runtime)
 
-    served_once()  # FastMCP's caches keep the functions of the first tools it parses in a process
     gone = served_once()
     gc.collect()
 

@@ -25,6 +25,7 @@ from graphmem.adapters.opencode_sessions import OpenCodeSessions
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.code import Definition, ParsedFile
+from graphmem.core.codegraph import CodeScan
 from graphmem.core.commits import Commit
 from graphmem.core.keys import memory_id
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Status
@@ -150,7 +151,7 @@ def test_the_next_batch_is_read_while_the_parser_has_the_last_one(
     assert repo.parser.batches == [2, 2]
 
 
-def test_a_first_scan_starts_the_parser_before_the_history_is_read_and_a_rescan_does_not(
+def test_a_first_scan_starts_the_parser_before_the_history_is_read_and_a_rescan_as_it_finds_changes(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     repo.files.files.update({f"src/m{i}.py": (f"x = {i}\n".encode(), 1) for i in range(3)})
@@ -167,10 +168,35 @@ def test_a_first_scan_starts_the_parser_before_the_history_is_read_and_a_rescan_
     repo.bootstrap()
     assert prepared_when_read == [[4]]  # every listed file: its processes start first
 
+    repo.bootstrap()
+    assert repo.parser.prepared == [4]  # a re-scan that parses nothing starts nothing
     repo.files.files["src/m0.py"] = (b"x = 10\n", 2)
     repo.bootstrap()
-    assert repo.parser.prepared == [4]  # a re-scan starts them for the files it found changed
+    assert repo.parser.prepared == [4, 1]  # a re-scan starts them for the files it found changed
     assert repo.parser.batches[-1] == 1
+
+
+def test_a_rescan_starts_the_parser_at_its_first_changed_file_not_at_its_first_batch(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bootstrap, "PARSE_BATCH", 2)
+    repo.files.files.update({f"src/m{i}.py": (f"x = {i}\n".encode(), 1) for i in range(3)})
+    repo.bootstrap()
+    repo.files.files.update({f"src/m{i}.py": (f"x = {i + 10}\n".encode(), 2) for i in range(3)})
+    prepared_when_parsed: list[list[int]] = []
+    parse_many = repo.parser.parse_many
+
+    def parsing(sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
+        prepared_when_parsed.append(list(repo.parser.prepared))
+        return parse_many(sources)
+
+    monkeypatch.setattr(repo.parser, "parse_many", parsing)
+    report = repo.bootstrap()
+
+    # The first scan's 4; then m0 and m1 as each was found, before their batch went to the
+    # parser; m2 comes after the first batch, whose processes are running
+    assert prepared_when_parsed == [[4, 1, 2], [4, 1, 2]]
+    assert report.parsed == 3
 
 
 def test_git_reads_the_history_while_the_files_are_parsed(
@@ -194,6 +220,68 @@ def test_git_reads_the_history_while_the_files_are_parsed(
     monkeypatch.setattr(repo.parser, "parse_many", parse)
     report = repo.bootstrap()
     assert (report.parsed, report.commits) == (1, 1)
+
+
+def test_git_is_asked_for_the_head_and_the_history_notes_beside_the_parse(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The commit checked out (which the code is stored at) and what to tell of the history are
+    git's answers too: read on the history's thread while the files are parsed, not after."""
+    repo.history.commits = [commit("b" * 40, "src/app.py")]
+    repo.history.said = ["a shallow clone: run git fetch --unshallow"]
+    told = threading.Event()
+    asked: dict[str, str] = {}
+    head, notes, parse_many = repo.history.head, repo.history.notes, repo.parser.parse_many
+
+    def asking_head(root: Path) -> str | None:
+        asked["head"] = threading.current_thread().name
+        return head(root)
+
+    def asking_notes(root: Path) -> list[str]:
+        asked["notes"] = threading.current_thread().name
+        told.set()
+        return notes(root)
+
+    def parse(sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
+        assert told.wait(10), "git's head and notes were not asked while the files were parsed"
+        return parse_many(sources)
+
+    monkeypatch.setattr(repo.history, "head", asking_head)
+    monkeypatch.setattr(repo.history, "notes", asking_notes)
+    monkeypatch.setattr(repo.parser, "parse_many", parse)
+    report = repo.bootstrap()
+
+    assert threading.current_thread().name not in asked.values()
+    assert set(asked) == {"head", "notes"}
+    assert report.notes == ["a shallow clone: run git fetch --unshallow"]
+    assert repo.memory.code.scanned_head(str(repo.root.resolve())) == "b" * 40
+
+
+def test_the_pass_stores_its_code_while_the_parser_processes_leave(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parser is closed (its processes told to go) once the files are parsed, and the pass
+    stores what they parsed without waiting for them to be gone; it ends once they are."""
+    saving = threading.Event()
+    saved_before_closed: list[bool] = []
+    assert repo.memory.code is not None
+    save, close = repo.memory.code.save, repo.parser.close
+
+    def saving_code(scan: CodeScan) -> dict[str, int]:
+        saving.set()
+        return save(scan)
+
+    def closing() -> None:
+        saved_before_closed.append(saving.wait(10))
+        close()
+
+    monkeypatch.setattr(repo.memory.code, "save", saving_code)
+    monkeypatch.setattr(repo.parser, "close", closing)
+    report = repo.bootstrap()
+
+    assert saved_before_closed[0] is True  # the pass did not wait for the close to store its code
+    assert repo.parser.closed  # and did not end before it
+    assert report.parsed == 1
 
 
 def test_a_history_that_cannot_be_read_fails_the_pass_before_it_stores_anything(

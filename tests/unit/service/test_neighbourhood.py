@@ -16,6 +16,7 @@ from graphmem.core.models import Entity, EntityKind
 from graphmem.errors import InvalidInputError, NotFoundError
 from graphmem.service.memory import MemoryService
 from graphmem.service.neighbourhood import EDGE_LIMIT, NeighbourhoodReader
+from graphmem.service.stores import Stores
 
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 NAMESPACE = "group/sub/proj"  # the git_project fixture's origin
@@ -24,8 +25,7 @@ ISSUE = target_key(EntityKind.ISSUE, NAMESPACE, 34)
 
 
 def reader(memory: MemoryService) -> NeighbourhoodReader:
-    assert memory.enricher is not None
-    return NeighbourhoodReader(memory.store, memory.code, memory.enricher.graph)
+    return memory.parts.neighbourhood  # built by graphmem.app on the service's Stores
 
 
 def merged_mr(memory: MemoryService, project: str, files: list[str]) -> None:
@@ -87,6 +87,30 @@ def test_an_mr_shows_its_files_its_closed_issue_and_its_memories(
     assert (MR, "CHANGES", file_key(git_project, "src/app.py")) in edges
     assert (about.id, "ABOUT", MR) in edges
     assert any(e.relation == "CLOSES" and e.target == ISSUE for e in found.edges)
+
+
+def test_the_graph_view_draws_an_entity_as_the_services_stores_show_it(
+    memory_service: MemoryService, git_project: str
+) -> None:
+    """Whether GitLab's title and edges of a ref are drawn is ``Stores``' to say (``shown``,
+    ``another_projects``), not the view's: here they call a GitLab checkout's MR another project's."""
+    about = memory_service.remember("Alice merged !12 after a long review", project=git_project).memory
+    merged_mr(memory_service, git_project, ["src/app.py"])
+    assert memory_service.enricher is not None
+
+    def theirs(entity: Entity, project: str | None) -> bool:
+        return entity.key == MR
+
+    stores = Stores(
+        memory_service.store, code=memory_service.code, gitlab=memory_service.enricher.graph,
+        another_projects=theirs,
+    )  # fmt: skip
+    mr = NeighbourhoodReader(stores).around(MR)
+    memory = NeighbourhoodReader(stores).around(about.id)
+
+    assert reader(memory_service).around(MR).center.title == "Refund in one go"  # the service's own
+    assert mr.center.title == "" and {e.relation for e in mr.edges} == {"ABOUT"}
+    assert {node.key: node.title for node in memory.nodes}[MR] == ""
 
 
 ORDERS = """

@@ -60,6 +60,9 @@ class Remotes:
     def local_branches(self, project: str) -> frozenset[str] | None:
         return None
 
+    def branch(self, root: Path) -> tuple[str, str] | None:
+        return None
+
 
 def _kuzu(tmp_path: Path, request: pytest.FixtureRequest) -> Opened:
     store = KuzuGraphStore(tmp_path / "kuzu", dimension=DIMENSION)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -127,6 +127,41 @@ def test_an_agents_memory_also_goes_first_but_an_imports_waits_its_turn() -> Non
     waiting = {memory_id for memory_id, _ in store.pending_embeddings(100)}
     assert agents not in waiting
     assert imported in waiting
+
+
+class ReadCountingStore(FakeGraphStore):
+    """The in-memory store, counting reads of the backlog and of records (each a round trip on
+    a database store)."""
+
+    def __init__(self) -> None:
+        super().__init__(dimension=64)
+        self.backlog_reads = 0
+        self.record_reads = 0
+
+    def pending_embeddings(self, limit: int) -> list[tuple[str, str]]:
+        self.backlog_reads += 1
+        return super().pending_embeddings(limit)
+
+    def get_memories(self, ids: Collection[str]) -> dict[str, MemoryRecord]:
+        self.record_reads += 1
+        return super().get_memories(ids)
+
+
+def test_a_short_backlog_is_read_once_with_the_persons_memory_in_it() -> None:
+    store = ReadCountingStore()
+    index = SemanticIndex(store, HashEmbedder(64), HnswVectorIndex)
+    index.index()
+    mine = add(store, index, 1, "user", "Prefer pnpm over npm in every project")
+    scraped = add(store, index, 2, "git:abc", "Move to src directory")
+    store.backlog_reads = store.record_reads = 0
+
+    assert index.embed_pending() == 2
+
+    # One read of the backlog (both fit in a batch: none again after it to see it is empty), and
+    # one of the records, for this process's index: none of the person's memory on its own.
+    assert (store.backlog_reads, store.record_reads) == (1, 1)
+    assert index.complete and store.pending_embeddings(10) == []
+    assert index.vector(mine) is not None and index.vector(scraped) is not None
 
 
 class DeepBacklogStore(FakeGraphStore):

@@ -4,7 +4,9 @@ anything else is reported without internals, and every call is counted."""
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -177,3 +179,23 @@ def test_a_second_server_parses_no_tool_again_lists_the_same_tools_and_calls_its
         assert tools.ok("recall", query="deploys")["hits"] == []
     finally:
         unserved.close()
+
+
+def test_a_server_gone_keeps_none_of_its_runtime_alive_whatever_fastmcp_caches(tmp_path: Path) -> None:
+    # FastMCP caches what it learns of a tool's function for the life of the process (keyed on
+    # the function): a function closing over the runtime kept every server's stores alive.
+    def served(name: str) -> weakref.ref[Runtime]:
+        unserved = in_memory_service(tmp_path / name)
+        memory = unserved.serving(Coordinator(utc_now, timedelta(minutes=5)))
+        runtime = Runtime(memory, log_hint="its log", resolve_project=lambda path: path, version="test")
+        tools = Tools(build_mcp(runtime), runtime)
+        tools.ok("remember", text="We chose Kùzu for the graph store", project=PROJECT)
+        tools.ok("recall", query="Kùzu graph store", project=PROJECT)
+        tools.ok("memory_status")
+        unserved.close()
+        return weakref.ref(runtime)
+
+    gone = [served("first"), served("second")]
+    gc.collect()
+
+    assert [runtime() for runtime in gone] == [None, None]
