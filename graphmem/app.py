@@ -80,6 +80,7 @@ from graphmem.settings import PluginSettings, Settings, load_settings
 
 if TYPE_CHECKING:
     from graphmem.adapters.postgres_migrate import MigrationReport
+    from graphmem.server.runtime import Runtime
 
 
 def _namespace(roots: ProjectRoots, project: str) -> str | None:
@@ -176,14 +177,34 @@ def _open_kuzu(
     return _Opened(store, semantic, KuzuCodeGraph(store), KuzuGitLabGraph(store))
 
 
-def serve_memory(settings: Settings) -> MemoryService:
+def serve_memory(settings: Settings, *, embedder: Embedder | None = None) -> MemoryService:
     """The daemon's Memory service (``graphmem serve``): the store opened as ``open_memory`` opens
     it, its path verbs held to what an agent may touch, sessions and claims kept by the daemon
     (or, on a team's store, by the database), the model loaded and the backlog embedded by the
-    daemon's worker (recall is lexical until then and never waits for a batch)."""
-    memory = _open_memory(settings, background=True)
+    daemon's worker (recall is lexical until then and never waits for a batch); a person's or an
+    agent's memory is embedded by its write once the model has loaded. ``embedder``: one already
+    built, else ``[embedding]``'s."""
+    memory = _open_memory(settings, embedder=embedder, background=True)
     ttl = timedelta(seconds=settings.server.session_ttl_seconds)
     return memory.serving(memory.coordinator or Coordinator(utc_now, ttl))
+
+
+def daemon_runtime(settings: Settings, *, log_hint: str, embedder: Embedder | None = None) -> Runtime:
+    """What ``graphmem serve`` runs but its HTTP server: the daemon's service (``serve_memory``)
+    in the daemon's state (``server/runtime.py``), its worker not started yet
+    (``Runtime.start_worker``). ``bench scale --clients`` runs its clients on it; ``embedder`` as
+    ``serve_memory``'s."""
+    from importlib.metadata import version
+
+    from graphmem.server.runtime import Runtime
+
+    return Runtime(
+        serve_memory(settings, embedder=embedder),
+        log_hint=log_hint,
+        resolve_project=resolve_project,
+        resolve_branch=resolve_branch,
+        version=version("graphmem"),
+    )
 
 
 class Daemon(Protocol):

@@ -20,11 +20,12 @@ team's).
 
 A role's daemon enriches only the rows it owns (``core/gitlab_edits.py``; ``OWNED_BY_WRITER``:
 the team's and its own, never another person's private row, even one it is shown through a
-memory of its own): only those are ``due``, an attempt is marked and an answer's facts saved only
-on those, and a ref a person asks to enrich (``queue``) renames only their own; what an answer
-creates is owned like the entity it is about, and what it makes the team's loses its owner
-(``owner_after``, ``writes_on``: who owns a named row is read, whoever's it is, before the
-answer's writes).
+memory of its own): only those are ``due`` and counted in its status (``counts``, ``waiting``: a
+row it is shown that another person owns waits for that person's daemon), an attempt is marked
+and an answer's facts saved only on those, and a ref a person asks to enrich (``queue``) renames
+only their own; what an answer creates is owned like the entity it is about, and what it makes
+the team's loses its owner (``owner_after``, ``writes_on``: who owns a named row is read,
+whoever's it is, before the answer's writes).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from graphmem.adapters.postgres_graph import (
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core import keys
-from graphmem.core.enrichment import Attempt, EnrichmentRow, EnrichState, count_states, parse_key
+from graphmem.core.enrichment import Attempt, EnrichmentRow, EnrichState, parse_key
 from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData, Person
 from graphmem.core.gitlab_edits import (
     ANSWERED_KINDS,
@@ -89,6 +90,12 @@ SEEN_EDGE = f"{seen_entity('src')} AND {seen_entity('dst')}"
 # (ANSWERED_KINDS), or an MR, issue or epic an answer created (queued through another node: hops > 0).
 _ANSWERED = ", ".join(f"'{kind.value}'" for kind in sorted(ANSWERED_KINDS))  # enum values, no input
 FOUND = f"(e.kind IN ({_ANSWERED}) OR coalesce(n.hops, 0) > 0)"
+# The MRs, issues and epics ``e`` (with their queue rows ``n``) the role's daemon enriches, which
+# its status counts: the team's and its own (all shown to it), not another person's it is shown.
+_ENRICHED_HERE = (
+    "entities e LEFT JOIN gitlab_nodes n ON n.key = e.key "
+    f"WHERE e.kind = ANY(%(kinds)s) AND {OWNED_BY_WRITER}"
+)
 
 
 def _row(row: Sequence[Any]) -> EnrichmentRow:
@@ -149,12 +156,18 @@ class PostgresGitLabGraph:
         return (never + [r for r in found if r.fetched_at is not None])[:limit]
 
     def counts(self) -> dict[str, int]:
-        return count_states(self.all_rows())
+        """How many of the rows this role's daemon enriches (``due``'s) are in each state."""
+        rows = self._store.db.rows(
+            f"SELECT coalesce(n.state, 'pending'), count(*) FROM {_ENRICHED_HERE} GROUP BY 1",
+            {"kinds": _KIND_VALUES},
+        )
+        return {str(state): int(n) for state, n in rows}
 
     def waiting(self) -> int:
+        """How many of the rows this role's daemon enriches it has still to fetch: never fetched,
+        failed and waiting for the retry, or linked while a memory it sees is about it."""
         rows = self._store.db.rows(
-            "SELECT count(*) FROM entities e LEFT JOIN gitlab_nodes n ON n.key = e.key "
-            f"WHERE e.kind = ANY(%(kinds)s) AND {SEEN_ENTITY} "
+            f"SELECT count(*) FROM {_ENRICHED_HERE} "
             "AND (n.state IS NULL OR n.state IN ('pending', 'error') "
             "OR (n.state = 'linked' AND EXISTS (SELECT 1 FROM about a WHERE a.entity_key = e.key)))",
             {"kinds": _KIND_VALUES},

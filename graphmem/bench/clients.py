@@ -1,25 +1,28 @@
 """Concurrent clients on one store: throughput and latency of a recall/remember mix.
 
-``graphmem bench scale --clients N`` runs this on the store the scale benchmark built.
-N clients start together (each has opened the store, loaded the model and recalled once),
-then each calls recall and remember for :data:`CLIENT_RUN_S` seconds, one call after the
-other: four recalls to one remember (agents look up more than they write), distinct texts
-per client. The report: calls per second over all clients, p50/p95 per call kind, errors, and
-the recalls' p50 apart by the call before them: with no daemon, the recall right after a
-remember embeds what it wrote (``service/semantic.py``), the slowest quarter of the recalls, so
-the recalls' p50 is about the other recalls' 67th percentile.
+``graphmem bench scale --clients N`` runs this on the store the scale benchmark built. Each
+client is served as an agent is by a daemon: by what ``graphmem serve`` runs but its HTTP server
+(``graphmem.app.daemon_runtime``), started as the daemon starts (:func:`daemon`). N clients
+start together, then each calls recall and remember for :data:`CLIENT_RUN_S` seconds, one call
+after the other: four recalls to one remember (agents look up more than they write), distinct
+texts per client. Each call is served as the daemon serves one (its worker steps aside while
+calls run, and a write wakes it): a remember embeds the memory it wrote before it answers, and
+no recall embeds (``service/semantic.py``). The report: calls per second over all clients,
+p50/p95 per call kind, errors, and the recalls' p50 apart by the call before them (a recall
+right after a remember has nothing more to do).
 
 How a client is made depends on the store, to model what a team runs:
 
-- **PostgreSQL**: each client is its own process with its own ``MemoryService`` and
-  connection pool: N daemons (one per developer) sharing the database. Threads in one
+- **PostgreSQL**: each client is its own process with its own daemon (service, worker and
+  connection pool): N daemons (one per developer) sharing the database. Threads in one
   process would share one GIL and one pool, and measure this benchmark, not the store.
 - **Kùzu**: one process may open the store (its file lock), so the clients are N threads
-  calling one ``MemoryService``, as a daemon serves N agents.
+  calling one daemon, as a daemon serves N agents.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -28,24 +31,29 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphmem.bench.scale import _percentile
 from graphmem.bench.synthetic import synthetic_queries
-from graphmem.settings import STORE_URL_VARIABLE
+from graphmem.settings import STORE_URL_VARIABLE, load_settings
+
+if TYPE_CHECKING:
+    from graphmem.core.ports import Embedder
+    from graphmem.server.runtime import Runtime
 
 # Long enough for a few hundred calls at 16 clients on 2 cores, short enough to run 4 sizes.
 CLIENT_RUN_S = 20.0
 # Recalls per remember in each client's mix.
 RECALLS_PER_REMEMBER = 4
-# A child that has not loaded its model and recalled once by then is reported as failed.
+# A client whose daemon has not loaded its model by then is reported as failed.
 CLIENT_START_TIMEOUT_S = 600.0
 READY = "graphmem-bench client-ready"
 
-# A client process: open the store, warm up, say ready, wait for "go" on stdin, run,
-# write its calls as JSON to the file named.
+# A client process: start its daemon, say ready, wait for "go" on stdin, run, write its calls
+# as JSON to the file named.
 CLIENT_SCRIPT = """
 import sys
 from graphmem.bench.clients import serve_child
@@ -56,7 +64,58 @@ serve_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])
 Call = tuple[str, float, str | None, bool]
 
 
-def client_calls(memory: Any, client: int, seconds: float) -> list[Call]:
+@contextmanager
+def daemon(data_dir: Path, embedder: Embedder | None = None) -> Iterator[Runtime]:
+    """A daemon on the store at ``data_dir`` (on PostgreSQL, the one ``GRAPHMEM_STORE_URL`` names)
+    as ``graphmem serve`` has it once started: built by ``daemon_runtime``, the collector as
+    the daemon's, its worker running and the model loaded by it (nothing else warmed). It
+    ingests no agent sessions: this machine's are not the benchmark's mix. At the end the
+    worker stops, the store closes, and this process collects at its own pace again."""
+    from graphmem.app import daemon_runtime
+    from graphmem.server.daemon_process import collect_as_long_running
+
+    settings = load_settings(data_dir=data_dir, ingest={"enabled": False})
+    runtime = daemon_runtime(settings, log_hint="the benchmark's stderr", embedder=embedder)
+    thresholds = gc.get_threshold()
+    try:
+        collect_as_long_running()
+        runtime.start_worker()
+        _model_loaded(runtime, CLIENT_START_TIMEOUT_S)
+        yield runtime
+    finally:
+        try:
+            runtime.stop_worker()
+            runtime.memory.close()
+        finally:
+            gc.set_threshold(*thresholds)  # what the start froze stays so: it is alive still
+
+
+def _model_loaded(runtime: Runtime, timeout: float) -> None:
+    """Wait until the daemon's worker has loaded the model, or raise what stopped it."""
+    deadline = time.monotonic() + timeout
+    while not runtime.model_loaded:
+        if runtime.model_error:
+            raise RuntimeError(f"a benchmark client's model did not load: {runtime.model_error}")
+        if time.monotonic() >= deadline:
+            why = f" (store: {runtime.store_error})" if runtime.store_error else ""
+            raise RuntimeError(f"a benchmark client's model was not loaded within {timeout:.0f} s{why}")
+        time.sleep(0.05)
+
+
+def recall(runtime: Runtime, text: str) -> None:
+    """A recall, served as the daemon serves one."""
+    runtime.served(runtime.memory.recall, text, limit=10)
+
+
+def remember(runtime: Runtime, text: str) -> None:
+    """A remember, served as the daemon serves one: then the worker is woken, as after every write."""
+    try:
+        runtime.served(runtime.memory.remember, text, category="fact")
+    finally:
+        runtime.written()
+
+
+def client_calls(runtime: Runtime, client: int, seconds: float) -> list[Call]:
     """One client's loop: the mix of recalls and remembers for ``seconds``, each timed."""
     rng = random.Random(client)
     queries = synthetic_queries(200, seed=1000 + client)
@@ -70,11 +129,9 @@ def client_calls(memory: Any, client: int, seconds: float) -> list[Call]:
         error = None
         try:
             if kind == "recall":
-                memory.recall(text, limit=10)
+                recall(runtime, text)
             else:
-                memory.remember(
-                    f"Client {client} note {i}: {text} is owned by team {rng.randint(1, 40)}", category="fact"
-                )
+                remember(runtime, f"Client {client} note {i}: {text} is owned by team {rng.randint(1, 40)}")
         except Exception as exc:  # a failed call is counted and reported, not fatal
             error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         after_remember = bool(calls) and calls[-1][0] == "remember"
@@ -85,19 +142,11 @@ def client_calls(memory: Any, client: int, seconds: float) -> list[Call]:
 
 def serve_child(data_dir: str, client: int, seconds: float, out: str) -> None:
     """The body of one client process (``CLIENT_SCRIPT``); the store URL comes from the environment."""
-    from graphmem.app import open_memory
-    from graphmem.settings import load_settings
-
-    memory = open_memory(load_settings(data_dir=Path(data_dir)))
-    try:
-        memory.load_model()
-        memory.recall("warm up the connections and the model", limit=10)
+    with daemon(Path(data_dir)) as runtime:
         print(READY, flush=True)
         if sys.stdin.readline().strip() != "go":
             return
-        calls = client_calls(memory, client, seconds)
-    finally:
-        memory.close()
+        calls = client_calls(runtime, client, seconds)
     Path(out).write_text(json.dumps(calls), encoding="utf-8")
 
 
@@ -173,13 +222,13 @@ def _line_within(child: subprocess.Popen[str], timeout: float) -> str:
     return got[0]
 
 
-def _in_threads(clients: int, memory: Any, seconds: float) -> tuple[list[Call], float]:
+def _in_threads(clients: int, runtime: Runtime, seconds: float) -> tuple[list[Call], float]:
     results: list[list[Call]] = [[] for _ in range(clients)]
     gate = threading.Barrier(clients + 1)
 
     def work(client: int) -> None:
         gate.wait()
-        results[client] = client_calls(memory, client, seconds)
+        results[client] = client_calls(runtime, client, seconds)
 
     threads = [threading.Thread(target=work, args=(client,)) for client in range(clients)]
     for thread in threads:
@@ -196,14 +245,15 @@ def run(
     data_dir: Path,
     *,
     store_url: str | None,
-    open_memory: Callable[[], Any],
+    embedder: Embedder | None = None,
     seconds: float = CLIENT_RUN_S,
     progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
     """Each of ``counts`` clients in turn on the store; one report per count (see the module doc).
 
-    ``open_memory``: opens the store (Kùzu: once, shared by the threads); the store at
-    ``store_url`` is opened by each client process instead."""
+    Kùzu: one daemon in this process for each count; the store at ``store_url``: a daemon in
+    each client process. Each builds ``[embedding]``'s model and loads it as the daemon does
+    (``embedder``: the threads' daemon's instead, for tests)."""
     say = progress or (lambda message: None)
     reports = []
     for clients in counts:
@@ -211,13 +261,8 @@ def run(
         if store_url:
             calls, wall = _in_processes(clients, data_dir, store_url, seconds)
         else:
-            memory = open_memory()
-            try:
-                memory.load_model()
-                memory.recall("warm up the model", limit=10)
-                calls, wall = _in_threads(clients, memory, seconds)
-            finally:
-                memory.close()
+            with daemon(data_dir, embedder) as runtime:
+                calls, wall = _in_threads(clients, runtime, seconds)
         report = summarise(clients, calls, wall, load, "processes" if store_url else "threads")
         say(f"{clients} clients: {report['calls_per_s']} calls/s, {report['errors']} errors")
         reports.append(report)

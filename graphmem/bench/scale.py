@@ -305,7 +305,6 @@ def _measure(
             list(clients),
             data_dir,
             store_url=store_url,
-            open_memory=lambda: open_memory(settings(), embedder=embedder),
             progress=say,
         )
     cold_s, cold_peak_kb = _cold_recalls(data_dir, texts, cold_runs, store_url)

@@ -212,6 +212,8 @@ class GitLabStatus:
     reachable: bool | None  # None: not asked yet
     rate_limited_until: datetime | None
     paused: str | None
+    # Both of the rows this person's daemon enriches (``GitLabGraph.due``'s; on a team's store the
+    # team's and their own, not another person's they are shown: that one's daemon fetches it).
     pending: int  # never fetched, or failed and waiting for the retry
     by_state: dict[str, int]
     last_error: str | None = None

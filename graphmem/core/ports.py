@@ -556,11 +556,11 @@ class GitLabClient(Protocol):
 
 
 class GitLabGraph(Protocol):
-    """Merge requests, issues, epics and people, stored: the enrichment queue, primitive writes
-    (``mark``, ``apply``) and reads. What an answer means is decided in ``core/gitlab_edits.py``;
-    who sees a row in ``core/gitlab_reads.py``: every read shows only the nodes whose entity the
-    reader sees (``GraphStore.get_entities``) and the edges whose two ends it sees.
-    ``tests/unit/adapters/test_gitlab_graph_contract.py`` holds every store to the same rules."""
+    """MRs, issues, epics and people, stored: the enrichment queue, primitive writes (``mark``,
+    ``apply``) and reads. What an answer means is decided in ``core/gitlab_edits.py``; who sees a row
+    in ``core/gitlab_reads.py``: a read shows only the nodes whose entity the reader sees and the edges
+    whose two ends it sees; ``due``, ``counts`` and ``waiting`` only the rows its daemon enriches
+    (``writes_on``). ``tests/unit/adapters/test_gitlab_graph_contract.py`` holds every store to them."""
 
     def rows(self, keys: Collection[str]) -> dict[str, EnrichmentRow]: ...
     def all_rows(self) -> list[EnrichmentRow]: ...

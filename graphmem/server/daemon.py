@@ -11,7 +11,6 @@ import signal
 import socket
 import sys
 import time
-from importlib.metadata import version as package_version
 from pathlib import Path
 
 from graphmem.errors import ConfigError, ConflictError
@@ -87,11 +86,10 @@ def serve(
     """Run the daemon until SIGTERM / SIGINT. Raises graphmem errors for bad setups."""
     import uvicorn
 
-    from graphmem.app import plugin_injector, resolve_branch, resolve_project, serve_memory
+    from graphmem.app import daemon_runtime, plugin_injector
     from graphmem.server.connections import GuardedH11Protocol
     from graphmem.server.guard import Policy
     from graphmem.server.http import build_app
-    from graphmem.server.runtime import Runtime
 
     for note in unknown_settings():
         log.warning("%s", note)
@@ -108,14 +106,10 @@ def serve(
     try:
         token = ensure_token(data_dir)
         sock = _bind(host, port, fallback=port_fallback)
-        memory = serve_memory(settings)
-        runtime = Runtime(
-            memory,
-            log_hint=str(data_dir / LOG_FILENAME) if detached else "the daemon's stderr",
-            resolve_project=resolve_project,
-            resolve_branch=resolve_branch,
-            version=package_version("graphmem"),
+        runtime = daemon_runtime(
+            settings, log_hint=str(data_dir / LOG_FILENAME) if detached else "the daemon's stderr"
         )
+        memory = runtime.memory
         bound_host, bound_port = sock.getsockname()[:2]
         named = [] if ipaddress.ip_address(bound_host).is_unspecified else [bound_host]
         policy = Policy.build(

@@ -4,8 +4,9 @@ The project's code graph is its default branch's once a pass ran there: a checko
 branch is then refused (``core/branches.py``); until then, any branch's pass writes it and says
 so. One pass:
 
-1. list the files (the ``RepositoryFiles`` port); a file whose size and mtime are unchanged
-   costs a ``stat``; one whose bytes hash the same only has its mtime refreshed;
+1. list the files (the ``RepositoryFiles`` port) while git says the checkout's branch (a pass
+   refused for it stores nothing); a file whose size and mtime are unchanged costs a ``stat``;
+   one whose bytes hash the same only has its mtime refreshed;
 2. parse what changed (the ``CodeParser`` port: tree-sitter);
 3. when anything changed or went away, resolve the edges of the whole project again
    from the stored parse results (``core.codegraph``) and store the pass;
@@ -161,13 +162,17 @@ class Bootstrapper:
         if not root.is_dir():
             raise InvalidInputError(f"{root} is not a directory: give the root of a repository.")
         project = project or str(root)
-        branches = self._branch_of(root)  # (branch, default) when the checkout is off its default
+        # git says the checkout's branch (a few processes, one after another) while the files are
+        # listed; a pass refused for it has stored nothing and started no parser
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-branch") as asking:
+            branch = asking.submit(self._branch_of, root)
+            listing = self._files.list_sources(root)
+        branches = branch.result()  # (branch, default) when the checkout is off its default
         if branches is not None and self._store.get_meta(CODE_BRANCH_KEY + project) == "":
             raise InvalidInputError(code_pass_refused(str(root), *branches))
         report = BootstrapReport(project)
         if branches is not None:
             report.notes.append(code_of_branch(*branches))
-        listing = self._files.list_sources(root)
         skipped: Counter[str] = Counter(listing.skipped)
         known = self._code.file_states(project)
         stored = {} if self._code.scan_interrupted(project) else known
@@ -242,6 +247,8 @@ class Bootstrapper:
         history.definitions = {
             path: blamed_definitions(changed[path][0]) for path in history.blames.paths if path in changed
         }
+        # The files the store holds now (``file_states``), as the pass left them: what commits link to
+        live = (known.keys() - set(removed)) | changed.keys()
         del changed
         if project != str(root):  # named otherwise than by its path: graphs under its former names follow
             followed = self._renamed.follow_former(project, root)
@@ -253,7 +260,7 @@ class Bootstrapper:
             symbols = sum(len(p.definitions) for p in self._code.load_parsed(project).values())
         report.symbols = symbols
         self._docs.learn(root, project, listing.docs, report)
-        self._history(project, history, report)
+        self._history(project, history, report, live)
         report.seconds = round(time.perf_counter() - started, 2)
         return report
 
@@ -424,7 +431,10 @@ class Bootstrapper:
         )
         return ids, known
 
-    def _history(self, project: str, history: _History, report: BootstrapReport) -> None:
+    def _history(self, project: str, history: _History, report: BootstrapReport, live: set[str]) -> None:
+        """Store the new commits as events linked to their author, the refs they name and those of
+        their files that are ``live`` (the project's after the pass), then to the symbols they
+        changed; the project's co-changes again."""
         if not history.asked:
             return
         report.notes += history.notes
@@ -449,7 +459,6 @@ class Bootstrapper:
                 )
                 for c in fresh
             ]
-            live = set(self._code.file_states(project))
             entities: dict[str, Entity] = {}
             links: list[tuple[str, Entity]] = []
             for commit in fresh:

@@ -272,15 +272,20 @@ def stored(team: Team, key: str) -> tuple[object, ...]:
     return tuple(row)
 
 
+def _fetched_by_bob(team: Team) -> tuple[object, ...]:
+    """#42 as stored once Bob's daemon saved GitLab's answer for it (its title)."""
+    data = issue_data(project="acme/shop", iid=42, title="Refunds round the wrong way", epic=None)
+    answer = GitLabAnswer(ISSUE, replace(data, related_merge_requests=()), 0, T0, T0 + timedelta(days=1))
+    PostgresGitLabGraph(team.bob_store).apply(edit_for(answer))
+    return stored(team, ISSUE)
+
+
 @pytest.fixture
 def bobs_issue(team: Team) -> tuple[object, ...]:
     """Bob's own global memory, written in his checkout, names #42, his alone; his daemon fetched
     GitLab's title of it. Its row as stored."""
     team.bob.remember(PRIVATE, scope="global", project=BOBS_CHECKOUT)
-    data = issue_data(project="acme/shop", iid=42, title="Refunds round the wrong way", epic=None)
-    answer = GitLabAnswer(ISSUE, replace(data, related_merge_requests=()), 0, T0, T0 + timedelta(days=1))
-    PostgresGitLabGraph(team.bob_store).apply(edit_for(answer))
-    row = stored(team, ISSUE)
+    row = _fetched_by_bob(team)
     assert row == (
         "acme/shop#42",
         BOBS_CHECKOUT,
@@ -379,10 +384,7 @@ def teams_issue(team: Team) -> tuple[object, ...]:
     """Bob's project memory, written in his checkout, makes #42 the team's; his daemon fetched
     GitLab's title of it. Its row as stored."""
     team.bob.remember("The refund change waits on acme/shop#42", scope="project", project=BOBS_CHECKOUT)
-    data = issue_data(project="acme/shop", iid=42, title="Refunds round the wrong way", epic=None)
-    answer = GitLabAnswer(ISSUE, replace(data, related_merge_requests=()), 0, T0, T0 + timedelta(days=1))
-    PostgresGitLabGraph(team.bob_store).apply(edit_for(answer))
-    row = stored(team, ISSUE)
+    row = _fetched_by_bob(team)
     assert row == ("acme/shop#42", BOBS_CHECKOUT, "Refunds round the wrong way", None)
     return row
 

@@ -8,7 +8,8 @@ The writes keep to the same rule: what an answer about Bob's private issue finds
 people, an MR) is Bob's until something the team sees names it (``core.gitlab_edits.owner_after``),
 and Alice's ``enrich`` of Bob's private issue fetches it for her as an unknown one, changing
 nothing of his row; her daemon never fetches, marks or saves an answer on a row Bob owns, even
-one a memory of hers shows her (``core.gitlab_edits.writes_on``). Two people, each logged in
+one a memory of hers shows her (``core.gitlab_edits.writes_on``), and her status never counts it
+as hers to fetch. Two people, each logged in
 as their own role, on one database; what each one's daemon fetched from GitLab is stored as
 enrichment stores it (``core.gitlab_edits.edit_for``), or fetched by the real enricher from the
 fixture GitLab (``support/fake_gitlab.py``)."""
@@ -31,6 +32,7 @@ from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.app import open_memory
+from graphmem.cli.gitlab import status_lines
 from graphmem.core import keys
 from graphmem.core.enrichment import Attempt, EnrichState, target_key
 from graphmem.core.gitlab import IssueRefData, Person
@@ -392,13 +394,16 @@ def test_alices_failed_fetch_of_bobs_private_issue_reports_as_for_an_unknown_one
     assert stored(enriching, SHOP_ISSUE) == before  # not marked missing for Bob
 
 
-def test_enrich_entity_reports_alices_fetch_of_bobs_private_issue(enriching: Team) -> None:
-    assert enriching.alice.coordinator is not None
-    served = enriching.alice.serving(enriching.alice.coordinator)  # as her daemon serves it
+def daemon_tools(who: MemoryService) -> Tools:
+    """The MCP tools of ``who``'s daemon, serving their service as the daemon does."""
+    assert who.coordinator is not None
+    served = who.serving(who.coordinator)
     runtime = Runtime(served, log_hint="the test's log", resolve_project=lambda path: path, version="test")
-    tools = Tools(build_mcp(runtime), runtime)
+    return Tools(build_mcp(runtime), runtime)
 
-    answer = tools.ok("enrich_entity", ref="#34", project=enriching.shop)
+
+def test_enrich_entity_reports_alices_fetch_of_bobs_private_issue(enriching: Team) -> None:
+    answer = daemon_tools(enriching.alice).ok("enrich_entity", ref="#34", project=enriching.shop)
 
     assert answer["outcome"] == "fetched" and answer["counts"] == {"fetched": 1}
 
@@ -468,3 +473,28 @@ def test_alices_daemon_marks_no_attempt_on_bobs_row_she_is_shown(shown: Team) ->
     )
 
     assert stored(shown, SHOP_ISSUE) == before
+
+
+def test_alices_status_waits_only_for_what_her_daemon_fetches(shown: Team) -> None:
+    shown.alice.remember("Refunds wait on acme/shop/backend#35", scope="project", project=shown.shop)
+
+    status = shown.alice.gitlab_status()
+
+    assert (status.pending, status.by_state) == (1, {"pending": 1})  # the team's #35, not Bob's #34
+    assert "  waiting for enrichment: 1; by state: pending 1" in status_lines(status)  # graphmem status
+    assert shown.bob.gitlab_status().pending == 2  # his #34 waits for his daemon, and the team's #35
+
+
+def test_alices_status_counts_no_answer_bobs_daemon_stored_on_his_row(shown: Team) -> None:
+    assert shown.bob.enricher is not None
+    shown.bob.enricher.run_due()
+    assert shown.graph(shown.alice).rows([SHOP_ISSUE])[SHOP_ISSUE].state is EnrichState.OK  # shown to her
+
+    assert shown.alice.gitlab_status().by_state == {}
+    assert shown.bob.gitlab_status().by_state["ok"] == 1  # his daemon fetched it
+
+
+def test_memory_status_of_alices_daemon_counts_no_row_bob_owns(shown: Team) -> None:
+    gitlab = daemon_tools(shown.alice).ok("memory_status")["gitlab"]
+
+    assert (gitlab["pending"], gitlab["by_state"]) == (0, {})

@@ -387,7 +387,7 @@ async function showStatus() {
       figure(stats.active_sessions, "agent sessions"),
       figure(Object.values(stats.entities).reduce((a, b) => a + b, 0), "entities"),
       figure(ingest.enabled ? `${ingest.runs} runs` : "off", `ingest${ingest.last_error ? `: ${ingest.last_error}` : ""}`),
-      figure(gitlab ? (gitlab.token || "—") : "off", `GitLab enrichment${gitlab && gitlab.waiting !== undefined ? `, ${gitlab.waiting} waiting` : ""}`),
+      figure(gitlab ? (gitlab.token || "—") : "off", `GitLab enrichment${gitlab ? `, ${gitlab.pending} waiting` : ""}`),
       figure(`${(stats.store_bytes / 1e6).toFixed(1)} MB`, `store in ${stats.data_dir}`)),
     el("h3", { text: "By category" }), both(stats.by_category, project.by_category),
     el("h3", { text: "By status" }), both(stats.by_status, project.by_status),

@@ -1,26 +1,69 @@
-"""Concurrent clients of ``bench scale --clients``: threads through one service (the embedded store)."""
+"""Concurrent clients of ``bench scale --clients``: each a daemon's client, as ``graphmem serve``
+serves an agent (threads through one daemon on the embedded store)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from support.memory_service import DIMENSION, in_memory_service
 
-from graphmem.adapters.fake_store import FakeGraphStore
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
 from graphmem.bench import clients
+from graphmem.core.models import Status
+from graphmem.core.ports import Vector, Visibility
+from graphmem.core.timeparse import utc_now
 from graphmem.errors import StoreError
+from graphmem.server.runtime import Runtime
+from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
 
 
-def test_clients_in_threads_report_both_kinds_of_call_and_no_error(tmp_path: Path) -> None:
-    stores: list[FakeGraphStore] = []
+class _Recording(HashEmbedder):
+    """The hash embedder, keeping the texts it embeds to be stored (not the queries)."""
 
-    def open_memory() -> MemoryService:
-        stores.append(FakeGraphStore(dimension=DIMENSION))
-        return in_memory_service(tmp_path, store=stores[-1])
+    def __init__(self) -> None:
+        super().__init__(DIMENSION)
+        self.stored: list[str] = []
 
-    reports = clients.run([1, 3], tmp_path, store_url=None, open_memory=open_memory, seconds=0.3)
+    def embed(self, texts: Sequence[str]) -> Vector:
+        self.stored += texts
+        return super().embed(texts)
+
+    def embed_query(self, text: str) -> Vector:
+        vector: Vector = super().embed([text])[0]
+        return vector
+
+
+def test_a_client_is_a_daemon_whose_remember_embeds_its_memory_and_whose_recall_never_embeds(
+    tmp_path: Path,
+) -> None:
+    embedder = _Recording()
+    with clients.daemon(tmp_path / "data", embedder) as runtime:
+        memory = runtime.memory
+        assert memory.serves_agents and memory.semantic is not None
+        # The daemon's worker loaded the model (only it makes the index ready) and reads never embed.
+        assert (memory.semantic.ready, memory.semantic.embed_on_read) == (True, False)
+
+        clients.remember(runtime, "Client 0 note 4: the billing queue is owned by team 7")
+        assert embedder.stored == ["Client 0 note 4: the billing queue is owned by team 7"]
+        assert memory.store.pending_embeddings(10) == []  # its vector is stored before it answers
+
+        clients.recall(runtime, "who owns the billing queue")
+        assert len(embedder.stored) == 1  # the recall right after it embedded nothing
+        assert not memory.ingest_options.background  # no agent session of this machine is learned
+
+
+def test_clients_in_threads_report_both_kinds_of_call_and_store_every_memory_with_its_vector(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+
+    reports = clients.run([1, 3], data_dir, store_url=None, embedder=HashEmbedder(DIMENSION), seconds=0.3)
 
     assert [(r["clients"], r["mode"], r["errors"]) for r in reports] == [(1, "threads", 0), (3, "threads", 0)]
     for report in reports:
@@ -29,8 +72,13 @@ def test_clients_in_threads_report_both_kinds_of_call_and_no_error(tmp_path: Pat
         assert report["calls_per_s"] > 0 and report["recall_ms"]["p95"] >= report["recall_ms"]["p50"]
         recall = report["recall_ms"]
         assert recall["after_recall_p50"] is not None and recall["after_remember_p50"] is not None
-    remembered = [row.record.text for row in stores[1]._rows.values()]  # closed with its service
-    assert {text.split(" note ")[0] for text in remembered} == {"Client 0", "Client 1", "Client 2"}
+    memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(DIMENSION))
+    try:
+        stored = memory.store.list_memories(Visibility(None, frozenset(Status)), limit=1000)
+        assert memory.store.pending_embeddings(10) == []
+    finally:
+        memory.close()
+    assert {record.text.split(" note ")[0] for record in stored} == {"Client 0", "Client 1", "Client 2"}
 
 
 def test_a_recalls_p50_is_also_given_apart_by_the_call_before_it() -> None:
@@ -38,7 +86,7 @@ def test_a_recalls_p50_is_also_given_apart_by_the_call_before_it() -> None:
         ("recall", 5.0, None, False),
         ("recall", 6.0, None, False),
         ("remember", 3.0, None, False),
-        ("recall", 20.0, None, True),  # right after the remember: embeds what it wrote
+        ("recall", 20.0, None, True),
         ("recall", 7.0, None, False),
     ]
 
@@ -63,13 +111,17 @@ class _FailingRemember:
 
 
 def test_a_failed_call_is_counted_with_its_message_not_raised(tmp_path: Path) -> None:
-    [report] = clients.run(
-        [2],
-        tmp_path,
-        store_url=None,
-        open_memory=lambda: _FailingRemember(in_memory_service(tmp_path)),
-        seconds=0.3,
+    served = in_memory_service(tmp_path).serving(Coordinator(utc_now, timedelta(minutes=5)))
+    runtime = Runtime(
+        _FailingRemember(served),  # type: ignore[arg-type]
+        log_hint="stderr",
+        resolve_project=lambda path: path,
+        version="t",
     )
+    try:
+        report = clients.summarise(2, clients.client_calls(runtime, 0, 0.3), 0.3, 0.0, "threads")
+    finally:
+        served.close()
 
     assert report["errors"] == report["remember_ms"]["calls"] > 0
     assert report["remember_ms"]["p50"] is None and report["recall_ms"]["p50"] is not None

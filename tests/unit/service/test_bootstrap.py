@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,7 +29,8 @@ from graphmem.core.codegraph import CodeScan
 from graphmem.core.commits import Commit
 from graphmem.core.keys import memory_id
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Status
-from graphmem.core.ports import LearningSources
+from graphmem.core.ports import LearningSources, SourceListing
+from graphmem.errors import InvalidInputError
 from graphmem.service import bootstrap
 from graphmem.service.results import BootstrapReport
 from graphmem.service.semantic import SemanticIndex
@@ -43,6 +44,20 @@ def commit(sha: str, *files: str, subject: str = "Change") -> Commit:
     return Commit(sha, "Ana Lopez", "ana@example.com", datetime(2026, 3, 1, tzinfo=UTC), subject, "", files)
 
 
+class Roots(GitToplevel):
+    """git's answers of a checkout's project, but its branch: ``off`` (the branch and the default
+    it is not; None: on the default branch), asked after ``asking`` ran."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.off: tuple[str, str] | None = None
+        self.asking: Callable[[], None] = lambda: None
+
+    def branch(self, root: Path) -> tuple[str, str] | None:
+        self.asking()
+        return self.off
+
+
 class Repo:
     """A repository (a real, empty directory; fake contents) and a service that bootstraps it."""
 
@@ -51,13 +66,14 @@ class Repo:
         self.parser = FakeParser({APP: ParsedFile("python", (MAIN,), (), (), (), 0)})
         self.files = FakeFiles({"src/app.py": (APP, 1)})
         self.history = FakeHistory()
+        self.roots = Roots()
         self.parsers_made = 0
         self.store = FakeGraphStore(dimension=64)
         sources = LearningSources(
             new_parser=self._new_parser,
             files=self.files,
             history=self.history,
-            roots=GitToplevel(),
+            roots=self.roots,
             sessions=OpenCodeSessions(),
         )
         self.memory = build_memory(
@@ -303,6 +319,47 @@ def test_a_history_that_cannot_be_read_fails_the_pass_before_it_stores_anything(
     assert repo.bootstrap().parsed == 1
 
 
+def test_git_says_the_branch_while_the_files_are_listed(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which branch the checkout is on (several git processes) is asked beside the listing, not
+    before it: each waits here until the other has started."""
+    listed, asked = threading.Event(), threading.Event()
+    list_sources = repo.files.list_sources
+
+    def listing(root: Path) -> SourceListing:
+        listed.set()
+        assert asked.wait(10), "the files were listed before git was asked for the branch"
+        return list_sources(root)
+
+    def asking() -> None:
+        asked.set()
+        assert listed.wait(10), "git was asked for the branch before the files were listed"
+
+    monkeypatch.setattr(repo.files, "list_sources", listing)
+    repo.roots.asking = asking
+
+    assert repo.bootstrap().parsed == 1
+
+
+def test_a_pass_refused_on_another_branch_stores_nothing_and_starts_no_parser(repo: Repo) -> None:
+    repo.bootstrap(history=0)  # on the default branch: the project's graph is its
+    project = str(repo.root.resolve())
+    assert repo.memory.code is not None
+    states = repo.memory.code.file_states(project)
+    repo.files.files["src/app.py"] = (b"def main():\n    return 2\n", 2)
+    repo.files.files["src/new.py"] = (b"def new():\n    return 3\n", 1)
+    repo.history.commits = [commit("b" * 40, "src/app.py")]
+    repo.roots.off = ("feature/refunds", "main")
+
+    with pytest.raises(InvalidInputError, match="feature/refunds"):
+        repo.bootstrap()
+
+    assert (repo.parsers_made, repo.parser.prepared, repo.parser.parsed) == (1, [1], [APP])
+    assert repo.history.reads == 0
+    assert repo.memory.code.file_states(project) == states
+    assert repo.store.all_memories() == []
+    assert repo.store.get_meta(bootstrap.CODE_BRANCH_KEY + project) == ""  # still the default branch's
+
+
 def test_the_parser_is_closed_when_reading_files_fails(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     def unreadable(root: Path, path: str) -> None:
         raise OSError("the disk went away")
@@ -445,6 +502,21 @@ def test_commits_become_events_about_their_files_author_and_refs_once(repo: Repo
     assert about[EntityKind.FILE] == "src/app.py"  # gone.py is no file of the project now
     assert about[EntityKind.PERSON] == "Ana Lopez"
     assert about[EntityKind.ISSUE] == "#12"
+
+
+def test_a_commit_is_about_the_files_the_pass_leaves_in_the_graph(repo: Repo) -> None:
+    """One the pass found unchanged, one it added, and not one it removed."""
+    repo.files.files["src/old.py"] = (b"OLD = 1\n", 1)
+    repo.bootstrap(history=0)
+    del repo.files.files["src/old.py"]
+    repo.files.files["src/new.py"] = (b"NEW = 1\n", 1)
+    repo.history.commits = [commit("e" * 40, "src/app.py", "src/new.py", "src/old.py")]
+
+    report = repo.bootstrap()
+
+    assert (report.parsed, report.removed, report.unchanged) == (1, 1, 1)
+    [event] = repo.memories(Category.EVENT)
+    assert {e.name for e in repo.about(event.id) if e.kind is EntityKind.FILE} == {"src/app.py", "src/new.py"}
 
 
 def test_a_commit_is_linked_to_the_function_whose_lines_it_last_changed(repo: Repo) -> None:
