@@ -20,12 +20,13 @@ team's).
 
 A role's daemon enriches only the rows it owns (``core/gitlab_edits.py``; ``OWNED_BY_WRITER``:
 the team's and its own, never another person's private row, even one it is shown through a
-memory of its own): only those are ``due`` and counted in its status (``counts``, ``waiting``: a
-row it is shown that another person owns waits for that person's daemon), an attempt is marked
-and an answer's facts saved only on those, and a ref a person asks to enrich (``queue``) renames
-only their own; what an answer creates is owned like the entity it is about, and what it makes
-the team's loses its owner (``owner_after``, ``writes_on``: who owns a named row is read,
-whoever's it is, before the answer's writes).
+memory of its own): only those are ``due`` or in ``all_rows`` (``enrich --all``) and counted in its
+status (``counts``, ``waiting``: a row it is shown that another person owns waits for that
+person's daemon), a row read says whether it is one (``EnrichmentRow.owned``, for
+``get_context``'s note), an attempt is marked and an answer's facts saved only on those, and a
+ref a person asks to enrich (``queue``) renames only their own; what an answer creates is owned
+like the entity it is about, and what it makes the team's loses its owner (``owner_after``,
+``writes_on``: who owns a named row is read, whoever's it is, before the answer's writes).
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ _ENRICHED_HERE = (
 
 
 def _row(row: Sequence[Any]) -> EnrichmentRow:
-    key, kind, name, project, state, error, attempts, fetched_at, next_attempt, hops, updated_at = row
+    key, kind, name, project, owned, state, error, attempts, fetched_at, next_attempt, hops, updated_at = row
     return EnrichmentRow(
         key=key,
         kind=EntityKind(kind),
@@ -112,6 +113,7 @@ def _row(row: Sequence[Any]) -> EnrichmentRow:
         updated_at=utc(updated_at),
         error=error,
         hops=int(hops or 0),
+        owned=bool(owned),
     )
 
 
@@ -125,7 +127,7 @@ class PostgresGitLabGraph:
 
     def _rows(self, where: str, params: dict[str, Any], tail: str = "") -> list[EnrichmentRow]:
         rows = self._store.db.rows(
-            f"SELECT e.key, e.kind, e.name, {shown_project('e')}, {NODE} FROM entities e "
+            f"SELECT e.key, e.kind, e.name, {shown_project('e')}, {OWNED_BY_WRITER}, {NODE} FROM entities e "
             f"LEFT JOIN gitlab_nodes n ON n.key = e.key WHERE e.kind = ANY(%(kinds)s) AND {SEEN_ENTITY} "
             f"AND {where} {tail}",
             {"kinds": _KIND_VALUES, "refetched": _REFETCHED, **params},
@@ -138,7 +140,8 @@ class PostgresGitLabGraph:
         return {r.key: r for r in self._rows("e.key = ANY(%(keys)s)", {"keys": list(keys)})}
 
     def all_rows(self) -> list[EnrichmentRow]:
-        return self._rows("true", {}, "ORDER BY array_position(%(kinds)s, e.kind), e.key")
+        """Every row this role's daemon enriches (``enrich --all``): the team's and its own only."""
+        return self._rows(OWNED_BY_WRITER, {}, "ORDER BY array_position(%(kinds)s, e.kind), e.key")
 
     def due(self, now: datetime, limit: int) -> list[EnrichmentRow]:
         """The rows due that this role's daemon fetches: the team's and its own only."""

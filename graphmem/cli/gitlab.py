@@ -16,7 +16,10 @@ from graphmem.errors import GitLabError
 @click.command()
 @click.argument("refs", nargs=-1, metavar="[REF]...")
 @click.option(
-    "--all", "everything", is_flag=True, help="Every MR, issue and epic in the store, not only those waiting."
+    "--all",
+    "everything",
+    is_flag=True,
+    help="Every MR, issue and epic your daemon enriches, not only those waiting.",
 )
 @click.option(
     "--refresh", is_flag=True, help="Fetch again even what was fetched within [gitlab] ttl_seconds."

@@ -158,6 +158,9 @@ class EnrichmentRow:
     updated_at: datetime | None = None  # GitLab's, as last stored
     error: str | None = None
     hops: int = 0
+    # Whether the reader's daemon enriches it: False only for another person's private row on a
+    # team's store that the reader is shown through a memory of their own (its owner's daemon does).
+    owned: bool = True
 
 
 def count_states(rows: Iterable[EnrichmentRow]) -> dict[str, int]:

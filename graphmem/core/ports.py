@@ -557,9 +557,9 @@ class GitLabClient(Protocol):
 
 class GitLabGraph(Protocol):
     """MRs, issues, epics and people, stored: the enrichment queue, primitive writes (``mark``,
-    ``apply``) and reads. What an answer means is decided in ``core/gitlab_edits.py``; who sees a row
-    in ``core/gitlab_reads.py``: a read shows only the nodes whose entity the reader sees and the edges
-    whose two ends it sees; ``due``, ``counts`` and ``waiting`` only the rows its daemon enriches
+    ``apply``) and reads. What an answer means is decided in ``core/gitlab_edits.py``; who sees a row in
+    ``core/gitlab_reads.py``: a read shows only the nodes whose entity the reader sees and the edges whose
+    two ends it sees; ``all_rows``, ``due``, ``counts`` and ``waiting`` only the rows its daemon enriches
     (``writes_on``). ``tests/unit/adapters/test_gitlab_graph_contract.py`` holds every store to them."""
 
     def rows(self, keys: Collection[str]) -> dict[str, EnrichmentRow]: ...

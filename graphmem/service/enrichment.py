@@ -227,13 +227,14 @@ class Enricher:
         progress: Progress | None = None,
         named: Mapping[str, Entity] | None = None,
     ) -> EnrichReport:
-        """Fetch ``keys`` (or everything due, or ``all``) now. Within the TTL an enriched
-        entity is not asked again unless ``refresh``; a 404 or 403 one only with ``all``
-        after its long TTL, or when named. A key the store does not show is fetched all the
-        same and reported as any (by its name in ``named``, the entities a person named), but
-        nothing of it is stored (see the module doc). A ref of a repository on another forge
-        (in the project it is stored under, or the one ``named`` names) is never asked for: it
-        counts as ``foreign``, even without GitLab configured."""
+        """Fetch ``keys`` (or everything due, or ``all``: every row this daemon enriches,
+        ``GitLabGraph.all_rows``) now. Within the TTL an enriched entity is not asked again unless
+        ``refresh``; a 404 or 403 one only with ``all`` after its long TTL, or when named. A key
+        the store does not show is fetched all the same and reported as any (by its name in
+        ``named``, the entities a person named), but nothing of it is stored (see the module doc).
+        A ref of a repository on another forge (in the project it is stored under, or the one
+        ``named`` names) is never asked for: it counts as ``foreign``, even without GitLab
+        configured."""
         if self.client is None and keys is None:
             raise ConfigError(self._not_configured())
         now = self._clock()

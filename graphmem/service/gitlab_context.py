@@ -89,7 +89,9 @@ def pending_note(
 ) -> str | None:
     """Why an MR, issue or epic has no GitLab facts yet, or None when it has them. ``foreign``:
     the repository on another forge (GitHub) it is a ref of (``Enricher.foreign``): GitLab has
-    nothing of it, and is never asked (what an older graphmem fetched is another project's)."""
+    nothing of it, and is never asked (what an older graphmem fetched is another project's). A row
+    the reader's daemon does not enrich (``EnrichmentRow.owned``: another person's on a team's
+    store) is said to wait for that person's daemon, never for a command that would store nothing."""
     if foreign is not None:
         return f"{entity.name} is not enriched: {foreign.why}."
     if row is not None and row.fetched_at is not None and row.state is EnrichState.OK:
@@ -100,6 +102,8 @@ def pending_note(
         return f"The GitLab token may not see {entity.name} (403)."
     if row is not None and row.state is EnrichState.UNRESOLVABLE:
         return f"{entity.name} names no GitLab project: write group/project{entity.name} to enrich it."
+    if row is not None and not row.owned:  # another person's row: their daemon's, configured or not here
+        return f"{entity.name} is not enriched yet: another person's daemon enriches it, not yours."
     if not configured:
         return f"{entity.name} is not enriched: GitLab is not configured (see docs/gitlab.md)."
     if row is not None and row.state is EnrichState.ERROR:

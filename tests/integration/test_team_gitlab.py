@@ -498,3 +498,30 @@ def test_memory_status_of_alices_daemon_counts_no_row_bob_owns(shown: Team) -> N
     gitlab = daemon_tools(shown.alice).ok("memory_status")["gitlab"]
 
     assert (gitlab["pending"], gitlab["by_state"]) == (0, {})
+
+
+def test_get_context_tells_alice_bobs_row_she_is_shown_waits_for_his_daemon(shown: Team) -> None:
+    alices = shown.alice.get_context("#34", project=shown.shop).markdown
+    bobs = shown.bob.get_context("acme/shop/backend#34").markdown
+
+    assert "#34 is not enriched yet: another person's daemon enriches it, not yours." in alices
+    assert "graphmem enrich" not in alices  # hers would ask GitLab and store nothing
+    assert "it is queued (`graphmem enrich` fetches it now)" in bobs  # his daemon's to fetch
+
+
+def test_alices_enrich_all_asks_gitlab_only_about_rows_her_daemon_fetches(
+    shown: Team, gitlab: FakeGitLab
+) -> None:
+    shown.alice.remember("Refunds wait on acme/shop/backend#35", scope="project", project=shown.shop)
+    before = stored(shown, SHOP_ISSUE)
+
+    shown.alice.enrich(all=True)
+
+    assert gitlab.count("issues/34") == 0  # Bob's, shown to her: never asked with her token
+    assert gitlab.count("issues/35") >= 1  # the team's
+    assert stored(shown, SHOP_ISSUE) == before
+
+
+def test_alices_enrich_all_counts_no_fetch_of_bobs_row_she_is_shown(shown: Team) -> None:
+    assert shown.alice.enrich(all=True).counts == {}  # `graphmem enrich --all`: nothing to enrich
+    assert shown.bob.enrich(all=True).counts.get("fetched", 0) >= 1  # his daemon's to fetch
