@@ -162,14 +162,10 @@ class Bootstrapper:
         if not root.is_dir():
             raise InvalidInputError(f"{root} is not a directory: give the root of a repository.")
         project = project or str(root)
-        # git says the checkout's branch (a few processes, one after another) while the files are
-        # listed; a pass refused for it has stored nothing and started no parser
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-branch") as asking:
-            branch = asking.submit(self._branch_of, root)
-            listing = self._files.list_sources(root)
-        branches = branch.result()  # (branch, default) when the checkout is off its default
+        branches = self._branch_of(root)  # (branch, default) when the checkout is off its default
         if branches is not None and self._store.get_meta(CODE_BRANCH_KEY + project) == "":
-            raise InvalidInputError(code_pass_refused(str(root), *branches))
+            raise InvalidInputError(code_pass_refused(str(root), *branches))  # nothing read or stored
+        listing = self._files.list_sources(root)
         report = BootstrapReport(project)
         if branches is not None:
             report.notes.append(code_of_branch(*branches))

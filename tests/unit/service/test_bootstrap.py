@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from graphmem.core.codegraph import CodeScan
 from graphmem.core.commits import Commit
 from graphmem.core.keys import memory_id
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Status
-from graphmem.core.ports import LearningSources, SourceListing
+from graphmem.core.ports import LearningSources
 from graphmem.errors import InvalidInputError
 from graphmem.service import bootstrap
 from graphmem.service.results import BootstrapReport
@@ -46,15 +46,13 @@ def commit(sha: str, *files: str, subject: str = "Change") -> Commit:
 
 class Roots(GitToplevel):
     """git's answers of a checkout's project, but its branch: ``off`` (the branch and the default
-    it is not; None: on the default branch), asked after ``asking`` ran."""
+    it is not; None: on the default branch)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.off: tuple[str, str] | None = None
-        self.asking: Callable[[], None] = lambda: None
 
     def branch(self, root: Path) -> tuple[str, str] | None:
-        self.asking()
         return self.off
 
 
@@ -316,27 +314,6 @@ def test_a_history_that_cannot_be_read_fails_the_pass_before_it_stores_anything(
     assert repo.store.all_memories() == []
 
     monkeypatch.undo()  # the next pass, git answering, stores the whole pass
-    assert repo.bootstrap().parsed == 1
-
-
-def test_git_says_the_branch_while_the_files_are_listed(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Which branch the checkout is on (several git processes) is asked beside the listing, not
-    before it: each waits here until the other has started."""
-    listed, asked = threading.Event(), threading.Event()
-    list_sources = repo.files.list_sources
-
-    def listing(root: Path) -> SourceListing:
-        listed.set()
-        assert asked.wait(10), "the files were listed before git was asked for the branch"
-        return list_sources(root)
-
-    def asking() -> None:
-        asked.set()
-        assert listed.wait(10), "git was asked for the branch before the files were listed"
-
-    monkeypatch.setattr(repo.files, "list_sources", listing)
-    repo.roots.asking = asking
-
     assert repo.bootstrap().parsed == 1
 
 
