@@ -3,10 +3,10 @@
 Two classes implement it, and mypy holds both to it: ``MemoryService``
 (``graphmem/service/memory.py``), the store opened in this process, and ``RemoteMemory``
 (``graphmem/server/remote.py``), the same verbs sent to the daemon that holds the store,
-whose methods are made from the declarations here (``RemoteVerb``). It declares the verbs
-of the table (``graphmem/server/verbs.py``) that ``/rpc`` serves, plus what every memory
-has: its project and branch, ``bound``, ``warm_up``, ``embeds_on_read`` and ``close``
-(tests/unit/test_api.py keeps the three in step).
+each made from its declaration here (``with_table_verbs``: no line of its own there). It
+declares the verbs of the table (``graphmem/server/verbs.py``) that ``/rpc`` serves, plus
+what every memory has: its project and branch, ``bound``, ``warm_up``, ``embeds_on_read``
+and ``close`` (tests/unit/test_api.py keeps the three in step).
 
 Each verb's doc is written here and only here: both classes subclass ``Memory``, so ``help``
 and ``inspect.getdoc`` find it on their methods, the service's verbs that are a part's own

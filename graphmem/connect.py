@@ -140,7 +140,8 @@ def open_memory(
             )
         from graphmem.server.remote import RemoteMemory
 
-        return RemoteMemory(daemon, key, project=own_project, branch=own_branch)
+        # its verbs are made from the table: mypy takes it for abstract (see RemoteMemory)
+        return RemoteMemory(daemon, key, project=own_project, branch=own_branch)  # type: ignore[abstract]
     if settings is None:
         from graphmem.settings import load_settings
 

@@ -11,26 +11,28 @@ import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import pytest
 from hypothesis import settings
 from support import home_guard
 from support.home_guard import REAL_HOME, SHARED_CACHE, TOUCHED_REAL_HOME
-from support.memory_service import DIMENSION, in_memory_service
-from support.postgres import PostgresServer
-from support.stores import MIGRATED, KuzuTemplates
 from support.temp_root import ROOT_VARIABLE, put_temp_folders_in_memory
 from support.work_order import costliest_first
 from support.worker_groups import group_by_shared_fixtures
 
-from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
-from graphmem.adapters.fake_store import FakeGraphStore
-from graphmem.adapters.postgres_migrate import migrate
-from graphmem.app import open_memory
-from graphmem.service.memory import MemoryService
-from graphmem.settings import load_settings
+# What the fixtures build is imported by the fixture that builds it: pytest-xdist's controller
+# and every pytest process load this file, the controller runs no test, and a run of one test
+# file needs few of them (graphmem's application, the stores' support and psycopg: 0.1-0.5 s
+# of CPU a process).
+if TYPE_CHECKING:
+    from support.postgres import PostgresServer
+    from support.stores import KuzuTemplates
+
+    from graphmem.adapters.embedders import OnnxEmbedder
+    from graphmem.adapters.fake_store import FakeGraphStore
+    from graphmem.service.memory import MemoryService
 
 GITLAB_REMOTE = "git@gitlab.example.com:group/sub/proj.git"
 
@@ -187,6 +189,10 @@ def _isolated_settings(monkeypatch: pytest.MonkeyPatch, _homes: Path) -> None:
 @pytest.fixture
 def fake_memory(tmp_path: Path) -> Iterator[MemoryService]:
     """A Memory service on a fresh Kùzu store with the deterministic hash embedder."""
+    from graphmem.adapters.embedders import HashEmbedder
+    from graphmem.app import open_memory
+    from graphmem.settings import load_settings
+
     memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(256))
     yield memory
     memory.close()
@@ -195,6 +201,10 @@ def fake_memory(tmp_path: Path) -> Iterator[MemoryService]:
 @pytest.fixture
 def memory_store() -> FakeGraphStore:
     """A fresh in-memory store (``adapters/fake_store.py``): the Kùzu store's contract, no Kùzu."""
+    from support.memory_service import DIMENSION
+
+    from graphmem.adapters.fake_store import FakeGraphStore
+
     return FakeGraphStore(dimension=DIMENSION)
 
 
@@ -202,6 +212,8 @@ def memory_store() -> FakeGraphStore:
 def memory_service(memory_store: FakeGraphStore, tmp_path: Path) -> Iterator[MemoryService]:
     """A Memory service on ``memory_store`` (with in-memory code and GitLab graphs) and the hash
     embedder: service logic without Kùzu (``fake_memory`` is the same service on a fresh Kùzu)."""
+    from support.memory_service import in_memory_service
+
     memory = in_memory_service(tmp_path / "data", store=memory_store)
     yield memory
     memory.close()
@@ -214,6 +226,11 @@ def postgres_server() -> PostgresServer:
     a template database with graphmem's schema applied (``support/stores.py``). Its cluster is
     where the run's temporary folders are, in memory when there is room (``support/temp_root.py``):
     a database made on the disk cost 0.3 s, in memory 0.02 s."""
+    from support.postgres import PostgresServer
+    from support.stores import MIGRATED
+
+    from graphmem.adapters.postgres_migrate import migrate
+
     where = os.environ.get(ROOT_VARIABLE)
     server = PostgresServer(parent=Path(where) if where else None)
     _STOP_AT_THE_END.append(server)
@@ -226,6 +243,8 @@ def postgres_server() -> PostgresServer:
 def kuzu_templates(tmp_path_factory: pytest.TempPathFactory) -> KuzuTemplates:
     """The empty Kùzu stores the contract tests' new stores are copied from (``support/stores.py``),
     made once per process as they are first asked for."""
+    from support.stores import KuzuTemplates
+
     return KuzuTemplates(tmp_path_factory.mktemp("kuzu-templates"))
 
 
@@ -242,6 +261,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 @pytest.fixture(scope="session")
 def real_embedder() -> OnnxEmbedder:
     """The bundled MiniLM on ONNX Runtime (the default embedder), loaded once per test session."""
+    from graphmem.adapters.embedders import OnnxEmbedder
+
     embedder = OnnxEmbedder()
     embedder.load()
     return embedder
@@ -250,6 +271,9 @@ def real_embedder() -> OnnxEmbedder:
 @pytest.fixture
 def real_memory(tmp_path: Path, real_embedder: OnnxEmbedder) -> Iterator[MemoryService]:
     """A Memory service on a fresh Kùzu store with the real embedding model."""
+    from graphmem.app import open_memory
+    from graphmem.settings import load_settings
+
     memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=real_embedder)
     yield memory
     memory.close()

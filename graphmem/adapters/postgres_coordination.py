@@ -26,7 +26,6 @@ still counts live.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -44,6 +43,7 @@ from graphmem.core.coordination import (
     lease,
     may_end,
     may_release,
+    new_session_id,
     no_session,
     own_session,
     room_for_session,
@@ -126,7 +126,7 @@ class PgCoordinator:
             self._expire(now)
             room_for_session(int(self._store.db.rows("SELECT count(*) FROM agent_sessions")[0][0]))
             session = AgentSession(
-                f"ses_{uuid.uuid4().hex[:12]}",
+                new_session_id(),
                 str(name),
                 project,
                 task_label(task),

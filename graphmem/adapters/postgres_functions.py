@@ -29,7 +29,8 @@ three triggers for the facts they read: a claim's person is its session's
 Each function's text is frozen in the migration that creates it: a later version replaces it
 (``CREATE OR REPLACE``) and rolling that version back restores the one before, so the SQL of
 every version is kept here. What versions share to the letter (a function's declaration, the
-move of links) is one constant that no later version edits: a new version writes its own text
+move of links, its check that only code's links move, its count of those the login sees) is one
+constant that no later version edits: a new version writes its own text
 (``tests/unit/adapters/test_postgres_functions.py`` holds every version's SQL to its hash). The
 schema's name is written in at creation (``current_schema()``) since a ``SECURITY DEFINER``
 function's ``search_path`` is pinned.
@@ -168,26 +169,27 @@ END $migration$;
 """
 )
 
-# Every link still moves (another person's included: why the function exists); the answer
-# counts those of memories the login sees (the policy's SEEN, for session_user: current_user is
-# the owner here).
-MOVE_ABOUT_10 = (
-    _MOVE_ABOUT_HEAD
-    + """\
+# graphmem_move_about's check in every version since schema 10: it moves links to code only...
+_CODE_ONLY = """\
     'IF entity_kind IS NULL OR entity_kind NOT IN (''File'', ''Symbol'', ''ExternalModule'') THEN '
     'RAISE EXCEPTION ''graphmem_move_about moves links to code only (File, Symbol, ExternalModule), '
     'not %%'', entity_kind USING ERRCODE = ''invalid_parameter_value''; '
     'END IF; '
 """
-    + _MOVE_LINKS
-    + """\
+
+# ...and its answer, to the function's end: how many of the links moved are of memories the login
+# sees (the policy's SEEN, for session_user: current_user is the owner here).
+_COUNT_SEEN = """\
     'SELECT count(*) INTO moved FROM gone g JOIN %1$I.memories m ON m.id = g.memory_id '
     'WHERE m.scope <> ''global'' OR m.owner IS NULL OR m.owner = session_user::text; '
     'RETURN moved; END $f$',
     current_schema(), quote_ident(current_schema()) || '.about');
 END $migration$;
 """
-)
+
+# Every link still moves (another person's included: why the function exists); the answer
+# counts only those the login sees.
+MOVE_ABOUT_10 = _MOVE_ABOUT_HEAD + _CODE_ONLY + _MOVE_LINKS + _COUNT_SEEN
 
 ANSWER_ONLY_WHAT_IS_SEEN_10 = OWNER_KEPT_10 + TERM_STATS_10 + REMEMBERED_10 + MOVE_ABOUT_10
 
@@ -236,11 +238,8 @@ CREATE TRIGGER graphmem_person_set BEFORE INSERT OR UPDATE OF person ON agent_ov
 # (``core.code_moves.moved_body``).
 MOVE_ABOUT_14 = (
     _MOVE_ABOUT_HEAD
+    + _CODE_ONLY
     + """\
-    'IF entity_kind IS NULL OR entity_kind NOT IN (''File'', ''Symbol'', ''ExternalModule'') THEN '
-    'RAISE EXCEPTION ''graphmem_move_about moves links to code only (File, Symbol, ExternalModule), '
-    'not %%'', entity_kind USING ERRCODE = ''invalid_parameter_value''; '
-    'END IF; '
     'WITH gone AS (DELETE FROM %1$I.about a USING %1$I.entities o, %1$I.entities n '
     'WHERE a.entity_key = from_key AND o.key = from_key AND o.kind = entity_kind AND n.key = to_key '
     'AND n.kind = entity_kind AND from_key <> to_key RETURNING a.memory_id, a.body_hash), '
@@ -249,12 +248,8 @@ MOVE_ABOUT_14 = (
     'AND o.body_changed_at IS NOT DISTINCT FROM n.body_changed_at THEN n.body_hash ELSE g.body_hash END '
     'FROM gone g LEFT JOIN %1$I.code_symbols o ON o.key = from_key '
     'LEFT JOIN %1$I.code_symbols n ON n.key = to_key ON CONFLICT DO NOTHING RETURNING 1) '
-    'SELECT count(*) INTO moved FROM gone g JOIN %1$I.memories m ON m.id = g.memory_id '
-    'WHERE m.scope <> ''global'' OR m.owner IS NULL OR m.owner = session_user::text; '
-    'RETURN moved; END $f$',
-    current_schema(), quote_ident(current_schema()) || '.about');
-END $migration$;
 """
+    + _COUNT_SEEN
 )
 
 # The links the rule of before did not flag (the body unchanged since the memory was last

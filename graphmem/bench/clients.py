@@ -102,6 +102,10 @@ def _model_loaded(runtime: Runtime, timeout: float) -> None:
         time.sleep(0.05)
 
 
+# Calls of one whole round of the mix: its recalls, a remember and the recall after it.
+ROUND = RECALLS_PER_REMEMBER + 2
+
+
 def recall(runtime: Runtime, text: str) -> None:
     """A recall, served as the daemon serves one."""
     runtime.served(runtime.memory.recall, text, limit=10)
@@ -116,13 +120,15 @@ def remember(runtime: Runtime, text: str) -> None:
 
 
 def client_calls(runtime: Runtime, client: int, seconds: float) -> list[Call]:
-    """One client's loop: the mix of recalls and remembers for ``seconds``, each timed."""
+    """One client's loop: the mix of recalls and remembers for ``seconds``, each timed, and at
+    least one whole round of it however slow the machine is (``ROUND``), so every report has
+    both kinds of call and a recall after a remember."""
     rng = random.Random(client)
     queries = synthetic_queries(200, seed=1000 + client)
     calls: list[Call] = []
     deadline = time.monotonic() + seconds
     i = 0
-    while time.monotonic() < deadline:
+    while i < ROUND or time.monotonic() < deadline:
         kind = "remember" if i % (RECALLS_PER_REMEMBER + 1) == RECALLS_PER_REMEMBER else "recall"
         text = queries[i % len(queries)]
         started = time.perf_counter()

@@ -51,6 +51,16 @@ def _percentile(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
 
 
+def _latency_ms(samples_ms: list[float]) -> dict[str, float]:
+    """A latency as the report keeps it: the median and 95th percentile of ``samples_ms``."""
+    return {"p50": _percentile(samples_ms, 0.5), "p95": _percentile(samples_ms, 0.95)}
+
+
+def _latency_text(latency_ms: dict[str, float]) -> str:
+    """A latency as the report prints it: ``p50 1.2 ms, p95 3.4 ms``."""
+    return f"p50 {latency_ms['p50']} ms, p95 {latency_ms['p95']} ms"
+
+
 # Children report their own memory: a parent's resource.getrusage(RUSAGE_CHILDREN)
 # counts the parent's pages, which a child shares until it execs.
 COLD_RECALL_SCRIPT = """
@@ -314,7 +324,7 @@ def _measure(
         "memories": memories,
         "store": "postgresql" if store_url else "kuzu",
         "stored_vectors": "hash" if hash_vectors else "model",
-        "remember_ms": {"p50": _percentile(remember_ms, 0.5), "p95": _percentile(remember_ms, 0.95)},
+        "remember_ms": _latency_ms(remember_ms),
         "import": {
             "memories_per_s": round(import_rate, 1),
             "model_texts_per_s": round(model_rate, 1),
@@ -322,7 +332,7 @@ def _measure(
         },
         "index": {"vectors_loaded_s": round(load_s, 2), "graph_built_s": round(build_s, 2)},
         "store_mb": disk_mb,
-        "recall_ms": {"p50": _percentile(recall_ms, 0.5), "p95": _percentile(recall_ms, 0.95)},
+        "recall_ms": _latency_ms(recall_ms),
         "first_recall_cold_s": round(statistics.median(cold_s), 2),
         "rss_mb": {
             "serving_process": round(_reported(serving.stderr, "rss-kb") / 1024, 1),
@@ -386,8 +396,8 @@ def _daemon_writes(memory: MemoryService, count: int) -> dict[str, Any]:
         embed_ms.append((time.perf_counter() - stored) * 1000)
     return {
         "count": count,
-        "remember_ms": {"p50": _percentile(remember_ms, 0.5), "p95": _percentile(remember_ms, 0.95)},
-        "embed_ms": {"p50": _percentile(embed_ms, 0.5), "p95": _percentile(embed_ms, 0.95)},
+        "remember_ms": _latency_ms(remember_ms),
+        "embed_ms": _latency_ms(embed_ms),
     }
 
 
@@ -403,11 +413,11 @@ def format_report(report: dict[str, Any]) -> str:
         [
             f"scale benchmark, {report['memories']:,} memories"
             + (" on PostgreSQL" if report.get("store") == "postgresql" else ""),
-            f"remember      p50 {report['remember_ms']['p50']} ms, p95 {report['remember_ms']['p95']} ms",
+            f"remember      {_latency_text(report['remember_ms'])}",
             f"bulk import   {imp['memories_per_s']:,} memories/s {share}",
             f"vector index  loaded in {index['vectors_loaded_s']} s, "
             f"graph built in {index['graph_built_s']} s",
-            f"recall (warm) p50 {report['recall_ms']['p50']} ms, p95 {report['recall_ms']['p95']} ms",
+            f"recall (warm) {_latency_text(report['recall_ms'])}",
             f"first recall from a cold process: {report['first_recall_cold_s']} s",
             f"RSS           {report['rss_mb']['serving_process']} MB (a process serving recalls), "
             f"{report['rss_mb']['cold_recall_peak']} MB peak (cold recall process)",
@@ -432,10 +442,9 @@ def _peak_lines(peaks: dict[str, float | None] | None) -> list[str]:
 def _writes_lines(written: dict[str, Any] | None) -> list[str]:
     if not written:
         return []
-    remember, embed = written["remember_ms"], written["embed_ms"]
     return [
-        f"daemon writes {written['count']:,}: remember p50 {remember['p50']} ms, p95 {remember['p95']} ms; "
-        f"then its embedding p50 {embed['p50']} ms, p95 {embed['p95']} ms"
+        f"daemon writes {written['count']:,}: remember {_latency_text(written['remember_ms'])}; "
+        f"then its embedding {_latency_text(written['embed_ms'])}"
     ]
 
 

@@ -6,6 +6,7 @@ They edit the client's files only; they never open the memory store.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 INSTALLED_HINT = "Restart OpenCode; `opencode mcp list` should show graphmem connected."
-UNINSTALLED_HINT = "Restart OpenCode to drop graphmem's tools."
 
 
 def scope_options(func: F) -> F:
@@ -84,6 +84,28 @@ def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothin
     present.note(hint if changed else nothing)
 
 
+def install_into(client: str, changes: Sequence[FileChange], *, dry_run: bool, hint: str) -> None:
+    """``carry_out`` an install into ``client``'s files; ``hint`` says what the user does next."""
+    nothing = f"graphmem is already installed for {client} here; nothing changed."
+    carry_out(changes, dry_run=dry_run, hint=hint, nothing=nothing)
+
+
+def uninstall_from(
+    client: str,
+    changes: Sequence[FileChange],
+    *,
+    dry_run: bool,
+    hint: str,
+    tidy: Callable[[], None] | None = None,
+) -> None:
+    """``carry_out`` an uninstall from ``client``'s files; ``hint`` says what the user does next.
+    ``tidy`` then removes what install made and the uninstall left empty (not on a dry run)."""
+    nothing = f"graphmem is not installed for {client} here; nothing changed."
+    carry_out(changes, dry_run=dry_run, hint=hint, nothing=nothing)
+    if tidy is not None and not dry_run:
+        tidy()
+
+
 @click.group()
 def install() -> None:
     """Connect graphmem to an agent client (OpenCode, Claude Code, Codex): its MCP server entry, instructions
@@ -122,11 +144,8 @@ def install_opencode(state: CliState, use_global: bool, project_dir: Path | None
     files = opencode_files(state, use_global, project_dir)
     entry = opencode_config.server_entry(opencode_config.graphmem_command(), state.data_dir)
     plugin = opencode_config.plugin_text(state.data_dir)
-    carry_out(
-        opencode_config.plan_install(files, entry, plugin),
-        dry_run=dry_run,
-        hint=INSTALLED_HINT,
-        nothing="graphmem is already installed for OpenCode here; nothing changed.",
+    install_into(
+        "OpenCode", opencode_config.plan_install(files, entry, plugin), dry_run=dry_run, hint=INSTALLED_HINT
     )
 
 
@@ -162,11 +181,11 @@ def uninstall_opencode(state: CliState, use_global: bool, project_dir: Path | No
     from graphmem.adapters import opencode_config
 
     files = opencode_files(state, use_global, project_dir)
-    carry_out(
+    uninstall_from(
+        "OpenCode",
         opencode_config.plan_uninstall(files),
         dry_run=dry_run,
-        hint=UNINSTALLED_HINT,
-        nothing="graphmem is not installed for OpenCode here; nothing changed.",
+        hint="Restart OpenCode to drop graphmem's tools.",
     )
 
 
@@ -207,11 +226,11 @@ def install_codex(state: CliState, use_global: bool, project_dir: Path | None, d
     files = codex_files(state, use_global, project_dir)
     command = opencode_config.graphmem_command()
     entry = codex_config.server_entry(command, state.data_dir, environment_variables())
-    carry_out(
+    install_into(
+        "Codex",
         codex_config.plan_install(files, entry, codex_config.hook_command(state.data_dir)),
         dry_run=dry_run,
         hint=CODEX_INSTALLED_HINT,
-        nothing="graphmem is already installed for Codex here; nothing changed.",
     )
 
 
@@ -230,14 +249,13 @@ def uninstall_codex(state: CliState, use_global: bool, project_dir: Path | None,
     from graphmem.adapters import codex_config
 
     files = codex_files(state, use_global, project_dir)
-    carry_out(
+    uninstall_from(
+        "Codex",
         codex_config.plan_uninstall(files),
         dry_run=dry_run,
         hint="Restart Codex to drop graphmem's tools and hooks.",
-        nothing="graphmem is not installed for Codex here; nothing changed.",
+        tidy=partial(codex_config.tidy, files),
     )
-    if not dry_run:
-        codex_config.tidy(files)
 
 
 def claude_code_files(state: CliState, use_global: bool, project_dir: Path | None) -> ClaudeCodeFiles:
@@ -273,11 +291,11 @@ def install_claude_code(state: CliState, use_global: bool, project_dir: Path | N
 
     files = claude_code_files(state, use_global, project_dir)
     entry = claude_code_config.server_entry(opencode_config.graphmem_command(), state.data_dir)
-    carry_out(
+    install_into(
+        "Claude Code",
         claude_code_config.plan_install(files, entry, state.data_dir),
         dry_run=dry_run,
         hint="Restart Claude Code; `claude mcp list` should show graphmem connected.",
-        nothing="graphmem is already installed for Claude Code here; nothing changed.",
     )
 
 
@@ -296,14 +314,13 @@ def uninstall_claude_code(state: CliState, use_global: bool, project_dir: Path |
     from graphmem.adapters import claude_code_config
 
     files = claude_code_files(state, use_global, project_dir)
-    carry_out(
+    uninstall_from(
+        "Claude Code",
         claude_code_config.plan_uninstall(files),
         dry_run=dry_run,
         hint="Restart Claude Code to drop graphmem's tools and hooks.",
-        nothing="graphmem is not installed for Claude Code here; nothing changed.",
+        tidy=partial(claude_code_config.tidy, files),
     )
-    if not dry_run:
-        claude_code_config.tidy(files)
 
 
 def doctor_claude_code(state: CliState) -> Iterator[str]:

@@ -8,6 +8,7 @@ and in a team's PostgreSQL store by ``adapters/postgres_coordination.py`` (every
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -106,6 +107,11 @@ class Claim:
             "claimed_at": iso(self.claimed_at),
             "expires_at": iso(self.expires_at),
         }
+
+
+def new_session_id() -> str:
+    """A new session's id, random: ``ses_`` and 12 hex digits (the id the CLI's examples show)."""
+    return f"ses_{uuid.uuid4().hex[:12]}"
 
 
 def label(value: str | None, what: str, *, required: bool = False) -> str | None:

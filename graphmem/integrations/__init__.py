@@ -3,6 +3,8 @@
 - Files installed into a client, data rather than Python (``opencode/graphmem.js``: the
   OpenCode plugin, read by ``adapters/opencode_config.py`` with ``importlib.resources``).
 - The hook side shared by the clients whose hooks are commands (Claude Code, Codex CLI):
-  ``hook_input`` reads a hook's stdin as hostile input, ``hook_client`` reaches the daemon's
-  ``/plugin/*`` routes within a deadline, never raising into the client's turn.
+  ``hook_command`` runs a hook as a process (its arguments, its log, an answer that never
+  raises into the client's turn), ``hook_input`` reads a hook's stdin as hostile input,
+  ``hook_journal`` keeps the journal of prompts and the deadlines of the daemon's calls,
+  ``hook_client`` reaches the daemon's ``/plugin/*`` routes within a deadline.
 """

@@ -35,12 +35,13 @@ nothing, exits 0 and writes one line to ``hooks.log`` in graphmem's data dir.
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from graphmem.adapters.data_dir import restrict_umask
 from graphmem.integrations.hook_client import HookClient
+from graphmem.integrations.hook_command import AnswerGuard, run_hook, turned_off
 from graphmem.integrations.hook_input import HookInputError, path_text, read_input, session_id, text
 from graphmem.integrations.hook_journal import (
     Journal,
@@ -49,8 +50,6 @@ from graphmem.integrations.hook_journal import (
     context,
     deadline,
     prompt_digest,
-    run_command,
-    turned_off,
 )
 
 log = logging.getLogger("graphmem.integrations.claude_code")  # also when run as __main__
@@ -93,17 +92,13 @@ class ClaudeCodeHooks:
 
     def answer(self, event: str, stream: IO[bytes]) -> str:
         """What to print on stdout for ``event`` with the hook's input on ``stream`` ("" for nothing)."""
-        try:
+        with AnswerGuard(log, event):
             if turned_off():
                 return ""
             given = read_input(stream)
             if given.get("agent_id"):
                 return ""  # a subagent's turn: the memory is the main session's
             return self._handlers[event](given)
-        except HookInputError as exc:
-            log.warning("%s: %s; added nothing", event, exc)
-        except Exception:  # the hook never breaks the user's turn
-            log.exception("%s failed; added nothing", event)
         return ""
 
     # -- events ------------------------------------------------------------------------------
@@ -178,25 +173,14 @@ def _is_id(value: str) -> bool:
 def main(argv: list[str] | None = None) -> int:
     """``python -P -m graphmem.integrations.claude_code EVENT [--data-dir DIR]``: read the hook's
     input on stdin, print the answer (if any) on stdout; always 0."""
-    import argparse
-    import sys
+    return run_hook(CLIENT, "graphmem.integrations.claude_code", argv, _answer)
 
-    parser = argparse.ArgumentParser(prog="graphmem.integrations.claude_code", add_help=False)
-    parser.add_argument("event", nargs="?", default="")
-    parser.add_argument("--data-dir", type=Path, default=None)
-    known, _ = parser.parse_known_args(argv)
-    restrict_umask()  # hooks.log and the journal are private, as every file of the data dir
-    client = HookClient(known.data_dir)
 
-    def answer(_: Path) -> str:
-        if known.event not in EVENTS:
-            log.warning(
-                "unknown event %r (one of %s); added nothing", str(known.event)[:40], ", ".join(EVENTS)
-            )
-            return ""
-        return ClaudeCodeHooks(client).answer(known.event, sys.stdin.buffer)
-
-    return run_command(CLIENT, client.data_dir, answer)
+def _answer(daemon: HookClient, event: str, _: Path) -> str:
+    if event not in EVENTS:
+        log.warning("unknown event %r (one of %s); added nothing", event[:40], ", ".join(EVENTS))
+        return ""
+    return ClaudeCodeHooks(daemon).answer(event, sys.stdin.buffer)
 
 
 if __name__ == "__main__":  # pragma: no cover - run by Claude Code, tested through main()

@@ -31,7 +31,6 @@ Standard library and graphmem's stdlib-only modules: it starts on every user tur
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import sys
@@ -39,9 +38,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from graphmem.adapters.data_dir import restrict_umask
 from graphmem.integrations import hook_input
 from graphmem.integrations.hook_client import HookClient
+from graphmem.integrations.hook_command import AnswerGuard, run_hook, turned_off
 from graphmem.integrations.hook_input import HookInputError
 from graphmem.integrations.hook_journal import (
     Journal,
@@ -50,8 +49,6 @@ from graphmem.integrations.hook_journal import (
     context,
     deadline,
     prompt_digest,
-    run_command,
-    turned_off,
 )
 
 log = logging.getLogger("graphmem.integrations.codex_hook")  # also when run as __main__
@@ -76,17 +73,12 @@ class CodexHook:
 
     def answer(self, stream: IO[bytes]) -> str:
         """What to print on stdout for the event on ``stream`` ("" for nothing)."""
-        event = "?"
-        try:
+        with AnswerGuard(log) as guard:  # never a traceback to Codex: one entry in the hooks' log
             given = hook_input.read_input(stream)
-            event = str(given.get("hook_event_name"))[:40]
+            guard.event = str(given.get("hook_event_name"))[:40]
             if turned_off():
                 return ""
             return self.handle(given)
-        except HookInputError as exc:
-            log.warning("%s: %s; added nothing", event, exc)
-        except Exception:  # never a traceback to Codex: one entry in the hooks' log
-            log.exception("%s failed; added nothing", event)
         return ""
 
     def handle(self, given: Mapping[str, Any]) -> str:
@@ -161,13 +153,11 @@ def _boot_body(session: str, directory: str | None) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Read the event on stdin, print the answer (if any) on stdout; always 0."""
-    parser = argparse.ArgumentParser(prog="graphmem.integrations.codex_hook", add_help=False)
-    parser.add_argument("--data-dir", type=Path, default=None)
-    known, _ = parser.parse_known_args(argv)
-    restrict_umask()  # hooks.log and the journal are private, as every file of the data dir
-    client = HookClient(known.data_dir)
-    return run_command(
-        CLIENT, client.data_dir, lambda data_dir: CodexHook(client, data_dir).answer(sys.stdin.buffer)
+    return run_hook(
+        CLIENT,
+        "graphmem.integrations.codex_hook",
+        argv,
+        lambda daemon, _, data_dir: CodexHook(daemon, data_dir).answer(sys.stdin.buffer),
     )
 
 

@@ -1,11 +1,9 @@
-"""What every client's hook command shares besides reaching the daemon (``hook_client``) and
-reading its input (``hook_input``): its deadlines, its log, its answer and its journal of prompts.
+"""What every client's hook command shares besides reaching the daemon (``hook_client``), reading
+its input (``hook_input``) and running as a process (``hook_command``): its deadlines, its answer
+and its journal of prompts.
 
 - ``deadline``: a call's deadline, or the one ``GRAPHMEM_PLUGIN_TIMEOUT_MS`` (50-10000) in the
   client's environment sets.
-- ``log_to_file``: the hooks' one-line log, ``hooks.log`` in graphmem's data dir (rotated at 1 MB),
-  each line naming the client; never the terminal.
-- ``run_command``: a hook command's process: its log, then its answer on stdout; always exit 0.
 - ``context``: the answer that gives the client a memory block as ``additionalContext`` (Claude
   Code and Codex read the same shape).
 - ``ask_boot``, ``ask_turn``: the daemon's boot block and a prompt's block, asked as every client
@@ -31,7 +29,6 @@ import hashlib
 import json
 import logging
 import os
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,8 +38,6 @@ from graphmem.core.keys import MAX_SHOWN_KEYS, SHOWN_KEY
 
 log = logging.getLogger("graphmem.integrations.hook_journal")
 
-LOG_FILENAME = "hooks.log"
-LOG_MAX_BYTES = 1_000_000
 JOURNAL_FOLDER = "hook-journal"
 # Prompts of a session whose id and hash are kept (the daemon hears of the newest ones).
 MAX_JOURNAL_MESSAGES = 200
@@ -56,7 +51,6 @@ MAX_JOURNAL_SESSIONS = 200
 # A temporary file a hook left (killed mid-write) is deleted once it is this old.
 STALE_PARTIAL_S = 60.0
 BLOCK_OPEN = '<memory source="graphmem">'
-OFF = frozenset({"off", "0", "false", "no"})
 
 
 def deadline(default_s: float) -> float:
@@ -67,11 +61,6 @@ def deadline(default_s: float) -> float:
     except ValueError:
         return default_s
     return value / 1000 if 50 <= value <= 10_000 else default_s
-
-
-def turned_off() -> bool:
-    """Whether ``GRAPHMEM_PLUGIN`` in the client's environment turns the hooks off."""
-    return str(os.environ.get("GRAPHMEM_PLUGIN", "")).lower() in OFF
 
 
 def context(event: str, *blocks: Any) -> str:
@@ -133,39 +122,6 @@ def ask_prompt(
     late = None if journal.has_booted() else ask_boot(call, journal, boot, boot_deadline_s)
     block = ask_turn(call, journal, body, ident, digest, turn_deadline_s)
     return context("UserPromptSubmit", late, block)
-
-
-def log_to_file(data_dir: Path, client: str) -> None:
-    """Log to ``hooks.log`` in the data dir. A data dir that cannot be written leaves the hooks
-    without a log, never broken."""
-    from logging.handlers import RotatingFileHandler
-
-    with contextlib.suppress(OSError):
-        data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handler = RotatingFileHandler(data_dir / LOG_FILENAME, maxBytes=LOG_MAX_BYTES, backupCount=1)
-        handler.setFormatter(
-            logging.Formatter(f"%(asctime)s %(levelname)s graphmem hook {client} %(message)s")
-        )
-        root = logging.getLogger("graphmem")
-        root.addHandler(handler)
-        root.setLevel(logging.INFO)
-
-
-def run_command(client: str, data_dir: Callable[[], tuple[Path, Any]], answer: Callable[[Path], str]) -> int:
-    """A hook command's process: its log in graphmem's data dir (``data_dir()``, as the CLI finds
-    it; a config that cannot be read is one line on stderr and no answer), then what ``answer``
-    gives for that data dir printed on stdout, when anything. Always 0: the client's turn goes on."""
-    try:
-        folder = data_dir()[0]
-        log_to_file(folder, client)
-    except Exception as exc:  # a config that cannot be read: the turn goes on without memory
-        print(f"graphmem hook {client}: {exc}", file=sys.stderr)
-        return 0
-    text = answer(folder)
-    if text:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-    return 0
 
 
 def _keys(value: Any) -> list[str]:

@@ -8,14 +8,14 @@ import json
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Concatenate, Generic, ParamSpec, TextIO, TypeVar, overload
+from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, TextIO, TypeVar, overload
 from urllib.parse import urlsplit
 
 from graphmem import errors
 from graphmem.api import Bound, Memory
 from graphmem.server import loopback, rpc_types
 from graphmem.server.daemon_process import DaemonInfo, read_token
-from graphmem.server.verbs import Binding
+from graphmem.server.verbs import VERBS, Binding, Owner
 
 TIMEOUT_S = 3600.0  # imports of large files take a while
 MAX_LINE = 64 * 1024 * 1024  # bytes of one line of a streamed answer (the last is the result)
@@ -29,10 +29,10 @@ Send = Callable[["RemoteMemory", str, dict[str, Any]], Any]
 
 
 class RemoteVerb(Generic[P, R]):
-    """A verb of ``RemoteMemory``, with the signature ``Memory`` declares for it (for mypy,
-    ``inspect`` and ``help`` alike): ``recall = RemoteVerb(Memory.recall)`` sends each call to
-    the daemon (``RemoteMemory.forward``), or through ``send`` for a verb whose arguments or
-    answer do not travel as they are."""
+    """A verb of ``RemoteMemory``, with the signature and doc ``Memory`` declares for it (for
+    ``inspect`` and ``help``; mypy reads the protocol's own): ``RemoteVerb(Memory.recall)``
+    sends each call to the daemon (``RemoteMemory.forward``), or through ``send`` for a verb
+    whose arguments or answer do not travel as they are. ``with_table_verbs`` makes them."""
 
     def __init__(self, declared: Callable[Concatenate[Any, P], R], send: Send | None = None) -> None:
         self.name = declared.__name__
@@ -68,8 +68,23 @@ class RemoteVerb(Generic[P, R]):
         return call
 
 
+def with_table_verbs(remote: type[RemoteMemory]) -> type[RemoteMemory]:
+    """``remote`` with a ``RemoteVerb`` for each verb of the table (``server/verbs.py``) that
+    ``/rpc`` serves and ``Memory`` declares, sent by ``forward`` (through the sender
+    ``remote.SENDERS`` names for it, if any): a new verb needs no line here."""
+    for verb in VERBS.values():
+        declared = vars(Memory).get(verb.name)
+        if verb.rpc and verb.owner is Owner.MEMORY and declared is not None:
+            setattr(remote, verb.name, RemoteVerb(declared, remote.SENDERS.get(verb.name)))
+    return remote
+
+
+@with_table_verbs
 class RemoteMemory(Bound, Memory):
-    """The Memory protocol (``graphmem/api.py``) through the daemon that owns the store."""
+    """The Memory protocol (``graphmem/api.py``) through the daemon that owns the store.
+
+    Its verbs are made from the table (``with_table_verbs``), which mypy does not see: it takes
+    the class for abstract, hence the ``type: ignore[abstract]`` where one is built."""
 
     def __init__(
         self,
@@ -200,10 +215,13 @@ class RemoteMemory(Bound, Memory):
         finally:
             staged.unlink(missing_ok=True)
 
+    # The verbs whose arguments or answer do not travel as they are, and how each is sent.
+    SENDERS: ClassVar[dict[str, Send]] = {"export": _send_export, "import_text": _send_import_text}
+
     def bound(self, project: str | None, branch: str | None = None) -> RemoteMemory:
         """This memory for the checkout of ``project`` on ``branch``, through the same daemon
         (as ``MemoryService.bound``: a new value)."""
-        return RemoteMemory(self.info, self._api_key, project=project, branch=branch)
+        return RemoteMemory(self.info, self._api_key, project=project, branch=branch)  # type: ignore[abstract]
 
     def warm_up(self) -> None:
         """The daemon has its model loaded (or loading) already."""
@@ -215,50 +233,6 @@ class RemoteMemory(Bound, Memory):
 
     def close(self) -> None:
         """Nothing to close: each call has its own connection."""
-
-    # The verbs, each as ``Memory`` declares it (``graphmem/api.py``), sent by ``forward``.
-    remember = RemoteVerb(Memory.remember)
-    recall = RemoteVerb(Memory.recall)
-    get_context = RemoteVerb(Memory.get_context)
-    boot_context = RemoteVerb(Memory.boot_context)
-    edit = RemoteVerb(Memory.edit)
-    archive = RemoteVerb(Memory.archive)
-    restore = RemoteVerb(Memory.restore)
-    resolve = RemoteVerb(Memory.resolve)
-    unresolve = RemoteVerb(Memory.unresolve)
-    confirm = RemoteVerb(Memory.confirm)
-    link = RemoteVerb(Memory.link)
-    unlink = RemoteVerb(Memory.unlink)
-    undo = RemoteVerb(Memory.undo)
-    history = RemoteVerb(Memory.history)
-    delete = RemoteVerb(Memory.delete)
-    export = RemoteVerb(Memory.export, _send_export)
-    export_dir = RemoteVerb(Memory.export_dir)
-    import_file = RemoteVerb(Memory.import_file)
-    import_text = RemoteVerb(Memory.import_text, _send_import_text)
-    enrich = RemoteVerb(Memory.enrich)
-    session_start = RemoteVerb(Memory.session_start)
-    session_heartbeat = RemoteVerb(Memory.session_heartbeat)
-    session_end = RemoteVerb(Memory.session_end)
-    active_sessions = RemoteVerb(Memory.active_sessions)
-    claim_item = RemoteVerb(Memory.claim_item)
-    release_item = RemoteVerb(Memory.release_item)
-    session_overrides = RemoteVerb(Memory.session_overrides)
-    show = RemoteVerb(Memory.show)
-    expand_id = RemoteVerb(Memory.expand_id)
-    list = RemoteVerb(Memory.list)
-    select = RemoteVerb(Memory.select)
-    reject = RemoteVerb(Memory.reject)
-    widen = RemoteVerb(Memory.widen)
-    stats = RemoteVerb(Memory.stats)
-    review = RemoteVerb(Memory.review)
-    export_repository = RemoteVerb(Memory.export_repository)
-    embed_pending = RemoteVerb(Memory.embed_pending)
-    load_model = RemoteVerb(Memory.load_model)
-    reindex = RemoteVerb(Memory.reindex)
-    bootstrap = RemoteVerb(Memory.bootstrap)
-    gitlab_status = RemoteVerb(Memory.gitlab_status)
-    ingest_opencode = RemoteVerb(Memory.ingest_opencode)
 
 
 class _Replay:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -31,6 +30,7 @@ from graphmem.core.coordination import (
     lease,
     may_end,
     may_release,
+    new_session_id,
     no_session,
     room_for_session,
     task_label,
@@ -100,7 +100,7 @@ class Coordinator:
         with self._lock:
             self._expire(now)
             room_for_session(len(self._sessions))
-            session_id = f"ses_{uuid.uuid4().hex[:12]}"
+            session_id = new_session_id()
             session = AgentSession(
                 session_id, name, project, task_label(task), now, now, now + self.ttl, owner=owner
             )

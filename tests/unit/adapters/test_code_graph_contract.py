@@ -51,7 +51,7 @@ def _kuzu(path: Path, request: pytest.FixtureRequest) -> tuple[GraphStore, CodeG
 
 
 def _postgres(request: pytest.FixtureRequest) -> tuple[GraphStore, CodeGraph]:
-    store = PostgresGraphStore(postgres_url(request), dimension=8)
+    store = PostgresGraphStore(postgres_url(request, 8), dimension=8)
     return store, PostgresCodeGraph(store)
 
 

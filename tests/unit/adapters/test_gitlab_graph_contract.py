@@ -50,7 +50,7 @@ def _kuzu(path: Path, request: pytest.FixtureRequest) -> tuple[GraphStore, GitLa
 
 
 def _postgres(request: pytest.FixtureRequest) -> tuple[GraphStore, GitLabGraph]:
-    store = PostgresGraphStore(postgres_url(request), dimension=8)
+    store = PostgresGraphStore(postgres_url(request, 8), dimension=8)
     return store, PostgresGitLabGraph(store)
 
 

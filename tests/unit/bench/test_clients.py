@@ -58,6 +58,17 @@ def test_a_client_is_a_daemon_whose_remember_embeds_its_memory_and_whose_recall_
         assert not memory.ingest_options.background  # no agent session of this machine is learned
 
 
+def test_a_client_makes_one_whole_round_of_the_mix_however_slow_the_machine_is(tmp_path: Path) -> None:
+    """A window that ends before the first call (a machine too busy for 0.3 s to hold one round)
+    still gives each kind of call and a recall after a remember."""
+    with clients.daemon(tmp_path / "data", HashEmbedder(DIMENSION)) as runtime:
+        calls = clients.client_calls(runtime, 0, seconds=0.0)
+
+    assert [kind for kind, *_ in calls] == ["recall"] * clients.RECALLS_PER_REMEMBER + ["remember", "recall"]
+    assert [after for *_, after in calls][-1] is True
+    assert all(error is None for _, _, error, _ in calls)
+
+
 def test_clients_in_threads_report_both_kinds_of_call_and_store_every_memory_with_its_vector(
     tmp_path: Path,
 ) -> None:

@@ -189,10 +189,56 @@ def _own_store(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def test_a_recall_without_a_daemon_loads_no_parser_nor_client_config(tmp_path: Path) -> None:
-    env = _own_store(tmp_path)
+# A recall without a daemon, in a checkout, that reports which of the watched modules it loaded
+# and the threads it asked git from: what the two tests below look at, from one run (a recall in
+# a new interpreter, its model warmed up, is about 2 s of CPU).
+RECALL_HERE = """
+import json, subprocess, sys, threading
+watched = set(json.loads(sys.argv[1]))
+threads = []
+run = subprocess.run
+def recorded(args, *rest, **kwargs):
+    if args[0] == "git":
+        threads.append(threading.current_thread().name)
+    return run(args, *rest, **kwargs)
+subprocess.run = recorded
+from graphmem.cli.main import main
+sys.argv = ["graphmem", *json.loads(sys.argv[2])]
+code = 0
+try:
+    main()
+except SystemExit as exit:
+    code = exit.code
+loaded = sorted(m for m in sys.modules if m in watched or m.split(".")[0] in watched)
+print(json.dumps({"exit": code, "loaded": loaded, "git": threads}), file=sys.stderr)
+"""
+RecallHere = tuple[dict[str, Any], subprocess.CompletedProcess[str]]
 
-    report, done = command_imports(["recall", "which linter", "--json"], NOT_LOCAL, cwd=tmp_path, env=env)
+
+@pytest.fixture(scope="module")
+def recall_here(tmp_path_factory: pytest.TempPathFactory) -> RecallHere:
+    """``graphmem recall "which linter" --json`` without a daemon, in a new checkout of branch
+    ``feature/x``: its report (exit code, modules of ``NOT_LOCAL`` loaded, threads that asked git)
+    and the finished process."""
+    home = tmp_path_factory.mktemp("recall-here")
+    env = _own_store(home)
+    checkout = home / "checkout"
+    subprocess.run(["git", "init", "-q", "-b", "feature/x", str(checkout)], env=env, check=True)
+    argv = ["recall", "which linter", "--json"]
+    done = subprocess.run(
+        [sys.executable, "-c", RECALL_HERE, json.dumps(sorted(NOT_LOCAL)), json.dumps(argv)],
+        env=env,
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    report: dict[str, Any] = json.loads(done.stderr.strip().splitlines()[-1])
+    return report, done
+
+
+def test_a_recall_without_a_daemon_loads_no_parser_nor_client_config(recall_here: RecallHere) -> None:
+    report, done = recall_here
 
     assert report["exit"] in (0, None), done.stderr
     assert json.loads(done.stdout)["hits"] == []  # recalled in this process: no daemon holds the dir
@@ -230,35 +276,10 @@ def test_a_recall_without_a_daemon_parses_no_python_source(tmp_path: Path) -> No
 
 # Nor wait for git after the store is open: the project and branch of the checkout (two to four
 # ``git`` processes) are read in a thread of their own while the model loads and the store opens.
-GIT_THREADS = """
-import json, subprocess, sys, threading
-threads = []
-run = subprocess.run
-def recorded(args, *rest, **kwargs):
-    if args[0] == "git":
-        threads.append(threading.current_thread().name)
-    return run(args, *rest, **kwargs)
-subprocess.run = recorded
-from graphmem.cli.main import main
-sys.argv = ["graphmem", *json.loads(sys.argv[1])]
-try:
-    main()
-finally:
-    print(json.dumps({"git": threads}), file=sys.stderr)
-"""
-
-
-def test_a_recall_without_a_daemon_asks_git_beside_opening_the_store(tmp_path: Path) -> None:
-    env = _own_store(tmp_path)
-    checkout = tmp_path / "checkout"
-    subprocess.run(["git", "init", "-q", "-b", "feature/x", str(checkout)], env=env, check=True)
-    argv = json.dumps(["recall", "which linter", "--json"])
-
-    done = subprocess.run(
-        [sys.executable, "-c", GIT_THREADS, argv], env=env, cwd=checkout, capture_output=True, text=True
-    )
+def test_a_recall_without_a_daemon_asks_git_beside_opening_the_store(recall_here: RecallHere) -> None:
+    report, done = recall_here
 
     assert done.returncode == 0, done.stderr
-    asked = json.loads(done.stderr.strip().splitlines()[-1])["git"]
+    asked = report["git"]
     assert asked and "MainThread" not in asked
     assert json.loads(done.stdout)["hits"] == []

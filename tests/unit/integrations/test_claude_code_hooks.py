@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from support.claude_transcript import TranscriptWriter
 
-from graphmem.integrations import claude_code
+from graphmem.integrations import claude_code, hook_command
 from graphmem.integrations.claude_code import ClaudeCodeHooks
 
 SESSION = "0b5c3e8e-3f5a-4c43-9a0e-1f2d3c4b5a69"
@@ -252,7 +252,7 @@ def test_graphmem_plugin_off_turns_the_hooks_off(
 def test_the_command_answers_on_stdout_and_exits_0(
     tmp_path: Path, claude_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(claude_code, "HookClient", lambda data_dir: Daemon(tmp_path / "data"))
+    monkeypatch.setattr(hook_command, "HookClient", lambda data_dir: Daemon(tmp_path / "data"))
     monkeypatch.setattr(
         "sys.stdin",
         io.TextIOWrapper(io.BytesIO(json.dumps({"session_id": SESSION, "source": "startup"}).encode())),

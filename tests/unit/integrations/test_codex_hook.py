@@ -15,8 +15,8 @@ import pytest
 
 from graphmem.integrations import codex_hook
 from graphmem.integrations.codex_hook import CodexHook
+from graphmem.integrations.hook_command import LOG_FILENAME
 from graphmem.integrations.hook_input import HookInputError
-from graphmem.integrations.hook_journal import LOG_FILENAME
 
 SESSION = "01a232f5-588c-7622-aa98-8f1ca42a1cce"
 BLOCK = '<memory source="graphmem">\n- [fact] The staging database listens on port 5433.\n</memory>'

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from graphmem.errors import ConfigError
 from graphmem.integrations import hook_journal
 from graphmem.integrations.hook_journal import Journal
 
@@ -56,20 +52,3 @@ def test_what_a_turn_names_as_shown_is_bounded_and_keeps_the_boot_blocks(tmp_pat
     assert len(shown) == hook_journal.MAX_SHOWN
     assert key(10_000) in shown and key(10_000 + hook_journal.MAX_SHOWN_PER_BLOCK) not in shown
     assert key(199 * 100 + 19) in shown and key(0) not in shown
-
-
-def test_a_hook_command_whose_config_cannot_be_read_says_so_on_stderr_and_answers_nothing(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    def unreadable() -> tuple[Path, Any]:
-        raise ConfigError("graphmem.toml line 3: expected a value")
-
-    asked: list[Path] = []
-
-    def answer(data_dir: Path) -> str:
-        asked.append(data_dir)
-        return "an answer"
-
-    assert hook_journal.run_command("codex", unreadable, answer) == 0
-    assert asked == []
-    assert capsys.readouterr() == ("", "graphmem hook codex: graphmem.toml line 3: expected a value\n")

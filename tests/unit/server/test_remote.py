@@ -1,8 +1,10 @@
 """The CLI's side of ``/rpc`` with progress: it asks for the stream only with a callback,
-replays each progress line in the verb's own shape, and refuses what does not fit."""
+replays each progress line in the verb's own shape, and refuses what does not fit; an export's
+text and a large import's travel their own way (``RemoteMemory.SENDERS``)."""
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import threading
@@ -13,9 +15,10 @@ from typing import Any
 import pytest
 
 from graphmem.errors import NotFoundError, StoreError
-from graphmem.server import identity
+from graphmem.server import identity, remote
 from graphmem.server.daemon_process import DaemonInfo
 from graphmem.server.remote import RemoteMemory
+from graphmem.service.results import ExportSummary
 
 NDJSON_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\ntransfer-encoding: chunked\r\n\r\n"
 
@@ -155,20 +158,55 @@ def test_a_daemon_that_does_not_stream_still_answers(daemon: Daemon, tmp_path: P
     assert steps == []
 
 
+IMPORTED = {
+    "records": 2,
+    "memories_added": 2,
+    "memories_skipped": 0,
+    "entities": 0,
+    "links": 0,
+    "dry_run": False,
+}
+
+
 def test_an_import_through_the_daemon_reports_progress(daemon: Daemon, tmp_path: Path) -> None:
-    summary = {
-        "records": 2,
-        "memories_added": 2,
-        "memories_skipped": 0,
-        "entities": 0,
-        "links": 0,
-        "dry_run": False,
-    }
+    summary = IMPORTED
     daemon.answers.append(chunked({"progress": {"done": 2, "total": None}}, {"result": summary}))
     steps: list[int] = []
     result = daemon.memory(tmp_path).import_text("{}\n", name="x.jsonl", progress=steps.append)
     assert result.memories_added == 2 and steps == [2]
     assert daemon.requests[0]["progress"] is True
+
+
+def test_an_import_too_large_for_a_request_goes_through_a_file_the_daemon_reads(
+    daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(remote, "INLINE_IMPORT_CHARS", 10)
+    daemon.answers.append(plain({"result": IMPORTED}))
+
+    result = daemon.memory(tmp_path).import_text('{"a": 1}\n' * 3, name="x.jsonl", dry_run=True)
+
+    assert result.memories_added == 2
+    [request] = daemon.requests
+    staged = Path(request["arguments"].pop("path"))
+    assert request == {"method": "import_file", "arguments": {"dry_run": True}}
+    assert staged.parent == tmp_path / "exports" and not staged.exists()  # removed once answered
+
+
+def test_an_export_writes_the_daemons_text_to_out_and_returns_the_summary(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    daemon.answers.append(
+        plain(
+            {"result": {"text": '{"id": "mem_1"}\n', "summary": {"memories": 1, "entities": 0, "links": 0}}}
+        )
+    )
+    out = io.StringIO()
+
+    summary = daemon.memory(tmp_path).export(out, project="/src/shop")
+
+    assert summary == ExportSummary(memories=1, entities=0, links=0)
+    assert out.getvalue() == '{"id": "mem_1"}\n'
+    assert daemon.requests == [{"method": "export", "arguments": {"project": "/src/shop"}}]
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The table of verbs (``server/verbs.py``) is where a verb is declared: a verb added there, with
-its service method (and its ``RemoteVerb`` line in ``RemoteMemory`` and declaration on
-``graphmem.api.Memory``, which tests/unit/test_api.py asks for), goes through every door -- an MCP
+its service method (and its declaration on ``graphmem.api.Memory``, which tests/unit/test_api.py
+asks for and from which ``RemoteMemory`` makes its method), goes through every door -- an MCP
 tool with its hints and output schema, ``/rpc`` (and ``graphmem ui``'s view when opened to it), the
 CLI's remote calls bound to its project and branch -- and a verb that writes wakes the daemon's
 workers from each door."""
@@ -69,7 +69,8 @@ NEW = {
 
 @pytest.fixture(params=sorted(NEW))
 def new(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> NewVerb:
-    """One verb added: a table entry, its service method and the CLI's remote call of it."""
+    """One verb added: a table entry, its service method and the CLI's remote call of it (made
+    here: the protocol, which ``RemoteMemory``'s verbs are made from at import, does not declare it)."""
     added: NewVerb = NEW[request.param]
     monkeypatch.setitem(verbs.VERBS, added.verb.name, added.verb)
     monkeypatch.setattr(MemoryService, added.verb.name, added.method, raising=False)

@@ -35,7 +35,7 @@ def _kuzu(tmp_path: Path, request: pytest.FixtureRequest) -> MemoryService:
 
 
 def _postgres(tmp_path: Path, request: pytest.FixtureRequest) -> MemoryService:
-    return on_postgres(postgres_url(request), tmp_path / "postgres", DIMENSION)
+    return on_postgres(postgres_url(request, DIMENSION), tmp_path / "postgres", DIMENSION)
 
 
 Opens = Callable[[Path, pytest.FixtureRequest], MemoryService]

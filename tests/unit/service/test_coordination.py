@@ -3,6 +3,7 @@ team's PostgreSQL store (the same rules, each test run on both)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -11,7 +12,7 @@ from support.stores import postgres_url
 
 from graphmem.adapters.postgres_coordination import PgCoordinator
 from graphmem.adapters.postgres_store import PostgresGraphStore
-from graphmem.core.coordination import AgentSession, Coordination
+from graphmem.core.coordination import AgentSession, Coordination, new_session_id
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
 from graphmem.service.coordination import Coordinator
 
@@ -70,6 +71,13 @@ def test_a_started_session_is_active_in_its_project_only(coordinator: Coordinati
     assert [s.id for s in coordinator.active("/p/one")] == [mine.id]
     assert coordinator.active("/p/one")[0].task == "refund bug"
     assert len(coordinator.active()) == 2
+
+
+def test_a_sessions_id_is_new_each_time_in_one_format_on_both_stores(coordinator: Coordination) -> None:
+    ids = [coordinator.start("a", "/p").id for _ in range(3)]
+
+    assert all(re.fullmatch(r"ses_[0-9a-f]{12}", i) for i in ids) and len(set(ids)) == 3
+    assert re.fullmatch(r"ses_[0-9a-f]{12}", new_session_id())
 
 
 def test_sessions_expire_without_heartbeat_and_live_on_with_it(

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 from support.git_repo import git, new_repo
-from support.stores import postgres_url
+from support.stores import new_kuzu, postgres_url
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.git import gitlab_path, origin_name
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
-from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.postgres_code import PostgresCodeGraph
 from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
@@ -44,12 +43,12 @@ Opened = tuple[GraphStore, CodeGraph, GitLabGraph, Callable[[int], VectorIndex]]
 
 
 def _kuzu(tmp_path: Path, request: pytest.FixtureRequest) -> Opened:
-    store = KuzuGraphStore(tmp_path / "kuzu", dimension=DIMENSION)
+    store = new_kuzu(tmp_path / "kuzu", request, DIMENSION)
     return store, KuzuCodeGraph(store), KuzuGitLabGraph(store), HnswVectorIndex
 
 
 def _postgres(tmp_path: Path, request: pytest.FixtureRequest) -> Opened:
-    store = PostgresGraphStore(postgres_url(request), dimension=DIMENSION)
+    store = PostgresGraphStore(postgres_url(request, DIMENSION), dimension=DIMENSION)
     return store, PostgresCodeGraph(store), PostgresGitLabGraph(store), lambda d: PgVectorIndex(store, d)
 
 

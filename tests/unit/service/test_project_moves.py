@@ -16,11 +16,10 @@ from pathlib import Path
 
 import pytest
 from support.records import NOW, memory
-from support.stores import postgres_url
+from support.stores import new_kuzu, postgres_url
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
-from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.postgres_code import PostgresCodeGraph
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.postgres_vectors import PgVectorIndex
@@ -65,12 +64,12 @@ class Remotes:
 
 
 def _kuzu(tmp_path: Path, request: pytest.FixtureRequest) -> Opened:
-    store = KuzuGraphStore(tmp_path / "kuzu", dimension=DIMENSION)
+    store = new_kuzu(tmp_path / "kuzu", request, DIMENSION)
     return store, KuzuCodeGraph(store), HnswVectorIndex
 
 
 def _postgres(tmp_path: Path, request: pytest.FixtureRequest) -> Opened:
-    store = PostgresGraphStore(postgres_url(request), dimension=DIMENSION)
+    store = PostgresGraphStore(postgres_url(request, DIMENSION), dimension=DIMENSION)
     return store, PostgresCodeGraph(store), lambda dimension: PgVectorIndex(store, dimension)
 
 

@@ -1,0 +1,35 @@
+"""The scale benchmark's report: every latency kept and printed the one way."""
+
+from __future__ import annotations
+
+from graphmem.bench import scale
+
+
+def test_a_latency_is_kept_as_its_median_and_95th_percentile() -> None:
+    assert scale._latency_ms([float(ms) for ms in range(1, 101)]) == {"p50": 51.0, "p95": 96.0}
+
+
+def test_the_report_prints_each_latency_as_p50_and_p95_in_ms() -> None:
+    report = {
+        "memories": 1000,
+        "remember_ms": {"p50": 1.5, "p95": 3.0},
+        "import": {"memories_per_s": 900.0, "model_texts_per_s": 1000.0, "share_of_model": None},
+        "index": {"vectors_loaded_s": 0.1, "graph_built_s": 0.2},
+        "recall_ms": {"p50": 12.25, "p95": 20.0},
+        "first_recall_cold_s": 1.2,
+        "rss_mb": {"serving_process": 300.0, "cold_recall_peak": 400.0},
+        "store_mb": 50.0,
+        "daemon_writes": {
+            "count": 5,
+            "remember_ms": {"p50": 2.0, "p95": 4.0},
+            "embed_ms": {"p50": 8.0, "p95": 9.5},
+        },
+    }
+
+    lines = scale.format_report(report).splitlines()
+
+    assert "remember      p50 1.5 ms, p95 3.0 ms" in lines
+    assert "recall (warm) p50 12.25 ms, p95 20.0 ms" in lines
+    assert (
+        "daemon writes 5: remember p50 2.0 ms, p95 4.0 ms; then its embedding p50 8.0 ms, p95 9.5 ms" in lines
+    )
