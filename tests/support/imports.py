@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 PROGRAM = """
-import json, sys
+import json, subprocess, sys, threading
+threads = []
+run = subprocess.run
+def recorded(args, *rest, **kwargs):
+    if args[0] == "git":
+        threads.append(threading.current_thread().name)
+    return run(args, *rest, **kwargs)
+subprocess.run = recorded
 from graphmem.cli.main import main
 watched = set(json.loads(sys.argv[1]))
 sys.argv = ["graphmem", *json.loads(sys.argv[2])]
@@ -20,15 +27,16 @@ try:
 except SystemExit as exit:
     code = exit.code
 loaded = sorted(m for m in sys.modules if m in watched or m.split(".")[0] in watched)
-print(json.dumps({"exit": code, "loaded": loaded}), file=sys.stderr)
+print(json.dumps({"exit": code, "loaded": loaded, "git": threads}), file=sys.stderr)
 """
 
 
 def command_imports(
     argv: Sequence[str], watched: Collection[str], *, cwd: Path, env: Mapping[str, str]
 ) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
-    """Run ``graphmem ARGV`` in a new interpreter; the report says its exit code and which of
-    ``watched`` (top-level packages, or modules by their full name) it imported."""
+    """Run ``graphmem ARGV`` in a new interpreter; the report says its exit code, which of
+    ``watched`` (top-level packages, or modules by their full name) it imported and the names of
+    the threads that ran ``git`` (``"git"``)."""
     done = subprocess.run(
         [sys.executable, "-c", PROGRAM, json.dumps(sorted(watched)), json.dumps(list(argv))],
         env=dict(env),

@@ -189,29 +189,8 @@ def _own_store(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-# A recall without a daemon, in a checkout, that reports which of the watched modules it loaded
-# and the threads it asked git from: what the two tests below look at, from one run (a recall in
-# a new interpreter, its model warmed up, is about 2 s of CPU).
-RECALL_HERE = """
-import json, subprocess, sys, threading
-watched = set(json.loads(sys.argv[1]))
-threads = []
-run = subprocess.run
-def recorded(args, *rest, **kwargs):
-    if args[0] == "git":
-        threads.append(threading.current_thread().name)
-    return run(args, *rest, **kwargs)
-subprocess.run = recorded
-from graphmem.cli.main import main
-sys.argv = ["graphmem", *json.loads(sys.argv[2])]
-code = 0
-try:
-    main()
-except SystemExit as exit:
-    code = exit.code
-loaded = sorted(m for m in sys.modules if m in watched or m.split(".")[0] in watched)
-print(json.dumps({"exit": code, "loaded": loaded, "git": threads}), file=sys.stderr)
-"""
+# A recall without a daemon, in a checkout: what the two tests below look at, from one run (a
+# recall in a new interpreter, its model warmed up, is about 2 s of CPU).
 RecallHere = tuple[dict[str, Any], subprocess.CompletedProcess[str]]
 
 
@@ -224,17 +203,7 @@ def recall_here(tmp_path_factory: pytest.TempPathFactory) -> RecallHere:
     env = _own_store(home)
     checkout = home / "checkout"
     subprocess.run(["git", "init", "-q", "-b", "feature/x", str(checkout)], env=env, check=True)
-    argv = ["recall", "which linter", "--json"]
-    done = subprocess.run(
-        [sys.executable, "-c", RECALL_HERE, json.dumps(sorted(NOT_LOCAL)), json.dumps(argv)],
-        env=env,
-        cwd=checkout,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    report: dict[str, Any] = json.loads(done.stderr.strip().splitlines()[-1])
-    return report, done
+    return command_imports(["recall", "which linter", "--json"], NOT_LOCAL, cwd=checkout, env=env)
 
 
 def test_a_recall_without_a_daemon_loads_no_parser_nor_client_config(recall_here: RecallHere) -> None:
