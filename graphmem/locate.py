@@ -163,3 +163,10 @@ def _parse_config(path: Path, handle: BinaryIO) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {exc}.") from exc
     except RecursionError:  # arrays or tables nested thousands deep
         raise ConfigError(f"{path} is nested too deep to be a config file.") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(not_utf8(path, exc)) from None
+
+
+def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
+    """What to say of a config file that is not UTF-8, which TOML must be."""
+    return f"{path} is not UTF-8 text (byte {exc.start} is 0x{exc.object[exc.start]:02x}): save it as UTF-8."

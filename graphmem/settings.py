@@ -33,7 +33,7 @@ from pydantic_settings import (
 from graphmem.core.fusion import PLANS
 from graphmem.core.recall_limit import MAX_RECALL_LIMIT, MIN_RECALL_LIMIT
 from graphmem.errors import ConfigError
-from graphmem.locate import default_config_file, default_data_dir, read_config
+from graphmem.locate import default_config_file, default_data_dir, not_utf8, read_config
 
 __all__ = [
     "BootstrapSettings",
@@ -496,6 +496,8 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError(f"{default_config_file()} is not valid TOML: {exc}.") from exc
     except RecursionError:  # arrays or tables nested thousands deep
         raise ConfigError(f"{default_config_file()} is nested too deep to be a config file.") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(not_utf8(default_config_file(), exc)) from None
 
 
 def environment_variables() -> tuple[str, ...]:

@@ -67,11 +67,12 @@ def parse(request: Any) -> tuple[str, dict[str, Any]]:
     Raises ``InvalidInputError`` for a request that cannot run (the route answers 400):
     an unknown method, arguments that are not an object, unknown, missing or invalid ones.
     """
-    if (
-        not isinstance(request, dict)
-        or not isinstance(request.get("method"), str)
-        or request["method"] not in VERBS
-    ):
+    if not isinstance(request, dict):
+        raise InvalidInputError(
+            f"Unknown method: the body is a JSON {_json_kind(request)}; send an object "
+            f'{{"method": NAME, "arguments": {{...}}}}, NAME one of: {", ".join(sorted(VERBS))}.'
+        )
+    if not isinstance(request.get("method"), str) or request["method"] not in VERBS:
         raise InvalidInputError(f"Unknown method; use one of: {', '.join(sorted(VERBS))}.")
     method: str = request["method"]
     raw = request.get("arguments")
@@ -100,6 +101,12 @@ def parse(request: Any) -> tuple[str, dict[str, Any]]:
             f"Invalid arguments for {method}: {'; '.join(problems)}. Fix them and call again."
         )
     return method, arguments
+
+
+def _json_kind(value: Any) -> str:
+    """What JSON calls the type of ``value`` (a body that is no object)."""
+    kinds = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
 
 
 def _problem(name: str, value: Any, exc: ValidationError) -> str:

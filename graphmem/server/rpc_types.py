@@ -23,6 +23,7 @@ from functools import cache
 from pathlib import PurePath
 from typing import Any
 
+from graphmem.core.text import ensure_utf8
 from graphmem.errors import StoreError
 from graphmem.server import verbs
 from graphmem.server.verbs import DONE as DONE
@@ -66,8 +67,27 @@ def set_by_path(method: str, name: str) -> bool:
 
 def encode_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments as JSON values: enums as their values, datetimes as ISO text, paths as
-    text, collections as lists, dataclasses as objects. The daemon validates them."""
-    return {name: _jsonable(value) for name, value in arguments.items()}
+    text, collections as lists, dataclasses as objects. The daemon validates them.
+
+    Text that is not UTF-8 (bytes of a command line or a file name that UTF-8 cannot read,
+    held as lone surrogates) is the ``InvalidInputError`` the service raises for it, naming
+    the argument: JSON cannot carry it, and the daemon's guard would refuse the whole body."""
+    encoded = {name: _jsonable(value) for name, value in arguments.items()}
+    for name, value in encoded.items():
+        _ensure_utf8(value, f"The {name}")
+    return encoded
+
+
+def _ensure_utf8(value: Any, what: str) -> None:
+    if isinstance(value, str):
+        ensure_utf8(value, what=what)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _ensure_utf8(item, f"{what}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _ensure_utf8(key, what)
+            _ensure_utf8(item, what)
 
 
 def _jsonable(value: Any) -> Any:

@@ -118,6 +118,24 @@ class FileAccess:
             roots.append(checkout)
         return export_file_of(self._place(path, project, roots, "read"))
 
+    def current_export(self, folder: Path, project: str | None) -> str | None:
+        """The text of the ``memories.jsonl`` a repository export into ``folder`` merges with (None
+        when there is none); for an agent only where it may read: a link out of the project is
+        refused, never read (its lines would come into the export, its errors into the answer)."""
+        file = folder / REPOSITORY_FILE
+        if not os.path.lexists(file):
+            return None
+        try:
+            readable = self.readable(file, project)
+        except InvalidInputError as exc:
+            if not self.agent or not file.is_symlink():
+                raise
+            raise InvalidInputError(
+                f"{file} is a link out of the project, which graphmem does not read for an agent: "
+                "export with overwrite to replace the link with the export."
+            ) from exc
+        return read_if_present(readable)
+
 
 def _checkout(project: str | None) -> Path | None:
     """The project's root when it is a git checkout (so ``project="/"`` opens nothing)."""

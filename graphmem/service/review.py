@@ -17,6 +17,7 @@ from graphmem.core.provenance import CONVENTIONS, SESSION_SOURCES, is_persons, l
 from graphmem.core.timeparse import format_age
 from graphmem.errors import InvalidInputError
 from graphmem.service.listing import scan
+from graphmem.service.proposals import changed_memory
 from graphmem.service.results import ReviewItem
 from graphmem.service.staleness import Staleness
 from graphmem.service.stores import Stores
@@ -67,8 +68,8 @@ class Review:
             if record.status is Status.PROPOSED:
                 reasons[record.id].append(
                     f"proposed by {label(record).removesuffix(', proposed, unconfirmed')}: `graphmem confirm "
-                    f"{record.id}` makes it yours (a {record.category.value} becomes a rule in every "
-                    f"session), `graphmem reject {record.id}` turns it down"
+                    f"{record.id}` makes it yours ({_on_confirm(record)}), `graphmem reject {record.id}` "
+                    "turns it down"
                 )
             elif record.category in CONVENTIONS and record.status is Status.ACTIVE and not is_persons(record):
                 reasons[record.id].append(
@@ -89,6 +90,17 @@ class Review:
     def _candidates(self, project: str | None) -> list[MemoryRecord]:
         visibility = Visibility(project, _SHOWN, all_branches=True, aliases=self._stores.aliases(project))
         return scan(self._stores.store, visibility, REVIEW_SCAN_MAX)
+
+
+def _on_confirm(record: MemoryRecord) -> str:
+    """What confirming the proposal ``record`` does: a proposed change of the user's memory
+    replaces it (whatever its category); a directive or preference becomes a rule."""
+    replaced = changed_memory(record)
+    if replaced is not None:
+        return f"it replaces {replaced}"
+    if record.category in CONVENTIONS:
+        return f"a {record.category.value} becomes a rule in every session"
+    return f"an active {record.category.value}"
 
 
 def _as_seen(record: MemoryRecord, now: datetime) -> MemoryRecord:

@@ -27,7 +27,6 @@ from graphmem.service.file_access import (
     FileAccess,
     atomic_write,
     decode_export,
-    read_if_present,
     read_limited,
     write_folder,
 )
@@ -158,7 +157,8 @@ class TransferFiles:
         project = parse_project(project)
         with self._write_lock:  # one writer of the folder at a time
             folder = self.file_access.writable_folder(directory, project)
-            current = read_if_present(folder / REPOSITORY_FILE) if fmt == "jsonl" and not force else None
+            merging = fmt == "jsonl" and not force
+            current = self.file_access.current_export(folder, project) if merging else None
             shared = self._transfer.repository_files(
                 project=self._name(project),
                 fmt=fmt,
