@@ -23,14 +23,17 @@ from typing import BinaryIO
 from graphmem.core.code import language_for
 from graphmem.core.ports import SourceContent, SourceFile, SourceListing
 from graphmem.core.project_facts import interesting_doc
+from graphmem.core.skipped_files import MAX_SOURCE_BYTES
 
-MAX_FILE_BYTES = 1_000_000
+MAX_FILE_BYTES = MAX_SOURCE_BYTES
 GIT_TIMEOUT_S = 60.0
 # The why of a skip, as the report counts it.
 OUTSIDE = "outside the project"
 UNREADABLE = "unreadable"
 DENIED = "permission denied"
 NOT_REGULAR = "not a regular file"
+HUGE = "huge"  # over MAX_FILE_BYTES
+BINARY = "binary"
 # O_NONBLOCK: opening a FIFO waits for a writer, forever; the opened file is then checked to
 # be a regular file, whose reads O_NONBLOCK leaves as they are. (Windows has neither flag.)
 _READ_FLAGS = (
@@ -119,11 +122,13 @@ def list_sources(root: Path) -> SourceListing:
         paths = _walk_paths(root, listing.denied)
     for path in paths:
         if not _utf8(path):  # a name git or the file system gave as bytes no text holds
-            listing.skipped["non-UTF-8 name"] += 1
+            # named as text any output can carry: its bytes not UTF-8 escaped (``caf\xe9.py``)
+            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            listing.skip(shown, "non-UTF-8 name")
             continue
         parts = path.split("/")
         if any(part in VENDORED_DIRS for part in parts[:-1]):
-            listing.skipped["vendored"] += 1
+            listing.skip(path, "vendored")
             continue
         language = language_for(path)
         if language is None and not interesting_doc(path):
@@ -131,7 +136,7 @@ def list_sources(root: Path) -> SourceListing:
             continue
         info = _confined(root, path)
         if isinstance(info, str):
-            listing.skipped[info] += 1
+            listing.skip(path, info)
             if info == DENIED:
                 listing.denied.append(path)
             continue
@@ -139,10 +144,10 @@ def list_sources(root: Path) -> SourceListing:
         if language is None:
             continue  # a doc or manifest, read by ``read_doc``
         if GENERATED_NAME.search(path):
-            listing.skipped["generated"] += 1
+            listing.skip(path, "generated")
             continue
         if info.st_size > MAX_FILE_BYTES:
-            listing.skipped["huge"] += 1
+            listing.skip(path, HUGE)
             continue
         listing.files.append(SourceFile(path, language, info.st_size, info.st_mtime_ns))
     return listing
@@ -203,7 +208,7 @@ def read_source(root: Path, path: str) -> SourceContent | str:
         return UNREADABLE
     head = data[:8192]
     if b"\0" in head:
-        return "binary"
+        return BINARY
     if GENERATED_MARK.search(head[:2048].lower()):
         return "generated"
     return SourceContent(data, hashlib.blake2b(data, digest_size=16).hexdigest())

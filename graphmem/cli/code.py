@@ -86,9 +86,10 @@ def bootstrap(
 
 def _print_report(report: BootstrapReport) -> None:
     calls = ", ".join(f"{kind} {n:,}" for kind, n in sorted(report.calls.items(), key=lambda kv: -kv[1]))
+    left_out = sum(report.skipped.values())
     click.echo(
-        f"{report.files:,} files ({report.parsed:,} parsed, {report.unchanged:,} unchanged, "
-        f"{report.removed:,} removed) in {report.seconds} s"
+        f"{_count(report.files, 'file')} indexed ({report.parsed:,} parsed, {report.unchanged:,} unchanged), "
+        f"{report.removed:,} removed, {left_out:,} skipped in {report.seconds} s"
     )
     if report.parsed or report.removed:
         click.echo(f"{report.symbols:,} symbols; calls: {calls or 'none'}; {report.imports:,} imports")
@@ -116,10 +117,18 @@ def _print_report(report: BootstrapReport) -> None:
             f"{_count(report.links_followed, 'memory link')} followed it"
             + (f", {report.links_kept:,} kept on code it no longer has" if report.links_kept else "")
         )
-    if report.skipped:
-        click.echo("skipped: " + ", ".join(f"{why} {n:,}" for why, n in sorted(report.skipped.items())))
+    for why, n in sorted(report.skipped.items()):
+        click.echo(f"skipped, {why} ({n:,}): {_named(report.skipped_files.get(why, []), n)}")
     for note in report.notes:
         click.echo(f"note: {note}", err=True)
+
+
+def _named(paths: list[str], count: int) -> str:
+    """The paths a report names of ``count`` files, and how many more it did not."""
+    more = count - len(paths)
+    if not paths:  # a daemon of an older version, which named none
+        return "not named"
+    return ", ".join(paths) + (f", and {more:,} more" if more > 0 else "")
 
 
 def _embed_backlog(state: CliState, report: BootstrapReport, *, shown: bool) -> int:

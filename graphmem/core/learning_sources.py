@@ -59,10 +59,16 @@ class SourceListing:
     files: list[SourceFile] = field(default_factory=list)
     docs: list[str] = field(default_factory=list)  # every listed path (for docs and manifests)
     skipped: Counter[str] = field(default_factory=Counter)
+    skipped_files: dict[str, str] = field(default_factory=dict)  # path -> why, as ``skip`` left them
     # Paths this user may not read now (a folder's end with "/", the project's own is ""): what the
     # store holds of them is kept as it is, not taken for removed (a folder made unreadable for a
     # moment is not deleted).
     denied: list[str] = field(default_factory=list)
+
+    def skip(self, path: str, why: str) -> None:
+        """Leave ``path`` out for ``why``: counted, and named so the report can say which."""
+        self.skipped[why] += 1
+        self.skipped_files[path] = why
 
     def may_hold(self, path: str) -> bool:
         """Whether ``path`` may still be there, unseen: it is, or is under, a denied path."""

@@ -23,12 +23,12 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
-from starlette.types import Lifespan
+from starlette.types import ASGIApp, Lifespan, Receive, Scope, Send
 
 from graphmem.app import plugin_injector
 from graphmem.errors import InvalidInputError
-from graphmem.server import identity, plugin_routes, rpc, rpc_stream, ui_routes
-from graphmem.server.guard import PRINCIPAL, CatchTooLarge, Guard, Policy
+from graphmem.server import identity, mcp_shape, plugin_routes, rpc, rpc_stream, ui_routes
+from graphmem.server.guard import PRINCIPAL, CatchTooLarge, Guard, Policy, read_body
 from graphmem.server.rpc_types import VERBS
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp
@@ -108,12 +108,42 @@ def build_app(runtime: Runtime, policy: Policy, injector: Injector | None = None
         middleware=[
             Middleware(CatchTooLarge, max_bytes=policy.max_bytes),
             Middleware(Guard, policy=policy, metrics=runtime.metrics, sessions=sessions),
+            Middleware(CheckedMcp),
         ],
     )
     app.router.lifespan_context = _with_ingests(app.router.lifespan_context, ingests)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(ClientDisconnect, _client_gone)
     return app
+
+
+class CheckedMcp:
+    """A POST to ``/mcp`` whose JSON is no request graphmem serves (a batch, arguments that are no
+    object, ...) is answered here, in ``mcp_shape``'s words as the stdio proxy answers it, instead
+    of FastMCP's dump of pydantic's errors; every other request goes on with its body replayed."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST" or scope.get("path") != "/mcp":
+            await self.app(scope, receive, send)
+            return
+        body, receive = await read_body(receive)  # the Guard read it whole: this is its replay
+        try:
+            message = json.loads(body or b"")
+        except (ValueError, RecursionError):  # not JSON: FastMCP's parse error says so
+            await self.app(scope, receive, send)
+            return
+        refused = mcp_shape.problem(message)
+        if refused is None:
+            await self.app(scope, receive, send)
+            return
+        code, text = refused
+        answer_id = mcp_shape.request_id(message)
+        error = {"jsonrpc": "2.0", "id": answer_id, "error": {"code": code, "message": text}}
+        # 200 for a request the reply can name (as FastMCP answers its own errors), else 400
+        await JSONResponse(error, status_code=400 if answer_id is None else 200)(scope, receive, send)
 
 
 def _with_ingests(lifespan: Lifespan[Any], ingests: plugin_routes.IngestQueue) -> Lifespan[Any]:

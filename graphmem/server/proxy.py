@@ -32,6 +32,7 @@ from typing import Any, TextIO
 from urllib.parse import urlsplit
 
 from graphmem.errors import GraphmemError, StoreError
+from graphmem.server import mcp_shape
 from graphmem.server.daemon_process import (
     DaemonInfo,
     collect_as_long_running,
@@ -244,14 +245,13 @@ class Proxy:
 
     def handle(self, message: Any) -> dict[str, Any] | None:
         """The reply to one client message (None for notifications)."""
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            return _error(None, -32600, "Invalid request: expected a JSON-RPC 2.0 object.")
-        method = message.get("method")
-        message_id = message.get("id")
+        refused = mcp_shape.problem(message)  # the same words as /mcp over HTTP
+        if refused is not None:
+            return _error(mcp_shape.request_id(message), *refused)
         if "id" not in message:
             return None  # notifications (initialized, cancelled, ...) need no answer
-        if not isinstance(method, str):
-            return _error(message_id, -32600, "Invalid request: no method.")
+        method = message["method"]
+        message_id = message["id"]
         params = message.get("params") or {}
         if method == "initialize":
             asked = params.get("protocolVersion") if isinstance(params, dict) else None
@@ -273,13 +273,7 @@ class Proxy:
             key = {"resources/list": "resources", "prompts/list": "prompts"}.get(method, "resourceTemplates")
             return _result(message_id, {key: []})
         if method == "tools/call":
-            if not isinstance(params, dict) or not isinstance(params.get("name"), str):
-                return _error(message_id, -32602, "tools/call needs params.name (a tool name).")
-            arguments = params.get("arguments")
-            if arguments is None:
-                arguments = {}
-            if not isinstance(arguments, dict):
-                return _error(message_id, -32602, "tools/call params.arguments must be an object.")
+            arguments = params.get("arguments") or {}
             if params["name"] in self._takes_project and "project" not in arguments and self.project:
                 arguments = {**arguments, "project": self.project}
             return self.forward({**message, "params": {**params, "arguments": arguments}})

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
@@ -58,6 +57,7 @@ from graphmem.core.dedup import memory_hash
 from graphmem.core.keys import file_key, memory_id, person_key
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
 from graphmem.core.ports import CodeGraph, CodeParser, GitHistory, RepositoryFiles, SourceFile, SourceListing
+from graphmem.core.skipped_files import SKIPPED_KEY, kept_skips, named_skips, skip_counts
 from graphmem.errors import InvalidInputError
 from graphmem.service.bootstrap_blames import Blames, blamed_definitions, innermost
 from graphmem.service.renamed_code import RenamedCode
@@ -169,7 +169,7 @@ class Bootstrapper:
         report = BootstrapReport(project)
         if branches is not None:
             report.notes.append(code_of_branch(*branches))
-        skipped: Counter[str] = Counter(listing.skipped)
+        skipped = dict(listing.skipped_files)  # path -> why; the pass adds those it cannot read
         known = self._code.file_states(project)
         stored = {} if self._code.scan_interrupted(project) else known
         parser = self._new_parser()
@@ -205,7 +205,7 @@ class Bootstrapper:
         scan: _Pass,
         reading: Future[_History],
         report: BootstrapReport,
-        skipped: Counter[str],
+        skipped: dict[str, str],
         progress: Progress | None,
         started: float,
     ) -> BootstrapReport:
@@ -224,8 +224,12 @@ class Bootstrapper:
         removed = sorted(
             path for path in set(known) - {f.path for f in listing.files} if not listing.may_hold(path)
         )
-        report.files = len(listing.files)
-        report.parsed, report.removed, report.skipped = len(changed), len(removed), dict(skipped)
+        report.parsed, report.removed = len(changed), len(removed)
+        report.files = report.parsed + report.unchanged  # indexed: the skipped are told apart
+        report.skipped, report.skipped_files = skip_counts(skipped), named_skips(skipped)
+        kept = kept_skips(skipped)  # for ``graphmem context``; a pass that skipped the same writes nothing
+        if self._store.get_meta(SKIPPED_KEY + project) != kept:
+            self._store.set_meta(SKIPPED_KEY + project, kept)
         report.parse_errors = sum(parsed.error_count for parsed, _ in changed.values())
         report.parse_error_files = sorted(
             ((path, parsed.error_count) for path, (parsed, _) in changed.items() if parsed.error_count),
@@ -267,7 +271,7 @@ class Bootstrapper:
         stored: dict[str, FileState],
         parser: CodeParser,
         report: BootstrapReport,
-        skipped: Counter[str],
+        skipped: dict[str, str],
         touched: list[FileState],
         progress: Progress | None,
     ) -> dict[str, tuple[ParsedFile, FileState]]:
@@ -312,7 +316,7 @@ class Bootstrapper:
                 else:
                     content = self._files.read_source(root, source.path)
                     if isinstance(content, str):
-                        skipped[content] += 1
+                        skipped[source.path] = content
                         continue
                     state = FileState(source.path, content.content_hash, source.size, source.mtime_ns)
                     if before is not None and before.content_hash == content.content_hash:

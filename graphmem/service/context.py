@@ -16,6 +16,7 @@ from graphmem.core.models import GITLAB_KINDS, Category, Entity, EntityKind, Hit
 from graphmem.core.ports import Visibility
 from graphmem.core.provenance import CONVENTIONS, is_convention
 from graphmem.core.refs import find_path_candidates, parse_ref
+from graphmem.core.skipped_files import SKIPPED_KEY, skipped_note
 from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, words
 from graphmem.errors import InvalidInputError
 from graphmem.service.code_context import file_sections, find_symbol, symbol_entity, symbol_sections
@@ -168,7 +169,10 @@ class ContextBuilder:
         if found is False:
             inside = self._files_under(project, target, entity)
             notes.insert(
-                0, not_in_graph_note(target, entity) if inside is None else directory_note(target, inside)
+                0,
+                self._not_in_graph(target, entity, project)
+                if inside is None
+                else directory_note(target, inside),
             )
         elif entity is not None:
             hits, about = self._direct(entity, project, extra_keys, branch)
@@ -316,6 +320,15 @@ class ContextBuilder:
         assert self._stores.code is not None
         symbols = self._stores.code.symbols_in(file.project or "", file.name)
         return any(s.deleted_at is None and s.end_line >= lines.start for s in symbols)
+
+    def _not_in_graph(self, target: str, entity: Entity | None, project: str | None) -> str:
+        """What a context says first of a target the graph does not hold: for a file the last
+        bootstrap skipped, that it did and why (a bootstrap again would skip it again)."""
+        if project and entity is not None and entity.kind is EntityKind.FILE:
+            skipped = skipped_note(target, entity.name, self._stores.store.get_meta(SKIPPED_KEY + project))
+            if skipped is not None:
+                return skipped
+        return not_in_graph_note(target, entity)
 
     def _files_under(self, project: str | None, target: str, entity: Entity | None) -> list[str] | None:
         """When ``target`` names a directory of ``project`` (in its checkout here, or holding

@@ -140,7 +140,11 @@ class BootstrapReport:
     parsed: int = 0
     unchanged: int = 0
     removed: int = 0
+    # ``files``: those indexed, ``parsed`` + ``unchanged``; ``removed``: gone since the last pass.
+    # ``skipped``: those left out, counted by why (binary, huge, ...), and the first few of each
+    # named in ``skipped_files`` (why -> paths, sorted; ``core.skipped_files``).
     skipped: dict[str, int] = field(default_factory=dict)
+    skipped_files: dict[str, list[str]] = field(default_factory=dict)
     parse_errors: int = 0
     # The files with the most syntax errors, worst first (path, errors), so the user can look.
     parse_error_files: list[tuple[str, int]] = field(default_factory=list)

@@ -83,6 +83,21 @@ class ImportLinks:
 
 
 @dataclass(frozen=True, slots=True)
+class CallerTerms:
+    """The two ways out of a refused repository export, in the caller's own terms: merge the
+    folder's file first (``{folder}``: its name), or export over it anyway."""
+
+    merge: str
+    force: str
+
+
+CLI_TERMS = CallerTerms("run `graphmem import {folder}`", "export with --force")
+TOOL_TERMS = CallerTerms(
+    'call import_memories with path="{folder}"', "call export_memories with overwrite=true"
+)
+
+
+@dataclass(frozen=True, slots=True)
 class ExportedFile:
     """Where ``export_file`` wrote, and what."""
 
@@ -157,12 +172,14 @@ class Transfer:
         current: str | None,
         current_name: str,
         folder: str,
+        terms: CallerTerms = CLI_TERMS,
     ) -> RepositoryFiles:
         """The project's shared memories as the files of its ``.graphmem/`` folder (name -> text).
 
         ``current``: the folder's ``memories.jsonl`` as it is now (``current_name`` names it
         in errors). Refuses, unless ``force``, when it holds memories this store lacks (a
-        teammate's, not imported yet): the new file would drop them.
+        teammate's, not imported yet): the new file would drop them; the error says how to go
+        on in ``terms``, the caller's (the CLI's options, or a tool's arguments).
         """
         _check_format(fmt)
         root = _required_project(project)
@@ -172,19 +189,29 @@ class Transfer:
         if fmt == "jsonl":
             files = {REPOSITORY_FILE: shared.jsonl, **files}
             if current is not None and not force:
-                self._check_nothing_dropped(current, current_name, root, aliases)
+                self._check_nothing_dropped(current, current_name, folder, root, aliases, terms)
         return RepositoryFiles(files, len(shared.memory_ids), shared.entities, shared.links)
 
-    def _check_nothing_dropped(self, current: str, name: str, root: str, aliases: frozenset[str]) -> None:
-        folder = str(Path(name).parent) if name.endswith(REPOSITORY_FILE) else "DIR"
+    def _check_nothing_dropped(
+        self, current: str, name: str, label: str, root: str, aliases: frozenset[str], terms: CallerTerms
+    ) -> None:
+        # The folder to import: the path ``name`` gives, else ``label``, the folder relative to the
+        # project's root (``folder_label``: the CLI's export names the file alone).
+        parent = Path(name).parent
+        if name.endswith(REPOSITORY_FILE) and parent != Path("."):
+            folder = str(parent)
+        elif label == "." or label.endswith("/"):
+            folder, name = label, f"{label.rstrip('/')}/{name}"
+        else:
+            folder = "DIR"
+        merge = terms.merge.format(folder=folder)
         parsed = parse_lines(_numbered(current))
         problems = sorted(parsed.problems)
         if problems:
             number, message = problems[0]
             raise ConflictError(
                 f"{name} has {len(problems)} invalid line(s) (line {number}: {message}); a merge conflict "
-                f"left in it? Resolve it and run `graphmem import {folder}`, or export with --force "
-                "to replace the file."
+                f"left in it? Resolve it and {merge}, or {terms.force} to replace the file."
             )
         stored = self._stores.store.get_memories([line.id for _, line in parsed.memories])
         missing: list[str] = []  # not in the store, or newer there than here: not imported yet
@@ -202,8 +229,8 @@ class Transfer:
             shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
             raise ConflictError(
                 f"{name} holds {len(missing)} memor{'y' if len(missing) == 1 else 'ies'} this store lacks or "
-                f"has an older copy of ({shown}): run `graphmem import {folder}` first to merge them, "
-                "or export with --force to drop them from the file."
+                f"has an older copy of ({shown}): {merge} first to merge them, or {terms.force} to drop "
+                "them from the file."
             )
 
     # -- import -------------------------------------------------------------------

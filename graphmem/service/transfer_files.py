@@ -34,7 +34,7 @@ from graphmem.service.inputs import parse_project
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.repository_export import DEFAULT_FOLDER, folder_label
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryExport, RepositoryFiles
-from graphmem.service.transfer import ExportedFile, Progress, Transfer
+from graphmem.service.transfer import CLI_TERMS, TOOL_TERMS, ExportedFile, Progress, Transfer
 
 
 def _nothing(records: int) -> None:
@@ -166,6 +166,7 @@ class TransferFiles:
                 current=current,
                 current_name=str(folder / REPOSITORY_FILE),
                 folder=folder_label(folder, project or ""),
+                terms=TOOL_TERMS if self._agent_files else CLI_TERMS,  # the tool's arguments, for an agent
             )
             if not force:  # never over a file graphmem did not write
                 for name in shared.files:

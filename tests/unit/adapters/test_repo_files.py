@@ -63,12 +63,16 @@ def test_a_file_whose_name_is_not_utf8_is_counted_and_skipped(repo: Path, in_git
 
     assert [f.path for f in listing.files] == ["src/app.py"]
     assert listing.skipped["non-UTF-8 name"] == 1
+    assert listing.skipped_files["src/caf\\xe9.py"] == "non-UTF-8 name"  # named as printable text
 
 
 def test_a_huge_file_is_skipped(repo: Path) -> None:
     write(repo, "src/data.py", "x = 1\n" * (MAX_FILE_BYTES // 6 + 1))
 
-    assert WALKER.list_sources(repo).skipped["huge"] == 1
+    listing = WALKER.list_sources(repo)
+
+    assert listing.skipped["huge"] == 1
+    assert listing.skipped_files["src/data.py"] == "huge"  # named, for the report
 
 
 def test_read_source_gives_the_bytes_and_a_stable_hash(repo: Path) -> None:

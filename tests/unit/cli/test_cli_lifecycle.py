@@ -177,3 +177,20 @@ def test_an_id_given_twice_is_acted_on_once(
 
     assert result.exit_code == 0, result.output
     assert result.stdout.count(first) == 1 and said in result.stdout
+
+
+def test_a_status_verb_said_again_says_the_memory_was_so_already_and_exits_0(invoke: Invoke) -> None:
+    blocker = remember(invoke, "CI fails on arm64: the kuzu wheel is missing", "blocker")
+
+    for verb, past, status in (
+        ("resolve", "resolved", "resolved"),
+        ("unresolve", "unresolved", "active"),
+        ("archive", "archived", "archived"),
+        ("restore", "restored", "active"),
+    ):
+        first = invoke(verb, blocker)
+        assert first.exit_code == 0 and first.stdout.startswith(f"{past} {blocker}"), first.output
+        again = invoke(verb, blocker)
+        assert again.exit_code == 0, again.output
+        assert again.stdout.strip() == f"{blocker} is {status} already: nothing changed"
+        assert statuses(invoke) == {blocker: status}

@@ -95,7 +95,10 @@ def test_export_refusing_to_drop_memories_exits_4(invoke: Invoke, tmp_path: Path
     forced = invoke("export", "--to", str(bob / ".graphmem"), "--force", data=tmp_path / "b", where=bob)
 
     assert refused.exit_code == 4
-    assert "graphmem import" in refused.stderr
+    # in the CLI's terms, naming the folder to import (relative to the project's root)
+    assert "error: .graphmem/memories.jsonl holds 1 memory" in refused.stderr, refused.stderr
+    assert "run `graphmem import .graphmem/` first" in refused.stderr
+    assert "or export with --force to drop them" in refused.stderr
     assert forced.exit_code == 0
 
 
@@ -161,7 +164,7 @@ def test_a_bootstrap_after_importing_a_memory_about_a_symbol_takes_the_symbol_ov
     again = invoke("bootstrap", "--history", "0", data=b, where=bob)
 
     assert (first.exit_code, again.exit_code) == (0, 0), first.output + again.output
-    assert "(0 parsed, 2 unchanged, 0 removed)" in again.output  # both files the code graph's now
+    assert "2 files indexed (0 parsed, 2 unchanged), 0 removed" in again.output  # both the code graph's now
     [memory] = json.loads(ok(invoke("list", "--json", data=b, where=bob)).stdout)["memories"]
     shown = json.loads(ok(invoke("show", memory["id"], "--json", data=b, where=bob)).stdout)
     assert [(e["key"], e["title"]) for e in shown["entities"]] == [

@@ -131,6 +131,6 @@ def test_a_rescan_that_changed_nothing_says_no_calls_are_gone(invoke: Invoke, tm
     again = invoke("bootstrap", str(tmp_path / "work"), "--history", "0")
 
     assert again.exit_code == 0, again.output
-    assert "1 files (0 parsed, 1 unchanged, 0 removed)" in again.stdout
+    assert "1 file indexed (0 parsed, 1 unchanged), 0 removed, 0 skipped" in again.stdout
     assert "symbols, their calls and imports unchanged since the last scan" in again.stdout
     assert "calls: none" not in again.stdout

@@ -8,6 +8,7 @@ with the real parser, git and Kùzu, are tests/integration/test_bootstrap.py.
 from __future__ import annotations
 
 import io
+import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -30,6 +31,7 @@ from graphmem.core.commits import Commit
 from graphmem.core.keys import memory_id
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Status
 from graphmem.core.ports import LearningSources
+from graphmem.core.skipped_files import SKIPPED_KEY
 from graphmem.errors import InvalidInputError
 from graphmem.service import bootstrap
 from graphmem.service.results import BootstrapReport
@@ -357,13 +359,31 @@ def test_a_file_touched_but_not_changed_is_not_parsed_again(repo: Repo) -> None:
     assert repo.parser.parsed == [APP]
 
 
-def test_files_the_walker_refuses_are_counted_by_reason(repo: Repo) -> None:
-    repo.files.files["logo.py"] = ("binary", 1)
+def test_files_the_walker_refuses_are_counted_by_reason_named_and_not_counted_as_indexed(repo: Repo) -> None:
+    for n in range(7):
+        repo.files.files[f"assets/logo{n}.py"] = ("binary", 1)
 
     report = repo.bootstrap()
+    again = repo.bootstrap()
 
-    assert report.skipped == {"binary": 1}
-    assert (report.files, report.parsed) == (2, 1)
+    assert report.skipped == {"binary": 7}
+    # the first few of each reason, sorted: the report's reader adds "and 2 more"
+    assert report.skipped_files == {"binary": [f"assets/logo{n}.py" for n in range(5)]}
+    assert (report.files, report.parsed, report.unchanged) == (1, 1, 0)  # files: parsed + unchanged
+    assert (again.files, again.parsed, again.unchanged, again.skipped) == (1, 0, 1, {"binary": 7})
+
+
+def test_the_store_keeps_which_files_the_last_pass_skipped_and_why(repo: Repo) -> None:
+    repo.files.files["src/logo.py"] = ("binary", 1)
+    repo.bootstrap()
+    assert json.loads(repo.store.get_meta(SKIPPED_KEY + str(repo.root.resolve())) or "") == {
+        "src/logo.py": "binary"
+    }
+
+    repo.files.files["src/logo.py"] = (APP, 2)  # no longer binary: the next pass forgets its skip
+    repo.bootstrap()
+
+    assert json.loads(repo.store.get_meta(SKIPPED_KEY + str(repo.root.resolve())) or "") == {}
 
 
 def test_parse_errors_name_the_worst_files(repo: Repo) -> None:

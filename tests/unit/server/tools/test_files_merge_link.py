@@ -92,4 +92,6 @@ def test_a_memories_file_in_the_project_is_still_merged(memory_service: MemorySe
         memory_service, {"path": str(root / ".graphmem"), "repository": True, "project": str(root)}
     )
 
-    assert failed and "graphmem import" in text, text  # it holds a memory this store lacks: import it first
+    # it holds a memory this store lacks: import it first, or overwrite, in the tool's terms
+    assert failed and f'call import_memories with path="{root / ".graphmem"}" first' in text, text
+    assert "or call export_memories with overwrite=true to drop them" in text and "--force" not in text
