@@ -7,6 +7,7 @@ import gc
 import itertools
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import jsonschema
 import pytest
+from _pytest.tmpdir import tmppath_result_key  # where pytest notes whether each phase passed
 from hypothesis import settings
 from support import home_guard
 from support.home_guard import REAL_HOME, SHARED_CACHE, TOUCHED_REAL_HOME
@@ -130,16 +132,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.freeze()
 
 
-@pytest.fixture(autouse=True)
-def _home_guard() -> Iterator[None]:
-    """Fails the test that touched the developer's home (see ``_home_audit``)."""
-    TOUCHED_REAL_HOME.clear()
-    yield
-    touched, TOUCHED_REAL_HOME[:] = list(TOUCHED_REAL_HOME), []
-    if touched:
-        pytest.fail(f"the test touched the real home {REAL_HOME}: " + "; ".join(touched[:5]), pytrace=False)
-
-
 def _own_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     """Point HOME and the XDG folders at ``home`` (the model files at the shared cache)."""
     home.mkdir(parents=True, exist_ok=True)
@@ -172,18 +164,60 @@ def _homes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 _HOME_NUMBERS = itertools.count()
+# The developer's variables no test sees, besides every GRAPHMEM_* one.
+_OWN_VARIABLES = ("GITLAB_TOKEN", "OPENCODE_DB")
+# The next number of each test name's folder (pytest's own numbering, which counts from 0 again
+# once the name's folders are removed, mostly gave 0: the paths stay as short, for Unix sockets).
+_TMP_NUMBERS: dict[str, itertools.count[int]] = {}
+# The test's name in its folder's, as pytest writes it: what a word may not hold made "_", 30 at most.
+_NOT_A_WORD = re.compile(r"\W")
+
+
+@pytest.fixture
+def tmp_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """pytest's own ``tmp_path``, made with a plain mkdir: a new folder in the run's base folder
+    named after the test and numbered, removed once the test passed (kept when it failed, for a
+    look: ``tmp_path_retention_policy`` in pyproject.toml). pytest's lists the whole base folder
+    to number each folder, where it also leaves a ``<name>current`` link per test name: thousands
+    in a unit run, so that each test's folder cost more than the one before (2.5 ms of CPU a test
+    in a run of 2,000)."""
+    stem = _NOT_A_WORD.sub("_", request.node.name)[:30]
+    base = tmp_path_factory.getbasetemp()
+    numbers = _TMP_NUMBERS.setdefault(stem, itertools.count())
+    while True:
+        path = base / f"{stem}{next(numbers)}"
+        try:
+            path.mkdir(mode=0o700)
+            break
+        except FileExistsError:  # a folder tmp_path_factory.mktemp made: the next number
+            continue
+    yield path
+    passed = request.node.stash.get(tmppath_result_key, {}).get("call", True)
+    if passed and request.config.getini("tmp_path_retention_policy") == "failed":
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
-def _isolated_settings(monkeypatch: pytest.MonkeyPatch, _homes: Path) -> None:
+def _isolated_settings(_homes: Path) -> Iterator[None]:
     """Every test has its own HOME, XDG folders and so its own default data dir and config file:
     nothing it runs (in process or in a child) reads the developer's config, GRAPHMEM_*
-    variables or GitLab token, nor finds the developer's daemon, store or OpenCode."""
-    for name in [n for n in os.environ if n.startswith("GRAPHMEM_") or n in ("GITLAB_TOKEN", "OPENCODE_DB")]:
-        monkeypatch.delenv(name)
-    home = _homes / str(next(_HOME_NUMBERS))
-    _own_home(monkeypatch, home)
-    monkeypatch.setenv("GRAPHMEM_CONFIG", str(home / "no-such-config.toml"))
+    variables or GitLab token, nor finds the developer's daemon, store or OpenCode. And the test
+    that touched the developer's home anyway fails (``support/home_guard.py``).
+
+    One fixture for both, with a MonkeyPatch of its own (undone after the test's own
+    ``monkeypatch``): every test runs it, and each fixture a test runs costs pytest's
+    bookkeeping besides its own work."""
+    TOUCHED_REAL_HOME.clear()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        for name in [n for n in os.environ if n.startswith("GRAPHMEM_") or n in _OWN_VARIABLES]:
+            monkeypatch.delenv(name)
+        home = _homes / str(next(_HOME_NUMBERS))
+        _own_home(monkeypatch, home)
+        monkeypatch.setenv("GRAPHMEM_CONFIG", str(home / "no-such-config.toml"))
+        yield
+    touched, TOUCHED_REAL_HOME[:] = list(TOUCHED_REAL_HOME), []
+    if touched:
+        pytest.fail(f"the test touched the real home {REAL_HOME}: " + "; ".join(touched[:5]), pytrace=False)
 
 
 @pytest.fixture

@@ -18,6 +18,9 @@ from graphmem.bench import clients, locomo, scale
 from graphmem.errors import InvalidInputError
 from graphmem.settings import load_settings
 
+# The memories of `bench scale` with the real model: enough for every figure, few to embed.
+SMALL_STORE = 64
+
 
 def _qa(question: str, answer: str, evidence: list[str], category: int) -> dict[str, object]:
     return {"question": question, "answer": answer, "evidence": evidence, "category": category}
@@ -88,9 +91,12 @@ def test_locomo_on_postgresql_finds_the_evidence_there_and_leaves_no_table_behin
 
 @pytest.mark.integration
 def test_scale_reports_every_figure(real_embedder: OnnxEmbedder) -> None:
-    report = scale.run(200, real_embedder, queries=10, cold_runs=1, writes=5)
+    # Every figure is there whatever the store's size; the model's throughput is measured on as
+    # many texts as there are memories, three times before the import and three after: at 200
+    # memories about 1,500 embeddings, half the test's CPU.
+    report = scale.run(SMALL_STORE, real_embedder, queries=10, cold_runs=1, writes=5)
 
-    assert report["memories"] == 200
+    assert report["memories"] == SMALL_STORE
     assert report["daemon_writes"]["count"] == 5
     assert report["daemon_writes"]["remember_ms"]["p50"] > 0
     assert report["daemon_writes"]["embed_ms"]["p50"] > 0

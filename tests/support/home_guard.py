@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# The developer's home, read before any test changes HOME: no test may touch it (``_home_guard``).
+# The developer's home, read before any test changes HOME: no test may touch it (``_isolated_settings``).
 REAL_HOME = Path(os.path.expanduser("~")).resolve()
 REPOSITORY = Path(__file__).resolve().parents[2]
 # The ONNX model files a test builds (derived from the packaged weights, made atomically): one

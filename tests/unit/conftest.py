@@ -8,7 +8,7 @@ tests (``tests/integration/adapters/test_parse_pool.py``, ``tests/integration/be
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,6 +77,13 @@ def parser_here(workers: int) -> CodeParser:
 
 
 @pytest.fixture(autouse=True)
-def _bootstraps_parse_here(monkeypatch: pytest.MonkeyPatch) -> None:
-    """What ``graphmem.app.learning_sources`` gives a bootstrap parses here, not in a pool."""
-    monkeypatch.setattr("graphmem.app._tree_sitter_parser", parser_here)
+def _bootstraps_parse_here() -> Iterator[None]:
+    """What ``graphmem.app.learning_sources`` gives a bootstrap parses here, not in a pool. Set
+    and put back without the ``monkeypatch`` fixture, which every unit test then ran (a test's
+    own ``monkeypatch`` of it is undone first)."""
+    from graphmem import app
+
+    real = app._tree_sitter_parser
+    app._tree_sitter_parser = parser_here
+    yield
+    app._tree_sitter_parser = real

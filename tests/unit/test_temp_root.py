@@ -4,6 +4,7 @@ the run chose another place (``support/temp_root.py``)."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from types import SimpleNamespace
 from typing import cast
@@ -50,3 +51,16 @@ def test_a_run_that_did_not_choose_makes_them_in_memory(
     )
 
     assert os.environ[temp_root.ROOT_VARIABLE] == str(tmp_path)
+
+
+def test_a_tests_folder_is_new_named_after_it_and_made_without_a_link_per_name(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> None:
+    """tests/conftest.py's ``tmp_path``: pytest's folder, without the ``<name>current`` link
+    pytest's own leaves per test name (thousands in the base folder it lists for each test)."""
+    stem = re.sub(r"\W", "_", request.node.name)[:30]
+
+    assert tmp_path.parent == tmp_path_factory.getbasetemp()
+    assert tmp_path.name.removeprefix(stem).isdigit()
+    assert list(tmp_path.iterdir()) == []
+    assert not (tmp_path.parent / f"{stem}current").is_symlink()
