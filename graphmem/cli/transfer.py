@@ -185,6 +185,14 @@ def _imported(summary: ImportSummary) -> None:
             f"{rules} {'would arrive' if summary.dry_run else 'arrived'} as proposals: an import never "
             "makes a rule. `graphmem review` lists them; `graphmem confirm ID` makes one yours."
         )
+    if summary.changes_proposed:
+        changes = present.quantity(summary.changes_proposed, "change", "changes")
+        arrived = "would arrive" if summary.dry_run else "arrived"
+        click.echo(
+            f"{changes} to memories you wrote or confirmed {arrived} "
+            "as proposals beside them: yours stay in force. `graphmem review` lists them; "
+            "`graphmem confirm ID` takes one."
+        )
     if summary.links_refused:
         links = present.quantity(summary.links_refused, "link", "links")
         click.echo(

@@ -232,6 +232,9 @@ class ImportSummary:
     links: int  # links between memories the store did not hold yet
     dry_run: bool
     memories_updated: int = 0  # same id, newer in the file: its status, times and text taken
+    # Same id, newer in the file, and a person's memory whose text or category it changes: that
+    # memory stays in force and the file's copy is a proposal beside it (``graphmem review``).
+    changes_proposed: int = 0
     # New directives and preferences stored as proposals: an import never makes a rule, a person
     # confirms it (``graphmem review``, ``confirm``).
     proposed: int = 0

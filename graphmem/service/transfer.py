@@ -298,14 +298,18 @@ class Transfer:
             (line.to_record(digest, _owner(line, project), source=source, now=now), line.entities)
             for line, digest in adding
         ]
+        # A person's memory stays in force: a newer copy that changes it is a proposal beside it.
+        taken = sum(not is_persons(stored) for stored, _ in updates)
+        proposed_changes = sum(is_persons(stored) and _changes(stored, line) for stored, line in updates)
         summary = ImportSummary(
             records=parsed.records,
             memories_added=len(new),
-            memories_skipped=len(parsed.memories) - len(new) - len(updates),
+            memories_skipped=len(parsed.memories) - len(new) - taken - proposed_changes,
             entities=self._new_entities(parsed),
             links=len(links.own) + len(links.onto_stored),
             dry_run=dry_run,
-            memories_updated=len(updates),
+            memories_updated=taken,
+            changes_proposed=proposed_changes,
             proposed=sum(
                 record.status is Status.PROPOSED and line.status is not Status.PROPOSED
                 for (record, _), (line, _) in zip(new, adding, strict=True)
@@ -389,7 +393,7 @@ class Transfer:
             entities = [known[k] for k in line.entities if k in known]
             cause = Cause(source, "a newer copy was imported")
             if is_persons(stored):  # theirs stays in force: the copy is a proposal beside it
-                if (incoming.text, incoming.category) != (stored.text, stored.category):
+                if _changes(stored, line):
                     self._proposals.propose(stored, incoming.text, incoming.category, entities, cause)
             elif self._writer.take(stored, incoming, entities, cause):
                 renamed.append((stored.id, incoming.text))
@@ -492,6 +496,11 @@ def _required_project(project: str | None) -> str:
             "A project export needs a project: run it inside the git checkout, or pass --project PATH."
         )
     return project
+
+
+def _changes(stored: MemoryRecord, line: MemoryLine) -> bool:
+    """Whether the file's copy says something else than ``stored``: its text or its category."""
+    return (line.text, line.category) != (stored.text, stored.category)
 
 
 def _stamp(line: MemoryLine) -> datetime:

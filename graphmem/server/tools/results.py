@@ -104,6 +104,7 @@ class Imported(TypedDict):
     memories_skipped: int
     memories_updated: int
     proposed: int  # new directives and preferences stored as proposals, for a person to confirm
+    changes_proposed: int  # newer copies of a person's memories: proposals beside them, never taken
     entities: int
     links: int
     links_refused: int  # links that would supersede a person's memory or hide the team's: left out

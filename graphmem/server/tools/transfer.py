@@ -131,6 +131,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
             "memories_skipped": summary.memories_skipped,
             "memories_updated": summary.memories_updated,
             "proposed": summary.proposed,
+            "changes_proposed": summary.changes_proposed,
             "entities": summary.entities,
             "links": summary.links,
             "links_refused": summary.links_refused,

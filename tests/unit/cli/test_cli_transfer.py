@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,3 +42,23 @@ def test_an_import_says_the_rules_it_brought_are_proposals_for_a_person_to_confi
     assert "`graphmem review` lists them" in restored.stdout
     review = invoke("--data-dir", str(tmp_path / "restored"), "review")
     assert "Always run make lint before pushing" in review.stdout
+
+
+def test_an_import_says_a_newer_copy_of_your_memory_is_a_proposal_not_an_update(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    memory_id = invoke("remember", "-c", "decision", "Payments retry 3 times").stdout.strip()
+    out = tmp_path / "team.jsonl"
+    assert invoke("export", "-o", str(out)).exit_code == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    for line in lines:
+        if line.get("id") == memory_id:
+            line.update(text="Payments retry 7 times", updated_at="2099-01-01T00:00:00Z")
+    out.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    imported = invoke("import", str(out))
+
+    assert imported.exit_code == 0, imported.output
+    assert imported.stdout.startswith("imported 0 memories (0 already present), ")
+    assert "updated" not in imported.stdout
+    assert "1 change to memories you wrote or confirmed arrived as proposals beside them" in imported.stdout

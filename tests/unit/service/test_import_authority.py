@@ -285,3 +285,34 @@ def test_two_memories_of_the_file_superseding_each_other_refuse_the_file_and_sto
             )
         ]
     assert team_service.list(project=None) == []
+
+
+def test_a_newer_copy_of_a_persons_memory_is_counted_as_a_proposal_not_an_update(
+    memory_service: MemoryService,
+) -> None:
+    mine = memory_service.remember("Payments retry 3 times", category="decision", scope="global").memory
+    later = "2099-01-01T00:00:00Z"
+    changed = memory(mine.id, "Payments retry 7 times", category="decision", updated_at=later)
+    same = memory(NEW_ID, "Refunds go through the payments queue")
+
+    dry = memory_service.import_text(export(changed, same), name="team.jsonl", dry_run=True)
+    summary = memory_service.import_text(export(changed, same), name="team.jsonl")
+
+    for counted in (dry, summary):
+        assert (counted.memories_added, counted.memories_updated, counted.changes_proposed) == (1, 0, 1)
+        assert counted.memories_skipped == 0
+    assert memory_service.show(mine.id).memory.text == "Payments retry 3 times"  # still in force
+    proposed = memory_service.list(statuses=[Status.PROPOSED])
+    assert [r.text for r in proposed if r.text == "Payments retry 7 times"] == ["Payments retry 7 times"]
+
+
+def test_a_newer_copy_of_a_persons_memory_that_changes_nothing_it_says_is_already_present(
+    memory_service: MemoryService,
+) -> None:
+    mine = memory_service.remember("Payments retry 3 times", category="decision", scope="global").memory
+    later = "2099-01-01T00:00:00Z"
+    touched = memory(mine.id, "Payments retry 3 times", category="decision", updated_at=later)
+
+    summary = memory_service.import_text(export(touched), name="team.jsonl")
+
+    assert (summary.memories_updated, summary.changes_proposed, summary.memories_skipped) == (0, 0, 1)
