@@ -101,7 +101,7 @@ def _print_report(report: BootstrapReport) -> None:
     click.echo(
         f"facts: {report.facts_added} added, {report.facts_updated} updated, "
         f"{report.facts_archived} archived; "
-        f"{report.commits} commits"
+        f"{_count(report.commits, 'commit')}"
     )
     if report.moved_symbols or report.moved_files or report.ambiguous_moves:
         click.echo(

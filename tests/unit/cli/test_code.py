@@ -134,3 +134,14 @@ def test_a_rescan_that_changed_nothing_says_no_calls_are_gone(invoke: Invoke, tm
     assert "1 file indexed (0 parsed, 1 unchanged), 0 removed, 0 skipped" in again.stdout
     assert "symbols, their calls and imports unchanged since the last scan" in again.stdout
     assert "calls: none" not in again.stdout
+
+
+def test_a_bootstrap_of_one_commit_says_one_commit(
+    invoke: Invoke, in_memory_cli: dict[Path, FakeGraphStore], tmp_path: Path
+) -> None:
+    committed_repository(tmp_path / "work", 1)
+
+    result = invoke("bootstrap", str(tmp_path / "work"))
+
+    assert result.exit_code == 0, result.output
+    assert "; 1 commit\n" in result.stdout
