@@ -23,17 +23,20 @@ from typing import BinaryIO
 from graphmem.core.code import language_for
 from graphmem.core.ports import SourceContent, SourceFile, SourceListing
 from graphmem.core.project_facts import interesting_doc
-from graphmem.core.skipped_files import MAX_SOURCE_BYTES
+from graphmem.core.skipped_files import (
+    BINARY,
+    DENIED,
+    GENERATED,
+    HUGE,
+    MAX_SOURCE_BYTES,
+    NOT_REGULAR,
+    NOT_UTF8_NAME,
+    OUTSIDE,
+    UNREADABLE,
+    VENDORED,
+)
 
-MAX_FILE_BYTES = MAX_SOURCE_BYTES
 GIT_TIMEOUT_S = 60.0
-# The why of a skip, as the report counts it.
-OUTSIDE = "outside the project"
-UNREADABLE = "unreadable"
-DENIED = "permission denied"
-NOT_REGULAR = "not a regular file"
-HUGE = "huge"  # over MAX_FILE_BYTES
-BINARY = "binary"
 # O_NONBLOCK: opening a FIFO waits for a writer, forever; the opened file is then checked to
 # be a regular file, whose reads O_NONBLOCK leaves as they are. (Windows has neither flag.)
 _READ_FLAGS = (
@@ -124,11 +127,11 @@ def list_sources(root: Path) -> SourceListing:
         if not _utf8(path):  # a name git or the file system gave as bytes no text holds
             # named as text any output can carry: its bytes not UTF-8 escaped (``caf\xe9.py``)
             shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            listing.skip(shown, "non-UTF-8 name")
+            listing.skip(shown, NOT_UTF8_NAME)
             continue
         parts = path.split("/")
         if any(part in VENDORED_DIRS for part in parts[:-1]):
-            listing.skip(path, "vendored")
+            listing.skip(path, VENDORED)
             continue
         language = language_for(path)
         if language is None and not interesting_doc(path):
@@ -144,9 +147,9 @@ def list_sources(root: Path) -> SourceListing:
         if language is None:
             continue  # a doc or manifest, read by ``read_doc``
         if GENERATED_NAME.search(path):
-            listing.skip(path, "generated")
+            listing.skip(path, GENERATED)
             continue
-        if info.st_size > MAX_FILE_BYTES:
+        if info.st_size > MAX_SOURCE_BYTES:
             listing.skip(path, HUGE)
             continue
         listing.files.append(SourceFile(path, language, info.st_size, info.st_mtime_ns))
@@ -210,7 +213,7 @@ def read_source(root: Path, path: str) -> SourceContent | str:
     if b"\0" in head:
         return BINARY
     if GENERATED_MARK.search(head[:2048].lower()):
-        return "generated"
+        return GENERATED
     return SourceContent(data, hashlib.blake2b(data, digest_size=16).hexdigest())
 
 

@@ -159,7 +159,7 @@ def apply(
             if verb == "delete":
                 click.echo(f"deleted {after.id}")
             else:
-                status_line(past, record.status, after)
+                present.status_line(past, record.status, after)
         changed += verb == "delete" or after.status is not record.status
     if not single:
         click.echo(f"{past} {present.quantity(changed, 'memory', 'memories')}")
@@ -334,15 +334,6 @@ def _each(memory_ids: tuple[str, ...], verb: Callable[[str], MemoryRecord], done
         click.echo(f"{done} {record.id}" + (f" ({', '.join(notes)})" if notes else ""))
     if failed is not None:
         raise click.exceptions.Exit(failed.exit_code)
-
-
-def status_line(past: str, before: Status, after: MemoryRecord) -> None:
-    """The line of a status verb on one memory: what it did, or that the memory was in that status
-    already (the verb is idempotent: nothing changed, and it exits 0 all the same)."""
-    if after.status is before:
-        click.echo(f"{after.id} is {after.status.value} already: nothing changed")
-    else:
-        present.status_changed(past, after)
 
 
 def _single(chosen: Selection, records: list[MemoryRecord]) -> bool:

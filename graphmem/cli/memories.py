@@ -214,10 +214,8 @@ def unresolve(state: CliState, memory_id: str) -> None:
         $ graphmem unresolve mem_0c4e9a7b21d3f855
         unresolved mem_0c4e9a7b21d3f855 (now active)
     """
-    from graphmem.cli.lifecycle import status_line
-
     before = state.service.show(memory_id).memory.status
-    status_line("unresolved", before, state.service.unresolve(memory_id))
+    present.status_line("unresolved", before, state.service.unresolve(memory_id))
 
 
 def link_arguments(kind_help: str) -> Callable[[F], F]:

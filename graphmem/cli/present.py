@@ -266,6 +266,15 @@ def memories_json(records: Iterable[MemoryRecord], *, now: datetime) -> dict[str
     return {"memories": [memory_view(record, now=now) for record in records]}
 
 
+def status_line(verb: str, before: Status, record: MemoryRecord) -> None:
+    """The line of a status verb on one memory: what it did, or that the memory was in that status
+    already (the verb is idempotent: nothing changed, and it exits 0 all the same)."""
+    if record.status is before:
+        click.echo(f"{record.id} is {record.status.value} already: nothing changed")
+    else:
+        status_changed(verb, record)
+
+
 def status_changed(verb: str, record: MemoryRecord) -> None:
     """One line per lifecycle verb; the status is named only when the verb does not say it."""
     if verb == record.status.value:

@@ -5,7 +5,6 @@ Part of ``core/ports.py`` (which re-exports every name here), kept apart by conc
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,6 +14,7 @@ from typing import Protocol
 from graphmem.core.code import ParsedFile
 from graphmem.core.commits import Commit
 from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
+from graphmem.core.skipped_files import skip_counts
 
 # -- what graphmem learns from: code, repository files, git, agent sessions ----------
 #
@@ -58,7 +58,6 @@ class SourceListing:
 
     files: list[SourceFile] = field(default_factory=list)
     docs: list[str] = field(default_factory=list)  # every listed path (for docs and manifests)
-    skipped: Counter[str] = field(default_factory=Counter)
     skipped_files: dict[str, str] = field(default_factory=dict)  # path -> why, as ``skip`` left them
     # Paths this user may not read now (a folder's end with "/", the project's own is ""): what the
     # store holds of them is kept as it is, not taken for removed (a folder made unreadable for a
@@ -66,9 +65,13 @@ class SourceListing:
     denied: list[str] = field(default_factory=list)
 
     def skip(self, path: str, why: str) -> None:
-        """Leave ``path`` out for ``why``: counted, and named so the report can say which."""
-        self.skipped[why] += 1
+        """Leave ``path`` out for ``why``, named so the report can say which."""
         self.skipped_files[path] = why
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """How many paths each reason left out."""
+        return skip_counts(self.skipped_files)
 
     def may_hold(self, path: str) -> bool:
         """Whether ``path`` may still be there, unseen: it is, or is under, a denied path."""

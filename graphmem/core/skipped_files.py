@@ -20,21 +20,32 @@ SKIPPED_NAMED = 5  # paths the report names for each reason
 # small (about 60 KB) -- Kùzu holds large strings rewritten in place badly (``parse_store.py``).
 SKIPPED_KEPT = 1_000
 SKIPPED_KEY = "bootstrap_skipped:"  # + project: JSON ``{path: why}`` of the last pass
-NOT_KEPT = frozenset({"vendored"})
+
+# Why a file is left out, as the report counts it (``adapters/repo_files.py`` decides).
+BINARY = "binary"
+HUGE = "huge"  # over MAX_SOURCE_BYTES
+GENERATED = "generated"
+VENDORED = "vendored"
+OUTSIDE = "outside the project"
+UNREADABLE = "unreadable"
+DENIED = "permission denied"
+NOT_REGULAR = "not a regular file"
+NOT_UTF8_NAME = "non-UTF-8 name"
+NOT_KEPT = frozenset({VENDORED})
 
 # What a reason means, and what the person can do about it.
 _EXPLAINED = {
-    "binary": "it holds NUL bytes near its start, so it is taken for binary, not source",
-    "huge": (
+    BINARY: "it holds NUL bytes near its start, so it is taken for binary, not source",
+    HUGE: (
         f"it is over {MAX_SOURCE_BYTES:,} bytes, the largest source file graphmem parses; "
         "a fixed limit, no setting changes it"
     ),
-    "generated": "it is named or marked as generated code (e.g. `@generated`, `_pb2.py`)",
-    "outside the project": "it is a link that leads outside the project, which graphmem never reads",
-    "unreadable": "it could not be read (a broken link, a loop, or it vanished)",
-    "permission denied": "this user may not read it",
-    "not a regular file": "it is no regular file (a FIFO, a device, a socket)",
-    "non-UTF-8 name": "its name is not UTF-8",
+    GENERATED: "it is named or marked as generated code (e.g. `@generated`, `_pb2.py`)",
+    OUTSIDE: "it is a link that leads outside the project, which graphmem never reads",
+    UNREADABLE: "it could not be read (a broken link, a loop, or it vanished)",
+    DENIED: "this user may not read it",
+    NOT_REGULAR: "it is no regular file (a FIFO, a device, a socket)",
+    NOT_UTF8_NAME: "its name is not UTF-8",
 }
 
 
@@ -69,9 +80,9 @@ def skipped_note(target: str, path: str, stored: str | None) -> str | None:
     except ValueError:  # a store written by hand or cut short: say nothing rather than fail
         return None
     why = skipped.get(path) if isinstance(skipped, dict) else None
-    if not isinstance(why, str):
+    if why not in _EXPLAINED:  # only graphmem's own reasons are ever said, whatever is stored
         return None
     return (
         f"{target} is not in the graph: `graphmem bootstrap` skipped it ({why}: "
-        f"{_EXPLAINED.get(why, 'it is not indexed')}); showing memories that mention related words."
+        f"{_EXPLAINED[why]}); showing memories that mention related words."
     )

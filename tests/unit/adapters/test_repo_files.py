@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.adapters.repo_files import MAX_FILE_BYTES, RepositoryFileWalker
+from graphmem.adapters.repo_files import RepositoryFileWalker
 from graphmem.core.ports import SourceContent
+from graphmem.core.skipped_files import MAX_SOURCE_BYTES
 
 WALKER = RepositoryFileWalker()
 
@@ -67,7 +68,7 @@ def test_a_file_whose_name_is_not_utf8_is_counted_and_skipped(repo: Path, in_git
 
 
 def test_a_huge_file_is_skipped(repo: Path) -> None:
-    write(repo, "src/data.py", "x = 1\n" * (MAX_FILE_BYTES // 6 + 1))
+    write(repo, "src/data.py", "x = 1\n" * (MAX_SOURCE_BYTES // 6 + 1))
 
     listing = WALKER.list_sources(repo)
 
