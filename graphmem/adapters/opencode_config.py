@@ -158,7 +158,7 @@ class Installed:
         return "; ".join(parts)
 
 
-def inspect(files: OpenCodeFiles) -> Installed:
+def installed(files: OpenCodeFiles) -> Installed:
     """What graphmem installed in ``files`` (an unreadable or invalid file counts as none)."""
     try:
         config = read_client_file(files.config, files.project)
@@ -270,6 +270,11 @@ def plan_uninstall(files: OpenCodeFiles) -> list[FileChange]:
         FileChange(files.agents, agents, new_agents),
         FileChange(files.plugin, plugin, new_plugin),
     ]
+
+
+def tidy(files: OpenCodeFiles) -> None:
+    """After uninstall: nothing more goes. ``apply`` already removed the plugin folders that
+    deleting graphmem's plugin left empty; OpenCode's config folders are OpenCode's."""
 
 
 def _edit_config(path: Path, text: str, edit: Callable[[str], str]) -> str:

@@ -6,9 +6,10 @@ They edit the client's files only; they never open the memory store.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from functools import partial
+from dataclasses import dataclass
+from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 import click
 
@@ -16,13 +17,9 @@ from graphmem.cli import present
 from graphmem.cli.state import CliState, pass_state
 
 if TYPE_CHECKING:
-    from graphmem.adapters.claude_code_config import ClaudeCodeFiles
-    from graphmem.adapters.codex_config import CodexFiles
-    from graphmem.adapters.opencode_config import FileChange, OpenCodeFiles
+    from graphmem.adapters.opencode_config import FileChange
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-INSTALLED_HINT = "Restart OpenCode; `opencode mcp list` should show graphmem connected."
 
 
 def scope_options(func: F) -> F:
@@ -59,14 +56,6 @@ def project_directory(state: CliState, use_global: bool, project_dir: Path | Non
     return checkout_root(directory) or directory
 
 
-def opencode_files(state: CliState, use_global: bool, project_dir: Path | None) -> OpenCodeFiles:
-    """The files of the scope the options name: global, ``--project DIR``, or the current project."""
-    from graphmem.adapters import opencode_config
-
-    directory = project_directory(state, use_global, project_dir)
-    return opencode_config.global_files() if directory is None else opencode_config.project_files(directory)
-
-
 def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothing: str) -> None:
     """Show the changes as diffs (dry run), or apply them and say what happened to each file."""
     from graphmem.adapters.opencode_config import apply
@@ -84,26 +73,95 @@ def carry_out(changes: Sequence[FileChange], *, dry_run: bool, hint: str, nothin
     present.note(hint if changed else nothing)
 
 
-def install_into(client: str, changes: Sequence[FileChange], *, dry_run: bool, hint: str) -> None:
-    """``carry_out`` an install into ``client``'s files; ``hint`` says what the user does next."""
-    nothing = f"graphmem is already installed for {client} here; nothing changed."
-    carry_out(changes, dry_run=dry_run, hint=hint, nothing=nothing)
+class Described(Protocol):
+    """What of graphmem a client's scope holds, as ``graphmem doctor`` says it."""
+
+    def describe(self) -> str: ...
 
 
-def uninstall_from(
-    client: str,
-    changes: Sequence[FileChange],
-    *,
-    dry_run: bool,
-    hint: str,
-    tidy: Callable[[], None] | None = None,
-) -> None:
-    """``carry_out`` an uninstall from ``client``'s files; ``hint`` says what the user does next.
-    ``tidy`` then removes what install made and the uninstall left empty (not on a dry run)."""
-    nothing = f"graphmem is not installed for {client} here; nothing changed."
-    carry_out(changes, dry_run=dry_run, hint=hint, nothing=nothing)
-    if tidy is not None and not dry_run:
-        tidy()
+class ClientConfig(Protocol):
+    """What each client's adapter (``graphmem.adapters.<client>_config``) offers the commands:
+    the files of a scope, the uninstall's plan and the tidying after it, what is installed."""
+
+    def project_files(self, directory: Path) -> Any: ...
+    def global_files(self) -> Any: ...
+    def plan_uninstall(self, files: Any) -> list[FileChange]: ...
+    def tidy(self, files: Any) -> None: ...
+    def installed(self, files: Any) -> Described: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Client:
+    """An agent client graphmem installs into: what install, uninstall and doctor do alike for
+    each (the files a scope names, what they say, the uninstall, the doctor's two lines)."""
+
+    name: str  # as the messages name it: "Claude Code"
+    command: str  # the subcommand of install and uninstall, and doctor's name for it
+    adapter: str  # the module of graphmem.adapters that reads and edits its files
+    installed_hint: str  # what the user does after an install
+    uninstalled_hint: str  # ... and after an uninstall
+
+    def config(self) -> ClientConfig:
+        """The client's adapter, imported when a command needs it (not when the CLI starts)."""
+        return cast("ClientConfig", import_module(f"graphmem.adapters.{self.adapter}"))
+
+    def files(self, state: CliState, use_global: bool, project_dir: Path | None) -> Any:
+        """The client's files of the scope the options name: global, ``--project DIR``, or this project."""
+        directory = project_directory(state, use_global, project_dir)
+        config = self.config()
+        return config.global_files() if directory is None else config.project_files(directory)
+
+    def install(self, changes: Sequence[FileChange], *, dry_run: bool) -> None:
+        """``carry_out`` an install into the client's files."""
+        nothing = f"graphmem is already installed for {self.name} here; nothing changed."
+        carry_out(changes, dry_run=dry_run, hint=self.installed_hint, nothing=nothing)
+
+    def uninstall(self, state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
+        """``carry_out`` the uninstall from the scope's files, then (not on a dry run) remove what
+        install made and the uninstall left empty."""
+        files = self.files(state, use_global, project_dir)
+        config = self.config()
+        nothing = f"graphmem is not installed for {self.name} here; nothing changed."
+        carry_out(config.plan_uninstall(files), dry_run=dry_run, hint=self.uninstalled_hint, nothing=nothing)
+        if not dry_run:
+            config.tidy(files)
+
+    def doctor(self, state: CliState) -> Iterator[str]:
+        """What graphmem installed for the client, in this project and globally."""
+        config = self.config()
+        project = project_directory(state, False, None) or Path.cwd()
+        found = config.installed(config.project_files(project))
+        yield f"{self.command} (project {project}): {found.describe()}"
+        yield f"{self.command} (global): {config.installed(config.global_files()).describe()}"
+
+
+if TYPE_CHECKING:  # each adapter module is a ClientConfig: mypy checks it here
+    from graphmem.adapters import claude_code_config, codex_config, opencode_config
+
+    _ADAPTERS: tuple[ClientConfig, ...] = (opencode_config, codex_config, claude_code_config)
+
+OPENCODE = Client(
+    "OpenCode",
+    "opencode",
+    "opencode_config",
+    installed_hint="Restart OpenCode; `opencode mcp list` should show graphmem connected.",
+    uninstalled_hint="Restart OpenCode to drop graphmem's tools.",
+)
+CODEX = Client(
+    "Codex",
+    "codex",
+    "codex_config",
+    installed_hint="Restart Codex and trust graphmem's hooks when it asks (`/hooks`); a project's "
+    ".codex/config.toml is read once you trust the project. `codex mcp list` should show graphmem.",
+    uninstalled_hint="Restart Codex to drop graphmem's tools and hooks.",
+)
+CLAUDE_CODE = Client(
+    "Claude Code",
+    "claude-code",
+    "claude_code_config",
+    installed_hint="Restart Claude Code; `claude mcp list` should show graphmem connected.",
+    uninstalled_hint="Restart Claude Code to drop graphmem's tools and hooks.",
+)
 
 
 @click.group()
@@ -119,7 +177,7 @@ def install() -> None:
     """
 
 
-@install.command("opencode")
+@install.command(OPENCODE.command)
 @scope_options
 @pass_state
 def install_opencode(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
@@ -141,12 +199,10 @@ def install_opencode(state: CliState, use_global: bool, project_dir: Path | None
     """
     from graphmem.adapters import opencode_config
 
-    files = opencode_files(state, use_global, project_dir)
+    files = OPENCODE.files(state, use_global, project_dir)
     entry = opencode_config.server_entry(opencode_config.graphmem_command(), state.data_dir)
     plugin = opencode_config.plugin_text(state.data_dir)
-    install_into(
-        "OpenCode", opencode_config.plan_install(files, entry, plugin), dry_run=dry_run, hint=INSTALLED_HINT
-    )
+    OPENCODE.install(opencode_config.plan_install(files, entry, plugin), dry_run=dry_run)
 
 
 @click.group()
@@ -160,7 +216,7 @@ def uninstall() -> None:
     """
 
 
-@uninstall.command("opencode")
+@uninstall.command(OPENCODE.command)
 @scope_options
 @pass_state
 def uninstall_opencode(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
@@ -178,32 +234,10 @@ def uninstall_opencode(state: CliState, use_global: bool, project_dir: Path | No
         deleted /home/me/shop/.opencode/plugins/graphmem.js
         Restart OpenCode to drop graphmem's tools.
     """
-    from graphmem.adapters import opencode_config
-
-    files = opencode_files(state, use_global, project_dir)
-    uninstall_from(
-        "OpenCode",
-        opencode_config.plan_uninstall(files),
-        dry_run=dry_run,
-        hint="Restart OpenCode to drop graphmem's tools.",
-    )
+    OPENCODE.uninstall(state, use_global, project_dir, dry_run)
 
 
-CODEX_INSTALLED_HINT = (
-    "Restart Codex and trust graphmem's hooks when it asks (`/hooks`); a project's .codex/config.toml "
-    "is read once you trust the project. `codex mcp list` should show graphmem."
-)
-
-
-def codex_files(state: CliState, use_global: bool, project_dir: Path | None) -> CodexFiles:
-    """Codex's files of the scope the options name: ``$CODEX_HOME`` (``--global``) or the project."""
-    from graphmem.adapters import codex_config
-
-    directory = project_directory(state, use_global, project_dir)
-    return codex_config.global_files() if directory is None else codex_config.project_files(directory)
-
-
-@install.command("codex")
+@install.command(CODEX.command)
 @scope_options
 @pass_state
 def install_codex(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
@@ -223,18 +257,15 @@ def install_codex(state: CliState, use_global: bool, project_dir: Path | None, d
     from graphmem.adapters import codex_config, opencode_config
     from graphmem.settings import environment_variables
 
-    files = codex_files(state, use_global, project_dir)
+    files = CODEX.files(state, use_global, project_dir)
     command = opencode_config.graphmem_command()
     entry = codex_config.server_entry(command, state.data_dir, environment_variables())
-    install_into(
-        "Codex",
-        codex_config.plan_install(files, entry, codex_config.hook_command(state.data_dir)),
-        dry_run=dry_run,
-        hint=CODEX_INSTALLED_HINT,
+    CODEX.install(
+        codex_config.plan_install(files, entry, codex_config.hook_command(state.data_dir)), dry_run=dry_run
     )
 
 
-@uninstall.command("codex")
+@uninstall.command(CODEX.command)
 @scope_options
 @pass_state
 def uninstall_codex(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
@@ -246,31 +277,10 @@ def uninstall_codex(state: CliState, use_global: bool, project_dir: Path | None,
         deleted /home/me/shop/.codex/config.toml
         deleted /home/me/shop/AGENTS.md
     """
-    from graphmem.adapters import codex_config
-
-    files = codex_files(state, use_global, project_dir)
-    uninstall_from(
-        "Codex",
-        codex_config.plan_uninstall(files),
-        dry_run=dry_run,
-        hint="Restart Codex to drop graphmem's tools and hooks.",
-        tidy=partial(codex_config.tidy, files),
-    )
+    CODEX.uninstall(state, use_global, project_dir, dry_run)
 
 
-def claude_code_files(state: CliState, use_global: bool, project_dir: Path | None) -> ClaudeCodeFiles:
-    """Claude Code's files of the scope the options name: global, ``--project DIR``, or this project."""
-    from graphmem.adapters import claude_code_config
-
-    directory = project_directory(state, use_global, project_dir)
-    return (
-        claude_code_config.global_files()
-        if directory is None
-        else claude_code_config.project_files(directory)
-    )
-
-
-@install.command("claude-code")
+@install.command(CLAUDE_CODE.command)
 @scope_options
 @pass_state
 def install_claude_code(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
@@ -289,17 +299,12 @@ def install_claude_code(state: CliState, use_global: bool, project_dir: Path | N
     """
     from graphmem.adapters import claude_code_config, opencode_config
 
-    files = claude_code_files(state, use_global, project_dir)
+    files = CLAUDE_CODE.files(state, use_global, project_dir)
     entry = claude_code_config.server_entry(opencode_config.graphmem_command(), state.data_dir)
-    install_into(
-        "Claude Code",
-        claude_code_config.plan_install(files, entry, state.data_dir),
-        dry_run=dry_run,
-        hint="Restart Claude Code; `claude mcp list` should show graphmem connected.",
-    )
+    CLAUDE_CODE.install(claude_code_config.plan_install(files, entry, state.data_dir), dry_run=dry_run)
 
 
-@uninstall.command("claude-code")
+@uninstall.command(CLAUDE_CODE.command)
 @scope_options
 @pass_state
 def uninstall_claude_code(state: CliState, use_global: bool, project_dir: Path | None, dry_run: bool) -> None:
@@ -311,27 +316,7 @@ def uninstall_claude_code(state: CliState, use_global: bool, project_dir: Path |
         deleted /home/me/shop/.mcp.json
         deleted /home/me/shop/.claude/settings.json
     """
-    from graphmem.adapters import claude_code_config
-
-    files = claude_code_files(state, use_global, project_dir)
-    uninstall_from(
-        "Claude Code",
-        claude_code_config.plan_uninstall(files),
-        dry_run=dry_run,
-        hint="Restart Claude Code to drop graphmem's tools and hooks.",
-        tidy=partial(claude_code_config.tidy, files),
-    )
-
-
-def doctor_claude_code(state: CliState) -> Iterator[str]:
-    """What graphmem installed for Claude Code, in this project and globally."""
-    from graphmem.adapters import claude_code_config
-
-    project = project_directory(state, False, None) or Path.cwd()
-    found = claude_code_config.installed(claude_code_config.project_files(project))
-    yield f"claude-code (project {project}): {found.describe()}"
-    found = claude_code_config.installed(claude_code_config.global_files())
-    yield f"claude-code (global): {found.describe()}"
+    CLAUDE_CODE.uninstall(state, use_global, project_dir, dry_run)
 
 
 def doctor_daemon(state: CliState) -> Iterator[str]:
@@ -351,32 +336,12 @@ def doctor_daemon(state: CliState) -> Iterator[str]:
         yield f"daemon: reachable at {info.url} (pid {info.pid}, data dir {data_dir}){why}"
 
 
-def doctor_opencode(state: CliState) -> Iterator[str]:
-    """What graphmem installed for OpenCode, in this project and globally."""
-    from graphmem.adapters import opencode_config
-
-    project = project_directory(state, False, None) or Path.cwd()
-    found = opencode_config.inspect(opencode_config.project_files(project))
-    yield f"opencode (project {project}): {found.describe()}"
-    yield f"opencode (global): {opencode_config.inspect(opencode_config.global_files()).describe()}"
-
-
-def doctor_codex(state: CliState) -> Iterator[str]:
-    """What graphmem installed for Codex, in this project and in ``$CODEX_HOME``."""
-    from graphmem.adapters import codex_config
-
-    project = project_directory(state, False, None) or Path.cwd()
-    found = codex_config.installed(codex_config.project_files(project))
-    yield f"codex (project {project}): {found.describe()}"
-    yield f"codex (global): {codex_config.installed(codex_config.global_files()).describe()}"
-
-
 # One check per line group of `graphmem doctor`: the daemon, then each client.
 DOCTOR_CHECKS: tuple[Callable[[CliState], Iterator[str]], ...] = (
     doctor_daemon,
-    doctor_opencode,
-    doctor_claude_code,
-    doctor_codex,
+    OPENCODE.doctor,
+    CLAUDE_CODE.doctor,
+    CODEX.doctor,
 )
 
 

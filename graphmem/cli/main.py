@@ -6,15 +6,16 @@ import contextlib
 import gc
 import importlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 try:  # Ctrl-C while the command line's modules load: a quiet exit (130), not a traceback
     import click
 
     from graphmem.cli.present import error
     from graphmem.cli.state import CliState, ServiceFactory, open_default_service
-    from graphmem.errors import ConfigError, GraphmemError
+    from graphmem.errors import ConfigError, GraphmemError, InvalidInputError
 except KeyboardInterrupt:
     raise SystemExit(130) from None
 
@@ -44,9 +45,55 @@ COMMAND_MODULES = {
 }  # fmt: skip
 
 
+# Characters of a refused argument its error shows: those around where UTF-8 stops reading it.
+SHOWN_ARGUMENT_CHARS = 80
+
+
+def refuse_undecodable(words: Sequence[str]) -> None:
+    """Refuse a command line that holds a word that is not UTF-8 (bytes UTF-8 cannot read, which
+    Python keeps as lone surrogates): ``InvalidInputError`` naming the word, its bytes escaped.
+
+    Decided here, before click parses any command or option, so that every command gives one
+    answer whether a daemon serves the store or not: a daemon cannot be sent such text (JSON
+    cannot carry it: ``rpc_types.encode_arguments``), while the store itself would take it as
+    any text and answer, say, "No memory with id ...". What graphmem stores or looks up is
+    UTF-8 anyway."""
+    for word in words:
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            # Loaded only here: graphmem.core.text loads hashlib, a few ms of every command's start.
+            from graphmem.core.text import ensure_utf8, escape_undecodable
+
+            ensure_utf8(word, what=f"The argument {escape_undecodable(word, SHOWN_ARGUMENT_CHARS)}")
+
+
+class RefusedCommandLine(click.ClickException):
+    """A command line refused before click parses it (``refuse_undecodable``): shown as any
+    graphmem error is (``present.error``), with invalid input's exit code."""
+
+    exit_code = InvalidInputError.exit_code
+
+    def __init__(self, cause: InvalidInputError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        error(self.cause)
+
+
 class GraphmemGroup(click.Group):
-    """Loads a command's module when the command is asked for; presents graphmem's own
-    errors as one line and exits with their code."""
+    """Loads a command's module when the command is asked for; refuses a command line that is
+    not UTF-8 (``refuse_undecodable``); presents graphmem's own errors as one line and exits
+    with their code."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not ctx.resilient_parsing:  # shell completion parses what it can
+            try:
+                refuse_undecodable(args)
+            except InvalidInputError as exc:
+                raise RefusedCommandLine(exc) from None
+        return super().parse_args(ctx, args)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*COMMAND_MODULES, *self.commands})

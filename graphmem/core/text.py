@@ -17,6 +17,7 @@ CHARS_PER_TOKEN = 4.0
 
 _WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _SPACE_RE = re.compile(r"\s+")
+_LONE_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 def validate_text(text: str, *, what: str = "text") -> str:
@@ -45,6 +46,24 @@ def ensure_utf8(text: str, *, what: str = "text") -> None:
         raise InvalidInputError(
             f"{what} is not valid UTF-8 (at character {exc.start}): pass UTF-8 text."
         ) from None
+
+
+def escape_undecodable(text: str, limit: int | None = None) -> str:
+    """``text`` with what UTF-8 cannot encode spelled out, for a message that shows it: a byte
+    that was no UTF-8 (kept as a lone surrogate from U+DC80 to U+DCFF, as ``os.fsdecode`` keeps a
+    command line's) as ``\\xff``, any other lone surrogate as ``\\ud800``. Over ``limit``
+    characters, only ``limit`` of them around the first such one, the cuts marked "…"."""
+    if limit is not None and len(text) > limit:
+        found = _LONE_SURROGATE_RE.search(text)
+        start = max(0, min((found.start() if found else 0) - limit // 2, len(text) - limit))
+        end = start + limit
+        text = ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
+    return _LONE_SURROGATE_RE.sub(_escape, text)
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def normalize(text: str) -> str:

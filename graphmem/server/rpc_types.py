@@ -69,9 +69,11 @@ def encode_arguments(arguments: Mapping[str, Any]) -> dict[str, Any]:
     """The arguments as JSON values: enums as their values, datetimes as ISO text, paths as
     text, collections as lists, dataclasses as objects. The daemon validates them.
 
-    Text that is not UTF-8 (bytes of a command line or a file name that UTF-8 cannot read,
-    held as lone surrogates) is the ``InvalidInputError`` the service raises for it, naming
-    the argument: JSON cannot carry it, and the daemon's guard would refuse the whole body."""
+    Text that is not UTF-8 (bytes of a file name or of a caller's string that UTF-8 cannot
+    read, held as lone surrogates) is the ``InvalidInputError`` the service raises for it,
+    naming the argument: JSON cannot carry it, and the daemon's guard would refuse the whole
+    body. The CLI refuses such a command-line argument before this, whether a daemon runs or
+    not (``cli/main.py:refuse_undecodable``)."""
     encoded = {name: _jsonable(value) for name, value in arguments.items()}
     for name, value in encoded.items():
         _ensure_utf8(value, f"The {name}")

@@ -1,41 +1,39 @@
-"""Export and import: a lossless JSONL round trip, and a Markdown view for people."""
+"""Export and import: a lossless JSONL round trip, and a Markdown view for people.
+
+``Transfer`` reads the store for an export and writes an import through the ``MemoryWriter``.
+An import file is read by ``transfer_read.py``, checked by ``transfer_checks.py``; what each of
+its memories becomes is decided by ``transfer_plan.py`` before anything is written; what a
+repository export may write over is ``transfer_overwrite.py``'s; the verbs with paths and the
+writer's lock are ``transfer_files.py``'s.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
-from graphmem.core.dedup import memory_hash
-from graphmem.core.events import Cause, EventKind
+from graphmem.core.events import Cause
 from graphmem.core.export_format import (
-    RELATIVE_ROOT,
     MemoryLine,
-    ParsedExport,
     entity_line,
     event_line,
     header_line,
-    is_relative,
     jsonl_line,
     link_line,
     memory_line,
     next_line,
-    parse_lines,
-    rooted_key,
-    rooted_project,
 )
-from graphmem.core.models import Entity, Link, LinkKind, MemoryRecord, Scope, Status
-from graphmem.core.provenance import import_source, is_persons
-from graphmem.core.timeparse import to_utc
-from graphmem.errors import ConflictError, ImportFileError, InvalidInputError
+from graphmem.core.models import Entity, Link, LinkKind, MemoryRecord
+from graphmem.core.provenance import is_persons
+from graphmem.errors import InvalidInputError
 from graphmem.service.file_access import MARKDOWN_MARK
 from graphmem.service.proposals import Proposals
 from graphmem.service.repository_export import (
@@ -46,7 +44,9 @@ from graphmem.service.repository_export import (
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryFiles
 from graphmem.service.staleness import Staleness
 from graphmem.service.stores import Stores
-from graphmem.service.transfer_checks import check_links, check_references
+from graphmem.service.transfer_overwrite import CLI_TERMS, CallerTerms, check_nothing_dropped
+from graphmem.service.transfer_plan import ImportPlan, plan_import
+from graphmem.service.transfer_read import read_import
 from graphmem.service.writer import MemoryWriter
 
 log = logging.getLogger(__name__)
@@ -59,42 +59,6 @@ IMPORT_BATCH = 4096
 FORMATS = ("jsonl", "markdown")
 
 Progress = Callable[[int], None]
-
-
-@dataclass(slots=True)
-class ImportLinks:
-    """An import's new links, by who may make them (``Transfer._sort_links``)."""
-
-    own: list[Link] = field(default_factory=list)  # between memories the file brings
-    onto_stored: list[Link] = field(default_factory=list)  # changing a memory stored before
-    # superseding a person's memory, or hiding one the team sees behind one only the importer sees
-    refused: list[Link] = field(default_factory=list)
-
-    def left_current(self) -> set[str]:
-        """The memories that only refused links supersede: none of a refused supersession is
-        kept, so the memory it would close is not closed either (``_unclosed``)."""
-        closing = {link.target for link in self.own + self.onto_stored if link.kind is LinkKind.SUPERSEDES}
-        return {link.target for link in self.refused} - closing
-
-    def refused_events(self) -> set[tuple[EventKind, str, str]]:
-        """The kind, ``memory_id`` and ``other_id`` of the event a file may hold of each refused
-        supersession (in the older memory's history), left out with it."""
-        return {(EventKind.SUPERSEDE, link.target, link.source) for link in self.refused}
-
-
-@dataclass(frozen=True, slots=True)
-class CallerTerms:
-    """The two ways out of a refused repository export, in the caller's own terms: merge the
-    folder's file first (``{folder}``: its name), or export over it anyway."""
-
-    merge: str
-    force: str
-
-
-CLI_TERMS = CallerTerms("run `graphmem import {folder}`", "export with --force")
-TOOL_TERMS = CallerTerms(
-    'call import_memories with path="{folder}"', "call export_memories with overwrite=true"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,49 +153,8 @@ class Transfer:
         if fmt == "jsonl":
             files = {REPOSITORY_FILE: shared.jsonl, **files}
             if current is not None and not force:
-                self._check_nothing_dropped(current, current_name, folder, root, aliases, terms)
+                check_nothing_dropped(self._stores.store, current, current_name, folder, root, aliases, terms)
         return RepositoryFiles(files, len(shared.memory_ids), shared.entities, shared.links)
-
-    def _check_nothing_dropped(
-        self, current: str, name: str, label: str, root: str, aliases: frozenset[str], terms: CallerTerms
-    ) -> None:
-        # The folder to import: the path ``name`` gives, else ``label``, the folder relative to the
-        # project's root (``folder_label``: the CLI's export names the file alone).
-        parent = Path(name).parent
-        if name.endswith(REPOSITORY_FILE) and parent != Path("."):
-            folder = str(parent)
-        elif label == "." or label.endswith("/"):
-            folder, name = label, f"{label.rstrip('/')}/{name}"
-        else:
-            folder = "DIR"
-        merge = terms.merge.format(folder=folder)
-        parsed = parse_lines(_numbered(current))
-        problems = sorted(parsed.problems)
-        if problems:
-            number, message = problems[0]
-            raise ConflictError(
-                f"{name} has {len(problems)} invalid line(s) (line {number}: {message}); a merge conflict "
-                f"left in it? Resolve it and {merge}, or {terms.force} to replace the file."
-            )
-        stored = self._stores.store.get_memories([line.id for _, line in parsed.memories])
-        missing: list[str] = []  # not in the store, or newer there than here: not imported yet
-        for _, line in parsed.memories:
-            mine = stored.get(line.id)
-            if mine is not None:
-                if _stamp(line) > mine.updated_at:
-                    missing.append(line.id)
-            elif not any(
-                self._stores.store.find_by_hash(memory_hash(line.scope, _owner(line, kept), line.text))
-                for kept in (root, *aliases)
-            ):
-                missing.append(line.id)
-        if missing:
-            shown = ", ".join(missing[:3]) + (", ..." if len(missing) > 3 else "")
-            raise ConflictError(
-                f"{name} holds {len(missing)} memor{'y' if len(missing) == 1 else 'ies'} this store lacks or "
-                f"has an older copy of ({shown}): {merge} first to merge them, or {terms.force} to drop "
-                "them from the file."
-            )
 
     # -- import -------------------------------------------------------------------
 
@@ -242,132 +165,18 @@ class Transfer:
         its defaults: ``TransferFiles.import_text``).
 
         ``name`` says where the text came from in errors. Project-relative keys (a
-        repository export) are re-rooted at ``project``. A memory whose id is present is
-        updated when the text's copy is newer (``updated_at``), else skipped; one with the
-        same text in the same scope is skipped. Importing the same text twice changes nothing.
+        repository export) are re-rooted at ``project``. What each memory becomes is decided
+        first (``transfer_plan.plan_import``); importing the same text twice changes nothing.
         """
-        parsed = parse_lines(_numbered(text))
-        if parsed.header is not None and parsed.header.project == RELATIVE_ROOT:
-            _keep_newest(parsed)  # a union merge of two exports may repeat a memory
-        _reroot(parsed, project)
-        check_references(self._stores.store, parsed, project)
-        existing = self._stores.store.get_memories([m.id for _, m in parsed.memories])
-        # ids in the file -> ids in the store (a duplicate text maps onto the stored memory)
-        id_map: dict[str, str] = {m.id: m.id for _, m in parsed.memories if m.id in existing}
-        adding: list[tuple[MemoryLine, str]] = []  # each new memory's line, with its hash
-        updates: list[tuple[MemoryRecord, MemoryLine]] = []
-        hashes: dict[str, str] = {}
-        fresh = [line for _, line in parsed.memories if line.id not in existing]
-        # One read for every new line's hash (a round trip per line made a remote store's import slow).
-        digests = {line.id: memory_hash(line.scope, _owner(line, project), line.text) for line in fresh}
-        held = self._stores.store.find_by_hashes(set(digests.values()))
-        for _, line in parsed.memories:
-            if line.id in existing:
-                stored = existing[line.id]
-                if _stamp(line) > stored.updated_at:
-                    updates.append((stored, line))
-                continue
-            digest = digests[line.id]
-            # A superseded memory is history, never the same memory as a current one.
-            duplicate = None
-            if line.status is not Status.SUPERSEDED:
-                duplicate = hashes.get(digest) or next(
-                    (m.id for m in held.get(digest, []) if m.status is not Status.SUPERSEDED), None
-                )
-            if duplicate is not None:
-                id_map[line.id] = duplicate
-                continue
-            if line.status is not Status.SUPERSEDED:
-                hashes[digest] = line.id
-            id_map[line.id] = line.id
-            adding.append((line, digest))
-        check_links(self._stores.store, parsed, id_map)  # between the memories the links land on
-        if parsed.problems:
-            lines = len({number for number, _ in parsed.problems})
-            raise ImportFileError(
-                f"{name} has {lines} invalid record{'s' if lines != 1 else ''}; nothing was imported. "
-                "Fix the lines listed and run the import again.",
-                sorted(parsed.problems),
-            )
-        source = import_source(name)  # who wrote what it holds: the file, never what the file says
-        now = self._stores.clock()
-        links = self._sort_links(parsed, id_map, {line.id: line.scope for line, _ in adding})
-        current = links.left_current()
-        adding = [(_unclosed(line) if line.id in current else line, digest) for line, digest in adding]
-        new = [
-            (line.to_record(digest, _owner(line, project), source=source, now=now), line.entities)
-            for line, digest in adding
-        ]
-        # A person's memory stays in force: a newer copy that changes it is a proposal beside it.
-        taken = sum(not is_persons(stored) for stored, _ in updates)
-        proposed_changes = sum(is_persons(stored) and _changes(stored, line) for stored, line in updates)
-        summary = ImportSummary(
-            records=parsed.records,
-            memories_added=len(new),
-            memories_skipped=len(parsed.memories) - len(new) - taken - proposed_changes,
-            entities=self._new_entities(parsed),
-            links=len(links.own) + len(links.onto_stored),
-            dry_run=dry_run,
-            memories_updated=taken,
-            changes_proposed=proposed_changes,
-            proposed=sum(
-                record.status is Status.PROPOSED and line.status is not Status.PROPOSED
-                for (record, _), (line, _) in zip(new, adding, strict=True)
-            ),
-            links_refused=len(links.refused),
+        plan = plan_import(
+            self._stores, read_import(text, project), name=name, project=project, dry_run=dry_run
         )
         if dry_run:
-            return summary
+            return plan.summary
         with self._writer.lock:  # all or nothing among writers
-            self._apply(parsed, new, id_map, progress, source, links)
-            self._update(updates, source, now)
-        return summary
-
-    def _new_entities(self, parsed: ParsedExport) -> int:
-        """How many of the file's entities the store does not hold yet (what an import adds)."""
-        keys = {e.key for _, e in parsed.entities}
-        return len(keys - self._stores.store.get_entities(keys).keys()) if keys else 0
-
-    def _sort_links(
-        self, parsed: ParsedExport, id_map: dict[str, str], brought: dict[str, Scope]
-    ) -> ImportLinks:
-        """The file's links the store does not hold yet, between the memories they land on (a
-        repeated memory maps onto the stored one), by who may make them: between memories the
-        file brings (``brought``: their scopes), the file's own; one that ends at a memory the
-        store held before changes that memory, so it is made as any other writer's change
-        (``_link_stored``); and one that would supersede a person's memory is refused, as an
-        agent's is (only a person replaces what a person wrote or confirmed), as is one by which
-        a memory only the importer sees would hide one the team sees (``keep_in_sight``), whichever
-        end the file brings: a memory the file brings is the team's when the store shares its
-        scope (``GraphStore.shared_scopes``: a project memory on a team's store)."""
-        now = self._stores.clock()
-        wanted = {
-            (id_map.get(r.source, r.source), id_map.get(r.target, r.target), r.kind): (
-                to_utc(r.created_at) if r.created_at else now
-            )
-            for _, r in parsed.links
-        }
-        ends = {memory_id for source, target, _ in wanted for memory_id in (source, target)}
-        store = self._stores.store
-        held = {(link.source, link.target, link.kind) for link in store.links(ends)} if ends else set()
-        stored = store.get_memories(ends - brought.keys()) if ends - brought.keys() else {}
-        scopes = store.shared_scopes()
-        shared = store.shared_memories(stored.keys()) | {i for i, scope in brought.items() if scope in scopes}
-        sorted_links = ImportLinks()
-        for (source, target, kind), at in wanted.items():
-            if (source, target, kind) in held:
-                continue
-            link = Link(source, target, kind, at)
-            if kind is LinkKind.SUPERSEDES and (
-                (target in stored and is_persons(stored[target]))
-                or (target in shared and source not in shared)
-            ):
-                sorted_links.refused.append(link)
-            elif source in brought and target in brought:
-                sorted_links.own.append(link)
-            else:
-                sorted_links.onto_stored.append(link)
-        return sorted_links
+            self._apply(plan, progress)
+            self._update(plan.updates, plan.source, plan.now)
+        return plan.summary
 
     def _link_stored(self, links: list[Link], cause: Cause) -> None:
         """Make the file's links that change a memory the store held before, each an event in
@@ -385,7 +194,7 @@ class Transfer:
     def _update(self, updates: list[tuple[MemoryRecord, MemoryLine]], source: str, now: datetime) -> None:
         """Take the newer copy's text, category, status and validity, each change an event in
         the memory's history (actor: the import) that ``undo`` reverses; a person's memory the
-        file changes becomes a proposal (``MemoryWriter.take``)."""
+        file changes gets a proposal beside it instead (``ImportPlan.updates``)."""
         renamed: list[tuple[str, str]] = []
         for stored, line in updates:
             incoming = line.to_record(stored.content_hash, stored.project, source=source, now=now)
@@ -393,8 +202,7 @@ class Transfer:
             entities = [known[k] for k in line.entities if k in known]
             cause = Cause(source, "a newer copy was imported")
             if is_persons(stored):  # theirs stays in force: the copy is a proposal beside it
-                if _changes(stored, line):
-                    self._proposals.propose(stored, incoming.text, incoming.category, entities, cause)
+                self._proposals.propose(stored, incoming.text, incoming.category, entities, cause)
             elif self._writer.take(stored, incoming, entities, cause):
                 renamed.append((stored.id, incoming.text))
         if renamed and self._stores.semantic is not None:
@@ -421,15 +229,7 @@ class Transfer:
             return None
         return self._stores.semantic.embed_texts([r.text for r in records]).astype(np.float32)
 
-    def _apply(
-        self,
-        parsed: ParsedExport,
-        new: list[tuple[MemoryRecord, list[str]]],
-        id_map: dict[str, str],
-        progress: Progress | None,
-        source: str,
-        links: ImportLinks,
-    ) -> None:
+    def _apply(self, plan: ImportPlan, progress: Progress | None) -> None:
         """Store the file's entities, new memories, their links, chains and history. What the file
         says of a memory the store held before (its entities, its links) changes it only as a
         newer copy (``_update``) or an audited link (``_link_stored``) does.
@@ -441,6 +241,7 @@ class Transfer:
         path make a file look scanned. The code graph owns them: ``graphmem bootstrap`` takes
         over a file or symbol an import stored (``core.ports.CodeGraph.save``), with its memories.
         """
+        parsed, new, id_map, links, source = plan.parsed, plan.new, plan.id_map, plan.links, plan.source
         entities = [Entity(e.key, e.kind, e.name, e.project, e.title) for _, e in parsed.entities]
         self._writer.add_entities(entities)
         known = {e.key: e for e in entities}
@@ -498,81 +299,8 @@ def _required_project(project: str | None) -> str:
     return project
 
 
-def _changes(stored: MemoryRecord, line: MemoryLine) -> bool:
-    """Whether the file's copy says something else than ``stored``: its text or its category."""
-    return (line.text, line.category) != (stored.text, stored.category)
-
-
-def _stamp(line: MemoryLine) -> datetime:
-    """When the line's copy of a memory last changed."""
-    return to_utc(line.updated_at or line.created_at)
-
-
-def _unclosed(line: MemoryLine) -> MemoryLine:
-    """``line`` as it was before the supersession the import refused: current (a directive or
-    preference from a file is a proposal, ``MemoryLine.to_record``), its validity open again, as
-    ``graphmem restore`` leaves a superseded memory."""
-    if line.status is not Status.SUPERSEDED:
-        return line
-    return line.model_copy(update={"status": Status.ACTIVE, "valid_to": None})
-
-
-def _owner(line: MemoryLine, project: str | None) -> str | None:
-    return (project or line.project) if line.scope is Scope.PROJECT else None
-
-
-def _keep_newest(parsed: ParsedExport) -> None:
-    """One line per memory id: the newest (by ``updated_at``; the later line on a tie)."""
-    newest: dict[str, tuple[int, MemoryLine]] = {}
-    for number, line in parsed.memories:
-        seen = newest.get(line.id)
-        if seen is None or _stamp(line) >= _stamp(seen[1]):
-            newest[line.id] = (number, line)
-    parsed.memories = sorted(newest.values(), key=lambda item: item[0])
-
-
-def _reroot(parsed: ParsedExport, project: str | None) -> None:
-    """Project-relative keys and projects (``.``) become ``project``'s; without one, problems."""
-    if project is None:
-        numbered = [(n, e.key) for n, e in parsed.entities] + [(n, e.project) for n, e in parsed.entities]
-        numbered += [(n, m.project) for n, m in parsed.memories if m.scope is Scope.PROJECT]
-        numbered += [(n, key) for n, m in parsed.memories for key in m.entities]
-        for number in sorted({n for n, value in numbered if is_relative(value)}):
-            parsed.problems.append(
-                (number, "a project-relative record ('.'): import it inside the project's checkout")
-            )
-        return
-    parsed.entities = [
-        (
-            n,
-            e.model_copy(
-                update={"key": rooted_key(e.key, project), "project": rooted_project(e.project, project)}
-            ),
-        )
-        for n, e in parsed.entities
-    ]
-    parsed.memories = [
-        (
-            n,
-            m.model_copy(
-                update={
-                    "project": rooted_project(m.project, project),
-                    "entities": [rooted_key(k, project) for k in m.entities],
-                }
-            ),
-        )
-        for n, m in parsed.memories
-    ]
-
-
 def _write(out: TextIO, record: dict[str, Any]) -> None:
     out.write(jsonl_line(record))  # refused, never cut, when longer than an import reads
-
-
-def _numbered(text: str) -> Iterator[tuple[int, str]]:
-    """The lines of ``text`` with their numbers; only ``\\n`` ends a line (JSON strings may hold
-    other line separators)."""
-    return enumerate(text.split("\n"), start=1)
 
 
 def render_markdown_export(memories: list[MemoryRecord], project: str | None, now: datetime) -> str:

@@ -34,7 +34,8 @@ from graphmem.service.inputs import parse_project
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.repository_export import DEFAULT_FOLDER, folder_label
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryExport, RepositoryFiles
-from graphmem.service.transfer import CLI_TERMS, TOOL_TERMS, ExportedFile, Progress, Transfer
+from graphmem.service.transfer import ExportedFile, Progress, Transfer
+from graphmem.service.transfer_overwrite import CLI_TERMS, TOOL_TERMS
 
 
 def _nothing(records: int) -> None:

@@ -481,14 +481,14 @@ def test_diff_marks_a_last_line_without_newline(tmp_path: Path) -> None:
 
 def test_inspect_reads_what_install_wrote_and_takes_a_broken_config_for_none(tmp_path: Path) -> None:
     files = oc.project_files(tmp_path)
-    assert oc.inspect(files).describe() == "not installed"
+    assert oc.installed(files).describe() == "not installed"
 
     install(tmp_path)
-    found = oc.inspect(files)
+    found = oc.installed(files)
     assert (found.server, found.plugin_version, found.plugin_current) == (True, 2, True)
 
     files.config.write_text('{"mcp": {"graphmem": ', "utf-8")  # cut short
-    broken = oc.inspect(files)
+    broken = oc.installed(files)
     assert (broken.server, broken.plugin_version) == (False, 2)
     assert broken.describe().startswith("no MCP server entry; plugin ")
 
@@ -498,4 +498,4 @@ def test_a_plugin_file_of_the_users_own_is_no_plugin_of_graphmems(tmp_path: Path
     files.plugin.parent.mkdir(parents=True)
     files.plugin.write_text("export default { id: 'mine', setup() {} };\n", "utf-8")
 
-    assert oc.inspect(files).plugin_version is None
+    assert oc.installed(files).plugin_version is None

@@ -10,6 +10,7 @@ from graphmem.core.text import (
     MAX_TEXT_CHARS,
     clean_fts_query,
     content_hash,
+    escape_undecodable,
     estimate_tokens,
     fold,
     inert,
@@ -129,6 +130,22 @@ def test_jaccard_of_two_empty_sets_is_zero() -> None:
 def test_text_with_undecodable_bytes_is_refused() -> None:
     with pytest.raises(InvalidInputError, match="not valid UTF-8"):
         validate_text(b"ok \xff".decode("utf-8", "surrogateescape"))
+
+
+def test_undecodable_bytes_are_shown_as_the_bytes_they_were() -> None:
+    held = b"caf\xe9 \xff".decode("utf-8", "surrogateescape")  # as argv holds them
+
+    assert escape_undecodable(held) == "caf\\xe9 \\xff"
+    assert escape_undecodable("a\ud800b") == "a\\ud800b"  # a lone surrogate from no byte
+    assert escape_undecodable("Kùzu 🚀") == "Kùzu 🚀"
+
+
+def test_a_long_text_is_shown_around_its_first_undecodable_byte() -> None:
+    held = "a" * 100 + b"\xff".decode("utf-8", "surrogateescape") + "b" * 100
+
+    assert escape_undecodable(held, limit=10) == "…aaaaa\\xffbbbb…"
+    assert escape_undecodable("x" * 20, limit=10) == "xxxxxxxxxx…"
+    assert escape_undecodable("short \udcff", limit=10) == "short \\xff"
 
 
 def test_a_phrase_is_three_to_twelve_folded_words_stopwords_kept() -> None:

@@ -1,6 +1,6 @@
 """What an import file says of a memory the store held before: it changes that memory only as any
 other writer's change does (audited, undoable), and never replaces what a person wrote or
-confirmed (``Transfer._sort_links``)."""
+confirmed (``transfer_plan._sort_links``)."""
 
 from __future__ import annotations
 
