@@ -34,7 +34,7 @@ from typing import Any
 
 from graphmem.adapters import client_programs, jsonc
 from graphmem.adapters.claude_code_transcripts import CONFIG_DIR_VARIABLE, config_dir
-from graphmem.adapters.client_files import read_client_file, remove_if_empty
+from graphmem.adapters.client_files import read_client_file, reinstall_fix, remove_if_empty
 from graphmem.adapters.opencode_config import FileChange
 from graphmem.errors import IntegrationError, InvalidInputError
 
@@ -185,8 +185,7 @@ class Installed:
         parts.extend(f"broken: {problem}" for problem in self.stale)
         if self.complete and not self.stale:
             return "; ".join(parts)
-        scope = " --global" if self.files.project is None else ""
-        return "; ".join(parts) + f": run `graphmem install claude-code{scope}` again"
+        return "; ".join(parts) + f": {reinstall_fix('claude-code', self.files.project)}"
 
 
 def installed(files: ClaudeCodeFiles) -> Installed:

@@ -34,6 +34,14 @@ SHOWN_CHARS = 300  # of a refused path, in an error
 MAX_CLIENT_FILE_BYTES = 1024 * 1024
 
 
+def reinstall_fix(client: str, project: Path | None) -> str:
+    """What ``graphmem doctor`` tells the user to run for a scope whose install is outdated,
+    incomplete or broken: install ``client`` (its subcommand) again, into the same scope
+    (``--global`` for the user's own files, ``project`` None)."""
+    scope = "" if project is not None else " --global"
+    return f"run `graphmem install {client}{scope}` again"
+
+
 def confined_file(
     path: str, roots: Sequence[Path], *, what: str, outside: str, check_name: Callable[[Path], None]
 ) -> Path:

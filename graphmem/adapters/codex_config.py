@@ -30,7 +30,7 @@ from tomlkit.items import AoT, Table
 from tomlkit.toml_document import TOMLDocument
 
 from graphmem.adapters import agents_md, client_programs
-from graphmem.adapters.client_files import read_client_file, remove_if_empty
+from graphmem.adapters.client_files import read_client_file, reinstall_fix, remove_if_empty
 from graphmem.adapters.opencode_config import FileChange
 from graphmem.errors import IntegrationError
 
@@ -199,7 +199,7 @@ class Installed:
     problem: str = ""  # the config cannot be read
     passes_environment: bool = True  # the server's env_vars name PASSED_VARIABLES (older installs did not)
     stale: tuple[str, ...] = ()  # what keeps the programs the config names from running (client_programs)
-    scope: str = ""  # the option of install's scope: " --global", or "" for a project
+    fix: str = ""  # what to run when it is incomplete or broken (client_files.reinstall_fix)
 
     @property
     def complete(self) -> bool:
@@ -219,10 +219,9 @@ class Installed:
         parts.append(f"hooks: {', '.join(self.hooks)}" if self.hooks else "no hooks")
         parts.append("AGENTS.md section" if self.section else "no AGENTS.md section")
         parts.extend(f"broken: {problem}" for problem in self.stale)
-        fix = f"run `graphmem install codex{self.scope}` again"
         if self.stale:
-            return "; ".join(parts) + f": {fix}"
-        return "; ".join(parts) + ("" if self.complete else f"; incomplete: {fix}")
+            return "; ".join(parts) + f": {self.fix}"
+        return "; ".join(parts) + ("" if self.complete else f"; incomplete: {self.fix}")
 
 
 def installed(files: CodexFiles) -> Installed:
@@ -260,9 +259,8 @@ def installed(files: CodexFiles) -> Installed:
         *client_programs.server_problems([command] if isinstance(command, str) else []),
         *client_programs.hook_problems(ours, HOOK_MODULE),
     ]
-    scope = "" if files.project is not None else " --global"
     return Installed(files.config, server, events, section, passes_environment=passes, stale=tuple(stale),
-                     scope=scope)  # fmt: skip
+                     fix=reinstall_fix("codex", files.project))  # fmt: skip
 
 
 # -- editing the document --------------------------------------------------------------

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.adapters import agents_md, client_programs, jsonc
-from graphmem.adapters.client_files import read_client_file
+from graphmem.adapters.client_files import read_client_file, reinstall_fix
 from graphmem.errors import IntegrationError, InvalidInputError
 
 SCHEMA_URL = "https://opencode.ai/config.json"
@@ -151,10 +151,9 @@ class Installed:
                 f"plugin {self.files.plugin} (graphmem-plugin {self.plugin_version}, loads in {loads})"
             )
             if not self.plugin_current:
-                parts.append("outdated: run `graphmem install opencode` again")
+                parts.append(f"outdated: {reinstall_fix('opencode', self.files.project)}")
         if self.stale:
-            scope = " --global" if self.files.project is None else ""
-            parts.append(f"broken: {'; '.join(self.stale)}: run `graphmem install opencode{scope}` again")
+            parts.append(f"broken: {'; '.join(self.stale)}: {reinstall_fix('opencode', self.files.project)}")
         return "; ".join(parts)
 
 

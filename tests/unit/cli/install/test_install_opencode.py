@@ -313,6 +313,21 @@ def test_doctor_calls_a_plugin_that_loads_only_in_opencode_1_outdated(invoke: In
     )
 
 
+def test_doctor_tells_a_global_outdated_plugin_to_install_globally(
+    invoke: Invoke, project: Path, tmp_path: Path
+) -> None:
+    plugin = tmp_path / "xdg" / "opencode" / "plugins" / "graphmem.js"
+    plugin.parent.mkdir(parents=True)
+    plugin.write_text("// graphmem plugin for OpenCode (graphmem-plugin 1).\n", "utf-8")
+
+    result = invoke("--project", str(project), "doctor")
+
+    assert (
+        f"opencode (global): no MCP server entry; plugin {plugin} (graphmem-plugin 1, loads in OpenCode "
+        "1 only); outdated: run `graphmem install opencode --global` again" in result.stdout
+    )
+
+
 def test_a_plugin_installed_with_a_data_dir_is_current() -> None:
     pinned = opencode_config.plugin_text(Path("/srv/graphmem"))
 
