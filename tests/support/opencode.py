@@ -41,12 +41,21 @@ closed or fed), :meth:`OpenCodeSandbox.mcp_list` (the parsed ``opencode mcp list
 :meth:`OpenCodeSandbox.run_turn` (one ``opencode run`` turn with the prompt on stdin) and
 :meth:`OpenCodeSandbox.sessions` (``opencode session list``).
 
+Served. A user's multi-turn session is one OpenCode process (the TUI runs a server and sends it
+each turn; the plugin is loaded once and keeps its state between turns). ``with sandbox.serve() as
+server`` is that: one ``opencode serve`` in the sandbox's environment, on a free port behind a
+password of its own, always stopped; :meth:`OpenCodeServer.run_turn` sends a turn with ``opencode
+run --attach``. A test whose point is a new OpenCode process (a restart, the journal read by the
+next process, the daemon's state when a process starts) uses :meth:`OpenCodeSandbox.run_turn`.
+
 Quirks: ``opencode run "two words"`` sends the model ``"two words"`` *with* the quotes (each
 argument that contains a space is quoted before the arguments are joined); :meth:`run_turn`
 passes the prompt on stdin instead, which reaches the model verbatim. In ``run`` mode the
 hidden ``title`` agent calls the model concurrently with the first turn of a new session.
 When the model endpoint fails, OpenCode retries with backoff for over a minute before giving up,
-so keep timeouts finite. A run takes ~4–6 s on 2 cores; ``mcp list`` ~3–4 s.
+so keep timeouts finite. A run takes ~4–6 s on 2 cores; ``mcp list`` ~3–4 s. A run is 9–10 CPU-s,
+about 8 of them starting the project's instance (config, plugins, MCP servers); an attached turn
+about 2 (the server starts the instance once, at its first request).
 """
 
 from __future__ import annotations
@@ -56,10 +65,13 @@ import fcntl
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -336,9 +348,13 @@ class OpenCodeSandbox:
         return env
 
     def run_opencode(
-        self, args: Sequence[str], timeout: float = DEFAULT_TIMEOUT, input: str | None = None
+        self,
+        args: Sequence[str],
+        timeout: float = DEFAULT_TIMEOUT,
+        input: str | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
-        """``opencode <args>`` in the project; stdin is ``input`` (or closed).
+        """``opencode <args>`` in the project; stdin is ``input`` (or closed); ``env`` added to :attr:`env`.
 
         OpenCode runs in its own process group; on timeout the whole group (OpenCode and the MCP
         servers it started) is killed and :class:`subprocess.TimeoutExpired` raised with the output.
@@ -347,7 +363,7 @@ class OpenCodeSandbox:
         with subprocess.Popen(
             cmd,
             cwd=self.project,
-            env=self.env,
+            env={**self.env, **(env or {})},
             stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -372,17 +388,40 @@ class OpenCodeSandbox:
         return parse_mcp_list(done.stdout)
 
     def run_turn(
-        self, prompt: str, *args: str, timeout: float = DEFAULT_TIMEOUT, check: bool = True
+        self,
+        prompt: str,
+        *args: str,
+        timeout: float = DEFAULT_TIMEOUT,
+        check: bool = True,
+        env: Mapping[str, str] | None = None,
     ) -> subprocess.CompletedProcess[str]:
         """One ``opencode run`` turn with ``prompt`` on stdin (verbatim to the model).
 
         ``args`` go after ``run`` (``--session ID``, ``--format json``, ...). With ``check`` a non-zero
         exit raises with OpenCode's output.
         """
-        done = self.run_opencode(["run", *args], timeout=timeout, input=prompt)
+        done = self.run_opencode(["run", *args], timeout=timeout, input=prompt, env=env)
         if check and done.returncode != 0:
             raise AssertionError(f"opencode run failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
         return done
+
+    @contextlib.contextmanager
+    def serve(self, timeout: float = DEFAULT_TIMEOUT) -> Iterator[OpenCodeServer]:
+        """One ``opencode serve`` of this sandbox for the turns of a session, as the TUI runs one
+        OpenCode process whose plugin keeps its state from turn to turn; always stopped on leaving.
+
+        It runs with :attr:`env` as it is now (what the plugin and the MCP servers read: change
+        :attr:`extra_env` before, not after), on a free port of 127.0.0.1 behind a password of its
+        own. An error that leaves the block carries the end of the server's output as a note.
+        """
+        server = OpenCodeServer.start(self, timeout)
+        try:
+            yield server
+        except BaseException as exc:
+            exc.add_note(f"opencode serve's output (the end):\n{server.output()[-4000:]}")
+            raise
+        finally:
+            server.stop()
 
     def sessions(self, timeout: float = 60.0) -> list[dict[str, Any]]:
         """OpenCode's sessions (``opencode session list --format json``): id, title, directory, ..."""
@@ -414,39 +453,104 @@ class OpenCodeSandbox:
             return [str(id_) for (id_,) in db.execute(query, (session,)).fetchall()]
 
 
-# -- the plugin in a bare Node process -----------------------------------------------------------
-
-PLUGIN_FILE = REPO_ROOT / "graphmem" / "integrations" / "opencode" / "graphmem.js"
-
-
-def run_plugin_in_node(
-    args: Sequence[str], data_dir: Path, project: Path, *, timeout_ms: int = 300, **env: str
-) -> Any:
-    """``node ARGS`` (a driver that loads the plugin as OpenCode would) in an environment of its own:
-    graphmem's data dir ``data_dir``, HOME ``project``, the plugin's timeout ``timeout_ms`` and
-    ``env``. Fails the test when it exits with an error; the JSON its last line prints."""
-    node = shutil.which("node")
-    assert node is not None, "the plugin tests need Node.js (>= 20)"
-    variables = {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(project),
-        "GRAPHMEM_DATA_DIR": str(data_dir),
-        "GRAPHMEM_PLUGIN_TIMEOUT_MS": str(timeout_ms),
-        **env,
-    }
-    done = subprocess.run(
-        [node, *args], env=variables, capture_output=True, text=True, timeout=180, check=False
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().split("\n")[-1])  # JSON may hold U+2028, which splitlines splits at
+_LISTENING = re.compile(r"opencode server listening on (http://\S+)")
+SERVER_STOP_TIMEOUT = 10.0
+SERVER_STARTS = 3  # tries at a free port (another process may take it before OpenCode binds it)
 
 
-def remember_over_rpc(url: str, project: Path, text: str, category: str) -> None:
-    """Store a memory of ``project`` through the daemon at ``url`` (its ``/rpc``)."""
-    from .daemons import http
+class _PortTaken(AssertionError):
+    """``opencode serve`` exited with ``ServeError``: its port was taken before it could bind it."""
 
-    body = {"method": "remember", "arguments": {"text": text, "category": category, "project": str(project)}}
-    status, _, raw = http(
-        "POST", f"{url}/rpc", json.dumps(body).encode(), {"Content-Type": "application/json"}
-    )
-    assert status == 200, raw
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class OpenCodeServer:
+    """A running ``opencode serve`` (:meth:`OpenCodeSandbox.serve`): one instance for all its turns."""
+
+    sandbox: OpenCodeSandbox
+    process: subprocess.Popen[bytes]
+    log: Path  # the server's stdout and stderr (``--print-logs``)
+    password: str  # OPENCODE_SERVER_PASSWORD: no other program on the machine drives it
+    url: str = ""
+
+    @classmethod
+    def start(cls, sandbox: OpenCodeSandbox, timeout: float = DEFAULT_TIMEOUT) -> OpenCodeServer:
+        """Started and listening on a free port of 127.0.0.1 (with ``--port 0`` OpenCode takes 4096
+        when it is free: the default port of the developer's own server)."""
+        password = secrets.token_urlsafe(24)
+        attempt = 0
+        while True:
+            attempt += 1
+            server = cls._spawn(sandbox, password)
+            try:
+                server.url = server._listening(timeout)
+                return server
+            except _PortTaken:
+                server.stop()
+                if attempt == SERVER_STARTS:
+                    raise
+            except BaseException:
+                server.stop()
+                raise
+
+    @classmethod
+    def _spawn(cls, sandbox: OpenCodeSandbox, password: str) -> OpenCodeServer:
+        log = sandbox.root / f"serve-{len(list(sandbox.root.glob('serve-*.log'))) + 1}.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                [str(sandbox.binary), "serve", "--port", str(_free_port()), "--print-logs"],
+                cwd=sandbox.project,
+                env={**sandbox.env, "OPENCODE_SERVER_PASSWORD": password},
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        return cls(sandbox, process, log, password)
+
+    def _listening(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while True:
+            output = self.output()
+            match = _LISTENING.search(output)
+            if match:
+                return match.group(1)
+            if self.process.poll() is not None:
+                kind = _PortTaken if "ServeError" in output else AssertionError
+                raise kind(f"opencode serve exited ({self.process.returncode}):\n{output[-4000:]}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"opencode serve not listening in {timeout:.0f} s:\n{output[-4000:]}")
+            time.sleep(0.05)
+
+    def output(self) -> str:
+        """What the server printed so far (its log lines included)."""
+        return self.log.read_text("utf-8", errors="replace")
+
+    def instances(self) -> int:
+        """How many OpenCode instances (a project's config, plugins and MCP servers) it created."""
+        return self.output().count('message="creating instance"')
+
+    def run_turn(
+        self, prompt: str, *args: str, timeout: float = DEFAULT_TIMEOUT, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """One turn sent to the server by ``opencode run --attach`` (see :meth:`OpenCodeSandbox.run_turn`)."""
+        env = {"OPENCODE_SERVER_PASSWORD": self.password}
+        return self.sandbox.run_turn(
+            prompt, "--attach", self.url, *args, timeout=timeout, check=check, env=env
+        )
+
+    def stop(self) -> None:
+        """SIGTERM to the server's process group (its MCP servers too), SIGKILL if it lingers."""
+        if self.process.poll() is not None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(SERVER_STOP_TIMEOUT)
+                return

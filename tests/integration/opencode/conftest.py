@@ -6,7 +6,8 @@
   ``fake_llm.script(...)`` before running OpenCode, read ``fake_llm.requests`` afterwards.
 - ``opencode``: a fresh :class:`~support.opencode.OpenCodeSandbox` (temp HOME + git project whose
   ``opencode.json`` points at ``fake_llm``); ``opencode.add_mcp(name, server)``,
-  ``opencode.run_turn(prompt)``, ``opencode.mcp_list()``, ``opencode.run_opencode(args)``.
+  ``opencode.run_turn(prompt)``, ``opencode.mcp_list()``, ``opencode.run_opencode(args)``; the turns
+  of one session in one OpenCode process: ``with opencode.serve() as server: server.run_turn(...)``.
 - ``project``: an empty git project (for the tests that load the plugin in Node, with no OpenCode).
 """
 

@@ -1,6 +1,7 @@
 """The OpenCode harness works: the real CLI runs turns against the fake model and a stand-in MCP server.
 
-The first two tests check the fake model alone (no OpenCode); the others start OpenCode.
+The first two tests check the fake model alone (no OpenCode); the others start OpenCode (the last
+one `opencode serve`, which a multi-turn test sends its turns to).
 """
 
 from __future__ import annotations
@@ -145,3 +146,15 @@ def test_turn_calls_the_mcp_tool_and_sends_its_result_back(
     assert json.loads(result["content"]) == {"echo": "ping"}
     [assistant] = [m for m in second["messages"] if m["role"] == "assistant"]
     assert assistant["tool_calls"][0]["id"] == result["tool_call_id"]
+
+
+def test_a_served_opencode_is_stopped_and_its_output_kept_when_the_block_fails(
+    opencode: OpenCodeSandbox,
+) -> None:
+    with pytest.raises(RuntimeError) as failed, opencode.serve() as server:
+        raise RuntimeError("the test failed")
+
+    assert server.process.poll() is not None  # stopped, its MCP servers with it
+    assert server.url.startswith("http://127.0.0.1:")
+    [note] = failed.value.__notes__  # what the server printed, for the failure's message
+    assert f"opencode server listening on {server.url}" in note

@@ -275,11 +275,13 @@ def test_a_five_turn_session_keeps_every_earlier_request_as_a_byte_identical_pre
     fake_llm.script(*(Text(f"Answer {i}.") for i in range(len(TURNS))))
 
     session = ""
-    for ask, _ in TURNS:
-        opencode.run_turn(ask, *(["--session", session] if session else []), timeout=180)
-        if not session:
-            [listed] = opencode.stored_sessions()
-            session = listed["id"]
+    with opencode.serve() as server:  # one OpenCode process, as the TUI runs: each turn attached to it
+        for ask, _ in TURNS:
+            server.run_turn(ask, *(["--session", session] if session else []), timeout=180)
+            if not session:
+                [listed] = opencode.stored_sessions()
+                session = listed["id"]
+        assert server.instances() == 1  # the plugin was loaded once and served every turn
 
     requests = fake_llm.requests
     assert len(requests) == len(TURNS)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from support.daemons import start_daemon
-from support.opencode import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
+from support.opencode_plugin_node import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
 from support.squatter import INJECTED, Squatter
 
 pytestmark = pytest.mark.integration

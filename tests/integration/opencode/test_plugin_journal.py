@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from support.daemons import Daemon, remembered, start_daemon
-from support.opencode import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
+from support.opencode_plugin_node import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
 
 from graphmem.core.keys import MAX_SHOWN_KEYS, SHOWN_KEY, shown_key
 from graphmem.core.text import content_hash

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from support.daemons import POLL_S, Daemon, listed, remembered, start_daemon
-from support.opencode import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
 from support.opencode_db import T0_MS, OpenCodeDB, add_v2_message
+from support.opencode_plugin_node import PLUGIN_FILE, remember_over_rpc, run_plugin_in_node
 
 from graphmem.core.keys import shown_key
 from graphmem.core.text import content_hash
