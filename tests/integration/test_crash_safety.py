@@ -12,20 +12,24 @@ import pytest
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
-from graphmem.service.transfer import IMPORT_BATCH
 from graphmem.settings import load_settings
 
 pytestmark = pytest.mark.integration
 
-MEMORIES = 20_000
+# The killed import's batches: a quarter of the shipped ``transfer.IMPORT_BATCH`` (4,096), so
+# that its five batches, two acknowledged before the kill, hold a quarter of the memories.
+BATCH = 1024
+MEMORIES = 5_000
 
-_IMPORT_SCRIPT = """
+_IMPORT_SCRIPT = f"""
 import sys
 from pathlib import Path
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
+from graphmem.service import transfer
 from graphmem.settings import load_settings
 
+transfer.IMPORT_BATCH = {BATCH}
 memory = open_memory(load_settings(data_dir=Path(sys.argv[1])), embedder=HashEmbedder(256))
 done = 0
 
@@ -89,7 +93,7 @@ def test_a_killed_import_keeps_acknowledged_batches_and_completes_when_rerun(tmp
     export = tmp_path / "export.jsonl"
     write_export(export, MEMORIES)
     data_dir = tmp_path / "data"
-    acknowledged = import_until_killed(data_dir, export, after=2 * IMPORT_BATCH)
+    acknowledged = import_until_killed(data_dir, export, after=2 * BATCH)
 
     memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
     try:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from support.daemons import sandbox_env
+from support.home_guard import SHARED_CACHE
 
 RUNS = int(os.environ.get("EXIT_PATH_RUNS", "8"))
 ABORTED = (134, -signal.SIGABRT)
@@ -32,14 +33,14 @@ def aborted(code: int, stderr: str) -> bool:
 
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The ONNX model files, built once for every run of the module."""
-    folder = tmp_path_factory.mktemp("model-cache")
+    """The ONNX model files, there before any run of the module: in the folder every test shares
+    (``support/home_guard.py``), where an earlier test may have built them already."""
     data = tmp_path_factory.mktemp("warm") / "data"
-    env = sandbox_env(data, XDG_CACHE_HOME=str(folder))
+    env = sandbox_env(data, XDG_CACHE_HOME=str(SHARED_CACHE))
     subprocess.run(
         [sys.executable, "-m", "graphmem", "recall", "warm"], env=env, capture_output=True, check=True
     )
-    return folder
+    return SHARED_CACHE
 
 
 def recall(

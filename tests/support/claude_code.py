@@ -11,7 +11,10 @@ No npm is an error (``npm_client.ClientUnavailable``), never a skip.
 Sandbox. :class:`ClaudeCodeSandbox` is one fresh world under a temp directory: ``home/`` is
 ``HOME`` (Claude Code's ``~/.claude`` and ``~/.claude.json``, the transcripts under
 ``~/.claude/projects``), ``project/`` a ``git init``-ed directory, ``data/`` graphmem's data dir
-(``GRAPHMEM_DATA_DIR``). Claude Code runs ``claude -p PROMPT`` in the project with
+(``GRAPHMEM_DATA_DIR``). Of the sandbox's caches, only graphmem's model files
+(``$XDG_CACHE_HOME/graphmem/models``, derived from the packaged weights) are a link to the folder
+every test shares (``home_guard.SHARED_CACHE``): no sandbox's daemon builds them again (1.6 s of
+CPU and 150 MB written each time). Claude Code runs ``claude -p PROMPT`` in the project with
 :data:`OFFLINE_ENV` (no telemetry, update or other traffic), ``ANTHROPIC_BASE_URL`` at the
 stand-in and a fake key, the outer ``ANTHROPIC_*`` / ``CLAUDE_*`` variables and API keys removed,
 and ``ENABLE_TOOL_SEARCH=false``: MCP tools are then sent in the request's ``tools`` once their
@@ -32,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .fake_anthropic import FakeAnthropic
+from .home_guard import SHARED_CACHE
 from .npm_client import ClientUnavailable, ensure_installed, run_in_group, version_of
 
 CLAUDE_CODE_VERSION = "2.1.328"
@@ -153,6 +157,11 @@ class ClaudeCodeSandbox:
         for folder in (box.home / ".claude", box.project, box.root / "tmp"):
             folder.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", "-b", "main", str(box.project)], check=True)
+        shared_models = SHARED_CACHE / "graphmem" / "models"
+        shared_models.mkdir(parents=True, exist_ok=True)
+        models = box.home / ".cache" / "graphmem" / "models"
+        models.parent.mkdir(parents=True)
+        models.symlink_to(shared_models, target_is_directory=True)
         return box
 
     def env(self) -> dict[str, str]:

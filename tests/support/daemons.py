@@ -180,6 +180,8 @@ GRAPHMEM = ("-m", "graphmem")
 SHORT_DEADLINES = (str(Path(__file__).with_name("short_deadlines.py")),)
 # graphmem with a daemon that reads a plugin's ingest request seconds late (slow_ingest.py).
 SLOW_INGEST = (str(Path(__file__).with_name("slow_ingest.py")),)
+# graphmem with a daemon whose vectors come from the hash embedder, not the model (hash_vectors.py).
+HASH_VECTORS = (str(Path(__file__).with_name("hash_vectors.py")),)
 
 
 def start_daemon(
@@ -190,7 +192,8 @@ def start_daemon(
     **env: str,
 ) -> Daemon:
     """``open_files``: the daemon's soft limit of file descriptors (1,024 is a common default);
-    ``program``: what ``python`` runs (``GRAPHMEM``, ``SHORT_DEADLINES`` or ``SLOW_INGEST``)."""
+    ``program``: what ``python`` runs (``GRAPHMEM``, ``SHORT_DEADLINES``, ``SLOW_INGEST`` or
+    ``HASH_VECTORS``)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir.parent / f"{data_dir.name}-serve.log"
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from support.claude_code import common_prefix_chars, prompt_prefix, sandbox, texts_of
+from support.daemons import remembered
 from support.session_scenario import BOOT_DIRECTIVE, FACTS, TURNS
 
 from graphmem.core.text import estimate_tokens
@@ -39,13 +40,16 @@ class Measured:
 
 
 def measure(claude_binary: Path, root: Path, *, graphmem: bool) -> Measured:
+    memories = ((BOOT_DIRECTIVE, "directive"), *((fact, "fact") for fact in FACTS))
     with sandbox(claude_binary, root) as claude:
-        assert claude.graphmem("remember", "-c", "directive", BOOT_DIRECTIVE).returncode == 0
-        for fact in FACTS:
-            assert claude.graphmem("remember", "-c", "fact", fact).returncode == 0
         if graphmem:
             assert claude.graphmem("install", "claude-code").returncode == 0
             assert claude.graphmem("serve", "--detach").returncode == 0
+            for text, category in memories:  # through the daemon, as the CLI stores them
+                remembered(claude.data_dir, claude.project, text, category=category)
+        else:
+            for text, category in memories:
+                assert claude.graphmem("remember", "-c", category, text).returncode == 0
         for index, (prompt, _) in enumerate(TURNS):
             claude.api.script(f"Answer {index}.")
             claude.run_turn(prompt, resume=index > 0)
