@@ -465,9 +465,12 @@ class KuzuCodeGraph:
                     "DELETE r",
                     {"rows": stale[start : start + UPDATE_CHUNK]},
                 )
-            fresh = [(pair, value) for pair, value in pairs.items() if held.get(pair, ...) != value]
-            extra = {"confidence": [value for _, value in fresh]} if rel == "CALLS" else None
-            insert_edges(store.db, rel, source, target, [pair for pair, _ in fresh], extra)
+            # Nothing held (a first scan, or every edge deleted): every pair is new, none copied over
+            fresh = pairs
+            if held:
+                fresh = {pair: value for pair, value in pairs.items() if held.get(pair, ...) != value}
+            extra = {"confidence": list(fresh.values())} if rel == "CALLS" else None
+            insert_edges(store.db, rel, source, target, list(fresh), extra)
 
     def touch(self, project: str, states: Sequence[FileState]) -> None:
         """Files whose content is unchanged but whose mtime moved: remember the new mtime."""

@@ -414,10 +414,17 @@ def pass_edges(scan: CodeScan) -> dict[tuple[str, str, str], dict[tuple[str, str
     label): each (source key, target key) once, with its confidence (a call's; None for the
     others). A file's imports join file keys, or a file key and its external module's key."""
     project, edges = scan.project, scan.edges
-    contains: dict[tuple[str, str], str | None] = dict.fromkeys(edges.contains)
+    # A symbol's container is its file or its enclosing symbol: each pair goes to its table in one pass
+    in_file: dict[tuple[str, str], str | None] = {}
+    in_symbol: dict[tuple[str, str], str | None] = {}
+    for pair in edges.contains:
+        if pair[0].startswith("File:"):
+            in_file[pair] = None
+        elif pair[0].startswith("Symbol:"):
+            in_symbol[pair] = None
     return {
-        ("CONTAINS", "File", "Symbol"): {pair: None for pair in contains if pair[0].startswith("File:")},
-        ("CONTAINS", "Symbol", "Symbol"): {pair: None for pair in contains if pair[0].startswith("Symbol:")},
+        ("CONTAINS", "File", "Symbol"): in_file,
+        ("CONTAINS", "Symbol", "Symbol"): in_symbol,
         ("CALLS", "Symbol", "Symbol"): {(c.caller, c.callee): c.confidence for c in edges.calls},
         ("INHERITS", "Symbol", "Symbol"): dict.fromkeys(edges.inherits),
         ("IMPORTS", "File", "File"): dict.fromkeys(
