@@ -58,7 +58,6 @@ from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.forge_rules import ForgeRules
 from graphmem.service.home import Home
 from graphmem.service.ingest import CLAUDE_CODE, CODEX, Ingester, IngestOptions
-from graphmem.service.injection import Injector
 from graphmem.service.lifecycle import Lifecycle
 from graphmem.service.listing import Listing
 from graphmem.service.memory import MemoryService
@@ -73,7 +72,6 @@ from graphmem.service.semantic import SemanticIndex
 from graphmem.service.session_files import SESSION_CLIENTS, SessionFiles
 from graphmem.service.staleness import Staleness
 from graphmem.service.stores import Stores, never_theirs
-from graphmem.service.transfer import Transfer
 from graphmem.service.transfer_files import TransferFiles
 from graphmem.service.writer import MemoryWriter
 from graphmem.settings import PluginSettings, Settings, load_settings
@@ -81,6 +79,8 @@ from graphmem.settings import PluginSettings, Settings, load_settings
 if TYPE_CHECKING:
     from graphmem.adapters.postgres_migrate import MigrationReport
     from graphmem.server.runtime import Runtime
+    from graphmem.service.injection import Injector
+    from graphmem.service.transfer import Transfer
 
 
 def _namespace(roots: ProjectRoots, project: str) -> str | None:
@@ -222,6 +222,9 @@ class Daemon(Protocol):
 def plugin_injector(daemon: Daemon, plugin: PluginSettings | None = None) -> Injector:
     """The ``<memory>`` blocks of the plugin's routes (``server/plugin_routes.py``) on the daemon's
     service, within the ``[plugin]`` budgets the daemon validated at start (default: the defaults)."""
+    # Loaded only here: the plugin's blocks are the daemon's, never a one-shot command's.
+    from graphmem.service.injection import Injector
+
     budget = plugin or PluginSettings()
     return Injector(
         daemon.memory,
@@ -336,7 +339,7 @@ def build_memory(
         max_tokens=settings.recall.context_max_tokens,
     )
     transfer = TransferFiles(
-        Transfer(stores, writer, staleness), data_dir, writer.lock, names, settle=release_after
+        partial(_transfer, stores, writer, staleness), data_dir, writer.lock, names, settle=release_after
     )
     options = IngestOptions(
         opencode_db=str(settings.ingest.opencode_db) if settings.ingest.opencode_db else None,
@@ -400,6 +403,14 @@ def build_memory(
         coordinator=coordinator,
     )
     return MemoryService(parts)
+
+
+def _transfer(stores: Stores, writer: MemoryWriter, staleness: Staleness) -> Transfer:
+    """Export and import, built by ``TransferFiles`` on the first of them: a command that never
+    exports nor imports loads neither their modules nor the export format's pydantic models."""
+    from graphmem.service.transfer import Transfer
+
+    return Transfer(stores, writer, staleness)
 
 
 def _enricher(

@@ -22,7 +22,6 @@ from typing import BinaryIO
 
 from graphmem.core.code import language_for
 from graphmem.core.ports import SourceContent, SourceFile, SourceListing
-from graphmem.core.project_facts import interesting_doc
 from graphmem.core.skipped_files import (
     BINARY,
     DENIED,
@@ -118,6 +117,10 @@ def _walk_paths(root: Path, denied: list[str]) -> list[str]:
 
 def list_sources(root: Path) -> SourceListing:
     """Every file of ``root`` to index, with the count of skipped ones by reason."""
+    # Loaded only here (and by ``service/repository_docs.py``): the docs' and manifests' readers,
+    # which a command that bootstraps nothing would otherwise import at its start.
+    from graphmem.core.project_facts import interesting_doc
+
     root = root.resolve()
     listing = SourceListing()
     paths = _git_paths(root)

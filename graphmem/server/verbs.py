@@ -153,8 +153,8 @@ TABLE: tuple[Verb, ...] = (
     Verb("delete", _RECORD, _ID, DESTRUCTIVE, ui=True, tool="delete_memory"),
     # /rpc's export: the text travels beside the summary (``rpc.run``)
     Verb("export", f"{_RESULTS}:ExportSummary", ("out",), READS, tool=_EXPORT),
-    Verb("export_file", "graphmem.service.transfer:ExportedFile", ("path",), IDEMPOTENT_WRITE, rpc=False,
-         tool=_EXPORT),
+    Verb("export_file", "graphmem.service.transfer_files:ExportedFile", ("path",), IDEMPOTENT_WRITE,
+         rpc=False, tool=_EXPORT),
     Verb("export_dir", f"{_RESULTS}:RepositoryExport", ("directory",), IDEMPOTENT_WRITE, tool=_EXPORT),
     Verb("import_file", f"{_RESULTS}:ImportSummary", ("path",), IDEMPOTENT_WRITE, _PROJECT, STEPS,
          tool=_IMPORT),

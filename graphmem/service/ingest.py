@@ -39,7 +39,6 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.events import Cause
-from graphmem.core.extraction import extract
 from graphmem.core.keys import file_key
 from graphmem.core.models import Category, Entity, EntityKind, Trust
 from graphmem.core.ports import ProjectRoots, SessionExtractor, SessionReader, SessionSource
@@ -54,7 +53,6 @@ from graphmem.core.redaction import redact
 from graphmem.core.refs import find_refs
 from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
 from graphmem.core.timeparse import to_utc
-from graphmem.core.trust import looks_like_injection
 from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError, SessionStoreError
 from graphmem.service.inputs import MemoryEdit
 from graphmem.service.project_names import ProjectNames
@@ -329,6 +327,10 @@ class Ingester:
                     transcript.session_id,
                     exc,
                 )
+        # Loaded only here: the rules' patterns (core/extraction.py, core/shell_runs.py) take
+        # about 25 ms to compile, paid by every one-shot command that builds the service.
+        from graphmem.core.extraction import extract
+
         return extract(transcript)
 
     # -- storing ------------------------------------------------------------------------------
@@ -347,6 +349,10 @@ class Ingester:
         )
         self._writer.add_entities([session])
         created = {m.id: m.created_at for m in transcript.messages}
+        # Loaded only here: core/trust.py's patterns, which a command that ingests nothing (a
+        # recall, a list) would otherwise compile at its start.
+        from graphmem.core.trust import looks_like_injection
+
         # A message that tries to instruct the model taints what is learned from it.
         tainted = {m.id for m in transcript.messages if looks_like_injection(m.text)}
         through = mark.through_ms

@@ -64,8 +64,7 @@ from graphmem.service.results import (
 )
 from graphmem.service.review import Review
 from graphmem.service.semantic import SemanticIndex
-from graphmem.service.transfer import Progress
-from graphmem.service.transfer_files import TransferFiles
+from graphmem.service.transfer_files import Progress, TransferFiles
 from graphmem.service.writer import MemoryWriter
 from graphmem.service.writer_history import WriterHistory
 

@@ -18,7 +18,6 @@ from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord,
 from graphmem.core.provenance import AGENT_SOURCE, CHANGE_OF, acts_as_person, is_persons
 from graphmem.core.redaction import redact
 from graphmem.core.text import validate_text
-from graphmem.core.trust import trust_of
 from graphmem.service.inputs import MemoryEdit, parse_category
 from graphmem.service.remember import new_record
 from graphmem.service.writer import MemoryWriter
@@ -66,6 +65,10 @@ class Proposals:
         cause: Cause,
     ) -> MemoryRecord:
         """Store ``text`` as a proposed change of ``record`` (which stays as it is)."""
+        # Loaded only here: core/trust.py's patterns, which a command that proposes nothing (a
+        # recall, a list) would otherwise compile at its start.
+        from graphmem.core.trust import trust_of
+
         writer = self._writer
         now = writer.clock()
         proposal = replace(

@@ -44,7 +44,6 @@ from graphmem.core.provenance import (
 from graphmem.core.redaction import redact
 from graphmem.core.text import validate_text
 from graphmem.core.timeparse import to_utc
-from graphmem.core.trust import looks_like_injection
 from graphmem.errors import InvalidInputError, NotAllowedError
 from graphmem.service.inputs import default_scope, parse_category, parse_scope, parse_trust
 from graphmem.service.mentions import names_code
@@ -105,8 +104,13 @@ class Rememberer:
         trust = parse_trust(trust)
         if trust is Trust.CONFIRMED:
             raise InvalidInputError("trust 'confirmed' is a person's: `graphmem confirm ID` sets it.")
-        if source != PERSON_SOURCE and looks_like_injection(text):
-            trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
+        if source != PERSON_SOURCE:
+            # Loaded only here: core/trust.py compiles some 50 patterns (about 14 ms of a cold
+            # start), which a person's remember, a recall or a list never use.
+            from graphmem.core.trust import looks_like_injection
+
+            if looks_like_injection(text):
+                trust = Trust.LOW  # an agent's or a session's text that tries to instruct the model
         category = parse_category(category)
         named = None  # what the text names, read here when the default scope depends on it
         asked_scope = scope is not None

@@ -24,7 +24,6 @@ from graphmem.core.events import Cause
 from graphmem.core.keys import file_key, memory_id
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
 from graphmem.core.ports import RepositoryFiles
-from graphmem.core.project_facts import extract_facts, interesting_doc
 from graphmem.core.redaction import redact
 from graphmem.service.inputs import MemoryEdit
 from graphmem.service.results import BootstrapReport
@@ -50,6 +49,10 @@ class RepositoryDocs:
     def learn(self, root: Path, project: str, paths: list[str], report: BootstrapReport) -> None:
         """What ``paths`` (the listing's docs and manifests) say, as ``project``'s facts: new
         ones added and linked to their file, changed ones edited, gone ones archived."""
+        # Loaded only here (and by ``adapters/repo_files.py``): the docs' and manifests' readers,
+        # which a command that bootstraps nothing would otherwise import at its start.
+        from graphmem.core.project_facts import extract_facts, interesting_doc
+
         facts = []
         for path in paths:
             if not interesting_doc(path):

@@ -26,10 +26,10 @@ from graphmem.core.export_format import (
 from graphmem.core.models import Category, Entity, Link, MemoryRecord, Scope, Status, Trust
 from graphmem.core.ports import GraphStore
 from graphmem.core.provenance import Origin, record_origin
+from graphmem.service.file_access import DEFAULT_FOLDER
 
 REPOSITORY_FILE = "memories.jsonl"
 REPOSITORY_VIEW = "MEMORY.md"
-DEFAULT_FOLDER = ".graphmem/"
 # Sources of memories the repository itself yields again (``graphmem bootstrap``: docs,
 # manifests, git history); every checkout makes its own.
 DERIVED_SOURCES = ("bootstrap:", "git:")

@@ -10,10 +10,9 @@ writer's lock are ``transfer_files.py``'s.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -44,6 +43,7 @@ from graphmem.service.repository_export import (
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryFiles
 from graphmem.service.staleness import Staleness
 from graphmem.service.stores import Stores
+from graphmem.service.transfer_files import Progress
 from graphmem.service.transfer_overwrite import CLI_TERMS, CallerTerms, check_nothing_dropped
 from graphmem.service.transfer_plan import ImportPlan, plan_import
 from graphmem.service.transfer_read import read_import
@@ -57,18 +57,6 @@ log = logging.getLogger(__name__)
 # 2,000–2,500 a second in batches of 512 and 2,800–3,000 in batches of 4,096.
 IMPORT_BATCH = 4096
 FORMATS = ("jsonl", "markdown")
-
-Progress = Callable[[int], None]
-
-
-@dataclass(frozen=True, slots=True)
-class ExportedFile:
-    """Where ``export_file`` wrote, and what."""
-
-    path: str
-    memories: int
-    entities: int
-    links: int
 
 
 class Transfer:

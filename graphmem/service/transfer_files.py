@@ -5,7 +5,10 @@ touch no file. The verbs that take a path (``export_file``, ``export_dir``,
 ``import_file``) are what agents reach (MCP tools, ``/rpc``): every path passes
 :class:`~graphmem.service.file_access.FileAccess`, the one file-access policy. The
 work is ``Transfer``'s (``service/transfer.py``); this holds the writer's lock around
-what writes (an import, a file or folder written).
+what writes (an import, a file or folder written). ``Transfer`` is built on the first export or
+import: its modules (the export format's pydantic models, an import's reading, checks and plan)
+take tens of milliseconds to import, which every one-shot command that builds the service but
+never exports or imports would pay.
 
 After an import it runs ``settle`` with the records it read: the daemon's hands the memory
 a large import freed back to the system (``adapters/process_memory.py``, wired by
@@ -17,11 +20,13 @@ from __future__ import annotations
 import io
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from graphmem.errors import InvalidInputError
 from graphmem.service.file_access import (
+    DEFAULT_FOLDER,
     MAX_IMPORT_BYTES,
     REPOSITORY_FILE,
     FileAccess,
@@ -32,10 +37,22 @@ from graphmem.service.file_access import (
 )
 from graphmem.service.inputs import parse_project
 from graphmem.service.project_names import ProjectNames
-from graphmem.service.repository_export import DEFAULT_FOLDER, folder_label
 from graphmem.service.results import ExportSummary, ImportSummary, RepositoryExport, RepositoryFiles
-from graphmem.service.transfer import ExportedFile, Progress, Transfer
-from graphmem.service.transfer_overwrite import CLI_TERMS, TOOL_TERMS
+
+if TYPE_CHECKING:
+    from graphmem.service.transfer import Transfer
+
+Progress = Callable[[int], None]  # an import's records stored so far
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedFile:
+    """Where ``export_file`` wrote, and what."""
+
+    path: str
+    memories: int
+    entities: int
+    links: int
 
 
 def _nothing(records: int) -> None:
@@ -49,7 +66,7 @@ class TransferFiles:
 
     def __init__(
         self,
-        transfer: Transfer,
+        transfer: Callable[[], Transfer],
         data_dir: Path,
         write_lock: threading.RLock,
         names: ProjectNames | None = None,
@@ -57,7 +74,8 @@ class TransferFiles:
         agent_files: bool = False,
         settle: Callable[[int], None] = _nothing,
     ) -> None:
-        self._transfer = transfer
+        self._new_transfer = transfer  # called on the first export or import
+        self._built: Transfer | None = None
         self._settle = settle  # run after an import, with the records it read
         self._names = names
         # Files are read and written in the project's checkout; its memories are under its name.
@@ -65,6 +83,13 @@ class TransferFiles:
         self.data_dir = data_dir
         self._write_lock = write_lock
         self._agent_files = agent_files
+
+    @property
+    def _transfer(self) -> Transfer:
+        """The export and import work, built on first use (see the module's docstring)."""
+        if self._built is None:
+            self._built = self._new_transfer()
+        return self._built
 
     @property
     def file_access(self) -> FileAccess:
@@ -79,7 +104,11 @@ class TransferFiles:
     def confined(self) -> TransferFiles:
         """These verbs with their paths held to what an agent may touch (the daemon's service):
         the project's ``.graphmem/`` and ``<data_dir>/exports/``; see ``service/file_access.py``."""
-        files = self._transfer, self.data_dir, self._write_lock, self._names
+
+        def transfer() -> Transfer:  # one Transfer for both, built on first use
+            return self._transfer
+
+        files = transfer, self.data_dir, self._write_lock, self._names
         return TransferFiles(*files, agent_files=True, settle=self._settle)
 
     # -- text and streams -----------------------------------------------------------
@@ -155,6 +184,9 @@ class TransferFiles:
     def export_dir(
         self, directory: Path, *, project: str | None, fmt: str = "jsonl", force: bool = False
     ) -> RepositoryExport:
+        from graphmem.service.repository_export import folder_label  # loaded by ``Transfer``
+        from graphmem.service.transfer_overwrite import CLI_TERMS, TOOL_TERMS
+
         project = parse_project(project)
         with self._write_lock:  # one writer of the folder at a time
             folder = self.file_access.writable_folder(directory, project)
