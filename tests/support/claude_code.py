@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .fake_anthropic import FakeAnthropic
-from .home_guard import SHARED_CACHE
+from .home_guard import share_model_files
 from .npm_client import ClientUnavailable, ensure_installed, run_in_group, version_of
 
 CLAUDE_CODE_VERSION = "2.1.328"
@@ -157,11 +157,7 @@ class ClaudeCodeSandbox:
         for folder in (box.home / ".claude", box.project, box.root / "tmp"):
             folder.mkdir(parents=True, exist_ok=True)
         subprocess.run(["git", "init", "-q", "-b", "main", str(box.project)], check=True)
-        shared_models = SHARED_CACHE / "graphmem" / "models"
-        shared_models.mkdir(parents=True, exist_ok=True)
-        models = box.home / ".cache" / "graphmem" / "models"
-        models.parent.mkdir(parents=True)
-        models.symlink_to(shared_models, target_is_directory=True)
+        share_model_files(box.home / ".cache")
         return box
 
     def env(self) -> dict[str, str]:

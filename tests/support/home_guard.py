@@ -20,6 +20,19 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 # folder for every test of every run, so that each daemon or CLI a test starts does not build
 # them again; inside the repository's ignored .cache/, never in the developer's home.
 SHARED_CACHE = REPOSITORY / ".cache" / "tests" / "xdg-cache"
+
+
+def share_model_files(cache_home: Path) -> None:
+    """Make ``cache_home/graphmem/models`` (an agent client's sandbox's ``$XDG_CACHE_HOME``) a link
+    to ``SHARED_CACHE``'s: a daemon or CLI the client starts there finds the model files built (0.85
+    to 1.6 s of CPU and 150 MB written each time otherwise); the sandbox's other caches stay its own."""
+    shared = SHARED_CACHE / "graphmem" / "models"
+    shared.mkdir(parents=True, exist_ok=True)
+    models = cache_home / "graphmem" / "models"
+    models.parent.mkdir(parents=True, exist_ok=True)
+    models.symlink_to(shared, target_is_directory=True)
+
+
 # What a test may not even read under the real home: where graphmem, OpenCode, git and the
 # shell keep the developer's configuration, data and state.
 PRIVATE_READS = (".config", ".local", ".cache", ".gitconfig", ".git-credentials", ".pgpass", ".netrc")

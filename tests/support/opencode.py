@@ -78,6 +78,7 @@ from pathlib import Path
 from typing import Any
 
 from .fake_llm import MODEL_ID, FakeLLM
+from .home_guard import share_model_files
 
 OPENCODE_VERSION = "1.18.33"
 OPENCODE_PACKAGE = f"opencode-ai@{OPENCODE_VERSION}"
@@ -291,6 +292,7 @@ class OpenCodeSandbox:
         sandbox = cls(binary=binary, root=root, llm=llm)
         for sub in (".config", ".local/share", ".cache", ".local/state", "tmp"):
             (sandbox.home / sub).mkdir(parents=True, exist_ok=True)
+        share_model_files(sandbox.home / ".cache")  # XDG_CACHE_HOME: the model files built once
         sandbox.project.mkdir(parents=True, exist_ok=True)
         git_env = {**os.environ, "HOME": str(sandbox.home), "GIT_CONFIG_NOSYSTEM": "1"}
         subprocess.run(["git", "init", "-q"], cwd=sandbox.project, env=git_env, check=True, timeout=30)
