@@ -111,9 +111,11 @@ class GraphmemGroup(click.Group):
         except GraphmemError as exc:
             error(exc)
             ctx.exit(exc.exit_code)
-        except ImportError as exc:
-            # Ctrl-C while a compiled module (Kùzu's, ONNX Runtime's) initialises comes out as
-            # "ImportError: initialization failed": it is the Ctrl-C, not a broken install.
+        except (ImportError, RuntimeError) as exc:
+            # Ctrl-C while a module loads can come out as another error: "ImportError:
+            # initialization failed" when a compiled module (Kùzu's, ONNX Runtime's) initialises,
+            # "RuntimeError: Error calling __set_name__" when it lands in a dataclass's field as
+            # the class is made (Python 3.11). It is the Ctrl-C, not a broken install.
             if isinstance(exc.__cause__ or exc.__context__, KeyboardInterrupt):
                 raise click.Abort() from None
             raise
