@@ -111,6 +111,8 @@ class GraphmemGroup(click.Group):
         except GraphmemError as exc:
             error(exc)
             ctx.exit(exc.exit_code)
+        except (click.exceptions.Exit, click.Abort):
+            raise  # click's own ends of a command (RuntimeErrors, one raised while handling a Ctrl-C)
         except (ImportError, RuntimeError) as exc:
             # Ctrl-C while a module loads can come out as another error: "ImportError:
             # initialization failed" when a compiled module (Kùzu's, ONNX Runtime's) initialises,

@@ -21,6 +21,7 @@ import io
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -75,7 +76,6 @@ class TransferFiles:
         settle: Callable[[int], None] = _nothing,
     ) -> None:
         self._new_transfer = transfer  # called on the first export or import
-        self._built: Transfer | None = None
         self._settle = settle  # run after an import, with the records it read
         self._names = names
         # Files are read and written in the project's checkout; its memories are under its name.
@@ -84,12 +84,10 @@ class TransferFiles:
         self._write_lock = write_lock
         self._agent_files = agent_files
 
-    @property
+    @cached_property
     def _transfer(self) -> Transfer:
         """The export and import work, built on first use (see the module's docstring)."""
-        if self._built is None:
-            self._built = self._new_transfer()
-        return self._built
+        return self._new_transfer()
 
     @property
     def file_access(self) -> FileAccess:
