@@ -208,6 +208,8 @@ def _isolated_settings(_homes: Path) -> Iterator[None]:
     ``monkeypatch``): every test runs it, and each fixture a test runs costs pytest's
     bookkeeping besides its own work."""
     TOUCHED_REAL_HOME.clear()
+    umask = os.umask(0o022)  # the CLI's main makes its process's files private (restrict_umask):
+    os.umask(umask)  # a test that runs it in process must not leave that to the next test
     with pytest.MonkeyPatch.context() as monkeypatch:
         for name in [n for n in os.environ if n.startswith("GRAPHMEM_") or n in _OWN_VARIABLES]:
             monkeypatch.delenv(name)
@@ -215,6 +217,7 @@ def _isolated_settings(_homes: Path) -> Iterator[None]:
         _own_home(monkeypatch, home)
         monkeypatch.setenv("GRAPHMEM_CONFIG", str(home / "no-such-config.toml"))
         yield
+    os.umask(umask)
     touched, TOUCHED_REAL_HOME[:] = list(TOUCHED_REAL_HOME), []
     if touched:
         pytest.fail(f"the test touched the real home {REAL_HOME}: " + "; ".join(touched[:5]), pytrace=False)

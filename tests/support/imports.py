@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 PROGRAM = """
 import json, subprocess, sys, threading
+parsed = []
+if json.loads(sys.argv[2]):
+    import inspect
+    find = inspect.findsource  # what every read of an object's source goes through
+    inspect.findsource = lambda *args, **kwargs: (parsed.append(1), find(*args, **kwargs))[1]
 threads = []
 run = subprocess.run
 def recorded(args, *rest, **kwargs):
@@ -19,26 +28,33 @@ def recorded(args, *rest, **kwargs):
     return run(args, *rest, **kwargs)
 subprocess.run = recorded
 from graphmem.cli.main import main
-watched = set(json.loads(sys.argv[1]))
-sys.argv = ["graphmem", *json.loads(sys.argv[2])]
+sys.argv = ["graphmem", *json.loads(sys.argv[1])]
 code = 0
 try:
     main()
 except SystemExit as exit:
     code = exit.code
-loaded = sorted(m for m in sys.modules if m in watched or m.split(".")[0] in watched)
-print(json.dumps({"exit": code, "loaded": loaded, "git": threads}), file=sys.stderr)
+report = {"exit": code, "modules": sorted(sys.modules), "git": threads, "parsed": len(parsed)}
+print(json.dumps(report), file=sys.stderr)
 """
+
+Report = tuple[dict[str, Any], subprocess.CompletedProcess[str]]
 
 
 def command_imports(
-    argv: Sequence[str], watched: Collection[str], *, cwd: Path, env: Mapping[str, str]
-) -> tuple[dict[str, Any], subprocess.CompletedProcess[str]]:
+    argv: Sequence[str],
+    watched: Collection[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    count_parses: bool = False,
+) -> Report:
     """Run ``graphmem ARGV`` in a new interpreter; the report says its exit code, which of
-    ``watched`` (top-level packages, or modules by their full name) it imported and the names of
-    the threads that ran ``git`` (``"git"``)."""
+    ``watched`` it imported (``"loaded"``, as :func:`imported` says; every module it imported:
+    ``"modules"``), the names of the threads that ran ``git`` (``"git"``) and, with
+    ``count_parses``, how many times it read Python source (``"parsed"``)."""
     done = subprocess.run(
-        [sys.executable, "-c", PROGRAM, json.dumps(sorted(watched)), json.dumps(list(argv))],
+        [sys.executable, "-c", PROGRAM, json.dumps(list(argv)), json.dumps(count_parses)],
         env=dict(env),
         cwd=cwd,
         capture_output=True,
@@ -46,4 +62,38 @@ def command_imports(
         timeout=120,
     )
     report: dict[str, Any] = json.loads(done.stderr.strip().splitlines()[-1])
+    report["loaded"] = imported(report["modules"], watched)
     return report, done
+
+
+def imported(modules: Collection[str], watched: Collection[str]) -> list[str]:
+    """The names of ``modules`` that ``watched`` names: a module by its full name, or a package
+    (its top-level name) with all its modules."""
+    names = set(watched)
+    return sorted(m for m in modules if m in names or m.split(".")[0] in names)
+
+
+# The tests that read the recall below share a pytest-xdist worker, which runs it once.
+RECALL_GROUP = "recall-without-a-daemon"
+_RECALLS: list[Report] = []
+
+
+def recall_without_a_daemon(tmp_path_factory: pytest.TempPathFactory) -> Report:
+    """``graphmem recall "which linter" --json`` without a daemon, in a new checkout of branch
+    ``feature/x``, with a home and data dir of its own and no config file or git settings of the
+    caller's: its report (:func:`command_imports`, the reads of Python source counted) and the
+    finished process. Run once per process for the tests that look at what a one-shot recall
+    loads, parses and asks git (``xdist_group(RECALL_GROUP)``): a recall in a new interpreter,
+    its model loaded, is 1.7 s of CPU. Each caller gets a copy of the report."""
+    if not _RECALLS:
+        home = tmp_path_factory.mktemp("recall-here")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "GIT_"))}
+        env.update(
+            HOME=str(home), GRAPHMEM_DATA_DIR=str(home / "data"), GRAPHMEM_CONFIG=str(home / "none.toml")
+        )
+        checkout = home / "checkout"
+        subprocess.run(["git", "init", "-q", "-b", "feature/x", str(checkout)], env=env, check=True)
+        argv = ["recall", "which linter", "--json"]
+        _RECALLS.append(command_imports(argv, (), cwd=checkout, env=env, count_parses=True))
+    report, done = _RECALLS[0]
+    return copy.deepcopy(report), done

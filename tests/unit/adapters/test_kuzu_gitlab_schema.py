@@ -86,14 +86,14 @@ def test_long_descriptions_saved_one_after_another_all_read_back(
 ) -> None:
     # Updated in place on their nodes (schema 10, f6f2ce7^), 6 KB descriptions of 3,000 MRs in
     # a row: 2,550 read back wrong in the usual 512 MB pool. A quarter of the pool, and of the
-    # MRs: 635 of 1,000 wrong then. A sixteenth of the pool: 139 of the 200 MRs here read back
-    # wrong (139 of 150 too; none of 135).
+    # MRs: 635 of 1,000 wrong then. A sixteenth of the pool: 139 of the 150 MRs here read back
+    # wrong (139 of 200 too; none of 135).
     monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", 32 * 1024 * 1024)
     monkeypatch.setattr(kuzu_connection, "POOL_CHECKPOINT_BYTES", 8 * 1024 * 1024)
     store = KuzuGraphStore(tmp_path, dimension=8)
     try:
         graph = KuzuGitLabGraph(store)
-        keys = [target_key(EntityKind.MERGE_REQUEST, "group/proj", iid) for iid in range(1, 201)]
+        keys = [target_key(EntityKind.MERGE_REQUEST, "group/proj", iid) for iid in range(1, 151)]
         store.upsert_entities([Entity(key, EntityKind.MERGE_REQUEST, key.split(":")[1]) for key in keys])
         for iid, key in enumerate(keys, 1):
             save(graph, key, merge_request(iid, f"{iid} " + "d" * 6_000))

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.stores import new_kuzu
 
 from graphmem.adapters import kuzu_keyed
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
@@ -37,8 +38,9 @@ def chain() -> ParsedFile:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
-    store = KuzuGraphStore(tmp_path / "data", dimension=8)
+def store(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[KuzuGraphStore]:
+    """A new store (a copy of the process's template, ``support/stores.py``) with a chain of calls."""
+    store = new_kuzu(tmp_path / "data", request, 8)
     code = KuzuCodeGraph(store)
     project = ProjectCode(PROJECT, {PATH: chain()})
     scan = CodeScan(

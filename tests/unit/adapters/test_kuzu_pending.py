@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from support.records import NOW, memory
+from support.stores import new_kuzu
 
 from graphmem.adapters import kuzu_vectors
 from graphmem.adapters.kuzu_store import KuzuGraphStore
@@ -20,10 +21,14 @@ PAGE = 4
 
 
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[KuzuGraphStore]:
+def store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[KuzuGraphStore]:
+    """A new, empty store (a copy of the process's template, ``support/stores.py``) that scans
+    for pending memories a small page at a time."""
     monkeypatch.setattr(kuzu_vectors, "PENDING_PAGE", PAGE)
     monkeypatch.setattr(kuzu_vectors, "PENDING_PAGE_MOST", 2 * PAGE)
-    opened = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+    opened = new_kuzu(tmp_path / "data", request, DIM)
     yield opened
     opened.close()
 

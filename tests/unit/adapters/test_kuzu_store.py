@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from support.records import NOW, memory
+from support.stores import new_kuzu
 
 from graphmem.adapters import kuzu_connection, kuzu_store
 from graphmem.adapters.graph_cache import ENTITY_FANOUT
@@ -39,14 +40,19 @@ def run_python(code: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
-    store = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+def store(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[KuzuGraphStore]:
+    """A new, empty store: a copy of the process's template (``support/stores.py``)."""
+    store = new_kuzu(tmp_path / "data", request, DIM)
     yield store
     store.close()
 
 
-def test_a_new_store_records_its_schema_version(store: KuzuGraphStore) -> None:
-    assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
+def test_a_new_store_records_its_schema_version(tmp_path: Path) -> None:
+    store = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+    try:
+        assert store.get_meta("schema_version") == str(SCHEMA_VERSION)
+    finally:
+        store.close()
 
 
 def test_a_second_process_is_told_which_process_holds_the_store(store: KuzuGraphStore) -> None:

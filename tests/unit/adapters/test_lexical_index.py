@@ -28,6 +28,7 @@ from graphmem.core.ports import Visibility
 from graphmem.core.text import fold
 from tests.support.lexical import Records, empty_index
 from tests.support.records import memory
+from tests.support.stores import new_kuzu
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 GLOBAL = Visibility(None)
@@ -55,8 +56,9 @@ def both_ways(index: LexicalIndex, query: str, visibility: Visibility, limit: in
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[KuzuGraphStore]:
-    store = KuzuGraphStore(tmp_path / "data", dimension=8)
+def store(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[KuzuGraphStore]:
+    """A new, empty store: a copy of the process's template (``support/stores.py``)."""
+    store = new_kuzu(tmp_path / "data", request, 8)
     yield store
     store.close()
 

@@ -74,7 +74,9 @@ def test_clients_in_threads_report_both_kinds_of_call_and_store_every_memory_wit
 ) -> None:
     data_dir = tmp_path / "data"
 
-    reports = clients.run([1, 3], data_dir, store_url=None, embedder=HashEmbedder(DIMENSION), seconds=0.3)
+    # A tenth of a second of calls: each client's first round of the mix (a remember and the
+    # recalls before and after it) with the others' beside it, as three tenths gave.
+    reports = clients.run([1, 3], data_dir, store_url=None, embedder=HashEmbedder(DIMENSION), seconds=0.1)
 
     assert [(r["clients"], r["mode"], r["errors"]) for r in reports] == [(1, "threads", 0), (3, "threads", 0)]
     for report in reports:
@@ -130,7 +132,8 @@ def test_a_failed_call_is_counted_with_its_message_not_raised(tmp_path: Path) ->
         version="t",
     )
     try:
-        report = clients.summarise(2, clients.client_calls(runtime, 0, 0.3), 0.3, 0.0, "threads")
+        # A window over before the first call: one whole round of the mix, its remember failing.
+        report = clients.summarise(2, clients.client_calls(runtime, 0, 0.0), 0.3, 0.0, "threads")
     finally:
         served.close()
 

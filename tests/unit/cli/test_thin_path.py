@@ -7,8 +7,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,7 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from support.imports import command_imports
+from support.imports import RECALL_GROUP, Report, command_imports, imported, recall_without_a_daemon
 from support.local_server import POLL_S
 
 from graphmem.server import identity
@@ -176,76 +174,39 @@ NOT_LOCAL = (
 )
 
 
-def _own_store(tmp_path: Path) -> dict[str, str]:
-    """The environment of a graphmem with its own home, data dir and no config under ``tmp_path``
-    and no git settings of the caller's (no daemon holds that data dir: a recall runs in its own
-    process)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "GIT_"))}
-    env.update(
-        HOME=str(tmp_path),
-        GRAPHMEM_DATA_DIR=str(tmp_path / "data"),
-        GRAPHMEM_CONFIG=str(tmp_path / "none.toml"),
-    )
-    return env
-
-
-# A recall without a daemon, in a checkout: what the two tests below look at, from one run (a
-# recall in a new interpreter, its model warmed up, is about 2 s of CPU).
-RecallHere = tuple[dict[str, Any], subprocess.CompletedProcess[str]]
-
-
-@pytest.fixture(scope="module")
-def recall_here(tmp_path_factory: pytest.TempPathFactory) -> RecallHere:
+@pytest.fixture
+def recall_here(tmp_path_factory: pytest.TempPathFactory) -> Report:
     """``graphmem recall "which linter" --json`` without a daemon, in a new checkout of branch
-    ``feature/x``: its report (exit code, modules of ``NOT_LOCAL`` loaded, threads that asked git)
-    and the finished process."""
-    home = tmp_path_factory.mktemp("recall-here")
-    env = _own_store(home)
-    checkout = home / "checkout"
-    subprocess.run(["git", "init", "-q", "-b", "feature/x", str(checkout)], env=env, check=True)
-    return command_imports(["recall", "which linter", "--json"], NOT_LOCAL, cwd=checkout, env=env)
+    ``feature/x``: its report (exit code, modules loaded, reads of Python source, threads that
+    asked git) and the finished process, from one run for the tests below and test_app.py's
+    (``support/imports.py``)."""
+    return recall_without_a_daemon(tmp_path_factory)
 
 
-def test_a_recall_without_a_daemon_loads_no_parser_nor_client_config(recall_here: RecallHere) -> None:
+@pytest.mark.xdist_group(RECALL_GROUP)
+def test_a_recall_without_a_daemon_loads_no_parser_nor_client_config(recall_here: Report) -> None:
     report, done = recall_here
 
     assert report["exit"] in (0, None), done.stderr
     assert json.loads(done.stdout)["hits"] == []  # recalled in this process: no daemon holds the dir
-    assert report["loaded"] == []
+    assert imported(report["modules"], NOT_LOCAL) == []
 
 
 # What a recall without a daemon must not do either: parse Python source. pydantic read the
 # source of each settings class for its fields' docstrings (``use_attribute_docstrings``) at
 # every start; ``graphmem.settings.descriptions`` reads them when the reference is generated.
-COUNT_PARSES = """
-import inspect, json, sys
-parsed = []
-find = inspect.findsource  # what every read of an object's source goes through
-inspect.findsource = lambda *args, **kwargs: (parsed.append(1), find(*args, **kwargs))[1]
-from graphmem.cli.main import main
-sys.argv = ["graphmem", *json.loads(sys.argv[1])]
-try:
-    main()
-finally:
-    print(json.dumps({"parsed": len(parsed)}), file=sys.stderr)
-"""
-
-
-def test_a_recall_without_a_daemon_parses_no_python_source(tmp_path: Path) -> None:
-    env = _own_store(tmp_path)
-    argv = json.dumps(["recall", "which linter", "--json", "--plan", "lexical"])
-
-    done = subprocess.run(
-        [sys.executable, "-c", COUNT_PARSES, argv], env=env, cwd=tmp_path, capture_output=True, text=True
-    )
+@pytest.mark.xdist_group(RECALL_GROUP)
+def test_a_recall_without_a_daemon_parses_no_python_source(recall_here: Report) -> None:
+    report, done = recall_here
 
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stderr.strip().splitlines()[-1]) == {"parsed": 0}
+    assert report["parsed"] == 0
 
 
 # Nor wait for git after the store is open: the project and branch of the checkout (two to four
 # ``git`` processes) are read in a thread of their own while the model loads and the store opens.
-def test_a_recall_without_a_daemon_asks_git_beside_opening_the_store(recall_here: RecallHere) -> None:
+@pytest.mark.xdist_group(RECALL_GROUP)
+def test_a_recall_without_a_daemon_asks_git_beside_opening_the_store(recall_here: Report) -> None:
     report, done = recall_here
 
     assert done.returncode == 0, done.stderr

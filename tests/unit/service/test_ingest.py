@@ -14,7 +14,7 @@ from support.opencode_db import T0_MS, OpenCodeDB, text, tool
 
 from graphmem.adapters.git import GitToplevel
 from graphmem.adapters.llm_extractor import LLMExtractor
-from graphmem.adapters.opencode_sessions import OpenCodeSessions
+from graphmem.adapters.opencode_sessions import MAX_TOOL_OUTPUT_CHARS, OpenCodeSessions
 from graphmem.core.models import Category, EntityKind, MemoryRecord, Trust
 from graphmem.core.provenance import acts_as_person, label, origin_mark
 from graphmem.core.sessions import Learned, Transcript
@@ -372,13 +372,20 @@ def test_the_llm_extractor_over_http_feeds_the_store_and_falls_back_on_failure(
     assert "We decided to vendor the parser." in " ".join(texts)  # the rules read the second session
 
 
+# A tool's output 50 times what a session part keeps of it: read as 2,000,000 characters were
+# (each of the reader's queries goes through the row: 0.5 s of CPU at that size).
+HUGE_OUTPUT_CHARS = 50 * MAX_TOOL_OUTPUT_CHARS
+
+
 def test_a_huge_non_english_session_is_ingested_within_bounds(
     memory_service: MemoryService, oc: OpenCodeDB, git_project: str
 ) -> None:
     sid = oc.session(git_project, title="Große Sitzung 大会话")
     for i in range(300):
         oc.message(sid, "user", [text(f"Nachricht {i}: 我们讨论了缓存。")], at_ms=T0_MS + i * 10)
-    oc.message(sid, "assistant", [tool("bash", {"command": "make"}, "ü" * 2_000_000)], at_ms=T0_MS + 5_000)
+    oc.message(
+        sid, "assistant", [tool("bash", {"command": "make"}, "ü" * HUGE_OUTPUT_CHARS)], at_ms=T0_MS + 5_000
+    )
     report = ingester(memory_service, Scripted(decisions)).run(db_path=str(oc.path))
     assert report.sessions_ingested == 1
     (event,) = memory_service.list(categories=["event"], project=git_project)
