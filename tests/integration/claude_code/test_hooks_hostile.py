@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,21 +26,19 @@ from graphmem.integrations.hook_client import HookClient
 pytestmark = pytest.mark.integration
 
 VENV_BIN = Path(sys.executable).parent
-SESSION = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 DECISION = "We decided to keep the cart in Redis with a 24 hour expiry."
 WAIT_S = 90.0
 
 
-class World:
+class SharedDaemon:
+    """The module's daemon, its HOME and its data dir (one daemon for the module's tests: starting
+    one is about 3 s of CPU); each test has a :class:`World` of its own in it."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
         self.home = root / "home"
         self.data_dir = root / "data"
-        self.project = root / "project"
-        self.transcripts = self.home / ".claude" / "projects"
-        for folder in (self.home, self.project, self.transcripts):
-            folder.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["git", "init", "-q", str(self.project)], check=True)
+        (self.home / ".claude" / "projects").mkdir(parents=True)
 
     def env(self) -> dict[str, str]:
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("GRAPHMEM_", "CLAUDE_"))}
@@ -47,39 +46,73 @@ class World:
                 "GRAPHMEM_SERVER__PORT": "0", "GRAPHMEM_PLUGIN_TIMEOUT_MS": "10000"}  # fmt: skip
 
     def graphmem(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(VENV_BIN / "graphmem"), *args], cwd=self.project, env=self.env(),
+        return subprocess.run([str(VENV_BIN / "graphmem"), *args], cwd=self.root, env=self.env(),
                               capture_output=True, text=True, timeout=180)  # fmt: skip
+
+
+class World:
+    """One test's place beside the module's daemon: its own git project, session id and folder of
+    transcripts, and the daemon's and hooks' logs from where the test started (what it wrote)."""
+
+    def __init__(self, daemon: SharedDaemon, root: Path) -> None:
+        self.daemon = daemon
+        self.root = root
+        self.home = daemon.home
+        self.data_dir = daemon.data_dir
+        self.project = root / "project"
+        self.transcripts = self.home / ".claude" / "projects"
+        self.slug = f"-{root.name}"  # this test's folder of transcripts
+        self.session = str(uuid.uuid4())
+        self.project.mkdir(parents=True)
+        subprocess.run(["git", "init", "-q", str(self.project)], check=True)
+        self._hooks_from = self._size("hooks.log")
+        self._daemon_from = self._size("daemon.log")
+
+    def _size(self, name: str) -> int:
+        path = self.data_dir / name
+        return path.stat().st_size if path.exists() else 0
+
+    def _since(self, name: str, start: int) -> str:
+        path = self.data_dir / name
+        if not path.exists():
+            return ""
+        with path.open("rb") as log:
+            log.seek(start)
+            return log.read().decode(errors="replace")
 
     def hook(self, event: str, given: dict[str, Any] | bytes) -> subprocess.CompletedProcess[bytes]:
         raw = given if isinstance(given, bytes) else json.dumps(given).encode()
         return subprocess.run(
             [sys.executable, "-P", "-m", "graphmem.integrations.claude_code", event], input=raw,
-            cwd=self.project, env=self.env(), capture_output=True, timeout=120,
+            cwd=self.project, env=self.daemon.env(), capture_output=True, timeout=120,
         )  # fmt: skip
 
     def hooks_log(self) -> str:
-        path = self.data_dir / "hooks.log"
-        return path.read_text() if path.exists() else ""
+        return self._since("hooks.log", self._hooks_from)
 
     def daemon_log(self) -> str:
-        path = self.data_dir / "daemon.log"
-        return path.read_text(errors="replace") if path.exists() else ""
+        return self._since("daemon.log", self._daemon_from)
 
     def learned(self) -> list[dict[str, Any]]:
         found = listed(self.data_dir, self.project, every_status=True, limit=50)
         return [m for m in found if m["source"] == "claude-code"]
 
     def given(self, **fields: Any) -> dict[str, Any]:
-        return {"session_id": SESSION, "cwd": str(self.project), **fields}
+        return {"session_id": self.session, "cwd": str(self.project), **fields}
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedDaemon]:
+    running = SharedDaemon(tmp_path_factory.mktemp("claude-hooks"))
+    started = running.graphmem("serve", "--detach")
+    assert started.returncode == 0, started.stderr
+    yield running
+    running.graphmem("stop")
 
 
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    place = World(tmp_path)
-    started = place.graphmem("serve", "--detach")
-    assert started.returncode == 0, started.stderr
-    yield place
-    place.graphmem("stop")
+def world(daemon: SharedDaemon, tmp_path: Path) -> World:
+    return World(daemon, tmp_path)
 
 
 def wait_for(check: Any, what: str) -> None:
@@ -94,8 +127,8 @@ def wait_for(check: Any, what: str) -> None:
 def ingested_so_far(world: World) -> None:
     """Returns once the daemon ran every ingest queued before: its queue runs them one at a time,
     in order, so those are done when one more session queued now is in the daemon's log."""
-    last = "0f8fad5b-d9cb-469f-a165-70867728950e"
-    transcript = TranscriptWriter(world.transcripts, last, str(world.project), slug="-project")
+    last = str(uuid.uuid4())
+    transcript = TranscriptWriter(world.transcripts, last, str(world.project), slug=world.slug)
     transcript.user("Thanks, that is all.")
     quiet(world.hook("stop", world.given(session_id=last, transcript_path=str(transcript.path))))
     wait_for(lambda: f"plugin ingest session={last}" in world.daemon_log(), "the ingests queued before")
@@ -117,19 +150,19 @@ def test_a_session_id_with_dot_dot_adds_nothing_and_says_why(world: World) -> No
     quiet(done)
     assert done.stdout == b""
     assert "session_id '../../../tmp/evil' is not an id" in world.hooks_log()
-    assert not any(p.name.startswith("evil") for p in world.root.rglob("*"))
+    assert not any(p.name.startswith("evil") for p in (*world.root.rglob("*"), *world.daemon.root.rglob("*")))
 
 
 def test_a_transcript_outside_claude_codes_sessions_is_never_read(
     world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
-    elsewhere = TranscriptWriter(world.root / "elsewhere", SESSION, str(world.project))
+    elsewhere = TranscriptWriter(world.root / "elsewhere", world.session, str(world.project))
     elsewhere.user(DECISION)
     quiet(world.hook("stop", world.given(transcript_path=str(elsewhere.path))))
     assert "outside Claude Code's sessions" in world.hooks_log()
     # The daemon's route is hostile input too: called directly, it refuses the file at once (a 400
     # saying why, never queued), and reads nothing outside.
-    body = {"client": "claude-code", "session_id": SESSION, "transcript_path": str(elsewhere.path)}
+    body = {"client": "claude-code", "session_id": world.session, "transcript_path": str(elsewhere.path)}
     with caplog.at_level(logging.WARNING, logger="graphmem.integrations.hook_client"):
         assert HookClient(world.data_dir, start=False).call("/plugin/ingest", body, 10.0) == {}
     assert "answered HTTP 400" in caplog.text and "outside Claude Code's sessions" in caplog.text
@@ -138,9 +171,9 @@ def test_a_transcript_outside_claude_codes_sessions_is_never_read(
 
 
 def test_a_symlinked_transcript_is_never_read(world: World) -> None:
-    secret = TranscriptWriter(world.root / "secret", SESSION, str(world.project))
+    secret = TranscriptWriter(world.root / "secret", world.session, str(world.project))
     secret.user(DECISION)
-    link = world.transcripts / "-project" / f"{SESSION}.jsonl"
+    link = world.transcripts / world.slug / f"{world.session}.jsonl"
     link.parent.mkdir(parents=True)
     os.symlink(secret.path, link)
     quiet(world.hook("session-end", world.given(transcript_path=str(link), reason="other")))
@@ -149,7 +182,7 @@ def test_a_symlinked_transcript_is_never_read(world: World) -> None:
 
 
 def test_a_cut_transcript_is_learned_once_and_its_cut_line_later(world: World) -> None:
-    session = TranscriptWriter(world.transcripts, SESSION, str(world.project), slug="-project")
+    session = TranscriptWriter(world.transcripts, world.session, str(world.project), slug=world.slug)
     session.user(DECISION)
     session.assistant(text("Done."))
     with session.path.open("a") as out:
@@ -160,5 +193,5 @@ def test_a_cut_transcript_is_learned_once_and_its_cut_line_later(world: World) -
     ingested_so_far(world)  # the queued repeats have run
     decisions = [m for m in world.learned() if m["category"] == "decision"]
     assert [m["text"] for m in decisions] == [DECISION]
-    assert decisions[0]["session"] == SESSION
+    assert decisions[0]["session"] == world.session
     assert "Traceback" not in world.daemon_log() + world.hooks_log()

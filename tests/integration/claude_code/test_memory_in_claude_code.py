@@ -1,13 +1,17 @@
 """graphmem inside the real Claude Code (``@anthropic-ai/claude-code@2.1.328``), headless (``claude -p``),
 against a local Anthropic-Messages stand-in that records every request: the tools are listed to the
 model, an earlier session's memory reaches the model with no tool call, every request of a five-turn
-session starts with the whole previous one, and what a session decided is recalled after it ends."""
+session starts with the whole previous one, and what a session decided is recalled after it ends.
+A test of several turns runs them in one process (``run_session``) where a user's session would,
+and a new process continues a session (``--continue``) where the test is about a reopened one."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +19,7 @@ from support.claude_code import (
     ClaudeCodeSandbox,
     common_prefix_chars,
     prompt_prefix,
+    sandbox,
     texts_of,
     tool_names,
 )
@@ -48,20 +53,31 @@ def system_text(body: dict[str, Any]) -> str:
     return json.dumps(body.get("system", []))
 
 
-def test_graphmems_tools_are_listed_to_the_model(claude: ClaudeCodeSandbox) -> None:
-    install(claude)
-    claude.api.script("Hello.")
-    claude.run_turn("Say hello.")
+@pytest.fixture(scope="module")
+def asked(
+    claude_binary: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[ClaudeCodeSandbox, str]]:
+    """graphmem installed, an earlier session's fact and directive stored, and one turn asked about
+    the fact: its sandbox and what ``claude -p`` printed, for the tests that only read them (a
+    sandbox with its daemon and a turn is about 5 s of CPU)."""
+    with sandbox(claude_binary, tmp_path_factory.mktemp("asked")) as claude:
+        install(claude)
+        remember(claude, FACT, "fact")
+        remember(claude, DIRECTIVE, "directive")
+        claude.api.script("It listens on 5433.")
+        yield claude, claude.run_turn("Which port does the staging database listen on?")
+
+
+def test_graphmems_tools_are_listed_to_the_model(asked: tuple[ClaudeCodeSandbox, str]) -> None:
+    claude, _ = asked
     names = tool_names(claude.api.requests[0])
     assert {"mcp__graphmem__recall", "mcp__graphmem__remember", "mcp__graphmem__get_context"} <= set(names)
 
 
-def test_an_earlier_sessions_memory_reaches_the_model_with_no_tool_call(claude: ClaudeCodeSandbox) -> None:
-    install(claude)
-    remember(claude, FACT, "fact")
-    remember(claude, DIRECTIVE, "directive")
-    claude.api.script("It listens on 5433.")
-    out = claude.run_turn("Which port does the staging database listen on?")
+def test_an_earlier_sessions_memory_reaches_the_model_with_no_tool_call(
+    asked: tuple[ClaudeCodeSandbox, str],
+) -> None:
+    claude, out = asked
     assert "5433" in out
     (request,) = claude.api.requests  # one model call: no tool was called
     newest = "\n".join(newest_user_texts(request))
@@ -85,9 +101,11 @@ def test_every_request_of_a_five_turn_session_starts_with_the_whole_previous_one
         "Tell me a joke.",
         "When do deploys to production happen?",
     ]
-    for index, prompt in enumerate(prompts):
-        claude.api.script(f"Answer {index}.")
-        claude.run_turn(prompt, resume=index > 0)
+    claude.api.script(*(f"Answer {index}." for index in range(len(prompts))))
+    # Three turns in one process, as an interactive session runs them; two more in a new process
+    # that continues the session (--continue), as a user who reopens it: the prefix must hold both ways.
+    claude.run_session(prompts[:3])
+    claude.run_session(prompts[3:], resume=True)
     requests = claude.api.requests
     assert len(requests) == 5
     for earlier, later in itertools.pairwise(requests):
@@ -159,12 +177,10 @@ def test_with_no_daemon_the_turn_goes_on_and_the_hooks_start_one(claude: ClaudeC
 def test_compaction_keeps_what_matters_and_the_boot_context_comes_back(claude: ClaudeCodeSandbox) -> None:
     install(claude)
     remember(claude, DIRECTIVE, "directive")
-    claude.api.script("Hello.")
-    claude.run_turn("Say hello.")
-    claude.api.script("<analysis>Small talk.</analysis>\n<summary>The user said hello.</summary>")
-    claude.run_turn("/compact", resume=True)
-    claude.api.script("Next.")
-    claude.run_turn("What next?", resume=True)
+    claude.api.script(
+        "Hello.", "<analysis>Small talk.</analysis>\n<summary>The user said hello.</summary>", "Next."
+    )
+    claude.run_session(["Say hello.", "/compact", "What next?"])  # one process, as in the TUI
     compaction = next(r for r in claude.api.requests if "Additional Instructions" in json.dumps(r))
     instructions = "\n".join(texts_of(compaction["messages"][-1]))
     assert DIRECTIVE in instructions.split("Additional Instructions", 1)[1]  # the PreCompact hook's text

@@ -1,7 +1,8 @@
 """The prompt cache in the real Claude Code with graphmem on and off: the session every client's
 prompt-cache test plays (``support/session_scenario.py``: six turns, a fact relevant on turns 1,
-3 and 5, small talk between; a directive of the user's in the store), ``claude -p`` then
-``--continue``, measured on the requests the stand-in recorded. Prints the docs/benchmarks.md
+3 and 5, small talk between; a directive of the user's in the store), the first three turns in
+one ``claude -p`` process, the last three in a new one that continues the session (``--continue``),
+measured on the requests the stand-in recorded. Prints the docs/benchmarks.md
 table (run with ``-s``)::
 
     .venv/bin/pytest -s -p no:cacheprovider tests/integration/claude_code/test_prompt_cache_share.py
@@ -42,17 +43,15 @@ class Measured:
 def measure(claude_binary: Path, root: Path, *, graphmem: bool) -> Measured:
     memories = ((BOOT_DIRECTIVE, "directive"), *((fact, "fact") for fact in FACTS))
     with sandbox(claude_binary, root) as claude:
-        if graphmem:
+        if graphmem:  # off: not installed, so nothing would read a store (none is written)
             assert claude.graphmem("install", "claude-code").returncode == 0
             assert claude.graphmem("serve", "--detach").returncode == 0
             for text, category in memories:  # through the daemon, as the CLI stores them
                 remembered(claude.data_dir, claude.project, text, category=category)
-        else:
-            for text, category in memories:
-                assert claude.graphmem("remember", "-c", category, text).returncode == 0
-        for index, (prompt, _) in enumerate(TURNS):
-            claude.api.script(f"Answer {index}.")
-            claude.run_turn(prompt, resume=index > 0)
+        claude.api.script(*(f"Answer {index}." for index in range(len(TURNS))))
+        prompts = [prompt for prompt, _ in TURNS]
+        claude.run_session(prompts[:3])  # one process, as an interactive session runs them
+        claude.run_session(prompts[3:], resume=True)  # a new process continues it
         requests = claude.api.requests
     assert len(requests) == len(TURNS)
     shares, whole = [], 0

@@ -1,14 +1,17 @@
 """The OpenCode harness works: the real CLI runs turns against the fake model and a stand-in MCP server.
 
 The first two tests check the fake model alone (no OpenCode); the others start OpenCode (the last
-one `opencode serve`, which a multi-turn test sends its turns to).
+one `opencode serve`, which a multi-turn test sends its turns to). The two that read one plain
+turn (what it printed, the title agent's request) read the same one (``said_hi``).
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -90,10 +93,23 @@ def test_fake_llm_answers_title_requests_without_consuming_the_script(fake_llm: 
     assert fake_llm.requests == []
 
 
-def test_run_prints_the_scripted_text(opencode: OpenCodeSandbox, fake_llm: FakeLLM) -> None:
-    fake_llm.script(Text("hello from the fake model"))
+@pytest.fixture(scope="module")
+def said_hi(
+    opencode_binary: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[OpenCodeSandbox, FakeLLM, subprocess.CompletedProcess[str]]]:
+    """One ``opencode run "say hi"`` in a sandbox of its own, for the tests that only read what it
+    did (a turn in a new sandbox is about 6 s of CPU): what it printed, what reached the model,
+    the session it named."""
+    with FakeLLM() as llm:
+        opencode = OpenCodeSandbox.create(opencode_binary, tmp_path_factory.mktemp("said-hi"), llm)
+        llm.script(Text("hello from the fake model"))
+        yield opencode, llm, opencode.run_opencode(["run", "say hi"], timeout=120)
 
-    done = opencode.run_opencode(["run", "say hi"], timeout=120)
+
+def test_run_prints_the_scripted_text(
+    said_hi: tuple[OpenCodeSandbox, FakeLLM, subprocess.CompletedProcess[str]],
+) -> None:
+    _, fake_llm, done = said_hi
 
     assert done.returncode == 0, done.stderr
     assert "hello from the fake model" in done.stdout
@@ -105,10 +121,10 @@ def test_run_prints_the_scripted_text(opencode: OpenCodeSandbox, fake_llm: FakeL
     assert request["messages"][-1] == {"role": "user", "content": '"say hi"'}
 
 
-def test_title_agent_requests_are_recognised(opencode: OpenCodeSandbox, fake_llm: FakeLLM) -> None:
-    fake_llm.script(Text("hello"))
-
-    opencode.run_turn("name this session", timeout=120)
+def test_title_agent_requests_are_recognised(
+    said_hi: tuple[OpenCodeSandbox, FakeLLM, subprocess.CompletedProcess[str]],
+) -> None:
+    opencode, fake_llm, _ = said_hi
 
     # In `run` mode OpenCode's hidden title agent names the new session with its own model call.
     assert len(fake_llm.title_requests) == 1
