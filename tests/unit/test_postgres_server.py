@@ -40,7 +40,7 @@ def _wheel_in(root: Path) -> tuple[Path, Path]:
     for name in ("bin/postgres", "bin/initdb", "lib/vector.so", "share/extension/vector.control"):
         (install / name).write_text("x")
     (libs / "libssl.so").write_text("x")
-    # Modes set, not left to the umask: a CLI test before may have left the process's at 077.
+    # Modes set, not left to the umask: what others may read is what the test is about.
     for folder, _, names in os.walk(root):
         Path(folder).chmod(0o755)
         for name in names:

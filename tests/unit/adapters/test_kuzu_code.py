@@ -66,7 +66,7 @@ def save_pass(code: KuzuCodeGraph, files: dict[str, ParsedFile], at: datetime) -
 # store of schema 9 (41bb5ad^) failed on from 60 files in that pool (it passed 45), and schema 11
 # (e3af6ae^) from 250 (it passed 225), as they did with a thousand files in the 512 MB pool of a
 # real store. The store of today passes 400 and 500 there; in 32 MB Kùzu fails even 10 files.
-# A third more than the least that failed (80 files, not 120: a third of the test's 1 s of CPU).
+# A third more than the least that failed (60 files): 80, where 120 cost a third more of its CPU.
 CHANGED_FILES = 80
 TWO_PROJECT_FILES = 300
 SMALL_POOL_BYTES = 40 * 1024 * 1024

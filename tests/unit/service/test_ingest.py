@@ -372,7 +372,7 @@ def test_the_llm_extractor_over_http_feeds_the_store_and_falls_back_on_failure(
     assert "We decided to vendor the parser." in " ".join(texts)  # the rules read the second session
 
 
-# A tool's output 50 times what a session part keeps of it: read as 2,000,000 characters were
+# A tool's output 50 times what a session part keeps of it, cut as 2,000,000 characters were
 # (each of the reader's queries goes through the row: 0.5 s of CPU at that size).
 HUGE_OUTPUT_CHARS = 50 * MAX_TOOL_OUTPUT_CHARS
 
