@@ -1,5 +1,9 @@
 """graphmem inside the real OpenCode client: installed by `graphmem install opencode`,
-connected through `graphmem mcp`, called by the (fake) model in whole `opencode run` turns."""
+connected through `graphmem mcp`, called by the (fake) model in whole `opencode run` turns.
+
+The turn that remembers and the one that recalls go to one `opencode serve` (`opencode run
+--attach`), as a TUI sends a user's turns to one OpenCode process: its `graphmem mcp` is started
+once, and a new OpenCode process is about 8 s of CPU the test is not about."""
 
 from __future__ import annotations
 
@@ -69,32 +73,34 @@ def test_a_turn_remembers_through_the_daemon_and_the_next_recalls_it(
     decision = "We use Postgres 16 for the billing service because we need logical replication"
     fake_llm.script(ToolCall("graphmem_remember", {"text": decision, "category": "decision"}), Text("Noted."))
 
-    done = opencode.run_turn("Remember our billing database decision.", timeout=180)
+    with opencode.serve() as server:
+        done = server.run_turn("Remember our billing database decision.", timeout=180)
 
-    assert "Noted." in done.stdout
-    first, second = fake_llm.requests[:2]
-    assert "graphmem_remember" in json.dumps(first.get("tools", []))
-    stored = _tool_result(second)
-    assert stored["created"] is True and stored["memory"]["category"] == "decision"
-    assert stored["memory"]["project"] == str(opencode.project.resolve())
-    info = read_info(data_dir)
-    assert info is not None, "graphmem mcp should have started the daemon"
-    metrics = http("GET", f"{info['url']}/metrics")[2].decode()
-    assert 'graphmem_tool_calls_total{outcome="ok",tool="remember"} 1.0' in metrics
+        assert "Noted." in done.stdout
+        first, second = fake_llm.requests[:2]
+        assert "graphmem_remember" in json.dumps(first.get("tools", []))
+        stored = _tool_result(second)
+        assert stored["created"] is True and stored["memory"]["category"] == "decision"
+        assert stored["memory"]["project"] == str(opencode.project.resolve())
+        info = read_info(data_dir)
+        assert info is not None, "graphmem mcp should have started the daemon"
+        metrics = http("GET", f"{info['url']}/metrics")[2].decode()
+        assert 'graphmem_tool_calls_total{outcome="ok",tool="remember"} 1.0' in metrics
 
-    # the CLI sees the same memory, through the daemon that owns the store
-    listed = graphmem(data_dir, "list", "--json", cwd=opencode.project)
-    assert listed.returncode == 0, listed.stderr
-    # (the plugin also has graphmem learn from the session once it is idle: source "opencode",
-    # and its summary "summary:opencode")
-    learned = ("opencode", "summary:opencode")
-    mine = [m["id"] for m in json.loads(listed.stdout)["memories"] if m["source"] not in learned]
-    assert mine == [stored["id"]]
+        # the CLI sees the same memory, through the daemon that owns the store
+        listed = graphmem(data_dir, "list", "--json", cwd=opencode.project)
+        assert listed.returncode == 0, listed.stderr
+        # (the plugin also has graphmem learn from the session once it is idle: source "opencode",
+        # and its summary "summary:opencode")
+        learned = ("opencode", "summary:opencode")
+        mine = [m["id"] for m in json.loads(listed.stdout)["memories"] if m["source"] not in learned]
+        assert mine == [stored["id"]]
 
-    fake_llm.reset(
-        ToolCall("graphmem_recall", {"query": "which database does billing use"}), Text("Postgres 16.")
-    )
-    opencode.run_turn("Which database does billing use?", timeout=180)
+        fake_llm.reset(
+            ToolCall("graphmem_recall", {"query": "which database does billing use"}), Text("Postgres 16.")
+        )
+        server.run_turn("Which database does billing use?", timeout=180)
+        assert server.instances() == 1  # both turns went to one OpenCode instance
 
     recalled = _tool_result(fake_llm.requests[1])
     assert recalled["hits"][0]["id"] == stored["id"]

@@ -4,6 +4,10 @@ OpenCode 2 (2.3.x) is not installable on the machines these tests run on; the st
 same plugin file the OpenCode 1 real-client tests use, calls its ``setup(ctx)`` and each hook with
 the shapes OpenCode 2's source defines (the source files and commits are listed in the stand-in),
 and prints what each request would send and every request the plugin made to the daemon.
+
+The tests that only need a daemon serving (``served``) share one for the module (a daemon start is
+about 2.5 s of CPU); each has a project of its own (its memories) and a session id of its own
+(what the daemon keeps of a session: what it showed, its boot block).
 """
 
 from __future__ import annotations
@@ -64,8 +68,9 @@ def host(
     return run_plugin_in_node(args, data_dir, project, timeout_ms=timeout_ms, **(env or {}))
 
 
-def conversation(upto: int, *, tool_call: bool = False) -> list[dict[str, Any]]:
-    """The steps of turn ``upto`` (1-based): the prompt, then the request rebuilt from the history."""
+def conversation(upto: int, *, tool_call: bool = False, session: str = SESSION) -> list[dict[str, Any]]:
+    """The steps of turn ``upto`` (1-based) of ``session``: the prompt, then the request rebuilt
+    from the history."""
     messages: list[dict[str, str]] = []
     for n, (ask, _) in enumerate(TURNS[:upto], 1):
         messages.append({"id": f"msg_u{n}", "role": "user", "text": ask})
@@ -73,15 +78,15 @@ def conversation(upto: int, *, tool_call: bool = False) -> list[dict[str, Any]]:
             messages.append({"id": f"msg_a{n}", "role": "assistant", "text": f"Answer {n}."})
     ask = TURNS[upto - 1][0]
     steps: list[dict[str, Any]] = [
-        {"do": "prompt", "sessionID": SESSION, "messageID": f"msg_u{upto}", "text": ask},
-        {"do": "context", "sessionID": SESSION, "system": SYSTEM, "messages": messages},
+        {"do": "prompt", "sessionID": session, "messageID": f"msg_u{upto}", "text": ask},
+        {"do": "context", "sessionID": session, "system": SYSTEM, "messages": messages},
     ]
     if tool_call:  # the agent loop calls the model again after a tool ran, with the same history before it
         steps.append(
-            {"do": "tool", "sessionID": SESSION, "tool": "read", "input": {"filePath": "billing.py"}}
+            {"do": "tool", "sessionID": session, "tool": "read", "input": {"filePath": "billing.py"}}
         )
         looped = [*messages, {"id": f"msg_a{upto}", "role": "assistant", "text": f"Answer {upto}."}]
-        steps.append({"do": "context", "sessionID": SESSION, "system": SYSTEM, "messages": looped})
+        steps.append({"do": "context", "sessionID": session, "system": SYSTEM, "messages": looped})
     return steps
 
 
@@ -98,17 +103,27 @@ def sent(result: dict[str, Any]) -> str:
     return json.dumps([result["system"], result["messages"]])
 
 
+@pytest.fixture(scope="module")
+def module_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    daemon = start_daemon(tmp_path_factory.mktemp("v2") / "data", GRAPHMEM_INGEST__ENABLED="false")
+    yield daemon
+    daemon.stop()
+
+
 @pytest.fixture
-def served(tmp_path: Path, project: Path) -> Iterator[Daemon]:
-    daemon = start_daemon(tmp_path / "data", GRAPHMEM_INGEST__ENABLED="false")
-    try:
-        remember(daemon, project, DIRECTIVE, "directive")
-        for _, fact in TURNS:
-            if fact:
-                remember(daemon, project, fact, "fact")
-        yield daemon
-    finally:
-        daemon.stop()
+def served(module_daemon: Daemon, project: Path) -> Daemon:
+    """The module's daemon, with the directive and the facts of ``TURNS`` in this test's project."""
+    remember(module_daemon, project, DIRECTIVE, "directive")
+    for _, fact in TURNS:
+        if fact:
+            remember(module_daemon, project, fact, "fact")
+    return module_daemon
+
+
+@pytest.fixture
+def session(request: pytest.FixtureRequest) -> str:
+    """A session id of this test's own, for a test on the module's daemon."""
+    return f"ses_v2{request.node.name.removeprefix('test_')[:40]}"
 
 
 def test_the_plugin_loads_as_opencode_2_loads_it_and_registers_its_hooks(
@@ -123,9 +138,9 @@ def test_the_plugin_loads_as_opencode_2_loads_it_and_registers_its_hooks(
 
 
 def test_five_turns_keep_every_earlier_byte_with_boot_once_and_recall_in_each_turns_message(
-    served: Daemon, project: Path
+    served: Daemon, project: Path, session: str
 ) -> None:
-    steps = [step for n in range(1, 6) for step in conversation(n, tool_call=n == 3)]
+    steps = [step for n in range(1, 6) for step in conversation(n, tool_call=n == 3, session=session)]
 
     run = host(served.data_dir, project, steps)
 
@@ -198,17 +213,17 @@ def test_a_new_process_tells_a_restarted_daemon_what_the_boot_block_and_earlier_
 
 
 def test_a_message_cut_to_its_limit_inside_an_emoji_still_gets_its_memory(
-    served: Daemon, project: Path
+    served: Daemon, project: Path, session: str
 ) -> None:
     # The plugin sends a message's first 100,000 UTF-16 units: here the last of them is the first
     # half of the emoji's pair. Sent as it fell, that half was a lone surrogate the daemon refuses.
     kept = TURNS[0][0] + " " + "x" * (99_999 - len(TURNS[0][0]) - 1)
     ask = kept + "\N{ROCKET} and the rest of a long paste"
     steps = [
-        {"do": "prompt", "sessionID": SESSION, "messageID": "msg_u1", "text": ask},
+        {"do": "prompt", "sessionID": session, "messageID": "msg_u1", "text": ask},
         {
             "do": "context",
-            "sessionID": SESSION,
+            "sessionID": session,
             "system": SYSTEM,
             "messages": [{"id": "msg_u1", "role": "user", "text": ask}],
         },
@@ -223,16 +238,18 @@ def test_a_message_cut_to_its_limit_inside_an_emoji_still_gets_its_memory(
     assert texts[0] == ask and any(TURNS[0][1] in text for text in texts[1:])  # type: ignore[operator]
 
 
-def test_a_subagents_session_and_the_title_request_get_nothing(served: Daemon, project: Path) -> None:
-    child = "ses_v2child"
+def test_a_subagents_session_and_the_title_request_get_nothing(
+    served: Daemon, project: Path, session: str
+) -> None:
+    child = f"{session}child"
     messages = [{"id": "msg_c1", "role": "user", "text": TURNS[0][0]}]
     steps = [
         {"do": "prompt", "sessionID": child, "messageID": "msg_c1", "text": TURNS[0][0]},
         {"do": "context", "sessionID": child, "agent": "explore", "system": SYSTEM, "messages": messages},
-        {"do": "title", "sessionID": SESSION, "system": ["You are a title generator."], "messages": messages},
+        {"do": "title", "sessionID": session, "system": ["You are a title generator."], "messages": messages},
     ]
 
-    run = host(served.data_dir, project, steps, **{child: {"parentID": SESSION}})
+    run = host(served.data_dir, project, steps, **{child: {"parentID": session}})
 
     subagent, title = run["results"]
     assert subagent["system"] == SYSTEM and subagent["messages"] == [
@@ -254,24 +271,26 @@ def test_with_no_daemon_every_turn_goes_out_as_it_came(tmp_path: Path, project: 
 
 
 def test_a_finished_session_is_handed_to_the_daemon_to_learn_and_compaction_keeps_conventions(
-    served: Daemon, project: Path
+    served: Daemon, project: Path, session: str
 ) -> None:
     steps = [
-        *conversation(1),
+        *conversation(1, session=session),
         {"do": "event", "type": "session.execution.succeeded", "sessionID": ""},  # names no session
-        {"do": "event", "type": "session.execution.succeeded", "sessionID": SESSION},
-        {"do": "compaction", "sessionID": SESSION, "system": ["Summarize the conversation."], "messages": []},
-        {"do": "event", "type": "session.compaction.ended", "sessionID": SESSION},
+        {"do": "event", "type": "session.execution.succeeded", "sessionID": session},
+        {"do": "compaction", "sessionID": session, "system": ["Summarize the conversation."], "messages": []},
+        {"do": "event", "type": "session.compaction.ended", "sessionID": session},
     ]
+    folder = served.data_dir / "plugin-journal"
+    before = set(folder.iterdir()) if folder.exists() else set()  # the module's other tests' sessions
 
     run = host(served.data_dir, project, steps)
 
     ingests = paths(run, "/plugin/ingest")
-    assert ingests and all((r["status"], r["body"]["session_id"]) == (202, SESSION) for r in ingests)
+    assert ingests and all((r["status"], r["body"]["session_id"]) == (202, session) for r in ingests)
     compaction = run["results"][1]
     assert any(DIRECTIVE in text for text in compaction["system"][1:])
-    assert sorted(path.name for path in (served.data_dir / "plugin-journal").iterdir()) == [f"{SESSION}.json"]
-    journal = json.loads((served.data_dir / "plugin-journal" / f"{SESSION}.json").read_text("utf-8"))
+    assert sorted(path.name for path in set(folder.iterdir()) - before) == [f"{session}.json"]
+    journal = json.loads((folder / f"{session}.json").read_text("utf-8"))
     assert journal["boot"] is None  # picked again on the first call after compaction
     assert journal["boot_shown"] == []  # and what it shows with it
 
