@@ -224,13 +224,16 @@ def _isolated_settings(_homes: Path) -> Iterator[None]:
 
 
 @pytest.fixture
-def fake_memory(tmp_path: Path) -> Iterator[MemoryService]:
-    """A Memory service on a fresh Kùzu store with the deterministic hash embedder."""
+def fake_memory(tmp_path: Path, kuzu_templates: KuzuTemplates) -> Iterator[MemoryService]:
+    """A Memory service on a fresh Kùzu store with the deterministic hash embedder: the store a
+    copy of the process's empty one (``support/stores.py``), opened as a new one is."""
     from graphmem.adapters.embedders import HashEmbedder
     from graphmem.app import open_memory
     from graphmem.settings import load_settings
 
-    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(256))
+    embedder = HashEmbedder(256)
+    kuzu_templates.lay_out(tmp_path / "data", embedder.dimension)
+    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=embedder)
     yield memory
     memory.close()
 
@@ -306,11 +309,15 @@ def real_embedder() -> OnnxEmbedder:
 
 
 @pytest.fixture
-def real_memory(tmp_path: Path, real_embedder: OnnxEmbedder) -> Iterator[MemoryService]:
-    """A Memory service on a fresh Kùzu store with the real embedding model."""
+def real_memory(
+    tmp_path: Path, real_embedder: OnnxEmbedder, kuzu_templates: KuzuTemplates
+) -> Iterator[MemoryService]:
+    """A Memory service on a fresh Kùzu store (a copy of the process's empty one, as
+    ``fake_memory``'s) with the real embedding model."""
     from graphmem.app import open_memory
     from graphmem.settings import load_settings
 
+    kuzu_templates.lay_out(tmp_path / "data", real_embedder.dimension)
     memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=real_embedder)
     yield memory
     memory.close()

@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from support.git_repo import copied_repository
 from support.local_server import POLL_S
 
 SAMPLES_DIR = Path(__file__).resolve().parents[2] / "samples" / "gitlab"
@@ -470,10 +471,12 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
 def shop_checkout(parent: Path) -> str:
     """The sample repository as a git checkout under ``parent`` whose origin is :data:`PROJECT`;
     its resolved root."""
-    root = parent / "shop"
-    shutil.copytree(SAMPLE_REPO, root)
+    return str(copied_repository(parent / "shop", _shop))
+
+
+def _shop(root: Path) -> None:
+    shutil.copytree(SAMPLE_REPO, root, dirs_exist_ok=True)
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run(
         ["git", "remote", "add", "origin", f"git@gitlab.example.com:{PROJECT}.git"], cwd=root, check=True
     )
-    return str(root.resolve())

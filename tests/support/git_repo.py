@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from support.temp_root import ROOT_VARIABLE
@@ -31,31 +32,46 @@ def git(repo: Path, *args: str) -> str:
 
 def new_repo(path: Path, *, default: str = "main") -> Path:
     """A repository at ``path`` on branch ``default`` with one commit (README.md): a copy of the
-    one this process made first for ``default`` (:func:`_template`)."""
+    one this process made first for ``default`` (:func:`_made_once`)."""
     path.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(_template(default), path, symlinks=True, dirs_exist_ok=True)
+    shutil.copytree(_made_once(_first_commit, default), path, symlinks=True, dirs_exist_ok=True)
     return path.resolve()
 
 
-# The repositories new_repo copies, by default branch: made once per process, where each test
-# made its own (three git processes, 11 ms of CPU; the copy is 3 ms), in a folder of their own
-# that no test is given, removed when the process exits.
-_TEMPLATES: dict[str, Path] = {}
+def copied_repository(path: Path, make: Callable[..., None], *args: str) -> Path:
+    """A repository at ``path`` (which must not exist) as ``make(root, *args)`` builds one in the
+    empty folder ``root``: a copy of the one this process built first (:func:`_made_once`), its
+    files written now (``shutil.copy``: fresh times, as if made here). ``make`` is a module's
+    function, called once per process for each ``args``. Its resolved path."""
+    shutil.copytree(_made_once(make, *args), path, symlinks=True, copy_function=shutil.copy)
+    return path.resolve()
 
 
-def _template(default: str) -> Path:
-    """The repository :func:`new_repo` copies for branch ``default``, made on first use."""
-    made = _TEMPLATES.get(default)
+# The repositories copied, by what makes them: made once per process, where each test made its
+# own (two or three git processes, 7-11 ms of CPU; the copy is 2-3 ms), each in a folder of its
+# own that no test is given, removed when the process exits.
+_MADE: dict[tuple[Callable[..., None], tuple[str, ...]], Path] = {}
+
+
+def _made_once(make: Callable[..., None], *args: str) -> Path:
+    """The repository ``make(root, *args)`` built, built on first use."""
+    made = _MADE.get((make, args))
     if made is None:
         folder = Path(tempfile.mkdtemp(prefix="graphmem-git-", dir=os.environ.get(ROOT_VARIABLE)))
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
-        made = _TEMPLATES[default] = folder / "repo"
+        made = folder / "repo"
         made.mkdir()
-        git(made, "init", "-q", "-b", default)
-        (made / "README.md").write_text("# shop\n", "utf-8")
-        git(made, "add", "README.md")
-        git(made, "commit", "-q", "-m", "first")
+        make(made, *args)
+        _MADE[make, args] = made
     return made
+
+
+def _first_commit(root: Path, default: str) -> None:
+    """What :func:`new_repo` copies: branch ``default`` with one commit (README.md)."""
+    git(root, "init", "-q", "-b", default)
+    (root / "README.md").write_text("# shop\n", "utf-8")
+    git(root, "add", "README.md")
+    git(root, "commit", "-q", "-m", "first")
 
 
 def commit(repo: Path, name: str, text: str = "change\n") -> None:

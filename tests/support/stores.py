@@ -57,19 +57,26 @@ def opened_template(server: PostgresServer, dimension: int) -> str:
 class KuzuTemplates:
     """New, empty Kùzu stores copied from one made once per dimension (the ``kuzu_templates``
     fixture, one per process): a copy skips the schema's statements, a fifth of a new store's
-    CPU (some 190 stores a unit run, docs/testing.md). A store's own making, migrations and
-    crashes are tested on stores made for the test (``test_kuzu_store.py``)."""
+    CPU (some 190 stores a unit run, docs/testing.md). A store's own making is tested on stores
+    made for the test (``test_kuzu_store.py``); the tests of migrations, crashes and reopening
+    start from a copy, and ``fake_memory`` and ``real_memory`` open their service on one
+    (:meth:`lay_out`)."""
 
     def __init__(self, root: Path) -> None:
         self._root = root
 
     def new_store(self, data_dir: Path, dimension: int) -> KuzuGraphStore:
         """An empty store at ``data_dir`` (which must not exist), as a new one would be."""
+        self.lay_out(data_dir, dimension)
+        return KuzuGraphStore(data_dir, dimension=dimension)
+
+    def lay_out(self, data_dir: Path, dimension: int) -> None:
+        """The files of an empty store at ``data_dir`` (which must not exist), not opened: what
+        ``graphmem.app.open_memory`` then opens finds the store a new one would be."""
         template = self._root / f"dimension-{dimension}"
         if not template.exists():
             KuzuGraphStore(template, dimension=dimension).close()
         shutil.copytree(template, data_dir, symlinks=True)
-        return KuzuGraphStore(data_dir, dimension=dimension)
 
 
 def new_kuzu(data_dir: Path, request: pytest.FixtureRequest, dimension: int) -> KuzuGraphStore:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from support.stores import opened_postgres, postgres_url
+from support.stores import new_kuzu, opened_postgres, postgres_url
 from unit.adapters.test_code_graph_contract import T0, T1, function, key, parsed, save
 
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
@@ -40,8 +40,10 @@ def _remember(store: GraphStore, memory_id: str, about: str, at: datetime) -> No
     store.link_about([(memory_id, Entity(about, EntityKind.SYMBOL, about))])
 
 
-def test_a_kuzu_store_of_schema_13_records_the_bodies_of_its_unflagged_links(tmp_path: Path) -> None:
-    store = KuzuGraphStore(tmp_path / "data", dimension=8)
+def test_a_kuzu_store_of_schema_13_records_the_bodies_of_its_unflagged_links(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    store = new_kuzu(tmp_path / "data", request, 8)
     _written(store, KuzuCodeGraph(store))
     store.db.run("MATCH (:Memory)-[a:ABOUT]->() SET a.body_hash = NULL")  # as schema 13 left them
     store.set_meta("schema_version", "13")

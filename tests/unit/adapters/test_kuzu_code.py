@@ -73,12 +73,12 @@ SMALL_POOL_BYTES = 40 * 1024 * 1024
 
 
 def test_a_pass_that_changes_many_files_again_keeps_every_parse(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # With the parses updated in place in File (schema 9): Kùzu's pool full in the second
     # pass, or, when a checkpoint ran between the updates, most parses read back empty.
     monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", SMALL_POOL_BYTES)
-    store = KuzuGraphStore(tmp_path / "data", dimension=8)
+    store = new_kuzu(tmp_path / "data", request, 8)
     try:
         code = KuzuCodeGraph(store)
         paths = [f"pkg/mod{n}.py" for n in range(CHANGED_FILES)]
@@ -135,9 +135,11 @@ def test_symbols_that_memories_are_about_follow_their_code_across_passes(store: 
     assert all(found[k].deleted_at is None for k in keys[1:])
 
 
-def test_a_store_from_before_schema_10_has_its_parses_moved_out_of_file(tmp_path: Path) -> None:
+def test_a_store_from_before_schema_10_has_its_parses_moved_out_of_file(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     data = tmp_path / "data"
-    store = KuzuGraphStore(data, dimension=8)
+    store = new_kuzu(data, request, 8)
     store.db.run("ALTER TABLE File ADD parsed STRING")  # as schema 9 had it: the parse in a column of File
     for path, parse, deleted in (("a.py", module("a.py", 1), None), ("gone.py", None, T0)):
         store.db.run(
@@ -172,9 +174,11 @@ def tables(store: KuzuGraphStore) -> set[str]:
     return {row[1] for row in store.db.rows("CALL show_tables() RETURN *")}
 
 
-def test_a_store_from_before_schema_12_has_its_parses_moved_out_of_kuzu(tmp_path: Path) -> None:
+def test_a_store_from_before_schema_12_has_its_parses_moved_out_of_kuzu(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     data = tmp_path / "data"
-    store = KuzuGraphStore(data, dimension=8)
+    store = new_kuzu(data, request, 8)
     store.db.run(FILE_PARSE)  # as schema 11 had it: the parses in Kùzu's FileParse
     for project, path in ((PROJECT, "a.py"), (PROJECT, "b.py"), ("/src/other", "a.py")):
         store.db.run(
@@ -200,9 +204,11 @@ def test_a_store_from_before_schema_12_has_its_parses_moved_out_of_kuzu(tmp_path
         store.close()
 
 
-def test_files_whose_parses_were_lost_are_scanned_again(tmp_path: Path) -> None:
+def test_files_whose_parses_were_lost_are_scanned_again(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     data = tmp_path / "data"
-    store = KuzuGraphStore(data, dimension=8)
+    store = new_kuzu(data, request, 8)
     save_pass(KuzuCodeGraph(store), {"a.py": module("a.py", 1), "b.py": module("b.py", 1)}, T0)
     store.close()
     for lost in data.glob(f"{PARSES_FILE}*"):  # deleted by hand, or never restored from a backup
@@ -220,12 +226,12 @@ def test_files_whose_parses_were_lost_are_scanned_again(tmp_path: Path) -> None:
 
 
 def test_two_projects_changing_every_file_keep_every_parse_in_a_small_pool(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # With the parses in Kùzu (schema 11): the checkpoint after the second project's pass
     # needed more than the pool, and the pass failed ("The buffer pool is full").
     monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", SMALL_POOL_BYTES)
-    store = KuzuGraphStore(tmp_path / "data", dimension=8)
+    store = new_kuzu(tmp_path / "data", request, 8)
     try:
         paths = [f"pkg/mod{n}.py" for n in range(TWO_PROJECT_FILES)]
         for project in (PROJECT, "/src/copy"):
@@ -244,9 +250,11 @@ def test_two_projects_changing_every_file_keep_every_parse_in_a_small_pool(
         store.close()
 
 
-def test_a_damaged_parse_file_is_a_clear_error_that_says_what_to_do(tmp_path: Path) -> None:
+def test_a_damaged_parse_file_is_a_clear_error_that_says_what_to_do(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     data = tmp_path / "data"
-    store = KuzuGraphStore(data, dimension=8)
+    store = new_kuzu(data, request, 8)
     save_pass(KuzuCodeGraph(store), {"a.py": module("a.py", 1)}, T0)
     store.close()
     for written in data.glob(f"{PARSES_FILE}*"):

@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from support.stores import new_kuzu
 
 from graphmem.adapters import kuzu_connection, kuzu_schema, kuzu_store
 from graphmem.adapters.kuzu_gitlab import KuzuGitLabGraph
@@ -82,15 +83,16 @@ def save(graph: KuzuGitLabGraph, key: str, data: MergeRequestData) -> None:
 
 
 def test_long_descriptions_saved_one_after_another_all_read_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    data = tmp_path / "data"
     # Updated in place on their nodes (schema 10, f6f2ce7^), 6 KB descriptions of 3,000 MRs in
     # a row: 2,550 read back wrong in the usual 512 MB pool. A quarter of the pool, and of the
     # MRs: 635 of 1,000 wrong then. A sixteenth of the pool: 139 of the 150 MRs here read back
     # wrong (139 of 200 too; none of 135).
     monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", 32 * 1024 * 1024)
     monkeypatch.setattr(kuzu_connection, "POOL_CHECKPOINT_BYTES", 8 * 1024 * 1024)
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    store = new_kuzu(data, request, 8)
     try:
         graph = KuzuGitLabGraph(store)
         keys = [target_key(EntityKind.MERGE_REQUEST, "group/proj", iid) for iid in range(1, 151)]
@@ -106,8 +108,11 @@ def test_long_descriptions_saved_one_after_another_all_read_back(
         store.close()
 
 
-def test_a_store_from_before_schema_11_has_its_descriptions_moved_out_of_their_nodes(tmp_path: Path) -> None:
-    store = KuzuGraphStore(tmp_path, dimension=8)
+def test_a_store_from_before_schema_11_has_its_descriptions_moved_out_of_their_nodes(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    data = tmp_path / "data"
+    store = new_kuzu(data, request, 8)
     graph = KuzuGitLabGraph(store)
     key = target_key(EntityKind.MERGE_REQUEST, "group/proj", 12)
     store.upsert_entities([Entity(key, EntityKind.MERGE_REQUEST, "!12")])
@@ -123,7 +128,7 @@ def test_a_store_from_before_schema_11_has_its_descriptions_moved_out_of_their_n
     store.set_meta("schema_version", "10")
     store.close()
 
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    store = KuzuGraphStore(data, dimension=8)
     try:
         saved = KuzuGitLabGraph(store).merge_request(key)
         assert saved is not None and saved.description == "Retries with backoff."

@@ -73,8 +73,8 @@ def test_a_second_process_is_told_which_process_holds_the_store(store: KuzuGraph
     assert f"process {os.getpid()}" in done.stdout
 
 
-def test_a_closed_store_reopens_with_its_data(tmp_path: Path) -> None:
-    first = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+def test_a_closed_store_reopens_with_its_data(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    first = new_kuzu(tmp_path / "data", request, DIM)
     first.add_memories([memory("m1", "We chose Kùzu")])
     first.close()
     second = KuzuGraphStore(tmp_path / "data", dimension=DIM)
@@ -245,11 +245,13 @@ def test_vectors_written_one_at_a_time_neither_fill_kuzu_nor_leave_its_log(
         again.close()
 
 
-def test_a_store_from_before_schema_9_has_its_vectors_moved_out_of_kuzu(tmp_path: Path) -> None:
+def test_a_store_from_before_schema_9_has_its_vectors_moved_out_of_kuzu(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     import numpy as np
 
     data = tmp_path / "data"
-    store = KuzuGraphStore(data, dimension=DIM)
+    store = new_kuzu(data, request, DIM)
     store.add_memories([memory("a"), memory("b"), memory("c")])
     old = np.eye(2, DIM, dtype=np.float32)  # as the store wrote them before: in the column
     for memory_id, vector in zip(["a", "b"], old, strict=True):
@@ -411,7 +413,7 @@ def test_keyed_reads_inside_a_transaction_see_its_writes(store: KuzuGraphStore) 
 
 
 def test_long_strings_updated_one_at_a_time_do_not_fill_kuzus_pool(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Before the store watched Kùzu's pool (41bb5ad^): full at the 919th of 1,500 such writes
     # in the usual 512 MB pool, every write failing after; in a quarter of the pool (and of its
@@ -419,7 +421,7 @@ def test_long_strings_updated_one_at_a_time_do_not_fill_kuzus_pool(
     pool = 128 * 1024 * 1024
     monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", pool)
     monkeypatch.setattr(kuzu_connection, "POOL_CHECKPOINT_BYTES", pool // 4)
-    store = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+    store = new_kuzu(tmp_path / "data", request, DIM)
     try:
         for i in range(500):
             store.set_meta(f"note-{i % 125}", f"{i} " + "x" * 4_000)
@@ -431,14 +433,14 @@ def test_long_strings_updated_one_at_a_time_do_not_fill_kuzus_pool(
 
 
 def test_an_import_s_lookups_of_ids_and_hashes_fit_a_small_pool(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Before (1e217df^): a lookup of more than 200 ids joined them with the whole Memory table,
     # every column of every memory in the join's hash table: an import's lookups filled the
     # 512 MB pool at 943,016 memories; 10 MB of memories fill a 24 MB pool (5,000 of 2 KB, or
     # these 1,250 of 8 KB; 7.5 MB did too, 5 MB did not).
     data = tmp_path / "data"
-    store = KuzuGraphStore(data, dimension=DIM)
+    store = new_kuzu(data, request, DIM)
     store.add_memories([memory(f"m{i:05}", f"{i} " + "x" * 8_000) for i in range(1_250)])
     store.close()
     monkeypatch.setattr(kuzu_store, "BUFFER_POOL_BYTES", 24 * 1024 * 1024)
@@ -453,9 +455,11 @@ def test_an_import_s_lookups_of_ids_and_hashes_fit_a_small_pool(
         store.close()
 
 
-def test_a_log_left_that_the_pool_cannot_checkpoint_is_written_in_at_open(tmp_path: Path) -> None:
+def test_a_log_left_that_the_pool_cannot_checkpoint_is_written_in_at_open(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     data = tmp_path / "data"
-    KuzuGraphStore(data, dimension=DIM).close()
+    new_kuzu(data, request, DIM).close()
     left = run_python(
         """
         import os, sys, kuzu
@@ -494,9 +498,11 @@ def _hash_lookups(store: KuzuGraphStore) -> tuple[list[str], dict[str, list[str]
     )
 
 
-def test_a_schema_12_store_finds_its_duplicates_by_hash_once_migrated(tmp_path: Path) -> None:
+def test_a_schema_12_store_finds_its_duplicates_by_hash_once_migrated(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     data = tmp_path / "data"
-    store = KuzuGraphStore(data, dimension=DIM)
+    store = new_kuzu(data, request, DIM)
     store.add_memories([memory("b", content_hash="same"), memory("a", content_hash="same"), memory("c")])
     store.add_memories([memory(f"bulk-{i}") for i in range(kuzu_store.COPY_MIN_ROWS)])  # by COPY
     expected = (["a", "b"], {"same": ["a", "b"], "hash-c": ["c"], "hash-bulk-7": ["bulk-7"]})

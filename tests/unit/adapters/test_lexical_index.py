@@ -317,11 +317,14 @@ def test_many_changes_before_a_commit_are_searched_from_the_overlay(index: Lexic
 # -- beside the Kùzu store -----------------------------------------------------------------
 
 
-def test_the_store_searches_through_the_index_and_finds_it_again_after_reopening(tmp_path: Path) -> None:
-    store = KuzuGraphStore(tmp_path, dimension=8)
+def test_the_store_searches_through_the_index_and_finds_it_again_after_reopening(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    data = tmp_path / "data"
+    store = new_kuzu(data, request, 8)
     store.add_memories([memory("m1", "We chose Redis for the cache."), memory("m2", "Deploy on Fridays.")])
     store.close()
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    store = KuzuGraphStore(data, dimension=8)
     try:
         assert ids(store.search_text("redis cache", GLOBAL, 10)) == ["m1"]
     finally:
@@ -343,19 +346,20 @@ def test_the_store_keeps_the_index_current_through_every_write(store: KuzuGraphS
 
 
 def test_a_deleted_memory_is_never_returned_even_after_a_crash_between_the_two_writes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    data = tmp_path / "data"
+    store = new_kuzu(data, request, 8)
     store.add_memories([memory("m1", "redis cache"), memory("m2", "redis queue")])
     store.close()
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    store = KuzuGraphStore(data, dimension=8)
     with monkeypatch.context() as crash:
         crash.setattr(LexicalIndex, "remove", lambda self, ids: (_ for _ in ()).throw(SystemExit("killed")))
         with pytest.raises(SystemExit):
             store.delete_memory("m1")  # Kùzu deleted it; the index did not hear of it
         crash.setattr(LexicalIndex, "flush", lambda self: None)  # killed: nothing committed at close
         store.close()
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    store = KuzuGraphStore(data, dimension=8)
     try:
         assert ids(store.search_text("redis", EVERYTHING, 10)) == ["m2"]
     finally:
@@ -363,16 +367,17 @@ def test_a_deleted_memory_is_never_returned_even_after_a_crash_between_the_two_w
 
 
 def test_a_memory_acknowledged_by_the_store_is_found_after_a_crash_before_the_index_write(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    data = tmp_path / "data"
+    store = new_kuzu(data, request, 8)
     with monkeypatch.context() as crash:
         crash.setattr(LexicalIndex, "add", lambda self, records: (_ for _ in ()).throw(SystemExit("killed")))
         with pytest.raises(SystemExit):
             store.add_memories([memory("m1", "redis cache")])
         crash.setattr(LexicalIndex, "flush", lambda self: None)
         store.close()
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    store = KuzuGraphStore(data, dimension=8)
     try:
         assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
     finally:
@@ -380,9 +385,10 @@ def test_a_memory_acknowledged_by_the_store_is_found_after_a_crash_before_the_in
 
 
 def test_a_text_change_the_index_missed_is_read_again_from_the_store(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    data = tmp_path / "data"
+    store = new_kuzu(data, request, 8)
     store.add_memories([memory("m1", "redis cache")])
     with monkeypatch.context() as crash:
         crash.setattr(LexicalIndex, "add", lambda self, records: (_ for _ in ()).throw(SystemExit("killed")))
@@ -390,7 +396,7 @@ def test_a_text_change_the_index_missed_is_read_again_from_the_store(
             store.replace_text("m1", text="postgres cache", content_hash="h", updated_at=NOW, entities=[])
         crash.setattr(LexicalIndex, "flush", lambda self: None)
         store.close()
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    store = KuzuGraphStore(data, dimension=8)
     try:
         assert store.search_text("redis", GLOBAL, 10) == []
         assert ids(store.search_text("postgres", GLOBAL, 10)) == ["m1"]
@@ -400,12 +406,13 @@ def test_a_text_change_the_index_missed_is_read_again_from_the_store(
 
 @pytest.mark.parametrize("damage", ["missing", "garbage", "other store", "old version", "journal lost"])
 def test_an_index_that_is_missing_or_out_of_date_is_rebuilt_from_the_store_at_open(
-    tmp_path: Path, damage: str
+    tmp_path: Path, request: pytest.FixtureRequest, damage: str
 ) -> None:
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    data = tmp_path / "data"
+    store = new_kuzu(data, request, 8)
     store.add_memories([memory("m1", "redis cache"), memory("m2", "kafka topic")])
     store.close()
-    directory = tmp_path / DIRNAME
+    directory = data / DIRNAME
     if damage == "missing":
         shutil.rmtree(directory)
     elif damage == "garbage":
@@ -417,10 +424,10 @@ def test_an_index_that_is_missing_or_out_of_date_is_rebuilt_from_the_store_at_op
     elif damage == "old version":
         (directory / META).write_text('{"version": "0", "token": "x"}')
     else:  # the store lost a memory behind the index's back, and no journal says so
-        store = KuzuGraphStore(tmp_path, dimension=8)
+        store = KuzuGraphStore(data, dimension=8)
         store.db.run("MATCH (m:Memory {id: 'm2'}) DETACH DELETE m")
         store.close()
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    store = KuzuGraphStore(data, dimension=8)
     try:
         assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
         assert ids(store.search_text("kafka", GLOBAL, 10)) == ([] if damage == "journal lost" else ["m2"])
@@ -428,12 +435,15 @@ def test_an_index_that_is_missing_or_out_of_date_is_rebuilt_from_the_store_at_op
         store.close()
 
 
-def test_an_index_of_an_older_version_and_schema_is_built_again_at_open(tmp_path: Path) -> None:
-    store = KuzuGraphStore(tmp_path, dimension=8)
+def test_an_index_of_an_older_version_and_schema_is_built_again_at_open(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    data = tmp_path / "data"
+    store = new_kuzu(data, request, 8)
     store.add_memories([memory("m1", "redis cache")])
     token = store.get_meta(lexical_index.TOKEN_KEY)
     store.close()
-    directory = tmp_path / DIRNAME
+    directory = data / DIRNAME
     shutil.rmtree(directory)
     directory.mkdir()
     older = tantivy.SchemaBuilder()
@@ -442,7 +452,7 @@ def test_an_index_of_an_older_version_and_schema_is_built_again_at_open(tmp_path
     tantivy.Index(older.build(), path=str(directory))
     (directory / META).write_text(json.dumps({"version": "1", "token": token}))
 
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    store = KuzuGraphStore(data, dimension=8)
     try:
         assert [m.text for m in store.text_matches("redis", GLOBAL, 10)] == ["redis cache"]
         assert json.loads((directory / META).read_text())["version"] == lexical_index.INDEX_VERSION
@@ -456,15 +466,18 @@ def test_rebuild_text_index_indexes_every_memory_again(store: KuzuGraphStore) ->
     assert ids(store.search_text("redis", GLOBAL, 10)) == ["m1"]
 
 
-def test_a_schema_4_store_with_kuzu_fts_is_migrated_and_stops_keeping_it(tmp_path: Path) -> None:
-    store = KuzuGraphStore(tmp_path, dimension=8)
+def test_a_schema_4_store_with_kuzu_fts_is_migrated_and_stops_keeping_it(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    data = tmp_path / "data"
+    store = new_kuzu(data, request, 8)
     store.add_memories([memory("m1", "redis cache")])
     store.db.run("LOAD EXTENSION fts")
     store.db.run("CALL CREATE_FTS_INDEX('Memory', 'memory_text', ['search_text'], stemmer := 'porter')")
     store.set_meta("schema_version", "4")
     store.close()
-    shutil.rmtree(tmp_path / DIRNAME)  # a store written before the index existed
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    shutil.rmtree(data / DIRNAME)  # a store written before the index existed
+    store = KuzuGraphStore(data, dimension=8)
     try:
         assert store.db.rows("CALL SHOW_INDEXES() RETURN *") == []
         assert store.get_meta("schema_version") == "14"
@@ -509,12 +522,14 @@ sys.stdin.read()  # killed here
 
 def test_after_kill_9_the_index_finds_what_the_store_acknowledged_and_not_what_it_deleted(
     tmp_path: Path,
+    request: pytest.FixtureRequest,
 ) -> None:
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    data = tmp_path / "data"
+    store = new_kuzu(data, request, 8)
     store.add_memories([memory("old", "kafka queue"), memory("kept", "redis cache")])
     store.close()
     child = subprocess.Popen(
-        [sys.executable, "-c", _KILLED_CHILD, str(tmp_path)],
+        [sys.executable, "-c", _KILLED_CHILD, str(data)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -522,18 +537,18 @@ def test_after_kill_9_the_index_finds_what_the_store_acknowledged_and_not_what_i
     try:
         assert child.stdout is not None
         assert child.stdout.readline().strip() == "acknowledged"
-        assert (tmp_path / DIRNAME / "pending").read_text().split() == ["old", "new"]
+        assert (data / DIRNAME / "pending").read_text().split() == ["old", "new"]
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=60)
         for pipe in (child.stdin, child.stdout):
             if pipe is not None:
                 pipe.close()
-    store = KuzuGraphStore(tmp_path, dimension=8)
+    store = KuzuGraphStore(data, dimension=8)
     try:
         assert ids(store.search_text("kafka", EVERYTHING, 10)) == ["new"]
         assert ids(store.search_text("redis", EVERYTHING, 10)) == ["kept"]
-        assert (tmp_path / DIRNAME / "pending").read_text() == ""
+        assert (data / DIRNAME / "pending").read_text() == ""
     finally:
         store.close()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from support.records import memory
-from support.stores import STORES, open_store
+from support.stores import STORES, new_kuzu, open_store
 
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.branches import place
@@ -104,8 +104,10 @@ def test_vectors_are_stored_by_place(store: GraphStore) -> None:
     }
 
 
-def test_a_schema_7_kuzu_store_opens_and_its_memories_are_on_no_branch(tmp_path: Path) -> None:
-    old = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+def test_a_schema_7_kuzu_store_opens_and_its_memories_are_on_no_branch(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    old = new_kuzu(tmp_path / "data", request, DIM)
     old.add_memories([memory("m1", "kept across the migration", scope=Scope.PROJECT, project=SHOP)])
     old.db.run("ALTER TABLE Memory DROP branch")  # a store written before branches existed
     old.set_meta("schema_version", "7")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from support.records import NOW, memory
-from support.stores import STORES, open_store
+from support.stores import STORES, new_kuzu, open_store
 
 from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.core.events import EventKind, MemoryEvent
@@ -93,8 +93,10 @@ def test_events_stay_when_their_memory_is_deleted(store: GraphStore) -> None:
     assert [e.id for e in store.events_of("m1", 10)] == ["evt_a"]
 
 
-def test_kuzu_keeps_events_and_their_order_across_a_restart(tmp_path: Path) -> None:
-    first = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+def test_kuzu_keeps_events_and_their_order_across_a_restart(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    first = new_kuzu(tmp_path / "data", request, DIM)
     first.add_events([event("evt_a"), event("evt_b")])
     first.close()
     second = KuzuGraphStore(tmp_path / "data", dimension=DIM)
@@ -104,8 +106,10 @@ def test_kuzu_keeps_events_and_their_order_across_a_restart(tmp_path: Path) -> N
     second.close()
 
 
-def test_a_schema_5_store_is_migrated_and_gets_a_history(tmp_path: Path) -> None:
-    old = KuzuGraphStore(tmp_path / "data", dimension=DIM)
+def test_a_schema_5_store_is_migrated_and_gets_a_history(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    old = new_kuzu(tmp_path / "data", request, DIM)
     old.add_memories([memory("m1")])
     old.db.run("DROP TABLE MemoryEvent")  # a store written before the history existed
     old.set_meta("schema_version", "5")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -28,16 +29,26 @@ def test_without_a_daemon_the_commands_say_to_start_it(invoke: Invoke) -> None:
     assert "graphmem serve" in result.stderr and "Traceback" not in result.output
 
 
-@pytest.fixture
-def shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    """Each call opens the store anew, with one coordinator for all, as a daemon holds it."""
-    coordinator = Coordinator(lambda: datetime(2026, 5, 1, 9, 0, tzinfo=UTC))
+def served_with(coordinator: Coordinator, templates: KuzuTemplates) -> Callable[..., MemoryService]:
+    """The CLI's service factory: each command opens the data dir's store anew, served with
+    ``coordinator``; the first finds an empty store's files there, as ``open_memory`` makes them
+    (``KuzuTemplates.lay_out``)."""
 
     def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        if data_dir is not None and not data_dir.exists():
+            templates.lay_out(data_dir, 256)
         memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
         return memory.serving(coordinator)
 
-    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
+    return factory
+
+
+@pytest.fixture
+def shared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kuzu_templates: KuzuTemplates) -> Invoke:
+    """Each call opens the store anew, with one coordinator for all, as a daemon holds it."""
+    coordinator = Coordinator(lambda: datetime(2026, 5, 1, 9, 0, tzinfo=UTC))
+
+    monkeypatch.setattr(main, "SERVICE_FACTORY", served_with(coordinator, kuzu_templates))
     runner = CliRunner()
     return lambda *args: runner.invoke(main.cli, ["--data-dir", str(tmp_path / "data"), *args])
 
@@ -65,15 +76,11 @@ def test_a_session_claims_releases_and_ends_with_a_summary(shared: Invoke) -> No
 
 
 def test_an_agents_session_is_ended_or_its_claim_released_only_with_force(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kuzu_templates: KuzuTemplates
 ) -> None:
     coordinator = Coordinator(lambda: datetime(2026, 5, 1, 9, 0, tzinfo=UTC))
 
-    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
-        memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
-        return memory.serving(coordinator)
-
-    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
+    monkeypatch.setattr(main, "SERVICE_FACTORY", served_with(coordinator, kuzu_templates))
     runner = CliRunner()
 
     def cli(*args: str) -> Result:
@@ -99,15 +106,11 @@ def test_an_agents_session_is_ended_or_its_claim_released_only_with_force(
 
 
 def test_session_overrides_lists_what_a_person_forced(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kuzu_templates: KuzuTemplates
 ) -> None:
     coordinator = Coordinator(lambda: datetime(2026, 5, 1, 9, 0, tzinfo=UTC))
 
-    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
-        memory = open_memory(load_settings(data_dir=data_dir), embedder=HashEmbedder(256))
-        return memory.serving(coordinator)
-
-    monkeypatch.setattr(main, "SERVICE_FACTORY", factory)
+    monkeypatch.setattr(main, "SERVICE_FACTORY", served_with(coordinator, kuzu_templates))
     runner = CliRunner()
 
     def cli(*args: str) -> Result:

@@ -11,19 +11,22 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from support.git_repo import copied_repository
 
 from graphmem.cli import main
 
 Invoke = Callable[..., Result]
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "shop"
-    (root / "src").mkdir(parents=True)
+def _shop(root: Path) -> None:
+    (root / "src").mkdir()
     (root / "src" / "app.py").write_text("def main() -> None:\n    pass\n", "utf-8")
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root.resolve()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return copied_repository(tmp_path / "shop", _shop)
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from support.git_repo import copied_repository
+from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -20,18 +22,23 @@ Invoke = Callable[..., Result]
 
 
 def checkout(parent: Path) -> Path:
-    root = parent / "shop"
-    (root / "src").mkdir(parents=True)
+    return copied_repository(parent / "shop", _shop)
+
+
+def _shop(root: Path) -> None:
+    (root / "src").mkdir()
     (root / "src" / "app.py").write_text("def main() -> None:\n    pass\n", "utf-8")
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return root.resolve()
 
 
 @pytest.fixture
-def invoke(monkeypatch: pytest.MonkeyPatch) -> Invoke:
-    """Runs ``graphmem --data-dir DATA --project WHERE ARGS``."""
+def invoke(monkeypatch: pytest.MonkeyPatch, kuzu_templates: KuzuTemplates) -> Invoke:
+    """Runs ``graphmem --data-dir DATA --project WHERE ARGS``; a data dir's first command finds an
+    empty store's files there, as ``open_memory`` makes them (``KuzuTemplates.lay_out``)."""
 
     def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        if data_dir is not None and not data_dir.exists():
+            kuzu_templates.lay_out(data_dir, 256)
         return open_memory(
             load_settings(data_dir=data_dir), embedder=HashEmbedder(256), check_model=check_model
         )

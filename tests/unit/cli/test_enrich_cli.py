@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 from support.fake_gitlab import TOKEN, FakeGitLab, shop_checkout
 from support.git_repo import git, new_repo
+from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -28,15 +29,20 @@ def gitlab() -> Iterator[FakeGitLab]:
 
 
 @pytest.fixture
-def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gitlab: FakeGitLab) -> Invoke:
+def invoke(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gitlab: FakeGitLab, kuzu_templates: KuzuTemplates
+) -> Invoke:
     """Runs ``graphmem ARGS`` in a checkout of acme/shop/backend (or ``project``), GitLab being the
-    fake one."""
+    fake one; the data dir's first command finds an empty store's files there, as ``open_memory``
+    makes them (``KuzuTemplates.lay_out``)."""
     monkeypatch.setenv("GRAPHMEM_GITLAB_TOKEN", TOKEN)
     monkeypatch.setenv("GRAPHMEM_GITLAB__URL", gitlab.url)
     monkeypatch.setenv("GRAPHMEM_GITLAB__TIMEOUT_SECONDS", "1")
     shop = shop_checkout(tmp_path)
 
     def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        if data_dir is not None and not data_dir.exists():
+            kuzu_templates.lay_out(data_dir, 64)
         return open_memory(
             load_settings(data_dir=data_dir), embedder=HashEmbedder(64), check_model=check_model
         )

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 from support.opencode_db import T0_MS, OpenCodeDB, tool
+from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -20,8 +21,13 @@ Invoke = Callable[..., Result]
 
 
 @pytest.fixture
-def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Invoke:
+def invoke(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kuzu_templates: KuzuTemplates) -> Invoke:
+    """Runs ``graphmem --data-dir DATA ARGS``; the data dir's first command finds an empty store's
+    files there, as ``open_memory`` makes them (``KuzuTemplates.lay_out``)."""
+
     def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        if data_dir is not None and not data_dir.exists():
+            kuzu_templates.lay_out(data_dir, 256)
         return open_memory(
             load_settings(data_dir=data_dir), embedder=HashEmbedder(256), check_model=check_model
         )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support.opencode_db import T0_MS, OpenCodeDB
+from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -23,8 +24,11 @@ WAIT_S = 30.0  # generous bound for the ingest interval on a loaded machine; not
 
 
 @pytest.fixture
-def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MemoryService]:
+def memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kuzu_templates: KuzuTemplates
+) -> Iterator[MemoryService]:
     monkeypatch.setenv("GRAPHMEM_INGEST__INTERVAL_SECONDS", "1")
+    kuzu_templates.lay_out(tmp_path / "data", 64)  # an empty store's files, as open_memory makes them
     service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
     yield service
     service.close()

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -19,7 +20,8 @@ from graphmem.settings import load_settings
 
 
 @pytest.fixture
-def memory(tmp_path: Path) -> Iterator[MemoryService]:
+def memory(tmp_path: Path, kuzu_templates: KuzuTemplates) -> Iterator[MemoryService]:
+    kuzu_templates.lay_out(tmp_path / "data", 64)  # an empty store's files, as open_memory makes them
     service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
     yield service
     service.close()

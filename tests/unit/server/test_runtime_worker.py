@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -27,7 +28,8 @@ WAIT_S = 30.0  # a bound for a loaded machine, not a timing assert
 
 
 @pytest.fixture
-def memory(tmp_path: Path) -> Iterator[MemoryService]:
+def memory(tmp_path: Path, kuzu_templates: KuzuTemplates) -> Iterator[MemoryService]:
+    kuzu_templates.lay_out(tmp_path / "data", 64)  # an empty store's files, as open_memory makes them
     service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
     yield service
     service.close()

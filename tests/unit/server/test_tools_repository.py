@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from fastmcp import Client
+from support.git_repo import copied_repository
+from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -25,20 +27,23 @@ from graphmem.settings import load_settings
 
 
 def checkout(parent: Path) -> str:
-    root = parent / "shop"
-    (root / "src").mkdir(parents=True)
+    return str(copied_repository(parent / "shop", _shop))
+
+
+def _shop(root: Path) -> None:
+    (root / "src").mkdir()
     (root / "src" / "app.py").write_text("def main() -> None:\n    pass\n", "utf-8")
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
-    return str(root.resolve())
 
 
-def open_store(path: Path) -> MemoryService:
+def open_store(path: Path, templates: KuzuTemplates) -> MemoryService:
+    templates.lay_out(path, 64)  # an empty store's files, as open_memory makes them
     return open_memory(load_settings(data_dir=path), embedder=HashEmbedder(64))
 
 
 @pytest.fixture
-def stores(tmp_path: Path) -> Iterator[tuple[MemoryService, MemoryService]]:
-    alice, bob = open_store(tmp_path / "a"), open_store(tmp_path / "b")
+def stores(tmp_path: Path, kuzu_templates: KuzuTemplates) -> Iterator[tuple[MemoryService, MemoryService]]:
+    alice, bob = open_store(tmp_path / "a", kuzu_templates), open_store(tmp_path / "b", kuzu_templates)
     yield alice, bob
     alice.close()
     bob.close()

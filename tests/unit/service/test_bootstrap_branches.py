@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from support.git_repo import commit, git, new_repo
-from support.stores import postgres_url
+from support.git_repo import commit, copied_repository, git, new_repo
+from support.stores import KuzuTemplates, postgres_url
 from support.team import on_postgres
 
 from graphmem.adapters.embedders import HashEmbedder
@@ -31,6 +31,8 @@ VOID_NOTE = "void() in src/ledger.py reverses a posting, never deletes it"
 
 
 def _kuzu(tmp_path: Path, request: pytest.FixtureRequest) -> MemoryService:
+    templates: KuzuTemplates = request.getfixturevalue("kuzu_templates")
+    templates.lay_out(tmp_path / "kuzu", DIMENSION)  # an empty store's files, as open_memory makes them
     return open_memory(load_settings(data_dir=tmp_path / "kuzu"), embedder=HashEmbedder(DIMENSION))
 
 
@@ -41,15 +43,20 @@ def _postgres(tmp_path: Path, request: pytest.FixtureRequest) -> MemoryService:
 Opens = Callable[[Path, pytest.FixtureRequest], MemoryService]
 
 
+def _ledger(root: Path) -> None:
+    """The shop's repository: on ``main``, a commit that adds src/ledger.py after the first."""
+    new_repo(root)
+    (root / "src").mkdir()
+    commit(root, "src/ledger.py", LEDGER)
+
+
 class Shop:
     """A repository on ``main`` (src/ledger.py: ``post`` and ``void``), bootstrapped, and a memory
     about ``void`` written there. ``symbols`` are the ledger's live ones (a deleted symbol a memory
     is about stays, marked deleted)."""
 
     def __init__(self, tmp_path: Path, request: pytest.FixtureRequest, opens: Opens) -> None:
-        self.root = new_repo(tmp_path / "shop")
-        (self.root / "src").mkdir()
-        commit(self.root, "src/ledger.py", LEDGER)
+        self.root = copied_repository(tmp_path / "shop", _ledger)
         self.memory = opens(tmp_path, request).bound(str(self.root))
         self.project = self.memory.bootstrap(self.root, history=0).project
         self.note = self.memory.remember(VOID_NOTE).memory.id
@@ -167,22 +174,26 @@ def test_a_detached_head_is_bootstrapped_as_the_default_branch(kuzu_shop: Shop) 
     assert kuzu_shop.symbols() == {"post"}
 
 
-def test_a_repository_with_no_default_branch_known_is_bootstrapped_on_any(tmp_path: Path) -> None:
+def test_a_repository_with_no_default_branch_known_is_bootstrapped_on_any(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     root = new_repo(tmp_path / "trunk", default="trunk")  # no main, master, origin/HEAD or setting
     commit(root, "ledger.py", LEDGER)
-    memory = open_memory(load_settings(data_dir=tmp_path / "kuzu"), embedder=HashEmbedder(DIMENSION))
+    memory = _kuzu(tmp_path, request)
     try:
         assert memory.bootstrap(root, history=0).parsed == 1
     finally:
         memory.close()
 
 
-def test_the_default_branch_a_repository_names_is_the_one_bootstrapped(tmp_path: Path) -> None:
+def test_the_default_branch_a_repository_names_is_the_one_bootstrapped(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     root = new_repo(tmp_path / "shop")
     git(root, "config", "graphmem.defaultBranch", "develop")
     git(root, "switch", "-q", "-c", "develop")
     commit(root, "ledger.py", LEDGER)
-    memory = open_memory(load_settings(data_dir=tmp_path / "kuzu"), embedder=HashEmbedder(DIMENSION))
+    memory = _kuzu(tmp_path, request)
     try:
         assert memory.bootstrap(root, history=0).parsed == 1
         git(root, "switch", "-q", "main")
@@ -193,14 +204,14 @@ def test_the_default_branch_a_repository_names_is_the_one_bootstrapped(tmp_path:
 
 
 def test_a_first_bootstrap_on_a_branch_writes_the_graph_until_the_default_branch_is_bootstrapped(
-    tmp_path: Path,
+    tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     root = new_repo(tmp_path / "shop")
     (root / "src").mkdir()
     commit(root, "src/ledger.py", LEDGER)
     git(root, "switch", "-q", "-c", "feature/no-void")
     commit(root, "src/ledger.py", POST_ONLY)
-    memory = open_memory(load_settings(data_dir=tmp_path / "kuzu"), embedder=HashEmbedder(DIMENSION))
+    memory = _kuzu(tmp_path, request)
     try:
         first = memory.bootstrap(root, history=0)
         assert first.parsed == 1

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.git_repo import copied_repository
 from support.memory_service import in_memory_service
 
 from graphmem.core.models import Status
@@ -20,7 +21,10 @@ REMOTE = "git@gitlab.example.com:acme/shop.git"
 
 def checkout(parent: Path) -> str:
     """A clone-like git repository of the shop project under ``parent``; its resolved root."""
-    root = parent / "shop"
+    return str(copied_repository(parent / "shop", _shop))
+
+
+def _shop(root: Path) -> None:
     (root / "src" / "payments").mkdir(parents=True)
     (root / "src" / "payments" / "retry.py").write_text(
         "def retry_payment(times: int) -> None:\n    pass\n", "utf-8"
@@ -28,7 +32,6 @@ def checkout(parent: Path) -> str:
     (root / "README.md").write_text("# shop\n\nThe shop.\n", "utf-8")
     subprocess.run(["git", "init", "-q"], cwd=root, check=True)
     subprocess.run(["git", "remote", "add", "origin", REMOTE], cwd=root, check=True)
-    return str(root.resolve())
 
 
 def open_store(data_dir: Path) -> Iterator[MemoryService]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.memory_service import in_memory_service
-from support.stores import postgres_url
+from support.stores import KuzuTemplates, postgres_url
 from support.team import on_postgres
 
 from graphmem.adapters.embedders import HashEmbedder
@@ -33,6 +33,8 @@ def _in_memory(tmp_path: Path, request: pytest.FixtureRequest) -> MemoryService:
 
 
 def _kuzu(tmp_path: Path, request: pytest.FixtureRequest) -> MemoryService:
+    templates: KuzuTemplates = request.getfixturevalue("kuzu_templates")
+    templates.lay_out(tmp_path / "kuzu", DIMENSION)  # an empty store's files, as open_memory makes them
     return open_memory(load_settings(data_dir=tmp_path / "kuzu"), embedder=HashEmbedder(DIMENSION))
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.memory_service import in_memory_service
+from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -22,8 +23,9 @@ from graphmem.settings import load_settings
 
 
 @pytest.fixture
-def other(tmp_path: Path) -> Iterator[MemoryService]:
+def other(tmp_path: Path, kuzu_templates: KuzuTemplates) -> Iterator[MemoryService]:
     """A second, empty store on Kùzu: where the export is imported."""
+    kuzu_templates.lay_out(tmp_path / "other", 256)  # an empty store's files, as open_memory makes them
     memory = open_memory(load_settings(data_dir=tmp_path / "other"), embedder=HashEmbedder(256))
     yield memory
     memory.close()

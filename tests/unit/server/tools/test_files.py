@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from fastmcp import Client
+from support.git_repo import copied_repository
 from support.tools_client import server_for
 
 from graphmem.app import resolve_project
@@ -25,11 +26,13 @@ SECRET = "TOPSECRET-4f9a1c0b7d2e"
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    project = tmp_path / "shop"
-    (project / "src").mkdir(parents=True)
-    (project / "src" / "app.py").write_text("def main() -> None:\n    pass\n", "utf-8")
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    return project.resolve()
+    return copied_repository(tmp_path / "shop", _shop)
+
+
+def _shop(root: Path) -> None:
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("def main() -> None:\n    pass\n", "utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from fastmcp import Client
+from support.git_repo import copied_repository
 from support.tools_client import server_for
 
 from graphmem.app import resolve_project
@@ -39,10 +40,11 @@ OUTSIDE_EXPORT = (
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    project = tmp_path / "shop"
-    project.mkdir()
-    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    return project.resolve()
+    return copied_repository(tmp_path / "shop", _empty)
+
+
+def _empty(root: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
 
 
 def export(memory: MemoryService, arguments: dict[str, Any]) -> tuple[bool, str]:
