@@ -18,6 +18,7 @@ import posixpath
 import re
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -318,14 +319,12 @@ class ProjectCode:
         self._resolve_bases()
         edges = CodeEdges()
         for path, parsed in sorted(self.files.items()):
-            key_of = {
-                d.qualified_name: symbol_key(self.project, path, d.qualified_name) for d in parsed.definitions
-            }
+            # The file's keys made once, not once a definition (``symbol_key``, ``file_key``)
+            in_file, own = symbol_key(self.project, path, ""), file_key(self.project, path)
+            key_of = {d.qualified_name: in_file + d.qualified_name for d in parsed.definitions}
             for definition in parsed.definitions:
-                parent = key_of.get(definition.parent or "") if definition.parent else None
-                edges.contains.append(
-                    (parent or file_key(self.project, path), key_of[definition.qualified_name])
-                )
+                parent = key_of.get(definition.parent) if definition.parent else None
+                edges.contains.append((parent or own, key_of[definition.qualified_name]))
             for ref, targets in self._imports_of(path):
                 for target in targets:
                     edges.imports.append((path, target))
@@ -402,18 +401,24 @@ class CodeScan:
     changed: dict[str, tuple[ParsedFile, FileState]]  # path -> what it holds now
     removed: list[str]
     code: ProjectCode  # every file, changed or not, for the edges
-    edges: CodeEdges
+    # A Future while they are resolved on a thread beside the store's first writes (a pass's
+    # symbols and files need no edge): a store reads them with ``resolved_edges``.
+    edges: CodeEdges | Future[CodeEdges]
     at: datetime
     # Symbols renamed or moved and files renamed (``core.code_moves``): their memories follow.
     moves: MovePlan = field(default_factory=MovePlan)
     head: str | None = None  # the commit checked out, for git's rename detection next time
+
+    def resolved_edges(self) -> CodeEdges:
+        """The pass's edges, waited for when they are still being resolved."""
+        return self.edges.result() if isinstance(self.edges, Future) else self.edges
 
 
 def pass_edges(scan: CodeScan) -> dict[tuple[str, str, str], dict[tuple[str, str], str | None]]:
     """The edges a pass stores, every one of its project, by (relationship, source label, target
     label): each (source key, target key) once, with its confidence (a call's; None for the
     others). A file's imports join file keys, or a file key and its external module's key."""
-    project, edges = scan.project, scan.edges
+    project, edges = scan.project, scan.resolved_edges()
     # A symbol's container is its file or its enclosing symbol: each pair goes to its table in one pass
     in_file: dict[tuple[str, str], str | None] = {}
     in_symbol: dict[tuple[str, str], str | None] = {}
@@ -438,7 +443,7 @@ def pass_edges(scan: CodeScan) -> dict[tuple[str, str, str], dict[tuple[str, str
 
 def pass_modules(scan: CodeScan) -> dict[str, str]:
     """The external modules a pass's files import, each key with its name, by name."""
-    return {module_key(scan.project, m): m for m in sorted({m for _, m in scan.edges.external})}
+    return {module_key(scan.project, m): m for m in sorted({m for _, m in scan.resolved_edges().external})}
 
 
 TITLE_CHARS = 200  # of a symbol's signature, as its entity's title

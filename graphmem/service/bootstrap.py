@@ -9,7 +9,8 @@ so. One pass:
    one whose bytes hash the same only has its mtime refreshed;
 2. parse what changed (the ``CodeParser`` port: tree-sitter);
 3. when anything changed or went away, resolve the edges of the whole project again
-   from the stored parse results (``core.codegraph``) and store the pass;
+   from the stored parse results (``core.codegraph``) and store the pass: the edges are
+   resolved on a thread while the store writes the pass's symbols and files, which need none;
 4. docs and manifests, redacted first, become facts, directives and procedures, each
    linked to its file and updated (not duplicated) on later passes; rules that
    disappeared are archived (``service/repository_docs.py``);
@@ -353,11 +354,16 @@ class Bootstrapper:
         for path in removed:
             code.files.pop(path, None)
         code.files.update({path: parsed for path, (parsed, _) in changed.items()})
-        edges = code.edges()
         moves = self._moves(root, project, previous, code.files, changed, {p: known[p] for p in removed})
         del previous
-        scan = CodeScan(project, changed, removed, code, edges, self._clock(), moves, head)
-        carried = self._code.save(scan)
+        # The edges are resolved on a thread while the store writes the symbols and files, which
+        # need none (Python there, Kùzu's COPY and SQLite's writes here let go of the interpreter)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-edges") as resolving:
+            scan = CodeScan(
+                project, changed, removed, code, resolving.submit(code.edges), self._clock(), moves, head
+            )
+            carried = self._code.save(scan)
+        edges = scan.resolved_edges()
         _record_moves(report, moves, carried, project)
         report.calls = confidence_counts(edges.calls)
         report.imports = len(edges.imports)
