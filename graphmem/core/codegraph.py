@@ -319,9 +319,10 @@ class ProjectCode:
         self._resolve_bases()
         edges = CodeEdges()
         for path, parsed in sorted(self.files.items()):
-            # The file's keys made once, not once a definition (``symbol_key``, ``file_key``)
-            in_file, own = symbol_key(self.project, path, ""), file_key(self.project, path)
-            key_of = {d.qualified_name: in_file + d.qualified_name for d in parsed.definitions}
+            own = file_key(self.project, path)
+            key_of = {
+                d.qualified_name: symbol_key(self.project, path, d.qualified_name) for d in parsed.definitions
+            }
             for definition in parsed.definitions:
                 parent = key_of.get(definition.parent) if definition.parent else None
                 edges.contains.append((parent or own, key_of[definition.qualified_name]))

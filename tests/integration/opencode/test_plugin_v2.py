@@ -12,6 +12,7 @@ about 2.5 s of CPU); each has a project of its own (its memories) and a session 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import os
@@ -122,8 +123,10 @@ def served(module_daemon: Daemon, project: Path) -> Daemon:
 
 @pytest.fixture
 def session(request: pytest.FixtureRequest) -> str:
-    """A session id of this test's own, for a test on the module's daemon."""
-    return f"ses_v2{request.node.name.removeprefix('test_')[:40]}"
+    """A session id of this test's own, for a test on the module's daemon: its name's start, and
+    a digest of the whole name so that two names alike that far stay two sessions."""
+    name = request.node.name
+    return f"ses_v2{name.removeprefix('test_')[:40]}_{hashlib.sha256(name.encode()).hexdigest()[:8]}"
 
 
 def test_the_plugin_loads_as_opencode_2_loads_it_and_registers_its_hooks(
