@@ -43,7 +43,7 @@ from graphmem.core.coordination import (
     lease,
     may_end,
     may_release,
-    new_session_id,
+    new_session,
     no_session,
     own_session,
     room_for_session,
@@ -121,20 +121,10 @@ class PgCoordinator:
         self, agent: str, project: str | None, task: str | None = None, owner: str | None = None
     ) -> AgentSession:
         now = self.clock()
-        name = label(agent, "The agent name", required=True)
+        session = new_session(agent, project, task, owner, now, self.ttl)
         with self._store.transaction():
             self._expire(now)
             room_for_session(int(self._store.db.rows("SELECT count(*) FROM agent_sessions")[0][0]))
-            session = AgentSession(
-                new_session_id(),
-                str(name),
-                project,
-                task_label(task),
-                now,
-                now,
-                now + self.ttl,
-                owner=owner,
-            )
             self._store.db.run(
                 f"INSERT INTO agent_sessions ({_SESSION}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
                 (session.id, session.agent, project, session.task, now, now, session.expires_at, owner),

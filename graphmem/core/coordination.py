@@ -134,6 +134,16 @@ def task_label(value: str | None) -> str | None:
     return redact(text).text if text else text
 
 
+def new_session(
+    agent: str, project: str | None, task: str | None, owner: str | None, now: datetime, ttl: timedelta
+) -> AgentSession:
+    """The session ``agent`` starts at ``now`` on ``project``, as every store keeps it: a new id,
+    the agent's name and the task as stored (``label``, ``task_label``), leased for ``ttl``."""
+    name = label(agent, "The agent name", required=True)
+    assert name is not None
+    return AgentSession(new_session_id(), name, project, task_label(task), now, now, now + ttl, owner=owner)
+
+
 def may_act(
     session: AgentSession, owner: str | None, *, force: bool, what: str, how: str, person: str | None = None
 ) -> bool:

@@ -30,7 +30,7 @@ from graphmem.core.coordination import (
     lease,
     may_end,
     may_release,
-    new_session_id,
+    new_session,
     no_session,
     room_for_session,
     task_label,
@@ -95,16 +95,11 @@ class Coordinator:
         self, agent: str, project: str | None, task: str | None = None, owner: str | None = None
     ) -> AgentSession:
         now = self.clock()
-        name = _label(agent, "The agent name", required=True)
-        assert name is not None
+        session = new_session(agent, project, task, owner, now, self.ttl)
         with self._lock:
             self._expire(now)
             room_for_session(len(self._sessions))
-            session_id = new_session_id()
-            session = AgentSession(
-                session_id, name, project, task_label(task), now, now, now + self.ttl, owner=owner
-            )
-            self._sessions[session_id] = session
+            self._sessions[session.id] = session
             return session
 
     def heartbeat(self, session_id: str, task: str | None = None) -> AgentSession:

@@ -434,6 +434,23 @@ def test_the_theme_toggle_switches_dark_and_light(page: Any, world: World) -> No
         screenshot(page, "dark")
 
 
+def test_the_graph_draws_a_kind_in_the_themes_colour(page: Any, world: World) -> None:
+    """style.css writes a colour's light and dark values as one ``light-dark()``: the drawing
+    (cytoscape, given colours by graph.js) gets the one of the theme shown."""
+    mr = "() => document.getElementById('graph').graph.cy.nodes('[kind = \"MergeRequest\"]')[0]"
+    colour = f"() => ({mr})().style('background-color').replaceAll(' ', '')"
+    page.evaluate("localStorage.setItem('graphmem.theme', 'light')")
+    try:
+        page.reload()
+        page.wait_for_selector("body[data-ready='signed-in']")
+        open_graph(page, "#/graph/!12")
+        assert page.evaluate(colour) == "rgb(130,80,223)"  # --node-mr's light value, #8250df
+        page.click("#theme")
+        assert page.evaluate(colour) == "rgb(171,125,248)"  # and its dark one, #ab7df8
+    finally:
+        page.evaluate("localStorage.removeItem('graphmem.theme')")  # the browser is the module's
+
+
 def test_chromium_is_the_systems(world: World) -> None:
     """The browser these tests drive is Debian's, not one Playwright downloaded."""
     from support.browser import CHROMIUM

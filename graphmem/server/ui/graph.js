@@ -246,11 +246,13 @@ export class Graph {
   restyle() { this.cy.style(this.style()); }
 
   style() {
-    const css = getComputedStyle(document.documentElement);
-    const v = (name) => css.getPropertyValue(name).trim() || "#888";
+    // style.css writes each colour as light-dark(light, dark), which only an element's computed
+    // colour resolves (the variable's own value is that text): a probe element's, for the theme.
+    const probe = document.body.appendChild(document.createElement("span"));
+    const v = (name) => { probe.style.color = `var(${name}, #888)`; return getComputedStyle(probe).color; };
     const shapes = Object.entries(KINDS).map(([k, kind]) => ({
       selector: `node[shape = "${k}"]`, style: { shape: kind.shape, "background-color": v(kind.colour) } }));
-    return [
+    const style = [
       { selector: "node", style: {
         label: "data(short)", width: 26, height: 26, "font-size": 13, color: v("--fg"), "text-valign": "bottom",
         "text-margin-y": 5, "text-wrap": "ellipsis", "text-max-width": 180, "min-zoomed-font-size": 8,
@@ -271,6 +273,8 @@ export class Graph {
         "target-arrow-color": v("--accent") } },
       { selector: `edge.${MORE}`, style: { "line-style": "dashed", "target-arrow-shape": "none" } },
     ];
+    probe.remove();
+    return style;
   }
 }
 

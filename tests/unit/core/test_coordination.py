@@ -1,10 +1,11 @@
 """Who may end a session or release its claims (``core/coordination.py``, ``may_act``): its client,
 and on a team's store its person; anyone else only by force, which the caller records. And how
-many sessions a store keeps (``room_for_session``), for the daemon's and the team's alike."""
+many sessions a store keeps (``room_for_session``) and what a session starts as (``new_session``),
+for the daemon's and the team's alike."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,9 +15,10 @@ from graphmem.core.coordination import (
     may_act,
     may_end,
     may_release,
+    new_session,
     room_for_session,
 )
-from graphmem.errors import ConflictError, NotAllowedError
+from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError
 
 NOW = datetime(2026, 1, 1, 12, tzinfo=UTC)
 HERS = AgentSession(
@@ -65,3 +67,25 @@ def test_a_store_keeps_at_most_max_sessions() -> None:
     room_for_session(MAX_SESSIONS - 1)
     with pytest.raises(ConflictError, match=f"{MAX_SESSIONS} sessions are live: end some with session_end"):
         room_for_session(MAX_SESSIONS)
+
+
+def test_a_new_session_is_leased_from_now_with_its_name_and_task_as_stored() -> None:
+    session = new_session(
+        "  opencode/build ",
+        "/p",
+        "deploy  with password hunter2-secret-value",
+        "mcp",
+        NOW,
+        timedelta(minutes=5),
+    )
+    assert session.id.startswith("ses_") and session.agent == "opencode/build" and session.project == "/p"
+    assert (session.started_at, session.last_seen, session.expires_at) == (
+        NOW,
+        NOW,
+        NOW + timedelta(minutes=5),
+    )
+    assert session.owner == "mcp" and session.claims == () and session.person is None
+    assert session.task is not None and "hunter2-secret-value" not in session.task
+    assert new_session("a", None, None, None, NOW, timedelta(minutes=5)).id != session.id
+    with pytest.raises(InvalidInputError, match="The agent name is empty"):
+        new_session(" ", "/p", None, None, NOW, timedelta(minutes=5))
