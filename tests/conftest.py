@@ -69,11 +69,11 @@ def _check_each_schema_once() -> None:
     """A JSON Schema that passed ``check_schema`` is not checked again in this process.
 
     The MCP client checks each tool's output schema the first time a session calls the tool
-    (``mcp.client.session``, ``_output_schema_validator``), and the tests open a session for
-    each call (``support/tools_client.py``): the same schemas were checked again on every call,
-    218 times in ``tests/unit/server``, whose CPU this takes from 16.0-16.2 s to 15.0-15.2 (two
-    alternated pairs, one process, load 10). A schema that fails is checked (and fails) every
-    time."""
+    (``mcp.client.session``, ``_output_schema_validator``), and each test opens a session of its
+    own (``support/tools_client.py``; a session for each call when this was measured): the same
+    schemas were checked again on every call, 218 times in ``tests/unit/server``, whose CPU this
+    takes from 16.0-16.2 s to 15.0-15.2 (two alternated pairs, one process, load 10). A schema
+    that fails is checked (and fails) every time."""
     checked: set[tuple[str, str]] = set()
     for name in dir(jsonschema):
         validator = getattr(jsonschema, name)

@@ -394,16 +394,19 @@ def test_alices_failed_fetch_of_bobs_private_issue_reports_as_for_an_unknown_one
     assert stored(enriching, SHOP_ISSUE) == before  # not marked missing for Bob
 
 
-def daemon_tools(who: MemoryService) -> Tools:
+@contextmanager
+def daemon_tools(who: MemoryService) -> Iterator[Tools]:
     """The MCP tools of ``who``'s daemon, serving their service as the daemon does."""
     assert who.coordinator is not None
     served = who.serving(who.coordinator)
     runtime = Runtime(served, log_hint="the test's log", resolve_project=lambda path: path, version="test")
-    return Tools(build_mcp(runtime), runtime)
+    with Tools(build_mcp(runtime), runtime) as tools:
+        yield tools
 
 
 def test_enrich_entity_reports_alices_fetch_of_bobs_private_issue(enriching: Team) -> None:
-    answer = daemon_tools(enriching.alice).ok("enrich_entity", ref="#34", project=enriching.shop)
+    with daemon_tools(enriching.alice) as tools:
+        answer = tools.ok("enrich_entity", ref="#34", project=enriching.shop)
 
     assert answer["outcome"] == "fetched" and answer["counts"] == {"fetched": 1}
 
@@ -495,7 +498,8 @@ def test_alices_status_counts_no_answer_bobs_daemon_stored_on_his_row(shown: Tea
 
 
 def test_memory_status_of_alices_daemon_counts_no_row_bob_owns(shown: Team) -> None:
-    gitlab = daemon_tools(shown.alice).ok("memory_status")["gitlab"]
+    with daemon_tools(shown.alice) as tools:
+        gitlab = tools.ok("memory_status")["gitlab"]
 
     assert (gitlab["pending"], gitlab["by_state"]) == (0, {})
 

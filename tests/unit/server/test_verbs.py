@@ -106,10 +106,9 @@ def client(runtime: Runtime, wakes: list[int]) -> Iterator[TestClient]:
 def test_a_new_verb_is_an_mcp_tool_with_its_hints_and_schema(
     new: NewVerb, runtime: Runtime, wakes: list[int]
 ) -> None:
-    tools = Tools(build_mcp(runtime), runtime)
-
-    listed = tools.listing()[new.verb.name]
-    answer = tools.ok(new.verb.name, **new.arguments)
+    with Tools(build_mcp(runtime), runtime) as tools:
+        listed = tools.listing()[new.verb.name]
+        answer = tools.ok(new.verb.name, **new.arguments)
 
     assert listed.description == new.method.__doc__
     assert listed.annotations.read_only_hint is new.verb.effect.read_only
@@ -199,6 +198,7 @@ def test_each_verb_declares_its_methods_result_and_positional_parameters(name: s
 
 
 def test_each_tool_is_named_by_the_table_in_the_order_clients_list_them(runtime: Runtime) -> None:
-    listed = Tools(build_mcp(runtime), runtime).listing()
+    with Tools(build_mcp(runtime), runtime) as tools:
+        listed = tools.listing()
 
     assert list(listed) == list(verbs.tools())

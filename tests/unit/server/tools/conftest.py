@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from support.tools_client import Tools
 
@@ -23,5 +25,7 @@ def runtime(memory_service: MemoryService) -> Runtime:
 
 
 @pytest.fixture
-def tools(runtime: Runtime) -> Tools:
-    return Tools(build_mcp(runtime), runtime)
+def tools(runtime: Runtime) -> Iterator[Tools]:
+    """The tools of a server on ``runtime``, in one client session closed after the test."""
+    with Tools(build_mcp(runtime), runtime) as tools:
+        yield tools

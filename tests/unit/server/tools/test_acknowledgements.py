@@ -3,16 +3,12 @@ changed and a failure means it did not, whatever shape the memory id is given in
 
 from __future__ import annotations
 
-import asyncio
 import json
-import weakref
 from typing import Any
 
 import pytest
-from fastmcp import Client
-from support.tools_client import server_for
+from support.tools_client import Tools
 
-from graphmem.server.runtime import Runtime
 from graphmem.service.memory import MemoryService
 
 
@@ -31,27 +27,6 @@ def snapshot(memory: MemoryService) -> tuple[object, ...]:
     ids = [m[0] for m in memories]
     links = sorted((link.source, link.target, link.kind.value) for link in memory.store.links(ids))
     return tuple(memories), tuple(links)
-
-
-_RUNTIMES: weakref.WeakKeyDictionary[MemoryService, Runtime] = weakref.WeakKeyDictionary()
-
-
-def call(memory: MemoryService, tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
-    runtime = _RUNTIMES.get(memory)
-    if runtime is None:
-        runtime = _RUNTIMES[memory] = Runtime(
-            memory,
-            log_hint="stderr",
-            resolve_project=lambda p: p,
-            version="t",
-        )
-
-    async def run() -> tuple[bool, str]:
-        async with Client(server_for(runtime)) as client:
-            result = await client.call_tool(tool, arguments, raise_on_error=False)
-            return result.is_error, result.content[0].text  # type: ignore[union-attr]
-
-    return asyncio.run(run())
 
 
 PROJECT = "/work/shop"  # an agent's memories belong to a project
@@ -106,9 +81,10 @@ def seed(memory: MemoryService) -> tuple[str, str]:
     return blocker.memory.id, other.memory.id
 
 
-def assert_true_answer(memory: MemoryService, tool: str, arguments: dict[str, Any]) -> None:
+def assert_true_answer(tools: Tools, tool: str, arguments: dict[str, Any]) -> None:
+    memory = tools.runtime.memory
     before = snapshot(memory)
-    failed, text = call(memory, tool, arguments)
+    failed, text = tools.call(tool, arguments)
     after = snapshot(memory)
     if failed:
         assert after == before, f"{tool} {arguments} failed ({text}) but changed the store"
@@ -120,47 +96,53 @@ def assert_true_answer(memory: MemoryService, tool: str, arguments: dict[str, An
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize(("tool", "arguments"), CALLS)
 def test_a_success_changed_the_store_and_a_failure_did_not(
-    memory: MemoryService, tool: str, arguments: dict[str, Any], shape: str
+    memory: MemoryService, tools: Tools, tool: str, arguments: dict[str, Any], shape: str
 ) -> None:
     blocker, other = seed(memory)
     given = shape.format(id=blocker, tail=blocker[4:])
 
-    assert_true_answer(memory, tool, fill(arguments, id=given, other=other))
+    assert_true_answer(tools, tool, fill(arguments, id=given, other=other))
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 @pytest.mark.parametrize(("first", "undo"), UNDO_CALLS)
 def test_undoing_is_true_too(
-    memory: MemoryService, first: tuple[str, dict[str, Any]], undo: tuple[str, dict[str, Any]], shape: str
+    memory: MemoryService,
+    tools: Tools,
+    first: tuple[str, dict[str, Any]],
+    undo: tuple[str, dict[str, Any]],
+    shape: str,
 ) -> None:
     blocker, other = seed(memory)
-    assert not call(memory, first[0], fill(first[1], id=blocker, other=other))[0]
+    assert not tools.call(first[0], fill(first[1], id=blocker, other=other))[0]
     given = shape.format(id=blocker, tail=blocker[4:])
 
-    assert_true_answer(memory, undo[0], fill(undo[1], id=given, other=other))
+    assert_true_answer(tools, undo[0], fill(undo[1], id=given, other=other))
 
 
-def test_a_padded_id_reaches_the_memory(memory: MemoryService) -> None:
+def test_a_padded_id_reaches_the_memory(memory: MemoryService, tools: Tools) -> None:
     blocker, _ = seed(memory)
 
-    failed, text = call(memory, "update_memory", {"action": "archive", "id": f"{blocker} "})
+    failed, text = tools.call("update_memory", {"action": "archive", "id": f"{blocker} "})
 
     assert not failed and json.loads(text)["memory"]["status"] == "archived"
     assert memory.show(blocker).memory.status.value == "archived"
 
 
-def test_an_unknown_id_is_named(memory: MemoryService) -> None:
-    failed, text = call(memory, "delete_memory", {"id": "mem_0000000000000000", "confirm": True})
+def test_an_unknown_id_is_named(tools: Tools) -> None:
+    failed, text = tools.call("delete_memory", {"id": "mem_0000000000000000", "confirm": True})
 
     assert failed and "No memory with id mem_0000000000000000" in text
 
 
-def test_an_import_that_fails_changes_nothing_and_one_that_succeeds_adds(memory: MemoryService) -> None:
+def test_an_import_that_fails_changes_nothing_and_one_that_succeeds_adds(
+    memory: MemoryService, tools: Tools
+) -> None:
     seed(memory)
     line = {
         "type": "memory", "id": "mem_1111111111111111", "text": "Imported fact", "category": "fact",
         "scope": "global", "created_at": "2024-01-01T00:00:00+00:00",
     }  # fmt: skip
 
-    assert_true_answer(memory, "import_memories", {"content": json.dumps(line) + "\n{broken"})
-    assert_true_answer(memory, "import_memories", {"content": json.dumps(line)})
+    assert_true_answer(tools, "import_memories", {"content": json.dumps(line) + "\n{broken"})
+    assert_true_answer(tools, "import_memories", {"content": json.dumps(line)})

@@ -3,6 +3,8 @@ tools write on and see; recall's ``branch`` and ``all_branches``; the mark; a ba
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from support.tools_client import Tools
 
@@ -15,7 +17,7 @@ BRANCHES = {FEES: "feature/fees"}
 
 
 @pytest.fixture
-def tools(memory_service: MemoryService) -> Tools:
+def tools(memory_service: MemoryService) -> Iterator[Tools]:
     runtime = Runtime(
         memory_service,
         log_hint="the test's log",
@@ -23,7 +25,8 @@ def tools(memory_service: MemoryService) -> Tools:
         resolve_branch=BRANCHES.get,
         version="test",
     )
-    return Tools(build_mcp(runtime), runtime)
+    with Tools(build_mcp(runtime), runtime) as tools:
+        yield tools
 
 
 def ids(answer: dict[str, object]) -> list[str]:

@@ -4,21 +4,21 @@ projects get a clear error, never an internal one or a hang."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastmcp import Client
 from support.git_repo import copied_repository
-from support.tools_client import server_for
+from support.tools_client import Tools
 
 from graphmem.app import resolve_project
 from graphmem.server import rpc
 from graphmem.server.runtime import Runtime
+from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
 
 SECRET = "TOPSECRET-4f9a1c0b7d2e"
@@ -36,37 +36,29 @@ def _shop(root: Path) -> None:
 
 
 @pytest.fixture
-def daemon(memory_service: MemoryService) -> Runtime:
-    """The daemon's state around the in-memory store: its service is confined like the daemon's
-    (what may be read and written is the service's and the tools' business, not the store's)."""
-    return Runtime(
+def daemon(memory_service: MemoryService) -> Iterator[Tools]:
+    """The daemon's tools around the in-memory store: its service is confined like the daemon's
+    (what may be read and written is the service's and the tools' business, not the store's).
+    A tool that blocks fails the test at the client's deadline."""
+    runtime = Runtime(
         memory_service,
         log_hint="stderr",
         resolve_project=resolve_project,
         version="t",
     )
+    with Tools(build_mcp(runtime), runtime) as tools:
+        yield tools
 
 
-def call(runtime: Runtime, tool: str, arguments: dict[str, Any]) -> tuple[bool, str]:
-    """(whether the tool failed, its text), with a deadline: a tool that blocks fails the test."""
-
-    async def run() -> tuple[bool, str]:
-        async with Client(server_for(runtime)) as client:
-            result = await asyncio.wait_for(client.call_tool(tool, arguments, raise_on_error=False), 60)
-            return result.is_error, result.content[0].text  # type: ignore[union-attr]
-
-    return asyncio.run(run())
-
-
-def ok(runtime: Runtime, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    failed, text = call(runtime, tool, arguments)
+def ok(daemon: Tools, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    failed, text = daemon.call(tool, arguments)
     assert not failed, text
     data: dict[str, Any] = json.loads(text)
     return data
 
 
-def refused(runtime: Runtime, tool: str, arguments: dict[str, Any]) -> str:
-    failed, text = call(runtime, tool, arguments)
+def refused(daemon: Tools, tool: str, arguments: dict[str, Any]) -> str:
+    failed, text = daemon.call(tool, arguments)
     assert failed, text
     assert "failed inside" not in text, text  # an internal error, not a clear one
     return text
@@ -81,9 +73,9 @@ def remember(memory: MemoryService, root: Path) -> str:
 
 
 def test_an_agent_cannot_write_a_file_outside_graphmems_folders(
-    daemon: Runtime, root: Path, tmp_path: Path
+    daemon: Tools, root: Path, tmp_path: Path
 ) -> None:
-    remember(daemon.memory, root)
+    remember(daemon.runtime.memory, root)
     bashrc = tmp_path / "home" / ".bashrc"
     bashrc.parent.mkdir()
     bashrc.write_text("alias ll='ls -l'\n", "utf-8")
@@ -104,12 +96,12 @@ def test_an_agent_cannot_write_a_file_outside_graphmems_folders(
     assert (root / "src" / "app.py").read_text("utf-8").startswith("def main")
 
 
-def test_a_link_out_of_graphmems_folders_leads_nowhere(daemon: Runtime, root: Path, tmp_path: Path) -> None:
-    remember(daemon.memory, root)
+def test_a_link_out_of_graphmems_folders_leads_nowhere(daemon: Tools, root: Path, tmp_path: Path) -> None:
+    remember(daemon.runtime.memory, root)
     outside = tmp_path / "outside"
     outside.mkdir()
     (root / ".graphmem").symlink_to(outside)  # a cloned repository may carry such a link
-    exports = Path(daemon.memory.data_dir) / "exports"
+    exports = Path(daemon.runtime.memory.data_dir) / "exports"
     exports.mkdir(parents=True)
     (exports / "out.jsonl").symlink_to(tmp_path / "victim.txt")
 
@@ -123,9 +115,9 @@ def test_a_link_out_of_graphmems_folders_leads_nowhere(daemon: Runtime, root: Pa
 
 
 def test_an_agent_exports_into_the_export_folder_and_the_projects_graphmem_folder(
-    daemon: Runtime, root: Path
+    daemon: Tools, root: Path
 ) -> None:
-    remember(daemon.memory, root)
+    remember(daemon.runtime.memory, root)
 
     by_name = ok(daemon, "export_memories", {"path": "team.jsonl", "project": str(root)})
     in_project = ok(
@@ -138,15 +130,15 @@ def test_an_agent_exports_into_the_export_folder_and_the_projects_graphmem_folde
         daemon, "export_memories", {"path": str(root / ".graphmem"), "repository": True, "project": str(root)}
     )
 
-    exports = (Path(daemon.memory.data_dir) / "exports").resolve()
+    exports = (Path(daemon.runtime.memory.data_dir) / "exports").resolve()
     assert Path(by_name["path"]) == exports / "team.jsonl" == Path(again["path"])
     assert Path(in_project["path"]).read_text("utf-8").startswith("# Memories")
     assert sorted(Path(p).name for p in shared["written"]) == ["MEMORY.md", "memories.jsonl"]
     assert by_name["memories"] == 1
 
 
-def test_an_agent_never_overwrites_a_file_graphmem_did_not_write(daemon: Runtime, root: Path) -> None:
-    exports = Path(daemon.memory.data_dir) / "exports"
+def test_an_agent_never_overwrites_a_file_graphmem_did_not_write(daemon: Tools, root: Path) -> None:
+    exports = Path(daemon.runtime.memory.data_dir) / "exports"
     exports.mkdir(parents=True)
     (exports / "notes.txt").write_text("the user's own notes\n", "utf-8")
 
@@ -159,8 +151,8 @@ def test_an_agent_never_overwrites_a_file_graphmem_did_not_write(daemon: Runtime
     assert (exports / "notes.txt").read_text("utf-8") == "the user's own notes\n"
 
 
-def test_export_onto_a_folder_is_a_clear_error(daemon: Runtime, root: Path) -> None:
-    (Path(daemon.memory.data_dir) / "exports" / "folder").mkdir(parents=True)
+def test_export_onto_a_folder_is_a_clear_error(daemon: Tools, root: Path) -> None:
+    (Path(daemon.runtime.memory.data_dir) / "exports" / "folder").mkdir(parents=True)
 
     message = refused(daemon, "export_memories", {"path": "folder", "overwrite": True})
 
@@ -169,11 +161,11 @@ def test_export_onto_a_folder_is_a_clear_error(daemon: Runtime, root: Path) -> N
 
 @pytest.mark.parametrize("path", ["{exports}", "{root}/.graphmem", ".", ""])
 def test_an_export_file_never_takes_the_place_of_graphmems_folders(
-    daemon: Runtime, root: Path, path: str
+    daemon: Tools, root: Path, path: str
 ) -> None:
     """Found by the hostile suite: a file written at the export folder's own path blocked every
     later export, and import_memories(path="") then imported that file."""
-    exports = Path(daemon.memory.data_dir).resolve() / "exports"
+    exports = Path(daemon.runtime.memory.data_dir).resolve() / "exports"
     given = path.format(exports=exports, root=root)
 
     message = refused(daemon, "export_memories", {"path": given, "project": str(root)})
@@ -183,20 +175,20 @@ def test_an_export_file_never_takes_the_place_of_graphmems_folders(
     assert "path is empty" in refused(daemon, "import_memories", {"path": ""})
 
 
-def test_the_rpc_verbs_are_confined_too(daemon: Runtime, root: Path, tmp_path: Path) -> None:
-    remember(daemon.memory, root)
+def test_the_rpc_verbs_are_confined_too(daemon: Tools, root: Path, tmp_path: Path) -> None:
+    remember(daemon.runtime.memory, root)
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps({"type": SECRET}) + "\n", "utf-8")
 
     wrote = rpc.call(
-        daemon.memory,
+        daemon.runtime.memory,
         {"method": "export_dir", "arguments": {"directory": str(tmp_path), "project": str(root)}},
     )
     read = rpc.call(
-        daemon.memory, {"method": "import_file", "arguments": {"path": str(secret), "dry_run": True}}
+        daemon.runtime.memory, {"method": "import_file", "arguments": {"path": str(secret), "dry_run": True}}
     )
     inside = rpc.call(
-        daemon.memory,
+        daemon.runtime.memory,
         {"method": "export_dir", "arguments": {"directory": str(root / ".graphmem"), "project": str(root)}},
     )
 
@@ -209,7 +201,7 @@ def test_the_rpc_verbs_are_confined_too(daemon: Runtime, root: Path, tmp_path: P
 # -- finding 2: no arbitrary file read, no disclosure ---------------------------------------------
 
 
-def test_an_agent_cannot_read_a_file_outside_the_project(daemon: Runtime, root: Path, tmp_path: Path) -> None:
+def test_an_agent_cannot_read_a_file_outside_the_project(daemon: Tools, root: Path, tmp_path: Path) -> None:
     secret = tmp_path / "credentials.json"
     secret.write_text(json.dumps({"type": SECRET, "token": SECRET}) + "\n", "utf-8")
 
@@ -218,7 +210,7 @@ def test_an_agent_cannot_read_a_file_outside_the_project(daemon: Runtime, root: 
     assert SECRET not in message and "only inside" in message
 
 
-def test_import_errors_name_the_line_and_never_quote_it(daemon: Runtime, root: Path) -> None:
+def test_import_errors_name_the_line_and_never_quote_it(daemon: Tools, root: Path) -> None:
     (root / "config.json").write_text(
         "\n".join(
             [
@@ -240,8 +232,8 @@ def test_import_errors_name_the_line_and_never_quote_it(daemon: Runtime, root: P
     assert "line 1" in message and "line 4" in message
 
 
-def test_an_agent_imports_from_the_export_folder_and_the_project(daemon: Runtime, root: Path) -> None:
-    remember(daemon.memory, root)
+def test_an_agent_imports_from_the_export_folder_and_the_project(daemon: Tools, root: Path) -> None:
+    remember(daemon.runtime.memory, root)
     ok(daemon, "export_memories", {"path": "team.jsonl", "project": str(root)})
     ok(daemon, "export_memories", {"path": str(root / ".graphmem"), "repository": True, "project": str(root)})
 
@@ -257,10 +249,10 @@ def test_an_agent_imports_from_the_export_folder_and_the_project(daemon: Runtime
 
 
 def test_a_fifo_a_device_or_a_huge_file_is_refused_at_once(
-    daemon: Runtime, root: Path, monkeypatch: pytest.MonkeyPatch
+    daemon: Tools, root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     os.mkfifo(root / "pipe.jsonl")  # nobody ever writes to it: reading it would block forever
-    exports = Path(daemon.memory.data_dir) / "exports"
+    exports = Path(daemon.runtime.memory.data_dir) / "exports"
     exports.mkdir(parents=True)
     (exports / "zero").symlink_to("/dev/zero")
     monkeypatch.setattr("graphmem.service.file_access.MAX_IMPORT_BYTES", 1024 * 1024)
@@ -292,7 +284,7 @@ def test_a_fifo_a_device_or_a_huge_file_is_refused_at_once(
 )
 @pytest.mark.parametrize("project", ["/tmp/sh\x00op", "/" + "a" * 300, "/a" * 2100])
 def test_a_project_that_is_no_path_is_a_clear_error(
-    daemon: Runtime, tool: str, arguments: dict[str, Any], project: str
+    daemon: Tools, tool: str, arguments: dict[str, Any], project: str
 ) -> None:
     message = refused(daemon, tool, {**arguments, "project": project})
 
@@ -300,13 +292,13 @@ def test_a_project_that_is_no_path_is_a_clear_error(
 
 
 @pytest.mark.parametrize("path", ["/tmp/x\x00.jsonl", "/" + "b" * 300 + ".jsonl", "x" * 256])
-def test_a_path_that_is_no_path_is_a_clear_error(daemon: Runtime, path: str) -> None:
+def test_a_path_that_is_no_path_is_a_clear_error(daemon: Tools, path: str) -> None:
     assert "path" in refused(daemon, "export_memories", {"path": path})
     assert "path" in refused(daemon, "import_memories", {"path": path})
 
 
 @pytest.mark.parametrize("target", ["a" * 30, "src/" + "b" * 300, "/" + "c/" * 150, "g/" * 999 + "!1"])
-def test_a_long_context_target_gets_a_bundle(daemon: Runtime, root: Path, target: str) -> None:
+def test_a_long_context_target_gets_a_bundle(daemon: Tools, root: Path, target: str) -> None:
     bundle = ok(daemon, "get_context", {"target": target, "project": str(root)})
 
     assert bundle["entity"] is None or bundle["entity"]

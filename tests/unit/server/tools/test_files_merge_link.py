@@ -4,19 +4,18 @@ import refuses, instead of reading it and answering with what it holds or how it
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastmcp import Client
 from support.git_repo import copied_repository
-from support.tools_client import server_for
+from support.tools_client import Tools
 
 from graphmem.app import resolve_project
 from graphmem.server.runtime import Runtime
+from graphmem.server.tools import build_mcp
 from graphmem.service.memory import MemoryService
 
 OUTSIDE_EXPORT = (
@@ -49,15 +48,8 @@ def _empty(root: Path) -> None:
 
 def export(memory: MemoryService, arguments: dict[str, Any]) -> tuple[bool, str]:
     runtime = Runtime(memory, log_hint="stderr", resolve_project=resolve_project, version="t")
-
-    async def run() -> tuple[bool, str]:
-        async with Client(server_for(runtime)) as client:
-            result = await asyncio.wait_for(
-                client.call_tool("export_memories", arguments, raise_on_error=False), 60
-            )
-            return result.is_error, result.content[0].text  # type: ignore[union-attr]
-
-    return asyncio.run(run())
+    with Tools(build_mcp(runtime), runtime) as tools:
+        return tools.call("export_memories", arguments)
 
 
 @pytest.mark.parametrize("outside_text", [OUTSIDE_EXPORT, "root:x:0:0:root:/root:/bin/bash\n"])

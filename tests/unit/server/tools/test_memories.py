@@ -327,9 +327,8 @@ def test_remember_in_a_folder_outside_any_repository_is_refused_and_stores_nothi
     runtime = Runtime(
         memory_service, log_hint="the test's log", resolve_project=lambda path: None, version="t"
     )
-    outside = Tools(build_mcp(runtime), runtime)
-
-    refused = outside.refused("remember", text="hello", project="/tmp")
+    with Tools(build_mcp(runtime), runtime) as outside:
+        refused = outside.refused("remember", text="hello", project="/tmp")
 
     assert "'/tmp' is not inside a git repository" in refused and "pass project" in refused
     assert list(memory_service.store.all_memories()) == []
@@ -356,9 +355,8 @@ def test_an_agents_repeat_of_the_users_own_global_memory_on_a_team_store_says_te
             served, log_hint="the test's log", resolve_project=lambda path: path, version="test"
         )
 
-        answer = Tools(build_mcp(runtime), runtime).ok(
-            "remember", text=text, category="preference", project=PROJECT
-        )
+        with Tools(build_mcp(runtime), runtime) as tools:
+            answer = tools.ok("remember", text=text, category="preference", project=PROJECT)
 
         assert text not in [m.text for m in team.bob.list(project=PROJECT)]
     assert (answer["id"], answer["created"]) == (mine.id, False)  # the user's own, left as it is

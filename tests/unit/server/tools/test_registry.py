@@ -139,7 +139,8 @@ def test_a_second_server_parses_no_tool_again_lists_the_same_tools_and_calls_its
 ) -> None:
     # ``tools``'s server may have copied its tools from an earlier test's: one parsed afresh here
     monkeypatch.setattr(registry, "_TOOLS", {})
-    parsed_afresh = Tools(build_mcp(tools.runtime), tools.runtime).listing()
+    with Tools(build_mcp(tools.runtime), tools.runtime) as afresh:
+        parsed_afresh = afresh.listing()
     parsed: list[str] = []
     parse = FunctionTool.from_function
 
@@ -153,30 +154,32 @@ def test_a_second_server_parses_no_tool_again_lists_the_same_tools_and_calls_its
     other_runtime = Runtime(
         other_memory, log_hint="the other log", resolve_project=lambda path: path, version="test"
     )
-    other = Tools(build_mcp(other_runtime), other_runtime)
     try:
-        listed = other.listing()
-        assert parsed == []
-        assert list(listed) == list(parsed_afresh)
-        assert {name: tool.model_dump() for name, tool in listed.items()} == {
-            name: tool.model_dump() for name, tool in parsed_afresh.items()
-        }
+        with Tools(build_mcp(other_runtime), other_runtime) as other:
+            listed = other.listing()
+            assert parsed == []
+            assert list(listed) == list(parsed_afresh)
+            assert {name: tool.model_dump() for name, tool in listed.items()} == {
+                name: tool.model_dump() for name, tool in parsed_afresh.items()
+            }
 
-        other.ok("remember", text="We chose Kùzu for the graph store", project=PROJECT)
-        assert [m.text for m in other_memory.store.all_memories()] == ["We chose Kùzu for the graph store"]
-        assert list(tools.runtime.memory.store.all_memories()) == []
-        assert tools.ok("recall", query="Kùzu graph store")["hits"] == []
-        assert calls(other, "remember", "ok") == 1.0
-        assert calls(tools, "remember", "ok") == 0.0
-        assert other_runtime._wake.is_set()
-        assert not tools.runtime._wake.is_set()
+            other.ok("remember", text="We chose Kùzu for the graph store", project=PROJECT)
+            assert [m.text for m in other_memory.store.all_memories()] == [
+                "We chose Kùzu for the graph store"
+            ]
+            assert list(tools.runtime.memory.store.all_memories()) == []
+            assert tools.ok("recall", query="Kùzu graph store")["hits"] == []
+            assert calls(other, "remember", "ok") == 1.0
+            assert calls(tools, "remember", "ok") == 0.0
+            assert other_runtime._wake.is_set()
+            assert not tools.runtime._wake.is_set()
 
-        def broken(*args: object, **kwargs: object) -> None:
-            raise RuntimeError("the store went away")
+            def broken(*args: object, **kwargs: object) -> None:
+                raise RuntimeError("the store went away")
 
-        monkeypatch.setattr(other_memory, "recall", broken)
-        assert "the other log" in other.refused("recall", query="deploys")  # its runtime's log hint
-        assert tools.ok("recall", query="deploys")["hits"] == []
+            monkeypatch.setattr(other_memory, "recall", broken)
+            assert "the other log" in other.refused("recall", query="deploys")  # its runtime's log hint
+            assert tools.ok("recall", query="deploys")["hits"] == []
     finally:
         unserved.close()
 
@@ -188,10 +191,10 @@ def test_a_server_gone_keeps_none_of_its_runtime_alive_whatever_fastmcp_caches(t
         unserved = in_memory_service(tmp_path / name)
         memory = unserved.serving(Coordinator(utc_now, timedelta(minutes=5)))
         runtime = Runtime(memory, log_hint="its log", resolve_project=lambda path: path, version="test")
-        tools = Tools(build_mcp(runtime), runtime)
-        tools.ok("remember", text="We chose Kùzu for the graph store", project=PROJECT)
-        tools.ok("recall", query="Kùzu graph store", project=PROJECT)
-        tools.ok("memory_status")
+        with Tools(build_mcp(runtime), runtime) as tools:
+            tools.ok("remember", text="We chose Kùzu for the graph store", project=PROJECT)
+            tools.ok("recall", query="Kùzu graph store", project=PROJECT)
+            tools.ok("memory_status")
         unserved.close()
         return weakref.ref(runtime)
 

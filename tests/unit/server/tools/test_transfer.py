@@ -32,7 +32,8 @@ def other(tmp_path: Path) -> Iterator[tuple[Tools, MemoryService]]:
         resolve_project=lambda p: p,
         version="t",
     )
-    yield Tools(build_mcp(runtime), runtime), memory
+    with Tools(build_mcp(runtime), runtime) as tools:
+        yield tools, memory
     memory.close()
 
 
