@@ -46,6 +46,8 @@ from graphmem.integrations.hook_input import HookInputError, path_text, read_inp
 from graphmem.integrations.hook_journal import (
     Journal,
     ask_boot,
+    ask_compaction,
+    ask_ingest,
     ask_prompt,
     context,
     deadline,
@@ -68,7 +70,6 @@ EVENT_NAMES = {
 # (50-10000) in Claude Code's environment sets the turn's and the boot context's.
 TURN_DEADLINE_S = 0.3
 BOOT_DEADLINE_S = 1.0
-COMPACTION_DEADLINE_S = 2.0
 INGEST_DEADLINE_S = 2.0
 # The prompt as the daemon reads it (recall reads its first 1,000 characters).
 MAX_TEXT_CHARS = 100_000
@@ -131,34 +132,26 @@ class ClaudeCodeHooks:
         )
 
     def _pre_compact(self, given: Mapping[str, Any]) -> str:
-        body = {
-            "session_id": session_id(given.get("session_id")),
-            "directory": path_text(given.get("cwd"), "cwd"),
-        }
-        answer = self._client.call("/plugin/compaction", body, COMPACTION_DEADLINE_S)
-        found = answer.get("context")
-        texts = [t for t in found if isinstance(t, str) and t] if isinstance(found, list) else []
-        return "\n\n".join(texts)[:MAX_COMPACTION_CHARS]
+        session = session_id(given.get("session_id"))
+        kept = ask_compaction(self._client.call, session, path_text(given.get("cwd"), "cwd"))
+        return kept[:MAX_COMPACTION_CHARS]  # as text: Claude Code adds it to the compaction's instructions
 
     def _learn(self, given: Mapping[str, Any]) -> str:
         from graphmem.adapters.claude_code_transcripts import confined_transcript
-        from graphmem.errors import SessionStoreError
 
         session = session_id(given.get("session_id"))
         transcript = path_text(given.get("transcript_path"), "transcript_path")
         if transcript is None:
             raise HookInputError("no transcript_path: nothing to learn from")
-        try:
-            confined_transcript(transcript, session)
-        except SessionStoreError as exc:
-            raise HookInputError(str(exc)) from None
-        body = {
-            "client": CLIENT,
-            "session_id": session,
-            "directory": path_text(given.get("cwd"), "cwd"),
-            "transcript_path": transcript,
-        }
-        self._client.call("/plugin/ingest", body, INGEST_DEADLINE_S)
+        ask_ingest(
+            self._client.call,
+            CLIENT,
+            session,
+            path_text(given.get("cwd"), "cwd"),
+            transcript,
+            check=confined_transcript,  # in Claude Code's sessions folder, named <session_id>.jsonl
+            deadline_s=INGEST_DEADLINE_S,
+        )
         return ""
 
 

@@ -31,7 +31,6 @@ Standard library and graphmem's stdlib-only modules: it starts on every user tur
 
 from __future__ import annotations
 
-import json
 import logging
 import sys
 from collections.abc import Mapping
@@ -44,7 +43,10 @@ from graphmem.integrations.hook_command import AnswerGuard, run_hook, turned_off
 from graphmem.integrations.hook_input import HookInputError
 from graphmem.integrations.hook_journal import (
     Journal,
+    additional_context,
     ask_boot,
+    ask_compaction,
+    ask_ingest,
     ask_prompt,
     context,
     deadline,
@@ -58,7 +60,6 @@ CLIENT = "codex"
 # GRAPHMEM_PLUGIN_TIMEOUT_MS (50-10000) in Codex's environment sets both.
 TURN_DEADLINE_S = 0.5
 BOOT_DEADLINE_S = 1.0
-COMPACTION_DEADLINE_S = 2.0
 INGEST_DEADLINE_S = 1.0  # the daemon only queues the session
 MAX_TEXT_CHARS = 100_000  # what the daemon reads of a message
 MAX_COMPACTION_CHARS = 40_000
@@ -100,15 +101,9 @@ class CodexHook:
             return context(
                 "SessionStart", self._boot(Journal(self._data_dir, CLIENT, session), session, directory)
             )
-        if source == "compact":
-            body = {"session_id": session, "directory": directory}
-            found = self._client.call("/plugin/compaction", body, COMPACTION_DEADLINE_S)
-            texts = found.get("context")
-            kept = "\n".join(t for t in texts if isinstance(t, str) and t) if isinstance(texts, list) else ""
-            if not kept:
-                return ""
-            wrapped = {"hookEventName": "SessionStart", "additionalContext": kept[:MAX_COMPACTION_CHARS]}
-            return json.dumps({"hookSpecificOutput": wrapped})
+        if source == "compact":  # compaction replaced the conversation: what it must keep comes back
+            kept = ask_compaction(self._client.call, session, directory)
+            return additional_context("SessionStart", kept[:MAX_COMPACTION_CHARS]) if kept else ""
         return ""  # resume, fork: the session already holds its boot context
 
     def _boot(self, journal: Journal, session: str, directory: str | None) -> Any:
@@ -132,18 +127,20 @@ class CodexHook:
 
     def _learn(self, session: str, directory: str | None, given: Mapping[str, Any]) -> None:
         from graphmem.adapters.codex_sessions import CodexSessions
-        from graphmem.errors import SessionStoreError
 
         path = hook_input.path_text(given.get("transcript_path"), "transcript_path")
         if path is None:
             log.info("%s: no transcript_path (an ephemeral session): nothing to learn", session)
             return
-        try:
-            CodexSessions().locate(path, session)  # the daemon's route checks it the same way
-        except SessionStoreError as exc:
-            raise HookInputError(str(exc)) from None
-        body = {"client": CLIENT, "session_id": session, "directory": directory, "transcript_path": path}
-        self._client.call("/plugin/ingest", body, INGEST_DEADLINE_S)
+        ask_ingest(
+            self._client.call,
+            CLIENT,
+            session,
+            directory,
+            path,
+            check=CodexSessions().locate,  # in Codex's session folders, rollout-<time>-<session_id>.jsonl
+            deadline_s=INGEST_DEADLINE_S,
+        )
 
 
 def _boot_body(session: str, directory: str | None) -> dict[str, Any]:

@@ -1,14 +1,18 @@
 """What every client's hook command shares besides reaching the daemon (``hook_client``), reading
-its input (``hook_input``) and running as a process (``hook_command``): its deadlines, its answer
-and its journal of prompts.
+its input (``hook_input``) and running as a process (``hook_command``): its calls to the daemon's
+``/plugin/*`` routes (their bodies, deadlines and what an answer means), its answer and its
+journal of prompts.
 
 - ``deadline``: a call's deadline, or the one ``GRAPHMEM_PLUGIN_TIMEOUT_MS`` (50-10000) in the
   client's environment sets.
-- ``context``: the answer that gives the client a memory block as ``additionalContext`` (Claude
-  Code and Codex read the same shape).
+- ``additional_context``: the answer that adds a text to the conversation as ``additionalContext``
+  (Claude Code and Codex read the same shape); ``context``: that answer carrying memory blocks.
 - ``ask_boot``, ``ask_turn``: the daemon's boot block and a prompt's block, asked as every client
   asks them (what was shown named, the answer journaled); ``ask_prompt``: a prompt's answer (the
   boot block first while the session lacks it), its text hashed by ``prompt_digest``.
+- ``ask_compaction``: what compaction must keep; ``ask_ingest``: a session named to the daemon to
+  learn from its file, checked first as the daemon's route checks it. How a client prints what
+  compaction keeps, and how it checks its session's file, stay in its hook.
 - ``Journal``: the prompts of one session the daemon was told of (their ids and text hashes),
   the memories each block showed (the boot block's too, as the daemon's ``shown`` named them), and
   whether the boot block reached the session (until it has, a prompt asks for it first), in
@@ -35,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from graphmem.core.keys import MAX_SHOWN_KEYS, SHOWN_KEY
+from graphmem.errors import SessionStoreError
+from graphmem.integrations.hook_input import HookInputError
 
 log = logging.getLogger("graphmem.integrations.hook_journal")
 
@@ -50,6 +56,8 @@ MAX_SHOWN = MAX_SHOWN_KEYS
 MAX_JOURNAL_SESSIONS = 200
 # A temporary file a hook left (killed mid-write) is deleted once it is this old.
 STALE_PARTIAL_S = 60.0
+# What compaction must keep is asked for every client alike (GRAPHMEM_PLUGIN_TIMEOUT_MS does not set it).
+COMPACTION_DEADLINE_S = 2.0
 BLOCK_OPEN = '<memory source="graphmem">'
 
 
@@ -67,9 +75,12 @@ def context(event: str, *blocks: Any) -> str:
     """The hook's answer carrying ``blocks`` as additional context, one after the other: those that
     are graphmem's blocks ("" when none is)."""
     kept = [block for block in blocks if isinstance(block, str) and block.startswith(BLOCK_OPEN)]
-    if not kept:
-        return ""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(kept)}})
+    return additional_context(event, "\n".join(kept)) if kept else ""
+
+
+def additional_context(event: str, text: str) -> str:
+    """The answer to the hook ``event`` that adds ``text`` to the conversation."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}})
 
 
 # ``HookClient.call``: a route, its body and a deadline; the daemon's answer, {} on any failure.
@@ -122,6 +133,40 @@ def ask_prompt(
     late = None if journal.has_booted() else ask_boot(call, journal, boot, boot_deadline_s)
     block = ask_turn(call, journal, body, ident, digest, turn_deadline_s)
     return context("UserPromptSubmit", late, block)
+
+
+def ask_compaction(call: Call, session: str, directory: str | None) -> str:
+    """What compaction must keep of the session (``/plugin/compaction``: the project's conventions,
+    decisions and open blockers), its texts one paragraph each; "" when there is none or the daemon
+    did not answer. The client cuts it to what it keeps."""
+    answer = call(
+        "/plugin/compaction", {"session_id": session, "directory": directory}, COMPACTION_DEADLINE_S
+    )
+    found = answer.get("context")
+    return "\n\n".join(t for t in found if isinstance(t, str) and t) if isinstance(found, list) else ""
+
+
+def ask_ingest(
+    call: Call,
+    client: str,
+    session: str,
+    directory: str | None,
+    transcript: str,
+    *,
+    check: Callable[[str, str], object],
+    deadline_s: float,
+) -> None:
+    """Name the session's file ``transcript`` to the daemon to learn ``client``'s session from it
+    (``/plugin/ingest``: queued, answered at once; nothing in the answer is the hook's to use, and
+    a failure is ``call``'s log line). ``check(transcript, session)`` is the client's own check of
+    its session's file, the one the daemon's route makes: a file it refuses (``SessionStoreError``)
+    is bad input, refused here with its reason, and nothing is sent."""
+    try:
+        check(transcript, session)
+    except SessionStoreError as exc:
+        raise HookInputError(str(exc)) from None
+    body = {"client": client, "session_id": session, "directory": directory, "transcript_path": transcript}
+    call("/plugin/ingest", body, deadline_s)
 
 
 def _keys(value: Any) -> list[str]:

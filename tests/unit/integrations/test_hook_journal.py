@@ -1,10 +1,14 @@
 """The hooks' journal (graphmem/integrations/hook_journal.py): bounded in prompts per session, in
-sessions per client, and in what a turn names as shown; what it cannot use it drops."""
+sessions per client, and in what a turn names as shown; what it cannot use it drops. What
+compaction must keep, as every client's hook asks it: what the daemon's answer cannot give is ""."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from graphmem.integrations import hook_journal
 from graphmem.integrations.hook_journal import Journal
@@ -52,3 +56,26 @@ def test_what_a_turn_names_as_shown_is_bounded_and_keeps_the_boot_blocks(tmp_pat
     assert len(shown) == hook_journal.MAX_SHOWN
     assert key(10_000) in shown and key(10_000 + hook_journal.MAX_SHOWN_PER_BLOCK) not in shown
     assert key(199 * 100 + 19) in shown and key(0) not in shown
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        ({"context": ["Keep: never push to main.", "", 7, "Open: the flaky login test."]},
+         "Keep: never push to main.\n\nOpen: the flaky login test."),
+        ({"context": []}, ""),  # nothing to keep
+        ({"context": "Keep: never push to main."}, ""),  # not the route's shape
+        ({}, ""),  # no daemon, a slow one, a refusal: HookClient's {}
+    ],
+)  # fmt: skip
+def test_what_compaction_must_keep_is_the_daemons_texts_and_nothing_it_cannot_use(
+    answer: dict[str, Any], kept: str
+) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+
+    def call(path: str, body: dict[str, Any], deadline_s: float) -> dict[str, Any]:
+        calls.append((path, body))
+        return answer
+
+    assert hook_journal.ask_compaction(call, "s1", "/home/me/shop") == kept
+    assert calls == [("/plugin/compaction", {"session_id": "s1", "directory": "/home/me/shop"})]
