@@ -129,7 +129,9 @@ def _open_memory(
     sources = learning_sources(settings)
     namespace = (lambda project: default_project) if default_project else partial(_namespace, sources.roots)
     if settings.store.url:
-        opened = _open_postgres(settings, embedder, dimension, check_model=check_model, background=background)
+        opened = _open_postgres(
+            settings, embedder, dimension, data_dir=data_dir, check_model=check_model, background=background
+        )
     else:
         opened = _open_kuzu(data_dir, embedder, dimension, check_model=check_model, background=background)
     return build_memory(
@@ -242,11 +244,17 @@ def configured_embedder(settings: Settings) -> Embedder:
 
 
 def _open_postgres(
-    settings: Settings, embedder: Embedder, dimension: int, *, check_model: bool, background: bool
+    settings: Settings,
+    embedder: Embedder,
+    dimension: int,
+    *,
+    data_dir: Path,
+    check_model: bool,
+    background: bool,
 ) -> _Opened:
     """A team's PostgreSQL store (``[store] url``, docs/team.md): recall searches the database
-    itself (full text and pgvector); the code graph, GitLab's, and agent sessions and claims are
-    kept there too."""
+    itself (pgvector; full text from the daemon's index of it in ``data_dir`` once built, else the
+    database's); the code graph, GitLab's, and agent sessions and claims are kept there too."""
     from graphmem.adapters.postgres_code import PostgresCodeGraph
     from graphmem.adapters.postgres_coordination import PgCoordinator
     from graphmem.adapters.postgres_gitlab import PostgresGitLabGraph
@@ -266,6 +274,9 @@ def _open_postgres(
         then=lambda opened: _check_stored_model(
             opened, opened.where, embedder.model_name, dimension, enforce=check_model
         ),
+        # The daemon's full-text index beside it (adapters/postgres_lexical.py); a one-shot CLI
+        # asks the database, rather than build an index it would leave before it is done.
+        text_index=data_dir if background else None,
     )
     return _Opened(
         store,

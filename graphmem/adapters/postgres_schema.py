@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphmem.adapters.postgres_feed import CHANGE_FEED_18, UNDO_CHANGE_FEED_18
 from graphmem.adapters.postgres_functions import (
     ANSWER_ONLY_WHAT_IS_SEEN_10,
     APPEND_ONLY_16,
@@ -541,6 +542,15 @@ ALTER TABLE entities DROP COLUMN owner;
         # Now the database holds graphmem's rules: SESSIONS_HELD_17 says which.
         up=SESSIONS_HELD_17,
         down=UNDO_SESSIONS_HELD_17,
+    ),
+    Migration(
+        18,
+        "the memories' change feed: a change number and transaction a row, a tombstone a removal",
+        # A daemon's full-text index beside it (postgres_lexical.py) learns what others wrote from
+        # it; the trigger, the tombstones and who reads which are postgres_feed.py's. Rows from
+        # before have no number: an index is built from every row, then follows the feed.
+        up=CHANGE_FEED_18,
+        down=UNDO_CHANGE_FEED_18,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

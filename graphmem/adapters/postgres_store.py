@@ -1,10 +1,12 @@
 """PostgreSQL implementation of :class:`graphmem.core.ports.GraphStore`: one store a team shares.
 
 Many daemons, CLIs and bots use one database at once, so nothing the store answers comes from
-a copy in this process: memory records, full-text search (``tsvector`` + GIN, see
-``postgres_rows.py``), vector search (pgvector's HNSW, ``postgres_vectors.py``) and graph
-expansion (``postgres_graph.py``) are queries, and every write is a transaction that others
-see whole or not at all.
+a copy in this process but one: memory records, vector search (pgvector's HNSW,
+``postgres_vectors.py``) and graph expansion (``postgres_graph.py``) are queries, and every write
+is a transaction that others see whole or not at all. Full-text search is a daemon's index
+beside it (``lexical``, ``postgres_lexical.py``), brought up to the database's change feed before
+each search, or, while it is not current and in a process without one, the database's own
+(``tsvector`` + GIN, ``postgres_text.py``).
 
 The store is composed of parts that each own their state, all over one connection part
 (``db``, ``postgres_connection.py``: the pool, transactions, errors translated): ``graph``
@@ -23,6 +25,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from datetime import UTC, datetime
 from functools import partial
+from pathlib import Path
 from typing import Any, Unpack
 
 from graphmem.adapters.postgres_connection import PostgresConnection
@@ -30,6 +33,7 @@ from graphmem.adapters.postgres_embeddings import PostgresEmbeddings
 from graphmem.adapters.postgres_events import PostgresHistory
 from graphmem.adapters.postgres_functions import SHARED
 from graphmem.adapters.postgres_graph import RECORD_BODIES, PostgresGraph
+from graphmem.adapters.postgres_lexical import PostgresLexical
 from graphmem.adapters.postgres_migrate import check_schema
 from graphmem.adapters.postgres_rows import (
     INSERT_MEMORY,
@@ -63,10 +67,15 @@ class PostgresGraphStore(StoreParts):
         tls: Mapping[str, str | None] | None = None,
         wait: bool = False,
         then: Callable[[PostgresGraphStore], None] | None = None,
+        text_index: Path | None = None,
+        text_index_background: bool = True,
     ) -> None:
         """``wait`` (a daemon's): a server that does not answer yet is waited for, and the store
         checked (its schema, its vector column, then ``then``) once it answers, each call failing
-        with a ``StoreUnavailableError`` meanwhile; else the store is checked, or fails, here."""
+        with a ``StoreUnavailableError`` meanwhile; else the store is checked, or fails, here.
+        ``text_index``: a data folder where a full-text index of the store is kept, which answers
+        the searches once built (``postgres_lexical.py``; on a thread unless not
+        ``text_index_background``); without it the database answers them."""
         self.db = PostgresConnection(url, password=password, tls=tls, wait=wait)
         self.graph = PostgresGraph(self.db)
         history = PostgresHistory(self.db)
@@ -80,8 +89,11 @@ class PostgresGraphStore(StoreParts):
             scans=history,
             vectors=self.vectors,
         )
+        self.lexical: PostgresLexical | None = None
         try:
             self.db.open_with(partial(self._check, dimension, then))
+            if text_index is not None:
+                self.lexical = PostgresLexical(self, text_index, background=text_index_background)
         except BaseException:
             self.db.close()
             raise
@@ -105,6 +117,8 @@ class PostgresGraphStore(StoreParts):
         return self.vectors.dimension
 
     def close(self) -> None:
+        if self.lexical is not None:
+            self.lexical.close()
         self.db.close()
 
     def login_role(self) -> LoginRole:
@@ -270,16 +284,22 @@ class PostgresGraphStore(StoreParts):
     def search_text(
         self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
     ) -> TextHits:
-        return self.text.search_text(query, visibility, limit, phrase=phrase)
+        indexed = self.lexical and self.lexical.search_text_near(query, visibility, limit, None, phrase)
+        return indexed[0] if indexed else self.text.search_text(query, visibility, limit, phrase=phrase)
 
     def search_text_near(
         self, query: str, visibility: Visibility, limit: int, vector: Vector, *, phrase: str | None = None
     ) -> tuple[TextHits, dict[str, float]]:
-        """``search_text`` with each hit's cosine to ``vector`` in the same statement (``NearTextSearch``)."""
-        return self.text.search_text_near(query, visibility, limit, vector, phrase=phrase)
+        """``search_text`` with each hit's cosine to ``vector`` (``NearTextSearch``): in the database's
+        search statement, or by the index's hits' ids in one statement after it."""
+        indexed = self.lexical and self.lexical.search_text_near(query, visibility, limit, vector, phrase)
+        return indexed or self.text.search_text_near(query, visibility, limit, vector, phrase=phrase)
 
     def text_matches(
         self, query: str, visibility: Visibility, limit: int, *, holding: Sequence[Collection[str]] = ()
     ) -> list[TextMatch]:
+        indexed = self.lexical.text_matches(query, visibility, limit, holding) if self.lexical else None
+        if indexed is not None:
+            return indexed
         # Filtered after the search: a memory's ``terms`` keep its first words only (``MAX_POSITION``).
         return [m for m in self.text.text_matches(query, visibility, limit) if holds_each(m.text, holding)]
