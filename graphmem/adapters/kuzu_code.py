@@ -204,7 +204,7 @@ class KuzuCodeGraph:
         carried: dict[str, int] = {}
         with store.db.lock, ThreadPoolExecutor(1, thread_name_prefix="graphmem-parses") as beside:
             ScanMarks(store, project).started()
-            # The parses are written beside the symbols (zlib and SQLite, like Kùzu, let go of
+            # The parses are written beside the symbols (zstd and SQLite, like Kùzu, let go of
             # the interpreter), before the file hashes that say a file was scanned (_save_files).
             parses = beside.submit(
                 store.parses.replace,
