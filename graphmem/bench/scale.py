@@ -33,6 +33,7 @@ from graphmem.errors import InvalidInputError
 from graphmem.settings import STORE_URL_VARIABLE, Settings
 
 if TYPE_CHECKING:
+    from graphmem.adapters.postgres_lexical import PostgresLexical
     from graphmem.service.memory import MemoryService
 
 
@@ -272,7 +273,9 @@ def _measure(
         memory.close()
     peaks.end("import")
 
-    memory = open_memory(settings(), embedder=embedder)
+    opened = time.perf_counter()
+    memory = _measured_service(settings(), embedder, store_url)
+    text_search = _TextSearch(memory)
     try:
         started = time.perf_counter()
         memory.load_model()
@@ -284,6 +287,7 @@ def _measure(
             pass
         build_s = time.perf_counter() - started
         say(f"vectors loaded in {load_s:.1f}s, index built in {build_s:.1f}s")
+        text_search.wait_current(opened, say)
         peaks.end("index")
 
         remember_ms = []
@@ -291,6 +295,7 @@ def _measure(
             started = time.perf_counter()
             memory.remember(f"Note {i}: {text} is handled by the on-call engineer", category="fact")
             remember_ms.append((time.perf_counter() - started) * 1000)
+            text_search.answered()
         memory.embed_pending()
         while semantic is not None and semantic.tidy():
             pass
@@ -302,7 +307,9 @@ def _measure(
             started = time.perf_counter()
             memory.recall(text, limit=10)
             recall_ms.append((time.perf_counter() - started) * 1000)
-        written = _daemon_writes(memory, writes) if writes else None
+            text_search.answered()
+        written = _daemon_writes(memory, writes, text_search.answered) if writes else None
+        text_search.answered()
     finally:
         memory.close()
     peaks.end("measure")
@@ -340,6 +347,8 @@ def _measure(
         },
         "peak_rss_mb": peaks.mb,
     }
+    if text_search.report is not None:
+        report["text_search"] = text_search.report
     if written is not None:
         report["daemon_writes"] = written
     if concurrent is not None:
@@ -358,6 +367,59 @@ def _measure(
             "memories": backlog,
         }
     return report
+
+
+def _measured_service(settings: Settings, embedder: Embedder, store_url: str | None) -> MemoryService:
+    """The service whose calls the measure phase times. The embedded store: ``open_memory``'s (a
+    CLI's full-text index is the daemon's there). A team's store: opened as the daemon opens it
+    (``serve_memory``), for its full-text index beside it (``adapters/postgres_lexical.py``),
+    which a one-shot CLI's open has not; ``serve_memory`` starts no thread but that index's
+    build. Its vectors are then handled as the embedded store's are here (the model loaded by
+    ``load_model``, what is written embedded by ``embed_pending``, not by the write that is
+    timed), so that the two stores' figures time the same calls and differ by their stores."""
+    from graphmem.app import open_memory, serve_memory
+
+    if not store_url:
+        return open_memory(settings, embedder=embedder)
+    memory = serve_memory(settings, embedder=embedder)
+    if memory.semantic is not None:  # a daemon's leaves both to its worker (server/runtime.py)
+        memory.semantic.embed_on_read = True
+        memory.semantic.ready = True
+    return memory
+
+
+class _TextSearch:
+    """Which full-text search answers the measure phase's timed calls on a team's store: the
+    index beside the daemon (``postgres_lexical.py``) once it is current, else the database's.
+    The benchmark waits for the index before timing, checks after each timed call that it still
+    answers, and fails if it did not: a figure says what it measured. The embedded store has
+    one search: nothing to wait for, and nothing reported (``report`` None)."""
+
+    def __init__(self, memory: MemoryService) -> None:
+        self._lexical: PostgresLexical | None = getattr(memory.store, "lexical", None)
+        self.report: dict[str, Any] | None = None
+
+    def wait_current(self, opened: float, say: Callable[[str], None]) -> None:
+        """Wait for the index's build (begun when the store opened, at ``opened``) to end."""
+        if self._lexical is None:
+            return
+        self._lexical.settle()
+        current_s = time.perf_counter() - opened
+        self.report = {"answering": self._lexical.answering, "current_s": round(current_s, 2)}
+        say(f"full-text index current {current_s:.1f}s after the store opened")
+        self.answered()
+
+    def answered(self) -> None:
+        """After a timed call: the index still answers (a large catch-up would hand the searches to
+        the database until it is applied), else the benchmark fails."""
+        if self._lexical is None:
+            return
+        if self._lexical.answering != "index":
+            raise RuntimeError(
+                "The full-text index beside the daemon did not answer a timed call, the database's "
+                "search did (its build failed, or a catch-up was too large: see the log): the "
+                "figures would not be the daemon's."
+            )
 
 
 def _cold_recalls(
@@ -382,10 +444,13 @@ def _cold_recalls(
     return seconds, peaks_kb
 
 
-def _daemon_writes(memory: MemoryService, count: int) -> dict[str, Any]:
+def _daemon_writes(
+    memory: MemoryService, count: int, answered: Callable[[], None] = lambda: None
+) -> dict[str, Any]:
     """``count`` writes as the daemon makes them: a ``remember``, then the background worker
     embeds it, one memory at a time. The store must take them all: with the vectors in a
-    Kùzu column (schema 8) about 800 filled Kùzu's buffer pool, and every write failed after."""
+    Kùzu column (schema 8) about 800 filled Kùzu's buffer pool, and every write failed after.
+    ``answered``: called after each write (``_TextSearch.answered``)."""
     remember_ms, embed_ms = [], []
     for i, text in enumerate(synthetic_queries(count, seed=5)):
         started = time.perf_counter()
@@ -394,6 +459,7 @@ def _daemon_writes(memory: MemoryService, count: int) -> dict[str, Any]:
         memory.embed_pending()
         remember_ms.append((stored - started) * 1000)
         embed_ms.append((time.perf_counter() - stored) * 1000)
+        answered()
     return {
         "count": count,
         "remember_ms": _latency_ms(remember_ms),
@@ -418,6 +484,7 @@ def format_report(report: dict[str, Any]) -> str:
             f"vector index  loaded in {index['vectors_loaded_s']} s, "
             f"graph built in {index['graph_built_s']} s",
             f"recall (warm) {_latency_text(report['recall_ms'])}",
+            *_text_search_lines(report.get("text_search")),
             f"first recall from a cold process: {report['first_recall_cold_s']} s",
             f"RSS           {report['rss_mb']['serving_process']} MB (a process serving recalls), "
             f"{report['rss_mb']['cold_recall_peak']} MB peak (cold recall process)",
@@ -436,6 +503,15 @@ def _peak_lines(peaks: dict[str, float | None] | None) -> list[str]:
     return [
         f"peak RSS      {peaks['import']:,} MB importing, {peaks['index']:,} MB loading and building "
         f"the vector index, {peaks['measure']:,} MB measuring (this process)"
+    ]
+
+
+def _text_search_lines(text_search: dict[str, Any] | None) -> list[str]:
+    if not text_search:
+        return []
+    return [
+        f"full text     answered by the daemon's {text_search['answering']} (current "
+        f"{text_search['current_s']} s after the store opened)"
     ]
 
 

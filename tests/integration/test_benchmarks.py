@@ -113,6 +113,7 @@ def test_scale_reports_every_figure(real_embedder: OnnxEmbedder) -> None:
     assert report["stored_vectors"] == "model"
     assert "first recall from a cold process" in scale.format_report(report)
     assert "daemon writes 5: remember p50" in scale.format_report(report)
+    assert "text_search" not in report  # the embedded store has one search
 
 
 @pytest.mark.integration
@@ -145,6 +146,21 @@ def test_scale_on_postgresql_builds_the_store_there_and_leaves_no_table_behind(
     with pytest.raises(InvalidInputError, match="empty database"):
         migrate(url)
         scale.run(200, real_embedder, queries=10, cold_runs=1, hash_vectors=True, store_url=url)
+
+
+@pytest.mark.integration
+def test_scale_on_postgresql_times_the_daemons_full_text_index_and_says_so(
+    real_embedder: OnnxEmbedder, postgres_server: PostgresServer
+) -> None:
+    # A one-shot CLI's open searches the database; the daemon's keeps an index beside it
+    # (adapters/postgres_lexical.py): the measure phase opens the store as the daemon does, waits
+    # for the index, and names the search that answered its timed calls.
+    url = postgres_server.new_database()
+    report = scale.run(100, real_embedder, queries=5, cold_runs=1, writes=3, hash_vectors=True, store_url=url)
+
+    assert report["text_search"]["answering"] == "index"
+    assert report["text_search"]["current_s"] > 0
+    assert "full text     answered by the daemon's index (current " in scale.format_report(report)
 
 
 def test_scale_refusing_a_database_leaves_no_temporary_directory_behind(

@@ -6,7 +6,10 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -49,6 +52,57 @@ def test_a_failed_run_leaves_no_temporary_folder(tmp_path: Path, monkeypatch: py
         scale.run(100, HashEmbedder(384))
 
     assert list(tmp_path.iterdir()) == []
+
+
+class _Lexical:
+    """What the benchmark reads of a team's store's full-text index (``PostgresLexical``)."""
+
+    def __init__(self, answering: str) -> None:
+        self.answering = answering
+        self.settled = False
+
+    def settle(self) -> None:
+        self.settled = True
+
+
+def _service(store: object) -> Any:
+    return SimpleNamespace(store=store)
+
+
+def test_the_timings_wait_for_the_index_and_fail_once_the_database_answers_instead() -> None:
+    lexical = _Lexical("index")
+    text_search = scale._TextSearch(_service(SimpleNamespace(lexical=lexical)))
+
+    text_search.wait_current(time.perf_counter(), lambda message: None)
+    text_search.answered()
+    assert lexical.settled
+    assert text_search.report is not None and text_search.report["answering"] == "index"
+
+    lexical.answering = "database"  # a catch-up too large to apply in a search, say
+    with pytest.raises(RuntimeError, match="did not answer a timed call"):
+        text_search.answered()
+
+
+def test_an_index_not_current_once_built_fails_the_benchmark_before_any_timing() -> None:
+    text_search = scale._TextSearch(_service(SimpleNamespace(lexical=_Lexical("database"))))
+
+    with pytest.raises(RuntimeError, match="did not answer a timed call"):
+        text_search.wait_current(time.perf_counter(), lambda message: None)
+
+
+def test_the_embedded_store_has_one_search_and_reports_none() -> None:
+    text_search = scale._TextSearch(_service(SimpleNamespace()))
+
+    text_search.wait_current(time.perf_counter(), lambda message: None)
+    text_search.answered()
+    assert text_search.report is None
+    assert scale._text_search_lines(None) == []
+
+
+def test_the_report_names_the_search_that_answered_and_when_it_was_current() -> None:
+    assert scale._text_search_lines({"answering": "index", "current_s": 38.25}) == [
+        "full text     answered by the daemon's index (current 38.25 s after the store opened)"
+    ]
 
 
 # In a process of its own: a test worker's memory (what earlier tests left its allocator, and
