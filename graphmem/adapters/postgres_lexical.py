@@ -84,7 +84,7 @@ class PostgresLexical:
         self._working: threading.Thread | None = None  # a build or large catch-up under way
         self._failed_at = -RETRY_S
         self._asked = -QUIET_S  # when a search last asked (``_pause``)
-        self._closing = False
+        self._closing = threading.Event()  # set by close: a build's pauses end at once
         self.folder = index_folder(data_dir, store.where)
         self._index: LexicalIndex | None = None
         self._saved: str | None = None
@@ -174,7 +174,8 @@ class PostgresLexical:
     def _work(self) -> None:
         try:
             position = self._position or self._resumed() or self._built()
-            while position is not None and not self._closing:  # until what is left is a search's to apply
+            # Until what is left is a search's to apply.
+            while position is not None and not self._closing.is_set():
                 changes = self._feed.since(position)
                 self._apply(changes, paced=self._background)
                 position = changes.position
@@ -225,12 +226,12 @@ class PostgresLexical:
         (32-39 ms) when it paused as long as it worked, to 26 (22 ms) three times as long, and
         to 56 (13 ms) once it also waited for the searches to pause."""
         ends = time.monotonic() + QUIET_MAX_S
-        time.sleep(min((time.monotonic() - started) * PAUSE_RATIO, QUIET_MAX_S))
-        while not self._closing and (left := ends - time.monotonic()) > 0:
+        self._closing.wait(min((time.monotonic() - started) * PAUSE_RATIO, QUIET_MAX_S))
+        while not self._closing.is_set() and (left := ends - time.monotonic()) > 0:
             quiet = time.monotonic() - self._asked
             if quiet >= QUIET_S:
                 return
-            time.sleep(min(QUIET_S - quiet, left))
+            self._closing.wait(min(QUIET_S - quiet, left))
 
     def _paced(self, pages: Iterable[list[MemoryRecord]]) -> Iterator[MemoryRecord]:
         """The records of ``pages``, with a pause after each (``_pause``). Ended by ``_Closed``
@@ -239,7 +240,7 @@ class PostgresLexical:
         for records in pages:
             started = time.monotonic()
             yield from records
-            if self._closing:
+            if self._closing.is_set():
                 raise _Closed
             if self._background:  # a daemon's calls share the process
                 self._pause(started)
@@ -262,7 +263,7 @@ class PostgresLexical:
 
     def close(self) -> None:
         """Stop a build under way, commit the index and save its position (see the module doc)."""
-        self._closing = True
+        self._closing.set()
         working = self._working
         if working is not None:
             working.join()
