@@ -58,14 +58,6 @@ log = logging.getLogger("graphmem.integrations.claude_code")  # also when run as
 
 CLIENT = "claude-code"
 EVENTS = ("session-start", "user-prompt-submit", "pre-compact", "stop", "session-end")
-# Claude Code's names for them (``hookEventName`` of the answer, keys of settings.json's hooks).
-EVENT_NAMES = {
-    "session-start": "SessionStart",
-    "user-prompt-submit": "UserPromptSubmit",
-    "pre-compact": "PreCompact",
-    "stop": "Stop",
-    "session-end": "SessionEnd",
-}
 # The most a call waits (the daemon answers in tens of ms); GRAPHMEM_PLUGIN_TIMEOUT_MS
 # (50-10000) in Claude Code's environment sets the turn's and the boot context's.
 TURN_DEADLINE_S = 0.3

@@ -53,9 +53,6 @@ class _RpcVerbs(Mapping[str, Verb]):
 
 
 VERBS: Mapping[str, Verb] = _RpcVerbs()
-# The verbs the CLI may call, as the table declares them now; ``export`` is special-cased (it
-# writes to a stream).
-METHODS = frozenset(VERBS)
 # Parameters that cannot cross a process boundary.
 LOCAL_ONLY = frozenset({"progress", "out"})
 

@@ -19,8 +19,10 @@ Argument checks are the signatures': a ``/rpc`` call is validated against the se
 method's parameters, a tool call against its function's (``registry.ArgumentCheck``).
 ``server/manifest.json`` is generated from the tools (a test fails until it is).
 
-A new verb is one ``Verb`` here plus its service method. This module imports nothing but
-the standard library: the CLI reads it on its way to a daemon without loading the service.
+A new verb is one ``Verb`` here plus its service method (and, for a verb ``/rpc`` serves, its
+signature on the Python API's protocol, ``graphmem.api.Memory``: docs/architecture.md's "Where
+a change goes"). This module imports nothing but the standard library: the CLI reads it on its
+way to a daemon without loading the service.
 """
 
 from __future__ import annotations
