@@ -13,9 +13,14 @@ right after a remember has nothing more to do).
 
 How a client is made depends on the store, to model what a team runs:
 
-- **PostgreSQL**: each client is its own process with its own daemon (service, worker and
-  connection pool): N daemons (one per developer) sharing the database. Threads in one
-  process would share one GIL and one pool, and measure this benchmark, not the store.
+- **PostgreSQL**: each client is its own process with its own daemon (service, worker,
+  connection pool and full-text index): N daemons (one per developer) sharing the database.
+  Threads in one process would share one GIL and one pool, and measure this benchmark, not the
+  store. Each daemon has a data folder of its own holding a copy of the full-text index the
+  measure phase built (``team-text/``, copied while closed: :func:`client_folders`), says it is
+  ready only once that index is current, and fails the run if the database's search answered
+  one of its timed calls (``scale.TextSearch``). On one folder shared, the first daemon alone
+  would hold the index and the others would search the database, as no developer's daemon does.
 - **Kùzu**: one process may open the store (its file lock), so the clients are N threads
   calling one daemon, as a daemon serves N agents.
 """
@@ -26,6 +31,7 @@ import gc
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,7 +42,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphmem.bench.scale import _percentile
+from graphmem.bench.scale import TextSearch, _percentile, _size_mb
 from graphmem.bench.synthetic import synthetic_queries
 from graphmem.settings import STORE_URL_VARIABLE, load_settings
 
@@ -53,7 +59,7 @@ CLIENT_START_TIMEOUT_S = 600.0
 READY = "graphmem-bench client-ready"
 
 # A client process: start its daemon, say ready, wait for "go" on stdin, run, write its calls
-# as JSON to the file named.
+# and its full-text search's report as JSON to the file named.
 CLIENT_SCRIPT = """
 import sys
 from graphmem.bench.clients import serve_child
@@ -119,10 +125,13 @@ def remember(runtime: Runtime, text: str) -> None:
         runtime.written()
 
 
-def client_calls(runtime: Runtime, client: int, seconds: float) -> list[Call]:
+def client_calls(
+    runtime: Runtime, client: int, seconds: float, answered: Callable[[], None] = lambda: None
+) -> list[Call]:
     """One client's loop: the mix of recalls and remembers for ``seconds``, each timed, and at
     least one whole round of it however slow the machine is (``ROUND``), so every report has
-    both kinds of call and a recall after a remember."""
+    both kinds of call and a recall after a remember. ``answered``: called after each call,
+    untimed, and not counted as its error if it raises (``TextSearch.answered``: it ends the run)."""
     rng = random.Random(client)
     queries = synthetic_queries(200, seed=1000 + client)
     calls: list[Call] = []
@@ -142,28 +151,55 @@ def client_calls(runtime: Runtime, client: int, seconds: float) -> list[Call]:
             error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         after_remember = bool(calls) and calls[-1][0] == "remember"
         calls.append((kind, (time.perf_counter() - started) * 1000, error, after_remember))
+        answered()
         i += 1
     return calls
 
 
 def serve_child(data_dir: str, client: int, seconds: float, out: str) -> None:
-    """The body of one client process (``CLIENT_SCRIPT``); the store URL comes from the environment."""
+    """The body of one client process (``CLIENT_SCRIPT``); the store URL comes from the environment.
+    Ready once its daemon has loaded the model and its full-text index is current, as the measure
+    phase waits for its own (``TextSearch``); a timed call the database's search answered ends it
+    with that error."""
+    started = time.perf_counter()
     with daemon(Path(data_dir)) as runtime:
+        text_search = TextSearch(runtime.memory)
+        text_search.wait_current(started, lambda message: None)
         print(READY, flush=True)
         if sys.stdin.readline().strip() != "go":
             return
-        calls = client_calls(runtime, client, seconds)
-    Path(out).write_text(json.dumps(calls), encoding="utf-8")
+        calls = client_calls(runtime, client, seconds, text_search.answered)
+    Path(out).write_text(json.dumps({"calls": calls, "text_search": text_search.report}), encoding="utf-8")
 
 
-def _in_processes(clients: int, data_dir: Path, store_url: str, seconds: float) -> tuple[list[Call], float]:
+def client_folders(scratch: Path, index: Path, clients: int) -> list[Path]:
+    """Each client's data folder in ``scratch``, holding a copy of the full-text index folder
+    ``index`` (the measure phase's ``team-text/``, closed): each daemon keeps its own, as each
+    developer's does, and catches its copy up with the change feed rather than build it. No such
+    folder (a store the clients alone open): each daemon builds its own."""
+    folders = [scratch / f"client-{n}" for n in range(clients)]
+    for folder in folders:
+        folder.mkdir()
+        if index.is_dir():
+            shutil.copytree(index, folder / index.name)
+    return folders
+
+
+def _in_processes(
+    clients: int, data_dir: Path, store_url: str, seconds: float
+) -> tuple[list[Call], float, dict[str, Any]]:
+    from graphmem.adapters.postgres_lexical import DIRNAME
+
     env = {**os.environ, STORE_URL_VARIABLE: store_url}
+    index = data_dir / DIRNAME
+    copy_mb = _size_mb(index) if index.is_dir() else None  # as given, before a daemon writes to it
     with tempfile.TemporaryDirectory(prefix="graphmem-bench-clients-") as scratch:
+        folders = client_folders(Path(scratch), index, clients)
         files = [
             (Path(scratch) / f"client-{n}.json", Path(scratch) / f"client-{n}.err") for n in range(clients)
         ]
         children = []
-        for client, (out, err) in enumerate(files):
+        for client, (folder, (out, err)) in enumerate(zip(folders, files, strict=True)):
             with err.open("w") as errors:  # the child keeps its own copy of the descriptor
                 children.append(
                     subprocess.Popen(
@@ -171,7 +207,7 @@ def _in_processes(clients: int, data_dir: Path, store_url: str, seconds: float) 
                             sys.executable,
                             "-c",
                             CLIENT_SCRIPT,
-                            str(data_dir),
+                            str(folder),
                             str(client),
                             str(seconds),
                             str(out),
@@ -204,12 +240,13 @@ def _in_processes(clients: int, data_dir: Path, store_url: str, seconds: float) 
                 for pipe in (child.stdin, child.stdout):
                     if pipe is not None and not pipe.closed:
                         pipe.close()
-        calls = [
-            (str(k), float(ms), e, bool(a))
-            for out, _ in files
-            for k, ms, e, a in json.loads(out.read_text("utf-8"))
-        ]
-    return calls, wall
+        results = [json.loads(out.read_text("utf-8")) for out, _ in files]
+        calls = [(str(k), float(ms), e, bool(a)) for result in results for k, ms, e, a in result["calls"]]
+        text_search = {
+            "index_copy_mb": copy_mb,
+            "clients": [result["text_search"] for result in results],
+        }
+    return calls, wall, text_search
 
 
 def _tail(path: Path) -> str:
@@ -258,26 +295,36 @@ def run(
     """Each of ``counts`` clients in turn on the store; one report per count (see the module doc).
 
     Kùzu: one daemon in this process for each count; the store at ``store_url``: a daemon in
-    each client process. Each builds ``[embedding]``'s model and loads it as the daemon does
-    (``embedder``: the threads' daemon's instead, for tests)."""
+    each client process, with a copy of the full-text index in ``data_dir`` (``client_folders``,
+    copied again for each count). Each builds ``[embedding]``'s model and loads it as the daemon
+    does (``embedder``: the threads' daemon's instead, for tests)."""
     say = progress or (lambda message: None)
     reports = []
     for clients in counts:
         load = os.getloadavg()[0]
+        text_search = None
         if store_url:
-            calls, wall = _in_processes(clients, data_dir, store_url, seconds)
+            calls, wall, text_search = _in_processes(clients, data_dir, store_url, seconds)
         else:
             with daemon(data_dir, embedder) as runtime:
                 calls, wall = _in_threads(clients, runtime, seconds)
-        report = summarise(clients, calls, wall, load, "processes" if store_url else "threads")
+        report = summarise(clients, calls, wall, load, "processes" if store_url else "threads", text_search)
         say(f"{clients} clients: {report['calls_per_s']} calls/s, {report['errors']} errors")
         reports.append(report)
     return reports
 
 
-def summarise(clients: int, calls: list[Call], wall: float, load: float, mode: str) -> dict[str, Any]:
+def summarise(
+    clients: int,
+    calls: list[Call],
+    wall: float,
+    load: float,
+    mode: str,
+    text_search: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The report of one run: throughput, p50/p95 per kind (a recall's p50 also apart by the call
-    before it), errors (and the first of them)."""
+    before it), errors (and the first of them); on a team's store, ``text_search``: the size of
+    the index each client was given a copy of, and each client's search (``TextSearch.report``)."""
     by_kind: dict[str, dict[str, Any]] = {}
     for kind in ("recall", "remember"):
         ms = [took for k, took, error, _ in calls if k == kind and error is None]
@@ -301,6 +348,7 @@ def summarise(clients: int, calls: list[Call], wall: float, load: float, mode: s
         "errors": len(errors),
         "first_error": errors[0] if errors else None,
         "load_average": round(load, 2),
+        "text_search": text_search,
     }
 
 
@@ -318,4 +366,21 @@ def format_lines(reports: list[dict[str, Any]]) -> list[str]:
         )
         if r["first_error"]:
             lines.append(f"   first error: {r['first_error']}")
+        lines += _text_search_lines(r.get("text_search"))
     return lines
+
+
+def _text_search_lines(text_search: dict[str, Any] | None) -> list[str]:
+    """Which full-text search answered each client's calls, and when it was current."""
+    reports = [report for report in text_search["clients"] if report] if text_search else []
+    if not text_search or not reports:  # the embedded store's threads
+        return []
+    answering = "/".join(sorted({report["answering"] for report in reports}))
+    current = sorted(report["current_s"] for report in reports)
+    copy = text_search["index_copy_mb"]
+    given = f"a copy of {copy} MB each" if copy is not None else "each built by its own daemon"
+    when = f"{current[0]}" if current[0] == current[-1] else f"{current[0]}–{current[-1]}"
+    return [
+        f"   full text answered by each client's own {answering} ({given}, current {when} s "
+        "after its daemon started)"
+    ]

@@ -275,7 +275,7 @@ def _measure(
 
     opened = time.perf_counter()
     memory = _measured_service(settings(), embedder, store_url)
-    text_search = _TextSearch(memory)
+    text_search = TextSearch(memory)
     try:
         started = time.perf_counter()
         memory.load_model()
@@ -388,12 +388,13 @@ def _measured_service(settings: Settings, embedder: Embedder, store_url: str | N
     return memory
 
 
-class _TextSearch:
-    """Which full-text search answers the measure phase's timed calls on a team's store: the
-    index beside the daemon (``postgres_lexical.py``) once it is current, else the database's.
-    The benchmark waits for the index before timing, checks after each timed call that it still
-    answers, and fails if it did not: a figure says what it measured. The embedded store has
-    one search: nothing to wait for, and nothing reported (``report`` None)."""
+class TextSearch:
+    """Which full-text search answers a daemon's timed calls on a team's store (the measure
+    phase's, each concurrent client's): the index beside the daemon (``postgres_lexical.py``)
+    once it is current, else the database's. The benchmark waits for the index before timing,
+    checks after each timed call that it still answers, and fails if it did not: a figure says
+    what it measured. The embedded store has one search: nothing to wait for, and nothing
+    reported (``report`` None)."""
 
     def __init__(self, memory: MemoryService) -> None:
         self._lexical: PostgresLexical | None = getattr(memory.store, "lexical", None)
@@ -450,7 +451,7 @@ def _daemon_writes(
     """``count`` writes as the daemon makes them: a ``remember``, then the background worker
     embeds it, one memory at a time. The store must take them all: with the vectors in a
     Kùzu column (schema 8) about 800 filled Kùzu's buffer pool, and every write failed after.
-    ``answered``: called after each write (``_TextSearch.answered``)."""
+    ``answered``: called after each write (``TextSearch.answered``)."""
     remember_ms, embed_ms = [], []
     for i, text in enumerate(synthetic_queries(count, seed=5)):
         started = time.perf_counter()

@@ -215,8 +215,9 @@ def phrase_bench(
     multiple=True,
     metavar="N",
     help="Then N concurrent clients recalling and remembering on the built store for 20 s "
-    "(repeat for several counts: --clients 1 --clients 4 --clients 16). PostgreSQL: N processes; "
-    "the embedded store: N threads through one process.",
+    "(repeat for several counts: --clients 1 --clients 4 --clients 16). PostgreSQL: N processes, "
+    "each a daemon with its own copy of the full-text index; the embedded store: N threads "
+    "through one process.",
 )
 @whole_number_option(
     "--writes",

@@ -13,7 +13,7 @@ from support.postgres import PostgresServer
 from graphmem.adapters import vector_index
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
 from graphmem.adapters.postgres_migrate import migrate
-from graphmem.app import open_memory
+from graphmem.app import serve_memory
 from graphmem.bench import clients, locomo, scale
 from graphmem.errors import InvalidInputError
 from graphmem.settings import load_settings
@@ -183,14 +183,24 @@ def test_concurrent_clients_on_postgresql_are_processes_whose_every_write_is_kep
     url = postgres_server.new_database()
     migrate(url)
     settings = load_settings(data_dir=tmp_path / "data", store={"url": url})
-    memory = open_memory(settings, embedder=real_embedder)
+    # The store and its full-text index beside a daemon, built and closed (the measure phase's).
+    memory = serve_memory(settings, embedder=real_embedder)
     memory.remember("The payments service retries with exponential backoff", category="fact")
+    lexical = getattr(memory.store, "lexical", None)
+    assert lexical is not None
+    lexical.settle()
     memory.close()
+    saved = sorted((tmp_path / "data" / "team-text").rglob("feed-position.json"))
 
     [report] = clients.run([2], tmp_path / "data", store_url=url, seconds=1)
 
     assert (report["clients"], report["mode"], report["errors"]) == (2, "processes", 0)
     assert report["recall_ms"]["calls"] > 0 and report["remember_ms"]["calls"] > 0
+    # Each client's daemon was given a copy of the index, waited for it, and every timed call of
+    # it was answered by it (else the run fails); the copied index is left as it was.
+    assert report["text_search"]["index_copy_mb"] is not None  # under 0.1 MB here
+    assert [client["answering"] for client in report["text_search"]["clients"]] == ["index", "index"]
+    assert saved and sorted((tmp_path / "data" / "team-text").rglob("feed-position.json")) == saved
     with psycopg.connect(url) as conn:
         writers = conn.execute(
             "SELECT DISTINCT split_part(text, ' note ', 1) FROM memories "

@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from support.memory_service import DIMENSION, in_memory_service
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
-from graphmem.bench import clients
+from graphmem.bench import clients, scale
 from graphmem.core.models import Status
 from graphmem.core.ports import Vector, Visibility
 from graphmem.core.timeparse import utc_now
@@ -141,3 +143,105 @@ def test_a_failed_call_is_counted_with_its_message_not_raised(tmp_path: Path) ->
     assert report["remember_ms"]["p50"] is None and report["recall_ms"]["p50"] is not None
     assert report["first_error"] == "StoreError: Lost the connection to the PostgreSQL store: try again."
     assert "first error: StoreError" in "\n".join(clients.format_lines([report]))
+
+
+def test_each_client_gets_a_copy_of_the_closed_index_of_its_own(tmp_path: Path) -> None:
+    index = tmp_path / "data" / "team-text"
+    (index / "bench-0123" / "v3").mkdir(parents=True)
+    (index / "bench-0123" / "v3" / "meta.json").write_text("{}", "utf-8")
+    (index / "bench-0123" / "v3" / "feed-position.json").write_text("token\n1", "utf-8")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+
+    folders = clients.client_folders(scratch, index, 2)
+
+    assert len(set(folders)) == 2 and all(folder.parent == scratch for folder in folders)
+    for folder in folders:
+        copied = folder / "team-text" / "bench-0123" / "v3"
+        assert sorted(path.name for path in copied.iterdir()) == ["feed-position.json", "meta.json"]
+    # A daemon removes its copy's saved position when it opens it: the others' and the source's stay.
+    (folders[0] / "team-text" / "bench-0123" / "v3" / "feed-position.json").unlink()
+    assert (folders[1] / "team-text" / "bench-0123" / "v3" / "feed-position.json").exists()
+    assert (index / "bench-0123" / "v3" / "feed-position.json").exists()
+
+
+def test_without_an_index_to_copy_each_client_builds_its_own(tmp_path: Path) -> None:
+    folders = clients.client_folders(tmp_path, tmp_path / "data" / "team-text", 3)
+
+    assert [list(folder.iterdir()) for folder in folders] == [[], [], []]
+
+
+# A client process's stand-in: what its data folder holds when it starts, and a report as
+# ``serve_child`` writes it.
+STUB_CLIENT = """
+import json, sys
+from pathlib import Path
+folder = Path(sys.argv[1])
+held = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+print("graphmem-bench client-ready", flush=True)
+assert sys.stdin.readline().strip() == "go"
+calls = [["recall", 2.0, None, False], ["remember", 3.0, None, False], ["recall", 4.0, None, True]]
+report = {"answering": "index", "current_s": 0.5 + int(sys.argv[2]), "folder": str(folder), "held": held}
+Path(sys.argv[4]).write_text(json.dumps({"calls": calls, "text_search": report}), encoding="utf-8")
+"""
+
+
+def test_client_processes_start_each_on_its_own_folder_and_report_their_full_text_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(clients, "CLIENT_SCRIPT", STUB_CLIENT)
+    data_dir = tmp_path / "data"
+    (data_dir / "team-text" / "bench-0123").mkdir(parents=True)
+    (data_dir / "team-text" / "bench-0123" / "segment").write_bytes(b"\0" * 300_000)
+
+    [report] = clients.run([2], data_dir, store_url="postgresql://bench@127.0.0.1:1/bench", seconds=0.0)
+
+    assert (report["clients"], report["mode"], report["calls"], report["errors"]) == (2, "processes", 6, 0)
+    text_search = report["text_search"]
+    assert text_search["index_copy_mb"] == 0.3
+    seen = text_search["clients"]
+    assert seen[0]["folder"] != seen[1]["folder"] and str(data_dir) not in (
+        seen[0]["folder"],
+        seen[1]["folder"],
+    )
+    assert [client["held"] for client in seen] == [["team-text/bench-0123/segment"]] * 2
+    assert clients.format_lines([report])[-1] == (
+        "   full text answered by each client's own index (a copy of 0.3 MB each, "
+        "current 0.5–1.5 s after its daemon started)"
+    )
+
+
+def test_the_embedded_stores_threads_report_no_full_text_search(tmp_path: Path) -> None:
+    report = clients.summarise(1, [("recall", 5.0, None, False)], 1.0, 0.0, "threads")
+
+    assert report["text_search"] is None
+    assert len(clients.format_lines([report])) == 1
+
+
+class _Lexical:
+    """What a client reads of its daemon's full-text index (``PostgresLexical``)."""
+
+    answering = "index"
+
+
+def test_a_timed_call_the_database_answered_ends_the_client_rather_than_count_as_its_figure() -> None:
+    lexical = _Lexical()
+    recalls: list[str] = []
+
+    def recall(text: str, **_: Any) -> None:
+        recalls.append(text)
+        if len(recalls) == 3:  # a catch-up too large to apply in a search, say
+            lexical.answering = "database"
+
+    memory = SimpleNamespace(recall=recall, store=SimpleNamespace(lexical=lexical))
+    runtime = SimpleNamespace(
+        memory=memory,
+        served=lambda function, *args, **kwargs: function(*args, **kwargs),
+        written=lambda: None,
+    )
+    text_search = scale.TextSearch(memory)  # type: ignore[arg-type]
+
+    with pytest.raises(RuntimeError, match="did not answer a timed call"):
+        clients.client_calls(runtime, 0, 0.0, text_search.answered)  # type: ignore[arg-type]
+
+    assert len(recalls) == 3  # it ended at the call after which the index no longer answered

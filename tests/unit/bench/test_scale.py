@@ -71,7 +71,7 @@ def _service(store: object) -> Any:
 
 def test_the_timings_wait_for_the_index_and_fail_once_the_database_answers_instead() -> None:
     lexical = _Lexical("index")
-    text_search = scale._TextSearch(_service(SimpleNamespace(lexical=lexical)))
+    text_search = scale.TextSearch(_service(SimpleNamespace(lexical=lexical)))
 
     text_search.wait_current(time.perf_counter(), lambda message: None)
     text_search.answered()
@@ -84,14 +84,14 @@ def test_the_timings_wait_for_the_index_and_fail_once_the_database_answers_inste
 
 
 def test_an_index_not_current_once_built_fails_the_benchmark_before_any_timing() -> None:
-    text_search = scale._TextSearch(_service(SimpleNamespace(lexical=_Lexical("database"))))
+    text_search = scale.TextSearch(_service(SimpleNamespace(lexical=_Lexical("database"))))
 
     with pytest.raises(RuntimeError, match="did not answer a timed call"):
         text_search.wait_current(time.perf_counter(), lambda message: None)
 
 
 def test_the_embedded_store_has_one_search_and_reports_none() -> None:
-    text_search = scale._TextSearch(_service(SimpleNamespace()))
+    text_search = scale.TextSearch(_service(SimpleNamespace()))
 
     text_search.wait_current(time.perf_counter(), lambda message: None)
     text_search.answered()
