@@ -14,7 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.daemons import Daemon, http, read_info, rpc, sandbox_env, start_daemon, wait_for_info
+from support.daemons import (
+    Daemon,
+    http,
+    read_info,
+    rpc,
+    sandbox_env,
+    start_daemon,
+    stop_serving,
+    wait_for_info,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -206,7 +215,7 @@ def background(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     launcher = subprocess.Popen(["true"])  # the daemon is no child of the test's: it is stopped below
     launcher.wait()
     yield Daemon(launcher, data_dir, info["url"], data_dir / "daemon.log")
-    subprocess.run([sys.executable, "-m", "graphmem", "stop"], env=env, capture_output=True, timeout=120)
+    stop_serving(data_dir)
 
 
 def test_the_data_dir_and_every_file_in_it_are_the_users_alone(background: Daemon) -> None:

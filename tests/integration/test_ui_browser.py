@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 from support.browser import launch
-from support.daemons import http, sandbox_env, start_daemon
+from support.daemons import http, sandbox_env, start_daemon, stop_serving
 from support.fake_gitlab import TOKEN, FakeGitLab, shop_checkout
+from support.local_server import POLL_S
 from support.ui import NARROW, SCREENSHOTS, WIDE, World, go, screenshot
 
 # The first test may install Chromium with apt (support/browser.py): room for that beside the run.
@@ -111,7 +112,7 @@ def test_graphmem_ui_starts_the_daemon_when_none_runs(tmp_path: Path) -> None:
         status, _, raw = http("GET", url.split("#")[0], token=False)
         assert status == 200 and b'src="app.js"' in raw
     finally:
-        subprocess.run([*run, "stop"], env=env, capture_output=True, timeout=60)
+        stop_serving(tmp_path / "data")
 
 
 def test_a_used_sign_in_link_does_not_sign_in_again(browser: Any, world: World) -> None:
@@ -365,7 +366,10 @@ class foreign_site:
         self.query = urlencode({"daemon": daemon_url, "session": session})
 
     def __enter__(self) -> str:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # Polled as every stand-in's: serve_forever's default (0.5 s) was waited out at the exit.
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True
+        ).start()
         return f"http://127.0.0.1:{self.server.server_address[1]}/?{self.query}"
 
     def __exit__(self, *exc: object) -> None:

@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .daemons import stop_serving
 from .fake_anthropic import FakeAnthropic
 from .home_guard import share_model_files
 from .npm_client import ClientUnavailable, ensure_installed, run_in_group, version_of
@@ -261,7 +262,9 @@ class ClaudeCodeSandbox:
         return path.read_text() if path.exists() else ""
 
     def stop_daemon(self) -> None:
-        self.graphmem("stop", timeout=60)
+        """Stop the daemon the sandbox's hooks or ``serve --detach`` started, as ``graphmem stop``
+        does (from this process: no CLI process per sandbox)."""
+        stop_serving(self.data_dir)
 
 
 @contextlib.contextmanager

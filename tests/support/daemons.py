@@ -10,6 +10,7 @@ found through ``read_info`` or ``start_daemon``, unless the caller passes its ow
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -126,6 +127,21 @@ def remembered(data_dir: Path, project: Path, text: str, *, category: str = "fac
     return result.memory.id
 
 
+def stop_serving(data_dir: Path) -> None:
+    """Stop the daemon serving ``data_dir`` as ``graphmem --data-dir DATA_DIR stop`` does (the
+    CLI's own ``stop_daemon``: SIGTERM, then wait until it has gone), from this process; nothing
+    when none serves it, and a daemon that outlives the CLI's wait is left as the CLI leaves it.
+    For a test's cleanup of a daemon it did not start itself (a ``serve --detach``, a client's
+    proxy or hook): a ``graphmem stop`` process costs about 0.3 s of CPU, and seconds of wall
+    time on a loaded machine. The CLI's own ``stop`` still ends the tests of a daemon's life
+    (``test_daemon.py``)."""
+    from graphmem.errors import GraphmemError
+    from graphmem.server.daemon_process import stop_daemon
+
+    with contextlib.suppress(GraphmemError):
+        stop_daemon(data_dir)
+
+
 @dataclass
 class Daemon:
     process: subprocess.Popen[bytes]
@@ -182,6 +198,8 @@ SHORT_DEADLINES = (str(Path(__file__).with_name("short_deadlines.py")),)
 SLOW_INGEST = (str(Path(__file__).with_name("slow_ingest.py")),)
 # graphmem with a daemon whose vectors come from the hash embedder, not the model (hash_vectors.py).
 HASH_VECTORS = (str(Path(__file__).with_name("hash_vectors.py")),)
+# graphmem with a daemon whose workers try an unreachable store again each second (short_retries.py).
+SHORT_RETRIES = (str(Path(__file__).with_name("short_retries.py")),)
 
 
 def start_daemon(
@@ -192,8 +210,8 @@ def start_daemon(
     **env: str,
 ) -> Daemon:
     """``open_files``: the daemon's soft limit of file descriptors (1,024 is a common default);
-    ``program``: what ``python`` runs (``GRAPHMEM``, ``SHORT_DEADLINES``, ``SLOW_INGEST`` or
-    ``HASH_VECTORS``)."""
+    ``program``: what ``python`` runs (``GRAPHMEM``, ``SHORT_DEADLINES``, ``SLOW_INGEST``,
+    ``HASH_VECTORS`` or ``SHORT_RETRIES``)."""
     data_dir.mkdir(parents=True, exist_ok=True)
     log = data_dir.parent / f"{data_dir.name}-serve.log"
 

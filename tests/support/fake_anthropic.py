@@ -34,6 +34,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from .fake_llm import Fail, ScriptItem, Text, ToolCall, as_reply
+from .local_server import POLL_S
 
 JSON = dict[str, Any]
 EXHAUSTED_TEXT = "(fake model: script exhausted)"
@@ -62,7 +63,11 @@ class FakeAnthropic:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def start(self) -> FakeAnthropic:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # Polled as every stand-in's (local_server.POLL_S): serve_forever's default, 0.5 s, was a
+        # wait of up to half a second at each stop, once per Claude Code sandbox.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": POLL_S}, daemon=True
+        )
         self._thread.start()
         return self
 

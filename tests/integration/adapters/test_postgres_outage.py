@@ -21,10 +21,11 @@ from typing import Any
 
 import pytest
 from platformdirs import user_cache_path
-from support.daemons import Daemon, http, sandbox_env, start_daemon, wait_healthy
+from support.daemons import SHORT_RETRIES, Daemon, http, sandbox_env, start_daemon, wait_healthy
 from support.hostile import rpc_call
 from support.postgres import PostgresServer
 from support.records import memory
+from support.short_retries import SHORT_RETRY_S
 from support.stores import MIGRATED
 from support.temp_root import ROOT_VARIABLE
 
@@ -35,7 +36,6 @@ from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.models import Status
 from graphmem.core.ports import Visibility
 from graphmem.errors import StoreMismatchError, StoreUnavailableError
-from graphmem.server.runtime import STORE_RETRY_S
 
 pytestmark = pytest.mark.integration
 
@@ -251,7 +251,7 @@ def test_a_daemon_fails_calls_at_once_while_the_server_is_down_and_serves_the_fi
         assert f"127.0.0.1:{down.port}" in error["message"] and "cannot be reached" in error["message"]
     # The worker met it (health says so), and tries again now and then, without a word each time.
     wait_for("the worker meet the outage", lambda: "cannot be reached" in " ".join(health(daemon)["reasons"]))
-    time.sleep(2 * STORE_RETRY_S)  # the outage goes on for a few of the worker's turns
+    time.sleep(3 * SHORT_RETRY_S)  # the outage goes on for a few of the worker's turns
     during = log_lines(daemon, before)
     gone = [line for line in during if "cannot be reached" in line]
     assert len(gone) == 1 and " ERROR " in gone[0], during
@@ -270,9 +270,12 @@ def test_a_daemon_fails_calls_at_once_while_the_server_is_down_and_serves_the_fi
 
 
 def serve(url: str, tmp_path: Path) -> Daemon:
-    """A daemon on the store at ``url``, in ``tmp_path``."""
+    """A daemon on the store at ``url``, in ``tmp_path``, whose workers try the store again each
+    ``SHORT_RETRY_S`` while it cannot be reached (5 s in a user's daemon): what is asserted is what
+    they do and say in the outage's turns and after them, which come sooner."""
     return start_daemon(
         tmp_path / "data",
+        program=SHORT_RETRIES,
         GRAPHMEM_STORE_URL=url,
         GRAPHMEM_INGEST__ENABLED="false",
         GRAPHMEM_RATE_LIMIT="0",

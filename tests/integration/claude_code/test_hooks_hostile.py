@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from support.claude_transcript import TranscriptWriter, text
-from support.daemons import POLL_S, listed
+from support.daemons import POLL_S, listed, stop_serving
 
 from graphmem.integrations.hook_client import HookClient
 
@@ -107,7 +107,7 @@ def daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedDaemon]:
     started = running.graphmem("serve", "--detach")
     assert started.returncode == 0, started.stderr
     yield running
-    running.graphmem("stop")
+    stop_serving(running.data_dir)
 
 
 @pytest.fixture

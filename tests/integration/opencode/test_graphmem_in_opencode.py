@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.daemons import http, read_info, sandbox_env
+from support.daemons import http, read_info, sandbox_env, stop_serving
 from support.fake_llm import FakeLLM, Text, ToolCall, tool_messages
 from support.opencode import OpenCodeSandbox
 
@@ -44,7 +44,7 @@ def installed(opencode: OpenCodeSandbox, tmp_path: Path) -> Iterator[tuple[OpenC
         GRAPHMEM_SERVER__PORT="0",  # never the user's port
     )
     yield opencode, data_dir
-    graphmem(data_dir, "stop")
+    stop_serving(data_dir)
 
 
 def _tool_result(request: dict[str, Any]) -> dict[str, Any]:
