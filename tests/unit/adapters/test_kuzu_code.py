@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.stores import new_kuzu
 
-from graphmem.adapters import kuzu_store
+from graphmem.adapters import kuzu_code, kuzu_store
 from graphmem.adapters.kuzu_code import KuzuCodeGraph
 from graphmem.adapters.kuzu_schema import FILE_PARSE, SCHEMA_VERSION
 from graphmem.adapters.kuzu_store import KuzuGraphStore
@@ -283,4 +283,40 @@ def test_a_pass_whose_parses_cannot_be_stored_stores_no_file_as_scanned(
         save_pass(code, {"a.py": module("a.py", 1), "b.py": module("b.py", 1)}, T0)
 
     assert code.file_states(PROJECT) == {}  # the next bootstrap parses both again
+    assert code.scan_interrupted(PROJECT)
+
+
+def edges_failing(*args: object, **kwargs: object) -> None:
+    """``insert_edges`` failing: a pass stopped after its symbols were written."""
+    raise StoreError("The edges could not be stored.")
+
+
+def test_a_first_pass_is_stored_in_one_transaction(
+    store: KuzuGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Kùzu checkpoints after each COPY committed on its own, and once after a transaction's:
+    # a pass that only adds commits once, so one that fails halfway stores none of its code.
+    code = KuzuCodeGraph(store)
+
+    monkeypatch.setattr(kuzu_code, "insert_edges", edges_failing)
+    with pytest.raises(StoreError, match="edges"):
+        save_pass(code, {"a.py": module("a.py", 1)}, T0)
+
+    assert code.symbols_in(PROJECT, "a.py") == []
+    assert code.file_states(PROJECT) == {}
+    assert code.scan_interrupted(PROJECT)  # the mark is committed before the transaction
+
+
+def test_a_first_pass_beyond_the_bound_commits_each_write(
+    store: KuzuGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # More new symbols than TOGETHER_MAX_SYMBOLS: each write commits on its own, as a re-scan's do.
+    code = KuzuCodeGraph(store)
+
+    monkeypatch.setattr(kuzu_code, "TOGETHER_MAX_SYMBOLS", 29)
+    monkeypatch.setattr(kuzu_code, "insert_edges", edges_failing)
+    with pytest.raises(StoreError, match="edges"):
+        save_pass(code, {"a.py": module("a.py", 1)}, T0)
+
+    assert len(code.symbols_in(PROJECT, "a.py")) == 30  # written before the edges failed
     assert code.scan_interrupted(PROJECT)
