@@ -133,6 +133,11 @@ def serve(
             http=GuardedH11Protocol,
         )
         server = uvicorn.Server(config)
+        # A SIGTERM from now on stops the server: before ``server.run`` installs its own handler
+        # (a ``graphmem stop`` reads the address published below at once), it marks the server
+        # to stop as soon as it has started. uvicorn re-raises the signal under this handler once
+        # it has stopped gracefully, which then only marks it again: the cleanup below runs.
+        signal.signal(signal.SIGTERM, server.handle_exit)
 
         collect_as_long_running()
         runtime.start_worker()
@@ -140,9 +145,6 @@ def serve(
                                 runtime.version, describe_store(data_dir, settings.store.url)))  # fmt: skip
         log.info("graphmem daemon serving %s at http://%s:%s/mcp", data_dir, url_host, bound_port)
         print(f"graphmem daemon: http://{url_host}:{bound_port}/mcp (data: {data_dir})", file=sys.stderr)
-        # uvicorn stops gracefully on SIGTERM / SIGINT, then re-raises the signal under the
-        # handler that was there before it: make that one return, so the cleanup below runs.
-        signal.signal(signal.SIGTERM, lambda signum, frame: None)
         try:
             server.run(sockets=[sock])
         finally:

@@ -18,7 +18,17 @@ import pytest
 from fastmcp import Client
 from fastmcp.client.transports import StdioTransport
 from fastmcp.exceptions import ToolError
-from support.daemons import Daemon, http, read_info, rpc, sandbox_env, start_daemon, token_for, wait_healthy
+from support.daemons import (
+    EARLY_SIGTERM,
+    Daemon,
+    http,
+    read_info,
+    rpc,
+    sandbox_env,
+    start_daemon,
+    token_for,
+    wait_healthy,
+)
 from support.hostile import rpc_call
 
 from graphmem.server.manifest import MANIFEST_PATH
@@ -426,6 +436,24 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
             timeout=120,
         )
     assert done.returncode != 0 and f"Port {port}" in done.stderr and "in use" in done.stderr
+
+
+def test_a_sigterm_before_the_server_has_started_stops_the_daemon_cleanly(tmp_path: Path) -> None:
+    """A ``graphmem stop`` reads the daemon's address as soon as it is published, before the HTTP
+    server has put its own handler in place: its SIGTERM then stops the daemon as it stops a
+    serving one (its store closed, its address withdrawn), not lost (the daemon serving on until
+    ``stop`` gave up and killed it) nor fatal on the spot."""
+    data_dir = tmp_path / "data"
+    done = subprocess.run(
+        [sys.executable, *EARLY_SIGTERM, "serve"],
+        env=sandbox_env(data_dir, GRAPHMEM_INGEST__ENABLED="false"),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "graphmem daemon: http://" in done.stderr  # it had published its address
+    assert read_info(data_dir) is None  # and withdrew it on the way out
 
 
 def test_binding_beyond_loopback_needs_an_api_key(tmp_path: Path) -> None:

@@ -200,6 +200,8 @@ SLOW_INGEST = (str(Path(__file__).with_name("slow_ingest.py")),)
 HASH_VECTORS = (str(Path(__file__).with_name("hash_vectors.py")),)
 # graphmem with a daemon whose workers try an unreachable store again each second (short_retries.py).
 SHORT_RETRIES = (str(Path(__file__).with_name("short_retries.py")),)
+# graphmem whose daemon signals itself SIGTERM right before its HTTP server starts (early_sigterm.py).
+EARLY_SIGTERM = (str(Path(__file__).with_name("early_sigterm.py")),)
 
 
 def start_daemon(
