@@ -179,14 +179,18 @@ def _open_kuzu(
     return _Opened(store, semantic, KuzuCodeGraph(store), KuzuGitLabGraph(store))
 
 
-def serve_memory(settings: Settings, *, embedder: Embedder | None = None) -> MemoryService:
+def serve_memory(
+    settings: Settings, *, embedder: Embedder | None = None, worker: bool = True
+) -> MemoryService:
     """The daemon's Memory service (``graphmem serve``): the store opened as ``open_memory`` opens
     it, its path verbs held to what an agent may touch, sessions and claims kept by the daemon
     (or, on a team's store, by the database), the model loaded and the backlog embedded by the
     daemon's worker (recall is lexical until then and never waits for a batch); a person's or an
     agent's memory is embedded by its write once the model has loaded. ``embedder``: one already
-    built, else ``[embedding]``'s."""
-    memory = _open_memory(settings, embedder=embedder, background=True)
+    built, else ``[embedding]``'s. ``worker=False``: no worker will run, so the model loads on
+    first use and reads embed the backlog, as ``open_memory``'s do (``bench scale``'s measure
+    phase, which times the same calls on both stores)."""
+    memory = _open_memory(settings, embedder=embedder, background=worker)
     ttl = timedelta(seconds=settings.server.session_ttl_seconds)
     return memory.serving(memory.coordinator or Coordinator(utc_now, ttl))
 

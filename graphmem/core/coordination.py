@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from graphmem.core.redaction import redact
-from graphmem.core.views import iso
+from graphmem.core.views import iso, record_view
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError
 
 DEFAULT_TTL = timedelta(minutes=5)
@@ -78,15 +78,7 @@ class Override:
     person: str | None
 
     def view(self) -> dict[str, Any]:
-        return {
-            "at": iso(self.at),
-            "act": self.act,
-            "session": self.session,
-            "agent": self.agent,
-            "item": self.item,
-            "holder": self.holder,
-            "person": self.person,
-        }
+        return record_view(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,14 +91,7 @@ class Claim:
     expires_at: datetime
 
     def view(self) -> dict[str, Any]:
-        return {
-            "item": self.item,
-            "project": self.project,
-            "session": self.session,
-            "agent": self.agent,
-            "claimed_at": iso(self.claimed_at),
-            "expires_at": iso(self.expires_at),
-        }
+        return record_view(self)
 
 
 def new_session_id() -> str:

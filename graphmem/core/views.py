@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from graphmem.core.events import MemoryEvent, describe
 from graphmem.core.models import ChannelRank, Entity, Hit, Link, MemoryRecord, Step
 from graphmem.core.provenance import label
 from graphmem.core.timeparse import format_age
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 __all__ = [
     "channel_view",
@@ -20,6 +24,7 @@ __all__ = [
     "link_view",
     "memory_view",
     "reasons",
+    "record_view",
     "step_name",
     "step_text",
     "step_view",
@@ -29,6 +34,16 @@ __all__ = [
 
 def iso(moment: datetime | None) -> str | None:
     return None if moment is None else moment.isoformat()
+
+
+def record_view(record: DataclassInstance) -> dict[str, Any]:
+    """Every field of ``record`` by its name, in order, its times in ISO 8601: the view of a record
+    that shows all it holds (a claim, an override), so a field added is shown with no list to edit."""
+    view: dict[str, Any] = {}
+    for field in fields(record):
+        value = getattr(record, field.name)
+        view[field.name] = iso(value) if isinstance(value, datetime) else value
+    return view
 
 
 def memory_view(record: MemoryRecord, *, now: datetime | None = None) -> dict[str, Any]:

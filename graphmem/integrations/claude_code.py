@@ -43,16 +43,7 @@ from typing import IO, Any
 from graphmem.integrations.hook_client import HookClient
 from graphmem.integrations.hook_command import AnswerGuard, run_hook, turned_off
 from graphmem.integrations.hook_input import HookInputError, path_text, read_input, session_id, text
-from graphmem.integrations.hook_journal import (
-    Journal,
-    ask_boot,
-    ask_compaction,
-    ask_ingest,
-    ask_prompt,
-    context,
-    deadline,
-    prompt_digest,
-)
+from graphmem.integrations.hook_journal import HookSession, context, deadline, prompt_digest
 
 log = logging.getLogger("graphmem.integrations.claude_code")  # also when run as __main__
 
@@ -99,33 +90,26 @@ class ClaudeCodeHooks:
     def _session_start(self, given: Mapping[str, Any]) -> str:
         if given.get("source") not in BOOT_SOURCES:
             return ""
-        session = session_id(given.get("session_id"))
-        journal = Journal(self._client.data_dir()[0], CLIENT, session)
-        body = {"session_id": session, "directory": path_text(given.get("cwd"), "cwd")}
-        return context("SessionStart", ask_boot(self._client.call, journal, body, deadline(BOOT_DEADLINE_S)))
+        asking = self._asking(session_id(given.get("session_id")), given)
+        return context("SessionStart", asking.boot(deadline(BOOT_DEADLINE_S)))
 
     def _user_prompt(self, given: Mapping[str, Any]) -> str:
         session = session_id(given.get("session_id"))
         prompt = text(given.get("prompt"), MAX_TEXT_CHARS)
-        digest = prompt_digest(prompt)
         prompt_id = given.get("prompt_id")
-        ident = prompt_id if isinstance(prompt_id, str) and _is_id(prompt_id) else f"p{digest[:24]}"
-        journal = Journal(self._client.data_dir()[0], CLIENT, session)
-        directory = path_text(given.get("cwd"), "cwd")
-        return ask_prompt(
-            self._client.call,
-            journal,
-            {"session_id": session, "directory": directory},
-            {"session_id": session, "directory": directory, "text": prompt},
+        if isinstance(prompt_id, str) and _is_id(prompt_id):
+            ident = prompt_id
+        else:
+            ident = f"p{prompt_digest(prompt)[:24]}"
+        return self._asking(session, given).prompt(
+            prompt,
             ident,
-            digest,
             boot_deadline_s=deadline(BOOT_DEADLINE_S),
             turn_deadline_s=deadline(TURN_DEADLINE_S),
         )
 
     def _pre_compact(self, given: Mapping[str, Any]) -> str:
-        session = session_id(given.get("session_id"))
-        kept = ask_compaction(self._client.call, session, path_text(given.get("cwd"), "cwd"))
+        kept = self._asking(session_id(given.get("session_id")), given).compaction()
         return kept[:MAX_COMPACTION_CHARS]  # as text: Claude Code adds it to the compaction's instructions
 
     def _learn(self, given: Mapping[str, Any]) -> str:
@@ -135,16 +119,17 @@ class ClaudeCodeHooks:
         transcript = path_text(given.get("transcript_path"), "transcript_path")
         if transcript is None:
             raise HookInputError("no transcript_path: nothing to learn from")
-        ask_ingest(
-            self._client.call,
-            CLIENT,
-            session,
-            path_text(given.get("cwd"), "cwd"),
+        self._asking(session, given).ingest(
             transcript,
             check=confined_transcript,  # in Claude Code's sessions folder, named <session_id>.jsonl
             deadline_s=INGEST_DEADLINE_S,
         )
         return ""
+
+    def _asking(self, session: str, given: Mapping[str, Any]) -> HookSession:
+        """The session ``session`` in the hook's ``cwd``, asked about through the daemon's client."""
+        directory = path_text(given.get("cwd"), "cwd")
+        return HookSession(self._client.call, CLIENT, self._client.data_dir()[0], session, directory)
 
 
 def _is_id(value: str) -> bool:

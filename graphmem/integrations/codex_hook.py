@@ -41,17 +41,7 @@ from graphmem.integrations import hook_input
 from graphmem.integrations.hook_client import HookClient
 from graphmem.integrations.hook_command import AnswerGuard, run_hook, turned_off
 from graphmem.integrations.hook_input import HookInputError
-from graphmem.integrations.hook_journal import (
-    Journal,
-    additional_context,
-    ask_boot,
-    ask_compaction,
-    ask_ingest,
-    ask_prompt,
-    context,
-    deadline,
-    prompt_digest,
-)
+from graphmem.integrations.hook_journal import HookSession, additional_context, context, deadline
 
 log = logging.getLogger("graphmem.integrations.codex_hook")  # also when run as __main__
 
@@ -63,6 +53,7 @@ BOOT_DEADLINE_S = 1.0
 INGEST_DEADLINE_S = 1.0  # the daemon only queues the session
 MAX_TEXT_CHARS = 100_000  # what the daemon reads of a message
 MAX_COMPACTION_CHARS = 40_000
+BOOT_FIELDS = {"agent": ""}  # what /plugin/boot is asked for a Codex session: its agent named by no one
 
 
 class CodexHook:
@@ -87,65 +78,45 @@ class CodexHook:
         event = given.get("hook_event_name")
         session = hook_input.session_id(given.get("session_id"))
         directory = hook_input.path_text(given.get("cwd"), "cwd")
+        asking = HookSession(self._client.call, CLIENT, self._data_dir, session, directory, BOOT_FIELDS)
         if event == "SessionStart":
-            return self._start(session, directory, given.get("source"))
+            return self._start(asking, given.get("source"))
         if event == "UserPromptSubmit":
-            return self._prompt(session, directory, given)
+            return self._prompt(asking, given)
         if event in ("Stop", "SessionEnd"):
-            self._learn(session, directory, given)
+            self._learn(asking, given)
             return ""
         raise HookInputError(f"hook_event_name {str(event)[:40]!r} is not an event graphmem answers")
 
-    def _start(self, session: str, directory: str | None, source: Any) -> str:
+    def _start(self, asking: HookSession, source: Any) -> str:
         if source in ("startup", "clear"):
-            return context(
-                "SessionStart", self._boot(Journal(self._data_dir, CLIENT, session), session, directory)
-            )
+            return context("SessionStart", asking.boot(deadline(BOOT_DEADLINE_S)))
         if source == "compact":  # compaction replaced the conversation: what it must keep comes back
-            kept = ask_compaction(self._client.call, session, directory)
+            kept = asking.compaction()
             return additional_context("SessionStart", kept[:MAX_COMPACTION_CHARS]) if kept else ""
         return ""  # resume, fork: the session already holds its boot context
 
-    def _boot(self, journal: Journal, session: str, directory: str | None) -> Any:
-        return ask_boot(self._client.call, journal, _boot_body(session, directory), deadline(BOOT_DEADLINE_S))
-
-    def _prompt(self, session: str, directory: str | None, given: Mapping[str, Any]) -> str:
+    def _prompt(self, asking: HookSession, given: Mapping[str, Any]) -> str:
         if given.get("agent_id") or given.get("agent_type"):
             return ""  # a subagent's turn: nothing
         turn = hook_input.session_id(given.get("turn_id"), "turn_id")
         text = hook_input.text(given.get("prompt"), MAX_TEXT_CHARS)
-        return ask_prompt(
-            self._client.call,
-            Journal(self._data_dir, CLIENT, session),
-            _boot_body(session, directory),
-            {"session_id": session, "directory": directory, "text": text},
-            turn,
-            prompt_digest(text),
-            boot_deadline_s=deadline(BOOT_DEADLINE_S),
-            turn_deadline_s=deadline(TURN_DEADLINE_S),
+        return asking.prompt(
+            text, turn, boot_deadline_s=deadline(BOOT_DEADLINE_S), turn_deadline_s=deadline(TURN_DEADLINE_S)
         )
 
-    def _learn(self, session: str, directory: str | None, given: Mapping[str, Any]) -> None:
+    def _learn(self, asking: HookSession, given: Mapping[str, Any]) -> None:
         from graphmem.adapters.codex_sessions import CodexSessions
 
         path = hook_input.path_text(given.get("transcript_path"), "transcript_path")
         if path is None:
-            log.info("%s: no transcript_path (an ephemeral session): nothing to learn", session)
+            log.info("%s: no transcript_path (an ephemeral session): nothing to learn", asking.session)
             return
-        ask_ingest(
-            self._client.call,
-            CLIENT,
-            session,
-            directory,
+        asking.ingest(
             path,
             check=CodexSessions().locate,  # in Codex's session folders, rollout-<time>-<session_id>.jsonl
             deadline_s=INGEST_DEADLINE_S,
         )
-
-
-def _boot_body(session: str, directory: str | None) -> dict[str, Any]:
-    """What ``/plugin/boot`` is asked for a Codex session (its agent named by no one)."""
-    return {"session_id": session, "directory": directory, "agent": ""}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -13,6 +13,8 @@ journal of prompts.
 - ``ask_compaction``: what compaction must keep; ``ask_ingest``: a session named to the daemon to
   learn from its file, checked first as the daemon's route checks it. How a client prints what
   compaction keeps, and how it checks its session's file, stay in its hook.
+- ``HookSession``: one session of a client as its hooks ask the daemon about it: the calls above
+  with the bodies naming the session and its directory, and its journal.
 - ``Journal``: the prompts of one session the daemon was told of (their ids and text hashes),
   the memories each block showed (the boot block's too, as the daemon's ``shown`` named them), and
   whether the boot block reached the session (until it has, a prompt asks for it first), in
@@ -34,7 +36,8 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +170,61 @@ def ask_ingest(
         raise HookInputError(str(exc)) from None
     body = {"client": client, "session_id": session, "directory": directory, "transcript_path": transcript}
     call("/plugin/ingest", body, deadline_s)
+
+
+@dataclass(frozen=True, slots=True)
+class HookSession:
+    """The session ``session`` of ``client``, in ``directory``, as its hooks ask the daemon about
+    it through ``call``: every body names the session and its directory (a boot body adds
+    ``boot_fields``), and a prompt's answer is journaled in ``data_dir``."""
+
+    call: Call
+    client: str
+    data_dir: Path
+    session: str
+    directory: str | None
+    boot_fields: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def journal(self) -> Journal:
+        return Journal(self.data_dir, self.client, self.session)
+
+    def body(self, **fields: Any) -> dict[str, Any]:
+        """A route's body for this session: its id, its directory, then ``fields``."""
+        return {"session_id": self.session, "directory": self.directory, **fields}
+
+    def boot(self, deadline_s: float) -> Any:
+        """The session's boot block (``ask_boot``); None when the daemon did not answer."""
+        return ask_boot(self.call, self.journal, self.body(**self.boot_fields), deadline_s)
+
+    def prompt(self, text: str, ident: str, *, boot_deadline_s: float, turn_deadline_s: float) -> str:
+        """The ``UserPromptSubmit`` answer to the prompt ``ident`` whose text is ``text`` (``ask_prompt``)."""
+        return ask_prompt(
+            self.call,
+            self.journal,
+            self.body(**self.boot_fields),
+            self.body(text=text),
+            ident,
+            prompt_digest(text),
+            boot_deadline_s=boot_deadline_s,
+            turn_deadline_s=turn_deadline_s,
+        )
+
+    def compaction(self) -> str:
+        """What compaction must keep of the session (``ask_compaction``)."""
+        return ask_compaction(self.call, self.session, self.directory)
+
+    def ingest(self, transcript: str, *, check: Callable[[str, str], object], deadline_s: float) -> None:
+        """Name the session's file ``transcript`` to the daemon to learn from (``ask_ingest``)."""
+        ask_ingest(
+            self.call,
+            self.client,
+            self.session,
+            self.directory,
+            transcript,
+            check=check,
+            deadline_s=deadline_s,
+        )
 
 
 def _keys(value: Any) -> list[str]:

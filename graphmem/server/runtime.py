@@ -119,7 +119,9 @@ class Runtime:
         self.now = clock
         # What reaches the daemon (MCP tools, /rpc) is an agent's call: the daemon's service
         # holds its path verbs to what an agent may touch and keeps sessions and claims (a team's
-        # store's for every daemon, else this daemon's). It is wired once, by the composition root.
+        # store's for every daemon, else this daemon's). It is wired once, by the composition root
+        # (``app.serve_memory``), which also leaves embedding to this worker: recall never waits
+        # for it, and is lexical until the model has loaded.
         if not memory.serves_agents or memory.coordinator is None:
             raise ValueError(NOT_SERVED)
         self.memory = memory
@@ -141,10 +143,6 @@ class Runtime:
         self._enrich_wake = threading.Event()
         self._enricher: threading.Thread | None = None
         self.enrich_error: str | None = None
-        semantic = memory.semantic
-        if semantic is not None and semantic.embed_on_read:  # not built for a daemon (serve_memory)
-            semantic.embed_on_read = False  # the worker embeds; recall never waits for it
-            semantic.ready = False  # lexical until the model has loaded
 
     # -- background work ----------------------------------------------------------
 

@@ -21,6 +21,17 @@ def test_the_daemons_service_is_built_served_with_its_model_left_to_the_worker(t
         memory.close()
 
 
+def test_a_daemons_service_with_no_worker_embeds_as_a_clis_does(tmp_path: Path) -> None:
+    memory = serve_memory(load_settings(data_dir=tmp_path / "data"), worker=False)
+    try:
+        assert memory.serves_agents and memory.coordinator is not None
+        assert memory.semantic is not None
+        # Nothing else will load the model or embed the backlog: reads do, as open_memory's do.
+        assert (memory.semantic.ready, memory.semantic.embed_on_read) == (True, True)
+    finally:
+        memory.close()
+
+
 def test_the_plugins_injector_keeps_the_budgets_the_daemon_validated(tmp_path: Path) -> None:
     memory = serve_memory(load_settings(data_dir=tmp_path / "data"))
     try:

@@ -1,7 +1,7 @@
 """Who may end a session or release its claims (``core/coordination.py``, ``may_act``): its client,
 and on a team's store its person; anyone else only by force, which the caller records. And how
 many sessions a store keeps (``room_for_session``) and what a session starts as (``new_session``),
-for the daemon's and the team's alike."""
+for the daemon's and the team's alike; and how a claim and an override show."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 from graphmem.core.coordination import (
     MAX_SESSIONS,
     AgentSession,
+    Claim,
+    Override,
     may_act,
     may_end,
     may_release,
@@ -89,3 +91,27 @@ def test_a_new_session_is_leased_from_now_with_its_name_and_task_as_stored() -> 
     assert new_session("a", None, None, None, NOW, timedelta(minutes=5)).id != session.id
     with pytest.raises(InvalidInputError, match="The agent name is empty"):
         new_session(" ", "/p", None, None, NOW, timedelta(minutes=5))
+
+
+def test_a_claim_and_an_override_show_every_field_their_times_in_iso() -> None:
+    at = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
+    claim = Claim("src/db.py", "/src/shop", "ses_1", "opencode/build", at, at + timedelta(minutes=5))
+    override = Override(at, "release", "ses_1", "opencode/build", "src/db.py", "alice", "bob")
+
+    assert claim.view() == {
+        "item": "src/db.py",
+        "project": "/src/shop",
+        "session": "ses_1",
+        "agent": "opencode/build",
+        "claimed_at": "2026-05-01T09:30:00+00:00",
+        "expires_at": "2026-05-01T09:35:00+00:00",
+    }
+    assert list(override.view().items()) == [
+        ("at", "2026-05-01T09:30:00+00:00"),
+        ("act", "release"),
+        ("session", "ses_1"),
+        ("agent", "opencode/build"),
+        ("item", "src/db.py"),
+        ("holder", "alice"),
+        ("person", "bob"),
+    ]

@@ -1,6 +1,7 @@
 """The hooks' journal (graphmem/integrations/hook_journal.py): bounded in prompts per session, in
 sessions per client, and in what a turn names as shown; what it cannot use it drops. What
-compaction must keep, as every client's hook asks it: what the daemon's answer cannot give is ""."""
+compaction must keep, as every client's hook asks it: what the daemon's answer cannot give is "".
+What a hook session's calls name."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from graphmem.integrations import hook_journal
-from graphmem.integrations.hook_journal import Journal
+from graphmem.integrations.hook_journal import HookSession, Journal
 
 
 def key(n: int) -> str:
@@ -79,3 +80,28 @@ def test_what_compaction_must_keep_is_the_daemons_texts_and_nothing_it_cannot_us
 
     assert hook_journal.ask_compaction(call, "s1", "/home/me/shop") == kept
     assert calls == [("/plugin/compaction", {"session_id": "s1", "directory": "/home/me/shop"})]
+
+
+def test_a_hook_session_names_its_session_and_directory_in_every_call_and_journals_its_prompts(
+    tmp_path: Path,
+) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+
+    def call(path: str, body: dict[str, Any], deadline_s: float) -> dict[str, Any]:
+        calls.append((path, body))
+        return {"shown": []} if path == "/plugin/boot" else {}
+
+    asking = HookSession(call, "codex", tmp_path, "s1", "/home/me/shop", {"agent": ""})
+    asking.prompt("Why is checkout slow?", "t1", boot_deadline_s=1.0, turn_deadline_s=0.5)
+    asking.ingest("/sessions/s1.jsonl", check=lambda path, session: None, deadline_s=1.0)
+
+    where = {"session_id": "s1", "directory": "/home/me/shop"}
+    assert [path for path, _ in calls] == ["/plugin/boot", "/plugin/turn", "/plugin/ingest"]
+    assert calls[0][1] == {**where, "agent": ""}  # the session lacked its boot block: asked first
+    assert {k: calls[1][1][k] for k in (*where, "text")} == {**where, "text": "Why is checkout slow?"}
+    assert calls[2][1] == {"client": "codex", **where, "transcript_path": "/sessions/s1.jsonl"}
+    journal = Journal(tmp_path, "codex", "s1")
+    assert journal.has_booted()
+    assert journal.messages() == [
+        {"id": "t1", "hash": hook_journal.prompt_digest("Why is checkout slow?"), "bare": True}
+    ]

@@ -4,17 +4,14 @@ the next recall finds a person's memory by meaning too, while the backlog waits 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
-from graphmem.app import open_memory
-from graphmem.core.timeparse import utc_now
+from graphmem.app import serve_memory
 from graphmem.server.runtime import Runtime
-from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -22,14 +19,14 @@ from graphmem.settings import load_settings
 @pytest.fixture
 def memory(tmp_path: Path, kuzu_templates: KuzuTemplates) -> Iterator[MemoryService]:
     kuzu_templates.lay_out(tmp_path / "data", 64)  # an empty store's files, as open_memory makes them
-    service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
+    service = serve_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
     yield service
     service.close()
 
 
 def served(memory: MemoryService) -> Runtime:
     state = Runtime(
-        memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
+        memory,
         log_hint="stderr",
         resolve_project=lambda p: p,
         version="t",
@@ -61,7 +58,7 @@ def test_a_served_remember_is_embedded_before_it_answers_and_the_backlog_waits(m
 
 def test_before_the_model_has_loaded_the_memory_waits_for_the_worker_first(memory: MemoryService) -> None:
     state = Runtime(
-        memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
+        memory,
         log_hint="stderr",
         resolve_project=lambda p: p,
         version="t",

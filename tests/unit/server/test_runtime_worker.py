@@ -7,7 +7,6 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +14,10 @@ import pytest
 from support.stores import KuzuTemplates
 
 from graphmem.adapters.embedders import HashEmbedder
-from graphmem.app import open_memory
-from graphmem.core.timeparse import utc_now
+from graphmem.app import serve_memory
 from graphmem.errors import StoreMismatchError, StoreUnavailableError
 from graphmem.server import runtime as runtime_module
 from graphmem.server.runtime import Runtime
-from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
 
@@ -30,14 +27,14 @@ WAIT_S = 30.0  # a bound for a loaded machine, not a timing assert
 @pytest.fixture
 def memory(tmp_path: Path, kuzu_templates: KuzuTemplates) -> Iterator[MemoryService]:
     kuzu_templates.lay_out(tmp_path / "data", 64)  # an empty store's files, as open_memory makes them
-    service = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
+    service = serve_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(64))
     yield service
     service.close()
 
 
 def served(memory: MemoryService) -> Runtime:
     return Runtime(
-        memory.serving(Coordinator(utc_now, timedelta(minutes=5))),
+        memory,
         log_hint="stderr",
         resolve_project=lambda p: p,
         version="t",
