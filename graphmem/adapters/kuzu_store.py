@@ -183,6 +183,8 @@ class KuzuGraphStore(StoreParts, OnePersonsStore):
     # -- lifecycle --------------------------------------------------------------
 
     def _init_schema(self, dimension: int) -> None:
+        if self._stored_version() == str(SCHEMA_VERSION):  # the usual open: nothing to create or migrate
+            return
         tables = {row[1] for row in self.db.rows("CALL show_tables() RETURN *")}
         if "Memory" not in tables:
             VectorLog.create(self.data_dir / VECTOR_LOG, dimension)  # no vector of another store
@@ -213,6 +215,15 @@ class KuzuGraphStore(StoreParts, OnePersonsStore):
                 self.db.run(statement)
         if version < SCHEMA_VERSION:
             self.db.set_meta("schema_version", str(SCHEMA_VERSION))
+
+    def _stored_version(self) -> str | None:
+        """The store's schema version as stored, None when it has none or no ``Meta`` table (a
+        new store: then ``_init_schema`` looks at its tables). Read first, alone: the open of a
+        current store asks Kùzu nothing else about its schema (``show_tables``: 0.8 ms of CPU)."""
+        try:
+            return self.db.get_meta("schema_version")
+        except StoreError:  # no Meta table
+            return None
 
     def _move_parses_out(self) -> None:
         """Move ``FileParse``'s rows to the parse store, then drop the table (version 12;

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.git_repo import copied_repository
 
 from graphmem.adapters import git_history
 from graphmem.adapters.git_history import read_history
@@ -68,10 +69,9 @@ def commit(
     return git(repo, "rev-parse", "HEAD")
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    """Three commits by two authors on three days."""
-    root = init(tmp_path / "repo")
+def _three_commits(root: Path) -> None:
+    """What ``repo`` copies: three commits by two authors on three days."""
+    init(root)
     commit(root, "Add money helpers", {"src/money.py": "ROUND = 2\n", "README.md": "# shop\n"})
     commit(
         root,
@@ -86,7 +86,13 @@ def repo(tmp_path: Path) -> Path:
         {"docs/refunds.md": "# Refunds\n"},
         date="2026-03-05T08:00:00Z",
     )
-    return root
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """Three commits by two authors on three days: a copy of the repository this process built
+    once (``copied_repository``), where each test ran ten git processes to build its own."""
+    return copied_repository(tmp_path / "repo", _three_commits)
 
 
 def test_reads_commits_newest_first_with_author_time_message_and_files(repo: Path) -> None:
