@@ -14,6 +14,12 @@ background thread ``COMMIT_DELAY`` seconds after the first change (at once past
 the journal are read again from the store, so a memory the store acknowledged is found
 after a crash and one it deleted is never returned.
 
+An open that only searches opens tantivy's index and its searcher, nothing more: the
+writer (six threads and tantivy's writer lock) is made at the first commit and the commit
+thread started at the first change (0.8 of an open's 2.5 ms of CPU, paid by every command
+that opens the store). The open takes the index's own lock (``WRITER_LOCK``) in its place,
+so that a second writer of the folder is refused at its open as before.
+
 Besides the words, the index keeps each memory's text as written and its category,
 scope and project, so that ``matches`` answers remember's near-duplicate check without
 reading the records from the store.
@@ -21,6 +27,7 @@ reading the records from the store.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -52,13 +59,15 @@ from graphmem.core.keys import memory_id_number
 from graphmem.core.models import Category, MemoryRecord, Scope
 from graphmem.core.ports import TextHits, TextMatch, Visibility
 from graphmem.core.text import fold
-from graphmem.errors import StoreError
+from graphmem.errors import StoreError, StoreLockedError
 
 log = logging.getLogger(__name__)
 
 DIRNAME = "lexical.tantivy"
 JOURNAL = "pending"
 META = "graphmem.json"
+WRITER_LOCK = ".graphmem-writer.lock"  # held from an index's open to its close (``_hold_writer_lock``)
+TANTIVY_WRITER_LOCK = ".tantivy-writer.lock"  # tantivy's, held by its writer
 # Bump when the schema or the analysis changes: an index of another version is rebuilt. The
 # visibility columns' codes add their own version (a change to the statuses, say).
 INDEX_VERSION = f"6.{CODES_VERSION}"
@@ -128,22 +137,28 @@ class LexicalIndex:
         self._wake = threading.Condition(self._lock)
         self._closed = False
         self._commit_lock = threading.Lock()  # one commit at a time
+        self._writer: tantivy.IndexWriter | None = None  # made at the first commit (``_writing``)
+        self._thread: threading.Thread | None = None  # the commit loop, started at the first change
         try:
             directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._held = _hold_writer_lock(directory)
+        except BlockingIOError as exc:
+            raise StoreLockedError(
+                f"The full-text index at {directory} is open in another process (or store): "
+                "one writes it at a time."
+            ) from exc
+        except OSError as exc:
+            raise _unreadable(directory, exc) from exc
+        try:
             self._index = tantivy.Index(SCHEMA, path=str(directory), reuse=True)
-            self._writer = self._index.writer(WRITER_HEAP, 1)
             # The last commit's searcher, made again after each reload: making one per
             # search cost 0.7 ms of a 5 ms search. With its words' best scores (one attribute:
             # a search reads the two of one commit).
             self._bounds = ScoreBounds(self._index.searcher())
         except (OSError, ValueError) as exc:
-            raise StoreError(
-                f"Cannot open the full-text index at {directory}: {exc}. Delete the folder; "
-                "graphmem rebuilds it from the store when it opens."
-            ) from exc
+            os.close(self._held)
+            raise _unreadable(directory, exc) from exc
         self._journal = IdJournal(directory / JOURNAL)
-        self._thread = threading.Thread(target=self._commit_loop, name="graphmem-lexical", daemon=True)
-        self._thread.start()
 
     # -- state ------------------------------------------------------------------
 
@@ -197,7 +212,7 @@ class LexicalIndex:
             self._overlay.update(changes)
             self._marked.subtract(ids)
             self._marked = +self._marked
-            self._wake.notify()
+            self._changed()
 
     def _change(self, records: Mapping[str, MemoryRecord | None]) -> None:
         changes = {memory_id: Change.of(record) for memory_id, record in records.items()}
@@ -205,7 +220,21 @@ class LexicalIndex:
             self._overlay.update(changes)
             self._marked.subtract(changes.keys())
             self._marked = +self._marked
-            self._wake.notify()
+            self._changed()
+
+    def _changed(self) -> None:
+        """Wake the commit loop to the overlay's change (under ``_lock``), starting it at the
+        first change: an open that only searches starts no thread."""
+        if self._thread is None and not self._closed:
+            self._thread = threading.Thread(target=self._commit_loop, name="graphmem-lexical", daemon=True)
+            self._thread.start()
+        self._wake.notify()
+
+    def _writing(self) -> tantivy.IndexWriter:
+        """tantivy's writer (under ``_commit_lock``), made at the first commit."""
+        if self._writer is None:
+            self._writer = self._index.writer(WRITER_HEAP, 1)
+        return self._writer
 
     def flush(self) -> None:
         """Commit every change of the overlay now."""
@@ -214,11 +243,12 @@ class LexicalIndex:
                 drained = dict(self._overlay)
             if not drained:
                 return
+            writer = self._writing()
             for memory_id, change in drained.items():
-                self._writer.delete_documents_by_term("id", memory_id)
+                writer.delete_documents_by_term("id", memory_id)
                 if change is not None:
-                    self._writer.add_document(_document(change.record))
-            self._writer.commit()
+                    writer.add_document(_document(change.record))
+            writer.commit()
             self._index.reload()
             self._bounds = ScoreBounds(self._index.searcher())
             with self._lock:
@@ -252,12 +282,13 @@ class LexicalIndex:
         with self._commit_lock:
             with self._lock:
                 self._overlay.clear()
-            self._writer.delete_all_documents()
+            writer = self._writing()
+            writer.delete_all_documents()
             count = 0
             for record in records:
-                self._writer.add_document(_document(record))
+                writer.add_document(_document(record))
                 count += 1
-            self._writer.commit()
+            writer.commit()
             self._index.reload()
             self._bounds = ScoreBounds(self._index.searcher())
             (self.directory / META).write_text(
@@ -273,7 +304,9 @@ class LexicalIndex:
                 return  # a store closed twice (a test's own close, then its fixture's)
             self._closed = True
             self._wake.notify()
-        self._thread.join()
+            thread = self._thread
+        if thread is not None:
+            thread.join()
         try:
             self.flush()
         finally:
@@ -283,9 +316,11 @@ class LexicalIndex:
             # After an import of 100,000 memories (11 segments), searches took 30% longer
             # while a later process merged them.
             try:
-                self._writer.wait_merging_threads()
+                if self._writer is not None:
+                    self._writer.wait_merging_threads()
             finally:
-                del self._writer  # releases tantivy's writer lock now, for a store opened again
+                self._writer = None  # releases tantivy's writer lock now, for a store opened again
+                os.close(self._held)  # then the index's own, once tantivy's is free
 
     # -- search -----------------------------------------------------------------
 
@@ -399,6 +434,34 @@ def _phrase_holders(bounds: ScoreBounds, whole: str, search: Search) -> list[Hit
     return top_hits(bounds.searcher, Search(asked, search.visibility, search.overlay, search.limit))
 
 
+def _hold_writer_lock(directory: Path) -> int:
+    """A descriptor holding ``directory``'s ``WRITER_LOCK`` until it is closed, taken only while
+    no writer holds tantivy's lock either (a process of an older graphmem, which made its writer
+    at open): the one process that may write the index holds it from its open, as tantivy's
+    writer lock was held when the writer was made at open. ``BlockingIOError`` when either is
+    held; ``flock``: released by the kernel when a process dies, never stale."""
+    held = os.open(directory / WRITER_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        tantivys = os.open(directory / TANTIVY_WRITER_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(tantivys, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: released as it closes
+        finally:
+            os.close(tantivys)
+    except BaseException:
+        os.close(held)
+        raise
+    return held
+
+
+def _unreadable(directory: Path, exc: Exception) -> StoreError:
+    """The error of an index folder that does not open, with its fix."""
+    return StoreError(
+        f"Cannot open the full-text index at {directory}: {exc}. Delete the folder; "
+        "graphmem rebuilds it from the store when it opens."
+    )
+
+
 def _read_meta(directory: Path) -> dict[str, str]:
     try:
         data = json.loads((directory / META).read_text("utf-8"))
@@ -416,17 +479,22 @@ def open_lexical_index(data_dir: Path, store: Source) -> LexicalIndex:
         token = os.urandom(16).hex()
         store.set_meta(TOKEN_KEY, token)
     directory = data_dir / DIRNAME
-    built_for = _read_meta(directory).get("version")
-    if directory.exists() and built_for != INDEX_VERSION:  # its files may not open with this schema
-        log.info("The full-text index at %s is of version %s: building it again.", directory, built_for)
+    meta = _read_meta(directory)  # read once: nothing else writes it before ``rebuild``
+    if meta.get("version") != INDEX_VERSION and directory.exists():  # may not open with this schema
+        log.info(
+            "The full-text index at %s is of version %s: building it again.", directory, meta.get("version")
+        )
         shutil.rmtree(directory, ignore_errors=True)
+        meta = {}
     try:
         index = LexicalIndex(directory, store)
+    except StoreLockedError:
+        raise  # another open index's folder: never deleted under it
     except StoreError:
         log.warning("The full-text index at %s is unreadable: rebuilding it.", directory)
         shutil.rmtree(directory, ignore_errors=True)
+        meta = {}
         index = LexicalIndex(directory, store)
-    meta = index.meta()
     if meta.get("version") != INDEX_VERSION or meta.get("token") != token:
         rebuild(index, store)
         return index

@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -23,9 +24,10 @@ from graphmem.adapters.kuzu_store import KuzuGraphStore
 from graphmem.adapters.lexical_analysis import clauses, indexed_pairs, query_parts
 from graphmem.adapters.lexical_bounds import ScoreBounds
 from graphmem.adapters.lexical_index import DIRNAME, META, LexicalIndex
-from graphmem.core.models import Category, Scope, Status
+from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import Visibility
 from graphmem.core.text import fold
+from graphmem.errors import StoreLockedError
 from tests.support.lexical import Records, empty_index
 from tests.support.records import memory
 from tests.support.stores import new_kuzu
@@ -493,6 +495,66 @@ def test_an_unusable_index_folder_is_a_store_error(tmp_path: Path) -> None:
         LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
 
 
+def commit_threads(before: set[threading.Thread]) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "graphmem-lexical" and t not in before]
+
+
+def test_an_open_that_only_searches_makes_no_writer_and_starts_no_thread_until_the_first_change(
+    tmp_path: Path,
+) -> None:
+    # What every command opening the store paid for nothing: tantivy's writer (six threads) and
+    # the commit loop's thread.
+    index = empty_index(tmp_path)
+    index.add([memory("m1", "redis cache")])
+    index.close()
+    before = set(threading.enumerate())
+
+    again = LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
+    try:
+        assert ids(again.search("redis", GLOBAL, 10)) == ["m1"]
+        assert again.count() == 1
+        assert again._writer is None
+        assert commit_threads(before) == []
+        again.add([memory("m2", "redis queue")])
+        assert len(commit_threads(before)) == 1  # the change waits for the commit loop
+        assert again._writer is None
+        again.flush()  # by the writer, made now
+        assert again._writer is not None
+        assert set(ids(again.search("redis", GLOBAL, 10))) == {"m1", "m2"}
+    finally:
+        again.close()
+    assert commit_threads(before) == []
+    reopened = LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
+    try:
+        assert reopened.count() == 2
+    finally:
+        reopened.close()
+
+
+def test_a_second_index_of_the_folder_is_refused_at_its_open_while_the_first_only_searched(
+    tmp_path: Path,
+) -> None:
+    empty_index(tmp_path).close()
+    first = LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
+    try:
+        assert first.search("redis", GLOBAL, 10) == []
+        with pytest.raises(lexical_index.StoreError, match="another process"):
+            LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
+    finally:
+        first.close()
+    LexicalIndex(tmp_path / DIRNAME, Records()).close()  # type: ignore[arg-type]
+
+
+def test_a_writer_tantivy_holds_for_another_process_keeps_the_open_out(tmp_path: Path) -> None:
+    # An older graphmem made its writer at open and holds tantivy's lock for its life.
+    empty_index(tmp_path).close()
+    older = tantivy.Index.open(str(tmp_path / DIRNAME)).writer(lexical_index.WRITER_HEAP, 1)
+    with pytest.raises(lexical_index.StoreError, match="another process"):
+        LexicalIndex(tmp_path / DIRNAME, Records())  # type: ignore[arg-type]
+    del older
+    LexicalIndex(tmp_path / DIRNAME, Records()).close()  # type: ignore[arg-type]
+
+
 def test_clearing_the_vectors_for_a_reindex_rebuilds_the_full_text_index(store: KuzuGraphStore) -> None:
     store.add_memories([memory("m1", "redis cache")])
     store._lexical.remove(["m1"])  # the index lost a memory the store holds
@@ -639,3 +701,36 @@ def test_matches_holding_are_alike_from_the_overlay_and_the_committed_index(inde
         assert asked == ["a"], committed
         assert index.matches("parser retries", GLOBAL, 10, [{"wasn"}, {"zebra"}]) == [], committed
         assert index.matches("parser retries", GLOBAL, 10, [set()]) == [], committed
+
+
+class MetaRecords(Records):
+    """A store of record with its meta rows and no memory: what ``open_lexical_index`` asks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.meta: dict[str, str] = {}
+
+    def get_meta(self, key: str) -> str | None:
+        return self.meta.get(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.meta[key] = value
+
+    def total_memories(self) -> int:
+        return 0
+
+    def all_memories(self, project: str | None = None) -> list[MemoryRecord]:
+        return []
+
+
+def test_an_index_open_elsewhere_is_refused_not_deleted_and_rebuilt(tmp_path: Path) -> None:
+    source = MetaRecords()
+    lexical_index.open_lexical_index(tmp_path, source).close()  # type: ignore[arg-type]
+    first = lexical_index.open_lexical_index(tmp_path, source)  # type: ignore[arg-type]
+    try:
+        files = sorted(path.name for path in (tmp_path / DIRNAME).iterdir())
+        with pytest.raises(StoreLockedError, match="another process"):
+            lexical_index.open_lexical_index(tmp_path, source)  # type: ignore[arg-type]
+        assert sorted(path.name for path in (tmp_path / DIRNAME).iterdir()) == files
+    finally:
+        first.close()
