@@ -67,6 +67,7 @@ class PostgresEmbeddings:
         self._db = db
         self.dimension = dimension
         self._analysed = analysed  # after an import's ANALYZE: the text search's statistics are stale
+        self._put_off = False  # an import's block dropped the HNSW index and builds it at its end
 
     def set_dimension(self, dimension: int) -> None:
         """Give ``memories.embedding`` the model's dimension and its HNSW index, unless it has
@@ -161,8 +162,10 @@ class PostgresEmbeddings:
         While it is off, searches scan the vectors (exact, slower) and other writers go on; a
         store opened meanwhile does not build it (the loading import holds
         :data:`BULK_LOCK_KEY` for its session), but one opened after an import that died does.
-        Only the table's owner may drop an index: for any other role nothing is put off."""
-        if rows < BULK_ROWS_MIN:
+        Only the table's owner may drop an index: for any other role nothing is put off. A block
+        inside one that put it off (each file of a load of several, ``bench scale``'s) leaves the
+        build to that one."""
+        if rows < BULK_ROWS_MIN or self._put_off:  # an enclosing block builds it at its end
             yield
             return
         with self._db.session() as holder:
@@ -175,8 +178,10 @@ class PostgresEmbeddings:
                     locked = holder.execute("SELECT pg_try_advisory_lock(%s)", (BULK_LOCK_KEY,)).fetchone()
                     if locked and locked[0]:
                         dropped = self._drop_vector_index(rows)
+                self._put_off = dropped
                 yield
             finally:
+                self._put_off = False
                 if dropped:
                     with self._db.transaction():
                         self._db.run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import psycopg
 import pytest
-from support.postgres import FINGERPRINT, PostgresServer
+from support.postgres import PostgresServer
+from support.postgres_reset import FINGERPRINT
 from support.records import memory
 from support.stores import MIGRATED, opened_template, postgres_url, writer_role
 
@@ -76,6 +77,37 @@ def test_a_database_given_back_is_lent_again_as_a_fresh_copy_of_its_template(
     left_open = psycopg.connect(url)  # a connection the test forgot: ended, not waited for
     postgres_server.give_back(url)
     assert left_open.closed or left_open.broken or _ended(left_open)
+
+    again = postgres_server.lend_database(MIGRATED)
+    try:
+        assert again == url  # lent again, not a new copy
+        assert state(again) == expected
+    finally:
+        postgres_server.give_back(again)
+
+
+def test_a_database_whose_connections_a_test_ended_is_lent_again_as_a_fresh_copy(
+    postgres_server: PostgresServer,
+) -> None:
+    """A test that ends every connection to its database (as a server dropping them would) ends
+    the one the pool keeps to empty it too: the database is emptied over a new one, not dropped."""
+    fresh = postgres_server.new_database(MIGRATED)
+    try:
+        expected = state(fresh)
+    finally:
+        postgres_server.drop_database(fresh)
+    url = postgres_server.lend_database(MIGRATED)
+    postgres_server.give_back(url)  # emptied once: the pool keeps a connection to it
+    assert postgres_server.lend_database(MIGRATED) == url
+    used(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        ended = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+            "AND backend_type = 'client backend'"
+        ).fetchall()
+    assert ended == [(True,)]  # the pool's own (an autovacuum worker on it is not a connection)
+    postgres_server.give_back(url)
 
     again = postgres_server.lend_database(MIGRATED)
     try:

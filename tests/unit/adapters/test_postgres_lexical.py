@@ -218,3 +218,18 @@ def test_a_build_reads_the_memories_a_page_at_a_time_and_misses_none(
     finally:
         store.close()
         writer.close()
+
+
+def test_a_build_reads_the_table_in_its_own_order_not_an_index_s(url: str) -> None:
+    # One sequential scan, through a small ring of the server's buffers on a large table: pages
+    # in id order read the heap at random, and pushed the vector index out of the server's buffers.
+    writer = PostgresGraphStore(url, dimension=DIM)
+    try:
+        stored = [f"m{i:02}" for i in reversed(range(10))]  # the last id first
+        writer.add_memories([memory(memory_id, f"a wallaby {memory_id}") for memory_id in stored])
+        with ChangeFeed(writer.db).everything(3) as (pages, _):
+            read = [[record.id for record in page] for page in pages]
+    finally:
+        writer.close()
+    assert [len(page) for page in read] == [3, 3, 3, 1]
+    assert [memory_id for page in read for memory_id in page] == stored

@@ -135,6 +135,25 @@ def test_an_import_into_a_new_store_leaves_the_word_statistics_of_its_memories_r
     assert not stats.counted and stats.shares.get("kafka") == pytest.approx(1.0)
 
 
+def test_an_import_inside_a_load_that_put_the_index_off_leaves_it_to_that_load(
+    store: PostgresGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions: list[int] = []
+    session = store.db.session
+
+    def counted() -> object:
+        sessions.append(1)
+        return session()
+
+    monkeypatch.setattr(store.db, "session", counted)
+    with store.vectors.vector_index_put_off(3 * BULK_ROWS_MIN):  # a load of three files, say
+        with store.vectors.vector_index_put_off(BULK_ROWS_MIN):  # its first file's import
+            _add(store, BULK_ROWS_MIN)
+        assert not _indexed(store)  # built once, at the load's end
+    assert _indexed(store)
+    assert len(sessions) == 1  # the file's import took no connection of its own to hold
+
+
 def test_a_failed_import_leaves_the_vector_index_in_place(store: PostgresGraphStore) -> None:
     with pytest.raises(RuntimeError, match="broke"), store.vectors.vector_index_put_off(BULK_ROWS_MIN):
         _add(store, 10)

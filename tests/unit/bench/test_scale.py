@@ -12,12 +12,17 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from support.stores import postgres_url
 
+from graphmem.adapters import postgres_embeddings
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.adapters.postgres_embeddings import PostgresEmbeddings
+from graphmem.app import open_memory
 from graphmem.bench import scale
 from graphmem.bench.scale import _write_exports
 from graphmem.bench.synthetic import synthetic_memories, synthetic_queries
 from graphmem.service import file_access
+from graphmem.settings import load_settings
 
 
 def test_a_large_store_is_written_as_several_files_each_under_the_import_limit(
@@ -52,6 +57,36 @@ def test_a_failed_run_leaves_no_temporary_folder(tmp_path: Path, monkeypatch: py
         scale.run(100, HashEmbedder(384))
 
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_store_loaded_from_several_files_builds_its_vector_index_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    # Each file alone would put the index off and build it again at its end (a new store holds
+    # fewer than REBUILD_RATIO times its rows): at a million, five builds.
+    monkeypatch.setattr(file_access, "MAX_IMPORT_BYTES", 24_000)
+    monkeypatch.setattr(postgres_embeddings, "BULK_ROWS_MIN", 10)
+    url = postgres_url(request, 8)  # a new store, its (empty) index built
+    builds: list[int] = []
+    build = PostgresEmbeddings._create_vector_index
+
+    def counted(self: PostgresEmbeddings) -> None:
+        builds.append(1)
+        build(self)
+
+    monkeypatch.setattr(PostgresEmbeddings, "_create_vector_index", counted)
+    exports = _write_exports(synthetic_memories(120), tmp_path)
+    settings = load_settings(data_dir=tmp_path / "data", store={"url": url})
+    memory = open_memory(settings, embedder=HashEmbedder(8))
+    try:
+        scale._load(memory, exports, 120)
+        held = memory.store.db.rows("SELECT count(embedding) FROM memories")[0][0]
+        indexed = memory.store.db.rows("SELECT to_regclass('memories_embedding') IS NOT NULL")[0][0]
+    finally:
+        memory.close()
+
+    assert len(exports) > 2
+    assert (held, indexed, len(builds)) == (120, True, 1)
 
 
 class _Lexical:
