@@ -11,7 +11,7 @@ import io
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -236,6 +236,41 @@ def test_git_reads_the_history_while_the_files_are_parsed(
     monkeypatch.setattr(repo.parser, "parse_many", parse)
     report = repo.bootstrap()
     assert (report.parsed, report.commits) == (1, 1)
+
+
+def test_a_rescan_reads_the_stored_parses_while_the_changed_files_are_parsed(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The parses the edges are resolved with again (every file's, as stored) are read on a thread
+    of their own from a re-scan's first changed file on, not after its parse; a first scan, which
+    has none stored, reads them after its parse, as before."""
+    repo.files.files.update({f"src/m{i}.py": (f"x = {i}\n".encode(), 1) for i in range(2)})
+    code = repo.memory.code
+    assert code is not None
+    loading = threading.Event()
+    load_parsed, parse_many = code.load_parsed, repo.parser.parse_many
+    read_while_parsing: list[bool] = []
+
+    def loading_parsed(project: str, paths: Collection[str] | None = None) -> dict[str, ParsedFile]:
+        if paths is None:
+            loading.set()
+        return load_parsed(project, paths)
+
+    def parse(sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
+        # a re-scan waits for the read to begin (before the change: after the parse, never here)
+        read_while_parsing.append(loading.wait(10) if read_while_parsing else loading.is_set())
+        return parse_many(sources)
+
+    monkeypatch.setattr(code, "load_parsed", loading_parsed)
+    monkeypatch.setattr(repo.parser, "parse_many", parse)
+    repo.bootstrap(history=0)
+    loading.clear()
+    repo.files.files["src/m1.py"] = (b"x = 11\n", 2)
+    report = repo.bootstrap(history=0)
+
+    assert read_while_parsing == [False, True]
+    assert (report.parsed, report.unchanged, report.symbols) == (1, 2, 1)
+    assert [s.qualified_name for s in code.symbols_in(str(repo.root.resolve()), "src/app.py")] == ["main"]
 
 
 def test_git_is_asked_for_the_head_and_the_history_notes_beside_the_parse(
