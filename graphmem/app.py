@@ -118,8 +118,12 @@ def _open_memory(
     embedder: Embedder | None = None,
     check_model: bool = True,
     background: bool = False,
+    worker: bool | None = None,
 ) -> MemoryService:
-    """``open_memory``; ``background``: the daemon's, whose worker loads the model and embeds."""
+    """``open_memory``; ``background``: the daemon's (a team's store waits for its server and
+    keeps its full-text index beside it), whose worker loads the model and embeds unless
+    ``worker`` is False (then the model loads on first use and reads embed the backlog)."""
+    worker = background if worker is None else worker
     settings = settings or load_settings()
     data_dir = Path(data_dir or settings.data_dir).expanduser()
     if embedder is None:
@@ -130,10 +134,16 @@ def _open_memory(
     namespace = (lambda project: default_project) if default_project else partial(_namespace, sources.roots)
     if settings.store.url:
         opened = _open_postgres(
-            settings, embedder, dimension, data_dir=data_dir, check_model=check_model, background=background
+            settings,
+            embedder,
+            dimension,
+            data_dir=data_dir,
+            check_model=check_model,
+            background=background,
+            worker=worker,
         )
     else:
-        opened = _open_kuzu(data_dir, embedder, dimension, check_model=check_model, background=background)
+        opened = _open_kuzu(data_dir, embedder, dimension, check_model=check_model, worker=worker)
     return build_memory(
         opened.store,
         opened.semantic,
@@ -163,7 +173,7 @@ class _Opened:
 
 
 def _open_kuzu(
-    data_dir: Path, embedder: Embedder, dimension: int, *, check_model: bool, background: bool
+    data_dir: Path, embedder: Embedder, dimension: int, *, check_model: bool, worker: bool
 ) -> _Opened:
     """The embedded Kùzu store in ``data_dir``, its HNSW vector index saved beside it."""
     store = KuzuGraphStore(data_dir, dimension=dimension)
@@ -175,7 +185,7 @@ def _open_kuzu(
         # half-precision graph's memory (docs/storage.md, "8-bit graph").
         return HnswVectorIndex(width, exact=store.vectors.vectors_of)
 
-    semantic = SemanticIndex(store, embedder, index, files, background=background)
+    semantic = SemanticIndex(store, embedder, index, files, background=worker)
     return _Opened(store, semantic, KuzuCodeGraph(store), KuzuGitLabGraph(store))
 
 
@@ -190,7 +200,7 @@ def serve_memory(
     built, else ``[embedding]``'s. ``worker=False``: no worker will run, so the model loads on
     first use and reads embed the backlog, as ``open_memory``'s do (``bench scale``'s measure
     phase, which times the same calls on both stores)."""
-    memory = _open_memory(settings, embedder=embedder, background=worker)
+    memory = _open_memory(settings, embedder=embedder, background=True, worker=worker)
     ttl = timedelta(seconds=settings.server.session_ttl_seconds)
     return memory.serving(memory.coordinator or Coordinator(utc_now, ttl))
 
@@ -255,6 +265,7 @@ def _open_postgres(
     data_dir: Path,
     check_model: bool,
     background: bool,
+    worker: bool,
 ) -> _Opened:
     """A team's PostgreSQL store (``[store] url``, docs/team.md): recall searches the database
     itself (pgvector; full text from the daemon's index of it in ``data_dir`` once built, else the
@@ -284,7 +295,7 @@ def _open_postgres(
     )
     return _Opened(
         store,
-        SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim), background=background),
+        SemanticIndex(store, embedder, lambda dim: PgVectorIndex(store, dim), background=worker),
         PostgresCodeGraph(store),
         PostgresGitLabGraph(store),
         login=store,

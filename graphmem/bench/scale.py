@@ -384,18 +384,15 @@ def _measured_service(settings: Settings, embedder: Embedder, store_url: str | N
     CLI's full-text index is the daemon's there). A team's store: opened as the daemon opens it
     (``serve_memory``), for its full-text index beside it (``adapters/postgres_lexical.py``),
     which a one-shot CLI's open has not; ``serve_memory`` starts no thread but that index's
-    build. Its vectors are then handled as the embedded store's are here (the model loaded by
-    ``load_model``, what is written embedded by ``embed_pending``, not by the write that is
-    timed), so that the two stores' figures time the same calls and differ by their stores."""
+    build. With no worker (``worker=False``), its vectors are handled as the embedded store's
+    are here (the model loaded by ``load_model``, what is written embedded by ``embed_pending``,
+    not by the write that is timed), so that the two stores' figures time the same calls and
+    differ by their stores."""
     from graphmem.app import open_memory, serve_memory
 
     if not store_url:
         return open_memory(settings, embedder=embedder)
-    memory = serve_memory(settings, embedder=embedder)
-    if memory.semantic is not None:  # a daemon's leaves both to its worker (server/runtime.py)
-        memory.semantic.embed_on_read = True
-        memory.semantic.ready = True
-    return memory
+    return serve_memory(settings, embedder=embedder, worker=False)
 
 
 class TextSearch:

@@ -36,10 +36,12 @@ def in_memory_service(
     store: FakeGraphStore | None = None,
     embedder: Embedder | None = None,
     code: FakeCodeGraph | None = None,
+    worker: bool = False,
 ) -> MemoryService:
     """A Memory service on ``store`` (a new in-memory store by default) and ``code`` (a new code
     graph on it by default), composed by ``graphmem.app.build_memory`` as ``open_memory`` composes
-    it on Kùzu; ``data_dir`` holds only what the service itself writes there (exports)."""
+    it on Kùzu; ``data_dir`` holds only what the service itself writes there (exports).
+    ``worker``: its embedding left to a daemon's worker, as ``serve_memory`` builds it."""
     embedder = embedder or HashEmbedder(DIMENSION)
     store = store or FakeGraphStore(dimension=embedder.dimension)
     store.set_meta("embedding_model", embedder.model_name)
@@ -64,7 +66,7 @@ def in_memory_service(
     settings = load_settings(data_dir=data_dir)
     return build_memory(
         store,
-        SemanticIndex(store, embedder, HnswVectorIndex),
+        SemanticIndex(store, embedder, HnswVectorIndex, background=worker),
         settings,
         data_dir=data_dir,
         namespace=namespace,

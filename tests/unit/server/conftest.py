@@ -23,10 +23,8 @@ SESSION_TTL = timedelta(minutes=5)
 @pytest.fixture
 def memory_service(memory_store: GraphStore, tmp_path: Path) -> Iterator[MemoryService]:
     """The daemon's Memory service on ``memory_store`` (the in-memory store and hash embedder)."""
-    memory = in_memory_service(tmp_path / "data", store=memory_store)
-    assert memory.semantic is not None
-    # Embedding left to the daemon's worker, as ``serve_memory`` builds it (``background=True``):
-    # none runs here, so recall is lexical and never embeds.
-    memory.semantic.embed_on_read = memory.semantic.ready = False
+    # Embedding left to the daemon's worker, as ``serve_memory`` builds it: none runs here, so
+    # recall is lexical and never embeds.
+    memory = in_memory_service(tmp_path / "data", store=memory_store, worker=True)
     yield memory.serving(Coordinator(utc_now, SESSION_TTL))
     memory.close()
