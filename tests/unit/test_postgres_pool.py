@@ -63,14 +63,19 @@ def used(url: str) -> None:
         store.close()
 
 
+def fresh_state(server: PostgresServer) -> dict[str, Any]:
+    """The ``state`` of a fresh copy of the migrated template: what a database lent again must be."""
+    fresh = server.new_database(MIGRATED)
+    try:
+        return state(fresh)
+    finally:
+        server.drop_database(fresh)
+
+
 def test_a_database_given_back_is_lent_again_as_a_fresh_copy_of_its_template(
     postgres_server: PostgresServer,
 ) -> None:
-    fresh = postgres_server.new_database(MIGRATED)
-    try:
-        expected = state(fresh)
-    finally:
-        postgres_server.drop_database(fresh)
+    expected = fresh_state(postgres_server)
     url = postgres_server.lend_database(MIGRATED)
     used(url)
     assert state(url) != expected  # what the reset must undo
@@ -91,11 +96,7 @@ def test_a_database_whose_connections_a_test_ended_is_lent_again_as_a_fresh_copy
 ) -> None:
     """A test that ends every connection to its database (as a server dropping them would) ends
     the one the pool keeps to empty it too: the database is emptied over a new one, not dropped."""
-    fresh = postgres_server.new_database(MIGRATED)
-    try:
-        expected = state(fresh)
-    finally:
-        postgres_server.drop_database(fresh)
+    expected = fresh_state(postgres_server)
     url = postgres_server.lend_database(MIGRATED)
     postgres_server.give_back(url)  # emptied once: the pool keeps a connection to it
     assert postgres_server.lend_database(MIGRATED) == url
