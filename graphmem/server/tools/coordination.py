@@ -39,9 +39,6 @@ def client_owner() -> str:
 
 def add_coordination_tools(tools: ToolRegistry) -> None:
     """Register the tools agents working on the same project use to see and avoid each other."""
-    runtime = tools.runtime
-    memory = runtime.memory
-    project_of = tools.project_of
 
     @tools.tool()
     def session_start(
@@ -60,8 +57,10 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
     ) -> SessionStarted:
         """Announce a working session so other agents on the project see it. Send
         session_heartbeat every few minutes; sessions and claims expire without it."""
-        session = memory.session_start(agent, project=project_of(project), task=task, owner=client_owner())
-        return {"session": session.view(), "ttl_seconds": int(runtime.coordinator.ttl.total_seconds())}
+        session = tools.memory.session_start(
+            agent, project=tools.project_of(project), task=task, owner=client_owner()
+        )
+        return {"session": session.view(), "ttl_seconds": int(tools.runtime.coordinator.ttl.total_seconds())}
 
     @tools.tool()
     def session_heartbeat(
@@ -69,7 +68,7 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         task: Annotated[str | None, Field(description="Update the task description.", max_length=200)] = None,
     ) -> SessionKept:
         """Keep a session and its claims alive for another TTL."""
-        return {"session": memory.session_heartbeat(session_id, task=task).view()}
+        return {"session": tools.memory.session_heartbeat(session_id, task=task).view()}
 
     @tools.tool()
     def session_end(
@@ -84,7 +83,7 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
     ) -> SessionEnded:
         """End a session you started, release its claims, and store its summary as an event
         memory. Another client's session cannot be ended here."""
-        ended = memory.session_end(session_id, summary=summary, source="mcp", owner=client_owner())
+        ended = tools.memory.session_end(session_id, summary=summary, source="mcp", owner=client_owner())
         return {"session": ended.session.view(), "summary_memory_id": ended.summary_memory_id}
 
     @tools.tool()
@@ -93,7 +92,7 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         all_projects: Annotated[bool, Field(description="Sessions of every project.")] = False,
     ) -> Sessions:
         """Other agents working now (on this project, or on all), with what they claim."""
-        found = memory.active_sessions(project=project_of(project), all_projects=all_projects)
+        found = tools.memory.active_sessions(project=tools.project_of(project), all_projects=all_projects)
         return {"sessions": [s.view() for s in found.sessions], "claims": [c.view() for c in found.claims]}
 
     @tools.tool()
@@ -116,7 +115,7 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         is {"claim": null, "conflict": {item, agent, session, claimed_at, expires_at,
         message}} naming the holder. The claim expires without heartbeats."""
         try:
-            claim = memory.claim_item(session_id, item, ttl_seconds=ttl_seconds)
+            claim = tools.memory.claim_item(session_id, item, ttl_seconds=ttl_seconds)
         except ClaimConflictError as exc:
             return {"claim": None, "conflict": {**(exc.held or {}), "message": str(exc)}}
         return {"claim": claim.view(), "conflict": None}
@@ -127,4 +126,4 @@ def add_coordination_tools(tools: ToolRegistry) -> None:
         item: Annotated[str, Field(description="The item claimed.", min_length=1, max_length=200)],
     ) -> Released:
         """Release an item a session you started claimed (another client's claims stay)."""
-        return {"released": memory.release_item(session_id, item, owner=client_owner()), "item": item}
+        return {"released": tools.memory.release_item(session_id, item, owner=client_owner()), "item": item}

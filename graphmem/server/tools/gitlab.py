@@ -13,9 +13,6 @@ from graphmem.server.tools.results import Enriched
 
 def add_gitlab_tools(tools: ToolRegistry) -> None:
     """Register the tool that fetches an MR, issue or epic from GitLab now."""
-    runtime = tools.runtime
-    memory = runtime.memory
-    project_of = tools.project_of
 
     @tools.tool()
     def enrich_entity(
@@ -39,7 +36,7 @@ def add_gitlab_tools(tools: ToolRegistry) -> None:
         and you need it now. Fails with a fix-it message when GitLab is not configured. A ref
         of a GitHub or Bitbucket repository is not asked of GitLab: outcome "foreign", and
         the problems say why."""
-        report = memory.enrich([ref], project=project_of(project), refresh=refresh)
+        report = tools.memory.enrich([ref], project=tools.project_of(project), refresh=refresh)
         outcome = next((name for name, n in report.counts.items() if n), "fresh")
         return {
             "ref": ref,
@@ -47,5 +44,5 @@ def add_gitlab_tools(tools: ToolRegistry) -> None:
             "counts": report.counts,
             "problems": report.problems,
             "paused": report.paused,
-            "gitlab": runtime.gitlab_status(),
+            "gitlab": tools.runtime.gitlab_status(),
         }

@@ -47,10 +47,6 @@ def _superseded_note(done: Supersession) -> str:
 
 def add_memory_tools(tools: ToolRegistry) -> None:
     """Register the tools that store, find and change memories."""
-    runtime = tools.runtime
-    memory = runtime.memory
-    project_of = tools.project_of
-    branch_of = tools.branch_of
 
     @tools.tool()
     def remember(
@@ -101,8 +97,8 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         it: only the user does); a newer decision that changes one choice on the same subject
         supersedes the older one, and the note quotes it and says how to undo that. Written on
         a branch other than the default, it is seen on that branch until the branch's MR merges."""
-        expires_at = parse_until(expires, now=runtime.now()) if expires else None
-        owner = project_of(project)
+        expires_at = parse_until(expires, now=tools.runtime.now()) if expires else None
+        owner = tools.project_of(project)
         if owner is None and project is not None:
             raise InvalidInputError(
                 f"{project.strip()[:200]!r} is not inside a git repository, so it is no project, and an "
@@ -110,9 +106,9 @@ def add_memory_tools(tools: ToolRegistry) -> None:
                 "the repository (or of a directory in it). Only the user makes a memory global "
                 "(`graphmem widen ID`)."
             )
-        result = memory.remember(
+        result = tools.memory.remember(
             text, category=category, scope=scope, project=owner, supersedes=supersedes,
-            session=session, source="mcp", expires_at=expires_at, branch=branch_of(project),
+            session=session, source="mcp", expires_at=expires_at, branch=tools.branch_of(project),
         )  # fmt: skip
         stored = result.memory
         answer: Remembered = {
@@ -122,7 +118,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
             "superseded": list(result.superseded),
             "supersessions": [done.view() for done in result.supersessions],
             "entities": [e.name for e in result.entities],
-            "memory": memory_view(stored, now=runtime.now()),
+            "memory": memory_view(stored, now=tools.runtime.now()),
         }
         notes = [_superseded_note(done) for done in result.supersessions]
         if scope == "global" and stored.scope.value != "global":
@@ -188,15 +184,15 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         """Find the memories relevant to a question, best first, each with why it was found.
         Returns an empty list when nothing is relevant. Use before deciding something,
         when stuck, or when the user refers to earlier work."""
-        now = runtime.now()
-        result = memory.recall(
+        now = tools.runtime.now()
+        result = tools.memory.recall(
             query,
-            project=project_of(project),
+            project=tools.project_of(project),
             limit=limit,
             categories=categories,
             since=parse_since(since, now=now) if since else None,
             history=history,
-            branch=branch if branch is not None else branch_of(project),
+            branch=branch if branch is not None else tools.branch_of(project),
             all_branches=all_branches,
         )
         return {
@@ -225,8 +221,8 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         """Everything known about an MR, issue, epic, file, lines of a file or subject,
         grouped by category and cut to a token budget. Call it before editing a file (or
         lines of it) or working on an MR/issue. `markdown` is ready to read."""
-        bundle = memory.get_context(
-            target, project=project_of(project), max_tokens=max_tokens, branch=branch_of(project)
+        bundle = tools.memory.get_context(
+            target, project=tools.project_of(project), max_tokens=max_tokens, branch=tools.branch_of(project)
         )
         return cast(Context, bundle.to_dict())  # with its Markdown
 
@@ -235,9 +231,11 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         """What to know at the start of a session: directives and preferences (this project's
         and global), open blockers, recent decisions and procedures, and the other agents
         working on the project now. Call it once when a session starts."""
-        resolved = project_of(project)
-        bundle = memory.boot_context(project=resolved, max_tokens=max_tokens, branch=branch_of(project))
-        sessions = runtime.coordinator.active(resolved)
+        resolved = tools.project_of(project)
+        bundle = tools.memory.boot_context(
+            project=resolved, max_tokens=max_tokens, branch=tools.branch_of(project)
+        )
+        sessions = tools.runtime.coordinator.active(resolved)
         return {**cast(Context, bundle.to_dict()), "active_sessions": [s.view() for s in sessions]}
 
     @tools.tool()
@@ -277,8 +275,10 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         if action == "edit":
             if text is None and category is None:
                 raise InvalidInputError("edit needs text or category (or both).")
-            record = memory.edit(id, text=text, category=category, project=project_of(project), actor=AGENT)
-            answer: Updated = {"action": action, "memory": memory_view(record, now=runtime.now())}
+            record = tools.memory.edit(
+                id, text=text, category=category, project=tools.project_of(project), actor=AGENT
+            )
+            answer: Updated = {"action": action, "memory": memory_view(record, now=tools.runtime.now())}
             if record.id != id.strip():
                 answer["note"] = (
                     f"{id.strip()} is the user's own: it stays as it is, and your change is stored as the "
@@ -286,34 +286,34 @@ def add_memory_tools(tools: ToolRegistry) -> None:
                 )
             return answer
         if action in ("archive", "restore", "resolve", "unresolve", "confirm"):
-            changed = getattr(memory, action)(id, actor=AGENT)
-            return {"action": action, "memory": memory_view(changed, now=runtime.now())}
+            changed = getattr(tools.memory, action)(id, actor=AGENT)
+            return {"action": action, "memory": memory_view(changed, now=tools.runtime.now())}
         if action == "undo":
             return _undo(id, event_id)
         if not target_id:
             raise InvalidInputError(f"{action} needs target_id: the id of the other memory.")
         kind = "supersedes" if action == "supersede" else link_kind
         if action == "unlink":
-            memory.unlink(id, target_id, kind, actor=AGENT)
+            tools.memory.unlink(id, target_id, kind, actor=AGENT)
             return {"action": action, "source": id, "target": target_id, "kind": kind}
-        link = memory.link(id, target_id, kind, actor=AGENT)
+        link = tools.memory.link(id, target_id, kind, actor=AGENT)
         return {
             "action": action,
             "link": link_view(link),
-            "target": memory_view(memory.show(target_id).memory),
+            "target": memory_view(tools.memory.show(target_id).memory),
         }
 
     def _undo(memory_id: str, event_id: str | None) -> Updated:
         if not event_id:
             raise InvalidInputError("undo needs event_id: an event id from get_history of this memory.")
-        wanted = memory.show(memory_id).memory.id
-        events = {e.id: e for e in memory.history(wanted, limit=500)}
+        wanted = tools.memory.show(memory_id).memory.id
+        events = {e.id: e for e in tools.memory.history(wanted, limit=500)}
         if event_id.strip() not in events:
             raise InvalidInputError(
                 f"Event {event_id.strip()[:64]} is not in the history of {wanted}: call get_history first."
             )
-        done = memory.undo(event_id, actor=AGENT)
-        shown = memory.show(done.memory_id).memory
+        done = tools.memory.undo(event_id, actor=AGENT)
+        shown = tools.memory.show(done.memory_id).memory
         return {"action": "undo", "event": event_view(done), "memory": memory_view(shown)}
 
     @tools.tool()
@@ -325,7 +325,7 @@ def add_memory_tools(tools: ToolRegistry) -> None:
         resolve/unresolve, supersessions, links, and what graphmem's rules did when the
         forge changed (an MR merged, an issue closed), each with who, why (reason, rule)
         and the event id that update_memory(action='undo', event_id=...) reverses."""
-        events = memory.history(id, limit=limit)
+        events = tools.memory.history(id, limit=limit)
         return {"memory_id": id.strip(), "events": [event_view(e) for e in events]}
 
     @tools.tool()
@@ -342,4 +342,4 @@ def add_memory_tools(tools: ToolRegistry) -> None:
                 "Deleting cannot be undone: call again with confirm=true, or archive it instead "
                 "(update_memory with action='archive')."
             )
-        return {"deleted": memory_view(memory.delete(id, actor=AGENT), now=runtime.now())}
+        return {"deleted": memory_view(tools.memory.delete(id, actor=AGENT), now=tools.runtime.now())}

@@ -76,7 +76,9 @@ class ToolServer(FastMCP):
 
 
 class ToolRegistry:
-    """The tools of one FastMCP server, bound to one runtime."""
+    """The tools of one FastMCP server, bound to one runtime. A tool's function (``add_*_tools``)
+    takes what it uses from here: ``memory``, the service it calls, the ``runtime`` (its clock,
+    its coordinator), and the caller's checkout (``project_of``, ``branch_of``)."""
 
     def __init__(self, mcp: ToolServer, runtime: Runtime) -> None:
         self.mcp = mcp
@@ -110,6 +112,11 @@ class ToolRegistry:
             self.mcp.add_tool(_tool(function, name, hints(effect)))
             parameters[name] = Parameters.of(function)
         self.mcp.add_middleware(ArgumentCheck(parameters, self.runtime.metrics))
+
+    @property
+    def memory(self) -> MemoryService:
+        """The Memory service the tools call: the runtime's."""
+        return self.runtime.memory
 
     def project_of(self, path: str | None) -> str | None:
         """The project a call's ``project`` names (``graphmem mcp`` fills in its working directory)."""

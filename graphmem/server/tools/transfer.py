@@ -20,9 +20,6 @@ MAX_IMPORT_CHARS = 20_000_000
 
 def add_transfer_tools(tools: ToolRegistry) -> None:
     """Register the tools that move memories in and out (files, repository folders, text)."""
-    runtime = tools.runtime
-    memory = runtime.memory
-    project_of = tools.project_of
 
     @tools.tool()  # it may write a file (never over an existing one unless asked)
     def export_memories(
@@ -54,9 +51,9 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
     ) -> Exported:
         """Export memories (this project's and global ones, or all when no project is
         given) with their links and entities, as JSONL (importable) or Markdown."""
-        resolved = project_of(project)
+        resolved = tools.project_of(project)
         if repository and path is not None:
-            done = memory.export_dir(_path(path), project=resolved, fmt=format, force=overwrite)
+            done = tools.memory.export_dir(_path(path), project=resolved, fmt=format, force=overwrite)
             return {
                 "path": done.folder,
                 "written": list(done.written),
@@ -66,7 +63,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
                 "links": done.links,
             }
         if path is not None:
-            wrote = memory.export_file(
+            wrote = tools.memory.export_file(
                 _path(path), project=resolved, fmt=format, repository=repository, overwrite=overwrite
             )
             return {
@@ -76,7 +73,7 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
                 "links": wrote.links,
             }
         buffer = io.StringIO()
-        summary = memory.export(buffer, project=resolved, fmt=format, repository=repository)
+        summary = tools.memory.export(buffer, project=resolved, fmt=format, repository=repository)
         content = buffer.getvalue()
         if len(content) > MAX_INLINE_EXPORT_CHARS:
             raise InvalidInputError(
@@ -116,12 +113,12 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
         copy is newer (a teammate resolved or superseded it)."""
         if (path is None) == (content is None):
             raise InvalidInputError("Give exactly one of path (a file) or content (JSONL text).")
-        resolved = project_of(project)
+        resolved = tools.project_of(project)
         if path is not None:
-            summary = memory.import_file(_path(path), project=resolved, dry_run=dry_run)
+            summary = tools.memory.import_file(_path(path), project=resolved, dry_run=dry_run)
         else:
             assert content is not None
-            summary = memory.import_text(
+            summary = tools.memory.import_text(
                 content, name="The content an agent sent", project=resolved, dry_run=dry_run
             )
         return {
