@@ -21,6 +21,7 @@ from hypothesis import settings
 from support import home_guard
 from support.home_guard import REAL_HOME, SHARED_CACHE, TOUCHED_REAL_HOME
 from support.temp_root import ROOT_VARIABLE, put_temp_folders_in_memory
+from support.warm_start import share_the_warm_up
 from support.work_order import costliest_first
 from support.worker_groups import group_by_shared_fixtures
 
@@ -98,6 +99,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # pytest-xdist registers it too, but only when it is loaded (not under ``-p no:xdist``).
     config.addinivalue_line("markers", "xdist_group(name): run on the worker of the group's other tests")
     put_temp_folders_in_memory(config)  # before pytest makes its first temporary folder
+    # On a clean clone, the workers share out the caches each would make for itself as it
+    # collects (support/warm_start.py).
+    share_the_warm_up(config)
     # pytest-xdist hands the work units out in collection order, not by their number of tests:
     # the order is costliest_first's (support/work_order.py).
     if getattr(config.option, "loadscopereorder", None):
@@ -135,7 +139,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def _own_home(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     """Point HOME and the XDG folders at ``home`` (the model files at the shared cache)."""
     home.mkdir(parents=True, exist_ok=True)
-    (home / ".gitconfig").write_text("[user]\n\tname = graphmem tests\n\temail = tests@graphmem.invalid\n")
+    # No `git maintenance run --auto` after each commit a test makes (a process each, some 150 a
+    # unit run): a test's repository lives for the test.
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = graphmem tests\n\temail = tests@graphmem.invalid\n[maintenance]\n\tauto = false\n"
+    )
     runtime = home / ".run"
     runtime.mkdir(mode=0o700, exist_ok=True)
     monkeypatch.setenv("HOME", str(home))
