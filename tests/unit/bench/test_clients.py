@@ -3,6 +3,7 @@ serves an agent (threads through one daemon on the embedded store)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -22,6 +23,7 @@ from graphmem.errors import StoreError
 from graphmem.server.runtime import Runtime
 from graphmem.service.coordination import Coordinator
 from graphmem.service.memory import MemoryService
+from graphmem.service.semantic import QUERY_CACHE_SIZE
 from graphmem.settings import load_settings
 
 
@@ -69,6 +71,14 @@ def test_a_client_makes_one_whole_round_of_the_mix_however_slow_the_machine_is(t
     assert [kind for kind, *_ in calls] == ["recall"] * clients.RECALLS_PER_REMEMBER + ["remember", "recall"]
     assert [after for *_, after in calls][-1] is True
     assert all(error is None for _, _, error, _ in calls)
+
+
+def test_a_client_never_asks_a_text_twice_so_each_recall_embeds_its_query() -> None:
+    """More texts than a daemon keeps query vectors for, and than one seed's batch gives: none
+    repeats, so no recall is timed with its query's vector taken from the daemon's cache."""
+    texts = list(itertools.islice(clients.client_texts(3), 3 * QUERY_CACHE_SIZE))
+
+    assert len(set(texts)) == len(texts) > clients.TEXTS_PER_SEED
 
 
 def test_clients_in_threads_report_both_kinds_of_call_and_store_every_memory_with_its_vector(
