@@ -134,12 +134,10 @@ def remember(runtime: Runtime, text: str) -> None:
 def client_texts(client: int) -> Iterator[str]:
     """Client ``client``'s texts, for as long as it runs, none twice: each recall is a question
     it has not asked, so it embeds its query, as the measure phase's recalls (distinct texts) and
-    an agent's new questions do. A daemon keeps its last 256 query vectors
-    (``service/semantic.py``): clients that went round the same 200 texts (up to c784c9c)
-    embedded only their first 160 recalls' queries, and their recall p50 was mostly a recall
-    without its embedding, faster than the measure phase's for that alone (6.1 against 8.1 ms
-    at 100,000 memories on PostgreSQL, 18:55 UTC on 2026-12-05). Another client may ask the
-    same text (their seeds differ, the generator's words repeat), as two developers may."""
+    an agent's new questions do. A daemon keeps its last query vectors (``service/semantic.py``):
+    a client going round a few texts would time most recalls without their embedding, on a
+    question already searched (CHANGELOG.md, dd8f186). Another client may ask the same text
+    (their seeds differ, the generator's words repeat), as two developers may."""
     asked: set[str] = set()
     for batch in itertools.count():
         for text in synthetic_queries(TEXTS_PER_SEED, seed=1000 + client + CLIENT_SEEDS * batch):
