@@ -17,7 +17,8 @@ take tantivy's writer lock: it searches the database. The position is saved besi
 when it closes, and the file removed when it opens: an index a crash left is built again.
 
 A search's hits' cosines to a recall's vector are read by their ids in one statement
-(``search_text_near``'s contract).
+(``search_text_near``'s contract). A recall asks its words without the vector, while its query is
+embedded, and their cosines apart once it is (``PostgresGraphStore.cosines_with_words``).
 """
 
 from __future__ import annotations

@@ -287,6 +287,13 @@ class PostgresGraphStore(StoreParts):
         indexed = self.lexical and self.lexical.search_text_near(query, visibility, limit, None, phrase)
         return indexed[0] if indexed else self.text.search_text(query, visibility, limit, phrase=phrase)
 
+    @property
+    def cosines_with_words(self) -> bool:
+        """Whether ``search_text_near`` reads the hits' cosines in its search's own statement: the
+        database's search does; the daemon's index, once it answers, finds its hits without the
+        vector and reads their cosines in a statement after (``NearTextSearch``)."""
+        return self.lexical is None or self.lexical.answering != "index"
+
     def search_text_near(
         self, query: str, visibility: Visibility, limit: int, vector: Vector, *, phrase: str | None = None
     ) -> tuple[TextHits, dict[str, float]]:

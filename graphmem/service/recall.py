@@ -84,8 +84,12 @@ RECALLED = CURRENT_STATUSES
 
 @runtime_checkable
 class NearTextSearch(Protocol):
-    """A store that gives the words' hits with their cosines to the query's vector in one read
-    (PostgreSQL's: a round trip less than ``search_text`` then the cosines); others do not."""
+    """A store that may give the words' hits with their cosines to the query's vector in one read
+    (PostgreSQL's search: a round trip less than ``search_text`` then the cosines); others do not.
+    ``cosines_with_words``: whether it does now (not when a daemon's index answers)."""
+
+    @property
+    def cosines_with_words(self) -> bool: ...
 
     def search_text_near(
         self, query: str, visibility: Visibility, limit: int, vector: Vector, *, phrase: str | None = None
@@ -261,9 +265,10 @@ class Recaller:
         semantic = self._stores.semantic
         embeds = semantic is not None and semantic.ready and plan.uses(SEMANTIC)
         # A store that reads the words' hits' cosines with them (``NearTextSearch``) is asked once
-        # the query is embedded: on the busy cores of a team's server, one round trip less on the
-        # words' chain shortened it more than starting it beside the embedding (benchmarks.md).
+        # the query is embedded: one round trip less on the words' chain shortened it more than
+        # starting it beside the embedding (benchmarks.md); a daemon's index needs no vector.
         near = self._near_text if embeds and plan.uses(LEXICAL) else None
+        near = near if near is not None and near.cosines_with_words else None
         searched: Future[TextHits] | None = None
         if plan.uses(LEXICAL) and near is None:  # side by side with the query's embedding (see __init__)
             searched = self._submit(

@@ -125,6 +125,20 @@ def test_a_second_store_on_the_same_folder_searches_the_database(url: str, tmp_p
         first.close()
 
 
+def test_the_words_cosines_are_read_with_them_only_where_the_database_searches(
+    url: str, tmp_path: Path
+) -> None:
+    plain = PostgresGraphStore(url, dimension=DIM)  # a CLI's: the database searches, cosines and all
+    first = indexed(url, tmp_path)  # a daemon's: its index finds the hits, a statement their cosines
+    second = indexed(url, tmp_path)  # tantivy's writer lock is the first's: the database searches
+    try:
+        assert [s.cosines_with_words for s in (plain, first, second)] == [True, False, True]
+    finally:
+        second.close()
+        first.close()
+        plain.close()
+
+
 def test_an_index_closed_and_opened_again_catches_up_from_where_it_was(url: str, tmp_path: Path) -> None:
     writer = PostgresGraphStore(url, dimension=DIM)
     store = indexed(url, tmp_path)

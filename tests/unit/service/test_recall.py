@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,8 @@ from graphmem.service.memory import MemoryService
 HYBRID = PLANS["hybrid"]
 NO_PRIORS = Plan("no-priors", HYBRID.weights, source_priors=MappingProxyType({}))
 PROJECT = "/work/shop"  # an agent's memory belongs to a project
+# A bound on a wait that a recall on the code under test ends at once (no timing is asserted).
+WORDS_SEARCH_WAIT_S = 10.0
 
 
 def _stated_and_scraped(memory: MemoryService) -> tuple[str, str]:
@@ -267,9 +270,10 @@ class _WordsWithCosines:
     """``NearTextSearch`` as a database store offers it, over the fake store and the service's
     vectors: the words' hits with their cosines in one call, each call's thread noted."""
 
-    def __init__(self, memory: MemoryService) -> None:
+    def __init__(self, memory: MemoryService, *, cosines_with_words: bool = True) -> None:
         self._memory = memory
         self.threads: list[str] = []
+        self.cosines_with_words = cosines_with_words  # False: its words come from an index, apart
 
     def search_text_near(
         self, query: str, visibility: Visibility, limit: int, vector: Vector, *, phrase: str | None = None
@@ -292,4 +296,34 @@ def test_a_store_that_gives_the_words_hits_cosines_with_them_is_asked_for_both_a
     # the words' hits' cosines are not asked apart, and the hits are the same.
     assert [thread.startswith("graphmem-recall-search") for thread in near.threads] == [True]
     assert not any({stated, scraped} & ids for call, _, ids in calls if call == "similarities")
+    assert hits == [scraped, stated]
+
+
+def test_a_store_whose_words_need_no_vector_searches_them_while_the_query_is_embedded(
+    memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    near = _WordsWithCosines(memory_service, cosines_with_words=False)  # a daemon's index answers
+    monkeypatch.setattr(memory_service._recaller, "_near_text", near)
+    stated, scraped = _stated_and_scraped(memory_service)
+    searching = threading.Event()
+    store, semantic = memory_service.store, memory_service.semantic
+    assert semantic is not None
+    search_text, embed_query = store.search_text, semantic.embed_query
+
+    def search(*args: Any, **kwargs: Any) -> TextHits:
+        searching.set()
+        return search_text(*args, **kwargs)
+
+    began: list[bool] = []
+
+    def embed(text: str) -> Vector:
+        began.append(searching.wait(WORDS_SEARCH_WAIT_S))  # the words' search under way meanwhile
+        return embed_query(text)
+
+    monkeypatch.setattr(store, "search_text", search)
+    monkeypatch.setattr(semantic, "embed_query", embed)
+    hits = [h.memory.id for h in memory_service.recall("kuzu graph store", plan=NO_PRIORS).hits]
+
+    assert began == [True]
+    assert near.threads == []  # the words' search and their cosines are asked apart
     assert hits == [scraped, stated]
