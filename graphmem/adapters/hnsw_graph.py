@@ -7,6 +7,7 @@ first graph is made: a process that never builds or maps one does not pay for it
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,42 @@ def new_graph(dimension: int, dtype: str = FINE) -> Any:
         expansion_add=EXPANSION_ADD,
         expansion_search=MIN_EXPANSION_SEARCH,
     )
+
+
+def mapped_graph(path: str, *, lookups: bool = True) -> Any:
+    """The graph saved at ``path``, mapped rather than read (None: not a usearch file); with
+    usearch's table of its keys (to give a row's vector back by its key) only if ``lookups``:
+    that table held 48 MB of a serving process at a million rows (2026-12-05), and a graph that
+    only navigates needs none. Without it, the graph searches but cannot give a row's vector
+    back (``get`` answers garbage) nor take rows (``writable_copy``)."""
+    from usearch.index import Index
+
+    graph: Any = Index.restore(path, view=True, enable_key_lookups=lookups)
+    if graph is not None:
+        graph.mapped_from = (path, _identity(path))
+    return graph
+
+
+def writable_copy(graph: Any) -> Any:
+    """``graph`` (a mapped one) copied into memory, with its table of keys: usearch 2.23 adding
+    to a graph without one corrupted the process's heap. Read again from the file it maps while
+    that file is still the one mapped, else from the graph written to a buffer (held meanwhile:
+    the graph's size again, until the copy is made)."""
+    from usearch.index import Index
+
+    path, identity = getattr(graph, "mapped_from", (None, None))
+    if path is not None and identity == _identity(path):
+        return Index.restore(path, view=False)
+    return Index.restore(graph.save(), view=False)
+
+
+def _identity(path: str) -> tuple[int, int, int] | None:
+    """What tells a file from another written under the same name (None: no file)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def graph_dtype(graph: Any) -> str:

@@ -8,6 +8,11 @@ it is gone), merged into the base when it grows past a share of it. The base's t
 are what a save keeps and a restore reads back as they are (``arrays``, ``from_sorted``):
 sorting a million ids again took seconds.
 
+The vector index's rows and the vector file's records are of the same ids: a large base's
+ids are shared with a map that holds the same ones already (``SHARED_FROM``), not kept twice
+(19 MB of a serving process at a million memories). A base is never changed in place (a merge
+makes a new one), so sharing it is safe.
+
 Ids are UTF-8 without NUL bytes (numpy's fixed-width bytes drop trailing zeros), as memory
 ids are. Its owner locks its writes; a read beside a write sees the map before or after it
 (the base's two arrays are swapped as one).
@@ -15,6 +20,8 @@ ids are. Its owner locks its writes; a read beside a write sees the map before o
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -25,6 +32,9 @@ __all__ = ["IdMap"]
 # The delta is merged into the base past this many ids, or this share of the base.
 MERGE_MIN = 4_096
 MERGE_SHARE = 0.125
+# Bases of this many ids or more are shared with a map that holds the same ids (see the module doc);
+# comparing them costs a few milliseconds at a million, once per map made.
+SHARED_FROM = 65_536
 
 Keys = npt.NDArray[np.bytes_]
 Numbers = npt.NDArray[np.int64]
@@ -46,7 +56,7 @@ class IdMap:
         if len(keys) != len(numbers):
             raise ValueError("the ids and their numbers disagree")
         made = cls()
-        made._base, made._size = (keys, numbers), len(keys)
+        made._base, made._size = (_SHARED.same(keys), numbers), len(keys)
         return made
 
     @classmethod
@@ -185,6 +195,30 @@ class IdMap:
             np.insert(base_numbers, where, np.array([n for _, n in added], np.int64)),
         )
         self._delta = {}
+
+
+class _SharedKeys:
+    """The large bases' ids in use (weakly held), for a new map of the same ids to share them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: list[weakref.ref[Keys]] = []
+
+    def same(self, keys: Keys) -> Keys:
+        """An array in use equal to ``keys`` if there is one, else ``keys`` (kept for the next)."""
+        if len(keys) < SHARED_FROM:
+            return keys
+        with self._lock:
+            self._held = [ref for ref in self._held if ref() is not None]
+            for ref in self._held:
+                held = ref()
+                if held is not None and held.dtype == keys.dtype and np.array_equal(held, keys):
+                    return held
+            self._held.append(weakref.ref(keys))
+            return keys
+
+
+_SHARED = _SharedKeys()
 
 
 def encoded(ids: Sequence[str]) -> Keys:

@@ -29,8 +29,10 @@ from graphmem.errors import EmbedderError
 
 log = logging.getLogger(__name__)
 
-# Bump when the graph below changes: cached files of older versions are then not used.
+# Bump when the graph below changes: cached files of older versions are then not used. The
+# quantized variant's own: 3, its word embeddings in half precision (``build``).
 GRAPH_VERSION = 2
+QUANTIZED_GRAPH_VERSION = 3
 OPSET = 17
 WEIGHTS_FILE = "model.safetensors"
 _STAMP_SUFFIX = ".source.json"
@@ -67,7 +69,8 @@ def model_file(model_dir: Path, cache_dir: Path, *, quantized: bool = False) -> 
         ) from exc
     sha = _known_sha(weights, cache_dir) or weights_sha256(weights)
     variant = "-q8" if quantized else ""
-    target = cache_dir / f"minilm-{sha[:32]}-g{GRAPH_VERSION}{variant}.onnx"
+    version = QUANTIZED_GRAPH_VERSION if quantized else GRAPH_VERSION
+    target = cache_dir / f"minilm-{sha[:32]}-g{version}{variant}.onnx"
     if not target.is_file():
         log.info("building the ONNX model file %s from %s", target, weights)
         _write_atomically(target, build(model_dir, quantized=quantized))
@@ -124,10 +127,12 @@ def build(model_dir: Path, *, quantized: bool = False) -> bytes:
 
     ``quantized``: every dense layer's weights as 8-bit integers, one scale per output
     column (symmetric), multiplied by ONNX Runtime's ``DynamicQuantizeMatMul``, which
-    quantizes its input per call. A one-sentence query runs 2.3 times faster on one core;
-    its vector is within a cosine of 0.987 of the exact one (0.993 on average, on LoCoMo's
-    questions and turns and the scale benchmark's queries). graphmem embeds queries with
-    it, never the memories it stores (docs/recall.md)."""
+    quantizes its input per call; and the word embeddings in half precision (since
+    ``QUANTIZED_GRAPH_VERSION`` 3: 22 MB of a recalling process where 45 as floats). A
+    one-sentence query runs 2.3 times faster on one core; its vector is within a cosine of
+    0.987 of the exact one (0.993 on average, on LoCoMo's questions and turns and the scale
+    benchmark's queries). graphmem embeds queries with it, never the memories it stores
+    (docs/recall.md)."""
     try:
         from safetensors.numpy import load_file
     except ImportError as exc:
@@ -183,6 +188,13 @@ def _graph(config: dict[str, Any], w: dict[str, Any], *, quantized: bool = False
         )
         return out
 
+    def quantized_words(table: Any) -> str:
+        """The word embeddings of ``input_ids`` from the table in half precision: 22 MB where the
+        floats took 45, each process's largest tensor. As 8-bit integers (a scale per word, 11
+        MB, 0.7% off a row) two of the real-model recall tests lost their answer; so, 0.02%."""
+        half = const("word_embeddings_f16", np.asarray(table, np.float32).astype(np.float16))
+        return node("Cast", [node("Gather", [half, "input_ids"], "words_f16")], "words", to=_FLOAT)
+
     def layer_norm(x: str, prefix: str, out: str) -> str:
         scale = const(f"{prefix}.weight", w[f"{prefix}.weight"].astype(np.float32))
         bias = const(f"{prefix}.bias", w[f"{prefix}.bias"].astype(np.float32))
@@ -209,9 +221,12 @@ def _graph(config: dict[str, Any], w: dict[str, Any], *, quantized: bool = False
     const("merge_heads", np.array([0, 0, hidden], np.int64))
 
     # Embeddings: word + position + token type 0 (graphmem embeds single sentences), LayerNorm.
-    words = node(
-        "Gather", [const("word_embeddings", w["embeddings.word_embeddings.weight"]), "input_ids"], "words"
-    )
+    if quantized:
+        words = quantized_words(w["embeddings.word_embeddings.weight"])
+    else:
+        words = node(
+            "Gather", [const("word_embeddings", w["embeddings.word_embeddings.weight"]), "input_ids"], "words"
+        )
     length = node("Shape", ["input_ids"], "seq_len", start=1, end=2)
     table = const("position_embeddings", w["embeddings.position_embeddings.weight"])
     pos = node("Slice", [table, "axis0_start", length, "axis0"], "pos")
@@ -289,6 +304,7 @@ def _graph(config: dict[str, Any], w: dict[str, Any], *, quantized: bool = False
 _FLOAT = 1  # TensorProto.DataType
 _INT8 = 3
 _INT64 = 7
+_FLOAT16 = 10
 MS_DOMAIN = "com.microsoft"  # ONNX Runtime's own operators (DynamicQuantizeMatMul)
 IR_VERSION = 8
 
@@ -334,6 +350,8 @@ class _Proto:
             kind, raw = _INT64, array.astype("<i8").tobytes()
         elif array.dtype == np.int8:
             kind, raw = _INT8, array.tobytes()
+        elif array.dtype == np.float16:
+            kind, raw = _FLOAT16, array.astype("<f2").tobytes()
         else:
             raise ValueError(f"tensor {name} has unsupported dtype {array.dtype}")
         dims = b"".join(_Proto.integer(1, int(d)) for d in array.shape)

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from graphmem.core.branches import place, places_on
 from graphmem.core.ports import VectorQuery
 
-__all__ = ["MASK_CHANGES", "RowVisibility", "grown"]
+__all__ = ["MASK_CHANGES", "RowVisibility", "best_shown", "grown"]
 
 _GLOBAL = -1  # project code of global memories (no project)
 _DEAD = -1  # status code of removed rows (255 read as unsigned)
@@ -180,3 +180,15 @@ def grown(array: npt.NDArray[Any], capacity: int, fill: Any) -> npt.NDArray[Any]
     grown = np.full(capacity, fill, array.dtype)
     grown[: len(array)] = array
     return grown
+
+
+def best_shown(rows: npt.NDArray[np.int64], sims: npt.NDArray[Any], k: int) -> list[tuple[int, float]]:
+    """The ``k`` best of ``sims`` a search shows (finite: a hidden row is scored minus infinity),
+    as (row, similarity), best first."""
+    k = min(k, len(sims))
+    if k <= 0:
+        return []
+    top = np.argpartition(-sims, k - 1)[:k]
+    top = top[np.argsort(-sims[top])]
+    top = top[np.isfinite(sims[top])]
+    return list(zip(rows[top].tolist(), sims[top].tolist(), strict=True))

@@ -2,9 +2,10 @@
 
 Reading 100,000 vectors back from Kùzu took 5–20 s on the shared 2-core machine (and
 kept ~95 MB of its pages resident); reading this save takes a fraction of a second, and
-the HNSW graph is mapped from its file rather than rebuilt. The store stays the record:
-the save is derived from it, tied to it by a token, and rebuilt from it when it is
-missing, unreadable, of another store or model, or disagrees with it.
+the HNSW graph is mapped from its file rather than rebuilt (without usearch's table of its
+keys when the index never asks the graph for a vector: ``HnswVectorIndex.graph_lookups``).
+The store stays the record: the save is derived from it, tied to it by a token, and rebuilt
+from it when it is missing, unreadable, of another store or model, or disagrees with it.
 
 - ``index.json`` names the files of the last complete save: ``rows-N.json`` (the code
   tables), ``rows-N.npz`` (per-row ids and codes, the live ids' rows sorted by id, and the
@@ -34,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from graphmem.adapters.hnsw_graph import mapped_graph
 from graphmem.adapters.id_journal import IdJournal
 from graphmem.adapters.id_map import IdMap, encoded
 from graphmem.adapters.vector_index import HnswVectorIndex
@@ -192,7 +194,7 @@ class VectorIndexFiles:
         if not isinstance(meta, dict) or meta.get("version") not in READ_VERSIONS or meta.get("key") != key:
             return None
         try:
-            state = self._read_state(meta)
+            state = self._read_state(meta, lookups=index.graph_lookups)
         except (OSError, ValueError, KeyError, TypeError, RuntimeError, zipfile.BadZipFile) as exc:
             log.warning(UNREADABLE, self.directory, exc)
             return None
@@ -203,7 +205,7 @@ class VectorIndexFiles:
         self._saved_graph = (index.graph_version, graph) if graph else None
         return self.journal()
 
-    def _read_state(self, meta: dict[str, Any]) -> dict[str, Any]:
+    def _read_state(self, meta: dict[str, Any], *, lookups: bool) -> dict[str, Any]:
         files = meta["files"]
         rows = json.loads((self.directory / files["rows"]).read_text("utf-8"))
         with (
@@ -223,9 +225,7 @@ class VectorIndexFiles:
         if len(state["status_codes"]) != len(state["ids"]):
             raise ValueError("the rows and their codes disagree")
         if files.get("graph"):
-            from usearch.index import Index
-
-            state["graph"] = Index.restore(str(self.directory / files["graph"]), view=True)
+            state["graph"] = mapped_graph(str(self.directory / files["graph"]), lookups=lookups)
             if state["graph"] is None:
                 raise ValueError("the graph file is not a usearch index")
         return state

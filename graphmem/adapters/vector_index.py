@@ -1,34 +1,25 @@
 """The in-process vector index over the stored embeddings: exact while small, HNSW when large.
 
-Below ``HNSW_FROM_ROWS`` vectors every search is an exact scan (numpy, float32): a few
-milliseconds, and the same top k every time. Above it an HNSW graph (usearch) answers in
-about a millisecond where the exact scan of 100,000 vectors took 17 ms on a quiet 2-core
-machine and 40–85 ms on a loaded one. The graph is built off the caller's path (``tidy``,
-run by the daemon's background worker or a benchmark): vectors added since it was built
-wait in a small exact *tail*, searched beside it, until the next ``tidy`` merges them in.
+Below ``HNSW_FROM_ROWS`` vectors every search is an exact scan (numpy, float32). Above it an
+HNSW graph (usearch) answers in about a millisecond (an exact scan of 100,000: 17-85 ms). It is
+built off the caller's path (``tidy``: the daemon's idle worker, a benchmark); vectors added
+since wait in a small exact *tail*, searched beside it, until the next ``tidy`` merges them.
 
-Given the store's exact vectors (``exact``, memory ids' float32 vectors: the Kùzu store
-copies them out of ``graph.vectors``, all of a search's in one call), the graph keeps
-8-bit vectors (``i8``): it only navigates, and the candidates it returns (1.5 times what
-is asked) are scored again exactly from the store's vectors before the top ``k`` is taken,
-so every cosine a search or ``similarities`` gives is the float32 one. At a million
-memories the 8-bit graph is half the half-precision one (a file mapped into the serving
-process: all of it resident after a few recalls). Without ``exact`` (the tests' plain
-index) the graph keeps half-precision vectors and scores with them. A graph of the other
-kind (a save from before) is searched as it is and built again by the next ``tidy``.
+Given the store's exact vectors (``exact``: the Kùzu store reads a search's from
+``graph.vectors`` in one call), the graph keeps 8-bit vectors (``i8``) and only navigates:
+the candidates it returns (1.5 times what is asked) are scored again exactly before the top
+``k`` is taken, so every cosine a search or ``similarities`` gives is the float32 one and the
+graph never gives a row's vector back (``graph_lookups``). At a million memories it is half
+the half-precision graph (a file mapped into the serving process: all of it resident after a
+few recalls). Without ``exact`` (the tests' plain index) the graph keeps half-precision
+vectors and scores with them. A graph of the other kind (a save from before) is searched as
+it is and built again by the next ``tidy``.
 
-Loaded from a store that reads its vectors when asked (``VectorRows``: the Kùzu store's
-``graph.vectors``), a large index keeps them there until its graph is built: searches
-before then have the store score them exactly where they are (``VectorRows.scores``: a
-matrix product over a map of the file), and the build reads them a chunk at a time
-(``BUILD_CHUNK_ROWS``), so no float32 copy of every vector is held beside the graph being
-built (1.5 GB at a million, next to its 0.9 GB).
-
-Rows are numbered in the order vectors arrive and never renumbered: a row whose memory is
-deleted, or whose text changed (its new vector gets a new row), is marked dead and
-filtered out. The ids are numpy arrays, not Python strings: per row its id's bytes, and
-the live ids' rows an ``IdMap`` (a million ids took 110 MB as a list and a dict, 48 MB so).
-Project and status filters apply to both parts; the graph is asked for more
+Loaded from a store that reads its vectors when asked (``VectorRows``), a large index keeps
+them there until its graph is built (``load``): no float32 copy of every vector (1.5 GB a
+million). Rows are numbered in the order vectors arrive and never renumbered: a row whose memory is
+deleted, or whose text changed, is dead and filtered out (``vector_ids.py`` owns which memory
+each row is). Project and status filters apply to both parts; the graph is asked for more
 than ``k`` when filters hide part of it, and an exact scan of the visible rows takes over
 when they are few. ``rebuild`` (``tidy``, when a quarter of the graph is dead) drops them.
 """
@@ -51,10 +42,11 @@ from graphmem.adapters.hnsw_graph import (
     graph_dtype,
     graph_scores,
     new_graph,
+    writable_copy,
 )
-from graphmem.adapters.id_map import IdMap, encoded
 from graphmem.adapters.process_memory import release_after
-from graphmem.adapters.row_visibility import RowVisibility, grown
+from graphmem.adapters.row_visibility import RowVisibility, best_shown, grown
+from graphmem.adapters.vector_ids import RowIds
 from graphmem.core.ports import StoredVectors, Vector, VectorQuery, VectorRows
 
 # Below this many live vectors the exact scan is fast enough (about 3 ms at 20,000) and
@@ -107,8 +99,7 @@ class HnswVectorIndex:
         # Per row, in arrival order.
         self._rows = 0  # rows so far, dead ones included
         self._numbering = 0  # bumped when the rows are numbered anew (``load``, ``restore``)
-        self._keys: npt.NDArray[np.bytes_] = np.zeros(0, "S1")  # each row's memory id, UTF-8
-        self._row = IdMap()  # live memory id -> row
+        self._memories = RowIds()  # which memory each row is, and each live memory's row
         self._visibility = RowVisibility()  # each row's project and status, what a search shows
         # The graph (usearch keys are rows) and which rows it holds.
         self._graph: Any = None
@@ -119,7 +110,7 @@ class HnswVectorIndex:
         self._tail = np.zeros((0, dimension), np.float32)
         self._tail_rows = np.zeros(0, np.int64)
         self._tail_size = 0
-        self._slot = np.zeros(0, np.int64)  # per row: its slot in the tail, or IN_GRAPH, IN_STORE
+        self._slot = np.zeros(0, np.int32)  # per row: its slot in the tail, or IN_GRAPH, IN_STORE
         # The store's rows ``load`` was given, read from it (IN_STORE rows: row i is its row i)
         # until the graph holds them: not a float32 copy of every vector (1.5 GB a million).
         self._stored: VectorRows | None = None
@@ -134,22 +125,21 @@ class HnswVectorIndex:
     # -- size -------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._row)
+        return len(self._memories)
 
     def __contains__(self, memory_id: object) -> bool:
-        return memory_id in self._row
+        return memory_id in self._memories
+
+    @property
+    def graph_lookups(self) -> bool:
+        """Whether the graph gives rows' vectors back: only without ``exact``. With it, it only
+        navigates, and a saved one is mapped without its table of keys (``vector_files``)."""
+        return self._exact is None
 
     @property
     def graph_size(self) -> int:
         """Vectors searched through the HNSW graph (the rest are scanned exactly)."""
-        return len(self._row) - self._tail_live()
-
-    def _id(self, row: int) -> str:
-        return bytes(self._keys[row]).decode("utf-8")
-
-    def _ids(self, rows: Sequence[int]) -> list[str]:
-        """The memory ids of ``rows``, read at once (``_id`` a row at a time took 0.2 ms a search)."""
-        return [key.decode("utf-8") for key in self._keys[np.asarray(rows, np.int64)].tolist()]
+        return len(self._memories) - self._tail_live()
 
     def _tail_live(self) -> int:
         """Live rows outside the graph: in the tail, or still in the store."""
@@ -176,10 +166,9 @@ class HnswVectorIndex:
         matrix = stored.matrix
         if not isinstance(matrix, np.ndarray) and n < HNSW_FROM_ROWS:
             matrix = matrix.take(np.arange(n, dtype=np.int64))  # scanned exactly for good: kept in memory
-        keys = encoded(stored.ids)
         with self._lock:
             self._reset()
-            self._grow_rows(n, keys.dtype.itemsize)
+            self._grow_rows(n)
             if not isinstance(matrix, np.ndarray):
                 self._stored = matrix
                 self._slot[:n] = IN_STORE
@@ -193,14 +182,13 @@ class HnswVectorIndex:
                 self._tail_size = n
                 self._slot[:n] = np.arange(n)
             self._visibility.assign(stored.projects, stored.statuses)
-            self._keys[:n], self._rows = keys, n
-            self._row = IdMap.of(stored.ids)
-            self.changed = True
+            self._memories.load(stored.ids)
+            self._rows, self.changed = n, True
 
     def _reset(self) -> None:
-        self._rows, self._row, self._keys = 0, IdMap(), np.zeros(0, "S1")
+        self._rows, self._memories = 0, RowIds()
         self._numbering += 1
-        self._slot = np.zeros(0, np.int64)
+        self._slot = np.zeros(0, np.int32)
         self._visibility = RowVisibility()
         self._in_graph = np.zeros(0, np.bool_)
         self._graph, self._graph_rows, self._graph_dead = None, 0, 0
@@ -217,16 +205,15 @@ class HnswVectorIndex:
             self._grow_rows(self._rows + len(ids), max(len(m.encode("utf-8")) for m in ids) if ids else 1)
             self._grow_tail(self._tail_size + len(ids))
             for memory_id, vector, project, status in zip(ids, vectors, projects, statuses, strict=True):
-                row = self._row.get(memory_id)
+                row = self._memories.row(memory_id)
                 if row is not None and self._slot[row] >= 0:  # still in the tail: replace in place
                     self._tail[self._slot[row]] = vector
                 else:
                     if row is not None:
                         self._kill(row)
                     row = self._rows
-                    self._keys[row] = memory_id.encode("utf-8")
                     self._rows += 1
-                    self._row.set(memory_id, row)
+                    self._memories.set(memory_id, row)
                     self._slot[row] = self._tail_size
                     self._tail[self._tail_size] = vector
                     self._tail_rows[self._tail_size] = row
@@ -235,16 +222,15 @@ class HnswVectorIndex:
             self.changed = True
 
     def _grow_rows(self, size: int, width: int = 1) -> None:
-        if width > self._keys.dtype.itemsize:
-            self._keys = self._keys.astype(f"S{width}")
         capacity = len(self._slot)
+        self._memories.grow(capacity, width)
         if size <= capacity:
             return
         capacity = max(size, 1024, capacity * 2)
         self._visibility.grow(capacity)
+        self._memories.grow(capacity)
         self._in_graph = grown(self._in_graph, capacity, False)
         self._slot = grown(self._slot, capacity, IN_GRAPH)
-        self._keys = grown(self._keys, capacity, b"")
 
     def _grow_tail(self, size: int) -> None:
         capacity = len(self._tail)
@@ -263,14 +249,14 @@ class HnswVectorIndex:
 
     def set_status(self, memory_id: str, status: str) -> None:
         with self._lock:
-            row = self._row.get(memory_id)
+            row = self._memories.row(memory_id)
             if row is not None:
                 self._visibility.set_status(row, status)
                 self.changed = True
 
     def remove(self, memory_id: str) -> None:
         with self._lock:
-            row = self._row.pop(memory_id)
+            row = self._memories.pop(memory_id)
             if row is not None:
                 self._kill(row)
                 self.changed = True
@@ -279,21 +265,21 @@ class HnswVectorIndex:
 
     def vector(self, memory_id: str) -> Vector | None:
         with self._lock:
-            row = self._row.get(memory_id)
+            row = self._memories.row(memory_id)
             if row is None:
                 return None
             vector: Vector = self._vectors([row])[0]
             in_graph = bool(self._slot[row] == IN_GRAPH)
         if in_graph and self._exact is not None:  # read outside the lock: the store takes its own
             exact, found = self._exact([memory_id])
-            if found[0]:
-                return np.asarray(exact[0], np.float32)
+            return np.asarray(exact[0], np.float32) if found[0] else None
         return vector
 
     def _cosines(self, rows: Sequence[int], query: Vector) -> npt.NDArray[np.float32]:
         """The cosine of ``query`` with the vector of each of ``rows``, as the searches score
         them: the graph's rows as the graph itself scores them (``hnsw_graph.graph_scores``), the
-        tail's and the store's against the query as it is."""
+        tail's and the store's against the query as it is. With the exact vectors, the graph's
+        rows are NaN here: the caller scores them exactly, outside the lock (``_rescored``)."""
         numbers = np.asarray(rows, np.int64)
         sims = np.zeros(len(numbers), np.float32)
         if not len(numbers):
@@ -302,11 +288,13 @@ class HnswVectorIndex:
         if not in_graph.all():
             sims[~in_graph] = self._vectors(numbers[~in_graph]) @ np.asarray(query, np.float32)
         if in_graph.any():
-            sims[in_graph] = graph_scores(self._graph, numbers[in_graph].astype(np.uint64), query)
+            keys = numbers[in_graph].astype(np.uint64)
+            sims[in_graph] = graph_scores(self._graph, keys, query) if self.graph_lookups else np.nan
         return sims
 
     def _vectors(self, rows: Sequence[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
-        """The vectors of ``rows`` (live or dead), float32, in order."""
+        """The vectors of ``rows`` (live or dead), float32, in order; the graph's left zero
+        without ``graph_lookups`` (the caller reads them from ``exact``)."""
         out = np.zeros((len(rows), self.dimension), np.float32)
         if not len(rows):
             return out
@@ -318,7 +306,7 @@ class HnswVectorIndex:
         if self._stored is not None and in_store.any():
             out[in_store] = self._stored.take(numbers[in_store])
         in_graph = ~(in_tail | in_store)
-        if in_graph.any():
+        if in_graph.any() and self.graph_lookups:
             found = self._graph.get(numbers[in_graph].astype(np.uint64), dtype=np.float32)
             out[in_graph] = np.stack(found) if isinstance(found, tuple) else found
         return out
@@ -329,14 +317,15 @@ class HnswVectorIndex:
         with self._lock:
             known = self._known_cosines(query)
             asked = list(ids)
-            found = self._row.get_many(asked).tolist()
+            found = self._memories.rows(asked).tolist()
             pairs = [(memory_id, row) for memory_id, row in zip(asked, found, strict=True) if row >= 0]
             todo = [row for _, row in pairs if row not in known]
             sims = dict(zip(todo, self._cosines(todo, vector).tolist(), strict=True))
             coarse = [(row, sims[row]) for row in sims if self._slot[row] == IN_GRAPH]
-            ids_of = {row: self._id(row) for row, _ in coarse} if self._exact is not None else {}
+            ids_of = {row: self._memories.id(row) for row, _ in coarse} if self._exact is not None else {}
         sims.update(self._rescored(coarse, ids_of, vector))
-        return {memory_id: known[row] if row in known else sims[row] for memory_id, row in pairs}
+        found = {memory_id: known.get(row, sims.get(row, math.nan)) for memory_id, row in pairs}
+        return {memory_id: sim for memory_id, sim in found.items() if not math.isnan(sim)}
 
     def _known_cosines(self, query: Vector) -> dict[int, float]:
         """This thread's last search's cosines by row, when it asked ``query`` and no row
@@ -361,7 +350,7 @@ class HnswVectorIndex:
             found = self._search_tail(vector, k, visible)
             coarse = self._search_graph(vector, k, visible) if self._graph is not None else []
             rows = [row for row, _ in (*found, *coarse)]
-            ids = dict(zip(rows, self._ids(rows), strict=True))
+            ids = dict(zip(rows, self._memories.ids(rows), strict=True))
             moved = (self.graph_version, self._numbering)
         found += self._rescored(coarse, ids, vector)  # outside the lock: the store takes its own
         found.sort(key=lambda pair: -pair[1])
@@ -372,13 +361,15 @@ class HnswVectorIndex:
         self, found: list[tuple[int, float]], ids: dict[int, str], query: Vector
     ) -> list[tuple[int, float]]:
         """``found`` (graph rows, with the graph's scores) scored with the store's exact
-        vectors (``exact``); a row whose memory has none there keeps the graph's score. Not
-        under the lock: ``exact`` takes the store's."""
+        vectors (``exact``); a row whose memory has none there keeps the graph's score, or is
+        left out when the graph gave none (NaN: ``_cosines``). Not under the lock: ``exact``
+        takes the store's."""
         if self._exact is None or not found:
             return found
         vectors, have = self._exact([ids[row] for row, _ in found])
         sims = (np.asarray(vectors, np.float32) @ query).tolist()
-        return [(row, sims[i] if have[i] else sim) for i, (row, sim) in enumerate(found)]
+        scored = [(row, sims[i] if have[i] else sim) for i, (row, sim) in enumerate(found)]
+        return [(row, sim) for row, sim in scored if not math.isnan(sim)]
 
     def _search_tail(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
         """The best ``k`` visible rows outside the graph, scanned exactly: the tail, and the
@@ -387,11 +378,11 @@ class HnswVectorIndex:
         found: list[tuple[int, float]] = []
         if size:
             rows = self._tail_rows[:size]
-            found = _top(rows, np.where(visible[rows], self._tail[:size] @ query, -np.inf), k)
+            found = best_shown(rows, np.where(visible[rows], self._tail[:size] @ query, -np.inf), k)
         if self._stored is not None:
             stored = self._stored_rows()
             stored = stored[visible[stored]]
-            found += _top(stored, self._stored.scores(stored, query), k)
+            found += best_shown(stored, self._stored.scores(stored, query), k)
             found.sort(key=lambda pair: -pair[1])
         return found[:k]
 
@@ -406,7 +397,9 @@ class HnswVectorIndex:
         top = math.ceil(k * more)
         if shown <= EXACT_VISIBLE_ROWS:  # a narrow filter: the graph would be asked for most of it
             rows = np.flatnonzero(visible & in_graph)
-            return _top(rows, self._cosines(rows.tolist(), query), top)
+            if not self.graph_lookups:  # every one scored exactly by ``_rescored``, the best k kept
+                return [(row, math.nan) for row in rows.tolist()]
+            return best_shown(rows, self._cosines(rows.tolist(), query), top)
         # Filters hide part of the graph: ask for enough that ``k`` visible ones come back.
         want = min(self._graph_rows, math.ceil(k * self._graph_rows / shown * 1.2) + 8)
         while True:
@@ -427,7 +420,7 @@ class HnswVectorIndex:
         (the daemon's background worker); searches go on meanwhile."""
         with self._build_lock:
             with self._lock:
-                live = len(self._row)
+                live = len(self._memories)
                 if self._graph is None:
                     due = "build" if live >= HNSW_FROM_ROWS or self._stored is not None else ""
                 elif (
@@ -455,19 +448,21 @@ class HnswVectorIndex:
         """A new graph of every live row, built outside the lock, then swapped in; False
         when ``interrupt`` stopped it."""
         with self._lock:
-            rows = np.sort(self._row.numbers())
+            every = np.sort(self._memories.live())
         graph = new_graph(self.dimension, self._dtype)
-        for start in range(0, len(rows), BUILD_CHUNK_ROWS):
+        added, gone = [], []
+        for start in range(0, len(every), BUILD_CHUNK_ROWS):
             if self._interrupted.is_set():
                 return False
-            chunk = rows[start : start + BUILD_CHUNK_ROWS]
-            with self._lock:  # a chunk's vectors at a time, from the tail or the store: no copy of them all
-                vectors = self._vectors(chunk)
+            chunk, vectors, missing = self._build_chunk(every[start : start + BUILD_CHUNK_ROWS])
+            added.append(chunk)
+            gone += missing
             seeded = max(0, SEED_ROWS - start)
             if seeded:
                 graph.add(chunk[:seeded].astype(np.uint64), vectors[:seeded], threads=1)
             if seeded < len(chunk):
                 graph.add(chunk[seeded:].astype(np.uint64), vectors[seeded:], threads=0)
+        rows = np.concatenate(added) if added else every
         with self._lock:
             self._graph, self._graph_is_view, self._graph_rows = graph, False, len(rows)
             self._graph_dead = int(np.count_nonzero(~self._visibility.live(rows)))  # died meanwhile
@@ -479,8 +474,30 @@ class HnswVectorIndex:
             self._stored = None
             self.graph_version += 1
             self.changed = True
+        for memory_id in gone:  # the store has no vector for them any more
+            self.remove(memory_id)
         release_after(len(rows))  # what a large build freed (process_memory.py)
         return True
+
+    def _build_chunk(self, chunk: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], Vector, list[str]]:
+        """The rows of ``chunk`` a new graph takes, their vectors (from the tail or the store: no
+        copy of them all), and the memories left out: the rows of a graph built before are read
+        from ``exact`` (outside the lock), and left out when their memory has none there."""
+        with self._lock:
+            vectors = self._vectors(chunk)
+            again = (self._slot[chunk] == IN_GRAPH) & (not self.graph_lookups)
+            ids = self._memories.ids(chunk[again])
+        if self._exact is None or not ids:
+            return chunk, vectors, []
+        exact, have = self._exact(ids)
+        vectors[again] = exact
+        kept = np.ones(len(chunk), np.bool_)
+        kept[np.flatnonzero(again)[~have]] = False
+        return (
+            chunk[kept],
+            vectors[kept],
+            [memory_id for memory_id, has in zip(ids, have, strict=True) if not has],
+        )
 
     def _merge(self) -> None:
         """Move the tail's live rows into the graph, a chunk per lock hold."""
@@ -502,7 +519,7 @@ class HnswVectorIndex:
     def _writable_graph(self) -> Any:
         """The graph, copied into memory first if it is a read-only view of a saved file."""
         if self._graph_is_view:
-            self._graph = self._graph.copy()
+            self._graph = writable_copy(self._graph)
             self._graph_is_view = False
         return self._graph
 
@@ -532,7 +549,6 @@ class HnswVectorIndex:
         the store (no build has finished since ``load``) are saved in the tail."""
         with self._lock:
             n = self._rows
-            row_keys, row_numbers = self._row.arrays()
             tail = self._tail[: self._tail_size].copy()
             tail_rows = self._tail_rows[: self._tail_size].copy()
             stored = self._stored_rows(live_only=True)
@@ -540,9 +556,7 @@ class HnswVectorIndex:
                 tail = np.concatenate([tail, self._stored.take(stored)])
                 tail_rows = np.concatenate([tail_rows, stored])
             return {
-                "ids": self._keys[:n].copy(),
-                "row_keys": row_keys,
-                "row_numbers": row_numbers,
+                **self._memories.state(n),
                 **self._visibility.state(n),
                 "in_graph": self._in_graph[:n].copy(),
                 "graph": self._graph,
@@ -556,12 +570,9 @@ class HnswVectorIndex:
         """Take ``state`` (as ``state`` gave it, read back by ``vector_files``)."""
         with self._lock:
             self._reset()
-            keys = state["ids"]
-            n = len(keys)
-            self._grow_rows(n, keys.dtype.itemsize)
-            self._keys[:n] = keys
-            self._rows = n
-            self._row = IdMap.from_sorted(state["row_keys"], state["row_numbers"])
+            self._rows = n = len(state["ids"])
+            self._grow_rows(n)
+            self._memories.restore(state)
             self._visibility.restore(state)
             self._in_graph[:n] = state["in_graph"]
             self._graph = state["graph"]
@@ -587,14 +598,3 @@ def _adoptable(matrix: npt.NDArray[Any], shape: tuple[int, int]) -> bool:
         and flags.writeable
         and flags.owndata
     )
-
-
-def _top(rows: npt.NDArray[np.int64], sims: npt.NDArray[Any], k: int) -> list[tuple[int, float]]:
-    """The ``k`` best finite (visible) of ``sims``, as (row, similarity), best first."""
-    k = min(k, len(sims))
-    if k <= 0:
-        return []
-    top = np.argpartition(-sims, k - 1)[:k]
-    top = top[np.argsort(-sims[top])]
-    top = top[np.isfinite(sims[top])]
-    return list(zip(rows[top].tolist(), sims[top].tolist(), strict=True))

@@ -147,3 +147,14 @@ def test_the_8_bit_variant_is_its_own_model_file(tmp_path: Path) -> None:
 
     assert exact != quantized and quantized.name.endswith("-q8.onnx")
     assert quantized.stat().st_size < exact.stat().st_size * 0.75  # 8-bit dense weights
+
+
+def test_the_8_bit_variant_keeps_its_word_embeddings_in_half_precision(tmp_path: Path) -> None:
+    folder = Path(resolve_model_path(DEFAULT_MODEL))
+
+    exact = onnx_bert.model_file(folder, tmp_path)
+    quantized = onnx_bert.model_file(folder, tmp_path, quantized=True)
+
+    # The word table (30,522 x 384) is the largest tensor: 45 MB of every recalling process as
+    # floats, 22 MB in half precision. Floats, the variant was 65% of the exact file; now 39%.
+    assert quantized.stat().st_size < exact.stat().st_size * 0.45

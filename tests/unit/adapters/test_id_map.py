@@ -44,3 +44,19 @@ def test_ids_wider_than_the_base_are_found_and_merged() -> None:
     assert ids.get("a-much-longer-id") == 5 and ids.get("ab") == 0 and ids.get("a-much") is None
     assert ids.get_many(["a-much-longer-id", "ab", "zz"]).tolist() == [5, 0, -1]
     assert np.asarray(ids.numbers()).tolist() == [5, 0, 6, 7, 8]
+
+
+def test_two_maps_of_the_same_ids_hold_one_array_of_them_and_change_apart(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(id_map, "SHARED_FROM", 4)
+    ids = [f"mem_{i:016x}" for i in range(8)]
+    rows = IdMap.of(ids)  # the vector index's rows
+    records = IdMap.from_arrays(id_map.encoded(ids[::-1]), np.arange(8, dtype=np.int64))  # the file's
+    other = IdMap.of(ids[:7])  # other ids: their own array
+    assert rows.arrays()[0] is records.arrays()[0] and other.arrays()[0] is not rows.arrays()[0]
+    records.pop(ids[0])
+    records.set("mem_new", 9)
+    records.arrays()  # merged: a new array of its own
+    assert rows.get(ids[0]) == 0 and "mem_new" not in rows and records.get(ids[7]) == 0
+    assert sorted(rows.keys()) == ids

@@ -13,6 +13,7 @@ import numpy.typing as npt
 import pytest
 
 from graphmem.adapters import vector_index
+from graphmem.adapters.hnsw_graph import mapped_graph
 from graphmem.adapters.vector_files import FORMAT_VERSION, INDEX_FILE, VectorIndexFiles
 from graphmem.adapters.vector_index import HnswVectorIndex, graph_dtype
 from graphmem.core.ports import Vector, VectorQuery
@@ -263,6 +264,38 @@ def test_an_8_bit_graph_is_saved_and_restored(
     assert graph_dtype(restored.state()["graph"]) == "i8" and not restored.tidy()  # nothing to build again
     assert results(restored) == results(saved) == results(filled())  # filled(): the exact scan's
     assert results(restored, None) == results(filled(), None)
+
+
+def test_a_saved_8_bit_graph_is_mapped_without_its_table_of_keys_and_still_takes_rows(
+    files: VectorIndexFiles, reopen: Callable[[], VectorIndexFiles], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
+    monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
+    monkeypatch.setattr(vector_index, "MERGE_AT_ROWS", 1)
+    vectors = normalised(41, 1)  # the first 40 are filled()'s
+    saved = HnswVectorIndex(DIM, exact=exact_of(41))
+    projects = [None if i % 2 else "/p" for i in range(40)]
+    saved.add([f"m{i}" for i in range(40)], vectors[:40], projects, ["active"] * 40)
+    assert saved.tidy()
+    files.save(saved, KEY)
+
+    again = reopen()
+    restored = HnswVectorIndex(DIM, exact=exact_of(41))
+    assert again.restore(restored, KEY) == []
+    graph = restored.state()["graph"]
+    with_keys = mapped_graph(str(next(files.directory.glob("graph-*.usearch"))))
+    assert graph.memory_usage < with_keys.memory_usage  # no table of its keys (48 MB a million)
+    assert results(restored) == results(filled()) and results(restored, None) == results(filled(), None)
+    query = normalised(1, 2)[0]
+    sims = restored.similarities(query, [f"m{i}" for i in range(40)])
+    assert max(abs(sims[f"m{i}"] - float(vectors[i] @ query)) for i in range(40)) < 1e-6
+    vector = restored.vector("m3")
+    assert vector is not None and vector.tolist() == vectors[3].tolist()
+    restored.add(["m40"], vectors[40:], [None], ["active"])
+    assert restored.tidy() and restored.graph_size == 41  # copied into memory, then merged
+    found = restored.search(VectorQuery(vectors[40], 1, project=None, statuses=CURRENT))
+    assert found[0][0] == "m40" and found[0][1] == pytest.approx(1.0, abs=1e-6)
+    again.close()
 
 
 def test_a_half_precision_graph_of_format_2_is_searched_then_built_again_8_bit(

@@ -479,6 +479,41 @@ def test_a_memory_the_store_has_no_vector_for_keeps_the_graphs_score() -> None:
     assert found["x"] == pytest.approx(float(vectors[0] @ unit(0, 1)), abs=1e-6)
 
 
+def test_under_a_narrow_filter_a_graph_that_only_navigates_scores_every_row_exactly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)  # EXACT_VISIBLE_ROWS as it is: three rows are few
+    vectors = rows(unit(1, 0.1), unit(0, 1), unit(1, 0.5))
+    index = HnswVectorIndex(DIM, exact=exactly(["x", "z"], vectors[[0, 2]]))  # "y" has none in the store now
+    index.add(["x", "y", "z"], vectors, [None] * 3, ["active"] * 3)
+    assert index.tidy() and index.graph_size == 3
+    query = unit(0, 1)
+    found = index.search(VectorQuery(query, 3, project=None, statuses=CURRENT))
+    assert ids(found) == ["z", "x"]  # "y" is not scored from the graph's own vectors
+    assert [sim for _, sim in found] == pytest.approx([float(vectors[i] @ query) for i in (2, 0)], abs=1e-6)
+    sims = index.similarities(query.copy(), ["x", "y", "z"])  # another query object: computed afresh
+    assert sims == pytest.approx({"x": float(vectors[0] @ query), "z": float(vectors[2] @ query)}, abs=1e-6)
+    assert index.vector("y") is None
+
+
+@pytest.mark.usefixtures("graph_always")
+def test_a_graph_that_only_navigates_is_rebuilt_from_the_exact_vectors() -> None:
+    vectors = normalised(40, 3)
+    names = [f"m{i}" for i in range(40)]
+    index = HnswVectorIndex(DIM, exact=exactly(names[:-1], vectors[:-1]))  # "m39" has none in the store now
+    index.add(names, vectors, [None] * 40, ["active"] * 40)
+    assert index.tidy() and index.graph_size == 40  # built from the rows' own vectors
+    for name in names[:14]:  # more than a quarter of the graph dead: built again
+        index.remove(name)
+    assert index.tidy()
+    assert index.graph_size == 25 and "m39" not in index  # left out, and out of the index
+    query = normalised(1, 4)[0]
+    best = sorted(range(14, 39), key=lambda i: -float(vectors[i] @ query))[:5]
+    assert ids(index.search(VectorQuery(query, 5, project=None, statuses=CURRENT))) == [
+        names[i] for i in best
+    ]
+
+
 @pytest.mark.usefixtures("graph_always")
 def test_a_half_precision_graph_is_built_again_8_bit_once_the_exact_vectors_are_at_hand() -> None:
     vectors = normalised(50, 2)
