@@ -223,14 +223,12 @@ class HnswVectorIndex:
 
     def _grow_rows(self, size: int, width: int = 1) -> None:
         capacity = len(self._slot)
+        if size > capacity:
+            capacity = max(size, 1024, capacity * 2)
+            self._visibility.grow(capacity)
+            self._in_graph = grown(self._in_graph, capacity, False)
+            self._slot = grown(self._slot, capacity, IN_GRAPH)
         self._memories.grow(capacity, width)
-        if size <= capacity:
-            return
-        capacity = max(size, 1024, capacity * 2)
-        self._visibility.grow(capacity)
-        self._memories.grow(capacity)
-        self._in_graph = grown(self._in_graph, capacity, False)
-        self._slot = grown(self._slot, capacity, IN_GRAPH)
 
     def _grow_tail(self, size: int) -> None:
         capacity = len(self._tail)
