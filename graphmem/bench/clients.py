@@ -24,10 +24,20 @@ How a client is made depends on the store, to model what a team runs:
   would hold the index and the others would search the database, as no developer's daemon does.
 - **Kùzu**: one process may open the store (its file lock), so the clients are N threads
   calling one daemon, as a daemon serves N agents.
+
+So ``--clients`` compares two topologies as much as two stores: at 16 clients PostgreSQL's
+figure is 16 daemons, each with its model, on the cores the embedded store's one process has to
+itself. ``graphmem bench scale --http-clients N`` is a third way, the same on both stores, the
+store the only difference: one real ``graphmem serve`` on the built store (``serving_daemon``; on
+PostgreSQL with a copy of the measure phase's full-text index, as above) and N client processes,
+light as an agent's hook (no model), each calling it over HTTP through ``RemoteMemory`` (``/rpc``,
+as the CLI and the hooks do) with the same loop (``client_calls``, given ``Calls.remote``): as a
+developer's agents share their daemon. Its report says ``"mode": "http"``.
 """
 
 from __future__ import annotations
 
+import functools
 import gc
 import itertools
 import json
@@ -39,10 +49,10 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from graphmem.bench.scale import TextSearch, _percentile, _size_mb
 from graphmem.bench.synthetic import synthetic_queries
@@ -50,6 +60,7 @@ from graphmem.settings import STORE_URL_VARIABLE, load_settings
 
 if TYPE_CHECKING:
     from graphmem.core.ports import Embedder
+    from graphmem.server.remote import RemoteMemory
     from graphmem.server.runtime import Runtime
 
 # Long enough for a few hundred calls at 16 clients on 2 cores, short enough to run 4 sizes.
@@ -71,6 +82,17 @@ import sys
 from graphmem.bench.clients import serve_child
 serve_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])
 """
+
+# A client of the one daemon over HTTP: say ready (its modules imported, no model), wait for
+# "go", call the daemon serving the folder named, write its calls as JSON to the file named.
+HTTP_CLIENT_SCRIPT = """
+import sys
+from graphmem.bench.clients import http_child
+http_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])
+"""
+
+# How the text report names each way of making clients (``run``).
+MODE_NAMES = {"threads": "threads", "processes": "processes", "http": "http, one daemon"}
 
 # kind, milliseconds, error (None: it succeeded), whether the client's call before was a remember
 Call = tuple[str, float, str | None, bool]
@@ -131,6 +153,28 @@ def remember(runtime: Runtime, text: str) -> None:
         runtime.written()
 
 
+class Calls(NamedTuple):
+    """How a client makes its two kinds of call, each given its text: to a daemon in this
+    process (``served``) or to one over HTTP (``remote``)."""
+
+    recall: Callable[[str], object]
+    remember: Callable[[str], object]
+
+    @classmethod
+    def served(cls, runtime: Runtime) -> Calls:
+        """Calls served by ``runtime`` as the daemon serves them (``recall``, ``remember``)."""
+        return cls(functools.partial(recall, runtime), functools.partial(remember, runtime))
+
+    @classmethod
+    def remote(cls, memory: RemoteMemory) -> Calls:
+        """Calls through ``/rpc`` as the CLI and the hooks make them: the daemon serves each as it
+        serves an agent's (the same recall and remember as ``served``)."""
+        return cls(
+            lambda text: memory.recall(text, limit=10),
+            lambda text: memory.remember(text, category="fact"),
+        )
+
+
 def client_texts(client: int) -> Iterator[str]:
     """Client ``client``'s texts, for as long as it runs, none twice: each recall is a question
     it has not asked, so it embeds its query, as the measure phase's recalls (distinct texts) and
@@ -147,12 +191,14 @@ def client_texts(client: int) -> Iterator[str]:
 
 
 def client_calls(
-    runtime: Runtime, client: int, seconds: float, answered: Callable[[], None] = lambda: None
+    calls_of: Calls, client: int, seconds: float, answered: Callable[[], None] = lambda: None
 ) -> list[Call]:
     """One client's loop: the mix of recalls and remembers for ``seconds``, each timed, and at
     least one whole round of it however slow the machine is (``ROUND``), so every report has
-    both kinds of call and a recall after a remember. ``answered``: called after each call,
-    untimed, and not counted as its error if it raises (``TextSearch.answered``: it ends the run)."""
+    both kinds of call and a recall after a remember. ``calls_of``: how each is made (the same
+    loop in a thread, in a process with its own daemon, or over HTTP). ``answered``: called
+    after each call, untimed, and not counted as its error if it raises (``TextSearch.answered``:
+    it ends the run)."""
     rng = random.Random(client)
     texts = client_texts(client)
     calls: list[Call] = []
@@ -165,9 +211,9 @@ def client_calls(
         error = None
         try:
             if kind == "recall":
-                recall(runtime, text)
+                calls_of.recall(text)
             else:
-                remember(runtime, f"Client {client} note {i}: {text} is owned by team {rng.randint(1, 40)}")
+                calls_of.remember(f"Client {client} note {i}: {text} is owned by team {rng.randint(1, 40)}")
         except Exception as exc:  # a failed call is counted and reported, not fatal
             error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
         after_remember = bool(calls) and calls[-1][0] == "remember"
@@ -189,8 +235,25 @@ def serve_child(data_dir: str, client: int, seconds: float, out: str) -> None:
         print(READY, flush=True)
         if sys.stdin.readline().strip() != "go":
             return
-        calls = client_calls(runtime, client, seconds, text_search.answered)
+        calls = client_calls(Calls.served(runtime), client, seconds, text_search.answered)
     Path(out).write_text(json.dumps({"calls": calls, "text_search": text_search.report}), encoding="utf-8")
+
+
+def http_child(data_dir: str, client: int, seconds: float, out: str) -> None:
+    """The body of one client of the daemon over HTTP (``HTTP_CLIENT_SCRIPT``): ``RemoteMemory``
+    on the daemon that serves ``data_dir``, as the CLI and the hooks call one; it loads no model."""
+    from graphmem.server.daemon_process import find_daemon
+    from graphmem.server.remote import RemoteMemory
+
+    info = find_daemon(Path(data_dir))
+    if info is None:
+        raise RuntimeError(f"No daemon serves {data_dir}.")
+    remote = RemoteMemory(info)  # type: ignore[abstract]
+    print(READY, flush=True)
+    if sys.stdin.readline().strip() != "go":
+        return
+    calls = client_calls(Calls.remote(remote), client, seconds)
+    Path(out).write_text(json.dumps({"calls": calls}), encoding="utf-8")
 
 
 def client_folders(scratch: Path, index: Path, clients: int) -> list[Path]:
@@ -216,58 +279,88 @@ def _in_processes(
     copy_mb = _size_mb(index) if index.is_dir() else None  # as given, before a daemon writes to it
     with tempfile.TemporaryDirectory(prefix="graphmem-bench-clients-") as scratch:
         folders = client_folders(Path(scratch), index, clients)
-        files = [
-            (Path(scratch) / f"client-{n}.json", Path(scratch) / f"client-{n}.err") for n in range(clients)
-        ]
-        children = []
-        for client, (folder, (out, err)) in enumerate(zip(folders, files, strict=True)):
-            with err.open("w") as errors:  # the child keeps its own copy of the descriptor
-                children.append(
-                    subprocess.Popen(
-                        [
-                            sys.executable,
-                            "-c",
-                            CLIENT_SCRIPT,
-                            str(folder),
-                            str(client),
-                            str(seconds),
-                            str(out),
-                        ],
-                        stdin=subprocess.PIPE,
-                        stdout=subprocess.PIPE,
-                        stderr=errors,
-                        text=True,
-                        env=env,
-                    )
-                )
-        try:
-            for child, (_, err) in zip(children, files, strict=True):
-                if _line_within(child, CLIENT_START_TIMEOUT_S).strip() != READY:
-                    raise RuntimeError(f"a benchmark client did not start: {_tail(err)}")
-            started = time.perf_counter()
-            for child in children:
-                assert child.stdin is not None
-                child.stdin.write("go\n")
-                child.stdin.close()
-            for child, (_, err) in zip(children, files, strict=True):
-                if child.wait(timeout=seconds + CLIENT_START_TIMEOUT_S) != 0:
-                    raise RuntimeError(f"a benchmark client failed: {_tail(err)}")
-            wall = time.perf_counter() - started
-        finally:
-            for child in children:
-                if child.poll() is None:
-                    child.kill()
-                    child.wait()
-                for pipe in (child.stdin, child.stdout):
-                    if pipe is not None and not pipe.closed:
-                        pipe.close()
-        results = [json.loads(out.read_text("utf-8")) for out, _ in files]
-        calls = [(str(k), float(ms), e, bool(a)) for result in results for k, ms, e, a in result["calls"]]
+        results, wall = _children(CLIENT_SCRIPT, folders, seconds, env, Path(scratch))
         text_search = {
             "index_copy_mb": copy_mb,
             "clients": [result["text_search"] for result in results],
         }
-    return calls, wall, text_search
+    return _calls(results), wall, text_search
+
+
+def _in_http(
+    clients: int, data_dir: Path, store_url: str | None, seconds: float, program: Sequence[str]
+) -> tuple[list[Call], float, dict[str, Any] | None, dict[str, Any]]:
+    """``clients`` processes calling one daemon over HTTP (``serving_daemon``): on the embedded
+    store the daemon serves ``data_dir`` itself; on a team's, a folder of its own holding a copy
+    of the index in ``data_dir``, as each process's daemon of ``_in_processes`` has."""
+    from graphmem.adapters.postgres_lexical import DIRNAME
+    from graphmem.bench.serving_daemon import check_full_text, serving
+
+    index = data_dir / DIRNAME
+    copy_mb = _size_mb(index) if store_url and index.is_dir() else None
+    with tempfile.TemporaryDirectory(prefix="graphmem-bench-http-") as scratch:
+        folder = client_folders(Path(scratch), index, 1)[0] if store_url else data_dir
+        with serving(folder, store_url, Path(scratch) / "daemon.log", program) as daemon_:
+            folders = [folder] * clients
+            results, wall = _children(HTTP_CLIENT_SCRIPT, folders, seconds, dict(os.environ), Path(scratch))
+            check_full_text(daemon_.info)
+        text_search = None
+        if daemon_.full_text is not None:
+            text_search = {
+                "index_copy_mb": copy_mb,
+                "daemon": {"answering": daemon_.full_text, "current_s": daemon_.ready_s},
+            }
+        serving_report = {"pid": daemon_.info.pid, "url": daemon_.info.url, "ready_s": daemon_.ready_s}
+    return _calls(results), wall, text_search, serving_report
+
+
+def _children(
+    script: str, folders: Sequence[Path], seconds: float, env: dict[str, str], scratch: Path
+) -> tuple[list[dict[str, Any]], float]:
+    """One process of ``script`` per folder in ``folders``, the n-th as client n: each says it is
+    ready, all are told "go" at once, and each writes its JSON report; the reports and the
+    seconds from "go" until the last ended."""
+    files = [(scratch / f"client-{n}.json", scratch / f"client-{n}.err") for n in range(len(folders))]
+    children = []
+    for client, (folder, (out, err)) in enumerate(zip(folders, files, strict=True)):
+        with err.open("w") as errors:  # the child keeps its own copy of the descriptor
+            children.append(
+                subprocess.Popen(
+                    [sys.executable, "-c", script, str(folder), str(client), str(seconds), str(out)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=errors,
+                    text=True,
+                    env=env,
+                )
+            )
+    try:
+        for child, (_, err) in zip(children, files, strict=True):
+            if _line_within(child, CLIENT_START_TIMEOUT_S).strip() != READY:
+                raise RuntimeError(f"a benchmark client did not start: {_tail(err)}")
+        started = time.perf_counter()
+        for child in children:
+            assert child.stdin is not None
+            child.stdin.write("go\n")
+            child.stdin.close()
+        for child, (_, err) in zip(children, files, strict=True):
+            if child.wait(timeout=seconds + CLIENT_START_TIMEOUT_S) != 0:
+                raise RuntimeError(f"a benchmark client failed: {_tail(err)}")
+        wall = time.perf_counter() - started
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+            for pipe in (child.stdin, child.stdout):
+                if pipe is not None and not pipe.closed:
+                    pipe.close()
+    return [json.loads(out.read_text("utf-8")) for out, _ in files], wall
+
+
+def _calls(results: list[dict[str, Any]]) -> list[Call]:
+    """The calls of the clients' reports, as ``client_calls`` gave them."""
+    return [(str(k), float(ms), e, bool(a)) for result in results for k, ms, e, a in result["calls"]]
 
 
 def _tail(path: Path) -> str:
@@ -292,7 +385,7 @@ def _in_threads(clients: int, runtime: Runtime, seconds: float) -> tuple[list[Ca
 
     def work(client: int) -> None:
         gate.wait()
-        results[client] = client_calls(runtime, client, seconds)
+        results[client] = client_calls(Calls.served(runtime), client, seconds)
 
     threads = [threading.Thread(target=work, args=(client,)) for client in range(clients)]
     for thread in threads:
@@ -305,32 +398,49 @@ def _in_threads(clients: int, runtime: Runtime, seconds: float) -> tuple[list[Ca
 
 
 def run(
-    counts: list[int],
+    counts: Sequence[int],
     data_dir: Path,
     *,
     store_url: str | None,
     embedder: Embedder | None = None,
     seconds: float = CLIENT_RUN_S,
     progress: Callable[[str], None] | None = None,
+    http_counts: Sequence[int] = (),
+    program: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Each of ``counts`` clients in turn on the store; one report per count (see the module doc).
+    """Each of ``counts`` clients in turn on the store, then each of ``http_counts`` clients of
+    one daemon over HTTP; one report per count (see the module doc).
 
-    Kùzu: one daemon in this process for each count; the store at ``store_url``: a daemon in
-    each client process, with a copy of the full-text index in ``data_dir`` (``client_folders``,
-    copied again for each count). Each builds ``[embedding]``'s model and loads it as the daemon
-    does (``embedder``: the threads' daemon's instead, for tests)."""
+    ``counts``, Kùzu: one daemon in this process for each count; the store at ``store_url``: a
+    daemon in each client process, with a copy of the full-text index in ``data_dir``
+    (``client_folders``, copied again for each count). Each builds ``[embedding]``'s model and
+    loads it as the daemon does (``embedder``: the threads' daemon's instead, for tests).
+    ``http_counts``: ``graphmem serve`` for each count (``serving_daemon``; ``program``: the
+    command it is run with, a test's), its clients light processes."""
+    from graphmem.bench.serving_daemon import PROGRAM
+
     say = progress or (lambda message: None)
     reports = []
-    for clients in counts:
+    for mode, clients in [("local", n) for n in counts] + [("http", n) for n in http_counts]:
         load = os.getloadavg()[0]
         text_search = None
-        if store_url:
+        serving_report = None
+        if mode == "http":
+            calls, wall, text_search, serving_report = _in_http(
+                clients, data_dir, store_url, seconds, program or PROGRAM
+            )
+        elif store_url:
             calls, wall, text_search = _in_processes(clients, data_dir, store_url, seconds)
         else:
             with daemon(data_dir, embedder) as runtime:
                 calls, wall = _in_threads(clients, runtime, seconds)
-        report = summarise(clients, calls, wall, load, "processes" if store_url else "threads", text_search)
-        say(f"{clients} clients: {report['calls_per_s']} calls/s, {report['errors']} errors")
+        if mode == "local":
+            mode = "processes" if store_url else "threads"
+        report = summarise(clients, calls, wall, load, mode, text_search)
+        if serving_report is not None:
+            report["daemon"] = serving_report
+        served = MODE_NAMES[mode]
+        say(f"{clients} clients ({served}): {report['calls_per_s']} calls/s, {report['errors']} errors")
         reports.append(report)
     return reports
 
@@ -379,7 +489,8 @@ def format_lines(reports: list[dict[str, Any]]) -> list[str]:
     for r in reports:
         recall, remember = r["recall_ms"], r["remember_ms"]
         lines.append(
-            f"{r['clients']:>2} clients ({r['mode']}) {r['calls_per_s']} calls/s over {r['seconds']} s: "
+            f"{r['clients']:>2} clients ({MODE_NAMES[r['mode']]}) {r['calls_per_s']} calls/s "
+            f"over {r['seconds']} s: "
             f"recall p50 {recall['p50']} / p95 {recall['p95']} ms (p50 after a recall "
             f"{recall['after_recall_p50']}, after a remember {recall['after_remember_p50']}), "
             f"remember p50 {remember['p50']} / p95 {remember['p95']} ms, "
@@ -393,6 +504,14 @@ def format_lines(reports: list[dict[str, Any]]) -> list[str]:
 
 def _text_search_lines(text_search: dict[str, Any] | None) -> list[str]:
     """Which full-text search answered each client's calls, and when it was current."""
+    if text_search and text_search.get("daemon"):  # the clients of one daemon over HTTP
+        daemon_ = text_search["daemon"]
+        copy = text_search["index_copy_mb"]
+        given = f"a copy of {copy} MB" if copy is not None else "built by it"
+        return [
+            f"   full text answered by the daemon's own {daemon_['answering']} ({given}, current "
+            f"{daemon_['current_s']} s after it was launched)"
+        ]
     reports = [report for report in text_search["clients"] if report] if text_search else []
     if not text_search or not reports:  # the embedded store's threads
         return []

@@ -186,13 +186,16 @@ def run(
     writes: int = 0,
     backlog: int = 0,
     progress: Callable[[str], None] | None = None,
+    http_clients: Sequence[int] = (),
 ) -> dict[str, Any]:
     """Build the store and measure; returns the report as a dict.
 
     ``store_url``: a PostgreSQL database to build the store in instead of a temporary Kùzu one
     (docs/team.md). It must hold no graphmem schema: the benchmark applies it, and drops
     graphmem's tables again at the end. ``clients``: then that many concurrent clients on the
-    built store, each count in turn (``graphmem.bench.clients``), reported under ``concurrent``.
+    built store, each count in turn (``graphmem.bench.clients``), reported under ``concurrent``;
+    ``http_clients``: then that many client processes of one ``graphmem serve`` over HTTP, each
+    count in turn, reported there too (``"mode": "http"``).
     ``writes``: then that many writes as the daemon makes them (``daemon_writes``). ``backlog``:
     last, that many remembers left without vectors, and the cold first recall beside them
     (``backlog``)."""
@@ -231,6 +234,7 @@ def run(
             clients,
             writes,
             backlog,
+            http_clients,
         )
     finally:
         try:
@@ -255,6 +259,7 @@ def _measure(
     clients: Sequence[int] = (),
     writes: int = 0,
     backlog: int = 0,
+    http_clients: Sequence[int] = (),
 ) -> dict[str, Any]:
     from graphmem.app import open_memory, store_size_mb
 
@@ -325,7 +330,7 @@ def _measure(
     peaks.end("measure")
 
     concurrent = None
-    if clients:
+    if clients or http_clients:
         from graphmem.bench import clients as concurrency
 
         concurrent = concurrency.run(
@@ -333,6 +338,7 @@ def _measure(
             data_dir,
             store_url=store_url,
             progress=say,
+            http_counts=list(http_clients),
         )
     cold_s, cold_peak_kb = _cold_recalls(data_dir, texts, cold_runs, store_url)
     serving = _child(SERVING_SCRIPT, str(data_dir), json.dumps(texts[:50]), store_url=store_url)

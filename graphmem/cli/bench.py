@@ -219,6 +219,15 @@ def phrase_bench(
     "each a daemon with its own copy of the full-text index; the embedded store: N threads "
     "through one process.",
 )
+@click.option(
+    "--http-clients",
+    type=click.IntRange(1, 32),
+    multiple=True,
+    metavar="N",
+    help="Then N client processes sharing one `graphmem serve` on the built store, calling it over "
+    "HTTP for 20 s, as a developer's agents share their daemon: the same on both stores (repeatable, "
+    "after the --clients counts).",
+)
 @whole_number_option(
     "--writes",
     0,
@@ -243,6 +252,7 @@ def scale(
     hash_vectors: bool,
     store_url: str | None,
     clients: tuple[int, ...],
+    http_clients: tuple[int, ...],
     writes: int,
     backlog: int,
     as_json: bool,
@@ -265,6 +275,7 @@ def scale(
         $ graphmem bench scale --memories 10000 --store postgresql://bench@db.internal/scratch
         $ graphmem bench scale --memories 100000 --hash-vectors --clients 1 --clients 4 --clients 16 \\
             --store postgresql://bench@db.internal/scratch
+        $ graphmem bench scale --memories 100000 --hash-vectors --clients 16 --http-clients 16
     """
     from graphmem.bench.scale import format_report, run
 
@@ -275,6 +286,7 @@ def scale(
         hash_vectors=hash_vectors,
         store_url=store_url,
         clients=clients,
+        http_clients=http_clients,
         writes=writes,
         backlog=backlog,
         progress=lambda m: present.note(f"  {m}"),

@@ -211,3 +211,39 @@ def test_concurrent_clients_on_postgresql_are_processes_whose_every_write_is_kep
         ).fetchone()
     assert writers == [("Client 0",), ("Client 1",)]
     assert waiting == (0,)  # each client is a daemon: a remember stores its vector before it answers
+
+
+@pytest.mark.integration
+def test_http_clients_on_postgresql_share_one_daemon_whose_own_index_answers(
+    real_embedder: OnnxEmbedder, postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    url = postgres_server.new_database()
+    migrate(url)
+    settings = load_settings(data_dir=tmp_path / "data", store={"url": url})
+    # The store and its full-text index beside a daemon, built and closed (the measure phase's).
+    memory = serve_memory(settings, embedder=real_embedder)
+    memory.remember("The payments service retries with exponential backoff", category="fact")
+    lexical = getattr(memory.store, "lexical", None)
+    assert lexical is not None
+    lexical.settle()
+    memory.close()
+    saved = sorted((tmp_path / "data" / "team-text").rglob("feed-position.json"))
+
+    [report] = clients.run([], tmp_path / "data", store_url=url, seconds=1, http_counts=[2])
+
+    assert (report["clients"], report["mode"], report["errors"]) == (2, "http", 0)
+    assert report["recall_ms"]["calls"] > 0 and report["remember_ms"]["calls"] > 0
+    # The one daemon was given a copy of the index, was ready once it answered, and it still did
+    # at the end (else the run fails); the copied index is left as it was.
+    assert report["text_search"]["index_copy_mb"] is not None
+    assert report["text_search"]["daemon"]["answering"] == "index"
+    assert saved and sorted((tmp_path / "data" / "team-text").rglob("feed-position.json")) == saved
+    with psycopg.connect(url) as conn:
+        writers = conn.execute(
+            "SELECT split_part(text, ' note ', 1), count(*) FROM memories "
+            "WHERE text LIKE 'Client %' GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+    assert [writer for writer, _ in writers] == ["Client 0", "Client 1"]
+    assert (
+        0 < sum(count for _, count in writers) <= report["remember_ms"]["calls"]
+    )  # a near-duplicate reinforces

@@ -133,6 +133,7 @@ class Status(TypedDict):
     active_sessions: int
     gitlab: View | None
     role: View | None
+    full_text: str | None  # a team's store's word search: "index" or "database"; None embedded
 
 
 class Enriched(TypedDict):

@@ -66,7 +66,7 @@ def test_a_client_makes_one_whole_round_of_the_mix_however_slow_the_machine_is(t
     """A window that ends before the first call (a machine too busy for 0.3 s to hold one round)
     still gives each kind of call and a recall after a remember."""
     with clients.daemon(tmp_path / "data", HashEmbedder(DIMENSION)) as runtime:
-        calls = clients.client_calls(runtime, 0, seconds=0.0)
+        calls = clients.client_calls(clients.Calls.served(runtime), 0, seconds=0.0)
 
     assert [kind for kind, *_ in calls] == ["recall"] * clients.RECALLS_PER_REMEMBER + ["remember", "recall"]
     assert [after for *_, after in calls][-1] is True
@@ -145,7 +145,9 @@ def test_a_failed_call_is_counted_with_its_message_not_raised(tmp_path: Path) ->
     )
     try:
         # A window over before the first call: one whole round of the mix, its remember failing.
-        report = clients.summarise(2, clients.client_calls(runtime, 0, 0.0), 0.3, 0.0, "threads")
+        report = clients.summarise(
+            2, clients.client_calls(clients.Calls.served(runtime), 0, 0.0), 0.3, 0.0, "threads"
+        )
     finally:
         served.close()
 
@@ -252,6 +254,6 @@ def test_a_timed_call_the_database_answered_ends_the_client_rather_than_count_as
     text_search = scale.TextSearch(memory)  # type: ignore[arg-type]
 
     with pytest.raises(RuntimeError, match="did not answer a timed call"):
-        clients.client_calls(runtime, 0, 0.0, text_search.answered)  # type: ignore[arg-type]
+        clients.client_calls(clients.Calls.served(runtime), 0, 0.0, text_search.answered)  # type: ignore[arg-type]
 
     assert len(recalls) == 3  # it ended at the call after which the index no longer answered
