@@ -270,7 +270,7 @@ def client_folders(scratch: Path, index: Path, clients: int) -> list[Path]:
 
 
 def _in_processes(
-    clients: int, data_dir: Path, store_url: str, seconds: float
+    clients: int, data_dir: Path, store_url: str, seconds: float, first: int = 0
 ) -> tuple[list[Call], float, dict[str, Any]]:
     from graphmem.adapters.postgres_lexical import DIRNAME
 
@@ -279,7 +279,7 @@ def _in_processes(
     copy_mb = _size_mb(index) if index.is_dir() else None  # as given, before a daemon writes to it
     with tempfile.TemporaryDirectory(prefix="graphmem-bench-clients-") as scratch:
         folders = client_folders(Path(scratch), index, clients)
-        results, wall = _children(CLIENT_SCRIPT, folders, seconds, env, Path(scratch))
+        results, wall = _children(CLIENT_SCRIPT, folders, seconds, env, Path(scratch), first)
         text_search = {
             "index_copy_mb": copy_mb,
             "clients": [result["text_search"] for result in results],
@@ -288,7 +288,12 @@ def _in_processes(
 
 
 def _in_http(
-    clients: int, data_dir: Path, store_url: str | None, seconds: float, program: Sequence[str]
+    clients: int,
+    data_dir: Path,
+    store_url: str | None,
+    seconds: float,
+    program: Sequence[str],
+    first: int = 0,
 ) -> tuple[list[Call], float, dict[str, Any] | None, dict[str, Any]]:
     """``clients`` processes calling one daemon over HTTP (``serving_daemon``): on the embedded
     store the daemon serves ``data_dir`` itself; on a team's, a folder of its own holding a copy
@@ -302,7 +307,9 @@ def _in_http(
         folder = client_folders(Path(scratch), index, 1)[0] if store_url else data_dir
         with serving(folder, store_url, Path(scratch) / "daemon.log", program) as daemon_:
             folders = [folder] * clients
-            results, wall = _children(HTTP_CLIENT_SCRIPT, folders, seconds, dict(os.environ), Path(scratch))
+            results, wall = _children(
+                HTTP_CLIENT_SCRIPT, folders, seconds, dict(os.environ), Path(scratch), first
+            )
             check_full_text(daemon_.info)
         text_search = None
         if daemon_.full_text is not None:
@@ -315,9 +322,9 @@ def _in_http(
 
 
 def _children(
-    script: str, folders: Sequence[Path], seconds: float, env: dict[str, str], scratch: Path
+    script: str, folders: Sequence[Path], seconds: float, env: dict[str, str], scratch: Path, first: int = 0
 ) -> tuple[list[dict[str, Any]], float]:
-    """One process of ``script`` per folder in ``folders``, the n-th as client n: each says it is
+    """One process of ``script`` per folder in ``folders``, the n-th as client ``first`` + n: each says it is
     ready, all are told "go" at once, and each writes its JSON report; the reports and the
     seconds from "go" until the last ended."""
     files = [(scratch / f"client-{n}.json", scratch / f"client-{n}.err") for n in range(len(folders))]
@@ -326,7 +333,7 @@ def _children(
         with err.open("w") as errors:  # the child keeps its own copy of the descriptor
             children.append(
                 subprocess.Popen(
-                    [sys.executable, "-c", script, str(folder), str(client), str(seconds), str(out)],
+                    [sys.executable, "-c", script, str(folder), str(first + client), str(seconds), str(out)],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=errors,
@@ -379,13 +386,13 @@ def _line_within(child: subprocess.Popen[str], timeout: float) -> str:
     return got[0]
 
 
-def _in_threads(clients: int, runtime: Runtime, seconds: float) -> tuple[list[Call], float]:
+def _in_threads(clients: int, runtime: Runtime, seconds: float, first: int = 0) -> tuple[list[Call], float]:
     results: list[list[Call]] = [[] for _ in range(clients)]
     gate = threading.Barrier(clients + 1)
 
     def work(client: int) -> None:
         gate.wait()
-        results[client] = client_calls(Calls.served(runtime), client, seconds)
+        results[client] = client_calls(Calls.served(runtime), first + client, seconds)
 
     threads = [threading.Thread(target=work, args=(client,)) for client in range(clients)]
     for thread in threads:
@@ -421,19 +428,21 @@ def run(
 
     say = progress or (lambda message: None)
     reports = []
+    first = 0  # each client of the run a number of its own: its texts are no other client's
     for mode, clients in [("local", n) for n in counts] + [("http", n) for n in http_counts]:
         load = os.getloadavg()[0]
         text_search = None
         serving_report = None
         if mode == "http":
             calls, wall, text_search, serving_report = _in_http(
-                clients, data_dir, store_url, seconds, program or PROGRAM
+                clients, data_dir, store_url, seconds, program or PROGRAM, first
             )
         elif store_url:
-            calls, wall, text_search = _in_processes(clients, data_dir, store_url, seconds)
+            calls, wall, text_search = _in_processes(clients, data_dir, store_url, seconds, first)
         else:
             with daemon(data_dir, embedder) as runtime:
-                calls, wall = _in_threads(clients, runtime, seconds)
+                calls, wall = _in_threads(clients, runtime, seconds, first)
+        first += clients
         if mode == "local":
             mode = "processes" if store_url else "threads"
         report = summarise(clients, calls, wall, load, mode, text_search)
