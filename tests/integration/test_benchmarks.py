@@ -181,16 +181,7 @@ def test_concurrent_clients_on_postgresql_are_processes_whose_every_write_is_kep
     real_embedder: OnnxEmbedder, postgres_server: PostgresServer, tmp_path: Path
 ) -> None:
     url = postgres_server.new_database()
-    migrate(url)
-    settings = load_settings(data_dir=tmp_path / "data", store={"url": url})
-    # The store and its full-text index beside a daemon, built and closed (the measure phase's).
-    memory = serve_memory(settings, embedder=real_embedder)
-    memory.remember("The payments service retries with exponential backoff", category="fact")
-    lexical = getattr(memory.store, "lexical", None)
-    assert lexical is not None
-    lexical.settle()
-    memory.close()
-    saved = sorted((tmp_path / "data" / "team-text").rglob("feed-position.json"))
+    saved = _store_with_its_index_closed(url, tmp_path / "data", real_embedder)
 
     [report] = clients.run([2], tmp_path / "data", store_url=url, seconds=1)
 
@@ -218,16 +209,7 @@ def test_http_clients_on_postgresql_share_one_daemon_whose_own_index_answers(
     real_embedder: OnnxEmbedder, postgres_server: PostgresServer, tmp_path: Path
 ) -> None:
     url = postgres_server.new_database()
-    migrate(url)
-    settings = load_settings(data_dir=tmp_path / "data", store={"url": url})
-    # The store and its full-text index beside a daemon, built and closed (the measure phase's).
-    memory = serve_memory(settings, embedder=real_embedder)
-    memory.remember("The payments service retries with exponential backoff", category="fact")
-    lexical = getattr(memory.store, "lexical", None)
-    assert lexical is not None
-    lexical.settle()
-    memory.close()
-    saved = sorted((tmp_path / "data" / "team-text").rglob("feed-position.json"))
+    saved = _store_with_its_index_closed(url, tmp_path / "data", real_embedder)
 
     [report] = clients.run([], tmp_path / "data", store_url=url, seconds=1, http_counts=[2])
 
@@ -247,3 +229,17 @@ def test_http_clients_on_postgresql_share_one_daemon_whose_own_index_answers(
     assert (
         0 < sum(count for _, count in writers) <= report["remember_ms"]["calls"]
     )  # a near-duplicate reinforces
+
+
+def _store_with_its_index_closed(url: str, data_dir: Path, embedder: OnnxEmbedder) -> list[Path]:
+    """A team's store at ``url`` and its full-text index beside a daemon in ``data_dir``, built and
+    closed as the measure phase leaves them; the index's saved positions."""
+    migrate(url)
+    settings = load_settings(data_dir=data_dir, store={"url": url})
+    memory = serve_memory(settings, embedder=embedder)
+    memory.remember("The payments service retries with exponential backoff", category="fact")
+    lexical = getattr(memory.store, "lexical", None)
+    assert lexical is not None
+    lexical.settle()
+    memory.close()
+    return sorted((data_dir / "team-text").rglob("feed-position.json"))
