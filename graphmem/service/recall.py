@@ -67,6 +67,7 @@ T = TypeVar("T")
 
 # What a recall of a closed service answers (``Recaller.close``).
 CLOSED = "This memory service is closed: open the memory again."
+SEARCH_THREADS = 4  # word searches at once, beside their callers: within a team store's 8 connections
 # Edges fetched per hop of graph expansion: bounds work on hub entities.
 GRAPH_EDGE_LIMIT = 400
 # Multipliers on the fused score by status (only visible with --history or resolved).
@@ -151,16 +152,15 @@ class Recaller:
         self._described = DescribedCode(stores.code) if stores.code is not None else None
         self._plan = get_plan(plan)
         self._limit = limit
-        # The full-text search runs on this thread while the caller's embeds the query, each
-        # on a core: the model, tantivy's search and usearch's let go of the interpreter while
-        # they run; the Python around them (hits filtered, vectors read) takes turns with it.
-        # It lives as long as the service: ``close`` ends it (``MemoryService.close``).
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-recall-search")
+        # Full-text searches run on these threads while the callers embed their queries (the model,
+        # tantivy and usearch let go of the interpreter), SEARCH_THREADS at once so that a daemon's
+        # concurrent recalls do not queue behind one another's. ``close`` ends them.
+        self._pool = ThreadPoolExecutor(SEARCH_THREADS, "graphmem-recall-search")
         self._closed = False
         self._near_text = stores.store if isinstance(stores.store, NearTextSearch) else None
 
     def close(self) -> None:
-        """End the search thread once the searches under way have, and the symbol indexes being
+        """End the search threads once the searches under way have, and the symbol indexes being
         built (``DescribedCode.close``): the service is closed, a recall is refused from now on."""
         self._closed = True
         self._pool.shutdown(wait=True)

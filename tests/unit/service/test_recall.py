@@ -327,3 +327,36 @@ def test_a_store_whose_words_need_no_vector_searches_them_while_the_query_is_emb
     assert began == [True]
     assert near.threads == []  # the words' search and their cosines are asked apart
     assert hits == [scraped, stated]
+
+
+def test_concurrent_recalls_search_their_words_at_once_not_one_after_the_other(
+    memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stated, scraped = _stated_and_scraped(memory_service)
+    store = memory_service.store
+    search_text = store.search_text
+    together = threading.Barrier(2, timeout=WORDS_SEARCH_WAIT_S)
+    met: list[bool] = []
+
+    def search(*args: Any, **kwargs: Any) -> TextHits:
+        try:  # both recalls' word searches under way at the same time (a daemon's agents)
+            together.wait()
+            met.append(True)
+        except threading.BrokenBarrierError:
+            met.append(False)
+        return search_text(*args, **kwargs)
+
+    monkeypatch.setattr(store, "search_text", search)
+    found: list[list[str]] = []
+
+    def recall() -> None:
+        found.append([h.memory.id for h in memory_service.recall("kuzu graph store", plan=NO_PRIORS).hits])
+
+    callers = [threading.Thread(target=recall) for _ in range(2)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+
+    assert met == [True, True]
+    assert found == [[scraped, stated], [scraped, stated]]
