@@ -35,12 +35,11 @@ from graphmem.adapters.vector_files import VectorIndexFiles
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.connect import resolve_branch as resolve_branch  # re-exported: the daemon's
 from graphmem.connect import resolve_project as resolve_project  # re-exported: the daemon's
+from graphmem.core.gitlab_ports import GitLabClient, GitLabGraph
 from graphmem.core.ports import (
     CodeGraph,
     CodeParser,
     Embedder,
-    GitLabClient,
-    GitLabGraph,
     GraphStore,
     LearningSources,
     ProjectRoots,

@@ -1,4 +1,4 @@
-"""The fake :class:`graphmem.core.ports.GitLabGraph`, in memory beside a ``FakeGraphStore``, for tests.
+"""The fake :class:`graphmem.core.gitlab_ports.GitLabGraph`, in memory beside a ``FakeGraphStore``, for tests.
 
 MRs, issues, epics and people are the store's entities (memories are about them, and a
 ref seen in a memory creates one); what enrichment adds (queue state, GitLab's answer)

@@ -304,6 +304,10 @@ class FakeGraphStore(OnePersonsStore):
 
     # -- search -----------------------------------------------------------------
 
+    @property
+    def full_text_search(self) -> None:
+        return None  # one search, as the embedded store's
+
     def search_text(
         self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
     ) -> TextHits:

@@ -1,6 +1,6 @@
 """One GitLab instance's merge requests, issues and epics, read into ``core.gitlab`` types.
 
-``PythonGitLabClient`` implements ``core.ports.GitLabClient``. It knows which REST v4 routes say
+``PythonGitLabClient`` implements ``core.gitlab_ports.GitLabClient``. It knows which REST v4 routes say
 what (an MR's ``/diffs`` or ``/changes`` and ``/closes_issues``, an issue's epic and related MRs,
 an epic's parent and children) and reads their JSON into the frozen types of ``core.gitlab``; an
 answer of an unexpected shape becomes ``GitLabUnavailableError``. The requests themselves —

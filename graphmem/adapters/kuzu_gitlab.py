@@ -1,4 +1,4 @@
-"""The GitLab graph (``core.ports.GitLabGraph``) in Kùzu: the enrichment queue, and applying
+"""The GitLab graph (``core.gitlab_ports.GitLabGraph``) in Kùzu: the enrichment queue, and applying
 the edits ``core/gitlab_edits.py`` makes of GitLab's answers.
 
 An MR, issue or epic node is created wherever a ref is seen (``upsert_entities``);
@@ -166,7 +166,7 @@ class KuzuGitLabGraph:
     # -- storing what GitLab said (core/gitlab_edits.py decided what) -------------------
 
     def apply(self, edit: GitLabEdit) -> None:
-        """Store one answer (``core.ports.GitLabGraph.apply``) under the store's lock."""
+        """Store one answer (``core.gitlab_ports.GitLabGraph.apply``) under the store's lock."""
         with self._store.db.lock:
             if not self._save_facts(edit.facts):
                 return

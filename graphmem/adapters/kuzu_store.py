@@ -517,7 +517,11 @@ class KuzuGraphStore(StoreParts, OnePersonsStore):
         )
         return rows[0][0] if rows else None
 
-    def search_text(  # -- search ----------------------------------------------------
+    @property  # -- search ----------------------------------------------------------
+    def full_text_search(self) -> None:
+        return None  # one search: the index written with the memories
+
+    def search_text(
         self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
     ) -> TextHits:
         with self._lock:

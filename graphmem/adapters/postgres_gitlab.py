@@ -1,4 +1,4 @@
-"""The GitLab graph (``core.ports.GitLabGraph``) in a team's PostgreSQL store: MRs, issues, epics
+"""The GitLab graph (``core.gitlab_ports.GitLabGraph``) in a team's PostgreSQL store: MRs, issues, epics
 and people enriched once for the whole team.
 
 MRs, issues, epics and people are rows of ``entities`` (memories are about them; a ref seen in

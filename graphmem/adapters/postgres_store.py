@@ -288,6 +288,10 @@ class PostgresGraphStore(StoreParts):
         return indexed[0] if indexed else self.text.search_text(query, visibility, limit, phrase=phrase)
 
     @property
+    def full_text_search(self) -> str:
+        return "database" if self.lexical is None else self.lexical.answering
+
+    @property
     def cosines_with_words(self) -> bool:
         """Whether ``search_text_near`` reads the hits' cosines in its search's own statement: the
         database's search does; the daemon's index, once it answers, finds its hits without the

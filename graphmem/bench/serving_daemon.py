@@ -58,7 +58,6 @@ def serving_env(store_url: str | None) -> dict[str, str]:
         env[STORE_URL_VARIABLE] = store_url
     env["GRAPHMEM_INGEST__ENABLED"] = "false"
     env["GRAPHMEM_RATE_LIMIT"] = "0"
-    env["GRAPHMEM_SERVER__PORT"] = "0"
     return env
 
 

@@ -1,7 +1,7 @@
 """What a GitLab answer means for the graph, decided once: a ``GitLabEdit`` of primitive facts.
 
 The enricher asks GitLab about one MR, issue or epic and gets a ``GitLabAnswer``;
-``edit_for`` turns it into the writes every GitLab graph (``core.ports.GitLabGraph.apply``:
+``edit_for`` turns it into the writes every GitLab graph (``core.gitlab_ports.GitLabGraph.apply``:
 Kùzu, PostgreSQL, the fake) applies as they are: GitLab's facts on the node, the edges
 the answer replaces, the people, the nodes it names (queued when near enough, else only
 linked; in the local project when GitLab's project is the checkout's), and the edges.

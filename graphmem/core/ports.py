@@ -1,4 +1,5 @@
-"""Interfaces of the external systems graphmem uses (implemented in ``adapters``)."""
+"""Interfaces of the external systems graphmem uses (implemented in ``adapters``); GitLab's are
+in ``core/gitlab_ports.py``."""
 
 from __future__ import annotations
 
@@ -13,10 +14,7 @@ import numpy.typing as npt
 
 from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo
-from graphmem.core.enrichment import Attempt, EnrichmentRow
 from graphmem.core.events import MemoryEvent
-from graphmem.core.gitlab import EpicData, GitLabProbe, IssueData, MergeRequestData
-from graphmem.core.gitlab_edits import GitLabEdit
 
 # The sources graphmem learns from (``core/learning_sources.py``), re-exported for their users.
 from graphmem.core.learning_sources import CodeParser as CodeParser
@@ -40,7 +38,6 @@ from graphmem.core.models import (
     MemoryRecord,
     Scope,
     Status,
-    Step,
 )
 
 Vector = npt.NDArray[np.float32]
@@ -300,6 +297,13 @@ class TextMatch:
 class MemorySearch(Protocol):
     """Full-text search over memory text (accents and case folded, words stemmed)."""
 
+    @property
+    def full_text_search(self) -> str | None:
+        """Which search answers ``search_text`` now, in a store that has two: ``"index"`` (a
+        full-text index beside this process, current with the store) or ``"database"`` (the
+        database's own: no index beside this process, or one being built or catching up). None
+        in a store with one search (the embedded store's index, written with the memories)."""
+
     def search_text(
         self, query: str, visibility: Visibility, limit: int, *, phrase: str | None = None
     ) -> TextHits:
@@ -532,67 +536,3 @@ class CodeGraph(Protocol):
         """Remove ``project``'s external modules that no file imports and no memory is about
         (anyone's memory, on a team's store); how many went. A module a memory is about stays."""
         ...
-
-
-class GitLabClient(Protocol):
-    """One GitLab instance's REST API (``adapters/gitlab_api.py``; a fixture server in tests).
-
-    Every method raises a ``GitLabError`` subclass (see ``graphmem.errors``) and
-    nothing else; none ever logs or returns the token.
-    """
-
-    @property
-    def url(self) -> str: ...
-
-    def probe(self) -> GitLabProbe:
-        """Check the instance and the token (``GET /version`` or ``/user``)."""
-
-    def merge_request(self, project: str, iid: int) -> MergeRequestData: ...
-    def issue(self, project: str, iid: int) -> IssueData: ...
-    def epic(self, group: str, iid: int) -> EpicData: ...
-
-    def clear_cache(self) -> None:
-        """Forget cached answers, so the next calls ask the instance (``enrich --refresh``)."""
-
-
-class GitLabGraph(Protocol):
-    """MRs, issues, epics and people, stored: the enrichment queue, primitive writes (``mark``,
-    ``apply``) and reads. What an answer means is decided in ``core/gitlab_edits.py``; who sees a row in
-    ``core/gitlab_reads.py``: a read shows only the nodes whose entity the reader sees and the edges whose
-    two ends it sees; ``all_rows``, ``due``, ``counts`` and ``waiting`` only the rows its daemon enriches
-    (``writes_on``). ``tests/unit/adapters/test_gitlab_graph_contract.py`` holds every store to them."""
-
-    def rows(self, keys: Collection[str]) -> dict[str, EnrichmentRow]: ...
-    def all_rows(self) -> list[EnrichmentRow]: ...
-    def due(self, now: datetime, limit: int) -> list[EnrichmentRow]: ...
-    def counts(self) -> dict[str, int]: ...
-    def waiting(self) -> int: ...
-    def mark(self, key: str, attempt: Attempt) -> None:
-        """Record an attempt's outcome without touching the entity's facts (nothing when it is not
-        in the graph, or another person's private entity, shown or not: ``due`` lists none)."""
-
-    def queue(self, entities: Sequence[Entity]) -> None:
-        """Store the MRs, issues and epics a person asks to enrich (``graphmem enrich REF``):
-        created when absent (theirs, on a team's store), their own given the new name and
-        project; the team's and another's private one left as they are (``core.entity_owners``)."""
-
-    def apply(self, edit: GitLabEdit) -> None:
-        """Store one GitLab answer as ``core.gitlab_edits.edit_for`` decided it, in one step:
-        the asked node's facts (nothing at all when it is not in the graph, or another person's
-        private entity, shown to the writer or not), the edges in the dropped scopes removed,
-        the people upserted, the named nodes created when absent (see ``NewNode``), the edges
-        added where both ends exist. A store that keeps owners owns and writes on the people and
-        nodes as ``core.gitlab_edits``'s ``owner_after`` and ``writes_on`` say."""
-
-    def entities(self, keys: Collection[str]) -> dict[str, Entity]: ...
-    def merge_request(self, key: str) -> MergeRequestData | None: ...
-    def issue(self, key: str) -> IssueData | None: ...
-    def epic(self, key: str) -> EpicData | None: ...
-    def merge_requests_closing(self, issue_key: str) -> list[Entity]: ...
-    def changed_by(self, file_key: str, limit: int) -> list[tuple[Entity, str, datetime | None]]: ...
-    def changed_symbols(self, mr_key: str) -> list[str]: ...
-    def related_edges(self, keys: Collection[str], limit: int) -> list[Step]:
-        """The GitLab edges from ``keys`` to entities one edge away, walked from the asked key
-        (``Step.forward`` False against the edge): an MR's closing issues, an issue's epic and
-        closing MRs, an epic's parent, issues and child epics, the MRs that changed a file or
-        symbol, then an MR's changed files and symbols; at most ``limit``, each other end once."""

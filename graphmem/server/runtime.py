@@ -415,15 +415,9 @@ class Runtime:
             "gitlab": self.gitlab_status(),
             # as `graphmem stats --json` says it: a team's store's login role, None on the embedded one
             "role": None if stats.role is None else asdict(stats.role),
-            "full_text": self.full_text(),
+            # a team's store's word search: "index" (beside this daemon) or "database"; None embedded
+            "full_text": self.memory.store.full_text_search,
         }
-
-    def full_text(self) -> str | None:
-        """Which search answers a team's store's words now: ``"index"`` (the one beside this
-        daemon, ``postgres_lexical.py``) or ``"database"`` (while it is built or catches up);
-        None on the embedded store, which has one."""
-        lexical = getattr(self.memory.store, "lexical", None)
-        return None if lexical is None else str(lexical.answering)
 
     def gitlab_status(self) -> dict[str, Any] | None:
         """GitLab's part of the status, JSON-ready (never the token); None without enrichment."""

@@ -56,8 +56,9 @@ from graphmem.core.enrichment import (
 )
 from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData
 from graphmem.core.gitlab_edits import GitLabAnswer, changed_file_keys, edit_for
+from graphmem.core.gitlab_ports import GitLabClient, GitLabGraph
 from graphmem.core.models import GITLAB_KINDS, Entity, EntityKind
-from graphmem.core.ports import CodeGraph, GitLabClient, GitLabGraph
+from graphmem.core.ports import CodeGraph
 from graphmem.core.projects import ForeignRemote
 from graphmem.core.redaction import redact
 from graphmem.errors import (

@@ -13,8 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from graphmem.core.fusion import ENTITY, GRAPH
+from graphmem.core.gitlab_ports import GitLabGraph
 from graphmem.core.models import Entity, EntityKind, Hit, Step
-from graphmem.core.ports import CodeGraph, GitLabGraph
+from graphmem.core.ports import CodeGraph
 
 # Code-graph neighbours of the named files and symbols that join the entity channel (per hop).
 CODE_NEIGHBOUR_LIMIT = 30

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from graphmem.core.codegraph import SymbolInfo, file_key
 from graphmem.core.enrichment import EnrichmentRow, EnrichState, symbols_touched, target_key
 from graphmem.core.gitlab import EpicData, IssueData, MergeRequestData, Person
+from graphmem.core.gitlab_ports import GitLabGraph
 from graphmem.core.models import Entity, EntityKind
-from graphmem.core.ports import CodeGraph, GitLabGraph
+from graphmem.core.ports import CodeGraph
 from graphmem.core.projects import ForeignRemote
 from graphmem.core.text import inert
 

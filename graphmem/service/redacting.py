@@ -27,8 +27,9 @@ from graphmem.core.enrichment import Attempt
 from graphmem.core.events import MemoryEvent
 from graphmem.core.gitlab import EpicData, IssueRefData, MergeRequestData
 from graphmem.core.gitlab_edits import GitLabData, GitLabEdit
+from graphmem.core.gitlab_ports import GitLabGraph
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
-from graphmem.core.ports import GitLabGraph, GraphStore, NewText, Vector
+from graphmem.core.ports import GraphStore, NewText, Vector
 from graphmem.core.redaction import redact
 
 # Port methods that only read: they pass through. Every other method of ``GraphStore``
@@ -39,7 +40,7 @@ STORE_READS = frozenset(
         "close", "get_meta", "get_memories", "shared_memories", "shared_scopes", "find_by_hash",
         "find_by_hashes", "list_memories", "all_memories", "count_memories", "total_memories", "projects",
         "last_in_session", "expiring", "next_expiry",
-        "search_text", "text_matches",
+        "full_text_search", "search_text", "text_matches",
         "pending_embeddings", "count_pending_embeddings", "load_vectors", "count_vectors", "embedding_of",
         "get_entities", "find_entities", "all_entities", "about", "about_bodies", "memories_about",
         "remembered", "links", "next_pairs", "neighbours",

@@ -21,8 +21,9 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from graphmem.core.gitlab_ports import GitLabGraph
 from graphmem.core.models import Entity
-from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore
+from graphmem.core.ports import CodeGraph, GraphStore
 from graphmem.core.timeparse import utc_now
 from graphmem.service.mentions import Namespace
 from graphmem.service.semantic import SemanticIndex

@@ -37,8 +37,8 @@ from graphmem.core import keys
 from graphmem.core.enrichment import Attempt, EnrichState, target_key
 from graphmem.core.gitlab import IssueRefData, Person
 from graphmem.core.gitlab_edits import GitLabAnswer, GitLabData, edit_for
+from graphmem.core.gitlab_ports import GitLabGraph
 from graphmem.core.models import EntityKind
-from graphmem.core.ports import GitLabGraph
 from graphmem.core.views import why
 from graphmem.server.runtime import Runtime
 from graphmem.server.tools import build_mcp

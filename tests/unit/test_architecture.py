@@ -477,7 +477,7 @@ def test_the_stdio_proxy_imports_only_the_standard_library() -> None:
 # (docs/learning.md, "Redaction"): the door defines every write method of the ports and
 # redacts in each, and outside the adapters nothing writes except through the door.
 
-PORTS = PACKAGE / "core" / "ports.py"
+PORTS = (PACKAGE / "core" / "ports.py", PACKAGE / "core" / "gitlab_ports.py")
 DOOR = PACKAGE / "service" / "redacting.py"
 DOORS = {
     "GraphStore": ("RedactingStore", "STORE_READS"),
@@ -502,8 +502,8 @@ METADATA_WRITERS = {
 }
 
 
-def _classes(path: Path) -> dict[str, ast.ClassDef]:
-    return {node.name: node for node in nodes_of(path) if isinstance(node, ast.ClassDef)}
+def _classes(*paths: Path) -> dict[str, ast.ClassDef]:
+    return {node.name: node for path in paths for node in nodes_of(path) if isinstance(node, ast.ClassDef)}
 
 
 def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
@@ -538,7 +538,7 @@ def _calls_redaction(function: ast.FunctionDef) -> bool:
 
 def _port_writes() -> set[str]:
     """The write methods that carry text (vectors, ids and links carry none)."""
-    ports = _classes(PORTS)
+    ports = _classes(*PORTS)
     writes: set[str] = set()
     for port, (_, reads_name) in DOORS.items():
         writes |= _protocol_methods(ports, port) - _frozenset_literal(DOOR, reads_name)
@@ -546,7 +546,7 @@ def _port_writes() -> set[str]:
 
 
 def test_every_write_method_of_the_store_ports_is_on_the_door_and_redacts() -> None:
-    ports, doors = _classes(PORTS), _classes(DOOR)
+    ports, doors = _classes(*PORTS), _classes(DOOR)
     no_text = _frozenset_literal(DOOR, "NO_TEXT_WRITES")
     problems = []
     for port, (door, reads_name) in DOORS.items():
@@ -624,7 +624,7 @@ def memory_write_calls(path: Path) -> list[str]:
 
 
 def test_the_memory_writes_are_the_store_ports_write_methods() -> None:
-    ports = _classes(PORTS)
+    ports = _classes(*PORTS)
     store_methods = _protocol_methods(ports, "GraphStore")
     reads = _frozenset_literal(DOOR, "STORE_READS")
 

@@ -31,8 +31,9 @@ from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, file_key, 
 from graphmem.core.enrichment import target_key
 from graphmem.core.gitlab import ChangedFile, MergeRequestData, Person
 from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
+from graphmem.core.gitlab_ports import GitLabGraph
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
-from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore
+from graphmem.core.ports import CodeGraph, GraphStore
 
 PROJECT = "/src/proj"
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""The contract of ``core.ports.GitLabGraph``, run against the Kùzu GitLab graph, the PostgreSQL one
+"""The contract of ``core.gitlab_ports.GitLabGraph``, run against the Kùzu GitLab graph, the PostgreSQL one
 and the in-memory one.
 
 A new GitLab graph joins by adding itself to ``GRAPHS``. Orders where a store leaves them
@@ -23,8 +23,9 @@ from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.core.enrichment import Attempt, EnrichState, target_key
 from graphmem.core.gitlab import ChangedFile, EpicData, IssueData, IssueRefData, MergeRequestData, Person
 from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
+from graphmem.core.gitlab_ports import GitLabGraph
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope
-from graphmem.core.ports import GitLabGraph, GraphStore
+from graphmem.core.ports import GraphStore
 
 T0 = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 LATER = T0 + timedelta(days=1)

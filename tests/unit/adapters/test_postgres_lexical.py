@@ -116,7 +116,7 @@ def test_a_second_store_on_the_same_folder_searches_the_database(url: str, tmp_p
     first = indexed(url, tmp_path)
     second = indexed(url, tmp_path)  # tantivy's writer lock is the first's
     try:
-        assert second.lexical is not None and second.lexical.answering == "database"
+        assert (first.full_text_search, second.full_text_search) == ("index", "database")
         first.add_memories([memory("m1", "a dingo howls")])
         assert [i for i, _ in second.search_text("dingo", CURRENT, 10)] == ["m1"]
         assert found(first, "dingo") == ["m1"]

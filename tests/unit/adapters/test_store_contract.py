@@ -410,6 +410,13 @@ def test_full_text_search_of_no_words_finds_nothing(store: GraphStore) -> None:
     assert found(store, "?! -- **") == []
 
 
+def test_a_store_says_which_of_its_searches_answers_its_words(store: GraphStore) -> None:
+    """A team's store opened without a folder for its index has only the database's search (with
+    one, see test_postgres_lexical); the embedded stores have one search, their own."""
+    expected = "database" if isinstance(store, PostgresGraphStore) else None
+    assert store.full_text_search == expected
+
+
 def test_updating_text_updates_full_text_search(store: GraphStore) -> None:
     store.add_memories([memory("m1", "We deploy with make release"), memory("m2", "unrelated note")])
     store.replace_text("m1", text="We deploy with helm charts", content_hash="h", updated_at=NOW, entities=[])

@@ -9,7 +9,6 @@ import socket
 import sys
 from datetime import timedelta
 from pathlib import Path
-from types import SimpleNamespace
 from urllib.parse import urlsplit
 
 import pytest
@@ -132,15 +131,14 @@ def test_a_count_of_http_clients_outside_1_to_32_is_refused(count: str) -> None:
 def test_the_daemon_says_which_word_search_answers_a_teams_store_and_none_on_the_embedded_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What the benchmark reads of its daemon before and after the timed calls (``/stats``)."""
+    """What the benchmark reads of its daemon before and after the timed calls (``/stats``): what
+    its store says (``MemorySearch.full_text_search``; a team's store's in test_postgres_lexical)."""
     served = in_memory_service(tmp_path).serving(Coordinator(utc_now, timedelta(minutes=5)))
     runtime = Runtime(served, log_hint="stderr", resolve_project=lambda path: path, version="t")
     try:
         assert runtime.status()["full_text"] is None
-        lexical = SimpleNamespace(answering="database")  # a team's index, built or catching up
-        monkeypatch.setattr(served.store, "lexical", lexical, raising=False)
-        assert runtime.status()["full_text"] == "database"
-        lexical.answering = "index"
-        assert runtime.full_text() == "index"
+        for answering in ("database", "index"):  # a team's index, catching up, then current
+            monkeypatch.setattr(type(served.store.inner), "full_text_search", answering)
+            assert runtime.status()["full_text"] == answering
     finally:
         served.close()

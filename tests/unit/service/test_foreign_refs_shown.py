@@ -26,9 +26,10 @@ from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.gitlab import MergeRequestData
 from graphmem.core.gitlab_edits import GitLabAnswer, edit_for
+from graphmem.core.gitlab_ports import GitLabGraph
 from graphmem.core.keys import file_key
 from graphmem.core.models import Entity, EntityKind
-from graphmem.core.ports import CodeGraph, GitLabGraph, GraphStore, VectorIndex
+from graphmem.core.ports import CodeGraph, GraphStore, VectorIndex
 from graphmem.core.projects import ForeignRemote, foreign_remote
 from graphmem.core.timeparse import utc_now
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
