@@ -95,7 +95,7 @@ class Memory(Protocol):
         ``embed_pending`` embeds the rest. False through a daemon, whose worker embeds it."""
 
     def close(self) -> None:
-        """Release the store (a daemon's memory: nothing to release)."""
+        """Release the store (a daemon's memory: its connections to the daemon)."""
 
     # -- writing ------------------------------------------------------------------------
 

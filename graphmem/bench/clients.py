@@ -252,7 +252,10 @@ def http_child(data_dir: str, client: int, seconds: float, out: str) -> None:
     print(READY, flush=True)
     if sys.stdin.readline().strip() != "go":
         return
-    calls = client_calls(Calls.remote(remote), client, seconds)
+    try:
+        calls = client_calls(Calls.remote(remote), client, seconds)
+    finally:
+        remote.close()
     Path(out).write_text(json.dumps({"calls": calls}), encoding="utf-8")
 
 

@@ -1,15 +1,22 @@
-"""One HTTP/1.1 POST to the daemon on this machine, on a plain socket.
+"""HTTP/1.1 POSTs to the daemon on this machine, on a plain socket.
 
 The CLI's calls through a daemon use it instead of ``http.client``, whose imports (the
-``email`` parser, ``ssl``) cost a short call a good part of its time. It sends one request
-per connection (``Connection: close``) and reads an answer with a ``Content-Length`` (what
-the daemon sends for a plain JSON answer), a chunked one (a streamed answer: ``/rpc``'s
-progress lines), or one that ends with the connection; anything else is a ``LoopbackError``.
-``post`` reads the whole answer; ``open_post`` hands it over as it arrives (``Answer.lines``).
+``email`` parser, ``ssl``) cost a short call a good part of its time. It reads an answer with
+a ``Content-Length`` (what the daemon sends for a plain JSON answer), a chunked one (a
+streamed answer: ``/rpc``'s progress lines), or one that ends with the connection; anything
+else is a ``LoopbackError``.
+
+``post`` and ``open_post`` send one request on a connection of its own (``Connection:
+close``): right for a hook or a command that makes one call. ``post`` reads the whole answer;
+``open_post`` hands it over as it arrives (``Answer.lines``). ``KeptAlive`` is one connection
+kept open between the requests of a client that makes many (``RemoteMemory``), proven once
+each time it connects.
 """
 
 from __future__ import annotations
 
+import os
+import select
 import socket
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -33,11 +40,25 @@ class _Buffered:
     def __init__(self, connection: socket.socket) -> None:
         self._connection = connection
         self._buffer = bytearray()
+        self.received = 0  # bytes that arrived
+        self.ended = False  # the other end closed the connection
 
     def _fill(self) -> bool:
         chunk = self._connection.recv(CHUNK)
         self._buffer += chunk
+        self.received += len(chunk)
+        self.ended = not chunk
         return bool(chunk)
+
+    @property
+    def drained(self) -> bool:
+        """Nothing read past what was asked for."""
+        return not self._buffer
+
+    def unanswered(self, failure: OSError) -> bool:
+        """Whether ``failure`` came with no byte of an answer: the connection closed or was reset
+        before any arrived (a timeout is not that: the daemon may still be at work)."""
+        return self.received == 0 and (self.ended or isinstance(failure, ConnectionError))
 
     def until(self, mark: bytes, limit: int, what: str) -> bytes:
         """The bytes before ``mark`` (which is consumed too)."""
@@ -71,8 +92,9 @@ class _Buffered:
 class Answer:
     """An answer being read: its status and headers, then its body as it arrives."""
 
-    def __init__(self, connection: socket.socket) -> None:
-        self._input = _Buffered(connection)
+    def __init__(self, source: _Buffered) -> None:
+        self._input = source
+        self._complete = False
         head = self._input.until(b"\r\n\r\n", MAX_HEAD, "the answer's headers")
         status_line, *header_lines = head.decode("latin-1").split("\r\n")
         parts = status_line.split(" ", 2)
@@ -88,6 +110,9 @@ class Answer:
         if not self._chunked and length is not None and not length.isdigit():
             raise LoopbackError(f"a bad Content-Length: {length[:40]!r}")
         self._length = None if self._chunked or length is None else int(length)
+        self._keeps_connection = (
+            parts[0] == "HTTP/1.1" and "close" not in self.headers.get("connection", "").lower()
+        )
 
     @property
     def media_type(self) -> str:
@@ -101,6 +126,14 @@ class Answer:
             yield from self._chunks()
         else:
             yield from self._input.to_the_end()
+            return  # its end is the connection's
+        self._complete = True
+
+    @property
+    def reusable(self) -> bool:
+        """Whether the connection may carry another request: this answer was read exactly to its
+        end (its ``Content-Length``, or its last chunk), and the daemon did not say it closes it."""
+        return self._complete and self._keeps_connection and self._input.drained
 
     def _chunks(self) -> Iterator[bytes]:
         while True:
@@ -163,21 +196,116 @@ def open_post(
     """POST ``body`` to ``http://host:port/path``; the answer, to read before the block ends.
     With ``expected``, only once the other end has proved it is that daemon (else
     ``identity.NotTheDaemon``, and nothing of the request was sent)."""
+    request = _request(host, port, path, body, headers, "close")
+    with socket.create_connection((host, port), timeout=timeout) as connection:
+        if expected is not None:
+            _prove(connection, host, port, expected)
+        connection.sendall(request)
+        yield Answer(_Buffered(connection))
+
+
+def _request(host: str, port: int, path: str, body: bytes, headers: dict[str, str], connection: str) -> bytes:
     lines = [
         f"POST {path} HTTP/1.1",
         f"Host: {host}:{port}",
         f"Content-Length: {len(body)}",
-        "Connection: close",
+        f"Connection: {connection}",
     ]
     lines += [f"{name}: {value}" for name, value in headers.items()]
-    request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
-    with socket.create_connection((host, port), timeout=timeout) as connection:
-        if expected is not None:
-            identity.verify(
-                connection, host=host, port=port, secret=expected.secret, pid=expected.pid, url=expected.url
-            )
-        connection.sendall(request)
-        yield Answer(connection)
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+def _prove(connection: socket.socket, host: str, port: int, expected: Expected) -> None:
+    identity.verify(
+        connection, host=host, port=port, secret=expected.secret, pid=expected.pid, url=expected.url
+    )
+
+
+class KeptAlive:
+    """One connection to the daemon at ``host:port`` kept open between requests, for one thread
+    at a time (``RemoteMemory`` keeps one per thread).
+
+    Each time it connects, the other end proves it is the daemon a request expects
+    (``identity.verify``), never once per request; a request that expects another daemon (its pid,
+    its secret) gets a new connection, proven for it. It is reused only when the answer before
+    was read exactly to its end: an answer that ends with the connection, or one left unread
+    before its end (a streamed answer read to its result line), closes it. Before reuse, one the
+    daemon closed while idle (uvicorn closes one after 5 s) is noticed and replaced, and one
+    opened in another process (this one forked since) is never used: its socket is the parent's.
+    """
+
+    def __init__(self, host: str, port: int, timeout: float) -> None:
+        self.host, self.port, self.timeout = host, port, timeout
+        self._socket: socket.socket | None = None
+        self._proven: Expected | None = None  # what the open connection was proven for
+        self._pid = 0  # the process that opened it
+
+    @contextmanager
+    def post(self, path: str, body: bytes, headers: dict[str, str], expected: Expected) -> Iterator[Answer]:
+        """POST ``body`` to ``path``; the answer, to read before the block ends (as ``open_post``).
+        A connection the daemon closed as the request went out (no byte of an answer came) is
+        replaced and the request sent once more on a new one: the daemon closes an idle
+        connection only while it waits for a request, before reading a byte of it, so the call
+        was not made. Never after any byte of the answer arrived."""
+        request = _request(self.host, self.port, path, body, headers, "keep-alive")
+        reused = self._ready(expected)
+        while True:
+            assert self._socket is not None  # connected by _ready or _connect
+            source = _Buffered(self._socket)
+            try:
+                self._socket.sendall(request)
+                answer = Answer(source)
+                break
+            except OSError as exc:
+                self.close()
+                if not (reused and source.unanswered(exc)):
+                    raise
+            reused = False  # once more, on a new connection: its failure is the daemon's
+            self._connect(expected)
+        try:
+            yield answer
+        except BaseException:
+            self.close()
+            raise
+        if not answer.reusable:
+            self.close()
+
+    def _ready(self, expected: Expected) -> bool:
+        """Whether the open connection serves this request as it is; if not, a new one is opened
+        and proven (False)."""
+        if self._socket is not None and (
+            self._pid != os.getpid() or self._proven != expected or self.closed_by_daemon()
+        ):
+            self.close()
+        if self._socket is not None:
+            return True
+        self._connect(expected)
+        return False
+
+    def _connect(self, expected: Expected) -> None:
+        connection = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        try:
+            _prove(connection, self.host, self.port, expected)
+        except BaseException:
+            connection.close()
+            raise
+        self._socket, self._proven, self._pid = connection, expected, os.getpid()
+
+    def closed_by_daemon(self) -> bool:
+        """Whether the daemon has closed this idle connection: between answers it sends nothing,
+        so a socket that is readable then holds its end of file (or a reset)."""
+        if self._socket is None:
+            return False
+        poller = select.poll()
+        poller.register(self._socket, select.POLLIN)
+        return bool(poller.poll(0))
+
+    def close(self) -> None:
+        """Close the connection (in a forked child, only this process's copy of it); the next
+        request opens a new one."""
+        if self._socket is not None:
+            self._socket.close()
+        self._socket, self._proven = None, None
 
 
 def _read_whole(opened: Callable[P, AbstractContextManager[Answer]]) -> Callable[P, tuple[int, bytes]]:

@@ -59,6 +59,7 @@ def test_a_content_length_answer_is_read_and_the_request_carries_the_body(answer
     request = answer_with.seen[0]
     assert request.startswith(b"POST /rpc HTTP/1.1\r\n")
     assert b"Authorization: Bearer s\r\n" in request
+    assert b"Connection: close\r\n" in request  # one request per connection: a hook's, a command's
     assert request.endswith(b'\r\n\r\n{"a": "\xc3\xb9"}')
 
 

@@ -4,8 +4,10 @@ text and a large import's travel their own way (``RemoteMemory.SENDERS``)."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import socket
 import threading
 from collections.abc import Iterator
@@ -41,19 +43,30 @@ def plain(answer: Any) -> bytes:
 
 TOKEN = "t" * 43
 PID = 4242
+CUT = b"CUT:"  # an answer that starts so: what follows it is sent, then the connection closed
+HANG_UP = CUT  # the connection closed with the call unanswered
 
 
 class Daemon:
-    """One fake daemon on 127.0.0.1 answering each request with the next of ``answers``; it
-    proves itself on ``/identity`` like the real one, with ``token`` (a squatter has none)."""
+    """One fake daemon on 127.0.0.1 answering each request with the next of ``answers`` (a plain
+    ``{"result": 1}`` when none is left), on connections it keeps open between requests as
+    uvicorn does; it proves itself on ``/identity`` like the real one, with ``token`` (a squatter
+    has none). It counts the connections it accepted (``connections``), the proofs it gave
+    (``identities``) and on which connection each call came (``served_on``). An answer that
+    starts with ``CUT`` is sent up to there and its connection closed (``HANG_UP``: unanswered)."""
 
     def __init__(self, token: str | None = TOKEN) -> None:
         self.server = socket.create_server(("127.0.0.1", 0))
         self.token = token
+        self.pid = PID  # the pid it proves
         self.answers: list[bytes] = []
         self.requests: list[dict[str, Any]] = []
         self.received = b""  # every byte any client sent
-        threading.Thread(target=self._serve, daemon=True).start()
+        self.connections = 0
+        self.identities = 0
+        self.served_on: list[int] = []
+        self.open: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
 
     def _read(self, connection: socket.socket, pending: bytes) -> tuple[bytes, bytes, bytes]:
         """(head, body, what follows) of the next request on ``connection``."""
@@ -72,28 +85,55 @@ class Daemon:
             body += chunk
         return head, body[:length], body[length:]
 
-    def _serve(self) -> None:
+    def _accept(self) -> None:
         while True:
             try:
                 connection, _ = self.server.accept()
             except OSError:
                 return
-            with connection:
+            self.connections += 1
+            self.open.append(connection)
+            threading.Thread(target=self._serve, args=(connection, self.connections), daemon=True).start()
+
+    def _serve(self, connection: socket.socket, number: int) -> None:
+        with connection:
+            rest = b""
+            while True:
                 try:
-                    head, body, rest = self._read(connection, b"")
-                    if head.startswith(b"POST /identity "):
-                        connection.sendall(self._identity(json.loads(body)["nonce"]))
-                        head, body, rest = self._read(connection, rest)
+                    head, body, rest = self._read(connection, rest)
                 except OSError:
+                    return
+                if head.startswith(b"POST /identity "):
+                    self.identities += 1
+                    connection.sendall(self._identity(json.loads(body)["nonce"]))
                     continue
                 self.requests.append(json.loads(body))
-                connection.sendall(self.answers.pop(0))
+                self.served_on.append(number)
+                answer = self.answers.pop(0) if self.answers else plain({"result": 1})
+                if answer.startswith(CUT):
+                    connection.sendall(answer[len(CUT) :])
+                    return
+                connection.sendall(answer)
+                if b"content-length" not in answer.split(b"\r\n\r\n")[0].lower() and not answer.startswith(
+                    NDJSON_HEAD
+                ):
+                    return  # an answer that ends with the connection
+
+    def hang_up(self) -> None:
+        """Close every connection, as the daemon closes one left idle past its keep-alive."""
+        for connection in self.open:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
     def _identity(self, nonce: str) -> bytes:
         if self.token is None:  # a squatter: it answers what it can
-            return plain({"pid": PID, "proof": "0" * 64, "key_proof": None})
+            return plain({"pid": self.pid, "proof": "0" * 64, "key_proof": None})
         return plain(
-            {"pid": PID, "proof": identity.proof(self.token, nonce, PID, self.port), "key_proof": None}
+            {
+                "pid": self.pid,
+                "proof": identity.proof(self.token, nonce, self.pid, self.port),
+                "key_proof": None,
+            }
         )
 
     @property
@@ -286,3 +326,149 @@ def test_a_daemon_that_names_another_pid_is_not_the_one_daemon_json_names(
     with pytest.raises(identity.NotTheDaemon, match="pid 4242"):
         memory.reindex()
     assert daemon.requests == []
+
+
+# -- the connection kept between calls ---------------------------------------------------------
+
+
+def test_calls_share_one_connection_proven_once_until_the_memory_is_closed(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    memory = daemon.memory(tmp_path)
+    daemon.answers += [plain({"result": 1}), plain({"result": 2}), plain({"result": 3})]
+
+    assert [memory.reindex(), memory.reindex(), memory.reindex()] == [1, 2, 3]
+    memory.close()
+    assert memory.reindex() == 1  # a call after close opens a new connection
+
+    assert (daemon.connections, daemon.identities, daemon.served_on) == (2, 2, [1, 1, 1, 2])
+
+
+def test_a_memory_bound_from_another_shares_its_connection(daemon: Daemon, tmp_path: Path) -> None:
+    opened = daemon.memory(tmp_path)
+    opened.reindex()
+    opened.bound("/src/shop").reindex()
+    assert (daemon.connections, daemon.identities) == (1, 1)
+
+
+def test_an_idle_connection_the_daemon_closed_is_replaced_without_an_error(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    memory = daemon.memory(tmp_path)
+    memory.reindex()
+    memory.reindex()
+    daemon.hang_up()  # its keep-alive ran out
+
+    assert memory.reindex() == 1
+    assert (daemon.connections, daemon.identities, daemon.served_on) == (2, 2, [1, 1, 2])
+
+
+def test_a_call_on_a_connection_closed_as_it_went_out_is_sent_once_more_on_a_new_one(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    memory = daemon.memory(tmp_path)
+    daemon.answers += [plain({"result": 1}), HANG_UP, plain({"result": 2})]
+
+    assert (memory.reindex(), memory.reindex()) == (1, 2)
+    assert (daemon.connections, daemon.identities, daemon.served_on) == (2, 2, [1, 1, 2])
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n",
+        b'HTTP/1.1 200 OK\r\ncontent-length: 40\r\ncontent-type: application/json\r\n\r\n{"res',
+    ],
+    ids=["in-the-head", "in-the-body"],
+)
+def test_a_call_whose_answer_began_is_never_sent_again(daemon: Daemon, tmp_path: Path, cut: bytes) -> None:
+    memory = daemon.memory(tmp_path)
+    daemon.answers += [plain({"result": 1}), CUT + cut]
+    memory.reindex()
+
+    with pytest.raises(StoreError, match="did not answer"):
+        memory.reindex()  # the daemon may have made the call: it is not made twice
+    assert daemon.served_on == [1, 1]
+    assert memory.reindex() == 1  # and the next call connects again
+    assert daemon.connections == 2
+
+
+def test_a_streamed_answer_read_to_its_result_leaves_its_connection_to_no_other_call(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    memory = daemon.memory(tmp_path)
+    unended = chunked({"progress": {"done": 3, "total": None}}, {"result": 3})[: -len(b"0\r\n\r\n")]
+    daemon.answers += [plain({"result": 1}), unended, plain({"result": 2})]
+    steps: list[int] = []
+
+    assert memory.reindex() == 1
+    assert memory.reindex(progress=steps.append) == 3  # its last chunk never comes
+    assert memory.reindex() == 2
+    assert steps == [3] and daemon.served_on == [1, 1, 2]
+
+
+def test_each_thread_calls_on_a_connection_of_its_own(daemon: Daemon, tmp_path: Path) -> None:
+    memory = daemon.memory(tmp_path)
+    together = threading.Barrier(2)
+    answers: list[int] = []
+
+    def calls() -> None:
+        together.wait(10)
+        answers.extend([memory.reindex(), memory.reindex()])
+
+    threads = [threading.Thread(target=calls) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+    assert answers == [1, 1, 1, 1]
+    assert (daemon.connections, daemon.identities, sorted(daemon.served_on)) == (2, 2, [1, 1, 2, 2])
+
+
+def test_a_forked_child_calls_on_its_own_connection_and_leaves_its_parents_open(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    memory = daemon.memory(tmp_path)
+    daemon.answers += [plain({"result": 1}), plain({"result": 2}), plain({"result": 3})]
+    memory.reindex()
+
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child's exit code says what it saw
+        try:
+            code = 0 if memory.reindex() == 2 else 1
+        except BaseException:
+            code = 2
+        os._exit(code)
+    _, status = os.waitpid(child, 0)
+
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert memory.reindex() == 3
+    assert (daemon.connections, daemon.served_on) == (2, [1, 2, 1])
+
+
+def test_a_daemon_restarted_on_another_pid_fails_the_proof_on_the_new_connection(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    memory = daemon.memory(tmp_path)
+    memory.reindex()
+    memory.reindex()
+    daemon.hang_up()
+    daemon.pid = PID + 1  # the daemon daemon.json named has gone; another one answers
+
+    with pytest.raises(identity.NotTheDaemon, match="pid 4242"):
+        memory.reindex()
+    assert daemon.served_on == [1, 1]
+
+
+def test_a_new_token_is_proven_on_a_new_connection(daemon: Daemon, tmp_path: Path) -> None:
+    memory = daemon.memory(tmp_path)
+    memory.reindex()
+    daemon.token = "n" * 43
+    (tmp_path / "daemon.token").write_text(daemon.token + "\n", "ascii")  # read at each call
+
+    memory.reindex()
+    memory.reindex()
+
+    assert (daemon.connections, daemon.identities, daemon.served_on) == (2, 2, [1, 2, 2])
+    assert f"Bearer {daemon.token}".encode() in daemon.received
