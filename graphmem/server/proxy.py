@@ -5,22 +5,22 @@ the package, so the client sees the tools at once; meanwhile it finds the daemon
 the data dir or starts one. Tool calls are forwarded over HTTP, with the local token
 of ``daemon.token`` read at each call (the daemon's MCP is stateless, so nothing is
 lost when the daemon restarts), each worker on a connection it keeps open between calls
-(one the daemon closed while idle is replaced without a word): if the daemon has gone, the
+(``loopback.KeptAlive``, as ``RemoteMemory``'s: one the daemon closed while idle is replaced
+without a word): if the daemon has gone, the
 proxy starts it again and retries once, and otherwise answers with a tool error that
 says what happened — it never hangs. Tools that take a ``project`` get the proxy's
 working directory when the caller leaves it out.
 
-Only the standard library is imported here: this process starts with every client.
+Only the standard library (and graphmem modules that import only it) is imported here: this
+process starts with every client.
 """
 
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import logging
 import os
-import select
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -40,7 +40,8 @@ from graphmem.server.daemon_process import (
     find_daemon,
     read_token,
 )
-from graphmem.server.identity import NotTheDaemon, verify
+from graphmem.server.identity import NotTheDaemon
+from graphmem.server.loopback import Expected, KeptAlive
 
 log = logging.getLogger(__name__)
 
@@ -72,41 +73,6 @@ class DaemonUnavailable(Exception):
     pass
 
 
-class _ProvenConnection(http.client.HTTPConnection):
-    """A keep-alive connection to the daemon that, each time it connects, has the other end
-    prove it is the daemon ``pid`` holding ``secret`` (``server/identity.py``) before any
-    request goes out: after a crash, whatever took the port gets no token and no call."""
-
-    def __init__(self, host: str, port: int, *, pid: int, url: str, timeout: float) -> None:
-        super().__init__(host, port, timeout=timeout)
-        self.pid, self.url, self.secret = pid, url, ""
-
-    def connect(self) -> None:
-        super().connect()
-        try:
-            verify(self.sock, host=self.host, port=self.port, secret=self.secret, pid=self.pid, url=self.url)
-        except NotTheDaemon:
-            self.close()
-            raise
-
-    def closed_by_daemon(self) -> bool:
-        """Whether the daemon has closed this idle connection (it closes one left idle past its
-        keep-alive, uvicorn's 5 s): between answers the daemon sends nothing, so a socket that is
-        readable then holds its end of file (or a reset)."""
-        if self.sock is None:
-            return False  # not open: the next request connects
-        poller = select.poll()
-        poller.register(self.sock, select.POLLIN)
-        return bool(poller.poll(0))
-
-
-def _send(connection: _ProvenConnection, body: bytes, headers: dict[str, str]) -> http.client.HTTPResponse:
-    """Post ``body`` to ``/mcp`` and read the answer's head: a ``ConnectionError`` here means no
-    answer began (``RemoteDisconnected``: the connection ended before its first byte)."""
-    connection.request("POST", "/mcp", body=body, headers=headers)
-    return connection.getresponse()
-
-
 @dataclass
 class Proxy:
     """Forwards one client's MCP messages to the daemon of ``data_dir``."""
@@ -125,7 +91,7 @@ class Proxy:
     _daemon: DaemonInfo | None = field(default=None, init=False)
     _daemon_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     # Each worker thread's kept-alive connection to the daemon, by thread id.
-    _connections: dict[int, _ProvenConnection] = field(default_factory=dict, init=False)
+    _connections: dict[int, KeptAlive] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self._takes_project = {
@@ -161,51 +127,38 @@ class Proxy:
         self._connections.clear()
 
     def _post(self, info: DaemonInfo, body: bytes) -> tuple[int, bytes]:
+        """``body`` to the daemon's ``/mcp`` on this worker's connection, which the daemon proves
+        it holds when it opens (``loopback.KeptAlive``: one it closed while idle is replaced, a
+        call it closed as the call went out is sent once more); the status and the answer."""
         worker = threading.get_ident()
-        connection = self._connections.get(worker)
         target = urlsplit(info.url)
-        if connection is None or (connection.url, connection.pid) != (info.url, info.pid):
+        host, port = target.hostname or "127.0.0.1", target.port or 80
+        connection = self._connections.get(worker)
+        if connection is None or (connection.host, connection.port) != (host, port):
             if connection is not None:
                 connection.close()
-            connection = _ProvenConnection(target.hostname or "127.0.0.1", target.port or 80, pid=info.pid,
-                                           url=info.url, timeout=CALL_TIMEOUT_S)  # fmt: skip
-            self._connections[worker] = connection
-        elif connection.closed_by_daemon():
-            connection.close()  # left idle too long: the request below opens (and proves) a new one
-        kept_alive = connection.sock is not None
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "X-Graphmem-Client": self.client_id,  # owns the sessions this client starts
-        }
+            connection = self._connections[worker] = KeptAlive(host, port, CALL_TIMEOUT_S)
         secret = read_token(self.data_dir) or self.api_key  # the daemon's local secret, read each call
         if not secret:
             raise StoreError(
                 f"No daemon.token in {self.data_dir} and no GRAPHMEM_API_KEY: nothing proves the daemon "
                 f"at {info.url} is graphmem's, so nothing was sent."
             )
-        connection.secret = secret
-        headers["Authorization"] = f"Bearer {secret}"
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "X-Graphmem-Client": self.client_id,  # owns the sessions this client starts
+            "Authorization": f"Bearer {secret}",
+        }
         try:
-            try:
-                response = _send(connection, body, headers)
-            except ConnectionError:
-                if not kept_alive:
-                    raise
-                # The daemon closed the idle connection as this request went out: it closes one
-                # only while it waits for a request, before reading a byte of it, so the call
-                # was not made. Once more on a new connection (as xmlrpc.client does).
-                log.debug("the daemon closed an idle connection; sending on a new one")
-                connection.close()
-                response = _send(connection, body, headers)
-            return response.status, response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            connection.close()
-            self._connections.pop(worker, None)
-            raise DaemonUnavailable(str(exc)) from exc
+            with connection.post("/mcp", body, headers, Expected(secret, info.pid, info.url)) as answer:
+                return answer.status, answer.read()
         except NotTheDaemon:  # nothing was sent
             self._connections.pop(worker, None)
             raise
+        except OSError as exc:
+            self._connections.pop(worker, None)
+            raise DaemonUnavailable(str(exc)) from exc
 
     def forward(self, message: dict[str, Any]) -> dict[str, Any]:
         message_id = message.get("id")

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
+from support.accepting import Accepting
 
 from graphmem.server import identity
 from graphmem.server.loopback import Expected, KeptAlive, LoopbackError
@@ -32,27 +32,18 @@ class Server:
     that says ``Connection: close`` ends its connection. ``requests``: (connection, head)."""
 
     def __init__(self) -> None:
-        self.listening = socket.create_server(("127.0.0.1", 0))
         self.answers: list[bytes] = []
         self.requests: list[tuple[int, bytes]] = []
-        self.connections = 0
         self.identities = 0
-        self.open: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.accepting = Accepting(self._serve)
 
     @property
     def port(self) -> int:
-        return int(self.listening.getsockname()[1])
+        return self.accepting.port
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self.listening.accept()
-            except OSError:
-                return
-            self.connections += 1
-            self.open.append(connection)
-            threading.Thread(target=self._serve, args=(connection, self.connections), daemon=True).start()
+    @property
+    def connections(self) -> int:
+        return self.accepting.connections
 
     def _serve(self, connection: socket.socket, number: int) -> None:
         with connection, connection.makefile("rb") as incoming:
@@ -83,11 +74,10 @@ class Server:
     def end_idle(self) -> None:
         """Send the end of every connection, as uvicorn ends one left idle; a request that still
         came on one would be read (and counted), never answered."""
-        for connection in self.open:
-            connection.shutdown(socket.SHUT_WR)
+        self.accepting.end(socket.SHUT_WR)
 
     def close(self) -> None:
-        self.listening.close()
+        self.accepting.close()
 
 
 @pytest.fixture

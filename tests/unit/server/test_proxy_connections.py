@@ -9,11 +9,11 @@ import json
 import logging
 import os
 import socket
-import threading
 from pathlib import Path
 from typing import BinaryIO
 
 import pytest
+from support.accepting import Accepting
 
 from graphmem.server import identity
 from graphmem.server.daemon_process import DaemonInfo
@@ -32,26 +32,19 @@ class StandInDaemon:
     client sees when the daemon's keep-alive ends just as the client sends on it."""
 
     def __init__(self, answered_first: int) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
         self.answered_first = answered_first
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.accepting = Accepting(self._serve)
 
     @property
     def port(self) -> int:
-        return int(self.server.getsockname()[1])
+        return self.accepting.port
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self.server.accept()
-            except OSError:
-                return
-            self.connections += 1
-            limit = self.answered_first if self.connections == 1 else None
-            threading.Thread(target=self._serve, args=(connection, limit), daemon=True).start()
+    @property
+    def connections(self) -> int:
+        return self.accepting.connections
 
-    def _serve(self, connection: socket.socket, limit: int | None) -> None:
+    def _serve(self, connection: socket.socket, number: int) -> None:
+        limit = self.answered_first if number == 1 else None
         with connection, connection.makefile("rb") as requests:
             answered = 0
             while (request := _read_request(requests)) is not None:
@@ -67,7 +60,7 @@ class StandInDaemon:
                 connection.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%s" % (len(raw), raw))
 
     def close(self) -> None:
-        self.server.close()
+        self.accepting.close()
 
 
 def _read_request(requests: BinaryIO) -> tuple[str, bytes] | None:

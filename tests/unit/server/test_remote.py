@@ -4,7 +4,6 @@ text and a large import's travel their own way (``RemoteMemory.SENDERS``)."""
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import os
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.accepting import Accepting
 
 from graphmem.errors import NotFoundError, StoreError
 from graphmem.server import identity, remote
@@ -56,17 +56,14 @@ class Daemon:
     starts with ``CUT`` is sent up to there and its connection closed (``HANG_UP``: unanswered)."""
 
     def __init__(self, token: str | None = TOKEN) -> None:
-        self.server = socket.create_server(("127.0.0.1", 0))
         self.token = token
         self.pid = PID  # the pid it proves
         self.answers: list[bytes] = []
         self.requests: list[dict[str, Any]] = []
         self.received = b""  # every byte any client sent
-        self.connections = 0
         self.identities = 0
         self.served_on: list[int] = []
-        self.open: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self.accepting = Accepting(self._serve)
 
     def _read(self, connection: socket.socket, pending: bytes) -> tuple[bytes, bytes, bytes]:
         """(head, body, what follows) of the next request on ``connection``."""
@@ -84,16 +81,6 @@ class Daemon:
             self.received += chunk
             body += chunk
         return head, body[:length], body[length:]
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                connection, _ = self.server.accept()
-            except OSError:
-                return
-            self.connections += 1
-            self.open.append(connection)
-            threading.Thread(target=self._serve, args=(connection, self.connections), daemon=True).start()
 
     def _serve(self, connection: socket.socket, number: int) -> None:
         with connection:
@@ -121,9 +108,11 @@ class Daemon:
 
     def hang_up(self) -> None:
         """Close every connection, as the daemon closes one left idle past its keep-alive."""
-        for connection in self.open:
-            with contextlib.suppress(OSError):
-                connection.shutdown(socket.SHUT_RDWR)
+        self.accepting.end()
+
+    @property
+    def connections(self) -> int:
+        return self.accepting.connections
 
     def _identity(self, nonce: str) -> bytes:
         if self.token is None:  # a squatter: it answers what it can
@@ -138,7 +127,7 @@ class Daemon:
 
     @property
     def port(self) -> int:
-        return int(self.server.getsockname()[1])
+        return self.accepting.port
 
     def memory(self, tmp_path: Path) -> RemoteMemory:
         (tmp_path / "daemon.token").write_text(TOKEN + "\n", "ascii")
@@ -149,7 +138,7 @@ class Daemon:
 def daemon() -> Iterator[Daemon]:
     running = Daemon()
     yield running
-    running.server.close()
+    running.accepting.close()
 
 
 def test_a_callback_asks_for_progress_and_gets_each_step(daemon: Daemon, tmp_path: Path) -> None:
@@ -311,7 +300,7 @@ def test_a_squatter_on_the_daemons_port_gets_neither_the_token_nor_the_call(tmp_
         with pytest.raises(identity.NotTheDaemon, match="not the graphmem daemon") as refused:
             squatter.memory(tmp_path).remember("The staging password is hunter2")
     finally:
-        squatter.server.close()
+        squatter.accepting.close()
     assert "\n" not in str(refused.value)  # one line
     assert TOKEN.encode() not in squatter.received and b"hunter2" not in squatter.received
     assert squatter.requests == []
