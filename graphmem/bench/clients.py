@@ -466,8 +466,9 @@ def summarise(
     text_search: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report of one run: throughput, p50/p95 per kind (a recall's p50 also apart by the call
-    before it), errors (and the first of them); on a team's store, ``text_search``: the size of
-    the index each client was given a copy of, and each client's search (``TextSearch.report``)."""
+    before it), the mean and p50 of every call, errors (and the first of them); on a team's
+    store, ``text_search``: the size of the index each client was given a copy of, and each
+    client's search (``TextSearch.report``)."""
     by_kind: dict[str, dict[str, Any]] = {}
     for kind in ("recall", "remember"):
         ms = [took for k, took, error, _ in calls if k == kind and error is None]
@@ -479,6 +480,7 @@ def summarise(
     for after, name in ((False, "after_recall_p50"), (True, "after_remember_p50")):
         ms = [took for k, took, error, a in calls if k == "recall" and error is None and a is after]
         by_kind["recall"][name] = _percentile(ms, 0.5) if ms else None
+    every = [took for _, took, error, _ in calls if error is None]
     errors = [error for _, _, error, _ in calls if error is not None]
     return {
         "clients": clients,
@@ -488,6 +490,12 @@ def summarise(
         "calls_per_s": round(len(calls) / wall, 1) if wall > 0 else 0.0,
         "recall_ms": by_kind["recall"],
         "remember_ms": by_kind["remember"],
+        # Every call, both kinds: how long a client waits on the mean, whichever kind a daemon
+        # serves first (at 16 clients the recall p50 alone says mostly that).
+        "call_ms": {
+            "mean": round(sum(every) / len(every), 2) if every else None,
+            "p50": _percentile(every, 0.5) if every else None,
+        },
         "errors": len(errors),
         "first_error": errors[0] if errors else None,
         "load_average": round(load, 2),
@@ -506,6 +514,7 @@ def format_lines(reports: list[dict[str, Any]]) -> list[str]:
             f"recall p50 {recall['p50']} / p95 {recall['p95']} ms (p50 after a recall "
             f"{recall['after_recall_p50']}, after a remember {recall['after_remember_p50']}), "
             f"remember p50 {remember['p50']} / p95 {remember['p95']} ms, "
+            f"every call mean {r['call_ms']['mean']} / p50 {r['call_ms']['p50']} ms, "
             f"{r['errors']} errors (load {r['load_average']})"
         )
         if r["first_error"]:

@@ -108,6 +108,23 @@ def test_clients_in_threads_report_both_kinds_of_call_and_store_every_memory_wit
     assert {record.text.split(" note ")[0] for record in stored} == {f"Client {n}" for n in range(4)}
 
 
+def test_every_calls_mean_and_p50_are_given_beside_each_kinds() -> None:
+    """What a client waits on the mean whichever kind of call a daemon serves first: the
+    recalls' p50 alone can be low while the ``remember``s wait."""
+    calls: list[clients.Call] = [
+        ("recall", 4.0, None, False),
+        ("recall", 6.0, None, False),
+        ("remember", 50.0, None, False),
+        ("recall", 8.0, "refused", False),  # a failed call has no time
+    ]
+
+    report = clients.summarise(3, calls, 1.0, 0.0, "http")
+
+    assert report["recall_ms"]["p50"] == 6.0
+    assert report["call_ms"] == {"mean": 20.0, "p50": 6.0}
+    assert "every call mean 20.0 / p50 6.0 ms" in clients.format_lines([report])[0]
+
+
 def test_a_recalls_p50_is_also_given_apart_by_the_call_before_it() -> None:
     calls: list[clients.Call] = [
         ("recall", 5.0, None, False),
