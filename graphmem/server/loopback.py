@@ -9,8 +9,8 @@ else is a ``LoopbackError``.
 ``post`` and ``open_post`` send one request on a connection of its own (``Connection:
 close``): right for a hook or a command that makes one call. ``post`` reads the whole answer;
 ``open_post`` hands it over as it arrives (``Answer.lines``). ``KeptAlive`` is one connection
-kept open between the requests of a client that makes many (``RemoteMemory``), proven once
-each time it connects.
+kept open between the requests of a client that makes many, proven once each time it connects;
+``ThreadConnections``, one per thread (``RemoteMemory``, the MCP proxy's workers).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 import select
 import socket
+import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -306,6 +308,65 @@ class KeptAlive:
         if self._socket is not None:
             self._socket.close()
         self._socket, self._proven = None, None
+
+
+class ThreadConnections:
+    """Kept-alive connections to the daemon, one per thread (``RemoteMemory``'s, the MCP proxy's
+    workers'): a client may call from several threads at once, and no two calls share a socket.
+    A thread's connection to another address (a daemon started again elsewhere) is replaced by
+    a new one; a process forked since they opened makes its own (the sockets it inherited are its
+    parent's); those of threads that ended are closed as new ones open, and all of them by
+    ``close`` or when the holder is collected, so a script that never closes leaves no socket."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._by_thread: dict[int, KeptAlive] = {}
+        self._finalizer = weakref.finalize(self, _close_all, self._by_thread)
+
+    def own(self, host: str, port: int) -> KeptAlive:
+        """The calling thread's connection to ``host:port``."""
+        if self._pid != os.getpid():
+            self._forget_parents()
+        thread = threading.get_ident()
+        with self._lock:
+            connection = self._by_thread.get(thread)
+            if connection is not None and (connection.host, connection.port) != (host, port):
+                connection.close()  # the thread's own: no call of its is in flight
+                connection = None
+            if connection is None:
+                self._close_ended_threads()
+                connection = self._by_thread[thread] = KeptAlive(host, port, self.timeout)
+        return connection
+
+    def _forget_parents(self) -> None:
+        """In a forked child: close this process's copies of the parent's sockets (the parent's
+        stay open) and start afresh, with a lock no parent thread may have held at the fork."""
+        inherited = self._by_thread
+        self._pid, self._lock, self._by_thread = os.getpid(), threading.Lock(), {}
+        self._finalizer.detach()
+        self._finalizer = weakref.finalize(self, _close_all, self._by_thread)
+        _close_all(inherited)
+
+    def _close_ended_threads(self) -> None:
+        """Close the connections of threads that have ended (with the lock held)."""
+        alive = {thread.ident for thread in threading.enumerate()}
+        for thread in [t for t in self._by_thread if t not in alive]:
+            self._by_thread.pop(thread).close()
+
+    def close(self) -> None:
+        """Close every connection (once no call is in flight); a later call opens a new one."""
+        with self._lock:
+            connections = dict(self._by_thread)
+            self._by_thread.clear()
+        _close_all(connections)
+
+
+def _close_all(connections: dict[int, KeptAlive]) -> None:
+    for connection in list(connections.values()):
+        connection.close()
+    connections.clear()
 
 
 def _read_whole(opened: Callable[P, AbstractContextManager[Answer]]) -> Callable[P, tuple[int, bytes]]:

@@ -41,7 +41,7 @@ from graphmem.server.daemon_process import (
     read_token,
 )
 from graphmem.server.identity import NotTheDaemon
-from graphmem.server.loopback import Expected, KeptAlive
+from graphmem.server.loopback import Expected, ThreadConnections
 
 log = logging.getLogger(__name__)
 
@@ -90,8 +90,10 @@ class Proxy:
     client_id: str = field(default_factory=lambda: os.urandom(16).hex(), init=False)
     _daemon: DaemonInfo | None = field(default=None, init=False)
     _daemon_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
-    # Each worker thread's kept-alive connection to the daemon, by thread id.
-    _connections: dict[int, KeptAlive] = field(default_factory=dict, init=False)
+    # Each worker thread's kept-alive connection to the daemon.
+    _connections: ThreadConnections = field(
+        default_factory=lambda: ThreadConnections(CALL_TIMEOUT_S), init=False
+    )
 
     def __post_init__(self) -> None:
         self._takes_project = {
@@ -122,22 +124,13 @@ class Proxy:
 
     def close(self) -> None:
         """Close the connections to the daemon (once no call is in flight)."""
-        for connection in list(self._connections.values()):
-            connection.close()
-        self._connections.clear()
+        self._connections.close()
 
     def _post(self, info: DaemonInfo, body: bytes) -> tuple[int, bytes]:
         """``body`` to the daemon's ``/mcp`` on this worker's connection, which the daemon proves
         it holds when it opens (``loopback.KeptAlive``: one it closed while idle is replaced, a
         call it closed as the call went out is sent once more); the status and the answer."""
-        worker = threading.get_ident()
         target = urlsplit(info.url)
-        host, port = target.hostname or "127.0.0.1", target.port or 80
-        connection = self._connections.get(worker)
-        if connection is None or (connection.host, connection.port) != (host, port):
-            if connection is not None:
-                connection.close()
-            connection = self._connections[worker] = KeptAlive(host, port, CALL_TIMEOUT_S)
         secret = read_token(self.data_dir) or self.api_key  # the daemon's local secret, read each call
         if not secret:
             raise StoreError(
@@ -150,14 +143,12 @@ class Proxy:
             "X-Graphmem-Client": self.client_id,  # owns the sessions this client starts
             "Authorization": f"Bearer {secret}",
         }
+        connection = self._connections.own(target.hostname or "127.0.0.1", target.port or 80)
         try:
             with connection.post("/mcp", body, headers, Expected(secret, info.pid, info.url)) as answer:
                 return answer.status, answer.read()
-        except NotTheDaemon:  # nothing was sent
-            self._connections.pop(worker, None)
-            raise
-        except OSError as exc:
-            self._connections.pop(worker, None)
+        except OSError as exc:  # the connection closed itself: the next call opens a new one
+            # (``NotTheDaemon``, no OSError, goes up as it is: nothing was sent)
             raise DaemonUnavailable(str(exc)) from exc
 
     def forward(self, message: dict[str, Any]) -> dict[str, Any]:

@@ -5,10 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import os
-import threading
 import uuid
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Concatenate, Generic, ParamSpec, TextIO, TypeVar, overload
@@ -96,16 +93,15 @@ class RemoteMemory(Bound, Memory):
         *,
         project: str | None = None,
         branch: str | None = None,
-        connections: _Connections | None = None,
+        connections: loopback.ThreadConnections | None = None,
     ) -> None:
         super().__init__(project, branch)
         self.info = info
         self.data_dir = Path(info.data_dir)
         self._api_key = api_key
-        if connections is None:
-            target = urlsplit(info.url)
-            connections = _Connections(target.hostname or "127.0.0.1", target.port or 80)
-        self._connections = connections
+        target = urlsplit(info.url)
+        self._host, self._port = target.hostname or "127.0.0.1", target.port or 80
+        self._connections = connections or loopback.ThreadConnections(TIMEOUT_S)
 
     def _call(self, method: str, progress: Callable[..., None] | None = None, **arguments: Any) -> Any:
         """Run ``method`` on the daemon; with a ``progress`` callback (for a verb that reports
@@ -155,7 +151,8 @@ class RemoteMemory(Bound, Memory):
         """The status and the answer, on this thread's connection, proven to be the daemon
         ``daemon.json`` names; a streamed answer's progress lines go to ``replay`` as they
         arrive, and its last line is the answer."""
-        with self._connections.own().post("/rpc", body, headers, expected) as answer:
+        connection = self._connections.own(self._host, self._port)
+        with connection.post("/rpc", body, headers, expected) as answer:
             if replay is None or answer.media_type != rpc_types.NDJSON:
                 return answer.status, answer.read()  # a refusal, or a daemon that does not stream
             for line in answer.lines(MAX_LINE):
@@ -239,60 +236,6 @@ class RemoteMemory(Bound, Memory):
         """Close the connections to the daemon (once no call is in flight), this memory's and
         those of the memories ``bound`` made from it; a later call opens a new one."""
         self._connections.close()
-
-
-class _Connections:
-    """A memory's kept-alive connections to the daemon, one per thread: a ``RemoteMemory`` may
-    be called from several threads at once, and no two calls share a socket. A process forked
-    since they opened makes its own (the sockets it inherited are its parent's). A memory
-    dropped without ``close`` closes them when it is collected: a script that never closes its
-    memory leaves no socket open behind it."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self._host, self._port = host, port
-        self._pid = os.getpid()
-        self._lock = threading.Lock()
-        self._by_thread: dict[int, loopback.KeptAlive] = {}
-        self._finalizer = weakref.finalize(self, _close_all, self._by_thread)
-
-    def own(self) -> loopback.KeptAlive:
-        """The calling thread's connection."""
-        if self._pid != os.getpid():
-            self._forget_parents()
-        thread = threading.get_ident()
-        with self._lock:
-            connection = self._by_thread.get(thread)
-            if connection is None:
-                self._close_ended_threads()
-                connection = self._by_thread[thread] = loopback.KeptAlive(self._host, self._port, TIMEOUT_S)
-        return connection
-
-    def _forget_parents(self) -> None:
-        """In a forked child: close this process's copies of the parent's sockets (the parent's
-        stay open) and start afresh, with a lock no parent thread may have held at the fork."""
-        inherited = self._by_thread
-        self._pid, self._lock, self._by_thread = os.getpid(), threading.Lock(), {}
-        self._finalizer.detach()
-        self._finalizer = weakref.finalize(self, _close_all, self._by_thread)
-        _close_all(inherited)
-
-    def _close_ended_threads(self) -> None:
-        """Close the connections of threads that have ended (with the lock held)."""
-        alive = {thread.ident for thread in threading.enumerate()}
-        for thread in [t for t in self._by_thread if t not in alive]:
-            self._by_thread.pop(thread).close()
-
-    def close(self) -> None:
-        with self._lock:
-            connections = dict(self._by_thread)
-            self._by_thread.clear()
-        _close_all(connections)
-
-
-def _close_all(connections: dict[int, loopback.KeptAlive]) -> None:
-    for connection in list(connections.values()):
-        connection.close()
-    connections.clear()
 
 
 class _Replay:

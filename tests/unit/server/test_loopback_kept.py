@@ -13,7 +13,7 @@ import pytest
 from support.accepting import Accepting
 
 from graphmem.server import identity
-from graphmem.server.loopback import Expected, KeptAlive, LoopbackError
+from graphmem.server.loopback import Expected, KeptAlive, LoopbackError, ThreadConnections
 
 TOKEN = "t" * 43
 PID = 4242
@@ -180,3 +180,22 @@ def test_a_connection_the_daemon_ended_while_idle_is_replaced_before_the_request
 
     assert post(kept, server) == (200, b"two")
     assert [number for number, _ in server.requests] == [1, 2]  # nothing sent on the ended one
+
+
+def test_a_threads_connection_to_another_address_is_replaced_and_the_old_one_closed(server: Server) -> None:
+    """A daemon started again on another port: the thread's next call goes there, and the
+    connection to the old address is not left open."""
+    other = Server()
+    connections = ThreadConnections(5)
+    try:
+        server.answers += [plain(b"one")]
+        other.answers += [plain(b"two")]
+        first = connections.own("127.0.0.1", server.port)
+        post(first, server)
+        second = connections.own("127.0.0.1", other.port)
+        assert post(second, other) == (200, b"two")
+        assert second is not first and first._socket is None  # closed, not left open
+        assert connections.own("127.0.0.1", other.port) is second
+    finally:
+        connections.close()
+        other.close()
