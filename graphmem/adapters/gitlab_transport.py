@@ -206,7 +206,7 @@ class GitLabTransport:
         items: list[JSONObject] = []
         done = False
         while len(items) < limit:
-            item = self._call(lambda: next(pages, None), what)
+            item = self._call(lambda: self._next_item(pages, what), what)
             if item is None:
                 done = True
                 break
@@ -217,9 +217,24 @@ class GitLabTransport:
             items.append(item)
         if pages.total is not None:
             return ListRead(tuple(items), max(pages.total, len(items)), True)
-        if not done and self._call(lambda: next(pages, None), what) is None:
+        if not done and self._call(lambda: self._next_item(pages, what), what) is None:
             done = True  # exactly ``limit`` items
         return ListRead(tuple(items), len(items), done)
+
+    def _next_item(self, pages: gitlab.GitlabList, what: str) -> object:
+        """The next item of ``pages`` (None after the last), fetching the next page when due.
+
+        python-gitlab indexes a page's JSON without looking at it: a page that is an object
+        (``{"message": ...}`` from a proxy, or a forge's error with a 200), a number or null
+        raises KeyError or TypeError from inside it, which would escape every caller.
+        """
+        try:
+            return next(pages, None)
+        except (KeyError, TypeError):
+            raise GitLabUnavailableError(
+                f"GitLab at {self._url} answered {what} with a page that is not a JSON list. Check that "
+                "[gitlab] url is the GitLab instance's address (not a proxy), then try again."
+            ) from None
 
     def _cached(self, key: str, load: Callable[[], T]) -> T:
         now = self._clock()

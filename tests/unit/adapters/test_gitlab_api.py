@@ -437,6 +437,15 @@ def test_malformed_json_in_a_list_is_unavailable(client: PythonGitLabClient, git
         client.merge_request(PROJECT, 12)
 
 
+@pytest.mark.parametrize("page", [{"message": "200 OK"}, {}, 3, True])
+def test_a_list_page_that_is_not_a_json_list_is_unavailable(
+    client: PythonGitLabClient, gitlab: FakeGitLab, page: object
+) -> None:
+    gitlab.set_route(f"{MR12}/diffs", page)  # a non-list is served as it is, 200, unpaginated
+    with pytest.raises(GitLabUnavailableError, match="not a JSON list"):
+        client.merge_request(PROJECT, 12)
+
+
 def test_an_html_page_instead_of_the_api_is_unavailable(
     client: PythonGitLabClient, gitlab: FakeGitLab
 ) -> None:
