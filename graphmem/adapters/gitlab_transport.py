@@ -65,6 +65,8 @@ DEFAULT_RETRY_AFTER_S = 60.0
 # A longer wait is no rate limit's: "1e300" or "inf" would hold enrichment for ever and overflow
 # the date it waits until.
 MAX_RETRY_AFTER_S = 86_400.0
+# A stated total above this is no count of a forge's list (GitLab states none past 10,000 rows).
+MAX_STATED_TOTAL = 2**31 - 1
 PER_PAGE = 100  # GitLab's largest page: fewest requests
 CACHE_MAX_ENTRIES = 2_048
 USER_AGENT = f"graphmem/{__version__} (+https://pypi.org/project/graphmem) python-gitlab/{gitlab.__version__}"
@@ -215,8 +217,9 @@ class GitLabTransport:
                     f"GitLab at {self._url} answered {what} with {type(item).__name__} items, not objects."
                 )
             items.append(item)
-        if pages.total is not None:
-            return ListRead(tuple(items), max(pages.total, len(items)), True)
+        stated = _stated_total(pages)
+        if stated is not None:
+            return ListRead(tuple(items), max(stated, len(items)), True)
         if not done and self._call(lambda: self._next_item(pages, what), what) is None:
             done = True  # exactly ``limit`` items
         return ListRead(tuple(items), len(items), done)
@@ -400,6 +403,16 @@ class GitLabTransport:
 
 def _backoff_s(attempt: int) -> float:
     return float(min(BACKOFF_BASE_S * 2 ** (attempt - 1), BACKOFF_MAX_S))
+
+
+def _stated_total(pages: gitlab.GitlabList) -> int | None:
+    """The list's length as its ``X-Total`` states it; None when it states none, or no count (a
+    proxy's garbled header, a negative or absurd number: then what is read is counted)."""
+    try:
+        total = pages.total
+    except ValueError:
+        return None
+    return total if total is not None and 0 <= total <= MAX_STATED_TOTAL else None
 
 
 def _retry_after(retry_after: str | None, reset: str | None) -> float:

@@ -137,6 +137,7 @@ class FakeGitLab:
         self.prefix = "/" + prefix.strip("/") if prefix.strip("/") else ""
         self.routes: dict[str, JSON] = load_fixtures(samples)
         self.send_totals = True
+        self.total_header: str | None = None  # what X-Total says instead of the count (a proxy's garble)
         self.requests: list[Request] = []
         self.faults: list[Fault] = []
         self._lock = threading.Lock()
@@ -459,7 +460,7 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
                 links.append(f'<{link(page + 1)}>; rel="next"')
             links.append(f'<{link(1)}>; rel="first"')
             if gitlab.send_totals:
-                headers["X-Total"] = str(total)
+                headers["X-Total"] = str(total) if gitlab.total_header is None else gitlab.total_header
                 headers["X-Total-Pages"] = str(total_pages)
                 links.append(f'<{link(total_pages)}>; rel="last"')
             headers["Link"] = ", ".join(links)

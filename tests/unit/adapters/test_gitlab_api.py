@@ -287,6 +287,15 @@ def test_a_small_list_without_totals_is_exact(client: PythonGitLabClient, gitlab
     assert (mr.changed_files_total, mr.changed_files_total_exact) == (6, True)
 
 
+@pytest.mark.parametrize("stated", ["lots", "", "-3", "9" * 400])
+def test_a_total_that_is_no_count_is_counted_instead(
+    client: PythonGitLabClient, gitlab: FakeGitLab, stated: str
+) -> None:
+    gitlab.total_header = stated
+    mr = client.merge_request(PROJECT, 12)
+    assert (len(mr.changed_files), mr.changed_files_total, mr.changed_files_total_exact) == (6, 6, True)
+
+
 def test_child_issues_are_read_across_pages(client: PythonGitLabClient, gitlab: FakeGitLab) -> None:
     route = f"/groups/{GROUP}/epics/5/issues"
     template = gitlab.fixture(route)[0]
