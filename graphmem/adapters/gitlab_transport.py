@@ -94,6 +94,37 @@ class ListRead:
     exact: bool
 
 
+class _OneInstance(requests.Session):
+    """A session that sends nothing but to the configured instance. python-gitlab follows a
+    page's ``next`` link as GitLab wrote it when it has no ``/api`` in it, and requests follows
+    a redirect to another host with every header but ``Authorization``: either would hand the
+    token (``PRIVATE-TOKEN``) to whatever address the answer named. Both go through ``send``."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self._url = url
+        self._origin = _origin(url)
+
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        where = _origin(request.url or "")
+        if where != self._origin:
+            raise GitLabUnavailableError(
+                f"GitLab at {self._url} sent graphmem on to {where[0]}://{where[1]}, another address: "
+                "the token goes to [gitlab] url only. If GitLab lives there, set [gitlab] url to it."
+            )
+        return super().send(request, **kwargs)
+
+
+def _origin(url: str) -> tuple[str, str]:
+    """The scheme and the host with its port (the default one written out) of ``url``."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:  # a port that is no number
+        return parts.scheme.lower(), parts.netloc.lower()
+    return parts.scheme.lower(), f"{(parts.hostname or '').lower()}:{port}"
+
+
 class GitLabTransport:
     """``GET`` requests to one GitLab instance (any path prefix or port), retried, translated, cached.
 
@@ -135,7 +166,7 @@ class GitLabTransport:
         self._cache: dict[str, tuple[float, Any]] = {}
         self._lock = threading.Lock()
         self._last_headers = threading.local()
-        session = requests.Session()
+        session = _OneInstance(self._url)
         session.hooks["response"].append(self._remember_headers)
         self._gl = gitlab.Gitlab(
             self._url,

@@ -138,6 +138,8 @@ class FakeGitLab:
         self.routes: dict[str, JSON] = load_fixtures(samples)
         self.send_totals = True
         self.total_header: str | None = None  # what X-Total says instead of the count (a proxy's garble)
+        self.link_base: str | None = None  # the whole address the pages' links name instead of this one
+        self.redirect_to: str | None = None  # every API request answered 302 to this address + its path
         self.requests: list[Request] = []
         self.faults: list[Fault] = []
         self._lock = threading.Lock()
@@ -422,6 +424,9 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
             if route is None:
                 self._send(404, b"<html>not the API</html>", {"Content-Type": "text/html"})
                 return
+            if gitlab.redirect_to is not None:
+                self._send(302, b"", {"Location": gitlab.redirect_to + self.path})
+                return
             if self.headers.get("PRIVATE-TOKEN") != gitlab.token:
                 self._send_json(401, {"message": "401 Unauthorized"})
                 return
@@ -445,7 +450,8 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
         def _page_headers(
             self, path: str, query: dict[str, str], page: int, per_page: int, total_pages: int, total: int
         ) -> dict[str, str]:
-            base = f"http://{self.headers.get('Host') or f'127.0.0.1:{gitlab.port}'}{quote(path, safe='/%')}"
+            here = f"http://{self.headers.get('Host') or f'127.0.0.1:{gitlab.port}'}"
+            base = gitlab.link_base or f"{here}{quote(path, safe='/%')}"
 
             def link(n: int) -> str:
                 return f"{base}?{urlencode({**query, 'page': n, 'per_page': per_page})}"

@@ -296,6 +296,33 @@ def test_a_total_that_is_no_count_is_counted_instead(
     assert (len(mr.changed_files), mr.changed_files_total, mr.changed_files_total_exact) == (6, 6, True)
 
 
+@pytest.fixture
+def elsewhere() -> Iterator[FakeGitLab]:
+    """Another server, as a page's link or a redirect may name: it must never be asked."""
+    with FakeGitLab() as server:
+        yield server
+
+
+def test_a_page_link_to_another_address_is_not_followed(
+    client: PythonGitLabClient, gitlab: FakeGitLab, elsewhere: FakeGitLab
+) -> None:
+    gitlab.add_huge_merge_request(99, 300)  # three pages of diffs
+    gitlab.link_base = f"http://127.0.0.1:{elsewhere.port}/steal"  # no "/api": followed as written
+    with pytest.raises(GitLabUnavailableError, match="another address"):
+        client.merge_request(PROJECT, 99)
+    assert elsewhere.requests == []
+    assert gitlab.count("/diffs") == 1
+
+
+def test_a_redirect_to_another_address_is_not_followed(
+    client: PythonGitLabClient, gitlab: FakeGitLab, elsewhere: FakeGitLab
+) -> None:
+    gitlab.redirect_to = f"http://127.0.0.1:{elsewhere.port}"
+    with pytest.raises(GitLabUnavailableError, match="another address"):
+        client.merge_request(PROJECT, 12)
+    assert elsewhere.requests == []
+
+
 def test_child_issues_are_read_across_pages(client: PythonGitLabClient, gitlab: FakeGitLab) -> None:
     route = f"/groups/{GROUP}/epics/5/issues"
     template = gitlab.fixture(route)[0]
