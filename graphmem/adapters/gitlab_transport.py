@@ -68,6 +68,9 @@ MAX_RETRY_AFTER_S = 86_400.0
 # A stated total above this is no count of a forge's list (GitLab states none past 10,000 rows).
 MAX_STATED_TOTAL = 2**31 - 1
 PER_PAGE = 100  # GitLab's largest page: fewest requests
+# The longest answer read: a page of 100 diffs at GitLab's 200 KB a file's patch, and room.
+MAX_ANSWER_BYTES = 32 * 2**20
+READ_CHUNK_BYTES = 64 * 1024
 CACHE_MAX_ENTRIES = 2_048
 USER_AGENT = f"graphmem/{__version__} (+https://pypi.org/project/graphmem) python-gitlab/{gitlab.__version__}"
 
@@ -112,7 +115,38 @@ class _OneInstance(requests.Session):
                 f"GitLab at {self._url} sent graphmem on to {where[0]}://{where[1]}, another address: "
                 "the token goes to [gitlab] url only. If GitLab lives there, set [gitlab] url to it."
             )
-        return super().send(request, **kwargs)
+        streamed = kwargs.get("stream", False)
+        response = super().send(request, **{**kwargs, "stream": True})
+        if not streamed:  # read here, bounded, as requests would have read it whole
+            response._content = self._bounded(response)  # requests' own slot for a body read
+        return response
+
+    def _bounded(self, response: requests.Response) -> bytes:
+        """``response``'s body, or ``GitLabUnavailableError`` past ``MAX_ANSWER_BYTES``: an
+        answer without end (a proxy's stream, a forge's garbage) never fills the memory."""
+        if response._content is not False:  # read already (by an adapter that preloads)
+            read = response.content or b""
+            if len(read) > MAX_ANSWER_BYTES:
+                raise self._too_long()
+            return read
+        body = bytearray()
+        try:
+            for chunk in response.iter_content(READ_CHUNK_BYTES):
+                body += chunk
+                if len(body) > MAX_ANSWER_BYTES:
+                    raise self._too_long()
+        except BaseException:
+            response.close()  # read part way: the connection is not reused
+            raise
+        response._content_consumed = True  # read to its end: the connection went back to the pool
+        return bytes(body)
+
+    def _too_long(self) -> GitLabUnavailableError:
+        return GitLabUnavailableError(
+            f"GitLab at {self._url} answered with more than {MAX_ANSWER_BYTES / 2**20:.3g} MiB: no "
+            "answer graphmem asks for is that long. Check that [gitlab] url is the GitLab instance's "
+            "address (not a proxy or a download)."
+        )
 
 
 def _origin(url: str) -> tuple[str, str]:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 import pytest
 from support.fake_gitlab import GROUP, PROJECT, TOKEN, FakeGitLab
 
+from graphmem.adapters import gitlab_transport
 from graphmem.adapters.gitlab_api import PythonGitLabClient
 from graphmem.adapters.gitlab_transport import MAX_INLINE_WAIT_S, PER_PAGE, USER_AGENT
 from graphmem.core.gitlab import MAX_CHANGED_FILES, MAX_DESCRIPTION_CHARS, ChangedFile, IssueRefData, Person
@@ -479,6 +480,19 @@ def test_a_list_page_that_is_not_a_json_list_is_unavailable(
 ) -> None:
     gitlab.set_route(f"{MR12}/diffs", page)  # a non-list is served as it is, 200, unpaginated
     with pytest.raises(GitLabUnavailableError, match="not a JSON list"):
+        client.merge_request(PROJECT, 12)
+
+
+def test_an_answer_past_the_longest_read_is_unavailable(
+    make_client: Callable[..., PythonGitLabClient], gitlab: FakeGitLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gitlab_transport, "MAX_ANSWER_BYTES", 200_000)
+    client = make_client(cache_ttl_s=0)
+    raw = gitlab.fixture(MR12)
+    gitlab.set_route(MR12, dict(raw, description="x" * 190_000))
+    assert client.merge_request(PROJECT, 12).iid == 12  # under the bound: read whole
+    gitlab.set_route(MR12, dict(raw, description="x" * 210_000))
+    with pytest.raises(GitLabUnavailableError, match=r"more than 0\.191 MiB"):
         client.merge_request(PROJECT, 12)
 
 
