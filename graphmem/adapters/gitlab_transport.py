@@ -35,6 +35,7 @@ from urllib.parse import urlsplit
 import gitlab
 import gitlab.exceptions
 import requests
+import urllib3.exceptions
 
 from graphmem import __version__
 from graphmem.errors import (
@@ -71,6 +72,8 @@ PER_PAGE = 100  # GitLab's largest page: fewest requests
 # The longest answer read: a page of 100 diffs at GitLab's 200 KB a file's patch, and room.
 MAX_ANSWER_BYTES = 32 * 2**20
 READ_CHUNK_BYTES = 64 * 1024
+# The longest one answer may take to arrive, however it trickles (each read also has the timeout).
+MAX_ANSWER_S = 60.0
 CACHE_MAX_ENTRIES = 2_048
 USER_AGENT = f"graphmem/{__version__} (+https://pypi.org/project/graphmem) python-gitlab/{gitlab.__version__}"
 
@@ -130,14 +133,22 @@ class _OneInstance(requests.Session):
                 raise self._too_long()
             return read
         body = bytearray()
+        deadline = time.monotonic() + MAX_ANSWER_S
         try:
-            for chunk in response.iter_content(READ_CHUNK_BYTES):
+            # What has arrived, a read at a time (``read1``): a body trickled a byte at a time
+            # meets the deadline, where a read of a whole chunk would wait for all of it.
+            while chunk := response.raw.read1(READ_CHUNK_BYTES, decode_content=True):
                 body += chunk
                 if len(body) > MAX_ANSWER_BYTES:
                     raise self._too_long()
-        except BaseException:
+                if time.monotonic() > deadline:
+                    raise GitLabUnavailableError(
+                        f"GitLab at {self._url} took over {MAX_ANSWER_S:g} s to send one answer. Check "
+                        "the instance and your network, then try again."
+                    )
+        except BaseException as exc:
             response.close()  # read part way: the connection is not reused
-            raise
+            raise _as_requests_error(exc) from exc
         response._content_consumed = True  # read to its end: the connection went back to the pool
         return bytes(body)
 
@@ -147,6 +158,18 @@ class _OneInstance(requests.Session):
             "answer graphmem asks for is that long. Check that [gitlab] url is the GitLab instance's "
             "address (not a proxy or a download)."
         )
+
+
+def _as_requests_error(exc: BaseException) -> BaseException:
+    """A fault of urllib3's while a body is read, as requests names it when it reads one
+    (``Response.iter_content``), for the retries and messages of ``GitLabTransport._call``."""
+    if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+        return requests.exceptions.ReadTimeout(exc)
+    if isinstance(exc, (urllib3.exceptions.ProtocolError, urllib3.exceptions.DecodeError)):
+        return requests.exceptions.ChunkedEncodingError(exc)
+    if isinstance(exc, urllib3.exceptions.HTTPError):
+        return requests.exceptions.ConnectionError(exc)
+    return exc
 
 
 def _origin(url: str) -> tuple[str, str]:

@@ -31,8 +31,9 @@ Faults (:meth:`FakeGitLab.fail`), per route (a substring of the decoded route, e
 for the next ``times`` requests:
 401, 403, 404, 429 (with ``Retry-After: <retry_after_s>`` when given), 500, 502, 503,
 ``"slow"`` (waits ``delay_s`` before answering normally; make it longer than the client's
-timeout), ``"malformed"`` (200 with ``Content-Type: application/json`` and a body that is not
-JSON), ``"html"`` (200 with an HTML page, as a proxy's login page). "Offline" is
+timeout), ``"trickle"`` (the normal answer's headers, then its body a byte every ``delay_s``),
+``"malformed"`` (200 with ``Content-Type: application/json`` and a body that is not JSON),
+``"html"`` (200 with an HTML page, as a proxy's login page). "Offline" is
 :meth:`FakeGitLab.stop`: the port then refuses connections (the ``url`` keeps its value).
 
 Generated data. :meth:`FakeGitLab.add_huge_merge_request` makes an MR (a copy of !12 under a new
@@ -77,7 +78,7 @@ CHANGES_LIMIT = 1000
 
 JSON = Any
 STATUS_FAULTS = (401, 403, 404, 429, 500, 502, 503)
-OTHER_FAULTS = ("slow", "malformed", "html")
+OTHER_FAULTS = ("slow", "trickle", "malformed", "html")
 _MESSAGES = {
     401: "401 Unauthorized",
     403: "403 Forbidden",
@@ -391,7 +392,13 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(body)
+            trickle = self.trickle_s
+            if trickle is None:
+                self.wfile.write(body)
+                return
+            for at in range(len(body)):  # until the client gives up (a broken pipe ends the thread)
+                self.wfile.write(body[at : at + 1])
+                time.sleep(trickle)
 
         def _send_json(self, status: int, payload: JSON, headers: dict[str, str] | None = None) -> None:
             self._send(status, json.dumps(payload).encode(), dict(headers or {}))
@@ -400,6 +407,9 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
             """Answer ``fault``; False when the request should then be answered normally (slow)."""
             if fault.mode == "slow":
                 time.sleep(fault.delay_s)
+                return False
+            if fault.mode == "trickle":
+                self.trickle_s = fault.delay_s
                 return False
             if fault.mode == "malformed":
                 self._send(200, b'{"id": 42, "title": "cut off', {"Content-Type": "application/json"})
@@ -415,6 +425,7 @@ def _handler_for(gitlab: FakeGitLab) -> type[BaseHTTPRequestHandler]:
             return True
 
         def do_GET(self) -> None:
+            self.trickle_s: float | None = None  # this request's (the handler serves a connection's)
             parts = urlsplit(self.path)
             query = dict(parse_qsl(parts.query))
             route = gitlab.resolve(parts.path)

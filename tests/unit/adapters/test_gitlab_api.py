@@ -496,6 +496,18 @@ def test_an_answer_past_the_longest_read_is_unavailable(
         client.merge_request(PROJECT, 12)
 
 
+def test_an_answer_trickled_past_the_longest_wait_is_unavailable(
+    make_client: Callable[..., PythonGitLabClient], gitlab: FakeGitLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(gitlab_transport, "MAX_ANSWER_S", 0.3)
+    client = make_client(cache_ttl_s=0)
+    # each byte well within the timeout, the whole answer not within MAX_ANSWER_S
+    gitlab.fail("trickle", route="merge_requests/12", times=1, delay_s=0.05)
+    with pytest.raises(GitLabUnavailableError, match=r"took over 0\.3 s to send one answer"):
+        client.merge_request(PROJECT, 12)
+    assert client.merge_request(PROJECT, 12).iid == 12  # the next answer, whole, on a new connection
+
+
 def test_an_html_page_instead_of_the_api_is_unavailable(
     client: PythonGitLabClient, gitlab: FakeGitLab
 ) -> None:
