@@ -508,6 +508,16 @@ def test_an_answer_trickled_past_the_longest_wait_is_unavailable(
     assert client.merge_request(PROJECT, 12).iid == 12  # the next answer, whole, on a new connection
 
 
+def test_a_body_that_stops_arriving_is_a_timeout_tried_again(
+    make_client: Callable[..., PythonGitLabClient], gitlab: FakeGitLab, sleeps: list[float]
+) -> None:
+    client = make_client(timeout_s=0.2, cache_ttl_s=0)
+    gitlab.fail("trickle", route="merge_requests/12", delay_s=1.0)  # headers, then a byte a second
+    with pytest.raises(GitLabUnavailableError, match=r"did not answer .* within 0\.2 s \(3 attempts\)"):
+        client.merge_request(PROJECT, 12)
+    assert gitlab.count("merge_requests/12") == 3 and len(sleeps) == 2
+
+
 def test_an_html_page_instead_of_the_api_is_unavailable(
     client: PythonGitLabClient, gitlab: FakeGitLab
 ) -> None:
