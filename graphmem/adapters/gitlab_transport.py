@@ -146,9 +146,12 @@ class _OneInstance(requests.Session):
                         f"GitLab at {self._url} took over {MAX_ANSWER_S:g} s to send one answer. Check "
                         "the instance and your network, then try again."
                     )
-        except BaseException as exc:
+        except urllib3.exceptions.HTTPError as exc:
             response.close()  # read part way: the connection is not reused
             raise _as_requests_error(exc) from exc
+        except BaseException:
+            response.close()
+            raise
         response._content_consumed = True  # read to its end: the connection went back to the pool
         return bytes(body)
 
@@ -160,16 +163,14 @@ class _OneInstance(requests.Session):
         )
 
 
-def _as_requests_error(exc: BaseException) -> BaseException:
+def _as_requests_error(exc: urllib3.exceptions.HTTPError) -> requests.RequestException:
     """A fault of urllib3's while a body is read, as requests names it when it reads one
     (``Response.iter_content``), for the retries and messages of ``GitLabTransport._call``."""
     if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
         return requests.exceptions.ReadTimeout(exc)
     if isinstance(exc, (urllib3.exceptions.ProtocolError, urllib3.exceptions.DecodeError)):
         return requests.exceptions.ChunkedEncodingError(exc)
-    if isinstance(exc, urllib3.exceptions.HTTPError):
-        return requests.exceptions.ConnectionError(exc)
-    return exc
+    return requests.exceptions.ConnectionError(exc)
 
 
 def _origin(url: str) -> tuple[str, str]:
