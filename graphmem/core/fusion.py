@@ -284,7 +284,7 @@ def convex_scores(
     for item in {*lexical, *cosines, *entity}:
         score = 0.0
         if w_lex and best_bm25 > 0:
-            score += w_lex * lexical.get(item, 0.0) / best_bm25
+            score += w_lex * (lexical.get(item, 0.0) / best_bm25)  # the ratio first: never above 1
         if w_sem and span > 0 and item in cosines:
             score += w_sem * max(0.0, (cosines[item] - semantic_offset) / span)
         if w_ent:

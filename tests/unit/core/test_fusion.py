@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from graphmem.core.fusion import (
@@ -173,6 +173,8 @@ def test_convex_adds_up_the_channels() -> None:
     st.dictionaries(_ids, st.just(1.0), max_size=3),
     _weights,
 )
+# The weight times the smallest float, divided by it, was 2.0: above the ceiling of 1.5.
+@example(lexical={"m0": 5e-324}, cosines={}, entity={}, weights={"lexical": 1.5})
 def test_convex_scores_stay_between_zero_and_the_weight_sum(
     lexical: dict[str, float], cosines: dict[str, float], entity: dict[str, float], weights: dict[str, float]
 ) -> None:
