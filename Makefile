@@ -64,13 +64,18 @@ docs: $(RUNTIME)  ## regenerate docs/reference/ from the code (tests/unit/test_r
 # run after the first does not rewrite them all again in each worker (8 s of CPU a worker), and
 # a module of graphmem edited since the install is compiled once, not in every CLI a test starts.
 TEST_WORKERS ?= auto
-PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
+# The unit tests alone on one worker more than the cores: a unit test's worker waits for two
+# fifths of its time on what is not its own CPU (the session's PostgreSQL server, a child
+# process, a socket), and a third worker keeps both cores busy (docs/testing.md, "How long").
+# TEST_WORKERS=N chooses for them too.
+UNIT_WORKERS ?= $(if $(filter auto,$(TEST_WORKERS)),$(shell $(PYTHON) -c "import os; print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, 'sched_getaffinity') else (os.cpu_count() or 1) + 1)"),$(TEST_WORKERS))
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q --dist loadgroup
 
 test: $(TESTING)  ## set up (what runs and the test tools) and run every test
-	$(PYTEST) tests
+	$(PYTEST) -n $(TEST_WORKERS) tests
 
-test-unit: $(TESTING)  ## only the unit tests (fakes, no model, no daemon, no OpenCode), one worker per core
-	$(PYTEST) --hypothesis-profile=dev tests/unit
+test-unit: $(TESTING)  ## only the unit tests (fakes, no model, no daemon, no OpenCode), a worker per core and one more
+	$(PYTEST) -n $(UNIT_WORKERS) --hypothesis-profile=dev tests/unit
 
 lint: $(TESTING)
 	$(BIN)/ruff check graphmem tests
