@@ -14,14 +14,13 @@ from collections.abc import Callable
 class Accepting:
     def __init__(self, serve: Callable[[socket.socket, int], None]) -> None:
         self.listening = socket.create_server(("127.0.0.1", 0))
+        # Read once: a connection still answered once the test closed the listener (a slow
+        # machine's) asks it too, and a closed socket has no address.
+        self.port = int(self.listening.getsockname()[1])
         self.connections = 0  # accepted so far
         self.open: list[socket.socket] = []
         self._serve = serve
         threading.Thread(target=self._accept, daemon=True).start()
-
-    @property
-    def port(self) -> int:
-        return int(self.listening.getsockname()[1])
 
     def _accept(self) -> None:
         while True:
