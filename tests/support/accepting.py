@@ -20,7 +20,8 @@ class Accepting:
         self.connections = 0  # accepted so far
         self.open: list[socket.socket] = []
         self._serve = serve
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._accepter = threading.Thread(target=self._accept, daemon=True)
+        self._accepter.start()
 
     def _accept(self) -> None:
         while True:
@@ -39,4 +40,11 @@ class Accepting:
                 connection.shutdown(how)
 
     def close(self) -> None:
+        """Stop accepting: the accepting thread is woken and waited for before the listener's
+        descriptor is closed. Closed under a thread still in ``accept``, the number went to the
+        next socket the process opened, and an ``accept`` the kernel restarted (after a tracer
+        stopped the thread: py-spy, a debugger) took the next test's connections to this fake."""
+        with contextlib.suppress(OSError):
+            self.listening.shutdown(socket.SHUT_RDWR)  # a blocked accept returns (EINVAL)
+        self._accepter.join()
         self.listening.close()

@@ -12,13 +12,13 @@ import json
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.accepting import Accepting
 from support.daemons import (
     GRAPHMEM,
     POLL_S,
@@ -172,28 +172,16 @@ class _Silent:
     """A TCP server that accepts connections and never answers (a hung daemon)."""
 
     def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.accepted: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            self.accepted.append(conn)
+        self._accepting = Accepting(lambda _connection, _number: None)  # each kept open, unanswered
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        return f"http://127.0.0.1:{self._accepting.port}"
 
     def close(self) -> None:
-        for conn in self.accepted:
-            conn.close()
-        self.sock.close()
+        self._accepting.close()
+        for connection in self._accepting.open:
+            connection.close()
 
 
 def _closed_port() -> int:

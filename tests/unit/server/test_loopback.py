@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from support.accepting import Accepting
 
 from graphmem.server.loopback import LoopbackError, open_post, post
 
@@ -16,15 +17,11 @@ from graphmem.server.loopback import LoopbackError, open_post, post
 @pytest.fixture
 def answer_with() -> Iterator[object]:
     """A server on 127.0.0.1 that reads one request and answers it with the given bytes."""
-    servers: list[socket.socket] = []
+    servers: list[Accepting] = []
     seen: list[bytes] = []
 
     def start(raw: bytes) -> int:
-        server = socket.create_server(("127.0.0.1", 0))
-        servers.append(server)
-
-        def serve() -> None:
-            connection, _ = server.accept()
+        def serve(connection: socket.socket, _number: int) -> None:
             with connection:
                 request = b""
                 while b"\r\n\r\n" not in request:
@@ -41,8 +38,8 @@ def answer_with() -> Iterator[object]:
                 if raw:
                     connection.sendall(raw)
 
-        threading.Thread(target=serve, daemon=True).start()
-        return int(server.getsockname()[1])
+        servers.append(Accepting(serve))
+        return servers[-1].port
 
     start.seen = seen  # type: ignore[attr-defined]
     yield start
@@ -121,11 +118,9 @@ def streaming_server() -> Iterator[Any]:
     """A server that answers a chunked NDJSON stream: the first line, then the rest only once
     the test has read that first line (``release``): a client that waited for the whole
     answer would never see it."""
-    server = socket.create_server(("127.0.0.1", 0))
     release = threading.Event()
 
-    def serve() -> None:
-        connection, _ = server.accept()
+    def serve(connection: socket.socket, _number: int) -> None:
         with connection:
             request = b""
             while b"\r\n\r\n" not in request:
@@ -137,8 +132,8 @@ def streaming_server() -> Iterator[Any]:
             release.wait(10)
             connection.sendall(b'4\r\n{"b"\r\n6\r\n:2}\n{}\r\n0\r\n\r\n')
 
-    threading.Thread(target=serve, daemon=True).start()
-    yield SimpleNamespace(port=server.getsockname()[1], release=release)
+    server = Accepting(serve)
+    yield SimpleNamespace(port=server.port, release=release)
     release.set()
     server.close()
 
