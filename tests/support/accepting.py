@@ -20,6 +20,7 @@ class Accepting:
         self.connections = 0  # accepted so far
         self.open: list[socket.socket] = []
         self._serve = serve
+        self._closing = False
         self._accepter = threading.Thread(target=self._accept, daemon=True)
         self._accepter.start()
 
@@ -29,6 +30,9 @@ class Accepting:
                 connection, _ = self.listening.accept()
             except OSError:
                 return  # closed
+            if self._closing:  # close's own connection, which woke it
+                connection.close()
+                return
             self.connections += 1
             self.open.append(connection)
             threading.Thread(target=self._serve, args=(connection, self.connections), daemon=True).start()
@@ -44,7 +48,8 @@ class Accepting:
         descriptor is closed. Closed under a thread still in ``accept``, the number went to the
         next socket the process opened, and an ``accept`` the kernel restarted (after a tracer
         stopped the thread: py-spy, a debugger) took the next test's connections to this fake."""
-        with contextlib.suppress(OSError):
-            self.listening.shutdown(socket.SHUT_RDWR)  # a blocked accept returns (EINVAL)
+        self._closing = True
+        with contextlib.suppress(OSError):  # a connection wakes the accept, on any system
+            socket.create_connection(("127.0.0.1", self.port), timeout=5).close()
         self._accepter.join()
         self.listening.close()
