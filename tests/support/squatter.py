@@ -19,7 +19,7 @@ class Squatter:
         self.pid = pid
         self.received = b""
         self._lock = threading.Lock()
-        self._accepting = Accepting(lambda connection, _number: self._serve(connection))
+        self._accepting = Accepting(self._serve)
 
     @property
     def port(self) -> int:
@@ -40,7 +40,7 @@ class Squatter:
             "result": {"total": 0},
         }
 
-    def _serve(self, connection: socket.socket) -> None:
+    def _serve(self, connection: socket.socket, _number: int) -> None:
         connection.settimeout(30)
         pending = b""
         with connection:
