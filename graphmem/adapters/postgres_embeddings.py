@@ -310,8 +310,9 @@ class PostgresEmbeddings:
             f"{on_branch}ORDER BY {self._indexed} <=> %(q)s::vector::halfvec({int(self.dimension)}) "
             "LIMIT %(k)s",
             params,
-            # Filtered HNSW scans go on until k rows pass the filter (pgvector 0.8's iterative
-            # scans); set once per pooled connection, not per search (a round trip each).
+            # Filtered HNSW scans go on until k rows pass the filter or hnsw.max_scan_tuples were
+            # visited (pgvector 0.8's iterative scans; docs/team.md); set once per pooled
+            # connection, not per search (a round trip each).
             settings={"hnsw.ef_search": str(max(EF_SEARCH_MIN, k)), "hnsw.iterative_scan": "relaxed_order"},
         )
         return sorted(((str(i), float(s)) for i, s in rows), key=lambda hit: (-hit[1], hit[0]))
