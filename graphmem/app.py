@@ -564,8 +564,11 @@ def _check_stored_model(store: GraphStore, where: str, model: str, dimension: in
     stored_model = store.get_meta("embedding_model")
     stored_dimension = store.get_meta("embedding_dimension")
     if stored_model is None:
-        store.set_meta("embedding_model", model)
-        store.set_meta("embedding_dimension", str(dimension))
+        # Together: a team's daemon opening a new store beside another read the model that one
+        # had just recorded without its dimension, and refused the store as embedded otherwise.
+        with store.transaction():
+            store.set_meta("embedding_model", model)
+            store.set_meta("embedding_dimension", str(dimension))
         return
     if enforce and (stored_model != model or stored_dimension != str(dimension)):
         raise StoreMismatchError(
