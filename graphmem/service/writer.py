@@ -429,8 +429,9 @@ class MemoryWriter:
         embedder = self.semantic.embedder
         with self.lock:
             self.store.clear_embeddings(embedder.dimension)
-            self.store.set_meta("embedding_model", embedder.model_name)
-            self.store.set_meta("embedding_dimension", str(embedder.dimension))
+            with self.store.transaction():  # together, as a new store's (app._check_stored_model)
+                self.store.set_meta("embedding_model", embedder.model_name)
+                self.store.set_meta("embedding_dimension", str(embedder.dimension))
             self.semantic.reset()
             return self.semantic.embed_pending(progress)
 

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from support.stores import postgres_url
+from support.team import on_postgres
 
 from graphmem import app
+from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.app import open_memory
+from graphmem.settings import load_settings
 
 DIMENSION = 256
 MODEL = "hash-256"
@@ -36,3 +42,29 @@ def test_a_daemon_opening_a_new_team_store_beside_another_never_sees_the_model_w
     assert seen == [(None, None)]
     assert (second.get_meta("embedding_model"), second.get_meta("embedding_dimension")) == (MODEL, "256")
     app._check_model(second, "the team's store", MODEL, DIMENSION, enforce=True)  # opens, refuses nothing
+
+
+def test_a_daemon_opening_a_team_store_during_a_reindex_sees_the_old_model_or_the_new_never_half(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    url = postgres_url(request)
+    on_postgres(url, tmp_path / "first", DIMENSION).close()  # the store records hash-256
+    settings = load_settings(data_dir=tmp_path / "again", store={"url": url})
+    memory = open_memory(settings, embedder=HashEmbedder(128), check_model=False)  # as reindex opens it
+    request.addfinalizer(memory.close)
+    other = PostgresGraphStore(url, dimension=128)
+    request.addfinalizer(other.close)
+    seen: list[tuple[str | None, str | None]] = []
+    store = memory.store
+    record = store.set_meta
+
+    def set_meta(key: str, value: str) -> None:
+        record(key, value)
+        if key == "embedding_model":
+            seen.append((other.get_meta("embedding_model"), other.get_meta("embedding_dimension")))
+
+    store.set_meta = set_meta  # type: ignore[method-assign]
+    memory.reindex()
+
+    assert seen == [(MODEL, "256")]
+    assert (other.get_meta("embedding_model"), other.get_meta("embedding_dimension")) == ("hash-128", "128")
