@@ -67,7 +67,7 @@ from graphmem.service.project_names import ProjectNames
 from graphmem.service.recall import Recaller
 from graphmem.service.remember import Rememberer
 from graphmem.service.review import Review
-from graphmem.service.semantic import SemanticIndex
+from graphmem.service.semantic import SemanticIndex, record_model
 from graphmem.service.session_files import SESSION_CLIENTS, SessionFiles
 from graphmem.service.staleness import Staleness
 from graphmem.service.stores import Stores, never_theirs
@@ -564,11 +564,7 @@ def _check_stored_model(store: GraphStore, where: str, model: str, dimension: in
     stored_model = store.get_meta("embedding_model")
     stored_dimension = store.get_meta("embedding_dimension")
     if stored_model is None:
-        # Together: a team's daemon opening a new store beside another read the model that one
-        # had just recorded without its dimension, and refused the store as embedded otherwise.
-        with store.transaction():
-            store.set_meta("embedding_model", model)
-            store.set_meta("embedding_dimension", str(dimension))
+        record_model(store, model, dimension)
         return
     if enforce and (stored_model != model or stored_dimension != str(dimension)):
         raise StoreMismatchError(

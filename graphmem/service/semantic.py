@@ -36,7 +36,15 @@ import numpy as np
 
 from graphmem.core.branches import place
 from graphmem.core.models import MemoryRecord, Status
-from graphmem.core.ports import Embedder, GraphStore, Vector, VectorIndex, VectorIndexFiles, VectorQuery
+from graphmem.core.ports import (
+    Embedder,
+    GraphStore,
+    StoreMeta,
+    Vector,
+    VectorIndex,
+    VectorIndexFiles,
+    VectorQuery,
+)
 from graphmem.core.provenance import Origin, origin_of
 from graphmem.errors import GraphmemError
 
@@ -66,6 +74,15 @@ OWN_ON_READ_MAX = EMBED_CHUNK // 8
 # and their agents' own, before what a bootstrap scraped or an import brought (those wait in
 # write order).
 EMBEDDED_FIRST = frozenset({Origin.PERSON, Origin.SESSION, Origin.SUMMARY, Origin.AGENT})
+
+
+def record_model(store: StoreMeta, model: str, dimension: int) -> None:
+    """Record ``model`` and its ``dimension`` as the store's embedding model, in one transaction:
+    a team's daemon opening the store meanwhile (its first open, a reindex) saw the model
+    without its dimension, and refused the store as embedded with another."""
+    with store.transaction():
+        store.set_meta("embedding_model", model)
+        store.set_meta("embedding_dimension", str(dimension))
 
 
 class SemanticIndex:

@@ -47,7 +47,7 @@ from graphmem.errors import ConflictError, InvalidInputError
 from graphmem.service.inputs import MemoryEdit, parse_category, parse_memory_id, unknown_memory
 from graphmem.service.mentions import Mentions
 from graphmem.service.redacting import guard_store
-from graphmem.service.semantic import SemanticIndex
+from graphmem.service.semantic import SemanticIndex, record_model
 from graphmem.service.writer_history import WriterHistory
 
 
@@ -429,9 +429,7 @@ class MemoryWriter:
         embedder = self.semantic.embedder
         with self.lock:
             self.store.clear_embeddings(embedder.dimension)
-            with self.store.transaction():  # together, as a new store's (app._check_stored_model)
-                self.store.set_meta("embedding_model", embedder.model_name)
-                self.store.set_meta("embedding_dimension", str(embedder.dimension))
+            record_model(self.store, embedder.model_name, embedder.dimension)
             self.semantic.reset()
             return self.semantic.embed_pending(progress)
 

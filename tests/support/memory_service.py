@@ -24,7 +24,7 @@ from graphmem.core.projects import ForeignRemote, foreign_remote
 from graphmem.core.timeparse import utc_now
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.memory import MemoryService
-from graphmem.service.semantic import SemanticIndex
+from graphmem.service.semantic import SemanticIndex, record_model
 from graphmem.settings import load_settings
 
 DIMENSION = 256
@@ -44,8 +44,7 @@ def in_memory_service(
     ``worker``: its embedding left to a daemon's worker, as ``serve_memory`` builds it."""
     embedder = embedder or HashEmbedder(DIMENSION)
     store = store or FakeGraphStore(dimension=embedder.dimension)
-    store.set_meta("embedding_model", embedder.model_name)
-    store.set_meta("embedding_dimension", str(embedder.dimension))
+    record_model(store, embedder.model_name, embedder.dimension)
     code = code or FakeCodeGraph(store)
 
     def namespace(project: str) -> str | None:
