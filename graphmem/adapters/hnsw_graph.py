@@ -80,6 +80,12 @@ def graph_dtype(graph: Any) -> str:
     return str(graph.dtype.name).lower()
 
 
+def graph_vectors(graph: Any, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.float32]:
+    """The vectors of ``keys`` as ``graph`` keeps them (a graph with its table of keys)."""
+    found = graph.get(keys, dtype=np.float32)
+    return np.stack(found) if isinstance(found, tuple) else np.asarray(found, np.float32)
+
+
 def graph_scores(graph: Any, keys: npt.NDArray[np.uint64], query: npt.ArrayLike) -> npt.NDArray[np.float32]:
     """``graph``'s own score of ``query`` with each of its rows ``keys``. A half-precision
     graph's: its vectors and the query in half precision, multiplied by the kernel usearch

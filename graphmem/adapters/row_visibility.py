@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphmem.core.branches import place, places_on
+from graphmem.core.branches import place, places_on, project_of
 from graphmem.core.ports import VectorQuery
 
 __all__ = ["MASK_CHANGES", "RowVisibility", "best_shown", "grown"]
@@ -52,6 +52,7 @@ class RowVisibility:
         self._statuses: dict[str, int] = {}
         self._masks: dict[tuple[tuple[int, ...], tuple[int, ...]], _Mask] = {}
         self._changes: list[int] = []  # rows whose status or project changed, in order
+        self._partition_codes = np.zeros(0, np.int32)  # per row: its project's code (``partitions``)
 
     # -- writes -----------------------------------------------------------------
 
@@ -59,6 +60,7 @@ class RowVisibility:
         """Room for ``capacity`` rows; new ones are global and dead until set."""
         if capacity > len(self._status_codes):
             self._project_codes = grown(self._project_codes, capacity, _GLOBAL)
+            self._partition_codes = grown(self._partition_codes, capacity, _GLOBAL)
             self._status_codes = grown(self._status_codes, capacity, _DEAD)
 
     def assign(self, projects: Sequence[str | None], statuses: Sequence[str]) -> None:
@@ -66,10 +68,12 @@ class RowVisibility:
         n = len(statuses)
         self._project_codes[:n] = [self._project_code(p) for p in projects]
         self._status_codes[:n] = [self._status_code(s) for s in statuses]
+        self._partition_codes[:n] = self._partition_table()[self._project_codes[:n] + 1]
         self._forget_masks()
 
     def set(self, row: int, project: str | None, status: str) -> None:
         self._project_codes[row] = self._project_code(project)
+        self._partition_codes[row] = _GLOBAL if project is None else self._project_code(project_of(project))
         self._status_codes[row] = self._status_code(status)
         self._changed(row)
 
@@ -114,6 +118,17 @@ class RowVisibility:
             mask.applied = len(self._changes)
         return mask.visible[:n]
 
+    def partitions(self, rows: Rows) -> npt.NDArray[np.int32]:
+        """The project of each of ``rows`` as a code: a branch's rows are their project's; -1
+        for a global one (the vector index keeps a graph per project: ``vector_graphs.py``)."""
+        partitions: npt.NDArray[np.int32] = self._partition_codes[rows]
+        return partitions
+
+    def partitions_of(self, query: VectorQuery) -> list[int]:
+        """The codes of the projects whose rows ``query`` may see: global (-1), its project and
+        its aliases (with any of their branches)."""
+        return [_GLOBAL, *(self._projects[p] for p in sorted(query.projects) if p in self._projects)]
+
     # -- saving and restoring ------------------------------------------------------
 
     def state(self, n: int) -> dict[str, Any]:
@@ -132,6 +147,7 @@ class RowVisibility:
         self._statuses = dict(state["statuses"])
         self._project_codes[:n] = state["project_codes"]
         self._status_codes[:n] = state["status_codes"]
+        self._partition_codes[:n] = self._partition_table()[self._project_codes[:n] + 1]
         self._forget_masks()
 
     # -- inside ---------------------------------------------------------------------
@@ -140,6 +156,16 @@ class RowVisibility:
         if project is None:
             return _GLOBAL
         return self._projects.setdefault(project, len(self._projects))
+
+    def _partition_table(self) -> npt.NDArray[np.int32]:
+        """Per project code plus one (global first): the code of its project, a branch's
+        place's project given one here if it had none."""
+        for key in list(self._projects):
+            self._project_code(project_of(key))
+        table = np.full(len(self._projects) + 1, _GLOBAL, np.int32)
+        for key, code in self._projects.items():
+            table[code + 1] = self._projects[project_of(key)]
+        return table
 
     def _status_code(self, status: str) -> int:
         return self._statuses.setdefault(status, len(self._statuses))

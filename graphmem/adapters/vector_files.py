@@ -11,8 +11,9 @@ from it when it is missing, unreadable, of another store or model, or disagrees 
   tables), ``rows-N.npz`` (per-row ids and codes, the live ids' rows sorted by id, and the
   exact tail's vectors: read back as they are, where a million ids in JSON took a second
   to parse and more to index) and
-  ``graph-M.usearch`` (the graph, written again only when it changed; usearch's file names
-  its kind of vectors: 8-bit since format 3, half precision before). New files are
+  ``graph-M-P.usearch`` (the graph of one project, ``vector_graphs.py``; each written again
+  only when it changed; usearch's file names its kind of vectors: 8-bit since format 3, half
+  precision before; one graph of every project before format 4). New files are
   written under new names and synced to the disk, then ``index.json`` is replaced
   atomically, then the old files are removed: a crash leaves the previous complete save.
 - ``journal`` names, one a line, the memories whose vector, status or project the store
@@ -38,6 +39,7 @@ import numpy as np
 from graphmem.adapters.hnsw_graph import mapped_graph
 from graphmem.adapters.id_journal import IdJournal
 from graphmem.adapters.id_map import IdMap, encoded
+from graphmem.adapters.vector_graphs import MIXED
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.ports import VectorIndex
 
@@ -49,9 +51,10 @@ JOURNAL = "journal"
 # Bump when the files change shape: an older save is rebuilt, but for ``READ_VERSIONS``, read
 # and saved again in the new shape. 3: the graph may be 8-bit (``hnsw_graph.COARSE``): a
 # version that scores with the graph's own vectors must not read it; a version 2 graph (half
-# precision) is searched as it is and built again 8-bit by the next ``tidy``.
-FORMAT_VERSION = 3
-READ_VERSIONS = (1, 2, FORMAT_VERSION)
+# precision) is searched as it is and built again 8-bit by the next ``tidy``. 4: a graph per
+# project; an older save's one graph is searched as it is until the next ``tidy`` builds them.
+FORMAT_VERSION = 4
+READ_VERSIONS = (1, 2, 3, FORMAT_VERSION)
 UNREADABLE = "The saved vector index in %s is unreadable (%s): rebuilding it."
 
 
@@ -64,7 +67,7 @@ class VectorIndexFiles:
         self._save_lock = threading.Lock()
         self._since_save: list[str] = []  # marked since the last save began
         self._inflight: Counter[str] = Counter()  # marked, not applied to the index yet
-        self._saved_graph: tuple[int, str] | None = None  # (graph_version, file) last saved
+        self._saved_graphs: dict[int, tuple[int, str]] = {}  # per project: (version, file) last saved
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         self._journal = IdJournal(directory / JOURNAL)
 
@@ -106,28 +109,17 @@ class VectorIndexFiles:
             with index.graph_frozen():
                 state = index.state()
                 number = self._next_number()
-                files: dict[str, str | None] = {
+                files: dict[str, Any] = {
                     "rows": f"rows-{number}.json",
                     "arrays": f"rows-{number}.npz",
-                    "graph": None,
+                    "graphs": self._save_graphs(state, number),
                 }
-                graph = state["graph"]
-                if graph is not None:
-                    version = index.graph_version
-                    if self._saved_graph is not None and self._saved_graph[0] == version:
-                        files["graph"] = self._saved_graph[1]
-                    else:
-                        name = f"graph-{number}.usearch"
-                        graph.save(str(self.directory / name))
-                        _fsync(self.directory / name)
-                        files["graph"] = name
-                        self._saved_graph = (version, name)
             self._write_rows(state, files)
             meta = {
                 "version": FORMAT_VERSION,
                 "key": key,
                 "files": files,
-                "graph_rows": state["graph_rows"],
+                "graph_sizes": {str(code): size for code, size in state["graph_sizes"].items()},
                 "graph_dead": state["graph_dead"],
             }
             _write_atomically(self.directory / INDEX_FILE, json.dumps(meta).encode("utf-8"))
@@ -137,6 +129,22 @@ class VectorIndexFiles:
                 self._since_save = later
                 self._journal.keep([*pending, *self._inflight, *later])
 
+    def _save_graphs(self, state: dict[str, Any], number: int) -> dict[str, str]:
+        """The file of each graph of ``state``: the last one saved when it has not changed
+        since, else a new one, on the disk before the save names it."""
+        saved: dict[int, tuple[int, str]] = {}
+        for code, graph in state["graphs"].items():
+            version = state["graph_versions"][code]
+            if code in self._saved_graphs and self._saved_graphs[code][0] == version:
+                saved[code] = self._saved_graphs[code]
+                continue
+            name = f"graph-{number}-{code + 2}.usearch"  # codes are -2 (``MIXED``) and up
+            graph.save(str(self.directory / name))
+            _fsync(self.directory / name)
+            saved[code] = (version, name)
+        self._saved_graphs = saved
+        return {str(code): name for code, (_, name) in saved.items()}
+
     def _next_number(self) -> int:
         numbers = [
             int(path.stem.split("-", 1)[1])
@@ -145,7 +153,7 @@ class VectorIndexFiles:
         ]
         return max(numbers, default=0) + 1
 
-    def _write_rows(self, state: dict[str, Any], files: dict[str, str | None]) -> None:
+    def _write_rows(self, state: dict[str, Any], files: dict[str, Any]) -> None:
         rows = {"projects": state["projects"], "statuses": state["statuses"]}
         _write_atomically(self.directory / str(files["rows"]), json.dumps(rows).encode("utf-8"))
         arrays = self.directory / str(files["arrays"])
@@ -165,8 +173,8 @@ class VectorIndexFiles:
             os.fsync(out.fileno())
         os.replace(arrays.with_suffix(".tmp"), arrays)
 
-    def _remove_other_files(self, files: dict[str, str | None]) -> None:
-        keep = {name for name in files.values() if name}
+    def _remove_other_files(self, files: dict[str, Any]) -> None:
+        keep = {files.get("rows"), files.get("arrays"), *files.get("graphs", {}).values()}
         for path in self.directory.iterdir():
             if path.name not in keep and path.name not in (INDEX_FILE, JOURNAL):
                 path.unlink(missing_ok=True)
@@ -175,7 +183,7 @@ class VectorIndexFiles:
         """Forget the save (the vectors were cleared: ``reindex``)."""
         with self._save_lock:
             (self.directory / INDEX_FILE).unlink(missing_ok=True)
-            self._saved_graph = None
+            self._saved_graphs = {}
             self._remove_other_files({})
 
     # -- restoring ----------------------------------------------------------------------
@@ -198,11 +206,11 @@ class VectorIndexFiles:
         except (OSError, ValueError, KeyError, TypeError, RuntimeError, zipfile.BadZipFile) as exc:
             log.warning(UNREADABLE, self.directory, exc)
             return None
-        index.restore(state, graph_is_view=state["graph"] is not None)
+        index.restore(state, graph_is_view=True)
         if meta["version"] != FORMAT_VERSION:
             index.changed = True  # saved again in the new shape at close
-        graph = meta["files"].get("graph")
-        self._saved_graph = (index.graph_version, graph) if graph else None
+        version = index.graph_version
+        self._saved_graphs = {code: (version, name) for code, name in state["graph_files"].items()}
         return self.journal()
 
     def _read_state(self, meta: dict[str, Any], *, lookups: bool) -> dict[str, Any]:
@@ -215,19 +223,22 @@ class VectorIndexFiles:
             state: dict[str, Any] = {name: arrays[name] for name in arrays.files}
         if "ids" not in state:  # version 1: the ids in the JSON file
             state.update(_rows_of_ids(rows["ids"], rows["live"]))
-        state.update(
-            projects=rows["projects"],
-            statuses=rows["statuses"],
-            graph_rows=meta["graph_rows"],
-            graph_dead=meta["graph_dead"],
-            graph=None,
-        )
+        state.update(projects=rows["projects"], statuses=rows["statuses"], graph_dead=meta["graph_dead"])
         if len(state["status_codes"]) != len(state["ids"]):
             raise ValueError("the rows and their codes disagree")
-        if files.get("graph"):
-            state["graph"] = mapped_graph(str(self.directory / files["graph"]), lookups=lookups)
-            if state["graph"] is None:
-                raise ValueError("the graph file is not a usearch index")
+        if meta["version"] < 4:  # one graph of every project (``vector_graphs.MIXED``)
+            names = {MIXED: files["graph"]} if files.get("graph") else {}
+            sizes = {MIXED: int(meta["graph_rows"])}
+        else:
+            names = {int(code): name for code, name in files["graphs"].items()}
+            sizes = {int(code): int(size) for code, size in meta["graph_sizes"].items()}
+        if not set(names) <= set(sizes) or not all(isinstance(name, str) for name in names.values()):
+            raise ValueError("the graphs and their sizes disagree")
+        state.update(graph_files=names, graph_sizes={code: sizes[code] for code in names}, graphs={})
+        for code, name in names.items():
+            state["graphs"][code] = mapped_graph(str(self.directory / Path(name).name), lookups=lookups)
+            if state["graphs"][code] is None:
+                raise ValueError(f"the graph file {name} is not a usearch index")
         return state
 
     def close(self) -> None:

@@ -1,9 +1,11 @@
 """The in-process vector index over the stored embeddings: exact while small, HNSW when large.
 
-Below ``HNSW_FROM_ROWS`` vectors every search is an exact scan (numpy, float32). Above it an
-HNSW graph (usearch) answers in about a millisecond (an exact scan of 100,000: 17-85 ms). It is
-built off the caller's path (``tidy``: the daemon's idle worker, a benchmark); vectors added
-since wait in a small exact *tail*, searched beside it, until the next ``tidy`` merges them.
+Below ``HNSW_FROM_ROWS`` vectors every search is an exact scan (numpy, float32). Above it
+HNSW graphs (usearch), one per project and one of the global memories (``vector_graphs.py``),
+answer in about a millisecond (an exact scan of 100,000: 17-85 ms); a search reads those of
+the projects it sees. They are built off the caller's path (``tidy``: the daemon's idle
+worker, a benchmark); vectors added since wait in a small exact *tail*, searched beside
+them, until the next ``tidy`` merges them.
 
 Given the store's exact vectors (``exact``: the Kùzu store reads a search's from
 ``graph.vectors`` in one call), the graph keeps 8-bit vectors (``i8``) and only navigates:
@@ -19,9 +21,9 @@ Loaded from a store that reads its vectors when asked (``VectorRows``), a large 
 them there until its graph is built (``load``): no float32 copy of every vector (1.5 GB a
 million). Rows are numbered in the order vectors arrive and never renumbered: a row whose memory is
 deleted, or whose text changed, is dead and filtered out (``vector_ids.py`` owns which memory
-each row is). Project and status filters apply to both parts; the graph is asked for more
-than ``k`` when filters hide part of it, and an exact scan of the visible rows takes over
-when they are few. ``rebuild`` (``tidy``, when a quarter of the graph is dead) drops them.
+each row is). Project and status filters apply to both parts; a graph is asked for more
+than ``k`` when filters hide part of it, and an exact scan of its visible rows takes over
+when they are few. ``rebuild`` (``tidy``, when a quarter of the graphs is dead) drops them.
 """
 
 from __future__ import annotations
@@ -35,17 +37,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from graphmem.adapters.hnsw_graph import (
-    COARSE,
-    FINE,
-    MIN_EXPANSION_SEARCH,
-    graph_dtype,
-    graph_scores,
-    new_graph,
-    writable_copy,
-)
+from graphmem.adapters.hnsw_graph import COARSE, FINE, MIN_EXPANSION_SEARCH, graph_scores, graph_vectors
 from graphmem.adapters.process_memory import release_after
 from graphmem.adapters.row_visibility import RowVisibility, best_shown, grown
+from graphmem.adapters.vector_graphs import ProjectGraphs
 from graphmem.adapters.vector_ids import RowIds
 from graphmem.core.ports import StoredVectors, Vector, VectorQuery, VectorRows
 
@@ -59,15 +54,10 @@ MERGE_CHUNK_ROWS = 512
 # Vectors added to a new graph between checks for ``interrupt`` (a closing daemon waits at
 # most this long for a build under way), read from the tail a chunk at a time.
 BUILD_CHUNK_ROWS = 4_096
-# The first rows of a new graph are added on one thread, the rest on every core: built
-# concurrently from nothing, a graph of 40 rows left one to three of them unreachable in 12%
-# of builds (a search of all 40 returned 37-39), and which ones changed from build to build.
-# Seeded on one thread its upper layers are the same every build; this many rows cost a few
-# milliseconds against the seconds of a graph of HNSW_FROM_ROWS.
-SEED_ROWS = 1_024
 # The graph is rebuilt without its dead rows once they are this share of it.
 DEAD_SHARE_REBUILD = 0.25
-# When the visible rows of the graph are this few, they are scanned exactly instead.
+# When a graph's visible rows are this few, and it would be asked for all of them, they are
+# scored exactly instead.
 EXACT_VISIBLE_ROWS = 4_096
 # With the exact vectors at hand, the graph's vectors are 8-bit and it returns this many
 # times the candidates asked for, scored again exactly (within the same exploration). On
@@ -101,11 +91,9 @@ class HnswVectorIndex:
         self._numbering = 0  # bumped when the rows are numbered anew (``load``, ``restore``)
         self._memories = RowIds()  # which memory each row is, and each live memory's row
         self._visibility = RowVisibility()  # each row's project and status, what a search shows
-        # The graph (usearch keys are rows) and which rows it holds.
-        self._graph: Any = None
+        # The graphs, one per project (usearch keys are rows), and which rows they hold.
+        self._graphs = ProjectGraphs(dimension, self._dtype)
         self._in_graph = np.zeros(0, np.bool_)
-        self._graph_rows = 0  # rows the graph holds, dead ones included
-        self._graph_dead = 0
         # The exact tail: vectors of the rows not in the graph.
         self._tail = np.zeros((0, dimension), np.float32)
         self._tail_rows = np.zeros(0, np.int64)
@@ -114,7 +102,6 @@ class HnswVectorIndex:
         # The store's rows ``load`` was given, read from it (IN_STORE rows: row i is its row i)
         # until the graph holds them: not a float32 copy of every vector (1.5 GB a million).
         self._stored: VectorRows | None = None
-        self._graph_is_view = False  # a read-only map of a saved file: copied before a merge
         self.graph_version = 0  # bumped whenever the graph changes (``vector_files`` saves it then)
         self.changed = False  # since the last save (``vector_files``)
         # This thread's last search: (query, graph_version, rows list, {row: cosine}). A
@@ -191,7 +178,7 @@ class HnswVectorIndex:
         self._slot = np.zeros(0, np.int32)
         self._visibility = RowVisibility()
         self._in_graph = np.zeros(0, np.bool_)
-        self._graph, self._graph_rows, self._graph_dead = None, 0, 0
+        self._graphs = ProjectGraphs(self.dimension, self._dtype)
         self._tail = np.zeros((0, self.dimension), np.float32)
         self._tail_rows = np.zeros(0, np.int64)
         self._tail_size = 0
@@ -243,7 +230,7 @@ class HnswVectorIndex:
     def _kill(self, row: int) -> None:
         self._visibility.kill(row)
         if self._in_graph[row]:
-            self._graph_dead += 1
+            self._graphs.dead += 1
 
     def set_status(self, memory_id: str, status: str) -> None:
         with self._lock:
@@ -286,9 +273,20 @@ class HnswVectorIndex:
         if not in_graph.all():
             sims[~in_graph] = self._vectors(numbers[~in_graph]) @ np.asarray(query, np.float32)
         if in_graph.any():
-            keys = numbers[in_graph].astype(np.uint64)
-            sims[in_graph] = graph_scores(self._graph, keys, query) if self.graph_lookups else np.nan
+            lookups = self.graph_lookups
+            sims[in_graph] = self._from_graphs(numbers[in_graph], graph_scores, query) if lookups else np.nan
         return sims
+
+    def _from_graphs(self, rows: npt.NDArray[np.int64], read: Callable[..., Any], *args: Any) -> Any:
+        """``read(graph, keys, *args)`` of each graph holding some of ``rows``, put together in
+        their order: a row's score or vector as its graph gives it."""
+        out: Any = None
+        for graph, which in self._graphs.holding(self._visibility.partitions(rows)):
+            part = np.asarray(read(graph, rows[which].astype(np.uint64), *args))
+            if out is None:
+                out = np.zeros((len(rows), *part.shape[1:]), part.dtype)
+            out[which] = part
+        return out
 
     def _vectors(self, rows: Sequence[int] | npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
         """The vectors of ``rows`` (live or dead), float32, in order; the graph's left zero
@@ -305,8 +303,7 @@ class HnswVectorIndex:
             out[in_store] = self._stored.take(numbers[in_store])
         in_graph = ~(in_tail | in_store)
         if in_graph.any() and self.graph_lookups:
-            found = self._graph.get(numbers[in_graph].astype(np.uint64), dtype=np.float32)
-            out[in_graph] = np.stack(found) if isinstance(found, tuple) else found
+            out[in_graph] = self._from_graphs(numbers[in_graph], graph_vectors)
         return out
 
     def similarities(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
@@ -346,7 +343,8 @@ class HnswVectorIndex:
                 return []
             visible = self._visibility.visible(n, query)
             found = self._search_tail(vector, k, visible)
-            coarse = self._search_graph(vector, k, visible) if self._graph is not None else []
+            partitions = self._visibility.partitions_of(query)
+            coarse = self._search_graphs(vector, k, visible, partitions) if self._graphs else []
             rows = [row for row, _ in (*found, *coarse)]
             ids = dict(zip(rows, self._memories.ids(rows), strict=True))
             moved = (self.graph_version, self._numbering)
@@ -384,31 +382,46 @@ class HnswVectorIndex:
             found.sort(key=lambda pair: -pair[1])
         return found[:k]
 
-    def _search_graph(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
-        """The graph's best visible rows with its scores: ``k``, or ``RESCORED`` times that
-        when ``_rescored`` scores them again exactly."""
-        in_graph = self._in_graph[: len(visible)]
-        shown = int(np.count_nonzero(visible & in_graph))
-        if shown == 0:
+    def _search_graphs(
+        self, query: Vector, k: int, visible: npt.NDArray[np.bool_], partitions: list[int]
+    ) -> list[tuple[int, float]]:
+        """The best visible rows of the graphs of ``partitions`` (``vector_graphs.py``), with
+        their scores: ``k`` of each, or ``RESCORED`` times that when ``_rescored`` scores them
+        again exactly."""
+        shown = visible & self._in_graph[: len(visible)]
+        searched = self._graphs.searched(partitions)
+        codes = self._visibility.partitions(slice(0, len(visible))) if len(searched) > 1 else None
+        found: list[tuple[int, float]] = []
+        for code, graph, size in searched:  # a graph holds the shown rows of its project only
+            mine = shown if codes is None else shown & (codes == code)
+            found += self._search_graph(graph, size, query, k, mine)
+        return found
+
+    def _search_graph(
+        self, graph: Any, size: int, query: Vector, k: int, shown: npt.NDArray[np.bool_]
+    ) -> list[tuple[int, float]]:
+        """The best ``shown`` rows of ``graph`` (of ``size`` rows) for ``_search_graphs``."""
+        visible = int(np.count_nonzero(shown))
+        if visible == 0:
             return []
         more = RESCORED if self._exact is not None else 1.0
         top = math.ceil(k * more)
-        if shown <= EXACT_VISIBLE_ROWS:  # a narrow filter: the graph would be asked for most of it
-            rows = np.flatnonzero(visible & in_graph)
+        # Filters hide part of the graph: ask for enough that ``k`` shown ones come back.
+        want = min(size, math.ceil(k * size / visible * 1.2) + 8)
+        if visible <= EXACT_VISIBLE_ROWS and want >= visible:  # it would be asked for all of them
+            rows = np.flatnonzero(shown)
             if not self.graph_lookups:  # every one scored exactly by ``_rescored``, the best k kept
                 return [(row, math.nan) for row in rows.tolist()]
             return best_shown(rows, self._cosines(rows.tolist(), query), top)
-        # Filters hide part of the graph: ask for enough that ``k`` visible ones come back.
-        want = min(self._graph_rows, math.ceil(k * self._graph_rows / shown * 1.2) + 8)
         while True:
-            self._graph.expansion_search = max(MIN_EXPANSION_SEARCH, 2 * want)
-            matches = self._graph.search(query, min(self._graph_rows, math.ceil(want * more)), threads=1)
+            graph.expansion_search = max(MIN_EXPANSION_SEARCH, 2 * want)
+            matches = graph.search(query, min(size, math.ceil(want * more)), threads=1)
             keys = np.asarray(matches.keys, np.int64)
             sims = 1.0 - np.asarray(matches.distances, np.float32)
-            kept = visible[keys]
-            if int(np.count_nonzero(kept)) >= min(k, shown) or want >= self._graph_rows:
+            kept = shown[keys]
+            if int(np.count_nonzero(kept)) >= min(k, visible) or want >= size:
                 return list(zip(keys[kept][:top].tolist(), sims[kept][:top].tolist(), strict=True))
-            want = min(self._graph_rows, want * 4)
+            want = min(size, want * 4)
 
     # -- the graph ----------------------------------------------------------------
 
@@ -419,12 +432,9 @@ class HnswVectorIndex:
         with self._build_lock:
             with self._lock:
                 live = len(self._memories)
-                if self._graph is None:
+                if not self._graphs:
                     due = "build" if live >= HNSW_FROM_ROWS or self._stored is not None else ""
-                elif (
-                    self._graph_dead > DEAD_SHARE_REBUILD * self._graph_rows
-                    or graph_dtype(self._graph) != self._dtype  # a save from before, or of no ``exact``
-                ):
+                elif self._graphs.dead > DEAD_SHARE_REBUILD * self._graphs.rows or self._graphs.stale:
                     due = "build"
                 else:
                     due = "merge" if self._tail_live() >= MERGE_AT_ROWS else ""
@@ -443,34 +453,34 @@ class HnswVectorIndex:
         self._interrupted.set()
 
     def _build(self) -> bool:
-        """A new graph of every live row, built outside the lock, then swapped in; False
+        """New graphs of every live row, built outside the lock, then swapped in; False
         when ``interrupt`` stopped it."""
-        with self._lock:
+        with self._lock:  # a project's rows together: a chunk adds to one graph or two
             every = np.sort(self._memories.live())
-        graph = new_graph(self.dimension, self._dtype)
+            every = every[np.argsort(self._visibility.partitions(every), kind="stable")]
+        graphs = ProjectGraphs(self.dimension, self._dtype)
         added, gone = [], []
         for start in range(0, len(every), BUILD_CHUNK_ROWS):
             if self._interrupted.is_set():
                 return False
             chunk, vectors, missing = self._build_chunk(every[start : start + BUILD_CHUNK_ROWS])
+            with self._lock:
+                partitions = self._visibility.partitions(chunk)
+            graphs.add(chunk, partitions, vectors, version=0)
             added.append(chunk)
             gone += missing
-            seeded = max(0, SEED_ROWS - start)
-            if seeded:
-                graph.add(chunk[:seeded].astype(np.uint64), vectors[:seeded], threads=1)
-            if seeded < len(chunk):
-                graph.add(chunk[seeded:].astype(np.uint64), vectors[seeded:], threads=0)
         rows = np.concatenate(added) if added else every
         with self._lock:
-            self._graph, self._graph_is_view, self._graph_rows = graph, False, len(rows)
-            self._graph_dead = int(np.count_nonzero(~self._visibility.live(rows)))  # died meanwhile
+            self.graph_version += 1
+            graphs.stamp(self.graph_version)
+            graphs.dead = int(np.count_nonzero(~self._visibility.live(rows)))  # died meanwhile
+            self._graphs = graphs
             self._in_graph[:] = False
             self._in_graph[rows] = True
             self._drop_from_tail(rows.tolist())
-            stored = self._stored_rows()  # every live one is in the graph now, the rest dead
+            stored = self._stored_rows()  # every live one is in the graphs now, the rest dead
             self._slot[stored] = IN_GRAPH
             self._stored = None
-            self.graph_version += 1
             self.changed = True
         for memory_id in gone:  # the store has no vector for them any more
             self.remove(memory_id)
@@ -503,23 +513,16 @@ class HnswVectorIndex:
             with self._lock:
                 size = self._tail_size
                 tail_rows = self._tail_rows[:size]
-                rows = tail_rows[self._visibility.live(tail_rows)][:MERGE_CHUNK_ROWS].tolist()
-                if not rows:
+                rows = tail_rows[self._visibility.live(tail_rows)][:MERGE_CHUNK_ROWS]
+                if not len(rows):
                     self._drop_from_tail(self._tail_rows[:size].tolist())
                     return
-                self._writable_graph().add(np.array(rows, np.uint64), self._vectors(rows), threads=0)
-                self._in_graph[rows] = True
-                self._graph_rows += len(rows)
-                self._drop_from_tail(rows)
                 self.graph_version += 1
+                partitions = self._visibility.partitions(rows)
+                self._graphs.add(rows, partitions, self._vectors(rows), self.graph_version)
+                self._in_graph[rows] = True
+                self._drop_from_tail(rows.tolist())
                 self.changed = True
-
-    def _writable_graph(self) -> Any:
-        """The graph, copied into memory first if it is a read-only view of a saved file."""
-        if self._graph_is_view:
-            self._graph = writable_copy(self._graph)
-            self._graph_is_view = False
-        return self._graph
 
     def _drop_from_tail(self, rows: Collection[int]) -> None:
         old_rows = self._tail_rows[: self._tail_size]
@@ -538,12 +541,12 @@ class HnswVectorIndex:
 
     @contextmanager
     def graph_frozen(self) -> Iterator[None]:
-        """No build or merge changes the graph meanwhile (searches go on): for saving it."""
+        """No build or merge changes the graphs meanwhile (searches go on): for saving them."""
         with self._build_lock:
             yield
 
     def state(self) -> dict[str, Any]:
-        """What ``vector_files`` saves: rows, codes, the tail and the graph. Live rows still in
+        """What ``vector_files`` saves: rows, codes, the tail and the graphs. Live rows still in
         the store (no build has finished since ``load``) are saved in the tail."""
         with self._lock:
             n = self._rows
@@ -557,9 +560,7 @@ class HnswVectorIndex:
                 **self._memories.state(n),
                 **self._visibility.state(n),
                 "in_graph": self._in_graph[:n].copy(),
-                "graph": self._graph,
-                "graph_rows": self._graph_rows,
-                "graph_dead": self._graph_dead,
+                **self._graphs.state(),
                 "tail": tail,
                 "tail_rows": tail_rows,
             }
@@ -573,10 +574,7 @@ class HnswVectorIndex:
             self._memories.restore(state)
             self._visibility.restore(state)
             self._in_graph[:n] = state["in_graph"]
-            self._graph = state["graph"]
-            self._graph_is_view = graph_is_view
-            self._graph_rows = int(state["graph_rows"])
-            self._graph_dead = int(state["graph_dead"])
+            self._graphs.restore(state, views=graph_is_view, version=self.graph_version)
             size = len(state["tail_rows"])
             self._grow_tail(size)
             self._tail[:size] = state["tail"]

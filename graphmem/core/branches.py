@@ -87,6 +87,11 @@ def place(project: str | None, branch: str | None) -> str | None:
     return f"{project}{_SEPARATOR}{branch}"
 
 
+def project_of(place_key: str) -> str:
+    """The project of a place (``place``): itself, or the project of a branch's place."""
+    return place_key.split(_SEPARATOR, 1)[0]
+
+
 def places_on(place_key: str, project: str) -> bool:
     """Whether ``place_key`` is a branch place of ``project`` (any branch)."""
     return place_key.startswith(f"{project}{_SEPARATOR}")

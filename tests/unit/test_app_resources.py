@@ -44,7 +44,7 @@ def test_the_embedded_graph_is_8_bit_and_scores_with_the_stored_vectors(
     memory.semantic.embed_pending()
     index = memory.semantic.index()  # opened at its first use
     assert isinstance(index, vector_index.HnswVectorIndex) and memory.semantic.tidy()
-    assert graph_dtype(index.state()["graph"]) == "i8"
+    assert {graph_dtype(graph) for graph in index.state()["graphs"].values()} == {"i8"}
     query = HashEmbedder(32).embed_query("the restarts at night")
     found = dict(index.search(VectorQuery(query, 5, project=None, statuses=frozenset({"active"}))))
     stored = {memory_id: np.asarray(memory.store.embedding_of(memory_id), np.float32) for memory_id in ids}

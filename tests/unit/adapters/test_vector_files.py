@@ -13,9 +13,10 @@ import numpy.typing as npt
 import pytest
 
 from graphmem.adapters import vector_index
-from graphmem.adapters.hnsw_graph import mapped_graph
+from graphmem.adapters.hnsw_graph import FINE, graph_dtype, mapped_graph, new_graph
 from graphmem.adapters.vector_files import FORMAT_VERSION, INDEX_FILE, VectorIndexFiles
-from graphmem.adapters.vector_index import HnswVectorIndex, graph_dtype
+from graphmem.adapters.vector_graphs import MIXED
+from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.core.ports import Vector, VectorQuery
 
 DIM = 8
@@ -42,6 +43,24 @@ def results(index: HnswVectorIndex, project: str | None = "/p") -> list[list[str
         [memory_id for memory_id, _ in index.search(VectorQuery(q, 5, project=project, statuses=CURRENT))]
         for q in normalised(5, 2)
     ]
+
+
+def dtypes(index: HnswVectorIndex) -> set[str]:
+    """The kinds of vectors the graphs of ``index`` keep."""
+    return {graph_dtype(graph) for graph in index.state()["graphs"].values()}
+
+
+def an_older_save(files: VectorIndexFiles, version: int, dtype: str = FINE) -> None:
+    """The save in ``files`` (of ``filled()``'s 40 memories, every one in a graph) as a
+    format before 4 kept it: one graph of every project's rows, ``dtype`` vectors."""
+    meta = json.loads((files.directory / INDEX_FILE).read_text())
+    graph = new_graph(DIM, dtype)
+    graph.add(np.arange(40, dtype=np.uint64), normalised(40, 1))
+    graph.save(str(files.directory / "graph-9.usearch"))
+    names = {part: name for part, name in meta.pop("files").items() if part != "graphs"}
+    del meta["graph_sizes"]
+    meta.update(version=version, files={**names, "graph": "graph-9.usearch"}, graph_rows=40)
+    (files.directory / INDEX_FILE).write_text(json.dumps(meta))
 
 
 @pytest.fixture
@@ -106,8 +125,12 @@ def test_a_restored_graph_takes_new_rows_and_merges_them(
     assert restored.tidy()  # the mapped graph is copied, then the new row merged
     assert restored.graph_size == 41
     assert restored.search(VectorQuery(new[0], 1, project=None, statuses=CURRENT))[0][0] == "new"
-    files.save(restored, KEY)  # the graph changed: written again, the old file removed
-    assert len(list(files.directory.glob("graph-*.usearch"))) == 1
+    before = json.loads((files.directory / INDEX_FILE).read_text())["files"]["graphs"]
+    files.save(restored, KEY)  # the global graph changed: written again, its old file removed
+    after = json.loads((files.directory / INDEX_FILE).read_text())["files"]["graphs"]
+    p = str(restored.state()["projects"]["/p"])
+    assert after[p] == before[p] and after["-1"] != before["-1"]  # /p's kept as it was
+    assert sorted(path.name for path in files.directory.glob("graph-*.usearch")) == sorted(after.values())
 
 
 def test_the_journal_names_what_changed_after_the_save(
@@ -191,10 +214,14 @@ def test_a_saved_graph_is_on_the_disk_before_the_save_names_it(
     monkeypatch.setattr(os, "fsync", recorded)
     files.save(filled(graph=True), KEY)
     named = json.loads((files.directory / INDEX_FILE).read_text("utf-8"))["files"]
-    assert named["graph"] is not None
-    inode = {name: (files.directory / name).stat().st_ino for name in [*named.values(), INDEX_FILE]}
+    graphs = list(named["graphs"].values())
+    assert len(graphs) == 2  # the global memories' and /p's
+    inode = {
+        name: (files.directory / name).stat().st_ino for name in [*graphs, named["rows"], named["arrays"]]
+    }
+    inode[INDEX_FILE] = (files.directory / INDEX_FILE).stat().st_ino
     assert synced[-1] == inode[INDEX_FILE]
-    assert {inode[named[part]] for part in ("graph", "rows", "arrays")} <= set(synced[:-1])
+    assert {inode[name] for name in (*graphs, named["rows"], named["arrays"])} <= set(synced[:-1])
 
 
 def test_discard_forgets_the_save(files: VectorIndexFiles) -> None:
@@ -222,7 +249,7 @@ def test_a_save_of_the_first_format_is_restored_and_saved_again_in_the_new_one(
     with np.load(files.directory / names["arrays"]) as arrays:
         kept = {name: arrays[name] for name in arrays.files if name not in ("ids", "row_keys", "row_numbers")}
     np.savez(files.directory / names["arrays"], **kept)
-    (files.directory / INDEX_FILE).write_text(json.dumps({**meta, "version": 1}))
+    an_older_save(files, 1)
 
     again = reopen()
     restored = HnswVectorIndex(DIM)
@@ -253,7 +280,7 @@ def test_an_8_bit_graph_is_saved_and_restored(
     saved = HnswVectorIndex(DIM, exact=exact_of(40))
     projects = [None if i % 2 else "/p" for i in range(40)]
     saved.add([f"m{i}" for i in range(40)], normalised(40, 1), projects, ["active"] * 40)
-    assert saved.tidy() and graph_dtype(saved.state()["graph"]) == "i8"
+    assert saved.tidy() and dtypes(saved) == {"i8"}
     files.save(saved, KEY)
     assert json.loads((files.directory / INDEX_FILE).read_text())["version"] == FORMAT_VERSION
 
@@ -261,7 +288,7 @@ def test_an_8_bit_graph_is_saved_and_restored(
     restored = HnswVectorIndex(DIM, exact=exact_of(40))
     assert again.restore(restored, KEY) == [] and not restored.changed
     again.close()
-    assert graph_dtype(restored.state()["graph"]) == "i8" and not restored.tidy()  # nothing to build again
+    assert dtypes(restored) == {"i8"} and not restored.tidy()  # nothing to build again
     assert results(restored) == results(saved) == results(filled())  # filled(): the exact scan's
     assert results(restored, None) == results(filled(), None)
 
@@ -282,8 +309,9 @@ def test_a_saved_8_bit_graph_is_mapped_without_its_table_of_keys_and_still_takes
     again = reopen()
     restored = HnswVectorIndex(DIM, exact=exact_of(41))
     assert again.restore(restored, KEY) == []
-    graph = restored.state()["graph"]
-    with_keys = mapped_graph(str(next(files.directory.glob("graph-*.usearch"))))
+    graph = restored.state()["graphs"][-1]  # the global memories'
+    saved_graphs = json.loads((files.directory / INDEX_FILE).read_text())["files"]["graphs"]
+    with_keys = mapped_graph(str(files.directory / saved_graphs["-1"]))
     assert graph.memory_usage < with_keys.memory_usage  # no table of its keys (48 MB a million)
     assert results(restored) == results(filled()) and results(restored, None) == results(filled(), None)
     query = normalised(1, 2)[0]
@@ -298,23 +326,24 @@ def test_a_saved_8_bit_graph_is_mapped_without_its_table_of_keys_and_still_takes
     again.close()
 
 
-def test_a_half_precision_graph_of_format_2_is_searched_then_built_again_8_bit(
+def test_a_half_precision_graph_of_format_2_is_searched_then_built_again_8_bit_per_project(
     files: VectorIndexFiles, reopen: Callable[[], VectorIndexFiles], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1)
     monkeypatch.setattr(vector_index, "EXACT_VISIBLE_ROWS", 0)
     saved = filled(graph=True)  # no exact vectors: a half-precision graph, as format 2 saved it
     files.save(saved, KEY)
-    meta = json.loads((files.directory / INDEX_FILE).read_text())
-    (files.directory / INDEX_FILE).write_text(json.dumps({**meta, "version": 2}))
+    an_older_save(files, 2)
 
     again = reopen()
     restored = HnswVectorIndex(DIM, exact=exact_of(40))
     assert again.restore(restored, KEY) == [] and restored.changed  # saved again as format 3
-    assert graph_dtype(restored.state()["graph"]) == "f16"
+    assert dtypes(restored) == {"f16"}
     assert results(restored) == results(filled()) and results(restored, None) == results(filled(), None)
-    assert restored.tidy()  # the idle worker's upkeep builds it again, 8-bit
-    assert graph_dtype(restored.state()["graph"]) == "i8" and restored.graph_size == 40
+    assert restored.state()["graph_sizes"] == {MIXED: 40}  # one graph of both projects' rows
+    assert restored.tidy()  # the idle worker's upkeep builds them again, 8-bit, one per project
+    assert dtypes(restored) == {"i8"} and restored.graph_size == 40
+    assert restored.state()["graph_sizes"] == {-1: 20, restored.state()["projects"]["/p"]: 20}
     assert results(restored) == results(filled()) and results(restored, None) == results(filled(), None)
     again.save(restored, KEY)
     again.close()

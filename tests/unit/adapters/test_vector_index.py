@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from graphmem.adapters import row_visibility, vector_index, vector_log
+from graphmem.adapters import hnsw_graph, row_visibility, vector_graphs, vector_index, vector_log
 from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.adapters.vector_log import VectorLog
 from graphmem.core.branches import place
@@ -197,6 +197,11 @@ def normalised(count: int, seed: int, dim: int = DIM) -> Vector:
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
+def dtypes(index: HnswVectorIndex) -> set[str]:
+    """The kinds of vectors the graphs of ``index`` keep."""
+    return {hnsw_graph.graph_dtype(graph) for graph in index.state()["graphs"].values()}
+
+
 def test_a_small_index_builds_no_graph() -> None:
     index = HnswVectorIndex(DIM)
     index.add(["a", "b"], normalised(2, 1), [None, None], ["active", "active"])
@@ -371,7 +376,7 @@ def test_the_graph_is_built_without_a_copy_of_every_vector(monkeypatch: pytest.M
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
     monkeypatch.setattr(vector_index, "BUILD_CHUNK_ROWS", 200)
     n, dim = 2_000, 256  # 2 MB of float32; a chunk is 0.2 MB (the build's peak: 0.67 MB)
-    vector_index.new_graph(dim)  # usearch imported first: its import is no copy of the vectors
+    hnsw_graph.new_graph(dim)  # usearch imported first: its import is no copy of the vectors
     index = HnswVectorIndex(dim)
     vectors = normalised(n, 14, dim=dim)
     index.add([f"m{i}" for i in range(n)], vectors, [None] * n, ["active"] * n)
@@ -438,7 +443,7 @@ def test_given_the_exact_vectors_the_graph_is_8_bit_and_every_cosine_exact() -> 
     names = [f"m{i}" for i in range(300)]
     index = HnswVectorIndex(32, exact=exactly(names, vectors))
     index.add(names, vectors, [None] * 300, ["active"] * 300)
-    assert index.tidy() and vector_index.graph_dtype(index.state()["graph"]) == "i8"
+    assert index.tidy() and dtypes(index) == {"i8"}
     for seed in range(2, 7):
         query = normalised(1, seed, dim=32)[0]
         cosines = vectors @ query
@@ -520,13 +525,13 @@ def test_a_half_precision_graph_is_built_again_8_bit_once_the_exact_vectors_are_
     names = [f"m{i}" for i in range(50)]
     before = HnswVectorIndex(DIM)  # no exact vectors: half precision, as saves before format 3
     before.add(names, vectors, [None] * 50, ["active"] * 50)
-    assert before.tidy() and vector_index.graph_dtype(before.state()["graph"]) == "f16"
+    assert before.tidy() and dtypes(before) == {"f16"}
     index = HnswVectorIndex(DIM, exact=exactly(names, vectors))
     index.restore(before.state(), graph_is_view=False)
     query = normalised(1, 3)[0]
     expected = [names[i] for i in np.argsort(-(vectors @ query))[:5]]
     assert ids(index.search(VectorQuery(query, 5, project=None, statuses=CURRENT))) == expected
-    assert index.tidy() and vector_index.graph_dtype(index.state()["graph"]) == "i8"
+    assert index.tidy() and dtypes(index) == {"i8"}
     assert index.graph_size == 50 and not index.tidy()
     assert ids(index.search(VectorQuery(query, 5, project=None, statuses=CURRENT))) == expected
 
@@ -582,7 +587,7 @@ def test_rows_the_store_reads_are_built_into_the_graph_a_chunk_at_a_time(
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 1000)
     monkeypatch.setattr(vector_index, "BUILD_CHUNK_ROWS", 200)
     n, dim = 2_000, 256  # 2 MB of float32; a chunk is 0.2 MB
-    vector_index.new_graph(dim)  # usearch imported first: its import is no copy of the vectors
+    hnsw_graph.new_graph(dim)  # usearch imported first: its import is no copy of the vectors
     vectors = normalised(n, 21, dim=dim)
     queries = normalised(10, 22, dim=dim)
     stored = CountedRows(vectors)
@@ -681,7 +686,7 @@ def test_a_search_during_a_build_from_the_store_sees_every_row(monkeypatch: pyte
         StoredVectors([f"m{i}" for i in range(600)], CountedRows(vectors), [None] * 600, ["active"] * 600)
     )
     seen: list[list[str]] = []
-    new_graph = vector_index.new_graph
+    new_graph = vector_graphs.new_graph
 
     def watched(dimension: int, dtype: str = vector_index.FINE) -> object:
         graph = new_graph(dimension, dtype)
@@ -701,7 +706,7 @@ def test_a_search_during_a_build_from_the_store_sees_every_row(monkeypatch: pyte
         graph.add = added
         return graph
 
-    monkeypatch.setattr(vector_index, "new_graph", watched)
+    monkeypatch.setattr(vector_graphs, "new_graph", watched)
     assert index.tidy() and index.graph_size == 600
     assert len(seen) >= 6
     assert all(found == exact_top(vectors, query, 10) for found in seen)
@@ -738,3 +743,40 @@ def test_fewer_rows_from_the_store_than_a_graph_needs_are_read_into_memory(
     takes = stored.takes
     assert ids(index.search(VectorQuery(vectors[4], 1, project=None, statuses=CURRENT))) == ["m4"]
     assert not index.tidy() and stored.takes == takes == 1
+
+
+def test_each_project_has_a_graph_of_its_rows_and_a_search_reads_only_those_it_sees(
+    graph_always: None,
+) -> None:
+    """A recall for one project of many searches that project's graph and the global one:
+    in one graph of them all, usearch was asked for 24 times the rows a search needed."""
+    count = 400
+    vectors = normalised(count, 31)
+    projects = [None if i % 4 == 0 else ("/a", "/b", "/c")[i % 3] for i in range(count)]
+    projects[1] = place("/a", "feat")  # a branch's rows are in their project's graph
+    index = HnswVectorIndex(DIM)
+    index.add([f"m{i}" for i in range(count)], vectors, projects, ["active"] * count)
+    assert index.tidy()
+    state = index.state()
+    codes = state["projects"]
+    expected = {-1: projects.count(None), **{codes[p]: projects.count(p) for p in ("/b", "/c")}}
+    expected[codes["/a"]] = projects.count("/a") + 1
+    assert state["graph_sizes"] == expected
+    searched: list[int] = []
+    for code, graph in state["graphs"].items():
+        search = graph.search
+
+        def recorded(
+            *args: object, code: int = code, search: Callable[..., object] = search, **kw: object
+        ) -> object:
+            searched.append(code)
+            return search(*args, **kw)
+
+        graph.search = recorded
+    query = normalised(1, 32)[0]
+    found = ids(index.search(VectorQuery(query, 10, project="/b", statuses=CURRENT)))
+    shown = np.flatnonzero([p in (None, "/b") for p in projects])
+    assert found == [f"m{shown[i]}" for i in np.argsort(-(vectors[shown] @ query), kind="stable")[:10]]
+    assert sorted(searched) == sorted([-1, codes["/b"]])
+    on_branch = ids(index.search(VectorQuery(vectors[1], 1, project="/a", statuses=CURRENT, branch="feat")))
+    assert on_branch == ["m1"]
