@@ -76,19 +76,21 @@ CLIENT_START_TIMEOUT_S = 600.0
 READY = "graphmem-bench client-ready"
 
 # A client process: start its daemon, say ready, wait for "go" on stdin, run, write its calls
-# and its full-text search's report as JSON to the file named.
+# and its full-text search's report as JSON to the file named. Its calls ask for the project
+# last named ("": none).
 CLIENT_SCRIPT = """
 import sys
 from graphmem.bench.clients import serve_child
-serve_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])
+serve_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5] or None)
 """
 
 # A client of the one daemon over HTTP: say ready (its modules imported, no model), wait for
 # "go", call the daemon serving the folder named, write its calls as JSON to the file named.
+# Its calls ask for the project last named ("": none).
 HTTP_CLIENT_SCRIPT = """
 import sys
 from graphmem.bench.clients import http_child
-http_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])
+http_child(sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5] or None)
 """
 
 # How the text report names each way of making clients (``run``).
@@ -140,38 +142,44 @@ def _model_loaded(runtime: Runtime, timeout: float) -> None:
 ROUND = RECALLS_PER_REMEMBER + 2
 
 
-def recall(runtime: Runtime, text: str) -> None:
-    """A recall, served as the daemon serves one."""
-    runtime.served(runtime.memory.recall, text, limit=10)
+def recall(runtime: Runtime, text: str, project: str | None = None) -> None:
+    """A recall from ``project``'s checkout (None: from none), served as the daemon serves one."""
+    runtime.served(runtime.memory.recall, text, limit=10, project=project)
 
 
-def remember(runtime: Runtime, text: str) -> None:
-    """A remember, served as the daemon serves one: then the worker is woken, as after every write."""
+def remember(runtime: Runtime, text: str, project: str | None = None) -> None:
+    """A remember from ``project``'s checkout (None: from none), served as the daemon serves one:
+    then the worker is woken, as after every write."""
     try:
-        runtime.served(runtime.memory.remember, text, category="fact")
+        runtime.served(runtime.memory.remember, text, category="fact", project=project)
     finally:
         runtime.written()
 
 
 class Calls(NamedTuple):
     """How a client makes its two kinds of call, each given its text: to a daemon in this
-    process (``served``) or to one over HTTP (``remote``)."""
+    process (``served``) or to one over HTTP (``remote``), each from the checkout of one project
+    (``bench scale --projects``: the one the measure phase asks for) or from none."""
 
     recall: Callable[[str], object]
     remember: Callable[[str], object]
 
     @classmethod
-    def served(cls, runtime: Runtime) -> Calls:
+    def served(cls, runtime: Runtime, project: str | None = None) -> Calls:
         """Calls served by ``runtime`` as the daemon serves them (``recall``, ``remember``)."""
-        return cls(functools.partial(recall, runtime), functools.partial(remember, runtime))
+        return cls(
+            functools.partial(recall, runtime, project=project),
+            functools.partial(remember, runtime, project=project),
+        )
 
     @classmethod
-    def remote(cls, memory: RemoteMemory) -> Calls:
-        """Calls through ``/rpc`` as the CLI and the hooks make them: the daemon serves each as it
-        serves an agent's (the same recall and remember as ``served``)."""
+    def remote(cls, memory: RemoteMemory, project: str | None = None) -> Calls:
+        """Calls through ``/rpc`` as the CLI and the hooks make them, naming ``project`` as they
+        name their checkout's: the daemon serves each as it serves an agent's (the same recall and
+        remember as ``served``)."""
         return cls(
-            lambda text: memory.recall(text, limit=10),
-            lambda text: memory.remember(text, category="fact"),
+            lambda text: memory.recall(text, limit=10, project=project),
+            lambda text: memory.remember(text, category="fact", project=project),
         )
 
 
@@ -223,11 +231,11 @@ def client_calls(
     return calls
 
 
-def serve_child(data_dir: str, client: int, seconds: float, out: str) -> None:
+def serve_child(data_dir: str, client: int, seconds: float, out: str, project: str | None = None) -> None:
     """The body of one client process (``CLIENT_SCRIPT``); the store URL comes from the environment.
     Ready once its daemon has loaded the model and its full-text index is current, as the measure
     phase waits for its own (``TextSearch``); a timed call the database's search answered ends it
-    with that error."""
+    with that error. Its calls ask for ``project``."""
     started = time.perf_counter()
     with daemon(Path(data_dir)) as runtime:
         text_search = TextSearch(runtime.memory)
@@ -235,13 +243,14 @@ def serve_child(data_dir: str, client: int, seconds: float, out: str) -> None:
         print(READY, flush=True)
         if sys.stdin.readline().strip() != "go":
             return
-        calls = client_calls(Calls.served(runtime), client, seconds, text_search.answered)
+        calls = client_calls(Calls.served(runtime, project), client, seconds, text_search.answered)
     Path(out).write_text(json.dumps({"calls": calls, "text_search": text_search.report}), encoding="utf-8")
 
 
-def http_child(data_dir: str, client: int, seconds: float, out: str) -> None:
+def http_child(data_dir: str, client: int, seconds: float, out: str, project: str | None = None) -> None:
     """The body of one client of the daemon over HTTP (``HTTP_CLIENT_SCRIPT``): ``RemoteMemory``
-    on the daemon that serves ``data_dir``, as the CLI and the hooks call one; it loads no model."""
+    on the daemon that serves ``data_dir``, as the CLI and the hooks call one; it loads no model.
+    Its calls ask for ``project``."""
     from graphmem.server.daemon_process import find_daemon
     from graphmem.server.remote import RemoteMemory
 
@@ -253,7 +262,7 @@ def http_child(data_dir: str, client: int, seconds: float, out: str) -> None:
     if sys.stdin.readline().strip() != "go":
         return
     try:
-        calls = client_calls(Calls.remote(remote), client, seconds)
+        calls = client_calls(Calls.remote(remote, project), client, seconds)
     finally:
         remote.close()
     Path(out).write_text(json.dumps({"calls": calls}), encoding="utf-8")
@@ -273,7 +282,7 @@ def client_folders(scratch: Path, index: Path, clients: int) -> list[Path]:
 
 
 def _in_processes(
-    clients: int, data_dir: Path, store_url: str, seconds: float, first: int = 0
+    clients: int, data_dir: Path, store_url: str, seconds: float, first: int = 0, project: str | None = None
 ) -> tuple[list[Call], float, dict[str, Any]]:
     from graphmem.adapters.postgres_lexical import DIRNAME
 
@@ -282,7 +291,7 @@ def _in_processes(
     copy_mb = _size_mb(index) if index.is_dir() else None  # as given, before a daemon writes to it
     with tempfile.TemporaryDirectory(prefix="graphmem-bench-clients-") as scratch:
         folders = client_folders(Path(scratch), index, clients)
-        results, wall = _children(CLIENT_SCRIPT, folders, seconds, env, Path(scratch), first)
+        results, wall = _children(CLIENT_SCRIPT, folders, seconds, env, Path(scratch), first, project)
         text_search = {
             "index_copy_mb": copy_mb,
             "clients": [result["text_search"] for result in results],
@@ -297,6 +306,7 @@ def _in_http(
     seconds: float,
     program: Sequence[str],
     first: int = 0,
+    project: str | None = None,
 ) -> tuple[list[Call], float, dict[str, Any] | None, dict[str, Any]]:
     """``clients`` processes calling one daemon over HTTP (``serving_daemon``): on the embedded
     store the daemon serves ``data_dir`` itself; on a team's, a folder of its own holding a copy
@@ -311,7 +321,7 @@ def _in_http(
         with serving(folder, store_url, Path(scratch) / "daemon.log", program) as daemon_:
             folders = [folder] * clients
             results, wall = _children(
-                HTTP_CLIENT_SCRIPT, folders, seconds, dict(os.environ), Path(scratch), first
+                HTTP_CLIENT_SCRIPT, folders, seconds, dict(os.environ), Path(scratch), first, project
             )
             check_full_text(daemon_.info)
         text_search = None
@@ -325,18 +335,25 @@ def _in_http(
 
 
 def _children(
-    script: str, folders: Sequence[Path], seconds: float, env: dict[str, str], scratch: Path, first: int = 0
+    script: str,
+    folders: Sequence[Path],
+    seconds: float,
+    env: dict[str, str],
+    scratch: Path,
+    first: int = 0,
+    project: str | None = None,
 ) -> tuple[list[dict[str, Any]], float]:
-    """One process of ``script`` per folder in ``folders``, the n-th as client ``first`` + n: each says it is
-    ready, all are told "go" at once, and each writes its JSON report; the reports and the
-    seconds from "go" until the last ended."""
+    """One process of ``script`` per folder in ``folders``, the n-th as client ``first`` + n, its calls
+    asking for ``project``: each says it is ready, all are told "go" at once, and each writes its
+    JSON report; the reports and the seconds from "go" until the last ended."""
     files = [(scratch / f"client-{n}.json", scratch / f"client-{n}.err") for n in range(len(folders))]
     children = []
     for client, (folder, (out, err)) in enumerate(zip(folders, files, strict=True)):
+        args = [str(folder), str(first + client), str(seconds), str(out), project or ""]
         with err.open("w") as errors:  # the child keeps its own copy of the descriptor
             children.append(
                 subprocess.Popen(
-                    [sys.executable, "-c", script, str(folder), str(first + client), str(seconds), str(out)],
+                    [sys.executable, "-c", script, *args],
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=errors,
@@ -389,13 +406,15 @@ def _line_within(child: subprocess.Popen[str], timeout: float) -> str:
     return got[0]
 
 
-def _in_threads(clients: int, runtime: Runtime, seconds: float, first: int = 0) -> tuple[list[Call], float]:
+def _in_threads(
+    clients: int, runtime: Runtime, seconds: float, first: int = 0, project: str | None = None
+) -> tuple[list[Call], float]:
     results: list[list[Call]] = [[] for _ in range(clients)]
     gate = threading.Barrier(clients + 1)
 
     def work(client: int) -> None:
         gate.wait()
-        results[client] = client_calls(Calls.served(runtime), first + client, seconds)
+        results[client] = client_calls(Calls.served(runtime, project), first + client, seconds)
 
     threads = [threading.Thread(target=work, args=(client,)) for client in range(clients)]
     for thread in threads:
@@ -417,6 +436,7 @@ def run(
     progress: Callable[[str], None] | None = None,
     http_counts: Sequence[int] = (),
     program: Sequence[str] | None = None,
+    project: str | None = None,
 ) -> list[dict[str, Any]]:
     """Each of ``counts`` clients in turn on the store, then each of ``http_counts`` clients of
     one daemon over HTTP; one report per count (see the module doc).
@@ -426,7 +446,8 @@ def run(
     (``client_folders``, copied again for each count). Each builds ``[embedding]``'s model and
     loads it as the daemon does (``embedder``: the threads' daemon's instead, for tests).
     ``http_counts``: ``graphmem serve`` for each count (``serving_daemon``; ``program``: the
-    command it is run with, a test's), its clients light processes."""
+    command it is run with, a test's), its clients light processes. ``project``: every client's
+    calls ask for it, as from its checkout (``bench scale --projects``); None: for none."""
     from graphmem.bench.serving_daemon import PROGRAM
 
     say = progress or (lambda message: None)
@@ -438,13 +459,13 @@ def run(
         serving_report = None
         if mode == "http":
             calls, wall, text_search, serving_report = _in_http(
-                clients, data_dir, store_url, seconds, program or PROGRAM, first
+                clients, data_dir, store_url, seconds, program or PROGRAM, first, project
             )
         elif store_url:
-            calls, wall, text_search = _in_processes(clients, data_dir, store_url, seconds, first)
+            calls, wall, text_search = _in_processes(clients, data_dir, store_url, seconds, first, project)
         else:
             with daemon(data_dir, embedder) as runtime:
-                calls, wall = _in_threads(clients, runtime, seconds, first)
+                calls, wall = _in_threads(clients, runtime, seconds, first, project)
         first += clients
         if mode == "local":
             mode = "processes" if store_url else "threads"

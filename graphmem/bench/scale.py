@@ -9,6 +9,11 @@ embedder (named as the real model, so the store takes them): a million texts can
 embedded by the model on a 2-core machine in a benchmark's time. Queries, remembers and
 everything after the import still use the real model; the import rate is then not
 compared with the model's.
+
+With ``projects`` the memories are spread over that many projects, and every timed call, here
+and in each child process, asks for the first as a recall from its checkout does (a store of
+several projects is slower to recall from: docs/benchmarks.md). The report as text:
+``graphmem.bench.scale_report``.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.adapters.embedders import HashEmbedder
-from graphmem.bench.synthetic import iter_synthetic_memories, synthetic_queries
+from graphmem.bench.synthetic import iter_synthetic_memories, project_of, synthetic_queries
 from graphmem.core.ports import Embedder
 from graphmem.errors import InvalidInputError
 from graphmem.settings import STORE_URL_VARIABLE, Settings
@@ -58,17 +63,23 @@ def _latency_ms(samples_ms: list[float]) -> dict[str, float]:
     return {"p50": _percentile(samples_ms, 0.5), "p95": _percentile(samples_ms, 0.95)}
 
 
-def _latency_text(latency_ms: dict[str, float]) -> str:
-    """A latency as the report prints it: ``p50 1.2 ms, p95 3.4 ms``."""
-    return f"p50 {latency_ms['p50']} ms, p95 {latency_ms['p95']} ms"
-
-
 # Children report their own memory: a parent's resource.getrusage(RUSAGE_CHILDREN)
-# counts the parent's pages, which a child shares until it execs.
+# counts the parent's pages, which a child shares until it execs. The first argument: the project
+# a child's recalls ask for ("": none). The CLI knows a project by its checkout, and the synthetic
+# projects have none: in the cold child the checkout's look-ups answer the project's name on its
+# default branch, and say so for ``_cold_recalls`` to check.
 COLD_RECALL_SCRIPT = """
 import sys
+project = sys.argv[1]
+if project:
+    import graphmem.connect
+    def resolve_project(path):
+        print("graphmem-bench project", project, file=sys.stderr)
+        return project
+    graphmem.connect.resolve_project = resolve_project
+    graphmem.connect.resolve_branch = lambda path: None
 from graphmem.cli.main import main
-sys.argv = ["graphmem", *sys.argv[1:]]
+sys.argv = ["graphmem", *sys.argv[2:]]
 try:
     main()  # as the console script runs, the command's collector policy included
 finally:
@@ -80,9 +91,9 @@ import json, sys
 from pathlib import Path
 from graphmem.app import open_memory
 from graphmem.settings import load_settings
-memory = open_memory(load_settings(data_dir=Path(sys.argv[1])))
-for text in json.loads(sys.argv[2]):
-    memory.recall(text)
+memory = open_memory(load_settings(data_dir=Path(sys.argv[2])))
+for text in json.loads(sys.argv[3]):
+    memory.recall(text, project=sys.argv[1] or None)
 rss = [l for l in open("/proc/self/status") if l.startswith("VmRSS:")][0].split()[1]
 print("graphmem-bench rss-kb", rss, file=sys.stderr)
 memory.close()
@@ -187,6 +198,7 @@ def run(
     backlog: int = 0,
     progress: Callable[[str], None] | None = None,
     http_clients: Sequence[int] = (),
+    projects: int = 0,
 ) -> dict[str, Any]:
     """Build the store and measure; returns the report as a dict.
 
@@ -198,10 +210,13 @@ def run(
     count in turn, reported there too (``"mode": "http"``).
     ``writes``: then that many writes as the daemon makes them (``daemon_writes``). ``backlog``:
     last, that many remembers left without vectors, and the cold first recall beside them
-    (``backlog``)."""
+    (``backlog``). ``projects``: the memories spread over that many projects (``project_of``),
+    and every timed call, in this process or a child, asks for or writes to the first; 0: every
+    memory global. Refused (``InvalidInputError``) when negative or more than ``memories``."""
     from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings
 
+    check_projects(projects, memories)
     say = progress or (lambda message: None)
     workdir = Path(tempfile.mkdtemp(prefix="graphmem-scale-"))
     data_dir = data_dir or workdir / "data"
@@ -235,6 +250,7 @@ def run(
             writes,
             backlog,
             http_clients,
+            projects,
         )
     finally:
         try:
@@ -243,6 +259,20 @@ def run(
         finally:
             # The export files, and the store unless ``data_dir`` was given: even after a failure.
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def check_projects(projects: int, memories: int) -> None:
+    """Refuse a count of projects the store cannot be spread over, saying how to call it instead."""
+    if projects < 0:
+        raise InvalidInputError(
+            f"--projects {projects} is negative: give the number of projects to spread the memories "
+            "over, or 0 (the default) for every memory global."
+        )
+    if projects > memories:
+        raise InvalidInputError(
+            f"--projects {projects} is more than --memories {memories}: each project needs a memory; "
+            f"give --projects {memories} or fewer, or more --memories."
+        )
 
 
 def _measure(
@@ -260,11 +290,13 @@ def _measure(
     writes: int = 0,
     backlog: int = 0,
     http_clients: Sequence[int] = (),
+    projects: int = 0,
 ) -> dict[str, Any]:
     from graphmem.app import open_memory, store_size_mb
 
     peaks = _Peaks()
-    exports = _write_exports(iter_synthetic_memories(memories), workdir)
+    exports = _write_exports(iter_synthetic_memories(memories, projects=projects), workdir)
+    project = project_of(0, projects)  # what every timed call asks for, as from its checkout
 
     sample = [r["text"] for r in itertools.islice(iter_synthetic_memories(memories), 1024)]
     embedder.embed(sample[:64])  # warm the model
@@ -308,7 +340,9 @@ def _measure(
         remember_ms = []
         for i, text in enumerate(synthetic_queries(200, seed=3)):
             started = time.perf_counter()
-            memory.remember(f"Note {i}: {text} is handled by the on-call engineer", category="fact")
+            memory.remember(
+                f"Note {i}: {text} is handled by the on-call engineer", category="fact", project=project
+            )
             remember_ms.append((time.perf_counter() - started) * 1000)
             text_search.answered()
         memory.embed_pending()
@@ -317,13 +351,13 @@ def _measure(
 
         recall_ms = []
         texts = synthetic_queries(queries)
-        memory.recall(texts[0])  # loads the index
+        memory.recall(texts[0], project=project)  # loads the index
         for text in texts:
             started = time.perf_counter()
-            memory.recall(text, limit=10)
+            memory.recall(text, limit=10, project=project)
             recall_ms.append((time.perf_counter() - started) * 1000)
             text_search.answered()
-        written = _daemon_writes(memory, writes, text_search.answered) if writes else None
+        written = _daemon_writes(memory, writes, text_search.answered, project) if writes else None
         text_search.answered()
     finally:
         memory.close()
@@ -339,12 +373,17 @@ def _measure(
             store_url=store_url,
             progress=say,
             http_counts=list(http_clients),
+            project=project,
         )
-    cold_s, cold_peak_kb = _cold_recalls(data_dir, texts, cold_runs, store_url)
-    serving = _child(SERVING_SCRIPT, str(data_dir), json.dumps(texts[:50]), store_url=store_url)
+    cold_s, cold_peak_kb = _cold_recalls(data_dir, texts, cold_runs, store_url, project)
+    serving = _child(
+        SERVING_SCRIPT, project or "", str(data_dir), json.dumps(texts[:50]), store_url=store_url
+    )
     disk_mb = store_size_mb(settings()) if store_url else _size_mb(data_dir)
     report: dict[str, Any] = {
         "memories": memories,
+        "projects": projects,
+        "recall_project": project,
         "store": "postgresql" if store_url else "kuzu",
         "stored_vectors": "hash" if hash_vectors else "model",
         "remember_ms": _latency_ms(remember_ms),
@@ -373,10 +412,12 @@ def _measure(
         memory = open_memory(settings(), embedder=embedder)
         try:
             for i, text in enumerate(synthetic_queries(backlog, seed=13)):  # the newest memories
-                memory.remember(f"Waiting {i}: {text} needs a second look from the team", category="fact")
+                memory.remember(
+                    f"Waiting {i}: {text} needs a second look from the team", category="fact", project=project
+                )
         finally:
             memory.close()
-        seconds, _ = _cold_recalls(data_dir, texts, cold_runs, store_url)
+        seconds, _ = _cold_recalls(data_dir, texts, cold_runs, store_url, project)
         report["backlog"] = {
             "first_recall_cold_s": round(statistics.median(seconds), 2),
             "runs_s": [round(s, 2) for s in seconds],
@@ -437,15 +478,18 @@ class TextSearch:
 
 
 def _cold_recalls(
-    data_dir: Path, texts: Sequence[str], runs: int, store_url: str | None
+    data_dir: Path, texts: Sequence[str], runs: int, store_url: str | None, project: str | None = None
 ) -> tuple[list[float], list[float]]:
-    """``runs`` first recalls, each from a new ``graphmem recall`` process: the seconds each took
-    and each process's peak RSS in KB."""
+    """``runs`` first recalls, each from a new ``graphmem recall`` process asking for ``project``
+    (None: that of the benchmark's current directory, as any ``graphmem recall``'s): the seconds
+    each took and each process's peak RSS in KB. A process that does not say it asked for
+    ``project`` fails the run."""
     seconds, peaks_kb = [], []
     for i in range(runs):
         started = time.perf_counter()
         done = _child(
             COLD_RECALL_SCRIPT,
+            project or "",
             "--data-dir",
             str(data_dir),
             "recall",
@@ -454,21 +498,31 @@ def _cold_recalls(
             store_url=store_url,
         )
         seconds.append(time.perf_counter() - started)
+        if project and f"graphmem-bench project {project}" not in done.stderr.splitlines():
+            raise RuntimeError(
+                f"a cold recall did not ask for {project} (its CLI no longer resolves the project "
+                f"through graphmem.connect.resolve_project?): {done.stderr[-500:]}"
+            )
         peaks_kb.append(_reported(done.stderr, "peak-rss-kb"))
     return seconds, peaks_kb
 
 
 def _daemon_writes(
-    memory: MemoryService, count: int, answered: Callable[[], None] = lambda: None
+    memory: MemoryService,
+    count: int,
+    answered: Callable[[], None] = lambda: None,
+    project: str | None = None,
 ) -> dict[str, Any]:
     """``count`` writes as the daemon makes them: a ``remember``, then the background worker
     embeds it, one memory at a time. The store must take them all: with the vectors in a
     Kùzu column (schema 8) about 800 filled Kùzu's buffer pool, and every write failed after.
-    ``answered``: called after each write (``TextSearch.answered``)."""
+    ``answered``: called after each write (``TextSearch.answered``); ``project``: the writes'."""
     remember_ms, embed_ms = [], []
     for i, text in enumerate(synthetic_queries(count, seed=5)):
         started = time.perf_counter()
-        memory.remember(f"Write {i}: {text} was reviewed by the platform team", category="fact")
+        memory.remember(
+            f"Write {i}: {text} was reviewed by the platform team", category="fact", project=project
+        )
         stored = time.perf_counter()
         memory.embed_pending()
         remember_ms.append((stored - started) * 1000)
@@ -479,75 +533,3 @@ def _daemon_writes(
         "remember_ms": _latency_ms(remember_ms),
         "embed_ms": _latency_ms(embed_ms),
     }
-
-
-def format_report(report: dict[str, Any]) -> str:
-    imp = report["import"]
-    share = (
-        f"= {imp['share_of_model']:.0%} of the model's {imp['model_texts_per_s']:,} texts/s"
-        if imp["share_of_model"] is not None
-        else "(vectors from the hash embedder)"
-    )
-    index = report["index"]
-    return "\n".join(
-        [
-            f"scale benchmark, {report['memories']:,} memories"
-            + (" on PostgreSQL" if report.get("store") == "postgresql" else ""),
-            f"remember      {_latency_text(report['remember_ms'])}",
-            f"bulk import   {imp['memories_per_s']:,} memories/s {share}",
-            f"vector index  loaded in {index['vectors_loaded_s']} s, "
-            f"graph built in {index['graph_built_s']} s",
-            f"recall (warm) {_latency_text(report['recall_ms'])}",
-            *_text_search_lines(report.get("text_search")),
-            f"first recall from a cold process: {report['first_recall_cold_s']} s",
-            f"RSS           {report['rss_mb']['serving_process']} MB (a process serving recalls), "
-            f"{report['rss_mb']['cold_recall_peak']} MB peak (cold recall process)",
-            f"store on disk {report['store_mb']} MB",
-            *_peak_lines(report.get("peak_rss_mb")),
-            *_writes_lines(report.get("daemon_writes")),
-            *_backlog_lines(report.get("backlog")),
-            *_concurrent_lines(report.get("concurrent")),
-        ]
-    )
-
-
-def _peak_lines(peaks: dict[str, float | None] | None) -> list[str]:
-    if not peaks or None in peaks.values():
-        return []
-    return [
-        f"peak RSS      {peaks['import']:,} MB importing, {peaks['index']:,} MB loading and building "
-        f"the vector index, {peaks['measure']:,} MB measuring (this process)"
-    ]
-
-
-def _text_search_lines(text_search: dict[str, Any] | None) -> list[str]:
-    if not text_search:
-        return []
-    return [
-        f"full text     answered by the daemon's {text_search['answering']} (current "
-        f"{text_search['current_s']} s after the store opened)"
-    ]
-
-
-def _writes_lines(written: dict[str, Any] | None) -> list[str]:
-    if not written:
-        return []
-    return [
-        f"daemon writes {written['count']:,}: remember {_latency_text(written['remember_ms'])}; "
-        f"then its embedding {_latency_text(written['embed_ms'])}"
-    ]
-
-
-def _backlog_lines(backlog: dict[str, Any] | None) -> list[str]:
-    if not backlog:
-        return []
-    return [
-        f"with {backlog['memories']:,} memories waiting for vectors: first recall from a cold process "
-        f"{backlog['first_recall_cold_s']} s"
-    ]
-
-
-def _concurrent_lines(reports: list[dict[str, Any]] | None) -> list[str]:
-    from graphmem.bench.clients import format_lines
-
-    return ["concurrent clients, recall and remember 4:1:", *format_lines(reports)] if reports else []

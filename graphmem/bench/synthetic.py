@@ -2,8 +2,9 @@
 
 ``iter_synthetic_memories`` makes ``n`` distinct memories as export records (decisions,
 blockers, procedures... about made-up components and real tools, each with an identifier
-of Zipf-like rare words, so the vocabulary grows with the store the way real notes do);
-``synthetic_queries`` asks about them as a developer would.
+of Zipf-like rare words, so the vocabulary grows with the store the way real notes do),
+global or spread over projects (``project_of``); ``synthetic_queries`` asks about them as a
+developer would.
 """
 
 from __future__ import annotations
@@ -142,14 +143,22 @@ def _identifier(rng: random.Random) -> str:
     return "_".join(_rare_word(rng) for _ in range(rng.randint(2, 3)))
 
 
-def synthetic_memories(n: int, seed: int = 7) -> list[dict[str, Any]]:
+def project_of(i: int, projects: int) -> str | None:
+    """The project of memory ``i`` of a store spread over ``projects`` (``proj-0``, ``proj-1``,
+    ... in turn); None (global) when ``projects`` is 0. ``project_of(0, projects)`` is the one
+    the benchmarks' recalls ask for."""
+    return f"proj-{i % projects}" if projects else None
+
+
+def synthetic_memories(n: int, seed: int = 7, projects: int = 0) -> list[dict[str, Any]]:
     """``n`` distinct, realistic-looking developer memories as export records."""
-    return list(iter_synthetic_memories(n, seed))
+    return list(iter_synthetic_memories(n, seed, projects))
 
 
-def iter_synthetic_memories(n: int, seed: int = 7) -> Iterator[dict[str, Any]]:
+def iter_synthetic_memories(n: int, seed: int = 7, projects: int = 0) -> Iterator[dict[str, Any]]:
     """``synthetic_memories`` one at a time: a million of them held at once took 600 MB of the
-    benchmark's peak."""
+    benchmark's peak. ``projects``: each memory a project memory of ``project_of(i, projects)``
+    (the same texts and ids as global ones); 0: every memory global."""
     rng = random.Random(seed)
     start = datetime(2025, 1, 1, tzinfo=UTC)
     for i in range(n):
@@ -169,12 +178,15 @@ def iter_synthetic_memories(n: int, seed: int = 7) -> Iterator[dict[str, Any]]:
         )
         created = start + timedelta(minutes=7 * i)
         detail = f"Touches `{_identifier(rng)}` and the {_rare_word(rng)} {_rare_word(rng)}"
+        project = project_of(i, projects)
         yield {
             "type": "memory",
             "id": memory_id(seed=f"bench-{i}"),  # shaped as remember's ids: the indexes key on them
             "text": f"{text} {detail} [{i}].",
             "category": category,
-            "scope": "global",
+            # as an export keeps a project memory: its scope, and the project it is kept under
+            "scope": "project" if project else "global",
+            **({"project": project} if project else {}),
             "created_at": created.isoformat(),
         }
 

@@ -245,6 +245,16 @@ def phrase_bench(
     help="Last, N remembers left without their vectors, then the first recall from a cold process "
     "while they wait (it embeds what it can in its budget first, as a recall without a daemon does).",
 )
+@click.option(
+    "--projects",
+    type=int,
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Spread the memories over N projects (proj-0, proj-1, ...), and ask every timed recall and "
+    "write for proj-0, as from its checkout, in every process the benchmark starts (0: every "
+    "memory global, each recall sees them all).",
+)
 @report_json_option
 def scale(
     memories: int,
@@ -255,13 +265,16 @@ def scale(
     http_clients: tuple[int, ...],
     writes: int,
     backlog: int,
+    projects: int,
     as_json: bool,
 ) -> None:
     """Speed and memory at scale: remember, bulk import, recall, cold start, RSS, disk.
 
     Builds a temporary store of N synthetic developer memories through import,
     then times the product's own calls. Past 20,000 vectors the vector index's
-    graph is built first, as the daemon's idle worker does.
+    graph is built first, as the daemon's idle worker does. The memories are
+    global, or with --projects spread over projects, each timed call asking for
+    one of them as from its checkout; the report says which.
 
     \b
     Example:
@@ -276,9 +289,12 @@ def scale(
         $ graphmem bench scale --memories 100000 --hash-vectors --clients 1 --clients 4 --clients 16 \\
             --store postgresql://bench@db.internal/scratch
         $ graphmem bench scale --memories 100000 --hash-vectors --clients 16 --http-clients 16
+        $ graphmem bench scale --memories 100000 --hash-vectors --projects 20
     """
-    from graphmem.bench.scale import format_report, run
+    from graphmem.bench.scale import check_projects, run
+    from graphmem.bench.scale_report import format_report
 
+    check_projects(projects, memories)  # before the model is configured
     report = run(
         memories,
         configured_embedder(),
@@ -290,6 +306,7 @@ def scale(
         writes=writes,
         backlog=backlog,
         progress=lambda m: present.note(f"  {m}"),
+        projects=projects,
     )
     present.report(report, format_report, as_json=as_json)
 

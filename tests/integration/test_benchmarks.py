@@ -14,7 +14,7 @@ from graphmem.adapters import vector_index
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
 from graphmem.adapters.postgres_migrate import migrate
 from graphmem.app import serve_memory
-from graphmem.bench import clients, locomo, scale
+from graphmem.bench import clients, locomo, scale, scale_report
 from graphmem.errors import InvalidInputError
 from graphmem.settings import load_settings
 
@@ -111,8 +111,8 @@ def test_scale_reports_every_figure(real_embedder: OnnxEmbedder) -> None:
     ):
         assert figure > 0
     assert report["stored_vectors"] == "model"
-    assert "first recall from a cold process" in scale.format_report(report)
-    assert "daemon writes 5: remember p50" in scale.format_report(report)
+    assert "first recall from a cold process" in scale_report.format_report(report)
+    assert "daemon writes 5: remember p50" in scale_report.format_report(report)
     assert "text_search" not in report  # the embedded store has one search
 
 
@@ -126,7 +126,7 @@ def test_scale_with_hash_vectors_builds_the_store_without_the_model(
     assert report["stored_vectors"] == "hash"
     assert report["import"]["share_of_model"] is None
     assert report["recall_ms"]["p50"] > 0
-    assert "vectors from the hash embedder" in scale.format_report(report)
+    assert "vectors from the hash embedder" in scale_report.format_report(report)
 
 
 @pytest.mark.integration
@@ -139,7 +139,7 @@ def test_scale_on_postgresql_builds_the_store_there_and_leaves_no_table_behind(
     assert report["store"] == "postgresql"
     assert report["recall_ms"]["p50"] > 0 and report["first_recall_cold_s"] > 0
     assert report["store_mb"] > 0
-    assert "on PostgreSQL" in scale.format_report(report)
+    assert "on PostgreSQL" in scale_report.format_report(report)
     with psycopg.connect(url) as conn:
         left = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'").fetchall()
     assert left == [("graphmem_migrations",)]
@@ -160,7 +160,7 @@ def test_scale_on_postgresql_times_the_daemons_full_text_index_and_says_so(
 
     assert report["text_search"]["answering"] == "index"
     assert report["text_search"]["current_s"] > 0
-    assert "full text     answered by the daemon's index (current " in scale.format_report(report)
+    assert "full text     answered by the daemon's index (current " in scale_report.format_report(report)
 
 
 def test_scale_refusing_a_database_leaves_no_temporary_directory_behind(

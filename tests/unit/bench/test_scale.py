@@ -18,7 +18,7 @@ from graphmem.adapters import postgres_embeddings
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_embeddings import PostgresEmbeddings
 from graphmem.app import open_memory
-from graphmem.bench import scale
+from graphmem.bench import scale, scale_report
 from graphmem.bench.scale import _write_exports
 from graphmem.bench.synthetic import synthetic_memories, synthetic_queries
 from graphmem.service import file_access
@@ -131,11 +131,11 @@ def test_the_embedded_store_has_one_search_and_reports_none() -> None:
     text_search.wait_current(time.perf_counter(), lambda message: None)
     text_search.answered()
     assert text_search.report is None
-    assert scale._text_search_lines(None) == []
+    assert scale_report._text_search_lines(None) == []
 
 
 def test_the_report_names_the_search_that_answered_and_when_it_was_current() -> None:
-    assert scale._text_search_lines({"answering": "index", "current_s": 38.25}) == [
+    assert scale_report._text_search_lines({"answering": "index", "current_s": 38.25}) == [
         "full text     answered by the daemon's index (current 38.25 s after the store opened)"
     ]
 
@@ -167,13 +167,13 @@ def test_each_phases_peak_is_its_own() -> None:
 
 
 def test_the_report_names_each_phases_peak() -> None:
-    lines = scale._peak_lines({"import": 1200.5, "index": 2500.0, "measure": 900.0})
+    lines = scale_report._peak_lines({"import": 1200.5, "index": 2500.0, "measure": 900.0})
 
     assert lines == [
         "peak RSS      1,200.5 MB importing, 2,500.0 MB loading and building the vector index, "
         "900.0 MB measuring (this process)"
     ]
-    assert scale._peak_lines({"import": None, "index": None, "measure": None}) == []
+    assert scale_report._peak_lines({"import": None, "index": None, "measure": None}) == []
 
 
 def test_the_backlogs_cold_recalls_run_while_its_memories_wait_for_vectors(
@@ -186,7 +186,7 @@ def test_the_backlogs_cold_recalls_run_while_its_memories_wait_for_vectors(
 
     def child(script: str, *args: str, store_url: str | None = None) -> subprocess.CompletedProcess[str]:
         if script == scale.COLD_RECALL_SCRIPT:  # a new process would open the store now
-            store = KuzuGraphStore(Path(args[1]), dimension=384)
+            store = KuzuGraphStore(Path(args[2]), dimension=384)  # after the project, --data-dir
             waiting.append(store.count_pending_embeddings())
             store.close()
         stderr = "graphmem-bench peak-rss-kb 1024\ngraphmem-bench rss-kb 1024\n"
@@ -201,5 +201,7 @@ def test_the_backlogs_cold_recalls_run_while_its_memories_wait_for_vectors(
 
     assert waiting == [0, 0, 30, 30]  # the cold recalls, then those beside the backlog
     assert report["backlog"]["memories"] == 30 and len(report["backlog"]["runs_s"]) == 2
-    assert scale._backlog_lines(report["backlog"])[0].startswith("with 30 memories waiting for vectors: ")
-    assert scale._backlog_lines(None) == []
+    assert scale_report._backlog_lines(report["backlog"])[0].startswith(
+        "with 30 memories waiting for vectors: "
+    )
+    assert scale_report._backlog_lines(None) == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphmem.bench import scale
+from graphmem.bench import scale, scale_report
 
 
 def test_a_latency_is_kept_as_its_median_and_95th_percentile() -> None:
@@ -12,6 +12,8 @@ def test_a_latency_is_kept_as_its_median_and_95th_percentile() -> None:
 def test_the_report_prints_each_latency_as_p50_and_p95_in_ms() -> None:
     report = {
         "memories": 1000,
+        "projects": 0,
+        "recall_project": None,
         "remember_ms": {"p50": 1.5, "p95": 3.0},
         "import": {"memories_per_s": 900.0, "model_texts_per_s": 1000.0, "share_of_model": None},
         "index": {"vectors_loaded_s": 0.1, "graph_built_s": 0.2},
@@ -26,7 +28,7 @@ def test_the_report_prints_each_latency_as_p50_and_p95_in_ms() -> None:
         },
     }
 
-    lines = scale.format_report(report).splitlines()
+    lines = scale_report.format_report(report).splitlines()
 
     assert "remember      p50 1.5 ms, p95 3.0 ms" in lines
     assert "recall (warm) p50 12.25 ms, p95 20.0 ms" in lines

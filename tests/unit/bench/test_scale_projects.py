@@ -1,0 +1,322 @@
+"""``graphmem bench scale --projects N``: the memories spread over N projects, and every timed call,
+in the benchmark's process or a child of it, asking for the first (``proj-0``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from graphmem.adapters.embedders import HashEmbedder
+from graphmem.app import open_memory
+from graphmem.bench import clients, scale, scale_report
+from graphmem.bench.synthetic import synthetic_memories, synthetic_queries
+from graphmem.cli import main
+from graphmem.core.models import Scope, Status
+from graphmem.core.ports import Visibility
+from graphmem.errors import InvalidInputError
+from graphmem.service.memory import MemoryService
+from graphmem.settings import load_settings
+
+DIMENSION = 384
+
+
+def test_the_memories_are_spread_over_the_projects_in_turn_with_the_texts_of_global_ones() -> None:
+    spread = synthetic_memories(7, projects=3)
+    plain = synthetic_memories(7)
+
+    assert [(m["scope"], m.get("project")) for m in spread] == [
+        ("project", f"proj-{i % 3}") for i in range(7)
+    ]
+    assert all(m["scope"] == "global" and "project" not in m for m in plain)
+    assert [(m["id"], m["text"]) for m in spread] == [(m["id"], m["text"]) for m in plain]
+    assert synthetic_memories(7, projects=3) == spread  # deterministic
+
+
+class _Recording:
+    """The measured service, keeping the project each recall and remember asks for."""
+
+    def __init__(self, inner: MemoryService, asked: dict[str, list[str | None]]) -> None:
+        self._inner = inner
+        self._asked = asked
+
+    def recall(self, query: str, **kwargs: Any) -> Any:
+        self._asked["recall"].append(kwargs.get("project"))
+        return self._inner.recall(query, **kwargs)
+
+    def remember(self, text: str, **kwargs: Any) -> Any:
+        self._asked["remember"].append(kwargs.get("project"))
+        return self._inner.remember(text, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def _run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, projects: int, child_says: str | None = None
+) -> tuple[dict[str, Any], dict[str, list[str | None]], list[tuple[str, ...]]]:
+    """A small run on a Kùzu store in ``tmp_path``, the measured service recorded and the
+    children stubbed (each says it asked for ``child_says``, by default the run's project)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    asked: dict[str, list[str | None]] = {"recall": [], "remember": []}
+    measured = scale._measured_service
+    monkeypatch.setattr(scale, "_measured_service", lambda *args: _Recording(measured(*args), asked))
+    children: list[tuple[str, ...]] = []
+
+    def child(script: str, *args: str, store_url: str | None = None) -> subprocess.CompletedProcess[str]:
+        children.append((script, *args))
+        said = args[0] if child_says is None else child_says
+        stderr = (
+            f"graphmem-bench project {said}\ngraphmem-bench peak-rss-kb 1024\ngraphmem-bench rss-kb 1024\n"
+        )
+        return subprocess.CompletedProcess([], 0, "", stderr)
+
+    monkeypatch.setattr(scale, "_child", child)
+    # The 200 remembers the benchmark times are no part of this: 20 will do.
+    monkeypatch.setattr(scale, "synthetic_queries", lambda n, seed=11: synthetic_queries(min(n, 20), seed))
+    report = scale.run(
+        100,
+        HashEmbedder(DIMENSION),
+        queries=10,
+        cold_runs=2,
+        data_dir=tmp_path / "data",
+        writes=3,
+        backlog=2,
+        projects=projects,
+    )
+    return report, asked, children
+
+
+def test_with_projects_the_store_holds_them_and_every_timed_call_asks_for_the_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report, asked, children = _run(tmp_path, monkeypatch, projects=3)
+
+    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(DIMENSION))
+    try:
+        seen = {
+            project: memory.store.list_memories(Visibility(project, frozenset(Status)), limit=1000)
+            for project in (None, "proj-0", "proj-1", "proj-2")
+        }
+    finally:
+        memory.close()
+    assert seen[None] == []  # no memory is global
+    for project, held in seen.items():
+        assert {(record.scope, record.project) for record in held} <= {(Scope.PROJECT, project)}
+    imported = {p: [r for r in held if r.text.endswith("].")] for p, held in seen.items()}
+    assert [len(imported[f"proj-{n}"]) for n in range(3)] == [34, 33, 33]  # memory i is proj-{i % 3}'s
+    # the measure phase's remembers, the daemon's writes and the backlog: all proj-0's
+    assert len(seen["proj-0"]) - 34 == 20 + 3 + 2
+    assert len(seen["proj-1"]) == len(seen["proj-2"]) == 33
+    assert asked["recall"] == ["proj-0"] * (1 + 10)  # the recall that loads the index, then the timed ones
+    assert set(asked["remember"]) == {"proj-0"}
+    # each cold recall (two, then two beside the backlog) and the serving process: proj-0 first
+    assert [(script, args[0]) for script, *args in children] == [
+        *[(scale.COLD_RECALL_SCRIPT, "proj-0")] * 2,
+        (scale.SERVING_SCRIPT, "proj-0"),
+        *[(scale.COLD_RECALL_SCRIPT, "proj-0")] * 2,
+    ]
+    assert (report["projects"], report["recall_project"]) == (3, "proj-0")
+
+
+def test_without_projects_every_memory_is_global_and_no_call_names_a_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report, asked, children = _run(tmp_path, monkeypatch, projects=0, child_says="")
+
+    assert set(asked["recall"]) == set(asked["remember"]) == {None}
+    assert {args[0] for _, *args in children} == {""}
+    assert (report["projects"], report["recall_project"]) == (0, None)
+
+
+def test_a_cold_recall_that_does_not_say_it_asked_for_the_project_fails_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(RuntimeError, match="a cold recall did not ask for proj-0"):
+        _run(tmp_path, monkeypatch, projects=3, child_says="/home/dev/checkout")
+
+
+def _report(projects: int, recall_project: str | None) -> dict[str, Any]:
+    return {
+        "memories": 100_000,
+        "projects": projects,
+        "recall_project": recall_project,
+        "remember_ms": {"p50": 1.5, "p95": 3.0},
+        "import": {"memories_per_s": 900.0, "model_texts_per_s": 1000.0, "share_of_model": None},
+        "index": {"vectors_loaded_s": 0.1, "graph_built_s": 0.2},
+        "recall_ms": {"p50": 12.25, "p95": 20.0},
+        "first_recall_cold_s": 1.2,
+        "rss_mb": {"serving_process": 300.0, "cold_recall_peak": 400.0},
+        "store_mb": 50.0,
+    }
+
+
+def test_the_text_report_says_how_many_projects_and_which_one_the_recalls_ask_for() -> None:
+    spread = scale_report.format_report(_report(20, "proj-0")).splitlines()
+    global_ = scale_report.format_report(_report(0, None)).splitlines()
+
+    assert spread[1] == "projects      memories spread over 20 projects; recalls and writes ask for proj-0"
+    assert global_[1] == "projects      none: every memory global, each recall sees them all"
+
+
+# The cold recall process as the benchmark starts it, its service a spy that says what the real
+# CLI asked for (project and branch) and refuses the recall: no store, no model.
+SPIED_CLI = """
+import sys
+from graphmem.cli import main as cli_main
+from graphmem.errors import InvalidInputError
+
+class Spy:
+    def warm_up(self):
+        pass
+    def close(self):
+        pass
+    def recall(self, query, **kwargs):
+        print("spied", repr(kwargs["project"]), repr(kwargs["branch"]), file=sys.stderr)
+        raise InvalidInputError("spied")
+
+cli_main.SERVICE_FACTORY = lambda data_dir, check_model=True: Spy()
+"""
+
+
+@pytest.mark.parametrize(("project", "asked"), [("proj-0", "'proj-0' None"), ("", "None None")])
+def test_the_cold_recall_process_asks_the_cli_for_the_project_given(
+    tmp_path: Path, project: str, asked: str
+) -> None:
+    recall = ["--data-dir", str(tmp_path / "data"), "recall", "--json", "why redis"]
+    done = subprocess.run(
+        [sys.executable, "-c", SPIED_CLI + scale.COLD_RECALL_SCRIPT, project, *recall],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,  # no checkout: without a project given, the recall asks for none
+        timeout=120,
+        check=False,
+    )
+
+    assert f"spied {asked}" in done.stderr.splitlines()
+    assert ("graphmem-bench project proj-0" in done.stderr.splitlines()) is bool(project)
+
+
+# The serving process as the benchmark starts it, its store a spy that says what each recall asks for.
+SPIED_STORE = """
+import sys
+import graphmem.app
+
+class Spy:
+    def recall(self, text, **kwargs):
+        print("spied", repr(kwargs["project"]), file=sys.stderr)
+    def close(self):
+        pass
+
+graphmem.app.open_memory = lambda settings: Spy()
+"""
+
+
+@pytest.mark.parametrize(("project", "asked"), [("proj-0", "'proj-0'"), ("", "None")])
+def test_the_serving_process_recalls_for_the_project_it_is_given(
+    tmp_path: Path, project: str, asked: str
+) -> None:
+    texts = json.dumps(["why redis", "who owns auth"])
+    done = subprocess.run(
+        [sys.executable, "-c", SPIED_STORE + scale.SERVING_SCRIPT, project, str(tmp_path), texts],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+
+    assert [line for line in done.stderr.splitlines() if line.startswith("spied")] == [f"spied {asked}"] * 2
+
+
+@pytest.mark.parametrize(
+    ("script", "body"), [(clients.CLIENT_SCRIPT, "serve_child"), (clients.HTTP_CLIENT_SCRIPT, "http_child")]
+)
+def test_a_client_process_asks_for_the_project_it_is_given(
+    script: str, body: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(clients, body, lambda *args: started.append(args))
+    for project in ("proj-0", ""):
+        monkeypatch.setattr(sys, "argv", ["-c", "/data", "3", "20.0", "/out.json", project])
+        exec(script, {})
+
+    assert started == [("/data", 3, 20.0, "/out.json", "proj-0"), ("/data", 3, 20.0, "/out.json", None)]
+
+
+# A client process's stand-in: the arguments it was started with, as its report.
+ARGUMENTS_CLIENT = """
+import json, sys
+from pathlib import Path
+print("graphmem-bench client-ready", flush=True)
+assert sys.stdin.readline().strip() == "go"
+Path(sys.argv[4]).write_text(json.dumps({"calls": [], "argv": sys.argv[1:]}), encoding="utf-8")
+"""
+
+
+def test_each_client_process_is_started_with_the_project_of_the_run(tmp_path: Path) -> None:
+    results, _ = clients._children(
+        ARGUMENTS_CLIENT, [tmp_path, tmp_path], 0.0, dict(os.environ), tmp_path, first=4, project="proj-0"
+    )
+
+    # each its client number, then its project last
+    assert [(result["argv"][1], result["argv"][-1]) for result in results] == [
+        ("4", "proj-0"),
+        ("5", "proj-0"),
+    ]
+
+
+def test_the_clients_calls_name_the_project_through_the_daemon_and_over_http() -> None:
+    asked: list[tuple[str, str | None]] = []
+    memory = SimpleNamespace(
+        recall=lambda text, **kwargs: asked.append(("recall", kwargs["project"])),
+        remember=lambda text, **kwargs: asked.append(("remember", kwargs["project"])),
+    )
+    runtime = SimpleNamespace(
+        memory=memory,
+        served=lambda function, *args, **kwargs: function(*args, **kwargs),
+        written=lambda: None,
+    )
+
+    served = clients.Calls.served(runtime, "proj-0")  # type: ignore[arg-type]
+    remote = clients.Calls.remote(memory, "proj-0")  # type: ignore[arg-type]
+    for calls in (served, remote):
+        calls.recall("why redis")
+        calls.remember("Redis holds the sessions")
+
+    assert asked == [("recall", "proj-0"), ("remember", "proj-0")] * 2
+
+
+@pytest.mark.parametrize(
+    ("options", "fix"),
+    [
+        (["--projects", "-1"], "--projects -1 is negative: give the number of projects"),
+        (["--memories", "100", "--projects", "101"], "give --projects 100 or fewer, or more --memories"),
+    ],
+)
+def test_a_count_of_projects_the_store_cannot_be_spread_over_is_refused_saying_how_to_fix_it(
+    options: list[str], fix: str
+) -> None:
+    result = CliRunner().invoke(main.cli, ["bench", "scale", *options])
+
+    assert result.exit_code == InvalidInputError.exit_code
+    assert fix in result.output and "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_the_benchmark_itself_refuses_more_projects_than_memories_before_it_builds_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    with pytest.raises(InvalidInputError, match="--projects 101 is more than --memories 100"):
+        scale.run(100, HashEmbedder(DIMENSION), projects=101)
+
+    assert list(tmp_path.iterdir()) == []
