@@ -103,6 +103,4 @@ def graph_scores(graph: Any, keys: npt.NDArray[np.uint64], query: npt.ArrayLike)
         matrix = np.stack(vectors) if isinstance(vectors, tuple) else vectors
         scores = np.asarray(simsimd.cdist(half[None], matrix, metric="dot"), np.float32)
         return scores.reshape(-1)  # one query: one row
-    found = graph.get(keys, dtype=np.float32)
-    vectors32 = np.stack(found) if isinstance(found, tuple) else found
-    return np.asarray(vectors32 @ half.astype(np.float32), np.float32).reshape(-1)
+    return np.asarray(graph_vectors(graph, keys) @ half.astype(np.float32), np.float32).reshape(-1)

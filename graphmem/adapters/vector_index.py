@@ -463,9 +463,7 @@ class HnswVectorIndex:
         for start in range(0, len(every), BUILD_CHUNK_ROWS):
             if self._interrupted.is_set():
                 return False
-            chunk, vectors, missing = self._build_chunk(every[start : start + BUILD_CHUNK_ROWS])
-            with self._lock:
-                partitions = self._visibility.partitions(chunk)
+            chunk, partitions, vectors, missing = self._build_chunk(every[start : start + BUILD_CHUNK_ROWS])
             graphs.add(chunk, partitions, vectors, version=0)
             added.append(chunk)
             gone += missing
@@ -487,22 +485,27 @@ class HnswVectorIndex:
         release_after(len(rows))  # what a large build freed (process_memory.py)
         return True
 
-    def _build_chunk(self, chunk: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], Vector, list[str]]:
-        """The rows of ``chunk`` a new graph takes, their vectors (from the tail or the store: no
-        copy of them all), and the memories left out: the rows of a graph built before are read
-        from ``exact`` (outside the lock), and left out when their memory has none there."""
+    def _build_chunk(
+        self, chunk: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], Vector, list[str]]:
+        """The rows of ``chunk`` the new graphs take, their projects' codes and vectors (from the
+        tail or the store: no copy of them all; read in one hold of the lock), and the memories
+        left out: the rows of a graph built before are read from ``exact`` (outside the lock),
+        and left out when their memory has none there."""
         with self._lock:
+            partitions = self._visibility.partitions(chunk)
             vectors = self._vectors(chunk)
             again = (self._slot[chunk] == IN_GRAPH) & (not self.graph_lookups)
             ids = self._memories.ids(chunk[again])
         if self._exact is None or not ids:
-            return chunk, vectors, []
+            return chunk, partitions, vectors, []
         exact, have = self._exact(ids)
         vectors[again] = exact
         kept = np.ones(len(chunk), np.bool_)
         kept[np.flatnonzero(again)[~have]] = False
         return (
             chunk[kept],
+            partitions[kept],
             vectors[kept],
             [memory_id for memory_id, has in zip(ids, have, strict=True) if not has],
         )
