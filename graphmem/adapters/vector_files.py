@@ -229,9 +229,11 @@ class VectorIndexFiles:
         if meta["version"] < 4:  # one graph of every project (``vector_graphs.MIXED``)
             names = {MIXED: files["graph"]} if files.get("graph") else {}
             sizes = {MIXED: int(meta["graph_rows"])}
-        else:
+        elif isinstance(files["graphs"], dict) and isinstance(meta["graph_sizes"], dict):
             names = {int(code): name for code, name in files["graphs"].items()}
             sizes = {int(code): int(size) for code, size in meta["graph_sizes"].items()}
+        else:
+            raise ValueError("the graphs or their sizes are not a table")
         if not set(names) <= set(sizes) or not all(isinstance(name, str) for name in names.values()):
             raise ValueError("the graphs and their sizes disagree")
         state.update(graph_files=names, graph_sizes={code: sizes[code] for code in names}, graphs={})

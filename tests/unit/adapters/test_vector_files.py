@@ -167,7 +167,17 @@ def test_no_save_restores_nothing(files: VectorIndexFiles) -> None:
     assert files.restore(HnswVectorIndex(DIM), KEY) is None
 
 
-@pytest.mark.parametrize("damage", ["garbage index", "missing rows", "truncated arrays", "bad graph"])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "garbage index",
+        "missing rows",
+        "truncated arrays",
+        "bad graph",
+        "graphs not a table",
+        "graph code not a number",
+    ],
+)
 def test_a_damaged_save_is_not_used(
     files: VectorIndexFiles, damage: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,8 +191,13 @@ def test_a_damaged_save_is_not_used(
     elif damage == "truncated arrays":
         arrays = next(directory.glob("rows-*.npz"))
         arrays.write_bytes(arrays.read_bytes()[:100])
-    else:
+    elif damage == "bad graph":
         next(directory.glob("graph-*.usearch")).write_bytes(b"\0" * 64)
+    else:  # index.json edited by hand
+        meta = json.loads((directory / INDEX_FILE).read_text("utf-8"))
+        graphs = meta["files"]["graphs"]
+        meta["files"]["graphs"] = list(graphs.values()) if damage == "graphs not a table" else {"one": "x"}
+        (directory / INDEX_FILE).write_text(json.dumps(meta), "utf-8")
     assert files.restore(HnswVectorIndex(DIM), KEY) is None
 
 
