@@ -22,6 +22,7 @@ from graphmem.adapters.lexical_visibility import (
     excluded_hits,
     filtered_hits,
     first_depth,
+    visible_share,
 )
 from graphmem.core.models import Category, MemoryRecord, Scope, Status
 from graphmem.core.ports import TextHits, TextMatch, Visibility
@@ -143,18 +144,124 @@ def test_the_filtered_search_answers_as_the_query_that_leaves_the_hidden_out(
 
 
 def test_a_narrow_filter_asks_again_with_the_hidden_left_out_and_finds_them(index: LexicalIndex) -> None:
+    # Most of the store is shown, but not the memories that hold "cache": the share of shown
+    # memories cannot tell, so the first search asks as few hits as for a wide filter.
     archived = [memory(f"a{n:03d}", "cache cache policy", status=Status.ARCHIVED) for n in range(60)]
     active = [memory(f"v{n}", "cache policy in the deploy notes") for n in range(3)]
-    index.add([*archived, *active])
+    unrelated = [memory(f"u{n:03d}", "deploy notes") for n in range(600)]
+    index.add([*archived, *active, *unrelated])
     index.flush()
     searcher = index._searcher
     query = clauses(["cache"])[0].query
     visibility = Visibility(None)
-    first = searcher.search(query, first_depth(2), count=False).hits
-    assert len(first) == first_depth(2)  # more matches than asked, all archived
-    assert filtered_hits(searcher, Search(query, visibility, set(), 2)) is None
+    depth = first_depth(2, visible_share(searcher, visibility))
+    assert depth == first_depth(2)
+    first = searcher.search(query, depth, count=False).hits
+    assert len(first) == depth  # more matches than asked, all archived
+    assert filtered_hits(searcher, Search(query, visibility, set(), 2), depth) is None
     assert {memory_id for memory_id, _ in index.search("cache", visibility, 2)} < {"v0", "v1", "v2"}
     assert len(index.search("cache", visibility, 5)) == 3
+
+
+def project_store(index: LexicalIndex, projects: int, each: int) -> None:
+    """``each`` memories of every one of ``projects`` projects, all holding "cache", the projects'
+    in turn, in two segments."""
+    for half in range(2):
+        index.add(
+            [
+                memory(
+                    f"mem_{half:04x}{p:06x}{n:06x}",
+                    "cache policy" + " cache" * (n % 3),
+                    scope=Scope.PROJECT,
+                    project=f"/src/p{p}",
+                )
+                for n in range(half, each, 2)
+                for p in range(projects)
+            ]
+        )
+        index.flush()
+
+
+def test_a_project_of_a_store_of_many_is_found_by_the_filtered_search_asked_deeper(
+    index: LexicalIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project_store(index, projects=20, each=40)
+    searcher = index._searcher
+    visibility = Visibility("/src/p3")
+    assert visible_share(searcher, visibility) == pytest.approx(1 / 20)
+    search = Search(clauses(["cache"])[0].query, visibility, set(), 5)
+    assert filtered_hits(searcher, search) is None  # as deep as for a wide filter: too few of /src/p3
+    expected = excluded_hits(searcher, search)
+    excluded: list[Search] = []
+    monkeypatch.setattr(lexical_visibility, "excluded_hits", lambda _s, asked: excluded.append(asked) or [])
+    found = lexical_visibility.top_hits(searcher, search)
+    assert excluded == []  # found at once, by the columns
+    assert [(h.memory_id, h.score) for h in found] == [(h.memory_id, h.score) for h in expected]
+    assert len(found) == 5
+
+
+def test_a_visibility_too_narrow_for_the_filtered_search_is_asked_with_the_hidden_left_out(
+    index: LexicalIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project_store(index, projects=200, each=2)
+    searcher = index._searcher
+    search = Search(clauses(["cache"])[0].query, Visibility("/src/p7"), set(), 30)
+    assert first_depth(30, visible_share(searcher, search.visibility)) > lexical_visibility.MAX_DEPTH
+    filtered: list[bool] = []
+    monkeypatch.setattr(lexical_visibility, "filtered_hits", counting(filtered))
+    found = lexical_visibility.top_hits(searcher, search)
+    assert filtered == []  # not asked: it would have read more hits than the exclusions cost
+    assert {h.memory_id for h in found} == {"mem_0000000007000000", "mem_0001000007000001"}
+
+
+def of_a(count: int) -> list[MemoryRecord]:
+    return [memory(f"a{n}", "x", scope=Scope.PROJECT, project="/src/a") for n in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("records", "visibility", "share"),
+    [
+        ([], Visibility("/src/a"), 1.0),
+        ([memory("g1", "x"), memory("g2", "y")], Visibility(None), 1.0),
+        (
+            [memory("g", "x"), *of_a(3)],
+            Visibility(None),
+            1 / 4,
+        ),
+        (
+            [memory("g", "x"), *of_a(3)],
+            Visibility("/src/a"),
+            1.0,
+        ),
+        (
+            [
+                *of_a(2),
+                *(memory(f"b{n}", "x", scope=Scope.PROJECT, project="/src/b") for n in range(6)),
+            ],
+            Visibility("/src/c", aliases=frozenset({"/src/a"})),
+            1 / 4,
+        ),
+        (
+            [memory("g", "x"), memory("h", "x", status=Status.ARCHIVED)],
+            Visibility(None),
+            1 / 2,
+        ),
+    ],
+)
+def test_the_share_a_visibility_shows_is_read_from_the_index_s_term_counts(
+    index: LexicalIndex, records: list[MemoryRecord], visibility: Visibility, share: float
+) -> None:
+    index.add(records)
+    index.flush()
+    assert visible_share(index._searcher, visibility) == pytest.approx(share)
+
+
+@pytest.mark.parametrize("limit", [1, 5, 30, 100])
+def test_the_first_search_asks_deeper_the_narrower_the_visibility(limit: int) -> None:
+    assert first_depth(limit, 1.0) == first_depth(limit) == 2 * limit + 16
+    depths = [first_depth(limit, share) for share in (1.0, 0.5, 0.2, 0.05, 0.01, 0.0)]
+    assert depths == sorted(depths)
+    assert depths[3] * 0.05 >= limit + 2 * limit**0.5  # expects more than ``limit`` visible ones
 
 
 @pytest.mark.parametrize("limit", [1, 3, 7, 30])
