@@ -193,7 +193,8 @@ class HnswVectorIndex:
             self._grow_tail(self._tail_size + len(ids))
             for memory_id, vector, project, status in zip(ids, vectors, projects, statuses, strict=True):
                 row = self._memories.row(memory_id)
-                if row is not None and self._slot[row] >= 0:  # still in the tail: replace in place
+                # Still in the tail, and no build reads it outside the lock: replace it in place.
+                if row is not None and self._slot[row] >= 0 and not self._build_lock.locked():
                     self._tail[self._slot[row]] = vector
                 else:
                     if row is not None:

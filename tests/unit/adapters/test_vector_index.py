@@ -780,3 +780,43 @@ def test_each_project_has_a_graph_of_its_rows_and_a_search_reads_only_those_it_s
     assert sorted(searched) == sorted([-1, codes["/b"]])
     on_branch = ids(index.search(VectorQuery(vectors[1], 1, project="/a", statuses=CURRENT, branch="feat")))
     assert on_branch == ["m1"]
+
+
+def test_a_memory_written_again_during_a_build_keeps_its_new_vector_and_project(
+    graph_always: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build reads the tail a chunk at a time outside the lock: a memory written again after
+    its chunk was read is found with what was written last, not what the build read."""
+    monkeypatch.setattr(vector_index, "BUILD_CHUNK_ROWS", 10)
+    index = HnswVectorIndex(DIM)
+    index.add([f"m{i}" for i in range(40)], normalised(40, 33), ["/a"] * 40, ["active"] * 40)
+    new_graph = vector_graphs.new_graph
+    moved = unit(0, 0, 0, 0, 0, 0, 0, 1)
+    written: list[str] = []
+
+    def writing(dimension: int, dtype: str = vector_index.FINE) -> object:
+        graph = new_graph(dimension, dtype)
+        add = graph.add
+
+        def added(*args: object, **kwargs: object) -> object:
+            done = add(*args, **kwargs)  # the first chunk, m0-m9, as the build read it
+            if not written:
+                written.append("m0")
+                write = threading.Thread(target=lambda: index.add(["m0"], rows(moved), ["/b"], ["active"]))
+                write.start()
+                write.join()
+            return done
+
+        graph.add = added
+        return graph
+
+    monkeypatch.setattr(vector_graphs, "new_graph", writing)
+    assert index.tidy() and written == ["m0"]
+    vector = index.vector("m0")
+    assert vector is not None and vector.tolist() == pytest.approx(moved.tolist(), abs=1e-3)
+    found = index.search(VectorQuery(moved, 1, project="/b", statuses=CURRENT))
+    assert ids(found) == ["m0"] and found[0][1] == pytest.approx(1.0, abs=1e-3)
+    assert ids(index.search(VectorQuery(moved, 40, project="/a", statuses=CURRENT))).count("m0") == 0
+    assert len(index) == 40 and index.graph_size == 39  # its new row waits in the tail
+    assert index.tidy() and index.graph_size == 40
+    assert ids(index.search(VectorQuery(moved, 1, project="/b", statuses=CURRENT))) == ["m0"]
