@@ -42,6 +42,7 @@ from graphmem.adapters.process_memory import release_after
 from graphmem.adapters.row_visibility import RowVisibility, best_shown, grown
 from graphmem.adapters.vector_graphs import ProjectGraphs
 from graphmem.adapters.vector_ids import RowIds
+from graphmem.adapters.vector_tail import ExactTail
 from graphmem.core.ports import StoredVectors, Vector, VectorQuery, VectorRows
 
 # Below this many live vectors the exact scan is fast enough (about 3 ms at 20,000) and
@@ -65,9 +66,6 @@ EXACT_VISIBLE_ROWS = 4_096
 # 0.948 / 0.959 / 0.966 at 1, 0.9965 / 0.9944 / 0.9971 at 1.5 and 0.999 / 0.9944 / 0.9971
 # at 2; half precision, 0.994 / 0.993 / 0.9964.
 RESCORED = 1.5
-# A row's slot (``_slot``) when its vector is not in the tail: in the graph (or dead), or read
-# from the store's rows it was loaded with (``VectorRows``) until the graph holds it.
-IN_GRAPH, IN_STORE = -1, -2
 # The store's exact vectors of memory ids: a row each, and which have one (``exact``).
 ExactVectors = Callable[[Sequence[str]], tuple[Vector, npt.NDArray[np.bool_]]]
 
@@ -94,11 +92,8 @@ class HnswVectorIndex:
         # The graphs, one per project (usearch keys are rows), and which rows they hold.
         self._graphs = ProjectGraphs(dimension, self._dtype)
         self._in_graph = np.zeros(0, np.bool_)
-        # The exact tail: vectors of the rows not in the graph.
-        self._tail = np.zeros((0, dimension), np.float32)
-        self._tail_rows = np.zeros(0, np.int64)
-        self._tail_size = 0
-        self._slot = np.zeros(0, np.int32)  # per row: its slot in the tail, or IN_GRAPH, IN_STORE
+        # The exact tail: vectors of the rows not in the graph, and where each row's vector is.
+        self._tail = ExactTail(dimension)
         # The store's rows ``load`` was given, read from it (IN_STORE rows: row i is its row i)
         # until the graph holds them: not a float32 copy of every vector (1.5 GB a million).
         self._stored: VectorRows | None = None
@@ -130,14 +125,14 @@ class HnswVectorIndex:
 
     def _tail_live(self) -> int:
         """Live rows outside the graph: in the tail, or still in the store."""
-        live = int(np.count_nonzero(self._visibility.live(self._tail_rows[: self._tail_size])))
+        live = int(np.count_nonzero(self._visibility.live(self._tail.rows)))
         return live + len(self._stored_rows(live_only=True))
 
     def _stored_rows(self, *, live_only: bool = False) -> npt.NDArray[np.int64]:
         """The rows read from the store (``IN_STORE``), live ones only if asked."""
         if self._stored is None:
             return np.zeros(0, np.int64)
-        rows = np.flatnonzero(self._slot[: self._stored.shape[0]] == IN_STORE)
+        rows = self._tail.stored_rows(self._stored.shape[0])
         return rows[self._visibility.live(rows)] if live_only else rows
 
     # -- writes -----------------------------------------------------------------
@@ -158,16 +153,9 @@ class HnswVectorIndex:
             self._grow_rows(n)
             if not isinstance(matrix, np.ndarray):
                 self._stored = matrix
-                self._slot[:n] = IN_STORE
+                self._tail.from_store(n)
             else:
-                if _adoptable(matrix, (n, self.dimension)):
-                    self._tail, self._tail_rows = matrix, np.full(n, -1, np.int64)
-                else:
-                    self._grow_tail(n)
-                    self._tail[:n] = matrix
-                self._tail_rows[:n] = np.arange(n)
-                self._tail_size = n
-                self._slot[:n] = np.arange(n)
+                self._tail.load(matrix, n)
             self._visibility.assign(stored.projects, stored.statuses)
             self._memories.load(stored.ids)
             self._rows, self.changed = n, True
@@ -175,13 +163,10 @@ class HnswVectorIndex:
     def _reset(self) -> None:
         self._rows, self._memories = 0, RowIds()
         self._numbering += 1
-        self._slot = np.zeros(0, np.int32)
         self._visibility = RowVisibility()
         self._in_graph = np.zeros(0, np.bool_)
         self._graphs = ProjectGraphs(self.dimension, self._dtype)
-        self._tail = np.zeros((0, self.dimension), np.float32)
-        self._tail_rows = np.zeros(0, np.int64)
-        self._tail_size = 0
+        self._tail = ExactTail(self.dimension)
         self._stored = None
 
     def add(
@@ -190,43 +175,30 @@ class HnswVectorIndex:
         """Insert or replace rows (a replaced vector gets a new row in the tail)."""
         with self._lock:
             self._grow_rows(self._rows + len(ids), max(len(m.encode("utf-8")) for m in ids) if ids else 1)
-            self._grow_tail(self._tail_size + len(ids))
+            self._tail.grow(len(self._tail) + len(ids))
             for memory_id, vector, project, status in zip(ids, vectors, projects, statuses, strict=True):
                 row = self._memories.row(memory_id)
                 # Still in the tail, and no build reads it outside the lock: replace it in place.
-                if row is not None and self._slot[row] >= 0 and not self._build_lock.locked():
-                    self._tail[self._slot[row]] = vector
+                if row is not None and self._tail.holds(row) and not self._build_lock.locked():
+                    self._tail.replace(row, vector)
                 else:
                     if row is not None:
                         self._kill(row)
                     row = self._rows
                     self._rows += 1
                     self._memories.set(memory_id, row)
-                    self._slot[row] = self._tail_size
-                    self._tail[self._tail_size] = vector
-                    self._tail_rows[self._tail_size] = row
-                    self._tail_size += 1
+                    self._tail.append(row, vector)
                 self._visibility.set(row, project, status)
             self.changed = True
 
     def _grow_rows(self, size: int, width: int = 1) -> None:
-        capacity = len(self._slot)
+        capacity = len(self._in_graph)
         if size > capacity:
             capacity = max(size, 1024, capacity * 2)
             self._visibility.grow(capacity)
             self._in_graph = grown(self._in_graph, capacity, False)
-            self._slot = grown(self._slot, capacity, IN_GRAPH)
+            self._tail.grow_rows(capacity)
         self._memories.grow(capacity, width)
-
-    def _grow_tail(self, size: int) -> None:
-        capacity = len(self._tail)
-        if size <= capacity:
-            return
-        capacity = max(size, 256, capacity * 2)
-        tail = np.zeros((capacity, self.dimension), np.float32)
-        tail[: self._tail_size] = self._tail[: self._tail_size]
-        self._tail = tail
-        self._tail_rows = grown(self._tail_rows, capacity, -1)
 
     def _kill(self, row: int) -> None:
         self._visibility.kill(row)
@@ -255,7 +227,7 @@ class HnswVectorIndex:
             if row is None:
                 return None
             vector: Vector = self._vectors([row])[0]
-            in_graph = bool(self._slot[row] == IN_GRAPH)
+            in_graph = bool(self._tail.in_graph([row])[0])
         if in_graph and self._exact is not None:  # read outside the lock: the store takes its own
             exact, found = self._exact([memory_id])
             return np.asarray(exact[0], np.float32) if found[0] else None
@@ -270,7 +242,7 @@ class HnswVectorIndex:
         sims = np.zeros(len(numbers), np.float32)
         if not len(numbers):
             return sims
-        in_graph = self._slot[numbers] == IN_GRAPH
+        in_graph = self._tail.in_graph(numbers)
         if not in_graph.all():
             sims[~in_graph] = self._vectors(numbers[~in_graph]) @ np.asarray(query, np.float32)
         if in_graph.any():
@@ -296,13 +268,9 @@ class HnswVectorIndex:
         if not len(rows):
             return out
         numbers = np.asarray(rows, np.int64)
-        slots = self._slot[numbers]
-        in_tail = slots >= 0
-        out[in_tail] = self._tail[slots[in_tail]]
-        in_store = slots == IN_STORE
+        in_store, in_graph = self._tail.read(numbers, out)  # the tail's rows written to ``out``
         if self._stored is not None and in_store.any():
             out[in_store] = self._stored.take(numbers[in_store])
-        in_graph = ~(in_tail | in_store)
         if in_graph.any() and self.graph_lookups:
             out[in_graph] = self._from_graphs(numbers[in_graph], graph_vectors)
         return out
@@ -317,7 +285,8 @@ class HnswVectorIndex:
             pairs = [(memory_id, row) for memory_id, row in zip(asked, found, strict=True) if row >= 0]
             todo = [row for _, row in pairs if row not in known]
             sims = dict(zip(todo, self._cosines(todo, vector).tolist(), strict=True))
-            coarse = [(row, sims[row]) for row in sims if self._slot[row] == IN_GRAPH]
+            in_graph = self._tail.in_graph(list(sims)).tolist()
+            coarse = [(row, sim) for (row, sim), held in zip(sims.items(), in_graph, strict=True) if held]
             ids_of = {row: self._memories.id(row) for row, _ in coarse} if self._exact is not None else {}
         sims.update(self._rescored(coarse, ids_of, vector))
         found = {memory_id: known.get(row, sims.get(row, math.nan)) for memory_id, row in pairs}
@@ -371,11 +340,7 @@ class HnswVectorIndex:
     def _search_tail(self, query: Vector, k: int, visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
         """The best ``k`` visible rows outside the graph, scanned exactly: the tail, and the
         rows still in the store, scored where the store keeps them (``VectorRows.scores``)."""
-        size = self._tail_size
-        found: list[tuple[int, float]] = []
-        if size:
-            rows = self._tail_rows[:size]
-            found = best_shown(rows, np.where(visible[rows], self._tail[:size] @ query, -np.inf), k)
+        found = self._tail.best(query, k, visible)
         if self._stored is not None:
             stored = self._stored_rows()
             stored = stored[visible[stored]]
@@ -476,9 +441,8 @@ class HnswVectorIndex:
             self._graphs = graphs
             self._in_graph[:] = False
             self._in_graph[rows] = True
-            self._drop_from_tail(rows.tolist())
-            stored = self._stored_rows()  # every live one is in the graphs now, the rest dead
-            self._slot[stored] = IN_GRAPH
+            self._tail.drop(rows.tolist())
+            self._tail.to_graph(self._stored_rows())  # every live one is in the graphs now, the rest dead
             self._stored = None
             self.changed = True
         for memory_id in gone:  # the store has no vector for them any more
@@ -496,7 +460,7 @@ class HnswVectorIndex:
         with self._lock:
             partitions = self._visibility.partitions(chunk)
             vectors = self._vectors(chunk)
-            again = (self._slot[chunk] == IN_GRAPH) & (not self.graph_lookups)
+            again = self._tail.in_graph(chunk) & (not self.graph_lookups)
             ids = self._memories.ids(chunk[again])
         if self._exact is None or not ids:
             return chunk, partitions, vectors, []
@@ -515,31 +479,17 @@ class HnswVectorIndex:
         """Move the tail's live rows into the graph, a chunk per lock hold."""
         while not self._interrupted.is_set():
             with self._lock:
-                size = self._tail_size
-                tail_rows = self._tail_rows[:size]
+                tail_rows = self._tail.rows
                 rows = tail_rows[self._visibility.live(tail_rows)][:MERGE_CHUNK_ROWS]
                 if not len(rows):
-                    self._drop_from_tail(self._tail_rows[:size].tolist())
+                    self._tail.drop(tail_rows.tolist())
                     return
                 self.graph_version += 1
                 partitions = self._visibility.partitions(rows)
                 self._graphs.add(rows, partitions, self._vectors(rows), self.graph_version)
                 self._in_graph[rows] = True
-                self._drop_from_tail(rows.tolist())
+                self._tail.drop(rows.tolist())
                 self.changed = True
-
-    def _drop_from_tail(self, rows: Collection[int]) -> None:
-        old_rows = self._tail_rows[: self._tail_size]
-        keep = np.flatnonzero(~np.isin(old_rows, np.fromiter(rows, np.int64, len(rows))))
-        size = len(keep)
-        capacity = max(256, size * 2) if len(self._tail) > max(4 * size, 1024) else len(self._tail)
-        tail = np.zeros((capacity, self.dimension), np.float32)
-        tail_rows = np.full(capacity, -1, np.int64)
-        tail[:size] = self._tail[keep]
-        tail_rows[:size] = old_rows[keep]
-        self._slot[old_rows] = IN_GRAPH
-        self._slot[tail_rows[:size]] = np.arange(size)
-        self._tail, self._tail_rows, self._tail_size = tail, tail_rows, size
 
     # -- saving and restoring (adapters/vector_files.py) -----------------------------
 
@@ -554,8 +504,7 @@ class HnswVectorIndex:
         the store (no build has finished since ``load``) are saved in the tail."""
         with self._lock:
             n = self._rows
-            tail = self._tail[: self._tail_size].copy()
-            tail_rows = self._tail_rows[: self._tail_size].copy()
+            tail, tail_rows = self._tail.state()
             stored = self._stored_rows(live_only=True)
             if len(stored) and self._stored is not None:
                 tail = np.concatenate([tail, self._stored.take(stored)])
@@ -579,22 +528,5 @@ class HnswVectorIndex:
             self._visibility.restore(state)
             self._in_graph[:n] = state["in_graph"]
             self._graphs.restore(state, views=graph_is_view, version=self.graph_version)
-            size = len(state["tail_rows"])
-            self._grow_tail(size)
-            self._tail[:size] = state["tail"]
-            self._tail_rows[:size] = state["tail_rows"]
-            self._tail_size = size
-            self._slot[self._tail_rows[:size]] = np.arange(size)
+            self._tail.restore(state["tail"], state["tail_rows"])
             self.changed = False
-
-
-def _adoptable(matrix: npt.NDArray[Any], shape: tuple[int, int]) -> bool:
-    """Whether ``matrix`` can be the tail as it is: float32, C-ordered, writable, its own data."""
-    flags = matrix.flags
-    return (
-        matrix.dtype == np.float32
-        and matrix.shape == shape
-        and flags.c_contiguous
-        and flags.writeable
-        and flags.owndata
-    )
