@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -143,6 +144,32 @@ def test_the_filtered_search_answers_as_the_query_that_leaves_the_hidden_out(
     assert 0 < sum(filtered) < len(filtered)  # both ways were taken
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_narrow_search_answers_as_the_query_that_leaves_the_hidden_out(
+    index: LexicalIndex, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Every search asked with its places required (``MAX_DEPTH`` 0): the same hits, scores
+    and order as the exclusions alone, ties across segments included (few words, many ties)."""
+    rng = random.Random(100 + seed)
+    for batch in range(3):
+        records = [random_memory(rng, random_id(rng, batch * 1000 + n)) for n in range(rng.randint(40, 120))]
+        index.add([replace(r, text=" ".join(rng.choices(WORDS[:3], k=2))) for r in records])
+        index.flush()
+    monkeypatch.setattr(lexical_visibility, "MAX_DEPTH", 0)
+    filtered: list[bool] = []
+    monkeypatch.setattr(lexical_visibility, "filtered_hits", counting(filtered))
+    for _ in range(40):
+        visibility = random_visibility(rng)
+        query = " ".join(rng.sample(WORDS[:3], rng.randint(1, 2)))
+        limit = rng.choice([1, 3, 8, 20, 50])
+        found = answers(index, query, visibility, limit), matches(index, query, visibility, limit)
+        with monkeypatch.context() as old:
+            old.setattr(lexical_index, "top_hits", excluded_hits)
+            expected = answers(index, query, visibility, limit), matches(index, query, visibility, limit)
+        assert found == expected, (query, visibility, limit)
+    assert filtered == []
+
+
 def test_a_narrow_filter_asks_again_with_the_hidden_left_out_and_finds_them(index: LexicalIndex) -> None:
     # Most of the store is shown, but not the memories that hold "cache": the share of shown
     # memories cannot tell, so the first search asks as few hits as for a wide filter.
@@ -200,7 +227,7 @@ def test_a_project_of_a_store_of_many_is_found_by_the_filtered_search_asked_deep
     assert len(found) == 5
 
 
-def test_a_visibility_too_narrow_for_the_filtered_search_is_asked_with_the_hidden_left_out(
+def test_a_visibility_too_narrow_for_the_filtered_search_is_asked_among_its_places_alone(
     index: LexicalIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project_store(index, projects=200, each=2)
