@@ -10,10 +10,11 @@ embedded by the model on a 2-core machine in a benchmark's time. Queries, rememb
 everything after the import still use the real model; the import rate is then not
 compared with the model's.
 
-With ``projects`` the memories are spread over that many projects, and every timed call, here
-and in each child process, asks for the first as a recall from its checkout does (a store of
-several projects is slower to recall from: docs/benchmarks.md). The report as text:
-``graphmem.bench.scale_report``.
+With ``projects`` the memories are spread over that many projects, named by their checkouts'
+paths as graphmem names a project; the first is a git checkout in the benchmark's temporary
+folder, and every timed call, here and in each child process, asks for it (a store of several
+projects is slower to recall from: docs/benchmarks.md). The cold recall processes run the CLI
+from inside that checkout, as a user does. The report as text: ``graphmem.bench.scale_report``.
 """
 
 from __future__ import annotations
@@ -64,22 +65,14 @@ def _latency_ms(samples_ms: list[float]) -> dict[str, float]:
 
 
 # Children report their own memory: a parent's resource.getrusage(RUSAGE_CHILDREN)
-# counts the parent's pages, which a child shares until it execs. The first argument: the project
-# a child's recalls ask for ("": none). The CLI knows a project by its checkout, and the synthetic
-# projects have none: in the cold child the checkout's look-ups answer the project's name on its
-# default branch, and say so for ``_cold_recalls`` to check.
+# counts the parent's pages, which a child shares until it execs. The cold child is the CLI as it
+# is, its arguments the command's: it asks git for the project of the directory it is started in
+# (``_cold_recalls``), as any ``graphmem recall`` does. The serving child's first argument: the
+# project its recalls ask for ("": none).
 COLD_RECALL_SCRIPT = """
 import sys
-project = sys.argv[1]
-if project:
-    import graphmem.connect
-    def resolve_project(path):
-        print("graphmem-bench project", project, file=sys.stderr)
-        return project
-    graphmem.connect.resolve_project = resolve_project
-    graphmem.connect.resolve_branch = lambda path: None
 from graphmem.cli.main import main
-sys.argv = ["graphmem", *sys.argv[2:]]
+sys.argv = ["graphmem", *sys.argv[1:]]
 try:
     main()  # as the console script runs, the command's collector policy included
 finally:
@@ -120,10 +113,12 @@ class _Peaks:
             self.mb[phase] = None if kb is None else round(kb / 1024, 1)
 
 
-def _child(script: str, *args: str, store_url: str | None = None) -> subprocess.CompletedProcess[str]:
+def _child(
+    script: str, *args: str, store_url: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, STORE_URL_VARIABLE: store_url} if store_url else None
     done = subprocess.run(
-        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=False, env=env
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=False, env=env, cwd=cwd
     )
     if done.returncode != 0:
         raise RuntimeError(f"benchmark child failed: {done.stderr[-500:]}")
@@ -211,8 +206,10 @@ def run(
     ``writes``: then that many writes as the daemon makes them (``daemon_writes``). ``backlog``:
     last, that many remembers left without vectors, and the cold first recall beside them
     (``backlog``). ``projects``: the memories spread over that many projects (``project_of``),
-    and every timed call, in this process or a child, asks for or writes to the first; 0: every
-    memory global. Refused (``InvalidInputError``) when negative or more than ``memories``."""
+    and every timed call, in this process or a child, asks for or writes to the first, a git
+    checkout made in the benchmark's temporary folder (``_checkout``) that the cold recall
+    processes run in; 0: every memory global, the cold recalls run outside any repository.
+    Refused (``InvalidInputError``) when negative or more than ``memories``."""
     from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings
 
@@ -295,8 +292,12 @@ def _measure(
     from graphmem.app import open_memory, store_size_mb
 
     peaks = _Peaks()
-    exports = _write_exports(iter_synthetic_memories(memories, projects=projects), workdir)
-    project = project_of(0, projects)  # what every timed call asks for, as from its checkout
+    root = (workdir / "projects").resolve()  # resolved, as graphmem resolves a checkout's path
+    project = project_of(0, projects, root)  # what every timed call asks for, as from its checkout
+    # Where the cold recall processes run: the project's checkout, or (every memory global) the
+    # benchmark's folder, in no repository, where a recall asks for no project.
+    recall_from = _checkout(project) if project else workdir
+    exports = _write_exports(iter_synthetic_memories(memories, projects=projects, root=root), workdir)
 
     sample = [r["text"] for r in itertools.islice(iter_synthetic_memories(memories), 1024)]
     embedder.embed(sample[:64])  # warm the model
@@ -375,7 +376,7 @@ def _measure(
             http_counts=list(http_clients),
             project=project,
         )
-    cold_s, cold_peak_kb = _cold_recalls(data_dir, texts, cold_runs, store_url, project)
+    cold_s, cold_peak_kb = _cold_recalls(data_dir, texts, cold_runs, store_url, recall_from)
     serving = _child(
         SERVING_SCRIPT, project or "", str(data_dir), json.dumps(texts[:50]), store_url=store_url
     )
@@ -417,7 +418,7 @@ def _measure(
                 )
         finally:
             memory.close()
-        seconds, _ = _cold_recalls(data_dir, texts, cold_runs, store_url, project)
+        seconds, _ = _cold_recalls(data_dir, texts, cold_runs, store_url, recall_from)
         report["backlog"] = {
             "first_recall_cold_s": round(statistics.median(seconds), 2),
             "runs_s": [round(s, 2) for s in seconds],
@@ -478,33 +479,75 @@ class TextSearch:
 
 
 def _cold_recalls(
-    data_dir: Path, texts: Sequence[str], runs: int, store_url: str | None, project: str | None = None
+    data_dir: Path, texts: Sequence[str], runs: int, store_url: str | None, cwd: Path
 ) -> tuple[list[float], list[float]]:
-    """``runs`` first recalls, each from a new ``graphmem recall`` process asking for ``project``
-    (None: that of the benchmark's current directory, as any ``graphmem recall``'s): the seconds
-    each took and each process's peak RSS in KB. A process that does not say it asked for
-    ``project`` fails the run."""
+    """``runs`` first recalls, each from a new ``graphmem recall`` process started in ``cwd``, which
+    asks for the project of that directory as any ``graphmem recall`` does (git's look-ups
+    included): the seconds each took and each process's peak RSS in KB."""
     seconds, peaks_kb = [], []
     for i in range(runs):
         started = time.perf_counter()
         done = _child(
             COLD_RECALL_SCRIPT,
-            project or "",
             "--data-dir",
             str(data_dir),
             "recall",
             "--json",
             texts[i % len(texts)],
             store_url=store_url,
+            cwd=cwd,
         )
         seconds.append(time.perf_counter() - started)
-        if project and f"graphmem-bench project {project}" not in done.stderr.splitlines():
-            raise RuntimeError(
-                f"a cold recall did not ask for {project} (its CLI no longer resolves the project "
-                f"through graphmem.connect.resolve_project?): {done.stderr[-500:]}"
-            )
         peaks_kb.append(_reported(done.stderr, "peak-rss-kb"))
     return seconds, peaks_kb
+
+
+# The checkout's one commit (so it is on its default branch) by a fixed author, with neither git's
+# global nor its system config read: the same repository on any machine, one with no git identity
+# included.
+CHECKOUT_GIT = (
+    "git",
+    "-c",
+    "user.name=graphmem bench",
+    "-c",
+    "user.email=bench@graphmem.invalid",
+    "-c",
+    "init.defaultBranch=main",
+)
+CHECKOUT_GIT_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def _checkout(project: str) -> Path:
+    """A git repository at ``project`` (a path, ``project_of``'s), with one commit: the checkout the
+    cold recall processes run in. Only the first project is made one: every timed call asks for it,
+    and the others are names only (``--projects 1000`` would make a thousand repositories that no
+    call asks for).
+
+    Raises ``RuntimeError`` when graphmem names the checkout otherwise than the memories are kept
+    under. The CLI says nowhere which project it asked for (its JSON names each hit's project, but
+    a recall that asked for another finds nothing, which one that asked for this may also answer),
+    so this process checks the name graphmem resolves for the checkout, before anything is timed;
+    tests/unit/bench/test_scale_projects.py pins that the cold process's CLI asks for the project
+    of the directory it runs in."""
+    from graphmem.adapters.git import git_env
+    from graphmem.connect import resolve_project
+
+    checkout = Path(project)
+    checkout.mkdir(parents=True)
+    env = {**git_env(), **CHECKOUT_GIT_CONFIG}
+    for command in (
+        ("init", "-q"),
+        ("commit", "-q", "--allow-empty", "-m", "A project of graphmem bench scale"),
+    ):
+        subprocess.run([*CHECKOUT_GIT, *command], cwd=checkout, env=env, check=True)
+    resolved = resolve_project(checkout)
+    if resolved != project:
+        raise RuntimeError(
+            f"graphmem resolves the benchmark's checkout {checkout} to the project {resolved!r}, not "
+            f"{project!r}, the name its memories are kept under: a cold recall run there would not ask "
+            "for them. Is GIT_DIR or GIT_WORK_TREE set in this environment? Unset it and run again."
+        )
+    return checkout
 
 
 def _daemon_writes(

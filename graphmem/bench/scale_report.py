@@ -3,6 +3,7 @@ figure of ``graphmem.bench.scale.run``'s report, each latency as its p50 and p95
 
 from __future__ import annotations
 
+from pathlib import PurePath
 from typing import Any
 
 
@@ -45,12 +46,13 @@ def format_report(report: dict[str, Any]) -> str:
 
 def _projects_line(projects: int, recall_project: str | None) -> str:
     """Which memories each timed recall sees: the figures of a store of one project and of many
-    differ several times over (docs/benchmarks.md)."""
-    if not projects:
+    differ several times over (docs/benchmarks.md). The project by its folder's name: its path
+    (the JSON's) is a temporary folder's."""
+    if not projects or recall_project is None:
         return "projects      none: every memory global, each recall sees them all"
     return (
         f"projects      memories spread over {projects:,} projects; recalls and writes ask for "
-        f"{recall_project}"
+        f"{PurePath(recall_project).name}, a git checkout"
     )
 
 

@@ -3,8 +3,8 @@
 ``iter_synthetic_memories`` makes ``n`` distinct memories as export records (decisions,
 blockers, procedures... about made-up components and real tools, each with an identifier
 of Zipf-like rare words, so the vocabulary grows with the store the way real notes do),
-global or spread over projects (``project_of``); ``synthetic_queries`` asks about them as a
-developer would.
+global or spread over projects (``project_of``: named by their checkouts' paths, as graphmem
+names a project); ``synthetic_queries`` asks about them as a developer would.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from graphmem.core.keys import memory_id
@@ -143,22 +144,38 @@ def _identifier(rng: random.Random) -> str:
     return "_".join(_rare_word(rng) for _ in range(rng.randint(2, 3)))
 
 
-def project_of(i: int, projects: int) -> str | None:
-    """The project of memory ``i`` of a store spread over ``projects`` (``proj-0``, ``proj-1``,
-    ... in turn); None (global) when ``projects`` is 0. ``project_of(0, projects)`` is the one
-    the benchmarks' recalls ask for."""
-    return f"proj-{i % projects}" if projects else None
+def project_of(i: int, projects: int, root: Path | None) -> str | None:
+    """The project of memory ``i`` of a store spread over ``projects``: ``<root>/proj-0``,
+    ``<root>/proj-1``, ... in turn; None (global) when ``projects`` is 0. ``project_of(0, projects,
+    root)`` is the one the benchmarks' recalls ask for.
+
+    A project is named by its checkout's path (``graphmem.connect.resolve_project``), so the
+    names are paths in ``root``, the folder the benchmark keeps the checkouts in, given resolved
+    (as graphmem resolves a checkout's path): a plain ``proj-0`` is a name no ``graphmem recall``
+    asks for, and a store of such names skips what the product does with a checkout's path.
+    Raises ``ValueError`` for projects without a ``root``."""
+    if not projects:
+        return None
+    if root is None:
+        raise ValueError(
+            "synthetic projects are named by their checkouts' paths: give the folder they are in (root=)."
+        )
+    return str(root / f"proj-{i % projects}")
 
 
-def synthetic_memories(n: int, seed: int = 7, projects: int = 0) -> list[dict[str, Any]]:
+def synthetic_memories(
+    n: int, seed: int = 7, projects: int = 0, root: Path | None = None
+) -> list[dict[str, Any]]:
     """``n`` distinct, realistic-looking developer memories as export records."""
-    return list(iter_synthetic_memories(n, seed, projects))
+    return list(iter_synthetic_memories(n, seed, projects, root))
 
 
-def iter_synthetic_memories(n: int, seed: int = 7, projects: int = 0) -> Iterator[dict[str, Any]]:
+def iter_synthetic_memories(
+    n: int, seed: int = 7, projects: int = 0, root: Path | None = None
+) -> Iterator[dict[str, Any]]:
     """``synthetic_memories`` one at a time: a million of them held at once took 600 MB of the
-    benchmark's peak. ``projects``: each memory a project memory of ``project_of(i, projects)``
-    (the same texts and ids as global ones); 0: every memory global."""
+    benchmark's peak. ``projects``: each memory a project memory of ``project_of(i, projects,
+    root)`` (the same texts and ids as global ones); 0: every memory global."""
     rng = random.Random(seed)
     start = datetime(2025, 1, 1, tzinfo=UTC)
     for i in range(n):
@@ -178,7 +195,7 @@ def iter_synthetic_memories(n: int, seed: int = 7, projects: int = 0) -> Iterato
         )
         created = start + timedelta(minutes=7 * i)
         detail = f"Touches `{_identifier(rng)}` and the {_rare_word(rng)} {_rare_word(rng)}"
-        project = project_of(i, projects)
+        project = project_of(i, projects, root)
         yield {
             "type": "memory",
             "id": memory_id(seed=f"bench-{i}"),  # shaped as remember's ids: the indexes key on them

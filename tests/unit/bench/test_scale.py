@@ -184,9 +184,11 @@ def test_the_backlogs_cold_recalls_run_while_its_memories_wait_for_vectors(
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     waiting: list[int] = []
 
-    def child(script: str, *args: str, store_url: str | None = None) -> subprocess.CompletedProcess[str]:
+    def child(
+        script: str, *args: str, store_url: str | None = None, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
         if script == scale.COLD_RECALL_SCRIPT:  # a new process would open the store now
-            store = KuzuGraphStore(Path(args[2]), dimension=384)  # after the project, --data-dir
+            store = KuzuGraphStore(Path(args[1]), dimension=384)  # after --data-dir
             waiting.append(store.count_pending_embeddings())
             store.close()
         stderr = "graphmem-bench peak-rss-kb 1024\ngraphmem-bench rss-kb 1024\n"

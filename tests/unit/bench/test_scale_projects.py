@@ -1,5 +1,6 @@
-"""``graphmem bench scale --projects N``: the memories spread over N projects, and every timed call,
-in the benchmark's process or a child of it, asking for the first (``proj-0``)."""
+"""``graphmem bench scale --projects N``: the memories spread over N projects named by their
+checkouts' paths (``<root>/proj-0``, ...), and every timed call, in the benchmark's process or a
+child of it, asking for the first, a real git checkout the cold recall processes run in."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from graphmem.app import open_memory
 from graphmem.bench import clients, scale, scale_report
 from graphmem.bench.synthetic import synthetic_memories, synthetic_queries
 from graphmem.cli import main
+from graphmem.connect import resolve_project
 from graphmem.core.models import Scope, Status
 from graphmem.core.ports import Visibility
 from graphmem.errors import InvalidInputError
@@ -29,16 +31,23 @@ from graphmem.settings import load_settings
 DIMENSION = 384
 
 
-def test_the_memories_are_spread_over_the_projects_in_turn_with_the_texts_of_global_ones() -> None:
-    spread = synthetic_memories(7, projects=3)
+def test_the_memories_are_spread_over_the_projects_in_turn_with_the_texts_of_global_ones(
+    tmp_path: Path,
+) -> None:
+    spread = synthetic_memories(7, projects=3, root=tmp_path)
     plain = synthetic_memories(7)
 
     assert [(m["scope"], m.get("project")) for m in spread] == [
-        ("project", f"proj-{i % 3}") for i in range(7)
+        ("project", str(tmp_path / f"proj-{i % 3}")) for i in range(7)
     ]
     assert all(m["scope"] == "global" and "project" not in m for m in plain)
     assert [(m["id"], m["text"]) for m in spread] == [(m["id"], m["text"]) for m in plain]
-    assert synthetic_memories(7, projects=3) == spread  # deterministic
+    assert synthetic_memories(7, projects=3, root=tmp_path) == spread  # deterministic
+
+
+def test_projects_without_the_folder_of_their_checkouts_are_refused() -> None:
+    with pytest.raises(ValueError, match="named by their checkouts' paths"):
+        synthetic_memories(7, projects=3)
 
 
 class _Recording:
@@ -61,22 +70,23 @@ class _Recording:
 
 
 def _run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, projects: int, child_says: str | None = None
-) -> tuple[dict[str, Any], dict[str, list[str | None]], list[tuple[str, ...]]]:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, projects: int
+) -> tuple[dict[str, Any], dict[str, list[str | None]], list[tuple[str, tuple[str, ...], str | None]]]:
     """A small run on a Kùzu store in ``tmp_path``, the measured service recorded and the
-    children stubbed (each says it asked for ``child_says``, by default the run's project)."""
+    children stubbed: each child's script, its arguments and, for a cold recall, the project its
+    CLI would ask for where it was started (git's answer for its directory, read then)."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     asked: dict[str, list[str | None]] = {"recall": [], "remember": []}
     measured = scale._measured_service
     monkeypatch.setattr(scale, "_measured_service", lambda *args: _Recording(measured(*args), asked))
-    children: list[tuple[str, ...]] = []
+    children: list[tuple[str, tuple[str, ...], str | None]] = []
 
-    def child(script: str, *args: str, store_url: str | None = None) -> subprocess.CompletedProcess[str]:
-        children.append((script, *args))
-        said = args[0] if child_says is None else child_says
-        stderr = (
-            f"graphmem-bench project {said}\ngraphmem-bench peak-rss-kb 1024\ngraphmem-bench rss-kb 1024\n"
-        )
+    def child(
+        script: str, *args: str, store_url: str | None = None, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        from_checkout = resolve_project(cwd) if script == scale.COLD_RECALL_SCRIPT else None
+        children.append((script, args, from_checkout))
+        stderr = "graphmem-bench peak-rss-kb 1024\ngraphmem-bench rss-kb 1024\n"
         return subprocess.CompletedProcess([], 0, "", stderr)
 
     monkeypatch.setattr(scale, "_child", child)
@@ -100,11 +110,16 @@ def test_with_projects_the_store_holds_them_and_every_timed_call_asks_for_the_fi
 ) -> None:
     report, asked, children = _run(tmp_path, monkeypatch, projects=3)
 
+    first = report["recall_project"]
+    root = Path(first).parent
+    names = [str(root / f"proj-{n}") for n in range(3)]
+    # in the benchmark's temporary folder, resolved as graphmem resolves a checkout's path
+    assert (Path(first).name, root.parent.parent, root) == ("proj-0", tmp_path.resolve(), root.resolve())
     memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(DIMENSION))
     try:
         seen = {
             project: memory.store.list_memories(Visibility(project, frozenset(Status)), limit=1000)
-            for project in (None, "proj-0", "proj-1", "proj-2")
+            for project in (None, *names)
         }
     finally:
         memory.close()
@@ -112,36 +127,48 @@ def test_with_projects_the_store_holds_them_and_every_timed_call_asks_for_the_fi
     for project, held in seen.items():
         assert {(record.scope, record.project) for record in held} <= {(Scope.PROJECT, project)}
     imported = {p: [r for r in held if r.text.endswith("].")] for p, held in seen.items()}
-    assert [len(imported[f"proj-{n}"]) for n in range(3)] == [34, 33, 33]  # memory i is proj-{i % 3}'s
+    assert [len(imported[name]) for name in names] == [34, 33, 33]  # memory i is proj-{i % 3}'s
     # the measure phase's remembers, the daemon's writes and the backlog: all proj-0's
-    assert len(seen["proj-0"]) - 34 == 20 + 3 + 2
-    assert len(seen["proj-1"]) == len(seen["proj-2"]) == 33
-    assert asked["recall"] == ["proj-0"] * (1 + 10)  # the recall that loads the index, then the timed ones
-    assert set(asked["remember"]) == {"proj-0"}
-    # each cold recall (two, then two beside the backlog) and the serving process: proj-0 first
-    assert [(script, args[0]) for script, *args in children] == [
-        *[(scale.COLD_RECALL_SCRIPT, "proj-0")] * 2,
-        (scale.SERVING_SCRIPT, "proj-0"),
-        *[(scale.COLD_RECALL_SCRIPT, "proj-0")] * 2,
+    assert len(seen[first]) - 34 == 20 + 3 + 2
+    assert len(seen[names[1]]) == len(seen[names[2]]) == 33
+    assert asked["recall"] == [first] * (1 + 10)  # the recall that loads the index, then the timed ones
+    assert set(asked["remember"]) == {first}
+    # each cold recall (two, then two beside the backlog) started in proj-0's checkout, whose
+    # project git says is proj-0; the serving process given proj-0
+    assert [(script, from_checkout) for script, _, from_checkout in children] == [
+        *[(scale.COLD_RECALL_SCRIPT, first)] * 2,
+        (scale.SERVING_SCRIPT, None),
+        *[(scale.COLD_RECALL_SCRIPT, first)] * 2,
     ]
-    assert (report["projects"], report["recall_project"]) == (3, "proj-0")
+    assert children[2][1][0] == first
+    assert report["projects"] == 3
 
 
 def test_without_projects_every_memory_is_global_and_no_call_names_a_project(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    report, asked, children = _run(tmp_path, monkeypatch, projects=0, child_says="")
+    report, asked, children = _run(tmp_path, monkeypatch, projects=0)
 
     assert set(asked["recall"]) == set(asked["remember"]) == {None}
-    assert {args[0] for _, *args in children} == {""}
+    # the cold recalls started in no checkout; the serving process given no project
+    assert [(script, from_checkout) for script, _, from_checkout in children] == [
+        *[(scale.COLD_RECALL_SCRIPT, None)] * 2,
+        (scale.SERVING_SCRIPT, None),
+        *[(scale.COLD_RECALL_SCRIPT, None)] * 2,
+    ]
+    assert children[2][1][0] == ""
     assert (report["projects"], report["recall_project"]) == (0, None)
 
 
-def test_a_cold_recall_that_does_not_say_it_asked_for_the_project_fails_the_run(
+def test_a_checkout_graphmem_names_otherwise_fails_the_run_before_anything_is_built(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with pytest.raises(RuntimeError, match="a cold recall did not ask for proj-0"):
-        _run(tmp_path, monkeypatch, projects=3, child_says="/home/dev/checkout")
+    monkeypatch.setattr("graphmem.connect.resolve_project", lambda path: "/home/dev/checkout")
+
+    with pytest.raises(RuntimeError, match=r"to the project '/home/dev/checkout', not '/.*/proj-0'"):
+        _run(tmp_path, monkeypatch, projects=3)
+
+    assert not (tmp_path / "data").exists()
 
 
 def _report(projects: int, recall_project: str | None) -> dict[str, Any]:
@@ -160,10 +187,12 @@ def _report(projects: int, recall_project: str | None) -> dict[str, Any]:
 
 
 def test_the_text_report_says_how_many_projects_and_which_one_the_recalls_ask_for() -> None:
-    spread = scale_report.format_report(_report(20, "proj-0")).splitlines()
+    spread = scale_report.format_report(_report(20, "/tmp/graphmem-scale-x/projects/proj-0")).splitlines()
     global_ = scale_report.format_report(_report(0, None)).splitlines()
 
-    assert spread[1] == "projects      memories spread over 20 projects; recalls and writes ask for proj-0"
+    assert spread[1] == (
+        "projects      memories spread over 20 projects; recalls and writes ask for proj-0, a git checkout"
+    )
     assert global_[1] == "projects      none: every memory global, each recall sees them all"
 
 
@@ -187,22 +216,52 @@ cli_main.SERVICE_FACTORY = lambda data_dir, check_model=True: Spy()
 """
 
 
-@pytest.mark.parametrize(("project", "asked"), [("proj-0", "'proj-0' None"), ("", "None None")])
-def test_the_cold_recall_process_asks_the_cli_for_the_project_given(
-    tmp_path: Path, project: str, asked: str
-) -> None:
-    recall = ["--data-dir", str(tmp_path / "data"), "recall", "--json", "why redis"]
+def _spied_cold_recall(data_dir: Path, cwd: Path) -> list[str]:
+    """What the cold recall process started in ``cwd`` asked its service for: its CLI as it is
+    (nothing of it replaced but the service), its arguments ``_cold_recalls``'."""
+    recall = ["--data-dir", str(data_dir), "recall", "--json", "why redis"]
     done = subprocess.run(
-        [sys.executable, "-c", SPIED_CLI + scale.COLD_RECALL_SCRIPT, project, *recall],
+        [sys.executable, "-c", SPIED_CLI + scale.COLD_RECALL_SCRIPT, *recall],
         capture_output=True,
         text=True,
-        cwd=tmp_path,  # no checkout: without a project given, the recall asks for none
+        cwd=cwd,
         timeout=120,
         check=False,
     )
+    return [line for line in done.stderr.splitlines() if line.startswith("spied")]
 
-    assert f"spied {asked}" in done.stderr.splitlines()
-    assert ("graphmem-bench project proj-0" in done.stderr.splitlines()) is bool(project)
+
+def test_the_cold_recall_process_asks_for_the_project_of_the_checkout_it_runs_in(tmp_path: Path) -> None:
+    project = str(tmp_path.resolve() / "projects" / "proj-0")
+    checkout = scale._checkout(project)
+
+    # git's answer for its directory: the project, on its default branch
+    assert _spied_cold_recall(tmp_path / "data", checkout) == [f"spied {project!r} None"]
+
+
+def test_the_cold_recall_process_outside_any_repository_asks_for_no_project(tmp_path: Path) -> None:
+    assert _spied_cold_recall(tmp_path / "data", tmp_path) == ["spied None None"]
+
+
+def test_the_benchmarks_checkout_is_made_without_the_users_git_config_or_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hostile = tmp_path / "gitconfig"  # no identity, and commits signed with a key no one has
+    hostile.write_text("[user]\n\tuseConfigOnly = true\n[commit]\n\tgpgsign = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(hostile))
+    for name in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+    project = str(tmp_path.resolve() / "projects" / "proj-0")
+
+    checkout = scale._checkout(project)
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=checkout, capture_output=True, text=True, check=True
+        ).stdout.strip()
+
+    assert git("log", "--format=%an <%ae>") == "graphmem bench <bench@graphmem.invalid>"
+    assert git("branch", "--show-current") == "main"
 
 
 # The serving process as the benchmark starts it, its store a spy that says what each recall asks for.
@@ -220,7 +279,7 @@ graphmem.app.open_memory = lambda settings: Spy()
 """
 
 
-@pytest.mark.parametrize(("project", "asked"), [("proj-0", "'proj-0'"), ("", "None")])
+@pytest.mark.parametrize(("project", "asked"), [("/work/proj-0", "'/work/proj-0'"), ("", "None")])
 def test_the_serving_process_recalls_for_the_project_it_is_given(
     tmp_path: Path, project: str, asked: str
 ) -> None:
@@ -244,11 +303,14 @@ def test_a_client_process_asks_for_the_project_it_is_given(
 ) -> None:
     started: list[tuple[Any, ...]] = []
     monkeypatch.setattr(clients, body, lambda *args: started.append(args))
-    for project in ("proj-0", ""):
+    for project in ("/work/proj-0", ""):
         monkeypatch.setattr(sys, "argv", ["-c", "/data", "3", "20.0", "/out.json", project])
         exec(script, {})
 
-    assert started == [("/data", 3, 20.0, "/out.json", "proj-0"), ("/data", 3, 20.0, "/out.json", None)]
+    assert started == [
+        ("/data", 3, 20.0, "/out.json", "/work/proj-0"),
+        ("/data", 3, 20.0, "/out.json", None),
+    ]
 
 
 # A client process's stand-in: the arguments it was started with, as its report.
@@ -263,13 +325,19 @@ Path(sys.argv[4]).write_text(json.dumps({"calls": [], "argv": sys.argv[1:]}), en
 
 def test_each_client_process_is_started_with_the_project_of_the_run(tmp_path: Path) -> None:
     results, _ = clients._children(
-        ARGUMENTS_CLIENT, [tmp_path, tmp_path], 0.0, dict(os.environ), tmp_path, first=4, project="proj-0"
+        ARGUMENTS_CLIENT,
+        [tmp_path, tmp_path],
+        0.0,
+        dict(os.environ),
+        tmp_path,
+        first=4,
+        project="/work/proj-0",
     )
 
     # each its client number, then its project last
     assert [(result["argv"][1], result["argv"][-1]) for result in results] == [
-        ("4", "proj-0"),
-        ("5", "proj-0"),
+        ("4", "/work/proj-0"),
+        ("5", "/work/proj-0"),
     ]
 
 
@@ -285,13 +353,13 @@ def test_the_clients_calls_name_the_project_through_the_daemon_and_over_http() -
         written=lambda: None,
     )
 
-    served = clients.Calls.served(runtime, "proj-0")  # type: ignore[arg-type]
-    remote = clients.Calls.remote(memory, "proj-0")  # type: ignore[arg-type]
+    served = clients.Calls.served(runtime, "/work/proj-0")  # type: ignore[arg-type]
+    remote = clients.Calls.remote(memory, "/work/proj-0")  # type: ignore[arg-type]
     for calls in (served, remote):
         calls.recall("why redis")
         calls.remember("Redis holds the sessions")
 
-    assert asked == [("recall", "proj-0"), ("remember", "proj-0")] * 2
+    assert asked == [("recall", "/work/proj-0"), ("remember", "/work/proj-0")] * 2
 
 
 @pytest.mark.parametrize(
