@@ -55,7 +55,10 @@ def an_older_save(files: VectorIndexFiles, version: int, dtype: str = FINE) -> N
     format before 4 kept it: one graph of every project's rows, ``dtype`` vectors."""
     meta = json.loads((files.directory / INDEX_FILE).read_text())
     graph = new_graph(DIM, dtype)
-    graph.add(np.arange(40, dtype=np.uint64), normalised(40, 1))
+    # On one thread, as the index seeds a graph (vector_graphs.SEED_ROWS): built concurrently, a
+    # graph of 40 rows leaves one unreachable now and then, and a search comparing it with the
+    # exact scan fails at random.
+    graph.add(np.arange(40, dtype=np.uint64), normalised(40, 1), threads=1)
     graph.save(str(files.directory / "graph-9.usearch"))
     names = {part: name for part, name in meta.pop("files").items() if part != "graphs"}
     del meta["graph_sizes"]
