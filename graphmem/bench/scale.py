@@ -14,18 +14,16 @@ With ``projects`` the memories are spread over that many projects, named by thei
 paths as graphmem names a project; the first is a git checkout in the benchmark's temporary
 folder, and every timed call, here and in each child process, asks for it (a store of several
 projects is slower to recall from: docs/benchmarks.md). The cold recall processes run the CLI
-from inside that checkout, as a user does. The report as text: ``graphmem.bench.scale_report``.
+from inside that checkout, as a user does. The processes it starts and measures:
+``graphmem.bench.scale_children``; the report as text: ``graphmem.bench.scale_report``.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -34,10 +32,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.bench.scale_children import cold_recalls, make_checkout, serving_rss_kb
 from graphmem.bench.synthetic import iter_synthetic_memories, project_of, synthetic_queries
 from graphmem.core.ports import Embedder
 from graphmem.errors import InvalidInputError
-from graphmem.settings import STORE_URL_VARIABLE, Settings
+from graphmem.settings import Settings
 
 if TYPE_CHECKING:
     from graphmem.adapters.postgres_lexical import PostgresLexical
@@ -64,35 +63,6 @@ def _latency_ms(samples_ms: list[float]) -> dict[str, float]:
     return {"p50": _percentile(samples_ms, 0.5), "p95": _percentile(samples_ms, 0.95)}
 
 
-# Children report their own memory: a parent's resource.getrusage(RUSAGE_CHILDREN)
-# counts the parent's pages, which a child shares until it execs. The cold child is the CLI as it
-# is, its arguments the command's: it asks git for the project of the directory it is started in
-# (``_cold_recalls``), as any ``graphmem recall`` does. The serving child's first argument: the
-# project its recalls ask for ("": none).
-COLD_RECALL_SCRIPT = """
-import sys
-from graphmem.cli.main import main
-sys.argv = ["graphmem", *sys.argv[1:]]
-try:
-    main()  # as the console script runs, the command's collector policy included
-finally:
-    peak = [l for l in open("/proc/self/status") if l.startswith("VmHWM:")][0].split()[1]
-    print("graphmem-bench peak-rss-kb", peak, file=sys.stderr)
-"""
-SERVING_SCRIPT = """
-import json, sys
-from pathlib import Path
-from graphmem.app import open_memory
-from graphmem.settings import load_settings
-memory = open_memory(load_settings(data_dir=Path(sys.argv[2])))
-for text in json.loads(sys.argv[3]):
-    memory.recall(text, project=sys.argv[1] or None)
-rss = [l for l in open("/proc/self/status") if l.startswith("VmRSS:")][0].split()[1]
-print("graphmem-bench rss-kb", rss, file=sys.stderr)
-memory.close()
-"""
-
-
 class _Peaks:
     """This process's peak RSS per phase (``peak_rss_mb``): VmHWM read at each phase's end, then
     set back to the current RSS for the next (``/proc/self/clear_refs``); None without /proc."""
@@ -111,25 +81,6 @@ class _Peaks:
             kb = None
         if phase:
             self.mb[phase] = None if kb is None else round(kb / 1024, 1)
-
-
-def _child(
-    script: str, *args: str, store_url: str | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, STORE_URL_VARIABLE: store_url} if store_url else None
-    done = subprocess.run(
-        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=False, env=env, cwd=cwd
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"benchmark child failed: {done.stderr[-500:]}")
-    return done
-
-
-def _reported(stderr: str, name: str) -> float:
-    for line in stderr.splitlines():
-        if line.startswith(f"graphmem-bench {name} "):
-            return float(line.split()[-1])
-    raise RuntimeError(f"benchmark child did not report {name}: {stderr[-500:]}")
 
 
 class _NamedHashEmbedder(HashEmbedder):
@@ -207,7 +158,7 @@ def run(
     last, that many remembers left without vectors, and the cold first recall beside them
     (``backlog``). ``projects``: the memories spread over that many projects (``project_of``),
     and every timed call, in this process or a child, asks for or writes to the first, a git
-    checkout made in the benchmark's temporary folder (``_checkout``) that the cold recall
+    checkout made in the benchmark's temporary folder (``make_checkout``) that the cold recall
     processes run in; 0: every memory global, the cold recalls run outside any repository.
     Refused (``InvalidInputError``) when negative or more than ``memories``."""
     from graphmem.app import migrate_store, store_schema
@@ -296,7 +247,7 @@ def _measure(
     project = project_of(0, projects, root)  # what every timed call asks for, as from its checkout
     # Where the cold recall processes run: the project's checkout, or (every memory global) the
     # benchmark's folder, in no repository, where a recall asks for no project.
-    recall_from = _checkout(project) if project else workdir
+    recall_from = make_checkout(project) if project else workdir
     exports = _write_exports(iter_synthetic_memories(memories, projects=projects, root=root), workdir)
 
     sample = [r["text"] for r in itertools.islice(iter_synthetic_memories(memories), 1024)]
@@ -376,10 +327,8 @@ def _measure(
             http_counts=list(http_clients),
             project=project,
         )
-    cold_s, cold_peak_kb = _cold_recalls(data_dir, texts, cold_runs, store_url, recall_from)
-    serving = _child(
-        SERVING_SCRIPT, project or "", str(data_dir), json.dumps(texts[:50]), store_url=store_url
-    )
+    cold_s, cold_peak_kb = cold_recalls(data_dir, texts, cold_runs, store_url, recall_from)
+    serving_kb = serving_rss_kb(data_dir, texts[:50], store_url, project)
     disk_mb = store_size_mb(settings()) if store_url else _size_mb(data_dir)
     report: dict[str, Any] = {
         "memories": memories,
@@ -398,7 +347,7 @@ def _measure(
         "recall_ms": _latency_ms(recall_ms),
         "first_recall_cold_s": round(statistics.median(cold_s), 2),
         "rss_mb": {
-            "serving_process": round(_reported(serving.stderr, "rss-kb") / 1024, 1),
+            "serving_process": round(serving_kb / 1024, 1),
             "cold_recall_peak": round(max(cold_peak_kb) / 1024, 1),
         },
         "peak_rss_mb": peaks.mb,
@@ -418,7 +367,7 @@ def _measure(
                 )
         finally:
             memory.close()
-        seconds, _ = _cold_recalls(data_dir, texts, cold_runs, store_url, recall_from)
+        seconds, _ = cold_recalls(data_dir, texts, cold_runs, store_url, recall_from)
         report["backlog"] = {
             "first_recall_cold_s": round(statistics.median(seconds), 2),
             "runs_s": [round(s, 2) for s in seconds],
@@ -476,78 +425,6 @@ class TextSearch:
                 "search did (its build failed, or a catch-up was too large: see the log): the "
                 "figures would not be the daemon's."
             )
-
-
-def _cold_recalls(
-    data_dir: Path, texts: Sequence[str], runs: int, store_url: str | None, cwd: Path
-) -> tuple[list[float], list[float]]:
-    """``runs`` first recalls, each from a new ``graphmem recall`` process started in ``cwd``, which
-    asks for the project of that directory as any ``graphmem recall`` does (git's look-ups
-    included): the seconds each took and each process's peak RSS in KB."""
-    seconds, peaks_kb = [], []
-    for i in range(runs):
-        started = time.perf_counter()
-        done = _child(
-            COLD_RECALL_SCRIPT,
-            "--data-dir",
-            str(data_dir),
-            "recall",
-            "--json",
-            texts[i % len(texts)],
-            store_url=store_url,
-            cwd=cwd,
-        )
-        seconds.append(time.perf_counter() - started)
-        peaks_kb.append(_reported(done.stderr, "peak-rss-kb"))
-    return seconds, peaks_kb
-
-
-# The checkout's one commit (so it is on its default branch) by a fixed author, with neither git's
-# global nor its system config read: the same repository on any machine, one with no git identity
-# included.
-CHECKOUT_GIT = (
-    "git",
-    "-c",
-    "user.name=graphmem bench",
-    "-c",
-    "user.email=bench@graphmem.invalid",
-    "-c",
-    "init.defaultBranch=main",
-)
-CHECKOUT_GIT_CONFIG = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-
-
-def _checkout(project: str) -> Path:
-    """A git repository at ``project`` (a path, ``project_of``'s), with one commit: the checkout the
-    cold recall processes run in. Only the first project is made one: every timed call asks for it,
-    and the others are names only (``--projects 1000`` would make a thousand repositories that no
-    call asks for).
-
-    Raises ``RuntimeError`` when graphmem names the checkout otherwise than the memories are kept
-    under. The CLI says nowhere which project it asked for (its JSON names each hit's project, but
-    a recall that asked for another finds nothing, which one that asked for this may also answer),
-    so this process checks the name graphmem resolves for the checkout, before anything is timed;
-    tests/unit/bench/test_scale_projects.py pins that the cold process's CLI asks for the project
-    of the directory it runs in."""
-    from graphmem.adapters.git import git_env
-    from graphmem.connect import resolve_project
-
-    checkout = Path(project)
-    checkout.mkdir(parents=True)
-    env = {**git_env(), **CHECKOUT_GIT_CONFIG}
-    for command in (
-        ("init", "-q"),
-        ("commit", "-q", "--allow-empty", "-m", "A project of graphmem bench scale"),
-    ):
-        subprocess.run([*CHECKOUT_GIT, *command], cwd=checkout, env=env, check=True)
-    resolved = resolve_project(checkout)
-    if resolved != project:
-        raise RuntimeError(
-            f"graphmem resolves the benchmark's checkout {checkout} to the project {resolved!r}, not "
-            f"{project!r}, the name its memories are kept under: a cold recall run there would not ask "
-            "for them. Is GIT_DIR or GIT_WORK_TREE set in this environment? Unset it and run again."
-        )
-    return checkout
 
 
 def _daemon_writes(

@@ -18,7 +18,7 @@ from graphmem.adapters import postgres_embeddings
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_embeddings import PostgresEmbeddings
 from graphmem.app import open_memory
-from graphmem.bench import scale, scale_report
+from graphmem.bench import scale, scale_children, scale_report
 from graphmem.bench.scale import _write_exports
 from graphmem.bench.synthetic import synthetic_memories, synthetic_queries
 from graphmem.service import file_access
@@ -187,14 +187,14 @@ def test_the_backlogs_cold_recalls_run_while_its_memories_wait_for_vectors(
     def child(
         script: str, *args: str, store_url: str | None = None, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
-        if script == scale.COLD_RECALL_SCRIPT:  # a new process would open the store now
+        if script == scale_children.COLD_RECALL_SCRIPT:  # a new process would open the store now
             store = KuzuGraphStore(Path(args[1]), dimension=384)  # after --data-dir
             waiting.append(store.count_pending_embeddings())
             store.close()
         stderr = "graphmem-bench peak-rss-kb 1024\ngraphmem-bench rss-kb 1024\n"
         return subprocess.CompletedProcess([], 0, "", stderr)
 
-    monkeypatch.setattr(scale, "_child", child)
+    monkeypatch.setattr(scale_children, "_child", child)
     # No list of texts longer than the backlog: the 200 remembers the benchmark times before it
     # are no part of this; 30 are embedded as the 200 are (none waiting at the first recalls).
     monkeypatch.setattr(scale, "synthetic_queries", lambda n, seed=11: synthetic_queries(min(n, 30), seed))

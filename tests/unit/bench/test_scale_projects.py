@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
-from graphmem.bench import clients, scale, scale_report
+from graphmem.bench import clients, scale, scale_children, scale_report
 from graphmem.bench.synthetic import synthetic_memories, synthetic_queries
 from graphmem.cli import main
 from graphmem.connect import resolve_project
@@ -84,12 +84,12 @@ def _run(
     def child(
         script: str, *args: str, store_url: str | None = None, cwd: Path | None = None
     ) -> subprocess.CompletedProcess[str]:
-        from_checkout = resolve_project(cwd) if script == scale.COLD_RECALL_SCRIPT else None
+        from_checkout = resolve_project(cwd) if script == scale_children.COLD_RECALL_SCRIPT else None
         children.append((script, args, from_checkout))
         stderr = "graphmem-bench peak-rss-kb 1024\ngraphmem-bench rss-kb 1024\n"
         return subprocess.CompletedProcess([], 0, "", stderr)
 
-    monkeypatch.setattr(scale, "_child", child)
+    monkeypatch.setattr(scale_children, "_child", child)
     # The 200 remembers the benchmark times are no part of this: 20 will do.
     monkeypatch.setattr(scale, "synthetic_queries", lambda n, seed=11: synthetic_queries(min(n, 20), seed))
     report = scale.run(
@@ -136,9 +136,9 @@ def test_with_projects_the_store_holds_them_and_every_timed_call_asks_for_the_fi
     # each cold recall (two, then two beside the backlog) started in proj-0's checkout, whose
     # project git says is proj-0; the serving process given proj-0
     assert [(script, from_checkout) for script, _, from_checkout in children] == [
-        *[(scale.COLD_RECALL_SCRIPT, first)] * 2,
-        (scale.SERVING_SCRIPT, None),
-        *[(scale.COLD_RECALL_SCRIPT, first)] * 2,
+        *[(scale_children.COLD_RECALL_SCRIPT, first)] * 2,
+        (scale_children.SERVING_SCRIPT, None),
+        *[(scale_children.COLD_RECALL_SCRIPT, first)] * 2,
     ]
     assert children[2][1][0] == first
     assert report["projects"] == 3
@@ -152,9 +152,9 @@ def test_without_projects_every_memory_is_global_and_no_call_names_a_project(
     assert set(asked["recall"]) == set(asked["remember"]) == {None}
     # the cold recalls started in no checkout; the serving process given no project
     assert [(script, from_checkout) for script, _, from_checkout in children] == [
-        *[(scale.COLD_RECALL_SCRIPT, None)] * 2,
-        (scale.SERVING_SCRIPT, None),
-        *[(scale.COLD_RECALL_SCRIPT, None)] * 2,
+        *[(scale_children.COLD_RECALL_SCRIPT, None)] * 2,
+        (scale_children.SERVING_SCRIPT, None),
+        *[(scale_children.COLD_RECALL_SCRIPT, None)] * 2,
     ]
     assert children[2][1][0] == ""
     assert (report["projects"], report["recall_project"]) == (0, None)
@@ -218,10 +218,10 @@ cli_main.SERVICE_FACTORY = lambda data_dir, check_model=True: Spy()
 
 def _spied_cold_recall(data_dir: Path, cwd: Path) -> list[str]:
     """What the cold recall process started in ``cwd`` asked its service for: its CLI as it is
-    (nothing of it replaced but the service), its arguments ``_cold_recalls``'."""
+    (nothing of it replaced but the service), its arguments ``cold_recalls``'."""
     recall = ["--data-dir", str(data_dir), "recall", "--json", "why redis"]
     done = subprocess.run(
-        [sys.executable, "-c", SPIED_CLI + scale.COLD_RECALL_SCRIPT, *recall],
+        [sys.executable, "-c", SPIED_CLI + scale_children.COLD_RECALL_SCRIPT, *recall],
         capture_output=True,
         text=True,
         cwd=cwd,
@@ -233,7 +233,7 @@ def _spied_cold_recall(data_dir: Path, cwd: Path) -> list[str]:
 
 def test_the_cold_recall_process_asks_for_the_project_of_the_checkout_it_runs_in(tmp_path: Path) -> None:
     project = str(tmp_path.resolve() / "projects" / "proj-0")
-    checkout = scale._checkout(project)
+    checkout = scale_children.make_checkout(project)
 
     # git's answer for its directory: the project, on its default branch
     assert _spied_cold_recall(tmp_path / "data", checkout) == [f"spied {project!r} None"]
@@ -253,7 +253,7 @@ def test_the_benchmarks_checkout_is_made_without_the_users_git_config_or_identit
         monkeypatch.delenv(name, raising=False)
     project = str(tmp_path.resolve() / "projects" / "proj-0")
 
-    checkout = scale._checkout(project)
+    checkout = scale_children.make_checkout(project)
 
     def git(*args: str) -> str:
         return subprocess.run(
@@ -285,7 +285,7 @@ def test_the_serving_process_recalls_for_the_project_it_is_given(
 ) -> None:
     texts = json.dumps(["why redis", "who owns auth"])
     done = subprocess.run(
-        [sys.executable, "-c", SPIED_STORE + scale.SERVING_SCRIPT, project, str(tmp_path), texts],
+        [sys.executable, "-c", SPIED_STORE + scale_children.SERVING_SCRIPT, project, str(tmp_path), texts],
         capture_output=True,
         text=True,
         timeout=120,
