@@ -113,6 +113,22 @@ def counting(calls: list[bool]) -> Callable[..., list[Hit] | None]:
     return counted
 
 
+def answer_as_the_exclusions(
+    index: LexicalIndex, monkeypatch: pytest.MonkeyPatch, rng: random.Random, words: list[str], most: int
+) -> None:
+    """40 random searches (up to ``most`` of ``words``), each answered as with the exclusions
+    alone (``excluded_hits``): the same hits, scores and order, and the same matches."""
+    for _ in range(40):
+        visibility = random_visibility(rng)
+        query = " ".join(rng.sample(words, rng.randint(1, most)))
+        limit = rng.choice([1, 3, 8, 20, 50])
+        found = answers(index, query, visibility, limit), matches(index, query, visibility, limit)
+        with monkeypatch.context() as old:
+            old.setattr(lexical_index, "top_hits", excluded_hits)
+            expected = answers(index, query, visibility, limit), matches(index, query, visibility, limit)
+        assert found == expected, (query, visibility, limit)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_the_filtered_search_answers_as_the_query_that_leaves_the_hidden_out(
     index: LexicalIndex, monkeypatch: pytest.MonkeyPatch, seed: int
@@ -131,15 +147,7 @@ def test_the_filtered_search_answers_as_the_query_that_leaves_the_hidden_out(
     committed = index._searcher.num_docs
     filtered: list[bool] = []
     monkeypatch.setattr(lexical_visibility, "filtered_hits", counting(filtered))
-    for _ in range(40):
-        visibility = random_visibility(rng)
-        query = " ".join(rng.sample(WORDS, rng.randint(1, 4)))
-        limit = rng.choice([1, 3, 8, 20, 50])
-        found = answers(index, query, visibility, limit), matches(index, query, visibility, limit)
-        with monkeypatch.context() as old:
-            old.setattr(lexical_index, "top_hits", excluded_hits)
-            expected = answers(index, query, visibility, limit), matches(index, query, visibility, limit)
-        assert found == expected, (query, visibility, limit)
+    answer_as_the_exclusions(index, monkeypatch, rng, WORDS, 4)
     assert index._searcher.num_docs == committed  # the overlay was searched throughout
     assert 0 < sum(filtered) < len(filtered)  # both ways were taken
 
@@ -158,15 +166,7 @@ def test_the_narrow_search_answers_as_the_query_that_leaves_the_hidden_out(
     monkeypatch.setattr(lexical_visibility, "MAX_DEPTH", 0)
     filtered: list[bool] = []
     monkeypatch.setattr(lexical_visibility, "filtered_hits", counting(filtered))
-    for _ in range(40):
-        visibility = random_visibility(rng)
-        query = " ".join(rng.sample(WORDS[:3], rng.randint(1, 2)))
-        limit = rng.choice([1, 3, 8, 20, 50])
-        found = answers(index, query, visibility, limit), matches(index, query, visibility, limit)
-        with monkeypatch.context() as old:
-            old.setattr(lexical_index, "top_hits", excluded_hits)
-            expected = answers(index, query, visibility, limit), matches(index, query, visibility, limit)
-        assert found == expected, (query, visibility, limit)
+    answer_as_the_exclusions(index, monkeypatch, rng, WORDS[:3], 2)
     assert filtered == []
 
 

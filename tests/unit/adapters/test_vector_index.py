@@ -675,6 +675,28 @@ def test_rows_from_the_store_are_searched_written_and_scored_as_the_tail_was(
     assert third is not None and third.tolist() == pytest.approx(unit(0, 0, 1).tolist())
 
 
+def after_each_add(monkeypatch: pytest.MonkeyPatch, call: Callable[[], object]) -> None:
+    """``call`` on another thread, waited for, after each add to a graph the index makes: what
+    a recall or a write does between two chunks of a build (built outside the index's lock)."""
+    new_graph = vector_graphs.new_graph
+
+    def watched(dimension: int, dtype: str = vector_index.FINE) -> object:
+        graph = new_graph(dimension, dtype)
+        add = graph.add
+
+        def added(*args: object, **kwargs: object) -> object:
+            done = add(*args, **kwargs)
+            other = threading.Thread(target=call)
+            other.start()
+            other.join()
+            return done
+
+        graph.add = added
+        return graph
+
+    monkeypatch.setattr(vector_graphs, "new_graph", watched)
+
+
 def test_a_search_during_a_build_from_the_store_sees_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
     """A recall between two chunks of a build (the graph being built outside the lock)."""
     monkeypatch.setattr(vector_index, "HNSW_FROM_ROWS", 100)
@@ -686,27 +708,10 @@ def test_a_search_during_a_build_from_the_store_sees_every_row(monkeypatch: pyte
         StoredVectors([f"m{i}" for i in range(600)], CountedRows(vectors), [None] * 600, ["active"] * 600)
     )
     seen: list[list[str]] = []
-    new_graph = vector_graphs.new_graph
-
-    def watched(dimension: int, dtype: str = vector_index.FINE) -> object:
-        graph = new_graph(dimension, dtype)
-        add = graph.add
-
-        def added(*args: object, **kwargs: object) -> object:
-            done = add(*args, **kwargs)
-            search = threading.Thread(
-                target=lambda: seen.append(
-                    ids(index.search(VectorQuery(query, 10, project=None, statuses=CURRENT)))
-                )
-            )
-            search.start()
-            search.join()
-            return done
-
-        graph.add = added
-        return graph
-
-    monkeypatch.setattr(vector_graphs, "new_graph", watched)
+    after_each_add(
+        monkeypatch,
+        lambda: seen.append(ids(index.search(VectorQuery(query, 10, project=None, statuses=CURRENT)))),
+    )
     assert index.tidy() and index.graph_size == 600
     assert len(seen) >= 6
     assert all(found == exact_top(vectors, query, 10) for found in seen)
@@ -790,27 +795,15 @@ def test_a_memory_written_again_during_a_build_keeps_its_new_vector_and_project(
     monkeypatch.setattr(vector_index, "BUILD_CHUNK_ROWS", 10)
     index = HnswVectorIndex(DIM)
     index.add([f"m{i}" for i in range(40)], normalised(40, 33), ["/a"] * 40, ["active"] * 40)
-    new_graph = vector_graphs.new_graph
     moved = unit(0, 0, 0, 0, 0, 0, 0, 1)
     written: list[str] = []
 
-    def writing(dimension: int, dtype: str = vector_index.FINE) -> object:
-        graph = new_graph(dimension, dtype)
-        add = graph.add
+    def write_once() -> None:  # after the first chunk, m0-m9, as the build read it
+        if not written:
+            written.append("m0")
+            index.add(["m0"], rows(moved), ["/b"], ["active"])
 
-        def added(*args: object, **kwargs: object) -> object:
-            done = add(*args, **kwargs)  # the first chunk, m0-m9, as the build read it
-            if not written:
-                written.append("m0")
-                write = threading.Thread(target=lambda: index.add(["m0"], rows(moved), ["/b"], ["active"]))
-                write.start()
-                write.join()
-            return done
-
-        graph.add = added
-        return graph
-
-    monkeypatch.setattr(vector_graphs, "new_graph", writing)
+    after_each_add(monkeypatch, write_once)
     assert index.tidy() and written == ["m0"]
     vector = index.vector("m0")
     assert vector is not None and vector.tolist() == pytest.approx(moved.tolist(), abs=1e-3)
