@@ -7,6 +7,8 @@ A part of ``PostgresGraphStore`` (``postgres_store.py``) over its connection par
 end (``vector_index_put_off``). The index holds the vectors at half precision (``halfvec``,
 schema 12): half the pages of a ``vector`` index, so a search reads fewer and computes cheaper
 distances; the cosines a search returns are computed from the stored (single-precision) vectors.
+It is in parts (schema 19, ``postgres_vector_parts.py``): the global memories' and those of
+parts of the projects', a search asking the global one and its projects' parts.
 """
 
 from __future__ import annotations
@@ -23,6 +25,16 @@ from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_migrate import SchemaOwner, schema_owner
 from graphmem.adapters.postgres_rows import vector_param
 from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
+from graphmem.adapters.postgres_vector_parts import (
+    ALL_INDEXED,
+    GLOBAL,
+    PART_OF_NAMES,
+    PROJECT_PARTS,
+    VECTOR_INDEXES,
+    create_index,
+    drop_indexes,
+    indexed_vector,
+)
 from graphmem.core.branches import place
 from graphmem.core.ports import StoredVectors, Vector, VectorQuery
 from graphmem.errors import StoreConflictError, StoreMismatchError
@@ -52,6 +64,8 @@ BULK_LOCK_KEY = 0x6772_6D69  # "grmi"
 # then waiting for a vector again, embedded by the next pass as if never embedded. Never inside
 # a caller's transaction, whose other writes must stay durable.
 UNFLUSHED = "set_config('synchronous_commit', 'off', true) IS NOT NULL"
+# Names whose part of the index a store keeps (``_parts_of``): a daemon sees a few projects.
+KNOWN_PARTS_MAX = 4096
 # maintenance_work_mem for building the index: what its graph needs (each vector, HALF_BYTES a
 # dimension, and about HNSW_ROW_OVERHEAD bytes of neighbours), at most this much of the server's
 # memory.
@@ -68,12 +82,13 @@ class PostgresEmbeddings:
         self.dimension = dimension
         self._analysed = analysed  # after an import's ANALYZE: the text search's statistics are stale
         self._put_off = False  # an import's block dropped the HNSW index and builds it at its end
+        self._parts: dict[str, int] = {}  # a project's part of the index (``_parts_of``), by name
 
     def set_dimension(self, dimension: int) -> None:
         """Give ``memories.embedding`` the model's dimension and its HNSW index, unless it has
         them (or an import that put the index off is loading: it builds the index at its end)."""
         rows = self._db.rows(
-            "SELECT a.atttypmod, to_regclass('memories_embedding') IS NOT NULL FROM pg_attribute a "
+            f"SELECT a.atttypmod, {ALL_INDEXED} FROM pg_attribute a "
             "WHERE a.attrelid = 'memories'::regclass AND a.attname = 'embedding'"
         )
         typmod, indexed = rows[0]
@@ -100,7 +115,7 @@ class PostgresEmbeddings:
             owner = schema_owner(self._db, "memories")
             if not owner.may:  # a writer or reader before the owner's first command (docs/team.md)
                 raise StoreMismatchError(self._not_ready(owner, typmod, dimension))
-            self._db.run("DROP INDEX IF EXISTS memories_embedding")
+            self._db.run(drop_indexes())
             self._db.run(f"ALTER TABLE memories ALTER COLUMN embedding TYPE vector({int(dimension)})")
             self._create_vector_index()
 
@@ -130,8 +145,9 @@ class PostgresEmbeddings:
         )
 
     def _create_vector_index(self) -> None:
-        """Build the HNSW index (inside a transaction holding ``SCHEMA_LOCK_KEY``) in memory when
-        its graph fits in :data:`BUILD_MEMORY_MAX_KB`: built on disk it takes several times longer."""
+        """Build the HNSW index's parts (inside a transaction holding ``SCHEMA_LOCK_KEY``), each
+        in memory when its graph fits in :data:`BUILD_MEMORY_MAX_KB`: built on disk it takes
+        several times longer."""
         vectors = self._db.rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0]
         wanted = min(
             BUILD_MEMORY_MAX_KB, int(vectors) * (self.dimension * HALF_BYTES + HNSW_ROW_OVERHEAD) // 1024
@@ -141,16 +157,8 @@ class PostgresEmbeddings:
             self._db.rows("SELECT set_config('maintenance_work_mem', %s, true)", (f"{wanted}kB",))
         # Bounded work, minutes at a million rows: the statement timeout is for hung servers.
         self._db.rows("SELECT set_config('statement_timeout', '0', true)")
-        self._db.run(
-            "CREATE INDEX IF NOT EXISTS memories_embedding ON memories "
-            f"USING hnsw (({self._indexed}) halfvec_cosine_ops)"
-        )
-
-    @property
-    def _indexed(self) -> str:
-        """What the HNSW index holds (schema 12): each vector at half precision. A search orders
-        by it to use the index; the cosines it returns are the stored vectors' own."""
-        return f"embedding::halfvec({int(self.dimension)})"
+        for part in VECTOR_INDEXES:
+            self._db.run(create_index(part, int(self.dimension)))
 
     @contextmanager
     def vector_index_put_off(self, rows: int) -> Iterator[None]:
@@ -202,7 +210,7 @@ class PostgresEmbeddings:
         with self._db.transaction():
             self._db.run("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
             found = self._db.rows(
-                "SELECT to_regclass('memories_embedding') IS NOT NULL, pg_has_role(c.relowner, 'USAGE') "
+                f"SELECT {ALL_INDEXED}, pg_has_role(c.relowner, 'USAGE') "
                 "FROM pg_class c WHERE c.oid = 'memories'::regclass"
             )
             indexed, owner = found[0]
@@ -211,7 +219,7 @@ class PostgresEmbeddings:
             held = self._db.rows("SELECT count(*) FROM memories WHERE embedding IS NOT NULL")[0][0]
             if int(held) >= rows * REBUILD_RATIO:
                 return False
-            self._db.run("DROP INDEX memories_embedding")
+            self._db.run(drop_indexes())
         log.info("the vector index is built again after the %d memories are stored", rows)
         return True
 
@@ -301,14 +309,23 @@ class PostgresEmbeddings:
             "b": query.branch,
         }
         on_branch = "" if query.all_branches else "AND (branch IS NULL OR branch = %(b)s) "
+        # The index's order (half precision: the query cast as its vectors are), the stored
+        # vectors' cosines of the k nearest alone.
+        order = f"{indexed_vector(int(self.dimension))} <=> %(q)s::vector::halfvec({int(self.dimension)})"
+        # A scan of each part the query sees: the global memories', and its projects' parts, each
+        # part's predicate a literal (postgres_vector_parts.py); their hits merged by distance.
+        seen = [
+            GLOBAL.where,
+            *(f"{PROJECT_PARTS[n].where} AND project = ANY(%(p)s)" for n in self._parts_of(query.projects)),
+        ]
+        scans = " UNION ALL ".join(
+            f"(SELECT id, embedding, {order} AS distance FROM memories WHERE {where} "
+            f"AND embedding IS NOT NULL AND status = ANY(%(s)s) {on_branch}ORDER BY {order} LIMIT %(k)s)"
+            for where in seen
+        )
         rows = self._db.rows(
-            "SELECT id, 1 - (embedding <=> %(q)s::vector) FROM memories "
-            "WHERE embedding IS NOT NULL AND status = ANY(%(s)s) "
-            "AND (project IS NULL OR project = ANY(%(p)s)) "
-            # The index's order (half precision: the query cast as its vectors are), the stored
-            # vectors' cosines.
-            f"{on_branch}ORDER BY {self._indexed} <=> %(q)s::vector::halfvec({int(self.dimension)}) "
-            "LIMIT %(k)s",
+            f"SELECT id, 1 - (embedding <=> %(q)s::vector) FROM ({scans}) AS found "
+            "ORDER BY distance LIMIT %(k)s",
             params,
             # Filtered HNSW scans go on until k rows pass the filter or hnsw.max_scan_tuples were
             # visited (pgvector 0.8's iterative scans; docs/team.md); set once per pooled
@@ -316,6 +333,16 @@ class PostgresEmbeddings:
             settings={"hnsw.ef_search": str(max(EF_SEARCH_MIN, k)), "hnsw.iterative_scan": "relaxed_order"},
         )
         return sorted(((str(i), float(s)) for i, s in rows), key=lambda hit: (-hit[1], hit[0]))
+
+    def _parts_of(self, projects: Collection[str]) -> list[int]:
+        """The parts of the index ``projects`` are in, each once (asked of the server the first
+        time a name is seen: ``hashtext`` is its own)."""
+        new = sorted(name for name in projects if name not in self._parts)
+        if new:
+            if len(self._parts) + len(new) > KNOWN_PARTS_MAX:  # a process of many projects
+                self._parts.clear()
+            self._parts.update((str(name), int(part)) for name, part in self._db.rows(PART_OF_NAMES, (new,)))
+        return sorted({self._parts[name] for name in projects})
 
     def cosine(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
         """The cosine similarity of ``query`` to each memory of ``ids`` that has a vector."""

@@ -32,6 +32,7 @@ from graphmem.adapters.postgres_functions import (
     UNDO_16,
     UNDO_SESSIONS_HELD_17,
 )
+from graphmem.adapters.postgres_vector_parts import PARTS_19, UNDO_PARTS_19
 
 # Taken by a migration (and by a store that sets its vector column up) so that two processes
 # never change the schema at once: pg_advisory_xact_lock's key.
@@ -551,6 +552,16 @@ ALTER TABLE entities DROP COLUMN owner;
         # before have no number: an index is built from every row, then follows the feed.
         up=CHANGE_FEED_18,
         down=UNDO_CHANGE_FEED_18,
+    ),
+    Migration(
+        19,
+        "the vectors' HNSW index in parts: the global memories', and 16 parts of the projects'",
+        # pgvector filters a scan after the graph's walk: a recall of one project of 20 in a
+        # million memories visited some twenty rows for each it kept (34-38 ms), and often
+        # stopped short of its hits. A partial index per part (postgres_vector_parts.py); the
+        # parts are built here (minutes at a million, the table locked for writes meanwhile).
+        up=PARTS_19,
+        down=UNDO_PARTS_19,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -19,6 +19,7 @@ from support.stores import postgres_url
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_embeddings import BULK_ROWS_MIN
+from graphmem.adapters.postgres_vector_parts import ALL_INDEXED
 from graphmem.app import open_memory
 from graphmem.bench.synthetic import synthetic_memories
 from graphmem.service.memory import MemoryService
@@ -136,7 +137,7 @@ def test_a_large_import_into_a_new_team_store_builds_its_vector_index_at_the_end
     assert summary.memories_added == BULK_ROWS_MIN
     assert "the vector index is built again after" in caplog.text
     store = team.store
-    indexed = store.db.rows("SELECT to_regclass('memories_embedding') IS NOT NULL")  # type: ignore[attr-defined]
+    indexed = store.db.rows(f"SELECT {ALL_INDEXED}")  # type: ignore[attr-defined]
     assert indexed == [(True,)]
     result = team.recall(records[7]["text"], project=None, plan="semantic")
     assert result.hits[0].memory.id == records[7]["id"]

@@ -16,6 +16,7 @@ from support.records import memory
 from support.stores import MIGRATED, opened_template, postgres_url, writer_role
 
 from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.adapters.postgres_vector_parts import ALL_INDEXED
 from graphmem.core.models import Entity, EntityKind
 
 DIM = 8
@@ -135,7 +136,7 @@ def test_a_database_of_a_dimension_opens_a_store_of_it_as_it_is_and_comes_back_s
     try:
         with psycopg.connect(fresh, autocommit=True) as conn:
             column = conn.execute(
-                "SELECT a.atttypmod, to_regclass('memories_embedding') IS NOT NULL FROM pg_attribute a "
+                f"SELECT a.atttypmod, {ALL_INDEXED} FROM pg_attribute a "
                 "WHERE a.attrelid = 'memories'::regclass AND a.attname = 'embedding'"
             ).fetchone()
             before = conn.execute(FINGERPRINT).fetchone()

@@ -17,6 +17,7 @@ from support.stores import opened_postgres, postgres_url
 from graphmem.adapters.postgres_migrate import SCHEMA_VERSION, migrate
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.postgres_text import CANDIDATES_CAP
+from graphmem.adapters.postgres_vector_parts import GLOBAL, PARTS, PROJECT_PARTS, WHOLE
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, Scope, Status
 from graphmem.core.ports import VectorQuery, Visibility
 from graphmem.errors import InvalidInputError, StoreError, StoreMismatchError
@@ -128,28 +129,51 @@ def test_a_memorys_vector_stays_in_its_row_and_rolling_back_schema_11_undoes_it(
     assert _kept_apart(url)[0] > 0
 
 
-def _vector_index(url: str) -> str:
-    """What the HNSW index of the vectors is over, and with which operators."""
+def _vector_indexes(url: str) -> dict[str, str]:
+    """The HNSW indexes of the vectors by name: what each is over, with which operators, and
+    which rows it holds."""
     with psycopg.connect(url) as conn:
-        row = conn.execute("SELECT pg_get_indexdef('memories_embedding'::regclass)").fetchone()
-    return str(row[0]).partition("USING hnsw ")[2] if row else ""
+        rows = conn.execute(
+            "SELECT c.relname, pg_get_indexdef(c.oid) FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE i.indrelid = 'memories'::regclass AND c.relname LIKE 'memories_embedding%'"
+        ).fetchall()
+    return {str(name): str(definition).partition("USING hnsw ")[2] for name, definition in rows}
 
 
-def test_schema_12_builds_a_stores_vector_index_again_at_half_precision_and_rolling_back_drops_it(
+def _half(dimension: int, where: str | None = None) -> str:
+    """An index's definition over the vectors at half precision, of the rows ``where`` says."""
+    over = f"(((embedding)::halfvec({dimension})) halfvec_cosine_ops)"
+    return over if where is None else f"{over} WHERE {where}"
+
+
+PARTS_OF_8 = {
+    GLOBAL.name: _half(DIM, "(project IS NULL)"),
+    **{
+        part.name: _half(DIM, f"((hashtext(project) & {PARTS - 1}) = {n})")
+        for n, part in enumerate(PROJECT_PARTS)
+    },
+}
+
+
+def test_schema_12_builds_a_stores_vector_index_again_at_half_precision_and_19_splits_it_into_parts(
     url: str, request: pytest.FixtureRequest
 ) -> None:
     vectors = np.eye(DIM, dtype=np.float32)
     store = opened_postgres(url, request, DIM)
     store.add_memories([memory(f"m{i}") for i in range(DIM)], vectors)
     store.close()
-    half = f"(((embedding)::halfvec({DIM})) halfvec_cosine_ops)"
-    assert _vector_index(url) == half
+    assert _vector_indexes(url) == PARTS_OF_8
+    assert migrate(url, target=18).after == 18  # rolling 19 back makes it one index again
+    assert _vector_indexes(url) == {WHOLE: _half(DIM)}
 
     assert migrate(url, target=11).after == 11  # no index: schema 11's graphmem builds its own at open
     with psycopg.connect(url) as conn:
         conn.execute("CREATE INDEX memories_embedding ON memories USING hnsw (embedding vector_cosine_ops)")
-    assert migrate(url).after == SCHEMA_VERSION  # a schema-11 store's index, upgraded in place
-    assert _vector_index(url) == half
+    assert migrate(url, target=18).after == 18  # a schema-11 store's index, upgraded in place
+    assert _vector_indexes(url) == {WHOLE: _half(DIM)}
+    assert migrate(url).after == SCHEMA_VERSION  # then split
+    assert _vector_indexes(url) == PARTS_OF_8
     store = opened_postgres(url, request, DIM)
     near = vectors[3] + 0.1
     found = store.vectors.nearest(VectorQuery(near, 3, project=None, statuses=frozenset({"active"})))
@@ -157,12 +181,11 @@ def test_schema_12_builds_a_stores_vector_index_again_at_half_precision_and_roll
     assert found[0][1] == pytest.approx(float(np.dot(vectors[3], near) / np.linalg.norm(near)), abs=1e-6)
 
 
-def test_schema_12_on_a_store_never_opened_leaves_the_index_to_the_first_open(bare_url: str) -> None:
+def test_schema_12_and_19_on_a_store_never_opened_leave_the_index_to_the_first_open(bare_url: str) -> None:
     migrate(bare_url)  # the column has no dimension yet: nothing to index
-    with psycopg.connect(bare_url) as conn:
-        assert conn.execute("SELECT to_regclass('memories_embedding')").fetchone() == (None,)
+    assert _vector_indexes(bare_url) == {}
     PostgresGraphStore(bare_url, dimension=DIM).close()
-    assert _vector_index(bare_url) == f"(((embedding)::halfvec({DIM})) halfvec_cosine_ops)"
+    assert _vector_indexes(bare_url) == PARTS_OF_8
 
 
 def test_vectors_of_another_dimension_are_refused_at_open(store: PostgresGraphStore, url: str) -> None:

@@ -16,6 +16,7 @@ from graphmem.adapters import postgres_embeddings
 from graphmem.adapters.postgres_connection import POOL_MAX
 from graphmem.adapters.postgres_embeddings import BULK_ROWS_MIN, EF_SEARCH_MIN, REBUILD_RATIO
 from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.adapters.postgres_vector_parts import ALL_INDEXED, PART_OF_NAMES, VECTOR_INDEXES, drop_indexes
 from graphmem.adapters.postgres_vectors import PgVectorIndex
 from graphmem.core.models import Scope
 from graphmem.core.ports import VectorQuery
@@ -103,7 +104,8 @@ def test_the_cosines_of_a_search_s_hits_and_of_other_memories_are_the_database_s
 
 
 def _indexed(store: PostgresGraphStore) -> bool:
-    return bool(store.db.rows("SELECT to_regclass('memories_embedding') IS NOT NULL")[0][0])
+    """Whether the vectors have their index, every part of it (postgres_vector_parts.py)."""
+    return bool(store.db.rows(f"SELECT {ALL_INDEXED}")[0][0])
 
 
 def _add(store: PostgresGraphStore, n: int, prefix: str = "m") -> None:
@@ -120,10 +122,10 @@ def test_an_import_into_a_new_store_builds_the_vector_index_once_at_its_end(
         assert len(store.vectors.nearest(VectorQuery(_vectors(1)[0], 5, project=None, statuses=ACTIVE))) == 5
     assert _indexed(store)
     built = store.db.rows(
-        "SELECT i.indisvalid, a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-        "JOIN pg_am a ON a.oid = c.relam WHERE i.indexrelid = 'memories_embedding'::regclass"
+        "SELECT c.relname, i.indisvalid, a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+        "JOIN pg_am a ON a.oid = c.relam WHERE c.relname LIKE 'memories_embedding%' ORDER BY c.relname"
     )
-    assert built == [(True, "hnsw")]
+    assert built == sorted((part.name, True, "hnsw") for part in VECTOR_INDEXES)
 
 
 def test_an_import_into_a_new_store_leaves_the_word_statistics_of_its_memories_read(
@@ -183,7 +185,7 @@ def test_a_store_opened_during_the_import_leaves_the_index_to_it_but_one_opened_
     url = store.where  # the test server's: no password to leave out
     with store.vectors.vector_index_put_off(BULK_ROWS_MIN):
         assert not _indexed(opened_postgres(url, request, DIM))
-    store.db.run("DROP INDEX memories_embedding")  # as an import that died would leave it
+    store.db.run(drop_indexes())  # as an import that died would leave it
     assert _indexed(opened_postgres(url, request, DIM))
 
 
@@ -202,3 +204,59 @@ def test_a_role_that_does_not_own_the_table_imports_with_the_index_in_place(
         assert _indexed(writer)
         _add(writer, 20)
     assert len(writer.vectors.nearest(VectorQuery(_vectors(1)[0], 5, project=None, statuses=ACTIVE))) == 5
+
+
+# -- the index in parts (schema 19, postgres_vector_parts.py) -----------------------------------
+
+
+def _in_parts(store: PostgresGraphStore, count: int, prefix: str) -> list[str]:
+    """``count`` project names, each in a part of the index none of the others is in."""
+    names = [f"/src/{prefix}-{i}" for i in range(64)]
+    taken: dict[int, str] = {}
+    for name, part in store.db.rows(PART_OF_NAMES, (names,)):
+        taken.setdefault(int(part), str(name))
+    assert len(taken) >= count
+    return list(taken.values())[:count]
+
+
+def test_a_project_that_is_a_small_share_of_the_store_is_searched_whole_in_its_own_part(
+    store: PostgresGraphStore, request: pytest.FixtureRequest
+) -> None:
+    """pgvector filters an HNSW scan after its walk and stops after ``hnsw.max_scan_tuples``
+    rows: under one index for every memory, a project's memories that another project's crowd
+    out near the question were found short."""
+    small, big = _in_parts(store, 2, "crowded")
+    query = _vectors(1, seed=9)[0]
+    near = query + 0.05 * _vectors(300, seed=4)  # the other project's: all nearer the question
+    far = -query + 0.05 * _vectors(10, seed=5)
+    store.add_memories(
+        [memory(f"b{i:03d}", scope=Scope.PROJECT, project=big) for i in range(300)]
+        + [memory(f"s{i:03d}", scope=Scope.PROJECT, project=small) for i in range(10)],
+        np.concatenate([near, far]).astype(np.float32),
+    )
+    with psycopg.connect(store.db._conninfo, autocommit=True) as conn:  # the index or nothing
+        database = conn.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+        for setting in ("enable_seqscan = off", "enable_sort = off", "hnsw.max_scan_tuples = 20"):
+            conn.execute(f'ALTER DATABASE "{database}" SET {setting}')
+    scanned = opened_postgres(store.where, request, DIM)  # new connections, with those settings
+
+    found = scanned.vectors.nearest(VectorQuery(query, 10, small, ACTIVE))
+
+    assert sorted(i for i, _ in found) == [f"s{i:03d}" for i in range(10)]
+
+
+def test_a_project_whose_alias_is_in_another_part_is_searched_in_both(store: PostgresGraphStore) -> None:
+    name, alias, other = _in_parts(store, 3, "moved")
+    store.add_memories(
+        [
+            memory("g"),
+            memory("a", scope=Scope.PROJECT, project=alias),
+            memory("n", scope=Scope.PROJECT, project=name),
+            memory("o", scope=Scope.PROJECT, project=other),
+        ],
+        _vectors(4),
+    )
+    query = VectorQuery(_vectors(1, seed=9)[0], 10, name, ACTIVE, aliases=frozenset({alias}))
+
+    assert sorted(i for i, _ in store.vectors.nearest(query)) == ["a", "g", "n"]
+    assert sorted(i for i, _ in store.vectors.nearest(replace(query, project=None))) == ["g"]

@@ -17,6 +17,7 @@ from support.stores import postgres_url
 from graphmem.adapters import postgres_embeddings
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.adapters.postgres_embeddings import PostgresEmbeddings
+from graphmem.adapters.postgres_vector_parts import ALL_INDEXED
 from graphmem.app import open_memory
 from graphmem.bench import scale, scale_children, scale_report
 from graphmem.bench.scale import _write_exports
@@ -81,7 +82,7 @@ def test_a_store_loaded_from_several_files_builds_its_vector_index_once(
     try:
         scale._load(memory, exports, 120)
         held = memory.store.db.rows("SELECT count(embedding) FROM memories")[0][0]
-        indexed = memory.store.db.rows("SELECT to_regclass('memories_embedding') IS NOT NULL")[0][0]
+        indexed = memory.store.db.rows(f"SELECT {ALL_INDEXED}")[0][0]
     finally:
         memory.close()
 
