@@ -33,8 +33,10 @@ __all__ = [
     "WHOLE",
     "Part",
     "create_index",
+    "create_whole",
     "drop_indexes",
     "indexed_vector",
+    "rebuilt",
 ]
 
 # Parts of the projects' memories: 20 projects fall into about 12 of them (11.6 expected), most
@@ -89,10 +91,16 @@ def drop_indexes() -> str:
     return "DROP INDEX IF EXISTS " + ", ".join([WHOLE, *(part.name for part in VECTOR_INDEXES)])
 
 
-def _rebuilt(before: str, drop: str, creates: list[str]) -> str:
+def create_whole(dimension: int | str) -> str:
+    """The statement that builds the one index of schemas 12 to 18."""
+    return f"CREATE INDEX {WHOLE} ON memories USING hnsw (({indexed_vector(dimension)}) halfvec_cosine_ops)"
+
+
+def rebuilt(before: str, drop: str, creates: list[str]) -> str:
     """A migration that, when the vector column has its dimension and the index ``before``
-    exists, drops ``drop`` and runs ``creates`` (each with ``%s`` for the dimension), in memory
-    when the graphs fit (as schema 12 sized it), with no statement timeout (minutes at a million
+    exists, drops ``drop`` and runs ``creates`` (each with ``%s`` for the dimension): in memory
+    when the graphs fit (2 bytes a dimension and about 1 KB of neighbours a vector, at most 512
+    MB, as ``postgres_embeddings.py`` sizes them), with no statement timeout (minutes at a million
     rows). A column with no dimension or no index yet is left to the next open, which builds
     them (``PostgresEmbeddings.set_dimension``)."""
     executes = "\n".join(
@@ -121,8 +129,8 @@ $migration$;
 """
 
 
-PARTS_19 = _rebuilt(WHOLE, f"DROP INDEX {WHOLE}", [create_index(part, "%s") for part in VECTOR_INDEXES])
-UNDO_PARTS_19 = _rebuilt(
+PARTS_19 = rebuilt(WHOLE, f"DROP INDEX {WHOLE}", [create_index(part, "%s") for part in VECTOR_INDEXES])
+UNDO_PARTS_19 = rebuilt(
     GLOBAL.name,
     drop_indexes(),
     [f"CREATE INDEX {WHOLE} ON memories USING hnsw (({indexed_vector('%s')}) halfvec_cosine_ops)"],
