@@ -32,7 +32,7 @@ from graphmem.adapters.postgres_functions import (
     UNDO_16,
     UNDO_SESSIONS_HELD_17,
 )
-from graphmem.adapters.postgres_vector_parts import PARTS_19, UNDO_PARTS_19, WHOLE, create_whole, rebuilt
+from graphmem.adapters.postgres_vector_parts import PARTS_19, UNDO_PARTS_19
 
 # Taken by a migration (and by a store that sets its vector column up) so that two processes
 # never change the schema at once: pg_advisory_xact_lock's key.
@@ -43,18 +43,36 @@ ROW_TARGET_BYTES = 8160
 
 
 # The HNSW index of the vectors built again at half precision (schema 12), once pgvector is known
-# to have halfvec, when the column has its dimension and an index (``rebuilt``).
+# to have halfvec, when the column has its dimension and an index: in memory when its graph fits
+# (what it needs, 2 bytes a dimension and about 1 KB of neighbours a vector, at most 512 MB, as
+# postgres_embeddings.py builds it), with no statement timeout (minutes at a million rows).
 HALF_INDEX_12 = """
+SET LOCAL statement_timeout = 0;
 DO $migration$
+DECLARE
+    dims integer;
+    wanted bigint;
 BEGIN
     IF (SELECT string_to_array(extversion, '.')::integer[] < ARRAY[0, 7] FROM pg_extension
         WHERE extname = 'vector') THEN
         RAISE EXCEPTION 'schema 12 needs pgvector 0.7 or newer (halfvec): '
             'ALTER EXTENSION vector UPDATE, then migrate';
     END IF;
+    SELECT atttypmod INTO dims FROM pg_attribute
+        WHERE attrelid = 'memories'::regclass AND attname = 'embedding';
+    IF dims > 0 AND to_regclass('memories_embedding') IS NOT NULL THEN
+        DROP INDEX memories_embedding;
+        wanted := least(524288, (SELECT count(*) FROM memories WHERE embedding IS NOT NULL)
+            * (dims * 2 + 1024) / 1024);
+        IF wanted > (SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem') THEN
+            PERFORM set_config('maintenance_work_mem', wanted || 'kB', true);
+        END IF;
+        EXECUTE format('CREATE INDEX memories_embedding ON memories '
+            'USING hnsw ((embedding::halfvec(%s)) halfvec_cosine_ops)', dims);
+    END IF;
 END
 $migration$;
-""" + rebuilt(WHOLE, f"DROP INDEX {WHOLE}", [create_whole("%s")])
+"""
 # Rolling schema 12 back drops the index: the graphmem of schema 11 builds its own (full precision)
 # at its first open, as after an import that died; a rollback to 0 builds none in vain.
 DROP_HALF_INDEX_12 = "DROP INDEX IF EXISTS memories_embedding;"

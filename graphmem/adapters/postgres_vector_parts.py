@@ -102,7 +102,8 @@ def rebuilt(before: str, drop: str, creates: list[str]) -> str:
     when the graphs fit (2 bytes a dimension and about 1 KB of neighbours a vector, at most 512
     MB, as ``postgres_embeddings.py`` sizes them), with no statement timeout (minutes at a million
     rows). A column with no dimension or no index yet is left to the next open, which builds
-    them (``PostgresEmbeddings.set_dimension``)."""
+    them (``PostgresEmbeddings.set_dimension``). Schema 12's block is this one written out: a
+    migration that ran keeps its text (``test_postgres_functions.py``)."""
     executes = "\n".join(
         "        EXECUTE format('{}', dims);".format(sql.replace("'", "''")) for sql in creates
     )

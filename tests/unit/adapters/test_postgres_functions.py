@@ -39,6 +39,8 @@ FROZEN_SCHEMA = {
     "HALF_INDEX_12": "06a7f6c56531f3a2",
     "DROP_HALF_INDEX_12": "63ebf8909fb9c7e8",
     "ENTITY_OWNERS_15": "dfc657053fe86eef",
+    "PARTS_19": "656c50571806cb04",
+    "UNDO_PARTS_19": "a97f5d64b50ae2b3",
 }
 
 
