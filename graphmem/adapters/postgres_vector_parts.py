@@ -7,8 +7,9 @@ walk: with one index over every memory, a project that is a twentieth of a milli
 by visiting some twenty rows for each it kept (34-38 ms at p50), and 9 to 15 searches of 300
 stopped at ``hnsw.max_scan_tuples`` with fewer than they asked for (docs/benchmarks.md). A
 partial index holds only its part's rows, so a search of the global memories and of one
-project's part walks graphs where most rows are the ones it keeps; the parts' hits are merged by
-distance in the same statement (``PostgresEmbeddings.nearest``).
+project's part walks graphs where the rows it keeps are a large share (its project's alone, or
+shared with the few others of its part); the parts' hits are merged by distance in the same
+statement (``PostgresEmbeddings.nearest``).
 
 The planner takes a partial index only when the statement states its predicate, and a
 statement's plan may be reused with other parameters: a search states each part's predicate as
@@ -39,8 +40,9 @@ __all__ = [
     "rebuilt",
 ]
 
-# Parts of the projects' memories: 20 projects fall into about 12 of them (11.6 expected), most
-# alone in theirs; each part is a read of the table when the index is built.
+# Parts of the projects' memories: 20 projects fall into about 12 of them (11.6 expected), about
+# 6 alone in theirs and the others two or three to a part (the benchmark's 20: 12 parts, the
+# project it asks for one of three); each part is a read of the table when the index is built.
 PARTS = 16
 
 
