@@ -8,7 +8,8 @@ end (``vector_index_put_off``). The index holds the vectors at half precision (`
 schema 12): half the pages of a ``vector`` index, so a search reads fewer and computes cheaper
 distances; the cosines a search returns are computed from the stored (single-precision) vectors.
 It is in parts (schema 19, ``postgres_vector_parts.py``): the global memories' and those of
-parts of the projects', a search asking the global one and its projects' parts.
+parts of the projects', a search asking the global one and its projects' parts, or reading a
+project of few memories whole (``READ_WHOLE_MAX``).
 """
 
 from __future__ import annotations
@@ -66,6 +67,17 @@ BULK_LOCK_KEY = 0x6772_6D69  # "grmi"
 UNFLUSHED = "set_config('synchronous_commit', 'off', true) IS NOT NULL"
 # Names whose part of the index a store keeps (``_parts_of``): a daemon sees a few projects.
 KNOWN_PARTS_MAX = 4096
+# A project of at most this many memories is searched by reading them whole, not by its part's
+# index: pgvector filters an HNSW scan after its walk, so a project that is a small share of its
+# part (a new one beside a large one) was searched by visiting many rows for each kept, and often
+# stopped at hnsw.max_scan_tuples short of what it asked for (1,000 memories in a part of 150,000:
+# 106-122 ms, 87 of 300 searches short, 0.51 of the exact top 100); read whole, 2,000 vectors
+# take a few milliseconds and the answer is exact. Counting them costs an index scan of as many
+# entries for a larger project.
+READ_WHOLE_MAX = 2000
+# Projects found to have more are not counted again for this long (seconds): counting cost a
+# search in one of the 50,000-memory projects of a million about 1 ms.
+LARGE_KEPT_S = 300.0
 # maintenance_work_mem for building the index: what its graph needs (each vector, HALF_BYTES a
 # dimension, and about HNSW_ROW_OVERHEAD bytes of neighbours), at most this much of the server's
 # memory.
@@ -83,6 +95,8 @@ class PostgresEmbeddings:
         self._analysed = analysed  # after an import's ANALYZE: the text search's statistics are stale
         self._put_off = False  # an import's block dropped the HNSW index and builds it at its end
         self._parts: dict[str, int] = {}  # a project's part of the index (``_parts_of``), by name
+        # Names of projects of more than READ_WHOLE_MAX memories, and until when not to count them.
+        self._large_until: dict[tuple[str, ...], float] = {}
 
     def set_dimension(self, dimension: int) -> None:
         """Give ``memories.embedding`` the model's dimension and its HNSW index, unless it has
@@ -301,48 +315,72 @@ class PostgresEmbeddings:
         k = query.k
         if k <= 0:
             return []
+        names = tuple(sorted(query.projects))
         params = {
             "q": vector_param(query.vector),
             "k": k,
-            "p": sorted(query.projects),
+            "p": list(names),
             "s": sorted(query.statuses),
             "b": query.branch,
+            "few": READ_WHOLE_MAX + 1,
         }
         on_branch = "" if query.all_branches else "AND (branch IS NULL OR branch = %(b)s) "
+        shown = f"embedding IS NOT NULL AND status = ANY(%(s)s) {on_branch}"
         # The index's order (half precision: the query cast as its vectors are), the stored
         # vectors' cosines of the k nearest alone.
         order = f"{indexed_vector(int(self.dimension))} <=> %(q)s::vector::halfvec({int(self.dimension)})"
         # A scan of each part the query sees: the global memories', and its projects' parts, each
-        # part's predicate a literal (postgres_vector_parts.py); their hits merged by distance.
-        seen = [
-            GLOBAL.where,
-            *(f"{PROJECT_PARTS[n].where} AND project = ANY(%(p)s)" for n in self._parts_of(query.projects)),
+        # part's predicate a literal (postgres_vector_parts.py). Unless the projects are known to
+        # be large, the statement counts their memories first: when they are few (READ_WHOLE_MAX)
+        # it reads them whole and the parts' scans never run. The hits are put together here, by
+        # the stored vectors' cosines.
+        parts = sorted(set(self._parts_of(names).values()))
+        counted = bool(parts) and self._large_until.get(names, 0.0) <= time.monotonic()
+        few = "(SELECT n FROM size) < %(few)s"
+        unless_few = f"AND NOT {few} " if counted else ""
+        scans = [
+            f"{GLOBAL.where} AND {shown}ORDER BY {order}",
+            *(
+                f"{PROJECT_PARTS[n].where} AND project = ANY(%(p)s) AND {shown}{unless_few}ORDER BY {order}"
+                for n in parts
+            ),
         ]
-        scans = " UNION ALL ".join(
-            f"(SELECT id, embedding, {order} AS distance FROM memories WHERE {where} "
-            f"AND embedding IS NOT NULL AND status = ANY(%(s)s) {on_branch}ORDER BY {order} LIMIT %(k)s)"
-            for where in seen
+        head = size = ""
+        if counted:
+            head = (
+                "WITH size AS MATERIALIZED (SELECT count(*) AS n FROM "
+                "(SELECT 1 FROM memories WHERE project = ANY(%(p)s) LIMIT %(few)s) AS theirs) "
+            )
+            size = ", (SELECT n FROM size)"
+            scans.append(f"project = ANY(%(p)s) AND {shown}AND {few} ORDER BY embedding <=> %(q)s::vector")
+        union = " UNION ALL ".join(
+            f"(SELECT id, embedding FROM memories WHERE {w} LIMIT %(k)s)" for w in scans
         )
         rows = self._db.rows(
-            f"SELECT id, 1 - (embedding <=> %(q)s::vector) FROM ({scans}) AS found "
-            "ORDER BY distance LIMIT %(k)s",
+            f"{head}SELECT id, 1 - (embedding <=> %(q)s::vector){size} FROM ({union}) AS found",
             params,
             # Filtered HNSW scans go on until k rows pass the filter or hnsw.max_scan_tuples were
             # visited (pgvector 0.8's iterative scans; docs/team.md); set once per pooled
             # connection, not per search (a round trip each).
             settings={"hnsw.ef_search": str(max(EF_SEARCH_MIN, k)), "hnsw.iterative_scan": "relaxed_order"},
         )
-        return sorted(((str(i), float(s)) for i, s in rows), key=lambda hit: (-hit[1], hit[0]))
+        if counted and rows and rows[0][2] > READ_WHOLE_MAX:  # not counted again for a while
+            if len(self._large_until) >= KNOWN_PARTS_MAX:
+                self._large_until.clear()
+            self._large_until[names] = time.monotonic() + LARGE_KEPT_S
+        hits = sorted(((str(row[0]), float(row[1])) for row in rows), key=lambda hit: (-hit[1], hit[0]))
+        return hits[:k]
 
-    def _parts_of(self, projects: Collection[str]) -> list[int]:
-        """The parts of the index ``projects`` are in, each once (asked of the server the first
+    def _parts_of(self, projects: Collection[str]) -> dict[str, int]:
+        """The part of the index each of ``projects`` is in (asked of the server the first
         time a name is seen: ``hashtext`` is its own)."""
         new = sorted(name for name in projects if name not in self._parts)
         if new:
             if len(self._parts) + len(new) > KNOWN_PARTS_MAX:  # a process of many projects
                 self._parts.clear()
+                new = sorted(projects)
             self._parts.update((str(name), int(part)) for name, part in self._db.rows(PART_OF_NAMES, (new,)))
-        return sorted({self._parts[name] for name in projects})
+        return {name: self._parts[name] for name in projects}
 
     def cosine(self, query: Vector, ids: Collection[str]) -> dict[str, float]:
         """The cosine similarity of ``query`` to each memory of ``ids`` that has a vector."""

@@ -220,11 +220,12 @@ def _in_parts(store: PostgresGraphStore, count: int, prefix: str) -> list[str]:
 
 
 def test_a_project_that_is_a_small_share_of_the_store_is_searched_whole_in_its_own_part(
-    store: PostgresGraphStore, request: pytest.FixtureRequest
+    store: PostgresGraphStore, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """pgvector filters an HNSW scan after its walk and stops after ``hnsw.max_scan_tuples``
     rows: under one index for every memory, a project's memories that another project's crowd
-    out near the question were found short."""
+    out near the question were found short. (Its part's scan, not its memories read whole.)"""
+    monkeypatch.setattr(postgres_embeddings, "READ_WHOLE_MAX", 0)
     small, big = _in_parts(store, 2, "crowded")
     query = _vectors(1, seed=9)[0]
     near = query + 0.05 * _vectors(300, seed=4)  # the other project's: all nearer the question
@@ -245,6 +246,80 @@ def test_a_project_that_is_a_small_share_of_the_store_is_searched_whole_in_its_o
     assert sorted(i for i, _ in found) == [f"s{i:03d}" for i in range(10)]
 
 
+def test_a_store_that_forgets_the_parts_it_knew_asks_for_every_name_of_a_search_again(
+    store: PostgresGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_embeddings, "KNOWN_PARTS_MAX", 2)
+    a, b, c = _in_parts(store, 3, "known")
+    store.add_memories([memory(n, scope=Scope.PROJECT, project=n) for n in (a, b, c)], _vectors(3))
+
+    def found(name: str, *more: str) -> list[str]:
+        query = VectorQuery(_vectors(1, seed=9)[0], 10, name, ACTIVE, aliases=frozenset(more))
+        return sorted(i for i, _ in store.vectors.nearest(query))
+
+    # the last: one name known, one new past the bound
+    assert [found(a), found(b), found(a, c)] == [[a], [b], sorted([a, c])]
+
+
+def _sharing_a_part(store: PostgresGraphStore, prefix: str) -> tuple[str, str]:
+    """Two project names in one part of the index."""
+    names = [f"/src/{prefix}-{i}" for i in range(64)]
+    by_part: dict[int, list[str]] = {}
+    for name, part in store.db.rows(PART_OF_NAMES, (names,)):
+        by_part.setdefault(int(part), []).append(str(name))
+    small, big = next(group[:2] for group in by_part.values() if len(group) >= 2)
+    return small, big
+
+
+def _crowded(store: PostgresGraphStore, request: pytest.FixtureRequest) -> tuple[PostgresGraphStore, str]:
+    """A store whose small project shares its part with a big one whose 300 memories are all
+    nearer the question, with ten global memories, further than the small project's, to fill an
+    answer; opened again with only the index to scan and ``hnsw.max_scan_tuples`` 20. The query
+    asks for the small project."""
+    small, big = _sharing_a_part(store, "shared")
+    query = _vectors(1, seed=9)[0]
+    near = query + 0.05 * _vectors(300, seed=4)
+    mine = query + 0.6 * _vectors(10, seed=5)
+    far = -query + 0.05 * _vectors(10, seed=6)
+    store.add_memories(
+        [memory(f"b{i:03d}", scope=Scope.PROJECT, project=big) for i in range(300)]
+        + [memory(f"s{i:03d}", scope=Scope.PROJECT, project=small) for i in range(10)]
+        + [memory(f"g{i:03d}") for i in range(10)],
+        np.concatenate([near, mine, far]).astype(np.float32),
+    )
+    with psycopg.connect(store.db._conninfo, autocommit=True) as conn:  # the index or nothing
+        database = conn.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
+        for setting in ("enable_seqscan = off", "hnsw.max_scan_tuples = 20"):
+            conn.execute(f'ALTER DATABASE "{database}" SET {setting}')
+    return opened_postgres(store.where, request, DIM), small
+
+
+def test_a_project_of_few_memories_in_the_part_of_a_large_one_is_read_whole(
+    store: PostgresGraphStore, request: pytest.FixtureRequest
+) -> None:
+    """Its part's scan would stop short at ``hnsw.max_scan_tuples`` (the global memories filling
+    the answer all the same): its memories, few, are read whole instead."""
+    scanned, small = _crowded(store, request)
+
+    found = scanned.vectors.nearest(VectorQuery(_vectors(1, seed=9)[0], 10, small, ACTIVE))
+
+    assert sorted(i for i, _ in found) == [f"s{i:03d}" for i in range(10)]
+    assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+
+
+def test_a_project_of_more_memories_than_are_read_whole_is_searched_in_its_part(
+    store: PostgresGraphStore, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_embeddings, "READ_WHOLE_MAX", 9)
+    scanned, small = _crowded(store, request)
+
+    found = scanned.vectors.nearest(VectorQuery(_vectors(1, seed=9)[0], 10, small, ACTIVE))
+
+    assert len(found) == 10
+    assert sum(i.startswith("s") for i, _ in found) < 10  # what its part's scan found, the rest global
+    assert not any(i.startswith("b") for i, _ in found)
+
+
 def test_a_project_whose_alias_is_in_another_part_is_searched_in_both(store: PostgresGraphStore) -> None:
     name, alias, other = _in_parts(store, 3, "moved")
     store.add_memories(
@@ -260,3 +335,29 @@ def test_a_project_whose_alias_is_in_another_part_is_searched_in_both(store: Pos
 
     assert sorted(i for i, _ in store.vectors.nearest(query)) == ["a", "g", "n"]
     assert sorted(i for i, _ in store.vectors.nearest(replace(query, project=None))) == ["g"]
+
+
+def test_a_large_project_is_counted_once_in_a_while_not_at_every_search(
+    store: PostgresGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(postgres_embeddings, "READ_WHOLE_MAX", 2)
+    large, again = _in_parts(store, 2, "large")
+    store.add_memories(
+        [
+            memory(f"{n}{i}", scope=Scope.PROJECT, project=name)
+            for n, name in (("l", large), ("a", again))
+            for i in range(3)
+        ],
+        _vectors(6),
+    )
+    sent: list[str] = []
+    rows = store.db.rows
+    monkeypatch.setattr(store.db, "rows", lambda sql, *a, **kw: (sent.append(sql), rows(sql, *a, **kw))[1])
+
+    def counted(name: str) -> bool:
+        assert len(store.vectors.nearest(VectorQuery(_vectors(1, seed=9)[0], 10, name, ACTIVE))) == 3
+        return "WITH size" in sent[-1]
+
+    assert [counted(large), counted(large), counted(large)] == [True, False, False]
+    monkeypatch.setattr(postgres_embeddings, "LARGE_KEPT_S", -1.0)  # known large no longer than that
+    assert [counted(again), counted(again)] == [True, True]
