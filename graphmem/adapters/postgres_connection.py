@@ -250,8 +250,11 @@ class PostgresConnection:
         params: Mapping[str, Any] | Sequence[Any] | None = None,
         *,
         settings: Mapping[str, str] | None = None,
+        planned_each_time: bool = False,
     ) -> list[tuple[Any, ...]]:
-        """The rows of one statement; ``settings``: server settings it runs under (see the module doc)."""
+        """The rows of one statement; ``settings``: server settings it runs under (see the module
+        doc); ``planned_each_time``: never prepared, so the server plans it for its parameters'
+        values each time (a prepared statement may be run on a generic plan, made for none)."""
         # A read outside a transaction may be asked again (it changes nothing), once per pooled
         # connection the server may have dropped.
         again = POOL_MAX if self._bound.conn is None and sql.startswith("SELECT") else 0
@@ -261,7 +264,9 @@ class PostgresConnection:
                     with self._connection() as conn:
                         if settings:
                             self._apply(conn, settings)
-                        return conn.execute(sql, params).fetchall()
+                        return conn.execute(
+                            sql, params, prepare=False if planned_each_time else None
+                        ).fetchall()
                 except (pg_errors.QueryCanceled, ServerSilent):  # asked again, it would wait as long
                     raise
                 except psycopg.OperationalError:

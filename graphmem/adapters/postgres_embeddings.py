@@ -345,24 +345,30 @@ class PostgresEmbeddings:
                 for n in parts
             ),
         ]
-        head = size = ""
+        size = ""
         if counted:
-            head = (
-                "WITH size AS MATERIALIZED (SELECT count(*) AS n FROM "
-                "(SELECT 1 FROM memories WHERE project = ANY(%(p)s) LIMIT %(few)s) AS theirs) "
-            )
             size = ", (SELECT n FROM size)"
             scans.append(f"project = ANY(%(p)s) AND {shown}AND {few} ORDER BY embedding <=> %(q)s::vector")
         union = " UNION ALL ".join(
             f"(SELECT id, embedding FROM memories WHERE {w} LIMIT %(k)s)" for w in scans
         )
+        statement = f"SELECT id, 1 - (embedding <=> %(q)s::vector){size} FROM ({union}) AS found"
+        if counted:  # a SELECT still, the WITH inside: read again on a dropped connection
+            statement = (
+                "SELECT * FROM (WITH size AS MATERIALIZED (SELECT count(*) AS n FROM "
+                "(SELECT 1 FROM memories WHERE project = ANY(%(p)s) LIMIT %(few)s) AS theirs) "
+                f"{statement}) AS counted"
+            )
         rows = self._db.rows(
-            f"{head}SELECT id, 1 - (embedding <=> %(q)s::vector){size} FROM ({union}) AS found",
+            statement,
             params,
             # Filtered HNSW scans go on until k rows pass the filter or hnsw.max_scan_tuples were
             # visited (pgvector 0.8's iterative scans; docs/team.md); set once per pooled
             # connection, not per search (a round trip each).
             settings={"hnsw.ef_search": str(max(EF_SEARCH_MIN, k)), "hnsw.iterative_scan": "relaxed_order"},
+            # Counting, planned for the projects asked: a generic plan, made for no project, read
+            # a small one whole by scanning the table (5 s at a million memories).
+            planned_each_time=counted,
         )
         if counted and rows and rows[0][2] > READ_WHOLE_MAX:  # not counted again for a while
             if len(self._large_until) >= KNOWN_PARTS_MAX:

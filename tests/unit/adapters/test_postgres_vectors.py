@@ -5,6 +5,7 @@ an import into a new store building the index once at its end."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import psycopg
@@ -350,13 +351,21 @@ def test_a_large_project_is_counted_once_in_a_while_not_at_every_search(
         ],
         _vectors(6),
     )
-    sent: list[str] = []
+    sent: list[tuple[str, bool]] = []
     rows = store.db.rows
-    monkeypatch.setattr(store.db, "rows", lambda sql, *a, **kw: (sent.append(sql), rows(sql, *a, **kw))[1])
+
+    def spied(sql: str, *args: Any, **kwargs: Any) -> list[tuple[Any, ...]]:
+        sent.append((sql, kwargs.get("planned_each_time", False)))
+        return rows(sql, *args, **kwargs)
+
+    monkeypatch.setattr(store.db, "rows", spied)
 
     def counted(name: str) -> bool:
         assert len(store.vectors.nearest(VectorQuery(_vectors(1, seed=9)[0], 10, name, ACTIVE))) == 3
-        return "WITH size" in sent[-1]
+        sql, planned_each_time = sent[-1]
+        assert sql.startswith("SELECT")  # read again on a dropped connection (PostgresConnection.rows)
+        assert planned_each_time == ("WITH size" in sql)  # never on a generic plan, made for no project
+        return "WITH size" in sql
 
     assert [counted(large), counted(large), counted(large)] == [True, False, False]
     monkeypatch.setattr(postgres_embeddings, "LARGE_KEPT_S", -1.0)  # known large no longer than that
