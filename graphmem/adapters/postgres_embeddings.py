@@ -71,7 +71,7 @@ KNOWN_PARTS_MAX = 4096
 # index: pgvector filters an HNSW scan after its walk, so a project that is a small share of its
 # part (a new one beside a large one) was searched by visiting many rows for each kept, and often
 # stopped at hnsw.max_scan_tuples short of what it asked for (1,000 memories in a part of 150,000:
-# 106-122 ms, 87 of 300 searches short, 0.51 of the exact top 100); read whole, 2,000 vectors
+# 113-131 ms, 87 of 300 searches short, 0.51 of the exact top 100); read whole, 2,000 vectors
 # take a few milliseconds and the answer is exact. Counting them costs an index scan of as many
 # entries for a larger project.
 READ_WHOLE_MAX = 2000
@@ -336,8 +336,8 @@ class PostgresEmbeddings:
         # the stored vectors' cosines.
         parts = sorted(set(self._parts_of(names).values()))
         counted = bool(parts) and self._large_until.get(names, 0.0) <= time.monotonic()
-        few = "(SELECT n FROM size) < %(few)s"
-        unless_few = f"AND NOT {few} " if counted else ""
+        are_few = "(SELECT n FROM size) < %(few)s"
+        unless_few = f"AND NOT {are_few} " if counted else ""
         scans = [
             f"{GLOBAL.where} AND {shown}ORDER BY {order}",
             *(
@@ -348,7 +348,9 @@ class PostgresEmbeddings:
         size = ""
         if counted:
             size = ", (SELECT n FROM size)"
-            scans.append(f"project = ANY(%(p)s) AND {shown}AND {few} ORDER BY embedding <=> %(q)s::vector")
+            scans.append(
+                f"project = ANY(%(p)s) AND {shown}AND {are_few} ORDER BY embedding <=> %(q)s::vector"
+            )
         union = " UNION ALL ".join(
             f"(SELECT id, embedding FROM memories WHERE {w} LIMIT %(k)s)" for w in scans
         )
