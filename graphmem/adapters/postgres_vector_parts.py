@@ -8,8 +8,9 @@ by visiting some twenty rows for each it kept (34-38 ms at p50), and 9 to 15 sea
 stopped at ``hnsw.max_scan_tuples`` with fewer than they asked for (docs/benchmarks.md). A
 partial index holds only its part's rows, so a search of the global memories and of one
 project's part walks graphs where the rows it keeps are a large share (its project's alone, or
-shared with the few others of its part); the parts' hits are merged by distance in the same
-statement (``PostgresEmbeddings.nearest``).
+shared with the few others of its part); the parts' hits come in one statement and are put
+together by their cosines (``PostgresEmbeddings.nearest``, which reads a project of few memories
+whole instead of its part: ``READ_WHOLE_MAX``).
 
 The planner takes a partial index only when the statement states its predicate, and a
 statement's plan may be reused with other parameters: a search states each part's predicate as
