@@ -210,14 +210,20 @@ def test_a_role_that_does_not_own_the_table_imports_with_the_index_in_place(
 # -- the index in parts (schema 19, postgres_vector_parts.py) -----------------------------------
 
 
+def _by_part(store: PostgresGraphStore, prefix: str) -> list[list[str]]:
+    """64 project names, those of each part of the index together (as the server puts them)."""
+    names = [f"/src/{prefix}-{i}" for i in range(64)]
+    parts: dict[int, list[str]] = {}
+    for name, part in store.db.rows(PART_OF_NAMES, (names,)):
+        parts.setdefault(int(part), []).append(str(name))
+    return list(parts.values())
+
+
 def _in_parts(store: PostgresGraphStore, count: int, prefix: str) -> list[str]:
     """``count`` project names, each in a part of the index none of the others is in."""
-    names = [f"/src/{prefix}-{i}" for i in range(64)]
-    taken: dict[int, str] = {}
-    for name, part in store.db.rows(PART_OF_NAMES, (names,)):
-        taken.setdefault(int(part), str(name))
-    assert len(taken) >= count
-    return list(taken.values())[:count]
+    firsts = [names[0] for names in _by_part(store, prefix)]
+    assert len(firsts) >= count
+    return firsts[:count]
 
 
 def test_a_project_that_is_a_small_share_of_the_store_is_searched_whole_in_its_own_part(
@@ -264,11 +270,7 @@ def test_a_store_that_forgets_the_parts_it_knew_asks_for_every_name_of_a_search_
 
 def _sharing_a_part(store: PostgresGraphStore, prefix: str) -> tuple[str, str]:
     """Two project names in one part of the index."""
-    names = [f"/src/{prefix}-{i}" for i in range(64)]
-    by_part: dict[int, list[str]] = {}
-    for name, part in store.db.rows(PART_OF_NAMES, (names,)):
-        by_part.setdefault(int(part), []).append(str(name))
-    small, big = next(group[:2] for group in by_part.values() if len(group) >= 2)
+    small, big = next(names[:2] for names in _by_part(store, prefix) if len(names) >= 2)
     return small, big
 
 
