@@ -65,7 +65,7 @@ BULK_LOCK_KEY = 0x6772_6D69  # "grmi"
 # then waiting for a vector again, embedded by the next pass as if never embedded. Never inside
 # a caller's transaction, whose other writes must stay durable.
 UNFLUSHED = "set_config('synchronous_commit', 'off', true) IS NOT NULL"
-# Names whose part of the index a store keeps (``_parts_of``): a daemon sees a few projects.
+# Names whose part of the index a store keeps (``parts_of``): a daemon sees a few projects.
 KNOWN_PARTS_MAX = 4096
 # A project of at most this many memories is searched by reading them whole, not by its part's
 # index: pgvector filters an HNSW scan after its walk, so a project that is a small share of its
@@ -94,7 +94,7 @@ class PostgresEmbeddings:
         self.dimension = dimension
         self._analysed = analysed  # after an import's ANALYZE: the text search's statistics are stale
         self._put_off = False  # an import's block dropped the HNSW index and builds it at its end
-        self._parts: dict[str, int] = {}  # a project's part of the index (``_parts_of``), by name
+        self._parts: dict[str, int] = {}  # a project's part of the index (``parts_of``), by name
         # Names of projects of more than READ_WHOLE_MAX memories, and until when not to count them.
         self._large_until: dict[tuple[str, ...], float] = {}
 
@@ -334,7 +334,7 @@ class PostgresEmbeddings:
         # be large, the statement counts their memories first: when they are few (READ_WHOLE_MAX)
         # it reads them whole and the parts' scans never run. The hits are put together here, by
         # the stored vectors' cosines.
-        parts = sorted(set(self._parts_of(names).values()))
+        parts = sorted(set(self.parts_of(names).values()))
         counted = bool(parts) and self._large_until.get(names, 0.0) <= time.monotonic()
         are_few = "(SELECT n FROM size) < %(few)s"
         unless_few = f"AND NOT {are_few} " if counted else ""
@@ -379,9 +379,10 @@ class PostgresEmbeddings:
         hits = sorted(((str(row[0]), float(row[1])) for row in rows), key=lambda hit: (-hit[1], hit[0]))
         return hits[:k]
 
-    def _parts_of(self, projects: Collection[str]) -> dict[str, int]:
+    def parts_of(self, projects: Collection[str]) -> dict[str, int]:
         """The part of the index each of ``projects`` is in (asked of the server the first
-        time a name is seen: ``hashtext`` is its own)."""
+        time a name is seen: ``hashtext`` is its own); ``bench scale --small-project`` names its
+        project by it."""
         new = sorted(name for name in projects if name not in self._parts)
         if new:
             if len(self._parts) + len(new) > KNOWN_PARTS_MAX:  # a process of many projects

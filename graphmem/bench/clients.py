@@ -54,7 +54,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from graphmem.bench.scale import TextSearch, _percentile, _size_mb
+from graphmem.bench.harness import percentile
+from graphmem.bench.scale import TextSearch, _size_mb
 from graphmem.bench.synthetic import synthetic_queries
 from graphmem.settings import STORE_URL_VARIABLE, load_settings
 
@@ -495,12 +496,12 @@ def summarise(
         ms = [took for k, took, error, _ in calls if k == kind and error is None]
         by_kind[kind] = {
             "calls": sum(1 for k, _, _, _ in calls if k == kind),
-            "p50": _percentile(ms, 0.5) if ms else None,
-            "p95": _percentile(ms, 0.95) if ms else None,
+            "p50": percentile(ms, 0.5) if ms else None,
+            "p95": percentile(ms, 0.95) if ms else None,
         }
     for after, name in ((False, "after_recall_p50"), (True, "after_remember_p50")):
         ms = [took for k, took, error, a in calls if k == "recall" and error is None and a is after]
-        by_kind["recall"][name] = _percentile(ms, 0.5) if ms else None
+        by_kind["recall"][name] = percentile(ms, 0.5) if ms else None
     every = [took for _, took, error, _ in calls if error is None]
     errors = [error for _, _, error, _ in calls if error is not None]
     return {
@@ -515,7 +516,7 @@ def summarise(
         # serves first (at 16 clients the recall p50 alone says mostly that).
         "call_ms": {
             "mean": round(sum(every) / len(every), 2) if every else None,
-            "p50": _percentile(every, 0.5) if every else None,
+            "p50": percentile(every, 0.5) if every else None,
         },
         "errors": len(errors),
         "first_error": errors[0] if errors else None,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["graphmem_env", "percentile"]
+__all__ = ["graphmem_env", "latency_ms", "percentile"]
 
 
 def graphmem_env(data_dir: Path, *, user_settings: bool = True, **settings: str) -> dict[str, str]:
@@ -27,3 +27,8 @@ def percentile(values: list[float], q: float) -> float:
     """The ``q`` quantile (0..1) of ``values``, the nearest rank, to 0.01; 0.0 for none."""
     ordered = sorted(values)
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2) if ordered else 0.0
+
+
+def latency_ms(samples_ms: list[float]) -> dict[str, float]:
+    """A latency as the benchmarks' reports keep it: the median and 95th percentile of ``samples_ms``."""
+    return {"p50": percentile(samples_ms, 0.5), "p95": percentile(samples_ms, 0.95)}

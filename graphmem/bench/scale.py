@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphmem.adapters.embedders import HashEmbedder
+from graphmem.bench.harness import latency_ms
 from graphmem.bench.scale_children import cold_recalls, make_checkout, serving_rss_kb
+from graphmem.bench.scale_small import check_small_project, measure_small_project, small_project_name
 from graphmem.bench.synthetic import iter_synthetic_memories, project_of, synthetic_queries
 from graphmem.core.ports import Embedder
 from graphmem.errors import InvalidInputError
@@ -51,16 +53,6 @@ def _model_rate(embedder: Embedder, texts: list[str], runs: int = 3) -> float:
         embedder.embed(texts)
         rates.append(len(texts) / (time.perf_counter() - started))
     return statistics.median(rates)
-
-
-def _percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 2)
-
-
-def _latency_ms(samples_ms: list[float]) -> dict[str, float]:
-    """A latency as the report keeps it: the median and 95th percentile of ``samples_ms``."""
-    return {"p50": _percentile(samples_ms, 0.5), "p95": _percentile(samples_ms, 0.95)}
 
 
 class _Peaks:
@@ -145,6 +137,7 @@ def run(
     progress: Callable[[str], None] | None = None,
     http_clients: Sequence[int] = (),
     projects: int = 0,
+    small_project: int = 0,
 ) -> dict[str, Any]:
     """Build the store and measure; returns the report as a dict.
 
@@ -160,11 +153,15 @@ def run(
     and every timed call, in this process or a child, asks for or writes to the first, a git
     checkout made in the benchmark's temporary folder (``make_checkout``) that the cold recall
     processes run in; 0: every memory global, the cold recalls run outside any repository.
-    Refused (``InvalidInputError``) when negative or more than ``memories``."""
+    Refused (``InvalidInputError``) when negative or more than ``memories``. ``small_project``:
+    after the timed recalls, that many memories in a project of their own beside the first, its
+    recalls timed and its vector search compared with the exact one (``scale_small``); it needs
+    ``projects``."""
     from graphmem.app import migrate_store, store_schema
     from graphmem.settings import load_settings
 
     check_projects(projects, memories)
+    check_small_project(small_project, projects)
     say = progress or (lambda message: None)
     workdir = Path(tempfile.mkdtemp(prefix="graphmem-scale-"))
     data_dir = data_dir or workdir / "data"
@@ -199,6 +196,7 @@ def run(
             backlog,
             http_clients,
             projects,
+            small_project,
         )
     finally:
         try:
@@ -239,6 +237,7 @@ def _measure(
     backlog: int = 0,
     http_clients: Sequence[int] = (),
     projects: int = 0,
+    small_project: int = 0,
 ) -> dict[str, Any]:
     from graphmem.app import open_memory, store_size_mb
 
@@ -311,6 +310,10 @@ def _measure(
             text_search.answered()
         written = _daemon_writes(memory, writes, text_search.answered, project) if writes else None
         text_search.answered()
+        small = None
+        if small_project and project is not None:
+            name = small_project_name(memory, root, project)
+            small = measure_small_project(memory, small_project, name, project, texts, text_search.answered)
     finally:
         memory.close()
     peaks.end("measure")
@@ -336,7 +339,7 @@ def _measure(
         "recall_project": project,
         "store": "postgresql" if store_url else "kuzu",
         "stored_vectors": "hash" if hash_vectors else "model",
-        "remember_ms": _latency_ms(remember_ms),
+        "remember_ms": latency_ms(remember_ms),
         "import": {
             "memories_per_s": round(import_rate, 1),
             "model_texts_per_s": round(model_rate, 1),
@@ -344,7 +347,7 @@ def _measure(
         },
         "index": {"vectors_loaded_s": round(load_s, 2), "graph_built_s": round(build_s, 2)},
         "store_mb": disk_mb,
-        "recall_ms": _latency_ms(recall_ms),
+        "recall_ms": latency_ms(recall_ms),
         "first_recall_cold_s": round(statistics.median(cold_s), 2),
         "rss_mb": {
             "serving_process": round(serving_kb / 1024, 1),
@@ -356,6 +359,8 @@ def _measure(
         report["text_search"] = text_search.report
     if written is not None:
         report["daemon_writes"] = written
+    if small is not None:
+        report["small_project"] = small
     if concurrent is not None:
         report["concurrent"] = concurrent
     if backlog:
@@ -450,6 +455,6 @@ def _daemon_writes(
         answered()
     return {
         "count": count,
-        "remember_ms": _latency_ms(remember_ms),
-        "embed_ms": _latency_ms(embed_ms),
+        "remember_ms": latency_ms(remember_ms),
+        "embed_ms": latency_ms(embed_ms),
     }

@@ -38,6 +38,7 @@ def format_report(report: dict[str, Any]) -> str:
             f"store on disk {report['store_mb']} MB",
             *_peak_lines(report.get("peak_rss_mb")),
             *_writes_lines(report.get("daemon_writes")),
+            *_small_project_lines(report.get("small_project")),
             *_backlog_lines(report.get("backlog")),
             *_concurrent_lines(report.get("concurrent")),
         ]
@@ -81,6 +82,22 @@ def _writes_lines(written: dict[str, Any] | None) -> list[str]:
         f"daemon writes {written['count']:,}: remember {_latency_text(written['remember_ms'])}; "
         f"then its embedding {_latency_text(written['embed_ms'])}"
     ]
+
+
+def _small_project_lines(small: dict[str, Any] | None) -> list[str]:
+    if not small:
+        return []
+    lines = [
+        f"small project {small['memories']:,} memories beside {PurePath(small['beside']).name}: "
+        f"recall {_latency_text(small['recall_ms'])}"
+    ]
+    search = small.get("vector_search")
+    if search:
+        lines.append(
+            f"              its vector search found {search['share_of_exact']:.1%} of the exact top "
+            f"{search['k']}, {search['short']} of {search['searches']} searches short"
+        )
+    return lines
 
 
 def _backlog_lines(backlog: dict[str, Any] | None) -> list[str]:

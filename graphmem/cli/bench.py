@@ -255,6 +255,16 @@ def phrase_bench(
     "write for proj-0, as from its checkout, in every process the benchmark starts (0: every "
     "memory global, each recall sees them all).",
 )
+@whole_number_option(
+    "--small-project",
+    0,
+    100_000,
+    default=0,
+    metavar="N",
+    help="With --projects: then N memories in a project of their own beside proj-0 (on PostgreSQL in "
+    "proj-0's part of the vector index), its recalls timed and its vector search compared with an "
+    "exact one, as a new repository's on a store of large ones.",
+)
 @report_json_option
 def scale(
     memories: int,
@@ -266,6 +276,7 @@ def scale(
     writes: int,
     backlog: int,
     projects: int,
+    small_project: int,
     as_json: bool,
 ) -> None:
     """Speed and memory at scale: remember, bulk import, recall, cold start, RSS, disk.
@@ -290,11 +301,14 @@ def scale(
             --store postgresql://bench@db.internal/scratch
         $ graphmem bench scale --memories 100000 --hash-vectors --clients 16 --http-clients 16
         $ graphmem bench scale --memories 100000 --hash-vectors --projects 20
+        $ graphmem bench scale --memories 100000 --hash-vectors --projects 20 --small-project 1000
     """
     from graphmem.bench.scale import check_projects, run
     from graphmem.bench.scale_report import format_report
+    from graphmem.bench.scale_small import check_small_project
 
     check_projects(projects, memories)  # before the model is configured
+    check_small_project(small_project, projects)
     report = run(
         memories,
         configured_embedder(),
@@ -307,6 +321,7 @@ def scale(
         backlog=backlog,
         progress=lambda m: present.note(f"  {m}"),
         projects=projects,
+        small_project=small_project,
     )
     present.report(report, format_report, as_json=as_json)
 

@@ -13,6 +13,7 @@ from support.postgres import PostgresServer
 from graphmem.adapters import vector_index
 from graphmem.adapters.embedders import HashEmbedder, OnnxEmbedder
 from graphmem.adapters.postgres_migrate import migrate
+from graphmem.adapters.postgres_vector_parts import PART_OF_NAMES
 from graphmem.app import serve_memory
 from graphmem.bench import clients, locomo, scale, scale_report
 from graphmem.errors import InvalidInputError
@@ -161,6 +162,34 @@ def test_scale_on_postgresql_times_the_daemons_full_text_index_and_says_so(
     assert report["text_search"]["answering"] == "index"
     assert report["text_search"]["current_s"] > 0
     assert "full text     answered by the daemon's index (current " in scale_report.format_report(report)
+
+
+@pytest.mark.integration
+def test_scale_on_postgresql_puts_the_small_project_in_the_first_projects_part_of_the_vector_index(
+    real_embedder: OnnxEmbedder, postgres_server: PostgresServer
+) -> None:
+    # The search a team's store must get right: a project that is a small share of its part
+    # (postgres_embeddings.READ_WHOLE_MAX); its 40 memories are fewer than the recall's depth,
+    # so the exact top k is all of them.
+    url = postgres_server.new_database()
+    report = scale.run(
+        300,
+        real_embedder,
+        queries=10,
+        cold_runs=1,
+        hash_vectors=True,
+        store_url=url,
+        projects=2,
+        small_project=40,
+    )
+
+    small = report["small_project"]
+    with psycopg.connect(url) as conn:
+        parts = dict(conn.execute(PART_OF_NAMES, ([small["beside"], small["project"]],)).fetchall())
+    assert small["beside"] == report["recall_project"]
+    assert parts[small["project"]] == parts[small["beside"]]
+    assert small["vector_search"] == {"k": 40, "searches": 10, "share_of_exact": 1.0, "short": 0}
+    assert small["recall_ms"]["p50"] > 0
 
 
 def test_scale_refusing_a_database_leaves_no_temporary_directory_behind(

@@ -13,17 +13,18 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
-from graphmem.bench import clients, scale, scale_children, scale_report
+from graphmem.bench import clients, scale, scale_children, scale_report, scale_small
 from graphmem.bench.synthetic import synthetic_memories, synthetic_queries
 from graphmem.cli import main
 from graphmem.connect import resolve_project
 from graphmem.core.models import Scope, Status
-from graphmem.core.ports import Visibility
+from graphmem.core.ports import VectorQuery, Visibility
 from graphmem.errors import InvalidInputError
 from graphmem.service.memory import MemoryService
 from graphmem.settings import load_settings
@@ -70,7 +71,7 @@ class _Recording:
 
 
 def _run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, projects: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, projects: int, small_project: int = 0
 ) -> tuple[dict[str, Any], dict[str, list[str | None]], list[tuple[str, tuple[str, ...], str | None]]]:
     """A small run on a Kùzu store in ``tmp_path``, the measured service recorded and the
     children stubbed: each child's script, its arguments and, for a cold recall, the project its
@@ -101,6 +102,7 @@ def _run(
         writes=3,
         backlog=2,
         projects=projects,
+        small_project=small_project,
     )
     return report, asked, children
 
@@ -367,6 +369,7 @@ def test_the_clients_calls_name_the_project_through_the_daemon_and_over_http() -
     [
         (["--projects", "-1"], "--projects -1 is negative: give the number of projects"),
         (["--memories", "100", "--projects", "101"], "give --projects 100 or fewer, or more --memories"),
+        (["--small-project", "10"], "--small-project 10 needs large projects beside it: give --projects too"),
     ],
 )
 def test_a_count_of_projects_the_store_cannot_be_spread_over_is_refused_saying_how_to_fix_it(
@@ -388,3 +391,107 @@ def test_the_benchmark_itself_refuses_more_projects_than_memories_before_it_buil
         scale.run(100, HashEmbedder(DIMENSION), projects=101)
 
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_benchmark_itself_refuses_a_small_project_without_large_ones_before_it_builds_anything(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    with pytest.raises(InvalidInputError, match="--small-project 30 needs large projects beside it"):
+        scale.run(100, HashEmbedder(DIMENSION), small_project=30)
+
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- a small project beside the large ones (``--small-project``) ------------------------------
+
+
+def test_a_small_project_is_remembered_beside_the_first_and_its_recalls_and_vector_search_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    report, asked, _ = _run(tmp_path, monkeypatch, projects=3, small_project=30)
+
+    first = report["recall_project"]
+    small = str(Path(first).parent / "small-0")  # the embedded store: a graph per project, any name
+    memory = open_memory(load_settings(data_dir=tmp_path / "data"), embedder=HashEmbedder(DIMENSION))
+    try:
+        held = memory.store.list_memories(Visibility(small, frozenset(Status)), limit=1000)
+    finally:
+        memory.close()
+    assert len(held) == 30 and {(r.scope, r.project) for r in held} == {(Scope.PROJECT, small)}
+    # the measure phase's recalls, then the small project's: one for each timed query
+    assert asked["recall"] == [first] * (1 + 10) + [small] * 10
+    assert asked["remember"] == [first] * (20 + 3) + [small] * 30  # (the backlog: another service)
+    found = report["small_project"]
+    assert (found["memories"], found["project"], found["beside"]) == (30, small, first)
+    assert set(found["recall_ms"]) == {"p50", "p95"}
+    # 30 memories, fewer than the recall's depth: the exact top k is all of them, and found
+    assert found["vector_search"] == {"k": 30, "searches": 10, "share_of_exact": 1.0, "short": 0}
+
+
+def test_without_a_small_project_the_report_has_none() -> None:
+    assert "small_project" not in _report(3, "/tmp/x/projects/proj-0")
+    assert "small project" not in scale_report.format_report(_report(3, "/tmp/x/projects/proj-0"))
+
+
+class _Parts:
+    """A team store's vector index as the name's choice sees it: the part of each name."""
+
+    def __init__(self, parts: dict[str, int]) -> None:
+        self.parts = parts
+
+    def parts_of(self, names: list[str]) -> dict[str, int]:
+        return {name: self.parts.get(name, 5) for name in names}
+
+
+def test_on_a_team_store_the_small_project_is_named_into_the_first_projects_part_of_the_index(
+    tmp_path: Path,
+) -> None:
+    first = str(tmp_path / "proj-0")
+    parts = _Parts({first: 3, str(tmp_path / "small-0"): 1, str(tmp_path / "small-7"): 3})
+    team = SimpleNamespace(store=SimpleNamespace(vectors=parts))
+    embedded = SimpleNamespace(store=SimpleNamespace(vectors=object()))
+
+    assert scale_small.small_project_name(team, tmp_path, first) == str(tmp_path / "small-7")  # type: ignore[arg-type]
+    assert scale_small.small_project_name(embedded, tmp_path, first) == str(tmp_path / "small-0")  # type: ignore[arg-type]
+
+
+class _Searching:
+    """A service whose vector search is given: the stored vectors are the rows of ``vectors``."""
+
+    def __init__(self, vectors: np.ndarray, answer: list[int]) -> None:
+        self.vectors = vectors
+        self.answer = answer
+        self.semantic = self
+
+    def vector(self, memory_id: str) -> np.ndarray:
+        return self.vectors[int(memory_id)]
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.vectors[0]
+
+    def search(self, query: VectorQuery) -> list[tuple[str, float]]:
+        return [(str(row), 0.0) for row in self.answer[: query.k]]
+
+
+@pytest.mark.parametrize(
+    ("answer", "share", "short"),
+    [
+        (list(range(5)), 1.0, 0),  # the five nearest the first row: rows 0-4, as stored
+        ([0, 1, 2, 9, 8], 0.6, 0),  # two of the five wrong
+        ([0, 1, 2], 0.6, 1),  # three found of five
+    ],
+)
+def test_the_small_projects_vector_search_is_compared_with_the_exact_nearest(
+    answer: list[int], share: float, short: int
+) -> None:
+    # rows ever further from row 0: row i at angle i * 0.1 rad from it
+    angles = np.arange(10) * 0.1
+    vectors = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32) * 3  # not unit length
+    service = _Searching(vectors, answer)
+    ids = [str(row) for row in range(10)]
+
+    found = scale_small.vector_search(service, ids, "p", ["q"], depth=5)  # type: ignore[arg-type]
+
+    assert found == {"k": 5, "searches": 1, "share_of_exact": share, "short": short}
