@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from support.scale_reports import scale_report as a_report
 
 from graphmem.adapters.embedders import HashEmbedder
 from graphmem.app import open_memory
@@ -173,24 +174,11 @@ def test_a_checkout_graphmem_names_otherwise_fails_the_run_before_anything_is_bu
     assert not (tmp_path / "data").exists()
 
 
-def _report(projects: int, recall_project: str | None) -> dict[str, Any]:
-    return {
-        "memories": 100_000,
-        "projects": projects,
-        "recall_project": recall_project,
-        "remember_ms": {"p50": 1.5, "p95": 3.0},
-        "import": {"memories_per_s": 900.0, "model_texts_per_s": 1000.0, "share_of_model": None},
-        "index": {"vectors_loaded_s": 0.1, "graph_built_s": 0.2},
-        "recall_ms": {"p50": 12.25, "p95": 20.0},
-        "first_recall_cold_s": 1.2,
-        "rss_mb": {"serving_process": 300.0, "cold_recall_peak": 400.0},
-        "store_mb": 50.0,
-    }
-
-
 def test_the_text_report_says_how_many_projects_and_which_one_the_recalls_ask_for() -> None:
-    spread = scale_report.format_report(_report(20, "/tmp/graphmem-scale-x/projects/proj-0")).splitlines()
-    global_ = scale_report.format_report(_report(0, None)).splitlines()
+    spread = scale_report.format_report(
+        a_report(projects=20, recall_project="/tmp/graphmem-scale-x/projects/proj-0")
+    ).splitlines()
+    global_ = scale_report.format_report(a_report()).splitlines()
 
     assert spread[1] == (
         "projects      memories spread over 20 projects; recalls and writes ask for proj-0, a git checkout"
@@ -382,24 +370,20 @@ def test_a_count_of_projects_the_store_cannot_be_spread_over_is_refused_saying_h
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
-def test_the_benchmark_itself_refuses_more_projects_than_memories_before_it_builds_anything(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("options", "refusal"),
+    [
+        ({"projects": 101}, "--projects 101 is more than --memories 100"),
+        ({"small_project": 30}, "--small-project 30 needs large projects beside it"),
+    ],
+)
+def test_the_benchmark_itself_refuses_what_it_cannot_build_before_it_builds_anything(
+    options: dict[str, int], refusal: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
-    with pytest.raises(InvalidInputError, match="--projects 101 is more than --memories 100"):
-        scale.run(100, HashEmbedder(DIMENSION), projects=101)
-
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_the_benchmark_itself_refuses_a_small_project_without_large_ones_before_it_builds_anything(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-
-    with pytest.raises(InvalidInputError, match="--small-project 30 needs large projects beside it"):
-        scale.run(100, HashEmbedder(DIMENSION), small_project=30)
+    with pytest.raises(InvalidInputError, match=refusal):
+        scale.run(100, HashEmbedder(DIMENSION), **options)
 
     assert list(tmp_path.iterdir()) == []
 
@@ -431,8 +415,8 @@ def test_a_small_project_is_remembered_beside_the_first_and_its_recalls_and_vect
 
 
 def test_without_a_small_project_the_report_has_none() -> None:
-    assert "small_project" not in _report(3, "/tmp/x/projects/proj-0")
-    assert "small project" not in scale_report.format_report(_report(3, "/tmp/x/projects/proj-0"))
+    report = a_report(projects=3, recall_project="/tmp/x/projects/proj-0")
+    assert "small project" not in scale_report.format_report(report)
 
 
 class _Parts:

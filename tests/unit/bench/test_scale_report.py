@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from support.scale_reports import scale_report as a_report
+
 from graphmem.bench import scale_report
 from graphmem.bench.harness import latency_ms
 
@@ -11,23 +13,13 @@ def test_a_latency_is_kept_as_its_median_and_95th_percentile() -> None:
 
 
 def test_the_report_prints_each_latency_as_p50_and_p95_in_ms() -> None:
-    report = {
-        "memories": 1000,
-        "projects": 0,
-        "recall_project": None,
-        "remember_ms": {"p50": 1.5, "p95": 3.0},
-        "import": {"memories_per_s": 900.0, "model_texts_per_s": 1000.0, "share_of_model": None},
-        "index": {"vectors_loaded_s": 0.1, "graph_built_s": 0.2},
-        "recall_ms": {"p50": 12.25, "p95": 20.0},
-        "first_recall_cold_s": 1.2,
-        "rss_mb": {"serving_process": 300.0, "cold_recall_peak": 400.0},
-        "store_mb": 50.0,
-        "daemon_writes": {
+    report = a_report(
+        daemon_writes={
             "count": 5,
             "remember_ms": {"p50": 2.0, "p95": 4.0},
             "embed_ms": {"p50": 8.0, "p95": 9.5},
-        },
-    }
+        }
+    )
 
     lines = scale_report.format_report(report).splitlines()
 
@@ -39,24 +31,17 @@ def test_the_report_prints_each_latency_as_p50_and_p95_in_ms() -> None:
 
 
 def test_the_report_prints_the_small_projects_recall_and_how_its_vector_search_compares() -> None:
-    report = {
-        "memories": 1000,
-        "projects": 3,
-        "recall_project": "/tmp/graphmem-scale-x/projects/proj-0",
-        "remember_ms": {"p50": 1.5, "p95": 3.0},
-        "import": {"memories_per_s": 900.0, "model_texts_per_s": 1000.0, "share_of_model": None},
-        "index": {"vectors_loaded_s": 0.1, "graph_built_s": 0.2},
-        "recall_ms": {"p50": 12.25, "p95": 20.0},
-        "first_recall_cold_s": 1.2,
-        "rss_mb": {"serving_process": 300.0, "cold_recall_peak": 400.0},
-        "store_mb": 50.0,
-        "small_project": {
+    report = a_report(
+        projects=3,
+        recall_project="/tmp/graphmem-scale-x/projects/proj-0",
+        small_project={
             "memories": 1000,
+            "project": "/tmp/graphmem-scale-x/projects/small-3",
             "beside": "/tmp/graphmem-scale-x/projects/proj-0",
             "recall_ms": {"p50": 6.5, "p95": 9.0},
             "vector_search": {"k": 100, "searches": 200, "share_of_exact": 0.511, "short": 58},
         },
-    }
+    )
 
     lines = scale_report.format_report(report).splitlines()
 
