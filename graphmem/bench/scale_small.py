@@ -17,7 +17,6 @@ how many searches returned fewer than ``k`` (``k``: the depth, or the project's 
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -73,7 +72,7 @@ def measure_small_project(
     """Remember ``count`` memories into ``name``, embed them, then time a recall of each of
     ``queries`` for it and compare its vector search with the exact one (the module doc)."""
     ids = []
-    for record in itertools.islice(iter_synthetic_memories(count, seed=SEED), count):
+    for record in iter_synthetic_memories(count, seed=SEED):
         kept = memory.remember(record["text"], category=record["category"], scope="project", project=name)
         ids.append(kept.memory.id)
         answered()
