@@ -11,7 +11,8 @@ project (``adapters/vector_graphs.py``): any name will do.
 Then each of the timed recalls' queries is asked twice for the small project: ``recall``, timed
 as the measure phase's are; and the search the recall's semantic channel makes (its ``depth``
 nearest), against the exact nearest of the project's memories, computed here from their stored
-vectors: ``share_of_exact`` is the mean share of the exact top ``k`` the search returned, ``short``
+vectors (a store spread over projects holds no global memory, so they are all the search may
+return): ``share_of_exact`` is the mean share of the exact top ``k`` the search returned, ``short``
 how many searches returned fewer than ``k`` (``k``: the depth, or the project's size if smaller).
 """
 
@@ -42,7 +43,13 @@ DEPTH = Plan("hybrid", {}).depth  # what a recall's semantic channel asks the in
 
 
 def check_small_project(small: int, projects: int) -> None:
-    """Refuse a small project on a store of no projects, saying how to call it instead."""
+    """Refuse a small project of a negative size or on a store of no projects, saying how to
+    call it instead."""
+    if small < 0:
+        raise InvalidInputError(
+            f"--small-project {small} is negative: give the number of memories of the small project, "
+            "or 0 (the default) for none."
+        )
     if small and not projects:
         raise InvalidInputError(
             f"--small-project {small} needs large projects beside it: give --projects too "

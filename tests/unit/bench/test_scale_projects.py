@@ -375,6 +375,7 @@ def test_a_count_of_projects_the_store_cannot_be_spread_over_is_refused_saying_h
     [
         ({"projects": 101}, "--projects 101 is more than --memories 100"),
         ({"small_project": 30}, "--small-project 30 needs large projects beside it"),
+        ({"projects": 3, "small_project": -1}, "--small-project -1 is negative"),
     ],
 )
 def test_the_benchmark_itself_refuses_what_it_cannot_build_before_it_builds_anything(
