@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from graphmem.adapters.opencode_config import FileChange
 
 F = TypeVar("F", bound=Callable[..., Any])
+# How long `doctor` waits for the daemon's /health: a daemon starting, loading its model or in
+# an import on a busy machine answers in seconds, and one that gives no answer is not called gone.
+DOCTOR_WAIT_S = 10.0
 
 
 def scope_options(func: F) -> F:
@@ -322,17 +325,23 @@ def uninstall_claude_code(state: CliState, use_global: bool, project_dir: Path |
 def doctor_daemon(state: CliState) -> Iterator[str]:
     """Whether the daemon of graphmem's data dir runs and answers."""
     from graphmem.locate import locate
-    from graphmem.server.daemon_process import find_daemon, health
+    from graphmem.server.daemon_process import NoAnswer, find_daemon, health
 
     data_dir = locate(state.data_dir).data_dir
     info = find_daemon(data_dir)
-    reasons = None if info is None else health(info)
     if info is None:
         yield f"daemon: not running for {data_dir} (a client's `graphmem mcp` starts it, or `graphmem serve`)"
-    elif reasons is None:
+        return
+    answer = health(info, DOCTOR_WAIT_S)
+    if answer is NoAnswer.SILENT:
+        yield (
+            f"daemon: pid {info.pid} at {info.url} gave no answer in {DOCTOR_WAIT_S:g} s (busy or hung): "
+            "run `graphmem doctor` again, and `graphmem stop` if it still gives none"
+        )
+    elif answer is NoAnswer.GONE:
         yield f"daemon: pid {info.pid} does not answer at {info.url}: run `graphmem stop`"
     else:  # not healthy: e.g. its team store cannot be reached (it serves; each call says so)
-        why = f", not healthy: {'; '.join(reasons)}" if reasons else ""
+        why = f", not healthy: {'; '.join(answer)}" if answer else ""
         yield f"daemon: reachable at {info.url} (pid {info.pid}, data dir {data_dir}){why}"
 
 

@@ -15,6 +15,7 @@ Stdlib only: ``graphmem mcp`` imports this on its fast path.
 from __future__ import annotations
 
 import contextlib
+import enum
 import fcntl
 import gc
 import json
@@ -220,15 +221,18 @@ def check_daemon_store(info: DaemonInfo, asked: str) -> None:
         )
 
 
-def healthy(info: DaemonInfo, timeout: float = 2.0) -> bool:
-    """True when the daemon answers ``/health`` at all (200 or 503 both mean it is up)."""
-    return health(info, timeout) is not None
+class NoAnswer(enum.Enum):
+    """Why ``health`` read no answer from a daemon."""
+
+    GONE = "nothing answers on its port"  # refused, or the connection dropped: it does not serve
+    SILENT = "no answer in time"  # it took the connection and said nothing: busy (starting, loading) or hung
 
 
-def health(info: DaemonInfo, timeout: float = 2.0) -> list[str] | None:
-    """Why the daemon is not healthy, as ``/health`` says (empty: it is); None when it does not
-    answer."""
-    import urllib.error  # here: the CLI's way to a daemon never asks /health
+def health(info: DaemonInfo, timeout: float) -> list[str] | NoAnswer:
+    """Why the daemon is not healthy, as ``/health`` says (empty: it is), or why it gave no
+    answer; a program on its port that is no daemon is one reason: its answer cannot be read."""
+    import http.client  # here: the CLI's way to a daemon never asks /health
+    import urllib.error
     import urllib.request
 
     try:
@@ -238,8 +242,11 @@ def health(info: DaemonInfo, timeout: float = 2.0) -> list[str] | None:
         except urllib.error.HTTPError as exc:  # a 503: up, but unhealthy
             with exc:  # the error holds the connection: closed now, not when it is collected
                 raw = exc.read(MAX_HEALTH_BYTES)
-    except (OSError, ValueError):
-        return None
+    except http.client.HTTPException:  # not HTTP that answered (say ssh on a port reused)
+        raw = b""
+    except (OSError, ValueError) as exc:
+        # urllib wraps what the socket raised while connecting; a read times out as itself.
+        return NoAnswer.SILENT if isinstance(getattr(exc, "reason", exc), TimeoutError) else NoAnswer.GONE
     try:
         reasons = json.loads(raw).get("reasons")
     except (ValueError, AttributeError, RecursionError):  # not a daemon's answer
