@@ -5,14 +5,16 @@ redacted, and cut to ``max_input_tokens`` (its most recent part) -- goes to
 ``<base_url>/chat/completions`` with ``response_format`` asking for JSON that matches
 :data:`ANSWER_SCHEMA` (``json_schema``; an endpoint that refuses it is asked again with
 ``json_object``), and the answer is validated with pydantic. Token usage (``usage``) is
-logged at INFO per session. Any failure -- HTTP error, timeout, invalid JSON, schema
-mismatch -- raises :class:`LLMExtractionError`; the ingester then uses the rules for that
-session. The API key is read from the environment variable named in the settings; it is
-never logged, stored or put in an error message.
+logged at INFO per session. Any failure -- HTTP error, timeout, an answer that is not HTTP or
+is over ``MAX_ANSWER_BYTES``, invalid JSON, schema mismatch -- raises
+:class:`LLMExtractionError`; the ingester then uses the rules for that session. The API key is
+read from the environment variable named in the settings; it is never logged, stored or put in
+an error message.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import re
@@ -38,6 +40,8 @@ TOOL_INPUT_CHARS = 300
 # Memories accepted from one answer: more is the model copying the transcript.
 MAX_ITEMS = 40
 MAX_ITEM_CHARS = 1_000
+# An answer of MAX_ITEMS memories is tens of kilobytes: no more than this is read of one.
+MAX_ANSWER_BYTES = 1 << 20
 _FENCE_RE = re.compile(r"^```(?:json)?\s*|\s*```$", re.MULTILINE)
 
 SYSTEM_PROMPT = """You extract durable knowledge from a coding-agent session transcript.
@@ -195,12 +199,18 @@ class LLMExtractor:
         request = urllib.request.Request(self.url, json.dumps(body).encode(), headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=self._timeout_s) as response:
-                raw = response.read()
+                raw = response.read(MAX_ANSWER_BYTES + 1)
         except urllib.error.HTTPError as exc:
             exc.close()  # the error holds the connection: close it now, not when it is collected
             raise LLMExtractionError(f"{self.url} answered HTTP {exc.code}") from None
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             raise LLMExtractionError(f"{self.url} could not be reached ({type(exc).__name__})") from None
+        except http.client.HTTPException as exc:  # a status line that is not HTTP, a body cut short
+            raise LLMExtractionError(
+                f"{self.url} answered something that is not HTTP ({type(exc).__name__})"
+            ) from None
+        if len(raw) > MAX_ANSWER_BYTES:
+            raise LLMExtractionError(f"{self.url} answered over {MAX_ANSWER_BYTES:,} bytes")
         try:
             answer = json.loads(raw)
         except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser

@@ -5,13 +5,19 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
 from support.fake_llm import Fail, FakeLLM, system_prompt
 
-from graphmem.adapters.llm_extractor import LLMExtractionError, LLMExtractor, render_transcript
+from graphmem.adapters.llm_extractor import (
+    MAX_ANSWER_BYTES,
+    LLMExtractionError,
+    LLMExtractor,
+    render_transcript,
+)
 from graphmem.core.models import Category, Trust
 from graphmem.core.sessions import SessionMessage, SessionPart, Transcript
 
@@ -140,6 +146,53 @@ def test_a_timeout_raises(llm: FakeLLM) -> None:
             slow.extract(transcript("hello"))
     finally:
         silent.close()
+
+
+@pytest.fixture
+def answering_raw(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The base URL of a listener that reads the request and sends ``request.param``, whatever it
+    is, then closes: what an endpoint that is not one, or that broke off, sends."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+
+        def answer() -> None:
+            try:
+                conn, _ = listener.accept()
+            except OSError:  # closed at the end of the test
+                return
+            with conn, conn.makefile("rb") as asked:  # the whole request read: no reset at close
+                length = 0
+                while (line := asked.readline()) not in (b"\r\n", b""):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                asked.read(length)
+                conn.sendall(request.param)
+
+        threading.Thread(target=answer, daemon=True).start()
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+
+
+def _reply(body: bytes, length: int | None = None) -> bytes:
+    head = (
+        f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {length or len(body)}\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+@pytest.mark.parametrize(
+    ("answering_raw", "problem"),
+    [
+        (b"SSH-2.0-OpenSSH_9.6\r\n", "not HTTP"),
+        (_reply(b'{"choices": [', length=5_000), "not JSON"),  # the body stops short of its length
+        (_reply(b" " * MAX_ANSWER_BYTES + b"{}"), "over 1,048,576 bytes"),
+    ],
+    indirect=["answering_raw"],
+    ids=["ssh", "cut-short", "too-long"],
+)
+def test_an_answer_that_is_not_http_or_too_long_raises(answering_raw: str, problem: str) -> None:
+    with pytest.raises(LLMExtractionError, match=problem):
+        LLMExtractor(model="m", base_url=answering_raw).extract(transcript("hello"))
 
 
 def test_the_key_never_shows_in_repr_or_errors(llm: FakeLLM) -> None:
