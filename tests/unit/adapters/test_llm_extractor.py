@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 import logging
 import socket
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
 from support.fake_llm import Fail, FakeLLM, system_prompt
+from support.raw_answer import answering
 
 from graphmem.adapters.llm_extractor import (
     MAX_ANSWER_BYTES,
@@ -150,27 +150,9 @@ def test_a_timeout_raises(llm: FakeLLM) -> None:
 
 @pytest.fixture
 def answering_raw(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The base URL of a listener that reads the request and sends ``request.param``, whatever it
-    is, then closes: what an endpoint that is not one, or that broke off, sends."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-
-        def answer() -> None:
-            try:
-                conn, _ = listener.accept()
-            except OSError:  # closed at the end of the test
-                return
-            with conn, conn.makefile("rb") as asked:  # the whole request read: no reset at close
-                length = 0
-                while (line := asked.readline()) not in (b"\r\n", b""):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                asked.read(length)
-                conn.sendall(request.param)
-
-        threading.Thread(target=answer, daemon=True).start()
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+    """The base URL of an endpoint that answers ``request.param``, whatever it is."""
+    with answering(request.param) as port:
+        yield f"http://127.0.0.1:{port}/v1"
 
 
 def _reply(body: bytes, length: int | None = None) -> bytes:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import fcntl
 import json
 import socket
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+from support import raw_answer
 from support.client_cli import client_cli
 from support.local_server import LocalServer
 
@@ -90,21 +90,8 @@ def silent_port() -> Iterator[int]:
 @pytest.fixture
 def not_http_port() -> Iterator[int]:
     """A port where another program answers, not in HTTP (an ssh server on a port reused)."""
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-
-        def answer() -> None:
-            try:
-                conn, _ = listener.accept()
-            except OSError:  # closed at the end of the test
-                return
-            with conn:
-                conn.recv(4096)
-                conn.sendall(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")
-
-        threading.Thread(target=answer, daemon=True).start()
-        yield int(listener.getsockname()[1])
+    with raw_answer.answering(b"SSH-2.0-OpenSSH_9.6\r\n\r\n") as port:
+        yield port
 
 
 def test_nothing_listening_is_gone(closed_port: int) -> None:
