@@ -12,9 +12,10 @@ validation of every other setting, which the process that opens the store does.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from platformdirs import user_config_path, user_data_path
 
@@ -22,6 +23,8 @@ from graphmem.errors import ConfigError
 
 APP_NAME = "graphmem"
 ENV_PREFIX = "GRAPHMEM_"
+# A config file is a few dozen lines: no more than this is read of one (nor of a secret's file).
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def default_config_file() -> Path:
@@ -144,29 +147,38 @@ def _flag(text: str, name: str) -> bool:
     )
 
 
+def read_regular(path: Path, most: int) -> bytes:
+    """The bytes of the regular file at ``path``, ``most`` at most and one more when it is longer:
+    a FIFO, a device or a folder in its place is an ``OSError`` saying so, never waited on (a FIFO's
+    open waits for a writer) nor read without end (``/dev/zero``)."""
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(0, "not a regular file")
+        return handle.read(most + 1)
+
+
 def _read_config(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as handle:
-            return _parse_config(path, handle)
+        data = read_regular(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         return {}
     except OSError as exc:
         raise ConfigError(f"Cannot read {path} ({exc.strerror or exc}).") from exc
-
-
-def _parse_config(path: Path, handle: BinaryIO) -> dict[str, Any]:
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path} is over {MAX_CONFIG_BYTES // 1024:,} KiB, more than a config file holds.")
     import tomllib  # here: a call with no config file does not load the parser
 
     try:
-        return tomllib.load(handle)
+        return tomllib.loads(data.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}.") from exc
     except RecursionError:  # arrays or tables nested thousands deep
         raise ConfigError(f"{path} is nested too deep to be a config file.") from None
     except UnicodeDecodeError as exc:
-        raise ConfigError(not_utf8(path, exc)) from None
+        raise ConfigError(_not_utf8(path, exc)) from None
 
 
-def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
+def _not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
     """What to say of a config file that is not UTF-8, which TOML must be."""
     return f"{path} is not UTF-8 text (byte {exc.start} is 0x{exc.object[exc.start]:02x}): save it as UTF-8."

@@ -10,7 +10,6 @@ call through a daemon needs without this model.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,15 +24,15 @@ from pydantic import (
 )
 from pydantic_settings import (
     BaseSettings,
+    InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
-    TomlConfigSettingsSource,
 )
 
 from graphmem.core.fusion import PLANS
 from graphmem.core.recall_limit import MAX_RECALL_LIMIT, MIN_RECALL_LIMIT
 from graphmem.errors import ConfigError
-from graphmem.locate import default_config_file, default_data_dir, not_utf8, read_config
+from graphmem.locate import MAX_CONFIG_BYTES, default_config_file, default_data_dir, read_config, read_regular
 
 __all__ = [
     "BootstrapSettings",
@@ -172,9 +171,14 @@ def _secret_file(name: object, what: str, clean: Callable[[str], str]) -> str:
     ``ConfigError`` to the caller) when it cannot be read or is empty, never showing the secret."""
     path = Path(str(name)).expanduser()
     try:
-        secret = clean(path.read_text("utf-8"))
+        data = read_regular(path, MAX_CONFIG_BYTES)
+        secret = clean(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"cannot read the {what} file {path} ({type(exc).__name__})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ValueError(
+            f"the {what} file {path} is over {MAX_CONFIG_BYTES // 1024:,} KiB: it is not the secret"
+        )
     if not secret:
         raise ValueError(f"the {what} file {path} is empty")
     return secret
@@ -479,7 +483,8 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, default_config_file()))
+        # The config file read as ``locate`` reads it (a regular file, bounded): never a FIFO waited on.
+        return (init_settings, env_settings, InitSettingsSource(settings_cls, read_config()))
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -492,12 +497,6 @@ def load_settings(**overrides: Any) -> Settings:
         raise ConfigError(
             f"Invalid settings ({problems}). Check {default_config_file()} and GRAPHMEM_* variables."
         ) from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{default_config_file()} is not valid TOML: {exc}.") from exc
-    except RecursionError:  # arrays or tables nested thousands deep
-        raise ConfigError(f"{default_config_file()} is nested too deep to be a config file.") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(not_utf8(default_config_file(), exc)) from None
 
 
 def environment_variables() -> tuple[str, ...]:
