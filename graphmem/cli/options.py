@@ -57,7 +57,15 @@ def read_text(value: str) -> str:
     """``value``, or standard input (UTF-8) when it is ``-``; checked against the text limit
     here, so a text over it is never sent (to the daemon, or the service)."""
     if value == "-":
-        data = sys.stdin.buffer.read()
+        # A character is at most 4 bytes of UTF-8: more than that many bytes is over the limit
+        # whatever they say, and the rest is never read (a pipe from /dev/zero ends here).
+        most = MAX_TEXT_CHARS * 4
+        data = sys.stdin.buffer.read(most + 1)
+        if len(data) > most:
+            raise InvalidInputError(
+                f"Standard input is over {MAX_TEXT_CHARS:,} characters, the limit: split it into "
+                "several memories, one idea each."
+            )
         try:
             value = data.decode("utf-8")
         except UnicodeDecodeError as exc:

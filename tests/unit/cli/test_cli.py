@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
 from graphmem.cli import main
+from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.service.memory import MemoryService
 
 Invoke = Callable[..., Result]
@@ -394,6 +397,29 @@ def test_remember_from_stdin_with_invalid_utf8_is_refused_and_stores_nothing(inv
 
     assert result.exit_code == 2
     assert "not valid UTF-8" in result.stderr
+    assert '"total": 0' in invoke("stats", "--json").stdout
+
+
+class _Endless(io.RawIOBase):
+    """Standard input that never ends (``graphmem remember - < /dev/zero``)."""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        buffer[:] = b"a" * len(buffer)
+        return len(buffer)
+
+
+@pytest.mark.timeout(60)  # a read to the end of what has none fails here instead of holding the run
+@pytest.mark.parametrize("given", [b"a" * (MAX_TEXT_CHARS * 4 + 1), _Endless()], ids=["long", "endless"])
+def test_remember_from_stdin_over_the_limit_is_refused_unread_and_stores_nothing(
+    invoke: Invoke, given: Any
+) -> None:
+    result = invoke("remember", "-", input=given)
+
+    assert result.exit_code == 2
+    assert f"Standard input is over {MAX_TEXT_CHARS:,} characters" in result.stderr
     assert '"total": 0' in invoke("stats", "--json").stdout
 
 
