@@ -31,8 +31,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from graphmem.adapters.client_files import confined_file
-from graphmem.adapters.client_sessions import OneSessionFile, line_time, row_transcript, to_ms
+from graphmem.adapters.client_files import confined_file, open_session_file
+from graphmem.adapters.client_sessions import (
+    OneSessionFile,
+    line_time,
+    row_transcript,
+    to_ms,
+    well_formed,
+    well_formed_messages,
+)
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow
 from graphmem.errors import SessionStoreError
 
@@ -130,11 +137,12 @@ class ClaudeCodeTranscript(OneSessionFile):
         built = self._build()
         created = built.first or _mtime(self._path)
         updated = built.last or created
-        return SessionRow(session_id, built.directory, built.title, None, to_ms(created), to_ms(updated))
+        directory, title = well_formed(built.directory), well_formed(built.title)
+        return SessionRow(session_id, directory, title, None, to_ms(created), to_ms(updated))
 
     def read(self, row: SessionRow) -> SessionRead:
         built = self._build()
-        messages = built.messages[-MAX_MESSAGES_PER_SESSION:]
+        messages = well_formed_messages(built.messages[-MAX_MESSAGES_PER_SESSION:])
         return SessionRead(
             row_transcript(row, messages),
             in_progress=False,
@@ -143,13 +151,7 @@ class ClaudeCodeTranscript(OneSessionFile):
         )
 
     def _lines(self) -> Iterator[bytes]:
-        try:
-            fd = os.open(self._path, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError as exc:
-            raise SessionStoreError(
-                f"Cannot read the transcript {self._path}: {exc.strerror or exc}."
-            ) from None
-        with os.fdopen(fd, "rb") as handle:
+        with open_session_file(self._path, what="the transcript") as handle:
             size = os.fstat(handle.fileno()).st_size
             if size > MAX_TRANSCRIPT_BYTES:
                 handle.seek(size - MAX_TRANSCRIPT_BYTES)

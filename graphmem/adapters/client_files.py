@@ -3,8 +3,9 @@
 A hook (or the daemon's ``/plugin/ingest``) names a session's file: Claude Code's transcript,
 Codex's session file. The name comes from input graphmem does not control, so the file is read
 only when the path is absolute, has no NUL, is a regular file and not a symlink, and resolves
-inside one of the client's own folders (``confined_file``). Each client's adapter checks what its
-file is named.
+inside one of the client's own folders (``confined_file``), and opened only while it still is a
+regular file, not a symlink (``open_session_file``). Each client's adapter checks what its file is
+named.
 
 ``graphmem install`` (and uninstall, doctor) reads and rewrites a client's config files and
 AGENTS.md (``read_client_file``). A project may be a repository just cloned, which graphmem does
@@ -25,6 +26,7 @@ import os
 import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from graphmem.errors import IntegrationError, SessionStoreError
 
@@ -58,8 +60,9 @@ def confined_file(
     check_name(given)
     try:
         info = os.lstat(given)
-        resolved = given.resolve(strict=True)
-        inside = any(resolved.is_relative_to(root.expanduser().resolve()) for root in roots)
+        # realpath, not Path.resolve: a symlink loop is an OSError, not a RuntimeError (Python 3.11).
+        resolved = Path(os.path.realpath(given, strict=True))
+        inside = any(resolved.is_relative_to(os.path.realpath(root.expanduser())) for root in roots)
     except OSError as exc:
         raise SessionStoreError(f"Cannot read {what.lower()} {shown}: {exc.strerror or exc}.") from None
     if stat.S_ISLNK(info.st_mode):
@@ -69,6 +72,21 @@ def confined_file(
     if not inside:
         raise SessionStoreError(f"{what} {shown} is outside {outside}")
     return resolved
+
+
+def open_session_file(path: Path, *, what: str) -> BinaryIO:
+    """``path`` (a file ``confined_file`` allowed) opened to read, when it still is a regular file and
+    no symlink: it may have been replaced since, by a FIFO whose read would wait forever, a folder or a
+    link out of the client's folders. ``what`` names it in the ``SessionStoreError`` otherwise."""
+    try:
+        # O_NONBLOCK: a FIFO is opened without waiting for a writer, then refused below.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise SessionStoreError(f"Cannot read {what} {path}: {exc.strerror or exc}.") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise SessionStoreError(f"{what[:1].upper()}{what[1:]} {path} is not a regular file.")
+    return os.fdopen(descriptor, "rb")
 
 
 def read_client_file(path: Path, project: Path | None = None) -> str | None:

@@ -10,14 +10,23 @@ what a ``SessionRow`` means, so the three readers cannot disagree on it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graphmem.core.sessions import SessionMessage, SessionRow, Transcript
+from graphmem.core.sessions import SessionMessage, SessionPart, SessionRow, Transcript
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
 
-__all__ = ["OneSessionFile", "from_ms", "line_time", "row_transcript", "to_ms"]
+__all__ = [
+    "OneSessionFile",
+    "from_ms",
+    "line_time",
+    "row_transcript",
+    "to_ms",
+    "well_formed",
+    "well_formed_messages",
+]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -27,10 +36,13 @@ def to_ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def from_ms(ms: int | None) -> datetime:
-    """A ``SessionRow`` time as an aware UTC time (no time, or one past what a date holds: the epoch)."""
+def from_ms(ms: object) -> datetime:
+    """A ``SessionRow`` time as an aware UTC time (no time, no number, or one past what a date holds:
+    the epoch)."""
+    if not isinstance(ms, int | float):
+        return _EPOCH  # another program's column: text or bytes where OpenCode writes a number
     try:
-        return datetime.fromtimestamp((ms or 0) / 1000, UTC)
+        return datetime.fromtimestamp(ms / 1000, UTC)
     except (OverflowError, OSError, ValueError):  # another program's number: past year 9999, or time_t
         return _EPOCH
 
@@ -43,6 +55,45 @@ def line_time(value: object) -> datetime | None:
         return to_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
     except (ValueError, InvalidInputError):  # InvalidInputError: a time UTC cannot hold
         return None
+
+
+def well_formed(text: str) -> str:
+    """``text`` with each lone surrogate (half a UTF-16 pair: a session file's JSON escapes one where
+    the client cut an emoji, and Python decodes one from its bytes) as U+FFFD: UTF-8 cannot hold it,
+    so the store would refuse the whole session for it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
+def well_formed_messages(messages: Sequence[SessionMessage]) -> list[SessionMessage]:
+    """``messages`` with every text ``well_formed``."""
+    return [
+        replace(
+            message,
+            id=well_formed(message.id),
+            role=well_formed(message.role),
+            agent=well_formed(message.agent),
+            parts=tuple(_well_formed_part(part) for part in message.parts),
+        )
+        for message in messages
+    ]
+
+
+def _well_formed_part(part: SessionPart) -> SessionPart:
+    return replace(
+        part,
+        id=well_formed(part.id),
+        type=well_formed(part.type),
+        text=well_formed(part.text),
+        tool=well_formed(part.tool),
+        tool_input=well_formed(part.tool_input),
+        tool_output=well_formed(part.tool_output),
+        status=well_formed(part.status),
+        files=tuple(well_formed(path) for path in part.files),
+    )
 
 
 def row_transcript(row: SessionRow, messages: Sequence[SessionMessage]) -> Transcript:

@@ -21,6 +21,7 @@ longer than ``MAX_LINE_BYTES`` or not JSON is skipped (counted), and a last line
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -28,8 +29,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from graphmem.adapters.client_files import confined_file
-from graphmem.adapters.client_sessions import OneSessionFile, line_time, to_ms
+from graphmem.adapters.client_files import confined_file, open_session_file
+from graphmem.adapters.client_sessions import (
+    OneSessionFile,
+    line_time,
+    to_ms,
+    well_formed,
+    well_formed_messages,
+)
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
 from graphmem.errors import SessionStoreError
 
@@ -138,7 +145,7 @@ class CodexSessionFile(OneSessionFile):
     def _parse(self) -> SessionRead:
         if self._read is None:
             try:
-                with self._path.open("rb") as handle:
+                with open_session_file(self._path, what="Codex's session file") as handle:
                     data = handle.read(MAX_FILE_BYTES)
             except OSError as exc:
                 raise SessionStoreError(
@@ -170,7 +177,8 @@ class _Builder:
     def call(self, call_id: str, name: str, arguments: str, when: datetime) -> None:
         self._agent(call_id, when)
         if name in SHELL_TOOLS:
-            command = _command(arguments)
+            # well_formed: JSON would keep a lone surrogate as an escape, read back whole downstream.
+            command = well_formed(_command(arguments))
             self.calls[call_id] = ("bash", json.dumps({"command": command})[:MAX_TOOL_INPUT_CHARS])
         else:
             self.calls[call_id] = (name[:100], arguments[:MAX_TOOL_INPUT_CHARS])
@@ -226,12 +234,12 @@ def _parse(data: bytes) -> SessionRead:
             _response_item(built, payload, when or last or _EPOCH)
     built.close_agent()
     session_id = str(meta.get("id") or meta.get("session_id") or "")[:128]
-    messages = built.messages[-MAX_MESSAGES:]
+    messages = well_formed_messages(built.messages[-MAX_MESSAGES:])
     created = line_time(meta.get("timestamp")) or first or _EPOCH
     title = next((m.text for m in messages if m.role == "user"), "")[:200]
     transcript = Transcript(
         session_id=session_id,
-        directory=str(meta.get("cwd") or ""),
+        directory=well_formed(str(meta.get("cwd") or "")),
         title=title,
         created_at=created,
         updated_at=last or created,
@@ -252,10 +260,10 @@ def _lines(data: bytes) -> Iterator[dict[str, Any] | None]:
     """Each complete line's JSON object; None for one that is too long or not a JSON object.
     A last line without its newline (still being written, or cut) is left out."""
     complete = data[: data.rfind(b"\n") + 1]
-    for raw in complete.split(b"\n"):
+    for raw in io.BytesIO(complete):  # a line at a time: a list of them all takes ~15 times the bytes
         if not raw.strip():
             continue
-        if len(raw) > MAX_LINE_BYTES:
+        if len(raw) > MAX_LINE_BYTES + 1:  # and its newline
             yield None
             continue
         try:

@@ -17,7 +17,9 @@ This reader:
   megabytes are cut in SQL (``substr``) before they reach Python, file and image parts keep
   their name and type (never their bytes);
 - skips a part whose JSON is corrupt (and counts it), and reports a session whose messages
-  are unreadable or still being written as ``in_progress``, so the caller retries it later.
+  are unreadable or still being written as ``in_progress``, so the caller retries it later;
+- reads bytes that are not UTF-8 as U+FFFD, and leaves out (with a log line) a session whose id or
+  ``time_updated`` is of a type OpenCode never writes, which the cursor could not page past.
 
 Times in OpenCode's tables are epoch milliseconds.
 """
@@ -71,6 +73,9 @@ BUSY_TIMEOUT_MS = 2_000
 LOCK_RETRIES = 3
 LOCK_RETRY_PAUSE_S = 0.2
 TRUNCATED = "… [truncated: {omitted:,} more characters]"
+# The sessions a cursor (time_updated, id) can page through: a time that is no integer or an id that is
+# no UTF-8 text (never OpenCode's) would not compare as it reads back, and the listing would not end.
+_LISTABLE = "typeof(time_updated) = 'integer' AND typeof(id) = 'text' AND is_utf8(CAST(id AS BLOB))"
 # Tool-input keys that hold a path the tool reads or writes.
 _PATH_KEYS = ("filePath", "file_path", "path", "filename")
 
@@ -143,6 +148,10 @@ class OpenCodeSessionStore:
         uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
         try:
             self._db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_ms / 1000, isolation_level=None)
+            # Bytes that are no UTF-8 (SQLite's JSON writes half of an emoji's UTF-16 pair as such) are
+            # read as U+FFFD: a decoding error would make the whole session, or the list, unreadable.
+            self._db.text_factory = _text
+            self._db.create_function("is_utf8", 1, _is_utf8, deterministic=True)
             self._db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
         except sqlite3.Error as exc:
             raise SessionStoreError(
@@ -150,6 +159,7 @@ class OpenCodeSessionStore:
                 "its folder are readable (SQLite needs the -wal/-shm files beside it in WAL mode)."
             ) from exc
         self.check_schema()
+        self._warn_unlisted()
 
     def close(self) -> None:
         self._db.close()
@@ -214,6 +224,18 @@ class OpenCodeSessionStore:
                 "OpenCode version."
             )
 
+    def _warn_unlisted(self) -> None:
+        """Log the sessions ``changed_sessions`` leaves out (see ``_LISTABLE``), if any."""
+        sql = f"SELECT count(*) FROM session WHERE NOT ({_LISTABLE})"
+        count = self._run("the session list", [(sql, ())])[0][0][0]
+        if count:
+            log.warning(
+                "OpenCode's database %s holds %d session(s) graphmem does not read: an id that is not "
+                "UTF-8 text or a time_updated that is not integer milliseconds (OpenCode writes neither)",
+                self.path,
+                count,
+            )
+
     # -- sessions ---------------------------------------------------------------------------
 
     _SESSION_COLUMNS = "id, directory, title, parent_id, time_created, time_updated"
@@ -225,8 +247,8 @@ class OpenCodeSessionStore:
             directory=str(row[1] or ""),
             title=str(row[2] or ""),
             parent_id=str(row[3]) if row[3] else None,
-            time_created_ms=int(row[4] or 0),
-            time_updated_ms=int(row[5] or 0),
+            time_created_ms=_ms(row[4]),
+            time_updated_ms=_ms(row[5]),
         )
 
     def changed_sessions(
@@ -236,7 +258,7 @@ class OpenCodeSessionStore:
         updated, session_id = after or (-1, "")
         sql = (
             f"SELECT {self._SESSION_COLUMNS} FROM session "
-            "WHERE time_updated > ? OR (time_updated = ? AND id > ?) "
+            f"WHERE (time_updated > ? OR (time_updated = ? AND id > ?)) AND {_LISTABLE} "
             "ORDER BY time_updated, id LIMIT ?"
         )
         rows = self._run("the session list", [(sql, (updated, updated, session_id, limit))])[0]
@@ -323,12 +345,14 @@ class OpenCodeSessionStore:
                         THEN json_extract(c.value, '$.state.input') END AS input,
                    coalesce((SELECT group_concat(json_extract(o.value, '$.text'), char(10))
                              FROM json_each(c.value, '$.state.content') AS o
-                             WHERE json_extract(o.value, '$.type') = 'text'),
+                             WHERE CASE WHEN o.type = 'object' THEN json_extract(o.value, '$.type') END
+                                   = 'text'),
                             json_extract(c.value, '$.state.error.message')) AS out
             FROM (SELECT id, data FROM {V2_MESSAGES}
                   WHERE session_id = :session AND type = 'assistant' AND json_valid(data)
                   ORDER BY seq DESC LIMIT :messages) AS m,
                  json_each(m.data, '$.content') AS c
+            WHERE c.type = 'object'  -- json_extract on another item's text would fail the whole read
         )
         ORDER BY id, key
     """
@@ -462,6 +486,23 @@ class OpenCodeSessions:
 
     def open(self, path: Path) -> OpenCodeSessionStore:
         return OpenCodeSessionStore(path)
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _is_utf8(data: bytes | None) -> bool:
+    try:
+        (data or b"").decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _ms(value: object) -> int:
+    """A time column: 0 for what OpenCode never writes there (text, bytes, a real number)."""
+    return value if isinstance(value, int) else 0
 
 
 def _part(row: tuple[Any, ...]) -> SessionPart | None:

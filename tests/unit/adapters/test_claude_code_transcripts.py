@@ -4,6 +4,7 @@ and only a file inside Claude Code's sessions folder: a hook's path is hostile i
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from graphmem.adapters.claude_code_transcripts import (
 from graphmem.errors import SessionStoreError
 
 SESSION = "0b5c3e8e-3f5a-4c43-9a0e-1f2d3c4b5a69"
+BLOCKED_S = 30  # a read that waits on a FIFO fails the test instead of hanging it
 
 
 @pytest.fixture
@@ -167,3 +169,41 @@ def test_a_compaction_summary_and_slash_commands_are_not_the_users_words(root: P
     said = [p.text for m in done.transcript.messages if m.role == "user" for p in m.parts]
     assert said == ["Fix the cart total.", "Now run the tests."]
     assert row.title == "Fix the cart total."
+
+
+def test_half_of_a_utf16_pair_in_the_transcript_is_read_as_a_replacement_character(root: Path) -> None:
+    writer = TranscriptWriter(root, SESSION, "/home/me/shop")
+    writer.user("We decided to use PostgreSQL 16 \ud83d for the shop.")  # JSON writes it as \ud83d
+    writer.assistant(text("Noted \udcff."), tool_use("toolu_1", "Bash", {"command": "echo \ud800"}))
+    writer.tool_result("toolu_1", "cut mid-emoji \ud83d")
+
+    row, done = read(root, writer.path)
+
+    said = [m.text for m in done.transcript.messages]
+    assert said == ["We decided to use PostgreSQL 16 \ufffd for the shop.", "Noted \ufffd."]
+    tool = done.transcript.messages[1].parts[1]
+    assert (tool.tool_input, tool.tool_output) == ('{"command":"echo \ufffd"}', "cut mid-emoji \ufffd")
+    assert row.title == "We decided to use PostgreSQL 16 \ufffd for the shop."
+
+
+@pytest.mark.timeout(BLOCKED_S)
+@pytest.mark.parametrize("make", [os.mkfifo, os.mkdir], ids=["fifo", "folder"])
+def test_a_transcript_swapped_for_what_is_no_file_after_it_was_located_is_refused(
+    root: Path, session: TranscriptWriter, make: Callable[[Path], None]
+) -> None:
+    source = ClaudeCodeTranscripts(root)
+    reader = source.open(source.locate(str(session.path)))
+    session.path.unlink()
+    make(session.path)  # a FIFO nobody writes to: opening it to read would wait forever
+
+    with pytest.raises(SessionStoreError, match="is not a regular file"):
+        reader.session(SESSION)
+
+
+def test_a_transcript_that_is_a_symlink_loop_is_refused(root: Path) -> None:
+    loop = root / "-home-me-shop" / f"{SESSION}.jsonl"
+    loop.parent.mkdir(parents=True)
+    os.symlink(loop, loop)
+
+    with pytest.raises(SessionStoreError, match="Too many levels of symbolic links"):
+        confined_transcript(str(loop), SESSION, root)

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import tracemalloc
 from pathlib import Path
 
 import pytest
 from support.codex_rollout import RolloutWriter, completed, line
 
+from graphmem.adapters import codex_sessions
 from graphmem.adapters.codex_sessions import MAX_TEXT_CHARS, CodexSessions, session_id_of, session_roots
 from graphmem.core.extraction import extract
 from graphmem.errors import SessionStoreError
 
 SESSION = "01a232fa-8209-78b3-84e2-a7a583cbad45"
 NAME = f"rollout-2026-12-01T19-00-00-{SESSION}.jsonl"
+BLOCKED_S = 30  # a read that waits on a FIFO fails the test instead of hanging it
 
 
 @pytest.fixture
@@ -137,3 +140,62 @@ def test_a_one_megabyte_message_is_cut_to_the_text_bound(codex_home: Path) -> No
 def test_the_session_id_comes_from_the_file_name() -> None:
     assert session_id_of(NAME) == SESSION
     assert session_id_of("notes.jsonl") == ""
+
+
+def test_half_of_a_utf16_pair_in_a_session_file_is_read_as_a_replacement_character(codex_home: Path) -> None:
+    rollout = RolloutWriter(codex_home, SESSION, "/home/me/shop")
+    rollout.user("We decided to use Redis \ud83d for the cart.")  # JSON writes it as \ud83d
+    rollout.shell("echo \ud800", "cut mid-emoji \udcff")
+    source = sessions(codex_home)
+    reader = source.open(source.locate(str(rollout.path)))
+    row = reader.session(SESSION)
+
+    assert row is not None and row.title == "We decided to use Redis \ufffd for the cart."
+    [user, agent] = reader.read(row).transcript.messages
+    assert user.text == "We decided to use Redis \ufffd for the cart."
+    [run] = agent.parts
+    assert (json.loads(run.tool_input), run.tool_output) == (
+        {"command": "echo \ufffd"},
+        "cut mid-emoji \ufffd",
+    )
+
+
+@pytest.mark.timeout(BLOCKED_S)
+def test_a_session_file_swapped_for_a_fifo_after_it_was_located_is_refused(codex_home: Path) -> None:
+    rollout = session_with_a_failed_run(codex_home)
+    source = sessions(codex_home)
+    reader = source.open(source.locate(str(rollout.path)))
+    rollout.path.unlink()
+    os.mkfifo(rollout.path)  # nobody writes to it: opening it to read would wait forever
+
+    with pytest.raises(SessionStoreError, match="is not a regular file"):
+        reader.session(SESSION)
+
+
+def test_a_session_file_swapped_for_a_symlink_after_it_was_located_is_not_followed(
+    codex_home: Path, tmp_path: Path
+) -> None:
+    rollout = session_with_a_failed_run(codex_home)
+    source = sessions(codex_home)
+    reader = source.open(source.locate(str(rollout.path)))
+    elsewhere = RolloutWriter(tmp_path / "elsewhere", SESSION, "/home/me/secret")
+    rollout.path.unlink()
+    os.symlink(elsewhere.path, rollout.path)
+
+    with pytest.raises(SessionStoreError, match="Cannot read Codex's session file"):
+        reader.session(SESSION)
+
+
+def test_a_file_of_short_lines_is_parsed_without_holding_them_all_at_once(codex_home: Path) -> None:
+    rollout = session_with_a_failed_run(codex_home)
+    data = rollout.path.read_bytes() + b"  \n" * 400_000  # 1.2 MB; a list of its lines would take 17 MB
+
+    tracemalloc.start()
+    try:
+        read = codex_sessions._parse(data)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+
+    assert [m.id for m in read.transcript.messages] == ["item-1", "item-2"]
+    assert peak < 3 * len(data)

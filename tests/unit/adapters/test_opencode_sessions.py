@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 from support.opencode_db import T0_MS, OpenCodeDB, add_v2_message, text, tool, v2_tool
 
 from graphmem.adapters import opencode_sessions
+from graphmem.adapters.client_sessions import from_ms
 from graphmem.adapters.opencode_sessions import (
     MAX_TEXT_CHARS,
     MAX_TOOL_OUTPUT_CHARS,
@@ -335,3 +337,107 @@ def test_a_session_with_opencode_1_messages_is_read_from_them_alone(oc: OpenCode
     (read,) = read_all(oc.path)
 
     assert [m.text for m in read.transcript.messages] == ["From OpenCode 1.", "Noted."]
+
+
+def listed(store: OpenCodeSessionStore) -> list[str]:
+    """Every session id, a batch of one at a time as the ingester pages through them (at most 20)."""
+    ids: list[str] = []
+    after = None
+    while rows := store.changed_sessions(after, limit=1):
+        ids.append(rows[-1].id)
+        after = (rows[-1].time_updated_ms, rows[-1].id)
+        assert len(ids) < 20, f"the listing does not end: {ids}"
+    return ids
+
+
+@pytest.mark.parametrize(
+    "time", [T0_MS + 0.5, "yesterday", b"\x01", 1e300], ids=["real", "text", "blob", "huge"]
+)
+def test_a_session_whose_time_is_no_integer_is_left_out_of_the_listing_which_ends(
+    oc: OpenCodeDB, tmp_path: Path, time: object
+) -> None:
+    good = oc.session(str(tmp_path))
+    bad = oc.session(str(tmp_path), at_ms=T0_MS + 1)
+    oc.db.execute("UPDATE session SET time_updated = ? WHERE id = ?", (time, bad))
+
+    with OpenCodeSessionStore(oc.path) as store:
+        assert listed(store) == [good]
+
+
+def test_a_session_named_by_id_whose_times_are_no_integers_reads_as_of_the_epoch(
+    oc: OpenCodeDB, tmp_path: Path
+) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.db.execute("UPDATE session SET time_created = 'yesterday', time_updated = X'01' WHERE id = ?", (sid,))
+
+    with OpenCodeSessionStore(oc.path) as store:
+        row = store.session(sid)
+
+    assert row is not None and (row.time_created_ms, row.time_updated_ms) == (0, 0)
+
+
+@pytest.mark.parametrize("sql_id", ["X'0102'", "CAST(X'61FF' AS TEXT)"], ids=["blob", "not-utf8"])
+def test_a_session_whose_id_is_no_utf8_text_is_left_out_of_the_listing_which_ends(
+    oc: OpenCodeDB, tmp_path: Path, sql_id: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    good = oc.session(str(tmp_path))
+    oc.db.execute(
+        "INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) "
+        f"VALUES ({sql_id}, 'global', 'slug', '/p', 't', '1.18.33', ?, ?)",
+        (T0_MS + 1, T0_MS + 1),
+    )
+
+    with OpenCodeSessionStore(oc.path) as store:
+        assert listed(store) == [good]
+    assert "holds 1 session(s) graphmem does not read" in caplog.text
+
+
+def test_a_message_time_that_is_no_number_reads_as_the_epoch(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.message(sid, "user", [text("hi")], at_ms=T0_MS + 1)
+    oc.db.execute("UPDATE message SET time_created = 'yesterday'")
+
+    (read,) = read_all(oc.path)
+
+    [message] = read.transcript.messages
+    assert (message.text, message.created_at) == ("hi", from_ms(0))
+
+
+def test_text_that_is_no_utf8_reads_with_replacement_characters(oc: OpenCodeDB, tmp_path: Path) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.db.execute("UPDATE session SET title = CAST(? AS TEXT)", (b"Cart \xff",))
+    # Half of an emoji's UTF-16 pair, as Node's JSON.stringify writes it for a string cut mid-emoji.
+    cut_emoji = '{"type": "text", "text": "We decided to use Redis \\ud83d for the cart."}'
+    oc.message(sid, "user", [{"__raw__": cut_emoji}], at_ms=T0_MS + 1)
+    noted = oc.message(sid, "assistant", [text("Noted.")], at_ms=T0_MS + 2)
+    not_utf8 = b'{"type": "text", "text": "O\xffk"}'
+    oc.db.execute("UPDATE part SET data = CAST(? AS TEXT) WHERE message_id = ?", (not_utf8, noted))
+
+    with OpenCodeSessionStore(oc.path) as store:
+        [row] = store.changed_sessions()
+        read = store.read(row)
+
+    assert row.title == "Cart \ufffd"
+    cut, said = (m.text for m in read.transcript.messages)
+    assert re.fullmatch("We decided to use Redis \ufffd+ for the cart.", cut)  # one per byte SQLite wrote
+    assert said == "O\ufffdk"
+
+
+def test_an_opencode_2_content_item_that_is_no_object_is_skipped_not_the_session(
+    oc: OpenCodeDB, tmp_path: Path
+) -> None:
+    sid = oc.session(str(tmp_path))
+    add_v2_message(oc, sid, "user", {"text": "Hello"}, at_ms=T0_MS + 100)
+    content = [
+        "a string",
+        {"type": "tool", "name": "bash", "state": {"status": "completed", "content": ["out", 5]}},
+        {"type": "text", "id": "t", "text": "Done."},
+    ]
+    done = {"created": T0_MS + 200, "completed": T0_MS + 300}
+    add_v2_message(oc, sid, "assistant", {"content": content, "time": done}, at_ms=T0_MS + 200)
+
+    (read,) = read_all(oc.path)
+
+    user, assistant = read.transcript.messages
+    assert (user.text, assistant.text) == ("Hello", "Done.")
+    assert [p.tool for p in assistant.parts if p.type == "tool"] == ["bash"]
