@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 from gitlab.utils import EncodedId
 
 from graphmem.adapters.gitlab_transport import (
+    MAX_STATED_TOTAL,
     GitLabTransport,
     JSONObject,
     ListRead,
@@ -52,9 +53,11 @@ MAX_CLOSING_ISSUES = 200
 MAX_RELATED_MERGE_REQUESTS = 200
 MAX_EPIC_CHILDREN = 500
 
-# ".../api/v4/groups/7/epics/2" (an epic's _links.parent), "/groups/acme/shop/-/epics/5" (issue epic.url)
-_EPIC_LINK_RE = re.compile(r"/groups/(?P<group>[^?#]+?)(?:/-)?/epics/(?P<iid>\d+)/?$")
-_MR_URL_RE = re.compile(r"^https?://[^/]+(?:/.*?)?/(?P<project>[^/].*?)/-/merge_requests/(?P<iid>\d+)")
+# What follows the first "/groups/" of ".../api/v4/groups/7/epics/2" (an epic's _links.parent) or
+# "/groups/acme/shop/-/epics/5" (an issue's epic.url). Each pattern has one open-ended part, so a
+# long hostile link is read in linear time (a search from every "/groups/" took quadratic time).
+_EPIC_LINK_RE = re.compile(r"(?P<group>[^?#]+?)(?:/-)?/epics/(?P<iid>\d+)/?")
+_MR_URL_RE = re.compile(r"https?://[^/?#]+(?P<path>/[^?#]*?)/-/merge_requests/(?P<iid>\d+)")
 
 
 class PythonGitLabClient:
@@ -69,6 +72,7 @@ class PythonGitLabClient:
     def __init__(self, url: str, token: str | None, **options: Unpack[TransportOptions]) -> None:
         self._http = GitLabTransport(url, token, **options)
         self._url = self._http.url
+        self._prefix = urlsplit(self._url).path  # "/gitlab" for an instance under a path, else ""
         self._group_paths: dict[int, str] = {}
         self._lock = threading.Lock()
 
@@ -150,7 +154,9 @@ class PythonGitLabClient:
                 closed_at=_time(raw.get("closed_at")),
                 epic=epic,
                 related_merge_requests=tuple(
-                    dict.fromkeys(r for r in (_mr_ref(m, project) for m in related.items) if r is not None)
+                    dict.fromkeys(
+                        r for r in (_mr_ref(m, project, self._prefix) for m in related.items) if r is not None
+                    )
                 ),
             )
 
@@ -209,7 +215,7 @@ class PythonGitLabClient:
         epic = raw.get("epic")
         if isinstance(epic, dict) and epic.get("iid") is not None:
             iid = int(epic["iid"])
-            match = _EPIC_LINK_RE.search(_str(epic.get("url")))
+            match = _epic_link(_str(epic.get("url")))
             if match and not match.group("group").isdigit():
                 return match.group("group"), iid
             if epic.get("group_id") is not None:
@@ -225,7 +231,7 @@ class PythonGitLabClient:
         """(group path, iid) of the parent epic: from ``_links.parent``, else ``parent_iid`` in ``group``."""
         links = raw.get("_links")
         link = links.get("parent") if isinstance(links, dict) else None
-        match = _EPIC_LINK_RE.search(urlsplit(link).path) if isinstance(link, str) else None
+        match = _epic_link(urlsplit(link).path) if isinstance(link, str) else None
         if match:
             ident, iid = match.group("group"), int(match.group("iid"))
             if not ident.isdigit():
@@ -280,7 +286,7 @@ def _item(raw: JSONObject) -> _ItemFields:
         labels=_labels(raw.get("labels")),
         created_at=_time(raw.get("created_at")),
         updated_at=_time(raw.get("updated_at")),
-        description=cut_description(raw.get("description")),
+        description=cut_description(_str(raw.get("description"))),
         web_url=_str(raw.get("web_url")),
     )
 
@@ -290,7 +296,8 @@ def _shape(url: str, what: str) -> Iterator[None]:
     """Turns a missing field or a wrong type while reading an answer into ``GitLabUnavailableError``."""
     try:
         yield
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    # OverflowError: Infinity where a number belongs, a time before or after what UTC can hold
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
         raise GitLabUnavailableError(
             f"GitLab at {url} answered {what} in an unexpected shape ({type(exc).__name__}: {exc}). "
             "Is [gitlab] url a GitLab instance (REST API v4)?"
@@ -348,19 +355,26 @@ def _milestone(value: object) -> str | None:
 
 
 def _changes_count(value: object) -> tuple[int, bool] | None:
-    """GitLab's ``changes_count`` ("6", "1000+") as (count, exact)."""
-    if isinstance(value, int):
-        return value, True
-    if isinstance(value, str) and value.rstrip("+").isdigit():
-        return int(value.rstrip("+")), not value.endswith("+")
-    return None
+    """GitLab's ``changes_count`` ("6", "1000+") as (count, exact); None when it is no count of
+    files (``"²"``, negative, past ``MAX_STATED_TOTAL``): then the files read are counted."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        count, exact = value, True
+    # 11 characters at most: "2147483647+"; int() refuses thousands of digits with a ValueError
+    elif isinstance(value, str) and value.removesuffix("+").isdecimal() and len(value) <= 11:
+        count, exact = int(value.removesuffix("+")), not value.endswith("+")
+    else:
+        return None
+    return (count, exact) if 0 <= count <= MAX_STATED_TOTAL else None
 
 
 def _changed_file(raw: JSONObject) -> ChangedFile:
     deleted = bool(raw.get("deleted_file"))
+    new_path = raw["new_path"]
+    if not isinstance(new_path, str) or not new_path:
+        raise TypeError(f"a changed file's new_path is {new_path!r:.40}, not a path")
     return ChangedFile(
-        new_path=raw["new_path"],
-        old_path=_str(raw.get("old_path")) or raw["new_path"],
+        new_path=new_path,
+        old_path=_str(raw.get("old_path")) or new_path,
         new_file=bool(raw.get("new_file")),
         deleted_file=deleted,
         renamed_file=bool(raw.get("renamed_file")),
@@ -387,15 +401,26 @@ def _issue_ref(raw: JSONObject, project: str | None) -> IssueRefData | None:
     )
 
 
-def _mr_ref(raw: JSONObject, project: str) -> tuple[str, int] | None:
+def _mr_ref(raw: JSONObject, project: str, prefix: str) -> tuple[str, int] | None:
+    """(project, iid) of a merge request: ``references.full``, else its ``web_url`` below the
+    instance's path ``prefix``, else its iid in ``project``."""
     ref = _full_reference(raw, "!")
     if ref is not None:
         return ref
     match = _MR_URL_RE.match(_str(raw.get("web_url")))
     if match:
-        return match.group("project"), int(match.group("iid"))
+        path = match.group("path")
+        named = path.removeprefix(prefix) if path.startswith(prefix + "/") else path
+        if named.strip("/"):
+            return named.strip("/"), int(match.group("iid"))
     return (project, raw["iid"]) if isinstance(raw.get("iid"), int) else None
 
 
 def _epic_ref(raw: JSONObject) -> tuple[str, int] | None:
     return _full_reference(raw, "&")
+
+
+def _epic_link(text: str) -> re.Match[str] | None:
+    """The group and iid of an epic's link (``group``, ``iid``), read after its first "/groups/"."""
+    _, found, rest = text.partition("/groups/")
+    return _EPIC_LINK_RE.fullmatch(rest) if found else None

@@ -9,9 +9,11 @@ this module:
 - 403 → ``GitLabForbiddenError``; 404 → ``GitLabNotFoundError``;
 - 429 → waits ``Retry-After`` inside the call when it is at most ``MAX_INLINE_WAIT_S`` (within
   ``max_retries``), else ``GitLabRateLimitedError(retry_after_s)`` so the caller's queue waits;
-- 5xx and timeouts → up to ``max_retries`` retries with exponential backoff, then
-  ``GitLabUnavailableError``; a refused connection or unknown host → ``GitLabUnavailableError`` at once;
-- an answer that is not JSON, or not a JSON object → ``GitLabUnavailableError``.
+- 5xx, timeouts and a connection dropped (an answer cut short included) → up to ``max_retries``
+  retries with exponential backoff, then ``GitLabUnavailableError``; a refused connection or unknown
+  host → ``GitLabUnavailableError`` at once;
+- an answer that is not HTTP (an ssh banner), not JSON, or not a JSON object, one too long or too
+  slow (``gitlab_answer_bounds.py``), a list whose pages never end → ``GitLabUnavailableError``.
 
 python-gitlab's own retrying is switched off (it would sleep for any ``Retry-After``, minutes
 included); this module's loop is the only one. Answers are cached in memory for
@@ -21,11 +23,12 @@ line, message, repr or result. What the answers mean is ``gitlab_api.py``'s busi
 
 from __future__ import annotations
 
+import http.client
 import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -36,8 +39,19 @@ import gitlab
 import gitlab.exceptions
 import requests
 import urllib3.exceptions
+from requests.adapters import HTTPAdapter
+from urllib3.connectionpool import HTTPConnectionPool
 
 from graphmem import __version__
+from graphmem.adapters import gitlab_answer_bounds
+from graphmem.adapters.gitlab_answer_bounds import (
+    HeadTooSlow,
+    PageBudget,
+    read_body,
+    too_long,
+    too_slow,
+    with_head_deadline,
+)
 from graphmem.errors import (
     ConfigError,
     GitLabAuthError,
@@ -69,11 +83,6 @@ MAX_RETRY_AFTER_S = 86_400.0
 # A stated total above this is no count of a forge's list (GitLab states none past 10,000 rows).
 MAX_STATED_TOTAL = 2**31 - 1
 PER_PAGE = 100  # GitLab's largest page: fewest requests
-# The longest answer read: a page of 100 diffs at GitLab's 200 KB a file's patch, and room.
-MAX_ANSWER_BYTES = 32 * 2**20
-READ_CHUNK_BYTES = 64 * 1024
-# The longest one answer may take to arrive, however it trickles (each read also has the timeout).
-MAX_ANSWER_S = 60.0
 CACHE_MAX_ENTRIES = 2_048
 USER_AGENT = f"graphmem/{__version__} (+https://pypi.org/project/graphmem) python-gitlab/{gitlab.__version__}"
 
@@ -110,6 +119,9 @@ class _OneInstance(requests.Session):
         super().__init__()
         self._url = url
         self._origin = _origin(url)
+        self.pages = PageBudget()  # each answer of 2xx is one page of a list being read
+        for scheme in ("https://", "http://"):
+            self.mount(scheme, _HeadDeadlineAdapter())
 
     def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
         where = _origin(request.url or "")
@@ -119,9 +131,14 @@ class _OneInstance(requests.Session):
                 "the token goes to [gitlab] url only. If GitLab lives there, set [gitlab] url to it."
             )
         streamed = kwargs.get("stream", False)
-        response = super().send(request, **{**kwargs, "stream": True})
+        try:
+            response = super().send(request, **{**kwargs, "stream": True})
+        except HeadTooSlow:
+            raise too_slow(self._url) from None
         if not streamed:  # read here, bounded, as requests would have read it whole
             response._content = self._bounded(response)  # requests' own slot for a body read
+        if 200 <= response.status_code < 300:
+            self.pages.spend(self._url)
         return response
 
     def _bounded(self, response: requests.Response) -> bytes:
@@ -129,23 +146,11 @@ class _OneInstance(requests.Session):
         answer without end (a proxy's stream, a forge's garbage) never fills the memory."""
         if response._content is not False:  # read already (by an adapter that preloads)
             read = response.content or b""
-            if len(read) > MAX_ANSWER_BYTES:
-                raise self._too_long()
+            if len(read) > gitlab_answer_bounds.MAX_ANSWER_BYTES:
+                raise too_long(self._url)
             return read
-        body = bytearray()
-        deadline = time.monotonic() + MAX_ANSWER_S
         try:
-            # What has arrived, a read at a time (``read1``): a body trickled a byte at a time
-            # meets the deadline, where a read of a whole chunk would wait for all of it.
-            while chunk := response.raw.read1(READ_CHUNK_BYTES, decode_content=True):
-                body += chunk
-                if len(body) > MAX_ANSWER_BYTES:
-                    raise self._too_long()
-                if time.monotonic() > deadline:
-                    raise GitLabUnavailableError(
-                        f"GitLab at {self._url} took over {MAX_ANSWER_S:g} s to send one answer. Check "
-                        "the instance and your network, then try again."
-                    )
+            body = read_body(response.raw, self._url)
         except urllib3.exceptions.HTTPError as exc:
             response.close()  # read part way: the connection is not reused
             raise _as_requests_error(exc) from exc
@@ -153,14 +158,17 @@ class _OneInstance(requests.Session):
             response.close()
             raise
         response._content_consumed = True  # read to its end: the connection went back to the pool
-        return bytes(body)
+        return body
 
-    def _too_long(self) -> GitLabUnavailableError:
-        return GitLabUnavailableError(
-            f"GitLab at {self._url} answered with more than {MAX_ANSWER_BYTES / 2**20:.3g} MiB: no "
-            "answer graphmem asks for is that long. Check that [gitlab] url is the GitLab instance's "
-            "address (not a proxy or a download)."
-        )
+
+class _HeadDeadlineAdapter(HTTPAdapter):
+    """requests' adapter whose connections read an answer's head within ``MAX_ANSWER_S``
+    (``gitlab_answer_bounds.with_head_deadline``), through a proxy too."""
+
+    def get_connection_with_tls_context(self, *args: Any, **kwargs: Any) -> HTTPConnectionPool:
+        pool: HTTPConnectionPool = super().get_connection_with_tls_context(*args, **kwargs)
+        pool.ConnectionCls = with_head_deadline(pool.ConnectionCls)
+        return pool
 
 
 def _as_requests_error(exc: urllib3.exceptions.HTTPError) -> requests.RequestException:
@@ -224,7 +232,7 @@ class GitLabTransport:
         self._cache: dict[str, tuple[float, Any]] = {}
         self._lock = threading.Lock()
         self._last_headers = threading.local()
-        session = _OneInstance(self._url)
+        self._session = session = _OneInstance(self._url)
         session.hooks["response"].append(self._remember_headers)
         self._gl = gitlab.Gitlab(
             self._url,
@@ -278,7 +286,8 @@ class GitLabTransport:
     def get_list(self, path: str, what: str, limit: int) -> ListRead:
         """The first ``limit`` items of a paginated list, read page by page; the total from ``X-Total``."""
         key = f"LIST {path} {limit}"
-        return self._cached(key, lambda: self._read_list(path, what, limit))
+        with self._session.pages.at_most(-(-limit // PER_PAGE) + 1):  # those ``limit`` fills, one more
+            return self._cached(key, lambda: self._read_list(path, what, limit))
 
     def optional_list(self, path: str, what: str, limit: int) -> ListRead:
         """Like ``get_list``, but a list the token may not see (403, 404) is empty: the entity stands."""
@@ -398,7 +407,9 @@ class GitLabTransport:
             return (backoff_s, f"{status} {exc.error_message}") if status >= 500 else None
         if isinstance(exc, requests.Timeout):
             return backoff_s, f"no answer within {self._timeout_s:g} s"
-        if isinstance(exc, requests.ConnectionError) and not _cannot_connect(exc):
+        if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+            return backoff_s, "answer cut short"  # the connection dropped mid-answer
+        if isinstance(exc, requests.ConnectionError) and not _cannot_connect(exc) and not _not_http(exc):
             return backoff_s, "connection dropped"  # may be transient; a refused connection is not
         return None
 
@@ -420,6 +431,18 @@ class GitLabTransport:
                 f"GitLab at {self._url} did not answer {what} within {self._timeout_s:g} s "
                 f"({attempt + 1} attempts). Check the instance and your network, or raise "
                 "[gitlab] timeout_seconds."
+            )
+        if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+            return GitLabUnavailableError(
+                f"GitLab at {self._url} cut short its answer to {what} ({attempt + 1} attempts): the "
+                "connection closed mid-answer, or the answer was garbled. Check the instance and your "
+                "network (a proxy between?), then try again."
+            )
+        if isinstance(exc, requests.ConnectionError) and _not_http(exc):
+            return GitLabUnavailableError(
+                f"GitLab at {self._url} answered {what} with something that is not HTTP (a garbled or "
+                "overlong status or header line). Check that [gitlab] url is the GitLab instance's web "
+                "address (https://...), not its SSH port or another service's."
             )
         if isinstance(exc, requests.ConnectionError):
             return GitLabUnavailableError(
@@ -528,6 +551,24 @@ def _asked_wait_s(retry_after: str | None, reset: str | None) -> float:
 
 def _cannot_connect(exc: BaseException) -> bool:
     """Whether a connection error means "nobody there" (refused, unknown host) rather than a drop."""
+    return any(
+        isinstance(e, ConnectionRefusedError)
+        or type(e).__name__ in ("NewConnectionError", "NameResolutionError")
+        for e in _causes(exc)
+    )
+
+
+def _not_http(exc: BaseException) -> bool:
+    """Whether a connection error is an answer no HTTP client reads (an ssh banner, a header line
+    over 64 KiB, over 100 headers), rather than a connection closed before any answer."""
+    return any(
+        isinstance(e, http.client.HTTPException) and not isinstance(e, http.client.RemoteDisconnected)
+        for e in _causes(exc)
+    )
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and what it came from: causes, contexts, urllib3's ``reason``s and arguments."""
     seen: set[int] = set()
     pending: list[BaseException | None] = [exc]
     while pending:
@@ -535,11 +576,6 @@ def _cannot_connect(exc: BaseException) -> bool:
         if current is None or id(current) in seen:
             continue
         seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError) or type(current).__name__ in (
-            "NewConnectionError",
-            "NameResolutionError",
-        ):
-            return True
+        yield current
         pending.extend([current.__cause__, current.__context__, getattr(current, "reason", None)])
         pending.extend(a for a in current.args if isinstance(a, BaseException))
-    return False

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 import pytest
 from support.fake_gitlab import GROUP, PROJECT, TOKEN, FakeGitLab
 
-from graphmem.adapters import gitlab_transport
+from graphmem.adapters import gitlab_answer_bounds
 from graphmem.adapters.gitlab_api import PythonGitLabClient
 from graphmem.adapters.gitlab_transport import MAX_INLINE_WAIT_S, PER_PAGE, USER_AGENT
 from graphmem.core.gitlab import MAX_CHANGED_FILES, MAX_DESCRIPTION_CHARS, ChangedFile, IssueRefData, Person
@@ -486,7 +487,7 @@ def test_a_list_page_that_is_not_a_json_list_is_unavailable(
 def test_an_answer_past_the_longest_read_is_unavailable(
     make_client: Callable[..., PythonGitLabClient], gitlab: FakeGitLab, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gitlab_transport, "MAX_ANSWER_BYTES", 200_000)
+    monkeypatch.setattr(gitlab_answer_bounds, "MAX_ANSWER_BYTES", 200_000)
     client = make_client(cache_ttl_s=0)
     raw = gitlab.fixture(MR12)
     gitlab.set_route(MR12, dict(raw, description="x" * 190_000))
@@ -499,7 +500,7 @@ def test_an_answer_past_the_longest_read_is_unavailable(
 def test_an_answer_trickled_past_the_longest_wait_is_unavailable(
     make_client: Callable[..., PythonGitLabClient], gitlab: FakeGitLab, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(gitlab_transport, "MAX_ANSWER_S", 0.3)
+    monkeypatch.setattr(gitlab_answer_bounds, "MAX_ANSWER_S", 0.3)
     client = make_client(cache_ttl_s=0)
     # each byte well within the timeout, the whole answer not within MAX_ANSWER_S
     gitlab.fail("trickle", route="merge_requests/12", times=1, delay_s=0.05)
@@ -555,6 +556,88 @@ def test_bad_input_is_refused_before_any_request(client: PythonGitLabClient, git
 def test_a_url_that_is_not_http_is_a_config_error(url: str) -> None:
     with pytest.raises(ConfigError, match=r"\[gitlab\] url"):
         PythonGitLabClient(url, TOKEN)
+
+
+# -- answers of a hostile shape -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("iid", float("inf")),  # sent as Infinity, which Python's JSON reads
+        ("created_at", "0001-01-01T00:00:00+14:00"),  # before the first UTC date
+        ("merged_at", "9999-12-31T23:59:59-14:00"),  # after the last
+    ],
+)
+def test_a_number_or_time_out_of_range_is_an_answer_of_the_wrong_shape(
+    client: PythonGitLabClient, gitlab: FakeGitLab, field: str, value: object
+) -> None:
+    gitlab.set_route(MR12, dict(gitlab.fixture(MR12), **{field: value}))
+    with pytest.raises(GitLabUnavailableError, match="unexpected shape"):
+        client.merge_request(PROJECT, 12)
+
+
+@pytest.mark.parametrize(
+    "count", ["²", "9" * 4_400, "9" * 20], ids=["superscript", "4400-digits", "past-int64"]
+)
+def test_a_changes_count_that_is_no_count_is_not_the_total(
+    client: PythonGitLabClient, gitlab: FakeGitLab, count: str
+) -> None:
+    gitlab.add_huge_merge_request(99, 2_500)
+    gitlab.send_totals = False
+    route = f"/projects/{PROJECT}/merge_requests/99"
+    gitlab.set_route(route, dict(gitlab.fixture(route), changes_count=count))
+    mr = client.merge_request(PROJECT, 99)
+    assert (mr.changed_files_total, mr.changed_files_total_exact) == (MAX_CHANGED_FILES, False)
+
+
+@pytest.mark.parametrize("description", [["a list"], {"an": "object"}])
+def test_a_description_that_is_no_text_is_read_as_none(
+    client: PythonGitLabClient, gitlab: FakeGitLab, description: object
+) -> None:
+    gitlab.set_route(MR12, dict(gitlab.fixture(MR12), description=description))
+    assert client.merge_request(PROJECT, 12).description == ""
+
+
+@pytest.mark.parametrize("path", [5, None, ["src/a.py"]])
+def test_a_changed_file_whose_path_is_no_text_is_an_answer_of_the_wrong_shape(
+    client: PythonGitLabClient, gitlab: FakeGitLab, path: object
+) -> None:
+    diffs = gitlab.fixture(f"{MR12}/diffs")
+    diffs[0]["new_path"] = path
+    gitlab.set_route(f"{MR12}/diffs", diffs)
+    with pytest.raises(GitLabUnavailableError, match="unexpected shape"):
+        client.merge_request(PROJECT, 12)
+
+
+def test_related_merge_requests_without_references_are_named_by_their_web_url(
+    client: PythonGitLabClient, gitlab: FakeGitLab
+) -> None:
+    route = f"/projects/{PROJECT}/issues/34/related_merge_requests"
+    related = [{k: v for k, v in m.items() if k not in ("references", "iid")} for m in gitlab.fixture(route)]
+    gitlab.set_route(route, related)
+    assert client.issue(PROJECT, 34).related_merge_requests == ((PROJECT, 12),)
+
+
+def test_a_long_epic_url_is_read_at_once(client: PythonGitLabClient, gitlab: FakeGitLab) -> None:
+    route = f"/projects/{PROJECT}/issues/34"
+    raw = gitlab.fixture(route)
+    raw["epic"]["url"] = "/groups/" * 8_000  # searched from each "/groups/", it took 20 s
+    gitlab.set_route(route, raw)
+    started = time.monotonic()
+    assert client.issue(PROJECT, 34).epic == (GROUP, 5)  # from epic.group_id
+    assert time.monotonic() - started < 1.0
+
+
+def test_a_long_merge_request_web_url_is_read_at_once(client: PythonGitLabClient, gitlab: FakeGitLab) -> None:
+    route = f"/projects/{PROJECT}/issues/34/related_merge_requests"
+    related = gitlab.fixture(route)
+    del related[0]["references"]
+    related[0]["web_url"] = "https://gitlab.example.com" + "/a" * 16_000  # it took 4 s a merge request
+    gitlab.set_route(route, related)
+    started = time.monotonic()
+    assert client.issue(PROJECT, 34).related_merge_requests == ((PROJECT, 12),)  # from iid
+    assert time.monotonic() - started < 1.0
 
 
 # -- cache ----------------------------------------------------------------------------------------
