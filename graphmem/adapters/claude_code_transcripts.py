@@ -37,10 +37,10 @@ from graphmem.adapters.client_sessions import (
     line_time,
     row_transcript,
     to_ms,
-    well_formed,
     well_formed_messages,
 )
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow
+from graphmem.core.text import well_formed
 from graphmem.errors import SessionStoreError
 
 CONFIG_DIR_VARIABLE = "CLAUDE_CONFIG_DIR"

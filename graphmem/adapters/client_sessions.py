@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRow, Transcript
+from graphmem.core.text import well_formed
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError
 
@@ -24,7 +25,6 @@ __all__ = [
     "line_time",
     "row_transcript",
     "to_ms",
-    "well_formed",
     "well_formed_messages",
 ]
 
@@ -55,17 +55,6 @@ def line_time(value: object) -> datetime | None:
         return to_utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
     except (ValueError, InvalidInputError):  # InvalidInputError: a time UTC cannot hold
         return None
-
-
-def well_formed(text: str) -> str:
-    """``text`` with each lone surrogate (half a UTF-16 pair: a session file's JSON escapes one where
-    the client cut an emoji, and Python decodes one from its bytes) as U+FFFD: UTF-8 cannot hold it,
-    so the store would refuse the whole session for it."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return text
 
 
 def well_formed_messages(messages: Sequence[SessionMessage]) -> list[SessionMessage]:

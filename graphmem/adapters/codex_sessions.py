@@ -34,10 +34,10 @@ from graphmem.adapters.client_sessions import (
     OneSessionFile,
     line_time,
     to_ms,
-    well_formed,
     well_formed_messages,
 )
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
+from graphmem.core.text import well_formed
 from graphmem.errors import SessionStoreError
 
 KNOWN_VERSIONS = "0.169.x"

@@ -27,7 +27,7 @@ from graphmem.core.models import Category, Trust
 from graphmem.core.redaction import redact
 from graphmem.core.refs import find_path_candidates
 from graphmem.core.sessions import Learned, SessionMessage
-from graphmem.core.text import clip
+from graphmem.core.text import clip, well_formed
 from graphmem.core.trust import looks_like_injection
 
 
@@ -117,9 +117,9 @@ def command_of(tool_input: str) -> str:
     except RecursionError:
         return ""  # JSON nested deeper than the parser recurses: no command's input
     if isinstance(value, dict):
-        command = value.get("command") or value.get("cmd") or ""
-        return command.strip() if isinstance(command, str) else ""
-    return value.strip() if isinstance(value, str) else ""
+        value = value.get("command") or value.get("cmd") or ""
+    # well_formed: the JSON may escape half of an emoji's pair, which no stored text may hold
+    return well_formed(value.strip()) if isinstance(value, str) else ""
 
 
 def _input_paths(tool_input: str) -> list[str]:
@@ -130,7 +130,7 @@ def _input_paths(tool_input: str) -> list[str]:
     if not isinstance(value, dict):
         return []
     path = value.get("filePath") or value.get("path") or value.get("file_path")
-    return [path] if isinstance(path, str) and path else []
+    return [well_formed(path)] if isinstance(path, str) and path else []
 
 
 def learn_from_runs(runs: list[Run]) -> list[Learned]:

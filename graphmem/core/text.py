@@ -48,6 +48,17 @@ def ensure_utf8(text: str, *, what: str = "text") -> None:
         ) from None
 
 
+def well_formed(text: str) -> str:
+    """``text`` with each lone surrogate (half of a UTF-16 pair: JSON escapes one where a client cut
+    an emoji, and Python decodes one from bytes) as U+FFFD: UTF-8 cannot hold it, so the store would
+    refuse the whole text for it (``ensure_utf8``). For text read from another program's files."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
 def escape_undecodable(text: str, limit: int | None = None) -> str:
     """``text`` with what UTF-8 cannot encode spelled out, for a message that shows it: a byte
     that was no UTF-8 (kept as a lone surrogate from U+DC80 to U+DCFF, as ``os.fsdecode`` keeps a

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from graphmem.adapters.claude_code_transcripts import ClaudeCodeTranscript
-from graphmem.adapters.client_sessions import from_ms, line_time, row_transcript, to_ms, well_formed
+from graphmem.adapters.client_sessions import from_ms, line_time, row_transcript, to_ms
 from graphmem.adapters.codex_sessions import CodexSessionFile
 from graphmem.core.sessions import SessionMessage, SessionRow
 
@@ -48,8 +48,3 @@ def test_a_line_time_is_iso_in_utc_and_anything_else_is_none() -> None:
 
 def test_a_row_time_that_is_no_number_is_the_epoch() -> None:
     assert [from_ms(v) for v in ("yesterday", b"\x01", 10**30)] == [datetime(1970, 1, 1, tzinfo=UTC)] * 3
-
-
-def test_half_of_a_utf16_pair_is_a_replacement_character_and_text_utf8_holds_is_kept() -> None:
-    assert well_formed("cut \ud83d, byte \udcff") == "cut \ufffd, byte \ufffd"
-    assert well_formed("whole \U0001f600, é") == "whole \U0001f600, é"

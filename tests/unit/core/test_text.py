@@ -19,6 +19,7 @@ from graphmem.core.text import (
     phrase_words,
     shingles,
     validate_text,
+    well_formed,
     words,
 )
 from graphmem.errors import InvalidInputError
@@ -174,3 +175,8 @@ def test_a_mark_drawn_with_other_characters_is_shown_in_parentheses_as_a_plain_o
 @pytest.mark.parametrize("text", ["café au lait", "日本語のテキスト", "ﬁne [x] ［1］"])
 def test_text_with_no_mark_is_shown_as_written(text: str) -> None:
     assert inert(text) == text
+
+
+def test_half_of_a_utf16_pair_is_a_replacement_character_and_text_utf8_holds_is_kept() -> None:
+    assert well_formed("cut \ud83d, byte \udcff") == "cut \ufffd, byte \ufffd"
+    assert well_formed("whole \U0001f600, é") == "whole \U0001f600, é"

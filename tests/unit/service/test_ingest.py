@@ -427,6 +427,24 @@ def test_a_subagent_sessions_prompt_teaches_no_rule_and_is_not_the_users_words(
         assert all(label(m) == "the user's words in a session" for m in rules)
 
 
+def test_a_command_whose_json_escapes_half_of_an_emoji_is_learned_with_a_replacement_character(
+    memory_service: MemoryService, oc: OpenCodeDB, git_project: str
+) -> None:
+    # json.dumps escapes the lone surrogate as "\\ud83d": JSON reads it back as one, UTF-8 holds none
+    failed = tool(
+        "bash", {"command": "pytest tests/unit -k caf\ud83d"}, "E   ModuleNotFoundError: x", status="error"
+    )
+    worked = tool("bash", {"command": "uv run pytest tests/unit -k caf\ud83d"}, "212 passed in 8.31s")
+    sid = oc.session(git_project, title="Run the tests")
+    oc.message(sid, "user", [text("Run the unit tests.")], at_ms=T0_MS)
+    oc.message(sid, "assistant", [failed, worked], at_ms=T0_MS + 1_000)
+
+    report = ingester(memory_service).run(db_path=str(oc.path))
+
+    [learned] = [m for m in memory_service.store.all_memories() if m.source == "mcp"]
+    assert "uv run pytest tests/unit -k caf\ufffd" in learned.text and report.errors == []
+
+
 def test_what_the_agent_did_in_a_session_outside_any_project_is_counted_not_stored_nor_an_error(
     memory_service: MemoryService, oc: OpenCodeDB, git_project: str
 ) -> None:
