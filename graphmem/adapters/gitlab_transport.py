@@ -52,6 +52,7 @@ from graphmem.adapters.gitlab_answer_bounds import (
     too_slow,
     with_head_deadline,
 )
+from graphmem.core.json_escapes import mend_lone_surrogates
 from graphmem.errors import (
     ConfigError,
     GitLabAuthError,
@@ -136,7 +137,9 @@ class _OneInstance(requests.Session):
         except HeadTooSlow:
             raise too_slow(self._url) from None
         if not streamed:  # read here, bounded, as requests would have read it whole
-            response._content = self._bounded(response)  # requests' own slot for a body read
+            # requests' own slot for a body read; half of an emoji's pair escaped alone is U+FFFD
+            # (JSON would read it as a surrogate no stored text can hold: the entity never stored)
+            response._content = mend_lone_surrogates(self._bounded(response))
         if 200 <= response.status_code < 300:
             self.pages.spend(self._url)
         return response

@@ -10,14 +10,7 @@ it instead; the guard (``server/guard.py``) answers it with a 400 before any rou
 
 from __future__ import annotations
 
-import re
-
-# Cheap test first: most bodies hold no escape of a surrogate at all.
-_SURROGATE_ESCAPE_HINT_RE = re.compile(rb"\\u[dD][89a-fA-F]")
-# Every escape in order, so "\\\\ud800" (an escaped backslash, then the letters) is no surrogate.
-_ESCAPE_RE = re.compile(rb"\\(?:u([0-9a-fA-F]{4})|.)", re.DOTALL)
-HIGH_SURROGATES = range(0xD800, 0xDC00)
-LOW_SURROGATES = range(0xDC00, 0xE000)
+from graphmem.core.json_escapes import lone_surrogate_escapes
 
 
 def problem(body: bytes) -> str | None:
@@ -26,12 +19,10 @@ def problem(body: bytes) -> str | None:
         body.decode("utf-8")
     except UnicodeDecodeError as exc:
         return _not_utf8(body, exc.start)
-    if _SURROGATE_ESCAPE_HINT_RE.search(body) is None:
-        return None
-    lone = _lone_surrogate_escape(body)
+    lone = next(lone_surrogate_escapes(body), None)
     if lone is None:
         return None
-    offset, escape = lone
+    offset, escape = lone.start(), lone.group(0).decode("ascii")
     return (
         f"The request body holds a lone surrogate: the JSON escape {escape} at byte {offset} is half "
         "of a UTF-16 pair with no other half, and stands for no character. Send the text as UTF-8, "
@@ -53,20 +44,3 @@ def _not_utf8(body: bytes, offset: int) -> str:
         f"The request body is not valid UTF-8: byte {offset} (0x{first:02x}) starts no character "
         "there. Send the JSON body encoded as UTF-8."
     )
-
-
-def _lone_surrogate_escape(body: bytes) -> tuple[int, str] | None:
-    """The offset and text of the first ``\\uXXXX`` escape of a surrogate without its pair."""
-    high: re.Match[bytes] | None = None  # a high half, waiting for its low half right after it
-    for match in _ESCAPE_RE.finditer(body):
-        code = int(match.group(1), 16) if match.group(1) else -1
-        if high is not None:
-            if code in LOW_SURROGATES and match.start() == high.end():
-                high = None
-                continue
-            break
-        if code in HIGH_SURROGATES:
-            high = match
-        elif code in LOW_SURROGATES:
-            return match.start(), match.group(0).decode("ascii")
-    return None if high is None else (high.start(), high.group(0).decode("ascii"))

@@ -157,6 +157,22 @@ def test_a_long_description_is_cut_with_a_note(client: PythonGitLabClient, gitla
     assert "cut by graphmem" in mr.description
 
 
+def test_half_of_an_emojis_pair_escaped_alone_is_read_as_a_replacement_character(
+    client: PythonGitLabClient, gitlab: FakeGitLab
+) -> None:
+    raw = gitlab.fixture(MR12)
+    # json.dumps escapes these as "\\ud83d": Python's json reads each back as a lone surrogate
+    raw["title"] = "Fix the caf\ud83d menu"
+    raw["description"] = "A pair \ud83d\ude00 stays whole; a low half \ude00 alone does not"
+    raw["author"]["name"] = "Ren\udc00"
+    gitlab.set_route(MR12, raw)
+
+    mr = client.merge_request(PROJECT, 12)
+
+    assert mr.title == "Fix the caf\ufffd menu" and mr.author is not None and mr.author.name == "Ren\ufffd"
+    assert mr.description == "A pair \U0001f600 stays whole; a low half \ufffd alone does not"
+
+
 def test_issue_fields_epic_and_related_merge_requests(client: PythonGitLabClient) -> None:
     issue = client.issue(PROJECT, 34)
     assert (issue.project, issue.iid, issue.state) == (PROJECT, 34, "closed")
