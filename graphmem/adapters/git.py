@@ -3,6 +3,8 @@
 The project of a directory is its repository's main checkout: every worktree of one
 repository (``git worktree add``) is one project, so they share one memory. The branch of a
 directory is read from its own checkout, each call (it changes under a running daemon).
+How git is run on a repository graphmem reads (its history, its diffs) is here too:
+``git_env`` and ``run_bounded``.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +31,7 @@ from graphmem.core.projects import (
 from graphmem.errors import InvalidInputError
 
 GIT_TIMEOUT_S = 5.0
+MAX_ERROR_BYTES = 64 * 1024  # of what git says went wrong: its first line is what is logged
 DEFAULT_BRANCH_TTL_S = 60.0  # how long a project's default branch is taken as read
 PROJECT_NAME_TTL_S = 60.0  # and a checkout's project name and origin remote (git config)
 _T = TypeVar("_T")
@@ -63,6 +67,37 @@ def git_env() -> dict[str, str]:
     env = {name: value for name, value in os.environ.items() if name not in GIT_LOCATION_VARIABLES}
     env["LC_ALL"] = "C"
     return env
+
+
+def run_bounded(args: list[str], cwd: Path, *, timeout_s: float, max_bytes: int) -> tuple[int, bytes, bytes]:
+    """Run ``args`` (git and its arguments) in ``cwd`` in ``git_env``: its exit status, its
+    output up to one byte past ``max_bytes`` (where it is stopped: a repository of a few
+    kilobytes can make ``git log`` print gigabytes) and the start of its errors. Raises
+    ``subprocess.TimeoutExpired`` when it runs over ``timeout_s``, ``OSError`` when it cannot run."""
+    expired = threading.Event()
+    # Errors go to a file: a pipe left unread while the output is read could fill and hold git.
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(args, cwd=cwd, env=git_env(), stdout=subprocess.PIPE, stderr=errors)
+        assert process.stdout is not None
+
+        def stop() -> None:
+            expired.set()
+            process.kill()
+
+        timer = threading.Timer(timeout_s, stop)
+        timer.start()
+        try:
+            output = process.stdout.read(max_bytes + 1)
+            if len(output) > max_bytes:
+                process.kill()  # what it would print next is not read
+        finally:
+            process.stdout.close()
+            status = process.wait()
+            timer.cancel()
+        if expired.is_set():
+            raise subprocess.TimeoutExpired(args, timeout_s)
+        errors.seek(0)
+        return status, output, errors.read(MAX_ERROR_BYTES)
 
 
 def _git(cwd: Path, *args: str) -> str | None:

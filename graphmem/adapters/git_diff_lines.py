@@ -33,11 +33,15 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graphmem.adapters.git import git_env
+from graphmem.adapters.git import git_env, run_bounded
 
 log = logging.getLogger(__name__)
 
 GIT_TIMEOUT_S = 60.0
+# The most of a ``git log`` read here (the generated repository's 300 commits: 0.2 MB of diffs).
+# A file made huge and small again in turn gives gigabytes of diffs from a repository of
+# kilobytes (held and parsed: 41 s and 2.6 GB for 20 commits): past this, blame answers.
+MAX_DIFF_BYTES = 32 * 1024 * 1024
 _RECORD, _FIELD = "\x1e", "\x1f"
 _HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _SHA_RE = re.compile(r"[0-9a-f]{40,64}")
@@ -198,7 +202,7 @@ def _lengths(root: Path, paths: list[str]) -> dict[str, int]:
     if not paths:
         return {}
     request = "".join(f"HEAD:./{path}\n" for path in paths).encode("utf-8", "surrogateescape")
-    output = _git(root, "cat-file", "--batch", stdin=request)
+    output = _cat_file(root, request)
     if output is None or any("\n" in path for path in paths):
         return {}
     lengths: dict[str, int] = {}
@@ -216,13 +220,29 @@ def _lengths(root: Path, paths: list[str]) -> dict[str, int]:
     return lengths
 
 
-def _git(root: Path, *args: str, stdin: bytes | None = None) -> bytes | None:
+def _git(root: Path, *args: str) -> bytes | None:
+    """What git prints, or None when it fails or prints over ``MAX_DIFF_BYTES``."""
+    try:
+        status, output, _ = run_bounded(
+            ["git", *args], root, timeout_s=GIT_TIMEOUT_S, max_bytes=MAX_DIFF_BYTES
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.info("git history: git %s in %s failed (%s); blame instead", args[0], root, exc)
+        return None
+    if len(output) > MAX_DIFF_BYTES:
+        log.info("git history: git printed over %d MiB in %s; blame instead", MAX_DIFF_BYTES >> 20, root)
+        return None
+    return output if status == 0 else None
+
+
+def _cat_file(root: Path, request: bytes) -> bytes | None:
+    """``git cat-file --batch`` of ``request``: the files' own bytes, each a file of the listing."""
     try:
         done = subprocess.run(
-            ["git", *args], cwd=root, env=git_env(), input=stdin, capture_output=True,
+            ["git", "cat-file", "--batch"], cwd=root, env=git_env(), input=request, capture_output=True,
             timeout=GIT_TIMEOUT_S, check=False,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
-        log.info("git history: git %s in %s failed (%s); blame instead", args[0], root, exc)
+        log.info("git history: git cat-file in %s failed (%s); blame instead", root, exc)
         return None
     return done.stdout if done.returncode == 0 else None

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graphmem.adapters.git import git_env
+from graphmem.adapters.git import git_env, run_bounded
 from graphmem.adapters.git_diff_lines import lines_from_diffs
 from graphmem.core.commits import Commit
 
@@ -40,6 +40,14 @@ BLAME_PROCESSES = max(2, min(4, os.cpu_count() or 1))  # git blames running at o
 # ``blame_graph``'s temporary object directory: the prefix, then the pid of the process.
 BLAME_SCRATCH_PREFIX = "graphmem-blame-"
 MAX_RENAMES = 20_000  # file renames read between two scans; more is a rewrite, not a move
+# The most of ``git log``'s output read: this repository's history is about 550 bytes a commit,
+# so 100,000 commits fit; a history of huge messages is read up to here, its newest commits first.
+MAX_LOG_BYTES = 64 * 1024 * 1024
+# The most of a commit's subject and body kept (its memory holds 300 characters of the body;
+# its refs are looked for in all it keeps, at about 1 µs a character), and of its author's name
+# and e-mail.
+MAX_MESSAGE_CHARS = 10_000
+MAX_NAME_CHARS = 200
 
 _RECORD = "\x1e"
 _FIELD = "\x1f"
@@ -82,17 +90,16 @@ def read_history(
     filters = _filters(before, merges)
     if since_sha is not None:
         if _SHA_RE.fullmatch(since_sha):
-            output = _git_log(root, max_commits, f"{since_sha}..HEAD", quiet=True, filters=filters)
-            if output is not None:
-                return _parse(output)
+            commits = _git_log(root, max_commits, f"{since_sha}..HEAD", quiet=True, filters=filters)
+            if commits is not None:
+                return commits
             log.info("git history: %s is not a known commit in %s; reading the full history", since_sha, root)
         else:
             log.info("git history: %r is not a commit sha; reading the full history", since_sha)
     if revision != "HEAD" and not _SHA_RE.fullmatch(revision):
         log.info("git history: %r is not a commit sha; reading HEAD's history", revision)
         revision = "HEAD"
-    output = _git_log(root, max_commits, revision, quiet=False, filters=filters)
-    return [] if output is None else _parse(output)
+    return _git_log(root, max_commits, revision, quiet=False, filters=filters) or []
 
 
 def line_commits(
@@ -235,7 +242,10 @@ def _filters(before: datetime | None, merges: bool) -> list[str]:
     return filters
 
 
-def _git_log(root: Path, max_commits: int, revisions: str, *, quiet: bool, filters: list[str]) -> str | None:
+def _git_log(
+    root: Path, max_commits: int, revisions: str, *, quiet: bool, filters: list[str]
+) -> list[Commit] | None:
+    """The commits ``git log`` prints, up to ``MAX_LOG_BYTES`` of them; None when git fails."""
     args = [
         "git",
         "-c",
@@ -254,24 +264,28 @@ def _git_log(root: Path, max_commits: int, revisions: str, *, quiet: bool, filte
         revisions,
         "--",
     ]
-    env = git_env()
     try:
-        done = subprocess.run(
-            args, cwd=root, env=env, capture_output=True, timeout=HISTORY_TIMEOUT_S, check=False
-        )
+        status, output, errors = run_bounded(args, root, timeout_s=HISTORY_TIMEOUT_S, max_bytes=MAX_LOG_BYTES)
     except subprocess.TimeoutExpired:
         log.warning("git history: git log in %s took over %.0f s; history skipped", root, HISTORY_TIMEOUT_S)
         return None
     except OSError as exc:  # git is not installed, or root is not a directory
         log.info("git history: cannot run git in %s (%s); history skipped", root, exc)
         return None
-    if done.returncode != 0:
-        error = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        first = error[0] if error else f"exit status {done.returncode}"
+    if len(output) > MAX_LOG_BYTES:  # git was stopped there: its last commit may be cut
+        commits = _parse(output[:MAX_LOG_BYTES].decode("utf-8", "replace"))[:-1]
+        log.warning(
+            "git history: git log in %s printed over %d MiB; its newest %d commits read",
+            root, MAX_LOG_BYTES >> 20, len(commits),
+        )  # fmt: skip
+        return commits
+    if status != 0:
+        error = errors.decode("utf-8", "replace").strip().splitlines()
+        first = error[0] if error else f"exit status {status}"
         expected = quiet or any(text in first for text in _EXPECTED_FAILURES)
         log.log(logging.DEBUG if expected else logging.WARNING, "git history: %s in %s", first, root)
         return None
-    return done.stdout.decode("utf-8", "replace")
+    return _parse(output.decode("utf-8", "replace"))
 
 
 def _parse(output: str) -> list[Commit]:
@@ -306,11 +320,11 @@ def _commit(fields: list[str], files: list[str]) -> Commit:
     grafted = "grafted" in (d.strip() for d in decorations.split(","))
     return Commit(
         sha=sha,
-        author_name=name,
-        author_email=email,
+        author_name=name[:MAX_NAME_CHARS],
+        author_email=email[:MAX_NAME_CHARS],
         authored_at=_utc(seconds),
-        subject=subject,
-        body=body.strip(),
+        subject=subject[:MAX_MESSAGE_CHARS],
+        body=body.strip()[:MAX_MESSAGE_CHARS],
         # A shallow clone's boundary commit "adds" the whole tree: that is no change.
         files=() if grafted else tuple(dict.fromkeys(files)),
         parents=parent_shas,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support.git_repo import CLEAN_GIT, git
 
-from graphmem.adapters import git_history
+from graphmem.adapters import git_diff_lines, git_history
 from graphmem.adapters.git_diff_lines import lines_from_diffs
 
 SINCE = datetime(2026, 3, 1, tzinfo=UTC)
@@ -210,3 +210,15 @@ def test_blame_files_writes_no_commit_graph_when_the_diffs_answer_for_every_file
 
     list(git_history.GitLog().blame_files(root, ["m0.py", "missing.py"], SINCE))
     assert graphs == [root]  # a file the diffs do not answer for is blamed
+
+
+def test_diffs_past_the_read_limit_are_left_to_blame(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A file made huge and small again in turn: a repository of kilobytes whose diffs are gigabytes
+    root = repository(tmp_path)
+    for day in range(4):
+        text = "x = 1\n" * 20_000 if day % 2 == 0 else BODY
+        commit(root, f"swap {day}", {"m0.py": text}, f"2026-03-0{day + 2}T10:00:00Z")
+    monkeypatch.setattr(git_diff_lines, "MAX_DIFF_BYTES", 100_000)
+
+    assert lines_from_diffs(root, ["m0.py"], SINCE) == {}
+    assert blame(root, ["m0.py"])["m0.py"]  # what bootstrap asks instead

@@ -8,7 +8,6 @@ import tempfile
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support.git_repo import copied_repository
@@ -288,13 +287,20 @@ def test_without_git_there_is_no_history(repo: Path, monkeypatch: pytest.MonkeyP
     assert read_history(repo, max_commits=10) == []
 
 
-def test_a_git_that_times_out_gives_no_history(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def slow(*args: Any, **kwargs: Any) -> None:
-        raise subprocess.TimeoutExpired(cmd="git log", timeout=kwargs["timeout"])
+def test_a_git_that_times_out_gives_no_history(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    (slow / "git").write_text("#!/bin/sh\nexec sleep 30\n", "utf-8")
+    (slow / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{slow}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(git_history, "HISTORY_TIMEOUT_S", 0.2)
 
-    monkeypatch.setattr(git_history.subprocess, "run", slow)
+    started = time.perf_counter()
 
     assert read_history(repo, max_commits=10) == []
+    assert time.perf_counter() - started < 10
 
 
 def test_a_thousand_commits_read_well_under_a_second(tmp_path: Path) -> None:
@@ -329,6 +335,56 @@ def test_a_thousand_commits_read_well_under_a_second(tmp_path: Path) -> None:
     assert len(commits) == 1_000
     assert commits[0].subject == "Change 999" and len(commits[0].files) == 3
     assert elapsed < 1.0
+
+
+def imported(root: Path, messages: list[str], author: str = "Ana") -> Path:
+    """A repository at ``root`` whose commits (``git fast-import``: no message is an argument)
+    have ``messages``, oldest first, each changing one file."""
+    init(root)
+    stream: list[bytes] = []
+    for i, message in enumerate(messages):
+        data = message.encode("utf-8")
+        stream += [
+            b"commit refs/heads/main",
+            f"author {author} <ana@example.com> {1_700_000_000 + i * 60} +0000".encode(),
+            f"committer Ana <ana@example.com> {1_700_000_000 + i * 60} +0000".encode(),
+            f"data {len(data)}".encode(),
+            data,
+            f"M 644 inline file{i}.py".encode(),
+            b"data 2",
+            b"x\n",
+        ]
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=root,
+        input=b"\n".join(stream) + b"\n",
+        check=True,
+        env={**os.environ, **CLEAN_GIT},
+    )
+    return root
+
+
+def test_a_commit_of_megabytes_is_read_with_its_message_and_author_bounded(tmp_path: Path) -> None:
+    message = "Huge\n\nFixes #12. " + "word " * 1_000_000
+    root = imported(tmp_path / "huge", [message], author="A" * 100_000)
+
+    [found] = read_history(root, max_commits=10)
+
+    assert found.body.startswith("Fixes #12.")
+    assert len(found.body) <= git_history.MAX_MESSAGE_CHARS
+    assert len(found.author_name) <= git_history.MAX_NAME_CHARS
+
+
+def test_a_history_past_the_read_limit_keeps_its_newest_whole_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = imported(tmp_path / "long", [f"Change {i}\n\n" + "word " * 20_000 for i in range(5)])
+    monkeypatch.setattr(git_history, "MAX_LOG_BYTES", 250_000)  # two commits of 100 KB, and part of a third
+
+    commits = read_history(root, max_commits=10)
+
+    assert [c.subject for c in commits] == ["Change 4", "Change 3"]
+    assert [c.files for c in commits] == [("file4.py",), ("file3.py",)]
 
 
 def test_history_notes_say_what_a_history_lacks(repo: Path, tmp_path: Path) -> None:
