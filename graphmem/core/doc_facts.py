@@ -33,8 +33,9 @@ Found = tuple[str, str, str]  # (category, slug, text)
 
 # The section ``graphmem install`` writes (adapters/agents_md.py), whose start marker names the
 # clients it is for since the section is shared (``<!-- graphmem:start for opencode, codex -->``).
+# The names are bounded: unbounded, each unclosed marker was searched to the end of the file.
 _GRAPHMEM_SECTION_RE = re.compile(
-    r"<!--\s*graphmem:start(?:\s+for\s[^>]*?)?\s*-->.*?(?:<!--\s*graphmem:end\s*-->|\Z)", re.DOTALL
+    r"<!--\s*graphmem:start(?:\s+for\s[^>]{0,200}?)?\s*-->.*?(?:<!--\s*graphmem:end\s*-->|\Z)", re.DOTALL
 )
 _COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 _SPACE_RE = re.compile(r"\s+")

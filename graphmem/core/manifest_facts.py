@@ -29,6 +29,8 @@ Found = tuple[str, str, str]  # (category, slug, text)
 Value = Callable[[Data], str]  # one value of a finding's sentence; "" when the manifest has none
 MAX_STACK_NAMES = 8
 MAX_VALUE_CHARS = 200
+# No line length or percentage is larger; an int past a float's range made "{:g}" raise.
+MAX_NUMBER = 1e15
 
 # Display names of well-known libraries; they are listed first in "The project uses ...".
 # fmt: off
@@ -161,11 +163,14 @@ def about(*paths: str) -> Value:
 
 
 def number(path: str, form: str) -> Value:
-    """The number at ``path`` (not a boolean) in ``form`` (``"{:g}"``)."""
+    """The number at ``path`` (not a boolean, nor past ``MAX_NUMBER``) in ``form`` (``"{:g}"``)."""
 
     def read(data: Data) -> str:
         value = _get(data, path)
-        return form.format(value) if isinstance(value, int | float) and not isinstance(value, bool) else ""
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            return ""
+        # Compared exactly, an int of any size too: inf and nan are never below it
+        return form.format(value) if abs(value) < MAX_NUMBER else ""
 
     return read
 

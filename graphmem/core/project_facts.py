@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from graphmem.core.doc_facts import DOC_READERS
 from graphmem.core.manifest_facts import MANIFESTS, read_manifest
+from graphmem.core.text import well_formed
 
 MAX_INPUT_CHARS = 500_000  # more than any hand-written doc; keeps one file's parse bounded
 MAX_DOC_DEPTH = 2  # manifests and READMEs up to two folders deep (packages/api/package.json)
@@ -104,5 +105,12 @@ def extract_facts(path: str, text: str) -> list[ProjectFact]:
     unique: dict[str, ProjectFact] = {}
     for category, slug, sentence in found:
         key = f"{path}#{category}:{slug}"
-        unique.setdefault(key, ProjectFact(category, sentence, path, key))
+        unique.setdefault(key, ProjectFact(category, _storable(sentence), path, key))
     return list(unique.values())
+
+
+def _storable(text: str) -> str:
+    """``text`` with each NUL and lone surrogate as U+FFFD, as an undecodable byte of a doc is:
+    a JSON or TOML ``\\u0000`` and a JSON ``\\ud83d`` parse to them, and a memory holds neither
+    (its hash encodes it as UTF-8; an edit refuses a NUL)."""
+    return well_formed(text.replace("\x00", "\ufffd"))

@@ -3,6 +3,7 @@ descriptions, agent instructions' rules, docs pages' headings, read through ``ex
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from graphmem.core.doc_facts import MAX_PROCEDURES_PER_FILE, MAX_RULES_PER_FILE
@@ -150,6 +151,17 @@ def test_an_unterminated_graphmem_section_runs_to_the_end() -> None:
     text = "- Never log secrets.\n<!-- graphmem:start -->\n- Always call graphmem_recall first.\n"
 
     assert texts("AGENTS.md", text=text) == ["Directive from AGENTS.md: never log secrets."]
+
+
+def test_unclosed_graphmem_markers_are_read_in_linear_time() -> None:
+    # Each "<!-- graphmem:start for" searched for its "-->" to the end of the file: 30 s for 200 KB
+    text = "- Never log secrets.\n" + "<!-- graphmem:start for x " * 8_000
+
+    started = time.perf_counter()
+    found = texts("AGENTS.md", text=text)
+
+    assert time.perf_counter() - started < 1.0
+    assert found[0] == "Directive from AGENTS.md: never log secrets."
 
 
 def test_cursorrules_rules_may_be_written_one_per_line() -> None:

@@ -156,6 +156,14 @@ def test_values_of_the_wrong_type_are_skipped() -> None:
     assert texts("package.json", text=odd_package) == []
 
 
+@pytest.mark.parametrize("number", ["1" + "0" * 400, "inf", "nan"], ids=["past-a-float", "inf", "nan"])
+def test_a_number_no_setting_could_hold_is_skipped(number: str) -> None:
+    # An integer past a float's range made "{:g}" raise OverflowError, and the pass with it
+    pyproject = f"[tool.ruff]\nline-length = {number}\n[tool.coverage.report]\nfail_under = {number}\n"
+
+    assert texts("pyproject.toml", text=pyproject) == ["The project lints with Ruff (from pyproject.toml)."]
+
+
 @pytest.mark.parametrize("name", sorted(MANIFESTS))
 def test_every_rule_template_names_only_its_values_origin_and_where(name: str) -> None:
     for rule in MANIFESTS[name].rules:

@@ -183,6 +183,26 @@ def test_markdown_of_any_shape_never_raises(lines: list[str]) -> None:
         extract_facts(path, "\n".join(lines))
 
 
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("package.json", '{"name": "shop\\ud83d", "description": "a \\u0000 shop"}'),
+        ("Cargo.toml", '[package]\nname = "ledger\\u0000"\n'),
+        ("AGENTS.md", "# Rules\n\n- Never push\x00 to main.\n"),
+    ],
+)
+def test_a_fact_holds_no_nul_or_lone_surrogate_from_its_file(path: str, text: str) -> None:
+    # A JSON "\\ud83d" is a str UTF-8 cannot encode, and a NUL a text the store refuses: either
+    # failed the pass, at once or when the fact changed
+    found = extract_facts(path, text)
+
+    assert found
+    for fact in found:
+        fact.text.encode("utf-8")
+        assert "\x00" not in fact.text
+        assert "\ufffd" in fact.text
+
+
 @pytest.mark.parametrize("path", ["AGENTS.md", "README.md", "docs/x.md", "go.mod"])
 def test_huge_or_adversarial_input_stays_fast(path: str) -> None:
     hostile = "# " + " " * 100_000 + "#x\n" + "**a " * 50_000 + "\n" + "`" * 100_000 + "\n- " + "[" * 100_000
