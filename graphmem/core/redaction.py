@@ -142,24 +142,27 @@ _AZURE_RE = re.compile(
 )
 # A password after its flag or keyword, bare or in the quotes it opens with: the quotes stay.
 _QUOTED_SECRET = r"(?P<q>[\"']?)(?P<secret>[^\s\"']+)(?P=q)"
+_COMMAND_REACH = r"[^\n|;&]{0,1000}?"
 # The password of a command line: mysql -pSECRET, docker login -p SECRET, sshpass -p SECRET,
-# curl -u user:SECRET. A bare -p elsewhere is a port or a path, so only these commands.
+# curl -u user:SECRET. A bare -p elsewhere is a port or a path, so only these commands. The flag
+# is looked for within _COMMAND_REACH characters of the command's name: searched from each name to
+# the end of its line, a line of "curl curl ..." took minutes (each name scanning the rest).
 _COMMAND_PASSWORDS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple(
     (hints, re.compile(pattern, re.IGNORECASE))
     for hints, pattern in (
         (
             ("mysql", "mariadb"),
             r"(?P<head>\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b"
-            rf"[^\n|;&]*?(?<!\S)-p){_QUOTED_SECRET}",
+            rf"{_COMMAND_REACH}(?<!\S)-p){_QUOTED_SECRET}",
         ),
         (
             ("login", "sshpass"),
-            r"(?P<head>\b(?:(?:docker|podman|nerdctl|helm\s+registry|oras)\s+login\b[^\n|;&]*?|sshpass\s+)"
+            rf"(?P<head>\b(?:(?:docker|podman|nerdctl|helm\s+registry|oras)\s+login\b{_COMMAND_REACH}|sshpass\s+)"
             rf"(?<!\S)-p\s+){_QUOTED_SECRET}",
         ),
         (
             ("curl", "wget", "http"),
-            r"(?P<head>\b(?:curl|wget|http|https)\b[^\n|;&]*?(?<!\S)(?:-u|--user|--http-user)[\s=]+"
+            rf"(?P<head>\b(?:curl|wget|http|https)\b{_COMMAND_REACH}(?<!\S)(?:-u|--user|--http-user)[\s=]+"
             r"[\"']?[^\s:\"']+:)(?P<secret>[^\s\"'@]+)",
         ),
     )

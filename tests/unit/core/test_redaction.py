@@ -295,3 +295,22 @@ def test_redact_never_raises_and_is_idempotent(text: str) -> None:
     once = redact(text)
     assert redact(once.text).text == once.text
     assert once.count >= 0
+
+
+@pytest.mark.timeout(60)  # searched from each command name to the end of the line: minutes
+def test_a_line_of_command_names_without_their_flag_is_read_in_linear_time() -> None:
+    line = "curl " * 40_000
+    assert redact(line).text == line
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "curl " + "--verbose " * 80 + "-u bob:S3cretPw42",
+        "mysql " + "--verbose " * 80 + "-pS3cretPw42 shop",
+        "docker login " + "--verbose " * 80 + "-p S3cretPw42",
+    ],
+    ids=["curl", "mysql", "docker-login"],
+)
+def test_a_password_flag_far_along_its_command_line_is_still_found(command: str) -> None:
+    assert "S3cretPw42" not in redact(command).text
