@@ -174,7 +174,8 @@ def _secret_file(name: object, what: str, clean: Callable[[str], str]) -> str:
         data = read_regular(path, MAX_CONFIG_BYTES)
         secret = clean(data.decode("utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read the {what} file {path} ({type(exc).__name__})") from None
+        why = (exc.strerror if isinstance(exc, OSError) else None) or type(exc).__name__
+        raise ValueError(f"cannot read the {what} file {path} ({why})") from None
     if len(data) > MAX_CONFIG_BYTES:
         raise ValueError(
             f"the {what} file {path} is over {MAX_CONFIG_BYTES // 1024:,} KiB: it is not the secret"

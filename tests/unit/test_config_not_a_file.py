@@ -57,11 +57,11 @@ def test_a_config_file_that_is_no_regular_file_or_too_long_is_a_config_error(
 def test_a_secrets_file_that_is_no_regular_file_or_too_long_is_a_config_error(
     not_a_config: tuple[Path, str], monkeypatch: pytest.MonkeyPatch, variable: str
 ) -> None:
-    path, _ = not_a_config
+    path, says = not_a_config
     monkeypatch.setenv(variable, str(path))
     if variable == "GRAPHMEM_STORE__PASSWORD_FILE":
         monkeypatch.setenv("GRAPHMEM_STORE_URL", "postgresql://graphmem@db.internal/graphmem")
 
     with pytest.raises(ConfigError) as raised:
         load_settings()
-    assert str(path) in str(raised.value)
+    assert str(path) in str(raised.value) and says in str(raised.value)
