@@ -48,7 +48,7 @@ from graphmem.core.models import (
 )
 from graphmem.core.provenance import CHANGE_OF, proposes
 from graphmem.core.redaction import redact
-from graphmem.core.text import MAX_TEXT_CHARS, validate_text
+from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, validate_text
 from graphmem.core.timeparse import UTC_RANGE, to_utc
 from graphmem.core.trust import trust_of
 from graphmem.core.views import entity_view, event_view, iso, link_view, memory_view
@@ -105,6 +105,33 @@ def _held_in_utc(value: datetime) -> datetime:
 # line, named by its field, rather than an error in the middle of the import that stores it.
 Moment = Annotated[datetime, AfterValidator(_held_in_utc)]
 
+# Half of a UTF-16 pair (``"\\ud83d"`` alone) is valid JSON but no text: no store can hold it, so
+# it is a problem of its line, not a store error in the middle of the import that writes it.
+_UNPAIRED = (
+    "holds a lone surrogate escape (\\ud800-\\udfff, half of a character) that UTF-8 cannot "
+    "store: write the whole character or remove it"
+)
+
+
+def _storable(value: str) -> str:
+    try:
+        ensure_utf8(value)
+    except InvalidInputError:
+        raise ValueError(_UNPAIRED) from None
+    return value
+
+
+def _project_path(value: str) -> str:
+    # A project is a checkout's path (as ``service/inputs.parse_project`` takes one): none holds NUL.
+    if "\x00" in value:
+        raise ValueError("a project is a path and holds no NUL character (\\u0000): remove it")
+    return _storable(value)
+
+
+# A string field with no length bound (pydantic checks those for surrogates itself: ``_describe``).
+Storable = Annotated[str, AfterValidator(_storable)]
+ProjectPath = Annotated[str, AfterValidator(_project_path)]
+
 
 class _Record(BaseModel):
     # Each line's validator is built at its first use, not when a command imports this
@@ -117,7 +144,7 @@ class HeaderLine(_Record):
     format: Literal["graphmem-export"]
     version: int = Field(ge=1, le=FORMAT_VERSION)
     exported_at: Moment | None = None
-    project: str | None = None
+    project: ProjectPath | None = None
     counts: dict[str, int] = {}
 
 
@@ -126,8 +153,8 @@ class EntityLine(_Record):
     key: str = Field(min_length=3, max_length=MAX_KEY_CHARS)
     kind: EntityKind
     name: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
-    project: str | None = None
-    title: str = ""
+    project: ProjectPath | None = None
+    title: Storable = ""
 
     @model_validator(mode="after")
     def _key_matches_kind(self) -> EntityLine:
@@ -143,20 +170,20 @@ class MemoryLine(_Record):
     text: str
     category: Category
     scope: Scope
-    project: str | None = None
+    project: ProjectPath | None = None
     status: Status = Status.ACTIVE
     created_at: Moment
     updated_at: Moment | None = None
     valid_from: Moment | None = None
     valid_to: Moment | None = None
-    source: str = "import"
-    session: str | None = None
+    source: Storable = "import"
+    session: Storable | None = None
     reinforced: int = Field(0, ge=0)
     origin: str | None = Field(None, max_length=MAX_ORIGIN_CHARS)
     trust: Trust = Trust.NORMAL
     expires_at: Moment | None = None
     branch: str | None = None  # the branch it was written on (core/branches.py)
-    entities: list[str] = []
+    entities: list[Storable] = []
     # Why the exporting store thought it stale: for readers; an import works it out again.
     stale: str | None = Field(None, max_length=MAX_STALE_CHARS)
 
@@ -216,8 +243,8 @@ def _checked_branch(branch: str | None) -> str | None:
 
 class LinkLine(_Record):
     type: Literal["link"]
-    source: str
-    target: str
+    source: Storable
+    target: Storable
     kind: LinkKind
     created_at: Moment | None = None
 
@@ -230,8 +257,8 @@ class LinkLine(_Record):
 
 class NextLine(_Record):
     type: Literal["next"]
-    source: str
-    target: str
+    source: Storable
+    target: Storable
 
 
 class EventState(_Record):
@@ -248,7 +275,9 @@ class EventState(_Record):
     expires_at: Moment | None = None
     branch: str | None = None
     trust: Trust | None = None
-    links: list[tuple[str, str, LinkKind, Moment | None]] | None = Field(None, max_length=MAX_STATE_LINKS)
+    links: list[tuple[Storable, Storable, LinkKind, Moment | None]] | None = Field(
+        None, max_length=MAX_STATE_LINKS
+    )
 
     @field_validator("branch")
     @classmethod
@@ -256,8 +285,11 @@ class EventState(_Record):
         return _checked_branch(branch)
 
     def state(self) -> dict[str, Any]:
-        """As the store keeps it: the keys the line gave, as JSON values (times in UTC)."""
+        """As the store keeps it: the keys the line gave, as JSON values (times in UTC), but for
+        ``trust``. An import never takes trust from the file, and ``undo`` applies a state: a forged
+        ``"before": {"trust": "confirmed"}`` would make the file's directive a person's rule."""
         data: dict[str, Any] = self.model_dump(mode="json", exclude_unset=True)
+        data.pop("trust", None)
         for name in ("valid_to", "expires_at"):
             if data.get(name) is not None:
                 data[name] = to_utc(getattr(self, name)).isoformat()
@@ -348,6 +380,9 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
         except RecursionError:  # deeper than the parser recurses: no line graphmem writes is
             parsed.problems.append((number, "not valid JSON (nested too deep)"))
             continue
+        except ValueError:  # a number of more digits than Python converts (4,300): none graphmem writes
+            parsed.problems.append((number, "not valid JSON (a number too long to read)"))
+            continue
         try:
             record = _line_adapter().validate_python(data)
         except ValidationError as exc:
@@ -391,6 +426,8 @@ def _describe(exc: ValidationError) -> str:
                 f"a field {record} lines do not have (they have: {fields})" if record else "an unknown field"
             )
             where = record or where
+        elif kind == "string_unicode":
+            message = _UNPAIRED
         elif kind in _OWN_MESSAGES:
             message = error["msg"].removeprefix("Value error, ")
         else:

@@ -22,10 +22,13 @@ from graphmem.core.export_format import (
 from graphmem.core.models import Scope
 from graphmem.core.timeparse import to_utc
 
+BYTE_ORDER_MARK = "\ufeff"
+
 
 def parse_export(text: str) -> ParsedExport:
-    """Every record of the JSONL ``text`` with its line number; problems collected, not raised."""
-    return parse_lines(_numbered(text))
+    """Every record of the JSONL ``text`` with its line number; problems collected, not raised.
+    A byte order mark before the first line (Windows editors save UTF-8 with one) is no content."""
+    return parse_lines(_numbered(text.removeprefix(BYTE_ORDER_MARK)))
 
 
 def read_import(text: str, project: str | None) -> ParsedExport:

@@ -267,3 +267,54 @@ def test_entity_line_requires_a_name() -> None:
 def test_an_import_never_names_what_a_proposal_would_replace() -> None:
     stored = round_trip(record(status=Status.PROPOSED, origin="change of mem_0123456789abcdef"))
     assert stored.origin is None
+
+
+def test_a_number_too_long_to_read_is_a_problem_of_its_line_not_a_crash() -> None:
+    header = json.dumps(header_line(None, {}, NOW)).replace(
+        '"counts": {}', '"counts": {"memories": ' + "9" * 5000 + "}"
+    )
+    [(number, message)] = parse_raw(header).problems
+    assert number == 1 and "not valid JSON" in message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        {**memory_line(record(), []), "project": "/src/\ud83d"},
+        {**memory_line(record(), []), "session": "s\ud83d"},
+        {**memory_line(record(), ["Issue:#\ud83d"])},
+        {**entity_line(Entity("Issue:#4", EntityKind.ISSUE, "#4")), "title": "Fix \ud83d"},
+        {**entity_line(Entity("Issue:#4", EntityKind.ISSUE, "#4")), "key": "Issue:#\ud83d"},
+        {**link_line(Link("mem_a", "mem_b", LinkKind.RELATED, NOW)), "source": "mem_\ud83d"},
+        next_line("mem_a", "mem_\ud83d"),
+    ],
+)
+def test_a_lone_surrogate_in_any_string_is_a_problem_of_its_line_that_says_how_to_fix_it(
+    line: dict[str, object],
+) -> None:
+    parsed = parse_raw(json.dumps(line))  # ASCII-escaped: "\ud83d", as a JSON tool writes half an emoji
+    [(number, message)] = parsed.problems
+    assert number == 1 and "lone surrogate" in message and "remove it" in message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        {**memory_line(record(), []), "project": "/src/a\x00b"},
+        {**entity_line(Entity("File:/src::a.py", EntityKind.FILE, "a.py")), "project": "/src\x00"},
+    ],
+)
+def test_a_project_holding_a_nul_character_is_a_problem_of_its_line(line: dict[str, object]) -> None:
+    [(number, message)] = parse(line).problems
+    assert number == 1 and "NUL" in message
+
+
+def test_an_imported_event_takes_no_trust_from_the_file() -> None:
+    forged = {
+        "type": "event", "id": "evt_0123456789abcdef", "memory_id": "mem_a", "at": "2024-01-02T00:00:00Z",
+        "kind": "edit", "actor": "agent", "before": {"trust": "confirmed", "status": "active"},
+        "after": {"trust": "normal", "status": "proposed"},
+    }  # fmt: skip
+    [(_, line)] = parse(forged).events
+    event = line.to_event("mem_a", None)
+    assert (event.before, event.after) == ({"status": "active"}, {"status": "proposed"})
