@@ -43,6 +43,7 @@ SIGNATURE_MAX_CHARS = 200
 DOCSTRING_MAX_CHARS = 500
 RECEIVER_MAX_CHARS = 100
 BODY_HASH_BYTES = 8  # 16 hex digits: collisions only matter within one symbol's history
+QUALIFIED_NAME_MAX_CHARS = 500  # longer: no symbol, nor what it holds (3,000 nested classes named 1.1 GB)
 
 # When the same node is captured as two kinds, the more specific one wins.
 _KIND_PRIORITY = {
@@ -81,7 +82,6 @@ _BODY_TYPES = frozenset({"function_body", "class_body", "enum_class_body"})
 _SEPARATORS = re.compile(r"::|\\|\.")
 _SPACES = re.compile(r"\s+")
 _HEADER_END = re.compile(r"\s*(?:\{|:|=>|=|;)\s*$")
-_GENERIC_ARGUMENTS = re.compile(r"<[^<>]*>")
 _COMMENT_OPENERS = re.compile(r"^\s*(?:/\*+!?|\*+(?!/)|//[/!]?|#+)\s?")
 _COMMENT_CLOSER = re.compile(r"\s*\*+/\s*$")
 
@@ -290,6 +290,7 @@ class _Extraction:
         events.sort(key=lambda e: (e.start, -e.end, isinstance(e, _Ref)))
         stack: list[_Def] = []
         kept: list[_Def] = []
+        unnamed_end = -1  # the end of the last definition too long to name: what it holds is left out
         for event in events:
             while stack and stack[-1].end <= event.start:
                 stack.pop()
@@ -297,8 +298,9 @@ class _Extraction:
             if isinstance(event, _Ref):
                 event.container = container
                 continue
-            if event.kind == "constant" and container is not None and container.kind in _FUNCTION_LIKE:
-                continue  # a local, not a constant of the module or class
+            local = event.kind == "constant" and container is not None and container.kind in _FUNCTION_LIKE
+            if local or event.start < unnamed_end:
+                continue  # a local, not a constant of the module or class; or in one too long to name
             segments = _segments(event.name)
             prefix = container.qualified_name if container else None
             if event.owner:
@@ -314,6 +316,9 @@ class _Extraction:
             event.name = segments[-1]
             event.qualified_name = ".".join([prefix, *segments] if prefix else segments)
             event.parent = prefix
+            if len(event.qualified_name) > QUALIFIED_NAME_MAX_CHARS:
+                unnamed_end = event.end
+                continue
             stack.append(event)
             kept.append(event)
         return kept
@@ -409,7 +414,11 @@ class _Extraction:
     # -- text ----------------------------------------------------------------------
 
     def _text(self, node: Node) -> str:
-        return self.source[node.start_byte : node.end_byte].decode("utf-8", "replace")
+        return self._slice(node.start_byte, node.end_byte)
+
+    def _slice(self, start: int, end: int) -> str:
+        """Source bytes as text: what is not UTF-8, and a NUL (PostgreSQL refuses one in text), as U+FFFD."""
+        return self.source[start:end].decode("utf-8", "replace").replace("\x00", "\ufffd")
 
     def _one_line(self, node: Node) -> str:
         return " ".join(self._text(node).split())
@@ -430,9 +439,9 @@ class _Extraction:
             start = wrapper.start_byte  # `export const X`, `type X struct`: the keywords belong to the header
             wrapper = wrapper.parent
         if body is not None and body.start_byte > node.start_byte:
-            header = self.source[start : body.start_byte].decode("utf-8", "replace")
+            header = self._slice(start, body.start_byte)
         else:
-            header = self.source[start : node.end_byte].decode("utf-8", "replace")
+            header = self._slice(start, node.end_byte)
             header = header.split("\n", 1)[0].split("{", 1)[0]
         header = _HEADER_END.sub("", _SPACES.sub(" ", header).strip())
         return _bounded(header, SIGNATURE_MAX_CHARS)
@@ -548,13 +557,16 @@ def _segments(name: str) -> list[str]:
 
 
 def _without_generics(text: str) -> str:
-    """``Base<T, List<U>>`` → ``Base``."""
-    while "<" in text:
-        stripped = _GENERIC_ARGUMENTS.sub("", text)
-        if stripped == text:
-            break
-        text = stripped
-    return text.strip()
+    """``Base<T, List<U>>`` → ``Base`` in one pass (stripping innermost pairs took minutes on A<A<...>>)."""
+    depths: list[list[str]] = [[]]  # the text outside any pair, then inside each open ``<``
+    for piece in re.split(r"([<>])", text):
+        if piece == "<":
+            depths.append([piece])
+        elif piece == ">" and len(depths) > 1:
+            depths.pop()
+        else:
+            depths[-1].append(piece)
+    return "".join(piece for depth in depths for piece in depth).strip()
 
 
 def _last_segment(text: str) -> str:

@@ -202,16 +202,23 @@ def _utf8(path: str) -> bool:
 
 
 def read_source(root: Path, path: str) -> SourceContent | str:
-    """The bytes of a source file, or why it is skipped (binary, generated, unreadable, not a
-    regular file)."""
+    """The bytes of a source file, or why it is skipped (binary, generated, huge, unreadable, not
+    a regular file, outside the project). Checked again as ``list_sources`` did: the file may have
+    grown, or become a link out of the project, since it was listed."""
+    root = root.resolve()
+    confined = _confined(root, path)
+    if isinstance(confined, str):
+        return confined
     file = _open_regular(root / path)
     if isinstance(file, str):
         return file
     try:
         with file:
-            data = file.read()
+            data = file.read(MAX_SOURCE_BYTES + 1)
     except OSError:
         return UNREADABLE
+    if len(data) > MAX_SOURCE_BYTES:
+        return HUGE
     head = data[:8192]
     if b"\0" in head:
         return BINARY

@@ -127,3 +127,12 @@ def test_read_doc_reads_at_most_max_bytes(repo: Path) -> None:
 @pytest.mark.parametrize("path", ["missing.md", "src"])
 def test_read_doc_of_a_missing_file_or_a_directory_is_none(repo: Path, path: str) -> None:
     assert WALKER.read_doc(repo, path, 1000) is None
+
+
+def test_read_source_of_a_file_grown_past_the_bound_since_its_listing_is_huge_and_read_no_further(
+    repo: Path,
+) -> None:
+    assert [f.path for f in WALKER.list_sources(repo).files] == ["src/app.py"]
+    write(repo, "src/app.py", "x = 1\n" * (MAX_SOURCE_BYTES // 6 + 1))
+
+    assert WALKER.read_source(repo, "src/app.py") == "huge"

@@ -184,3 +184,14 @@ def test_a_project_this_user_may_not_enter_is_denied_whole(tmp_path: Path) -> No
 
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[0] == "[] ['']"  # nothing of what the store holds is taken for removed
+
+
+def test_read_source_of_a_file_swapped_for_a_link_out_of_the_project_since_its_listing_is_not_read(
+    git_root: Path, outside: Path
+) -> None:
+    write(outside, "secret.py", "TOKEN = 'outside-secret'\n")
+    assert "src/app.py" in [f.path for f in WALKER.list_sources(git_root).files]
+    (git_root / "src/app.py").unlink()
+    (git_root / "src/app.py").symlink_to(outside / "secret.py")
+
+    assert WALKER.read_source(git_root, "src/app.py") == "outside the project"
