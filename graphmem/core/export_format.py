@@ -388,6 +388,12 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
         except ValidationError as exc:
             parsed.problems.append((number, _describe(exc)))
             continue
+        held = _nul_in(data, record.type)
+        if held is not None:
+            parsed.problems.append(
+                (number, f"{held}: holds a NUL character (\\u0000), which no store holds: remove it")
+            )
+            continue
         if isinstance(record, HeaderLine):
             if parsed.header is not None:
                 parsed.problems.append((number, "a second header line"))
@@ -403,6 +409,23 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
         else:
             parsed.nexts.append((number, record))
     return parsed
+
+
+def _nul_in(data: object, where: str) -> str | None:
+    """The field of a line's JSON whose text holds a NUL, or None. The memory's text and project
+    say so in their own words; any other text (a session, an origin, an event's reason or its
+    state's text) PostgreSQL refuses in the middle of the import that writes it."""
+    pending: list[tuple[str, object]] = [(where, data)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                return path
+        elif isinstance(value, dict):  # its keys are the line type's own: validated
+            pending.extend((f"{path}.{key}", item) for key, item in value.items())
+        elif isinstance(value, list):
+            pending.extend((path, item) for item in value)
+    return None
 
 
 def _describe(exc: ValidationError) -> str:
