@@ -234,9 +234,14 @@ def _keep(cache: OrderedDict[Key, Value], key: Key, value: Value, size: int) -> 
     the value kept. The caller holds the injector's lock."""
     kept = cache.setdefault(key, value)
     cache.move_to_end(key)
+    _trim(cache, size)
+    return kept
+
+
+def _trim(cache: OrderedDict[Key, Value], size: int) -> None:
+    """Drop the least recently used entries of ``cache`` beyond ``size``. The caller holds the lock."""
     while len(cache) > size:
         cache.popitem(last=False)
-    return kept
 
 
 class Injector:
@@ -423,12 +428,14 @@ class Injector:
             for message in request.messages:
                 if message.bare:
                     kept[(message.id, message.hash)] = Applied("", frozenset())
+                    kept.move_to_end((message.id, message.hash))
             for message in older:
                 applied = kept.get((message.id, message.hash))
                 if applied is not None and applied.block:
                     blocks[message.id] = applied.block
                     shown |= applied.shown
             done = kept.get((newest.id, newest.hash))
+            _trim(kept, TURN_CACHE_MESSAGES)  # bare messages too: a client may name 500 new ones a call
         if done is None:
             done = self._new_turn(request, shown)
             with self._lock:

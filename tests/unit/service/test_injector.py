@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from graphmem.service import injection
 from graphmem.service.injection import Injector, InjectRequest, Message, TurnRequest
 from graphmem.service.memory import MemoryService
 
@@ -354,3 +355,15 @@ def test_the_sessions_own_summary_is_never_injected_into_it(
 
     assert own not in done.memory_ids
     assert own in other.memory_ids  # another session may be shown it, as data about that session
+
+
+def test_a_session_keeps_at_most_its_bound_of_messages_though_each_is_sent_bare(
+    injector: Injector, git_project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A client naming 500 new bare messages a call must not grow the daemon's memory without end.
+    monkeypatch.setattr(injection, "TURN_CACHE_MESSAGES", 3)
+    for n in range(10):
+        bare = tuple(Message(f"msg_{n}_{k}", "h0", bare=True) for k in range(5))
+        injector.turn(TurnRequest("ses_1", git_project, bare, "hello"))
+
+    assert [len(kept) for kept in injector._turns.values()] == [3]
