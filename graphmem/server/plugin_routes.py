@@ -166,7 +166,7 @@ def _answered(handler: Handler) -> Handler:
 
 def _problem(exc: ValidationError) -> str:
     first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "body"
+    where = ".".join(str(p) for p in first["loc"])[:200] or "body"  # an unknown key may be 10,000 characters
     return f"Invalid request: {where}: {first['msg']}."
 
 

@@ -155,7 +155,8 @@ def register(mcp: FastMCP, runtime: Runtime, sessions: UiSessions) -> None:
         try:
             body = await _json_object(request, {"key": str, "target": str, "project": str, "limit": int})
             key = await anyio.to_thread.run_sync(_node_key, runtime, body)
-            limit = body.get("limit") or EDGE_LIMIT
+            limit = body.get("limit")  # 0 is refused as out of range, not taken for the default
+            limit = EDGE_LIMIT if limit is None else limit
             found = await anyio.to_thread.run_sync(lambda: reader.around(key, limit=limit))
         except InvalidInputError as exc:
             return JSONResponse(error_answer(exc), 400, SECURITY_HEADERS)

@@ -360,3 +360,11 @@ def test_a_turn_names_at_most_2000_memories_as_shown(
     answered, answer = post(client, "/plugin/turn", body)
 
     assert answered == status, answer
+
+
+def test_an_unknown_field_with_a_huge_name_is_a_400_quoting_only_its_start(client: TestClient) -> None:
+    status, answer = post(client, "/plugin/boot", {"session_id": "ses_1", "x" * 10_000: 1})
+
+    assert status == 400
+    assert answer["error"].startswith("Invalid request: xxx") and "Extra inputs" in answer["error"]
+    assert len(answer["error"]) < 400

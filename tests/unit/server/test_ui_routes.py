@@ -241,6 +241,7 @@ def test_the_graph_of_a_target_it_names(
         ({"key": "mem_x", "limit": "9"}, 400, '"limit" must be a number'),
         ({"key": "mem_x", "limit": True}, 400, '"limit" must be a number'),
         ({"key": "mem_x", "limit": 10**9}, 400, "limit must be between"),
+        ({"key": "mem_x", "limit": 0}, 400, "limit must be between"),
         ({"key": "k" * 5000}, 400, "over 1000"),
         ({"key": "mem_\u0000"}, 400, "memory id"),
         ({"target": "nothing-known-here"}, 400, "names no MR"),
