@@ -105,32 +105,14 @@ def _held_in_utc(value: datetime) -> datetime:
 # line, named by its field, rather than an error in the middle of the import that stores it.
 Moment = Annotated[datetime, AfterValidator(_held_in_utc)]
 
-# Half of a UTF-16 pair (``"\\ud83d"`` alone) is valid JSON but no text: no store can hold it, so
-# it is a problem of its line, not a store error in the middle of the import that writes it.
+# Half of a UTF-16 pair (``"\\ud83d"`` alone) is valid JSON but no text, and a project is a
+# checkout's path, which holds no NUL (``service/inputs.parse_project``): either is a problem of its
+# line, named by its field (``_unstorable``), not a store error in the middle of the import.
 _UNPAIRED = (
     "holds a lone surrogate escape (\\ud800-\\udfff, half of a character) that UTF-8 cannot "
     "store: write the whole character or remove it"
 )
-
-
-def _storable(value: str) -> str:
-    try:
-        ensure_utf8(value)
-    except InvalidInputError:
-        raise ValueError(_UNPAIRED) from None
-    return value
-
-
-def _project_path(value: str) -> str:
-    # A project is a checkout's path (as ``service/inputs.parse_project`` takes one): none holds NUL.
-    if "\x00" in value:
-        raise ValueError("a project is a path and holds no NUL character (\\u0000): remove it")
-    return _storable(value)
-
-
-# A string field with no length bound (pydantic checks those for surrogates itself: ``_describe``).
-Storable = Annotated[str, AfterValidator(_storable)]
-ProjectPath = Annotated[str, AfterValidator(_project_path)]
+_NUL = "a project is a path and holds no NUL character (\\u0000): remove it"
 
 
 class _Record(BaseModel):
@@ -144,7 +126,7 @@ class HeaderLine(_Record):
     format: Literal["graphmem-export"]
     version: int = Field(ge=1, le=FORMAT_VERSION)
     exported_at: Moment | None = None
-    project: ProjectPath | None = None
+    project: str | None = None
     counts: dict[str, int] = {}
 
 
@@ -153,8 +135,8 @@ class EntityLine(_Record):
     key: str = Field(min_length=3, max_length=MAX_KEY_CHARS)
     kind: EntityKind
     name: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
-    project: ProjectPath | None = None
-    title: Storable = ""
+    project: str | None = None
+    title: str = ""
 
     @model_validator(mode="after")
     def _key_matches_kind(self) -> EntityLine:
@@ -170,20 +152,20 @@ class MemoryLine(_Record):
     text: str
     category: Category
     scope: Scope
-    project: ProjectPath | None = None
+    project: str | None = None
     status: Status = Status.ACTIVE
     created_at: Moment
     updated_at: Moment | None = None
     valid_from: Moment | None = None
     valid_to: Moment | None = None
-    source: Storable = "import"
-    session: Storable | None = None
+    source: str = "import"
+    session: str | None = None
     reinforced: int = Field(0, ge=0)
     origin: str | None = Field(None, max_length=MAX_ORIGIN_CHARS)
     trust: Trust = Trust.NORMAL
     expires_at: Moment | None = None
     branch: str | None = None  # the branch it was written on (core/branches.py)
-    entities: list[Storable] = []
+    entities: list[str] = []
     # Why the exporting store thought it stale: for readers; an import works it out again.
     stale: str | None = Field(None, max_length=MAX_STALE_CHARS)
 
@@ -243,8 +225,8 @@ def _checked_branch(branch: str | None) -> str | None:
 
 class LinkLine(_Record):
     type: Literal["link"]
-    source: Storable
-    target: Storable
+    source: str
+    target: str
     kind: LinkKind
     created_at: Moment | None = None
 
@@ -257,8 +239,8 @@ class LinkLine(_Record):
 
 class NextLine(_Record):
     type: Literal["next"]
-    source: Storable
-    target: Storable
+    source: str
+    target: str
 
 
 class EventState(_Record):
@@ -275,9 +257,7 @@ class EventState(_Record):
     expires_at: Moment | None = None
     branch: str | None = None
     trust: Trust | None = None
-    links: list[tuple[Storable, Storable, LinkKind, Moment | None]] | None = Field(
-        None, max_length=MAX_STATE_LINKS
-    )
+    links: list[tuple[str, str, LinkKind, Moment | None]] | None = Field(None, max_length=MAX_STATE_LINKS)
 
     @field_validator("branch")
     @classmethod
@@ -388,11 +368,9 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
         except ValidationError as exc:
             parsed.problems.append((number, _describe(exc)))
             continue
-        held = _nul_in(data, record.type)
-        if held is not None:
-            parsed.problems.append(
-                (number, f"{held}: holds a NUL character (\\u0000), which no store holds: remove it")
-            )
+        unstorable = _unstorable(data, record.type)
+        if unstorable is not None:
+            parsed.problems.append((number, unstorable))
             continue
         if isinstance(record, HeaderLine):
             if parsed.header is not None:
@@ -411,16 +389,22 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
     return parsed
 
 
-def _nul_in(data: object, where: str) -> str | None:
-    """The field of a line's JSON whose text holds a NUL, or None. The memory's text and project
-    say so in their own words; any other text (a session, an origin, an event's reason or its
-    state's text) PostgreSQL refuses in the middle of the import that writes it."""
+def _unstorable(data: object, where: str) -> str | None:
+    """What is wrong with the first text of a line's JSON that no store holds (a lone surrogate,
+    a NUL in a project), named by its field; None when every text is storable. A memory's text
+    says so in its own words first (``validate_text``), and pydantic finds a surrogate in a bounded
+    field; this covers every other field, those added later included."""
     pending: list[tuple[str, object]] = [(where, data)]
     while pending:
         path, value = pending.pop()
         if isinstance(value, str):
-            if "\x00" in value:
-                return path
+            if "\x00" in value and path.endswith(".project"):
+                return f"{path}: {_NUL}"
+            if not value.isascii():
+                try:
+                    ensure_utf8(value)
+                except InvalidInputError:
+                    return f"{path}: {_UNPAIRED}"
         elif isinstance(value, dict):  # its keys are the line type's own: validated
             pending.extend((f"{path}.{key}", item) for key, item in value.items())
         elif isinstance(value, list):

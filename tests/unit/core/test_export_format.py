@@ -318,28 +318,3 @@ def test_an_imported_event_takes_no_trust_from_the_file() -> None:
     [(_, line)] = parse(forged).events
     event = line.to_event("mem_a", None)
     assert (event.before, event.after) == ({"status": "active"}, {"status": "proposed"})
-
-
-EVENT = {"type": "event", "id": "evt_0123456789abcdef", "memory_id": "mem_a", "at": "2024-01-02T00:00:00Z"}
-
-
-@pytest.mark.parametrize(
-    ("line", "field"),
-    [
-        ({**memory_line(record(), []), "session": "ses_\x00"}, "memory.session"),
-        ({**memory_line(record(), []), "origin": "import \x00"}, "memory.origin"),
-        (
-            {**entity_line(Entity("File:/src::a.py", EntityKind.FILE, "a.py")), "title": "a\x00"},
-            "entity.title",
-        ),
-        ({**EVENT, "kind": "edit", "actor": "age\x00nt"}, "event.actor"),
-        ({**EVENT, "kind": "edit", "actor": "agent", "reason": "why\x00"}, "event.reason"),
-        ({**EVENT, "kind": "edit", "actor": "agent", "before": {"text": "old\x00"}}, "event.before.text"),
-    ],
-    ids=["session", "origin", "title", "actor", "reason", "state-text"],
-)
-def test_a_nul_in_any_text_of_a_line_is_a_problem_naming_its_field(
-    line: dict[str, object], field: str
-) -> None:
-    [(number, message)] = parse(line).problems
-    assert number == 1 and message.startswith(f"{field}: holds a NUL character") and "remove it" in message
