@@ -12,7 +12,6 @@ validation of every other setting, which the process that opens the store does.
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from platformdirs import user_config_path, user_data_path
 
 from graphmem.errors import ConfigError
+from graphmem.regular_files import read_regular
 
 APP_NAME = "graphmem"
 ENV_PREFIX = "GRAPHMEM_"
@@ -145,17 +145,6 @@ def _flag(text: str, name: str) -> bool:
     raise ConfigError(
         f"Invalid settings ({name}: {text!r} is not true or false). Check the GRAPHMEM_* variables."
     )
-
-
-def read_regular(path: Path, most: int) -> bytes:
-    """The bytes of the regular file at ``path``, ``most`` at most and one more when it is longer:
-    a FIFO, a device or a folder in its place is an ``OSError`` saying so, never waited on (a FIFO's
-    open waits for a writer) nor read without end (``/dev/zero``)."""
-    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise OSError(0, "not a regular file")
-        return handle.read(most + 1)
 
 
 def _read_config(path: Path) -> dict[str, Any]:

@@ -32,7 +32,8 @@ from pydantic_settings import (
 from graphmem.core.fusion import PLANS
 from graphmem.core.recall_limit import MAX_RECALL_LIMIT, MIN_RECALL_LIMIT
 from graphmem.errors import ConfigError
-from graphmem.locate import MAX_CONFIG_BYTES, default_config_file, default_data_dir, read_config, read_regular
+from graphmem.locate import MAX_CONFIG_BYTES, default_config_file, default_data_dir, read_config
+from graphmem.regular_files import read_regular
 
 __all__ = [
     "BootstrapSettings",

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from graphmem.errors import IntegrationError, SessionStoreError
+from graphmem.regular_files import NotRegularFile, open_regular, read_regular
 
 SHOWN_CHARS = 300  # of a refused path, in an error
 # Clients' configs and AGENTS.md files are kilobytes; 1 MiB is generous for any written by hand
@@ -79,14 +80,11 @@ def open_session_file(path: Path, *, what: str) -> BinaryIO:
     no symlink: it may have been replaced since, by a FIFO whose read would wait forever, a folder or a
     link out of the client's folders. ``what`` names it in the ``SessionStoreError`` otherwise."""
     try:
-        # O_NONBLOCK: a FIFO is opened without waiting for a writer, then refused below.
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+        return open_regular(path, follow_links=False)
+    except NotRegularFile:
+        raise SessionStoreError(f"{what[:1].upper()}{what[1:]} {path} is not a regular file.") from None
     except OSError as exc:
         raise SessionStoreError(f"Cannot read {what} {path}: {exc.strerror or exc}.") from None
-    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-        os.close(descriptor)
-        raise SessionStoreError(f"{what[:1].upper()}{what[1:]} {path} is not a regular file.")
-    return os.fdopen(descriptor, "rb")
 
 
 def read_client_file(path: Path, project: Path | None = None) -> str | None:
@@ -98,20 +96,13 @@ def read_client_file(path: Path, project: Path | None = None) -> str | None:
     """
     check_in_project(path, project)
     try:
-        # O_NONBLOCK: a FIFO in the file's place is refused below instead of waited on.
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        data = read_regular(path, MAX_CLIENT_FILE_BYTES)
     except (FileNotFoundError, NotADirectoryError):  # a missing folder is created on write
         return None
-    except OSError as exc:
-        raise IntegrationError(f"Cannot read {path}: {exc.strerror or exc}.") from None
-    try:
-        with os.fdopen(descriptor, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                raise IntegrationError(
-                    f"{path} is not a regular file: move it away and run the command again; "
-                    "nothing was changed."
-                )
-            data = handle.read(MAX_CLIENT_FILE_BYTES + 1)
+    except NotRegularFile:
+        raise IntegrationError(
+            f"{path} is not a regular file: move it away and run the command again; nothing was changed."
+        ) from None
     except OSError as exc:
         raise IntegrationError(f"Cannot read {path}: {exc.strerror or exc}.") from None
     if len(data) > MAX_CLIENT_FILE_BYTES:

@@ -34,13 +34,9 @@ from graphmem.core.skipped_files import (
     UNREADABLE,
     VENDORED,
 )
+from graphmem.regular_files import NotRegularFile, open_regular
 
 GIT_TIMEOUT_S = 60.0
-# O_NONBLOCK: opening a FIFO waits for a writer, forever; the opened file is then checked to
-# be a regular file, whose reads O_NONBLOCK leaves as they are. (Windows has neither flag.)
-_READ_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-)
 VENDORED_DIRS = frozenset(
     {
         "node_modules",
@@ -179,18 +175,11 @@ def _open_regular(full: Path) -> BinaryIO | str:
     """``full`` open for reading when it is a regular file, else why not: a file swapped for a
     FIFO or a device since it was listed is refused here too, and never read."""
     try:
-        fd = os.open(full, _READ_FLAGS)
-    except OSError:
-        return UNREADABLE
-    try:
-        regular = stat.S_ISREG(os.fstat(fd).st_mode)
-    except OSError:
-        os.close(fd)
-        return UNREADABLE
-    if not regular:
-        os.close(fd)
+        return open_regular(full)
+    except NotRegularFile:
         return NOT_REGULAR
-    return open(fd, "rb")
+    except OSError:
+        return UNREADABLE
 
 
 def _utf8(path: str) -> bool:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphmem.errors import ImportFileError, InvalidInputError
+from graphmem.regular_files import NotRegularFile, open_regular
 from graphmem.service.inputs import parse_path, parse_project
 
 MAX_IMPORT_BYTES = 64 * 1024 * 1024
@@ -42,7 +43,6 @@ _SNIFF_BYTES = 4096
 # What graphmem writes is for the user alone (an export holds every memory it names), but for
 # the files of a repository's folder the CLI writes with the user's umask (``write_user_folder``).
 PRIVATE_FILE_MODE = 0o600
-_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,37 +212,26 @@ def read_limited(path: Path, limit: int = MAX_IMPORT_BYTES, *, whole: bool = Tru
     before anything is read; ``whole``: a longer file is an error naming the limit, else
     its first ``limit`` bytes.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(path, flags)
+        handle = open_regular(path)
     except FileNotFoundError:
         raise InvalidInputError(f"No such file: {path}.") from None
+    except NotRegularFile as exc:
+        if exc.folder:
+            raise InvalidInputError(f"{path} is a folder: give the export file (.jsonl).") from None
+        raise InvalidInputError(
+            f"{path} is not a regular file (a pipe, device or socket): graphmem reads only regular files."
+        ) from None
     except OSError as exc:
         raise InvalidInputError(f"Cannot read {path}: {_reason(exc)}.") from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise InvalidInputError(f"{path} is a folder: give the export file (.jsonl).")
-        if not stat.S_ISREG(info.st_mode):
-            raise InvalidInputError(
-                f"{path} is not a regular file (a pipe, device or socket): graphmem reads only regular files."
-            )
-        if whole and info.st_size > limit:
-            raise InvalidInputError(_too_big(path, limit))
-        chunks: list[bytes] = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, min(_CHUNK, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-    except OSError as exc:
-        raise InvalidInputError(f"Cannot read {path}: {_reason(exc)}.") from None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if size > limit:
+    with handle:
+        try:
+            if whole and os.fstat(handle.fileno()).st_size > limit:
+                raise InvalidInputError(_too_big(path, limit))
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise InvalidInputError(f"Cannot read {path}: {_reason(exc)}.") from None
+    if len(data) > limit:
         if whole:
             raise InvalidInputError(_too_big(path, limit))
         return data[:limit]

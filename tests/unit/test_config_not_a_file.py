@@ -37,8 +37,8 @@ def not_a_config(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tup
         path.mkdir()
     else:
         path.write_bytes(b"# " + b"x" * MAX_CONFIG_BYTES + b"\n")
-    said = {"too-long": "over 1,024 KiB", "folder": "(Is a directory)"}
-    yield path, said.get(request.param, "(not a regular file)")
+    said = {"too-long": "over 1,024 KiB", "folder": "(a folder, not a file)"}
+    yield path, said.get(request.param, "(not a regular file: a pipe, device or socket)")
 
 
 def test_a_config_file_that_is_no_regular_file_or_too_long_is_a_config_error(
