@@ -16,6 +16,7 @@ imported.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -25,6 +26,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     TypeAdapter,
@@ -48,7 +50,7 @@ from graphmem.core.models import (
 )
 from graphmem.core.provenance import CHANGE_OF, proposes
 from graphmem.core.redaction import redact
-from graphmem.core.text import MAX_TEXT_CHARS, ensure_utf8, validate_text
+from graphmem.core.text import MAX_ORIGIN_CHARS, MAX_SESSION_CHARS, MAX_TEXT_CHARS, ensure_utf8, validate_text
 from graphmem.core.timeparse import UTC_RANGE, to_utc
 from graphmem.core.trust import trust_of
 from graphmem.core.views import entity_view, event_view, iso, link_view, memory_view
@@ -68,9 +70,8 @@ ESCAPED_CHAR_MAX = 12
 MAX_ID_CHARS = 200  # a memory's id (as service/inputs.py takes one), an event's actor or rule
 MAX_KEY_CHARS = 2000  # an entity's key or name
 MAX_PATH_CHARS = 4096  # a project: a checkout's path (PATH_MAX), as service/inputs.py takes one
-_NAME_CHARS = 4096  # a memory's source or session
+_SOURCE_CHARS = 4096  # a memory's source
 MAX_REASON_CHARS = 2000  # why an event happened
-MAX_ORIGIN_CHARS = 500
 MAX_STALE_CHARS = 2000
 # The keys of the entities one memory is about, as a JSON list: 110 files of a project whose path
 # is 200 characters take 27,000.
@@ -82,8 +83,8 @@ MAX_CHANGE_CHARS = 1_000 + 2 * MAX_STATE_LINKS * _LINK_CHARS
 _SYNTAX_CHARS = 1_000  # field names, quotes and commas, times, kinds and numbers of one line
 _STATE_CHARS = MAX_TEXT_CHARS + MAX_ABOUT_CHARS + MAX_STATE_LINKS * _LINK_CHARS + MAX_BRANCH_CHARS + 500
 _MEMORY_CHARS = (
-    MAX_ID_CHARS + MAX_TEXT_CHARS + MAX_PATH_CHARS + 2 * _NAME_CHARS + MAX_ORIGIN_CHARS + MAX_STALE_CHARS
-    + MAX_BRANCH_CHARS + MAX_ABOUT_CHARS + _SYNTAX_CHARS
+    MAX_ID_CHARS + MAX_TEXT_CHARS + MAX_PATH_CHARS + _SOURCE_CHARS + MAX_SESSION_CHARS + MAX_ORIGIN_CHARS
+    + MAX_STALE_CHARS + MAX_BRANCH_CHARS + MAX_ABOUT_CHARS + _SYNTAX_CHARS
 )  # fmt: skip
 # The longest line: an event that holds a text, the keys it was about and links before and after.
 _EVENT_CHARS = (
@@ -101,18 +102,29 @@ def _held_in_utc(value: datetime) -> datetime:
     return value
 
 
+def _written_as_iso(value: object) -> object:
+    """Refuses a number where a time is due, which pydantic would read as seconds since 1970: the
+    format writes times in ISO 8601, and ``1700000000`` may as well be milliseconds."""
+    if (isinstance(value, (int, float)) and not isinstance(value, bool)) or (
+        isinstance(value, str) and _NUMBER.fullmatch(value)
+    ):
+        raise ValueError("a number, not a date-time: write it in ISO 8601 (2026-03-01T12:00:00+00:00)")
+    return value
+
+
+_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
 # Every time of a line. One that UTC cannot hold (9999-12-31T23:59:59-14:00) is a problem of its
 # line, named by its field, rather than an error in the middle of the import that stores it.
-Moment = Annotated[datetime, AfterValidator(_held_in_utc)]
+Moment = Annotated[datetime, BeforeValidator(_written_as_iso), AfterValidator(_held_in_utc)]
 
-# Half of a UTF-16 pair (``"\\ud83d"`` alone) is valid JSON but no text, and a project is a
-# checkout's path, which holds no NUL (``service/inputs.parse_project``): either is a problem of its
-# line, named by its field (``_unstorable``), not a store error in the middle of the import.
+# Half of a UTF-16 pair (``"\\ud83d"`` alone) and a NUL are valid JSON, but UTF-8 cannot hold the
+# first, PostgreSQL refuses the second, and graphmem's doors refuse both: each is a
+# problem of its line, named by its field (``_unstorable``), not a store error mid-import.
 _UNPAIRED = (
     "holds a lone surrogate escape (\\ud800-\\udfff, half of a character) that UTF-8 cannot "
     "store: write the whole character or remove it"
 )
-_NUL = "a project is a path and holds no NUL character (\\u0000): remove it"
+_NUL = "holds a NUL character (\\u0000), which PostgreSQL cannot store: remove it"
 
 
 class _Record(BaseModel):
@@ -159,7 +171,7 @@ class MemoryLine(_Record):
     valid_from: Moment | None = None
     valid_to: Moment | None = None
     source: str = "import"
-    session: str | None = None
+    session: str | None = Field(None, max_length=MAX_SESSION_CHARS)
     reinforced: int = Field(0, ge=0)
     origin: str | None = Field(None, max_length=MAX_ORIGIN_CHARS)
     trust: Trust = Trust.NORMAL
@@ -391,14 +403,14 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
 
 def _unstorable(data: object, where: str) -> str | None:
     """What is wrong with the first text of a line's JSON that no store holds (a lone surrogate,
-    a NUL in a project), named by its field; None when every text is storable. A memory's text
+    a NUL), named by its field; None when every text is storable. A memory's text
     says so in its own words first (``validate_text``), and pydantic finds a surrogate in a bounded
     field; this covers every other field, those added later included."""
     pending: list[tuple[str, object]] = [(where, data)]
     while pending:
         path, value = pending.pop()
         if isinstance(value, str):
-            if "\x00" in value and path.endswith(".project"):
+            if "\x00" in value:
                 return f"{path}: {_NUL}"
             if not value.isascii():
                 try:

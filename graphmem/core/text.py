@@ -11,6 +11,10 @@ from graphmem.errors import InvalidInputError
 # A memory is a note, not a document: long enough for a decision with its reasons,
 # short enough to fit a prompt. Longer text is rejected, never truncated silently.
 MAX_TEXT_CHARS = 8_000
+# The names a memory keeps of where it was learned: its session's id, and its origin (where in the
+# session or file, e.g. an OpenCode message id).
+MAX_SESSION_CHARS = 4096
+MAX_ORIGIN_CHARS = 500
 
 # Rough English average for BERT/GPT-style tokenizers; used only for budgets.
 CHARS_PER_TOKEN = 4.0
@@ -36,6 +40,22 @@ def validate_text(text: str, *, what: str = "text") -> str:
             "Split it into several memories, one idea each."
         )
     return cleaned
+
+
+def validate_label(value: object, *, what: str, most: int) -> str | None:
+    """``value``, a name a memory keeps (its session, its origin), when every store can hold it;
+    None stays None. Not a string, a NUL (PostgreSQL holds none), half a UTF-16 pair or over
+    ``most`` characters is an ``InvalidInputError`` naming ``what``."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"The {what} must be a string, got {type(value).__name__}.")
+    if "\x00" in value:
+        raise InvalidInputError(f"The {what} contains a NUL character: give plain text.")
+    ensure_utf8(value, what=f"The {what}")
+    if len(value) > most:
+        raise InvalidInputError(f"The {what} is {len(value):,} characters; the limit is {most:,}.")
+    return value
 
 
 def ensure_utf8(text: str, *, what: str = "text") -> None:

@@ -42,7 +42,7 @@ from graphmem.core.provenance import (
     proposes,
 )
 from graphmem.core.redaction import redact
-from graphmem.core.text import validate_text
+from graphmem.core.text import MAX_ORIGIN_CHARS, MAX_SESSION_CHARS, validate_label, validate_text
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import InvalidInputError, NotAllowedError
 from graphmem.service.inputs import default_scope, parse_category, parse_scope, parse_trust
@@ -101,6 +101,8 @@ class Rememberer:
         text = validate_text(text)
         redaction = redact(text)  # secrets never reach the store
         text = validate_text(redaction.text)
+        session = validate_label(session, what="session", most=MAX_SESSION_CHARS)
+        origin = validate_label(origin, what="origin", most=MAX_ORIGIN_CHARS)
         trust = parse_trust(trust)
         if trust is Trust.CONFIRMED:
             raise InvalidInputError("trust 'confirmed' is a person's: `graphmem confirm ID` sets it.")

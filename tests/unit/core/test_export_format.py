@@ -35,7 +35,7 @@ from graphmem.core.models import (
     Status,
     Trust,
 )
-from graphmem.core.text import MAX_TEXT_CHARS
+from graphmem.core.text import MAX_SESSION_CHARS, MAX_TEXT_CHARS
 from graphmem.core.trust import trust_of
 
 NOW = datetime(2025, 6, 1, 12, 0, 0, 123456, tzinfo=UTC)
@@ -121,7 +121,7 @@ _moments = st.datetimes(
     st.sampled_from(list(Status)),
     _moments,
     st.one_of(st.none(), _moments),
-    st.one_of(st.none(), st.text(max_size=30)),
+    st.one_of(st.none(), st.text(max_size=30).filter(lambda t: "\x00" not in t)),  # no door takes one
     st.integers(0, 10_000),
 )
 def test_memory_lines_round_trip_arbitrary_text(
@@ -302,11 +302,38 @@ def test_a_lone_surrogate_in_any_string_is_a_problem_of_its_line_that_says_how_t
     [
         {**memory_line(record(), []), "project": "/src/a\x00b"},
         {**entity_line(Entity("File:/src::a.py", EntityKind.FILE, "a.py")), "project": "/src\x00"},
+        {**memory_line(record(), []), "session": "s\x00"},
+        {**memory_line(record(), []), "origin": "msg\x00"},
+        {**entity_line(Entity("Issue:#4", EntityKind.ISSUE, "#4")), "title": "Fix\x00"},
+        {
+            "type": "event", "id": "evt_0123456789abcdef", "memory_id": "mem_a", "at": "2024-01-02T00:00:00Z",
+            "kind": "edit", "actor": "agent\x00", "before": {"status": "active"},
+            "after": {"status": "proposed"},
+        },
     ],
-)
-def test_a_project_holding_a_nul_character_is_a_problem_of_its_line(line: dict[str, object]) -> None:
+)  # fmt: skip
+def test_a_nul_character_in_any_string_is_a_problem_of_its_line(line: dict[str, object]) -> None:
+    """PostgreSQL holds no NUL, and graphmem's doors refuse one (a text, a project, a session, an
+    origin): an import finds it before anything is written, not the store in the middle."""
     [(number, message)] = parse(line).problems
-    assert number == 1 and "NUL" in message
+    assert number == 1 and "NUL" in message and "remove it" in message
+
+
+@pytest.mark.parametrize("when", [1_700_000_000, 1.7e9, "1700000000", "1.7e9", " 17 "])
+def test_a_number_where_a_time_is_due_is_a_problem_not_seconds_since_1970(when: object) -> None:
+    """pydantic reads a number as a Unix time; the format's times are ISO 8601 text, and a number
+    may as well count milliseconds: the line is refused, saying how to write the time."""
+    parsed = parse({**memory_line(record(), []), "created_at": when})
+    assert parsed.memories == []
+    [(number, message)] = parsed.problems
+    assert number == 1 and "created_at" in message and "ISO 8601" in message
+
+
+def test_a_session_over_its_bound_is_a_problem_of_its_line() -> None:
+    [(number, message)] = parse(
+        {**memory_line(record(), []), "session": "s" * (MAX_SESSION_CHARS + 1)}
+    ).problems
+    assert number == 1 and "session" in message
 
 
 def test_an_imported_event_takes_no_trust_from_the_file() -> None:

@@ -81,6 +81,27 @@ def test_a_session_chains_its_turns(writer: MemoryWriter, rememberer: Rememberer
     assert (first.id, second.id) in writer.store.next_pairs([first.id])
 
 
+@pytest.mark.parametrize(
+    ("names", "said"),
+    [
+        ({"session": "ses\x00"}, "session contains a NUL"),
+        ({"origin": "msg_1\x00"}, "origin contains a NUL"),
+        ({"session": "ses_\ud83d"}, "session is not valid UTF-8"),
+        ({"origin": "m" * 501}, "origin is 501 characters; the limit is 500"),
+        ({"session": "s" * 4097}, "session is 4,097 characters"),
+    ],
+)
+def test_a_session_or_origin_no_store_holds_is_refused_and_nothing_is_stored(
+    writer: MemoryWriter, rememberer: Rememberer, names: dict[str, str], said: str
+) -> None:
+    """Kùzu held a NUL in a session, which its export then carried to PostgreSQL, which refused it
+    in the middle of the import: the write door refuses it, as it refuses one in a text."""
+    with pytest.raises(InvalidInputError, match=said):
+        rememberer.remember("Turn one: we looked at the cache.", project="/p", **names)  # type: ignore[arg-type]
+
+    assert writer.store.all_memories() == []
+
+
 # -- supersession: only another choice on the same subject -------------------------------------
 
 SEND_STATUS = "Prefer res.sendStatus() over res.status().send() for bare status codes in lib/response.js"
