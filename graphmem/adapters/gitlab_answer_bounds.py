@@ -4,8 +4,9 @@ one list may take.
 The transport's session (``gitlab_transport.py``) reads every answer through here. Its head (the
 status line and headers) must arrive within ``MAX_ANSWER_S`` however it trickles: a per-read
 timeout never ends a head sent a byte at a time, so a watchdog shuts the connection's socket at
-the deadline and ``HeadTooSlow`` is raised. Its body is read as it arrives, up to
-``MAX_ANSWER_BYTES`` and within ``MAX_ANSWER_S`` more. A list is read in at most the pages its
+the deadline and ``HeadTooSlow`` is raised. A connection's TLS handshake is held to the same
+deadline. Its body is read as it arrives, up to ``MAX_ANSWER_BYTES`` and within ``MAX_ANSWER_S``
+more. A list is read in at most the pages its
 reader's ``PageBudget`` allows. Past any bound it is ``GitLabUnavailableError``; urllib3's own
 faults (a timeout, a cut) are the caller's to translate.
 """
@@ -33,35 +34,63 @@ MAX_ANSWER_S = 60.0
 
 
 class HeadTooSlow(Exception):
-    """An answer's head did not arrive within ``MAX_ANSWER_S``; its connection was shut."""
+    """A connection's set-up (its TLS handshake) or an answer's head did not arrive within
+    ``MAX_ANSWER_S``; the connection was shut."""
 
 
 class _HeadDeadline:
-    """Mixed into a urllib3 connection class: ``getresponse``, which reads the head, ends by the
-    deadline. The socket is shut rather than timed out: a blocked read then returns at once."""
+    """Mixed into a urllib3 connection class: ``connect`` (its TLS handshake included) and
+    ``getresponse``, which reads the head, each end by the deadline. The socket is shut rather
+    than timed out: a blocked read then returns at once."""
 
     sock: socket.socket | None
+    _connecting: socket.socket | None = None
+
+    def _new_conn(self) -> socket.socket:
+        sock: socket.socket = super()._new_conn()  # type: ignore[misc]
+        # The TLS handshake's socket takes the descriptor from ``sock``, which can no longer be
+        # shut: the watchdog shuts a duplicate (shutting one shuts the connection), closed once
+        # ``connect`` ends.
+        self._connecting = sock.dup()
+        return sock
+
+    def connect(self) -> None:
+        try:
+            with _deadline(self):
+                super().connect()  # type: ignore[misc]
+        finally:
+            connecting, self._connecting = self._connecting, None
+            if connecting is not None:
+                connecting.close()
 
     def getresponse(self) -> Any:
-        fired = threading.Event()
-        watchdog = threading.Timer(MAX_ANSWER_S, _shut, (self.sock, fired))
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            response = super().getresponse()  # type: ignore[misc]
-        except Exception:
-            if fired.is_set():
-                raise HeadTooSlow from None
-            raise
-        finally:
-            watchdog.cancel()
-        if fired.is_set():  # the head "ended" as the socket was shut: it is cut, not whole
-            raise HeadTooSlow
-        return response
+        with _deadline(self):
+            return super().getresponse()  # type: ignore[misc]
 
 
-def _shut(sock: socket.socket | None, fired: threading.Event) -> None:
+@contextlib.contextmanager
+def _deadline(connection: _HeadDeadline) -> Iterator[None]:
+    """``HeadTooSlow`` when the block has not ended within ``MAX_ANSWER_S``, by when the
+    connection's socket (the one it has then: urllib3 sets it before the TLS handshake) is shut."""
+    fired = threading.Event()
+    watchdog = threading.Timer(MAX_ANSWER_S, _shut, (connection, fired))
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        yield
+    except Exception:
+        if fired.is_set():
+            raise HeadTooSlow from None
+        raise
+    finally:
+        watchdog.cancel()
+    if fired.is_set():  # it "ended" as the socket was shut: cut, not whole
+        raise HeadTooSlow
+
+
+def _shut(connection: _HeadDeadline, fired: threading.Event) -> None:
     fired.set()
+    sock = connection._connecting or connection.sock
     if sock is not None:
         with contextlib.suppress(OSError):  # closed meanwhile
             sock.shutdown(socket.SHUT_RDWR)

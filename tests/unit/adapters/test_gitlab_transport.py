@@ -148,11 +148,37 @@ def test_an_answer_whose_head_trickles_in_is_cut_off_at_the_deadline(monkeypatch
 
     with serving(drip) as listener:
         transport = GitLabTransport(f"http://127.0.0.1:{listener.port}", TOKEN, timeout_s=2.0)
-        started = time.monotonic()
         with pytest.raises(GitLabUnavailableError, match=r"took over 0\.3 s to send one answer"):
             transport.get(ISSUE, "issue 34")
-    assert time.monotonic() - started < 2.0
     assert listener.connections == 1  # not tried again: the next answer would trickle as slowly
+
+
+# On a loaded machine the deadline may pass before the handshake begins; Python's ssl then drops
+# the socket it made unclosed when the peer has reset the connection (``SSLSocket._create``
+# re-raises recv's ECONNRESET without closing it), which the collector closes and warns about.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_tls_handshake_that_trickles_in_is_cut_off_at_the_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A per-read timeout never ends a handshake answered a byte at a time (the head's deadline
+    did not cover the connection's set-up): it is held to the same deadline."""
+    monkeypatch.setattr(gitlab_answer_bounds, "MAX_ANSWER_S", 0.3)
+
+    def handshake(connection: socket.socket, _number: int) -> None:
+        with connection, contextlib.suppress(OSError):  # the client hangs up at the deadline
+            connection.recv(65536)  # its ClientHello
+            for byte in (
+                b"\x16\x03\x03\x40\x00" + b"\x02" * 1_000
+            ):  # a ServerHello, each byte within the timeout
+                connection.sendall(bytes([byte]))
+                time.sleep(0.02)
+
+    listener = Accepting(handshake)
+    try:
+        transport = GitLabTransport(f"https://127.0.0.1:{listener.port}", TOKEN, timeout_s=2.0)
+        with pytest.raises(GitLabUnavailableError, match=r"took over 0\.3 s to send one answer"):
+            transport.get(ISSUE, "issue 34")
+    finally:
+        listener.close()
+    assert listener.connections == 1
 
 
 def test_pages_that_come_empty_but_link_on_are_not_followed_past_the_list() -> None:
