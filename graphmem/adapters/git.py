@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TypeVar
@@ -69,15 +69,29 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def run_bounded(args: list[str], cwd: Path, *, timeout_s: float, max_bytes: int) -> tuple[int, bytes, bytes]:
-    """Run ``args`` (git and its arguments) in ``cwd`` in ``git_env``: its exit status, its
-    output up to one byte past ``max_bytes`` (where it is stopped: a repository of a few
-    kilobytes can make ``git log`` print gigabytes) and the start of its errors. Raises
-    ``subprocess.TimeoutExpired`` when it runs over ``timeout_s``, ``OSError`` when it cannot run."""
+def run_bounded(
+    args: list[str],
+    cwd: Path,
+    *,
+    timeout_s: float,
+    max_bytes: int,
+    stdin: bytes = b"",
+    env: Mapping[str, str] | None = None,
+) -> tuple[int, bytes, bytes]:
+    """Run ``args`` (git and its arguments) in ``cwd`` in ``git_env`` (with ``env`` added), given
+    ``stdin`` (nothing else: never this process's own input): its exit status, its output up to
+    one byte past ``max_bytes`` (where it is stopped: a repository of a few kilobytes can make
+    ``git log`` print gigabytes) and the start of its errors. Raises ``subprocess.TimeoutExpired``
+    when it runs over ``timeout_s``, ``OSError`` when it cannot run."""
     expired = threading.Event()
-    # Errors go to a file: a pipe left unread while the output is read could fill and hold git.
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(args, cwd=cwd, env=git_env(), stdout=subprocess.PIPE, stderr=errors)
+    # Errors go to a file, and so does the input: a pipe left unwritten or unread while the
+    # output is read could fill and hold git.
+    with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as given:
+        given.write(stdin)
+        given.seek(0)
+        process = subprocess.Popen(
+            args, cwd=cwd, env=git_env() | dict(env or {}), stdin=given, stdout=subprocess.PIPE, stderr=errors
+        )
         assert process.stdout is not None
 
         def stop() -> None:

@@ -4,6 +4,9 @@ Every call runs ``git`` in the repository it is given, with the locale fixed and
 variables that would point git elsewhere removed. Nothing here writes to that
 repository: ``shared_checkout`` makes a separate clone that borrows its objects.
 
+No more of git's output is read than ``MAX_OUTPUT_BYTES`` (of a file, the code graph's
+``MAX_SOURCE_BYTES``): a repository of kilobytes can make git print gigabytes.
+
 Failures the caller can fix (not a repository, a shallow clone, no commits) raise
 ``InvalidInputError`` with what to do; a git command that fails later raises
 ``GraphmemError`` naming the command.
@@ -11,16 +14,28 @@ Failures the caller can fix (not a repository, a shallow clone, no commits) rais
 
 from __future__ import annotations
 
+import logging
 import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphmem.adapters.git import git_env
+from graphmem.adapters.git import run_bounded
+from graphmem.core.skipped_files import MAX_SOURCE_BYTES
 from graphmem.errors import GraphmemError, InvalidInputError
 
+log = logging.getLogger(__name__)
+
 GIT_TIMEOUT_S = 300.0
+# The most of one git command's output read: a history's commit list or messages (a million
+# commits: about 100 MB), a commit's diff. A repository of kilobytes can make git print gigabytes.
+MAX_OUTPUT_BYTES = 256 * 1024 * 1024
 _HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+# The lines of a diff read: a file's header lines, a hunk's; the changed lines (each after its "+"
+# or "-") are passed over where they are, never split into a list.
+_DIFF_LINE_RE = re.compile(rb"^(?:diff --git |--- |\+\+\+ |@@ ).*", re.MULTILINE)
+# A line of ``git blame -s -l``: ``[^]<sha> <line>) <text>``.
+_BLAME_LINE_RE = re.compile(rb"^\^?([0-9a-fA-F]{40,64})(?= |$)", re.MULTILINE)
 _C_ESCAPES = {
     "n": "\n",
     "t": "\t",
@@ -56,23 +71,42 @@ class FileChange:
         return {line for first, last in self.changed for line in range(first, last + 1)}
 
 
-def git(repo: Path, *args: str, check: bool = True) -> bytes:
-    """``git args`` in ``repo``; its standard output, or ``GraphmemError`` when it fails."""
+def git(repo: Path, *args: str, check: bool = True, stdin: bytes = b"") -> bytes:
+    """``git args`` in ``repo``, given ``stdin``; its standard output, or ``GraphmemError`` when it
+    fails (with ``check``) or prints over ``MAX_OUTPUT_BYTES``."""
+    done = _bounded(repo, args, stdin=stdin)
+    if done is None:
+        raise GraphmemError(
+            f"git {args[0]} in {repo} printed over {MAX_OUTPUT_BYTES >> 20} MiB: "
+            "the benchmark reads no repository whose history is that large."
+        )
+    return _checked(repo, args, done) if check else done[1]
+
+
+def _bounded(
+    repo: Path, args: tuple[str, ...], *, stdin: bytes = b"", max_bytes: int | None = None
+) -> tuple[int, bytes, bytes] | None:
+    """``git args``: its exit status, output and errors; None when it printed over ``max_bytes``
+    (``MAX_OUTPUT_BYTES`` unless given; it is stopped there). ``GraphmemError`` when it cannot
+    run, or runs over ``GIT_TIMEOUT_S``."""
+    max_bytes = MAX_OUTPUT_BYTES if max_bytes is None else max_bytes
     command = ["git", "-c", "core.quotePath=false", "-c", "log.showSignature=false", *args]
     try:
-        done = subprocess.run(
-            command, cwd=repo, env=git_env(), capture_output=True, timeout=GIT_TIMEOUT_S, check=False
-        )
+        done = run_bounded(command, repo, timeout_s=GIT_TIMEOUT_S, max_bytes=max_bytes, stdin=stdin)
     except subprocess.TimeoutExpired:
         raise GraphmemError(f"git {args[0]} in {repo} took over {GIT_TIMEOUT_S:.0f} s.") from None
     except OSError as exc:
         raise GraphmemError(f"Cannot run git in {repo} ({exc}): is git installed?") from None
-    if check and done.returncode != 0:
-        first = (done.stderr.decode("utf-8", "replace").strip().splitlines() or [f"exit {done.returncode}"])[
-            0
-        ]
+    return None if len(done[1]) > max_bytes else done
+
+
+def _checked(repo: Path, args: tuple[str, ...], done: tuple[int, bytes, bytes]) -> bytes:
+    """The output of a git that succeeded; ``GraphmemError`` naming the command when it failed."""
+    status, output, errors = done
+    if status != 0:
+        first = (errors.decode("utf-8", "replace").strip().splitlines() or [f"exit {status}"])[0]
         raise GraphmemError(f"git {args[0]} failed in {repo}: {first}")
-    return done.stdout
+    return output
 
 
 def check_repository(path: Path) -> Path:
@@ -117,8 +151,12 @@ def non_merge_commits(repo: Path) -> list[CommitInfo]:
 
 
 def messages(repo: Path, shas: set[str]) -> dict[str, str]:
-    """Subject and body of each commit in ``shas`` (reachable from HEAD)."""
-    out = git(repo, "log", "--no-merges", "--encoding=UTF-8", "--format=%H%x1f%B%x1e", "HEAD", "--")
+    """Subject and body of each commit in ``shas`` (reachable from HEAD), read of those alone."""
+    if not shas:
+        return {}
+    request = "".join(f"{sha}\n" for sha in sorted(shas)).encode("ascii")
+    out = git(repo, "log", "--no-walk", "--stdin", "--no-merges", "--encoding=UTF-8",
+              "--format=%H%x1f%B%x1e", "--", stdin=request)  # fmt: skip
     found: dict[str, str] = {}
     for record in out.decode("utf-8", "replace").split("\x1e"):
         sha, _, text = record.strip("\n").partition("\x1f")
@@ -128,25 +166,36 @@ def messages(repo: Path, shas: set[str]) -> dict[str, str]:
 
 
 def diff_changes(repo: Path, parent: str, sha: str) -> list[FileChange]:
-    """The old side of ``git diff -U0 --no-renames parent sha``, file by file."""
-    out = git(
-        repo,
-        "diff",
-        "-U0",
-        "--no-renames",
-        "--no-color",
-        "--no-ext-diff",
-        "--src-prefix=a/",
-        "--dst-prefix=b/",
-        parent,
-        sha,
-        "--",
-    )
+    """The old side of ``git diff -U0 --no-renames parent sha``, file by file; none when the diff
+    is over ``MAX_OUTPUT_BYTES`` (the commit is not evaluated)."""
+    args = ("diff", "-U0", "--no-renames", "--no-color", "--no-ext-diff", "--src-prefix=a/",
+            "--dst-prefix=b/", parent, sha, "--")  # fmt: skip
+    done = _bounded(repo, args)
+    if done is None:
+        log.info(
+            "bench: the diff of %s in %s is over %d MiB; not evaluated", sha, repo, MAX_OUTPUT_BYTES >> 20
+        )
+        return []
+    out = _checked(repo, args, done)
     changes: list[FileChange] = []
     current: FileChange | None = None
-    for line in out.split(b"\n"):
+    in_header = False  # between a file's ``diff --git`` and its first hunk
+    for found in _DIFF_LINE_RE.finditer(out):
+        line = found.group()
         if line.startswith(b"diff --git "):
-            current = None
+            current, in_header = None, True
+        elif line.startswith(b"@@ "):
+            in_header = False
+            match = _HUNK_RE.match(line)
+            if current is None or match is None:
+                continue
+            start, count = int(match.group(1)), int(match.group(2) or b"1")
+            if count:
+                current.changed.append((start, start + count - 1))
+            else:
+                current.inserted_after.append(start)
+        elif not in_header:
+            continue  # a changed line that reads as a header: "-- a/x" removed is "--- a/x"
         elif line.startswith(b"--- "):
             old = _path(line[4:], b"a/")
             current = FileChange(old) if old is not None else None
@@ -156,41 +205,26 @@ def diff_changes(repo: Path, parent: str, sha: str) -> list[FileChange]:
             new = _path(line[4:], b"b/")
             if new is not None:
                 changes.append(FileChange(new, added=True))
-        elif current is not None and line.startswith(b"@@ "):
-            match = _HUNK_RE.match(line)
-            if match is None:
-                continue
-            start, count = int(match.group(1)), int(match.group(2) or b"1")
-            if count:
-                current.changed.append((start, start + count - 1))
-            else:
-                current.inserted_after.append(start)
     return changes
 
 
 def blame_commits(repo: Path, rev: str, path: str, ranges: list[tuple[int, int]]) -> set[str]:
-    """The commits ``git blame -w -s -l --root rev -- path`` gives for the lines in ``ranges``."""
+    """The commits ``git blame -w -s -l --root rev -- path`` gives for the lines in ``ranges``;
+    none when its blame is over ``MAX_OUTPUT_BYTES``."""
     if not ranges:
         return set()
     spans = [arg for first, last in ranges for arg in ("-L", f"{first},{last}")]
-    out = git(repo, "blame", "-w", "-s", "-l", "--root", *spans, rev, "--", path, check=False)
-    found = set()
-    for line in out.split(b"\n"):
-        token = line.split(b" ", 1)[0].lstrip(b"^")
-        if len(token) >= 40:
-            found.add(token.decode())
-    return found
+    done = _bounded(repo, ("blame", "-w", "-s", "-l", "--root", *spans, rev, "--", path))
+    if done is None:
+        return set()
+    return {found.group(1).decode("ascii") for found in _BLAME_LINE_RE.finditer(done[1])}
 
 
 def file_at(repo: Path, rev: str, path: str) -> bytes | None:
-    out = subprocess.run(
-        ["git", "cat-file", "blob", f"{rev}:{path}"],
-        cwd=repo,
-        env=git_env(),
-        capture_output=True,
-        timeout=GIT_TIMEOUT_S,
-    )
-    return out.stdout if out.returncode == 0 else None
+    """The file ``path`` at ``rev``; None when it is not there, or is over the code graph's
+    ``MAX_SOURCE_BYTES`` (the graph would not parse it either)."""
+    done = _bounded(repo, ("cat-file", "blob", f"{rev}:{path}"), max_bytes=MAX_SOURCE_BYTES)
+    return done[1] if done is not None and done[0] == 0 else None
 
 
 def file_log(repo: Path, paths: list[str]) -> list[str]:
@@ -231,8 +265,9 @@ def _unquote(text: str) -> str:
         char = text[index]
         if char == "\\" and index + 1 < len(text):
             nxt = text[index + 1]
-            if nxt in "01234567" and index + 3 < len(text) + 0:
-                out.append(int(text[index + 1 : index + 4], 8))
+            octal = text[index + 1 : index + 4]
+            if len(octal) == 3 and all(digit in "01234567" for digit in octal) and octal <= "377":
+                out.append(int(octal, 8))
                 index += 4
                 continue
             out += _C_ESCAPES.get(nxt, nxt).encode()

@@ -10,8 +10,9 @@ each commit's diff against its parent is what blame reads too: replaying the dif
 (``git log -p -w -U0``, the same whitespace rule) from HEAD back, newest first, a line at HEAD
 is the newest commit's whose hunk added it, and a line no hunk added was last changed before
 ``since`` (``""``), or by the commit that added the file. :func:`lines_from_diffs` reads that
-for all the files at once, with three git processes whatever their number: the commits and the
-files they touched, their diffs, and the files' lengths at HEAD (``git cat-file --batch``). The
+for all the files at once, with a few git processes whatever their number (one more for each
+``MAX_DIFF_BYTES`` of files): the commits and the files they touched, their diffs, the files'
+sizes at HEAD (``git cat-file --batch-check``) and their lengths (``git cat-file --batch``). The
 diffs are only of the files each commit modified (``--diff-filter=M``), the only ones replayed: a
 commit that added a tree of files (a repository's first, a vendored library) is neither diffed by
 git nor read here (the generated 3,030-file repository's 300 commits and its first: 9.7 MB of
@@ -19,9 +20,10 @@ diffs before, 0.2 MB).
 
 A file it cannot vouch for is left to blame: one added beside a deletion (blame follows a file
 renamed into it to older commits), deleted and added again, a binary or oddly named one, one
-whose hunks do not add up to its length, and every file when git fails, the history since
-``since`` has a merge, or no ``since`` is given. ``tests/unit/adapters/test_git_diff_lines.py``
-holds it to ``git blame``'s answers.
+whose hunks do not add up to its length, one over the code graph's ``MAX_SOURCE_BYTES`` at HEAD
+(never read: a gigabyte of zeros is a megabyte in a repository), and every file when git fails,
+the history since ``since`` has a merge, or no ``since`` is given.
+``tests/unit/adapters/test_git_diff_lines.py`` holds it to ``git blame``'s answers.
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ from __future__ import annotations
 import logging
 import re
 import subprocess
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graphmem.adapters.git import git_env, run_bounded
+from graphmem.adapters.git import run_bounded
+from graphmem.core.skipped_files import MAX_SOURCE_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +45,20 @@ GIT_TIMEOUT_S = 60.0
 # A file made huge and small again in turn gives gigabytes of diffs from a repository of
 # kilobytes (held and parsed: 41 s and 2.6 GB for 20 commits): past this, blame answers.
 MAX_DIFF_BYTES = 32 * 1024 * 1024
+# What ``git cat-file --batch`` prints before each file's bytes ("<sha> blob <size>\n", and the
+# newline after them), at most: the files one such git prints are read up to ``MAX_DIFF_BYTES``.
+_BATCH_HEADER_BYTES = 96
+# The most hunks of the diffs kept (about 150 bytes each: 36 MB), far more than the generated
+# repository's 300 commits hold; 32 MiB of one-line hunks are 1.4 million of them (210 MB).
+MAX_HUNKS = 250_000
 _RECORD, _FIELD = "\x1e", "\x1f"
+_TOKEN_RE = re.compile(rb"([^\0]*)(?:\0|\Z)")  # a token of git's ``-z`` output, up to its NUL
 _HUNK_RE = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _SHA_RE = re.compile(r"[0-9a-f]{40,64}")
+# The lines of ``git log -p`` read: a commit's, a file's diff header, a binary file's, a hunk's
+# header. The changed lines between them (each after its "+" or "-") are passed over where they
+# are: split into a list, the 30 MB diff of a 10-million-line file cut to five lines was 600 MB.
+_PATCH_LINE_RE = re.compile(rb"^(?:\x1e|diff --git |Binary files |@@ -).*", re.MULTILINE)
 
 
 def lines_from_diffs(root: Path, paths: Collection[str], since: datetime | None) -> dict[str, list[str]]:
@@ -61,7 +75,7 @@ def lines_from_diffs(root: Path, paths: Collection[str], since: datetime | None)
     head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     if head is None:
         return {}
-    changes = _replayable(names.decode("utf-8", "surrogateescape"), set(paths), head.decode().strip())
+    changes = _replayable(names, set(paths), head.decode("ascii", "replace").strip())
     if not changes:
         return {}
     hunks: dict[str, dict[str, list[Hunk]]] = {
@@ -89,7 +103,8 @@ Hunk = tuple[int, int, int, int]  # a -U0 hunk's old start and count, new start 
 def _replay(lines: int, diffs: list[tuple[str, list[Hunk]]], base: str) -> list[str] | None:
     """Each of a file's ``lines`` at HEAD credited to the newest of ``diffs`` (newest first: each
     commit's hunks against its parent) whose hunk added it, else to ``base``; None when a diff
-    does not fit the file as the newer ones left it (blame says then)."""
+    does not fit the file as the newer ones left it, or makes an older version of it longer than
+    ``MAX_SOURCE_BYTES`` lines, each an item of a list here (blame says then)."""
     shas: list[str | None] = [None] * lines
     at_head: list[int | None] = list(range(lines))  # each line of this version: its line at HEAD
     for sha, hunks in diffs:
@@ -101,7 +116,7 @@ def _replay(lines: int, diffs: list[tuple[str, list[Hunk]]], base: str) -> list[
             if new_first < done or new_first + new_count > len(at_head):
                 return None
             older += at_head[done:new_first]
-            if len(older) != old_first:
+            if len(older) != old_first or old_first + old_count > MAX_SOURCE_BYTES:
                 return None
             for line in at_head[new_first : new_first + new_count]:
                 if line is not None and shas[line] is None:
@@ -109,38 +124,44 @@ def _replay(lines: int, diffs: list[tuple[str, list[Hunk]]], base: str) -> list[
             older += [None] * old_count  # lines of the parent this commit replaced
             done = new_first + new_count
         at_head = older + at_head[done:]
+        if len(at_head) > MAX_SOURCE_BYTES:
+            return None
     return [base if sha is None else sha for sha in shas]
 
 
-def _replayable(output: str, wanted: set[str], head: str) -> dict[str, tuple[list[str], str]]:
+def _replayable(output: bytes, wanted: set[str], head: str) -> dict[str, tuple[list[str], str]]:
     """Path -> (the commits that modified it, newest first; the commit its other lines are from,
     ``""`` for before ``since``), of ``wanted`` modified (``M``) only, after being added (``A``)
     at most once, by the oldest of its commits, one that deleted no file (a rename, whose lines
     blame follows to the old name, deletes one). Empty unless the commits are one line from
     ``head`` (a merge, or a commit dated before ``since`` between two after it, which blame
-    would stop at)."""
+    would stop at). Only the ``wanted`` paths' changes are kept, the others passed over where
+    they are: split and kept, 32 MiB of a history's changed files were 720 MB."""
+    names = {path.encode("utf-8", "surrogateescape"): path for path in wanted}
     touches: dict[str, list[tuple[str, str]]] = {}  # newest first
     deleting: set[str] = set()
     parent_of: dict[str, str] = {}
-    tokens = output.split("\0")
     sha = ""
-    i = 0
-    while i < len(tokens):
-        token = tokens[i].lstrip("\n")
-        i += 1
-        if token.startswith(_RECORD):
-            sha, _, parents = token[1:].partition(_FIELD)
-            if len(parents.split()) > 1 or not _SHA_RE.fullmatch(sha):
+    status: bytes | None = None  # a change's status, whose path is the next token
+    for matched in _TOKEN_RE.finditer(output):
+        token = matched.group(1)
+        if status is not None:
+            path = names.get(token)
+            if path is not None:
+                touches.setdefault(path, []).append((sha, status.decode("ascii", "replace")))
+            if status == b"D":
+                deleting.add(sha)
+            status = None
+            continue
+        token = token.lstrip(b"\n")
+        if token.startswith(_RECORD.encode()):
+            header, _, parents = token[1:].decode("ascii", "replace").partition(_FIELD)
+            if len(parents.split()) > 1 or not _SHA_RE.fullmatch(header):
                 return {}  # a merge: blame works out which side each line came from
+            sha = header
             parent_of[sha] = parents.strip()
-            continue
-        if not token or not sha or i >= len(tokens):
-            continue
-        path = tokens[i]
-        i += 1
-        touches.setdefault(path, []).append((sha, token))
-        if token == "D":
-            deleting.add(sha)
+        elif token and sha:
+            status = token
     at, chain = head, 0
     while at in parent_of:
         at, chain = parent_of[at], chain + 1
@@ -158,26 +179,35 @@ def _replayable(output: str, wanted: set[str], head: str) -> dict[str, tuple[lis
 
 def _hunks(output: bytes, changers: dict[str, list[str]]) -> dict[str, dict[str, list[Hunk]]]:
     """Path -> commit -> the hunks of that commit's diff of it, for the paths of ``changers``
-    (each path's commits) whose diffs could be read (a whitespace-only change has none)."""
+    (each path's commits) whose diffs could be read (a whitespace-only change has none); none past
+    ``MAX_HUNKS`` of them."""
     hunks: dict[str, dict[str, list[Hunk]]] = {path: {} for path in changers}
     doubtful: set[str] = set()
+    quoted: set[str] = set()  # commits whose diff names a file git quoted
+    read = 0
     sha, path = "", None
-    for line in output.split(b"\n"):
+    for matched in _PATCH_LINE_RE.finditer(output):
+        line = matched.group()
         if line.startswith(_RECORD.encode()):
             sha, path = line[1:].decode("ascii", "replace").strip(), None
         elif line.startswith(b"diff --git "):
             path = _diff_path(line)
             if path is None:  # a name git quoted: which of the commit's files it is, blame says
-                doubtful |= {p for p, shas in changers.items() if sha in shas}
+                quoted.add(sha)
             elif sha not in changers.get(path, ()):
                 path = None
         elif path is not None and line.startswith(b"Binary files "):
             doubtful.add(path)
         elif path is not None and (match := _HUNK_RE.match(line)):
+            read += 1
+            if read > MAX_HUNKS:
+                log.info("git history: over %d changes to read in the diffs; blame instead", MAX_HUNKS)
+                return {}
             old_start, old_count, new_start, new_count = match.groups()
             hunks[path].setdefault(sha, []).append(
                 (int(old_start), _count(old_count), int(new_start), _count(new_count))
             )
+    doubtful |= {path for path, shas in changers.items() if quoted.intersection(shas)}
     return {path: found for path, found in hunks.items() if path not in doubtful}
 
 
@@ -198,33 +228,95 @@ def _diff_path(line: bytes) -> str | None:
 
 def _lengths(root: Path, paths: list[str]) -> dict[str, int]:
     """Lines of each of ``paths`` at HEAD, counted as blame counts them (a last line without its
-    newline is one); a path git cannot read is left out."""
-    if not paths:
+    newline is one); a path git cannot read, or whose file at HEAD is over the code graph's
+    ``MAX_SOURCE_BYTES``, is left out (to blame)."""
+    if not paths or any("\n" in path for path in paths):
         return {}
+    blobs = _blobs(root, paths)
+    if blobs is None:
+        return {}
+    lines: dict[str, int] = {}
+    for batch in _batches(dict(blobs.values())):
+        counted = _line_counts(root, batch)
+        if counted is None:
+            return {}
+        lines |= counted
+    return {path: lines[sha] for path, (sha, _) in blobs.items()}
+
+
+def _batches(sizes: dict[str, int]) -> Iterator[dict[str, int]]:
+    """``sizes`` (sha -> size) in parts whose files one ``git cat-file --batch`` prints in at most
+    ``MAX_DIFF_BYTES``: each file is at most ``MAX_SOURCE_BYTES``, so one read holds a few dozen."""
+    batch: dict[str, int] = {}
+    total = 0
+    for sha, size in sizes.items():
+        if batch and total + size + _BATCH_HEADER_BYTES > MAX_DIFF_BYTES:
+            yield batch
+            batch, total = {}, 0
+        batch[sha] = size
+        total += size + _BATCH_HEADER_BYTES
+    if batch:
+        yield batch
+
+
+def _blobs(root: Path, paths: list[str]) -> dict[str, tuple[str, int]] | None:
+    """Path -> the sha and size of its file at HEAD (``git cat-file --batch-check``, which reads no
+    file's bytes), of those ``paths`` that are files at HEAD of at most ``MAX_SOURCE_BYTES``;
+    None when git fails."""
     request = "".join(f"HEAD:./{path}\n" for path in paths).encode("utf-8", "surrogateescape")
-    output = _cat_file(root, request)
-    if output is None or any("\n" in path for path in paths):
-        return {}
-    lengths: dict[str, int] = {}
+    output = _git(root, "cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)", stdin=request)
+    if output is None:
+        return None
+    answers = output.split(b"\n")
+    if len(answers) != len(paths) + 1:
+        return None
+    blobs: dict[str, tuple[str, int]] = {}
+    huge = 0
+    for path, answer in zip(paths, answers, strict=False):
+        fields = answer.split(b" ")
+        # "<sha> blob <size>"; "<name> missing" for a path not at HEAD, which may hold spaces
+        if len(fields) != 3 or fields[1] != b"blob" or not fields[2].isdigit():
+            continue
+        sha = fields[0].decode("ascii", "replace")
+        if not _SHA_RE.fullmatch(sha):
+            continue
+        if int(fields[2]) > MAX_SOURCE_BYTES:
+            huge += 1
+            continue
+        blobs[path] = (sha, int(fields[2]))
+    if huge:
+        log.info(
+            "git history: %d file(s) in %s over %d bytes at HEAD; blame instead", huge, root, MAX_SOURCE_BYTES
+        )
+    return blobs
+
+
+def _line_counts(root: Path, blobs: dict[str, int]) -> dict[str, int] | None:
+    """Sha -> lines (as ``_lengths`` counts them) of the files ``blobs`` names (sha -> size), read
+    with one ``git cat-file --batch``; None when git fails or says something else."""
+    output = _git(root, "cat-file", "--batch", stdin="".join(f"{sha}\n" for sha in blobs).encode("ascii"))
+    if output is None:
+        return None
+    counts: dict[str, int] = {}
     at = 0
-    for path in paths:
-        end = output.index(b"\n", at)
-        header = output[at:end].split()
-        at = end + 1
-        if len(header) != 3 or header[1] != b"blob":
-            continue  # "missing": not at HEAD
-        size = int(header[2])
-        data = output[at : at + size]
-        at += size + 1
-        lengths[path] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    return lengths
+    for sha, size in blobs.items():
+        end = output.find(b"\n", at)
+        if end < 0 or output[at:end] != f"{sha} blob {size}".encode("ascii"):
+            return None
+        start, stop = end + 1, end + 1 + size  # the file's bytes, counted where they are
+        if stop > len(output):
+            return None
+        unended = size > 0 and output[stop - 1] != ord("\n")
+        counts[sha] = output.count(b"\n", start, stop) + unended
+        at = stop + 1
+    return counts
 
 
-def _git(root: Path, *args: str) -> bytes | None:
-    """What git prints, or None when it fails or prints over ``MAX_DIFF_BYTES``."""
+def _git(root: Path, *args: str, stdin: bytes = b"") -> bytes | None:
+    """What git prints, given ``stdin``, or None when it fails or prints over ``MAX_DIFF_BYTES``."""
     try:
         status, output, _ = run_bounded(
-            ["git", *args], root, timeout_s=GIT_TIMEOUT_S, max_bytes=MAX_DIFF_BYTES
+            ["git", *args], root, timeout_s=GIT_TIMEOUT_S, max_bytes=MAX_DIFF_BYTES, stdin=stdin
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.info("git history: git %s in %s failed (%s); blame instead", args[0], root, exc)
@@ -233,16 +325,3 @@ def _git(root: Path, *args: str) -> bytes | None:
         log.info("git history: git printed over %d MiB in %s; blame instead", MAX_DIFF_BYTES >> 20, root)
         return None
     return output if status == 0 else None
-
-
-def _cat_file(root: Path, request: bytes) -> bytes | None:
-    """``git cat-file --batch`` of ``request``: the files' own bytes, each a file of the listing."""
-    try:
-        done = subprocess.run(
-            ["git", "cat-file", "--batch"], cwd=root, env=git_env(), input=request, capture_output=True,
-            timeout=GIT_TIMEOUT_S, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.info("git history: git cat-file in %s failed (%s); blame instead", root, exc)
-        return None
-    return done.stdout if done.returncode == 0 else None

@@ -48,6 +48,13 @@ MAX_LOG_BYTES = 64 * 1024 * 1024
 # and e-mail.
 MAX_MESSAGE_CHARS = 10_000
 MAX_NAME_CHARS = 200
+# The most of one file's ``git blame`` read: it prints each line of the file after its sha and
+# number (about 50 bytes more a line), so a source file at the code graph's 1 MB limit of 300,000
+# lines fits; a megabyte of empty lines (a million, 50 MB of blame) goes unlinked instead.
+MAX_BLAME_BYTES = 16 * 1024 * 1024
+# The most of ``git diff``'s list of renamed files read: ``MAX_RENAMES`` pairs of 400-byte paths.
+MAX_RENAME_BYTES = MAX_RENAMES * 800
+MAX_REV_BYTES = 4096  # of what git says of one commit (``rev-parse``)
 
 _RECORD = "\x1e"
 _FIELD = "\x1f"
@@ -56,6 +63,8 @@ _FIELD = "\x1f"
 _FORMAT = _RECORD + _FIELD.join(["%H", "%P", "%aN", "%aE", "%at", "%D", "%s", "%b"])
 # An abbreviated or full SHA-1 / SHA-256 object name; anything else is not looked up.
 _SHA_RE = re.compile(r"[0-9a-fA-F]{4,64}")
+# A line of ``git blame -s -l``: ``[^]<sha> <line>) <text>``; ``^`` marks the ``--since`` boundary.
+_BLAME_LINE_RE = re.compile(rb"^(\^?)([0-9a-fA-F]{4,64})(?= |$)", re.MULTILINE)
 # "M", "A", "D", "T", "R100", "C075": a --name-status status; R and C are followed by two paths.
 _STATUS_RE = re.compile(r"[ACDMRTUXB][0-9]{0,3}")
 # Decorations of no ref at all: only the "grafted" mark remains.
@@ -107,7 +116,7 @@ def line_commits(
 ) -> list[str]:
     """The commit that last changed each line of ``path`` at HEAD (``git blame -w``), in
     line order: ``result[0]`` is line 1's sha. Empty when git cannot say (not committed,
-    binary, outside a repository, a timeout).
+    binary, outside a repository, a timeout) or says too much (over ``MAX_BLAME_BYTES``).
 
     With ``since``, git walks back only to the commits of that time (``--since``): a line
     last changed before it is ``""`` (unknown) instead of its old commit, which costs git
@@ -118,25 +127,28 @@ def line_commits(
     if since is not None:
         args.append("--since=" + since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
     args += ["HEAD", "--", path]
-    env = git_env()
-    if graph is not None:
-        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(graph)
+    env = {} if graph is None else {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(graph)}
     try:
-        done = subprocess.run(
-            args, cwd=root, env=env, capture_output=True, timeout=BLAME_TIMEOUT_S, check=False
+        status, output, _ = run_bounded(
+            args, root, timeout_s=BLAME_TIMEOUT_S, max_bytes=MAX_BLAME_BYTES, env=env
         )
     except (subprocess.TimeoutExpired, OSError) as exc:
         log.info("git history: cannot blame %s in %s (%s)", path, root, exc)
         return []
-    if done.returncode != 0:
+    if len(output) > MAX_BLAME_BYTES:
+        log.info("git history: the blame of %r in %s is over %d MiB; its lines are not linked",
+                 path, root, MAX_BLAME_BYTES >> 20)  # fmt: skip
         return []
-    shas = []
-    for line in done.stdout.split(b"\n"):
-        token = line.split(b" ", 1)[0].decode("ascii", "replace")
-        if token.startswith("^") and _SHA_RE.fullmatch(token[1:]):
-            shas.append("")  # the boundary (``^sha``): last changed before ``since``
-        elif _SHA_RE.fullmatch(token):
-            shas.append(token)
+    if status != 0:
+        return []
+    shas: list[str] = []
+    names: dict[bytes, str] = {}  # one str a commit, not one a line
+    for line in _BLAME_LINE_RE.finditer(output):
+        sha = line.group(2)
+        name = names.get(sha)
+        if name is None:
+            name = names[sha] = sha.decode("ascii")
+        shas.append("" if line.group(1) else name)  # the boundary (``^sha``): last changed before ``since``
     return shas
 
 
@@ -206,10 +218,12 @@ def renames(root: Path, since: str) -> dict[str, str]:
     if not _SHA_RE.fullmatch(since):
         return {}
     args = ["diff", "-M", "--diff-filter=R", "--name-status", "--relative", "--no-color", "-z", since, "--"]
-    output = _run_git(root, args)
+    output = _run_git(root, args, max_bytes=MAX_RENAME_BYTES)
     if output is None:
         return {}
-    tokens = output.decode("utf-8", "surrogateescape").split("\0")
+    # The tokens of MAX_RENAMES pairs at most, less the last: what follows them, the empty one
+    # after the last NUL, or the path git was stopped in
+    tokens = [t.decode("utf-8", "surrogateescape") for t in output.split(b"\0", 3 * MAX_RENAMES)[:-1]]
     found: dict[str, str] = {}
     i = 0
     while i + 2 < len(tokens) and len(found) < MAX_RENAMES:
@@ -222,16 +236,17 @@ def renames(root: Path, since: str) -> dict[str, str]:
     return found
 
 
-def _run_git(root: Path, args: list[str]) -> bytes | None:
-    env = git_env()
+def _run_git(root: Path, args: list[str], *, max_bytes: int = MAX_REV_BYTES) -> bytes | None:
+    """What ``git args`` prints when it succeeds, or when it printed over ``max_bytes`` (one byte
+    more: there it was stopped); None when it fails."""
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=root, env=env, capture_output=True, timeout=HISTORY_TIMEOUT_S, check=False
+        status, output, _ = run_bounded(
+            ["git", *args], root, timeout_s=HISTORY_TIMEOUT_S, max_bytes=max_bytes
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.info("git history: git %s in %s failed (%s)", args[0], root, exc)
         return None
-    return done.stdout if done.returncode == 0 else None
+    return output if status == 0 or len(output) > max_bytes else None
 
 
 def _filters(before: datetime | None, merges: bool) -> list[str]:

@@ -33,6 +33,7 @@ from graphmem.core.skipped_files import (
     OUTSIDE,
     UNREADABLE,
     VENDORED,
+    looks_binary,
 )
 from graphmem.regular_files import NotRegularFile, open_regular
 
@@ -208,10 +209,9 @@ def read_source(root: Path, path: str) -> SourceContent | str:
         return UNREADABLE
     if len(data) > MAX_SOURCE_BYTES:
         return HUGE
-    head = data[:8192]
-    if b"\0" in head:
+    if looks_binary(data):
         return BINARY
-    if GENERATED_MARK.search(head[:2048].lower()):
+    if GENERATED_MARK.search(data[:2048].lower()):
         return GENERATED
     return SourceContent(data, hashlib.blake2b(data, digest_size=16).hexdigest())
 

@@ -26,6 +26,7 @@ MAX_COMMAND_CHARS = 200
 MAX_DOC_HEADINGS = 15
 MAX_FACT_CHARS = 500
 MAX_DESCRIPTION_CHARS = 400
+MAX_HEADING_CHARS = 80  # of a heading a fact names (a heading may be 5,000 characters long)
 
 FACT, DIRECTIVE, PROCEDURE = Category.FACT.value, Category.DIRECTIVE.value, Category.PROCEDURE.value
 
@@ -88,29 +89,41 @@ def _agent_rules(source: str, text: str) -> list[Found]:
     blocks = read_blocks(text, line_sentences=True)
     rules: list[Found] = []
     leads: list[tuple[int, str]] = []  # (indent, text) of the lead-ins above the current bullet
+    # The leads' text, whether it reads as a rule, and its words: read once for all the bullets
+    # under them. Read again for each, a 200 KB AGENTS.md of long lead-ins over thousands of short
+    # bullets took six minutes. A lead ends in ":", so no rule's words run on into the bullet.
+    read: tuple[str, bool, int] | None = None
     for block in blocks:
+        if len(rules) >= MAX_RULES_PER_FILE:
+            break  # all a file's rules kept: those past them are not read
         if block.kind == "item":
             while leads and leads[-1][0] >= block.level:
                 leads.pop()
+                read = None
             if block.text.endswith(":"):
                 leads.append((block.level, block.text))
+                read = None
                 continue
-            whole = " ".join([*(lead for _, lead in leads), block.text])
-            if _is_rule(block.text) or _is_rule(whole):
-                rules.append(_rule(DIRECTIVE, source, block, whole))
-            elif len(_WORD_RE.findall(whole)) >= 3:
-                rules.append(_rule(FACT, source, block, whole))
+            if read is None:
+                lead = " ".join(text for _, text in leads)
+                read = (lead, _is_rule(lead), len(_WORD_RE.findall(lead)))
+            lead, lead_rule, lead_words = read
+            if _is_rule(block.text) or lead_rule:
+                rules.append(_rule(DIRECTIVE, source, block, f"{lead} {block.text}".lstrip()))
+            elif lead_words + len(_WORD_RE.findall(block.text)) >= 3:
+                rules.append(_rule(FACT, source, block, f"{lead} {block.text}".lstrip()))
         elif block.kind == "paragraph":
             leads = [(-1, block.text)] if block.text.endswith(":") and len(block.text) <= 120 else []
+            read = None
             if not leads:
                 rules += [_rule(DIRECTIVE, source, block, s) for s in _sentences(block.text) if _is_rule(s)]
         else:
-            leads = []
+            leads, read = [], None
     return rules[:MAX_RULES_PER_FILE] + _procedures(source, blocks)
 
 
 def _rule(category: str, source: str, block: Block, text: str) -> Found:
-    where = f"{source} ({block.section[-1]})" if block.section else source
+    where = f"{source} ({clip(block.section[-1], MAX_HEADING_CHARS)})" if block.section else source
     lead = "Directive from" if category == DIRECTIVE else "Noted in"
     body = sentence(clip(_lower_first(text), MAX_FACT_CHARS))
     return category, _slug(text), f"{lead} {where}: {body}"
@@ -180,7 +193,9 @@ _PROMPT_RE = re.compile(r"^(?:\$|%|PS>|PS [^>]*>)\s+")
 _NAMED_INSTALL_RE = re.compile(
     r"^(?!.* (?:-[rce]|--requirement|--editable|--constraint)\b)"  # a requirements file, the checkout
     r"(?:sudo )?(?:(?:npm|pnpm|bun) (?:install|i|add)|yarn (?:global )?add|(?:pip3?|pipx|uv pip) install"
-    r"|gem install|cargo install|go install)(?: -{1,2}[\w-]+)* (?![-.])[\w@][\w@/.:=<>~^-]*(?:\s|$)"
+    # Options are ``-[\w-]+`` (``-g``, ``--save-dev``), one way to match each: ``-{1,2}[\w-]+``
+    # matched ``--x`` two ways, so a line of 40 options that ends unlike a name took 2^40 tries.
+    r"|gem install|cargo install|go install)(?: -[\w-]+)* (?![-.])[\w@][\w@/.:=<>~^-]*(?:\s|$)"
 )
 
 
@@ -248,7 +263,7 @@ def _purpose(command: str, heading: str) -> str:
         for purpose, pattern in _PURPOSE_RES:
             if pattern.search(text):
                 return f"{purpose} with"
-    return f"Under “{heading}”, run"
+    return f"Under “{clip(heading, MAX_HEADING_CHARS)}”, run"
 
 
 # -- READMEs, CONTRIBUTING and docs ------------------------------------------------------------

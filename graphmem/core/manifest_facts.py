@@ -29,6 +29,10 @@ Found = tuple[str, str, str]  # (category, slug, text)
 Value = Callable[[Data], str]  # one value of a finding's sentence; "" when the manifest has none
 MAX_STACK_NAMES = 8
 MAX_VALUE_CHARS = 200
+# Of a list a finding joins (pytest's testpaths, its addopts as a list): a manifest of 100,000
+# test paths made one fact of megabytes, which the store keeps and a later edit refuses.
+MAX_JOINED_ITEMS = 10
+MAX_JOINED_CHARS = 2 * MAX_VALUE_CHARS
 # No line length or percentage is larger; an int past a float's range made "{:g}" raise.
 MAX_NUMBER = 1e15
 
@@ -190,10 +194,13 @@ def listed(*paths: str, limit: int) -> Value:
     return lambda data: names_phrase(_strings(data, *paths), limit)
 
 
-def joined(*paths: str, separator: str, form: str, limit: int | None = None) -> Value:
-    """The strings at the first of ``paths`` that has some, joined, in ``form``."""
+def joined(*paths: str, separator: str, form: str, limit: int = MAX_JOINED_ITEMS) -> Value:
+    """The first ``limit`` strings at the first of ``paths`` that has some, joined (clipped to
+    ``MAX_JOINED_CHARS``), in ``form``."""
     return lambda data: (
-        form.format(separator.join(found[:limit])) if (found := _strings(data, *paths)) else ""
+        form.format(clip(separator.join(found[:limit]), MAX_JOINED_CHARS))
+        if (found := _strings(data, *paths))
+        else ""
     )
 
 
@@ -279,7 +286,9 @@ def _manager_version(data: Data) -> str:
 def _engines(data: Data) -> str:
     engines = _get(data, "engines")
     pairs = (
-        [f"{k} {v}" for k, v in engines.items() if isinstance(v, str)] if isinstance(engines, dict) else []
+        [f"{clip(k, 60)} {clip(v, 60)}" for k, v in engines.items() if isinstance(v, str)]
+        if isinstance(engines, dict)
+        else []
     )
     return names_phrase(pairs, 5)
 

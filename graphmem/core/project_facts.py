@@ -5,7 +5,7 @@
 ``pyproject.toml``, ``package.json``, ``go.mod`` and ``Cargo.toml`` (one table-driven
 reader), ``doc_facts`` for READMEs, CONTRIBUTING, agent instructions and docs pages
 (over ``markdown``). Invalid or unexpected content yields fewer facts, never an
-exception.
+exception; bytes that are no text (``doc_text``) are not read at all.
 
 Keys. ``ProjectFact.key`` is ``"<source>#<category>:<slug>"`` and is what bootstrap
 upserts on, so re-running it updates memories instead of adding new ones: a manifest
@@ -16,14 +16,20 @@ command by *its own words*, a section-level fact by its role
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from graphmem.core.doc_facts import DOC_READERS
 from graphmem.core.manifest_facts import MANIFESTS, read_manifest
-from graphmem.core.text import well_formed
+from graphmem.core.skipped_files import looks_binary
+from graphmem.core.text import MAX_TEXT_CHARS, well_formed
 
 MAX_INPUT_CHARS = 500_000  # more than any hand-written doc; keeps one file's parse bounded
 MAX_DOC_DEPTH = 2  # manifests and READMEs up to two folders deep (packages/api/package.json)
+# The share of a doc's characters that may be undecodable bytes or control characters: a Latin-1
+# README has a few (its accents); a binary without NULs, or text in another encoding, has many.
+MAX_NOT_TEXT_SHARE = 0.1
+_NOT_TEXT_RE = re.compile("[\x00-\x08\x0e-\x1f\x7f\ufffd]")  # but tab, line breaks and form feed
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +97,18 @@ def interesting_doc(path: str) -> bool:
     return kind == "agents" or len(folders) <= MAX_DOC_DEPTH
 
 
+def doc_text(raw: bytes) -> str | None:
+    """The text of a doc's or manifest's bytes (UTF-8, an undecodable byte as U+FFFD); None when
+    they are no text: binary as a source file is (``skipped_files.looks_binary``), or over
+    ``MAX_NOT_TEXT_SHARE`` of their characters undecodable or control characters. What such a
+    file "says" is garbage."""
+    if looks_binary(raw):
+        return None
+    text = raw.decode("utf-8", "replace")
+    not_text = len(text) - len(_NOT_TEXT_RE.sub("", text))
+    return None if not_text > MAX_NOT_TEXT_SHARE * len(text) else text
+
+
 def extract_facts(path: str, text: str) -> list[ProjectFact]:
     """The facts, directives and procedures in one file, each with a stable key.
 
@@ -105,7 +123,10 @@ def extract_facts(path: str, text: str) -> list[ProjectFact]:
     unique: dict[str, ProjectFact] = {}
     for category, slug, sentence in found:
         key = f"{path}#{category}:{slug}"
-        unique.setdefault(key, ProjectFact(category, _storable(sentence), path, key))
+        # Each part of a fact is bounded, but for its file's path: one longer than any file
+        # system's makes a fact no memory may hold (an edit refuses it), and it is left out.
+        if len(sentence) <= MAX_TEXT_CHARS:
+            unique.setdefault(key, ProjectFact(category, _storable(sentence), path, key))
     return list(unique.values())
 
 

@@ -33,6 +33,16 @@ NOT_REGULAR = "not a regular file"
 NOT_UTF8_NAME = "non-UTF-8 name"
 NOT_KEPT = frozenset({VENDORED})
 
+# A NUL in a file's first bytes makes it binary, as git takes it: a picture or an executable,
+# whatever its name (a source file's, a README's).
+BINARY_SNIFF_BYTES = 8192
+
+
+def looks_binary(data: bytes) -> bool:
+    """Whether ``data``, a file's bytes from its start, is a binary file's (``BINARY``)."""
+    return b"\0" in data[:BINARY_SNIFF_BYTES]
+
+
 # What a reason means, and what the person can do about it.
 _EXPLAINED = {
     BINARY: "it holds NUL bytes near its start, so it is taken for binary, not source",

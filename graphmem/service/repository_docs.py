@@ -5,15 +5,17 @@ A README's rules, a ``pyproject.toml``'s Python version, a ``package.json``'s sc
 before they are read, each linked to its file and keyed by what it says of it
 (``bootstrap:`` and the fact's key, its memory's ``source``): a later pass edits a fact whose
 file says something else now, brings back one its file says again, and archives one gone
-from its file; it never adds the same fact twice. A fact's memory id is its project's and
-key's: a memory already under it (a restored export's copy, whose ``source`` is its import) is
-that fact's memory, edited and brought back as its own, never stored again (nor archived by a
-pass: the import's). Written through the ``MemoryWriter``, so every change is an audited
-event with its cause.
+from its file; it never adds the same fact twice. A file under a doc's name that is no text
+(``core.project_facts.doc_text``: a picture named README.md) says nothing, and is logged. A
+fact's memory id is its project's and key's: a memory already under it (a restored export's
+copy, whose ``source`` is its import) is that fact's memory, edited and brought back as its
+own, never stored again (nor archived by a pass: the import's). Written through the
+``MemoryWriter``, so every change is an audited event with its cause.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +30,8 @@ from graphmem.core.redaction import redact
 from graphmem.service.inputs import MemoryEdit
 from graphmem.service.results import BootstrapReport
 from graphmem.service.writer import MemoryWriter
+
+log = logging.getLogger(__name__)
 
 BOOTSTRAP_SOURCE = "bootstrap:"
 MAX_DOC_BYTES = 200_000
@@ -51,7 +55,7 @@ class RepositoryDocs:
         ones added and linked to their file, changed ones edited, gone ones archived."""
         # Loaded only here (and by ``adapters/repo_files.py``): the docs' and manifests' readers,
         # which a command that bootstraps nothing would otherwise import at its start.
-        from graphmem.core.project_facts import extract_facts, interesting_doc
+        from graphmem.core.project_facts import doc_text, extract_facts, interesting_doc
 
         facts = []
         for path in paths:
@@ -60,9 +64,17 @@ class RepositoryDocs:
             raw = self.files.read_doc(root, path, MAX_DOC_BYTES)
             if raw is None:
                 continue
+            text = doc_text(raw)
+            if text is None:  # a picture or an executable under a doc's name: nothing it says is read
+                log.info(
+                    "bootstrap: %r in %s is not text (binary, or not UTF-8); no facts read from it",
+                    path,
+                    root,
+                )
+                continue
             # Redacted before the facts are read, so a fact's key (its slug) and its
             # memory id never hold a secret its text loses.
-            facts += extract_facts(path, redact(raw.decode("utf-8", "replace")).text)
+            facts += extract_facts(path, redact(text).text)
         existing = {
             m.source: m
             for m in self.writer.store.all_memories(project)

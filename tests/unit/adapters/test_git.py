@@ -18,6 +18,7 @@ from graphmem.adapters.git import (
     local_branches,
     off_default_branch,
     project_root,
+    run_bounded,
 )
 from graphmem.errors import InvalidInputError
 
@@ -146,3 +147,11 @@ def test_git_env_drops_what_points_git_at_another_repository(monkeypatch: pytest
     assert not GIT_LOCATION_VARIABLES & set(env)
     assert env["LC_ALL"] == "C"
     assert env["GRAPHMEM_KEPT"] == "yes"
+
+
+def test_run_bounded_gives_git_its_input(tmp_path: Path) -> None:
+    status, output, _ = run_bounded(
+        ["git", "hash-object", "--stdin"], tmp_path, timeout_s=60, max_bytes=100, stdin=b"hello\n"
+    )
+
+    assert (status, output) == (0, b"ce013625030ba8dba906f756967f9e9ca394464a\n")

@@ -3,9 +3,11 @@ and leaves the others to blame (real git repositories, no user or system config)
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -16,6 +18,7 @@ from support.git_repo import CLEAN_GIT, git
 
 from graphmem.adapters import git_diff_lines, git_history
 from graphmem.adapters.git_diff_lines import lines_from_diffs
+from graphmem.core.skipped_files import MAX_SOURCE_BYTES
 
 SINCE = datetime(2026, 3, 1, tzinfo=UTC)
 BODY = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(6))
@@ -222,3 +225,72 @@ def test_diffs_past_the_read_limit_are_left_to_blame(tmp_path: Path, monkeypatch
 
     assert lines_from_diffs(root, ["m0.py"], SINCE) == {}
     assert blame(root, ["m0.py"])["m0.py"]  # what bootstrap asks instead
+
+
+# ``lines_from_diffs`` of the paths after the repository in a fresh interpreter: what it answers
+# for, and how far the process's peak memory grew while it read (ru_maxrss: KiB on Linux).
+MEASURED = """
+import json, resource, sys
+from datetime import UTC, datetime
+from pathlib import Path
+from graphmem.adapters.git_diff_lines import lines_from_diffs
+from graphmem.core.skipped_files import MAX_SOURCE_BYTES
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+found = lines_from_diffs(Path(sys.argv[1]), sys.argv[2:], datetime(2026, 3, 1, tzinfo=UTC))
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(json.dumps({"found": sorted(found), "grown_mib": grown / 1024}))
+"""
+
+
+def measured(root: Path, paths: list[str]) -> tuple[list[str], float]:
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURED, str(root), *paths], capture_output=True, text=True, check=True
+    )
+    answer = json.loads(done.stdout)
+    return answer["found"], answer["grown_mib"]
+
+
+def test_a_file_over_the_source_limit_at_head_is_left_to_blame_unread(tmp_path: Path) -> None:
+    # 64 MiB of zeros at HEAD: a few hundred kilobytes in the repository, 128 MiB held as read
+    root = repository(tmp_path)
+    with open(root / "zeros.py", "wb") as zeros:
+        zeros.truncate(64 * 1024 * 1024)  # sparse: nothing written
+    (root / "small.py").write_text(BODY, "utf-8")
+    commit(root, "add", {}, "2026-03-05T10:00:00Z")
+    (root / "zeros.py").write_text("x = 1\n", "utf-8")  # the checkout may differ from HEAD
+
+    found, grown_mib = measured(root, ["small.py", "zeros.py"])
+
+    assert found == ["small.py"]
+    assert grown_mib < 32
+
+
+def test_a_file_one_size_too_big_at_head_is_left_to_blame(tmp_path: Path) -> None:
+    root = repository(tmp_path)
+    commit(root, "add", {"big.py": "#" * MAX_SOURCE_BYTES + "\n", "small.py": BODY}, "2026-03-05T10:00:00Z")
+
+    assert sorted(lines_from_diffs(root, ["big.py", "small.py"], SINCE)) == ["small.py"]
+
+
+def test_a_file_that_was_longer_than_a_source_file_is_left_to_blame_in_bounded_memory(tmp_path: Path) -> None:
+    # Two million lines cut to five since ``since``: a 6 MB diff, whose lines were all held apart
+    root = repository(tmp_path)
+    commit(root, "long", {"long.py": "x\n" * 2_000_000}, "2026-01-20T10:00:00Z")
+    commit(root, "short", {"long.py": BODY}, "2026-03-05T10:00:00Z")
+
+    found, grown_mib = measured(root, ["long.py", "m0.py"])
+
+    assert found == []
+    assert grown_mib < 32
+
+
+def test_diffs_of_more_hunks_than_kept_are_left_to_blame(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = repository(tmp_path)
+    edited = BODY.replace("return x + 1\n", "return x + 10\n").replace("return x + 4\n", "return x + 40\n")
+    commit(root, "two hunks", {"m0.py": edited}, "2026-03-05T10:00:00Z")
+    assert sorted(lines_from_diffs(root, ["m0.py"], SINCE)) == ["m0.py"]
+    monkeypatch.setattr(git_diff_lines, "MAX_HUNKS", 1)
+
+    assert lines_from_diffs(root, ["m0.py"], SINCE) == {}

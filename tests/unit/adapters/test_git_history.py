@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 import tempfile
 import time
 from datetime import UTC, datetime
@@ -537,3 +539,47 @@ def test_blame_files_answers_in_the_order_asked_and_stops_when_closed(tmp_path: 
     assert first == [("f9.py", [sha]), ("f8.py", [sha])]
     assert list(answers) == []
     assert list(log.blame_files(root, ["f1.py", "missing.py"])) == [("f1.py", [sha]), ("missing.py", [])]
+
+
+def test_renames_past_the_read_limit_keep_the_whole_pairs_read(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    since = git(repo, "rev-parse", "HEAD")
+    content = (repo / "src/refund.py").read_text("utf-8")
+    commit(repo, "Rename refund", {"src/refund.py": None, "src/refunds.py": content})
+    git(repo, "mv", "README.md", "README.txt")
+    (old, new), _ = git_history.renames(repo, since).items()
+    # git stopped 8 bytes into the second pair: its status and the start of its old name
+    monkeypatch.setattr(git_history, "MAX_RENAME_BYTES", len(f"R100\0{old}\0{new}\0") + 8)
+
+    assert git_history.renames(repo, since) == {old: new}
+
+
+# ``line_commits`` of the file in a fresh interpreter: how many lines it names, and how far the
+# process's peak memory grew while it read the blame (ru_maxrss: KiB on Linux).
+MEASURED_BLAME = """
+import json, resource, sys
+from pathlib import Path
+from graphmem.adapters.git_history import line_commits
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+shas = line_commits(Path(sys.argv[1]), sys.argv[2])
+grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+print(json.dumps({"lines": len(shas), "grown_mib": grown / 1024}))
+"""
+
+
+def test_a_blame_past_its_read_limit_links_no_lines_in_bounded_memory(tmp_path: Path) -> None:
+    # A source file at the size limit, all newlines: its blame is 50 MB, once 250 MB held as read
+    root = init(tmp_path / "repo")
+    commit(root, "empty lines", {"blank.py": "\n" * 999_999})
+
+    done = subprocess.run(
+        [sys.executable, "-c", MEASURED_BLAME, str(root), "blank.py"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    answer = json.loads(done.stdout)
+
+    assert answer["lines"] == 0
+    assert answer["grown_mib"] < 48

@@ -6,7 +6,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from graphmem.core.doc_facts import MAX_PROCEDURES_PER_FILE, MAX_RULES_PER_FILE
+import pytest
+
+from graphmem.core.doc_facts import MAX_HEADING_CHARS, MAX_PROCEDURES_PER_FILE, MAX_RULES_PER_FILE
 from graphmem.core.project_facts import ProjectFact, extract_facts
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "repos" / "facts"
@@ -215,3 +217,35 @@ def test_a_docs_page_lists_a_bounded_number_of_headings() -> None:
 
 def test_a_docs_page_without_headings_gives_nothing() -> None:
     assert facts("docs/notes.md", "just some text\n") == []
+
+
+@pytest.mark.timeout(60)
+def test_an_install_line_of_many_options_is_read_at_once() -> None:
+    # "-{1,2}[\w-]+" read "--a" two ways: 45 options that end unlike a package name, 2^45 tries
+    command = "npm install" + " --a" * 45 + " -"
+    text = f"# Shop\n\n## Install\n\n```sh\n{command}\n```\n"
+
+    assert texts("README.md", text=text) == [f"Install the dependencies with `{command}` (from README.md)."]
+
+
+@pytest.mark.timeout(60)
+def test_long_lead_ins_over_thousands_of_bullets_are_read_once() -> None:
+    # Twenty 5,000-character lead-ins, each read again for each of 4,000 bullets: six minutes
+    leads = "".join(" " * depth + "- " + "word " * 980 + "then:\n" for depth in range(20))
+    text = leads + "".join(f"{' ' * 20}- check {n}\n" for n in range(4_000))
+
+    found = facts("AGENTS.md", text)
+
+    assert len(found) == MAX_RULES_PER_FILE
+    assert found[0].text.startswith("Directive from AGENTS.md: word word")
+    assert found[0].text.endswith("…")
+
+
+def test_a_rule_names_its_heading_in_a_few_words() -> None:
+    heading = "Rules " * 1_000
+
+    (found,) = texts("AGENTS.md", text=f"## {heading}\n\n- Never push to main.\n")
+
+    assert found.startswith("Directive from AGENTS.md (Rules Rules")
+    assert found.endswith("…): never push to main.")
+    assert len(found) < MAX_HEADING_CHARS + 60

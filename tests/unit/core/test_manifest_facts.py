@@ -178,3 +178,18 @@ def test_each_manifest_reports_each_slug_once() -> None:
         slugs = [(rule.category, rule.slug) for rule in manifest.rules]
 
         assert len(slugs) == len(set(slugs)), name
+
+
+def test_a_manifests_long_lists_are_named_in_a_few_words() -> None:
+    # Every test path, option and engine was named in full: facts of tens of kilobytes
+    paths = ", ".join(f'"tests/part{n}"' for n in range(3_000))
+    options = ", ".join(f'"-k{n}"' for n in range(3_000))
+    pyproject = f"[tool.pytest.ini_options]\ntestpaths = [{paths}]\naddopts = [{options}]\n"
+    package = '{"name": "shop", "engines": {"node": "' + "1" * 20_000 + '"}}'
+
+    (pytest_fact,) = texts("pyproject.toml", "fact", pyproject)
+    engines = next(t for t in texts("package.json", "fact", package) if t.startswith("The project requires"))
+
+    assert pytest_fact.startswith("Tests run with pytest: tests in tests/part0, tests/part1,")
+    assert len(pytest_fact) < 1_000
+    assert len(engines) < 200

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from graphmem.core.markdown import Block, read_blocks
 
 README = """\
@@ -59,3 +61,20 @@ def test_unclosed_markup_is_kept_as_text() -> None:
     [block] = read_blocks("see [the docs and *this and <that\n")
 
     assert block.text == "see [the docs and *this and <that"
+
+
+@pytest.mark.timeout(60)
+def test_headings_ending_in_long_runs_of_spaces_are_read_at_once() -> None:
+    # Each space of the run was tried as where the closing #s start: 0.65 s a line, 4 min for these
+    lines = ["# Ledger", *(f"## Part {n}" + " " * 4_900 + "x" for n in range(400))]
+
+    blocks = read_blocks("\n".join(lines))
+
+    assert len(blocks) == 401
+    assert blocks[1].text == "Part 0" + " " + "x"
+
+
+def test_a_heading_loses_its_closing_sequence_only() -> None:
+    blocks = read_blocks("# Ledger ##\n\n## C# notes\n\n## ##\n\n## Tests #\n")
+
+    assert [b.text for b in blocks] == ["Ledger", "C# notes", "Tests"]

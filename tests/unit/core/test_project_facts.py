@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmem.core.project_facts import ProjectFact, extract_facts, interesting_doc
+from graphmem.core.project_facts import ProjectFact, doc_text, extract_facts, interesting_doc
 
 SAMPLES = Path(__file__).resolve().parents[3] / "samples" / "repos" / "facts"
 SAMPLE_FILES = [
@@ -211,3 +211,25 @@ def test_huge_or_adversarial_input_stays_fast(path: str) -> None:
     extract_facts(path, hostile * 3)
 
     assert time.perf_counter() - started < 1.0
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + b"Install with make test " * 10,  # a NUL near its start
+        b"module shop\n" + bytes(range(0x80, 0x100)) * 4,  # mostly undecodable
+        b"Never push " + b"\x1b\x01\x02" * 20,  # mostly control characters
+    ],
+    ids=["a NUL near its start", "mostly undecodable", "mostly control characters"],
+)
+def test_bytes_that_are_no_text_give_no_text(raw: bytes) -> None:
+    assert doc_text(raw) is None
+
+
+def test_a_fact_no_memory_may_hold_is_left_out() -> None:
+    # Its file's path is in its text: one of 9,000 characters (past any file system's) made a fact
+    # over MAX_TEXT_CHARS, which an edit refuses, so the bootstrap that edited it failed
+    path = "/".join(["d" * 199] * 45) + "/AGENTS.md"
+
+    assert extract_facts(path, "- Never push to main.\n") == []
+    assert extract_facts(path[-4_000:], "- Never push to main.\n")[0].text.endswith(": never push to main.")
