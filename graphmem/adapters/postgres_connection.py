@@ -39,6 +39,7 @@ from psycopg import errors as pg_errors
 
 from graphmem.adapters.postgres_liveness import ServerSilent, server_tcp_settings, with_tcp_bounds
 from graphmem.adapters.postgres_pool import BUSY_WAIT_S, POOL_MAX, PostgresPool, first_line
+from graphmem.adapters.postgres_rows import configure_reads
 from graphmem.errors import StoreConflictError, StoreError
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,7 @@ def _configurer(conninfo: str) -> Callable[[psycopg.Connection[Any]], None]:
     names, values = map(list, zip(*session_settings(conninfo).items(), strict=True))
 
     def configure(conn: psycopg.Connection[Any]) -> None:  # one round trip
+        configure_reads(conn)  # what another writer's rows may hold, read within bounds
         conn.execute(
             "SELECT set_config(n, v, false) FROM unnest(%s::text[], %s::text[]) AS s(n, v)", (names, values)
         )

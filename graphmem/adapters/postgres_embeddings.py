@@ -24,7 +24,7 @@ import numpy as np
 
 from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_migrate import SchemaOwner, schema_owner
-from graphmem.adapters.postgres_rows import vector_param
+from graphmem.adapters.postgres_rows import cosine_of, vector_param
 from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
 from graphmem.adapters.postgres_vector_parts import (
     ALL_INDEXED,
@@ -36,6 +36,7 @@ from graphmem.adapters.postgres_vector_parts import (
     drop_indexes,
     indexed_vector,
 )
+from graphmem.adapters.record_rows import memory_text
 from graphmem.core.branches import place
 from graphmem.core.ports import StoredVectors, Vector, VectorQuery
 from graphmem.errors import StoreConflictError, StoreMismatchError
@@ -243,7 +244,8 @@ class PostgresEmbeddings:
         rows = self._db.rows(
             "SELECT id, text FROM memories WHERE embedding IS NULL ORDER BY seq LIMIT %s", (max(limit, 0),)
         )
-        return [(str(i), str(t)) for i, t in rows]
+        # A text over graphmem's bound (written by hand) is embedded as it is read: cut.
+        return [(str(i), memory_text(t, i)) for i, t in rows]
 
     def count_pending_embeddings(self) -> int:
         # From the partial index ``memories_pending`` (the rows without a vector), not the table.
@@ -376,7 +378,8 @@ class PostgresEmbeddings:
             if len(self._large_until) >= KNOWN_PARTS_MAX:
                 self._large_until.clear()
             self._large_until[names] = time.monotonic() + LARGE_KEPT_S
-        hits = sorted(((str(row[0]), float(row[1])) for row in rows), key=lambda hit: (-hit[1], hit[0]))
+        found = ((str(row[0]), cosine_of(row[1])) for row in rows)
+        hits = sorted(((i, c) for i, c in found if c is not None), key=lambda hit: (-hit[1], hit[0]))
         return hits[:k]
 
     def parts_of(self, projects: Collection[str]) -> dict[str, int]:
@@ -400,7 +403,7 @@ class PostgresEmbeddings:
             "WHERE id = ANY(%s) AND embedding IS NOT NULL",
             (vector_param(query), list(ids)),
         )
-        return {str(i): float(s) for i, s in rows}
+        return {str(i): c for i, s in rows if (c := cosine_of(s)) is not None}
 
 
 def _by_id(row: Mapping[str, Any]) -> str:

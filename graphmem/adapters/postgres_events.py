@@ -19,12 +19,20 @@ from psycopg.types.json import Jsonb
 
 from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_rows import MEMORY_RETURN, memory_from_row, utc
-from graphmem.adapters.record_rows import EVENT_FIELDS, event_from_row
-from graphmem.core.events import MemoryEvent
+from graphmem.adapters.record_rows import EVENT_FIELDS, MAX_LABEL_CHARS, event_from_row
+from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import CURRENT_STATUSES, MemoryRecord
 
+# Who made an event and why: labels graphmem writes short, read no longer than a label.
+_LABELS = frozenset({"actor", "reason", "rule"})
 # With who made it (schema 13): the role that wrote the row, which the database sets.
-_FIELDS = ", ".join((*EVENT_FIELDS, "person"))
+_FIELDS = ", ".join(
+    [f"left({name}, {MAX_LABEL_CHARS})" if name in _LABELS else name for name in EVENT_FIELDS] + ["person"]
+)
+# The events graphmem writes: a row of another kind (written by hand) is no change graphmem can show
+# or undo, and is left out of every read.
+_KNOWN = "kind = ANY(%(kinds)s)"
+_KINDS = sorted(kind.value for kind in EventKind)
 # An event about a global memory that has an owner (schema 6) is seen by that owner alone, like
 # the memory: the owner of the memory, or of the other memory it names.
 _PRIVATE_TO = (
@@ -69,21 +77,27 @@ class PostgresHistory:
 
     def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
         rows = self._db.rows(
-            f"SELECT {_FIELDS} FROM memory_events WHERE memory_id = %(id)s OR other_id = %(id)s "
-            "ORDER BY seq DESC LIMIT %(limit)s",
-            {"id": memory_id, "limit": max(limit, 0)},
+            f"SELECT {_FIELDS} FROM memory_events WHERE (memory_id = %(id)s OR other_id = %(id)s) "
+            f"AND {_KNOWN} ORDER BY seq DESC LIMIT %(limit)s",
+            {"id": memory_id, "limit": max(limit, 0), "kinds": _KINDS},
         )
         return [_event(row) for row in rows]
 
     def get_event(self, event_id: str) -> MemoryEvent | None:
-        rows = self._db.rows(f"SELECT {_FIELDS} FROM memory_events WHERE id = %s", (event_id,))
+        rows = self._db.rows(
+            f"SELECT {_FIELDS} FROM memory_events WHERE id = %(id)s AND {_KNOWN}",
+            {"id": event_id, "kinds": _KINDS},
+        )
         return _event(rows[0]) if rows else None
 
     def set_undone(self, event_id: str, undone_by: str) -> None:
         self._db.run("UPDATE memory_events SET undone_by = %s WHERE id = %s", (undone_by, event_id))
 
     def all_events(self) -> Iterable[MemoryEvent]:
-        return [_event(row) for row in self._db.rows(f"SELECT {_FIELDS} FROM memory_events ORDER BY seq")]
+        rows = self._db.rows(
+            f"SELECT {_FIELDS} FROM memory_events WHERE {_KNOWN} ORDER BY seq", {"kinds": _KINDS}
+        )
+        return [_event(row) for row in rows]
 
     # -- expiry ---------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from graphmem.adapters.postgres_graph import (
     OWNED_BY_WRITER,
@@ -46,6 +46,7 @@ from graphmem.adapters.postgres_graph import (
 )
 from graphmem.adapters.postgres_rows import utc
 from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.adapters.record_rows import not_understood, read_enum
 from graphmem.core import keys
 from graphmem.core.enrichment import Attempt, EnrichmentRow, EnrichState, parse_key
 from graphmem.core.gitlab import EpicData, IssueData, IssueRefData, MergeRequestData, Person
@@ -106,7 +107,8 @@ def _row(row: Sequence[Any]) -> EnrichmentRow:
         kind=EntityKind(kind),
         name=name or key,
         project=project,
-        state=EnrichState(state) if state else EnrichState.PENDING,
+        # One graphmem does not write (by hand) is fetched again, as one never fetched.
+        state=read_enum(EnrichState, state, EnrichState.PENDING, key) if state else EnrichState.PENDING,
         attempts=int(attempts or 0),
         fetched_at=utc(fetched_at),
         next_attempt=utc(next_attempt),
@@ -402,7 +404,11 @@ class PostgresGitLabGraph:
         )
         if not rows:
             return None
-        data: GitLabData = DATA[kind].validate_python(rows[0][0])
+        try:
+            data: GitLabData = DATA[kind].validate_python(rows[0][0])
+        except ValidationError:  # not an answer graphmem saved (written by hand): none saved yet
+            not_understood("GitLab answer", kind.value, key, "none saved yet")
+            return None
         return read_back(data, key, str(rows[0][1] or ""), self)
 
     def targets(self, scope: EdgeScope, kind: EntityKind | None = None) -> list[str]:

@@ -13,6 +13,10 @@ Entities have owners (schema 15, docs/team.md): each read shows a role the rows 
 (``seen_entity``) as it is shown them (``shown_columns``), and each write changes only the rows
 ``core/entity_owners.py`` lets it change: every write the writer's own (``write_entities``), a
 memory others see the team's and those it publishes (``link_about``).
+
+A row written by hand is read within graphmem's bounds (``record_rows.py``): an entity or a link of
+a kind graphmem does not know is left out (logged), and a title is read no longer than
+``MAX_TITLE_CHARS``.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from collections.abc import Collection, Iterable, Sequence
 from graphmem.adapters.graph_cache import ENTITY_FANOUT, GraphCache
 from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_rows import utc
+from graphmem.adapters.record_rows import read_kind
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind
 from graphmem.core.ports import Neighbour
 
@@ -30,6 +35,9 @@ from graphmem.core.ports import Neighbour
 CODE_KINDS = frozenset({EntityKind.FILE, EntityKind.SYMBOL, EntityKind.EXTERNAL_MODULE})
 
 _ENTITY = "key, kind, name, project, title"
+_LINK_KINDS = sorted(kind.value for kind in LinkKind)
+# GitLab's titles end at 255 characters, a person's name sooner: a longer title was written by hand.
+MAX_TITLE_CHARS = 1024
 
 
 def seen_entity(alias: str) -> str:
@@ -66,7 +74,8 @@ def shown_project(alias: str) -> str:
 
 def shown_columns(alias: str) -> str:
     """The columns of ``_ENTITY`` of the ``entities`` row ``alias`` as the role is shown them."""
-    return f"{alias}.key, {alias}.kind, {alias}.name, {shown_project(alias)}, {alias}.title"
+    title = f"left({alias}.title, {MAX_TITLE_CHARS})"
+    return f"{alias}.key, {alias}.kind, {alias}.name, {shown_project(alias)}, {title}"
 
 
 SHOWN = shown_columns("e")
@@ -104,16 +113,26 @@ def write_entities(db: PostgresConnection, entities: Sequence[Entity]) -> None:
     )
 
 
-def _entity(row: Sequence[object]) -> Entity:
+def _entity(row: Sequence[object]) -> Entity | None:
+    """The entity of a row of ``SHOWN``; None for a kind graphmem does not know."""
     key, kind, name, project, title = row
-    return Entity(str(key), EntityKind(kind), str(name or key), project, str(title or ""))  # type: ignore[arg-type]
+    known = read_kind(EntityKind, kind, key)
+    return None if known is None else Entity(str(key), known, str(name or key), project, str(title or ""))  # type: ignore[arg-type]
 
 
-def _link(row: Sequence[object]) -> Link:
-    source, target, kind, created_at = row
-    at = utc(created_at)  # type: ignore[arg-type]
-    assert at is not None
-    return Link(str(source), str(target), LinkKind(str(kind)), at)
+def _entities(rows: Iterable[Sequence[object]]) -> list[Entity]:
+    return [entity for entity in map(_entity, rows) if entity is not None]
+
+
+def _links(rows: Iterable[Sequence[object]]) -> list[Link]:
+    """The links of rows of (source, target, kind, created_at) whose kind graphmem knows."""
+    found = []
+    for source, target, kind, created_at in rows:
+        known = read_kind(LinkKind, kind, f"{source} -> {target}")
+        at = utc(created_at)  # type: ignore[arg-type]
+        if known is not None and at is not None:
+            found.append(Link(str(source), str(target), known, at))
+    return found
 
 
 class PostgresGraph:
@@ -133,7 +152,7 @@ class PostgresGraph:
         rows = self._db.rows(
             f"SELECT {SHOWN} FROM entities e WHERE key = ANY(%s) AND {SEEN_ENTITY}", (list(keys),)
         )
-        found = {str(row[0]): _entity(row) for row in rows}
+        found = {entity.key: entity for entity in _entities(rows)}
         return {key: found[key] for key in dict.fromkeys(keys) if key in found}
 
     def find_entities(self, name: str, kinds: Collection[EntityKind]) -> list[Entity]:
@@ -143,11 +162,11 @@ class PostgresGraph:
             "ORDER BY key",
             {"kinds": [k.value for k in kinds], "name": name},
         )
-        return [_entity(row) for row in rows]
+        return _entities(rows)
 
     def all_entities(self) -> Iterable[Entity]:
         rows = self._db.rows(f"SELECT {SHOWN} FROM entities e WHERE {SEEN_ENTITY} ORDER BY key")
-        return [_entity(row) for row in rows]
+        return _entities(rows)
 
     def link_about(self, pairs: Sequence[tuple[str, Entity]]) -> None:
         rows = sorted({(memory_id, entity.key) for memory_id, entity in pairs})
@@ -198,7 +217,9 @@ class PostgresGraph:
         )
         found: dict[str, list[Entity]] = {}
         for row in rows:
-            found.setdefault(str(row[0]), []).append(_entity(row[1:]))
+            entity = _entity(row[1:])
+            if entity is not None:
+                found.setdefault(str(row[0]), []).append(entity)
         return found
 
     def about_bodies(self, memory_ids: Collection[str]) -> dict[str, dict[str, str]]:
@@ -321,7 +342,7 @@ class PostgresGraph:
                 f"{select} WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s) ORDER BY created_at, seq",
                 {"ids": list(memory_ids)},
             )
-        return [_link(row) for row in rows]
+        return _links(rows)
 
     def add_next(self, pairs: Sequence[tuple[str, str]]) -> None:
         self._db.many(
@@ -348,14 +369,14 @@ class PostgresGraph:
             "SELECT 0, source, target, NULL, NULL::timestamptz, NULL::bigint FROM next_links "
             "WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s) "
             "UNION ALL SELECT 1, source, target, kind, created_at, seq FROM links "
-            "WHERE source = ANY(%(ids)s) OR target = ANY(%(ids)s) "
+            "WHERE (source = ANY(%(ids)s) OR target = ANY(%(ids)s)) AND kind = ANY(%(kinds)s) "
             # Every member of the asked memories' entities, unless the entity is a hub.
             "UNION ALL SELECT 2, a.memory_id, a.entity_key, NULL, NULL, NULL FROM about a JOIN ("
             "SELECT b.entity_key FROM about b WHERE b.entity_key IN "
             "(SELECT entity_key FROM about WHERE memory_id = ANY(%(ids)s)) "
             "GROUP BY b.entity_key HAVING count(*) <= %(fanout)s) AS small USING (entity_key) "
             "ORDER BY 1, 5, 6",
-            {"ids": list(memory_ids), "fanout": ENTITY_FANOUT},
+            {"ids": list(memory_ids), "fanout": ENTITY_FANOUT, "kinds": _LINK_KINDS},
         )
         edges = (
             [(str(m), str(k)) for tag, m, k, *_ in rows if tag == 2],

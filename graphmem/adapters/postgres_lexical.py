@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from graphmem.adapters.lexical_index import INDEX_VERSION, LexicalIndex
 from graphmem.adapters.postgres_feed import ChangeFeed, Changes, Position
-from graphmem.adapters.postgres_rows import vector_param
+from graphmem.adapters.postgres_rows import cosine_of, vector_param
 from graphmem.core.models import MemoryRecord
 from graphmem.core.ports import TextHits, TextMatch, Vector, Visibility
 from graphmem.errors import StoreError, StoreUnavailableError
@@ -132,7 +132,7 @@ class PostgresLexical:
             "WHERE id = ANY(%s) AND embedding IS NOT NULL",
             (vector_param(vector), [memory_id for memory_id, _ in hits]),
         )
-        return hits, {str(i): float(cosine) for i, cosine in rows}
+        return hits, {str(i): c for i, cosine in rows if (c := cosine_of(cosine)) is not None}
 
     def text_matches(
         self, query: str, visibility: Visibility, limit: int, holding: Sequence[Collection[str]]

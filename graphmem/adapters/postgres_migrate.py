@@ -86,10 +86,19 @@ def check_schema(conn: PostgresConnection) -> None:
     if version == SCHEMA_VERSION:
         return
     if version > SCHEMA_VERSION:
+        applied, forged = migrated_versions(conn)
+        # A migration writes its version after every one before it: one past a gap was written by hand.
+        by_hand = (
+            f" graphmem_migrations lacks version {applied + 1}: if no graphmem applied version "
+            f"{forged[-1]}, its row was written by hand, and the role that owns the schema removes it "
+            f"(`DELETE FROM graphmem_migrations WHERE version > {applied}`)."
+            if forged
+            else ""
+        )
         raise StoreMismatchError(
             f"The store at {conn.where} has schema version {version}, newer than this graphmem "
             f"understands ({SCHEMA_VERSION}). Upgrade graphmem, or roll the schema back with "
-            f"`graphmem migrate --to {SCHEMA_VERSION}` from the graphmem that applied it."
+            f"`graphmem migrate --to {SCHEMA_VERSION}` from the graphmem that applied it." + by_hand
         )
     what = "has no graphmem schema yet" if version == 0 else f"has schema version {version}"
     owner = schema_owner(conn)
@@ -102,6 +111,14 @@ def check_schema(conn: PostgresConnection) -> None:
         f"The store at {conn.where} {what}; this graphmem needs version {SCHEMA_VERSION}. "
         "Run `graphmem migrate` (with the role that owns the schema) to apply it."
     )
+
+
+def migrated_versions(conn: PostgresConnection) -> tuple[int, list[int]]:
+    """The version the migrations reached (the last of the unbroken run from 1: each writes its
+    row after every one before it) and the versions past a gap, which no migration wrote."""
+    held = {int(row[0]) for row in conn.rows("SELECT version FROM graphmem_migrations WHERE version > 0")}
+    applied = next(v for v in range(1, len(held) + 2) if v not in held) - 1
+    return applied, sorted(v for v in held if v > applied)
 
 
 def migrate(
@@ -164,6 +181,7 @@ __all__ = [
     "SchemaOwner",
     "check_schema",
     "migrate",
+    "migrated_versions",
     "schema_owner",
     "schema_version",
 ]

@@ -7,22 +7,31 @@ stopwords kept, each at its position), so that a query's words (stopwords droppe
 phrase (words adjacent, ``<->``) match as in the other stores, whatever text search
 configuration the server has. Lexemes and queries are passed as parameters (``%s::tsvector``,
 ``%s::tsquery``) built from word characters only.
+
+Rows another writer made (``psql``, a script) are read within graphmem's bounds
+(``record_rows.py``): a memory's text and labels are read no longer than graphmem holds them (a
+100 MB text is not sent for one recall), a time PostgreSQL holds and Python does not
+(``infinity``, a date before year 1 or after 9999) as the nearest one Python holds
+(``configure_reads``), and a JSON value too long or too deep to read as none.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import struct
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import psycopg
-from psycopg.adapt import Dumper
+from psycopg.adapt import Buffer, Dumper, Loader
 from psycopg.pq import Format
+from psycopg.types.json import set_json_loads
 
+from graphmem.adapters.record_rows import MAX_LABEL_CHARS, column_value, not_understood
 from graphmem.adapters.record_rows import MEMORY_FIELDS as MEMORY_FIELDS  # the stores' one mapping
-from graphmem.adapters.record_rows import column_value
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row
 from graphmem.adapters.record_rows import utc as utc  # the PostgreSQL adapters' one conversion
 from graphmem.adapters.search_terms import STOPWORDS, stem, tokens
@@ -30,9 +39,20 @@ from graphmem.adapters.visibility_clause import Dialect
 from graphmem.adapters.visibility_clause import visibility_clause as shared_clause
 from graphmem.core.models import MemoryRecord
 from graphmem.core.ports import Vector, Visibility
-from graphmem.core.text import fold, phrase_words, words
+from graphmem.core.text import MAX_TEXT_CHARS, fold, phrase_words, words
 
-MEMORY_RETURN = ", ".join(f"m.{name}" for name in MEMORY_FIELDS) + ", m.embedding IS NOT NULL"
+# The columns of a memory another writer may have made longer than graphmem does, and how much of
+# each is read: one more character than graphmem holds, so that ``memory_from_row`` knows to cut.
+READ_CHARS = {"text": MAX_TEXT_CHARS + 1, "source": MAX_LABEL_CHARS + 1, "origin": MAX_LABEL_CHARS + 1}
+
+
+def read_column(alias: str, name: str) -> str:
+    """Column ``name`` of the memory ``alias`` as a read asks it: no longer than ``READ_CHARS``."""
+    most = READ_CHARS.get(name)
+    return f"{alias}.{name}" if most is None else f"left({alias}.{name}, {most})"
+
+
+MEMORY_RETURN = ", ".join(read_column("m", name) for name in MEMORY_FIELDS) + ", m.embedding IS NOT NULL"
 INSERT_MEMORY = (
     f"INSERT INTO memories ({', '.join(MEMORY_FIELDS)}, terms, embedding) VALUES ("
     + ", ".join(f"%({name})s" for name in MEMORY_FIELDS)
@@ -111,6 +131,13 @@ class _VectorDumper(Dumper):
 psycopg.adapters.register_dumper(VectorParam, _VectorDumper)
 
 
+def cosine_of(value: float) -> float | None:
+    """A cosine PostgreSQL computed (``1 - (a <=> b)``); None when it is no number: pgvector's
+    cosine with a vector of zeros (none graphmem writes) is NaN, which no ranking or JSON holds."""
+    cosine = float(value)
+    return cosine if math.isfinite(cosine) else None
+
+
 def vector_param(vector: Vector | Sequence[float]) -> VectorParam:
     """A vector as a query parameter (``%s::vector``); float32 values round-trip exactly."""
     return VectorParam(vector)
@@ -121,6 +148,52 @@ def memory_params(record: MemoryRecord, vector: Vector | None) -> dict[str, Any]
     params["terms"] = lexemes(record.text)
     params["embedding"] = None if vector is None else vector_param(vector)
     return params
+
+
+# -- reading what PostgreSQL holds and Python does not ----------------------------------------
+
+# A JSON value longer than this is read as none: graphmem writes none near it (an event's states,
+# a GitLab answer), and parsing one of hundreds of megabytes would hold gigabytes.
+MAX_JSON_BYTES = 16 * 1024 * 1024
+EARLIEST = datetime.min.replace(tzinfo=UTC)
+LATEST = datetime.max.replace(tzinfo=UTC)
+
+
+def _json(data: str | bytes) -> Any:
+    """A JSON value as read; None when it is too long or too deeply nested to read."""
+    if len(data) > MAX_JSON_BYTES:
+        not_understood("JSON value", f"{len(data):,} bytes", "of a json column", "none")
+        return None
+    try:
+        return json.loads(data)
+    except RecursionError:  # PostgreSQL nests deeper than Python's parser recurses
+        not_understood("JSON value", "nested too deep", "of a json column", "none")
+        return None
+
+
+class _HeldTimestamptz(Loader):
+    """A ``timestamptz`` as psycopg reads it, or the nearest time Python holds (``EARLIEST``,
+    ``LATEST``) for one it cannot (``infinity``, ``-infinity``, before year 1, after 9999)."""
+
+    def __init__(self, oid: int, context: Any = None) -> None:
+        super().__init__(oid, context)
+        loader = psycopg.adapters.get_loader(oid, Format.TEXT)
+        assert loader is not None
+        self._read = loader(oid, context)
+
+    def load(self, data: Buffer) -> datetime:
+        try:
+            value: datetime = self._read.load(data)
+        except psycopg.DataError:
+            text = bytes(data)
+            return EARLIEST if text.startswith(b"-") or text.endswith(b"BC") else LATEST
+        return value
+
+
+def configure_reads(conn: psycopg.Connection[Any]) -> None:
+    """Make ``conn`` read times and JSON as graphmem can hold them (see the module doc)."""
+    conn.adapters.register_loader("timestamptz", _HeldTimestamptz)
+    set_json_loads(_json, conn)
 
 
 # SQL's way of writing the condition of a Visibility (visibility_clause.py).

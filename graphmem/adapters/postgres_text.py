@@ -46,12 +46,21 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from graphmem.adapters.postgres_connection import PostgresConnection
-from graphmem.adapters.postgres_rows import phrase_query, query_lexemes, vector_param, visibility_clause
-from graphmem.core.models import Category, Scope
+from graphmem.adapters.postgres_rows import (
+    cosine_of,
+    phrase_query,
+    query_lexemes,
+    read_column,
+    vector_param,
+    visibility_clause,
+)
+from graphmem.adapters.record_rows import UNKNOWN_CATEGORY, memory_text, read_enum, read_scope
+from graphmem.core.models import Category
 from graphmem.core.ports import TextHits, TextMatch, Vector, Visibility
 
 # Estimated memories past which rarer words alone pick the candidates (see the module doc):
@@ -166,7 +175,7 @@ class PostgresTextSearch:
         if not (lexemes or whole) or limit <= 0:
             return TextHits(), {}
         held = query_lexemes(query if phrase is None else phrase)  # the phrase's own words
-        rows = self._ranked("m.id", lexemes, (whole, held) if whole else None, visibility, limit, vector)
+        rows = self._ranked(("m.id",), lexemes, (whole, held) if whole else None, visibility, limit, vector)
         # A phrase of stopwords only scores no word: it still ranks, as ts_rank's hits did.
         hits = ((str(i), score if score > 0 else 1.0) for i, _, score, _ in rows)
         cosines = {str(i): cosine for i, _, _, cosine in rows if cosine is not None}
@@ -176,16 +185,23 @@ class PostgresTextSearch:
         lexemes = query_lexemes(query)
         if not lexemes or limit <= 0:
             return []
-        rows = self._ranked(
-            "m.id, m.text, m.category, m.scope, m.project, m.branch", lexemes, None, visibility, limit
-        )
+        columns = ("m.id", read_column("m", "text"), "m.category", "m.scope", "m.project", "m.branch")
+        rows = self._ranked(columns, lexemes, None, visibility, limit)
         return [
-            TextMatch(str(i), str(t), Category(c), Scope(s), p, b) for (i, t, c, s, p, b), _, _, _ in rows
+            TextMatch(
+                str(i),
+                memory_text(t, i),
+                read_enum(Category, c, UNKNOWN_CATEGORY, i),
+                read_scope(s, p, i),
+                p,
+                b,
+            )
+            for (i, t, c, s, p, b), _, _, _ in rows
         ]
 
     def _ranked(
         self,
-        columns: str,
+        columns: Sequence[str],
         lexemes: list[str],
         phrase: tuple[str, list[str]] | None,
         visibility: Visibility,
@@ -212,7 +228,7 @@ class PostgresTextSearch:
         for i, lexeme in enumerate(scored):
             params[f"l{i}"], params[f"w{i}"] = f"'{lexeme}'", weights[lexeme]
         select = (
-            f"SELECT {columns}, coalesce(m.terms @@ %(whole)s::tsquery, false) AS exact, "
+            f"SELECT {', '.join(columns)}, coalesce(m.terms @@ %(whole)s::tsquery, false) AS exact, "
             f"{_score(len(scored))} AS score "
             f"FROM memories m WHERE m.terms @@ %(candidates)s::tsquery AND {where} "
             "ORDER BY exact DESC, score DESC, m.id LIMIT %(limit)s"
@@ -236,13 +252,13 @@ class PostgresTextSearch:
             )
             params["near"] = vector_param(vector)
         rows = self._db.rows(statement, params)
-        width, near = columns.count(",") + 1, vector is not None
+        width, near = len(columns), vector is not None
         return [
             (
                 row[0] if width == 1 else row[:width],
                 bool(row[width]),
                 float(row[width + 1]),
-                None if not near or row[-1] is None else float(row[-1]),
+                None if not near or row[-1] is None else cosine_of(row[-1]),
             )
             for row in rows
         ]

@@ -2,18 +2,34 @@
 a row of memory columns in ``MEMORY_FIELDS`` order, then whether the memory has a vector,
 to a ``MemoryRecord``; a row of symbol columns in ``SYMBOL_FIELDS`` order to a ``SymbolInfo``
 (followed by a call's two columns, to what ``CodeGraph.calls`` gives); a row of event columns in
-``EVENT_FIELDS`` order to a ``MemoryEvent``."""
+``EVENT_FIELDS`` order to a ``MemoryEvent``.
+
+**A row graphmem did not write is read within graphmem's own bounds.** A team's database is
+written by hand too (``psql``, a script, a newer graphmem): a column may hold a value graphmem
+never writes. Such a row is still read, never a traceback, and never with more authority than
+the least: an unknown trust is low trust, an unknown category a fact, an unknown status
+archived (the stores' searches and blocks ask graphmem's statuses only, so it is in none of
+them), an unknown scope what its project says; a text over ``MAX_TEXT_CHARS`` is cut there with
+a mark that says so (``CUT_MARK``), a label (source, origin) at ``MAX_LABEL_CHARS``; an event's
+state that is not one graphmem writes (``core.export_format.EventState``: ``undo`` applies it) is
+read as empty. Each is logged once, by the row's id and never its content."""
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from enum import StrEnum
+from functools import lru_cache
+from typing import Any, TypeVar
 
 from graphmem.core.codegraph import SYMBOL_COLUMNS, SymbolInfo
-from graphmem.core.events import EventKind, MemoryEvent
+from graphmem.core.events import EventKind, MemoryEvent, State
 from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
+from graphmem.core.text import MAX_TEXT_CHARS
+
+log = logging.getLogger(__name__)
 
 # A memory's columns (PostgreSQL's ``memories``, a Kùzu ``Memory`` node's but the store's own),
 # in the order ``memory_from_row`` reads them (then whether the memory has a vector).
@@ -47,6 +63,17 @@ ENUM_FIELDS: dict[str, type[Category | Scope | Status | Trust]] = {
     "status": Status,
     "trust": Trust,
 }
+# What a value graphmem never writes is read as (see the module doc): no more authority than the least.
+UNKNOWN_CATEGORY = Category.FACT
+UNKNOWN_STATUS = Status.ARCHIVED
+UNKNOWN_TRUST = Trust.LOW
+# The end of a text cut at ``MAX_TEXT_CHARS`` as it is read: what is shown says it is not whole.
+CUT_MARK = f" […cut: the stored text is longer than graphmem's {MAX_TEXT_CHARS:,} characters]"
+# A memory's source and origin are labels graphmem writes far shorter (a path at most): a longer
+# one is read up to here.
+MAX_LABEL_CHARS = 4096
+# Values not understood that are logged, each once per process.
+_LOGGED_VALUES = 256
 # A symbol's columns (a Kùzu ``Symbol`` node's, PostgreSQL's ``code_symbols``): its key, then
 # the columns a pass compares (``core.codegraph.SYMBOL_COLUMNS``), in the order
 # ``symbol_from_row`` reads them; ``SYMBOL_RETURN`` asks them of a symbol named ``s``.
@@ -93,6 +120,8 @@ def column_value(value: object) -> object:
 
 
 def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
+    """A ``MemoryRecord`` from a row of ``MEMORY_FIELDS`` and whether it has a vector, within
+    graphmem's bounds (see the module doc)."""
     (
         id_,
         text,
@@ -116,24 +145,86 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
     ) = row
     return MemoryRecord(
         id=id_,
-        text=text,
-        category=Category(category),
-        scope=Scope(scope),
+        text=memory_text(text, id_),
+        category=read_enum(Category, category, UNKNOWN_CATEGORY, id_),
+        scope=read_scope(scope, project, id_),
         project=project,
         created_at=utc(created) or datetime.now(UTC),
         updated_at=utc(updated) or datetime.now(UTC),
         valid_from=utc(valid_from) or datetime.now(UTC),
         valid_to=utc(valid_to),
-        status=Status(status),
+        status=read_enum(Status, status, UNKNOWN_STATUS, id_),
         content_hash=chash or "",
-        source=source or "user",
+        source=_label(source) or "",
         session=session,
-        reinforced=int(reinforced or 0),
+        reinforced=max(int(reinforced or 0), 0),
         embedded=bool(embedded),
-        origin=origin,
-        trust=Trust(trust) if trust else Trust.NORMAL,
+        origin=_label(origin),
+        # None: a Kùzu store from before trust was kept (schema 3), as graphmem wrote it then.
+        trust=Trust.NORMAL if trust is None else read_enum(Trust, trust, UNKNOWN_TRUST, id_),
         expires_at=utc(expires_at),
         branch=branch or None,
+    )
+
+
+E = TypeVar("E", bound=StrEnum)
+
+
+def read_enum(kind: type[E], value: object, unknown: E, row_id: object) -> E:
+    """``value`` as the member of ``kind`` it names; ``unknown`` (logged) when it names none."""
+    known = _member(kind, value)
+    if known is None:
+        not_understood(kind.__name__.lower(), value, row_id, unknown.value)
+        return unknown
+    return known
+
+
+def read_kind(kind: type[E], value: object, row_id: object) -> E | None:
+    """``value`` as the member of ``kind`` it names; None (logged) when it names none: a row of a
+    kind graphmem does not know (an entity, a link) is left out of what is read."""
+    known = _member(kind, value)
+    if known is None:
+        not_understood(kind.__name__.lower(), value, row_id, "left out")
+    return known
+
+
+def _member(kind: type[E], value: object) -> E | None:
+    try:
+        return kind(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def read_scope(value: object, project: object, row_id: object) -> Scope:
+    """A memory's scope; one graphmem does not know is what its project says: of a project when
+    it has one, else global."""
+    return read_enum(Scope, value, Scope.PROJECT if project else Scope.GLOBAL, row_id)
+
+
+def memory_text(text: object, row_id: object) -> str:
+    """A memory's text as read: cut at ``MAX_TEXT_CHARS`` with ``CUT_MARK`` when longer (graphmem
+    never writes one that long), so that what is shown, exported or edited stays within bounds."""
+    value = "" if text is None else str(text)
+    if len(value) <= MAX_TEXT_CHARS:
+        return value
+    not_understood("text", f"over {MAX_TEXT_CHARS:,} characters", row_id, "cut")
+    return value[: MAX_TEXT_CHARS - len(CUT_MARK)] + CUT_MARK
+
+
+def _label(value: object) -> str | None:
+    return None if value is None else str(value)[:MAX_LABEL_CHARS]
+
+
+def not_understood(what: str, value: object, row_id: object, read_as: str) -> None:
+    """Log, once, that the row ``row_id`` holds in ``what`` a ``value`` graphmem never writes, and
+    what it is read as: the value's start, never a memory's content."""
+    _log_once(what, repr(value)[:40], repr(row_id)[:80], read_as)
+
+
+@lru_cache(maxsize=_LOGGED_VALUES)
+def _log_once(what: str, value: str, row_id: str, read_as: str) -> None:
+    log.warning(
+        "row %s of the store: %s %s is none graphmem writes; read as %s", row_id, what, value, read_as
     )
 
 
@@ -176,8 +267,8 @@ def event_from_row(row: Sequence[Any]) -> MemoryEvent:
         kind=EventKind(kind),
         actor=actor or "",
         reason=reason or "",
-        before=_state(before),
-        after=_state(after),
+        before=_state(before, event_id),
+        after=_state(after, event_id),
         other_id=other_id,
         rule=rule,
         undoes=undoes,
@@ -185,8 +276,25 @@ def event_from_row(row: Sequence[Any]) -> MemoryEvent:
     )
 
 
-def _state(value: str | Mapping[str, Any] | None) -> dict[str, Any]:
+def _state(value: object, event_id: object) -> State:
+    """An event's ``before`` or ``after``: JSON text (Kùzu) or as read from ``jsonb`` (PostgreSQL).
+    One that is not a state graphmem writes (not a JSON object, or not an ``EventState``: what
+    ``undo`` applies) is read as empty."""
+    if value is None:
+        return {}
     if isinstance(value, str):
-        loaded: dict[str, Any] = json.loads(value or "{}")
-        return loaded
-    return dict(value or {})
+        try:
+            value = json.loads(value or "{}")
+        except (ValueError, RecursionError):
+            value = None
+    if isinstance(value, Mapping):
+        from graphmem.core.export_format import EventState  # pydantic: loaded when history is read
+
+        try:
+            EventState.model_validate(dict(value))
+        except ValueError:
+            pass
+        else:
+            return dict(value)
+    not_understood("event state", type(value).__name__, event_id, "empty")
+    return {}
