@@ -3,7 +3,7 @@
 JSON is UTF-8 text. Bytes that are not (``\\xff``, a surrogate encoded as three bytes) and a
 ``\\uD800``-style escape without the other half of its UTF-16 pair stand for no character.
 Left to the routes, each meets them its own way: FastMCP's parser says "Parse error: unexpected
-end of hex escape", ``/rpc`` "Body is not JSON.", and Python's ``json`` lets the half through to
+end of hex escape", ``/rpc`` "The body is not JSON", and Python's ``json`` lets the half through to
 code that fails on it (a 500 on ``/ui/graph``). ``problem`` names what is wrong, where, and how to send
 it instead; the guard (``server/guard.py``) answers it with a 400 before any route runs.
 """

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Lifespan, Receive, Scope, Send
 
 from graphmem.app import plugin_injector
 from graphmem.errors import InvalidInputError
-from graphmem.server import identity, mcp_shape, plugin_routes, rpc, rpc_stream, ui_routes
+from graphmem.server import body_json, identity, mcp_shape, plugin_routes, rpc, rpc_stream, ui_routes
 from graphmem.server.guard import PRINCIPAL, CatchTooLarge, Guard, Policy, read_body
 from graphmem.server.rpc_types import VERBS
 from graphmem.server.runtime import Runtime
@@ -58,9 +58,10 @@ def build_app(runtime: Runtime, policy: Policy, injector: Injector | None = None
     async def prove_identity(request: Request) -> Response:
         """Public: proves to a client that this process holds the token (``server/identity.py``)."""
         try:
-            nonce = json.loads(await request.body()).get("nonce")
-        except (ValueError, RecursionError, AttributeError):
-            nonce = None
+            sent = await body_json.read(request)
+        except InvalidInputError:
+            sent = None
+        nonce = sent.get("nonce") if isinstance(sent, dict) else None
         server = request.scope.get("server") or ("", 0)
         answer = identity.answer(policy.token, policy.api_key, nonce, int(server[1] or 0))
         if answer is None:
@@ -80,9 +81,9 @@ def build_app(runtime: Runtime, policy: Policy, injector: Injector | None = None
     @mcp.custom_route("/rpc", methods=["POST"])
     async def remote_call(request: Request) -> Response:
         try:
-            body = json.loads(await request.body())
-        except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
-            return JSONResponse({"error": {"type": "InvalidInputError", "message": "Body is not JSON."}}, 400)
+            body = await body_json.read(request)
+        except InvalidInputError as exc:
+            return JSONResponse(rpc.error_answer(exc), 400)
         if request.scope.get(PRINCIPAL) == "ui" and not ui_routes.may_call(body):
             return JSONResponse(rpc.error_answer(ui_routes.not_for_the_view(body)), 403)
         try:

@@ -17,7 +17,6 @@ before it is queued, never a 202 and a line in the daemon's log; the ingest chec
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import threading
 from collections import deque
@@ -34,6 +33,7 @@ from starlette.responses import JSONResponse, Response
 
 from graphmem.core.keys import MAX_SHOWN_KEYS, SHOWN_KEY
 from graphmem.errors import GraphmemError, InvalidInputError, SessionStoreError
+from graphmem.server import body_json
 from graphmem.server.runtime import Runtime
 from graphmem.service.injection import (
     MAX_FILES,
@@ -73,7 +73,8 @@ _Ingest = tuple[str, str | None, str | None]
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+    # strict: a field takes its own JSON type only (``"bare": "yes"`` or ``1`` is no boolean)
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False, strict=True)
 
 
 class InjectBody(_Body):
@@ -150,7 +151,8 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 def _answered(handler: Handler) -> Handler:
-    """A route whose rejections are answered with their status and graphmem's errors with a 500."""
+    """A route whose rejections are answered with their status, an input the service refuses with
+    a 400, and graphmem's other errors with a 500."""
 
     @functools.wraps(handler)
     async def answer(request: Request) -> Response:
@@ -158,6 +160,8 @@ def _answered(handler: Handler) -> Handler:
             return await handler(request)
         except _Rejected as exc:
             return _error(exc.status, str(exc))
+        except InvalidInputError as exc:  # the call is to fix, not the daemon
+            return _error(400, str(exc))
         except GraphmemError as exc:
             return _error(500, f"{type(exc).__name__}: {exc}")
 
@@ -172,9 +176,9 @@ def _problem(exc: ValidationError) -> str:
 
 async def _parse(request: Request, model: type[B]) -> B:
     try:
-        raw = json.loads(await request.body())
-    except (ValueError, RecursionError):  # RecursionError: nested too deep for the parser
-        raise _Rejected(400, "The body is not JSON: send a JSON object.") from None
+        raw = await body_json.read(request)
+    except InvalidInputError as exc:
+        raise _Rejected(400, str(exc)) from None
     if not isinstance(raw, dict):
         raise _Rejected(400, "The body must be a JSON object.")
     try:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections.abc
 import inspect
 import io
+import json
 import types
 import typing
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from graphmem.errors import GraphmemError, ImportFileError, InvalidInputError
+from graphmem.server import body_json
 from graphmem.server.rpc_types import LOCAL_ONLY, VERBS, set_by_path
 from graphmem.service.memory import MemoryService
 
@@ -41,6 +43,8 @@ def signature(method: str) -> tuple[dict[str, TypeAdapter[Any]], TypeAdapter[Any
     return params, TypeAdapter(hints.get("return", type(None)))
 
 
+# The fields of a request: what to call, with what, and whether to stream its progress (rpc_stream).
+REQUEST_KEYS = frozenset({"method", "arguments", "progress"})
 # What pydantic validates lazily, item by item as the verb iterates it.
 LAZY_ITERABLES = frozenset({collections.abc.Iterable, collections.abc.Iterator})
 
@@ -72,6 +76,13 @@ def parse(request: Any) -> tuple[str, dict[str, Any]]:
             f"Unknown method: the body is a JSON {_json_kind(request)}; send an object "
             f'{{"method": NAME, "arguments": {{...}}}}, NAME one of: {", ".join(sorted(VERBS))}.'
         )
+    stray = sorted(set(request) - REQUEST_KEYS)
+    if stray:
+        named = ", ".join(json.dumps(key) for key in stray)[:200]
+        raise InvalidInputError(
+            f"Unknown field(s) in the request: {named}. A request is "
+            '{"method": NAME, "arguments": {...}}, with "progress": true to stream the progress.'
+        )
     if not isinstance(request.get("method"), str) or request["method"] not in VERBS:
         raise InvalidInputError(f"Unknown method; use one of: {', '.join(sorted(VERBS))}.")
     method: str = request["method"]
@@ -85,7 +96,8 @@ def parse(request: Any) -> tuple[str, dict[str, Any]]:
     params, _ = signature(method)
     unknown = set(raw) - set(params)
     if unknown:
-        raise InvalidInputError(f"Unknown argument(s) for {method}: {', '.join(sorted(unknown))}.")
+        named = ", ".join(sorted(unknown))[:200]  # a name may be 10,000 characters
+        raise InvalidInputError(f"Unknown argument(s) for {method}: {named}.")
     missing = [name for name in _required(method) if name not in raw]
     if missing:
         raise InvalidInputError(f"{method} needs the argument(s): {', '.join(missing)}.")
@@ -93,7 +105,7 @@ def parse(request: Any) -> tuple[str, dict[str, Any]]:
     problems = []
     for name, value in raw.items():
         try:
-            arguments[name] = params[name].validate_python(value)
+            arguments[name] = body_json.validated(params[name], value)
         except ValidationError as exc:
             problems.append(_problem(name, value, exc))
     if problems:  # each bad argument named, as the MCP tools name theirs

@@ -43,7 +43,7 @@ def wants_progress(request: Any) -> bool:
     if not isinstance(asked, bool):
         raise InvalidInputError(
             f'"progress" must be true (stream the progress, then the answer) or false, '
-            f"not {type(asked).__name__}."
+            f"not {json.dumps(asked)[:40]}."
         )
     return asked
 

@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from graphmem.core.views import event_view, memory_view
 from graphmem.errors import GraphmemError, InvalidInputError
+from graphmem.server import body_json
 from graphmem.server.guard import PRINCIPAL
 from graphmem.server.rpc import error_answer
 from graphmem.server.runtime import Runtime
@@ -87,12 +88,12 @@ def _refused(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": error}, status, SECURITY_HEADERS)
 
 
-async def _json_object(request: Request, fields: dict[str, type]) -> dict[str, Any]:
-    """The body as a JSON object of the named fields only, each of its type (``InvalidInputError``)."""
-    try:
-        body = json.loads(await request.body())
-    except (ValueError, RecursionError):
-        raise InvalidInputError("Body is not JSON.") from None
+async def _json_object(
+    request: Request, fields: dict[str, type], *, empty: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The body as a JSON object of the named fields only, each of its type or null
+    (``InvalidInputError``); ``empty``: what an empty body stands for (none: refused)."""
+    body = await body_json.read(request, empty=empty)
     if not isinstance(body, dict):
         raise InvalidInputError(f"Send a JSON object with: {', '.join(fields)}.")
     unknown = set(body) - set(fields)
@@ -101,8 +102,9 @@ async def _json_object(request: Request, fields: dict[str, type]) -> dict[str, A
         raise InvalidInputError(f"Unknown field(s): {named}; send {', '.join(fields)}.")
     for name, value in body.items():
         kind = fields[name]
-        if value is not None and (not isinstance(value, kind) or (isinstance(value, bool) and kind is int)):
-            raise InvalidInputError(f'"{name}" must be {"a number" if kind is int else "text"}.')
+        if value is not None and type(value) is not kind:  # bool is an int, and 1.0 is no whole number
+            what = "a whole number" if kind is int else "text"
+            raise InvalidInputError(f'"{name}" must be {what} or null, not {json.dumps(value)[:40]}.')
         if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
             raise InvalidInputError(f'"{name}" is over {MAX_FIELD_CHARS} characters.')
     return body
@@ -199,11 +201,13 @@ def register(mcp: FastMCP, runtime: Runtime, sessions: UiSessions) -> None:
     @mcp.custom_route("/ui/status", methods=["POST"])
     async def ui_status(request: Request) -> Response:
         try:
-            body = await _json_object(request, {"project": str}) if await request.body() else {}
+            body = await _json_object(request, {"project": str}, empty={})
             project = await anyio.to_thread.run_sync(runtime.resolve_project, body.get("project") or None)
             counts = await anyio.to_thread.run_sync(home.counts, project)
         except InvalidInputError as exc:
             return JSONResponse(error_answer(exc), 400, SECURITY_HEADERS)
+        except GraphmemError as exc:  # the store failed (a team's server down): said, not a 500
+            return JSONResponse(error_answer(exc), 200, SECURITY_HEADERS)
         healthy, reasons = await anyio.to_thread.run_sync(runtime.health)
         status = await anyio.to_thread.run_sync(runtime.status)
         health = {"status": "healthy" if healthy else "degraded", "reasons": reasons,

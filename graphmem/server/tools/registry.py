@@ -41,7 +41,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from graphmem.api import Memory
 from graphmem.errors import GraphmemError, ImportFileError
-from graphmem.server import verbs
+from graphmem.server import body_json, verbs
 from graphmem.server.metrics import Metrics
 from graphmem.server.rpc_types import LOCAL_ONLY
 from graphmem.server.runtime import Runtime
@@ -340,7 +340,7 @@ class ArgumentCheck(Middleware):
         problems = []
         for key, value in arguments.items():
             try:
-                parameters.adapters[key].validate_python(value)
+                body_json.validated(parameters.adapters[key], value)
             except ValidationError as exc:
                 error = exc.errors()[0]
                 problems.append(f"{key}: {error['msg']} (got {value!r:.60})")

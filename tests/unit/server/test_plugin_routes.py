@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from graphmem.errors import StoreError
+from graphmem.errors import InvalidInputError, StoreError
 from graphmem.server import plugin_routes
 from graphmem.server.guard import Policy
 from graphmem.server.http import build_app
@@ -168,6 +168,19 @@ def test_a_store_failure_is_a_500_naming_the_error_not_a_traceback(
 
     assert status == 500
     assert answer == {"error": "StoreError: The graph store is closed: open the memory again."}
+
+
+def test_an_input_the_service_refuses_is_a_400_saying_what_to_fix(
+    client: TestClient, project: str, memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refusing(*args: object, **kwargs: object) -> None:
+        raise InvalidInputError("The project must be a path.")
+
+    monkeypatch.setattr(memory_service, "list", refusing)
+
+    status, answer = post(client, "/plugin/boot", {"session_id": "ses_2", "directory": project})
+
+    assert (status, answer) == (400, {"error": "The project must be a path."})
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from graphmem.errors import StoreError
 from graphmem.server.guard import Policy
 from graphmem.server.http import build_app
 from graphmem.server.runtime import Runtime
@@ -238,8 +239,8 @@ def test_the_graph_of_a_target_it_names(
         ({"key": ""}, 400, 'Send "key"'),
         ({"key": 12}, 400, '"key" must be text'),
         ({"key": ["mem_x"]}, 400, '"key" must be text'),
-        ({"key": "mem_x", "limit": "9"}, 400, '"limit" must be a number'),
-        ({"key": "mem_x", "limit": True}, 400, '"limit" must be a number'),
+        ({"key": "mem_x", "limit": "9"}, 400, '"limit" must be a whole number'),
+        ({"key": "mem_x", "limit": True}, 400, '"limit" must be a whole number'),
         ({"key": "mem_x", "limit": 10**9}, 400, "limit must be between"),
         ({"key": "mem_x", "limit": 0}, 400, "limit must be between"),
         ({"key": "k" * 5000}, 400, "over 1000"),
@@ -327,7 +328,7 @@ def test_the_page_s_project_is_resolved_as_every_tool_resolves_it(
 
 
 @pytest.mark.parametrize(
-    ("body", "says"), [({}, 'Send "target"'), ({"target": "x", "max_tokens": "many"}, "a number")]
+    ("body", "says"), [({}, 'Send "target"'), ({"target": "x", "max_tokens": "many"}, "a whole number")]
 )
 def test_a_bad_context_request_is_a_400(client: TestClient, body: dict[str, Any], says: str) -> None:
     answer = client.post("/ui/context", json=body, headers=sign_in(client))
@@ -352,6 +353,19 @@ def test_status_counts_the_project_beside_the_store(
     project = answer.json()["result"]["project"]
     assert project["name"] == git_project and project["total"] == 1 and project["store_total"] == 2
     assert project["by_category"] == {"decision": 1}
+
+
+def test_status_says_a_store_failure_instead_of_a_500(
+    client: TestClient, memory_service: MemoryService, git_project: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(*args: object, **kwargs: object) -> None:
+        raise StoreError("The PostgreSQL server at db:5432 does not answer.")
+
+    monkeypatch.setattr(memory_service.parts.home, "counts", failing)
+    answer = client.post("/ui/status", json={"project": git_project}, headers=sign_in(client))
+
+    assert answer.status_code == 200
+    assert answer.json()["error"]["type"] == "StoreError"
 
 
 def test_home_lists_what_needs_a_person(
