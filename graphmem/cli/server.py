@@ -123,6 +123,7 @@ def mcp(state: CliState) -> None:
         settings.data_dir.expanduser(),
         start_timeout=settings.server.start_timeout_seconds,
         api_key=settings.api_key.get_secret_value() if settings.api_key else None,
+        max_line_bytes=settings.server.max_request_bytes,
         version=version("graphmem"),
     )
 

@@ -23,12 +23,12 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 from urllib.parse import urlsplit
 
 from graphmem.errors import GraphmemError, StoreError
@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 CALL_TIMEOUT_S = 300.0
 MAX_WORKERS = 8
+# A client's longest line, by default: the daemon's largest request ([server] max_request_bytes).
+MAX_LINE_BYTES = 2_000_000
 
 
 def load_manifest() -> dict[str, Any]:
@@ -224,11 +226,26 @@ class Proxy:
         return _error(message_id, -32601, f"Method not found: {method}.")
 
 
-def run_stdio(proxy: Proxy, stdin: Iterable[bytes], stdout: TextIO) -> None:
-    """Serve newline-delimited JSON-RPC on stdin (its lines as bytes) and stdout until stdin
-    closes. A line that is not UTF-8 is a parse error for that line: its bytes are never
-    replaced with U+FFFD and stored so. A client that closed its end of stdout is gone: what
-    was answered to it is dropped, and the proxy stops reading, without a word."""
+def lines_within(stdin: BinaryIO, most: int) -> Iterator[bytes | None]:
+    """Each line of ``stdin``; None in place of one over ``most`` bytes, read to its end a bound
+    at a time and dropped: a client's line without end never fills the memory."""
+    while line := stdin.readline(most + 1):
+        if len(line) <= most or line.endswith(b"\n"):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = stdin.readline(most + 1)
+        yield None
+
+
+def run_stdio(
+    proxy: Proxy, stdin: BinaryIO, stdout: TextIO, *, max_line_bytes: int = MAX_LINE_BYTES
+) -> None:
+    """Serve newline-delimited JSON-RPC on stdin and stdout until stdin closes. A line that is
+    not UTF-8 is a parse error for that line: its bytes are never replaced with U+FFFD and stored
+    so; one over ``max_line_bytes`` (more than the daemon takes) is refused unread. A client that
+    closed its end of stdout is gone: what was answered to it is dropped, and the proxy stops
+    reading, without a word."""
     write_lock = threading.Lock()
     gone = threading.Event()
 
@@ -259,9 +276,12 @@ def run_stdio(proxy: Proxy, stdin: Iterable[bytes], stdout: TextIO) -> None:
         contextlib.closing(proxy),
         ThreadPoolExecutor(MAX_WORKERS, thread_name_prefix="graphmem-proxy") as pool,
     ):
-        for raw in stdin:
+        for raw in lines_within(stdin, max_line_bytes):
             if gone.is_set():
                 break
+            if raw is None:
+                reply(_error(None, -32600, _too_long(max_line_bytes)))
+                continue
             if not raw.strip():
                 continue
             try:
@@ -278,6 +298,13 @@ def run_stdio(proxy: Proxy, stdin: Iterable[bytes], stdout: TextIO) -> None:
                 pool.submit(work, message)
 
 
+def _too_long(most: int) -> str:
+    return (
+        f"Invalid request: the line is over {most:,} bytes, more than graphmem's daemon takes "
+        "([server] max_request_bytes): send less in one call."
+    )
+
+
 def _not_utf8(raw: bytes, exc: UnicodeDecodeError) -> str:
     return (
         f"the line is not valid UTF-8: byte {exc.start} (0x{raw[exc.start]:02x}) starts no character "
@@ -285,11 +312,18 @@ def _not_utf8(raw: bytes, exc: UnicodeDecodeError) -> str:
     )
 
 
-def main(data_dir: Path, *, start_timeout: float, api_key: str | None, version: str) -> None:
-    """Entry point of ``graphmem mcp``."""
+def main(
+    data_dir: Path,
+    *,
+    start_timeout: float,
+    api_key: str | None,
+    version: str,
+    max_line_bytes: int = MAX_LINE_BYTES,
+) -> None:
+    """Entry point of ``graphmem mcp``; ``max_line_bytes``: the daemon's largest request."""
     project = os.getcwd()
     proxy = Proxy(data_dir, project, version, start_timeout, api_key)
     collect_as_long_running()
     stdin = open(sys.stdin.fileno(), "rb", closefd=False)  # noqa: SIM115
     with contextlib.suppress(KeyboardInterrupt):  # the client stopped us: nothing to report
-        run_stdio(proxy, stdin, sys.stdout)
+        run_stdio(proxy, stdin, sys.stdout, max_line_bytes=max_line_bytes)
