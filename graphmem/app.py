@@ -567,8 +567,10 @@ def _check_stored_model(store: GraphStore, where: str, model: str, dimension: in
         record_model(store, model, dimension)
         return
     if enforce and (stored_model != model or stored_dimension != str(dimension)):
+        # Quoted in part: on a team's store anyone with write access may have set either.
         raise StoreMismatchError(
-            f"The store at {where} was embedded with {stored_model} ({stored_dimension} dims) "
-            f"but the configured model is {model} ({dimension} dims). Run `graphmem reindex` to "
-            "re-embed every memory with the configured model, or set [embedding] model back."
+            f"The store at {where} was embedded with {stored_model[:200]} "
+            f"({str(stored_dimension)[:20]} dims) but the configured model is {model} ({dimension} dims). "
+            "Run `graphmem reindex` to re-embed every memory with the configured model, or set "
+            "[embedding] model back."
         )

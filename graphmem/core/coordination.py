@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from graphmem.core.redaction import redact
+from graphmem.core.text import ensure_utf8
 from graphmem.core.views import iso, record_view
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError
 
@@ -109,6 +110,9 @@ def label(value: str | None, what: str, *, required: bool = False) -> str | None
         return None
     if len(text) > MAX_LABEL_CHARS:
         raise InvalidInputError(f"{what} is over {MAX_LABEL_CHARS} characters: shorten it.")
+    if "\x00" in text:  # a team's PostgreSQL holds none: refused alike by every store
+        raise InvalidInputError(f"{what} contains a NUL character: give plain text.")
+    ensure_utf8(text, what=what)
     return " ".join(text.split())
 
 

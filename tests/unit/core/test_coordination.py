@@ -93,6 +93,23 @@ def test_a_new_session_is_leased_from_now_with_its_name_and_task_as_stored() -> 
         new_session(" ", "/p", None, None, NOW, timedelta(minutes=5))
 
 
+@pytest.mark.parametrize(
+    ("agent", "task", "said"),
+    [
+        ("build\x00", None, "The agent name contains a NUL"),
+        ("build", "fix\x00 the cache", "The task contains a NUL"),
+        ("caf\ud83d", None, "The agent name is not valid UTF-8"),
+    ],
+)
+def test_a_name_or_task_no_store_holds_is_refused_when_the_session_starts(
+    agent: str, task: str | None, said: str
+) -> None:
+    """A NUL in an agent's name or task was kept by the daemon's sessions and refused by a team's
+    PostgreSQL (a store error, not what to fix): every store now refuses it when it starts."""
+    with pytest.raises(InvalidInputError, match=said):
+        new_session(agent, "/p", task, None, NOW, timedelta(minutes=5))
+
+
 def test_a_claim_and_an_override_show_every_field_their_times_in_iso() -> None:
     at = datetime(2026, 5, 1, 9, 30, tzinfo=UTC)
     claim = Claim("src/db.py", "/src/shop", "ses_1", "opencode/build", at, at + timedelta(minutes=5))
