@@ -18,11 +18,14 @@ guard and fails from a notebook or standard input. A worker that dies (a grammar
 file, or killed) or hangs on a chunk past :data:`CHUNK_TIMEOUT_S` does not fail the pass: it is
 killed, another takes its place, and the files it held are parsed again one at a time, each in
 a worker of its own, so that a file that crashes or hangs the parser costs only itself: it is
-stored without symbols, as one syntax error. After :data:`GIVE_UP_AFTER` such files a pass
+stored without symbols, as one syntax error (as is one whose parse no frame holds,
+``parse_worker.TOO_BIG``, its worker kept). After :data:`GIVE_UP_AFTER` such files a pass
 stops retrying: a repository of crafted files costs a timeout per chunk at most. Only where no
 worker can start at all (a sandbox that forbids processes, or a build whose interpreter is not
 Python: a worker first says it is ready, ``parse_worker.READY``) are the files parsed in
-graphmem's process, with a warning.
+graphmem's process, with a warning, each within the time a worker would have had
+(``TreeSitterParser.parse(timeout_s=...)``): a file that takes longer, or breaks the parser, is
+stored without symbols as above, and the pass goes on.
 """
 
 from __future__ import annotations
@@ -33,13 +36,15 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from typing import IO, TYPE_CHECKING, TypeVar
 
-from graphmem.adapters.parse_worker import READY, read_frame, write_batch
+from graphmem.adapters.parse_worker import FRAME_MAX_BYTES, READY, TOO_BIG, answer, read_frame, write_batch
 from graphmem.core.code import ParsedFile, parsed_from_json
+from graphmem.errors import GraphmemError
 
 if TYPE_CHECKING:
     from graphmem.adapters.code_parser import TreeSitterParser
@@ -165,7 +170,11 @@ class ParserPool:
         def exchange() -> list[ParsedFile]:
             assert process.stdin is not None and process.stdout is not None
             write_batch(process.stdin, chunk)
-            return [parsed_from_json(read_frame(process.stdout)) for _ in chunk]
+            frames = [read_frame(process.stdout) for _ in chunk]
+            return [
+                _too_big(language) if frame == TOO_BIG else parsed_from_json(frame)
+                for frame, (_, language) in zip(frames, chunk, strict=True)
+            ]
 
         return self._timed(process, exchange)
 
@@ -181,19 +190,42 @@ class ParserPool:
                 parsed = self._ask(process, [(source, language)])
                 self._stop(process)
         if parsed is None:
-            self._lost += 1
-            log.warning(
-                "bootstrap: a %s file crashed or hung the parser; stored without its symbols", language
-            )
-            return ParsedFile(language, (), (), (), (), 1)
+            return self._lose(language, "crashed or hung the parser")
         return parsed[0]
 
+    def _lose(self, language: str, why: str) -> ParsedFile:
+        """A file given up on: stored without symbols, as one syntax error."""
+        self._lost += 1
+        log.warning("bootstrap: a %s file %s; stored without its symbols", language, why)
+        return ParsedFile(language, (), (), (), (), 1)
+
     def _parse_here(self, sources: Sequence[tuple[bytes, str]]) -> list[ParsedFile]:
-        from graphmem.adapters.code_parser import TreeSitterParser
+        """``sources`` parsed in this process, the last resort: each file within
+        :data:`CHUNK_TIMEOUT_S`, or once :data:`GIVE_UP_AFTER` files were lost each chunk's files
+        within it together, as in a worker."""
+        parsed: list[ParsedFile] = []
+        for first in range(0, len(sources), CHUNK_FILES):
+            chunk_deadline = time.monotonic() + CHUNK_TIMEOUT_S
+            for source, language in sources[first : first + CHUNK_FILES]:
+                alone = self._lost < GIVE_UP_AFTER
+                deadline = time.monotonic() + CHUNK_TIMEOUT_S if alone else chunk_deadline
+                parsed.append(self._parse_one_here(source, language, deadline - time.monotonic()))
+        return parsed
+
+    def _parse_one_here(self, source: bytes, language: str, timeout_s: float) -> ParsedFile:
+        from graphmem.adapters.code_parser import ParseTimeoutError, TreeSitterParser
 
         if self._here is None:
             self._here = TreeSitterParser()
-        return [self._here.parse(source, language) for source, language in sources]
+        try:
+            parsed = self._here.parse(source, language, timeout_s=timeout_s)
+            return _too_big(language) if answer(parsed) == TOO_BIG else parsed
+        except ParseTimeoutError:
+            return self._lose(language, f"took the parser more than {CHUNK_TIMEOUT_S:g} s")
+        except GraphmemError:
+            raise  # an unknown language or a broken install: no file's doing
+        except Exception as exc:  # a grammar's bug on a hostile file, as a worker's crash is
+            return self._lose(language, f"broke the parser ({type(exc).__name__})")
 
     def _start(self) -> subprocess.Popen[bytes]:
         """A worker, started and ready; ``OSError`` when none can be."""
@@ -282,3 +314,14 @@ class ParserPool:
             if kill:
                 self._tell_why(process, errors)
             errors.close()
+
+
+def _too_big(language: str) -> ParsedFile:
+    """A file whose parse no frame holds (``parse_worker.TOO_BIG``): stored without symbols, as
+    one syntax error."""
+    log.warning(
+        "bootstrap: a %s file parses to more than %d MB; stored without its symbols",
+        language,
+        FRAME_MAX_BYTES // (1024 * 1024),
+    )
+    return ParsedFile(language, (), (), (), (), 1)

@@ -4,7 +4,8 @@
 the parser, then answers batches until its standard input ends. A batch is a frame holding
 how many files it has, then two frames a file: its language, its bytes. The answer is one
 frame a file: its parse as JSON (``core.code.parsed_to_json``), which the parent validates
-(``parsed_from_json``). A frame is its length (8 bytes, big-endian) and that many bytes.
+(``parsed_from_json``), or :data:`TOO_BIG` for a parse no frame holds. A frame is its length
+(8 bytes, big-endian) and that many bytes.
 Nothing is pickled: the worker reads files nobody vetted, and its answers are data the parent
 checks, never code it would run. What the grammars might print goes to standard error, never
 into the frames.
@@ -15,7 +16,10 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphmem.core.code import ParsedFile
 
 LENGTH_BYTES = 8
 # The largest frame either side accepts: a source file is 1 MB at most (repo_files.py), its
@@ -26,6 +30,18 @@ FRAME_MAX_BYTES = 64 * 1024 * 1024
 READY = b"graphmem parse worker ready"
 # Files in one batch at most (the pool sends 8).
 BATCH_MAX = 1024
+# The answer for a file whose parse is longer than a frame: a hostile file's can be a hundred
+# times the file (250,000 calls in a method of a 490-character name: 130 MB as JSON), and the
+# parent stores a parse only if it can read it back (``parse_store.py``). Never a parse's JSON.
+TOO_BIG = b""
+
+
+def answer(parsed: ParsedFile) -> bytes:
+    """``parsed`` as its frame says it: its JSON, or :data:`TOO_BIG`."""
+    from graphmem.core.code import parsed_to_json
+
+    data = parsed_to_json(parsed).encode()
+    return data if len(data) <= FRAME_MAX_BYTES else TOO_BIG
 
 
 def write_frame(stream: IO[bytes], data: bytes) -> None:
@@ -72,7 +88,6 @@ def main() -> None:
     frames_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # a stray print cannot corrupt a frame
     from graphmem.adapters.code_parser import TreeSitterParser
-    from graphmem.core.code import parsed_to_json
 
     parser = TreeSitterParser()
     write_frame(frames_out, READY)
@@ -84,7 +99,7 @@ def main() -> None:
         except EOFError:
             return
         for source, language in batch:
-            write_frame(frames_out, parsed_to_json(parser.parse(source, language)).encode())
+            write_frame(frames_out, answer(parser.parse(source, language)))
         frames_out.flush()
 
 

@@ -1,7 +1,8 @@
 """A parser worker (``graphmem.adapters.parse_worker``'s protocol) that dies, as a grammar's bug
 would, on any batch holding a source that starts with ``CRASH``, and never answers one holding
 a source that starts with ``HANG``, and answers what is no parse for one holding a source that
-starts with ``LIE``; otherwise it parses as the real one does.
+starts with ``LIE``; a source that starts with ``BIG`` it answers as one whose parse no frame
+holds (``TOO_BIG``); otherwise it parses as the real one does.
 ``tests/integration/adapters/test_parse_pool.py`` starts it with ``ParserPool(command=...)``."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 import time
 
 from graphmem.adapters.code_parser import TreeSitterParser
-from graphmem.adapters.parse_worker import READY, read_batch, write_frame
+from graphmem.adapters.parse_worker import READY, TOO_BIG, read_batch, write_frame
 from graphmem.core.code import parsed_to_json
 
 
@@ -32,6 +33,8 @@ def main() -> None:
         lie = any(source.startswith(b"LIE") for source, _ in batch)
         for source, language in batch:
             parsed = parsed_to_json(parser.parse(source, language)).encode()
+            if source.startswith(b"BIG"):
+                parsed = TOO_BIG
             write_frame(out, b'{"__reduce__": "os.system"}' if lie else parsed)
         out.flush()
 

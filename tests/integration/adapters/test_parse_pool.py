@@ -158,6 +158,29 @@ def test_a_file_that_crashes_hangs_or_subverts_the_parser_costs_only_itself_and_
     assert here == []  # nothing was parsed in this process
 
 
+def test_a_file_whose_parse_no_frame_holds_is_stored_without_symbols_and_costs_no_worker(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    crashing = Path(__file__).parents[2] / "support" / "crashing_parse_worker.py"
+    pool = ParserPool(1, command=[sys.executable, str(crashing)])
+    sources = [OTHERS[0], (b"BIG = 1\n", "python"), OTHERS[1]]
+    try:
+        parsed = pool.parse_many(sources)
+        workers = _worker_pids(pool)
+        pool.parse_many(sources[:1])
+        kept = _worker_pids(pool)
+    finally:
+        pool.close()
+
+    assert parsed[1] == ParsedFile("python", (), (), (), (), 1)  # stored without symbols
+    assert [parsed[0], parsed[2]] == [
+        TreeSitterParser().parse(source, language) for source, language in OTHERS[:2]
+    ]
+    assert kept == workers  # not taken for a crash
+    assert "a python file parses to more than 64 MB; stored without its symbols" in caplog.text
+    assert "crashed" not in caplog.text
+
+
 def test_a_pass_that_lost_enough_files_stops_retrying_them_one_at_a_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -16,7 +16,7 @@ import pytest
 from tree_sitter import Language, Query, QueryCursor
 from tree_sitter_language_pack import get_language, get_parser
 
-from graphmem.adapters import code_parser
+from graphmem.adapters import code_headers, code_parser
 from graphmem.adapters.code_parser import TreeSitterParser, body_hash, query_text
 from graphmem.core.code import LANGUAGES, ParsedFile
 from graphmem.errors import InvalidInputError
@@ -829,10 +829,10 @@ def test_signature_and_docstring_are_bounded(parser: TreeSitterParser) -> None:
 
     (definition,) = parser.parse(source, "python").definitions
 
-    assert len(definition.signature) <= code_parser.SIGNATURE_MAX_CHARS
+    assert len(definition.signature) <= code_headers.SIGNATURE_MAX_CHARS
     assert definition.signature.startswith("def wide(argument_0: int")
     assert definition.docstring is not None
-    assert len(definition.docstring) <= code_parser.DOCSTRING_MAX_CHARS
+    assert len(definition.docstring) <= code_headers.DOCSTRING_MAX_CHARS
 
 
 # -- the queries ----------------------------------------------------------------------
