@@ -31,6 +31,10 @@ from graphmem.core.projects import (
 from graphmem.errors import InvalidInputError
 
 GIT_TIMEOUT_S = 5.0
+MAX_ANSWER_BYTES = 64 * 1024  # of what git says of a checkout (a path, a setting, a few refs)
+# Of a repository's list of branches (``local_branches``): some 100,000 of them; a repository of
+# millions says nothing instead.
+MAX_BRANCH_LIST_BYTES = 8 * 1024 * 1024
 MAX_ERROR_BYTES = 64 * 1024  # of what git says went wrong: its first line is what is logged
 DEFAULT_BRANCH_TTL_S = 60.0  # how long a project's default branch is taken as read
 PROJECT_NAME_TTL_S = 60.0  # and a checkout's project name and origin remote (git config)
@@ -114,14 +118,26 @@ def run_bounded(
         return status, output, errors.read(MAX_ERROR_BYTES)
 
 
-def _git(cwd: Path, *args: str) -> str | None:
+def _git(cwd: Path, *args: str, max_bytes: int = MAX_ANSWER_BYTES) -> str | None:
+    """What ``git args`` prints in ``cwd`` (``run_bounded``), stripped; None when it fails, takes
+    over ``GIT_TIMEOUT_S``, prints over ``max_bytes`` or prints what is not UTF-8."""
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired, ValueError):
+        status, output, _ = run_bounded(["git", *args], cwd, timeout_s=GIT_TIMEOUT_S, max_bytes=max_bytes)
+    except (OSError, subprocess.TimeoutExpired, ValueError):  # ValueError: a NUL in the path
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    if len(output) > max_bytes:
+        import logging  # here: the CLI's light path loads no logging (tests/unit/cli/test_thin_path.py)
+
+        logging.getLogger(__name__).info(
+            "git %s in %s printed over %d bytes: not read", args[0], cwd, max_bytes
+        )
+        return None
+    if status != 0:
+        return None
+    try:
+        return output.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None
 
 
 def _directory(path: Path) -> Path:
@@ -211,11 +227,13 @@ def default_branch(root: Path) -> str | None:
 def local_branches(project: str) -> frozenset[str] | None:
     """The branches of ``project``'s repository: its local ones and those it knows on its
     remotes (``origin/feature/x`` counts as ``feature/x``: a branch deleted here but still
-    pushed is not gone); None when git cannot say."""
+    pushed is not gone); None when git cannot say, or lists more than ``MAX_BRANCH_LIST_BYTES``."""
     directory = Path(project)
     if not directory.is_dir():
         return None
-    listed = _git(directory, "for-each-ref", "--format=%(refname)", _HEADS, _REMOTES)
+    listed = _git(
+        directory, "for-each-ref", "--format=%(refname)", _HEADS, _REMOTES, max_bytes=MAX_BRANCH_LIST_BYTES
+    )
     if listed is None:
         return None
     names = set()

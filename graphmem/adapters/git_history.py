@@ -6,7 +6,10 @@ what it has (usually nothing), logging why when that is unexpected.
 
 The output is parsed from NUL-separated tokens (``-z``), so file names with spaces,
 newlines or any other byte stay intact: each commit is a header token starting with
-``\\x1e`` (its fields separated by ``\\x1f``), then ``status`` / ``path`` tokens.
+``\\x1e`` (its fields separated by ``\\x1f``), then ``status`` / ``path`` tokens. It is read
+where it lies, as bytes: only what a commit keeps is copied and decoded (its fields' first
+characters, its first ``MAX_COMMIT_FILES`` paths), and the rest of a commit of millions of files
+is passed over by one regular expression, so a read costs what it keeps, not what git printed.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from graphmem.adapters.git import git_env, run_bounded
+from graphmem.adapters.git import run_bounded
 from graphmem.adapters.git_diff_lines import lines_from_diffs
-from graphmem.core.commits import Commit
+from graphmem.core.commits import MAX_COMMIT_FILES, Commit
 
 log = logging.getLogger(__name__)
 
@@ -55,18 +58,33 @@ MAX_BLAME_BYTES = 16 * 1024 * 1024
 # The most of ``git diff``'s list of renamed files read: ``MAX_RENAMES`` pairs of 400-byte paths.
 MAX_RENAME_BYTES = MAX_RENAMES * 800
 MAX_REV_BYTES = 4096  # of what git says of one commit (``rev-parse``)
+# The most file names a history keeps, all its commits together (each keeps MAX_COMMIT_FILES):
+# 100,000 commits of ten files; past it, older commits count their files without naming them.
+MAX_HISTORY_FILES = 1_000_000
+# A longer path cannot be checked out (Linux's PATH_MAX): no file of the code graph has it.
+MAX_PATH_BYTES = 4096
+MAX_PARENTS = 64  # of a merge's parents kept (an octopus merge of the Linux kernel has 66)
 
 _RECORD = "\x1e"
 _FIELD = "\x1f"
+_RECORD_BYTE, _FIELD_BYTE = _RECORD.encode(), _FIELD.encode()
 # sha, parents, author (mailmap applied), email, author time (unix seconds), decorations
 # ("grafted" marks a shallow clone's boundary), subject, body.
 _FORMAT = _RECORD + _FIELD.join(["%H", "%P", "%aN", "%aE", "%at", "%D", "%s", "%b"])
+# The most characters read of each field but the body: a sha; MAX_PARENTS shas and their spaces;
+# the author's name and e-mail; a time; the decorations (at most "grafted"); the subject.
+_FIELD_CHARS = (64, 65 * MAX_PARENTS, MAX_NAME_CHARS, MAX_NAME_CHARS, 20, 1000, MAX_MESSAGE_CHARS)
 # An abbreviated or full SHA-1 / SHA-256 object name; anything else is not looked up.
 _SHA_RE = re.compile(r"[0-9a-fA-F]{4,64}")
 # A line of ``git blame -s -l``: ``[^]<sha> <line>) <text>``; ``^`` marks the ``--since`` boundary.
 _BLAME_LINE_RE = re.compile(rb"^(\^?)([0-9a-fA-F]{4,64})(?= |$)", re.MULTILINE)
-# "M", "A", "D", "T", "R100", "C075": a --name-status status; R and C are followed by two paths.
-_STATUS_RE = re.compile(r"[ACDMRTUXB][0-9]{0,3}")
+# "M", "A", "D", "T", "R100", "C075": a --name-status status (the first after a newline); R and C
+# are followed by two paths.
+_STATUS_RE = re.compile(rb"\n*+([ACDMRTUXB])[0-9]{0,3}")
+# File records of one path each, "M\0path\0" (R and C, of two, stop it): those a commit does not
+# keep, passed over at once; possessive (``*+``), it keeps no state to backtrack to.
+_ONE_PATH_RECORDS_RE = re.compile(rb"(?:\n*+[ADMTUXB][0-9]{0,3}\0[^\0]+\0)*+")
+_LEADING_SPACE_RE = re.compile(rb"\s*")
 # Decorations of no ref at all: only the "grafted" mark remains.
 _NO_REFS = "refs/graphmem-decorates-no-ref"
 _EXPECTED_FAILURES = ("not a git repository", "bad revision 'HEAD'")  # outside git; no commits yet
@@ -164,18 +182,16 @@ def blame_graph(root: Path) -> Iterator[Path | None]:
     with tempfile.TemporaryDirectory(prefix=f"{BLAME_SCRATCH_PREFIX}{os.getpid()}-") as scratch:
         objects = Path(scratch)
         (objects / "info").mkdir()
-        env = git_env()
-        env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = str(objects)
         args = ["git", "commit-graph", "write", "--stdin-commits", "--changed-paths", "--object-dir", scratch]
         try:
-            done = None if head is None else subprocess.run(
-                args, cwd=root, env=env, input=head.encode("ascii") + b"\n",
-                capture_output=True, timeout=GRAPH_TIMEOUT_S, check=False,
-            )  # fmt: skip
+            status = None if head is None else run_bounded(
+                args, root, timeout_s=GRAPH_TIMEOUT_S, max_bytes=MAX_REV_BYTES,
+                stdin=head.encode("ascii") + b"\n", env={"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects)},
+            )[0]  # fmt: skip
         except (subprocess.TimeoutExpired, OSError) as exc:
             log.info("git history: no commit-graph for blame in %s (%s)", root, exc)
-            done = None
-        written = done is not None and done.returncode == 0 and (objects / "info" / "commit-graph").is_file()
+            status = None
+        written = status == 0 and (objects / "info" / "commit-graph").is_file()
         yield objects if written else None
 
 
@@ -288,7 +304,7 @@ def _git_log(
         log.info("git history: cannot run git in %s (%s); history skipped", root, exc)
         return None
     if len(output) > MAX_LOG_BYTES:  # git was stopped there: its last commit may be cut
-        commits = _parse(output[:MAX_LOG_BYTES].decode("utf-8", "replace"))[:-1]
+        commits = _parse(output, MAX_LOG_BYTES)[:-1]
         log.warning(
             "git history: git log in %s printed over %d MiB; its newest %d commits read",
             root, MAX_LOG_BYTES >> 20, len(commits),
@@ -300,50 +316,102 @@ def _git_log(
         expected = quiet or any(text in first for text in _EXPECTED_FAILURES)
         log.log(logging.DEBUG if expected else logging.WARNING, "git history: %s in %s", first, root)
         return None
-    return _parse(output.decode("utf-8", "replace"))
+    return _parse(output)
 
 
-def _parse(output: str) -> list[Commit]:
+def _parse(output: bytes, end: int | None = None) -> list[Commit]:
+    """The commits of ``git log``'s ``output`` (up to ``end``), each naming its first
+    ``MAX_COMMIT_FILES`` files, and all of them ``MAX_HISTORY_FILES``."""
+    tokens = _Tokens(output, len(output) if end is None else end)
     commits: list[Commit] = []
-    header: list[str] | None = None
-    files: list[str] = []
-    tokens = output.split("\0")
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        index += 1
-        if token.startswith(_RECORD):
+    header: tuple[int, int] | None = None
+    files: dict[str, None] = {}
+    named = more = 0  # the paths of this commit read (``files`` without repeats), and left out
+    room = MAX_HISTORY_FILES
+    while (token := tokens.next()) is not None:
+        if output.startswith(_RECORD_BYTE, *token):
             if header is not None:
-                commits.append(_commit(header, files))
-            header, files = token[1:].split(_FIELD, 7), []
+                commits.append(_commit(output, header, files, more))
+                room -= len(commits[-1].files)
+            header, files, named, more = token, {}, 0, 0
             continue
-        status = token.lstrip("\n")
-        if header is None or not _STATUS_RE.fullmatch(status):
+        status = _STATUS_RE.fullmatch(output, *token)
+        if header is None or status is None:
             continue  # the empty token after the last NUL
-        paths = 2 if status[0] in "RC" else 1
-        files.extend(path for path in tokens[index : index + paths] if path)
-        index += paths
+        kept = min(MAX_COMMIT_FILES, room)
+        for _ in range(2 if status[1] in (b"R", b"C") else 1):
+            path = tokens.next()
+            if path is None or path[0] == path[1]:
+                continue
+            if named < kept and path[1] - path[0] <= MAX_PATH_BYTES:
+                files.setdefault(output[path[0] : path[1]].decode("utf-8", "replace"))
+                named += 1
+            else:
+                more += 1
+        if named >= kept:
+            more += tokens.skip_one_path_records()
     if header is not None:
-        commits.append(_commit(header, files))
+        commits.append(_commit(output, header, files, more))
     return commits
 
 
-def _commit(fields: list[str], files: list[str]) -> Commit:
-    fields = fields + [""] * (8 - len(fields))
-    sha, parents, name, email, seconds, decorations, subject, body = fields
-    parent_shas = tuple(parents.split())
+class _Tokens:
+    """The NUL-ended tokens of ``data`` up to ``end``, as spans (``str.split`` would copy them all),
+    the last the one after the last NUL."""
+
+    def __init__(self, data: bytes, end: int) -> None:
+        self.data, self.end, self.at = data, end, 0
+
+    def next(self) -> tuple[int, int] | None:
+        if self.at > self.end:
+            return None
+        start = self.at
+        stop = self.data.find(b"\0", start, self.end)
+        stop = self.end if stop < 0 else stop
+        self.at = stop + 1
+        return start, stop
+
+    def skip_one_path_records(self) -> int:
+        """Pass over the one-path file records that follow; how many there were."""
+        found = _ONE_PATH_RECORDS_RE.match(self.data, self.at, self.end)
+        stop = self.at if found is None else found.end()
+        count = self.data.count(b"\0", self.at, stop) // 2  # a status and a path each
+        self.at = stop
+        return count
+
+
+def _commit(data: bytes, header: tuple[int, int], files: dict[str, None], more: int) -> Commit:
+    """The commit of the header token at ``header`` in ``data`` (``\\x1e`` then its fields)."""
+    stop = header[1]
+    cuts = [header[0]]  # the record mark, then each field separator: a field is between two cuts
+    while len(cuts) < 8 and (cut := data.find(_FIELD_BYTE, cuts[-1] + 1, stop)) >= 0:
+        cuts.append(cut)
+    cuts += [stop] * (9 - len(cuts))
+    sha, parents, name, email, seconds, decorations, subject = (
+        _text(data, cuts[i] + 1, cuts[i + 1], chars) for i, chars in enumerate(_FIELD_CHARS)
+    )
+    leading = _LEADING_SPACE_RE.match(data, cuts[7] + 1, stop)
+    body = _text(data, leading.end() if leading else stop, stop, MAX_MESSAGE_CHARS).strip()
     grafted = "grafted" in (d.strip() for d in decorations.split(","))
     return Commit(
         sha=sha,
-        author_name=name[:MAX_NAME_CHARS],
-        author_email=email[:MAX_NAME_CHARS],
+        author_name=name,
+        author_email=email,
         authored_at=_utc(seconds),
-        subject=subject[:MAX_MESSAGE_CHARS],
-        body=body.strip()[:MAX_MESSAGE_CHARS],
+        subject=subject,
+        body=body,
         # A shallow clone's boundary commit "adds" the whole tree: that is no change.
-        files=() if grafted else tuple(dict.fromkeys(files)),
-        parents=parent_shas,
+        files=() if grafted else tuple(files),
+        parents=tuple(parents.split()[:MAX_PARENTS]),  # each of at most 65 characters, a space after
+        more_files=0 if grafted else more,
     )
+
+
+def _text(data: bytes, start: int, stop: int, chars: int) -> str:
+    """The first ``chars`` characters of ``data[start:stop]``, copying no more than their bytes:
+    at most 4 bytes a character, they are whole in the first ``4 * chars``."""
+    end = stop if stop - start <= 4 * chars else start + 4 * chars
+    return data[start:end].decode("utf-8", "replace")[:chars]
 
 
 def _utc(seconds: str) -> datetime:
@@ -356,16 +424,10 @@ def _utc(seconds: str) -> datetime:
 def history_notes(root: Path) -> list[str]:
     """What a person should know about ``root``'s history before trusting a bootstrap of it:
     not a repository, no commits yet, or a shallow clone. Empty when the history is whole."""
-    env = git_env()
 
     def ask(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", *args], cwd=root, env=env, capture_output=True, timeout=HISTORY_TIMEOUT_S, check=False
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
+        answer = _run_git(root, list(args))
+        return answer.decode("utf-8", "replace").strip() if answer is not None else None
 
     if ask("rev-parse", "--is-inside-work-tree") != "true":
         return [

@@ -21,6 +21,10 @@ MAX_PATH_CHARS = 200  # a changed file named in the text
 # Above this many files a commit is a reformat, a vendoring or a rename sweep: its
 # pairs say nothing about which files belong together (50 files already make 1,225 pairs).
 MAX_CO_CHANGE_FILES = 50
+# The most files a commit names (``Commit.files``); it counts the rest (``more_files``). Its files
+# serve co-changes (up to ``MAX_CO_CHANGE_FILES``), links and blames (bootstrap's first 50) and
+# its memory's text (two and a count): past this, names teach nothing and only cost memory.
+MAX_COMMIT_FILES = 100
 
 # "Signed-off-by: Ana <ana@example.com>", "Change-Id: I8f…": trailers, not prose ("Fixes: #12" stays).
 _TRAILER_RE = re.compile(r"^[A-Za-z]+(?:-[A-Za-z]+)+: \S")
@@ -33,7 +37,8 @@ class Commit:
     ``files`` are the paths the commit changed, relative to the project root, POSIX;
     empty for merge commits (their changes are in the merged commits) and for the
     boundary commit of a shallow clone (its "changes" would be the whole tree).
-    ``parents`` are the parent shas: two or more for a merge.
+    ``parents`` are the parent shas: two or more for a merge. ``more_files`` counts the files it
+    changed past those ``files`` names (a commit of thousands names ``MAX_COMMIT_FILES``).
     """
 
     sha: str
@@ -44,6 +49,7 @@ class Commit:
     body: str
     files: tuple[str, ...]
     parents: tuple[str, ...] = ()
+    more_files: int = 0
 
     @property
     def is_merge(self) -> bool:
@@ -69,8 +75,8 @@ def commit_memory_text(commit: Commit) -> str:
     why = _first_paragraph(commit.body)
     if why:
         parts.append(sentence(clip(why, MAX_BODY_CHARS)))
-    if commit.files:
-        parts.append(f"Changed {_files_phrase(commit.files)}.")
+    if commit.files or commit.more_files:
+        parts.append(f"Changed {_files_phrase(commit.files, commit.more_files)}.")
     return " ".join(parts)
 
 
@@ -80,25 +86,29 @@ def co_changes(
     """How often each pair of files changed in the same commit: ``{("a.py", "b.py"): 3}``.
 
     Pairs are sorted (``a < b``). Commits with more than ``max_files_per_commit``
-    files are ignored (sweeping changes pair everything with everything).
+    files are ignored (sweeping changes pair everything with everything), and so are those
+    that name only some of theirs (``more_files``).
     """
     counts: Counter[tuple[str, str]] = Counter()
     for commit in commits:
         files = sorted(set(commit.files))
-        if 2 <= len(files) <= max_files_per_commit:
+        if not commit.more_files and 2 <= len(files) <= max_files_per_commit:
             counts.update(combinations(files, 2))
     return dict(counts)
 
 
-def _files_phrase(files: tuple[str, ...]) -> str:
+def _files_phrase(files: tuple[str, ...], more: int) -> str:
     # A path is the repository's text: on one line (a name may hold newlines that would start
     # lines of their own wherever the memory is shown) and bounded.
     names = [clip(path, MAX_PATH_CHARS) for path in files[:2]]
-    if len(files) == 1:
+    total = len(files) + more
+    if not names:
+        return f"{total:,} {'file' if total == 1 else 'files'}"
+    if total == 1:
         return names[0]
-    if len(files) == 2:
+    if total == 2 and len(names) == 2:
         return f"{names[0]} and {names[1]}"
-    return f"{names[0]} and {len(files) - 1:,} more files"
+    return f"{names[0]} and {total - 1:,} more {'file' if total == 2 else 'files'}"
 
 
 def _first_paragraph(body: str) -> str:

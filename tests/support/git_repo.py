@@ -30,6 +30,19 @@ def git(repo: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
+def fast_import(repo: Path, stream: list[str]) -> None:
+    """Write into ``repo`` the commits ``git fast-import`` reads from ``stream``'s lines: a history
+    of thousands of commits or files in one process, not one ``git commit`` each."""
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=repo,
+        input="\n".join(stream) + "\n",
+        text=True,
+        check=True,
+        env={**os.environ, **CLEAN_GIT},
+    )
+
+
 def new_repo(path: Path, *, default: str = "main") -> Path:
     """A repository at ``path`` on branch ``default`` with one commit (README.md): a copy of the
     one this process made first for ``default`` (:func:`_made_once`)."""

@@ -21,12 +21,12 @@ if json.loads(sys.argv[2]):
     find = inspect.findsource  # what every read of an object's source goes through
     inspect.findsource = lambda *args, **kwargs: (parsed.append(1), find(*args, **kwargs))[1]
 threads = []
-run = subprocess.run
-def recorded(args, *rest, **kwargs):
-    if args[0] == "git":
-        threads.append(threading.current_thread().name)
-    return run(args, *rest, **kwargs)
-subprocess.run = recorded
+class Recorded(subprocess.Popen):  # what subprocess.run and graphmem's bounded runs start
+    def __init__(self, args, *rest, **kwargs):
+        if args[0] == "git":
+            threads.append(threading.current_thread().name)
+        super().__init__(args, *rest, **kwargs)
+subprocess.Popen = Recorded
 from graphmem.cli.main import main
 sys.argv = ["graphmem", *json.loads(sys.argv[1])]
 code = 0

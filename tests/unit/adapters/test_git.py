@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from support.git_repo import git, new_repo
 
+from graphmem.adapters import git as git_module
 from graphmem.adapters.git import (
     GIT_LOCATION_VARIABLES,
     checkout_root,
@@ -155,3 +156,37 @@ def test_run_bounded_gives_git_its_input(tmp_path: Path) -> None:
     )
 
     assert (status, output) == (0, b"ce013625030ba8dba906f756967f9e9ca394464a\n")
+
+
+def test_git_variables_of_another_repository_do_not_move_what_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from another repository's hook, its ``GIT_DIR`` would name that one's branches."""
+    repo = new_repo(tmp_path / "shop")
+    git(repo, "branch", "feature/ours")
+    other = new_repo(tmp_path / "other")
+    git(other, "branch", "feature/theirs")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+
+    assert local_branches(str(repo)) == {"main", "feature/ours"}
+
+
+def test_a_repository_listing_more_branches_than_are_read_lists_none(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Millions of refs would be read whole: past the limit git cannot say (nothing is archived)."""
+    repo = new_repo(tmp_path / "shop")
+    sha = git(repo, "rev-parse", "HEAD")
+    names = [f"refs/heads/b{i:04d}" for i in range(100)]
+    (repo / ".git" / "packed-refs").write_text("".join(f"{sha} {name}\n" for name in names), "utf-8")
+    assert len(local_branches(str(repo)) or ()) == 101
+    monkeypatch.setattr(git_module, "MAX_BRANCH_LIST_BYTES", 1_000, raising=False)  # 2,000 listed
+
+    assert local_branches(str(repo)) is None
+
+
+def test_a_setting_past_the_read_limit_is_not_read(tmp_path: Path) -> None:
+    repo = new_repo(tmp_path / "shop")
+    git(repo, "config", "graphmem.defaultBranch", "x" * 100_000)
+
+    assert default_branch(repo) == "main"

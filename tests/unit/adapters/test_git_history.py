@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from support.git_repo import copied_repository
+from support.git_repo import copied_repository, fast_import
 
 from graphmem.adapters import git_history
 from graphmem.adapters.git_history import read_history
@@ -321,14 +321,7 @@ def test_a_thousand_commits_read_well_under_a_second(tmp_path: Path) -> None:
             content = f"{i}-{j}"
             stream += [f"M 644 inline src/mod{(i + j) % 40}/file{j}.py", f"data {len(content)}", content]
         stream.append("")
-    subprocess.run(
-        ["git", "fast-import", "--quiet"],
-        cwd=root,
-        input="\n".join(stream) + "\n",
-        text=True,
-        check=True,
-        env={**os.environ, **CLEAN_GIT},
-    )
+    fast_import(root, stream)
 
     started = time.perf_counter()
     commits = read_history(root, max_commits=1_000)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -43,6 +44,22 @@ def test_memory_text_names_the_commit_author_day_subject_and_files() -> None:
 )
 def test_memory_text_lists_few_files_and_counts_the_rest(files: tuple[str, ...], ending: str) -> None:
     assert commit_memory_text(commit(files=files)).endswith(ending)
+
+
+@pytest.mark.parametrize(
+    ("files", "more", "ending"),
+    [
+        (("a.py",), 4_999, "Changed a.py and 4,999 more files."),
+        (("a.py",), 1, "Changed a.py and 1 more file."),
+        (("a.py", "b.py"), 1, "Changed a.py and 2 more files."),
+        ((), 3, "Changed 3 files."),
+        ((), 1, "Changed 1 file."),
+    ],
+)
+def test_memory_text_counts_the_files_a_commit_does_not_name(
+    files: tuple[str, ...], more: int, ending: str
+) -> None:
+    assert commit_memory_text(replace(commit(files=files), more_files=more)).endswith(ending)
 
 
 def test_a_changed_files_name_stays_on_the_memorys_one_line_and_is_bounded() -> None:
@@ -119,6 +136,12 @@ def test_co_changes_ignore_commits_with_too_many_files() -> None:
 
     assert co_changes([sweep, small]) == {("a.py", "b.py"): 1}
     assert len(co_changes([sweep], max_files_per_commit=51)) == 51 * 50 // 2
+
+
+def test_co_changes_ignore_a_commit_that_names_only_some_of_its_files() -> None:
+    sweep = replace(commit(files=("a.py", "b.py")), more_files=5_000)
+
+    assert co_changes([sweep]) == {}
 
 
 def test_co_changes_count_a_file_listed_twice_once() -> None:
