@@ -238,9 +238,7 @@ def lines_within(stdin: BinaryIO, most: int) -> Iterator[bytes | None]:
         yield None
 
 
-def run_stdio(
-    proxy: Proxy, stdin: BinaryIO, stdout: TextIO, *, max_line_bytes: int = MAX_LINE_BYTES
-) -> None:
+def run_stdio(proxy: Proxy, stdin: BinaryIO, stdout: TextIO, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
     """Serve newline-delimited JSON-RPC on stdin and stdout until stdin closes. A line that is
     not UTF-8 is a parse error for that line: its bytes are never replaced with U+FFFD and stored
     so; one over ``max_line_bytes`` (more than the daemon takes) is refused unread. A client that

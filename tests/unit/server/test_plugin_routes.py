@@ -156,31 +156,37 @@ def test_an_ingest_of_a_database_that_is_no_file_is_a_400(client: TestClient, tm
     assert "is not an existing file: send an absolute path" in answer["error"]
 
 
-def test_a_store_failure_is_a_500_naming_the_error_not_a_traceback(
-    client: TestClient, project: str, memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("raised", "status", "said"),
+    [
+        (
+            StoreError("The graph store is closed: open the memory again."),
+            500,
+            "StoreError: The graph store is closed: open the memory again.",
+        ),
+        (InvalidInputError("The project must be a path."), 400, "The project must be a path."),
+    ],
+    ids=["store-failure-500", "refused-input-400"],
+)
+def test_an_error_of_the_service_is_answered_with_its_status_never_a_traceback(
+    client: TestClient,
+    project: str,
+    memory_service: MemoryService,
+    monkeypatch: pytest.MonkeyPatch,
+    raised: Exception,
+    status: int,
+    said: str,
 ) -> None:
+    """A store's failure is the daemon's (500); an input the service refuses is the call's to fix (400)."""
+
     def failing(*args: object, **kwargs: object) -> None:
-        raise StoreError("The graph store is closed: open the memory again.")
+        raise raised
 
     monkeypatch.setattr(memory_service, "list", failing)
 
-    status, answer = post(client, "/plugin/boot", {"session_id": "ses_2", "directory": project})
+    answered, answer = post(client, "/plugin/boot", {"session_id": "ses_2", "directory": project})
 
-    assert status == 500
-    assert answer == {"error": "StoreError: The graph store is closed: open the memory again."}
-
-
-def test_an_input_the_service_refuses_is_a_400_saying_what_to_fix(
-    client: TestClient, project: str, memory_service: MemoryService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def refusing(*args: object, **kwargs: object) -> None:
-        raise InvalidInputError("The project must be a path.")
-
-    monkeypatch.setattr(memory_service, "list", refusing)
-
-    status, answer = post(client, "/plugin/boot", {"session_id": "ses_2", "directory": project})
-
-    assert (status, answer) == (400, {"error": "The project must be a path."})
+    assert (answered, answer) == (status, {"error": said})
 
 
 @pytest.fixture
