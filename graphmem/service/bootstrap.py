@@ -73,6 +73,7 @@ RefsIn = Callable[[str, str | None], list[Entity]]  # the GitLab refs a text nam
 MAX_HISTORY = 100_000
 GIT_SOURCE = "git:"
 PARSE_ERROR_FILES_SHOWN = 5  # the report names the worst files, not all of them
+COMMIT_FILES_LINKED = 50  # of a commit's files (it keeps ``MAX_COMMIT_FILES``): linked, blamed
 # Files handed to the parser at a time (it may spread them over several cores), and the most
 # of their bytes held at once.
 PARSE_BATCH = 512
@@ -410,7 +411,7 @@ class Bootstrapper:
         linking = commits if unfinished else fresh  # a stopped pass's commits are linked now
         blames = Blames()
         if linking:
-            paths = sorted({p for c in linking for p in c.files[:50]} & set(sources))
+            paths = sorted({p for c in linking for p in c.files[:COMMIT_FILES_LINKED]} & set(sources))
             # A day's slack: git walks by committer date, which a rebase moves past the author's.
             since = min(c.authored_at for c in linking) - timedelta(days=1)
             blames = Blames(paths)
@@ -478,7 +479,7 @@ class Bootstrapper:
                 for entity in self._refs_in(f"{commit.subject}\n{commit.body}", project):
                     entities[entity.key] = entity  # `fixes #12`: the commit is about issue #12
                     links.append((ids[commit.sha], entity))
-                for path in commit.files[:50]:
+                for path in commit.files[:COMMIT_FILES_LINKED]:
                     if path in live:
                         entity = Entity(file_key(project, path), EntityKind.FILE, path, project)
                         entities[entity.key] = entity
