@@ -19,15 +19,16 @@ from psycopg.types.json import Jsonb
 
 from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_rows import MEMORY_RETURN, memory_from_row, utc
-from graphmem.adapters.record_rows import EVENT_FIELDS, MAX_LABEL_CHARS, event_from_row
+from graphmem.adapters.record_rows import EVENT_FIELDS, event_from_row
 from graphmem.core.events import EventKind, MemoryEvent
+from graphmem.core.export_format import MAX_ID_CHARS, MAX_REASON_CHARS
 from graphmem.core.models import CURRENT_STATUSES, MemoryRecord
 
-# Who made an event and why: labels graphmem writes short, read no longer than a label.
-_LABELS = frozenset({"actor", "reason", "rule"})
+# Who made an event and why: read no longer than an export writes them (an import refuses more).
+_LABELS = {"actor": MAX_ID_CHARS, "reason": MAX_REASON_CHARS, "rule": MAX_ID_CHARS}
 # With who made it (schema 13): the role that wrote the row, which the database sets.
 _FIELDS = ", ".join(
-    [f"left({name}, {MAX_LABEL_CHARS})" if name in _LABELS else name for name in EVENT_FIELDS] + ["person"]
+    [f"left({name}, {_LABELS[name]})" if name in _LABELS else name for name in EVENT_FIELDS] + ["person"]
 )
 # The events graphmem writes: a row of another kind (written by hand) is no change graphmem can show
 # or undo, and is left out of every read.

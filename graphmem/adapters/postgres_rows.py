@@ -30,7 +30,7 @@ from psycopg.adapt import Buffer, Dumper, Loader
 from psycopg.pq import Format
 from psycopg.types.json import set_json_loads
 
-from graphmem.adapters.record_rows import MAX_LABEL_CHARS, column_value, not_understood
+from graphmem.adapters.record_rows import LABEL_CHARS, column_value, not_understood
 from graphmem.adapters.record_rows import MEMORY_FIELDS as MEMORY_FIELDS  # the stores' one mapping
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row
 from graphmem.adapters.record_rows import utc as utc  # the PostgreSQL adapters' one conversion
@@ -43,7 +43,7 @@ from graphmem.core.text import MAX_TEXT_CHARS, fold, phrase_words, words
 
 # The columns of a memory another writer may have made longer than graphmem does, and how much of
 # each is read: one more character than graphmem holds, so that ``memory_from_row`` knows to cut.
-READ_CHARS = {"text": MAX_TEXT_CHARS + 1, "source": MAX_LABEL_CHARS + 1, "origin": MAX_LABEL_CHARS + 1}
+READ_CHARS = {"text": MAX_TEXT_CHARS + 1} | {name: most + 1 for name, most in LABEL_CHARS.items()}
 
 
 def read_column(alias: str, name: str) -> str:

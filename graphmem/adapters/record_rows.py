@@ -10,7 +10,8 @@ never writes. Such a row is still read, never a traceback, and never with more a
 the least: an unknown trust is low trust, an unknown category a fact, an unknown status
 archived (the stores' searches and blocks ask graphmem's statuses only, so it is in none of
 them), an unknown scope what its project says; a text over ``MAX_TEXT_CHARS`` is cut there with
-a mark that says so (``CUT_MARK``), a label (source, origin) at ``MAX_LABEL_CHARS``; an event's
+a mark that says so (``CUT_MARK``), a source, session or origin at the write door's bound
+(``LABEL_CHARS``); an event's
 state that is not one graphmem writes (``core.export_format.EventState``: ``undo`` applies it) is
 read as empty. Each is logged once, by the row's id and never its content."""
 
@@ -27,7 +28,7 @@ from typing import Any, TypeVar
 from graphmem.core.codegraph import SYMBOL_COLUMNS, SymbolInfo
 from graphmem.core.events import EventKind, MemoryEvent, State
 from graphmem.core.models import Category, MemoryRecord, Scope, Status, Trust
-from graphmem.core.text import MAX_TEXT_CHARS
+from graphmem.core.text import MAX_ORIGIN_CHARS, MAX_SESSION_CHARS, MAX_SOURCE_CHARS, MAX_TEXT_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +70,9 @@ UNKNOWN_STATUS = Status.ARCHIVED
 UNKNOWN_TRUST = Trust.LOW
 # The end of a text cut at ``MAX_TEXT_CHARS`` as it is read: what is shown says it is not whole.
 CUT_MARK = f" […cut: the stored text is longer than graphmem's {MAX_TEXT_CHARS:,} characters]"
-# A memory's source and origin are labels graphmem writes far shorter (a path at most): a longer
-# one is read up to here.
-MAX_LABEL_CHARS = 4096
+# A memory's names of where it came from, read no longer than ``remember`` takes them (an import
+# refuses a longer one): a row written by hand may hold any length.
+LABEL_CHARS = {"source": MAX_SOURCE_CHARS, "session": MAX_SESSION_CHARS, "origin": MAX_ORIGIN_CHARS}
 # Values not understood that are logged, each once per process.
 _LOGGED_VALUES = 256
 # A symbol's columns (a Kùzu ``Symbol`` node's, PostgreSQL's ``code_symbols``): its key, then
@@ -155,11 +156,11 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         valid_to=utc(valid_to),
         status=read_enum(Status, status, UNKNOWN_STATUS, id_),
         content_hash=chash or "",
-        source=_label(source) or "",
-        session=session,
+        source=_label(source, "source") or "",
+        session=_label(session, "session"),
         reinforced=max(int(reinforced or 0), 0),
         embedded=bool(embedded),
-        origin=_label(origin),
+        origin=_label(origin, "origin"),
         # None: a Kùzu store from before trust was kept (schema 3), as graphmem wrote it then.
         trust=Trust.NORMAL if trust is None else read_enum(Trust, trust, UNKNOWN_TRUST, id_),
         expires_at=utc(expires_at),
@@ -211,8 +212,8 @@ def memory_text(text: object, row_id: object) -> str:
     return value[: MAX_TEXT_CHARS - len(CUT_MARK)] + CUT_MARK
 
 
-def _label(value: object) -> str | None:
-    return None if value is None else str(value)[:MAX_LABEL_CHARS]
+def _label(value: object, name: str) -> str | None:
+    return None if value is None else str(value)[: LABEL_CHARS[name]]
 
 
 def not_understood(what: str, value: object, row_id: object, read_as: str) -> None:

@@ -50,7 +50,14 @@ from graphmem.core.models import (
 )
 from graphmem.core.provenance import CHANGE_OF, proposes
 from graphmem.core.redaction import redact
-from graphmem.core.text import MAX_ORIGIN_CHARS, MAX_SESSION_CHARS, MAX_TEXT_CHARS, ensure_utf8, validate_text
+from graphmem.core.text import (
+    MAX_ORIGIN_CHARS,
+    MAX_SESSION_CHARS,
+    MAX_SOURCE_CHARS,
+    MAX_TEXT_CHARS,
+    ensure_utf8,
+    validate_text,
+)
 from graphmem.core.timeparse import UTC_RANGE, to_utc
 from graphmem.core.trust import trust_of
 from graphmem.core.views import entity_view, event_view, iso, link_view, memory_view
@@ -70,7 +77,6 @@ ESCAPED_CHAR_MAX = 12
 MAX_ID_CHARS = 200  # a memory's id (as service/inputs.py takes one), an event's actor or rule
 MAX_KEY_CHARS = 2000  # an entity's key or name
 MAX_PATH_CHARS = 4096  # a project: a checkout's path (PATH_MAX), as service/inputs.py takes one
-_SOURCE_CHARS = 4096  # a memory's source
 MAX_REASON_CHARS = 2000  # why an event happened
 MAX_STALE_CHARS = 2000
 # The keys of the entities one memory is about, as a JSON list: 110 files of a project whose path
@@ -83,7 +89,7 @@ MAX_CHANGE_CHARS = 1_000 + 2 * MAX_STATE_LINKS * _LINK_CHARS
 _SYNTAX_CHARS = 1_000  # field names, quotes and commas, times, kinds and numbers of one line
 _STATE_CHARS = MAX_TEXT_CHARS + MAX_ABOUT_CHARS + MAX_STATE_LINKS * _LINK_CHARS + MAX_BRANCH_CHARS + 500
 _MEMORY_CHARS = (
-    MAX_ID_CHARS + MAX_TEXT_CHARS + MAX_PATH_CHARS + _SOURCE_CHARS + MAX_SESSION_CHARS + MAX_ORIGIN_CHARS
+    MAX_ID_CHARS + MAX_TEXT_CHARS + MAX_PATH_CHARS + MAX_SOURCE_CHARS + MAX_SESSION_CHARS + MAX_ORIGIN_CHARS
     + MAX_STALE_CHARS + MAX_BRANCH_CHARS + MAX_ABOUT_CHARS + _SYNTAX_CHARS
 )  # fmt: skip
 # The longest line: an event that holds a text, the keys it was about and links before and after.

@@ -15,6 +15,7 @@ MAX_TEXT_CHARS = 8_000
 # session or file, e.g. an OpenCode message id).
 MAX_SESSION_CHARS = 4096
 MAX_ORIGIN_CHARS = 500
+MAX_SOURCE_CHARS = 4096  # who or what wrote a memory ("user", "import:<file>", "bootstrap:<key>")
 
 # Rough English average for BERT/GPT-style tokenizers; used only for budgets.
 CHARS_PER_TOKEN = 4.0

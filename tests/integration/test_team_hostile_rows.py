@@ -27,8 +27,9 @@ from graphmem.adapters.postgres_rows import lexemes
 from graphmem.adapters.postgres_schema import SCHEMA_VERSION
 from graphmem.adapters.record_rows import CUT_MARK
 from graphmem.app import serve_memory
+from graphmem.core.export_format import parse_lines
 from graphmem.core.models import Category, LinkKind, Scope, Status, Trust
-from graphmem.core.text import MAX_TEXT_CHARS
+from graphmem.core.text import MAX_ORIGIN_CHARS, MAX_SESSION_CHARS, MAX_SOURCE_CHARS, MAX_TEXT_CHARS
 from graphmem.errors import StoreMismatchError
 from graphmem.server.guard import Policy
 from graphmem.server.http import build_app
@@ -192,12 +193,21 @@ def test_a_text_past_graphmems_limit_is_read_cut_with_a_mark_that_says_so(team: 
     assert stored == [(len("ledger ") + 2_000_000,)]  # reading changed nothing
 
 
-def test_a_source_past_any_label_graphmem_writes_is_read_bounded(team: Team) -> None:
-    insert_memory(team.bob_url, source="import:" + "n" * 1_000_000, origin="o" * 1_000_000)
+def test_a_source_session_or_origin_past_any_graphmem_writes_is_read_at_the_write_doors_bound(
+    team: Team,
+) -> None:
+    """Read no longer than ``remember`` takes them, so that the export of such a row imports back."""
+    long = "x" * 1_000_000
+    # A session is indexed: PostgreSQL itself refuses one whose index entry passes 8 KB.
+    insert_memory(team.bob_url, source="import:" + long, session=long[:20_000], origin=long)
 
     shown = team.alice.show(HOSTILE).memory
+    export = exported(team.alice)
 
-    assert len(shown.source) <= 4096 and shown.origin is not None and len(shown.origin) <= 4096
+    assert (len(shown.source), len(shown.session or ""), len(shown.origin or "")) == (
+        MAX_SOURCE_CHARS, MAX_SESSION_CHARS, MAX_ORIGIN_CHARS,
+    )  # fmt: skip
+    assert parse_lines(enumerate(export.splitlines(), 1)).problems == []
 
 
 def test_an_entity_title_written_by_hand_past_gitlabs_bound_is_read_bounded(team: Team) -> None:
