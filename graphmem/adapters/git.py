@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, TypeVar
 
 from graphmem.core.branches import read_branch
 from graphmem.core.projects import (
@@ -36,6 +36,7 @@ MAX_ANSWER_BYTES = 64 * 1024  # of what git says of a checkout (a path, a settin
 # millions says nothing instead.
 MAX_BRANCH_LIST_BYTES = 8 * 1024 * 1024
 MAX_ERROR_BYTES = 64 * 1024  # of what git says went wrong: its first line is what is logged
+ERROR_CHUNK_BYTES = 64 * 1024  # read from git's error pipe at once (a pipe's buffer on Linux)
 DEFAULT_BRANCH_TTL_S = 60.0  # how long a project's default branch is taken as read
 PROJECT_NAME_TTL_S = 60.0  # and a checkout's project name and origin remote (git config)
 _T = TypeVar("_T")
@@ -85,18 +86,27 @@ def run_bounded(
     """Run ``args`` (git and its arguments) in ``cwd`` in ``git_env`` (with ``env`` added), given
     ``stdin`` (nothing else: never this process's own input): its exit status, its output up to
     one byte past ``max_bytes`` (where it is stopped: a repository of a few kilobytes can make
-    ``git log`` print gigabytes) and the start of its errors. Raises ``subprocess.TimeoutExpired``
-    when it runs over ``timeout_s``, ``OSError`` when it cannot run."""
+    ``git log`` print gigabytes) and the first ``MAX_ERROR_BYTES`` of its errors (the rest is read
+    and dropped: git goes on, the timeout bounds it). Raises ``subprocess.TimeoutExpired`` when it
+    runs over ``timeout_s``, ``OSError`` when it cannot run."""
     expired = threading.Event()
-    # Errors go to a file, and so does the input: a pipe left unwritten or unread while the
-    # output is read could fill and hold git.
-    with tempfile.TemporaryFile() as errors, tempfile.TemporaryFile() as given:
+    deadline = time.monotonic() + timeout_s
+    # The input goes to a file: a pipe left unwritten while the output is read could fill and hold
+    # git. The errors go to a pipe read by a thread (``_ErrorStart``): a file would grow for as long
+    # as git, or a hook or setting of the repository, prints warnings.
+    with tempfile.TemporaryFile() as given:
         given.write(stdin)
         given.seek(0)
         process = subprocess.Popen(
-            args, cwd=cwd, env=git_env() | dict(env or {}), stdin=given, stdout=subprocess.PIPE, stderr=errors
+            args,
+            cwd=cwd,
+            env=git_env() | dict(env or {}),
+            stdin=given,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
-        assert process.stdout is not None
+        assert process.stdout is not None and process.stderr is not None
+        errors = _ErrorStart(process.stderr)
 
         def stop() -> None:
             expired.set()
@@ -112,10 +122,43 @@ def run_bounded(
             process.stdout.close()
             status = process.wait()
             timer.cancel()
+            said = errors.kept(max(0.0, deadline - time.monotonic()))
         if expired.is_set():
             raise subprocess.TimeoutExpired(args, timeout_s)
-        errors.seek(0)
-        return status, output, errors.read(MAX_ERROR_BYTES)
+        return status, output, said
+
+
+class _ErrorStart:
+    """A process's error pipe, read to its end by a thread that keeps its first ``MAX_ERROR_BYTES``
+    and drops the rest: the process never waits to write an error, and what it prints past them
+    takes no memory and no disk."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self._pipe = pipe
+        self._start = bytearray()
+        self._lock = threading.Lock()
+        self._left = threading.Event()  # no one waits for the rest: stop at the next chunk
+        self._thread = threading.Thread(target=self._read, name="git-errors", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            while not self._left.is_set():
+                chunk = os.read(self._pipe.fileno(), ERROR_CHUNK_BYTES)
+                if not chunk:
+                    break
+                with self._lock:
+                    self._start += chunk[: MAX_ERROR_BYTES - len(self._start)]
+        finally:
+            self._pipe.close()  # a process still writing to it gets EPIPE
+
+    def kept(self, wait_s: float) -> bytes:
+        """The start of the errors once the pipe ends, or once ``wait_s`` passed: a process git
+        started (a hook) may outlive it and hold the pipe open; then it is read no further."""
+        self._thread.join(wait_s)
+        self._left.set()
+        with self._lock:
+            return bytes(self._start)
 
 
 def _git(cwd: Path, *args: str, max_bytes: int = MAX_ANSWER_BYTES) -> str | None:
