@@ -25,6 +25,10 @@ hold the team's roles to graphmem's rules on agent sessions and claims (``SESSIO
 three triggers for the facts they read: a claim's person is its session's
 (``graphmem_claim_person``), an override names the transaction that recorded it
 (``graphmem_override_xact``), and no team role truncates either table (``graphmem_not_truncated``).
+Schema 20's: a team role's change to what a memory says or how much it counts, or its removal,
+commits only with an event of that memory written in the same transaction by the same role
+(``graphmem_change_recorded``, deferred to the commit; an event names its transaction,
+``graphmem_event_xact``), so no row becomes a rule with no trace of who made it.
 
 Each function's text is frozen in the migration that creates it: a later version replaces it
 (``CREATE OR REPLACE``) and rolling that version back restores the one before, so the SQL of
@@ -445,3 +449,66 @@ ALTER TABLE agent_sessions DISABLE ROW LEVEL SECURITY;
 ALTER TABLE agent_claims DROP COLUMN person;
 """
 )
+
+# Schema 20: a change to what a memory says or how much it counts is in its history, for the team's
+# roles. graphmem writes each such change and its event in one transaction (service/writer.py); a
+# writer's psql session must too: at its commit, a transaction that changed one of those columns of
+# a memory, or deleted one, and wrote no event of that memory as the same role, is refused. The
+# columns are those recall, the injected block and ``show`` read as what the memory says and its
+# standing: its text, category, status, trust, source, origin and session, its times of validity
+# and expiry, its branch. An event names its transaction (``xact``, written by the database at its
+# insert, as an override's is). What is not held: what the event says (a role's own before and
+# after, named as its own, as any event it writes), a memory's project (graphmem moves a checkout's
+# memories to the repository's name with no event), its links, its vector.
+RECORDED_CHANGES_20 = """
+ALTER TABLE memory_events ADD COLUMN xact xid8;
+CREATE FUNCTION graphmem_event_xact() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+    NEW.xact := pg_current_xact_id();
+    RETURN NEW;
+END $f$;
+CREATE TRIGGER graphmem_event_xact BEFORE INSERT ON memory_events
+    FOR EACH ROW EXECUTE FUNCTION graphmem_event_xact();
+CREATE FUNCTION graphmem_change_recorded() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $f$
+DECLARE
+    recorded boolean;
+BEGIN
+    IF NOT row_security_active(TG_RELID) THEN
+        RETURN NULL;
+    END IF;
+    EXECUTE format('SELECT EXISTS (SELECT FROM %I.memory_events e WHERE e.memory_id = $1 '
+        'AND e.xact = pg_current_xact_id() AND e.person = current_user::text)', TG_TABLE_SCHEMA)
+        INTO recorded USING OLD.id;
+    IF NOT recorded THEN
+        RAISE EXCEPTION 'memory % was % with no event in its history: nothing of the transaction was kept',
+            OLD.id, CASE TG_OP WHEN 'DELETE' THEN 'deleted' ELSE 'changed' END
+            USING ERRCODE = 'insufficient_privilege',
+            HINT = 'Change memories with graphmem (edit, confirm, archive, restore, delete), which '
+                'records who did what; by hand, insert the change''s event into memory_events in the '
+                'same transaction (docs/team.md).';
+    END IF;
+    RETURN NULL;
+END $f$;
+CREATE CONSTRAINT TRIGGER graphmem_change_recorded AFTER UPDATE OF text, category, status, trust,
+    source, origin, session, created_at, valid_from, valid_to, expires_at, branch ON memories
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
+    WHEN (OLD.text IS DISTINCT FROM NEW.text OR OLD.category IS DISTINCT FROM NEW.category
+        OR OLD.status IS DISTINCT FROM NEW.status OR OLD.trust IS DISTINCT FROM NEW.trust
+        OR OLD.source IS DISTINCT FROM NEW.source OR OLD.origin IS DISTINCT FROM NEW.origin
+        OR OLD.session IS DISTINCT FROM NEW.session OR OLD.created_at IS DISTINCT FROM NEW.created_at
+        OR OLD.valid_from IS DISTINCT FROM NEW.valid_from OR OLD.valid_to IS DISTINCT FROM NEW.valid_to
+        OR OLD.expires_at IS DISTINCT FROM NEW.expires_at OR OLD.branch IS DISTINCT FROM NEW.branch)
+    EXECUTE FUNCTION graphmem_change_recorded();
+CREATE CONSTRAINT TRIGGER graphmem_removal_recorded AFTER DELETE ON memories
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION graphmem_change_recorded();
+"""
+UNDO_RECORDED_CHANGES_20 = """
+DROP TRIGGER graphmem_removal_recorded ON memories;
+DROP TRIGGER graphmem_change_recorded ON memories;
+DROP FUNCTION graphmem_change_recorded();
+DROP TRIGGER graphmem_event_xact ON memory_events;
+DROP FUNCTION graphmem_event_xact();
+ALTER TABLE memory_events DROP COLUMN xact;
+"""

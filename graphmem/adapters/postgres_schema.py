@@ -24,12 +24,14 @@ from graphmem.adapters.postgres_functions import (
     MOVE_ABOUT_9,
     PERSON_SET_13,
     RECORDED_BODIES_14,
+    RECORDED_CHANGES_20,
     REMEMBERED_8,
     SESSIONS_HELD_17,
     TERM_STATS_7,
     UNDO_10,
     UNDO_14,
     UNDO_16,
+    UNDO_RECORDED_CHANGES_20,
     UNDO_SESSIONS_HELD_17,
 )
 from graphmem.adapters.postgres_vector_parts import PARTS_19, UNDO_PARTS_19
@@ -562,6 +564,14 @@ ALTER TABLE entities DROP COLUMN owner;
         # parts are built here (minutes at a million, the table locked for writes meanwhile).
         up=PARTS_19,
         down=UNDO_PARTS_19,
+    ),
+    Migration(
+        20,
+        "a change to a memory is in its history: a team's role changes or deletes one with its event",
+        # A writer's psql UPDATE of a memory's trust, source or text left no event and read as a
+        # teammate's `graphmem confirm`: a rule with no trace of who made it. postgres_functions.py.
+        up=RECORDED_CHANGES_20,
+        down=UNDO_RECORDED_CHANGES_20,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -103,7 +103,7 @@ class Lifecycle:
         is then injected as a convention). Both are events in its history that ``undo`` reverses.
         An agent's confirmation only clears the stale flag."""
         writer = self._writer
-        with writer.lock:
+        with writer.lock, writer.store.transaction():
             record = writer.get(memory_id)
             if acts_as_person(actor):
                 before: State = {}

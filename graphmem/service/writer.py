@@ -15,7 +15,9 @@ here, once:
 - the entities an edited text names (``Mentions``);
 - the semantic index's bookkeeping (``added``, ``status_changed``, ``text_changed``, ``removed``);
 - the history (its part ``history``, ``writer_history.py``): every change of a memory but its
-  creation is an event (``core/events.py``) with its ``Cause``; ``history.undo`` reverses one.
+  creation is an event (``core/events.py``) with its ``Cause``, written in the change's own
+  transaction (a team's store refuses a change without it: schema 20, postgres_functions.py);
+  ``history.undo`` reverses one.
 """
 
 from __future__ import annotations
@@ -116,7 +118,7 @@ class MemoryWriter:
         active again, in a ``status`` event that ``undo`` reverses. The record as it is now."""
         status = Status.ACTIVE if restore else record.status
         changes: dict[str, object] = {"reinforced": record.reinforced + 1, "updated_at": at}
-        with self.lock:
+        with self.lock, self.store.transaction():
             if status is not record.status:
                 changes["status"] = status
                 before: State = {"status": record.status.value}
@@ -130,7 +132,7 @@ class MemoryWriter:
         ``MemoryService.edit``."""
         new_category = parse_category(change.category) if change.category is not None else None
         new_text = validate_text(redact(change.text).text) if change.text is not None else None
-        with self.lock:
+        with self.lock, self.store.transaction():
             record = self.get(memory_id)
             memory_id = record.id  # as stored: the id given may carry whitespace
             now = self.clock()
@@ -164,7 +166,7 @@ class MemoryWriter:
         A memory a person wrote or confirmed keeps its standing: the copy's text and category
         are taken as a proposal (it leaves the conventions until they confirm it), never its
         status."""
-        with self.lock:
+        with self.lock, self.store.transaction():
             before: State = {}
             after: State = {}
             changes: dict[str, object] = {"updated_at": max(stored.updated_at, incoming.updated_at)}
@@ -237,7 +239,7 @@ class MemoryWriter:
         """Make a memory on a branch a project memory (its branch merged), or with ``archive`` an
         archived one (its MR closed, its branch deleted: ``restore`` brings it back for every
         branch), in one event that ``undo`` reverses."""
-        with self.lock:
+        with self.lock, self.store.transaction():
             record = self.get(memory_id)
             if record.branch is None or not record.is_current:
                 return record
@@ -265,7 +267,7 @@ class MemoryWriter:
     ) -> MemoryRecord:
         """Move a memory to ``status`` from one of ``allowed_from`` (a ``ConflictError`` otherwise),
         removing the links ``unlink`` (a supersession undone) in the same recorded event."""
-        with self.lock:
+        with self.lock, self.store.transaction():
             record = self.get(memory_id)
             memory_id = record.id
             if record.status is status:
@@ -297,7 +299,7 @@ class MemoryWriter:
         """``newer`` replaces ``older``: close it and link the two; the event (in ``older``'s
         history) that ``undo`` reverses. Refused when others see ``older`` and not ``newer``."""
         link = Link(newer.id, older.id, LinkKind.SUPERSEDES, now)
-        with self.lock:
+        with self.lock, self.store.transaction():
             keep_in_sight(newer.id, older.id, self.store.shared_memories([newer.id, older.id]))
             had = [old for old in self.store.links([older.id]) if _same_link(old, link)]
             self.set_fields(
@@ -331,7 +333,7 @@ class MemoryWriter:
 
     def link(self, link: Link, cause: Cause = BY_USER) -> None:
         """Add one link (not ``supersedes``: see ``supersede``), recorded in the source's history."""
-        with self.lock:
+        with self.lock, self.store.transaction():
             if any(_same_link(old, link) for old in self.store.links([link.source])):
                 return  # there already: nothing changes
             self.store.add_links([link])
@@ -342,7 +344,7 @@ class MemoryWriter:
 
     def unlink(self, source: str, target: str, kind: LinkKind, cause: Cause = BY_USER) -> bool:
         """Remove one link, recorded in the source's history; False when there was none."""
-        with self.lock:
+        with self.lock, self.store.transaction():
             had = [old for old in self.store.links([source]) if (old.target, old.kind) == (target, kind)]
             had = [old for old in had if old.source == source]
             if not had or not self.store.remove_link(source, target, kind):

@@ -26,8 +26,10 @@ from graphmem.core.events import (
 )
 from graphmem.core.keys import event_id as new_event_id
 from graphmem.core.models import LinkKind, MemoryRecord, Status
+from graphmem.core.redaction import redact
 from graphmem.core.supersession import closes_cycle, describe_chain, supersessions
-from graphmem.errors import ConflictError, NotFoundError
+from graphmem.core.text import validate_text
+from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
 from graphmem.service.inputs import parse_event_id
 
 if TYPE_CHECKING:
@@ -35,6 +37,9 @@ if TYPE_CHECKING:
 
 # Memories archived per ``expire_due`` call (the next call goes on).
 EXPIRE_BATCH = 500
+# The parts of a state graphmem writes as null (a memory without one); ``EventState`` takes null
+# for every part, but a memory has a text, its entities, category, status and trust, and links.
+_CLEARABLE = frozenset({"valid_to", "expires_at", "branch"})
 
 
 class WriterHistory:
@@ -91,18 +96,22 @@ class WriterHistory:
             for record in due:
                 when = f"{record.expires_at:%Y-%m-%d %H:%M} UTC" if record.expires_at else "now"
                 before, after = {"status": record.status.value}, {"status": Status.ARCHIVED.value}
-                self.record(record.id, EventKind.EXPIRY, before, after, Cause("expiry", f"expired {when}"))
-                self._writer.set_fields(record.id, {"status": Status.ARCHIVED, "updated_at": now})
+                with self.store.transaction():
+                    self.record(
+                        record.id, EventKind.EXPIRY, before, after, Cause("expiry", f"expired {when}")
+                    )
+                    self._writer.set_fields(record.id, {"status": Status.ARCHIVED, "updated_at": now})
             self._next_expiry = None
         return len(due)
 
     def undo(self, event_id: str, cause: Cause = BY_USER) -> MemoryEvent:
         """Make the memory what it was before event ``event_id``; the undo is an event too.
 
-        Refused (``ConflictError``) when the event was undone already, its memory is gone, or
-        the memory changed since in what the event changed."""
+        Refused (``ConflictError``) when the event was undone already, its memory is gone, the
+        memory changed since in what the event changed, or the event holds a state graphmem does
+        not write (a row written by hand into a team's store): nothing is written then."""
         wanted = parse_event_id(event_id)
-        with self._writer.lock:
+        with self._writer.lock, self.store.transaction():
             event = self.store.get_event(wanted)
             if event is None:
                 raise NotFoundError(
@@ -110,12 +119,15 @@ class WriterHistory:
                 )
             if event.undone_by:
                 raise ConflictError(f"Event {wanted} was undone already (by {event.undone_by}).")
+            _refuse_foreign(event)
             ids = [event.memory_id, *([event.other_id] if event.other_id and link_keys(event) else [])]
             found = self.store.get_memories(ids)
             gone = [i for i in ids if i not in found]
             if gone:
                 raise ConflictError(f"Memory {gone[0]} was deleted: event {wanted} cannot be undone.")
+            _refuse_unread(event)
             record = found[event.memory_id]
+            text, changes = _restored(event)
             problems = differences(event, record, self.store.links([record.id]))
             if problems:
                 raise ConflictError(
@@ -123,7 +135,7 @@ class WriterHistory:
                     f"it would lose that change. See `graphmem history {record.id}`; edit it instead."
                 )
             self._refuse_cycle(record, event)
-            self._apply(record, event)
+            self._apply(record, event, text, changes)
             before, after = dict(event.after), dict(event.before)
             if event.kind is EventKind.EXPIRY:  # back for good: its expiry, passed, goes
                 before["expires_at"], after["expires_at"] = time_value(record.expires_at), None
@@ -153,18 +165,17 @@ class WriterHistory:
                     f"supersession first (`graphmem unlink {path[-2]} {path[-1]} --kind supersedes`)."
                 )
 
-    def _apply(self, record: MemoryRecord, event: MemoryEvent) -> None:
-        """Make ``record`` what ``event.before`` says, in every part the event touched."""
+    def _apply(
+        self, record: MemoryRecord, event: MemoryEvent, text: str | None, changes: dict[str, object]
+    ) -> None:
+        """Make ``record`` what ``event.before`` says, in every part the event touched: its
+        ``text`` and field ``changes`` as ``_restored`` read them, its links."""
         state = event.before
         now = self._writer.clock()
-        if "text" in state:
+        if text is not None:
             entities = list(self.store.get_entities(state.get("about", [])).values())
-            self._writer.set_text(record, str(state["text"]), updated_at=now, entities=entities)
-        changes: dict[str, object] = {"updated_at": now}
-        for name in FIELDS:
-            if name in state:
-                changes[name] = field_value(name, state[name])
-        self._writer.set_fields(record.id, changes)
+            self._writer.set_text(record, text, updated_at=now, entities=entities)
+        self._writer.set_fields(record.id, {**changes, "updated_at": now})
         wanted = {(x.source, x.target, x.kind.value): x for x in wanted_links(state)}
         current = {(x.source, x.target, x.kind.value) for x in self.store.links([record.id])}
         for key in link_keys(event):
@@ -172,3 +183,52 @@ class WriterHistory:
                 self.store.remove_link(key[0], key[1], LinkKind(key[2]))
             elif key not in current and key in wanted:
                 self.store.add_links([wanted[key]])
+
+
+def _refuse_foreign(event: MemoryEvent) -> None:
+    """``ConflictError`` unless ``event``'s ``before`` and ``after`` are states graphmem writes
+    (``core.export_format.EventState``, and no null where a memory always has a value): a team's
+    store takes events written by hand, and undo applies one's ``before``."""
+    from pydantic import ValidationError  # loaded when an event is undone, not at the CLI's start
+
+    from graphmem.core.export_format import EventState
+
+    for side, state in (("before", event.before), ("after", event.after)):
+        try:
+            EventState.model_validate(state)
+        except ValidationError as exc:
+            raise _foreign(event, f"its {side} {(*exc.errors()[0]['loc'], 'state')[0]}") from None
+        nulls = [name for name, value in state.items() if value is None and name not in _CLEARABLE]
+        if nulls:
+            raise _foreign(event, f"its {side} {nulls[0]} null")
+
+
+def _refuse_unread(event: MemoryEvent) -> None:
+    """``ConflictError`` when ``event`` has no ``before`` or no ``after``: a state its store could
+    not read is read as empty (``adapters/record_rows.py``), every event undo reverses has both,
+    and with an empty ``after`` the check that the memory did not change since would pass."""
+    if not event.before or not event.after:
+        raise _foreign(event, f"its {'before' if not event.before else 'after'} not one its store could read")
+
+
+def _restored(event: MemoryEvent) -> tuple[str | None, dict[str, object]]:
+    """The text (None: not touched) and fields undoing ``event`` writes, read from its ``before``
+    as ``edit`` takes them (``validate_text``, redacted) before anything is written;
+    ``ConflictError`` when one is not."""
+    state, text = event.before, None
+    if "text" in state:
+        try:
+            text = validate_text(redact(state["text"]).text, what="its text")
+        except InvalidInputError:
+            raise _foreign(event, "its before text, one `remember` would not take") from None
+    try:
+        return text, {name: field_value(name, state[name]) for name in FIELDS if name in state}
+    except ValueError:  # a value no memory holds (a time EventState took and ISO 8601 does not)
+        raise _foreign(event, "its before, a value no memory holds") from None
+
+
+def _foreign(event: MemoryEvent, why: str) -> ConflictError:
+    return ConflictError(
+        f"Event {event.id} holds a state graphmem does not write ({why}; written by hand into the "
+        f"store?): it cannot be undone. Change memory {event.memory_id} with `graphmem edit`."
+    )

@@ -30,7 +30,7 @@ from graphmem.app import serve_memory
 from graphmem.core.export_format import parse_lines
 from graphmem.core.models import Category, LinkKind, Scope, Status, Trust
 from graphmem.core.text import MAX_ORIGIN_CHARS, MAX_SESSION_CHARS, MAX_SOURCE_CHARS, MAX_TEXT_CHARS
-from graphmem.errors import StoreMismatchError
+from graphmem.errors import ConflictError, StoreMismatchError
 from graphmem.server.guard import Policy
 from graphmem.server.http import build_app
 from graphmem.server.runtime import Runtime
@@ -292,10 +292,12 @@ def test_undoing_an_event_written_by_hand_writes_nothing_graphmem_would_not(team
     oversized = json.dumps({"text": "x" * 20_000, "category": "directive"})
     insert_event(team.bob_url, decision.id, kind="edit", before=f"'{oversized}'::jsonb")
 
-    team.alice.undo(EVENT, actor="agent")  # an agent may undo what no person did
+    with pytest.raises(ConflictError, match=f"Event {EVENT} holds a state graphmem does not write"):
+        team.alice.undo(EVENT, actor="agent")  # an agent may undo what no person did
 
     after = team.alice.show(decision.id).memory
     assert (after.text, after.category) == (decision.text, Category.DECISION)
+    assert team.alice.history(decision.id)[0].undone_by is None
 
 
 def test_an_event_of_a_kind_graphmem_does_not_know_is_left_out_of_history(team: Team) -> None:

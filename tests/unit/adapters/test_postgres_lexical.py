@@ -18,6 +18,7 @@ from graphmem.adapters import postgres_lexical
 from graphmem.adapters.postgres_feed import ChangeFeed, Position
 from graphmem.adapters.postgres_rows import INSERT_MEMORY, memory_params
 from graphmem.adapters.postgres_store import PostgresGraphStore
+from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import Scope, Status
 from graphmem.core.ports import Visibility
 
@@ -175,8 +176,10 @@ def test_a_role_never_indexes_nor_learns_of_another_roles_private_memory(url: st
         assert found(alice, "quoll") == ["private", "shared"]
         assert bob.lexical is not None and bob.lexical._index is not None
         assert bob.lexical._index.count() == 1
-        alice.delete_memory("private")
-        alice.delete_memory("shared")
+        for gone in ("private", "shared"):  # as graphmem deletes: with its event (schema 20)
+            with alice.transaction():
+                alice.add_events([MemoryEvent(f"evt_{gone}", gone, NOW, EventKind.DELETE, "user", "")])
+                alice.delete_memory(gone)
         start = Position(0, (), 0)
         assert ChangeFeed(bob.db).since(start).removed == ["shared"]  # never the private one's id
         assert sorted(ChangeFeed(alice.db).since(start).removed) == ["private", "shared"]
