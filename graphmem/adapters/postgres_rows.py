@@ -30,7 +30,7 @@ from psycopg.adapt import Buffer, Dumper, Loader
 from psycopg.pq import Format
 from psycopg.types.json import set_json_loads
 
-from graphmem.adapters.record_rows import LABEL_CHARS, column_value, not_understood
+from graphmem.adapters.record_rows import LABEL_CHARS, MAX_AUTHOR_CHARS, column_value, not_understood
 from graphmem.adapters.record_rows import MEMORY_FIELDS as MEMORY_FIELDS  # the stores' one mapping
 from graphmem.adapters.record_rows import memory_from_row as memory_from_row
 from graphmem.adapters.record_rows import utc as utc  # the PostgreSQL adapters' one conversion
@@ -52,7 +52,11 @@ def read_column(alias: str, name: str) -> str:
     return f"{alias}.{name}" if most is None else f"left({alias}.{name}, {most})"
 
 
-MEMORY_RETURN = ", ".join(read_column("m", name) for name in MEMORY_FIELDS) + ", m.embedding IS NOT NULL"
+# Then the memory's writer when it is not the reader (``MemoryRecord.author``), at most a role's length.
+MEMORY_RETURN = (
+    ", ".join(read_column("m", name) for name in MEMORY_FIELDS)
+    + f", m.embedding IS NOT NULL, left(NULLIF(m.owner, current_user::text), {MAX_AUTHOR_CHARS + 1})"
+)
 INSERT_MEMORY = (
     f"INSERT INTO memories ({', '.join(MEMORY_FIELDS)}, terms, embedding) VALUES ("
     + ", ".join(f"%({name})s" for name in MEMORY_FIELDS)

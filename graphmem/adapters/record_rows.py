@@ -1,8 +1,8 @@
 """The mappings every store shares from its rows to graphmem's records (Kùzu, PostgreSQL):
-a row of memory columns in ``MEMORY_FIELDS`` order, then whether the memory has a vector,
-to a ``MemoryRecord``; a row of symbol columns in ``SYMBOL_FIELDS`` order to a ``SymbolInfo``
-(followed by a call's two columns, to what ``CodeGraph.calls`` gives); a row of event columns in
-``EVENT_FIELDS`` order to a ``MemoryEvent``.
+a row of memory columns in ``MEMORY_FIELDS`` order, then whether the memory has a vector (and on
+PostgreSQL its writer when not the reader), to a ``MemoryRecord``; a row of symbol columns in
+``SYMBOL_FIELDS`` order to a ``SymbolInfo`` (followed by a call's two columns, to what
+``CodeGraph.calls`` gives); a row of event columns in ``EVENT_FIELDS`` order to a ``MemoryEvent``.
 
 **A row graphmem did not write is read within graphmem's own bounds.** A team's database is
 written by hand too (``psql``, a script, a newer graphmem): a column may hold a value graphmem
@@ -11,7 +11,7 @@ the least: an unknown trust is low trust, an unknown category a fact, an unknown
 archived (the stores' searches and blocks ask graphmem's statuses only, so it is in none of
 them), an unknown scope what its project says; a text over ``MAX_TEXT_CHARS`` is cut there with
 a mark that says so (``CUT_MARK``), a source, session or origin at the write door's bound
-(``LABEL_CHARS``); an event's
+(``LABEL_CHARS``), a writer's name at a role name's (``MAX_AUTHOR_CHARS``); an event's
 state that is not one graphmem writes (``core.export_format.EventState``: ``undo`` applies it) is
 read as empty. Each is logged once, by the row's id and never its content."""
 
@@ -73,6 +73,9 @@ CUT_MARK = f" […cut: the stored text is longer than graphmem's {MAX_TEXT_CHARS
 # A memory's names of where it came from, read no longer than ``remember`` takes them (an import
 # refuses a longer one): a row written by hand may hold any length.
 LABEL_CHARS = {"source": MAX_SOURCE_CHARS, "session": MAX_SESSION_CHARS, "origin": MAX_ORIGIN_CHARS}
+# A memory's writer on a team's store is a PostgreSQL role: at most 63 bytes (NAMEDATALEN - 1); one
+# written by hand longer is read one character longer (``core.provenance`` shows no such name).
+MAX_AUTHOR_CHARS = 63
 # Values not understood that are logged, each once per process.
 _LOGGED_VALUES = 256
 # A symbol's columns (a Kùzu ``Symbol`` node's, PostgreSQL's ``code_symbols``): its key, then
@@ -143,6 +146,7 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         expires_at,
         branch,
         embedded,
+        *author,  # PostgreSQL's: whose the memory is, when not the reader's
     ) = row
     return MemoryRecord(
         id=id_,
@@ -165,6 +169,7 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         trust=Trust.NORMAL if trust is None else read_enum(Trust, trust, UNKNOWN_TRUST, id_),
         expires_at=utc(expires_at),
         branch=branch or None,
+        author=str(author[0])[: MAX_AUTHOR_CHARS + 1] if author and author[0] is not None else None,
     )
 
 

@@ -137,6 +137,10 @@ class MemoryRecord:
     # The branch it was written on, other than the default one (``core/branches.py``): seen on
     # that branch only until its MR merges (then None: a project memory).
     branch: str | None = None
+    # On a team's store, the teammate (the database role) who wrote it, when it is not the reader:
+    # what ``core/provenance.py`` names instead of "the user". None for the reader's own, on a
+    # store of one person, and for a memory from before schema 6 (no writer kept). Read, never written.
+    author: str | None = None
 
     @property
     def is_current(self) -> bool:

@@ -22,11 +22,17 @@ Only a person's conventions are injected as conventions: a directive or preferen
 person wrote (``PERSON``, ``SESSION``), or one a person confirmed (``Trust.CONFIRMED``).
 Anything else is data, shown with where it came from; an agent's or an import's directive or
 preference is stored ``proposed`` and waits for ``graphmem confirm`` / ``graphmem reject``.
+
+On a team's store "the user" is the reader: a memory another person wrote
+(``MemoryRecord.author``, which the store reads from the database) is named as theirs
+("teammate bob", "teammate bob's agent"), and one they confirmed as confirmed by a person, not
+by the user. Their conventions are still conventions: a person made them.
 Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 from graphmem.core.events import State
@@ -51,6 +57,8 @@ FORGE_PREFIX = "gitlab:"
 CHANGE_OF = "change of "
 # A file's name as an import's origin keeps this much (a path may be long).
 MAX_IMPORT_NAME_CHARS = 120
+# A teammate's name shown as it is: a plain PostgreSQL role name (at most 63 bytes).
+_TEAMMATE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,62}")
 # What only a person may make a rule: directives and preferences.
 CONVENTIONS = frozenset({Category.DIRECTIVE, Category.PREFERENCE})
 
@@ -164,17 +172,18 @@ def label(record: MemoryRecord) -> str:
     OpenCode session: its title, written by OpenCode``..."""
     source = record.source
     origin = record_origin(record)
+    person = _person(record)
     if record.status is Status.PROPOSED and origin in _PERSONS:
         # Only an agent's or a file's change makes a person's memory a proposal: not their words.
-        return "a change to the user's memory by an agent or a file, proposed, unconfirmed"
+        return f"a change to {_possessive(person)} memory by an agent or a file, proposed, unconfirmed"
     if origin is Origin.PERSON:
-        text = "the user"
+        text = person
     elif origin is Origin.SESSION:
-        text = "the user's words in a session"
+        text = f"{_possessive(person)} words in a session"
     elif origin is Origin.SUMMARY:
         text = f"the summary of {_SUMMARIES.get(source.removeprefix(SUMMARY_PREFIX), 'a session')}"
     elif origin is Origin.AGENT:
-        text = "an agent"
+        text = f"{_possessive(person)} agent" if record.author is not None else "an agent"
     elif origin is Origin.REPOSITORY:
         kind, _, rest = source.partition(":")
         text = (
@@ -192,8 +201,22 @@ def label(record: MemoryRecord) -> str:
     elif record.status is Status.PROPOSED:
         text += ", proposed, unconfirmed"
     elif record.trust is Trust.CONFIRMED:
-        text += ", confirmed by the user"
+        # Who confirmed a teammate's memory is in its history, not in the memory: a person did.
+        text += ", confirmed by a person" if record.author is not None else ", confirmed by the user"
     return text
+
+
+def _person(record: MemoryRecord) -> str:
+    """Who wrote ``record`` when a person did: the user (the reader), or a teammate by their role's
+    name when it is a plain one (brackets or a line break in a role named by hand could pose as
+    graphmem's marks)."""
+    if record.author is None:
+        return "the user"
+    return f"teammate {record.author}" if _TEAMMATE_NAME.fullmatch(record.author) else "a teammate"
+
+
+def _possessive(person: str) -> str:
+    return f"{person}'" if person.endswith("s") else f"{person}'s"
 
 
 # The mark of a memory stored as low trust (an injection-like or destructive text): shown before

@@ -67,7 +67,7 @@ BOOT_CACHE_SESSIONS = 256
 # System prompts kept searchable (normalizing a 30 kB prompt costs ~2 ms; a session sends the same one).
 PROMPT_CACHE_SIZE = 32
 PROJECT_CACHE_DIRS = 256
-CONVENTIONS = "Conventions (the user's own directives and preferences)"
+CONVENTIONS = "Conventions (directives and preferences a person made)"
 CONVENTION_CATEGORIES = (Category.DIRECTIVE, Category.PREFERENCE)
 ACTIVE = (Status.ACTIVE,)
 # Memories read for a section that keeps only some of them (the user's conventions among an
