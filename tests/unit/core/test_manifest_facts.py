@@ -131,7 +131,7 @@ def test_cargo_toml_gives_crate_edition_dependencies_and_workspace() -> None:
         ("package.json", "{not json"),
         ("package.json", "[1, 2]"),
         ("package.json", "null"),
-        ("package.json", "[" * 100_000),
+        pytest.param("package.json", "[" * 100_000, id="package.json-100000-brackets"),  # not a 100 KB id
         ("go.mod", "this is not go.mod\n"),
         ("Cargo.toml", "[package]]"),
     ],

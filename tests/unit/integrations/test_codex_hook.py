@@ -242,7 +242,8 @@ def run_hook(stdin: bytes, data_dir: Path, **env: str) -> subprocess.CompletedPr
         (b"not json", "not JSON"),
         (b"[1, 2]", "not an object"),
         (json.dumps(event("UserPromptSubmit", session_id="../x", turn_id="t", prompt="hi")).encode(), "../x"),
-        (b'{"prompt": "' + b"x" * 5_000_000 + b'"}', "over 4,000,000 bytes"),
+        # Named: the id pytest makes of the input is the input, 5 MB sent with each report.
+        pytest.param(b'{"prompt": "' + b"x" * 5_000_000 + b'"}', "over 4,000,000 bytes", id="5-MB-prompt"),
     ],
 )
 def test_run_as_codex_runs_it_hostile_input_is_one_log_line_exit_0_and_no_output(
