@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from functools import cache
 from typing import Annotated, Any, Literal
@@ -37,6 +37,7 @@ from pydantic import (
 
 from graphmem.core.branches import MAX_BRANCH_CHARS, parse_branch
 from graphmem.core.events import EventKind, MemoryEvent
+from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import (
     Category,
     Entity,
@@ -48,7 +49,6 @@ from graphmem.core.models import (
     Status,
     Trust,
 )
-from graphmem.core.provenance import CHANGE_OF, proposes
 from graphmem.core.redaction import redact
 from graphmem.core.text import (
     MAX_ORIGIN_CHARS,
@@ -59,7 +59,6 @@ from graphmem.core.text import (
     validate_text,
 )
 from graphmem.core.timeparse import UTC_RANGE, to_utc
-from graphmem.core.trust import trust_of
 from graphmem.core.views import entity_view, event_view, iso, link_view, memory_view
 from graphmem.errors import ConflictError, InvalidInputError
 
@@ -164,7 +163,9 @@ class EntityLine(_Record):
         return self
 
 
-class MemoryLine(_Record):
+class MemoryLineModel(_Record):
+    """A memory line's fields and their checks; an import keeps a ``MemoryLine`` of it (``held``)."""
+
     type: Literal["memory"]
     id: str = Field(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:-]+$")
     text: str
@@ -200,38 +201,12 @@ class MemoryLine(_Record):
         except InvalidInputError as exc:
             raise ValueError(str(exc)) from None
 
-    def to_record(
-        self, content_hash: str, project: str | None, *, source: str, now: datetime
-    ) -> MemoryRecord:
-        """The memory an import of this line stores from ``source`` (``import:NAME``, set by the
-        import's code path): the file says what it holds, never who wrote it or how far to
-        trust it. Provenance, trust and reinforcement are not taken from the file; times after
-        ``now`` are ``now``; a directive or preference is a proposal (core/provenance.py)."""
-        created = min(to_utc(self.created_at), now)
-        status = self.status
-        if status is Status.ACTIVE and proposes(source, self.category):
-            status = Status.PROPOSED
-        return MemoryRecord(
-            id=self.id,
-            text=self.text,
-            category=self.category,
-            scope=self.scope,
-            project=project,
-            created_at=created,
-            updated_at=min(to_utc(self.updated_at), now) if self.updated_at else created,
-            valid_from=min(to_utc(self.valid_from), now) if self.valid_from else created,
-            valid_to=to_utc(self.valid_to) if self.valid_to else None,
-            status=status,
-            content_hash=content_hash,
-            source=source,
-            session=self.session,
-            reinforced=0,
-            # What a proposal would replace is set by the code path that proposed it, never by a file.
-            origin=None if self.origin and self.origin.startswith(CHANGE_OF) else self.origin,
-            trust=trust_of(self.text),
-            expires_at=to_utc(self.expires_at) if self.expires_at else None,
-            branch=self.branch if self.scope is Scope.PROJECT else None,
-        )
+    def held(self) -> MemoryLine:
+        """What an import keeps of this line (``core/memory_line.py``)."""
+        return MemoryLine(**{name: getattr(self, name) for name in _HELD}, entities=tuple(self.entities))
+
+
+_HELD = tuple(f.name for f in fields(MemoryLine) if f.name != "entities")
 
 
 def _checked_branch(branch: str | None) -> str | None:
@@ -332,7 +307,7 @@ class EventLine(_Record):
 
 
 Line = Annotated[
-    HeaderLine | EntityLine | MemoryLine | LinkLine | NextLine | EventLine, Field(discriminator="type")
+    HeaderLine | EntityLine | MemoryLineModel | LinkLine | NextLine | EventLine, Field(discriminator="type")
 ]
 
 
@@ -396,8 +371,8 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
             parsed.header = record
         elif isinstance(record, EntityLine):
             parsed.entities.append((number, record))
-        elif isinstance(record, MemoryLine):
-            parsed.memories.append((number, record))
+        elif isinstance(record, MemoryLineModel):
+            parsed.memories.append((number, record.held()))
         elif isinstance(record, LinkLine):
             parsed.links.append((number, record))
         elif isinstance(record, EventLine):
@@ -462,7 +437,7 @@ def _describe(exc: ValidationError) -> str:
 
 
 _MODELS: dict[str, type[_Record]] = {
-    "header": HeaderLine, "entity": EntityLine, "memory": MemoryLine, "link": LinkLine, "next": NextLine,
+    "header": HeaderLine, "entity": EntityLine, "memory": MemoryLineModel, "link": LinkLine, "next": NextLine,
     "event": EventLine,
 }  # fmt: skip
 # Field names (and record types) of the format: the only words of a line an error repeats.

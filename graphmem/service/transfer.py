@@ -10,6 +10,7 @@ writer's lock are ``transfer_files.py``'s.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import replace
@@ -21,7 +22,6 @@ import numpy as np
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
 from graphmem.core.events import Cause
 from graphmem.core.export_format import (
-    MemoryLine,
     entity_line,
     event_line,
     header_line,
@@ -30,6 +30,7 @@ from graphmem.core.export_format import (
     memory_line,
     next_line,
 )
+from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import Entity, Link, LinkKind, MemoryRecord
 from graphmem.core.provenance import is_persons
 from graphmem.errors import InvalidInputError
@@ -197,20 +198,23 @@ class Transfer:
             vectors = self._stores.semantic.embed_texts([text for _, text in renamed]).astype(np.float32)
             self._writer.set_vectors([memory_id for memory_id, _ in renamed], vectors)
 
-    def _store_batches(self, batches: list[list[MemoryRecord]], progress: Progress | None) -> None:
-        """Embed and store ``batches`` in turn, one transaction each. The next batch is
-        embedded while this one is stored: the model keeps the cores busy, and the store's
-        part (about a tenth of the time) no longer adds to it."""
+    def _store_batches(self, batches: Iterator[list[MemoryRecord]], progress: Progress | None) -> None:
+        """Embed and store ``batches`` in turn, one transaction each, each made as it is due (two
+        are held at a time). The next batch is embedded while this one is stored: the model keeps
+        the cores busy, and the store's part (about a tenth of the time) no longer adds to it."""
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-import-embed") as ahead:
-            embedded = ahead.submit(self._vectors_of, batches[0]) if batches else None
-            for i, records in enumerate(batches):
+            records = next(batches, None)
+            embedded = ahead.submit(self._vectors_of, records) if records is not None else None
+            while records is not None:
                 assert embedded is not None
                 vectors = embedded.result()
-                if i + 1 < len(batches):
-                    embedded = ahead.submit(self._vectors_of, batches[i + 1])
+                following = next(batches, None)
+                if following is not None:
+                    embedded = ahead.submit(self._vectors_of, following)
                 self._writer.add(records, vectors=vectors)
                 if progress is not None:
                     progress(len(records))
+                records = following
 
     def _vectors_of(self, records: list[MemoryRecord]) -> np.ndarray | None:
         if self._stores.semantic is None:
@@ -229,23 +233,21 @@ class Transfer:
         path make a file look scanned. The code graph owns them: ``graphmem bootstrap`` takes
         over a file or symbol an import stored (``core.ports.CodeGraph.save``), with its memories.
         """
-        parsed, new, id_map, links, source = plan.parsed, plan.new, plan.id_map, plan.links, plan.source
+        parsed, id_map, links, source = plan.parsed, plan.id_map, plan.links, plan.source
+        brought = {line.id for line, _ in plan.new}
         entities = [Entity(e.key, e.kind, e.name, e.project, e.title) for _, e in parsed.entities]
         self._writer.add_entities(entities)
         known = {e.key: e for e in entities}
         # A database's vector index may be built once at the end instead of taking each row.
-        with (
-            self._stores.semantic.bulk_load(len(new)) if self._stores.semantic is not None else nullcontext()
-        ):
+        semantic = self._stores.semantic
+        with semantic.bulk_load(len(plan.new)) if semantic is not None else nullcontext():
             self._store_batches(
-                [[r for r, _ in new[i : i + IMPORT_BATCH]] for i in range(0, len(new), IMPORT_BATCH)],
-                progress,
+                (plan.records(i, i + IMPORT_BATCH) for i in range(0, len(plan.new), IMPORT_BATCH)), progress
             )
         # Edges last, idempotent (MERGE): re-running an interrupted import completes them.
         pairs: list[tuple[str, Entity]] = []
         wanted = {k for _, m in parsed.memories for k in m.entities if k not in known}
         known.update(self._stores.store.get_entities(wanted))
-        brought = {r.id for r, _ in new}
         for _, line in parsed.memories:
             if line.id in brought:
                 pairs += [(line.id, known[k]) for k in line.entities if k in known]
@@ -258,7 +260,7 @@ class Transfer:
         # only of a memory this file brought: a file never writes the history of the store's own
         # memories (a forged "edit by the user" that an undo would apply); never the event of a
         # supersession the import refused.
-        ours = {r.id for r, _ in new} | {
+        ours = brought | {
             m.id for m in self._stores.store.get_memories([r.memory_id for _, r in parsed.events]).values()
             if m.source == source
         }  # fmt: skip

@@ -7,18 +7,20 @@ under (``owner``). What the records must satisfy together is ``transfer_checks.p
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime
 
 from graphmem.core.export_format import (
     RELATIVE_ROOT,
-    MemoryLine,
     ParsedExport,
     is_relative,
     parse_lines,
     rooted_key,
     rooted_project,
 )
+from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import Scope
 from graphmem.core.timeparse import to_utc
 
@@ -28,7 +30,7 @@ BYTE_ORDER_MARK = "\ufeff"
 def parse_export(text: str) -> ParsedExport:
     """Every record of the JSONL ``text`` with its line number; problems collected, not raised.
     A byte order mark before the first line (Windows editors save UTF-8 with one) is no content."""
-    return parse_lines(_numbered(text.removeprefix(BYTE_ORDER_MARK)))
+    return parse_lines(_numbered(text, len(BYTE_ORDER_MARK) if text.startswith(BYTE_ORDER_MARK) else 0))
 
 
 def read_import(text: str, project: str | None) -> ParsedExport:
@@ -52,10 +54,17 @@ def owner(line: MemoryLine, project: str | None) -> str | None:
     return (project or line.project) if line.scope is Scope.PROJECT else None
 
 
-def _numbered(text: str) -> Iterator[tuple[int, str]]:
-    """The lines of ``text`` with their numbers; only ``\\n`` ends a line (JSON strings may hold
-    other line separators)."""
-    return enumerate(text.split("\n"), start=1)
+def _numbered(text: str, start: int) -> Iterator[tuple[int, str]]:
+    """The lines of ``text`` from ``start`` with their numbers, one at a time; only ``\\n`` ends a
+    line (JSON strings may hold other line separators). Never a list of them all: 568,800 lines
+    held beside the text and their records took 97 MB."""
+    for number in itertools.count(1):
+        end = text.find("\n", start)
+        if end < 0:
+            yield number, text[start:]
+            return
+        yield number, text[start:end]
+        start = end + 1
 
 
 def _keep_newest(parsed: ParsedExport) -> None:
@@ -69,34 +78,30 @@ def _keep_newest(parsed: ParsedExport) -> None:
 
 
 def _reroot(parsed: ParsedExport, project: str | None) -> None:
-    """Project-relative keys and projects (``.``) become ``project``'s; without one, problems."""
+    """Project-relative keys and projects (``.``) become ``project``'s; without one, problems.
+    A record is replaced in its place, and only when it changes: a copy of every record beside
+    the records took as much again (``_relative_lines``)."""
     if project is None:
-        numbered = [(n, e.key) for n, e in parsed.entities] + [(n, e.project) for n, e in parsed.entities]
-        numbered += [(n, m.project) for n, m in parsed.memories if m.scope is Scope.PROJECT]
-        numbered += [(n, key) for n, m in parsed.memories for key in m.entities]
-        for number in sorted({n for n, value in numbered if is_relative(value)}):
+        for number in sorted(_relative_lines(parsed)):
             parsed.problems.append(
                 (number, "a project-relative record ('.'): import it inside the project's checkout")
             )
         return
-    parsed.entities = [
-        (
-            n,
-            e.model_copy(
-                update={"key": rooted_key(e.key, project), "project": rooted_project(e.project, project)}
-            ),
-        )
-        for n, e in parsed.entities
-    ]
-    parsed.memories = [
-        (
-            n,
-            m.model_copy(
-                update={
-                    "project": rooted_project(m.project, project),
-                    "entities": [rooted_key(k, project) for k in m.entities],
-                }
-            ),
-        )
+    for i, (n, e) in enumerate(parsed.entities):
+        key, owned = rooted_key(e.key, project), rooted_project(e.project, project)
+        if (key, owned) != (e.key, e.project):
+            parsed.entities[i] = (n, e.model_copy(update={"key": key, "project": owned}))
+    for i, (n, m) in enumerate(parsed.memories):
+        owned, keys = rooted_project(m.project, project), tuple(rooted_key(k, project) for k in m.entities)
+        if (owned, keys) != (m.project, m.entities):
+            parsed.memories[i] = (n, replace(m, project=owned, entities=keys))
+
+
+def _relative_lines(parsed: ParsedExport) -> set[int]:
+    """The numbers of the lines that hold a project-relative key or project."""
+    entities = {n for n, e in parsed.entities if is_relative(e.key) or is_relative(e.project)}
+    return entities | {
+        n
         for n, m in parsed.memories
-    ]
+        if (m.scope is Scope.PROJECT and is_relative(m.project)) or any(map(is_relative, m.entities))
+    }

@@ -14,7 +14,6 @@ from graphmem.core.export_format import (
     MAX_LINE_CHARS,
     HeaderLine,
     LinkLine,
-    MemoryLine,
     NextLine,
     ParsedExport,
     entity_line,
@@ -24,6 +23,7 @@ from graphmem.core.export_format import (
     next_line,
     parse_lines,
 )
+from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import (
     Category,
     Entity,
@@ -255,7 +255,7 @@ def test_every_problem_is_collected_with_its_line_number() -> None:
 def test_memory_line_carries_its_entity_keys() -> None:
     line = memory_line(record(), ["Issue:group/proj#4"])
     [(_, parsed)] = parse(line).memories
-    assert isinstance(parsed, MemoryLine) and parsed.entities == ["Issue:group/proj#4"]
+    assert isinstance(parsed, MemoryLine) and parsed.entities == ("Issue:group/proj#4",)
 
 
 def test_entity_line_requires_a_name() -> None:

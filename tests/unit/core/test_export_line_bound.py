@@ -18,11 +18,11 @@ from graphmem.core.export_format import (
     MAX_LINE_CHARS,
     MAX_STATE_LINKS,
     EventLine,
-    MemoryLine,
     event_line,
     memory_line,
     parse_lines,
 )
+from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import Category, MemoryRecord, Scope
 from graphmem.core.text import MAX_TEXT_CHARS
 from graphmem.errors import ConflictError
@@ -82,7 +82,7 @@ def test_the_worst_memory_line_is_read(char: str, ensure_ascii: bool) -> None:
     found = read(line)
 
     assert isinstance(found, MemoryLine)
-    assert (found.text, found.entities) == (char * MAX_TEXT_CHARS, keys)
+    assert (found.text, found.entities) == (char * MAX_TEXT_CHARS, tuple(keys))
 
 
 @WORST
