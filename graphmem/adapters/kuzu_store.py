@@ -62,7 +62,7 @@ from graphmem.adapters.kuzu_schema import (
 from graphmem.adapters.kuzu_vectors import VECTOR_LOG, KuzuVectors, copy_vectors_out
 from graphmem.adapters.lexical_index import open_lexical_index, rebuild
 from graphmem.adapters.parse_store import PARSES_FILE, ParseStore
-from graphmem.adapters.record_rows import check_changes
+from graphmem.adapters.record_rows import check_changes, memory_counts
 from graphmem.adapters.store_parts import OnePersonsStore, StoreParts
 from graphmem.adapters.vector_log import VectorLog
 from graphmem.core.models import MemoryRecord
@@ -495,8 +495,10 @@ class KuzuGraphStore(StoreParts, OnePersonsStore):
         return records
 
     def count_memories(self) -> dict[tuple[str, str, str], int]:
-        rows = self.db.rows("MATCH (m:Memory) RETURN m.category, m.scope, m.status, count(*)")
-        return {(row[0], row[1], row[2]): int(row[3]) for row in rows}
+        rows = self.db.rows(
+            "MATCH (m:Memory) RETURN m.category, m.scope, m.project IS NOT NULL, m.status, count(*)"
+        )
+        return memory_counts(rows)
 
     def projects(self) -> dict[str, datetime]:
         rows = self.db.rows(

@@ -46,7 +46,7 @@ from graphmem.adapters.postgres_rows import (
     visibility_clause,
 )
 from graphmem.adapters.postgres_text import PostgresTextSearch
-from graphmem.adapters.record_rows import check_changes
+from graphmem.adapters.record_rows import ENUM_READ_CHARS, check_changes, memory_counts
 from graphmem.adapters.store_parts import StoreParts
 from graphmem.core.dedup import holds_each
 from graphmem.core.models import LoginRole, MemoryRecord, Scope
@@ -244,8 +244,11 @@ class PostgresGraphStore(StoreParts):
         return int(self.db.rows("SELECT count(*) FROM memories")[0][0])
 
     def count_memories(self) -> dict[tuple[str, str, str], int]:
-        rows = self.db.rows("SELECT category, scope, status, count(*) FROM memories GROUP BY 1, 2, 3")
-        return {(str(c), str(s), str(t)): int(n) for c, s, t, n in rows}
+        rows = self.db.rows(
+            f"SELECT left(category, {ENUM_READ_CHARS}), left(scope, {ENUM_READ_CHARS}), project IS NOT NULL, "
+            f"left(status, {ENUM_READ_CHARS}), count(*) FROM memories GROUP BY 1, 2, 3, 4"
+        )
+        return memory_counts(rows)
 
     def projects(self) -> dict[str, datetime]:
         # One probe of the (project, created_at) index a project, not a read of every memory: a

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from functools import lru_cache
@@ -199,6 +200,29 @@ def _member(kind: type[E], value: object) -> E | None:
         return kind(value) if isinstance(value, str) else None
     except ValueError:
         return None
+
+
+def memory_counts(rows: Iterable[Sequence[Any]]) -> dict[tuple[str, str, str], int]:
+    """How many memories there are of each (category, scope, status) as graphmem reads them, from
+    rows of a category, a scope, whether it has a project, a status and a count: a value graphmem
+    never writes is counted as what a read makes of it (a status "bogus" as archived), never shown
+    as itself (``graphmem stats`` would print a hand-written status, escapes and all, as it is)."""
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for category, scope, has_project, status, n in rows:
+        read = (
+            read_enum(Category, category, UNKNOWN_CATEGORY, COUNTED),
+            read_scope(scope, has_project, COUNTED),
+            read_enum(Status, status, UNKNOWN_STATUS, COUNTED),
+        )
+        counts[(read[0].value, read[1].value, read[2].value)] += int(n)
+    return dict(counts)
+
+
+# How much of an enum column's value a count asks (graphmem's longest is a dozen characters; a log
+# shows 40): values cut alike are all unknown, counted alike.
+ENUM_READ_CHARS = 40
+# The row named in the log of a value ``memory_counts`` reads: a count, not one memory.
+COUNTED = "(counted by graphmem stats)"
 
 
 def read_scope(value: object, project: object, row_id: object) -> Scope:

@@ -144,6 +144,19 @@ def test_an_unknown_category_scope_or_status_is_read_as_the_least_standing_value
     assert HOSTILE in exported(team.alice)
 
 
+def test_stats_count_a_value_graphmem_never_writes_as_it_is_read_never_as_itself(team: Team) -> None:
+    team.alice.remember("Refunds go through the ledger service", category="decision", project=PROJECT)
+    escape = "\x1b]52;c;cm0gLXJmIH4=\x07"  # a terminal's clipboard, were it printed as it is
+    insert_memory(team.bob_url, status=escape, category="x" * 100_000, scope=escape)
+
+    stats = team.alice.stats()
+
+    assert stats.by_status == {"active": 1, "archived": 1}
+    assert stats.by_category == {"decision": 1, "fact": 1}
+    assert stats.by_scope == {"project": 2}
+    assert team.alice.gauges().by_category == {"decision": 1, "fact": 1}
+
+
 def test_a_category_graphmem_never_writes_never_makes_a_directive_a_rule(team: Team) -> None:
     insert_memory(team.bob_url, category="Directive")
 
