@@ -206,7 +206,8 @@ def memory_counts(rows: Iterable[Sequence[Any]]) -> dict[tuple[str, str, str], i
     """How many memories there are of each (category, scope, status) as graphmem reads them, from
     rows of a category, a scope, whether it has a project, a status and a count: a value graphmem
     never writes is counted as what a read makes of it (a status "bogus" as archived), never shown
-    as itself (``graphmem stats`` would print a hand-written status, escapes and all, as it is)."""
+    as itself (``graphmem stats``, ``/stats`` and ``/metrics`` gave a hand-written status of a
+    team's store a count of its own, however long, which no memory ``show`` reads has)."""
     counts: Counter[tuple[str, str, str]] = Counter()
     for category, scope, has_project, status, n in rows:
         read = (
