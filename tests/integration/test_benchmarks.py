@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -21,6 +22,8 @@ from graphmem.settings import load_settings
 
 # The memories of `bench scale` with the real model: enough for every figure, few to embed.
 SMALL_STORE = 64
+# A `bench scale` run on PostgreSQL: its database and its report.
+Scaled = tuple[str, dict[str, Any]]
 
 
 def _qa(question: str, answer: str, evidence: list[str], category: int) -> dict[str, object]:
@@ -130,12 +133,32 @@ def test_scale_with_hash_vectors_builds_the_store_without_the_model(
     assert "vectors from the hash embedder" in scale_report.format_report(report)
 
 
+@pytest.fixture(scope="module")
+def postgres_scale(real_embedder: OnnxEmbedder, postgres_server: PostgresServer) -> Scaled:
+    """One `bench scale` on a PostgreSQL database with hash vectors and the options each test
+    below reads the figures of (the daemon's writes, two projects and a small one beside the
+    first): its database and report. The same path run once, not once a test (a run is about
+    6.5 s of CPU: its import, 200 remembers, a cold recall process and a serving one)."""
+    url = postgres_server.new_database()
+    report = scale.run(
+        300,
+        real_embedder,
+        queries=10,
+        cold_runs=1,
+        writes=3,
+        hash_vectors=True,
+        store_url=url,
+        projects=2,
+        small_project=40,
+    )
+    return url, report
+
+
 @pytest.mark.integration
 def test_scale_on_postgresql_builds_the_store_there_and_leaves_no_table_behind(
-    real_embedder: OnnxEmbedder, postgres_server: PostgresServer
+    real_embedder: OnnxEmbedder, postgres_scale: Scaled
 ) -> None:
-    url = postgres_server.new_database()
-    report = scale.run(200, real_embedder, queries=10, cold_runs=1, hash_vectors=True, store_url=url)
+    url, report = postgres_scale
 
     assert report["store"] == "postgresql"
     assert report["recall_ms"]["p50"] > 0 and report["first_recall_cold_s"] > 0
@@ -151,13 +174,12 @@ def test_scale_on_postgresql_builds_the_store_there_and_leaves_no_table_behind(
 
 @pytest.mark.integration
 def test_scale_on_postgresql_times_the_daemons_full_text_index_and_says_so(
-    real_embedder: OnnxEmbedder, postgres_server: PostgresServer
+    postgres_scale: Scaled,
 ) -> None:
     # A one-shot CLI's open searches the database; the daemon's keeps an index beside it
     # (adapters/postgres_lexical.py): the measure phase opens the store as the daemon does, waits
     # for the index, and names the search that answered its timed calls.
-    url = postgres_server.new_database()
-    report = scale.run(100, real_embedder, queries=5, cold_runs=1, writes=3, hash_vectors=True, store_url=url)
+    _, report = postgres_scale
 
     assert report["text_search"]["answering"] == "index"
     assert report["text_search"]["current_s"] > 0
@@ -166,25 +188,15 @@ def test_scale_on_postgresql_times_the_daemons_full_text_index_and_says_so(
 
 @pytest.mark.integration
 def test_scale_on_postgresql_puts_the_small_project_in_the_first_projects_part_of_the_vector_index(
-    real_embedder: OnnxEmbedder, postgres_server: PostgresServer
+    postgres_scale: Scaled,
 ) -> None:
     # The search a team's store must get right: a project that is a small share of its part
     # (postgres_embeddings.READ_WHOLE_MAX); its 40 memories are fewer than the recall's depth,
     # so the exact top k is all of them.
-    url = postgres_server.new_database()
-    report = scale.run(
-        300,
-        real_embedder,
-        queries=10,
-        cold_runs=1,
-        hash_vectors=True,
-        store_url=url,
-        projects=2,
-        small_project=40,
-    )
+    url, report = postgres_scale
 
     small = report["small_project"]
-    with psycopg.connect(url) as conn:
+    with psycopg.connect(url) as conn:  # which part a name hashes to: a function of the server's
         parts = dict(conn.execute(PART_OF_NAMES, ([small["beside"], small["project"]],)).fetchall())
     assert small["beside"] == report["recall_project"]
     assert parts[small["project"]] == parts[small["beside"]]
