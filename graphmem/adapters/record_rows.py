@@ -202,6 +202,13 @@ def _member(kind: type[E], value: object) -> E | None:
         return None
 
 
+# How much of an enum column's value a count asks (graphmem's longest is a dozen characters; a log
+# shows 40): values cut alike are all unknown, counted alike.
+ENUM_READ_CHARS = 40
+# The row named in the log of a value ``memory_counts`` reads: a count, not one memory.
+COUNTED = "(counted by graphmem stats)"
+
+
 def memory_counts(rows: Iterable[Sequence[Any]]) -> dict[tuple[str, str, str], int]:
     """How many memories there are of each (category, scope, status) as graphmem reads them, from
     rows of a category, a scope, whether it has a project, a status and a count: a value graphmem
@@ -210,20 +217,12 @@ def memory_counts(rows: Iterable[Sequence[Any]]) -> dict[tuple[str, str, str], i
     team's store a count of its own, however long, which no memory ``show`` reads has)."""
     counts: Counter[tuple[str, str, str]] = Counter()
     for category, scope, has_project, status, n in rows:
-        read = (
-            read_enum(Category, category, UNKNOWN_CATEGORY, COUNTED),
-            read_scope(scope, has_project, COUNTED),
-            read_enum(Status, status, UNKNOWN_STATUS, COUNTED),
-        )
-        counts[(read[0].value, read[1].value, read[2].value)] += int(n)
+        counts[
+            read_enum(Category, category, UNKNOWN_CATEGORY, COUNTED).value,
+            read_scope(scope, has_project, COUNTED).value,
+            read_enum(Status, status, UNKNOWN_STATUS, COUNTED).value,
+        ] += int(n)
     return dict(counts)
-
-
-# How much of an enum column's value a count asks (graphmem's longest is a dozen characters; a log
-# shows 40): values cut alike are all unknown, counted alike.
-ENUM_READ_CHARS = 40
-# The row named in the log of a value ``memory_counts`` reads: a count, not one memory.
-COUNTED = "(counted by graphmem stats)"
 
 
 def read_scope(value: object, project: object, row_id: object) -> Scope:

@@ -236,6 +236,10 @@ class NextLine(_Record):
     target: str
 
 
+# The parts of an event's state a memory may lack, given as null (``EventState``).
+CLEARABLE_PARTS = frozenset({"valid_to", "expires_at", "branch"})
+
+
 class EventState(_Record):
     """The parts of a memory an event touched (``core/events.py``): only these keys, each checked,
     because ``undo`` applies them."""
@@ -256,6 +260,16 @@ class EventState(_Record):
     @classmethod
     def _branch_ok(cls, branch: str | None) -> str | None:
         return _checked_branch(branch)
+
+    @model_validator(mode="after")
+    def _null_only_where_a_memory_has_none(self) -> EventState:
+        """A part given as null is one a memory can lack (no end of validity, no expiry, on no
+        branch): graphmem writes no null text, entities, category, status, trust or links, and
+        ``undo`` would write one into the memory."""
+        nulls = sorted(n for n in self.model_fields_set - CLEARABLE_PARTS if getattr(self, n) is None)
+        if nulls:
+            raise ValueError(f"{nulls[0]} is null: only {', '.join(sorted(CLEARABLE_PARTS))} may be")
+        return self
 
     def state(self) -> dict[str, Any]:
         """As the store keeps it: the keys the line gave, as JSON values (times in UTC), but for

@@ -37,9 +37,6 @@ if TYPE_CHECKING:
 
 # Memories archived per ``expire_due`` call (the next call goes on).
 EXPIRE_BATCH = 500
-# The parts of a state graphmem writes as null (a memory without one); ``EventState`` takes null
-# for every part, but a memory has a text, its entities, category, status and trust, and links.
-_CLEARABLE = frozenset({"valid_to", "expires_at", "branch"})
 
 
 class WriterHistory:
@@ -187,8 +184,8 @@ class WriterHistory:
 
 def _refuse_foreign(event: MemoryEvent) -> None:
     """``ConflictError`` unless ``event``'s ``before`` and ``after`` are states graphmem writes
-    (``core.export_format.EventState``, and no null where a memory always has a value): a team's
-    store takes events written by hand, and undo applies one's ``before``."""
+    (``core.export_format.EventState``): a team's store takes events written by hand, and undo
+    applies one's ``before``."""
     from pydantic import ValidationError  # loaded when an event is undone, not at the CLI's start
 
     from graphmem.core.export_format import EventState
@@ -198,9 +195,6 @@ def _refuse_foreign(event: MemoryEvent) -> None:
             EventState.model_validate(state)
         except ValidationError as exc:
             raise _foreign(event, f"its {side} {(*exc.errors()[0]['loc'], 'state')[0]}") from None
-        nulls = [name for name, value in state.items() if value is None and name not in _CLEARABLE]
-        if nulls:
-            raise _foreign(event, f"its {side} {nulls[0]} null")
 
 
 def _refuse_unread(event: MemoryEvent) -> None:

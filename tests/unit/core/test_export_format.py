@@ -345,3 +345,26 @@ def test_an_imported_event_takes_no_trust_from_the_file() -> None:
     [(_, line)] = parse(forged).events
     event = line.to_event("mem_a", None)
     assert (event.before, event.after) == ({"status": "active"}, {"status": "proposed"})
+
+
+@pytest.mark.parametrize("part", ["text", "about", "category", "status", "trust", "links"])
+def test_an_event_state_with_a_null_part_a_memory_always_has_is_a_problem(part: str) -> None:
+    """``undo`` applies a state: a null text was written into a memory as the word "None"."""
+    line = {
+        "type": "event", "id": "evt_0123456789abcdef", "memory_id": "mem_a", "at": "2024-01-02T00:00:00Z",
+        "kind": "edit", "actor": "agent", "before": {part: None}, "after": {"status": "archived"},
+    }  # fmt: skip
+    parsed = parse(line)
+    assert parsed.events == []
+    [(number, message)] = parsed.problems
+    assert number == 1 and "null" in message
+
+
+def test_an_event_state_may_clear_what_a_memory_may_lack() -> None:
+    line = {
+        "type": "event", "id": "evt_0123456789abcdef", "memory_id": "mem_a", "at": "2024-01-02T00:00:00Z",
+        "kind": "status", "actor": "agent", "before": {"valid_to": None, "expires_at": None, "branch": None},
+        "after": {"valid_to": "2024-01-02T00:00:00Z", "expires_at": None, "branch": "feature/x"},
+    }  # fmt: skip
+    [(_, event)] = parse(line).events
+    assert event.to_event("mem_a", None).before == {"valid_to": None, "expires_at": None, "branch": None}
