@@ -28,7 +28,8 @@ three triggers for the facts they read: a claim's person is its session's
 Schema 20's: a team role's change to what a memory says or how much it counts, or its removal,
 commits only with an event of that memory written in the same transaction by the same role
 (``graphmem_change_recorded``, deferred to the commit; an event names its transaction,
-``graphmem_event_xact``), so no row becomes a rule with no trace of who made it.
+``graphmem_event_xact``), so no row becomes a rule with no trace of who made it. Schema 21's
+names who confirmed a memory (``graphmem_confirmed_by``), as ``graphmem_person_set`` names a person.
 
 Each function's text is frozen in the migration that creates it: a later version replaces it
 (``CREATE OR REPLACE``) and rolling that version back restores the one before, so the SQL of
@@ -511,4 +512,42 @@ DROP FUNCTION graphmem_change_recorded();
 DROP TRIGGER graphmem_event_xact ON memory_events;
 DROP FUNCTION graphmem_event_xact();
 ALTER TABLE memory_events DROP COLUMN xact;
+"""
+
+# Who confirmed a memory (schema 21): the role whose transaction made its trust ``confirmed``,
+# which the database sets as it sets an event's ``person`` (a writer's psql session too) and
+# keeps while it stays confirmed; a memory not confirmed names no one. An administrator may write
+# another, as a data-only restore does. The label then says "confirmed by teammate alice"
+# (``core/provenance.py``), not "by a person". A memory confirmed before is given the person of
+# the newest event that confirmed it, when one names them.
+CONFIRMED_BY_21 = """
+ALTER TABLE memories ADD COLUMN confirmed_by text;
+UPDATE memories m SET confirmed_by = e.person
+    FROM (SELECT DISTINCT ON (memory_id) memory_id, person FROM memory_events
+          WHERE after ->> 'trust' = 'confirmed' ORDER BY memory_id, seq DESC) e
+    WHERE e.memory_id = m.id AND m.trust = 'confirmed';
+CREATE FUNCTION graphmem_confirmed_by() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+    IF NEW.trust IS DISTINCT FROM 'confirmed' THEN
+        NEW.confirmed_by := NULL;
+    ELSIF NEW.confirmed_by IS NOT NULL
+        AND (TG_OP = 'INSERT' OR NEW.confirmed_by IS DISTINCT FROM OLD.confirmed_by)
+        AND (SELECT r.rolsuper OR r.rolbypassrls OR pg_has_role(c.relowner, 'USAGE')
+             FROM pg_roles r, pg_class c WHERE r.rolname = current_user AND c.oid = TG_RELID) THEN
+        NULL;  -- an administrator's own value
+    ELSIF TG_OP = 'INSERT' OR OLD.trust IS DISTINCT FROM 'confirmed' THEN
+        NEW.confirmed_by := current_user;
+    ELSE
+        NEW.confirmed_by := OLD.confirmed_by;
+    END IF;
+    RETURN NEW;
+END $f$;
+CREATE TRIGGER graphmem_confirmed_by BEFORE INSERT OR UPDATE OF trust, confirmed_by ON memories
+    FOR EACH ROW EXECUTE FUNCTION graphmem_confirmed_by();
+"""
+UNDO_CONFIRMED_BY_21 = """
+DROP TRIGGER graphmem_confirmed_by ON memories;
+DROP FUNCTION graphmem_confirmed_by();
+ALTER TABLE memories DROP COLUMN confirmed_by;
 """

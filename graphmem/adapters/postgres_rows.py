@@ -52,10 +52,13 @@ def read_column(alias: str, name: str) -> str:
     return f"{alias}.{name}" if most is None else f"left({alias}.{name}, {most})"
 
 
-# Then the memory's writer when it is not the reader (``MemoryRecord.author``), at most a role's length.
+# Then the memory's writer and who confirmed it, when not the reader (``MemoryRecord.author`` and
+# ``confirmed_by``, "" for a confirmation of no one known), each at most a role's length.
 MEMORY_RETURN = (
     ", ".join(read_column("m", name) for name in MEMORY_FIELDS)
     + f", m.embedding IS NOT NULL, left(NULLIF(m.owner, current_user::text), {MAX_AUTHOR_CHARS + 1})"
+    + ", CASE WHEN m.trust = 'confirmed' AND m.confirmed_by IS DISTINCT FROM current_user::text"
+    + f" THEN left(COALESCE(m.confirmed_by, ''), {MAX_AUTHOR_CHARS + 1}) END"
 )
 INSERT_MEMORY = (
     f"INSERT INTO memories ({', '.join(MEMORY_FIELDS)}, terms, embedding) VALUES ("

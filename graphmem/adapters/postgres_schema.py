@@ -21,6 +21,7 @@ from graphmem.adapters.postgres_feed import CHANGE_FEED_18, UNDO_CHANGE_FEED_18
 from graphmem.adapters.postgres_functions import (
     ANSWER_ONLY_WHAT_IS_SEEN_10,
     APPEND_ONLY_16,
+    CONFIRMED_BY_21,
     MOVE_ABOUT_9,
     PERSON_SET_13,
     RECORDED_BODIES_14,
@@ -31,6 +32,7 @@ from graphmem.adapters.postgres_functions import (
     UNDO_10,
     UNDO_14,
     UNDO_16,
+    UNDO_CONFIRMED_BY_21,
     UNDO_RECORDED_CHANGES_20,
     UNDO_SESSIONS_HELD_17,
 )
@@ -572,6 +574,13 @@ ALTER TABLE entities DROP COLUMN owner;
         # teammate's `graphmem confirm`: a rule with no trace of who made it. postgres_functions.py.
         up=RECORDED_CHANGES_20,
         down=UNDO_RECORDED_CHANGES_20,
+    ),
+    Migration(
+        21,
+        "who confirmed a memory: the role that made it confirmed, set by the database",
+        # Each confirmed memory said "by a person" or "by the user", whoever it was. postgres_functions.py.
+        up=CONFIRMED_BY_21,
+        down=UNDO_CONFIRMED_BY_21,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -147,8 +147,9 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         expires_at,
         branch,
         embedded,
-        *author,  # PostgreSQL's: whose the memory is, when not the reader's
+        *team,  # PostgreSQL's: whose the memory is and who confirmed it, when not the reader
     ) = row
+    author, confirmed_by = (*(_role(value) for value in team), None, None)[:2]
     return MemoryRecord(
         id=id_,
         text=memory_text(text, id_),
@@ -170,8 +171,14 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         trust=Trust.NORMAL if trust is None else read_enum(Trust, trust, UNKNOWN_TRUST, id_),
         expires_at=utc(expires_at),
         branch=branch or None,
-        author=str(author[0])[: MAX_AUTHOR_CHARS + 1] if author and author[0] is not None else None,
+        author=author,
+        confirmed_by=confirmed_by,
     )
+
+
+def _role(value: object) -> str | None:
+    """A team role's name as a row holds it, within the bound of one (``MAX_AUTHOR_CHARS``)."""
+    return None if value is None else str(value)[: MAX_AUTHOR_CHARS + 1]
 
 
 E = TypeVar("E", bound=StrEnum)

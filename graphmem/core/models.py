@@ -141,6 +141,11 @@ class MemoryRecord:
     # what ``core/provenance.py`` names instead of "the user". None for the reader's own, on a
     # store of one person, and for a memory from before schema 6 (no writer kept). Read, never written.
     author: str | None = None
+    # On a team's store, who confirmed it (``Trust.CONFIRMED``) when it was not the reader: a
+    # teammate's role, or "" when the store does not know (a confirmation from before schema 21
+    # that no event names a person for). None for the reader's confirmation, a memory not
+    # confirmed, and on a store of one person. Read, never written.
+    confirmed_by: str | None = None
 
     @property
     def is_current(self) -> bool:

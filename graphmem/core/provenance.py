@@ -25,8 +25,8 @@ preference is stored ``proposed`` and waits for ``graphmem confirm`` / ``graphme
 
 On a team's store "the user" is the reader: a memory another person wrote
 (``MemoryRecord.author``, which the store reads from the database) is named as theirs
-("teammate bob", "teammate bob's agent"), and one they confirmed as confirmed by a person, not
-by the user. Their conventions are still conventions: a person made them.
+("teammate bob", "teammate bob's agent"), and a memory they confirmed as "confirmed by teammate
+bob" (``MemoryRecord.confirmed_by``). Their conventions are still conventions: a person made them.
 Pure: no I/O.
 """
 
@@ -201,18 +201,27 @@ def label(record: MemoryRecord) -> str:
     elif record.status is Status.PROPOSED:
         text += ", proposed, unconfirmed"
     elif record.trust is Trust.CONFIRMED:
-        # Who confirmed a teammate's memory is in its history, not in the memory: a person did.
-        text += ", confirmed by a person" if record.author is not None else ", confirmed by the user"
+        text += f", confirmed by {_confirmer(record.confirmed_by)}"
     return text
+
+
+def _confirmer(role: str | None) -> str:
+    """Who confirmed a memory: the user (the reader), a teammate (``_teammate``), or a person when
+    a team's store does not know who (a confirmation from before it kept that)."""
+    if role is None:
+        return "the user"
+    return _teammate(role) if role else "a person"
 
 
 def _person(record: MemoryRecord) -> str:
     """Who wrote ``record`` when a person did: the user (the reader), or a teammate by their role's
     name when it is a plain one (brackets or a line break in a role named by hand could pose as
     graphmem's marks)."""
-    if record.author is None:
-        return "the user"
-    return f"teammate {record.author}" if _TEAMMATE_NAME.fullmatch(record.author) else "a teammate"
+    return _teammate(record.author) if record.author is not None else "the user"
+
+
+def _teammate(role: str) -> str:
+    return f"teammate {role}" if _TEAMMATE_NAME.fullmatch(role) else "a teammate"
 
 
 def _possessive(person: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from graphmem.core.events import USER, Cause, EventKind, MemoryEvent, State
 from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Scope, Status, Trust
-from graphmem.core.provenance import PERSON_SOURCE, acts_as_person, is_persons, proposes
+from graphmem.core.provenance import PERSON_SOURCE, acts_as_person, is_persons, label, proposes
 from graphmem.core.supersession import closes_cycle, describe_chain, supersessions
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
 from graphmem.service.inputs import (
@@ -191,8 +191,9 @@ class Lifecycle:
         record = self._writer.get(memory_id)
         if not acts_as_person(actor) and is_persons(record):
             raise NotAllowedError(
-                f"{record.id} is the user's own {record.category.value}: only they can {verb} it "
-                f"(`graphmem {verb} {record.id}`). Tell them what you would change and why."
+                f"{record.id} is a person's {record.category.value} (from {label(record)}): only a "
+                f"person can {verb} it (`graphmem {verb} {record.id}`). Tell the user what you would "
+                "change and why."
             )
         return record
 
@@ -249,7 +250,7 @@ class Lifecycle:
             event = self._writer.store.get_event(parse_event_id(event_id))
             if event is not None and acts_as_person(event.actor):
                 raise NotAllowedError(
-                    f"Event {event.id} is the user's own change: only they can undo it "
+                    f"Event {event.id} is a person's change: only a person can undo it "
                     f"(`graphmem undo {event.id}`)."
                 )
         return self._writer.history.undo(event_id, Cause(actor))

@@ -37,6 +37,7 @@ from graphmem.core.provenance import (
     Origin,
     acts_as_person,
     is_persons,
+    label,
     may_replace,
     origin_of,
     proposes,
@@ -142,8 +143,9 @@ class Rememberer:
             old = writer.get(supersedes) if supersedes else None
             if old is not None and not may_replace(source, old):
                 raise NotAllowedError(
-                    f"{old.id} is the user's own {old.category.value}: only they can replace it. Remember "
-                    "yours without supersedes; the user sees it in `graphmem review` and decides."
+                    f"{old.id} is a person's {old.category.value} (from {label(old)}): only a person "
+                    "can replace it. Remember yours without supersedes; the user sees it in "
+                    "`graphmem review` and decides."
                 )
             for existing in store.find_by_hash(digest):
                 if not seen.shows_branch(existing.branch):

@@ -12,7 +12,10 @@ import psycopg
 import pytest
 from support.team import Team, two_writers
 
+from graphmem.adapters.postgres_migrate import migrate
+from graphmem.adapters.postgres_schema import SCHEMA_VERSION
 from graphmem.core.provenance import label
+from graphmem.errors import NotAllowedError
 from graphmem.service.injection import CONVENTIONS, Injector, InjectRequest
 from graphmem.service.memory import MemoryService
 
@@ -60,13 +63,96 @@ def test_each_person_reads_their_own_memory_as_the_users(team: Team) -> None:
     assert team.alice.list(project=PROJECT)[0].author == team.role(team.bob_url)
 
 
-def test_a_teammates_agent_memory_confirmed_says_a_person_confirmed_it(team: Team) -> None:
+def test_a_teammates_agent_memory_he_confirmed_names_him_twice(team: Team) -> None:
     proposed = team.bob.remember(HIS, category="directive", project=PROJECT, source="mcp").memory
     team.bob.confirm(proposed.id)
+    bob = team.role(team.bob_url)
 
-    shown = team.alice.show(proposed.id).memory
+    assert (
+        label(team.alice.show(proposed.id).memory) == f"teammate {bob}'s agent, confirmed by teammate {bob}"
+    )
+    assert label(team.bob.show(proposed.id).memory) == "an agent, confirmed by the user"
 
-    assert label(shown) == f"teammate {team.role(team.bob_url)}'s agent, confirmed by a person"
+
+def test_the_users_agent_memory_a_teammate_confirmed_names_the_teammate(team: Team) -> None:
+    """Before schema 21 Alice read it as "an agent, confirmed by the user": a rule she never made."""
+    proposed = team.alice.remember(HIS, category="directive", project=PROJECT, source="mcp").memory
+    team.bob.confirm(proposed.id)
+
+    assert (
+        label(team.alice.show(proposed.id).memory)
+        == f"an agent, confirmed by teammate {team.role(team.bob_url)}"
+    )
+    assert label(team.bob.show(proposed.id).memory) == (
+        f"teammate {team.role(team.alice_url)}'s agent, confirmed by the user"
+    )
+    assert f"[from an agent, confirmed by teammate {team.role(team.bob_url)}]" in "\n".join(
+        conventions(team.alice)
+    )
+
+
+def test_an_agents_refusal_of_a_teammates_rule_names_the_teammate(team: Team) -> None:
+    his = team.bob.remember(HIS, category="directive", project=PROJECT).memory
+
+    with pytest.raises(NotAllowedError) as refused:
+        team.alice.archive(his.id, actor="agent")
+
+    assert f"is a person's directive (from teammate {team.role(team.bob_url)}): only a person can" in str(
+        refused.value
+    )
+    assert team.alice.show(his.id).memory.status.value == "active"
+
+
+def confirmed_by(url: str, memory_id: str) -> str | None:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT confirmed_by FROM memories WHERE id = %s", (memory_id,)).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def test_a_writer_cannot_name_another_as_who_confirmed(team: Team) -> None:
+    proposed = team.alice.remember(HIS, category="directive", project=PROJECT, source="mcp").memory
+    team.bob.confirm(proposed.id)
+    bob = team.role(team.bob_url)
+    conn = psycopg.connect(team.bob_url)
+    try:
+        conn.execute(
+            "UPDATE memories SET confirmed_by = %s WHERE id = %s", (team.role(team.alice_url), proposed.id)
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+    assert confirmed_by(team.admin_url, proposed.id) == bob
+    assert label(team.alice.show(proposed.id).memory).endswith(f"confirmed by teammate {bob}")
+
+
+def test_an_undone_confirmation_names_no_one_and_an_administrators_restore_keeps_its_name(team: Team) -> None:
+    proposed = team.alice.remember(HIS, category="directive", project=PROJECT, source="mcp").memory
+    team.bob.confirm(proposed.id)
+
+    team.bob.undo(team.bob.history(proposed.id)[0].id)
+
+    assert confirmed_by(team.admin_url, proposed.id) is None
+    assert label(team.alice.show(proposed.id).memory) == "an agent, proposed, unconfirmed"
+    # A data-only restore of a confirmed row, as an administrator writes it: the name it had is kept.
+    with psycopg.connect(team.admin_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE memories SET status = 'active', trust = 'confirmed', confirmed_by = 'carol' "
+            "WHERE id = %s",
+            (proposed.id,),
+        )
+    assert label(team.alice.show(proposed.id).memory) == "an agent, confirmed by teammate carol"
+
+
+def test_a_confirmation_from_before_schema_21_is_named_from_its_event(team: Team) -> None:
+    proposed = team.alice.remember(HIS, category="directive", project=PROJECT, source="mcp").memory
+    team.bob.confirm(proposed.id)
+
+    assert migrate(team.admin_url, target=20).after == 20  # the column goes
+    assert migrate(team.admin_url).after == SCHEMA_VERSION
+
+    assert confirmed_by(team.admin_url, proposed.id) == team.role(team.bob_url)
 
 
 def test_an_owner_an_administrator_wrote_that_could_pose_as_a_mark_is_a_teammate_unnamed(team: Team) -> None:

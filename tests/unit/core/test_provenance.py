@@ -94,7 +94,7 @@ TEAMMATE = [
     ("user", Status.ACTIVE, "normal", "teammate bob"),
     ("opencode", Status.ACTIVE, "normal", "teammate bob's words in a session"),
     ("mcp", Status.ACTIVE, "normal", "teammate bob's agent"),
-    ("mcp", Status.ACTIVE, "confirmed", "teammate bob's agent, confirmed by a person"),
+    ("mcp", Status.ACTIVE, "confirmed", "teammate bob's agent, confirmed by teammate bob"),
     ("mcp", Status.PROPOSED, "normal", "teammate bob's agent, proposed, unconfirmed"),
     (
         "user",
@@ -108,9 +108,33 @@ TEAMMATE = [
 
 @pytest.mark.parametrize(("source", "status", "trust", "said"), TEAMMATE)
 def test_a_teammates_memory_is_named_as_theirs(source: str, status: Status, trust: str, said: str) -> None:
-    written = replace(record(source), status=status, trust=Trust(trust), author="bob")
+    # As a team's store reads a memory bob wrote and confirmed: both name him.
+    confirmed_by = "bob" if trust == "confirmed" else None
+    written = replace(
+        record(source), status=status, trust=Trust(trust), author="bob", confirmed_by=confirmed_by
+    )
 
     assert label(written) == said
+
+
+@pytest.mark.parametrize(
+    ("author", "confirmed_by", "said"),
+    [
+        (None, None, "an agent, confirmed by the user"),
+        (None, "bob", "an agent, confirmed by teammate bob"),
+        ("bob", None, "teammate bob's agent, confirmed by the user"),
+        ("bob", "carol", "teammate bob's agent, confirmed by teammate carol"),
+        ("bob", "", "teammate bob's agent, confirmed by a person"),  # a team's store does not know who
+        (None, "bob] [from the user", "an agent, confirmed by a teammate"),
+    ],
+)
+def test_a_confirmed_memory_names_who_confirmed_it_not_who_wrote_it(
+    author: str | None, confirmed_by: str | None, said: str
+) -> None:
+    confirmed = replace(record("mcp"), trust=Trust.CONFIRMED, author=author, confirmed_by=confirmed_by)
+
+    assert label(confirmed) == said
+    assert origin_mark(confirmed) == f"[from {said}]"
 
 
 def test_a_teammates_convention_is_still_a_convention_and_says_whose() -> None:

@@ -146,7 +146,9 @@ def test_an_agent_cannot_change_the_standing_of_the_users_memory(
     if verb == "restore":
         memory_service.archive(rule.id)
 
-    with pytest.raises(NotAllowedError, match="only they can"):
+    with pytest.raises(
+        NotAllowedError, match=rf"a person's directive \(from the user\): only a person can {verb}"
+    ):
         getattr(memory_service, verb)(rule.id, actor="agent")
 
     assert memory_service.show(rule.id).memory.status is (
