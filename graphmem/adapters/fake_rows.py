@@ -1,6 +1,10 @@
 """A memory as the in-memory fake store (``fake_store.py``) holds it, and the rules its values
 follow: times aware and in UTC, enums by value, which memories a ``Visibility`` shows, as the
 Kùzu store returns and filters them.
+
+The fake holds a memory as a read gives it: a value graphmem never writes, changed in
+(``update_memory``, as a real store takes it), is held as the real stores read it back
+(``record_rows``: a status "bogus" as archived), so its filters see it as they do.
 """
 
 from __future__ import annotations
@@ -10,7 +14,14 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from graphmem.adapters.record_rows import ENUM_FIELDS
+from graphmem.adapters.record_rows import (
+    ENUM_FIELDS,
+    UNKNOWN_CATEGORY,
+    UNKNOWN_STATUS,
+    UNKNOWN_TRUST,
+    read_enum,
+    read_scope,
+)
 from graphmem.core.models import EntityKind, MemoryRecord, Scope
 from graphmem.core.ports import Vector, Visibility
 
@@ -23,7 +34,7 @@ def utc(value: datetime) -> datetime:
 
 
 def stored(record: MemoryRecord, *, embedded: bool) -> MemoryRecord:
-    times: dict[str, Any] = {name: field_value(name, getattr(record, name)) for name in TIME_FIELDS}
+    times: dict[str, Any] = {name: field_value(name, getattr(record, name), record) for name in TIME_FIELDS}
     return replace(record, **times, embedded=embedded)
 
 
@@ -50,9 +61,16 @@ def kind_of(key: str) -> EntityKind | None:
     return EntityKind(label) if label in EntityKind.__members__.values() else None
 
 
-def field_value(name: str, value: object) -> object:
+# What a value graphmem never writes in each enum field is read as (a scope: what its project says).
+UNKNOWN_VALUES = {"category": UNKNOWN_CATEGORY, "status": UNKNOWN_STATUS, "trust": UNKNOWN_TRUST}
+
+
+def field_value(name: str, value: object, record: MemoryRecord) -> object:
+    """A changed field of ``record`` as the fake holds it: as a real store reads it back."""
+    if name == "scope" and value is not None:
+        return read_scope(value, record.project, record.id)
     if name in ENUM_FIELDS and value is not None:
-        return ENUM_FIELDS[name](str(value))
+        return read_enum(ENUM_FIELDS[name], value, UNKNOWN_VALUES[name], record.id)
     if name in TIME_FIELDS:
         return utc(value) if isinstance(value, datetime) else value
     return value

@@ -227,7 +227,9 @@ class FakeGraphStore(OnePersonsStore):
             if row is None:
                 return
             values = {
-                name: field_value(name, value) for name, value in changes.items() if name != "embedding"
+                name: field_value(name, value, row.record)
+                for name, value in changes.items()
+                if name != "embedding"
             }
             if "embedding" in changes:
                 embedding = changes["embedding"]

@@ -32,6 +32,7 @@ import numpy.typing as npt
 
 from graphmem.adapters.kuzu_connection import KuzuConnection
 from graphmem.adapters.kuzu_rows import VECTOR_EXTENT, VECTOR_PAGE, VECTORS_BETWEEN, stored_vectors
+from graphmem.adapters.record_rows import status_as_read
 from graphmem.adapters.vector_log import VectorLog
 from graphmem.core.branches import place
 from graphmem.core.models import MemoryRecord
@@ -143,7 +144,7 @@ class KuzuVectors:
                     if memory_id in self._log:
                         ids.append(str(memory_id))
                         projects.append(place(project, branch))
-                        statuses.append(str(status))
+                        statuses.append(status_as_read(status, memory_id))
             self._log.compact(live)
             # Read from the log when the index asks (``VectorLog.rows``): a build takes them a
             # chunk at a time, where a matrix of them all took 1.5 GB at a million.

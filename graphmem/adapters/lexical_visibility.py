@@ -12,7 +12,8 @@ The columns (``Columns``): ``code`` (the status, scope and category, one bit eac
 64-bit hashes ``project_hash`` and ``branch_hash`` (0: none) and ``created_at``
 (microseconds). ``ColumnFilter`` is the one Python predicate of a visibility; the overlay's
 records go through it too (``Columns.of``). ``_hidden`` states the same rules as tantivy
-queries.
+queries. The index holds a memory as read (``Columns.of`` a record: a status graphmem never
+writes is archived, ``record_rows``), so both ask graphmem's own values only.
 """
 
 from __future__ import annotations

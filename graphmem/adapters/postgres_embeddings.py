@@ -24,7 +24,7 @@ import numpy as np
 
 from graphmem.adapters.postgres_connection import PostgresConnection
 from graphmem.adapters.postgres_migrate import SchemaOwner, schema_owner
-from graphmem.adapters.postgres_rows import cosine_of, vector_param
+from graphmem.adapters.postgres_rows import SQL, cosine_of, vector_param
 from graphmem.adapters.postgres_schema import SCHEMA_LOCK_KEY
 from graphmem.adapters.postgres_vector_parts import (
     ALL_INDEXED,
@@ -36,7 +36,8 @@ from graphmem.adapters.postgres_vector_parts import (
     drop_indexes,
     indexed_vector,
 )
-from graphmem.adapters.record_rows import memory_text
+from graphmem.adapters.record_rows import UNKNOWN_STATUS, memory_text, status_as_read
+from graphmem.adapters.visibility_clause import one_of_as_read
 from graphmem.core.branches import place
 from graphmem.core.ports import StoredVectors, Vector, VectorQuery
 from graphmem.errors import StoreConflictError, StoreMismatchError
@@ -297,7 +298,10 @@ class PostgresEmbeddings:
             return StoredVectors([], np.zeros((0, self.dimension), np.float32), [], [])
         matrix = np.asarray([row[3] for row in rows], dtype=np.float32)
         return StoredVectors(
-            [str(r[0]) for r in rows], matrix, [place(r[1], r[4]) for r in rows], [str(r[2]) for r in rows]
+            [str(r[0]) for r in rows],
+            matrix,
+            [place(r[1], r[4]) for r in rows],
+            [status_as_read(r[2], r[0]) for r in rows],
         )
 
     def count_vectors(self) -> int:
@@ -318,16 +322,18 @@ class PostgresEmbeddings:
         if k <= 0:
             return []
         names = tuple(sorted(query.projects))
+        # a status graphmem never writes as it is read: archived (visibility_clause.py)
+        status, asked = one_of_as_read(SQL, "status", "s", query.statuses, UNKNOWN_STATUS)
         params = {
             "q": vector_param(query.vector),
             "k": k,
             "p": list(names),
-            "s": sorted(query.statuses),
+            **asked,
             "b": query.branch,
             "few": READ_WHOLE_MAX + 1,
         }
         on_branch = "" if query.all_branches else "AND (branch IS NULL OR branch = %(b)s) "
-        shown = f"embedding IS NOT NULL AND status = ANY(%(s)s) {on_branch}"
+        shown = f"embedding IS NOT NULL {'' if status is None else f'AND {status} '}{on_branch}"
         # The index's order (half precision: the query cast as its vectors are), the stored
         # vectors' cosines of the k nearest alone.
         order = f"{indexed_vector(int(self.dimension))} <=> %(q)s::vector::halfvec({int(self.dimension)})"

@@ -8,12 +8,13 @@ PostgreSQL its writer when not the reader), to a ``MemoryRecord``; a row of symb
 written by hand too (``psql``, a script, a newer graphmem): a column may hold a value graphmem
 never writes. Such a row is still read, never a traceback, and never with more authority than
 the least: an unknown trust is low trust, an unknown category a fact, an unknown status
-archived (the stores' searches and blocks ask graphmem's statuses only, so it is in none of
-them), an unknown scope what its project says; a text over ``MAX_TEXT_CHARS`` is cut there with
-a mark that says so (``CUT_MARK``), a source, session or origin at the write door's bound
-(``LABEL_CHARS``), a writer's name at a role name's (``MAX_AUTHOR_CHARS``); an event's
-state that is not one graphmem writes (``core.export_format.EventState``: ``undo`` applies it) is
-read as empty. Each is logged once, by the row's id and never its content."""
+archived (and filtered so, ``visibility_clause.one_of_as_read``: ``list --status archived``
+lists it, what asks current memories never does), an unknown scope what its project says; a
+text over ``MAX_TEXT_CHARS`` is cut there with a mark that says so (``CUT_MARK``), a source,
+session or origin at the write door's bound (``LABEL_CHARS``), a writer's name at a role name's
+(``MAX_AUTHOR_CHARS``); an event's state that is not one graphmem writes
+(``core.export_format.EventState``: ``undo`` applies it) is read as empty. Each is logged once,
+by the row's id and never its content."""
 
 from __future__ import annotations
 
@@ -230,6 +231,16 @@ def memory_counts(rows: Iterable[Sequence[Any]]) -> dict[tuple[str, str, str], i
             read_enum(Status, status, UNKNOWN_STATUS, COUNTED).value,
         ] += int(n)
     return dict(counts)
+
+
+# graphmem's statuses: a set, as a vector index's load tests a million rows' (``status_as_read``).
+_STATUSES = frozenset(Status)
+
+
+def status_as_read(value: object, row_id: object) -> str:
+    """A status column's value as a read gives it (``UNKNOWN_STATUS`` for one graphmem never
+    writes): the status a vector index filters its row by, as every other filter reads it."""
+    return str(value) if value in _STATUSES else read_enum(Status, value, UNKNOWN_STATUS, row_id).value
 
 
 def read_scope(value: object, project: object, row_id: object) -> Scope:

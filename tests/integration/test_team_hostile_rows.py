@@ -28,6 +28,7 @@ from graphmem.adapters.postgres_schema import SCHEMA_VERSION
 from graphmem.adapters.record_rows import CUT_MARK
 from graphmem.app import serve_memory
 from graphmem.core.export_format import parse_lines
+from graphmem.core.fusion import LEXICAL, SEMANTIC
 from graphmem.core.models import Category, LinkKind, Scope, Status, Trust
 from graphmem.core.text import MAX_ORIGIN_CHARS, MAX_SESSION_CHARS, MAX_SOURCE_CHARS, MAX_TEXT_CHARS
 from graphmem.errors import ConflictError, StoreMismatchError
@@ -171,8 +172,52 @@ def test_a_row_of_an_unknown_value_does_not_break_reading_the_others(team: Team)
     listed = team.alice.list(project=PROJECT)
 
     assert kept.memory.id in [hit.memory.id for hit in hits]
-    assert [m.id for m in listed] == [kept.memory.id]  # no search asks a status graphmem never writes
+    assert [m.id for m in listed] == [kept.memory.id]  # read as archived: not among the current
     assert team.alice.show(HOSTILE).memory.status is Status.ARCHIVED
+
+
+@pytest.mark.parametrize("status", ["bogus", "x" * 100_000], ids=["word", "long"])
+def test_a_status_graphmem_never_writes_is_listed_with_the_archived_and_never_recalled(
+    team: Team, status: str
+) -> None:
+    """What ``show`` reads as archived, ``list --status archived`` lists: an administrator finds
+    the rows a ``psql`` session wrote so; what asks current memories never has them."""
+    kept = team.alice.remember(
+        "Deploy the ledger service with the blue-green script", category="procedure", project=PROJECT
+    )
+    insert_memory(team.admin_url, status=status)
+
+    archived = team.alice.list(project=PROJECT, statuses=[Status.ARCHIVED])
+    hits = team.alice.recall("deploy the ledger service", project=PROJECT).hits
+    context = team.alice.get_context("deploy the ledger service", project=PROJECT)
+
+    assert team.alice.show(HOSTILE).memory.status is Status.ARCHIVED
+    assert [(m.id, m.status) for m in archived] == [(HOSTILE, Status.ARCHIVED)]
+    assert [m.id for m in team.alice.list(project=PROJECT)] == [kept.memory.id]
+    assert [hit.memory.id for hit in hits] == [kept.memory.id]
+    assert HOSTILE not in context.markdown
+
+
+def test_a_status_graphmem_never_writes_is_recalled_with_the_history(team: Team) -> None:
+    """``recall --history`` asks every status: the archived one a hand-written status is read as
+    too, by its words and by its vector."""
+    insert_memory(team.admin_url, status="bogus")
+    team.alice.embed_pending()
+
+    hits = team.alice.recall("deploy the ledger service", project=PROJECT, history=True).hits
+
+    channels = {channel.channel for hit in hits if hit.memory.id == HOSTILE for channel in hit.channels}
+    assert {SEMANTIC, LEXICAL} <= channels
+
+
+def test_a_category_graphmem_never_writes_is_listed_with_the_facts(team: Team) -> None:
+    insert_memory(team.admin_url, category="bogus")
+
+    facts = team.alice.list(project=PROJECT, categories=["fact"])
+    directives = team.alice.list(project=PROJECT, categories=["directive"])
+
+    assert [(m.id, m.category) for m in facts] == [(HOSTILE, Category.FACT)]
+    assert directives == []
 
 
 def test_an_empty_source_is_no_persons_and_its_directive_is_not_injected_as_theirs(team: Team) -> None:

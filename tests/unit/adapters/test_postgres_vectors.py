@@ -19,7 +19,7 @@ from graphmem.adapters.postgres_embeddings import BULK_ROWS_MIN, EF_SEARCH_MIN, 
 from graphmem.adapters.postgres_store import PostgresGraphStore
 from graphmem.adapters.postgres_vector_parts import ALL_INDEXED, PART_OF_NAMES, VECTOR_INDEXES, drop_indexes
 from graphmem.adapters.postgres_vectors import PgVectorIndex
-from graphmem.core.models import Scope
+from graphmem.core.models import Scope, Status
 from graphmem.core.ports import VectorQuery
 
 DIM = 8
@@ -81,6 +81,26 @@ def test_a_search_in_a_project_sees_the_memories_of_its_aliases(store: PostgresG
 
     assert {i for i, _ in store.vectors.nearest(aliased)} == {"g", "a", "b"}
     assert {i for i, _ in store.vectors.nearest(alone)} == {"g", "b"}
+
+
+@pytest.mark.parametrize("project", [None, "/src/shop"], ids=["global", "of-a-project"])
+def test_a_vector_of_a_status_graphmem_never_writes_is_searched_as_the_archived_one_it_is_read_as(
+    store: PostgresGraphStore, project: str | None
+) -> None:
+    """A row written by hand (``psql``) of status "bogus" is read as archived (``record_rows``):
+    a search of every status (``recall --history``) or of the archived finds it, of the current
+    ones never."""
+    scope = Scope.GLOBAL if project is None else Scope.PROJECT
+    store.add_memories([memory(m, scope=scope, project=project) for m in ("active", "by-hand")], _vectors(2))
+    store.update_memory("by-hand", {"status": "bogus"})
+    query = VectorQuery(_vectors(1, seed=9)[0], 10, project, ACTIVE)
+
+    def found(statuses: frozenset[str]) -> list[str]:
+        return sorted(i for i, _ in store.vectors.nearest(replace(query, statuses=statuses)))
+
+    assert found(ACTIVE) == ["active"]
+    assert found(frozenset({"archived"})) == ["by-hand"]
+    assert found(frozenset(s.value for s in Status)) == ["active", "by-hand"]
 
 
 def test_the_cosines_of_a_search_s_hits_and_of_other_memories_are_the_database_s(
