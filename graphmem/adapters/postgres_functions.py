@@ -30,6 +30,7 @@ commits only with an event of that memory written in the same transaction by the
 (``graphmem_change_recorded``, deferred to the commit; an event names its transaction,
 ``graphmem_event_xact``), so no row becomes a rule with no trace of who made it. Schema 21's
 names who confirmed a memory (``graphmem_confirmed_by``), as ``graphmem_person_set`` names a person.
+Schema 22's policy (``graphmem_scoped``) lets a team's role write only graphmem's scopes.
 
 Each function's text is frozen in the migration that creates it: a later version replaces it
 (``CREATE OR REPLACE``) and rolling that version back restores the one before, so the SQL of
@@ -550,4 +551,17 @@ UNDO_CONFIRMED_BY_21 = """
 DROP TRIGGER graphmem_confirmed_by ON memories;
 DROP FUNCTION graphmem_confirmed_by();
 ALTER TABLE memories DROP COLUMN confirmed_by;
+"""
+
+# Schema 22: a memory's scope is one of graphmem's when a team's role writes it. Row-level
+# security shows everyone a memory whose scope is not 'global' (schema 6), and graphmem reads a
+# scope it does not know as its project says: a writer's psql INSERT of his memory with the scope
+# 'team' and no project was in everyone's recall, read as a global memory, which only an
+# administrator makes the team's. Changing a scope is an administrator's already (schema 10).
+SCOPES_HELD_22 = """
+CREATE POLICY graphmem_scoped ON memories AS RESTRICTIVE FOR INSERT
+    WITH CHECK (scope IN ('global', 'project'));
+"""
+UNDO_SCOPES_HELD_22 = """
+DROP POLICY graphmem_scoped ON memories;
 """

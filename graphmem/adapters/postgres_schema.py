@@ -27,6 +27,7 @@ from graphmem.adapters.postgres_functions import (
     RECORDED_BODIES_14,
     RECORDED_CHANGES_20,
     REMEMBERED_8,
+    SCOPES_HELD_22,
     SESSIONS_HELD_17,
     TERM_STATS_7,
     UNDO_10,
@@ -34,9 +35,10 @@ from graphmem.adapters.postgres_functions import (
     UNDO_16,
     UNDO_CONFIRMED_BY_21,
     UNDO_RECORDED_CHANGES_20,
+    UNDO_SCOPES_HELD_22,
     UNDO_SESSIONS_HELD_17,
 )
-from graphmem.adapters.postgres_vector_parts import PARTS_19, UNDO_PARTS_19
+from graphmem.adapters.postgres_vector_parts import DROP_HALF_INDEX_12, HALF_INDEX_12, PARTS_19, UNDO_PARTS_19
 
 # Taken by a migration (and by a store that sets its vector column up) so that two processes
 # never change the schema at once: pg_advisory_xact_lock's key.
@@ -44,42 +46,6 @@ SCHEMA_LOCK_KEY = 0x6772_6D65  # "grme"
 # The row size past which PostgreSQL moves a memory's largest values out of its row (schema
 # 11): its largest allowed, a page's worth (TOAST_TUPLE_TARGET_MAIN).
 ROW_TARGET_BYTES = 8160
-
-
-# The HNSW index of the vectors built again at half precision (schema 12), once pgvector is known
-# to have halfvec, when the column has its dimension and an index: in memory when its graph fits
-# (what it needs, 2 bytes a dimension and about 1 KB of neighbours a vector, at most 512 MB, as
-# postgres_embeddings.py builds it), with no statement timeout (minutes at a million rows).
-HALF_INDEX_12 = """
-SET LOCAL statement_timeout = 0;
-DO $migration$
-DECLARE
-    dims integer;
-    wanted bigint;
-BEGIN
-    IF (SELECT string_to_array(extversion, '.')::integer[] < ARRAY[0, 7] FROM pg_extension
-        WHERE extname = 'vector') THEN
-        RAISE EXCEPTION 'schema 12 needs pgvector 0.7 or newer (halfvec): '
-            'ALTER EXTENSION vector UPDATE, then migrate';
-    END IF;
-    SELECT atttypmod INTO dims FROM pg_attribute
-        WHERE attrelid = 'memories'::regclass AND attname = 'embedding';
-    IF dims > 0 AND to_regclass('memories_embedding') IS NOT NULL THEN
-        DROP INDEX memories_embedding;
-        wanted := least(524288, (SELECT count(*) FROM memories WHERE embedding IS NOT NULL)
-            * (dims * 2 + 1024) / 1024);
-        IF wanted > (SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem') THEN
-            PERFORM set_config('maintenance_work_mem', wanted || 'kB', true);
-        END IF;
-        EXECUTE format('CREATE INDEX memories_embedding ON memories '
-            'USING hnsw ((embedding::halfvec(%s)) halfvec_cosine_ops)', dims);
-    END IF;
-END
-$migration$;
-"""
-# Rolling schema 12 back drops the index: the graphmem of schema 11 builds its own (full precision)
-# at its first open, as after an import that died; a rollback to 0 builds none in vain.
-DROP_HALF_INDEX_12 = "DROP INDEX IF EXISTS memories_embedding;"
 
 
 # Who sees a memory (schema 6): everyone sees project memories and the global ones from before
@@ -581,6 +547,13 @@ ALTER TABLE entities DROP COLUMN owner;
         # Each confirmed memory said "by a person" or "by the user", whoever it was. postgres_functions.py.
         up=CONFIRMED_BY_21,
         down=UNDO_CONFIRMED_BY_21,
+    ),
+    Migration(
+        22,
+        "a team's role writes a memory of graphmem's scopes only (row-level security)",
+        # A writer's memory of the scope 'team' and no project was everyone's, read as global.
+        up=SCOPES_HELD_22,
+        down=UNDO_SCOPES_HELD_22,
     ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version

@@ -1,6 +1,6 @@
-"""The HNSW index of the memories' vectors, in parts (schema 19): one of the global memories, and
-one of each of ``PARTS`` parts of the projects' memories, a project's part being its name's
-``hashtext`` modulo ``PARTS``.
+"""The HNSW index of the memories' vectors, at half precision (schema 12) and in parts (schema
+19): one of the global memories, and one of each of ``PARTS`` parts of the projects' memories, a
+project's part being its name's ``hashtext`` modulo ``PARTS``.
 
 A recall sees the global memories and its project's. pgvector filters an HNSW scan after its
 walk: with one index over every memory, a project that is a twentieth of a million was searched
@@ -25,7 +25,9 @@ from dataclasses import dataclass
 
 __all__ = [
     "ALL_INDEXED",
+    "DROP_HALF_INDEX_12",
     "GLOBAL",
+    "HALF_INDEX_12",
     "PARTS",
     "PARTS_19",
     "PART_OF_NAMES",
@@ -131,6 +133,42 @@ BEGIN
 END
 $migration$;
 """
+
+
+# The HNSW index of the vectors built again at half precision (schema 12), once pgvector is known
+# to have halfvec, when the column has its dimension and an index: in memory when its graph fits
+# (what it needs, 2 bytes a dimension and about 1 KB of neighbours a vector, at most 512 MB, as
+# postgres_embeddings.py builds it), with no statement timeout (minutes at a million rows).
+HALF_INDEX_12 = """
+SET LOCAL statement_timeout = 0;
+DO $migration$
+DECLARE
+    dims integer;
+    wanted bigint;
+BEGIN
+    IF (SELECT string_to_array(extversion, '.')::integer[] < ARRAY[0, 7] FROM pg_extension
+        WHERE extname = 'vector') THEN
+        RAISE EXCEPTION 'schema 12 needs pgvector 0.7 or newer (halfvec): '
+            'ALTER EXTENSION vector UPDATE, then migrate';
+    END IF;
+    SELECT atttypmod INTO dims FROM pg_attribute
+        WHERE attrelid = 'memories'::regclass AND attname = 'embedding';
+    IF dims > 0 AND to_regclass('memories_embedding') IS NOT NULL THEN
+        DROP INDEX memories_embedding;
+        wanted := least(524288, (SELECT count(*) FROM memories WHERE embedding IS NOT NULL)
+            * (dims * 2 + 1024) / 1024);
+        IF wanted > (SELECT setting::bigint FROM pg_settings WHERE name = 'maintenance_work_mem') THEN
+            PERFORM set_config('maintenance_work_mem', wanted || 'kB', true);
+        END IF;
+        EXECUTE format('CREATE INDEX memories_embedding ON memories '
+            'USING hnsw ((embedding::halfvec(%s)) halfvec_cosine_ops)', dims);
+    END IF;
+END
+$migration$;
+"""
+# Rolling schema 12 back drops the index: the graphmem of schema 11 builds its own (full precision)
+# at its first open, as after an import that died; a rollback to 0 builds none in vain.
+DROP_HALF_INDEX_12 = "DROP INDEX IF EXISTS memories_embedding;"
 
 
 PARTS_19 = rebuilt(WHOLE, f"DROP INDEX {WHOLE}", [create_index(part, "%s") for part in VECTOR_INDEXES])

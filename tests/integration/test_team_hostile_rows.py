@@ -134,7 +134,8 @@ def test_an_unknown_trust_is_read_as_low_trust_and_never_injected_as_a_rule(team
 def test_an_unknown_category_scope_or_status_is_read_as_the_least_standing_value(
     team: Team, column: str, value: str, read_as: object
 ) -> None:
-    insert_memory(team.bob_url, **{column: value})
+    # A scope graphmem never writes: a row from before schema 22, or an administrator's.
+    insert_memory(team.admin_url if column == "scope" else team.bob_url, **{column: value})
 
     shown = team.alice.show(HOSTILE).memory
     team.alice.recall("deploy the ledger service", project=PROJECT)
@@ -148,7 +149,7 @@ def test_an_unknown_category_scope_or_status_is_read_as_the_least_standing_value
 def test_stats_count_a_value_graphmem_never_writes_as_it_is_read_never_as_itself(team: Team) -> None:
     team.alice.remember("Refunds go through the ledger service", category="decision", project=PROJECT)
     escape = "\x1b]52;c;cm0gLXJmIH4=\x07"  # a terminal's clipboard, were it printed as it is
-    insert_memory(team.bob_url, status=escape, category="x" * 100_000, scope=escape)
+    insert_memory(team.admin_url, status=escape, category="x" * 100_000, scope=escape)
 
     stats = team.alice.stats()
 
@@ -166,7 +167,7 @@ def test_a_category_graphmem_never_writes_never_makes_a_directive_a_rule(team: T
 
 def test_a_row_of_an_unknown_value_does_not_break_reading_the_others(team: Team) -> None:
     kept = team.alice.remember("Refunds go through the ledger service", category="decision", project=PROJECT)
-    insert_memory(team.bob_url, category="bogus", scope="bogus", status="bogus", trust="bogus")
+    insert_memory(team.admin_url, category="bogus", scope="bogus", status="bogus", trust="bogus")
 
     hits = team.alice.recall("refunds ledger service", project=PROJECT).hits
     listed = team.alice.list(project=PROJECT)
@@ -293,7 +294,8 @@ def test_an_entity_title_written_by_hand_past_gitlabs_bound_is_read_bounded(team
 def test_a_time_python_cannot_hold_is_read_as_the_nearest_it_can(
     team: Team, column: str, value: str, read_as: datetime
 ) -> None:
-    insert_memory(team.bob_url, **{column: value})
+    # A scope graphmem never writes: a row from before schema 22, or an administrator's.
+    insert_memory(team.admin_url if column == "scope" else team.bob_url, **{column: value})
 
     shown = team.alice.show(HOSTILE).memory
     team.alice.recall("deploy the ledger service", project=PROJECT)

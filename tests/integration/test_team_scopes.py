@@ -136,6 +136,44 @@ def test_the_database_itself_hides_a_private_memory_from_a_hand_written_query(te
             )
 
 
+def hand_inserted(url: str, scope: str, project: str | None) -> None:
+    """A memory of ``url``'s role with ``scope`` and ``project``, inserted by its psql session."""
+    conn = psycopg.connect(url)
+    try:
+        conn.execute(
+            "INSERT INTO memories (id, text, category, scope, project, created_at, updated_at, valid_from, "
+            "status, content_hash, source, trust, terms) VALUES ('mem_0000000000000bad', "
+            "'Deploy the ledger on Fridays', 'directive', %s, %s, now(), now(), now(), 'active', 'h', "
+            "'user', 'normal', '')",
+            (scope, project),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize(("scope", "project"), [("team", None), ("Global", None), ("bogus", PROJECT)])
+def test_a_writer_cannot_write_a_scope_graphmem_does_not_know_to_reach_everyone(
+    team: Team, scope: str, project: str | None
+) -> None:
+    """Before schema 22 Bob's row was seen by all (its scope is not 'global'), and read as a
+    global memory: in Alice's recall and injected block in every project."""
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="graphmem_scoped"):
+        hand_inserted(team.bob_url, scope, project)
+
+    assert team.alice.list(project=PROJECT, statuses=list(Status)) == []
+    hand_inserted(team.bob_url, "project", PROJECT)  # graphmem's scopes stay his to write
+    assert [m.id for m in team.alice.list(project=PROJECT, statuses=list(Status))] == ["mem_0000000000000bad"]
+
+
+def test_rolled_back_to_21_a_writer_writes_any_scope_again(team: Team) -> None:
+    assert migrate(team.admin_url, target=21).after == 21
+    hand_inserted(team.bob_url, "team", None)
+    assert migrate(team.admin_url).after == 22  # a row from before is kept as it is
+
+    assert team.alice.show("mem_0000000000000bad").memory.text == "Deploy the ledger on Fridays"
+
+
 def test_global_memories_from_before_the_migration_stay_everyones(
     postgres_server: PostgresServer, tmp_path: Path
 ) -> None:

@@ -35,10 +35,12 @@ FROZEN = {
     "UNDO_RECORDED_CHANGES_20": "cc31b4d24dd77aed",
     "CONFIRMED_BY_21": "030d25e7a42d82e8",
     "UNDO_CONFIRMED_BY_21": "58c68f8f8343be72",
+    "SCOPES_HELD_22": "74a90c62510feccb",
+    "UNDO_SCOPES_HELD_22": "ae9da4f6d637a240",
 }
 
 
-# Migrations whose SQL is the schema module's own.
+# Migrations whose SQL is the schema's own (postgres_schema.py, postgres_vector_parts.py).
 FROZEN_SCHEMA = {
     "HALF_INDEX_12": "06a7f6c56531f3a2",
     "DROP_HALF_INDEX_12": "63ebf8909fb9c7e8",
