@@ -30,7 +30,8 @@ commits only with an event of that memory written in the same transaction by the
 (``graphmem_change_recorded``, deferred to the commit; an event names its transaction,
 ``graphmem_event_xact``), so no row becomes a rule with no trace of who made it. Schema 21's
 names who confirmed a memory (``graphmem_confirmed_by``), as ``graphmem_person_set`` names a person.
-Schema 22's policy (``graphmem_scoped``) lets a team's role write only graphmem's scopes.
+Schema 22's policy (``graphmem_scoped``) and trigger (``graphmem_project_kept``) let a team's role
+write only graphmem's scopes, a project's memory with its project.
 
 Each function's text is frozen in the migration that creates it: a later version replaces it
 (``CREATE OR REPLACE``) and rolling that version back restores the one before, so the SQL of
@@ -553,15 +554,32 @@ DROP FUNCTION graphmem_confirmed_by();
 ALTER TABLE memories DROP COLUMN confirmed_by;
 """
 
-# Schema 22: a memory's scope is one of graphmem's when a team's role writes it. Row-level
-# security shows everyone a memory whose scope is not 'global' (schema 6), and graphmem reads a
-# scope it does not know as its project says: a writer's psql INSERT of his memory with the scope
-# 'team' and no project was in everyone's recall, read as a global memory, which only an
-# administrator makes the team's. Changing a scope is an administrator's already (schema 10).
+# Schema 22: a memory's scope is one of graphmem's, and a project's memory has its project, when
+# a team's role writes it. Row-level security shows everyone a memory whose scope is not 'global'
+# (schema 6), and graphmem reads a scope it does not know as its project says: a writer's psql
+# INSERT of his memory with the scope 'team' and no project, or of a 'project' one with no
+# project (or an UPDATE that takes its project away), was in everyone's recall in every project,
+# which only an administrator's global memories are. Changing a scope is an administrator's
+# already (schema 10), and so is now taking a project's memory's project away.
 SCOPES_HELD_22 = """
 CREATE POLICY graphmem_scoped ON memories AS RESTRICTIVE FOR INSERT
-    WITH CHECK (scope IN ('global', 'project'));
+    WITH CHECK (scope = 'global' OR scope = 'project' AND project IS NOT NULL);
+CREATE FUNCTION graphmem_project_kept() RETURNS trigger LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+    IF row_security_active(TG_RELID) THEN
+        RAISE EXCEPTION 'memory % is of a project: only an administrator takes its project away', OLD.id
+            USING ERRCODE = 'insufficient_privilege',
+            HINT = 'Move it to another project instead, or write a new memory (docs/team.md).';
+    END IF;
+    RETURN NEW;
+END $f$;
+CREATE TRIGGER graphmem_project_kept BEFORE UPDATE OF project ON memories FOR EACH ROW
+    WHEN (NEW.project IS NULL AND OLD.project IS NOT NULL AND NEW.scope <> 'global')
+    EXECUTE FUNCTION graphmem_project_kept();
 """
 UNDO_SCOPES_HELD_22 = """
+DROP TRIGGER graphmem_project_kept ON memories;
+DROP FUNCTION graphmem_project_kept();
 DROP POLICY graphmem_scoped ON memories;
 """

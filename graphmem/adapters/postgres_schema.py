@@ -550,8 +550,8 @@ ALTER TABLE entities DROP COLUMN owner;
     ),
     Migration(
         22,
-        "a team's role writes a memory of graphmem's scopes only (row-level security)",
-        # A writer's memory of the scope 'team' and no project was everyone's, read as global.
+        "a team's role writes a memory of graphmem's scopes only, a project's with its project",
+        # A writer's memory of the scope 'team', or 'project' with no project, was in every recall.
         up=SCOPES_HELD_22,
         down=UNDO_SCOPES_HELD_22,
     ),

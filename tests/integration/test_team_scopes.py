@@ -152,7 +152,9 @@ def hand_inserted(url: str, scope: str, project: str | None) -> None:
         conn.close()
 
 
-@pytest.mark.parametrize(("scope", "project"), [("team", None), ("Global", None), ("bogus", PROJECT)])
+@pytest.mark.parametrize(
+    ("scope", "project"), [("team", None), ("Global", None), ("bogus", PROJECT), ("project", None)]
+)
 def test_a_writer_cannot_write_a_scope_graphmem_does_not_know_to_reach_everyone(
     team: Team, scope: str, project: str | None
 ) -> None:
@@ -164,6 +166,23 @@ def test_a_writer_cannot_write_a_scope_graphmem_does_not_know_to_reach_everyone(
     assert team.alice.list(project=PROJECT, statuses=list(Status)) == []
     hand_inserted(team.bob_url, "project", PROJECT)  # graphmem's scopes stay his to write
     assert [m.id for m in team.alice.list(project=PROJECT, statuses=list(Status))] == ["mem_0000000000000bad"]
+
+
+def test_a_writer_cannot_take_a_project_memorys_project_away(team: Team) -> None:
+    """Before schema 22 his project memory, its project set to NULL by hand, was in every
+    project's recall of every teammate."""
+    his = team.bob.remember(SHARED, category="fact", scope="project", project=PROJECT).memory
+    conn = psycopg.connect(team.bob_url)
+    try:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="only an administrator takes"):
+            conn.execute("UPDATE memories SET project = NULL WHERE id = %s", (his.id,))
+        conn.rollback()
+        conn.execute("UPDATE memories SET project = '/src/other' WHERE id = %s", (his.id,))  # a move is his
+        conn.commit()
+    finally:
+        conn.close()
+
+    assert team.alice.show(his.id).memory.project == "/src/other"
 
 
 def test_rolled_back_to_21_a_writer_writes_any_scope_again(team: Team) -> None:
