@@ -40,14 +40,18 @@ if TYPE_CHECKING:
 GITLAB_REMOTE = "git@gitlab.example.com:group/sub/proj.git"
 
 # Hypothesis profiles (docs/testing.md), chosen with ``--hypothesis-profile=NAME``. Without the
-# option the property tests run Hypothesis's own "default" profile (100 examples each, or what a
-# test's own ``@settings`` asks for): that is what ``make test`` and CI run. "dev" is the quick
-# loop of ``make test-unit``: a tenth of the examples, and no per-example deadline, since a loaded
-# machine makes one example slow without anything being wrong. A test that wants more examples asks
-# a multiple of the profile's (``settings().max_examples``, read when its module is imported, after
-# the profile is loaded): ``3 * settings().max_examples`` is 300 in "default" and 30 in "dev".
+# option the property tests run "full": Hypothesis's 100 examples each (or what a test's own
+# ``@settings`` asks for), with no per-example deadline: that is what ``make test`` and CI run.
+# Hypothesis's own deadline (200 ms an example) is a timing assert: on a loaded machine one slow
+# example failed a property that held (``test_fused_scores_are_non_increasing`` at load 11).
+# "dev" is the quick loop of ``make test-unit``: a tenth of the examples. A test that wants more
+# examples asks a multiple of the profile's (``settings().max_examples``, read when its module is
+# imported, after the profile is loaded): ``3 * settings().max_examples`` is 300 in "full" and 30
+# in "dev".
 DEV_EXAMPLES = 10
+settings.register_profile("full", deadline=None)
 settings.register_profile("dev", max_examples=DEV_EXAMPLES, deadline=None)
+settings.load_profile("full")  # the option's profile, when given, is loaded after this
 
 
 home_guard.install()
