@@ -45,8 +45,12 @@ Served. A user's multi-turn session is one OpenCode process (the TUI runs a serv
 each turn; the plugin is loaded once and keeps its state between turns). ``with sandbox.serve() as
 server`` is that: one ``opencode serve`` in the sandbox's environment, on a free port behind a
 password of its own, always stopped; :meth:`OpenCodeServer.run_turn` sends a turn with ``opencode
-run --attach``. A test whose point is a new OpenCode process (a restart, the journal read by the
-next process, the daemon's state when a process starts) uses :meth:`OpenCodeSandbox.run_turn`.
+run --attach``; :meth:`OpenCodeServer.send_turn` sends the same turn from the test's own process,
+as ``opencode run --attach`` sends it (the model gets the same requests, byte for byte), without
+a client process of 1.5 to 2 s of CPU a turn; :meth:`OpenCodeServer.mcp_status` is the status
+of each MCP server, as ``opencode mcp list`` and the TUI show it. A test whose point is a new
+OpenCode process (a restart, the journal read by the next process, the daemon's state when a
+process starts) uses :meth:`OpenCodeSandbox.run_turn`.
 
 Quirks: ``opencode run "two words"`` sends the model ``"two words"`` *with* the quotes (each
 argument that contains a space is quoted before the arguments are joined); :meth:`run_turn`
@@ -60,6 +64,7 @@ about 2 (the server starts the instance once, at its first request).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import fcntl
 import json
@@ -72,6 +77,8 @@ import socket
 import sqlite3
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -456,6 +463,11 @@ class OpenCodeSandbox:
 
 
 _LISTENING = re.compile(r"opencode server listening on (http://\S+)")
+# What `opencode run` gives a session it creates (and so what the model is offered): no questions
+# to a user who is not there, no plan mode.
+RUN_PERMISSIONS = tuple(
+    {"permission": name, "action": "deny", "pattern": "*"} for name in ("question", "plan_enter", "plan_exit")
+)
 SERVER_STOP_TIMEOUT = 10.0
 SERVER_STARTS = 3  # tries at a free port (another process may take it before OpenCode binds it)
 
@@ -545,6 +557,54 @@ class OpenCodeServer:
         return self.sandbox.run_turn(
             prompt, "--attach", self.url, *args, timeout=timeout, check=check, env=env
         )
+
+    def request(self, method: str, path: str, body: Any = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+        """One request to the server's HTTP API, as its clients (the TUI, ``opencode run --attach``)
+        send them: behind its password, in the sandbox's project. The answer's JSON; an error
+        status raises with the answer."""
+        secret = base64.b64encode(f"opencode:{self.password}".encode()).decode()
+        request = urllib.request.Request(
+            self.url + path,
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={
+                "Authorization": f"Basic {secret}",
+                "Content-Type": "application/json",
+                "x-opencode-directory": str(self.sandbox.project),
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                raw = response.read()
+        except urllib.error.HTTPError as exc:
+            with exc:
+                answer = exc.read().decode("utf-8", errors="replace")
+            raise AssertionError(f"opencode serve answered {method} {path}: {exc.code} {answer}") from None
+        return json.loads(raw) if raw else None
+
+    def send_turn(
+        self, prompt: str, session: str = "", timeout: float = DEFAULT_TIMEOUT, check: bool = True
+    ) -> tuple[str, dict[str, Any]]:
+        """One turn sent to the server from this process, as ``opencode run --attach`` sends it:
+        into ``session``, else a new session with the permissions ``opencode run`` gives one, the
+        prompt as one text part, answered once the turn has ended. The session's id and the
+        assistant's message (``info``, ``parts``). The model gets the same requests as from
+        :meth:`run_turn`, byte for byte, without a client process (1.5 to 2 s of CPU a turn). With
+        ``check`` a turn that ended in an error raises with it."""
+        if not session:
+            session = str(self.request("POST", "/session", {"permission": list(RUN_PERMISSIONS)})["id"])
+        reply: dict[str, Any] = self.request(
+            "POST", f"/session/{session}/message", {"parts": [{"type": "text", "text": prompt}]}, timeout
+        )
+        if check and reply.get("info", {}).get("error"):
+            raise AssertionError(f"the turn ended in an error: {reply['info']['error']}")
+        return session, reply
+
+    def mcp_status(self, timeout: float = DEFAULT_TIMEOUT) -> dict[str, dict[str, Any]]:
+        """Each MCP server's status in the project's instance, by name (``{"status": "connected"}``,
+        or ``"failed"`` with its ``error``): what ``opencode mcp list`` prints, without a process."""
+        status: dict[str, dict[str, Any]] = self.request("GET", "/mcp", timeout=timeout)
+        return status
 
     def stop(self) -> None:
         """SIGTERM to the server's process group (its MCP servers too), SIGKILL if it lingers."""

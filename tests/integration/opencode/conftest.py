@@ -7,7 +7,14 @@
 - ``opencode``: a fresh :class:`~support.opencode.OpenCodeSandbox` (temp HOME + git project whose
   ``opencode.json`` points at ``fake_llm``); ``opencode.add_mcp(name, server)``,
   ``opencode.run_turn(prompt)``, ``opencode.mcp_list()``, ``opencode.run_opencode(args)``; the turns
-  of one session in one OpenCode process: ``with opencode.serve() as server: server.run_turn(...)``.
+  of one session in one OpenCode process: ``with opencode.serve() as server: server.run_turn(...)``
+  (``opencode run --attach``), or ``server.send_turn(...)`` (the same turn sent from the test's
+  process, without a client process); ``server.mcp_status()``.
+
+A module whose tests read one run shares it through a module fixture of its own (its sandbox,
+model and daemon built with ``tmp_path_factory``), and so runs on one pytest-xdist worker
+(``support/worker_groups.py``): ``test_plugin.py``'s ``recorded``,
+``test_graphmem_in_opencode.py``'s ``served``, ``test_harness.py``'s ``said_hi``.
 - ``project``: an empty git project (for the tests that load the plugin in Node, with no OpenCode).
 """
 

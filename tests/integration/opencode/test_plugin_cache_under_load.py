@@ -1,14 +1,16 @@
-"""The prompt cache in the real OpenCode client on a busy machine: six turns of one session with
-two CPU-bound processes beside them and the daemon restarted after turn 3; every request starts
-with the whole previous one, byte for byte (the plugin's journal replays what it injected; only
-the newest turn's recall may be skipped when the daemon is slow).
+"""The prompt cache in the real OpenCode client on a busy machine: six turns of one session, the
+last five with two CPU-bound processes beside them and the daemon restarted after turn 3; every
+request starts with the whole previous one, byte for byte (the plugin's journal replays what it
+injected; only the newest turn's recall may be skipped when the daemon is slow).
 
-The first turn is an `opencode run` of its own that waits for the daemon as long as it needs, so
-that the session's boot block and first recall exist; the other five go to one `opencode serve`
-(`opencode run --attach`), as a TUI resuming the session: one OpenCode process, its plugin loaded
-once with the plugin's default timeout, which replays turn 1 from the journal (a plugin that asked
-the daemon for it again would be caught) and keeps its state across the restart of the daemon.
-``docs/benchmarks.md`` runs it five times in a row.
+The first turn is an `opencode run` of its own that waits for the daemon as long as it needs
+(10 s), so that the session's boot block and first recall exist: the load, which only tells on
+the plugin's default timeout, starts after it. The other five go to one `opencode serve`, sent as
+`opencode run --attach` sends them (``OpenCodeServer.send_turn``), as a TUI resuming the
+session: one OpenCode process, its plugin loaded once with the plugin's default timeout, which
+replays turn 1 from the journal (a plugin that asked the daemon for it again would be caught) and
+keeps its state across the restart of the daemon. ``docs/benchmarks.md`` runs it five times in a
+row.
 """
 
 from __future__ import annotations
@@ -76,18 +78,18 @@ def test_six_turns_under_load_and_a_daemon_restart_keep_every_previous_request(
         for text, category in [(DIRECTIVE, "directive"), *((fact, "fact") for _, fact in TURNS if fact)]:
             remembered(data_dir, opencode.project, text, category=category)
         fake_llm.script(*(Text(f"Answer {i}.") for i in range(len(TURNS))))
-        with cpu_load(2):
-            opencode.extra_env["GRAPHMEM_PLUGIN_TIMEOUT_MS"] = "10000"
-            opencode.run_turn(TURNS[0][0], timeout=600)
-            [listed] = opencode.stored_sessions()
-            opencode.extra_env["GRAPHMEM_PLUGIN_TIMEOUT_MS"] = "300"  # read by the server as it starts
-            with opencode.serve(timeout=600) as server:
-                for turn, (ask, _) in enumerate(TURNS[1:], start=2):
-                    server.run_turn(ask, "--session", listed["id"], timeout=600)
-                    if turn == RESTART_AFTER_TURN:
-                        daemon.stop()
-                        daemon = start(data_dir, opencode)
-                assert server.instances() == 1  # one OpenCode process, its plugin loaded once
+        # Turn 1 waits for the daemon as long as it needs, load or not: it is not what the load is for.
+        opencode.extra_env["GRAPHMEM_PLUGIN_TIMEOUT_MS"] = "10000"
+        opencode.run_turn(TURNS[0][0], timeout=600)
+        [listed] = opencode.stored_sessions()
+        opencode.extra_env["GRAPHMEM_PLUGIN_TIMEOUT_MS"] = "300"  # read by the server as it starts
+        with cpu_load(2), opencode.serve(timeout=600) as server:
+            for turn, (ask, _) in enumerate(TURNS[1:], start=2):
+                server.send_turn(ask, listed["id"], timeout=600)
+                if turn == RESTART_AFTER_TURN:
+                    daemon.stop()
+                    daemon = start(data_dir, opencode)
+            assert server.instances() == 1  # one OpenCode process, its plugin loaded once
     finally:
         daemon.stop()
 

@@ -5,9 +5,10 @@ same plugin file the OpenCode 1 real-client tests use, calls its ``setup(ctx)`` 
 the shapes OpenCode 2's source defines (the source files and commits are listed in the stand-in),
 and prints what each request would send and every request the plugin made to the daemon.
 
-The tests that only need a daemon serving (``served``) share one for the module (a daemon start is
-about 2.5 s of CPU); each has a project of its own (its memories) and a session id of its own
-(what the daemon keeps of a session: what it showed, its boot block).
+The tests that only need a daemon serving (``module_daemon``, ``served`` with the memories of
+``TURNS``) share one for the module (a daemon start is about 2.5 s of CPU); each has a project of
+its own (its memories) and a session id of its own (what the daemon keeps of a session: what it
+showed, its boot block, what it learned).
 """
 
 from __future__ import annotations
@@ -319,24 +320,22 @@ def test_a_daemon_that_never_answers_costs_the_turn_its_memory_not_the_turn(
 
 
 def test_an_opencode_2_session_is_learned_from_opencode_2s_database_when_its_turn_ends(
-    tmp_path: Path, project: Path
+    module_daemon: Daemon, tmp_path: Path, project: Path, session: str
 ) -> None:
     decision = "We decided to use Postgres 16 for billing because of logical replication."
     store = OpenCodeDB(tmp_path / "opencode" / "opencode.db")  # OpenCode 2's tables, from its source
-    store.session(str(project), session_id=SESSION)
-    add_v2_message(store, SESSION, "user", {"text": decision}, at_ms=T0_MS + 100)
+    store.session(str(project), session_id=session)
+    add_v2_message(store, session, "user", {"text": decision}, at_ms=T0_MS + 100)
     answer = {"agent": "build", "content": [{"type": "text", "id": "t", "text": "Noted."}]}
     answer["time"] = {"created": T0_MS + 200, "completed": T0_MS + 300}
-    add_v2_message(store, SESSION, "assistant", answer, at_ms=T0_MS + 200)
+    add_v2_message(store, session, "assistant", answer, at_ms=T0_MS + 200)
     store.close()
-    daemon = start_daemon(tmp_path / "data", GRAPHMEM_INGEST__ENABLED="false")
-    try:
-        steps = [{"do": "event", "type": "session.execution.succeeded", "sessionID": SESSION}]
-        run = host(daemon.data_dir, project, steps, env={"OPENCODE_DB": str(store.path)})
-        assert [r["status"] for r in paths(run, "/plugin/ingest")] == [202]
-        learned = learned_from(daemon, project, SESSION)
-    finally:
-        daemon.stop()
+    steps = [{"do": "event", "type": "session.execution.succeeded", "sessionID": session}]
+
+    run = host(module_daemon.data_dir, project, steps, env={"OPENCODE_DB": str(store.path)})
+
+    assert [r["status"] for r in paths(run, "/plugin/ingest")] == [202]
+    learned = learned_from(module_daemon, project, session)
     assert any(m["category"] == "decision" and "Postgres 16" in m["text"] for m in learned), learned
 
 
