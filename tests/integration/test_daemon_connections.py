@@ -62,7 +62,7 @@ def test_a_flood_of_half_sent_requests_leaves_health_and_rpc_answering(daemon: D
 
 
 def test_a_request_that_stops_halfway_is_closed_by_the_daemon(tmp_path: Path) -> None:
-    """The deadlines cut to seconds (``support/short_deadlines.py``): the test waits for them."""
+    """The deadlines cut to a second (``support/short_deadlines.py``): the test waits for them."""
     daemon = start_daemon(tmp_path / "data", program=SHORT_DEADLINES, GRAPHMEM_INGEST__ENABLED="false")
     try:
         _closed_halfway(daemon)

@@ -39,10 +39,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .daemons import stop_serving
+from .daemons import remembered, stop_serving
 from .fake_anthropic import FakeAnthropic
 from .home_guard import share_model_files
 from .npm_client import ClientUnavailable, ensure_installed, run_in_group, version_of
+from .session_scenario import BOOT_DIRECTIVE, FACTS, TURNS
 
 CLAUDE_CODE_VERSION = "2.1.328"
 CLAUDE_CODE_PACKAGE = f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"
@@ -276,6 +277,35 @@ def sandbox(binary: Path, root: Path) -> Iterator[ClaudeCodeSandbox]:
             yield box
         finally:
             box.stop_daemon()
+
+
+@dataclass(frozen=True)
+class PlayedScenario:
+    """The session of ``support.session_scenario`` as the stand-in recorded it."""
+
+    requests: list[dict[str, Any]]  # each request's body
+    hooks_log: str  # graphmem's hooks.log after the session ("" with graphmem off)
+
+
+def play_scenario(claude: ClaudeCodeSandbox, *, graphmem: bool) -> PlayedScenario:
+    """The session every client's prompt-cache test plays (``support.session_scenario``: six
+    turns, a fact relevant on turns 1, 3 and 5, small talk between), the first three turns in one
+    ``claude -p`` process, the last three in a new one that continues the session
+    (``--continue``). With ``graphmem``: ``graphmem install claude-code``, a daemon started as
+    the CLI starts one (``serve --detach``), the user's directive and the three facts stored
+    through it first; off, graphmem is not installed, so nothing reads a store (none is written)."""
+    if graphmem:
+        done = claude.graphmem("install", "claude-code")
+        assert done.returncode == 0, done.stderr
+        started = claude.graphmem("serve", "--detach")
+        assert started.returncode == 0, started.stderr
+        for text, category in ((BOOT_DIRECTIVE, "directive"), *((fact, "fact") for fact in FACTS)):
+            remembered(claude.data_dir, claude.project, text, category=category)  # as the CLI stores them
+    claude.api.script(*(f"Answer {index}." for index in range(len(TURNS))))
+    prompts = [prompt for prompt, _ in TURNS]
+    claude.run_session(prompts[:3])  # one process, as an interactive session runs them
+    claude.run_session(prompts[3:], resume=True)  # a new process continues it
+    return PlayedScenario(list(claude.api.requests), claude.hooks_log())
 
 
 def _lines_of(process: subprocess.Popen[str]) -> tuple[queue.Queue[str | None], threading.Thread]:

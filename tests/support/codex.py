@@ -18,6 +18,10 @@ Codex runs with ``OPENAI_*``/``CODEX_*`` variables of the outer environment remo
 runs a hook only once the user trusted it; the tests pass ``--dangerously-bypass-hook-trust`` (what
 the user does by answering Codex's prompt). ``codex exec`` prints its session id on stderr
 (``session id: ...``); :meth:`CodexSandbox.exec` returns it. A run takes ~1 s.
+
+Sessions the tests share (``tests/integration/codex/conftest.py``): :func:`play_scenario` plays
+the prompt-cache scenario (:class:`PlayedScenario` is what the stand-in recorded of it), and
+:class:`Decided` is a session that decided something, :func:`learned_from` what graphmem learned.
 """
 
 from __future__ import annotations
@@ -25,12 +29,21 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from .daemons import POLL_S, Daemon, listed
+from .fake_llm import Text
 from .fake_responses import MODEL_ID, FakeResponses
 from .npm_client import ClientUnavailable, ensure_installed, run_in_group, version_of
+from .session_scenario import TURNS
+
+if TYPE_CHECKING:
+    from .fake_llm import FakeLLM
+    from .opencode import OpenCodeSandbox
 
 CODEX_VERSION = "0.169.0"
 CODEX_PACKAGE = f"@openai/codex@{CODEX_VERSION}"
@@ -43,6 +56,11 @@ PROVIDER_ID = "fake"
 _DROPPED_ENV = re.compile(r"^(OPENAI_.*|CODEX_.*|.*_API_KEY|npm_config_.*)$", re.IGNORECASE)
 _SESSION_LINE = re.compile(r"^session id: ([0-9a-f-]{36})$", re.MULTILINE)
 CodexUnavailable = ClientUnavailable
+# `codex exec` sends its first request without waiting for an MCP server that is not required: on a
+# busy machine graphmem's tools would be in some requests and not others (the tools open the prompt).
+GRAPHMEM_REQUIRED = ("-c", "mcp_servers.graphmem.required=true")
+# A model answer of about 200 tokens: what the stand-in answers each turn of the scenario.
+SCENARIO_ANSWER = "Here is what I found. " + "The details follow in order, one step at a time. " * 16
 
 
 def codex_binary(cache_dir: Path = CACHE_DIR) -> Path:
@@ -160,3 +178,63 @@ class CodexSandbox:
     def session_file(self, session_id: str) -> Path:
         [found] = self.sessions.rglob(f"rollout-*-{session_id}.jsonl")
         return found
+
+
+def play_scenario(codex: CodexSandbox, *options: str) -> None:
+    """The session of ``support.session_scenario`` in ``codex``: its six turns as one session
+    (``codex exec``, then ``codex exec resume``), ``options`` given to each; the stand-in's
+    script and records reset first, so that its ``requests`` and ``raw`` are the six turns'."""
+    codex.model.reset(*(Text(f"{SCENARIO_ANSWER}({turn})") for turn in range(len(TURNS))))
+    session = ""
+    for ask, _ in TURNS:
+        session = codex.exec(ask, *options, resume=session or None).session_id
+    assert len(codex.model.raw) == len(TURNS)
+
+
+@dataclass(frozen=True)
+class PlayedScenario:
+    """The scenario's session as the stand-in recorded it, with graphmem installed and serving."""
+
+    requests: list[dict[str, Any]]  # each request's body, parsed
+    raw: list[bytes]  # each request's body, as Codex sent it
+    boot_id: str  # the user's directive (the boot context)
+    facts: dict[int, str]  # turn (from 0) -> the fact recall should bring to it
+    hooks_log: str  # graphmem's hooks.log after the session
+
+
+def learned_from(daemon: Daemon, project: Path, session: str, timeout: float = 90.0) -> list[dict[str, Any]]:
+    """What graphmem learned from the Codex session ``session`` in ``project`` (the memories of
+    ``daemon`` that name it), once a decision is among them; an AssertionError, with the daemon's
+    and the hooks' logs, when none is after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    learned: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        learned = [m for m in listed(daemon.data_dir, project) if m.get("session") == session]
+        if any(m["category"] == "decision" for m in learned):
+            return learned
+        time.sleep(POLL_S)
+    log = daemon.log.read_text("utf-8", errors="replace")[-3000:]
+    hooks = daemon.data_dir / "hooks.log"
+    hooks_log = hooks.read_text("utf-8") if hooks.exists() else ""
+    raise AssertionError(f"graphmem learned nothing from session {session}: {learned}\n{log}\n{hooks_log}")
+
+
+# What the Codex session of ``Decided`` says: a decision for graphmem to learn when it ends.
+DECISION = "We decided to use Postgres 16 for billing because of logical replication."
+
+
+@dataclass(frozen=True)
+class Decided:
+    """One project where Codex and OpenCode both have graphmem installed, one daemon for both,
+    and a Codex session that said :data:`DECISION` and ended: what graphmem learned from it."""
+
+    codex: CodexSandbox  # its model: ``codex.model``
+    opencode: OpenCodeSandbox  # in the same project
+    llm: FakeLLM  # OpenCode's model
+    daemon: Daemon
+    session: str  # the Codex session that decided
+    learned: list[dict[str, Any]]  # what graphmem learned from it (a decision among it)
+
+    @property
+    def decision(self) -> dict[str, Any]:
+        return next(m for m in self.learned if m["category"] == "decision")

@@ -6,6 +6,8 @@
 - ``claude``: a fresh :class:`~support.claude_code.ClaudeCodeSandbox` (temp HOME, git project,
   graphmem data dir) whose model is a started :class:`~support.fake_anthropic.FakeAnthropic`
   (``claude.api``); the daemon it started is stopped afterwards.
+- ``scenario_with_graphmem`` (package): the session of ``support.session_scenario`` played once
+  with graphmem installed and serving, for the tests that read it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.claude_code import ClaudeCodeSandbox, ensure_claude_code, sandbox
+from support.claude_code import ClaudeCodeSandbox, PlayedScenario, ensure_claude_code, play_scenario, sandbox
 from support.npm_client import ClientUnavailable
 
 
@@ -31,3 +33,13 @@ def claude_binary() -> Path:
 def claude(claude_binary: Path, tmp_path: Path) -> Iterator[ClaudeCodeSandbox]:
     with sandbox(claude_binary, tmp_path / "claude") as box:
         yield box
+
+
+@pytest.fixture(scope="package")
+def scenario_with_graphmem(claude_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> PlayedScenario:
+    """The scenario's six turns with graphmem on (``support.claude_code.play_scenario``), as the
+    stand-in recorded them; its daemon stopped. Read by the prompt cache's "on" run
+    (``test_prompt_cache_share.py``) and by the whole previous request at the start of every
+    request (``test_memory_in_claude_code.py``), which played a session each: about 7 s of CPU."""
+    with sandbox(claude_binary, tmp_path_factory.mktemp("scenario-on")) as claude:
+        return play_scenario(claude, graphmem=True)

@@ -2,8 +2,9 @@
 prompt-cache test plays (``support/session_scenario.py``: six turns, a fact relevant on turns 1,
 3 and 5, small talk between; a directive of the user's in the store), the first three turns in
 one ``claude -p`` process, the last three in a new one that continues the session (``--continue``),
-measured on the requests the stand-in recorded. Prints the docs/benchmarks.md
-table (run with ``-s``)::
+measured on the requests the stand-in recorded (``support.claude_code.play_scenario``; the "on"
+session is the package's ``scenario_with_graphmem``, which ``test_memory_in_claude_code.py`` reads
+too). Prints the docs/benchmarks.md table (run with ``-s``)::
 
     .venv/bin/pytest -s -p no:cacheprovider tests/integration/claude_code/test_prompt_cache_share.py
 
@@ -20,11 +21,18 @@ import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support.claude_code import common_prefix_chars, prompt_prefix, sandbox, texts_of
-from support.daemons import remembered
-from support.session_scenario import BOOT_DIRECTIVE, FACTS, TURNS
+from support.claude_code import (
+    PlayedScenario,
+    common_prefix_chars,
+    play_scenario,
+    prompt_prefix,
+    sandbox,
+    texts_of,
+)
+from support.session_scenario import TURNS
 
 from graphmem.core.text import estimate_tokens
 
@@ -40,19 +48,7 @@ class Measured:
     injected: list[int]  # tokens graphmem added on each turn
 
 
-def measure(claude_binary: Path, root: Path, *, graphmem: bool) -> Measured:
-    memories = ((BOOT_DIRECTIVE, "directive"), *((fact, "fact") for fact in FACTS))
-    with sandbox(claude_binary, root) as claude:
-        if graphmem:  # off: not installed, so nothing would read a store (none is written)
-            assert claude.graphmem("install", "claude-code").returncode == 0
-            assert claude.graphmem("serve", "--detach").returncode == 0
-            for text, category in memories:  # through the daemon, as the CLI stores them
-                remembered(claude.data_dir, claude.project, text, category=category)
-        claude.api.script(*(f"Answer {index}." for index in range(len(TURNS))))
-        prompts = [prompt for prompt, _ in TURNS]
-        claude.run_session(prompts[:3])  # one process, as an interactive session runs them
-        claude.run_session(prompts[3:], resume=True)  # a new process continues it
-        requests = claude.api.requests
+def measure(requests: list[dict[str, Any]]) -> Measured:
     assert len(requests) == len(TURNS)
     shares, whole = [], 0
     for earlier, later in itertools.pairwise(requests):
@@ -67,9 +63,12 @@ def measure(claude_binary: Path, root: Path, *, graphmem: bool) -> Measured:
     return Measured(shares, whole, injected)
 
 
-def test_the_cacheable_share_with_graphmem_on_and_off(claude_binary: Path, tmp_path: Path) -> None:
-    off = measure(claude_binary, tmp_path / "off", graphmem=False)
-    on = measure(claude_binary, tmp_path / "on", graphmem=True)
+def test_the_cacheable_share_with_graphmem_on_and_off(
+    claude_binary: Path, tmp_path: Path, scenario_with_graphmem: PlayedScenario
+) -> None:
+    with sandbox(claude_binary, tmp_path / "off") as claude:
+        off = measure(play_scenario(claude, graphmem=False).requests)
+    on = measure(scenario_with_graphmem.requests)
     rows = []
     for name, m in (("off", off), ("on", on)):
         mean_share = statistics.mean(m.shares) * 100

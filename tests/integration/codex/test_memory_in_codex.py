@@ -3,20 +3,22 @@
 ``graphmem install codex`` writes the MCP server and the hooks into the sandbox project's
 ``.codex/config.toml``; a daemon of the test's own serves the store (with the sandbox's
 ``CODEX_HOME``, so it reads only the sandbox's session files). What graphmem does is read from
-what reaches the model: the request bodies the stand-in records.
+what reaches the model: the request bodies the stand-in records. The six-turn session is the
+package's ``scenario_with_graphmem``, the prompt cache's "on" run (``test_prompt_cache.py``); the
+session that decides something is the package's ``decided``, whose decision reaches OpenCode's
+next session too (``test_shared_with_opencode.py``).
 """
 
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.codex import CodexSandbox
-from support.daemons import POLL_S, Daemon, graphmem_cli, listed, remembered, start_daemon
+from support.codex import CodexSandbox, Decided, PlayedScenario, learned_from
+from support.daemons import Daemon, graphmem_cli, remembered, start_daemon
 from support.fake_llm import Text
 from support.fake_responses import (
     FakeResponses,
@@ -27,15 +29,11 @@ from support.fake_responses import (
     text_of,
     texts,
 )
-from support.session_scenario import BOOT_DIRECTIVE, TURNS
+from support.session_scenario import TURNS
 
 pytestmark = pytest.mark.integration
 
 BLOCK_OPEN = '<memory source="graphmem">'
-INGEST_WAIT_S = 90.0
-# `codex exec` sends its first request without waiting for an MCP server that is not required: on a
-# busy machine graphmem's tools would be in some requests and not others (the tools open the prompt).
-WAIT_FOR_TOOLS = ("-c", "mcp_servers.graphmem.required=true")
 
 
 def remember(daemon: Daemon, project: Path, text: str, category: str) -> str:
@@ -103,18 +101,11 @@ def test_graphmems_tools_are_listed_and_a_stored_memory_reaches_the_model_with_n
 
 
 def test_a_six_turn_session_keeps_every_earlier_request_as_a_byte_identical_prefix(
-    served: tuple[CodexSandbox, Daemon], fake_model: FakeResponses
+    scenario_with_graphmem: PlayedScenario,
 ) -> None:
-    codex, daemon = served
-    boot_id = remember(daemon, codex.project, BOOT_DIRECTIVE, "directive")
-    facts = {i: remember(daemon, codex.project, fact, "fact") for i, (_, fact) in enumerate(TURNS) if fact}
-    fake_model.script(*(Text(f"Answer {i}.") for i in range(len(TURNS))))
-
-    session = ""
-    for ask, _ in TURNS:
-        session = codex.exec(ask, *WAIT_FOR_TOOLS, resume=session or None).session_id
-
-    requests, raw = fake_model.requests, fake_model.raw
+    played = scenario_with_graphmem
+    boot_id, facts = played.boot_id, played.facts
+    requests, raw = played.requests, played.raw
     assert len(requests) == len(TURNS)
     assert len({r["prompt_cache_key"] for r in requests}) == 1
     for (before, before_raw), (now, now_raw) in itertools.pairwise(zip(requests, raw, strict=True)):
@@ -132,7 +123,7 @@ def test_a_six_turn_session_keeps_every_earlier_request_as_a_byte_identical_pref
         for fact_turn, fact_id in facts.items():
             where = [i for i, text in blocks if fact_id in text]
             if fact_turn == turn:
-                assert where == [newest + 1], hook_log(daemon)  # right after this turn's message
+                assert where == [newest + 1], played.hooks_log  # right after this turn's message
             elif fact_turn > turn:
                 assert where == []
             else:
@@ -167,36 +158,16 @@ def test_compaction_gets_nothing_and_what_must_be_kept_comes_back_after_it(
 
 
 def test_what_a_session_decides_is_learned_when_it_ends_and_reaches_the_next_session(
-    served: tuple[CodexSandbox, Daemon], fake_model: FakeResponses
+    decided: Decided,
 ) -> None:
-    codex, daemon = served
-    fake_model.script(Text("Noted."))
-
-    run = codex.exec("We decided to use Postgres 16 for billing because of logical replication.")
-
-    learned = wait_for_learned(daemon, codex.project, run.session_id)
-    decision = next(m for m in learned if m["category"] == "decision")
+    codex, daemon, decision = decided.codex, decided.daemon, decided.decision
     assert "Postgres 16" in decision["text"] and decision["source"] == "codex"
-    assert decision["session"] == run.session_id
+    assert decision["session"] == decided.session
 
-    fake_model.reset(Text("Postgres 16."))
+    codex.model.reset(Text("Postgres 16."))
     codex.exec("Which database should the billing service use?")
 
-    [request] = fake_model.requests
+    [request] = codex.model.requests
     assert any(decision["id"] in text for _, text in developer_blocks(request)), hook_log(daemon)
-    again = wait_for_learned(daemon, codex.project, run.session_id)
+    again = learned_from(daemon, codex.project, decided.session)
     assert len([m for m in again if m["category"] == "decision"]) == 1  # learned once, however often asked
-
-
-def wait_for_learned(daemon: Daemon, project: Path, session: str) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + INGEST_WAIT_S
-    learned: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        learned = [m for m in listed(daemon.data_dir, project) if m.get("session") == session]
-        if any(m["category"] == "decision" for m in learned):
-            return learned
-        time.sleep(POLL_S)
-    log = daemon.log.read_text("utf-8", errors="replace")[-3000:]
-    raise AssertionError(
-        f"graphmem learned nothing from session {session}: {learned}\n{log}\n{hook_log(daemon)}"
-    )

@@ -1,5 +1,6 @@
 """The prompt cache in the real Codex CLI with graphmem off and on: one six-turn session each
-(``codex exec``, then ``codex exec resume``), memories relevant on turns 1, 3 and 5.
+(``codex exec``, then ``codex exec resume``), memories relevant on turns 1, 3 and 5. The "on"
+session is the package's ``scenario_with_graphmem``, which ``test_memory_in_codex.py`` reads too.
 
 For each request after the first: the **cacheable share** (the share of its bytes -- the
 tools, then ``input`` as Codex sent it -- that are an unchanged prefix of the previous
@@ -14,29 +15,15 @@ from __future__ import annotations
 import itertools
 import json
 import statistics
-from pathlib import Path
 
 import pytest
-from support.codex import CodexSandbox
-from support.daemons import Daemon, graphmem_cli, remembered, start_daemon
-from support.fake_llm import Text
+from support.codex import CodexSandbox, PlayedScenario, play_scenario
 from support.fake_responses import FakeResponses, common_prefix, input_items, raw_input, text_of
-from support.session_scenario import BOOT_DIRECTIVE, FACTS, TURNS
+from support.session_scenario import TURNS
 
 pytestmark = pytest.mark.integration
 
 BLOCK_OPEN = '<memory source="graphmem">'
-# A model answer of about 200 tokens.
-ANSWER = "Here is what I found. " + "The details follow in order, one step at a time. " * 16
-
-
-def play(codex: CodexSandbox, model: FakeResponses, *options: str) -> list[bytes]:
-    model.reset(*(Text(f"{ANSWER}({turn})") for turn in range(len(TURNS))))
-    session = ""
-    for ask, _ in TURNS:
-        session = codex.exec(ask, *options, resume=session or None).session_id
-    assert len(model.raw) == len(TURNS)
-    return list(model.raw)
 
 
 def prompt(body: bytes) -> bytes:
@@ -61,21 +48,11 @@ def measure(raw: list[bytes]) -> tuple[float, int, list[int]]:
 
 
 def test_graphmem_keeps_the_prompt_cache_of_a_codex_session(
-    codex: CodexSandbox, fake_model: FakeResponses, tmp_path: Path
+    codex: CodexSandbox, fake_model: FakeResponses, scenario_with_graphmem: PlayedScenario
 ) -> None:
-    off = measure(play(codex, fake_model))
-
-    data_dir = tmp_path / "graphmem-data"
-    assert graphmem_cli(data_dir, "install", "codex", "--project", str(codex.project)).returncode == 0
-    daemon: Daemon = start_daemon(data_dir, "--port", "0", CODEX_HOME=str(codex.codex_home))
-    try:
-        codex.extra_env.update(GRAPHMEM_CONFIG=str(tmp_path / "none.toml"), GRAPHMEM_PLUGIN_TIMEOUT_MS="5000")
-        for text, category in ((BOOT_DIRECTIVE, "directive"), *((fact, "fact") for fact in FACTS)):
-            remembered(data_dir, codex.project, text, category=category)
-        # `codex exec` does not wait for an MCP server that is not required: the tools would come and go.
-        on = measure(play(codex, fake_model, "-c", "mcp_servers.graphmem.required=true"))
-    finally:
-        daemon.stop()
+    play_scenario(codex)  # graphmem not installed
+    off = measure(list(fake_model.raw))
+    on = measure(scenario_with_graphmem.raw)
 
     pairs = len(TURNS) - 1
     print("\n| graphmem | Cacheable share | Turns keeping the previous request | Tokens injected per turn |")

@@ -204,7 +204,7 @@ CASES = [
     case("huge-body", raw(POST_RPC + "Content-Length: 3000000\r\n\r\n", b"x" * 3_000_000), 413, says="bytes"),
     case("huge-body-mcp", raw(POST_RPC.replace("/rpc", "/mcp") + "Content-Length: 3000000\r\n\r\n", b"[" * 3_000_000), 413),
     case("chunked-over-limit", raw(POST_RPC + "Transfer-Encoding: chunked\r\n\r\n", chunked(3_000_000)), 0, 413),
-    case("slow-partial-body", raw(POST_RPC + "Content-Length: 1000\r\n\r\n", b'{"method": "st', pause=1.5), 0, 400),
+    case("slow-partial-body", raw(POST_RPC + "Content-Length: 1000\r\n\r\n", b'{"method": "st', pause=0.5), 0, 400),
     case("content-length-negative", raw(POST_RPC + "Content-Length: -5\r\n\r\n", STATS), 400, wire=True),
     case("content-length-words", raw(POST_RPC + "Content-Length: ten\r\n\r\n", STATS), 400, wire=True),
     case("content-length-over-limit", raw(POST_RPC + "Content-Length: 999999999999\r\n\r\n", STATS), 413),
