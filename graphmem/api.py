@@ -314,14 +314,15 @@ class Memory(Protocol):
 
     def import_text(
         self,
-        text: str,
+        text: str | bytes,
         *,
         name: str = "The export",
         project: str | None = None,
         dry_run: bool = False,
         progress: Callable[[int], None] | None = None,
     ) -> ImportSummary:
-        """Import JSONL export text: validates everything first, imports all or nothing."""
+        """Import JSONL export text, or an export file's UTF-8 bytes (decoded a line at a time, never
+        held as one text): validates everything first, imports all or nothing."""
 
     # -- learning -------------------------------------------------------------------------
 

@@ -156,15 +156,16 @@ def import_(state: CliState, path: Path, dry_run: bool) -> None:
     """
     from graphmem.service.file_access import read_user_file
 
-    file, text = read_user_file(path)  # the CLI reads what the user names; the service gets text
+    # The CLI reads what the user names; the service gets its bytes, and decodes a line at a time.
+    file, data = read_user_file(path)
     service = state.service
     total = 0
     if present.progress_wanted() and not dry_run:
         # A checking pass sizes the progress bar; embedding dominates the cost anyway.
-        total = service.import_text(text, name=str(file), project=state.project, dry_run=True).memories_added
+        total = service.import_text(data, name=str(file), project=state.project, dry_run=True).memories_added
     with present.progress("importing", total) as callback:
         summary = service.import_text(
-            text, name=str(file), project=state.project, dry_run=dry_run, progress=callback
+            data, name=str(file), project=state.project, dry_run=dry_run, progress=callback
         )
     _imported(summary)
 

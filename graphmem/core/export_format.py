@@ -37,6 +37,7 @@ from pydantic import (
 
 from graphmem.core.branches import MAX_BRANCH_CHARS, parse_branch
 from graphmem.core.events import EventKind, MemoryEvent
+from graphmem.core.held_lines import EventLine, LinkLine, NextLine
 from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import (
     Category,
@@ -147,7 +148,7 @@ class HeaderLine(_Record):
     counts: dict[str, int] = {}
 
 
-class EntityLine(_Record):
+class EntityLineModel(_Record):
     type: Literal["entity"]
     key: str = Field(min_length=3, max_length=MAX_KEY_CHARS)
     kind: EntityKind
@@ -156,11 +157,15 @@ class EntityLine(_Record):
     title: str = ""
 
     @model_validator(mode="after")
-    def _key_matches_kind(self) -> EntityLine:
+    def _key_matches_kind(self) -> EntityLineModel:
         label = self.key.split(":", 1)[0]
         if label != self.kind.value:
             raise ValueError(f"entity key must start with its kind, '{self.kind.value}:'")
         return self
+
+    def held(self) -> Entity:
+        """What an import keeps of this line: the entity it stores."""
+        return Entity(self.key, self.kind, self.name, self.project, self.title)
 
 
 class MemoryLineModel(_Record):
@@ -216,7 +221,7 @@ def _checked_branch(branch: str | None) -> str | None:
         raise ValueError(str(exc)) from None
 
 
-class LinkLine(_Record):
+class LinkLineModel(_Record):
     type: Literal["link"]
     source: str
     target: str
@@ -224,16 +229,24 @@ class LinkLine(_Record):
     created_at: Moment | None = None
 
     @model_validator(mode="after")
-    def _two_memories(self) -> LinkLine:
+    def _two_memories(self) -> LinkLineModel:
         if self.source == self.target:  # as `graphmem link X X` refuses it
             raise ValueError("source and target are the same memory: a memory cannot be linked to itself")
         return self
 
+    def held(self) -> LinkLine:
+        """What an import keeps of this line (``core/held_lines.py``)."""
+        return LinkLine(self.source, self.target, self.kind, self.created_at)
 
-class NextLine(_Record):
+
+class NextLineModel(_Record):
     type: Literal["next"]
     source: str
     target: str
+
+    def held(self) -> NextLine:
+        """What an import keeps of this line (``core/held_lines.py``)."""
+        return NextLine(self.source, self.target)
 
 
 # The parts of an event's state a memory may lack, given as null (``EventState``).
@@ -285,7 +298,7 @@ class EventState(_Record):
         return data
 
 
-class EventLine(_Record):
+class EventLineModel(_Record):
     type: Literal["event"]
     id: str = Field(pattern=r"^evt_[0-9a-f]{16}$")
     memory_id: str = Field(min_length=1, max_length=MAX_ID_CHARS)
@@ -303,25 +316,18 @@ class EventLine(_Record):
     undoes: str | None = Field(None, pattern=r"^evt_[0-9a-f]{16}$")
     undone_by: str | None = Field(None, pattern=r"^evt_[0-9a-f]{16}$")
 
-    def to_event(self, memory_id: str, other_id: str | None) -> MemoryEvent:
-        return MemoryEvent(
-            id=self.id,
-            memory_id=memory_id,
-            at=to_utc(self.at),
-            kind=self.kind,
-            actor=self.actor,
-            reason=redact(self.reason).text,
-            before=self.before.state(),
-            after=self.after.state(),
-            other_id=other_id,
-            rule=self.rule,
-            undoes=self.undoes,
-            undone_by=self.undone_by,
-        )
+    def held(self) -> EventLine:
+        """What an import keeps of this line (``core/held_lines.py``): its states as a store keeps them."""
+        given = {name: getattr(self, name) for name in _EVENT_HELD}
+        return EventLine(**given, before=self.before.state(), after=self.after.state())
+
+
+_EVENT_HELD = tuple(f.name for f in fields(EventLine) if f.name not in {"before", "after"})
 
 
 Line = Annotated[
-    HeaderLine | EntityLine | MemoryLineModel | LinkLine | NextLine | EventLine, Field(discriminator="type")
+    HeaderLine | EntityLineModel | MemoryLineModel | LinkLineModel | NextLineModel | EventLineModel,
+    Field(discriminator="type"),
 ]
 
 
@@ -332,10 +338,11 @@ def _line_adapter() -> TypeAdapter[Line]:
 
 @dataclass
 class ParsedExport:
-    """Every record of a file, by kind, with the line it came from."""
+    """Every record of a file, by kind, with the line it came from: what an import holds of each
+    valid line (``held``; ``core/memory_line.py``, ``core/held_lines.py``)."""
 
     header: HeaderLine | None = None
-    entities: list[tuple[int, EntityLine]] = field(default_factory=list)
+    entities: list[tuple[int, Entity]] = field(default_factory=list)
     memories: list[tuple[int, MemoryLine]] = field(default_factory=list)
     links: list[tuple[int, LinkLine]] = field(default_factory=list)
     nexts: list[tuple[int, NextLine]] = field(default_factory=list)
@@ -383,16 +390,16 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
             if parsed.header is not None:
                 parsed.problems.append((number, "a second header line"))
             parsed.header = record
-        elif isinstance(record, EntityLine):
-            parsed.entities.append((number, record))
+        elif isinstance(record, EntityLineModel):
+            parsed.entities.append((number, record.held()))
         elif isinstance(record, MemoryLineModel):
             parsed.memories.append((number, record.held()))
-        elif isinstance(record, LinkLine):
-            parsed.links.append((number, record))
-        elif isinstance(record, EventLine):
-            parsed.events.append((number, record))
+        elif isinstance(record, LinkLineModel):
+            parsed.links.append((number, record.held()))
+        elif isinstance(record, EventLineModel):
+            parsed.events.append((number, record.held()))
         else:
-            parsed.nexts.append((number, record))
+            parsed.nexts.append((number, record.held()))
     return parsed
 
 
@@ -451,8 +458,8 @@ def _describe(exc: ValidationError) -> str:
 
 
 _MODELS: dict[str, type[_Record]] = {
-    "header": HeaderLine, "entity": EntityLine, "memory": MemoryLineModel, "link": LinkLine, "next": NextLine,
-    "event": EventLine,
+    "header": HeaderLine, "entity": EntityLineModel, "memory": MemoryLineModel, "link": LinkLineModel,
+    "next": NextLineModel, "event": EventLineModel,
 }  # fmt: skip
 # Field names (and record types) of the format: the only words of a line an error repeats.
 _LINE_MODELS: tuple[type[_Record], ...] = (*_MODELS.values(), EventState)

@@ -21,10 +21,13 @@ Everywhere: only regular files are read (never a FIFO, a device or a folder), at
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import stat
 import uuid
+from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -249,17 +252,42 @@ def decode_export(data: bytes, name: str) -> str:
     """``data`` as text; every line that is not UTF-8 listed by number (never its bytes)."""
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
+    except UnicodeDecodeError:  # a line is not: the error lists each
+        return "\n".join(line for _, line in export_lines(data, name))
+
+
+def export_lines(data: bytes, name: str) -> Iterator[tuple[int, str]]:
+    """The lines of the export ``data`` with their numbers, each decoded as it is reached: never the
+    whole file as one str, which takes 4 bytes a character when one character is outside the BMP
+    (an emoji). Only ``\\n`` ends a line, as in ``transfer_read``. Once every line is read, an
+    ``ImportFileError`` lists those that are not UTF-8 by number (never their bytes); no line is
+    yielded after the first of them."""
     problems: list[tuple[int, str]] = []
-    for number, raw in enumerate(data.split(b"\n"), start=1):
+    start = 0
+    for number in itertools.count(1):
+        end = data.find(b"\n", start)
         try:
-            raw.decode("utf-8")
+            line = data[start : end if end >= 0 else len(data)].decode("utf-8")
         except UnicodeDecodeError as exc:
             problems.append((number, f"invalid UTF-8 at byte {exc.start}: save the file as UTF-8"))
-    raise ImportFileError(
-        f"{name} has {len(problems)} line(s) that are not UTF-8; nothing was imported.", problems
-    )
+        else:
+            if not problems:
+                yield number, line
+        if end < 0:
+            break
+        start = end + 1
+    if problems:
+        raise ImportFileError(
+            f"{name} has {len(problems)} line(s) that are not UTF-8; nothing was imported.", problems
+        )
+
+
+def read_export(path: Path) -> bytes:
+    """The bytes of the export file ``path`` (``read_limited``), every line checked to be UTF-8
+    (``export_lines``): an import decodes them a line at a time."""
+    data = read_limited(path)
+    deque(export_lines(data, str(path)), maxlen=0)
+    return data
 
 
 def export_file_of(path: Path) -> Path:
@@ -278,10 +306,11 @@ def export_file_of(path: Path) -> Path:
     return inside
 
 
-def read_user_file(path: Path) -> tuple[Path, str]:
-    """For the CLI: the file (or folder's ``memories.jsonl``) the user named, and its text."""
+def read_user_file(path: Path) -> tuple[Path, bytes]:
+    """For the CLI: the file (or folder's ``memories.jsonl``) the user named, and its bytes, every
+    line UTF-8 (``read_export``)."""
     file = export_file_of(parse_path(str(path), what="path").expanduser())
-    return file, decode_export(read_limited(file), str(file))
+    return file, read_export(file)
 
 
 def read_if_present(path: Path) -> str | None:

@@ -148,17 +148,17 @@ class Transfer:
     # -- import -------------------------------------------------------------------
 
     def import_text(
-        self, text: str, *, name: str, project: str | None, dry_run: bool, progress: Progress | None
+        self, text: str | bytes, *, name: str, project: str | None, dry_run: bool, progress: Progress | None
     ) -> ImportSummary:
-        """Validate every record of the JSONL ``text``; import all of them, or none (the verb and
-        its defaults: ``TransferFiles.import_text``).
+        """Validate every record of the JSONL ``text`` (or a file's bytes, decoded a line at a
+        time); import all of them, or none (the verb and its defaults: ``TransferFiles.import_text``).
 
         ``name`` says where the text came from in errors. Project-relative keys (a
         repository export) are re-rooted at ``project``. What each memory becomes is decided
         first (``transfer_plan.plan_import``); importing the same text twice changes nothing.
         """
         plan = plan_import(
-            self._stores, read_import(text, project), name=name, project=project, dry_run=dry_run
+            self._stores, read_import(text, project, name), name=name, project=project, dry_run=dry_run
         )
         if dry_run:
             return plan.summary
@@ -235,7 +235,7 @@ class Transfer:
         """
         parsed, id_map, links, source = plan.parsed, plan.id_map, plan.links, plan.source
         brought = {line.id for line, _ in plan.new}
-        entities = [Entity(e.key, e.kind, e.name, e.project, e.title) for _, e in parsed.entities]
+        entities = [e for _, e in parsed.entities]
         self._writer.add_entities(entities)
         known = {e.key: e for e in entities}
         # A database's vector index may be built once at the end instead of taking each row.
@@ -271,9 +271,7 @@ class Transfer:
             and (r.kind, r.memory_id, id_map.get(r.other_id or "", r.other_id)) not in refused
             and self._stores.store.get_event(r.id) is None
         ]  # fmt: skip
-        self._writer.add_history(
-            [r.to_event(r.memory_id, r.other_id) for r in {r.id: r for r in kept}.values()]
-        )
+        self._writer.add_history([r.to_event() for r in {r.id: r for r in kept}.values()])
 
 
 def _check_format(fmt: str) -> None:

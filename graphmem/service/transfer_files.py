@@ -32,8 +32,7 @@ from graphmem.service.file_access import (
     REPOSITORY_FILE,
     FileAccess,
     atomic_write,
-    decode_export,
-    read_limited,
+    read_export,
     write_folder,
 )
 from graphmem.service.inputs import parse_project
@@ -137,7 +136,7 @@ class TransferFiles:
 
     def import_text(
         self,
-        text: str,
+        text: str | bytes,
         *,
         name: str = "The export",
         project: str | None = None,
@@ -217,5 +216,5 @@ class TransferFiles:
     ) -> ImportSummary:
         project = parse_project(project)
         file = self.file_access.readable(path, project)
-        text = decode_export(read_limited(file), str(file))
-        return self.import_text(text, name=str(file), project=project, dry_run=dry_run, progress=progress)
+        data = read_export(file)  # bytes: its lines are decoded one at a time
+        return self.import_text(data, name=str(file), project=project, dry_run=dry_run, progress=progress)

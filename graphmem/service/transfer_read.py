@@ -23,20 +23,24 @@ from graphmem.core.export_format import (
 from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import Scope
 from graphmem.core.timeparse import to_utc
+from graphmem.service.file_access import export_lines
 
 BYTE_ORDER_MARK = "\ufeff"
 
 
-def parse_export(text: str) -> ParsedExport:
+def parse_export(text: str | bytes, name: str = "The export") -> ParsedExport:
     """Every record of the JSONL ``text`` with its line number; problems collected, not raised.
-    A byte order mark before the first line (Windows editors save UTF-8 with one) is no content."""
-    return parse_lines(_numbered(text, len(BYTE_ORDER_MARK) if text.startswith(BYTE_ORDER_MARK) else 0))
+    Bytes (a file's) are decoded a line at a time (``export_lines``: a line that is not UTF-8
+    is an ``ImportFileError`` naming ``name``). A byte order mark before the first line (Windows
+    editors save UTF-8 with one) is no content."""
+    lines = export_lines(text, name) if isinstance(text, bytes) else _numbered(text)
+    return parse_lines(_without_byte_order_mark(lines))
 
 
-def read_import(text: str, project: str | None) -> ParsedExport:
+def read_import(text: str | bytes, project: str | None, name: str = "The export") -> ParsedExport:
     """``text``'s records as an import into ``project`` takes them: one line per memory of a
     repository export (a union merge of two may repeat one), its relative records rooted."""
-    parsed = parse_export(text)
+    parsed = parse_export(text, name)
     if parsed.header is not None and parsed.header.project == RELATIVE_ROOT:
         _keep_newest(parsed)
     _reroot(parsed, project)
@@ -54,10 +58,11 @@ def owner(line: MemoryLine, project: str | None) -> str | None:
     return (project or line.project) if line.scope is Scope.PROJECT else None
 
 
-def _numbered(text: str, start: int) -> Iterator[tuple[int, str]]:
-    """The lines of ``text`` from ``start`` with their numbers, one at a time; only ``\\n`` ends a
-    line (JSON strings may hold other line separators). Never a list of them all: 568,800 lines
-    held beside the text and their records took 97 MB."""
+def _numbered(text: str) -> Iterator[tuple[int, str]]:
+    """The lines of ``text`` with their numbers, one at a time; only ``\\n`` ends a line (JSON
+    strings may hold other line separators). Never a list of them all: 568,800 lines held beside
+    the text and their records took 97 MB."""
+    start = 0
     for number in itertools.count(1):
         end = text.find("\n", start)
         if end < 0:
@@ -65,6 +70,12 @@ def _numbered(text: str, start: int) -> Iterator[tuple[int, str]]:
             return
         yield number, text[start:end]
         start = end + 1
+
+
+def _without_byte_order_mark(lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """``lines``, the first without the byte order mark it starts with, if any."""
+    for number, line in lines:
+        yield number, line.removeprefix(BYTE_ORDER_MARK) if number == 1 else line
 
 
 def _keep_newest(parsed: ParsedExport) -> None:
@@ -90,7 +101,7 @@ def _reroot(parsed: ParsedExport, project: str | None) -> None:
     for i, (n, e) in enumerate(parsed.entities):
         key, owned = rooted_key(e.key, project), rooted_project(e.project, project)
         if (key, owned) != (e.key, e.project):
-            parsed.entities[i] = (n, e.model_copy(update={"key": key, "project": owned}))
+            parsed.entities[i] = (n, replace(e, key=key, project=owned))
     for i, (n, m) in enumerate(parsed.memories):
         owned, keys = rooted_project(m.project, project), tuple(rooted_key(k, project) for k in m.entities)
         if (owned, keys) != (m.project, m.entities):

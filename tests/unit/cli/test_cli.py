@@ -346,6 +346,22 @@ def test_import_of_an_invalid_file_prints_line_numbers_and_exits_2(invoke: Invok
     assert "line 1: " in result.stderr
 
 
+def test_import_of_a_file_with_a_line_that_is_not_utf8_names_it_and_imports_nothing(
+    invoke: Invoke, tmp_path: Path
+) -> None:
+    line = '{"type": "memory", "id": "mem_1", "text": "Payments retry \U0001f680", "category": "fact", '
+    line += '"scope": "global", "created_at": "2026-01-01T00:00:00Z"}'
+    latin1 = tmp_path / "latin1.jsonl"
+    latin1.write_bytes(line.encode() + b"\r\ncaf\xe9\r\n")
+
+    result = invoke("import", str(latin1))
+
+    assert result.exit_code == 2
+    assert f"{latin1} has 1 line(s) that are not UTF-8; nothing was imported." in result.stderr
+    assert "line 2: invalid UTF-8 at byte 3: save the file as UTF-8" in result.stderr
+    assert '"total": 0' in invoke("stats", "--json").stdout
+
+
 def test_reindex_re_embeds_every_memory(invoke: Invoke) -> None:
     remember(invoke)
 

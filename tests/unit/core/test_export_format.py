@@ -13,8 +13,6 @@ from hypothesis import strategies as st
 from graphmem.core.export_format import (
     MAX_LINE_CHARS,
     HeaderLine,
-    LinkLine,
-    NextLine,
     ParsedExport,
     entity_line,
     header_line,
@@ -23,6 +21,7 @@ from graphmem.core.export_format import (
     next_line,
     parse_lines,
 )
+from graphmem.core.held_lines import LinkLine, NextLine
 from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import (
     Category,
@@ -165,18 +164,9 @@ def test_entity_link_next_and_header_lines_parse_back() -> None:
         project="/src/proj",
         counts={"memories": 0},
     )
-    [(_, e)] = parsed.entities
-    assert (e.key, e.kind, e.name, e.project, e.title) == (
-        entity.key,
-        entity.kind,
-        entity.name,
-        entity.project,
-        entity.title,
-    )
-    assert parsed.links == [
-        (3, LinkLine(type="link", source="mem_a", target="mem_b", kind=LinkKind.CONTRADICTS, created_at=NOW))
-    ]
-    assert parsed.nexts == [(4, NextLine(type="next", source="a", target="b"))]
+    assert parsed.entities == [(2, entity)]
+    assert parsed.links == [(3, LinkLine("mem_a", "mem_b", LinkKind.CONTRADICTS, NOW))]
+    assert parsed.nexts == [(4, NextLine("a", "b"))]
     assert parsed.records == 3
 
 
@@ -343,7 +333,7 @@ def test_an_imported_event_takes_no_trust_from_the_file() -> None:
         "after": {"trust": "normal", "status": "proposed"},
     }  # fmt: skip
     [(_, line)] = parse(forged).events
-    event = line.to_event("mem_a", None)
+    event = line.to_event()
     assert (event.before, event.after) == ({"status": "active"}, {"status": "proposed"})
 
 
@@ -367,4 +357,4 @@ def test_an_event_state_may_clear_what_a_memory_may_lack() -> None:
         "after": {"valid_to": "2024-01-02T00:00:00Z", "expires_at": None, "branch": "feature/x"},
     }  # fmt: skip
     [(_, event)] = parse(line).events
-    assert event.to_event("mem_a", None).before == {"valid_to": None, "expires_at": None, "branch": None}
+    assert event.to_event().before == {"valid_to": None, "expires_at": None, "branch": None}

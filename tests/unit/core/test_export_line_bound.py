@@ -17,11 +17,11 @@ from graphmem.core.export_format import (
     MAX_ABOUT_CHARS,
     MAX_LINE_CHARS,
     MAX_STATE_LINKS,
-    EventLine,
     event_line,
     memory_line,
     parse_lines,
 )
+from graphmem.core.held_lines import EventLine
 from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import Category, MemoryRecord, Scope
 from graphmem.core.text import MAX_TEXT_CHARS
@@ -99,8 +99,8 @@ def test_the_worst_edit_event_line_is_read(char: str, ensure_ascii: bool) -> Non
     found = read(line)
 
     assert isinstance(found, EventLine)
-    assert (found.before.text, found.after.text) == (event.before["text"], event.after["text"])
-    assert found.before.about == keys and len(found.before.links or []) == MAX_STATE_LINKS
+    assert (found.before["text"], found.after["text"]) == (event.before["text"], event.after["text"])
+    assert found.before["about"] == keys and len(found.before["links"]) == MAX_STATE_LINKS
 
 
 def test_the_edit_of_a_log_of_control_characters_is_read() -> None:
@@ -109,7 +109,7 @@ def test_the_edit_of_a_log_of_control_characters_is_read() -> None:
 
     found = read(json.dumps(event_line(event), ensure_ascii=False))
 
-    assert isinstance(found, EventLine) and found.before.text == event.before["text"]
+    assert isinstance(found, EventLine) and found.before["text"] == event.before["text"]
 
 
 # Texts of every length up to the limit, of any characters a memory's text holds (no NUL:
@@ -128,7 +128,7 @@ def test_any_edit_event_an_export_writes_is_read_back(before: str, after: str, e
     found = read(json.dumps(event_line(event), ensure_ascii=ensure_ascii))
 
     assert isinstance(found, EventLine)
-    assert (found.before.text, found.after.text) == (before, after)
+    assert (found.before["text"], found.after["text"]) == (before, after)
 
 
 def test_an_export_refuses_a_line_longer_than_an_import_reads() -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from support.accepting import Accepting
 
-from graphmem.errors import NotFoundError, StoreError
+from graphmem.errors import ImportFileError, NotFoundError, StoreError
 from graphmem.server import identity, remote
 from graphmem.server.daemon_process import DaemonInfo
 from graphmem.server.remote import RemoteMemory
@@ -219,6 +219,43 @@ def test_an_import_too_large_for_a_request_goes_through_a_file_the_daemon_reads(
     staged = Path(request["arguments"].pop("path"))
     assert request == {"method": "import_file", "arguments": {"dry_run": True}}
     assert staged.parent == tmp_path / "exports" and not staged.exists()  # removed once answered
+
+
+# A file's bytes as the CLI reads them: a byte order mark, CRLF, a character outside the BMP.
+FILE_BYTES = '\ufeff{"a": "\U0001f680"}\r\n{"b": 1}\n'.encode()
+
+
+def test_a_small_files_bytes_go_inline_as_its_text(daemon: Daemon, tmp_path: Path) -> None:
+    daemon.answers.append(plain({"result": IMPORTED}))
+
+    daemon.memory(tmp_path).import_text(FILE_BYTES, name="x.jsonl")
+
+    assert daemon.requests == [
+        {"method": "import_text", "arguments": {"text": FILE_BYTES.decode(), "name": "x.jsonl"}}
+    ]
+
+
+def test_a_small_file_that_is_not_utf8_is_refused_before_anything_is_sent(
+    daemon: Daemon, tmp_path: Path
+) -> None:
+    with pytest.raises(ImportFileError, match=r"^x\.jsonl has 1 line") as refused:
+        daemon.memory(tmp_path).import_text(FILE_BYTES + b"caf\xe9\n", name="x.jsonl")
+
+    assert refused.value.problems == [(3, "invalid UTF-8 at byte 3: save the file as UTF-8")]
+    assert daemon.requests == []
+
+
+def test_a_large_files_bytes_are_handed_to_the_daemon_as_they_are(
+    daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(remote, "INLINE_IMPORT_CHARS", 10)
+    staged: list[bytes] = []
+    monkeypatch.setattr(Path, "unlink", lambda path, missing_ok=False: staged.append(path.read_bytes()))
+    daemon.answers.append(plain({"result": IMPORTED}))
+
+    daemon.memory(tmp_path).import_text(FILE_BYTES, name="x.jsonl", dry_run=True)
+
+    assert daemon.requests[0]["method"] == "import_file" and staged == [FILE_BYTES]
 
 
 def test_an_export_writes_the_daemons_text_to_out_and_returns_the_summary(
