@@ -150,7 +150,6 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         embedded,
         *team,  # PostgreSQL's: whose the memory is and who confirmed it, when not the reader
     ) = row
-    author, confirmed_by = (*(_role(value) for value in team), None, None)[:2]
     return MemoryRecord(
         id=id_,
         text=memory_text(text, id_),
@@ -172,8 +171,8 @@ def memory_from_row(row: Sequence[Any]) -> MemoryRecord:
         trust=Trust.NORMAL if trust is None else read_enum(Trust, trust, UNKNOWN_TRUST, id_),
         expires_at=utc(expires_at),
         branch=branch or None,
-        author=author,
-        confirmed_by=confirmed_by,
+        author=_role(team[0]) if team else None,
+        confirmed_by=_role(team[1]) if len(team) > 1 else None,
     )
 
 

@@ -38,6 +38,8 @@ from support.daemons import (
 )
 from support.fake_llm import FakeLLM, Text, ToolCall, system_prompt
 from support.opencode import OpenCodeSandbox
+from support.session_scenario import BOOT_DIRECTIVE
+from support.session_scenario import TURNS as SCENARIO_TURNS
 
 pytestmark = pytest.mark.integration
 
@@ -112,24 +114,9 @@ def remember(daemon: Daemon, project: Path, text: str, category: str) -> str:
 
 # -- one recorded run of a served plugin, read by the tests below ---------------------------------
 
-BOOT_DIRECTIVE = "Always run ruff format before committing any Python change."
-# (what the turn asks, the fact recall should bring to it or None)
-TURNS: tuple[tuple[str, str | None], ...] = (
-    (
-        "Which port does the staging database listen on?",
-        "The staging database listens on port 5433 behind the bastion host.",
-    ),
-    ("Write a haiku about autumn leaves.", None),
-    (
-        "How are invoice PDFs rendered?",
-        "Invoice PDFs are rendered with WeasyPrint from Jinja templates in billing/templates.",
-    ),
-    ("Tell me a joke about penguins.", None),
-    (
-        "Where do the CI runners cache pip wheels?",
-        "The CI runners cache pip wheels in /var/cache/ci-wheels between jobs.",
-    ),
-)
+# The shared scenario's first five turns (``support/session_scenario.py``): its sixth, small talk,
+# is the sixth turn's place here, which asks after the restart.
+TURNS = SCENARIO_TURNS[:5]
 # Remembered once the daemon restarted: no turn before it could show it.
 DEPLOY = "The billing service deploys to production with make release from the main branch."
 # Recalls both: the staging port (shown by turn 1 already) and the deploy (new).
