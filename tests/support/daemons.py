@@ -194,7 +194,7 @@ def wait_for_info(data_dir: Path, pid: int | None = None, timeout: float = START
 GRAPHMEM = ("-m", "graphmem")
 # graphmem with a daemon whose deadlines for a client's request are seconds (short_deadlines.py).
 SHORT_DEADLINES = (str(Path(__file__).with_name("short_deadlines.py")),)
-# graphmem with a daemon that reads a plugin's ingest request seconds late (slow_ingest.py).
+# graphmem with a daemon that gets to a plugin's ingest request seconds after it arrived (slow_ingest.py).
 SLOW_INGEST = (str(Path(__file__).with_name("slow_ingest.py")),)
 # graphmem with a daemon whose vectors come from the hash embedder, not the model (hash_vectors.py).
 HASH_VECTORS = (str(Path(__file__).with_name("hash_vectors.py")),)

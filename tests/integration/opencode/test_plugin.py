@@ -161,9 +161,10 @@ def recorded(opencode_binary: Path, tmp_path_factory: pytest.TempPathFactory) ->
     """One OpenCode sandbox with graphmem installed, its daemon serving, the model scripted; in order:
 
     1. a session, an ``opencode run`` that states a decision and a preference and exits once the
-       session is idle; the daemon reads the plugin's ingest request 2 s late
-       (``support/slow_ingest.py``, ``SLOW_INGEST``), as a busy one may, so the session is
-       learned only if the run waited for it;
+       session is idle; the daemon gets to the plugin's ingest request 2 s after it arrived, before
+       anything of it has read the request (``support/slow_ingest.py``, ``SLOW_INGEST``), as a
+       busy one may: a client gone by then leaves a disconnect, not the request, so the session is
+       learned only if the run waited for the daemon's answer;
     2. once learned, and one more decision remembered, one ``opencode serve``, as a TUI runs one,
        with turns sent as ``opencode run --attach`` sends them (``send_turn``): five turns of one
        session (memories relevant on turns 1, 3 and 5, a directive for the boot block), then a
@@ -250,7 +251,8 @@ def recorded(opencode_binary: Path, tmp_path_factory: pytest.TempPathFactory) ->
 
 def test_what_one_session_decides_reaches_the_next_sessions_system_prompt(recorded: Recorded) -> None:
     # The session went idle, the plugin asked the daemon to learn from it and `opencode run` ended:
-    # the daemon read that request seconds late, so it was learned only if the run waited for it.
+    # the daemon got to that request seconds after it arrived, so it was learned only if the run
+    # was still there to be answered (a plugin that does not wait for the answer fails here).
     # The next session's turn went to an OpenCode process started after that.
     learned = recorded.learned
     assert {"decision", "preference"} <= {m["category"] for m in learned}, f"{learned}\n{recorded.daemon_log}"
