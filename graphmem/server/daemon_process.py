@@ -3,11 +3,12 @@
 A running daemon holds an exclusive ``flock`` on ``<data dir>/daemon.lock`` for its
 whole life and describes itself in ``daemon.json`` (pid, url). The lock, not the pid,
 says whether it is alive: the kernel drops it when the process dies, however it
-dies, so a stale ``daemon.json`` is recognised and ignored. Starting one takes a
-second lock (``daemon-start.lock``) so that two clients starting at once end with one
-daemon. ``daemon.token`` holds the local secret every client sends (mode 0600: a web
-page, or another user, cannot read it); it outlives the daemon, so an MCP client
-configured with it keeps working across restarts.
+dies, so a stale ``daemon.json`` is recognised and ignored; the holder writes its pid into
+the lock file, so a ``daemon.json`` that names another pid is a killed daemon's, left while
+its successor starts. Starting one takes a second lock (``daemon-start.lock``) so that two
+clients starting at once end with one daemon. ``daemon.token`` holds the local secret every
+client sends (mode 0600: a web page, or another user, cannot read it); it outlives the daemon,
+so an MCP client configured with it keeps working across restarts.
 
 Stdlib only: ``graphmem mcp`` imports this on its fast path.
 """
@@ -44,6 +45,9 @@ TOKEN_BYTES = 32
 # in it (graphmem.adapters.data_dir tightens an older store's folder and files).
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
+# How often a client waiting for a daemon that is starting (it holds the lock, it has not
+# published its address yet) looks again.
+START_POLL_S = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +190,11 @@ def lock_holder(data_dir: Path) -> int | None:
     the lock, or the holder wrote no pid (an older graphmem's daemon)."""
     if not daemon_alive(data_dir):
         return None
+    return _written_holder(data_dir)
+
+
+def _written_holder(data_dir: Path) -> int | None:
+    """The pid written in the lock file, whether or not its writer still holds the lock."""
     try:
         text = _lock_path(data_dir).read_text("ascii").strip()
     except (OSError, UnicodeDecodeError):
@@ -206,6 +215,21 @@ def find_daemon(data_dir: Path) -> DaemonInfo | None:
     if not daemon_alive(data_dir):
         return None
     return read_info(data_dir)
+
+
+def published_daemon(data_dir: Path) -> DaemonInfo | None:
+    """``find_daemon``'s daemon, but only once the process that holds the lock has published its
+    own address: None while ``daemon.json`` is not written yet or is still the one a killed daemon
+    left (it names another pid than the lock file), so that a client never takes a dead daemon's
+    port for the address of the one starting in its place. A holder that wrote no pid (an older
+    graphmem's daemon) is taken at its word, as ``find_daemon`` takes it."""
+    if not daemon_alive(data_dir):
+        return None
+    info = read_info(data_dir)
+    if info is None:
+        return None
+    holder = _written_holder(data_dir)
+    return info if holder is None or holder == info.pid else None
 
 
 def check_daemon_store(info: DaemonInfo, asked: str) -> None:
@@ -314,30 +338,74 @@ def _last_line(path: Path) -> str:
 
 
 def ensure_daemon(data_dir: Path, *, timeout: float, env: Mapping[str, str] | None = None) -> DaemonInfo:
-    """The daemon of ``data_dir``, started if none runs (two callers at once start one)."""
-    info = find_daemon(data_dir)
-    if info is not None:
+    """The daemon of ``data_dir``, started if none runs (two callers at once start one), within
+    ``timeout`` s.
+
+    A process that holds the lock but has not published its address is a daemon starting (another
+    client started it, maybe over the ``daemon.json`` a killed one left): it is waited for, never
+    taken at the dead daemon's address, nor doubled by a second one that could not take the lock.
+    One that dies before it publishes leaves the start to this call. A daemon that cannot be
+    started, or does not publish in time, is a ``StoreError`` that says why and what to do."""
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            info = published_daemon(data_dir)
+            if info is not None:
+                return info
+            if not daemon_alive(data_dir):
+                with _start_lock(data_dir):
+                    # another client may have started it meanwhile, or be starting it
+                    info = published_daemon(data_dir)
+                    if info is None and not daemon_alive(data_dir):
+                        info = _launch(data_dir, max(deadline - time.monotonic(), 1.0), env)
+                if info is not None:
+                    return info
+            if time.monotonic() >= deadline:
+                raise StoreError(_not_published(data_dir, timeout))
+            time.sleep(START_POLL_S)
+    except OSError as exc:  # the data dir cannot hold the start lock, or the launcher cannot run
+        why = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
+        raise StoreError(
+            f"Cannot start the graphmem daemon of {data_dir} ({why}). Check that the data dir is a "
+            "folder you can write (--data-dir, GRAPHMEM_DATA_DIR)."
+        ) from None
+
+
+def _launch(data_dir: Path, timeout: float, env: Mapping[str, str] | None) -> DaemonInfo | None:
+    """Run ``graphmem serve --detach`` (under the start lock): the daemon it started, or None when
+    another process holds the lock instead, not published yet (waited for by the caller)."""
+    try:
+        done = subprocess.run(
+            [*serve_command(data_dir), "--detach", "--start-timeout", str(timeout), "--port-fallback"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout + 30,
+            env=dict(env) if env is not None else None,
+        )
+    except subprocess.TimeoutExpired:
+        raise StoreError(
+            f"The graphmem daemon did not start within {timeout:.0f} s; see {data_dir / LOG_FILENAME}."
+        ) from None
+    info = published_daemon(data_dir)
+    if info is not None or daemon_alive(data_dir):
         return info
-    with _start_lock(data_dir):
-        info = find_daemon(data_dir)  # another client may have started it meanwhile
-        if info is not None:
-            return info
-        try:
-            done = subprocess.run(
-                [*serve_command(data_dir), "--detach", "--start-timeout", str(timeout), "--port-fallback"],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                text=True,
-                timeout=timeout + 30,
-                env=dict(env) if env is not None else None,
-            )
-        except subprocess.TimeoutExpired:
-            raise StoreError(f"The graphmem daemon did not start within {timeout:.0f} s.") from None
-        info = find_daemon(data_dir)
-        if done.returncode != 0 or info is None:
-            problem = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no message"
-            raise StoreError(f"Could not start the graphmem daemon: {problem}")
-        return info
+    if done.returncode == 0:
+        problem = f"it exited as soon as it had started; see {data_dir / LOG_FILENAME}"
+    else:
+        problem = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no message"
+    raise StoreError(f"Could not start the graphmem daemon: {problem}")
+
+
+def _not_published(data_dir: Path, timeout: float) -> str:
+    holder = lock_holder(data_dir)
+    who = f"The graphmem daemon (pid {holder})" if holder is not None else "A process"
+    stop = f"stop it (`kill {holder}`)" if holder is not None else "stop the process that holds it"
+    return (
+        f"{who} holds {_lock_path(data_dir)} but has not published its address (daemon.json) within "
+        f"{timeout:.3g} s: it may still be opening the store, or be stuck. See "
+        f"{data_dir / LOG_FILENAME}; if it does not come up, {stop} and call again."
+    )
 
 
 def stop_daemon(data_dir: Path, timeout: float = 15.0) -> DaemonInfo | None:

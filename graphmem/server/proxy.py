@@ -6,10 +6,16 @@ the data dir or starts one. Tool calls are forwarded over HTTP, with the local t
 of ``daemon.token`` read at each call (the daemon's MCP is stateless, so nothing is
 lost when the daemon restarts), each worker on a connection it keeps open between calls
 (``loopback.KeptAlive``, as ``RemoteMemory``'s: one the daemon closed while idle is replaced
-without a word): if the daemon has gone, the
-proxy starts it again and retries once, and otherwise answers with a tool error that
-says what happened — it never hangs. Tools that take a ``project`` get the proxy's
-working directory when the caller leaves it out.
+without a word).
+
+A call made at any moment after the daemon died (killed, crashed) is answered by the next one:
+a daemon that refuses the connection, or takes it and says nothing to ``/identity``, was sent
+nothing, so the proxy finds the daemon again (waiting while a killed one still holds its lock,
+or one is starting) or starts one, and sends the call there, again and again until
+``start_timeout`` has passed since the first failure. A call that went out and got no answer
+(the daemon may have made it) is sent once more, never again. Past that, the call ends with a
+tool error that says what happened and what to do: the proxy never hangs. Tools that take a
+``project`` get the proxy's working directory when the caller leaves it out.
 
 Only the standard library (and graphmem modules that import only it) is imported here: this
 process starts with every client.
@@ -23,6 +29,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,13 +41,14 @@ from urllib.parse import urlsplit
 from graphmem.errors import GraphmemError, StoreError
 from graphmem.server import mcp_shape
 from graphmem.server.daemon_process import (
+    LOG_FILENAME,
     DaemonInfo,
     collect_as_long_running,
     ensure_daemon,
-    find_daemon,
+    published_daemon,
     read_token,
 )
-from graphmem.server.identity import NotTheDaemon
+from graphmem.server.identity import NotTheDaemon, Silent
 from graphmem.server.loopback import Expected, ThreadConnections
 
 log = logging.getLogger(__name__)
@@ -50,6 +58,9 @@ CALL_TIMEOUT_S = 300.0
 MAX_WORKERS = 8
 # A client's longest line, by default: the daemon's largest request ([server] max_request_bytes).
 MAX_LINE_BYTES = 2_000_000
+# Between two tries at a daemon that refused a call and still holds its lock: killed, and not gone
+# yet (the kernel frees its memory before it closes its files), or stopping.
+RETRY_PAUSE_S = 0.05
 
 
 def load_manifest() -> dict[str, Any]:
@@ -71,8 +82,18 @@ def _tool_error(message_id: Any, message: str) -> dict[str, Any]:
     return _result(message_id, {"content": [{"type": "text", "text": message}], "isError": True})
 
 
+class NoAnswerInTime(Exception):
+    """No daemon answered within ``start_timeout`` of the first failure; the message is the
+    tool error's, whole."""
+
+
 class DaemonUnavailable(Exception):
-    pass
+    """The daemon could not be reached; ``sent_nothing``: this try sent nothing (the connection was
+    refused), so trying again adds no call the daemon may have made."""
+
+    def __init__(self, message: str, *, sent_nothing: bool = False) -> None:
+        super().__init__(message)
+        self.sent_nothing = sent_nothing
 
 
 @dataclass
@@ -106,11 +127,15 @@ class Proxy:
 
     # -- the daemon -------------------------------------------------------------------
 
-    def daemon(self, *, restart: bool = False) -> DaemonInfo:
+    def daemon(self, *, restart: bool = False, timeout: float | None = None) -> DaemonInfo:
+        """The daemon the calls go to: the one that has published its address, or one started
+        (``restart``: looked for again, the one known before did not answer); ``timeout``: how
+        long a start may take (default: ``start_timeout``)."""
         with self._daemon_lock:
             if restart or self._daemon is None:
-                found = None if restart else find_daemon(self.data_dir)
-                self._daemon = found or self.start(self.data_dir, self.start_timeout)
+                found = None if restart else published_daemon(self.data_dir)
+                wait = self.start_timeout if timeout is None else timeout
+                self._daemon = found or self.start(self.data_dir, wait)
             return self._daemon
 
     def warm(self) -> None:
@@ -151,23 +176,19 @@ class Proxy:
                 return answer.status, answer.read()
         except OSError as exc:  # the connection closed itself: the next call opens a new one
             # (``NotTheDaemon``, no OSError, goes up as it is: nothing was sent)
-            raise DaemonUnavailable(str(exc)) from exc
+            raise DaemonUnavailable(str(exc), sent_nothing=isinstance(exc, ConnectionRefusedError)) from exc
 
     def forward(self, message: dict[str, Any]) -> dict[str, Any]:
         message_id = message.get("id")
         body = json.dumps(message).encode()
         try:
-            try:
-                status, raw = self._post(self.daemon(), body)
-            except (DaemonUnavailable, NotTheDaemon) as exc:
-                # Gone, or another process at its address (a daemon started since, or a squatter):
-                # find the daemon that holds the lock now, or start one.
-                log.warning("the daemon did not answer (%s); finding or starting it again", exc)
-                status, raw = self._post(self.daemon(restart=True), body)
+            status, raw = self._send(body)
+        except NoAnswerInTime as exc:
+            return _tool_error(message_id, str(exc))
         except (DaemonUnavailable, GraphmemError) as exc:
             return _tool_error(
                 message_id,
-                f"The graphmem daemon is unavailable ({exc}); see {self.data_dir / 'daemon.log'}. "
+                f"The graphmem daemon is unavailable ({exc}); see {self.data_dir / LOG_FILENAME}. "
                 "Nothing was stored by this call.",
             )
         if status == 200:
@@ -186,6 +207,44 @@ class Proxy:
         if status == 429:
             return _tool_error(message_id, str(detail))  # says when to retry
         return _tool_error(message_id, f"The daemon refused the call (HTTP {status}): {detail}")
+
+    def _send(self, body: bytes) -> tuple[int, bytes]:
+        """``body`` posted to the daemon until one answers: again to the daemon found or started
+        in its place while nothing was sent (refused, or silent to ``/identity``: gone, going, or
+        another program at its address) and ``start_timeout`` has not passed since the first
+        failure; once more after a failure that may have reached it. The status and the answer."""
+        info = self.daemon()
+        deadline: float | None = None
+        sent_again = False
+        while True:
+            try:
+                return self._post(info, body)
+            except (DaemonUnavailable, NotTheDaemon) as exc:
+                failure: DaemonUnavailable | NotTheDaemon = exc
+            if deadline is None:
+                # Gone, or another process at its address (a daemon started since, or a squatter):
+                # find the daemon that holds the lock now, or start one.
+                log.warning("the daemon did not answer (%s); finding or starting it again", failure)
+                deadline = time.monotonic() + self.start_timeout
+            if not _sent_nothing(failure):
+                if sent_again:
+                    raise failure
+                sent_again = True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise NoAnswerInTime(self._no_answer(info, failure)) from failure
+            found = self.daemon(restart=True, timeout=left)
+            if found == info:  # the same daemon, still holding its lock: killed or stopping
+                time.sleep(RETRY_PAUSE_S)
+            info = found
+
+    def _no_answer(self, info: DaemonInfo, failure: Exception) -> str:
+        return (
+            f"The graphmem daemon (pid {info.pid}) at {info.url} still did not answer "
+            f"{self.start_timeout:.3g} s after it first failed ({failure}): it may be stopping, or be "
+            "stuck. Nothing was stored by this call. Call again in a moment; if it still fails, run "
+            f"`graphmem stop` (the next call starts a new daemon) and see {self.data_dir / LOG_FILENAME}."
+        )
 
     # -- messages ---------------------------------------------------------------------
 
@@ -224,6 +283,11 @@ class Proxy:
                 arguments = {**arguments, "project": self.project}
             return self.forward({**message, "params": {**params, "arguments": arguments}})
         return _error(message_id, -32601, f"Method not found: {method}.")
+
+
+def _sent_nothing(failure: Exception) -> bool:
+    """Whether this try sent the call nowhere: refused, or no answer to ``/identity``."""
+    return isinstance(failure, Silent) or (isinstance(failure, DaemonUnavailable) and failure.sent_nothing)
 
 
 def lines_within(stdin: BinaryIO, most: int) -> Iterator[bytes | None]:

@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -365,7 +364,6 @@ def test_the_proxy_restarts_a_killed_daemon_and_nothing_acknowledged_is_lost(
             first = read_info(data_dir)
             assert first is not None
             os.kill(first["pid"], signal.SIGKILL)
-            time.sleep(0.5)
             found = await client.call_tool("recall", {"query": "when is staging reset"})
             second = read_info(data_dir)
             assert second is not None and found.structured_content is not None
