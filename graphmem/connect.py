@@ -28,6 +28,9 @@ __all__ = ["HERE", "check_settings", "open_memory", "resolve_branch", "resolve_p
 
 # ``project=HERE``: the project of the current directory, as the CLI resolves it.
 HERE = "."
+# How long a call waits for a daemon that is starting when no settings were read ([server]
+# start_timeout_seconds' default: the light path reads the data dir and the key alone).
+DAEMON_START_WAIT_S = 60.0
 
 
 def resolve_project(path: str | Path | None) -> str | None:
@@ -113,7 +116,7 @@ def open_memory(
     model): that raises ``StoreLockedError`` saying so.
     """
     from graphmem.locate import describe_store
-    from graphmem.server.daemon_process import check_daemon_store, find_daemon
+    from graphmem.server.daemon_process import check_daemon_store, wait_for_daemon
 
     if settings is None:
         settings, _ = check_settings(data_dir)
@@ -128,7 +131,10 @@ def open_memory(
         url = settings.store.url
     own_project = resolve_project(project) if project is not None else None
     own_branch = resolve_branch(project) if own_project is not None else None
-    daemon = find_daemon(where)
+    # A daemon starting (another client's: it holds the lock, its address is not published yet)
+    # is waited for: it is the one the call must go through, and it holds the store.
+    waited = settings.server.start_timeout_seconds if settings is not None else DAEMON_START_WAIT_S
+    daemon = wait_for_daemon(where, waited)
     if daemon is not None:
         check_daemon_store(daemon, describe_store(where, url))
         if embedder is not None:

@@ -70,7 +70,7 @@ def serve(
         graphmem daemon (pid 4242): http://127.0.0.1:9824/mcp
     """
     from graphmem.server.daemon import serve as run
-    from graphmem.server.daemon_process import find_daemon, spawn_detached
+    from graphmem.server.daemon_process import spawn_detached, wait_for_daemon
     from graphmem.settings import load_settings
 
     settings = load_settings(data_dir=state.data_dir)
@@ -79,7 +79,8 @@ def serve(
         run(settings, host=host, port=port, port_fallback=port_fallback, detached=detached_child)
         return
     data_dir = settings.data_dir.expanduser()
-    info = find_daemon(data_dir)
+    timeout = start_timeout or settings.server.start_timeout_seconds
+    info = wait_for_daemon(data_dir, timeout)  # one starting (another client's) is the one asked for
     if info is None:
         env = dict(os.environ)
         env["GRAPHMEM_DATA_DIR"] = str(data_dir)
@@ -87,7 +88,6 @@ def serve(
             env["GRAPHMEM_SERVER__HOST"] = host
         if port is not None:
             env["GRAPHMEM_SERVER__PORT"] = str(port)
-        timeout = start_timeout or settings.server.start_timeout_seconds
         fallback = port_fallback and port is None
         info = spawn_detached(data_dir, timeout=timeout, env=env, port_fallback=fallback)
     click.echo(f"graphmem daemon (pid {info.pid}): {info.mcp_url}")

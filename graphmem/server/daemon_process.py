@@ -211,18 +211,12 @@ def read_info(data_dir: Path) -> DaemonInfo | None:
 
 
 def find_daemon(data_dir: Path) -> DaemonInfo | None:
-    """The daemon serving ``data_dir``, if one is alive and has published its address."""
-    if not daemon_alive(data_dir):
-        return None
-    return read_info(data_dir)
-
-
-def published_daemon(data_dir: Path) -> DaemonInfo | None:
-    """``find_daemon``'s daemon, but only once the process that holds the lock has published its
-    own address: None while ``daemon.json`` is not written yet or is still the one a killed daemon
-    left (it names another pid than the lock file), so that a client never takes a dead daemon's
-    port for the address of the one starting in its place. A holder that wrote no pid (an older
-    graphmem's daemon) is taken at its word, as ``find_daemon`` takes it."""
+    """The daemon serving ``data_dir``, if one is alive and has published its own address: None
+    while ``daemon.json`` is not written yet or is still the one a killed daemon left (it names
+    another pid than the lock file), so that a client never takes a dead daemon's port, nor its
+    pid (``stop_daemon`` signals it; the system may have given it to another process since), for
+    the daemon starting in its place. A holder that wrote no pid (an older graphmem's daemon) is
+    taken at its word."""
     if not daemon_alive(data_dir):
         return None
     info = read_info(data_dir)
@@ -230,6 +224,23 @@ def published_daemon(data_dir: Path) -> DaemonInfo | None:
         return None
     holder = _written_holder(data_dir)
     return info if holder is None or holder == info.pid else None
+
+
+def wait_for_daemon(data_dir: Path, timeout: float) -> DaemonInfo | None:
+    """``find_daemon``'s daemon, waited for while a process holds the lock and has not published
+    its address yet (a daemon opening its store; a killed one not gone yet): None once no process
+    holds the lock. A ``StoreError`` that names the holder and says what to do when it has not
+    published within ``timeout`` s."""
+    return _waited(data_dir, time.monotonic() + timeout, timeout)
+
+
+def _waited(data_dir: Path, deadline: float, timeout: float) -> DaemonInfo | None:
+    """``wait_for_daemon`` until ``deadline``; ``timeout``: the wait the error names."""
+    while (info := find_daemon(data_dir)) is None and daemon_alive(data_dir):
+        if time.monotonic() >= deadline:
+            raise StoreError(_not_published(data_dir, timeout))
+        time.sleep(START_POLL_S)
+    return info
 
 
 def check_daemon_store(info: DaemonInfo, asked: str) -> None:
@@ -349,20 +360,16 @@ def ensure_daemon(data_dir: Path, *, timeout: float, env: Mapping[str, str] | No
     deadline = time.monotonic() + timeout
     try:
         while True:
-            info = published_daemon(data_dir)
+            info = _waited(data_dir, deadline, timeout)
             if info is not None:
                 return info
-            if not daemon_alive(data_dir):
-                with _start_lock(data_dir):
-                    # another client may have started it meanwhile, or be starting it
-                    info = published_daemon(data_dir)
-                    if info is None and not daemon_alive(data_dir):
-                        info = _launch(data_dir, max(deadline - time.monotonic(), 1.0), env)
-                if info is not None:
-                    return info
-            if time.monotonic() >= deadline:
-                raise StoreError(_not_published(data_dir, timeout))
-            time.sleep(START_POLL_S)
+            with _start_lock(data_dir):
+                # another client may have started it meanwhile, or be starting it
+                info = find_daemon(data_dir)
+                if info is None and not daemon_alive(data_dir):
+                    info = _launch(data_dir, max(deadline - time.monotonic(), 1.0), env)
+            if info is not None:
+                return info
     except OSError as exc:  # the data dir cannot hold the start lock, or the launcher cannot run
         why = f"{exc.strerror}: {exc.filename}" if exc.strerror and exc.filename else str(exc)
         raise StoreError(
@@ -387,7 +394,7 @@ def _launch(data_dir: Path, timeout: float, env: Mapping[str, str] | None) -> Da
         raise StoreError(
             f"The graphmem daemon did not start within {timeout:.0f} s; see {data_dir / LOG_FILENAME}."
         ) from None
-    info = published_daemon(data_dir)
+    info = find_daemon(data_dir)
     if info is not None or daemon_alive(data_dir):
         return info
     if done.returncode == 0:
@@ -409,8 +416,9 @@ def _not_published(data_dir: Path, timeout: float) -> str:
 
 
 def stop_daemon(data_dir: Path, timeout: float = 15.0) -> DaemonInfo | None:
-    """Ask the daemon of ``data_dir`` to stop (SIGTERM) and wait; None if none ran."""
-    info = find_daemon(data_dir)
+    """Ask the daemon of ``data_dir`` to stop (SIGTERM) and wait; None if none ran. One that is
+    starting is waited for (``timeout``) and then stopped."""
+    info = wait_for_daemon(data_dir, timeout)
     if info is None:
         return None
     with contextlib.suppress(ProcessLookupError):

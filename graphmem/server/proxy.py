@@ -45,7 +45,7 @@ from graphmem.server.daemon_process import (
     DaemonInfo,
     collect_as_long_running,
     ensure_daemon,
-    published_daemon,
+    find_daemon,
     read_token,
 )
 from graphmem.server.identity import NotTheDaemon, Silent
@@ -133,7 +133,7 @@ class Proxy:
         long a start may take (default: ``start_timeout``)."""
         with self._daemon_lock:
             if restart or self._daemon is None:
-                found = None if restart else published_daemon(self.data_dir)
+                found = None if restart else find_daemon(self.data_dir)
                 wait = self.start_timeout if timeout is None else timeout
                 self._daemon = found or self.start(self.data_dir, wait)
             return self._daemon

@@ -367,3 +367,74 @@ def test_a_start_that_died_before_it_published_leaves_the_start_to_the_next_clie
 
     assert info.version == "stand-in" and info.pid not in (dead, crashed.pid)
     assert launches == [data_dir]
+
+
+# -- the CLI and the API, while a daemon starts over a killed one's daemon.json ------------------
+
+
+def test_open_memory_waits_for_the_daemon_starting_and_goes_through_it(
+    data_dir: Path,
+    refusing_port: int,
+    holders: Callable[[Path, int], Holder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from graphmem.connect import open_memory
+    from graphmem.server.remote import RemoteMemory
+
+    publish_dead_daemon(data_dir, dead_pid(), refusing_port)
+    starting = holders(data_dir, refusing_port + 1)  # another client's daemon, opening its store
+    clock = FirstPause(then=starting.publish)
+    monkeypatch.setattr(daemon_process, "time", clock)
+
+    memory = open_memory(data_dir=data_dir, project=None)
+    try:
+        assert isinstance(memory, RemoteMemory)  # not the store opened here, under the daemon's lock
+        assert memory.info.pid == starting.pid and memory.info.url.endswith(f":{refusing_port + 1}")
+        assert clock.pauses == 1
+    finally:
+        memory.close()
+
+
+def test_stop_never_signals_the_pid_a_killed_daemon_left_and_stops_the_one_starting(
+    data_dir: Path,
+    refusing_port: int,
+    holders: Callable[[Path, int], Holder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The killed daemon's pid, given by the system to another process since (here: the test's own).
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        publish_dead_daemon(data_dir, other.pid, refusing_port)
+        starting = holders(data_dir, refusing_port + 1)
+        monkeypatch.setattr(daemon_process, "time", FirstPause(then=starting.publish))
+
+        stopped = daemon_process.stop_daemon(data_dir)
+
+        assert stopped is not None and stopped.pid == starting.pid
+        assert starting.process.wait(timeout=30) == -signal.SIGTERM
+        assert other.poll() is None  # never signalled
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_serve_detach_while_another_clients_daemon_starts_reports_that_daemon(
+    data_dir: Path,
+    refusing_port: int,
+    holders: Callable[[Path, int], Holder],
+    launches: list[Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from click.testing import CliRunner
+
+    from graphmem.cli.main import cli
+
+    publish_dead_daemon(data_dir, dead_pid(), refusing_port)
+    starting = holders(data_dir, refusing_port + 1)
+    monkeypatch.setattr(daemon_process, "time", FirstPause(then=starting.publish))
+    monkeypatch.setattr(daemon_process, "spawn_detached", lambda *a, **k: pytest.fail("a second daemon"))
+
+    result = CliRunner().invoke(cli, ["--data-dir", str(data_dir), "serve", "--detach"])
+
+    assert result.exit_code == 0, result.output
+    assert f"graphmem daemon (pid {starting.pid}): http://127.0.0.1:{refusing_port + 1}/mcp" in result.output
