@@ -19,6 +19,7 @@ from graphmem.adapters.postgres_schema import (
     VERSION_TABLE,
     steps,
 )
+from graphmem.adapters.postgres_vector_parts import INDEXED_SINCE, drop_indexes
 from graphmem.errors import InvalidInputError, StoreError, StoreMismatchError
 
 
@@ -160,6 +161,8 @@ def migrate(
                 current = schema_version(conn)
                 if (up and current != migration.version - 1) or (not up and current != migration.version):
                     continue  # another process took this step meanwhile
+                if not up and goal < INDEXED_SINCE:  # the index goes: none is built again on the way
+                    conn.run(drop_indexes())
                 conn.run(migration.up if up else migration.down)
                 if up:
                     conn.run(

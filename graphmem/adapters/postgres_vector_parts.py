@@ -28,6 +28,7 @@ __all__ = [
     "DROP_HALF_INDEX_12",
     "GLOBAL",
     "HALF_INDEX_12",
+    "INDEXED_SINCE",
     "PARTS",
     "PARTS_19",
     "PART_OF_NAMES",
@@ -75,6 +76,11 @@ ALL_INDEXED = (
 )
 # The one index of schemas 12 to 18.
 WHOLE = "memories_embedding"
+# A rollback below this schema drops the vectors' index (schema 12's rollback; the graphmem of
+# schema 11 builds its own at its first open): its steps before that one find no index to build
+# again (``migrate``), where schema 19's rollback built the one index of schemas 12 to 18 in vain
+# (minutes at a million memories, the table locked meanwhile).
+INDEXED_SINCE = 12
 
 
 def indexed_vector(dimension: int | str) -> str:

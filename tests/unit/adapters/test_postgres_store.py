@@ -188,6 +188,38 @@ def test_schema_12_and_19_on_a_store_never_opened_leave_the_index_to_the_first_o
     assert _vector_indexes(bare_url) == PARTS_OF_8
 
 
+def test_a_rollback_past_schema_12_builds_no_vector_index_on_its_way(
+    url: str, request: pytest.FixtureRequest
+) -> None:
+    # Schema 12's rollback drops the index: schema 19's, before it, built the one index of schemas
+    # 12 to 18 over every vector for nothing (minutes at a million, the table locked meanwhile).
+    store = opened_postgres(url, request, DIM)
+    store.add_memories([memory(f"m{i}") for i in range(DIM)], np.eye(DIM, dtype=np.float32))
+    store.close()
+    with psycopg.connect(url, autocommit=True) as conn:  # every index built from here, recorded
+        conn.execute("CREATE TABLE built (name text)")
+        conn.execute(
+            "CREATE FUNCTION record_built() RETURNS event_trigger LANGUAGE plpgsql AS $$ DECLARE r record; "
+            "BEGIN FOR r IN SELECT * FROM pg_event_trigger_ddl_commands() LOOP "
+            "INSERT INTO built VALUES (r.object_identity); END LOOP; END $$"
+        )
+        conn.execute(
+            "CREATE EVENT TRIGGER record_built ON ddl_command_end WHEN TAG IN ('CREATE INDEX') "
+            "EXECUTE FUNCTION record_built()"
+        )
+
+    assert migrate(url, target=11).after == 11
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        built = [str(row[0]) for row in conn.execute("SELECT name FROM built").fetchall()]
+        conn.execute("DROP EVENT TRIGGER record_built")
+    assert not [name for name in built if "memories_embedding" in name], built
+    assert _vector_indexes(url) == {}
+    assert migrate(url).after == SCHEMA_VERSION  # and up again: the first open builds the parts
+    opened_postgres(url, request, DIM).close()
+    assert _vector_indexes(url) == PARTS_OF_8
+
+
 def test_vectors_of_another_dimension_are_refused_at_open(store: PostgresGraphStore, url: str) -> None:
     store.add_memories([memory("a")], np.ones((1, DIM), np.float32))
     with pytest.raises(StoreMismatchError, match="graphmem reindex"):
