@@ -131,7 +131,7 @@ class HookClient:
         data_dir, _ = self.data_dir()
         info = find_daemon(data_dir)
         holder = lock_holder(data_dir)
-        if holder is not None and (info is None or info.pid != holder):
+        if info is None and holder is not None:  # find_daemon takes only the holder's own address
             raise _Quiet(
                 f"the graphmem daemon (pid {holder}) is starting: it has not published its address "
                 "yet; added nothing (calls made once it serves reach it)"

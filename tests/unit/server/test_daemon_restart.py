@@ -438,3 +438,10 @@ def test_serve_detach_while_another_clients_daemon_starts_reports_that_daemon(
 
     assert result.exit_code == 0, result.output
     assert f"graphmem daemon (pid {starting.pid}): http://127.0.0.1:{refusing_port + 1}/mcp" in result.output
+
+
+def test_a_command_without_settings_waits_for_a_starting_daemon_as_long_as_the_settings_default() -> None:
+    from graphmem.connect import DAEMON_START_WAIT_S
+    from graphmem.settings import ServerSettings
+
+    assert ServerSettings().start_timeout_seconds == DAEMON_START_WAIT_S
