@@ -100,8 +100,9 @@ def _print_report(report: BootstrapReport) -> None:
         click.echo(f"syntax errors: {report.parse_errors:,} in {worst} (what parses is indexed)")
     click.echo(
         f"facts: {report.facts_added} added, {report.facts_updated} updated, "
-        f"{report.facts_archived} archived; "
-        f"{_count(report.commits, 'commit')}"
+        f"{report.facts_archived} archived"
+        + (f", {report.facts_proposed} proposed (`graphmem review`)" if report.facts_proposed else "")
+        + f"; {_count(report.commits, 'commit')}"
     )
     if report.moved_symbols or report.moved_files or report.ambiguous_moves:
         click.echo(

@@ -9,8 +9,11 @@ from its file; it never adds the same fact twice. A file under a doc's name that
 (``core.project_facts.doc_text``: a picture named README.md) says nothing, and is logged. A
 fact's memory id is its project's and key's: a memory already under it (a restored export's
 copy, whose ``source`` is its import) is that fact's memory, edited and brought back as its
-own, never stored again (nor archived by a pass: the import's). Written through the
-``MemoryWriter``, so every change is an audited event with its cause.
+own, never stored again (nor archived by a pass: the import's). A person's change stands: a fact
+a person edited keeps their words while its file still says what it said then, and what its file
+says later comes as a proposal beside it (``service/proposals.py``); one a person archived stays
+archived while it is in its file. Written through the ``MemoryWriter``, so every change is an
+audited event with its cause.
 """
 
 from __future__ import annotations
@@ -22,12 +25,14 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.dedup import memory_hash
-from graphmem.core.events import Cause
+from graphmem.core.events import Cause, EventKind, MemoryEvent
 from graphmem.core.keys import file_key, memory_id
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
 from graphmem.core.ports import RepositoryFiles
+from graphmem.core.provenance import CHANGE_OF, acts_as_person
 from graphmem.core.redaction import redact
 from graphmem.service.inputs import MemoryEdit
+from graphmem.service.proposals import Proposals
 from graphmem.service.results import BootstrapReport
 from graphmem.service.writer import MemoryWriter
 
@@ -39,6 +44,9 @@ MAX_DOC_BYTES = 200_000
 _CHANGED = Cause("bootstrap", "its file says something else now")
 _BACK = Cause("bootstrap", "its file says it again")
 _GONE = Cause("bootstrap", "gone from its file")
+# The events of a fact read to find a person's change since a pass last wrote it: a fact's
+# history is its passes' edits and what people did to it.
+HISTORY_READ = 500
 
 
 @dataclass(frozen=True)
@@ -78,7 +86,10 @@ class RepositoryDocs:
         existing = {
             m.source: m
             for m in self.writer.store.all_memories(project)
-            if m.source.startswith(BOOTSTRAP_SOURCE) and m.project == project
+            # not a proposal of what a file says since a person changed its fact (``_update``)
+            if m.source.startswith(BOOTSTRAP_SOURCE)
+            and m.project == project
+            and not (m.origin or "").startswith(CHANGE_OF)
         }
         # A fact's memory held under the fact's id but no pass's source: an import's copy
         ids = {BOOTSTRAP_SOURCE + f.key: _fact_id(project, BOOTSTRAP_SOURCE + f.key) for f in facts}
@@ -96,15 +107,9 @@ class RepositoryDocs:
             category = Category(fact.category)
             old = existing.get(source) or imported.get(source)
             if old is not None:
-                if old.text != fact.text:
-                    self.writer.edit(old.id, MemoryEdit(fact.text, project=project), cause=_CHANGED)
-                if old.status is Status.ARCHIVED:
-                    self.writer.set_status(
-                        old.id, Status.ACTIVE, allowed_from=(Status.ARCHIVED,), clear_valid_to=True,
-                        cause=_BACK,
-                    )  # fmt: skip
                 if old.text != fact.text or old.status is Status.ARCHIVED:
-                    report.facts_updated += 1
+                    about = Entity(file_key(project, fact.source), EntityKind.FILE, fact.source, project)
+                    self._update(old, source, fact.text, about, report)
                 continue
             record = MemoryRecord(
                 id=_fact_id(project, source),
@@ -129,6 +134,74 @@ class RepositoryDocs:
             if source not in seen and old.status is Status.ACTIVE:
                 self.writer.set_status(old.id, Status.ARCHIVED, allowed_from=Status, cause=_GONE)
                 report.facts_archived += 1
+
+    def _update(
+        self, old: MemoryRecord, source: str, text: str, about: Entity, report: BootstrapReport
+    ) -> None:
+        """Bring ``old``, the fact from ``source``, in step with its file, which says ``text`` of
+        it now, unless a person changed it since a pass last did (``_Held``): their archive
+        stands, and so do their words, what the file says since proposed beside them once."""
+        held = _held(self.writer.store.events_of(old.id, HISTORY_READ))
+        if held.archived:
+            return
+        updated = False
+        if old.text != text and not held.words:
+            self.writer.edit(old.id, MemoryEdit(text, project=old.project), cause=_CHANGED)
+            updated = True
+        elif old.text != text and text != held.read and old.is_current and not self._proposed(old, text):
+            # Proposed as the file's (its source the fact's): a person confirms or rejects it
+            Proposals(self.writer).propose(old, text, old.category, [about], Cause(source, _CHANGED.reason))
+            report.facts_proposed += 1
+        if old.status is Status.ARCHIVED:
+            self.writer.set_status(
+                old.id, Status.ACTIVE, allowed_from=(Status.ARCHIVED,), clear_valid_to=True, cause=_BACK
+            )
+            updated = True
+        report.facts_updated += updated
+
+    def _proposed(self, old: MemoryRecord, text: str) -> bool:
+        """Whether ``text`` was proposed as a change of ``old`` before (pending, confirmed or
+        turned down): a pass proposes what a file says once."""
+        linked = [link.target for link in self.writer.store.links([old.id]) if link.source == old.id]
+        return any(
+            record.origin == CHANGE_OF + old.id and record.text == text
+            for record in self.writer.store.get_memories(linked).values()
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Held:
+    """What a person's changes of a fact since a pass (or an import) last wrote it hold it to:
+    ``words``, its text is theirs (their edits are its newest changes of text), ``read`` the
+    text it had before (what its file said then; None: unknown); ``archived``, its newest change
+    of status is a person's archive."""
+
+    words: bool
+    read: str | None
+    archived: bool
+
+
+def _held(events: list[MemoryEvent]) -> _Held:
+    """``_Held`` of a fact whose history is ``events``, newest first: an undone event is as if it
+    never was, and so is a person's undo of their own change; their undo of a pass's is theirs."""
+    words: bool | None = None
+    read: str | None = None
+    text_read = False  # the changes of text before a person's edits are not theirs
+    archived: bool | None = None
+    persons = {event.id for event in events if acts_as_person(event.actor)}
+    for event in events:
+        if event.undone_by is not None or (event.kind is EventKind.UNDO and event.undoes in persons):
+            continue
+        person = acts_as_person(event.actor)
+        if "text" in event.after and not text_read:
+            words = person if words is None else words
+            if words and person:
+                read = event.before.get("text")
+            else:
+                text_read = True
+        if "status" in event.after and archived is None:
+            archived = person and event.after["status"] == Status.ARCHIVED.value
+    return _Held(bool(words), read, bool(archived))
 
 
 def _fact_id(project: str, source: str) -> str:

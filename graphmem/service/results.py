@@ -154,6 +154,8 @@ class BootstrapReport:
     facts_added: int = 0
     facts_updated: int = 0
     facts_archived: int = 0
+    # What a file says since a person changed its fact: proposed beside the person's version.
+    facts_proposed: int = 0
     commits: int = 0
     # Symbols renamed or moved, files renamed, since the last pass (``core.code_moves``), the
     # memory links that followed them, and the symbols left alone because several were alike.
