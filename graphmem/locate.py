@@ -32,12 +32,31 @@ def default_config_file() -> Path:
 
 
 def default_data_dir() -> Path:
-    return user_data_path(APP_NAME)
+    return absolute_data_dir(user_data_path(APP_NAME))  # XDG_DATA_HOME may be relative
+
+
+def absolute_data_dir(where: str | os.PathLike[str], relative_to: Path | None = None) -> Path:
+    """The data dir ``where`` as every process must name it: ``~`` expanded, made absolute from
+    ``relative_to`` (the folder of the config file that gave it) or else the current directory,
+    and normalised as ``os.path.abspath`` does (``.`` and ``..`` dropped, symlinks kept). Made
+    so once, where the settings are read (``locate``, ``load_settings``, ``--data-dir``): the
+    daemon publishes its data dir in ``daemon.json`` and a client reads ``daemon.token`` by it,
+    each from its own current directory."""
+    path = os.path.expanduser(os.fspath(where))
+    if relative_to is not None:
+        path = os.path.join(relative_to, path)  # an absolute ``path`` stays as it is
+    try:
+        return Path(os.path.abspath(path))
+    except OSError as exc:  # a relative one, from a current directory deleted since
+        raise ConfigError(
+            f"The data dir {path} is relative and the current directory cannot be read "
+            f"({exc.strerror or exc}): give an absolute path."
+        ) from None
 
 
 @dataclass(frozen=True, slots=True)
 class Location:
-    """The data dir (not yet expanded) and the API key of the daemon that may serve it; and
+    """The data dir (absolute: ``absolute_data_dir``) and the API key of the daemon that may serve it; and
     the embedding model set by ``[embedding] model`` (None for the default) and whether its
     queries run on the 8-bit variant, which a one-shot command starts loading while the store
     opens (``graphmem.connect.warm_model``)."""
@@ -54,7 +73,7 @@ def locate(data_dir: Path | None = None) -> Location:
     Raises ``ConfigError`` when the config file is not valid TOML or holds a ``data_dir`` or
     ``api_key`` that is not text."""
     environment = {name.lower(): value for name, value in os.environ.items()}
-    config = _read_config(default_config_file())
+    config = read_config()
 
     def setting(name: str, section: str | None = None, kind: type = str) -> Any:
         variable = (ENV_PREFIX + (f"{section}__{name}" if section else name)).lower()
@@ -77,6 +96,8 @@ def locate(data_dir: Path | None = None) -> Location:
             "The data dir is empty (GRAPHMEM_DATA_DIR or data_dir in the config file): give a folder, "
             "or unset it for the default."
         )
+    if where is not None:
+        where = absolute_data_dir(where)
     if where is not None and os.path.exists(where) and not os.path.isdir(where):
         raise ConfigError(
             f"The data dir {where} is not a folder (--data-dir, GRAPHMEM_DATA_DIR or data_dir in the "
@@ -86,7 +107,7 @@ def locate(data_dir: Path | None = None) -> Location:
     model = setting("model", "embedding") or None
     quantized = setting("quantized_queries", "embedding", bool)
     return Location(
-        Path(where) if where is not None else default_data_dir(),
+        where if where is not None else default_data_dir(),
         key,
         model,
         True if quantized is None else quantized,
@@ -132,9 +153,15 @@ def describe_store(data_dir: Path, url: str | None) -> str:
 
 
 def read_config() -> dict[str, Any]:
-    """The config file as TOML gives it ({} when there is none); ``ConfigError`` when it cannot
-    be read or is not TOML."""
-    return _read_config(default_config_file())
+    """The config file as TOML gives it ({} when there is none), but for a relative ``data_dir``,
+    made absolute from the file's folder: a path written in a file is read from where the file
+    is, not from wherever graphmem runs. ``ConfigError`` when it cannot be read or is not TOML."""
+    path = default_config_file()
+    config = _read_config(path)
+    where = config.get("data_dir")
+    if isinstance(where, str) and where.strip():  # an empty or non-text one is refused as it is
+        config["data_dir"] = str(absolute_data_dir(where, path.parent))
+    return config
 
 
 def _flag(text: str, name: str) -> bool:

@@ -32,7 +32,13 @@ from pydantic_settings import (
 from graphmem.core.fusion import PLANS
 from graphmem.core.recall_limit import MAX_RECALL_LIMIT, MIN_RECALL_LIMIT
 from graphmem.errors import ConfigError
-from graphmem.locate import MAX_CONFIG_BYTES, default_config_file, default_data_dir, read_config
+from graphmem.locate import (
+    MAX_CONFIG_BYTES,
+    absolute_data_dir,
+    default_config_file,
+    default_data_dir,
+    read_config,
+)
 from graphmem.regular_files import read_regular
 
 __all__ = [
@@ -434,7 +440,9 @@ class Settings(BaseSettings):
     )
 
     data_dir: Path = Field(default_factory=default_data_dir)
-    """Where the store lives (made mode 0700; see docs/operations.md). An empty value (`--data-dir ''`,
+    """Where the store lives (made mode 0700; see docs/operations.md). `~` is expanded; a relative
+    path is taken from the current directory (`--data-dir`, `GRAPHMEM_DATA_DIR`), or from the
+    config file's folder in the config file. An empty value (`--data-dir ''`,
     `GRAPHMEM_DATA_DIR=`) is a `ConfigError`, never the current directory."""
 
     embedding: EmbeddingSettings = EmbeddingSettings()
@@ -460,12 +468,18 @@ class Settings(BaseSettings):
     @field_validator("data_dir", mode="before")
     @classmethod
     def _data_dir_given(cls, value: Any) -> Any:
-        """An empty data dir would be the current directory: refuse it (``locate`` does too)."""
-        if isinstance(value, str | Path) and not str(value).strip():
+        """An empty data dir would be the current directory: refuse it (``locate`` does too). Any
+        other is made absolute here, once for every way it is given (the config file's already is,
+        from the file's folder: ``read_config``), as ``locate`` makes it: the daemon publishes it
+        and every client finds the daemon and its token by it, from any directory."""
+        if not isinstance(value, str | Path):
+            return value  # not a path: pydantic refuses it
+        if not str(value).strip():
             raise ValueError("data_dir is empty: give a folder, or unset it for the default")
-        if isinstance(value, str | Path) and os.path.exists(value) and not os.path.isdir(value):
-            raise ValueError(f"data_dir {value} is not a folder: give a folder, or unset it for the default")
-        return value
+        where = absolute_data_dir(value)
+        if os.path.exists(where) and not os.path.isdir(where):
+            raise ValueError(f"data_dir {where} is not a folder: give a folder, or unset it for the default")
+        return where
 
     @field_validator("api_key")
     @classmethod

@@ -137,13 +137,22 @@ def configure_logging(verbosity: int) -> None:
 
 
 class DataDirPath(click.Path):
-    """``--data-dir``: a folder. An empty one (click would make it the current directory) stays
-    empty, for the group to refuse in one line."""
+    """``--data-dir``: a folder, made absolute as the settings make it (``absolute_data_dir``):
+    every command hands it on as given, to the store, a daemon it starts, ``daemon.json``. An
+    empty one (click would make it the current directory) stays empty, for the group to refuse
+    in one line."""
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not value.strip():
             return ""
-        return super().convert(value, param, ctx)
+        import os
+
+        from graphmem.locate import absolute_data_dir
+
+        try:
+            return absolute_data_dir(os.fsdecode(super().convert(value, param, ctx)))
+        except ConfigError as exc:  # raised while click parses: said as click says a bad option
+            self.fail(str(exc), param, ctx)
 
 
 @click.group(cls=GraphmemGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -75,6 +75,16 @@ def _take_lock(data_dir: Path) -> ServeLock:
             time.sleep(0.05)
 
 
+def published_info(settings: Settings, url: str, version: str) -> DaemonInfo:
+    """What ``daemon.json`` says of this daemon: its pid, address and store, and its data dir as
+    the settings give it, absolute (``graphmem.locate.absolute_data_dir``): each client finds
+    ``daemon.token`` by it, from its own current directory."""
+    data_dir = settings.data_dir
+    return DaemonInfo(
+        os.getpid(), url, str(data_dir), time.time(), version, describe_store(data_dir, settings.store.url)
+    )
+
+
 def serve(
     settings: Settings,
     *,
@@ -101,7 +111,7 @@ def serve(
             f"Binding {host} exposes the memory beyond this machine: set GRAPHMEM_API_KEY (clients "
             "send it as a bearer token), or bind 127.0.0.1."
         )
-    data_dir = Path(settings.data_dir).expanduser()
+    data_dir = settings.data_dir  # absolute, ``~`` expanded: the settings make it so
     lock = _take_lock(data_dir)
     try:
         token = ensure_token(data_dir)
@@ -141,8 +151,7 @@ def serve(
 
         collect_as_long_running()
         runtime.start_worker()
-        lock.publish(DaemonInfo(os.getpid(), f"http://{url_host}:{bound_port}", str(data_dir), time.time(),
-                                runtime.version, describe_store(data_dir, settings.store.url)))  # fmt: skip
+        lock.publish(published_info(settings, f"http://{url_host}:{bound_port}", runtime.version))
         log.info("graphmem daemon serving %s at http://%s:%s/mcp", data_dir, url_host, bound_port)
         print(f"graphmem daemon: http://{url_host}:{bound_port}/mcp (data: {data_dir})", file=sys.stderr)
         try:

@@ -120,3 +120,75 @@ def test_an_unreadable_config_file_is_a_config_error(config: Path) -> None:
     config.mkdir()
     with pytest.raises(ConfigError, match="Cannot read"):
         locate()
+
+
+# -- a relative data dir: made absolute once, where the settings are read ----------------------
+
+
+@pytest.fixture
+def inside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The current directory of the command: ``rel/a``, beside the store's ``rel/store``; as the
+    system names it (``getcwd``: a /tmp that is a link stays its target)."""
+    here = tmp_path / "rel" / "a"
+    here.mkdir(parents=True)
+    monkeypatch.chdir(here)
+    return Path(os.getcwd())
+
+
+@pytest.mark.parametrize("given", ["../store", "../store/", "./../a/../store/."])
+@pytest.mark.parametrize("way", ["--data-dir", "GRAPHMEM_DATA_DIR"])
+def test_a_relative_data_dir_is_made_absolute_and_normal_from_the_current_directory(
+    way: str, given: str, config: Path, inside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a daemon publishes in daemon.json and a client finds its token by, from any directory."""
+    if way == "GRAPHMEM_DATA_DIR":
+        monkeypatch.setenv(way, given)
+    explicit = Path(given) if way == "--data-dir" else None
+    config.write_text('data_dir = "/from/config"\n')  # under both: never taken from here
+    store = inside.parent / "store"
+
+    assert load_settings(data_dir=explicit).data_dir == store
+    assert locate(explicit).data_dir == store
+
+
+def test_a_home_data_dir_is_expanded_by_both(config: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHMEM_DATA_DIR", "~/mem/../store")
+    home = Path(os.path.expanduser("~"))
+
+    assert load_settings().data_dir == home / "store"
+    assert locate().data_dir == home / "store"
+
+
+def test_a_relative_data_dir_in_the_config_file_is_taken_from_the_files_folder(
+    config: Path, inside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path written in a file is read from where the file is, whatever directory graphmem runs
+    in: the same store from every project."""
+    folder = config.parent / "settings"
+    folder.mkdir()
+    monkeypatch.setenv("GRAPHMEM_CONFIG", str(folder / "config.toml"))
+    (folder / "config.toml").write_text('data_dir = "../stores/./mine"\n')
+
+    assert load_settings().data_dir == config.parent / "stores" / "mine"
+    assert locate().data_dir == config.parent / "stores" / "mine"
+
+
+def test_a_data_dir_through_a_link_keeps_the_link(config: Path, inside: Path) -> None:
+    """Made absolute, not resolved: the path the user gave, in the words they gave it."""
+    (inside.parent / "real").mkdir()
+    (inside.parent / "link").symlink_to(inside.parent / "real", target_is_directory=True)
+
+    assert load_settings(data_dir=Path("../link")).data_dir == inside.parent / "link"
+    assert locate(Path("../link")).data_dir == inside.parent / "link"
+
+
+def test_a_relative_data_dir_from_a_deleted_directory_is_a_config_error(
+    config: Path, inside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inside.rmdir()  # the shell still stands in it; getcwd fails
+    monkeypatch.setenv("GRAPHMEM_DATA_DIR", "store")
+
+    with pytest.raises(ConfigError, match="current directory cannot be read"):
+        locate()
+    with pytest.raises(ConfigError, match="current directory cannot be read"):
+        load_settings()

@@ -10,10 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
+from support.memory_service import in_memory_service
 
 import graphmem.cli
+from graphmem.cli import main as cli_main
 from graphmem.cli.main import COMMAND_GC_THRESHOLD, COMMAND_MODULES, cli, commands
+from graphmem.service.memory import MemoryService
 
 
 def test_the_map_names_every_command_of_every_command_module() -> None:
@@ -71,6 +75,26 @@ def test_an_unknown_command_is_a_usage_error() -> None:
 
     assert result.exit_code == 2
     assert "No such command 'recal'" in result.output
+
+
+def test_a_relative_data_dir_is_handed_on_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--data-dir ../store`` in ``rel/a``: the store is opened, and ``stats`` names it, as
+    ``rel/store`` in full, as any other directory would name it (once: ``data dir: ../store``)."""
+    (tmp_path / "rel" / "a").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "rel" / "a")
+    store = Path(os.getcwd()).parent / "store"
+    opened: list[Path | None] = []
+
+    def factory(data_dir: Path | None, *, check_model: bool = True) -> MemoryService:
+        opened.append(data_dir)
+        return in_memory_service(data_dir or tmp_path)
+
+    monkeypatch.setattr(cli_main, "SERVICE_FACTORY", factory)
+    result = CliRunner().invoke(cli, ["--data-dir", "../store/", "stats"])
+
+    assert result.exit_code == 0, result.output
+    assert opened == [store]
+    assert f"data dir: {store}\n" in result.output
 
 
 GC_PROGRAM = """

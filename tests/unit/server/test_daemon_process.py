@@ -1,4 +1,5 @@
-"""The daemon's local secret: ``daemon.token``, made once, readable only by its user."""
+"""The daemon's local secret: ``daemon.token``, made once, readable only by its user; and found,
+with the daemon, from any directory."""
 
 from __future__ import annotations
 
@@ -6,7 +7,18 @@ import os
 import stat
 from pathlib import Path
 
-from graphmem.server.daemon_process import TOKEN_FILENAME, ensure_token, read_token
+import pytest
+
+from graphmem.server.daemon import published_info
+from graphmem.server.daemon_process import (
+    TOKEN_FILENAME,
+    ServeLock,
+    ensure_token,
+    find_daemon,
+    read_token,
+)
+from graphmem.server.remote import RemoteMemory
+from graphmem.settings import load_settings
 
 
 def mode(path: Path) -> int:
@@ -44,3 +56,29 @@ def test_a_short_or_empty_token_is_replaced(tmp_path: Path) -> None:
     path.chmod(0o600)
     assert read_token(tmp_path) is None
     assert len(ensure_token(tmp_path)) >= 43
+
+
+def test_a_daemon_given_a_relative_data_dir_is_found_with_its_token_from_another_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``graphmem --data-dir ../store serve`` in ``rel/a``, then a client elsewhere naming the store
+    by its full path: it finds the daemon, and the token by the data dir daemon.json gives (once
+    ``../store``, read from the client's own directory: no token, exit 5)."""
+    (tmp_path / "rel" / "a").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "rel" / "a")
+    settings = load_settings(data_dir=Path("../store"))
+    lock = ServeLock(settings.data_dir)  # the daemon, as ``serve`` takes its lock and publishes
+    try:
+        token = ensure_token(settings.data_dir)
+        lock.publish(published_info(settings, "http://127.0.0.1:9", "test"))
+        monkeypatch.chdir(tmp_path)
+
+        info = find_daemon(Path(os.getcwd()) / "rel" / "store")
+        assert info is not None
+        memory = RemoteMemory(info)
+        try:
+            assert read_token(memory.data_dir) == token  # what its every call sends
+        finally:
+            memory.close()
+    finally:
+        lock.release()
