@@ -16,13 +16,14 @@ from graphmem.core.supersession import closes_cycle, describe_chain, supersessio
 from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
 from graphmem.service.inputs import (
     MemoryEdit,
-    parse_event_id,
     parse_link_kind,
     parse_memory_id,
     unknown_memory,
 )
 from graphmem.service.proposals import Proposals
 from graphmem.service.remember import Rememberer
+from graphmem.service.staleness import Staleness
+from graphmem.service.stores import Stores
 from graphmem.service.writer import MemoryWriter
 
 # Events ``history`` returns at most.
@@ -33,10 +34,15 @@ class Lifecycle:
     """A memory's status, links and history. Its verbs the Memory service offers as
     they are (``PartVerb``) are documented where ``graphmem.api.Memory`` declares them."""
 
-    def __init__(self, writer: MemoryWriter, rememberer: Rememberer) -> None:
+    def __init__(
+        self, writer: MemoryWriter, rememberer: Rememberer, *, staleness: Staleness | None = None
+    ) -> None:
         self._writer = writer
         self._rememberer = rememberer  # ``widen`` remembers the memory again, globally
         self._proposals = Proposals(writer)
+        # An agent's ``confirm`` clears a stale flag only: the writer's store and code graph say.
+        code = writer.mentions.code
+        self._staleness = staleness if staleness is not None else Staleness(Stores(writer.store, code=code))
 
     def edit(self, memory_id: str, change: MemoryEdit, *, actor: str) -> MemoryRecord:
         """Change a memory's text and/or category; a person's memory changed by an agent stays
@@ -101,7 +107,8 @@ class Lifecycle:
         A person's confirmation also gives it their authority: a proposal becomes active, and
         what an agent, a file or an import wrote is marked confirmed (a directive or preference
         is then injected as a convention). Both are events in its history that ``undo`` reverses.
-        An agent's confirmation only clears the stale flag."""
+        An agent's confirmation only clears the stale flag: of a person's memory that has none, it
+        changes nothing (as an agent's repeat of it, ``Rememberer._reinforce``)."""
         writer = self._writer
         with writer.lock, writer.store.transaction():
             record = writer.get(memory_id)
@@ -123,6 +130,8 @@ class Lifecycle:
                 self._proposals.confirmed(
                     record, Cause(actor, f"replaced by {record.id}, a confirmed change")
                 )
+            elif is_persons(record) and self._staleness.annotate([record])[0].stale is None:
+                return record  # no flag to clear: an agent changes nothing of a person's memory
             writer.set_fields(record.id, {"updated_at": writer.clock()})
             return writer.get(record.id)
 
@@ -246,13 +255,9 @@ class Lifecycle:
         return events
 
     def undo(self, event_id: str, *, actor: str = USER) -> MemoryEvent:
-        if not acts_as_person(actor):
-            event = self._writer.store.get_event(parse_event_id(event_id))
-            if event is not None and acts_as_person(event.actor):
-                raise NotAllowedError(
-                    f"Event {event.id} is a person's change: only a person can undo it "
-                    f"(`graphmem undo {event.id}`)."
-                )
+        """Reverse an event; anyone but a person may not undo a person's change nor take authority
+        by undoing (``WriterHistory._refuse_authority``): refused in the undo's own transaction,
+        against the memory as it is then."""
         return self._writer.history.undo(event_id, Cause(actor))
 
 

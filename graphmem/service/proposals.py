@@ -5,7 +5,9 @@ the change is stored beside it as a memory of its own, ``proposed``, whose ``ori
 the memory it would replace (``change of mem_…``), and linked to it (``related``: an event in
 the person's memory's history, with the actor who proposed it). ``graphmem confirm`` of the
 proposal replaces the person's memory with it (a supersession, undoable); ``graphmem reject``
-archives it. Any other change goes through the writer as it is.
+archives it. Any other change goes through the writer as it is, but one by anyone else that makes
+an active memory a directive or preference: that one waits for a person, ``proposed``, as
+``remember`` would have stored it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import replace
 
 from graphmem.core.events import Cause
 from graphmem.core.models import Category, Entity, Link, LinkKind, MemoryRecord, Status
-from graphmem.core.provenance import AGENT_SOURCE, CHANGE_OF, acts_as_person, is_persons
+from graphmem.core.provenance import AGENT_SOURCE, CHANGE_OF, acts_as_person, is_persons, proposes
 from graphmem.core.redaction import redact
 from graphmem.core.text import validate_text
 from graphmem.service.inputs import MemoryEdit, parse_category
@@ -47,14 +49,33 @@ class Proposals:
         text, category, project = change.text, change.category, change.project
         with writer.lock:
             record = writer.get(memory_id)
-            if acts_as_person(cause.actor) or not is_persons(record):
+            if acts_as_person(cause.actor):
                 return writer.edit(record.id, change, cause=cause)
+            if not is_persons(record):
+                return self._edit_unconfirmed(record, change, cause)
             new_text = validate_text(redact(text).text) if text is not None else record.text
             new_category = parse_category(category) if category is not None else record.category
             if (new_text, new_category) == (record.text, record.category):
                 return record
             entities = writer.mentions.entities_in(new_text, project or record.project)
             return self.propose(record, new_text, new_category, entities, cause)
+
+    def _edit_unconfirmed(self, record: MemoryRecord, change: MemoryEdit, cause: Cause) -> MemoryRecord:
+        """``MemoryWriter.edit`` of a memory no person wrote or confirmed, by anyone but a person:
+        an active one it makes a directive or preference then waits for a person as ``remember``
+        would have stored it (``proposed``), in an event of its own in the same transaction, which
+        an agent may not undo (``WriterHistory._refuse_authority``)."""
+        writer = self._writer
+        with writer.lock, writer.store.transaction():
+            edited = writer.edit(record.id, change, cause=cause)
+            if (edited.text, edited.category) == (record.text, record.category):
+                return edited  # nothing changed
+            if edited.status is not Status.ACTIVE or not proposes(source_of(cause.actor), edited.category):
+                return edited
+            why = Cause(
+                cause.actor, f"a {edited.category.value} no person wrote: proposed until a person confirms it"
+            )
+            return writer.set_status(edited.id, Status.PROPOSED, allowed_from=(Status.ACTIVE,), cause=why)
 
     def propose(
         self,

@@ -1,5 +1,6 @@
 """The writer's history part (``MemoryWriter.history``): recording an event of a memory's
-change, archiving what expired, and undoing an event. It owns the next expiry it knows and
+change, archiving what expired, and undoing an event (for anyone but a person, only one whose
+undo takes no authority: ``_refuse_authority``). It owns the next expiry it knows and
 writes through its writer (the store, the lock, ``change`` and ``rewrite``).
 
 Part of ``writer.py``: the architecture test lets these two modules alone call the store's
@@ -8,8 +9,9 @@ memory writes.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphmem.core.events import (
     BY_USER,
@@ -26,10 +28,11 @@ from graphmem.core.events import (
 )
 from graphmem.core.keys import event_id as new_event_id
 from graphmem.core.models import LinkKind, MemoryRecord, Status
+from graphmem.core.provenance import CONVENTIONS, acts_as_person, is_persons, label
 from graphmem.core.redaction import redact
 from graphmem.core.supersession import closes_cycle, describe_chain, supersessions
 from graphmem.core.text import validate_text
-from graphmem.errors import ConflictError, InvalidInputError, NotFoundError
+from graphmem.errors import ConflictError, InvalidInputError, NotAllowedError, NotFoundError
 from graphmem.service.inputs import parse_event_id
 
 if TYPE_CHECKING:
@@ -106,13 +109,20 @@ class WriterHistory:
 
         Refused (``ConflictError``) when the event was undone already, its memory is gone, the
         memory changed since in what the event changed, or the event holds a state graphmem does
-        not write (a row written by hand into a team's store): nothing is written then."""
+        not write (a row written by hand into a team's store); and (``NotAllowedError``) when
+        ``cause`` is not a person's and the undo would take authority (``_refuse_authority``):
+        nothing is written then."""
         wanted = parse_event_id(event_id)
         with self._writer.lock, self.store.transaction():
             event = self.store.get_event(wanted)
             if event is None:
                 raise NotFoundError(
                     f"No event {wanted}: `graphmem history MEMORY_ID` lists a memory's events."
+                )
+            if not acts_as_person(cause.actor) and acts_as_person(event.actor):
+                raise NotAllowedError(
+                    f"Event {event.id} is a person's change: only a person can undo it "
+                    f"(`graphmem undo {event.id}`)."
                 )
             if event.undone_by:
                 raise ConflictError(f"Event {wanted} was undone already (by {event.undone_by}).")
@@ -125,6 +135,8 @@ class WriterHistory:
             _refuse_unread(event)
             record = found[event.memory_id]
             text, changes = _restored(event)
+            if not acts_as_person(cause.actor):
+                self._refuse_authority(record, event, text, changes)
             problems = differences(event, record, self.store.links([record.id]))
             if problems:
                 raise ConflictError(
@@ -144,6 +156,46 @@ class WriterHistory:
             )  # fmt: skip
             self.store.set_undone(event.id, done.id)
             return done
+
+    def _refuse_authority(
+        self, record: MemoryRecord, event: MemoryEvent, text: str | None, changes: dict[str, object]
+    ) -> None:
+        """``NotAllowedError`` when undoing ``event`` (by an agent, a rule, an import: anyone but a
+        person) would change what a memory a person wrote or confirmed says or its standing (its
+        text, category, status, trust, validity, branch), before or after the undo (a ``before``
+        that is a confirmed rule, written by hand into a team's store, would give the memory the
+        person's authority); add or remove a ``supersedes`` link to a person's memory; or leave an
+        active directive or preference that no person wrote, which waits for a person as a
+        proposal (``core/provenance.py``). Undoing another link (an agent's ``related``) says
+        nothing of the memory and stays allowed."""
+        fields: dict[str, Any] = dict(changes)  # of ``FIELDS``, as a memory holds them (``_restored``)
+        restored = replace(record, text=text if text is not None else record.text, **fields)
+        ask = f"ask the user to run `graphmem undo {event.id}`, and tell them why."
+        if text is not None or changes:
+            if is_persons(record):
+                raise NotAllowedError(
+                    f"{record.id} is a person's {record.category.value} (from {label(record)}): "
+                    f"undoing event {event.id} would change what it says or its standing, which only "
+                    f"a person does: {ask}"
+                )
+            if is_persons(restored):
+                raise NotAllowedError(
+                    f"Undoing event {event.id} would make {record.id} a memory a person wrote or "
+                    f"confirmed, which only a person does: {ask}"
+                )
+            if restored.category in CONVENTIONS and restored.status is Status.ACTIVE:
+                raise NotAllowedError(
+                    f"Undoing event {event.id} would make {record.id} an active "
+                    f"{restored.category.value} that no person wrote: it stays a proposal until a "
+                    f"person confirms it; {ask}"
+                )
+        targets = [key[1] for key in link_keys(event) if key[2] == LinkKind.SUPERSEDES.value]
+        theirs = [m for m in self.store.get_memories(targets).values() if is_persons(m)] if targets else []
+        if theirs:
+            raise NotAllowedError(
+                f"Undoing event {event.id} would change what replaces {theirs[0].id}, a person's "
+                f"{theirs[0].category.value} (from {label(theirs[0])}): only a person does: {ask}"
+            )
 
     def _refuse_cycle(self, record: MemoryRecord, event: MemoryEvent) -> None:
         """``ConflictError`` when undoing ``event`` would add back a ``supersedes`` link that

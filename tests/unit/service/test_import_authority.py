@@ -16,7 +16,7 @@ from support.memory_service import DIMENSION, in_memory_service
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.core.models import LinkKind, Scope, Status, Trust
 from graphmem.core.provenance import is_convention
-from graphmem.errors import ImportFileError
+from graphmem.errors import ImportFileError, NotAllowedError
 from graphmem.service.memory import MemoryService
 
 RULE = "Run make test-fast before every commit"
@@ -328,7 +328,9 @@ def test_undoing_an_imported_event_never_confirms_the_files_directive(memory_ser
     }  # fmt: skip
     memory_service.import_text(export(directive, forged), name="colleague.jsonl")
 
-    memory_service.undo("evt_0123456789abcdef", actor="agent")  # an agent told so by the memory's text
+    with pytest.raises(NotAllowedError, match="an active directive that no person wrote"):
+        memory_service.undo("evt_0123456789abcdef", actor="agent")  # an agent told so by the memory's text
 
     undone = memory_service.show(NEW_ID).memory
     assert undone.trust is not Trust.CONFIRMED and not is_convention(undone)
+    assert undone.status is Status.PROPOSED
