@@ -308,6 +308,7 @@ class Memory(Protocol):
         project: str | None = None,
         dry_run: bool = False,
         progress: Callable[[int], None] | None = None,
+        actor: str = "user",
     ) -> ImportSummary:
         """Import a JSONL export file (or a folder's ``memories.jsonl``) inside the project's
         checkout or ``<data_dir>/exports/``: validates everything first, imports all or nothing."""
@@ -320,6 +321,7 @@ class Memory(Protocol):
         project: str | None = None,
         dry_run: bool = False,
         progress: Callable[[int], None] | None = None,
+        actor: str = "user",
     ) -> ImportSummary:
         """Import JSONL export text, or an export file's UTF-8 bytes (decoded a line at a time, never
         held as one text): validates everything first, imports all or nothing."""

@@ -148,18 +148,25 @@ class Transfer:
     # -- import -------------------------------------------------------------------
 
     def import_text(
-        self, text: str | bytes, *, name: str, project: str | None, dry_run: bool, progress: Progress | None
+        self,
+        text: str | bytes,
+        *,
+        name: str,
+        project: str | None,
+        dry_run: bool,
+        progress: Progress | None,
+        actor: str,
     ) -> ImportSummary:
         """Validate every record of the JSONL ``text`` (or a file's bytes, decoded a line at a
         time); import all of them, or none (the verb and its defaults: ``TransferFiles.import_text``).
 
         ``name`` says where the text came from in errors. Project-relative keys (a
         repository export) are re-rooted at ``project``. What each memory becomes is decided
-        first (``transfer_plan.plan_import``); importing the same text twice changes nothing.
+        first (``transfer_plan.plan_import``; an agent's, ``actor``, is kept in ``project``);
+        importing the same text twice changes nothing.
         """
-        plan = plan_import(
-            self._stores, read_import(text, project, name), name=name, project=project, dry_run=dry_run
-        )
+        parsed = read_import(text, project, name)
+        plan = plan_import(self._stores, parsed, name=name, project=project, dry_run=dry_run, actor=actor)
         if dry_run:
             return plan.summary
         with self._writer.lock:  # all or nothing among writers

@@ -25,6 +25,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from graphmem.core.events import USER
 from graphmem.errors import InvalidInputError
 from graphmem.service.file_access import (
     DEFAULT_FOLDER,
@@ -142,6 +143,7 @@ class TransferFiles:
         project: str | None = None,
         dry_run: bool = False,
         progress: Progress | None = None,
+        actor: str = USER,  # who imports: the code path's (the tool's ``agent``), never /rpc's caller's
     ) -> ImportSummary:
         if len(text) > MAX_IMPORT_BYTES:
             raise InvalidInputError(
@@ -151,7 +153,7 @@ class TransferFiles:
         project = self._name(parse_project(project))  # in a write: its other names' memories moved
         with self._write_lock:
             summary = self._transfer.import_text(
-                text, name=name[:4096], project=project, dry_run=dry_run, progress=progress
+                text, name=name[:4096], project=project, dry_run=dry_run, progress=progress, actor=actor
             )
         self._settle(summary.records)
         return summary
@@ -213,8 +215,11 @@ class TransferFiles:
         project: str | None = None,
         dry_run: bool = False,
         progress: Progress | None = None,
+        actor: str = USER,  # as ``import_text``'s
     ) -> ImportSummary:
         project = parse_project(project)
         file = self.file_access.readable(path, project)
         data = read_export(file)  # bytes: its lines are decoded one at a time
-        return self.import_text(data, name=str(file), project=project, dry_run=dry_run, progress=progress)
+        return self.import_text(
+            data, name=str(file), project=project, dry_run=dry_run, progress=progress, actor=actor
+        )

@@ -13,13 +13,13 @@ from datetime import datetime
 from typing import TypeVar
 
 from graphmem.core.dedup import memory_hash
-from graphmem.core.events import EventKind
+from graphmem.core.events import USER, EventKind
 from graphmem.core.export_format import ParsedExport
 from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import Link, LinkKind, MemoryRecord, Scope, Status
-from graphmem.core.provenance import import_source, is_persons
+from graphmem.core.provenance import acts_as_person, import_source, is_persons
 from graphmem.core.timeparse import to_utc
-from graphmem.errors import ImportFileError
+from graphmem.errors import ImportFileError, InvalidInputError
 from graphmem.service.results import ImportSummary
 from graphmem.service.stores import Stores
 from graphmem.service.transfer_checks import check_links, check_references
@@ -30,6 +30,13 @@ from graphmem.service.transfer_read import owner, stamp
 # file's are asked in slices; each slice of ids costs Kùzu a pass over the stored ids (``_stored``).
 LOOKUP_KEYS = 20_000
 _Found = TypeVar("_Found")
+# Why an agent's import that would add memories without a project is refused: they would be
+# global, or another project's (as ``remember.AGENT_WITHOUT_PROJECT``).
+AGENT_IMPORT_WITHOUT_PROJECT = (
+    "An agent's import keeps what it brings in the project it works on, and this call names no "
+    "project (a directory outside any git repository is none): pass project, the absolute path "
+    "of the repository. Only the user imports memories for every project (`graphmem import`)."
+)
 
 
 @dataclass(slots=True)
@@ -79,7 +86,13 @@ class ImportPlan:
 
 
 def plan_import(
-    stores: Stores, parsed: ParsedExport, *, name: str, project: str | None, dry_run: bool
+    stores: Stores,
+    parsed: ParsedExport,
+    *,
+    name: str,
+    project: str | None,
+    dry_run: bool,
+    actor: str = USER,
 ) -> ImportPlan:
     """What importing ``parsed`` (read by ``transfer_read.read_import``) into ``project`` does.
 
@@ -87,8 +100,15 @@ def plan_import(
     whose id is present is updated when the file's copy is newer (``updated_at``), else
     skipped; one with the same text in the same scope is skipped. Raises ``ImportFileError``
     when a record is invalid or does not fit the store (``transfer_checks.py``).
+
+    ``actor``, who imports, is the code path's (an agent's through the tool), never the file's:
+    only a person's import keeps a global memory global (``_kept_in``); an agent's that names no
+    project adds nothing (``AGENT_IMPORT_WITHOUT_PROJECT``).
     """
     store = stores.store
+    persons = acts_as_person(actor)
+    if not persons and project is not None:
+        _kept_in(parsed, project)
     check_references(store, parsed, project)
     existing = _in_slices(store.get_memories, (m.id for _, m in parsed.memories))
     # ids in the file -> ids in the store (a duplicate text maps onto the stored memory)
@@ -132,6 +152,8 @@ def plan_import(
             "Fix the lines listed and run the import again.",
             sorted(parsed.problems),
         )
+    if adding and not persons and project is None:
+        raise InvalidInputError(AGENT_IMPORT_WITHOUT_PROJECT)
     source = import_source(name)
     now = stores.clock()
     links = _sort_links(stores, parsed, id_map, {line.id: line.scope for line, _ in adding})
@@ -155,6 +177,17 @@ def plan_import(
         links_refused=len(links.refused),
     )
     return ImportPlan(parsed, adding, project, updates, id_map, links, source, now, summary)
+
+
+def _kept_in(parsed: ParsedExport, project: str) -> None:
+    """A global memory of the file becomes one of ``project``, as a line of another project does
+    (``transfer_read.owner``): an agent's writes are kept in the project it works on, as its
+    ``remember`` is (``Rememberer.remember``); only a person makes a memory global (``graphmem
+    widen``). Its ``branch``, which a global line's never meant, is none: the project's every branch.
+    A line is replaced in its place, only when it changes (``transfer_read._reroot``)."""
+    for i, (number, line) in enumerate(parsed.memories):
+        if line.scope is Scope.GLOBAL:
+            parsed.memories[i] = (number, replace(line, scope=Scope.PROJECT, project=project, branch=None))
 
 
 def _in_slices(lookup: Callable[[list[str]], dict[str, _Found]], keys: Iterable[str]) -> dict[str, _Found]:

@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from graphmem.core.events import AGENT
 from graphmem.errors import InvalidInputError
 from graphmem.server.tools.params import Project
 from graphmem.server.tools.registry import ToolRegistry
@@ -114,12 +115,13 @@ def add_transfer_tools(tools: ToolRegistry) -> None:
         if (path is None) == (content is None):
             raise InvalidInputError("Give exactly one of path (a file) or content (JSONL text).")
         resolved = tools.project_of(project)
+        # An agent's: what it brings is kept in its project, a global memory of the file too.
         if path is not None:
-            summary = tools.memory.import_file(_path(path), project=resolved, dry_run=dry_run)
+            summary = tools.memory.import_file(_path(path), project=resolved, dry_run=dry_run, actor=AGENT)
         else:
             assert content is not None
             summary = tools.memory.import_text(
-                content, name="The content an agent sent", project=resolved, dry_run=dry_run
+                content, name="The content an agent sent", project=resolved, dry_run=dry_run, actor=AGENT
             )
         return {
             "dry_run": summary.dry_run,

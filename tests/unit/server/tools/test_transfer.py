@@ -116,3 +116,47 @@ def test_an_invalid_line_imports_nothing_and_names_the_line(
 def test_an_import_needs_exactly_one_of_path_or_content(tools: Tools) -> None:
     assert "exactly one of path" in tools.refused("import_memories")
     assert "exactly one of path" in tools.refused("import_memories", path="x.jsonl", content="")
+
+
+GLOBAL_BLOCKER = {
+    "type": "memory", "id": "mem_eeeeeeeeeeeeeeee", "category": "blocker", "scope": "global", "project": None,
+    "text": "GLOBALBLOCKER the package registry mirror is down for every repository",
+    "created_at": "2026-12-07T19:00:00+00:00",
+}  # fmt: skip
+HEADER = {"type": "header", "format": "graphmem-export", "version": 1, "project": None, "counts": {}}
+
+
+def test_what_an_agent_imports_is_kept_in_its_project_never_global(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    content = f"{json.dumps(HEADER)}\n{json.dumps(GLOBAL_BLOCKER)}\n"
+
+    answer = tools.ok("import_memories", content=content, project=PROJECT)
+
+    stored = memory_service.show(GLOBAL_BLOCKER["id"]).memory
+    assert answer["memories_added"] == 1
+    assert (stored.scope.value, stored.project) == ("project", PROJECT)
+    assert "GLOBALBLOCKER" in tools.ok("get_boot_context", project=PROJECT)["markdown"]
+    assert "GLOBALBLOCKER" not in tools.ok("get_boot_context", project="/work/billing")["markdown"]
+
+
+def test_an_agents_import_that_names_no_project_stores_nothing(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    content = f"{json.dumps(HEADER)}\n{json.dumps(GLOBAL_BLOCKER)}\n"
+
+    assert "pass project" in tools.refused("import_memories", content=content)
+    assert list(memory_service.store.all_memories()) == []
+
+
+def test_what_an_agent_imports_from_a_file_is_kept_in_its_project_too(
+    tools: Tools, memory_service: MemoryService
+) -> None:
+    exports = memory_service.data_dir / "exports"
+    exports.mkdir(parents=True, exist_ok=True)
+    (exports / "blockers.jsonl").write_text(f"{json.dumps(HEADER)}\n{json.dumps(GLOBAL_BLOCKER)}\n", "utf-8")
+
+    tools.ok("import_memories", path="blockers.jsonl", project=PROJECT)
+
+    stored = memory_service.show(GLOBAL_BLOCKER["id"]).memory
+    assert (stored.scope.value, stored.project) == ("project", PROJECT)
