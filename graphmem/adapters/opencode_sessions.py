@@ -30,6 +30,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -38,6 +39,7 @@ from urllib.parse import quote
 
 from graphmem.adapters.client_sessions import from_ms, row_transcript
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow
+from graphmem.core.text import escape_undecodable
 from graphmem.errors import NoSessionStoreError, SessionStoreError
 
 log = logging.getLogger(__name__)
@@ -78,13 +80,19 @@ TRUNCATED = "… [truncated: {omitted:,} more characters]"
 _LISTABLE = "typeof(time_updated) = 'integer' AND typeof(id) = 'text' AND is_utf8(CAST(id AS BLOB))"
 # Tool-input keys that hold a path the tool reads or writes.
 _PATH_KEYS = ("filePath", "file_path", "path", "filename")
+SHOWN_PATH_CHARS = 300  # of a database's path, in an error: a /rpc caller's or the plugin's
+DEFAULT_ORIGIN = "the default location"
+# What a path that is no regular file is, in words.
+_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a named pipe", stat.S_IFCHR: "a character device",
+          stat.S_IFBLK: "a block device", stat.S_IFSOCK: "a socket"}  # fmt: skip
 
 
 def find_database(explicit: str | Path | None = None, env: Mapping[str, str] | None = None) -> Path:
     """Where OpenCode's database is: ``explicit``, else ``OPENCODE_DB``, else the XDG data dir.
 
     Raises:
-        SessionStoreError: the file does not exist (nothing is created).
+        SessionStoreError: it is no regular file graphmem may look up (``check_database``; nothing
+            is created).
     """
     env = os.environ if env is None else env
     if explicit:
@@ -93,16 +101,41 @@ def find_database(explicit: str | Path | None = None, env: Mapping[str, str] | N
         path, origin = Path(env["OPENCODE_DB"]).expanduser(), "OPENCODE_DB"
     else:
         data_home = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local" / "share")
-        path, origin = Path(data_home).expanduser() / "opencode" / "opencode.db", "the default location"
-    if not path.is_file():
+        path, origin = Path(data_home).expanduser() / "opencode" / "opencode.db", DEFAULT_ORIGIN
+    check_database(path, origin)
+    return path
+
+
+def check_database(path: Path, origin: str = "the path given") -> None:
+    """``SessionStoreError`` unless ``path`` (its symlinks followed) is a regular file, saying why:
+    missing, no regular file (a folder, a FIFO whose open would wait forever, ``/dev/zero``), or a
+    lookup the system refuses (a symlink loop, a name too long, no permission, a NUL) -- never an
+    ``OSError``, which a daemon would answer with a 500 and the command line with a traceback.
+    ``origin`` says where the path came from (a missing one at ``DEFAULT_ORIGIN`` is
+    ``NoSessionStoreError``: OpenCode has not run here)."""
+    shown = escape_undecodable(str(path), SHOWN_PATH_CHARS)
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
         # Nothing at the default location just means OpenCode has not run here; a path the
         # user gave that leads nowhere is a mistake to report.
-        error = NoSessionStoreError if origin == "the default location" else SessionStoreError
+        error = NoSessionStoreError if origin == DEFAULT_ORIGIN else SessionStoreError
         raise error(
-            f"No OpenCode database at {path} ({origin}). Run OpenCode once, or point to its "
-            "database with --db PATH, OPENCODE_DB or [ingest] opencode_db (`opencode db path` prints it)."
+            f"No OpenCode database at {shown} ({origin}): it is not an existing file. Run OpenCode once, or "
+            "point to its database with --db PATH, OPENCODE_DB or [ingest] opencode_db (`opencode db path` "
+            "prints it)."
+        ) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL, which no path holds
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise SessionStoreError(
+            f"Cannot look up OpenCode's database {shown} ({origin}): {reason}. Point to the database "
+            "itself (`opencode db path` prints it)."
+        ) from None
+    if not stat.S_ISREG(mode):
+        raise SessionStoreError(
+            f"{shown} ({origin}) is {_KINDS.get(stat.S_IFMT(mode), 'something else')}, not a regular "
+            "file: OpenCode's database is one. Point to it (`opencode db path` prints it)."
         )
-    return path
 
 
 def _bounded(text: str | None, limit: int, full_length: int | None = None) -> str:
@@ -141,11 +174,10 @@ class OpenCodeSessionStore:
         self._busy_timeout_ms = busy_timeout_ms
         self._lock_retries = max(1, lock_retries)
         self._max_messages = max_messages
-        if not self.path.is_file():
-            raise SessionStoreError(
-                f"No OpenCode database at {self.path}: check the path (nothing is created)."
-            )
-        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        check_database(self.path)  # nothing is created, no FIFO waited on
+        # realpath, not Path.resolve (a RuntimeError on a symlink loop); the bytes, which quote
+        # takes as they are: a name that is no UTF-8 would stop quote's encoding.
+        uri = f"file:{quote(os.fsencode(os.path.realpath(self.path)))}?mode=ro"
         try:
             self._db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_ms / 1000, isolation_level=None)
             # Bytes that are no UTF-8 (SQLite's JSON writes half of an emoji's UTF-16 pair as such) are

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
@@ -71,7 +72,7 @@ def opencode(
 
     try:
         report = state.service.ingest_opencode(
-            db_path=str(db_path.expanduser().resolve()) if db_path else None,
+            db_path=_absolute(db_path) if db_path else None,
             since=since,
             session_id=session_id,
             progress=progress,
@@ -97,6 +98,14 @@ def opencode(
         )
     for problem in report.errors[: present.MAX_PROBLEMS_SHOWN]:
         click.echo(f"warning: {problem}", err=True)
+
+
+def _absolute(path: Path) -> str:
+    """``path`` as the daemon (whose folder is not this one) can find it: absolute, its symlinks
+    resolved as far as they lead. ``os.path.realpath``, not ``Path.resolve``, which raises
+    ``RuntimeError`` on a symlink loop; what is wrong with the path is the service's to say
+    (``Ingester.locate``), the same with a daemon or without."""
+    return os.path.realpath(path.expanduser())
 
 
 COMMANDS = [ingest]

@@ -10,8 +10,9 @@ fix it>"}``. Ingest is queued and answered at once (202): ``opencode run`` exits
 after the session goes idle, and waits for the plugin's pending ingest only as it closes
 (the plugin's ``dispose``, bounded by its timeout), so the answer must not wait for the work.
 What the queued ingest would refuse of a session file (Claude Code's, Codex's) without reading
-it -- a file outside the client's sessions folder, a symlink, another session's file -- is a 400
-before it is queued, never a 202 and a line in the daemon's log; the ingest checks it again.
+it -- a file outside the client's sessions folder, a symlink, another session's file -- or of
+OpenCode's database (a path the system cannot look up, no regular file) is a 400 before it is
+queued, never a 202 and a line in the daemon's log; the ingest checks it again.
 """
 
 from __future__ import annotations
@@ -338,17 +339,39 @@ def _compaction(doors: Doors, body: CompactionBody, directory: str | None) -> di
 
 
 def _ingest(doors: Doors, body: IngestBody, directory: str | None) -> dict[str, Any]:
-    path = body.db_path if body.client == "opencode" else body.transcript_path
-    name = "db_path" if body.client == "opencode" else "transcript_path"
-    if body.client != "opencode" and (path is None or body.session_id is None):
-        raise _Rejected(400, f"A {body.client} ingest names its session_id and transcript_path.")
-    if path is not None and not _found(_absolute(path, name, "an absolute path").is_file):
-        raise _Rejected(400, f"{name} {path[:200]!r} is not an existing file: send an absolute path.")
-    if body.client != "opencode" and path is not None and body.session_id is not None:
-        _session_file(doors, body.client, path, body.session_id)
+    if body.client == "opencode":
+        path = body.db_path
+        if path is not None:
+            _database(doors, path)
+    else:
+        path, session_id = body.transcript_path, body.session_id
+        if path is None or session_id is None:
+            raise _Rejected(400, f"A {body.client} ingest names its session_id and transcript_path.")
+        if not _found(_absolute(path, "transcript_path", "an absolute path").is_file):
+            raise _Rejected(
+                400, f"transcript_path {path[:200]!r} is not an existing file: send an absolute path."
+            )
+        _session_file(doors, body.client, path, session_id)
     if not doors.ingests.put(body.session_id, path, body.client):
         raise _Rejected(503, "Too many sessions wait for ingest: retry later.")
     return {"queued": True, "session_id": body.session_id}
+
+
+def _database(doors: Doors, path: str) -> None:
+    """A 400 unless ``path`` is absolute (OpenCode's database as the plugin's OpenCode sees it, not
+    a path from the daemon's folder) and the database the queued ingest would read, checked as that
+    ingest checks it (``Ingester.locate``: a path the system can look up, an existing regular
+    file): answered now, where the caller sees it, by the one check ``/rpc`` and the command line
+    get too, instead of a 202 and a refusal in the daemon's log."""
+    if not Path(path).is_absolute():
+        raise _Rejected(400, f"db_path {path[:200]!r} is relative: send an absolute path.")
+    ingester = doors.runtime.memory.parts.ingester
+    if ingester is None:  # a service without sources: the queued ingest says so in the log
+        return
+    try:
+        ingester.locate(path)
+    except (InvalidInputError, SessionStoreError) as exc:
+        raise _Rejected(400, str(exc)) from None
 
 
 def _session_file(doors: Doors, client: str, path: str, session_id: str) -> None:

@@ -54,7 +54,7 @@ from graphmem.core.refs import find_refs
 from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError, SessionStoreError
-from graphmem.service.inputs import MemoryEdit
+from graphmem.service.inputs import MemoryEdit, parse_path
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.remember import Rememberer
 from graphmem.service.results import IngestReport
@@ -83,16 +83,20 @@ IngestProgress = Callable[[int], None]
 @dataclass(frozen=True, slots=True)
 class SessionClient:
     """The client whose sessions an ``Ingester`` reads: the ``source`` of what it learns (and of
-    its session's progress in the store's meta), and its name in words."""
+    its session's progress in the store's meta), its name in words, and the name of the path to
+    its sessions' store as callers give it (in errors)."""
 
     source: str
     name: str
     how_to_list: str  # where the user finds a session's id
+    path_name: str = "db_path"
 
 
 OPENCODE = SessionClient(SESSION_SOURCE, "OpenCode", "`opencode session list`")
-CLAUDE_CODE = SessionClient(CLAUDE_CODE_SOURCE, "Claude Code", "the hook's session_id")
-CODEX = SessionClient(CODEX_SOURCE, "Codex", "the hook's session_id (`codex resume` lists them)")
+CLAUDE_CODE = SessionClient(CLAUDE_CODE_SOURCE, "Claude Code", "the hook's session_id", "transcript_path")
+CODEX = SessionClient(
+    CODEX_SOURCE, "Codex", "the hook's session_id (`codex resume` lists them)", "transcript_path"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +193,14 @@ class Ingester:
     def locate(self, db_path: str | None, session_id: str | None = None) -> Path:
         """The database or session file ``run`` would read for ``db_path`` and ``session_id``,
         checked as the client's ``SessionSource.locate`` checks it, without reading a session:
-        ``SessionStoreError`` saying what is wrong (and what to send instead)."""
+        ``SessionStoreError`` saying what is wrong (and what to send instead).
+
+        ``db_path`` is hostile (a ``/rpc`` caller's, the plugin's, the command line's): one the
+        system cannot look up (a NUL, a part over 255 bytes, over 4096 characters, no UTF-8) is
+        ``InvalidInputError`` here (``inputs.parse_path``), as the MCP tools refuse it, before any
+        lookup raises ``OSError``. Every ingest goes through here (``run``, the daemon's route)."""
+        if db_path:
+            parse_path(db_path, what=self._client.path_name)
         return self._sessions.locate(db_path or self._options.opencode_db, session_id)
 
     def run(
@@ -204,7 +215,7 @@ class Ingester:
         """Ingest the finished sessions changed since the cursor (or ``since``), or one session;
         what a session without a directory teaches goes to ``default_project``."""
         started = time.perf_counter()
-        path = self._sessions.locate(db_path or self._options.opencode_db)
+        path = self.locate(db_path)
         run = _Run(
             IngestReport(db_path=str(path), extractor="llm" if self._llm else "rules"), default_project
         )

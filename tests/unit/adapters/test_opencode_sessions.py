@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 import re
 import sqlite3
 from collections.abc import Iterator
@@ -50,6 +51,55 @@ def test_missing_database_is_a_clear_error_and_nothing_is_created(tmp_path: Path
     with pytest.raises(SessionStoreError, match="No OpenCode database"):
         OpenCodeSessionStore(missing)
     assert not missing.exists() and not missing.parent.exists()
+
+
+def hostile_path(tmp_path: Path, kind: str) -> Path:
+    """A path to something that is no OpenCode database, made in ``tmp_path``."""
+    if kind == "folder":
+        (tmp_path / "folder.db").mkdir()
+        return tmp_path / "folder.db"
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "fifo.db")  # an open to read would wait for a writer forever
+        return tmp_path / "fifo.db"
+    if kind == "loop":
+        (tmp_path / "loop.db").symlink_to(tmp_path / "loop2.db")
+        (tmp_path / "loop2.db").symlink_to(tmp_path / "loop.db")
+        return tmp_path / "loop.db"
+    if kind == "long part":
+        return tmp_path / ("a" * 300)  # over NAME_MAX: stat raises ENAMETOOLONG
+    if kind == "nul":
+        return tmp_path / "a\x00b.db"  # stat raises ValueError
+    return Path("/dev/zero")
+
+
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        ("folder", "is a directory, not a regular file: OpenCode's database is one"),
+        ("fifo", "is a named pipe, not a regular file"),
+        ("device", "/dev/zero (the path given) is a character device, not a regular file"),
+        ("loop", "Cannot look up OpenCode's database"),
+        ("long part", "File name too long"),
+        ("nul", "embedded null byte"),
+    ],
+)
+def test_a_path_that_is_no_regular_file_says_so_and_never_raises_oserror(
+    tmp_path: Path, kind: str, says: str
+) -> None:
+    path = hostile_path(tmp_path, kind)
+
+    with pytest.raises(SessionStoreError, match=re.escape(says)):
+        find_database(path, {})
+    with pytest.raises(SessionStoreError, match=re.escape(says)):
+        OpenCodeSessionStore(path)
+
+
+def test_a_database_whose_name_is_no_utf8_is_read(tmp_path: Path) -> None:
+    db = OpenCodeDB(tmp_path / os.fsdecode(b"open\xffcode.db"))  # as os.listdir names it
+    db.session(str(tmp_path), title="Bytes")
+    db.close()
+
+    assert [read.transcript.title for read in read_all(db.path)] == ["Bytes"]
 
 
 def test_reads_turns_tools_and_patches_in_order(oc: OpenCodeDB, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -86,3 +87,35 @@ def test_a_missing_database_is_one_clear_line(invoke: Invoke, tmp_path: Path) ->
 def test_a_bad_since_is_refused(invoke: Invoke, opencode_db: Path) -> None:
     result = invoke("ingest", "opencode", "--db", str(opencode_db), "--since", "yesterday-ish")
     assert result.exit_code == 2 and "Cannot read 'yesterday-ish'" in result.output
+
+
+def hostile_db(tmp_path: Path, kind: str) -> str:
+    """A --db that is no OpenCode database, made in ``tmp_path``."""
+    if kind == "fifo":
+        os.mkfifo(tmp_path / "fifo.db")
+        return str(tmp_path / "fifo.db")
+    if kind == "loop":
+        (tmp_path / "loop.db").symlink_to(tmp_path / "loop2.db")
+        (tmp_path / "loop2.db").symlink_to(tmp_path / "loop.db")
+        return str(tmp_path / "loop.db")
+    return {"long part": "/" + "a" * 300, "long path": "x" * 20_000, "device": "/dev/zero"}[kind]
+
+
+@pytest.mark.parametrize(
+    ("kind", "code", "says"),
+    [
+        ("long part", 2, "error: A part of the db_path is over 255 bytes, longer than any file name can be."),
+        ("long path", 2, "a path has at most 4,096"),
+        ("fifo", 12, "fifo.db (the path given) is a named pipe, not a regular file"),
+        ("device", 12, "/dev/zero (the path given) is a character device, not a regular file"),
+        ("loop", 12, "Too many levels of symbolic links"),
+    ],
+)
+def test_a_db_that_is_no_database_is_one_clear_line_never_a_traceback(
+    invoke: Invoke, tmp_path: Path, kind: str, code: int, says: str
+) -> None:
+    result = invoke("ingest", "opencode", "--db", hostile_db(tmp_path, kind))
+
+    assert result.exit_code == code, result.output
+    assert isinstance(result.exception, SystemExit)  # graphmem's error, not one click caught
+    assert says in result.output

@@ -75,3 +75,28 @@ def test_a_valid_call_answers_its_result_and_a_refused_verb_its_error(client: Te
     assert done.status_code == 200 and done.json()["result"]["memory"]["id"].startswith("mem_")
     refused = client.post("/rpc", json={"method": "remember", "arguments": {"text": " "}}, headers=HEADERS)
     assert refused.status_code == 200 and refused.json()["error"]["type"] == "InvalidInputError"
+
+
+@pytest.mark.parametrize(
+    ("db_path", "error", "says"),
+    [
+        ("/" + "a" * 300, "InvalidInputError", "A part of the db_path is over 255 bytes"),
+        ("x" * 20_000, "InvalidInputError", "The db_path is 20,000 characters; a path has at most 4,096"),
+        ("/tmp/" + "a/" * 3000, "InvalidInputError", "a path has at most 4,096"),
+        ("/tmp/a\x00b.db", "InvalidInputError", "The db_path contains a NUL character"),
+        (
+            "/dev/zero",
+            "SessionStoreError",
+            "/dev/zero (the path given) is a character device, not a regular file",
+        ),
+    ],
+)
+def test_an_ingest_of_a_db_path_that_is_no_database_answers_its_error_not_a_500(
+    client: TestClient, db_path: str, error: str, says: str
+) -> None:
+    body = {"method": "ingest_opencode", "arguments": {"db_path": db_path}}
+
+    response = client.post("/rpc", json=body, headers=HEADERS)
+
+    assert response.status_code == 200, response.text  # a refused verb's answer, which the CLI raises again
+    assert response.json()["error"]["type"] == error and says in response.json()["error"]["message"]

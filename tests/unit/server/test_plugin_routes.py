@@ -4,6 +4,7 @@ The same routes over real HTTP beside a real daemon: tests/integration/opencode/
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -153,7 +154,40 @@ def test_an_ingest_of_a_database_that_is_no_file_is_a_400(client: TestClient, tm
     )
 
     assert status == 400
-    assert "is not an existing file: send an absolute path" in answer["error"]
+    # the ingest's own check (Ingester.locate), as /rpc and the command line say it
+    assert answer["error"].startswith(f"No OpenCode database at {tmp_path / 'none.db'} (the path given)")
+    assert "is not an existing file" in answer["error"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "says"),
+    [
+        (
+            "folder",
+            "folder.db (the path given) is a directory, not a regular file: OpenCode's database is one",
+        ),
+        ("fifo", "fifo.db (the path given) is a named pipe, not a regular file"),
+        ("device", "/dev/zero (the path given) is a character device, not a regular file"),
+        ("loop", "loop.db (the path given): Too many levels of symbolic links"),
+    ],
+)
+def test_an_ingest_of_a_database_that_is_no_regular_file_is_a_400_saying_so(
+    client: TestClient, tmp_path: Path, kind: str, says: str
+) -> None:
+    made = {"folder": tmp_path / "folder.db", "fifo": tmp_path / "fifo.db", "loop": tmp_path / "loop.db"}
+    if kind == "folder":
+        made[kind].mkdir()
+    elif kind == "fifo":
+        os.mkfifo(made[kind])
+    elif kind == "loop":
+        made[kind].symlink_to(tmp_path / "loop2.db")
+        (tmp_path / "loop2.db").symlink_to(made[kind])
+    db_path = str(made.get(kind, "/dev/zero"))
+
+    status, answer = post(client, "/plugin/ingest", {"session_id": "ses_1", "db_path": db_path})
+
+    assert status == 400, answer
+    assert says in answer["error"]
 
 
 @pytest.mark.parametrize(

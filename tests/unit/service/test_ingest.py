@@ -18,7 +18,7 @@ from graphmem.adapters.opencode_sessions import MAX_TOOL_OUTPUT_CHARS, OpenCodeS
 from graphmem.core.models import Category, EntityKind, MemoryRecord, Trust
 from graphmem.core.provenance import acts_as_person, label, origin_mark
 from graphmem.core.sessions import Learned, Transcript
-from graphmem.errors import NotFoundError, SessionStoreError
+from graphmem.errors import InvalidInputError, NotFoundError, SessionStoreError
 from graphmem.service.ingest import CURSOR_KEY, Ingester, IngestOptions
 from graphmem.service.memory import MemoryService
 from graphmem.service.results import RememberResult
@@ -334,6 +334,37 @@ def test_memory_service_ingest_opencode_reports_a_missing_database(
 ) -> None:
     with pytest.raises(SessionStoreError, match="No OpenCode database"):
         memory_service.ingest_opencode(db_path=str(tmp_path / "missing.db"))
+
+
+@pytest.mark.parametrize(
+    ("db_path", "error", "says"),
+    [
+        ("/" + "a" * 300, InvalidInputError, "A part of the db_path is over 255 bytes"),
+        (
+            "/tmp/" + "a/" * 3000,
+            InvalidInputError,
+            "The db_path is 6,005 characters; a path has at most 4,096",
+        ),
+        ("/tmp/a\x00b.db", InvalidInputError, "The db_path contains a NUL character"),
+        (
+            "/dev/zero",
+            SessionStoreError,
+            "/dev/zero (the path given) is a character device, not a regular file",
+        ),
+    ],
+)
+def test_memory_service_ingest_opencode_refuses_a_db_path_it_cannot_read_before_looking_it_up(
+    memory_service: MemoryService, db_path: str, error: type[Exception], says: str
+) -> None:
+    # /rpc and the command line without a daemon both get here: an OSError would be a 500 or a traceback
+    with pytest.raises(error) as raised:
+        memory_service.ingest_opencode(db_path=db_path)
+    assert type(raised.value) is error and says in str(raised.value)
+
+
+def test_a_session_files_path_is_refused_under_its_own_name(memory_service: MemoryService) -> None:
+    with pytest.raises(InvalidInputError, match="A part of the transcript_path is over 255 bytes"):
+        memory_service.parts.session_files.ingest_session("codex", "/" + "a" * 300, "s-1")
 
 
 def test_memory_service_ingest_opencode_runs_the_rules(
