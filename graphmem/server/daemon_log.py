@@ -6,12 +6,15 @@ logs to ``<data dir>/daemon.log``: mode 0600, rotated at ``[server] log_max_byte
 their sum. Its stdout and stderr follow the current file, so a stray write (a crash's
 traceback) lands there too. ``graphmem serve`` in the foreground logs to stderr.
 
+FastMCP's records go there as everyone else's do: its warnings and up, in the log's format
+(not through the handlers FastMCP gives itself at import, which write around both).
+
 What a client can make happen over and over is logged once a minute: a flood of
 connections made asyncio log a traceback per failed ``accept()`` (176 MB in 70 s), and
-uvicorn logs a line per malformed request. Records of the ``asyncio`` and ``uvicorn``
-loggers of one kind pass ``RepeatFilter`` once per ``REPEAT_INTERVAL_S``, as one line (an
-``OSError``'s traceback never; another error's only the first time), and the next one
-says how many were left out. A record's kind is its logger and first line and, when it
+uvicorn logs a line per malformed request. Records of the ``asyncio``, ``uvicorn`` and
+``fastmcp`` loggers of one kind pass ``RepeatFilter`` once per ``REPEAT_INTERVAL_S``, as one
+line (an ``OSError``'s traceback never; another error's only the first time), and the next
+one says how many were left out. A record's kind is its logger and first line and, when it
 carries an exception, that exception's type and the line it was raised at: each different
 failure behind uvicorn's "Exception in ASGI application" is logged with its traceback.
 graphmem's own records always pass.
@@ -36,7 +39,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 LOG_BACKUPS = 3  # daemon.log.1 .. daemon.log.3 beside daemon.log
 REPEAT_INTERVAL_S = 60.0
 # The loggers of what a client can trigger at will; graphmem's own are not throttled.
-THROTTLED = ("asyncio", "uvicorn")
+THROTTLED = ("asyncio", "uvicorn", "fastmcp")
 MAX_KINDS = 256  # kinds of repeated record remembered at once; the oldest goes first
 KIND_CHARS = 60  # a record's kind: its logger, the start of its first line (and its exception: `_cause`)
 
@@ -160,16 +163,31 @@ def log_to_stderr() -> logging.Handler:
 
 
 def _install(handler: logging.Handler) -> logging.Handler:
-    """graphmem's records at INFO (never memory text), everyone else's warnings, through
-    ``RepeatFilter``, to ``handler``."""
+    """graphmem's records at INFO (never memory text), everyone else's warnings (FastMCP's
+    too: ``_through_root``), through ``RepeatFilter``, to ``handler``."""
     handler.setFormatter(logging.Formatter(LOG_FORMAT))
     handler.addFilter(RepeatFilter())
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.WARNING)
+    _through_root("fastmcp")
     own = logging.getLogger("graphmem")
     if own.handlers:  # -v logs graphmem's records to stderr already
         own.propagate = False
     elif own.level == logging.NOTSET or own.level > logging.INFO:
         own.setLevel(logging.INFO)
     return handler
+
+
+def _through_root(name: str) -> None:
+    """The logger ``name`` (FastMCP's) logs through the root's handler, at its level: the
+    library gives it handlers of its own when it is first imported (rich's, to stderr, which
+    pass neither ``RepeatFilter`` nor the level: at ``FASTMCP_LOG_LEVEL=DEBUG`` it logs every
+    call's arguments, memory text), so it is imported first."""
+    import fastmcp  # noqa: F401 - its import sets up its logger
+
+    logger = logging.getLogger(name)
+    for handler in list(logger.handlers):
+        logger.removeHandler(handler)
+    logger.setLevel(logging.NOTSET)
+    logger.propagate = True

@@ -23,6 +23,7 @@ class _ListingOnly:
 
     memory = None
     log_hint = "daemon.log"
+    version = "0"  # the server's, which ``initialize`` reports: the manifest holds no serverInfo
     metrics = Metrics()
 
     def written(self) -> None:  # pragma: no cover - tools are never called here

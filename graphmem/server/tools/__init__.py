@@ -28,8 +28,9 @@ and directives the user states. Results are JSON."""
 
 
 def build_mcp(runtime: Runtime) -> ToolServer:
-    """The FastMCP server with every graphmem tool bound to ``runtime``."""
-    mcp = ToolServer("graphmem", instructions=INSTRUCTIONS)
+    """The FastMCP server with every graphmem tool bound to ``runtime``; ``initialize`` names it
+    graphmem, of the runtime's version, as ``graphmem mcp`` does (``server/proxy.py``)."""
+    mcp = ToolServer("graphmem", version=runtime.version, instructions=INSTRUCTIONS)
     tools = ToolRegistry(mcp, runtime)
     add_memory_tools(tools)
     add_transfer_tools(tools)

@@ -12,10 +12,10 @@ The tools are the table's (``server/verbs.py``), in its order, each annotated wi
 effect of the verbs it exposes. ``ToolRegistry.tool`` takes a tool's own function (its
 parameters described for the model, its answer shaped); a tool the table names with no
 function of its own is made from the verb's method (``made_from``). Each is wrapped:
-graphmem's errors become MCP tool errors whose message says how to fix the call, unexpected
-failures are logged (without memory text) and reported without internals, and a tool that
-is not read-only tells the runtime it wrote. ``ArgumentCheck`` reads a call's arguments
-against the tool's parameters before it runs.
+graphmem's errors become MCP tool errors whose message says how to fix the call (not logged:
+``answered``), unexpected failures are logged (with their traceback, without memory text) and
+reported without internals, and a tool that is not read-only tells the runtime it wrote.
+``ArgumentCheck`` reads a call's arguments against the tool's parameters before it runs.
 """
 
 from __future__ import annotations
@@ -68,10 +68,11 @@ def hints(effect: Effect) -> ToolAnnotations:
 
 class ToolServer(FastMCP):
     """A FastMCP server of graphmem's tools: ``calls`` holds this server's own function of each
-    tool (bound to its runtime), which the process's one function of the tool calls."""
+    tool (bound to its runtime), which the process's one function of the tool calls. Its
+    ``version`` is graphmem's, which ``initialize`` reports (FastMCP's own, by default)."""
 
-    def __init__(self, name: str, *, instructions: str) -> None:
-        super().__init__(name, instructions=instructions, mask_error_details=True)
+    def __init__(self, name: str, *, version: str, instructions: str) -> None:
+        super().__init__(name, version=version, instructions=instructions, mask_error_details=True)
         self.calls: dict[str, Callable[..., Any]] = {}
 
 
@@ -231,6 +232,15 @@ def _copy(tool: FunctionTool) -> FunctionTool:
 _TOOLS: dict[tuple[CodeType, str], FunctionTool] = {}
 
 
+def answered(message: str) -> ToolError:
+    """The tool error answering a call with ``message``, which FastMCP logs at DEBUG (it logs a
+    tool error at ERROR by default). A refused call (an invalid argument, an id that names
+    nothing) is graphmem's answer to the agent, not a failure of the daemon: a client could
+    fill the log with them. An unexpected failure is logged once, by ``_checked``, with its
+    traceback, before it is answered."""
+    return ToolError(message, log_level=logging.DEBUG)
+
+
 def _checked(runtime: Runtime, name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     """Time the call, count it, and turn graphmem's errors into MCP tool errors."""
 
@@ -248,14 +258,14 @@ def _checked(runtime: Runtime, name: str) -> Callable[[Callable[P, R]], Callable
                 lines = "\n".join(f"line {line}: {problem}" for line, problem in shown)
                 more = len(exc.problems) - len(shown)
                 tail = f"\n... and {more} more" if more > 0 else ""
-                raise ToolError(f"{exc}\n{lines}{tail}") from exc
+                raise answered(f"{exc}\n{lines}{tail}") from exc
             except GraphmemError as exc:
                 outcome = type(exc).__name__
-                raise ToolError(str(exc)) from exc
+                raise answered(str(exc)) from exc
             except Exception as exc:
                 outcome = "internal"
-                log.exception("tool %s failed", name)
-                raise ToolError(
+                log.exception("tool %s failed", name)  # the one record of it, with its traceback
+                raise answered(
                     f"graphmem failed inside {name} ({type(exc).__name__}); the daemon's log "
                     f"({runtime.log_hint}) has details. Stored memories are unaffected."
                 ) from exc
@@ -325,7 +335,7 @@ class ArgumentCheck(Middleware):
             problem = self._problem(name, arguments, parameters)
             if problem:
                 self._metrics.errors.labels("invalid_arguments").inc()
-                raise ToolError(problem)
+                raise answered(problem)
         return await call_next(context)
 
     @staticmethod

@@ -1,8 +1,10 @@
 """The daemon's log stays small: a flood of accept errors is one line a minute, never a
-traceback per retry; daemon.log is 0600 and rotated."""
+traceback per retry; FastMCP's records pass through it like everyone else's; daemon.log is
+0600 and rotated."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
@@ -12,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem.server.daemon_log import LOG_BACKUPS, DaemonLogFile, RepeatFilter
+from graphmem.server.daemon_log import LOG_BACKUPS, DaemonLogFile, RepeatFilter, log_to_file
 
 
 class Clock:
@@ -115,6 +117,57 @@ def test_graphmem_records_are_never_throttled(tmp_path: Path) -> None:
         )
         for _ in range(10)
     )
+
+
+def test_fastmcps_repeated_records_are_throttled() -> None:
+    repeat = RepeatFilter(clock=Clock())
+    passed = [
+        repeat.filter(
+            logging.LogRecord(
+                "fastmcp.server.server", logging.WARNING, "", 0, "Invalid arguments", None, None
+            )
+        )
+        for _ in range(10)
+    ]
+    assert passed == [True] + [False] * 9
+
+
+@contextlib.contextmanager
+def logging_restored() -> Iterator[None]:
+    """The loggers the daemon's log sets up, as they were before (entered inside the test:
+    pytest's own handlers differ from one phase of a test to the next); FastMCP's as its
+    import sets it up, which the daemon's log undoes."""
+    import fastmcp  # noqa: F401
+
+    loggers = [logging.getLogger(name) for name in ("", "fastmcp", "graphmem")]
+    kept = [(logger, list(logger.handlers), logger.level, logger.propagate) for logger in loggers]
+    try:
+        yield
+    finally:
+        for logger, handlers, level, propagate in kept:
+            for handler in [h for h in logger.handlers if h not in handlers]:
+                logger.removeHandler(handler)
+                handler.close()
+            for handler in [h for h in handlers if h not in logger.handlers]:
+                logger.addHandler(handler)
+            logger.setLevel(level)
+            logger.propagate = propagate
+
+
+def test_fastmcps_records_go_to_the_daemon_log_in_its_format_warnings_and_up(tmp_path: Path) -> None:
+    with logging_restored():
+        logging.getLogger("fastmcp").setLevel(logging.DEBUG)  # as FASTMCP_LOG_LEVEL=DEBUG sets it
+        log_to_file(tmp_path, max_bytes=1 << 20, follow_std=False)
+        fastmcp = logging.getLogger("fastmcp.server.server")
+
+        fastmcp.debug("Handler called: call_tool remember with {'text': 'a memory'}")
+        fastmcp.warning("Invalid arguments for tool 'recall'")
+
+        assert logging.getLogger("fastmcp").handlers == []  # none of its own, to stderr
+
+    text = (tmp_path / "daemon.log").read_text()
+    assert " WARNING fastmcp.server.server: Invalid arguments for tool 'recall'" in text
+    assert "a memory" not in text
 
 
 def test_daemon_log_is_0600_and_bounded(tmp_path: Path) -> None:

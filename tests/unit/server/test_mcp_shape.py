@@ -1,6 +1,7 @@
 """A request of the wrong shape gets the same short JSON-RPC error from ``/mcp`` over HTTP as
 from ``graphmem mcp`` over stdio (``server/mcp_shape.py``): what to send, never a dump of
-pydantic's validation errors, an empty "Invalid request parameters" or a 500."""
+pydantic's validation errors, an empty "Invalid request parameters" or a 500. Either names
+the same server in ``initialize``: graphmem, of its version."""
 
 from __future__ import annotations
 
@@ -76,6 +77,28 @@ def test_http_answers_a_wrong_request_as_stdio_does(
     assert response.status_code == (200 if answer["id"] is not None else 400)
     stdio = Proxy(tmp_path, None, "t", 1.0, start=_no_daemon).handle(message)
     assert stdio == answer
+
+
+def test_initialize_names_graphmem_and_its_version_over_http_as_over_stdio(
+    client: TestClient, tmp_path: Path
+) -> None:
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+
+    response = client.post("/mcp", json=initialize, headers=HEADERS)
+
+    served = response.json()["result"]["serverInfo"]
+    assert served == {"name": "graphmem", "version": "t"}  # the runtime's version, not FastMCP's
+    stdio = Proxy(tmp_path, None, "t", 1.0, start=_no_daemon).handle(initialize)
+    assert stdio is not None and stdio["result"]["serverInfo"] == served
 
 
 def test_a_request_of_the_right_shape_still_reaches_fastmcp(client: TestClient) -> None:

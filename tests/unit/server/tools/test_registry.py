@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import json
+import logging
 import weakref
 from datetime import timedelta
 from pathlib import Path
@@ -78,6 +79,42 @@ def test_an_unexpected_failure_says_where_the_log_is_and_shows_no_internals(
     assert "the test's log" in message  # the runtime's log hint
     assert "secret" not in message
     assert calls(tools, "recall", "internal") == 1.0
+
+
+def logged(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """The records of a warning or worse (FastMCP's too: pytest catches a non-propagating
+    logger's records as well)."""
+    return [record for record in caplog.records if record.levelno >= logging.WARNING]
+
+
+def test_a_refused_call_is_no_failure_of_the_daemon_and_is_not_logged(
+    tools: Tools, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+
+    tools.refused("recall", query="deploys", limt=3)  # the argument check's
+    tools.refused("get_history", id="mem_0000000000000000")  # the service's: no such memory
+    tools.refused("recall", query="deploys", since="garbage")  # the service's: invalid input
+
+    assert logged(caplog) == [], [f"{r.name}: {r.getMessage()}" for r in logged(caplog)]
+
+
+def test_an_unexpected_failure_is_logged_once_at_error_with_its_traceback(
+    tools: Tools,
+    memory_service: MemoryService,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(memory_service, "recall", broken)
+
+    tools.refused("recall", query="deploys")
+
+    [record] = logged(caplog)
+    assert record.levelno == logging.ERROR and record.name.startswith("graphmem.")
+    assert record.exc_info is not None and isinstance(record.exc_info[1], RuntimeError)
 
 
 def test_an_import_with_many_bad_lines_shows_the_first_ones_and_counts_the_rest(
