@@ -17,12 +17,14 @@ if TYPE_CHECKING:
 
 def _start_log(data_dir: Path, max_bytes: int, *, to_file: bool) -> None:
     """The daemon's log (``server/daemon_log.py``): rotated ``daemon.log`` in the background, else
-    stderr; then its data dir made private (an older store's tightened, said in the log)."""
-    from graphmem.adapters.data_dir import make_private
+    stderr; then its data dir made private (an older store's tightened, said in the log). A
+    folder that is not graphmem's is refused before the log is written into it."""
+    from graphmem.adapters.data_dir import make_private, refuse_foreign
     from graphmem.errors import StoreError
     from graphmem.server.daemon_log import log_to_file, log_to_stderr
 
     try:
+        refuse_foreign(data_dir)
         if to_file:
             data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             log_to_file(data_dir, max_bytes)

@@ -31,7 +31,7 @@ def test_a_store_others_could_read_is_tightened_once_with_one_log_line(
     (folder / "vectors").mkdir(parents=True)
     os.chmod(folder, 0o755)
     os.chmod(folder / "vectors", 0o755)
-    for name in ("graph.kz", "graph.kz.wal", "daemon.log", "vectors/index.bin"):
+    for name in ("graph.kuzu", "graph.kuzu.wal", "daemon.log", "vectors/index.bin"):
         (folder / name).write_text("memories", "utf-8")
         os.chmod(folder / name, 0o644)
     with caplog.at_level(logging.INFO, logger="graphmem"):
@@ -39,7 +39,7 @@ def test_a_store_others_could_read_is_tightened_once_with_one_log_line(
         data_dir.make_private(folder)
     assert mode(folder) == 0o700 and mode(folder / "vectors") == 0o700
     assert {
-        mode(folder / name) for name in ("graph.kz", "graph.kz.wal", "daemon.log", "vectors/index.bin")
+        mode(folder / name) for name in ("graph.kuzu", "graph.kuzu.wal", "daemon.log", "vectors/index.bin")
     } == {0o600}
     lines = [r.getMessage() for r in caplog.records if "tightened" in r.getMessage()]
     assert len(lines) == 1 and str(folder) in lines[0] and "5 file(s)" in lines[0]
