@@ -81,6 +81,7 @@ _LISTABLE = "typeof(time_updated) = 'integer' AND typeof(id) = 'text' AND is_utf
 # Tool-input keys that hold a path the tool reads or writes.
 _PATH_KEYS = ("filePath", "file_path", "path", "filename")
 SHOWN_PATH_CHARS = 300  # of a database's path, in an error: a /rpc caller's or the plugin's
+SHOWN_ID_CHARS = 80  # of a session's or a part's id (any text in a hostile database), in a log line
 DEFAULT_ORIGIN = "the default location"
 # What a path that is no regular file is, in words.
 _KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a named pipe", stat.S_IFCHR: "a character device",
@@ -299,7 +300,8 @@ class OpenCodeSessionStore:
     def session(self, session_id: str) -> SessionRow | None:
         """One session by id, or None."""
         sql = f"SELECT {self._SESSION_COLUMNS} FROM session WHERE id = ?"
-        rows = self._run(f"session {session_id}", [(sql, (session_id,))])[0]
+        shown = escape_undecodable(session_id, SHOWN_ID_CHARS)  # in an error: the id is the caller's
+        rows = self._run(f"session {shown!r}", [(sql, (session_id,))])[0]
         return self._session_row(rows[0]) if rows else None
 
     # -- one session ------------------------------------------------------------------------
@@ -472,7 +474,8 @@ class OpenCodeSessionStore:
         for part_row in parts:
             if not part_row[2]:
                 skipped_parts += 1
-                log.warning("skipping part %s of session %s: its JSON is corrupt", part_row[0], row.id)
+                shown = escape_undecodable(str(part_row[0]), SHOWN_ID_CHARS)
+                log.warning("skipping part %r of session %s: its JSON is corrupt", shown, row.id)
                 continue
             bucket = by_message.setdefault(str(part_row[1]), [])
             if len(bucket) < MAX_PARTS_PER_MESSAGE:

@@ -24,6 +24,11 @@ the last message ingested and the summary memory), written only once the session
 done, so a crash mid-run repeats at most the session it was in, and a session still being
 written is revisited by the next run. Re-ingesting a session that grew stores only what its
 new messages teach. The service's write lock is held per session, never per run.
+
+A session whose row the store cannot keep (an over-long id, a NUL, no absolute directory:
+``ingest_rows.row_problem``) is skipped and counted (``sessions_skipped``, a line in ``errors``)
+before anything of it is read or written, and the run goes on: it never holds the cursor, which
+moves past it onto the next session it stores.
 """
 
 from __future__ import annotations
@@ -52,8 +57,10 @@ from graphmem.core.provenance import (
 from graphmem.core.redaction import redact
 from graphmem.core.refs import find_refs
 from graphmem.core.sessions import Learned, SessionRead, SessionRow, Transcript
+from graphmem.core.text import clip
 from graphmem.core.timeparse import to_utc
 from graphmem.errors import GraphmemError, InvalidInputError, NotFoundError, SessionStoreError
+from graphmem.service.ingest_rows import Refusals, id_problem, row_problem, shown, title_of, usable_path
 from graphmem.service.inputs import MemoryEdit, parse_path
 from graphmem.service.project_names import ProjectNames
 from graphmem.service.remember import Rememberer
@@ -74,6 +81,9 @@ STALE_IN_PROGRESS_S = 3_600.0
 SUMMARY_FILES_SHOWN = 15
 MAX_LINKED_FILES = 100
 SUMMARY_REFS_SHOWN = 20
+SUMMARY_NAME_CHARS = 200  # of each file or ref named in a summary (a patch may name a path of 4,096)
+# A summary's text: under a memory's limit (MAX_TEXT_CHARS), with room for redaction's markers.
+MAX_SUMMARY_CHARS = 6_000
 # Category of learned text that tries to instruct the model: data to look at, never a rule to follow.
 LOW_TRUST_CATEGORY = Category.FACT
 
@@ -137,7 +147,6 @@ class _Run:
     """Counters of one run, turned into the IngestReport at the end."""
 
     report: IngestReport
-    default_project: str | None = None  # where a session without a directory's memories go
     llm_used: int = 0
     categories: Counter[str] = field(default_factory=Counter)
 
@@ -189,6 +198,7 @@ class Ingester:
         self._roots = roots
         self._names = names or ProjectNames(roots, writer)  # the checkout's project name
         self._llm = llm
+        self._refusals = Refusals()  # the rows it could not store, each logged once
 
     def locate(self, db_path: str | None, session_id: str | None = None) -> Path:
         """The database or session file ``run`` would read for ``db_path`` and ``session_id``,
@@ -212,13 +222,13 @@ class Ingester:
         progress: IngestProgress | None = None,
         default_project: str | None = None,
     ) -> IngestReport:
-        """Ingest the finished sessions changed since the cursor (or ``since``), or one session;
-        what a session without a directory teaches goes to ``default_project``."""
+        """Ingest the finished sessions changed since the cursor (or ``since``), or one session.
+
+        ``default_project`` is not used: a session without a usable directory is skipped
+        (``ingest_rows.row_problem``), never learned in the caller's project nor in every one."""
         started = time.perf_counter()
         path = self.locate(db_path)
-        run = _Run(
-            IngestReport(db_path=str(path), extractor="llm" if self._llm else "rules"), default_project
-        )
+        run = _Run(IngestReport(db_path=str(path), extractor="llm" if self._llm else "rules"))
         with closing(self._sessions.open(path)) as reader:
             if session_id is not None:
                 self._one(reader, session_id, run)
@@ -236,7 +246,7 @@ class Ingester:
         row = reader.session(session_id.strip())
         if row is None:
             raise NotFoundError(
-                f"No session {session_id!r} in {self._client.name}'s store {reader.path}: "
+                f"No session {shown(session_id)!r} in {self._client.name}'s store {reader.path}: "
                 f"check the id with {self._client.how_to_list}, or the database with --db."
             )
         self._session(reader, row, run, explicit=True)
@@ -260,7 +270,7 @@ class Ingester:
             for row in rows:
                 finished = self._session(reader, row, run, explicit=False)
                 blocked = blocked or not finished
-                if not blocked:
+                if not blocked and id_problem(row.id) is None:  # an id the store refuses is no position
                     advance = (row.time_updated_ms, row.id)
                 done += 1
                 if progress is not None:
@@ -274,9 +284,14 @@ class Ingester:
                     run.report.cursor = f"{advance[0]} {advance[1]}"
 
     def _session(self, reader: SessionReader, row: SessionRow, run: _Run, *, explicit: bool) -> bool:
-        """Ingest one session if it is finished. Returns False when it must be revisited later."""
+        """Ingest one session if it is finished. Returns False when it must be revisited later (a
+        session skipped for good, its row unusable, returns True: it never holds the cursor)."""
         report = run.report
         report.sessions_read += 1
+        problem = row_problem(row)
+        if problem is not None:
+            self._skip(row, problem, report)
+            return True
         key = SESSION_KEY.format(source=self._client.source, id=row.id)
         if _Mark.parse(self._meta.get_meta(key)).updated_ms >= row.time_updated_ms:
             report.sessions_unchanged += 1
@@ -293,8 +308,8 @@ class Ingester:
             read = reader.read(row)
         except SessionStoreError as exc:
             report.sessions_skipped += 1
-            report.errors.append(f"{row.id}: {exc}")
-            log.warning("session %s skipped: %s", row.id, exc)
+            report.errors.append(f"{shown(row.id)}: {exc}")
+            log.warning("session %s skipped: %s", shown(row.id), exc)
             return False
         report.skipped_parts += read.skipped_parts
         if read.in_progress and age_s < STALE_IN_PROGRESS_S:
@@ -306,11 +321,21 @@ class Ingester:
             if mark.updated_ms >= row.time_updated_ms:
                 report.sessions_unchanged += 1
                 return True
-            self._store(read, learned, mark, run)
+            try:
+                self._store(read, learned, mark, run)
+            except InvalidInputError as exc:  # a value of it the store refuses that no check foresaw
+                self._skip(row, str(exc), report)
+                return True
             mark.updated_ms = row.time_updated_ms
             self._meta.set_meta(key, mark.dump())
         report.sessions_ingested += 1
         return True
+
+    def _skip(self, row: SessionRow, problem: str, report: IngestReport) -> None:
+        """Skip the session of ``row`` for good (until it changes): counted, said in the report."""
+        report.sessions_skipped += 1
+        report.errors.append(f'session "{shown(row.id)}" skipped: {problem}')
+        self._refusals.tell(row, problem)
 
     def _subagent(self, row: SessionRow, key: str, report: IngestReport) -> None:
         """A subagent's session (a child: OpenCode's ``task`` tool, ``parent_id`` set): its "user"
@@ -356,7 +381,7 @@ class Ingester:
             EntityKind.SESSION,
             transcript.session_id,
             project=project,
-            title=_clean(transcript.title)[:200],
+            title=_clean(title_of(transcript.title)),
         )
         self._writer.add_entities([session])
         created = {m.id: m.created_at for m in transcript.messages}
@@ -398,7 +423,6 @@ class Ingester:
         if item.trust is Trust.LOW and category is not Category.EVENT:
             category = LOW_TRUST_CATEGORY
         source = AGENT_SOURCE if item.rule.startswith(AGENTS_RULES) else self._client.source
-        project = project if project is not None else run.default_project
         if source == AGENT_SOURCE and not project:
             # What the agent did belongs to a project; a session outside any is taught nothing
             # of it (it would be global), and that is no error.
@@ -416,7 +440,7 @@ class Ingester:
                 trust=item.trust,
             )
         except InvalidInputError as exc:
-            run.report.errors.append(f"{transcript.session_id}/{item.message_id}: {exc}")
+            run.report.errors.append(f"{shown(transcript.session_id)}/{shown(item.message_id)}: {exc}")
             return
         entities = [session, *_file_entities(root, project, item.files)]
         self._writer.attach([(result.memory.id, e) for e in entities])
@@ -446,8 +470,7 @@ class Ingester:
         links = [session, *_file_entities(root, project, files[:MAX_LINKED_FILES])]
         if previous is not None:
             try:
-                own = project if project is not None else run.default_project
-                self._writer.edit(previous, MemoryEdit(text, project=own), cause=self._more)
+                self._writer.edit(previous, MemoryEdit(text, project=project), cause=self._more)
             except NotFoundError:
                 previous = None  # deleted by the user: write a new one
             else:
@@ -456,7 +479,7 @@ class Ingester:
         result = self._rememberer.remember(
             text,
             category=Category.EVENT,
-            project=project if project is not None else run.default_project,
+            project=project,
             session=transcript.session_id,
             source=self._summary_source,
             occurred_at=transcript.created_at,
@@ -492,8 +515,14 @@ def _project_of(directory: str, roots: ProjectRoots) -> str | None:
 
 
 def _relative(root: Path | None, path: str) -> str | None:
-    """``path`` relative to ``root`` (or as written when there is no root), None outside it."""
-    candidate = Path(path).expanduser()
+    """``path`` relative to ``root`` (or as written when there is no root), None outside it or when
+    it is no path the system can look up (a session's tool may name anything)."""
+    if not usable_path(path):
+        return None
+    try:
+        candidate = Path(path).expanduser()
+    except RuntimeError:  # ~user that names no user
+        return None
     if root is None:
         return candidate.as_posix() if not candidate.is_absolute() else None
     full = candidate if candidate.is_absolute() else root / candidate
@@ -502,7 +531,7 @@ def _relative(root: Path | None, path: str) -> str | None:
     except ValueError:
         try:
             relative = full.resolve().relative_to(root)
-        except (ValueError, OSError):
+        except (ValueError, OSError, RuntimeError):  # RuntimeError: a symlink loop
             return None
     name = relative.as_posix()
     return None if name in ("", ".") or ".." in relative.parts else name
@@ -527,7 +556,7 @@ def _session_files(transcript: Transcript, learned: list[Learned], root: Path | 
     seen: dict[str, None] = {}
     paths = [f for m in transcript.messages for p in m.parts for f in p.files]
     paths += [f for item in learned for f in item.files]
-    for path in paths:
+    for path in filter(usable_path, paths):
         name = _relative(root, path) if root is not None else path
         if name:
             seen.setdefault(name, None)
@@ -547,12 +576,12 @@ def _session_refs(transcript: Transcript) -> list[str]:
 def _summary_text(
     client: str, transcript: Transcript, user_turns: int, files: list[str], refs: list[str]
 ) -> str:
-    title = " ".join(transcript.title.split()) or transcript.session_id
+    title = title_of(transcript.title) or transcript.session_id
     parts = [f'{client} session "{title}" ({user_turns} user message{"s" if user_turns != 1 else ""})']
     if files:
-        shown = ", ".join(files[:SUMMARY_FILES_SHOWN])
+        names = ", ".join(clip(name, SUMMARY_NAME_CHARS) for name in files[:SUMMARY_FILES_SHOWN])
         more = f" and {len(files) - SUMMARY_FILES_SHOWN} more" if len(files) > SUMMARY_FILES_SHOWN else ""
-        parts.append(f"touched {shown}{more}")
+        parts.append(f"touched {names}{more}")
     if refs:
-        parts.append("refs " + ", ".join(refs[:SUMMARY_REFS_SHOWN]))
-    return "; ".join(parts) + "."
+        parts.append("refs " + ", ".join(clip(ref, SUMMARY_NAME_CHARS) for ref in refs[:SUMMARY_REFS_SHOWN]))
+    return clip("; ".join(parts) + ".", MAX_SUMMARY_CHARS)

@@ -242,6 +242,18 @@ def test_a_corrupt_part_is_skipped_not_the_session(oc: OpenCodeDB, tmp_path: Pat
     assert read.transcript.messages[0].text == "kept"
 
 
+def test_a_corrupt_parts_hostile_id_is_logged_bounded_and_escaped(
+    oc: OpenCodeDB, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sid = oc.session(str(tmp_path))
+    oc.message(sid, "user", [text("kept"), {"__raw__": '{"type": "text", "text": "cut off'}], at_ms=T0_MS + 1)
+    oc.db.execute("UPDATE part SET id = ? WHERE data LIKE '%cut off%'", ("prt_\x1b[2J" + "p" * 5000,))
+    with caplog.at_level("WARNING", logger="graphmem"):
+        (read,) = read_all(oc.path)
+    (line,) = [r.getMessage() for r in caplog.records if "JSON is corrupt" in r.getMessage()]
+    assert read.skipped_parts == 1 and len(line) < 300 and "\x1b" not in line  # no 5,000 characters, no ESC
+
+
 def test_a_message_mid_write_marks_the_session_in_progress(oc: OpenCodeDB, tmp_path: Path) -> None:
     sid = oc.session(str(tmp_path))
     oc.message(sid, "user", [text("hello")], at_ms=T0_MS + 1)
