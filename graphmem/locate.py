@@ -25,6 +25,13 @@ APP_NAME = "graphmem"
 ENV_PREFIX = "GRAPHMEM_"
 # A config file is a few dozen lines: no more than this is read of one (nor of a secret's file).
 MAX_CONFIG_BYTES = 1 << 20
+# A setting's value shown in an error: enough to recognise it, never a page of it.
+MAX_SHOWN_CHARS = 300
+# The longest name of one file or folder on the systems graphmem runs on (ext4, APFS, NTFS).
+MAX_NAME_BYTES = 255
+# Room kept under the longest path the system takes for the names of the store's own files in
+# the data dir: a longer data dir fails at every call that names one of them (ENAMETOOLONG).
+STORE_NAMES_BYTES = 256
 
 
 def default_config_file() -> Path:
@@ -35,23 +42,81 @@ def default_data_dir() -> Path:
     return absolute_data_dir(user_data_path(APP_NAME))  # XDG_DATA_HOME may be relative
 
 
-def absolute_data_dir(where: str | os.PathLike[str], relative_to: Path | None = None) -> Path:
+def absolute_data_dir(
+    where: str | os.PathLike[str], relative_to: Path | None = None, *, given_by: str | None = None
+) -> Path:
     """The data dir ``where`` as every process must name it: ``~`` expanded, made absolute from
     ``relative_to`` (the folder of the config file that gave it) or else the current directory,
     and normalised as ``os.path.abspath`` does (``.`` and ``..`` dropped, symlinks kept). Made
     so once, where the settings are read (``locate``, ``load_settings``, ``--data-dir``): the
     daemon publishes its data dir in ``daemon.json`` and a client reads ``daemon.token`` by it,
-    each from its own current directory."""
-    path = os.path.expanduser(os.fspath(where))
+    each from its own current directory. ``ConfigError`` (naming ``given_by``, the variable,
+    option or file that gave it) for a path no folder can have (``path_problem``)."""
+    path = os.fspath(where)
+    problem = path_problem(path)
+    if problem:
+        source = f" ({given_by})" if given_by else ""
+        raise ConfigError(f"The data dir {shown_value(path)}{source} {problem}.")
+    path = os.path.expanduser(path)
     if relative_to is not None:
         path = os.path.join(relative_to, path)  # an absolute ``path`` stays as it is
     try:
-        return Path(os.path.abspath(path))
+        absolute = os.path.abspath(path)
     except OSError as exc:  # a relative one, from a current directory deleted since
         raise ConfigError(
-            f"The data dir {path} is relative and the current directory cannot be read "
+            f"The data dir {shown_value(path)} is relative and the current directory cannot be read "
             f"({exc.strerror or exc}): give an absolute path."
         ) from None
+    longest = _longest_path() - STORE_NAMES_BYTES
+    if len(os.fsencode(absolute)) > longest:
+        source = f" ({given_by})" if given_by else ""
+        raise ConfigError(
+            f"The data dir {shown_value(absolute)}{source} is over {longest:,} bytes: the store's files "
+            "in it could not be named. Give a shorter path."
+        )
+    return Path(absolute)
+
+
+def _longest_path() -> int:
+    """The longest path the system takes, in bytes (4,096 on Linux, 1,024 on macOS)."""
+    try:
+        return os.pathconf("/", "PC_PATH_MAX")
+    except (AttributeError, OSError, ValueError):  # no pathconf (Windows), or no limit said
+        return 1024
+
+
+def path_problem(path: str) -> str | None:
+    """Why no file or folder can be at ``path`` as a setting gives it, said after the path, or
+    None: a NUL (every system call refuses it with a ``ValueError``), or a ``~user`` of a user
+    this system does not have, or a ``~`` with no home known (``os.path.expanduser`` leaves
+    both as they are: the data dir would be a folder named ``~user`` in the current directory)."""
+    if "\0" in path:
+        return "holds a NUL character, which no path can hold: remove it"
+    try:
+        names = os.fsencode(path).split(os.fsencode(os.sep))
+    except UnicodeError:  # a lone surrogate a caller's text may hold: no system encoding takes it
+        return "holds a character no path can be written in: remove it"
+    if any(len(name) > MAX_NAME_BYTES for name in names):
+        return f"has a name over {MAX_NAME_BYTES} bytes, which no file or folder can have: shorten it"
+    if path.startswith("~") and os.path.expanduser(path) == path:
+        user = path[1:].partition(os.sep)[0]
+        if len(user) > MAX_SHOWN_CHARS:
+            user = user[:MAX_SHOWN_CHARS] + "…"
+        if not user:
+            return "starts with ~ and no home directory is known (HOME is not set): give an absolute path"
+        return (
+            f"starts with ~{user}, and this system has no user {user}: name an existing user's "
+            f"home, or write ./~{user} for a folder of that name in the current directory"
+        )
+    return None
+
+
+def shown_value(text: str) -> str:
+    """``text`` as an error shows a setting's value: quoted on one line (``repr``), cut after
+    ``MAX_SHOWN_CHARS`` characters with its length said. Never for a secret's value."""
+    if len(text) <= MAX_SHOWN_CHARS:
+        return repr(text)
+    return f"{text[:MAX_SHOWN_CHARS]!r}… ({len(text):,} characters)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,15 +136,17 @@ def locate(data_dir: Path | None = None) -> Location:
     """The data dir and API key as ``load_settings(data_dir=data_dir)`` would give them.
 
     Raises ``ConfigError`` when the config file is not valid TOML or holds a ``data_dir`` or
-    ``api_key`` that is not text."""
-    environment = {name.lower(): value for name, value in os.environ.items()}
+    ``api_key`` that is not text, and for a data dir no folder can have (``absolute_data_dir``),
+    naming where it was given."""
+    # Each variable by the name the settings match it by, with the name it was given and its value.
+    environment = {name.lower(): (name, value) for name, value in os.environ.items()}
     config = read_config()
 
     def setting(name: str, section: str | None = None, kind: type = str) -> Any:
         variable = (ENV_PREFIX + (f"{section}__{name}" if section else name)).lower()
         if variable in environment:
-            text = environment[variable]
-            return _flag(text, name) if kind is bool else text
+            given, text = environment[variable]
+            return _flag(text, given) if kind is bool else text
         table = config.get(section, {}) if section else config
         value = table.get(name) if isinstance(table, dict) else None
         if value is not None and not isinstance(value, kind):
@@ -90,18 +157,19 @@ def locate(data_dir: Path | None = None) -> Location:
             )
         return value
 
-    where = data_dir if data_dir is not None else setting("data_dir")
+    if data_dir is not None:
+        where, given_by = data_dir, "--data-dir"
+    else:
+        where = setting("data_dir")
+        given_by = environment.get("graphmem_data_dir", (f"data_dir in {default_config_file()}",))[0]
     if where is not None and not str(where).strip():  # an empty one would be the current directory
-        raise ConfigError(
-            "The data dir is empty (GRAPHMEM_DATA_DIR or data_dir in the config file): give a folder, "
-            "or unset it for the default."
-        )
+        raise ConfigError(f"The data dir is empty ({given_by}): give a folder, or unset it for the default.")
     if where is not None:
-        where = absolute_data_dir(where)
+        where = absolute_data_dir(where, given_by=given_by)
     if where is not None and os.path.exists(where) and not os.path.isdir(where):
         raise ConfigError(
-            f"The data dir {where} is not a folder (--data-dir, GRAPHMEM_DATA_DIR or data_dir in the "
-            "config file): give a folder, or unset it for the default."
+            f"The data dir {shown_value(str(where))} is not a folder ({given_by}): give a folder, or unset "
+            "it for the default."
         )
     key = (setting("api_key") or "").strip() or None  # a blank key is no key
     model = setting("model", "embedding") or None
@@ -160,17 +228,18 @@ def read_config() -> dict[str, Any]:
     config = _read_config(path)
     where = config.get("data_dir")
     if isinstance(where, str) and where.strip():  # an empty or non-text one is refused as it is
-        config["data_dir"] = str(absolute_data_dir(where, path.parent))
+        config["data_dir"] = str(absolute_data_dir(where, path.parent, given_by=f"data_dir in {path}"))
     return config
 
 
-def _flag(text: str, name: str) -> bool:
+def _flag(text: str, variable: str) -> bool:
     """A yes/no variable, read as the settings read it."""
     folded = text.strip().lower()
     if folded in _TRUE | _FALSE:
         return folded in _TRUE
     raise ConfigError(
-        f"Invalid settings ({name}: {text!r} is not true or false). Check the GRAPHMEM_* variables."
+        f"Invalid settings ({variable} holds {shown_value(text)}, not true or false). Fix the "
+        "variable, or unset it for the default."
     )
 
 

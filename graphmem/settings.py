@@ -10,7 +10,6 @@ call through a daemon needs without this model.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +26,33 @@ from pydantic_settings import (
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from graphmem.core.fusion import PLANS
 from graphmem.core.recall_limit import MAX_RECALL_LIMIT, MIN_RECALL_LIMIT
 from graphmem.errors import ConfigError
 from graphmem.locate import (
-    MAX_CONFIG_BYTES,
     absolute_data_dir,
     default_config_file,
     default_data_dir,
+    path_problem,
     read_config,
+    shown_value,
 )
-from graphmem.regular_files import read_regular
+from graphmem.settings_sources import (
+    GITLAB_TOKEN_VARIABLES,
+    STORE_PASSWORD_VARIABLE,
+    STORE_URL_VARIABLE,
+    EnvironmentSource,
+    invalid_settings,
+    secret_file,
+    usable_path,
+    without_line_break,
+)
 
 __all__ = [
+    "STORE_URL_VARIABLE",  # the variable a team's store is named by (the benchmarks set it)
     "BootstrapSettings",
     "DedupSettings",
     "EmbeddingSettings",
@@ -77,6 +88,15 @@ class EmbeddingSettings(SettingsSection):
     """The embedding model: the bundled package name (runs on ONNX Runtime), or a directory holding a
     sentence-transformers model (needs `pip install 'graphmem[torch]'`)."""
 
+    @field_validator("model")
+    @classmethod
+    def _model_named(cls, model: str) -> str:
+        """An empty name would be the current directory read as a model's."""
+        problem = "is empty: name one, or unset it" if not model.strip() else path_problem(model)
+        if problem:
+            raise ValueError(f"the embedding model {shown_value(model)} {problem}")
+        return model
+
     quantized_queries: bool = True
     """Embed recall's queries with the bundled model's 8-bit variant: 2.3 times faster on one core, within
     a cosine of 0.987 of the exact vector, the same LoCoMo R@10 (0.7469); what is stored is always
@@ -94,7 +114,7 @@ class RecallSettings(SettingsSection):
     @classmethod
     def _known_plan(cls, plan: str) -> str:
         if plan not in PLANS:
-            raise ValueError(f"unknown recall plan {plan!r}; known plans: {', '.join(PLANS)}")
+            raise ValueError(f"unknown recall plan {shown_value(plan)}; known plans: {', '.join(PLANS)}")
         return plan
 
     limit: int = Field(10, ge=MIN_RECALL_LIMIT, le=MAX_RECALL_LIMIT)
@@ -158,7 +178,9 @@ class ServerSettings(SettingsSection):
     def _host_names(cls, hosts: list[str]) -> list[str]:
         for host in hosts:
             if not host.strip() or "/" in host or any(c.isspace() for c in host):
-                raise ValueError(f"allowed_hosts takes host names such as 'graphmem.lan', not {host!r}")
+                raise ValueError(
+                    f"allowed_hosts takes host names such as 'graphmem.lan', not {shown_value(host)}"
+                )
         return hosts
 
     @field_validator("allowed_origins")
@@ -168,36 +190,10 @@ class ServerSettings(SettingsSection):
             scheme, sep, rest = origin.partition("://")
             if origin != "*" and (scheme not in ("http", "https") or not sep or not rest or "/" in rest):
                 raise ValueError(
-                    f"allowed_origins takes origins such as 'https://tools.example.com', not {origin!r}"
+                    "allowed_origins takes origins such as 'https://tools.example.com', not "
+                    + shown_value(origin)
                 )
         return origins
-
-
-def _secret_file(name: object, what: str, clean: Callable[[str], str]) -> str:
-    """The secret held by the file a ``*_file`` setting names, ``clean``ed; a ``ValueError`` (a
-    ``ConfigError`` to the caller) when it cannot be read or is empty, never showing the secret."""
-    path = Path(str(name)).expanduser()
-    try:
-        data = read_regular(path, MAX_CONFIG_BYTES)
-        secret = clean(data.decode("utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        why = (exc.strerror if isinstance(exc, OSError) else None) or type(exc).__name__
-        raise ValueError(f"cannot read the {what} file {path} ({why})") from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ValueError(
-            f"the {what} file {path} is over {MAX_CONFIG_BYTES // 1024:,} KiB: it is not the secret"
-        )
-    if not secret:
-        raise ValueError(f"the {what} file {path} is empty")
-    return secret
-
-
-def _without_line_break(text: str) -> str:
-    return text.rstrip("\r\n")
-
-
-# Environment variables that may hold the GitLab token, first found wins.
-GITLAB_TOKEN_VARIABLES = ("GRAPHMEM_GITLAB_TOKEN", "GITLAB_TOKEN")
 
 
 class GitLabSettings(SettingsSection):
@@ -236,6 +232,8 @@ class GitLabSettings(SettingsSection):
     timeout_seconds: float = Field(10, gt=0, le=300)
     """Timeout of one request to GitLab."""
 
+    _paths = field_validator("token_file")(usable_path)
+
     @model_validator(mode="before")
     @classmethod
     def _read_token(cls, values: Any) -> Any:
@@ -246,21 +244,21 @@ class GitLabSettings(SettingsSection):
                 return {**values, "token": os.environ[name].strip()}
         token_file = values.get("token_file")
         if token_file:
-            return {**values, "token": _secret_file(token_file, "token", str.strip)}
+            return {**values, "token": secret_file(token_file, "token_file", str.strip)}
         return values
 
     @field_validator("url")
     @classmethod
     def _http_url(cls, url: str) -> str:
         if not url.startswith(("http://", "https://")) or len(url) < 10:
-            raise ValueError(f"GitLab url must start with https:// (or http://), not {url!r}")
+            raise ValueError(f"GitLab url must start with https:// (or http://), not {shown_value(url)}")
         return url.rstrip("/")
 
     @field_validator("default_project")
     @classmethod
     def _project_path(cls, path: str | None) -> str | None:
         if path is not None and (path.strip("/") != path or "/" not in path):
-            raise ValueError(f"default_project must look like group/project, not {path!r}")
+            raise ValueError(f"default_project must look like group/project, not {shown_value(path)}")
         return path
 
     @property
@@ -269,8 +267,6 @@ class GitLabSettings(SettingsSection):
         return self.enabled and self.token is not None
 
 
-STORE_URL_VARIABLE = "GRAPHMEM_STORE_URL"
-STORE_PASSWORD_VARIABLE = "GRAPHMEM_STORE_PASSWORD"
 SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 
 
@@ -310,6 +306,8 @@ class StoreSettings(SettingsSection):
     sslkey: Path | None = None
     """The client certificate's key."""
 
+    _paths = field_validator("password_file", "sslrootcert", "sslcert", "sslkey")(usable_path)
+
     @model_validator(mode="before")
     @classmethod
     def _from_environment(cls, values: Any) -> Any:
@@ -324,7 +322,7 @@ class StoreSettings(SettingsSection):
             return {**values, "password": os.environ[STORE_PASSWORD_VARIABLE]}
         password_file = values.get("password_file")
         if password_file:
-            return {**values, "password": _secret_file(password_file, "password", _without_line_break)}
+            return {**values, "password": secret_file(password_file, "password_file", without_line_break)}
         return values
 
     @field_validator("url")
@@ -343,7 +341,7 @@ class StoreSettings(SettingsSection):
     @classmethod
     def _ssl_mode(cls, mode: str | None) -> str | None:
         if mode is not None and mode not in SSL_MODES:
-            raise ValueError(f"sslmode must be one of {', '.join(SSL_MODES)}, not {mode!r}")
+            raise ValueError(f"sslmode must be one of {', '.join(SSL_MODES)}, not {shown_value(mode)}")
         return mode
 
     @property
@@ -386,6 +384,8 @@ class IngestSettings(SettingsSection):
 
     opencode_db: Path | None = None
     """OpenCode's database. Unset: `OPENCODE_DB`, then `$XDG_DATA_HOME/opencode/opencode.db`."""
+
+    _paths = field_validator("opencode_db")(usable_path)
 
 
 class PluginSettings(SettingsSection):
@@ -476,9 +476,14 @@ class Settings(BaseSettings):
             return value  # not a path: pydantic refuses it
         if not str(value).strip():
             raise ValueError("data_dir is empty: give a folder, or unset it for the default")
-        where = absolute_data_dir(value)
+        try:
+            where = absolute_data_dir(value)
+        except ConfigError as exc:  # said by ``load_settings`` with the variable or key that gave it
+            raise ValueError(str(exc).rstrip(".")) from None
         if os.path.exists(where) and not os.path.isdir(where):
-            raise ValueError(f"data_dir {where} is not a folder: give a folder, or unset it for the default")
+            raise ValueError(
+                f"data_dir {shown_value(str(where))} is not a folder: give a folder, or unset it"
+            )
         return where
 
     @field_validator("api_key")
@@ -499,8 +504,10 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        # The config file read as ``locate`` reads it (a regular file, bounded): never a FIFO waited on.
-        return (init_settings, env_settings, InitSettingsSource(settings_cls, read_config()))
+        # The config file read as ``locate`` reads it (a regular file, bounded): never a FIFO waited on;
+        # the variables as ``EnvironmentSource`` reads them (one that should be JSON and is not is refused).
+        config = InitSettingsSource(settings_cls, read_config())
+        return (init_settings, EnvironmentSource(settings_cls), config)
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -509,10 +516,9 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**values)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
-        raise ConfigError(
-            f"Invalid settings ({problems}). Check {default_config_file()} and GRAPHMEM_* variables."
-        ) from exc
+        raise invalid_settings(exc, Settings, values, default_config_file()) from exc
+    except SettingsError as exc:  # a variable pydantic-settings could not read (``EnvironmentSource``)
+        raise ConfigError(f"Invalid settings ({exc}). Check the GRAPHMEM_* variables.") from exc
 
 
 def environment_variables() -> tuple[str, ...]:

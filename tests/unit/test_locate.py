@@ -192,3 +192,65 @@ def test_a_relative_data_dir_from_a_deleted_directory_is_a_config_error(
         locate()
     with pytest.raises(ConfigError, match="current directory cannot be read"):
         load_settings()
+
+
+# -- a data dir no folder can have: a ConfigError naming where it was given ---------------------
+
+NO_USER = "~graphmem-no-such-user"
+
+
+@pytest.mark.parametrize("way", ["--data-dir", "GRAPHMEM_DATA_DIR", "the config file"])
+def test_a_data_dir_in_the_home_of_no_user_is_refused_by_both(
+    way: str, config: Path, inside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``os.path.expanduser`` leaves ``~user`` of no user as it is: never a folder of that name here."""
+    given = f"{NO_USER}/memory"
+    if way == "GRAPHMEM_DATA_DIR":
+        monkeypatch.setenv(way, given)
+    elif way == "the config file":
+        config.write_text(f'data_dir = "{given}"\n')
+    explicit = Path(given) if way == "--data-dir" else None
+
+    with pytest.raises(ConfigError, match="this system has no user graphmem-no-such-user") as raised:
+        locate(explicit)
+    assert (str(config) if way == "the config file" else way) in str(raised.value)
+    with pytest.raises(ConfigError, match="this system has no user graphmem-no-such-user"):
+        load_settings(data_dir=explicit)
+    assert list(inside.iterdir()) == []
+
+
+@pytest.mark.parametrize("way", ["--data-dir", "the config file"])
+def test_a_nul_in_the_data_dir_is_refused_by_both(way: str, config: Path) -> None:
+    """No variable can hold a NUL (the system refuses it); the config file and a caller's path can."""
+    if way == "the config file":
+        config.write_text('data_dir = "/tmp/a\\u0000b"\n')
+    explicit = Path("/tmp/a\0b") if way == "--data-dir" else None
+
+    with pytest.raises(ConfigError, match="holds a NUL character"):
+        locate(explicit)
+    with pytest.raises(ConfigError, match="holds a NUL character"):
+        load_settings(data_dir=explicit)
+
+
+@pytest.mark.parametrize(
+    "given", ["/tmp/" + "n" * 300, "/tmp/" + "/".join(["p" * 200] * 25)], ids=["a name", "the path"]
+)
+def test_a_data_dir_longer_than_the_system_takes_is_refused_by_both(
+    given: str, config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRAPHMEM_DATA_DIR", given)
+
+    with pytest.raises(ConfigError, match="GRAPHMEM_DATA_DIR") as raised:
+        locate()
+    assert len(str(raised.value)) < 1000
+    with pytest.raises(ConfigError, match="GRAPHMEM_DATA_DIR"):
+        load_settings()
+
+
+def test_a_yes_or_no_variable_locate_cannot_read_is_named_as_it_was_set(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("graphmem_Embedding__Quantized_Queries", "maybe")
+
+    with pytest.raises(ConfigError, match="graphmem_Embedding__Quantized_Queries holds 'maybe'"):
+        locate()
