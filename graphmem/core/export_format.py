@@ -10,7 +10,7 @@ One JSON object per line, each with a ``type``::
     {"type": "event", "id": "evt_…", "memory_id": "mem_…", "kind": "status", "before": {...}, ...}
 
 Validation collects every problem with its line number before anything is
-imported.
+imported; a string no store holds is one too (``core/unstorable.py``).
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ from graphmem.core.text import (
     MAX_SESSION_CHARS,
     MAX_SOURCE_CHARS,
     MAX_TEXT_CHARS,
-    ensure_utf8,
     validate_text,
 )
 from graphmem.core.timeparse import UTC_RANGE, to_utc
+from graphmem.core.unstorable import UNPAIRED, unstorable
 from graphmem.core.views import entity_view, event_view, iso, link_view, memory_view
 from graphmem.errors import ConflictError, InvalidInputError
 
@@ -122,15 +122,6 @@ _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*")
 # Every time of a line. One that UTC cannot hold (9999-12-31T23:59:59-14:00) is a problem of its
 # line, named by its field, rather than an error in the middle of the import that stores it.
 Moment = Annotated[datetime, BeforeValidator(_written_as_iso), AfterValidator(_held_in_utc)]
-
-# Half of a UTF-16 pair (``"\\ud83d"`` alone) and a NUL are valid JSON, but UTF-8 cannot hold the
-# first, PostgreSQL refuses the second, and graphmem's doors refuse both: each is a
-# problem of its line, named by its field (``_unstorable``), not a store error mid-import.
-_UNPAIRED = (
-    "holds a lone surrogate escape (\\ud800-\\udfff, half of a character) that UTF-8 cannot "
-    "store: write the whole character or remove it"
-)
-_NUL = "holds a NUL character (\\u0000), which PostgreSQL cannot store: remove it"
 
 
 class _Record(BaseModel):
@@ -221,6 +212,13 @@ def _checked_branch(branch: str | None) -> str | None:
         raise ValueError(str(exc)) from None
 
 
+def _two_memories(source: str, target: str) -> None:
+    """A link's two ends differ, as `graphmem link X X` refuses: the one check of a link line and of
+    each link an event's state holds (``undo`` adds those; a self-link hid its memory as superseded)."""
+    if source == target:
+        raise ValueError("source and target are the same memory: a memory cannot be linked to itself")
+
+
 class LinkLineModel(_Record):
     type: Literal["link"]
     source: str
@@ -229,9 +227,8 @@ class LinkLineModel(_Record):
     created_at: Moment | None = None
 
     @model_validator(mode="after")
-    def _two_memories(self) -> LinkLineModel:
-        if self.source == self.target:  # as `graphmem link X X` refuses it
-            raise ValueError("source and target are the same memory: a memory cannot be linked to itself")
+    def _two_ends(self) -> LinkLineModel:
+        _two_memories(self.source, self.target)
         return self
 
     def held(self) -> LinkLine:
@@ -251,6 +248,7 @@ class NextLineModel(_Record):
 
 # The parts of an event's state a memory may lack, given as null (``EventState``).
 CLEARABLE_PARTS = frozenset({"valid_to", "expires_at", "branch"})
+StateLink = tuple[str, str, LinkKind, Moment | None]  # a link an event added or removed
 
 
 class EventState(_Record):
@@ -267,12 +265,19 @@ class EventState(_Record):
     expires_at: Moment | None = None
     branch: str | None = None
     trust: Trust | None = None
-    links: list[tuple[str, str, LinkKind, Moment | None]] | None = Field(None, max_length=MAX_STATE_LINKS)
+    links: list[StateLink] | None = Field(None, max_length=MAX_STATE_LINKS)
 
     @field_validator("branch")
     @classmethod
     def _branch_ok(cls, branch: str | None) -> str | None:
         return _checked_branch(branch)
+
+    @field_validator("links")
+    @classmethod
+    def _links_ok(cls, links: list[StateLink] | None) -> list[StateLink] | None:
+        for source, target, _, _ in links or ():
+            _two_memories(source, target)
+        return links
 
     @model_validator(mode="after")
     def _null_only_where_a_memory_has_none(self) -> EventState:
@@ -382,9 +387,9 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
         except ValidationError as exc:
             parsed.problems.append((number, _describe(exc)))
             continue
-        unstorable = _unstorable(data, record.type)
-        if unstorable is not None:
-            parsed.problems.append((number, unstorable))
+        unstored = unstorable(data, record.type)
+        if unstored is not None:
+            parsed.problems.append((number, unstored))
             continue
         if isinstance(record, HeaderLine):
             if parsed.header is not None:
@@ -401,29 +406,6 @@ def parse_lines(lines: Iterable[tuple[int, str]]) -> ParsedExport:
         else:
             parsed.nexts.append((number, record.held()))
     return parsed
-
-
-def _unstorable(data: object, where: str) -> str | None:
-    """What is wrong with the first text of a line's JSON that no store holds (a lone surrogate,
-    a NUL), named by its field; None when every text is storable. A memory's text
-    says so in its own words first (``validate_text``), and pydantic finds a surrogate in a bounded
-    field; this covers every other field, those added later included."""
-    pending: list[tuple[str, object]] = [(where, data)]
-    while pending:
-        path, value = pending.pop()
-        if isinstance(value, str):
-            if "\x00" in value:
-                return f"{path}: {_NUL}"
-            if not value.isascii():
-                try:
-                    ensure_utf8(value)
-                except InvalidInputError:
-                    return f"{path}: {_UNPAIRED}"
-        elif isinstance(value, dict):  # its keys are the line type's own: validated
-            pending.extend((f"{path}.{key}", item) for key, item in value.items())
-        elif isinstance(value, list):
-            pending.extend((path, item) for item in value)
-    return None
 
 
 def _describe(exc: ValidationError) -> str:
@@ -448,7 +430,7 @@ def _describe(exc: ValidationError) -> str:
             )
             where = record or where
         elif kind == "string_unicode":
-            message = _UNPAIRED
+            message = UNPAIRED
         elif kind in _OWN_MESSAGES:
             message = error["msg"].removeprefix("Value error, ")
         else:

@@ -358,3 +358,22 @@ def test_an_event_state_may_clear_what_a_memory_may_lack() -> None:
     }  # fmt: skip
     [(_, event)] = parse(line).events
     assert event.to_event().before == {"valid_to": None, "expires_at": None, "branch": None}
+
+
+@pytest.mark.parametrize("side", ["before", "after"])
+def test_an_event_state_linking_a_memory_to_itself_is_the_problem_a_self_link_line_is(side: str) -> None:
+    """``undo`` adds the links of a state: one from a memory to itself hid it as superseded, and
+    its export no longer imported back."""
+    self_link = ["mem_a", "mem_a", "supersedes", None]
+    event = {
+        "type": "event", "id": "evt_0123456789abcdef", "memory_id": "mem_a", "at": "2024-01-02T00:00:00Z",
+        "kind": "supersede", "actor": "agent", "before": {"links": []}, "after": {"links": []},
+    }  # fmt: skip
+    event[side] = {"links": [["mem_a", "mem_b", "related", None], self_link]}
+    link = {"type": "link", "source": "mem_a", "target": "mem_a", "kind": "supersedes"}
+
+    parsed = parse(link, event)
+
+    assert parsed.links == [] and parsed.events == []
+    said = "source and target are the same memory: a memory cannot be linked to itself"
+    assert parsed.problems == [(1, f"link: {said}"), (2, f"event.{side}.links: {said}")]

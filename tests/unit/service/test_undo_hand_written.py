@@ -114,3 +114,15 @@ def test_undo_refuses_an_event_whose_after_it_cannot_read_rather_than_skip_the_c
     event_id = forge(store, memory, {"text": "Deploys are frozen."}, {"source": "user"})
 
     assert refused_and_unchanged(writer, store, event_id).text == TEXT
+
+
+def test_undo_refuses_to_link_a_memory_to_itself(
+    writer: MemoryWriter, store: GraphStore, memory: MemoryRecord
+) -> None:
+    # Applied, it hid the memory as superseded by itself, and the store's export no longer imported.
+    before = {"status": "active", "links": [[memory.id, memory.id, "supersedes", None]]}
+    event_id = forge(store, memory, before, {"status": memory.status.value, "links": []})
+
+    kept = refused_and_unchanged(writer, store, event_id)
+
+    assert store.links([memory.id]) == [] and kept.status is memory.status
