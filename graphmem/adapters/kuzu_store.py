@@ -173,7 +173,13 @@ class KuzuGraphStore(StoreParts, OnePersonsStore):
             scans=KuzuScans(self.db),
             vectors=self.vectors,
         )
-        self._lexical = open_lexical_index(data_dir, self)  # full-text search (adapters/lexical_index.py)
+        try:
+            self._lexical = open_lexical_index(data_dir, self)  # full-text search (adapters/lexical_index.py)
+        except BaseException:  # a folder this user may not write, say: the store closed, for another open
+            self.vectors.close()
+            self.parses.close()
+            self.db.close()
+            raise
         self._marked: list[str] = []  # ids marked in the lexical journal by the open transaction
 
     @property
@@ -250,8 +256,12 @@ class KuzuGraphStore(StoreParts, OnePersonsStore):
                 log.warning("Closing the graph store: %s", exc)
             finally:
                 self.parses.close()
-                self._lexical.close()
-                self.db.close()
+                try:
+                    self._lexical.close()
+                except StoreError as exc:  # its commit failed: the journal keeps the ids for the next open
+                    log.warning("%s", exc)
+                finally:
+                    self.db.close()
 
     # -- transactions (kuzu_connection.py) ------------------------------------------
 

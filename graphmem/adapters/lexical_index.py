@@ -17,8 +17,11 @@ after a crash and one it deleted is never returned.
 An open that only searches opens tantivy's index and its searcher, nothing more: the
 writer (six threads and tantivy's writer lock) is made at the first commit and the commit
 thread started at the first change (0.8 of an open's 2.5 ms of CPU, paid by every command
-that opens the store). The open takes the index's own lock (``WRITER_LOCK``) in its place,
-so that a second writer of the folder is refused at its open as before.
+that opens the store). The open takes the index's own lock in its place, so that a second
+writer of the folder is refused at its open as before; and refuses a folder this user may not
+write (``lexical_folder``). A commit that fails (a folder changed under an open index) is a
+``StoreError`` with its fix; its changes stay in the overlay, searched, and in the journal, so
+the next open that may write the folder indexes them.
 
 Besides the words, the index keeps each memory's text as written and its category,
 scope and project, so that ``matches`` answers remember's near-duplicate check without
@@ -27,7 +30,6 @@ reading the records from the store.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -35,7 +37,8 @@ import shutil
 import threading
 import time
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Protocol
 
@@ -53,6 +56,7 @@ from graphmem.adapters.lexical_analysis import (
     within,
 )
 from graphmem.adapters.lexical_bounds import ScoreBounds
+from graphmem.adapters.lexical_folder import take_folder, unreadable, unwritten, writable
 from graphmem.adapters.lexical_overlay import Change, as_match, score_overlay
 from graphmem.adapters.lexical_visibility import CODES_VERSION, Columns, Hit, Search, top_hits
 from graphmem.core.keys import memory_id_number
@@ -66,8 +70,6 @@ log = logging.getLogger(__name__)
 DIRNAME = "lexical.tantivy"
 JOURNAL = "pending"
 META = "graphmem.json"
-WRITER_LOCK = ".graphmem-writer.lock"  # held from an index's open to its close (``_hold_writer_lock``)
-TANTIVY_WRITER_LOCK = ".tantivy-writer.lock"  # tantivy's, held by its writer
 # Bump when the schema or the analysis changes: an index of another version is rebuilt. The
 # visibility columns' codes add their own version (a change to the statuses, say).
 INDEX_VERSION = f"6.{CODES_VERSION}"
@@ -139,26 +141,17 @@ class LexicalIndex:
         self._commit_lock = threading.Lock()  # one commit at a time
         self._writer: tantivy.IndexWriter | None = None  # made at the first commit (``_writing``)
         self._thread: threading.Thread | None = None  # the commit loop, started at the first change
-        try:
-            directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            self._held = _hold_writer_lock(directory)
-        except BlockingIOError as exc:
-            raise StoreLockedError(
-                f"The full-text index at {directory} is open in another process (or store): "
-                "one writes it at a time."
-            ) from exc
-        except OSError as exc:
-            raise _unreadable(directory, exc) from exc
+        self._held = take_folder(directory)  # refused if another index holds it, or not writable
         try:
             self._index = tantivy.Index(SCHEMA, path=str(directory), reuse=True)
             # The last commit's searcher, made again after each reload: making one per
             # search cost 0.7 ms of a 5 ms search. With its words' best scores (one attribute:
             # a search reads the two of one commit).
             self._bounds = ScoreBounds(self._index.searcher())
+            self._journal = IdJournal(directory / JOURNAL)
         except (OSError, ValueError) as exc:
             os.close(self._held)
-            raise _unreadable(directory, exc) from exc
-        self._journal = IdJournal(directory / JOURNAL)
+            raise unreadable(directory, exc) from exc
 
     # -- state ------------------------------------------------------------------
 
@@ -236,6 +229,22 @@ class LexicalIndex:
             self._writer = self._index.writer(WRITER_HEAP, 1)
         return self._writer
 
+    @contextmanager
+    def _committing(self) -> Iterator[None]:
+        """A commit (under ``_commit_lock``): tantivy's and the journal's errors become a
+        ``StoreError`` with its fix. What it was to commit stays in the overlay and the journal,
+        and the writer drops what it was given: after a failed commit, tantivy's next one (0.27)
+        said it succeeded and kept none of it, nor what it was given after."""
+        try:
+            yield
+        except (OSError, ValueError) as exc:
+            if self._writer is not None:
+                try:
+                    self._writer.rollback()
+                except ValueError:
+                    self._writer = None  # made again at the next commit
+            raise unwritten(self.directory, exc) from exc
+
     def flush(self) -> None:
         """Commit every change of the overlay now."""
         with self._commit_lock:
@@ -243,19 +252,20 @@ class LexicalIndex:
                 drained = dict(self._overlay)
             if not drained:
                 return
-            writer = self._writing()
-            for memory_id, change in drained.items():
-                writer.delete_documents_by_term("id", memory_id)
-                if change is not None:
-                    writer.add_document(_document(change.record))
-            writer.commit()
-            self._index.reload()
-            self._bounds = ScoreBounds(self._index.searcher())
-            with self._lock:
+            with self._committing():
+                writer = self._writing()
                 for memory_id, change in drained.items():
-                    if self._overlay.get(memory_id, ...) is change:
-                        del self._overlay[memory_id]
-                self._journal.keep([*self._overlay, *self._marked])
+                    writer.delete_documents_by_term("id", memory_id)
+                    if change is not None:
+                        writer.add_document(_document(change.record))
+                writer.commit()
+                self._index.reload()
+                self._bounds = ScoreBounds(self._index.searcher())
+                with self._lock:
+                    for memory_id, change in drained.items():
+                        if self._overlay.get(memory_id, ...) is change:
+                            del self._overlay[memory_id]
+                    self._journal.keep([*self._overlay, *self._marked])
 
     def _commit_loop(self) -> None:
         while True:
@@ -272,8 +282,8 @@ class LexicalIndex:
                     return
             try:
                 self.flush()
-            except (OSError, ValueError, RuntimeError):
-                log.exception("Committing the full-text index failed; retrying.")
+            except (StoreError, RuntimeError) as exc:  # said in one line: the next close says it again
+                log.warning("%s Retrying in %.0f s.", exc, COMMIT_DELAY * 4)
                 with self._lock:
                     self._wake.wait(COMMIT_DELAY * 4)
 
@@ -282,20 +292,21 @@ class LexicalIndex:
         with self._commit_lock:
             with self._lock:
                 self._overlay.clear()
-            writer = self._writing()
-            writer.delete_all_documents()
-            count = 0
-            for record in records:
-                writer.add_document(_document(record))
-                count += 1
-            writer.commit()
-            self._index.reload()
-            self._bounds = ScoreBounds(self._index.searcher())
-            (self.directory / META).write_text(
-                json.dumps({"version": INDEX_VERSION, "token": token}), "utf-8"
-            )
-            with self._lock:
-                self._journal.keep([*self._overlay, *self._marked])
+            with self._committing():
+                writer = self._writing()
+                writer.delete_all_documents()
+                count = 0
+                for record in records:
+                    writer.add_document(_document(record))
+                    count += 1
+                writer.commit()
+                self._index.reload()
+                self._bounds = ScoreBounds(self._index.searcher())
+                (self.directory / META).write_text(
+                    json.dumps({"version": INDEX_VERSION, "token": token}), "utf-8"
+                )
+                with self._lock:
+                    self._journal.keep([*self._overlay, *self._marked])
         return count
 
     def close(self) -> None:
@@ -434,34 +445,6 @@ def _phrase_holders(bounds: ScoreBounds, whole: str, search: Search) -> list[Hit
     return top_hits(bounds.searcher, Search(asked, search.visibility, search.overlay, search.limit))
 
 
-def _hold_writer_lock(directory: Path) -> int:
-    """A descriptor holding ``directory``'s ``WRITER_LOCK`` until it is closed, taken only while
-    no writer holds tantivy's lock either (a process of an older graphmem, which made its writer
-    at open): the one process that may write the index holds it from its open, as tantivy's
-    writer lock was held when the writer was made at open. ``BlockingIOError`` when either is
-    held; ``flock``: released by the kernel when a process dies, never stale."""
-    held = os.open(directory / WRITER_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        tantivys = os.open(directory / TANTIVY_WRITER_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(tantivys, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: released as it closes
-        finally:
-            os.close(tantivys)
-    except BaseException:
-        os.close(held)
-        raise
-    return held
-
-
-def _unreadable(directory: Path, exc: Exception) -> StoreError:
-    """The error of an index folder that does not open, with its fix."""
-    return StoreError(
-        f"Cannot open the full-text index at {directory}: {exc}. Delete the folder; "
-        "graphmem rebuilds it from the store when it opens."
-    )
-
-
 def _read_meta(directory: Path) -> dict[str, str]:
     try:
         data = json.loads((directory / META).read_text("utf-8"))
@@ -491,21 +474,33 @@ def open_lexical_index(data_dir: Path, store: Source) -> LexicalIndex:
     except StoreLockedError:
         raise  # another open index's folder: never deleted under it
     except StoreError:
+        if not writable(directory):
+            raise  # this user's to fix: it could not delete the folder or build it again either
         log.warning("The full-text index at %s is unreadable: rebuilding it.", directory)
         shutil.rmtree(directory, ignore_errors=True)
         meta = {}
         index = LexicalIndex(directory, store)
+    try:
+        _catch_up(index, store, meta, token)
+    except BaseException:
+        with suppress(StoreError):  # its locks released, for the store opened again
+            index.close()
+        raise
+    return index
+
+
+def _catch_up(index: LexicalIndex, store: Source, meta: Mapping[str, str], token: str) -> None:
+    """Bring ``index``, just opened with ``meta``, up to date with ``store`` (see ``open_lexical_index``)."""
     if meta.get("version") != INDEX_VERSION or meta.get("token") != token:
         rebuild(index, store)
-        return index
+        return
     marked = index.journal()
     if marked:
         index.refresh(marked)
         index.flush()
     if index.count() != store.total_memories():
-        log.warning("The full-text index at %s disagrees with the store: rebuilding it.", directory)
+        log.warning("The full-text index at %s disagrees with the store: rebuilding it.", index.directory)
         rebuild(index, store)
-    return index
 
 
 def rebuild(index: LexicalIndex, store: Source) -> int:
