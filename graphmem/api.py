@@ -305,13 +305,16 @@ class Memory(Protocol):
         self,
         path: Path,
         *,
+        name: str | None = None,
         project: str | None = None,
         dry_run: bool = False,
         progress: Callable[[int], None] | None = None,
         actor: str = "user",
     ) -> ImportSummary:
         """Import a JSONL export file (or a folder's ``memories.jsonl``) inside the project's
-        checkout or ``<data_dir>/exports/``: validates everything first, imports all or nothing."""
+        checkout or ``<data_dir>/exports/``: validates everything first, imports all or nothing.
+        ``name``: the file the memories say they came from (``import:NAME``) and errors name; by
+        default the file read (the CLI hands a daemon a large file as a copy, named the user's)."""
 
     def import_text(
         self,

@@ -158,16 +158,29 @@ def import_(state: CliState, path: Path, dry_run: bool) -> None:
 
     # The CLI reads what the user names; the service gets its bytes, and decodes a line at a time.
     file, data = read_user_file(path)
+    name = _named(file)
     service = state.service
     total = 0
     if present.progress_wanted() and not dry_run:
         # A checking pass sizes the progress bar; embedding dominates the cost anyway.
-        total = service.import_text(data, name=str(file), project=state.project, dry_run=True).memories_added
+        total = service.import_text(data, name=name, project=state.project, dry_run=True).memories_added
     with present.progress("importing", total) as callback:
         summary = service.import_text(
-            data, name=str(file), project=state.project, dry_run=dry_run, progress=callback
+            data, name=name, project=state.project, dry_run=dry_run, progress=callback
         )
     _imported(summary)
+
+
+def _named(file: Path) -> str:
+    """The name an import of ``file`` goes by (its memories' ``import:NAME``, its errors): the
+    file's absolute path, with or without a daemon, whatever its size, as the daemon names a file
+    an agent imports. The path as typed (``../all.jsonl``) would mean nothing once the shell that
+    typed it has moved on, and a base name alone would make every team's ``.graphmem/`` import
+    ``memories.jsonl``."""
+    try:
+        return str(file.resolve())
+    except (OSError, RuntimeError):  # a link loop, a working directory gone since the file was read
+        return str(file)
 
 
 def _imported(summary: ImportSummary) -> None:

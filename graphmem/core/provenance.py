@@ -137,7 +137,9 @@ _SUMMARIES = {
 
 def import_source(name: str) -> str:
     """The ``source`` of what an import of ``name`` (a file's name, or who sent the text) stores."""
-    cleaned = " ".join(name.split())[:MAX_IMPORT_NAME_CHARS] or "a file"
+    cleaned = " ".join(name.split()) or "a file"
+    if len(cleaned) > MAX_IMPORT_NAME_CHARS:  # its end kept: a path's file name says the most
+        cleaned = "…" + cleaned[-(MAX_IMPORT_NAME_CHARS - 1) :]
     return IMPORT_PREFIX + cleaned
 
 

@@ -193,9 +193,11 @@ class RemoteMemory(Bound, Memory):
 
     def _send_import_text(self, method: str, arguments: dict[str, Any]) -> Any:
         """Inline when the request stays small; a larger text goes through a file in the daemon's
-        export folder (request bodies are limited), which its ``import_file`` reads. A file's
-        bytes (the CLI's) are written as they are, never decoded whole: JSON takes at least a
-        character a byte, so only a file as short as an inline text is decoded to go inline."""
+        export folder (request bodies are limited), which its ``import_file`` reads under the
+        text's own ``name``: the copy is how the text travels, never where the memories came
+        from, nor what an error names. A file's bytes (the CLI's) are written as they are, never
+        decoded whole: JSON takes at least a character a byte, so only a file as short as an
+        inline text is decoded to go inline."""
         progress = arguments.pop("progress", None)
         text: str | bytes = arguments.pop("text")
         if isinstance(text, bytes) and len(text) <= INLINE_IMPORT_CHARS:
@@ -204,7 +206,7 @@ class RemoteMemory(Bound, Memory):
             text = decode_export(text, str(arguments.get("name", "The export")))
         if isinstance(text, str) and len(json.dumps(text)) <= INLINE_IMPORT_CHARS:
             return self._call(method, progress, text=text, **arguments)
-        name = str(arguments.pop("name", "The export"))
+        arguments.setdefault("name", "The export")  # ``import_text``'s: never the copy's path
         exports = self.data_dir / "exports"
         exports.mkdir(parents=True, exist_ok=True, mode=0o700)
         staged = exports / f".import-{uuid.uuid4().hex}.jsonl"
@@ -214,8 +216,6 @@ class RemoteMemory(Bound, Memory):
             else:
                 staged.write_text(text, "utf-8")
             return self._call("import_file", progress, path=staged, **arguments)
-        except errors.ImportFileError as exc:
-            raise errors.ImportFileError(str(exc).replace(str(staged), name), exc.problems) from None
         except OSError as exc:
             raise errors.InvalidInputError(
                 f"Cannot hand the file to the daemon through {exports}: {exc}."

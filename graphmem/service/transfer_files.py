@@ -212,6 +212,7 @@ class TransferFiles:
         self,
         path: Path,
         *,
+        name: str | None = None,
         project: str | None = None,
         dry_run: bool = False,
         progress: Progress | None = None,
@@ -220,6 +221,7 @@ class TransferFiles:
         project = parse_project(project)
         file = self.file_access.readable(path, project)
         data = read_export(file)  # bytes: its lines are decoded one at a time
+        named = str(file) if name is None else name  # the CLI's copy of a large file names the user's
         return self.import_text(
-            data, name=str(file), project=project, dry_run=dry_run, progress=progress, actor=actor
+            data, name=named, project=project, dry_run=dry_run, progress=progress, actor=actor
         )

@@ -1,4 +1,5 @@
-"""import says what it added: a repeated import adds no memory, entity nor link."""
+"""import says what it added: a repeated import adds no memory, entity nor link; what it adds is
+credited to the file by its absolute path."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import Result
+
+from graphmem.adapters.fake_store import FakeGraphStore
 
 Invoke = Callable[..., Result]  # the ``invoke`` fixture of conftest.py
 
@@ -62,3 +66,24 @@ def test_an_import_says_a_newer_copy_of_your_memory_is_a_proposal_not_an_update(
     assert imported.stdout.startswith("imported 0 memories (0 already present), ")
     assert "updated" not in imported.stdout
     assert "1 change to memories you wrote or confirmed arrived as proposals beside them" in imported.stdout
+
+
+def test_an_import_is_credited_to_the_files_absolute_path_not_the_path_as_typed(
+    invoke: Invoke, in_memory_cli: dict[Path, FakeGraphStore], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``import:../all.jsonl`` would mean nothing once the shell that typed it has moved on; the
+    daemon names a file an agent imports by its absolute path too."""
+    assert invoke("remember", "-c", "fact", "Payments retry 3 times").exit_code == 0
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    assert invoke("export", "-o", str(backups / "all.jsonl")).exit_code == 0
+    monkeypatch.chdir(tmp_path / "work")
+    restored = tmp_path / "restored"
+
+    result = invoke("--data-dir", str(restored), "import", "../backups/all.jsonl")
+
+    assert result.exit_code == 0, result.output
+    [memory] = in_memory_cli[restored.resolve()].all_memories()
+    where = (backups / "all.jsonl").resolve()
+    assert memory.source == f"import:{where}"
+    assert f"from an import of {where}" in invoke("--data-dir", str(restored), "show", memory.id).stdout

@@ -217,8 +217,19 @@ def test_an_import_too_large_for_a_request_goes_through_a_file_the_daemon_reads(
     assert result.memories_added == 2
     [request] = daemon.requests
     staged = Path(request["arguments"].pop("path"))
-    assert request == {"method": "import_file", "arguments": {"dry_run": True}}
+    assert request == {"method": "import_file", "arguments": {"name": "x.jsonl", "dry_run": True}}
     assert staged.parent == tmp_path / "exports" and not staged.exists()  # removed once answered
+
+
+def test_a_large_import_with_no_name_is_not_named_after_its_copy(
+    daemon: Daemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(remote, "INLINE_IMPORT_CHARS", 10)
+    daemon.answers.append(plain({"result": IMPORTED}))
+
+    daemon.memory(tmp_path).import_text('{"a": 1}\n' * 3)
+
+    assert daemon.requests[0]["arguments"]["name"] == "The export"  # as a local import names it
 
 
 # A file's bytes as the CLI reads them: a byte order mark, CRLF, a character outside the BMP.
