@@ -84,7 +84,7 @@ def opencode(
         present.echo_json(asdict(report))
         return
     waiting = f", {report.sessions_pending} still active" if report.sessions_pending else ""
-    skipped = f", {report.sessions_skipped} unreadable (retried next time)" if report.sessions_skipped else ""
+    skipped = f", {report.sessions_skipped} skipped (the warnings say why)" if report.sessions_skipped else ""
     click.echo(
         f"{report.sessions_read} sessions read: {report.sessions_ingested} ingested, "
         f"{report.sessions_unchanged} unchanged{waiting}{skipped}"

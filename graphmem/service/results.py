@@ -188,7 +188,9 @@ class IngestReport:
     sessions_ingested: int = 0  # stored (new, or grown since the last run)
     sessions_unchanged: int = 0  # stored before and not changed since
     sessions_pending: int = 0  # still active or being written: the next run looks again
-    sessions_skipped: int = 0  # unreadable this time (locked, corrupt): the next run retries
+    # skipped this run, each with a line in ``errors``: unreadable (locked, corrupt: the next run
+    # retries) or a row no store holds (an id over 500 characters, no absolute directory: until it changes)
+    sessions_skipped: int = 0
     sessions_subagent: int = 0  # a subagent's (child) sessions: nothing learned from them
     skipped_parts: int = 0  # parts with corrupt JSON, left out
     # What an agent's own runs taught in a session outside any project: not stored (an agent's
