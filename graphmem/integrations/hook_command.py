@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphmem.adapters.data_dir import restrict_umask
+from graphmem.adapters.data_dir import refuse_foreign, restrict_umask
 from graphmem.integrations.hook_client import HookClient
 from graphmem.integrations.hook_input import HookInputError
 
@@ -86,12 +86,14 @@ def log_to_file(data_dir: Path, client: str) -> None:
 
 def run_command(client: str, data_dir: Callable[[], tuple[Path, Any]], answer: Callable[[Path], str]) -> int:
     """A hook command's process: its log in graphmem's data dir (``data_dir()``, as the CLI finds
-    it; a config that cannot be read is one line on stderr and no answer), then what ``answer``
-    gives for that data dir printed on stdout, when anything. Always 0: the client's turn goes on."""
+    it; a config that cannot be read, or a data dir that holds files graphmem did not make, is one
+    line on stderr and no answer: nothing is written there), then what ``answer`` gives for that
+    data dir printed on stdout, when anything. Always 0: the client's turn goes on."""
     try:
         folder = data_dir()[0]
+        refuse_foreign(folder)  # a folder that is not graphmem's gets no log, journal or back-off
         log_to_file(folder, client)
-    except Exception as exc:  # a config that cannot be read: the turn goes on without memory
+    except Exception as exc:  # an unreadable config, a data dir not graphmem's: the turn goes on bare
         print(f"graphmem hook {client}: {exc}", file=sys.stderr)
         return 0
     text = answer(folder)

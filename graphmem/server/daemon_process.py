@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from graphmem.errors import ConflictError, StoreError, StoreLockedError
+from graphmem.errors import ConflictError, InvalidInputError, StoreError, StoreLockedError
 
 INFO_FILENAME = "daemon.json"
 LOCK_FILENAME = "daemon.lock"
@@ -76,6 +76,14 @@ def _private_opener(path: str, flags: int) -> int:
 
 
 def _make_data_dir(data_dir: Path) -> None:
+    """Make ``data_dir`` (0700) for the daemon's lock, start lock or log, once it is known to be
+    graphmem's: a folder holding files graphmem did not make (a home, a project) is a
+    ``StoreError`` before any of them is written into it (``refuse_foreign``). What is no folder
+    at all is left to ``mkdir``, whose ``OSError`` the callers report as before."""
+    from graphmem.adapters.data_dir import refuse_foreign  # here: graphmem mcp imports stdlib only
+
+    with contextlib.suppress(InvalidInputError):  # not a folder: mkdir below says so
+        refuse_foreign(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
 
 
