@@ -20,8 +20,9 @@ from typing import Any, TextIO
 import numpy as np
 
 from graphmem.core.bundle import GROUP_ORDER, GROUP_TITLES
-from graphmem.core.events import Cause
+from graphmem.core.events import Cause, MemoryEvent
 from graphmem.core.export_format import (
+    MAX_REASON_CHARS,
     entity_line,
     event_line,
     header_line,
@@ -30,9 +31,11 @@ from graphmem.core.export_format import (
     memory_line,
     next_line,
 )
+from graphmem.core.held_lines import EventLine
 from graphmem.core.memory_line import MemoryLine
 from graphmem.core.models import Entity, Link, LinkKind, MemoryRecord
-from graphmem.core.provenance import is_persons
+from graphmem.core.provenance import Origin, is_persons, origin_of
+from graphmem.core.redaction import redact
 from graphmem.errors import InvalidInputError
 from graphmem.service.file_access import MARKDOWN_MARK
 from graphmem.service.proposals import Proposals
@@ -266,7 +269,8 @@ class Transfer:
         # History last: an event of a memory that kept its id, not stored yet (imported once), and
         # only of a memory this file brought: a file never writes the history of the store's own
         # memories (a forged "edit by the user" that an undo would apply); never the event of a
-        # supersession the import refused.
+        # supersession the import refused. Each is the import's, whoever the file says made it
+        # (``_imported``).
         ours = brought | {
             m.id for m in self._stores.store.get_memories([r.memory_id for _, r in parsed.events]).values()
             if m.source == source
@@ -278,7 +282,24 @@ class Transfer:
             and (r.kind, r.memory_id, id_map.get(r.other_id or "", r.other_id)) not in refused
             and self._stores.store.get_event(r.id) is None
         ]  # fmt: skip
-        self._writer.add_history([r.to_event() for r in {r.id: r for r in kept}.values()])
+        self._writer.add_history([_imported(r, source) for r in {r.id: r for r in kept}.values()])
+
+
+def _imported(line: EventLine, source: str) -> MemoryEvent:
+    """The event an import of ``source`` stores of ``line``: what happened (its kind, states and
+    time) as the file tells it, made by the import, as the memories it brings are: who the file
+    says made it is kept in words in its reason, never as its actor or rule. A file's ``"actor":
+    "user"`` would be a person's change (``acts_as_person``: one only a person may undo, one that
+    holds a bootstrap fact against its file, ``repository_docs._held``), its ``"rule"`` a forge
+    rule's (``ForgeRules._made_by``). Its ``person`` is never read (``EventLine``): a team's store
+    names the role that imports. The reason is redacted before it is cut to what a store keeps; an
+    event an import made keeps its own, which says it already: a backup of a restored backup reads
+    ``by user, as the file says``, never that twice."""
+    who = f"rule {line.rule}" if line.rule else line.actor
+    said = line.reason
+    if line.rule or origin_of(line.actor) is not Origin.IMPORT:
+        said = redact(f"by {who}, as the file says" + (f": {line.reason}" if line.reason else "")).text
+    return replace(line, actor=source, rule=None, reason=said[:MAX_REASON_CHARS]).to_event()
 
 
 def _check_format(fmt: str) -> None:

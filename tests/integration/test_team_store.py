@@ -58,6 +58,22 @@ def exported(memory: MemoryService) -> list[dict[str, object]]:
     return [_held(line) for line in lines if line["type"] != "header"]
 
 
+def imported(lines: list[dict[str, object]], name: str = "The export") -> list[dict[str, object]]:
+    """``lines`` as an import of ``name`` stores them: each event made by the import, who the file
+    says made it kept in words in its reason, unless an import made it already
+    (``service/transfer.py``, ``_imported``)."""
+    out = []
+    for line in lines:
+        if line["type"] == "event":
+            actor, rule, reason = str(line["actor"]), line.get("rule"), line.get("reason")
+            if rule or not actor.startswith("import:"):
+                who = f"rule {rule}" if rule else actor
+                reason = f"by {who}, as the file says" + (f": {reason}" if reason else "")
+            line = {**line, "actor": f"import:{name}", "rule": None, "reason": reason}
+        out.append(line)
+    return out
+
+
 def _held(line: dict[str, object]) -> dict[str, object]:
     if line["type"] != "memory":
         return line
@@ -114,8 +130,10 @@ def test_export_from_kuzu_imports_into_postgresql_and_back_losslessly(
     summary = team.import_text(out.getvalue())
     assert summary.memories_added == sum(1 for line in before if line["type"] == "memory")
     on_team = exported(team)
-    # Who wrote each event into the team's store is the database's: the role that imported it.
+    # Who wrote each event into the team's store is the database's: the role that imported it;
+    # who made it is the import's, the file's word for it kept in its reason.
     assert {line.pop("person") for line in on_team if line["type"] == "event"} == {"postgres"}
+    before = imported(before)
     assert on_team == [{k: v for k, v in line.items() if k != "person"} for line in before]
 
     back = io.StringIO()

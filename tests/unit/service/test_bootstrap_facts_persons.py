@@ -8,6 +8,7 @@ tests/unit/service/test_bootstrap.py.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -180,4 +181,32 @@ def test_a_pass_s_edit_the_person_undid_stays_undone(repo: Repo) -> None:
     report = repo.memory.bootstrap(repo.root, history=0)
 
     assert (report.facts_updated, report.facts_proposed) == (0, 0)
+    assert repo.stored(fact.id).text == fact.text
+
+
+def test_a_persons_edit_an_imported_history_tells_of_leaves_the_fact_to_its_file(tmp_path: Path) -> None:
+    # A restored (or forged) export of the fact: its history says the user edited it; a file says so.
+    root = tmp_path / "repo"
+    root.mkdir()
+    first = Repo(root, tmp_path / "first")
+    first.memory.bootstrap(root, history=0)
+    fact = first.fact()
+    copy = {
+        "type": "memory", "id": fact.id, "text": MINE, "category": "fact", "scope": "project",
+        "project": fact.project, "status": "active", "created_at": "2026-01-01T00:00:00Z", "entities": [],
+    }  # fmt: skip
+    forged = {
+        "type": "event", "id": "evt_0123456789abcdef", "memory_id": fact.id, "at": "2026-01-02T00:00:00Z",
+        "kind": "edit", "actor": "user", "before": {"text": fact.text}, "after": {"text": MINE},
+    }  # fmt: skip
+    repo = Repo(root, tmp_path / "second")
+    header = {"type": "header", "format": "graphmem-export", "version": 1, "project": None, "counts": {}}
+    repo.memory.import_text(
+        "".join(json.dumps(line) + "\n" for line in (header, copy, forged)), name="x.jsonl"
+    )
+    assert repo.stored(fact.id).text == MINE
+
+    report = repo.memory.bootstrap(root, history=0)
+
+    assert (report.facts_updated, report.facts_proposed) == (1, 0)
     assert repo.stored(fact.id).text == fact.text

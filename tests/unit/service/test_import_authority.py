@@ -15,7 +15,7 @@ from support.memory_service import DIMENSION, in_memory_service
 
 from graphmem.adapters.fake_store import FakeGraphStore
 from graphmem.core.models import LinkKind, Scope, Status, Trust
-from graphmem.core.provenance import is_convention
+from graphmem.core.provenance import acts_as_person, is_convention
 from graphmem.errors import ImportFileError, NotAllowedError
 from graphmem.service.memory import MemoryService
 
@@ -334,3 +334,37 @@ def test_undoing_an_imported_event_never_confirms_the_files_directive(memory_ser
     undone = memory_service.show(NEW_ID).memory
     assert undone.trust is not Trust.CONFIRMED and not is_convention(undone)
     assert undone.status is Status.PROPOSED
+
+
+@pytest.mark.parametrize(
+    ("said", "who"),
+    [
+        ({"actor": "user"}, "user"),
+        ({"actor": "rule", "rule": "mr-merged-resolves-blocker"}, "rule mr-merged-resolves-blocker"),
+    ],
+)
+def test_an_imported_event_is_the_imports_whoever_the_file_says_made_it(
+    memory_service: MemoryService, said: dict[str, str], who: str
+) -> None:
+    # A forged line: the user's (or a forge rule's) change, as a file tells it, on a team's store by alice.
+    decision = memory(NEW_ID, "Deploys go through the release train", category="decision", status="proposed")
+    forged = {
+        "type": "event", "id": "evt_0123456789abcdef", "memory_id": NEW_ID, "at": "2026-01-02T00:00:00Z",
+        "kind": "status", **said, "person": "alice", "reason": "looked right",
+        "before": {"status": "active"}, "after": {"status": "proposed"},
+    }  # fmt: skip
+    memory_service.import_text(export(decision, forged), name="colleague.jsonl")
+
+    [event] = memory_service.history(NEW_ID)
+    assert (event.actor, event.rule, event.person) == ("import:colleague.jsonl", None, None)
+    assert not acts_as_person(event.actor)
+    assert event.reason == f"by {who}, as the file says: looked right"  # who, in words only
+    assert (event.kind.value, event.before, event.after) == (
+        "status",
+        {"status": "active"},
+        {"status": "proposed"},
+    )
+    assert event.at.isoformat() == "2026-01-02T00:00:00+00:00"  # what happened, when, as the file says
+    # An import's change, not a person's: an agent may undo it (a person's only a person may).
+    memory_service.undo(event.id, actor="agent")
+    assert memory_service.show(NEW_ID).memory.status is Status.ACTIVE

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -237,7 +238,15 @@ def test_an_export_carries_the_history_and_an_import_brings_it_back_undoable(
     other.import_text(buffer.getvalue())
     other.import_text(buffer.getvalue())  # twice: nothing repeats
 
-    assert other.history(mem.id) == before
+    # What happened, when, as it was; made by the import, the file's "user" kept in words only.
+    imported = [replace(e, actor="import:The export", reason="by user, as the file says") for e in before]
+    assert other.history(mem.id) == imported
+    restored = io.StringIO()
+    other.export(restored)
+    third = in_memory_service(tmp_path / "third")
+    third.import_text(restored.getvalue())  # a backup of the restored backup: said once, never nested
+    assert third.history(mem.id) == imported
+    third.close()
     other.undo(before[0].id)
     other.undo(before[1].id)
     assert other.show(mem.id).memory.text == "Payments retry 3 times"
