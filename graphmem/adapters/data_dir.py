@@ -60,6 +60,7 @@ STORE_NAMES = frozenset(
         "hooks.log",  # integrations/hook_command.py LOG_FILENAME
         "hook-journal",  # integrations/hook_journal.py JOURNAL_FOLDER
         "hook-backoff",  # integrations/hook_client.py BACKOFF_FILENAME
+        "plugin-journal",  # the OpenCode plugin's journal (integrations/opencode/graphmem.js)
         "codex-hook",  # the Codex hook's state folder and log, before the hooks shared hooks.log
         "codex-hook.log",
     }

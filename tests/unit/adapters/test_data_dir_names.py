@@ -3,6 +3,9 @@ each module's own name for it is there, so a new one cannot make graphmem refuse
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from graphmem.adapters import (
@@ -45,6 +48,16 @@ WRITTEN = {
 def test_every_name_a_module_writes_into_the_data_dir_is_graphmems(name: str) -> None:
     assert WRITTEN[name] in data_dir.STORE_NAMES
     assert data_dir.is_graphmem_name(WRITTEN[name])
+
+
+def test_every_name_the_opencode_plugin_writes_into_the_data_dir_is_graphmems() -> None:
+    """The plugin (JavaScript, run by OpenCode) writes its journal into graphmem's data dir: each
+    name it joins to the data dir is graphmem's, or a daemon would refuse its own data dir."""
+    plugin = Path(hook_journal.__file__).parent / "opencode" / "graphmem.js"
+    names = set(re.findall(r'join\(dataDir\(\),\s*"([^"]+)"\)', plugin.read_text("utf-8")))
+
+    assert "plugin-journal" in names  # the pattern still finds what the plugin writes
+    assert {name for name in names if not data_dir.is_graphmem_name(name)} == set()
 
 
 @pytest.mark.parametrize(
