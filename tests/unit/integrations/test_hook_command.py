@@ -9,14 +9,13 @@ from __future__ import annotations
 import io
 import json
 import logging
-import os
-import stat
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.foreign_folder import foreign_folder, snapshot
 
 from graphmem.errors import ConfigError
 from graphmem.integrations import claude_code, codex_hook, hook_command
@@ -90,25 +89,6 @@ def test_a_hook_command_whose_config_cannot_be_read_says_so_on_stderr_and_answer
     assert hook_command.run_command("codex", unreadable, answer_for) == 0
     assert asked == []
     assert capsys.readouterr() == ("", "graphmem hook codex: graphmem.toml line 3: expected a value\n")
-
-
-def foreign_folder(tmp_path: Path) -> Path:
-    """A person's folder given as the data dir: one file of theirs, readable by others (0644)."""
-    folder = tmp_path / "project"
-    folder.mkdir(mode=0o755)
-    notes = folder / "notes.txt"
-    notes.write_bytes(b"my own notes\n")
-    notes.chmod(0o644)
-    return folder
-
-
-def snapshot(folder: Path) -> tuple[int, list[tuple[str, int, bytes | None]]]:
-    """The folder's mode and each entry's name, mode and bytes (None: not a file)."""
-    entries = sorted(
-        (entry.name, stat.S_IMODE(os.lstat(entry).st_mode), entry.read_bytes() if entry.is_file() else None)
-        for entry in folder.iterdir()
-    )
-    return stat.S_IMODE(os.lstat(folder).st_mode), entries
 
 
 @pytest.fixture

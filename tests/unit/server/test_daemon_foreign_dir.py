@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from support.foreign_folder import foreign_folder, snapshot
 
 from graphmem.cli.main import cli
 from graphmem.errors import StoreError
@@ -22,25 +23,6 @@ from graphmem.server import daemon_process
 from graphmem.server.daemon_process import ServeLock, ensure_daemon, spawn_detached
 
 REFUSED = "holds files graphmem did not make ('notes.txt')"
-
-
-def foreign_folder(tmp_path: Path) -> Path:
-    """A person's folder: one file of theirs, readable by others (0644)."""
-    folder = tmp_path / "project"
-    folder.mkdir(mode=0o755)
-    notes = folder / "notes.txt"
-    notes.write_bytes(b"my own notes\n")
-    notes.chmod(0o644)
-    return folder
-
-
-def snapshot(folder: Path) -> tuple[int, list[tuple[str, int, bytes | None]]]:
-    """The folder's mode and each entry's name, mode and bytes (None: not a file)."""
-    entries = sorted(
-        (entry.name, stat.S_IMODE(os.lstat(entry).st_mode), entry.read_bytes() if entry.is_file() else None)
-        for entry in folder.iterdir()
-    )
-    return stat.S_IMODE(os.lstat(folder).st_mode), entries
 
 
 @pytest.fixture
