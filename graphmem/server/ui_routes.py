@@ -248,26 +248,34 @@ def _counts_view(counts: Counts) -> dict[str, Any]:
 
 
 def _node_key(runtime: Runtime, body: dict[str, Any]) -> str:
-    """The node a graph request asks for: its ``key``, or the entity its ``target`` names
-    (``!12``, ``#4``, ``src/app.py``) in ``project``."""
+    """The node a graph request asks for: its ``key``, a memory id, or the entity its ``target``
+    names in ``project``, read by ``get_context``'s own reader (``ContextBuilder.named``): a
+    target names the same thing here as in ``/ui/context`` and ``graphmem context``."""
     key, target = body.get("key"), body.get("target")
     if key:
         return str(key)
     if not target or not str(target).strip():
-        raise InvalidInputError('Send "key" (a memory id or entity key) or "target" (!12, #4, a file path).')
+        raise InvalidInputError(
+            'Send "key" (a memory id or entity key) or "target" (!12, #4, a file path, a symbol).'
+        )
     target = str(target).strip()
     if target.startswith("mem_"):
         return target
-    # The checkout's project as every tool resolves it: checked (a NUL, a relative path), its
-    # git toplevel, and on a team's store the name the store keeps it under.
-    project = runtime.resolve_project(body.get("project") or None) or runtime.memory.project
-    named = runtime.memory.entities_in(target, project)
-    if not named:
+    # The project as get_context takes it: checked (a NUL, a relative path), its git toplevel,
+    # and on a team's store the name the store keeps it under.
+    project = runtime.memory.own_project(runtime.resolve_project(body.get("project") or None))
+    entity, candidates = runtime.memory.parts.context.named(target, project)
+    if entity is not None:
+        return entity.key
+    if candidates:
         raise InvalidInputError(
-            f"{target[:200]!r} names no MR, issue, epic, file or symbol graphmem knows: try !12, #4, a "
-            "file path, or a memory id."
+            f"{target[:200]!r} names several symbols: {'; '.join(candidates)}. Give the qualified "
+            "name (Class.method) or path::symbol (src/app.py::Class.method)."
         )
-    return named[0].key
+    raise InvalidInputError(
+        f"{target[:200]!r} names no MR, issue, epic, file or symbol graphmem knows: try !12, #4, a "
+        "file path, a symbol (Class.method, src/app.py::Class), or a memory id."
+    )
 
 
 def _file(name: str) -> Response:

@@ -89,26 +89,35 @@ class ContextBuilder:
         self._staleness = staleness  # what changed in the code since a memory was written
         self._enricher = enricher  # GitLab's MRs, issues and epics, fetched on demand
 
-    def resolve(self, target: str, project: str | None) -> Entity | None:
-        """The entity ``target`` names (a ref, a file or a symbol), or None for free text. In a
-        project, a file or symbol of that project only: never another project's of the same name."""
+    def named(self, target: str, project: str | None) -> tuple[Entity | None, list[str]]:
+        """What ``target`` names, read as ``get_context`` reads it (checked, and lines of a file,
+        ``src/x.py:40-52``, naming the file): see ``resolve``. The page's graph asks here, so that
+        a target names the same thing in the graph as in a bundle (``graphmem context``)."""
+        target = checked_target(target)
+        lines = parse_line_target(target)
+        return self.resolve(lines.path if lines is not None else target, project)
+
+    def resolve(self, target: str, project: str | None) -> tuple[Entity | None, list[str]]:
+        """The entity ``target`` names (a ref, a file or a symbol: ``Context``, ``Context.invoke``,
+        ``src/x.py::Context``), or None for free text, with the symbols it may mean when it names
+        several (``Group.invoke (src/x.py)``). In a project, a file or symbol of that project only:
+        never another project's of the same name."""
         ref = parse_ref(target)
         if ref is not None:
             named = ref_entity(ref, project, self._stores.namespace)
-            return self._stores.store.get_entities([named.key]).get(named.key) or named
+            return self._stores.store.get_entities([named.key]).get(named.key) or named, []
         if project:
             entity = self._project_file(project, target)
             if entity is not None:
-                return entity
+                return entity, []
         else:  # no project asked: a file of any project, when only one has it
             known = self._stores.store.find_entities(target, (EntityKind.FILE,))
             if len(known) == 1:
-                return known[0]
-        if self._stores.code is not None:
-            symbol, _ = find_symbol(self._stores.code, project, target)
-            if symbol is not None:
-                return symbol_entity(symbol, project or "")
-        return None
+                return known[0], []
+        if self._stores.code is None:
+            return None, []
+        symbol, candidates = find_symbol(self._stores.code, project, target)
+        return (symbol_entity(symbol, project or ""), []) if symbol is not None else (None, candidates)
 
     def _project_file(self, project: str, target: str) -> Entity | None:
         """The ``File`` entity of ``project`` that ``target`` names: a file or folder of its
@@ -133,12 +142,7 @@ class ContextBuilder:
         branch: str | None = None,
     ) -> ContextBundle:
         max_tokens = self._max_tokens if max_tokens is None else max_tokens
-        target = target.strip() if isinstance(target, str) else ""
-        if not target:
-            raise InvalidInputError("Give a target: a ref like !123, a file path, or a few words.")
-        if len(target) > MAX_TEXT_CHARS:
-            raise InvalidInputError(f"The target is over {MAX_TEXT_CHARS:,} characters: shorten it.")
-        ensure_utf8(target, what="The target")
+        target = checked_target(target)
         if not 50 <= max_tokens <= 32_000:
             raise InvalidInputError("max_tokens must be between 50 and 32000.")
         lines = parse_line_target(target)
@@ -148,7 +152,7 @@ class ContextBuilder:
                 return ranged
             target = lines.path  # a file graphmem cannot read lines of: what is known about it
         now = self._stores.clock()
-        entity = self.resolve(target, project)
+        entity, candidates = self.resolve(target, project)
         found = self._found(target, entity)
         hits: list[Hit] = []
         about: Mapping[str, Sequence[Entity]] = {}  # memory id -> its entities, read once a call
@@ -157,10 +161,8 @@ class ContextBuilder:
         extra_keys: list[str] = []
         if entity is not None and self._stores.code is not None:
             code_sections, extra_keys = self._code_sections(entity)
-        elif entity is None and self._stores.code is not None:
-            _, candidates = find_symbol(self._stores.code, project, target)
-            if candidates:
-                notes.append("Several symbols match: " + "; ".join(candidates) + ". Give the qualified name.")
+        elif candidates:
+            notes.append("Several symbols match: " + "; ".join(candidates) + ". Give the qualified name.")
         if entity is not None and self._enricher is not None:
             more, keys, note = self._gitlab_sections(entity, project)
             code_sections, extra_keys = [*code_sections, *more], [*extra_keys, *keys]
@@ -487,6 +489,18 @@ def names_it(target: str, text: str) -> bool:
         return False
     said = set(words(folded))
     return stem in said or stem.removesuffix("s") in said
+
+
+def checked_target(target: object) -> str:
+    """``target`` without the spaces around it, refused when it is not text, empty, too long or
+    not UTF-8: what every reading of a target (``ContextBuilder.named``, ``get_context``) takes."""
+    text = target.strip() if isinstance(target, str) else ""
+    if not text:
+        raise InvalidInputError("Give a target: a ref like !123, a file path, or a few words.")
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidInputError(f"The target is over {MAX_TEXT_CHARS:,} characters: shorten it.")
+    ensure_utf8(text, what="The target")
+    return text
 
 
 def relative_path(target: str, root: Path | None) -> str | None:

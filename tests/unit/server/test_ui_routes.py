@@ -10,6 +10,10 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
+from graphmem.core.code import Definition, ParsedFile
+from graphmem.core.codegraph import CodeScan, FileState, ProjectCode, symbol_key
+from graphmem.core.keys import file_key
+from graphmem.core.timeparse import utc_now
 from graphmem.errors import StoreError
 from graphmem.server.guard import Policy
 from graphmem.server.http import build_app
@@ -325,6 +329,98 @@ def test_the_page_s_project_is_resolved_as_every_tool_resolves_it(
     for route in ("/ui/context", "/ui/graph"):
         assert answers[route, inside].status_code == 200, answers[route, inside].text
         assert answers[route, inside].json() == answers[route, git_project].json()
+
+
+# -- the graph of a target, as get_context reads it -----------------------------------------
+
+CLICK_CORE = ParsedFile(
+    "python",
+    (
+        Definition("class", "Context", "Context", 1, 20, "class Context", None, "h-ctx", None),
+        Definition("method", "invoke", "Context.invoke", 5, 9, "def invoke(self)", None, "h-ci", "Context"),
+        Definition("class", "Group", "Group", 22, 40, "class Group", None, "h-group", None),
+        Definition("method", "invoke", "Group.invoke", 25, 30, "def invoke(self)", None, "h-gi", "Group"),
+    ),
+    (),
+    (),
+    (),
+    0,
+)  # fmt: skip
+
+
+@pytest.fixture
+def click_project(memory_service: MemoryService, git_project: str) -> str:
+    """A checkout whose ``src/click/core.py`` (``class Context``, as in click) was parsed by hand,
+    and a memory naming !12 and #4 (so both are in the graph)."""
+    core = Path(git_project) / "src" / "click" / "core.py"
+    core.parent.mkdir(parents=True)
+    core.write_text("class Context:\n    pass\n", "utf-8")
+    assert memory_service.code is not None
+    code = ProjectCode(git_project, {"src/click/core.py": CLICK_CORE})
+    state = FileState("src/click/core.py", "c1", 10, 1)
+    memory_service.code.save(
+        CodeScan(git_project, {"src/click/core.py": (CLICK_CORE, state)}, [], code, code.edges(), utc_now())
+    )
+    memory_service.remember("!12 fixed #4 by keeping the parent's settings", project=git_project)
+    return git_project
+
+
+@pytest.mark.parametrize(
+    ("target", "kind", "named"),
+    [
+        ("Context", "Symbol", "Context"),  # a capitalised word: no word-mention, but a symbol
+        ("src/click/core.py::Context", "Symbol", "Context"),
+        ("Context.invoke", "Symbol", "Context.invoke"),
+        ("src/click/core.py", "File", ""),
+        ("src/click/core.py:5-9", "File", ""),  # lines of a file: the file, as get_context has it
+        ("!12", "MergeRequest", "!12"),
+        ("#4", "Issue", "#4"),
+    ],
+)
+def test_the_graph_names_what_get_context_names(
+    client: TestClient, click_project: str, target: str, kind: str, named: str
+) -> None:
+    headers, body = sign_in(client), {"target": target, "project": click_project}
+
+    graph = client.post("/ui/graph", json=body, headers=headers)
+    bundle = client.post("/ui/context", json=body, headers=headers).json()["result"]
+
+    assert graph.status_code == 200, graph.text
+    center = graph.json()["result"]["center"]
+    assert center["kind"] == kind and center["key"] == bundle["entity"]["key"]
+    core = "src/click/core.py"
+    expected = {"Symbol": symbol_key(click_project, core, named), "File": file_key(click_project, core)}
+    assert center["key"] == expected[kind] if kind in expected else center["label"] == named
+
+
+def test_the_graph_of_a_memory_id_target(
+    client: TestClient, memory_service: MemoryService, click_project: str
+) -> None:
+    [memory] = memory_service.list(project=click_project, limit=5)
+    body = {"target": f" {memory.id} ", "project": click_project}
+    found = client.post("/ui/graph", json=body, headers=sign_in(client)).json()["result"]
+    assert found["center"]["key"] == memory.id
+
+
+def test_a_graph_target_naming_several_symbols_lists_them(client: TestClient, click_project: str) -> None:
+    body = {"target": "invoke", "project": click_project}
+    answer = client.post("/ui/graph", json=body, headers=sign_in(client))
+    assert answer.status_code == 400
+    says = error_of(answer)
+    assert "Context.invoke (src/click/core.py)" in says and "Group.invoke (src/click/core.py)" in says
+    assert "path::symbol" in says
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [("src/click/core.py:0-3", "counted from 1"), ("src/click/core.py:1-900000", "ask for the file itself")],
+)
+def test_a_graph_target_of_bad_lines_says_how_to_write_them(
+    client: TestClient, click_project: str, target: str, says: str
+) -> None:
+    body = {"target": target, "project": click_project}
+    answer = client.post("/ui/graph", json=body, headers=sign_in(client))
+    assert answer.status_code == 400 and says in error_of(answer), answer.text
 
 
 @pytest.mark.parametrize(
