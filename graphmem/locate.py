@@ -18,6 +18,7 @@ from typing import Any
 
 from platformdirs import user_config_path, user_data_path
 
+from graphmem.core.path_rules import MAX_NAME_BYTES, MAX_PATH_BYTES, Flaw, PathFlaw, path_flaw
 from graphmem.errors import ConfigError
 from graphmem.regular_files import read_regular
 
@@ -27,8 +28,6 @@ ENV_PREFIX = "GRAPHMEM_"
 MAX_CONFIG_BYTES = 1 << 20
 # A setting's value shown in an error: enough to recognise it, never a page of it.
 MAX_SHOWN_CHARS = 300
-# The longest name of one file or folder on the systems graphmem runs on (ext4, APFS, NTFS).
-MAX_NAME_BYTES = 255
 # Room kept under the longest path the system takes for the names of the store's own files in
 # the data dir: a longer data dir fails at every call that names one of them (ENAMETOOLONG).
 STORE_NAMES_BYTES = 256
@@ -87,17 +86,13 @@ def _longest_path() -> int:
 
 def path_problem(path: str) -> str | None:
     """Why no file or folder can be at ``path`` as a setting gives it, said after the path, or
-    None: a NUL (every system call refuses it with a ``ValueError``), or a ``~user`` of a user
-    this system does not have, or a ``~`` with no home known (``os.path.expanduser`` leaves
-    both as they are: the data dir would be a folder named ``~user`` in the current directory)."""
-    if "\0" in path:
-        return "holds a NUL character, which no path can hold: remove it"
-    try:
-        names = os.fsencode(path).split(os.fsencode(os.sep))
-    except UnicodeError:  # a lone surrogate a caller's text may hold: no system encoding takes it
-        return "holds a character no path can be written in: remove it"
-    if any(len(name) > MAX_NAME_BYTES for name in names):
-        return f"has a name over {MAX_NAME_BYTES} bytes, which no file or folder can have: shorten it"
+    None: a flaw no path may have (``graphmem.core.path_rules``, the rules a caller's path meets
+    too), or a ``~user`` of a user this system does not have, or a ``~`` with no home known
+    (``os.path.expanduser`` leaves both as they are: the data dir would be a folder named
+    ``~user`` in the current directory)."""
+    flaw = path_flaw(path)
+    if flaw is not None:
+        return _said(flaw)
     if path.startswith("~") and os.path.expanduser(path) == path:
         user = path[1:].partition(os.sep)[0]
         if len(user) > MAX_SHOWN_CHARS:
@@ -109,6 +104,22 @@ def path_problem(path: str) -> str | None:
             f"home, or write ./~{user} for a folder of that name in the current directory"
         )
     return None
+
+
+def _said(flaw: PathFlaw) -> str:
+    """What ``path_problem`` says of ``flaw``, after the setting's name and value."""
+    if flaw.kind is Flaw.NUL:
+        return "holds a NUL character, which no path can hold: remove it"
+    if flaw.kind is Flaw.TOO_LONG:
+        return f"is {flaw.size:,} bytes, over the {MAX_PATH_BYTES:,} a path can have: shorten it"
+    if flaw.kind is Flaw.NOT_UTF8:  # undecodable bytes of a variable or an argument, most likely
+        return (
+            f"is not UTF-8 (at character {flaw.at}), and graphmem takes UTF-8 paths only: "
+            "rename it or give another path"
+        )
+    if flaw.kind is Flaw.UNENCODABLE:
+        return f"holds a character no path can be written in here (at character {flaw.at}): remove it"
+    return f"has a name over {MAX_NAME_BYTES} bytes, which no file or folder can have: shorten it"
 
 
 def shown_value(text: str) -> str:

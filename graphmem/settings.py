@@ -40,6 +40,7 @@ from graphmem.locate import (
     read_config,
     shown_value,
 )
+from graphmem.settings_addresses import host_names, listen_host, origins
 from graphmem.settings_sources import (
     GITLAB_TOKEN_VARIABLES,
     STORE_PASSWORD_VARIABLE,
@@ -142,8 +143,9 @@ class ServerSettings(SettingsSection):
     """``[server]``: the daemon (``graphmem serve``) and how ``graphmem mcp`` reaches it."""
 
     host: str = "127.0.0.1"
-    """Address the daemon binds (`graphmem serve --host`). Any address but loopback needs `api_key`, else a
-    `ConfigError` (exit 9)."""
+    """Address the daemon binds (`graphmem serve --host`): an IP address or a host name; `0.0.0.0` or `::`
+    binds every interface. Any address but loopback needs `api_key`, else a `ConfigError` (exit 9); an
+    empty value (never read as every interface), a URL or an address with a port is one too."""
 
     port: int = Field(9824, ge=0, le=65535)
     """The daemon's TCP port (`graphmem serve --port`); 0 picks a free one. Clients find it in
@@ -173,27 +175,9 @@ class ServerSettings(SettingsSection):
     that send none (everything but browsers) are not affected. Anything but `http(s)://host[:port]` is a
     `ConfigError`."""
 
-    @field_validator("allowed_hosts")
-    @classmethod
-    def _host_names(cls, hosts: list[str]) -> list[str]:
-        for host in hosts:
-            if not host.strip() or "/" in host or any(c.isspace() for c in host):
-                raise ValueError(
-                    f"allowed_hosts takes host names such as 'graphmem.lan', not {shown_value(host)}"
-                )
-        return hosts
-
-    @field_validator("allowed_origins")
-    @classmethod
-    def _origins(cls, origins: list[str]) -> list[str]:
-        for origin in origins:
-            scheme, sep, rest = origin.partition("://")
-            if origin != "*" and (scheme not in ("http", "https") or not sep or not rest or "/" in rest):
-                raise ValueError(
-                    "allowed_origins takes origins such as 'https://tools.example.com', not "
-                    + shown_value(origin)
-                )
-        return origins
+    _host = field_validator("host")(listen_host)
+    _allowed_hosts = field_validator("allowed_hosts")(host_names)
+    _allowed_origins = field_validator("allowed_origins")(origins)
 
 
 class GitLabSettings(SettingsSection):

@@ -54,10 +54,11 @@ def bootstrap(
     \b
     Example:
         $ graphmem bootstrap
-        412 files (37 parsed, 375 unchanged, 0 removed) in 1.8 s
-        2,118 symbols; calls: import 1,204, self 388, same_file 240, unique_name 97, ambiguous 31
-        facts: 12 added, 1 updated, 0 archived; 25 commits
-        skipped: vendored 1,203, generated 4
+        412 files indexed (37 parsed, 375 unchanged), 0 removed, 50 skipped in 1.8 s
+        2,118 symbols; calls: import 1,204, self 388, same_file 240, unique_name 97; 655 imports
+        facts: 12 added, 1 updated, 0 archived, 1 proposed (`graphmem review`); 25 commits
+        skipped, generated (2): api/user_pb2.py, web/app.min.js
+        skipped, vendored (48): dist/app.js, dist/app.css, dist/sw.js, dist/vue.js, out/main.js, and 43 more
         vectors: 37 memories embedded in 0.6 s
 
     With no daemon running, it then embeds the facts and commits it stored, so that the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -74,7 +75,10 @@ def serve(
     from graphmem.server.daemon import serve as run
     from graphmem.server.daemon_process import spawn_detached, wait_for_daemon
     from graphmem.settings import load_settings
+    from graphmem.settings_addresses import checked_host
 
+    # Checked here, not only by the daemon: a detached one would say it in its log alone.
+    host = None if host is None else checked_host(host, "--host")
     settings = load_settings(data_dir=state.data_dir)
     if not detach:
         _start_log(settings.data_dir.expanduser(), settings.server.log_max_bytes, to_file=detached_child)
@@ -86,7 +90,7 @@ def serve(
     if info is None:
         env = dict(os.environ)
         env["GRAPHMEM_DATA_DIR"] = str(data_dir)
-        if host:
+        if host is not None:
             env["GRAPHMEM_SERVER__HOST"] = host
         if port is not None:
             env["GRAPHMEM_SERVER__PORT"] = str(port)
@@ -120,7 +124,7 @@ def mcp(state: CliState) -> None:
         logging.getLogger("graphmem").setLevel(logging.WARNING)
     state.check_settings()  # as every reader: invalid values stop it, unknown keys are warned of
     settings = load_settings(data_dir=state.data_dir)
-    _check_daemon_store(settings)
+    _check_data_dir(settings)
     run(
         settings.data_dir.expanduser(),
         start_timeout=settings.server.start_timeout_seconds,
@@ -130,13 +134,31 @@ def mcp(state: CliState) -> None:
     )
 
 
-def _check_daemon_store(settings: Settings) -> None:
-    """A daemon already serving the data dir must serve the store these settings ask for."""
+def _check_data_dir(settings: Settings) -> None:
+    """Before ``graphmem mcp`` speaks MCP: a daemon already serving the data dir must serve the
+    store these settings ask for; with none, the data dir must be one a daemon can start in, made
+    (0700) as the daemon's start would make it. The proxy starts the daemon in the background, so
+    a data dir it cannot use would come back on every tool call as "the daemon is unavailable",
+    pointing at a daemon.log never written: here it is the command's error, one line with its exit
+    code, as any other command's. One that is not graphmem's is refused with its files named
+    (``refuse_foreign``: nothing is written into it)."""
+    from graphmem.adapters.data_dir import PRIVATE_DIR_MODE, refuse_foreign
+    from graphmem.errors import StoreError
     from graphmem.locate import describe_store
     from graphmem.server.daemon_process import check_daemon_store, find_daemon
 
     data_dir = settings.data_dir.expanduser()
-    daemon = find_daemon(data_dir)
+    try:
+        daemon = find_daemon(data_dir)
+        if daemon is None:
+            with contextlib.suppress(FileExistsError):  # a folder, or a file ``refuse_foreign`` names
+                data_dir.mkdir(parents=True, mode=PRIVATE_DIR_MODE)
+            refuse_foreign(data_dir)
+    except OSError as exc:  # a file in its path, no permission, a read-only file system
+        raise StoreError(
+            f"Cannot create the data dir {data_dir} ({exc.strerror or exc}): give a folder you can "
+            "write with --data-dir, GRAPHMEM_DATA_DIR or data_dir in the config file."
+        ) from None
     if daemon is not None:
         check_daemon_store(daemon, describe_store(data_dir, settings.store.url))
 

@@ -70,6 +70,11 @@ def export(
 
     Outside a git project, and with --all-projects, every memory is exported.
 
+    -o FILE is written whole or not at all (a new file beside it, renamed over
+    it). It must be a regular file or a new name: a FIFO, device, socket or
+    symbolic link is refused before the store is opened, and a link is left as
+    it is. To write into a pipe or device, export to stdout and redirect it.
+
     With --project, only the memories this project shares with its team:
     project-scope, not archived, not low-trust, no conversation, nothing
     `graphmem bootstrap` makes from the repository itself; paths are
@@ -91,11 +96,13 @@ def export(
         raise click.UsageError("Give --to (a folder) or --output (a file), not both.")
     if force and directory is None:
         raise click.UsageError("--force only applies to --to.")
-    from graphmem.service.file_access import write_user_file
+    from graphmem.service.file_access import check_user_file, write_user_file
 
     if directory is not None:
         _export_to_folder(state, directory, fmt.lower(), force)
         return
+    if str(output) != "-":
+        check_user_file(output)  # a FIFO, device or link refused before the store is opened
     project = None if all_projects else state.project
     buffer = io.StringIO()
     summary = state.service.export(buffer, project=project, fmt=fmt.lower(), repository=repository)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from graphmem.errors import ConfigError, ConflictError
-from graphmem.locate import describe_store
+from graphmem.locate import describe_store, shown_value
 from graphmem.server.daemon_process import (
     LOG_FILENAME,
     DaemonInfo,
@@ -23,6 +23,7 @@ from graphmem.server.daemon_process import (
     ensure_token,
 )
 from graphmem.settings import Settings, unknown_settings
+from graphmem.settings_addresses import checked_host
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,8 @@ LOCK_RETRY_S = 1.0
 
 
 def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` keeps the daemon on this machine (then no ``api_key`` is needed);
+    anything this cannot tell is not (``127.1``: the settings refuse a name of numbers)."""
     if host == "localhost":
         return True
     try:
@@ -40,11 +43,21 @@ def is_loopback(host: str) -> bool:
 
 
 def _bind(host: str, port: int, *, fallback: bool = False) -> socket.socket:
+    """A listening socket on ``host:port``; a ``ConfigError`` (a ``ConflictError`` for a port in
+    use) for any address it cannot listen on, never the socket's own exception: the settings
+    refuse what no address is (``settings_addresses``), but a name may still not resolve."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    shown = f"{shown_value(host)} port {port}"
     try:
         sock.bind((host, port))
+    except socket.gaierror as exc:  # before OSError, its base: a name that does not resolve
+        sock.close()
+        raise ConfigError(
+            f"Cannot listen on {shown}: the address does not resolve ({exc.strerror}). Set [server] host "
+            "(or --host) to an address of this machine, e.g. 127.0.0.1."
+        ) from None
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE and fallback and port != 0:
@@ -55,7 +68,13 @@ def _bind(host: str, port: int, *, fallback: bool = False) -> socket.socket:
                 f"Port {port} on {host} is in use by another program: pass --port, or set "
                 "[server] port (0 picks a free port)."
             ) from None
-        raise ConfigError(f"Cannot listen on {host}:{port}: {exc.strerror}.") from None
+        raise ConfigError(f"Cannot listen on {shown}: {exc.strerror}.") from None
+    except (ValueError, TypeError) as exc:  # CPython's for a NUL or a name no encoding takes
+        sock.close()
+        raise ConfigError(
+            f"Cannot listen on {shown}: it is no address ({exc}). Set [server] host (or --host) to an "
+            "IP address or a host name, e.g. 127.0.0.1."
+        ) from None
     # Accepted connections inherit this: without it a keep-alive client waits ~40 ms per
     # call (Nagle on the response's second write meets the client's delayed ACK).
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -103,7 +122,8 @@ def serve(
 
     for note in unknown_settings():
         log.warning("%s", note)
-    host = host or settings.server.host
+    # An explicit host is refused as the setting is: an empty one would bind every interface.
+    host = settings.server.host if host is None else checked_host(host, "--host")
     port = settings.server.port if port is None else port
     api_key = settings.api_key.get_secret_value().strip() if settings.api_key else None
     if not is_loopback(host) and not api_key:

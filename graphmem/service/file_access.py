@@ -15,8 +15,10 @@ user's: it reads and writes the user's files itself (:func:`read_user_file`,
 :func:`write_user_file`, :func:`write_user_folder`) and sends text.
 
 Everywhere: only regular files are read (never a FIFO, a device or a folder), at most
-``MAX_IMPORT_BYTES`` of them, without blocking; an ``OSError`` becomes an
-``InvalidInputError`` that names the path and the problem, never the file's content.
+``MAX_IMPORT_BYTES`` of them, without blocking; only regular files are written, each replaced
+at once (the user's: never a FIFO, a device or a link, :func:`check_user_file`); an
+``OSError`` becomes an ``InvalidInputError`` that names the path and the problem, never the
+file's content.
 """
 
 from __future__ import annotations
@@ -356,27 +358,62 @@ def write_if_changed(path: Path, text: str, mode: int = PRIVATE_FILE_MODE) -> bo
     return True
 
 
-def write_user_file(path: Path, text: str) -> None:
-    """For the CLI: write ``text`` to the file the user named. A regular file (or a new one) is
-    replaced at once; a device or pipe the user named (``/dev/null``) is written to."""
+def check_user_file(path: Path) -> None:
+    """For the CLI, before the store is opened: ``path`` may take an export, being a regular file
+    (replaced whole) or nothing yet in a folder that exists; else an ``InvalidInputError`` that
+    names it and says what to give instead.
+
+    An export is one regular file written at once (``atomic_write``: a file beside it, renamed over
+    it), so no one reads half an export and a failed write leaves the old file. Anything else is
+    refused, never opened: a FIFO no one reads would hold the command, and the store it holds open,
+    for ever; a device or a socket takes bytes no one means to keep; a folder is no file. A symbolic
+    link is neither followed (the export would land wherever the link points) nor replaced (the
+    rename would turn the user's link into a file): the user names the file itself. Writing into a
+    pipe or a device is the shell's job: stdout (``-o -``), redirected. Checked first so that a bad
+    name costs nothing: no store opened, no lock held, no export rendered for nothing."""
     try:
-        info = path.stat()
+        info = path.lstat()  # the name itself: a link is not followed
     except FileNotFoundError:
-        info = None
-    except OSError as exc:
-        raise InvalidInputError(f"Cannot write {path}: {_reason(exc)}.") from None
-    if info is not None and stat.S_ISDIR(info.st_mode):
-        raise InvalidInputError(f"{path} is a folder: give a file name.")
-    if info is None or stat.S_ISREG(info.st_mode):
         if not path.parent.is_dir():
-            raise InvalidInputError(f"Cannot write {path}: the folder {path.parent} does not exist.")
-        atomic_write(path, text.encode("utf-8"))
+            raise InvalidInputError(
+                f"Cannot write {path}: the folder {path.parent} does not exist."
+            ) from None
         return
-    try:
-        with path.open("w", encoding="utf-8") as out:
-            out.write(text)
     except OSError as exc:
         raise InvalidInputError(f"Cannot write {path}: {_reason(exc)}.") from None
+    if stat.S_ISREG(info.st_mode):
+        return
+    if stat.S_ISDIR(info.st_mode):
+        raise InvalidInputError(f"{path} is a folder: give a file name.")
+    stdout = "or leave out -o (or give -o -) and redirect stdout"
+    if stat.S_ISLNK(info.st_mode):  # where it points is not shown: a line of the link's choosing
+        raise InvalidInputError(
+            f"Cannot write {path}: it is a symbolic link, which an export neither follows nor "
+            f"replaces; give the path of the file itself, {stdout}."
+        )
+    raise InvalidInputError(
+        f"Cannot write {path}: it is {_special_kind(info.st_mode)}, not a regular file, and an export "
+        f"writes only regular files; give a file name, {stdout} (`graphmem export > {path}`)."
+    )
+
+
+def _special_kind(mode: int) -> str:
+    """What a name that is no regular file, folder or link is, in a few words."""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "an unknown kind of file"
+
+
+def write_user_file(path: Path, text: str) -> None:
+    """For the CLI: replace the file the user named with ``text`` at once. ``check_user_file``
+    again, as the rendering took time; what is swapped in after it is replaced by the rename, which
+    neither waits on a FIFO nor writes through a link."""
+    check_user_file(path)
+    atomic_write(path, text.encode("utf-8"))
 
 
 def write_user_folder(directory: Path, files: dict[str, str], mode: int) -> tuple[list[str], list[str]]:

@@ -220,12 +220,12 @@ class Ingester:
         since: datetime | None = None,
         session_id: str | None = None,
         progress: IngestProgress | None = None,
-        default_project: str | None = None,
     ) -> IngestReport:
         """Ingest the finished sessions changed since the cursor (or ``since``), or one session.
 
-        ``default_project`` is not used: a session without a usable directory is skipped
-        (``ingest_rows.row_problem``), never learned in the caller's project nor in every one."""
+        Each session is learned in its own directory's project: one without a usable directory
+        is skipped (``ingest_rows.row_problem``), never learned in the caller's project nor in
+        every one."""
         started = time.perf_counter()
         path = self.locate(db_path)
         run = _Run(IngestReport(db_path=str(path), extractor="llm" if self._llm else "rules"))

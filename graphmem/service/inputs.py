@@ -14,10 +14,9 @@ from typing import TypeVar
 
 from graphmem.core.keys import EVENT_ID_PREFIX, file_key
 from graphmem.core.models import Category, Entity, EntityKind, LinkKind, Scope, Trust
+from graphmem.core.path_rules import MAX_NAME_BYTES, MAX_PATH_BYTES, Flaw, path_flaw
 from graphmem.errors import InvalidInputError, NotFoundError
 
-MAX_PATH_CHARS = 4096  # PATH_MAX on Linux
-MAX_NAME_BYTES = 255  # one part of a path (NAME_MAX)
 MAX_ID_CHARS = 200
 
 
@@ -155,24 +154,27 @@ def unknown_memory(memory_id: str) -> NotFoundError:
 
 
 def parse_path(value: str, *, what: str = "path") -> Path:
-    """A path the operating system can take: no NUL, at most 4096 characters, parts of at most 255 bytes."""
+    """A path the operating system can take (``graphmem.core.path_rules``, the rules a setting's
+    path meets too): no NUL, UTF-8, at most 4,096 bytes, names of at most 255 bytes."""
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"Give a {what}.")
-    if "\x00" in value:
+    flaw = path_flaw(value)
+    if flaw is None:
+        return Path(value)
+    if flaw.kind is Flaw.NUL:
         raise InvalidInputError(f"The {what} contains a NUL character: give a real path.")
-    if len(value) > MAX_PATH_CHARS:
+    if flaw.kind is Flaw.TOO_LONG:
+        size = f"{len(value):,} characters" + (f" ({flaw.size:,} bytes)" if flaw.size != len(value) else "")
+        raise InvalidInputError(f"The {what} is {size}; a path has at most {MAX_PATH_BYTES:,} bytes.")
+    if flaw.kind is Flaw.NOT_UTF8:
+        raise InvalidInputError(f"The {what} is not valid UTF-8 (at character {flaw.at}).")
+    if flaw.kind is Flaw.UNENCODABLE:
         raise InvalidInputError(
-            f"The {what} is {len(value):,} characters; a path has at most {MAX_PATH_CHARS:,}."
+            f"The {what} holds a character this system's file names cannot hold (at character {flaw.at})."
         )
-    try:
-        parts = [part.encode("utf-8") for part in Path(value).parts]
-    except UnicodeEncodeError:
-        raise InvalidInputError(f"The {what} is not valid UTF-8.") from None
-    if any(len(part) > MAX_NAME_BYTES for part in parts):
-        raise InvalidInputError(
-            f"A part of the {what} is over {MAX_NAME_BYTES} bytes, longer than any file name can be."
-        )
-    return Path(value)
+    raise InvalidInputError(
+        f"A part of the {what} is over {MAX_NAME_BYTES} bytes, longer than any file name can be."
+    )
 
 
 def parse_project(value: object) -> str | None:

@@ -344,7 +344,6 @@ class MemoryService(Bound, Memory):
             since=since,
             session_id=session_id,
             progress=progress,
-            default_project=self.own_project(None),
         )
 
     # -- sessions and claims (the daemon's Coordinator) ----------------------------------------

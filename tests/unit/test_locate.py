@@ -9,7 +9,7 @@ import pytest
 
 from graphmem.adapters.embedders import DEFAULT_MODEL
 from graphmem.errors import ConfigError
-from graphmem.locate import default_data_dir, locate
+from graphmem.locate import default_data_dir, locate, path_problem
 from graphmem.settings import load_settings
 
 CASES = {
@@ -245,6 +245,47 @@ def test_a_data_dir_longer_than_the_system_takes_is_refused_by_both(
     assert len(str(raised.value)) < 1000
     with pytest.raises(ConfigError, match="GRAPHMEM_DATA_DIR"):
         load_settings()
+
+
+@pytest.mark.parametrize("way", ["--data-dir", "GRAPHMEM_DATA_DIR"])
+def test_a_data_dir_that_is_not_utf8_is_refused_by_both_before_the_store_opens(
+    way: str, config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bytes no UTF-8 decodes (a variable's or an argument's, as ``os.fsdecode`` gives them):
+    Kùzu cannot open a store there (a ``TypeError`` and a traceback), as a caller's path
+    is refused (``inputs.parse_path``)."""
+    given = str(tmp_path) + os.fsdecode(b"/data\xff")
+    if way == "GRAPHMEM_DATA_DIR":
+        monkeypatch.setenv(way, given)
+    explicit = Path(given) if way == "--data-dir" else None
+
+    with pytest.raises(ConfigError, match=r"is not UTF-8 \(at character \d+\)") as raised:
+        locate(explicit)
+    assert way in str(raised.value)
+    with pytest.raises(ConfigError, match="is not UTF-8"):
+        load_settings(data_dir=explicit)
+
+
+def test_a_path_setting_over_the_longest_path_is_refused_as_too_long(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A caller's path over 4,096 bytes is refused (``inputs.parse_path``); a setting's is too,
+    saying so, not left to the system's ENAMETOOLONG when the file is read."""
+    monkeypatch.setenv("GRAPHMEM_GITLAB__TOKEN_FILE", "/tmp/" + "/".join(["p" * 200] * 25))
+
+    with pytest.raises(ConfigError, match="is 5,029 bytes, over the 4,096 a path can have"):
+        load_settings()
+
+
+def test_a_name_is_counted_in_utf8_under_a_legacy_locale(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's libraries hand the system UTF-8 whatever the locale: a name of 200 é is 400
+    bytes there, though a Latin-1 file system encoding would write it in 200."""
+    monkeypatch.setattr(os, "fsencode", lambda path: os.fspath(path).encode("latin-1"))
+
+    assert path_problem("/tmp/" + "é" * 200) == (
+        "has a name over 255 bytes, which no file or folder can have: shorten it"
+    )
+    assert path_problem("/tmp/" + "é" * 127) is None
 
 
 def test_a_yes_or_no_variable_locate_cannot_read_is_named_as_it_was_set(

@@ -123,3 +123,80 @@ def test_each_settings_description_is_the_docstring_under_its_field() -> None:
     assert "server" not in said  # a section has its class docstring, not one under the field
     assert descriptions(RecallSettings).keys() <= RecallSettings.model_fields.keys()
     assert all(descriptions(RecallSettings).values())
+
+
+# -- [server] host: the address the daemon binds ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        *["127.0.0.1", "::1", "0.0.0.0", "::", "localhost", "graphmem.lan", "graphmem.lan.", "fe80::1%eth0"],
+        "db_1.internal",
+        pytest.param("a" * 63 + ".lan", id="a 63-letter label"),
+        pytest.param(".".join(["a" * 63] * 4)[:253], id="253 characters"),
+    ],
+)
+def test_an_address_or_a_host_name_is_the_host_as_given(monkeypatch: pytest.MonkeyPatch, host: str) -> None:
+    monkeypatch.setenv("GRAPHMEM_SERVER__HOST", host)
+    assert load_settings().server.host == host
+
+
+def test_an_empty_host_variable_is_refused_not_every_interface(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As GRAPHMEM_DATA_DIR= (the current directory), an empty host means something to the socket
+    # (every interface): refused, naming the variable, never read as unset.
+    monkeypatch.setenv("GRAPHMEM_API_KEY", "s3cret-key")
+    monkeypatch.setenv("GRAPHMEM_SERVER__HOST", "")
+    with pytest.raises(ConfigError) as raised:
+        load_settings()
+    said = str(raised.value)
+    assert "GRAPHMEM_SERVER__HOST holds ''" in said
+    assert "is empty, which would listen on every interface" in said
+    assert "Fix the variable, or unset it for the default" in said
+
+
+def test_a_nul_in_the_config_files_host_is_a_config_error_naming_the_key(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('api_key = "s3cret-key"\n[server]\nhost = "a\\u0000b"\n', "utf-8")
+    monkeypatch.setenv("GRAPHMEM_CONFIG", str(config))
+    with pytest.raises(ConfigError) as raised:
+        load_settings()
+    said = str(raised.value)
+    assert "server.host: host 'a\\x00b' holds a blank or a control character" in said
+    assert str(config) in said
+
+
+@pytest.mark.parametrize(
+    ("host", "problem"),
+    [
+        (" 127.0.0.1", "holds a blank or a control character"),
+        ("graphmem.lan\n", "holds a blank or a control character"),
+        ("\u200bgraphmem.lan", "holds a blank or a control character"),  # zero-width space
+        ("http://graphmem.lan:9824/mcp", "is a URL, not an address"),
+        ("user@graphmem.lan", "is a URL, not an address"),
+        ("[::1]", "has brackets"),
+        ("127.0.0.1:9824", "holds a port"),
+        ("1:2:3", "is no IPv6 address"),
+        ("127.1", "ends in a number"),  # the resolver reads 127.0.0.1
+        ("0", "ends in a number"),  # the resolver reads 0.0.0.0: every interface
+        ("0x7f000001", "ends in a number"),
+        ("999.1.1.1", "ends in a number"),
+        ("graphmem..lan", "is neither an IP address nor a host name"),
+        ("-graphmem.lan", "is neither an IP address nor a host name"),
+        pytest.param("a" * 64 + ".lan", "is neither an IP address nor a host name", id="a 64-letter label"),
+        ("café.lan", "is neither an IP address nor a host name"),
+        ("<broadcast>", "is neither an IP address nor a host name"),  # the socket's own name
+        pytest.param("a." * 126 + "ab", "is over 253 characters", id="254 characters"),
+        pytest.param("a" * 100_000, "is over 253 characters", id="100,000 characters"),
+    ],
+)
+def test_a_host_no_socket_should_bind_is_a_config_error_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, host: str, problem: str
+) -> None:
+    monkeypatch.setenv("GRAPHMEM_SERVER__HOST", host)
+    with pytest.raises(ConfigError, match="GRAPHMEM_SERVER__HOST holds ") as raised:
+        load_settings()
+    assert problem in str(raised.value)
+    assert len(str(raised.value)) < 1000  # a long value is cut where it is shown

@@ -159,7 +159,8 @@ def _targets() -> list[CliCase]:
 def _files() -> list[CliCase]:
     return [
         case("export-missing-folder", ["export", "-o", "/nonexistent/dir/x.jsonl"], says="does not exist"),
-        case("export-dev-full", ["export", "-o", "/dev/full"], says="no space"),
+        case("export-dev-full", ["export", "-o", "/dev/full"], says="regular file"),
+        case("export-fifo", lambda s: ["export", "-o", str(s.fifo)], says="regular file"),
         case("export-onto-folder", lambda s: ["export", "-o", str(s.outside)]),
         case("export-long-part", ["export", "-o", "/tmp/" + "a" * 300]),
         case("export-to-file", lambda s: ["export", "--project", "--to", str(s.outside / "secret.json")]),
