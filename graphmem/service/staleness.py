@@ -9,15 +9,33 @@ before schema 14 that records none keeps the rule of before: the body changed af
 that shows memories asks ``Staleness`` once per answer, with the memories' entities it already
 holds: one lookup of the symbols, one of the files and, when a symbol changed since first seen,
 one of the recorded bodies; never one per hit.
+
+The flag is for a statement about how code is ("``Context.invoke`` retries on timeouts"), whoever
+wrote it, when that code changed: it asks someone to look again, so it must be rare enough to be
+read. Two kinds of link would otherwise raise it for nothing:
+
+- *A record of a past event*, a memory of a ``NEVER_STALE`` category (a commit bootstrap learned
+  from the history, ``git:SHA``; a session's summary; anything remembered as an event), says what
+  happened then. A later change of its code does not make it less true, nor does the code going
+  away (which no ``confirm`` clears): it is never flagged. Bootstrap links a commit to each
+  definition whose lines it last changed, a class included for a blank line or a decorator
+  between its methods, so 2 lines changed in ``Context.find_object`` (a method of click's
+  750-line ``Context``) flagged 38 of click's 3,000 latest commits beside the one decision about
+  that method, and ``review`` was commits before all else.
+- *The enclosing symbol of a narrower one*: a memory linked to a class and to one of its methods
+  (``Context`` and ``Context.invoke``) is about the method, the class says where it is; the
+  class's body changes with every method in it, so only the method's change flags the memory.
+  A memory linked to the class alone is about the class, and any change of it flags the memory.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from graphmem.core.codegraph import SymbolInfo
-from graphmem.core.models import Entity, EntityKind, Hit, MemoryRecord
+from graphmem.core.models import Category, Entity, EntityKind, Hit, MemoryRecord
 from graphmem.service.stores import Stores
 
 # Code entities looked up per answer: bounds the cost of a recall, a list or an export
@@ -27,6 +45,8 @@ STALE_LOOKUP_KEYS = 5_000
 # memories are judged at a time (each names a few code entities: the lookups stay bounded).
 STALE_COUNT_LINKS = 200_000
 STALE_COUNT_CHUNK = 500
+# Categories that record what happened (see the module doc): true of their time, never flagged.
+NEVER_STALE = frozenset({Category.EVENT})
 
 
 class Staleness:
@@ -42,7 +62,7 @@ class Staleness:
         code = self._stores.code
         if code is None:
             return {}
-        memories = list(memories)
+        memories = [m for m in memories if m.category not in NEVER_STALE]
         symbol_keys: dict[str, None] = {}
         file_keys: dict[str, None] = {}
         for memory in memories:
@@ -63,6 +83,7 @@ class Staleness:
         flags: dict[str, str] = {}
         for memory in memories:
             changed: str | None = None
+            enclosing = _enclosing([e.key for e in about.get(memory.id, ()) if e.key in symbols])
             for entity in about.get(memory.id, ()):
                 symbol = symbols.get(entity.key)
                 if symbol is not None and symbol.deleted_at is not None:
@@ -76,7 +97,7 @@ class Staleness:
                         f"about {entity.name}, which no longer exists (deleted on {gone[entity.key].date()})"
                     )
                     break
-                if changed is None and symbol is not None:
+                if changed is None and symbol is not None and entity.key not in enclosing:
                     changed = _changed(symbol, written.get(memory.id, {}).get(entity.key), memory)
             if changed is not None and memory.id not in flags:
                 flags[memory.id] = changed
@@ -130,6 +151,19 @@ def _changed(symbol: SymbolInfo, written: str | None, memory: MemoryRecord) -> s
     if when is not None and when > memory.updated_at:
         return f"possibly stale: {symbol.qualified_name} changed{on}"
     return None
+
+
+def _enclosing(keys: Sequence[str]) -> set[str]:
+    """The keys among ``keys`` of symbols another of them is nested in: ``Context``'s when
+    ``Context.invoke`` (the same file, its qualified name below ``Context``'s) is there too.
+    A key nested in ``K`` starts with ``K + "."``, so it sorts in ``[K + ".", K + "/")``."""
+    ordered = sorted(set(keys))
+    found: set[str] = set()
+    for key in ordered:
+        at = bisect_left(ordered, key + ".")
+        if at < len(ordered) and ordered[at] < key + "/":
+            found.add(key)
+    return found
 
 
 def _marked(memories: Sequence[MemoryRecord], flags: Mapping[str, str]) -> list[MemoryRecord]:
