@@ -29,7 +29,7 @@ from graphmem.adapters.store_parts import OnePersonsStore
 from graphmem.core.branches import place
 from graphmem.core.code_moves import Body, moved_body
 from graphmem.core.dedup import holds_each
-from graphmem.core.events import MemoryEvent
+from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord
 from graphmem.core.ports import Neighbour, NewText, StoredVectors, TextHits, TextMatch, Vector, Visibility
 from graphmem.core.text import phrase_words
@@ -562,10 +562,13 @@ class FakeGraphStore(OnePersonsStore):
                     raise StoreError(f"Event {event.id} is stored already.")
                 self._events[event.id] = replace(event, at=utc(event.at))
 
-    def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
+    def events_of(
+        self, memory_id: str, limit: int, *, kinds: Collection[EventKind] | None = None
+    ) -> list[MemoryEvent]:
+        wanted = set(EventKind if kinds is None else kinds)  # chosen before ``limit`` counts, as a query
         with self._open():
             found = [e for e in self._events.values() if memory_id in (e.memory_id, e.other_id)]
-        return found[::-1][:limit]
+        return [e for e in found[::-1] if e.kind in wanted][:limit]
 
     def get_event(self, event_id: str) -> MemoryEvent | None:
         with self._open():

@@ -8,13 +8,13 @@ connection and lock.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from graphmem.adapters.kuzu_connection import KuzuConnection
 from graphmem.adapters.kuzu_rows import naive_utc
 from graphmem.adapters.record_rows import EVENT_FIELDS, event_from_row
-from graphmem.core.events import MemoryEvent
+from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.errors import StoreError
 
 _FIELDS = ", ".join(f"e.{name}" for name in EVENT_FIELDS)
@@ -60,11 +60,21 @@ class KuzuHistory:
             "seq": self._event_seq,
         }
 
-    def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
+    def events_of(
+        self, memory_id: str, limit: int, *, kinds: Collection[EventKind] | None = None
+    ) -> list[MemoryEvent]:
+        # A scan of every event: Kùzu indexes a node table's primary key alone, never memory_id.
+        params: dict[str, Any] = {"id": memory_id, "limit": max(limit, 0)}
+        of_kinds = ""
+        if kinds is not None:
+            params["kinds"] = sorted(EventKind(kind).value for kind in kinds)
+            if not params["kinds"]:
+                return []
+            of_kinds = " AND e.kind IN $kinds"
         rows = self._db.rows(
-            f"MATCH (e:MemoryEvent) WHERE e.memory_id = $id OR e.other_id = $id RETURN {_FIELDS} "
-            "ORDER BY e.seq DESC LIMIT $limit",
-            {"id": memory_id, "limit": limit},
+            f"MATCH (e:MemoryEvent) WHERE (e.memory_id = $id OR e.other_id = $id){of_kinds} "
+            f"RETURN {_FIELDS} ORDER BY e.seq DESC LIMIT $limit",
+            params,
         )
         return [event_from_row(row) for row in rows]
 

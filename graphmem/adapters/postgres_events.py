@@ -10,7 +10,7 @@ see ``postgres_schema.py``, schema 6) and the expiry queries of ``MemoryRecords`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -76,11 +76,17 @@ class PostgresHistory:
                 rows,
             )
 
-    def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
+    def events_of(
+        self, memory_id: str, limit: int, *, kinds: Collection[EventKind] | None = None
+    ) -> list[MemoryEvent]:
+        # Of the kinds asked among those graphmem writes, chosen by the query before its LIMIT.
+        wanted = _KINDS if kinds is None else sorted({EventKind(kind).value for kind in kinds})
+        if not wanted:
+            return []
         rows = self._db.rows(
             f"SELECT {_FIELDS} FROM memory_events WHERE (memory_id = %(id)s OR other_id = %(id)s) "
             f"AND {_KNOWN} ORDER BY seq DESC LIMIT %(limit)s",
-            {"id": memory_id, "limit": max(limit, 0), "kinds": _KINDS},
+            {"id": memory_id, "limit": max(limit, 0), "kinds": wanted},
         )
         return [_event(row) for row in rows]
 

@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Protocol
 
-from graphmem.core.events import MemoryEvent
+from graphmem.core.events import EventKind, MemoryEvent
 from graphmem.core.models import Entity, EntityKind, Link, LinkKind, MemoryRecord, Scope
 from graphmem.core.ports import EntityGraph, MemoryHistory, MemoryLinks, Neighbour, StoredVectors, Vector
 
@@ -146,8 +146,10 @@ class StoreParts:
     def add_events(self, events: Sequence[MemoryEvent]) -> None:
         self.history.add_events(events)
 
-    def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
-        return self.history.events_of(memory_id, limit)
+    def events_of(
+        self, memory_id: str, limit: int, *, kinds: Collection[EventKind] | None = None
+    ) -> list[MemoryEvent]:
+        return self.history.events_of(memory_id, limit, kinds=kinds)
 
     def get_event(self, event_id: str) -> MemoryEvent | None:
         return self.history.get_event(event_id)

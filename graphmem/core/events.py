@@ -2,8 +2,9 @@
 
 An event holds the memory's state before and after the change -- only the parts the change
 touched: ``text`` (with ``about``, the entity keys the text was about), ``category``,
-``status``, ``valid_to``, ``expires_at`` and ``links`` (the ``RELATES`` edges the change
-added or removed, as ``[source, target, kind, created_at]``). Undoing an event makes those
+``status``, ``valid_to``, ``expires_at``, ``branch``, ``trust``, ``reinforced`` (how many times
+it was remembered again) and ``links`` (the ``RELATES`` edges the change added or removed, as
+``[source, target, kind, created_at]``). Undoing an event makes those
 parts what ``before`` says again, and is itself an event (``undoes``); it is refused when
 the memory no longer is as ``after`` says (something changed it since) or the event was
 undone already. Pure: the writer (``service/writer.py``) applies and records.
@@ -22,6 +23,7 @@ from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Status,
 __all__ = [
     "AGENT",
     "BY_USER",
+    "CHANGES",
     "FIELDS",
     "USER",
     "Cause",
@@ -44,7 +46,7 @@ __all__ = [
 USER = "user"  # a person, through the CLI or Python
 AGENT = "agent"  # a model, through the MCP tools
 # The fields of a memory an event can change, besides ``text`` and ``links``.
-FIELDS = ("category", "status", "valid_to", "expires_at", "branch", "trust")
+FIELDS = ("category", "status", "valid_to", "expires_at", "branch", "trust", "reinforced")
 
 State = dict[str, Any]  # JSON values only: it is stored and exported as JSON
 
@@ -61,6 +63,13 @@ class EventKind(StrEnum):
     BRANCH = "branch"  # its branch merged: a memory on it became a project memory
     UNDO = "undo"  # reverses the event it ``undoes``
     DELETE = "delete"  # the memory was deleted for good: the last event of its history, never undone
+    REINFORCE = "reinforce"  # remembered again: its count (``reinforced``) one more
+
+
+# Every kind but a repeat: what a reader of a memory's newest events asks for when it looks for
+# who last changed what it says or its standing (a person's edit, a rule's status). An agent may
+# repeat a memory hundreds of times; its repeats must never push that change out of the window read.
+CHANGES = frozenset(EventKind) - {EventKind.REINFORCE}
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +141,8 @@ def field_value(name: str, value: object) -> object:
         return None if value is None else str(value)
     if name == "trust":
         return Trust(str(value))
+    if name == "reinforced":
+        return int(str(value))
     return parse_time(value)  # valid_to, expires_at
 
 

@@ -83,6 +83,7 @@ MAX_STALE_CHARS = 2000
 # is 200 characters take 27,000.
 MAX_ABOUT_CHARS = 100_000
 MAX_STATE_LINKS = 100  # the links one event adds or removes
+MAX_COUNT = 2**63 - 1  # how many times a memory was remembered, as the stores hold it (INT64, bigint)
 _LINK_CHARS = 2 * MAX_ID_CHARS + 64  # [source, target, kind, created_at]
 # What an event changed, in words (``core.events.describe``): its fields, and each link added or removed.
 MAX_CHANGE_CHARS = 1_000 + 2 * MAX_STATE_LINKS * _LINK_CHARS
@@ -265,6 +266,8 @@ class EventState(_Record):
     expires_at: Moment | None = None
     branch: str | None = None
     trust: Trust | None = None
+    # A repeat's count (``reinforce``), a whole number as graphmem writes it: never "3", 3.0 or true.
+    reinforced: int | None = Field(None, ge=0, le=MAX_COUNT, strict=True)
     links: list[StateLink] | None = Field(None, max_length=MAX_STATE_LINKS)
 
     @field_validator("branch")

@@ -14,7 +14,7 @@ import numpy.typing as npt
 
 from graphmem.core.code import ParsedFile
 from graphmem.core.codegraph import CodeScan, FileState, SymbolInfo
-from graphmem.core.events import MemoryEvent
+from graphmem.core.events import EventKind, MemoryEvent
 
 # The sources graphmem learns from (``core/learning_sources.py``), re-exported for their users.
 from graphmem.core.learning_sources import CodeParser as CodeParser
@@ -463,8 +463,12 @@ class MemoryHistory(Protocol):
     """Each memory's history: the events that changed it (``core/events.py``)."""
 
     def add_events(self, events: Sequence[MemoryEvent]) -> None: ...
-    def events_of(self, memory_id: str, limit: int) -> list[MemoryEvent]:
-        """Events whose ``memory_id`` or ``other_id`` is ``memory_id``, newest first (stored last first)."""
+    def events_of(
+        self, memory_id: str, limit: int, *, kinds: Collection[EventKind] | None = None
+    ) -> list[MemoryEvent]:
+        """Events whose ``memory_id`` or ``other_id`` is ``memory_id``, newest first (stored last
+        first); with ``kinds``, only those of these kinds, chosen by the store's query before it
+        counts ``limit`` (``core.events.CHANGES``: a memory's repeats never fill the window)."""
 
     def get_event(self, event_id: str) -> MemoryEvent | None: ...
     def set_undone(self, event_id: str, undone_by: str) -> None: ...

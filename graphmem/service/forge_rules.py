@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from graphmem.core.events import Cause
+from graphmem.core.events import CHANGES, Cause
 from graphmem.core.forge_rules import ACTION_STATUS, LifecycleRule, applies, names_as, reason, rules_for
 from graphmem.core.models import EntityKind, MemoryRecord
 from graphmem.core.refs import find_refs
@@ -24,7 +24,7 @@ from graphmem.service.writer import MemoryWriter
 log = logging.getLogger(__name__)
 
 RULE_ACTOR = "rule"
-# Status events looked at to tell whether a rule made a memory what it is.
+# Events looked at to tell whether a rule made a memory what it is (its repeats are not read).
 _RECENT_EVENTS = 20
 
 
@@ -96,7 +96,7 @@ class ForgeRules:
 
     def _made_by(self, memory_id: str, rules: frozenset[str]) -> bool:
         """Whether the memory's last status change was one of ``rules`` (and is not undone)."""
-        for event in self._writer.store.events_of(memory_id, _RECENT_EVENTS):
+        for event in self._writer.store.events_of(memory_id, _RECENT_EVENTS, kinds=CHANGES):
             if "status" in event.after:
                 return event.rule in rules and event.undone_by is None
         return False

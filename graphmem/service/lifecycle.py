@@ -9,7 +9,7 @@ writer's (``service/writer.py``).
 
 from __future__ import annotations
 
-from graphmem.core.events import USER, Cause, EventKind, MemoryEvent, State
+from graphmem.core.events import CHANGES, USER, Cause, EventKind, MemoryEvent, State
 from graphmem.core.models import Category, Link, LinkKind, MemoryRecord, Scope, Status, Trust
 from graphmem.core.provenance import PERSON_SOURCE, acts_as_person, is_persons, label, proposes
 from graphmem.core.supersession import closes_cycle, describe_chain, supersessions
@@ -152,7 +152,7 @@ class Lifecycle:
                 )
             if is_persons(record):
                 change = next(
-                    (e for e in writer.store.events_of(record.id, MAX_HISTORY)
+                    (e for e in writer.store.events_of(record.id, MAX_HISTORY, kinds=CHANGES)
                      if e.after.get("status") == Status.PROPOSED.value and not e.undone_by),
                     None,
                 )  # fmt: skip

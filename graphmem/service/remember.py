@@ -7,7 +7,8 @@ ingested session, ``widen``):
   scope and trust read from the call, the text and who wrote it (``core/provenance.py``: an
   agent's memory stays in its project, a proposal waits for a person);
 - the memory again: the same content hash, or a near-duplicate wording
-  (``service/subjects.py``), reinforces that memory (an archived one comes back when whoever
+  (``service/subjects.py``), reinforces that memory, an audited ``reinforce`` event of who
+  counted it and the count before and after (an archived one comes back when whoever
   remembers it may replace it); a person's memory is reinforced only by a person, never by an
   agent's repeat of it (nothing is written: it restores information, never authority); a
   person who asks by name for a scope others see shares their private memory's words as a new
@@ -221,11 +222,12 @@ class Rememberer:
     def _reinforce(
         self, existing: MemoryRecord, now: datetime, actor: str, project: str | None
     ) -> RememberResult:
-        """``existing`` remembered again by ``actor`` in ``project``: counted once more, and an
-        archived one comes back when ``actor`` may replace it (a person's: by a person). A person's
-        memory said again by anyone else (an agent, a session's summary) is left as it is: only the
-        person's own repeat confirms it (``graphmem review``'s "never repeated") or moves its
-        ``updated_at``. What it is about, as the caller in ``project`` is shown it."""
+        """``existing`` remembered again by ``actor`` in ``project``: counted once more (an event
+        ``undo`` reverses), and an archived one comes back when ``actor`` may replace it (a
+        person's: by a person). A person's memory said again by anyone else (an agent, a session's
+        summary) is left as it is, with no event: only the person's own repeat confirms it
+        (``graphmem review``'s "never repeated") or moves its ``updated_at``. What it is about, as
+        the caller in ``project`` is shown it."""
         if acts_as_person(actor) or not is_persons(existing):
             back = existing.status is Status.ARCHIVED and may_replace(actor, existing)
             cause = Cause(actor, "remembered again")

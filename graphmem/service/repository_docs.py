@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 
 from graphmem.core.dedup import memory_hash
-from graphmem.core.events import Cause, EventKind, MemoryEvent
+from graphmem.core.events import CHANGES, Cause, EventKind, MemoryEvent
 from graphmem.core.keys import file_key, memory_id
 from graphmem.core.models import Category, Entity, EntityKind, MemoryRecord, Scope, Status
 from graphmem.core.ports import RepositoryFiles
@@ -45,7 +45,7 @@ _CHANGED = Cause("bootstrap", "its file says something else now")
 _BACK = Cause("bootstrap", "its file says it again")
 _GONE = Cause("bootstrap", "gone from its file")
 # The events of a fact read to find a person's change since a pass last wrote it: a fact's
-# history is its passes' edits and what people did to it.
+# history is its passes' edits and what people did to it; its repeats (``reinforce``) are not read.
 HISTORY_READ = 500
 
 
@@ -141,7 +141,7 @@ class RepositoryDocs:
         """Bring ``old``, the fact from ``source``, in step with its file, which says ``text`` of
         it now, unless a person changed it since a pass last did (``_Held``): their archive
         stands, and so do their words, what the file says since proposed beside them once."""
-        held = _held(self.writer.store.events_of(old.id, HISTORY_READ))
+        held = _held(self.writer.store.events_of(old.id, HISTORY_READ, kinds=CHANGES))
         if held.archived:
             return
         updated = False

@@ -114,17 +114,22 @@ class MemoryWriter:
         return events
 
     def reinforce(self, record: MemoryRecord, cause: Cause, *, at: datetime, restore: bool) -> MemoryRecord:
-        """Count ``record`` remembered once more, ``at``; with ``restore`` (an archived one) it is
-        active again, in a ``status`` event that ``undo`` reverses. The record as it is now."""
+        """Count ``record`` remembered once more, ``at``, in a ``reinforce`` event (the count before
+        and after) that ``undo`` reverses; with ``restore`` (an archived one) it is active again, in
+        a ``status`` event of its own (the newer), which readers of who changed its standing find
+        among ``CHANGES``. The record as it is now."""
         status = Status.ACTIVE if restore else record.status
-        changes: dict[str, object] = {"reinforced": record.reinforced + 1, "updated_at": at}
+        count = record.reinforced + 1
+        changes: dict[str, object] = {"reinforced": count, "updated_at": at}
         with self.lock, self.store.transaction():
+            before: State = {"reinforced": record.reinforced}
+            self.history.record(record.id, EventKind.REINFORCE, before, {"reinforced": count}, cause)
             if status is not record.status:
                 changes["status"] = status
-                before: State = {"status": record.status.value}
+                before = {"status": record.status.value}
                 self.history.record(record.id, EventKind.STATUS, before, {"status": status.value}, cause)
             self.set_fields(record.id, changes)
-        return replace(record, reinforced=record.reinforced + 1, updated_at=at, status=status)
+        return replace(record, reinforced=count, updated_at=at, status=status)
 
     def edit(self, memory_id: str, change: MemoryEdit, *, cause: Cause = BY_USER) -> MemoryRecord:
         """Make ``change`` to a memory's text and/or category; new text is read for entities in

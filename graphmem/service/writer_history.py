@@ -167,10 +167,13 @@ class WriterHistory:
         person's authority); add or remove a ``supersedes`` link to a person's memory; or leave an
         active directive or preference that no person wrote, which waits for a person as a
         proposal (``core/provenance.py``). Undoing another link (an agent's ``related``) says
-        nothing of the memory and stays allowed."""
+        nothing of the memory and stays allowed, and so does undoing a repeat (``reinforce``) of a
+        memory no person wrote or confirmed: the count goes back, its words and standing are as
+        they were (a person's count is their confirmation, ``graphmem review``'s "never repeated")."""
         fields: dict[str, Any] = dict(changes)  # of ``FIELDS``, as a memory holds them (``_restored``)
         restored = replace(record, text=text if text is not None else record.text, **fields)
         ask = f"ask the user to run `graphmem undo {event.id}`, and tell them why."
+        counted = text is None and set(changes) == {"reinforced"}  # it says and stands as it did
         if text is not None or changes:
             if is_persons(record):
                 raise NotAllowedError(
@@ -183,7 +186,7 @@ class WriterHistory:
                     f"Undoing event {event.id} would make {record.id} a memory a person wrote or "
                     f"confirmed, which only a person does: {ask}"
                 )
-            if restored.category in CONVENTIONS and restored.status is Status.ACTIVE:
+            if restored.category in CONVENTIONS and restored.status is Status.ACTIVE and not counted:
                 raise NotAllowedError(
                     f"Undoing event {event.id} would make {record.id} an active "
                     f"{restored.category.value} that no person wrote: it stays a proposal until a "

@@ -13,7 +13,7 @@ from support.records import NOW, memory
 from support.stores import STORES, new_kuzu, open_store
 
 from graphmem.adapters.kuzu_store import KuzuGraphStore
-from graphmem.core.events import EventKind, MemoryEvent
+from graphmem.core.events import CHANGES, EventKind, MemoryEvent
 from graphmem.core.models import Status
 from graphmem.core.ports import GraphStore
 from graphmem.errors import StoreError
@@ -62,6 +62,34 @@ def test_events_of_a_memory_are_newest_first_and_include_links_to_it(store: Grap
     assert [e.id for e in store.events_of("m1", 10)] == ["evt_d", "evt_b", "evt_a"]
     assert [e.id for e in store.events_of("m1", 2)] == ["evt_d", "evt_b"]
     assert store.events_of("nobody", 10) == []
+
+
+def repeat(event_id: str, count: int) -> MemoryEvent:
+    """A repeat of m1 (``MemoryWriter.reinforce``): its count before and after."""
+    before, after = {"reinforced": count - 1}, {"reinforced": count}
+    return event(event_id, kind=EventKind.REINFORCE, reason="remembered again", before=before, after=after)
+
+
+def test_a_repeat_reads_back_with_its_count(store: GraphStore) -> None:
+    store.add_events([repeat("evt_r", 3)])
+
+    read = store.get_event("evt_r")
+    assert read is not None and replace(read, person=None) == repeat("evt_r", 3)
+    assert [(e.kind, e.before, e.after) for e in store.events_of("m1", 10)] == [
+        (EventKind.REINFORCE, {"reinforced": 2}, {"reinforced": 3})
+    ]
+
+
+def test_events_of_given_kinds_are_chosen_before_the_limit_counts(store: GraphStore) -> None:
+    """More repeats than the limit, after the changes a reader looks for: never in their place."""
+    store.add_events([event("evt_a"), event("evt_b", "m2", other_id="m1", kind=EventKind.LINK)])
+    store.add_events([repeat(f"evt_r{n}", n) for n in range(1, 4)])
+
+    assert [e.id for e in store.events_of("m1", 2, kinds=CHANGES)] == ["evt_b", "evt_a"]
+    assert [e.id for e in store.events_of("m1", 2, kinds=[EventKind.REINFORCE])] == ["evt_r3", "evt_r2"]
+    assert [e.id for e in store.events_of("m1", 10, kinds=[EventKind.LINK])] == ["evt_b"]
+    assert store.events_of("m1", 10, kinds=[]) == []
+    assert len(store.events_of("m1", 10)) == 5
 
 
 def test_an_undone_event_names_its_undo(store: GraphStore) -> None:

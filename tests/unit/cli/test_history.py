@@ -45,6 +45,18 @@ def test_history_json_gives_id_rule_and_reason_newest_first(invoke: Invoke) -> N
     assert all({"id", "rule", "reason"} <= set(e) for e in events)
 
 
+def test_history_shows_each_repeat_with_who_and_the_count_and_undo_takes_it_back(invoke: Invoke) -> None:
+    memory_id = remember(invoke, "We deploy on Tuesdays")
+    remember(invoke, "We deploy on Tuesdays")
+
+    lines = invoke("history", memory_id).stdout.splitlines()
+
+    assert lines[0].startswith("evt_") and lines[0].endswith("user  reinforced 0 → 1")
+    assert lines[1:] == ["    remembered again"]
+    undone = invoke("undo", lines[0].split()[0])
+    assert undone.stdout == f"undid {lines[0].split()[0]} on {memory_id}: reinforced 1 → 0\n"
+
+
 def test_a_memory_never_changed_says_so(invoke: Invoke) -> None:
     memory_id = remember(invoke, "We deploy on Tuesdays")
 

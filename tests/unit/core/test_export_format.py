@@ -337,6 +337,37 @@ def test_an_imported_event_takes_no_trust_from_the_file() -> None:
     assert (event.before, event.after) == ({"status": "active"}, {"status": "proposed"})
 
 
+def test_a_repeats_count_is_read_beside_an_older_files_event_that_has_none() -> None:
+    at = {"type": "event", "memory_id": "mem_a", "at": "2024-01-02T00:00:00Z", "actor": "agent"}
+    older = {**at, "id": "evt_0123456789abcdef", "kind": "status", "before": {"status": "active"},
+             "after": {"status": "archived"}}  # fmt: skip
+    repeat = {**at, "id": "evt_1123456789abcdef", "kind": "reinforce", "before": {"reinforced": 2},
+              "after": {"reinforced": 3}}  # fmt: skip
+
+    parsed = parse(older, repeat)
+
+    assert parsed.problems == []
+    assert [(line.kind.value, line.before, line.after) for _, line in parsed.events] == [
+        ("status", {"status": "active"}, {"status": "archived"}),
+        ("reinforce", {"reinforced": 2}, {"reinforced": 3}),
+    ]
+
+
+@pytest.mark.parametrize("count", [-1, 2**63, "3", 3.0, True, None])
+def test_a_repeats_count_no_store_holds_as_graphmem_writes_it_is_a_problem(count: object) -> None:
+    """``undo`` writes a state's count into the memory: a whole number from 0 to INT64's most."""
+    line = {
+        "type": "event", "id": "evt_0123456789abcdef", "memory_id": "mem_a", "at": "2024-01-02T00:00:00Z",
+        "kind": "reinforce", "actor": "agent", "before": {"reinforced": count}, "after": {"reinforced": 1},
+    }  # fmt: skip
+
+    parsed = parse(line)
+
+    assert parsed.events == []
+    [(number, message)] = parsed.problems
+    assert number == 1 and message.startswith("event.before") and "reinforced" in message
+
+
 @pytest.mark.parametrize("part", ["text", "about", "category", "status", "trust", "links"])
 def test_an_event_state_with_a_null_part_a_memory_always_has_is_a_problem(part: str) -> None:
     """``undo`` applies a state: a null text was written into a memory as the word "None"."""

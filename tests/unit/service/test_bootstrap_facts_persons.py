@@ -23,6 +23,7 @@ from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.models import Category, MemoryRecord, Status
 from graphmem.core.ports import LearningSources
+from graphmem.service import repository_docs
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import SemanticIndex
 from graphmem.settings import load_settings
@@ -87,6 +88,25 @@ def test_a_fact_a_person_edited_keeps_their_words_while_its_file_says_the_same(r
     assert (report.facts_updated, report.facts_proposed) == (0, 0)
     assert repo.stored(fact.id).text == MINE
     assert [e.actor for e in repo.memory.history(fact.id)] == ["user"]
+
+
+def test_a_persons_edit_holds_however_often_an_agent_repeated_the_fact_since(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's repeats are in the fact's history too, more of them than a pass reads: the pass
+    reads past them (``core.events.CHANGES``) to the person's edit, and proposes the file's words."""
+    monkeypatch.setattr(repository_docs, "HISTORY_READ", 3)
+    fact = repo.fact()
+    repo.memory.edit(fact.id, text=MINE)
+    for _ in range(4):
+        assert repo.memory.remember(MINE, project=fact.project, source="mcp").duplicate_of == fact.id
+    assert [e.kind.value for e in repo.memory.history(fact.id)] == ["reinforce"] * 4 + ["edit"]
+    repo.files.docs["README.md"] = CHANGED
+
+    report = repo.memory.bootstrap(repo.root, history=0)
+
+    assert (report.facts_updated, report.facts_proposed) == (0, 1)
+    assert repo.stored(fact.id).text == MINE
 
 
 def test_a_fact_a_person_archived_stays_archived_while_its_file_says_it(repo: Repo) -> None:

@@ -22,6 +22,7 @@ from graphmem.adapters.vector_index import HnswVectorIndex
 from graphmem.app import build_memory
 from graphmem.core.models import Category, Status
 from graphmem.core.timeparse import utc_now
+from graphmem.service import forge_rules
 from graphmem.service.enrichment import Enricher, EnrichmentConfig
 from graphmem.service.memory import MemoryService
 from graphmem.service.semantic import SemanticIndex
@@ -217,6 +218,30 @@ def test_an_issue_closed_resolves_its_blocker_and_reopened_unresolves_it(
     )
     memory.undo(reopened.id)
     assert status(memory, blocker) is Status.RESOLVED
+
+
+def test_a_reopened_issue_unresolves_a_blocker_repeated_since_more_times_than_the_rules_read(
+    memory: MemoryService, gitlab: FakeGitLab, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its agent's repeats are in its history, after the rule's change: ``_made_by`` reads past
+    them (``core.events.CHANGES``) to the status change the rule made."""
+    monkeypatch.setattr(forge_rules, "_RECENT_EVENTS", 2)
+    text = "Deploys to production are blocked until #34 is fixed."
+    blocker = memory.remember(text, category=Category.BLOCKER, source="mcp").memory.id
+    answer(gitlab, ISSUE_34, state="opened", closed_at=None)
+    enrich(memory, "#34")
+    closed_at = utc_now()
+    answer(gitlab, ISSUE_34, state="closed", closed_at=closed_at, updated_at=closed_at)
+    enrich(memory, "#34")
+    assert status(memory, blocker) is Status.RESOLVED
+    for _ in range(3):
+        assert memory.remember(text, category=Category.BLOCKER, source="mcp").duplicate_of == blocker
+    assert [e.kind.value for e in memory.history(blocker)] == ["reinforce"] * 3 + ["status"]
+    answer(gitlab, ISSUE_34, state="reopened", closed_at=None, updated_at=utc_now())
+
+    enrich(memory, "#34")
+
+    assert status(memory, blocker) is Status.ACTIVE
 
 
 def test_a_reopened_issue_leaves_a_blocker_a_person_resolved(
