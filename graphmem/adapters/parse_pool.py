@@ -12,7 +12,7 @@ tree-sitter and the grammars, side by side), and stop with the pass (``close``);
 parses nothing starts none. Results come back
 in the order asked, the same as parsing each file here (``tests/integration/adapters/test_parse_pool.py``).
 
-A worker is ``python -P -m graphmem.adapters.parse_worker``, not a ``multiprocessing`` child:
+A worker is ``python -P -m graphmem.adapters.parse_worker`` in ``/``, not a ``multiprocessing`` child:
 those import the caller's main module again, which re-runs a script without a ``__main__``
 guard and fails from a notebook or standard input. A worker that dies (a grammar crashing on a
 file, or killed) or hangs on a chunk past :data:`CHUNK_TIMEOUT_S` does not fail the pass: it is
@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -45,6 +44,7 @@ from typing import IO, TYPE_CHECKING, TypeVar
 from graphmem.adapters.parse_worker import FRAME_MAX_BYTES, READY, TOO_BIG, answer, read_frame, write_batch
 from graphmem.core.code import ParsedFile, parsed_from_json
 from graphmem.errors import GraphmemError
+from graphmem.python_child import CHILD_CWD, python_child
 
 if TYPE_CHECKING:
     from graphmem.adapters.code_parser import TreeSitterParser
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# What a worker runs (as a ``python_child``).
+WORKER_MODULE = "graphmem.adapters.parse_worker"
 # Workers by default (``[bootstrap] parse_workers = 0``): the cores, at most this many (each
 # holds its own grammars).
 AUTO_WORKERS_MAX = 4
@@ -93,9 +95,9 @@ class ParserPool:
 
     def __init__(self, workers: int = 0, *, command: Sequence[str] | None = None) -> None:
         self.workers = worker_count(workers)
-        # -P: the current directory (often the repository being read) is not put on the import
-        # path, so a `graphmem/` or `tree_sitter.py` there is never imported in its place.
-        self._command = list(command or [sys.executable, "-P", "-m", "graphmem.adapters.parse_worker"])
+        # A python_child (-P, in /): the repository being read, often the current directory, is
+        # never on the import path, so a `graphmem/` or `tree_sitter.py` there is never imported.
+        self._command = list(command or python_child(WORKER_MODULE).argv)
         self._here: TreeSitterParser | None = None  # the last resort: no process could start
         self._processes: list[subprocess.Popen[bytes]] = []  # ready
         self._starting: list[subprocess.Popen[bytes]] = []  # spawned by ``prepare``, not yet ready
@@ -236,7 +238,7 @@ class ParserPool:
         errors = tempfile.TemporaryFile()  # noqa: SIM115
         try:
             process = subprocess.Popen(
-                self._command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors
+                self._command, cwd=CHILD_CWD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors
             )
         except BaseException:
             errors.close()

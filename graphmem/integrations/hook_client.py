@@ -237,15 +237,24 @@ def _json_object(raw: bytes) -> dict[str, Any]:
 
 def start_daemon(data_dir: Path, env: Mapping[str, str] | None = None) -> None:
     """Start the daemon of ``data_dir`` in a detached process that outlives the hook, through
-    ``lifecycle.ensure_daemon`` (its start lock: one daemon however many start it at once)."""
-    command = [sys.executable, "-m", "graphmem.integrations.hook_client", str(data_dir)]
+    ``lifecycle.ensure_daemon`` (its start lock: one daemon however many start it at once).
+
+    The hook runs in the agent's project: the starter is a ``graphmem.python_child`` (``-P``, in
+    ``/``), so a ``graphmem/`` folder of the project is never imported in graphmem's place, and
+    it is given the data dir made absolute (``absolute_data_dir``) before it leaves the project."""
+    from graphmem.locate import absolute_data_dir
+    from graphmem.python_child import python_child
+
+    where = str(absolute_data_dir(data_dir, given_by="the hook's data dir"))
+    child = python_child("graphmem.integrations.hook_client", where, env=env)
     subprocess.Popen(
-        command,
+        child.argv,
+        cwd=child.cwd,
+        env=child.env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
-        env=dict(env) if env is not None else None,
         close_fds=True,
     )
 
@@ -262,4 +271,4 @@ def _start_and_wait(data_dir: Path) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover - run by start_daemon, tested through it
-    sys.exit(_start_and_wait(Path(sys.argv[1])))
+    sys.exit(_start_and_wait(Path(sys.argv[1])) if len(sys.argv) == 2 else 2)

@@ -23,14 +23,16 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from graphmem.errors import ConflictError, InvalidInputError, StoreError, StoreLockedError
+
+if TYPE_CHECKING:
+    from graphmem.python_child import PythonChild
 
 INFO_FILENAME = "daemon.json"
 LOCK_FILENAME = "daemon.lock"
@@ -310,8 +312,17 @@ def _start_lock(data_dir: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def serve_command(data_dir: Path) -> list[str]:
-    return [sys.executable, "-m", "graphmem", "--data-dir", str(data_dir), "serve"]
+def serve_command(data_dir: Path, *flags: str, env: Mapping[str, str] | None = None) -> PythonChild:
+    """``graphmem --data-dir DATA_DIR serve FLAGS`` as a child process (``graphmem.python_child``:
+    never a project's ``graphmem/`` in place of graphmem's, in ``/``), with ``env`` (default: this
+    process's). The data dir is made absolute first (``absolute_data_dir``): the child reads it
+    from ``/``, not from this process's directory."""
+    # here: graphmem mcp imports the standard library only until it starts a daemon
+    from graphmem.locate import absolute_data_dir
+    from graphmem.python_child import python_child
+
+    where = str(absolute_data_dir(data_dir, given_by="--data-dir"))
+    return python_child("graphmem", "--data-dir", where, "serve", *flags, env=env)
 
 
 def spawn_detached(
@@ -326,13 +337,15 @@ def spawn_detached(
     _make_data_dir(data_dir)
     with open(log_path, "ab", opener=_private_opener) as log:
         flags = ["--detached-child", *(["--port-fallback"] if port_fallback else [])]
+        child = serve_command(data_dir, *flags, env=env)
         process = subprocess.Popen(
-            [*serve_command(data_dir), *flags],
+            child.argv,
+            cwd=child.cwd,
+            env=child.env,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
             start_new_session=True,
-            env=dict(env) if env is not None else None,
         )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -389,14 +402,16 @@ def ensure_daemon(data_dir: Path, *, timeout: float, env: Mapping[str, str] | No
 def _launch(data_dir: Path, timeout: float, env: Mapping[str, str] | None) -> DaemonInfo | None:
     """Run ``graphmem serve --detach`` (under the start lock): the daemon it started, or None when
     another process holds the lock instead, not published yet (waited for by the caller)."""
+    child = serve_command(data_dir, "--detach", "--start-timeout", str(timeout), "--port-fallback", env=env)
     try:
         done = subprocess.run(
-            [*serve_command(data_dir), "--detach", "--start-timeout", str(timeout), "--port-fallback"],
+            child.argv,
+            cwd=child.cwd,
+            env=child.env,
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             timeout=timeout + 30,
-            env=dict(env) if env is not None else None,
         )
     except subprocess.TimeoutExpired:
         raise StoreError(

@@ -347,9 +347,13 @@ def _ingest(doors: Doors, body: IngestBody, directory: str | None) -> dict[str, 
         path, session_id = body.transcript_path, body.session_id
         if path is None or session_id is None:
             raise _Rejected(400, f"A {body.client} ingest names its session_id and transcript_path.")
-        if not _found(_absolute(path, "transcript_path", "an absolute path").is_file):
+        transcript = _absolute(path, "transcript_path", "an absolute path")
+        if not _found(transcript.is_file):  # a FIFO or a device is there, but is no transcript
+            there = "is not a regular file" if _found(transcript.exists) else "is not an existing file"
             raise _Rejected(
-                400, f"transcript_path {path[:200]!r} is not an existing file: send an absolute path."
+                400,
+                f"transcript_path {path[:200]!r} {there}: send the absolute path of the session's "
+                "transcript.",
             )
         _session_file(doors, body.client, path, session_id)
     if not doors.ingests.put(body.session_id, path, body.client):

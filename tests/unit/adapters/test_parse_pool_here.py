@@ -4,6 +4,8 @@ that takes the parser too long, or breaks it, costs only itself there too
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,3 +73,28 @@ def test_a_file_whose_parse_no_frame_holds_is_stored_here_without_symbols(
     assert parsed[0] == UNREAD
     assert [d.qualified_name for d in parsed[1].definitions] == ["refund"]
     assert "a python file parses to more than 64 MB; stored without its symbols" in caplog.text
+
+
+def test_a_worker_is_graphmems_own_module_started_in_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bootstrap runs in the repository it reads: a worker started there must not import the
+    repository's ``graphmem/`` (``-P``, and ``/``: an empty ``PYTHONPATH`` entry is the current
+    directory). No process is started: the spawn is refused after it is seen."""
+    seen: list[tuple[list[str], dict[str, object]]] = []
+
+    def refused(argv: list[str], **options: object) -> None:
+        seen.append((list(argv), options))
+        raise OSError("no processes here")
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(subprocess, "Popen", refused)
+    pool = ParserPool(1)
+    try:
+        pool.prepare(1)
+    finally:
+        pool.close()
+
+    [(argv, options)] = seen
+    assert argv == [sys.executable, "-P", "-m", "graphmem.adapters.parse_worker"]
+    assert options["cwd"] == "/"

@@ -10,14 +10,18 @@ import logging
 import os
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.local_server import POLL_S
+from support.shadowing_project import EMPTY_PYTHONPATH_ENTRY, shadowing_project
 from support.squatter import Squatter
 
 from graphmem.integrations import hook_client
@@ -225,20 +229,54 @@ def test_a_silent_daemon_that_started_long_ago_is_left_alone_and_the_log_says_it
     assert (data_dir / BACKOFF_FILENAME).exists()
 
 
-def test_start_daemon_runs_the_clis_locked_start_detached(
+def test_start_daemon_runs_the_clis_locked_start_detached_away_from_the_project(
     monkeypatch: pytest.MonkeyPatch, data_dir: Path
 ) -> None:
+    """The hook runs in the agent's project: the starter is graphmem's own module (``-P``) in
+    ``/``, given the data dir by its absolute path."""
     seen: dict[str, object] = {}
 
     def popen(command: list[str], **options: object) -> None:
         seen["command"], seen["options"] = command, options
 
-    monkeypatch.setattr(hook_client.subprocess, "Popen", popen)
-    hook_client.start_daemon(data_dir)
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    monkeypatch.chdir(data_dir.parent)
+    hook_client.start_daemon(Path(data_dir.name))
     assert seen["command"] == [
-        hook_client.sys.executable,
+        sys.executable,
+        "-P",
         "-m",
         "graphmem.integrations.hook_client",
         str(data_dir),
     ]
     assert isinstance(seen["options"], dict) and seen["options"]["start_new_session"] is True
+    assert seen["options"]["cwd"] == "/"
+
+
+def test_a_hook_in_a_project_with_a_graphmem_folder_starts_graphmems_own_starter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real processes, as a hook in a cloned repository starts the daemon: the project's
+    ``graphmem/`` is imported neither from the current directory nor through an empty entry of
+    ``PYTHONPATH``. graphmem's own starter runs: its data dir is a file, so it fails at once (exit
+    1) and starts no daemon; the project's package would have exited 0, its marker written."""
+    project = shadowing_project(tmp_path)
+    monkeypatch.chdir(project.root)
+    monkeypatch.setenv("PYTHONPATH", EMPTY_PYTHONPATH_ENTRY)
+    not_a_folder = tmp_path / "data"
+    not_a_folder.write_text("", "utf-8")
+    started: list[subprocess.Popen[bytes]] = []
+    popen = subprocess.Popen
+
+    def keep(*args: Any, **options: Any) -> subprocess.Popen[bytes]:
+        started.append(popen(*args, **{**options, "stderr": subprocess.PIPE}))  # what it says, read
+        return started[-1]
+
+    monkeypatch.setattr(subprocess, "Popen", keep)
+
+    hook_client.start_daemon(not_a_folder)
+
+    [starter] = started
+    _, said = starter.communicate(timeout=60)
+    assert project.imported_by() == ""
+    assert (starter.returncode, said) == (1, b"")  # ensure_daemon's StoreError: no traceback

@@ -20,13 +20,14 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from graphmem.errors import StoreError
+from graphmem.python_child import CHILD_CWD, PythonChild, child_environment
 from graphmem.server import daemon_process
 from graphmem.server import proxy as proxy_module
 from graphmem.server.daemon_process import DaemonInfo, ensure_daemon, read_info
@@ -183,9 +184,11 @@ def launches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     script.write_text(STAND_IN, "utf-8")
     launched: list[Path] = []
 
-    def serve_command(data_dir: Path) -> list[str]:
+    def serve_command(data_dir: Path, *flags: str, env: Mapping[str, str] | None = None) -> PythonChild:
         launched.append(data_dir)
-        return [sys.executable, str(script), str(data_dir)]
+        return PythonChild(
+            [sys.executable, str(script), str(data_dir), *flags], CHILD_CWD, child_environment(env)
+        )
 
     monkeypatch.setattr(daemon_process, "serve_command", serve_command)
     return launched

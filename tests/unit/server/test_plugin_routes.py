@@ -256,6 +256,20 @@ def test_a_claude_code_ingest_names_its_transcript(client: TestClient, claude_pr
     assert status == 202 and answer == {"queued": True, "session_id": "s-1"}
 
 
+def test_a_transcript_that_is_no_regular_file_is_named_so(client: TestClient, claude_projects: Path) -> None:
+    fifo = claude_projects / "s-2.jsonl"
+    os.mkfifo(fifo)
+    body = {"client": "claude-code", "session_id": "s-2", "transcript_path": str(fifo)}
+
+    status, answer = post(client, "/plugin/ingest", body)
+
+    assert status == 400
+    assert answer["error"] == (
+        f"transcript_path {str(fifo)!r} is not a regular file: send the absolute path of the "
+        "session's transcript."
+    )
+
+
 def test_an_ingest_of_another_sessions_claude_code_transcript_is_a_400_not_queued(
     client: TestClient, claude_projects: Path
 ) -> None:
