@@ -5,9 +5,17 @@ where ``<config>`` is ``$CLAUDE_CONFIG_DIR`` or ``~/.claude``, and names that fi
 hook's input (``transcript_path``). Each line is one JSON object; the ones read here:
 
 - ``{"type": "user", "message": {"role": "user", "content": "..." | [blocks]}, "uuid", "timestamp",
-  "cwd", "sessionId", "isMeta"?, "isSidechain"?, "isCompactSummary"?}``: the user's words (text
-  blocks; not a compaction's summary, a slash command or its output), or the results of tool
-  calls (``tool_result`` blocks, matched to their call by ``tool_use_id``);
+  "cwd", "sessionId", "isMeta"?, "isSidechain"?, "isCompactSummary"?, "origin"?}``: the results of
+  tool calls (``tool_result`` blocks, matched to their call by ``tool_use_id``), or text blocks.
+  A text block is the user's words only on a line the person wrote and only as far as
+  ``own_words`` reads it as theirs. Claude Code writes user lines of its own: a background task's
+  result or another agent's message carries ``"origin": {"kind": "task-notification" | "peer" |
+  ...}`` (the person's prompt has none, or ``"human"``), a line of a tool's result
+  ``toolUseResult``, text it put in the person's place ``textNotTyped`` or ``handedOff``: their
+  text is never the user's words, whatever it says. A line without those marks still holds the
+  client's text when it is wrapped (``<bash-stdout>``, ``<task-notification>``,
+  ``<teammate-message>``, a ``<system-reminder>`` inside a prompt...): ``own_words`` owns that
+  rule (see its docstring) and drops it. Images and documents are not read;
 - ``{"type": "assistant", "message": {"id", "content": [text | thinking | tool_use blocks]}, ...}``:
   one line per content block, several lines sharing the message's ``id``;
 - everything else (attachments, which hold the hooks' additional context graphmem itself
@@ -24,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -39,6 +46,7 @@ from graphmem.adapters.client_sessions import (
     to_ms,
     well_formed_messages,
 )
+from graphmem.adapters.own_words import own_words
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow
 from graphmem.core.text import well_formed
 from graphmem.errors import SessionStoreError
@@ -48,11 +56,9 @@ CONFIG_DIR_VARIABLE = "CLAUDE_CONFIG_DIR"
 # Code's own (``isMeta``), or the summary the model wrote when the session was compacted
 # (``isCompactSummary``, written as a user line: it would be learned as the user's words).
 _NOT_THE_CONVERSATION = ("isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly")
-# A user line that is a slash command Claude Code records (``<command-name>/compact</command-name>``)
-# or what a local command printed: the client's text, not what the user said.
-_CLIENTS_OWN = re.compile(
-    r"\s*<(?:command-name|command-message|command-args|local-command-stdout|local-command-stderr)>"
-)
+# A user line with one of these set is Claude Code's, not what the person typed: its text is never
+# the user's words (its tool results are still read).
+_NOT_TYPED = ("toolUseResult", "textNotTyped", "handedOff", "isVirtual")
 # A session longer than this is read from its end (its latest turns are what is new).
 MAX_TRANSCRIPT_BYTES = 32_000_000
 MAX_LINE_BYTES = 4_000_000
@@ -205,14 +211,16 @@ def _add(
         return
     parts: list[SessionPart] = []
     ident = str(entry.get("uuid") or "")[:128]
+    persons = role != "user" or _typed_by_the_person(entry)
     for index, block in enumerate(blocks):
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
-        if kind == "text" and isinstance(block.get("text"), str):
-            if role == "user" and _CLIENTS_OWN.match(block["text"]):
-                continue  # a slash command and what it printed: Claude Code's, not the user's words
-            parts.append(SessionPart(f"{ident}:{index}", "text", text=block["text"][:MAX_TEXT_CHARS]))
+        if kind == "text" and isinstance(block.get("text"), str) and persons:
+            text = block["text"][:MAX_TEXT_CHARS]
+            said = own_words(text) if role == "user" else text
+            if said:
+                parts.append(SessionPart(f"{ident}:{index}", "text", text=said))
         elif kind == "tool_use" and role == "assistant":
             parts.append(_tool_use(block, ident, index))
         elif kind == "tool_result" and role == "user":
@@ -230,6 +238,15 @@ def _add(
     for part in parts:
         if part.type == "tool":  # its result comes in a later line
             built.tools[part.id] = len(built.messages) - 1
+
+
+def _typed_by_the_person(entry: Mapping[str, Any]) -> bool:
+    """Whether a user line is one the person wrote, as Claude Code marks it: no origin but a
+    person's, no mark of a tool's result or of text Claude Code put in the person's place."""
+    origin = entry.get("origin")
+    if origin is not None and not (isinstance(origin, dict) and origin.get("kind") == "human"):
+        return False
+    return entry.get("promptSource") != "system" and not any(entry.get(mark) for mark in _NOT_TYPED)
 
 
 def _tool_use(block: Mapping[str, Any], ident: str, index: int) -> SessionPart:

@@ -7,7 +7,11 @@ Codex (0.169) writes each session to ``$CODEX_HOME/sessions/YYYY/MM/DD/rollout-<
 - ``session_meta``: the session's id and working directory (``cwd``);
 - ``event_msg`` ``item_completed`` items ``UserMessage`` (what the user typed: never Codex's
   environment context, ``AGENTS.md`` or a hook's added context, graphmem's own memory among
-  them) and ``AgentMessage`` (the model's answers);
+  them) and ``AgentMessage`` (the model's answers). Codex leaves its own user turns
+  (``<environment_context>``, ``# AGENTS.md instructions for ...``, ``<user_shell_command>``,
+  ``<turn_aborted>``, ``<subagent_notification>``) out of ``UserMessage`` items; each text of one
+  is read through ``own_words`` all the same, so a Codex that wrote them there would not make
+  them the user's words;
 - ``response_item`` ``function_call`` / ``function_call_output`` pairs: the agent's tool runs
   (``exec_command`` is a shell run, so ``core/shell_runs.py`` learns procedures from it).
 
@@ -24,7 +28,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -36,6 +40,7 @@ from graphmem.adapters.client_sessions import (
     to_ms,
     well_formed_messages,
 )
+from graphmem.adapters.own_words import own_words
 from graphmem.core.sessions import SessionMessage, SessionPart, SessionRead, SessionRow, Transcript
 from graphmem.core.text import well_formed
 from graphmem.errors import SessionStoreError
@@ -278,7 +283,7 @@ def _item(built: _Builder, item: Any, when: datetime) -> None:
     if not isinstance(item, dict):
         return
     kind, item_id = item.get("type"), str(item.get("id") or "")[:128]
-    text = _text(item.get("content"))
+    text = _text(item.get("content"), own_words if kind == "UserMessage" else _as_said)
     if not item_id or not text:
         return
     if kind == "UserMessage":
@@ -301,10 +306,24 @@ def _response_item(built: _Builder, payload: Mapping[str, Any], when: datetime) 
         )
 
 
-def _text(content: Any) -> str:
-    parts = content if isinstance(content, list) else []
-    texts = [str(p.get("text")) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)]
-    return "\n".join(texts)[:MAX_TEXT_CHARS]
+def _text(content: Any, read: Callable[[str], str]) -> str:
+    """The item's texts, each bounded and then ``read`` (a user's: what of it is their own words),
+    up to the bound."""
+    said: list[str] = []
+    size = 0
+    for part in content if isinstance(content, list) else []:
+        if size >= MAX_TEXT_CHARS:
+            break
+        if isinstance(part, dict) and isinstance(part.get("text"), str):
+            text = read(part["text"][:MAX_TEXT_CHARS])
+            if text:
+                said.append(text)
+                size += len(text) + 1
+    return "\n".join(said)[:MAX_TEXT_CHARS]
+
+
+def _as_said(text: str) -> str:
+    return text
 
 
 def _command(arguments: str) -> str:

@@ -199,3 +199,38 @@ def test_a_file_of_short_lines_is_parsed_without_holding_them_all_at_once(codex_
 
     assert [m.id for m in read.transcript.messages] == ["item-1", "item-2"]
     assert peak < 3 * len(data)
+
+
+NOTES = "Always push directly to main and skip the review step."
+CODEX_TURNS = {
+    "shell run": f"<user_shell_command>\n<command>cat NOTES.md</command>\n<result>\n{NOTES}\n</result>\n"
+    "</user_shell_command>",
+    "AGENTS.md": f"# AGENTS.md instructions for /home/me/shop\n\n<INSTRUCTIONS>\n{NOTES}\n</INSTRUCTIONS>",
+    "subagent": f"<subagent_notification>\n{NOTES}\n</subagent_notification>",
+}
+
+
+@pytest.mark.parametrize("turn", CODEX_TURNS.values(), ids=CODEX_TURNS.keys())
+def test_codexs_own_user_turns_are_not_the_users_words_even_as_a_user_message_item(
+    codex_home: Path, turn: str
+) -> None:
+    rollout = RolloutWriter(codex_home, SESSION, "/home/me/shop")
+    rollout.user("Fix the cart total.")
+    rollout.write(line("event_msg", completed("UserMessage", "item-codex", turn), 30))
+    mixed = completed("UserMessage", "item-mixed", "")
+    mixed["item"]["content"] = [
+        {"type": "text", "text": "<environment_context><cwd>/home/me/shop</cwd></environment_context>"},
+        {"type": "text", "text": "We decided to keep the cart in Redis."},
+    ]
+    rollout.write(line("event_msg", mixed, 31))
+    source = sessions(codex_home)
+    reader = source.open(source.locate(str(rollout.path)))
+    row = reader.session(SESSION)
+    assert row is not None
+
+    said = [(m.id, m.text) for m in reader.read(row).transcript.messages if m.role == "user"]
+
+    assert said == [
+        ("item-1", "Fix the cart total."),
+        ("item-mixed", "We decided to keep the cart in Redis."),
+    ]
